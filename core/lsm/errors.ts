@@ -1,0 +1,44 @@
+// The table store's closed set of errors (after leveldb's Status): a caller can tell a bad
+// argument from a damaged file from a failing disk, and corruption stays recognisable through
+// wrapping (`isCorruption` walks the `cause` chain).
+
+export type LsmErrorKind =
+  | 'InvalidArgument' // the caller asked for something malformed or not allowed
+  | 'NotFound' // a table, snapshot, tag or key that does not exist
+  | 'AlreadyExists' // a table, tag or file that must not exist yet
+  | 'NotSupported' // a valid Paimon feature this store does not implement
+  | 'Corruption' // a file's bytes do not decode, or contradict its metadata
+  | 'Conflict' // another writer holds the table, or a commit lost a race it cannot retry
+  | 'IOError'; // the filesystem failed
+
+export class LsmError extends Error {
+  readonly kind: LsmErrorKind;
+  /** The file the error is about, when there is one. */
+  readonly path: string | undefined;
+
+  constructor(kind: LsmErrorKind, message: string, options: { path?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = `LsmError(${kind})`;
+    this.kind = kind;
+    this.path = options.path;
+  }
+}
+
+export const invalidArgument = (message: string): LsmError => new LsmError('InvalidArgument', message);
+export const notFound = (message: string): LsmError => new LsmError('NotFound', message);
+export const notSupported = (message: string): LsmError => new LsmError('NotSupported', message);
+export const corruption = (path: string, message: string, cause?: unknown): LsmError =>
+  new LsmError('Corruption', `corruption in ${path}: ${message}`, { path, cause });
+
+/** True when the error, or any error in its `cause` chain, is a corruption. */
+export function isCorruption(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = (e as Error & { cause?: unknown }).cause) {
+    if (e instanceof LsmError && e.kind === 'Corruption') return true;
+  }
+  return false;
+}
+
+/** REQUIRES-style internal assertion: a failure is a bug in this code, never bad input. */
+export function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(`assertion failed: ${message}`);
+}

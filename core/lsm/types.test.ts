@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import {
+  compareStrings,
+  comparatorFor,
+  parseType,
+  typeToString,
+  valueFromJson,
+  valueToJson,
+} from './types.ts';
+
+describe('Paimon type strings', () => {
+  it.each([
+    ['INT', 'INT'],
+    ['INT NOT NULL', 'INT NOT NULL'],
+    ['STRING NOT NULL', 'STRING NOT NULL'],
+    ['VARCHAR(2147483647)', 'STRING'],
+    ['DECIMAL(10, 2)', 'DECIMAL(10, 2)'],
+    ['decimal(38,4) not null', 'DECIMAL(38, 4) NOT NULL'],
+    ['TIMESTAMP(3)', 'TIMESTAMP(3)'],
+    ['TIMESTAMP', 'TIMESTAMP(6)'],
+    ['TIMESTAMP(6) WITH LOCAL TIME ZONE', 'TIMESTAMP(6) WITH LOCAL TIME ZONE'],
+    ['BYTES', 'BYTES'],
+    ['DATE NOT NULL', 'DATE NOT NULL'],
+  ])('%s prints as %s', (input, printed) => {
+    expect(typeToString(parseType(input))).toBe(printed);
+  });
+
+  it('refuses unknown types and bad parameters, naming them', () => {
+    expect(() => parseType('NUMBER')).toThrow(/unknown/);
+    expect(() => parseType('DECIMAL(40, 2)')).toThrow(/precision must be 1..38/);
+    expect(() => parseType('TIMESTAMP(9)')).toThrow(/above 6/);
+  });
+});
+
+describe('values', () => {
+  it('round-trips every JSON form', () => {
+    const cases: Array<[string, unknown]> = [
+      ['BIGINT', 9007199254740993n.toString()],
+      ['BIGINT', 42],
+      ['DECIMAL(10, 2)', '-12345.67'],
+      ['DECIMAL(5, 0)', '99999'],
+      ['BYTES', 'AAEC/w=='],
+      ['DATE', '2026-11-30'],
+      ['DATE', '1969-12-31'],
+      ['TIMESTAMP(3)', '2026-01-02T03:04:05.123'],
+      ['TIMESTAMP(6)', '2026-01-02T03:04:05.123456'],
+      ['TIMESTAMP(6)', '1969-12-31T23:59:59.999999'],
+      ['TIMESTAMP(3) WITH LOCAL TIME ZONE', '2026-01-02T03:04:05.123Z'],
+      ['TIME(0)', '23:59:59'],
+    ];
+    for (const [type, json] of cases) {
+      const t = parseType(type);
+      expect(valueToJson(t, valueFromJson(t, json)), type).toEqual(json);
+    }
+  });
+
+  it('refuses values that do not fit, naming the column', () => {
+    expect(() => valueFromJson(parseType('INT NOT NULL'), null, 'qty')).toThrow(/'qty' must not be null/);
+    expect(() => valueFromJson(parseType('INT'), 2 ** 31, 'qty')).toThrow(/qty.*integer/);
+    expect(() => valueFromJson(parseType('DECIMAL(4, 2)'), '123.45', 'p')).toThrow(/does not fit/);
+    expect(() => valueFromJson(parseType('DECIMAL(6, 2)'), '1.234', 'p')).toThrow(/decimal places/);
+    expect(() => valueFromJson(parseType('DATE'), '2026-02-30', 'd')).toThrow(/no such date/);
+    expect(() => valueFromJson(parseType('STRING'), 5, 's')).toThrow(/expected a string/);
+  });
+
+  it('orders strings by UTF-8 bytes, not UTF-16 units', () => {
+    const a = '\uFFFD';
+    const b = '\u{1F600}';
+    expect(Buffer.compare(Buffer.from(a), Buffer.from(b))).toBe(-1);
+    expect(compareStrings(a, b)).toBe(-1);
+  });
+
+  it('orders nulls first and doubles as Java does', () => {
+    const c = comparatorFor(parseType('DOUBLE'));
+    const sorted = [NaN, 1, null, -0, 0, -1].sort(c);
+    expect(sorted.map((x) => (x === null ? 'null' : Object.is(x, -0) ? '-0' : String(x)))).toEqual([
+      'null', '-1', '-0', '0', '1', 'NaN',
+    ]);
+  });
+});

@@ -1,0 +1,489 @@
+// Paimon's data types as the table store sees them: parsing and printing Paimon's type strings
+// (`DataType.asSQLString`), the in-memory value of each type, conversion to and from JSON, and
+// the one comparator every merge path uses.
+//
+// In-memory values (every file format, merge and read path works with these):
+//   BOOLEAN → boolean           TINYINT, SMALLINT, INT → number      BIGINT → bigint
+//   FLOAT, DOUBLE → number      DECIMAL(p,s) → bigint (the unscaled value; the scale is the type's)
+//   CHAR, VARCHAR, STRING → string                  BINARY, VARBINARY, BYTES → Uint8Array
+//   DATE → number (days since 1970-01-01)           TIME(p) → number (milliseconds of the day)
+//   TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE → number (microseconds since the epoch, UTC
+//     wall clock for TIMESTAMP; for p ≤ 3 always a multiple of 1000). Precision above 6 is refused.
+//   null → null (only where the type is nullable).
+// JSON (CLI, site API): BIGINT as a number when it is a safe integer, else a string; DECIMAL as a
+// string; BYTES as base64; DATE as `yyyy-mm-dd`; TIMESTAMP as ISO-8601 text (`…Z` for LTZ).
+
+import { invalidArgument } from './errors.ts';
+
+export type TypeRoot =
+  | 'BOOLEAN'
+  | 'TINYINT'
+  | 'SMALLINT'
+  | 'INT'
+  | 'BIGINT'
+  | 'FLOAT'
+  | 'DOUBLE'
+  | 'DECIMAL'
+  | 'CHAR'
+  | 'VARCHAR'
+  | 'STRING'
+  | 'BINARY'
+  | 'VARBINARY'
+  | 'BYTES'
+  | 'DATE'
+  | 'TIME'
+  | 'TIMESTAMP'
+  | 'TIMESTAMP_LTZ';
+
+export interface DataType {
+  readonly root: TypeRoot;
+  readonly nullable: boolean;
+  /** DECIMAL precision, TIME/TIMESTAMP precision. */
+  readonly precision?: number;
+  /** DECIMAL scale. */
+  readonly scale?: number;
+  /** CHAR/VARCHAR/BINARY/VARBINARY length. */
+  readonly length?: number;
+}
+
+export interface DataField {
+  readonly id: number;
+  readonly name: string;
+  readonly type: DataType;
+  readonly description?: string;
+}
+
+const MAX_LEN = 2147483647;
+
+/** Parses a Paimon type string such as `DECIMAL(10, 2) NOT NULL` or `TIMESTAMP(3)`. */
+export function parseType(text: string): DataType {
+  if (typeof text !== 'string') throw invalidArgument(`expected a type string, got ${JSON.stringify(text)}`);
+  let s = text.trim().toUpperCase().replace(/\s+/g, ' ');
+  let nullable = true;
+  if (s.endsWith(' NOT NULL')) {
+    nullable = false;
+    s = s.slice(0, -' NOT NULL'.length).trim();
+  } else if (s.endsWith(' NULL')) {
+    s = s.slice(0, -' NULL'.length).trim();
+  }
+  const m = /^([A-Z_ ]+?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?(\s+WITH(?:OUT)? (?:LOCAL )?TIME ZONE)?$/.exec(s);
+  if (!m) throw invalidArgument(`unknown type '${text}'`);
+  const name = m[1]!.trim();
+  const a = m[2] === undefined ? undefined : Number(m[2]);
+  const b = m[3] === undefined ? undefined : Number(m[3]);
+  const tz = m[4]?.trim();
+  const bad = (why: string) => invalidArgument(`type '${text}': ${why}`);
+  if (tz && name !== 'TIMESTAMP') throw bad('only TIMESTAMP takes a time zone clause');
+  switch (name) {
+    case 'BOOLEAN':
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'BIGINT':
+    case 'FLOAT':
+    case 'DOUBLE':
+    case 'DATE':
+    case 'STRING':
+    case 'BYTES':
+      if (a !== undefined) throw bad(`${name} takes no parameters`);
+      return { root: name, nullable };
+    case 'INTEGER':
+      return { root: 'INT', nullable };
+    case 'DECIMAL': {
+      const precision = a ?? 10;
+      const scale = b ?? 0;
+      if (precision < 1 || precision > 38) throw bad(`precision must be 1..38, got ${precision}`);
+      if (scale < 0 || scale > precision) throw bad(`scale must be 0..${precision}, got ${scale}`);
+      return { root: 'DECIMAL', nullable, precision, scale };
+    }
+    case 'CHAR':
+    case 'VARCHAR':
+    case 'BINARY':
+    case 'VARBINARY': {
+      const length = a ?? 1;
+      if (b !== undefined) throw bad(`${name} takes one parameter`);
+      if (length < 1 || length > MAX_LEN) throw bad(`length must be 1..${MAX_LEN}, got ${length}`);
+      if (name === 'VARCHAR' && length === MAX_LEN) return { root: 'STRING', nullable };
+      if (name === 'VARBINARY' && length === MAX_LEN) return { root: 'BYTES', nullable };
+      return { root: name, nullable, length };
+    }
+    case 'TIME': {
+      const precision = a ?? 0;
+      if (precision > 3) throw bad(`TIME precision above 3 is not supported, got ${precision}`);
+      return { root: 'TIME', nullable, precision };
+    }
+    case 'TIMESTAMP': {
+      const precision = a ?? 6;
+      if (precision > 6) throw bad(`TIMESTAMP precision above 6 is not supported, got ${precision}`);
+      const ltz = tz === 'WITH LOCAL TIME ZONE';
+      if (tz && !ltz && tz !== 'WITHOUT TIME ZONE') throw bad(`unsupported time zone clause '${tz}'`);
+      return { root: ltz ? 'TIMESTAMP_LTZ' : 'TIMESTAMP', nullable, precision };
+    }
+    case 'TIMESTAMP_LTZ': {
+      const precision = a ?? 6;
+      if (precision > 6) throw bad(`TIMESTAMP precision above 6 is not supported, got ${precision}`);
+      return { root: 'TIMESTAMP_LTZ', nullable, precision };
+    }
+    default:
+      throw invalidArgument(`unknown or unsupported type '${text}'`);
+  }
+}
+
+/** Prints a type as Paimon's `asSQLString` does. */
+export function typeToString(t: DataType): string {
+  let s: string;
+  switch (t.root) {
+    case 'DECIMAL':
+      s = `DECIMAL(${t.precision}, ${t.scale})`;
+      break;
+    case 'CHAR':
+    case 'VARCHAR':
+    case 'BINARY':
+    case 'VARBINARY':
+      s = `${t.root}(${t.length})`;
+      break;
+    case 'TIME':
+      s = `TIME(${t.precision})`;
+      break;
+    case 'TIMESTAMP':
+      s = `TIMESTAMP(${t.precision})`;
+      break;
+    case 'TIMESTAMP_LTZ':
+      s = `TIMESTAMP(${t.precision}) WITH LOCAL TIME ZONE`;
+      break;
+    default:
+      s = t.root;
+  }
+  return t.nullable ? s : `${s} NOT NULL`;
+}
+
+export function withNullable(t: DataType, nullable: boolean): DataType {
+  return t.nullable === nullable ? t : { ...t, nullable };
+}
+
+export const isStringType = (t: DataType): boolean => t.root === 'STRING' || t.root === 'VARCHAR' || t.root === 'CHAR';
+export const isBinaryType = (t: DataType): boolean => t.root === 'BYTES' || t.root === 'VARBINARY' || t.root === 'BINARY';
+export const isTimestampType = (t: DataType): boolean => t.root === 'TIMESTAMP' || t.root === 'TIMESTAMP_LTZ';
+export const isIntegerType = (t: DataType): boolean =>
+  t.root === 'TINYINT' || t.root === 'SMALLINT' || t.root === 'INT';
+export const isNumericType = (t: DataType): boolean =>
+  isIntegerType(t) || t.root === 'BIGINT' || t.root === 'FLOAT' || t.root === 'DOUBLE' || t.root === 'DECIMAL';
+
+const INT_RANGE: Partial<Record<TypeRoot, [number, number]>> = {
+  TINYINT: [-128, 127],
+  SMALLINT: [-32768, 32767],
+  INT: [-2147483648, 2147483647],
+  DATE: [-2147483648, 2147483647],
+  TIME: [0, 86_399_999],
+};
+const BIGINT_MIN = -(2n ** 63n);
+const BIGINT_MAX = 2n ** 63n - 1n;
+
+/**
+ * Checks that `v` is a valid in-memory value of `t`; returns an error message or undefined.
+ * Used at every boundary where values enter the store.
+ */
+export function checkValue(t: DataType, v: unknown): string | undefined {
+  if (v === null || v === undefined) return t.nullable ? undefined : 'must not be null';
+  switch (t.root) {
+    case 'BOOLEAN':
+      return typeof v === 'boolean' ? undefined : `expected a boolean, got ${describe(v)}`;
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME': {
+      const [lo, hi] = INT_RANGE[t.root]!;
+      return typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi
+        ? undefined
+        : `expected an integer in ${lo}..${hi}, got ${describe(v)}`;
+    }
+    case 'BIGINT':
+      return typeof v === 'bigint' && v >= BIGINT_MIN && v <= BIGINT_MAX
+        ? undefined
+        : `expected a 64-bit bigint, got ${describe(v)}`;
+    case 'FLOAT':
+    case 'DOUBLE':
+      return typeof v === 'number' ? undefined : `expected a number, got ${describe(v)}`;
+    case 'DECIMAL': {
+      if (typeof v !== 'bigint') return `expected an unscaled bigint, got ${describe(v)}`;
+      const limit = 10n ** BigInt(t.precision!);
+      return v < limit && v > -limit ? undefined : `value does not fit ${typeToString(t)}`;
+    }
+    case 'CHAR':
+    case 'VARCHAR':
+      if (typeof v !== 'string') return `expected a string, got ${describe(v)}`;
+      return v.length <= t.length! ? undefined : `string longer than ${t.length}`;
+    case 'STRING':
+      return typeof v === 'string' ? undefined : `expected a string, got ${describe(v)}`;
+    case 'BINARY':
+    case 'VARBINARY':
+      if (!(v instanceof Uint8Array)) return `expected bytes, got ${describe(v)}`;
+      return v.length <= t.length! ? undefined : `bytes longer than ${t.length}`;
+    case 'BYTES':
+      return v instanceof Uint8Array ? undefined : `expected bytes, got ${describe(v)}`;
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ':
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) return `expected epoch microseconds, got ${describe(v)}`;
+      return t.precision! <= 3 && v % 1000 !== 0 ? `TIMESTAMP(${t.precision}) holds whole milliseconds` : undefined;
+  }
+}
+
+function describe(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (typeof v === 'bigint') return `${v}n`;
+  if (v instanceof Uint8Array) return `${v.length} bytes`;
+  if (typeof v === 'object') return Array.isArray(v) ? 'an array' : 'an object';
+  return `${typeof v} ${String(v)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison. One comparator for keys, sequence fields and statistics, everywhere.
+// Numbers numerically, strings and bytes by unsigned UTF-8 bytes, false < true, null first.
+// FLOAT/DOUBLE as Java's Double.compare (-0.0 < 0.0, NaN greatest).
+
+export type Comparator = (a: unknown, b: unknown) => number;
+
+export function compareValues(t: DataType, a: unknown, b: unknown): number {
+  return comparatorFor(t)(a, b);
+}
+
+const cmpNum = (a: unknown, b: unknown): number => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0);
+const cmpBig = (a: unknown, b: unknown): number => ((a as bigint) < (b as bigint) ? -1 : (a as bigint) > (b as bigint) ? 1 : 0);
+const cmpBool = (a: unknown, b: unknown): number => (a === b ? 0 : a ? 1 : -1);
+function cmpDouble(a: unknown, b: unknown): number {
+  const x = a as number;
+  const y = b as number;
+  if (x < y) return -1;
+  if (x > y) return 1;
+  if (x === y) {
+    if (x !== 0) return 0;
+    const nx = Object.is(x, -0);
+    const ny = Object.is(y, -0);
+    return nx === ny ? 0 : nx ? -1 : 1;
+  }
+  const xn = Number.isNaN(x);
+  const yn = Number.isNaN(y);
+  return xn === yn ? 0 : xn ? 1 : -1;
+}
+/** JS strings compare by UTF-16 code units; this compares by code point, which equals UTF-8 byte order. */
+export function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      // Surrogates (0xD800–0xDFFF) encode code points above 0xFFFF and sort after 0xE000–0xFFFF in UTF-8.
+      const sx = x >= 0xd800 && x <= 0xdfff;
+      const sy = y >= 0xd800 && y <= 0xdfff;
+      if (sx !== sy) return sx ? 1 : -1;
+      return x < y ? -1 : 1;
+    }
+  }
+  return a.length - b.length < 0 ? -1 : a.length === b.length ? 0 : 1;
+}
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+}
+
+function baseComparator(t: DataType): Comparator {
+  switch (t.root) {
+    case 'BOOLEAN':
+      return cmpBool;
+    case 'BIGINT':
+    case 'DECIMAL':
+      return cmpBig;
+    case 'FLOAT':
+    case 'DOUBLE':
+      return cmpDouble;
+    case 'CHAR':
+    case 'VARCHAR':
+    case 'STRING':
+      return (a, b) => compareStrings(a as string, b as string);
+    case 'BINARY':
+    case 'VARBINARY':
+    case 'BYTES':
+      return (a, b) => compareBytes(a as Uint8Array, b as Uint8Array);
+    default:
+      return cmpNum;
+  }
+}
+
+/** A comparator for values of `t`, nulls first. */
+export function comparatorFor(t: DataType): Comparator {
+  const base = baseComparator(t);
+  if (!t.nullable) return base;
+  return (a, b) => {
+    if (a === null || a === undefined) return b === null || b === undefined ? 0 : -1;
+    if (b === null || b === undefined) return 1;
+    return base(a, b);
+  };
+}
+
+/** True when two in-memory values of one type are equal (bytes by content). */
+export function valuesEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b) === 0;
+  if (typeof a === 'number' && typeof b === 'number') return Number.isNaN(a) && Number.isNaN(b);
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON conversion.
+
+const DAY_MS = 86_400_000;
+
+export function decimalToString(unscaled: bigint, scale: number): string {
+  if (scale === 0) return unscaled.toString();
+  const neg = unscaled < 0n;
+  const digits = (neg ? -unscaled : unscaled).toString().padStart(scale + 1, '0');
+  return `${neg ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+}
+
+export function decimalFromString(text: string, t: DataType): bigint {
+  const m = /^\s*([+-])?(\d*)(?:\.(\d*))?\s*$/.exec(text);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) throw invalidArgument(`expected a decimal, got ${JSON.stringify(text)}`);
+  const scale = t.scale!;
+  const frac = m[3] ?? '';
+  if (frac.length > scale && /[1-9]/.test(frac.slice(scale))) {
+    throw invalidArgument(`${JSON.stringify(text)} has more than ${scale} decimal places`);
+  }
+  const v = BigInt((m[2] || '0') + frac.slice(0, scale).padEnd(scale, '0'));
+  return m[1] === '-' ? -v : v;
+}
+
+function dateFromString(text: string): number {
+  const m = /^(-?\d{4,})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) throw invalidArgument(`expected a date yyyy-mm-dd, got ${JSON.stringify(text)}`);
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  const d = new Date(ms);
+  if (d.getUTCDate() !== Number(m[3])) throw invalidArgument(`no such date ${text}`);
+  return Math.round(ms / DAY_MS);
+}
+
+/** Parses ISO-8601 text to epoch microseconds; a missing zone means UTC. Keeps up to 6 fraction digits. */
+export function timestampFromString(text: string): number {
+  const m = /^(-?\d{4,}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/.exec(text.trim());
+  if (!m) throw invalidArgument(`expected an ISO-8601 timestamp, got ${JSON.stringify(text)}`);
+  const days = dateFromString(m[1]!);
+  const secs = Number(m[2]) * 3600 + Number(m[3]) * 60 + Number(m[4] ?? 0);
+  if (Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) throw invalidArgument(`no such time in ${text}`);
+  const micros = Number((m[5] ?? '').padEnd(9, '0').slice(0, 6));
+  let offsetMin = 0;
+  if (m[6] && m[6] !== 'Z') {
+    const z = m[6].replace(':', '');
+    offsetMin = (z[0] === '-' ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(3, 5)));
+  }
+  return (days * 86_400 + secs - offsetMin * 60) * 1_000_000 + micros;
+}
+
+export function timestampToString(micros: number, precision: number, utcSuffix: boolean): string {
+  const secs = Math.floor(micros / 1_000_000);
+  const fraction = micros - secs * 1_000_000; // 0 ≤ fraction < 1e6, also before 1970
+  const base = new Date(secs * 1000).toISOString().slice(0, 19);
+  const frac = precision <= 0 ? '' : `.${String(fraction).padStart(6, '0').slice(0, precision)}`;
+  return `${base}${frac}${utcSuffix ? 'Z' : ''}`;
+}
+
+function timeToString(ms: number, precision: number): string {
+  const h = Math.floor(ms / 3_600_000);
+  const mi = Math.floor(ms / 60_000) % 60;
+  const s = Math.floor(ms / 1000) % 60;
+  const base = `${String(h).padStart(2, '0')}:${String(mi).padStart(2, '0')}:${String(s).padStart(2, '0')}`;
+  return precision > 0 ? `${base}.${String(ms % 1000).padStart(3, '0').slice(0, precision)}` : base;
+}
+
+function timeFromString(text: string): number {
+  const m = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/.exec(text);
+  if (!m) throw invalidArgument(`expected a time hh:mm:ss, got ${JSON.stringify(text)}`);
+  return ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3] ?? 0)) * 1000 + Number((m[4] ?? '').padEnd(3, '0'));
+}
+
+/** Converts an in-memory value to its JSON form. */
+export function valueToJson(t: DataType, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (t.root) {
+    case 'BIGINT': {
+      const b = v as bigint;
+      return b <= BigInt(Number.MAX_SAFE_INTEGER) && b >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(b) : b.toString();
+    }
+    case 'DECIMAL':
+      return decimalToString(v as bigint, t.scale!);
+    case 'BINARY':
+    case 'VARBINARY':
+    case 'BYTES':
+      return Buffer.from(v as Uint8Array).toString('base64');
+    case 'DATE':
+      return new Date((v as number) * DAY_MS).toISOString().slice(0, 10);
+    case 'TIME':
+      return timeToString(v as number, t.precision!);
+    case 'TIMESTAMP':
+      return timestampToString(v as number, t.precision!, false);
+    case 'TIMESTAMP_LTZ':
+      return timestampToString(v as number, t.precision!, true);
+    case 'FLOAT':
+    case 'DOUBLE': {
+      const n = v as number;
+      return Number.isFinite(n) ? n : String(n);
+    }
+    default:
+      return v;
+  }
+}
+
+/** Converts a JSON value (or a natural JS value) to the in-memory value of `t`, checking it. */
+export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknown {
+  if (j === null || j === undefined) {
+    if (!t.nullable) throw invalidArgument(`column '${column}' must not be null`);
+    return null;
+  }
+  let v: unknown = j;
+  const fail = (why: string) => invalidArgument(`column '${column}' (${typeToString(t)}): ${why}`);
+  switch (t.root) {
+    case 'BIGINT':
+      if (typeof j === 'number') {
+        if (!Number.isSafeInteger(j)) throw fail(`expected an integer, got ${j}`);
+        v = BigInt(j);
+      } else if (typeof j === 'string' && /^-?\d+$/.test(j.trim())) v = BigInt(j.trim());
+      break;
+    case 'DECIMAL':
+      if (typeof j === 'string' || typeof j === 'number') {
+        try {
+          v = decimalFromString(String(j), t);
+        } catch (e) {
+          throw fail((e as Error).message);
+        }
+      }
+      break;
+    case 'BINARY':
+    case 'VARBINARY':
+    case 'BYTES':
+      if (typeof j === 'string') {
+        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(j)) throw fail('expected base64 text');
+        v = new Uint8Array(Buffer.from(j, 'base64'));
+      }
+      break;
+    case 'DATE':
+      if (typeof j === 'string') v = dateFromString(j);
+      break;
+    case 'TIME':
+      if (typeof j === 'string') v = timeFromString(j);
+      break;
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ':
+      if (typeof j === 'string') v = timestampFromString(j);
+      else if (j instanceof Date) v = j.getTime() * 1000;
+      if (typeof v === 'number' && t.precision! <= 3) v = Math.floor(v / 1000) * 1000;
+      break;
+    case 'FLOAT':
+    case 'DOUBLE':
+      if (j === 'NaN' || j === 'Infinity' || j === '-Infinity') v = Number(j);
+      break;
+  }
+  const problem = checkValue(t, v);
+  if (problem) throw fail(problem);
+  return v;
+}

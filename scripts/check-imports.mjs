@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+// The import rule of the layout in DESIGN.md: the folder decides what a file may import.
+//   - nothing in core/ imports electron, react or the DOM's types;
+//   - nothing in renderer/ imports a node built-in;
+//   - inside core/, arrows point one way (core/lsm imports no other core folder, and so on).
+// Exits 1 with one line per violation. `checkTree(root)` is exported for the tests.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** core folder → core folders it may import (besides itself). */
+export const CORE_ALLOWED = {
+  lsm: [],
+  ingest: ['lsm'],
+  inbox: ['lsm'],
+  agents: ['lsm', 'inbox'],
+  sync: ['lsm', 'inbox'],
+  replay: ['lsm', 'ingest', 'agents', 'inbox'],
+  site: ['lsm', 'ingest', 'inbox', 'agents', 'sync', 'replay'],
+};
+
+const UI_PACKAGES = /^(electron|react|react-dom|zustand)(\/|$)/;
+const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+const SOURCE = /\.(ts|tsx|mts|cts|js|mjs|cjs|jsx)$/;
+const SPEC =
+  /(?:^|[\s;(])(?:import|export)\s[^'"`]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;(])import\s*['"]([^'"]+)['"]|(?:import|require)\s*\(\s*['"]([^'"]+)['"]\s*\)/gm;
+
+function walk(dir, out) {
+  let names;
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (name === 'node_modules' || name.startsWith('.')) continue;
+    const p = join(dir, name);
+    const st = statSync(p);
+    if (st.isDirectory()) walk(p, out);
+    else if (SOURCE.test(name)) out.push(p);
+  }
+  return out;
+}
+
+function specifiers(text) {
+  const found = [];
+  for (const m of text.matchAll(SPEC)) found.push(m[1] ?? m[2] ?? m[3]);
+  return found;
+}
+
+/** Which top-level area (and core folder) a repository path belongs to. */
+function areaOf(rel) {
+  const parts = rel.split(/[\\/]/);
+  if (parts[0] === 'core') return { area: 'core', folder: parts[1] };
+  return { area: parts[0], folder: undefined };
+}
+
+export function checkTree(root) {
+  const violations = [];
+  const files = [...walk(join(root, 'core'), []), ...walk(join(root, 'renderer'), [])];
+  for (const file of files) {
+    const rel = relative(root, file);
+    const from = areaOf(rel);
+    const text = readFileSync(file, 'utf8');
+    if (from.area === 'core' && /\/\/\/\s*<reference\s+lib\s*=\s*["']dom/i.test(text)) {
+      violations.push(`${rel}: core must not use the DOM's types`);
+    }
+    for (const spec of specifiers(text)) {
+      if (from.area === 'core' && UI_PACKAGES.test(spec)) {
+        violations.push(`${rel}: core must not import '${spec}'`);
+      }
+      if (from.area === 'renderer' && BUILTINS.has(spec)) {
+        violations.push(`${rel}: renderer must not import the node built-in '${spec}'`);
+      }
+      if (!spec.startsWith('.')) continue;
+      const target = relative(root, resolve(dirname(file), spec));
+      const to = areaOf(target);
+      if (from.area === 'renderer' && to.area === 'core' && !/^\s*import\s+type\b/m.test(lineOf(text, spec))) {
+        violations.push(`${rel}: renderer may import only types from core ('${spec}')`);
+      }
+      if (from.area === 'core' && to.area !== 'core' && target.split(sep)[0] !== '..') {
+        violations.push(`${rel}: core must not import outside core ('${spec}')`);
+      }
+      if (from.area === 'core' && to.area === 'core' && from.folder !== to.folder) {
+        const allowed = CORE_ALLOWED[from.folder];
+        if (!allowed || !allowed.includes(to.folder)) {
+          violations.push(`${rel}: core/${from.folder} must not import core/${to.folder} ('${spec}')`);
+        }
+      }
+    }
+  }
+  return violations;
+}
+
+function lineOf(text, spec) {
+  const at = text.indexOf(`'${spec}'`) >= 0 ? text.indexOf(`'${spec}'`) : text.indexOf(`"${spec}"`);
+  const start = text.lastIndexOf('\n', text.lastIndexOf('import', at)) + 1;
+  return text.slice(start, at);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  const violations = checkTree(root);
+  for (const v of violations) console.error(`import rule: ${v}`);
+  if (violations.length > 0) process.exit(1);
+  console.log('import rule: ok');
+}

@@ -1,0 +1,65 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { checkTree } from './check-imports.mjs';
+
+const roots: string[] = [];
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'imports-'));
+  roots.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+afterEach(() => {
+  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+});
+
+describe('import rule', () => {
+  it('accepts imports with the grain', () => {
+    const root = tree({
+      'core/lsm/a.ts': "import { x } from './b';\nimport { readFileSync } from 'node:fs';",
+      'core/lsm/b.ts': 'export const x = 1;',
+      'core/ingest/c.ts': "import { x } from '../lsm/b';",
+      'renderer/app.tsx': "import type { X } from '../core/site/api';\nimport React from 'react';",
+    });
+    expect(checkTree(root)).toEqual([]);
+  });
+
+  it('refuses core/lsm importing another core folder', () => {
+    const root = tree({ 'core/lsm/a.ts': "import { y } from '../ingest/y';", 'core/ingest/y.ts': '' });
+    expect(checkTree(root)).toEqual([expect.stringContaining('core/lsm must not import core/ingest')]);
+  });
+
+  it('refuses core importing electron, react or the DOM', () => {
+    const root = tree({
+      'core/site/a.ts': "import { app } from 'electron';",
+      'core/agents/b.ts': "export { useState } from 'react';",
+      'core/inbox/c.ts': '/// <reference lib="dom" />\nexport {};',
+    });
+    const v = checkTree(root);
+    expect(v).toHaveLength(3);
+    expect(v.join('\n')).toMatch(/electron/);
+    expect(v.join('\n')).toMatch(/react/);
+    expect(v.join('\n')).toMatch(/DOM/);
+  });
+
+  it('refuses renderer importing node built-ins or core values', () => {
+    const root = tree({
+      'renderer/a.ts': "import { readFileSync } from 'node:fs';\nimport path from 'path';",
+      'renderer/b.ts': "import { site } from '../core/site/api';",
+    });
+    const v = checkTree(root);
+    expect(v).toHaveLength(3);
+    expect(v.join('\n')).toMatch(/only types from core/);
+  });
+
+  it('refuses arrows against the grain inside core', () => {
+    const root = tree({ 'core/ingest/a.ts': "import { p } from '../agents/p';", 'core/agents/p.ts': '' });
+    expect(checkTree(root)).toEqual([expect.stringContaining('core/ingest must not import core/agents')]);
+  });
+});

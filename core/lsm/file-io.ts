@@ -1,0 +1,192 @@
+// The filesystem as the table store uses it. Every write of a table file goes through here, so a
+// test can hand in a FileIO that fails or tears writes (the fault suites), and so the two
+// primitives the commit protocol rests on are written once:
+//   - `writeNew`: an immutable, uniquely named file (data file, manifest) written and fsynced;
+//     refuses to overwrite.
+//   - `createAtomic`: a file that appears whole or not at all and never replaces an existing one
+//     (snapshot-N): written to a hidden temporary file, fsynced, then hard-linked to its name —
+//     link(2) fails with EEXIST where rename(2) would silently overwrite — then the directory is
+//     fsynced.
+// `replaceAtomic` (hints, tags, consumers) may overwrite: temporary file + rename.
+
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { LsmError } from './errors.ts';
+
+export interface FileIO {
+  readFile(path: string): Buffer;
+  /** undefined when the file does not exist. */
+  readFileIfExists(path: string): Buffer | undefined;
+  exists(path: string): boolean;
+  size(path: string): number;
+  mtimeMs(path: string): number;
+  /** Names in a directory; [] when it does not exist. Hidden temporary files are left out. */
+  list(dir: string): string[];
+  mkdirs(dir: string): void;
+  writeNew(path: string, data: Uint8Array): void;
+  /** false when the target already exists (nothing written). */
+  createAtomic(path: string, data: Uint8Array): boolean;
+  replaceAtomic(path: string, data: Uint8Array): void;
+  remove(path: string): void;
+  removeDir(dir: string): void;
+}
+
+function ioError(op: string, path: string, cause: unknown): LsmError {
+  const code = (cause as NodeJS.ErrnoException)?.code ?? 'unknown';
+  return new LsmError('IOError', `${op} ${path} failed: ${code} ${(cause as Error)?.message ?? ''}`.trim(), { path, cause });
+}
+
+function fsyncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    // Some filesystems refuse fsync on directories; the rename/link itself is still atomic.
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+function writeAndSync(path: string, data: Uint8Array, flag: string): void {
+  const fd = fs.openSync(path, flag, 0o644);
+  try {
+    let off = 0;
+    while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export const tempNameFor = (path: string): string => join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
+
+export class LocalFileIO implements FileIO {
+  readFile(path: string): Buffer {
+    try {
+      return fs.readFileSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new LsmError('NotFound', `file ${path} does not exist`, { path, cause: e });
+      }
+      throw ioError('read', path, e);
+    }
+  }
+
+  readFileIfExists(path: string): Buffer | undefined {
+    try {
+      return fs.readFileSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw ioError('read', path, e);
+    }
+  }
+
+  exists(path: string): boolean {
+    return fs.existsSync(path);
+  }
+
+  size(path: string): number {
+    try {
+      return fs.statSync(path).size;
+    } catch (e) {
+      throw ioError('stat', path, e);
+    }
+  }
+
+  mtimeMs(path: string): number {
+    try {
+      return fs.statSync(path).mtimeMs;
+    } catch (e) {
+      throw ioError('stat', path, e);
+    }
+  }
+
+  list(dir: string): string[] {
+    try {
+      return fs.readdirSync(dir).filter((n) => !n.startsWith('.'));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw ioError('list', dir, e);
+    }
+  }
+
+  mkdirs(dir: string): void {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      throw ioError('mkdir', dir, e);
+    }
+  }
+
+  writeNew(path: string, data: Uint8Array): void {
+    try {
+      writeAndSync(path, data, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new LsmError('AlreadyExists', `file ${path} already exists`, { path, cause: e });
+      }
+      throw ioError('write', path, e);
+    }
+  }
+
+  createAtomic(path: string, data: Uint8Array): boolean {
+    const tmp = tempNameFor(path);
+    try {
+      fs.mkdirSync(dirname(path), { recursive: true });
+      writeAndSync(tmp, data, 'wx');
+      try {
+        fs.linkSync(tmp, path);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw e;
+      }
+      fsyncDir(dirname(path));
+      return true;
+    } catch (e) {
+      throw ioError('create', path, e);
+    } finally {
+      try {
+        fs.unlinkSync(tmp);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  replaceAtomic(path: string, data: Uint8Array): void {
+    const tmp = tempNameFor(path);
+    try {
+      fs.mkdirSync(dirname(path), { recursive: true });
+      writeAndSync(tmp, data, 'wx');
+      fs.renameSync(tmp, path);
+      fsyncDir(dirname(path));
+    } catch (e) {
+      try {
+        fs.unlinkSync(tmp);
+      } catch {
+        // nothing to clean
+      }
+      throw ioError('replace', path, e);
+    }
+  }
+
+  remove(path: string): void {
+    try {
+      fs.unlinkSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError('remove', path, e);
+    }
+  }
+
+  removeDir(dir: string): void {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch (e) {
+      throw ioError('remove', dir, e);
+    }
+  }
+}
+
+export const localFileIO: FileIO = new LocalFileIO();

@@ -1,0 +1,20 @@
+// core/lsm — the table store. This file names its public surface; everything else is private.
+export { Catalog, parseIdentifier, type Identifier } from './catalog.ts';
+export { LsmError, isCorruption, type LsmErrorKind } from './errors.ts';
+export { LocalFileIO, localFileIO, type FileIO } from './file-io.ts';
+export { RowKind, ROW_KIND_TEXT, parseRowKind, type KeyValue, type RowKindText } from './key-value.ts';
+export { TableSchema, type SchemaSpec, type TableSchemaJson } from './schema.ts';
+export { Table, type ReadPoint, type TableOpenOptions } from './table.ts';
+export { TableReader, type Predicate, type PredicateOp, type ScanOptions } from './table-read.ts';
+export { TableWriter, type CommitResult, type WriterOptions } from './table-writer.ts';
+export type { TagInfo } from './tags.ts';
+export type { ExpireResult } from './expire.ts';
+export type { Snapshot } from './snapshot.ts';
+export {
+  parseType,
+  typeToString,
+  valueFromJson,
+  valueToJson,
+  type DataField,
+  type DataType,
+} from './types.ts';

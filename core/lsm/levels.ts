@@ -1,0 +1,63 @@
+// The LSM shape of one bucket: level 0 holds one sorted run per file (newest first, by maximum
+// sequence number); every level ≥ 1 is a single sorted run of files with disjoint key ranges.
+
+import type { DataFileMeta, ManifestEntry } from './manifest.ts';
+
+export interface LevelSortedRun {
+  readonly level: number;
+  /** Files of the run in key order (one file for a level-0 run). */
+  readonly files: DataFileMeta[];
+  readonly totalSize: number;
+}
+
+export interface BucketFiles {
+  readonly partition: Uint8Array;
+  readonly bucket: number;
+  readonly totalBuckets: number;
+  readonly files: DataFileMeta[];
+}
+
+const compareBytes = (a: Uint8Array, b: Uint8Array): number => Buffer.compare(a, b);
+
+/** Groups live entries by (partition, bucket), in a stable order. */
+export function groupByBucket(entries: readonly ManifestEntry[]): BucketFiles[] {
+  const groups = new Map<string, { partition: Uint8Array; bucket: number; totalBuckets: number; files: DataFileMeta[] }>();
+  for (const e of entries) {
+    const id = `${Buffer.from(e.partition).toString('hex')}/${e.bucket}`;
+    let g = groups.get(id);
+    if (!g) {
+      g = { partition: e.partition, bucket: e.bucket, totalBuckets: e.totalBuckets, files: [] };
+      groups.set(id, g);
+    }
+    g.files.push(e.file);
+  }
+  return [...groups.values()].sort((a, b) => compareBytes(a.partition, b.partition) || a.bucket - b.bucket);
+}
+
+/**
+ * Sorted runs of a bucket, newest first: level-0 files by descending max sequence number, then
+ * levels 1, 2, … . `compareMinKey` orders the files inside a level.
+ */
+export function sortedRuns(files: readonly DataFileMeta[], compareMinKey: (a: DataFileMeta, b: DataFileMeta) => number): LevelSortedRun[] {
+  const runs: LevelSortedRun[] = [];
+  const level0 = files.filter((f) => f.level === 0).sort((a, b) => b.maxSequenceNumber - a.maxSequenceNumber || (a.fileName < b.fileName ? 1 : -1));
+  for (const f of level0) runs.push({ level: 0, files: [f], totalSize: f.fileSize });
+  const byLevel = new Map<number, DataFileMeta[]>();
+  for (const f of files) {
+    if (f.level === 0) continue;
+    const l = byLevel.get(f.level) ?? [];
+    l.push(f);
+    byLevel.set(f.level, l);
+  }
+  for (const level of [...byLevel.keys()].sort((a, b) => a - b)) {
+    const fs = byLevel.get(level)!.sort(compareMinKey);
+    runs.push({ level, files: fs, totalSize: fs.reduce((s, f) => s + f.fileSize, 0) });
+  }
+  return runs;
+}
+
+export function highestNonEmptyLevel(files: readonly DataFileMeta[]): number {
+  let h = -1;
+  for (const f of files) if (f.level > h) h = f.level;
+  return h;
+}

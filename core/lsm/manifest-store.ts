@@ -1,0 +1,165 @@
+// Manifests and manifest lists of one table: reading them (cached by name — they are immutable),
+// writing new ones, and turning a snapshot into its live file set (base list + delta list,
+// entries merged by identity, paimon-format.md §5.4).
+
+import { deserializeBinaryRow, serializeBinaryRow } from './binary-row.ts';
+import { corruption, LsmError } from './errors.ts';
+import type { FileIO } from './file-io.ts';
+import {
+  decodeManifest,
+  decodeManifestList,
+  encodeManifest,
+  encodeManifestList,
+  liveEntries,
+  type ManifestEntry,
+  type ManifestFileMeta,
+} from './manifest.ts';
+import type { TableSchema } from './schema.ts';
+import type { Snapshot } from './snapshot.ts';
+import type { FileNamer, TablePaths } from './table-paths.ts';
+import { comparatorFor, withNullable } from './types.ts';
+
+/** Manifests kept in the base list before they are merged into one (Paimon's manifest.merge-min-count). */
+export const MANIFEST_MERGE_MIN_COUNT = 30;
+const MANIFEST_CACHE_MAX = 4096;
+
+export class ManifestStore {
+  private readonly lists = new Map<string, ManifestFileMeta[]>();
+  private readonly manifests = new Map<string, ManifestEntry[]>();
+
+  constructor(
+    private readonly fileIO: FileIO,
+    private readonly paths: TablePaths,
+  ) {}
+
+  private readFile(name: string, what: string): Buffer {
+    const path = this.paths.manifestFile(name);
+    const bytes = this.fileIO.readFileIfExists(path);
+    if (bytes === undefined) throw corruption(path, `${what} referenced by a snapshot is missing`);
+    return bytes;
+  }
+
+  readList(name: string): ManifestFileMeta[] {
+    let metas = this.lists.get(name);
+    if (!metas) {
+      metas = decodeManifestList(this.readFile(name, 'manifest list'), this.paths.manifestFile(name));
+      remember(this.lists, name, metas);
+    }
+    return metas;
+  }
+
+  readManifest(meta: Pick<ManifestFileMeta, 'fileName' | 'fileSize'>): ManifestEntry[] {
+    let entries = this.manifests.get(meta.fileName);
+    if (!entries) {
+      const bytes = this.readFile(meta.fileName, 'manifest');
+      if (bytes.length !== meta.fileSize) {
+        throw corruption(this.paths.manifestFile(meta.fileName), `size ${bytes.length} differs from the manifest list's ${meta.fileSize}`);
+      }
+      entries = decodeManifest(bytes, this.paths.manifestFile(meta.fileName));
+      remember(this.manifests, meta.fileName, entries);
+    }
+    return entries;
+  }
+
+  /** Data manifests of a snapshot: its base list, then its delta list. */
+  dataManifests(s: Snapshot): ManifestFileMeta[] {
+    return [...this.readList(s.baseManifestList), ...this.readList(s.deltaManifestList)];
+  }
+
+  /** The live data files of a snapshot. */
+  liveFiles(s: Snapshot): ManifestEntry[] {
+    const all: ManifestEntry[] = [];
+    for (const m of this.dataManifests(s)) for (const e of this.readManifest(m)) all.push(e);
+    try {
+      return liveEntries(all, this.paths.manifestFile(s.deltaManifestList));
+    } catch (e) {
+      if (e instanceof LsmError) throw e;
+      throw corruption(this.paths.snapshotFile(s.id), (e as Error).message, e);
+    }
+  }
+
+  /** Writes one manifest file holding `entries` and returns its meta. */
+  writeManifest(schema: TableSchema, namer: FileNamer, entries: ManifestEntry[]): ManifestFileMeta {
+    const name = namer.manifest();
+    const bytes = encodeManifest(entries, schema.options.manifestCompression);
+    this.fileIO.mkdirs(this.paths.manifestDir);
+    this.fileIO.writeNew(this.paths.manifestFile(name), bytes);
+    remember(this.manifests, name, entries);
+    let added = 0;
+    let minBucket = Infinity;
+    let maxBucket = -Infinity;
+    let minLevel = Infinity;
+    let maxLevel = -Infinity;
+    for (const e of entries) {
+      if (e.kind === 0) added++;
+      minBucket = Math.min(minBucket, e.bucket);
+      maxBucket = Math.max(maxBucket, e.bucket);
+      minLevel = Math.min(minLevel, e.file.level);
+      maxLevel = Math.max(maxLevel, e.file.level);
+    }
+    return {
+      fileName: name,
+      fileSize: bytes.length,
+      numAddedFiles: added,
+      numDeletedFiles: entries.length - added,
+      partitionStats: partitionStats(schema, entries, this.paths.manifestFile(name)),
+      schemaId: schema.id,
+      minBucket: entries.length ? minBucket : null,
+      maxBucket: entries.length ? maxBucket : null,
+      minLevel: entries.length ? minLevel : null,
+      maxLevel: entries.length ? maxLevel : null,
+      minRowId: null,
+      maxRowId: null,
+    };
+  }
+
+  writeList(schema: TableSchema, namer: FileNamer, metas: ManifestFileMeta[]): { name: string; size: number } {
+    const name = namer.manifestList();
+    const bytes = encodeManifestList(metas, schema.options.manifestCompression);
+    this.fileIO.mkdirs(this.paths.manifestDir);
+    this.fileIO.writeNew(this.paths.manifestFile(name), bytes);
+    remember(this.lists, name, metas);
+    return { name, size: bytes.length };
+  }
+
+  /** Every manifest and manifest-list name a snapshot references (for expiration). */
+  referencedNames(s: Snapshot): string[] {
+    const names = [s.baseManifestList, s.deltaManifestList];
+    if (s.changelogManifestList) names.push(s.changelogManifestList);
+    for (const m of this.dataManifests(s)) names.push(m.fileName);
+    return names;
+  }
+}
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  if (cache.size >= MANIFEST_CACHE_MAX) cache.delete(cache.keys().next().value as string);
+  cache.set(key, value);
+}
+
+function partitionStats(schema: TableSchema, entries: ManifestEntry[], path: string): ManifestFileMeta['partitionStats'] {
+  const types = schema.partitionTypes.map((t) => withNullable(t, true));
+  if (types.length === 0) {
+    const empty = serializeBinaryRow([], []);
+    return { minValues: empty, maxValues: empty, nullCounts: [] };
+  }
+  const cmps = types.map(comparatorFor);
+  const mins: unknown[] = types.map(() => null);
+  const maxs: unknown[] = types.map(() => null);
+  const nulls = types.map(() => 0);
+  const seen = new Set<string>();
+  for (const e of entries) {
+    const k = Buffer.from(e.partition).toString('latin1');
+    if (seen.has(k)) continue;
+    seen.add(k);
+    const values = deserializeBinaryRow(types, e.partition, path);
+    values.forEach((v, i) => {
+      if (v === null) {
+        nulls[i]!++;
+        return;
+      }
+      if (mins[i] === null || cmps[i]!(v, mins[i]) < 0) mins[i] = v;
+      if (maxs[i] === null || cmps[i]!(v, maxs[i]) > 0) maxs[i] = v;
+    });
+  }
+  return { minValues: serializeBinaryRow(types, mins), maxValues: serializeBinaryRow(types, maxs), nullCounts: nulls };
+}

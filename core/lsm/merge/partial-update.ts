@@ -1,0 +1,186 @@
+// `partial-update`: each record updates only the columns it carries (Paimon's
+// PartialUpdateMergeFunction).
+//
+//   1. Outside sequence groups a non-null input field overwrites the stored field; null means
+//      "no change".
+//   2. A sequence group (`fields.<s1,s2>.sequence-group = 'a,b'`) is owned by one stream: an input
+//      whose group sequence is ≥ the stored one replaces every column of the group, nulls
+//      included; an older one is ignored; an all-null group sequence leaves the group alone.
+//   3. -D / -U input: dropped with `ignore-delete`; with `partial-update.remove-record-on-delete`
+//      a -D removes the whole row (a lone -U is ignored: the +U after it carries the new values);
+//      with sequence groups a retraction nulls the columns of each group it is newer for, and a
+//      -D of a group listed in `partial-update.remove-record-on-sequence-group` removes the row.
+//      Otherwise a retraction is refused with an error that lists the three options.
+//
+// Known hazard, handled by the callers: a row removal followed by updates, folded without the
+// older records below, would later merge with those older records as if no removal happened
+// (Paimon #5387). `resetThenAdded()` reports such a fold; the write buffer flushes before it
+// and compaction widens to the bottom level instead.
+
+import { invalidArgument } from '../errors.ts';
+import { RowKind, type KeyValue } from '../key-value.ts';
+import type { TableSchema } from '../schema.ts';
+import { comparatorFor, type Comparator } from '../types.ts';
+import type { MergeFunction } from './merge-function.ts';
+
+interface Group {
+  readonly name: string;
+  readonly seqIndexes: number[];
+  readonly cmps: Comparator[];
+  /** Columns of the group, sequence fields included. */
+  readonly columns: number[];
+  readonly removeOnDelete: boolean;
+}
+
+export class PartialUpdateMergeFunction implements MergeFunction {
+  private readonly arity: number;
+  private readonly keyLike: number[];
+  private readonly plain: number[];
+  private readonly groups: Group[];
+  private readonly ignoreDelete: boolean;
+  private readonly ignoreUpdateBefore: boolean;
+  private readonly removeRecordOnDelete: boolean;
+  private readonly tableName: string;
+
+  private row: unknown[] | null = null;
+  private deleted = false;
+  private latest: KeyValue | undefined;
+  private maxSeq = -1;
+  private sawReset = false;
+  private addedAfterReset = false;
+
+  constructor(schema: TableSchema) {
+    this.arity = schema.fields.length;
+    this.tableName = schema.fields.map((f) => f.name).join(',');
+    const keyLike = new Set<number>([...schema.primaryKeys, ...schema.partitionKeys].map((k) => schema.fieldIndex.get(k)!));
+    const owner = new Map<number, number>();
+    this.groups = schema.options.sequenceGroups.map((g, gi) => {
+      const seqIndexes = g.sequenceFields.map((f) => schema.fieldIndex.get(f)!);
+      const columns = [...new Set([...seqIndexes, ...g.columns.map((c) => schema.fieldIndex.get(c)!)])];
+      for (const c of columns) {
+        if (owner.has(c)) throw invalidArgument(`column '${schema.fields[c]!.name}' belongs to two sequence groups`);
+        owner.set(c, gi);
+      }
+      const name = g.sequenceFields.join(',');
+      return {
+        name,
+        seqIndexes,
+        cmps: seqIndexes.map((i) => comparatorFor(schema.fields[i]!.type)),
+        columns,
+        removeOnDelete: schema.options.removeRecordOnSequenceGroup.some((r) => r === name || g.sequenceFields.includes(r)),
+      };
+    });
+    this.keyLike = [...keyLike];
+    this.plain = [];
+    for (let i = 0; i < this.arity; i++) if (!keyLike.has(i) && !owner.has(i)) this.plain.push(i);
+    this.ignoreDelete = schema.options.ignoreDelete;
+    this.ignoreUpdateBefore = schema.options.ignoreUpdateBefore;
+    this.removeRecordOnDelete = schema.options.removeRecordOnDelete;
+  }
+
+  reset(): void {
+    this.row = null;
+    this.deleted = false;
+    this.latest = undefined;
+    this.maxSeq = -1;
+    this.sawReset = false;
+    this.addedAfterReset = false;
+  }
+
+  /** True when this fold removed the row and then took updates (see the file header). */
+  resetThenAdded(): boolean {
+    return this.addedAfterReset;
+  }
+
+  add(kv: KeyValue): void {
+    const retract = kv.kind === RowKind.DELETE || kv.kind === RowKind.UPDATE_BEFORE;
+    if (retract) {
+      if (this.ignoreDelete) return;
+      if (kv.kind === RowKind.UPDATE_BEFORE && this.ignoreUpdateBefore) return;
+      if (this.removeRecordOnDelete) {
+        if (kv.kind === RowKind.DELETE) this.removeRow(kv);
+        return;
+      }
+      if (this.groups.length === 0) {
+        throw invalidArgument(
+          `partial-update table (${this.tableName}) received a ${kv.kind === RowKind.DELETE ? '-D' : '-U'} record; ` +
+            "set 'ignore-delete', 'partial-update.remove-record-on-delete', or sequence groups ('fields.<seq>.sequence-group')",
+        );
+      }
+      this.retractGroups(kv);
+      return;
+    }
+    this.note(kv);
+    if (this.sawReset) this.addedAfterReset = true;
+    const v = kv.value;
+    let row = this.row;
+    if (row === null) {
+      row = new Array(this.arity).fill(null);
+      this.row = row;
+      this.deleted = false;
+    }
+    for (const i of this.keyLike) row[i] = v[i];
+    for (const i of this.plain) {
+      const x = v[i];
+      if (x !== null && x !== undefined) row[i] = x;
+    }
+    for (const g of this.groups) {
+      if (this.groupIsNewer(g, v, row)) for (const c of g.columns) row[c] = v[c] ?? null;
+    }
+  }
+
+  result(): KeyValue | undefined {
+    const latest = this.latest;
+    if (latest === undefined) return undefined;
+    if (this.deleted || this.row === null) {
+      return { key: latest.key, seq: this.maxSeq, kind: RowKind.DELETE, value: latest.value };
+    }
+    return { key: latest.key, seq: this.maxSeq, kind: RowKind.INSERT, value: this.row };
+  }
+
+  private note(kv: KeyValue): void {
+    this.latest = kv;
+    if (kv.seq > this.maxSeq) this.maxSeq = kv.seq;
+  }
+
+  private removeRow(kv: KeyValue): void {
+    this.note(kv);
+    this.row = null;
+    this.deleted = true;
+    this.sawReset = true;
+  }
+
+  /** Incoming group sequence ≥ stored (stored null counts as oldest); all-null incoming → false. */
+  private groupIsNewer(g: Group, incoming: unknown[], row: unknown[]): boolean {
+    let allNull = true;
+    for (const i of g.seqIndexes) if (incoming[i] !== null && incoming[i] !== undefined) allNull = false;
+    if (allNull) return false;
+    for (let j = 0; j < g.seqIndexes.length; j++) {
+      const i = g.seqIndexes[j]!;
+      const r = g.cmps[j]!(incoming[i], row[i]);
+      if (r !== 0) return r > 0;
+    }
+    return true;
+  }
+
+  private retractGroups(kv: KeyValue): void {
+    this.note(kv);
+    const v = kv.value;
+    let row = this.row;
+    if (row === null) {
+      row = new Array(this.arity).fill(null);
+      for (const i of this.keyLike) row[i] = v[i];
+      this.row = row;
+      this.deleted = false;
+    }
+    for (const g of this.groups) {
+      if (!this.groupIsNewer(g, v, row)) continue;
+      if (kv.kind === RowKind.DELETE && g.removeOnDelete) {
+        this.removeRow(kv);
+        return;
+      }
+      const seq = new Set(g.seqIndexes);
+      for (const c of g.columns) row[c] = seq.has(c) ? v[c] : null;
+    }
+  }
+}

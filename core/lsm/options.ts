@@ -1,0 +1,220 @@
+// Table options, named as Paimon names them (CoreOptions), each declared once with its default,
+// its parser and a one-line reason. Options are strings in the schema file (Paimon writes every
+// option value as a JSON string); `TableOptions` holds them parsed and validated.
+//
+// Creating a table validates strictly: an unknown option, or a value that does not parse, is an
+// InvalidArgument naming the option and what was expected. Opening a table written elsewhere is
+// lenient about options this store does not know (Paimon has hundreds), strict about the ones it
+// uses.
+
+import { invalidArgument, notSupported } from './errors.ts';
+
+export type MergeEngine = 'deduplicate' | 'partial-update' | 'aggregation' | 'first-row';
+export type ChangelogProducer = 'none' | 'input' | 'lookup' | 'full-compaction';
+export type SortOrder = 'ascending' | 'descending';
+
+const MAX_INT = 2147483647;
+
+/** Parses Paimon's MemorySize text: `256 mb`, `64kb`, `1 gb`, `1024` (bytes). */
+export function parseMemorySize(text: string, option: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|bytes?|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?\s*$/i.exec(text);
+  if (!m) throw invalidArgument(`option '${option}': expected a memory size such as '64 mb', got '${text}'`);
+  const unit = (m[2] ?? 'b').toLowerCase()[0];
+  const mult = { b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[unit as 'b'];
+  return Math.floor(Number(m[1]) * mult);
+}
+
+/** Parses Paimon's Duration text: `1 h`, `30 min`, `10 s`, `100 ms`, `2 d`, or milliseconds. */
+export function parseDuration(text: string, option: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|milli|millis|s|sec|secs|second|seconds|min|mins|minute|minutes|m|h|hour|hours|d|day|days)?\s*$/i.exec(text);
+  if (!m) throw invalidArgument(`option '${option}': expected a duration such as '1 h' or '30 s', got '${text}'`);
+  const u = (m[2] ?? 'ms').toLowerCase();
+  const mult = u.startsWith('ms') || u.startsWith('milli') ? 1
+    : u === 's' || u.startsWith('sec') ? 1000
+    : u === 'm' || u.startsWith('min') ? 60_000
+    : u.startsWith('h') ? 3_600_000
+    : 86_400_000;
+  return Math.floor(Number(m[1]) * mult);
+}
+
+function parseInt32(text: string, option: string, min: number, max = MAX_INT): number {
+  if (!/^\s*-?\d+\s*$/.test(text)) throw invalidArgument(`option '${option}': expected an integer, got '${text}'`);
+  const n = Number(text);
+  if (n < min || n > max) throw invalidArgument(`option '${option}': expected an integer in ${min}..${max}, got ${n}`);
+  return n;
+}
+
+function parseBool(text: string, option: string): boolean {
+  const t = text.trim().toLowerCase();
+  if (t === 'true') return true;
+  if (t === 'false') return false;
+  throw invalidArgument(`option '${option}': expected 'true' or 'false', got '${text}'`);
+}
+
+function parseEnum<T extends string>(text: string, option: string, allowed: readonly T[]): T {
+  const t = text.trim().toLowerCase() as T;
+  if (!allowed.includes(t)) {
+    throw invalidArgument(`option '${option}': expected one of ${allowed.map((a) => `'${a}'`).join(', ')}, got '${text}'`);
+  }
+  return t;
+}
+
+export function parseList(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  return text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+/** Options this store reads. Any other option is refused at table creation unless listed in PASS_THROUGH. */
+export const DECLARED_OPTIONS: Record<string, string> = {
+  bucket: 'fixed bucket count per partition (≥ 1); Paimon defaults to -1 (dynamic), which this store does not write',
+  'bucket-key': 'comma list of primary-key columns hashed to choose the bucket (default: the trimmed primary key)',
+  'file.format': 'data file format: parquet (default)',
+  'file.compression': 'data file compression: zstd (Paimon default), snappy, gzip or none',
+  'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null',
+  'merge-engine': 'deduplicate (default) or partial-update',
+  'sequence.field': 'comma list of columns compared before the system sequence number',
+  'sequence.field.sort-order': 'ascending (default) or descending',
+  'ignore-delete': 'drop -D and -U input',
+  'ignore-update-before': 'drop -U input',
+  'deduplicate.ignore-delete': 'fallback of ignore-delete',
+  'partial-update.ignore-delete': 'fallback of ignore-delete',
+  'first-row.ignore-delete': 'fallback of ignore-delete',
+  'partial-update.remove-record-on-delete': 'a -D removes the whole row in partial-update',
+  'partial-update.remove-record-on-sequence-group': 'sequence groups whose -D removes the whole row',
+  'changelog-producer': 'none (default)',
+  'write-buffer-size': 'bytes of rows buffered in memory before a flush to level 0 (default 256 mb)',
+  'target-file-size': 'size at which a compaction output file is rolled (default 128 mb)',
+  'num-sorted-run.compaction-trigger': 'sorted runs that trigger a compaction (default 5)',
+  'num-sorted-run.stop-trigger': 'sorted runs at which writes wait for compaction (default trigger + 3)',
+  'num-levels': 'LSM levels (default trigger + 1)',
+  'compaction.max-size-amplification-percent': 'size amplification that triggers a full compaction (default 200)',
+  'compaction.size-ratio': 'size ratio percentage for universal compaction (default 1)',
+  'write-only': 'skip compaction and expiration in the writer',
+  'snapshot.num-retained.min': 'snapshots always kept (default 10)',
+  'snapshot.num-retained.max': 'snapshots kept at most (default unlimited)',
+  'snapshot.time-retained': 'age after which snapshots beyond the minimum expire (default 1 h)',
+  'snapshot.expire.limit': 'snapshots expired per run at most (default 50)',
+  'partition.default-name': 'directory name of a null partition value',
+  'commit.max-retries': 'commit retries after a lost race (default 10)',
+};
+
+/** Paimon options accepted and stored but not acted upon by this store. */
+const PASS_THROUGH = new Set([
+  'path', 'type', 'comment', 'owner', 'file.compression.zstd-level', 'metadata.stats-mode',
+  'manifest.format', 'manifest.target-file-size', 'manifest.merge-min-count', 'data-file.prefix',
+  'changelog-file.prefix', 'partition.legacy-name', 'consumer.expiration-time', 'tag.automatic-creation',
+  'continuous.discovery-interval', 'scan.mode', 'snapshot.clean-empty-directories',
+]);
+const FIELD_OPTION = /^fields\.(.+)\.(sequence-group|aggregate-function|ignore-retract|list-agg-delimiter|distinct|default-value)$/;
+
+export interface TableOptions {
+  readonly raw: Readonly<Record<string, string>>;
+  readonly bucket: number;
+  readonly bucketKey: string[];
+  readonly fileFormat: 'parquet';
+  readonly fileCompression: 'zstd' | 'snappy' | 'gzip' | 'none';
+  readonly manifestCompression: 'deflate' | 'snappy' | 'null';
+  readonly mergeEngine: MergeEngine;
+  readonly sequenceFields: string[];
+  readonly sequenceSortOrder: SortOrder;
+  readonly ignoreDelete: boolean;
+  readonly ignoreUpdateBefore: boolean;
+  readonly removeRecordOnDelete: boolean;
+  readonly removeRecordOnSequenceGroup: string[];
+  /** `fields.<a,b>.sequence-group` = 'x,y': sequence fields → the columns they order. */
+  readonly sequenceGroups: Array<{ sequenceFields: string[]; columns: string[] }>;
+  readonly changelogProducer: ChangelogProducer;
+  readonly writeBufferBytes: number;
+  readonly targetFileBytes: number;
+  readonly compactionTrigger: number;
+  readonly stopTrigger: number;
+  readonly numLevels: number;
+  readonly maxSizeAmplificationPercent: number;
+  readonly sizeRatio: number;
+  readonly writeOnly: boolean;
+  readonly snapshotsRetainedMin: number;
+  readonly snapshotsRetainedMax: number;
+  readonly snapshotTimeRetainedMs: number;
+  readonly snapshotExpireLimit: number;
+  readonly partitionDefaultName: string;
+  readonly commitMaxRetries: number;
+}
+
+/**
+ * Parses and validates a table's options. `strict` (table creation) refuses unknown options;
+ * otherwise they are kept but ignored.
+ */
+export function parseOptions(raw: Record<string, string>, strict: boolean): TableOptions {
+  for (const [k, v] of Object.entries(raw)) {
+    if (typeof v !== 'string') throw invalidArgument(`option '${k}': expected a string value, got ${typeof v}`);
+    if (strict && !(k in DECLARED_OPTIONS) && !PASS_THROUGH.has(k) && !FIELD_OPTION.test(k)) {
+      throw invalidArgument(`unknown option '${k}'`);
+    }
+  }
+  const get = (k: string): string | undefined => raw[k];
+  const bool = (k: string, d: boolean): boolean => (get(k) === undefined ? d : parseBool(get(k)!, k));
+  const int = (k: string, d: number, min: number, max?: number): number =>
+    get(k) === undefined ? d : parseInt32(get(k)!, k, min, max);
+
+  const bucket = int('bucket', -1, -2);
+  const format = get('file.format') ?? 'parquet';
+  if (format !== 'parquet') {
+    if (format === 'orc' || format === 'avro') {
+      if (strict) throw notSupported(`option 'file.format': '${format}' data files are not supported yet; use 'parquet'`);
+    } else throw invalidArgument(`option 'file.format': expected 'parquet', 'avro' or 'orc', got '${format}'`);
+  }
+  const compression = parseEnum(get('file.compression') ?? 'zstd', 'file.compression', ['zstd', 'snappy', 'gzip', 'none', 'uncompressed', 'lz4'] as const);
+  if (strict && compression === 'lz4') throw notSupported(`option 'file.compression': 'lz4' is not supported; use zstd, snappy, gzip or none`);
+  const manifestCompression = parseEnum(get('manifest.compression') ?? 'deflate', 'manifest.compression', ['deflate', 'snappy', 'null', 'none', 'zstd'] as const);
+  if (strict && manifestCompression === 'zstd') throw notSupported(`option 'manifest.compression': zstd is not written here; use deflate, snappy or null`);
+  const mergeEngine = parseEnum(get('merge-engine') ?? 'deduplicate', 'merge-engine', ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const);
+  const changelogProducer = parseEnum(get('changelog-producer') ?? 'none', 'changelog-producer', ['none', 'input', 'lookup', 'full-compaction'] as const);
+  const trigger = int('num-sorted-run.compaction-trigger', 5, 2);
+  const stopTrigger = int('num-sorted-run.stop-trigger', trigger + 3, trigger);
+  const numLevels = int('num-levels', trigger + 1, 2);
+
+  const sequenceGroups: Array<{ sequenceFields: string[]; columns: string[] }> = [];
+  for (const [k, v] of Object.entries(raw)) {
+    const m = FIELD_OPTION.exec(k);
+    if (m && m[2] === 'sequence-group') {
+      const columns = parseList(v);
+      if (columns.length === 0) throw invalidArgument(`option '${k}': expected a comma list of columns, got '${v}'`);
+      sequenceGroups.push({ sequenceFields: parseList(m[1]), columns });
+    }
+  }
+  const ignoreDelete =
+    bool('ignore-delete', false) || bool('deduplicate.ignore-delete', false) ||
+    bool('partial-update.ignore-delete', false) || bool('first-row.ignore-delete', false);
+
+  return {
+    raw: { ...raw },
+    bucket,
+    bucketKey: parseList(get('bucket-key')),
+    fileFormat: 'parquet',
+    fileCompression: compression === 'uncompressed' ? 'none' : compression === 'lz4' ? 'zstd' : compression,
+    manifestCompression: manifestCompression === 'none' ? 'null' : manifestCompression === 'zstd' ? 'deflate' : manifestCompression,
+    mergeEngine,
+    sequenceFields: parseList(get('sequence.field')),
+    sequenceSortOrder: parseEnum(get('sequence.field.sort-order') ?? 'ascending', 'sequence.field.sort-order', ['ascending', 'descending'] as const),
+    ignoreDelete,
+    ignoreUpdateBefore: bool('ignore-update-before', false),
+    removeRecordOnDelete: bool('partial-update.remove-record-on-delete', false),
+    removeRecordOnSequenceGroup: parseList(get('partial-update.remove-record-on-sequence-group')),
+    sequenceGroups,
+    changelogProducer,
+    writeBufferBytes: get('write-buffer-size') === undefined ? 256 * 1024 * 1024 : parseMemorySize(get('write-buffer-size')!, 'write-buffer-size'),
+    targetFileBytes: get('target-file-size') === undefined ? 128 * 1024 * 1024 : parseMemorySize(get('target-file-size')!, 'target-file-size'),
+    compactionTrigger: trigger,
+    stopTrigger,
+    numLevels,
+    maxSizeAmplificationPercent: int('compaction.max-size-amplification-percent', 200, 0),
+    sizeRatio: int('compaction.size-ratio', 1, 0),
+    writeOnly: bool('write-only', false),
+    snapshotsRetainedMin: int('snapshot.num-retained.min', 10, 1),
+    snapshotsRetainedMax: int('snapshot.num-retained.max', MAX_INT, 1),
+    snapshotTimeRetainedMs: get('snapshot.time-retained') === undefined ? 3_600_000 : parseDuration(get('snapshot.time-retained')!, 'snapshot.time-retained'),
+    snapshotExpireLimit: int('snapshot.expire.limit', 50, 1),
+    partitionDefaultName: get('partition.default-name') ?? '__DEFAULT_PARTITION__',
+    commitMaxRetries: int('commit.max-retries', 10, 0),
+  };
+}

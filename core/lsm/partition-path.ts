@@ -1,0 +1,199 @@
+// Partition directory names (paimon-format.md §1, `utils/PartitionPathUtils.java`) and the name
+// rules for databases, tables, tags and columns.
+//
+// With Paimon's default `partition.legacy-name=true` a partition value is rendered as the Java
+// `toString()` of its *internal* value: DATE as its day number, TIME as milliseconds of the day,
+// TIMESTAMP as `LocalDateTime.toString()`, DECIMAL as `BigDecimal.toPlainString()`, FLOAT/DOUBLE as
+// `Float/Double.toString()`. Null, empty and blank values become the default partition name.
+// Invariants: readers recompute this text from `_PARTITION`, so it must match Java byte for byte;
+// the result has no trailing `/` (Java's `generatePartitionPath` appends one), and is '' for an
+// unpartitioned table. Binary partition columns are refused (Java would print `[B@hash`).
+
+import { invalidArgument, notSupported } from './errors.ts';
+import { decimalFromString, decimalToString, type DataField, type DataType } from './types.ts';
+
+export const DEFAULT_PARTITION_NAME = '__DEFAULT_PARTITION__';
+
+const ESCAPED = new Set<number>([
+  ...Array.from({ length: 0x1f }, (_, i) => i + 1),
+  0x22, 0x23, 0x25, 0x27, 0x2a, 0x2f, 0x3a, 0x3d, 0x3f, 0x5c, 0x7f, 0x7b, 0x7d, 0x5b, 0x5d, 0x5e,
+]);
+
+/** `PartitionPathUtils.escapePathName`: `%XX` (uppercase hex) for the reserved ASCII characters. */
+export function escapePathName(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    out += ESCAPED.has(c) ? `%${c.toString(16).toUpperCase().padStart(2, '0')}` : text[i];
+  }
+  return out;
+}
+
+export function unescapePathName(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+}
+
+/** Java `Double.toString` / `Float.toString` for finite and special values (shortest digits). */
+export function javaFloatingToString(x: number, isFloat: boolean): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return 'Infinity';
+  if (x === -Infinity) return '-Infinity';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  let digits = '';
+  let exp = 0; // value = 0.d1d2… × 10^exp
+  let repr = String(x);
+  if (isFloat) {
+    for (let p = 1; p <= 9; p++) {
+      const s = x.toPrecision(p);
+      if (Math.fround(Number(s)) === x) {
+        repr = String(Number(s));
+        break;
+      }
+    }
+  }
+  const neg = repr.startsWith('-');
+  const m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(neg ? repr.slice(1) : repr)!;
+  const intPart = m[1]!;
+  const frac = m[2] ?? '';
+  digits = (intPart + frac).replace(/^0+/, '');
+  const leadingZeros = (intPart + frac).length - digits.length;
+  exp = intPart.length - leadingZeros + Number(m[3] ?? 0);
+  digits = digits.replace(/0+$/, '') || '0';
+  const abs = Math.abs(x);
+  let s: string;
+  if (abs >= 1e-3 && abs < 1e7) {
+    if (exp <= 0) s = `0.${'0'.repeat(-exp)}${digits}`;
+    else if (digits.length <= exp) s = `${digits}${'0'.repeat(exp - digits.length)}.0`;
+    else s = `${digits.slice(0, exp)}.${digits.slice(exp)}`;
+  } else {
+    s = `${digits[0]}.${digits.slice(1) || '0'}E${exp - 1}`;
+  }
+  return neg ? `-${s}` : s;
+}
+
+/** Java `LocalDateTime.toString()` of epoch microseconds (UTC wall clock). */
+export function localDateTimeToString(micros: number): string {
+  const secs = Math.floor(micros / 1_000_000);
+  const frac = micros - secs * 1_000_000;
+  const iso = new Date(secs * 1000).toISOString(); // yyyy-mm-ddThh:mm:ss.000Z
+  let s = iso.slice(0, 16);
+  const sec = iso.slice(17, 19);
+  if (sec !== '00' || frac !== 0) s += `:${sec}`;
+  if (frac !== 0) s += frac % 1000 === 0 ? `.${String(frac / 1000).padStart(3, '0')}` : `.${String(frac).padStart(6, '0')}`;
+  return s;
+}
+
+function valueText(t: DataType, v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  switch (t.root) {
+    case 'BINARY':
+    case 'VARBINARY':
+    case 'BYTES':
+      throw notSupported(`binary partition columns are not supported`);
+    case 'DECIMAL':
+      return decimalToString(v as bigint, t.scale!);
+    case 'FLOAT':
+    case 'DOUBLE':
+      return javaFloatingToString(v as number, t.root === 'FLOAT');
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ':
+      return localDateTimeToString(v as number);
+    default:
+      return String(v); // strings, booleans, integers, bigints, DATE days, TIME millis
+  }
+}
+
+/** `k1=v1/k2=v2` for the partition values (in `partitionKeys` order), '' when unpartitioned. */
+export function partitionPath(fields: readonly DataField[], values: readonly unknown[], defaultName = DEFAULT_PARTITION_NAME): string {
+  if (fields.length !== values.length) throw invalidArgument(`${values.length} partition values for ${fields.length} partition fields`);
+  const parts: string[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    let text = valueText(fields[i]!.type, values[i]);
+    if (text === null || text.trim() === '') text = defaultName;
+    parts.push(`${escapePathName(fields[i]!.name)}=${escapePathName(text)}`);
+  }
+  return parts.join('/');
+}
+
+function parseLocalDateTime(text: string): number {
+  const m = /^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$/.exec(text);
+  if (!m) throw invalidArgument(`'${text}' is not a LocalDateTime`);
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
+  return ms * 1000 + Number((m[7] ?? '').padEnd(9, '0').slice(0, 6));
+}
+
+function parseValue(t: DataType, text: string): unknown {
+  const bad = () => invalidArgument(`partition value '${text}' is not a ${t.root}`);
+  switch (t.root) {
+    case 'BOOLEAN':
+      if (text !== 'true' && text !== 'false') throw bad();
+      return text === 'true';
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME':
+      if (!/^-?\d+$/.test(text)) throw bad();
+      return Number(text);
+    case 'BIGINT':
+      if (!/^-?\d+$/.test(text)) throw bad();
+      return BigInt(text);
+    case 'FLOAT':
+    case 'DOUBLE': {
+      const n = Number(text);
+      if (Number.isNaN(n) && text !== 'NaN') throw bad();
+      return t.root === 'FLOAT' ? Math.fround(n) : n;
+    }
+    case 'DECIMAL':
+      return decimalFromString(text, t);
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ':
+      return parseLocalDateTime(text);
+    case 'BINARY':
+    case 'VARBINARY':
+    case 'BYTES':
+      throw notSupported(`binary partition columns are not supported`);
+    default:
+      return text;
+  }
+}
+
+/**
+ * The reverse of `partitionPath` (orphan cleanup): the values of `k1=v1/k2=v2[/]`. The default
+ * name reads as null (so an empty string value does not round-trip). Throws invalidArgument when
+ * the path does not name exactly these fields in order.
+ */
+export function parsePartitionPath(fields: readonly DataField[], path: string, defaultName = DEFAULT_PARTITION_NAME): unknown[] {
+  const parts = path.split('/').filter((p) => p !== '');
+  if (parts.length !== fields.length) throw invalidArgument(`'${path}' has ${parts.length} levels, expected ${fields.length}`);
+  return parts.map((part, i) => {
+    const eq = part.indexOf('=');
+    const f = fields[i]!;
+    if (eq < 0 || unescapePathName(part.slice(0, eq)) !== f.name) {
+      throw invalidArgument(`'${part}' in '${path}' is not a partition of column '${f.name}'`);
+    }
+    const text = unescapePathName(part.slice(eq + 1));
+    return text === defaultName ? null : parseValue(f.type, text);
+  });
+}
+
+export type NameKind = 'database' | 'table' | 'tag' | 'column';
+
+/** Refuses names that are unsafe as path segments or that Paimon readers would mishandle. */
+export function checkName(kind: NameKind, name: string): void {
+  const why =
+    typeof name !== 'string' || name.length === 0
+      ? 'is empty'
+      : name.length > 255
+        ? 'is longer than 255 characters'
+        : name === '.' || name === '..' || name.includes('..')
+          ? "contains '..'"
+          : name.includes('/') || name.includes('\\')
+            ? 'contains a path separator'
+            : /[\u0000-\u001f\u007f]/.test(name)
+              ? 'contains a control character'
+              : name.startsWith('.')
+                ? 'starts with a dot'
+                : undefined;
+  if (why) throw invalidArgument(`${kind} name ${JSON.stringify(name)} ${why}`);
+}

@@ -1,0 +1,76 @@
+// Decoded data files, kept in memory by path. Data files never change once written, so an entry
+// is valid for as long as the file exists; the cache is bounded by estimated bytes and evicts the
+// least recently used file. This is what makes point lookups and repeated scans cheap.
+
+import type { RunData } from './data-file.ts';
+
+export function estimateRunBytes(run: RunData): number {
+  let bytes = 64;
+  const cols = [...run.keyCols, ...run.valueCols];
+  bytes += (cols.length + 2) * run.rowCount * 8;
+  for (const c of run.valueCols) {
+    const sample = c.length > 0 ? c[0] : null;
+    if (typeof sample === 'string' || sample instanceof Uint8Array) {
+      for (const v of c) if (v !== null) bytes += 24 + (v as string | Uint8Array).length;
+    }
+  }
+  return bytes;
+}
+
+export class RunCache {
+  private readonly entries = new Map<string, { run: RunData; bytes: number }>();
+  private bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly capacityBytes: number) {}
+
+  get(path: string, load: () => RunData): RunData {
+    const e = this.entries.get(path);
+    if (e) {
+      this.hits++;
+      this.entries.delete(path);
+      this.entries.set(path, e);
+      return e.run;
+    }
+    this.misses++;
+    const run = load();
+    const bytes = estimateRunBytes(run);
+    if (bytes <= this.capacityBytes) {
+      this.entries.set(path, { run, bytes });
+      this.bytes += bytes;
+      while (this.bytes > this.capacityBytes) {
+        const oldest = this.entries.keys().next().value as string;
+        this.bytes -= this.entries.get(oldest)!.bytes;
+        this.entries.delete(oldest);
+      }
+    }
+    return run;
+  }
+
+  /** Puts a run just written, so the first read after a flush or compaction needs no decode. */
+  put(path: string, run: RunData): void {
+    if (this.entries.has(path)) return;
+    const bytes = estimateRunBytes(run);
+    if (bytes > this.capacityBytes) return;
+    this.entries.set(path, { run, bytes });
+    this.bytes += bytes;
+    while (this.bytes > this.capacityBytes) {
+      const oldest = this.entries.keys().next().value as string;
+      this.bytes -= this.entries.get(oldest)!.bytes;
+      this.entries.delete(oldest);
+    }
+  }
+
+  drop(path: string): void {
+    const e = this.entries.get(path);
+    if (e) {
+      this.bytes -= e.bytes;
+      this.entries.delete(path);
+    }
+  }
+
+  get usedBytes(): number {
+    return this.bytes;
+  }
+}

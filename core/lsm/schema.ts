@@ -1,0 +1,236 @@
+// A table's schema as Paimon's `schema/schema-N` JSON (SchemaSerializer), and everything derived
+// from it that the write and read paths need: the trimmed primary key, the bucket key, the
+// columns of a data file, the sequence fields.
+//
+// Invariants (checked in `validate`): primary-key columns are NOT NULL; the trimmed primary key
+// (primary key minus partition keys) is not empty; the bucket key is a subset of the primary key
+// disjoint from the partition keys; every column named by an option exists; field ids are unique
+// and ≤ highestFieldId.
+
+import { corruption, invalidArgument, notSupported } from './errors.ts';
+import { parseOptions, type TableOptions } from './options.ts';
+import { checkName } from './partition-path.ts';
+import { parseType, typeToString, withNullable, type DataField, type DataType } from './types.ts';
+
+export const SCHEMA_VERSION = 3;
+/** Field ids of the system columns of a primary-key data file (SpecialFields.java). */
+export const KEY_FIELD_ID_START = 1073741823;
+export const SEQUENCE_NUMBER_FIELD_ID = 2147483646;
+export const VALUE_KIND_FIELD_ID = 2147483645;
+export const KEY_PREFIX = '_KEY_';
+
+/** The shape of `tilstand table create --schema`, Paimon's schema JSON without ids. */
+export interface SchemaSpec {
+  fields: Array<{ name: string; type: string; description?: string }>;
+  primaryKeys?: string[];
+  partitionKeys?: string[];
+  options?: Record<string, string>;
+  comment?: string;
+}
+
+export interface TableSchemaJson {
+  version: number;
+  id: number;
+  fields: Array<{ id: number; name: string; type: string; description?: string }>;
+  highestFieldId: number;
+  partitionKeys: string[];
+  primaryKeys: string[];
+  options: Record<string, string>;
+  comment?: string;
+  timeMillis: number;
+}
+
+export class TableSchema {
+  readonly id: number;
+  readonly fields: readonly DataField[];
+  readonly highestFieldId: number;
+  readonly partitionKeys: readonly string[];
+  readonly primaryKeys: readonly string[];
+  readonly options: TableOptions;
+  readonly comment: string | undefined;
+  readonly timeMillis: number;
+
+  // Derived, index-based views used on hot paths.
+  readonly fieldIndex: ReadonlyMap<string, number>;
+  /** Indexes (into `fields`) of the trimmed primary key: primary keys minus partition keys. */
+  readonly keyIndexes: readonly number[];
+  readonly keyTypes: readonly DataType[];
+  readonly partitionIndexes: readonly number[];
+  readonly partitionTypes: readonly DataType[];
+  /** Indexes of the bucket key, in `bucket-key` order. */
+  readonly bucketKeyIndexes: readonly number[];
+  readonly sequenceFieldIndexes: readonly number[];
+
+  constructor(json: TableSchemaJson, strictOptions: boolean) {
+    this.id = json.id;
+    this.fields = json.fields.map((f) => ({
+      id: f.id,
+      name: f.name,
+      type: parseType(f.type),
+      ...(f.description === undefined ? {} : { description: f.description }),
+    }));
+    this.highestFieldId = json.highestFieldId;
+    this.partitionKeys = [...json.partitionKeys];
+    this.primaryKeys = [...json.primaryKeys];
+    this.options = parseOptions(json.options, strictOptions);
+    this.comment = json.comment;
+    this.timeMillis = json.timeMillis;
+    this.fieldIndex = new Map(this.fields.map((f, i) => [f.name, i]));
+    const index = (name: string, what: string): number => {
+      const i = this.fieldIndex.get(name);
+      if (i === undefined) throw invalidArgument(`${what} names unknown column '${name}'`);
+      return i;
+    };
+    const partitionSet = new Set(this.partitionKeys);
+    this.keyIndexes = this.primaryKeys.filter((k) => !partitionSet.has(k)).map((k) => index(k, 'primary key'));
+    this.keyTypes = this.keyIndexes.map((i) => withNullable(this.fields[i]!.type, false));
+    this.partitionIndexes = this.partitionKeys.map((k) => index(k, 'partition key'));
+    this.partitionTypes = this.partitionIndexes.map((i) => this.fields[i]!.type);
+    const bucketKey = this.options.bucketKey.length > 0 ? this.options.bucketKey : this.keyIndexes.map((i) => this.fields[i]!.name);
+    this.bucketKeyIndexes = bucketKey.map((k) => index(k, "option 'bucket-key'"));
+    this.sequenceFieldIndexes = this.options.sequenceFields.map((k) => index(k, "option 'sequence.field'"));
+    this.validate(bucketKey);
+  }
+
+  get isPrimaryKeyTable(): boolean {
+    return this.primaryKeys.length > 0;
+  }
+
+  private validate(bucketKey: string[]): void {
+    const names = new Set<string>();
+    const ids = new Set<number>();
+    for (const f of this.fields) {
+      checkName('column', f.name);
+      if (names.has(f.name)) throw invalidArgument(`duplicate column '${f.name}'`);
+      if (ids.has(f.id) || f.id < 0 || f.id > this.highestFieldId) throw invalidArgument(`bad field id ${f.id} of column '${f.name}'`);
+      if (f.name.startsWith('_KEY_') || f.name === '_SEQUENCE_NUMBER' || f.name === '_VALUE_KIND') {
+        throw invalidArgument(`column name '${f.name}' is reserved for Paimon's system columns`);
+      }
+      names.add(f.name);
+      ids.add(f.id);
+    }
+    if (new Set(this.primaryKeys).size !== this.primaryKeys.length) throw invalidArgument('primary key names a column twice');
+    for (const k of this.primaryKeys) {
+      const f = this.fields[this.fieldIndex.get(k) ?? -1];
+      if (!f) throw invalidArgument(`primary key names unknown column '${k}'`);
+      if (f.type.nullable) throw invalidArgument(`primary-key column '${k}' must be NOT NULL`);
+    }
+    if (!this.isPrimaryKeyTable) throw notSupported('tables without a primary key (append tables) are not supported yet');
+    if (this.keyIndexes.length === 0) throw invalidArgument('the primary key must contain a column that is not a partition key');
+    const pk = new Set(this.primaryKeys);
+    for (const k of bucketKey) {
+      if (!pk.has(k)) throw invalidArgument(`option 'bucket-key': column '${k}' is not in the primary key`);
+      if (this.partitionKeys.includes(k)) throw invalidArgument(`option 'bucket-key': column '${k}' is a partition key`);
+    }
+    if (this.options.bucket === -1 || this.options.bucket === -2) {
+      throw notSupported(`option 'bucket': ${this.options.bucket} (${this.options.bucket === -1 ? 'dynamic' : 'postpone'} bucket mode) is not supported; use a fixed bucket count ≥ 1`);
+    }
+    if (this.options.bucket === 0) throw invalidArgument(`option 'bucket': expected a bucket count ≥ 1, got 0`);
+    const engine = this.options.mergeEngine;
+    if (engine === 'aggregation' || engine === 'first-row') {
+      throw notSupported(`option 'merge-engine': '${engine}' is not supported yet; use 'deduplicate' or 'partial-update'`);
+    }
+    if (this.options.changelogProducer !== 'none') {
+      throw notSupported(`option 'changelog-producer': '${this.options.changelogProducer}' is not supported yet; use 'none'`);
+    }
+    for (const g of this.options.sequenceGroups) {
+      if (engine !== 'partial-update') throw invalidArgument(`option 'fields.${g.sequenceFields.join(',')}.sequence-group' needs merge-engine 'partial-update'`);
+      for (const c of [...g.sequenceFields, ...g.columns]) {
+        if (!this.fieldIndex.has(c)) throw invalidArgument(`option 'fields.${g.sequenceFields.join(',')}.sequence-group' names unknown column '${c}'`);
+        if (pk.has(c)) throw invalidArgument(`option 'fields.${g.sequenceFields.join(',')}.sequence-group' names primary-key column '${c}'`);
+      }
+    }
+    for (const g of this.options.removeRecordOnSequenceGroup) {
+      if (!this.options.sequenceGroups.some((s) => s.sequenceFields.join(',') === g || s.sequenceFields.includes(g))) {
+        throw invalidArgument(`option 'partial-update.remove-record-on-sequence-group': '${g}' is not a sequence group`);
+      }
+    }
+    if (this.options.removeRecordOnDelete && engine !== 'partial-update') {
+      throw invalidArgument(`option 'partial-update.remove-record-on-delete' needs merge-engine 'partial-update'`);
+    }
+  }
+
+  toJson(): TableSchemaJson {
+    return {
+      version: SCHEMA_VERSION,
+      id: this.id,
+      fields: this.fields.map((f) => ({
+        id: f.id,
+        name: f.name,
+        type: typeToString(f.type),
+        ...(f.description === undefined ? {} : { description: f.description }),
+      })),
+      highestFieldId: this.highestFieldId,
+      partitionKeys: [...this.partitionKeys],
+      primaryKeys: [...this.primaryKeys],
+      options: { ...this.options.raw },
+      ...(this.comment === undefined ? {} : { comment: this.comment }),
+      timeMillis: this.timeMillis,
+    };
+  }
+
+  /** Schema text as Paimon's SchemaSerializer writes it (pretty JSON). */
+  serialize(): string {
+    return JSON.stringify(this.toJson(), null, 2);
+  }
+
+  static parse(text: string, path: string, strictOptions = false): TableSchema {
+    let json: Partial<TableSchemaJson>;
+    try {
+      json = JSON.parse(text) as Partial<TableSchemaJson>;
+    } catch (e) {
+      throw invalidArgumentOrCorrupt(path, `not JSON: ${(e as Error).message}`);
+    }
+    for (const k of ['id', 'fields', 'highestFieldId', 'partitionKeys', 'primaryKeys', 'options'] as const) {
+      if (json[k] === undefined) throw invalidArgumentOrCorrupt(path, `missing '${k}'`);
+    }
+    const version = json.version ?? 1;
+    const options = { ...json.options! };
+    // Compatibility rules of SchemaSerializer for old schema versions.
+    if (version <= 1 && options.bucket === undefined) options.bucket = '1';
+    if (version <= 2 && options['file.format'] === undefined) options['file.format'] = 'orc';
+    return new TableSchema({ ...(json as TableSchemaJson), version, options, timeMillis: json.timeMillis ?? 0 }, strictOptions);
+  }
+
+  /** Builds schema 0 from a create-table spec, assigning field ids 0..n-1. */
+  static fromSpec(spec: SchemaSpec, nowMillis: number): TableSchema {
+    if (!spec || !Array.isArray(spec.fields) || spec.fields.length === 0) throw invalidArgument("schema: expected 'fields', a non-empty list");
+    const pk = spec.primaryKeys ?? [];
+    const options = { ...(spec.options ?? {}) };
+    for (const [k, v] of Object.entries(options)) if (typeof v !== 'string') options[k] = String(v);
+    if (options.bucket === undefined) options.bucket = '1';
+    if (options['file.format'] === undefined) options['file.format'] = 'parquet';
+    if (options['file.compression'] === undefined) options['file.compression'] = DEFAULT_FILE_COMPRESSION;
+    if (options['manifest.compression'] === undefined) options['manifest.compression'] = 'deflate';
+    const fields = spec.fields.map((f, i) => {
+      if (!f || typeof f.name !== 'string' || typeof f.type !== 'string') {
+        throw invalidArgument(`schema: field ${i} needs a 'name' and a 'type' string`);
+      }
+      let type = parseType(f.type);
+      // Paimon forces primary-key columns NOT NULL.
+      if (pk.includes(f.name)) type = withNullable(type, false);
+      return { id: i, name: f.name, type: typeToString(type), ...(f.description ? { description: f.description } : {}) };
+    });
+    return new TableSchema(
+      {
+        version: SCHEMA_VERSION,
+        id: 0,
+        fields,
+        highestFieldId: fields.length - 1,
+        partitionKeys: spec.partitionKeys ?? [],
+        primaryKeys: pk,
+        options,
+        ...(spec.comment === undefined ? {} : { comment: spec.comment }),
+        timeMillis: nowMillis,
+      },
+      true,
+    );
+  }
+}
+
+/** What this store writes when a table does not say (Paimon's own default is zstd). */
+export const DEFAULT_FILE_COMPRESSION = 'snappy';
+
+function invalidArgumentOrCorrupt(path: string, why: string): Error {
+  return corruption(path, `schema file: ${why}`);
+}

@@ -1,0 +1,130 @@
+// Finding and reading snapshots (Paimon's SnapshotManager and HintFileUtils).
+//
+// A snapshot exists once `snapshot/snapshot-N` exists; ids are contiguous from EARLIEST to
+// LATEST. The `LATEST` and `EARLIEST` files are hints that may lag: `latestId` trusts LATEST = n
+// only when snapshot-(n+1) does not exist, and otherwise lists the directory. A snapshot file that
+// exists but does not parse is corruption, never "no snapshot".
+
+import { corruption, LsmError, notFound } from './errors.ts';
+import type { FileIO } from './file-io.ts';
+import { snapshotFromJson, snapshotToJson, type Snapshot } from './snapshot.ts';
+import type { TablePaths } from './table-paths.ts';
+
+const SNAPSHOT_NAME = /^snapshot-(\d+)$/;
+
+export class SnapshotManager {
+  private readonly cache = new Map<number, Snapshot>();
+
+  constructor(
+    private readonly fileIO: FileIO,
+    private readonly paths: TablePaths,
+  ) {}
+
+  exists(id: number): boolean {
+    return this.cache.has(id) || this.fileIO.exists(this.paths.snapshotFile(id));
+  }
+
+  /** Every snapshot id on disk, ascending. */
+  listIds(): number[] {
+    const ids: number[] = [];
+    for (const name of this.fileIO.list(this.paths.snapshotDir)) {
+      const m = SNAPSHOT_NAME.exec(name);
+      if (m) ids.push(Number(m[1]));
+    }
+    return ids.sort((a, b) => a - b);
+  }
+
+  private readHint(path: string): number | undefined {
+    const b = this.fileIO.readFileIfExists(path);
+    if (b === undefined) return undefined;
+    const n = Number(b.toString('utf8').trim());
+    return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  }
+
+  latestId(): number | undefined {
+    const hint = this.readHint(this.paths.latestHint);
+    if (hint !== undefined && this.exists(hint) && !this.fileIO.exists(this.paths.snapshotFile(hint + 1))) return hint;
+    const ids = this.listIds();
+    return ids.length === 0 ? undefined : ids[ids.length - 1];
+  }
+
+  earliestId(): number | undefined {
+    const hint = this.readHint(this.paths.earliestHint);
+    if (hint !== undefined && this.exists(hint)) return hint;
+    const ids = this.listIds();
+    return ids.length === 0 ? undefined : ids[0];
+  }
+
+  /** Reads snapshot `id`; NotFound when it does not exist (e.g. expired). */
+  get(id: number): Snapshot {
+    const cached = this.cache.get(id);
+    if (cached) return cached;
+    const path = this.paths.snapshotFile(id);
+    const bytes = this.fileIO.readFileIfExists(path);
+    if (bytes === undefined) throw notFound(`snapshot ${id} does not exist in ${this.paths.root}`);
+    const s = snapshotFromJson(bytes.toString('utf8'), path);
+    if (s.id !== id) throw corruption(path, `holds snapshot id ${s.id}`);
+    this.cache.set(id, s);
+    return s;
+  }
+
+  tryGet(id: number): Snapshot | undefined {
+    try {
+      return this.get(id);
+    } catch (e) {
+      if (e instanceof LsmError && e.kind === 'NotFound') return undefined;
+      throw e;
+    }
+  }
+
+  latest(): Snapshot | undefined {
+    const id = this.latestId();
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  /** The latest snapshot committed at or before `timeMillis`; undefined when none is that old. */
+  atOrBefore(timeMillis: number): Snapshot | undefined {
+    const ids = this.listIds();
+    // Commit times grow with ids: binary search the last id with timeMillis ≤ t.
+    let lo = 0;
+    let hi = ids.length - 1;
+    let found: Snapshot | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const s = this.tryGet(ids[mid]!);
+      if (s === undefined) {
+        lo = mid + 1; // expired under us; look later
+        continue;
+      }
+      if (s.timeMillis <= timeMillis) {
+        found = s;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  }
+
+  /** Creates snapshot-N atomically; false when another commit took the id first. */
+  commit(s: Snapshot): boolean {
+    const ok = this.fileIO.createAtomic(this.paths.snapshotFile(s.id), Buffer.from(snapshotToJson(s)));
+    if (ok) {
+      this.cache.set(s.id, s);
+      try {
+        this.fileIO.replaceAtomic(this.paths.latestHint, Buffer.from(String(s.id)));
+      } catch {
+        // LATEST is a hint; readers fall back to listing.
+      }
+    }
+    return ok;
+  }
+
+  /** Removes a snapshot file (expiration). */
+  remove(id: number): void {
+    this.cache.delete(id);
+    this.fileIO.remove(this.paths.snapshotFile(id));
+  }
+
+  writeEarliestHint(id: number): void {
+    this.fileIO.replaceAtomic(this.paths.earliestHint, Buffer.from(String(id)));
+  }
+}

@@ -1,0 +1,239 @@
+// Reading one snapshot of a table: merged scans with projection and key filters, and point
+// lookups. The merge is the k-way merge of merge-reader.ts with the table's merge engine, then
+// retractions are dropped (Paimon's DropDeleteReader). Files whose key statistics rule out a
+// filter are never opened.
+//
+// A reader holds a pin on its snapshot; `close()` releases it.
+
+import { binaryRowEncoder } from './binary-row.ts';
+import { bucketOf } from './bucket.ts';
+import { kvAt, type RunData } from './data-file.ts';
+import { deserializeBinaryRow } from './binary-row.ts';
+import { invalidArgument } from './errors.ts';
+import { isAdd, type KeyValue } from './key-value.ts';
+import type { DataFileMeta } from './manifest.ts';
+import { createMergeFunction, mergeOrder } from './merge/merge-function.ts';
+import { findKey, mergeRuns } from './merge-reader.ts';
+import type { Snapshot } from './snapshot.ts';
+import type { Table } from './table.ts';
+import { comparatorFor, withNullable, type Comparator, type DataType } from './types.ts';
+
+export type PredicateOp = '=' | '<' | '<=' | '>' | '>=' | 'prefix';
+
+/** A condition on one column (values in memory form); files are skipped by key and partition columns. */
+export interface Predicate {
+  column: string;
+  op: PredicateOp;
+  value: unknown;
+}
+
+export interface ScanOptions {
+  /** Column names to return, in this order (default: all columns in schema order). */
+  projection?: string[];
+  where?: Predicate[];
+}
+
+interface CompiledPredicate {
+  index: number;
+  op: PredicateOp;
+  value: unknown;
+  cmp: Comparator;
+  /** Position among the trimmed key columns, or -1. */
+  keyPos: number;
+  /** Position among the partition columns, or -1. */
+  partPos: number;
+}
+
+function test(p: CompiledPredicate, v: unknown): boolean {
+  if (v === null || v === undefined) return false;
+  if (p.op === 'prefix') return typeof v === 'string' && v.startsWith(p.value as string);
+  const c = p.cmp(v, p.value);
+  switch (p.op) {
+    case '=':
+      return c === 0;
+    case '<':
+      return c < 0;
+    case '<=':
+      return c <= 0;
+    case '>':
+      return c > 0;
+    default:
+      return c >= 0;
+  }
+}
+
+/** Could any value in [min, max] satisfy p? (null min/max = unknown → yes) */
+function mayMatch(p: CompiledPredicate, min: unknown, max: unknown): boolean {
+  if (min === null || max === null || min === undefined || max === undefined) return true;
+  switch (p.op) {
+    case '=':
+      return p.cmp(p.value, min) >= 0 && p.cmp(p.value, max) <= 0;
+    case '<':
+      return p.cmp(min, p.value) < 0;
+    case '<=':
+      return p.cmp(min, p.value) <= 0;
+    case '>':
+      return p.cmp(max, p.value) > 0;
+    case '>=':
+      return p.cmp(max, p.value) >= 0;
+    case 'prefix': {
+      const s = p.value as string;
+      const lo = String(min).slice(0, s.length);
+      const hi = String(max).slice(0, s.length);
+      return p.cmp(s, lo) >= 0 && p.cmp(s, hi) <= 0;
+    }
+  }
+}
+
+export class TableReader {
+  private closed = false;
+
+  constructor(
+    private readonly table: Table,
+    /** undefined: the table has no snapshot yet (reads are empty). */
+    readonly snapshot: Snapshot | undefined,
+    private readonly release: () => void,
+  ) {}
+
+  close(): void {
+    if (!this.closed) {
+      this.closed = true;
+      this.release();
+    }
+  }
+
+  private compile(where: Predicate[] | undefined): CompiledPredicate[] {
+    const s = this.table.schema;
+    return (where ?? []).map((p) => {
+      const index = s.fieldIndex.get(p.column);
+      if (index === undefined) throw invalidArgument(`filter names unknown column '${p.column}'`);
+      const t = s.fields[index]!.type;
+      if (p.op === 'prefix' && typeof p.value !== 'string') throw invalidArgument(`prefix filter on '${p.column}' needs a string`);
+      return {
+        index,
+        op: p.op,
+        value: p.value,
+        cmp: comparatorFor(withNullable(t, false)),
+        keyPos: s.keyIndexes.indexOf(index),
+        partPos: s.partitionIndexes.indexOf(index),
+      };
+    });
+  }
+
+  private fileMayMatch(meta: DataFileMeta, preds: CompiledPredicate[]): boolean {
+    const keyPreds = preds.filter((p) => p.keyPos >= 0);
+    if (keyPreds.length === 0) return true;
+    const types = this.table.schema.keyTypes.map((t) => withNullable(t, true));
+    const mins = deserializeBinaryRow(types, meta.keyStats.minValues, meta.fileName);
+    const maxs = deserializeBinaryRow(types, meta.keyStats.maxValues, meta.fileName);
+    return keyPreds.every((p) => mayMatch(p, mins[p.keyPos], maxs[p.keyPos]));
+  }
+
+  /** Merged rows (every column in schema order, or the projection), sorted by key within each bucket. */
+  *scan(opts: ScanOptions = {}): Generator<unknown[]> {
+    if (!this.snapshot) return;
+    const table = this.table;
+    const schema = table.schema;
+    const preds = this.compile(opts.where);
+    const projection = opts.projection?.map((c) => {
+      const i = schema.fieldIndex.get(c);
+      if (i === undefined) throw invalidArgument(`projection names unknown column '${c}'`);
+      return i;
+    });
+    const partPreds = preds.filter((p) => p.partPos >= 0);
+    const merge = createMergeFunction(schema);
+    const order = mergeOrder(schema);
+    for (const b of table.buckets(this.snapshot)) {
+      if (partPreds.length > 0) {
+        const values = deserializeBinaryRow(schema.partitionTypes, b.partition, table.paths.root);
+        if (!partPreds.every((p) => test(p, values[p.partPos]))) continue;
+      }
+      const runs: RunData[][] = [];
+      for (const run of table.runsOf(b.files)) {
+        const parts = run.files.filter((f) => this.fileMayMatch(f, preds)).map((f) => table.loadRun(b.partition, b.bucket, f));
+        if (parts.length > 0) runs.push(parts);
+      }
+      if (runs.length === 1 && schema.options.mergeEngine === 'deduplicate') {
+        // One sorted run: no merging, just drop retractions.
+        for (const d of runs[0]!) {
+          for (let i = 0; i < d.rowCount; i++) {
+            if (!isAdd(d.kind[i]!)) continue;
+            if (preds.length > 0 && !preds.every((p) => test(p, d.valueCols[p.index]![i]))) continue;
+            yield projectAt(d, i, projection);
+          }
+        }
+        continue;
+      }
+      for (const kv of mergeRuns(runs, table.compareKeys, merge, order)) {
+        if (!isAdd(kv.kind)) continue;
+        if (preds.length > 0 && !preds.every((p) => test(p, kv.value[p.index]))) continue;
+        yield projection ? projection.map((i) => kv.value[i]) : kv.value;
+      }
+    }
+  }
+
+  /**
+   * The row of one primary key, or undefined. `pk` holds every primary-key column (partition
+   * keys included), by name, in memory form.
+   */
+  get(pk: Record<string, unknown>): unknown[] | undefined {
+    if (!this.snapshot) return undefined;
+    const table = this.table;
+    const schema = table.schema;
+    for (const k of schema.primaryKeys) {
+      if (pk[k] === undefined || pk[k] === null) throw invalidArgument(`lookup needs primary-key column '${k}'`);
+    }
+    const key = schema.keyIndexes.map((i) => pk[schema.fields[i]!.name]);
+    const partition = schema.partitionIndexes.map((i) => pk[schema.fields[i]!.name]);
+    const partitionBytes = partitionEncoder(schema.partitionTypes)(partition);
+    const bucket = bucketFor(schema, pk);
+    const records: KeyValue[] = [];
+    const b = table.bucketFiles(this.snapshot, partitionBytes, bucket);
+    if (b) {
+      for (const f of b.files) {
+        const r = table.keyRange(f);
+        if (table.compareKeys(key, r.min) < 0 || table.compareKeys(key, r.max) > 0) continue;
+        const d = table.loadRun(b.partition, b.bucket, f);
+        const i = findKey(d, key, table.compareKeys);
+        if (i >= 0) records.push(kvAt(d, i));
+      }
+    }
+    if (records.length === 0) return undefined;
+    records.sort(mergeOrder(schema));
+    const merge = createMergeFunction(schema);
+    merge.reset();
+    for (const kv of records) merge.add(kv);
+    const r = merge.result();
+    return r && isAdd(r.kind) ? r.value : undefined;
+  }
+}
+
+function projectAt(d: RunData, i: number, projection: number[] | undefined): unknown[] {
+  if (projection) return projection.map((c) => d.valueCols[c]![i]);
+  const row = new Array(d.valueCols.length);
+  for (let c = 0; c < row.length; c++) row[c] = d.valueCols[c]![i];
+  return row;
+}
+
+const encoders = new WeakMap<readonly DataType[], (v: readonly unknown[]) => Uint8Array>();
+export function partitionEncoder(types: readonly DataType[]): (v: readonly unknown[]) => Uint8Array {
+  let e = encoders.get(types);
+  if (!e) {
+    e = binaryRowEncoder(types, true);
+    encoders.set(types, e);
+  }
+  return e;
+}
+
+const bucketEncoders = new WeakMap<object, (v: readonly unknown[]) => Uint8Array>();
+/** The bucket of a row given by column name (Paimon's fixed-bucket hash of the bucket key). */
+export function bucketFor(schema: Table['schema'], row: Record<string, unknown>): number {
+  const n = schema.options.bucket;
+  if (n === 1) return 0;
+  let enc = bucketEncoders.get(schema);
+  if (!enc) {
+    enc = binaryRowEncoder(schema.bucketKeyIndexes.map((i) => schema.fields[i]!.type));
+    bucketEncoders.set(schema, enc);
+  }
+  return bucketOf(enc(schema.bucketKeyIndexes.map((i) => row[schema.fields[i]!.name])), n);
+}

@@ -1,0 +1,483 @@
+// The single writer of a table (Paimon's MergeTreeWriter + FileStoreCommit, one per table).
+//
+// Write path: a row gets its partition and bucket (Paimon's hash of the bucket key), the next
+// sequence number of that bucket, and is merged into the bucket's write buffer. When the buffers
+// pass `write-buffer-size` they flush: each bucket's buffer becomes one sorted level-0 file.
+// `commit()` flushes, writes a manifest with the new files, the base and delta manifest lists,
+// and creates `snapshot-N` atomically (APPEND). Then, unless `write-only`, it compacts the
+// buckets the universal picker chooses (one COMPACT snapshot) and expires old snapshots.
+//
+// Invariants: sequence numbers grow strictly per bucket across restarts (they resume from the
+// largest in the bucket's live files); a file is referenced only after it is fully written and
+// fsynced; nothing a commit did not reference is ever needed by a reader (crash leftovers are
+// orphans, removed by expiration or orphan cleanup).
+
+import { randomUUID } from 'node:crypto';
+import { binaryRowEncoder } from './binary-row.ts';
+import { bucketOf } from './bucket.ts';
+import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
+import { runFromRecords, writeDataFile, type RunData } from './data-file.ts';
+import { invalidArgument, LsmError } from './errors.ts';
+import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
+import { isAdd, RowKind, type KeyValue } from './key-value.ts';
+import { highestNonEmptyLevel } from './levels.ts';
+import { ADD, DELETE, type DataFileMeta, type ManifestEntry } from './manifest.ts';
+import { MANIFEST_MERGE_MIN_COUNT } from './manifest-store.ts';
+import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
+import { PartialUpdateMergeFunction } from './merge/partial-update.ts';
+import { mergeRuns } from './merge-reader.ts';
+import { partitionPath } from './partition-path.ts';
+import { SNAPSHOT_VERSION, type Snapshot } from './snapshot.ts';
+import type { Table } from './table.ts';
+import { FileNamer } from './table-paths.ts';
+import { checkValue, typeToString } from './types.ts';
+import { WriteBuffer, keyStringFn } from './write-buffer.ts';
+import { WriterLock } from './writer-lock.ts';
+
+export interface WriterOptions {
+  /** Recorded as the snapshots' `commitUser` (default: a random UUID per writer). */
+  commitUser?: string;
+}
+
+interface BucketState {
+  readonly id: string;
+  readonly partition: Uint8Array;
+  readonly partitionPath: string;
+  readonly bucket: number;
+  /** Committed live files. */
+  files: DataFileMeta[];
+  /** Flushed, not yet committed. */
+  pending: DataFileMeta[];
+  nextSeq: number;
+  readonly buffer: WriteBuffer;
+}
+
+export interface CommitResult {
+  /** The APPEND snapshot, or undefined when there was nothing to commit. */
+  snapshotId: number | undefined;
+  /** The COMPACT snapshot that followed, if any. */
+  compactSnapshotId: number | undefined;
+  expire: ExpireResult | undefined;
+}
+
+/** Thrown inside a compaction that must include the bottom level to stay correct. */
+class NeedsFullCompaction extends Error {}
+
+export class TableWriter {
+  private readonly table: Table;
+  private readonly lock: WriterLock;
+  private readonly namer = new FileNamer();
+  private readonly commitUser: string;
+  private readonly buckets = new Map<string, BucketState>();
+  private readonly committed: Map<string, { partition: Uint8Array; bucket: number; files: DataFileMeta[] }>;
+  private readonly partitions = new Map<string, { bytes: Uint8Array; path: string }>();
+  private readonly mergeFn: MergeFunction;
+  private readonly keyString: (key: unknown[]) => string;
+  private readonly encodePartition: (v: readonly unknown[]) => Uint8Array;
+  private readonly encodeBucketKey: (v: readonly unknown[]) => Uint8Array;
+  private bufferedBytes = 0;
+  private commitIdentifier = 0;
+  private closed = false;
+  private committing = false;
+
+  constructor(table: Table, o: WriterOptions) {
+    this.table = table;
+    this.lock = WriterLock.acquire(table.paths.lockFile, `table ${table.name}`);
+    try {
+      this.commitUser = o.commitUser ?? randomUUID();
+      const schema = table.schema;
+      this.mergeFn = createMergeFunction(schema);
+      this.keyString = keyStringFn(schema.keyTypes);
+      this.encodePartition = binaryRowEncoder(schema.partitionTypes, true);
+      this.encodeBucketKey = binaryRowEncoder(schema.bucketKeyIndexes.map((i) => schema.fields[i]!.type));
+      const latest = table.latestSnapshot();
+      this.committed = new Map();
+      if (latest) {
+        for (const b of table.buckets(latest)) {
+          if (b.totalBuckets !== schema.options.bucket && b.totalBuckets > 0) {
+            throw invalidArgument(`table ${table.name} has files written for ${b.totalBuckets} buckets, but option 'bucket' is ${schema.options.bucket}`);
+          }
+          this.committed.set(`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, { partition: b.partition, bucket: b.bucket, files: [...b.files] });
+        }
+      }
+    } catch (e) {
+      this.lock.release();
+      throw e;
+    }
+  }
+
+  private check(): void {
+    if (this.closed) throw invalidArgument(`the writer of ${this.table.name} is closed`);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Writing rows.
+
+  /** Writes a row given by column name (a missing column is null). Values in memory form. */
+  writeRecord(record: Record<string, unknown>, kind: RowKind = RowKind.INSERT): void {
+    const row = this.table.schema.fields.map((f) => record[f.name] ?? null);
+    this.write(row, kind);
+  }
+
+  /** Writes a row with every column in schema order. Values in memory form (types.ts). */
+  write(row: unknown[], kind: RowKind = RowKind.INSERT): void {
+    this.check();
+    const schema = this.table.schema;
+    const fields = schema.fields;
+    if (row.length !== fields.length) throw invalidArgument(`row has ${row.length} values, table ${this.table.name} has ${fields.length} columns`);
+    if (!(kind >= 0 && kind <= 3)) throw invalidArgument(`row kind must be 0..3 (+I, -U, +U, -D), got ${kind}`);
+    for (let i = 0; i < fields.length; i++) {
+      const v = row[i];
+      if (v === undefined) row[i] = null;
+      const problem = checkValue(fields[i]!.type, row[i]);
+      if (problem) throw invalidArgument(`column '${fields[i]!.name}' (${typeToString(fields[i]!.type)}): ${problem}`);
+    }
+    const state = this.bucketState(row);
+    const key = schema.keyIndexes.map((i) => row[i]);
+    const kv: KeyValue = { key, seq: state.nextSeq++, kind, value: row };
+    const before = state.buffer.estimatedBytes;
+    if (!state.buffer.add(kv)) {
+      this.flushBucket(state);
+      state.buffer.add(kv);
+    }
+    this.bufferedBytes += state.buffer.estimatedBytes - before;
+    if (this.bufferedBytes >= schema.options.writeBufferBytes) {
+      this.flush();
+      this.relieveStopTrigger();
+    }
+  }
+
+  private bucketState(row: unknown[]): BucketState {
+    const schema = this.table.schema;
+    let part: { bytes: Uint8Array; path: string } = { bytes: EMPTY_PARTITION, path: "" };
+    if (schema.partitionIndexes.length > 0) {
+      const values = schema.partitionIndexes.map((i) => row[i]);
+      const pk = values.map((v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : String(v))).join('\u0000');
+      let p = this.partitions.get(pk);
+      if (!p) {
+        p = {
+          bytes: this.encodePartition(values),
+          path: partitionPath(schema.partitionIndexes.map((i) => schema.fields[i]!), values, schema.options.partitionDefaultName),
+        };
+        this.partitions.set(pk, p);
+      }
+      part = p;
+    } else if (this.partitions.size === 0) {
+      part = { bytes: this.encodePartition([]), path: '' };
+      this.partitions.set('', part);
+    } else part = this.partitions.get('')!;
+    const n = schema.options.bucket;
+    const bucket = n === 1 ? 0 : bucketOf(this.encodeBucketKey(schema.bucketKeyIndexes.map((i) => row[i])), n);
+    const id = `${Buffer.from(part.bytes).toString('hex')}/${bucket}`;
+    let s = this.buckets.get(id);
+    if (!s) {
+      const files = this.committed.get(id)?.files ?? [];
+      let maxSeq = -1;
+      for (const f of files) if (f.maxSequenceNumber > maxSeq) maxSeq = f.maxSequenceNumber;
+      const pu = this.mergeFn instanceof PartialUpdateMergeFunction && (schema.options.removeRecordOnDelete || schema.options.removeRecordOnSequenceGroup.length > 0);
+      const merge = createMergeFunction(schema);
+      s = {
+        id,
+        partition: part.bytes,
+        partitionPath: part.path,
+        bucket,
+        files: [...files],
+        pending: [],
+        nextSeq: maxSeq + 1,
+        buffer: new WriteBuffer(this.keyString, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => (merge as PartialUpdateMergeFunction).resetThenAdded() : undefined),
+      };
+      this.buckets.set(id, s);
+    }
+    return s;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Flush and commit.
+
+  /** Writes every buffer as a level-0 file; the files become visible at the next commit. */
+  flush(): void {
+    this.check();
+    for (const s of this.buckets.values()) this.flushBucket(s);
+    this.bufferedBytes = 0;
+  }
+
+  private flushBucket(s: BucketState): void {
+    if (s.buffer.isEmpty) return;
+    const schema = this.table.schema;
+    const before = s.buffer.estimatedBytes;
+    const records = s.buffer.drain(this.table.compareKeys, mergeOrder(schema));
+    this.bufferedBytes = Math.max(0, this.bufferedBytes - before);
+    if (records.length === 0) return;
+    const run = runFromRecords(records, schema.keyIndexes.length, schema.fields.length);
+    const meta = this.writeRun(s, run, 0, 0);
+    s.pending.push(meta);
+  }
+
+  private writeRun(s: BucketState, run: RunData, level: number, fileSource: 0 | 1): DataFileMeta {
+    const fileName = this.namer.dataFile('parquet');
+    const dir = this.table.paths.bucketDir(s.partitionPath, s.bucket);
+    const meta = writeDataFile({
+      fileIO: this.table.fileIO,
+      schema: this.table.schema,
+      bucketDir: dir,
+      fileName,
+      run,
+      level,
+      fileSource,
+      creationTimeMs: this.table.clock(),
+    });
+    this.table.cache.put(`${dir}/${fileName}`, run);
+    return meta;
+  }
+
+  /** Buffered (unflushed) estimated bytes. */
+  get bufferedEstimateBytes(): number {
+    return this.bufferedBytes;
+  }
+
+  /**
+   * Flushes and commits everything written so far as one APPEND snapshot, then compacts and
+   * expires (unless `write-only`). Returns the snapshots made.
+   */
+  commit(): CommitResult {
+    this.check();
+    if (this.committing) throw new Error('assertion failed: commit re-entered');
+    this.committing = true;
+    try {
+      this.flush();
+      const adds: ManifestEntry[] = [];
+      for (const s of this.buckets.values()) {
+        for (const f of s.pending) adds.push(this.entry(ADD, s, f));
+      }
+      let snapshotId: number | undefined;
+      if (adds.length > 0) {
+        snapshotId = this.commitChanges(adds, 'APPEND');
+        for (const s of this.buckets.values()) {
+          s.files.push(...s.pending);
+          s.pending = [];
+        }
+      }
+      let compactSnapshotId: number | undefined;
+      let expire: ExpireResult | undefined;
+      if (!this.table.schema.options.writeOnly) {
+        compactSnapshotId = this.compactBuckets(false);
+        if (snapshotId !== undefined || compactSnapshotId !== undefined) expire = expireSnapshots(this.table);
+      }
+      return { snapshotId, compactSnapshotId, expire };
+    } finally {
+      this.committing = false;
+    }
+  }
+
+  private entry(kind: 0 | 1, s: { partition: Uint8Array; bucket: number }, file: DataFileMeta): ManifestEntry {
+    return { kind, partition: s.partition, bucket: s.bucket, totalBuckets: this.table.schema.options.bucket, file };
+  }
+
+  /** Writes manifests and creates the next snapshot. */
+  private commitChanges(entries: ManifestEntry[], kind: 'APPEND' | 'COMPACT'): number {
+    const table = this.table;
+    const schema = table.schema;
+    const latest = table.snapshots.latest();
+    const id = (latest?.id ?? 0) + 1;
+    let base = latest ? table.manifests.dataManifests(latest) : [];
+    if (latest && base.length >= MANIFEST_MERGE_MIN_COUNT) {
+      const live = table.manifests.liveFiles(latest);
+      base = live.length > 0 ? [table.manifests.writeManifest(schema, this.namer, live)] : [];
+    }
+    const delta = [table.manifests.writeManifest(schema, this.namer, entries)];
+    const baseList = table.manifests.writeList(schema, this.namer, base);
+    const deltaList = table.manifests.writeList(schema, this.namer, delta);
+    let added = 0;
+    for (const e of entries) added += e.kind === ADD ? e.file.rowCount : -e.file.rowCount;
+    const snapshot: Snapshot = {
+      version: SNAPSHOT_VERSION,
+      id,
+      schemaId: schema.id,
+      baseManifestList: baseList.name,
+      baseManifestListSize: baseList.size,
+      deltaManifestList: deltaList.name,
+      deltaManifestListSize: deltaList.size,
+      changelogManifestList: null,
+      changelogManifestListSize: null,
+      indexManifest: null,
+      commitUser: this.commitUser,
+      commitIdentifier: BigInt(++this.commitIdentifier),
+      commitKind: kind,
+      timeMillis: Math.max(table.clock(), latest?.timeMillis ?? 0),
+      totalRecordCount: (latest?.totalRecordCount ?? 0) + added,
+      deltaRecordCount: added,
+      changelogRecordCount: 0,
+      watermark: null,
+      statistics: null,
+      properties: null,
+      nextRowId: null,
+    };
+    if (!table.snapshots.commit(snapshot)) {
+      throw new LsmError('Conflict', `snapshot ${id} of ${table.name} was created by another writer; one writer per table`, {
+        path: table.paths.snapshotFile(id),
+      });
+    }
+    return id;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Compaction.
+
+  /** When a bucket reaches the stop trigger, commit and compact now rather than pile up runs. */
+  private relieveStopTrigger(): void {
+    const stop = this.table.schema.options.stopTrigger;
+    for (const s of this.buckets.values()) {
+      if (this.table.runsOf([...s.files, ...s.pending]).length >= stop && !this.committing) {
+        this.commit();
+        return;
+      }
+    }
+  }
+
+  /**
+   * Compacts now: `full` merges every bucket into its highest level; otherwise the universal
+   * picker decides per bucket. Commits pending writes first. Returns the COMPACT snapshot id.
+   */
+  compact(full = false): number | undefined {
+    this.check();
+    if (this.buckets.size > 0 || full) this.commitPendingOnly();
+    if (full) {
+      // Every committed bucket, also those this writer has not touched.
+      for (const [id, c] of this.committed) {
+        if (!this.buckets.has(id)) this.buckets.set(id, this.stateFor(c));
+      }
+    }
+    return this.compactBuckets(full);
+  }
+
+  private stateFor(c: { partition: Uint8Array; bucket: number; files: DataFileMeta[] }): BucketState {
+    const schema = this.table.schema;
+    const id = `${Buffer.from(c.partition).toString('hex')}/${c.bucket}`;
+    let maxSeq = -1;
+    for (const f of c.files) if (f.maxSequenceNumber > maxSeq) maxSeq = f.maxSequenceNumber;
+    return {
+      id,
+      partition: c.partition,
+      partitionPath: this.table.partitionPathOf(c.partition),
+      bucket: c.bucket,
+      files: [...c.files],
+      pending: [],
+      nextSeq: maxSeq + 1,
+      buffer: new WriteBuffer(this.keyString, createMergeFunction(schema), schema.sequenceFieldIndexes.length > 0, undefined),
+    };
+  }
+
+  private commitPendingOnly(): void {
+    const wasCommitting = this.committing;
+    this.committing = true;
+    try {
+      this.flush();
+      const adds: ManifestEntry[] = [];
+      for (const s of this.buckets.values()) for (const f of s.pending) adds.push(this.entry(ADD, s, f));
+      if (adds.length > 0) {
+        this.commitChanges(adds, 'APPEND');
+        for (const s of this.buckets.values()) {
+          s.files.push(...s.pending);
+          s.pending = [];
+        }
+      }
+    } finally {
+      this.committing = wasCommitting;
+    }
+  }
+
+  private compactBuckets(full: boolean): number | undefined {
+    const o = this.table.schema.options;
+    const entries: ManifestEntry[] = [];
+    const results: Array<{ s: BucketState; removed: DataFileMeta[]; added: DataFileMeta[] }> = [];
+    for (const s of this.buckets.values()) {
+      const runs = this.table.runsOf(s.files);
+      let unit: CompactUnit | undefined = full ? fullCompaction(o.numLevels, runs) : pickUniversal(o, runs);
+      if (!unit) continue;
+      let added: DataFileMeta[];
+      try {
+        added = this.runCompaction(s, unit);
+      } catch (e) {
+        if (!(e instanceof NeedsFullCompaction)) throw e;
+        unit = fullCompaction(o.numLevels, runs)!;
+        added = this.runCompaction(s, unit);
+      }
+      const removed = unit.runs.flatMap((r) => r.files);
+      for (const f of removed) entries.push(this.entry(DELETE, s, f));
+      for (const f of added) entries.push(this.entry(ADD, s, f));
+      results.push({ s, removed, added });
+    }
+    if (entries.length === 0) return undefined;
+    const id = this.commitChanges(entries, 'COMPACT');
+    for (const { s, removed, added } of results) {
+      const gone = new Set(removed.map((f) => f.fileName));
+      s.files = s.files.filter((f) => !gone.has(f.fileName)).concat(added);
+      for (const f of removed) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+      this.committed.set(s.id, { partition: s.partition, bucket: s.bucket, files: s.files });
+    }
+    return id;
+  }
+
+  /** Merges the unit's runs into new files at its output level. */
+  private runCompaction(s: BucketState, unit: CompactUnit): DataFileMeta[] {
+    const table = this.table;
+    const schema = table.schema;
+    const allFiles = [...s.files];
+    const dropDelete = unit.outputLevel !== 0 && unit.outputLevel >= highestNonEmptyLevel(allFiles);
+    const inputs = unit.runs.map((r) => r.files.map((f) => table.loadRun(s.partition, s.bucket, f)));
+    const merge = createMergeFunction(schema);
+    const pu = merge instanceof PartialUpdateMergeFunction ? merge : undefined;
+    let inBytes = 0;
+    let inRows = 0;
+    for (const r of unit.runs) for (const f of r.files) {
+      inBytes += f.fileSize;
+      inRows += f.rowCount;
+    }
+    const rowsPerFile = Math.max(1, Math.floor(schema.options.targetFileBytes / Math.max(1, inBytes / Math.max(1, inRows))));
+    const out: DataFileMeta[] = [];
+    let batch: KeyValue[] = [];
+    const roll = () => {
+      if (batch.length === 0) return;
+      out.push(this.writeRun(s, runFromRecords(batch, schema.keyIndexes.length, schema.fields.length), unit.outputLevel, 1));
+      batch = [];
+    };
+    const check = pu && !dropDelete ? () => {
+      if (pu.resetThenAdded()) throw new NeedsFullCompaction();
+    } : undefined;
+    try {
+      for (const kv of mergeRuns(inputs, table.compareKeys, merge, mergeOrder(schema), check)) {
+        if (dropDelete && !isAdd(kv.kind)) continue;
+        batch.push(kv);
+        if (batch.length >= rowsPerFile) roll();
+      }
+      roll();
+    } catch (e) {
+      // Files written by an abandoned compaction are orphans; remove them now.
+      for (const f of out) table.fileIO.remove(table.dataFilePath(s.partition, s.bucket, f.fileName));
+      throw e;
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Maintenance and lifecycle.
+
+  expire(): ExpireResult {
+    this.check();
+    return expireSnapshots(this.table);
+  }
+
+  removeOrphanFiles(olderThanMs: number): string[] {
+    this.check();
+    return removeOrphanFiles(this.table, olderThanMs);
+  }
+
+  /** Releases the writer lock. Unflushed and uncommitted rows are dropped. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.lock.release();
+  }
+}
+
+const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);

@@ -1,0 +1,292 @@
+// A primary-key table in Paimon's layout: its schema, snapshots, tags and the way to read it at
+// any retained point in time. Writing goes through a TableWriter (one per table, see
+// table-writer.ts); reading needs no lock and works from any process.
+//
+// Concurrency: a Table object belongs to one thread. Readers pin the snapshot they read, so
+// expiration in this process never removes files a reader in progress still needs.
+
+import { deserializeBinaryRow } from './binary-row.ts';
+import { corruption, invalidArgument, LsmError, notFound, notSupported } from './errors.ts';
+import { localFileIO, type FileIO } from './file-io.ts';
+import { readDataFile, type RunData } from './data-file.ts';
+import { groupByBucket, sortedRuns, type BucketFiles } from './levels.ts';
+import type { DataFileMeta } from './manifest.ts';
+import { ManifestStore } from './manifest-store.ts';
+import { keyComparator } from './merge/merge-function.ts';
+import { partitionPath } from './partition-path.ts';
+import { RunCache } from './run-cache.ts';
+import { TableSchema } from './schema.ts';
+import type { Snapshot } from './snapshot.ts';
+import { SnapshotManager } from './snapshot-manager.ts';
+import { TablePaths } from './table-paths.ts';
+import { TableReader } from './table-read.ts';
+import { TagManager, type TagInfo } from './tags.ts';
+import { TableWriter, type WriterOptions } from './table-writer.ts';
+import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
+
+export interface TableOpenOptions {
+  fileIO?: FileIO;
+  /** Milliseconds since the epoch; injected in tests. */
+  clock?: () => number;
+  /** Bytes of decoded data files kept in memory (default 256 MiB). */
+  cacheBytes?: number;
+  /** Name used in messages, e.g. `site_1.stock`. */
+  name?: string;
+}
+
+/** Where to read: the latest snapshot unless one of these is given. */
+export interface ReadPoint {
+  snapshotId?: number;
+  tag?: string;
+  /** Epoch milliseconds: the latest snapshot committed at or before it. */
+  timestampMs?: number;
+}
+
+const SCHEMA_NAME = /^schema-(\d+)$/;
+const DEFAULT_CACHE_BYTES = 256 * 1024 * 1024;
+
+export class Table {
+  readonly fileIO: FileIO;
+  readonly paths: TablePaths;
+  readonly name: string;
+  readonly clock: () => number;
+  readonly snapshots: SnapshotManager;
+  readonly manifests: ManifestStore;
+  readonly tags: TagManager;
+  readonly cache: RunCache;
+  readonly compareKeys: (a: unknown[], b: unknown[]) => number;
+  private currentSchema: TableSchema;
+  private readonly schemas = new Map<number, TableSchema>();
+  private readonly pins = new Map<number, number>();
+  private readonly decodedKeys = new Map<string, { min: unknown[]; max: unknown[] }>();
+  private readonly partitionPaths = new Map<string, string>();
+  private readonly bucketIndexes = new Map<number, { list: BucketFiles[]; byId: Map<string, BucketFiles> }>();
+
+  private constructor(dir: string, schema: TableSchema, o: TableOpenOptions) {
+    this.fileIO = o.fileIO ?? localFileIO;
+    this.paths = new TablePaths(dir);
+    this.name = o.name ?? dir;
+    this.clock = o.clock ?? Date.now;
+    this.currentSchema = schema;
+    this.schemas.set(schema.id, schema);
+    this.snapshots = new SnapshotManager(this.fileIO, this.paths);
+    this.manifests = new ManifestStore(this.fileIO, this.paths);
+    this.tags = new TagManager(this.fileIO, this.paths, this.snapshots, this.clock);
+    this.cache = new RunCache(o.cacheBytes ?? DEFAULT_CACHE_BYTES);
+    this.compareKeys = keyComparator(schema);
+  }
+
+  /** Creates the table directory with schema-0. AlreadyExists when a schema is there. */
+  static create(dir: string, schema: TableSchema, o: TableOpenOptions = {}): Table {
+    const io = o.fileIO ?? localFileIO;
+    const paths = new TablePaths(dir);
+    io.mkdirs(paths.schemaDir);
+    if (!io.createAtomic(paths.schemaFile(0), Buffer.from(schema.serialize()))) {
+      throw new LsmError('AlreadyExists', `table ${o.name ?? dir} already exists`, { path: dir });
+    }
+    return new Table(dir, schema, o);
+  }
+
+  static open(dir: string, o: TableOpenOptions = {}): Table {
+    const io = o.fileIO ?? localFileIO;
+    const paths = new TablePaths(dir);
+    const ids = io.list(paths.schemaDir).map((n) => SCHEMA_NAME.exec(n)).filter((m) => m !== null).map((m) => Number(m![1]));
+    if (ids.length === 0) throw notFound(`table ${o.name ?? dir} does not exist (no schema in ${paths.schemaDir})`);
+    const latest = Math.max(...ids);
+    const file = paths.schemaFile(latest);
+    return new Table(dir, TableSchema.parse(io.readFile(file).toString('utf8'), file), o);
+  }
+
+  get schema(): TableSchema {
+    return this.currentSchema;
+  }
+
+  /** The schema a data file was written with. */
+  schemaById(id: number): TableSchema {
+    let s = this.schemas.get(id);
+    if (!s) {
+      const file = this.paths.schemaFile(id);
+      const bytes = this.fileIO.readFileIfExists(file);
+      if (bytes === undefined) throw corruption(file, `schema ${id} referenced by a data file is missing`);
+      s = TableSchema.parse(bytes.toString('utf8'), file);
+      this.schemas.set(id, s);
+    }
+    return s;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Snapshots and time travel.
+
+  latestSnapshot(): Snapshot | undefined {
+    return this.snapshots.latest();
+  }
+
+  /** The snapshot a read point names; undefined for "latest" on an empty table. */
+  resolve(at: ReadPoint = {}): Snapshot | undefined {
+    const given = [at.snapshotId, at.tag, at.timestampMs].filter((x) => x !== undefined).length;
+    if (given > 1) throw invalidArgument('give at most one of snapshot id, tag and timestamp');
+    if (at.snapshotId !== undefined) {
+      const s = this.snapshots.tryGet(at.snapshotId);
+      if (!s) {
+        const e = this.snapshots.earliestId();
+        throw notFound(`snapshot ${at.snapshotId} of ${this.name} does not exist (retained: ${e ?? 'none'}..${this.snapshots.latestId() ?? 'none'})`);
+      }
+      return s;
+    }
+    if (at.tag !== undefined) return this.tags.get(at.tag).snapshot;
+    if (at.timestampMs !== undefined) {
+      const s = this.snapshots.atOrBefore(at.timestampMs);
+      if (!s) {
+        const e = this.snapshots.earliestId();
+        const first = e === undefined ? undefined : this.snapshots.tryGet(e);
+        throw notFound(
+          `no snapshot of ${this.name} at or before ${new Date(at.timestampMs).toISOString()}` +
+            (first ? ` (the earliest retained is ${first.id}, committed ${new Date(first.timeMillis).toISOString()})` : ' (the table has no snapshot)'),
+        );
+      }
+      return s;
+    }
+    return this.snapshots.latest();
+  }
+
+  /** A reader of one snapshot. It pins the snapshot until `close()`. */
+  reader(at: ReadPoint = {}): TableReader {
+    const snapshot = this.resolve(at);
+    if (snapshot) this.pin(snapshot.id);
+    return new TableReader(this, snapshot, () => snapshot && this.unpin(snapshot.id));
+  }
+
+  /** Reads rows (schema order) at a read point; see TableReader.scan. */
+  scanRows(at: ReadPoint = {}, opts: Parameters<TableReader['scan']>[0] = {}): unknown[][] {
+    const r = this.reader(at);
+    try {
+      return [...r.scan(opts)];
+    } finally {
+      r.close();
+    }
+  }
+
+  pin(id: number): void {
+    this.pins.set(id, (this.pins.get(id) ?? 0) + 1);
+  }
+  unpin(id: number): void {
+    const n = (this.pins.get(id) ?? 0) - 1;
+    if (n <= 0) this.pins.delete(id);
+    else this.pins.set(id, n);
+  }
+  pinnedSnapshotIds(): number[] {
+    return [...this.pins.keys()];
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Files.
+
+  /** Live files of a snapshot grouped by (partition, bucket); the last few snapshots are cached. */
+  buckets(snapshot: Snapshot): BucketFiles[] {
+    return this.bucketIndex(snapshot).list;
+  }
+
+  /** The live files of one (partition, bucket) of a snapshot, or undefined when it has none. */
+  bucketFiles(snapshot: Snapshot, partition: Uint8Array, bucket: number): BucketFiles | undefined {
+    return this.bucketIndex(snapshot).byId.get(`${Buffer.from(partition).toString('hex')}/${bucket}`);
+  }
+
+  private bucketIndex(snapshot: Snapshot): { list: BucketFiles[]; byId: Map<string, BucketFiles> } {
+    let idx = this.bucketIndexes.get(snapshot.id);
+    if (!idx) {
+      const list = groupByBucket(this.manifests.liveFiles(snapshot));
+      idx = { list, byId: new Map(list.map((b) => [`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, b])) };
+      if (this.bucketIndexes.size >= 8) this.bucketIndexes.delete(this.bucketIndexes.keys().next().value as number);
+      this.bucketIndexes.set(snapshot.id, idx);
+    }
+    return idx;
+  }
+
+  partitionPathOf(partition: Uint8Array): string {
+    const k = Buffer.from(partition).toString('hex');
+    let p = this.partitionPaths.get(k);
+    if (p === undefined) {
+      const s = this.schema;
+      const values = deserializeBinaryRow(s.partitionTypes, partition, this.paths.root);
+      p = partitionPath(s.partitionIndexes.map((i) => s.fields[i]!), values, s.options.partitionDefaultName);
+      this.partitionPaths.set(k, p);
+    }
+    return p;
+  }
+
+  dataFilePath(partition: Uint8Array, bucket: number, fileName: string): string {
+    return `${this.paths.bucketDir(this.partitionPathOf(partition), bucket)}/${fileName}`;
+  }
+
+  /** Decoded min and max key of a data file. */
+  keyRange(meta: DataFileMeta): { min: unknown[]; max: unknown[] } {
+    let r = this.decodedKeys.get(meta.fileName);
+    if (!r) {
+      const types = this.schema.keyTypes;
+      r = {
+        min: deserializeBinaryRow(types, meta.minKey, meta.fileName),
+        max: deserializeBinaryRow(types, meta.maxKey, meta.fileName),
+      };
+      if (this.decodedKeys.size > 100_000) this.decodedKeys.clear();
+      this.decodedKeys.set(meta.fileName, r);
+    }
+    return r;
+  }
+
+  /** A data file as a run, through the cache. */
+  loadRun(partition: Uint8Array, bucket: number, meta: DataFileMeta): RunData {
+    const path = this.dataFilePath(partition, bucket, meta.fileName);
+    return this.cache.get(path, () => {
+      if (meta.schemaId !== this.schema.id) this.checkSameFields(meta.schemaId, path);
+      return readDataFile(this.fileIO, this.schema, path, meta);
+    });
+  }
+
+  private checkSameFields(schemaId: number, path: string): void {
+    const old = this.schemaById(schemaId);
+    const now = this.schema;
+    const same =
+      old.fields.length === now.fields.length &&
+      old.fields.every((f, i) => f.id === now.fields[i]!.id && f.name === now.fields[i]!.name && f.type.root === now.fields[i]!.type.root);
+    if (!same) throw notSupported(`${path} was written with schema ${schemaId}, which differs from schema ${now.id}; reading evolved schemas is not supported yet`);
+  }
+
+  /** Sorted runs (newest first) of a bucket's files. */
+  runsOf(files: readonly DataFileMeta[]) {
+    return sortedRuns(files, (a, b) => this.compareKeys(this.keyRange(a).min, this.keyRange(b).min));
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Writing, tags, maintenance.
+
+  /** The table's single writer; Conflict when another process or object writes it. */
+  newWriter(o: WriterOptions = {}): TableWriter {
+    return new TableWriter(this, o);
+  }
+
+  createTag(name: string, snapshotId?: number, retainedMs?: number): TagInfo {
+    return this.tags.create(name, snapshotId, retainedMs);
+  }
+
+  deleteTag(name: string): void {
+    this.tags.delete(name);
+  }
+
+  listTags(): TagInfo[] {
+    return this.tags.list();
+  }
+
+  /**
+   * Expires snapshots by the table's retention options and deletes the files no retained
+   * snapshot or tag needs. REQUIRES: the caller holds the table's writer lock (use
+   * TableWriter.expire, or a writer opened for maintenance).
+   */
+  expireUnderLock(): ExpireResult {
+    return expireSnapshots(this);
+  }
+
+  /** Deletes files no snapshot or tag references, older than `olderThanMs`. REQUIRES the writer lock. */
+  removeOrphansUnderLock(olderThanMs: number): string[] {
+    return removeOrphanFiles(this, olderThanMs);
+  }
+}

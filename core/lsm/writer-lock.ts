@@ -1,0 +1,93 @@
+// One writer per table. The lock is a hidden file in the table directory (`.writer.lock`,
+// ignored by Paimon's listings) created with O_EXCL and holding the owner's pid, host and a
+// token. A lock whose process is gone (kill -9, power cut) is stale and is taken over; a live
+// owner makes a second writer fail with Conflict naming the pid. Readers never take it.
+//
+// Limits: liveness is checked with kill(pid, 0) on this host only — a table on a shared
+// filesystem written from two hosts is not protected (the appliance owns its disk).
+
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import { hostname } from 'node:os';
+import { LsmError } from './errors.ts';
+
+interface LockContent {
+  pid: number;
+  host: string;
+  token: string;
+  sinceMs: number;
+}
+
+const heldInProcess = new Set<string>();
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class WriterLock {
+  private constructor(
+    readonly path: string,
+    private readonly token: string,
+  ) {}
+
+  static acquire(path: string, what: string): WriterLock {
+    if (heldInProcess.has(path)) {
+      throw new LsmError('Conflict', `${what} already has a writer in this process`, { path });
+    }
+    const content: LockContent = { pid: process.pid, host: hostname(), token: randomUUID(), sinceMs: Date.now() };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const fd = fs.openSync(path, 'wx', 0o644);
+        fs.writeSync(fd, JSON.stringify(content));
+        fs.fsyncSync(fd);
+        fs.closeSync(fd);
+        heldInProcess.add(path);
+        return new WriterLock(path, content.token);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw new LsmError('IOError', `cannot create writer lock ${path}: ${(e as Error).message}`, { path, cause: e });
+        }
+      }
+      let holder: LockContent | undefined;
+      try {
+        holder = JSON.parse(fs.readFileSync(path, 'utf8')) as LockContent;
+      } catch {
+        holder = undefined; // torn or vanished: treat as stale
+      }
+      if (holder && holder.host === content.host && holder.pid !== process.pid && alive(holder.pid)) {
+        throw new LsmError(
+          'Conflict',
+          `${what} is being written by process ${holder.pid} since ${new Date(holder.sinceMs).toISOString()}; one writer per table`,
+          { path },
+        );
+      }
+      if (holder && holder.host !== content.host) {
+        throw new LsmError('Conflict', `${what} is locked by host ${holder.host} (pid ${holder.pid})`, { path });
+      }
+      // Stale: move it aside atomically so that only one contender removes it.
+      const aside = `${path}.stale-${content.token}`;
+      try {
+        fs.renameSync(path, aside);
+        fs.unlinkSync(aside);
+      } catch {
+        // someone else took it over first; try again
+      }
+    }
+    throw new LsmError('Conflict', `could not take the writer lock of ${what}`, { path });
+  }
+
+  release(): void {
+    heldInProcess.delete(this.path);
+    try {
+      const holder = JSON.parse(fs.readFileSync(this.path, 'utf8')) as LockContent;
+      if (holder.token === this.token) fs.unlinkSync(this.path);
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -26,7 +26,8 @@ type Prepared = unknown;
 interface FieldCodec {
   /** Turns the value into what `write` needs and returns the var-part bytes it will take. */
   prepare(v: unknown, i: number, scratch: Prepared[]): number;
-  write(u8: Uint8Array, dv: DataView, slot: number, p: Prepared, cursor: number): void;
+  /** Writes at absolute `slot`; `cursor` is the var-part offset relative to the row start at `base`. */
+  write(u8: Uint8Array, dv: DataView, slot: number, p: Prepared, cursor: number, base: number): void;
   /** Var-part bytes a null of this type reserves (0, or 16/8 for non-compact DECIMAL/TIMESTAMP). */
   nullReserve: number;
 }
@@ -68,21 +69,40 @@ const fixed = (write: (dv: DataView, slot: number, v: never) => void): FieldCode
   nullReserve: 0,
 });
 
+/** True when every UTF-16 unit is ASCII (then the UTF-8 bytes are the char codes). */
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** Strings and bytes; ASCII strings are written char by char (TextEncoder per key is the hot cost). */
 const varBytes: FieldCodec = {
   prepare(v, i, scratch) {
-    const b = typeof v === 'string' ? utf8.encode(v) : (v as Uint8Array);
-    if (!(b instanceof Uint8Array)) throw invalidArgument(`expected a string or bytes, got ${typeof v}`);
-    scratch[i] = b;
-    return b.length <= 7 ? 0 : (b.length + 7) & ~7;
+    let n: number;
+    if (typeof v === 'string') {
+      if (isAscii(v)) {
+        scratch[i] = v;
+        n = v.length;
+      } else {
+        const b = utf8.encode(v);
+        scratch[i] = b;
+        n = b.length;
+      }
+    } else if (v instanceof Uint8Array) {
+      scratch[i] = v;
+      n = v.length;
+    } else throw invalidArgument(`expected a string or bytes, got ${typeof v}`);
+    return n <= 7 ? 0 : (n + 7) & ~7;
   },
-  write(u8, dv, slot, p, cursor) {
-    const b = p as Uint8Array;
-    if (b.length <= 7) {
-      u8.set(b, slot);
-      u8[slot + 7] = 0x80 | b.length;
-    } else {
-      u8.set(b, cursor);
-      dv.setUint32(slot, b.length, true);
+  write(u8, dv, slot, p, cursor, base) {
+    const n = (p as string | Uint8Array).length;
+    const at = n <= 7 ? slot : base + cursor;
+    if (typeof p === 'string') for (let j = 0; j < n; j++) u8[at + j] = p.charCodeAt(j);
+    else if (n <= 7) for (let j = 0; j < n; j++) u8[at + j] = (p as Uint8Array)[j]!;
+    else u8.set(p as Uint8Array, at);
+    if (n <= 7) u8[slot + 7] = 0x80 | n;
+    else {
+      dv.setUint32(slot, n, true);
       dv.setUint32(slot + 4, cursor, true);
     }
   },
@@ -123,9 +143,9 @@ function codecFor(t: DataType): FieldCodec {
           scratch[i] = b;
           return 16;
         },
-        write(u8, dv, slot, p, cursor) {
+        write(u8, dv, slot, p, cursor, base) {
           const b = p as Uint8Array;
-          u8.set(b, cursor);
+          u8.set(b, base + cursor);
           dv.setUint32(slot, b.length, true);
           dv.setUint32(slot + 4, cursor, true);
         },
@@ -139,10 +159,10 @@ function codecFor(t: DataType): FieldCodec {
           scratch[i] = v;
           return 8;
         },
-        write(_u8, dv, slot, p, cursor) {
+        write(_u8, dv, slot, p, cursor, base) {
           const micros = p as number;
           const millis = Math.floor(micros / 1000);
-          setLongNumber(dv, cursor, millis);
+          setLongNumber(dv, base + cursor, millis);
           dv.setUint32(slot, (micros - millis * 1000) * 1000, true); // nano-of-millisecond
           dv.setUint32(slot + 4, cursor, true);
         },
@@ -156,45 +176,49 @@ function codecFor(t: DataType): FieldCodec {
 export type RowEncoder = (values: readonly unknown[]) => Uint8Array;
 
 /**
- * A per-schema encoder producing the BinaryRow bytes (no arity prefix, RowKind 0). Precompute it
- * once per key type list; it runs once per written key for the bucket hash.
+ * A per-schema encoder producing the BinaryRow bytes (no arity prefix, RowKind 0), or the serialized
+ * form with `withArityPrefix`. Precompute it once per type list: it runs once per written key for the
+ * bucket hash, so it encodes into one reused scratch buffer (one DataView; creating DataViews and
+ * buffers per row dominates otherwise) and returns a fresh copy of exactly the row's bytes.
  */
 export function binaryRowEncoder(types: readonly DataType[], withArityPrefix = false): RowEncoder {
   const arity = types.length;
   const codecs = types.map(codecFor);
-  const fixedSize = headerSizeBytes(arity) + 8 * arity;
   const header = headerSizeBytes(arity);
+  const fixedSize = header + 8 * arity;
   const base = withArityPrefix ? 4 : 0;
-  const scratch: Prepared[] = new Array(arity);
+  const prepared: Prepared[] = new Array(arity);
   const sizes = new Int32Array(arity);
+  let scratch = new Uint8Array(Math.max(64, base + fixedSize));
+  let dv = new DataView(scratch.buffer);
   return (values) => {
     if (values.length !== arity) throw invalidArgument(`row has ${values.length} values, expected ${arity}`);
-    let total = fixedSize;
+    let total = base + fixedSize;
     for (let i = 0; i < arity; i++) {
       const v = values[i];
-      const n = v === null || v === undefined ? codecs[i]!.nullReserve : codecs[i]!.prepare(v, i, scratch);
+      const n = v === null || v === undefined ? codecs[i]!.nullReserve : codecs[i]!.prepare(v, i, prepared);
       sizes[i] = n;
       total += n;
     }
-    const u8 = new Uint8Array(base + total);
-    const dv = new DataView(u8.buffer);
+    if (total > scratch.length) {
+      scratch = new Uint8Array(Math.max(total, scratch.length * 2));
+      dv = new DataView(scratch.buffer);
+    } else scratch.fill(0, 0, total);
     if (withArityPrefix) dv.setInt32(0, arity, false);
-    const row = withArityPrefix ? new Uint8Array(u8.buffer, 4) : u8;
-    const rdv = withArityPrefix ? new DataView(u8.buffer, 4) : dv;
-    let cursor = fixedSize;
+    let cursor = fixedSize; // relative to the row start, which is `base`
     for (let i = 0; i < arity; i++) {
-      const slot = header + 8 * i;
+      const slot = base + header + 8 * i;
       const v = values[i];
       if (v === null || v === undefined) {
-        row[(i + 8) >> 3]! |= 1 << ((i + 8) & 7);
-        if (sizes[i]! > 0) rdv.setUint32(slot + 4, cursor, true);
+        scratch[base + ((i + 8) >> 3)]! |= 1 << ((i + 8) & 7);
+        if (sizes[i]! > 0) dv.setUint32(slot + 4, cursor, true);
       } else {
-        codecs[i]!.write(row, rdv, slot, scratch[i], cursor);
-        scratch[i] = undefined;
+        codecs[i]!.write(scratch, dv, slot, prepared[i], cursor, base);
+        prepared[i] = undefined;
       }
       cursor += sizes[i]!;
     }
-    return u8;
+    return scratch.slice(0, total);
   };
 }
 

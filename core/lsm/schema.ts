@@ -145,6 +145,9 @@ export class TableSchema {
         throw invalidArgument(`option 'partial-update.remove-record-on-sequence-group': '${g}' is not a sequence group`);
       }
     }
+    if (this.options.removeRecordOnDelete && this.sequenceFieldIndexes.length > 0) {
+      throw notSupported(`option 'partial-update.remove-record-on-delete' together with 'sequence.field' is not supported`);
+    }
     if (this.options.removeRecordOnDelete && engine !== 'partial-update') {
       throw invalidArgument(`option 'partial-update.remove-record-on-delete' needs merge-engine 'partial-update'`);
     }

@@ -12,7 +12,7 @@ import { deserializeBinaryRow } from './binary-row.ts';
 import { invalidArgument } from './errors.ts';
 import { isAdd, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
-import { createMergeFunction, mergeOrder } from './merge/merge-function.ts';
+import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { findKey, mergeRuns } from './merge-reader.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
@@ -87,13 +87,22 @@ function mayMatch(p: CompiledPredicate, min: unknown, max: unknown): boolean {
 
 export class TableReader {
   private closed = false;
+  private readonly merge: MergeFunction;
+  private readonly order: (a: KeyValue, b: KeyValue) => number;
+  /** Deduplicate without sequence fields: the newest run holding a key decides. */
+  private readonly newestWins: boolean;
 
   constructor(
     private readonly table: Table,
     /** undefined: the table has no snapshot yet (reads are empty). */
     readonly snapshot: Snapshot | undefined,
     private readonly release: () => void,
-  ) {}
+  ) {
+    const s = table.schema;
+    this.merge = createMergeFunction(s);
+    this.order = mergeOrder(s);
+    this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
+  }
 
   close(): void {
     if (!this.closed) {
@@ -153,7 +162,7 @@ export class TableReader {
         const parts = run.files.filter((f) => this.fileMayMatch(f, preds)).map((f) => table.loadRun(b.partition, b.bucket, f));
         if (parts.length > 0) runs.push(parts);
       }
-      if (runs.length === 1 && schema.options.mergeEngine === 'deduplicate') {
+      if (runs.length === 1 && (schema.options.mergeEngine === 'deduplicate' || schema.options.sequenceGroups.length === 0)) {
         // One sorted run: no merging, just drop retractions.
         for (const d of runs[0]!) {
           for (let i = 0; i < d.rowCount; i++) {
@@ -180,33 +189,68 @@ export class TableReader {
     if (!this.snapshot) return undefined;
     const table = this.table;
     const schema = table.schema;
-    for (const k of schema.primaryKeys) {
-      if (pk[k] === undefined || pk[k] === null) throw invalidArgument(`lookup needs primary-key column '${k}'`);
+    const fields = schema.fields;
+    const key = new Array(schema.keyIndexes.length);
+    for (let i = 0; i < key.length; i++) {
+      const v = pk[fields[schema.keyIndexes[i]!]!.name];
+      if (v === undefined || v === null) throw invalidArgument(`lookup needs primary-key column '${fields[schema.keyIndexes[i]!]!.name}'`);
+      key[i] = v;
     }
-    const key = schema.keyIndexes.map((i) => pk[schema.fields[i]!.name]);
-    const partition = schema.partitionIndexes.map((i) => pk[schema.fields[i]!.name]);
-    const partitionBytes = partitionEncoder(schema.partitionTypes)(partition);
-    const bucket = bucketFor(schema, pk);
+    let partitionBytes = EMPTY_PARTITION;
+    if (schema.partitionIndexes.length > 0) {
+      const partition = schema.partitionIndexes.map((i) => pk[fields[i]!.name]);
+      if (partition.some((v) => v === undefined || v === null)) throw invalidArgument('lookup needs every partition-key column');
+      partitionBytes = partitionEncoder(schema.partitionTypes)(partition);
+    }
+    const runs = this.lookupRuns(partitionBytes, bucketFor(schema, pk));
+    if (runs === undefined) return undefined;
     const records: KeyValue[] = [];
-    const b = table.bucketFiles(this.snapshot, partitionBytes, bucket);
-    if (b) {
-      for (const f of b.files) {
-        const r = table.keyRange(f);
-        if (table.compareKeys(key, r.min) < 0 || table.compareKeys(key, r.max) > 0) continue;
-        const d = table.loadRun(b.partition, b.bucket, f);
+    for (const files of runs) {
+      for (const f of files) {
+        if (table.compareKeys(key, f.min) < 0 || table.compareKeys(key, f.max) > 0) continue;
+        const d = table.loadRun(f.partition, f.bucket, f.meta);
         const i = findKey(d, key, table.compareKeys);
         if (i >= 0) records.push(kvAt(d, i));
+        break; // files of one run do not overlap
       }
+      // Deduplicate without sequence fields: the newest run holding the key decides.
+      if (records.length > 0 && this.newestWins) break;
     }
     if (records.length === 0) return undefined;
-    records.sort(mergeOrder(schema));
-    const merge = createMergeFunction(schema);
-    merge.reset();
-    for (const kv of records) merge.add(kv);
-    const r = merge.result();
+    if (records.length === 1 && this.newestWins) return isAdd(records[0]!.kind) ? records[0]!.value : undefined;
+    records.sort(this.order);
+    this.merge.reset();
+    for (const kv of records) this.merge.add(kv);
+    const r = this.merge.result();
     return r && isAdd(r.kind) ? r.value : undefined;
   }
+
+  private readonly runsByBucket = new Map<string, LookupFile[][] | undefined>();
+
+  /** The bucket's sorted runs, newest first, with decoded key ranges (cached per reader). */
+  private lookupRuns(partition: Uint8Array, bucket: number): LookupFile[][] | undefined {
+    const id = partition.length === 0 ? `${bucket}` : `${Buffer.from(partition).toString('hex')}/${bucket}`;
+    if (this.runsByBucket.has(id)) return this.runsByBucket.get(id);
+    const b = this.table.bucketFiles(this.snapshot!, partition.length === 0 ? partitionEncoder([])([]) : partition, bucket);
+    const runs = b
+      ? this.table.runsOf(b.files).map((r) =>
+          r.files.map((meta) => ({ meta, partition: b.partition, bucket: b.bucket, ...this.table.keyRange(meta) })),
+        )
+      : undefined;
+    this.runsByBucket.set(id, runs);
+    return runs;
+  }
 }
+
+interface LookupFile {
+  meta: DataFileMeta;
+  partition: Uint8Array;
+  bucket: number;
+  min: unknown[];
+  max: unknown[];
+}
+
+const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);
 
 function projectAt(d: RunData, i: number, projection: number[] | undefined): unknown[] {
   if (projection) return projection.map((c) => d.valueCols[c]![i]);

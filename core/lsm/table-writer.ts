@@ -323,14 +323,44 @@ export class TableWriter {
   // ------------------------------------------------------------------------------------------
   // Compaction.
 
-  /** When a bucket reaches the stop trigger, commit and compact now rather than pile up runs. */
+  /**
+   * Between commits a bucket gains one level-0 run per flush. When its runs reach
+   * `num-sorted-run.stop-trigger`, the uncommitted runs are merged into one before writing goes
+   * on: the writer slows by the cost of that merge instead of stalling, and no commit happens
+   * behind the caller's back (a commit is the caller's unit of atomicity).
+   */
   private relieveStopTrigger(): void {
     const stop = this.table.schema.options.stopTrigger;
     for (const s of this.buckets.values()) {
-      if (this.table.runsOf([...s.files, ...s.pending]).length >= stop && !this.committing) {
-        this.commit();
-        return;
-      }
+      if (s.pending.length < 2) continue;
+      if (this.table.runsOf(s.files).length + s.pending.length < stop) continue;
+      this.mergePending(s);
+    }
+  }
+
+  private mergePending(s: BucketState): void {
+    const table = this.table;
+    const schema = table.schema;
+    const merge = createMergeFunction(schema);
+    const pu = merge instanceof PartialUpdateMergeFunction ? merge : undefined;
+    const runs = table.runsOf(s.pending).map((r) => r.files.map((f) => table.loadRun(s.partition, s.bucket, f)));
+    const out: KeyValue[] = [];
+    let split = false;
+    const check = () => {
+      if (pu?.resetThenAdded()) split = true;
+    };
+    for (const kv of mergeRuns(runs, table.compareKeys, merge, mergeOrder(schema), check)) {
+      // A removal followed by updates cannot be folded without the older runs: keep the runs.
+      if (split) return;
+      out.push(kv);
+    }
+    if (split) return;
+    const old = s.pending;
+    s.pending = out.length > 0 ? [this.writeRun(s, runFromRecords(out, schema.keyIndexes.length, schema.fields.length), 0, 0)] : [];
+    for (const f of old) {
+      const path = table.dataFilePath(s.partition, s.bucket, f.fileName);
+      table.cache.drop(path);
+      table.fileIO.remove(path);
     }
   }
 
@@ -423,7 +453,11 @@ export class TableWriter {
     const table = this.table;
     const schema = table.schema;
     const allFiles = [...s.files];
-    const dropDelete = unit.outputLevel !== 0 && unit.outputLevel >= highestNonEmptyLevel(allFiles);
+    // Deletes are dropped only where nothing older lies below — and never with `sequence.field`:
+    // there a tombstone must keep outranking late records with a lower sequence value (Paimon
+    // drops it and lets such a record resurrect the key).
+    const dropDelete =
+      unit.outputLevel !== 0 && unit.outputLevel >= highestNonEmptyLevel(allFiles) && schema.sequenceFieldIndexes.length === 0;
     const inputs = unit.runs.map((r) => r.files.map((f) => table.loadRun(s.partition, s.bucket, f)));
     const merge = createMergeFunction(schema);
     const pu = merge instanceof PartialUpdateMergeFunction ? merge : undefined;

@@ -1,0 +1,234 @@
+// Avro object container files (Avro 1.11 spec, "Object Container Files"), synchronous, for Paimon's
+// manifests, manifest lists and index manifests (paimon-format.md §5.1).
+//
+// Layout: 'Obj' 0x01 | metadata map<bytes> (avro.schema, avro.codec) | 16-byte sync marker |
+//         blocks of { long recordCount, long byteSize, byteSize bytes of (compressed) records, sync }.
+// Reading decodes every record with the WRITER schema from the header (Paimon readers match fields by
+// name afterwards); unions are returned unwrapped (a `["null", T]` value is null or the T value).
+// Codecs: null, deflate (raw RFC 1951), snappy (raw snappy + big-endian CRC32 of the uncompressed
+// block), zstandard (read only, via fzstd). Writing: null, deflate, snappy.
+// Invariants: a sync mismatch, a short block, a block whose records do not fill it exactly, or an
+// undecodable record is a corruption of `path`; nothing here is asynchronous.
+
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
+import type * as Avsc from 'avsc';
+import { decompress as zstdDecompress } from 'fzstd';
+import { corruption, invalidArgument, notSupported } from '../errors.ts';
+
+// avsc and snappyjs are CommonJS without ESM named exports (and snappyjs has no types).
+const require = createRequire(import.meta.url);
+const avro = require('avsc') as typeof Avsc;
+const snappy = require('snappyjs') as {
+  compress(input: Uint8Array): Uint8Array;
+  uncompress(input: Uint8Array): Uint8Array;
+};
+
+export type AvroWriteCodec = 'null' | 'deflate' | 'snappy';
+export interface AvroContainer {
+  /** The writer schema from the header, parsed. */
+  schema: object;
+  codec: string;
+  records: unknown[];
+}
+
+const MAGIC = [0x4f, 0x62, 0x6a, 0x01];
+/** Uncompressed bytes per block before a new one starts (Java's default sync interval is 64 KiB). */
+const BLOCK_TARGET_BYTES = 64 * 1024;
+
+const typeCache = new Map<string, Avsc.Type>();
+/** avsc type for a schema (cached by its JSON); unions are never wrapped, logical types ignored. */
+export function avroType(schema: object): Avsc.Type {
+  const key = JSON.stringify(schema);
+  let t = typeCache.get(key);
+  if (!t) {
+    t = avro.Type.forSchema(schema as Avsc.Schema, { wrapUnions: false });
+    if (typeCache.size > 256) typeCache.clear();
+    typeCache.set(key, t);
+  }
+  return t;
+}
+
+class Reader {
+  pos = 0;
+  constructor(
+    readonly b: Uint8Array,
+    readonly path: string,
+  ) {}
+  long(): number {
+    let n = 0;
+    let mul = 1;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.b.length) throw corruption(this.path, 'Avro varint runs past the end of the file');
+      const byte = this.b[this.pos++]!;
+      n += (byte & 0x7f) * mul;
+      if (!(byte & 0x80)) {
+        if (n > Number.MAX_SAFE_INTEGER) throw corruption(this.path, 'Avro varint too large');
+        return n % 2 === 0 ? n / 2 : -(n + 1) / 2;
+      }
+      mul *= 128;
+    }
+    throw corruption(this.path, 'Avro varint longer than 10 bytes');
+  }
+  bytes(n: number): Uint8Array {
+    if (n < 0 || this.pos + n > this.b.length) throw corruption(this.path, `Avro block of ${n} bytes runs past the end of the file`);
+    const out = this.b.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+}
+
+function writeLong(out: number[], v: number): void {
+  let n = v >= 0 ? v * 2 : -v * 2 - 1;
+  while (n >= 0x80) {
+    out.push((n % 128) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+}
+
+function decompressBlock(codec: string, data: Uint8Array, path: string): Uint8Array {
+  try {
+    switch (codec) {
+      case 'null':
+        return data;
+      case 'deflate':
+        return new Uint8Array(inflateRawSync(data));
+      case 'snappy': {
+        if (data.length < 4) throw new Error('block shorter than its CRC');
+        const out = snappy.uncompress(data.subarray(0, data.length - 4));
+        const want = new DataView(data.buffer, data.byteOffset + data.length - 4, 4).getUint32(0, false);
+        if (crc32(out) >>> 0 !== want) throw corruption(path, 'snappy block CRC32 mismatch');
+        return out;
+      }
+      case 'zstandard':
+        return zstdDecompress(data);
+      default:
+        throw notSupported(`Avro codec '${codec}' in ${path} is not supported`);
+    }
+  } catch (e) {
+    if (e instanceof Error && e.name.startsWith('LsmError')) throw e;
+    throw corruption(path, `cannot decompress ${codec} block: ${(e as Error).message}`, e);
+  }
+}
+
+/** Reads a whole container file; corruption on any framing or record error. */
+export function readAvroContainer(bytes: Uint8Array, path: string): AvroContainer {
+  if (bytes.length < 4 || MAGIC.some((m, i) => bytes[i] !== m)) throw corruption(path, 'not an Avro container file (bad magic)');
+  const r = new Reader(bytes, path);
+  r.pos = 4;
+  const meta = new Map<string, Uint8Array>();
+  const text = new TextDecoder();
+  for (;;) {
+    let count = r.long();
+    if (count === 0) break;
+    if (count < 0) {
+      count = -count;
+      r.long();
+    }
+    for (let i = 0; i < count; i++) {
+      const k = text.decode(r.bytes(r.long()));
+      meta.set(k, r.bytes(r.long()));
+    }
+  }
+  const sync = r.bytes(16);
+  const schemaBytes = meta.get('avro.schema');
+  if (!schemaBytes) throw corruption(path, 'Avro header has no avro.schema');
+  const codec = meta.has('avro.codec') ? text.decode(meta.get('avro.codec')) : 'null';
+  let schema: object;
+  let type: Avsc.Type;
+  try {
+    schema = JSON.parse(text.decode(schemaBytes)) as object;
+    type = avroType(schema);
+  } catch (e) {
+    throw corruption(path, `bad Avro writer schema: ${(e as Error).message}`, e);
+  }
+  const records: unknown[] = [];
+  while (r.pos < bytes.length) {
+    const n = r.long();
+    const size = r.long();
+    if (n < 0 || size < 0) throw corruption(path, `negative Avro block count ${n} or size ${size}`);
+    const raw = decompressBlock(codec, r.bytes(size), path);
+    const marker = r.bytes(16);
+    for (let i = 0; i < 16; i++) if (marker[i] !== sync[i]) throw corruption(path, `sync marker mismatch after block at ${r.pos - 16 - size}`);
+    const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    let pos = 0;
+    for (let i = 0; i < n; i++) {
+      let res: { value: unknown; offset: number };
+      try {
+        res = type.decode(buf, pos);
+      } catch (e) {
+        throw corruption(path, `undecodable Avro record: ${(e as Error).message}`, e);
+      }
+      if (res.offset < 0) throw corruption(path, `Avro block holds fewer than its ${n} records`);
+      records.push(res.value);
+      pos = res.offset;
+    }
+    if (pos !== buf.length) throw corruption(path, `Avro block has ${buf.length - pos} bytes after its ${n} records`);
+  }
+  return { schema, codec, records };
+}
+
+function compressBlock(codec: AvroWriteCodec, data: Uint8Array): Uint8Array {
+  switch (codec) {
+    case 'null':
+      return data;
+    case 'deflate':
+      return new Uint8Array(deflateRawSync(data));
+    case 'snappy': {
+      const c = snappy.compress(data);
+      const out = new Uint8Array(c.length + 4);
+      out.set(c);
+      new DataView(out.buffer).setUint32(c.length, crc32(data) >>> 0, false);
+      return out;
+    }
+    default:
+      throw invalidArgument(`Avro write codec must be null, deflate or snappy, got '${codec as string}'`);
+  }
+}
+
+/** Writes records (plain objects, bytes fields as Buffer, unions unwrapped) as one container file. */
+export function writeAvroContainer(schema: object, records: readonly unknown[], codec: AvroWriteCodec): Uint8Array {
+  const type = avroType(schema);
+  const head: number[] = [...MAGIC];
+  const meta: Array<[string, Uint8Array]> = [
+    ['avro.schema', Buffer.from(JSON.stringify(schema))],
+    ['avro.codec', Buffer.from(codec)],
+  ];
+  writeLong(head, meta.length);
+  for (const [k, v] of meta) {
+    writeLong(head, k.length);
+    for (let i = 0; i < k.length; i++) head.push(k.charCodeAt(i));
+    writeLong(head, v.length);
+    for (const byte of v) head.push(byte);
+  }
+  writeLong(head, 0);
+  const sync = randomBytes(16);
+  const parts: Uint8Array[] = [Uint8Array.from(head), sync];
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = () => {
+    if (pending.length === 0) return;
+    const block = compressBlock(codec, Buffer.concat(pending, pendingBytes));
+    const h: number[] = [];
+    writeLong(h, pending.length);
+    writeLong(h, block.length);
+    parts.push(Uint8Array.from(h), block, sync);
+    pending = [];
+    pendingBytes = 0;
+  };
+  for (const rec of records) {
+    let b: Buffer;
+    try {
+      b = type.toBuffer(rec);
+    } catch (e) {
+      throw invalidArgument(`record does not match its Avro schema: ${(e as Error).message}`);
+    }
+    pending.push(b);
+    pendingBytes += b.length;
+    if (pendingBytes >= BLOCK_TARGET_BYTES) flush();
+  }
+  flush();
+  return new Uint8Array(Buffer.concat(parts));
+}

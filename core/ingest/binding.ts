@@ -1,0 +1,373 @@
+// Bindings: which events feed which table, and how an envelope becomes one row with a row kind.
+// A binding names a topic filter, a contract, a table, and for each column it writes a path into
+// the envelope. Only bound columns appear in the row; an absent column means "no change" to a
+// partial-update table.
+//
+// Paths: `<root>(.<name>)*` with root
+//   after    the row image: `after`, or `before` for op d (a Debezium delete carries its last image
+//            in `before`), so one binding serves inserts, updates and deletes;
+//   before   `before` strictly (absent when null);
+//   source   `source` (module, stream, seq and any extras);
+//   op | ts_ms | contract   the envelope's own fields (`contract.name`, `contract.version`).
+// `ts_ms` bound to a TIMESTAMP column is converted from milliseconds.
+//
+// Concurrency: pure functions. Invariants: `checkBinding` accepted the binding against the table
+// (and contract) before `applyBinding` sees it; `applyBinding` still checks every value it writes
+// against the column type, because the table's schema can move on.
+
+import { checkValue, typeToString, valueFromJson, type DataField } from '../lsm/types.ts';
+import { FORBIDDEN_KEYS, OPS, refuse, type Envelope, type Op, type Refusal } from './envelope.ts';
+import { CONTRACT_NAME, type Contract } from './contracts.ts';
+import { sequenceGroups, type TableDefinition } from './seed-tables.ts';
+
+export type RowKind = '+I' | '-U' | '+U' | '-D';
+export const ROW_KINDS: readonly RowKind[] = ['+I', '-U', '+U', '-D'];
+export const DEFAULT_KINDS: Readonly<Record<Op, RowKind>> = { c: '+I', r: '+I', u: '+U', d: '-D' };
+
+export interface SequenceGroupBinding {
+  /** The table column holding this writer's sequence (bound, usually to `source.seq`). */
+  readonly field: string;
+  /** The columns this writer owns; must equal the table's `fields.<field>.sequence-group`. */
+  readonly columns: readonly string[];
+}
+
+export interface EnrichBinding {
+  /** The table looked up. */
+  readonly table: string;
+  /** Lookup table column → envelope path giving its value. */
+  readonly key: Readonly<Record<string, string>>;
+  /** Target column → lookup table column copied into it. */
+  readonly columns: Readonly<Record<string, string>>;
+}
+
+export interface Binding {
+  /** For messages; defaults to `<contract>→<table>`. */
+  readonly name?: string;
+  readonly topic: string;
+  readonly contract: string;
+  readonly table: string;
+  /** Table column → envelope path. */
+  readonly columns: Readonly<Record<string, string>>;
+  readonly kinds?: Readonly<Partial<Record<Op, RowKind>>>;
+  readonly sequenceGroup?: SequenceGroupBinding;
+  readonly enrich?: EnrichBinding;
+}
+
+/** The row of the enrichment table whose key columns equal `key`, in JSON form; undefined if none. */
+export type EnrichLookup = (table: string, key: Readonly<Record<string, unknown>>) => Record<string, unknown> | undefined;
+
+export type ApplyResult = { readonly ok: true; readonly kind: RowKind; readonly row: Record<string, unknown> } | Refusal;
+
+export class BindingError extends Error {
+  readonly binding: string;
+  readonly column: string | undefined;
+  constructor(binding: string, message: string, column?: string) {
+    super(`binding '${binding}': ${message}`);
+    this.name = 'BindingError';
+    this.binding = binding;
+    this.column = column;
+  }
+}
+
+export const bindingName = (b: Binding): string => b.name ?? `${b.contract}→${b.table}`;
+
+// ---------------------------------------------------------------------------------------------
+// Topic filters (MQTT 3.1.1 §4.7).
+
+const TOPIC_LEVELS_MAX = 16;
+
+/** Why `filter` is not a valid MQTT topic filter, or undefined. */
+export function topicFilterProblem(filter: string): string | undefined {
+  if (typeof filter !== 'string' || filter.length === 0 || filter.length > 1024) return 'expected a non-empty string';
+  const levels = filter.split('/');
+  if (levels.length > TOPIC_LEVELS_MAX) return `more than ${TOPIC_LEVELS_MAX} levels`;
+  for (let i = 0; i < levels.length; i++) {
+    const l = levels[i]!;
+    if (l === '#') {
+      if (i !== levels.length - 1) return "'#' must be the last level";
+    } else if (l.includes('#')) return "'#' must be a whole level";
+    else if (l !== '+' && l.includes('+')) return "'+' must be a whole level";
+  }
+  return undefined;
+}
+
+/** True when `topic` matches the MQTT topic filter (`+` one level, `#` the rest, including none). */
+export function matchTopic(filter: string, topic: string): boolean {
+  if (topic.includes('+') || topic.includes('#')) return false;
+  const f = filter.split('/');
+  const t = topic.split('/');
+  // Topics starting with '$' are not matched by a filter starting with a wildcard (MQTT §4.7.2).
+  if (t[0]!.startsWith('$') && (f[0] === '+' || f[0] === '#')) return false;
+  for (let i = 0; i < f.length; i++) {
+    const level = f[i]!;
+    if (level === '#') return i === f.length - 1;
+    if (i >= t.length) return false;
+    if (level !== '+' && level !== t[i]) return false;
+  }
+  return f.length === t.length;
+}
+
+/** The bindings whose topic filter matches `topic`, in the given order. */
+export function bindingsFor(bindings: readonly Binding[], topic: string): Binding[] {
+  return bindings.filter((b) => matchTopic(b.topic, topic));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths.
+
+const PATH_ROOTS = ['after', 'before', 'source', 'op', 'ts_ms', 'contract'] as const;
+type PathRoot = (typeof PATH_ROOTS)[number];
+const SEGMENT = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
+
+/** Splits a path, or explains why it is not one. */
+export function parsePath(path: string): { root: PathRoot; rest: string[] } | { problem: string } {
+  if (typeof path !== 'string' || path.length === 0) return { problem: 'expected a path such as after.qty' };
+  const [root, ...rest] = path.split('.');
+  if (!(PATH_ROOTS as readonly string[]).includes(root!)) {
+    return { problem: `unknown path root '${root}' (expected ${PATH_ROOTS.join(', ')})` };
+  }
+  for (const s of rest) if (!SEGMENT.test(s) || FORBIDDEN_KEYS.has(s)) return { problem: `bad path segment '${s}'` };
+  const r = root as PathRoot;
+  if ((r === 'after' || r === 'before') && rest.length !== 1) return { problem: `'${r}' paths name one field: ${r}.<field>` };
+  if ((r === 'op' || r === 'ts_ms') && rest.length !== 0) return { problem: `'${r}' has no sub-fields` };
+  if (r === 'contract' && (rest.length !== 1 || !['name', 'version'].includes(rest[0]!))) {
+    return { problem: "contract paths are contract.name or contract.version" };
+  }
+  if (r === 'source' && rest.length === 0) return { problem: 'source paths name a field: source.seq' };
+  return { root: r, rest };
+}
+
+/** The JSON value at `path`; undefined when absent. */
+export function resolvePath(envelope: Envelope, path: string): unknown {
+  const p = parsePath(path);
+  if ('problem' in p) return undefined;
+  let node: unknown;
+  switch (p.root) {
+    case 'after':
+      node = envelope.op === 'd' ? envelope.before : envelope.after;
+      break;
+    case 'before':
+      node = envelope.before;
+      break;
+    case 'source':
+      node = envelope.source;
+      break;
+    case 'contract':
+      node = envelope.contract;
+      break;
+    case 'op':
+      return envelope.op;
+    case 'ts_ms':
+      return envelope.ts_ms;
+  }
+  for (const key of p.rest) {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
+    if (!Object.prototype.hasOwnProperty.call(node, key)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load-time checks.
+
+export interface CheckBindingOptions {
+  /** The contract's latest version: `after.x`/`before.x` must name one of its fields. */
+  readonly contract?: Contract;
+  /** The enrichment table, when the binding has `enrich`. */
+  readonly enrichTable?: TableDefinition;
+}
+
+/**
+ * Checks a binding against its table (and contract); throws BindingError naming the binding and
+ * the column. Rules:
+ *   1. topic is a valid filter; contract a valid name; table the given table;
+ *   2. every bound column exists; every path parses (known root) and, with a contract, names a field;
+ *   3. every primary-key and partition column is bound;
+ *   4. kinds map ops to row kinds;
+ *   5. sequenceGroup: the table is partial-update and declares `fields.<field>.sequence-group`
+ *      with exactly these columns; the field and every group column are bound (a group sequence
+ *      that advances replaces the whole group, so an unbound group column would be nulled);
+ *      no other non-key column is bound (a writer touches only its own group);
+ *   6. without sequenceGroup, no bound column may belong to a table sequence group;
+ *   7. enrich: key columns exist in the enrichment table (if given), paths parse, target columns
+ *      exist and obey 5/6 like bound columns.
+ */
+export function checkBinding(binding: Binding, table: TableDefinition, options: CheckBindingOptions = {}): void {
+  const name = bindingName(binding);
+  const fail = (why: string, column?: string): never => {
+    throw new BindingError(name, why, column);
+  };
+  const topicProblem = topicFilterProblem(binding.topic);
+  if (topicProblem) fail(`topic filter '${binding.topic}': ${topicProblem}`);
+  if (typeof binding.contract !== 'string' || !CONTRACT_NAME.test(binding.contract)) fail(`contract name '${binding.contract}' is not valid`);
+  if (binding.table !== table.name) fail(`is for table '${binding.table}', checked against '${table.name}'`);
+  if (options.contract && options.contract.name !== binding.contract) {
+    fail(`is for contract '${binding.contract}', checked against '${options.contract.name}'`);
+  }
+
+  const columns = new Map(table.fields.map((f) => [f.name, f]));
+  const contractFields = options.contract ? new Set(options.contract.fields.map((f) => f.name)) : undefined;
+  const checkPath = (column: string, path: string) => {
+    const p = parsePath(path);
+    if ('problem' in p) return fail(`column '${column}' ← '${path}': ${p.problem}`, column);
+    if (contractFields && (p.root === 'after' || p.root === 'before') && !contractFields.has(p.rest[0]!)) {
+      fail(`column '${column}' ← '${path}': contract '${binding.contract}' has no field '${p.rest[0]}'`, column);
+    }
+  };
+
+  const entries = Object.entries(binding.columns ?? {});
+  if (entries.length === 0) fail('binds no columns');
+  const written = new Set<string>();
+  for (const [column, path] of entries) {
+    if (!columns.has(column)) fail(`table '${table.name}' has no column '${column}'`, column);
+    checkPath(column, path);
+    written.add(column);
+  }
+  if (binding.enrich) {
+    const e = binding.enrich;
+    if (typeof e.table !== 'string' || e.table.length === 0) fail('enrich.table is missing');
+    if (options.enrichTable && options.enrichTable.name !== e.table) fail(`enrich table '${e.table}' checked against '${options.enrichTable.name}'`);
+    const lookupColumns = options.enrichTable ? new Set(options.enrichTable.fields.map((f) => f.name)) : undefined;
+    const keys = Object.entries(e.key ?? {});
+    if (keys.length === 0) fail('enrich.key binds no columns');
+    for (const [col, path] of keys) {
+      if (lookupColumns && !lookupColumns.has(col)) fail(`enrich table '${e.table}' has no key column '${col}'`, col);
+      checkPath(`${e.table}.${col}`, path);
+    }
+    const targets = Object.entries(e.columns ?? {});
+    if (targets.length === 0) fail('enrich.columns copies no columns');
+    for (const [target, source] of targets) {
+      if (!columns.has(target)) fail(`table '${table.name}' has no column '${target}' (enrich)`, target);
+      if (written.has(target)) fail(`column '${target}' is bound twice (columns and enrich)`, target);
+      if (lookupColumns && !lookupColumns.has(source)) fail(`enrich table '${e.table}' has no column '${source}'`, target);
+      written.add(target);
+    }
+  }
+
+  for (const key of [...table.primaryKeys, ...table.partitionKeys]) {
+    if (!written.has(key)) fail(`key column '${key}' of table '${table.name}' is not bound`, key);
+  }
+
+  for (const [op, kind] of Object.entries(binding.kinds ?? {})) {
+    if (!(OPS as readonly string[]).includes(op)) fail(`kinds: '${op}' is not an op (c, u, d, r)`);
+    if (!ROW_KINDS.includes(kind as RowKind)) fail(`kinds: '${String(kind)}' is not a row kind (+I, -U, +U, -D)`);
+  }
+
+  const groups = sequenceGroups(table);
+  const keys = new Set(table.primaryKeys);
+  const sg = binding.sequenceGroup;
+  if (sg) {
+    if (table.options['merge-engine'] !== 'partial-update') {
+      fail(`sequenceGroup needs a partial-update table; '${table.name}' uses '${table.options['merge-engine'] ?? 'deduplicate'}'`, sg.field);
+    }
+    if (!columns.has(sg.field)) fail(`sequence-group field '${sg.field}' is not a column of '${table.name}'`, sg.field);
+    if (!written.has(sg.field)) fail(`sequence-group field '${sg.field}' is not bound`, sg.field);
+    const declared = groups.find((g) => g.fields.includes(sg.field));
+    if (!declared) fail(`table '${table.name}' has no option 'fields.${sg.field}.sequence-group'`, sg.field);
+    for (const c of sg.columns) {
+      if (!columns.has(c)) fail(`sequence-group column '${c}' is not a column of '${table.name}'`, c);
+      if (!declared!.columns.includes(c)) fail(`column '${c}' is not in the table's sequence group of '${sg.field}'`, c);
+      if (!written.has(c)) fail(`sequence-group column '${c}' is not bound (an advancing group would null it)`, c);
+    }
+    for (const c of declared!.columns) {
+      if (!sg.columns.includes(c)) fail(`the table's sequence group of '${sg.field}' also holds '${c}'; list and bind it`, c);
+    }
+    for (const c of written) {
+      if (!keys.has(c) && c !== sg.field && !sg.columns.includes(c)) {
+        fail(`column '${c}' is outside this binding's sequence group '${sg.field}'`, c);
+      }
+    }
+  } else {
+    for (const c of written) {
+      const owner = groups.find((g) => g.columns.includes(c) || g.fields.includes(c));
+      if (owner) fail(`column '${c}' belongs to the sequence group of '${owner.fields.join(',')}'; declare sequenceGroup`, c);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Applying a binding to one event.
+
+const TIME_ROOTS = new Set(['TIMESTAMP', 'TIMESTAMP_LTZ']);
+
+/**
+ * Maps one (contract-checked) envelope to a row of the binding's table.
+ * Steps: 1. the envelope's contract is the binding's (else binding_error); 2. the row kind from
+ * `kinds`; 3. each bound column: resolve its path (absent → binding_error), convert with
+ * valueFromJson to the column's type (fails → unfit_for_table); 4. enrich through `lookup`
+ * (no lookup given → binding_error; no row found → the enriched columns stay absent).
+ */
+export function applyBinding(
+  binding: Binding,
+  envelope: Envelope,
+  tableColumns: readonly DataField[],
+  options: { lookup?: EnrichLookup } = {},
+): ApplyResult {
+  const name = bindingName(binding);
+  if (envelope.contract.name !== binding.contract) {
+    return refuse('binding_error', `binding '${name}' expects contract '${binding.contract}', the event has '${envelope.contract.name}'`, 'contract.name');
+  }
+  const kind = binding.kinds?.[envelope.op] ?? DEFAULT_KINDS[envelope.op];
+  const byName = new Map(tableColumns.map((f) => [f.name, f]));
+  const row: Record<string, unknown> = {};
+
+  const put = (column: string, json: unknown, from: string): Refusal | undefined => {
+    const field = byName.get(column);
+    if (!field) return refuse('binding_error', `binding '${name}': table has no column '${column}'`);
+    let value: unknown;
+    try {
+      if (from === 'ts_ms' && TIME_ROOTS.has(field.type.root) && typeof json === 'number') {
+        value = valueFromJson(field.type, json * 1000, column);
+      } else {
+        value = valueFromJson(field.type, json, column);
+      }
+    } catch (e) {
+      return refuse('unfit_for_table', `binding '${name}': ${from} → ${(e as Error).message}`, from);
+    }
+    row[column] = value;
+    return undefined;
+  };
+
+  for (const [column, path] of Object.entries(binding.columns)) {
+    const json = resolvePath(envelope, path);
+    if (json === undefined) return refuse('binding_error', `binding '${name}': column '${column}' ← '${path}' is absent in the event`, path);
+    const problem = put(column, json, path);
+    if (problem) return problem;
+  }
+
+  if (binding.enrich) {
+    const e = binding.enrich;
+    if (!options.lookup) return refuse('binding_error', `binding '${name}' enriches from '${e.table}' but no lookup was given`);
+    const key: Record<string, unknown> = {};
+    for (const [col, path] of Object.entries(e.key)) {
+      const json = resolvePath(envelope, path);
+      if (json === undefined || json === null) {
+        return refuse('binding_error', `binding '${name}': enrich key '${col}' ← '${path}' is absent in the event`, path);
+      }
+      key[col] = json;
+    }
+    let found: Record<string, unknown> | undefined;
+    try {
+      found = options.lookup(e.table, key);
+    } catch (err) {
+      return refuse('binding_error', `binding '${name}': lookup in '${e.table}' failed: ${(err as Error).message}`);
+    }
+    if (found) {
+      for (const [target, source] of Object.entries(e.columns)) {
+        const json = Object.prototype.hasOwnProperty.call(found, source) ? found[source] : undefined;
+        if (json === undefined) continue;
+        const problem = put(target, json, `${e.table}.${source}`);
+        if (problem) return problem;
+      }
+    }
+  }
+
+  // Boundary assertion: whatever leaves here is a valid in-memory value of its column.
+  for (const [column, value] of Object.entries(row)) {
+    const t = byName.get(column)!.type;
+    const problem = checkValue(t, value);
+    if (problem) throw new Error(`assertion failed: column '${column}' (${typeToString(t)}) got a bad value: ${problem}`);
+  }
+  return { ok: true, kind, row };
+}

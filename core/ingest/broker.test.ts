@@ -1,0 +1,261 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BrokerConfigError, EmbeddedBroker, filterWithin, type CredentialStore, type EmbeddedBrokerOptions, type Principal } from './broker.ts';
+import { Journal, journalSink } from './journal.ts';
+
+const SITE = 's1';
+const USERS: Record<string, { password: string; principal: Principal }> = {
+  inventory: { password: 'inv-pw', principal: { name: 'inventory', kind: 'module', module: 'inventory' } },
+  operations: { password: 'ops-pw', principal: { name: 'operations', kind: 'module', module: 'operations' } },
+  tilstand: { password: 'til-pw', principal: { name: 'tilstand', kind: 'tilstand' } },
+};
+const credentials: CredentialStore = {
+  async verify(username, password) {
+    const u = USERS[username];
+    return u && u.password === password ? u.principal : null;
+  },
+};
+
+let dir: string;
+let journal: Journal;
+const brokers: EmbeddedBroker[] = [];
+const clients: MqttClient[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-broker-'));
+  journal = Journal.open(dir);
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.endAsync(true).catch(() => undefined);
+  for (const b of brokers.splice(0)) await b.close();
+  journal.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function startBroker(extra: Partial<EmbeddedBrokerOptions> = {}): Promise<EmbeddedBroker> {
+  const sink = journalSink(journal);
+  const b = new EmbeddedBroker({ site: SITE, credentials, onEvent: (t, p) => sink(t, p), port: 0, ...extra });
+  brokers.push(b);
+  await b.listen();
+  return b;
+}
+
+function client(port: number, user: string | undefined, extra: IClientOptions = {}): MqttClient {
+  const u = user ? USERS[user] : undefined;
+  const c = connect({
+    host: '127.0.0.1',
+    port,
+    protocolVersion: 4,
+    reconnectPeriod: 0,
+    connectTimeout: 5000,
+    ...(user ? { username: user, password: u?.password ?? 'wrong' } : {}),
+    ...extra,
+  });
+  c.on('error', () => undefined);
+  clients.push(c);
+  return c;
+}
+
+const connected = (c: MqttClient) =>
+  new Promise<void>((resolve, reject) => {
+    c.once('connect', () => resolve());
+    c.once('error', reject);
+    c.once('close', () => reject(new Error('closed before connect')));
+  });
+const closed = (c: MqttClient) => new Promise<void>((resolve) => c.once('close', () => resolve()));
+
+describe('EmbeddedBroker durable PUBACK', () => {
+  it('sends PUBACK only after the journal row is committed (checked from a second connection)', async () => {
+    const b = await startBroker();
+    const pub = client(b.port, 'inventory');
+    await connected(pub);
+    const reader = new Database(join(dir, 'journal.db'), { readonly: true });
+    const has = reader.prepare('SELECT count(*) AS n FROM journal WHERE payload = ?').pluck();
+    const N = 500;
+    const missing: number[] = [];
+    await Promise.all(
+      Array.from(
+        { length: N },
+        (_, i) =>
+          new Promise<void>((resolve, reject) => {
+            const payload = Buffer.from(`{"seq":${i}}`);
+            pub.publish(`tilstand/${SITE}/events/inventory/stock`, payload, { qos: 1 }, (err) => {
+              if (err) return reject(err);
+              if (Number(has.get(payload)) !== 1) missing.push(i); // PUBACK handler: the row must exist
+              resolve();
+            });
+          }),
+      ),
+    );
+    reader.close();
+    expect(missing).toEqual([]);
+    expect(b.metrics().eventsAcked).toBe(N);
+    const st = journal.stats();
+    expect(st.events).toBe(N);
+    expect(st.commits).toBeLessThan(N); // group commit across one client's read chunks
+    const seqs = [...journal.readAfter(0n)].map((e) => JSON.parse(e.payload.toString()).seq as number);
+    expect(seqs).toEqual(Array.from({ length: N }, (_, i) => i)); // arrival order kept
+  });
+
+  it('routes events to the tilstand principal and commands to the module', async () => {
+    const b = await startBroker();
+    const til = client(b.port, 'tilstand');
+    const inv = client(b.port, 'inventory');
+    await Promise.all([connected(til), connected(inv)]);
+    await til.subscribeAsync(`tilstand/${SITE}/events/#`, { qos: 1 });
+    await inv.subscribeAsync(`tilstand/${SITE}/commands/inventory`, { qos: 1 });
+    const gotEvent = new Promise<string>((r) => til.once('message', (t) => r(t)));
+    const gotCommand = new Promise<string>((r) => inv.once('message', (_t, p) => r(p.toString())));
+    await inv.publishAsync(`tilstand/${SITE}/events/inventory/stock`, 'e', { qos: 1 });
+    await til.publishAsync(`tilstand/${SITE}/commands/inventory`, 'c', { qos: 1 });
+    expect(await gotEvent).toBe(`tilstand/${SITE}/events/inventory/stock`);
+    expect(await gotCommand).toBe('c');
+  });
+});
+
+describe('EmbeddedBroker authentication and ACL', () => {
+  it('refuses unauthenticated clients and bad passwords', async () => {
+    const b = await startBroker();
+    const anon = client(b.port, undefined);
+    await expect(connected(anon)).rejects.toThrow(/Not authorized|Bad username/i);
+    const bad = client(b.port, 'nobody');
+    await expect(connected(bad)).rejects.toThrow(/Bad username|Not authorized/i);
+    expect(b.metrics().authFailures).toBe(2);
+    expect(b.metrics().connectionsAccepted).toBe(0);
+  });
+
+  it("refuses a module's publish to another module's events or to commands, and counts it", async () => {
+    const b = await startBroker();
+    for (const topic of [`tilstand/${SITE}/events/operations/work`, `tilstand/${SITE}/commands/inventory`, `tilstand/other/events/inventory/x`]) {
+      const inv = client(b.port, 'inventory');
+      await connected(inv);
+      const gone = closed(inv);
+      inv.publish(topic, 'x', { qos: 1 });
+      await gone; // MQTT 3.1.1: no negative PUBACK, the broker closes the connection
+    }
+    expect(b.metrics().publishRefused).toBe(3);
+    expect(journal.stats().events).toBe(0);
+  });
+
+  it('refuses subscriptions outside the principal’s topics with SUBACK failure', async () => {
+    const b = await startBroker();
+    const inv = client(b.port, 'inventory');
+    await connected(inv);
+    for (const refused of [`tilstand/${SITE}/events/#`, `tilstand/${SITE}/commands/operations`, '#']) {
+      // SUBACK carries failure 0x80 for the filter; the connection stays up
+      await expect(inv.subscribeAsync(refused, { qos: 1 })).rejects.toThrow(/Subscribe error/);
+    }
+    const granted = await inv.subscribeAsync(`tilstand/${SITE}/commands/inventory`, { qos: 1 });
+    expect(granted.map((g) => g.qos)).toEqual([1]);
+    expect(b.metrics().subscribeRefused).toBe(3);
+  });
+
+  it('filterWithin handles wildcards on both sides', () => {
+    expect(filterWithin('tilstand/s1/events/+/+', 'tilstand/s1/events/#')).toBe(true);
+    expect(filterWithin('tilstand/s1/events', 'tilstand/s1/events/#')).toBe(true);
+    expect(filterWithin('tilstand/s1/#', 'tilstand/s1/events/#')).toBe(false);
+    expect(filterWithin('tilstand/+/events/#', 'tilstand/s1/events/#')).toBe(false);
+    expect(filterWithin('a/b', 'a/+')).toBe(true);
+    expect(filterWithin('a/b/c', 'a/+')).toBe(false);
+  });
+});
+
+describe('EmbeddedBroker disk budget', () => {
+  it('holds PUBACK while the disk is full and releases it when room returns', async () => {
+    let full = true;
+    const b = await startBroker({ diskFull: () => full, diskFullPollMs: 10, diskFullHoldMaxMs: 10_000 });
+    const pub = client(b.port, 'inventory');
+    await connected(pub);
+    let acked = false;
+    const ack = pub.publishAsync(`tilstand/${SITE}/events/inventory/stock`, 'held', { qos: 1 }).then(() => {
+      acked = true;
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(acked).toBe(false);
+    expect(journal.stats().events).toBe(0);
+    expect(b.metrics().eventsHeldDiskFull).toBe(1);
+    full = false;
+    await ack;
+    expect(journal.stats().events).toBe(1);
+  });
+
+  it('closes the client without ack when the disk stays full past diskFullHoldMaxMs', async () => {
+    const b = await startBroker({ diskFull: () => true, diskFullPollMs: 10, diskFullHoldMaxMs: 100 });
+    const pub = client(b.port, 'inventory');
+    await connected(pub);
+    const gone = closed(pub);
+    pub.publish(`tilstand/${SITE}/events/inventory/stock`, 'x', { qos: 1 });
+    await gone;
+    expect(b.metrics().eventsRefusedDiskFull).toBe(1);
+    expect(journal.stats().events).toBe(0);
+  });
+});
+
+describe('EmbeddedBroker listener', () => {
+  it('refuses a non-loopback address without TLS, naming the option', () => {
+    const mk = (o: Partial<EmbeddedBrokerOptions>) =>
+      new EmbeddedBroker({ site: SITE, credentials, onEvent: async () => undefined, host: '0.0.0.0', ...o });
+    expect(() => mk({})).toThrow(BrokerConfigError);
+    expect(() => mk({})).toThrow(/allowInsecureNonLoopback/);
+    expect(() => mk({ allowInsecureNonLoopback: true })).not.toThrow();
+  });
+
+  it('serves MQTT over TLS with a self-signed certificate', async () => {
+    const certPath = join(dir, 'cert.pem');
+    const keyPath = join(dir, 'key.pem');
+    if (!existsSync('/usr/bin/openssl')) throw new Error('openssl CLI missing: install openssl to run the TLS test');
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+      '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=localhost',
+      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ], { stdio: 'ignore' });
+    const b = await startBroker({ tls: { certPath, keyPath } });
+    const c = client(b.port, 'inventory', { protocol: 'mqtts', ca: readFileSync(certPath), rejectUnauthorized: true });
+    await connected(c);
+    await c.publishAsync(`tilstand/${SITE}/events/inventory/stock`, 'tls', { qos: 1 });
+    expect(journal.stats().events).toBe(1);
+  });
+});
+
+describe('EmbeddedBroker throughput (measurement, bounded)', () => {
+  it('reports msg/s with and without the journal', async () => {
+    const payload = Buffer.alloc(200, 0x61);
+    const run = async (withJournal: boolean, N = 10_000): Promise<number> => {
+      const sink = journalSink(journal);
+      const b = await startBroker({ onEvent: withJournal ? (t, p) => sink(t, p) : async () => undefined });
+      const pub = client(b.port, 'inventory');
+      await connected(pub);
+      const t0 = performance.now();
+      let acked = 0;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`only ${acked}/${N} acked in 30 s`)), 30_000);
+        for (let i = 0; i < N; i++) {
+          pub.publish(`tilstand/${SITE}/events/inventory/stock`, payload, { qos: 1 }, (err) => {
+            if (err) return reject(err);
+            if (++acked === N) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+        }
+      });
+      return N / ((performance.now() - t0) / 1000);
+    };
+    await run(false); // warm-up: JIT and socket paths, not measured
+    const without = await run(false);
+    const before = journal.stats();
+    const withJ = await run(true);
+    const st = journal.stats();
+    const perCommit = (st.events - before.events) / (st.commits - before.commits);
+    console.log(
+      `[broker throughput] 10000 QoS1 x 200 B, one publisher: no journal ${without.toFixed(0)} msg/s; ` +
+        `journal before PUBACK ${withJ.toFixed(0)} msg/s (${(withJ / without).toFixed(2)}x), ${perCommit.toFixed(0)} events/commit`,
+    );
+    expect(st.events - before.events).toBe(10_000);
+  });
+});

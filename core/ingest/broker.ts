@@ -1,0 +1,369 @@
+// The embedded MQTT broker (aedes 1.2, MQTT 3.1/3.1.1) whose PUBACK means "the event is on disk".
+//
+// Durable PUBACK: for QoS >= 1 on an event topic, aedes calls `authorizePublish` and writes PUBACK
+// only when its callback runs (lib/handlers/publish.js: authorizePublish → PUBACK → route). We call
+// the `onEvent` sink (which journals with a group commit) and hold the callback until the sink's
+// promise resolved. aedes dispatches every PUBLISH of one socket read concurrently and reads the
+// next chunk only when all of them finished, so one read chunk shares one group commit, and a held
+// callback is also TCP backpressure for that connection.
+//
+// Concurrency contract: single-threaded. Per client, callbacks are released strictly in arrival
+// order (a FIFO of pending releases), so PUBACKs stay in order as MQTT requires, even when sinks
+// resolve out of order.
+//
+// Invariants:
+//   - no PUBACK/PUBREC for an event topic before `onEvent` resolved for that packet;
+//   - a refused publish (ACL, sink failure, disk full past the hold limit) closes the client
+//     connection without an ack (MQTT 3.1.1 has no negative PUBACK; [MQTT-3.3.5-2]);
+//   - unauthenticated clients never reach CONNACK 0.
+import { Aedes, type AedesOptions, type Client, type PublishPacket, type Subscription } from 'aedes';
+import { readFileSync } from 'node:fs';
+import { isIP, createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
+
+export interface Principal {
+  name: string;
+  kind: 'module' | 'tilstand' | 'admin';
+  /** For kind 'module': the module whose topics it owns. */
+  module?: string;
+}
+
+export interface CredentialStore {
+  verify(username: string, password: string): Promise<Principal | null>;
+}
+
+export type EventSink = (topic: string, payload: Buffer, principal: Principal) => Promise<unknown>;
+
+export interface EmbeddedBrokerOptions {
+  site: string;
+  credentials: CredentialStore;
+  onEvent: EventSink;
+  /** Listen address; loopback unless TLS or allowInsecureNonLoopback. Default 127.0.0.1. */
+  host?: string;
+  /** 0 = ephemeral (read `port` after `listen`). Default 1883. */
+  port?: number;
+  tls?: { certPath: string; keyPath: string };
+  /** Accept plaintext on a non-loopback address (a site LAN you trust). Default false. */
+  allowInsecureNonLoopback?: boolean;
+  /** When true, no new event is journaled or acknowledged. Typically `DiskBudget.full`. */
+  diskFull?: () => boolean;
+  /** Hold a publish this long while the disk is full, then close the client without ack. */
+  diskFullHoldMaxMs?: number;
+  /** How often held publishes re-check `diskFull`. */
+  diskFullPollMs?: number;
+  /** Passed to aedes (e.g. drainTimeout, heartbeatInterval). */
+  aedes?: Pick<AedesOptions, 'drainTimeout' | 'heartbeatInterval' | 'connectTimeout' | 'concurrency' | 'keepaliveLimit'>;
+}
+
+export interface BrokerMetrics {
+  connectionsAccepted: number;
+  authFailures: number;
+  publishRefused: number;
+  subscribeRefused: number;
+  eventsAcked: number;
+  eventsHeldDiskFull: number;
+  eventsRefusedDiskFull: number;
+  sinkFailures: number;
+  /** Publishes whose ack is currently held (journal or disk wait). */
+  heldNow: number;
+}
+
+export class BrokerConfigError extends Error {
+  readonly option: string;
+  constructor(option: string, message: string) {
+    super(message);
+    this.name = 'BrokerConfigError';
+    this.option = option;
+  }
+}
+
+const NAME = /^[A-Za-z0-9_-]+$/;
+
+/** True for addresses that cannot be reached from another machine. */
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+}
+
+/** Does every topic matched by `filter` also match `allowed`? (MQTT wildcards on both sides.) */
+export function filterWithin(filter: string, allowed: string): boolean {
+  const f = filter.split('/');
+  const a = allowed.split('/');
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === '#') return true; // '#' also matches the parent level
+    if (i >= f.length) return false;
+    if (f[i] === '#') return false;
+    if (a[i] === '+') continue;
+    if (f[i] !== a[i]) return false; // a '+' in the filter is wider than a literal
+  }
+  return f.length === a.length;
+}
+
+export interface TopicAcl {
+  canPublish(p: Principal, topic: string): boolean;
+  canSubscribe(p: Principal, filter: string): boolean;
+}
+
+/** The topic rules of DESIGN.md for one site. */
+export function siteAcl(site: string): TopicAcl {
+  if (!NAME.test(site)) throw new BrokerConfigError('site', `site: expected [A-Za-z0-9_-]+, got ${JSON.stringify(site)}`);
+  const root = `tilstand/${site}`;
+  const moduleOf = (p: Principal) => (p.kind === 'module' && p.module && NAME.test(p.module) ? p.module : undefined);
+  return {
+    canPublish(p, topic) {
+      if (topic.startsWith('$')) return false;
+      const l = topic.split('/');
+      if (l[0] !== 'tilstand' || l[1] !== site) return false;
+      if (p.kind === 'module') {
+        const m = moduleOf(p);
+        if (!m) return false;
+        if (l[2] === 'events') return l.length >= 5 && l[3] === m && l.slice(4).every((x) => x.length > 0);
+        return l[2] === 'acks' && l.length === 4 && l[3] === m;
+      }
+      if (p.kind === 'tilstand') {
+        return (l[2] === 'commands' || l[2] === 'resync') && l.length === 4 && NAME.test(l[3] ?? '');
+      }
+      return false; // admin publishes nothing
+    },
+    canSubscribe(p, filter) {
+      if (p.kind === 'module') {
+        const m = moduleOf(p);
+        return !!m && (filter === `${root}/commands/${m}` || filter === `${root}/resync/${m}`);
+      }
+      if (p.kind === 'tilstand') {
+        return filterWithin(filter, `${root}/events/#`) || filterWithin(filter, `${root}/acks/#`);
+      }
+      return filterWithin(filter, '$SYS/#'); // admin: broker health only
+    },
+  };
+}
+
+interface Release {
+  done: boolean;
+  err: Error | null;
+  cb: (error?: Error | null) => void;
+}
+
+export class EmbeddedBroker {
+  private readonly o: EmbeddedBrokerOptions;
+  private readonly acl: TopicAcl;
+  private readonly host: string;
+  private readonly aedes: Aedes;
+  private readonly server: Server;
+  private readonly principals = new WeakMap<Client, Principal>();
+  private readonly fifo = new WeakMap<Client, Release[]>();
+  private readonly admitChain = new WeakMap<Client, Promise<void>>();
+  private readonly sockets = new Set<Socket>();
+  private readonly diskWaiters = new Set<() => void>();
+  private diskTimer: NodeJS.Timeout | undefined;
+  private boundPort = 0;
+  private m: BrokerMetrics = {
+    connectionsAccepted: 0,
+    authFailures: 0,
+    publishRefused: 0,
+    subscribeRefused: 0,
+    eventsAcked: 0,
+    eventsHeldDiskFull: 0,
+    eventsRefusedDiskFull: 0,
+    sinkFailures: 0,
+    heldNow: 0,
+  };
+
+  constructor(options: EmbeddedBrokerOptions) {
+    this.o = options;
+    this.host = options.host ?? '127.0.0.1';
+    this.acl = siteAcl(options.site);
+    if (!isLoopback(this.host) && !options.tls && options.allowInsecureNonLoopback !== true) {
+      throw new BrokerConfigError(
+        'allowInsecureNonLoopback',
+        `EmbeddedBroker: host ${this.host} is not loopback, so the listener needs TLS: set tls: { certPath, keyPath }, ` +
+          `or set allowInsecureNonLoopback: true to accept plaintext MQTT from the network`,
+      );
+    }
+    for (const k of ['diskFullHoldMaxMs', 'diskFullPollMs', 'port'] as const) {
+      const v = options[k];
+      if (v !== undefined && (!Number.isInteger(v) || v < 0)) {
+        throw new BrokerConfigError(k, `EmbeddedBroker ${k}: expected a non-negative integer, got ${v}`);
+      }
+    }
+    this.aedes = new Aedes({
+      ...options.aedes,
+      authenticate: (client, username, password, done) => this.authenticate(client, username, password, done),
+      authorizePublish: (client, packet, cb) => this.authorizePublish(client, packet, cb),
+      authorizeSubscribe: (client, sub, cb) => this.authorizeSubscribe(client, sub, cb),
+    });
+    const onConnection = (socket: Socket) => {
+      socket.setNoDelay(true);
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    };
+    if (options.tls) {
+      const tlsServer = createTlsServer(
+        { cert: readFileSync(options.tls.certPath), key: readFileSync(options.tls.keyPath) },
+        (s) => this.aedes.handle(s),
+      );
+      tlsServer.on('connection', onConnection);
+      this.server = tlsServer;
+    } else {
+      this.server = createNetServer((s) => {
+        onConnection(s);
+        this.aedes.handle(s);
+      });
+    }
+  }
+
+  /** Starts aedes and the listener; resolves with the bound port. */
+  async listen(): Promise<number> {
+    await this.aedes.listen();
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.o.port ?? 1883, this.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.boundPort = (this.server.address() as AddressInfo).port;
+    return this.boundPort;
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  metrics(): BrokerMetrics {
+    return { ...this.m };
+  }
+
+  /** Stops listening, disconnects every client, and drops held publishes unacknowledged. */
+  async close(): Promise<void> {
+    if (this.diskTimer) clearInterval(this.diskTimer);
+    for (const w of this.diskWaiters) w();
+    this.diskWaiters.clear();
+    const serverClosed = new Promise<void>((r) => this.server.close(() => r()));
+    await new Promise<void>((r) => this.aedes.close(() => r()));
+    for (const s of this.sockets) s.destroy();
+    await serverClosed;
+  }
+
+  private authenticate(
+    client: Client,
+    username: string | undefined,
+    password: Buffer | undefined,
+    done: (error: (Error & { returnCode: number }) | null, success: boolean | null) => void,
+  ): void {
+    const refuse = (code: number, why: string) => {
+      this.m.authFailures++;
+      done(Object.assign(new Error(why), { returnCode: code }), false);
+    };
+    if (username === undefined || password === undefined) return refuse(4, 'credentials required');
+    this.o.credentials.verify(username, password.toString('utf8')).then(
+      (p) => {
+        if (!p) return refuse(4, 'bad username or password');
+        this.principals.set(client, p);
+        this.m.connectionsAccepted++;
+        done(null, true);
+      },
+      () => refuse(3, 'credential store unavailable'),
+    );
+  }
+
+  private authorizeSubscribe(client: Client, sub: Subscription, cb: (e: Error | null, s?: Subscription | null) => void): void {
+    const p = this.principals.get(client);
+    if (p && this.acl.canSubscribe(p, sub.topic)) return cb(null, sub);
+    this.m.subscribeRefused++;
+    cb(null, null); // SUBACK with failure 0x80 for this filter; the connection stays
+  }
+
+  private authorizePublish(client: Client | null, packet: PublishPacket, cb: (error?: Error | null) => void): void {
+    const p = client ? this.principals.get(client) : undefined;
+    if (!client || !p || !this.acl.canPublish(p, packet.topic)) {
+      this.m.publishRefused++;
+      return cb(new Error(`publish to ${packet.topic} not allowed for ${p?.name ?? 'unauthenticated client'}`));
+    }
+    if (packet.topic.split('/')[2] !== 'events') return cb(null);
+    if (packet.qos === 0) {
+      // Fire and forget: journal it anyway, but there is no ack to hold.
+      if (!this.diskIsFull()) this.sink(packet, p).catch(() => undefined);
+      return cb(null);
+    }
+    const queue = this.fifo.get(client) ?? [];
+    this.fifo.set(client, queue);
+    const entry: Release = { done: false, err: null, cb };
+    queue.push(entry);
+    this.m.heldNow++;
+    // Admission is chained per client so a publish never overtakes one held for disk space:
+    // the journal sees a client's events in arrival order.
+    const admitted = (this.admitChain.get(client) ?? Promise.resolve()).then(
+      () => this.admit(),
+      () => this.admit(),
+    );
+    this.admitChain.set(client, admitted);
+    admitted
+      .then(() => this.sink(packet, p))
+      .then(
+        () => {
+          this.m.eventsAcked++;
+        },
+        (err: Error) => {
+          entry.err = err;
+        },
+      )
+      .finally(() => {
+        entry.done = true;
+        while (queue.length > 0 && queue[0]!.done) {
+          const e = queue.shift()!;
+          this.m.heldNow--;
+          e.cb(e.err);
+        }
+      });
+  }
+
+  private async sink(packet: PublishPacket, p: Principal): Promise<void> {
+    const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+    try {
+      await this.o.onEvent(packet.topic, payload, p);
+    } catch (err) {
+      this.m.sinkFailures++;
+      throw err;
+    }
+  }
+
+  private diskIsFull(): boolean {
+    return this.o.diskFull?.() === true;
+  }
+
+  /** Resolves when the disk has room; rejects after diskFullHoldMaxMs (the client is then closed). */
+  private admit(): Promise<void> {
+    if (!this.diskIsFull()) return Promise.resolve();
+    this.m.eventsHeldDiskFull++;
+    const holdMaxMs = this.o.diskFullHoldMaxMs ?? 30_000;
+    const started = Date.now();
+    return new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (this.aedes.closed) {
+          this.diskWaiters.delete(check);
+          return reject(new Error('broker closed'));
+        }
+        if (!this.diskIsFull()) {
+          this.diskWaiters.delete(check);
+          return resolve();
+        }
+        if (Date.now() - started >= holdMaxMs) {
+          this.diskWaiters.delete(check);
+          this.m.eventsRefusedDiskFull++;
+          return reject(new Error(`disk full: event not acknowledged after ${holdMaxMs} ms`));
+        }
+      };
+      this.diskWaiters.add(check);
+      if (!this.diskTimer) {
+        this.diskTimer = setInterval(() => {
+          for (const w of [...this.diskWaiters]) w();
+          if (this.diskWaiters.size === 0 && this.diskTimer) {
+            clearInterval(this.diskTimer);
+            this.diskTimer = undefined;
+          }
+        }, this.o.diskFullPollMs ?? 100);
+      }
+    });
+  }
+}

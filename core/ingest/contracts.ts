@@ -1,0 +1,435 @@
+// Event contracts: versioned record schemas with a declared compatibility mode, kept as JSON files
+// in `<data>/contracts/<name>/v<version>.json`, and the checks that go with them.
+//
+// Semantics follow Confluent Schema Registry for Avro records, with Paimon types for fields:
+//   reader R can read data written with W  ⇔  for every field f of R:
+//     f is in W  → W's type widens to R's type (`widens`), and nullable data never meets NOT NULL;
+//     f not in W → f has a default.
+//   (Fields of W that R lacks are ignored.)
+//   BACKWARD: R = new, W = previous.   FORWARD: R = previous, W = new.   FULL: both.
+//   *_TRANSITIVE: against every earlier version instead of only the latest. NONE: no check.
+// A default must be given explicitly (`"default": null` for an optional nullable field), as in
+// Avro: a nullable field without one is still a required field.
+//
+// Concurrency: one registry per data directory per process; writes are atomic (temp + rename) so
+// a reader never sees half a file. Invariants: versions of a name are 1..n without gaps; a file's
+// content never changes once written; `register` of an identical contract is a no-op.
+
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseType, typeToString, valueFromJson, type DataType } from '../lsm/types.ts';
+import { FORBIDDEN_KEYS, hasLoneSurrogate, joinPath, refuse, type Envelope, type Refusal, type RowImage } from './envelope.ts';
+
+export const COMPATIBILITY_MODES = [
+  'BACKWARD',
+  'BACKWARD_TRANSITIVE',
+  'FORWARD',
+  'FORWARD_TRANSITIVE',
+  'FULL',
+  'FULL_TRANSITIVE',
+  'NONE',
+] as const;
+export type Compatibility = (typeof COMPATIBILITY_MODES)[number];
+
+export interface ContractField {
+  readonly name: string;
+  /** A Paimon type string: 'STRING NOT NULL', 'INT', 'DECIMAL(12, 3)', 'TIMESTAMP(3)'. */
+  readonly type: string;
+  /** JSON form of the value used when the field is absent (types.ts's JSON forms). */
+  readonly default?: unknown;
+  /** For STRING/CHAR/VARCHAR fields: the allowed values (an Avro enum). */
+  readonly symbols?: readonly string[];
+  readonly doc?: string;
+}
+
+export interface Contract {
+  readonly name: string;
+  readonly version: number;
+  readonly compatibility: Compatibility;
+  readonly fields: readonly ContractField[];
+  readonly doc?: string;
+}
+
+/** Contract names: dotted lower-case words, safe as a folder name (`inventory.stock`). */
+export const CONTRACT_NAME = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_-]*){0,7}$/;
+export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const CONTRACT_FIELDS_MAX = 512;
+
+export class ContractError extends Error {
+  readonly contract: string;
+  readonly field: string | undefined;
+  constructor(contract: string, message: string, field?: string) {
+    super(message);
+    this.name = 'ContractError';
+    this.contract = contract;
+    this.field = field;
+  }
+}
+
+const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+
+/** Checks a contract's own shape (names, types, defaults, symbols); throws ContractError. */
+export function checkContract(c: Contract): void {
+  const label = `contract '${String(c?.name)}' v${String(c?.version)}`;
+  const fail = (why: string, field?: string): never => {
+    throw new ContractError(String(c?.name), `${label}: ${why}`, field);
+  };
+  if (typeof c !== 'object' || c === null) fail('expected an object');
+  if (typeof c.name !== 'string' || !CONTRACT_NAME.test(c.name)) fail(`name: expected ${CONTRACT_NAME.source}`);
+  if (!Number.isSafeInteger(c.version) || c.version < 1) fail(`version: expected a positive integer, got ${String(c.version)}`);
+  if (!(COMPATIBILITY_MODES as readonly string[]).includes(c.compatibility)) {
+    fail(`compatibility: expected one of ${COMPATIBILITY_MODES.join(', ')}, got ${String(c.compatibility)}`);
+  }
+  if (!Array.isArray(c.fields) || c.fields.length === 0 || c.fields.length > CONTRACT_FIELDS_MAX) {
+    fail(`fields: expected 1..${CONTRACT_FIELDS_MAX} fields`);
+  }
+  const seen = new Set<string>();
+  for (const f of c.fields) {
+    if (typeof f?.name !== 'string' || !FIELD_NAME.test(f.name) || FORBIDDEN_KEYS.has(f.name)) {
+      fail(`field name ${JSON.stringify(f?.name)} is not allowed`);
+    }
+    if (seen.has(f.name)) fail(`field '${f.name}' appears twice`, f.name);
+    seen.add(f.name);
+    let t: DataType;
+    try {
+      t = parseType(f.type);
+    } catch (e) {
+      return fail(`field '${f.name}': ${(e as Error).message}`, f.name);
+    }
+    if (f.symbols !== undefined) {
+      const ok = Array.isArray(f.symbols) && f.symbols.length > 0 && f.symbols.every((s) => typeof s === 'string' && !hasLoneSurrogate(s));
+      if (!ok || !['STRING', 'VARCHAR', 'CHAR'].includes(t.root)) {
+        fail(`field '${f.name}': symbols must be a non-empty list of strings on a string type`, f.name);
+      }
+      if (new Set(f.symbols).size !== f.symbols.length) fail(`field '${f.name}': symbols repeat`, f.name);
+    }
+    if (hasOwn(f, 'default')) {
+      const problem = valueProblem(f, t, f.default);
+      if (problem) fail(`field '${f.name}': default ${problem}`, f.name);
+    }
+  }
+}
+
+/** Why `json` is not a valid JSON value of the field, or undefined. Also returns the value. */
+function convert(f: ContractField, t: DataType, json: unknown): { value?: unknown; problem?: string } {
+  if (json !== null && typeof json === 'object') return { problem: `expected a ${typeToString(t)} value, got an ${Array.isArray(json) ? 'array' : 'object'}` };
+  // Date/time values must use their text form: a number is ambiguous (ms? µs? days?).
+  if (typeof json === 'number' && ['DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ'].includes(t.root)) {
+    return { problem: `expected ${t.root === 'DATE' ? 'yyyy-mm-dd' : t.root === 'TIME' ? 'hh:mm:ss' : 'ISO-8601'} text, got a number` };
+  }
+  if ((json === null || json === undefined) && !t.nullable) return { problem: 'must not be null' };
+  let value: unknown;
+  try {
+    value = valueFromJson(t, json, f.name);
+  } catch (e) {
+    return { problem: (e as Error).message.replace(/^column '[^']*' \([^)]*\): /, '') };
+  }
+  if (f.symbols && value !== null && !f.symbols.includes(value as string)) {
+    return { problem: `expected one of ${f.symbols.join('|')}, got ${JSON.stringify(value)}` };
+  }
+  return { value };
+}
+
+function valueProblem(f: ContractField, t: DataType, json: unknown): string | undefined {
+  return convert(f, t, json).problem;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compatibility.
+
+const INT_DIGITS: Partial<Record<DataType['root'], number>> = { TINYINT: 3, SMALLINT: 5, INT: 10, BIGINT: 19 };
+const INT_ORDER = ['TINYINT', 'SMALLINT', 'INT', 'BIGINT'];
+
+/**
+ * True when every value of `from` is a value of `to` and Paimon's implicit casts allow the
+ * change (`DataTypeCasts.supportsImplicitCast`), ignoring nullability (checked separately).
+ * This is Paimon's implicit-cast table narrowed to the lossless cases: it refuses shrinking
+ * lengths/precisions, INT→FLOAT, BIGINT→FLOAT/DOUBLE, TIMESTAMP↔LTZ and TIMESTAMP→DATE/TIME, which
+ * Paimon would allow but which lose or reinterpret values.
+ */
+export function widens(from: DataType, to: DataType): boolean {
+  const a = from.root;
+  const b = to.root;
+  if (INT_DIGITS[a] !== undefined) {
+    if (INT_DIGITS[b] !== undefined) return INT_ORDER.indexOf(a) <= INT_ORDER.indexOf(b);
+    if (b === 'DECIMAL') return to.precision! - to.scale! >= INT_DIGITS[a]!;
+    if (b === 'DOUBLE') return a !== 'BIGINT';
+    if (b === 'FLOAT') return a === 'TINYINT' || a === 'SMALLINT';
+    return false;
+  }
+  switch (a) {
+    case 'FLOAT':
+      return b === 'FLOAT' || b === 'DOUBLE';
+    case 'DOUBLE':
+    case 'BOOLEAN':
+    case 'DATE':
+      return b === a;
+    case 'DECIMAL':
+      return b === 'DECIMAL' && to.scale! >= from.scale! && to.precision! - to.scale! >= from.precision! - from.scale!;
+    case 'CHAR':
+      return (b === 'CHAR' && to.length === from.length) || (b === 'VARCHAR' && to.length! >= from.length!) || b === 'STRING';
+    case 'VARCHAR':
+      return (b === 'VARCHAR' && to.length! >= from.length!) || b === 'STRING';
+    case 'STRING':
+      return b === 'STRING';
+    case 'BINARY':
+      return (b === 'BINARY' && to.length === from.length) || (b === 'VARBINARY' && to.length! >= from.length!) || b === 'BYTES';
+    case 'VARBINARY':
+      return (b === 'VARBINARY' && to.length! >= from.length!) || b === 'BYTES';
+    case 'BYTES':
+      return b === 'BYTES';
+    case 'TIME':
+    case 'TIMESTAMP':
+    case 'TIMESTAMP_LTZ':
+      return b === a && to.precision! >= from.precision!;
+    default:
+      return false;
+  }
+}
+
+/** Why a reader with `reader`'s fields cannot read data written with `writer`'s; empty if it can. */
+export function readProblems(reader: Contract, writer: Contract): { field: string; why: string }[] {
+  const problems: { field: string; why: string }[] = [];
+  const written = new Map(writer.fields.map((f) => [f.name, f]));
+  for (const rf of reader.fields) {
+    const wf = written.get(rf.name);
+    if (!wf) {
+      if (!hasOwn(rf, 'default')) problems.push({ field: rf.name, why: 'has no default' });
+      continue;
+    }
+    const rt = parseType(rf.type);
+    const wt = parseType(wf.type);
+    if (!widens(wt, rt)) {
+      problems.push({ field: rf.name, why: `${typeToString({ ...wt, nullable: true })} does not widen to ${typeToString({ ...rt, nullable: true })}` });
+    } else if (wt.nullable && !rt.nullable) {
+      problems.push({ field: rf.name, why: 'nullable data cannot be read as NOT NULL' });
+    } else if (rf.symbols) {
+      const missing = (wf.symbols ?? null) === null ? ['(any string)'] : wf.symbols!.filter((s) => !rf.symbols!.includes(s));
+      if (missing.length > 0) problems.push({ field: rf.name, why: `symbols ${missing.join('|')} are unknown to the reader` });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Explains, in terms of what changed from `older` to `newer`, why `newer` is not compatible in
+ * direction `dir`; undefined when it is.
+ */
+function directionProblem(older: Contract, newer: Contract, dir: 'backward' | 'forward'): string | undefined {
+  const [reader, writer] = dir === 'backward' ? [newer, older] : [older, newer];
+  const p = readProblems(reader, writer)[0];
+  if (!p) return undefined;
+  const inOld = older.fields.find((f) => f.name === p.field);
+  const inNew = newer.fields.find((f) => f.name === p.field);
+  if (dir === 'backward' && !inOld) return `field '${p.field}' was added without a default`;
+  if (dir === 'forward' && !inNew) return `field '${p.field}' was removed but had no default in v${older.version}`;
+  const change = inOld!.type === inNew!.type ? '' : ` (type ${typeToString(parseType(inOld!.type))} → ${typeToString(parseType(inNew!.type))})`;
+  const who = dir === 'backward' ? `v${newer.version} readers of v${older.version} data` : `v${older.version} readers of v${newer.version} data`;
+  return `field '${p.field}' changed${change}: for ${who}, ${p.why}`;
+}
+
+/** Checks `next` against the earlier versions of its name, as its `compatibility` asks; throws ContractError. */
+export function checkCompatibility(earlier: readonly Contract[], next: Contract): void {
+  const mode = next.compatibility;
+  if (mode === 'NONE' || earlier.length === 0) return;
+  const sorted = [...earlier].sort((a, b) => b.version - a.version); // newest first
+  const against = mode.endsWith('_TRANSITIVE') ? sorted : sorted.slice(0, 1);
+  const dirs: ('backward' | 'forward')[] = mode.startsWith('BACKWARD') ? ['backward'] : mode.startsWith('FORWARD') ? ['forward'] : ['backward', 'forward'];
+  for (const old of against) {
+    for (const dir of dirs) {
+      const why = directionProblem(old, next, dir);
+      if (why) {
+        const detail = dirs.length > 1 ? ` (${dir})` : '';
+        const field = /field '([^']+)'/.exec(why)?.[1];
+        throw new ContractError(next.name, `contract '${next.name}' v${next.version} is not ${mode} compatible with v${old.version}: ${why}${detail}`, field);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation of one record.
+
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+export type ValidateResult =
+  | {
+      readonly ok: true;
+      /** The record in JSON form, defaults filled in, fields in contract order. */
+      readonly record: RowImage;
+      /** The same values in memory (types.ts), keyed by field name. */
+      readonly values: Record<string, unknown>;
+    }
+  | { readonly ok: false; readonly errors: readonly FieldError[] };
+
+/**
+ * Checks one row image against a contract. Policy: a field missing from the record takes its
+ * default, else is an error; a field the contract does not name is an error (the envelope names
+ * its writer's exact version, so an extra field is a typo or an unregistered version);
+ * a value must convert with valueFromJson (date/time values as text only).
+ */
+export function validate(contract: Contract, record: unknown, pathPrefix = ''): ValidateResult {
+  const errors: FieldError[] = [];
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+    return { ok: false, errors: [{ path: pathPrefix || '$', message: 'expected an object' }] };
+  }
+  const rec = record as Record<string, unknown>;
+  const out: RowImage = {};
+  const values: Record<string, unknown> = {};
+  const known = new Set<string>();
+  for (const f of contract.fields) {
+    known.add(f.name);
+    const path = joinPath(pathPrefix, f.name);
+    let json: unknown;
+    if (hasOwn(rec, f.name)) json = rec[f.name];
+    else if (hasOwn(f, 'default')) json = f.default;
+    else {
+      errors.push({ path, message: 'missing (required: no default)' });
+      continue;
+    }
+    const { value, problem } = convert(f, parseType(f.type), json);
+    if (problem) errors.push({ path, message: problem });
+    else {
+      out[f.name] = json;
+      values[f.name] = value;
+    }
+  }
+  for (const key of Object.keys(rec)) {
+    if (!known.has(key)) errors.push({ path: joinPath(pathPrefix, key), message: `not a field of contract '${contract.name}' v${contract.version}` });
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, record: out, values };
+}
+
+export type ContractCheck = { readonly ok: true; readonly envelope: Envelope; readonly contract: Contract } | (Refusal & { readonly errors?: readonly FieldError[] });
+
+/** Looks up the envelope's contract and validates its images; returns the envelope with defaults filled. */
+export function checkEnvelopeContract(registry: Pick<ContractRegistry, 'get'>, envelope: Envelope): ContractCheck {
+  const { name, version } = envelope.contract;
+  const contract = registry.get(name, version);
+  if (!contract) return refuse('no_contract', `contract '${name}' v${version} is not registered`, 'contract');
+  let before = envelope.before;
+  let after = envelope.after;
+  const errors: FieldError[] = [];
+  if (before !== null) {
+    const r = validate(contract, before, 'before');
+    if (r.ok) before = r.record;
+    else errors.push(...r.errors);
+  }
+  if (after !== null) {
+    const r = validate(contract, after, 'after');
+    if (r.ok) after = r.record;
+    else errors.push(...r.errors);
+  }
+  if (errors.length > 0) {
+    const first = errors[0]!;
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+    return { ...refuse('contract_violation', `${first.path}: ${first.message}${more}`, first.path), errors };
+  }
+  return { ok: true, contract, envelope: { ...envelope, before, after } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The registry.
+
+export interface ContractSummary {
+  readonly name: string;
+  readonly versions: readonly number[];
+}
+
+export class ContractRegistry {
+  private readonly byName = new Map<string, Contract[]>(); // versions ascending, 1..n
+
+  /** Opens (creating if needed) `<data>/contracts`, loading every contract file in it. */
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+    for (const name of readdirSync(dir).sort()) {
+      if (!CONTRACT_NAME.test(name)) continue;
+      const versions = readdirSync(join(dir, name))
+        .map((f) => /^v(\d+)\.json$/.exec(f))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => Number(m[1]))
+        .sort((a, b) => a - b);
+      const list: Contract[] = [];
+      for (const v of versions) {
+        const file = join(dir, name, `v${v}.json`);
+        const c = JSON.parse(readFileSync(file, 'utf8')) as Contract;
+        checkContract(c);
+        if (c.name !== name || c.version !== v) throw new ContractError(name, `${file} holds contract '${c.name}' v${c.version}`);
+        if (v !== list.length + 1) throw new ContractError(name, `contract '${name}' has v${v} but no v${list.length + 1} in ${dir}`);
+        list.push(freeze(c));
+      }
+      if (list.length > 0) this.byName.set(name, list);
+    }
+  }
+
+  /**
+   * Registers the next version of a contract. Refuses a malformed contract, a version that is not
+   * latest+1 (a gap, or an existing version with other content), and an incompatible one.
+   * Registering a contract identical to the stored version is a no-op that returns it.
+   */
+  register(contract: Contract): Contract {
+    checkContract(contract);
+    const list = this.byName.get(contract.name) ?? [];
+    const existing = list[contract.version - 1];
+    if (existing) {
+      if (canonical(existing) === canonical(contract)) return existing;
+      throw new ContractError(contract.name, `contract '${contract.name}' v${contract.version} is already registered with other content`);
+    }
+    if (contract.version !== list.length + 1) {
+      throw new ContractError(
+        contract.name,
+        `contract '${contract.name}' v${contract.version} would leave a gap: the next version is v${list.length + 1}`,
+      );
+    }
+    checkCompatibility(list, contract);
+    const frozen = freeze(JSON.parse(canonical(contract)) as Contract);
+    const folder = join(this.dir, contract.name);
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, `v${contract.version}.json`);
+    if (existsSync(file)) throw new ContractError(contract.name, `${file} exists but was not loaded`);
+    const tmp = `${file}.tmp-${process.pid}`;
+    writeFileSync(tmp, `${JSON.stringify(frozen, null, 2)}\n`);
+    renameSync(tmp, file);
+    list.push(frozen);
+    this.byName.set(contract.name, list);
+    return frozen;
+  }
+
+  list(): ContractSummary[] {
+    return [...this.byName.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, l]) => ({ name, versions: l.map((c) => c.version) }));
+  }
+
+  get(name: string, version: number): Contract | undefined {
+    return Number.isSafeInteger(version) && version >= 1 ? this.byName.get(name)?.[version - 1] : undefined;
+  }
+
+  latest(name: string): Contract | undefined {
+    const l = this.byName.get(name);
+    return l?.[l.length - 1];
+  }
+}
+
+/** Key order fixed, so equal contracts print equal. */
+function canonical(c: Contract): string {
+  const fields = c.fields.map((f) => {
+    const o: Record<string, unknown> = { name: f.name, type: f.type };
+    if (hasOwn(f, 'default')) o.default = f.default;
+    if (f.symbols !== undefined) o.symbols = f.symbols;
+    if (f.doc !== undefined) o.doc = f.doc;
+    return o;
+  });
+  const o: Record<string, unknown> = { name: c.name, version: c.version, compatibility: c.compatibility, fields };
+  if (c.doc !== undefined) o.doc = c.doc;
+  return JSON.stringify(o);
+}
+
+function freeze(c: Contract): Contract {
+  for (const f of c.fields) Object.freeze(f);
+  Object.freeze(c.fields);
+  return Object.freeze(c);
+}

@@ -1,0 +1,294 @@
+// The event envelope: a Debezium-shaped change event as a module publishes it on
+// `tilstand/<site>/events/<module>/<stream>`, and `parseEnvelope`, the first gate every payload
+// passes. Pure: no broker, no table store, no clock.
+//
+// Concurrency: stateless; safe to call from anywhere.
+// Invariants of an envelope returned with ok:true:
+//   - it came from at most `payload_bytes_max` bytes of well-formed UTF-8 JSON;
+//   - no object anywhere in it has a key `__proto__`, `constructor` or `prototype`, and no string
+//     or key holds a lone UTF-16 surrogate (the payload is refused instead);
+//   - `source.module`/`source.stream` equal the topic's module/stream; `source.seq` and `ts_ms`
+//     are non-negative safe integers; `contract.version` is a positive safe integer;
+//   - op c/r: `after` is an object and `before` null; op d: `before` is an object and `after`
+//     null; op u: `after` is an object, `before` an object or null.
+// Refusals carry a reason from the closed set `DEAD_LETTER_REASONS`, a one-line detail and, when
+// the fault sits at one place in the payload, its path (`source.seq`, `after.items[2].sku`).
+
+export type Op = 'c' | 'u' | 'd' | 'r';
+export const OPS: readonly Op[] = ['c', 'u', 'd', 'r'];
+
+/** A row image: a JSON object as the module sent it (values in types.ts's JSON forms). */
+export type RowImage = Record<string, unknown>;
+
+export interface EnvelopeSource {
+  readonly module: string;
+  readonly stream: string;
+  /** Monotonic per (module, stream), starting at 1; 0 is allowed and means "before the first". */
+  readonly seq: number;
+  /** Anything else a module adds (Debezium's `connector`, `db`, `txId`, …) is kept as sent. */
+  readonly [extra: string]: unknown;
+}
+
+export interface ContractRef {
+  readonly name: string;
+  readonly version: number;
+}
+
+export interface Envelope {
+  readonly op: Op;
+  readonly before: RowImage | null;
+  readonly after: RowImage | null;
+  readonly source: EnvelopeSource;
+  readonly ts_ms: number;
+  readonly contract: ContractRef;
+}
+
+/** Why an event went to `dead_letters`. Closed: every refusal in core/ingest uses one of these. */
+export const DEAD_LETTER_REASONS = [
+  'too_large', // payload above payload_bytes_max
+  'bad_json', // not UTF-8, or not JSON
+  'unsafe_json', // a forbidden key (__proto__, constructor, prototype) or a lone surrogate
+  'bad_envelope', // a field of the envelope is missing or has the wrong type or value
+  'topic_mismatch', // not an event topic, or source.module/stream disagree with the topic
+  'no_contract', // the named contract version is not registered
+  'contract_violation', // before/after do not match the contract's fields
+  'no_binding', // no binding's topic filter matches the topic
+  'binding_error', // a binding could not map the event (path missing, contract mismatch, lookup failed)
+  'unfit_for_table', // a mapped value does not fit the table column's type
+] as const;
+export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
+
+export interface Refusal {
+  readonly ok: false;
+  readonly reason: DeadLetterReason;
+  readonly detail: string;
+  /** Where in the payload the fault is, when it is at one place. */
+  readonly path?: string;
+}
+
+export type ParseResult = { readonly ok: true; readonly envelope: Envelope } | Refusal;
+
+export interface EnvelopeLimits {
+  /** Largest payload accepted, in bytes. Bounds parse time and memory per event. */
+  readonly payload_bytes_max: number;
+}
+
+export const DEFAULT_ENVELOPE_LIMITS: EnvelopeLimits = { payload_bytes_max: 256 * 1024 };
+
+export interface TopicParts {
+  readonly site: string;
+  readonly module: string;
+  readonly stream: string;
+}
+
+/** Site, module and stream names: they appear in topics, file names and table values. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function refuse(reason: DeadLetterReason, detail: string, path?: string): Refusal {
+  return path === undefined ? { ok: false, reason, detail } : { ok: false, reason, detail, path };
+}
+
+/** Splits `tilstand/<site>/events/<module>/<stream>`; undefined for any other topic. */
+export function parseEventTopic(topic: string): TopicParts | undefined {
+  const parts = topic.split('/');
+  if (parts.length !== 5 || parts[0] !== 'tilstand' || parts[2] !== 'events') return undefined;
+  const [, site, , module, stream] = parts as [string, string, string, string, string];
+  if (!NAME_PATTERN.test(site) || !NAME_PATTERN.test(module) || !NAME_PATTERN.test(stream)) return undefined;
+  return { site, module, stream };
+}
+
+export function eventTopic(site: string, module: string, stream: string): string {
+  return `tilstand/${site}/events/${module}/${stream}`;
+}
+
+export function checkLimits(limits: EnvelopeLimits): void {
+  const n = limits?.payload_bytes_max;
+  if (!Number.isSafeInteger(n) || n < 64) {
+    throw new RangeError(`payload_bytes_max: expected an integer ≥ 64 (bytes), got ${String(n)}`);
+  }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const hasLoneSurrogate = (s: string): boolean => LONE_SURROGATE.test(s);
+
+/** Appends a key to a path: `a.b`, `a[3]`, `a["odd key"]`. */
+export function joinPath(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`;
+  if (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)) return path === '' ? key : `${path}.${key}`;
+  return `${path}[${JSON.stringify(key)}]`;
+}
+
+type SafeJson = { ok: true; value: unknown } | Refusal;
+
+/**
+ * Decodes UTF-8 strictly and parses JSON. A reviver drops every forbidden key before the object
+ * is handed to anyone (JSON.parse already stores `__proto__` as an own property, so no prototype
+ * is touched even during the parse), and the first forbidden key or lone surrogate is reported
+ * with its path. Paths are rebuilt after the parse from a child→parent map the reviver fills
+ * (the reviver runs bottom-up, so a holder's own path is not known when its child is visited).
+ */
+export function parseJsonSafely(payload: Uint8Array): SafeJson {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(payload);
+  } catch {
+    return refuse('bad_json', 'payload is not well-formed UTF-8');
+  }
+  const parentOf = new WeakMap<object, { holder: object; key: string }>();
+  let problem: { holder: object; key: string; why: string; own: boolean } | undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text, function (this: object, key: string, v: unknown) {
+      if (v !== null && typeof v === 'object') parentOf.set(v, { holder: this, key });
+      if (problem === undefined) {
+        if (FORBIDDEN_KEYS.has(key)) problem = { holder: this, key, why: `forbidden key '${key}'`, own: true };
+        else if (hasLoneSurrogate(key)) problem = { holder: this, key, why: 'a key holds a lone surrogate', own: true };
+        else if (typeof v === 'string' && hasLoneSurrogate(v)) {
+          problem = { holder: this, key, why: 'a string holds a lone surrogate', own: true };
+        }
+      }
+      return FORBIDDEN_KEYS.has(key) ? undefined : v;
+    });
+  } catch (e) {
+    const why = e instanceof RangeError ? 'nesting too deep' : (e as Error).message;
+    return refuse('bad_json', `payload is not JSON: ${why}`);
+  }
+  if (problem) return refuse('unsafe_json', problem.why, pathOf(parentOf, problem.holder, problem.key));
+  return { ok: true, value };
+}
+
+function pathOf(parentOf: WeakMap<object, { holder: object; key: string }>, holder: object, key: string): string {
+  const keys: Array<string | number> = [];
+  const push = (h: object, k: string) => keys.push(Array.isArray(h) && /^\d+$/.test(k) ? Number(k) : k);
+  if (key !== '') push(holder, key);
+  // The root's wrapper holder ({"": root}) has no parent entry; the walk stops there.
+  for (let node: object | undefined = holder, guard = 0; node && guard < 10_000; guard++) {
+    const up = parentOf.get(node);
+    if (!up || up.key === '') break;
+    push(up.holder, up.key);
+    node = up.holder;
+  }
+  return keys.reverse().reduce<string>((p, k) => joinPath(p, k), '') || '$';
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isNonNegInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'string') return `a string ${JSON.stringify(v.length > 30 ? `${v.slice(0, 30)}…` : v)}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+/**
+ * Parses and checks one event. `expect.site`, when given, must equal the topic's site.
+ * Steps, in order (the first failing step decides the reason):
+ *   1. size ≤ payload_bytes_max                       → too_large
+ *   2. topic is an event topic (of the expected site)  → topic_mismatch
+ *   3. UTF-8 + JSON                                    → bad_json
+ *   4. no forbidden keys, no lone surrogates           → unsafe_json
+ *   5. envelope fields, op rules                       → bad_envelope (with path)
+ *   6. source.module/stream equal the topic's          → topic_mismatch
+ */
+export function parseEnvelope(
+  topic: string,
+  payload: Uint8Array,
+  limits: EnvelopeLimits = DEFAULT_ENVELOPE_LIMITS,
+  expect: { site?: string } = {},
+): ParseResult {
+  checkLimits(limits);
+  if (payload.length > limits.payload_bytes_max) {
+    return refuse('too_large', `payload is ${payload.length} bytes, more than payload_bytes_max ${limits.payload_bytes_max}`);
+  }
+  const parts = parseEventTopic(topic);
+  if (!parts) return refuse('topic_mismatch', `'${topic}' is not tilstand/<site>/events/<module>/<stream>`);
+  if (expect.site !== undefined && parts.site !== expect.site) {
+    return refuse('topic_mismatch', `topic site '${parts.site}' is not this site '${expect.site}'`);
+  }
+  const parsed = parseJsonSafely(payload);
+  if (!parsed.ok) return parsed;
+  const checked = checkEnvelope(parsed.value);
+  if (!checked.ok) return checked;
+  const { source } = checked.envelope;
+  if (source.module !== parts.module) {
+    return refuse('topic_mismatch', `source.module '${source.module}' but the topic's module is '${parts.module}'`, 'source.module');
+  }
+  if (source.stream !== parts.stream) {
+    return refuse('topic_mismatch', `source.stream '${source.stream}' but the topic's stream is '${parts.stream}'`, 'source.stream');
+  }
+  return checked;
+}
+
+/** Checks the shape of an already-parsed JSON value (step 5 above). */
+export function checkEnvelope(v: unknown): ParseResult {
+  const bad = (path: string, why: string) => refuse('bad_envelope', `${path}: ${why}`, path);
+  if (!isObject(v)) return bad('$', `expected an object, got ${kindOf(v)}`);
+
+  if (!('op' in v)) return bad('op', 'missing');
+  if (typeof v.op !== 'string' || !(OPS as readonly string[]).includes(v.op)) {
+    return bad('op', `expected one of c, u, d, r, got ${kindOf(v.op)}`);
+  }
+  const op = v.op as Op;
+
+  for (const side of ['before', 'after'] as const) {
+    if (!(side in v)) return bad(side, 'missing (send null when there is no image)');
+    if (v[side] !== null && !isObject(v[side])) return bad(side, `expected an object or null, got ${kindOf(v[side])}`);
+  }
+  const before = v.before as RowImage | null;
+  const after = v.after as RowImage | null;
+  switch (op) {
+    case 'c':
+    case 'r':
+      if (after === null) return bad('after', `op '${op}' needs an after image`);
+      if (before !== null) return bad('before', `op '${op}' must have before = null`);
+      break;
+    case 'u':
+      if (after === null) return bad('after', `op 'u' needs an after image`);
+      break;
+    case 'd':
+      if (before === null) return bad('before', `op 'd' needs a before image`);
+      if (after !== null) return bad('after', `op 'd' must have after = null`);
+      break;
+  }
+
+  if (!('source' in v)) return bad('source', 'missing');
+  const source = v.source;
+  if (!isObject(source)) return bad('source', `expected an object, got ${kindOf(source)}`);
+  for (const key of ['module', 'stream'] as const) {
+    const s = source[key];
+    if (s === undefined) return bad(`source.${key}`, 'missing');
+    if (typeof s !== 'string' || !NAME_PATTERN.test(s)) {
+      return bad(`source.${key}`, `expected a name matching ${NAME_PATTERN.source}, got ${kindOf(s)}`);
+    }
+  }
+  if (source.seq === undefined) return bad('source.seq', 'missing');
+  if (!isNonNegInt(source.seq)) return bad('source.seq', `expected a non-negative safe integer, got ${kindOf(source.seq)}`);
+
+  if (v.ts_ms === undefined) return bad('ts_ms', 'missing');
+  if (!isNonNegInt(v.ts_ms)) return bad('ts_ms', `expected a non-negative safe integer (epoch ms), got ${kindOf(v.ts_ms)}`);
+
+  if (v.contract === undefined) return bad('contract', 'missing');
+  const contract = v.contract;
+  if (!isObject(contract)) return bad('contract', `expected an object, got ${kindOf(contract)}`);
+  if (contract.name === undefined) return bad('contract.name', 'missing');
+  if (typeof contract.name !== 'string' || contract.name.length === 0 || contract.name.length > 128) {
+    return bad('contract.name', `expected a non-empty string, got ${kindOf(contract.name)}`);
+  }
+  if (contract.version === undefined) return bad('contract.version', 'missing');
+  if (!isNonNegInt(contract.version) || contract.version < 1) {
+    return bad('contract.version', `expected a positive integer, got ${kindOf(contract.version)}`);
+  }
+
+  const envelope: Envelope = {
+    op,
+    before,
+    after,
+    source: source as EnvelopeSource,
+    ts_ms: v.ts_ms,
+    contract: { name: contract.name, version: contract.version },
+  };
+  return { ok: true, envelope };
+}

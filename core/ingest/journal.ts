@@ -1,0 +1,453 @@
+// The ingest journal: every accepted event, appended durably before anyone acknowledges it.
+//
+// One better-sqlite3 connection to `<data>/journal.db` (WAL mode, synchronous=FULL, so a returned
+// commit is on disk). Appends from all connections are GROUP-COMMITTED: `append` queues the event
+// and returns a promise; the queue is flushed on the next `setImmediate` (so everything that arrived
+// in the same tick, e.g. all PUBLISH packets of one socket read, shares one transaction) and every
+// promise of a group resolves after that group's COMMIT returned.
+//
+// Concurrency contract: single-threaded (Node's event loop). better-sqlite3 is synchronous, so a
+// commit blocks the loop for its fsync; appends that arrive meanwhile wait in the kernel's socket
+// buffers and form the next, larger group (see TRANSPORT.md, "group commit").
+//
+// Invariants:
+//   - positions are strictly increasing and never reused, even after prune deletes the newest rows
+//     (the table uses AUTOINCREMENT, whose high-water mark lives in sqlite_sequence);
+//   - a promise returned by `append` resolves only after the COMMIT covering its row returned;
+//   - a group never exceeds `groupEventsMax` events or `groupBytesMax` payload+topic bytes
+//     (one oversized event is a group of its own);
+//   - prune never deletes a row whose position is > keepAfter.
+import Database from 'better-sqlite3';
+import { statfsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+export const JOURNAL_FILE_NAME = 'journal.db';
+
+export type JournalErrorKind = 'InvalidArgument' | 'Corruption' | 'DiskFull' | 'IOError' | 'Closed';
+
+export class JournalError extends Error {
+  readonly kind: JournalErrorKind;
+  readonly path: string;
+  constructor(kind: JournalErrorKind, path: string, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = `JournalError(${kind})`;
+    this.kind = kind;
+    this.path = path;
+  }
+}
+
+export interface JournalEvent {
+  topic: string;
+  payload: Buffer;
+  receivedAtMs: number;
+  module: string;
+  stream: string;
+  /** The module's per-stream sequence when the sink already knows it (contracts parse it later). */
+  seq?: number | bigint;
+}
+
+export interface JournalEntry {
+  position: bigint;
+  topic: string;
+  payload: Buffer;
+  receivedAtMs: number;
+  module: string;
+  stream: string;
+  seq: bigint | null;
+}
+
+export interface JournalOptions {
+  /** Flush a group when this many events are queued. Bounds one transaction's work. */
+  groupEventsMax?: number;
+  /** Flush a group when its payload+topic bytes reach this. Bounds one transaction's memory. */
+  groupBytesMax?: number;
+  /** Rows fetched per page by `readAfter`; the connection is never held between pages. */
+  readPageRows?: number;
+  /** Rows deleted per transaction by `prune`; appends can run between two batches. */
+  pruneBatchRows?: number;
+  /** Clock for prune's maxAgeMs; injected by tests. */
+  nowMs?: () => number;
+}
+
+const DEFAULTS = {
+  groupEventsMax: 1000, // ~280 events per fsync were measured at full speed; 1000 leaves headroom
+  groupBytesMax: 4 * 1024 * 1024, // a 4 MiB transaction keeps one commit's fsync in the milliseconds
+  readPageRows: 500,
+  pruneBatchRows: 5000,
+};
+
+export interface JournalStats {
+  commits: number;
+  events: number;
+  /** Mean events per COMMIT (= per fsync of the WAL). */
+  eventsPerCommitMean: number;
+  eventsPerCommitMax: number;
+  commitMsTotal: number;
+  commitMsMax: number;
+  lastPosition: bigint;
+  failedCommits: number;
+}
+
+interface Pending {
+  event: JournalEvent;
+  bytes: number;
+  resolve: (position: bigint) => void;
+  reject: (err: unknown) => void;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new JournalError('InvalidArgument', '', `Journal option ${name}: expected a positive integer, got ${value}`);
+  }
+  return value;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS journal (
+  position INTEGER PRIMARY KEY AUTOINCREMENT,
+  received_at_ms INTEGER NOT NULL,
+  module TEXT NOT NULL,
+  stream TEXT NOT NULL,
+  seq INTEGER,
+  topic TEXT NOT NULL,
+  payload BLOB NOT NULL,
+  size_bytes INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoint (name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta (key, value) VALUES ('format', 'tilstand-journal-1');
+`;
+
+/** Per-row bookkeeping bytes added to payload+topic in size_bytes (row header, index entry). */
+const ROW_OVERHEAD_BYTES = 48;
+
+export class Journal {
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly opts: Required<JournalOptions>;
+  private readonly insert: Database.Statement;
+  private readonly commitGroup: (group: Pending[]) => bigint[];
+  private queue: Pending[] = [];
+  private flushScheduled = false;
+  private closed = false;
+  private s = { commits: 0, events: 0, max: 0, msTotal: 0, msMax: 0, failed: 0, last: 0n };
+
+  /** Opens (creating if needed) `<dataDir>/journal.db`. Throws JournalError('Corruption') naming the file. */
+  static open(dataDir: string, options: JournalOptions = {}): Journal {
+    return new Journal(join(dataDir, JOURNAL_FILE_NAME), options);
+  }
+
+  constructor(path: string, options: JournalOptions = {}) {
+    this.path = path;
+    this.opts = {
+      groupEventsMax: positiveInt('groupEventsMax', options.groupEventsMax, DEFAULTS.groupEventsMax),
+      groupBytesMax: positiveInt('groupBytesMax', options.groupBytesMax, DEFAULTS.groupBytesMax),
+      readPageRows: positiveInt('readPageRows', options.readPageRows, DEFAULTS.readPageRows),
+      pruneBatchRows: positiveInt('pruneBatchRows', options.pruneBatchRows, DEFAULTS.pruneBatchRows),
+      nowMs: options.nowMs ?? Date.now,
+    };
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(path);
+      db.defaultSafeIntegers(true);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.exec(SCHEMA);
+      const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").pluck().get();
+      if (format !== 'tilstand-journal-1') {
+        throw new Error(`unexpected journal format ${String(format)}`);
+      }
+    } catch (err) {
+      db?.close();
+      throw this.wrap(err, 'open');
+    }
+    this.db = db;
+    this.insert = db.prepare(
+      'INSERT INTO journal (received_at_ms, module, stream, seq, topic, payload, size_bytes) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    const last = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'journal'").pluck().get();
+    this.s.last = typeof last === 'bigint' ? last : 0n;
+    this.commitGroup = db.transaction((group: Pending[]) => {
+      const positions: bigint[] = [];
+      for (const p of group) {
+        const e = p.event;
+        const info = this.insert.run(
+          BigInt(Math.trunc(e.receivedAtMs)),
+          e.module,
+          e.stream,
+          e.seq === undefined ? null : BigInt(e.seq),
+          e.topic,
+          e.payload,
+          BigInt(p.bytes),
+        );
+        positions.push(BigInt(info.lastInsertRowid));
+      }
+      return positions;
+    });
+  }
+
+  /** Queues one event; resolves with its position once the group commit covering it returned. */
+  append(event: JournalEvent): Promise<bigint> {
+    if (this.closed) return Promise.reject(new JournalError('Closed', this.path, `journal ${this.path} is closed`));
+    if (!Buffer.isBuffer(event.payload)) {
+      return Promise.reject(new JournalError('InvalidArgument', this.path, 'append: payload must be a Buffer'));
+    }
+    return new Promise<bigint>((resolve, reject) => {
+      const bytes = event.payload.length + Buffer.byteLength(event.topic) + ROW_OVERHEAD_BYTES;
+      this.queue.push({ event, bytes, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Commits everything queued now, in groups bounded by groupEventsMax / groupBytesMax. */
+  flush(): void {
+    this.flushScheduled = false;
+    while (this.queue.length > 0) {
+      let n = 0;
+      let bytes = 0;
+      while (n < this.queue.length && n < this.opts.groupEventsMax) {
+        const b = this.queue[n]!.bytes;
+        if (n > 0 && bytes + b > this.opts.groupBytesMax) break;
+        bytes += b;
+        n++;
+      }
+      const group = this.queue.splice(0, n);
+      const t0 = performance.now();
+      let positions: bigint[];
+      try {
+        positions = this.commitGroup(group);
+      } catch (err) {
+        this.s.failed++;
+        const wrapped = this.wrap(err, 'append');
+        for (const p of group) p.reject(wrapped);
+        continue;
+      }
+      const ms = performance.now() - t0;
+      this.s.commits++;
+      this.s.events += group.length;
+      this.s.max = Math.max(this.s.max, group.length);
+      this.s.msTotal += ms;
+      this.s.msMax = Math.max(this.s.msMax, ms);
+      for (let i = 0; i < group.length; i++) {
+        const pos = positions[i]!;
+        if (pos <= this.s.last) throw new Error(`journal invariant: position ${pos} not after ${this.s.last}`);
+        this.s.last = pos;
+        group[i]!.resolve(pos);
+      }
+    }
+  }
+
+  /** Entries with position > `position`, oldest first, at most `limit`; read page by page. */
+  *readAfter(position: bigint, limit: number = Number.MAX_SAFE_INTEGER): IterableIterator<JournalEntry> {
+    const page = this.db.prepare(
+      'SELECT position, received_at_ms, module, stream, seq, topic, payload FROM journal WHERE position > ? ORDER BY position LIMIT ?',
+    );
+    let after = position;
+    let left = limit;
+    while (left > 0) {
+      const n = Math.min(left, this.opts.readPageRows);
+      let rows: Array<Record<string, unknown>>;
+      try {
+        rows = page.all(after, BigInt(n)) as Array<Record<string, unknown>>;
+      } catch (err) {
+        throw this.wrap(err, 'read');
+      }
+      for (const r of rows) {
+        const entry: JournalEntry = {
+          position: r.position as bigint,
+          receivedAtMs: Number(r.received_at_ms as bigint),
+          module: r.module as string,
+          stream: r.stream as string,
+          seq: (r.seq as bigint | null) ?? null,
+          topic: r.topic as string,
+          payload: r.payload as Buffer,
+        };
+        after = entry.position;
+        yield entry;
+      }
+      left -= rows.length;
+      if (rows.length < n) return;
+    }
+  }
+
+  setCheckpoint(name: string, position: bigint): void {
+    this.run('checkpoint', () =>
+      this.db.prepare('INSERT INTO checkpoint (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position').run(name, position),
+    );
+  }
+
+  getCheckpoint(name: string): bigint | undefined {
+    const v = this.run('checkpoint', () => this.db.prepare('SELECT position FROM checkpoint WHERE name = ?').pluck().get(name));
+    return typeof v === 'bigint' ? v : undefined;
+  }
+
+  /** Highest position ever assigned (0n for an empty journal). */
+  lastPosition(): bigint {
+    return this.s.last;
+  }
+
+  /**
+   * Deletes old entries, oldest first: those received more than maxAgeMs ago, then (oldest first)
+   * as many as needed to bring the rows' size_bytes total under maxBytes. Never deletes an entry
+   * whose position is > keepAfter (e.g. the lowest consumer checkpoint). Works in batches of
+   * pruneBatchRows rows per transaction, yielding to the event loop between batches.
+   */
+  async prune(rule: { maxAgeMs?: number; maxBytes?: number; keepAfter: bigint }): Promise<{ deletedRows: number }> {
+    let cutoff = 0n; // delete positions <= cutoff
+    if (rule.maxAgeMs !== undefined) {
+      const older = this.db
+        .prepare('SELECT MAX(position) FROM journal WHERE received_at_ms < ?')
+        .pluck()
+        .get(BigInt(Math.trunc(this.opts.nowMs() - rule.maxAgeMs)));
+      if (typeof older === 'bigint' && older > cutoff) cutoff = older;
+    }
+    if (rule.maxBytes !== undefined) {
+      // The newest position whose suffix (itself and everything newer) exceeds maxBytes goes.
+      const over = this.db
+        .prepare(
+          'SELECT position FROM (SELECT position, SUM(size_bytes) OVER (ORDER BY position DESC) AS suffix FROM journal) WHERE suffix > ? ORDER BY position DESC LIMIT 1',
+        )
+        .pluck()
+        .get(BigInt(Math.trunc(rule.maxBytes)));
+      if (typeof over === 'bigint' && over > cutoff) cutoff = over;
+    }
+    if (cutoff > rule.keepAfter) cutoff = rule.keepAfter;
+    const del = this.db.prepare(
+      'DELETE FROM journal WHERE position IN (SELECT position FROM journal WHERE position <= ? ORDER BY position LIMIT ?)',
+    );
+    let deleted = 0;
+    for (;;) {
+      const info = this.run('prune', () => del.run(cutoff, BigInt(this.opts.pruneBatchRows)));
+      deleted += info.changes;
+      if (info.changes < this.opts.pruneBatchRows) break;
+      await new Promise<void>((r) => setImmediate(r));
+    }
+    return { deletedRows: deleted };
+  }
+
+  /** Bytes of live pages in journal.db (pages freed by prune are reused, so this is what retention controls). */
+  bytesUsed(): number {
+    return this.run('stat', () => {
+      const pageSize = Number(this.db.pragma('page_size', { simple: true }) as bigint);
+      const pages = Number(this.db.pragma('page_count', { simple: true }) as bigint);
+      const free = Number(this.db.pragma('freelist_count', { simple: true }) as bigint);
+      return (pages - free) * pageSize;
+    });
+  }
+
+  stats(): JournalStats {
+    const s = this.s;
+    return {
+      commits: s.commits,
+      events: s.events,
+      eventsPerCommitMean: s.commits === 0 ? 0 : s.events / s.commits,
+      eventsPerCommitMax: s.max,
+      commitMsTotal: s.msTotal,
+      commitMsMax: s.msMax,
+      lastPosition: s.last,
+      failedCommits: s.failed,
+    };
+  }
+
+  /** Commits what is queued, then closes the connection. Later appends reject with kind 'Closed'. */
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.db.close();
+  }
+
+  private run<T>(what: string, f: () => T): T {
+    try {
+      return f();
+    } catch (err) {
+      throw this.wrap(err, what);
+    }
+  }
+
+  private wrap(err: unknown, what: string): JournalError {
+    if (err instanceof JournalError) return err;
+    const code = (err as { code?: string }).code ?? '';
+    const msg = err instanceof Error ? err.message : String(err);
+    if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB' || /unexpected journal format/.test(msg)) {
+      return new JournalError('Corruption', this.path, `journal file ${this.path} is corrupt (${what}): ${msg}`, err);
+    }
+    if (code === 'SQLITE_FULL') {
+      return new JournalError('DiskFull', this.path, `journal file ${this.path}: disk full (${what})`, err);
+    }
+    return new JournalError('IOError', this.path, `journal file ${this.path}: ${what} failed: ${msg}`, err);
+  }
+}
+
+/** What a `DiskBudget` needs to know about the disk; `statfs` is injectable for tests. */
+export interface DiskBudgetOptions {
+  journal: Pick<Journal, 'bytesUsed' | 'path'>;
+  /** Stop acknowledging when the journal's live bytes reach this. */
+  journalBytesMax: number;
+  /** Stop acknowledging when the filesystem holding the journal has fewer free bytes than this. */
+  diskFreeBytesMin: number;
+  /** Re-evaluate at most this often; `full()` is called per event and must stay cheap. */
+  checkIntervalMs?: number;
+  nowMs?: () => number;
+  freeBytes?: (dir: string) => number;
+}
+
+/**
+ * Says when ingest must stop acknowledging: the journal is over its byte budget, or the disk is
+ * nearly full. Once full, it stays full until usage falls below 90% of the budget (hysteresis), so
+ * acknowledging does not flap around the limit.
+ */
+export class DiskBudget {
+  private readonly o: Required<DiskBudgetOptions>;
+  private checkedAtMs = Number.NEGATIVE_INFINITY;
+  private isFull = false;
+
+  constructor(options: DiskBudgetOptions) {
+    for (const k of ['journalBytesMax', 'diskFreeBytesMin'] as const) {
+      if (!(options[k] >= 0)) throw new JournalError('InvalidArgument', options.journal.path, `DiskBudget ${k}: expected >= 0, got ${options[k]}`);
+    }
+    this.o = {
+      checkIntervalMs: 250,
+      nowMs: Date.now,
+      freeBytes: (dir: string) => {
+        const s = statfsSync(dir);
+        return Number(s.bavail) * Number(s.bsize);
+      },
+      ...options,
+    };
+  }
+
+  /** True when events must not be acknowledged. */
+  full(): boolean {
+    const now = this.o.nowMs();
+    if (now - this.checkedAtMs < this.o.checkIntervalMs) return this.isFull;
+    this.checkedAtMs = now;
+    const used = this.o.journal.bytesUsed();
+    const free = this.o.freeBytes(dirname(this.o.journal.path));
+    const slack = this.isFull ? 0.9 : 1;
+    this.isFull = used >= this.o.journalBytesMax * slack || free < this.o.diskFreeBytesMin / slack;
+    return this.isFull;
+  }
+}
+
+/** `tilstand/<site>/events/<module>/<stream...>` → its parts, or undefined for any other topic. */
+export function parseEventTopic(topic: string): { site: string; module: string; stream: string } | undefined {
+  const l = topic.split('/');
+  if (l.length < 5 || l[0] !== 'tilstand' || l[2] !== 'events') return undefined;
+  const stream = l.slice(4).join('/');
+  if (!l[1] || !l[3] || !stream) return undefined;
+  return { site: l[1], module: l[3], stream };
+}
+
+/** A sink for broker/source: journals an event topic's payload; resolves when it is on disk. */
+export function journalSink(journal: Pick<Journal, 'append'>, nowMs: () => number = Date.now) {
+  return async (topic: string, payload: Buffer): Promise<bigint> => {
+    const t = parseEventTopic(topic);
+    if (!t) throw new JournalError('InvalidArgument', '', `not an event topic: ${topic}`);
+    return journal.append({ topic, payload, receivedAtMs: nowMs(), module: t.module, stream: t.stream });
+  };
+}

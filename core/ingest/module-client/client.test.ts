@@ -1,0 +1,227 @@
+// ModuleClient against a real embedded aedes broker on 127.0.0.1 (port 0).
+import { mkdtempSync, rmSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Aedes } from 'aedes';
+import mqtt, { type MqttClient } from 'mqtt';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseEnvelope, type Envelope } from '../envelope.ts';
+import { ModuleClient, type ModuleClientOptions } from './client.ts';
+import { Outbox } from './outbox.ts';
+
+interface Broker {
+  url: string;
+  aedes: Aedes;
+  subscribed(topic: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function startBroker(): Promise<Broker> {
+  const aedes = await Aedes.createBroker();
+  const server = net.createServer(aedes.handle);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const seen = new Set<string>();
+  const waiting = new Map<string, (() => void)[]>();
+  aedes.on('subscribe', (subs) => {
+    for (const s of subs) {
+      seen.add(s.topic);
+      for (const w of waiting.get(s.topic) ?? []) w();
+      waiting.delete(s.topic);
+    }
+  });
+  return {
+    url: `mqtt://127.0.0.1:${port}`,
+    aedes,
+    subscribed: (topic) => (seen.has(topic) ? Promise.resolve() : new Promise((r) => waiting.set(topic, [...(waiting.get(topic) ?? []), r]))),
+    close: async () => {
+      await new Promise<void>((r) => aedes.close(() => r()));
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Polls until `pred` holds; fails after `timeout_ms` (bounded). */
+async function waitFor(pred: () => boolean, what: string, timeout_ms = 5_000): Promise<void> {
+  const until = Date.now() + timeout_ms;
+  while (!pred()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+let broker: Broker;
+let dir: string;
+let observer: MqttClient;
+let received: { topic: string; text: string }[];
+const clients: ModuleClient[] = [];
+const warnings: string[] = [];
+
+beforeEach(async () => {
+  broker = await startBroker();
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-module-client-'));
+  received = [];
+  warnings.length = 0;
+  observer = await mqtt.connectAsync(broker.url, { clientId: 'observer', clean: true });
+  await observer.subscribeAsync('tilstand/s1/#', { qos: 1 });
+  observer.on('message', (topic, payload) => received.push({ topic, text: payload.toString('utf8') }));
+});
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close();
+  await observer.endAsync(true);
+  await broker.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const open = (extra: Partial<ModuleClientOptions> = {}): ModuleClient => {
+  const c = new ModuleClient({
+    url: broker.url,
+    username: 'inventory',
+    password: 'secret',
+    site: 's1',
+    module: 'inventory',
+    outboxPath: join(dir, 'outbox.db'),
+    reconnect_period_ms: 100,
+    onWarning: (m) => warnings.push(m),
+    ...extra,
+  });
+  clients.push(c);
+  return c;
+};
+
+const CONTRACT = { name: 'inventory.stock', version: 1 };
+const row = (qty: number) => ({ item: 'A-1', location: 'L1', qty });
+const events = (stream = 'stock'): Envelope[] =>
+  received
+    .filter((m) => m.topic === `tilstand/s1/events/inventory/${stream}`)
+    .map((m) => {
+      const r = parseEnvelope(m.topic, Buffer.from(m.text), { payload_bytes_max: 65536 }, { site: 's1' });
+      if (!r.ok) throw new Error(`the client sent an envelope Tilstand refuses: ${r.detail}`);
+      return r.envelope;
+    });
+
+describe('ModuleClient', () => {
+  it('publishes envelopes with per-stream seqs; a restarted client continues the sequence', async () => {
+    const c1 = open();
+    await c1.connected();
+    expect(await c1.publish('stock', 'c', null, row(1), CONTRACT)).toEqual({ seq: 1 });
+    expect(await c1.publish('stock', 'u', row(1), row(2), CONTRACT)).toEqual({ seq: 2 });
+    expect(await c1.publish('moves', 'c', null, row(9), CONTRACT)).toEqual({ seq: 1 });
+    await waitFor(() => events().length === 2 && events('moves').length === 1, 'three events');
+    const [e1, e2] = events();
+    expect(e1).toMatchObject({ op: 'c', before: null, after: row(1), source: { module: 'inventory', stream: 'stock', seq: 1 }, contract: CONTRACT });
+    expect(e2).toMatchObject({ op: 'u', before: row(1), after: row(2), source: { seq: 2 } });
+    await c1.close();
+    clients.length = 0;
+
+    const c2 = open();
+    await c2.connected();
+    expect(c2.lastSeq('stock')).toBe(2);
+    expect(await c2.publish('stock', 'd', row(2), null, CONTRACT)).toEqual({ seq: 3 });
+    await waitFor(() => events().length === 3, 'the third stock event');
+    expect(events().map((e) => e.source.seq)).toEqual([1, 2, 3]);
+    await c2.close();
+    clients.length = 0;
+    const ob = new Outbox(join(dir, 'outbox.db'));
+    expect(ob.unacked()).toEqual([]); // every event was acknowledged on PUBACK
+    ob.close();
+  });
+
+  it('refuses a malformed event before storing it (the seq is not consumed)', async () => {
+    const c = open();
+    await expect(c.publish('stock', 'c', row(1), row(1), CONTRACT)).rejects.toThrow(/op 'c' must have before = null/);
+    await expect(c.publish('bad/stream', 'c', null, row(1), CONTRACT)).rejects.toThrow(/stream: expected a name/);
+    await expect(c.publish('stock', 'c', null, { blob: 'x'.repeat(300_000) }, CONTRACT)).rejects.toThrow(/more than payload_bytes_max/);
+    expect(c.lastSeq('stock')).toBe(0);
+  });
+
+  it('keeps events in the outbox while the broker is unreachable and sends them on the next start', async () => {
+    const dead = net.createServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const deadUrl = `mqtt://127.0.0.1:${(dead.address() as AddressInfo).port}`;
+    await new Promise<void>((r) => dead.close(() => r()));
+
+    const offline = open({ url: deadUrl });
+    const pending = offline.publish('stock', 'c', null, row(5), CONTRACT);
+    const outcome = pending.then(
+      () => 'acked',
+      (e: Error) => e.message,
+    );
+    await new Promise((r) => setTimeout(r, 150));
+    await offline.close();
+    clients.length = 0;
+    expect(await outcome).toMatch(/closed before PUBACK; the event stays in the outbox/);
+
+    const online = open();
+    await online.connected();
+    await waitFor(() => events().length === 1, 'the stored event');
+    expect(events()[0]).toMatchObject({ after: row(5), source: { seq: 1 } });
+    expect(await online.publish('stock', 'u', row(5), row(6), CONTRACT)).toEqual({ seq: 2 });
+  });
+
+  it('answers a resync request by republishing the stream from its outbox', async () => {
+    const c = open();
+    await c.connected();
+    await broker.subscribed('tilstand/s1/resync/inventory');
+    for (let q = 1; q <= 4; q++) await c.publish('stock', 'u', row(q - 1), row(q), CONTRACT);
+    await waitFor(() => events().length === 4, 'four events');
+    received.length = 0;
+    await observer.publishAsync('tilstand/s1/resync/inventory', JSON.stringify({ stream: 'stock', from: 2 }), { qos: 1 });
+    await waitFor(() => events().length === 3, 'the resent events');
+    expect(events().map((e) => [e.source.seq, e.after?.qty])).toEqual([
+      [2, 2],
+      [3, 3],
+      [4, 4],
+    ]);
+    await observer.publishAsync('tilstand/s1/resync/inventory', '{"stream":"stock","from":-1}', { qos: 1 });
+    await observer.publishAsync('tilstand/s1/resync/inventory', '{"__proto__":{"x":1},"stream":"stock","from":1}', { qos: 1 });
+    await waitFor(() => warnings.length >= 2, 'two warnings');
+    expect(warnings.join('\n')).toMatch(/resync request refused: expected \{stream, from\}/);
+    expect(warnings.join('\n')).toMatch(/resync request refused: forbidden key '__proto__'/);
+    expect(events().length).toBe(3);
+  });
+
+  it('says so when a resync reaches beyond what the outbox keeps', async () => {
+    const c = open({ events_acked_kept_max: 2 });
+    await c.connected();
+    await broker.subscribed('tilstand/s1/resync/inventory');
+    for (let q = 1; q <= 5; q++) await c.publish('stock', 'u', row(q - 1), row(q), CONTRACT);
+    await waitFor(() => events().length === 5, 'five events');
+    received.length = 0;
+    await observer.publishAsync('tilstand/s1/resync/inventory', JSON.stringify({ stream: 'stock', from: 1 }), { qos: 1 });
+    await waitFor(() => events().length === 2, 'the kept events');
+    expect(events().map((e) => e.source.seq)).toEqual([4, 5]);
+    expect(warnings.some((w) => /keeps only 4 and later; 1\.\.3 cannot be resent/.test(w))).toBe(true);
+  });
+
+  it('runs each command once, acks it, and answers a redelivered command with the stored ack', async () => {
+    const c = open();
+    await c.connected();
+    const seen: unknown[] = [];
+    c.onCommand(async (cmd) => {
+      seen.push(cmd);
+      if (cmd.action === 'explode') throw new Error('no such job');
+      return { ok: true, result: { released: cmd.job_id } };
+    });
+    await broker.subscribed('tilstand/s1/commands/inventory');
+    const acks = () => received.filter((m) => m.topic === 'tilstand/s1/acks/inventory').map((m) => JSON.parse(m.text));
+    const send = (v: unknown) => observer.publishAsync('tilstand/s1/commands/inventory', typeof v === 'string' ? v : JSON.stringify(v), { qos: 1 });
+
+    await send({ command_id: 'cmd-1', action: 'release', job_id: 'J7' });
+    await waitFor(() => acks().length === 1, 'the first ack');
+    expect(acks()[0]).toMatchObject({ command_id: 'cmd-1', module: 'inventory', ok: true, result: { released: 'J7' } });
+
+    await send({ command_id: 'cmd-1', action: 'release', job_id: 'J7' });
+    await waitFor(() => acks().length === 2, 'the repeated ack');
+    expect(acks()[1]).toEqual(acks()[0]);
+    expect(seen).toHaveLength(1);
+
+    await send({ command_id: 'cmd-2', action: 'explode' });
+    await send('not json');
+    await waitFor(() => acks().length === 4, 'two more acks');
+    expect(acks()[2]).toMatchObject({ command_id: 'cmd-2', ok: false, error: 'no such job' });
+    expect(acks()[3]).toMatchObject({ command_id: null, ok: false, error: /malformed command/ });
+  });
+});

@@ -1,0 +1,293 @@
+// ModuleClient: what a site module embeds to talk to Tilstand over MQTT.
+//   publish   builds the envelope with the stream's next seq, stores it in the outbox (on disk)
+//             first, publishes it QoS 1 on tilstand/<site>/events/<module>/<stream>, and marks it
+//             acknowledged on PUBACK. Events not acknowledged before a restart are sent again on
+//             the next connect; Tilstand drops the duplicates by seq.
+//   resync    answers {stream, from} on tilstand/<site>/resync/<module> by republishing the
+//             stream from `from` out of the outbox (as far as retention keeps it).
+//   commands  onCommand(handler) subscribes to tilstand/<site>/commands/<module>; each command
+//             {command_id, …} runs the handler once and its answer is published on
+//             tilstand/<site>/acks/<module>; a redelivered command gets the stored answer again.
+//
+// Concurrency: one client per outbox file. Calls may interleave; commands run one at a time in
+// arrival order. Invariants: an event is on disk before its first PUBLISH; a publish() promise
+// resolves only after PUBACK and is rejected by close() otherwise (the event stays in the outbox).
+
+import mqtt, { type MqttClient } from 'mqtt';
+import { checkEnvelope, eventTopic, NAME_PATTERN, parseJsonSafely, type ContractRef, type Envelope, type Op, type RowImage } from '../envelope.ts';
+import { Outbox, type OutboxEvent, type OutboxOptions } from './outbox.ts';
+
+export interface ModuleClientOptions extends Partial<OutboxOptions> {
+  readonly url: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly site: string;
+  readonly module: string;
+  /** The outbox's better-sqlite3 file. */
+  readonly outboxPath: string;
+  /** MQTT client id; default `tilstand-<site>-<module>` (stable, so the broker keeps the session). */
+  readonly clientId?: string;
+  /** Largest event accepted, in bytes (match Tilstand's payload_bytes_max). */
+  readonly payload_bytes_max?: number;
+  /** Most events republished for one resync request. */
+  readonly resync_events_max?: number;
+  /** Largest command or resync request read, in bytes. */
+  readonly request_bytes_max?: number;
+  /** Wait before reconnecting, in ms. */
+  readonly reconnect_period_ms?: number;
+  readonly now_ms?: () => number;
+  /** Problems that have no caller to return to (bad command payloads, resync beyond retention). */
+  readonly onWarning?: (message: string) => void;
+}
+
+export interface Command {
+  readonly command_id: string;
+  readonly [field: string]: unknown;
+}
+
+/** What a handler returns (or throws, which becomes `{ok: false, error}`). */
+export type CommandResult = { readonly ok: true; readonly result?: unknown } | { readonly ok: false; readonly error: string };
+export type CommandHandler = (command: Command) => CommandResult | Promise<CommandResult> | void | Promise<void>;
+
+export interface CommandAck {
+  readonly command_id: string | null;
+  readonly module: string;
+  readonly ok: boolean;
+  readonly result?: unknown;
+  readonly error?: string;
+  readonly ts_ms: number;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+export class ModuleClient {
+  readonly site: string;
+  readonly module: string;
+  private readonly outbox: Outbox;
+  private readonly mqtt: MqttClient;
+  private readonly now: () => number;
+  private readonly warn: (m: string) => void;
+  private readonly limits: { payload_bytes_max: number; resync_events_max: number; request_bytes_max: number };
+  /** `stream\0seq` → callers waiting for that event's PUBACK; present while a PUBLISH is in flight. */
+  private readonly inflight = new Map<string, Waiter[]>();
+  private handler: CommandHandler | undefined;
+  private commandChain: Promise<void> = Promise.resolve();
+  private closed = false;
+  private readonly topics: { commands: string; acks: string; resync: string };
+  private readonly firstConnect: Promise<void>;
+
+  constructor(options: ModuleClientOptions) {
+    for (const k of ['site', 'module'] as const) {
+      if (!NAME_PATTERN.test(options[k] ?? '')) throw new RangeError(`${k}: expected a name matching ${NAME_PATTERN.source}, got ${JSON.stringify(options[k])}`);
+    }
+    this.site = options.site;
+    this.module = options.module;
+    this.now = options.now_ms ?? Date.now;
+    this.warn = options.onWarning ?? ((m) => console.warn(`module-client ${options.module}: ${m}`));
+    this.limits = {
+      payload_bytes_max: options.payload_bytes_max ?? 256 * 1024,
+      resync_events_max: options.resync_events_max ?? 10_000,
+      request_bytes_max: options.request_bytes_max ?? 64 * 1024,
+    };
+    for (const [k, v] of Object.entries(this.limits)) {
+      if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${k}: expected an integer ≥ 1, got ${String(v)}`);
+    }
+    const base = `tilstand/${this.site}`;
+    this.topics = { commands: `${base}/commands/${this.module}`, acks: `${base}/acks/${this.module}`, resync: `${base}/resync/${this.module}` };
+    this.outbox = new Outbox(options.outboxPath, options);
+
+    this.mqtt = mqtt.connect(options.url, {
+      clientId: options.clientId ?? `tilstand-${this.site}-${this.module}`,
+      username: options.username,
+      password: options.password,
+      clean: false,
+      reconnectPeriod: options.reconnect_period_ms ?? 1_000,
+      connectTimeout: 10_000,
+    });
+    let connected!: () => void;
+    this.firstConnect = new Promise((r) => (connected = r));
+    this.mqtt.on('connect', () => {
+      connected();
+      this.onConnect();
+    });
+    this.mqtt.on('message', (topic, payload) => this.onMessage(topic, payload));
+    this.mqtt.on('error', (e) => this.warn(`mqtt: ${e.message}`));
+  }
+
+  /** Resolves once the client has connected for the first time. */
+  connected(): Promise<void> {
+    return this.firstConnect;
+  }
+
+  /** The last seq taken for a stream (0 before the first event). */
+  lastSeq(stream: string): number {
+    return this.outbox.lastSeq(stream);
+  }
+
+  /**
+   * Publishes one change event. The envelope is stored before it is sent; the promise resolves
+   * with its seq on PUBACK. Throws at once for a malformed event or a full outbox.
+   */
+  publish(stream: string, op: Op, before: RowImage | null, after: RowImage | null, contract: ContractRef): Promise<{ seq: number }> {
+    if (this.closed) return Promise.reject(new Error('module client is closed'));
+    if (!NAME_PATTERN.test(stream)) return Promise.reject(new RangeError(`stream: expected a name matching ${NAME_PATTERN.source}, got ${JSON.stringify(stream)}`));
+    const ts_ms = this.now();
+    let event: OutboxEvent;
+    try {
+      event = this.outbox.append(stream, ts_ms, (seq) => {
+        const envelope: Envelope = { op, before, after, source: { module: this.module, stream, seq }, ts_ms, contract: { name: contract.name, version: contract.version } };
+        // Assert before storing: what goes out is what Tilstand will accept as an envelope.
+        const checked = checkEnvelope(JSON.parse(JSON.stringify(envelope)));
+        if (!checked.ok) throw new RangeError(`event refused before sending: ${checked.detail}`);
+        const payload = JSON.stringify(envelope);
+        const bytes = Buffer.byteLength(payload);
+        if (bytes > this.limits.payload_bytes_max) throw new RangeError(`event is ${bytes} bytes, more than payload_bytes_max ${this.limits.payload_bytes_max}`);
+        return payload;
+      });
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    return this.send(event).then(() => ({ seq: event.seq }));
+  }
+
+  /** Sets the command handler and subscribes to this module's command topic. */
+  onCommand(handler: CommandHandler): void {
+    const first = this.handler === undefined;
+    this.handler = handler;
+    if (first) this.mqtt.subscribe(this.topics.commands, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.commands}: ${e.message}`));
+  }
+
+  /** Disconnects. Publishes still waiting for PUBACK are rejected; their events stay in the outbox. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // A command still running finishes on its own; its ack is not stored once the outbox is closed.
+    await this.mqtt.endAsync(true).catch(() => undefined);
+    const err = new Error('module client closed before PUBACK; the event stays in the outbox and is sent on the next start');
+    for (const waiters of this.inflight.values()) for (const w of waiters) w.reject(err);
+    this.inflight.clear();
+    this.outbox.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private send(event: OutboxEvent): Promise<void> {
+    const key = `${event.stream}\u0000${event.seq}`;
+    return new Promise<void>((resolve, reject) => {
+      const waiting = this.inflight.get(key);
+      if (waiting) {
+        waiting.push({ resolve, reject });
+        return;
+      }
+      this.inflight.set(key, [{ resolve, reject }]);
+      const topic = eventTopic(this.site, this.module, event.stream);
+      this.mqtt.publish(topic, event.payload, { qos: 1 }, (err) => {
+        if (this.closed) return; // close() settles the waiters
+        const waiters = this.inflight.get(key) ?? [];
+        this.inflight.delete(key);
+        if (err) {
+          for (const w of waiters) w.reject(err);
+          return;
+        }
+        this.outbox.markAcked(event.stream, event.seq, this.now());
+        for (const w of waiters) w.resolve();
+      });
+    });
+  }
+
+  private onConnect(): void {
+    this.mqtt.subscribe(this.topics.resync, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.resync}: ${e.message}`));
+    if (this.handler) this.mqtt.subscribe(this.topics.commands, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.commands}: ${e.message}`));
+    // Events stored by an earlier run (or whose PUBLISH failed) and not in flight now.
+    for (const event of this.outbox.unacked()) {
+      if (!this.inflight.has(`${event.stream}\u0000${event.seq}`)) this.send(event).catch(() => undefined);
+    }
+  }
+
+  private onMessage(topic: string, payload: Buffer): void {
+    if (this.closed) return;
+    if (topic === this.topics.resync) this.onResync(payload);
+    else if (topic === this.topics.commands) {
+      this.commandChain = this.commandChain.then(() => this.onCommandMessage(payload)).catch((e) => this.warn(`command: ${(e as Error).message}`));
+    }
+  }
+
+  private readRequest(payload: Buffer, what: string): Record<string, unknown> | undefined {
+    if (payload.length > this.limits.request_bytes_max) {
+      this.warn(`${what} of ${payload.length} bytes is above request_bytes_max ${this.limits.request_bytes_max}; ignored`);
+      return undefined;
+    }
+    const parsed = parseJsonSafely(payload);
+    if (!parsed.ok) {
+      this.warn(`${what} refused: ${parsed.detail}`);
+      return undefined;
+    }
+    const v = parsed.value;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+      this.warn(`${what} refused: expected a JSON object`);
+      return undefined;
+    }
+    return v as Record<string, unknown>;
+  }
+
+  private onResync(payload: Buffer): void {
+    const req = this.readRequest(payload, 'resync request');
+    if (!req) return;
+    const { stream, from } = req;
+    if (typeof stream !== 'string' || !NAME_PATTERN.test(stream) || typeof from !== 'number' || !Number.isSafeInteger(from) || from < 0) {
+      this.warn(`resync request refused: expected {stream, from}, got ${JSON.stringify(req).slice(0, 200)}`);
+      return;
+    }
+    const oldest = this.outbox.oldestKept(stream);
+    if (oldest !== undefined && oldest > from) {
+      this.warn(`resync of ${stream} from ${from}: the outbox keeps only ${oldest} and later; ${from}..${oldest - 1} cannot be resent`);
+    }
+    const events = this.outbox.from(stream, from, this.limits.resync_events_max);
+    for (const event of events) this.send(event).catch(() => undefined);
+  }
+
+  private async onCommandMessage(payload: Buffer): Promise<void> {
+    const req = this.readRequest(payload, 'command');
+    const id = req && typeof req.command_id === 'string' && req.command_id.length > 0 && req.command_id.length <= 128 ? req.command_id : undefined;
+    if (!req || id === undefined) {
+      const cid = req && typeof req.command_id === 'string' ? req.command_id.slice(0, 128) : null;
+      await this.publishAck({ command_id: cid, module: this.module, ok: false, error: 'malformed command: expected a JSON object with a command_id string', ts_ms: this.now() });
+      return;
+    }
+    const stored = this.outbox.commandAck(id);
+    if (stored !== undefined) {
+      await this.publishRaw(stored);
+      return;
+    }
+    let result: CommandResult;
+    try {
+      const r = await this.handler!(req as Command);
+      result = r ?? { ok: true };
+    } catch (e) {
+      result = { ok: false, error: (e as Error)?.message ?? String(e) };
+    }
+    const ack: CommandAck = result.ok
+      ? { command_id: id, module: this.module, ok: true, ...(result.result === undefined ? {} : { result: result.result }), ts_ms: this.now() }
+      : { command_id: id, module: this.module, ok: false, error: result.error, ts_ms: this.now() };
+    const text = JSON.stringify(ack);
+    if (this.closed) return;
+    this.outbox.recordCommand(id, text, this.now());
+    await this.publishRaw(text);
+  }
+
+  private publishAck(ack: CommandAck): Promise<void> {
+    return this.publishRaw(JSON.stringify(ack));
+  }
+
+  private publishRaw(text: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.mqtt.publish(this.topics.acks, text, { qos: 1 }, (e) => {
+        if (e && !this.closed) this.warn(`ack publish: ${e.message}`);
+        resolve();
+      });
+    });
+  }
+}

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Outbox, OutboxFullError } from './outbox.ts';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-outbox-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('Outbox', () => {
+  it('numbers each stream 1, 2, 3 … across reopenings, even after pruning', () => {
+    const path = join(dir, 'o.db');
+    let o = new Outbox(path, { events_acked_kept_max: 1 });
+    for (let i = 0; i < 3; i++) o.markAcked('a', o.append('a', 0, (seq) => `a${seq}`).seq, 1);
+    expect(o.append('b', 0, (seq) => `b${seq}`).seq).toBe(1);
+    o.close();
+    o = new Outbox(path, { events_acked_kept_max: 1 });
+    expect(o.from('a', 0, 10).map((e) => e.seq)).toEqual([3]); // 1 and 2 pruned
+    expect(o.append('a', 0, (seq) => `a${seq}`)).toEqual({ stream: 'a', seq: 4, payload: 'a4' });
+    expect(o.unacked().map((e) => `${e.stream}${e.seq}`)).toEqual(['a4', 'b1']);
+    o.close();
+  });
+
+  it('never prunes unacknowledged events, and refuses new ones beyond events_unacked_max', () => {
+    const o = new Outbox(join(dir, 'o.db'), { events_acked_kept_max: 1, events_unacked_max: 3 });
+    for (let i = 0; i < 3; i++) o.append('a', 0, (seq) => String(seq));
+    o.markAcked('a', 3, 1); // prunes acked ≤ 2: none are acked
+    expect(o.from('a', 1, 10).map((e) => e.seq)).toEqual([1, 2, 3]);
+    o.append('a', 0, (seq) => String(seq));
+    expect(() => o.append('a', 0, (seq) => String(seq))).toThrow(OutboxFullError);
+    o.markAcked('a', 1, 1);
+    o.markAcked('a', 1, 1); // idempotent
+    expect(o.append('a', 0, (seq) => String(seq)).seq).toBe(5);
+    o.close();
+  });
+
+  it('a build that throws consumes no seq', () => {
+    const o = new Outbox(join(dir, 'o.db'));
+    expect(() => o.append('a', 0, () => { throw new Error('bad'); })).toThrow('bad');
+    expect(o.append('a', 0, (seq) => String(seq)).seq).toBe(1);
+    o.close();
+  });
+
+  it('keeps at most commands_kept_max command acks, newest first', () => {
+    const o = new Outbox(join(dir, 'o.db'), { commands_kept_max: 2 });
+    o.recordCommand('c1', 'ack1', 1);
+    o.recordCommand('c2', 'ack2', 2);
+    o.recordCommand('c3', 'ack3', 3);
+    expect([o.commandAck('c1'), o.commandAck('c2'), o.commandAck('c3')]).toEqual([undefined, 'ack2', 'ack3']);
+    o.close();
+  });
+
+  it('validates its options', () => {
+    expect(() => new Outbox(join(dir, 'o.db'), { events_unacked_max: 0 })).toThrow(/events_unacked_max: expected an integer ≥ 1, got 0/);
+  });
+});

@@ -1,0 +1,207 @@
+import { describe, expect, it } from 'vitest';
+import { Sequencer, type Offer, type Ready, type TickAction } from './sequencer.ts';
+
+/** mulberry32: small, seedable, good enough for shuffles. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SEED = Number(process.env.SEQUENCER_SEED ?? Math.floor(Math.random() * 2 ** 31));
+console.log(`sequencer randomized tests: seed ${SEED} (rerun with SEQUENCER_SEED=${SEED})`);
+
+function clock() {
+  let now = 1_000_000;
+  return { now_ms: () => now, advance: (ms: number) => (now += ms) };
+}
+
+const readyOf = <T>(o: Offer<T>): readonly Ready<T>[] => (o.kind === 'next' ? o.ready : []);
+
+describe('Sequencer: classification', () => {
+  it('classifies next, gap, duplicate and drains held successors in order', () => {
+    const c = clock();
+    const s = new Sequencer<string>({ now_ms: c.now_ms });
+    s.restore('inventory', 'stock', 10);
+    expect(s.offer('inventory', 'stock', 10, 'x')).toEqual({ kind: 'duplicate', seq: 10 });
+    expect(s.offer('inventory', 'stock', 13, 'c')).toMatchObject({ kind: 'gap', seq: 13, missing: { from: 11, to: 12 } });
+    expect(s.offer('inventory', 'stock', 13, 'c')).toEqual({ kind: 'duplicate', seq: 13 }); // already held
+    expect(s.offer('inventory', 'stock', 12, 'b')).toMatchObject({ kind: 'gap', missing: { from: 11, to: 11 } });
+    expect(s.offer('inventory', 'stock', 11, 'a')).toEqual({
+      kind: 'next',
+      ready: [
+        { seq: 11, item: 'a' },
+        { seq: 12, item: 'b' },
+        { seq: 13, item: 'c' },
+      ],
+    });
+    expect(s.offer('inventory', 'stock', 12, 'b')).toEqual({ kind: 'duplicate', seq: 12 }); // pending, not committed
+    expect(s.state('inventory', 'stock')).toEqual({ committed: 10, issued: 13, held: [] });
+    s.commit('inventory', 'stock', 13);
+    expect(s.state('inventory', 'stock').committed).toBe(13);
+  });
+
+  it('keeps streams apart', () => {
+    const s = new Sequencer<number>({ now_ms: () => 0 });
+    expect(s.offer('a', 'x', 1, 1).kind).toBe('next');
+    expect(s.offer('a', 'y', 1, 1).kind).toBe('next');
+    expect(s.offer('b', 'x', 2, 2).kind).toBe('gap');
+  });
+
+  it('rewind makes pending events acceptable again (the caller failed to apply them)', () => {
+    const s = new Sequencer<number>({ now_ms: () => 0 });
+    s.offer('m', 's', 1, 1);
+    s.commit('m', 's', 1);
+    s.offer('m', 's', 2, 2);
+    expect(s.offer('m', 's', 2, 2).kind).toBe('duplicate');
+    s.rewind('m', 's');
+    expect(s.offer('m', 's', 2, 2).kind).toBe('next');
+  });
+
+  it('refuses a commit beyond what was issued (a bug in the caller)', () => {
+    const s = new Sequencer<number>({ now_ms: () => 0 });
+    s.offer('m', 's', 1, 1);
+    expect(() => s.commit('m', 's', 2)).toThrow(/assertion failed: commit 2 outside 0..1/);
+  });
+
+  it('validates its options with expected/got', () => {
+    expect(() => new Sequencer({ now_ms: () => 0, reorder_buffer_max: 0 })).toThrow(/reorder_buffer_max: expected an integer ≥ 1, got 0/);
+    expect(() => new Sequencer({ now_ms: () => 0, reorder_window_ms: 10, gap_give_up_ms: 5 })).toThrow(/gap_give_up_ms: expected ≥ reorder_window_ms/);
+    expect(() => new Sequencer({ now_ms: () => 0, gap_give_up_ms: Infinity })).not.toThrow();
+  });
+});
+
+describe('Sequencer: gaps', () => {
+  it('asks for a resync after the window, again after the retry interval, and skips after give-up', () => {
+    const c = clock();
+    const s = new Sequencer<string>({ now_ms: c.now_ms, reorder_window_ms: 100, resync_retry_ms: 1_000, gap_give_up_ms: 5_000 });
+    s.offer('ops', 'jobs', 1, 'a');
+    s.offer('ops', 'jobs', 4, 'd');
+    s.offer('ops', 'jobs', 5, 'e');
+    c.advance(99);
+    expect(s.tick()).toEqual([]);
+    c.advance(1);
+    expect(s.tick()).toEqual([{ type: 'resync', module: 'ops', stream: 'jobs', from: 2, to: 3 }]);
+    c.advance(500);
+    expect(s.tick()).toEqual([]);
+    c.advance(500);
+    expect(s.tick()).toEqual([{ type: 'resync', module: 'ops', stream: 'jobs', from: 2, to: 3 }]);
+    c.advance(4_000);
+    const actions = s.tick();
+    expect(actions).toEqual([
+      { type: 'skip', module: 'ops', stream: 'jobs', from: 2, to: 3, ready: [{ seq: 4, item: 'd' }, { seq: 5, item: 'e' }] },
+    ]);
+    expect(s.state('ops', 'jobs')).toEqual({ committed: 0, issued: 5, held: [] });
+    expect(s.offer('ops', 'jobs', 2, 'late').kind).toBe('duplicate'); // a skipped event arriving late is not applied
+  });
+
+  it('when the buffer is full, drops the highest seq and asks for a resync at once', () => {
+    const s = new Sequencer<number>({ now_ms: () => 0, reorder_buffer_max: 2 });
+    s.offer('m', 's', 3, 3);
+    s.offer('m', 's', 5, 5);
+    const o = s.offer('m', 's', 4, 4);
+    expect(o).toEqual({ kind: 'overflow', seq: 4, dropped: { seq: 5, item: 5 }, resync: { module: 'm', stream: 's', from: 1, to: 2 } });
+    const o2 = s.offer('m', 's', 9, 9);
+    expect(o2).toMatchObject({ kind: 'overflow', dropped: { seq: 9 } });
+    expect(s.state('m', 's').held).toEqual([3, 4]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Randomized, against the model "a stream's events are applied exactly once, in seq order".
+
+interface Module {
+  /** Everything published so far, by seq. */
+  published: number;
+  resend(from: number): number[];
+}
+
+function runScenario(seed: number, opts: { n: number; displacement: number; dupRate: number; lossRate: number; bufferMax: number }) {
+  const r = rng(seed);
+  const c = clock();
+  const window = 50;
+  const s = new Sequencer<number>({
+    now_ms: c.now_ms,
+    reorder_window_ms: window,
+    resync_retry_ms: 200,
+    gap_give_up_ms: Infinity,
+    reorder_buffer_max: opts.bufferMax,
+  });
+  // Arrival plan: seq i arrives at position i + jitter (bounded displacement); some are duplicated
+  // later, some lost in flight (only a resync brings them back).
+  const plan: { at: number; seq: number }[] = [];
+  for (let i = 1; i <= opts.n; i++) {
+    const lost = r() < opts.lossRate;
+    if (!lost) plan.push({ at: i + r() * opts.displacement, seq: i });
+    if (r() < opts.dupRate) plan.push({ at: i + r() * opts.displacement, seq: i });
+  }
+  plan.sort((a, b) => a.at - b.at);
+
+  const applied: number[] = [];
+  let resyncs = 0;
+  const take = (o: Offer<number>) => {
+    for (const x of readyOf(o)) {
+      expect(x.item).toBe(x.seq);
+      applied.push(x.seq);
+    }
+  };
+  const module: Module = {
+    published: opts.n,
+    resend: (from) => Array.from({ length: Math.max(0, opts.n - from + 1) }, (_, k) => from + k),
+  };
+  const onActions = (actions: TickAction<number>[]) => {
+    for (const a of actions) {
+      expect(a.type).toBe('resync'); // give-up is Infinity: never skip
+      resyncs++;
+      for (const seq of module.resend(a.from)) take(s.offer('m', 's', seq, seq));
+    }
+  };
+  for (const p of plan) {
+    c.advance(1);
+    const o = s.offer('m', 's', p.seq, p.seq);
+    take(o);
+    if (o.kind === 'overflow') onActions([{ type: 'resync', ...o.resync }]);
+    onActions(s.tick());
+  }
+  // Let the clock run until every gap is closed (bounded).
+  for (let i = 0; i < 100 && applied.length < opts.n; i++) {
+    c.advance(window);
+    onActions(s.tick());
+  }
+  return { applied, resyncs, state: s.state('m', 's') };
+}
+
+describe('Sequencer: randomized against the model', () => {
+  const expected = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+  it(`shuffled and duplicated within the window: every seq once, in order, no resync (seed ${SEED})`, () => {
+    for (let round = 0; round < 20; round++) {
+      const seed = SEED + round;
+      const { applied, resyncs } = runScenario(seed, { n: 500, displacement: 20, dupRate: 0.2, lossRate: 0, bufferMax: 64 });
+      expect(applied, `seed ${seed}`).toEqual(expected(500));
+      expect(resyncs, `seed ${seed}`).toBe(0);
+    }
+  });
+
+  it(`with losses, resyncs fill every gap: every seq once, in order (seed ${SEED})`, () => {
+    for (let round = 0; round < 20; round++) {
+      const seed = SEED + 1000 + round;
+      const { applied, state } = runScenario(seed, { n: 300, displacement: 10, dupRate: 0.1, lossRate: 0.02, bufferMax: 64 });
+      expect(applied, `seed ${seed}`).toEqual(expected(300));
+      expect(state.held, `seed ${seed}`).toEqual([]);
+    }
+  });
+
+  it(`with a tiny buffer that overflows, still every seq once, in order (seed ${SEED})`, () => {
+    for (let round = 0; round < 20; round++) {
+      const seed = SEED + 2000 + round;
+      const { applied } = runScenario(seed, { n: 300, displacement: 15, dupRate: 0.1, lossRate: 0.02, bufferMax: 4 });
+      expect(applied, `seed ${seed}`).toEqual(expected(300));
+    }
+  });
+});

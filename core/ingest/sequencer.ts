@@ -1,0 +1,223 @@
+// Exactly-once effect bookkeeping per (module, stream): decides, for each arriving sequence
+// number, whether its event is a duplicate, the next one to apply (releasing any held successors
+// in order), or early (held in a bounded reorder buffer while the gap before it is open). A clock
+// tick turns gaps that stay open too long into resync requests, and, at the last, into skips.
+//
+// Vocabulary, per stream:  committed ≤ issued < every held seq.
+//   committed  the high-water mark the caller made durable (`restore` at start, `commit` after).
+//   issued     the highest seq handed out as ready; committed+1..issued are "pending".
+//   held       seqs > issued+1 waiting for the gap before them.
+// Classification of seq s:
+//   s ≤ issued, or s held             → duplicate (drop; already applied, pending or waiting)
+//   s = issued+1                      → next: ready = [s, s+1, …] as long as they are held
+//   s > issued+1, buffer has room     → gap (held)
+//   s > issued+1, buffer full         → overflow: the highest of (held ∪ {s}) is dropped, and a
+//                                       resync from issued+1 is due at once. Dropping is safe: a
+//                                       resync makes the module resend everything from `from`.
+// Gap policy (`tick`): a gap is open while something is held. Its age is measured from the
+// earliest arrival among the held events. At age ≥ reorder_window_ms: request a resync
+// {from: issued+1, to: lowest held − 1}, again every resync_retry_ms while it stays open. At age
+// ≥ gap_give_up_ms: skip — issued jumps over the missing range, the held run is released, and the
+// caller records the loss. Events are absolute row images, so later events repair the rows the
+// lost ones touched; waiting forever would instead freeze every row of the stream.
+//
+// Concurrency: single-threaded, synchronous, deterministic given the clock. No I/O.
+
+export interface SequencerOptions {
+  /** How long an out-of-order event may wait for its predecessors before a resync is asked. */
+  readonly reorder_window_ms: number;
+  /** How often a resync is asked again while the gap stays open. */
+  readonly resync_retry_ms: number;
+  /** How long a gap may stay open before it is skipped; Infinity waits forever. */
+  readonly gap_give_up_ms: number;
+  /** Held events per stream; bounds memory when a module races ahead of a lost event. */
+  readonly reorder_buffer_max: number;
+  /** The clock (injected so tests and replays are deterministic). */
+  readonly now_ms: () => number;
+}
+
+export const DEFAULT_SEQUENCER_OPTIONS: Omit<SequencerOptions, 'now_ms'> = {
+  reorder_window_ms: 2_000,
+  resync_retry_ms: 10_000,
+  gap_give_up_ms: 5 * 60_000,
+  reorder_buffer_max: 1_024,
+};
+
+export interface Ready<T> {
+  readonly seq: number;
+  readonly item: T;
+}
+
+export interface GapReport {
+  readonly module: string;
+  readonly stream: string;
+  /** First missing seq (issued + 1). */
+  readonly from: number;
+  /** Last missing seq before the lowest held one. */
+  readonly to: number;
+}
+
+export type Offer<T> =
+  | { readonly kind: 'duplicate'; readonly seq: number }
+  | { readonly kind: 'next'; readonly ready: readonly Ready<T>[] }
+  | { readonly kind: 'gap'; readonly seq: number; readonly missing: GapReport }
+  | { readonly kind: 'overflow'; readonly seq: number; readonly dropped: Ready<T>; readonly resync: GapReport };
+
+export type TickAction<T> =
+  | ({ readonly type: 'resync' } & GapReport)
+  | ({ readonly type: 'skip'; readonly ready: readonly Ready<T>[] } & GapReport);
+
+export interface StreamState {
+  readonly committed: number;
+  readonly issued: number;
+  readonly held: readonly number[];
+}
+
+interface Stream<T> {
+  readonly module: string;
+  readonly stream: string;
+  committed: number;
+  issued: number;
+  readonly held: Map<number, { item: T; arrived_ms: number }>;
+  /** When a resync was last asked for the current gap; undefined when none was. */
+  resync_at_ms: number | undefined;
+}
+
+function checkOptions(o: SequencerOptions): void {
+  const int = (name: keyof SequencerOptions, min: number, allowInfinity = false) => {
+    const v = o[name] as unknown;
+    const ok = (typeof v === 'number' && Number.isSafeInteger(v) && v >= min) || (allowInfinity && v === Infinity);
+    if (!ok) throw new RangeError(`${name}: expected an integer ≥ ${min}${allowInfinity ? ' or Infinity' : ''}, got ${String(v)}`);
+  };
+  int('reorder_window_ms', 1);
+  int('resync_retry_ms', 1);
+  int('gap_give_up_ms', 1, true);
+  int('reorder_buffer_max', 1);
+  if (o.gap_give_up_ms < o.reorder_window_ms) {
+    throw new RangeError(`gap_give_up_ms: expected ≥ reorder_window_ms (${o.reorder_window_ms}), got ${o.gap_give_up_ms}`);
+  }
+  if (typeof o.now_ms !== 'function') throw new TypeError('now_ms: expected a function returning epoch milliseconds');
+}
+
+export class Sequencer<T> {
+  private readonly streams = new Map<string, Stream<T>>();
+  private readonly options: SequencerOptions;
+
+  constructor(options: Partial<SequencerOptions> & Pick<SequencerOptions, 'now_ms'>) {
+    this.options = { ...DEFAULT_SEQUENCER_OPTIONS, ...options };
+    checkOptions(this.options);
+  }
+
+  /** Sets a stream's committed high-water mark (0 = nothing yet), dropping whatever was pending or held. */
+  restore(module: string, stream: string, hwm: number): void {
+    if (!Number.isSafeInteger(hwm) || hwm < 0) throw new RangeError(`hwm: expected a non-negative integer, got ${hwm}`);
+    const s = this.get(module, stream);
+    s.committed = hwm;
+    s.issued = hwm;
+    s.held.clear();
+    s.resync_at_ms = undefined;
+  }
+
+  /** Forgets pending and held events (after the caller failed to apply them): they will be accepted again. */
+  rewind(module: string, stream: string): void {
+    const s = this.get(module, stream);
+    this.restore(module, stream, s.committed);
+  }
+
+  offer(module: string, stream: string, seq: number, item: T): Offer<T> {
+    if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError(`seq: expected a non-negative integer, got ${seq}`);
+    const s = this.get(module, stream);
+    if (seq <= s.issued || s.held.has(seq)) return { kind: 'duplicate', seq };
+    if (seq === s.issued + 1) {
+      s.issued = seq;
+      const ready: Ready<T>[] = [{ seq, item }];
+      this.drain(s, ready);
+      return { kind: 'next', ready };
+    }
+    const now = this.options.now_ms();
+    if (s.held.size < this.options.reorder_buffer_max) {
+      s.held.set(seq, { item, arrived_ms: now });
+      return { kind: 'gap', seq, missing: this.gapOf(s) };
+    }
+    // Full: keep the lowest seqs (they close the gap soonest); drop the highest.
+    let highest = seq;
+    for (const h of s.held.keys()) if (h > highest) highest = h;
+    let dropped: Ready<T>;
+    if (highest === seq) dropped = { seq, item };
+    else {
+      dropped = { seq: highest, item: s.held.get(highest)!.item };
+      s.held.delete(highest);
+      s.held.set(seq, { item, arrived_ms: now });
+    }
+    s.resync_at_ms = now;
+    return { kind: 'overflow', seq, dropped, resync: this.gapOf(s) };
+  }
+
+  /** Records that everything up to `seq` is durable. REQUIRES: committed ≤ seq ≤ issued. */
+  commit(module: string, stream: string, seq: number): void {
+    const s = this.get(module, stream);
+    if (!(seq >= s.committed && seq <= s.issued)) {
+      throw new Error(`assertion failed: commit ${seq} outside ${s.committed}..${s.issued} for ${module}/${stream}`);
+    }
+    s.committed = seq;
+  }
+
+  /** Ages the open gaps; returns the resyncs now due and the gaps given up, in stream order. */
+  tick(): TickAction<T>[] {
+    const now = this.options.now_ms();
+    const actions: TickAction<T>[] = [];
+    for (const s of this.streams.values()) {
+      if (s.held.size === 0) continue;
+      let since = Infinity;
+      for (const h of s.held.values()) since = Math.min(since, h.arrived_ms);
+      const age = now - since;
+      if (age >= this.options.gap_give_up_ms) {
+        const gap = this.gapOf(s);
+        s.issued = gap.to;
+        s.resync_at_ms = undefined;
+        const ready: Ready<T>[] = [];
+        this.drain(s, ready);
+        actions.push({ type: 'skip', ...gap, ready });
+        continue;
+      }
+      if (age < this.options.reorder_window_ms) continue;
+      if (s.resync_at_ms !== undefined && now - s.resync_at_ms < this.options.resync_retry_ms) continue;
+      s.resync_at_ms = now;
+      actions.push({ type: 'resync', ...this.gapOf(s) });
+    }
+    return actions;
+  }
+
+  state(module: string, stream: string): StreamState {
+    const s = this.streams.get(key(module, stream));
+    if (!s) return { committed: 0, issued: 0, held: [] };
+    return { committed: s.committed, issued: s.issued, held: [...s.held.keys()].sort((a, b) => a - b) };
+  }
+
+  private get(module: string, stream: string): Stream<T> {
+    const k = key(module, stream);
+    let s = this.streams.get(k);
+    if (!s) {
+      s = { module, stream, committed: 0, issued: 0, held: new Map(), resync_at_ms: undefined };
+      this.streams.set(k, s);
+    }
+    return s;
+  }
+
+  private drain(s: Stream<T>, ready: Ready<T>[]): void {
+    for (let next = s.held.get(s.issued + 1); next !== undefined; next = s.held.get(s.issued + 1)) {
+      s.held.delete(s.issued + 1);
+      s.issued += 1;
+      ready.push({ seq: s.issued, item: next.item });
+    }
+    if (s.held.size === 0) s.resync_at_ms = undefined;
+  }
+
+  private gapOf(s: Stream<T>): GapReport {
+    let lowest = Infinity;
+    for (const h of s.held.keys()) lowest = Math.min(lowest, h);
+    return { module: s.module, stream: s.stream, from: s.issued + 1, to: lowest - 1 };
+  }
+}
+
+const key = (module: string, stream: string) => `${module}\u0000${stream}`;

@@ -77,6 +77,8 @@ export class TableWriter {
   private readonly encodeBucketKey: (v: readonly unknown[]) => Uint8Array;
   private bufferedBytes = 0;
   private commitIdentifier = 0;
+  /** partial-update with no rule for -D/-U: refuse them at the door, before they reach a file. */
+  private readonly refusesRetractions: boolean;
   private closed = false;
   private committing = false;
 
@@ -87,6 +89,8 @@ export class TableWriter {
       this.commitUser = o.commitUser ?? randomUUID();
       const schema = table.schema;
       this.mergeFn = createMergeFunction(schema);
+      const so = schema.options;
+      this.refusesRetractions = so.mergeEngine === 'partial-update' && !so.ignoreDelete && !so.removeRecordOnDelete && so.sequenceGroups.length === 0;
       this.keyString = keyStringFn(schema.keyTypes);
       this.encodePartition = binaryRowEncoder(schema.partitionTypes, true);
       this.encodeBucketKey = binaryRowEncoder(schema.bucketKeyIndexes.map((i) => schema.fields[i]!.type));
@@ -131,6 +135,12 @@ export class TableWriter {
       if (v === undefined) row[i] = null;
       const problem = checkValue(fields[i]!.type, row[i]);
       if (problem) throw invalidArgument(`column '${fields[i]!.name}' (${typeToString(fields[i]!.type)}): ${problem}`);
+    }
+    if ((kind === RowKind.DELETE || kind === RowKind.UPDATE_BEFORE) && this.refusesRetractions) {
+      throw invalidArgument(
+        `partial-update table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record; ` +
+          "set 'ignore-delete', 'partial-update.remove-record-on-delete', or sequence groups ('fields.<seq>.sequence-group')",
+      );
     }
     const state = this.bucketState(row);
     const key = schema.keyIndexes.map((i) => row[i]);

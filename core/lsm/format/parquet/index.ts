@@ -1,0 +1,53 @@
+// The Parquet codec of the table store: our own writer and reader of the subset of Parquet that
+// Java Paimon writes and reads (flat schemas; see README.md). Public surface only.
+
+import type { DataType } from '../../types.ts';
+import { readColumns, readFooterColumns } from './reader.ts';
+import { writeParquetFile } from './writer.ts';
+
+export interface ParquetColumn {
+  name: string;
+  fieldId: number;
+  /** `type.nullable` → OPTIONAL, else REQUIRED. */
+  type: DataType;
+}
+export type ParquetCompression = 'uncompressed' | 'snappy' | 'gzip' | 'zstd';
+export interface ParquetWriteOptions {
+  compression: ParquetCompression;
+  /** Rows per row group; default 1 << 20. */
+  rowGroupRows?: number;
+  /** Rows per data page; default 20 000. */
+  pageRows?: number;
+}
+
+/** values[c][r]: column-major, in-memory values per types.ts. Returns the complete file bytes. */
+export function writeParquet(columns: ParquetColumn[], values: unknown[][], rowCount: number, opts: ParquetWriteOptions): Uint8Array {
+  return writeParquetFile(columns, values, rowCount, opts);
+}
+
+export interface ParquetReadColumn {
+  name: string;
+  type: DataType;
+  /** INT64 → JS number instead of bigint (for _SEQUENCE_NUMBER). */
+  asNumber?: boolean;
+}
+export interface ParquetFooterColumn {
+  name: string;
+  fieldId?: number;
+  physicalType: string;
+  logicalType?: string;
+  required: boolean;
+}
+
+/**
+ * Reads the requested columns (matched BY NAME, as Java Paimon does) from all row groups. A
+ * requested column absent from the file → array of nulls (schema evolution). Returns values[c][r]
+ * in request order. `path` is only for error messages.
+ */
+export function readParquet(bytes: Uint8Array, request: ParquetReadColumn[], path: string): { rowCount: number; columns: unknown[][] } {
+  return readColumns(bytes, request, path);
+}
+
+export function readParquetFooter(bytes: Uint8Array, path: string): { rowCount: number; columns: ParquetFooterColumn[] } {
+  return readFooterColumns(bytes, path);
+}

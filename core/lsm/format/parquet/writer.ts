@@ -1,0 +1,79 @@
+// writeParquet: a complete Parquet file from column-major in-memory values.
+//
+// File layout:  "PAR1" | row group 0: chunk col 0, chunk col 1, … | row group 1 … |
+//               FileMetaData (thrift compact) | u32 LE footer length | "PAR1"
+// Invariants: row groups hold `rowGroupRows` rows (the last one fewer); a file of 0 rows has no
+// row groups; every column of every row group has exactly the group's rows; values are checked
+// against their column's type while they are encoded (InvalidArgument on a mismatch).
+
+import { invalidArgument } from '../../errors.ts';
+import { codecOf, type CompressionName } from './compression.ts';
+import { writeColumnChunk } from './column-writer.ts';
+import { type WrittenRowGroup, writeFooter } from './footer-write.ts';
+import { valueCodecFor } from './plain-encode.ts';
+import { leafFor } from './schema.ts';
+import type { DataType } from '../../types.ts';
+
+export interface WriteColumn {
+  name: string;
+  fieldId: number;
+  type: DataType;
+}
+
+export interface WriteOptions {
+  compression: CompressionName;
+  rowGroupRows?: number;
+  pageRows?: number;
+}
+
+const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31); // PAR1
+
+export function writeParquetFile(columns: WriteColumn[], values: unknown[][], rowCount: number, opts: WriteOptions): Uint8Array {
+  const codec = codecOf(opts.compression);
+  const groupRows = opts.rowGroupRows ?? 1 << 20;
+  const pageRows = opts.pageRows ?? 20_000;
+  if (!Number.isInteger(groupRows) || groupRows < 1) throw invalidArgument(`Parquet: rowGroupRows must be ≥ 1, got ${groupRows}`);
+  if (!Number.isInteger(pageRows) || pageRows < 1) throw invalidArgument(`Parquet: pageRows must be ≥ 1, got ${pageRows}`);
+  if (!Number.isInteger(rowCount) || rowCount < 0) throw invalidArgument(`Parquet: bad row count ${rowCount}`);
+  if (values.length !== columns.length) {
+    throw invalidArgument(`Parquet: ${columns.length} columns but ${values.length} value arrays`);
+  }
+  const names = new Set<string>();
+  columns.forEach((c, i) => {
+    if (names.has(c.name)) throw invalidArgument(`Parquet: duplicate column name '${c.name}'`);
+    names.add(c.name);
+    if (!values[i] || values[i]!.length < rowCount) {
+      throw invalidArgument(`Parquet column '${c.name}': ${values[i]?.length ?? 0} values for ${rowCount} rows`);
+    }
+  });
+  const leaves = columns.map((c) => leafFor(c.name, c.fieldId, c.type));
+  const codecs = columns.map((c) => valueCodecFor(c.name, c.type));
+
+  const pieces: Uint8Array[] = [MAGIC];
+  let offset = MAGIC.length;
+  const groups: WrittenRowGroup[] = [];
+  for (let from = 0; from < rowCount; from += groupRows) {
+    const to = Math.min(rowCount, from + groupRows);
+    const group: WrittenRowGroup = { numRows: to - from, chunks: [] };
+    for (let c = 0; c < columns.length; c++) {
+      const chunk = writeColumnChunk(leaves[c]!, codecs[c]!, values[c]!, from, to, codec, Math.min(pageRows, to - from));
+      group.chunks.push({ chunk, offset });
+      for (const p of chunk.pieces) pieces.push(p);
+      offset += chunk.compressedSize;
+    }
+    groups.push(group);
+  }
+  const footer = writeFooter(leaves, groups, rowCount, codec);
+  const tail = new Uint8Array(8);
+  new DataView(tail.buffer).setUint32(0, footer.length, true);
+  tail.set(MAGIC, 4);
+  pieces.push(footer, tail);
+  const total = offset + footer.length + tail.length;
+  const out = new Uint8Array(total);
+  let p = 0;
+  for (const piece of pieces) {
+    out.set(piece, p);
+    p += piece.length;
+  }
+  return out;
+}

@@ -248,8 +248,13 @@ export class TableWriter {
   /**
    * Flushes and commits everything written so far as one APPEND snapshot, then compacts and
    * expires (unless `write-only`). Returns the snapshots made.
+   *
+   * `properties` are stored in the snapshot (Paimon's `properties` map) atomically with its rows —
+   * e.g. ingest's high-water marks. A commit with properties but no new rows still makes a
+   * snapshot, so progress is never lost. Later snapshots (compaction) carry them forward;
+   * `Table.committedProperties()` reads the latest.
    */
-  commit(): CommitResult {
+  commit(properties?: Record<string, string>): CommitResult {
     this.check();
     if (this.committing) throw new Error('assertion failed: commit re-entered');
     this.committing = true;
@@ -260,8 +265,9 @@ export class TableWriter {
         for (const f of s.pending) adds.push(this.entry(ADD, s, f));
       }
       let snapshotId: number | undefined;
-      if (adds.length > 0) {
-        snapshotId = this.commitChanges(adds, 'APPEND');
+      const changed = properties !== undefined && !sameProperties(properties, this.table.latestSnapshot()?.properties ?? null);
+      if (adds.length > 0 || changed) {
+        snapshotId = this.commitChanges(adds, 'APPEND', properties);
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
           s.pending = [];
@@ -284,7 +290,7 @@ export class TableWriter {
   }
 
   /** Writes manifests and creates the next snapshot. */
-  private commitChanges(entries: ManifestEntry[], kind: 'APPEND' | 'COMPACT'): number {
+  private commitChanges(entries: ManifestEntry[], kind: 'APPEND' | 'COMPACT', properties?: Record<string, string>): number {
     const table = this.table;
     const schema = table.schema;
     const latest = table.snapshots.latest();
@@ -319,7 +325,7 @@ export class TableWriter {
       changelogRecordCount: 0,
       watermark: null,
       statistics: null,
-      properties: null,
+      properties: properties ? { ...(latest?.properties ?? {}), ...properties } : (latest?.properties ?? null),
       nextRowId: null,
     };
     if (!table.snapshots.commit(snapshot)) {
@@ -525,3 +531,9 @@ export class TableWriter {
 }
 
 const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);
+
+function sameProperties(a: Record<string, string>, b: Record<string, string> | null): boolean {
+  if (b === null) return Object.keys(a).length === 0;
+  for (const [k, v] of Object.entries(a)) if (b[k] !== v) return false;
+  return true;
+}

@@ -504,3 +504,27 @@ describe('independent readers accept what we write', () => {
     expect(Number(rows[7]!._VALUE_KIND)).toBe(0);
   });
 });
+
+describe('snapshot properties', () => {
+  it('commits properties atomically with rows, carries them through compaction, and commits progress alone', () => {
+    const { table } = setup({ ...STOCK, options: { bucket: '1', 'num-sorted-run.compaction-trigger': '2' } });
+    const w = table.newWriter();
+    w.writeRecord(row('a', 'x', 1));
+    expect(w.commit({ 'tilstand.hwm.inventory/stock': '5' }).snapshotId).toBe(1);
+    w.writeRecord(row('a', 'x', 2));
+    w.commit({ 'tilstand.hwm.inventory/stock': '6' });
+    w.writeRecord(row('a', 'x', 3));
+    const r = w.commit({ 'tilstand.hwm.commerce/res': '1' });
+    expect(r.compactSnapshotId).toBeDefined();
+    expect(table.latestSnapshot()!.commitKind).toBe('COMPACT');
+    expect(table.committedProperties()).toEqual({ 'tilstand.hwm.inventory/stock': '6', 'tilstand.hwm.commerce/res': '1' });
+    const before = table.latestSnapshot()!.id;
+    expect(w.commit({ 'tilstand.hwm.commerce/res': '1' }).snapshotId).toBeUndefined(); // nothing new
+    expect(w.commit({ 'tilstand.hwm.commerce/res': '2' }).snapshotId).toBe(before + 1); // progress alone
+    w.close();
+    expect(JSON.parse(readFileSync(table.paths.snapshotFile(before + 1), 'utf8')).properties).toEqual({
+      'tilstand.hwm.inventory/stock': '6',
+      'tilstand.hwm.commerce/res': '2',
+    });
+  });
+});

@@ -121,6 +121,11 @@ export class Table {
     return this.snapshots.latest();
   }
 
+  /** The properties of the latest snapshot (e.g. ingest high-water marks); {} when none. */
+  committedProperties(): Record<string, string> {
+    return { ...(this.snapshots.latest()?.properties ?? {}) };
+  }
+
   /** The snapshot a read point names; undefined for "latest" on an empty table. */
   resolve(at: ReadPoint = {}): Snapshot | undefined {
     const given = [at.snapshotId, at.tag, at.timestampMs].filter((x) => x !== undefined).length;

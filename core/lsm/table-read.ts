@@ -139,16 +139,22 @@ export class TableReader {
   }
 
   /** Merged rows (every column in schema order, or the projection), sorted by key within each bucket. */
-  *scan(opts: ScanOptions = {}): Generator<unknown[]> {
-    if (!this.snapshot) return;
-    const table = this.table;
-    const schema = table.schema;
+  scan(opts: ScanOptions = {}): Generator<unknown[]> {
+    // Arguments are checked now, not at the first next(), and also on an empty table.
+    const schema = this.table.schema;
     const preds = this.compile(opts.where);
     const projection = opts.projection?.map((c) => {
       const i = schema.fieldIndex.get(c);
       if (i === undefined) throw invalidArgument(`projection names unknown column '${c}'`);
       return i;
     });
+    return this.scanChecked(preds, projection);
+  }
+
+  private *scanChecked(preds: CompiledPredicate[], projection: number[] | undefined): Generator<unknown[]> {
+    if (!this.snapshot) return;
+    const table = this.table;
+    const schema = table.schema;
     const partPreds = preds.filter((p) => p.partPos >= 0);
     const merge = createMergeFunction(schema);
     const order = mergeOrder(schema);

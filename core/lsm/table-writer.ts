@@ -387,11 +387,9 @@ export class TableWriter {
   compact(full = false): number | undefined {
     this.check();
     if (this.buckets.size > 0 || full) this.commitPendingOnly();
-    if (full) {
-      // Every committed bucket, also those this writer has not touched.
-      for (const [id, c] of this.committed) {
-        if (!this.buckets.has(id)) this.buckets.set(id, this.stateFor(c));
-      }
+    // Every committed bucket, also those this writer has not touched.
+    for (const [id, c] of this.committed) {
+      if (!this.buckets.has(id)) this.buckets.set(id, this.stateFor(c));
     }
     return this.compactBuckets(full);
   }

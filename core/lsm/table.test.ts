@@ -528,3 +528,24 @@ describe('snapshot properties', () => {
     });
   });
 });
+
+describe('writer maintenance on a fresh writer', () => {
+  it('compacts buckets it has not written to when the picker says so', () => {
+    const { table } = setup({ ...STOCK, options: { bucket: '1', 'write-only': 'true', 'num-sorted-run.compaction-trigger': '2' } });
+    for (let i = 0; i < 4; i++) {
+      const w = table.newWriter();
+      w.writeRecord(row(`k${i}`, 'x', i));
+      w.commit();
+      w.close();
+    }
+    const w = table.newWriter();
+    expect(w.compact(false)).toBeDefined();
+    w.close();
+    expect(table.runsOf(table.buckets(table.latestSnapshot()!)[0]!.files).length).toBeLessThan(4);
+  });
+
+  it('checks scan arguments even on an empty table', () => {
+    const { table } = setup();
+    expect(() => table.reader().scan({ projection: ['nope'] })).toThrow(/unknown column 'nope'/);
+  });
+});

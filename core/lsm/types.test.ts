@@ -78,3 +78,12 @@ describe('values', () => {
     ]);
   });
 });
+
+describe('dates and times that do not exist', () => {
+  it('refuses impossible months, days and times, naming the column', () => {
+    expect(() => valueFromJson(parseType('DATE'), '2024-13-01', 'day')).toThrow(/column 'day'.*no such date/);
+    expect(() => valueFromJson(parseType('DATE'), '2024-00-10', 'day')).toThrow(/no such date/);
+    expect(() => valueFromJson(parseType('TIMESTAMP(3)'), '2024-13-01T00:00:00Z', 'at')).toThrow(/column 'at'.*no such date/);
+    expect(() => valueFromJson(parseType('TIME(0)'), '10:75', 't')).toThrow(/column 't'.*no such time/);
+  });
+});

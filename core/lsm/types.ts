@@ -358,9 +358,10 @@ export function decimalFromString(text: string, t: DataType): bigint {
 function dateFromString(text: string): number {
   const m = /^(-?\d{4,})-(\d{2})-(\d{2})$/.exec(text);
   if (!m) throw invalidArgument(`expected a date yyyy-mm-dd, got ${JSON.stringify(text)}`);
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  const month = Number(m[2]);
+  const ms = Date.UTC(Number(m[1]), month - 1, Number(m[3]));
   const d = new Date(ms);
-  if (d.getUTCDate() !== Number(m[3])) throw invalidArgument(`no such date ${text}`);
+  if (month < 1 || month > 12 || d.getUTCDate() !== Number(m[3])) throw invalidArgument(`no such date ${text}`);
   return Math.round(ms / DAY_MS);
 }
 
@@ -399,6 +400,7 @@ function timeToString(ms: number, precision: number): string {
 function timeFromString(text: string): number {
   const m = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/.exec(text);
   if (!m) throw invalidArgument(`expected a time hh:mm:ss, got ${JSON.stringify(text)}`);
+  if (Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59) throw invalidArgument(`no such time ${text}`);
   return ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3] ?? 0)) * 1000 + Number((m[4] ?? '').padEnd(3, '0'));
 }
 
@@ -442,6 +444,13 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
   }
   let v: unknown = j;
   const fail = (why: string) => invalidArgument(`column '${column}' (${typeToString(t)}): ${why}`);
+  const named = (parse: () => number): number => {
+    try {
+      return parse();
+    } catch (e) {
+      throw fail((e as Error).message);
+    }
+  };
   switch (t.root) {
     case 'BIGINT':
       if (typeof j === 'number') {
@@ -467,14 +476,14 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
       }
       break;
     case 'DATE':
-      if (typeof j === 'string') v = dateFromString(j);
+      if (typeof j === 'string') v = named(() => dateFromString(j));
       break;
     case 'TIME':
-      if (typeof j === 'string') v = timeFromString(j);
+      if (typeof j === 'string') v = named(() => timeFromString(j));
       break;
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ':
-      if (typeof j === 'string') v = timestampFromString(j);
+      if (typeof j === 'string') v = named(() => timestampFromString(j));
       else if (j instanceof Date) v = j.getTime() * 1000;
       if (typeof v === 'number' && t.precision! <= 3) v = Math.floor(v / 1000) * 1000;
       break;

@@ -1,0 +1,135 @@
+// `tilstand table inspect`: the LSM shape of one snapshot of a table — per partition and bucket
+// its levels, files (level, rows, bytes, key range, sequence range), the number of sorted runs
+// against the compaction and stop triggers, and the totals. Read-only; the snapshot is pinned
+// while it is read.
+
+import { valueToJson, type ReadPoint, type Table } from '../index.ts';
+import { formatBytes, formatTable } from './output.ts';
+
+type FileMeta = ReturnType<Table['buckets']>[number]['files'][number];
+
+export interface InspectFile {
+  name: string;
+  level: number;
+  rows: number;
+  bytes: number;
+  /** Trimmed primary key (partition columns left out) by column name, JSON values. */
+  minKey: Record<string, unknown>;
+  maxKey: Record<string, unknown>;
+  minSequence: number;
+  maxSequence: number;
+}
+
+export interface InspectBucket {
+  /** Partition path such as `dt=2024-05-01`; '' for an unpartitioned table. */
+  partition: string;
+  bucket: number;
+  sortedRuns: number;
+  levels: Array<{ level: number; files: number; rows: number; bytes: number }>;
+  files: InspectFile[];
+  rows: number;
+  bytes: number;
+}
+
+export interface InspectReport {
+  table: string;
+  /** The snapshot inspected; null when the table has none yet. */
+  snapshot: number | null;
+  compactionTrigger: number;
+  stopTrigger: number;
+  numLevels: number;
+  buckets: InspectBucket[];
+  totalFiles: number;
+  totalRows: number;
+  totalBytes: number;
+}
+
+export function inspectTable(name: string, table: Table, at: ReadPoint): InspectReport {
+  const o = table.schema.options;
+  const reader = table.reader(at);
+  try {
+    const snapshot = reader.snapshot;
+    const report: InspectReport = {
+      table: name,
+      snapshot: snapshot?.id ?? null,
+      compactionTrigger: o.compactionTrigger,
+      stopTrigger: o.stopTrigger,
+      numLevels: o.numLevels,
+      buckets: [],
+      totalFiles: 0,
+      totalRows: 0,
+      totalBytes: 0,
+    };
+    if (!snapshot) return report;
+    const keyFields = table.schema.keyIndexes.map((i) => table.schema.fields[i]!);
+    const keyJson = (values: unknown[]) => Object.fromEntries(keyFields.map((f, i) => [f.name, valueToJson(f.type, values[i])]));
+    for (const b of table.buckets(snapshot)) {
+      const runs = table.runsOf(b.files);
+      // Files in read order: newest level-0 run first, then each level by key.
+      const ordered: FileMeta[] = runs.flatMap((r) => r.files);
+      const files = ordered.map((f): InspectFile => {
+        const range = table.keyRange(f);
+        return {
+          name: f.fileName,
+          level: f.level,
+          rows: f.rowCount,
+          bytes: f.fileSize,
+          minKey: keyJson(range.min),
+          maxKey: keyJson(range.max),
+          minSequence: f.minSequenceNumber,
+          maxSequence: f.maxSequenceNumber,
+        };
+      });
+      const levels = new Map<number, { level: number; files: number; rows: number; bytes: number }>();
+      for (const f of files) {
+        const l = levels.get(f.level) ?? { level: f.level, files: 0, rows: 0, bytes: 0 };
+        l.files++;
+        l.rows += f.rows;
+        l.bytes += f.bytes;
+        levels.set(f.level, l);
+      }
+      const bucket: InspectBucket = {
+        partition: table.partitionPathOf(b.partition),
+        bucket: b.bucket,
+        sortedRuns: runs.length,
+        levels: [...levels.values()].sort((x, y) => x.level - y.level),
+        files,
+        rows: files.reduce((s, f) => s + f.rows, 0),
+        bytes: files.reduce((s, f) => s + f.bytes, 0),
+      };
+      report.buckets.push(bucket);
+      report.totalFiles += files.length;
+      report.totalRows += bucket.rows;
+      report.totalBytes += bucket.bytes;
+    }
+    return report;
+  } finally {
+    reader.close();
+  }
+}
+
+/** The human form of a report. */
+export function inspectLines(r: InspectReport): string[] {
+  const lines = [
+    `table ${r.table}, snapshot ${r.snapshot ?? '(none)'}; compaction trigger ${r.compactionTrigger} sorted runs, stop trigger ${r.stopTrigger}, ${r.numLevels} levels`,
+  ];
+  for (const b of r.buckets) {
+    const levels = b.levels.map((l) => `L${l.level}: ${l.files} file${l.files === 1 ? '' : 's'}`).join(', ');
+    const over = b.sortedRuns >= r.stopTrigger ? ' (at stop trigger)' : b.sortedRuns >= r.compactionTrigger ? ' (compaction due)' : '';
+    lines.push('');
+    lines.push(`${b.partition === '' ? '' : `partition ${b.partition}, `}bucket ${b.bucket}: ${b.sortedRuns}/${r.compactionTrigger} sorted runs${over}; ${levels}; ${b.rows} rows, ${formatBytes(b.bytes)}`);
+    const rows = b.files.map((f) => [
+      String(f.level),
+      f.name,
+      String(f.rows),
+      String(f.bytes),
+      JSON.stringify(f.minKey),
+      JSON.stringify(f.maxKey),
+      `${f.minSequence}..${f.maxSequence}`,
+    ]);
+    lines.push(...formatTable(['LEVEL', 'FILE', 'ROWS', 'BYTES', 'MIN KEY', 'MAX KEY', 'SEQUENCE'], rows, new Set([0, 2, 3])).map((l) => `  ${l}`));
+  }
+  lines.push('');
+  lines.push(`total: ${r.buckets.length} bucket${r.buckets.length === 1 ? '' : 's'}, ${r.totalFiles} files, ${r.totalRows} rows, ${formatBytes(r.totalBytes)} (${r.totalBytes} bytes)`);
+  return lines;
+}

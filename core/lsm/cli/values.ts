@@ -1,0 +1,167 @@
+// Text on the command line → values of the table store: durations, read points (`--snapshot`,
+// `--tag`, `--at`), `--where` conditions and `--key` objects, and rows → JSON objects. Column
+// values go through `valueFromJson` of the column's type, so the command line accepts exactly
+// what `put` accepts (numbers may be written as text here: `qty>=5`).
+
+import { parseType, typeToString, valueFromJson, valueToJson, type DataField, type DataType, type Predicate, type ReadPoint, type Table } from '../index.ts';
+import { usageError } from './args.ts';
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** `7d`, `12h`, `30m`, `45s`, `500ms`, `1w`, combined as `1h30m`; `0` alone is zero. */
+export function parseDuration(text: string, flag: string): number {
+  const t = text.trim();
+  if (t === '0') return 0;
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
+  let total = 0;
+  let end = 0;
+  for (let m = re.exec(t); m; m = re.exec(t)) {
+    total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+    end = re.lastIndex;
+  }
+  if (t.length === 0 || end !== t.length) {
+    throw usageError(`option '--${flag}': expected a duration such as 7d, 12h, 30m, 45s or 1h30m, got '${text}'`);
+  }
+  return Math.round(total);
+}
+
+/** A positive snapshot id. */
+export function parseSnapshotId(text: string, flag = 'snapshot'): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
+    throw usageError(`option '--${flag}': expected a snapshot id (a positive integer), got '${text}'`);
+  }
+  return Number(text);
+}
+
+const LTZ = parseType('TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL');
+
+/** ISO-8601 text (no zone = UTC) or epoch milliseconds → epoch milliseconds. */
+export function parseTime(text: string, flag: string): number {
+  const t = text.trim();
+  if (/^\d+$/.test(t)) return Number(t);
+  try {
+    return (valueFromJson(LTZ, t, flag) as number) / 1000;
+  } catch {
+    throw usageError(`option '--${flag}': expected an ISO-8601 time such as 2024-05-01T12:00:00Z (or epoch milliseconds), got '${text}'`);
+  }
+}
+
+/** The read point of `--snapshot`, `--tag` and `--at`; at most one of them. */
+export function readPoint(o: { snapshot?: string | undefined; tag?: string | undefined; at?: string | undefined }): ReadPoint {
+  const given = (['snapshot', 'tag', 'at'] as const).filter((k) => o[k] !== undefined);
+  if (given.length > 1) throw usageError(`give at most one of --snapshot, --tag and --at (got ${given.map((g) => `--${g}`).join(' and ')})`);
+  if (o.snapshot !== undefined) return { snapshotId: parseSnapshotId(o.snapshot) };
+  if (o.tag !== undefined) {
+    if (o.tag.length === 0) throw usageError(`option '--tag': expected a tag name, got ''`);
+    return { tag: o.tag };
+  }
+  if (o.at !== undefined) return { timestampMs: parseTime(o.at, 'at') };
+  return {};
+}
+
+function fieldOf(table: Table, column: string, what: string): DataField {
+  const i = table.schema.fieldIndex.get(column);
+  if (i === undefined) {
+    throw usageError(`${what} names unknown column '${column}' (columns: ${table.schema.fields.map((f) => f.name).join(', ')})`);
+  }
+  return table.schema.fields[i]!;
+}
+
+const isString = (t: DataType) => t.root === 'STRING' || t.root === 'VARCHAR' || t.root === 'CHAR';
+const NUMERIC_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * `valueFromJson` of a column, with the column named in every message (core's DATE, TIME and
+ * TIMESTAMP parsers leave it out).
+ */
+export function columnValueFromJson(field: DataField, j: unknown): unknown {
+  try {
+    return valueFromJson(field.type, j, field.name);
+  } catch (e) {
+    const message = (e as Error).message;
+    if (message.includes(`column '${field.name}'`)) throw e;
+    throw usageError(`column '${field.name}' (${typeToString(field.type)}): ${message}`);
+  }
+}
+
+/** One value written as text on the command line, parsed by the column's type. */
+export function valueFromText(field: DataField, text: string): unknown {
+  const t = field.type;
+  let j: unknown = text;
+  if (isString(t)) {
+    if (text.length >= 2 && text.startsWith('"') && text.endsWith('"')) {
+      try {
+        j = JSON.parse(text);
+      } catch {
+        j = text;
+      }
+    }
+  } else if (t.root === 'BOOLEAN') {
+    if (text === 'true' || text === 'false') j = text === 'true';
+  } else if (['TINYINT', 'SMALLINT', 'INT', 'FLOAT', 'DOUBLE'].includes(t.root)) {
+    if (NUMERIC_TEXT.test(text.trim())) j = Number(text);
+  }
+  return columnValueFromJson(field, j);
+}
+
+const OPS: Record<string, Predicate['op']> = { '=': '=', '<': '<', '<=': '<=', '>': '>', '>=': '>=', '^=': 'prefix' };
+
+/** `item=A1`, `qty>=5`, `item^=A` (prefix) → a Predicate. */
+export function parseWhere(table: Table, text: string): Predicate {
+  const m = /^([^<>=^!]+?)\s*(>=|<=|\^=|!=|=|<|>)(.*)$/s.exec(text);
+  if (!m) throw usageError(`option '--where': expected <column><op><value> with op one of = < <= > >= ^= (prefix), got '${text}'`);
+  const column = m[1]!.trim();
+  const opText = m[2]!;
+  if (opText === '!=') throw usageError(`option '--where': '!=' is not supported in '${text}'; use = < <= > >= or ^= (prefix)`);
+  const field = fieldOf(table, column, `--where '${text}'`);
+  const op = OPS[opText]!;
+  if (op === 'prefix' && !isString(field.type)) {
+    throw usageError(`--where '${text}': a prefix condition (^=) needs a string column; '${column}' is ${typeToString(field.type)}`);
+  }
+  try {
+    return { column, op, value: valueFromText(field, m[3]!) };
+  } catch (e) {
+    throw usageError(`--where '${text}': ${(e as Error).message}`);
+  }
+}
+
+/** `a,b` → column names, checked against the schema. */
+export function parseColumns(table: Table, text: string): string[] {
+  const cols = text.split(',').map((c) => c.trim());
+  if (cols.some((c) => c.length === 0)) throw usageError(`option '--columns': expected a comma list of column names, got '${text}'`);
+  for (const c of cols) fieldOf(table, c, '--columns');
+  return cols;
+}
+
+/** `--key '{"item":"A1"}'` → the primary key by column name, in memory form. */
+export function parseKey(table: Table, text: string): Record<string, unknown> {
+  let j: unknown;
+  try {
+    j = JSON.parse(text);
+  } catch (e) {
+    throw usageError(`option '--key': not valid JSON: ${(e as Error).message}`);
+  }
+  if (j === null || typeof j !== 'object' || Array.isArray(j)) throw usageError(`option '--key': expected a JSON object of the primary-key columns, got ${text}`);
+  const pk = table.schema.primaryKeys;
+  const key: Record<string, unknown> = {};
+  for (const name of Object.keys(j)) {
+    if (!pk.includes(name)) throw usageError(`option '--key': '${name}' is not a primary-key column (the primary key is ${pk.join(', ')})`);
+  }
+  for (const name of pk) {
+    const v = (j as Record<string, unknown>)[name];
+    if (v === undefined || v === null) throw usageError(`option '--key': missing primary-key column '${name}' (the primary key is ${pk.join(', ')})`);
+    try {
+      key[name] = columnValueFromJson(fieldOf(table, name, '--key'), v);
+    } catch (e) {
+      throw usageError(`option '--key': ${(e as Error).message}`);
+    }
+  }
+  return key;
+}
+
+/** A row (values in `fields` order, memory form) → a JSON object keyed by column name. */
+export function rowToJson(fields: readonly DataField[], row: readonly unknown[]): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (let i = 0; i < fields.length; i++) o[fields[i]!.name] = valueToJson(fields[i]!.type, row[i]);
+  return o;
+}

@@ -2,7 +2,8 @@
 // The import rule of the layout in DESIGN.md: the folder decides what a file may import.
 //   - nothing in core/ imports electron, react or the DOM's types;
 //   - nothing in renderer/ imports a node built-in;
-//   - inside core/, arrows point one way (core/lsm imports no other core folder, and so on).
+//   - inside core/, arrows point one way (core/lsm imports no other core folder, and so on);
+//   - electron/ imports only core/site (the composition root) from core.
 // Exits 1 with one line per violation. `checkTree(root)` is exported for the tests.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -58,7 +59,7 @@ function areaOf(rel) {
 
 export function checkTree(root) {
   const violations = [];
-  const files = [...walk(join(root, 'core'), []), ...walk(join(root, 'renderer'), [])];
+  const files = [...walk(join(root, 'core'), []), ...walk(join(root, 'renderer'), []), ...walk(join(root, 'electron'), [])];
   for (const file of files) {
     const rel = relative(root, file);
     const from = areaOf(rel);
@@ -78,6 +79,12 @@ export function checkTree(root) {
       const to = areaOf(target);
       if (from.area === 'renderer' && to.area === 'core' && !/^\s*import\s+type\b/m.test(lineOf(text, spec))) {
         violations.push(`${rel}: renderer may import only types from core ('${spec}')`);
+      }
+      if (from.area === 'electron' && to.area === 'core' && to.folder !== 'site') {
+        violations.push(`${rel}: electron may import only core/site ('${spec}')`);
+      }
+      if (from.area === 'electron' && to.area === 'renderer') {
+        violations.push(`${rel}: electron must not import the renderer ('${spec}')`);
       }
       if (from.area === 'core' && to.area !== 'core' && target.split(sep)[0] !== '..') {
         violations.push(`${rel}: core must not import outside core ('${spec}')`);

@@ -58,6 +58,11 @@ describe('import rule', () => {
     expect(v.join('\n')).toMatch(/only types from core/);
   });
 
+  it('lets electron import only core/site', () => {
+    const root = tree({ 'electron/main.ts': "import { a } from '../core/site/api';\nimport { t } from '../core/lsm/table';" });
+    expect(checkTree(root)).toEqual([expect.stringContaining('electron may import only core/site')]);
+  });
+
   it('refuses arrows against the grain inside core', () => {
     const root = tree({ 'core/ingest/a.ts': "import { p } from '../agents/p';", 'core/agents/p.ts': '' });
     expect(checkTree(root)).toEqual([expect.stringContaining('core/ingest must not import core/agents')]);

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { SITE_METHODS } from './api.ts';
+import { ApiValidationError, validateCall } from './api-validate.ts';
+
+describe('site API request validation', () => {
+  it('accepts well-formed calls of every shape', () => {
+    expect(validateCall('status', {}).method).toBe('status');
+    expect(validateCall('signIn', { user: 'Kari Nordmann', secret: '1234' }).req).toEqual({ user: 'Kari Nordmann', secret: '1234' });
+    expect(validateCall('signIn', { badge: 'B-0042' }).method).toBe('signIn');
+    validateCall('decide', { id: 'p-1', decision: 'approve', comment: 'ok' });
+    validateCall('history', { table: 'stock', at: { tag: 'agent-7' }, limit: 10 });
+    validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
+    validateCall('listProposals', { status: ['open', 'deferred'] });
+  });
+
+  it.each([
+    ['nope', {}, /unknown method/],
+    ['decide', { id: 'p', decision: 'maybe' }, /request.decision: expected one of approve, reject, defer/],
+    ['decide', { decision: 'approve' }, /request.id: required/],
+    ['status', { extra: 1 }, /unexpected field 'extra'/],
+    ['status', JSON.parse('{"__proto__": {"admin": true}}'), /unexpected field '__proto__'/],
+    ['history', { table: '../etc', at: { latest: true } }, /not a table name/],
+    ['stock', { limit: 1e9 }, /request.limit: expected an integer/],
+    ['addUser', { name: 'a/b', roles: ['admin'], secret: 'x' }, /not a valid name/],
+    ['addUser', { name: 'ok', roles: ['root'], secret: 'x' }, /roles\[0\]: expected one of/],
+    ['getProposal', { id: 'x'.repeat(200) }, /longer than 128/],
+    ['signIn', [], /expected an object/],
+  ])('refuses %s %j', (method, request, message) => {
+    expect(() => validateCall(method, request)).toThrow(ApiValidationError);
+    expect(() => validateCall(method, request)).toThrow(message);
+  });
+
+  it('has a validator for every method', () => {
+    for (const m of SITE_METHODS) expect(() => validateCall(m, undefined)).not.toThrow(/unknown method/);
+  });
+});

@@ -1,0 +1,127 @@
+// Validation of every site API request at the boundary (IPC from the renderer, HTTP from a
+// browser). Whatever arrives is untrusted: the method must be one of SITE_METHODS and the request
+// must have exactly the shape its type says — unknown keys, wrong types, oversized strings and
+// prototype keys are refused with a message naming the field.
+
+import { SITE_METHODS, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
+
+export class ApiValidationError extends Error {
+  readonly kind = 'invalid' as const;
+}
+
+const ROLES: readonly Role[] = ['viewer', 'operator', 'shift_lead', 'admin'];
+const STATUSES = ['open', 'deferred', 'approved', 'rejected', 'stale', 'withdrawn'] as const;
+const STRING_MAX = 4096;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/;
+
+type Check = (v: unknown, path: string) => void;
+
+const fail = (path: string, expected: string, v: unknown): never => {
+  const got = v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+  throw new ApiValidationError(`${path}: expected ${expected}, got ${got}`);
+};
+
+const str = (max = STRING_MAX): Check => (v, p) => {
+  if (typeof v !== 'string') fail(p, 'a string', v);
+  if ((v as string).length > max) throw new ApiValidationError(`${p}: longer than ${max} characters`);
+};
+const name: Check = (v, p) => {
+  str(64)(v, p);
+  if (!NAME.test(v as string)) throw new ApiValidationError(`${p}: not a valid name (letters, digits, space, . _ @ -)`);
+};
+const int = (min: number, max: number): Check => (v, p) => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(p, `an integer in ${min}..${max}`, v);
+};
+const oneOf = (values: readonly string[]): Check => (v, p) => {
+  if (typeof v !== 'string' || !values.includes(v)) fail(p, `one of ${values.join(', ')}`, v);
+};
+const arrayOf = (item: Check, max = 1000): Check => (v, p) => {
+  if (!Array.isArray(v)) fail(p, 'an array', v);
+  const a = v as unknown[];
+  if (a.length > max) throw new ApiValidationError(`${p}: more than ${max} items`);
+  a.forEach((x, i) => item(x, `${p}[${i}]`));
+};
+
+function object(fields: Record<string, { check: Check; optional?: boolean }>): Check {
+  return (v, p) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(p, 'an object', v);
+    const o = v as Record<string, unknown>;
+    if (Object.getPrototypeOf(o) !== Object.prototype && Object.getPrototypeOf(o) !== null) fail(p, 'a plain object', v);
+    for (const k of Object.keys(o)) {
+      if (!(k in fields) || k === '__proto__' || k === 'constructor' || k === 'prototype') {
+        throw new ApiValidationError(`${p}: unexpected field '${k}'`);
+      }
+    }
+    for (const [k, f] of Object.entries(fields)) {
+      if (o[k] === undefined) {
+        if (!f.optional) throw new ApiValidationError(`${p}.${k}: required`);
+        continue;
+      }
+      f.check(o[k], `${p}.${k}`);
+    }
+  };
+}
+
+function union(...alternatives: Check[]): Check {
+  return (v, p) => {
+    const errors: string[] = [];
+    for (const a of alternatives) {
+      try {
+        a(v, p);
+        return;
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    }
+    throw new ApiValidationError(errors.join(' | '));
+  };
+}
+
+const req = (check: Check) => ({ check });
+const opt = (check: Check) => ({ check, optional: true });
+const empty = object({});
+const readPoint = union(
+  object({ tag: req(str(255)) }),
+  object({ snapshotId: req(int(1, Number.MAX_SAFE_INTEGER)) }),
+  object({ timestampMs: req(int(0, Number.MAX_SAFE_INTEGER)) }),
+  object({ latest: req((v, p) => (v === true ? undefined : fail(p, 'true', v))) }),
+);
+const tableName: Check = (v, p) => {
+  str(128)(v, p);
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(v as string)) throw new ApiValidationError(`${p}: not a table name`);
+};
+
+const VALIDATORS: { [M in SiteMethod]: Check } = {
+  signIn: union(object({ user: req(name), secret: req(str(128)) }), object({ badge: req(str(256)) })),
+  signOut: empty,
+  me: empty,
+  status: empty,
+  listProposals: object({ status: opt(arrayOf(oneOf(STATUSES), 6)), limit: opt(int(1, 1000)) }),
+  getProposal: object({ id: req(str(128)) }),
+  decide: object({ id: req(str(128)), decision: req(oneOf(['approve', 'reject', 'defer'])), comment: opt(str(2000)) }),
+  workQueue: empty,
+  stock: object({ search: opt(str(128)), limit: opt(int(1, 10_000)) }),
+  tables: empty,
+  tags: object({ table: req(tableName) }),
+  history: object({ table: req(tableName), at: req(readPoint), limit: opt(int(1, 10_000)) }),
+  diff: object({ table: req(tableName), from: req(readPoint), to: req(readPoint), limit: opt(int(1, 10_000)) }),
+  syncStatus: empty,
+  deadLetters: object({ status: opt(oneOf(['open', 'replayed'])), limit: opt(int(1, 10_000)) }),
+  replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)) }),
+  users: empty,
+  addUser: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(128)), badge: opt(str(256)) }),
+  disableUser: object({ name: req(name) }),
+  resetSecret: object({ name: req(name), secret: req(str(128)) }),
+  setRoles: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)) }),
+};
+
+export function isSiteMethod(m: unknown): m is SiteMethod {
+  return typeof m === 'string' && (SITE_METHODS as readonly string[]).includes(m);
+}
+
+/** Checks a call from outside; returns the typed request or throws ApiValidationError. */
+export function validateCall<M extends SiteMethod>(method: unknown, request: unknown): { method: M; req: SiteApiMethods[M]['req'] } {
+  if (!isSiteMethod(method)) throw new ApiValidationError(`unknown method ${JSON.stringify(String(method)).slice(0, 80)}`);
+  VALIDATORS[method](request ?? {}, 'request');
+  return { method: method as M, req: (request ?? {}) as SiteApiMethods[M]['req'] };
+}

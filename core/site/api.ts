@@ -1,0 +1,238 @@
+// The site API: the one typed interface both user interfaces use — the Electron preload exposes it
+// over IPC, the headless server over HTTP and WebSocket — and the renderer's only door. This file
+// holds types and the list of methods only (no runtime imports), so the renderer can
+// `import type` it without pulling in node.
+//
+// Every method takes one JSON-serializable request and answers one JSON-serializable response;
+// errors cross the boundary as `{ ok: false, error: { kind, message } }` (Electron passes only an
+// error's message across IPC, so kinds travel as data).
+
+export type Role = 'viewer' | 'operator' | 'shift_lead' | 'admin';
+
+export interface SessionUser {
+  name: string;
+  roles: Role[];
+}
+
+export type ProposalStatus = 'open' | 'deferred' | 'approved' | 'rejected' | 'stale' | 'withdrawn';
+export type CommandProgress = 'sent' | 'acknowledged' | 'applied' | 'failed' | 'timed_out';
+export type Risk = 'low' | 'medium' | 'high';
+
+export interface EvidenceTable {
+  table: string;
+  snapshotId: number;
+  tag: string;
+  /** Rows read, keyed by column name, in JSON form. */
+  rows: Array<Record<string, unknown>>;
+}
+
+export interface ProposalView {
+  id: string;
+  status: ProposalStatus;
+  action: string;
+  params: Record<string, unknown>;
+  ruleId: string;
+  ruleVersion: string;
+  risk: Risk;
+  riskReason: string;
+  explanation: string;
+  createdMs: number;
+  decidedBy?: string;
+  decidedMs?: number;
+  comment?: string;
+  command?: { module: string; progress: CommandProgress; updatedMs: number; detail?: string };
+  staleReason?: string;
+  withdrawnReason?: string;
+}
+
+export interface ProposalDetail extends ProposalView {
+  evidence: EvidenceTable[];
+  trail: Array<{ atMs: number; event: string; user?: string; detail?: string }>;
+}
+
+export interface TableFreshness {
+  table: string;
+  budgetMs: number;
+  decision: string;
+  confirmedBy: string;
+  ageMs: number;
+  pendingEvents: number;
+  lastCommitMs: number | null;
+  snapshotId: number | null;
+  breaches: number;
+  withinBudget: boolean;
+}
+
+export interface TableInfo extends TableFreshness {
+  snapshots: number;
+  tags: number;
+  bytes: number;
+  /** Sorted runs above the compaction trigger, summed over buckets. */
+  compactionDebt: number;
+}
+
+export interface Alarm {
+  kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters';
+  message: string;
+  sinceMs: number;
+}
+
+export interface SiteStatus {
+  siteId: string;
+  nowMs: number;
+  broker: { listening: boolean; host: string; port: number; clients: number };
+  tables: TableFreshness[];
+  deadLetters: number;
+  alarms: Alarm[];
+  sync: SyncStatus;
+}
+
+export interface SyncStatus {
+  configured: boolean;
+  online: boolean;
+  pendingItems: number;
+  pendingBytes: number;
+  oldestUnsyncedMs: number | null;
+  lastSuccessMs: number | null;
+  current: { file: string; bytes: number; total: number } | null;
+}
+
+export interface JobView {
+  job_id: string;
+  status: string;
+  blocked_reason: string | null;
+  capability: string | null;
+  material_item: string | null;
+  material_qty: number | null;
+  priority: number | null;
+  due_at: string | null;
+  assigned_resource: string | null;
+}
+
+export interface ResourceView {
+  resource_id: string;
+  kind: string | null;
+  capability: string | null;
+  state: string | null;
+  since: string | null;
+}
+
+export interface StockView {
+  item: string;
+  location: string;
+  on_hand: number | null;
+  reserved: number | null;
+  inbound: number | null;
+  available: number | null;
+  projected: number | null;
+}
+
+export interface DeadLetterView {
+  id: string;
+  reason: string;
+  detail: string;
+  topic: string;
+  payload: string;
+  receivedMs: number;
+  status: 'open' | 'replayed';
+}
+
+export interface UserView {
+  name: string;
+  roles: Role[];
+  disabled: boolean;
+  lockedUntilMs: number | null;
+}
+
+export type ReadPointRequest = { tag: string } | { snapshotId: number } | { timestampMs: number } | { latest: true };
+
+export interface HistoryResult {
+  table: string;
+  snapshotId: number | null;
+  columns: string[];
+  rows: unknown[][];
+}
+
+export interface DiffResult {
+  table: string;
+  columns: string[];
+  changes: Array<{ kind: '+I' | '-U' | '+U' | '-D'; row: unknown[] }>;
+}
+
+/** Every method: request → response. */
+export interface SiteApiMethods {
+  signIn: { req: { user: string; secret: string } | { badge: string }; res: SessionUser };
+  signOut: { req: Record<string, never>; res: { ok: true } };
+  me: { req: Record<string, never>; res: SessionUser | null };
+  status: { req: Record<string, never>; res: SiteStatus };
+  listProposals: { req: { status?: ProposalStatus[]; limit?: number }; res: ProposalView[] };
+  getProposal: { req: { id: string }; res: ProposalDetail };
+  decide: {
+    req: { id: string; decision: 'approve' | 'reject' | 'defer'; comment?: string };
+    res: { outcome: ProposalStatus; reason?: string; proposal: ProposalView };
+  };
+  workQueue: { req: Record<string, never>; res: { jobs: JobView[]; resources: ResourceView[] } };
+  stock: { req: { search?: string; limit?: number }; res: StockView[] };
+  tables: { req: Record<string, never>; res: TableInfo[] };
+  tags: { req: { table: string }; res: Array<{ name: string; snapshotId: number; createdMs: number | null }> };
+  history: { req: { table: string; at: ReadPointRequest; limit?: number }; res: HistoryResult };
+  diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number }; res: DiffResult };
+  syncStatus: { req: Record<string, never>; res: SyncStatus };
+  deadLetters: { req: { status?: 'open' | 'replayed'; limit?: number }; res: DeadLetterView[] };
+  replayDeadLetters: { req: { ids?: string[] }; res: { replayed: number; failed: number } };
+  users: { req: Record<string, never>; res: UserView[] };
+  addUser: { req: { name: string; roles: Role[]; secret: string; badge?: string }; res: UserView };
+  disableUser: { req: { name: string }; res: UserView };
+  resetSecret: { req: { name: string; secret: string }; res: UserView };
+  setRoles: { req: { name: string; roles: Role[] }; res: UserView };
+}
+
+export type SiteMethod = keyof SiteApiMethods;
+
+/** The methods in one list, for the preload bridge and the server's router. */
+export const SITE_METHODS: readonly SiteMethod[] = [
+  'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
+  'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
+  'addUser', 'disableUser', 'resetSecret', 'setRoles',
+] as const;
+
+/** Events pushed to the UI (WebSocket / IPC); the UI refetches what an event names. */
+export type SiteEvent =
+  | { type: 'status'; status: SiteStatus }
+  | { type: 'proposals'; changed: string[] }
+  | { type: 'tables'; tables: string[] }
+  | { type: 'sync'; sync: SyncStatus }
+  | { type: 'alarm'; alarm: Alarm };
+
+export type ApiErrorKind = 'unauthenticated' | 'forbidden' | 'invalid' | 'not_found' | 'conflict' | 'internal';
+
+export type ApiResult<T> = { ok: true; value: T } | { ok: false; error: { kind: ApiErrorKind; message: string } };
+
+/** The interface both transports implement for the renderer. */
+export type SiteApi = {
+  [M in SiteMethod]: (req: SiteApiMethods[M]['req']) => Promise<SiteApiMethods[M]['res']>;
+} & {
+  subscribe(listener: (e: SiteEvent) => void): () => void;
+};
+
+/** Who is calling: one per browser session or Electron window; sign-in sets the user. */
+export interface SessionContext {
+  user: SessionUser | null;
+  setUser(user: SessionUser | null): void;
+}
+
+/** The server side of the API, shared by the Electron main process and the headless server. */
+export interface SiteBackend {
+  call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext): Promise<SiteApiMethods[M]['res']>;
+  subscribe(listener: (e: SiteEvent) => void): () => void;
+}
+
+/** Errors a backend throws on purpose carry their kind across the boundary. */
+export class SiteApiError extends Error {
+  constructor(
+    readonly kind: ApiErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}

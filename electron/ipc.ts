@@ -1,0 +1,39 @@
+// The one IPC contract between main and renderer: a single invoke channel carrying
+// (method, request) of the typed site API, and one event channel. The preload builds the bridge
+// from these names; main answers through `handleCall`, which checks the sender's origin and
+// validates every payload before the backend sees it.
+
+import { validateCall } from '../core/site/api-validate.ts';
+import type { ApiErrorKind, ApiResult, SessionContext, SiteBackend } from '../core/site/api.ts';
+import { SiteApiError } from '../core/site/api.ts';
+import { isAppUrl } from './security.ts';
+
+export const CALL_CHANNEL = 'tilstand:call';
+export const EVENT_CHANNEL = 'tilstand:event';
+
+export async function handleCall(
+  backend: SiteBackend,
+  session: SessionContext,
+  senderUrl: string | undefined,
+  method: unknown,
+  request: unknown,
+): Promise<ApiResult<unknown>> {
+  if (!isAppUrl(senderUrl)) return failure('forbidden', 'IPC from a frame outside the app is refused');
+  let call;
+  try {
+    call = validateCall(method, request);
+  } catch (e) {
+    return failure('invalid', (e as Error).message);
+  }
+  try {
+    const value = await backend.call(call.method, call.req as never, session);
+    return { ok: true, value };
+  } catch (e) {
+    if (e instanceof SiteApiError) return failure(e.kind, e.message);
+    return failure('internal', (e as Error).message ?? 'internal error');
+  }
+}
+
+function failure(kind: ApiErrorKind, message: string): ApiResult<never> {
+  return { ok: false, error: { kind, message } };
+}

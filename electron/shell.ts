@@ -1,0 +1,158 @@
+// The Electron main process's window and IPC wiring, written against the small part of Electron's
+// API it uses (`ElectronLike`) so that it is tested with a fake and type-checks without the
+// Electron binary. The site core runs in this (main) process, never in the renderer.
+//
+// Invariants: one instance per machine (single-instance lock; a second start focuses the first);
+// every window is sandboxed with context isolation and no node; every response carries the CSP;
+// navigation, new windows, webviews and permission requests are refused; IPC answers only frames
+// of the app's own origin and validates every payload.
+
+import { readFile } from 'node:fs/promises';
+import type { SessionContext, SessionUser, SiteBackend } from '../core/site/api.ts';
+import { CALL_CHANNEL, EVENT_CHANNEL, handleCall } from './ipc.ts';
+import { APP_ORIGIN, APP_SCHEME, CONTENT_SECURITY_POLICY, isAppUrl, resolveAppFile, webPreferences } from './security.ts';
+
+export interface WebContentsLike {
+  id: number;
+  send(channel: string, payload: unknown): void;
+  on(event: 'will-navigate' | 'will-redirect' | 'will-attach-webview', cb: (e: { preventDefault(): void }, url?: string) => void): void;
+  setWindowOpenHandler(cb: (d: { url: string }) => { action: 'deny' | 'allow' }): void;
+  isDestroyed(): boolean;
+}
+export interface BrowserWindowLike {
+  webContents: WebContentsLike;
+  loadURL(url: string): Promise<void>;
+  on(event: 'closed', cb: () => void): void;
+  isMinimized(): boolean;
+  restore(): void;
+  focus(): void;
+}
+export interface ElectronLike {
+  app: {
+    requestSingleInstanceLock(): boolean;
+    on(event: 'second-instance' | 'window-all-closed' | 'web-contents-created', cb: (...args: never[]) => void): void;
+    whenReady(): Promise<void>;
+    quit(): void;
+  };
+  BrowserWindow: new (options: Record<string, unknown>) => BrowserWindowLike;
+  ipcMain: { handle(channel: string, fn: (event: { sender: WebContentsLike; senderFrame?: { url: string } | null }, ...args: unknown[]) => Promise<unknown>): void };
+  protocol: {
+    registerSchemesAsPrivileged(schemes: Array<{ scheme: string; privileges: Record<string, boolean> }>): void;
+    handle(scheme: string, handler: (request: { url: string }) => Promise<Response>): void;
+  };
+  session: {
+    defaultSession: {
+      webRequest: { onHeadersReceived(cb: (d: { responseHeaders?: Record<string, string[]> }, done: (r: { responseHeaders: Record<string, string[]> }) => void) => void): void };
+      setPermissionRequestHandler(cb: (wc: unknown, permission: string, done: (granted: boolean) => void) => void): void;
+    };
+  };
+}
+
+export interface ShellOptions {
+  rendererDir: string;
+  preloadPath: string;
+  kiosk?: boolean;
+  fullscreen?: boolean;
+  backend: SiteBackend;
+  width?: number;
+  height?: number;
+}
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+};
+
+/** Must run before the app is ready (Electron's rule for privileged schemes). */
+export function registerScheme(e: ElectronLike): void {
+  e.protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+}
+
+export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<BrowserWindowLike | undefined> } {
+  if (!e.app.requestSingleInstanceLock()) {
+    e.app.quit();
+    return { ready: Promise.resolve(undefined) };
+  }
+  let main: BrowserWindowLike | undefined;
+  const sessions = new Map<number, SessionContext>();
+  const sessionFor = (wc: WebContentsLike): SessionContext => {
+    let s = sessions.get(wc.id);
+    if (!s) {
+      let user: SessionUser | null = null;
+      s = {
+        get user() {
+          return user;
+        },
+        setUser(u) {
+          user = u;
+        },
+      };
+      sessions.set(wc.id, s);
+    }
+    return s;
+  };
+
+  e.app.on('second-instance', () => {
+    if (!main) return;
+    if (main.isMinimized()) main.restore();
+    main.focus();
+  });
+  e.app.on('window-all-closed', () => e.app.quit());
+  e.app.on('web-contents-created', ((_ev: unknown, contents: WebContentsLike) => lockDown(contents)) as (...a: never[]) => void);
+
+  e.ipcMain.handle(CALL_CHANNEL, (event, method, request) =>
+    handleCall(o.backend, sessionFor(event.sender), event.senderFrame?.url, method, request),
+  );
+  o.backend.subscribe((ev) => {
+    if (main && !main.webContents.isDestroyed()) main.webContents.send(EVENT_CHANNEL, ev);
+  });
+
+  const ready = e.app.whenReady().then(async () => {
+    e.session.defaultSession.webRequest.onHeadersReceived((d, done) => {
+      done({ responseHeaders: { ...(d.responseHeaders ?? {}), 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
+    });
+    e.session.defaultSession.setPermissionRequestHandler((_wc, _permission, done) => done(false));
+    e.protocol.handle(APP_SCHEME, async (request) => {
+      const file = resolveAppFile(o.rendererDir, request.url);
+      if (!file) return new Response('not found', { status: 404 });
+      try {
+        const body = await readFile(file);
+        const ext = file.slice(file.lastIndexOf('.'));
+        return new Response(body, { headers: { 'Content-Type': MIME[ext] ?? 'application/octet-stream', 'Content-Security-Policy': CONTENT_SECURITY_POLICY } });
+      } catch {
+        return new Response('not found', { status: 404 });
+      }
+    });
+    main = new e.BrowserWindow({
+      width: o.width ?? 1280,
+      height: o.height ?? 800,
+      kiosk: o.kiosk ?? false,
+      fullscreen: o.fullscreen ?? false,
+      backgroundColor: '#e6e6e6',
+      autoHideMenuBar: true,
+      webPreferences: webPreferences(o.preloadPath),
+    });
+    main.on('closed', () => {
+      main = undefined;
+    });
+    await main.loadURL(`${APP_ORIGIN}/index.html`);
+    return main;
+  });
+  return { ready };
+}
+
+/** Navigation, redirects, webviews and new windows are refused for every web contents. */
+export function lockDown(contents: WebContentsLike): void {
+  const refuseForeign = (ev: { preventDefault(): void }, url?: string) => {
+    if (!isAppUrl(url)) ev.preventDefault();
+  };
+  contents.on('will-navigate', refuseForeign);
+  contents.on('will-redirect', refuseForeign);
+  contents.on('will-attach-webview', (ev) => ev.preventDefault());
+  contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+}

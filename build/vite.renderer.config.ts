@@ -1,0 +1,17 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'vite';
+
+// The renderer is built once into dist/renderer and served by the headless server and by
+// Electron's app scheme alike. No inline scripts or styles: the CSP forbids them.
+export default defineConfig({
+  root: resolve(__dirname, '../renderer'),
+  base: './',
+  build: {
+    outDir: resolve(__dirname, '../dist/renderer'),
+    emptyOutDir: true,
+    assetsInlineLimit: 0,
+    sourcemap: false,
+    target: 'es2022',
+  },
+  oxc: { jsx: { runtime: 'automatic' } },
+});

@@ -1,0 +1,98 @@
+import { useEffect } from 'react';
+import { LanguagePicker } from './components/LanguagePicker.tsx';
+import { useApp, useT } from './context.tsx';
+import type { MessageKey } from './i18n/messages.ts';
+import { DeadLetters } from './screens/DeadLetters.tsx';
+import { History } from './screens/History.tsx';
+import { Inbox } from './screens/Inbox.tsx';
+import { SignIn } from './screens/SignIn.tsx';
+import { Stock } from './screens/Stock.tsx';
+import { Sync } from './screens/Sync.tsx';
+import { Tables } from './screens/Tables.tsx';
+import { Users } from './screens/Users.tsx';
+import { WorkQueue } from './screens/WorkQueue.tsx';
+import { selectAlarms, selectIsAdmin, selectOpenCount, type Screen } from './store/store.ts';
+
+const SCREENS: Array<{ id: Screen; label: MessageKey; admin?: boolean }> = [
+  { id: 'inbox', label: 'nav.inbox' },
+  { id: 'work', label: 'nav.work' },
+  { id: 'stock', label: 'nav.stock' },
+  { id: 'tables', label: 'nav.tables' },
+  { id: 'history', label: 'nav.history' },
+  { id: 'sync', label: 'nav.sync' },
+  { id: 'deadLetters', label: 'nav.deadLetters' },
+  { id: 'users', label: 'nav.users', admin: true },
+];
+
+export function App() {
+  const t = useT();
+  const user = useApp((s) => s.user);
+  const screen = useApp((s) => s.screen);
+  const go = useApp((s) => s.go);
+  const error = useApp((s) => s.error);
+  const clearError = useApp((s) => s.clearError);
+  const alarms = useApp(selectAlarms);
+  const open = useApp(selectOpenCount);
+  const isAdmin = useApp(selectIsAdmin);
+  const status = useApp((s) => s.status);
+  const signOut = useApp((s) => s.signOut);
+  const loadMe = useApp((s) => s.loadMe);
+  const loadStatus = useApp((s) => s.loadStatus);
+  const loadProposals = useApp((s) => s.loadProposals);
+  useEffect(() => void loadMe(), [loadMe]);
+  useEffect(() => {
+    if (user) {
+      void loadStatus();
+      void loadProposals();
+    }
+  }, [user, loadStatus, loadProposals]);
+  if (!user) return <SignIn />;
+  const breaches = status?.tables.filter((x) => !x.withinBudget).length ?? 0;
+  return (
+    <div className="app">
+      <header>
+        <strong className="site">{status ? `${t('app.title')} · ${status.siteId}` : t('app.title')}</strong>
+        <span className={`chip ${breaches > 0 ? 'chip-alert' : ''}`} data-testid="freshness">
+          {breaches > 0 ? `⚠ ${breaches} ${t('tables.breach')}` : `● ${t('tables.within')}`}
+        </span>
+        <span className={`chip ${status && status.sync.configured && !status.sync.online ? 'chip-alert' : ''}`}>
+          {status?.sync.configured ? (status.sync.online ? t('sync.online') : `⚠ ${t('sync.offline')}`) : t('nav.sync') + ': –'}
+        </span>
+        <span className="spacer" />
+        <LanguagePicker />
+        <span className="muted">{t('signedInAs', { name: user.name })}</span>
+        <button onClick={() => void signOut()}>{t('signOut')}</button>
+      </header>
+      <nav aria-label="main">
+        {SCREENS.filter((s) => !s.admin || isAdmin).map((s) => (
+          <button key={s.id} className={screen === s.id ? 'current' : ''} aria-current={screen === s.id ? 'page' : undefined} onClick={() => go(s.id)} data-screen={s.id}>
+            {t(s.label)}
+            {s.id === 'inbox' && open > 0 ? <span className="count"> {open}</span> : null}
+          </button>
+        ))}
+      </nav>
+      {alarms.length > 0 && (
+        <section className="alarms" role="alert" aria-label={t('alarm.title')}>
+          {alarms.map((a, i) => (
+            <p key={i}>⚠ {a.message}</p>
+          ))}
+        </section>
+      )}
+      {error && (
+        <p role="alert" className="error" onClick={clearError}>
+          {t('error.generic', { message: error })}
+        </p>
+      )}
+      <main>
+        {screen === 'inbox' && <Inbox />}
+        {screen === 'work' && <WorkQueue />}
+        {screen === 'stock' && <Stock />}
+        {screen === 'tables' && <Tables />}
+        {screen === 'history' && <History />}
+        {screen === 'sync' && <Sync />}
+        {screen === 'deadLetters' && <DeadLetters />}
+        {screen === 'users' && isAdmin && <Users />}
+      </main>
+    </div>
+  );
+}

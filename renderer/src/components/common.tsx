@@ -1,0 +1,46 @@
+import type { ReactNode } from 'react';
+import type { Risk } from '../../../core/site/api.ts';
+import { useT } from '../context.tsx';
+
+/** Risk is never colour alone: a shape and a word go with it (ISA-101, WCAG 1.4.1). */
+export function RiskBadge({ risk }: { risk: Risk }) {
+  const t = useT();
+  const icon = risk === 'high' ? '▲' : risk === 'medium' ? '◆' : '●';
+  return (
+    <span className={`badge risk-${risk}`}>
+      <span aria-hidden="true">{icon}</span> {t(`risk.${risk}`)}
+    </span>
+  );
+}
+
+export function Table({ head, children, label }: { head: ReactNode[]; children: ReactNode; label: string }) {
+  return (
+    <div className="table-wrap">
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            {head.map((h, i) => (
+              <th key={i} scope="col">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A table's age against its budget, as a gauge with words (calm grey unless over budget). */
+export function BudgetGauge({ ageMs, budgetMs, label }: { ageMs: number; budgetMs: number; label: string }) {
+  const t = useT();
+  const over = ageMs > budgetMs;
+  const pct = Math.min(100, Math.round((ageMs / Math.max(1, budgetMs)) * 100));
+  return (
+    <div className={`gauge ${over ? 'gauge-over' : ''}`}>
+      <meter min={0} max={100} value={pct} aria-label={label} />
+      <span className="gauge-text">{over ? `⚠ ${t('tables.breach')}` : t('tables.within')}</span>
+    </div>
+  );
+}

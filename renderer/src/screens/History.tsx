@@ -1,0 +1,91 @@
+import { useEffect, useState } from 'react';
+import type { ReadPointRequest } from '../../../core/site/api.ts';
+import { Table } from '../components/common.tsx';
+import { useApp, useT } from '../context.tsx';
+
+type Kind = 'latest' | 'tag' | 'snapshot' | 'time';
+
+export function History() {
+  const t = useT();
+  const tables = useApp((s) => s.tables);
+  const history = useApp((s) => s.history);
+  const diff = useApp((s) => s.diff);
+  const loadTables = useApp((s) => s.loadTables);
+  const loadHistory = useApp((s) => s.loadHistory);
+  const loadDiff = useApp((s) => s.loadDiff);
+  const [table, setTable] = useState('stock');
+  const [kind, setKind] = useState<Kind>('latest');
+  const [value, setValue] = useState('');
+  useEffect(() => void loadTables(), [loadTables]);
+  const point = (): ReadPointRequest =>
+    kind === 'tag' ? { tag: value } : kind === 'snapshot' ? { snapshotId: Number(value) } : kind === 'time' ? { timestampMs: new Date(value).getTime() } : { latest: true };
+  return (
+    <section>
+      <form
+        className="history-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void loadHistory(table, point());
+        }}
+      >
+        <label>
+          {t('history.table')}
+          <select name="table" value={table} onChange={(e) => setTable(e.target.value)}>
+            {tables.map((x) => (
+              <option key={x.table} value={x.table}>
+                {x.table}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          {t('history.point')}
+          <select name="kind" value={kind} onChange={(e) => setKind(e.target.value as Kind)}>
+            <option value="latest">{t('history.latest')}</option>
+            <option value="tag">{t('history.tag')}</option>
+            <option value="snapshot">{t('history.snapshot')}</option>
+            <option value="time">{t('history.time')}</option>
+          </select>
+        </label>
+        {kind !== 'latest' && (
+          <label>
+            {t(kind === 'tag' ? 'history.tag' : kind === 'snapshot' ? 'history.snapshot' : 'history.time')}
+            <input name="value" type={kind === 'time' ? 'datetime-local' : 'text'} value={value} onChange={(e) => setValue(e.target.value)} />
+          </label>
+        )}
+        <button type="submit" className="primary">
+          {t('history.show')}
+        </button>
+        <button type="button" onClick={() => void loadDiff(table, point())}>
+          {t('history.compare')}
+        </button>
+      </form>
+      {history && !diff && (
+        <>
+          <p className="muted">{t('history.rows', { n: history.rows.length })}</p>
+          <Table label={history.table} head={history.columns}>
+            {history.rows.map((r, i) => (
+              <tr key={i}>
+                {r.map((v, j) => (
+                  <td key={j}>{v === null ? '–' : String(v)}</td>
+                ))}
+              </tr>
+            ))}
+          </Table>
+        </>
+      )}
+      {diff && (
+        <Table label={`${diff.table} diff`} head={['', ...diff.columns]}>
+          {diff.changes.map((c, i) => (
+            <tr key={i} className={`change change-${c.kind === '-D' || c.kind === '-U' ? 'minus' : 'plus'}`}>
+              <td>{c.kind}</td>
+              {c.row.map((v, j) => (
+                <td key={j}>{v === null ? '–' : String(v)}</td>
+              ))}
+            </tr>
+          ))}
+        </Table>
+      )}
+    </section>
+  );
+}

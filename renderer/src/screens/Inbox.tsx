@@ -1,0 +1,140 @@
+import { useEffect, useState } from 'react';
+import { useShallow } from 'zustand/react/shallow';
+import { RiskBadge, Table } from '../components/common.tsx';
+import { useApp, useT } from '../context.tsx';
+import { formatDuration, formatTime } from '../i18n/messages.ts';
+import { selectIsDecider, sortByUrgency } from '../store/store.ts';
+
+export function Inbox() {
+  const t = useT();
+  const lang = useApp((s) => s.lang);
+  const proposals = useApp(useShallow((s) => sortByUrgency(s.proposals)));
+  const selected = useApp((s) => s.selected);
+  const select = useApp((s) => s.select);
+  const now = useApp((s) => s.status?.nowMs ?? Date.now());
+  return (
+    <div className="inbox">
+      <section className="inbox-list" aria-label={t('nav.inbox')}>
+        <h2>{proposals.length === 0 ? t('inbox.empty') : t('inbox.waiting', { n: proposals.filter((p) => p.status === 'open').length })}</h2>
+        {proposals.length > 0 && (
+          <Table label={t('nav.inbox')} head={[t('inbox.risk'), t('inbox.action'), t('inbox.age'), t('inbox.status')]}>
+            {proposals.map((p) => (
+              <tr key={p.id} className={selected?.id === p.id ? 'selected' : ''}>
+                <td>
+                  <RiskBadge risk={p.risk} />
+                </td>
+                <td>
+                  <button className="link" onClick={() => void select(p.id)} data-proposal={p.id}>
+                    {p.explanation}
+                  </button>
+                </td>
+                <td>{formatDuration(lang, Math.max(0, now - p.createdMs))}</td>
+                <td>{t(`status.${p.status}`)}</td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </section>
+      {selected && <ProposalPanel />}
+    </div>
+  );
+}
+
+function ProposalPanel() {
+  const t = useT();
+  const lang = useApp((s) => s.lang);
+  const p = useApp((s) => s.selected)!;
+  const outcome = useApp((s) => s.lastOutcome);
+  const decide = useApp((s) => s.decide);
+  const next = useApp((s) => s.selectNext);
+  const canDecide = useApp(selectIsDecider);
+  const [comment, setComment] = useState('');
+  const decidable = canDecide && (p.status === 'open' || p.status === 'deferred');
+  useEffect(() => setComment(''), [p.id]);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.target instanceof HTMLTextAreaElement || e.target instanceof HTMLInputElement) return;
+      const k = e.key.toLowerCase();
+      if (k === 'n') void next();
+      if (!decidable) return;
+      if (k === 'a') void decide('approve', comment);
+      else if (k === 'r') void decide('reject', comment);
+      else if (k === 'd') void decide('defer', comment);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [decidable, comment, decide, next]);
+  const module = (p.params.module as string | undefined) ?? p.command?.module ?? '';
+  return (
+    <section className="proposal" aria-label={p.explanation}>
+      <h2>
+        <RiskBadge risk={p.risk} /> {p.explanation}
+      </h2>
+      <p className="muted">{p.riskReason}</p>
+      <p>
+        <strong>{t('inbox.status')}:</strong> {t(`status.${p.status}`)}
+        {p.decidedBy ? ` — ${p.decidedBy}, ${formatTime(lang, p.decidedMs)}` : ''}
+      </p>
+      {p.status === 'stale' || outcome?.outcome === 'stale' ? (
+        <p role="alert" className="alert">
+          ⚠ {t('detail.stale', { reason: p.staleReason ?? outcome?.reason ?? '' })}
+        </p>
+      ) : null}
+      {p.command && (
+        <p className={`command command-${p.command.progress}`}>
+          {t('detail.command', { progress: t(`progress.${p.command.progress}`) })}
+        </p>
+      )}
+      <h3>{t('detail.evidence')}</h3>
+      {p.evidence.map((ev) => (
+        <div key={ev.table} className="evidence">
+          <p className="muted">
+            {ev.table}: {t('detail.snapshot', { id: ev.snapshotId, tag: ev.tag })}
+          </p>
+          {ev.rows.length > 0 && (
+            <Table label={ev.table} head={Object.keys(ev.rows[0]!)}>
+              {ev.rows.map((r, i) => (
+                <tr key={i}>
+                  {Object.values(r).map((v, j) => (
+                    <td key={j}>{v === null ? '–' : String(v)}</td>
+                  ))}
+                </tr>
+              ))}
+            </Table>
+          )}
+        </div>
+      ))}
+      <p className="muted">{t('detail.rule', { id: p.ruleId, version: p.ruleVersion })}</p>
+      {decidable && (
+        <>
+          <p className="will-send">{t('detail.willSend', { action: p.action, module })}</p>
+          <label>
+            {t('detail.comment')}
+            <textarea name="comment" value={comment} onChange={(e) => setComment(e.target.value)} rows={2} />
+          </label>
+          <div className="actions">
+            <button className="primary approve" onClick={() => void decide('approve', comment)}>
+              ✔ {t('detail.approve')}
+            </button>
+            <button className="reject" onClick={() => void decide('reject', comment)}>
+              ✖ {t('detail.reject')}
+            </button>
+            <button onClick={() => void decide('defer', comment)}>⏸ {t('detail.defer')}</button>
+            <button onClick={() => void next()}>{t('detail.next')} →</button>
+          </div>
+          <p className="muted small">{t('detail.shortcuts')}</p>
+        </>
+      )}
+      <h3>{t('detail.trail')}</h3>
+      <ol className="trail">
+        {p.trail.map((e, i) => (
+          <li key={i}>
+            {formatTime(lang, e.atMs)} — {e.event}
+            {e.user ? ` (${e.user})` : ''}
+            {e.detail ? `: ${e.detail}` : ''}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,46 @@
+import { useState, type FormEvent } from 'react';
+import { useApp, useT } from '../context.tsx';
+import { LanguagePicker } from '../components/LanguagePicker.tsx';
+
+export function SignIn() {
+  const t = useT();
+  const signIn = useApp((s) => s.signIn);
+  const signInBadge = useApp((s) => s.signInBadge);
+  const error = useApp((s) => s.signInError);
+  const [user, setUser] = useState('');
+  const [secret, setSecret] = useState('');
+  const [badge, setBadge] = useState('');
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (badge) void signInBadge(badge);
+    else void signIn(user, secret);
+  };
+  return (
+    <main className="signin">
+      <h1>{t('signIn.title')}</h1>
+      <form onSubmit={submit}>
+        <label>
+          {t('signIn.user')}
+          <input name="user" autoComplete="username" value={user} onChange={(e) => setUser(e.target.value)} />
+        </label>
+        <label>
+          {t('signIn.secret')}
+          <input name="secret" type="password" autoComplete="current-password" value={secret} onChange={(e) => setSecret(e.target.value)} />
+        </label>
+        <label>
+          {t('signIn.badge')}
+          <input name="badge" autoComplete="off" value={badge} onChange={(e) => setBadge(e.target.value)} />
+        </label>
+        {error && (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        )}
+        <button type="submit" className="primary">
+          {t('signIn.submit')}
+        </button>
+      </form>
+      <LanguagePicker />
+    </main>
+  );
+}

@@ -1,0 +1,37 @@
+import { useEffect, useState } from 'react';
+import { Table } from '../components/common.tsx';
+import { useApp, useT } from '../context.tsx';
+import { formatNumber } from '../i18n/messages.ts';
+
+export function Stock() {
+  const t = useT();
+  const lang = useApp((s) => s.lang);
+  const stock = useApp((s) => s.stock);
+  const load = useApp((s) => s.loadStock);
+  const [q, setQ] = useState(useApp((s) => s.stockSearch));
+  useEffect(() => {
+    const h = setTimeout(() => void load(q), 250);
+    return () => clearTimeout(h);
+  }, [q, load]);
+  return (
+    <section>
+      <label className="search">
+        {t('stock.search')}
+        <input name="search" type="search" value={q} onChange={(e) => setQ(e.target.value)} />
+      </label>
+      <Table label={t('nav.stock')} head={[t('stock.item'), t('stock.location'), t('stock.onHand'), t('stock.reserved'), t('stock.inbound'), t('stock.available'), t('stock.projected')]}>
+        {stock.map((r) => (
+          <tr key={`${r.item}|${r.location}`} className={(r.available ?? 0) < 0 ? 'attention' : ''}>
+            <td>{r.item}</td>
+            <td>{r.location}</td>
+            <td className="num">{formatNumber(lang, r.on_hand)}</td>
+            <td className="num">{formatNumber(lang, r.reserved)}</td>
+            <td className="num">{formatNumber(lang, r.inbound)}</td>
+            <td className="num">{formatNumber(lang, r.available)}</td>
+            <td className="num">{formatNumber(lang, r.projected)}</td>
+          </tr>
+        ))}
+      </Table>
+    </section>
+  );
+}

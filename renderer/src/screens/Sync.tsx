@@ -1,0 +1,31 @@
+import { useEffect } from 'react';
+import { useApp, useT } from '../context.tsx';
+import { formatBytes, formatNumber, formatTime } from '../i18n/messages.ts';
+
+export function Sync() {
+  const t = useT();
+  const lang = useApp((s) => s.lang);
+  const sync = useApp((s) => s.sync);
+  const load = useApp((s) => s.loadSync);
+  useEffect(() => void load(), [load]);
+  if (!sync) return null;
+  if (!sync.configured) return <p>{t('sync.notConfigured')}</p>;
+  return (
+    <section className="sync">
+      <h2 className={sync.online ? '' : 'alert'}>{sync.online ? `● ${t('sync.online')}` : `⚠ ${t('sync.offline')}`}</h2>
+      <p>{t('sync.pending', { items: formatNumber(lang, sync.pendingItems), bytes: formatBytes(lang, sync.pendingBytes) })}</p>
+      <p>
+        {t('sync.lastSuccess')}: {sync.lastSuccessMs ? formatTime(lang, sync.lastSuccessMs) : t('never')}
+      </p>
+      <p>
+        {t('sync.oldest')}: {sync.oldestUnsyncedMs ? formatTime(lang, sync.oldestUnsyncedMs) : '–'}
+      </p>
+      {sync.current && (
+        <label>
+          {t('sync.current', { file: sync.current.file })}
+          <progress max={sync.current.total} value={sync.current.bytes} />
+        </label>
+      )}
+    </section>
+  );
+}

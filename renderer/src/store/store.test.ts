@@ -1,0 +1,82 @@
+// The store's actions against a fake API: they call the API, keep no business logic, surface
+// errors, and refetch what pushed events name.
+import { describe, expect, it } from 'vitest';
+import type { ProposalDetail, ProposalView, SiteApi } from '../../../core/site/api.ts';
+import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
+import { createAppStore, sortByUrgency } from './store.ts';
+
+const proposal = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({
+  id, status: 'open', action: 'assign_job', params: { module: 'operations' }, ruleId: 'assign', ruleVersion: '1', risk,
+  riskReason: 'r', explanation: `p ${id}`, createdMs,
+});
+
+function fakeApi(overrides: Partial<SiteApi> = {}) {
+  const calls: string[] = [];
+  const detail = (id: string): ProposalDetail => ({ ...proposal(id, 'low', 1), evidence: [], trail: [] });
+  const api = new Proxy({} as SiteApi, {
+    get(_t, method: string) {
+      if (method in overrides) return (overrides as Record<string, unknown>)[method];
+      return async (req: unknown) => {
+        calls.push(method);
+        if (method === 'signIn') return { name: 'Kari', roles: ['shift_lead'] };
+        if (method === 'listProposals') return [proposal('a', 'low', 1), proposal('b', 'high', 5), proposal('c', 'high', 2)];
+        if (method === 'getProposal') return detail((req as { id: string }).id);
+        if (method === 'decide') return { outcome: 'stale', reason: 'job already assigned', proposal: proposal('a', 'low', 1) };
+        return [];
+      };
+    },
+  });
+  return { api, calls };
+}
+
+describe('renderer store', () => {
+  it('signs in, loads proposals, and sorts them by risk then age', async () => {
+    const { api } = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().signIn('Kari', '1234');
+    expect(store.getState().user?.name).toBe('Kari');
+    expect(sortByUrgency(store.getState().proposals).map((p) => p.id)).toEqual(['c', 'b', 'a']);
+  });
+
+  it('records a stale outcome with its reason and refreshes the proposal', async () => {
+    const { api, calls } = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().select('a');
+    await store.getState().decide('approve', 'go');
+    expect(store.getState().lastOutcome).toEqual({ id: 'a', outcome: 'stale', reason: 'job already assigned' });
+    expect(calls.filter((c) => c === 'getProposal')).toHaveLength(2);
+  });
+
+  it('shows API failures and signs out on unauthenticated', async () => {
+    const { api } = fakeApi({
+      listProposals: async () => {
+        throw Object.assign(new Error('sign in first'), { kind: 'unauthenticated' });
+      },
+    });
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'x', roles: ['viewer'] } });
+    await store.getState().loadProposals();
+    expect(store.getState().user).toBeNull();
+    expect(store.getState().error).toBe('sign in first');
+  });
+
+  it('refetches proposals when an event names them', async () => {
+    const { api, calls } = fakeApi();
+    const store = createAppStore(api);
+    store.getState().applyEvent({ type: 'proposals', changed: ['x'] });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls).toContain('listProposals');
+  });
+});
+
+describe('languages', () => {
+  it('has every message in every language, and formats numbers per locale', () => {
+    const keys = Object.keys(MESSAGES.en).sort();
+    expect(Object.keys(MESSAGES.nb).sort()).toEqual(keys);
+    expect(Object.keys(MESSAGES.de).sort()).toEqual(keys);
+    expect(translate('nb', 'inbox.waiting', { n: 3 })).toBe('3 venter på beslutning');
+    expect(formatNumber('de', 1234567)).toBe('1.234.567');
+    expect(formatNumber('en', 1234567)).toBe('1,234,567');
+    expect(formatNumber('nb', 1234567).replace(/\s/g, ' ')).toBe('1 234 567');
+  });
+});

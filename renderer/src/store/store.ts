@@ -1,0 +1,234 @@
+// One zustand store split into slices (zustand's recommended shape): state, plain selectors, and
+// actions that call the site API and hold no business logic. Events pushed by the site arrive via
+// `applyEvent` and only say what to refetch. `createAppStore(api)` makes a fresh store — tests
+// make one per test.
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type {
+  DeadLetterView, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
+  SiteApi, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult,
+} from '../../../core/site/api.ts';
+import type { Lang } from '../i18n/messages.ts';
+
+export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
+
+interface SessionSlice {
+  user: SessionUser | null;
+  signInError: string | null;
+  signIn(user: string, secret: string): Promise<void>;
+  signInBadge(badge: string): Promise<void>;
+  signOut(): Promise<void>;
+  loadMe(): Promise<void>;
+}
+interface UiSlice {
+  lang: Lang;
+  screen: Screen;
+  error: string | null;
+  setLang(lang: Lang): void;
+  go(screen: Screen): void;
+  clearError(): void;
+}
+interface InboxSlice {
+  proposals: ProposalView[];
+  selected: ProposalDetail | null;
+  lastOutcome: { id: string; outcome: ProposalStatus; reason?: string } | null;
+  loadProposals(): Promise<void>;
+  select(id: string | null): Promise<void>;
+  decide(decision: 'approve' | 'reject' | 'defer', comment?: string): Promise<void>;
+  selectNext(): Promise<void>;
+}
+interface StateSlice {
+  status: SiteStatus | null;
+  jobs: JobView[];
+  resources: ResourceView[];
+  stock: StockView[];
+  stockSearch: string;
+  tables: TableInfo[];
+  sync: SyncStatus | null;
+  deadLetters: DeadLetterView[];
+  replayResult: { replayed: number; failed: number } | null;
+  users: UserView[];
+  history: HistoryResult | null;
+  diff: DiffResult | null;
+  loadStatus(): Promise<void>;
+  loadWork(): Promise<void>;
+  loadStock(search?: string): Promise<void>;
+  loadTables(): Promise<void>;
+  loadSync(): Promise<void>;
+  loadDeadLetters(): Promise<void>;
+  replayDeadLetters(): Promise<void>;
+  loadUsers(): Promise<void>;
+  addUser(name: string, roles: UserView['roles'], secret: string): Promise<void>;
+  disableUser(name: string): Promise<void>;
+  resetSecret(name: string, secret: string): Promise<void>;
+  loadHistory(table: string, at: ReadPointRequest): Promise<void>;
+  loadDiff(table: string, from: ReadPointRequest): Promise<void>;
+}
+
+export type AppState = SessionSlice & UiSlice & InboxSlice & StateSlice & { applyEvent(e: SiteEvent): void };
+export type AppStore = StoreApi<AppState>;
+
+const savedLang = (): Lang => {
+  try {
+    const l = localStorage.getItem('tilstand.lang');
+    return l === 'nb' || l === 'de' || l === 'en' ? l : 'en';
+  } catch {
+    return 'en';
+  }
+};
+
+export function createAppStore(api: SiteApi): AppStore {
+  return createStore<AppState>()((set, get) => {
+    /** Runs an API call; a failure becomes the visible error, never a silent no-op. */
+    const guard = async (fn: () => Promise<void>) => {
+      try {
+        await fn();
+      } catch (e) {
+        const kind = (e as { kind?: string }).kind;
+        if (kind === 'unauthenticated') set({ user: null });
+        set({ error: (e as Error).message });
+      }
+    };
+    const refreshScreen = (screen: Screen) => {
+      const s = get();
+      const load: Record<Screen, () => Promise<void>> = {
+        inbox: s.loadProposals,
+        work: s.loadWork,
+        stock: () => s.loadStock(),
+        tables: s.loadTables,
+        history: s.loadTables,
+        sync: s.loadSync,
+        deadLetters: s.loadDeadLetters,
+        users: s.loadUsers,
+      };
+      return load[screen]();
+    };
+    return {
+      // session
+      user: null,
+      signInError: null,
+      signIn: async (user, secret) => {
+        try {
+          set({ user: await api.signIn({ user, secret }), signInError: null });
+          await get().loadProposals();
+        } catch (e) {
+          set({ signInError: (e as Error).message });
+        }
+      },
+      signInBadge: async (badge) => {
+        try {
+          set({ user: await api.signIn({ badge }), signInError: null });
+        } catch (e) {
+          set({ signInError: (e as Error).message });
+        }
+      },
+      signOut: () => guard(async () => {
+        await api.signOut({});
+        set({ user: null, selected: null, proposals: [] });
+      }),
+      loadMe: () => guard(async () => set({ user: await api.me({}) })),
+      // ui
+      lang: savedLang(),
+      screen: 'inbox',
+      error: null,
+      setLang: (lang) => {
+        try {
+          localStorage.setItem('tilstand.lang', lang);
+        } catch {
+          // private mode: the choice lasts for this page only
+        }
+        if (typeof document !== 'undefined') document.documentElement.lang = lang;
+        set({ lang });
+      },
+      go: (screen) => {
+        set({ screen });
+        void refreshScreen(screen);
+      },
+      clearError: () => set({ error: null }),
+      // inbox
+      proposals: [],
+      selected: null,
+      lastOutcome: null,
+      loadProposals: () => guard(async () => set({ proposals: await api.listProposals({ status: ['open', 'deferred'] }) })),
+      select: (id) => guard(async () => set({ selected: id === null ? null : await api.getProposal({ id }), lastOutcome: null })),
+      decide: (decision, comment) => guard(async () => {
+        const sel = get().selected;
+        if (!sel) return;
+        const r = await api.decide({ id: sel.id, decision, ...(comment ? { comment } : {}) });
+        set({ lastOutcome: { id: sel.id, outcome: r.outcome, ...(r.reason ? { reason: r.reason } : {}) } });
+        set({ selected: await api.getProposal({ id: sel.id }) });
+        await get().loadProposals();
+      }),
+      selectNext: async () => {
+        const { proposals, selected } = get();
+        if (proposals.length === 0) return;
+        const i = selected ? proposals.findIndex((p) => p.id === selected.id) : -1;
+        await get().select(proposals[(i + 1) % proposals.length]!.id);
+      },
+      // state
+      status: null,
+      jobs: [],
+      resources: [],
+      stock: [],
+      stockSearch: '',
+      tables: [],
+      sync: null,
+      deadLetters: [],
+      replayResult: null,
+      users: [],
+      history: null,
+      diff: null,
+      loadStatus: () => guard(async () => set({ status: await api.status({}) })),
+      loadWork: () => guard(async () => set(await api.workQueue({}))),
+      loadStock: (search) => guard(async () => {
+        const q = search ?? get().stockSearch;
+        set({ stockSearch: q, stock: await api.stock(q ? { search: q } : {}) });
+      }),
+      loadTables: () => guard(async () => set({ tables: await api.tables({}) })),
+      loadSync: () => guard(async () => set({ sync: await api.syncStatus({}) })),
+      loadDeadLetters: () => guard(async () => set({ deadLetters: await api.deadLetters({}) })),
+      replayDeadLetters: () => guard(async () => {
+        set({ replayResult: await api.replayDeadLetters({}) });
+        await get().loadDeadLetters();
+      }),
+      loadUsers: () => guard(async () => set({ users: await api.users({}) })),
+      addUser: (name, roles, secret) => guard(async () => {
+        await api.addUser({ name, roles, secret });
+        await get().loadUsers();
+      }),
+      disableUser: (name) => guard(async () => {
+        await api.disableUser({ name });
+        await get().loadUsers();
+      }),
+      resetSecret: (name, secret) => guard(async () => {
+        await api.resetSecret({ name, secret });
+        await get().loadUsers();
+      }),
+      loadHistory: (table, at) => guard(async () => set({ history: await api.history({ table, at, limit: 500 }), diff: null })),
+      loadDiff: (table, from) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: 500 }) })),
+      applyEvent: (e) => {
+        if (e.type === 'status') set({ status: e.status });
+        else if (e.type === 'sync') set({ sync: e.sync });
+        else if (e.type === 'proposals') {
+          void get().loadProposals();
+          const sel = get().selected;
+          if (sel && e.changed.includes(sel.id)) void get().select(sel.id);
+        } else if (e.type === 'tables') {
+          const screen = get().screen;
+          if ((screen === 'work' && e.tables.some((t) => t === 'work_queue' || t === 'resources')) || (screen === 'stock' && e.tables.includes('stock'))) {
+            void refreshScreen(screen);
+          }
+        }
+      },
+    };
+  });
+}
+
+// Selectors.
+export const selectOpenCount = (s: AppState): number => s.proposals.filter((p) => p.status === 'open').length;
+export const selectAlarms = (s: AppState) => s.status?.alarms ?? [];
+export const selectIsDecider = (s: AppState): boolean => !!s.user?.roles.some((r) => r === 'shift_lead' || r === 'admin');
+export const selectIsAdmin = (s: AppState): boolean => !!s.user?.roles.includes('admin');
+const RISK_ORDER = { high: 0, medium: 1, low: 2 } as const;
+/** Most urgent first: risk, then age (oldest first). */
+export const sortByUrgency = (ps: ProposalView[]): ProposalView[] =>
+  [...ps].sort((a, b) => RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs);

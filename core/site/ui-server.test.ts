@@ -1,0 +1,135 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { SiteApiError, type SiteBackend, type SiteEvent } from './api.ts';
+import { SESSION_COOKIE, UiServer } from './ui-server.ts';
+
+let server: Server | undefined;
+let ui: UiServer | undefined;
+afterEach(async () => {
+  ui?.close();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+async function start() {
+  const dir = mkdtempSync(join(tmpdir(), 'ui-'));
+  mkdirSync(join(dir, 'assets'));
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>x</title>');
+  writeFileSync(join(dir, 'assets', 'app.js'), 'console.log(1)');
+  const listeners: Array<(e: SiteEvent) => void> = [];
+  const backend: SiteBackend = {
+    async call(method, req, session) {
+      if (method === 'signIn') {
+        const r = req as { user: string; secret: string };
+        if (r.secret !== '1234') throw new SiteApiError('unauthenticated', 'wrong name or PIN');
+        session.setUser({ name: r.user, roles: ['shift_lead'] });
+        return session.user as never;
+      }
+      if (method === 'me') return session.user as never;
+      if (method === 'signOut') {
+        session.setUser(null);
+        return { ok: true } as never;
+      }
+      return { method, user: session.user?.name } as never;
+    },
+    subscribe: (l) => {
+      listeners.push(l);
+      return () => undefined;
+    },
+  };
+  ui = new UiServer(backend, { rendererDir: dir, secure: false });
+  server = createServer((req, res) => {
+    if (!ui!.handle(req, res)) res.writeHead(404).end();
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if (!ui!.upgrade(req, socket, head)) socket.destroy();
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, emit: (e: SiteEvent) => listeners.forEach((l) => l(e)) };
+}
+
+const post = (base: string, method: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${base}/api/${method}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', ...headers },
+    body: JSON.stringify(body),
+  });
+
+async function signIn(base: string): Promise<string> {
+  const r = await post(base, 'signIn', { user: 'Kari', secret: '1234' });
+  expect(r.status).toBe(200);
+  const cookie = r.headers.get('set-cookie')!;
+  expect(cookie).toMatch(new RegExp(`^${SESSION_COOKIE}=[A-Za-z0-9_-]{43}; Path=/; HttpOnly; SameSite=Strict`));
+  return cookie.split(';')[0]!;
+}
+
+describe('headless UI server', () => {
+  it('refuses API calls without a session, and answers them after sign-in', async () => {
+    const { base } = await start();
+    const anon = await post(base, 'status', {});
+    expect(anon.status).toBe(401);
+    expect(await anon.json()).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
+    expect((await post(base, 'signIn', { user: 'Kari', secret: 'bad' })).status).toBe(401);
+    const cookie = await signIn(base);
+    const r = await post(base, 'status', {}, { Cookie: cookie });
+    expect(await r.json()).toEqual({ ok: true, value: { method: 'status', user: 'Kari' } });
+    await post(base, 'signOut', {}, { Cookie: cookie });
+    expect((await post(base, 'status', {}, { Cookie: cookie })).status).toBe(401);
+  });
+
+  it('refuses cross-site requests', async () => {
+    const { base } = await start();
+    const cookie = await signIn(base);
+    const noHeader = await fetch(`${base}/api/status`, { method: 'POST', headers: { 'Content-Type': 'application/json', Cookie: cookie }, body: '{}' });
+    expect(noHeader.status).toBe(403);
+    expect((await post(base, 'status', {}, { Cookie: cookie, Origin: 'http://evil.invalid' })).status).toBe(403);
+    const form = await fetch(`${base}/api/status`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Tilstand': '1', Cookie: cookie }, body: 'a=1' });
+    expect(form.status).toBe(403);
+    expect((await fetch(`${base}/api/status`, { headers: { Cookie: cookie } })).status).toBe(405);
+  });
+
+  it('validates payloads and caps their size', async () => {
+    const { base } = await start();
+    const cookie = await signIn(base);
+    const bad = await post(base, 'decide', { id: 'p', decision: 'sure' }, { Cookie: cookie });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/decision/);
+    expect((await post(base, 'nope', {}, { Cookie: cookie })).status).toBe(400);
+    const huge = await post(base, 'status', { x: 'y'.repeat(100_000) }, { Cookie: cookie }).catch(() => undefined);
+    expect(huge === undefined || huge.status === 400).toBe(true);
+  });
+
+  it('serves the renderer with security headers and no path escape', async () => {
+    const { base } = await start();
+    const r = await fetch(`${base}/`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(r.headers.get('x-frame-options')).toBe('DENY');
+    expect((await fetch(`${base}/assets/app.js`)).headers.get('content-type')).toContain('javascript');
+    expect((await fetch(`${base}/assets/..%2f..%2fetc%2fpasswd`)).status).toBe(404);
+  });
+
+  it('pushes events over a WebSocket only to signed-in sessions from the same origin', async () => {
+    const { base, emit } = await start();
+    const url = base.replace('http', 'ws') + '/api/events';
+    const refused = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(url, { headers: { Origin: base } });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => resolve(101));
+    });
+    expect(refused).toBe(403);
+    const cookie = await signIn(base);
+    const ws = new WebSocket(url, { headers: { Origin: base, Cookie: cookie } });
+    await new Promise((r) => ws.on('open', r));
+    const got = new Promise((r) => ws.on('message', (m) => r(JSON.parse(String(m)))));
+    emit({ type: 'proposals', changed: ['p1'] });
+    expect(await got).toEqual({ type: 'proposals', changed: ['p1'] });
+    ws.close();
+  });
+});

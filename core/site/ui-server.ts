@@ -1,0 +1,242 @@
+// The headless mode's UI endpoints: the built renderer as static files, the site API as
+// `POST /api/<method>`, and pushed events over a WebSocket at `/api/events` — the same typed API
+// the Electron preload exposes, so the same renderer runs in both.
+//
+// Security (a browser on the site network is not the trusted floor PC):
+//   - every API call but signIn and me needs a session: a random 256-bit token in an HttpOnly,
+//     SameSite=Strict cookie (Secure when served over TLS), idle-expired;
+//   - cross-site requests are refused: POST only, JSON only, a custom `X-Tilstand` header that a
+//     cross-site form or fetch cannot send without a preflight this server never answers, and an
+//     `Origin` that must match the Host;
+//   - WebSocket upgrades need the session cookie and a matching Origin;
+//   - static responses carry the CSP, nosniff, frame denial and no referrer; paths cannot escape
+//     the renderer folder; request bodies are capped.
+
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { join, normalize, sep } from 'node:path';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { ApiValidationError, validateCall } from './api-validate.ts';
+import { SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
+
+export const SESSION_COOKIE = 'tilstand_session';
+const BODY_BYTES_MAX = 64 * 1024;
+const PUBLIC_METHODS = new Set(['signIn', 'me']);
+
+export const UI_CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+const SECURITY_HEADERS = {
+  'Content-Security-Policy': UI_CONTENT_SECURITY_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+};
+
+export interface UiServerOptions {
+  rendererDir: string;
+  /** True when the server is reached over TLS: cookies get `Secure`. */
+  secure: boolean;
+  sessionIdleMs?: number;
+  now?: () => number;
+}
+
+interface Session extends SessionContext {
+  lastSeenMs: number;
+}
+
+export class UiServer {
+  private readonly sessions = new Map<string, Session>();
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  private readonly sockets = new Set<WebSocket>();
+  private readonly unsubscribe: () => void;
+  private readonly idleMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly backend: SiteBackend,
+    private readonly o: UiServerOptions,
+  ) {
+    this.idleMs = o.sessionIdleMs ?? 12 * 3_600_000;
+    this.now = o.now ?? Date.now;
+    this.unsubscribe = backend.subscribe((e) => this.broadcast(e));
+  }
+
+  /** Handles the request if it is the UI's; returns false to let the caller answer it. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (path.startsWith('/api/')) {
+      void this.api(req, res, path.slice('/api/'.length));
+      return true;
+    }
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      if (path === '/' || path === '/index.html' || path.startsWith('/assets/') || path === '/favicon.ico') {
+        void this.serveStatic(res, path === '/' ? '/index.html' : path);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** WebSocket upgrade for `/api/events`; returns false when it is not ours. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    if ((req.url ?? '').split('?')[0] !== '/api/events') return false;
+    const session = this.sessionOf(req);
+    if (!session?.user || !sameOrigin(req, true)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
+      return true;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sockets.add(ws);
+      ws.on('close', () => this.sockets.delete(ws));
+      ws.on('message', () => ws.close(1008, 'this socket only sends'));
+    });
+    return true;
+  }
+
+  close(): void {
+    this.unsubscribe();
+    for (const ws of this.sockets) ws.terminate();
+    this.wss.close();
+  }
+
+  private broadcast(e: SiteEvent): void {
+    const text = JSON.stringify(e);
+    for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.send(text);
+  }
+
+  private sessionOf(req: IncomingMessage): Session | undefined {
+    const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+    if (!token) return undefined;
+    const s = this.sessions.get(token);
+    if (!s) return undefined;
+    if (this.now() - s.lastSeenMs > this.idleMs) {
+      this.sessions.delete(token);
+      return undefined;
+    }
+    s.lastSeenMs = this.now();
+    return s;
+  }
+
+  private newSession(res: ServerResponse): Session {
+    const token = randomBytes(32).toString('base64url');
+    let user: SessionUser | null = null;
+    const s: Session = {
+      lastSeenMs: this.now(),
+      get user() {
+        return user;
+      },
+      setUser: (u) => {
+        user = u;
+        if (u === null) this.sessions.delete(token);
+      },
+    };
+    this.sessions.set(token, s);
+    const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${Math.floor(this.idleMs / 1000)}`];
+    if (this.o.secure) attrs.push('Secure');
+    res.setHeader('Set-Cookie', `${SESSION_COOKIE}=${token}; ${attrs.join('; ')}`);
+    return s;
+  }
+
+  private async api(req: IncomingMessage, res: ServerResponse, method: string): Promise<void> {
+    const reply = (status: number, body: ApiResult<unknown>) => {
+      res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...SECURITY_HEADERS });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method !== 'POST') return reply(405, { ok: false, error: { kind: 'invalid', message: 'POST only' } });
+    if (req.headers['x-tilstand'] !== '1' || !sameOrigin(req, false) || !String(req.headers['content-type'] ?? '').startsWith('application/json')) {
+      return reply(403, { ok: false, error: { kind: 'forbidden', message: 'cross-site request refused' } });
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse((await readBody(req, BODY_BYTES_MAX)) || '{}');
+    } catch (e) {
+      return reply(400, { ok: false, error: { kind: 'invalid', message: (e as Error).message } });
+    }
+    let session = this.sessionOf(req);
+    if (!PUBLIC_METHODS.has(method) && !session?.user) {
+      return reply(401, { ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
+    }
+    try {
+      const call = validateCall(method, body);
+      if (method === 'signIn' && !session) session = this.newSession(res);
+      const value = session ? await this.backend.call(call.method, call.req as never, session) : null;
+      reply(200, { ok: true, value: value ?? null });
+    } catch (e) {
+      if (e instanceof ApiValidationError) return reply(400, { ok: false, error: { kind: 'invalid', message: e.message } });
+      if (e instanceof SiteApiError) {
+        const status = { unauthenticated: 401, forbidden: 403, invalid: 400, not_found: 404, conflict: 409, internal: 500 }[e.kind];
+        return reply(status, { ok: false, error: { kind: e.kind, message: e.message } });
+      }
+      reply(500, { ok: false, error: { kind: 'internal', message: (e as Error).message } });
+    }
+  }
+
+  private async serveStatic(res: ServerResponse, path: string): Promise<void> {
+    const root = normalize(this.o.rendererDir);
+    const file = normalize(join(root, decodeURIComponent(path)));
+    if (!file.startsWith(root + sep)) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'Content-Type': MIME[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', ...SECURITY_HEADERS });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { 'Content-Type': 'text/plain', ...SECURITY_HEADERS });
+      res.end(path === '/index.html' ? 'the renderer is not built: run `npm run build`\n' : 'not found\n');
+    }
+  }
+}
+
+/** The Origin (or, for browsers that omit it on same-origin POSTs, nothing) must match Host. */
+function sameOrigin(req: IncomingMessage, required: boolean): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return !required;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0) out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  return out;
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > max) {
+        reject(new Error(`request body over ${max} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

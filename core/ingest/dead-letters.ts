@@ -1,0 +1,98 @@
+// The dead_letters table: every event ingest could not apply, with why, so ingest never stops
+// for a bad event and an operator can fix the cause and replay it.
+//
+// For now a PRIMARY-KEY table keyed by the event's journal position (deduplicate engine): the
+// append-table flavour DESIGN.md names is being built in core/lsm by another engineer. Keying by
+// position makes writing a dead letter idempotent (a recovery that writes it again replaces it with
+// the same row) and lets `replayDeadLetters` flip `status` to 'replayed' in place.
+//
+// Concurrency: pure conversions; the Ingestor owns the writer.
+
+import { DEAD_LETTER_REASONS, type DeadLetterReason } from './envelope.ts';
+import type { TableDefinition } from './seed-tables.ts';
+
+export const DEAD_LETTERS_TABLE_NAME = 'dead_letters';
+
+export const DEAD_LETTERS_TABLE: TableDefinition = {
+  name: DEAD_LETTERS_TABLE_NAME,
+  comment: 'Events ingest refused, keyed by journal position; status open until replayed.',
+  fields: [
+    { id: 0, name: 'position', type: 'BIGINT NOT NULL', description: 'journal position of the event' },
+    { id: 1, name: 'status', type: 'STRING NOT NULL', description: 'open | replayed' },
+    { id: 2, name: 'reason', type: 'STRING NOT NULL', description: `one of ${DEAD_LETTER_REASONS.join(', ')}` },
+    { id: 3, name: 'detail', type: 'STRING' },
+    { id: 4, name: 'path', type: 'STRING', description: 'where in the payload the fault is' },
+    { id: 5, name: 'bindings', type: 'STRING', description: 'JSON array of the bindings that failed; null = all matching' },
+    { id: 6, name: 'topic', type: 'STRING NOT NULL' },
+    { id: 7, name: 'module', type: 'STRING' },
+    { id: 8, name: 'stream', type: 'STRING' },
+    { id: 9, name: 'seq', type: 'BIGINT' },
+    { id: 10, name: 'payload', type: 'BYTES NOT NULL', description: 'the raw payload as received' },
+    { id: 11, name: 'received_at', type: 'TIMESTAMP(3) NOT NULL' },
+    { id: 12, name: 'replayed_at', type: 'TIMESTAMP(3)' },
+  ],
+  partitionKeys: [],
+  primaryKeys: ['position'],
+  options: { bucket: '1', 'merge-engine': 'deduplicate' },
+};
+
+export type DeadLetterStatus = 'open' | 'replayed';
+
+export interface DeadLetter {
+  position: bigint;
+  status: DeadLetterStatus;
+  reason: DeadLetterReason;
+  detail: string;
+  path: string | null;
+  /** Bindings that failed (replay re-runs only these); null when none ran (replay runs every match). */
+  bindings: string[] | null;
+  topic: string;
+  module: string | null;
+  stream: string | null;
+  seq: number | null;
+  payload: Buffer;
+  receivedAtMs: number;
+  replayedAtMs: number | null;
+}
+
+/** The row in memory form, by column name (TIMESTAMP(3) = microseconds). */
+export function deadLetterRecord(d: DeadLetter): Record<string, unknown> {
+  return {
+    position: d.position,
+    status: d.status,
+    reason: d.reason,
+    detail: d.detail,
+    path: d.path,
+    bindings: d.bindings === null ? null : JSON.stringify(d.bindings),
+    topic: d.topic,
+    module: d.module,
+    stream: d.stream,
+    seq: d.seq === null ? null : BigInt(d.seq),
+    payload: new Uint8Array(d.payload.buffer, d.payload.byteOffset, d.payload.byteLength),
+    received_at: Math.trunc(d.receivedAtMs) * 1000,
+    replayed_at: d.replayedAtMs === null ? null : Math.trunc(d.replayedAtMs) * 1000,
+  };
+}
+
+/** A row read from the table (schema order given by `columns`) back to a DeadLetter. */
+export function deadLetterFromRow(columns: readonly { name: string }[], row: readonly unknown[]): DeadLetter {
+  const v: Record<string, unknown> = {};
+  columns.forEach((c, i) => (v[c.name] = row[i]));
+  const reason = v.reason as DeadLetterReason;
+  if (!(DEAD_LETTER_REASONS as readonly string[]).includes(reason)) throw new Error(`dead letter ${String(v.position)}: unknown reason '${reason}'`);
+  return {
+    position: v.position as bigint,
+    status: v.status === 'replayed' ? 'replayed' : 'open',
+    reason,
+    detail: (v.detail as string | null) ?? '',
+    path: (v.path as string | null) ?? null,
+    bindings: v.bindings === null || v.bindings === undefined ? null : (JSON.parse(v.bindings as string) as string[]),
+    topic: v.topic as string,
+    module: (v.module as string | null) ?? null,
+    stream: (v.stream as string | null) ?? null,
+    seq: v.seq === null || v.seq === undefined ? null : Number(v.seq as bigint),
+    payload: Buffer.from(v.payload as Uint8Array),
+    receivedAtMs: Math.trunc((v.received_at as number) / 1000),
+    replayedAtMs: v.replayed_at === null || v.replayed_at === undefined ? null : Math.trunc((v.replayed_at as number) / 1000),
+  };
+}

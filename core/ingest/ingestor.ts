@@ -1,0 +1,820 @@
+// The Ingestor: journal → envelope → contract → sequencer → bindings → tables, with dead letters
+// for whatever cannot be applied, freshness budgets deciding when each table commits, and
+// exactly-once effects across crashes. Design and the exactly-once argument: DESIGN.md.
+//
+// Concurrency: single-threaded (Node's event loop). `accept` is the broker's durable sink: it
+// resolves when the event is on disk in the journal; the event is then applied synchronously, in
+// journal-position order (group commits resolve their promises in position order and each
+// continuation runs to completion before the next). `tick`, `commitAll`, `replayDeadLetters` and
+// `close` are synchronous. One Ingestor per data directory (it holds every table's writer lock).
+//
+// Invariants:
+//   - every event is journaled before `accept` resolves, and nothing is applied before that;
+//   - events are processed in strictly increasing position (asserted);
+//   - a table's snapshot carries `tilstand.journal.position` = F and `tilstand.hwm.<m>/<s>` = H
+//     (progress.ts) describing exactly the events whose effects it holds; a write is skipped when
+//     the table's recovered progress already covers the event (position ≤ F, or seq ≤ H);
+//   - F never passes an event still held in the reorder buffer (F = min held position − 1);
+//   - after any failure inside apply or commit, nothing more is committed (`failure()` says why);
+//     the journal keeps accepting, and reopening replays what was not committed.
+
+import { Catalog, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
+import { applyBinding, bindingName, bindingsFor, checkBinding, type Binding } from './binding.ts';
+import { checkEnvelopeContract, type ContractRegistry } from './contracts.ts';
+import {
+  DEAD_LETTERS_TABLE,
+  DEAD_LETTERS_TABLE_NAME,
+  deadLetterFromRow,
+  deadLetterRecord,
+  type DeadLetter,
+  type DeadLetterStatus,
+} from './dead-letters.ts';
+import {
+  DEAD_LETTER_REASONS,
+  DEFAULT_ENVELOPE_LIMITS,
+  checkLimits,
+  eventTopic,
+  parseEnvelope,
+  parseEventTopic,
+  refuse,
+  type DeadLetterReason,
+  type Envelope,
+  type EnvelopeLimits,
+  type ParseResult,
+  type Refusal,
+} from './envelope.ts';
+import { Freshness, resolveBudgets, type TableBudget } from './freshness.ts';
+import type { DiskBudget, Journal } from './journal.ts';
+import { PromText } from './metrics.ts';
+import { NO_PROGRESS, progressProperties, readProgress, splitStreamKey, streamKey, type TableProgress } from './progress.ts';
+import { Sequencer, type Ready, type SequencerOptions } from './sequencer.ts';
+import type { TableDefinition } from './seed-tables.ts';
+
+export type { TableBudget } from './freshness.ts';
+export { DEFAULT_TABLE_BUDGETS } from './freshness.ts';
+export type { DeadLetter, DeadLetterStatus } from './dead-letters.ts';
+
+export interface IngestorOptions {
+  site: string;
+  catalog: Catalog;
+  /** `site_<id>` */
+  database: string;
+  journal: Journal;
+  contracts: ContractRegistry;
+  bindings: Binding[];
+  /** Tables to create when missing (seed definitions); dead_letters is added when absent. */
+  tables: TableDefinition[];
+  /** Per-table budgets; a table without one takes DEFAULT_TABLE_BUDGETS by name. */
+  budgets: TableBudget[];
+  clock?: () => number;
+  /** Ask a module to resend a stream from `fromSeq` (publish on tilstand/<site>/resync/<module>). */
+  publishResync?: (module: string, stream: string, fromSeq: number) => void;
+  limits?: Partial<EnvelopeLimits>;
+  sequencer?: Partial<SequencerOptions>;
+  /** When given, its alarm state shows in status() and metrics(). */
+  diskBudget?: Pick<DiskBudget, 'full'>;
+  /**
+   * A table with nothing pending still gets a properties-only commit when its committed journal
+   * position lags the frontier by more than this many positions, so restart replay and the
+   * journal checkpoint stay bounded for idle tables. Default 50 000.
+   */
+  progressLagMax?: number;
+  /** Journal checkpoint name holding the lowest committed position (prune with keepAfter = it). */
+  checkpointName?: string;
+  /** Loud events without a caller to return to (gap skips, apply failures). */
+  onWarning?: (message: string) => void;
+}
+
+export interface TableStatus {
+  table: string;
+  budgetMs: number;
+  decision: string;
+  confirmedBy: string;
+  ageMs: number;
+  pendingEvents: number;
+  lastCommitMs: number | null;
+  snapshotId: number | null;
+  breaches: number;
+  withinBudget: boolean;
+  /** Present when the Ingestor was given a DiskBudget: the journal disk alarm (acks are held). */
+  diskFull?: boolean;
+}
+
+export interface IngestorHealth {
+  /** Why the Ingestor stopped applying and committing (reopen to recover), or null. */
+  failure: string | null;
+  diskFull: boolean | null;
+  /** Events waiting in the reorder buffer for a gap before them. */
+  heldEvents: number;
+  /** Every journal position ≤ frontier is processed. */
+  frontier: bigint;
+  /** Events re-applied from the journal at open. */
+  recoveredEvents: number;
+}
+
+export const DEFAULT_CHECKPOINT_NAME = 'ingest';
+const DEFAULT_PROGRESS_LAG_MAX = 50_000;
+const DEAD_LETTER_LIST_DEFAULT = 100;
+const COMMIT_USER = 'tilstand-ingest';
+
+interface Target {
+  readonly name: string;
+  readonly table: Table;
+  readonly writer: TableWriter;
+  readonly fields: readonly DataField[];
+  /** Progress found at open: writes the snapshot already holds are skipped (recovery). */
+  readonly recovered: TableProgress;
+  /** Position of the last commit (for lag and the journal checkpoint). */
+  committedPosition: bigint;
+  snapshotId: number | null;
+  readonly freshness: Freshness;
+}
+
+interface Entry {
+  readonly position: bigint;
+  readonly topic: string;
+  readonly payload: Buffer;
+  readonly receivedAtMs: number;
+}
+
+/** What the sequencer holds: a parsed event waiting for its turn. */
+interface Item {
+  readonly entry: Entry;
+  readonly envelope: Envelope;
+  /** The contract check's refusal: the event consumes its seq and becomes a dead letter. */
+  readonly refusal: Refusal | undefined;
+  readonly bindings: readonly Binding[];
+}
+
+interface Counters {
+  accepted: number;
+  applied: number;
+  duplicates: number;
+  rejected: Map<DeadLetterReason, number>;
+  resyncs: number;
+  skippedSeqs: number;
+  overflowDrops: number;
+  replayed: number;
+}
+
+export class Ingestor {
+  private readonly o: IngestorOptions;
+  private readonly clock: () => number;
+  private readonly limits: EnvelopeLimits;
+  private readonly targets = new Map<string, Target>();
+  private readonly deadLetters: Target;
+  private readonly sequencer: Sequencer<Item>;
+  /** Positions of events held in the reorder buffer. */
+  private readonly heldPositions = new Set<bigint>();
+  /** Streams the sequencer knows (for the hwm properties). */
+  private readonly streams = new Set<string>();
+  private readonly readers = new Map<string, { table: Table; reader: TableReader }>();
+  /** Dead letters written but not committed (listDeadLetters shows them too). */
+  private readonly uncommittedDeadLetters = new Map<bigint, DeadLetter>();
+  private openDeadLetters = 0;
+  private lastProcessed = 0n;
+  private tickNowMs: number | undefined;
+  private failed: Error | null = null;
+  private closed = false;
+  private recoveredEvents = 0;
+  private recovering = false;
+  private readonly c: Counters = {
+    accepted: 0,
+    applied: 0,
+    duplicates: 0,
+    rejected: new Map(),
+    resyncs: 0,
+    skippedSeqs: 0,
+    overflowDrops: 0,
+    replayed: 0,
+  };
+
+  /** Creates missing tables, opens every writer, restores progress and replays the journal. */
+  static open(o: IngestorOptions): Ingestor {
+    return new Ingestor(o);
+  }
+
+  private constructor(o: IngestorOptions) {
+    this.o = o;
+    this.clock = o.clock ?? Date.now;
+    this.limits = { ...DEFAULT_ENVELOPE_LIMITS, ...(o.limits ?? {}) };
+    checkLimits(this.limits);
+    this.sequencer = new Sequencer<Item>({ ...(o.sequencer ?? {}), now_ms: () => this.tickNowMs ?? this.clock() });
+
+    const defs = new Map<string, TableDefinition>();
+    for (const d of o.tables) {
+      if (defs.has(d.name)) throw new RangeError(`table '${d.name}' is given twice`);
+      defs.set(d.name, d);
+    }
+    if (!defs.has(DEAD_LETTERS_TABLE_NAME)) defs.set(DEAD_LETTERS_TABLE_NAME, DEAD_LETTERS_TABLE);
+    const budgets = resolveBudgets([...defs.keys()], o.budgets);
+    for (const b of budgets.keys()) if (!defs.has(b)) throw new RangeError(`budget for table '${b}', which is not among the tables`);
+
+    // Bindings are checked before anything is opened: a bad binding is a configuration error.
+    for (const b of o.bindings) {
+      const def = defs.get(b.table);
+      if (!def) throw new RangeError(`binding '${bindingName(b)}': table '${b.table}' is not among the ingestor's tables`);
+      const enrichTable = b.enrich ? defs.get(b.enrich.table) : undefined;
+      checkBinding(b, def, { contract: o.contracts.latest(b.contract), ...(enrichTable ? { enrichTable } : {}) });
+    }
+
+    o.catalog.createDatabase(o.database, true);
+    try {
+      for (const def of defs.values()) this.openTarget(def, budgets.get(def.name)!);
+      this.deadLetters = this.targets.get(DEAD_LETTERS_TABLE_NAME)!;
+      this.openDeadLetters = this.scanDeadLetters().filter((d) => d.status === 'open').length;
+      this.recover();
+    } catch (e) {
+      this.releaseAll();
+      throw e;
+    }
+  }
+
+  private openTarget(def: TableDefinition, budget: TableBudget): void {
+    const id = { database: this.o.database, table: def.name };
+    const table = this.o.catalog.tableExists(id)
+      ? this.o.catalog.getTable(id)
+      : this.o.catalog.createTable(id, {
+          fields: def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description })),
+          primaryKeys: [...def.primaryKeys],
+          partitionKeys: [...def.partitionKeys],
+          options: { ...def.options },
+          ...(def.comment === undefined ? {} : { comment: def.comment }),
+        });
+    const writer = table.newWriter({ commitUser: COMMIT_USER });
+    const latest = table.latestSnapshot();
+    let recovered: TableProgress;
+    try {
+      recovered = latest ? readProgress(table.committedProperties(), table.name) : NO_PROGRESS;
+    } catch (e) {
+      writer.close();
+      throw e;
+    }
+    this.targets.set(def.name, {
+      name: def.name,
+      table,
+      writer,
+      fields: table.schema.fields,
+      recovered,
+      committedPosition: recovered.position,
+      snapshotId: latest?.id ?? null,
+      freshness: new Freshness(budget, latest ? latest.timeMillis : null),
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Recovery.
+
+  /**
+   * 1. Restore each stream's sequencer high-water mark to the lowest committed hwm among the
+   *    tables the stream can affect (its bound tables and dead_letters).
+   * 2. Replay the journal after the lowest committed position through the normal pipeline; the
+   *    per-table guards (`covered`) skip what a table's snapshot already holds.
+   * 3. Commit what the replay wrote, so recovered state is visible at once.
+   */
+  private recover(): void {
+    const known = new Set<string>();
+    for (const t of this.targets.values()) for (const k of t.recovered.hwm.keys()) known.add(k);
+    for (const k of known) {
+      const { module, stream } = splitStreamKey(k);
+      let low = Infinity;
+      for (const t of this.affected(module, stream)) low = Math.min(low, t.recovered.hwm.get(k) ?? 0);
+      if (low === Infinity) low = 0;
+      if (low > 0) this.sequencer.restore(module, stream, low);
+      this.streams.add(k);
+    }
+    let start: bigint | undefined;
+    for (const t of this.targets.values()) if (start === undefined || t.recovered.position < start) start = t.recovered.position;
+    this.lastProcessed = start ?? 0n;
+    this.recovering = true;
+    try {
+      for (const e of this.o.journal.readAfter(this.lastProcessed)) {
+        this.process({ position: e.position, topic: e.topic, payload: e.payload, receivedAtMs: e.receivedAtMs });
+        this.recoveredEvents++;
+      }
+    } finally {
+      this.recovering = false;
+    }
+    if (this.failed) throw this.failed;
+    // Commit what the replay wrote, and move every lagging table's position to the frontier, so
+    // the next start replays from here (one snapshot per table and start, only when behind).
+    const now = this.clock();
+    const frontier = this.frontier();
+    for (const t of this.targets.values()) {
+      if (t.freshness.pendingEvents > 0 || t.committedPosition < frontier) this.commit(t, now);
+    }
+    this.writeCheckpoint();
+  }
+
+  /** Tables an event of (module, stream) can change: its bound tables and dead_letters. */
+  private affected(module: string, stream: string): Target[] {
+    const out = new Set<Target>([this.deadLetters]);
+    for (const b of bindingsFor(this.o.bindings, eventTopic(this.o.site, module, stream))) out.add(this.targets.get(b.table)!);
+    return [...out];
+  }
+
+  /** True when table t's recovered snapshot already holds this event's effect. */
+  private covered(t: Target, entry: Entry, seq: { key: string; seq: number } | undefined): boolean {
+    if (entry.position <= t.recovered.position) return true;
+    return seq !== undefined && seq.seq <= (t.recovered.hwm.get(seq.key) ?? 0);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Accepting events.
+
+  /**
+   * The broker's durable sink: journals the event (group commit) and resolves with its position
+   * once it is on disk; the event is applied right after. A failure to apply does not reject (the
+   * event is durable and will be applied on reopen); a failure to journal rejects (no PUBACK).
+   */
+  async accept(topic: string, payload: Buffer, receivedAtMs?: number): Promise<bigint> {
+    if (this.closed) throw new Error('ingestor is closed');
+    const at = receivedAtMs ?? this.clock();
+    const parsed = parseEnvelope(topic, payload, this.limits, { site: this.o.site });
+    const parts = parseEventTopic(topic);
+    const position = await this.o.journal.append({
+      topic,
+      payload,
+      receivedAtMs: at,
+      module: parts?.module ?? '',
+      stream: parts?.stream ?? '',
+      ...(parsed.ok ? { seq: parsed.envelope.source.seq } : {}),
+    });
+    this.c.accepted++;
+    if (!this.closed) this.process({ position, topic, payload, receivedAtMs: at }, parsed);
+    return position;
+  }
+
+  private process(entry: Entry, parsed?: ParseResult): void {
+    if (this.failed) return;
+    try {
+      if (entry.position <= this.lastProcessed) {
+        throw new Error(`assertion failed: journal position ${entry.position} processed after ${this.lastProcessed}`);
+      }
+      this.lastProcessed = entry.position;
+      this.route(entry, parsed ?? parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site }));
+    } catch (e) {
+      this.fail(e, `applying journal position ${entry.position}`);
+    }
+  }
+
+  private route(entry: Entry, parsed: ParseResult): void {
+    if (!parsed.ok) return this.deadLetter(entry, parsed, undefined, null);
+    const env = parsed.envelope;
+    const { module, stream, seq } = env.source;
+    const bindings = bindingsFor(this.o.bindings, entry.topic);
+    const check = checkEnvelopeContract(this.o.contracts, env);
+    if (bindings.length === 0) {
+      // Not sequenced: nothing reads this stream yet; the event waits in dead_letters for a binding.
+      const why = check.ok ? refuse('no_binding', `no binding matches topic '${entry.topic}'`) : check;
+      return this.deadLetter(entry, why, undefined, null);
+    }
+    const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings };
+    const key = streamKey(module, stream);
+    this.streams.add(key);
+    const offer = this.sequencer.offer(module, stream, seq, item);
+    switch (offer.kind) {
+      case 'duplicate':
+        this.c.duplicates++;
+        return;
+      case 'next':
+        for (const r of offer.ready) this.release(r);
+        return;
+      case 'gap':
+        this.heldPositions.add(entry.position);
+        return;
+      case 'overflow':
+        this.c.overflowDrops++;
+        if (offer.dropped.item !== item) {
+          this.heldPositions.delete(offer.dropped.item.entry.position);
+          this.heldPositions.add(entry.position);
+        }
+        this.requestResync(offer.resync.module, offer.resync.stream, offer.resync.from);
+        return;
+    }
+  }
+
+  /** An event whose turn came: contract refusal → dead letter; else every matching binding. */
+  private release(r: Ready<Item>): void {
+    const { entry, envelope, refusal, bindings } = r.item;
+    this.heldPositions.delete(entry.position);
+    const seq = { key: streamKey(envelope.source.module, envelope.source.stream), seq: r.seq };
+    if (refusal) return this.deadLetter(entry, refusal, seq, null);
+    const failures = this.applyBindings(entry, envelope, bindings, seq);
+    if (failures.length > 0) this.deadLetter(entry, combine(failures), seq, failures.map((f) => f.binding));
+    else this.c.applied++;
+  }
+
+  /** Runs bindings and writes their rows; returns the failures (each binding independently). */
+  private applyBindings(
+    entry: Entry,
+    envelope: Envelope,
+    bindings: readonly Binding[],
+    seq: { key: string; seq: number } | undefined,
+  ): { binding: string; refusal: Refusal }[] {
+    const failures: { binding: string; refusal: Refusal }[] = [];
+    for (const b of bindings) {
+      const t = this.targets.get(b.table)!;
+      if (seq && this.covered(t, entry, seq)) continue;
+      const r = applyBinding(b, envelope, t.fields, { lookup: this.lookup });
+      if (!r.ok) {
+        failures.push({ binding: bindingName(b), refusal: r });
+        continue;
+      }
+      try {
+        // TableWriter.write checks every value before it changes anything, so a refusal leaves
+        // the writer as it was.
+        t.writer.writeRecord(r.row, parseRowKind(r.kind));
+      } catch (e) {
+        failures.push({ binding: bindingName(b), refusal: refuse('unfit_for_table', `binding '${bindingName(b)}': table ${t.name}: ${(e as Error).message}`) });
+        continue;
+      }
+      t.freshness.noteWrite(entry.receivedAtMs);
+    }
+    return failures;
+  }
+
+  private deadLetter(entry: Entry, why: Refusal, seq: { key: string; seq: number } | undefined, bindings: string[] | null): void {
+    this.c.rejected.set(why.reason, (this.c.rejected.get(why.reason) ?? 0) + 1);
+    const t = this.deadLetters;
+    if (this.covered(t, entry, seq)) return;
+    // An unsequenced event (no seq to compare) after the committed position may still be in the
+    // snapshot when the position was held back by the reorder buffer: the key decides.
+    if (this.recovering && seq === undefined && this.committedDeadLetter(entry.position)) return;
+    const parts = parseEventTopic(entry.topic);
+    const d: DeadLetter = {
+      position: entry.position,
+      status: 'open',
+      reason: why.reason,
+      detail: why.detail,
+      path: why.path ?? null,
+      bindings,
+      topic: entry.topic,
+      module: parts?.module ?? null,
+      stream: parts?.stream ?? null,
+      seq: seq?.seq ?? null,
+      payload: entry.payload,
+      receivedAtMs: entry.receivedAtMs,
+      replayedAtMs: null,
+    };
+    this.writeDeadLetter(d, entry.receivedAtMs);
+    this.openDeadLetters++;
+  }
+
+  private committedDeadLetter(position: bigint): boolean {
+    const r = this.deadLetters.table.reader();
+    try {
+      return r.get({ position }) !== undefined;
+    } finally {
+      r.close();
+    }
+  }
+
+  private writeDeadLetter(d: DeadLetter, receivedAtMs: number): void {
+    this.deadLetters.writer.writeRecord(deadLetterRecord(d), RowKind.INSERT);
+    this.deadLetters.freshness.noteWrite(receivedAtMs);
+    this.uncommittedDeadLetters.set(d.position, d);
+  }
+
+  private requestResync(module: string, stream: string, from: number): void {
+    this.c.resyncs++;
+    this.o.publishResync?.(module, stream, from);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Enrichment lookups: the current committed row of another table.
+
+  private readonly lookup = (tableName: string, key: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined => {
+    let cached = this.readers.get(tableName);
+    if (!cached) {
+      const table = this.targets.get(tableName)?.table ?? this.o.catalog.getTable({ database: this.o.database, table: tableName });
+      cached = { table, reader: table.reader() };
+      this.readers.set(tableName, cached);
+    }
+    const fields = cached.table.schema.fields;
+    const pk: Record<string, unknown> = {};
+    for (const [column, json] of Object.entries(key)) {
+      const f = fields.find((x) => x.name === column);
+      if (!f) throw new Error(`table ${tableName} has no column '${column}'`);
+      pk[column] = valueFromJson(f.type, json, column);
+    }
+    const row = cached.reader.get(pk);
+    if (!row) return undefined;
+    const out: Record<string, unknown> = {};
+    fields.forEach((f, i) => (out[f.name] = valueToJson(f.type, row[i])));
+    return out;
+  };
+
+  private refreshReader(tableName: string): void {
+    const cached = this.readers.get(tableName);
+    if (cached) {
+      cached.reader.close();
+      this.readers.delete(tableName);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Commits.
+
+  /** Every position ≤ frontier is processed, and none of them waits in the reorder buffer. */
+  private frontier(): bigint {
+    let f = this.lastProcessed;
+    for (const p of this.heldPositions) if (p - 1n < f) f = p - 1n;
+    return f;
+  }
+
+  private hwms(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const k of this.streams) {
+      const { module, stream } = splitStreamKey(k);
+      out.set(k, this.sequencer.state(module, stream).issued);
+    }
+    return out;
+  }
+
+  /** Commits table t with the current progress (same snapshot as its rows). */
+  private commit(t: Target, nowMs: number): void {
+    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    const position = this.frontier();
+    let made: number | undefined;
+    try {
+      made = t.writer.commit(progressProperties(position, this.hwms())).snapshotId;
+    } catch (e) {
+      this.fail(e, `committing table ${t.name}`);
+      throw e;
+    }
+    t.committedPosition = position;
+    t.snapshotId = t.table.latestSnapshot()?.id ?? null;
+    if (made !== undefined || t.freshness.pendingEvents > 0) t.freshness.committed(nowMs);
+    this.refreshReader(t.name);
+    if (t === this.deadLetters) this.uncommittedDeadLetters.clear();
+  }
+
+  private writeCheckpoint(): void {
+    let low: bigint | undefined;
+    for (const t of this.targets.values()) if (low === undefined || t.committedPosition < low) low = t.committedPosition;
+    const name = this.o.checkpointName ?? DEFAULT_CHECKPOINT_NAME;
+    if (low !== undefined && low !== this.o.journal.getCheckpoint(name)) this.o.journal.setCheckpoint(name, low);
+  }
+
+  /**
+   * Commits each table whose budget is due; gives idle tables a progress commit when they lag by
+   * more than progressLagMax; runs the sequencer's timeouts (resync requests, gap skips).
+   */
+  tick(nowMs: number = this.clock()): void {
+    this.checkOpen();
+    if (this.failed) return;
+    this.tickNowMs = nowMs;
+    try {
+      for (const a of this.sequencer.tick()) {
+        if (a.type === 'resync') this.requestResync(a.module, a.stream, a.from);
+        else {
+          this.c.skippedSeqs += a.to - a.from + 1;
+          this.o.onWarning?.(`ingest: gave up waiting for ${a.module}/${a.stream} seq ${a.from}..${a.to}; skipped (later events repair the rows)`);
+          for (const r of a.ready) this.release(r);
+        }
+      }
+    } catch (e) {
+      this.fail(e, 'sequencer tick');
+      return;
+    } finally {
+      this.tickNowMs = undefined;
+    }
+    const lagMax = BigInt(this.o.progressLagMax ?? DEFAULT_PROGRESS_LAG_MAX);
+    const frontier = this.frontier();
+    let committed = false;
+    for (const t of this.targets.values()) {
+      t.freshness.observe(nowMs);
+      if (t.freshness.due(nowMs) || (t.freshness.pendingEvents === 0 && frontier - t.committedPosition > lagMax)) {
+        this.commit(t, nowMs);
+        committed = true;
+      }
+    }
+    if (committed) this.writeCheckpoint();
+  }
+
+  /** Commits every table with pending events now (approval compare-and-set, shutdown). */
+  commitAll(): void {
+    this.checkOpen();
+    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    const now = this.clock();
+    let committed = false;
+    for (const t of this.targets.values()) {
+      if (t.freshness.pendingEvents > 0) {
+        this.commit(t, now);
+        committed = true;
+      }
+    }
+    if (committed) this.writeCheckpoint();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Dead letters.
+
+  deadLetterCount(): number {
+    return this.openDeadLetters;
+  }
+
+  /** Dead letters, oldest position first (committed ones plus those not yet committed). */
+  listDeadLetters(opts: { limit?: number; status?: DeadLetterStatus } = {}): DeadLetter[] {
+    this.checkOpen();
+    const limit = opts.limit ?? DEAD_LETTER_LIST_DEFAULT;
+    const byPosition = new Map<bigint, DeadLetter>();
+    for (const d of this.scanDeadLetters()) byPosition.set(d.position, d);
+    for (const d of this.uncommittedDeadLetters.values()) byPosition.set(d.position, d);
+    return [...byPosition.values()]
+      .filter((d) => opts.status === undefined || d.status === opts.status)
+      .sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))
+      .slice(0, limit);
+  }
+
+  private scanDeadLetters(): DeadLetter[] {
+    const t = this.deadLetters;
+    return t.table.scanRows().map((row) => deadLetterFromRow(t.fields, row));
+  }
+
+  /**
+   * Re-runs the pipeline (current contracts and bindings) on open dead letters — all, or those
+   * with the given positions. A success is written to its tables and the dead letter becomes
+   * 'replayed'; a failure stays open with the new reason. The target tables are committed before
+   * dead_letters, so a crash in between leaves the letter open (replayed again: at-least-once,
+   * harmless for tables ordered by the stream's seq). The sequencer is not consulted: the event's
+   * seq was consumed when it was first refused.
+   */
+  replayDeadLetters(ids?: bigint[]): { replayed: number; failed: number } {
+    this.checkOpen();
+    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    const wanted = ids ? new Set(ids) : undefined;
+    const letters = this.listDeadLetters({ status: 'open', limit: Number.MAX_SAFE_INTEGER }).filter((d) => !wanted || wanted.has(d.position));
+    const now = this.clock();
+    let replayed = 0;
+    let failed = 0;
+    const done: DeadLetter[] = [];
+    try {
+      for (const d of letters) {
+        const entry: Entry = { position: d.position, topic: d.topic, payload: d.payload, receivedAtMs: d.receivedAtMs };
+        const why = this.replayOne(entry, d);
+        if (why) {
+          failed++;
+          this.writeDeadLetter({ ...d, reason: why.reason, detail: why.detail, path: why.path ?? null }, now);
+        } else {
+          replayed++;
+          done.push(d);
+        }
+      }
+      for (const t of this.targets.values()) if (t !== this.deadLetters && t.freshness.pendingEvents > 0) this.commit(t, now);
+      for (const d of done) this.writeDeadLetter({ ...d, status: 'replayed', replayedAtMs: now }, now);
+      if (this.deadLetters.freshness.pendingEvents > 0) this.commit(this.deadLetters, now);
+    } catch (e) {
+      if (!this.failed) this.fail(e, 'replaying dead letters');
+      throw e;
+    }
+    this.openDeadLetters -= replayed;
+    this.c.replayed += replayed;
+    this.writeCheckpoint();
+    return { replayed, failed };
+  }
+
+  private replayOne(entry: Entry, d: DeadLetter): Refusal | undefined {
+    const parsed = parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site });
+    if (!parsed.ok) return parsed;
+    const check = checkEnvelopeContract(this.o.contracts, parsed.envelope);
+    if (!check.ok) return check;
+    let bindings = bindingsFor(this.o.bindings, entry.topic);
+    if (d.bindings) bindings = bindings.filter((b) => d.bindings!.includes(bindingName(b)));
+    if (bindings.length === 0) return refuse('no_binding', `no binding matches topic '${entry.topic}'${d.bindings ? ` among ${d.bindings.join(', ')}` : ''}`);
+    // Check every binding before writing any row, so a failed replay writes nothing.
+    for (const b of bindings) {
+      const r = applyBinding(b, check.envelope, this.targets.get(b.table)!.fields, { lookup: this.lookup });
+      if (!r.ok) return r;
+    }
+    const failures = this.applyBindings(entry, check.envelope, bindings, undefined);
+    return failures.length > 0 ? combine(failures) : undefined;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Status and metrics.
+
+  status(): TableStatus[] {
+    const now = this.clock();
+    const disk = this.o.diskBudget ? this.o.diskBudget.full() : undefined;
+    return [...this.targets.values()].map((t) => {
+      const f = t.freshness;
+      f.observe(now);
+      const ageMs = f.ageMs(now);
+      const s: TableStatus = {
+        table: t.name,
+        budgetMs: f.budget.budgetMs,
+        decision: f.budget.decision,
+        confirmedBy: f.budget.confirmedBy,
+        ageMs,
+        pendingEvents: f.pendingEvents,
+        lastCommitMs: f.lastCommitMs,
+        snapshotId: t.snapshotId,
+        breaches: f.breaches,
+        withinBudget: ageMs <= f.budget.budgetMs,
+      };
+      if (disk !== undefined) s.diskFull = disk;
+      return s;
+    });
+  }
+
+  health(): IngestorHealth {
+    return {
+      failure: this.failed ? this.failed.message : null,
+      diskFull: this.o.diskBudget ? this.o.diskBudget.full() : null,
+      heldEvents: this.heldPositions.size,
+      frontier: this.frontier(),
+      recoveredEvents: this.recoveredEvents,
+    };
+  }
+
+  metrics(): string {
+    const site = this.o.site;
+    const st = this.status();
+    const per = (pick: (s: TableStatus) => number) => st.map((s) => ({ labels: { site, table: s.table }, value: pick(s) }));
+    const p = new PromText()
+      .family('tilstand_ingest_table_age_ms', 'gauge', 'Age of the oldest event not yet visible in the table (0 when none pending)', per((s) => s.ageMs))
+      .family('tilstand_ingest_table_budget_ms', 'gauge', 'Freshness budget of the table', per((s) => s.budgetMs))
+      .family('tilstand_ingest_table_pending_events', 'gauge', 'Events written to the table but not committed', per((s) => s.pendingEvents))
+      .family('tilstand_ingest_table_budget_breaches_total', 'counter', 'Times the table was seen older than its budget', per((s) => s.breaches))
+      .family('tilstand_ingest_table_commits_total', 'counter', 'Commits of the table by ingest since open', st.map((s) => ({ labels: { site, table: s.table }, value: this.targets.get(s.table)!.freshness.commits })))
+      .family('tilstand_ingest_dead_letters_open', 'gauge', 'Dead letters not yet replayed', [{ labels: { site }, value: this.openDeadLetters }])
+      .family('tilstand_ingest_events_accepted_total', 'counter', 'Events journaled (acknowledged) since open', [{ labels: { site }, value: this.c.accepted }])
+      .family('tilstand_ingest_events_applied_total', 'counter', 'Events applied to their tables since open', [{ labels: { site }, value: this.c.applied }])
+      .family('tilstand_ingest_events_duplicate_total', 'counter', 'Events dropped as duplicates by (module, stream, seq)', [{ labels: { site }, value: this.c.duplicates }])
+      .family(
+        'tilstand_ingest_events_rejected_total',
+        'counter',
+        'Events refused, by dead-letter reason',
+        DEAD_LETTER_REASONS.map((reason) => ({ labels: { site, reason }, value: this.c.rejected.get(reason) ?? 0 })),
+      )
+      .family('tilstand_ingest_dead_letters_replayed_total', 'counter', 'Dead letters replayed successfully since open', [{ labels: { site }, value: this.c.replayed }])
+      .family('tilstand_ingest_resync_requests_total', 'counter', 'Resync requests published to modules', [{ labels: { site }, value: this.c.resyncs }])
+      .family('tilstand_ingest_seq_skipped_total', 'counter', 'Sequence numbers given up after gap_give_up_ms', [{ labels: { site }, value: this.c.skippedSeqs }])
+      .family('tilstand_ingest_reorder_held_events', 'gauge', 'Events waiting in the reorder buffer', [{ labels: { site }, value: this.heldPositions.size }])
+      .family('tilstand_ingest_failed', 'gauge', '1 when ingest stopped applying after an error (reopen to recover)', [{ labels: { site }, value: this.failed ? 1 : 0 }]);
+    if (this.o.diskBudget) {
+      p.family('tilstand_ingest_disk_full', 'gauge', '1 while the journal disk budget holds acknowledgements', [{ labels: { site }, value: this.o.diskBudget.full() ? 1 : 0 }]);
+    }
+    return p.toString();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Lifecycle.
+
+  /** Commits pending rows and idle tables' progress, then releases every writer. */
+  close(): void {
+    if (this.closed) return;
+    try {
+      if (!this.failed) {
+        const now = this.clock();
+        const frontier = this.frontier();
+        for (const t of this.targets.values()) {
+          if (t.freshness.pendingEvents > 0 || t.committedPosition < frontier) this.commit(t, now);
+        }
+        this.writeCheckpoint();
+      }
+    } finally {
+      this.closed = true;
+      this.releaseAll();
+    }
+  }
+
+  /**
+   * Releases every writer WITHOUT committing: what a crash leaves behind (uncommitted rows are
+   * lost, the journal keeps the events). For fault drills and tests; reopening recovers.
+   */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.releaseAll();
+  }
+
+  /** Why apply/commit stopped, or null. */
+  failure(): Error | null {
+    return this.failed;
+  }
+
+  private fail(e: unknown, what: string): void {
+    this.failed = new Error(`${what}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    this.o.onWarning?.(`ingest stopped applying (${this.failed.message}); events are still journaled; reopen to recover`);
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new Error('ingestor is closed');
+  }
+
+  private releaseAll(): void {
+    for (const c of this.readers.values()) c.reader.close();
+    this.readers.clear();
+    for (const t of this.targets.values()) t.writer.close();
+  }
+}
+
+/** One refusal for several failing bindings: the first's reason, every detail. */
+function combine(failures: { binding: string; refusal: Refusal }[]): Refusal {
+  const first = failures[0]!.refusal;
+  if (failures.length === 1) return first;
+  return { ...first, detail: failures.map((f) => f.refusal.detail).join('; ') };
+}

@@ -225,7 +225,8 @@ export function createAppStore(api: SiteApi): AppStore {
 
 // Selectors.
 export const selectOpenCount = (s: AppState): number => s.proposals.filter((p) => p.status === 'open').length;
-export const selectAlarms = (s: AppState) => s.status?.alarms ?? [];
+const NO_ALARMS: never[] = [];
+export const selectAlarms = (s: AppState) => s.status?.alarms ?? NO_ALARMS;
 export const selectIsDecider = (s: AppState): boolean => !!s.user?.roles.some((r) => r === 'shift_lead' || r === 'admin');
 export const selectIsAdmin = (s: AppState): boolean => !!s.user?.roles.includes('admin');
 const RISK_ORDER = { high: 0, medium: 1, low: 2 } as const;

@@ -36,10 +36,11 @@ export function Table({ head, children, label }: { head: ReactNode[]; children: 
 export function BudgetGauge({ ageMs, budgetMs, label }: { ageMs: number; budgetMs: number; label: string }) {
   const t = useT();
   const over = ageMs > budgetMs;
-  const pct = Math.min(100, Math.round((ageMs / Math.max(1, budgetMs)) * 100));
+  // 100 = the budget; the scale runs to 150 % so an overrun is visible as such.
+  const pct = Math.min(150, Math.round((ageMs / Math.max(1, budgetMs)) * 100));
   return (
     <div className={`gauge ${over ? 'gauge-over' : ''}`}>
-      <meter min={0} max={100} value={pct} aria-label={label} />
+      <meter min={0} max={150} low={75} high={100} optimum={0} value={pct} aria-label={label} />
       <span className="gauge-text">{over ? `⚠ ${t('tables.breach')}` : t('tables.within')}</span>
     </div>
   );

@@ -1,6 +1,6 @@
-// The `tilstand` dispatcher in-process: help, unknown commands, `start`, and `table …` handed on.
+// The `tilstand` dispatcher in-process: help, unknown commands, `start` refusals, and `table …` handed on.
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -30,7 +30,7 @@ describe('tilstand', () => {
       const r = await run(h);
       expect(r.code).toBe(0);
       expect(r.err).toBe('');
-      for (const c of ['start', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop']) {
+      for (const c of ['start', 'init', 'status', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop']) {
         expect(r.out).toContain(`tilstand ${c}`);
       }
       expect(r.out).toContain('exit codes');
@@ -48,23 +48,16 @@ describe('tilstand', () => {
     expect(none.err).toContain('no command given');
   });
 
-  it('start prints a notice, never fails, and lists what exists', async () => {
-    const plain = await run(['start']);
-    expect(plain.code).toBe(0);
-    expect(plain.out).toContain('not built yet');
-    expect(plain.out).toContain('tilstand table');
-    expect((await run(['start', '--what', '--data'])).code).toBe(0);
-    const missing = await run(['start', `--data=${join(dir, 'nope')}`]);
-    expect(missing.code).toBe(0);
-    expect(missing.out).toContain('does not exist yet');
-
-    const schema = join(dir, 's.json');
-    writeFileSync(schema, JSON.stringify({ fields: [{ name: 'k', type: 'INT' }], primaryKeys: ['k'] }));
-    const wh = join(dir, 'warehouse');
-    expect((await run(['table', 'create', 'site_1.stock', '--schema', schema, '--warehouse', wh])).code).toBe(0);
-    const data = await run(['start', '--data', dir, '--demo', '--port', '8080']);
-    expect(data.code).toBe(0);
-    expect(data.out).toContain('site_1: stock');
+  it('start refuses a directory that is not a site (without --demo) and names the fix', async () => {
+    const missing = await run(['start', '--data', join(dir, 'nope'), '--mqtt-port', '0', '--http-port', '0']);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/^tilstand: .* is not a Tilstand data directory .*tilstand init/);
+    const bad = await run(['start', '--data', dir, '--mqtt-port', 'x']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("option '--mqtt-port': expected a port number");
+    const status = await run(['status', '--data', join(dir, 'nope')]);
+    expect(status.code).toBe(1);
+    expect(status.err).toContain('tilstand init');
   });
 
   it('hands `table …` to the table command line', async () => {

@@ -1,23 +1,31 @@
 // The `tilstand` command's dispatcher (bin/tilstand.mjs calls `main`). It returns the exit code
 // rather than exiting, and takes its streams as an argument, so tests run it in-process.
 //
-//   tilstand table …   the table store's command line (core/lsm/cli)
-//   tilstand start …   the site runtime (a notice for now; see start.ts)
-//   tilstand help      usage of every command
-// An unknown command prints the usage to stderr and exits 2.
+//   tilstand table …        the table store's command line (core/lsm/cli)
+//   tilstand start …        run the site (start.ts)
+//   tilstand init|status|contracts|deadletters|users|demo …   site commands (site-commands.ts)
+//   tilstand help           usage of every command
+// An unknown command prints the usage to stderr and exits 2. A failing site command prints
+// `tilstand: <message>` and exits with the code of its error (CliError), 2 for a config error,
+// 5 otherwise.
 
-import { EXIT } from '../../lsm/cli/args.ts';
+import { CliError, EXIT } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { runTableCli, tableUsage, writeError } from '../../lsm/cli/table-cli.ts';
-import { startNotice } from './start.ts';
+import { ConfigError } from '../config.ts';
+import { ControlError } from '../control.ts';
+import { SiteError } from '../site.ts';
+import { runContracts, runDeadLetters, runDemo, runInit, runStatus, runUsers, siteUsage } from './site-commands.ts';
+import { runStart, startUsage } from './start.ts';
 
 export type { CliIO } from '../../lsm/cli/output.ts';
 
 function usage(): string[] {
   return [
-    'usage: tilstand <command> …',
+    'usage: tilstand <command> …   (--data defaults to ./tilstand-data)',
     '',
-    '  tilstand start [--data <dir>] [--demo]   run the site (not built yet: prints what exists)',
+    ...startUsage,
+    ...siteUsage,
     '  tilstand table <command> …               the table store, see below',
     '  tilstand help                            this text',
     '',
@@ -44,22 +52,41 @@ const processIO = (): CliIO => ({
   stderr: process.stderr,
 });
 
+const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> = {
+  start: runStart,
+  init: runInit,
+  status: runStatus,
+  contracts: runContracts,
+  deadletters: runDeadLetters,
+  users: runUsers,
+  demo: runDemo,
+};
+
+function exitCodeOf(e: unknown): number {
+  if (e instanceof CliError) return e.exitCode;
+  if (e instanceof ConfigError) return EXIT.usage;
+  if (e instanceof SiteError) return e.kind === 'AlreadyRunning' ? EXIT.conflict : e.kind === 'NotInitialized' ? EXIT.notFound : EXIT.io;
+  if (e instanceof ControlError) return e.kind === 'InvalidArgument' || e.kind === 'UnknownOp' ? EXIT.usage : EXIT.io;
+  return EXIT.io;
+}
+
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   const [command, ...rest] = argv;
-  switch (command) {
-    case 'table':
-      return runTableCli(rest, io);
-    case 'start':
-      await print(io.stdout, startNotice(rest));
-      return EXIT.ok;
-    case 'help':
-    case '--help':
-    case '-h':
-      await print(io.stdout, usage());
-      return EXIT.ok;
-    default:
-      await writeError(io, command === undefined ? 'no command given' : `unknown command '${command}'`);
-      await print(io.stderr, ['', ...usage()]);
-      return EXIT.usage;
+  if (command === 'table') return runTableCli(rest, io);
+  if (command === 'help' || command === '--help' || command === '-h') {
+    await print(io.stdout, usage());
+    return EXIT.ok;
+  }
+  const run = command === undefined ? undefined : Object.hasOwn(SITE_COMMANDS, command) ? SITE_COMMANDS[command] : undefined;
+  if (!run) {
+    await writeError(io, command === undefined ? 'no command given' : `unknown command '${command}'`);
+    await print(io.stderr, ['', ...usage()]);
+    return EXIT.usage;
+  }
+  try {
+    return await run(rest, io);
+  } catch (e) {
+    await writeError(io, (e as Error).message);
+    return exitCodeOf(e);
   }
 }

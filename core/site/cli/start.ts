@@ -1,56 +1,64 @@
-// `tilstand start`, for now: the site runtime (ingest, agents, inbox, sync, the UI server) is not
-// built yet, so this prints a notice saying so and what exists, and exits 0. It must never fail:
-// every argument is accepted and every look at the data directory is best effort.
-// Another piece of work replaces this file with the real runtime.
+// `tilstand start [--data <dir>] [--headless] [--demo] [--mqtt-port <n>] [--http-port <n>]`:
+// runs the site until SIGINT or SIGTERM (or a `stop` on the control socket), then stops it
+// cleanly and exits 0. Prints where the broker and the HTTP server listen (the bound ports, so
+// `--mqtt-port 0 --http-port 0` is useful). The UI comes later: `--headless` is accepted and
+// the output says so.
 
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { Catalog } from '../../lsm/index.ts';
+import { EXIT, parseArgs, type FlagSpecs } from '../../lsm/cli/args.ts';
+import { Site } from '../site.ts';
+import { dataDir, nextSignal, port, positiveInt, print, type CliIO } from './common.ts';
 
-/** The notice's lines; `argv` is everything after `start`. */
-export function startNotice(argv: readonly string[]): string[] {
-  let data: string | undefined;
-  let demo = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--demo') demo = true;
-    else if (a === '--data' && i + 1 < argv.length) data = argv[++i];
-    else if (a.startsWith('--data=')) data = a.slice('--data='.length);
-  }
-  const lines = [
-    'tilstand start: the site runtime is not built yet — nothing was started.',
-    '  (MQTT ingest, the work-queue agent, the approval inbox, HQ sync and the UI server come later.)',
-  ];
-  if (demo) lines.push('  --demo: there is no demo site yet.');
-  lines.push('', 'What exists now:');
-  lines.push('  tilstand table …    the table store (Paimon format): create, put, scan, get, snapshots, tags,');
-  lines.push('                      compact, expire, inspect, list, drop — see `tilstand table --help`');
-  if (data !== undefined) {
-    lines.push('', ...describeDataDir(resolve(data)));
-  }
-  return lines;
-}
+export const START_FLAGS: FlagSpecs = {
+  data: { type: 'string', value: '<dir>' },
+  headless: { type: 'boolean' },
+  demo: { type: 'boolean' },
+  'mqtt-port': { type: 'string', value: '<n>' },
+  'http-port': { type: 'string', value: '<n>' },
+  'demo-seed': { type: 'string', value: '<n>' },
+  'demo-step-ms': { type: 'string', value: '<ms>' },
+};
 
-function describeDataDir(dir: string): string[] {
-  try {
-    if (!existsSync(dir)) return [`Data directory ${dir}: does not exist yet.`];
-    const warehouse = join(dir, 'warehouse');
-    if (!existsSync(warehouse)) return [`Data directory ${dir}: no warehouse/ yet.`];
-    const catalog = new Catalog(warehouse);
-    const dbs = catalog.listDatabases();
-    const lines = [`Data directory ${dir}: warehouse ${warehouse} with ${dbs.length} database${dbs.length === 1 ? '' : 's'}.`];
-    for (const db of dbs) {
-      let tables: string[] = [];
-      try {
-        tables = catalog.listTables(db);
-      } catch {
-        // best effort
-      }
-      lines.push(`  ${db}: ${tables.length === 0 ? '(no tables)' : tables.join(', ')}`);
-    }
-    lines.push(`  read them with: tilstand table scan <db>.<table> --warehouse ${warehouse}`);
-    return lines;
-  } catch (e) {
-    return [`Data directory ${dir}: could not be read (${(e as Error).message}).`];
+export const startUsage = [
+  '  tilstand start [--data <dir>] [--demo] [--headless] [--mqtt-port <n>] [--http-port <n>]',
+  '                                           run the site until Ctrl-C (--demo: a demo site with simulated modules;',
+  '                                           port 0 = any free port)',
+];
+
+export async function runStart(argv: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(argv, START_FLAGS, 'start');
+  if (a.help) {
+    await print(io.stdout, ['usage:', ...startUsage]);
+    return EXIT.ok;
   }
+  const data = dataDir(a.string('data'));
+  const demo = a.boolean('demo');
+  const mqttPort = port(a.string('mqtt-port'), 'mqtt-port');
+  const httpPort = port(a.string('http-port'), 'http-port');
+  const seed = positiveInt(a.string('demo-seed'), 'demo-seed');
+  const stepMs = positiveInt(a.string('demo-step-ms'), 'demo-step-ms');
+  const signal = nextSignal();
+  const site = await Site.start({
+    data,
+    demo,
+    ...(mqttPort !== undefined ? { mqttPort } : {}),
+    ...(httpPort !== undefined ? { httpPort } : {}),
+    ...(seed !== undefined ? { demoSeed: seed } : {}),
+    ...(stepMs !== undefined ? { demoStepMs: stepMs } : {}),
+    log: (line) => io.stderr.write(`tilstand: ${line}\n`),
+  });
+  const b = site.config.broker;
+  await print(io.stdout, [
+    `tilstand: site ${site.config.site} running from ${data}`,
+    `  mqtt:    ${site.mqttUrl}${b.mode === 'embedded' ? ' (embedded broker)' : ' (external broker)'}`,
+    `  http:    ${site.httpUrl}/metrics  ${site.httpUrl}/healthz`,
+    `  control: ${site.controlSocketPath ?? '(none)'}`,
+    `  ui:      none yet${a.boolean('headless') ? ' (--headless)' : ''} — the floor UI comes later; use \`tilstand status --data ${data}\``,
+    ...(demo ? ['  demo:    simulated operations, inventory, commerce and procurement modules are publishing'] : []),
+    '  stop with Ctrl-C (SIGINT) or SIGTERM',
+  ]);
+  const why = await Promise.race([signal.then((s) => `received ${s}`), site.stopped.then(() => 'stopped through the control socket')]);
+  await print(io.stdout, [`tilstand: ${why}; stopping`]);
+  await site.stop();
+  await print(io.stdout, ['tilstand: stopped cleanly']);
+  return EXIT.ok;
 }

@@ -1,0 +1,108 @@
+// UserStore over a real site.db file: roles, PIN/password/badge sign-in, lockout, disable, names.
+
+import Database from 'better-sqlite3';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UserError, UserStore, nameProblem } from './users.ts';
+
+const FAST = { N: 1 << 10, r: 8, p: 1 }; // the hash's cost is not under test here
+
+let dir: string;
+let db: Database.Database;
+let now = 1_000_000;
+const store = (o = {}) => new UserStore(db, { scrypt: FAST, nowMs: () => now, failuresMax: 3, lockoutMs: 60_000, ...o });
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-users-'));
+  db = new Database(join(dir, 'site.db'));
+  db.pragma('journal_mode = WAL');
+  now = 1_000_000;
+});
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('UserStore', () => {
+  it('adds users with each role and lists them; refuses unknown roles and duplicates', async () => {
+    const u = store();
+    for (const role of ['viewer', 'operator', 'shift_lead', 'admin'] as const) await u.add({ name: `u-${role}`, role, pin: '1234' });
+    expect(u.list().map((x) => [x.name, x.role])).toEqual([
+      ['u-admin', 'admin'],
+      ['u-operator', 'operator'],
+      ['u-shift_lead', 'shift_lead'],
+      ['u-viewer', 'viewer'],
+    ]);
+    await expect(u.add({ name: 'x', role: 'boss' as never, pin: '1234' })).rejects.toThrow(/role: expected one of viewer, operator, shift_lead, admin/);
+    await expect(u.add({ name: 'u-admin', role: 'admin', pin: '1234' })).rejects.toMatchObject({ kind: 'AlreadyExists' });
+    await expect(u.add({ name: 'y', role: 'viewer', pin: '12' })).rejects.toThrow(/PIN: expected 4 to 12 digits/);
+    await expect(u.add({ name: 'y', role: 'viewer' })).rejects.toThrow(/at least one of a PIN, a password or a badge/);
+  });
+
+  it('refuses names with .., slashes or control characters', async () => {
+    const u = store();
+    for (const bad of ['../etc', 'a/b', 'a\\b', 'tab\there', 'nl\n', '', ' lead']) {
+      await expect(u.add({ name: bad, role: 'viewer', pin: '1234' })).rejects.toBeInstanceOf(UserError);
+    }
+    expect(nameProblem('a..b')).toMatch(/'\.\.'/);
+    expect(nameProblem('Åse Nilsen')).toBeUndefined();
+  });
+
+  it('verifies PINs and passwords, and stores neither in plaintext', async () => {
+    const u = store();
+    await u.add({ name: 'kari', role: 'shift_lead', pin: '4711', password: 'correct horse' });
+    expect(await u.verifyPin('kari', '4711')).toMatchObject({ ok: true, user: { name: 'kari', role: 'shift_lead' } });
+    expect(await u.verifyPassword('kari', 'correct horse')).toMatchObject({ ok: true });
+    expect(await u.verifyPin('kari', '0000')).toMatchObject({ ok: false, reason: 'wrong', failuresLeft: 2 });
+    expect(await u.verifyPin('nobody', '4711')).toMatchObject({ ok: false, reason: 'unknown' });
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const bytes = readFileSync(join(dir, 'site.db')).toString('latin1');
+    expect(bytes).not.toContain('4711');
+    expect(bytes).not.toContain('correct horse');
+    expect(bytes).toContain('scrypt$');
+  });
+
+  it('locks a user after failuresMax wrong PINs for lockoutMs, then lets them in again', async () => {
+    const u = store();
+    await u.add({ name: 'ola', role: 'operator', pin: '2468' });
+    expect(await u.verifyPin('ola', '0000')).toMatchObject({ reason: 'wrong', failuresLeft: 2 });
+    expect(await u.verifyPin('ola', '0000')).toMatchObject({ reason: 'wrong', failuresLeft: 1 });
+    expect(await u.verifyPin('ola', '0000')).toEqual({ ok: false, reason: 'locked', lockedUntilMs: now + 60_000 });
+    // Even the right PIN is refused while locked.
+    expect(await u.verifyPin('ola', '2468')).toMatchObject({ ok: false, reason: 'locked' });
+    expect(u.get('ola')!.lockedUntilMs).toBe(now + 60_000);
+    now += 60_001;
+    expect(await u.verifyPin('ola', '2468')).toMatchObject({ ok: true });
+    expect(u.get('ola')!.lockedUntilMs).toBeNull();
+    // A success resets the count.
+    await u.verifyPin('ola', '0000');
+    await u.verifyPin('ola', '2468');
+    expect(await u.verifyPin('ola', '0000')).toMatchObject({ reason: 'wrong', failuresLeft: 2 });
+  });
+
+  it('signs in by badge, refuses a badge used twice, and disabled users by any means', async () => {
+    const u = store();
+    await u.add({ name: 'per', role: 'operator', badge: 'RFID-00A1B2C3' });
+    await u.add({ name: 'lise', role: 'viewer', pin: '1357', badge: 'RFID-FFEE' });
+    expect(await u.signInWithBadge('RFID-00A1B2C3')).toMatchObject({ ok: true, user: { name: 'per' } });
+    expect(await u.signInWithBadge('RFID-nope')).toEqual({ ok: false, reason: 'unknown' });
+    await expect(u.add({ name: 'eve', role: 'admin', badge: 'RFID-FFEE' })).rejects.toMatchObject({ kind: 'AlreadyExists', field: 'badge' });
+    u.disable('lise');
+    expect(await u.signInWithBadge('RFID-FFEE')).toEqual({ ok: false, reason: 'disabled' });
+    expect(await u.verifyPin('lise', '1357')).toEqual({ ok: false, reason: 'disabled' });
+    expect(u.get('lise')).toMatchObject({ disabled: true, hasBadge: true, hasPin: true });
+    expect(() => u.disable('ghost')).toThrow(/does not exist/);
+    // The badge salt survives reopening: the same badge still finds its user.
+    expect(await store().signInWithBadge('RFID-00A1B2C3')).toMatchObject({ ok: true });
+  });
+
+  it('hashes with the slow default parameters unless told otherwise', async () => {
+    const u = new UserStore(db);
+    await u.add({ name: 'slow', role: 'viewer', pin: '9999' });
+    const h = db.prepare('SELECT pin_hash FROM users').pluck().get() as string;
+    expect(h).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(await u.verifyPin('slow', '9999')).toMatchObject({ ok: true });
+  });
+});

@@ -1,0 +1,269 @@
+// Users of the floor PC and the admin screens, kept in `<data>/site.db` (table `users`).
+//
+// A user has a name (the key, shown on every decision they make), a role, and up to three ways to
+// sign in: a PIN (4–12 digits, for the touch screen), a password (admin screens), a badge string
+// (what a card reader types). Every secret is stored as a slow salted scrypt hash
+// (secret-hash.ts); badges are hashed with a per-site salt so they can be looked up by value.
+//
+// Lockout: `failuresMax` wrong PINs/passwords in a row lock the user for `lockoutMs`; a correct
+// one resets the count. A locked or disabled user cannot sign in by any means.
+//
+// Concurrency: one better-sqlite3 connection, owned by the caller (the site). Hashing is async
+// (libuv's pool), so verification never blocks the event loop for the hash; counters are updated
+// with single UPDATE statements, so two verifications racing each count.
+// Invariants: no plaintext secret is ever written; a name is never reused for another user (a
+// disabled user stays, so the decisions signed with the name keep meaning).
+
+import type Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_SCRYPT, hashSecret, lookupHash, verifySecret, type ScryptParams } from './secret-hash.ts';
+
+export const ROLES = ['viewer', 'operator', 'shift_lead', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface User {
+  readonly name: string;
+  readonly role: Role;
+  readonly disabled: boolean;
+  readonly hasPin: boolean;
+  readonly hasPassword: boolean;
+  readonly hasBadge: boolean;
+  readonly createdAtMs: number;
+  readonly lastSignInMs: number | null;
+  /** Set while the user is locked out after too many failures. */
+  readonly lockedUntilMs: number | null;
+}
+
+export interface NewUser {
+  name: string;
+  role: Role;
+  pin?: string;
+  password?: string;
+  badge?: string;
+}
+
+export type SignInResult =
+  | { readonly ok: true; readonly user: User }
+  | { readonly ok: false; readonly reason: 'unknown' | 'disabled' | 'wrong' | 'no_secret'; readonly failuresLeft?: number }
+  | { readonly ok: false; readonly reason: 'locked'; readonly lockedUntilMs: number };
+
+export interface UserStoreOptions {
+  /** Wrong PINs/passwords in a row before the user is locked. */
+  failuresMax?: number;
+  /** How long a lockout lasts. */
+  lockoutMs?: number;
+  nowMs?: () => number;
+  scrypt?: ScryptParams;
+}
+
+export type UserErrorKind = 'InvalidArgument' | 'AlreadyExists' | 'NotFound';
+
+export class UserError extends Error {
+  readonly kind: UserErrorKind;
+  readonly field: string;
+  constructor(kind: UserErrorKind, field: string, message: string) {
+    super(message);
+    this.name = `UserError(${kind})`;
+    this.kind = kind;
+    this.field = field;
+  }
+}
+
+/** Why `value` cannot be a name that ends up in paths, logs and topics; undefined when it can. */
+export function nameProblem(value: unknown, maxChars = 64): string | undefined {
+  if (typeof value !== 'string' || value.length === 0) return 'expected a non-empty string';
+  if (value.length > maxChars) return `expected at most ${maxChars} characters, got ${value.length}`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) return 'must not contain control characters';
+  if (value.includes('/') || value.includes('\\')) return 'must not contain a slash';
+  if (value.includes('..')) return "must not contain '..'";
+  if (value.trim() !== value) return 'must not start or end with a space';
+  return undefined;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS users (
+  name TEXT PRIMARY KEY,
+  role TEXT NOT NULL CHECK (role IN ('viewer', 'operator', 'shift_lead', 'admin')),
+  pin_hash TEXT,
+  password_hash TEXT,
+  badge_hash TEXT UNIQUE,
+  disabled INTEGER NOT NULL DEFAULT 0,
+  failed_attempts INTEGER NOT NULL DEFAULT 0,
+  locked_until_ms INTEGER,
+  created_at_ms INTEGER NOT NULL,
+  last_sign_in_ms INTEGER
+);
+CREATE TABLE IF NOT EXISTS site_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+`;
+
+interface Row {
+  name: string;
+  role: Role;
+  pin_hash: string | null;
+  password_hash: string | null;
+  badge_hash: string | null;
+  disabled: number;
+  failed_attempts: number;
+  locked_until_ms: number | null;
+  created_at_ms: number;
+  last_sign_in_ms: number | null;
+}
+
+const PIN = /^[0-9]{4,12}$/;
+const PASSWORD_CHARS_MIN = 8;
+const SECRET_CHARS_MAX = 256;
+
+export class UserStore {
+  private readonly db: Database.Database;
+  private readonly failuresMax: number;
+  private readonly lockoutMs: number;
+  private readonly now: () => number;
+  private readonly params: ScryptParams;
+  private readonly badgeSalt: Buffer;
+  /** A hash to spend the same time on for unknown names, so timing does not tell names apart. */
+  private dummy: Promise<string> | undefined;
+
+  constructor(db: Database.Database, options: UserStoreOptions = {}) {
+    this.db = db;
+    this.failuresMax = options.failuresMax ?? 5;
+    this.lockoutMs = options.lockoutMs ?? 15 * 60_000;
+    if (!Number.isSafeInteger(this.failuresMax) || this.failuresMax < 1) throw new UserError('InvalidArgument', 'failuresMax', `failuresMax: expected an integer ≥ 1, got ${this.failuresMax}`);
+    if (!Number.isSafeInteger(this.lockoutMs) || this.lockoutMs < 0) throw new UserError('InvalidArgument', 'lockoutMs', `lockoutMs: expected an integer ≥ 0, got ${this.lockoutMs}`);
+    this.now = options.nowMs ?? Date.now;
+    this.params = options.scrypt ?? DEFAULT_SCRYPT;
+    db.exec(SCHEMA);
+    db.prepare("INSERT OR IGNORE INTO site_meta (key, value) VALUES ('badge_salt', ?)").run(randomBytes(16).toString('base64'));
+    const salt = db.prepare("SELECT value FROM site_meta WHERE key = 'badge_salt'").pluck().get() as string;
+    this.badgeSalt = Buffer.from(salt, 'base64');
+  }
+
+  async add(u: NewUser): Promise<User> {
+    const problem = nameProblem(u.name);
+    if (problem) throw new UserError('InvalidArgument', 'name', `user name ${JSON.stringify(u.name)}: ${problem}`);
+    if (!(ROLES as readonly string[]).includes(u.role)) throw new UserError('InvalidArgument', 'role', `role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(u.role)}`);
+    if (u.pin === undefined && u.password === undefined && u.badge === undefined) {
+      throw new UserError('InvalidArgument', 'pin', `user '${u.name}': expected at least one of a PIN, a password or a badge`);
+    }
+    if (u.pin !== undefined && !PIN.test(u.pin)) throw new UserError('InvalidArgument', 'pin', 'PIN: expected 4 to 12 digits');
+    if (u.password !== undefined && (u.password.length < PASSWORD_CHARS_MIN || u.password.length > SECRET_CHARS_MAX)) {
+      throw new UserError('InvalidArgument', 'password', `password: expected ${PASSWORD_CHARS_MIN} to ${SECRET_CHARS_MAX} characters`);
+    }
+    if (u.badge !== undefined && (u.badge.length < 4 || u.badge.length > SECRET_CHARS_MAX)) {
+      throw new UserError('InvalidArgument', 'badge', `badge: expected 4 to ${SECRET_CHARS_MAX} characters`);
+    }
+    if (this.row(u.name)) throw new UserError('AlreadyExists', 'name', `user '${u.name}' already exists`);
+    const [pinHash, passwordHash, badgeHash] = await Promise.all([
+      u.pin === undefined ? null : hashSecret(u.pin, this.params),
+      u.password === undefined ? null : hashSecret(u.password, this.params),
+      u.badge === undefined ? null : lookupHash(u.badge, this.badgeSalt, this.params),
+    ]);
+    if (badgeHash !== null && this.db.prepare('SELECT 1 FROM users WHERE badge_hash = ?').get(badgeHash)) {
+      throw new UserError('AlreadyExists', 'badge', 'that badge already belongs to another user');
+    }
+    try {
+      this.db
+        .prepare('INSERT INTO users (name, role, pin_hash, password_hash, badge_hash, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(u.name, u.role, pinHash, passwordHash, badgeHash, this.now());
+    } catch (e) {
+      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new UserError('AlreadyExists', 'name', `user '${u.name}' already exists`);
+      throw e;
+    }
+    return this.get(u.name)!;
+  }
+
+  get(name: string): User | undefined {
+    const r = this.row(name);
+    return r && this.toUser(r);
+  }
+
+  list(): User[] {
+    return (this.db.prepare('SELECT * FROM users ORDER BY name').all() as Row[]).map((r) => this.toUser(r));
+  }
+
+  count(): number {
+    return Number(this.db.prepare('SELECT COUNT(*) FROM users').pluck().get());
+  }
+
+  /** Disables a user (kept, so the name stays attached to their decisions). */
+  disable(name: string): User {
+    const info = this.db.prepare('UPDATE users SET disabled = 1 WHERE name = ?').run(name);
+    if (info.changes === 0) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
+    return this.get(name)!;
+  }
+
+  verifyPin(name: string, pin: string): Promise<SignInResult> {
+    return this.verify(name, 'pin_hash', pin);
+  }
+
+  verifyPassword(name: string, password: string): Promise<SignInResult> {
+    return this.verify(name, 'password_hash', password);
+  }
+
+  /** Sign-in by badge string: finds the user whose badge hashes equal. */
+  async signInWithBadge(badge: string): Promise<SignInResult> {
+    if (typeof badge !== 'string' || badge.length === 0 || badge.length > SECRET_CHARS_MAX) return { ok: false, reason: 'unknown' };
+    const h = await lookupHash(badge, this.badgeSalt, this.params);
+    const r = this.db.prepare('SELECT * FROM users WHERE badge_hash = ?').get(h) as Row | undefined;
+    if (!r) return { ok: false, reason: 'unknown' };
+    const blocked = this.blocked(r);
+    if (blocked) return blocked;
+    return this.succeed(r.name);
+  }
+
+  private async verify(name: string, column: 'pin_hash' | 'password_hash', secret: string): Promise<SignInResult> {
+    const r = typeof name === 'string' ? this.row(name) : undefined;
+    if (typeof secret !== 'string' || secret.length > SECRET_CHARS_MAX) return { ok: false, reason: 'wrong' };
+    if (!r) {
+      this.dummy ??= hashSecret('not-a-user', this.params);
+      await verifySecret(secret, await this.dummy);
+      return { ok: false, reason: 'unknown' };
+    }
+    const blocked = this.blocked(r);
+    if (blocked) return blocked;
+    const stored = r[column];
+    if (stored === null) return { ok: false, reason: 'no_secret' };
+    if (await verifySecret(secret, stored)) return this.succeed(r.name);
+    // Count the failure; the row that reaches failuresMax starts the lockout and resets the count.
+    const now = this.now();
+    const failed = Number(
+      this.db.prepare('UPDATE users SET failed_attempts = failed_attempts + 1 WHERE name = ? RETURNING failed_attempts').pluck().get(r.name),
+    );
+    if (failed >= this.failuresMax) {
+      const until = now + this.lockoutMs;
+      this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = ? WHERE name = ?').run(until, r.name);
+      return { ok: false, reason: 'locked', lockedUntilMs: until };
+    }
+    return { ok: false, reason: 'wrong', failuresLeft: this.failuresMax - failed };
+  }
+
+  private blocked(r: Row): SignInResult | undefined {
+    if (r.disabled) return { ok: false, reason: 'disabled' };
+    if (r.locked_until_ms !== null && r.locked_until_ms > this.now()) return { ok: false, reason: 'locked', lockedUntilMs: r.locked_until_ms };
+    return undefined;
+  }
+
+  private succeed(name: string): SignInResult {
+    this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = NULL, last_sign_in_ms = ? WHERE name = ?').run(this.now(), name);
+    return { ok: true, user: this.get(name)! };
+  }
+
+  private row(name: string): Row | undefined {
+    return this.db.prepare('SELECT * FROM users WHERE name = ?').get(name) as Row | undefined;
+  }
+
+  private toUser(r: Row): User {
+    const locked = r.locked_until_ms !== null && r.locked_until_ms > this.now() ? Number(r.locked_until_ms) : null;
+    return {
+      name: r.name,
+      role: r.role,
+      disabled: r.disabled !== 0,
+      hasPin: r.pin_hash !== null,
+      hasPassword: r.password_hash !== null,
+      hasBadge: r.badge_hash !== null,
+      createdAtMs: Number(r.created_at_ms),
+      lastSignInMs: r.last_sign_in_ms === null ? null : Number(r.last_sign_in_ms),
+      lockedUntilMs: locked,
+    };
+  }
+}

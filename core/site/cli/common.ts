@@ -1,0 +1,68 @@
+// Helpers shared by the site commands: printing, the data directory flag, signals, and "is a
+// site running here" (its control socket answers).
+
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
+import { CliError, EXIT } from '../../lsm/cli/args.ts';
+import { DEFAULT_DATA_DIR, dataPaths } from '../config.ts';
+import { socketAnswers } from '../control.ts';
+
+export async function print(out: NodeJS.WritableStream, lines: readonly string[]): Promise<void> {
+  const w = new LineWriter(out);
+  try {
+    await w.lines(lines);
+    await w.end();
+  } catch {
+    // the reader went away
+  }
+}
+
+export const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : Buffer.isBuffer(x) ? x.toString('utf8') : x), 2);
+
+export function dataDir(value: string | undefined): string {
+  return resolve(value ?? DEFAULT_DATA_DIR);
+}
+
+/** The data directory of an initialized site, or a CliError naming what is missing. */
+export function existingDataDir(value: string | undefined): string {
+  const data = dataDir(value);
+  if (!existsSync(dataPaths(data).config)) {
+    throw new CliError(EXIT.notFound, `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${value ?? '<dir>'} --site <id>\` first`);
+  }
+  return data;
+}
+
+/** The control socket of a site running on `data`, or undefined when none answers. */
+export async function runningSocket(data: string): Promise<string | undefined> {
+  const path = dataPaths(data).controlSocket;
+  return existsSync(path) && (await socketAnswers(path)) ? path : undefined;
+}
+
+/** Resolves with the name of the first SIGINT or SIGTERM (handlers removed afterwards). */
+export function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (s: NodeJS.Signals) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(s);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+export function port(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new CliError(EXIT.usage, `option '--${flag}': expected a port number from 0 to 65535, got '${value}'`);
+  return n;
+}
+
+export function positiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new CliError(EXIT.usage, `option '--${flag}': expected a whole number, got '${value}'`);
+  return Number(value);
+}
+
+export type { CliIO };

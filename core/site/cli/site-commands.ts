@@ -1,0 +1,261 @@
+// The site's commands other than `start`: init, status, contracts, deadletters, users, demo.
+// Commands that change a running site go through its control socket; when no site runs they
+// work on the directory (the CLI then owns the tables' writer locks for the moment it runs).
+
+import { readFileSync } from 'node:fs';
+import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
+import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
+import { Catalog } from '../../lsm/index.ts';
+import { ROLES, UserStore, type Role } from '../../inbox/users.ts';
+import { dataPaths, readConfig } from '../config.ts';
+import { controlRequest } from '../control.ts';
+import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
+import { initDataDir, InitError } from '../init.ts';
+import { openIngest } from '../open-ingest.ts';
+import { openSiteDb } from '../site-db.ts';
+import { formatStatus, statusFromDirectory, type SiteStatus } from '../status.ts';
+import { dataDir, existingDataDir, json, nextSignal, positiveInt, print, runningSocket, type CliIO } from './common.ts';
+
+export const siteUsage = [
+  '  tilstand init --data <dir> --site <id> [--admin <name> --pin <pin>]',
+  '                                           make a new data directory (layout, seed contracts, credentials)',
+  '  tilstand status [--data <dir>] [--json]  freshness of each table vs its budget, dead letters, broker',
+  '  tilstand contracts list [--data <dir>]   registered event contracts',
+  '  tilstand contracts add --file <contract.json> [--data <dir>]',
+  '  tilstand deadletters list [--data <dir>] [--status open|replayed] [--limit <n>] [--json]',
+  '  tilstand deadletters replay [--data <dir>] [--id <position>]…',
+  '  tilstand users list [--data <dir>]',
+  '  tilstand users add --name <name> --role viewer|operator|shift_lead|admin [--pin <pin>] [--password <pw>] [--badge <text>] [--data <dir>]',
+  '  tilstand users disable --name <name> [--data <dir>]',
+  '  tilstand demo --mqtt-url <url> [--data <dir>] [--seed <n>] [--step-ms <ms>]',
+  '                                           run only the simulated modules against a broker',
+];
+
+const DATA: FlagSpecs = { data: { type: 'string', value: '<dir>' } };
+
+async function withHelp(argv: string[], specs: FlagSpecs, command: string, io: CliIO): Promise<ParsedArgs | undefined> {
+  const a = parseArgs(argv, specs, command);
+  if (a.help) {
+    await print(io.stdout, ['usage:', ...siteUsage.filter((l) => l.includes(`tilstand ${command.split(' ')[0]}`))]);
+    return undefined;
+  }
+  return a;
+}
+
+export async function runInit(argv: string[], io: CliIO): Promise<number> {
+  const a = await withHelp(argv, { ...DATA, site: { type: 'string', value: '<id>' }, admin: { type: 'string', value: '<name>' }, pin: { type: 'string', value: '<pin>' } }, 'init', io);
+  if (!a) return EXIT.ok;
+  const admin = a.string('admin');
+  const pin = a.string('pin');
+  if ((admin === undefined) !== (pin === undefined)) throw new CliError(EXIT.usage, "options '--admin' and '--pin' go together");
+  try {
+    const r = await initDataDir({ data: dataDir(a.string('data')), site: a.required('site'), ...(admin !== undefined ? { admin: { name: admin, pin: pin! } } : {}) });
+    await print(io.stdout, [
+      `initialized site ${r.config.site} in ${r.data}`,
+      `  module broker passwords: ${r.secretsPath} (mode 0600; hand them to the module installers, then delete the file)`,
+      ...(admin ? [`  admin user: ${admin}`] : ['  no admin user yet: tilstand users add --role admin …']),
+      `  start it: tilstand start --data ${r.data}`,
+    ]);
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof InitError) throw new CliError(e.kind === 'AlreadyExists' ? EXIT.conflict : EXIT.usage, e.message);
+    throw e;
+  }
+}
+
+export async function runStatus(argv: string[], io: CliIO): Promise<number> {
+  const a = await withHelp(argv, { ...DATA, json: { type: 'boolean' } }, 'status', io);
+  if (!a) return EXIT.ok;
+  const data = existingDataDir(a.string('data'));
+  const socket = await runningSocket(data);
+  const s = socket ? ((await controlRequest(socket, 'status')) as SiteStatus) : statusFromDirectory(data);
+  await print(io.stdout, a.boolean('json') ? [json(s)] : formatStatus(s));
+  return EXIT.ok;
+}
+
+export async function runContracts(argv: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  const a = await withHelp(rest, { ...DATA, file: { type: 'string', value: '<contract.json>' }, json: { type: 'boolean' } }, 'contracts', io);
+  if (!a) return EXIT.ok;
+  const data = existingDataDir(a.string('data'));
+  const socket = await runningSocket(data);
+  if (sub === 'list') {
+    const list = socket ? ((await controlRequest(socket, 'contracts.list')) as { name: string; versions: number[] }[]) : new ContractRegistry(dataPaths(data).contracts).list();
+    await print(io.stdout, a.boolean('json') ? [json(list)] : list.map((c) => `${c.name}  v${c.versions.join(', v')}`));
+    return EXIT.ok;
+  }
+  if (sub === 'add') {
+    const file = a.required('file');
+    let contract: Contract;
+    try {
+      contract = JSON.parse(readFileSync(file, 'utf8')) as Contract;
+    } catch (e) {
+      throw new CliError(EXIT.usage, `cannot read a contract from ${file}: ${(e as Error).message}`);
+    }
+    try {
+      const c = socket ? ((await controlRequest(socket, 'contracts.add', { contract })) as Contract) : new ContractRegistry(dataPaths(data).contracts).register(contract);
+      await print(io.stdout, [`registered contract ${c.name} v${c.version}${socket ? ' (in the running site)' : ''}`]);
+    } catch (e) {
+      throw new CliError(EXIT.conflict, (e as Error).message);
+    }
+    return EXIT.ok;
+  }
+  throw new CliError(EXIT.usage, `expected 'tilstand contracts list' or 'tilstand contracts add', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+}
+
+interface LetterView {
+  position: string;
+  status: string;
+  reason: string;
+  detail: string;
+  topic: string;
+  receivedAtMs: number;
+}
+
+export async function runDeadLetters(argv: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  const a = await withHelp(
+    rest,
+    { ...DATA, id: { type: 'string', multiple: true, value: '<position>' }, status: { type: 'string', value: 'open|replayed' }, limit: { type: 'string', value: '<n>' }, json: { type: 'boolean' } },
+    'deadletters',
+    io,
+  );
+  if (!a) return EXIT.ok;
+  const data = existingDataDir(a.string('data'));
+  const socket = await runningSocket(data);
+  if (sub === 'list') {
+    const status = a.string('status');
+    if (status !== undefined && status !== 'open' && status !== 'replayed') throw new CliError(EXIT.usage, `option '--status': expected open or replayed, got '${status}'`);
+    const limit = positiveInt(a.string('limit'), 'limit') ?? 100;
+    let letters: LetterView[];
+    if (socket) letters = (await controlRequest(socket, 'deadletters.list', { limit, ...(status ? { status } : {}) })) as LetterView[];
+    else {
+      const config = readConfig(data);
+      const p = dataPaths(data, config.site);
+      const catalog = new Catalog(p.warehouse);
+      const id = { database: p.database!, table: DEAD_LETTERS_TABLE_NAME };
+      letters = [];
+      if (catalog.tableExists(id)) {
+        const t = catalog.getTable(id);
+        letters = t
+          .scanRows()
+          .map((r) => deadLetterFromRow(t.schema.fields, r))
+          .filter((d) => status === undefined || d.status === status)
+          .sort((x, y) => (x.position < y.position ? -1 : 1))
+          .slice(0, limit)
+          .map((d) => ({ ...d, position: d.position.toString(), payload: d.payload.toString('utf8').slice(0, 2000) }));
+      }
+    }
+    if (a.boolean('json')) await print(io.stdout, [json(letters)]);
+    else if (letters.length === 0) await print(io.stdout, ['no dead letters']);
+    else await print(io.stdout, letters.map((d) => `${d.position}  ${d.status}  ${d.reason}  ${d.topic}  ${d.detail}`));
+    return EXIT.ok;
+  }
+  if (sub === 'replay') {
+    const ids = a.strings('id');
+    for (const i of ids) if (!/^\d+$/.test(i)) throw new CliError(EXIT.usage, `option '--id': expected a journal position (a whole number), got '${i}'`);
+    let r: { replayed: number; failed: number };
+    if (socket) r = (await controlRequest(socket, 'deadletters.replay', ids.length > 0 ? { ids } : {})) as typeof r;
+    else {
+      const ingest = openIngest(data, readConfig(data));
+      try {
+        r = ingest.ingestor.replayDeadLetters(ids.length > 0 ? ids.map((i) => BigInt(i)) : undefined);
+      } finally {
+        ingest.ingestor.close();
+        ingest.journal.close();
+      }
+    }
+    await print(io.stdout, [`replayed ${r.replayed}, still failing ${r.failed}`]);
+    return r.failed > 0 ? EXIT.conflict : EXIT.ok;
+  }
+  throw new CliError(EXIT.usage, `expected 'tilstand deadletters list' or 'tilstand deadletters replay', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+}
+
+export async function runUsers(argv: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  const a = await withHelp(
+    rest,
+    { ...DATA, name: { type: 'string', value: '<name>' }, role: { type: 'string', value: '<role>' }, pin: { type: 'string', value: '<pin>' }, password: { type: 'string', value: '<pw>' }, badge: { type: 'string', value: '<text>' }, json: { type: 'boolean' } },
+    'users',
+    io,
+  );
+  if (!a) return EXIT.ok;
+  const data = existingDataDir(a.string('data'));
+  const db = openSiteDb(dataPaths(data).siteDb);
+  try {
+    const users = new UserStore(db);
+    if (sub === 'list') {
+      const list = users.list();
+      if (a.boolean('json')) await print(io.stdout, [json(list)]);
+      else if (list.length === 0) await print(io.stdout, ['no users']);
+      else {
+        await print(
+          io.stdout,
+          list.map((u) => `${u.name}  ${u.role}${u.disabled ? '  DISABLED' : ''}${u.lockedUntilMs ? `  locked until ${new Date(u.lockedUntilMs).toISOString()}` : ''}  sign-in: ${[u.hasPin && 'pin', u.hasPassword && 'password', u.hasBadge && 'badge'].filter(Boolean).join(', ')}`),
+        );
+      }
+      return EXIT.ok;
+    }
+    if (sub === 'add') {
+      const role = a.required('role');
+      if (!(ROLES as readonly string[]).includes(role)) throw new CliError(EXIT.usage, `option '--role': expected one of ${ROLES.join(', ')}, got '${role}'`);
+      const pin = a.string('pin');
+      const password = a.string('password');
+      const badge = a.string('badge');
+      try {
+        const u = await users.add({ name: a.required('name'), role: role as Role, ...(pin !== undefined ? { pin } : {}), ...(password !== undefined ? { password } : {}), ...(badge !== undefined ? { badge } : {}) });
+        await print(io.stdout, [`added user ${u.name} (${u.role})`]);
+      } catch (e) {
+        const kind = (e as { kind?: string }).kind;
+        throw new CliError(kind === 'AlreadyExists' ? EXIT.conflict : EXIT.usage, (e as Error).message);
+      }
+      return EXIT.ok;
+    }
+    if (sub === 'disable') {
+      try {
+        const u = users.disable(a.required('name'));
+        await print(io.stdout, [`disabled user ${u.name}`]);
+      } catch (e) {
+        if ((e as { kind?: string }).kind === 'NotFound') throw new CliError(EXIT.notFound, (e as Error).message);
+        throw e;
+      }
+      return EXIT.ok;
+    }
+    throw new CliError(EXIT.usage, `expected 'tilstand users list|add|disable', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+  } finally {
+    db.close();
+  }
+}
+
+export async function runDemo(argv: string[], io: CliIO): Promise<number> {
+  const a = await withHelp(argv, { ...DATA, 'mqtt-url': { type: 'string', value: '<url>' }, seed: { type: 'string', value: '<n>' }, 'step-ms': { type: 'string', value: '<ms>' } }, 'demo', io);
+  if (!a) return EXIT.ok;
+  const url = a.required('mqtt-url');
+  if (!/^mqtts?:\/\/[^/]+/.test(url)) throw new CliError(EXIT.usage, `option '--mqtt-url': expected mqtt://host:port, got '${url}'`);
+  const data = dataDir(a.string('data'));
+  const p = dataPaths(data);
+  let secrets;
+  try {
+    secrets = readModuleSecrets(p.moduleSecrets);
+  } catch (e) {
+    throw new CliError(EXIT.notFound, (e as Error).message);
+  }
+  const seed = positiveInt(a.string('seed'), 'seed');
+  const stepMs = positiveInt(a.string('step-ms'), 'step-ms');
+  const signal = nextSignal();
+  const demo = runDemoModules({
+    url,
+    site: secrets.site,
+    credentials: secrets.modules,
+    outboxDir: p.demo,
+    ...(seed !== undefined ? { seed } : {}),
+    ...(stepMs !== undefined ? { stepMs } : {}),
+    onWarning: (m) => io.stderr.write(`tilstand demo: ${m}\n`),
+  });
+  await print(io.stdout, [`tilstand demo: modules of site ${secrets.site} publishing to ${url}; stop with Ctrl-C`]);
+  const s = await signal;
+  await demo.stop();
+  await print(io.stdout, [`tilstand demo: received ${s}; stopped`, ...demo.stats().map((x) => `  ${x.module}: ${x.acked}/${x.published} acknowledged, ${x.commands} commands`)]);
+  return EXIT.ok;
+}

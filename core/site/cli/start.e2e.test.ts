@@ -1,0 +1,72 @@
+// `tilstand start --demo` as a child process on a temp data directory with ephemeral ports:
+// polled with `tilstand status --json` until the state tables have rows, then SIGTERM → exit 0.
+
+import { spawn, execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SiteStatus } from '../status.ts';
+
+const BIN = resolve(import.meta.dirname, '../../../bin/tilstand.mjs');
+const run = promisify(execFile);
+
+let dir: string | undefined;
+let child: ReturnType<typeof spawn> | undefined;
+afterEach(() => {
+  if (child && child.exitCode === null && child.pid) child.kill('SIGKILL');
+  child = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tilstand start --demo (child process)', () => {
+  it('comes up on a fresh directory, shows rows and freshness in status --json, and exits 0 on SIGTERM', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-start-'));
+    const data = join(dir, 'data');
+    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--demo-step-ms', '100'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+
+    let status: SiteStatus | undefined;
+    const end = Date.now() + 50_000;
+    while (Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 500));
+      if (!out.includes('mqtt:')) continue;
+      const r = await run(process.execPath, [BIN, 'status', '--json', '--data', data]).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
+      try {
+        status = JSON.parse(r.stdout) as SiteStatus;
+      } catch {
+        continue;
+      }
+      if (status.running && ['work_queue', 'resources', 'stock'].every((t) => (status!.tables.find((x) => x.table === t)?.rows ?? 0) > 0)) break;
+    }
+    expect(status, `stdout:\n${out}\nstderr:\n${err}`).toBeDefined();
+    expect(status!.running).toBe(true);
+    for (const t of status!.tables) expect(t.withinBudget, t.table).toBe(true);
+    expect(status!.tables.find((t) => t.table === 'resources')!.rows).toBe(6);
+    expect(out).toMatch(/mqtt:\s+mqtt:\/\/127\.0\.0\.1:(\d+)/);
+    const httpUrl = /http:\s+(http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(out)![1]!;
+    expect(Number(/:(\d+)$/.exec(httpUrl)![1])).toBeGreaterThan(0);
+    expect(out).toContain('the floor UI comes later');
+    expect(await (await fetch(`${httpUrl}/metrics`)).text()).toContain('tilstand_ingest_table_age_ms');
+
+    const human = await run(process.execPath, [BIN, 'status', '--data', data]);
+    expect(human.stdout).toMatch(/work_queue\s+\d+/);
+    expect(human.stdout).toContain('within budget');
+
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
+    expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
+    expect(out).toContain('stopped cleanly');
+
+    // Not running any more: status reads the directory.
+    const after = JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--data', data])).stdout) as SiteStatus;
+    expect(after.running).toBe(false);
+    expect(after.tables.find((t) => t.table === 'resources')!.rows).toBe(6);
+    expect(after.journal.uncommittedEvents).toBe('0');
+  });
+});

@@ -1,0 +1,69 @@
+// Config validation: defaults fill in, and every bad key is named with what was expected.
+
+import { describe, expect, it } from 'vitest';
+import { ConfigError, defaultConfig, parseConfig } from './config.ts';
+
+function errorOf(raw: unknown): ConfigError {
+  try {
+    parseConfig(raw);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return e as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('parseConfig', () => {
+  it('accepts the default config and fills defaults for a minimal one', () => {
+    const d = defaultConfig('north');
+    expect(parseConfig(JSON.parse(JSON.stringify(d)))).toEqual(d);
+    const min = parseConfig({ site: 'north' });
+    expect(min.broker).toMatchObject({ mode: 'embedded', host: '127.0.0.1', port: 1883, tls: null, allowInsecureNonLoopback: false });
+    expect(min.http).toEqual({ host: '127.0.0.1', port: 8470 });
+    expect(min.tables.map((t) => t.table).sort()).toEqual(['dead_letters', 'resources', 'stock', 'work_queue']);
+    expect(min.bindings).toBe('seed');
+    expect(min.hq.target).toBeNull();
+  });
+
+  it('names the key and the expectation for each bad value', () => {
+    const cases: [unknown, string, RegExp][] = [
+      [{}, 'site', /expected a non-empty string/],
+      [{ site: '../x' }, 'site', /slash/],
+      [{ site: 'a..b' }, 'site', /'\.\.'/],
+      [{ site: 'bad\u0001' }, 'site', /control characters/],
+      [{ site: 'has space' }, 'site', /letters, digits/],
+      [{ site: 's', colour: 1 }, 'colour', /unknown key/],
+      [{ site: 's', broker: { port: 70000 } }, 'broker.port', /integer from 0 to 65535, got 70000/],
+      [{ site: 's', broker: { port: '1883' } }, 'broker.port', /got "1883"/],
+      [{ site: 's', broker: { mode: 'cloud' } }, 'broker.mode', /"embedded" or "external"/],
+      [{ site: 's', broker: { mode: 'external', url: 'http://x', username: 'u', passwordFile: '/p' } }, 'broker.url', /mqtt:\/\/host:port/],
+      [{ site: 's', broker: { mode: 'external', url: 'mqtt://x:1883', passwordFile: '/p' } }, 'broker.username', /non-empty string/],
+      [{ site: 's', broker: { tls: { certPath: 'c' } } }, 'broker.tls.keyPath', /non-empty string/],
+      [{ site: 's', broker: { allowInsecureNonLoopback: 'yes' } }, 'broker.allowInsecureNonLoopback', /true or false/],
+      [{ site: 's', http: { port: -1 } }, 'http.port', /0 to 65535/],
+      [{ site: 's', tables: {} }, 'tables', /array of \{table, budgetMs/],
+      [{ site: 's', tables: [{ table: 'stock', budgetMs: 50, decision: 'd', confirmedBy: 'c' }] }, 'tables[0].budgetMs', /from 100/],
+      [{ site: 's', tables: [{ table: 'stock', budgetMs: 1000, confirmedBy: 'c' }] }, 'tables[0].decision', /non-empty string/],
+      [{ site: 's', tables: [{ table: 'nope', budgetMs: 1000, decision: 'd', confirmedBy: 'c' }] }, 'tables[0].table', /expected one of work_queue/],
+      [{ site: 's', tables: [{ table: 'stock', budgetMs: 1000, decision: 'd', confirmedBy: 'c' }, { table: 'stock', budgetMs: 1000, decision: 'd', confirmedBy: 'c' }] }, 'tables[1].table', /already/],
+      [{ site: 's', journal: { retentionAgeMs: 5 } }, 'journal.retentionAgeMs', /from 60000/],
+      [{ site: 's', diskBudget: { journalBytesMax: 2 * 1024 * 1024 } }, 'diskBudget.journalBytesMax', /more than journal.retentionBytesMax/],
+      [{ site: 's', hq: { target: 3 } }, 'hq.target', /null or a non-empty string/],
+      [{ site: 's', bindings: 'all' }, 'bindings', /"seed" or an array/],
+      [[], '(top level)', /expected an object, got an array/],
+    ];
+    for (const [raw, key, message] of cases) {
+      const e = errorOf(raw);
+      expect(e.key, JSON.stringify(raw)).toBe(key);
+      expect(e.message).toMatch(message);
+      expect(e.message.startsWith(`config ${key}: `)).toBe(true);
+    }
+  });
+
+  it('takes an external broker and TLS settings', () => {
+    const ext = parseConfig({ site: 's', broker: { mode: 'external', url: 'mqtts://broker.site:8883', username: 'tilstand', passwordFile: '/etc/tilstand/mqtt.pw' } });
+    expect(ext.broker).toEqual({ mode: 'external', url: 'mqtts://broker.site:8883', username: 'tilstand', passwordFile: '/etc/tilstand/mqtt.pw' });
+    const tls = parseConfig({ site: 's', broker: { host: '0.0.0.0', tls: { certPath: '/c.pem', keyPath: '/k.pem' } } });
+    expect(tls.broker).toMatchObject({ host: '0.0.0.0', tls: { certPath: '/c.pem', keyPath: '/k.pem' } });
+  });
+});

@@ -1,0 +1,270 @@
+// `<data>/config.json`: what a site is (its id, tables and their freshness budgets, bindings,
+// broker, HTTP server, HQ target, journal retention, disk budget), and the data directory's names.
+//
+// `parseConfig` validates every key and fills defaults; an error names the key and says what was
+// expected and what it got (`ConfigError.key`, e.g. `broker.port`). Reading never writes.
+// Invariants: a parsed config's site id is a safe name (no '..', slash or control character, and
+// usable in MQTT topics and folder names); every table name is a safe name; ports are 0..65535.
+
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NAME_PATTERN } from '../ingest/envelope.ts';
+import { nameProblem } from '../inbox/users.ts';
+import type { Binding } from '../ingest/binding.ts';
+import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
+import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
+import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
+
+export type { TableBudget } from '../ingest/freshness.ts';
+
+/** The tables a site's ingest keeps (the seed state tables and dead_letters). */
+export const SITE_TABLES: readonly string[] = [...SEED_TABLES.map((t) => t.name), DEAD_LETTERS_TABLE_NAME];
+
+/** Every name inside a data directory (DESIGN.md, "Shared names"). */
+export const dataPaths = (data: string, site?: string) => ({
+  config: join(data, 'config.json'),
+  warehouse: join(data, 'warehouse'),
+  database: site === undefined ? undefined : `site_${site}`,
+  databaseDir: site === undefined ? undefined : join(data, 'warehouse', `site_${site}.db`),
+  journal: join(data, 'journal.db'),
+  siteDb: join(data, 'site.db'),
+  contracts: join(data, 'contracts'),
+  logs: join(data, 'logs'),
+  controlSocket: join(data, 'control.sock'),
+  secrets: join(data, 'secrets'),
+  moduleSecrets: join(data, 'secrets', 'modules.json'),
+  demo: join(data, 'demo'),
+});
+
+export const DEFAULT_DATA_DIR = './tilstand-data';
+export const CONFIG_FORMAT = 1;
+
+export type BrokerConfig =
+  | {
+      readonly mode: 'embedded';
+      readonly host: string;
+      readonly port: number;
+      readonly tls: { readonly certPath: string; readonly keyPath: string } | null;
+      readonly allowInsecureNonLoopback: boolean;
+      /** Hold a publish this long while the disk is full, then disconnect the client unacknowledged. */
+      readonly diskFullHoldMaxMs: number;
+    }
+  | {
+      readonly mode: 'external';
+      readonly url: string;
+      readonly username: string;
+      /** A file holding the password (kept out of config.json). */
+      readonly passwordFile: string;
+    };
+
+export interface SiteConfig {
+  readonly format: number;
+  readonly site: string;
+  /** Freshness budget per table (ingest's TableBudget: table, budgetMs, decision, confirmedBy). */
+  readonly tables: readonly TableBudget[];
+  /** 'seed' = core/ingest's seed bindings; otherwise the bindings themselves. */
+  readonly bindings: 'seed' | readonly Binding[];
+  readonly broker: BrokerConfig;
+  readonly http: { readonly host: string; readonly port: number };
+  /** Where core/sync ships snapshots; null until a line to HQ exists. */
+  readonly hq: { readonly target: string | null };
+  readonly journal: { readonly retentionAgeMs: number; readonly retentionBytesMax: number; readonly pruneIntervalMs: number };
+  readonly diskBudget: { readonly journalBytesMax: number; readonly diskFreeBytesMin: number };
+}
+
+export class ConfigError extends Error {
+  readonly key: string;
+  constructor(key: string, message: string) {
+    super(`config ${key}: ${message}`);
+    this.name = 'ConfigError';
+    this.key = key;
+  }
+}
+
+const DAY_MS = 24 * 3600_000;
+const GIB = 1024 * 1024 * 1024;
+
+export const DEFAULT_HTTP_PORT = 8470;
+export const DEFAULT_MQTT_PORT = 1883;
+
+/** The config a new site gets. */
+export function defaultConfig(site: string): SiteConfig {
+  return {
+    format: CONFIG_FORMAT,
+    site,
+    tables: DEFAULT_TABLE_BUDGETS.filter((b) => SITE_TABLES.includes(b.table)).map((b) => ({ ...b })),
+    bindings: 'seed',
+    broker: { mode: 'embedded', host: '127.0.0.1', port: DEFAULT_MQTT_PORT, tls: null, allowInsecureNonLoopback: false, diskFullHoldMaxMs: 30_000 },
+    http: { host: '127.0.0.1', port: DEFAULT_HTTP_PORT },
+    hq: { target: null },
+    journal: { retentionAgeMs: 7 * DAY_MS, retentionBytesMax: 2 * GIB, pruneIntervalMs: 60_000 },
+    diskBudget: { journalBytesMax: 4 * GIB, diskFreeBytesMin: 512 * 1024 * 1024 },
+  };
+}
+
+/** Why `site` cannot be a site id; undefined when it can. */
+export function siteIdProblem(site: unknown): string | undefined {
+  const p = nameProblem(site);
+  if (p) return p;
+  if (!NAME_PATTERN.test(site as string)) return `expected letters, digits, '_' or '-' (at most 64, starting with a letter or digit), got ${JSON.stringify(site)}`;
+  return undefined;
+}
+
+type Obj = Record<string, unknown>;
+const describe = (v: unknown): string => (v === undefined ? 'nothing' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' ? 'an object' : String(v));
+
+function obj(v: unknown, key: string): Obj {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(key, `expected an object, got ${describe(v)}`);
+  return v as Obj;
+}
+
+function known(o: Obj, key: string, keys: readonly string[]): void {
+  for (const k of Object.keys(o)) {
+    if (!keys.includes(k)) throw new ConfigError(key ? `${key}.${k}` : k, `unknown key (expected one of ${keys.join(', ')})`);
+  }
+}
+
+function str(o: Obj, k: string, key: string, fallback?: string): string {
+  const v = o[k] ?? fallback;
+  if (typeof v !== 'string' || v.length === 0) throw new ConfigError(`${key}${k}`, `expected a non-empty string, got ${describe(o[k])}`);
+  return v;
+}
+
+function int(o: Obj, k: string, key: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const v = o[k] ?? fallback;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) {
+    throw new ConfigError(`${key}${k}`, `expected an integer from ${min} to ${max}, got ${describe(o[k])}`);
+  }
+  return v;
+}
+
+function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
+  const v = o[k] ?? fallback;
+  if (typeof v !== 'boolean') throw new ConfigError(`${key}${k}`, `expected true or false, got ${describe(o[k])}`);
+  return v;
+}
+
+/** Validates a config object (as read from JSON), filling defaults for absent optional keys. */
+export function parseConfig(raw: unknown): SiteConfig {
+  const o = obj(raw, '(top level)');
+  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget']);
+  const format = int(o, 'format', '', CONFIG_FORMAT, 1, 1);
+  const site = o.site;
+  const sp = siteIdProblem(site);
+  if (sp) throw new ConfigError('site', `${sp}`);
+  const d = defaultConfig(site as string);
+
+  if (o.tables !== undefined && !Array.isArray(o.tables)) throw new ConfigError('tables', `expected an array of {table, budgetMs, decision, confirmedBy}, got ${describe(o.tables)}`);
+  const tables: TableBudget[] = [];
+  for (const [i, v] of ((o.tables as unknown[] | undefined) ?? d.tables).entries()) {
+    const b = obj(v, `tables[${i}]`);
+    const key = `tables[${i}].`;
+    known(b, `tables[${i}]`, ['table', 'budgetMs', 'decision', 'confirmedBy']);
+    const table = str(b, 'table', key);
+    if (!SITE_TABLES.includes(table)) throw new ConfigError(`${key}table`, `expected one of ${SITE_TABLES.join(', ')}, got ${JSON.stringify(table)}`);
+    if (tables.some((t) => t.table === table)) throw new ConfigError(`${key}table`, `table '${table}' has a budget already`);
+    tables.push({ table, budgetMs: int(b, 'budgetMs', key, NaN, 100, 7 * DAY_MS), decision: str(b, 'decision', key), confirmedBy: str(b, 'confirmedBy', key) });
+  }
+
+  let bindings: SiteConfig['bindings'] = 'seed';
+  if (o.bindings !== undefined && o.bindings !== 'seed') {
+    if (!Array.isArray(o.bindings)) throw new ConfigError('bindings', `expected "seed" or an array of bindings, got ${describe(o.bindings)}`);
+    bindings = o.bindings.map((b, i) => {
+      const bo = obj(b, `bindings[${i}]`);
+      for (const k of ['topic', 'contract', 'table']) str(bo, k, `bindings[${i}].`);
+      obj(bo.columns, `bindings[${i}].columns`);
+      return bo as unknown as Binding;
+    });
+  }
+
+  const b = obj(o.broker ?? d.broker, 'broker');
+  let broker: BrokerConfig;
+  const mode = b.mode ?? 'embedded';
+  if (mode === 'embedded') {
+    known(b, 'broker', ['mode', 'host', 'port', 'tls', 'allowInsecureNonLoopback', 'diskFullHoldMaxMs']);
+    let tls: { certPath: string; keyPath: string } | null = null;
+    if (b.tls !== undefined && b.tls !== null) {
+      const to = obj(b.tls, 'broker.tls');
+      known(to, 'broker.tls', ['certPath', 'keyPath']);
+      tls = { certPath: str(to, 'certPath', 'broker.tls.'), keyPath: str(to, 'keyPath', 'broker.tls.') };
+    }
+    broker = {
+      mode: 'embedded',
+      host: str(b, 'host', 'broker.', '127.0.0.1'),
+      port: int(b, 'port', 'broker.', DEFAULT_MQTT_PORT, 0, 65535),
+      tls,
+      allowInsecureNonLoopback: bool(b, 'allowInsecureNonLoopback', 'broker.', false),
+      diskFullHoldMaxMs: int(b, 'diskFullHoldMaxMs', 'broker.', 30_000, 0, 3600_000),
+    };
+  } else if (mode === 'external') {
+    known(b, 'broker', ['mode', 'url', 'username', 'passwordFile']);
+    const url = str(b, 'url', 'broker.');
+    if (!/^mqtts?:\/\/[^/]+/.test(url)) throw new ConfigError('broker.url', `expected mqtt://host:port or mqtts://host:port, got ${JSON.stringify(url)}`);
+    broker = { mode: 'external', url, username: str(b, 'username', 'broker.'), passwordFile: str(b, 'passwordFile', 'broker.') };
+  } else {
+    throw new ConfigError('broker.mode', `expected "embedded" or "external", got ${describe(mode)}`);
+  }
+
+  const h = obj(o.http ?? d.http, 'http');
+  known(h, 'http', ['host', 'port']);
+  const http = { host: str(h, 'host', 'http.', '127.0.0.1'), port: int(h, 'port', 'http.', DEFAULT_HTTP_PORT, 0, 65535) };
+
+  const q = obj(o.hq ?? d.hq, 'hq');
+  known(q, 'hq', ['target']);
+  if (q.target !== undefined && q.target !== null && (typeof q.target !== 'string' || q.target.length === 0)) {
+    throw new ConfigError('hq.target', `expected null or a non-empty string, got ${describe(q.target)}`);
+  }
+  const hq = { target: (q.target as string | null | undefined) ?? null };
+
+  const j = obj(o.journal ?? d.journal, 'journal');
+  known(j, 'journal', ['retentionAgeMs', 'retentionBytesMax', 'pruneIntervalMs']);
+  const journal = {
+    retentionAgeMs: int(j, 'retentionAgeMs', 'journal.', d.journal.retentionAgeMs, 60_000),
+    retentionBytesMax: int(j, 'retentionBytesMax', 'journal.', d.journal.retentionBytesMax, 1024 * 1024),
+    pruneIntervalMs: int(j, 'pruneIntervalMs', 'journal.', d.journal.pruneIntervalMs, 1_000, DAY_MS),
+  };
+
+  const g = obj(o.diskBudget ?? d.diskBudget, 'diskBudget');
+  known(g, 'diskBudget', ['journalBytesMax', 'diskFreeBytesMin']);
+  const diskBudget = {
+    journalBytesMax: int(g, 'journalBytesMax', 'diskBudget.', d.diskBudget.journalBytesMax, 1024 * 1024),
+    diskFreeBytesMin: int(g, 'diskFreeBytesMin', 'diskBudget.', d.diskBudget.diskFreeBytesMin, 0),
+  };
+  if (diskBudget.journalBytesMax <= journal.retentionBytesMax) {
+    throw new ConfigError('diskBudget.journalBytesMax', `expected more than journal.retentionBytesMax (${journal.retentionBytesMax}), got ${diskBudget.journalBytesMax}: retention must free room before the budget refuses events`);
+  }
+  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget };
+}
+
+/** Reads and validates `<data>/config.json`. */
+export function readConfig(data: string): SiteConfig {
+  const file = dataPaths(data).config;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new ConfigError('(file)', code === 'ENOENT' ? `${file} does not exist (run \`tilstand init --data ${data} --site <id>\` first)` : `cannot read ${file}: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError('(file)', `${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  return parseConfig(raw);
+}
+
+/** Writes config.json atomically (temporary file, then rename). */
+export function writeConfig(data: string, config: SiteConfig): void {
+  const file = dataPaths(data).config;
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o644 });
+  renameSync(tmp, file);
+}
+
+/** The bindings a config names. */
+export function configBindings(config: SiteConfig): readonly Binding[] {
+  return config.bindings === 'seed' ? SEED_BINDINGS : config.bindings;
+}

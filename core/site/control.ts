@@ -1,0 +1,188 @@
+// The control socket: `<data>/control.sock`, a unix socket (mode 0600) through which the CLI
+// talks to a running site. One JSON object per line each way:
+//
+//   request   {"id": 1, "op": "status"}                         (id: any JSON value, echoed)
+//   response  {"id": 1, "ok": true, "value": …}
+//           | {"id": 1, "ok": false, "error": {"kind": "…", "message": "…"}}
+//
+// Ops are whatever handlers the site registers (site.ts: status, deadletters.list,
+// deadletters.replay, contracts.list, contracts.add, stop). Requests on one connection are
+// answered in order. Limits: a request line of at most `requestBytesMax`; at most
+// `connectionsMax` connections at once (more are closed at once); an idle connection is closed
+// after `idleMs`.
+//
+// Stale socket: a socket file left by a crashed site answers connect with ECONNREFUSED; it is
+// removed and the listener takes its place. A socket that accepts a connection belongs to a
+// running site: listening fails with kind 'AlreadyRunning'.
+
+import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+export type ControlHandler = (args: Record<string, unknown>) => unknown | Promise<unknown>;
+
+export type ControlErrorKind = 'AlreadyRunning' | 'NotRunning' | 'UnknownOp' | 'InvalidArgument' | 'Failed' | 'Timeout';
+
+export class ControlError extends Error {
+  readonly kind: ControlErrorKind;
+  constructor(kind: ControlErrorKind, message: string) {
+    super(message);
+    this.name = `ControlError(${kind})`;
+    this.kind = kind;
+  }
+}
+
+export interface ControlServerOptions {
+  requestBytesMax?: number;
+  connectionsMax?: number;
+  idleMs?: number;
+}
+
+/** Error kinds a handler may throw through (an Error with `kind` keeps it; others are 'Failed'). */
+function errorOf(e: unknown): { kind: string; message: string } {
+  const kind = (e as { kind?: unknown }).kind;
+  return { kind: typeof kind === 'string' ? kind : 'Failed', message: e instanceof Error ? e.message : String(e) };
+}
+
+/** True when a site answers on the socket. */
+export function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    const done = (v: boolean) => {
+      clearTimeout(t);
+      s.destroy();
+      resolve(v);
+    };
+    const t = setTimeout(() => done(false), timeoutMs);
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+export class ControlServer {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly o: Required<ControlServerOptions>;
+
+  private constructor(
+    readonly path: string,
+    private readonly handlers: ReadonlyMap<string, ControlHandler>,
+    o: ControlServerOptions,
+  ) {
+    this.o = { requestBytesMax: 1024 * 1024, connectionsMax: 16, idleMs: 60_000, ...o };
+    this.server = createServer((s) => this.onConnection(s));
+  }
+
+  static async listen(path: string, handlers: ReadonlyMap<string, ControlHandler>, o: ControlServerOptions = {}): Promise<ControlServer> {
+    if (existsSync(path)) {
+      if (await socketAnswers(path)) throw new ControlError('AlreadyRunning', `a site is already running here (${path} answers)`);
+      unlinkSync(path); // left by a site that did not stop cleanly
+    }
+    const cs = new ControlServer(path, handlers, o);
+    await new Promise<void>((resolve, reject) => {
+      cs.server.once('error', reject);
+      cs.server.listen(path, () => {
+        cs.server.off('error', reject);
+        resolve();
+      });
+    });
+    chmodSync(path, 0o600);
+    return cs;
+  }
+
+  async close(): Promise<void> {
+    const closed = new Promise<void>((r) => this.server.close(() => r()));
+    for (const s of this.sockets) s.destroy();
+    await closed;
+    try {
+      unlinkSync(this.path);
+    } catch {
+      // already gone
+    }
+  }
+
+  private onConnection(s: Socket): void {
+    if (this.sockets.size >= this.o.connectionsMax) {
+      s.end(`${JSON.stringify({ id: null, ok: false, error: { kind: 'Failed', message: 'too many control connections' } })}\n`);
+      return;
+    }
+    this.sockets.add(s);
+    s.setTimeout(this.o.idleMs, () => s.destroy());
+    s.once('close', () => this.sockets.delete(s));
+    s.on('error', () => s.destroy());
+    let buffer = '';
+    let chain = Promise.resolve();
+    s.setEncoding('utf8');
+    s.on('data', (chunk: string) => {
+      buffer += chunk;
+      if (buffer.length > this.o.requestBytesMax && !buffer.includes('\n')) {
+        s.end(`${JSON.stringify({ id: null, ok: false, error: { kind: 'InvalidArgument', message: `request longer than ${this.o.requestBytesMax} bytes` } })}\n`);
+        return;
+      }
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim() === '') continue;
+        chain = chain.then(async () => {
+          const answer = await this.answer(line);
+          if (!s.destroyed) s.write(`${JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
+        });
+      }
+    });
+  }
+
+  private async answer(line: string): Promise<Record<string, unknown>> {
+    let req: { id?: unknown; op?: unknown; args?: unknown };
+    try {
+      req = JSON.parse(line) as typeof req;
+    } catch {
+      return { id: null, ok: false, error: { kind: 'InvalidArgument', message: 'expected one JSON object per line' } };
+    }
+    const id = req?.id ?? null;
+    if (!req || typeof req !== 'object' || typeof req.op !== 'string') return { id, ok: false, error: { kind: 'InvalidArgument', message: 'expected {"id", "op", "args"?}' } };
+    const h = this.handlers.get(req.op);
+    if (!h) return { id, ok: false, error: { kind: 'UnknownOp', message: `unknown op '${req.op}' (ops: ${[...this.handlers.keys()].join(', ')})` } };
+    const args = req.args && typeof req.args === 'object' && !Array.isArray(req.args) ? (req.args as Record<string, unknown>) : {};
+    try {
+      return { id, ok: true, value: (await h(args)) ?? null };
+    } catch (e) {
+      return { id, ok: false, error: errorOf(e) };
+    }
+  }
+}
+
+/** Sends one request to the site listening on `path`; resolves with its value or throws ControlError. */
+export function controlRequest(path: string, op: string, args: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const s = connect(path);
+    let buffer = '';
+    let settled = false;
+    const finish = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(t);
+      s.destroy();
+      f();
+    };
+    const t = setTimeout(() => finish(() => reject(new ControlError('Timeout', `no answer to '${op}' from ${path} within ${timeoutMs} ms`))), timeoutMs);
+    s.setEncoding('utf8');
+    s.once('connect', () => s.write(`${JSON.stringify({ id: 1, op, args })}\n`));
+    s.on('data', (chunk: string) => {
+      buffer += chunk;
+      const nl = buffer.indexOf('\n');
+      if (nl < 0) return;
+      let res: { ok?: boolean; value?: unknown; error?: { kind?: string; message?: string } };
+      try {
+        res = JSON.parse(buffer.slice(0, nl)) as typeof res;
+      } catch {
+        return finish(() => reject(new ControlError('Failed', `unreadable answer from ${path}`)));
+      }
+      if (res.ok) finish(() => resolve(res.value));
+      else finish(() => reject(new ControlError((res.error?.kind as ControlErrorKind) ?? 'Failed', res.error?.message ?? 'failed')));
+    });
+    s.once('error', (e) =>
+      finish(() => reject(new ControlError('NotRunning', `no site answers on ${path} (${(e as NodeJS.ErrnoException).code ?? e.message})`))),
+    );
+    s.once('close', () => finish(() => reject(new ControlError('Failed', `${path} closed the connection without an answer`))));
+  });
+}

@@ -1,0 +1,84 @@
+// Runs the four simulated modules against a broker: `runDemoModules` (in-process, from
+// `tilstand start --demo`) and `readModuleSecrets` (credentials from `<data>/secrets/modules.json`).
+//
+// Rate: each module steps every `stepMs` (default 1000 ms, so ~4 events/s in all, more for
+// operations' paired changes) after a snapshot burst of ~200 `r` events at start.
+
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ModuleSecrets } from '../init.ts';
+import { SITE_MODULES } from '../site-db.ts';
+import type { DemoModule, DemoModuleOptions, DemoModuleStats } from './module.ts';
+import { OperationsModule } from './operations.ts';
+import { commerceModule, inventoryModule, procurementModule } from './stock-modules.ts';
+
+const FACTORIES: Record<(typeof SITE_MODULES)[number], (o: DemoModuleOptions) => DemoModule> = {
+  operations: (o) => new OperationsModule(o),
+  inventory: inventoryModule,
+  commerce: commerceModule,
+  procurement: procurementModule,
+};
+
+export interface DemoRunOptions {
+  url: string;
+  site: string;
+  /** Module → broker credentials. */
+  credentials: ModuleSecrets['modules'];
+  /** Where the modules keep their outboxes. */
+  outboxDir: string;
+  seed?: number;
+  stepMs?: number;
+  onWarning?: (message: string) => void;
+}
+
+export interface DemoModules {
+  modules: readonly DemoModule[];
+  stats(): DemoModuleStats[];
+  connected(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function readModuleSecrets(path: string): ModuleSecrets {
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new Error(`cannot read module credentials from ${path}: ${(e as Error).message}`);
+  }
+  const s = v as ModuleSecrets;
+  if (!s || typeof s.site !== 'string' || !s.modules || typeof s.modules !== 'object') throw new Error(`${path}: expected {site, modules: {<module>: {username, password}}}`);
+  return s;
+}
+
+export function runDemoModules(o: DemoRunOptions): DemoModules {
+  mkdirSync(o.outboxDir, { recursive: true, mode: 0o700 });
+  const seed = o.seed ?? 1;
+  const stepMs = o.stepMs ?? 1000;
+  const modules: DemoModule[] = [];
+  for (const name of SITE_MODULES) {
+    const c = o.credentials[name];
+    if (!c) throw new Error(`no broker credentials for module '${name}'`);
+    modules.push(
+      FACTORIES[name]({
+        url: o.url,
+        site: o.site,
+        username: c.username,
+        password: c.password,
+        outboxPath: join(o.outboxDir, `${name}.outbox.db`),
+        seed,
+        stepMs,
+        ...(o.onWarning ? { onWarning: o.onWarning } : {}),
+      }),
+    );
+  }
+  // Each connects (and reconnects) in the background; `connected()` waits for all.
+  for (const m of modules) m.start();
+  return {
+    connected: () => Promise.all(modules.map((m) => m.connected())).then(() => undefined),
+    modules,
+    stats: () => modules.map((m) => m.getStats()),
+    stop: async () => {
+      await Promise.all(modules.map((m) => m.stop()));
+    },
+  };
+}

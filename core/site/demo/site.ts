@@ -1,0 +1,13 @@
+// The demo site's config: the defaults with budgets short enough that changes show within
+// seconds (a real site's budgets come from the decisions they serve; see config.ts).
+
+import type { SiteConfig } from '../config.ts';
+
+const DEMO_BUDGET_MS: Readonly<Record<string, number>> = { work_queue: 5_000, resources: 5_000, stock: 15_000, dead_letters: 2_000 };
+
+export function demoConfig(c: SiteConfig): SiteConfig {
+  return {
+    ...c,
+    tables: c.tables.map((b) => ({ ...b, budgetMs: DEMO_BUDGET_MS[b.table] ?? b.budgetMs, confirmedBy: 'demo site: short budgets so changes show within seconds' })),
+  };
+}

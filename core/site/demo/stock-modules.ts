@@ -1,0 +1,112 @@
+// Simulated inventory, commerce and procurement modules. Each owns one quantity per (item,
+// location) of the demo warehouse (20 × 4 = 80 rows) and feeds its own column group of `stock`:
+//   inventory   stream `stock`         qty           stock moves (picks take, put-aways add)
+//   commerce    stream `reservations`  reserved_qty  orders reserve and release quantities
+//   procurement stream `inbound`       inbound_qty   purchase orders open; deliveries arrive
+// One step changes one row (`u` with the previous image as `before`).
+
+import type { Contract } from '../../ingest/contracts.ts';
+import { COMMERCE_RESERVATIONS, INVENTORY_STOCK, PROCUREMENT_INBOUND } from '../../ingest/seed-contracts.ts';
+import type { RowImage } from '../../ingest/envelope.ts';
+import { DemoModule, type DemoModuleOptions } from './module.ts';
+import { DEMO_ITEMS, DEMO_LOCATIONS, isoMs } from './warehouse.ts';
+
+interface Spec {
+  module: string;
+  stream: string;
+  contract: Contract;
+  field: string;
+  /** Starting quantity. */
+  initial: (m: QuantityModule) => number;
+  /** The next quantity from the current one. */
+  change: (m: QuantityModule, qty: number) => number;
+  /** Extra fields of the row image. */
+  extra?: (m: QuantityModule, qty: number) => RowImage;
+}
+
+class QuantityModule extends DemoModule {
+  private readonly rows = new Map<string, RowImage>();
+
+  constructor(
+    private readonly spec: Spec,
+    o: DemoModuleOptions,
+  ) {
+    super(spec.module, o);
+    for (const item of DEMO_ITEMS) {
+      for (const location of DEMO_LOCATIONS) {
+        const qty = spec.initial(this);
+        this.rows.set(`${item}@${location}`, this.image(item, location, qty));
+      }
+    }
+  }
+
+  int(min: number, max: number): number {
+    return this.rng.int(min, max);
+  }
+
+  chance(p: number): boolean {
+    return this.rng.chance(p);
+  }
+
+  nowMs(): number {
+    return this.now();
+  }
+
+  protected snapshot(): void {
+    for (const row of this.rows.values()) this.emit(this.spec.stream, 'r', null, { ...row }, this.spec.contract);
+  }
+
+  protected step(): void {
+    const key = `${this.rng.pick(DEMO_ITEMS)}@${this.rng.pick(DEMO_LOCATIONS)}`;
+    const before = this.rows.get(key)!;
+    const qty = this.spec.change(this, before[this.spec.field] as number);
+    const after = this.image(before.item as string, before.location as string, qty);
+    this.rows.set(key, after);
+    this.emit(this.spec.stream, 'u', { ...before }, { ...after }, this.spec.contract);
+  }
+
+  private image(item: string, location: string, qty: number): RowImage {
+    return { item, location, [this.spec.field]: qty, ...(this.spec.extra?.(this, qty) ?? {}) };
+  }
+}
+
+export const inventoryModule = (o: DemoModuleOptions): DemoModule =>
+  new QuantityModule(
+    {
+      module: 'inventory',
+      stream: 'stock',
+      contract: INVENTORY_STOCK,
+      field: 'qty',
+      initial: (m) => m.int(0, 200),
+      change: (m, q) => Math.max(0, q + (m.chance(0.6) ? -m.int(1, 12) : m.int(5, 40))),
+    },
+    o,
+  );
+
+export const commerceModule = (o: DemoModuleOptions): DemoModule =>
+  new QuantityModule(
+    {
+      module: 'commerce',
+      stream: 'reservations',
+      contract: COMMERCE_RESERVATIONS,
+      field: 'reserved_qty',
+      initial: (m) => m.int(0, 30),
+      change: (m, q) => Math.max(0, q + (m.chance(0.55) ? m.int(1, 8) : -m.int(1, 10))),
+    },
+    o,
+  );
+
+export const procurementModule = (o: DemoModuleOptions): DemoModule =>
+  new QuantityModule(
+    {
+      module: 'procurement',
+      stream: 'inbound',
+      contract: PROCUREMENT_INBOUND,
+      field: 'inbound_qty',
+      initial: (m) => (m.chance(0.3) ? m.int(10, 100) : 0),
+      // A delivery arrives (inbound falls to 0) or a purchase order opens (inbound rises).
+      change: (m, q) => (q > 0 && m.chance(0.5) ? 0 : q + m.int(10, 80)),
+      extra: (m, q) => ({ next_due_at: q > 0 ? isoMs(m.nowMs() + m.int(2, 72) * 3600_000) : null }),
+    },
+    o,
+  );

@@ -1,0 +1,91 @@
+// `tilstand init` on real directories: layout, permissions, hashed credentials, refusals.
+
+import Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Catalog } from '../lsm/index.ts';
+import { main } from './cli/main.ts';
+import { readConfig } from './config.ts';
+import { initDataDir } from './init.ts';
+import { ModuleCredentials } from './site-db.ts';
+import { PassThrough, Readable } from 'node:stream';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-init-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d) => (out += d));
+  stderr.on('data', (d) => (err += d));
+  const code = await main(args, { stdin: Readable.from([]), stdout, stderr });
+  return { code, out, err };
+}
+
+describe('init', () => {
+  it('creates the layout of DESIGN.md with seed contracts, empty tables and the admin user', async () => {
+    const data = join(dir, 'd');
+    const r = await cli(['init', '--data', data, '--site', 'oslo-1', '--admin', 'Kari Lead', '--pin', '4711']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('initialized site oslo-1');
+    for (const name of ['config.json', 'journal.db', 'site.db', 'contracts', 'logs', 'warehouse', 'secrets']) expect(existsSync(join(data, name)), name).toBe(true);
+    expect(readConfig(data).site).toBe('oslo-1');
+    expect(new Catalog(join(data, 'warehouse')).listTables('site_oslo-1')).toEqual(['dead_letters', 'resources', 'stock', 'work_queue']);
+    expect(readdirSync(join(data, 'contracts')).sort()).toEqual(['commerce.reservations', 'inventory.stock', 'operations.jobs', 'operations.resources', 'procurement.inbound']);
+
+    const users = await cli(['users', 'list', '--data', data]);
+    expect(users.out).toContain('Kari Lead  admin');
+    expect(users.out).toContain('sign-in: pin');
+  });
+
+  it('writes module passwords once, 0600 in a 0700 folder, and keeps only scrypt hashes in site.db', async () => {
+    const data = join(dir, 'd');
+    await initDataDir({ data, site: 's1', admin: { name: 'admin', pin: '123456' } });
+    expect(statSync(join(data, 'secrets')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(data, 'secrets', 'modules.json')).mode & 0o777).toBe(0o600);
+    const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
+    expect(Object.keys(secrets.modules).sort()).toEqual(['commerce', 'inventory', 'operations', 'procurement', 'tilstand']);
+
+    const db = new Database(join(data, 'site.db'));
+    try {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      const hashes = db.prepare('SELECT password_hash FROM broker_credentials').pluck().all() as string[];
+      expect(hashes).toHaveLength(5);
+      for (const h of hashes) expect(h).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9+/=]{24}\$/);
+      expect(new Set(hashes.map((h) => h.split('$')[4])).size).toBe(5); // a salt per hash
+      const creds = new ModuleCredentials(db);
+      expect(await creds.verify('inventory', secrets.modules.inventory.password)).toEqual({ name: 'inventory', kind: 'module', module: 'inventory' });
+      expect(await creds.verify('tilstand', secrets.modules.tilstand.password)).toEqual({ name: 'tilstand', kind: 'tilstand' });
+      expect(await creds.verify('inventory', secrets.modules.commerce.password)).toBeNull();
+    } finally {
+      db.close();
+    }
+    const bytes = ['site.db', 'site.db-wal'].filter((f) => existsSync(join(data, f))).map((f) => readFileSync(join(data, f)).toString('latin1')).join('');
+    for (const m of Object.values(secrets.modules) as { password: string }[]) expect(bytes).not.toContain(m.password);
+    expect(bytes).not.toContain('123456');
+  });
+
+  it('refuses a bad site id or admin name, and a directory that is already a site', async () => {
+    for (const site of ['../up', 'a/b', 'a..b', 'x\u0007']) {
+      const r = await cli(['init', '--data', join(dir, 'x'), '--site', site]);
+      expect(r.code, site).toBe(2);
+      expect(r.err).toMatch(/^tilstand: site id .*(slash|'\.\.'|control characters)/);
+    }
+    const bad = await cli(['init', '--data', join(dir, 'x'), '--site', 'ok', '--admin', '../root', '--pin', '1234']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/admin name "..\/root": must not contain a slash/);
+    expect(existsSync(join(dir, 'x', 'config.json'))).toBe(false);
+    expect((await cli(['init', '--data', join(dir, 'y'), '--site', 'ok'])).code).toBe(0);
+    const again = await cli(['init', '--data', join(dir, 'y'), '--site', 'ok']);
+    expect(again.code).toBe(3);
+    expect(again.err).toMatch(/already a Tilstand data directory/);
+  });
+});

@@ -1,0 +1,102 @@
+// `tilstand init`: makes a new data directory with the layout of DESIGN.md ("Shared names").
+//
+//   config.json                   defaultConfig(site) (see config.ts)
+//   warehouse/site_<id>.db/<t>/   the seed state tables and dead_letters, empty (schema-0 only)
+//   journal.db                    the ingest journal, empty
+//   site.db                       broker credentials (scrypt hashes) and users (core/inbox)
+//   contracts/                    the seed contracts, v1 each
+//   logs/
+//   secrets/modules.json          plaintext broker passwords, written once (dir 0700, file 0600)
+//
+// Order: everything else first, config.json last, so a directory with config.json is complete;
+// an init that failed half-way can be run again (it refuses only a directory with config.json).
+
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { UserStore, nameProblem, type Role } from '../inbox/users.ts';
+import type { ScryptParams } from '../inbox/secret-hash.ts';
+import { dataPaths, defaultConfig, siteIdProblem, writeConfig, ConfigError, type SiteConfig } from './config.ts';
+import { openIngest } from './open-ingest.ts';
+import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, modulePrincipal, openSiteDb, tilstandPrincipal } from './site-db.ts';
+
+export interface InitOptions {
+  data: string;
+  site: string;
+  admin?: { name: string; pin: string };
+  /** Adjust the default config before it is written (tests: ephemeral ports). */
+  config?: (c: SiteConfig) => SiteConfig;
+  scrypt?: ScryptParams;
+}
+
+export interface ModuleSecrets {
+  site: string;
+  note: string;
+  modules: Record<string, { username: string; password: string }>;
+}
+
+export class InitError extends Error {
+  readonly kind: 'InvalidArgument' | 'AlreadyExists';
+  constructor(kind: 'InvalidArgument' | 'AlreadyExists', message: string) {
+    super(message);
+    this.name = `InitError(${kind})`;
+    this.kind = kind;
+  }
+}
+
+export interface InitResult {
+  data: string;
+  config: SiteConfig;
+  secretsPath: string;
+}
+
+export async function initDataDir(o: InitOptions): Promise<InitResult> {
+  const sp = siteIdProblem(o.site);
+  if (sp) throw new InitError('InvalidArgument', `site id ${JSON.stringify(o.site)}: ${sp}`);
+  if (o.admin) {
+    const np = nameProblem(o.admin.name);
+    if (np) throw new InitError('InvalidArgument', `admin name ${JSON.stringify(o.admin.name)}: ${np}`);
+    if (!/^[0-9]{4,12}$/.test(o.admin.pin)) throw new InitError('InvalidArgument', 'admin PIN: expected 4 to 12 digits');
+  }
+  const data = resolve(o.data);
+  const p = dataPaths(data, o.site);
+  if (existsSync(p.config)) throw new InitError('AlreadyExists', `${data} is already a Tilstand data directory (it has config.json)`);
+  let config = defaultConfig(o.site);
+  if (o.config) config = o.config(config);
+  if (config.site !== o.site) throw new ConfigError('site', 'the config adjustment must not change the site id');
+
+  mkdirSync(data, { recursive: true });
+  for (const dir of [p.warehouse, p.contracts, p.logs]) mkdirSync(dir, { recursive: true });
+  mkdirSync(p.secrets, { recursive: true, mode: 0o700 });
+  chmodSync(p.secrets, 0o700);
+
+  // The Ingestor creates the tables (dead_letters too) and registers nothing it has not got:
+  // opening and closing it once leaves journal.db, contracts/ and the empty tables in place.
+  const ingest = openIngest(data, config);
+  ingest.ingestor.close();
+  ingest.journal.close();
+
+  const db = openSiteDb(p.siteDb);
+  const secrets: ModuleSecrets = {
+    site: o.site,
+    note: 'Broker passwords of the site modules, written once by `tilstand init`. site.db keeps only their scrypt hashes. Hand each to its module installer, then delete this file.',
+    modules: {},
+  };
+  try {
+    const creds = new ModuleCredentials(db, o.scrypt);
+    const users = new UserStore(db, o.scrypt ? { scrypt: o.scrypt } : {});
+    for (const m of [...SITE_MODULES, TILSTAND_PRINCIPAL]) {
+      const password = randomBytes(18).toString('base64url');
+      await creds.set(m === TILSTAND_PRINCIPAL ? tilstandPrincipal : modulePrincipal(m), password);
+      secrets.modules[m] = { username: m, password };
+    }
+    if (o.admin) await users.add({ name: o.admin.name, role: 'admin' satisfies Role, pin: o.admin.pin });
+  } finally {
+    db.close();
+  }
+  writeFileSync(p.moduleSecrets, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600, flag: 'w' });
+  chmodSync(p.moduleSecrets, 0o600);
+
+  writeConfig(data, config);
+  return { data, config, secretsPath: p.moduleSecrets };
+}

@@ -1,0 +1,74 @@
+// `<data>/site.db` (better-sqlite3, WAL): users (core/inbox/users.ts owns that table), and the
+// broker credentials of the site's modules and of Tilstand itself (this file).
+//
+// Module credentials: one row per broker username, with the principal it maps to and a slow
+// salted scrypt hash of its password. `ModuleCredentials` is the broker's `CredentialStore`.
+// Concurrency: one connection per process; the CLI opens its own while a site runs (WAL lets
+// readers and one writer share the file; busy_timeout covers short write overlaps).
+// Invariants: no plaintext password is stored in site.db.
+
+import Database from 'better-sqlite3';
+import type { CredentialStore, Principal } from '../ingest/broker.ts';
+import { hashSecret, verifySecret, type ScryptParams } from '../inbox/secret-hash.ts';
+
+/** The modules a site starts with; each gets broker credentials at init. */
+export const SITE_MODULES = ['operations', 'inventory', 'commerce', 'procurement'] as const;
+/** Tilstand's own broker user (publishes commands and resync requests). */
+export const TILSTAND_PRINCIPAL = 'tilstand';
+
+export function openSiteDb(path: string, options: { readonly?: boolean } = {}): Database.Database {
+  const db = new Database(path, { readonly: options.readonly === true, fileMustExist: options.readonly === true });
+  db.pragma('busy_timeout = 5000');
+  if (!options.readonly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+  }
+  return db;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS broker_credentials (
+  username TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('module', 'tilstand', 'admin')),
+  module TEXT,
+  password_hash TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL
+);
+`;
+
+export class ModuleCredentials implements CredentialStore {
+  private readonly db: Database.Database;
+
+  constructor(db: Database.Database, private readonly params?: ScryptParams) {
+    this.db = db;
+    if (!db.readonly) db.exec(SCHEMA);
+  }
+
+  /** Stores (or replaces) a broker user's password hash. */
+  async set(principal: Principal, password: string, nowMs = Date.now()): Promise<void> {
+    const hash = await hashSecret(password, this.params);
+    this.db
+      .prepare(
+        'INSERT INTO broker_credentials (username, kind, module, password_hash, created_at_ms) VALUES (?, ?, ?, ?, ?) ' +
+          'ON CONFLICT(username) DO UPDATE SET kind = excluded.kind, module = excluded.module, password_hash = excluded.password_hash',
+      )
+      .run(principal.name, principal.kind, principal.module ?? null, hash, nowMs);
+  }
+
+  async verify(username: string, password: string): Promise<Principal | null> {
+    const row = this.db.prepare('SELECT username, kind, module, password_hash FROM broker_credentials WHERE username = ?').get(username) as
+      | { username: string; kind: Principal['kind']; module: string | null; password_hash: string }
+      | undefined;
+    if (!row) return null;
+    if (!(await verifySecret(password, row.password_hash))) return null;
+    return row.module === null ? { name: row.username, kind: row.kind } : { name: row.username, kind: row.kind, module: row.module };
+  }
+
+  usernames(): string[] {
+    return this.db.prepare('SELECT username FROM broker_credentials ORDER BY username').pluck().all() as string[];
+  }
+}
+
+/** The principal of a site module's broker user. */
+export const modulePrincipal = (module: string): Principal => ({ name: module, kind: 'module', module });
+export const tilstandPrincipal: Principal = { name: TILSTAND_PRINCIPAL, kind: 'tilstand' };

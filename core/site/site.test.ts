@@ -1,0 +1,150 @@
+// Site.start end to end on a real data directory, a real broker on 127.0.0.1 (ephemeral ports),
+// real tables: the demo modules fill the state tables within their budgets, /metrics scrapes,
+// the control socket answers status, and a dead letter is replayed after its contract arrives.
+
+import mqtt from 'mqtt';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INVENTORY_STOCK } from '../ingest/seed-contracts.ts';
+import { controlRequest } from './control.ts';
+import { demoConfig } from './demo/site.ts';
+import { initDataDir } from './init.ts';
+import { Site, SiteError } from './site.ts';
+import type { SiteStatus } from './status.ts';
+
+let dir: string;
+let sites: Site[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-site-'));
+});
+afterEach(async () => {
+  for (const s of sites) await s.stop();
+  sites = [];
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function until<T>(what: string, f: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 40_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < end) {
+    last = await f();
+    if (ok(last)) return last;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 2000)}`);
+}
+
+describe('Site', () => {
+  it('runs the demo: events land in the state tables within budget, /metrics and the control socket answer', async () => {
+    const data = join(dir, 'demo');
+    const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 100, demoSeed: 7 });
+    sites.push(site);
+    expect(site.mqttUrl).toMatch(/^mqtt:\/\/127\.0\.0\.1:\d+$/);
+    expect(statSync(join(data, 'control.sock')).mode & 0o777).toBe(0o600);
+
+    const st = await until(
+      'rows in every state table',
+      () => controlRequest(join(data, 'control.sock'), 'status') as Promise<SiteStatus>,
+      (s) => ['work_queue', 'resources', 'stock'].every((t) => (s.tables.find((x) => x.table === t)?.rows ?? 0) > 0),
+    );
+    const rows = Object.fromEntries(st.tables.map((t) => [t.table, t.rows]));
+    expect(rows.resources).toBe(6);
+    expect(rows.stock).toBeGreaterThan(0);
+    expect(rows.stock).toBeLessThanOrEqual(80);
+    expect(rows.work_queue).toBeGreaterThanOrEqual(1);
+    expect(st.running).toBe(true);
+    expect(st.site).toBe('demo');
+    for (const t of st.tables) {
+      expect(t.withinBudget, t.table).toBe(true);
+      expect(t.ageMs!).toBeLessThanOrEqual(t.budgetMs);
+    }
+    expect(st.deadLettersOpen).toBe(0);
+    expect(st.broker.mode === 'embedded' && st.broker.metrics!.authFailures).toBe(0);
+    expect(st.demo!.map((d) => d.module).sort()).toEqual(['commerce', 'inventory', 'operations', 'procurement']);
+
+    const res = await fetch(`${site.httpUrl}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toContain('tilstand_site_up{site="demo"} 1');
+    expect(text).toMatch(/tilstand_ingest_table_budget_ms\{site="demo",table="work_queue"\} 5000/);
+    expect(text).toMatch(/tilstand_broker_events_acked_total\{site="demo"\} [1-9]/);
+    expect((await fetch(`${site.httpUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${site.httpUrl}/nope`)).status).toBe(404);
+    expect((await fetch(`${site.httpUrl}/metrics`, { method: 'POST' })).status).toBe(405);
+
+    // Only one site per data directory.
+    await expect(Site.start({ data, mqttPort: 0, httpPort: 0 })).rejects.toBeInstanceOf(SiteError);
+
+    await controlRequest(join(data, 'control.sock'), 'stop');
+    await site.stopped;
+  });
+
+  it('turns an event of an unknown contract version into a dead letter and replays it once the contract is added', async () => {
+    const data = join(dir, 'dl');
+    await initDataDir({ data, site: 'dl', config: demoConfig });
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0 });
+    sites.push(site);
+    const sock = join(data, 'control.sock');
+    const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
+    const client = await mqtt.connectAsync(site.mqttUrl, { username: 'inventory', password: secrets.modules.inventory.password, clientId: 'test-inventory' });
+    try {
+      const topic = 'tilstand/dl/events/inventory/stock';
+      const event = (seq: number, version: number, after: Record<string, unknown>) =>
+        JSON.stringify({ op: 'c', before: null, after, source: { module: 'inventory', stream: 'stock', seq }, ts_ms: Date.now(), contract: { name: 'inventory.stock', version } });
+      await client.publishAsync(topic, event(1, 1, { item: 'A', location: 'L1', qty: 5 }), { qos: 1 });
+      await client.publishAsync(topic, event(2, 2, { item: 'B', location: 'L1', qty: 7, note: 'new field' }), { qos: 1 });
+    } finally {
+      await client.endAsync();
+    }
+    const letters = await until(
+      'a dead letter',
+      () => controlRequest(sock, 'deadletters.list') as Promise<{ position: string; reason: string; status: string }[]>,
+      (l) => l.length === 1,
+    );
+    expect(letters[0]).toMatchObject({ reason: 'no_contract', status: 'open' });
+    expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(1);
+
+    // Replaying before the contract exists fails again; adding v2 then replaying succeeds.
+    expect(await controlRequest(sock, 'deadletters.replay')).toEqual({ replayed: 0, failed: 1 });
+    const v2 = { ...INVENTORY_STOCK, version: 2, fields: [...INVENTORY_STOCK.fields, { name: 'note', type: 'STRING', default: null }] };
+    await expect(controlRequest(sock, 'contracts.add', { contract: { ...v2, version: 4 } })).rejects.toMatchObject({ kind: 'InvalidArgument' });
+    expect(await controlRequest(sock, 'contracts.add', { contract: v2 })).toMatchObject({ name: 'inventory.stock', version: 2 });
+    expect(await controlRequest(sock, 'contracts.list')).toContainEqual({ name: 'inventory.stock', versions: [1, 2] });
+    expect(await controlRequest(sock, 'deadletters.replay', { ids: [letters[0]!.position] })).toEqual({ replayed: 1, failed: 0 });
+
+    const st = await until('stock rows', () => controlRequest(sock, 'status') as Promise<SiteStatus>, (s) => s.tables.find((t) => t.table === 'stock')!.rows === 2);
+    expect(st.deadLettersOpen).toBe(0);
+    await expect(controlRequest(sock, 'no-such-op')).rejects.toMatchObject({ kind: 'UnknownOp' });
+  });
+
+  it('the demo operations module obeys commands on its command topic and acks them', async () => {
+    const data = join(dir, 'cmd');
+    const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 5_000 });
+    sites.push(site);
+    const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
+    const client = await mqtt.connectAsync(site.mqttUrl, { username: 'tilstand', password: secrets.modules.tilstand.password, clientId: 'test-tilstand' });
+    try {
+      const acks: Record<string, unknown>[] = [];
+      client.on('message', (_t, p) => acks.push(JSON.parse(p.toString()) as Record<string, unknown>));
+      await client.subscribeAsync('tilstand/demo/acks/operations', { qos: 1 });
+      const send = (c: Record<string, unknown>) => client.publishAsync('tilstand/demo/commands/operations', JSON.stringify(c), { qos: 1 });
+      // Until the module has subscribed, a command has no receiver: resend the same id (it runs once).
+      await until('the first ack', async () => (await send({ command_id: 'c-1', action: 'escalate_job', job_id: 'J-0001' }), acks.length), (n) => n >= 1);
+      await send({ command_id: 'c-2', action: 'release_job', job_id: 'J-9999' });
+      await send({ command_id: 'c-3', action: 'dance' });
+      await until('acks of c-2 and c-3', () => acks.filter((a) => a.command_id !== 'c-1').length, (n) => n >= 2);
+      const ack = (id: string) => acks.find((a) => a.command_id === id);
+      expect(ack('c-1')).toMatchObject({ module: 'operations', ok: true, result: { job_id: 'J-0001' } });
+      // Resent c-1s were answered from the stored ack: the job was escalated once.
+      expect(new Set(acks.filter((a) => a.command_id === 'c-1').map((a) => JSON.stringify(a.result))).size).toBe(1);
+      expect(site.status().demo!.find((d) => d.module === 'operations')!.commands).toBe(3);
+      expect(ack('c-2')).toMatchObject({ ok: false, error: 'no such job: J-9999' });
+      expect(ack('c-3')).toMatchObject({ ok: false, error: expect.stringMatching(/unknown action "dance"/) });
+    } finally {
+      await client.endAsync();
+    }
+  });
+});

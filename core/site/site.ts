@@ -1,0 +1,460 @@
+// Site: the composition root of a running site. `Site.start` wires, in this order:
+//   1. config.json (a new data directory with --demo becomes a demo site first);
+//   2. refuse to start twice (a live control.sock answers);
+//   3. site.db (broker credentials), the ingest half (open-ingest.ts: journal, contracts,
+//      catalog, disk budget, Ingestor — which replays the journal after the last commit);
+//   4. the broker: embedded (EmbeddedBroker, credentials from site.db, onEvent → ingestor.accept,
+//      disk budget) or external (MqttSource → ingestor.accept);
+//   5. the internal MQTT client as the `tilstand` principal (resync requests);
+//   6. timers: ingest tick every tickMs, journal prune every journal.pruneIntervalMs;
+//   7. the HTTP server (/metrics, /healthz) and the control socket;
+//   8. with demo: the simulated modules, in-process, against the broker.
+// `stop()` undoes it in reverse: modules, clients, broker (held publishes stay unacknowledged,
+// so modules resend them), timers, commitAll + close of the Ingestor, journal, site.db, servers.
+//
+// Concurrency: single-threaded. Timers and socket handlers never run after stop() began.
+// Invariants: at most one Site per data directory (the control socket and the tables' writer
+// locks); nothing is acknowledged to a module before it is in the journal (EmbeddedBroker).
+
+import mqtt, { type MqttClient } from 'mqtt';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type Database from 'better-sqlite3';
+import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/broker.ts';
+import { MqttSource } from '../ingest/mqtt-source.ts';
+import { PromText } from '../ingest/metrics.ts';
+import { dataPaths, readConfig, type SiteConfig } from './config.ts';
+import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
+import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
+import { demoConfig } from './demo/site.ts';
+import { SiteHttpServer } from './http-server.ts';
+import { initDataDir } from './init.ts';
+import { siteLogger, type LogSink } from './log.ts';
+import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
+import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
+import { journalState, RowCounter, type SiteStatus } from './status.ts';
+import type { Contract } from '../ingest/contracts.ts';
+
+export interface SiteStartOptions {
+  data: string;
+  /** Run the simulated modules in-process; a directory without config.json becomes a demo site. */
+  demo?: boolean;
+  demoSeed?: number;
+  demoStepMs?: number;
+  /** Override config broker.port / http.port (0 = ephemeral). */
+  mqttPort?: number;
+  httpPort?: number;
+  /** Ingest tick period. */
+  tickMs?: number;
+  /** Where log lines go besides logs/site.log (default: nowhere). */
+  log?: LogSink;
+}
+
+export class SiteError extends Error {
+  readonly kind: 'AlreadyRunning' | 'NotInitialized' | 'Listen';
+  constructor(kind: SiteError['kind'], message: string) {
+    super(message);
+    this.name = `SiteError(${kind})`;
+    this.kind = kind;
+  }
+}
+
+const DEFAULT_TICK_MS = 250;
+
+/** Broker credentials from site.db, plus a per-run secret for the site's own `tilstand` client. */
+class SiteCredentials implements CredentialStore {
+  constructor(
+    private readonly stored: ModuleCredentials,
+    private readonly runSecret: Buffer,
+  ) {}
+
+  async verify(username: string, password: string): Promise<Principal | null> {
+    const given = Buffer.from(password, 'utf8');
+    if (username === TILSTAND_PRINCIPAL && given.length === this.runSecret.length && timingSafeEqual(given, this.runSecret)) return tilstandPrincipal;
+    return this.stored.verify(username, password);
+  }
+}
+
+/** Listens on `port`; when it is taken and `fallback` is set, on an ephemeral port instead. */
+async function listenWithFallback<T extends { listen(): Promise<number>; close(): Promise<void> }>(
+  make: (port: number) => T,
+  port: number,
+  fallback: boolean,
+  what: string,
+  log: LogSink,
+): Promise<T> {
+  const first = make(port);
+  try {
+    await first.listen();
+    return first;
+  } catch (e) {
+    await first.close().catch(() => undefined);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (!fallback || port === 0 || (code !== 'EADDRINUSE' && code !== 'EACCES')) {
+      throw new SiteError('Listen', `${what}: cannot listen on port ${port}: ${(e as Error).message}`);
+    }
+    log(`${what}: port ${port} is in use; listening on a free port instead`);
+    const second = make(0);
+    await second.listen();
+    return second;
+  }
+}
+
+export class Site {
+  readonly data: string;
+  readonly config: SiteConfig;
+  readonly startedAtMs = Date.now();
+  private readonly log: LogSink;
+  private readonly siteDb: Database.Database;
+  private readonly ingest: IngestParts;
+  private broker: EmbeddedBroker | undefined;
+  private source: MqttSource | undefined;
+  private internal: MqttClient | undefined;
+  private http: SiteHttpServer | undefined;
+  private control: ControlServer | undefined;
+  private demo: DemoModules | undefined;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  private pruning = false;
+  private stopping: Promise<void> | undefined;
+  private readonly rowCounter = new RowCounter();
+  private resolveStopped!: () => void;
+  /** Resolves once the site has stopped (by stop() or the control socket's `stop`). */
+  readonly stopped: Promise<void> = new Promise((r) => (this.resolveStopped = r));
+
+  private constructor(data: string, config: SiteConfig, log: LogSink) {
+    this.data = data;
+    this.config = config;
+    this.log = log;
+    const p = dataPaths(data, config.site);
+    this.siteDb = openSiteDb(p.siteDb);
+    try {
+      this.ingest = openIngest(data, config, {
+        publishResync: (module, stream, from) => this.publishResync(module, stream, from),
+        onWarning: (m) => this.log(m),
+      });
+    } catch (e) {
+      this.siteDb.close();
+      throw e;
+    }
+  }
+
+  static async start(o: SiteStartOptions): Promise<Site> {
+    const data = resolve(o.data);
+    const p = dataPaths(data);
+    const sink = o.log ?? (() => undefined);
+    if (!existsSync(p.config)) {
+      if (!o.demo) throw new SiteError('NotInitialized', `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${o.data} --site <id>\`, or start with --demo`);
+      await initDataDir({ data, site: 'demo', config: demoConfig });
+      sink(`initialized a demo site in ${data}`);
+    }
+    const config = readConfig(data);
+    if (existsSync(p.controlSocket) && (await socketAnswers(p.controlSocket))) {
+      throw new SiteError('AlreadyRunning', `a site is already running on ${data} (${p.controlSocket} answers); stop it first`);
+    }
+    const log = siteLogger(p.logs, sink);
+    const site = new Site(data, config, log);
+    try {
+      await site.open(o);
+    } catch (e) {
+      await site.stop();
+      throw e;
+    }
+    return site;
+  }
+
+  private async open(o: SiteStartOptions): Promise<void> {
+    const c = this.config;
+    const p = dataPaths(this.data, c.site);
+    const { ingestor } = this.ingest;
+    const fallback = o.demo === true;
+    const runSecret = randomBytes(24).toString('base64url');
+    let url: string;
+    let internalCreds: { username: string; password: string };
+    if (c.broker.mode === 'embedded') {
+      const b = c.broker;
+      const credentials = new SiteCredentials(new ModuleCredentials(this.siteDb), Buffer.from(runSecret));
+      this.broker = await listenWithFallback(
+        (port) =>
+          new EmbeddedBroker({
+            site: c.site,
+            credentials,
+            onEvent: (topic, payload) => ingestor.accept(topic, payload),
+            host: b.host,
+            port,
+            ...(b.tls ? { tls: b.tls } : {}),
+            allowInsecureNonLoopback: b.allowInsecureNonLoopback,
+            diskFull: () => this.ingest.diskBudget.full(),
+            diskFullHoldMaxMs: b.diskFullHoldMaxMs,
+          }),
+        o.mqttPort ?? b.port,
+        fallback,
+        'broker',
+        this.log,
+      );
+      const host = b.host.includes(':') ? `[${b.host}]` : b.host;
+      url = `${b.tls ? 'mqtts' : 'mqtt'}://${host}:${this.broker.port}`;
+      internalCreds = { username: TILSTAND_PRINCIPAL, password: runSecret };
+    } else {
+      const b = c.broker;
+      const password = readFileSync(b.passwordFile, 'utf8').trim();
+      this.source = new MqttSource({
+        url: b.url,
+        clientId: `tilstand-${c.site}`,
+        groups: SITE_MODULES.map((m) => ({ name: m, topics: [`tilstand/${c.site}/events/${m}/#`] })),
+        sink: (topic, payload) => ingestor.accept(topic, payload),
+        username: b.username,
+        password,
+      });
+      this.source.start();
+      url = b.url;
+      internalCreds = { username: b.username, password };
+    }
+    this.brokerUrl = url;
+
+    this.internal = mqtt.connect(url, { ...internalCreds, clientId: `tilstand-${c.site}-site`, clean: true, reconnectPeriod: 1000, rejectUnauthorized: false });
+    let warned = false;
+    this.internal.on('error', (e) => {
+      if (!warned) this.log(`internal MQTT client: ${e.message}`);
+      warned = true;
+    });
+    this.internal.on('connect', () => (warned = false));
+
+    const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
+    this.tickTimer = setInterval(() => {
+      try {
+        ingestor.tick();
+      } catch (e) {
+        this.log(`ingest tick: ${(e as Error).message}`);
+      }
+    }, tickMs);
+    this.pruneTimer = setInterval(() => void this.prune(), c.journal.pruneIntervalMs);
+
+    this.http = await listenWithFallback(
+      (port) => new SiteHttpServer(c.http.host, port, { metrics: () => this.metrics(), health: () => this.health() }),
+      o.httpPort ?? c.http.port,
+      fallback,
+      'http',
+      this.log,
+    );
+    try {
+      this.control = await ControlServer.listen(p.controlSocket, this.controlHandlers());
+    } catch (e) {
+      if (e instanceof ControlError) throw e;
+      // A data directory whose path is too long for a unix socket: run without the control socket.
+      this.log(`control socket ${p.controlSocket} cannot listen (${(e as Error).message}); CLI commands will read the directory instead`);
+    }
+
+    if (o.demo) {
+      let secrets;
+      try {
+        secrets = readModuleSecrets(p.moduleSecrets);
+      } catch (e) {
+        this.log(`demo modules not started: ${(e as Error).message}`);
+      }
+      if (secrets) {
+        this.demo = runDemoModules({
+          url,
+          site: c.site,
+          credentials: secrets.modules,
+          outboxDir: p.demo,
+          ...(o.demoSeed !== undefined ? { seed: o.demoSeed } : {}),
+          ...(o.demoStepMs !== undefined ? { stepMs: o.demoStepMs } : {}),
+          onWarning: (m) => this.log(`demo: ${m}`),
+        });
+        this.log(`demo modules running: ${SITE_MODULES.join(', ')}`);
+      }
+    }
+  }
+
+  private brokerUrl: string | undefined;
+
+  /** Where the broker listens (embedded) or what it connects to (external). */
+  get mqttUrl(): string {
+    return this.brokerUrl ?? '';
+  }
+
+  get httpUrl(): string {
+    const h = this.http?.boundTo;
+    return h ? `http://${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}` : '';
+  }
+
+  get controlSocketPath(): string | undefined {
+    return this.control?.path;
+  }
+
+  private publishResync(module: string, stream: string, from: number): void {
+    const topic = `tilstand/${this.config.site}/resync/${module}`;
+    this.internal?.publish(topic, JSON.stringify({ stream, from }), { qos: 1 }, (e) => {
+      if (e) this.log(`resync ${module}/${stream} from ${from}: ${e.message}`);
+    });
+  }
+
+  private async prune(): Promise<void> {
+    if (this.pruning || this.stopping) return;
+    this.pruning = true;
+    try {
+      const j = this.ingest.journal;
+      const keepAfter = j.getCheckpoint(INGEST_CHECKPOINT) ?? 0n;
+      const r = await j.prune({ maxAgeMs: this.config.journal.retentionAgeMs, maxBytes: this.config.journal.retentionBytesMax, keepAfter });
+      if (r.deletedRows > 0) this.log(`journal: pruned ${r.deletedRows} events (kept everything after position ${keepAfter})`);
+    } catch (e) {
+      this.log(`journal prune: ${(e as Error).message}`);
+    } finally {
+      this.pruning = false;
+    }
+  }
+
+  /** Runs a journal prune now (tests, and the `prune` control op). */
+  pruneNow(): Promise<void> {
+    return this.prune();
+  }
+
+  status(): SiteStatus {
+    const { ingestor, catalog, journal } = this.ingest;
+    const p = dataPaths(this.data, this.config.site);
+    const health = ingestor.health();
+    const tables = ingestor.status().map((t) => {
+      let rows: number | null = null;
+      try {
+        rows = this.rowCounter.count(catalog.getTable({ database: p.database!, table: t.table })).rows;
+      } catch {
+        rows = null;
+      }
+      return {
+        table: t.table,
+        budgetMs: t.budgetMs,
+        decision: t.decision,
+        confirmedBy: t.confirmedBy,
+        ageMs: t.ageMs,
+        withinBudget: t.withinBudget,
+        pendingEvents: t.pendingEvents,
+        lastCommitMs: t.lastCommitMs,
+        snapshotId: t.snapshotId,
+        rows,
+        breaches: t.breaches,
+      };
+    });
+    const b = this.config.broker;
+    return {
+      site: this.config.site,
+      data: this.data,
+      running: true,
+      pid: process.pid,
+      startedAtMs: this.startedAtMs,
+      nowMs: Date.now(),
+      broker:
+        b.mode === 'embedded'
+          ? { mode: 'embedded', url: this.mqttUrl, host: b.host, port: this.broker?.port ?? null, metrics: this.broker ? { ...this.broker.metrics() } : null }
+          : { mode: 'external', url: b.url, connected: this.source ? this.source.stats().every((g) => g.connected) : false },
+      http: { url: this.httpUrl },
+      tables,
+      deadLettersOpen: ingestor.deadLetterCount(),
+      journal: journalState(journal),
+      ingestFailure: health.failure,
+      diskFull: health.diskFull,
+      demo: this.demo ? this.demo.stats() : null,
+    };
+  }
+
+  metrics(): string {
+    const site = this.config.site;
+    const p = new PromText().family('tilstand_site_up', 'gauge', '1 while the site runs', [{ labels: { site }, value: 1 }]);
+    p.family('tilstand_site_uptime_seconds', 'gauge', 'Seconds since the site started', [{ labels: { site }, value: Math.round((Date.now() - this.startedAtMs) / 1000) }]);
+    const js = this.ingest.journal.stats();
+    p.family('tilstand_journal_bytes_used', 'gauge', 'Live bytes in journal.db', [{ labels: { site }, value: this.ingest.journal.bytesUsed() }])
+      .family('tilstand_journal_commits_total', 'counter', 'Group commits of the journal since start', [{ labels: { site }, value: js.commits }])
+      .family('tilstand_journal_events_total', 'counter', 'Events journaled since start', [{ labels: { site }, value: js.events }]);
+    if (this.broker) {
+      const m = this.broker.metrics();
+      for (const [k, v] of Object.entries(m)) {
+        const name = `tilstand_broker_${k.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)}${k === 'heldNow' ? '' : '_total'}`;
+        p.family(name, k === 'heldNow' ? 'gauge' : 'counter', `EmbeddedBroker metric ${k}`, [{ labels: { site }, value: v }]);
+      }
+    }
+    return p.toString() + this.ingest.ingestor.metrics();
+  }
+
+  health(): Record<string, unknown> {
+    const h = this.ingest.ingestor.health();
+    return { ok: h.failure === null, site: this.config.site, ingestFailure: h.failure, diskFull: h.diskFull, mqtt: this.mqttUrl };
+  }
+
+  private controlHandlers(): Map<string, ControlHandler> {
+    const { ingestor, contracts } = this.ingest;
+    const positions = (v: unknown): bigint[] | undefined => {
+      if (v === undefined || v === null) return undefined;
+      if (!Array.isArray(v) || !v.every((x) => (typeof x === 'string' && /^\d+$/.test(x)) || Number.isSafeInteger(x))) {
+        throw Object.assign(new Error('ids: expected an array of journal positions'), { kind: 'InvalidArgument' });
+      }
+      return v.map((x) => BigInt(x as string | number));
+    };
+    return new Map<string, ControlHandler>([
+      ['status', () => this.status()],
+      [
+        'deadletters.list',
+        (a) => {
+          const limit = a.limit === undefined ? undefined : Number(a.limit);
+          const status = a.status === 'open' || a.status === 'replayed' ? a.status : undefined;
+          return ingestor.listDeadLetters({ ...(limit !== undefined && Number.isSafeInteger(limit) ? { limit } : {}), ...(status ? { status } : {}) }).map((d) => ({
+            ...d,
+            position: d.position.toString(),
+            payload: d.payload.toString('utf8').slice(0, 2000),
+          }));
+        },
+      ],
+      ['deadletters.replay', (a) => ingestor.replayDeadLetters(positions(a.ids))],
+      ['contracts.list', () => contracts.list()],
+      [
+        'contracts.add',
+        (a) => {
+          try {
+            return contracts.register(a.contract as Contract);
+          } catch (e) {
+            throw Object.assign(e as Error, { kind: 'InvalidArgument' });
+          }
+        },
+      ],
+      ['prune', async () => (await this.prune(), journalState(this.ingest.journal))],
+      [
+        'stop',
+        () => {
+          setImmediate(() => void this.stop());
+          return { stopping: true };
+        },
+      ],
+    ]);
+  }
+
+  /** Stops everything; safe to call more than once (later calls wait for the first). */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop().finally(() => this.resolveStopped());
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    const step = async (what: string, f: () => unknown) => {
+      try {
+        await f();
+      } catch (e) {
+        this.log(`stop: ${what}: ${(e as Error).message}`);
+      }
+    };
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    await step('demo modules', () => this.demo?.stop());
+    await step('internal client', () => this.internal?.endAsync(true));
+    await step('broker', () => this.broker?.close());
+    await step('mqtt source', () => this.source?.stop());
+    // Let journal appends queued by the last packets commit before the ingestor closes.
+    await new Promise<void>((r) => setImmediate(r));
+    await step('control socket', () => this.control?.close());
+    await step('http', () => this.http?.close());
+    await step('ingest commit', () => this.ingest?.ingestor.commitAll());
+    await step('ingest close', () => this.ingest?.ingestor.close());
+    await step('journal close', () => this.ingest?.journal.close());
+    await step('site.db', () => this.siteDb.close());
+    this.log('site stopped');
+  }
+}

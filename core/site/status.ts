@@ -1,0 +1,172 @@
+// What `tilstand status` shows, from a running site (Site.status, over the control socket) or,
+// when no site runs, from the data directory alone (`statusFromDirectory`: the tables' latest
+// snapshots, the journal beyond the ingest checkpoint, the open dead letters).
+//
+// Every value is plain JSON (bigints as decimal strings), so the same object crosses the socket.
+
+import { existsSync } from 'node:fs';
+import { Catalog, type Table } from '../lsm/index.ts';
+import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../ingest/dead-letters.ts';
+import { Journal } from '../ingest/journal.ts';
+import { dataPaths, readConfig, type SiteConfig } from './config.ts';
+import { INGEST_CHECKPOINT } from './open-ingest.ts';
+
+export interface TableState {
+  table: string;
+  budgetMs: number;
+  decision: string;
+  confirmedBy: string;
+  /** Age of the oldest event not yet visible (running), or null when unknown (not running). */
+  ageMs: number | null;
+  withinBudget: boolean | null;
+  pendingEvents: number | null;
+  lastCommitMs: number | null;
+  snapshotId: number | null;
+  /** Rows at the latest snapshot. */
+  rows: number | null;
+  breaches: number | null;
+}
+
+export interface SiteStatus {
+  site: string;
+  data: string;
+  running: boolean;
+  pid: number | null;
+  startedAtMs: number | null;
+  nowMs: number;
+  broker:
+    | { mode: 'embedded'; url: string | null; host: string; port: number | null; metrics: Record<string, number> | null }
+    | { mode: 'external'; url: string; connected: boolean | null };
+  http: { url: string | null };
+  tables: TableState[];
+  deadLettersOpen: number;
+  journal: { lastPosition: string; committedPosition: string; uncommittedEvents: string; oldestUncommittedMs: number | null; bytesUsed: number };
+  ingestFailure: string | null;
+  diskFull: boolean | null;
+  demo: { module: string; published: number; acked: number; failed: number; commands: number }[] | null;
+}
+
+/** Counts a table's rows at its latest snapshot, remembering the count per snapshot id. */
+export class RowCounter {
+  private readonly cache = new Map<string, { snapshotId: number; rows: number }>();
+
+  count(table: Table): { snapshotId: number | null; rows: number } {
+    const s = table.latestSnapshot();
+    if (!s) return { snapshotId: null, rows: 0 };
+    const hit = this.cache.get(table.name);
+    if (hit && hit.snapshotId === s.id) return hit;
+    const r = table.reader({ snapshotId: s.id });
+    let rows = 0;
+    try {
+      for (const _ of r.scan()) rows++;
+    } finally {
+      r.close();
+    }
+    const v = { snapshotId: s.id, rows };
+    this.cache.set(table.name, v);
+    return v;
+  }
+}
+
+export function journalState(journal: Journal): SiteStatus['journal'] {
+  const last = journal.lastPosition();
+  const committed = journal.getCheckpoint(INGEST_CHECKPOINT) ?? 0n;
+  const first = journal.readAfter(committed, 1).next();
+  return {
+    lastPosition: last.toString(),
+    committedPosition: committed.toString(),
+    uncommittedEvents: (last > committed ? last - committed : 0n).toString(),
+    oldestUncommittedMs: first.done ? null : first.value.receivedAtMs,
+    bytesUsed: journal.bytesUsed(),
+  };
+}
+
+/** Status of a site that is not running, read from its directory. */
+export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatus {
+  const config: SiteConfig = readConfig(data);
+  const p = dataPaths(data, config.site);
+  const catalog = new Catalog(p.warehouse);
+  const counter = new RowCounter();
+  let deadLettersOpen = 0;
+  const tables: TableState[] = config.tables.map((b) => {
+    const id = { database: p.database!, table: b.table };
+    let snapshotId: number | null = null;
+    let rows: number | null = null;
+    let lastCommitMs: number | null = null;
+    if (catalog.tableExists(id)) {
+      const t = catalog.getTable(id);
+      const c = counter.count(t);
+      snapshotId = c.snapshotId;
+      rows = c.rows;
+      lastCommitMs = t.latestSnapshot()?.timeMillis ?? null;
+      if (b.table === DEAD_LETTERS_TABLE_NAME) {
+        const fields = t.schema.fields;
+        deadLettersOpen = t.scanRows().filter((r) => deadLetterFromRow(fields, r).status === 'open').length;
+      }
+    }
+    return { ...b, ageMs: null, withinBudget: null, pendingEvents: null, lastCommitMs, snapshotId, rows, breaches: null };
+  });
+  let journal: SiteStatus['journal'] = { lastPosition: '0', committedPosition: '0', uncommittedEvents: '0', oldestUncommittedMs: null, bytesUsed: 0 };
+  if (existsSync(p.journal)) {
+    const j = Journal.open(data);
+    try {
+      journal = journalState(j);
+    } finally {
+      j.close();
+    }
+  }
+  const b = config.broker;
+  return {
+    site: config.site,
+    data,
+    running: false,
+    pid: null,
+    startedAtMs: null,
+    nowMs,
+    broker: b.mode === 'embedded' ? { mode: 'embedded', url: null, host: b.host, port: null, metrics: null } : { mode: 'external', url: b.url, connected: null },
+    http: { url: null },
+    tables,
+    deadLettersOpen,
+    journal,
+    ingestFailure: null,
+    diskFull: null,
+    demo: null,
+  };
+}
+
+const secs = (ms: number | null): string => (ms === null ? '–' : ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`);
+
+function pad(rows: string[][]): string[] {
+  const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd());
+}
+
+/** The human form of a status. */
+export function formatStatus(s: SiteStatus): string[] {
+  const lines: string[] = [];
+  if (s.running) lines.push(`site ${s.site} — running (pid ${s.pid}, up ${secs(s.nowMs - (s.startedAtMs ?? s.nowMs))}), data ${s.data}`);
+  else lines.push(`site ${s.site} — not running (read from ${s.data})`);
+  const b = s.broker;
+  if (b.mode === 'embedded') {
+    lines.push(`broker  embedded ${b.url ?? `${b.host} (not listening)`}${b.metrics ? `  connections accepted ${b.metrics.connectionsAccepted}, events acked ${b.metrics.eventsAcked}, auth failures ${b.metrics.authFailures}, held ${b.metrics.heldNow}` : ''}`);
+  } else {
+    lines.push(`broker  external ${b.url}${b.connected === null ? '' : b.connected ? '  connected' : '  NOT connected'}`);
+  }
+  if (s.http.url) lines.push(`http    ${s.http.url}  (/metrics, /healthz)`);
+  lines.push('');
+  const rows: string[][] = [['table', 'rows', 'freshness', 'budget', 'pending', 'last commit', 'state']];
+  for (const t of s.tables) {
+    const state = t.withinBudget === null ? '–' : t.withinBudget ? 'within budget' : 'OVER BUDGET';
+    const lastCommit = t.lastCommitMs === null ? 'never' : `${secs(Math.max(0, s.nowMs - t.lastCommitMs))} ago`;
+    rows.push([t.table, t.rows === null ? '–' : String(t.rows), t.ageMs === null ? '–' : `${secs(t.ageMs)} behind`, secs(t.budgetMs), t.pendingEvents === null ? '–' : String(t.pendingEvents), lastCommit, state]);
+  }
+  lines.push(...pad(rows));
+  lines.push('');
+  lines.push(`dead letters: ${s.deadLettersOpen} open${s.deadLettersOpen > 0 ? ' (tilstand deadletters list)' : ''}`);
+  const j = s.journal;
+  lines.push(`journal: position ${j.lastPosition}, committed through ${j.committedPosition} (${j.uncommittedEvents} not yet in every table), ${(j.bytesUsed / 1024 / 1024).toFixed(1)} MiB`);
+  if (s.ingestFailure) lines.push(`INGEST STOPPED: ${s.ingestFailure} (restart the site to recover)`);
+  if (s.diskFull) lines.push('DISK BUDGET FULL: events are not being acknowledged');
+  if (s.demo) lines.push(`demo modules: ${s.demo.map((d) => `${d.module} ${d.acked}/${d.published} acked`).join(', ')}`);
+  return lines;
+}

@@ -10,7 +10,8 @@
 import { serializeBinaryRow } from './binary-row.ts';
 import { corruption, LsmError } from './errors.ts';
 import type { FileIO } from './file-io.ts';
-import { readParquet, writeParquet, type ParquetColumn, type ParquetReadColumn } from './format/parquet/index.ts';
+import type { ParquetColumn, ParquetReadColumn } from './format/parquet/index.ts';
+import { appendRun, decodeDataFile, encodeDataFile } from './data-file-format.ts';
 import { RowKind, type KeyValue } from './key-value.ts';
 import type { DataFileMeta, SimpleStats } from './manifest.ts';
 import {
@@ -62,6 +63,8 @@ export function runFromRecords(records: readonly KeyValue[], keyArity: number, v
 
 /** The Parquet columns of a data file of this schema. */
 export function fileColumns(schema: TableSchema): ParquetColumn[] {
+  // Append tables (no primary key): only the table's columns (data-file-format.ts).
+  if (!schema.isPrimaryKeyTable) return schema.fields.map((f) => ({ name: f.name, fieldId: f.id, type: f.type }));
   const cols: ParquetColumn[] = schema.keyIndexes.map((i) => ({
     name: `${KEY_PREFIX}${schema.fields[i]!.name}`,
     fieldId: KEY_FIELD_ID_START + schema.fields[i]!.id,
@@ -140,9 +143,9 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
   const { schema, run } = a;
   if (run.rowCount === 0) throw new Error('assertion failed: an empty run is never written');
   const columns = fileColumns(schema);
-  const values: unknown[][] = [...run.keyCols, run.seq, run.kind, ...run.valueCols];
-  const compression = schema.options.fileCompression === 'none' ? 'uncompressed' : schema.options.fileCompression;
-  const bytes = writeParquet(columns, values, run.rowCount, { compression });
+  const values: unknown[][] = schema.isPrimaryKeyTable ? [...run.keyCols, run.seq, run.kind, ...run.valueCols] : run.valueCols;
+  // Parquet or Avro by the file name's extension (data-file-format.ts).
+  const bytes = encodeDataFile(schema, a.fileName, columns, values, run.rowCount);
   a.fileIO.mkdirs(a.bucketDir);
   a.fileIO.writeNew(`${a.bucketDir}/${a.fileName}`, bytes);
 
@@ -201,11 +204,9 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   if (bytes.length !== meta.fileSize) {
     throw corruption(path, `size ${bytes.length} differs from the manifest's ${meta.fileSize}`);
   }
-  if (/\.(orc|avro)$/.test(path)) {
-    throw new LsmError('NotSupported', `reading ${path.slice(path.lastIndexOf('.') + 1)} data files is not supported yet`, { path });
-  }
-  const { rowCount, columns } = readParquet(bytes, readColumns(schema), path);
+  const { rowCount, columns } = decodeDataFile(bytes, readColumns(schema), path);
   if (rowCount !== meta.rowCount) throw corruption(path, `${rowCount} rows, the manifest says ${meta.rowCount}`);
+  if (!schema.isPrimaryKeyTable) return appendRun(columns, rowCount, meta);
   const k = schema.keyIndexes.length;
   const seq = columns[k] as number[];
   const kind = columns[k + 1] as number[];

@@ -16,6 +16,8 @@
 
 import { join } from 'node:path';
 import type { Table } from './table.ts';
+import { changelogEntries, changelogManifestNames } from './changelog.ts';
+import { minConsumerNextSnapshot } from './consumer.ts';
 
 export interface ExpireResult {
   expiredSnapshots: number[];
@@ -25,7 +27,11 @@ export interface ExpireResult {
 
 const NON_DATA_DIRS = new Set(['schema', 'snapshot', 'manifest', 'tag', 'consumer', 'index', 'changelog', 'statistics', 'branch']);
 
-export function expireSnapshots(table: Table): ExpireResult {
+/**
+ * `keep`: paths of data files a writer has flushed but not yet committed; unreferenced by any
+ * snapshot, yet not orphans (the sweep would otherwise delete them under the writer).
+ */
+export function expireSnapshots(table: Table, keep?: ReadonlySet<string>): ExpireResult {
   const o = table.schema.options;
   const now = table.clock();
   const result: ExpireResult = { expiredSnapshots: [], expiredTags: [], deletedFiles: [] };
@@ -38,7 +44,8 @@ export function expireSnapshots(table: Table): ExpireResult {
   if (latest !== undefined && earliest !== undefined) {
     const pinned = table.pinnedSnapshotIds();
     const minPinned = pinned.length > 0 ? Math.min(...pinned) : Infinity;
-    const maxExclusive = Math.min(latest - o.snapshotsRetainedMin + 1, minPinned);
+    // Consumers (consumer/consumer-<id>) protect every snapshot they have not read yet.
+    const maxExclusive = Math.min(latest - o.snapshotsRetainedMin + 1, minPinned, minConsumerNextSnapshot(table, now));
     for (let id = earliest; id < maxExclusive && result.expiredSnapshots.length < o.snapshotExpireLimit; id++) {
       const s = table.snapshots.tryGet(id);
       if (!s) continue;
@@ -55,7 +62,7 @@ export function expireSnapshots(table: Table): ExpireResult {
     }
   }
   if (result.expiredSnapshots.length > 0 || result.expiredTags.length > 0) {
-    result.deletedFiles = sweep(table, 0);
+    result.deletedFiles = sweep(table, 0, keep);
   }
   return result;
 }
@@ -82,10 +89,16 @@ function mark(table: Table): LiveSet {
     for (const n of table.manifests.referencedNames(s)) live.manifests.add(n);
     for (const e of table.manifests.liveFiles(s)) live.dataFiles.add(table.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
+  // Changelog files live exactly as long as a snapshot or tag that lists them (changelog.*
+  // retention falls back to the snapshot retention; see CHANGELOG-DESIGN.md).
+  for (const s of all) {
+    for (const n of changelogManifestNames(table, s)) live.manifests.add(n);
+    for (const e of changelogEntries(table, s)) live.dataFiles.add(table.dataFilePath(e.partition, e.bucket, e.file.fileName));
+  }
   return live;
 }
 
-function sweep(table: Table, minAgeMs: number): string[] {
+function sweep(table: Table, minAgeMs: number, keep?: ReadonlySet<string>): string[] {
   const live = mark(table);
   const io = table.fileIO;
   const now = Date.now();
@@ -105,7 +118,7 @@ function sweep(table: Table, minAgeMs: number): string[] {
       if (/^bucket-\d+$/.test(name)) {
         for (const f of io.list(path)) {
           const fp = join(path, f);
-          if (!live.dataFiles.has(fp) && /^(data|changelog)-/.test(f) && old(fp)) {
+          if (!live.dataFiles.has(fp) && !keep?.has(fp) && /^(data|changelog)-/.test(f) && old(fp)) {
             io.remove(fp);
             table.cache.drop(fp);
             deleted.push(fp);

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LsmError } from './errors.ts';
 import { Table } from './table.ts';
+import { castFunction } from './cast.ts';
 
 const FIXTURES = resolve(__dirname, '../../../shared/fixtures/paimon');
 const present = existsSync(FIXTURES);
@@ -73,12 +74,70 @@ describe.skipIf(!present)('tables written by Java Paimon', () => {
     expect((err as Error).message).toMatch(/ORC/i);
   });
 
-  it('refuses the schema-evolution table clearly until schema evolution lands', () => {
+  // Schema 7 of the evolution fixture: (k1,k0,p0,p1 INT NOT NULL, s1 STRING, s0 BYTES, v0 INT,
+  // v1 STRING, v2 INT); ids 0..8. Its options say sequence.field=s0,s1 (ids 5,4: schema 7 reset
+  // the option after the renames, which Paimon had rewritten to s1,s0).
+  const EVOLVED_EXPECTED = [
+    '0,0,0,0,apple,see,110,false,null',
+    '0,1,0,0,banana,you,11,false,null',
+    '1,0,0,0,car,later,12,true,null',
+    '1,1,0,0,driver,!,13,false,null',
+    '1,2,0,0,driver,!,13,false,null',
+    '100,200,0,0,max,number,140,false,null',
+    '0,1,0,1,zoo,you,130,false,null',
+    '0,0,1,0,elephant,hi,120,false,null',
+  ].sort();
+  const evolvedText = (r: unknown[]) => r.map((v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : String(v))).join(',');
+
+  it('reads the schema-evolution table at its latest schema (renames, casts, added column) by field id', () => {
     const t = Table.open(join(FIXTURES, 'java13-pk-parquet-schema-evolution-2level-partitions'));
-    expect(() => t.scanRows()).toThrow(/schema/);
+    expect(t.schema.id).toBe(7);
+    expect(t.schema.fields.map((f) => `${f.id}:${f.name}`)).toEqual(['0:k1', '1:k0', '2:p0', '3:p1', '4:s1', '5:s0', '6:v0', '7:v1', '8:v2']);
+    expect(t.schema.options.sequenceFields).toEqual(['s0', 's1']);
+    const rows = t.scanRows();
+    expect(rows.map(evolvedText).sort()).toEqual(EVOLVED_EXPECTED);
+    // Types of schema 7: s0 BYTES, v0 INT (110.0 → 110, 11.1 → 11), v1 STRING.
+    const apple = rows.find((r) => r[4] === 'apple')!;
+    expect(apple[5]).toBeInstanceOf(Uint8Array);
+    expect(apple[6]).toBe(110);
+    expect(apple[7]).toBe('false');
+    expect(apple[8]).toBeNull();
   });
 
-  it('refuses the append table clearly (append tables are not supported yet)', () => {
-    expect(() => Table.open(join(FIXTURES, 'java13-append-avro-datafiles-timestamps'))).toThrow(/append tables/);
+  it('gives, through schema-0 naming and the listed casts, exactly the rows PROVENANCE lists', () => {
+    const t = Table.open(join(FIXTURES, 'java13-pk-parquet-schema-evolution-2level-partitions'));
+    const s0 = t.schemaById(0);
+    // PROVENANCE.md, schema-0 naming (k0,k1,p0,p1,s0,s1,v0,v1).
+    const provenance: unknown[][] = [
+      [0, 0, 0, 0, 'apple', 'see', 110.0, false],
+      [0, 1, 0, 0, 'banana', 'you', 11.1, false],
+      [1, 0, 0, 0, 'car', 'later', 12.2, true],
+      [1, 1, 0, 0, 'driver', '!', 13.3, false],
+      [1, 2, 0, 0, 'driver', '!', 13.3, false],
+      [100, 200, 0, 0, 'max', 'number', 140.4, false],
+      [0, 1, 0, 1, 'zoo', 'you', 130.0, false],
+      [0, 0, 1, 0, 'elephant', 'hi', 120.0, false],
+    ];
+    // Map each schema-0 row to schema 7 by field id, casting as Paimon does.
+    const expected = provenance.map((row) =>
+      t.schema.fields.map((f) => {
+        const i = s0.fields.findIndex((o) => o.id === f.id);
+        return i < 0 ? null : castFunction(s0.fields[i]!.type, f.type, f.name)(row[i]);
+      }),
+    );
+    expect(t.scanRows().map(evolvedText).sort()).toEqual(expected.map(evolvedText).sort());
+  });
+
+  it('reads the append table with Avro data files and its six timestamp kinds', () => {
+    const t = Table.open(join(FIXTURES, 'java13-append-avro-datafiles-timestamps'));
+    expect(t.schema.isPrimaryKeyTable).toBe(false);
+    expect(t.schema.options.bucket).toBe(-1);
+    // Microseconds: TIMESTAMP(0/3/6), then WITH LOCAL TIME ZONE (0/3/6).
+    expect(t.scanRows()).toEqual([
+      [1_000_000, 1000, 1, 2_000_000, 2000, 2],
+      [null, 3000, null, null, 4000, null],
+      [5_000_000, null, 5, 6_000_000, null, 6],
+    ]);
+    expect(t.scanRows({}, { projection: ['ts_micro'], where: [{ column: 'ts_micro', op: '>', value: 1 }] })).toEqual([[5]]);
   });
 });

@@ -8,6 +8,7 @@
 // uses.
 
 import { invalidArgument, notSupported } from './errors.ts';
+import { formatsPerLevel } from './data-file-format.ts';
 
 export type MergeEngine = 'deduplicate' | 'partial-update' | 'aggregation' | 'first-row';
 export type ChangelogProducer = 'none' | 'input' | 'lookup' | 'full-compaction';
@@ -68,10 +69,13 @@ export function parseList(text: string | undefined): string[] {
 export const DECLARED_OPTIONS: Record<string, string> = {
   bucket: 'fixed bucket count per partition (≥ 1); Paimon defaults to -1 (dynamic), which this store does not write',
   'bucket-key': 'comma list of primary-key columns hashed to choose the bucket (default: the trimmed primary key)',
-  'file.format': 'data file format: parquet (default)',
-  'file.compression': 'data file compression: zstd (Paimon default), snappy, gzip or none',
+  'file.format': 'data file format: parquet (default) or avro',
+  'file.format.per.level': "data file format per LSM level, e.g. '0:avro,5:parquet' (data-file-format.ts)",
+  'deletion-vectors.enabled': 'read only: tables with deletion vectors are read (deletion-vector.ts); creating one is refused',
+  'disable-explicit-type-casting': 'ALTER may only widen column types (schema-change.ts)',
+  'file.compression': 'data file compression: zstd (Paimon default; read only here), snappy, gzip (deflate for Avro) or none',
   'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null',
-  'merge-engine': 'deduplicate (default) or partial-update',
+  'merge-engine': 'deduplicate (default), partial-update, aggregation or first-row (merge/README.md)',
   'sequence.field': 'comma list of columns compared before the system sequence number',
   'sequence.field.sort-order': 'ascending (default) or descending',
   'ignore-delete': 'drop -D and -U input',
@@ -81,7 +85,14 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'first-row.ignore-delete': 'fallback of ignore-delete',
   'partial-update.remove-record-on-delete': 'a -D removes the whole row in partial-update',
   'partial-update.remove-record-on-sequence-group': 'sequence groups whose -D removes the whole row',
-  'changelog-producer': 'none (default)',
+  'fields.default-aggregate-function': 'aggregate function of columns without fields.<f>.aggregate-function (aggregation; partial-update group columns)',
+  'aggregation.remove-record-on-delete': 'a -D removes the whole row in aggregation (default false)',
+  'changelog-producer': 'none (default), input or lookup (see CHANGELOG-DESIGN.md)',
+  'changelog-producer.row-deduplicate': 'lookup: no -U/+U pair when a value did not change (default false)',
+  'changelog-producer.row-deduplicate-ignore-fields': 'columns left out of the row-deduplicate comparison',
+  'changelog.num-retained.min': 'accepted; changelog files follow their snapshot (snapshot.num-retained.min)',
+  'changelog.num-retained.max': 'accepted; changelog files follow their snapshot (snapshot.num-retained.max)',
+  'changelog.time-retained': 'accepted; changelog files follow their snapshot (snapshot.time-retained)',
   'write-buffer-size': 'bytes of rows buffered in memory before a flush to level 0 (default 256 mb)',
   'target-file-size': 'size at which a compaction output file is rolled (default 128 mb)',
   'num-sorted-run.compaction-trigger': 'sorted runs that trigger a compaction (default 5)',
@@ -111,7 +122,7 @@ export interface TableOptions {
   readonly raw: Readonly<Record<string, string>>;
   readonly bucket: number;
   readonly bucketKey: string[];
-  readonly fileFormat: 'parquet';
+  readonly fileFormat: 'parquet' | 'avro';
   readonly fileCompression: 'zstd' | 'snappy' | 'gzip' | 'none';
   readonly manifestCompression: 'deflate' | 'snappy' | 'null';
   readonly mergeEngine: MergeEngine;
@@ -158,12 +169,20 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
 
   const bucket = int('bucket', -1, -2);
   const format = get('file.format') ?? 'parquet';
-  if (format !== 'parquet') {
-    if (format === 'orc' || format === 'avro') {
-      if (strict) throw notSupported(`option 'file.format': '${format}' data files are not supported yet; use 'parquet'`);
+  if (format !== 'parquet' && format !== 'avro') {
+    if (format === 'orc') {
+      if (strict) throw notSupported(`option 'file.format': '${format}' data files are not supported; use 'parquet' or 'avro'`);
     } else throw invalidArgument(`option 'file.format': expected 'parquet', 'avro' or 'orc', got '${format}'`);
   }
-  const compression = parseEnum(get('file.compression') ?? 'zstd', 'file.compression', ['zstd', 'snappy', 'gzip', 'none', 'uncompressed', 'lz4'] as const);
+  const compression = parseEnum(get('file.compression') ?? 'zstd', 'file.compression', ['zstd', 'snappy', 'gzip', 'deflate', 'none', 'uncompressed', 'lz4'] as const);
+  if (strict) {
+    // Avro data files (data-file-format.ts): per-level formats must parse; zstd cannot be written.
+    const avro = format === 'avro' || [...formatsPerLevel(raw).values()].includes('avro');
+    if (avro && compression === 'zstd') throw notSupported("option 'file.compression': zstd Avro data files cannot be written here (no zstd compressor on Node 20); use snappy, deflate or none");
+    if (bool('deletion-vectors.enabled', false)) {
+      throw notSupported("option 'deletion-vectors.enabled': this store reads deletion-vector tables but does not write deletion vectors yet");
+    }
+  }
   if (strict && compression === 'lz4') throw notSupported(`option 'file.compression': 'lz4' is not supported; use zstd, snappy, gzip or none`);
   const manifestCompression = parseEnum(get('manifest.compression') ?? 'deflate', 'manifest.compression', ['deflate', 'snappy', 'null', 'none', 'zstd'] as const);
   if (strict && manifestCompression === 'zstd') throw notSupported(`option 'manifest.compression': zstd is not written here; use deflate, snappy or null`);
@@ -190,8 +209,8 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
     raw: { ...raw },
     bucket,
     bucketKey: parseList(get('bucket-key')),
-    fileFormat: 'parquet',
-    fileCompression: compression === 'uncompressed' ? 'none' : compression === 'lz4' ? 'zstd' : compression,
+    fileFormat: format === 'avro' ? 'avro' : 'parquet',
+    fileCompression: compression === 'uncompressed' ? 'none' : compression === 'lz4' ? 'zstd' : compression === 'deflate' ? 'gzip' : compression,
     manifestCompression: manifestCompression === 'none' ? 'null' : manifestCompression === 'zstd' ? 'deflate' : manifestCompression,
     mergeEngine,
     sequenceFields: parseList(get('sequence.field')),

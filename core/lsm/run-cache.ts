@@ -62,6 +62,12 @@ export class RunCache {
     }
   }
 
+  /** Forgets every run (after a schema change, runs decoded for the old schema are stale). */
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
   drop(path: string): void {
     const e = this.entries.get(path);
     if (e) {

@@ -9,7 +9,10 @@
 
 import { corruption, invalidArgument, notSupported } from './errors.ts';
 import { parseOptions, type TableOptions } from './options.ts';
+import { validateChangelogOptions } from './changelog-options.ts';
+import { validateMergeEngineOptions } from './merge/engine-options.ts';
 import { checkName } from './partition-path.ts';
+import { validateAppendTable } from './append-table.ts';
 import { parseType, typeToString, withNullable, type DataField, type DataType } from './types.ts';
 
 export const SCHEMA_VERSION = 3;
@@ -115,7 +118,7 @@ export class TableSchema {
       if (!f) throw invalidArgument(`primary key names unknown column '${k}'`);
       if (f.type.nullable) throw invalidArgument(`primary-key column '${k}' must be NOT NULL`);
     }
-    if (!this.isPrimaryKeyTable) throw notSupported('tables without a primary key (append tables) are not supported yet');
+    if (!this.isPrimaryKeyTable) return validateAppendTable(this, bucketKey); // append-table.ts
     if (this.keyIndexes.length === 0) throw invalidArgument('the primary key must contain a column that is not a partition key');
     const pk = new Set(this.primaryKeys);
     for (const k of bucketKey) {
@@ -127,12 +130,8 @@ export class TableSchema {
     }
     if (this.options.bucket === 0) throw invalidArgument(`option 'bucket': expected a bucket count ≥ 1, got 0`);
     const engine = this.options.mergeEngine;
-    if (engine === 'aggregation' || engine === 'first-row') {
-      throw notSupported(`option 'merge-engine': '${engine}' is not supported yet; use 'deduplicate' or 'partial-update'`);
-    }
-    if (this.options.changelogProducer !== 'none') {
-      throw notSupported(`option 'changelog-producer': '${this.options.changelogProducer}' is not supported yet; use 'none'`);
-    }
+    validateMergeEngineOptions(this); // merge/engine-options.ts
+    validateChangelogOptions(this.options, this.fieldIndex); // changelog-options.ts
     for (const g of this.options.sequenceGroups) {
       if (engine !== 'partial-update') throw invalidArgument(`option 'fields.${g.sequenceFields.join(',')}.sequence-group' needs merge-engine 'partial-update'`);
       for (const c of [...g.sequenceFields, ...g.columns]) {
@@ -201,7 +200,8 @@ export class TableSchema {
     const pk = spec.primaryKeys ?? [];
     const options = { ...(spec.options ?? {}) };
     for (const [k, v] of Object.entries(options)) if (typeof v !== 'string') options[k] = String(v);
-    if (options.bucket === undefined) options.bucket = '1';
+    // Append tables default to bucket-unaware mode (-1), as Paimon does (append-table.ts).
+    if (options.bucket === undefined) options.bucket = pk.length > 0 ? '1' : '-1';
     if (options['file.format'] === undefined) options['file.format'] = 'parquet';
     if (options['file.compression'] === undefined) options['file.compression'] = DEFAULT_FILE_COMPRESSION;
     if (options['manifest.compression'] === undefined) options['manifest.compression'] = 'deflate';

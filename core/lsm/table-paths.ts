@@ -64,6 +64,10 @@ export class FileNamer {
   dataFile(extension: string): string {
     return `data-${this.uuid}-${this.dataCounter++}.${extension}`;
   }
+  /** A changelog file (`changelog-file.prefix` default); shares the data-file counter as Paimon's path factory does. */
+  changelogFile(extension: string): string {
+    return `changelog-${this.uuid}-${this.dataCounter++}.${extension}`;
+  }
   manifest(): string {
     return `manifest-${this.uuid}-${this.manifestCounter++}`;
   }

@@ -14,6 +14,7 @@ import { isAdd, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { findKey, mergeRuns } from './merge-reader.ts';
+import { needsRawScan, rawScan } from './raw-scan.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import { comparatorFor, withNullable, type Comparator, type DataType } from './types.ts';
@@ -148,6 +149,8 @@ export class TableReader {
       if (i === undefined) throw invalidArgument(`projection names unknown column '${c}'`);
       return i;
     });
+    // Append and deletion-vector tables read without a key merge (raw-scan.ts).
+    if (needsRawScan(this.table)) return this.snapshot ? rawScan(this.table, this.snapshot, opts) : this.scanChecked(preds, projection);
     return this.scanChecked(preds, projection);
   }
 
@@ -168,7 +171,8 @@ export class TableReader {
         const parts = run.files.filter((f) => this.fileMayMatch(f, preds)).map((f) => table.loadRun(b.partition, b.bucket, f));
         if (parts.length > 0) runs.push(parts);
       }
-      if (runs.length === 1 && (schema.options.mergeEngine === 'deduplicate' || schema.options.sequenceGroups.length === 0)) {
+      // Not for aggregation: a lone retraction in a run still folds into a row (sum stores -x).
+      if (runs.length === 1 && schema.options.mergeEngine !== 'aggregation' && (schema.options.mergeEngine === 'deduplicate' || schema.options.sequenceGroups.length === 0)) {
         // One sorted run: no merging, just drop retractions.
         for (const d of runs[0]!) {
           for (let i = 0; i < d.rowCount; i++) {
@@ -193,6 +197,14 @@ export class TableReader {
    */
   get(pk: Record<string, unknown>): unknown[] | undefined {
     if (!this.snapshot) return undefined;
+    if (!this.table.schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
+    if (needsRawScan(this.table)) {
+      // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.
+      const s = this.table.schema;
+      const where = s.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
+      for (const row of rawScan(this.table, this.snapshot, { where })) return row;
+      return undefined;
+    }
     const table = this.table;
     const schema = table.schema;
     const fields = schema.fields;

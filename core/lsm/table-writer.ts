@@ -24,7 +24,6 @@ import { highestNonEmptyLevel } from './levels.ts';
 import { ADD, DELETE, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { MANIFEST_MERGE_MIN_COUNT } from './manifest-store.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
-import { PartialUpdateMergeFunction } from './merge/partial-update.ts';
 import { mergeRuns } from './merge-reader.ts';
 import { partitionPath } from './partition-path.ts';
 import { SNAPSHOT_VERSION, type Snapshot } from './snapshot.ts';
@@ -33,6 +32,10 @@ import { FileNamer } from './table-paths.ts';
 import { checkValue, typeToString } from './types.ts';
 import { WriteBuffer, keyStringFn } from './write-buffer.ts';
 import { WriterLock } from './writer-lock.ts';
+import { formatForLevel } from './data-file-format.ts';
+import { ChangelogWriter } from './changelog.ts';
+import type { SnapshotRef } from './incremental.ts';
+import { rollbackAsLatestEntries, rollbackChanges, rollbackDestructive, type RollbackResult } from './rollback.ts';
 
 export interface WriterOptions {
   /** Recorded as the snapshots' `commitUser` (default: a random UUID per writer). */
@@ -81,12 +84,15 @@ export class TableWriter {
   private readonly refusesRetractions: boolean;
   private closed = false;
   private committing = false;
+  /** Changelog producer (changelog.ts); inert when `changelog-producer` is none. */
+  private readonly changelog: ChangelogWriter;
 
   constructor(table: Table, o: WriterOptions) {
     this.table = table;
     this.lock = WriterLock.acquire(table.paths.lockFile, `table ${table.name}`);
     try {
       this.commitUser = o.commitUser ?? randomUUID();
+      this.changelog = new ChangelogWriter(table, () => this.namer.changelogFile('parquet'));
       const schema = table.schema;
       this.mergeFn = createMergeFunction(schema);
       const so = schema.options;
@@ -142,6 +148,10 @@ export class TableWriter {
           "set 'ignore-delete', 'partial-update.remove-record-on-delete', or sequence groups ('fields.<seq>.sequence-group')",
       );
     }
+    if (kind === RowKind.DELETE || kind === RowKind.UPDATE_BEFORE) {
+      const refusal = this.mergeFn.retractionRefusal?.(kind);
+      if (refusal !== undefined) throw invalidArgument(`table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record: ${refusal}`);
+    }
     const state = this.bucketState(row);
     const key = schema.keyIndexes.map((i) => row[i]);
     const kv: KeyValue = { key, seq: state.nextSeq++, kind, value: row };
@@ -150,6 +160,7 @@ export class TableWriter {
       this.flushBucket(state);
       state.buffer.add(kv);
     }
+    this.changelog.onInput(state, kv);
     this.bufferedBytes += state.buffer.estimatedBytes - before;
     if (this.bufferedBytes >= schema.options.writeBufferBytes) {
       this.flush();
@@ -184,8 +195,8 @@ export class TableWriter {
       const files = this.committed.get(id)?.files ?? [];
       let maxSeq = -1;
       for (const f of files) if (f.maxSequenceNumber > maxSeq) maxSeq = f.maxSequenceNumber;
-      const pu = this.mergeFn instanceof PartialUpdateMergeFunction && (schema.options.removeRecordOnDelete || schema.options.removeRecordOnSequenceGroup.length > 0);
       const merge = createMergeFunction(schema);
+      const pu = merge.resetThenAdded !== undefined;
       s = {
         id,
         partition: part.bytes,
@@ -194,7 +205,7 @@ export class TableWriter {
         files: [...files],
         pending: [],
         nextSeq: maxSeq + 1,
-        buffer: new WriteBuffer(this.keyString, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => (merge as PartialUpdateMergeFunction).resetThenAdded() : undefined),
+        buffer: new WriteBuffer(this.keyString, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => merge.resetThenAdded!() : undefined),
       };
       this.buckets.set(id, s);
     }
@@ -212,6 +223,7 @@ export class TableWriter {
   }
 
   private flushBucket(s: BucketState): void {
+    this.changelog.onFlush(s);
     if (s.buffer.isEmpty) return;
     const schema = this.table.schema;
     const before = s.buffer.estimatedBytes;
@@ -224,7 +236,7 @@ export class TableWriter {
   }
 
   private writeRun(s: BucketState, run: RunData, level: number, fileSource: 0 | 1): DataFileMeta {
-    const fileName = this.namer.dataFile('parquet');
+    const fileName = this.namer.dataFile(formatForLevel(this.table.schema, level)); // file.format.per.level
     const dir = this.table.paths.bucketDir(s.partitionPath, s.bucket);
     const meta = writeDataFile({
       fileIO: this.table.fileIO,
@@ -289,11 +301,21 @@ export class TableWriter {
     return { kind, partition: s.partition, bucket: s.bucket, totalBuckets: this.table.schema.options.bucket, file };
   }
 
-  /** Writes manifests and creates the next snapshot. */
-  private commitChanges(entries: ManifestEntry[], kind: 'APPEND' | 'COMPACT', properties?: Record<string, string>): number {
+  /** Writes manifests and creates the next snapshot. Protected: AppendWriter (append-writer.ts) commits through it. */
+  protected commitChanges(
+    entries: ManifestEntry[],
+    kind: 'APPEND' | 'COMPACT' | 'OVERWRITE',
+    properties?: Record<string, string>,
+    overwrite?: { changelog: ManifestEntry[]; properties: Record<string, string> | null },
+  ): number {
     const table = this.table;
     const schema = table.schema;
     const latest = table.snapshots.latest();
+    // Changelog files of an APPEND (changelog.ts), listed only in the changelog manifest list.
+    const changelog = kind === 'APPEND' ? this.changelog.produce(this.buckets.values()) : (overwrite?.changelog ?? []);
+    const changelogList = changelog.length > 0 ? table.manifests.writeList(schema, this.namer, [table.manifests.writeManifest(schema, this.namer, changelog)]) : undefined;
+    let changelogRows = 0;
+    for (const e of changelog) changelogRows += e.file.rowCount;
     const id = (latest?.id ?? 0) + 1;
     let base = latest ? table.manifests.dataManifests(latest) : [];
     if (latest && base.length >= MANIFEST_MERGE_MIN_COUNT) {
@@ -313,8 +335,8 @@ export class TableWriter {
       baseManifestListSize: baseList.size,
       deltaManifestList: deltaList.name,
       deltaManifestListSize: deltaList.size,
-      changelogManifestList: null,
-      changelogManifestListSize: null,
+      changelogManifestList: changelogList?.name ?? null,
+      changelogManifestListSize: changelogList?.size ?? null,
       indexManifest: null,
       commitUser: this.commitUser,
       commitIdentifier: BigInt(++this.commitIdentifier),
@@ -322,10 +344,10 @@ export class TableWriter {
       timeMillis: Math.max(table.clock(), latest?.timeMillis ?? 0),
       totalRecordCount: (latest?.totalRecordCount ?? 0) + added,
       deltaRecordCount: added,
-      changelogRecordCount: 0,
+      changelogRecordCount: changelogRows,
       watermark: null,
       statistics: null,
-      properties: properties ? { ...(latest?.properties ?? {}), ...properties } : (latest?.properties ?? null),
+      properties: overwrite ? overwrite.properties : properties ? { ...(latest?.properties ?? {}), ...properties } : (latest?.properties ?? null),
       nextRowId: null,
     };
     if (!table.snapshots.commit(snapshot)) {
@@ -333,6 +355,7 @@ export class TableWriter {
         path: table.paths.snapshotFile(id),
       });
     }
+    if (kind === 'APPEND') this.changelog.committed();
     return id;
   }
 
@@ -358,12 +381,12 @@ export class TableWriter {
     const table = this.table;
     const schema = table.schema;
     const merge = createMergeFunction(schema);
-    const pu = merge instanceof PartialUpdateMergeFunction ? merge : undefined;
+    const pu = merge.resetThenAdded !== undefined ? merge : undefined;
     const runs = table.runsOf(s.pending).map((r) => r.files.map((f) => table.loadRun(s.partition, s.bucket, f)));
     const out: KeyValue[] = [];
     let split = false;
     const check = () => {
-      if (pu?.resetThenAdded()) split = true;
+      if (pu?.resetThenAdded!()) split = true;
     };
     for (const kv of mergeRuns(runs, table.compareKeys, merge, mergeOrder(schema), check)) {
       // A removal followed by updates cannot be folded without the older runs: keep the runs.
@@ -407,7 +430,7 @@ export class TableWriter {
       files: [...c.files],
       pending: [],
       nextSeq: maxSeq + 1,
-      buffer: new WriteBuffer(this.keyString, createMergeFunction(schema), schema.sequenceFieldIndexes.length > 0, undefined),
+      buffer: newBuffer(this.keyString, createMergeFunction(schema), schema.sequenceFieldIndexes.length > 0),
     };
   }
 
@@ -474,7 +497,7 @@ export class TableWriter {
       unit.outputLevel !== 0 && unit.outputLevel >= highestNonEmptyLevel(allFiles) && schema.sequenceFieldIndexes.length === 0;
     const inputs = unit.runs.map((r) => r.files.map((f) => table.loadRun(s.partition, s.bucket, f)));
     const merge = createMergeFunction(schema);
-    const pu = merge instanceof PartialUpdateMergeFunction ? merge : undefined;
+    const pu = merge.resetThenAdded !== undefined ? merge : undefined;
     let inBytes = 0;
     let inRows = 0;
     for (const r of unit.runs) for (const f of r.files) {
@@ -490,7 +513,7 @@ export class TableWriter {
       batch = [];
     };
     const check = pu && !dropDelete ? () => {
-      if (pu.resetThenAdded()) throw new NeedsFullCompaction();
+      if (pu.resetThenAdded!()) throw new NeedsFullCompaction();
     } : undefined;
     try {
       for (const kv of mergeRuns(inputs, table.compareKeys, merge, mergeOrder(schema), check)) {
@@ -512,7 +535,49 @@ export class TableWriter {
 
   expire(): ExpireResult {
     this.check();
-    return expireSnapshots(this.table);
+    // Flushed but uncommitted files are referenced by no snapshot; keep them from the sweep.
+    const pending = new Set<string>();
+    for (const s of this.buckets.values()) for (const f of s.pending) pending.add(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+    for (const p of this.changelog.pendingPaths()) pending.add(p);
+    return expireSnapshots(this.table, pending);
+  }
+
+  /**
+   * Rolls the table back to a retained snapshot or a tag (rollback.ts). Destructive by default:
+   * later snapshots and the tags of later snapshots are deleted with their files. With
+   * `keepHistory`, a new OVERWRITE snapshot restores the old state and nothing is deleted.
+   * The writer must have nothing buffered or uncommitted; it re-reads its state afterwards.
+   */
+  rollbackTo(to: SnapshotRef, o: { keepHistory?: boolean } = {}): RollbackResult {
+    this.check();
+    for (const s of this.buckets.values()) {
+      if (!s.buffer.isEmpty || s.pending.length > 0) throw invalidArgument(`the writer of ${this.table.name} has uncommitted rows; commit them (or close the writer) before a rollback`);
+    }
+    let result: RollbackResult;
+    if (o.keepHistory) {
+      const { target, current, entries } = rollbackAsLatestEntries(this.table, to);
+      const changelog = this.table.schema.options.changelogProducer === 'lookup' ? this.changelog.write(rollbackChanges(this.table, current, target)) : [];
+      const id = this.commitChanges(entries, 'OVERWRITE', undefined, { changelog, properties: target.properties });
+      result = { snapshotId: id, removedSnapshots: [], removedTags: [], deletedFiles: [] };
+    } else {
+      result = rollbackDestructive(this.table, to);
+    }
+    this.reinitialize();
+    return result;
+  }
+
+  /** Forgets bucket state and re-reads the committed files of the latest snapshot. */
+  private reinitialize(): void {
+    this.buckets.clear();
+    this.committed.clear();
+    this.changelog.discard();
+    this.bufferedBytes = 0;
+    const latest = this.table.latestSnapshot();
+    if (latest) {
+      for (const b of this.table.buckets(latest)) {
+        this.committed.set(`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, { partition: b.partition, bucket: b.bucket, files: [...b.files] });
+      }
+    }
   }
 
   removeOrphanFiles(olderThanMs: number): string[] {
@@ -529,6 +594,11 @@ export class TableWriter {
 }
 
 const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);
+
+/** A write buffer that keeps apart folds the merge function flags (`resetThenAdded`). */
+function newBuffer(keyString: (key: unknown[]) => string, merge: MergeFunction, keepAll: boolean): WriteBuffer {
+  return new WriteBuffer(keyString, merge, keepAll, merge.resetThenAdded ? () => merge.resetThenAdded!() : undefined);
+}
 
 function sameProperties(a: Record<string, string>, b: Record<string, string> | null): boolean {
   if (b === null) return Object.keys(a).length === 0;

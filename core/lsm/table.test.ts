@@ -83,7 +83,9 @@ describe('schema and options', () => {
     expect(() => TableSchema.fromSpec({ ...STOCK, primaryKeys: ['nope'] }, 0)).toThrow(/unknown column 'nope'/);
     expect(() => TableSchema.fromSpec({ ...STOCK, fields: [...STOCK.fields, { name: 'qty', type: 'INT' }] }, 0)).toThrow(/duplicate column 'qty'/);
     expect(() => TableSchema.fromSpec({ ...STOCK, fields: [{ name: '../x', type: 'INT' }] }, 0)).toThrow(/column/);
-    expect(() => TableSchema.fromSpec({ ...STOCK, primaryKeys: [] }, 0)).toThrow(/append tables/);
+    // Without a primary key it is an append table (append-table.ts): bucketed ones need a bucket key.
+    expect(() => TableSchema.fromSpec({ ...STOCK, primaryKeys: [] }, 0)).toThrow(/needs option 'bucket-key'/);
+    expect(TableSchema.fromSpec({ ...STOCK, primaryKeys: [], options: {} }, 0).options.bucket).toBe(-1);
   });
 });
 

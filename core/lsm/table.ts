@@ -9,6 +9,10 @@ import { deserializeBinaryRow } from './binary-row.ts';
 import { corruption, invalidArgument, LsmError, notFound, notSupported } from './errors.ts';
 import { localFileIO, type FileIO } from './file-io.ts';
 import { readDataFile, type RunData } from './data-file.ts';
+import { evolveRun } from './data-file-format.ts';
+import { AppendWriter } from './append-writer.ts';
+import { deletionVectorsEnabled } from './deletion-vector.ts';
+import { alterTable, type SchemaChange } from './schema-change.ts';
 import { groupByBucket, sortedRuns, type BucketFiles } from './levels.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { ManifestStore } from './manifest-store.ts';
@@ -23,6 +27,7 @@ import { TableReader } from './table-read.ts';
 import { TagManager, type TagInfo } from './tags.ts';
 import { TableWriter, type WriterOptions } from './table-writer.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
+import { ChangeFollower, readChanges, type Change, type ChangesOptions, type FollowOptions } from './incremental.ts';
 
 export interface TableOpenOptions {
   fileIO?: FileIO;
@@ -60,7 +65,7 @@ export class Table {
   private readonly pins = new Map<number, number>();
   private readonly decodedKeys = new Map<string, { min: unknown[]; max: unknown[] }>();
   private readonly partitionPaths = new Map<string, string>();
-  private readonly bucketIndexes = new Map<number, { list: BucketFiles[]; byId: Map<string, BucketFiles> }>();
+  private readonly bucketIndexes = new Map<number, { list: BucketFiles[]; byId: Map<string, BucketFiles>; delta?: string }>();
 
   private constructor(dir: string, schema: TableSchema, o: TableOpenOptions) {
     this.fileIO = o.fileIO ?? localFileIO;
@@ -198,9 +203,11 @@ export class Table {
 
   private bucketIndex(snapshot: Snapshot): { list: BucketFiles[]; byId: Map<string, BucketFiles> } {
     let idx = this.bucketIndexes.get(snapshot.id);
+    // A rollback can give a snapshot id new content: the delta list names the content.
+    if (idx && idx.delta !== snapshot.deltaManifestList) idx = undefined;
     if (!idx) {
       const list = groupByBucket(this.manifests.liveFiles(snapshot));
-      idx = { list, byId: new Map(list.map((b) => [`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, b])) };
+      idx = { list, byId: new Map(list.map((b) => [`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, b])), delta: snapshot.deltaManifestList };
       if (this.bucketIndexes.size >= 8) this.bucketIndexes.delete(this.bucketIndexes.keys().next().value as number);
       this.bucketIndexes.set(snapshot.id, idx);
     }
@@ -242,18 +249,12 @@ export class Table {
   loadRun(partition: Uint8Array, bucket: number, meta: DataFileMeta): RunData {
     const path = this.dataFilePath(partition, bucket, meta.fileName);
     return this.cache.get(path, () => {
-      if (meta.schemaId !== this.schema.id) this.checkSameFields(meta.schemaId, path);
-      return readDataFile(this.fileIO, this.schema, path, meta);
+      // A file of an older schema is read with that schema's names and types, then mapped to
+      // the current columns by field id (data-file-format.ts).
+      if (meta.schemaId === this.schema.id) return readDataFile(this.fileIO, this.schema, path, meta);
+      const old = this.schemaById(meta.schemaId);
+      return evolveRun(readDataFile(this.fileIO, old, path, meta), old, this.schema);
     });
-  }
-
-  private checkSameFields(schemaId: number, path: string): void {
-    const old = this.schemaById(schemaId);
-    const now = this.schema;
-    const same =
-      old.fields.length === now.fields.length &&
-      old.fields.every((f, i) => f.id === now.fields[i]!.id && f.name === now.fields[i]!.name && f.type.root === now.fields[i]!.type.root);
-    if (!same) throw notSupported(`${path} was written with schema ${schemaId}, which differs from schema ${now.id}; reading evolved schemas is not supported yet`);
   }
 
   /** Sorted runs (newest first) of a bucket's files. */
@@ -262,11 +263,40 @@ export class Table {
   }
 
   // ------------------------------------------------------------------------------------------
+  // Changes (incremental.ts): between two points, and followed under a named consumer.
+
+  /** Changes in (from, to] (ids or tag names) as +I/-U/+U/-D rows; mode auto, delta, changelog or diff. */
+  changes(o: ChangesOptions): Iterable<Change> {
+    return readChanges(this, o);
+  }
+
+  /** A poll-driven follower whose progress is stored in `consumer/consumer-<id>`. */
+  follow(o: FollowOptions): ChangeFollower {
+    return new ChangeFollower(this, o);
+  }
+
+  // ------------------------------------------------------------------------------------------
   // Writing, tags, maintenance.
 
   /** The table's single writer; Conflict when another process or object writes it. */
   newWriter(o: WriterOptions = {}): TableWriter {
-    return new TableWriter(this, o);
+    if (deletionVectorsEnabled(this.schema.options.raw)) {
+      throw notSupported(`table ${this.name} keeps deletion vectors; writing deletion-vector tables is not supported (reading is)`);
+    }
+    // Append tables (no primary key) get an AppendWriter, a TableWriter with an append row path.
+    return this.schema.isPrimaryKeyTable ? new TableWriter(this, o) : new AppendWriter(this, o);
+  }
+
+  /**
+   * ALTER TABLE (schema-change.ts): applies the changes under the writer lock (Conflict while a
+   * writer is open) and writes `schema-<N+1>`; the table reads and writes with it from now on.
+   */
+  alter(changes: readonly SchemaChange[]): TableSchema {
+    return alterTable(this, changes, (s) => {
+      this.currentSchema = s;
+      this.schemas.set(s.id, s);
+      this.cache.clear(); // cached runs have the old schema's shape
+    });
   }
 
   createTag(name: string, snapshotId?: number, retainedMs?: number): TagInfo {

@@ -26,6 +26,8 @@ import {
 } from '../index.ts';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
 import { inspectTable, inspectLines } from './inspect.ts';
+import { ALTER_COMMAND } from './table-cli-alter.ts';
+import { CHANGES_COMMANDS } from './table-cli-changes.ts';
 import { formatDuration, formatTable, LineWriter, OutputClosed, type CliIO } from './output.ts';
 import { columnValueFromJson, parseColumns, parseDuration, parseKey, parseSnapshotId, parseWhere, readPoint, rowToJson } from './values.ts';
 
@@ -543,6 +545,8 @@ export const TABLE_COMMANDS: readonly Command[] = [
     positionals: ['db.table'],
     run: drop,
   },
+  ALTER_COMMAND, // table-cli-alter.ts
+  ...CHANGES_COMMANDS, // table-cli-changes.ts: diff, follow, rollback
 ];
 
 /** Usage of every table command, one block per command. */

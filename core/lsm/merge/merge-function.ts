@@ -6,10 +6,12 @@
 // REQUIRES: records are added in merge order (see `mergeOrder`): by user sequence fields when
 // the table has `sequence.field`, then by system sequence number.
 
-import type { KeyValue } from '../key-value.ts';
+import type { KeyValue, RowKind } from '../key-value.ts';
 import type { TableSchema } from '../schema.ts';
 import { comparatorFor, type Comparator } from '../types.ts';
+import { AggregateMergeFunction } from './aggregation.ts';
 import { DeduplicateMergeFunction } from './deduplicate.ts';
+import { FirstRowMergeFunction } from './first-row.ts';
 import { PartialUpdateMergeFunction } from './partial-update.ts';
 
 export interface MergeFunction {
@@ -17,6 +19,14 @@ export interface MergeFunction {
   add(kv: KeyValue): void;
   /** The merged record (may be a retraction), or undefined when every input was ignored. */
   result(): KeyValue | undefined;
+  /**
+   * True when the fold since `reset()` cannot stand in for its inputs unless it includes every
+   * older record of the key (a row removal followed by updates, or a retraction a plain row cannot
+   * carry). The write buffer flushes instead of folding; compaction widens to the bottom level.
+   */
+  resetThenAdded?(): boolean;
+  /** Why a -D/-U record is refused at write time (before it reaches a file), or undefined. */
+  retractionRefusal?(kind: RowKind): string | undefined;
 }
 
 export function createMergeFunction(schema: TableSchema): MergeFunction {
@@ -25,6 +35,10 @@ export function createMergeFunction(schema: TableSchema): MergeFunction {
       return new DeduplicateMergeFunction(schema.options);
     case 'partial-update':
       return new PartialUpdateMergeFunction(schema);
+    case 'aggregation':
+      return new AggregateMergeFunction(schema);
+    case 'first-row':
+      return new FirstRowMergeFunction(schema.options);
     default:
       throw new Error(`merge engine ${schema.options.mergeEngine} has no implementation`);
   }

@@ -12,15 +12,26 @@
 //      -D of a group listed in `partial-update.remove-record-on-sequence-group` removes the row.
 //      Otherwise a retraction is refused with an error that lists the three options.
 //
+//   4. Aggregate functions (`fields.<f>.aggregate-function`, and `fields.default-aggregate-function`
+//      for group columns): in a group with a function the group sequence is an ordering key —
+//      every record with a non-null group sequence is aggregated (with the stored value first when
+//      the record is older), the stored sequence advances only when the incoming one is larger,
+//      and a retraction retracts the function (sum subtracts, …) whatever its sequence. A column
+//      outside groups with a function aggregates every record (needs some sequence group).
+//      Columns without a function behave exactly as in 1–3.
+//
 // Known hazard, handled by the callers: a row removal followed by updates, folded without the
 // older records below, would later merge with those older records as if no removal happened
-// (Paimon #5387). `resetThenAdded()` reports such a fold; the write buffer flushes before it
-// and compaction widens to the bottom level instead.
+// (Paimon #5387). The same holds for a group retraction of a function other than sum (Paimon
+// #4670, see merge/README.md). `resetThenAdded()` reports such a fold; the write buffer flushes
+// before it and compaction widens to the bottom level instead.
 
 import { invalidArgument } from '../errors.ts';
 import { RowKind, type KeyValue } from '../key-value.ts';
 import type { TableSchema } from '../schema.ts';
 import { comparatorFor, type Comparator } from '../types.ts';
+import { cannotRetract, type FieldAggregator } from './aggregate/field-aggregator.ts';
+import { aggregatorFor } from './field-options.ts';
 import type { MergeFunction } from './merge-function.ts';
 
 interface Group {
@@ -30,6 +41,34 @@ interface Group {
   /** Columns of the group, sequence fields included. */
   readonly columns: number[];
   readonly removeOnDelete: boolean;
+  /** Some column of the group has an aggregate function (rule 4). */
+  readonly aggregated: boolean;
+}
+
+/**
+ * Aggregate function per column of a partial-update table (rule 4), undefined where none.
+ * InvalidArgument for a function on a sequence field, or on a column outside groups when the
+ * table has no sequence group.
+ */
+export function partialUpdateAggregators(schema: TableSchema): Array<FieldAggregator | undefined> {
+  const keyLike = new Set([...schema.primaryKeys, ...schema.partitionKeys]);
+  const groups = schema.options.sequenceGroups;
+  const seqFields = new Set(groups.flatMap((g) => g.sequenceFields));
+  const grouped = new Set(groups.flatMap((g) => g.columns));
+  return schema.fields.map((f, i) => {
+    if (keyLike.has(f.name)) return undefined;
+    const own = schema.options.raw[`fields.${f.name}.aggregate-function`];
+    if (seqFields.has(f.name)) {
+      if (own !== undefined) throw invalidArgument(`option 'fields.${f.name}.aggregate-function': column '${f.name}' is a sequence-group sequence field`);
+      return undefined;
+    }
+    if (grouped.has(f.name)) return aggregatorFor(schema, i, undefined);
+    if (own === undefined) return undefined;
+    if (groups.length === 0) {
+      throw invalidArgument(`option 'fields.${f.name}.aggregate-function': partial-update needs sequence groups ('fields.<seq>.sequence-group') for aggregate functions`);
+    }
+    return aggregatorFor(schema, i, undefined); // its own function wins over the default
+  });
 }
 
 export class PartialUpdateMergeFunction implements MergeFunction {
@@ -41,6 +80,10 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   private readonly ignoreUpdateBefore: boolean;
   private readonly removeRecordOnDelete: boolean;
   private readonly tableName: string;
+  private readonly columnNames: string[];
+  /** Aggregate function per column (rule 4), undefined where none. */
+  private readonly aggs: Array<FieldAggregator | undefined>;
+  private readonly anyAggregator: boolean;
 
   private row: unknown[] | null = null;
   private deleted = false;
@@ -48,10 +91,13 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   private maxSeq = -1;
   private sawReset = false;
   private addedAfterReset = false;
+  /** A group retraction of a function other than sum was folded (see the header). */
+  private aggRetracted = false;
 
   constructor(schema: TableSchema) {
     this.arity = schema.fields.length;
     this.tableName = schema.fields.map((f) => f.name).join(',');
+    this.columnNames = schema.fields.map((f) => f.name);
     const keyLike = new Set<number>([...schema.primaryKeys, ...schema.partitionKeys].map((k) => schema.fieldIndex.get(k)!));
     const owner = new Map<number, number>();
     this.groups = schema.options.sequenceGroups.map((g, gi) => {
@@ -68,8 +114,12 @@ export class PartialUpdateMergeFunction implements MergeFunction {
         cmps: seqIndexes.map((i) => comparatorFor(schema.fields[i]!.type)),
         columns,
         removeOnDelete: schema.options.removeRecordOnSequenceGroup.some((r) => r === name || g.sequenceFields.includes(r)),
+        aggregated: false,
       };
     });
+    this.aggs = partialUpdateAggregators(schema);
+    this.anyAggregator = this.aggs.some((a) => a !== undefined);
+    this.groups = this.groups.map((g) => ({ ...g, aggregated: g.columns.some((c) => this.aggs[c] !== undefined) }));
     this.keyLike = [...keyLike];
     this.plain = [];
     for (let i = 0; i < this.arity; i++) if (!keyLike.has(i) && !owner.has(i)) this.plain.push(i);
@@ -85,11 +135,21 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     this.maxSeq = -1;
     this.sawReset = false;
     this.addedAfterReset = false;
+    this.aggRetracted = false;
+    if (this.anyAggregator) for (const a of this.aggs) a?.reset?.();
   }
 
-  /** True when this fold removed the row and then took updates (see the file header). */
+  /** True when this fold removed the row and then took updates, or folded an unsafe retraction (see the file header). */
   resetThenAdded(): boolean {
-    return this.addedAfterReset;
+    return this.addedAfterReset || this.aggRetracted;
+  }
+
+  /** Why a -D/-U record is refused at write time: a group function that cannot retract. */
+  retractionRefusal(kind: RowKind): string | undefined {
+    if (!this.anyAggregator || this.ignoreDelete || this.removeRecordOnDelete) return undefined;
+    if (kind === RowKind.UPDATE_BEFORE && this.ignoreUpdateBefore) return undefined;
+    const i = this.aggs.findIndex((a, c) => a !== undefined && a.retract === undefined && this.groups.some((g) => g.columns.includes(c)));
+    return i < 0 ? undefined : cannotRetract(this.columnNames[i]!, this.aggs[i]!.name).message;
   }
 
   add(kv: KeyValue): void {
@@ -122,11 +182,27 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     for (const i of this.keyLike) row[i] = v[i];
     for (const i of this.plain) {
       const x = v[i];
-      if (x !== null && x !== undefined) row[i] = x;
+      const a = this.aggs[i];
+      if (a !== undefined) row[i] = a.agg(row[i], x);
+      else if (x !== null && x !== undefined) row[i] = x;
     }
     for (const g of this.groups) {
-      if (this.groupIsNewer(g, v, row)) for (const c of g.columns) row[c] = v[c] ?? null;
+      if (g.aggregated) this.aggregateGroup(g, v, row);
+      else if (this.groupIsNewer(g, v, row)) for (const c of g.columns) row[c] = v[c] ?? null;
     }
+  }
+
+  /** Rule 4: an input with a non-null group sequence is aggregated, older ones with the stored value first. */
+  private aggregateGroup(g: Group, v: unknown[], row: unknown[]): void {
+    if (g.seqIndexes.every((i) => v[i] === null || v[i] === undefined)) return;
+    const newer = this.groupIsNewer(g, v, row);
+    for (const c of g.columns) {
+      if (g.seqIndexes.includes(c)) continue;
+      const a = this.aggs[c];
+      if (a !== undefined) row[c] = newer ? a.agg(row[c], v[c]) : a.agg(v[c], row[c]);
+      else if (newer) row[c] = v[c] ?? null;
+    }
+    if (newer) for (const i of g.seqIndexes) row[i] = v[i];
   }
 
   result(): KeyValue | undefined {
@@ -148,6 +224,7 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     this.row = null;
     this.deleted = true;
     this.sawReset = true;
+    if (this.anyAggregator) for (const a of this.aggs) a?.reset?.();
   }
 
   /** Incoming group sequence ≥ stored (stored null counts as oldest); all-null incoming → false. */
@@ -174,6 +251,27 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       this.deleted = false;
     }
     for (const g of this.groups) {
+      if (g.aggregated && !g.seqIndexes.every((i) => v[i] === null || v[i] === undefined)) {
+        // Rule 4: the functions retract whatever the sequence; other columns as below.
+        const newer = this.groupIsNewer(g, v, row);
+        if (newer && kv.kind === RowKind.DELETE && g.removeOnDelete) {
+          this.removeRow(kv);
+          return;
+        }
+        for (const c of g.columns) {
+          if (g.seqIndexes.includes(c)) continue;
+          const a = this.aggs[c];
+          if (a === undefined) {
+            if (newer) row[c] = null;
+            continue;
+          }
+          if (a.retract === undefined) throw cannotRetract(this.columnNames[c]!, a.name);
+          row[c] = a.retract(row[c], v[c]);
+          if (a.retractFold === 'ignored' ? !a.ignoresNull : a.name !== 'sum') this.aggRetracted = true;
+        }
+        if (newer) for (const i of g.seqIndexes) row[i] = v[i];
+        continue;
+      }
       if (!this.groupIsNewer(g, v, row)) continue;
       if (kv.kind === RowKind.DELETE && g.removeOnDelete) {
         this.removeRow(kv);

@@ -1,0 +1,69 @@
+// Smoke test of the benchmark harness (NOT a timed test: nothing here asserts a speed). Proves the
+// workload generator is deterministic and shaped as specified, and that the harness runs every
+// figure end to end in micro mode (a few thousand events) and produces a complete results table.
+//
+// Run: npx vitest run --config bench/vitest.config.ts
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FIGURES, runBench, SCALES } from './harness.ts';
+import { generateEvents, keyOf, packWorkload, deserializeWorkload, serializeWorkload, payloadAt } from './workload.ts';
+
+const out = mkdtempSync(join(tmpdir(), 'tilstand-bench-test-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('workload', () => {
+  it('is deterministic, skewed 80/20, and carries one sequence per stream', () => {
+    const spec = { seed: 42, keys: 1000, events: 5000 };
+    const a = [...generateEvents(spec)];
+    const b = [...generateEvents(spec)];
+    expect(a.map((e) => e.payload)).toEqual(b.map((e) => e.payload));
+    const hits = new Map<number, number>();
+    for (const e of a) hits.set(e.key, (hits.get(e.key) ?? 0) + 1);
+    const sorted = [...hits.values()].sort((x, y) => y - x);
+    const top20 = sorted.slice(0, 200).reduce((s, x) => s + x, 0);
+    expect(top20 / a.length).toBeGreaterThan(0.7);
+    for (const m of [0, 1, 2]) {
+      const seqs = a.filter((e) => e.m === m).map((e) => e.seq);
+      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    }
+    const ev = JSON.parse(a[0]!.payload);
+    expect(ev.after.item).toBe(keyOf(a[0]!.key).item);
+    expect(ev.source.seq).toBe(1);
+  });
+
+  it('round-trips through its packed file form', () => {
+    const spec = { seed: 7, keys: 100, events: 300 };
+    const w = packWorkload(spec);
+    const back = deserializeWorkload(spec, Buffer.concat(serializeWorkload(w)));
+    const events = [...generateEvents(spec)];
+    expect(back.count).toBe(300);
+    for (let i = 0; i < 300; i += 37) expect(payloadAt(back, i).toString('utf8')).toBe(events[i]!.payload);
+  });
+
+  it('initialLoad visits every key once first', () => {
+    const keys = new Set([...generateEvents({ seed: 1, keys: 500, events: 500, initialLoad: true })].map((e) => e.key));
+    expect(keys.size).toBe(500);
+  });
+});
+
+describe('harness (micro mode)', () => {
+  it('runs every figure and writes a complete results table', async () => {
+    const lines: string[] = [];
+    const { rows, json, markdown } = await runBench({ scale: SCALES.micro, outDir: out, noLatest: true, log: (l) => lines.push(l) });
+    const figures = rows.map((r) => r.figure).join('\n');
+    for (const f of ['Ingest, in process', 'SQLite @1,000', 'SQLite @10,000', 'JSON.parse', 'bytes written per event', 'Point lookups', 'Full scan', 'Flush', 'compaction', 'Tag creation', 'Time travel', 'MQTT end to end', 'PUBACK', 'Memory']) {
+      expect(figures).toContain(f);
+    }
+    for (const r of rows) expect(['PASS', 'FAIL', 'info']).toContain(r.status);
+    // The two engines end in the same state.
+    expect(json.raw.reads.mismatches).toBe(0);
+    expect(json.raw.ingest[0].tilstand.events).toBe(SCALES.micro.events);
+    expect(json.raw.mqtt.median.journalMsgPerSec).toBeGreaterThan(0);
+    expect(markdown).toMatch(/^\| figure \| Tilstand \| SQLite \| ratio \| target \| result \| notes \|$/m);
+    expect(readdirSync(out).filter((f) => f.endsWith('-micro.json'))).toHaveLength(1);
+    expect(readdirSync(out)).not.toContain('latest.json');
+    for (const f of FIGURES) expect(json.meta.phaseSeconds[f]).toBeGreaterThan(0);
+  }, 900_000);
+});

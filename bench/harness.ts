@@ -1,0 +1,381 @@
+// The benchmark orchestrator: generates the workload once, runs every measurement in its own
+// child process (bench/child.ts), takes medians over repetitions, computes ratios within each
+// repetition, and writes bench/results/latest.{json,md} plus a timestamped copy.
+import { execSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median, packageVersion } from './util.ts';
+import { packWorkload, serializeWorkload, type WorkloadSpec } from './workload.ts';
+import { SQLITE_SETTINGS } from './tasks.ts';
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH_DIR, '..');
+
+export const FIGURES = ['ingest', 'reads', 'flush', 'tags', 'mqtt', 'memory'] as const;
+export type Figure = (typeof FIGURES)[number];
+
+export interface Scale {
+  name: 'full' | 'quick' | 'micro';
+  events: number;
+  keys: number;
+  ingestReps: number;
+  commitEvery: number;
+  ingestorPipeline: boolean;
+  /** Events the full-Ingestor run uses (it is slower; informational). */
+  ingestorEvents: number;
+  lookups: number;
+  readReps: number;
+  flushKeys: number;
+  flushRuns: number;
+  tagSizes: number[];
+  tagReps: number;
+  mqttPerPublisher: number;
+  mqttReps: number;
+  mqttMaxMs: number;
+  pacedMs: number;
+  memoryKeys: number;
+  memoryEvents: number;
+}
+
+export const SCALES: Record<Scale['name'], Scale> = {
+  full: {
+    name: 'full', events: 2_000_000, keys: 100_000, ingestReps: 3, commitEvery: 100_000, ingestorPipeline: true, ingestorEvents: 500_000,
+    lookups: 200_000, readReps: 3, flushKeys: 500_000, flushRuns: 5, tagSizes: [10_000, 100_000, 1_000_000], tagReps: 5,
+    mqttPerPublisher: 20_000, mqttReps: 3, mqttMaxMs: 15_000, pacedMs: 5_000, memoryKeys: 1_000_000, memoryEvents: 1_200_000,
+  },
+  quick: {
+    name: 'quick', events: 200_000, keys: 100_000, ingestReps: 3, commitEvery: 100_000, ingestorPipeline: true, ingestorEvents: 100_000,
+    lookups: 50_000, readReps: 2, flushKeys: 100_000, flushRuns: 5, tagSizes: [10_000, 100_000], tagReps: 3,
+    mqttPerPublisher: 5_000, mqttReps: 1, mqttMaxMs: 10_000, pacedMs: 2_000, memoryKeys: 100_000, memoryEvents: 200_000,
+  },
+  micro: {
+    name: 'micro', events: 3_000, keys: 1_000, ingestReps: 1, commitEvery: 1_000, ingestorPipeline: true, ingestorEvents: 3_000,
+    lookups: 1_000, readReps: 1, flushKeys: 2_000, flushRuns: 3, tagSizes: [1_000], tagReps: 2,
+    mqttPerPublisher: 300, mqttReps: 1, mqttMaxMs: 5_000, pacedMs: 300, memoryKeys: 1_000, memoryEvents: 3_000,
+  },
+};
+
+export interface BenchOptions {
+  scale: Scale;
+  only?: Figure[];
+  /** Run the Tilstand ingest child under `node --cpu-prof` (profiles in <outDir>/profiles). */
+  profile?: boolean;
+  outDir: string;
+  /** Do not write latest.*; write only the timestamped copy (used by the smoke test). */
+  noLatest?: boolean;
+  seed?: number;
+  log?: (line: string) => void;
+}
+
+export interface Row {
+  figure: string;
+  tilstand: string;
+  sqlite: string;
+  ratio: string;
+  target: string;
+  status: 'PASS' | 'FAIL' | 'info';
+  notes: string;
+}
+
+function runChild(task: string, params: unknown, o: { profileDir?: string; log: (l: string) => void }): Promise<any> {
+  const args = [...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : []), join(ROOT, 'bin', 'run-ts.mjs'), join(BENCH_DIR, 'child.ts'), task, JSON.stringify(params)];
+  return new Promise((res, rej) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', rej);
+    child.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('@@RESULT '));
+      if (code !== 0 || !line) rej(new Error(`child ${task} exited ${code}\n${err.slice(-3000)}\n${out.slice(-1000)}`));
+      else {
+        if (err.trim()) o.log(`  [${task} stderr] ${err.trim().split('\n').slice(-3).join(' | ')}`);
+        res(JSON.parse(line.slice(9)));
+      }
+    });
+  });
+}
+
+const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a');
+const k = (x: number): string => (x >= 1e6 ? `${fmt(x / 1e6, 2)} M` : x >= 1e3 ? `${fmt(x / 1e3, 1)} k` : fmt(x, 1));
+const pass = (ok: boolean): 'PASS' | 'FAIL' => (ok ? 'PASS' : 'FAIL');
+
+function machine() {
+  let commit = 'unknown';
+  let dirty = false;
+  try {
+    commit = execSync('git rev-parse --short HEAD', { cwd: ROOT }).toString().trim();
+    dirty = execSync('git status --porcelain -- core', { cwd: ROOT }).toString().trim().length > 0;
+  } catch {
+    // not a git checkout
+  }
+  return {
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    memoryGB: Math.round(os.totalmem() / 2 ** 30),
+    kernel: os.release(),
+    node: process.version,
+    packages: Object.fromEntries(['better-sqlite3', 'mqtt', 'aedes', 'tsx'].map((n) => [n, packageVersion(ROOT, n)])),
+    git: { commit, coreDirty: dirty },
+    tmpdir: os.tmpdir(),
+  };
+}
+
+export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: any; markdown: string }> {
+  const log = o.log ?? ((l: string) => console.log(l));
+  const s = o.scale;
+  const only = new Set<Figure>(o.only && o.only.length > 0 ? o.only : FIGURES);
+  const seed = o.seed ?? 20261201;
+  const started = Date.now();
+  const load0 = os.loadavg();
+  const tmp = fs.mkdtempSync(join(os.tmpdir(), 'tilstand-bench-'));
+  const cleanup = () => fs.rmSync(tmp, { recursive: true, force: true });
+  const onSignal = () => {
+    cleanup();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const profileDir = o.profile ? join(o.outDir, 'profiles') : undefined;
+  if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
+  const raw: Record<string, unknown> = {};
+  const rows: Row[] = [];
+  const timings: Record<string, number> = {};
+  const timed = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
+    const t = Date.now();
+    log(`▶ ${name}`);
+    try {
+      return await f();
+    } finally {
+      timings[name] = (Date.now() - t) / 1000;
+      log(`  ${name}: ${timings[name]!.toFixed(1)} s`);
+    }
+  };
+  try {
+    const spec: WorkloadSpec = { seed, keys: s.keys, events: s.events };
+    const workloadFile = join(tmp, 'workload.bin');
+    if (only.has('ingest') || only.has('reads')) {
+      await timed('workload', async () => {
+        const w = packWorkload(spec);
+        fs.writeFileSync(workloadFile, Buffer.concat(serializeWorkload(w)));
+        raw.workload = { ...spec, payloadBytesMean: w.bytes.length / w.count };
+      });
+    }
+    const win = 1000;
+    const ingestDirs: { tilstand?: string; sqlite?: string } = {};
+
+    // ------------------------------------------------------------------ ingest
+    if (only.has('ingest') || only.has('reads')) {
+      const reps = only.has('ingest') ? s.ingestReps : 1;
+      const perRep: any[] = [];
+      await timed('ingest', async () => {
+        for (let r = 0; r < reps; r++) {
+          const dirT = join(tmp, `ingest-t-${r}`);
+          const pathS1 = join(tmp, `sqlite-1k-${r}.db`);
+          const pathS10 = join(tmp, `sqlite-10k-${r}.db`);
+          fs.mkdirSync(dirT, { recursive: true });
+          const jobs: Array<[string, () => Promise<any>]> = [
+            ['tilstand', () => runChild('ingest-tilstand', { workloadFile, spec, dir: dirT, commitEvery: s.commitEvery, window: win }, { log, ...(profileDir && r === 0 ? { profileDir } : {}) })],
+            ['sqlite1k', () => runChild('ingest-sqlite', { workloadFile, spec, path: pathS1, txEvents: 1000, synchronous: 'FULL' }, { log })],
+            ['sqlite10k', () => runChild('ingest-sqlite', { workloadFile, spec, path: pathS10, txEvents: 10000, synchronous: 'NORMAL' }, { log })],
+            ['json', () => runChild('json-parse', { workloadFile, spec }, { log })],
+          ];
+          if (!only.has('ingest')) jobs.splice(1, 1), jobs.pop();
+          // Rotate the order per repetition so drift on a shared machine does not favour one engine.
+          const rot = jobs.slice(r % jobs.length).concat(jobs.slice(0, r % jobs.length));
+          const rec: Record<string, any> = {};
+          for (const [name, f] of rot) {
+            rec[name] = await f();
+            log(`  rep ${r + 1}/${reps} ${name}: ${k(rec[name].eventsPerSec)} ev/s`);
+          }
+          if (s.ingestorPipeline && r === 0 && only.has('ingest')) {
+            const dirI = join(tmp, `ingest-i-${r}`);
+            fs.mkdirSync(dirI, { recursive: true });
+            rec.ingestor = await runChild('ingest-ingestor', { workloadFile, spec, dir: dirI, commitEvery: s.commitEvery, window: win, limit: s.ingestorEvents }, { log });
+            log(`  rep ${r + 1}/${reps} ingestor pipeline: ${k(rec.ingestor.eventsPerSec)} ev/s`);
+            fs.rmSync(dirI, { recursive: true, force: true });
+          }
+          perRep.push(rec);
+          // Keep the last repetition's final states for the read figures; drop the rest now.
+          if (r < reps - 1) {
+            fs.rmSync(dirT, { recursive: true, force: true });
+            for (const p of [pathS1, pathS10]) for (const suf of ['', '-wal', '-shm']) fs.rmSync(p + suf, { force: true });
+          } else {
+            ingestDirs.tilstand = dirT;
+            ingestDirs.sqlite = pathS10;
+          }
+        }
+      });
+      raw.ingest = perRep;
+      if (only.has('ingest')) {
+        const T = (f: (r: any) => number) => median(perRep.map(f));
+        const ev = s.events;
+        const tEv = T((r) => r.tilstand.eventsPerSec);
+        const s1 = T((r) => r.sqlite1k.eventsPerSec);
+        const s10 = T((r) => r.sqlite10k.eventsPerSec);
+        const r1 = T((r) => r.tilstand.eventsPerSec / r.sqlite1k.eventsPerSec);
+        const r10 = T((r) => r.tilstand.eventsPerSec / r.sqlite10k.eventsPerSec);
+        const js = T((r) => r.json.eventsPerSec);
+        const rj = T((r) => r.tilstand.eventsPerSec / r.json.eventsPerSec);
+        const tb = T((r) => r.tilstand.bytes.tableWritten / ev);
+        const jb = T((r) => r.tilstand.bytes.journalWritten / ev);
+        const s1b = T((r) => r.sqlite1k.bytes.wcharTotal / ev);
+        const s1bb = T((r) => r.sqlite1k.bytes.writeBytesTotal / ev);
+        const s10b = T((r) => r.sqlite10k.bytes.wcharTotal / ev);
+        const t0 = perRep[perRep.length - 1].tilstand;
+        const brk = t0.breakdownSec;
+        const cadence = `commit every ${fmt(s.commitEvery)} events (${Math.ceil(ev / s.commitEvery)} commits; compaction inline)`;
+        rows.push({
+          figure: `Ingest, in process (${k(ev)} events, ${k(s.keys)} keys)`,
+          tilstand: `${k(tEv)} ev/s`,
+          sqlite: `${k(s1)} ev/s @1k FULL`,
+          ratio: `${fmt(r1, 2)}×`,
+          target: '≥ 300 k ev/s',
+          status: pass(tEv >= 300_000),
+          notes: `JSON.parse + journal (WAL, synchronous=FULL, ${fmt(t0.journal.eventsPerCommitMean, 0)} ev/fsync) + TableWriter partial-update; ${cadence}. Last rep: parse ${fmt(brk.parseAndQueue, 2)} s, journal commit ${fmt(brk.journalCommit, 2)} s, apply ${fmt(brk.apply, 2)} s, table commit ${fmt(brk.tableCommit, 2)} s (max ${fmt(t0.commitMsMax)} ms)`,
+        });
+        rows.push({ figure: 'Ingest vs SQLite @1,000/tx, synchronous=FULL', tilstand: `${k(tEv)} ev/s`, sqlite: `${k(s1)} ev/s`, ratio: `${fmt(r1, 2)}×`, target: '≥ 4×', status: pass(r1 >= 4), notes: 'ratio = median of per-repetition ratios; SQLite also JSON.parses every event' });
+        rows.push({ figure: 'Ingest vs SQLite @10,000/tx, synchronous=NORMAL', tilstand: `${k(tEv)} ev/s`, sqlite: `${k(s10)} ev/s`, ratio: `${fmt(r10, 2)}×`, target: '≥ 1.1×', status: pass(r10 >= 1.1), notes: 'NORMAL in WAL mode: a power cut can lose the last transactions (Tilstand\'s journal fsyncs every group)' });
+        rows.push({ figure: 'Ceiling: JSON.parse of the same events', tilstand: `${k(tEv)} ev/s`, sqlite: `${k(js)} ev/s (parse only)`, ratio: `${fmt(rj, 2)} of ceiling`, target: '—', status: 'info', notes: 'Buffer → utf8 string → JSON.parse, nothing else' });
+        if (perRep[0].ingestor) {
+          const ip = perRep[0].ingestor;
+          rows.push({ figure: 'Ingest through the full Ingestor (envelope, contract, sequencer, binding)', tilstand: `${k(ip.eventsPerSec)} ev/s`, sqlite: '—', ratio: `${fmt(ip.eventsPerSec / perRep[0].sqlite1k.eventsPerSec, 2)}× SQLite@1k`, target: '—', status: 'info', notes: `one run (rep 1) on the first ${k(ip.events)} events; Ingestor.accept per event, commitAll every ${fmt(s.commitEvery)} events; dead letters ${ip.deadLetters}${ip.failure ? `; FAILURE: ${ip.failure}` : ''}` });
+        }
+        rows.push({
+          figure: 'Table store bytes written per event',
+          tilstand: `${fmt(tb, 1)} B/ev`,
+          sqlite: `${fmt(s1b, 0)} B/ev @1k (block layer ${fmt(s1bb, 0)}); ${fmt(s10b, 0)} B/ev @10k`,
+          ratio: `${fmt(tb / s1b, 3)}×`,
+          target: '≤ 100 B/ev',
+          status: pass(tb <= 100),
+          notes: `sum of sizes of every table file written (data ${fmt(t0.bytes.tableByKind.data / ev, 1)}, manifests ${fmt(t0.bytes.tableByKind.manifest / ev, 1)}, snapshots/hints ${fmt((t0.bytes.tableByKind.snapshot + t0.bytes.tableByKind.other) / ev, 1)} B/ev; ${t0.bytes.tableFilesWritten.data} data files written, deleted ones included); du at end ${k(t0.bytes.tableDirBytes)}B. SQLite: write(2) bytes (/proc/self/io wchar: WAL + checkpoints)`,
+        });
+        rows.push({ figure: 'Journal bytes written per event', tilstand: `${fmt(jb, 0)} B/ev`, sqlite: '— (SQLite row above is its only write)', ratio: '—', target: '—', status: 'info', notes: `wchar of the ingest process minus table bytes (WAL frames + checkpoints of ~${fmt((raw.workload as any).payloadBytesMean, 0)} B payloads); journal.db+wal at end ${k(t0.bytes.journalFileBytes)}B` });
+      }
+    }
+
+    // ------------------------------------------------------------------ reads
+    if (only.has('reads') && ingestDirs.tilstand && ingestDirs.sqlite) {
+      const rd = await timed('reads', () => runChild('reads', { warehouse: join(ingestDirs.tilstand!, 'warehouse'), sqlitePath: ingestDirs.sqlite!, keys: s.keys, lookups: s.lookups, reps: s.readReps, seed: seed + 1 }, { log }));
+      raw.reads = rd;
+      const m = rd.median;
+      const fs0 = rd.finalState;
+      const state = `final state: ${fs0.rows} rows in ${fs0.files} files / ${fs0.runs} sorted runs (levels ${JSON.stringify(fs0.levels)})`;
+      rows.push({ figure: `Point lookups, warm (${k(s.lookups)} uniform keys)`, tilstand: `${k(m.tLookupOps)} ops/s`, sqlite: `${k(m.sLookupOps)} ops/s`, ratio: `${fmt(m.lookupRatio, 2)}×`, target: '≥ 200 k ops/s', status: pass(m.tLookupOps >= 200_000), notes: `TableReader.get vs prepared SELECT (raw); ${state}; states agree on ${rd.checkedKeys - rd.mismatches}/${rd.checkedKeys} sampled keys` });
+      rows.push({ figure: 'Point lookup latency p50 / p99', tilstand: `${fmt(m.tLookupP50, 1)} / ${fmt(m.tLookupP99, 1)} µs`, sqlite: `${fmt(m.sLookupP50, 1)} / ${fmt(m.sLookupP99, 1)} µs`, ratio: `${fmt(m.tLookupP99 / m.sLookupP99, 2)}× (p99)`, target: 'p99 ≤ 25 µs', status: pass(m.tLookupP99 <= 25), notes: 'per-call hrtime, includes ~0.1 µs timer overhead' });
+      rows.push({ figure: 'Full scan of the merged final state, warm', tilstand: `${k(m.tScanRowsPerSec)} rows/s`, sqlite: `${k(m.sScanRowsPerSec)} rows/s`, ratio: `${fmt(m.scanRatio, 2)}×`, target: '≥ 1 M rows/s', status: pass(m.tScanRowsPerSec >= 1_000_000), notes: `${fmt(m.tScanRows)} rows; TableReader.scan (decoded runs cached) vs SELECT * iterate (raw). Cold (fresh Table, files decoded): ${k(rd.coldScan.rowsPerSec)} rows/s` });
+    }
+
+    // ------------------------------------------------------------------ flush / compaction
+    if (only.has('flush')) {
+      const dir = join(tmp, 'flush');
+      fs.mkdirSync(dir, { recursive: true });
+      const fc = await timed('flush', () => runChild('flush-compaction', { dir, keys: s.flushKeys, runs: s.flushRuns, seed: seed + 2 }, { log }));
+      raw.flush = fc;
+      fs.rmSync(dir, { recursive: true, force: true });
+      rows.push({ figure: `Flush: rows written to a level-0 file (${k(s.flushKeys)} rows/flush)`, tilstand: `${k(fc.flushRowsPerSec)} rows/s`, sqlite: '—', ratio: '—', target: '≥ 500 k rows/s', status: pass(fc.flushRowsPerSec >= 500_000), notes: `median of ${fc.flushes.length} flushes (sort + Parquet/snappy encode + write + fsync); ${fmt(fc.flushBytesPerRow, 1)} B/row` });
+      rows.push({ figure: `Full compaction: rows read from ${fc.compaction.inputFiles} files, merged, written`, tilstand: `${k(fc.compaction.inRowsPerSec)} rows/s in (${k(fc.compaction.outRowsPerSec)} rows/s out)`, sqlite: '—', ratio: '—', target: '≥ 500 k rows/s', status: pass(fc.compaction.inRowsPerSec >= 500_000), notes: `${fmt(fc.compaction.inputRows)} rows in → ${fmt(fc.compaction.outputRows)} out in ${fmt(fc.compaction.sec, 2)} s, cold run cache (decode + merge + encode + fsync); partial-update with 3 sequence groups` });
+      rows.push({ figure: 'Read of a compacted data file (cold cache)', tilstand: `${k(fc.coldRead.rowsPerSec)} rows/s`, sqlite: '—', ratio: '—', target: '—', status: 'info', notes: 'fresh Table, one run, decode + scan' });
+    }
+
+    // ------------------------------------------------------------------ tags
+    if (only.has('tags')) {
+      const dir = join(tmp, 'tags');
+      fs.mkdirSync(dir, { recursive: true });
+      const tg = await timed('tags', () => runChild('tags', { dir, sizes: s.tagSizes, seed: seed + 3, reps: s.tagReps }, { log }));
+      raw.tags = tg;
+      const sz = tg.sizes as Array<Record<string, number>>;
+      const tagMs = sz.map((x) => x.tagCreateMs!);
+      const flat = Math.max(...tagMs) <= 3 * Math.min(...tagMs) + 1 && Math.max(...tagMs) <= 20;
+      for (const x of sz) {
+        rows.push({ figure: `Tag creation at ${k(x.rows!)} rows`, tilstand: `${fmt(x.tagCreateMs!, 2)} ms`, sqlite: `${fmt(x.sqliteCopyMs!, 2)} ms (copy + fsync of ${k(x.sqliteFileBytes!)}B)`, ratio: `${fmt(x.sqliteCopyMs! / x.tagCreateMs!, 1)}× faster`, target: 'same few ms at every size', status: pass(flat), notes: `median of ${s.tagReps}; a tag is one small file (write, fsync, link, dir fsync)` });
+      }
+      for (const x of sz) {
+        rows.push({ figure: `Time travel at ${k(x.rows!)} rows: scan of the tag vs latest`, tilstand: `${k(x.tagReadRowsPerSec!)} vs ${k(x.latestReadRowsPerSec!)} rows/s`, sqlite: '— (needs the copy)', ratio: `${fmt(x.tagReadRowsPerSec! / x.latestReadRowsPerSec!, 2)}× latest`, target: '—', status: 'info', notes: `tag then 10 % of rows updated and committed; fresh Table for each read (${fmt(x.tagReadSec! * 1000, 0)} vs ${fmt(x.latestReadSec! * 1000, 0)} ms)` });
+      }
+    }
+
+    // ------------------------------------------------------------------ mqtt
+    if (only.has('mqtt')) {
+      const dir = join(tmp, 'mqtt');
+      fs.mkdirSync(dir, { recursive: true });
+      const mq = await timed('mqtt', () =>
+        runChild('mqtt', { dir, publisherScript: join(BENCH_DIR, 'mqtt-publisher.mjs'), perPublisher: s.mqttPerPublisher, window: 1000, maxMs: s.mqttMaxMs, reps: s.mqttReps, pacedRate: 2000, pacedMs: s.pacedMs }, { log }),
+      );
+      raw.mqtt = mq;
+      const m = mq.median;
+      rows.push({ figure: 'MQTT end to end: journal before PUBACK vs bare broker', tilstand: `${k(m.journalMsgPerSec)} msg/s`, sqlite: `${k(m.bareMsgPerSec)} msg/s (same broker, no journal)`, ratio: `${fmt(m.ratio, 2)}×`, target: '≥ 0.8×', status: pass(m.ratio >= 0.8), notes: `EmbeddedBroker (aedes) + journalSink; 3 QoS 1 mqtt.js publishers in a child process on 127.0.0.1, ≤1000 unacked each, ${fmt(s.mqttPerPublisher)} msgs each (≤${s.mqttMaxMs / 1000} s); ${fmt(m.eventsPerCommit, 0)} events/fsync; median of ${s.mqttReps}. The "SQLite" column holds the bare broker` });
+      const pj = mq.paced.journal;
+      const pb = mq.paced.bare;
+      rows.push({ figure: 'MQTT publish → PUBACK (journaled) at 2,000 ev/s paced', tilstand: `p50 ${fmt(pj.p50us / 1000, 2)} / p99 ${fmt(pj.p99us / 1000, 2)} ms`, sqlite: `bare: p50 ${fmt(pb.p50us / 1000, 2)} / p99 ${fmt(pb.p99us / 1000, 2)} ms`, ratio: '—', target: '—', status: 'info', notes: `${fmt(pj.acked)} events over ${s.pacedMs / 1000} s; max ${fmt(pj.maxUs / 1000, 1)} ms; PUBACK is sent only after the group fsync` });
+    }
+
+    // ------------------------------------------------------------------ memory
+    if (only.has('memory')) {
+      const dir = join(tmp, 'memory');
+      fs.mkdirSync(dir, { recursive: true });
+      const base = await runChild('memory', { dir, spec: { seed, keys: 10, events: 0 }, commitEvery: 1, baseline: true }, { log });
+      const mem = await timed('memory', () => runChild('memory', { dir, spec: { seed: seed + 4, keys: s.memoryKeys, events: s.memoryEvents, initialLoad: true }, commitEvery: s.commitEvery }, { log }));
+      raw.memory = { baseline: base, held: mem };
+      fs.rmSync(dir, { recursive: true, force: true });
+      rows.push({ figure: `Memory: peak RSS holding ${k(mem.rows)} rows`, tilstand: `${fmt(mem.maxRssMB, 0)} MB`, sqlite: '—', ratio: '—', target: `≤ 250 MB${s.memoryKeys < 1_000_000 ? ' (at 1 M rows)' : ''}`, status: s.memoryKeys >= 1_000_000 ? pass(mem.maxRssMB <= 250) : 'info', notes: `child ingests ${k(s.memoryEvents)} events over ${k(s.memoryKeys)} keys (journal + table, commit every ${fmt(s.commitEvery)}), then scans and does 20 k lookups; holding: heap ${fmt(mem.holding.heapUsedMB, 0)} MB, run cache ~${fmt(mem.runCacheMB, 0)} MB (estimate); Node + modules alone: ${fmt(base.maxRssMB, 0)} MB` });
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    cleanup();
+  }
+  const totalSec = (Date.now() - started) / 1000;
+  const meta = {
+    date: new Date().toISOString(),
+    scale: s,
+    seed,
+    machine: machine(),
+    loadavgStart: load0,
+    loadavgEnd: os.loadavg(),
+    totalSeconds: totalSec,
+    phaseSeconds: timings,
+    durability: {
+      tilstandJournal: 'better-sqlite3 WAL, synchronous=FULL, group commit ≤ 1,000 events (one fsync per group)',
+      tilstandTable: 'data files, manifests and snapshots fsynced (writeNew / createAtomic), atomic snapshot link',
+      sqlite1k: 'WAL, synchronous=FULL, 1,000 events per transaction',
+      sqlite10k: 'WAL, synchronous=NORMAL, 10,000 events per transaction (not durable at commit)',
+      sqliteSettings: SQLITE_SETTINGS,
+    },
+  };
+  const json = { meta, rows, raw };
+  const markdown = renderMarkdown(meta, rows);
+  fs.mkdirSync(o.outDir, { recursive: true });
+  const stamp = meta.date.replace(/[:.]/g, '-');
+  fs.writeFileSync(join(o.outDir, `${stamp}-${s.name}.json`), JSON.stringify(json, null, 2));
+  fs.writeFileSync(join(o.outDir, `${stamp}-${s.name}.md`), markdown);
+  if (!o.noLatest) {
+    fs.writeFileSync(join(o.outDir, 'latest.json'), JSON.stringify(json, null, 2));
+    fs.writeFileSync(join(o.outDir, 'latest.md'), markdown);
+  }
+  log(`total ${totalSec.toFixed(0)} s`);
+  return { rows, json, markdown };
+}
+
+function renderMarkdown(meta: any, rows: Row[]): string {
+  const m = meta.machine;
+  const esc = (x: string) => x.replace(/\|/g, '\\|');
+  const lines = [
+    `# Tilstand benchmarks — ${meta.scale.name} run, ${meta.date}`,
+    '',
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB, Linux ${m.kernel}; load average at start ${meta.loadavgStart.map((x: number) => x.toFixed(1)).join(' / ')}, at end ${meta.loadavgEnd.map((x: number) => x.toFixed(1)).join(' / ')} (shared machine: figures are noisy, ratios within a repetition are what matters).`,
+    `Node ${m.node}; ${Object.entries(m.packages).map(([n, v]) => `${n} ${v}`).join(', ')}; commit ${m.git.commit}${m.git.coreDirty ? ' (core/ has uncommitted changes of other engineers)' : ''}.`,
+    `Workload: ${meta.scale.events.toLocaleString('en-US')} events over ${meta.scale.keys.toLocaleString('en-US')} keys, 20 % of keys take 80 % of events, seed ${meta.seed}; medians of ${meta.scale.ingestReps} ingest repetitions (each engine in its own child process).`,
+    `Durability: Tilstand journal ${meta.durability.tilstandJournal}; table ${meta.durability.tilstandTable}. SQLite: ${meta.durability.sqliteSettings}.`,
+    `Total time ${Math.round(meta.totalSeconds)} s (${Object.entries(meta.phaseSeconds).map(([k, v]) => `${k} ${Math.round(v as number)} s`).join(', ')}).`,
+    '',
+    '| figure | Tilstand | SQLite | ratio | target | result | notes |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${esc(r.figure)} | ${esc(r.tilstand)} | ${esc(r.sqlite)} | ${esc(r.ratio)} | ${esc(r.target)} | ${r.status === 'info' ? '—' : `**${r.status}**`} | ${esc(r.notes)} |`),
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,112 @@
+// MQTT publisher child of the benchmark (plain JS, no TypeScript loader: starts fast, and runs in
+// its own process so the broker under test keeps its core). Three QoS 1 connections, one per
+// module (inventory, commerce, procurement), publishing stock envelopes like bench/workload.ts's.
+//
+// Modes (argument: one JSON object):
+//   {port, site, perPublisher, window, maxMs}  as fast as acks allow, at most `window` unacked
+//       messages per connection; stops at perPublisher messages or maxMs; prints msg/s from the
+//       first publish to the last PUBACK.
+//   {port, site, paced: true, rate, durationMs}  `rate` msg/s in total, spread over the three
+//       connections; prints publish→PUBACK latency percentiles in microseconds.
+// Output: one line `@@RESULT {json}` on stdout.
+import mqtt from 'mqtt';
+
+const args = JSON.parse(process.argv[2] ?? '{}');
+const MODULES = [
+  ['inventory', 'stock', 'inventory.stock', 'qty'],
+  ['commerce', 'reservations', 'commerce.reservations', 'reserved_qty'],
+  ['procurement', 'inbound', 'procurement.inbound', 'inbound_qty'],
+];
+
+function payload(m, seq) {
+  const [module, stream, contract, qtyField] = MODULES[m];
+  const k = (seq * 7919) % 100000;
+  return JSON.stringify({
+    op: 'u',
+    before: null,
+    after: { item: `ITEM-${String(Math.floor(k / 5)).padStart(7, '0')}`, location: `LOC-0${k % 5}`, [qtyField]: seq % 1000 },
+    source: { module, stream, seq },
+    ts_ms: 1764576000000 + seq,
+    contract: { name: contract, version: 1 },
+  });
+}
+
+function connect(m) {
+  const [module] = MODULES[m];
+  return new Promise((resolve, reject) => {
+    const c = mqtt.connect(`mqtt://127.0.0.1:${args.port}`, {
+      username: module,
+      password: 'bench',
+      clientId: `bench-${module}-${process.pid}`,
+      protocolVersion: 4,
+      clean: true,
+      reconnectPeriod: 0,
+    });
+    c.once('connect', () => resolve(c));
+    c.once('error', reject);
+  });
+}
+
+const clients = await Promise.all(MODULES.map((_, m) => connect(m)));
+const topics = MODULES.map(([module, stream]) => `tilstand/${args.site}/events/${module}/${stream}`);
+
+let result;
+if (!args.paced) {
+  const t0 = performance.now();
+  const deadline = t0 + args.maxMs;
+  let lastAck = t0;
+  const one = (m) =>
+    new Promise((resolve) => {
+      const c = clients[m];
+      let sent = 0;
+      let acked = 0;
+      let stopped = false;
+      const pump = () => {
+        if (performance.now() > deadline) stopped = true;
+        while (!stopped && sent < args.perPublisher && sent - acked < args.window) {
+          const seq = ++sent;
+          c.publish(topics[m], payload(m, seq), { qos: 1 }, (err) => {
+            if (err) throw err;
+            acked++;
+            lastAck = performance.now();
+            if (acked === sent && (stopped || sent >= args.perPublisher)) resolve(acked);
+            else pump();
+          });
+        }
+        if (stopped && acked === sent) resolve(acked);
+      };
+      pump();
+    });
+  const counts = await Promise.all(clients.map((_, m) => one(m)));
+  const acked = counts.reduce((a, b) => a + b, 0);
+  result = { acked, seconds: (lastAck - t0) / 1000, msgPerSec: acked / ((lastAck - t0) / 1000) };
+} else {
+  const lat = [];
+  const t0 = performance.now();
+  let sent = 0;
+  let acked = 0;
+  const total = Math.round((args.rate * args.durationMs) / 1000);
+  await new Promise((resolve) => {
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - t0) * args.rate) / 1000));
+      while (sent < due) {
+        const m = sent % 3;
+        const seq = Math.floor(sent / 3) + 1;
+        const at = performance.now();
+        sent++;
+        clients[m].publish(topics[m], payload(m, seq), { qos: 1 }, () => {
+          lat.push((performance.now() - at) * 1000);
+          if (++acked === total) resolve();
+        });
+      }
+      if (sent < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+  lat.sort((a, b) => a - b);
+  const pct = (p) => lat[Math.min(lat.length - 1, Math.max(0, Math.ceil((p / 100) * lat.length) - 1))];
+  result = { sent, acked, p50us: pct(50), p99us: pct(99), maxUs: lat[lat.length - 1], achievedRate: acked / ((performance.now() - t0) / 1000) };
+}
+await Promise.all(clients.map((c) => c.endAsync()));
+process.stdout.write(`@@RESULT ${JSON.stringify(result)}\n`);
+process.exit(0);

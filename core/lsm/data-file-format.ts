@@ -1,0 +1,158 @@
+// The file format of a data file, and reading old data files through the current schema.
+//
+// Format: written per level — `file.format.per.level` ('0:avro,5:parquet') overrides
+// `file.format` — and read by the file's extension (.parquet / .avro; .orc is refused), as
+// Paimon does. Compression comes from `file.compression`: Parquet snappy/gzip/none, Avro
+// snappy/deflate(gzip)/null; zstd is read-only here (no compressor on Node 20).
+//
+// Schema evolution on read (Paimon's SchemaEvolutionUtil): a data file records `_SCHEMA_ID`.
+// When it differs from the table's schema the file is read with the OLD schema's column names
+// and types, and its columns are mapped to the current ones by field id: an id the file lacks
+// reads as null, an id the table dropped is ignored, a renamed column is found by its id, and a
+// changed type is cast (cast.ts). `_KEY_<name>` columns are read by their old names likewise.
+
+import { castFunction, sameType, type CastFn } from './cast.ts';
+import { invalidArgument, LsmError, notSupported } from './errors.ts';
+import type { RunData } from './data-file.ts';
+import { readAvroData, writeAvroData, type AvroDataCodec } from './format/avro-data.ts';
+import { readParquet, writeParquet, type ParquetColumn, type ParquetReadColumn } from './format/parquet/index.ts';
+import type { DataFileMeta } from './manifest.ts';
+import type { TableSchema } from './schema.ts';
+import { RowKind } from './key-value.ts';
+
+export type DataFormat = 'parquet' | 'avro';
+
+function parseFormat(text: string, option: string): DataFormat {
+  const f = text.trim().toLowerCase();
+  if (f === 'parquet' || f === 'avro') return f;
+  if (f === 'orc') throw notSupported(`option '${option}': ORC data files are not supported; use 'parquet' or 'avro'`);
+  throw invalidArgument(`option '${option}': expected 'parquet' or 'avro', got '${text}'`);
+}
+
+/** `file.format.per.level` as level → format. */
+export function formatsPerLevel(raw: Readonly<Record<string, string>>): Map<number, DataFormat> {
+  const out = new Map<number, DataFormat>();
+  const text = raw['file.format.per.level'];
+  if (text === undefined || text.trim() === '') return out;
+  for (const part of text.split(',')) {
+    const m = /^\s*(\d+)\s*:\s*([A-Za-z]+)\s*$/.exec(part);
+    if (!m) throw invalidArgument(`option 'file.format.per.level': expected 'level:format,…' such as '0:avro,5:parquet', got '${text}'`);
+    out.set(Number(m[1]), parseFormat(m[2]!, 'file.format.per.level'));
+  }
+  return out;
+}
+
+/** The format new files of `level` are written in. */
+export function formatForLevel(schema: TableSchema, level: number): DataFormat {
+  const per = formatsPerLevel(schema.options.raw).get(level);
+  return per ?? parseFormat(schema.options.raw['file.format'] ?? 'parquet', 'file.format');
+}
+
+/** Checks at table creation that every configured format can be written. */
+export function validateWritableFormats(schema: TableSchema): void {
+  const formats = new Set<DataFormat>([parseFormat(schema.options.raw['file.format'] ?? 'parquet', 'file.format'), ...formatsPerLevel(schema.options.raw).values()]);
+  const c = schema.options.fileCompression;
+  if (formats.has('avro') && c === 'zstd') {
+    throw notSupported("option 'file.compression': zstd Avro data files cannot be written here (Node 20 has no zstd compressor); use snappy, deflate or none");
+  }
+}
+
+export function formatOfPath(path: string): DataFormat {
+  const dot = path.lastIndexOf('.');
+  const ext = dot < 0 ? '' : path.slice(dot + 1).toLowerCase();
+  if (ext === 'parquet' || ext === 'avro') return ext;
+  if (ext === 'orc') throw new LsmError('NotSupported', `reading ORC data files is not supported (${path})`, { path });
+  throw new LsmError('NotSupported', `data file ${path} has no known format extension`, { path });
+}
+
+function avroCodec(schema: TableSchema): AvroDataCodec {
+  const c = schema.options.fileCompression;
+  if (c === 'none') return 'null';
+  if (c === 'gzip') return 'deflate';
+  if (c === 'snappy') return 'snappy';
+  throw notSupported(`Avro data files: cannot write '${c}' compression; set 'file.compression' to snappy, deflate or none`);
+}
+
+/** Encodes a data file in the format its name's extension says. */
+export function encodeDataFile(schema: TableSchema, fileName: string, columns: ParquetColumn[], values: unknown[][], rowCount: number): Uint8Array {
+  if (formatOfPath(fileName) === 'avro') return writeAvroData(columns, values, rowCount, avroCodec(schema));
+  const compression = schema.options.fileCompression === 'none' ? 'uncompressed' : schema.options.fileCompression;
+  return writeParquet(columns, values, rowCount, { compression });
+}
+
+/** Decodes the requested columns (by name) of a data file in the format its extension says. */
+export function decodeDataFile(bytes: Uint8Array, request: ParquetReadColumn[], path: string): { rowCount: number; columns: unknown[][] } {
+  if (formatOfPath(path) === 'avro') return readAvroData(bytes, request, path);
+  return readParquet(bytes, request, path);
+}
+
+/**
+ * An append-table file's run: no key columns; sequence numbers are implied by the meta (Paimon
+ * numbers an append file's rows minSeq, minSeq+1, …); every row is an insert.
+ */
+export function appendRun(valueCols: unknown[][], rowCount: number, meta: DataFileMeta): RunData {
+  const seq = new Array<number>(rowCount);
+  for (let i = 0; i < rowCount; i++) seq[i] = meta.minSequenceNumber + i;
+  const kind = new Array<number>(rowCount).fill(RowKind.INSERT);
+  return { rowCount, keyCols: [], seq, kind, valueCols };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evolution.
+
+interface Mapping {
+  /** For each current column: the file's column index and a cast, or -1 (null). */
+  values: Array<{ from: number; cast: CastFn | undefined }>;
+  keys: Array<{ from: number; cast: CastFn | undefined }>;
+}
+
+const mappings = new WeakMap<TableSchema, WeakMap<TableSchema, Mapping>>();
+
+function mappingOf(file: TableSchema, table: TableSchema): Mapping {
+  let inner = mappings.get(table);
+  if (!inner) {
+    inner = new WeakMap();
+    mappings.set(table, inner);
+  }
+  let m = inner.get(file);
+  if (m) return m;
+  const byId = new Map(file.fields.map((f, i) => [f.id, i]));
+  const values = table.fields.map((f) => {
+    const from = byId.get(f.id);
+    if (from === undefined) return { from: -1, cast: undefined };
+    const old = file.fields[from]!;
+    return { from, cast: sameType(old.type, f.type) ? undefined : castFunction(old.type, f.type, f.name) };
+  });
+  const keys = table.keyIndexes.map((ti) => {
+    const id = table.fields[ti]!.id;
+    const from = file.keyIndexes.findIndex((fi) => file.fields[fi]!.id === id);
+    if (from < 0) throw invalidArgument(`primary-key column '${table.fields[ti]!.name}' is not a key of schema ${file.id}`);
+    const old = file.fields[file.keyIndexes[from]!]!;
+    return { from, cast: sameType(old.type, table.fields[ti]!.type) ? undefined : castFunction(old.type, table.fields[ti]!.type, table.fields[ti]!.name) };
+  });
+  m = { values, keys };
+  inner.set(file, m);
+  return m;
+}
+
+function mapColumn(src: unknown[] | undefined, cast: CastFn | undefined, n: number): unknown[] {
+  if (!src) return new Array(n).fill(null);
+  if (!cast) return src;
+  const out = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = cast(src[i]);
+  return out;
+}
+
+/** A run read with the schema it was written with, reshaped to the table's current schema. */
+export function evolveRun(run: RunData, file: TableSchema, table: TableSchema): RunData {
+  if (file === table) return run;
+  const m = mappingOf(file, table);
+  const n = run.rowCount;
+  return {
+    rowCount: n,
+    keyCols: m.keys.map((k) => mapColumn(run.keyCols[k.from], k.cast, n)),
+    seq: run.seq,
+    kind: run.kind,
+    valueCols: m.values.map((v) => mapColumn(v.from < 0 ? undefined : run.valueCols[v.from], v.cast, n)),
+  };
+}

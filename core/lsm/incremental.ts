@@ -1,0 +1,300 @@
+// Reading what changed between two snapshots (Paimon's `incremental-between` with its scan
+// modes) and following a table snapshot by snapshot under a named consumer.
+//
+// Modes, for snapshots (from, to] — start exclusive, end inclusive; ids or tag names:
+//   delta      per APPEND snapshot in range, the files it added, merged per bucket with the
+//              table's merge engine; retractions kept, row kinds as merged (Paimon's delta scan).
+//   changelog  per snapshot in range, the rows of the changelog files it lists, in order.
+//              InvalidArgument when the table has no changelog producer.
+//   diff       the two table states compared per key: +I, -U/+U, -D. Needs only the two states
+//              (a tag is enough), not the snapshots in between.
+//   auto       changelog when the table has a producer, else delta.
+//
+// A follower (`ChangeFollower`) reads one snapshot at a time, never blocks and starts no timer:
+// the caller polls `next()` (e.g. after each of its commits, or every second). Progress is stored
+// in `consumer/consumer-<id>` as the first snapshot not yet acknowledged; `next()` acknowledges the
+// batch it returned before, `ack()` does it at once. A batch returned but not acknowledged is
+// delivered again after a restart (at least once); acknowledged batches never are.
+
+import { changelogEntries } from './changelog.ts';
+import { readConsumer, writeConsumer, checkConsumerId } from './consumer.ts';
+import { invalidArgument, LsmError, notFound } from './errors.ts';
+import { isAdd, RowKind, ROW_KIND_TEXT, type KeyValue, type RowKindText } from './key-value.ts';
+import { groupByBucket, type BucketFiles } from './levels.ts';
+import { ADD, type ManifestEntry } from './manifest.ts';
+import { createMergeFunction, mergeOrder } from './merge/merge-function.ts';
+import { mergeRuns } from './merge-reader.ts';
+import type { Snapshot } from './snapshot.ts';
+import type { Table } from './table.ts';
+import { valuesEqual } from './types.ts';
+
+export type ChangeKind = RowKindText;
+export interface Change {
+  kind: ChangeKind;
+  /** Every column, schema order, in memory form. */
+  row: unknown[];
+}
+export type ChangesMode = 'auto' | 'delta' | 'changelog' | 'diff';
+/** A snapshot id, or a tag name (a string of digits that names no tag is taken as an id). 0 = before the first snapshot. */
+export type SnapshotRef = number | string;
+
+export interface ChangesOptions {
+  from: SnapshotRef;
+  /** Default: the latest snapshot. */
+  to?: SnapshotRef;
+  mode?: ChangesMode;
+}
+
+interface Resolved {
+  id: number;
+  /** The state at that point, when it is still readable (a retained snapshot or a tag). */
+  snapshot: Snapshot | undefined;
+  label: string;
+}
+
+function resolveRef(table: Table, ref: SnapshotRef, what: string): Resolved {
+  if (typeof ref === 'number') {
+    if (!Number.isSafeInteger(ref) || ref < 0) throw invalidArgument(`${what}: expected a snapshot id ≥ 0 or a tag name, got ${ref}`);
+    return { id: ref, snapshot: ref === 0 ? undefined : table.snapshots.tryGet(ref), label: `snapshot ${ref}` };
+  }
+  if (typeof ref !== 'string' || ref.length === 0) throw invalidArgument(`${what}: expected a snapshot id or a tag name`);
+  if (table.tags.exists(ref)) {
+    const t = table.tags.get(ref);
+    return { id: t.snapshot.id, snapshot: t.snapshot, label: `tag '${ref}' (snapshot ${t.snapshot.id})` };
+  }
+  if (/^\d+$/.test(ref)) return resolveRef(table, Number(ref), what);
+  throw notFound(`${what}: tag '${ref}' does not exist`);
+}
+
+function effectiveMode(table: Table, mode: ChangesMode): Exclude<ChangesMode, 'auto'> {
+  const producer = table.schema.options.changelogProducer;
+  if (mode === 'auto') return producer === 'none' ? 'delta' : 'changelog';
+  if (mode === 'changelog' && producer === 'none') {
+    throw invalidArgument(`table ${table.name} has no changelog producer ('changelog-producer' is 'none'); read mode 'delta' or 'diff' instead`);
+  }
+  if (!['delta', 'changelog', 'diff'].includes(mode)) throw invalidArgument(`unknown mode '${String(mode)}', expected auto, delta, changelog or diff`);
+  return mode;
+}
+
+/** The changes between two points; lazily, pinning what it reads until it is done. */
+export function* readChanges(table: Table, o: ChangesOptions): Generator<Change> {
+  const mode = effectiveMode(table, o.mode ?? 'auto');
+  const from = resolveRef(table, o.from, 'from');
+  const to = o.to === undefined ? latestRef(table) : resolveRef(table, o.to, 'to');
+  if (from.id > to.id) throw invalidArgument(`from (${from.label}) is after to (${to.label})`);
+  if (mode === 'diff') {
+    for (const r of [from, to]) {
+      if (r.id !== 0 && r.snapshot === undefined) throw notFound(`${r.label} has expired; diff needs both states (use a tag to keep one)`);
+    }
+    const pins = [from, to].filter((r) => r.snapshot && table.snapshots.exists(r.id)).map((r) => r.id);
+    for (const id of pins) table.pin(id);
+    try {
+      for (const b of diffBuckets(table, from.snapshot, to.snapshot)) for (const kv of b.records) yield toChange(kv);
+    } finally {
+      for (const id of pins) table.unpin(id);
+    }
+    return;
+  }
+  if (from.id === to.id) return;
+  table.pin(from.id + 1);
+  try {
+    // Check the whole range first: a partial answer would look like a complete one.
+    const snaps: Snapshot[] = [];
+    for (let id = from.id + 1; id <= to.id; id++) {
+      const s = table.snapshots.tryGet(id);
+      if (!s) {
+        throw notFound(
+          `snapshot ${id} of ${table.name} has expired (retained: ${table.snapshots.earliestId() ?? 'none'}..${table.snapshots.latestId() ?? 'none'}); ` +
+            `${mode} reads need every snapshot in (${from.id}, ${to.id}] — use mode 'diff' between tags instead`,
+        );
+      }
+      snaps.push(s);
+    }
+    for (const s of snaps) yield* snapshotChanges(table, s, mode);
+  } finally {
+    table.unpin(from.id + 1);
+  }
+}
+
+function latestRef(table: Table): Resolved {
+  const s = table.snapshots.latest();
+  return { id: s?.id ?? 0, snapshot: s, label: s ? `snapshot ${s.id}` : 'the empty table' };
+}
+
+function toChange(kv: KeyValue): Change {
+  return { kind: ROW_KIND_TEXT[kv.kind], row: kv.value };
+}
+
+/** The changes one snapshot made, in `delta` or `changelog` mode. */
+export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'changelog'): Generator<Change> {
+  if (mode === 'changelog') {
+    const entries = changelogEntries(table, s).filter((e) => e.kind === ADD);
+    entries.sort((a, b) => Buffer.compare(Buffer.from(a.partition), Buffer.from(b.partition)) || a.bucket - b.bucket || a.file.minSequenceNumber - b.file.minSequenceNumber);
+    for (const e of entries) {
+      const d = table.loadRun(e.partition, e.bucket, e.file);
+      for (let i = 0; i < d.rowCount; i++) {
+        const row = new Array(d.valueCols.length);
+        for (let c = 0; c < row.length; c++) row[c] = d.valueCols[c]![i];
+        yield { kind: ROW_KIND_TEXT[d.kind[i]!]!, row };
+      }
+    }
+    return;
+  }
+  if (s.commitKind !== 'APPEND') return;
+  const added: ManifestEntry[] = [];
+  for (const m of table.manifests.readList(s.deltaManifestList)) for (const e of table.manifests.readManifest(m)) if (e.kind === ADD) added.push(e);
+  const schema = table.schema;
+  const merge = createMergeFunction(schema);
+  const order = mergeOrder(schema);
+  for (const b of groupByBucket(added)) {
+    const runs = table.runsOf(b.files).map((r) => r.files.map((f) => table.loadRun(b.partition, b.bucket, f)));
+    for (const kv of mergeRuns(runs, table.compareKeys, merge, order)) yield toChange(kv);
+  }
+}
+
+/** Merged live rows of one bucket of a state, ascending by key (retractions dropped). */
+function* bucketRows(table: Table, b: BucketFiles | undefined): Generator<KeyValue> {
+  if (!b) return;
+  const schema = table.schema;
+  const runs = table.runsOf(b.files).map((r) => r.files.map((f) => table.loadRun(b.partition, b.bucket, f)));
+  for (const kv of mergeRuns(runs, table.compareKeys, createMergeFunction(schema), mergeOrder(schema))) if (isAdd(kv.kind)) yield kv;
+}
+
+/** Per bucket, the changes that turn state `from` into state `to` (undefined = empty table). */
+export function* diffBuckets(
+  table: Table,
+  from: Snapshot | undefined,
+  to: Snapshot | undefined,
+): Generator<{ partition: Uint8Array; partitionPath: string; bucket: number; records: KeyValue[] }> {
+  const id = (b: BucketFiles) => `${Buffer.from(b.partition).toString('hex')}/${String(b.bucket).padStart(10, '0')}`;
+  const pairs = new Map<string, { a?: BucketFiles; b?: BucketFiles }>();
+  for (const b of from ? table.buckets(from) : []) pairs.set(id(b), { a: b });
+  for (const b of to ? table.buckets(to) : []) pairs.set(id(b), { ...pairs.get(id(b)), b });
+  const cmp = table.compareKeys;
+  const n = table.schema.fields.length;
+  for (const k of [...pairs.keys()].sort()) {
+    const { a, b } = pairs.get(k)!;
+    const any = (a ?? b)!;
+    const records: KeyValue[] = [];
+    const ia = bucketRows(table, a);
+    const ib = bucketRows(table, b);
+    let x = ia.next();
+    let y = ib.next();
+    while (!x.done || !y.done) {
+      const c = x.done ? 1 : y.done ? -1 : cmp(x.value.key, y.value.key);
+      if (c < 0) {
+        records.push({ ...x.value, kind: RowKind.DELETE });
+        x = ia.next();
+      } else if (c > 0) {
+        records.push({ ...y.value, kind: RowKind.INSERT });
+        y = ib.next();
+      } else {
+        let same = true;
+        for (let i = 0; i < n && same; i++) same = valuesEqual(x.value.value[i], y.value.value[i]);
+        if (!same) {
+          records.push({ ...x.value, seq: y.value.seq, kind: RowKind.UPDATE_BEFORE });
+          records.push({ ...y.value, kind: RowKind.UPDATE_AFTER });
+        }
+        x = ia.next();
+        y = ib.next();
+      }
+    }
+    yield { partition: any.partition, partitionPath: table.partitionPathOf(any.partition), bucket: any.bucket, records };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Following a table.
+
+export interface FollowOptions {
+  /** The consumer id: progress lives in `consumer/consumer-<id>`. */
+  consumer: string;
+  /**
+   * Where a consumer without a stored position starts: a snapshot id (its changes are the first
+   * read), 'earliest' (the earliest retained snapshot, the default) or 'latest' (only changes
+   * committed from now on). Ignored when the consumer has a position.
+   */
+  from?: number | 'latest' | 'earliest';
+  /** 'auto' (default), 'delta' or 'changelog'. */
+  mode?: 'auto' | 'delta' | 'changelog';
+}
+
+export class ChangeFollower {
+  readonly consumer: string;
+  private readonly mode: 'delta' | 'changelog';
+  /** Next snapshot to read. */
+  private position: number;
+  /** Position stored in the consumer file. */
+  private acked: number;
+
+  constructor(
+    private readonly table: Table,
+    o: FollowOptions,
+  ) {
+    checkConsumerId(o.consumer);
+    this.consumer = o.consumer;
+    const m = effectiveMode(table, o.mode ?? 'auto');
+    if (m === 'diff') throw invalidArgument("a follower reads 'auto', 'delta' or 'changelog'; use changes() for a diff");
+    this.mode = m;
+    const stored = readConsumer(table, o.consumer);
+    if (stored !== undefined) {
+      this.position = stored;
+    } else {
+      const from = o.from ?? 'earliest';
+      if (from === 'latest') this.position = (table.snapshots.latestId() ?? 0) + 1;
+      else if (from === 'earliest') this.position = table.snapshots.earliestId() ?? 1;
+      else {
+        if (!Number.isSafeInteger(from) || from < 1) throw invalidArgument(`follow from: expected a snapshot id ≥ 1, 'earliest' or 'latest', got ${String(from)}`);
+        this.position = from;
+      }
+      // Register at once, so the start point is protected from expiration from now on.
+      writeConsumer(table, o.consumer, this.position);
+    }
+    this.acked = this.position;
+    this.checkRetained();
+  }
+
+  /** The first snapshot this follower has not returned yet. */
+  get nextSnapshot(): number {
+    return this.position;
+  }
+
+  private checkRetained(): void {
+    const latest = this.table.snapshots.latestId() ?? 0;
+    if (this.position > latest) return;
+    if (!this.table.snapshots.exists(this.position)) {
+      throw notFound(
+        `consumer '${this.consumer}' of ${this.table.name} needs snapshot ${this.position}, which has expired ` +
+          `(retained: ${this.table.snapshots.earliestId() ?? 'none'}..${latest}); reset the consumer to continue with a gap`,
+      );
+    }
+  }
+
+  /**
+   * Acknowledges the previous batch, then returns the changes of the next snapshot that has any
+   * (skipping, and acknowledging, snapshots without changes), or undefined when caught up.
+   */
+  next(): Change[] | undefined {
+    this.ack();
+    const latest = this.table.snapshots.latestId() ?? 0;
+    while (this.position <= latest) {
+      const s = this.table.snapshots.tryGet(this.position);
+      if (!s) {
+        this.checkRetained();
+        throw new LsmError('NotFound', `snapshot ${this.position} of ${this.table.name} vanished while following`);
+      }
+      const changes = [...snapshotChanges(this.table, s, this.mode)];
+      this.position++;
+      if (changes.length > 0) return changes;
+    }
+    this.ack();
+    return undefined;
+  }
+
+  /** Stores the position: everything returned so far has been processed. */
+  ack(): void {
+    if (this.acked === this.position) return;
+    writeConsumer(this.table, this.consumer, this.position);
+    this.acked = this.position;
+  }
+}

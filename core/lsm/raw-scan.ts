@@ -1,0 +1,76 @@
+// Scans that read files without a key merge: append tables (rows in write order: per bucket,
+// files by sequence number) and deletion-vector tables (level ≥ 1 files minus their deleted
+// positions; level 0 skipped, as Paimon's batch scan of a DV table does — deletion-vector.ts).
+// Called from TableReader.scan; same ScanOptions (projection, where) and row shape.
+
+import { deserializeBinaryRow } from './binary-row.ts';
+import { deletionVectorsEnabled, snapshotDeletionVectors } from './deletion-vector.ts';
+import { invalidArgument } from './errors.ts';
+import { isAdd } from './key-value.ts';
+import type { Snapshot } from './snapshot.ts';
+import type { Table } from './table.ts';
+import type { Predicate, ScanOptions } from './table-read.ts';
+import { comparatorFor, withNullable, type Comparator } from './types.ts';
+
+/** True when TableReader.scan must use `rawScan` for this table. */
+export function needsRawScan(table: Table): boolean {
+  return !table.schema.isPrimaryKeyTable || deletionVectorsEnabled(table.schema.options.raw);
+}
+
+interface Compiled {
+  index: number;
+  op: Predicate['op'];
+  value: unknown;
+  cmp: Comparator;
+  partPos: number;
+}
+
+function holds(p: Compiled, v: unknown): boolean {
+  if (v === null || v === undefined) return false;
+  if (p.op === 'prefix') return typeof v === 'string' && v.startsWith(p.value as string);
+  const c = p.cmp(v, p.value);
+  return p.op === '=' ? c === 0 : p.op === '<' ? c < 0 : p.op === '<=' ? c <= 0 : p.op === '>' ? c > 0 : c >= 0;
+}
+
+export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions): Generator<unknown[]> {
+  const schema = table.schema;
+  const preds: Compiled[] = (opts.where ?? []).map((p) => {
+    const index = schema.fieldIndex.get(p.column);
+    if (index === undefined) throw invalidArgument(`filter names unknown column '${p.column}'`);
+    if (p.op === 'prefix' && typeof p.value !== 'string') throw invalidArgument(`prefix filter on '${p.column}' needs a string`);
+    return { index, op: p.op, value: p.value, cmp: comparatorFor(withNullable(schema.fields[index]!.type, false)), partPos: schema.partitionIndexes.indexOf(index) };
+  });
+  const projection = opts.projection?.map((c) => {
+    const i = schema.fieldIndex.get(c);
+    if (i === undefined) throw invalidArgument(`projection names unknown column '${c}'`);
+    return i;
+  });
+  const partPreds = preds.filter((p) => p.partPos >= 0);
+  const append = !schema.isPrimaryKeyTable;
+  const dvs = append ? undefined : snapshotDeletionVectors(table, snapshot);
+  const width = schema.fields.length;
+  for (const b of table.buckets(snapshot)) {
+    if (partPreds.length > 0) {
+      const values = deserializeBinaryRow(schema.partitionTypes, b.partition, table.paths.root);
+      if (!partPreds.every((p) => holds(p, values[p.partPos]))) continue;
+    }
+    const files = append
+      ? [...b.files].sort((x, y) => x.minSequenceNumber - y.minSequenceNumber)
+      : table.runsOf(b.files.filter((f) => f.level > 0)).flatMap((r) => r.files);
+    for (const f of files) {
+      const d = table.loadRun(b.partition, b.bucket, f);
+      const deleted = dvs?.deleted(b.partition, b.bucket, f.fileName);
+      for (let i = 0; i < d.rowCount; i++) {
+        if (deleted?.has(i)) continue;
+        if (!append && !isAdd(d.kind[i]!)) continue;
+        if (preds.length > 0 && !preds.every((p) => holds(p, d.valueCols[p.index]![i]))) continue;
+        if (projection) yield projection.map((c) => d.valueCols[c]![i]);
+        else {
+          const row = new Array(width);
+          for (let c = 0; c < width; c++) row[c] = d.valueCols[c]![i];
+          yield row;
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,107 @@
+// Rollback (Paimon's rollback_to and rollback_to_as_latest). Both run through TableWriter, which
+// holds the writer lock and re-reads its bucket state afterwards.
+//
+// Destructive (`rollbackTo(target)`): tags of later snapshots are deleted, then the later
+// snapshots newest first, then LATEST is rewritten; consumers positioned after the target are
+// moved back to target+1; finally one mark-and-sweep deletes every file no remaining snapshot or
+// tag references. A crash at any point leaves a readable table: the remaining snapshots are always
+// a contiguous prefix of the old history. A tag whose snapshot has expired can be the target: its
+// snapshot file is written back from the tag (the tag kept its files).
+//
+// Non-destructive (`keepHistory`): one new OVERWRITE snapshot whose delta DELETEs the current
+// files the target does not have and ADDs the target's files the current state does not have.
+// Nothing is deleted; the target's files must still exist (a retained snapshot or a tag
+// guarantees that). With the lookup producer the snapshot also lists a changelog: the diff from
+// the current state to the restored one, so changelog readers stay consistent across it.
+
+import { removeOrphanFiles } from './expire.ts';
+import { listConsumers, writeConsumer } from './consumer.ts';
+import { invalidArgument, LsmError, notFound } from './errors.ts';
+import type { BucketChanges } from './changelog.ts';
+import { diffBuckets, type SnapshotRef } from './incremental.ts';
+import { ADD, DELETE, entryIdentifier, type ManifestEntry } from './manifest.ts';
+import type { Snapshot } from './snapshot.ts';
+import type { Table } from './table.ts';
+
+export interface RollbackResult {
+  /** The latest snapshot afterwards: the target, or the new OVERWRITE snapshot. */
+  snapshotId: number;
+  removedSnapshots: number[];
+  removedTags: string[];
+  deletedFiles: string[];
+}
+
+/** The snapshot a rollback restores: a retained snapshot, or a tag's snapshot. */
+export function rollbackTarget(table: Table, ref: SnapshotRef): { snapshot: Snapshot; fromTag: boolean } {
+  if (typeof ref === 'string' && table.tags.exists(ref)) return { snapshot: table.tags.get(ref).snapshot, fromTag: true };
+  const id = typeof ref === 'number' ? ref : /^\d+$/.test(ref) ? Number(ref) : NaN;
+  if (Number.isNaN(id)) throw notFound(`cannot roll back to tag '${ref}': it does not exist`);
+  const s = table.snapshots.tryGet(id);
+  if (!s) {
+    throw notFound(
+      `cannot roll back ${table.name} to snapshot ${id}: it is not retained (${table.snapshots.earliestId() ?? 'none'}..${table.snapshots.latestId() ?? 'none'}); a tag can restore an expired snapshot`,
+    );
+  }
+  return { snapshot: s, fromTag: false };
+}
+
+/** REQUIRES: the writer lock, and a writer with nothing buffered or pending. */
+export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackResult {
+  const { snapshot: target } = rollbackTarget(table, ref);
+  const latest = table.snapshots.latestId();
+  if (latest === undefined) throw notFound(`table ${table.name} has no snapshot`);
+  if (target.id > latest) throw invalidArgument(`snapshot ${target.id} is after the latest snapshot ${latest}`);
+  const result: RollbackResult = { snapshotId: target.id, removedSnapshots: [], removedTags: [], deletedFiles: [] };
+  for (const t of table.tags.list()) {
+    if (t.snapshot.id > target.id) {
+      table.tags.delete(t.name);
+      result.removedTags.push(t.name);
+    }
+  }
+  for (let id = latest; id > target.id; id--) {
+    if (!table.snapshots.exists(id)) continue;
+    table.snapshots.remove(id);
+    result.removedSnapshots.push(id);
+  }
+  if (!table.snapshots.exists(target.id)) {
+    // A tag of an expired snapshot: every snapshot was after it and is gone; write it back.
+    for (const e of table.manifests.liveFiles(target)) {
+      const path = table.dataFilePath(e.partition, e.bucket, e.file.fileName);
+      if (!table.fileIO.exists(path)) throw new LsmError('NotFound', `cannot restore snapshot ${target.id}: its file ${path} is gone`, { path });
+    }
+    if (!table.snapshots.commit(target)) throw new LsmError('Conflict', `snapshot ${target.id} appeared during rollback`);
+    table.snapshots.writeEarliestHint(target.id);
+  }
+  table.fileIO.replaceAtomic(table.paths.latestHint, Buffer.from(String(target.id)));
+  for (const c of listConsumers(table)) if (c.nextSnapshot > target.id + 1) writeConsumer(table, c.id, target.id + 1);
+  result.deletedFiles = removeOrphanFiles(table, 0);
+  return result;
+}
+
+/**
+ * The manifest entries that turn the latest state into the target's, and the target itself.
+ * Throws NotFound when a file of the target is gone.
+ */
+export function rollbackAsLatestEntries(table: Table, ref: SnapshotRef): { target: Snapshot; current: Snapshot; entries: ManifestEntry[] } {
+  const { snapshot: target } = rollbackTarget(table, ref);
+  const current = table.snapshots.latest();
+  if (!current) throw notFound(`table ${table.name} has no snapshot`);
+  const now = new Map(table.manifests.liveFiles(current).map((e) => [entryIdentifier(e), e]));
+  const then = new Map(table.manifests.liveFiles(target).map((e) => [entryIdentifier(e), e]));
+  const entries: ManifestEntry[] = [];
+  for (const [id, e] of now) if (!then.has(id)) entries.push({ ...e, kind: DELETE });
+  for (const [id, e] of then) {
+    if (now.has(id)) continue;
+    const path = table.dataFilePath(e.partition, e.bucket, e.file.fileName);
+    if (!table.fileIO.exists(path)) {
+      throw new LsmError('NotFound', `cannot restore snapshot ${target.id}: its file ${path} was removed by expiration; only a retained snapshot or a tag can be restored`, { path });
+    }
+    entries.push({ ...e, kind: ADD });
+  }
+  return { target, current, entries };
+}
+
+/** The changelog of a rollback as latest: the diff from the current state to the target's. */
+export function rollbackChanges(table: Table, current: Snapshot, target: Snapshot): BucketChanges[] {
+  return [...diffBuckets(table, current, target)];
+}

@@ -1,0 +1,281 @@
+// Schema evolution (Paimon's SchemaChange + SchemaManager.generateTableSchema): an ALTER is a
+// list of changes applied to the latest schema, written as `schema/schema-<N+1>` with an atomic
+// create; old schema files stay, because data files name the schema they were written with and
+// are read through it (data-file-read.ts maps their columns to the current ones by field id).
+//
+// Rules (paimon-features.md §5):
+//   - add column: nullable only (existing rows read null), at the end, FIRST or AFTER a column;
+//     it gets id highestFieldId+1, so a dropped-then-re-added name never sees its old data.
+//   - rename column: also primary-key columns (Paimon #3809), never partition columns; option
+//     values and `fields.<name>.*` keys that name the column follow the rename.
+//   - drop column: not primary-key or partition columns, not columns an option names, not the last.
+//   - change type: what cast.ts permits (explicit casts unless `disable-explicit-type-casting`);
+//     never a primary-key or partition column.
+//   - nullability: NOT NULL → nullable only; primary-key columns stay NOT NULL.
+//   - options: set/remove, except immutable ones (merge engine, bucket layout, sequence groups,
+//     deletion-vector mode, …); `ignore-delete` cannot go from true to false.
+// Invariant: field ids are never reused; `highestFieldId` only grows.
+
+import { checkTypeChange, sameType } from './cast.ts';
+import { invalidArgument, LsmError, notSupported } from './errors.ts';
+import { DECLARED_OPTIONS, parseList } from './options.ts';
+import { TableSchema, type TableSchemaJson } from './schema.ts';
+import type { Table } from './table.ts';
+import { parseType, typeToString, withNullable } from './types.ts';
+import { WriterLock } from './writer-lock.ts';
+
+export type ColumnPosition = { first: true } | { after: string };
+
+export type SchemaChange =
+  | { kind: 'setOption'; key: string; value: string }
+  | { kind: 'removeOption'; key: string }
+  | { kind: 'addColumn'; name: string; type: string; description?: string; position?: ColumnPosition }
+  | { kind: 'renameColumn'; from: string; to: string }
+  | { kind: 'dropColumn'; name: string }
+  | { kind: 'updateColumnType'; name: string; type: string }
+  | { kind: 'updateColumnNullability'; name: string; nullable: boolean }
+  | { kind: 'updateColumnComment'; name: string; comment: string | null }
+  | { kind: 'moveColumn'; name: string; position: ColumnPosition }
+  | { kind: 'updateComment'; comment: string | null };
+
+/** Options fixed at creation (CoreOptions @Immutable and what this store's files depend on). */
+const IMMUTABLE_OPTIONS = new Set([
+  'merge-engine', 'bucket', 'bucket-key', 'primary-key', 'partition', 'rowkind.field', 'sequence.snapshot-ordering',
+  'partial-update.remove-record-on-delete', 'partial-update.remove-record-on-sequence-group',
+  'dynamic-bucket.initial-buckets', 'force-lookup', 'deletion-vectors.enabled', 'deletion-vectors.bitmap64',
+  'data-file.thin-mode', 'changelog-producer', 'first-row.ignore-delete', 'row-tracking.enabled', 'data-evolution.enabled',
+]);
+const IMMUTABLE_FIELD_OPTION = /^fields\..+\.sequence-group$/;
+/** Options whose value is a comma list of column names (renamed along with the column). */
+const COLUMN_LIST_OPTIONS = [
+  'sequence.field', 'bucket-key', 'rowkind.field', 'changelog-producer.row-deduplicate-ignore-fields',
+  'partial-update.remove-record-on-sequence-group', 'record-level.time-field',
+];
+const FIELD_OPTION = /^fields\.(.+)\.([a-z-]+)$/;
+
+function isImmutable(key: string): boolean {
+  return IMMUTABLE_OPTIONS.has(key) || IMMUTABLE_FIELD_OPTION.test(key);
+}
+
+/** Options whose value names columns, with the names they hold (for drop and rename checks). */
+function columnReferences(options: Record<string, string>): Array<{ key: string; columns: string[] }> {
+  const refs: Array<{ key: string; columns: string[] }> = [];
+  for (const [k, v] of Object.entries(options)) {
+    if (COLUMN_LIST_OPTIONS.includes(k)) refs.push({ key: k, columns: parseList(v) });
+    const m = FIELD_OPTION.exec(k);
+    if (m) {
+      refs.push({ key: k, columns: parseList(m[1]) });
+      if (m[2] === 'sequence-group') refs.push({ key: k, columns: parseList(v) });
+    }
+  }
+  return refs;
+}
+
+function renameInList(text: string, from: string, to: string): string {
+  return text
+    .split(',')
+    .map((s) => (s.trim() === from ? to : s.trim()))
+    .join(',');
+}
+
+/** Rewrites option keys and values that name `from` (Paimon applies renames to options too). */
+function renameInOptions(options: Record<string, string>, from: string, to: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options)) {
+    let key = k;
+    let value = v;
+    if (COLUMN_LIST_OPTIONS.includes(k)) value = renameInList(v, from, to);
+    const m = FIELD_OPTION.exec(k);
+    if (m) {
+      key = `fields.${renameInList(m[1]!, from, to)}.${m[2]}`;
+      if (m[2] === 'sequence-group') value = renameInList(v, from, to);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+type FieldJson = TableSchemaJson['fields'][number];
+
+function insertAt(fields: FieldJson[], f: FieldJson, position: ColumnPosition | undefined): void {
+  if (!position) fields.push(f);
+  else if ('first' in position) fields.unshift(f);
+  else {
+    const i = fields.findIndex((x) => x.name === position.after);
+    if (i < 0) throw invalidArgument(`column position: AFTER names unknown column '${position.after}'`);
+    fields.splice(i + 1, 0, f);
+  }
+}
+
+function boolOption(options: Record<string, string>, key: string): boolean {
+  return (options[key] ?? 'false').trim().toLowerCase() === 'true';
+}
+
+/**
+ * The schema after `changes` (REQUIRES: `current` is the table's latest schema). Throws an
+ * InvalidArgument (or NotSupported) naming the column or option when a change is not allowed;
+ * nothing is written here.
+ */
+export function applySchemaChanges(current: TableSchema, changes: readonly SchemaChange[], nowMillis: number): TableSchema {
+  if (!Array.isArray(changes) || changes.length === 0) throw invalidArgument('ALTER needs at least one change');
+  const json = current.toJson();
+  let fields: FieldJson[] = json.fields.map((f) => ({ ...f }));
+  let options: Record<string, string> = { ...json.options };
+  let primaryKeys = [...json.primaryKeys];
+  const partitionKeys = [...json.partitionKeys];
+  let highest = json.highestFieldId;
+  let comment = json.comment;
+  const allowExplicit = !boolOption(options, 'disable-explicit-type-casting');
+
+  const field = (name: string): FieldJson => {
+    const f = fields.find((x) => x.name === name);
+    if (!f) throw invalidArgument(`column '${name}' does not exist`);
+    return f;
+  };
+  const isPk = (name: string) => primaryKeys.includes(name);
+  const isPartition = (name: string) => partitionKeys.includes(name);
+
+  for (const c of changes) {
+    switch (c.kind) {
+      case 'setOption':
+      case 'removeOption': {
+        const key = c.key;
+        if (typeof key !== 'string' || key.length === 0) throw invalidArgument('option change needs a key');
+        const old = options[key];
+        const value = c.kind === 'setOption' ? String(c.value) : undefined;
+        if (old === value) break;
+        if (isImmutable(key)) throw invalidArgument(`option '${key}' cannot be changed after the table is created`);
+        if (key.startsWith('fields.') && !FIELD_OPTION.test(key)) throw invalidArgument(`unknown option '${key}'`);
+        if (!key.startsWith('fields.') && !(key in DECLARED_OPTIONS) && !KNOWN_MUTABLE.has(key)) throw invalidArgument(`unknown option '${key}'`);
+        if ((key === 'ignore-delete' || key === 'ignore-update-before' || key.endsWith('.ignore-delete')) && old?.trim().toLowerCase() === 'true' && value?.trim().toLowerCase() !== 'true') {
+          throw invalidArgument(`option '${key}' cannot be changed from true to false (records already dropped cannot come back)`);
+        }
+        if (value === undefined) delete options[key];
+        else options[key] = value;
+        break;
+      }
+      case 'addColumn': {
+        if (fields.some((f) => f.name === c.name)) throw invalidArgument(`column '${c.name}' already exists`);
+        const type = parseType(c.type);
+        if (!type.nullable) throw invalidArgument(`column '${c.name}': an added column must be nullable (existing rows have no value for it)`);
+        const f: FieldJson = { id: ++highest, name: c.name, type: typeToString(type), ...(c.description ? { description: c.description } : {}) };
+        insertAt(fields, f, c.position);
+        break;
+      }
+      case 'renameColumn': {
+        const f = field(c.from);
+        if (c.from === c.to) break;
+        if (fields.some((x) => x.name === c.to)) throw invalidArgument(`cannot rename '${c.from}' to '${c.to}': column '${c.to}' already exists`);
+        if (isPartition(c.from)) throw invalidArgument(`cannot rename partition column '${c.from}' (Paimon does not allow it)`);
+        f.name = c.to;
+        primaryKeys = primaryKeys.map((k) => (k === c.from ? c.to : k));
+        options = renameInOptions(options, c.from, c.to);
+        break;
+      }
+      case 'dropColumn': {
+        const f = field(c.name);
+        if (isPk(c.name)) throw invalidArgument(`cannot drop primary-key column '${c.name}'`);
+        if (isPartition(c.name)) throw invalidArgument(`cannot drop partition column '${c.name}'`);
+        const ref = columnReferences(options).find((r) => r.columns.includes(c.name));
+        if (ref) throw invalidArgument(`cannot drop column '${c.name}': option '${ref.key}' names it`);
+        if (fields.length === 1) throw invalidArgument(`cannot drop '${c.name}', the table's only column`);
+        fields = fields.filter((x) => x !== f);
+        break;
+      }
+      case 'updateColumnType': {
+        const f = field(c.name);
+        if (isPk(c.name)) throw invalidArgument(`cannot change the type of primary-key column '${c.name}' (Paimon #6264)`);
+        if (isPartition(c.name)) throw invalidArgument(`cannot change the type of partition column '${c.name}'`);
+        const from = parseType(f.type);
+        const explicit = /\bNOT\s+NULL\s*$/i.test(c.type) || /\bNULL\s*$/i.test(c.type);
+        let to = parseType(c.type);
+        // A bare type keeps the column's nullability; `... NOT NULL` / `... NULL` set it.
+        if (!explicit) to = withNullable(to, from.nullable);
+        if (from.nullable && !to.nullable) throw invalidArgument(`column '${c.name}': cannot change a nullable column to NOT NULL`);
+        if (!sameType(from, to)) checkTypeChange(c.name, from, to, allowExplicit);
+        f.type = typeToString(to);
+        break;
+      }
+      case 'updateColumnNullability': {
+        const f = field(c.name);
+        const t = parseType(f.type);
+        if (c.nullable && isPk(c.name)) throw invalidArgument(`primary-key column '${c.name}' must stay NOT NULL`);
+        if (!c.nullable && t.nullable) throw invalidArgument(`column '${c.name}': cannot change a nullable column to NOT NULL (existing rows may hold null)`);
+        f.type = typeToString(withNullable(t, c.nullable));
+        break;
+      }
+      case 'updateColumnComment': {
+        const f = field(c.name);
+        if (c.comment === null || c.comment === '') delete f.description;
+        else f.description = c.comment;
+        break;
+      }
+      case 'moveColumn': {
+        const f = field(c.name);
+        if ('after' in c.position && c.position.after === c.name) throw invalidArgument(`cannot move '${c.name}' after itself`);
+        fields = fields.filter((x) => x !== f);
+        insertAt(fields, f, c.position);
+        break;
+      }
+      case 'updateComment':
+        comment = c.comment ?? undefined;
+        break;
+      default:
+        throw invalidArgument(`unknown schema change ${JSON.stringify((c as { kind?: unknown }).kind)}`);
+    }
+  }
+  const next: TableSchemaJson = {
+    version: json.version,
+    id: current.id + 1,
+    fields,
+    highestFieldId: highest,
+    partitionKeys,
+    primaryKeys,
+    options,
+    ...(comment === undefined ? {} : { comment }),
+    timeMillis: nowMillis,
+  };
+  // Validates everything the constructor checks (columns named by options exist, keys NOT NULL, …).
+  return new TableSchema(next, false);
+}
+
+/** Options this store accepts on ALTER besides DECLARED_OPTIONS (Paimon options it passes through). */
+const KNOWN_MUTABLE = new Set([
+  'comment', 'owner', 'file.compression.zstd-level', 'metadata.stats-mode', 'manifest.target-file-size',
+  'manifest.merge-min-count', 'consumer.expiration-time', 'tag.automatic-creation', 'continuous.discovery-interval',
+  'scan.mode', 'snapshot.clean-empty-directories', 'disable-explicit-type-casting', 'file.format.per.level',
+  'file.compression.per.level', 'alter-column-null-to-not-null.disabled',
+]);
+
+/**
+ * ALTER TABLE: applies `changes` to the latest schema under the table's writer lock and writes
+ * `schema-<N+1>` atomically. Conflict when a writer holds the table (close it first) or another
+ * process altered it concurrently. Returns the new schema, which the table uses from now on.
+ */
+export function alterTable(table: Table, changes: readonly SchemaChange[], setSchema: (s: TableSchema) => void): TableSchema {
+  const lock = WriterLock.acquire(table.paths.lockFile, `table ${table.name}`);
+  try {
+    // Another process may have altered the table since it was opened: start from the newest file.
+    const latestId = latestSchemaId(table);
+    const base = latestId === table.schema.id ? table.schema : table.schemaById(latestId);
+    const next = applySchemaChanges(base, changes, table.clock());
+    const file = table.paths.schemaFile(next.id);
+    if (!table.fileIO.createAtomic(file, Buffer.from(next.serialize()))) {
+      throw new LsmError('Conflict', `schema ${next.id} of ${table.name} was created concurrently; retry the ALTER`, { path: file });
+    }
+    setSchema(next);
+    return next;
+  } finally {
+    lock.release();
+  }
+}
+
+function latestSchemaId(table: Table): number {
+  let max = -1;
+  for (const n of table.fileIO.list(table.paths.schemaDir)) {
+    const m = /^schema-(\d+)$/.exec(n);
+    if (m && Number(m[1]) > max) max = Number(m[1]);
+  }
+  if (max < 0) throw notSupported(`table ${table.name} has no schema file`);
+  return max;
+}

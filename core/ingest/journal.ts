@@ -11,8 +11,10 @@
 // buffers and form the next, larger group (see TRANSPORT.md, "group commit").
 //
 // Invariants:
-//   - positions are strictly increasing and never reused, even after prune deletes the newest rows
-//     (the table uses AUTOINCREMENT, whose high-water mark lives in sqlite_sequence);
+//   - positions are strictly increasing and never reused, even after prune deletes the newest rows:
+//     the writer assigns them itself and records the last one in `meta.last_position` in the same
+//     transaction as the rows (format 2; format-1 files, whose table used AUTOINCREMENT, keep their
+//     high-water mark in sqlite_sequence and are read the same way);
 //   - a promise returned by `append` resolves only after the COMMIT covering its row returned;
 //   - a group never exceeds `groupEventsMax` events or `groupBytesMax` payload+topic bytes
 //     (one oversized event is a group of its own);
@@ -105,7 +107,7 @@ function positiveInt(name: string, value: number | undefined, fallback: number):
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS journal (
-  position INTEGER PRIMARY KEY AUTOINCREMENT,
+  position INTEGER PRIMARY KEY,
   received_at_ms INTEGER NOT NULL,
   module TEXT NOT NULL,
   stream TEXT NOT NULL,
@@ -116,7 +118,7 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 CREATE TABLE IF NOT EXISTS checkpoint (name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-INSERT OR IGNORE INTO meta (key, value) VALUES ('format', 'tilstand-journal-1');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('format', 'tilstand-journal-2');
 `;
 
 /** Per-row bookkeeping bytes added to payload+topic in size_bytes (row header, index entry). */
@@ -155,7 +157,7 @@ export class Journal {
       db.pragma('synchronous = FULL');
       db.exec(SCHEMA);
       const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").pluck().get();
-      if (format !== 'tilstand-journal-1') {
+      if (format !== 'tilstand-journal-1' && format !== 'tilstand-journal-2') {
         throw new Error(`unexpected journal format ${String(format)}`);
       }
     } catch (err) {
@@ -163,26 +165,35 @@ export class Journal {
       throw this.wrap(err, 'open');
     }
     this.db = db;
+    // Positions are assigned here (no AUTOINCREMENT: it costs a sqlite_sequence update per row);
+    // numbers travel as JS numbers on the hot path and become bigint once, for the caller.
     this.insert = db.prepare(
-      'INSERT INTO journal (received_at_ms, module, stream, seq, topic, payload, size_bytes) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO journal (position, received_at_ms, module, stream, seq, topic, payload, size_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    const last = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'journal'").pluck().get();
-    this.s.last = typeof last === 'bigint' ? last : 0n;
+    this.insert.safeIntegers(false);
+    const saveLast = db.prepare("INSERT INTO meta (key, value) VALUES ('last_position', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    const hasSequence = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").pluck().get() !== undefined;
+    const fromSequence = hasSequence ? db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'journal'").pluck().get() : undefined;
+    const fromMeta = db.prepare("SELECT value FROM meta WHERE key = 'last_position'").pluck().get();
+    const fromRows = db.prepare('SELECT MAX(position) FROM journal').pluck().get();
+    let last = 0n;
+    for (const v of [fromSequence, fromMeta, fromRows]) {
+      if (v === undefined || v === null) continue;
+      const b = BigInt(v as bigint | string);
+      if (b > last) last = b;
+    }
+    this.s.last = last;
     this.commitGroup = db.transaction((group: Pending[]) => {
-      const positions: bigint[] = [];
-      for (const p of group) {
+      const positions: bigint[] = new Array(group.length);
+      let next = Number(this.s.last);
+      for (let i = 0; i < group.length; i++) {
+        const p = group[i]!;
         const e = p.event;
-        const info = this.insert.run(
-          BigInt(Math.trunc(e.receivedAtMs)),
-          e.module,
-          e.stream,
-          e.seq === undefined ? null : BigInt(e.seq),
-          e.topic,
-          e.payload,
-          BigInt(p.bytes),
-        );
-        positions.push(BigInt(info.lastInsertRowid));
+        next++;
+        this.insert.run(next, Math.trunc(e.receivedAtMs), e.module, e.stream, e.seq === undefined ? null : e.seq, e.topic, e.payload, p.bytes);
+        positions[i] = BigInt(next);
       }
+      saveLast.run(String(next));
       return positions;
     });
   }

@@ -325,18 +325,19 @@ function runScenario(sc: Scenario, seed: number, steps: number): void {
 
 describe('randomized model tests per merge engine', () => {
   const base = process.env.MODEL_SEED ? Number(process.env.MODEL_SEED) : Date.now() % 1_000_000;
-  const trials = process.env.MODEL_SEED ? 1 : 3;
+  // One trial per scenario in the normal run (the machine is shared); many in the long mode.
+  const trials = process.env.MODEL_SEED ? 1 : Number(process.env.MODEL_TRIALS ?? (process.env.TILSTAND_LONG ? 20 : 1));
   for (const sc of scenarios()) {
     it(sc.name, () => {
       for (let t = 0; t < trials; t++) {
         const seed = base + t;
         try {
-          runScenario(sc, seed, 400);
+          runScenario(sc, seed, 300);
         } catch (e) {
           console.error(`model test '${sc.name}' failed with seed ${seed} (rerun: MODEL_SEED=${seed})`);
           throw e;
         }
       }
-    });
+    }, 300_000);
   }
 });

@@ -73,7 +73,8 @@ export class TableWriter {
   private readonly commitUser: string;
   private readonly buckets = new Map<string, BucketState>();
   private readonly committed: Map<string, { partition: Uint8Array; bucket: number; files: DataFileMeta[] }>;
-  private readonly partitions = new Map<string, { bytes: Uint8Array; path: string }>();
+  private readonly partitions = new Map<string, { bytes: Uint8Array; path: string; hex: string }>();
+  private onlyState: BucketState | undefined;
   private readonly mergeFn: MergeFunction;
   private readonly keyString: (key: unknown[]) => string;
   private readonly encodePartition: (v: readonly unknown[]) => Uint8Array;
@@ -169,27 +170,36 @@ export class TableWriter {
   }
 
   private bucketState(row: unknown[]): BucketState {
+    // Unpartitioned single-bucket tables (most site tables) have one state: skip the hashing.
+    if (this.onlyState) return this.onlyState;
     const schema = this.table.schema;
-    let part: { bytes: Uint8Array; path: string } = { bytes: EMPTY_PARTITION, path: "" };
+    let part: { bytes: Uint8Array; path: string; hex: string };
     if (schema.partitionIndexes.length > 0) {
       const values = schema.partitionIndexes.map((i) => row[i]);
       const pk = values.map((v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : String(v))).join('\u0000');
       let p = this.partitions.get(pk);
       if (!p) {
+        const bytes = this.encodePartition(values);
         p = {
-          bytes: this.encodePartition(values),
+          bytes,
+          hex: Buffer.from(bytes).toString('hex'),
           path: partitionPath(schema.partitionIndexes.map((i) => schema.fields[i]!), values, schema.options.partitionDefaultName),
         };
         this.partitions.set(pk, p);
       }
       part = p;
-    } else if (this.partitions.size === 0) {
-      part = { bytes: this.encodePartition([]), path: '' };
-      this.partitions.set('', part);
-    } else part = this.partitions.get('')!;
+    } else {
+      let p = this.partitions.get('');
+      if (!p) {
+        const bytes = this.encodePartition([]);
+        p = { bytes, hex: Buffer.from(bytes).toString('hex'), path: '' };
+        this.partitions.set('', p);
+      }
+      part = p;
+    }
     const n = schema.options.bucket;
     const bucket = n === 1 ? 0 : bucketOf(this.encodeBucketKey(schema.bucketKeyIndexes.map((i) => row[i])), n);
-    const id = `${Buffer.from(part.bytes).toString('hex')}/${bucket}`;
+    const id = `${part.hex}/${bucket}`;
     let s = this.buckets.get(id);
     if (!s) {
       const files = this.committed.get(id)?.files ?? [];
@@ -208,6 +218,7 @@ export class TableWriter {
         buffer: new WriteBuffer(this.keyString, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => merge.resetThenAdded!() : undefined),
       };
       this.buckets.set(id, s);
+      if (schema.partitionIndexes.length === 0 && n === 1) this.onlyState = s;
     }
     return s;
   }
@@ -569,6 +580,7 @@ export class TableWriter {
   /** Forgets bucket state and re-reads the committed files of the latest snapshot. */
   private reinitialize(): void {
     this.buckets.clear();
+    this.onlyState = undefined;
     this.committed.clear();
     this.changelog.discard();
     this.bufferedBytes = 0;

@@ -4,6 +4,7 @@
 //   tilstand table …        the table store's command line (core/lsm/cli)
 //   tilstand start …        run the site (start.ts)
 //   tilstand init|status|contracts|deadletters|users|demo …   site commands (site-commands.ts)
+//   tilstand agent run      one agent run in the running site (agent-command.ts)
 //   tilstand help           usage of every command
 // An unknown command prints the usage to stderr and exits 2. A failing site command prints
 // `tilstand: <message>` and exits with the code of its error (CliError), 2 for a config error,
@@ -17,6 +18,9 @@ import { ControlError } from '../control.ts';
 import { SiteError } from '../site.ts';
 import { runContracts, runDeadLetters, runDemo, runInit, runStatus, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
+import { agentUsage, runAgentCommand } from './agent-command.ts';
+import { AGENT_COMMANDS } from './agent-cli.ts';
+import { SYNC_COMMANDS } from '../../sync/cli/commands.ts';
 
 export type { CliIO } from '../../lsm/cli/output.ts';
 
@@ -26,6 +30,7 @@ function usage(): string[] {
     '',
     ...startUsage,
     ...siteUsage,
+    ...agentUsage,
     '  tilstand table <command> …               the table store, see below',
     '  tilstand help                            this text',
     '',
@@ -60,6 +65,8 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   deadletters: runDeadLetters,
   users: runUsers,
   demo: runDemo,
+  ...AGENT_COMMANDS,
+  ...SYNC_COMMANDS,
 };
 
 function exitCodeOf(e: unknown): number {

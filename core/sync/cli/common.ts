@@ -1,0 +1,83 @@
+// Shared pieces of the sync and HQ commands: exit codes by error kind, the target from flags,
+// and the site's config.json (only `site` and `hq.target` are read here; core/site owns the file).
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CliError, EXIT, usageError } from '../../lsm/cli/args.ts';
+import { exitCodeOf as lsmExitCode, writeError } from '../../lsm/cli/table-cli.ts';
+import type { CliIO } from '../../lsm/cli/output.ts';
+import { OutputClosed } from '../../lsm/cli/output.ts';
+import { SyncError } from '../errors.ts';
+import { openTarget } from '../targets/open.ts';
+import type { SyncTarget } from '../targets/target.ts';
+
+export function exitCodeOf(e: unknown): number {
+  if (e instanceof SyncError) {
+    switch (e.kind) {
+      case 'InvalidArgument':
+        return EXIT.usage;
+      case 'Forbidden':
+        return EXIT.conflict;
+      case 'NotFound':
+        return EXIT.notFound;
+      case 'Verification':
+        return EXIT.corruption;
+      case 'Transport':
+        return EXIT.io;
+    }
+  }
+  return lsmExitCode(e);
+}
+
+/** Runs a command body; prints `tilstand: <message>` and returns the exit code on failure. */
+export async function guarded(io: CliIO, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof OutputClosed) return EXIT.ok;
+    await writeError(io, (e as Error).message);
+    return exitCodeOf(e);
+  }
+}
+
+export function targetFromFlags(hq: string | undefined, accessKey: string | undefined, secretKey: string | undefined, site?: string): SyncTarget {
+  if (!hq) throw usageError("option '--hq' is required: a directory or s3://bucket/prefix?endpoint=…");
+  return openTarget(hq, { ...(site ? { site } : {}), ...(accessKey ? { accessKey } : {}), ...(secretKey ? { secretKey } : {}) });
+}
+
+export interface SiteConfigLite {
+  site: string;
+  hqTarget: string | null;
+}
+
+export function readSiteConfig(dataDir: string): SiteConfigLite {
+  const path = join(dataDir, 'config.json');
+  let j: { site?: unknown; hq?: { target?: unknown } };
+  try {
+    j = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new CliError(EXIT.notFound, `cannot read ${path}: ${(e as Error).message} (is ${dataDir} a site's data directory?)`);
+  }
+  if (typeof j.site !== 'string') throw new CliError(EXIT.usage, `${path} names no site`);
+  return { site: j.site, hqTarget: typeof j.hq?.target === 'string' ? j.hq.target : null };
+}
+
+/** A progress bar on stderr: redrawn in place on a terminal, a line per 10 % otherwise. */
+export function progressBar(stderr: NodeJS.WritableStream): (done: number, total: number, bytes: number, label: string) => void {
+  const tty = (stderr as NodeJS.WriteStream).isTTY === true;
+  let lastDecile = -1;
+  return (done, total, bytes, label) => {
+    const frac = total === 0 ? 1 : done / total;
+    const width = 30;
+    const bar = '#'.repeat(Math.round(frac * width)).padEnd(width, ' ');
+    const text = `[${bar}] ${String(Math.floor(frac * 100)).padStart(3)}% ${done}/${total} files ${(bytes / 1048576).toFixed(1)} MiB ${label}`;
+    if (tty) stderr.write(`\r${text.slice(0, 120).padEnd(120)}${done === total ? '\n' : ''}`);
+    else {
+      const d = Math.floor(frac * 10);
+      if (d !== lastDecile || done === total) {
+        lastDecile = d;
+        stderr.write(text + '\n');
+      }
+    }
+  };
+}

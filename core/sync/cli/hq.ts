@@ -1,0 +1,174 @@
+// `tilstand hq …`: HQ's commands over what sites shipped (a directory or an S3 prefix, `--hq`).
+//   sites | tables --site | tags --site --table | scan --site --table [--tag|--snapshot|--at]
+//   [--format jsonl|csv] | diff --site --table --from <tag> --to <tag> | proposals --site
+//   [--status] | pull --site --out <warehouse> | export --site --table --format parquet|csv --out
+// S3 credentials: TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY or --access-key/--secret-key.
+
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { EXIT, parseArgs, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
+import { readPoint } from '../../lsm/cli/values.ts';
+import type { Table } from '../../lsm/index.ts';
+import { mirrorSite } from '../hq/mirror.ts';
+import { csvHeader, formatRow, parquetBytes } from '../hq/output.ts';
+import { HqStore } from '../hq/store.ts';
+import { checkSiteId } from '../names.ts';
+import { guarded, progressBar, targetFromFlags } from './common.ts';
+
+const FLAGS: FlagSpecs = {
+  hq: { type: 'string', value: '<dir|s3://bucket/prefix?endpoint=…>' },
+  'access-key': { type: 'string', value: '<key>' },
+  'secret-key': { type: 'string', value: '<secret>' },
+  cache: { type: 'string', value: '<dir>' },
+  site: { type: 'string', value: '<id>' },
+  table: { type: 'string', value: '<name>' },
+  tag: { type: 'string', value: '<name>' },
+  snapshot: { type: 'string', value: '<id>' },
+  at: { type: 'string', value: '<ISO time>' },
+  format: { type: 'string', value: '<fmt>' },
+  from: { type: 'string', value: '<tag>' },
+  to: { type: 'string', value: '<tag>' },
+  status: { type: 'string', value: '<status>' },
+  out: { type: 'string', value: '<path>' },
+  json: { type: 'boolean' },
+};
+
+export const hqUsage = [
+  '  tilstand hq sites --hq <dir|s3://…>                          sites that shipped to HQ',
+  '  tilstand hq tables --hq … --site <id>                        their tables',
+  '  tilstand hq tags --hq … --site <id> --table <t>              synced tags',
+  '  tilstand hq scan --hq … --site <id> --table <t> [--tag|--snapshot|--at] [--format jsonl|csv]',
+  '  tilstand hq diff --hq … --site <id> --table <t> --from <tag> --to <tag>',
+  '  tilstand hq proposals --hq … --site <id> [--status <s>]      rows of approval_inbox',
+  '  tilstand hq pull --hq … --site <id> --out <warehouse>        copy a site into a local warehouse',
+  '  tilstand hq export --hq … --site <id> --table <t> --format parquet|csv --out <file>',
+];
+
+const SUBS = ['sites', 'tables', 'tags', 'scan', 'diff', 'proposals', 'pull', 'export'] as const;
+type Sub = (typeof SUBS)[number];
+
+function site(args: ParsedArgs): string {
+  const s = args.required('site');
+  try {
+    return checkSiteId(s);
+  } catch (e) {
+    throw usageError((e as Error).message);
+  }
+}
+
+function format(args: ParsedArgs, allowed: readonly string[], dflt: string | undefined): string {
+  const f = args.string('format') ?? dflt;
+  if (f === undefined || !allowed.includes(f)) throw usageError(`option '--format': expected ${allowed.join(' or ')}, got '${f ?? ''}'`);
+  return f;
+}
+
+async function emitRows(out: LineWriter, table: Table, fmt: 'jsonl' | 'csv', rows: Iterable<unknown[]>): Promise<number> {
+  if (fmt === 'csv') await out.line(csvHeader(table.schema.fields));
+  let n = 0;
+  for (const r of rows) {
+    await out.line(formatRow(fmt, table.schema.fields, r));
+    n++;
+  }
+  return n;
+}
+
+export async function runHq(argv: readonly string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h' || !(SUBS as readonly string[]).includes(sub)) {
+    const w = new LineWriter(sub === undefined || SUBS.includes(sub as Sub) ? io.stdout : io.stderr);
+    if (sub !== undefined && sub !== 'help' && sub !== '--help' && sub !== '-h') await w.line(`tilstand: unknown hq command '${sub}'`);
+    await w.lines(['usage:', ...hqUsage]);
+    await w.end().catch(() => undefined);
+    return sub === 'help' || sub === '--help' || sub === '-h' ? EXIT.ok : EXIT.usage;
+  }
+  return guarded(io, async () => {
+    const args = parseArgs(rest, FLAGS, `hq ${sub}`);
+    const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'));
+    const cache = args.string('cache');
+    const store = new HqStore(target, cache ? { cacheDir: resolve(cache) } : {});
+    const out = new LineWriter(io.stdout);
+    try {
+      switch (sub as Sub) {
+        case 'sites': {
+          const sites = await store.sites();
+          if (args.boolean('json')) await out.line(JSON.stringify(sites));
+          else await out.lines(sites);
+          break;
+        }
+        case 'tables': {
+          const tables = await store.tables(site(args));
+          if (args.boolean('json')) await out.line(JSON.stringify(tables));
+          else await out.lines(tables);
+          break;
+        }
+        case 'tags': {
+          const t = await store.openTable(site(args), args.required('table'));
+          const tags = t.listTags();
+          if (args.boolean('json')) await out.line(JSON.stringify(tags.map((x) => ({ name: x.name, snapshotId: x.snapshot.id, timeMillis: x.snapshot.timeMillis }))));
+          else
+            await out.lines(
+              formatTable(
+                ['NAME', 'SNAPSHOT', 'SNAPSHOT TIME', 'RECORDS'],
+                tags.map((x) => [x.name, String(x.snapshot.id), new Date(x.snapshot.timeMillis).toISOString(), String(x.snapshot.totalRecordCount ?? '')]),
+                new Set([1, 3]),
+              ),
+            );
+          break;
+        }
+        case 'scan': {
+          const t = await store.openTable(site(args), args.required('table'));
+          const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
+          const r = t.reader(point);
+          try {
+            await emitRows(out, t, format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv', r.scan({}));
+          } finally {
+            r.close();
+          }
+          break;
+        }
+        case 'diff': {
+          const t = await store.openTable(site(args), args.required('table'));
+          const fmt = format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv';
+          if (fmt === 'csv') await out.line(csvHeader(t.schema.fields, ['_kind']));
+          for (const c of t.changes({ from: args.required('from'), to: args.required('to'), mode: 'diff' })) {
+            await out.line(formatRow(fmt, t.schema.fields, c.row, { _kind: c.kind }));
+          }
+          break;
+        }
+        case 'proposals': {
+          const t = await store.openTable(site(args), 'approval_inbox');
+          const status = args.string('status');
+          const si = t.schema.fields.findIndex((f) => f.name === 'status');
+          if (status !== undefined && si < 0) throw usageError(`approval_inbox at HQ has no 'status' column`);
+          const rows = t.scanRows({}).filter((r) => status === undefined || r[si] === status);
+          await emitRows(out, t, format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv', rows);
+          break;
+        }
+        case 'pull': {
+          const s = site(args);
+          const dest = resolve(args.required('out'));
+          const bar = progressBar(io.stderr);
+          const r = await mirrorSite(target, s, dest, { onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
+          await out.line(`pulled site ${s}: ${r.tables.length} tables, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);
+          break;
+        }
+        case 'export': {
+          const t = await store.openTable(site(args), args.required('table'));
+          const fmt = format(args, ['parquet', 'csv'], undefined);
+          const dest = resolve(args.required('out'));
+          const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
+          const rows = t.scanRows(point);
+          if (fmt === 'parquet') writeFileSync(dest, parquetBytes(t.schema.fields, rows));
+          else writeFileSync(dest, [csvHeader(t.schema.fields), ...rows.map((r) => formatRow('csv', t.schema.fields, r))].join('\n') + '\n');
+          await out.line(`exported ${rows.length} rows of ${t.name} to ${dest}`);
+          break;
+        }
+      }
+      await out.end();
+      return EXIT.ok;
+    } finally {
+      await target.close();
+    }
+  });
+}

@@ -1,0 +1,118 @@
+// `tilstand sync status|now --data <dir> [--hq …] [--json]` and `tilstand restore`.
+//   sync status  the outbox as it stands (works while the site runs: its own read-only connection)
+//   sync now     plans and runs until nothing is due (bounded), with the site's configured target
+//   restore      rebuilds <data>/warehouse and contracts/ from HQ and writes restore-note.json
+
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { CliError, EXIT, parseArgs, type FlagSpecs } from '../../lsm/cli/args.ts';
+import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
+import { SyncEngine, statusOf, type SyncStatus } from '../engine.ts';
+import { openOutboxDb, Outbox } from '../outbox.ts';
+import { restoreSite } from '../restore.ts';
+import { checkSiteId } from '../names.ts';
+import { guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
+
+const FLAGS: FlagSpecs = {
+  data: { type: 'string', value: '<dir>' },
+  hq: { type: 'string', value: '<dir|s3://…>' },
+  site: { type: 'string', value: '<id>' },
+  'access-key': { type: 'string', value: '<key>' },
+  'secret-key': { type: 'string', value: '<secret>' },
+  json: { type: 'boolean' },
+  force: { type: 'boolean' },
+  'max-rounds': { type: 'string', value: '<n>' },
+};
+
+export const syncUsage = [
+  '  tilstand sync status --data <dir> [--json]                   outbox progress and health',
+  '  tilstand sync now --data <dir> [--hq <dir|s3://…>] [--json]  ship to HQ now',
+  '  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force]   rebuild a site from HQ',
+];
+
+function statusLines(s: SyncStatus): string[] {
+  const age = (ms: number) => (ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
+  return [
+    `health:           ${s.healthy ? 'ok' : 'STALLED'} (${s.recentItems} items, ${s.recentBytes} bytes in the last window)`,
+    `online:           ${s.online ? 'yes' : 'no'}`,
+    `pending:          ${s.pendingItems} items, ${s.pendingBytes} bytes`,
+    `oldest unsynced:  ${s.pendingItems === 0 ? '-' : age(s.oldestUnsyncedMs)}`,
+    `last success:     ${s.lastSuccessMs === null ? 'never' : new Date(s.lastSuccessMs).toISOString()}`,
+    ...(s.current ? [`sending:          ${s.current.file} ${s.current.bytes}/${s.current.total}`] : []),
+    ...(s.lastError ? [`last error:       ${s.lastError}`] : []),
+  ];
+}
+
+export async function runSync(argv: readonly string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'status' && sub !== 'now') {
+    const w = new LineWriter(io.stderr);
+    await w.lines([sub === undefined ? 'tilstand: sync needs a command' : `tilstand: unknown sync command '${sub}'`, 'usage:', ...syncUsage]);
+    await w.end().catch(() => undefined);
+    return EXIT.usage;
+  }
+  return guarded(io, async () => {
+    const args = parseArgs(rest, FLAGS, `sync ${sub}`);
+    const data = resolve(args.string('data') ?? 'tilstand-data');
+    const out = new LineWriter(io.stdout);
+    let status: SyncStatus;
+    if (sub === 'status') {
+      const path = join(data, 'site.db');
+      if (!existsSync(path)) throw new CliError(EXIT.notFound, `${path} does not exist (is ${data} a site's data directory?)`);
+      const db = openOutboxDb(path);
+      try {
+        status = statusOf(new Outbox(db), Date.now(), 15 * 60_000);
+      } finally {
+        db.close();
+      }
+    } else {
+      const cfg = readSiteConfig(data);
+      const target = targetFromFlags(args.string('hq') ?? cfg.hqTarget ?? undefined, args.string('access-key'), args.string('secret-key'), cfg.site);
+      const engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 } });
+      try {
+        const plan = await engine.enqueueSnapshotSync();
+        const rounds = Number(args.string('max-rounds') ?? 5);
+        let sent = 0;
+        for (let i = 0; i < rounds; i++) {
+          const r = await engine.runOnce();
+          sent += r.sentBytes;
+          if (engine.status().pendingItems === 0) break;
+          await new Promise((res) => setTimeout(res, Math.min(2000, Math.max(50, (engine.outbox.nextDueMs() ?? Date.now()) - Date.now()))));
+        }
+        status = engine.status();
+        if (!args.boolean('json')) await out.line(`planned ${plan.units.length} units (${plan.items} steps, ${plan.bytes} bytes); sent ${sent} bytes`);
+      } finally {
+        await engine.close();
+        await target.close();
+      }
+    }
+    if (args.boolean('json')) await out.line(JSON.stringify(status));
+    else await out.lines(statusLines(status));
+    await out.end();
+    return sub === 'now' && status.pendingItems > 0 ? EXIT.io : EXIT.ok;
+  });
+}
+
+export async function runRestore(argv: readonly string[], io: CliIO): Promise<number> {
+  return guarded(io, async () => {
+    const args = parseArgs(argv, FLAGS, 'restore');
+    const data = resolve(args.required('data'));
+    const site = checkSiteId(args.required('site'));
+    const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'));
+    const bar = progressBar(io.stderr);
+    try {
+      const note = await restoreSite({ dataDir: data, target, site, force: args.boolean('force'), onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
+      const out = new LineWriter(io.stdout);
+      if (args.boolean('json')) await out.line(JSON.stringify(note));
+      else {
+        await out.line(`restored site ${site} into ${data}: ${Object.entries(note.tables).map(([t, x]) => `${t}@${x.snapshotId ?? '-'}`).join(', ')}`);
+        for (const r of note.resync) await out.line(`resync ${r.module}/${r.stream} after seq ${r.afterSeq} (${r.topic})`);
+        await out.line(`note: ${join(data, 'restore-note.json')}`);
+      }
+      await out.end();
+      return EXIT.ok;
+    } finally {
+      await target.close();
+    }
+  });
+}

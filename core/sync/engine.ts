@@ -1,0 +1,571 @@
+// SyncEngine: ships a site's tables to HQ through the outbox (outbox.ts), offline-first.
+//
+//   enqueueSnapshotSync()  plans: hourly tags due now; per table every tag HQ lacks and the latest
+//                          snapshot if HQ has an older one; the contracts that changed. Each is a
+//                          unit of steps in phase order (plan.ts). Files HQ already has (listing,
+//                          or a finished step with the same key) are left out.
+//   runOnce()              runs due steps until none is due: priority first (approval_inbox and
+//                          decision_log before everything else), then age; a step waits until every
+//                          lower phase of its unit is done, so a snapshot/tag JSON is never sent
+//                          before its files are at HQ and verified. A failed step is retried later
+//                          with exponential backoff and jitter; other units go on meanwhile.
+//   start(ms) / stop()     the loop; status() the health: progress, not "connected".
+//
+// Snapshot hold: while a table's snapshot N is being shipped, tag `sync-N` on the site table keeps
+// its files from expiring (a tag pins exactly that snapshot's files; a consumer would pin N and
+// every later snapshot). The last step of the unit deletes the tag. Hold tags are never shipped;
+// one whose unit is no longer pending (crash, superseded) is deleted at the next plan.
+
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import type Database from 'better-sqlite3';
+import { Catalog, LsmError, type Table } from '../lsm/index.ts';
+import { snapshotToJson } from '../lsm/snapshot.ts';
+import { isSyncError, SyncError } from './errors.ts';
+import { contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
+import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
+import { PHASE, referencedFiles } from './plan.ts';
+import { createScheduledTags, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
+import type { ObjectInfo, SyncTarget } from './targets/target.ts';
+import { MeteredStream, TokenBucket } from './throttle.ts';
+
+export interface RetryOptions {
+  /** First retry delay (default 1 s). */
+  baseMs?: number;
+  /** Largest delay (default 5 min). */
+  maxMs?: number;
+  /** Fraction of the delay drawn at random, 0..1 (default 0.5): delay × (1 − jitter × U[0,1)). */
+  jitter?: number;
+}
+
+export interface SyncEngineOptions {
+  /** The site's data directory (`warehouse/`, `site.db`, `contracts/`). */
+  dataDir: string;
+  site: string;
+  target: SyncTarget;
+  /** An open site.db connection; default: the engine opens `<data>/site.db` itself. */
+  db?: Database.Database;
+  retry?: RetryOptions;
+  /** Optional bandwidth cap in bytes per second. */
+  bandwidthBytesPerSecond?: number;
+  /** Tables whose units go first (default approval_inbox, decision_log). */
+  priorityTables?: readonly string[];
+  /** Hourly tags; null turns them off. Default: every table, 7 days site-side retention. */
+  scheduledTags?: ScheduledTagRule | null;
+  /** Window of the progress-based health (default 15 min). */
+  healthWindowMs?: number;
+  clock?: () => number;
+  random?: () => number;
+  log?: (line: string) => void;
+}
+
+export interface SyncStatus {
+  /** The last request to HQ succeeded (informational; health is `healthy`). */
+  online: boolean;
+  pendingItems: number;
+  pendingBytes: number;
+  /** Age of the oldest unsynced step, ms; 0 when nothing is pending. */
+  oldestUnsyncedMs: number;
+  lastSuccessMs: number | null;
+  current: { file: string; bytes: number; total: number } | null;
+  /** Steps and bytes finished within the health window. */
+  recentItems: number;
+  recentBytes: number;
+  /** Nothing pending, or progress within the health window. */
+  healthy: boolean;
+  lastError: string | null;
+}
+
+export interface PlanResult {
+  units: string[];
+  items: number;
+  bytes: number;
+  tagsCreated: string[];
+}
+
+export interface RunResult {
+  done: number;
+  failed: number;
+  sentBytes: number;
+  skipped: number;
+}
+
+const DEFAULT_PRIORITY_TABLES = ['approval_inbox', 'decision_log'];
+const PRIORITY = { first: 0, contracts: 1, bulk: 2 } as const;
+
+interface Hashes {
+  sha256: string;
+  md5: string;
+  size: number;
+}
+
+async function hashFile(path: string): Promise<Hashes> {
+  const sha = createHash('sha256');
+  const md5 = createHash('md5');
+  let size = 0;
+  for await (const chunk of createReadStream(path)) {
+    sha.update(chunk as Buffer);
+    md5.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { sha256: sha.digest('hex'), md5: md5.digest('hex'), size };
+}
+
+const hashBytes = (b: Uint8Array): Hashes => ({
+  sha256: createHash('sha256').update(b).digest('hex'),
+  md5: createHash('md5').update(b).digest('hex'),
+  size: b.length,
+});
+
+/** True when the object at HQ holds exactly these bytes (size and every digest the target reports). */
+function matches(info: ObjectInfo | undefined, h: Hashes): boolean {
+  if (!info || info.size !== h.size) return false;
+  if (info.sha256 === undefined && info.md5 === undefined) return false;
+  if (info.sha256 !== undefined && info.sha256 !== h.sha256) return false;
+  if (info.md5 !== undefined && info.md5 !== h.md5) return false;
+  return true;
+}
+
+const errorText = (e: unknown): string => (e instanceof Error ? `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}` : String(e));
+
+export class SyncEngine {
+  readonly outbox: Outbox;
+  private readonly ownsDb: boolean;
+  private readonly clock: () => number;
+  private readonly random: () => number;
+  private readonly bucket: TokenBucket | undefined;
+  private readonly priorityTables: ReadonlySet<string>;
+  private readonly log: (line: string) => void;
+  private current: SyncStatus['current'] = null;
+  private online = false;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = true;
+  /** Set by stop(): runOnce ends after the step in flight. */
+  private halt = false;
+
+  constructor(readonly o: SyncEngineOptions) {
+    this.ownsDb = o.db === undefined;
+    this.outbox = new Outbox(o.db ?? openOutboxDb(join(o.dataDir, 'site.db')));
+    if (!this.ownsDb) ensureOutboxSchema(this.outbox.db);
+    this.clock = o.clock ?? Date.now;
+    this.random = o.random ?? Math.random;
+    this.bucket = o.bandwidthBytesPerSecond ? new TokenBucket(o.bandwidthBytesPerSecond) : undefined;
+    this.priorityTables = new Set(o.priorityTables ?? DEFAULT_PRIORITY_TABLES);
+    this.log = o.log ?? (() => {});
+    this.online = statusOf(this.outbox, this.clock(), 0).online;
+  }
+
+  private get warehouse(): string {
+    return join(this.o.dataDir, 'warehouse');
+  }
+
+  /** The site's tables, opened fresh (their tags and snapshots are read from disk). */
+  openTables(): Map<string, Table> {
+    const catalog = new Catalog(this.warehouse);
+    const db = siteDatabase(this.o.site);
+    const out = new Map<string, Table>();
+    if (!catalog.databaseExists(db)) return out;
+    for (const t of catalog.listTables(db)) out.set(t, catalog.getTable({ database: db, table: t }));
+    return out;
+  }
+
+  private priorityOf(table: string): number {
+    return this.priorityTables.has(table) ? PRIORITY.first : PRIORITY.bulk;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Planning.
+
+  /** HQ's keys under a prefix with their sizes, or undefined when HQ cannot be reached. */
+  private async hqListing(prefix: string): Promise<Map<string, number> | undefined> {
+    try {
+      const list = await this.o.target.list(prefix);
+      this.noteSuccess();
+      return new Map(list.map((x) => [x.key, x.size]));
+    } catch (e) {
+      this.noteFailure(e);
+      return undefined;
+    }
+  }
+
+  async enqueueSnapshotSync(): Promise<PlanResult> {
+    const now = this.clock();
+    const tables = this.openTables();
+    const tagsCreated = createScheduledTags(tables, this.o.scheduledTags === undefined ? DEFAULT_SCHEDULED_TAGS : this.o.scheduledTags, now);
+    const result: PlanResult = { units: [], items: 0, bytes: 0, tagsCreated };
+    const add = (unit: string, rows: NewRow[]) => {
+      this.outbox.add(rows, now);
+      result.units.push(unit);
+      result.items += rows.length;
+      result.bytes += rows.reduce((s, r) => s + (r.size ?? 0), 0);
+    };
+    for (const [name, table] of tables) {
+      const prefix = tablePrefix(this.o.site, name);
+      const hq = await this.hqListing(prefix);
+      const priority = this.priorityOf(name);
+      const known = (key: string, size: number) => hq?.get(key) === size || this.outbox.doneWithKey(key);
+      const fileRows = (unit: string, s: Parameters<typeof referencedFiles>[1]): NewRow[] => {
+        const rows: NewRow[] = [];
+        for (const f of referencedFiles(table, s)) {
+          const key = prefix + f.rel;
+          let size: number;
+          try {
+            size = statSync(f.path).size;
+          } catch {
+            throw new LsmError('NotFound', `${name}: ${f.rel} referenced by snapshot ${s.id} is missing on the site`);
+          }
+          if (known(key, size)) continue;
+          rows.push({ unit, table_name: name, phase: f.phase, op: 'put', src: f.path, key, size, priority });
+        }
+        return rows;
+      };
+
+      // Tags HQ lacks (hold tags excepted), oldest first.
+      for (const tag of table.listTags()) {
+        if (isHoldTag(tag.name)) continue;
+        const unit = `tag:${name}:${tag.name}`;
+        const key = `${prefix}tag/tag-${tag.name}`;
+        if (this.outbox.unitState(unit) !== undefined || hq?.has(key)) continue;
+        const body = table.fileIO.readFileIfExists(table.paths.tagFile(tag.name));
+        if (body === undefined) continue; // deleted since listing
+        let rows: NewRow[];
+        try {
+          rows = fileRows(unit, tag.snapshot);
+        } catch (e) {
+          if (e instanceof LsmError && e.kind === 'NotFound' && !table.tags.exists(tag.name)) continue; // expired under us
+          throw e;
+        }
+        rows.push({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority });
+        add(unit, rows);
+      }
+
+      // The latest snapshot, when HQ does not have it yet.
+      const latest = table.latestSnapshot();
+      const pending = this.outbox.pendingUnits(`snapshot:${name}:`);
+      if (latest) {
+        const unit = `snapshot:${name}:${latest.id}`;
+        const key = `${prefix}snapshot/snapshot-${latest.id}`;
+        // HQ may hold it without this outbox knowing (a site restored from HQ).
+        if (this.outbox.unitState(unit) === undefined && !hq?.has(key)) {
+          const hold = holdTagName(latest.id);
+          try {
+            table.createTag(hold, latest.id);
+          } catch (e) {
+            if (!(e instanceof LsmError && e.kind === 'AlreadyExists')) throw e;
+          }
+          const rows = fileRows(unit, latest);
+          const body = table.fileIO.readFileIfExists(table.paths.snapshotFile(latest.id)) ?? Buffer.from(snapshotToJson(latest));
+          const id = Buffer.from(String(latest.id));
+          rows.push(
+            { unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority },
+            { unit, table_name: name, phase: PHASE.hints, op: 'pointer', body: id, key: `${prefix}snapshot/EARLIEST`, size: id.length, priority },
+            { unit, table_name: name, phase: PHASE.hints, op: 'pointer', body: id, key: `${prefix}snapshot/LATEST`, size: id.length, priority },
+            { unit, table_name: name, phase: PHASE.prune, op: 'prune', body: id, key: `${prefix}snapshot/`, priority },
+            { unit, table_name: name, phase: PHASE.release, op: 'release', body: Buffer.from(hold), priority },
+          );
+          add(unit, rows);
+          // Only the latest matters at HQ: an older snapshot still on its way is superseded.
+          for (const old of pending) {
+            if (old === unit) continue;
+            this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
+            this.log(`sync: ${old} superseded by snapshot ${latest.id}`);
+          }
+        }
+      }
+      // Hold tags whose unit is no longer pending (finished, superseded, or a crash before release).
+      const stillPending = new Set(this.outbox.pendingUnits(`snapshot:${name}:`).map((u) => holdTagName(Number(u.slice(u.lastIndexOf(':') + 1)))));
+      for (const t of table.listTags()) {
+        if (isHoldTag(t.name) && !stillPending.has(t.name)) {
+          try {
+            table.deleteTag(t.name);
+          } catch {
+            // deleted concurrently
+          }
+        }
+      }
+    }
+
+    // contracts/: small files that may change in place; sent as pointers when their bytes change.
+    const contractsDir = join(this.o.dataDir, 'contracts');
+    if (existsSync(contractsDir)) {
+      const rows: NewRow[] = [];
+      const unit = `contracts:${now}`;
+      for (const path of walkFiles(contractsDir)) {
+        const rel = relative(contractsDir, path).split(sep).join('/');
+        const body = readFileSync(path);
+        const h = hashBytes(body);
+        const key = contractsPrefix(this.o.site) + rel;
+        if (this.outbox.lastShaForKey(key) === h.sha256) continue;
+        rows.push({ unit, phase: PHASE.pointer, op: 'pointer', body, key, size: h.size, sha256: h.sha256, md5: h.md5, priority: PRIORITY.contracts });
+      }
+      if (rows.length > 0) add(unit, rows);
+    }
+    for (const t of tables.values()) t.cache.clear();
+    return result;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Running.
+
+  /** Runs every due step (bounded: each step runs at most once per call). */
+  async runOnce(): Promise<RunResult> {
+    const r: RunResult = { done: 0, failed: 0, sentBytes: 0, skipped: 0 };
+    const tried = new Set<number>();
+    for (;;) {
+      const row = this.outbox.next(this.clock());
+      if (!row || tried.has(row.id)) break;
+      tried.add(row.id);
+      try {
+        const sent = await this.execute(row);
+        if (sent === 0) r.skipped++;
+        r.sentBytes += sent;
+        r.done++;
+      } catch (e) {
+        r.failed++;
+        this.current = null;
+        if (isSyncError(e, 'InvalidArgument') || isSyncError(e, 'Forbidden')) {
+          // Never retried: a bad key or a key outside the prefix is a bug, not weather.
+          this.outbox.cancelUnit(row.unit, errorText(e));
+          this.log(`sync: ${row.unit} cancelled: ${errorText(e)}`);
+          continue;
+        }
+        this.noteFailure(e);
+        const delay = this.backoff(row.attempts + 1);
+        this.outbox.markFailed(row.id, errorText(e), this.clock() + delay);
+        this.log(`sync: ${row.key ?? row.op} failed (attempt ${row.attempts + 1}, retry in ${delay} ms): ${errorText(e)}`);
+      }
+      if (this.halt) break;
+    }
+    return r;
+  }
+
+  backoff(attempt: number): number {
+    const base = this.o.retry?.baseMs ?? 1000;
+    const max = this.o.retry?.maxMs ?? 300_000;
+    const jitter = Math.min(1, Math.max(0, this.o.retry?.jitter ?? 0.5));
+    const d = Math.min(max, base * 2 ** Math.min(attempt - 1, 30));
+    return Math.max(0, Math.round(d * (1 - jitter * this.random())));
+  }
+
+  private noteSuccess(): void {
+    this.online = true;
+  }
+
+  private noteFailure(e: unknown): void {
+    if (isSyncError(e, 'Transport') || isSyncError(e, 'NotFound') || isSyncError(e, 'Verification')) {
+      this.online = !isSyncError(e, 'Transport') && this.online;
+      this.outbox.setState('lastErrorMs', String(this.clock()));
+    }
+  }
+
+  /** Runs one step; returns the bytes actually sent (0 when HQ already had them). */
+  private async execute(row: OutboxRow): Promise<number> {
+    const t = this.o.target;
+    switch (row.op) {
+      case 'put': {
+        const key = row.key!;
+        if (this.outbox.doneWithKey(key)) {
+          this.outbox.markDone(row.id, 0, this.clock());
+          return 0;
+        }
+        let h: Hashes;
+        if (row.sha256 && row.md5) h = { sha256: row.sha256, md5: row.md5, size: row.size };
+        else {
+          try {
+            h = await hashFile(row.src!);
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.sourceGone(row);
+            throw e;
+          }
+          this.outbox.setHashes(row.id, h.sha256, h.md5, h.size);
+        }
+        // A PUT that completed before a crash or a broken connection is not sent again.
+        if (matches(await t.head(key), h)) {
+          this.noteSuccess();
+          this.outbox.markDone(row.id, 0, this.clock());
+          return 0;
+        }
+        let src: NodeJS.ReadableStream;
+        try {
+          statSync(row.src!);
+          src = createReadStream(row.src!);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.sourceGone(row);
+          throw e;
+        }
+        this.current = { file: key, bytes: 0, total: h.size };
+        const metered = new MeteredStream(this.bucket, (n) => {
+          if (this.current) this.current.bytes = n;
+        });
+        src.on('error', (e) => metered.destroy(e));
+        src.pipe(metered);
+        try {
+          await t.put(key, metered, h);
+        } finally {
+          this.current = null;
+        }
+        await this.verify(key, h);
+        this.noteSuccess();
+        this.outbox.markDone(row.id, h.size, this.clock());
+        return h.size;
+      }
+      case 'pointer': {
+        const key = row.key!;
+        const body = row.body ?? readFileSync(row.src!);
+        const h = hashBytes(body);
+        if (matches(await t.head(key), h)) {
+          this.noteSuccess();
+          this.outbox.markDone(row.id, 0, this.clock());
+          return 0;
+        }
+        this.current = { file: key, bytes: 0, total: body.length };
+        try {
+          if (this.bucket) await this.bucket.take(body.length);
+          await t.putPointer(key, body);
+        } finally {
+          this.current = null;
+        }
+        await this.verify(key, h);
+        this.noteSuccess();
+        if (!row.sha256) this.outbox.setHashes(row.id, h.sha256, h.md5, h.size);
+        this.outbox.markDone(row.id, body.length, this.clock());
+        return body.length;
+      }
+      case 'prune': {
+        // One snapshot per table at HQ: remove every snapshot JSON but the one just shipped.
+        const keep = `snapshot-${row.body!.toString()}`;
+        for (const o of await t.list(row.key!)) {
+          const name = o.key.slice(row.key!.length);
+          if (/^snapshot-\d+$/.test(name) && name !== keep) await t.remove(o.key);
+        }
+        this.noteSuccess();
+        this.outbox.markDone(row.id, 0, this.clock());
+        return 0;
+      }
+      case 'release': {
+        const table = this.openTables().get(row.table_name!);
+        const tag = row.body!.toString();
+        if (table?.tags.exists(tag)) {
+          try {
+            table.deleteTag(tag);
+          } catch (e) {
+            if (!(e instanceof LsmError && e.kind === 'NotFound')) throw e;
+          }
+        }
+        this.outbox.markDone(row.id, 0, this.clock());
+        return 0;
+      }
+    }
+  }
+
+  private async verify(key: string, h: Hashes): Promise<void> {
+    const info = await this.o.target.head(key);
+    if (!matches(info, h)) {
+      throw new SyncError(
+        'Verification',
+        `${key} at HQ does not match what was sent: ${info ? `size ${info.size}${info.sha256 ? `, sha256 ${info.sha256.slice(0, 12)}…` : ''}${info.md5 ? `, md5 ${info.md5}` : ''}` : 'absent'} vs size ${h.size}, sha256 ${h.sha256.slice(0, 12)}…`,
+      );
+    }
+  }
+
+  /** A source file vanished: fine when its tag or hold tag is gone too (cancel the unit), else an error. */
+  private sourceGone(row: OutboxRow): number {
+    const [kind, table, name] = splitUnit(row.unit);
+    const t = table === undefined ? undefined : this.openTables().get(table);
+    const owner = kind === 'tag' ? name! : holdTagName(Number(name));
+    if (!t || !t.tags.exists(owner)) {
+      const n = this.outbox.cancelUnit(row.unit, `source ${row.src} is gone (its ${kind} was removed on the site)`);
+      this.log(`sync: ${row.unit} cancelled (${n} steps): ${kind} removed on the site before it reached HQ`);
+      return 0;
+    }
+    throw new SyncError('NotFound', `${row.src} is missing on the site although ${kind} ${name} of ${table} still references it`);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Loop and status.
+
+  /** Plans and runs every `intervalMs`; wakes earlier when a retry falls due. */
+  start(intervalMs: number): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.halt = false;
+    let lastPlan = 0;
+    const tick = async () => {
+      this.timer = undefined;
+      if (this.stopped) return;
+      try {
+        if (this.clock() - lastPlan >= intervalMs) {
+          lastPlan = this.clock();
+          await this.enqueueSnapshotSync();
+        }
+        await this.runOnce();
+      } catch (e) {
+        this.log(`sync: ${errorText(e)}`);
+      }
+      if (this.stopped) return;
+      const due = this.outbox.nextDueMs();
+      const wait = Math.max(50, Math.min(intervalMs - (this.clock() - lastPlan), due === undefined ? Infinity : due - this.clock()));
+      this.timer = setTimeout(() => void (this.running = tick()), wait);
+    };
+    this.running = tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.halt = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+    this.halt = false;
+  }
+
+  status(): SyncStatus {
+    return statusOf(this.outbox, this.clock(), this.o.healthWindowMs ?? 15 * 60_000, this.current, this.online);
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    if (this.ownsDb) this.outbox.db.close();
+  }
+}
+
+function splitUnit(unit: string): [string, string | undefined, string | undefined] {
+  const a = unit.indexOf(':');
+  const b = unit.indexOf(':', a + 1);
+  if (a < 0) return [unit, undefined, undefined];
+  if (b < 0) return [unit.slice(0, a), unit.slice(a + 1), undefined];
+  return [unit.slice(0, a), unit.slice(a + 1, b), unit.slice(b + 1)];
+}
+
+function walkFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    if (d.name.startsWith('.')) continue;
+    const p = join(dir, d.name);
+    if (d.isDirectory()) out.push(...walkFiles(p));
+    else if (d.isFile()) out.push(p);
+  }
+  return out.sort();
+}
+
+/** Status from the outbox alone (what `tilstand sync status` shows while another process syncs). */
+export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, current: SyncStatus['current'] = null, online?: boolean): SyncStatus {
+  const t = outbox.totals(nowMs, windowMs);
+  const lastSuccess = outbox.getState('lastSuccessMs');
+  const lastError = outbox.getState('lastErrorMs');
+  const lastSuccessMs = lastSuccess === undefined ? null : Number(lastSuccess);
+  return {
+    online: online ?? (lastSuccessMs !== null && lastSuccessMs >= Number(lastError ?? 0)),
+    pendingItems: t.pendingItems,
+    pendingBytes: t.pendingBytes,
+    oldestUnsyncedMs: t.oldestCreatedMs === null ? 0 : Math.max(0, nowMs - t.oldestCreatedMs),
+    lastSuccessMs,
+    current: current ? { ...current } : null,
+    recentItems: t.recentItems,
+    recentBytes: t.recentBytes,
+    healthy: t.pendingItems === 0 || t.recentItems > 0,
+    lastError: t.lastError,
+  };
+}

@@ -1,0 +1,61 @@
+// HQ's view of what sites shipped: list sites and tables, and open a site's table with core/lsm's
+// `Table.open` exactly as on the site. A directory target is opened in place; an object store is
+// mirrored into a local cache folder first (mirror.ts; immutable files are fetched once), because
+// the table store's FileIO is synchronous.
+
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Table } from '../../lsm/index.ts';
+import { SyncError } from '../errors.ts';
+import { checkSiteId, sitePrefix } from '../names.ts';
+import { DirectoryTarget } from '../targets/directory.ts';
+import type { SyncTarget } from '../targets/target.ts';
+import { mirrorSite, tablesOf } from './mirror.ts';
+
+export interface HqStoreOptions {
+  /** Where object-store tables are cached (default: <tmp>/tilstand-hq-cache/<hash of target>). */
+  cacheDir?: string;
+}
+
+export class HqStore {
+  readonly cacheDir: string;
+
+  constructor(
+    readonly target: SyncTarget,
+    o: HqStoreOptions = {},
+  ) {
+    this.cacheDir = o.cacheDir ?? join(tmpdir(), 'tilstand-hq-cache', createHash('sha256').update(target.description).digest('hex').slice(0, 16));
+  }
+
+  /** Site ids with a `site_<id>.db/` at HQ. */
+  async sites(): Promise<string[]> {
+    const out = new Set<string>();
+    for (const { key } of await this.target.list('')) {
+      const m = /^site_([A-Za-z0-9][A-Za-z0-9_-]*)\.db\//.exec(key);
+      if (m) out.add(m[1]!);
+    }
+    return [...out].sort();
+  }
+
+  async tables(site: string): Promise<string[]> {
+    checkSiteId(site);
+    return tablesOf(site, await this.target.list(sitePrefix(site)));
+  }
+
+  /** The warehouse directory that holds `site_<id>.db/` for reading (the share itself, or the cache). */
+  async warehouseFor(site: string, tables?: readonly string[]): Promise<string> {
+    if (this.target instanceof DirectoryTarget) return this.target.root;
+    await mirrorSite(this.target, site, this.cacheDir, tables ? { tables } : {});
+    return this.cacheDir;
+  }
+
+  async openTable(site: string, table: string): Promise<Table> {
+    const known = await this.tables(site);
+    if (!known.includes(table)) {
+      throw new SyncError('NotFound', `HQ has no table '${table}' for site ${site}${known.length ? ` (it has: ${known.join(', ')})` : ''}`);
+    }
+    const warehouse = await this.warehouseFor(site, [table]);
+    return Table.open(join(warehouse, sitePrefix(site).slice(0, -1), table), { name: `site_${site}.${table}` });
+  }
+}

@@ -1,0 +1,60 @@
+// Names at HQ. One database per site, `site_<id>.db/`, laid out as Paimon's filesystem catalog, plus
+// a hidden `.tilstand/` folder (Paimon readers ignore names that start with a dot) for what is not
+// a table: the site's `contracts/`.
+//
+//   site_<id>.db/<table>/schema/schema-N           every schema file of the table
+//   site_<id>.db/<table>/manifest/…, bucket-b/…     files of the synced snapshot and tags
+//   site_<id>.db/<table>/snapshot/snapshot-N        the latest synced snapshot, alone
+//   site_<id>.db/<table>/snapshot/EARLIEST, LATEST  both = N
+//   site_<id>.db/<table>/tag/tag-<name>             every synced tag
+//   site_<id>.db/.tilstand/contracts/…              a copy of <data>/contracts/
+//
+// Keys are relative to the target's root, '/'-separated. `checkKey` is the one gate every target
+// applies before touching storage.
+
+import { SyncError } from './errors.ts';
+
+const SITE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+export function checkSiteId(site: string): string {
+  if (typeof site !== 'string' || !SITE_ID.test(site)) {
+    throw new SyncError('InvalidArgument', `site id '${String(site)}' must be 1–64 letters, digits, '_' or '-'`);
+  }
+  return site;
+}
+
+export const siteDatabase = (site: string): string => `site_${checkSiteId(site)}`;
+/** `site_<id>.db/` — the only prefix a site may write under. */
+export const sitePrefix = (site: string): string => `${siteDatabase(site)}.db/`;
+export const tablePrefix = (site: string, table: string): string => `${sitePrefix(site)}${table}/`;
+export const contractsPrefix = (site: string): string => `${sitePrefix(site)}.tilstand/contracts/`;
+
+/** Tags the sync engine holds on a site table while it ships a snapshot; never shipped. */
+export const HOLD_TAG_PREFIX = 'sync-';
+export const holdTagName = (snapshotId: number): string => `${HOLD_TAG_PREFIX}${snapshotId}`;
+export const isHoldTag = (name: string): boolean => name.startsWith(HOLD_TAG_PREFIX);
+
+/**
+ * Throws InvalidArgument unless `key` is a clean relative key: no empty, `.` or `..` segment, not
+ * absolute, no backslash, no control character, at most 1024 bytes.
+ */
+export function checkKey(key: string): string {
+  const bad = (why: string) => new SyncError('InvalidArgument', `refused key '${JSON.stringify(key).slice(1, -1)}': ${why}`);
+  if (typeof key !== 'string' || key.length === 0) throw bad('empty');
+  if (Buffer.byteLength(key) > 1024) throw bad('longer than 1024 bytes');
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(key)) throw bad('control character');
+  if (key.includes('\\')) throw bad('backslash');
+  if (key.startsWith('/') || /^[A-Za-z]:/.test(key)) throw bad('absolute');
+  for (const seg of key.split('/')) {
+    if (seg === '' || seg === '.' || seg === '..') throw bad(`segment '${seg}'`);
+  }
+  return key;
+}
+
+/** A prefix for listing: '' or a clean key ending in '/'. */
+export function checkPrefix(prefix: string): string {
+  if (prefix === '') return prefix;
+  checkKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
+  return prefix;
+}

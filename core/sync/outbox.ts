@@ -1,0 +1,193 @@
+// The sync outbox: table `sync_outbox` in `<data>/site.db` (better-sqlite3, WAL, synchronous=FULL,
+// own connection). One row per step of a unit (a table's snapshot, a tag, the contracts): files,
+// then the pointer, then hints and cleanup. A row turns `done` in the same transaction that
+// records its bytes, after the target verified it — so after kill -9 the outbox says exactly
+// which steps finished, and the step in flight is re-checked with `head` before it is re-sent.
+//
+// Columns: unit (e.g. `snapshot:stock:12`), phase (plan.ts), op (put | pointer | prune |
+// release), src (local file), body (pointer bytes captured at plan time), key (target key),
+// size, sha256/md5 (computed on first send), priority (0 = proposals and decisions first),
+// state (pending | done | cancelled), attempts, next_attempt_ms, last_error, created_ms,
+// done_ms, sent_bytes (0 when HQ already had it).
+// `sync_state` holds small facts other processes read (`sync status` from the CLI).
+
+import Database from 'better-sqlite3';
+
+export type OutboxOp = 'put' | 'pointer' | 'prune' | 'release';
+export type OutboxState = 'pending' | 'done' | 'cancelled';
+
+export interface OutboxRow {
+  id: number;
+  unit: string;
+  table_name: string | null;
+  phase: number;
+  op: OutboxOp;
+  src: string | null;
+  body: Buffer | null;
+  key: string | null;
+  size: number;
+  sha256: string | null;
+  md5: string | null;
+  priority: number;
+  state: OutboxState;
+  attempts: number;
+  next_attempt_ms: number;
+  last_error: string | null;
+  created_ms: number;
+  done_ms: number | null;
+  sent_bytes: number;
+}
+
+export type NewRow = Pick<OutboxRow, 'unit' | 'phase' | 'op' | 'priority'> & Partial<Pick<OutboxRow, 'table_name' | 'src' | 'body' | 'key' | 'size' | 'sha256' | 'md5'>>;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sync_outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  unit TEXT NOT NULL,
+  table_name TEXT,
+  phase INTEGER NOT NULL,
+  op TEXT NOT NULL CHECK (op IN ('put', 'pointer', 'prune', 'release')),
+  src TEXT,
+  body BLOB,
+  key TEXT,
+  size INTEGER NOT NULL DEFAULT 0,
+  sha256 TEXT,
+  md5 TEXT,
+  priority INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'cancelled')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT,
+  created_ms INTEGER NOT NULL,
+  done_ms INTEGER,
+  sent_bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sync_outbox_pending ON sync_outbox (state, priority, id);
+CREATE INDEX IF NOT EXISTS sync_outbox_key ON sync_outbox (key, state);
+CREATE INDEX IF NOT EXISTS sync_outbox_unit ON sync_outbox (unit, phase, state);
+CREATE TABLE IF NOT EXISTS sync_state (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+`;
+
+export function openOutboxDb(path: string, readonly = false): Database.Database {
+  const db = new Database(path, { readonly, fileMustExist: readonly });
+  db.pragma('busy_timeout = 5000');
+  if (!readonly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    ensureOutboxSchema(db);
+  }
+  return db;
+}
+
+export function ensureOutboxSchema(db: Database.Database): void {
+  db.exec(SCHEMA);
+}
+
+export class Outbox {
+  constructor(readonly db: Database.Database) {}
+
+  add(rows: readonly NewRow[], nowMs: number): void {
+    const ins = this.db.prepare(
+      'INSERT INTO sync_outbox (unit, table_name, phase, op, src, body, key, size, sha256, md5, priority, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.db.transaction(() => {
+      for (const r of rows) {
+        ins.run(r.unit, r.table_name ?? null, r.phase, r.op, r.src ?? null, r.body ?? null, r.key ?? null, r.size ?? 0, r.sha256 ?? null, r.md5 ?? null, r.priority, nowMs);
+      }
+    })();
+  }
+
+  /**
+   * The next step that may run: pending, due, and every step of a lower phase in its unit done.
+   * Ordered by priority, then by age.
+   */
+  next(nowMs: number): OutboxRow | undefined {
+    return this.db
+      .prepare(
+        `SELECT * FROM sync_outbox o WHERE o.state = 'pending' AND o.next_attempt_ms <= ?
+           AND NOT EXISTS (SELECT 1 FROM sync_outbox p WHERE p.unit = o.unit AND p.phase < o.phase AND p.state = 'pending')
+         ORDER BY o.priority, o.id LIMIT 1`,
+      )
+      .get(nowMs) as OutboxRow | undefined;
+  }
+
+  /** Earliest time a pending step becomes due (for the loop's sleep), or undefined. */
+  nextDueMs(): number | undefined {
+    const r = this.db.prepare(`SELECT MIN(next_attempt_ms) AS t FROM sync_outbox WHERE state = 'pending'`).get() as { t: number | null };
+    return r.t ?? undefined;
+  }
+
+  /** A finished step with this key (HQ has it, verified). */
+  doneWithKey(key: string, sha256?: string): boolean {
+    const r = sha256 === undefined
+      ? this.db.prepare(`SELECT 1 FROM sync_outbox WHERE key = ? AND state = 'done' AND op = 'put' LIMIT 1`).get(key)
+      : this.db.prepare(`SELECT 1 FROM sync_outbox WHERE key = ? AND state = 'done' AND op IN ('put', 'pointer') AND sha256 = ? LIMIT 1`).get(key, sha256);
+    return r !== undefined;
+  }
+
+  /** A unit that is pending or done (not cancelled). */
+  unitState(unit: string): 'pending' | 'done' | undefined {
+    const r = this.db.prepare(`SELECT SUM(state = 'pending') AS p, SUM(state = 'done') AS d FROM sync_outbox WHERE unit = ?`).get(unit) as { p: number | null; d: number | null };
+    if (r.p) return 'pending';
+    if (r.d) return 'done';
+    return undefined;
+  }
+
+  setHashes(id: number, sha256: string, md5: string, size: number): void {
+    this.db.prepare('UPDATE sync_outbox SET sha256 = ?, md5 = ?, size = ? WHERE id = ?').run(sha256, md5, size, id);
+  }
+
+  markDone(id: number, sentBytes: number, nowMs: number): void {
+    this.db.transaction(() => {
+      this.db.prepare(`UPDATE sync_outbox SET state = 'done', done_ms = ?, sent_bytes = ?, last_error = NULL WHERE id = ?`).run(nowMs, sentBytes, id);
+      this.setState('lastSuccessMs', String(nowMs));
+    })();
+  }
+
+  markFailed(id: number, error: string, nextAttemptMs: number): void {
+    this.db.prepare(`UPDATE sync_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_ms = ? WHERE id = ?`).run(error.slice(0, 1000), nextAttemptMs, id);
+  }
+
+  /** Cancels the pending steps of a unit (superseded snapshot, or its source vanished). */
+  cancelUnit(unit: string, why: string): number {
+    return this.db.prepare(`UPDATE sync_outbox SET state = 'cancelled', last_error = ? WHERE unit = ? AND state = 'pending'`).run(why, unit).changes;
+  }
+
+  pendingUnits(prefix: string): string[] {
+    return this.db.prepare(`SELECT DISTINCT unit FROM sync_outbox WHERE state = 'pending' AND unit LIKE ? ESCAPE '\\'`).pluck().all(prefix.replace(/[%_\\]/g, '\\$&') + '%') as string[];
+  }
+
+  doneUnits(prefix: string): string[] {
+    return this.db
+      .prepare(`SELECT unit FROM sync_outbox WHERE unit LIKE ? ESCAPE '\\' GROUP BY unit HAVING SUM(state = 'done') > 0 AND SUM(state = 'pending') = 0 AND SUM(state = 'cancelled') = 0`)
+      .pluck()
+      .all(prefix.replace(/[%_\\]/g, '\\$&') + '%') as string[];
+  }
+
+  /** Last sha256 sent or queued for a key (contracts change in place). */
+  lastShaForKey(key: string): string | undefined {
+    const r = this.db.prepare(`SELECT sha256 FROM sync_outbox WHERE key = ? AND state != 'cancelled' ORDER BY id DESC LIMIT 1`).get(key) as { sha256: string | null } | undefined;
+    return r?.sha256 ?? undefined;
+  }
+
+  totals(nowMs: number, windowMs: number): { pendingItems: number; pendingBytes: number; oldestCreatedMs: number | null; recentBytes: number; recentItems: number; lastError: string | null } {
+    const p = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS b, MIN(created_ms) AS t FROM sync_outbox WHERE state = 'pending'`).get() as { n: number; b: number; t: number | null };
+    const r = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(sent_bytes), 0) AS b FROM sync_outbox WHERE state = 'done' AND done_ms >= ?`).get(nowMs - windowMs) as { n: number; b: number };
+    const e = this.db.prepare(`SELECT last_error FROM sync_outbox WHERE state = 'pending' AND last_error IS NOT NULL ORDER BY next_attempt_ms DESC LIMIT 1`).get() as { last_error: string } | undefined;
+    return { pendingItems: p.n, pendingBytes: p.b, oldestCreatedMs: p.t, recentBytes: r.b, recentItems: r.n, lastError: e?.last_error ?? null };
+  }
+
+  rows(): OutboxRow[] {
+    return this.db.prepare('SELECT * FROM sync_outbox ORDER BY id').all() as OutboxRow[];
+  }
+
+  getState(k: string): string | undefined {
+    const r = this.db.prepare('SELECT v FROM sync_state WHERE k = ?').get(k) as { v: string } | undefined;
+    return r?.v;
+  }
+
+  setState(k: string, v: string | null): void {
+    if (v === null) this.db.prepare('DELETE FROM sync_state WHERE k = ?').run(k);
+    else this.db.prepare('INSERT INTO sync_state (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v').run(k, v);
+  }
+}

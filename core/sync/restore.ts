@@ -1,0 +1,101 @@
+// Restore: rebuild a replaced site PC's warehouse (and contracts/) from HQ's latest synced state,
+// then say where each module must resend from. The restored tables hold HQ's snapshot N alone
+// (EARLIEST = LATEST = N) and every synced tag; the writer continues at N+1.
+//
+// High-water marks: the ingestor commits `tilstand.hwm.<module>/<stream>` = H with the rows
+// (core/ingest/progress.ts). After a restore the site has every event ≤ H of that stream in that
+// table and nothing after, so it asks the module to resend after H. A stream that feeds several
+// tables resends after the smallest H among them (the tables with a larger H drop the duplicates
+// by their sequence fields). The note `<data>/restore-note.json` lists both; publishing to
+// `tilstand/<site>/resync/<module>` is the site's job (`resyncRequests` returns the list).
+
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { Catalog } from '../lsm/index.ts';
+import { SyncError } from './errors.ts';
+import { mirrorSite, type MirrorProgress } from './hq/mirror.ts';
+import { siteDatabase } from './names.ts';
+import type { SyncTarget } from './targets/target.ts';
+
+export const HWM_PREFIX = 'tilstand.hwm.';
+export const RESTORE_NOTE = 'restore-note.json';
+
+export interface ResyncRequest {
+  module: string;
+  stream: string;
+  /** Resend every event with seq > afterSeq. */
+  afterSeq: number;
+  /** `tilstand/<site>/resync/<module>` */
+  topic: string;
+  /** The high-water mark found in each restored table that has this stream. */
+  tables: Record<string, number>;
+}
+
+export interface RestoreNote {
+  site: string;
+  restoredAtMs: number;
+  hq: string;
+  tables: Record<string, { snapshotId: number | null; tags: string[] }>;
+  resync: ResyncRequest[];
+}
+
+export interface RestoreOptions {
+  dataDir: string;
+  target: SyncTarget;
+  site: string;
+  /** Replace tables already in the data directory (default: refuse). */
+  force?: boolean;
+  onProgress?: (p: MirrorProgress) => void;
+  clock?: () => number;
+}
+
+/** Every (module, stream) high-water mark in the latest snapshots of a site's tables. */
+export function resyncRequests(dataDir: string, site: string): ResyncRequest[] {
+  const catalog = new Catalog(join(dataDir, 'warehouse'));
+  const db = siteDatabase(site);
+  if (!catalog.databaseExists(db)) return [];
+  const by = new Map<string, ResyncRequest>();
+  for (const name of catalog.listTables(db)) {
+    const props = catalog.getTable({ database: db, table: name }).committedProperties();
+    for (const [k, v] of Object.entries(props)) {
+      if (!k.startsWith(HWM_PREFIX)) continue;
+      const sk = k.slice(HWM_PREFIX.length);
+      const i = sk.indexOf('/');
+      const n = Number(v);
+      if (i <= 0 || !/^\d+$/.test(v) || !Number.isSafeInteger(n)) continue;
+      const module = sk.slice(0, i);
+      const stream = sk.slice(i + 1);
+      const r = by.get(sk) ?? { module, stream, afterSeq: n, topic: `tilstand/${site}/resync/${module}`, tables: {} };
+      r.tables[name] = n;
+      r.afterSeq = Math.min(r.afterSeq, n);
+      by.set(sk, r);
+    }
+  }
+  return [...by.values()].sort((a, b) => (a.module + '/' + a.stream < b.module + '/' + b.stream ? -1 : 1));
+}
+
+export function readRestoreNote(dataDir: string): RestoreNote | undefined {
+  const p = join(dataDir, RESTORE_NOTE);
+  return fs.existsSync(p) ? (JSON.parse(fs.readFileSync(p, 'utf8')) as RestoreNote) : undefined;
+}
+
+export async function restoreSite(o: RestoreOptions): Promise<RestoreNote> {
+  const warehouse = join(o.dataDir, 'warehouse');
+  const catalog = new Catalog(warehouse);
+  const db = siteDatabase(o.site);
+  if (catalog.databaseExists(db) && catalog.listTables(db).length > 0 && !o.force) {
+    throw new SyncError('InvalidArgument', `${join(warehouse, `${db}.db`)} already holds tables (${catalog.listTables(db).join(', ')}); restore into a fresh data directory or pass --force`);
+  }
+  if (o.force && catalog.databaseExists(db)) fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
+  fs.mkdirSync(warehouse, { recursive: true });
+  const mirrored = await mirrorSite(o.target, o.site, warehouse, { contractsDir: join(o.dataDir, 'contracts'), ...(o.onProgress ? { onProgress: o.onProgress } : {}) });
+  if (mirrored.tables.length === 0) throw new SyncError('NotFound', `HQ (${o.target.description}) has no tables for site ${o.site}`);
+  const tables: RestoreNote['tables'] = {};
+  for (const name of mirrored.tables) {
+    const t = catalog.getTable({ database: db, table: name });
+    tables[name] = { snapshotId: t.latestSnapshot()?.id ?? null, tags: t.listTags().map((x) => x.name) };
+  }
+  const note: RestoreNote = { site: o.site, restoredAtMs: (o.clock ?? Date.now)(), hq: o.target.description, tables, resync: resyncRequests(o.dataDir, o.site) };
+  fs.writeFileSync(join(o.dataDir, RESTORE_NOTE), JSON.stringify(note, null, 2) + '\n');
+  return note;
+}

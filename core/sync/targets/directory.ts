@@ -1,0 +1,139 @@
+// A directory target: a mounted share (SMB/NFS) or a local disk at HQ. Keys are paths under the
+// root. Immutable files and pointers are both written to a hidden temporary file in the target
+// folder, fsynced, renamed into place, and the folder fsynced — a reader never sees a partial
+// file, and a crash leaves only `.<name>.<uuid>.tmp` files, which `list` ignores.
+// `head` re-reads the file and hashes it: verification here is a real re-read.
+
+import { createHash, randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { SyncError } from '../errors.ts';
+import { checkKey, checkPrefix } from '../names.ts';
+import { guardWrite, type ObjectInfo, type PutBody, type PutMeta, type SyncTarget, type TargetScope } from './target.ts';
+
+const TEMP = /^\..*\.tmp$/;
+
+function transport(op: string, key: string, e: unknown): SyncError {
+  if ((e as NodeJS.ErrnoException)?.code === 'ENOENT') return new SyncError('NotFound', `${op} ${key}: not found`, { cause: e });
+  return new SyncError('Transport', `${op} ${key} failed: ${(e as Error)?.message ?? e}`, { cause: e });
+}
+
+function fsyncPath(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(path, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    // some filesystems (SMB) refuse fsync on directories; rename is still atomic there
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+export class DirectoryTarget implements SyncTarget {
+  readonly description: string;
+
+  constructor(
+    readonly root: string,
+    private readonly scope: TargetScope = {},
+  ) {
+    this.description = `dir:${root}`;
+  }
+
+  private path(key: string): string {
+    return join(this.root, ...checkKey(key).split('/'));
+  }
+
+  private async writeVia(key: string, body: PutBody): Promise<void> {
+    const dest = this.path(key);
+    const tmp = join(dirname(dest), `.${basename(dest)}.${randomUUID()}.tmp`);
+    try {
+      await fs.promises.mkdir(dirname(dest), { recursive: true });
+      const out = fs.createWriteStream(tmp, { flags: 'wx' });
+      await pipeline(body instanceof Uint8Array ? Readable.from([Buffer.from(body)]) : body, out);
+      fsyncPath(tmp);
+      await fs.promises.rename(tmp, dest);
+      fsyncPath(dirname(dest));
+    } catch (e) {
+      await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+      throw transport('put', key, e);
+    }
+  }
+
+  async put(key: string, body: PutBody, _meta: PutMeta): Promise<void> {
+    guardWrite(this.scope, key);
+    await this.writeVia(key, body);
+  }
+
+  async putPointer(key: string, bytes: Uint8Array): Promise<void> {
+    guardWrite(this.scope, key);
+    await this.writeVia(key, bytes);
+  }
+
+  async list(prefix: string): Promise<ObjectInfo[]> {
+    checkPrefix(prefix);
+    const out: ObjectInfo[] = [];
+    // Start at the deepest folder the prefix names, then filter by the full prefix.
+    const cut = prefix.lastIndexOf('/');
+    const start = cut < 0 ? this.root : join(this.root, ...prefix.slice(0, cut).split('/'));
+    const walk = async (dir: string): Promise<void> => {
+      let entries: fs.Dirent[];
+      try {
+        entries = await fs.promises.readdir(dir, { withFileTypes: true });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+        throw transport('list', prefix, e);
+      }
+      for (const d of entries) {
+        const p = join(dir, d.name);
+        if (d.isDirectory()) await walk(p);
+        else if (d.isFile() && !TEMP.test(d.name)) {
+          const key = relative(this.root, p).split(sep).join('/');
+          if (key.startsWith(prefix)) out.push({ key, size: (await fs.promises.stat(p)).size });
+        }
+      }
+    };
+    await walk(start);
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async get(key: string): Promise<Buffer> {
+    try {
+      return await fs.promises.readFile(this.path(key));
+    } catch (e) {
+      throw transport('get', key, e);
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const p = this.path(key);
+    try {
+      const sha = createHash('sha256');
+      const md5 = createHash('md5');
+      let size = 0;
+      for await (const chunk of fs.createReadStream(p)) {
+        sha.update(chunk as Buffer);
+        md5.update(chunk as Buffer);
+        size += (chunk as Buffer).length;
+      }
+      return { key, size, sha256: sha.digest('hex'), md5: md5.digest('hex') };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
+      throw transport('head', key, e);
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    guardWrite(this.scope, key);
+    try {
+      await fs.promises.rm(this.path(key), { force: true });
+      fsyncPath(dirname(this.path(key)));
+    } catch (e) {
+      throw transport('remove', key, e);
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,160 @@
+// An S3-compatible object store target (AWS SDK v3, path-style addressing, endpoint configurable:
+// MinIO, Ceph, Garage, s3rver in tests). Each site writes under its own prefix with its own
+// credentials; the client refuses keys outside that prefix before any request (target.ts), so
+// isolation does not depend on the server's policies alone.
+//
+// Objects carry `x-amz-meta-sha256`; puts send Content-MD5 (the server rejects a body that does
+// not match) and `head` returns the single-part ETag as the MD5 the server computed — the engine
+// compares both with what it sent. The SDK's own retries are off (maxAttempts 1): the engine
+// retries, and it asks `head` first, so a PUT that completed before its connection broke is never
+// sent again. S3 has no rename: a PUT becomes visible whole when it completes, which is what
+// makes "pointer last" sufficient.
+
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+import { SyncError } from '../errors.ts';
+import { checkKey, checkPrefix } from '../names.ts';
+import { guardWrite, type ObjectInfo, type PutBody, type PutMeta, type SyncTarget, type TargetScope } from './target.ts';
+
+export interface S3TargetOptions extends TargetScope {
+  bucket: string;
+  /** Key prefix inside the bucket ('' or ending in '/'), e.g. `hq/`. */
+  root?: string;
+  endpoint?: string;
+  region?: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Milliseconds before a request is abandoned (default 60 s). */
+  requestTimeoutMs?: number;
+}
+
+function statusOf(e: unknown): number | undefined {
+  return (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
+
+function wrap(op: string, key: string, e: unknown): SyncError {
+  if (e instanceof SyncError) return e;
+  const status = statusOf(e);
+  const name = (e as Error)?.name ?? 'Error';
+  if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') return new SyncError('NotFound', `${op} ${key}: not found`, { cause: e });
+  if (name === 'BadDigest' || name === 'InvalidDigest') return new SyncError('Verification', `${op} ${key}: the server received different bytes (${name})`, { cause: e });
+  return new SyncError('Transport', `${op} ${key} failed: ${name}${status ? ` (HTTP ${status})` : ''}: ${(e as Error)?.message ?? e}`, { cause: e });
+}
+
+export class S3Target implements SyncTarget {
+  readonly description: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly root: string;
+
+  constructor(private readonly o: S3TargetOptions) {
+    this.bucket = o.bucket;
+    this.root = o.root ?? '';
+    if (this.root !== '') checkPrefix(this.root);
+    this.description = `s3://${o.bucket}/${this.root}${o.endpoint ? ` (${o.endpoint})` : ''}`;
+    const config: S3ClientConfig = {
+      forcePathStyle: true,
+      region: o.region ?? 'us-east-1',
+      credentials: { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey },
+      maxAttempts: 1,
+      // Plain PUT bodies with Content-MD5; no aws-chunked trailers (older S3-compatible servers refuse them).
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    };
+    if (o.endpoint) config.endpoint = o.endpoint;
+    if (o.requestTimeoutMs) config.requestHandler = { requestTimeout: o.requestTimeoutMs } as S3ClientConfig['requestHandler'];
+    this.client = new S3Client(config);
+  }
+
+  private full(key: string): string {
+    return this.root + checkKey(key);
+  }
+
+  async put(key: string, body: PutBody, meta: PutMeta): Promise<void> {
+    guardWrite(this.o, key);
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.full(key),
+          Body: body,
+          ContentLength: meta.size,
+          ...(meta.md5 ? { ContentMD5: Buffer.from(meta.md5, 'hex').toString('base64') } : {}),
+          Metadata: { sha256: meta.sha256 },
+        }),
+      );
+    } catch (e) {
+      throw wrap('put', key, e);
+    }
+  }
+
+  async putPointer(key: string, bytes: Uint8Array): Promise<void> {
+    guardWrite(this.o, key);
+    const b = Buffer.from(bytes);
+    await this.put(key, b, { size: b.length, sha256: createHash('sha256').update(b).digest('hex'), md5: createHash('md5').update(b).digest('hex') });
+  }
+
+  async list(prefix: string): Promise<ObjectInfo[]> {
+    checkPrefix(prefix);
+    const out: ObjectInfo[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.root + prefix, ContinuationToken: token }));
+        for (const c of r.Contents ?? []) {
+          if (c.Key === undefined) continue;
+          out.push({ key: c.Key.slice(this.root.length), size: c.Size ?? 0 });
+        }
+        token = r.IsTruncated ? r.NextContinuationToken : undefined;
+      } while (token);
+    } catch (e) {
+      throw wrap('list', prefix, e);
+    }
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async get(key: string): Promise<Buffer> {
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
+      return Buffer.from(await r.Body!.transformToByteArray());
+    } catch (e) {
+      throw wrap('get', key, e);
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
+      const etag = (r.ETag ?? '').replace(/"/g, '');
+      const info: ObjectInfo = { key, size: r.ContentLength ?? 0 };
+      if (r.Metadata?.sha256) info.sha256 = r.Metadata.sha256;
+      if (/^[0-9a-f]{32}$/i.test(etag)) info.md5 = etag.toLowerCase();
+      return info;
+    } catch (e) {
+      const w = wrap('head', key, e);
+      if (w.kind === 'NotFound') return undefined;
+      throw w;
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    guardWrite(this.o, key);
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
+    } catch (e) {
+      throw wrap('remove', key, e);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+}

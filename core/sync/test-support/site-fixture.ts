@@ -1,0 +1,220 @@
+// Test support: a site data directory with real tables (Paimon format, core/lsm), an s3rver on
+// loopback that counts completed PUTs per key, a TCP proxy that cuts connections at seeded byte
+// counts, and a seeded PRNG. Not imported by production code.
+
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from 's3rver';
+import { Catalog, RowKind, type Table } from '../../lsm/index.ts';
+
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function tempDir(tag: string): string {
+  return mkdtempSync(join(tmpdir(), `tilstand-sync-${tag}-`));
+}
+
+export interface SiteFixture {
+  data: string;
+  site: string;
+  catalog: Catalog;
+  table(name: string): Table;
+}
+
+/** A site with stock (PK), approval_inbox (PK with status), decision_log (append) and contracts/. */
+export function makeSite(site: string, o: { rows?: number; data?: string } = {}): SiteFixture {
+  const data = o.data ?? tempDir('site');
+  const catalog = new Catalog(join(data, 'warehouse'));
+  const db = `site_${site}`;
+  catalog.createDatabase(db, true);
+  const retain = { 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '3', 'snapshot.time-retained': '1 ms' };
+  catalog.createTable({ database: db, table: 'stock' }, {
+    fields: [
+      { name: 'item', type: 'STRING' },
+      { name: 'location', type: 'STRING' },
+      { name: 'qty', type: 'INT' },
+      { name: 'note', type: 'STRING' },
+    ],
+    primaryKeys: ['item', 'location'],
+    options: { bucket: '2', ...retain },
+  });
+  catalog.createTable({ database: db, table: 'approval_inbox' }, {
+    fields: [
+      { name: 'proposal_id', type: 'STRING' },
+      { name: 'status', type: 'STRING' },
+      { name: 'summary', type: 'STRING' },
+    ],
+    primaryKeys: ['proposal_id'],
+    options: { bucket: '1', ...retain },
+  });
+  catalog.createTable({ database: db, table: 'decision_log' }, {
+    fields: [
+      { name: 'proposal_id', type: 'STRING' },
+      { name: 'decided_by', type: 'STRING' },
+      { name: 'decision', type: 'STRING' },
+    ],
+    options: { bucket: '-1', ...retain },
+  });
+  mkdirSync(join(data, 'contracts', 'inventory.stock'), { recursive: true });
+  writeFileSync(join(data, 'contracts', 'inventory.stock', 'v1.json'), JSON.stringify({ name: 'inventory.stock', version: 1 }));
+  writeFileSync(join(data, 'config.json'), JSON.stringify({ format: 1, site, hq: { target: null } }));
+  const fx: SiteFixture = { data, site, catalog, table: (name) => catalog.getTable({ database: db, table: name }) };
+  writeStock(fx, 0, o.rows ?? 2000, 1);
+  writeInbox(fx, 0, 5);
+  return fx;
+}
+
+/** Rows [from, to) of stock, committed once with high-water marks for inventory/stock. */
+export function writeStock(fx: SiteFixture, from: number, to: number, hwm: number): number {
+  const w = fx.table('stock').newWriter();
+  try {
+    for (let i = from; i < to; i++) w.write([`item-${i % 997}`, `loc-${Math.floor(i / 997)}`, i, `note ${i} ${'x'.repeat(i % 40)}`], RowKind.INSERT);
+    return w.commit({ 'tilstand.hwm.inventory/stock': String(hwm), 'tilstand.hwm.commerce/reservations': String(hwm * 10) }).snapshotId!;
+  } finally {
+    w.close();
+  }
+}
+
+export function writeInbox(fx: SiteFixture, from: number, to: number): void {
+  const w = fx.table('approval_inbox').newWriter();
+  const d = fx.table('decision_log').newWriter();
+  try {
+    for (let i = from; i < to; i++) {
+      w.write([`p-${i}`, i % 2 === 0 ? 'pending' : 'approved', `move ${i}`], RowKind.INSERT);
+      if (i % 2 === 1) d.write([`p-${i}`, 'lead-anna', 'approved'], RowKind.INSERT);
+    }
+    w.commit({ 'tilstand.hwm.agents/proposals': String(to) });
+    d.commit();
+  } finally {
+    w.close();
+    d.close();
+  }
+}
+
+export const scanSorted = (t: Table, at: Parameters<Table['scanRows']>[0] = {}): string[] => t.scanRows(at).map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).sort();
+
+// ---------------------------------------------------------------------------------------------
+// paimon-check
+
+export function avroAvailable(): boolean {
+  return spawnSync('/usr/bin/python3', ['-c', 'import avro'], { encoding: 'utf8' }).status === 0;
+}
+
+/** Runs paimon-check on a table directory; returns its problem count and output. */
+export function paimonCheck(tableDir: string): { problems: number; output: string } {
+  const r = spawnSync('/usr/bin/python3', ['/work/shared/tools/paimon-check', tableDir], { encoding: 'utf8' });
+  const output = `${r.stdout}${r.stderr}`;
+  const m = /paimon-check: (\d+) problems/.exec(output);
+  return { problems: m ? Number(m[1]) : -1, output };
+}
+
+// ---------------------------------------------------------------------------------------------
+// s3rver on loopback, counting completed PUTs per key.
+
+export interface S3Fixture {
+  port: number;
+  endpoint: string;
+  bucket: string;
+  /** Completed PUTs per key (s3rver's ObjectCreated:Put events). */
+  puts: Map<string, number>;
+  close(): Promise<void>;
+}
+
+export async function startS3(bucket = 'hq'): Promise<S3Fixture> {
+  const directory = tempDir('s3rver');
+  const srv = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] } as ConstructorParameters<typeof S3rver>[0]);
+  const addr = (await srv.run()) as net.AddressInfo;
+  const puts = new Map<string, number>();
+  srv.on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
+    for (const r of e.Records) {
+      if (!r.eventName.startsWith('ObjectCreated')) continue;
+      const key = decodeURIComponent(r.s3.object.key);
+      puts.set(key, (puts.get(key) ?? 0) + 1);
+    }
+  });
+  return {
+    port: addr.port,
+    endpoint: `http://127.0.0.1:${addr.port}`,
+    bucket,
+    puts,
+    close: async () => {
+      await srv.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A TCP proxy that cuts some connections after a seeded number of client→server bytes.
+
+export interface DropProxy {
+  port: number;
+  endpoint: string;
+  drops: number;
+  connections: number;
+  close(): Promise<void>;
+}
+
+export async function startDropProxy(upstreamPort: number, random: () => number, o: { maxCutBytes?: number } = {}): Promise<DropProxy> {
+  const sockets = new Set<net.Socket>();
+  const p: DropProxy = { port: 0, endpoint: '', drops: 0, connections: 0, close: async () => {} };
+  // Connections are kept alive (one may carry the whole sync), so cuts are drawn over the byte
+  // stream of all connections: after each cut the next one is drawn — in the request direction
+  // (mid-upload) or, sometimes, in the response direction (after the server has the request).
+  let onResponse = false;
+  let left = 0;
+  const draw = () => {
+    onResponse = random() < 0.3;
+    left = Math.floor(random() * (onResponse ? 3000 : (o.maxCutBytes ?? 200_000))) + 1;
+  };
+  draw();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(upstreamPort, '127.0.0.1');
+    p.connections++;
+    sockets.add(client);
+    sockets.add(upstream);
+    const kill = () => {
+      p.drops++;
+      client.destroy();
+      upstream.destroy();
+      draw();
+    };
+    const pass = (response: boolean, b: Buffer, to: net.Socket) => {
+      if (response === onResponse) {
+        left -= b.length;
+        if (left <= 0) return kill();
+      }
+      to.write(b);
+    };
+    client.on('data', (b: Buffer) => pass(false, b, upstream));
+    upstream.on('data', (b: Buffer) => pass(true, b, client));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  p.port = (server.address() as net.AddressInfo).port;
+  p.endpoint = `http://127.0.0.1:${p.port}`;
+  p.close = () =>
+    new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
+    });
+  return p;
+}

@@ -192,6 +192,35 @@ export class UserStore {
     return this.get(name)!;
   }
 
+  /** Changes a user's role (the name and their past decisions stay). */
+  setRole(name: string, role: Role): User {
+    if (!(ROLES as readonly string[]).includes(role)) throw new UserError('InvalidArgument', 'role', `role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);
+    const info = this.db.prepare('UPDATE users SET role = ? WHERE name = ?').run(role, name);
+    if (info.changes === 0) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
+    return this.get(name)!;
+  }
+
+  /** Replaces a user's PIN or password, and lifts a lockout (an admin reset). */
+  async resetSecret(name: string, s: { pin: string } | { password: string }): Promise<User> {
+    if (!this.row(name)) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
+    let column: 'pin_hash' | 'password_hash';
+    let secret: string;
+    if ('pin' in s) {
+      if (!PIN.test(s.pin)) throw new UserError('InvalidArgument', 'pin', 'PIN: expected 4 to 12 digits');
+      column = 'pin_hash';
+      secret = s.pin;
+    } else {
+      if (typeof s.password !== 'string' || s.password.length < PASSWORD_CHARS_MIN || s.password.length > SECRET_CHARS_MAX) {
+        throw new UserError('InvalidArgument', 'password', `password: expected ${PASSWORD_CHARS_MIN} to ${SECRET_CHARS_MAX} characters`);
+      }
+      column = 'password_hash';
+      secret = s.password;
+    }
+    const hash = await hashSecret(secret, this.params);
+    this.db.prepare(`UPDATE users SET ${column} = ?, failed_attempts = 0, locked_until_ms = NULL WHERE name = ?`).run(hash, name);
+    return this.get(name)!;
+  }
+
   verifyPin(name: string, pin: string): Promise<SignInResult> {
     return this.verify(name, 'pin_hash', pin);
   }

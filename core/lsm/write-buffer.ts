@@ -55,6 +55,8 @@ export function keyStringFn(keyTypes: readonly DataType[]): (key: unknown[]) => 
 export class WriteBuffer {
   /** Folded record per key, or (with sequence fields) every record of the key. */
   private readonly records = new Map<string, KeyValue | KeyValue[]>();
+  /** Fold results whose row arrays the buffer owns (nobody else holds them), foldable in place. */
+  private owned = new WeakSet<KeyValue>();
   private bytes = 0;
   private minSeq = Number.MAX_SAFE_INTEGER;
   private maxSeq = -1;
@@ -93,6 +95,8 @@ export class WriteBuffer {
     } else if (Array.isArray(held)) {
       held.push(kv);
       this.bytes += estimateRecordBytes(kv);
+    } else if (this.owned.has(held) && this.merge.foldInto?.(held, kv)) {
+      // In place: `held` is an earlier fold result the buffer owns.
     } else {
       this.merge.reset();
       this.merge.add(held);
@@ -100,7 +104,10 @@ export class WriteBuffer {
       if (this.mustSplit?.()) return false;
       const merged = this.merge.result();
       if (merged === undefined) this.records.delete(k);
-      else this.records.set(k, merged);
+      else {
+        this.records.set(k, merged);
+        if (merged !== kv && merged !== held && merged.value !== kv.value && merged.value !== held.value) this.owned.add(merged);
+      }
     }
     if (kv.seq < this.minSeq) this.minSeq = kv.seq;
     if (kv.seq > this.maxSeq) this.maxSeq = kv.seq;
@@ -133,6 +140,7 @@ export class WriteBuffer {
     }
     out.sort((a, b) => compareKeys(a.key, b.key));
     this.records.clear();
+    this.owned = new WeakSet();
     this.bytes = 0;
     this.minSeq = Number.MAX_SAFE_INTEGER;
     this.maxSeq = -1;

@@ -27,6 +27,11 @@ export interface MergeFunction {
   resetThenAdded?(): boolean;
   /** Why a -D/-U record is refused at write time (before it reaches a file), or undefined. */
   retractionRefusal?(kind: RowKind): string | undefined;
+  /**
+   * Optional fast path for the write buffer: fold `kv` into `acc` in place, where `acc` is an
+   * earlier `result()` of this function. False means "use reset/add/result instead".
+   */
+  foldInto?(acc: KeyValue, kv: KeyValue): boolean;
 }
 
 export function createMergeFunction(schema: TableSchema): MergeFunction {

@@ -179,6 +179,11 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       this.row = row;
       this.deleted = false;
     }
+    this.applyAdd(row, v);
+  }
+
+  /** Applies one +I/+U record to a row (rule 1 and 2 of the file header). */
+  private applyAdd(row: unknown[], v: unknown[]): void {
     for (const i of this.keyLike) row[i] = v[i];
     for (const i of this.plain) {
       const x = v[i];
@@ -190,6 +195,19 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       if (g.aggregated) this.aggregateGroup(g, v, row);
       else if (this.groupIsNewer(g, v, row)) for (const c of g.columns) row[c] = v[c] ?? null;
     }
+  }
+
+  /**
+   * The write buffer's fast path: folds an add into `acc` in place. REQUIRES: `acc` is a result of
+   * this function (its row is owned and normalized), so folding in place equals folding afresh.
+   * Returns false (nothing changed) when the generic fold is needed.
+   */
+  foldInto(acc: KeyValue, kv: KeyValue): boolean {
+    if (kv.kind !== RowKind.INSERT && kv.kind !== RowKind.UPDATE_AFTER) return false;
+    if (acc.kind !== RowKind.INSERT && acc.kind !== RowKind.UPDATE_AFTER) return false;
+    this.applyAdd(acc.value, kv.value);
+    if (kv.seq > acc.seq) acc.seq = kv.seq;
+    return true;
   }
 
   /** Rule 4: an input with a non-null group sequence is aggregated, older ones with the stored value first. */

@@ -1,0 +1,209 @@
+// The agent: read-only handles, one snapshot per run, evidence tags, deduplication and withdrawal.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Table } from '../lsm/index.ts';
+import { evidenceReport } from '../inbox/index.ts';
+import { Agent, runIdAt } from './agent.ts';
+import { AgentError } from './errors.ts';
+import { readOnlyTable, type ReadOnlyTable } from './read-only-table.ts';
+import type { Rule } from './rule.ts';
+import { DB, TestSite, T0 } from './test-support.ts';
+
+let site: TestSite;
+afterEach(() => site?.close());
+
+const DAY = 24 * 3600_000;
+
+describe('read-only table handles', () => {
+  it('have no way to write: no method by type, and a cast attempt throws', () => {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 3 });
+    site.commit();
+    const table = site.catalog.getTable({ database: DB, table: 'stock' });
+    const h = readOnlyTable(table, 'stock');
+    // @ts-expect-error — no writer on the type
+    expect(() => h.newWriter()).toThrow(AgentError);
+    const asTable = h as unknown as Table;
+    expect(() => asTable.newWriter()).toThrow(/read-only: 'newWriter' is not available/);
+    expect(() => asTable.createTag('x')).toThrow(/read-only/);
+    expect(() => asTable.deleteTag('x')).toThrow(/read-only/);
+    expect(() => asTable.tags).toThrow(/read-only/);
+    expect(() => (asTable as unknown as { writeRecord(r: object): void }).writeRecord({})).toThrow(/read-only/);
+    expect(() => ((h as unknown as Record<string, unknown>).scan = () => [])).toThrow(/read-only/);
+    expect(Object.values(h).some((v) => v === table)).toBe(false);
+    // Rows are frozen copies.
+    const row = h.scan()[0]!;
+    expect(() => ((row as Record<string, unknown>).on_hand = 99)).toThrow(TypeError);
+    expect(h.get({ item: 'BOLT', location: 'A' })).toMatchObject({ on_hand: 3 });
+  });
+
+  it('a rule that tries to write a state table fails, and nothing is written', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.commit();
+    const sneaky: Rule = {
+      id: 'sneaky',
+      version: '1',
+      description: 'tries to write',
+      evaluate(ctx) {
+        (ctx.tables.work_queue as unknown as Table).newWriter().writeRecord({ job_id: 'J-1', status: 'done' });
+        return [];
+      },
+      recheck: () => ({ holds: true }),
+      effectSeen: () => false,
+    };
+    const { agent } = site.agentAndInbox({ agent: { rules: [sneaky] } });
+    const before = site.catalog.getTable({ database: DB, table: 'work_queue' }).latestSnapshot()!.id;
+    const r = agent.run();
+    expect(r.ruleErrors).toEqual([{ ruleId: 'sneaky', message: expect.stringMatching(/read-only/) }]);
+    expect(site.catalog.getTable({ database: DB, table: 'work_queue' }).latestSnapshot()!.id).toBe(before);
+  });
+
+  it('every read of one handle sees its snapshot, whatever is committed later', () => {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 3 });
+    site.commit();
+    const h: ReadOnlyTable = readOnlyTable(site.catalog.getTable({ database: DB, table: 'stock' }), 'stock');
+    site.stock('BOLT', 'A', { on_hand: 4 });
+    site.stock('NUT', 'A', { on_hand: 1 });
+    site.commit();
+    expect(h.scan()).toHaveLength(1);
+    expect(h.get({ item: 'BOLT', location: 'A' })!.on_hand).toBe(3);
+    expect(h.get({ item: 'NUT', location: 'A' })).toBeUndefined();
+  });
+});
+
+describe('runs, deduplication and withdrawal', () => {
+  it('the same situation never yields two open proposals; a resolved one is withdrawn with the reason', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const first = agent.run();
+    expect(first.created).toHaveLength(1);
+    site.nowMs += 60_000;
+    const second = agent.run();
+    expect(second.created).toHaveLength(0);
+    expect(second.duplicates).toEqual(['assign-job|assign_job|job_id="J-1"']);
+    expect(inbox.openProposals()).toHaveLength(1);
+    expect(second.tagRetentionMs).toBe(agent.config.baselineRetentionMs);
+    expect(first.tagRetentionMs).toBe(agent.config.evidenceRetentionMs);
+
+    // Operations starts the job itself: the situation resolves.
+    site.job({ job_id: 'J-1', status: 'in_progress', assigned_resource: 'M-1' });
+    site.resource('M-1', 'pick', 'busy');
+    site.commit();
+    site.nowMs += 60_000;
+    const third = agent.run();
+    expect(third.withdrawn).toHaveLength(1);
+    const w = inbox.get(first.created[0]!.id)!;
+    expect(w.status).toBe('withdrawn');
+    expect(w.withdrawnReason).toBe(`job J-1 is now in_progress on M-1 (run ${third.runId})`);
+    expect(inbox.history(w.id).map((e) => e.event)).toEqual(['proposed', 'withdrawn']);
+
+    // The same situation again later is a new proposal.
+    site.job({ job_id: 'J-1', status: 'released', assigned_resource: null });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    site.nowMs += 60_000;
+    const fourth = agent.run();
+    expect(fourth.created.map((p) => p.situationKey)).toEqual([w.situationKey]);
+    expect(fourth.created[0]!.id).not.toBe(w.id);
+  });
+
+  it('a rejected situation is not proposed again within resuggestAfterDecisionMs', async () => {
+    site = new TestSite();
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1' });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ inbox: { resuggestAfterDecisionMs: 3600_000 } });
+    const p = agent.run().created[0]!;
+    await inbox.decide(p.id, 'reject', { user: 'lena', pin: '1234', comment: 'M-1 is reserved for J-7' });
+    site.nowMs += 60_000;
+    expect(agent.run().suppressed).toEqual([p.situationKey]);
+    site.nowMs += 3600_000;
+    expect(agent.run().created.filter((x) => x.ruleId === 'assign-job').map((x) => x.situationKey)).toEqual([p.situationKey]);
+  });
+
+  it('run ids are time-sortable and unique within one millisecond', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    expect(runIdAt(T0)).toBe('20261130-080000-000');
+    const a = agent.run();
+    const b = agent.run();
+    expect(a.runId).toBe('20261130-080000-000');
+    expect(b.runId).toBe('20261130-080000-000-2');
+    expect(site.catalog.getTable({ database: DB, table: 'work_queue' }).listTags().map((t) => t.name)).toEqual(['agent-20261130-080000-000', 'agent-20261130-080000-000-2']);
+  });
+
+  it('after a restart the previous run is found through its tag (changes are read from it)', () => {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 20 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    agent.run();
+    site.stock('BOLT', 'A', { on_hand: 2 });
+    site.commit();
+    site.nowMs += 60_000;
+    const restarted = new Agent({ catalog: site.catalog, database: DB, inbox, clock: site.clock });
+    const r = restarted.run();
+    expect(r.created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+    expect(r.created[0]!.explanation).toMatch(/\(was 20\)/);
+  });
+});
+
+describe('evidence tags', () => {
+  it('pin the snapshot the agent read: months later, after writes and expiration, the tag reads the same rows', () => {
+    // Keep few snapshots so that expiration really removes the old ones.
+    site = new TestSite({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '2', 'snapshot.time-retained': '1 ms' });
+    site.job({ job_id: 'J-1', priority: 3 });
+    site.resource('M-1', 'pick', 'free');
+    site.stock('BOLT', 'A', { on_hand: 2 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const run = agent.run();
+    const p = run.created.find((x) => x.ruleId === 'assign-job')!;
+    const tagged = run.snapshots.work_queue!;
+    const wq = site.catalog.getTable({ database: DB, table: 'work_queue' });
+    const atRun = wq.scanRows({ tag: `agent-${run.runId}` });
+
+    for (let i = 0; i < 6; i++) {
+      site.nowMs += 20 * DAY;
+      site.job({ job_id: 'J-1', priority: 4 + i, status: 'in_progress', assigned_resource: 'M-1' });
+      site.job({ job_id: `J-${100 + i}` });
+      site.commit();
+      site.writers.work_queue.expire();
+    }
+    expect(wq.snapshots.tryGet(tagged)).toBeUndefined(); // the snapshot itself has expired
+    expect(wq.scanRows({ tag: `agent-${run.runId}` })).toEqual(atRun);
+
+    const report = evidenceReport(site.catalog, DB, p.id);
+    const t = report.tables.find((x) => x.table === 'work_queue')!;
+    expect(t.tagExists).toBe(true);
+    expect(t.matches).toBe(true);
+    expect(t.atTag[0]!.values).toMatchObject({ job_id: 'J-1', status: 'released', priority: 3 });
+    expect(t.tagRetainedUntilMs).toBe(T0 + agent.config.evidenceRetentionMs);
+    expect(report.trail.map((e) => e.event)).toEqual(['proposed']);
+    expect(inbox.get(p.id)!.status).toBe('open');
+  });
+
+  it('tags of runs without a new situation expire after baselineRetentionMs; evidence tags stay', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent } = site.agentAndInbox({ agent: { config: { baselineRetentionMs: 3600_000 } } });
+    const evidence = agent.run();
+    site.nowMs += 60_000;
+    const idle = agent.run();
+    site.nowMs += 2 * 3600_000;
+    site.job({ job_id: 'J-2', status: 'done' });
+    site.commit(); // the writer's commit expires tags past their retention
+    const names = site.catalog.getTable({ database: DB, table: 'work_queue' }).listTags().map((t) => t.name);
+    expect(names).toContain(`agent-${evidence.runId}`);
+    expect(names).not.toContain(`agent-${idle.runId}`);
+  });
+});

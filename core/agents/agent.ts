@@ -1,0 +1,285 @@
+// The work-queue agent. One run:
+//   1. reads the latest snapshot of each state table (work_queue, resources, stock) — one
+//      snapshot per table for the whole run, pinned in this process while the run lasts;
+//   2. runs every rule on read-only handles of those snapshots (a failing rule is reported and
+//      its proposals are left alone this run);
+//   3. turns drafts into proposals: situation key, evidence per table the rule read (snapshot id,
+//      the tag `agent-<run id>`, the rows it cites in JSON form), rule id and version;
+//   4. re-checks the open and deferred proposals of the rules that ran; those that no longer hold
+//      are withdrawn with the rule's reason;
+//   5. tags each table's snapshot `agent-<run id>`: kept `evidenceRetentionMs` (a year) when the
+//      run brings a situation that has no open proposal yet, else `baselineRetentionMs` (a day:
+//      only the next run's change-reading rules need it). Tags are made before the proposals
+//      that cite them are submitted;
+//   6. submits proposals and withdrawals to the inbox (which deduplicates by situation key).
+// `recheck(p)` and `effectSeen(p)` read the latest snapshots the same way, for the inbox's
+// compare-and-set and the write-back's "applied".
+//
+// Concurrency: single-threaded; `run` is synchronous, so runs never overlap. The agent writes
+// nothing but tags (the only thing it needs a Table, not a ReadOnlyTable, for) and proposals.
+// Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
+
+import type { Catalog, Table } from '../lsm/index.ts';
+import { situationKey, type EvidenceTable, type Json, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
+import { agentConfig, type AgentConfig } from './config.ts';
+import { AgentError } from './errors.ts';
+import { readOnlyTable, type ReadOnlyTable } from './read-only-table.ts';
+import { STATE_TABLES, type Rule, type RuleContext, type StateTable } from './rule.ts';
+import { DEFAULT_RULES } from './rules/index.ts';
+
+export const AGENT_TAG_PREFIX = 'agent-';
+
+/** What the agent needs of the inbox. */
+export interface AgentInbox {
+  openProposals(): Proposal[];
+  submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string }[] }): SubmitResult;
+}
+
+export interface AgentOptions {
+  catalog: Catalog;
+  /** `site_<id>` */
+  database: string;
+  inbox: AgentInbox;
+  rules?: readonly Rule[];
+  config?: Partial<AgentConfig>;
+  clock?: () => number;
+  onWarning?: (message: string) => void;
+}
+
+export interface RunResult {
+  runId: string;
+  atMs: number;
+  snapshots: Record<StateTable, number | null>;
+  /** The tag made on each table (null: the table has no snapshot yet). */
+  tags: Record<StateTable, string | null>;
+  tagRetentionMs: number;
+  drafts: number;
+  created: Proposal[];
+  duplicates: string[];
+  suppressed: string[];
+  withdrawn: Proposal[];
+  ruleErrors: { ruleId: string; message: string }[];
+}
+
+/** `yyyyMMdd-HHmmss-SSS` in UTC: sortable, and usable in a tag name. */
+export function runIdAt(ms: number): string {
+  const iso = new Date(ms).toISOString(); // 2026-11-30T08:00:00.000Z
+  return `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${iso.slice(20, 23)}`;
+}
+
+export class Agent {
+  readonly config: AgentConfig;
+  readonly rules: readonly Rule[];
+  private readonly o: AgentOptions;
+  private readonly clock: () => number;
+  private readonly warn: (m: string) => void;
+  private readonly tables = new Map<StateTable, Table>();
+  private previousTags: Partial<Record<StateTable, string>> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lastRunId = '';
+
+  constructor(o: AgentOptions) {
+    this.o = o;
+    this.config = agentConfig(o.config);
+    this.rules = o.rules ?? DEFAULT_RULES;
+    const ids = new Set<string>();
+    for (const r of this.rules) {
+      if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(r.id)) throw new AgentError('InvalidArgument', `rule id: expected lower-case letters, digits and '-', got ${JSON.stringify(r.id)}`);
+      if (ids.has(r.id)) throw new AgentError('InvalidArgument', `rule id ${r.id} is used twice`);
+      ids.add(r.id);
+    }
+    this.clock = o.clock ?? Date.now;
+    this.warn = o.onWarning ?? ((m) => console.warn(`agent: ${m}`));
+  }
+
+  private table(name: StateTable): Table {
+    let t = this.tables.get(name);
+    if (!t) {
+      t = this.o.catalog.getTable({ database: this.o.database, table: name });
+      this.tables.set(name, t);
+    }
+    return t;
+  }
+
+  /** Read-only handles on the latest snapshot of every state table. */
+  private handles(): Record<StateTable, ReadOnlyTable> {
+    const h = {} as Record<StateTable, ReadOnlyTable>;
+    for (const name of STATE_TABLES) h[name] = readOnlyTable(this.table(name), name);
+    return h;
+  }
+
+  /** The previous run's tags: remembered, or after a restart the newest `agent-*` tag per table. */
+  private baseline(): Partial<Record<StateTable, string>> | null {
+    if (this.previousTags === undefined) {
+      this.previousTags = {};
+      for (const name of STATE_TABLES) {
+        const newest = this.table(name)
+          .listTags()
+          .map((t) => t.name)
+          .filter((n) => n.startsWith(AGENT_TAG_PREFIX))
+          .sort()
+          .at(-1);
+        if (newest) this.previousTags[name] = newest;
+      }
+    }
+    const out: Partial<Record<StateTable, string>> = {};
+    for (const [name, tag] of Object.entries(this.previousTags) as [StateTable, string][]) {
+      if (this.table(name).tags.exists(tag)) out[name] = tag;
+    }
+    return Object.keys(out).length === 0 ? null : out;
+  }
+
+  private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number): RuleContext {
+    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config });
+  }
+
+  /** A context that records which tables a rule reads. */
+  private recording(ctx: RuleContext): { ctx: RuleContext; read: Set<StateTable> } {
+    const read = new Set<StateTable>();
+    const tables = {} as Record<StateTable, ReadOnlyTable>;
+    for (const name of STATE_TABLES) {
+      Object.defineProperty(tables, name, {
+        enumerable: true,
+        get: () => {
+          read.add(name);
+          return ctx.tables[name];
+        },
+      });
+    }
+    return { ctx: Object.freeze({ ...ctx, tables: Object.freeze(tables) }), read };
+  }
+
+  private nextRunId(nowMs: number): string {
+    const base = runIdAt(nowMs);
+    let id = base;
+    for (let n = 2; id <= this.lastRunId || this.table('work_queue').tags.exists(`${AGENT_TAG_PREFIX}${id}`); n++) id = `${base}-${n}`;
+    this.lastRunId = id;
+    return id;
+  }
+
+  /** One run now (see the file header). */
+  run(): RunResult {
+    const nowMs = this.clock();
+    const runId = this.nextRunId(nowMs);
+    const tag = `${AGENT_TAG_PREFIX}${runId}`;
+    const tables = this.handles();
+    const pinned: [Table, number][] = [];
+    for (const name of STATE_TABLES) {
+      const id = tables[name].snapshotId;
+      if (id !== null) {
+        this.table(name).pin(id);
+        pinned.push([this.table(name), id]);
+      }
+    }
+    try {
+      const ctx = this.context(runId, tables, this.baseline(), nowMs);
+      const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId])) as Record<StateTable, number | null>;
+      const tags = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId === null ? null : tag])) as Record<StateTable, string | null>;
+      const inputs: ProposalInput[] = [];
+      const ruleErrors: RunResult['ruleErrors'] = [];
+      const ran = new Set<string>();
+      let drafts = 0;
+      for (const rule of this.rules) {
+        const rec = this.recording(ctx);
+        try {
+          for (const d of rule.evaluate(rec.ctx)) {
+            drafts++;
+            inputs.push(this.toInput(rule, d, rec.read, tables, tags, runId));
+          }
+          ran.add(rule.id);
+        } catch (e) {
+          ruleErrors.push({ ruleId: rule.id, message: (e as Error).message });
+          this.warn(`rule ${rule.id}@${rule.version} failed in run ${runId}: ${(e as Error).message}`);
+        }
+      }
+      const withdrawals: { id: string; reason: string }[] = [];
+      const open = this.o.inbox.openProposals();
+      for (const p of open) {
+        const rule = this.rules.find((r) => r.id === p.ruleId);
+        if (!rule || !ran.has(rule.id)) continue;
+        try {
+          const r = rule.recheck(ctx, p);
+          if (!r.holds) withdrawals.push({ id: p.id, reason: `${r.reason} (run ${runId})` });
+        } catch (e) {
+          this.warn(`recheck of ${p.id} by ${rule.id} failed: ${(e as Error).message}`);
+        }
+      }
+      const withdrawnIds = new Set(withdrawals.map((w) => w.id));
+      const openKeys = new Set(open.filter((p) => !withdrawnIds.has(p.id)).map((p) => p.situationKey));
+      const fresh = inputs.some((i) => !openKeys.has(i.situationKey));
+      const tagRetentionMs = fresh ? this.config.evidenceRetentionMs : this.config.baselineRetentionMs;
+      for (const name of STATE_TABLES) {
+        const id = tables[name].snapshotId;
+        if (id !== null) this.table(name).createTag(tag, id, tagRetentionMs);
+      }
+      this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
+      const submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals });
+      return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, ruleErrors };
+    } finally {
+      for (const [t, id] of pinned) t.unpin(id);
+    }
+  }
+
+  private toInput(rule: Rule, d: ReturnType<Rule['evaluate']>[number], read: Set<StateTable>, tables: Record<StateTable, ReadOnlyTable>, tags: Record<StateTable, string | null>, runId: string): ProposalInput {
+    const keyParams: Record<string, Json> = {};
+    for (const k of d.keyParams) {
+      if (!(k in d.params)) throw new AgentError('InvalidArgument', `rule ${rule.id}: key parameter '${k}' is not among the parameters`);
+      keyParams[k] = d.params[k]!;
+    }
+    const cited = new Set<StateTable>([...read, ...d.evidence.map((e) => e.table)]);
+    const evidence: EvidenceTable[] = STATE_TABLES.filter((n) => cited.has(n)).map((n) => ({
+      table: n,
+      snapshotId: tables[n].snapshotId,
+      tag: tags[n],
+      rows: d.evidence.filter((e) => e.table === n).flatMap((e) => e.rows.map((r) => ({ key: tables[n].keyOf(r), values: { ...r } }))),
+    }));
+    return {
+      situationKey: situationKey(rule.id, d.action, keyParams),
+      ruleId: rule.id,
+      ruleVersion: rule.version,
+      action: d.action,
+      module: d.module,
+      params: d.params,
+      risk: d.risk,
+      riskReason: d.riskReason,
+      explanation: d.explanation,
+      evidence,
+      runId,
+    };
+  }
+
+  /** Does the proposal's precondition still hold in the latest snapshots? (the inbox's compare-and-set) */
+  recheck(p: Proposal): RecheckOutcome {
+    const tables = this.handles();
+    const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId]));
+    const rule = this.rules.find((r) => r.id === p.ruleId);
+    if (!rule) return { holds: false, reason: `rule ${p.ruleId} is not installed any more`, snapshots };
+    const r = rule.recheck(this.context('recheck', tables, null, this.clock()), p);
+    return r.holds ? { holds: true, snapshots } : { holds: false, reason: r.reason, snapshots };
+  }
+
+  /** Does the latest state show the approved action's effect? (the write-back's "applied") */
+  effectSeen(p: Proposal): boolean {
+    const rule = this.rules.find((r) => r.id === p.ruleId);
+    return rule ? rule.effectSeen(this.context('effect', this.handles(), null, this.clock()), p) : false;
+  }
+
+  /** Runs every `intervalMs` (and once now). Errors are reported, never thrown. */
+  start(): void {
+    if (this.timer) return;
+    const tick = () => {
+      try {
+        this.run();
+      } catch (e) {
+        this.warn(`run failed: ${(e as Error).message}`);
+      }
+    };
+    tick();
+    this.timer = setInterval(tick, this.config.intervalMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

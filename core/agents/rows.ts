@@ -1,0 +1,72 @@
+// Typed views of the seed tables' rows (core/ingest/seed-tables.ts) for the rules, and the few
+// calculations several rules share. Rows are in JSON form (read-only-table.ts).
+
+import type { ReadOnlyTable, Row } from './read-only-table.ts';
+
+export interface Job {
+  job_id: string;
+  status: string | null;
+  blocked_reason: string | null;
+  capability: string | null;
+  material_item: string | null;
+  material_qty: number | null;
+  priority: number;
+  due_at_ms: number | null;
+  assigned_resource: string | null;
+}
+
+export interface Resource {
+  resource_id: string;
+  kind: string | null;
+  capability: string | null;
+  state: string | null;
+  since_ms: number | null;
+}
+
+const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const n = (v: unknown): number | null => (typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : null);
+
+/** TIMESTAMP JSON text is a UTC wall clock without a zone. */
+export function timestampMs(v: unknown): number | null {
+  if (typeof v !== 'string' || v.length === 0) return null;
+  const t = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v}Z`);
+  return Number.isFinite(t) ? t : null;
+}
+
+export const isoMs = (ms: number): string => new Date(ms).toISOString();
+
+export function job(r: Row): Job {
+  return {
+    job_id: String(r.job_id),
+    status: s(r.status),
+    blocked_reason: s(r.blocked_reason),
+    capability: s(r.capability),
+    material_item: s(r.material_item),
+    material_qty: n(r.material_qty),
+    priority: n(r.priority) ?? 0,
+    due_at_ms: timestampMs(r.due_at),
+    assigned_resource: s(r.assigned_resource),
+  };
+}
+
+export function resource(r: Row): Resource {
+  return { resource_id: String(r.resource_id), kind: s(r.kind), capability: s(r.capability), state: s(r.state), since_ms: timestampMs(r.since) };
+}
+
+/** Jobs in queue order: higher priority first, then earlier due, then id. */
+export function byQueueOrder(a: Job, b: Job): number {
+  return b.priority - a.priority || (a.due_at_ms ?? Infinity) - (b.due_at_ms ?? Infinity) || (a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0);
+}
+
+/** A released job nobody runs yet. */
+export const waitingToStart = (j: Job): boolean => j.status === 'released' && j.assigned_resource === null;
+
+/** on_hand − reserved (nulls as 0). */
+export const available = (r: Row): number => (n(r.on_hand) ?? 0) - (n(r.reserved) ?? 0);
+/** available + inbound: what the item will have once open purchase orders arrive. */
+export const position = (r: Row): number => available(r) + (n(r.inbound) ?? 0);
+
+/** Stock rows of an item across locations. */
+export function stockOf(stock: ReadOnlyTable, item: string): Row[] {
+  return stock.scan().filter((r) => r.item === item) as Row[];
+}

@@ -1,0 +1,56 @@
+// A rule: one policy of the work-queue agent, in its own file under rules/. A rule sees one
+// consistent snapshot of each table through read-only handles (RuleContext) and returns drafts
+// of proposals; it never writes anything.
+//
+//   evaluate(ctx)        the situations it finds now, as ProposalDrafts;
+//   recheck(ctx, p)      does an earlier proposal's precondition still hold in ctx? Used to
+//                        withdraw resolved proposals after each run, and as the compare-and-set
+//                        check when a person approves (against the latest snapshots);
+//   effectSeen(ctx, p)   does the state show that the approved action was carried out?
+//
+// Invariants for rule authors: pure functions of ctx (no clock but ctx.nowMs, no I/O); a
+// situation's key parameters (`keyParams`) identify it across runs; evidence names the rows
+// that justify the draft (the whole snapshot stays readable through the run's tag).
+
+import type { Json, Proposal, RiskLevel } from '../inbox/index.ts';
+import type { AgentConfig } from './config.ts';
+import type { ReadOnlyTable, Row } from './read-only-table.ts';
+
+export const STATE_TABLES = ['work_queue', 'resources', 'stock'] as const;
+export type StateTable = (typeof STATE_TABLES)[number];
+
+export interface RuleContext {
+  readonly nowMs: number;
+  readonly runId: string;
+  readonly tables: Readonly<Record<StateTable, ReadOnlyTable>>;
+  /** The previous run's tag on each table (changes since then), or null on the first run. */
+  readonly previousTags: Readonly<Partial<Record<StateTable, string>>> | null;
+  readonly config: AgentConfig;
+}
+
+export interface ProposalDraft {
+  readonly action: string;
+  /** The module that carries it out, or null for a notice. */
+  readonly module: string | null;
+  readonly params: Readonly<Record<string, Json>>;
+  /** Names of the params that identify the situation (with rule id and action: its key). */
+  readonly keyParams: readonly string[];
+  readonly risk: RiskLevel;
+  readonly riskReason: string;
+  readonly explanation: string;
+  readonly evidence: readonly { readonly table: StateTable; readonly rows: readonly Row[] }[];
+}
+
+export type Recheck = { readonly holds: true } | { readonly holds: false; readonly reason: string };
+
+export interface Rule {
+  readonly id: string;
+  readonly version: string;
+  readonly description: string;
+  evaluate(ctx: RuleContext): ProposalDraft[];
+  recheck(ctx: RuleContext, p: Proposal): Recheck;
+  effectSeen(ctx: RuleContext, p: Proposal): boolean;
+}
+
+export const HOLDS: Recheck = Object.freeze({ holds: true });
+export const gone = (reason: string): Recheck => ({ holds: false, reason });

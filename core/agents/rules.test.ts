@@ -1,0 +1,149 @@
+// Each rule on a real warehouse: what it proposes, what it leaves alone, recheck and effect.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TestSite, T0 } from './test-support.ts';
+
+let site: TestSite;
+beforeEach(() => (site = new TestSite()));
+afterEach(() => site.close());
+
+const H = 3600_000;
+
+describe('assign-job', () => {
+  it('assigns released unassigned jobs in queue order to free resources with the capability, each resource once', () => {
+    site.job({ job_id: 'J-1', capability: 'pick', priority: 1 });
+    site.job({ job_id: 'J-2', capability: 'pick', priority: 5 });
+    site.job({ job_id: 'J-3', capability: 'pack', priority: 9 });
+    site.job({ job_id: 'J-4', capability: 'pick', status: 'in_progress', assigned_resource: 'M-9' });
+    site.resource('M-1', 'pick', 'free');
+    site.resource('M-2', 'pack', 'busy');
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const r = agent.run();
+    const assign = r.created.filter((p) => p.ruleId === 'assign-job');
+    expect(assign.map((p) => p.params)).toEqual([{ job_id: 'J-2', resource_id: 'M-1' }]);
+    const p = assign[0]!;
+    expect(p.action).toBe('assign_job');
+    expect(p.module).toBe('operations');
+    expect(p.risk).toBe('low');
+    expect(p.situationKey).toBe('assign-job|assign_job|job_id="J-2"');
+    expect(p.explanation).toMatch(/J-2.*M-1/);
+    const wq = p.evidence.find((e) => e.table === 'work_queue')!;
+    expect(wq.tag).toBe(`agent-${r.runId}`);
+    expect(wq.snapshotId).toBe(r.snapshots.work_queue);
+    expect(wq.rows).toEqual([{ key: { job_id: 'J-2' }, values: expect.objectContaining({ job_id: 'J-2', status: 'released', priority: 5 }) }]);
+    expect(p.evidence.find((e) => e.table === 'resources')!.rows[0]!.key).toEqual({ resource_id: 'M-1' });
+  });
+
+  it('recheck fails when the resource became busy; effect seen when the job shows the resource', () => {
+    site.job({ job_id: 'J-1' });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const p = agent.run().created[0]!;
+    expect(agent.recheck(p)).toMatchObject({ holds: true });
+    site.resource('M-1', 'pick', 'busy');
+    site.job({ job_id: 'J-1', status: 'in_progress', assigned_resource: 'M-1' });
+    site.commit();
+    expect(agent.recheck(p)).toMatchObject({ holds: false, reason: expect.stringMatching(/J-1 is now in_progress on M-1/) });
+    expect(agent.effectSeen(p)).toBe(true);
+    expect(inbox.get(p.id)!.status).toBe('open');
+  });
+});
+
+describe('release-blocked-job', () => {
+  it('releases a job blocked on material once on_hand − reserved covers it (summed over locations)', () => {
+    site.job({ job_id: 'J-1', status: 'blocked', blocked_reason: 'material short: BOLT', material_item: 'BOLT', material_qty: 10 });
+    site.job({ job_id: 'J-2', status: 'blocked', blocked_reason: 'material short: NUT', material_item: 'NUT', material_qty: 10 });
+    site.job({ job_id: 'J-3', status: 'blocked', blocked_reason: 'machine fault', material_item: 'BOLT', material_qty: 1 });
+    site.stock('BOLT', 'A', { on_hand: 8, reserved: 2 });
+    site.stock('BOLT', 'B', { on_hand: 30, reserved: 0 });
+    site.stock('NUT', 'A', { on_hand: 12, reserved: 5 });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const rel = agent.run().created.filter((p) => p.ruleId === 'release-blocked-job');
+    expect(rel.map((p) => p.params.job_id)).toEqual(['J-1']);
+    expect(rel[0]!.risk).toBe('low'); // 36 − 10 = 26 stay, above the reorder point 5
+    expect(rel[0]!.evidence.find((e) => e.table === 'stock')!.rows).toHaveLength(2);
+  });
+
+  it('is medium risk when the release takes the item below its reorder point, and rechecks stock', () => {
+    site.job({ job_id: 'J-1', status: 'blocked', material_item: 'BOLT', material_qty: 10 });
+    site.stock('BOLT', 'A', { on_hand: 12, reserved: 0 });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const p = agent.run().created.find((x) => x.ruleId === 'release-blocked-job')!;
+    expect(p.risk).toBe('medium');
+    expect(p.riskReason).toMatch(/leaving 2, below the reorder point 5/);
+    site.stock('BOLT', 'A', { reserved: 5 });
+    site.commit();
+    expect(agent.recheck(p)).toMatchObject({ holds: false, reason: 'only 7 BOLT available now; the job needs 10' });
+  });
+});
+
+describe('escalate-late-job', () => {
+  it('escalates a job whose estimate (now + duration of its capability) passes its due time', () => {
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H }); // weld takes 3 h → late
+    site.job({ job_id: 'J-2', capability: 'pick', due_at_ms: T0 + 2 * H }); // default 1 h → fine
+    site.job({ job_id: 'J-3', capability: 'pick', due_at_ms: T0 + 30 * 60_000, priority: 9 }); // already top priority
+    site.job({ job_id: 'J-4', capability: 'pick', due_at_ms: T0 + 30 * 60_000, status: 'in_progress', assigned_resource: 'M-1' });
+    site.commit();
+    const { agent } = site.agentAndInbox({ agent: { config: { jobDurationMsByCapability: { weld: 3 * H } } } });
+    const esc = agent.run().created.filter((p) => p.ruleId === 'escalate-late-job');
+    expect(esc.map((p) => p.params.job_id)).toEqual(['J-1']);
+    expect(esc[0]!.params).toMatchObject({ priority_from: 1, due_at: new Date(T0 + 2 * H).toISOString(), reason: 'will finish about 60 min after its due time' });
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 2 });
+    site.commit();
+    expect(agent.effectSeen(esc[0]!)).toBe(true);
+    expect(agent.recheck(esc[0]!)).toMatchObject({ holds: false, reason: 'job J-1 already has priority 2' });
+  });
+});
+
+describe('idle-resource', () => {
+  it('flags a resource free longer than idleMsMin while work with its capability waits (a notice)', () => {
+    site.resource('T-1', 'pack', 'free', T0 - 40 * 60_000, 'team');
+    site.resource('T-2', 'pack', 'free', T0 - 5 * 60_000, 'team'); // not idle long enough
+    site.resource('M-1', 'weld', 'free', T0 - 40 * 60_000); // nothing waits for weld
+    site.job({ job_id: 'J-1', capability: 'pack', status: 'blocked', material_item: 'BOX', material_qty: 5 });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const idle = agent.run().created.filter((p) => p.ruleId === 'idle-resource');
+    expect(idle.map((p) => p.params.resource_id)).toEqual(['T-1']);
+    expect(idle[0]!.module).toBeNull();
+    expect(idle[0]!.params.waiting_jobs).toEqual(['J-1']);
+    expect(idle[0]!.explanation).toMatch(/free for 40 min/);
+  });
+});
+
+describe('stock-reorder (changelog-triggered)', () => {
+  it('proposes replenishment for rows that fall below the reorder point between two runs, from the previous tag', () => {
+    site.stock('BOLT', 'A', { on_hand: 20, reserved: 0 });
+    site.stock('NUT', 'A', { on_hand: 3, reserved: 0 }); // below on the first run (no baseline: every row is new)
+    site.stock('WASHER', 'A', { on_hand: 50 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { config: { reorderByItem: { BOLT: { reorderPoint: 10, orderUpTo: 40 } } } } });
+    const first = agent.run();
+    expect(first.created.filter((p) => p.ruleId === 'stock-reorder').map((p) => p.params)).toEqual([{ item: 'NUT', location: 'A', qty: 17, position_before: 3 }]);
+
+    site.nowMs += 60_000;
+    site.stock('BOLT', 'A', { reserved: 14 }); // 20 − 14 = 6 < 10: crosses
+    site.stock('WASHER', 'A', { on_hand: 49 }); // changes, stays above
+    site.commit();
+    const second = agent.run();
+    const re = second.created.filter((p) => p.ruleId === 'stock-reorder');
+    expect(re.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 34, position_before: 6 }]);
+    expect(re[0]!.explanation).toMatch(/position 6 \(was 20\), below the reorder point 10/);
+    // NUT did not change: not proposed again, and its open proposal still holds (not withdrawn).
+    expect(second.withdrawn).toEqual([]);
+    expect(inbox.openProposals().filter((p) => p.ruleId === 'stock-reorder')).toHaveLength(2);
+
+    // Inbound arrives for NUT: the situation resolves and the open proposal is withdrawn; effect seen.
+    site.nowMs += 60_000;
+    site.stock('NUT', 'A', { inbound: 17 });
+    site.commit();
+    const nut = inbox.openProposals().find((p) => p.params.item === 'NUT')!;
+    expect(agent.effectSeen(nut)).toBe(true);
+    const third = agent.run();
+    expect(third.withdrawn.map((p) => p.id)).toEqual([nut.id]);
+    expect(third.withdrawn[0]!.withdrawnReason).toMatch(/NUT at A is at 20 now, not below the reorder point 5/);
+  });
+});

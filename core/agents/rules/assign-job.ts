@@ -1,0 +1,57 @@
+// Rule: assign a released, unassigned job to a free resource with the capability it needs.
+// Jobs in queue order (priority, then due time); each free resource is offered once per run,
+// to the first job that can use it. Command: operations `assign_job {job_id, resource_id}`.
+
+import { byQueueOrder, job, resource, waitingToStart } from '../rows.ts';
+import { gone, HOLDS, type Rule } from '../rule.ts';
+
+export const assignJob: Rule = {
+  id: 'assign-job',
+  version: '1',
+  description: 'Assign a released, unassigned job to a free resource with the needed capability.',
+
+  evaluate(ctx) {
+    const jobs = ctx.tables.work_queue.scan().map((r) => ({ r, j: job(r) })).filter((x) => waitingToStart(x.j));
+    jobs.sort((a, b) => byQueueOrder(a.j, b.j));
+    const free = ctx.tables.resources.scan().map((r) => ({ r, x: resource(r) })).filter((f) => f.x.state === 'free');
+    const used = new Set<string>();
+    const drafts = [];
+    for (const { r, j } of jobs) {
+      const match = free.find((f) => !used.has(f.x.resource_id) && f.x.capability !== null && f.x.capability === j.capability);
+      if (!match) continue;
+      used.add(match.x.resource_id);
+      drafts.push({
+        action: 'assign_job',
+        module: 'operations',
+        params: { job_id: j.job_id, resource_id: match.x.resource_id },
+        keyParams: ['job_id'],
+        risk: 'low' as const,
+        riskReason: 'reversible, and the module refuses it if the job or the resource changed meanwhile',
+        explanation: `Job ${j.job_id} (priority ${j.priority}) is released and waiting; ${match.x.resource_id} is free and can ${j.capability}. Start it there.`,
+        evidence: [
+          { table: 'work_queue' as const, rows: [r] },
+          { table: 'resources' as const, rows: [match.r] },
+        ],
+      });
+    }
+    return drafts;
+  },
+
+  recheck(ctx, p) {
+    const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
+    if (!jr) return gone(`job ${p.params.job_id} is no longer in the queue`);
+    const j = job(jr);
+    if (!(j.status === 'released' && j.assigned_resource === null)) return gone(`job ${j.job_id} is now ${j.status}${j.assigned_resource ? ` on ${j.assigned_resource}` : ''}`);
+    const rr = ctx.tables.resources.get({ resource_id: p.params.resource_id! });
+    if (!rr) return gone(`resource ${p.params.resource_id} no longer exists`);
+    const x = resource(rr);
+    if (x.state !== 'free') return gone(`resource ${x.resource_id} is now ${x.state}`);
+    if (x.capability !== j.capability) return gone(`resource ${x.resource_id} can no longer ${j.capability}`);
+    return HOLDS;
+  },
+
+  effectSeen(ctx, p) {
+    const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
+    return jr !== undefined && job(jr).assigned_resource === p.params.resource_id;
+  },
+};

@@ -1,0 +1,57 @@
+// Rule: escalate a job that will miss its due time. Estimate for a job not started yet (released
+// or blocked): now + the run time of its capability (config) > due_at. The due time is part of the
+// situation, so a job whose due time moves is a new situation. Jobs at the top priority (9) are
+// left alone. Command: operations `escalate_job {job_id, reason}` (priority + 1).
+
+import { jobDurationMs } from '../config.ts';
+import { isoMs, job } from '../rows.ts';
+import { gone, HOLDS, type Rule } from '../rule.ts';
+
+const PRIORITY_MAX = 9;
+
+export const escalateLateJob: Rule = {
+  id: 'escalate-late-job',
+  version: '1',
+  description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at).',
+
+  evaluate(ctx) {
+    const drafts = [];
+    for (const r of ctx.tables.work_queue.scan()) {
+      const j = job(r);
+      if ((j.status !== 'released' && j.status !== 'blocked') || j.due_at_ms === null || j.priority >= PRIORITY_MAX) continue;
+      const duration = jobDurationMs(ctx.config, j.capability);
+      const finish = ctx.nowMs + duration;
+      if (finish <= j.due_at_ms) continue;
+      const lateMin = Math.round((finish - j.due_at_ms) / 60_000);
+      drafts.push({
+        action: 'escalate_job',
+        module: 'operations',
+        params: { job_id: j.job_id, due_at: isoMs(j.due_at_ms), priority_from: j.priority, reason: `will finish about ${lateMin} min after its due time` },
+        keyParams: ['job_id', 'due_at'],
+        risk: 'low' as const,
+        riskReason: 'raises one job\'s priority by one; other jobs of the same capability may wait a little longer',
+        explanation:
+          `Job ${j.job_id} is ${j.status}${j.status === 'blocked' ? ` (${j.blocked_reason ?? 'no reason'})` : ''} and due ${isoMs(j.due_at_ms)}. ` +
+          `Started now it takes about ${Math.round(duration / 60_000)} min (${j.capability ?? 'unknown capability'}), so it ends about ${lateMin} min late. Raise its priority from ${j.priority}.`,
+        evidence: [{ table: 'work_queue' as const, rows: [r] }],
+      });
+    }
+    return drafts;
+  },
+
+  recheck(ctx, p) {
+    const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
+    if (!jr) return gone(`job ${p.params.job_id} is no longer in the queue`);
+    const j = job(jr);
+    if (j.status !== 'released' && j.status !== 'blocked') return gone(`job ${j.job_id} is now ${j.status}`);
+    if (j.due_at_ms === null || isoMs(j.due_at_ms) !== p.params.due_at) return gone(`job ${j.job_id}'s due time changed to ${j.due_at_ms === null ? 'none' : isoMs(j.due_at_ms)}`);
+    if (j.priority > Number(p.params.priority_from)) return gone(`job ${j.job_id} already has priority ${j.priority}`);
+    if (ctx.nowMs + jobDurationMs(ctx.config, j.capability) <= j.due_at_ms) return gone(`job ${j.job_id} can now make its due time`);
+    return HOLDS;
+  },
+
+  effectSeen(ctx, p) {
+    const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
+    return jr !== undefined && job(jr).priority > Number(p.params.priority_from);
+  },
+};

@@ -1,0 +1,62 @@
+// Rule: flag a resource that has been free for at least `idleMsMin` while work it could do waits
+// (released and unassigned, or blocked, with its capability). A notice for the shift lead: no
+// module carries it out, so approving it only records that someone looked. The idle period
+// (`idle_since`) is part of the situation.
+
+import { isoMs, job, resource } from '../rows.ts';
+import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
+import type { Row } from '../read-only-table.ts';
+
+const WAITING_LISTED_MAX = 10;
+
+function waitingFor(ctx: RuleContext, capability: string): Row[] {
+  return ctx.tables.work_queue.scan().filter((r) => {
+    const j = job(r);
+    return j.capability === capability && ((j.status === 'released' && j.assigned_resource === null) || j.status === 'blocked');
+  }) as Row[];
+}
+
+export const idleResource: Rule = {
+  id: 'idle-resource',
+  version: '1',
+  description: 'Flag a resource idle (free for a while) while work with its capability waits.',
+
+  evaluate(ctx) {
+    const drafts = [];
+    for (const r of ctx.tables.resources.scan()) {
+      const x = resource(r);
+      if (x.state !== 'free' || x.capability === null || x.since_ms === null || ctx.nowMs - x.since_ms < ctx.config.idleMsMin) continue;
+      const waiting = waitingFor(ctx, x.capability);
+      if (waiting.length === 0) continue;
+      const idleMin = Math.round((ctx.nowMs - x.since_ms) / 60_000);
+      const ids = waiting.slice(0, WAITING_LISTED_MAX).map((w) => String(w.job_id));
+      drafts.push({
+        action: 'flag_idle_resource',
+        module: null,
+        params: { resource_id: x.resource_id, capability: x.capability, idle_since: isoMs(x.since_ms), waiting_jobs: ids },
+        keyParams: ['resource_id', 'idle_since'],
+        risk: 'low' as const,
+        riskReason: 'a notice: nothing is sent to any module',
+        explanation: `${x.resource_id} (${x.kind ?? 'resource'}, ${x.capability}) has been free for ${idleMin} min while ${waiting.length} job(s) needing ${x.capability} wait: ${ids.join(', ')}${waiting.length > ids.length ? ', …' : ''}.`,
+        evidence: [
+          { table: 'resources' as const, rows: [r] },
+          { table: 'work_queue' as const, rows: waiting.slice(0, WAITING_LISTED_MAX) },
+        ],
+      });
+    }
+    return drafts;
+  },
+
+  recheck(ctx, p) {
+    const rr = ctx.tables.resources.get({ resource_id: p.params.resource_id! });
+    if (!rr) return gone(`resource ${p.params.resource_id} no longer exists`);
+    const x = resource(rr);
+    if (x.state !== 'free' || x.since_ms === null || isoMs(x.since_ms) !== p.params.idle_since) return gone(`resource ${x.resource_id} is now ${x.state} (since ${x.since_ms === null ? '?' : isoMs(x.since_ms)})`);
+    if (x.capability === null || waitingFor(ctx, x.capability).length === 0) return gone(`no work needing ${x.capability} waits any more`);
+    return HOLDS;
+  },
+
+  effectSeen() {
+    return false; // a notice has no effect to see
+  },
+};

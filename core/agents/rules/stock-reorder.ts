@@ -1,0 +1,61 @@
+// Rule (changelog-triggered): stock falling below its reorder point → propose a replenishment.
+// It reads only what changed in `stock` between the previous run's tag and this run's snapshot
+// (ReadOnlyTable.changesSince → Table.changes, mode diff), so a quiet table costs nothing. A row
+// triggers when its position (on_hand − reserved + inbound) is below the item's reorder point
+// and was not before (or is new). The first run (no previous tag) sees every row as new.
+// Command: procurement `replenish {item, location, qty}` for qty = orderUpTo − position.
+
+import { reorderPolicy } from '../config.ts';
+import { position } from '../rows.ts';
+import { gone, HOLDS, type Rule } from '../rule.ts';
+
+export const stockReorder: Rule = {
+  id: 'stock-reorder',
+  version: '1',
+  description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
+
+  evaluate(ctx) {
+    const stock = ctx.tables.stock;
+    const changes = stock.changesSince(ctx.previousTags?.stock ?? null);
+    const before = new Map<string, number>();
+    const keyText = (r: Record<string, unknown>) => `${String(r.item)}\u0000${String(r.location)}`;
+    for (const c of changes) if (c.kind === '-U') before.set(keyText(c.row), position(c.row));
+    const drafts = [];
+    for (const c of changes) {
+      if (c.kind !== '+I' && c.kind !== '+U') continue;
+      const item = String(c.row.item);
+      const { reorderPoint, orderUpTo } = reorderPolicy(ctx.config, item);
+      const now = position(c.row);
+      const was = before.get(keyText(c.row));
+      if (now >= reorderPoint || (was !== undefined && was < reorderPoint)) continue;
+      const qty = orderUpTo - now;
+      drafts.push({
+        action: 'replenish',
+        module: 'procurement',
+        params: { item, location: String(c.row.location), qty, position_before: now },
+        keyParams: ['item', 'location'],
+        risk: qty >= ctx.config.replenishQtyMediumMin ? ('medium' as const) : ('low' as const),
+        riskReason: qty >= ctx.config.replenishQtyMediumMin ? `a large order: ${qty} units (medium from ${ctx.config.replenishQtyMediumMin})` : `a routine order of ${qty} units`,
+        explanation:
+          `${item} at ${String(c.row.location)}: on hand ${c.row.on_hand ?? 0}, reserved ${c.row.reserved ?? 0}, inbound ${c.row.inbound ?? 0} → position ${now}` +
+          `${was === undefined ? '' : ` (was ${was})`}, below the reorder point ${reorderPoint}. Order ${qty} to bring it to ${orderUpTo}.`,
+        evidence: [{ table: 'stock' as const, rows: [c.row] }],
+      });
+    }
+    return drafts;
+  },
+
+  recheck(ctx, p) {
+    const r = ctx.tables.stock.get({ item: p.params.item!, location: p.params.location! });
+    if (!r) return gone(`${p.params.item} at ${p.params.location} is no longer stocked`);
+    const { reorderPoint } = reorderPolicy(ctx.config, String(p.params.item));
+    const now = position(r);
+    if (now >= reorderPoint) return gone(`${p.params.item} at ${p.params.location} is at ${now} now, not below the reorder point ${reorderPoint}`);
+    return HOLDS;
+  },
+
+  effectSeen(ctx, p) {
+    const r = ctx.tables.stock.get({ item: p.params.item!, location: p.params.location! });
+    return r !== undefined && position(r) >= Number(p.params.position_before) + Number(p.params.qty);
+  },
+};

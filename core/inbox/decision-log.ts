@@ -1,0 +1,77 @@
+// The decision log: every proposal, withdrawal, decision, refusal and command outcome, one row
+// each, with an id that grows by one. The next id is stored in the table's snapshot properties
+// (`tilstand.decision_log.next_id`), committed atomically with the rows it follows.
+//
+// Concurrency: owns the table's writer (one DecisionLog per data directory). `append` buffers;
+// `commit` makes the entries durable. Readers (CLI, HQ) read the table directly.
+
+import type { Table, TableWriter } from '../lsm/index.ts';
+import { rowRecord } from './inbox-tables.ts';
+import type { Json } from './proposal.ts';
+
+export const NEXT_ID_PROPERTY = 'tilstand.decision_log.next_id';
+
+export interface DecisionLogEntry {
+  readonly id: number;
+  readonly atMs: number;
+  readonly proposalId: string | null;
+  readonly event: string;
+  readonly actor: string;
+  readonly detail: Json;
+}
+
+export class DecisionLog {
+  private readonly writer: TableWriter;
+  private nextId: number;
+
+  constructor(private readonly table: Table) {
+    this.writer = table.newWriter({ commitUser: 'tilstand-inbox' });
+    const stored = table.committedProperties()[NEXT_ID_PROPERTY];
+    this.nextId = stored === undefined ? this.scanNextId() : Number(stored);
+    if (!Number.isSafeInteger(this.nextId) || this.nextId < 1) throw new Error(`assertion failed: decision_log next id ${stored}`);
+  }
+
+  /** For a table written before the property existed: one more than the largest id. */
+  private scanNextId(): number {
+    let max = 0;
+    for (const [id] of this.table.scanRows({}, { projection: ['entry_id'] })) max = Math.max(max, Number(id));
+    return max + 1;
+  }
+
+  append(e: Omit<DecisionLogEntry, 'id'>): number {
+    const id = this.nextId++;
+    this.writer.writeRecord({ entry_id: BigInt(id), at_ms: BigInt(e.atMs), proposal_id: e.proposalId, event: e.event, actor: e.actor, detail: JSON.stringify(e.detail) });
+    return id;
+  }
+
+  commit(): void {
+    this.writer.commit({ [NEXT_ID_PROPERTY]: String(this.nextId) });
+  }
+
+  /** Entries of one proposal (or all, when undefined), oldest first. */
+  entries(proposalId?: string): DecisionLogEntry[] {
+    return readDecisionLog(this.table, proposalId);
+  }
+
+  close(): void {
+    this.writer.close();
+  }
+}
+
+/** Reads the log from any process (no writer needed). */
+export function readDecisionLog(table: Table, proposalId?: string): DecisionLogEntry[] {
+  const out: DecisionLogEntry[] = [];
+  const fields = table.schema.fields;
+  for (const row of table.scanRows({}, proposalId === undefined ? {} : { where: [{ column: 'proposal_id', op: '=', value: proposalId }] })) {
+    const r = rowRecord(fields, row);
+    out.push({
+      id: Number(r.entry_id),
+      atMs: Number(r.at_ms),
+      proposalId: (r.proposal_id as string | null) ?? null,
+      event: String(r.event),
+      actor: String(r.actor),
+      detail: typeof r.detail === 'string' ? (JSON.parse(r.detail) as Json) : null,
+    });
+  }
+  return out.sort((a, b) => a.id - b.id);
+}

@@ -1,0 +1,205 @@
+// The inbox's two tables in `site_<id>.db`, as table-store schema specs, and the conversion
+// between a proposal and its `approval_inbox` row.
+//
+// approval_inbox: primary key `proposal_id`, merge engine partial-update with three sequence
+// groups, one per writer side, so no side ever clobbers another's columns:
+//   agent     (`agent_seq`)     what the agent proposed, and its withdrawal
+//   decision  (`decision_seq`)  who decided what, when, against which snapshots
+//   command   (`command_seq`)   the write-back's progress
+// Each side rewrites all of its group's columns (a group write replaces the whole group, nulls
+// included) with the group's sequence + 1. JSON-valued columns (params, evidence, snapshots) are
+// STRING holding JSON text, readable by any Paimon engine with its JSON functions.
+//
+// decision_log: one row per event (proposed, withdrawn, decided, refused, command progress).
+// For now a primary-key table keyed by a monotonically increasing `entry_id` (the next id is kept
+// in the table's snapshot properties); append tables (no primary key) are being added to core/lsm
+// by another engineer, and the log should become one when they land (DESIGN.md).
+
+import type { SchemaSpec } from '../lsm/index.ts';
+import type { CommandProgress, Decision, Json, Proposal, ProposalInput } from './proposal.ts';
+import { statusOf } from './proposal.ts';
+
+export const APPROVAL_INBOX_TABLE = 'approval_inbox';
+export const DECISION_LOG_TABLE = 'decision_log';
+
+const AGENT_COLUMNS = [
+  ['situation_key', 'STRING'],
+  ['rule_id', 'STRING'],
+  ['rule_version', 'STRING'],
+  ['action', 'STRING'],
+  ['module', 'STRING'],
+  ['params', 'STRING'],
+  ['risk', 'STRING'],
+  ['risk_reason', 'STRING'],
+  ['explanation', 'STRING'],
+  ['evidence', 'STRING'],
+  ['run_id', 'STRING'],
+  ['created_at_ms', 'BIGINT'],
+  ['agent_status', 'STRING'],
+  ['withdrawn_reason', 'STRING'],
+  ['agent_updated_at_ms', 'BIGINT'],
+] as const;
+const DECISION_COLUMNS = [
+  ['decision', 'STRING'],
+  ['decided_by', 'STRING'],
+  ['decided_role', 'STRING'],
+  ['decided_at_ms', 'BIGINT'],
+  ['decision_comment', 'STRING'],
+  ['decision_snapshots', 'STRING'],
+  ['decision_reason', 'STRING'],
+] as const;
+const COMMAND_COLUMNS = [
+  ['command_state', 'STRING'],
+  ['command_topic', 'STRING'],
+  ['command_sent_at_ms', 'BIGINT'],
+  ['command_updated_at_ms', 'BIGINT'],
+  ['command_detail', 'STRING'],
+] as const;
+
+export type InboxGroup = 'agent' | 'decision' | 'command';
+export const GROUP_SEQ: Record<InboxGroup, string> = { agent: 'agent_seq', decision: 'decision_seq', command: 'command_seq' };
+export const GROUP_COLUMNS: Record<InboxGroup, readonly string[]> = {
+  agent: AGENT_COLUMNS.map((c) => c[0]),
+  decision: DECISION_COLUMNS.map((c) => c[0]),
+  command: COMMAND_COLUMNS.map((c) => c[0]),
+};
+
+export const APPROVAL_INBOX_SPEC: SchemaSpec = {
+  comment: 'Proposals of the agents, the decisions of named users and the write-back progress.',
+  fields: [
+    { name: 'proposal_id', type: 'STRING NOT NULL' },
+    ...AGENT_COLUMNS.map(([name, type]) => ({ name, type })),
+    { name: 'agent_seq', type: 'BIGINT' },
+    ...DECISION_COLUMNS.map(([name, type]) => ({ name, type })),
+    { name: 'decision_seq', type: 'BIGINT' },
+    ...COMMAND_COLUMNS.map(([name, type]) => ({ name, type })),
+    { name: 'command_seq', type: 'BIGINT' },
+  ],
+  primaryKeys: ['proposal_id'],
+  options: {
+    bucket: '1',
+    'merge-engine': 'partial-update',
+    'fields.agent_seq.sequence-group': GROUP_COLUMNS.agent.join(','),
+    'fields.decision_seq.sequence-group': GROUP_COLUMNS.decision.join(','),
+    'fields.command_seq.sequence-group': GROUP_COLUMNS.command.join(','),
+  },
+};
+
+export const DECISION_LOG_SPEC: SchemaSpec = {
+  comment: 'Every proposal, decision and command outcome, in order (entry_id grows by one).',
+  fields: [
+    { name: 'entry_id', type: 'BIGINT NOT NULL' },
+    { name: 'at_ms', type: 'BIGINT' },
+    { name: 'proposal_id', type: 'STRING' },
+    { name: 'event', type: 'STRING', description: 'proposed | withdrawn | approved | rejected | deferred | stale | refused | command_<state>' },
+    { name: 'actor', type: 'STRING', description: 'agent run, user name or module' },
+    { name: 'detail', type: 'STRING', description: 'JSON' },
+  ],
+  primaryKeys: ['entry_id'],
+  options: { bucket: '1', 'merge-engine': 'deduplicate' },
+};
+
+/** The approval_inbox row as a record by column name (memory form: BIGINT as bigint). */
+export type InboxRow = Record<string, unknown>;
+
+const big = (v: number | null): bigint | null => (v === null ? null : BigInt(v));
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const parse = <T>(v: unknown, fallback: T): T => (typeof v === 'string' && v.length > 0 ? (JSON.parse(v) as T) : fallback);
+
+export function agentColumns(id: string, p: ProposalInput, createdAtMs: number, status: 'open' | 'withdrawn', withdrawnReason: string | null, updatedAtMs: number): InboxRow {
+  return {
+    proposal_id: id,
+    situation_key: p.situationKey,
+    rule_id: p.ruleId,
+    rule_version: p.ruleVersion,
+    action: p.action,
+    module: p.module,
+    params: JSON.stringify(p.params),
+    risk: p.risk,
+    risk_reason: p.riskReason,
+    explanation: p.explanation,
+    evidence: JSON.stringify(p.evidence),
+    run_id: p.runId,
+    created_at_ms: BigInt(createdAtMs),
+    agent_status: status,
+    withdrawn_reason: withdrawnReason,
+    agent_updated_at_ms: BigInt(updatedAtMs),
+  };
+}
+
+export function decisionColumns(d: Decision): InboxRow {
+  return {
+    decision: d.kind,
+    decided_by: d.by,
+    decided_role: d.role,
+    decided_at_ms: BigInt(d.atMs),
+    decision_comment: d.comment,
+    decision_snapshots: JSON.stringify(d.snapshots),
+    decision_reason: d.reason,
+  };
+}
+
+export function commandColumns(c: CommandProgress): InboxRow {
+  return {
+    command_state: c.state,
+    command_topic: c.topic,
+    command_sent_at_ms: big(c.sentAtMs),
+    command_updated_at_ms: BigInt(c.updatedAtMs),
+    command_detail: c.detail,
+  };
+}
+
+/** A proposal from its row (by column name). */
+export function proposalFromRow(r: InboxRow): Proposal {
+  const decision: Decision | null =
+    r.decision === null || r.decision === undefined
+      ? null
+      : {
+          kind: r.decision as Decision['kind'],
+          by: String(r.decided_by),
+          role: String(r.decided_role),
+          atMs: num(r.decided_at_ms)!,
+          comment: str(r.decision_comment),
+          snapshots: parse(r.decision_snapshots, { seen: {}, checked: {} }),
+          reason: str(r.decision_reason),
+        };
+  const command: CommandProgress | null =
+    r.command_state === null || r.command_state === undefined
+      ? null
+      : {
+          state: r.command_state as CommandProgress['state'],
+          topic: String(r.command_topic),
+          sentAtMs: num(r.command_sent_at_ms),
+          updatedAtMs: num(r.command_updated_at_ms)!,
+          detail: str(r.command_detail),
+        };
+  const base = {
+    id: String(r.proposal_id),
+    situationKey: String(r.situation_key),
+    ruleId: String(r.rule_id),
+    ruleVersion: String(r.rule_version),
+    action: String(r.action),
+    module: str(r.module),
+    params: parse<Record<string, Json>>(r.params, {}),
+    risk: r.risk as Proposal['risk'],
+    riskReason: String(r.risk_reason ?? ''),
+    explanation: String(r.explanation ?? ''),
+    evidence: parse(r.evidence, []),
+    runId: String(r.run_id),
+    createdAtMs: num(r.created_at_ms)!,
+    agentStatus: (r.agent_status === 'withdrawn' ? 'withdrawn' : 'open') as Proposal['agentStatus'],
+    withdrawnReason: str(r.withdrawn_reason),
+    agentUpdatedAtMs: num(r.agent_updated_at_ms)!,
+    decision,
+    command,
+  };
+  return { ...base, status: statusOf(base) };
+}
+
+/** A row (schema order) as a record by column name. */
+export function rowRecord(fields: readonly { name: string }[], row: readonly unknown[]): InboxRow {
+  const r: InboxRow = {};
+  fields.forEach((f, i) => (r[f.name] = row[i]));
+  return r;
+}

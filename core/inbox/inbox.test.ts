@@ -1,0 +1,219 @@
+// The inbox on real files: submit and dedupe, decisions by role and PIN (refusals, lockout),
+// the compare-and-set approval, and the partial-update groups not clobbering each other.
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Catalog } from '../lsm/index.ts';
+import { InboxError } from './errors.ts';
+import { Inbox, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
+import { situationKey, type Proposal, type ProposalInput } from './proposal.ts';
+import { UserStore } from './users.ts';
+
+const DB = 'site_s1';
+const T0 = Date.UTC(2026, 10, 30, 8, 0, 0);
+let dir: string;
+let now: number;
+let db: Database.Database;
+let users: UserStore;
+let catalog: Catalog;
+const open: Inbox[] = [];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-inbox-'));
+  now = T0;
+  catalog = new Catalog(join(dir, 'warehouse'), { clock: () => now });
+  db = new Database(join(dir, 'site.db'));
+  users = new UserStore(db, { scrypt: { N: 1 << 10, r: 8, p: 1 }, nowMs: () => now, failuresMax: 3, lockoutMs: 60_000 });
+  await users.add({ name: 'lena', role: 'shift_lead', pin: '1111' });
+  await users.add({ name: 'ada', role: 'admin', pin: '2222' });
+  await users.add({ name: 'olaf', role: 'operator', pin: '3333' });
+  await users.add({ name: 'vic', role: 'viewer', pin: '4444' });
+  await users.add({ name: 'gone', role: 'shift_lead', pin: '5555' });
+  users.disable('gone');
+});
+
+afterEach(() => {
+  for (const i of open.splice(0)) i.close();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function inbox(o: Partial<InboxOptions> = {}): Inbox {
+  const i = Inbox.open({ catalog, database: DB, users, recheck: () => ({ holds: true, snapshots: { work_queue: 7 } }), clock: () => now, onWarning: () => undefined, ...o });
+  open.push(i);
+  return i;
+}
+
+function input(job: string, resource = 'M-1'): ProposalInput {
+  return {
+    situationKey: situationKey('assign-job', 'assign_job', { job_id: job }),
+    ruleId: 'assign-job',
+    ruleVersion: '1',
+    action: 'assign_job',
+    module: 'operations',
+    params: { job_id: job, resource_id: resource },
+    risk: 'low',
+    riskReason: 'reversible',
+    explanation: `start ${job} on ${resource}`,
+    evidence: [{ table: 'work_queue', snapshotId: 5, tag: 'agent-r1', rows: [{ key: { job_id: job }, values: { job_id: job, status: 'released' } }] }],
+    runId: 'r1',
+  };
+}
+
+const propose = (i: Inbox, ...jobs: string[]): Proposal[] => i.submit({ runId: 'r1', proposals: jobs.map((j) => input(j)), withdrawals: [] }).created;
+
+describe('submit', () => {
+  it('stores proposals with their evidence and deduplicates by situation key', () => {
+    const i = inbox();
+    const [p] = propose(i, 'J-1');
+    expect(p!.id).toBe('P-r1-1');
+    expect(p!.status).toBe('open');
+    const again = i.submit({ runId: 'r2', proposals: [input('J-1', 'M-2'), input('J-2')], withdrawals: [] });
+    expect(again.duplicates).toEqual([p!.situationKey]);
+    expect(again.created.map((x) => x.params.job_id)).toEqual(['J-2']);
+    const read = readProposals(i.table, { status: 'open' });
+    expect(read.map((x) => x.id).sort()).toEqual(['P-r1-1', 'P-r2-1']);
+    expect(read.find((x) => x.id === 'P-r1-1')!.evidence).toEqual(input('J-1').evidence);
+    expect(() => readProposals(i.table, { status: 'nope' as never })).toThrow(/status: expected one of/);
+  });
+
+  it('survives a reopen: open proposals still deduplicate', () => {
+    const i = inbox();
+    propose(i, 'J-1');
+    i.close();
+    open.splice(0);
+    const j = inbox();
+    expect(j.openProposals().map((p) => p.id)).toEqual(['P-r1-1']);
+    expect(j.submit({ runId: 'r2', proposals: [input('J-1')], withdrawals: [] }).duplicates).toHaveLength(1);
+  });
+});
+
+describe('decide: who may', () => {
+  it('a shift lead and an admin decide; the decision records who, when, the role and the snapshots', async () => {
+    const i = inbox();
+    const [a, b] = propose(i, 'J-1', 'J-2');
+    now += 5000;
+    const r = await i.decide(a!.id, 'reject', { user: 'lena', pin: '1111', comment: 'not now' });
+    expect(r.outcome).toBe('rejected');
+    expect(r.proposal.decision).toMatchObject({ kind: 'rejected', by: 'lena', role: 'shift_lead', atMs: T0 + 5000, comment: 'not now', snapshots: { seen: { work_queue: 5 } } });
+    const r2 = await i.decide(b!.id, 'approve', { user: 'ada', pin: '2222', seen: { work_queue: 6 } });
+    expect(r2.outcome).toBe('approved');
+    expect(r2.proposal.decision!.snapshots).toEqual({ seen: { work_queue: 6 }, checked: { work_queue: 7 } });
+    expect(r2.proposal.command).toMatchObject({ state: 'pending', topic: 'tilstand/s1/commands/operations' });
+    await expect(i.decide(a!.id, 'approve', { user: 'ada', pin: '2222' })).rejects.toMatchObject({ kind: 'Conflict', message: expect.stringMatching(/is rejected \(rejected by lena/) });
+  });
+
+  it('refuses operators, viewers, unknown and disabled users, and logs each refusal', async () => {
+    const i = inbox();
+    const [p] = propose(i, 'J-1');
+    for (const [user, pin, reason] of [
+      ['olaf', '3333', 'role'],
+      ['vic', '4444', 'role'],
+      ['nobody', '1234', 'unknown_user'],
+      ['gone', '5555', 'disabled'],
+    ] as const) {
+      const e = await i.decide(p!.id, 'approve', { user, pin }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(InboxError);
+      expect(e).toMatchObject({ kind: 'Refused', reason });
+    }
+    expect(i.get(p!.id)!.status).toBe('open');
+    expect(i.history(p!.id).filter((e) => e.event === 'refused').map((e) => [e.actor, (e.detail as { reason: string }).reason])).toEqual([
+      ['olaf', 'role'],
+      ['vic', 'role'],
+      ['nobody', 'unknown_user'],
+      ['gone', 'disabled'],
+    ]);
+  });
+
+  it('wrong PINs lock the user out; a locked user is refused even with the right PIN', async () => {
+    const i = inbox();
+    const [p] = propose(i, 'J-1');
+    await expect(i.decide(p!.id, 'approve', { user: 'lena', pin: '0000' })).rejects.toMatchObject({ reason: 'wrong_pin', message: expect.stringMatching(/2 attempts left/) });
+    await expect(i.decide(p!.id, 'approve', { user: 'lena', pin: '0000' })).rejects.toMatchObject({ reason: 'wrong_pin' });
+    await expect(i.decide(p!.id, 'approve', { user: 'lena', pin: '0000' })).rejects.toMatchObject({ reason: 'locked' });
+    await expect(i.decide(p!.id, 'approve', { user: 'lena', pin: '1111' })).rejects.toMatchObject({ reason: 'locked' });
+    now += 61_000;
+    expect((await i.decide(p!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('approved');
+  });
+
+  it('checks its arguments', async () => {
+    const i = inbox({ commentCharsMax: 5 });
+    const [p] = propose(i, 'J-1');
+    await expect(i.decide(p!.id, 'maybe' as never, { user: 'lena', pin: '1111' })).rejects.toMatchObject({ kind: 'InvalidArgument' });
+    await expect(i.decide(p!.id, 'reject', { user: 'lena', pin: '1111', comment: 'too long' })).rejects.toMatchObject({ kind: 'InvalidArgument' });
+    await expect(i.decide('P-none', 'reject', { user: 'lena', pin: '1111' })).rejects.toMatchObject({ kind: 'NotFound' });
+  });
+});
+
+describe('decide: defer, and approval as compare-and-set', () => {
+  it('a deferred proposal stays in the inbox, deduplicates, and can be approved later', async () => {
+    const i = inbox();
+    const [p] = propose(i, 'J-1');
+    expect((await i.decide(p!.id, 'defer', { user: 'lena', pin: '1111' })).outcome).toBe('deferred');
+    expect(i.get(p!.id)!.status).toBe('deferred');
+    expect(i.submit({ runId: 'r2', proposals: [input('J-1')], withdrawals: [] }).duplicates).toHaveLength(1);
+    expect((await i.decide(p!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('approved');
+  });
+
+  it('freshens, then re-checks; if the world moved the outcome is stale, nothing is approved, and it is re-evaluated', async () => {
+    const calls: string[] = [];
+    let holds = true;
+    const approved: Proposal[] = [];
+    const i = inbox({
+      freshen: () => void calls.push('freshen'),
+      recheck: (p): RecheckOutcome => {
+        calls.push(`recheck ${p.id}`);
+        return holds ? { holds: true, snapshots: { work_queue: 8 } } : { holds: false, reason: 'resource M-1 is now busy', snapshots: { work_queue: 9 } };
+      },
+      reevaluate: (p) => void calls.push(`reevaluate ${p.id}`),
+    });
+    i.onApproved((p) => void approved.push(p));
+    const [p] = propose(i, 'J-1');
+    holds = false;
+    const r = await i.decide(p!.id, 'approve', { user: 'lena', pin: '1111' });
+    expect(r).toMatchObject({ outcome: 'stale', reason: 'resource M-1 is now busy' });
+    expect(calls).toEqual(['freshen', `recheck ${p!.id}`, `reevaluate ${p!.id}`]);
+    expect(approved).toEqual([]);
+    const stored = i.get(p!.id)!;
+    expect(stored.status).toBe('stale');
+    expect(stored.command).toBeNull();
+    expect(stored.decision).toMatchObject({ kind: 'stale', by: 'lena', reason: 'resource M-1 is now busy', snapshots: { checked: { work_queue: 9 } } });
+    // A stale situation may be proposed again at once.
+    expect(i.submit({ runId: 'r2', proposals: [input('J-1', 'M-2')], withdrawals: [] }).created).toHaveLength(1);
+    expect(i.history(p!.id).map((e) => e.event)).toEqual(['proposed', 'stale']);
+  });
+
+  it('a proposal withdrawn while the approval re-checks is not approved', async () => {
+    let i!: Inbox;
+    i = inbox({ freshen: () => void i.submit({ runId: 'r2', proposals: [], withdrawals: [{ id: 'P-r1-1', reason: 'job started' }] }) });
+    propose(i, 'J-1');
+    await expect(i.decide('P-r1-1', 'approve', { user: 'lena', pin: '1111' })).rejects.toMatchObject({ kind: 'Conflict', message: expect.stringMatching(/withdrawn \(job started\)/) });
+  });
+});
+
+describe('approval_inbox sequence groups', () => {
+  it('agent, decision and command writes never clobber each other, in any order', async () => {
+    const i = inbox();
+    const [p] = propose(i, 'J-1');
+    await i.decide(p!.id, 'approve', { user: 'lena', pin: '1111', comment: 'go' });
+    i.markCommand(p!.id, 'sent');
+    i.markCommand(p!.id, 'acknowledged', '{"job_id":"J-1"}');
+    expect(i.markCommand(p!.id, 'sent')).toBeUndefined(); // no going back
+    expect(i.history(p!.id).map((e) => e.event)).toEqual(['proposed', 'approved', 'command_sent', 'command_acknowledged']);
+    i.close();
+    open.splice(0);
+    // Raw group writes, as another writer of each side would make them: the agent group alone,
+    // and an older decision group (sequence 0) that must lose.
+    const w = i.table.newWriter();
+    w.writeRecord({ proposal_id: p!.id, agent_seq: 5n, explanation: 'rewritten by the agent side', agent_status: 'open', situation_key: p!.situationKey, rule_id: 'assign-job', rule_version: '1', action: 'assign_job', params: '{}', run_id: 'r1', created_at_ms: BigInt(T0), agent_updated_at_ms: BigInt(T0) });
+    w.writeRecord({ proposal_id: p!.id, decision_seq: 0n, decision: 'rejected', decided_by: 'mallory' });
+    w.commit();
+    w.close();
+    const read = readProposals(i.table)[0]!;
+    expect(read.explanation).toBe('rewritten by the agent side');
+    expect(read.decision).toMatchObject({ kind: 'approved', by: 'lena', comment: 'go' });
+    expect(read.command).toMatchObject({ state: 'acknowledged', detail: '{"job_id":"J-1"}', sentAtMs: T0 });
+  });
+});

@@ -1,0 +1,465 @@
+// The approval inbox: where proposals wait for a named person, and the record of what they chose.
+//
+// Three sides write `approval_inbox`, each its own sequence group (inbox-tables.ts):
+//   agent     `submit` — new proposals (deduplicated by situation key) and withdrawals;
+//   decision  `decide` — approve / reject / defer by a shift lead or an admin, PIN-verified;
+//   command   `markCommand` — the write-back's progress (write-back.ts).
+// Every change is also a `decision_log` entry. Each operation commits both tables before it
+// returns (inbox first, then the log), so a reader in another process sees it at once.
+//
+// Approval is a compare-and-set:
+//   1. the user is verified (UserStore: unknown, disabled, locked, wrong PIN → refused; a role
+//      other than shift_lead/admin → refused); refusals are logged, nothing else changes;
+//   2. `freshen()` brings the state tables up to date (the site: `ingestor.commitAll()`);
+//   3. `recheck(proposal)` re-checks the rule's preconditions against the latest snapshots;
+//   4. the proposal must still be open or deferred (the agent may have withdrawn it meanwhile);
+//   5. if the world moved, the decision is `stale`, nothing is sent, and `reevaluate` runs;
+//      otherwise the decision is `approved` and the approval listeners (the write-back) run.
+// Steps 4–5 run without an await in between, so nothing interleaves with the write.
+//
+// Concurrency: single-threaded; one Inbox per data directory (it holds both tables' writer
+// locks). Invariants: at most one open-or-deferred proposal per situation key; a final decision
+// (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
+// approved.
+
+import type { Catalog, Table, TableWriter } from '../lsm/index.ts';
+import { DecisionLog, type DecisionLogEntry } from './decision-log.ts';
+import { InboxError, type RefusalReason } from './errors.ts';
+import {
+  agentColumns,
+  APPROVAL_INBOX_SPEC,
+  APPROVAL_INBOX_TABLE,
+  commandColumns,
+  decisionColumns,
+  DECISION_LOG_SPEC,
+  DECISION_LOG_TABLE,
+  GROUP_SEQ,
+  proposalFromRow,
+  rowRecord,
+  type InboxGroup,
+  type InboxRow,
+} from './inbox-tables.ts';
+import {
+  commandInFlight,
+  DECISIONS,
+  isActive,
+  PROPOSAL_STATUSES,
+  type CommandProgress,
+  type CommandState,
+  type Decision,
+  type DecisionVerb,
+  type Proposal,
+  type ProposalInput,
+  type ProposalStatus,
+} from './proposal.ts';
+import type { Role, SignInResult } from './users.ts';
+
+/** Roles that may decide proposals. */
+export const DECIDER_ROLES: readonly Role[] = ['shift_lead', 'admin'];
+
+export type Snapshots = Record<string, number | null>;
+export type RecheckOutcome = { readonly holds: true; readonly snapshots: Snapshots } | { readonly holds: false; readonly reason: string; readonly snapshots: Snapshots };
+
+export interface InboxOptions {
+  catalog: Catalog;
+  /** `site_<id>`; created when missing. */
+  database: string;
+  /** The site's UserStore (only `verifyPin` is used). */
+  users: { verifyPin(name: string, pin: string): Promise<SignInResult> };
+  /** Re-checks a proposal's preconditions against the latest state (the agent's `recheck`). */
+  recheck: (p: Proposal) => RecheckOutcome | Promise<RecheckOutcome>;
+  /** Brings the state tables up to date before a re-check (the site: `ingestor.commitAll()`). */
+  freshen?: () => void | Promise<void>;
+  /** After a stale approval: evaluate the situation again (the site: one agent run). */
+  reevaluate?: (p: Proposal) => void | Promise<void>;
+  clock?: () => number;
+  /** A situation approved or rejected this recently is not proposed again. Default 8 h (a shift). */
+  resuggestAfterDecisionMs?: number;
+  /** Longest decision comment. Default 1000. */
+  commentCharsMax?: number;
+  onWarning?: (message: string) => void;
+}
+
+export interface DecideOptions {
+  user: string;
+  pin: string;
+  comment?: string;
+  /** Snapshot ids the person was shown; default the proposal's evidence snapshots. */
+  seen?: Snapshots;
+}
+
+export type DecideResult =
+  | { readonly outcome: 'approved' | 'rejected' | 'deferred'; readonly proposal: Proposal }
+  | { readonly outcome: 'stale'; readonly reason: string; readonly proposal: Proposal };
+
+export interface SubmitBatch {
+  runId: string;
+  proposals: readonly ProposalInput[];
+  withdrawals: readonly { id: string; reason: string }[];
+}
+
+export interface SubmitResult {
+  created: Proposal[];
+  /** Situation keys that already have an open or deferred proposal. */
+  duplicates: string[];
+  /** Situation keys decided (approved/rejected) within resuggestAfterDecisionMs. */
+  suppressed: string[];
+  withdrawn: Proposal[];
+}
+
+export interface ProposalFilter {
+  status?: ProposalStatus | readonly ProposalStatus[];
+  ruleId?: string;
+  /** Most proposals returned, newest first. Default 1000. */
+  limit?: number;
+}
+
+const DEFAULT_RESUGGEST_MS = 8 * 3600_000;
+const DEFAULT_COMMENT_CHARS_MAX = 1000;
+const DEFAULT_LIST_LIMIT = 1000;
+
+/** Command transitions; a late ack or effect after timed_out still moves the command on. */
+const NEXT: Record<CommandState, readonly CommandState[]> = {
+  pending: ['sent', 'failed'],
+  sent: ['acknowledged', 'applied', 'failed', 'timed_out'],
+  acknowledged: ['applied', 'failed', 'timed_out'],
+  timed_out: ['acknowledged', 'applied', 'failed'],
+  applied: [],
+  failed: [],
+};
+
+const REFUSAL: Record<string, RefusalReason> = { unknown: 'unknown_user', disabled: 'disabled', locked: 'locked', wrong: 'wrong_pin', no_secret: 'no_pin' };
+
+export class Inbox {
+  readonly site: string;
+  readonly table: Table;
+  readonly logTable: Table;
+  private readonly writer: TableWriter;
+  private readonly log: DecisionLog;
+  private readonly o: InboxOptions;
+  private readonly clock: () => number;
+  private readonly resuggestMs: number;
+  private readonly commentMax: number;
+  private readonly warn: (m: string) => void;
+  /** Open or deferred proposals, and approved ones whose command is in flight. */
+  private readonly active = new Map<string, Proposal>();
+  /** Situation key → id of its open or deferred proposal. */
+  private readonly bySituation = new Map<string, string>();
+  /** Situation key → when it was last approved or rejected. */
+  private readonly decidedAt = new Map<string, number>();
+  private readonly approvedListeners: ((p: Proposal) => void | Promise<void>)[] = [];
+  private closed = false;
+
+  static open(o: InboxOptions): Inbox {
+    return new Inbox(o);
+  }
+
+  private constructor(o: InboxOptions) {
+    this.o = o;
+    this.site = siteOfDatabase(o.database);
+    this.clock = o.clock ?? Date.now;
+    this.resuggestMs = o.resuggestAfterDecisionMs ?? DEFAULT_RESUGGEST_MS;
+    this.commentMax = o.commentCharsMax ?? DEFAULT_COMMENT_CHARS_MAX;
+    if (!Number.isSafeInteger(this.resuggestMs) || this.resuggestMs < 0) throw new InboxError('InvalidArgument', `resuggestAfterDecisionMs: expected an integer ≥ 0, got ${this.resuggestMs}`);
+    if (!Number.isSafeInteger(this.commentMax) || this.commentMax < 0) throw new InboxError('InvalidArgument', `commentCharsMax: expected an integer ≥ 0, got ${this.commentMax}`);
+    this.warn = o.onWarning ?? ((m) => console.warn(`inbox: ${m}`));
+    const { inbox, log } = openInboxTables(o.catalog, o.database);
+    this.table = inbox;
+    this.logTable = log;
+    this.writer = inbox.newWriter({ commitUser: 'tilstand-inbox' });
+    try {
+      this.log = new DecisionLog(log);
+    } catch (e) {
+      this.writer.close();
+      throw e;
+    }
+    const now = this.clock();
+    for (const p of readProposals(inbox, { limit: Number.MAX_SAFE_INTEGER })) {
+      this.index(p);
+      if (p.decision && (p.decision.kind === 'approved' || p.decision.kind === 'rejected') && now - p.decision.atMs < this.resuggestMs) {
+        this.decidedAt.set(p.situationKey, Math.max(this.decidedAt.get(p.situationKey) ?? 0, p.decision.atMs));
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Reading.
+
+  get(id: string): Proposal | undefined {
+    return this.active.get(id) ?? readProposal(this.table, id);
+  }
+
+  list(filter: ProposalFilter = {}): Proposal[] {
+    return readProposals(this.table, filter);
+  }
+
+  /** Open and deferred proposals (what the agent may withdraw). */
+  openProposals(): Proposal[] {
+    return [...this.active.values()].filter(isActive);
+  }
+
+  /** Approved proposals whose command has not reached a final state. */
+  commandsInFlight(): Proposal[] {
+    return [...this.active.values()].filter((p) => p.status === 'approved' && commandInFlight(p.command));
+  }
+
+  history(id: string): DecisionLogEntry[] {
+    return this.log.entries(id);
+  }
+
+  /** Runs after each approval is recorded (the write-back sends the command). */
+  onApproved(listener: (p: Proposal) => void | Promise<void>): void {
+    this.approvedListeners.push(listener);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The agent side.
+
+  submit(batch: SubmitBatch): SubmitResult {
+    this.check();
+    const now = this.clock();
+    const result: SubmitResult = { created: [], duplicates: [], suppressed: [], withdrawn: [] };
+    for (const [key, at] of this.decidedAt) if (now - at >= this.resuggestMs) this.decidedAt.delete(key);
+    // Withdrawals first: a situation resolved and seen again in the same run gets a new proposal.
+    for (const w of batch.withdrawals) {
+      const p = this.active.get(w.id);
+      if (!p || !isActive(p)) continue;
+      const next = this.writeGroup(p, 'agent', agentColumns(p.id, p, p.createdAtMs, 'withdrawn', w.reason, now));
+      this.log.append({ atMs: now, proposalId: p.id, event: 'withdrawn', actor: `agent-${batch.runId}`, detail: { reason: w.reason } });
+      result.withdrawn.push(next);
+    }
+    let n = 0;
+    for (const input of batch.proposals) {
+      if (this.bySituation.has(input.situationKey)) {
+        result.duplicates.push(input.situationKey);
+        continue;
+      }
+      if (this.decidedAt.has(input.situationKey)) {
+        result.suppressed.push(input.situationKey);
+        continue;
+      }
+      let id: string;
+      do id = `P-${batch.runId}-${++n}`;
+      while (this.get(id) !== undefined);
+      const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), agent_seq: 1n };
+      this.writer.writeRecord(row);
+      const p = proposalFromRow(row);
+      this.index(p);
+      this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: { situation: input.situationKey, rule: `${input.ruleId}@${input.ruleVersion}`, action: input.action, params: input.params, risk: input.risk } });
+      result.created.push(p);
+    }
+    this.commitBoth();
+    return result;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The decision side.
+
+  async decide(id: string, verb: DecisionVerb, o: DecideOptions): Promise<DecideResult> {
+    this.check();
+    if (!(DECISIONS as readonly string[]).includes(verb)) throw new InboxError('InvalidArgument', `decision: expected one of ${DECISIONS.join(', ')}, got ${JSON.stringify(verb)}`);
+    if (typeof o?.user !== 'string' || o.user.length === 0) throw new InboxError('InvalidArgument', 'user: expected a user name');
+    if (typeof o.pin !== 'string') throw new InboxError('InvalidArgument', 'pin: expected a PIN');
+    const comment = o.comment === undefined || o.comment === '' ? null : o.comment;
+    if (comment !== null && (typeof comment !== 'string' || comment.length > this.commentMax)) {
+      throw new InboxError('InvalidArgument', `comment: expected at most ${this.commentMax} characters, got ${typeof comment === 'string' ? comment.length : typeof comment}`);
+    }
+    const before = this.requireActive(id);
+
+    const signIn = await this.o.users.verifyPin(o.user, o.pin);
+    if (!signIn.ok) {
+      const reason = REFUSAL[signIn.reason] ?? 'wrong_pin';
+      this.refuse(id, o.user, verb, reason);
+      const extra = signIn.reason === 'locked' ? ` until ${new Date(signIn.lockedUntilMs).toISOString()}` : signIn.reason === 'wrong' && signIn.failuresLeft !== undefined ? ` (${signIn.failuresLeft} attempts left)` : '';
+      throw new InboxError('Refused', `${verb} ${id} refused: ${reason.replace('_', ' ')} for user '${o.user.slice(0, 64)}'${extra}`, reason);
+    }
+    const user = signIn.user;
+    if (!DECIDER_ROLES.includes(user.role)) {
+      this.refuse(id, user.name, verb, 'role');
+      throw new InboxError('Refused', `${verb} ${id} refused: user '${user.name}' is ${user.role}; only ${DECIDER_ROLES.join(' and ')} decide`, 'role');
+    }
+    const seen = o.seen ?? Object.fromEntries(before.evidence.map((e) => [e.table, e.snapshotId]));
+
+    if (verb !== 'approve') {
+      const p = this.requireActive(id);
+      const kind = verb === 'reject' ? 'rejected' : 'deferred';
+      const next = this.decideAs(p, { kind, by: user.name, role: user.role, atMs: this.clock(), comment, snapshots: { seen, checked: {} }, reason: null });
+      this.commitBoth();
+      return { outcome: kind, proposal: next };
+    }
+
+    // Compare-and-set: bring state up to date, then re-check against the latest snapshots.
+    await this.o.freshen?.();
+    const check = await this.o.recheck(before);
+    const p = this.requireActive(id); // withdrawn while we waited?
+    const atMs = this.clock();
+    if (!check.holds) {
+      const next = this.decideAs(p, { kind: 'stale', by: user.name, role: user.role, atMs, comment, snapshots: { seen, checked: check.snapshots }, reason: check.reason });
+      this.commitBoth();
+      try {
+        await this.o.reevaluate?.(next);
+      } catch (e) {
+        this.warn(`re-evaluation after the stale approval of ${id}: ${(e as Error).message}`);
+      }
+      return { outcome: 'stale', reason: check.reason, proposal: this.get(id) ?? next };
+    }
+    const decision: Decision = { kind: 'approved', by: user.name, role: user.role, atMs, comment, snapshots: { seen, checked: check.snapshots }, reason: null };
+    let next = this.decideAs(p, decision);
+    if (p.module !== null) {
+      next = this.writeGroup(next, 'command', commandColumns({ state: 'pending', topic: commandTopic(this.site, p.module), sentAtMs: null, updatedAtMs: atMs, detail: null }));
+    }
+    this.commitBoth();
+    for (const l of this.approvedListeners) {
+      try {
+        await l(next);
+      } catch (e) {
+        this.warn(`after approving ${id}: ${(e as Error).message} (the command stays pending; WriteBack.resume sends it)`);
+      }
+    }
+    return { outcome: 'approved', proposal: this.get(id) ?? next };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The write-back side.
+
+  /**
+   * Moves an approved proposal's command to `state`. Returns the proposal, or undefined when the
+   * transition is not allowed (a duplicate ack, an ack after applied); nothing is written then.
+   */
+  markCommand(id: string, state: CommandState, detail: string | null = null, actor = 'write-back'): Proposal | undefined {
+    this.check();
+    const p = this.get(id);
+    if (!p || p.status !== 'approved' || p.command === null) return undefined;
+    if (!NEXT[p.command.state].includes(state)) return undefined;
+    const now = this.clock();
+    const c: CommandProgress = { state, topic: p.command.topic, sentAtMs: state === 'sent' ? now : p.command.sentAtMs, updatedAtMs: now, detail: detail ?? p.command.detail };
+    const next = this.writeGroup(p, 'command', commandColumns(c));
+    this.log.append({ atMs: now, proposalId: id, event: `command_${state}`, actor, detail: { topic: c.topic, detail } });
+    this.commitBoth();
+    return next;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.writer.close();
+    this.log.close();
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private check(): void {
+    if (this.closed) throw new InboxError('Conflict', 'the inbox is closed');
+  }
+
+  private requireActive(id: string): Proposal {
+    const p = this.get(id);
+    if (!p) throw new InboxError('NotFound', `proposal ${id} does not exist`);
+    if (!isActive(p)) {
+      const why = p.decision && p.status !== 'withdrawn' ? ` (${p.decision.kind} by ${p.decision.by} at ${new Date(p.decision.atMs).toISOString()})` : p.withdrawnReason ? ` (${p.withdrawnReason})` : '';
+      throw new InboxError('Conflict', `proposal ${id} is ${p.status}${why}; only open or deferred proposals can be decided`);
+    }
+    return p;
+  }
+
+  private refuse(id: string, user: string, verb: DecisionVerb, reason: RefusalReason): void {
+    this.log.append({ atMs: this.clock(), proposalId: id, event: 'refused', actor: user.slice(0, 64), detail: { decision: verb, reason } });
+    this.log.commit();
+  }
+
+  private decideAs(p: Proposal, d: Decision): Proposal {
+    const next = this.writeGroup(p, 'decision', decisionColumns(d));
+    if (d.kind === 'approved' || d.kind === 'rejected') this.decidedAt.set(p.situationKey, d.atMs);
+    this.log.append({ atMs: d.atMs, proposalId: p.id, event: d.kind, actor: d.by, detail: { role: d.role, comment: d.comment, snapshots: d.snapshots, reason: d.reason } });
+    return next;
+  }
+
+  /** Writes one group of a proposal's row with the group's sequence + 1; returns the new proposal. */
+  private writeGroup(p: Proposal, group: InboxGroup, columns: InboxRow): Proposal {
+    const stored = this.storedRow(p.id);
+    const seqColumn = GROUP_SEQ[group];
+    const seq = ((stored?.[seqColumn] as bigint | null | undefined) ?? 0n) + 1n;
+    const row = { proposal_id: p.id, [seqColumn]: seq, ...columns };
+    this.writer.writeRecord(row);
+    const merged = proposalFromRow({ ...(stored ?? {}), ...row });
+    this.pending.set(p.id, { ...(stored ?? {}), ...row });
+    this.index(merged);
+    return merged;
+  }
+
+  /** Rows written in this operation but not committed yet, by id (for the group sequence). */
+  private readonly pending = new Map<string, InboxRow>();
+
+  private storedRow(id: string): InboxRow | undefined {
+    const p = this.pending.get(id);
+    if (p) return p;
+    const r = this.table.reader();
+    try {
+      const row = r.get({ proposal_id: id });
+      return row && rowRecord(this.table.schema.fields, row);
+    } finally {
+      r.close();
+    }
+  }
+
+  private commitBoth(): void {
+    this.writer.commit();
+    this.pending.clear();
+    this.log.commit();
+  }
+
+  private index(p: Proposal): void {
+    if (isActive(p) || (p.status === 'approved' && commandInFlight(p.command))) this.active.set(p.id, p);
+    else this.active.delete(p.id);
+    if (isActive(p)) this.bySituation.set(p.situationKey, p.id);
+    else if (this.bySituation.get(p.situationKey) === p.id) this.bySituation.delete(p.situationKey);
+  }
+}
+
+/** `tilstand/<site>/commands/<module>`: the site is the database name without `site_`. */
+export function commandTopic(site: string, module: string): string {
+  return `tilstand/${site}/commands/${module}`;
+}
+
+/** The site id of a `site_<id>` database. */
+export function siteOfDatabase(database: string): string {
+  if (!/^site_./.test(database)) throw new InboxError('InvalidArgument', `database: expected 'site_<id>', got ${JSON.stringify(database)}`);
+  return database.slice('site_'.length);
+}
+
+/** Creates `approval_inbox` and `decision_log` when missing (and the database). */
+export function openInboxTables(catalog: Catalog, database: string): { inbox: Table; log: Table } {
+  if (!catalog.databaseExists(database)) catalog.createDatabase(database, true);
+  const inbox = catalog.createTable({ database, table: APPROVAL_INBOX_TABLE }, APPROVAL_INBOX_SPEC, true);
+  const log = catalog.createTable({ database, table: DECISION_LOG_TABLE }, DECISION_LOG_SPEC, true);
+  return { inbox, log };
+}
+
+/** One proposal, read from any process. */
+export function readProposal(table: Table, id: string): Proposal | undefined {
+  const r = table.reader();
+  try {
+    const row = r.get({ proposal_id: id });
+    return row && proposalFromRow(rowRecord(table.schema.fields, row));
+  } finally {
+    r.close();
+  }
+}
+
+/** Proposals, newest first, read from any process. */
+export function readProposals(table: Table, filter: ProposalFilter = {}): Proposal[] {
+  const statuses = filter.status === undefined ? undefined : new Set(typeof filter.status === 'string' ? [filter.status] : filter.status);
+  for (const s of statuses ?? []) {
+    if (!(PROPOSAL_STATUSES as readonly string[]).includes(s)) throw new InboxError('InvalidArgument', `status: expected one of ${PROPOSAL_STATUSES.join(', ')}, got ${JSON.stringify(s)}`);
+  }
+  const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
+  const out: Proposal[] = [];
+  for (const row of table.scanRows()) {
+    const p = proposalFromRow(rowRecord(table.schema.fields, row));
+    if (statuses && !statuses.has(p.status)) continue;
+    if (filter.ruleId !== undefined && p.ruleId !== filter.ruleId) continue;
+    out.push(p);
+  }
+  out.sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : -1));
+  return out.slice(0, limit);
+}

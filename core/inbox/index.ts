@@ -1,0 +1,49 @@
+// core/inbox — proposals, decisions, users and roles, write-back commands. This file names its
+// public surface: users and roles; proposals, decisions, the decision log and the write-back.
+export { UserStore, UserError, ROLES, nameProblem, type Role, type User, type NewUser, type SignInResult, type UserStoreOptions } from './users.ts';
+export { hashSecret, verifySecret, lookupHash, DEFAULT_SCRYPT, type ScryptParams } from './secret-hash.ts';
+// Proposals, decisions and the write-back (the approval inbox; see DESIGN.md).
+export { InboxError, type InboxErrorKind, type RefusalReason } from './errors.ts';
+export {
+  PROPOSAL_STATUSES,
+  RISK_LEVELS,
+  DECISIONS,
+  COMMAND_STATES,
+  statusOf,
+  isActive,
+  situationKey,
+  canonicalJson,
+  type Json,
+  type ProposalStatus,
+  type RiskLevel,
+  type DecisionVerb,
+  type DecisionKind,
+  type CommandState,
+  type EvidenceRow,
+  type EvidenceTable,
+  type ProposalInput,
+  type Proposal,
+  type Decision,
+  type CommandProgress,
+} from './proposal.ts';
+export { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
+export {
+  Inbox,
+  DECIDER_ROLES,
+  commandTopic,
+  siteOfDatabase,
+  openInboxTables,
+  readProposal,
+  readProposals,
+  type InboxOptions,
+  type DecideOptions,
+  type DecideResult,
+  type RecheckOutcome,
+  type Snapshots,
+  type SubmitBatch,
+  type SubmitResult,
+  type ProposalFilter,
+} from './inbox.ts';
+export { DecisionLog, readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
+export { WriteBack, type WriteBackOptions } from './write-back.ts';
+export { evidenceReport, evidenceRows, formatEvidence, type EvidenceReport, type EvidenceTableReport } from './evidence.ts';

@@ -1,0 +1,118 @@
+// What a proposal is, as the inbox stores and shows it. The agent side submits a `ProposalInput`
+// (action, parameters, evidence, rule, risk, explanation); the decision side adds a `Decision`;
+// the write-back side adds a `CommandProgress`. `statusOf` derives the one status a person sees.
+//
+// Invariants: a proposal's agent part never changes after submission except `agentStatus`
+// (open → withdrawn) and its reason; a decision other than `deferred` is final; command progress
+// moves pending → sent → acknowledged → applied, or ends in failed / timed_out (a late ack or
+// effect after timed_out still moves it on: the module did act).
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export const PROPOSAL_STATUSES = ['open', 'deferred', 'approved', 'rejected', 'stale', 'withdrawn'] as const;
+export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
+
+export const RISK_LEVELS = ['low', 'medium', 'high'] as const;
+export type RiskLevel = (typeof RISK_LEVELS)[number];
+
+export const DECISIONS = ['approve', 'reject', 'defer'] as const;
+export type DecisionVerb = (typeof DECISIONS)[number];
+export type DecisionKind = 'approved' | 'rejected' | 'deferred' | 'stale';
+
+export const COMMAND_STATES = ['pending', 'sent', 'acknowledged', 'applied', 'failed', 'timed_out'] as const;
+export type CommandState = (typeof COMMAND_STATES)[number];
+
+/** One row the agent read, in the JSON forms of core/lsm/types.ts. */
+export interface EvidenceRow {
+  readonly key: Record<string, Json>;
+  readonly values: Record<string, Json>;
+}
+
+/** What the agent saw of one table: the snapshot, the tag that pins it, the rows that mattered. */
+export interface EvidenceTable {
+  readonly table: string;
+  readonly snapshotId: number | null;
+  /** `agent-<run id>`; null only when the table had no snapshot (nothing to pin). */
+  readonly tag: string | null;
+  readonly rows: readonly EvidenceRow[];
+}
+
+export interface ProposalInput {
+  /** Deduplication key: rule id + action + the key parameters (see `situationKey`). */
+  readonly situationKey: string;
+  readonly ruleId: string;
+  readonly ruleVersion: string;
+  readonly action: string;
+  /** The module that carries the action out, or null for a notice (nothing is sent). */
+  readonly module: string | null;
+  readonly params: Readonly<Record<string, Json>>;
+  readonly risk: RiskLevel;
+  readonly riskReason: string;
+  readonly explanation: string;
+  readonly evidence: readonly EvidenceTable[];
+  readonly runId: string;
+}
+
+export interface Decision {
+  readonly kind: DecisionKind;
+  /** The user's name; for `stale`, the user whose approval found the world moved. */
+  readonly by: string;
+  readonly role: string;
+  readonly atMs: number;
+  readonly comment: string | null;
+  /** Snapshot ids: `seen` (what the person was shown), `checked` (latest, at the re-check). */
+  readonly snapshots: { readonly seen: Record<string, number | null>; readonly checked: Record<string, number | null> };
+  /** Why a decision became `stale`. */
+  readonly reason: string | null;
+}
+
+export interface CommandProgress {
+  readonly state: CommandState;
+  readonly topic: string;
+  readonly sentAtMs: number | null;
+  readonly updatedAtMs: number;
+  /** The ack's error, the module's result, or why it timed out. */
+  readonly detail: string | null;
+}
+
+export interface Proposal extends ProposalInput {
+  readonly id: string;
+  readonly createdAtMs: number;
+  readonly agentStatus: 'open' | 'withdrawn';
+  readonly withdrawnReason: string | null;
+  readonly agentUpdatedAtMs: number;
+  readonly decision: Decision | null;
+  readonly command: CommandProgress | null;
+  readonly status: ProposalStatus;
+}
+
+/** The status a person sees. A final decision wins over a withdrawal; a withdrawal over a deferral. */
+export function statusOf(p: Pick<Proposal, 'agentStatus' | 'decision'>): ProposalStatus {
+  const d = p.decision?.kind;
+  if (d === 'approved' || d === 'rejected' || d === 'stale') return d;
+  if (p.agentStatus === 'withdrawn') return 'withdrawn';
+  return d === 'deferred' ? 'deferred' : 'open';
+}
+
+/** Open or deferred: still waiting for a person, and still the agent's to withdraw. */
+export const isActive = (p: Pick<Proposal, 'status'>): boolean => p.status === 'open' || p.status === 'deferred';
+
+/** Command progress that can still change by itself (an ack or the effect may still come). */
+export const commandInFlight = (c: CommandProgress | null): boolean => c !== null && (c.state === 'pending' || c.state === 'sent' || c.state === 'acknowledged');
+
+/**
+ * The deduplication key of a situation: rule id, action and the key parameters, in a stable
+ * text form (`assign-job|assign_job|job_id=J-1`). Two drafts with the same key are the same
+ * situation, whatever their other parameters.
+ */
+export function situationKey(ruleId: string, action: string, keyParams: Readonly<Record<string, Json>>): string {
+  const parts = Object.keys(keyParams)
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(keyParams[k])}`);
+  return [ruleId, action, ...parts].join('|');
+}
+
+/** Stable JSON (sorted keys) for comparing parameters. */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]])) : x));
+}

@@ -1,0 +1,213 @@
+// Write-back through a real aedes broker on 127.0.0.1 (port 0): the command message, acks,
+// applied from state, failure, timeout and resend. The "module" is a plain MQTT client here
+// (core/inbox may not import core/ingest's ModuleClient; test/agents/full-loop.test.ts uses it).
+import { Aedes } from 'aedes';
+import Database from 'better-sqlite3';
+import mqtt, { type MqttClient } from 'mqtt';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Catalog } from '../lsm/index.ts';
+import { Inbox } from './inbox.ts';
+import { situationKey, type Proposal, type ProposalInput } from './proposal.ts';
+import { UserStore } from './users.ts';
+import { WriteBack, type WriteBackOptions } from './write-back.ts';
+
+const T0 = Date.UTC(2026, 10, 30, 8, 0, 0);
+let dir: string;
+let now: number;
+let db: Database.Database;
+let inbox: Inbox;
+let aedes: Aedes;
+let server: Server;
+let url: string;
+const clients: MqttClient[] = [];
+const writeBacks: WriteBack[] = [];
+
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function client(id: string): Promise<MqttClient> {
+  const c = mqtt.connect(url, { clientId: id, reconnectPeriod: 0 });
+  clients.push(c);
+  await new Promise<void>((resolve, reject) => {
+    c.once('connect', () => resolve());
+    c.once('error', reject);
+  });
+  return c;
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-writeback-'));
+  now = T0;
+  db = new Database(join(dir, 'site.db'));
+  const users = new UserStore(db, { scrypt: { N: 1 << 10, r: 8, p: 1 }, nowMs: () => now });
+  await users.add({ name: 'lena', role: 'shift_lead', pin: '1111' });
+  inbox = Inbox.open({ catalog: new Catalog(join(dir, 'warehouse'), { clock: () => now }), database: 'site_s1', users, recheck: () => ({ holds: true, snapshots: {} }), clock: () => now, onWarning: () => undefined });
+  aedes = new Aedes();
+  await aedes.listen();
+  server = createServer((s) => aedes.handle(s));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  url = `mqtt://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterEach(async () => {
+  for (const w of writeBacks.splice(0)) w.stop();
+  for (const c of clients.splice(0)) await c.endAsync(true);
+  await new Promise<void>((r) => aedes.close(() => r()));
+  await new Promise<void>((r) => server.close(() => r()));
+  inbox.close();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function proposal(job: string): ProposalInput {
+  return {
+    situationKey: situationKey('assign-job', 'assign_job', { job_id: job }),
+    ruleId: 'assign-job',
+    ruleVersion: '1',
+    action: 'assign_job',
+    module: 'operations',
+    params: { job_id: job, resource_id: 'M-1' },
+    risk: 'low',
+    riskReason: 'reversible',
+    explanation: 'start it',
+    evidence: [],
+    runId: 'r1',
+  };
+}
+
+/** The site's side: the internal client publishes commands and listens to acks. */
+async function writeBack(o: Partial<WriteBackOptions> & { effect?: { seen: boolean } } = {}): Promise<WriteBack> {
+  const tilstand = await client('tilstand-s1-site');
+  await tilstand.subscribeAsync('tilstand/s1/acks/+', { qos: 1 });
+  const effect = o.effect ?? { seen: false };
+  const wb = new WriteBack({
+    inbox,
+    publish: async (topic, payload) => void (await tilstand.publishAsync(topic, payload, { qos: 1 })),
+    onAck: (h) => {
+      tilstand.on('message', h);
+      return () => tilstand.off('message', h);
+    },
+    effectSeen: () => effect.seen,
+    clock: () => now,
+    appliedTimeoutMs: 60_000,
+    onWarning: () => undefined,
+    ...o,
+  });
+  writeBacks.push(wb);
+  return wb;
+}
+
+/** A module that records commands and answers each with `answer(command)`. */
+async function module(answer: (c: Record<string, unknown>) => Record<string, unknown> | undefined): Promise<Record<string, unknown>[]> {
+  const m = await client('tilstand-s1-operations');
+  const seen: Record<string, unknown>[] = [];
+  m.on('message', (_t, payload) => {
+    const c = JSON.parse(payload.toString()) as Record<string, unknown>;
+    seen.push(c);
+    const a = answer(c);
+    if (a) m.publish('tilstand/s1/acks/operations', JSON.stringify({ command_id: c.command_id, module: 'operations', ts_ms: now, ...a }), { qos: 1 });
+  });
+  await m.subscribeAsync('tilstand/s1/commands/operations', { qos: 1 });
+  return seen;
+}
+
+async function approve(job: string): Promise<Proposal> {
+  const [p] = inbox.submit({ runId: 'r1', proposals: [proposal(job)], withdrawals: [] }).created;
+  const r = await inbox.decide(p!.id, 'approve', { user: 'lena', pin: '1111', comment: 'go ahead' });
+  expect(r.outcome).toBe('approved');
+  return p!;
+}
+
+describe('write-back', () => {
+  it('publishes the command with the proposal id as command_id and the user, tracks the ack, then applied from state', async () => {
+    const effect = { seen: false };
+    const wb = await writeBack({ effect });
+    const commands = await module(() => ({ ok: true, result: { job_id: 'J-1', status: 'in_progress' } }));
+    const p = await approve('J-1');
+    await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the ack');
+    expect(commands).toEqual([
+      { job_id: 'J-1', resource_id: 'M-1', command_id: p.id, action: 'assign_job', proposal_id: p.id, requested_by: 'lena', approved_at_ms: T0, comment: 'go ahead', ts_ms: T0 },
+    ]);
+    expect(inbox.get(p.id)!.command).toMatchObject({ topic: 'tilstand/s1/commands/operations', sentAtMs: T0, detail: '{"job_id":"J-1","status":"in_progress"}' });
+    wb.poll();
+    expect(inbox.get(p.id)!.command!.state).toBe('acknowledged');
+    effect.seen = true;
+    wb.poll();
+    expect(inbox.get(p.id)!.command!.state).toBe('applied');
+    expect(inbox.commandsInFlight()).toEqual([]);
+    expect(inbox.history(p.id).map((e) => `${e.event}:${e.actor}`)).toEqual(['proposed:agent-r1', 'approved:lena', 'command_sent:write-back', 'command_acknowledged:operations', 'command_applied:state']);
+  });
+
+  it('a refusing module makes the command failed, with its error', async () => {
+    await writeBack();
+    await module(() => ({ ok: false, error: 'resource M-1 is busy' }));
+    const p = await approve('J-1');
+    await until(() => inbox.get(p.id)!.command!.state === 'failed', 'the failure');
+    expect(inbox.get(p.id)!.command!.detail).toBe('resource M-1 is busy');
+  });
+
+  it('no effect within appliedTimeoutMs → timed_out; a late ack still counts', async () => {
+    const wb = await writeBack();
+    let answer = false;
+    await module(() => (answer ? { ok: true } : undefined));
+    const p = await approve('J-1');
+    await until(() => inbox.get(p.id)!.command!.state === 'sent', 'the send');
+    now += 30_000;
+    wb.poll();
+    expect(inbox.get(p.id)!.command!.state).toBe('sent');
+    now += 31_000;
+    wb.poll();
+    expect(inbox.get(p.id)!.command).toMatchObject({ state: 'timed_out', detail: 'not applied 61 s after it was sent (last state: sent)' });
+    // The module comes back and answers a redelivery of the same command id.
+    answer = true;
+    const m = clients.at(-1)!;
+    m.publish('tilstand/s1/acks/operations', JSON.stringify({ command_id: p.id, module: 'operations', ok: true, ts_ms: now }), { qos: 1 });
+    await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the late ack');
+  });
+
+  it('a failed publish leaves the command pending; resume sends it with the same command_id', async () => {
+    let fail = true;
+    const tilstand = await client('tilstand-s1-site');
+    const wb = new WriteBack({
+      inbox,
+      publish: async (topic, payload) => {
+        if (fail) throw new Error('broker unreachable');
+        await tilstand.publishAsync(topic, payload, { qos: 1 });
+      },
+      onAck: () => undefined,
+      effectSeen: () => false,
+      clock: () => now,
+      onWarning: () => undefined,
+    });
+    writeBacks.push(wb);
+    const commands = await module(() => undefined);
+    const p = await approve('J-1');
+    expect(inbox.get(p.id)!.command!.state).toBe('pending');
+    fail = false;
+    await wb.resume();
+    await until(() => commands.length === 1, 'the resent command');
+    expect(commands[0]!.command_id).toBe(p.id);
+    expect(inbox.get(p.id)!.command!.state).toBe('sent');
+  });
+
+  it('ignores acks that are not its own, malformed, or from the wrong module', async () => {
+    const wb = await writeBack();
+    await module(() => undefined);
+    const p = await approve('J-1');
+    await until(() => inbox.get(p.id)!.command!.state === 'sent', 'the send');
+    wb.handleAck('tilstand/s1/acks/operations', Buffer.from('not json'));
+    wb.handleAck('tilstand/s1/acks/operations', Buffer.from(JSON.stringify({ command_id: 'someone-else', ok: true })));
+    wb.handleAck('tilstand/s1/acks/inventory', Buffer.from(JSON.stringify({ command_id: p.id, module: 'inventory', ok: true })));
+    wb.handleAck('tilstand/s2/acks/operations', Buffer.from(JSON.stringify({ command_id: p.id, module: 'operations', ok: true })));
+    expect(inbox.get(p.id)!.command!.state).toBe('sent');
+  });
+});

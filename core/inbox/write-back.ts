@@ -1,0 +1,175 @@
+// Write-back: an approved proposal becomes a command to the module that carries it out, and its
+// progress is tracked until the state tables show the effect.
+//
+//   send     publishes `{command_id: <proposal id>, action, ...params, proposal_id, requested_by,
+//            approved_at_ms, comment, ts_ms}` (QoS 1, through the injected `publish`) on
+//            `tilstand/<site>/commands/<module>`, then marks the command `sent`. The proposal id
+//            is the idempotency key: the module client answers a redelivered id with its stored
+//            ack and never runs the handler twice (core/ingest/module-client).
+//   acks     `{command_id, module, ok, result | error, ts_ms}` on `tilstand/<site>/acks/<module>`:
+//            ok → `acknowledged`, not ok → `failed` (the module's error kept as the detail).
+//   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
+//            whether the module's next event has reached the tables; yes → `applied`.
+//   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late ack or
+//            effect still moves it on (the module did act), see proposal.ts.
+// A publish that fails leaves the command `pending`; `resume()` (at start, and on every poll)
+// sends pending commands again — with the same command_id, so a module never acts twice.
+//
+// Concurrency: single-threaded; `poll` and ack handling are synchronous, `send` awaits only the
+// publish. Limits: acks larger than `ackBytesMax` are ignored; at most `pollBatchMax` commands
+// are examined per poll.
+
+import { InboxError } from './errors.ts';
+import type { Inbox } from './inbox.ts';
+import type { Proposal } from './proposal.ts';
+
+export interface WriteBackOptions {
+  inbox: Inbox;
+  /** Publishes QoS 1; resolves on PUBACK. */
+  publish: (topic: string, payload: string) => Promise<void>;
+  /** Subscribes the handler to `tilstand/<site>/acks/+`; may return an unsubscribe function. */
+  onAck: (handler: (topic: string, payload: Buffer) => void) => (() => void) | void;
+  /** True when the latest state shows the proposal's effect (the site: `agent.effectSeen`). */
+  effectSeen: (p: Proposal) => boolean;
+  clock?: () => number;
+  /** Sent but not applied after this long → timed_out. Default 10 minutes. */
+  appliedTimeoutMs?: number;
+  /** How often `start()` polls. Default 1000 ms. */
+  pollMs?: number;
+  ackBytesMax?: number;
+  pollBatchMax?: number;
+  onWarning?: (message: string) => void;
+}
+
+interface Ack {
+  command_id: string;
+  module: string;
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+}
+
+const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
+
+export class WriteBack {
+  private readonly o: WriteBackOptions;
+  private readonly clock: () => number;
+  private readonly limits: typeof DEFAULTS;
+  private readonly warn: (m: string) => void;
+  private readonly ackPrefix: string;
+  private readonly unsubscribe: (() => void) | void;
+  private readonly sending = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(o: WriteBackOptions) {
+    this.o = o;
+    this.clock = o.clock ?? Date.now;
+    this.limits = {
+      appliedTimeoutMs: o.appliedTimeoutMs ?? DEFAULTS.appliedTimeoutMs,
+      pollMs: o.pollMs ?? DEFAULTS.pollMs,
+      ackBytesMax: o.ackBytesMax ?? DEFAULTS.ackBytesMax,
+      pollBatchMax: o.pollBatchMax ?? DEFAULTS.pollBatchMax,
+    };
+    for (const [k, v] of Object.entries(this.limits)) {
+      if (!Number.isSafeInteger(v) || v < 1) throw new InboxError('InvalidArgument', `${k}: expected an integer ≥ 1, got ${String(v)}`);
+    }
+    this.warn = o.onWarning ?? ((m) => console.warn(`write-back: ${m}`));
+    this.ackPrefix = `tilstand/${o.inbox.site}/acks/`;
+    o.inbox.onApproved((p) => this.send(p));
+    this.unsubscribe = o.onAck((topic, payload) => this.handleAck(topic, payload));
+  }
+
+  /** The command message of an approved proposal (exported for the module's tests and docs). */
+  static commandOf(p: Proposal, nowMs: number): Record<string, unknown> {
+    if (p.module === null || p.decision?.kind !== 'approved') throw new InboxError('InvalidArgument', `proposal ${p.id} has no command to send (${p.module === null ? 'a notice' : p.status})`);
+    return {
+      ...p.params,
+      command_id: p.id,
+      action: p.action,
+      proposal_id: p.id,
+      requested_by: p.decision.by,
+      approved_at_ms: p.decision.atMs,
+      ...(p.decision.comment ? { comment: p.decision.comment } : {}),
+      ts_ms: nowMs,
+    };
+  }
+
+  /** Publishes the command of an approved proposal and marks it sent. */
+  async send(p: Proposal): Promise<void> {
+    if (p.module === null || p.command === null || p.command.state !== 'pending' || this.sending.has(p.id)) return;
+    this.sending.add(p.id);
+    try {
+      const topic = p.command.topic;
+      await this.o.publish(topic, JSON.stringify(WriteBack.commandOf(p, this.clock())));
+      this.o.inbox.markCommand(p.id, 'sent', null);
+    } catch (e) {
+      this.warn(`command for ${p.id} not sent (stays pending, retried on the next poll): ${(e as Error).message}`);
+    } finally {
+      this.sending.delete(p.id);
+    }
+  }
+
+  /** Sends every command still pending (after a restart, or a failed publish). */
+  async resume(): Promise<void> {
+    for (const p of this.o.inbox.commandsInFlight()) if (p.command?.state === 'pending') await this.send(p);
+  }
+
+  handleAck(topic: string, payload: Buffer): void {
+    if (!topic.startsWith(this.ackPrefix)) return;
+    const module = topic.slice(this.ackPrefix.length);
+    if (payload.length > this.limits.ackBytesMax) return this.warn(`ack of ${payload.length} bytes on ${topic} is above ackBytesMax ${this.limits.ackBytesMax}; ignored`);
+    let ack: Ack;
+    try {
+      ack = JSON.parse(payload.toString('utf8')) as Ack;
+    } catch {
+      return this.warn(`ack on ${topic} is not JSON; ignored`);
+    }
+    if (!ack || typeof ack !== 'object' || typeof ack.command_id !== 'string' || typeof ack.ok !== 'boolean') return this.warn(`ack on ${topic} has no command_id/ok; ignored`);
+    const p = this.o.inbox.get(ack.command_id);
+    if (!p || p.command === null) return; // not ours (another Tilstand, or a module's own test)
+    if (p.module !== module) return this.warn(`ack for ${p.id} came from ${module}, but the command went to ${p.module}; ignored`);
+    const detail = ack.ok ? (ack.result === undefined ? null : JSON.stringify(ack.result).slice(0, 2000)) : String(ack.error ?? 'failed').slice(0, 2000);
+    this.o.inbox.markCommand(p.id, ack.ok ? 'acknowledged' : 'failed', detail, module);
+  }
+
+  /** Marks applied what the state shows, timed_out what waited too long; resends pending ones. */
+  poll(): void {
+    const now = this.clock();
+    const list = this.o.inbox.commandsInFlight().slice(0, this.limits.pollBatchMax);
+    for (const p of list) {
+      const c = p.command!;
+      if (c.state === 'pending') {
+        void this.send(p);
+        continue;
+      }
+      let seen = false;
+      try {
+        seen = this.o.effectSeen(p);
+      } catch (e) {
+        this.warn(`effect check of ${p.id}: ${(e as Error).message}`);
+      }
+      if (seen) this.o.inbox.markCommand(p.id, 'applied', c.detail, 'state');
+      else if (c.sentAtMs !== null && now - c.sentAtMs > this.limits.appliedTimeoutMs) {
+        this.o.inbox.markCommand(p.id, 'timed_out', `not applied ${Math.round((now - c.sentAtMs) / 1000)} s after it was sent (last state: ${c.state})`);
+      }
+    }
+  }
+
+  start(): void {
+    if (this.timer) return;
+    void this.resume();
+    this.timer = setInterval(() => {
+      try {
+        this.poll();
+      } catch (e) {
+        this.warn(`poll: ${(e as Error).message}`);
+      }
+    }, this.limits.pollMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (typeof this.unsubscribe === 'function') this.unsubscribe();
+  }
+}

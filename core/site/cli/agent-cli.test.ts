@@ -1,0 +1,81 @@
+// `tilstand proposals | decide | agent run | evidence` in-process on an initialized data directory
+// with no site running (the commands open the directory themselves).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Catalog } from '../../lsm/index.ts';
+import { dataPaths } from '../config.ts';
+import { initDataDir } from '../init.ts';
+import { main } from './main.ts';
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d) => (out += d));
+  stderr.on('data', (d) => (err += d));
+  const code = await main(args, { stdin: Readable.from([]), stdout, stderr });
+  return { code, out, err };
+}
+
+let dir: string;
+let data: string;
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-agent-cli-'));
+  data = join(dir, 'd');
+  await initDataDir({ data, site: 's1', admin: { name: 'ada', pin: '2468' }, scrypt: { N: 1 << 10, r: 8, p: 1 } });
+  // State as ingest would have committed it: one released job, one free machine.
+  const catalog = new Catalog(dataPaths(data).warehouse);
+  const put = (table: string, row: Record<string, unknown>) => {
+    const w = catalog.getTable({ database: 'site_s1', table }).newWriter();
+    w.writeRecord(row);
+    w.commit();
+    w.close();
+  };
+  put('work_queue', { job_id: 'J-1', status: 'released', capability: 'pick', priority: 1, ops_seq: 1n });
+  put('resources', { resource_id: 'M-1', kind: 'machine', capability: 'pick', state: 'free', since: Date.now() * 1000, ops_seq: 1n });
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('tilstand agent commands (no site running)', () => {
+  it('agent run → proposals → evidence → decide approve (the command waits for the site)', async () => {
+    const r = await run(['agent', 'run', '--data', data]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/agent run \S+: 1 new/);
+
+    const list = await run(['proposals', '--data', data, '--status', 'open', '--json']);
+    const proposals = JSON.parse(list.out) as { id: string; action: string }[];
+    expect(proposals.map((p) => p.action)).toEqual(['assign_job']);
+    const id = proposals[0]!.id;
+    expect((await run(['proposals', '--data', data])).out).toMatch(new RegExp(`${id}  open .* assign_job`));
+
+    const ev = await run(['evidence', id, '--data', data]);
+    expect(ev.code).toBe(0);
+    expect(ev.out).toMatch(/rows at the tag match the record/);
+    expect(ev.out).toMatch(/"job_id":"J-1"/);
+
+    const refused = await run(['decide', id, 'approve', '--user', 'ada', '--pin', '0000', '--data', data]);
+    expect(refused.code).toBe(3);
+    expect(refused.err).toMatch(/refused: wrong pin/);
+
+    const ok = await run(['decide', id, 'approve', '--user', 'ada', '--pin', '2468', '--comment', 'go', '--data', data]);
+    expect(ok.err).toBe('');
+    expect(ok.out).toMatch(new RegExp(`${id}: approved`));
+    expect(ok.out).toMatch(/command pending on tilstand\/s1\/commands\/operations \(no site running/);
+    expect((await run(['proposals', '--data', data, '--status', 'approved'])).out).toMatch(/approved by ada \[pending\]/);
+    expect((await run(['evidence', id, '--data', data])).out).toMatch(/refused[\s\S]*approved\s+ada/);
+  });
+
+  it('checks arguments', async () => {
+    expect((await run(['decide', 'P-x', 'maybe', '--user', 'a', '--pin', '1', '--data', data])).code).toBe(2);
+    expect((await run(['proposals', '--status', 'nope', '--data', data])).code).toBe(2);
+    expect((await run(['agent', 'walk', '--data', data])).code).toBe(2);
+    const missing = await run(['evidence', 'P-none', '--data', data]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/does not exist/);
+  });
+});

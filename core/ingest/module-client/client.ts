@@ -100,7 +100,9 @@ export class ModuleClient {
     this.outbox = new Outbox(options.outboxPath, options);
 
     this.mqtt = mqtt.connect(options.url, {
-      clientId: options.clientId ?? `tilstand-${this.site}-${this.module}`,
+      // Not `tilstand-…`: that prefix is Tilstand's own (its subscriber connections are `tilstand-<site>-<group>`);
+      // two clients with one id on one broker take each other's session over and over.
+      clientId: options.clientId ?? `module-${this.site}-${this.module}`,
       username: options.username,
       password: options.password,
       clean: false,

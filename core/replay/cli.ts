@@ -1,0 +1,118 @@
+// `tilstand replay …` (wired into core/site/cli/main.ts as one dispatch entry):
+//
+//   tilstand replay export --data <dir> --tag <name> --until <ISO time> [--at <ISO time>] --out <dir|file.tar>
+//   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms 250] [--scratch <dir>] [--progress]
+//   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement 0..1] [--max-changed n] [--examples n]
+//
+// Exit codes: 0 done (diff: gate passed); 1 the diff's acceptance gate was missed; 2 usage;
+// 5 anything else (the message says what).
+
+import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
+import type { CliIO } from '../lsm/cli/output.ts';
+import { loadAgentSpec } from './agent-spec.ts';
+import { diffRuns, loadRun } from './diff.ts';
+import { exportFixture } from './export.ts';
+import { progressBar } from './progress.ts';
+import { runReplay } from './replay.ts';
+import { writeReport } from './report.ts';
+
+export const replayUsage: readonly string[] = [
+  '  tilstand replay export --data <dir> --tag <name> --until <ISO time> [--at <ISO time>] --out <dir|file.tar>',
+  '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--progress]',
+  '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>]',
+];
+
+const EXPORT_FLAGS: FlagSpecs = { data: { type: 'string', value: '<dir>' }, tag: { type: 'string', value: '<name>' }, until: { type: 'string', value: '<ISO time>' }, at: { type: 'string', value: '<ISO time>' }, out: { type: 'string', value: '<dir|file.tar>' } };
+const RUN_FLAGS: FlagSpecs = { fixture: { type: 'string', value: '<dir|file.tar>' }, agent: { type: 'string', value: 'default|<rules.json>' }, out: { type: 'string', value: '<dir>' }, 'tick-ms': { type: 'string', value: '<ms>' }, scratch: { type: 'string', value: '<dir>' }, progress: { type: 'boolean' }, 'keep-scratch': { type: 'boolean' } };
+const DIFF_FLAGS: FlagSpecs = { out: { type: 'string', value: '<dir>' }, 'min-agreement': { type: 'string', value: '<0..1>' }, 'max-changed': { type: 'string', value: '<n>' }, examples: { type: 'string', value: '<n>' } };
+
+function time(flag: string, v: string): number {
+  const ms = Date.parse(v);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(ms)) throw usageError(`--${flag}: expected an ISO time such as 2026-11-30T18:00:00Z, got '${v}'`);
+  return ms;
+}
+
+function num(flag: string, v: string | undefined, min: number, max: number, integer: boolean): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) throw usageError(`--${flag}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got '${v}'`);
+  return n;
+}
+
+const say = (io: CliIO, line: string) => void io.stderr.write(`${line}\n`);
+
+async function runExport(argv: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(argv, EXPORT_FLAGS, 'replay export');
+  if (a.help) return say(io, replayUsage[0]!), EXIT.ok;
+  const atArg = a.string('at');
+  const m = await exportFixture({ data: a.required('data'), tag: a.required('tag'), untilMs: time('until', a.required('until')), ...(atArg ? { atMs: time('at', atArg) } : {}), out: a.required('out') });
+  io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${a.required('out')}: cut ${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
+  return EXIT.ok;
+}
+
+async function runRun(argv: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(argv, RUN_FLAGS, 'replay run');
+  if (a.help) return say(io, replayUsage[1]!), EXIT.ok;
+  const agent = loadAgentSpec(a.string('agent'));
+  const tickMs = num('tick-ms', a.string('tick-ms'), 1, 60_000, true);
+  const err = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
+  const bar = err.isTTY || a.boolean('progress') ? progressBar(err) : undefined;
+  const scratch = a.string('scratch');
+  const r = await runReplay({
+    fixture: a.required('fixture'),
+    agent,
+    out: a.required('out'),
+    ...(tickMs !== undefined ? { tickMs } : {}),
+    ...(scratch ? { scratchParent: scratch } : {}),
+    keepScratch: a.boolean('keep-scratch'),
+    ...(bar ? { onProgress: (p) => bar.update(p) } : {}),
+  });
+  bar?.done();
+  const c = r.manifest.counts;
+  io.stdout.write(`replayed ${c.events} events with agent ${agent.label}: ${c.agentRuns} agent runs, ${c.proposals} proposals, ${c.decisionsApplied} decisions applied (${c.decisionsUnmatched} unmatched) → ${a.required('out')}\n`);
+  say(io, `replay: ${(r.wallMs / 1000).toFixed(1)} s wall, ${Math.round(r.eventsPerSecond)} events/s`);
+  if (r.manifest.ingestFailure) say(io, `replay: ingest stopped: ${r.manifest.ingestFailure}`);
+  return r.manifest.ingestFailure ? EXIT.io : EXIT.ok;
+}
+
+async function runDiff(argv: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(argv, DIFF_FLAGS, 'replay diff');
+  if (a.help) return say(io, replayUsage[2]!), EXIT.ok;
+  if (a.positionals.length !== 2) throw usageError(`replay diff: expected two run folders (baseline, candidate), got ${a.positionals.length}`);
+  const minAgreement = num('min-agreement', a.string('min-agreement'), 0, 1, false);
+  const maxChanged = num('max-changed', a.string('max-changed'), 0, Number.MAX_SAFE_INTEGER, true);
+  const examples = num('examples', a.string('examples'), 0, 1000, true);
+  const report = diffRuns(loadRun(a.positionals[0]!), loadRun(a.positionals[1]!), {
+    ...(minAgreement !== undefined ? { minAgreement } : {}),
+    ...(maxChanged !== undefined ? { maxChanged } : {}),
+    ...(examples !== undefined ? { examples } : {}),
+  });
+  writeReport(report, a.required('out'));
+  const s = report.summary;
+  const ag = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
+  io.stdout.write(`${report.baseline.label} → ${report.candidate.label}: ${s.added} added, ${s.removed} removed, ${s.changed} changed, ${s.unchanged} unchanged; agreement ${ag(report.agreement.baseline.agreement)} → ${ag(report.agreement.candidate.agreement)}; gate ${report.gate.passed ? 'passed' : 'FAILED'}\n`);
+  for (const f of report.gate.failures) say(io, `replay diff: ${f}`);
+  return report.gate.passed ? EXIT.ok : EXIT.notFound;
+}
+
+/** `tilstand replay <export|run|diff> …` */
+export async function runReplayCli(argv: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  const run = sub === 'export' ? runExport : sub === 'run' ? runRun : sub === 'diff' ? runDiff : undefined;
+  if (!run) {
+    if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') {
+      io.stdout.write(`usage:\n${replayUsage.join('\n')}\n`);
+      return sub === undefined ? EXIT.usage : EXIT.ok;
+    }
+    throw new CliError(EXIT.usage, `replay: unknown subcommand '${sub}' (expected export, run or diff)`);
+  }
+  try {
+    return await run(rest, io);
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(EXIT.io, (e as Error).message);
+  }
+}
+
+/** The dispatcher's entry (core/site/cli/main.ts spreads it into its command table). */
+export const REPLAY_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> = { replay: runReplayCli };

@@ -1,0 +1,228 @@
+// `tilstand replay diff`: two runs of one fixture (a baseline and a candidate agent), compared
+// with each other and each with the people's recorded decisions.
+//
+// Matching proposals between runs: per situation key, in creation order, a baseline and a
+// candidate proposal are the same proposal when their open intervals overlap ([createdAt,
+// closedAt], open-ended while open). Unmatched ones are `removed` (baseline only) or `added`
+// (candidate only); matched ones whose content differs are `changed` (the fields that differ are
+// listed: created time, rule version, action, module, params, risk, explanation, status).
+// Evidence snapshot ids are not compared (they are ids of the scratch warehouse).
+//
+// Agreement with the people (per run): every recorded `approve` (approved, or stale: the person
+// said yes but the world had moved) and `reject` in the period is one judgement. A run agrees
+// with an approval when it had a proposal of that situation open at the decision's time, and with
+// a rejection when it had none. agreement = agreeing judgements / judgements (null when there are
+// none). Deferrals are not judgements.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { canonicalJson } from '../inbox/index.ts';
+import { REPORT_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
+import type { RunManifest } from './replay.ts';
+
+export interface LoadedRun {
+  manifest: RunManifest;
+  proposals: ReplayProposal[];
+  decisions: HumanDecision[];
+}
+
+export function loadRun(dir: string): LoadedRun {
+  const read = (f: string) => JSON.parse(readFileSync(join(dir, f), 'utf8'));
+  return { manifest: read('run.json') as RunManifest, proposals: read('proposals.json') as ReplayProposal[], decisions: read('human-decisions.json') as HumanDecision[] };
+}
+
+const COMPARED = ['createdAtMs', 'ruleVersion', 'action', 'module', 'params', 'risk', 'riskReason', 'explanation', 'status'] as const;
+
+export interface ProposalRef {
+  id: string;
+  ruleId: string;
+  situationKey: string;
+  createdAtMs: number;
+  action: string;
+  params: unknown;
+  risk: string;
+  explanation: string;
+  status: string;
+  evidence: ReplayProposal['evidence'];
+}
+
+export interface Changed {
+  ruleId: string;
+  situationKey: string;
+  fields: string[];
+  baseline: ProposalRef;
+  candidate: ProposalRef;
+}
+
+export interface RuleCounts {
+  baseline: number;
+  candidate: number;
+  added: number;
+  removed: number;
+  changed: number;
+  unchanged: number;
+}
+
+export interface Agreement {
+  judgements: number;
+  agreed: number;
+  agreement: number | null;
+  approvedProposed: number;
+  approvedMissed: number;
+  rejectedAvoided: number;
+  rejectedProposed: number;
+  perRule: Record<string, { judgements: number; agreed: number; agreement: number | null }>;
+  disagreements: { atMs: number; verb: string; situationKey: string; ruleId: string; by: string; comment: string | null; runHadItOpen: boolean }[];
+}
+
+export interface GateResult {
+  minAgreement: number | null;
+  maxChanged: number | null;
+  passed: boolean;
+  failures: string[];
+}
+
+export interface DiffReport {
+  format: typeof REPORT_FORMAT;
+  fixture: { id: string; name: string; tag: string; site: string; cutMs: number; untilMs: number };
+  baseline: { label: string; rules: { id: string; version: string }[]; proposals: number };
+  candidate: { label: string; rules: { id: string; version: string }[]; proposals: number };
+  summary: { added: number; removed: number; changed: number; unchanged: number };
+  perRule: Record<string, RuleCounts>;
+  agreement: { baseline: Agreement; candidate: Agreement };
+  examples: { added: ProposalRef[]; removed: ProposalRef[]; changed: Changed[] };
+  gate: GateResult;
+}
+
+const ref = (p: ReplayProposal): ProposalRef => ({
+  id: p.id,
+  ruleId: p.ruleId,
+  situationKey: p.situationKey,
+  createdAtMs: p.createdAtMs,
+  action: p.action,
+  params: p.params,
+  risk: p.risk,
+  explanation: p.explanation,
+  status: p.status,
+  evidence: p.evidence,
+});
+
+const closesAt = (p: ReplayProposal) => p.closedAtMs ?? Infinity;
+const overlap = (a: ReplayProposal, b: ReplayProposal) => a.createdAtMs <= closesAt(b) && b.createdAtMs <= closesAt(a);
+
+function bySituation(ps: readonly ReplayProposal[]): Map<string, ReplayProposal[]> {
+  const m = new Map<string, ReplayProposal[]>();
+  for (const p of ps) {
+    const l = m.get(p.situationKey) ?? [];
+    l.push(p);
+    m.set(p.situationKey, l);
+  }
+  for (const l of m.values()) l.sort((a, b) => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : 1));
+  return m;
+}
+
+/** Was a proposal of `situationKey` open at `atMs` in this run? */
+function openAt(index: Map<string, ReplayProposal[]>, situationKey: string, atMs: number): boolean {
+  return (index.get(situationKey) ?? []).some((p) => p.createdAtMs <= atMs && closesAt(p) >= atMs);
+}
+
+export function agreementOf(proposals: readonly ReplayProposal[], decisions: readonly HumanDecision[], examples = 5): Agreement {
+  const index = bySituation(proposals);
+  const a: Agreement = { judgements: 0, agreed: 0, agreement: null, approvedProposed: 0, approvedMissed: 0, rejectedAvoided: 0, rejectedProposed: 0, perRule: {}, disagreements: [] };
+  for (const d of decisions) {
+    if (d.verb === 'defer') continue;
+    const had = openAt(index, d.situationKey, d.atMs);
+    const ok = d.verb === 'approve' ? had : !had;
+    a.judgements++;
+    if (ok) a.agreed++;
+    if (d.verb === 'approve') had ? a.approvedProposed++ : a.approvedMissed++;
+    else had ? a.rejectedProposed++ : a.rejectedAvoided++;
+    const r = (a.perRule[d.ruleId] ??= { judgements: 0, agreed: 0, agreement: null });
+    r.judgements++;
+    if (ok) r.agreed++;
+    if (!ok && a.disagreements.length < examples) a.disagreements.push({ atMs: d.atMs, verb: d.verb, situationKey: d.situationKey, ruleId: d.ruleId, by: d.by, comment: d.comment, runHadItOpen: had });
+  }
+  a.agreement = a.judgements === 0 ? null : a.agreed / a.judgements;
+  for (const r of Object.values(a.perRule)) r.agreement = r.agreed / r.judgements;
+  return a;
+}
+
+export interface DiffOptions {
+  minAgreement?: number;
+  maxChanged?: number;
+  /** Examples of each kind in the report (default 5). */
+  examples?: number;
+}
+
+export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}): DiffReport {
+  const fb = base.manifest.fixture;
+  if (fb.id !== cand.manifest.fixture.id) throw new Error(`the runs replayed different fixtures (${fb.name} ${fb.id.slice(0, 12)}… and ${cand.manifest.fixture.name} ${cand.manifest.fixture.id.slice(0, 12)}…)`);
+  const n = o.examples ?? 5;
+  const perRule: Record<string, RuleCounts> = {};
+  const rc = (rule: string) => (perRule[rule] ??= { baseline: 0, candidate: 0, added: 0, removed: 0, changed: 0, unchanged: 0 });
+  for (const p of base.proposals) rc(p.ruleId).baseline++;
+  for (const p of cand.proposals) rc(p.ruleId).candidate++;
+  const added: ReplayProposal[] = [];
+  const removed: ReplayProposal[] = [];
+  const changed: Changed[] = [];
+  let unchanged = 0;
+  const bi = bySituation(base.proposals);
+  const ci = bySituation(cand.proposals);
+  for (const key of [...new Set([...bi.keys(), ...ci.keys()])].sort()) {
+    const bs = bi.get(key) ?? [];
+    const cs = ci.get(key) ?? [];
+    let i = 0;
+    let j = 0;
+    while (i < bs.length || j < cs.length) {
+      const b = bs[i];
+      const c = cs[j];
+      if (b && c && overlap(b, c)) {
+        const fields = COMPARED.filter((f) => canonicalJson(b[f]) !== canonicalJson(c[f]));
+        if (fields.length > 0) {
+          changed.push({ ruleId: c.ruleId, situationKey: key, fields, baseline: ref(b), candidate: ref(c) });
+          rc(c.ruleId).changed++;
+        } else {
+          unchanged++;
+          rc(c.ruleId).unchanged++;
+        }
+        i++;
+        j++;
+      } else if (b && (!c || b.createdAtMs <= c.createdAtMs)) {
+        removed.push(b);
+        rc(b.ruleId).removed++;
+        i++;
+      } else {
+        added.push(c!);
+        rc(c!.ruleId).added++;
+        j++;
+      }
+    }
+  }
+  const order = (a: { createdAtMs: number; id: string }, b: { createdAtMs: number; id: string }) => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : 1);
+  added.sort(order);
+  removed.sort(order);
+  changed.sort((a, b) => order(a.candidate, b.candidate));
+  const agreement = { baseline: agreementOf(base.proposals, base.decisions, n), candidate: agreementOf(cand.proposals, cand.decisions, n) };
+
+  const failures: string[] = [];
+  const total = added.length + removed.length + changed.length;
+  if (o.minAgreement !== undefined) {
+    const a = agreement.candidate.agreement;
+    if (a === null) failures.push(`agreement of ${cand.manifest.agent.label} cannot be measured: the fixture holds no approvals or rejections`);
+    else if (a < o.minAgreement) failures.push(`agreement of ${cand.manifest.agent.label} with the people's decisions is ${a.toFixed(3)}, below --min-agreement ${o.minAgreement}`);
+  }
+  if (o.maxChanged !== undefined && total > o.maxChanged) failures.push(`${total} proposals added, removed or changed, more than --max-changed ${o.maxChanged}`);
+
+  const side = (r: LoadedRun) => ({ label: r.manifest.agent.label, rules: r.manifest.agent.rules, proposals: r.proposals.length });
+  return {
+    format: REPORT_FORMAT,
+    fixture: { id: fb.id, name: fb.name, tag: fb.tag, site: fb.site, cutMs: fb.cutMs, untilMs: fb.untilMs },
+    baseline: side(base),
+    candidate: side(cand),
+    summary: { added: added.length, removed: removed.length, changed: changed.length, unchanged },
+    perRule: Object.fromEntries(Object.keys(perRule).sort().map((k) => [k, perRule[k]!])),
+    agreement,
+    examples: { added: added.slice(0, n).map(ref), removed: removed.slice(0, n).map(ref), changed: changed.slice(0, n) },
+    gate: { minAgreement: o.minAgreement ?? null, maxChanged: o.maxChanged ?? null, passed: failures.length === 0, failures },
+  };
+}

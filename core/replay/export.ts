@@ -1,0 +1,315 @@
+// `tilstand replay export`: a consistent cut of a site's tables, tagged `replay-<name>` on every
+// table, and a portable fixture holding the state at the tag, the journaled events after it up
+// to --until, the contracts and bindings in force, the human decisions of that period and what
+// the live agent proposed in it (fixture.ts describes the layout).
+//
+// The cut: the snapshots current at one instant (`atMs`, default now) are resolved for every
+// table first, then tagged back to back; each table's tag records its own journal position in
+// its snapshot properties, so the replay recovers every table from exactly what it held (the
+// Ingestor's own recovery, core/ingest/DESIGN.md). Exporting again with a tag that exists on the
+// tables reuses the cut.
+//
+// Reading a running site is safe: tables are read from immutable files, tags are created
+// atomically, and the journal is read through its own WAL-mode connection.
+
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { once } from 'node:events';
+import { createGzip } from 'node:zlib';
+import { Catalog, type Snapshot, type Table } from '../lsm/index.ts';
+import { snapshotToJson } from '../lsm/snapshot.ts';
+import { AGENT_TAG_PREFIX, DEFAULT_AGENT_CONFIG, STATE_TABLES } from '../agents/index.ts';
+import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, readDecisionLog, readProposals, type Json } from '../inbox/index.ts';
+import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
+import { DEFAULT_TABLE_BUDGETS } from '../ingest/freshness.ts';
+import { Journal } from '../ingest/journal.ts';
+import { POSITION_PROPERTY } from '../ingest/progress.ts';
+import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
+import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { byCreation, FIXTURE_FORMAT, replayProposal, TAG_PREFIX, type FixtureFile, type FixtureManifest, type FixtureTable, type HumanDecision } from './fixture.ts';
+import { sha256File, stableJson, writeStableJson } from './json.ts';
+import { snapshotFiles } from './table-files.ts';
+import { listFiles, writeTar } from './tar.ts';
+
+export interface ExportOptions {
+  /** The site's data directory. */
+  data: string;
+  /** `<name>` or `replay-<name>`. */
+  tag: string;
+  /** End of the period (inclusive, epoch ms). */
+  untilMs: number;
+  /** The instant of the cut; default now (or, for a tag that exists, its newest tagged snapshot). */
+  atMs?: number;
+  /** A folder (must not exist or be empty), or a file ending in `.tar`. */
+  out: string;
+  clock?: () => number;
+}
+
+/** Tables that ingest writes (their snapshots carry a journal position). */
+export const INGEST_TABLES: readonly string[] = [...SEED_TABLES.map((t) => t.name), DEAD_LETTERS_TABLE_NAME];
+
+export const tagName = (tag: string): string => (tag.startsWith(TAG_PREFIX) ? tag : `${TAG_PREFIX}${tag}`);
+
+/** Epoch ms of an agent run id `yyyyMMdd-HHmmss-SSS[-n]`; undefined when it is not one. */
+export function runIdMs(runId: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-(\d{3})(?:-\d+)?$/.exec(runId);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s, ms] = m.map(Number) as number[];
+  return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!, ms!);
+}
+
+export interface Cut {
+  tag: string;
+  cutMs: number;
+  /** Every table of the database; snapshot undefined when it had none at the cut. */
+  tables: Map<string, { table: Table; snapshot: Snapshot | undefined }>;
+  reused: boolean;
+}
+
+/**
+ * Tags the snapshots current at `atMs` (default now) on every table of the database with `tag`
+ * (resolved for all tables first, then created back to back). When the tag exists on some table
+ * already, the existing tags are the cut.
+ */
+export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; clock?: () => number } = {}): Cut {
+  const names = catalog.listTables(database);
+  const tables = new Map<string, { table: Table; snapshot: Snapshot | undefined }>();
+  const opened = names.map((n) => [n, catalog.getTable({ database, table: n })] as const);
+  if (opened.some(([, t]) => t.tags.exists(tag))) {
+    let newest = 0;
+    for (const [n, t] of opened) {
+      const snapshot = t.tags.exists(tag) ? t.tags.get(tag).snapshot : undefined;
+      if (snapshot) newest = Math.max(newest, snapshot.timeMillis);
+      tables.set(n, { table: t, snapshot });
+    }
+    return { tag, cutMs: o.atMs ?? newest, tables, reused: true };
+  }
+  const cutMs = o.atMs ?? (o.clock ?? Date.now)();
+  // Resolve every table's snapshot first, then tag them back to back.
+  for (const [n, t] of opened) {
+    let snapshot: Snapshot | undefined;
+    if (o.atMs === undefined) snapshot = t.latestSnapshot();
+    else if (t.latestSnapshot()) {
+      const earliest = t.snapshots.earliestId();
+      const first = earliest === undefined ? undefined : t.snapshots.tryGet(earliest);
+      // A table whose first snapshot came after the instant had nothing then (it started empty).
+      snapshot = first && first.timeMillis > o.atMs && earliest === 1 ? undefined : t.resolve({ timestampMs: o.atMs });
+    }
+    tables.set(n, { table: t, snapshot });
+  }
+  for (const { table, snapshot } of tables.values()) if (snapshot) table.createTag(tag, snapshot.id);
+  return { tag, cutMs, tables, reused: false };
+}
+
+function copyInto(src: string, dst: string): void {
+  mkdirSync(dirname(dst), { recursive: true });
+  copyFileSync(src, dst);
+}
+
+function copyTree(src: string, dst: string, keep: (name: string) => boolean): void {
+  if (!existsSync(src)) return;
+  for (const name of readdirSync(src).sort()) {
+    const s = join(src, name);
+    if (statSync(s).isDirectory()) copyTree(s, join(dst, name), keep);
+    else if (keep(name)) copyInto(s, join(dst, name));
+  }
+}
+
+function newestAgentTag(table: Table, cutMs: number, maxSnapshotId: number): string | null {
+  let best: string | null = null;
+  for (const t of table.listTags()) {
+    if (!t.name.startsWith(AGENT_TAG_PREFIX) || t.snapshot.id > maxSnapshotId) continue;
+    const at = runIdMs(t.name.slice(AGENT_TAG_PREFIX.length));
+    if (at === undefined || at > cutMs) continue;
+    if (best === null || t.name > best) best = t.name;
+  }
+  return best;
+}
+
+/** Copies what the tag (and the baseline tag) of one table need into `<out>/warehouse/…`. */
+function exportTable(table: Table, snapshot: Snapshot, tag: string, baseline: string | null, dst: string): void {
+  const files = new Set(snapshotFiles(table, snapshot));
+  if (baseline) for (const f of snapshotFiles(table, table.tags.get(baseline).snapshot)) files.add(f);
+  for (const rel of [...files].sort()) copyInto(join(table.paths.root, ...rel.split('/')), join(dst, ...rel.split('/')));
+  mkdirSync(join(dst, 'snapshot'), { recursive: true });
+  writeFileSync(join(dst, 'snapshot', `snapshot-${snapshot.id}`), snapshotToJson(snapshot));
+  writeFileSync(join(dst, 'snapshot', 'LATEST'), String(snapshot.id));
+  writeFileSync(join(dst, 'snapshot', 'EARLIEST'), String(snapshot.id));
+  copyInto(table.paths.tagFile(tag), join(dst, 'tag', `tag-${tag}`));
+  if (baseline) copyInto(table.paths.tagFile(baseline), join(dst, 'tag', `tag-${baseline}`));
+}
+
+
+/** Writes the journal entries after `after` up to `untilMs` as gzip'd NDJSON. */
+async function exportEvents(data: string, after: bigint, untilMs: number, file: string): Promise<FixtureManifest['events']> {
+  const journal = Journal.open(data);
+  const out = createWriteStream(file);
+  const gz = createGzip({ level: 1 });
+  gz.pipe(out);
+  let count = 0;
+  let last: bigint | null = null;
+  let firstAtMs: number | null = null;
+  let lastAtMs: number | null = null;
+  let buf: string[] = [];
+  let chars = 0;
+  const flush = async () => {
+    if (buf.length === 0) return;
+    const ok = gz.write(buf.join(''));
+    buf = [];
+    chars = 0;
+    if (!ok) await once(gz, 'drain');
+  };
+  try {
+    for (const e of journal.readAfter(after)) {
+      if (e.receivedAtMs > untilMs) break;
+      if (last === null && e.position !== after + 1n) {
+        throw new Error(`the journal no longer holds position ${after + 1n} (its first entry after it is ${e.position}): it was pruned; export a later cut`);
+      }
+      const text = e.payload.toString('utf8');
+      const line: Record<string, unknown> = { p: e.position.toString(), t: e.receivedAtMs, topic: e.topic };
+      if (Buffer.from(text, 'utf8').equals(e.payload)) line.payload = text;
+      else line.payload64 = e.payload.toString('base64');
+      const s = `${JSON.stringify(line)}\n`;
+      buf.push(s);
+      chars += s.length;
+      if (chars >= 1 << 20) await flush();
+      count++;
+      last = e.position;
+      firstAtMs ??= e.receivedAtMs;
+      lastAtMs = e.receivedAtMs;
+    }
+    await flush();
+  } finally {
+    journal.close();
+    gz.end();
+    await once(out, 'close');
+  }
+  return { file: 'events.ndjson.gz', count, afterPosition: after.toString(), lastPosition: last === null ? null : last.toString(), firstAtMs, lastAtMs };
+}
+
+/** Exports a fixture; returns its manifest. */
+export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> {
+  if (!Number.isSafeInteger(o.untilMs)) throw new Error(`until: expected a time, got ${o.untilMs}`);
+  const tag = tagName(o.tag);
+  const name = tag.slice(TAG_PREFIX.length);
+  const rawConfig = JSON.parse(readFileSync(join(o.data, 'config.json'), 'utf8')) as Record<string, unknown>;
+  const site = rawConfig.site;
+  if (typeof site !== 'string') throw new Error(`${join(o.data, 'config.json')} names no site`);
+  const database = `site_${site}`;
+  const catalog = new Catalog(join(o.data, 'warehouse'));
+  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(o.clock ? { clock: o.clock } : {}) });
+  if (o.untilMs < cut.cutMs) throw new Error(`until (${new Date(o.untilMs).toISOString()}) is before the cut (${new Date(cut.cutMs).toISOString()})`);
+
+  const archive = o.out.endsWith('.tar');
+  if (!archive && existsSync(o.out) && readdirSync(o.out).length > 0) throw new Error(`${o.out} exists and is not empty`);
+  if (archive && existsSync(o.out)) throw new Error(`${o.out} exists`);
+  const dir = archive ? mkdtempSync(join(dirname(o.out), '.tilstand-export-')) : o.out;
+  mkdirSync(dir, { recursive: true });
+  try {
+    // Tables at the tag.
+    const tables: Record<string, FixtureTable> = {};
+    let after: bigint | undefined;
+    let baselineRunId: string | null = null;
+    for (const [n, { table, snapshot }] of [...cut.tables].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const props = snapshot?.properties ?? {};
+      const pos = props[POSITION_PROPERTY];
+      if (INGEST_TABLES.includes(n)) {
+        const p = pos === undefined ? 0n : BigInt(pos);
+        if (after === undefined || p < after) after = p;
+      }
+      const baseline = snapshot && (STATE_TABLES as readonly string[]).includes(n) ? newestAgentTag(table, cut.cutMs, snapshot.id) : null;
+      if (baseline && n === 'work_queue') baselineRunId = baseline.slice(AGENT_TAG_PREFIX.length);
+      tables[n] = { snapshotId: snapshot?.id ?? null, journalPosition: pos ?? null, snapshotTimeMs: snapshot?.timeMillis ?? null, baselineAgentTag: baseline };
+      if (snapshot) exportTable(table, snapshot, tag, baseline, join(dir, 'warehouse', `${database}.db`, n));
+    }
+    for (const n of INGEST_TABLES) if (!cut.tables.has(n)) after = 0n;
+
+    // Events after the lowest position, up to until.
+    const events = await exportEvents(o.data, after ?? 0n, o.untilMs, join(dir, 'events.ndjson.gz'));
+
+    // Config in force: config.json, resolved bindings and budgets, contracts.
+    mkdirSync(join(dir, 'config'), { recursive: true });
+    copyInto(join(o.data, 'config.json'), join(dir, 'config', 'config.json'));
+    const bindings = rawConfig.bindings === undefined || rawConfig.bindings === 'seed' ? SEED_BINDINGS : rawConfig.bindings;
+    writeStableJson(join(dir, 'config', 'bindings.json'), bindings);
+    writeStableJson(join(dir, 'config', 'budgets.json'), Array.isArray(rawConfig.tables) ? rawConfig.tables : DEFAULT_TABLE_BUDGETS);
+    copyTree(join(o.data, 'contracts'), join(dir, 'config', 'contracts'), (f) => /^v\d+\.json$/.test(f));
+
+    // Human decisions and the live agent's proposals in the period.
+    const inCut = (ms: number) => ms > cut.cutMs && ms <= o.untilMs;
+    const decisions: HumanDecision[] = [];
+    const live = [];
+    if (cut.tables.has(APPROVAL_INBOX_TABLE)) {
+      const inbox = cut.tables.get(APPROVAL_INBOX_TABLE)!.table;
+      const proposals = new Map(readProposals(inbox, { limit: Number.MAX_SAFE_INTEGER }).map((p) => [p.id, p]));
+      for (const p of proposals.values()) if (inCut(p.createdAtMs)) live.push(replayProposal(p, o.untilMs));
+      const log = cut.tables.get(DECISION_LOG_TABLE)?.table;
+      for (const e of log ? readDecisionLog(log) : []) {
+        if (!inCut(e.atMs) || e.proposalId === null) continue;
+        const verb = e.event === 'approved' || e.event === 'stale' ? 'approve' : e.event === 'rejected' ? 'reject' : e.event === 'deferred' ? 'defer' : undefined;
+        const p = proposals.get(e.proposalId);
+        if (!verb || !p) continue;
+        const d = (e.detail ?? {}) as Record<string, Json>;
+        decisions.push({
+          atMs: e.atMs,
+          verb,
+          outcome: e.event as HumanDecision['outcome'],
+          proposalId: p.id,
+          situationKey: p.situationKey,
+          ruleId: p.ruleId,
+          ruleVersion: p.ruleVersion,
+          action: p.action,
+          params: { ...p.params } as Record<string, Json>,
+          by: e.actor,
+          role: typeof d.role === 'string' ? d.role : 'shift_lead',
+          comment: typeof d.comment === 'string' ? d.comment : null,
+        });
+      }
+    }
+    decisions.sort((a, b) => a.atMs - b.atMs || (a.proposalId < b.proposalId ? -1 : 1));
+    live.sort(byCreation);
+    writeStableJson(join(dir, 'decisions.json'), decisions);
+    mkdirSync(join(dir, 'live'), { recursive: true });
+    writeStableJson(join(dir, 'live', 'proposals.json'), live);
+    const wq = cut.tables.get('work_queue')?.table;
+    const runIds = (wq?.listTags() ?? [])
+      .map((t) => t.name)
+      .filter((n) => n.startsWith(AGENT_TAG_PREFIX))
+      .map((n) => n.slice(AGENT_TAG_PREFIX.length))
+      .filter((r) => {
+        const at = runIdMs(r);
+        return at !== undefined && inCut(at);
+      })
+      .sort();
+    writeStableJson(join(dir, 'live', 'agent-runs.json'), runIds);
+
+    const files: FixtureFile[] = listFiles(dir)
+      .filter((p) => p !== 'fixture.json')
+      .map((p) => ({ path: p, ...sha256File(join(dir, ...p.split('/'))) }));
+    const manifest: FixtureManifest = {
+      format: FIXTURE_FORMAT,
+      name,
+      tag,
+      site,
+      database,
+      cutMs: cut.cutMs,
+      untilMs: o.untilMs,
+      tables,
+      events,
+      liveAgent: { baselineRunId, runIds: runIds.length, intervalMs: DEFAULT_AGENT_CONFIG.intervalMs },
+      decisions: decisions.length,
+      liveProposals: live.length,
+      files,
+    };
+    writeFileSync(join(dir, 'fixture.json'), `${stableJson(manifest)}\n`);
+    if (archive) {
+      const tmp = `${o.out}.tmp-${process.pid}`;
+      writeTar(dir, tmp);
+      renameSync(tmp, o.out);
+    }
+    return manifest;
+  } finally {
+    if (archive) rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,186 @@
+// The replay fixture: what `tilstand replay export` writes and `tilstand replay run` reads.
+// Layout (a folder, or the same folder as one ustar archive):
+//
+//   fixture.json                 the manifest (FixtureManifest): cut, period, tables, files + SHA-256
+//   warehouse/site_<id>.db/<t>/  each tagged table: schema, the tag, the tagged snapshot as the
+//                                latest snapshot, its manifests and data files (+ the live agent's
+//                                newest evidence tag before the cut, the next run's baseline)
+//   events.ndjson.gz             journal entries after the lowest tagged journal position, up to
+//                                --until, one JSON object per line: {p, t, topic, payload|payload64}
+//   config/config.json           the site's config.json as it was at export
+//   config/bindings.json         the bindings in force (resolved: "seed" → the seed bindings)
+//   config/budgets.json          the freshness budgets in force
+//   config/contracts/<name>/vN.json  every registered contract version
+//   decisions.json               human decisions in the period (HumanDecision[])
+//   live/proposals.json          proposals the live agent made in the period (ReplayProposal[])
+//   live/agent-runs.json         run ids of the live agent in the period (from its evidence tags)
+//
+// Invariant: every file except fixture.json is listed in the manifest with its size and SHA-256;
+// `openFixture` checks them all before anything is read.
+
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Decision, Json, Proposal } from '../inbox/index.ts';
+import { sha256File } from './json.ts';
+import { extractTar } from './tar.ts';
+
+export const FIXTURE_FORMAT = 'tilstand-replay-fixture-1';
+export const RUN_FORMAT = 'tilstand-replay-run-1';
+export const REPORT_FORMAT = 'tilstand-replay-diff-1';
+export const TAG_PREFIX = 'replay-';
+
+export interface FixtureTable {
+  /** Null when the table had no snapshot at the cut (the replay creates it empty). */
+  snapshotId: number | null;
+  /** `tilstand.journal.position` of the tagged snapshot (ingest tables), else null. */
+  journalPosition: string | null;
+  /** Snapshot commit time (epoch ms). */
+  snapshotTimeMs: number | null;
+  /** The live agent's newest `agent-*` tag at or before the cut (copied too), or null. */
+  baselineAgentTag: string | null;
+}
+
+export interface FixtureFile {
+  path: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface FixtureManifest {
+  format: typeof FIXTURE_FORMAT;
+  name: string;
+  tag: string;
+  site: string;
+  database: string;
+  /** The cut: the instant whose current snapshots were tagged. */
+  cutMs: number;
+  untilMs: number;
+  tables: Record<string, FixtureTable>;
+  events: { file: string; count: number; afterPosition: string; lastPosition: string | null; firstAtMs: number | null; lastAtMs: number | null };
+  /** The live agent's run ids in (cut, until], and the newest run at or before the cut. */
+  liveAgent: { baselineRunId: string | null; runIds: number; intervalMs: number };
+  decisions: number;
+  liveProposals: number;
+  files: FixtureFile[];
+}
+
+/** A person's decision in the period, with the situation it was about. */
+export interface HumanDecision {
+  atMs: number;
+  /** approve (approved or stale: the person said yes), reject, defer. */
+  verb: 'approve' | 'reject' | 'defer';
+  /** What the live inbox recorded. */
+  outcome: Decision['kind'];
+  proposalId: string;
+  situationKey: string;
+  ruleId: string;
+  ruleVersion: string;
+  action: string;
+  params: Record<string, Json>;
+  by: string;
+  role: string;
+  comment: string | null;
+}
+
+/** A proposal as replay outputs show it (live and replayed alike); status as of the period's end. */
+export interface ReplayProposal {
+  id: string;
+  runId: string;
+  createdAtMs: number;
+  ruleId: string;
+  ruleVersion: string;
+  situationKey: string;
+  action: string;
+  module: string | null;
+  params: Record<string, Json>;
+  risk: string;
+  riskReason: string;
+  explanation: string;
+  evidence: { table: string; snapshotId: number | null; tag: string | null; rows: { key: Record<string, Json>; values: Record<string, Json> }[] }[];
+  status: 'open' | 'deferred' | 'approved' | 'rejected' | 'stale' | 'withdrawn';
+  /** When it stopped being open (decided or withdrawn), or null. */
+  closedAtMs: number | null;
+  withdrawnReason: string | null;
+  decision: { kind: string; by: string; atMs: number } | null;
+}
+
+/** A proposal's state at `untilMs` (later decisions and withdrawals are not yet made then). */
+export function replayProposal(p: Proposal, untilMs: number): ReplayProposal {
+  const decided = p.decision && p.decision.atMs <= untilMs ? p.decision : null;
+  const withdrawnAt = p.agentStatus === 'withdrawn' && p.agentUpdatedAtMs <= untilMs ? p.agentUpdatedAtMs : null;
+  let status: ReplayProposal['status'] = 'open';
+  if (decided && (decided.kind === 'approved' || decided.kind === 'rejected' || decided.kind === 'stale')) status = decided.kind;
+  else if (withdrawnAt !== null) status = 'withdrawn';
+  else if (decided?.kind === 'deferred') status = 'deferred';
+  const closedAtMs = status === 'approved' || status === 'rejected' || status === 'stale' ? decided!.atMs : status === 'withdrawn' ? withdrawnAt : null;
+  return {
+    id: p.id,
+    runId: p.runId,
+    createdAtMs: p.createdAtMs,
+    ruleId: p.ruleId,
+    ruleVersion: p.ruleVersion,
+    situationKey: p.situationKey,
+    action: p.action,
+    module: p.module,
+    params: { ...p.params } as Record<string, Json>,
+    risk: p.risk,
+    riskReason: p.riskReason,
+    explanation: p.explanation,
+    evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ key: { ...r.key }, values: { ...r.values } })) })),
+    status,
+    closedAtMs,
+    withdrawnReason: status === 'withdrawn' ? p.withdrawnReason : null,
+    decision: decided ? { kind: decided.kind, by: decided.by, atMs: decided.atMs } : null,
+  };
+}
+
+export const byCreation = (a: ReplayProposal, b: ReplayProposal): number => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+export interface OpenFixture {
+  dir: string;
+  manifest: FixtureManifest;
+  /** Removes the extracted copy (archives only). */
+  close(): void;
+}
+
+/** Opens a fixture folder or archive and checks every file's size and SHA-256. */
+export function openFixture(path: string, scratchParent = tmpdir()): OpenFixture {
+  if (!existsSync(path)) throw new Error(`fixture ${path} does not exist`);
+  let dir = path;
+  let extracted: string | undefined;
+  if (!statSync(path).isDirectory()) {
+    extracted = mkdtempSync(join(scratchParent, 'tilstand-fixture-'));
+    try {
+      extractTar(path, extracted);
+    } catch (e) {
+      rmSync(extracted, { recursive: true, force: true });
+      throw e;
+    }
+    dir = extracted;
+  }
+  const close = () => {
+    if (extracted) rmSync(extracted, { recursive: true, force: true });
+  };
+  try {
+    const mf = join(dir, 'fixture.json');
+    if (!existsSync(mf)) throw new Error(`${path} is not a replay fixture (no fixture.json)`);
+    const manifest = JSON.parse(readFileSync(mf, 'utf8')) as FixtureManifest;
+    if (manifest.format !== FIXTURE_FORMAT) throw new Error(`${path}: fixture format ${JSON.stringify(manifest.format)}, expected ${FIXTURE_FORMAT}`);
+    for (const f of manifest.files) {
+      const p = join(dir, ...f.path.split('/'));
+      if (!existsSync(p)) throw new Error(`fixture ${path}: ${f.path} is missing`);
+      const got = sha256File(p);
+      if (got.bytes !== f.bytes || got.sha256 !== f.sha256) throw new Error(`fixture ${path}: ${f.path} does not match its checksum (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; expected ${f.bytes}, ${f.sha256.slice(0, 12)}…)`);
+    }
+    return { dir, manifest, close };
+  } catch (e) {
+    close();
+    throw e;
+  }
+}
+
+/** SHA-256 of the manifest file: names a fixture in run outputs and reports. */
+export function fixtureId(dir: string): string {
+  return sha256File(join(dir, 'fixture.json')).sha256;
+}

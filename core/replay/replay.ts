@@ -1,0 +1,369 @@
+// `tilstand replay run`: rebuild the state at the fixture's tag in a scratch warehouse and replay
+// the recorded events through the SAME ingest and commit path (an Ingestor over a scratch journal
+// with the fixture's contracts, bindings and budgets; `accept(topic, payload, receivedAtMs)` with
+// the recorded receive times), on a simulated clock. The agent (rules and config selectable) runs
+// on its minute schedule in simulated time; the people's recorded decisions are applied to the
+// replay's proposals of the same situation at the time they were made. Output: the proposals,
+// the agent runs and the decisions' outcomes, as stable JSON (README.md, "Determinism").
+//
+// The simulated clock drives everything that reads time: the catalog (snapshot and tag times),
+// the Ingestor (freshness, commits), the inbox and the agent. Order at one instant: events
+// received at or before t, then the ingest tick (ticks fall on multiples of tickMs, as the site's
+// timer), then decisions made at t, then the agent run at t. Ticks where nothing can happen are
+// skipped (no events since the last tick, nothing held for a gap, no table due): they would change
+// nothing.
+//
+// Journal positions are the live ones: the scratch journal's sequence starts at the fixture's
+// first position − 1, so every table's recorded position and high-water
+// marks mean what they meant live and the Ingestor's recovery rules skip exactly what the tagged
+// snapshot already holds.
+
+import Database from 'better-sqlite3';
+import { cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { createGunzip } from 'node:zlib';
+import { Agent, type RunResult } from '../agents/index.ts';
+import { Inbox, readProposals, type SignInResult } from '../inbox/index.ts';
+import type { Binding } from '../ingest/binding.ts';
+import { ContractRegistry } from '../ingest/contracts.ts';
+import type { TableBudget } from '../ingest/freshness.ts';
+import { Ingestor } from '../ingest/ingestor.ts';
+import { Journal } from '../ingest/journal.ts';
+import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { Catalog } from '../lsm/index.ts';
+import { defaultAgentSpec, type AgentSpec } from './agent-spec.ts';
+import { runIdMs } from './export.ts';
+import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
+import { writeStableJson } from './json.ts';
+
+export const DEFAULT_TICK_MS = 250;
+
+export interface ReplayProgress {
+  events: number;
+  totalEvents: number;
+  simMs: number;
+  agentRuns: number;
+}
+
+export interface ReplayOptions {
+  /** A fixture folder or archive. */
+  fixture: string;
+  agent?: AgentSpec;
+  /** Output folder (created; must be empty if it exists). */
+  out: string;
+  /** The site's ingest tick period (default 250 ms, as core/site). */
+  tickMs?: number;
+  /**
+   * Where the scratch warehouse and journal go. Default /dev/shm when it exists (the scratch
+   * journal is thrown away, so its fsyncs buy nothing; on disk they cost ~3 ms each), else tmpdir.
+   */
+  scratchParent?: string;
+  keepScratch?: boolean;
+  onProgress?: (p: ReplayProgress) => void;
+}
+
+export interface DecisionOutcome {
+  atMs: number;
+  situationKey: string;
+  verb: HumanDecision['verb'];
+  liveOutcome: string;
+  liveProposalId: string;
+  /** What happened in the replay: the decision's result, or `unmatched` (no open proposal of that situation). */
+  replayOutcome: 'approved' | 'rejected' | 'deferred' | 'stale' | 'unmatched';
+  replayProposalId: string | null;
+}
+
+export interface AgentRunRecord {
+  runId: string;
+  atMs: number;
+  created: number;
+  withdrawn: number;
+  duplicates: number;
+  suppressed: number;
+  ruleErrors: { ruleId: string; message: string }[];
+}
+
+export interface RunManifest {
+  format: typeof RUN_FORMAT;
+  fixture: { id: string; name: string; tag: string; site: string; cutMs: number; untilMs: number };
+  agent: { label: string; rules: { id: string; version: string }[]; config: unknown; source: unknown };
+  clock: { tickMs: number; agentIntervalMs: number; firstAgentRunMs: number | null };
+  counts: {
+    events: number;
+    agentRuns: number;
+    proposals: number;
+    proposalsByRule: Record<string, number>;
+    decisionsApplied: number;
+    decisionsUnmatched: number;
+    deadLettersOpen: number;
+    ingestWarnings: number;
+  };
+  ingestFailure: string | null;
+}
+
+export interface ReplayResult {
+  manifest: RunManifest;
+  proposals: ReplayProposal[];
+  /** Wall-clock facts for the terminal (never written to the output). */
+  wallMs: number;
+  eventsPerSecond: number;
+}
+
+interface Ev {
+  p: bigint;
+  t: number;
+  topic: string;
+  payload: Buffer;
+}
+
+function parseLine(line: string): Ev {
+  const o = JSON.parse(line) as { p: string; t: number; topic: string; payload?: string; payload64?: string };
+  return { p: BigInt(o.p), t: o.t, topic: o.topic, payload: o.payload64 !== undefined ? Buffer.from(o.payload64, 'base64') : Buffer.from(o.payload ?? '', 'utf8') };
+}
+
+/** The fixture's events, in chunks (one per decompressed piece). */
+async function* eventChunks(file: string): AsyncGenerator<Ev[]> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }).pipe(createGunzip({ chunkSize: 1 << 18 }))) {
+    const lines = (rest + decoder.write(chunk as Buffer)).split('\n');
+    rest = lines.pop()!;
+    yield lines.filter((l) => l.length > 0).map(parseLine);
+  }
+  rest += decoder.end();
+  if (rest.length > 0) yield [parseLine(rest)];
+}
+
+export function defaultScratchParent(): string {
+  return process.platform === 'linux' && existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+/**
+ * Makes the next position of a closed journal file `next` (positions are the live ones). Writes
+ * both places core/ingest/journal.ts reads its high-water mark from: `meta.last_position`
+ * (format 2) and `sqlite_sequence` (format-1 files).
+ */
+function setNextPosition(path: string, next: bigint): void {
+  const db = new Database(path);
+  try {
+    db.defaultSafeIntegers(true);
+    db.transaction(() => {
+      db.prepare("INSERT INTO meta (key, value) VALUES ('last_position', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(next - 1n));
+      if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").pluck().get() !== undefined) {
+        db.prepare("INSERT OR REPLACE INTO sqlite_sequence (name, seq) VALUES ('journal', ?)").run(next - 1n);
+      }
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
+  const wall0 = performance.now();
+  const spec = o.agent ?? defaultAgentSpec();
+  const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
+  if (!Number.isSafeInteger(tickMs) || tickMs < 1) throw new Error(`tickMs: expected an integer ≥ 1, got ${tickMs}`);
+  const scratchParent = o.scratchParent ?? defaultScratchParent();
+  const fx = openFixture(o.fixture, scratchParent);
+  const m = fx.manifest;
+  if (existsSync(o.out) && readdirSync(o.out).length > 0) {
+    fx.close();
+    throw new Error(`${o.out} exists and is not empty`);
+  }
+  const scratch = mkdtempSync(join(scratchParent, 'tilstand-replay-'));
+  const closers: (() => void)[] = [];
+  try {
+    // The state at the tag, the contracts, a journal whose positions continue the live ones.
+    if (existsSync(join(fx.dir, 'warehouse'))) cpSync(join(fx.dir, 'warehouse'), join(scratch, 'warehouse'), { recursive: true });
+    mkdirSync(join(scratch, 'warehouse'), { recursive: true });
+    if (existsSync(join(fx.dir, 'config', 'contracts'))) cpSync(join(fx.dir, 'config', 'contracts'), join(scratch, 'contracts'), { recursive: true });
+    const after = BigInt(m.events.afterPosition);
+    Journal.open(scratch).close();
+    const journalPath = join(scratch, 'journal.db');
+    if (after > 0n) setNextPosition(journalPath, after + 1n);
+
+    const bindings = JSON.parse(readFileSync(join(fx.dir, 'config', 'bindings.json'), 'utf8')) as Binding[];
+    const budgets = JSON.parse(readFileSync(join(fx.dir, 'config', 'budgets.json'), 'utf8')) as TableBudget[];
+    const decisions = JSON.parse(readFileSync(join(fx.dir, 'decisions.json'), 'utf8')) as HumanDecision[];
+
+    let now = Math.min(m.cutMs, m.events.firstAtMs ?? m.cutMs);
+    const clock = () => now;
+    const catalog = new Catalog(join(scratch, 'warehouse'), { clock });
+    const journal = Journal.open(scratch, { nowMs: clock });
+    closers.push(() => journal.close());
+    const contracts = new ContractRegistry(join(scratch, 'contracts'));
+    let warnings = 0;
+    const ingestor = Ingestor.open({
+      site: m.site,
+      catalog,
+      database: m.database,
+      journal,
+      contracts,
+      bindings,
+      tables: [...SEED_TABLES],
+      budgets: budgets.filter((b) => b.table !== 'approval_inbox'),
+      clock,
+      onWarning: () => void warnings++,
+    });
+    closers.unshift(() => ingestor.close());
+
+    // The people: each recorded decision is made again, by the same name and role.
+    let role = 'shift_lead';
+    const users = {
+      verifyPin: async (name: string): Promise<SignInResult> => ({
+        ok: true,
+        user: { name, role: role as 'shift_lead', disabled: false, hasPin: true, hasPassword: false, hasBadge: false, createdAtMs: 0, lastSignInMs: null, lockedUntilMs: null },
+      }),
+    };
+    let agent!: Agent;
+    const runs: AgentRunRecord[] = [];
+    const record = (r: RunResult) =>
+      runs.push({ runId: r.runId, atMs: r.atMs, created: r.created.length, withdrawn: r.withdrawn.length, duplicates: r.duplicates.length, suppressed: r.suppressed.length, ruleErrors: r.ruleErrors });
+    const inbox = Inbox.open({
+      catalog,
+      database: m.database,
+      users,
+      freshen: () => ingestor.commitAll(),
+      recheck: (p) => agent.recheck(p),
+      reevaluate: () => void record(agent.run()),
+      clock,
+      onWarning: () => undefined,
+    });
+    closers.unshift(() => inbox.close());
+    agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, config: spec.config, clock, onWarning: () => undefined });
+
+    // The agent's schedule: the live timer's phase (its newest run before the cut), every intervalMs.
+    const interval = spec.config.intervalMs;
+    const base = (m.liveAgent.baselineRunId && runIdMs(m.liveAgent.baselineRunId)) || m.cutMs;
+    let nextAgent = base + (Math.floor((m.cutMs - base) / interval) + 1) * interval;
+    const firstAgentRunMs = nextAgent <= m.untilMs ? nextAgent : null;
+
+    const outcomes: DecisionOutcome[] = [];
+    let di = 0;
+    const gen = eventChunks(join(fx.dir, m.events.file));
+    let chunk: Ev[] = [];
+    let ci = 0;
+    const peek = async (): Promise<Ev | undefined> => {
+      while (ci >= chunk.length) {
+        const r = await gen.next();
+        if (r.done) return undefined;
+        chunk = r.value;
+        ci = 0;
+      }
+      return chunk[ci];
+    };
+    const grid = (t: number) => Math.ceil(t / tickMs) * tickMs;
+    let lastTick = -Infinity;
+    let sinceTick = false;
+    let events = 0;
+    let expected = after + 1n;
+    let lastProgress = 0;
+
+    const nextTick = (): number => {
+      const first = Math.max(lastTick + tickMs, grid(now));
+      if (sinceTick || ingestor.health().heldEvents > 0) return first;
+      let due = Infinity;
+      for (const s of ingestor.status()) if (s.pendingEvents > 0) due = Math.min(due, now - s.ageMs + s.budgetMs / 2);
+      return due === Infinity ? Infinity : Math.max(first, grid(due));
+    };
+
+    for (;;) {
+      const ev = await peek();
+      const tAgent = nextAgent <= m.untilMs ? nextAgent : Infinity;
+      const tDecision = decisions[di]?.atMs ?? Infinity;
+      let T = Math.min(ev ? grid(ev.t) : Infinity, tAgent, tDecision, nextTick());
+      if (T === Infinity || T > m.untilMs) break;
+      T = Math.max(T, now);
+      // Events received at or before T, in journal order.
+      let batch: Promise<bigint>[] = [];
+      for (let e = await peek(); e && e.t <= T; e = await peek()) {
+        if (e.p !== expected) {
+          // The journal assigns contiguous positions; a live journal read with readAfter has no holes.
+          throw new Error(`fixture events: position ${e.p} where ${expected} was expected (the replay needs the journal's contiguous positions)`);
+        }
+        now = Math.max(now, e.t);
+        batch.push(ingestor.accept(e.topic, e.payload, e.t));
+        expected++;
+        ci++;
+        events++;
+      }
+      if (batch.length > 0) {
+        journal.flush();
+        const positions = await Promise.all(batch);
+        if (positions[positions.length - 1] !== expected - 1n) throw new Error(`assertion failed: journal position ${positions[positions.length - 1]} for the event recorded at ${expected - 1n}`);
+        sinceTick = true;
+      }
+      now = T;
+      if (T % tickMs === 0 && T > lastTick) {
+        ingestor.tick(T);
+        lastTick = T;
+        sinceTick = false;
+      }
+      while (di < decisions.length && decisions[di]!.atMs <= T) {
+        const d = decisions[di++]!;
+        const target = inbox.openProposals().find((p) => p.situationKey === d.situationKey);
+        const base = { atMs: d.atMs, situationKey: d.situationKey, verb: d.verb, liveOutcome: d.outcome, liveProposalId: d.proposalId };
+        if (!target) {
+          outcomes.push({ ...base, replayOutcome: 'unmatched', replayProposalId: null });
+          continue;
+        }
+        role = d.role;
+        const r = await inbox.decide(target.id, d.verb, { user: d.by, pin: '-', ...(d.comment ? { comment: d.comment } : {}) });
+        outcomes.push({ ...base, replayOutcome: r.outcome, replayProposalId: target.id });
+      }
+      if (tAgent <= T) {
+        record(agent.run());
+        nextAgent += interval;
+      }
+      if (o.onProgress && (events - lastProgress >= 20_000 || !ev)) {
+        lastProgress = events;
+        o.onProgress({ events, totalEvents: m.events.count, simMs: now, agentRuns: runs.length });
+      }
+    }
+    o.onProgress?.({ events, totalEvents: m.events.count, simMs: now, agentRuns: runs.length });
+
+    const proposals = readProposals(inbox.table, { limit: Number.MAX_SAFE_INTEGER })
+      .filter((p) => p.createdAtMs > m.cutMs)
+      .map((p) => replayProposal(p, m.untilMs))
+      .sort(byCreation);
+    const byRule: Record<string, number> = {};
+    for (const p of proposals) byRule[p.ruleId] = (byRule[p.ruleId] ?? 0) + 1;
+    const manifest: RunManifest = {
+      format: RUN_FORMAT,
+      fixture: { id: fixtureId(fx.dir), name: m.name, tag: m.tag, site: m.site, cutMs: m.cutMs, untilMs: m.untilMs },
+      agent: { label: spec.label, rules: spec.rules.map((r) => ({ id: r.id, version: r.version })), config: spec.config, source: spec.source },
+      clock: { tickMs, agentIntervalMs: interval, firstAgentRunMs },
+      counts: {
+        events,
+        agentRuns: runs.length,
+        proposals: proposals.length,
+        proposalsByRule: byRule,
+        decisionsApplied: outcomes.filter((x) => x.replayOutcome !== 'unmatched').length,
+        decisionsUnmatched: outcomes.filter((x) => x.replayOutcome === 'unmatched').length,
+        deadLettersOpen: ingestor.deadLetterCount(),
+        ingestWarnings: warnings,
+      },
+      ingestFailure: ingestor.failure()?.message ?? null,
+    };
+    mkdirSync(o.out, { recursive: true });
+    writeStableJson(join(o.out, 'run.json'), manifest);
+    writeStableJson(join(o.out, 'proposals.json'), proposals);
+    writeStableJson(join(o.out, 'agent-runs.json'), runs);
+    writeStableJson(join(o.out, 'decisions.json'), outcomes);
+    writeStableJson(join(o.out, 'human-decisions.json'), decisions);
+    const wallMs = performance.now() - wall0;
+    return { manifest, proposals, wallMs, eventsPerSecond: events / Math.max(wallMs / 1000, 1e-9) };
+  } finally {
+    for (const c of closers) {
+      try {
+        c();
+      } catch {
+        // closing a scratch warehouse: nothing to keep
+      }
+    }
+    if (!o.keepScratch) rmSync(scratch, { recursive: true, force: true });
+    fx.close();
+  }
+}

@@ -1,0 +1,175 @@
+// The difference report as Markdown, as one self-contained HTML page (inline CSS and an inline
+// SVG chart; no scripts, no external resources) and as JSON (the DiffReport itself).
+// Everything is a function of the report, so equal runs give equal bytes.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Agreement, Changed, DiffReport, ProposalRef } from './diff.ts';
+import { stableJson } from './json.ts';
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)} %`);
+const md = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const params = (p: unknown) => JSON.stringify(p);
+
+function evidenceLines(p: ProposalRef): string[] {
+  return p.evidence.flatMap((e) => e.rows.slice(0, 3).map((r) => `${e.table} ${JSON.stringify(r.key)}: ${JSON.stringify(r.values)}`));
+}
+
+function agreementRows(a: Agreement): string[][] {
+  return [
+    ['judgements (approve + reject)', String(a.judgements)],
+    ['agreement', pct(a.agreement)],
+    ['approved and proposed', String(a.approvedProposed)],
+    ['approved but not proposed', String(a.approvedMissed)],
+    ['rejected and not proposed', String(a.rejectedAvoided)],
+    ['rejected but proposed', String(a.rejectedProposed)],
+  ];
+}
+
+export function toMarkdown(r: DiffReport): string {
+  const L: string[] = [];
+  const table = (head: string[], rows: string[][]) => {
+    L.push(`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`);
+    for (const row of rows) L.push(`| ${row.map(md).join(' | ')} |`);
+    L.push('');
+  };
+  L.push(`# Replay difference: ${md(r.baseline.label)} → ${md(r.candidate.label)}`, '');
+  L.push(`Fixture **${md(r.fixture.name)}** (tag \`${r.fixture.tag}\`, site ${md(r.fixture.site)}), period ${iso(r.fixture.cutMs)} – ${iso(r.fixture.untilMs)}, fixture id \`${r.fixture.id.slice(0, 16)}\`.`, '');
+  L.push(`**Gate: ${r.gate.passed ? 'PASSED' : 'FAILED'}**${r.gate.minAgreement !== null ? ` · min agreement ${r.gate.minAgreement}` : ''}${r.gate.maxChanged !== null ? ` · max changed ${r.gate.maxChanged}` : ''}`, '');
+  for (const f of r.gate.failures) L.push(`- ${md(f)}`);
+  if (r.gate.failures.length) L.push('');
+  L.push('## Summary', '');
+  table(['', 'count'], [
+    ['proposals (baseline)', String(r.baseline.proposals)],
+    ['proposals (candidate)', String(r.candidate.proposals)],
+    ['added', String(r.summary.added)],
+    ['removed', String(r.summary.removed)],
+    ['changed', String(r.summary.changed)],
+    ['unchanged', String(r.summary.unchanged)],
+  ]);
+  L.push('## Per rule', '');
+  table(['rule', 'baseline', 'candidate', 'added', 'removed', 'changed', 'unchanged'], Object.entries(r.perRule).map(([k, c]) => [k, c.baseline, c.candidate, c.added, c.removed, c.changed, c.unchanged].map(String)));
+  L.push('## Agreement with the people’s decisions', '');
+  L.push('A run agrees with an approval when it had a proposal of that situation open at the decision’s time, and with a rejection when it had none (deferrals are not counted).', '');
+  table(['', r.baseline.label, r.candidate.label], agreementRows(r.agreement.baseline).map((row, i) => [row[0]!, row[1]!, agreementRows(r.agreement.candidate)[i]![1]!]));
+  for (const [name, a] of [[r.baseline.label, r.agreement.baseline], [r.candidate.label, r.agreement.candidate]] as const) {
+    if (a.disagreements.length === 0) continue;
+    L.push(`Disagreements of ${md(name)} (first ${a.disagreements.length}):`, '');
+    for (const d of a.disagreements) L.push(`- ${iso(d.atMs)} ${d.by} ${d.verb === 'approve' ? 'approved' : 'rejected'} \`${md(d.situationKey)}\`; the run ${d.runHadItOpen ? 'proposed it' : 'did not propose it'}${d.comment ? ` (“${md(d.comment)}”)` : ''}`);
+    L.push('');
+  }
+  const one = (p: ProposalRef) => {
+    L.push(`- **${p.ruleId}** \`${md(p.situationKey)}\` at ${iso(p.createdAtMs)} — ${p.action} ${md(params(p.params))}, risk ${p.risk}, ${p.status}`, `  - ${md(p.explanation)}`);
+    for (const e of evidenceLines(p)) L.push(`  - evidence: ${md(e)}`);
+  };
+  L.push('## Examples', '', '### Added (candidate only)', '');
+  if (r.examples.added.length === 0) L.push('none');
+  r.examples.added.forEach(one);
+  L.push('', '### Removed (baseline only)', '');
+  if (r.examples.removed.length === 0) L.push('none');
+  r.examples.removed.forEach(one);
+  L.push('', '### Changed', '');
+  if (r.examples.changed.length === 0) L.push('none');
+  for (const c of r.examples.changed) {
+    L.push(`- **${c.ruleId}** \`${md(c.situationKey)}\`: ${c.fields.join(', ')}`);
+    for (const f of c.fields) L.push(`  - ${f}: ${md(JSON.stringify((c.baseline as unknown as Record<string, unknown>)[f] ?? null))} → ${md(JSON.stringify((c.candidate as unknown as Record<string, unknown>)[f] ?? null))}`);
+    for (const e of evidenceLines(c.candidate)) L.push(`  - evidence: ${md(e)}`);
+  }
+  L.push('');
+  return `${L.join('\n')}\n`;
+}
+
+/** Grouped bars per rule (baseline, candidate proposals) and the two agreements. */
+function chart(r: DiffReport): string {
+  const rules = Object.entries(r.perRule);
+  const max = Math.max(1, ...rules.flatMap(([, c]) => [c.baseline, c.candidate]));
+  const rowH = 34;
+  const left = 170;
+  const width = 640;
+  const barW = width - left - 60;
+  const h = 40 + rules.length * rowH + 90;
+  const out: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${h}" viewBox="0 0 ${width} ${h}" role="img" aria-label="Proposals per rule and agreement">`];
+  out.push(`<text x="0" y="16" class="t">Proposals per rule</text>`);
+  out.push(`<rect x="${left}" y="24" width="10" height="10" class="b"/><text x="${left + 14}" y="33" class="s">${esc(r.baseline.label)}</text>`);
+  out.push(`<rect x="${left + 160}" y="24" width="10" height="10" class="c"/><text x="${left + 174}" y="33" class="s">${esc(r.candidate.label)}</text>`);
+  rules.forEach(([rule, c], i) => {
+    const y = 44 + i * rowH;
+    const wb = Math.round((c.baseline / max) * barW);
+    const wc = Math.round((c.candidate / max) * barW);
+    out.push(`<text x="${left - 8}" y="${y + 17}" text-anchor="end" class="s">${esc(rule)}</text>`);
+    out.push(`<rect x="${left}" y="${y + 2}" width="${wb}" height="12" class="b"/><text x="${left + wb + 4}" y="${y + 12}" class="s">${c.baseline}</text>`);
+    out.push(`<rect x="${left}" y="${y + 15}" width="${wc}" height="12" class="c"/><text x="${left + wc + 4}" y="${y + 25}" class="s">${c.candidate}</text>`);
+  });
+  const y0 = 44 + rules.length * rowH + 16;
+  out.push(`<text x="0" y="${y0}" class="t">Agreement with the people</text>`);
+  [[r.baseline.label, r.agreement.baseline.agreement, 'b'], [r.candidate.label, r.agreement.candidate.agreement, 'c']].forEach(([label, a, cls], i) => {
+    const y = y0 + 10 + i * 24;
+    const w = a === null ? 0 : Math.round((a as number) * barW);
+    out.push(`<text x="${left - 8}" y="${y + 13}" text-anchor="end" class="s">${esc(String(label))}</text>`);
+    out.push(`<rect x="${left}" y="${y + 2}" width="${barW}" height="14" class="g"/><rect x="${left}" y="${y + 2}" width="${w}" height="14" class="${cls}"/>`);
+    out.push(`<text x="${left + barW + 4}" y="${y + 13}" class="s">${pct(a as number | null)}</text>`);
+  });
+  if (r.gate.minAgreement !== null) {
+    const x = left + Math.round(r.gate.minAgreement * barW);
+    out.push(`<line x1="${x}" y1="${y0 + 6}" x2="${x}" y2="${y0 + 62}" class="m"/>`);
+  }
+  out.push('</svg>');
+  return out.join('\n');
+}
+
+export function toHtml(r: DiffReport): string {
+  const rows = (cells: string[][]) => cells.map((c) => `<tr>${c.map((x, i) => (i === 0 ? `<th>${esc(x)}</th>` : `<td>${esc(x)}</td>`)).join('')}</tr>`).join('\n');
+  const example = (p: ProposalRef) =>
+    `<li><b>${esc(p.ruleId)}</b> <code>${esc(p.situationKey)}</code> at ${iso(p.createdAtMs)} — ${esc(p.action)} <code>${esc(params(p.params))}</code>, risk ${esc(p.risk)}, ${esc(p.status)}<br>${esc(p.explanation)}<ul>${evidenceLines(p).map((e) => `<li class="ev">${esc(e)}</li>`).join('')}</ul></li>`;
+  const changedItem = (c: Changed) =>
+    `<li><b>${esc(c.ruleId)}</b> <code>${esc(c.situationKey)}</code><ul>${c.fields
+      .map((f) => `<li>${esc(f)}: <del>${esc(JSON.stringify((c.baseline as unknown as Record<string, unknown>)[f] ?? null))}</del> → <ins>${esc(JSON.stringify((c.candidate as unknown as Record<string, unknown>)[f] ?? null))}</ins></li>`)
+      .join('')}${evidenceLines(c.candidate).map((e) => `<li class="ev">${esc(e)}</li>`).join('')}</ul></li>`;
+  const list = (items: string[]) => (items.length === 0 ? '<p>none</p>' : `<ul>${items.join('\n')}</ul>`);
+  const ag = agreementRows(r.agreement.baseline).map((row, i) => [row[0]!, row[1]!, agreementRows(r.agreement.candidate)[i]![1]!]);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Replay difference: ${esc(r.baseline.label)} → ${esc(r.candidate.label)}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem;max-width:60rem;color:#1b1b1b}
+table{border-collapse:collapse;margin:.5rem 0 1rem}th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}th{text-align:left;background:#f4f4f4}
+code{background:#f4f4f4;padding:0 .2rem}.pass{color:#146c2e}.fail{color:#b3261e}.ev{color:#555;font-size:12px}
+svg .t{font:bold 13px system-ui,sans-serif}svg .s{font:12px system-ui,sans-serif}svg .b{fill:#8a8a8a}svg .c{fill:#1f5fbf}svg .g{fill:#eee}svg .m{stroke:#b3261e;stroke-width:2}
+del{color:#b3261e}ins{color:#146c2e;text-decoration:none}
+</style></head><body>
+<h1>Replay difference: ${esc(r.baseline.label)} → ${esc(r.candidate.label)}</h1>
+<p>Fixture <b>${esc(r.fixture.name)}</b> (tag <code>${esc(r.fixture.tag)}</code>, site ${esc(r.fixture.site)}), period ${iso(r.fixture.cutMs)} – ${iso(r.fixture.untilMs)}.</p>
+<p class="${r.gate.passed ? 'pass' : 'fail'}"><b>Gate: ${r.gate.passed ? 'PASSED' : 'FAILED'}</b></p>
+${r.gate.failures.length ? `<ul>${r.gate.failures.map((f) => `<li class="fail">${esc(f)}</li>`).join('')}</ul>` : ''}
+${chart(r)}
+<h2>Summary</h2>
+<table>${rows([
+    ['proposals (baseline)', String(r.baseline.proposals)],
+    ['proposals (candidate)', String(r.candidate.proposals)],
+    ['added', String(r.summary.added)],
+    ['removed', String(r.summary.removed)],
+    ['changed', String(r.summary.changed)],
+    ['unchanged', String(r.summary.unchanged)],
+  ])}</table>
+<h2>Per rule</h2>
+<table><tr><th>rule</th><th>baseline</th><th>candidate</th><th>added</th><th>removed</th><th>changed</th><th>unchanged</th></tr>
+${rows(Object.entries(r.perRule).map(([k, c]) => [k, c.baseline, c.candidate, c.added, c.removed, c.changed, c.unchanged].map(String)))}</table>
+<h2>Agreement with the people’s decisions</h2>
+<p>A run agrees with an approval when it had a proposal of that situation open at the decision’s time, and with a rejection when it had none (deferrals are not counted).</p>
+<table><tr><th></th><th>${esc(r.baseline.label)}</th><th>${esc(r.candidate.label)}</th></tr>${rows(ag)}</table>
+<h2>Examples</h2>
+<h3>Added (candidate only)</h3>${list(r.examples.added.map(example))}
+<h3>Removed (baseline only)</h3>${list(r.examples.removed.map(example))}
+<h3>Changed</h3>${list(r.examples.changed.map(changedItem))}
+</body></html>
+`;
+}
+
+/** Writes report.md, report.html and report.json into `out`. */
+export function writeReport(r: DiffReport, out: string): void {
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'report.json'), `${stableJson(r)}\n`);
+  writeFileSync(join(out, 'report.md'), toMarkdown(r));
+  writeFileSync(join(out, 'report.html'), toHtml(r));
+}

@@ -120,6 +120,18 @@ type PathRoot = (typeof PATH_ROOTS)[number];
 const SEGMENT = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
 
 /** Splits a path, or explains why it is not one. */
+const pathCache = new Map<string, { root: PathRoot; rest: string[] } | { problem: string }>();
+
+/** `parsePath`, remembered: bindings name the same few paths for every event. */
+function cachedPath(path: string): { root: PathRoot; rest: string[] } | { problem: string } {
+  let p = pathCache.get(path);
+  if (p === undefined) {
+    p = parsePath(path);
+    if (pathCache.size < 10_000) pathCache.set(path, p);
+  }
+  return p;
+}
+
 export function parsePath(path: string): { root: PathRoot; rest: string[] } | { problem: string } {
   if (typeof path !== 'string' || path.length === 0) return { problem: 'expected a path such as after.qty' };
   const [root, ...rest] = path.split('.');
@@ -139,7 +151,7 @@ export function parsePath(path: string): { root: PathRoot; rest: string[] } | { 
 
 /** The JSON value at `path`; undefined when absent. */
 export function resolvePath(envelope: Envelope, path: string): unknown {
-  const p = parsePath(path);
+  const p = cachedPath(path);
   if ('problem' in p) return undefined;
   let node: unknown;
   switch (p.root) {

@@ -271,6 +271,17 @@ export type ValidateResult =
  * its writer's exact version, so an extra field is a typo or an unregistered version);
  * a value must convert with valueFromJson (date/time values as text only).
  */
+/** Parsed contract field types, by type string: validation runs per event, parsing once per type. */
+const typeCache = new Map<string, DataType>();
+function cachedType(text: string): DataType {
+  let t = typeCache.get(text);
+  if (t === undefined) {
+    t = parseType(text);
+    if (typeCache.size < 10_000) typeCache.set(text, t);
+  }
+  return t;
+}
+
 export function validate(contract: Contract, record: unknown, pathPrefix = ''): ValidateResult {
   const errors: FieldError[] = [];
   if (record === null || typeof record !== 'object' || Array.isArray(record)) {
@@ -290,7 +301,7 @@ export function validate(contract: Contract, record: unknown, pathPrefix = ''): 
       errors.push({ path, message: 'missing (required: no default)' });
       continue;
     }
-    const { value, problem } = convert(f, parseType(f.type), json);
+    const { value, problem } = convert(f, cachedType(f.type), json);
     if (problem) errors.push({ path, message: problem });
     else {
       out[f.name] = json;

@@ -168,6 +168,16 @@ function codecFor(t: DataType): FieldCodec {
         },
         nullReserve: 8,
       };
+    case 'ARRAY':
+    case 'MAP':
+      // Only ever null here: ARRAY/MAP are never keys or partitions and their statistics are null.
+      return {
+        prepare() {
+          throw notSupported(`BinaryRow: ${t.root} values are not stored in keys, partitions or statistics`);
+        },
+        write() {},
+        nullReserve: 0,
+      };
     default:
       throw notSupported(`BinaryRow of type ${(t as DataType).root}`);
   }
@@ -319,6 +329,9 @@ export function decodeBinaryRow(types: readonly DataType[], row: Uint8Array, pat
           out[i] = getLongNumber(dv, off) * 1000 + Math.floor(nanos / 1000);
         }
         break;
+      case 'ARRAY':
+      case 'MAP':
+        throw notSupported(`BinaryRow: reading a non-null ${t.root} field ${i} is not supported`);
       default: {
         let b: Uint8Array;
         if (row[slot + 7]! & 0x80) {

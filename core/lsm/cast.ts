@@ -14,7 +14,7 @@
 // uses UTC as the session zone (the appliance runs in UTC; Paimon uses the JVM's zone).
 
 import { invalidArgument } from './errors.ts';
-import { decimalToString, timestampFromString, timestampToString, typeToString, valueToJson, type DataType, type TypeRoot } from './types.ts';
+import { isNestedType, typesEqual, withNullable, decimalToString, timestampFromString, timestampToString, typeToString, valueToJson, type DataType, type TypeRoot } from './types.ts';
 
 const INTEGERS: readonly TypeRoot[] = ['TINYINT', 'SMALLINT', 'INT', 'BIGINT'];
 const NUMERIC: readonly TypeRoot[] = [...INTEGERS, 'FLOAT', 'DOUBLE', 'DECIMAL'];
@@ -27,6 +27,7 @@ const lengthOf = (t: DataType): number => (t.root === 'STRING' || t.root === 'BY
 
 /** True when `from` → `to` never loses information (Paimon's implicit cast). */
 export function isImplicitCast(from: DataType, to: DataType): boolean {
+  if (isNestedType(from) || isNestedType(to)) return sameType(from, to); // no casts into, out of or inside ARRAY/MAP
   const a = from.root;
   const b = to.root;
   if (sameType(from, to)) return true;
@@ -49,6 +50,7 @@ export function isImplicitCast(from: DataType, to: DataType): boolean {
 
 /** True when Paimon permits `from` → `to` as an explicit (possibly lossy) cast. */
 export function isExplicitCast(from: DataType, to: DataType): boolean {
+  if (isNestedType(from) || isNestedType(to)) return sameType(from, to);
   const a = from.root;
   const b = to.root;
   if (isImplicitCast(from, to)) return true;
@@ -64,6 +66,7 @@ export function isExplicitCast(from: DataType, to: DataType): boolean {
 }
 
 export function sameType(a: DataType, b: DataType): boolean {
+  if (isNestedType(a) || isNestedType(b)) return typesEqual(withNullable(a, true), withNullable(b, true));
   return a.root === b.root && a.precision === b.precision && a.scale === b.scale && a.length === b.length;
 }
 

@@ -21,7 +21,7 @@ import {
   VALUE_KIND_FIELD_ID,
   type TableSchema,
 } from './schema.ts';
-import { comparatorFor, isBinaryType, isStringType, parseType, withNullable, type DataType } from './types.ts';
+import { comparatorFor, isBinaryType, isNestedType, isStringType, parseType, withNullable, type DataType } from './types.ts';
 
 const SEQ_TYPE: DataType = parseType('BIGINT NOT NULL');
 const KIND_TYPE: DataType = parseType('TINYINT NOT NULL');
@@ -82,7 +82,7 @@ function readColumns(schema: TableSchema): ParquetReadColumn[] {
 
 /** Min, max and null count of one column; strings are cut to 16 characters as Paimon's truncate(16). */
 function columnStats(type: DataType, values: unknown[], truncate: boolean): [unknown, unknown, number] {
-  if (isBinaryType(type)) {
+  if (isBinaryType(type) || isNestedType(type)) {
     let nulls = 0;
     for (const v of values) if (v === null || v === undefined) nulls++;
     return [null, null, nulls];

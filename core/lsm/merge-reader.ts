@@ -8,15 +8,19 @@
 import { kvAt, type RunData } from './data-file.ts';
 import type { KeyValue } from './key-value.ts';
 import type { MergeFunction } from './merge/merge-function.ts';
+import type { Comparator } from './types.ts';
 
 export type KeyCompare = (a: unknown[], b: unknown[]) => number;
 
 class Cursor {
   private fi = 0;
   private ri = 0;
-  key: unknown[] | undefined;
+  /** The current key, rewritten in place on advance (no array per row). */
+  readonly key: unknown[];
+  done = false;
 
   constructor(private readonly parts: RunData[]) {
+    this.key = new Array(parts[0]?.keyCols.length ?? 0);
     this.skipEmpty();
     this.loadKey();
   }
@@ -30,13 +34,12 @@ class Cursor {
 
   private loadKey(): void {
     if (this.fi >= this.parts.length) {
-      this.key = undefined;
+      this.done = true;
       return;
     }
-    const d = this.parts[this.fi]!;
-    const k = new Array(d.keyCols.length);
-    for (let i = 0; i < k.length; i++) k[i] = d.keyCols[i]![this.ri];
-    this.key = k;
+    const cols = this.parts[this.fi]!.keyCols;
+    const k = this.key;
+    for (let i = 0; i < k.length; i++) k[i] = cols[i]![this.ri];
   }
 
   current(): KeyValue {
@@ -61,22 +64,26 @@ export function* mergeRuns(
   order: (a: KeyValue, b: KeyValue) => number,
   onKeyMerged?: () => void,
 ): Generator<KeyValue> {
-  const cursors = runs.map((r) => new Cursor(r)).filter((c) => c.key !== undefined);
+  const cursors = runs.map((r) => new Cursor(r)).filter((c) => !c.done);
   const group: KeyValue[] = [];
+  const minKey: unknown[] = [];
   while (cursors.length > 0) {
     // Few runs (≤ the stop trigger plus the levels): a linear scan beats a heap here.
-    let minKey = cursors[0]!.key!;
+    let min = cursors[0]!.key;
     for (let i = 1; i < cursors.length; i++) {
-      const k = cursors[i]!.key!;
-      if (compareKeys(k, minKey) < 0) minKey = k;
+      const k = cursors[i]!.key;
+      if (compareKeys(k, min) < 0) min = k;
     }
+    // A copy: the cursor holding the minimum rewrites its key when it advances.
+    minKey.length = min.length;
+    for (let i = 0; i < min.length; i++) minKey[i] = min[i];
     group.length = 0;
     for (let i = 0; i < cursors.length; i++) {
       const c = cursors[i]!;
-      if (compareKeys(c.key!, minKey) === 0) {
+      if (compareKeys(c.key, minKey) === 0) {
         group.push(c.current());
         c.advance();
-        if (c.key === undefined) {
+        if (c.done) {
           cursors.splice(i, 1);
           i--;
         }
@@ -107,6 +114,23 @@ export function findKey(d: RunData, key: unknown[], compareKeys: KeyCompare): nu
     const mid = (lo + hi) >>> 1;
     for (let i = 0; i < probe.length; i++) probe[i] = d.keyCols[i]![mid];
     const c = compareKeys(probe, key);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/** Index of `key` in a run part, or -1: a binary search comparing column by column (no arrays). */
+export function findKeyCols(d: RunData, key: readonly unknown[], cmps: readonly Comparator[]): number {
+  let lo = 0;
+  let hi = d.rowCount - 1;
+  const cols = d.keyCols;
+  const n = cmps.length;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    let c = 0;
+    for (let i = 0; i < n && c === 0; i++) c = cmps[i]!(cols[i]![mid], key[i]);
     if (c === 0) return mid;
     if (c < 0) lo = mid + 1;
     else hi = mid - 1;

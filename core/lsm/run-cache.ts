@@ -18,8 +18,10 @@ export function estimateRunBytes(run: RunData): number {
 }
 
 export class RunCache {
-  private readonly entries = new Map<string, { run: RunData; bytes: number }>();
+  /** Recency is a tick per entry (a hit writes one number instead of re-inserting into the Map). */
+  private readonly entries = new Map<string, { run: RunData; bytes: number; used: number }>();
   private bytes = 0;
+  private tick = 0;
   hits = 0;
   misses = 0;
 
@@ -29,36 +31,38 @@ export class RunCache {
     const e = this.entries.get(path);
     if (e) {
       this.hits++;
-      this.entries.delete(path);
-      this.entries.set(path, e);
+      e.used = ++this.tick;
       return e.run;
     }
     this.misses++;
     const run = load();
-    const bytes = estimateRunBytes(run);
-    if (bytes <= this.capacityBytes) {
-      this.entries.set(path, { run, bytes });
-      this.bytes += bytes;
-      while (this.bytes > this.capacityBytes) {
-        const oldest = this.entries.keys().next().value as string;
-        this.bytes -= this.entries.get(oldest)!.bytes;
-        this.entries.delete(oldest);
-      }
-    }
+    this.insert(path, run);
     return run;
   }
 
   /** Puts a run just written, so the first read after a flush or compaction needs no decode. */
   put(path: string, run: RunData): void {
     if (this.entries.has(path)) return;
+    this.insert(path, run);
+  }
+
+  private insert(path: string, run: RunData): void {
     const bytes = estimateRunBytes(run);
     if (bytes > this.capacityBytes) return;
-    this.entries.set(path, { run, bytes });
+    this.entries.set(path, { run, bytes, used: ++this.tick });
     this.bytes += bytes;
     while (this.bytes > this.capacityBytes) {
-      const oldest = this.entries.keys().next().value as string;
-      this.bytes -= this.entries.get(oldest)!.bytes;
-      this.entries.delete(oldest);
+      // Evict the least recently used (a linear pass: a cache holds few, large files).
+      let oldest: string | undefined;
+      let least = Infinity;
+      for (const [p, x] of this.entries) {
+        if (x.used < least) {
+          least = x.used;
+          oldest = p;
+        }
+      }
+      this.bytes -= this.entries.get(oldest!)!.bytes;
+      this.entries.delete(oldest!);
     }
   }
 

@@ -21,7 +21,7 @@ import { invalidArgument, LsmError, notSupported } from './errors.ts';
 import { DECLARED_OPTIONS, parseList } from './options.ts';
 import { TableSchema, type TableSchemaJson } from './schema.ts';
 import type { Table } from './table.ts';
-import { parseType, typeToString, withNullable } from './types.ts';
+import { parseType, typeToJson, withNullable } from './types.ts';
 import { WriterLock } from './writer-lock.ts';
 
 export type ColumnPosition = { first: true } | { after: string };
@@ -158,7 +158,7 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
         if (fields.some((f) => f.name === c.name)) throw invalidArgument(`column '${c.name}' already exists`);
         const type = parseType(c.type);
         if (!type.nullable) throw invalidArgument(`column '${c.name}': an added column must be nullable (existing rows have no value for it)`);
-        const f: FieldJson = { id: ++highest, name: c.name, type: typeToString(type), ...(c.description ? { description: c.description } : {}) };
+        const f: FieldJson = { id: ++highest, name: c.name, type: typeToJson(type), ...(c.description ? { description: c.description } : {}) };
         insertAt(fields, f, c.position);
         break;
       }
@@ -193,7 +193,7 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
         if (!explicit) to = withNullable(to, from.nullable);
         if (from.nullable && !to.nullable) throw invalidArgument(`column '${c.name}': cannot change a nullable column to NOT NULL`);
         if (!sameType(from, to)) checkTypeChange(c.name, from, to, allowExplicit);
-        f.type = typeToString(to);
+        f.type = typeToJson(to);
         break;
       }
       case 'updateColumnNullability': {
@@ -201,7 +201,7 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
         const t = parseType(f.type);
         if (c.nullable && isPk(c.name)) throw invalidArgument(`primary-key column '${c.name}' must stay NOT NULL`);
         if (!c.nullable && t.nullable) throw invalidArgument(`column '${c.name}': cannot change a nullable column to NOT NULL (existing rows may hold null)`);
-        f.type = typeToString(withNullable(t, c.nullable));
+        f.type = typeToJson(withNullable(t, c.nullable));
         break;
       }
       case 'updateColumnComment': {

@@ -13,7 +13,7 @@ import { validateChangelogOptions } from './changelog-options.ts';
 import { validateMergeEngineOptions } from './merge/engine-options.ts';
 import { checkName } from './partition-path.ts';
 import { validateAppendTable } from './append-table.ts';
-import { parseType, typeToString, withNullable, type DataField, type DataType } from './types.ts';
+import { isNestedType, parseType, typeToJson, typeToString, withNullable, type DataField, type DataType, type TypeJson } from './types.ts';
 
 export const SCHEMA_VERSION = 3;
 /** Field ids of the system columns of a primary-key data file (SpecialFields.java). */
@@ -24,7 +24,8 @@ export const KEY_PREFIX = '_KEY_';
 
 /** The shape of `tilstand table create --schema`, Paimon's schema JSON without ids. */
 export interface SchemaSpec {
-  fields: Array<{ name: string; type: string; description?: string }>;
+  /** `type`: a type string (`ARRAY<INT>` too) or Paimon's JSON object for ARRAY/MAP. */
+  fields: Array<{ name: string; type: TypeJson; description?: string }>;
   primaryKeys?: string[];
   partitionKeys?: string[];
   options?: Record<string, string>;
@@ -34,7 +35,8 @@ export interface SchemaSpec {
 export interface TableSchemaJson {
   version: number;
   id: number;
-  fields: Array<{ id: number; name: string; type: string; description?: string }>;
+  /** `type`: a string, or for ARRAY/MAP Paimon's JSON object (`{"type":"ARRAY","element":…}`). */
+  fields: Array<{ id: number; name: string; type: TypeJson; description?: string }>;
   highestFieldId: number;
   partitionKeys: string[];
   primaryKeys: string[];
@@ -118,6 +120,17 @@ export class TableSchema {
       if (!f) throw invalidArgument(`primary key names unknown column '${k}'`);
       if (f.type.nullable) throw invalidArgument(`primary-key column '${k}' must be NOT NULL`);
     }
+    // ARRAY/MAP values have no order and no partition text (types.ts).
+    const unordered = (what: string, idx: readonly number[]): void => {
+      for (const i of idx) {
+        const f = this.fields[i]!;
+        if (isNestedType(f.type)) throw invalidArgument(`${what} '${f.name}' has type ${typeToString(f.type)}; ARRAY and MAP columns cannot be ${what}s`);
+      }
+    };
+    unordered('primary-key column', this.primaryKeys.map((k) => this.fieldIndex.get(k)!));
+    unordered('partition column', this.partitionIndexes);
+    unordered('bucket-key column', this.bucketKeyIndexes);
+    unordered('sequence.field column', this.sequenceFieldIndexes);
     if (!this.isPrimaryKeyTable) return validateAppendTable(this, bucketKey); // append-table.ts
     if (this.keyIndexes.length === 0) throw invalidArgument('the primary key must contain a column that is not a partition key');
     const pk = new Set(this.primaryKeys);
@@ -159,7 +172,7 @@ export class TableSchema {
       fields: this.fields.map((f) => ({
         id: f.id,
         name: f.name,
-        type: typeToString(f.type),
+        type: typeToJson(f.type),
         ...(f.description === undefined ? {} : { description: f.description }),
       })),
       highestFieldId: this.highestFieldId,
@@ -206,13 +219,13 @@ export class TableSchema {
     if (options['file.compression'] === undefined) options['file.compression'] = DEFAULT_FILE_COMPRESSION;
     if (options['manifest.compression'] === undefined) options['manifest.compression'] = 'deflate';
     const fields = spec.fields.map((f, i) => {
-      if (!f || typeof f.name !== 'string' || typeof f.type !== 'string') {
-        throw invalidArgument(`schema: field ${i} needs a 'name' and a 'type' string`);
+      if (!f || typeof f.name !== 'string' || (typeof f.type !== 'string' && (typeof f.type !== 'object' || f.type === null))) {
+        throw invalidArgument(`schema: field ${i} needs a 'name' and a 'type' (a string, or a type object for ARRAY/MAP)`);
       }
       let type = parseType(f.type);
       // Paimon forces primary-key columns NOT NULL.
       if (pk.includes(f.name)) type = withNullable(type, false);
-      return { id: i, name: f.name, type: typeToString(type), ...(f.description ? { description: f.description } : {}) };
+      return { id: i, name: f.name, type: typeToJson(type), ...(f.description ? { description: f.description } : {}) };
     });
     return new TableSchema(
       {

@@ -13,7 +13,8 @@ import { invalidArgument } from './errors.ts';
 import { isAdd, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
-import { findKey, mergeRuns } from './merge-reader.ts';
+import { findKeyCols, mergeRuns } from './merge-reader.ts';
+import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { needsRawScan, rawScan } from './raw-scan.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
@@ -92,6 +93,10 @@ export class TableReader {
   private readonly order: (a: KeyValue, b: KeyValue) => number;
   /** Deduplicate without sequence fields: the newest run holding a key decides. */
   private readonly newestWins: boolean;
+  /** Per key column, its comparator (lookups binary-search the key columns directly). */
+  private readonly keyCmps: Comparator[];
+  /** Whether a run's +I/+U rows are their own single-record fold (see `runIsFolded`). */
+  private readonly folded: (d: RunData) => boolean;
 
   constructor(
     private readonly table: Table,
@@ -103,6 +108,8 @@ export class TableReader {
     this.merge = createMergeFunction(s);
     this.order = mergeOrder(s);
     this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
+    this.keyCmps = s.keyTypes.map(comparatorFor);
+    this.folded = runIsFolded(s);
   }
 
   close(): void {
@@ -172,7 +179,12 @@ export class TableReader {
         if (parts.length > 0) runs.push(parts);
       }
       // Not for aggregation: a lone retraction in a run still folds into a row (sum stores -x).
-      if (runs.length === 1 && schema.options.mergeEngine !== 'aggregation' && (schema.options.mergeEngine === 'deduplicate' || schema.options.sequenceGroups.length === 0)) {
+      // Partial-update with sequence groups: only runs whose rows are their own fold (runIsFolded).
+      if (
+        runs.length === 1 &&
+        schema.options.mergeEngine !== 'aggregation' &&
+        (schema.options.mergeEngine === 'deduplicate' || schema.options.sequenceGroups.length === 0 || runs[0]!.every(this.folded))
+      ) {
         // One sorted run: no merging, just drop retractions.
         for (const d of runs[0]!) {
           for (let i = 0; i < d.rowCount; i++) {
@@ -222,20 +234,35 @@ export class TableReader {
     }
     const runs = this.lookupRuns(partitionBytes, bucketFor(schema, pk));
     if (runs === undefined) return undefined;
-    const records: KeyValue[] = [];
+    const cmps = this.keyCmps;
+    // The first record found stays a (run, row) pair; KeyValues only when there is a merge to do.
+    let first: RunData | undefined;
+    let firstRow = -1;
+    let records: KeyValue[] | undefined;
     for (const files of runs) {
       for (const f of files) {
-        if (table.compareKeys(key, f.min) < 0 || table.compareKeys(key, f.max) > 0) continue;
-        const d = table.loadRun(f.partition, f.bucket, f.meta);
-        const i = findKey(d, key, table.compareKeys);
-        if (i >= 0) records.push(kvAt(d, i));
+        if (compareCols(cmps, key, f.min) < 0 || compareCols(cmps, key, f.max) > 0) continue;
+        const d = table.loadRunAt(f.path, f.meta);
+        const i = findKeyCols(d, key, cmps);
+        if (i >= 0) {
+          if (first === undefined) {
+            first = d;
+            firstRow = i;
+          } else (records ??= [kvAt(first, firstRow)]).push(kvAt(d, i));
+        }
         break; // files of one run do not overlap
       }
       // Deduplicate without sequence fields: the newest run holding the key decides.
-      if (records.length > 0 && this.newestWins) break;
+      if (first !== undefined && this.newestWins) break;
     }
-    if (records.length === 0) return undefined;
-    if (records.length === 1 && this.newestWins) return isAdd(records[0]!.kind) ? records[0]!.value : undefined;
+    if (first === undefined) return undefined;
+    if (records === undefined) {
+      const add = isAdd(first.kind[firstRow]!);
+      if (this.newestWins) return add ? rowAt(first, firstRow) : undefined;
+      // A lone record that is its own fold: no merge function needed.
+      if (add && schema.options.mergeEngine !== 'aggregation' && this.folded(first)) return rowAt(first, firstRow);
+      records = [kvAt(first, firstRow)];
+    }
     records.sort(this.order);
     this.merge.reset();
     for (const kv of records) this.merge.add(kv);
@@ -252,7 +279,7 @@ export class TableReader {
     const b = this.table.bucketFiles(this.snapshot!, partition.length === 0 ? partitionEncoder([])([]) : partition, bucket);
     const runs = b
       ? this.table.runsOf(b.files).map((r) =>
-          r.files.map((meta) => ({ meta, partition: b.partition, bucket: b.bucket, ...this.table.keyRange(meta) })),
+          r.files.map((meta) => ({ meta, path: this.table.dataFilePath(b.partition, b.bucket, meta.fileName), ...this.table.keyRange(meta) })),
         )
       : undefined;
     this.runsByBucket.set(id, runs);
@@ -262,10 +289,77 @@ export class TableReader {
 
 interface LookupFile {
   meta: DataFileMeta;
-  partition: Uint8Array;
-  bucket: number;
+  path: string;
   min: unknown[];
   max: unknown[];
+}
+
+function compareCols(cmps: readonly Comparator[], a: readonly unknown[], b: readonly unknown[]): number {
+  for (let i = 0; i < cmps.length; i++) {
+    const r = cmps[i]!(a[i], b[i]);
+    if (r !== 0) return r;
+  }
+  return 0;
+}
+
+function rowAt(d: RunData, i: number): unknown[] {
+  const row = new Array(d.valueCols.length);
+  for (let c = 0; c < row.length; c++) row[c] = d.valueCols[c]![i];
+  return row;
+}
+
+/**
+ * A test of whether every row of a run is +I/+U and equals its own single-record fold, so reads can
+ * take it as is. True for deduplicate and first-row (a lone add stands as it is) and for
+ * partial-update without sequence groups; with sequence groups (and no aggregate functions) a
+ * row passes when every group whose sequence fields are all null has only nulls — what the fold
+ * would make of it. Runs our writer produces pass; Java's writer keeps lone records unfolded, so
+ * its files may not. Aggregation never passes. Cached per decoded run.
+ */
+function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
+  const o = schema.options;
+  const none = () => false;
+  if (o.mergeEngine === 'aggregation') return none;
+  const addsOnly = (d: RunData) => {
+    for (let i = 0; i < d.rowCount; i++) if (!isAdd(d.kind[i]!)) return false;
+    return true;
+  };
+  if (o.mergeEngine !== 'partial-update' || o.sequenceGroups.length === 0) return cached(addsOnly);
+  let aggregated: boolean;
+  try {
+    aggregated = partialUpdateAggregators(schema).some((a) => a !== undefined);
+  } catch {
+    return none; // the merge function refuses this schema; leave the error to it
+  }
+  if (aggregated) return none;
+  const groups = o.sequenceGroups.map((g) => ({
+    seqs: g.sequenceFields.map((f) => schema.fieldIndex.get(f)!),
+    columns: [...g.sequenceFields, ...g.columns].map((c) => schema.fieldIndex.get(c)!),
+  }));
+  if (groups.some((g) => g.seqs.some((i) => i === undefined) || g.columns.some((i) => i === undefined))) return none;
+  return cached((d) => {
+    if (!addsOnly(d)) return false;
+    for (const g of groups) {
+      const seqCols = g.seqs.map((i) => d.valueCols[i]!);
+      const cols = g.columns.map((i) => d.valueCols[i]!);
+      for (let r = 0; r < d.rowCount; r++) {
+        let allNull = true;
+        for (const c of seqCols) if (c[r] !== null && c[r] !== undefined) allNull = false;
+        if (!allNull) continue;
+        for (const c of cols) if (c[r] !== null && c[r] !== undefined) return false;
+      }
+    }
+    return true;
+  });
+}
+
+function cached(test: (d: RunData) => boolean): (d: RunData) => boolean {
+  const seen = new WeakMap<RunData, boolean>();
+  return (d) => {
+    let r = seen.get(d);
+    if (r === undefined) seen.set(d, (r = test(d)));
+    return r;
+  };
 }
 
 const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);

@@ -29,8 +29,9 @@ import { partitionPath } from './partition-path.ts';
 import { SNAPSHOT_VERSION, type Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
-import { checkValue, typeToString } from './types.ts';
-import { WriteBuffer, keyStringFn } from './write-buffer.ts';
+import { checkValue, typeToString, type DataType } from './types.ts';
+import { WriteBuffer } from './write-buffer.ts';
+import type { TableSchema } from './schema.ts';
 import { WriterLock } from './writer-lock.ts';
 import { formatForLevel } from './data-file-format.ts';
 import { ChangelogWriter } from './changelog.ts';
@@ -76,7 +77,8 @@ export class TableWriter {
   private readonly partitions = new Map<string, { bytes: Uint8Array; path: string; hex: string }>();
   private onlyState: BucketState | undefined;
   private readonly mergeFn: MergeFunction;
-  private readonly keyString: (key: unknown[]) => string;
+  /** Per-schema compiled row access and validation (see `compiled`). */
+  private compiledRows: CompiledRows | undefined;
   private readonly encodePartition: (v: readonly unknown[]) => Uint8Array;
   private readonly encodeBucketKey: (v: readonly unknown[]) => Uint8Array;
   private bufferedBytes = 0;
@@ -98,7 +100,6 @@ export class TableWriter {
       this.mergeFn = createMergeFunction(schema);
       const so = schema.options;
       this.refusesRetractions = so.mergeEngine === 'partial-update' && !so.ignoreDelete && !so.removeRecordOnDelete && so.sequenceGroups.length === 0;
-      this.keyString = keyStringFn(schema.keyTypes);
       this.encodePartition = binaryRowEncoder(schema.partitionTypes, true);
       this.encodeBucketKey = binaryRowEncoder(schema.bucketKeyIndexes.map((i) => schema.fields[i]!.type));
       const latest = table.latestSnapshot();
@@ -126,43 +127,53 @@ export class TableWriter {
 
   /** Writes a row given by column name (a missing column is null). Values in memory form. */
   writeRecord(record: Record<string, unknown>, kind: RowKind = RowKind.INSERT): void {
-    const row = this.table.schema.fields.map((f) => record[f.name] ?? null);
-    this.write(row, kind);
+    this.write(this.compiled().rowOf(record), kind);
+  }
+
+  /** Row extraction and validators compiled for the current schema (it changes with alterTable). */
+  private compiled(): CompiledRows {
+    const schema = this.table.schema;
+    let c = this.compiledRows;
+    if (c === undefined || c.schema !== schema) c = this.compiledRows = compileRows(schema);
+    return c;
   }
 
   /** Writes a row with every column in schema order. Values in memory form (types.ts). */
   write(row: unknown[], kind: RowKind = RowKind.INSERT): void {
     this.check();
-    const schema = this.table.schema;
+    const c = this.compiled();
+    const schema = c.schema;
     const fields = schema.fields;
     if (row.length !== fields.length) throw invalidArgument(`row has ${row.length} values, table ${this.table.name} has ${fields.length} columns`);
     if (!(kind >= 0 && kind <= 3)) throw invalidArgument(`row kind must be 0..3 (+I, -U, +U, -D), got ${kind}`);
-    for (let i = 0; i < fields.length; i++) {
-      const v = row[i];
-      if (v === undefined) row[i] = null;
-      const problem = checkValue(fields[i]!.type, row[i]);
+    const accepts = c.accepts;
+    for (let i = 0; i < accepts.length; i++) {
+      let v = row[i];
+      if (v === undefined) row[i] = v = null;
+      if (accepts[i]!(v)) continue;
+      const problem = checkValue(fields[i]!.type, v);
       if (problem) throw invalidArgument(`column '${fields[i]!.name}' (${typeToString(fields[i]!.type)}): ${problem}`);
     }
-    if ((kind === RowKind.DELETE || kind === RowKind.UPDATE_BEFORE) && this.refusesRetractions) {
-      throw invalidArgument(
-        `partial-update table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record; ` +
-          "set 'ignore-delete', 'partial-update.remove-record-on-delete', or sequence groups ('fields.<seq>.sequence-group')",
-      );
-    }
     if (kind === RowKind.DELETE || kind === RowKind.UPDATE_BEFORE) {
+      if (this.refusesRetractions) {
+        throw invalidArgument(
+          `partial-update table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record; ` +
+            "set 'ignore-delete', 'partial-update.remove-record-on-delete', or sequence groups ('fields.<seq>.sequence-group')",
+        );
+      }
       const refusal = this.mergeFn.retractionRefusal?.(kind);
       if (refusal !== undefined) throw invalidArgument(`table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record: ${refusal}`);
     }
     const state = this.bucketState(row);
-    const key = schema.keyIndexes.map((i) => row[i]);
-    const kv: KeyValue = { key, seq: state.nextSeq++, kind, value: row };
-    const before = state.buffer.estimatedBytes;
-    if (!state.buffer.add(kv)) {
+    const seq = state.nextSeq++;
+    const buffer = state.buffer;
+    const before = buffer.estimatedBytes;
+    if (!buffer.add(row, seq, kind)) {
       this.flushBucket(state);
-      state.buffer.add(kv);
+      buffer.add(row, seq, kind);
     }
-    this.changelog.onInput(state, kv);
-    this.bufferedBytes += state.buffer.estimatedBytes - before;
+    if (c.changelogInput) this.changelog.onInput(state, { key: schema.keyIndexes.map((i) => row[i]), seq, kind, value: row });
+    this.bufferedBytes += buffer.estimatedBytes - before;
     if (this.bufferedBytes >= schema.options.writeBufferBytes) {
       this.flush();
       this.relieveStopTrigger();
@@ -215,7 +226,7 @@ export class TableWriter {
         files: [...files],
         pending: [],
         nextSeq: maxSeq + 1,
-        buffer: new WriteBuffer(this.keyString, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => merge.resetThenAdded!() : undefined),
+        buffer: new WriteBuffer(schema.keyIndexes, schema.keyTypes, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => merge.resetThenAdded!() : undefined),
       };
       this.buckets.set(id, s);
       if (schema.partitionIndexes.length === 0 && n === 1) this.onlyState = s;
@@ -238,10 +249,9 @@ export class TableWriter {
     if (s.buffer.isEmpty) return;
     const schema = this.table.schema;
     const before = s.buffer.estimatedBytes;
-    const records = s.buffer.drain(this.table.compareKeys, mergeOrder(schema));
+    const run = s.buffer.drain(schema.fields.length, mergeOrder(schema));
     this.bufferedBytes = Math.max(0, this.bufferedBytes - before);
-    if (records.length === 0) return;
-    const run = runFromRecords(records, schema.keyIndexes.length, schema.fields.length);
+    if (run === undefined) return;
     const meta = this.writeRun(s, run, 0, 0);
     s.pending.push(meta);
   }
@@ -441,7 +451,7 @@ export class TableWriter {
       files: [...c.files],
       pending: [],
       nextSeq: maxSeq + 1,
-      buffer: newBuffer(this.keyString, createMergeFunction(schema), schema.sequenceFieldIndexes.length > 0),
+      buffer: newBuffer(schema, createMergeFunction(schema)),
     };
   }
 
@@ -608,8 +618,57 @@ export class TableWriter {
 const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);
 
 /** A write buffer that keeps apart folds the merge function flags (`resetThenAdded`). */
-function newBuffer(keyString: (key: unknown[]) => string, merge: MergeFunction, keepAll: boolean): WriteBuffer {
-  return new WriteBuffer(keyString, merge, keepAll, merge.resetThenAdded ? () => merge.resetThenAdded!() : undefined);
+function newBuffer(schema: TableSchema, merge: MergeFunction): WriteBuffer {
+  const keepAll = schema.sequenceFieldIndexes.length > 0;
+  return new WriteBuffer(schema.keyIndexes, schema.keyTypes, merge, keepAll, merge.resetThenAdded ? () => merge.resetThenAdded!() : undefined);
+}
+
+interface CompiledRows {
+  readonly schema: TableSchema;
+  /** The row of a record given by column name (missing → null), one property read per column. */
+  readonly rowOf: (record: Record<string, unknown>) => unknown[];
+  /** Per column: true means `checkValue` accepts the value (false: ask `checkValue` for the reason). */
+  readonly accepts: Array<(v: unknown) => boolean>;
+  readonly changelogInput: boolean;
+}
+
+const BIGINT_MIN = -(2n ** 63n);
+const BIGINT_MAX = 2n ** 63n - 1n;
+const never = (): boolean => false;
+
+/** A fast acceptance test per type; it never accepts what `checkValue` refuses (it may defer). */
+function acceptsFn(t: DataType): (v: unknown) => boolean {
+  const n = t.nullable;
+  switch (t.root) {
+    case 'STRING':
+      return n ? (v) => v === null || typeof v === 'string' : (v) => typeof v === 'string';
+    case 'INT':
+      return n ? (v) => v === null || (typeof v === 'number' && (v | 0) === v) : (v) => typeof v === 'number' && (v | 0) === v;
+    case 'BIGINT':
+      return n
+        ? (v) => v === null || (typeof v === 'bigint' && v >= BIGINT_MIN && v <= BIGINT_MAX)
+        : (v) => typeof v === 'bigint' && v >= BIGINT_MIN && v <= BIGINT_MAX;
+    case 'DOUBLE':
+    case 'FLOAT':
+      return n ? (v) => v === null || typeof v === 'number' : (v) => typeof v === 'number';
+    case 'BOOLEAN':
+      return n ? (v) => v === null || typeof v === 'boolean' : (v) => typeof v === 'boolean';
+    default:
+      return never;
+  }
+}
+
+function compileRows(schema: TableSchema): CompiledRows {
+  const names = schema.fields.map((f) => f.name);
+  // Constant property names make each read a named load (inline-cached per record shape).
+  const body = `return [${names.map((n) => `r[${JSON.stringify(n)}] ?? null`).join(', ')}];`;
+  const rowOf = new Function('r', body) as (record: Record<string, unknown>) => unknown[];
+  return {
+    schema,
+    rowOf,
+    accepts: schema.fields.map((f) => acceptsFn(f.type)),
+    changelogInput: schema.options.changelogProducer === 'input',
+  };
 }
 
 function sameProperties(a: Record<string, string>, b: Record<string, string> | null): boolean {

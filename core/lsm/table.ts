@@ -247,7 +247,11 @@ export class Table {
 
   /** A data file as a run, through the cache. */
   loadRun(partition: Uint8Array, bucket: number, meta: DataFileMeta): RunData {
-    const path = this.dataFilePath(partition, bucket, meta.fileName);
+    return this.loadRunAt(this.dataFilePath(partition, bucket, meta.fileName), meta);
+  }
+
+  /** `loadRun` for a path already computed with `dataFilePath` (lookups keep it per file). */
+  loadRunAt(path: string, meta: DataFileMeta): RunData {
     return this.cache.get(path, () => {
       // A file of an older schema is read with that schema's names and types, then mapped to
       // the current columns by field id (data-file-format.ts).

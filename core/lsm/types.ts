@@ -9,11 +9,19 @@
 //   DATE → number (days since 1970-01-01)           TIME(p) → number (milliseconds of the day)
 //   TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE → number (microseconds since the epoch, UTC
 //     wall clock for TIMESTAMP; for p ≤ 3 always a multiple of 1000). Precision above 6 is refused.
+//   ARRAY<T> → a JS array of T values (elements may be null where T is nullable)
+//   MAP<K, V> → a JS `Map` of K → V (keys never null; keys compared by value, so two Uint8Array
+//     keys with the same bytes are the same key and a map holding both is refused)
 //   null → null (only where the type is nullable).
 // JSON (CLI, site API): BIGINT as a number when it is a safe integer, else a string; DECIMAL as a
-// string; BYTES as base64; DATE as `yyyy-mm-dd`; TIMESTAMP as ISO-8601 text (`…Z` for LTZ).
+// string; BYTES as base64; DATE as `yyyy-mm-dd`; TIMESTAMP as ISO-8601 text (`…Z` for LTZ);
+// ARRAY as a JSON array; MAP with a CHAR/VARCHAR/STRING key as an object, any other MAP as an
+// array of [key, value] pairs (both forms, and Map objects, are accepted on input).
+// ARRAY and MAP have no order: they cannot be primary-key, partition, bucket-key or sequence
+// columns, cannot be compared by predicates or min/max, and their file statistics are null.
+// Nested ROW and MULTISET are refused with NotSupported.
 
-import { invalidArgument } from './errors.ts';
+import { invalidArgument, notSupported } from './errors.ts';
 
 export type TypeRoot =
   | 'BOOLEAN'
@@ -33,7 +41,9 @@ export type TypeRoot =
   | 'DATE'
   | 'TIME'
   | 'TIMESTAMP'
-  | 'TIMESTAMP_LTZ';
+  | 'TIMESTAMP_LTZ'
+  | 'ARRAY'
+  | 'MAP';
 
 export interface DataType {
   readonly root: TypeRoot;
@@ -44,7 +54,24 @@ export interface DataType {
   readonly scale?: number;
   /** CHAR/VARCHAR/BINARY/VARBINARY length. */
   readonly length?: number;
+  /** ARRAY element type. */
+  readonly element?: DataType;
+  /** MAP key type (never nullable in values) and value type. */
+  readonly key?: DataType;
+  readonly value?: DataType;
 }
+
+export const isNestedType = (t: DataType): boolean => t.root === 'ARRAY' || t.root === 'MAP';
+
+/** Paimon's schema JSON of a nested type: `{"type":"ARRAY","element":…}` / `{"type":"MAP","key":…,"value":…}`. */
+export interface NestedTypeJson {
+  type: string;
+  element?: TypeJson;
+  key?: TypeJson;
+  value?: TypeJson;
+  fields?: unknown;
+}
+export type TypeJson = string | NestedTypeJson;
 
 export interface DataField {
   readonly id: number;
@@ -55,9 +82,15 @@ export interface DataField {
 
 const MAX_LEN = 2147483647;
 
-/** Parses a Paimon type string such as `DECIMAL(10, 2) NOT NULL` or `TIMESTAMP(3)`. */
-export function parseType(text: string): DataType {
+/**
+ * Parses a Paimon type: a string such as `DECIMAL(10, 2) NOT NULL`, `ARRAY<INT>` or
+ * `MAP<STRING, BIGINT> NOT NULL`, or a schema-file JSON object for a nested type.
+ */
+export function parseType(text: TypeJson): DataType {
+  if (text !== null && typeof text === 'object' && !Array.isArray(text)) return parseTypeJson(text);
   if (typeof text !== 'string') throw invalidArgument(`expected a type string, got ${JSON.stringify(text)}`);
+  const nested = parseNestedString(text);
+  if (nested) return nested;
   let s = text.trim().toUpperCase().replace(/\s+/g, ' ');
   let nullable = true;
   if (s.endsWith(' NOT NULL')) {
@@ -124,9 +157,86 @@ export function parseType(text: string): DataType {
       if (precision > 6) throw bad(`TIMESTAMP precision above 6 is not supported, got ${precision}`);
       return { root: 'TIMESTAMP_LTZ', nullable, precision };
     }
+    case 'ROW':
+    case 'MULTISET':
+      throw notSupported(`type '${text}': nested ${name} columns are not supported (ARRAY and MAP are)`);
     default:
       throw invalidArgument(`unknown or unsupported type '${text}'`);
   }
+}
+
+function splitNullable(text: string): { body: string; nullable: boolean } {
+  const s = text.trim();
+  const m = /\s+(NOT\s+)?NULL$/i.exec(s);
+  if (m && !/[<(]\s*$/.test(s.slice(0, m.index))) return { body: s.slice(0, m.index).trim(), nullable: !m[1] };
+  return { body: s, nullable: true };
+}
+
+/** `ARRAY<…>` / `MAP<…, …>` (with optional NOT NULL), or undefined for anything else. */
+function parseNestedString(text: string): DataType | undefined {
+  const { body, nullable } = splitNullable(text);
+  const m = /^(ARRAY|MAP|ROW|MULTISET)\s*</i.exec(body);
+  if (!m) return undefined;
+  const name = m[1]!.toUpperCase();
+  if (!body.endsWith('>')) throw invalidArgument(`type '${text}': missing closing '>'`);
+  const inner = body.slice(m[0].length, -1);
+  if (name === 'ROW' || name === 'MULTISET') {
+    throw notSupported(`type '${text}': nested ${name} columns are not supported (ARRAY and MAP are)`);
+  }
+  // Split at top-level commas (not inside <> or ()).
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < inner.length; i++) {
+    const c = inner[i];
+    if (c === '<' || c === '(') depth++;
+    else if (c === '>' || c === ')') depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(inner.slice(start, i));
+      start = i + 1;
+    }
+    if (depth < 0) throw invalidArgument(`type '${text}': unbalanced brackets`);
+  }
+  if (depth !== 0) throw invalidArgument(`type '${text}': unbalanced brackets`);
+  parts.push(inner.slice(start));
+  if (name === 'ARRAY') {
+    if (parts.length !== 1 || parts[0]!.trim() === '') throw invalidArgument(`type '${text}': ARRAY takes one element type`);
+    return { root: 'ARRAY', nullable, element: parseType(parts[0]!) };
+  }
+  if (parts.length !== 2) throw invalidArgument(`type '${text}': MAP takes a key type and a value type`);
+  return { root: 'MAP', nullable, key: parseType(parts[0]!), value: parseType(parts[1]!) };
+}
+
+function parseTypeJson(j: NestedTypeJson): DataType {
+  if (typeof j.type !== 'string') throw invalidArgument(`type object without a 'type' string: ${JSON.stringify(j)}`);
+  const { body, nullable } = splitNullable(j.type);
+  const name = body.toUpperCase();
+  if (name === 'ARRAY') {
+    if (j.element === undefined) throw invalidArgument(`ARRAY type object without 'element': ${JSON.stringify(j)}`);
+    return { root: 'ARRAY', nullable, element: parseType(j.element) };
+  }
+  if (name === 'MAP') {
+    if (j.key === undefined || j.value === undefined) throw invalidArgument(`MAP type object without 'key'/'value': ${JSON.stringify(j)}`);
+    return { root: 'MAP', nullable, key: parseType(j.key), value: parseType(j.value) };
+  }
+  if (name === 'ROW' || name === 'MULTISET') throw notSupported(`nested ${name} columns are not supported (ARRAY and MAP are)`);
+  throw invalidArgument(`unknown type object ${JSON.stringify(j)}`);
+}
+
+/** The type as Paimon's schema JSON writes it: a string, or an object for ARRAY/MAP. */
+export function typeToJson(t: DataType): TypeJson {
+  const suffix = t.nullable ? '' : ' NOT NULL';
+  if (t.root === 'ARRAY') return { type: `ARRAY${suffix}`, element: typeToJson(t.element!) };
+  if (t.root === 'MAP') return { type: `MAP${suffix}`, key: typeToJson(t.key!), value: typeToJson(t.value!) };
+  return typeToString(t);
+}
+
+/** Structural equality of two types (nullability included at every level). */
+export function typesEqual(a: DataType, b: DataType): boolean {
+  if (a.root !== b.root || a.nullable !== b.nullable || a.precision !== b.precision || a.scale !== b.scale || a.length !== b.length) return false;
+  if (a.root === 'ARRAY') return typesEqual(a.element!, b.element!);
+  if (a.root === 'MAP') return typesEqual(a.key!, b.key!) && typesEqual(a.value!, b.value!);
+  return true;
 }
 
 /** Prints a type as Paimon's `asSQLString` does. */
@@ -150,6 +260,12 @@ export function typeToString(t: DataType): string {
       break;
     case 'TIMESTAMP_LTZ':
       s = `TIMESTAMP(${t.precision}) WITH LOCAL TIME ZONE`;
+      break;
+    case 'ARRAY':
+      s = `ARRAY<${typeToString(t.element!)}>`;
+      break;
+    case 'MAP':
+      s = `MAP<${typeToString(t.key!)}, ${typeToString(t.value!)}>`;
       break;
     default:
       s = t.root;
@@ -226,14 +342,47 @@ export function checkValue(t: DataType, v: unknown): string | undefined {
     case 'TIMESTAMP_LTZ':
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) return `expected epoch microseconds, got ${describe(v)}`;
       return t.precision! <= 3 && v % 1000 !== 0 ? `TIMESTAMP(${t.precision}) holds whole milliseconds` : undefined;
+    case 'ARRAY': {
+      if (!Array.isArray(v)) return `expected an array, got ${describe(v)}`;
+      for (let i = 0; i < v.length; i++) {
+        const p = checkValue(t.element!, v[i]);
+        if (p) return `element ${i}: ${p}`;
+      }
+      return undefined;
+    }
+    case 'MAP': {
+      if (!(v instanceof Map)) return `expected a Map, got ${describe(v)}`;
+      const seen = new Set<string>();
+      for (const [k, x] of v) {
+        if (k === null || k === undefined) return 'a map key must not be null';
+        const pk = checkValue(withNullable(t.key!, false), k);
+        if (pk) return `map key: ${pk}`;
+        const id = mapKeyId(k);
+        if (seen.has(id)) return `duplicate map key ${describe(k)}`;
+        seen.add(id);
+        const pv = checkValue(t.value!, x);
+        if (pv) return `value of map key ${describe(k)}: ${pv}`;
+      }
+      return undefined;
+    }
   }
+}
+
+/**
+ * A string identifying a map key by value (Uint8Array keys by their bytes), for de-duplication
+ * and lookups where JS `Map` identity would not do.
+ */
+export function mapKeyId(k: unknown): string {
+  if (k instanceof Uint8Array) return `b:${Buffer.from(k).toString('hex')}`;
+  if (typeof k === 'number' && Object.is(k, -0)) return 'n:-0';
+  return `${typeof k}:${String(k)}`;
 }
 
 function describe(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
   if (typeof v === 'bigint') return `${v}n`;
   if (v instanceof Uint8Array) return `${v.length} bytes`;
-  if (typeof v === 'object') return Array.isArray(v) ? 'an array' : 'an object';
+  if (typeof v === 'object') return Array.isArray(v) ? 'an array' : v instanceof Map ? 'a Map' : 'an object';
   return `${typeof v} ${String(v)}`;
 }
 
@@ -307,12 +456,15 @@ function baseComparator(t: DataType): Comparator {
     case 'VARBINARY':
     case 'BYTES':
       return (a, b) => compareBytes(a as Uint8Array, b as Uint8Array);
+    case 'ARRAY':
+    case 'MAP':
+      throw notSupported(`values of type ${typeToString(t)} have no order: they cannot be keys, partitions, sequence fields, min/max inputs or predicate columns`);
     default:
       return cmpNum;
   }
 }
 
-/** A comparator for values of `t`, nulls first. */
+/** A comparator for values of `t`, nulls first. Throws NotSupported for ARRAY and MAP. */
 export function comparatorFor(t: DataType): Comparator {
   const base = baseComparator(t);
   if (!t.nullable) return base;
@@ -328,6 +480,21 @@ export function valuesEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b) === 0;
   if (typeof a === 'number' && typeof b === 'number') return Number.isNaN(a) && Number.isNaN(b);
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!valuesEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (a instanceof Map && b instanceof Map) {
+    if (a.size !== b.size) return false;
+    const other = new Map<string, unknown>();
+    for (const [k, v] of b) other.set(mapKeyId(k), v);
+    for (const [k, v] of a) {
+      const id = mapKeyId(k);
+      if (!other.has(id) || !valuesEqual(v, other.get(id))) return false;
+    }
+    return true;
+  }
   return false;
 }
 
@@ -431,6 +598,17 @@ export function valueToJson(t: DataType, v: unknown): unknown {
       const n = v as number;
       return Number.isFinite(n) ? n : String(n);
     }
+    case 'ARRAY':
+      return (v as unknown[]).map((e) => valueToJson(t.element!, e));
+    case 'MAP': {
+      const m = v as Map<unknown, unknown>;
+      if (isStringType(t.key!)) {
+        const o: Record<string, unknown> = {};
+        for (const [k, x] of m) o[k as string] = valueToJson(t.value!, x);
+        return o;
+      }
+      return [...m].map(([k, x]) => [valueToJson(t.key!, k), valueToJson(t.value!, x)]);
+    }
     default:
       return v;
   }
@@ -491,6 +669,25 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
     case 'DOUBLE':
       if (j === 'NaN' || j === 'Infinity' || j === '-Infinity') v = Number(j);
       break;
+    case 'ARRAY':
+      if (Array.isArray(j)) v = j.map((e, i) => valueFromJson(t.element!, e, `${column}[${i}]`));
+      break;
+    case 'MAP': {
+      let pairs: Array<[unknown, unknown]> | undefined;
+      if (j instanceof Map) pairs = [...j];
+      else if (Array.isArray(j)) {
+        if (!j.every((p) => Array.isArray(p) && p.length === 2)) throw fail('expected an object, a Map or an array of [key, value] pairs');
+        pairs = j as Array<[unknown, unknown]>;
+      } else if (typeof j === 'object' && !(j instanceof Uint8Array)) {
+        if (!isStringType(t.key!)) throw fail(`a JSON object is a map with string keys; give MAP<${typeToString(t.key!)}, …> as an array of [key, value] pairs`);
+        pairs = Object.entries(j as Record<string, unknown>);
+      }
+      if (pairs) {
+        const keyType = withNullable(t.key!, false);
+        v = new Map(pairs.map(([k, x]) => [valueFromJson(keyType, k, `${column} key`), valueFromJson(t.value!, x, `${column}[${JSON.stringify(k)}]`)]));
+      }
+      break;
+    }
   }
   const problem = checkValue(t, v);
   if (problem) throw fail(problem);

@@ -3,34 +3,52 @@
 // a key arrive in sequence order, so they fold on arrival; a table with `sequence.field` keeps
 // every record of a key instead and folds them in user-sequence order at flush.
 //
-// Sizes are estimates of JS heap bytes; the table writer flushes all buffers when their sum
-// passes `write-buffer-size`.
+// Layout (for speed and memory, see DESIGN.md "Performance"): every distinct key gets a slot
+// number; a slot's key values, row, sequence number, kind and "owned" flag live in parallel
+// arrays, so a buffered key costs its row array plus a few array cells — no KeyValue object, no
+// key array, no key string. Keys find their slot through a per-arity index: one Map for one key
+// column, a Map of first column → slot (or → Map of second column → slot) for two, a Map of a
+// length-prefixed key string for more. The hot fold (`MergeFunction.foldInto`) runs on scratch
+// KeyValues, so folding a record into a held row allocates nothing.
+//
+// Sizes are estimates of JS heap bytes, calibrated against measured heap growth (DESIGN.md); the
+// table writer flushes all buffers when their sum passes `write-buffer-size`.
 
-import type { KeyValue } from './key-value.ts';
+import type { RunData } from './data-file.ts';
+import type { KeyValue, RowKind } from './key-value.ts';
 import type { MergeFunction } from './merge/merge-function.ts';
-import type { DataType } from './types.ts';
+import { comparatorFor, type Comparator, type DataType } from './types.ts';
 
-const RECORD_OVERHEAD_BYTES = 96;
+/** Per buffered key: index entry, slot cells (key refs, seq, kind, flags) and the row array header. */
+const SLOT_OVERHEAD_BYTES = 120;
+/** Per record kept in a list (tables with `sequence.field`): KeyValue, key array, row header. */
+const LIST_RECORD_OVERHEAD_BYTES = 160;
 
+/** Heap bytes of one value beyond its 8-byte array cell (strings: one-byte form assumed). */
 export function estimateValueBytes(v: unknown): number {
   if (v === null || v === undefined) return 8;
   switch (typeof v) {
     case 'string':
-      return 16 + v.length * 2;
+      return 8 + ((16 + v.length + 7) & ~7);
     case 'bigint':
-      return 24;
+      return 32;
+    case 'number':
+      return (v | 0) === v ? 8 : 24; // a Smi lives in the cell; anything else is a HeapNumber
     case 'object':
-      return v instanceof Uint8Array ? 64 + v.length : 32;
+      return v instanceof Uint8Array ? 8 + 96 + v.length : 40;
     default:
       return 8;
   }
 }
 
-export function estimateRecordBytes(kv: KeyValue): number {
-  let n = RECORD_OVERHEAD_BYTES;
-  for (const x of kv.value) n += estimateValueBytes(x);
-  for (const x of kv.key) n += estimateValueBytes(x);
+export function estimateRowBytes(row: readonly unknown[]): number {
+  let n = 32 + 16; // JSArray + FixedArray headers
+  for (let i = 0; i < row.length; i++) n += estimateValueBytes(row[i]);
   return n;
+}
+
+export function estimateRecordBytes(kv: KeyValue): number {
+  return LIST_RECORD_OVERHEAD_BYTES + estimateRowBytes(kv.value);
 }
 
 /** A string that is equal for equal keys of one table (types are fixed per position). */
@@ -52,103 +70,282 @@ export function keyStringFn(keyTypes: readonly DataType[]): (key: unknown[]) => 
   };
 }
 
+/**
+ * A Map key that is equal (SameValueZero) exactly for equal key values of one column type:
+ * -0 is kept apart from 0 (the key orders differ), bytes compare by content.
+ */
+function mapKey(v: unknown): unknown {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return v === 0 && 1 / v < 0 ? '-0' : v;
+  if (typeof v === 'bigint' || typeof v === 'boolean') return v;
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1');
+  return String(v);
+}
+
+const sameMapKey = (a: unknown, b: unknown): boolean => a === b || (a !== a && b !== b);
+
+/** Code units from here up sort differently in UTF-16 and in UTF-8 (surrogates vs U+E000…). */
+const HIGH_UNITS = /[\uD800-\uFFFF]/;
+/** Native string order, equal to UTF-8 byte order when neither string holds a unit ≥ U+D800. */
+const compareLowStrings: Comparator = (a, b) => (a === b ? 0 : (a as string) < (b as string) ? -1 : 1);
+
+const EMPTY_KEY: unknown[] = [];
+
 export class WriteBuffer {
-  /** Folded record per key, or (with sequence fields) every record of the key. */
-  private readonly records = new Map<string, KeyValue | KeyValue[]>();
-  /** Fold results whose row arrays the buffer owns (nobody else holds them), foldable in place. */
-  private owned = new WeakSet<KeyValue>();
+  private readonly arity: number;
+  private readonly k0: number;
+  private readonly k1: number;
+  private readonly keyString: ((key: unknown[]) => string) | undefined;
+  /** arity 1: value → slot; arity 2: first value → slot | Map(second value → slot); more: key string → slot. */
+  private readonly index = new Map<unknown, number | Map<unknown, number>>();
+  /** arity 2: the second map key of the slot a first value maps to directly. */
+  private second: unknown[] = [];
+  /** Per key column, the key value per slot. */
+  private keyCols: unknown[][];
+  /** Per slot: the held row (undefined: the key was removed by a fold). */
+  private rows: Array<unknown[] | undefined> = [];
+  private seqs: number[] = [];
+  /** Per slot: row kind | 4 when the buffer owns the row (an earlier fold result, foldable in place). */
+  private flags: number[] = [];
+  /** Per slot, with sequence fields: every record of the key. */
+  private lists: KeyValue[][] = [];
+  private live = 0;
   private bytes = 0;
   private minSeq = Number.MAX_SAFE_INTEGER;
   private maxSeq = -1;
+  /** Per key column: every string seen is free of units ≥ U+D800, so native order is byte order. */
+  private lowStrings: boolean[];
+  private readonly stringKey: boolean[];
+  private readonly keyCmps: Comparator[];
+  // Scratch records for the in-place fold (never retained by foldInto).
+  private readonly accKv: KeyValue = { key: EMPTY_KEY, seq: 0, kind: 0, value: EMPTY_KEY };
+  private readonly inKv: KeyValue = { key: EMPTY_KEY, seq: 0, kind: 0, value: EMPTY_KEY };
 
   constructor(
-    private readonly keyString: (key: unknown[]) => string,
+    private readonly keyIndexes: readonly number[],
+    keyTypes: readonly DataType[],
     private readonly merge: MergeFunction,
     private readonly keepAll: boolean,
     /** Called when a fold needs the records below to stay separate (see PartialUpdateMergeFunction). */
     private readonly mustSplit: (() => boolean) | undefined,
-  ) {}
+  ) {
+    this.arity = keyIndexes.length;
+    this.k0 = keyIndexes[0] ?? -1;
+    this.k1 = keyIndexes[1] ?? -1;
+    this.keyString = this.arity > 2 ? keyStringFn(keyTypes) : undefined;
+    this.keyCols = keyIndexes.map(() => []);
+    this.keyCmps = keyTypes.map(comparatorFor);
+    this.stringKey = keyTypes.map((t) => t.root === 'STRING' || t.root === 'VARCHAR' || t.root === 'CHAR');
+    this.lowStrings = keyTypes.map(() => true);
+  }
 
   get size(): number {
-    return this.records.size;
+    return this.live;
   }
   get estimatedBytes(): number {
     return this.bytes;
   }
   get isEmpty(): boolean {
-    return this.records.size === 0;
+    return this.live === 0;
   }
   get sequenceRange(): [number, number] {
     return [this.minSeq, this.maxSeq];
   }
 
+  /** The slot of the row's key, or -1 when the key has none yet (then `newSlot` makes one). */
+  private find(row: readonly unknown[]): number {
+    if (this.arity === 1) {
+      const s = this.index.get(mapKey(row[this.k0]));
+      return s === undefined ? -1 : (s as number);
+    }
+    if (this.arity === 2) {
+      const h = this.index.get(mapKey(row[this.k0]));
+      if (h === undefined) return -1;
+      const b = mapKey(row[this.k1]);
+      if (typeof h === 'number') return sameMapKey(this.second[h], b) ? h : -1;
+      const s = h.get(b);
+      return s === undefined ? -1 : s;
+    }
+    const key = this.keyIndexes.map((i) => row[i]);
+    const s = this.index.get(this.keyString!(key));
+    return s === undefined ? -1 : (s as number);
+  }
+
+  private newSlot(row: readonly unknown[]): number {
+    const slot = this.rows.length;
+    this.rows.push(undefined);
+    this.seqs.push(0);
+    this.flags.push(0);
+    if (this.keepAll) this.lists.push([]);
+    for (let k = 0; k < this.arity; k++) {
+      const v = row[this.keyIndexes[k]!];
+      this.keyCols[k]!.push(v);
+      if (this.stringKey[k] && this.lowStrings[k] && typeof v === 'string' && HIGH_UNITS.test(v)) this.lowStrings[k] = false;
+    }
+    if (this.arity === 1) this.index.set(mapKey(row[this.k0]), slot);
+    else if (this.arity === 2) {
+      const a = mapKey(row[this.k0]);
+      const b = mapKey(row[this.k1]);
+      const h = this.index.get(a);
+      this.second.push(b);
+      if (h === undefined) this.index.set(a, slot);
+      else if (typeof h === 'number') this.index.set(a, new Map<unknown, number>([[this.second[h], h], [b, slot]]));
+      else h.set(b, slot);
+    } else this.index.set(this.keyString!(this.keyIndexes.map((i) => row[i])), slot);
+    this.bytes += SLOT_OVERHEAD_BYTES + (this.keepAll ? 8 : 0);
+    return slot;
+  }
+
+  private keyOf(slot: number): unknown[] {
+    const key = new Array(this.arity);
+    for (let k = 0; k < this.arity; k++) key[k] = this.keyCols[k]![slot];
+    return key;
+  }
+
   /**
-   * Adds one record. Returns false (and adds nothing) when the record cannot be folded into what
-   * the buffer holds for its key; the caller then flushes and adds it again.
+   * Adds one record (`row`: every column in schema order; the buffer keeps the array, the caller
+   * must not change it). Returns false (and adds nothing) when the record cannot be folded into
+   * what the buffer holds for its key; the caller then flushes and adds it again.
    */
-  add(kv: KeyValue): boolean {
-    const k = this.keyString(kv.key);
-    const held = this.records.get(k);
-    if (held === undefined) {
-      this.records.set(k, this.keepAll ? [kv] : kv);
-      this.bytes += estimateRecordBytes(kv);
-    } else if (Array.isArray(held)) {
-      held.push(kv);
-      this.bytes += estimateRecordBytes(kv);
-    } else if (this.owned.has(held) && this.merge.foldInto?.(held, kv)) {
-      // In place: `held` is an earlier fold result the buffer owns.
+  add(row: unknown[], seq: number, kind: RowKind): boolean {
+    let slot = this.find(row);
+    if (slot < 0) slot = this.newSlot(row);
+    if (this.keepAll) {
+      const list = this.lists[slot]!;
+      if (list.length === 0) this.live++;
+      list.push({ key: this.keyOf(slot), seq, kind, value: row });
+      this.bytes += estimateRecordBytes(list[list.length - 1]!);
     } else {
-      this.merge.reset();
-      this.merge.add(held);
-      this.merge.add(kv);
-      if (this.mustSplit?.()) return false;
-      const merged = this.merge.result();
-      if (merged === undefined) this.records.delete(k);
-      else {
-        this.records.set(k, merged);
-        if (merged !== kv && merged !== held && merged.value !== kv.value && merged.value !== held.value) this.owned.add(merged);
+      const held = this.rows[slot];
+      const flags = this.flags[slot]!;
+      if (held === undefined) {
+        this.rows[slot] = row;
+        this.seqs[slot] = seq;
+        this.flags[slot] = kind;
+        this.live++;
+        this.bytes += estimateRowBytes(row);
+      } else if (flags & 4 && this.merge.foldInto !== undefined && this.foldInPlace(slot, held, flags & 3, row, seq, kind)) {
+        // In place: the held row is an earlier fold result the buffer owns.
+      } else {
+        const heldKv: KeyValue = { key: this.keyOf(slot), seq: this.seqs[slot]!, kind: (flags & 3) as RowKind, value: held };
+        const kv: KeyValue = { key: heldKv.key, seq, kind, value: row };
+        this.merge.reset();
+        this.merge.add(heldKv);
+        this.merge.add(kv);
+        if (this.mustSplit?.()) return false;
+        const merged = this.merge.result();
+        if (merged === undefined) {
+          this.rows[slot] = undefined;
+          this.live--;
+        } else {
+          const owned = merged !== kv && merged !== heldKv && merged.value !== row && merged.value !== held;
+          if (merged.value !== held) this.bytes += estimateRowBytes(merged.value) - estimateRowBytes(held);
+          this.rows[slot] = merged.value;
+          this.seqs[slot] = merged.seq;
+          this.flags[slot] = merged.kind | (owned ? 4 : 0);
+        }
       }
     }
-    if (kv.seq < this.minSeq) this.minSeq = kv.seq;
-    if (kv.seq > this.maxSeq) this.maxSeq = kv.seq;
+    if (seq < this.minSeq) this.minSeq = seq;
+    if (seq > this.maxSeq) this.maxSeq = seq;
+    if (this.live === 0) this.clear(); // the only key was removed: nothing to flush
     return true;
   }
 
-  /** Point lookup of the buffered (unflushed) state of a key — the raw records, oldest first. */
-  get(key: unknown[]): KeyValue[] | undefined {
-    const held = this.records.get(this.keyString(key));
-    if (held === undefined) return undefined;
-    return Array.isArray(held) ? held : [held];
+  private foldInPlace(slot: number, held: unknown[], heldKind: number, row: unknown[], seq: number, kind: RowKind): boolean {
+    const acc = this.accKv;
+    const kv = this.inKv;
+    acc.seq = this.seqs[slot]!;
+    acc.kind = heldKind as RowKind;
+    acc.value = held;
+    kv.seq = seq;
+    kv.kind = kind;
+    kv.value = row;
+    const ok = this.merge.foldInto!(acc, kv);
+    if (ok) {
+      this.seqs[slot] = acc.seq;
+      this.flags[slot] = acc.kind | 4;
+    }
+    acc.value = EMPTY_KEY;
+    kv.value = EMPTY_KEY;
+    return ok;
   }
 
   /**
-   * The buffer's content as one sorted run: one record per key, sorted by key. Folds kept lists
-   * in `order`. Leaves the buffer empty.
+   * The buffer's content as one sorted run (one record per key, sorted by key), or undefined when
+   * no key stands. Folds kept lists in `order`. Leaves the buffer empty.
    */
-  drain(compareKeys: (a: unknown[], b: unknown[]) => number, order: (a: KeyValue, b: KeyValue) => number): KeyValue[] {
-    const out: KeyValue[] = [];
-    for (const held of this.records.values()) {
-      if (!Array.isArray(held)) {
-        out.push(held);
-        continue;
+  drain(valueArity: number, order: (a: KeyValue, b: KeyValue) => number): RunData | undefined {
+    const n = this.rows.length;
+    if (this.keepAll) {
+      for (let s = 0; s < n; s++) {
+        const list = this.lists[s]!;
+        if (list.length === 0) continue;
+        list.sort(order);
+        this.merge.reset();
+        for (const kv of list) this.merge.add(kv);
+        const r = this.merge.result();
+        if (r !== undefined) {
+          this.rows[s] = r.value;
+          this.seqs[s] = r.seq;
+          this.flags[s] = r.kind;
+        }
       }
-      held.sort(order);
-      this.merge.reset();
-      for (const kv of held) this.merge.add(kv);
-      const r = this.merge.result();
-      if (r !== undefined) out.push(r);
     }
-    out.sort((a, b) => compareKeys(a.key, b.key));
-    this.records.clear();
-    this.owned = new WeakSet();
+    const perm: number[] = [];
+    for (let s = 0; s < n; s++) if (this.rows[s] !== undefined) perm.push(s);
+    const cols = this.keyCols;
+    const cmps = this.keyCmps.map((c, k) => (this.stringKey[k] && this.lowStrings[k] ? compareLowStrings : c));
+    if (this.arity === 1) {
+      const c0 = cmps[0]!;
+      const a0 = cols[0]!;
+      perm.sort((x, y) => c0(a0[x], a0[y]));
+    } else if (this.arity === 2) {
+      const [c0, c1] = cmps as [Comparator, Comparator];
+      const [a0, a1] = cols as [unknown[], unknown[]];
+      perm.sort((x, y) => c0(a0[x], a0[y]) || c1(a1[x], a1[y]));
+    } else {
+      perm.sort((x, y) => {
+        for (let k = 0; k < cmps.length; k++) {
+          const r = cmps[k]!(cols[k]![x], cols[k]![y]);
+          if (r !== 0) return r;
+        }
+        return 0;
+      });
+    }
+    const m = perm.length;
+    const keyCols = cols.map((c) => {
+      const out = new Array(m);
+      for (let j = 0; j < m; j++) out[j] = c[perm[j]!];
+      return out;
+    });
+    const seq = new Array<number>(m);
+    const kind = new Array<number>(m);
+    const valueCols: unknown[][] = [];
+    for (let c = 0; c < valueArity; c++) valueCols.push(new Array(m));
+    for (let j = 0; j < m; j++) {
+      const s = perm[j]!;
+      const row = this.rows[s]!;
+      seq[j] = this.seqs[s]!;
+      kind[j] = this.flags[s]! & 3;
+      for (let c = 0; c < valueArity; c++) valueCols[c]![j] = row[c] ?? null;
+    }
+    this.clear();
+    return m === 0 ? undefined : { rowCount: m, keyCols, seq, kind, valueCols };
+  }
+
+  private clear(): void {
+    this.index.clear();
+    this.second = [];
+    this.keyCols = this.keyIndexes.map(() => []);
+    this.rows = [];
+    this.seqs = [];
+    this.flags = [];
+    this.lists = [];
+    this.live = 0;
     this.bytes = 0;
     this.minSeq = Number.MAX_SAFE_INTEGER;
     this.maxSeq = -1;
-    return out;
-  }
-
-  /** Every buffered record in no particular order (for reads that include unflushed data). */
-  *entries(): Iterable<KeyValue[]> {
-    for (const held of this.records.values()) yield Array.isArray(held) ? held : [held];
+    this.lowStrings = this.lowStrings.map(() => true);
   }
 }

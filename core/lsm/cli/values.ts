@@ -100,6 +100,13 @@ export function valueFromText(field: DataField, text: string): unknown {
     if (text === 'true' || text === 'false') j = text === 'true';
   } else if (['TINYINT', 'SMALLINT', 'INT', 'FLOAT', 'DOUBLE'].includes(t.root)) {
     if (NUMERIC_TEXT.test(text.trim())) j = Number(text);
+  } else if (t.root === 'ARRAY' || t.root === 'MAP') {
+    // JSON text: `[1,2]`, `{"k":1}` or `[[1,"a"]]` (types.ts JSON forms).
+    try {
+      j = JSON.parse(text);
+    } catch {
+      throw usageError(`column '${field.name}' (${typeToString(t)}): expected JSON text, got '${text}'`);
+    }
   }
   return columnValueFromJson(field, j);
 }

@@ -23,6 +23,7 @@ import { decompress as zstdDecompress } from 'fzstd';
 import { bigintFromBytes, bigintToMinimalBytes } from '../binary-row.ts';
 import { corruption, LsmError, notSupported } from '../errors.ts';
 import type { DataType } from '../types.ts';
+import { isNestedAvroSchema, nestedAvroDecoder, nestedAvroSkipper, nestedAvroType, nestedAvroWriter } from './avro-nested.ts';
 import { snappyCompress, snappyUncompress } from './parquet/snappy.ts';
 
 export interface AvroDataColumn {
@@ -40,8 +41,11 @@ const SYNC_INTERVAL = 64000;
 // ---------------------------------------------------------------------------------------------
 // Schema.
 
-function avroFieldType(t: DataType): unknown {
+export function avroFieldType(t: DataType, recordName = 'record'): unknown {
   switch (t.root) {
+    case 'ARRAY':
+    case 'MAP':
+      return nestedAvroType(t, recordName); // avro-nested.ts
     case 'BOOLEAN':
       return 'boolean';
     case 'TINYINT':
@@ -82,7 +86,7 @@ export function avroDataSchema(columns: readonly AvroDataColumn[]): object {
     name: 'record',
     namespace: 'org.apache.paimon.avro.generated',
     fields: columns.map((c) => {
-      const t = avroFieldType(c.type);
+      const t = avroFieldType(c.type, `record_${c.name}`);
       return c.type.nullable ? { name: c.name, type: ['null', t], default: null } : { name: c.name, type: t };
     }),
   };
@@ -91,7 +95,7 @@ export function avroDataSchema(columns: readonly AvroDataColumn[]): object {
 // ---------------------------------------------------------------------------------------------
 // Writing.
 
-class Out {
+export class Out {
   buf: Buffer;
   pos = 0;
   constructor(size: number) {
@@ -158,10 +162,13 @@ class Out {
   }
 }
 
-type ValueWriter = (o: Out, v: unknown) => void;
+export type ValueWriter = (o: Out, v: unknown) => void;
 
-function valueWriter(t: DataType): ValueWriter {
+export function valueWriter(t: DataType): ValueWriter {
   switch (t.root) {
+    case 'ARRAY':
+    case 'MAP':
+      return nestedAvroWriter(t); // avro-nested.ts
     case 'BOOLEAN':
       return (o, v) => {
         o.ensure(1);
@@ -301,7 +308,7 @@ export function writeAvroData(columns: readonly AvroDataColumn[], values: readon
 // ---------------------------------------------------------------------------------------------
 // Reading.
 
-class In {
+export class In {
   pos = 0;
   constructor(
     readonly b: Buffer,
@@ -358,10 +365,12 @@ class In {
   }
 }
 
-type Decoder = (i: In) => unknown;
+export type Decoder = (i: In) => unknown;
 
-interface WriterField {
+export interface WriterField {
   name: string;
+  /** The writer schema of the non-null branch when it is an array or a map. */
+  nested?: unknown;
   /** The non-null branch's primitive and attributes. */
   prim: string;
   logical: string | undefined;
@@ -370,7 +379,7 @@ interface WriterField {
   nullBranch: number;
 }
 
-function describeWriterField(raw: unknown, path: string): WriterField {
+export function describeWriterField(raw: unknown, path: string): WriterField {
   const f = raw as { name?: unknown; type?: unknown };
   if (!f || typeof f.name !== 'string') throw corruption(path, 'Avro data: writer schema field without a name');
   let t = f.type;
@@ -385,13 +394,15 @@ function describeWriterField(raw: unknown, path: string): WriterField {
     }
   }
   if (typeof t === 'string') return { name: f.name, prim: t, logical: undefined, size: undefined, nullBranch };
+  if (isNestedAvroSchema(t)) return { name: f.name, prim: (t as { type: string }).type, logical: undefined, size: undefined, nullBranch, nested: t };
   const o = t as { type?: unknown; logicalType?: unknown; size?: unknown };
   if (!o || typeof o.type !== 'string') throw new LsmError('NotSupported', `Avro data: field '${f.name}' has a nested type, which is not supported`, { path });
   return { name: f.name, prim: o.type, logical: typeof o.logicalType === 'string' ? o.logicalType : undefined, size: typeof o.size === 'number' ? o.size : undefined, nullBranch };
 }
 
 /** Skips one value of the writer field's primitive type. */
-function skipper(w: WriterField, path: string): Decoder {
+export function skipper(w: WriterField, path: string): Decoder {
+  if (w.nested !== undefined) return nestedAvroSkipper(w.nested, w.name, path);
   switch (w.prim) {
     case 'null':
       return () => null;
@@ -422,8 +433,9 @@ function timestampScale(w: WriterField, t: DataType): number {
 }
 
 /** Decodes a writer field into the in-memory value of the requested column. */
-function decoder(w: WriterField, col: AvroDataColumn, path: string): Decoder {
+export function decoder(w: WriterField, col: AvroDataColumn, path: string): Decoder {
   const t = col.type;
+  if (w.nested !== undefined || t.root === 'ARRAY' || t.root === 'MAP') return nestedAvroDecoder(w, t, path);
   const bad = () => new LsmError('NotSupported', `Avro data: field '${w.name}' is '${w.prim}' in the file, which cannot be read as ${t.root}`, { path });
   switch (w.prim) {
     case 'boolean':

@@ -42,7 +42,7 @@ const minus = (a: unknown, b: unknown): unknown => (typeof a === 'bigint' ? a - 
 const neg = (a: unknown): unknown => (typeof a === 'bigint' ? -a : -(a as number));
 const less = (a: unknown, b: unknown): boolean => (a as number) < (b as number);
 
-type Fn = 'sum' | 'max' | 'min' | 'last_value' | 'last_non_null_value' | 'first_value' | 'listagg' | 'bool_or';
+type Fn = 'sum' | 'max' | 'min' | 'last_value' | 'last_non_null_value' | 'first_value' | 'listagg' | 'bool_or' | 'collect' | 'merge_map';
 interface ColSpec {
   fn: Fn;
   ignoreRetract?: boolean;
@@ -76,6 +76,23 @@ function aggregationFold(cols: Record<string, ColSpec>, o: { removeOnDelete?: bo
           if (s.fn === 'sum') {
             if (!isNull(v)) row[c] = isNull(row[c]) ? neg(v) : minus(row[c], v);
           } else if (s.fn === 'last_value') row[c] = null;
+          else if (s.fn === 'collect') {
+            // Best effort: one occurrence per retracted element; nothing to retract from null.
+            if (!isNull(row[c]) && !isNull(v)) {
+              const out = [...(row[c] as unknown[])];
+              for (const e of v as unknown[]) {
+                const at = out.findIndex((x) => x === e);
+                if (at >= 0) out.splice(at, 1);
+              }
+              row[c] = out;
+            }
+          } else if (s.fn === 'merge_map') {
+            if (!isNull(row[c]) && !isNull(v)) {
+              const out = new Map(row[c] as Map<unknown, unknown>);
+              for (const k of (v as Map<unknown, unknown>).keys()) out.delete(k);
+              row[c] = out;
+            }
+          }
           else if (s.fn === 'last_non_null_value') {
             if (!isNull(v)) row[c] = null;
           } else throw new Error(`model: ${s.fn} cannot retract; the generator must not produce this`);
@@ -108,6 +125,16 @@ function aggregationFold(cols: Record<string, ColSpec>, o: { removeOnDelete?: bo
             break;
           case 'bool_or':
             if (!isNull(v)) row[c] = isNull(acc) ? v : (acc as boolean) || (v as boolean);
+            break;
+          case 'collect': {
+            if (isNull(v) && (isNull(acc) || !s.distinct)) break;
+            const all = [...((acc as unknown[] | null) ?? []), ...((v as unknown[] | null) ?? [])];
+            row[c] = s.distinct ? [...new Set(all)] : all;
+            break;
+          }
+          case 'merge_map':
+            if (isNull(v)) break;
+            row[c] = isNull(acc) ? v : new Map([...(acc as Map<unknown, unknown>), ...(v as Map<unknown, unknown>)]);
             break;
           case 'listagg': {
             if (isNull(v)) break;
@@ -193,6 +220,17 @@ const keyFields = [
 const maybe = <T,>(r: () => number, v: T, pNull = 0.25): T | null => (r() < pNull ? null : v);
 const int = (r: () => number, n: number) => Math.floor(r() * n);
 const TOKENS = ['red', 'green', 'blue', 'cyan'];
+
+function nestedRow(r: () => number, key: Row, n: number): Row {
+  const list = <T,>(f: () => T, max: number): T[] => Array.from({ length: int(r, max + 1) }, f);
+  return {
+    ...key,
+    tags: maybe(r, list(() => TOKENS[int(r, 4)]!, 3)),
+    uniq: maybe(r, list(() => int(r, 6), 3)),
+    attrs: maybe(r, new Map(list(() => [TOKENS[int(r, 4)]!, maybe(r, n)] as [string, number | null], 2))),
+    byNum: maybe(r, new Map(list(() => [int(r, 5), maybe(r, list(() => `s${int(r, 3)}`, 2))] as [number, string[] | null], 2))),
+  };
+}
 
 function scenarios(): Scenario[] {
   const mixFields = [
@@ -374,6 +412,38 @@ function scenarios(): Scenario[] {
       }),
     },
     {
+      name: 'aggregation: collect (plain and distinct) and merge_map, with -U/-D retractions, Avro level 0',
+      spec: {
+        fields: [
+          ...keyFields,
+          { name: 'tags', type: 'ARRAY<STRING>' },
+          { name: 'uniq', type: { type: 'ARRAY', element: 'INT' } },
+          { name: 'attrs', type: 'MAP<STRING, INT>' },
+          { name: 'byNum', type: 'MAP<INT, ARRAY<STRING>>' },
+        ],
+        primaryKeys: ['item', 'loc', 'p'],
+        partitionKeys: ['p'],
+        options: {
+          ...small,
+          'file.format.per.level': '0:avro',
+          'merge-engine': 'aggregation',
+          'fields.tags.aggregate-function': 'collect',
+          'fields.uniq.aggregate-function': 'collect',
+          'fields.uniq.distinct': 'true',
+          'fields.attrs.aggregate-function': 'merge_map',
+          'fields.byNum.aggregate-function': 'merge_map',
+        },
+      },
+      fold: aggregationFold({
+        tags: { fn: 'collect' },
+        uniq: { fn: 'collect', distinct: true },
+        attrs: { fn: 'merge_map' },
+        byNum: { fn: 'merge_map' },
+      }),
+      row: (r, key, n) => nestedRow(r, key, n),
+      retract: (r, key, n) => ({ kind: r() < 0.5 ? RowKind.UPDATE_BEFORE : RowKind.DELETE, row: nestedRow(r, key, n) }),
+    },
+    {
       name: 'first-row with ignore-delete',
       spec: {
         fields: [...keyFields, { name: 'qty', type: 'INT' }, { name: 'note', type: 'STRING' }],
@@ -396,7 +466,7 @@ afterAll(() => {
 function normalize(row: Row | unknown[] | undefined, cols: string[]): string {
   if (row === undefined) return 'undefined';
   const o = Array.isArray(row) ? Object.fromEntries(cols.map((c, i) => [c, row[i]])) : row;
-  return JSON.stringify(cols.map((c) => o[c] ?? null), (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
+  return JSON.stringify(cols.map((c) => o[c] ?? null), (_k, v) => (typeof v === 'bigint' ? `${v}n` : v instanceof Map ? { map: [...v] } : v));
 }
 
 function runScenario(sc: Scenario, seed: number, steps: number): void {

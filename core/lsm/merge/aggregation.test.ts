@@ -181,7 +181,7 @@ describe('table creation checks', () => {
       "InvalidArgument: option 'fields.note.aggregate-function': 'sum' needs a numeric column, but column 'note' is STRING",
     );
     expect(bad({ 'merge-engine': 'aggregation', 'fields.default-aggregate-function': 'sum' })).toMatch(/option 'fields.default-aggregate-function': 'sum' needs a numeric column, but column 'note'/);
-    expect(bad({ 'merge-engine': 'aggregation', 'fields.note.aggregate-function': 'collect' })).toMatch(/^NotSupported: .*'collect'.*ARRAY/);
+    expect(bad({ 'merge-engine': 'aggregation', 'fields.note.aggregate-function': 'collect' })).toMatch(/^InvalidArgument: .*'collect' needs an ARRAY column/);
     expect(bad({ 'merge-engine': 'aggregation', 'fields.nope.aggregate-function': 'sum' })).toMatch(/names unknown column 'nope'/);
     expect(bad({ 'merge-engine': 'aggregation', 'fields.qty.ignore-retract': 'yes' })).toMatch(/expected 'true' or 'false'/);
   });

@@ -1,14 +1,15 @@
 // Reads and validates the footer: magic at both ends, the footer length, FileMetaData decoded
 // generically (thrift-compact.ts) and then checked field by field into typed metadata.
 //
-// Invariants of the result: the schema is flat (root + primitive leaves; anything nested or
-// repeated is NotSupported); every row group has one chunk per leaf, in schema order, whose byte
+// Invariants of the result: the schema is a tree of groups (only ARRAY/MAP columns have them,
+// nested.ts) and primitive leaves; a repeated top-level leaf is NotSupported; every row group has one chunk per leaf, in schema order, whose byte
 // range [start, start + totalCompressed) lies inside the column-data area [4, footerStart); the
 // row groups' row counts add up to num_rows. Violations throw `FooterError` (→ Corruption).
 
 import { notSupported } from '../../errors.ts';
 import { type LeafSchema, type Logical, type TimeUnit, Physical } from './schema.ts';
 import { readStruct, type TStruct, type TValue } from './thrift-compact.ts';
+import type { SchemaNode } from './nested.ts';
 
 export class FooterError extends Error {}
 
@@ -28,7 +29,10 @@ export interface RowGroupMeta {
 
 export interface FileMeta {
   numRows: number;
+  /** Every primitive leaf, in schema (= column chunk) order. */
   leaves: LeafSchema[];
+  /** The root's children: leaves, or groups of ARRAY/MAP columns (nested.ts). */
+  fields: SchemaNode[];
   rowGroups: RowGroupMeta[];
   createdBy?: string;
 }
@@ -117,23 +121,41 @@ export function readFooter(bytes: Uint8Array): FileMeta {
   const schema = list(fm[2], 'schema').map((e, i) => struct(e, `schema element ${i}`));
   if (schema.length === 0) fail('empty schema');
   const rootChildren = int(schema[0]!, 5, 'root num_children', true) ?? 0;
-  if (rootChildren !== schema.length - 1) {
-    for (const e of schema.slice(1)) if ((e[5] as number) > 0) throw notSupported('Parquet: nested columns are not supported');
-    fail(`root has ${rootChildren} children, schema lists ${schema.length - 1} elements`);
-  }
-  const leaves: LeafSchema[] = schema.slice(1).map((e) => {
+  // The schema tree (pre-order, `num_children` per group). Groups appear only for ARRAY/MAP
+  // columns (nested.ts); leaves get their path and max definition/repetition levels.
+  const leaves: LeafSchema[] = [];
+  let next = 1;
+  const node = (path: string[], def: number, repDepth: number, depth: number): SchemaNode => {
+    if (next >= schema.length) fail(`schema lists fewer elements than its groups claim`);
+    if (depth > 32) fail('schema nests too deeply');
+    const e = schema[next++]!;
     const name = str(e[4], 'column name');
-    if (e[5] !== undefined && (e[5] as number) > 0) throw notSupported(`Parquet: nested column '${name}' is not supported`);
     const rep = int(e, 3, `repetition of '${name}'`, true) ?? 0;
-    if (rep === 2) throw notSupported(`Parquet: repeated column '${name}' is not supported`);
-    if (rep !== 0 && rep !== 1) fail(`column '${name}': repetition ${rep}`);
+    if (rep !== 0 && rep !== 1 && rep !== 2) fail(`column '${name}': repetition ${rep}`);
+    const d = def + (rep === 0 ? 0 : 1);
+    const r = repDepth + (rep === 2 ? 1 : 0);
+    const p = [...path, name];
+    const children = int(e, 5, `num_children of '${name}'`, true);
+    const converted = int(e, 6, `converted_type of '${name}'`, true);
+    if (children !== undefined && children > 0) {
+      const g: SchemaNode = { name, repetition: rep, children: [] };
+      if (converted !== undefined) g.converted = converted;
+      if (e[10] !== undefined) g.logicalId = Number(Object.keys(struct(e[10], 'logicalType'))[0]);
+      for (let k = 0; k < children; k++) g.children!.push(node(p, d, r, depth + 1));
+      return g;
+    }
+    if (path.length === 0 && rep === 2) throw notSupported(`Parquet: repeated column '${name}' is not supported`);
     const physical = int(e, 1, `type of '${name}'`);
     if (physical < 0 || physical > 7) fail(`column '${name}': physical type ${physical}`);
     const leaf: LeafSchema = { name, physical, required: rep === 0 };
+    if (path.length > 0) {
+      leaf.path = p;
+      leaf.maxDef = d;
+      leaf.maxRep = r;
+    }
     const opt = (id: number, what: string): number | undefined => int(e, id, `${what} of '${name}'`, true);
     const typeLength = opt(2, 'type_length');
     if (typeLength !== undefined) leaf.typeLength = typeLength;
-    const converted = opt(6, 'converted_type');
     if (converted !== undefined) leaf.converted = converted;
     const scale = opt(7, 'scale');
     if (scale !== undefined) leaf.scale = scale;
@@ -143,8 +165,12 @@ export function readFooter(bytes: Uint8Array): FileMeta {
     if (fieldId !== undefined) leaf.fieldId = fieldId;
     const l = logical(e[10]);
     if (l) leaf.logical = l;
-    return leaf;
-  });
+    leaves.push(leaf);
+    return { name, repetition: rep, leafIndex: leaves.length - 1 };
+  };
+  const fields: SchemaNode[] = [];
+  for (let k = 0; k < rootChildren; k++) fields.push(node([], 0, 0, 0));
+  if (next !== schema.length) fail(`root has ${rootChildren} children, schema lists ${schema.length - 1} elements`);
 
   const numRows = int(fm, 3, 'num_rows');
   const rowGroups = list(fm[4], 'row_groups').map((g, gi) => {
@@ -160,7 +186,7 @@ export function readFooter(bytes: Uint8Array): FileMeta {
       const physical = int(md, 1, `${what} type`);
       if (physical !== leaves[ci]!.physical) fail(`${what}: chunk type ${physical} differs from the schema's ${leaves[ci]!.physical}`);
       const path = list(md[3], `${what} path`).map((p) => str(p, `${what} path`));
-      if (path.length !== 1 || path[0] !== leaves[ci]!.name) fail(`${what}: path_in_schema is ${path.join('.')}`);
+      if (path.join('.') !== (leaves[ci]!.path ?? [leaves[ci]!.name]).join('.')) fail(`${what}: path_in_schema is ${path.join('.')}`);
       const dataOff = int(md, 9, `${what} data_page_offset`);
       const dictOff = int(md, 11, `${what} dictionary_page_offset`, true);
       const start = dictOff !== undefined && dictOff >= 4 && dictOff < dataOff ? dictOff : dataOff;
@@ -169,7 +195,8 @@ export function readFooter(bytes: Uint8Array): FileMeta {
         fail(`${what}: bytes [${start}, ${start + totalCompressed}) outside the column data [4, ${footerStart})`);
       }
       const numValues = int(md, 5, `${what} num_values`);
-      if (numValues !== rows) fail(`${what}: ${numValues} values in a row group of ${rows} rows`);
+      // Leaves under a repeated group hold one value per entry, not per row (checked while reading).
+      if (numValues !== rows && !leaves[ci]!.maxRep) fail(`${what}: ${numValues} values in a row group of ${rows} rows`);
       return { physical, codec: int(md, 4, `${what} codec`), numValues, totalCompressed, start };
     });
     return { numRows: rows, chunks };
@@ -180,7 +207,7 @@ export function readFooter(bytes: Uint8Array): FileMeta {
     sum += g.numRows;
   }
   if (sum !== numRows) fail(`row groups hold ${sum} rows, footer says ${numRows}`);
-  const meta: FileMeta = { numRows, leaves, rowGroups };
+  const meta: FileMeta = { numRows, leaves, rowGroups, fields };
   if (fm[6] instanceof Uint8Array) meta.createdBy = DEC.decode(fm[6]);
   return meta;
 }

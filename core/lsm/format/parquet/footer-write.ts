@@ -10,6 +10,7 @@
 import { ByteWriter } from './byte-writer.ts';
 import type { ChunkResult } from './column-writer.ts';
 import { type LeafSchema, type Logical, type TimeUnit, Codec } from './schema.ts';
+import type { SchemaElement } from './nested.ts';
 import { T_BINARY, T_I32, T_STRUCT, ThriftWriter } from './thrift-compact.ts';
 
 export const CREATED_BY = 'tilstand version 0.1.0 (build tilstand)';
@@ -64,13 +65,32 @@ function writeLogical(t: ThriftWriter, l: Logical): void {
   t.structEnd();
 }
 
-function writeSchema(t: ThriftWriter, leaves: LeafSchema[]): void {
-  t.listBegin(2, T_STRUCT, leaves.length + 1);
+function writeSchema(t: ThriftWriter, leaves: LeafSchema[], tree?: { rootChildren: number; elements: SchemaElement[] }): void {
+  const elements: SchemaElement[] = tree ? tree.elements : leaves.map((leaf) => ({ kind: 'leaf', leaf }));
+  t.listBegin(2, T_STRUCT, elements.length + 1);
   t.elemStructBegin();
   t.string(4, 'paimon_schema');
-  t.i32(5, leaves.length);
+  t.i32(5, tree ? tree.rootChildren : leaves.length);
   t.structEnd();
-  for (const leaf of leaves) {
+  for (const e of elements) {
+    if (e.kind === 'group') {
+      // ARRAY/MAP groups (nested.ts): repetition, name, num_children, ConvertedType, field id, LogicalType.
+      t.elemStructBegin();
+      t.i32(3, e.repetition);
+      t.string(4, e.name);
+      t.i32(5, e.numChildren);
+      if (e.converted !== undefined) t.i32(6, e.converted);
+      if (e.fieldId !== undefined) t.i32(9, e.fieldId);
+      if (e.logical) {
+        t.structBegin(10);
+        t.structBegin(e.logical === 'MAP' ? 2 : 3);
+        t.structEnd();
+        t.structEnd();
+      }
+      t.structEnd();
+      continue;
+    }
+    const leaf = e.leaf;
     t.elemStructBegin();
     t.i32(1, leaf.physical);
     if (leaf.typeLength !== undefined) t.i32(2, leaf.typeLength);
@@ -93,8 +113,9 @@ function writeChunk(t: ThriftWriter, leaf: LeafSchema, w: WrittenChunk, codec: C
   t.i32(1, leaf.physical);
   t.listBegin(2, T_I32, c.encodings.length);
   for (const e of c.encodings) t.elemI32(e);
-  t.listBegin(3, T_BINARY, 1);
-  t.elemString(leaf.name);
+  const path = leaf.path ?? [leaf.name];
+  t.listBegin(3, T_BINARY, path.length);
+  for (const p of path) t.elemString(p);
   t.i32(4, codec);
   t.i64(5, c.numValues);
   t.i64(6, c.uncompressedSize);
@@ -115,10 +136,16 @@ function writeChunk(t: ThriftWriter, leaf: LeafSchema, w: WrittenChunk, codec: C
 }
 
 /** The footer bytes (FileMetaData only; the caller appends the length and `PAR1`). */
-export function writeFooter(leaves: LeafSchema[], groups: WrittenRowGroup[], numRows: number, codec: Codec): Uint8Array {
+export function writeFooter(
+  leaves: LeafSchema[],
+  groups: WrittenRowGroup[],
+  numRows: number,
+  codec: Codec,
+  tree?: { rootChildren: number; elements: SchemaElement[] },
+): Uint8Array {
   const t = new ThriftWriter(new ByteWriter(4096));
   t.i32(1, 1);
-  writeSchema(t, leaves);
+  writeSchema(t, leaves, tree);
   t.i64(3, numRows);
   t.listBegin(4, T_STRUCT, groups.length);
   groups.forEach((g, ordinal) => {

@@ -54,6 +54,9 @@ export function valueCodecFor(column: string, t: DataType): ValueCodec {
       const p = t.precision ?? 10;
       return p <= 9 ? c('dec32') : p <= 18 ? c('i64') : c('fixed', 1, decimalBytes(p));
     }
+    case 'ARRAY':
+    case 'MAP':
+      throw invalidArgument(`Parquet column '${column}': ${t.root} is not a leaf (nested.ts writes it)`);
   }
 }
 

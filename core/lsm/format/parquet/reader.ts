@@ -8,7 +8,8 @@
 // TypeError/RangeError.
 
 import { corruption, LsmError } from '../../errors.ts';
-import type { DataType } from '../../types.ts';
+import { isNestedType, type DataType } from '../../types.ts';
+import { readNestedColumn, type SchemaNode } from './nested.ts';
 import { readColumnChunk } from './chunk-reader.ts';
 import { type FileMeta, readFooter } from './footer-read.ts';
 import { describeLogical, PHYSICAL_NAMES } from './schema.ts';
@@ -47,7 +48,7 @@ export function readFooterColumns(bytes: Uint8Array, path: string): { rowCount: 
   return {
     rowCount: meta.numRows,
     columns: meta.leaves.map((l) => {
-      const c: FooterColumn = { name: l.name, physicalType: PHYSICAL_NAMES[l.physical]!, required: l.required };
+      const c: FooterColumn = { name: l.path ? l.path.join('.') : l.name, physicalType: PHYSICAL_NAMES[l.physical]!, required: l.required };
       if (l.fieldId !== undefined) c.fieldId = l.fieldId;
       const logical = describeLogical(l.logical, l.converted);
       if (logical !== undefined) c.logicalType = logical;
@@ -59,19 +60,33 @@ export function readFooterColumns(bytes: Uint8Array, path: string): { rowCount: 
 export function readColumns(bytes: Uint8Array, request: ReadColumn[], path: string): { rowCount: number; columns: unknown[][] } {
   const meta = footer(bytes, path);
   const byName = new Map<string, number>();
-  meta.leaves.forEach((l, i) => byName.set(l.name, i));
+  // Only top-level leaves match by name; leaves of ARRAY/MAP groups are read through nested.ts.
+  meta.leaves.forEach((l, i) => {
+    if (!l.path) byName.set(l.name, i);
+  });
+  const nestedByName = new Map<string, SchemaNode>();
+  for (const f of meta.fields) if (f.children) nestedByName.set(f.name, f);
   const rowCount = meta.numRows;
   const fail = (msg: string): never => {
     throw corruption(path, `Parquet: ${msg}`);
   };
+  const nestedPlan = request.map((r) => {
+    if (!isNestedType(r.type)) {
+      if (nestedByName.has(r.name)) fail(`column '${r.name}' is a group in the file, which cannot hold ${r.type.root}`);
+      return undefined;
+    }
+    if (byName.has(r.name)) fail(`column '${r.name}' is a leaf in the file, which cannot hold ${r.type.root}`);
+    return nestedByName.get(r.name);
+  });
   const plan = request.map((r) => {
+    if (isNestedType(r.type)) return undefined;
     const leafIndex = byName.get(r.name);
     if (leafIndex === undefined) return undefined;
     const leaf = meta.leaves[leafIndex]!;
     return { leafIndex, leaf, materialize: materializerFor(r.type, r.asNumber === true, leaf, fail) };
   });
   // Present columns are written slot by slot by their chunks; only absent ones need filling.
-  const columns = plan.map((p) => (p ? new Array<unknown>(rowCount) : new Array<unknown>(rowCount).fill(null)));
+  const columns = plan.map((p, c) => (p || nestedPlan[c] ? new Array<unknown>(rowCount) : new Array<unknown>(rowCount).fill(null)));
   guarded(path, () => {
     let base = 0;
     for (const g of meta.rowGroups) {
@@ -81,6 +96,9 @@ export function readColumns(bytes: Uint8Array, request: ReadColumn[], path: stri
       });
       base += g.numRows;
     }
+    nestedPlan.forEach((node, c) => {
+      if (node) readNestedColumn(bytes, node, request[c]!.type, meta.leaves, meta.rowGroups, columns[c]!, fail);
+    });
   });
   return { rowCount, columns };
 }

@@ -89,6 +89,10 @@ export interface LeafSchema {
   logical?: Logical;
   scale?: number;
   precision?: number;
+  /** Leaves of nested (ARRAY/MAP) columns: the path from the root, max definition/repetition levels (nested.ts). */
+  path?: string[];
+  maxDef?: number;
+  maxRep?: number;
 }
 
 /** parquet-mr's `computeMinBytesForDecimalPrecision`: bytes of a two's complement holding 10^p − 1. */
@@ -164,6 +168,9 @@ export function leafFor(name: string, fieldId: number, t: DataType): LeafSchema 
       if (precision <= 18) return { ...base, ...deco, physical: Physical.INT64 };
       return { ...base, ...deco, physical: Physical.FIXED_LEN_BYTE_ARRAY, typeLength: decimalBytes(precision) };
     }
+    case 'ARRAY':
+    case 'MAP':
+      throw notSupported(`Parquet: ${t.root} column '${name}' is not a leaf (nested.ts writes it)`);
   }
 }
 

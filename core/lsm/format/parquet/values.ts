@@ -195,5 +195,8 @@ export function materializerFor(t: DataType, asNumber: boolean, leaf: LeafSchema
         }
       };
     }
+    case 'ARRAY':
+    case 'MAP':
+      return fail(`column '${leaf.name}' is a leaf in the file, which cannot hold ${t.root}`);
   }
 }

@@ -12,7 +12,8 @@ import { writeColumnChunk } from './column-writer.ts';
 import { type WrittenRowGroup, writeFooter } from './footer-write.ts';
 import { valueCodecFor } from './plain-encode.ts';
 import { leafFor } from './schema.ts';
-import type { DataType } from '../../types.ts';
+import { isNestedType, type DataType } from '../../types.ts';
+import { nestedLayout, writeNestedChunks, type SchemaElement } from './nested.ts';
 
 export interface WriteColumn {
   name: string;
@@ -46,8 +47,11 @@ export function writeParquetFile(columns: WriteColumn[], values: unknown[][], ro
       throw invalidArgument(`Parquet column '${c.name}': ${values[i]?.length ?? 0} values for ${rowCount} rows`);
     }
   });
-  const leaves = columns.map((c) => leafFor(c.name, c.fieldId, c.type));
-  const codecs = columns.map((c) => valueCodecFor(c.name, c.type));
+  // ARRAY/MAP columns become a group and several leaves (nested.ts); flat columns one leaf.
+  const layouts = columns.map((c) => (isNestedType(c.type) ? nestedLayout(c.name, c.fieldId, c.type) : undefined));
+  const hasNested = layouts.some((l) => l !== undefined);
+  const leaves = columns.flatMap((c, i) => layouts[i]?.leaves ?? [leafFor(c.name, c.fieldId, c.type)]);
+  const codecs = columns.map((c, i) => (layouts[i] ? undefined : valueCodecFor(c.name, c.type)));
 
   const pieces: Uint8Array[] = [MAGIC];
   let offset = MAGIC.length;
@@ -55,15 +59,28 @@ export function writeParquetFile(columns: WriteColumn[], values: unknown[][], ro
   for (let from = 0; from < rowCount; from += groupRows) {
     const to = Math.min(rowCount, from + groupRows);
     const group: WrittenRowGroup = { numRows: to - from, chunks: [] };
+    let leaf = 0;
     for (let c = 0; c < columns.length; c++) {
-      const chunk = writeColumnChunk(leaves[c]!, codecs[c]!, values[c]!, from, to, codec, Math.min(pageRows, to - from));
-      group.chunks.push({ chunk, offset });
-      for (const p of chunk.pieces) pieces.push(p);
-      offset += chunk.compressedSize;
+      const layout = layouts[c];
+      const chunks = layout
+        ? writeNestedChunks(layout, values[c]!, from, to, codec, Math.min(pageRows, to - from))
+        : [writeColumnChunk(leaves[leaf]!, codecs[c]!, values[c]!, from, to, codec, Math.min(pageRows, to - from))];
+      leaf += chunks.length;
+      for (const chunk of chunks) {
+        group.chunks.push({ chunk, offset });
+        for (const p of chunk.pieces) pieces.push(p);
+        offset += chunk.compressedSize;
+      }
     }
     groups.push(group);
   }
-  const footer = writeFooter(leaves, groups, rowCount, codec);
+  const tree = hasNested
+    ? {
+        rootChildren: columns.length,
+        elements: columns.flatMap((c, i): SchemaElement[] => layouts[i]?.elements ?? [{ kind: 'leaf', leaf: leaves.find((l) => !l.path && l.name === c.name)! }]),
+      }
+    : undefined;
+  const footer = writeFooter(leaves, groups, rowCount, codec, tree);
   const tail = new Uint8Array(8);
   new DataView(tail.buffer).setUint32(0, footer.length, true);
   tail.set(MAGIC, 4);

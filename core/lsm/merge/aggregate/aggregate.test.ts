@@ -163,12 +163,60 @@ describe('createAggregator', () => {
     expect(kindOf(() => agg('bool_or', 'INT'))).toMatch(/InvalidArgument: .*'bool_or' needs a BOOLEAN column/);
     expect(kindOf(() => agg('listagg', 'STRING', { delimiter: '', distinct: true }))).toMatch(/InvalidArgument/);
   });
-  it('refuses unknown functions and count; collect and merge_map are NotSupported (no ARRAY/MAP types)', () => {
+  it('refuses unknown functions and count; collect and merge_map check their types; ROW functions are NotSupported', () => {
     expect(kindOf(() => agg('median', 'INT'))).toMatch(/InvalidArgument: .*unknown aggregate function 'median'/);
     expect(kindOf(() => agg('count', 'INT'))).toMatch(/InvalidArgument: .*use 'sum' over a 0\/1 column/);
-    expect(kindOf(() => agg('collect', 'STRING'))).toMatch(/NotSupported: .*'collect' is not supported: .*no ARRAY type/);
-    expect(kindOf(() => agg('merge_map', 'STRING'))).toMatch(/NotSupported: .*'merge_map' is not supported: .*no MAP type/);
+    expect(kindOf(() => agg('collect', 'STRING'))).toMatch(/InvalidArgument: .*'collect' needs an ARRAY column, but column 'c' is STRING/);
+    expect(kindOf(() => agg('merge_map', 'ARRAY<INT>'))).toMatch(/InvalidArgument: .*'merge_map' needs a MAP column/);
+    expect(kindOf(() => agg('max', 'ARRAY<INT>'))).toMatch(/InvalidArgument: .*'max' needs a column with an order/);
+    expect(kindOf(() => agg('nested_update', 'ARRAY<INT>'))).toMatch(/NotSupported: .*no ROW type/);
     expect(kindOf(() => agg('hll_sketch', 'BYTES'))).toMatch(/NotSupported/);
   });
   it('takes the name case-insensitively', () => expect(fold(agg('SUM', 'INT'), [1, 2])).toBe(3));
+});
+
+describe('collect', () => {
+  it('appends elements; null input leaves the accumulator', () => {
+    expect(fold(agg('collect', 'ARRAY<INT>'), [[1, 2], null, [2, 3], []])).toEqual([1, 2, 2, 3]);
+    expect(fold(agg('collect', 'ARRAY<INT>'), [null, null])).toBe(null);
+    expect(fold(agg('collect', 'ARRAY<INT>'), [null, [null, 1]])).toEqual([null, 1]);
+  });
+  it('distinct keeps each element once, by value (bytes by content, nulls too)', () => {
+    expect(fold(agg('collect', 'ARRAY<INT>', { distinct: true }), [[1, 1, 2], [2, 3, null], [null]])).toEqual([1, 2, 3, null]);
+    expect(fold(agg('collect', 'ARRAY<BYTES>', { distinct: true }), [[Uint8Array.of(1)], [Uint8Array.of(1), Uint8Array.of(2)]])).toEqual([Uint8Array.of(1), Uint8Array.of(2)]);
+    expect(fold(agg('collect', 'ARRAY<ARRAY<INT>>', { distinct: true }), [[[1], [1]], [[1], [2]]])).toEqual([[1], [2]]);
+  });
+  it('retracts one occurrence per retracted element (best effort); null accumulator stays null', () => {
+    const a = agg('collect', 'ARRAY<STRING>');
+    expect(a.retractFold).toBe('inexact');
+    expect(a.retract!(['a', 'b', 'a'], ['a'])).toEqual(['b', 'a']);
+    expect(a.retract!(['a', 'b'], ['c', 'b'])).toEqual(['a']);
+    expect(a.retract!(null, ['a'])).toBe(null);
+    expect(a.retract!(['a'], null)).toEqual(['a']);
+  });
+  it('never mutates its inputs', () => {
+    const acc = [1];
+    const input = [2];
+    agg('collect', 'ARRAY<INT>').agg(acc, input);
+    agg('collect', 'ARRAY<INT>').retract!(acc, [1]);
+    expect([acc, input]).toEqual([[1], [2]]);
+  });
+});
+
+describe('merge_map', () => {
+  const m = (...e: Array<[unknown, unknown]>) => new Map(e);
+  it('unions maps; the later value wins; null input leaves the accumulator', () => {
+    expect(fold(agg('merge_map', 'MAP<STRING, INT>'), [m(['a', 1], ['b', 2]), null, m(['b', 3], ['c', null])])).toEqual(m(['a', 1], ['b', 3], ['c', null]));
+    expect(fold(agg('merge_map', 'MAP<STRING, INT>'), [null])).toBe(null);
+  });
+  it('matches BYTES keys by content', () => {
+    const r = fold(agg('merge_map', 'MAP<BYTES, INT>'), [m([Uint8Array.of(1), 1]), m([Uint8Array.of(1), 2])]) as Map<unknown, unknown>;
+    expect([...r.values()]).toEqual([2]);
+  });
+  it('retracts the retracted keys (best effort); null accumulator stays null', () => {
+    const a = agg('merge_map', 'MAP<INT, STRING>');
+    expect(a.retractFold).toBe('inexact');
+    expect(a.retract!(m([1, 'x'], [2, 'y']), m([1, 'other']))).toEqual(m([2, 'y']));
+    expect(a.retract!(null, m([1, 'x']))).toBe(null);
+  });
 });

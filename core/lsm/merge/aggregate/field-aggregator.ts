@@ -15,7 +15,9 @@
 //   ignored    retractions are dropped (`ignore-retract`)
 
 import { invalidArgument, notSupported } from '../../errors.ts';
-import { isNumericType, typeToString, type DataType } from '../../types.ts';
+import { isNestedType, isNumericType, typeToString, type DataType } from '../../types.ts';
+import { CollectAggregator } from './collect.ts';
+import { MergeMapAggregator } from './merge-map.ts';
 import { BoolAndAggregator } from './bool-and.ts';
 import { BoolOrAggregator } from './bool-or.ts';
 import { FirstNonNullValueAggregator } from './first-non-null-value.ts';
@@ -58,16 +60,14 @@ export interface FieldAggregateOptions {
 
 export const AGGREGATE_FUNCTIONS = [
   'sum', 'product', 'max', 'min', 'last_value', 'last_non_null_value', 'first_value',
-  'first_non_null_value', 'first_not_null_value', 'listagg', 'bool_and', 'bool_or',
+  'first_non_null_value', 'first_not_null_value', 'listagg', 'bool_and', 'bool_or', 'collect', 'merge_map',
 ] as const;
 
-/** Paimon functions over types this store does not have (ARRAY, MAP, ROW) or sketches it does not build. */
+/** Paimon functions over types this store does not have (ROW) or sketches it does not build. */
 const UNSUPPORTED: Record<string, string> = {
-  collect: 'it aggregates ARRAY columns, and this store has no ARRAY type yet',
-  merge_map: 'it aggregates MAP columns, and this store has no MAP type yet',
-  merge_map_with_keytime: 'it aggregates MAP columns, and this store has no MAP type yet',
-  nested_update: 'it aggregates ARRAY<ROW> columns, and this store has no ARRAY or ROW type yet',
-  nested_partial_update: 'it aggregates ARRAY<ROW> columns, and this store has no ARRAY or ROW type yet',
+  merge_map_with_keytime: 'it aggregates MAP<K, ROW<…>> columns, and this store has no ROW type',
+  nested_update: 'it aggregates ARRAY<ROW> columns, and this store has no ROW type',
+  nested_partial_update: 'it aggregates ARRAY<ROW> columns, and this store has no ROW type',
   rbm32: 'Roaring bitmap aggregation is not implemented',
   rbm64: 'Roaring bitmap aggregation is not implemented',
   hll_sketch: 'DataSketches HLL aggregation is not implemented',
@@ -93,10 +93,20 @@ export function createAggregator(name: string, type: DataType, o: FieldAggregate
       a = new ProductAggregator(type, o.column);
       break;
     case 'max':
+      if (isNestedType(type)) throw typeError('a column with an order (not ARRAY or MAP)');
       a = new MaxAggregator(type);
       break;
     case 'min':
+      if (isNestedType(type)) throw typeError('a column with an order (not ARRAY or MAP)');
       a = new MinAggregator(type);
+      break;
+    case 'collect':
+      if (type.root !== 'ARRAY') throw typeError('an ARRAY column');
+      a = new CollectAggregator(o.distinct ?? false);
+      break;
+    case 'merge_map':
+      if (type.root !== 'MAP') throw typeError('a MAP column');
+      a = new MergeMapAggregator();
       break;
     case 'last_value':
       a = new LastValueAggregator();

@@ -84,6 +84,8 @@ export interface TopicParts {
 /** Site, module and stream names: they appear in topics, file names and table values. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+/** Any occurrence of a forbidden name in the raw text sends a payload down the checked path. */
+const FORBIDDEN_NAME_IN_TEXT = /__proto__|constructor|prototype/;
 
 export function refuse(reason: DeadLetterReason, detail: string, path?: string): Refusal {
   return path === undefined ? { ok: false, reason, detail } : { ok: false, reason, detail, path };
@@ -128,12 +130,27 @@ type SafeJson = { ok: true; value: unknown } | Refusal;
  * with its path. Paths are rebuilt after the parse from a child→parent map the reviver fills
  * (the reviver runs bottom-up, so a holder's own path is not known when its child is visited).
  */
+const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+const RAW_LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export function parseJsonSafely(payload: Uint8Array): SafeJson {
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(payload);
+    text = UTF8_STRICT.decode(payload);
   } catch {
     return refuse('bad_json', 'payload is not well-formed UTF-8');
+  }
+  // Fast path for the common payload: no escape sequences (so no key or string can hide a
+  // forbidden name or a surrogate behind `\u`), none of the forbidden names anywhere in the
+  // text, and no raw lone surrogate — then a plain JSON.parse is exactly as safe as the checked
+  // walk below, at a fraction of its cost.
+  if (!text.includes('\\u') && !RAW_LONE_SURROGATE.test(text) && !FORBIDDEN_NAME_IN_TEXT.test(text)) {
+    try {
+      return { ok: true, value: JSON.parse(text) };
+    } catch (e) {
+      const why = e instanceof RangeError ? 'nesting too deep' : (e as Error).message;
+      return refuse('bad_json', `payload is not JSON: ${why}`);
+    }
   }
   const parentOf = new WeakMap<object, { holder: object; key: string }>();
   let problem: { holder: object; key: string; why: string; own: boolean } | undefined;

@@ -615,24 +615,29 @@ export function valueToJson(t: DataType, v: unknown): unknown {
 }
 
 /** Converts a JSON value (or a natural JS value) to the in-memory value of `t`, checking it. */
+/** An InvalidArgument naming the column and its type (module level: valueFromJson is hot). */
+function columnError(t: DataType, column: string, why: string): Error {
+  return invalidArgument(`column '${column}' (${typeToString(t)}): ${why}`);
+}
+
+function parseNamed(t: DataType, column: string, parse: () => number): number {
+  try {
+    return parse();
+  } catch (e) {
+    throw columnError(t, column, (e as Error).message);
+  }
+}
+
 export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknown {
   if (j === null || j === undefined) {
     if (!t.nullable) throw invalidArgument(`column '${column}' must not be null`);
     return null;
   }
   let v: unknown = j;
-  const fail = (why: string) => invalidArgument(`column '${column}' (${typeToString(t)}): ${why}`);
-  const named = (parse: () => number): number => {
-    try {
-      return parse();
-    } catch (e) {
-      throw fail((e as Error).message);
-    }
-  };
   switch (t.root) {
     case 'BIGINT':
       if (typeof j === 'number') {
-        if (!Number.isSafeInteger(j)) throw fail(`expected an integer, got ${j}`);
+        if (!Number.isSafeInteger(j)) throw columnError(t, column, `expected an integer, got ${j}`);
         v = BigInt(j);
       } else if (typeof j === 'string' && /^-?\d+$/.test(j.trim())) v = BigInt(j.trim());
       break;
@@ -641,7 +646,7 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
         try {
           v = decimalFromString(String(j), t);
         } catch (e) {
-          throw fail((e as Error).message);
+          throw columnError(t, column, (e as Error).message);
         }
       }
       break;
@@ -649,19 +654,19 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
     case 'VARBINARY':
     case 'BYTES':
       if (typeof j === 'string') {
-        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(j)) throw fail('expected base64 text');
+        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(j)) throw columnError(t, column, 'expected base64 text');
         v = new Uint8Array(Buffer.from(j, 'base64'));
       }
       break;
     case 'DATE':
-      if (typeof j === 'string') v = named(() => dateFromString(j));
+      if (typeof j === 'string') v = parseNamed(t, column, () => dateFromString(j));
       break;
     case 'TIME':
-      if (typeof j === 'string') v = named(() => timeFromString(j));
+      if (typeof j === 'string') v = parseNamed(t, column, () => timeFromString(j));
       break;
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ':
-      if (typeof j === 'string') v = named(() => timestampFromString(j));
+      if (typeof j === 'string') v = parseNamed(t, column, () => timestampFromString(j));
       else if (j instanceof Date) v = j.getTime() * 1000;
       if (typeof v === 'number' && t.precision! <= 3) v = Math.floor(v / 1000) * 1000;
       break;
@@ -676,10 +681,10 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
       let pairs: Array<[unknown, unknown]> | undefined;
       if (j instanceof Map) pairs = [...j];
       else if (Array.isArray(j)) {
-        if (!j.every((p) => Array.isArray(p) && p.length === 2)) throw fail('expected an object, a Map or an array of [key, value] pairs');
+        if (!j.every((p) => Array.isArray(p) && p.length === 2)) throw columnError(t, column, 'expected an object, a Map or an array of [key, value] pairs');
         pairs = j as Array<[unknown, unknown]>;
       } else if (typeof j === 'object' && !(j instanceof Uint8Array)) {
-        if (!isStringType(t.key!)) throw fail(`a JSON object is a map with string keys; give MAP<${typeToString(t.key!)}, …> as an array of [key, value] pairs`);
+        if (!isStringType(t.key!)) throw columnError(t, column, `a JSON object is a map with string keys; give MAP<${typeToString(t.key!)}, …> as an array of [key, value] pairs`);
         pairs = Object.entries(j as Record<string, unknown>);
       }
       if (pairs) {
@@ -690,6 +695,6 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
     }
   }
   const problem = checkValue(t, v);
-  if (problem) throw fail(problem);
+  if (problem) throw columnError(t, column, problem);
   return v;
 }

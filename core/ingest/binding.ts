@@ -108,8 +108,21 @@ export function matchTopic(filter: string, topic: string): boolean {
 }
 
 /** The bindings whose topic filter matches `topic`, in the given order. */
+const matches = new WeakMap<readonly Binding[], Map<string, Binding[]>>();
+
+/** The bindings whose filter matches `topic` (remembered per binding list: a site has few topics). */
 export function bindingsFor(bindings: readonly Binding[], topic: string): Binding[] {
-  return bindings.filter((b) => matchTopic(b.topic, topic));
+  let byTopic = matches.get(bindings);
+  if (!byTopic) {
+    byTopic = new Map();
+    matches.set(bindings, byTopic);
+  }
+  let found = byTopic.get(topic);
+  if (!found) {
+    found = Object.freeze(bindings.filter((b) => matchTopic(b.topic, topic))) as Binding[];
+    if (byTopic.size < 10_000) byTopic.set(topic, found);
+  }
+  return found;
 }
 
 // ---------------------------------------------------------------------------------------------

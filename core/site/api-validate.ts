@@ -91,7 +91,18 @@ const tableName: Check = (v, p) => {
   if (!/^[a-z][a-z0-9_]{0,63}$/.test(v as string)) throw new ApiValidationError(`${p}: not a table name`);
 };
 
+const siteId: Check = (v, p) => {
+  str(64)(v, p);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(v as string)) throw new ApiValidationError(`${p}: not a site id (letters, digits, _ and -, at most 64)`);
+};
+const pin: Check = (v, p) => {
+  str(12)(v, p);
+  if (!/^[0-9]{4,12}$/.test(v as string)) throw new ApiValidationError(`${p}: expected 4 to 12 digits`);
+};
+
 const VALIDATORS: { [M in SiteMethod]: Check } = {
+  firstRun: empty,
+  initSite: object({ siteId: req(siteId), adminName: req(name), adminPin: req(pin) }),
   signIn: union(object({ user: req(name), secret: req(str(128)) }), object({ badge: req(str(256)) })),
   signOut: empty,
   me: empty,

@@ -15,13 +15,14 @@ export interface SessionUser {
 }
 
 export type ProposalStatus = 'open' | 'deferred' | 'approved' | 'rejected' | 'stale' | 'withdrawn';
-export type CommandProgress = 'sent' | 'acknowledged' | 'applied' | 'failed' | 'timed_out';
+export type CommandProgress = 'pending' | 'sent' | 'acknowledged' | 'applied' | 'failed' | 'timed_out';
 export type Risk = 'low' | 'medium' | 'high';
 
 export interface EvidenceTable {
   table: string;
-  snapshotId: number;
-  tag: string;
+  /** Null when the table had no snapshot when the agent read it (nothing to pin). */
+  snapshotId: number | null;
+  tag: string | null;
   /** Rows read, keyed by column name, in JSON form. */
   rows: Array<Record<string, unknown>>;
 }
@@ -30,6 +31,8 @@ export interface ProposalView {
   id: string;
   status: ProposalStatus;
   action: string;
+  /** The module that carries the action out; null for a notice (nothing is sent). */
+  module?: string | null;
   params: Record<string, unknown>;
   ruleId: string;
   ruleVersion: string;
@@ -159,8 +162,23 @@ export interface DiffResult {
   changes: Array<{ kind: '+I' | '-U' | '+U' | '-D'; row: unknown[] }>;
 }
 
+/** The first-run state: a new data directory has no site id and no admin yet. */
+export interface FirstRunStatus {
+  /** True once config.json exists (the site id is set) and the first admin exists. */
+  initialized: boolean;
+  /** The site id when initialized. */
+  siteId: string | null;
+}
+
+/** Methods callable without a signed-in session. */
+export const PUBLIC_METHODS: readonly SiteMethod[] = ['firstRun', 'initSite', 'signIn', 'me'];
+
 /** Every method: request → response. */
 export interface SiteApiMethods {
+  /** Public. Whether the data directory still needs its first run. */
+  firstRun: { req: Record<string, never>; res: FirstRunStatus };
+  /** Public only while uninitialized: sets the site id and the first admin (PIN). */
+  initSite: { req: { siteId: string; adminName: string; adminPin: string }; res: FirstRunStatus };
   signIn: { req: { user: string; secret: string } | { badge: string }; res: SessionUser };
   signOut: { req: Record<string, never>; res: { ok: true } };
   me: { req: Record<string, never>; res: SessionUser | null };
@@ -191,7 +209,7 @@ export type SiteMethod = keyof SiteApiMethods;
 
 /** The methods in one list, for the preload bridge and the server's router. */
 export const SITE_METHODS: readonly SiteMethod[] = [
-  'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
+  'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
   'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
   'addUser', 'disableUser', 'resetSecret', 'setRoles',
 ] as const;

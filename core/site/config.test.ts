@@ -19,7 +19,7 @@ describe('parseConfig', () => {
     expect(parseConfig(JSON.parse(JSON.stringify(d)))).toEqual(d);
     const min = parseConfig({ site: 'north' });
     expect(min.broker).toMatchObject({ mode: 'embedded', host: '127.0.0.1', port: 1883, tls: null, allowInsecureNonLoopback: false });
-    expect(min.http).toEqual({ host: '127.0.0.1', port: 8470 });
+    expect(min.http).toEqual({ host: '127.0.0.1', port: 8470, tls: null });
     expect(min.tables.map((t) => t.table).sort()).toEqual(['dead_letters', 'resources', 'stock', 'work_queue']);
     expect(min.bindings).toBe('seed');
     expect(min.hq.target).toBeNull();

@@ -66,7 +66,8 @@ export interface SiteConfig {
   /** 'seed' = core/ingest's seed bindings; otherwise the bindings themselves. */
   readonly bindings: 'seed' | readonly Binding[];
   readonly broker: BrokerConfig;
-  readonly http: { readonly host: string; readonly port: number };
+  /** `tls` is required when `host` is not loopback (the UI's sessions travel over it). */
+  readonly http: { readonly host: string; readonly port: number; readonly tls: { readonly certPath: string; readonly keyPath: string } | null };
   /** Where core/sync ships snapshots; null until a line to HQ exists. */
   readonly hq: { readonly target: string | null };
   readonly journal: { readonly retentionAgeMs: number; readonly retentionBytesMax: number; readonly pruneIntervalMs: number };
@@ -96,7 +97,7 @@ export function defaultConfig(site: string): SiteConfig {
     tables: DEFAULT_TABLE_BUDGETS.filter((b) => SITE_TABLES.includes(b.table)).map((b) => ({ ...b })),
     bindings: 'seed',
     broker: { mode: 'embedded', host: '127.0.0.1', port: DEFAULT_MQTT_PORT, tls: null, allowInsecureNonLoopback: false, diskFullHoldMaxMs: 30_000 },
-    http: { host: '127.0.0.1', port: DEFAULT_HTTP_PORT },
+    http: { host: '127.0.0.1', port: DEFAULT_HTTP_PORT, tls: null },
     hq: { target: null },
     journal: { retentionAgeMs: 7 * DAY_MS, retentionBytesMax: 2 * GIB, pruneIntervalMs: 60_000 },
     diskBudget: { journalBytesMax: 4 * GIB, diskFreeBytesMin: 512 * 1024 * 1024 },
@@ -207,8 +208,14 @@ export function parseConfig(raw: unknown): SiteConfig {
   }
 
   const h = obj(o.http ?? d.http, 'http');
-  known(h, 'http', ['host', 'port']);
-  const http = { host: str(h, 'host', 'http.', '127.0.0.1'), port: int(h, 'port', 'http.', DEFAULT_HTTP_PORT, 0, 65535) };
+  known(h, 'http', ['host', 'port', 'tls']);
+  let httpTls: { certPath: string; keyPath: string } | null = null;
+  if (h.tls !== undefined && h.tls !== null) {
+    const to = obj(h.tls, 'http.tls');
+    known(to, 'http.tls', ['certPath', 'keyPath']);
+    httpTls = { certPath: str(to, 'certPath', 'http.tls.'), keyPath: str(to, 'keyPath', 'http.tls.') };
+  }
+  const http = { host: str(h, 'host', 'http.', '127.0.0.1'), port: int(h, 'port', 'http.', DEFAULT_HTTP_PORT, 0, 65535), tls: httpTls };
 
   const q = obj(o.hq ?? d.hq, 'hq');
   known(q, 'hq', ['target']);

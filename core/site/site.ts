@@ -34,6 +34,16 @@ import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
 import { journalState, RowCounter, type SiteStatus } from './status.ts';
+import { fileURLToPath } from 'node:url';
+import { UserStore } from '../inbox/users.ts';
+import type { Ingestor } from '../ingest/ingestor.ts';
+import type { Catalog } from '../lsm/index.ts';
+import { ConfigError } from './config.ts';
+import { Decisions } from './decisions.ts';
+import { agentControlHandlers } from './cli/agent-cli.ts';
+import type { RunResult } from '../agents/index.ts';
+import { SiteService } from './service.ts';
+import { UiServer } from './ui-server.ts';
 import type { Contract } from '../ingest/contracts.ts';
 
 export interface SiteStartOptions {
@@ -49,6 +59,20 @@ export interface SiteStartOptions {
   tickMs?: number;
   /** Where log lines go besides logs/site.log (default: nowhere). */
   log?: LogSink;
+  /** Serve the UI (built renderer + site API) on the HTTP server. Default true. */
+  ui?: boolean;
+  /** The built renderer (default `<repo>/dist/renderer`). */
+  rendererDir?: string;
+  /** Run the agent on its timer (default true; false: only on demand, e.g. `tilstand agent run`). */
+  agentTimer?: boolean;
+}
+
+/** The renderer `npm run build` writes. */
+export const DEFAULT_RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
+
+/** Loopback hosts need no TLS for the UI; anything else does (like the broker). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 export class SiteError extends Error {
@@ -61,6 +85,9 @@ export class SiteError extends Error {
 }
 
 const DEFAULT_TICK_MS = 250;
+
+/** The admin a new demo site gets, so the demo UI can be signed in to at once (printed at start). */
+export const DEMO_ADMIN = { name: 'demo', pin: '1234' } as const;
 
 /** Broker credentials from site.db, plus a per-run secret for the site's own `tilstand` client. */
 class SiteCredentials implements CredentialStore {
@@ -114,6 +141,10 @@ export class Site {
   private http: SiteHttpServer | undefined;
   private control: ControlServer | undefined;
   private demo: DemoModules | undefined;
+  private decisionParts: Decisions | undefined;
+  private ui: UiServer | undefined;
+  private siteService: SiteService | undefined;
+  private readonly userStore: UserStore;
   private tickTimer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
   private pruning = false;
@@ -130,6 +161,7 @@ export class Site {
     const p = dataPaths(data, config.site);
     this.siteDb = openSiteDb(p.siteDb);
     try {
+      this.userStore = new UserStore(this.siteDb);
       this.ingest = openIngest(data, config, {
         publishResync: (module, stream, from) => this.publishResync(module, stream, from),
         onWarning: (m) => this.log(m),
@@ -146,8 +178,8 @@ export class Site {
     const sink = o.log ?? (() => undefined);
     if (!existsSync(p.config)) {
       if (!o.demo) throw new SiteError('NotInitialized', `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${o.data} --site <id>\`, or start with --demo`);
-      await initDataDir({ data, site: 'demo', config: demoConfig });
-      sink(`initialized a demo site in ${data}`);
+      await initDataDir({ data, site: 'demo', config: demoConfig, admin: DEMO_ADMIN });
+      sink(`initialized a demo site in ${data} (admin '${DEMO_ADMIN.name}', PIN ${DEMO_ADMIN.pin}: a demo, never a real site)`);
     }
     const config = readConfig(data);
     if (existsSync(p.controlSocket) && (await socketAnswers(p.controlSocket))) {
@@ -221,6 +253,18 @@ export class Site {
     });
     this.internal.on('connect', () => (warned = false));
 
+    this.decisionParts = new Decisions({
+      site: c.site,
+      catalog: this.ingest.catalog,
+      database: p.database!,
+      users: this.userStore,
+      ingestor,
+      internal: this.internal,
+      agentTimer: o.agentTimer ?? true,
+      log: this.log,
+    });
+    this.siteService = new SiteService(this);
+
     const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
     this.tickTimer = setInterval(() => {
       try {
@@ -231,8 +275,13 @@ export class Site {
     }, tickMs);
     this.pruneTimer = setInterval(() => void this.prune(), c.journal.pruneIntervalMs);
 
+    if (c.http.tls === null && !isLoopbackHost(c.http.host)) {
+      throw new ConfigError('http.tls', `http.host is ${c.http.host}, not loopback: the UI and its sessions need TLS there; set http.tls {certPath, keyPath}, or http.host to 127.0.0.1`);
+    }
+    if (o.ui !== false) this.ui = new UiServer(this.siteService, { rendererDir: o.rendererDir ?? DEFAULT_RENDERER_DIR, secure: c.http.tls !== null });
+    const ui = this.ui;
     this.http = await listenWithFallback(
-      (port) => new SiteHttpServer(c.http.host, port, { metrics: () => this.metrics(), health: () => this.health() }),
+      (port) => new SiteHttpServer(c.http.host, port, { metrics: () => this.metrics(), health: () => this.health(), ...(ui ? { ui } : {}) }, c.http.tls),
       o.httpPort ?? c.http.port,
       fallback,
       'http',
@@ -245,6 +294,7 @@ export class Site {
       // A data directory whose path is too long for a unix socket: run without the control socket.
       this.log(`control socket ${p.controlSocket} cannot listen (${(e as Error).message}); CLI commands will read the directory instead`);
     }
+    this.siteService.start();
 
     if (o.demo) {
       let secrets;
@@ -270,6 +320,36 @@ export class Site {
 
   private brokerUrl: string | undefined;
 
+  /** The site API backend (both UIs use it). */
+  get service(): SiteService {
+    if (!this.siteService) throw new SiteError('NotInitialized', 'the site has not started');
+    return this.siteService;
+  }
+
+  get ingestor(): Ingestor {
+    return this.ingest.ingestor;
+  }
+
+  get catalog(): Catalog {
+    return this.ingest.catalog;
+  }
+
+  get users(): UserStore {
+    return this.userStore;
+  }
+
+  /** The inbox, agent and write-back (undefined before start finished). */
+  get decisions(): Decisions | undefined {
+    return this.decisionParts;
+  }
+
+  brokerInfo(): { listening: boolean; host: string; port: number; clients: number } {
+    const b = this.config.broker;
+    if (b.mode === 'embedded') return { listening: this.broker !== undefined, host: b.host, port: this.broker?.port ?? 0, clients: this.broker?.metrics().connectionsAccepted ?? 0 };
+    const stats = this.source?.stats() ?? [];
+    return { listening: stats.length > 0 && stats.every((g) => g.connected), host: b.url, port: 0, clients: stats.filter((g) => g.connected).length };
+  }
+
   /** Where the broker listens (embedded) or what it connects to (external). */
   get mqttUrl(): string {
     return this.brokerUrl ?? '';
@@ -277,7 +357,7 @@ export class Site {
 
   get httpUrl(): string {
     const h = this.http?.boundTo;
-    return h ? `http://${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}` : '';
+    return h ? `${h.secure ? 'https' : 'http'}://${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}` : '';
   }
 
   get controlSocketPath(): string | undefined {
@@ -304,6 +384,13 @@ export class Site {
     } finally {
       this.pruning = false;
     }
+  }
+
+  /** One agent run now (the control op `agent.run`, `tilstand agent run`). */
+  runAgent(): RunResult {
+    if (!this.decisionParts) throw Object.assign(new Error('the agent is not running'), { kind: 'Failed' });
+    this.ingest.ingestor.commitAll();
+    return this.decisionParts.agent.run();
   }
 
   /** Runs a journal prune now (tests, and the `prune` control op). */
@@ -416,6 +503,9 @@ export class Site {
           }
         },
       ],
+      // proposals/decide/agent from the CLI (core/site/cli/agent-cli.ts); `agent.run` commits first.
+      ...(this.decisionParts ? agentControlHandlers(this.decisionParts.agent, this.decisionParts.inbox) : []),
+      ['agent.run', () => this.runAgent()],
       ['prune', async () => (await this.prune(), journalState(this.ingest.journal))],
       [
         'stop',
@@ -443,6 +533,9 @@ export class Site {
     };
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    await step('site service', () => this.siteService?.stop());
+    await step('ui', () => this.ui?.close());
+    await step('decisions', () => this.decisionParts?.close());
     await step('demo modules', () => this.demo?.stop());
     await step('internal client', () => this.internal?.endAsync(true));
     await step('broker', () => this.broker?.close());

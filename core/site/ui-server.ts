@@ -3,7 +3,7 @@
 // the Electron preload exposes, so the same renderer runs in both.
 //
 // Security (a browser on the site network is not the trusted floor PC):
-//   - every API call but signIn and me needs a session: a random 256-bit token in an HttpOnly,
+//   - every API call but the public ones (api.ts PUBLIC_METHODS: firstRun, initSite, signIn, me) needs a session: a random 256-bit token in an HttpOnly,
 //     SameSite=Strict cookie (Secure when served over TLS), idle-expired;
 //   - cross-site requests are refused: POST only, JSON only, a custom `X-Tilstand` header that a
 //     cross-site form or fetch cannot send without a preflight this server never answers, and an
@@ -16,14 +16,14 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { join, normalize, sep } from 'node:path';
+import { join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiValidationError, validateCall } from './api-validate.ts';
-import { SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
+import { PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
 
 export const SESSION_COOKIE = 'tilstand_session';
 const BODY_BYTES_MAX = 64 * 1024;
-const PUBLIC_METHODS = new Set(['signIn', 'me']);
+const PUBLIC_METHODS = new Set<string>(API_PUBLIC_METHODS);
 
 export const UI_CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
@@ -173,7 +173,9 @@ export class UiServer {
     try {
       const call = validateCall(method, body);
       if (method === 'signIn' && !session) session = this.newSession(res);
-      const value = session ? await this.backend.call(call.method, call.req as never, session) : null;
+      // Public calls without a session (me, firstRun, initSite) get a context that remembers nothing.
+      const context: SessionContext = session ?? { user: null, setUser: () => undefined };
+      const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context);
       reply(200, { ok: true, value: value ?? null });
     } catch (e) {
       if (e instanceof ApiValidationError) return reply(400, { ok: false, error: { kind: 'invalid', message: e.message } });
@@ -186,7 +188,7 @@ export class UiServer {
   }
 
   private async serveStatic(res: ServerResponse, path: string): Promise<void> {
-    const root = normalize(this.o.rendererDir);
+    const root = resolve(this.o.rendererDir);
     const file = normalize(join(root, decodeURIComponent(path)));
     if (!file.startsWith(root + sep)) {
       res.writeHead(404).end();

@@ -3,6 +3,7 @@ import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { useApp, useT } from './context.tsx';
 import type { MessageKey } from './i18n/messages.ts';
 import { DeadLetters } from './screens/DeadLetters.tsx';
+import { FirstRun } from './screens/FirstRun.tsx';
 import { History } from './screens/History.tsx';
 import { Inbox } from './screens/Inbox.tsx';
 import { SignIn } from './screens/SignIn.tsx';
@@ -37,6 +38,9 @@ export function App() {
   const status = useApp((s) => s.status);
   const signOut = useApp((s) => s.signOut);
   const loadMe = useApp((s) => s.loadMe);
+  const firstRun = useApp((s) => s.firstRun);
+  const loadFirstRun = useApp((s) => s.loadFirstRun);
+  useEffect(() => void loadFirstRun(), [loadFirstRun]);
   const loadStatus = useApp((s) => s.loadStatus);
   const loadProposals = useApp((s) => s.loadProposals);
   useEffect(() => void loadMe(), [loadMe]);
@@ -46,6 +50,8 @@ export function App() {
       void loadProposals();
     }
   }, [user, loadStatus, loadProposals]);
+  if (firstRun === null) return <main className="signin" aria-busy="true" />;
+  if (!firstRun.initialized || firstRun.siteId === null) return <FirstRun />;
   if (!user) return <SignIn />;
   const breaches = status?.tables.filter((x) => !x.withinBudget).length ?? 0;
   return (

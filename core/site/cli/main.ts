@@ -4,7 +4,7 @@
 //   tilstand table …        the table store's command line (core/lsm/cli)
 //   tilstand start …        run the site (start.ts)
 //   tilstand init|status|contracts|deadletters|users|demo …   site commands (site-commands.ts)
-//   tilstand agent run      one agent run in the running site (agent-command.ts)
+//   tilstand proposals|decide|agent|evidence …   the inbox and the agent (agent-cli.ts)
 //   tilstand help           usage of every command
 // An unknown command prints the usage to stderr and exits 2. A failing site command prints
 // `tilstand: <message>` and exits with the code of its error (CliError), 2 for a config error,
@@ -18,9 +18,9 @@ import { ControlError } from '../control.ts';
 import { SiteError } from '../site.ts';
 import { runContracts, runDeadLetters, runDemo, runInit, runStatus, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
-import { agentUsage, runAgentCommand } from './agent-command.ts';
-import { AGENT_COMMANDS } from './agent-cli.ts';
+import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
 import { SYNC_COMMANDS } from '../../sync/cli/commands.ts';
+import { REPLAY_COMMANDS } from '../../replay/cli.ts';
 
 export type { CliIO } from '../../lsm/cli/output.ts';
 
@@ -67,6 +67,7 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   demo: runDemo,
   ...AGENT_COMMANDS,
   ...SYNC_COMMANDS,
+  ...REPLAY_COMMANDS,
 };
 
 function exitCodeOf(e: unknown): number {

@@ -51,7 +51,8 @@ describe('tilstand start --demo (child process)', () => {
     expect(out).toMatch(/mqtt:\s+mqtt:\/\/127\.0\.0\.1:(\d+)/);
     const httpUrl = /http:\s+(http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(out)![1]!;
     expect(Number(/:(\d+)$/.exec(httpUrl)![1])).toBeGreaterThan(0);
-    expect(out).toContain('the floor UI comes later');
+    expect(out).toContain(`ui:      ${httpUrl}/`);
+    expect(out).toMatch(/headless|Electron/);
     expect(await (await fetch(`${httpUrl}/metrics`)).text()).toContain('tilstand_ingest_table_age_ms');
 
     const human = await run(process.execPath, [BIN, 'status', '--data', data]);

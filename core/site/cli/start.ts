@@ -1,12 +1,26 @@
 // `tilstand start [--data <dir>] [--headless] [--demo] [--mqtt-port <n>] [--http-port <n>]`:
 // runs the site until SIGINT or SIGTERM (or a `stop` on the control socket), then stops it
-// cleanly and exits 0. Prints where the broker and the HTTP server listen (the bound ports, so
-// `--mqtt-port 0 --http-port 0` is useful). The UI comes later: `--headless` is accepted and
-// the output says so.
+// cleanly and exits 0. Prints where the broker, the UI and the machine endpoints listen (the
+// bound ports, so `--mqtt-port 0 --http-port 0` is useful).
+//
+// The UI: the site's HTTP server serves the floor UI to a browser (headless mode). The Electron
+// window (`npm run electron`) is the other way to show it; when Electron is not installed the
+// output says that headless mode is what there is.
+//
+// First run: a directory without config.json and without --demo serves only the first-run
+// screen (site id + first admin, first-run.ts) on the HTTP port; once it is filled in, the site
+// starts on the same port and the browser continues at the sign-in screen.
 
+import { createRequire } from 'node:module';
 import { EXIT, parseArgs, type FlagSpecs } from '../../lsm/cli/args.ts';
-import { Site } from '../site.ts';
+import { dataPaths } from '../config.ts';
+import { FirstRunBackend, isInitialized } from '../first-run.ts';
+import { SiteHttpServer } from '../http-server.ts';
+import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, Site } from '../site.ts';
+import { UiServer } from '../ui-server.ts';
 import { dataDir, nextSignal, port, positiveInt, print, type CliIO } from './common.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 export const START_FLAGS: FlagSpecs = {
   data: { type: 'string', value: '<dir>' },
@@ -16,13 +30,49 @@ export const START_FLAGS: FlagSpecs = {
   'http-port': { type: 'string', value: '<n>' },
   'demo-seed': { type: 'string', value: '<n>' },
   'demo-step-ms': { type: 'string', value: '<ms>' },
+  'no-agent-timer': { type: 'boolean' },
 };
 
 export const startUsage = [
   '  tilstand start [--data <dir>] [--demo] [--headless] [--mqtt-port <n>] [--http-port <n>]',
-  '                                           run the site until Ctrl-C (--demo: a demo site with simulated modules;',
-  '                                           port 0 = any free port)',
+  '                                           run the site and its UI until Ctrl-C (--demo: a demo site with simulated',
+  '                                           modules; port 0 = any free port; a new directory without --demo serves',
+  '                                           the first-run screen; --no-agent-timer: the agent runs only on demand)',
 ];
+
+/** Is the optional `electron` package installed? (never loads it) */
+export function electronInstalled(): boolean {
+  try {
+    createRequire(import.meta.url).resolve('electron');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Serves the first-run screen until the site id and admin are set; returns the bound port. */
+async function firstRun(data: string, httpPort: number | undefined, io: CliIO, signal: Promise<NodeJS.Signals>): Promise<number | undefined> {
+  const backend = new FirstRunBackend(data);
+  const ui = new UiServer(backend, { rendererDir: DEFAULT_RENDERER_DIR, secure: false });
+  const http = new SiteHttpServer('127.0.0.1', httpPort ?? 8470, { metrics: () => '', health: () => ({ ok: false, firstRun: true }), ui });
+  const bound = await http.listen();
+  await print(io.stdout, [
+    `tilstand: ${data} is a new data directory`,
+    `  first run: open http://127.0.0.1:${bound}/ to set the site id and the first admin`,
+    `  (or \`tilstand init --data ${data} --site <id> --admin <name> --pin <pin>\`, then start again)`,
+  ]);
+  const r = await Promise.race([backend.done.then((id) => ({ id })), signal.then((s) => ({ signal: s }))]);
+  // Let the browser receive initSite's answer before the server goes.
+  await new Promise((res) => setTimeout(res, 200));
+  ui.close();
+  await http.close();
+  if ('signal' in r) {
+    await print(io.stdout, [`tilstand: received ${r.signal} during the first run; stopped`]);
+    return undefined;
+  }
+  await print(io.stdout, [`tilstand: site ${r.id} set up; starting it`]);
+  return bound;
+}
 
 export async function runStart(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, START_FLAGS, 'start');
@@ -33,10 +83,15 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
   const data = dataDir(a.string('data'));
   const demo = a.boolean('demo');
   const mqttPort = port(a.string('mqtt-port'), 'mqtt-port');
-  const httpPort = port(a.string('http-port'), 'http-port');
+  let httpPort = port(a.string('http-port'), 'http-port');
   const seed = positiveInt(a.string('demo-seed'), 'demo-seed');
   const stepMs = positiveInt(a.string('demo-step-ms'), 'demo-step-ms');
   const signal = nextSignal();
+  if (!demo && !isInitialized(data)) {
+    const bound = await firstRun(data, httpPort, io, signal);
+    if (bound === undefined) return EXIT.ok;
+    httpPort = bound;
+  }
   const site = await Site.start({
     data,
     demo,
@@ -44,16 +99,27 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     ...(httpPort !== undefined ? { httpPort } : {}),
     ...(seed !== undefined ? { demoSeed: seed } : {}),
     ...(stepMs !== undefined ? { demoStepMs: stepMs } : {}),
+    ...(a.boolean('no-agent-timer') ? { agentTimer: false } : {}),
     log: (line) => io.stderr.write(`tilstand: ${line}\n`),
   });
   const b = site.config.broker;
+  const headless = a.boolean('headless');
+  const built = existsSync(join(DEFAULT_RENDERER_DIR, 'index.html'));
+  const uiNote = headless
+    ? '(headless)'
+    : electronInstalled()
+      ? '(Electron is installed: `npm run electron` opens the floor-PC window)'
+      : '(Electron is not installed: headless mode — open the URL in a browser)';
   await print(io.stdout, [
     `tilstand: site ${site.config.site} running from ${data}`,
+    `  ui:      ${site.httpUrl}/  ${uiNote}`,
+    ...(built ? [] : ['           the renderer is not built: run `npm run build` (npm start does it)']),
     `  mqtt:    ${site.mqttUrl}${b.mode === 'embedded' ? ' (embedded broker)' : ' (external broker)'}`,
     `  http:    ${site.httpUrl}/metrics  ${site.httpUrl}/healthz`,
     `  control: ${site.controlSocketPath ?? '(none)'}`,
-    `  ui:      none yet${a.boolean('headless') ? ' (--headless)' : ''} — the floor UI comes later; use \`tilstand status --data ${data}\``,
-    ...(demo ? ['  demo:    simulated operations, inventory, commerce and procurement modules are publishing'] : []),
+    ...(demo ? ['  demo:    simulated operations, inventory, commerce and procurement modules are publishing', `           sign in as '${DEMO_ADMIN.name}' with PIN ${DEMO_ADMIN.pin} (a new demo site's admin), or add a user:`,
+          `           tilstand users add --data ${data} --name <name> --role shift_lead --pin <pin>`] : []),
+    `  logs:    ${join(dataPaths(data).logs, 'site.log')}`,
     '  stop with Ctrl-C (SIGINT) or SIGTERM',
   ]);
   const why = await Promise.race([signal.then((s) => `received ${s}`), site.stopped.then(() => 'stopped through the control socket')]);

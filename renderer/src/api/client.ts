@@ -56,7 +56,8 @@ function httpBridge(): Bridge {
         ws.onclose = () => {
           if (closed) return;
           setTimeout(open, delay);
-          delay = Math.min(delay * 2, 10_000);
+          // Short cap: before sign-in the upgrade is refused (403), and events should flow soon after it.
+          delay = Math.min(delay * 2, 2_000);
         };
       };
       open();
@@ -81,7 +82,7 @@ export function createClient(bridge: Bridge = window.tilstand ?? httpBridge()): 
 
 // Kept in step with SITE_METHODS in core/site/api.ts (the renderer imports types only).
 const METHODS: SiteMethod[] = [
-  'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
+  'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
   'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
   'addUser', 'disableUser', 'resetSecret', 'setRoles',
 ];

@@ -15,7 +15,8 @@ export function RiskBadge({ risk }: { risk: Risk }) {
 
 export function Table({ head, children, label }: { head: ReactNode[]; children: ReactNode; label: string }) {
   return (
-    <div className="table-wrap">
+    // A scrollable region must be reachable by keyboard (WCAG 2.1.1): focusable, named.
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={label}>
       <table aria-label={label}>
         <thead>
           <tr>

@@ -13,10 +13,17 @@ export function History() {
   const loadTables = useApp((s) => s.loadTables);
   const loadHistory = useApp((s) => s.loadHistory);
   const loadDiff = useApp((s) => s.loadDiff);
+  const tags = useApp((s) => s.tags);
+  const loadTags = useApp((s) => s.loadTags);
   const [table, setTable] = useState('stock');
   const [kind, setKind] = useState<Kind>('latest');
   const [value, setValue] = useState('');
   useEffect(() => void loadTables(), [loadTables]);
+  useEffect(() => void loadTags(table), [table, loadTags]);
+  // Picking "tag" offers the newest tag (agent runs tag what they read: `agent-<run id>`).
+  useEffect(() => {
+    if (kind === 'tag' && !tags.some((x) => x.name === value) && tags[0]) setValue(tags[0].name);
+  }, [kind, tags, value]);
   const point = (): ReadPointRequest =>
     kind === 'tag' ? { tag: value } : kind === 'snapshot' ? { snapshotId: Number(value) } : kind === 'time' ? { timestampMs: new Date(value).getTime() } : { latest: true };
   return (
@@ -47,9 +54,21 @@ export function History() {
             <option value="time">{t('history.time')}</option>
           </select>
         </label>
-        {kind !== 'latest' && (
+        {kind === 'tag' && (
           <label>
-            {t(kind === 'tag' ? 'history.tag' : kind === 'snapshot' ? 'history.snapshot' : 'history.time')}
+            {t('history.tag')}
+            <select name="tag" value={value} onChange={(e) => setValue(e.target.value)}>
+              {tags.map((x) => (
+                <option key={x.name} value={x.name}>
+                  {x.name} (#{x.snapshotId})
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        {kind !== 'latest' && kind !== 'tag' && (
+          <label>
+            {t(kind === 'snapshot' ? 'history.snapshot' : 'history.time')}
             <input name="value" type={kind === 'time' ? 'datetime-local' : 'text'} value={value} onChange={(e) => setValue(e.target.value)} />
           </label>
         )}

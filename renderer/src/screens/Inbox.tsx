@@ -11,7 +11,9 @@ export function Inbox() {
   const proposals = useApp(useShallow((s) => sortByUrgency(s.proposals)));
   const selected = useApp((s) => s.selected);
   const select = useApp((s) => s.select);
-  const now = useApp((s) => s.status?.nowMs ?? Date.now());
+  // Select the server time only: a selector returning Date.now() would change on every call (render loop).
+  const statusNow = useApp((s) => s.status?.nowMs ?? null);
+  const now = statusNow ?? Date.now();
   return (
     <div className="inbox">
       <section className="inbox-list" aria-label={t('nav.inbox')}>
@@ -64,7 +66,7 @@ function ProposalPanel() {
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, [decidable, comment, decide, next]);
-  const module = (p.params.module as string | undefined) ?? p.command?.module ?? '';
+  const module = p.module ?? (p.params.module as string | undefined) ?? p.command?.module ?? '';
   return (
     <section className="proposal" aria-label={p.explanation}>
       <h2>
@@ -89,7 +91,7 @@ function ProposalPanel() {
       {p.evidence.map((ev) => (
         <div key={ev.table} className="evidence">
           <p className="muted">
-            {ev.table}: {t('detail.snapshot', { id: ev.snapshotId, tag: ev.tag })}
+            {ev.table}: {ev.snapshotId === null ? t('detail.noSnapshot') : t('detail.snapshot', { id: ev.snapshotId, tag: ev.tag ?? '–' })}
           </p>
           {ev.rows.length > 0 && (
             <Table label={ev.table} head={Object.keys(ev.rows[0]!)}>

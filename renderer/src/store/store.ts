@@ -4,14 +4,19 @@
 // make one per test.
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type {
-  DeadLetterView, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
-  SiteApi, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult,
+  DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
+  SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult,
 } from '../../../core/site/api.ts';
 import type { Lang } from '../i18n/messages.ts';
 
 export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
 
 interface SessionSlice {
+  /** null until asked; `initialized: false` shows the first-run screen. */
+  firstRun: FirstRunStatus | null;
+  firstRunError: string | null;
+  loadFirstRun(): Promise<void>;
+  initSite(siteId: string, adminName: string, adminPin: string): Promise<void>;
   user: SessionUser | null;
   signInError: string | null;
   signIn(user: string, secret: string): Promise<void>;
@@ -49,6 +54,9 @@ interface StateSlice {
   users: UserView[];
   history: HistoryResult | null;
   diff: DiffResult | null;
+  /** Tags of the table the History screen shows, newest first. */
+  tags: SiteApiMethods['tags']['res'];
+  loadTags(table: string): Promise<void>;
   loadStatus(): Promise<void>;
   loadWork(): Promise<void>;
   loadStock(search?: string): Promise<void>;
@@ -104,6 +112,22 @@ export function createAppStore(api: SiteApi): AppStore {
     };
     return {
       // session
+      firstRun: null,
+      firstRunError: null,
+      loadFirstRun: async () => {
+        try {
+          set({ firstRun: await api.firstRun({}) });
+        } catch {
+          // the server is restarting after initSite: the first-run screen polls again
+        }
+      },
+      initSite: async (siteId, adminName, adminPin) => {
+        try {
+          set({ firstRun: await api.initSite({ siteId, adminName, adminPin }), firstRunError: null });
+        } catch (e) {
+          set({ firstRunError: (e as Error).message });
+        }
+      },
       user: null,
       signInError: null,
       signIn: async (user, secret) => {
@@ -177,6 +201,8 @@ export function createAppStore(api: SiteApi): AppStore {
       users: [],
       history: null,
       diff: null,
+      tags: [],
+      loadTags: (table) => guard(async () => set({ tags: await api.tags({ table }) })),
       loadStatus: () => guard(async () => set({ status: await api.status({}) })),
       loadWork: () => guard(async () => set(await api.workQueue({}))),
       loadStock: (search) => guard(async () => {

@@ -1,0 +1,168 @@
+// SiteService over a real demo site in-process: authority (who may decide, who administers),
+// sign-in with lockout, decisions recorded under the session's user, stock arithmetic, tables,
+// history/diff, and the events the site tick pushes.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
+import { SiteApiError } from './api.ts';
+import { Site } from './site.ts';
+
+let dir: string;
+let site: Site;
+
+function session(): SessionContext {
+  let user: SessionUser | null = null;
+  return {
+    get user() {
+      return user;
+    },
+    setUser: (u) => void (user = u),
+  };
+}
+
+const kindOf = async (p: Promise<unknown>): Promise<string> => {
+  try {
+    await p;
+    return 'ok';
+  } catch (e) {
+    expect(e).toBeInstanceOf(SiteApiError);
+    return (e as SiteApiError).kind;
+  }
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-service-'));
+  site = await Site.start({ data: join(dir, 'data'), demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000, agentTimer: false, ui: false });
+  await site.users.add({ name: 'Olav', role: 'operator', pin: '1357' });
+  await site.users.add({ name: 'Lena', role: 'shift_lead', pin: '2580' });
+  for (let i = 0; i < 200; i++) {
+    site.ingestor.commitAll();
+    const s = site.catalog.getTable({ database: 'site_demo', table: 'stock' }).scanRows();
+    const w = site.catalog.getTable({ database: 'site_demo', table: 'work_queue' }).scanRows();
+    if (s.length > 0 && w.length >= 30) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await site?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SiteService', () => {
+  it('signs in by PIN, refuses wrong ones, and locks after five', async () => {
+    const api = site.service;
+    const s = session();
+    expect(await api.call('signIn', { user: 'Olav', secret: '1357' }, s)).toEqual({ name: 'Olav', roles: ['operator'] });
+    expect(await api.call('me', {}, s)).toEqual({ name: 'Olav', roles: ['operator'] });
+    await site.users.add({ name: 'Unlucky', role: 'viewer', pin: '1111' });
+    const bad = session();
+    let last = '';
+    for (let i = 0; i < 5; i++) {
+      try {
+        await api.call('signIn', { user: 'Unlucky', secret: '9999' }, bad);
+      } catch (e) {
+        last = (e as Error).message;
+      }
+    }
+    expect(last).toMatch(/locked until/);
+    expect(await kindOf(api.call('signIn', { user: 'Unlucky', secret: '1111' }, bad))).toBe('unauthenticated');
+    expect(await kindOf(api.call('status', {}, session()))).toBe('unauthenticated');
+  });
+
+  it('only shift leads and admins decide; only admins administer users', async () => {
+    const api = site.service;
+    const op = session();
+    await api.call('signIn', { user: 'Olav', secret: '1357' }, op);
+    expect(await kindOf(api.call('decide', { id: 'P-x', decision: 'reject' }, op))).toBe('forbidden');
+    expect(await kindOf(api.call('users', {}, op))).toBe('forbidden');
+    expect(await kindOf(api.call('addUser', { name: 'Eve', roles: ['admin'], secret: '0000' }, op))).toBe('forbidden');
+  });
+
+  it('records a decision under the session user, and pushes the change as an event', async () => {
+    const api = site.service;
+    const lead = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, lead);
+    site.runAgent();
+    const open = await api.call('listProposals', { status: ['open'] }, lead);
+    expect(open.length).toBeGreaterThan(0);
+    const events: SiteEvent[] = [];
+    const off = api.subscribe((e) => events.push(e));
+    site.service.tick();
+    events.length = 0;
+    const r = await api.call('decide', { id: open[0]!.id, decision: 'reject', comment: 'not now' }, lead);
+    expect(r.outcome).toBe('rejected');
+    expect(r.proposal).toMatchObject({ decidedBy: 'Lena', comment: 'not now', status: 'rejected' });
+    site.service.tick();
+    off();
+    expect(events).toContainEqual({ type: 'proposals', changed: expect.arrayContaining([open[0]!.id]) });
+    const detail = await api.call('getProposal', { id: open[0]!.id }, lead);
+    expect(detail.trail.map((t) => t.event)).toEqual(expect.arrayContaining(['proposed', 'rejected']));
+    expect(await kindOf(api.call('decide', { id: open[0]!.id, decision: 'approve' }, lead))).toBe('conflict');
+    expect(await kindOf(api.call('getProposal', { id: 'P-none' }, lead))).toBe('not_found');
+  });
+
+  it('computes available and projected stock, and filters by item or location prefix', async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, s);
+    const all = await api.call('stock', {}, s);
+    expect(all.length).toBeGreaterThan(0);
+    for (const r of all) {
+      if (r.on_hand === null) continue;
+      expect(r.available).toBe(r.on_hand - (r.reserved ?? 0));
+      expect(r.projected).toBe(r.available! + (r.inbound ?? 0));
+    }
+    const item = all[0]!.item;
+    expect((await api.call('stock', { search: item.toLowerCase() }, s)).every((r) => r.item.startsWith(item))).toBe(true);
+    const loc = all[0]!.location;
+    expect((await api.call('stock', { search: loc }, s)).some((r) => r.location === loc)).toBe(true);
+  });
+
+  it('reports tables with budgets, sizes and compaction debt; history and diff at an agent tag', async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, s);
+    const tables = await api.call('tables', {}, s);
+    expect(tables.map((t) => t.table).sort()).toEqual(['dead_letters', 'resources', 'stock', 'work_queue']);
+    const wq = tables.find((t) => t.table === 'work_queue')!;
+    expect(wq.bytes).toBeGreaterThan(0);
+    expect(wq.snapshots).toBeGreaterThan(0);
+    expect(wq.tags).toBeGreaterThan(0);
+    expect(wq.compactionDebt).toBeGreaterThanOrEqual(0);
+    const [tag] = await api.call('tags', { table: 'work_queue' }, s);
+    expect(tag!.name).toMatch(/^agent-/);
+    const h = await api.call('history', { table: 'work_queue', at: { tag: tag!.name } }, s);
+    expect(h.rows.length).toBeGreaterThanOrEqual(30);
+    expect(h.columns).toContain('job_id');
+    const d = await api.call('diff', { table: 'work_queue', from: { tag: tag!.name }, to: { latest: true } }, s);
+    expect(d.columns).toEqual(h.columns);
+    expect(await kindOf(api.call('history', { table: 'nope', at: { latest: true } }, s))).toBe('not_found');
+    expect(await kindOf(api.call('history', { table: 'work_queue', at: { tag: 'no-such-tag' } }, s))).toBe('not_found');
+    const st = await api.call('status', {}, s);
+    expect(st.siteId).toBe('demo');
+    expect(st.sync.configured).toBe(false);
+  });
+
+  it('lets an admin add, re-role and disable users; a disabled user is signed out at the next call', async () => {
+    const api = site.service;
+    const admin = session();
+    await api.call('signIn', { user: 'demo', secret: '1234' }, admin);
+    expect(await api.call('addUser', { name: 'Kari', roles: ['operator'], secret: '4321' }, admin)).toMatchObject({ name: 'Kari', roles: ['operator'], disabled: false });
+    expect(await kindOf(api.call('addUser', { name: 'Two', roles: ['operator', 'admin'], secret: '4321' }, admin))).toBe('invalid');
+    const kari = session();
+    await api.call('signIn', { user: 'Kari', secret: '4321' }, kari);
+    expect(await api.call('setRoles', { name: 'Kari', roles: ['shift_lead'] }, admin)).toMatchObject({ roles: ['shift_lead'] });
+    await api.call('status', {}, kari);
+    expect(kari.user?.roles).toEqual(['shift_lead']);
+    await api.call('resetSecret', { name: 'Kari', secret: '8642' }, admin);
+    expect(await kindOf(api.call('signIn', { user: 'Kari', secret: '4321' }, session()))).toBe('unauthenticated');
+    await api.call('disableUser', { name: 'Kari' }, admin);
+    expect(await kindOf(api.call('status', {}, kari))).toBe('unauthenticated');
+    expect(kari.user).toBeNull();
+    expect(await kindOf(api.call('disableUser', { name: 'demo' }, admin))).toBe('conflict');
+    expect(await kindOf(api.call('initSite', { siteId: 'x', adminName: 'y', adminPin: '1234' }, session()))).toBe('conflict');
+  });
+});

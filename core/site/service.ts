@@ -1,0 +1,573 @@
+// SiteService: the site API (api.ts) over a running Site — the one backend both user interfaces
+// use (the headless UiServer and the Electron shell). Requests arrive validated (api-validate.ts);
+// this file checks *who* may do what, reads the tables, and turns the subsystems' errors into
+// the API's typed kinds (`SiteApiError`).
+//
+// Authority:
+//   public           firstRun, initSite (refused here: the site is initialized), signIn, me
+//   signed in        everything that reads, and signOut
+//   shift_lead/admin decide (the Inbox re-checks the role itself)
+//   admin            users, addUser, disableUser, resetSecret, setRoles
+// A signed-in session is re-checked against the UserStore on every call: a user disabled or
+// locked meanwhile is signed out at their next call, and role changes apply at once.
+//
+// Events (subscribe): the site tick (every `tickMs`, default 1 s) compares each table's snapshot
+// id with the last seen — the ingest tables from the Ingestor's memory, the inbox from its
+// LATEST hint — and pushes `tables` / `proposals`; `status` (and `sync` when configured) every
+// `statusEveryMs` (default 5 s); `alarm` when an alarm appears. Nothing polls a table's data
+// faster than its budget: data is read only when a UI asks.
+//
+// Concurrency: single-threaded; the listeners run synchronously on the tick.
+
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { sortedRuns } from '../lsm/levels.ts';
+import { valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
+import { InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import {
+  SiteApiError,
+  type Alarm,
+  type DeadLetterView,
+  type ProposalDetail,
+  type ProposalView,
+  type ReadPointRequest,
+  type Role,
+  type SessionContext,
+  type SessionUser,
+  type SiteApiMethods,
+  type SiteBackend,
+  type SiteEvent,
+  type SiteMethod,
+  type SiteStatus,
+  type SyncStatus,
+  type TableFreshness,
+  type TableInfo,
+  type UserView,
+} from './api.ts';
+import type { Site } from './site.ts';
+
+/** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
+export interface SyncStatusSource {
+  status(): { online: boolean; pendingItems: number; pendingBytes: number; oldestUnsyncedMs: number; lastSuccessMs: number | null; current: SyncStatus['current']; healthy: boolean; lastError: string | null };
+}
+
+export interface SiteServiceOptions {
+  sync?: SyncStatusSource | null;
+  tickMs?: number;
+  statusEveryMs?: number;
+  /** Failed or timed-out commands stay an alarm this long after they failed. Default 8 h. */
+  commandAlarmMs?: number;
+  now?: () => number;
+}
+
+type Handler<M extends SiteMethod> = (req: SiteApiMethods[M]['req'], session: SessionContext) => Promise<SiteApiMethods[M]['res']> | SiteApiMethods[M]['res'];
+
+const DECIDERS: readonly Role[] = ['shift_lead', 'admin'];
+const STATE_TABLES = ['work_queue', 'resources', 'stock'] as const;
+const HISTORY_LIMIT = 1000;
+const STOCK_LIMIT = 500;
+
+export class SiteService implements SiteBackend {
+  private readonly listeners = new Set<(e: SiteEvent) => void>();
+  private readonly now: () => number;
+  private readonly handlers: { [M in SiteMethod]: Handler<M> };
+  private timer: NodeJS.Timeout | undefined;
+  private lastStatusMs = 0;
+  private readonly seenSnapshots = new Map<string, number | null>();
+  private inboxSnapshot: number | null | undefined;
+  private readonly alarmSince = new Map<string, number>();
+  private readonly bytesCache = new Map<string, { snapshotId: number | null; bytes: number }>();
+  private commandAlarms: { snapshotId: number | null; alarms: Alarm[] } = { snapshotId: -1, alarms: [] };
+
+  constructor(
+    private readonly site: Site,
+    private readonly o: SiteServiceOptions = {},
+  ) {
+    this.now = o.now ?? Date.now;
+    this.handlers = {
+      firstRun: () => ({ initialized: true, siteId: this.site.config.site }),
+      initSite: () => {
+        throw new SiteApiError('conflict', `this site is already set up (site id ${this.site.config.site})`);
+      },
+      signIn: (req, s) => this.signIn(req, s),
+      signOut: (_req, s) => {
+        s.setUser(null);
+        return { ok: true as const };
+      },
+      me: (_req, s) => s.user,
+      status: () => this.status(),
+      listProposals: (req) => this.inbox().list({ ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 200 }).map((p) => proposalView(p)),
+      getProposal: (req) => this.proposalDetail(req.id),
+      decide: (req, s) => this.decide(req, s),
+      workQueue: () => ({
+        jobs: this.rows('work_queue') as unknown as SiteApiMethods['workQueue']['res']['jobs'],
+        resources: this.rows('resources') as unknown as SiteApiMethods['workQueue']['res']['resources'],
+      }),
+      stock: (req) => this.stock(req.search, req.limit ?? STOCK_LIMIT),
+      tables: () => this.tables(),
+      tags: (req) =>
+        this.table(req.table)
+          .listTags()
+          .map((t) => ({ name: t.name, snapshotId: t.snapshot.id, createdMs: t.createTimeMillis ?? t.snapshot.timeMillis ?? null }))
+          .sort((a, b) => b.snapshotId - a.snapshotId || (a.name < b.name ? 1 : -1)),
+      history: (req) => this.history(req.table, req.at, req.limit ?? HISTORY_LIMIT),
+      diff: (req) => this.diff(req.table, req.from, req.to, req.limit ?? HISTORY_LIMIT),
+      syncStatus: () => this.syncStatus(),
+      deadLetters: (req) =>
+        this.site.ingestor
+          .listDeadLetters({ limit: req.limit ?? 200, ...(req.status ? { status: req.status } : {}) })
+          .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status })),
+      replayDeadLetters: (req) => this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id))),
+      users: () => this.site.users.list().map(userView),
+      addUser: async (req) => {
+        const role = oneRole(req.roles);
+        return userView(await this.site.users.add({ name: req.name, role, ...secretOf(req.secret), ...(req.badge ? { badge: req.badge } : {}) }));
+      },
+      disableUser: (req, s) => {
+        if (req.name === s.user?.name) throw new SiteApiError('conflict', 'you cannot disable yourself');
+        return userView(this.site.users.disable(req.name));
+      },
+      resetSecret: async (req) => userView(await this.site.users.resetSecret(req.name, secretOf(req.secret))),
+      setRoles: (req, s) => {
+        const role = oneRole(req.roles);
+        if (req.name === s.user?.name && role !== 'admin') throw new SiteApiError('conflict', 'you cannot take the admin role from yourself');
+        return userView(this.site.users.setRole(req.name, role));
+      },
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // SiteBackend.
+
+  async call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext): Promise<SiteApiMethods[M]['res']> {
+    const h = this.handlers[method] as Handler<M> | undefined;
+    if (!h) throw new SiteApiError('invalid', `unknown method ${method}`);
+    if (!['firstRun', 'initSite', 'signIn', 'me'].includes(method)) {
+      const user = this.current(session);
+      if (['decide'].includes(method) && !user.roles.some((r) => DECIDERS.includes(r))) {
+        throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin decides`);
+      }
+      if (['users', 'addUser', 'disableUser', 'resetSecret', 'setRoles'].includes(method) && !user.roles.includes('admin')) {
+        throw new SiteApiError('forbidden', `${user.name} is not an admin`);
+      }
+    }
+    try {
+      return await h(req, session);
+    } catch (e) {
+      throw apiError(e);
+    }
+  }
+
+  subscribe(listener: (e: SiteEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Starts the site tick (events). */
+  start(): void {
+    if (this.timer) return;
+    for (const t of this.site.ingestor.status()) this.seenSnapshots.set(t.table, t.snapshotId);
+    this.inboxSnapshot = this.site.decisions?.inbox.table.latestSnapshot()?.id ?? null;
+    this.timer = setInterval(() => this.tick(), this.o.tickMs ?? 1000);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.listeners.clear();
+  }
+
+  /** One site tick (exported for tests): pushes what changed. */
+  tick(): void {
+    const now = this.now();
+    const emit = (e: SiteEvent) => {
+      for (const l of this.listeners) {
+        try {
+          l(e);
+        } catch {
+          // a listener's failure is its own
+        }
+      }
+    };
+    try {
+      const changed: string[] = [];
+      for (const t of this.site.ingestor.status()) {
+        if (this.seenSnapshots.get(t.table) !== t.snapshotId) changed.push(t.table);
+        this.seenSnapshots.set(t.table, t.snapshotId);
+      }
+      if (changed.length > 0) emit({ type: 'tables', tables: changed });
+      const inbox = this.site.decisions?.inbox;
+      if (inbox) {
+        const id = inbox.table.latestSnapshot()?.id ?? null;
+        if (id !== this.inboxSnapshot) {
+          emit({ type: 'proposals', changed: this.changedProposals(inbox.table, this.inboxSnapshot ?? null, id) });
+          this.inboxSnapshot = id;
+        }
+      }
+      if (now - this.lastStatusMs >= (this.o.statusEveryMs ?? 5000)) {
+        this.lastStatusMs = now;
+        const before = new Set(this.alarmSince.keys());
+        const status = this.status();
+        emit({ type: 'status', status });
+        for (const a of status.alarms) if (!before.has(alarmKey(a))) emit({ type: 'alarm', alarm: a });
+        if (status.sync.configured) emit({ type: 'sync', sync: status.sync });
+      }
+    } catch {
+      // the site is stopping; the next tick (if any) tries again
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Sessions.
+
+  private current(session: SessionContext): SessionUser {
+    const u = session.user;
+    if (!u) throw new SiteApiError('unauthenticated', 'sign in first');
+    const stored = this.site.users.get(u.name);
+    if (!stored || stored.disabled || stored.lockedUntilMs !== null) {
+      session.setUser(null);
+      throw new SiteApiError('unauthenticated', `user ${u.name} can no longer sign in (${!stored ? 'removed' : stored.disabled ? 'disabled' : 'locked'}); sign in again`);
+    }
+    if (stored.role !== u.roles[0] || u.roles.length !== 1) session.setUser({ name: u.name, roles: [stored.role] });
+    return session.user!;
+  }
+
+  private async signIn(req: SiteApiMethods['signIn']['req'], session: SessionContext): Promise<SessionUser> {
+    const users = this.site.users;
+    let r;
+    if ('badge' in req) r = await users.signInWithBadge(req.badge);
+    else {
+      const u = users.get(req.user);
+      const isPin = /^[0-9]{4,12}$/.test(req.secret);
+      r = u && isPin && u.hasPin ? await users.verifyPin(req.user, req.secret) : await users.verifyPassword(req.user, req.secret);
+    }
+    if (!r.ok) {
+      const why =
+        r.reason === 'locked'
+          ? `locked until ${new Date(r.lockedUntilMs).toLocaleTimeString('en-GB')} after too many wrong attempts`
+          : r.reason === 'disabled'
+            ? 'this user is disabled'
+            : `wrong name, PIN or password${'failuresLeft' in r && r.failuresLeft !== undefined ? ` (${r.failuresLeft} attempts left)` : ''}`;
+      throw new SiteApiError('unauthenticated', `sign-in refused: ${why}`);
+    }
+    const user: SessionUser = { name: r.user.name, roles: [r.user.role] };
+    session.setUser(user);
+    return user;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Status and alarms.
+
+  private freshness(): TableFreshness[] {
+    return this.site.ingestor.status().map((t) => ({
+      table: t.table,
+      budgetMs: t.budgetMs,
+      decision: t.decision,
+      confirmedBy: t.confirmedBy,
+      ageMs: t.ageMs,
+      pendingEvents: t.pendingEvents,
+      lastCommitMs: t.lastCommitMs,
+      snapshotId: t.snapshotId,
+      breaches: t.breaches,
+      withinBudget: t.withinBudget,
+    }));
+  }
+
+  status(): SiteStatus {
+    const now = this.now();
+    const tables = this.freshness();
+    const health = this.site.ingestor.health();
+    const sync = this.syncStatus();
+    const deadLetters = this.site.ingestor.deadLetterCount();
+    const alarms: Alarm[] = [];
+    for (const t of tables) {
+      if (!t.withinBudget) alarms.push({ kind: 'budget_breach', message: `${t.table} is ${secs(t.ageMs)} old; its budget is ${secs(t.budgetMs)} (${t.decision})`, sinceMs: now - Math.max(0, t.ageMs - t.budgetMs) });
+    }
+    if (health.diskFull) alarms.push({ kind: 'disk_budget', message: 'disk budget reached: the journal holds acknowledgements until space is free (see logs/site.log)', sinceMs: now });
+    if (health.failure) alarms.push({ kind: 'disk_budget', message: `ingest stopped: ${health.failure}`, sinceMs: now });
+    const src = this.o.sync?.status();
+    if (src && !src.healthy) alarms.push({ kind: 'sync_stalled', message: `sync to HQ has made no progress; ${src.pendingItems} items waiting${src.lastError ? ` (${src.lastError})` : ''}`, sinceMs: now - src.oldestUnsyncedMs });
+    alarms.push(...this.failedCommands(now));
+    if (deadLetters > 0) alarms.push({ kind: 'dead_letters', message: `${deadLetters} dead letters wait for a look`, sinceMs: now });
+    // Keep the first time each alarm was seen.
+    const keys = new Set<string>();
+    for (const a of alarms) {
+      const k = alarmKey(a);
+      keys.add(k);
+      if (!this.alarmSince.has(k)) this.alarmSince.set(k, a.sinceMs);
+      a.sinceMs = Math.min(a.sinceMs, this.alarmSince.get(k)!);
+    }
+    for (const k of [...this.alarmSince.keys()]) if (!keys.has(k)) this.alarmSince.delete(k);
+    const b = this.site.brokerInfo();
+    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, deadLetters, alarms, sync };
+  }
+
+  private failedCommands(now: number): Alarm[] {
+    const inbox = this.site.decisions?.inbox;
+    if (!inbox) return [];
+    const id = inbox.table.latestSnapshot()?.id ?? null;
+    if (id !== this.commandAlarms.snapshotId) {
+      const window = this.o.commandAlarmMs ?? 8 * 3_600_000;
+      const alarms = inbox
+        .list({ status: 'approved', limit: 500 })
+        .filter((p) => p.command && (p.command.state === 'failed' || p.command.state === 'timed_out') && now - p.command.updatedAtMs < window)
+        .map((p): Alarm => ({ kind: 'command_failed', message: `${p.action} for ${p.id} ${p.command!.state === 'failed' ? 'failed' : 'timed out'}${p.command!.detail ? `: ${p.command!.detail}` : ''}`, sinceMs: p.command!.updatedAtMs }));
+      this.commandAlarms = { snapshotId: id, alarms };
+    }
+    return this.commandAlarms.alarms.map((a) => ({ ...a }));
+  }
+
+  private syncStatus(): SyncStatus {
+    const s = this.o.sync?.status();
+    if (!s) return { configured: false, online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: null, lastSuccessMs: null, current: null };
+    return { configured: true, online: s.online, pendingItems: s.pendingItems, pendingBytes: s.pendingBytes, oldestUnsyncedMs: s.pendingItems > 0 ? s.oldestUnsyncedMs : null, lastSuccessMs: s.lastSuccessMs, current: s.current };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Proposals.
+
+  private inbox() {
+    const d = this.site.decisions;
+    if (!d) throw new SiteApiError('internal', 'the approval inbox is not running on this site');
+    return d.inbox;
+  }
+
+  private proposalDetail(id: string): ProposalDetail {
+    const inbox = this.inbox();
+    const p = inbox.get(id);
+    if (!p) throw new SiteApiError('not_found', `proposal ${id} does not exist`);
+    return {
+      ...proposalView(p),
+      evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })) })),
+      trail: inbox.history(id).map((e) => ({ atMs: e.atMs, event: e.event, user: e.actor, ...(trailDetail(e.detail) ? { detail: trailDetail(e.detail) } : {}) })),
+    };
+  }
+
+  private async decide(req: SiteApiMethods['decide']['req'], session: SessionContext): Promise<SiteApiMethods['decide']['res']> {
+    const d = this.site.decisions;
+    if (!d) throw new SiteApiError('internal', 'the approval inbox is not running on this site');
+    const user = session.user!;
+    const r = await d.inbox.decide(req.id, req.decision, { user: user.name, pin: d.tickets.issue(user.name), ...(req.comment ? { comment: req.comment } : {}) });
+    return { outcome: r.outcome, ...(r.outcome === 'stale' ? { reason: r.reason } : {}), proposal: proposalView(r.proposal) };
+  }
+
+  private changedProposals(table: Table, from: number | null, to: number | null): string[] {
+    if (to === null) return [];
+    try {
+      const idx = table.schema.fields.findIndex((f) => f.name === 'proposal_id');
+      const ids = new Set<string>();
+      for (const c of table.changes({ from: from ?? 0, to, mode: 'delta' })) ids.add(String(c.row[idx]));
+      return [...ids].slice(0, 500);
+    } catch {
+      return [];
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Tables.
+
+  private table(name: string): Table {
+    const db = `site_${this.site.config.site}`;
+    if (!this.site.catalog.tableExists({ database: db, table: name })) throw new SiteApiError('not_found', `table ${name} does not exist`);
+    return this.site.catalog.getTable({ database: db, table: name });
+  }
+
+  /** Rows of the latest snapshot as objects in JSON form. */
+  private rows(name: string, at: ReadPoint = {}): Record<string, unknown>[] {
+    const t = this.table(name);
+    const fields = t.schema.fields;
+    return t.scanRows(at).map((r) => Object.fromEntries(fields.map((f, i) => [f.name, valueToJson(f.type, r[i])])));
+  }
+
+  private stock(search: string | undefined, limit: number) {
+    const q = search?.trim().toLowerCase() ?? '';
+    const out = [];
+    for (const r of this.rows('stock')) {
+      const item = String(r.item ?? '');
+      const location = String(r.location ?? '');
+      if (q && !item.toLowerCase().startsWith(q) && !location.toLowerCase().startsWith(q)) continue;
+      const n = (v: unknown) => (typeof v === 'number' ? v : null);
+      const onHand = n(r.on_hand);
+      const reserved = n(r.reserved);
+      const inbound = n(r.inbound);
+      const available = onHand === null ? null : onHand - (reserved ?? 0);
+      out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0) });
+      if (out.length >= limit) break;
+    }
+    return out.sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : a.location < b.location ? -1 : 1));
+  }
+
+  private tables(): TableInfo[] {
+    return this.freshness().map((f) => {
+      const t = this.table(f.table);
+      const latest = t.latestSnapshot();
+      const earliest = t.snapshots.earliestId();
+      let debt = 0;
+      if (latest) {
+        const trigger = t.schema.options.compactionTrigger;
+        for (const b of t.buckets(latest)) {
+          const runs = sortedRuns(b.files, (x, y) => t.compareKeys(t.keyRange(x).min, t.keyRange(y).min)).length;
+          debt += Math.max(0, runs - trigger);
+        }
+      }
+      return {
+        ...f,
+        snapshots: latest && earliest !== undefined ? latest.id - earliest + 1 : 0,
+        tags: t.listTags().length,
+        bytes: this.bytesOf(f.table, t.paths.root, latest?.id ?? null),
+        compactionDebt: debt,
+      };
+    });
+  }
+
+  private bytesOf(name: string, dir: string, snapshotId: number | null): number {
+    const c = this.bytesCache.get(name);
+    if (c && c.snapshotId === snapshotId) return c.bytes;
+    const bytes = dirBytes(dir);
+    this.bytesCache.set(name, { snapshotId, bytes });
+    return bytes;
+  }
+
+  private readPoint(t: Table, at: ReadPointRequest): ReadPoint {
+    if ('tag' in at) return { tag: at.tag };
+    if ('snapshotId' in at) return { snapshotId: at.snapshotId };
+    if ('timestampMs' in at) return { timestampMs: at.timestampMs };
+    void t;
+    return {};
+  }
+
+  private history(name: string, at: ReadPointRequest, limit: number) {
+    const t = this.table(name);
+    const point = this.readPoint(t, at);
+    const snapshot = t.resolve(point);
+    const fields = t.schema.fields;
+    const rows: unknown[][] = [];
+    if (snapshot) {
+      const r = t.reader({ snapshotId: snapshot.id });
+      try {
+        for (const row of r.scan()) {
+          rows.push(fields.map((f, i) => valueToJson(f.type, row[i])));
+          if (rows.length >= limit) break;
+        }
+      } finally {
+        r.close();
+      }
+    }
+    return { table: name, snapshotId: snapshot?.id ?? null, columns: fields.map((f) => f.name), rows };
+  }
+
+  private diff(name: string, from: ReadPointRequest, to: ReadPointRequest, limit: number) {
+    const t = this.table(name);
+    const a = t.resolve(this.readPoint(t, from))?.id ?? 0;
+    const b = t.resolve(this.readPoint(t, to))?.id ?? 0;
+    const fields = t.schema.fields;
+    const changes: SiteApiMethods['diff']['res']['changes'] = [];
+    if (a !== b) {
+      for (const c of t.changes({ from: a, to: b, mode: 'diff' })) {
+        changes.push({ kind: c.kind, row: fields.map((f, i) => valueToJson(f.type, c.row[i])) });
+        if (changes.length >= limit) break;
+      }
+    }
+    return { table: name, columns: fields.map((f) => f.name), changes };
+  }
+}
+
+// --------------------------------------------------------------------------------------------
+
+function proposalView(p: Proposal): ProposalView {
+  const d = p.decision;
+  return {
+    id: p.id,
+    status: p.status,
+    action: p.action,
+    module: p.module,
+    params: { ...p.params },
+    ruleId: p.ruleId,
+    ruleVersion: p.ruleVersion,
+    risk: p.risk,
+    riskReason: p.riskReason,
+    explanation: p.explanation,
+    createdMs: p.createdAtMs,
+    ...(d && d.kind !== 'deferred' ? { decidedBy: d.by, decidedMs: d.atMs } : {}),
+    ...(d?.comment ? { comment: d.comment } : {}),
+    ...(p.command && p.module ? { command: { module: p.module, progress: p.command.state, updatedMs: p.command.updatedAtMs, ...(p.command.detail ? { detail: p.command.detail } : {}) } } : {}),
+    ...(d?.kind === 'stale' && d.reason ? { staleReason: d.reason } : {}),
+    ...(p.withdrawnReason ? { withdrawnReason: p.withdrawnReason } : {}),
+  };
+}
+
+function trailDetail(detail: unknown): string | undefined {
+  if (detail === null || detail === undefined) return undefined;
+  if (typeof detail !== 'object') return String(detail);
+  const o = detail as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const k of ['reason', 'comment', 'detail', 'decision', 'action']) if (o[k] !== null && o[k] !== undefined) parts.push(`${k}: ${typeof o[k] === 'string' ? o[k] : JSON.stringify(o[k])}`);
+  return parts.length ? parts.join('; ').slice(0, 500) : undefined;
+}
+
+function userView(u: User): UserView {
+  return { name: u.name, roles: [u.role], disabled: u.disabled, lockedUntilMs: u.lockedUntilMs };
+}
+
+function oneRole(roles: Role[]): InboxRole {
+  const unique = [...new Set(roles)];
+  if (unique.length !== 1) throw new SiteApiError('invalid', `roles: a user has exactly one role (viewer, operator, shift_lead or admin), got ${unique.length}`);
+  return unique[0]!;
+}
+
+function secretOf(secret: string): { pin: string } | { password: string } {
+  return /^[0-9]{4,12}$/.test(secret) ? { pin: secret } : { password: secret };
+}
+
+function parsePosition(id: string): bigint {
+  if (!/^[0-9]{1,20}$/.test(id)) throw new SiteApiError('invalid', `ids: expected journal positions (digits), got ${JSON.stringify(id.slice(0, 32))}`);
+  return BigInt(id);
+}
+
+const alarmKey = (a: Alarm): string => `${a.kind}|${a.kind === 'budget_breach' || a.kind === 'command_failed' ? a.message.split(' ')[a.kind === 'budget_breach' ? 0 : 2] : ''}`;
+
+const secs = (ms: number): string => (ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
+
+function dirBytes(dir: string): number {
+  let n = 0;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) n += dirBytes(p);
+    else {
+      try {
+        n += statSync(p).size;
+      } catch {
+        // removed meanwhile (expiration)
+      }
+    }
+  }
+  return n;
+}
+
+/** Subsystem errors → the API's kinds. */
+function apiError(e: unknown): Error {
+  if (e instanceof SiteApiError) return e;
+  const err = e as Error & { kind?: string; reason?: string };
+  if (e instanceof InboxError) {
+    const kind = ({ NotFound: 'not_found', InvalidArgument: 'invalid', Refused: 'forbidden', Conflict: 'conflict' } as const)[e.kind];
+    return new SiteApiError(kind, err.message);
+  }
+  switch (err?.kind) {
+    case 'NotFound':
+      return new SiteApiError('not_found', err.message);
+    case 'InvalidArgument':
+      return new SiteApiError('invalid', err.message);
+    case 'AlreadyExists':
+    case 'Conflict':
+      return new SiteApiError('conflict', err.message);
+    default:
+      return new SiteApiError('internal', err?.message ?? String(e));
+  }
+}

@@ -1,0 +1,117 @@
+// The Electron main process with a fake `electron` and a fake site: argument handling (our flags
+// among Electron's), kiosk/fullscreen reaching the window, the single-instance lock taken before
+// the site starts, quit stopping the site first, and the first run on a new data directory.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SiteBackend, SiteEvent } from '../core/site/api.ts';
+import type { SiteStartOptions } from '../core/site/site.ts';
+import { CALL_CHANNEL } from './ipc.ts';
+import { parseShellArgs, runMain, ShellArgsError, type RunningSite } from './main-process.ts';
+import { APP_ORIGIN } from './security.ts';
+import type { ElectronLike, WebContentsLike } from './shell.ts';
+
+function fakeElectron(locked = false) {
+  const rec = { quit: 0, windows: [] as Array<Record<string, unknown>>, handlers: new Map<string, (...a: unknown[]) => Promise<unknown>>(), schemes: 0, log: [] as string[] };
+  let id = 1;
+  const contents = (): WebContentsLike => ({ id: id++, send: () => undefined, on: () => undefined, setWindowOpenHandler: () => undefined, isDestroyed: () => false });
+  const e: ElectronLike = {
+    app: {
+      requestSingleInstanceLock: () => !locked,
+      on: () => undefined,
+      whenReady: () => Promise.resolve(),
+      quit: () => {
+        rec.log.push('app.quit');
+        rec.quit++;
+      },
+    },
+    BrowserWindow: class {
+      webContents = contents();
+      constructor(o: Record<string, unknown>) {
+        rec.windows.push(o);
+      }
+      async loadURL() {}
+      on() {}
+      isMinimized() {
+        return false;
+      }
+      restore() {}
+      focus() {}
+    },
+    ipcMain: { handle: (ch, fn) => void rec.handlers.set(ch, fn as never) },
+    protocol: { registerSchemesAsPrivileged: () => void rec.schemes++, handle: () => undefined },
+    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined } },
+  };
+  const call = (method: string, req: unknown = {}) => rec.handlers.get(CALL_CHANNEL)!({ sender: { id: 99 }, senderFrame: { url: `${APP_ORIGIN}/index.html` } }, method, req) as Promise<{ ok: boolean; value?: unknown; error?: { kind: string } }>;
+  return { e, rec, call };
+}
+
+function fakeSite(rec: { log: string[] }) {
+  const started: SiteStartOptions[] = [];
+  const service: SiteBackend = {
+    call: async (method) => (method === 'firstRun' ? { initialized: true, siteId: 'north' } : { from: 'site' }) as never,
+    subscribe: (_l: (e: SiteEvent) => void) => () => undefined,
+  };
+  const startSite = async (o: SiteStartOptions): Promise<RunningSite> => {
+    started.push(o);
+    return { service, stop: async () => void rec.log.push('site.stop') };
+  };
+  return { started, startSite };
+}
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('electron main process', () => {
+  it('takes its flags from among Electron’s and refuses bad ones', () => {
+    const a = parseShellArgs(['/usr/lib/electron', 'electron/main.mjs', '--no-sandbox', '--kiosk', '--data=/srv/t', '--http-port', '8471', '--enable-logging']);
+    expect(a).toMatchObject({ data: '/srv/t', kiosk: true, fullscreen: false, demo: false, serveUi: false, httpPort: 8471 });
+    expect(parseShellArgs(['--fullscreen', '--demo', '--serve-ui', '--mqtt-port=0'])).toMatchObject({ fullscreen: true, demo: true, serveUi: true, mqttPort: 0 });
+    expect(() => parseShellArgs(['--http-port', 'x'])).toThrow(ShellArgsError);
+    expect(() => parseShellArgs(['--http-port', '70000'])).toThrow(/0 to 65535/);
+    expect(() => parseShellArgs(['--data'])).toThrow(/--data: expected a directory/);
+  });
+
+  it('starts the site in the main process, opens a kiosk window on it, and stops the site before quitting', async () => {
+    const { e, rec, call } = fakeElectron();
+    const s = fakeSite(rec);
+    const app = await runMain(e, ['--demo', '--kiosk', '--fullscreen', '--http-port', '0', '--data', '/tmp/nowhere-demo'], { startSite: s.startSite, log: () => undefined });
+    expect(rec.schemes).toBe(1);
+    expect(s.started).toEqual([expect.objectContaining({ data: '/tmp/nowhere-demo', demo: true, ui: false, httpPort: 0 })]);
+    expect(rec.windows).toHaveLength(1);
+    expect(rec.windows[0]).toMatchObject({ kiosk: true, fullscreen: true });
+    expect(await call('status')).toEqual({ ok: true, value: { from: 'site' } });
+    await app.quit();
+    expect(rec.log).toEqual(['site.stop', 'app.quit']);
+  });
+
+  it('a second instance starts no site and quits', async () => {
+    const { e, rec } = fakeElectron(true);
+    const s = fakeSite(rec);
+    await runMain(e, ['--demo'], { startSite: s.startSite, log: () => undefined });
+    expect(s.started).toEqual([]);
+    expect(rec.quit).toBe(1);
+    expect(rec.windows).toHaveLength(0);
+  });
+
+  it('shows the first run on a new data directory, then switches the window to the site it set up', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-'));
+    const data = join(dir, 'data');
+    const { e, rec, call } = fakeElectron();
+    const s = fakeSite(rec);
+    await runMain(e, ['--data', data], { startSite: s.startSite, log: () => undefined });
+    expect(s.started).toEqual([]);
+    expect(await call('firstRun')).toEqual({ ok: true, value: { initialized: false, siteId: null } });
+    expect((await call('status')).error?.kind).toBe('conflict');
+    expect(await call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north' } });
+    for (let i = 0; i < 100 && s.started.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(s.started).toEqual([expect.objectContaining({ data, demo: false })]);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await call('status')).toEqual({ ok: true, value: { from: 'site' } });
+  }, 30_000);
+});

@@ -1,0 +1,155 @@
+// The Electron main process, minus the `electron` import (electron/main.mjs passes the real
+// module in; tests pass a fake): argument handling, the Site in this process, the SiteService
+// as the IPC backend, the first-run screen on a new data directory, and a clean stop on quit.
+//
+//   electron electron/main.mjs [--data <dir>] [--demo] [--kiosk] [--fullscreen]
+//                              [--mqtt-port <n>] [--http-port <n>] [--serve-ui]
+// Arguments Electron or Chromium add (`--no-sandbox`, `--enable-logging`, the app path, …) are
+// ignored; an unknown `--tilstand-…`-looking flag of ours is an error with the usage.
+//
+// Order (Electron's rules): the privileged app scheme is registered before `ready`; the
+// single-instance lock is taken before the site starts (a second start only focuses the first
+// window and never opens the data directory); the site stops before the app quits.
+
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SiteBackend } from '../core/site/api.ts';
+import { FirstRunBackend, isInitialized, SwitchingBackend } from '../core/site/first-run.ts';
+import { DEFAULT_RENDERER_DIR, type SiteStartOptions } from '../core/site/site.ts';
+import { registerScheme, startShell, type ElectronLike } from './shell.ts';
+
+export interface ShellArgs {
+  data: string;
+  demo: boolean;
+  kiosk: boolean;
+  fullscreen: boolean;
+  serveUi: boolean;
+  mqttPort?: number;
+  httpPort?: number;
+}
+
+export class ShellArgsError extends Error {}
+
+export const SHELL_USAGE = 'usage: tilstand-electron [--data <dir>] [--demo] [--kiosk] [--fullscreen] [--mqtt-port <n>] [--http-port <n>] [--serve-ui]';
+const OURS = new Set(['--data', '--demo', '--kiosk', '--fullscreen', '--mqtt-port', '--http-port', '--serve-ui']);
+const VALUED = new Set(['--data', '--mqtt-port', '--http-port']);
+
+/** Parses our flags out of process.argv (everything else belongs to Electron/Chromium). */
+export function parseShellArgs(argv: readonly string[], defaults: { data?: string } = {}): ShellArgs {
+  const out: ShellArgs = { data: resolve(defaults.data ?? './tilstand-data'), demo: false, kiosk: false, fullscreen: false, serveUi: false };
+  const port = (flag: string, v: string | undefined): number => {
+    if (v === undefined || !/^\d+$/.test(v) || Number(v) > 65535) throw new ShellArgsError(`${flag}: expected a port number from 0 to 65535, got ${v === undefined ? 'nothing' : `'${v}'`}\n${SHELL_USAGE}`);
+    return Number(v);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const raw = argv[i]!;
+    const eq = raw.indexOf('=');
+    const flag = raw.startsWith('--') && eq > 0 ? raw.slice(0, eq) : raw;
+    if (!OURS.has(flag)) continue;
+    let value: string | undefined;
+    if (VALUED.has(flag)) value = eq > 0 && raw.startsWith('--') ? raw.slice(eq + 1) : argv[++i];
+    switch (flag) {
+      case '--data':
+        if (!value) throw new ShellArgsError(`--data: expected a directory\n${SHELL_USAGE}`);
+        out.data = resolve(value);
+        break;
+      case '--demo':
+        out.demo = true;
+        break;
+      case '--kiosk':
+        out.kiosk = true;
+        break;
+      case '--fullscreen':
+        out.fullscreen = true;
+        break;
+      case '--serve-ui':
+        out.serveUi = true;
+        break;
+      case '--mqtt-port':
+        out.mqttPort = port(flag, value);
+        break;
+      case '--http-port':
+        out.httpPort = port(flag, value);
+        break;
+    }
+  }
+  return out;
+}
+
+/** What the main process needs of a running site (core/site's Site). */
+export interface RunningSite {
+  readonly service: SiteBackend;
+  stop(): Promise<void>;
+}
+
+export interface MainDeps {
+  startSite: (o: SiteStartOptions) => Promise<RunningSite>;
+  rendererDir?: string;
+  preloadPath?: string;
+  log?: (line: string) => void;
+}
+
+export const PRELOAD_PATH = fileURLToPath(new URL('./preload.cjs', import.meta.url));
+
+/** Runs the app; resolves once the window is up (or at once when another instance has the lock). */
+export async function runMain(e: ElectronLike, argv: readonly string[], deps: MainDeps): Promise<{ site: () => RunningSite | undefined; quit: () => Promise<void> }> {
+  const log = deps.log ?? ((l: string) => console.error(`tilstand: ${l}`));
+  const args = parseShellArgs(argv);
+  registerScheme(e);
+  let site: RunningSite | undefined;
+  let quitting: Promise<void> | undefined;
+  const quit = (): Promise<void> => {
+    quitting ??= (async () => {
+      try {
+        await site?.stop();
+      } catch (err) {
+        log(`stopping the site: ${(err as Error).message}`);
+      }
+      e.app.quit();
+    })();
+    return quitting;
+  };
+  if (!e.app.requestSingleInstanceLock()) {
+    e.app.quit();
+    return { site: () => undefined, quit };
+  }
+  const options = (): SiteStartOptions => ({
+    data: args.data,
+    demo: args.demo,
+    ui: args.serveUi,
+    ...(args.mqttPort !== undefined ? { mqttPort: args.mqttPort } : {}),
+    ...(args.httpPort !== undefined ? { httpPort: args.httpPort } : {}),
+    log,
+  });
+  let backend: SiteBackend;
+  if (args.demo || isInitialized(args.data)) {
+    site = await deps.startSite(options());
+    backend = site.service;
+  } else {
+    // First run: the window shows the first-run screen; once it is filled in, the site starts
+    // here and the same window talks to it.
+    const first = new FirstRunBackend(args.data);
+    const switching = new SwitchingBackend(first);
+    backend = switching;
+    void first.done.then(async () => {
+      try {
+        site = await deps.startSite(options());
+        switching.switchTo(site.service);
+      } catch (err) {
+        log(`the site did not start after the first run: ${(err as Error).message}`);
+      }
+    });
+  }
+  // Quitting (window closed, or a signal) stops the site first.
+  const shellElectron: ElectronLike = { ...e, app: { ...e.app, quit: () => void quit(), on: e.app.on.bind(e.app), whenReady: e.app.whenReady.bind(e.app), requestSingleInstanceLock: e.app.requestSingleInstanceLock.bind(e.app) } };
+  for (const s of ['SIGINT', 'SIGTERM'] as const) process.once(s, () => void quit());
+  const shell = startShell(shellElectron, {
+    rendererDir: deps.rendererDir ?? DEFAULT_RENDERER_DIR,
+    preloadPath: deps.preloadPath ?? PRELOAD_PATH,
+    kiosk: args.kiosk,
+    fullscreen: args.fullscreen,
+    backend,
+  });
+  await shell.ready;
+  return { site: () => site, quit };
+}

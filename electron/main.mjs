@@ -1,0 +1,17 @@
+// The Electron entry (`npm run electron`, and the packaged app's main): registers tsx so the
+// TypeScript sources load as they are, imports the real `electron`, and runs the main process
+// (electron/main-process.ts): the Site in this process, the SiteService over IPC, the window.
+//   npm run electron -- --data /var/lib/tilstand --kiosk
+import { register } from 'tsx/esm/api';
+
+register();
+const electronModule = await import('electron');
+const electron = electronModule.default ?? electronModule;
+const { runMain, ShellArgsError } = await import('./main-process.ts');
+const { Site } = await import('../core/site/site.ts');
+try {
+  await runMain(electron, process.argv.slice(1), { startSite: (o) => Site.start(o) });
+} catch (e) {
+  console.error(`tilstand: ${e instanceof ShellArgsError ? e.message : (e && e.stack) || e}`);
+  electron.app.exit(e instanceof ShellArgsError ? 2 : 1);
+}

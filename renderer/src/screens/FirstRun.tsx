@@ -1,0 +1,80 @@
+// The first screen on a new data directory: the site id and the first administrator. After
+// `initSite` the server restarts as the real site; this screen polls `firstRun` until the site
+// answers and then shows the sign-in screen.
+import { useEffect, useState, type FormEvent } from 'react';
+import { LanguagePicker } from '../components/LanguagePicker.tsx';
+import { useApp, useT } from '../context.tsx';
+
+export function FirstRun() {
+  const t = useT();
+  const firstRun = useApp((s) => s.firstRun);
+  const error = useApp((s) => s.firstRunError);
+  const initSite = useApp((s) => s.initSite);
+  const loadFirstRun = useApp((s) => s.loadFirstRun);
+  const [siteId, setSiteId] = useState('');
+  const [name, setName] = useState('');
+  const [pin, setPin] = useState('');
+  const [pin2, setPin2] = useState('');
+  const [mismatch, setMismatch] = useState(false);
+  const [submitted, setSubmitted] = useState<string | null>(null);
+  // After initSite: wait for the real site (it answers firstRun with its id), then reload.
+  useEffect(() => {
+    if (!submitted) return;
+    const id = setInterval(() => void loadFirstRun(), 1000);
+    return () => clearInterval(id);
+  }, [submitted, loadFirstRun]);
+  useEffect(() => {
+    if (submitted && firstRun?.initialized && firstRun.siteId !== null) location.reload();
+  }, [submitted, firstRun]);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (pin !== pin2) return setMismatch(true);
+    setMismatch(false);
+    await initSite(siteId.trim(), name.trim(), pin);
+  };
+  // initSite answered: the first-run server hands over to the site.
+  useEffect(() => {
+    if (firstRun?.initialized && !submitted) setSubmitted(firstRun.siteId);
+  }, [firstRun, submitted]);
+  if (submitted) {
+    return (
+      <main className="signin">
+        <h1>{t('firstRun.title')}</h1>
+        <p role="status">{t('firstRun.starting', { site: submitted })}</p>
+      </main>
+    );
+  }
+  return (
+    <main className="signin first-run">
+      <h1>{t('firstRun.title')}</h1>
+      <p>{t('firstRun.intro')}</p>
+      <form onSubmit={(e) => void submit(e)}>
+        <label>
+          {t('firstRun.siteId')}
+          <input name="siteId" required pattern="[A-Za-z0-9][A-Za-z0-9_\-]{0,63}" autoComplete="off" value={siteId} onChange={(e) => setSiteId(e.target.value)} />
+        </label>
+        <label>
+          {t('firstRun.adminName')}
+          <input name="adminName" required autoComplete="username" value={name} onChange={(e) => setName(e.target.value)} />
+        </label>
+        <label>
+          {t('firstRun.adminPin')}
+          <input name="adminPin" required type="password" inputMode="numeric" pattern="[0-9]{4,12}" autoComplete="new-password" value={pin} onChange={(e) => setPin(e.target.value)} />
+        </label>
+        <label>
+          {t('firstRun.adminPin2')}
+          <input name="adminPin2" required type="password" inputMode="numeric" pattern="[0-9]{4,12}" autoComplete="new-password" value={pin2} onChange={(e) => setPin2(e.target.value)} />
+        </label>
+        {(mismatch || error) && (
+          <p role="alert" className="error">
+            {mismatch ? t('firstRun.mismatch') : error}
+          </p>
+        )}
+        <button type="submit" className="primary">
+          {t('firstRun.submit')}
+        </button>
+      </form>
+      <LanguagePicker />
+    </main>
+  );
+}

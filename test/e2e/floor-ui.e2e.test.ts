@@ -1,0 +1,314 @@
+// The floor UI end to end: `tilstand start --demo --headless` as a child process, a shift lead
+// made with the users CLI, and Debian's chromium driven by playwright-core through the real
+// renderer, HTTP API and WebSocket events:
+//   sign in → the inbox shows the agent's proposals → approve an assignment (keyboard A) and watch
+//   the command go to `applied` and the work queue change → reject one (R) → the stale case (the
+//   world changes between proposal and approval) → next (N) → languages (nb, de; number formats)
+//   → time travel (History: an agent tag, diff with latest) → the tables' budget gauges →
+//   axe-core on every screen → 1280×800 and 1920×1080.
+// Screenshots of each screen go to test-artifacts/screenshots/ (gitignored); the inbox one also
+// to docs/inbox.png for the README.
+//
+// Without /usr/bin/chromium (or $CHROMIUM) the suite is skipped with a loud notice — and fails
+// under CI=true. The demo modules step only every 10 minutes here, so nothing but the test
+// changes the world while it runs.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import mqtt from 'mqtt';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProposalView } from '../../core/site/api.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = join(ROOT, 'bin/tilstand.mjs');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = join(ROOT, 'test-artifacts/screenshots');
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const CI = process.env.CI === 'true';
+
+if (!HAVE_CHROMIUM && !CI) {
+  const bar = '!'.repeat(100);
+  console.warn(`\n${bar}\n!!! SKIPPED: test/e2e/floor-ui.e2e.test.ts — no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM=…)\n!!! The floor UI was NOT tested end to end. Under CI=true this is a failure.\n${bar}\n`);
+}
+
+let data: string;
+let child: ChildProcess | undefined;
+let out = '';
+let err = '';
+let url = '';
+let context: BrowserContext;
+let page: Page;
+let cookie = '';
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const c = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+async function until<T>(f: () => Promise<T | undefined | false> | T | undefined | false, what: string, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\nstdout:\n${out}\nstderr:\n${err.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The site API as the test's own session (to find proposals and check the world). */
+async function api<T>(method: string, body: unknown = {}): Promise<T> {
+  const r = await fetch(`${url}/api/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', cookie }, body: JSON.stringify(body) });
+  const set = r.headers.get('set-cookie');
+  if (set) cookie = set.split(';')[0]!;
+  const j = (await r.json()) as { ok: boolean; value: T; error?: { message: string } };
+  if (!j.ok) throw new Error(`${method}: ${j.error?.message}`);
+  return j.value;
+}
+
+type Job = { job_id: string; status: string; assigned_resource: string | null };
+const jobs = async () => (await api<{ jobs: Job[] }>('workQueue')).jobs;
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+}
+
+async function go(screen: string): Promise<void> {
+  await page.click(`nav [data-screen="${screen}"]`);
+}
+
+/** axe-core on the current page; serious and critical violations fail. */
+async function axe(where: string): Promise<void> {
+  await page.addScriptTag({ path: join(ROOT, 'node_modules/axe-core/axe.min.js') });
+  const result = (await page.evaluate(async () => {
+    const r = await (globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }> }> } }).axe.run({
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map((n) => JSON.stringify(n.target)) }));
+  })) as Array<{ id: string; impact: string; help: string; targets: string[] }>;
+  const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(bad, `${where}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
+}
+
+const suite = HAVE_CHROMIUM || CI ? describe : describe.skip;
+
+suite('the floor UI end to end (chromium)', () => {
+  beforeAll(async () => {
+    expect(HAVE_CHROMIUM, `no chromium at ${CHROMIUM}: under CI=true the end-to-end suite must run`).toBe(true);
+    mkdirSync(SHOTS, { recursive: true });
+    data = mkdtempSync(join(tmpdir(), 'tilstand-e2e-'));
+    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    url = await until(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1], 'the site to print its UI URL', 30_000);
+    const add = await run(['users', 'add', '--data', data, '--name', 'Lena', '--role', 'shift_lead', '--pin', '2580']);
+    expect(add.code, add.stderr).toBe(0);
+    await api('signIn', { user: 'Lena', secret: '2580' });
+    // The demo's start-up snapshot: 30 jobs, 6 resources, stock, committed.
+    await until(async () => (await jobs()).length >= 30 && (await api<unknown[]>('stock', {})).length > 0, 'the demo snapshot in the tables', 40_000);
+    const agent = await run(['agent', 'run', '--data', data]);
+    expect(agent.code, agent.stderr).toBe(0);
+    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'tilstand-chromium-')), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      viewport: { width: 1280, height: 800 },
+      locale: 'en-GB',
+      // axe-core is injected as an inline script; the app's CSP (tested in core/site) forbids that.
+      bypassCSP: true,
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(15_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => undefined);
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    if (data) rmSync(data, { recursive: true, force: true });
+  }, 60_000);
+
+  it('signs in and shows the proposals in the inbox', async () => {
+    await page.goto(`${url}/`);
+    await page.waitForSelector('form input[name="user"]');
+    await shot('sign-in');
+    await axe('sign-in');
+    await page.fill('input[name="user"]', 'Lena');
+    await page.fill('input[name="secret"]', '2580');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('[data-proposal]');
+    const n = await page.locator('[data-proposal]').count();
+    expect(n).toBeGreaterThan(2);
+    await expect.poll(() => page.locator('.inbox-list h2').textContent()).toMatch(/\d+ waiting for a decision/);
+  });
+
+  it('approves an assignment with A: the command goes to applied and the work queue changes', async () => {
+    const open = await api<ProposalView[]>('listProposals', { status: ['open'] });
+    const p = open.find((x) => x.action === 'assign_job')!;
+    expect(p, JSON.stringify(open.map((x) => x.action))).toBeDefined();
+    const { job_id, resource_id } = p.params as { job_id: string; resource_id: string };
+    await page.click(`[data-proposal="${p.id}"]`);
+    await page.waitForSelector('.proposal .will-send');
+    expect(await page.textContent('.proposal .will-send')).toContain('assign_job');
+    await shot('inbox');
+    copyFileSync(join(SHOTS, 'inbox.png'), join(ROOT, 'docs/inbox.png'));
+    await axe('inbox with a proposal open');
+    await page.keyboard.press('a');
+    // Progress through the write-back: approved, sent / acknowledged, then applied when the
+    // module's events reach the work queue.
+    await page.waitForSelector('.proposal .command-applied', { timeout: 30_000 });
+    expect(await page.textContent('.proposal')).toContain('approved');
+    expect((await jobs()).find((j) => j.job_id === job_id)?.assigned_resource).toBe(resource_id);
+    await go('work');
+    await expect.poll(() => page.textContent(`[data-job="${job_id}"] .assigned`), { timeout: 15_000 }).toBe(resource_id);
+    await shot('work-queue');
+    await axe('work queue');
+  });
+
+  it('rejects one with R', async () => {
+    await go('inbox');
+    const open = await api<ProposalView[]>('listProposals', { status: ['open'] });
+    const p = open.find((x) => x.action !== 'assign_job') ?? open[0]!;
+    await page.click(`[data-proposal="${p.id}"]`);
+    await page.waitForSelector('.proposal .will-send');
+    await page.keyboard.press('r');
+    await expect.poll(async () => (await api<ProposalView>('getProposal', { id: p.id })).status).toBe('rejected');
+    await expect.poll(() => page.textContent('.proposal')).toContain('rejected');
+    expect((await api<ProposalView>('getProposal', { id: p.id })).decidedBy).toBe('Lena');
+  });
+
+  it('shows an approval as stale, with its reason, when the world changed since the agent looked', async () => {
+    const open = await api<ProposalView[]>('listProposals', { status: ['open'] });
+    const p = open.find((x) => x.action === 'assign_job');
+    expect(p, 'a second assignment proposal').toBeDefined();
+    const { job_id, resource_id } = p!.params as { job_id: string; resource_id: string };
+    // Change the world behind the inbox's back: the operations module is told (directly, as the
+    // site's own principal) to start that job, so its events assign it before anyone approves.
+    const secrets = JSON.parse(readFileSync(join(data, 'secrets/modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
+    const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    const client = await mqtt.connectAsync(mqttUrl, { username: 'tilstand', password: secrets.modules.tilstand!.password, clientId: 'e2e-world-changer', reconnectPeriod: 0 });
+    await client.publishAsync('tilstand/demo/commands/operations', JSON.stringify({ command_id: `e2e-${Date.now()}`, action: 'assign_job', job_id, resource_id, ts_ms: Date.now() }), { qos: 1 });
+    await client.endAsync();
+    await until(async () => (await jobs()).find((j) => j.job_id === job_id)?.assigned_resource === resource_id, `job ${job_id} assigned by the module`);
+    await go('inbox');
+    await page.click(`[data-proposal="${p!.id}"]`);
+    await page.waitForSelector('.proposal .actions .approve');
+    await page.click('.proposal .actions .approve');
+    await page.waitForSelector('.proposal .alert');
+    const alert = await page.textContent('.proposal .alert');
+    expect(alert).toContain('Not sent');
+    expect(alert).toContain(job_id);
+    expect((await api<ProposalView>('getProposal', { id: p!.id })).status).toBe('stale');
+    await shot('inbox-stale');
+  });
+
+  it('N selects the next proposal', async () => {
+    const before = await page.getAttribute('.proposal', 'aria-label');
+    await page.keyboard.press('n');
+    await expect.poll(() => page.getAttribute('.proposal', 'aria-label')).not.toBe(before);
+  });
+
+  it('switches language: Norwegian and German labels, numbers and dates in the locale format', async () => {
+    // A proposal's trail shows dates (formatTime); the tables screen shows sizes (formatBytes).
+    await go('inbox');
+    await page.click('[data-proposal]');
+    await page.waitForSelector('.trail li');
+    const lang = (l: string) => page.selectOption('header select[name="lang"]', l);
+    await lang('nb');
+    await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Innboks');
+    expect(await page.getAttribute('html', 'lang')).toBe('nb');
+    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{4}/);
+    await shot('inbox-nb');
+    await lang('de');
+    await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Eingang');
+    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{2},/);
+    await shot('inbox-de');
+    await lang('en');
+    await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Inbox');
+    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\/\d{2}\/\d{4}/);
+
+    await go('tables');
+    await page.waitForSelector('[data-table="work_queue"]');
+    const locales = { en: 'en-GB', nb: 'nb-NO', de: 'de-DE' } as const;
+    for (const [l, locale] of Object.entries(locales)) {
+      await lang(l);
+      await expect.poll(() => page.textContent('nav [data-screen="tables"]')).toContain({ en: 'Tables', nb: 'Tabeller', de: 'Tabellen' }[l as 'en']);
+      const bytes = (await api<Array<{ table: string; bytes: number }>>('tables')).find((t) => t.table === 'stock')!.bytes;
+      const expected = new Intl.NumberFormat(locale, { style: 'unit', unit: 'kilobyte', unitDisplay: 'short', maximumFractionDigits: 1 }).format(bytes / 1024);
+      await expect.poll(() => page.textContent('[data-table="stock"] td:nth-child(8)')).toBe(expected);
+      if (l !== 'en') await shot(`tables-${l}`);
+    }
+    await lang('en');
+  });
+
+  it('shows budget gauges on the tables screen', async () => {
+    const gauges = page.locator('table meter');
+    await expect.poll(() => gauges.count()).toBeGreaterThanOrEqual(4);
+    for (const t of ['work_queue', 'resources', 'stock', 'dead_letters']) expect(await page.locator(`[data-table="${t}"] meter`).count()).toBe(1);
+    await shot('tables');
+    await axe('tables');
+  });
+
+  it('travels in time: the work queue at the agent tag, and the diff with latest', async () => {
+    await go('history');
+    await page.selectOption('select[name="table"]', 'work_queue');
+    await page.selectOption('select[name="kind"]', 'tag');
+    await page.waitForSelector('select[name="tag"] option', { state: 'attached' });
+    // The oldest agent tag: the first run, before this test approved anything.
+    const tag = (await page.locator('select[name="tag"] option').last().getAttribute('value'))!;
+    expect(tag).toMatch(/^agent-/);
+    await page.selectOption('select[name="tag"]', tag);
+    await page.click('form.history-form button[type="submit"]');
+    await page.waitForSelector('table[aria-label="work_queue"] tbody tr');
+    expect(await page.locator('table[aria-label="work_queue"] tbody tr').count()).toBeGreaterThanOrEqual(30);
+    await shot('history');
+    await axe('history');
+    await page.click('form.history-form button[type="button"]');
+    await page.waitForSelector('tr.change');
+    const kinds = await page.locator('tr.change td:first-child').allTextContents();
+    expect(kinds).toContain('+U');
+    expect(kinds).toContain('-U');
+    await shot('history-diff');
+  });
+
+  it('has the other screens, accessible', async () => {
+    for (const screen of ['stock', 'sync', 'deadLetters']) {
+      await go(screen);
+      await page.waitForTimeout(300);
+      await shot(screen);
+      await axe(screen);
+    }
+  });
+
+  it('is usable at 1280×800 and 1920×1080', async () => {
+    for (const [width, height] of [
+      [1280, 800],
+      [1920, 1080],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await go('inbox');
+      await page.waitForSelector('[data-proposal]');
+      await page.click('[data-proposal]');
+      await page.waitForSelector('.proposal');
+      const fit = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })')) as { scroll: number; inner: number };
+      expect(fit.scroll, `horizontal overflow at ${width}×${height}`).toBeLessThanOrEqual(fit.inner);
+      for (const sel of ['nav [data-screen="inbox"]', 'nav [data-screen="history"]', '.inbox-list', '.proposal h2']) {
+        expect(await page.locator(sel).first().isVisible(), `${sel} at ${width}×${height}`).toBe(true);
+      }
+      await shot(`inbox-${width}x${height}`);
+    }
+  });
+});

@@ -14,7 +14,7 @@
 // files are NOT read (they become visible when compaction moves them up and records their
 // superseded rows in DVs); every level ≥ 1 file is read as is, minus the row positions in its
 // deletion vector, without a merge. `deletion-vectors.merge-on-read=true` is not supported.
-// Writing DV tables is not supported (creation is refused, and the writer refuses such tables).
+// Writing DV tables: dv-writer.ts (TableWriter uses it when `deletion-vectors.enabled`).
 
 import { crc32 } from 'node:zlib';
 import { corruption, LsmError } from './errors.ts';

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import type { Table } from './table.ts';
 import { changelogEntries, changelogManifestNames } from './changelog.ts';
 import { minConsumerNextSnapshot } from './consumer.ts';
+import { markIndexFiles } from './dv-expire.ts';
 
 export interface ExpireResult {
   expiredSnapshots: number[];
@@ -75,10 +76,12 @@ export function removeOrphanFiles(table: Table, olderThanMs: number): string[] {
 interface LiveSet {
   manifests: Set<string>;
   dataFiles: Set<string>;
+  /** Names in `index/` (deletion-vector and other index files) listed by a live index manifest. */
+  indexFiles: Set<string>;
 }
 
 function mark(table: Table): LiveSet {
-  const live: LiveSet = { manifests: new Set(), dataFiles: new Set() };
+  const live: LiveSet = { manifests: new Set(), dataFiles: new Set(), indexFiles: new Set() };
   const snapshots = table.snapshots.listIds().map((id) => table.snapshots.tryGet(id)).filter((s) => s !== undefined);
   const all = [...snapshots, ...table.tags.list().map((t) => t.snapshot)];
   const seen = new Set<string>();
@@ -95,6 +98,8 @@ function mark(table: Table): LiveSet {
     for (const n of changelogManifestNames(table, s)) live.manifests.add(n);
     for (const e of changelogEntries(table, s)) live.dataFiles.add(table.dataFilePath(e.partition, e.bucket, e.file.fileName));
   }
+  // Index manifests (snapshot `indexManifest`) and the index files they list (dv-expire.ts).
+  markIndexFiles(table, all, live.manifests, live.indexFiles);
   return live;
 }
 
@@ -107,6 +112,14 @@ function sweep(table: Table, minAgeMs: number, keep?: ReadonlySet<string>): stri
   for (const name of io.list(table.paths.manifestDir)) {
     const path = table.paths.manifestFile(name);
     if (!live.manifests.has(name) && old(path)) {
+      io.remove(path);
+      deleted.push(path);
+    }
+  }
+  const indexDir = join(table.paths.root, 'index');
+  for (const name of io.list(indexDir)) {
+    const path = join(indexDir, name);
+    if (name.startsWith('index-') && !live.indexFiles.has(name) && old(path)) {
       io.remove(path);
       deleted.push(path);
     }

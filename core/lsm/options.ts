@@ -71,7 +71,7 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'bucket-key': 'comma list of primary-key columns hashed to choose the bucket (default: the trimmed primary key)',
   'file.format': 'data file format: parquet (default) or avro',
   'file.format.per.level': "data file format per LSM level, e.g. '0:avro,5:parquet' (data-file-format.ts)",
-  'deletion-vectors.enabled': 'read only: tables with deletion vectors are read (deletion-vector.ts); creating one is refused',
+  'deletion-vectors.enabled': 'tables with deletion vectors are read (deletion-vector.ts) and written (dv-writer.ts: primary-key, deduplicate, no sequence.field)',
   'disable-explicit-type-casting': 'ALTER may only widen column types (schema-change.ts)',
   'file.compression': 'data file compression: zstd (Paimon default; read only here), snappy, gzip (deflate for Avro) or none',
   'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null',
@@ -179,9 +179,6 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
     // Avro data files (data-file-format.ts): per-level formats must parse; zstd cannot be written.
     const avro = format === 'avro' || [...formatsPerLevel(raw).values()].includes('avro');
     if (avro && compression === 'zstd') throw notSupported("option 'file.compression': zstd Avro data files cannot be written here (no zstd compressor on Node 20); use snappy, deflate or none");
-    if (bool('deletion-vectors.enabled', false)) {
-      throw notSupported("option 'deletion-vectors.enabled': this store reads deletion-vector tables but does not write deletion vectors yet");
-    }
   }
   if (strict && compression === 'lz4') throw notSupported(`option 'file.compression': 'lz4' is not supported; use zstd, snappy, gzip or none`);
   const manifestCompression = parseEnum(get('manifest.compression') ?? 'deflate', 'manifest.compression', ['deflate', 'snappy', 'null', 'none', 'zstd'] as const);

@@ -33,6 +33,8 @@ import { checkValue, typeToString, type DataType } from './types.ts';
 import { WriteBuffer } from './write-buffer.ts';
 import type { TableSchema } from './schema.ts';
 import { WriterLock } from './writer-lock.ts';
+import { deletionVectorsEnabled } from './deletion-vector.ts';
+import { checkDvWritable, DeletionVectorState, promoteLevel0 } from './dv-writer.ts';
 import { formatForLevel } from './data-file-format.ts';
 import { ChangelogWriter } from './changelog.ts';
 import type { SnapshotRef } from './incremental.ts';
@@ -89,6 +91,8 @@ export class TableWriter {
   private committing = false;
   /** Changelog producer (changelog.ts); inert when `changelog-producer` is none. */
   private readonly changelog: ChangelogWriter;
+  /** Deletion-vector state (dv-writer.ts); undefined unless `deletion-vectors.enabled`. */
+  private readonly dv: DeletionVectorState | undefined;
 
   constructor(table: Table, o: WriterOptions) {
     this.table = table;
@@ -103,6 +107,8 @@ export class TableWriter {
       this.encodePartition = binaryRowEncoder(schema.partitionTypes, true);
       this.encodeBucketKey = binaryRowEncoder(schema.bucketKeyIndexes.map((i) => schema.fields[i]!.type));
       const latest = table.latestSnapshot();
+      if (deletionVectorsEnabled(so.raw)) checkDvWritable(schema, `writing table ${table.name}`);
+      this.dv = deletionVectorsEnabled(so.raw) ? new DeletionVectorState(table) : undefined;
       this.committed = new Map();
       if (latest) {
         for (const b of table.buckets(latest)) {
@@ -293,13 +299,13 @@ export class TableWriter {
     this.committing = true;
     try {
       this.flush();
-      const adds: ManifestEntry[] = [];
+      const adds: ManifestEntry[] = this.dv ? this.promoteLevel0() : [];
       for (const s of this.buckets.values()) {
-        for (const f of s.pending) adds.push(this.entry(ADD, s, f));
+        if (!this.dv) for (const f of s.pending) adds.push(this.entry(ADD, s, f));
       }
       let snapshotId: number | undefined;
       const changed = properties !== undefined && !sameProperties(properties, this.table.latestSnapshot()?.properties ?? null);
-      if (adds.length > 0 || changed) {
+      if (adds.length > 0 || changed || this.dv?.changed) {
         snapshotId = this.commitChanges(adds, 'APPEND', properties);
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
@@ -316,6 +322,32 @@ export class TableWriter {
     } finally {
       this.committing = false;
     }
+  }
+
+  /**
+   * DV tables: moves every bucket's level-0 files into level 1 before the snapshot (dv-writer.ts).
+   * Leaves the new level-1 files in `pending` (the callers then move pending into `files`).
+   */
+  private promoteLevel0(): ManifestEntry[] {
+    const dv = this.dv!;
+    const entries: ManifestEntry[] = [];
+    for (const s of this.buckets.values()) {
+      const r = promoteLevel0(this.table, dv, s, (run) => this.writeRun(s, run, 1, 0), (kind, f) => this.entry(kind, s, f));
+      if (!r) continue;
+      entries.push(...r.entries);
+      const gone = new Set(r.removed.map((f) => f.fileName));
+      s.files = s.files.filter((f) => !gone.has(f.fileName));
+      for (const f of r.removed) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+      for (const f of s.pending) {
+        // Uncommitted level-0 files merged up: referenced by nothing, removed now.
+        const path = this.table.dataFilePath(s.partition, s.bucket, f.fileName);
+        this.table.cache.drop(path);
+        this.table.fileIO.remove(path);
+      }
+      s.pending = r.added;
+      this.committed.set(s.id, { partition: s.partition, bucket: s.bucket, files: s.files });
+    }
+    return entries;
   }
 
   private entry(kind: 0 | 1, s: { partition: Uint8Array; bucket: number }, file: DataFileMeta): ManifestEntry {
@@ -358,7 +390,7 @@ export class TableWriter {
       deltaManifestListSize: deltaList.size,
       changelogManifestList: changelogList?.name ?? null,
       changelogManifestListSize: changelogList?.size ?? null,
-      indexManifest: null,
+      indexManifest: this.dv ? this.dv.writeIndexManifest() : null,
       commitUser: this.commitUser,
       commitIdentifier: BigInt(++this.commitIdentifier),
       commitKind: kind,
@@ -460,9 +492,9 @@ export class TableWriter {
     this.committing = true;
     try {
       this.flush();
-      const adds: ManifestEntry[] = [];
-      for (const s of this.buckets.values()) for (const f of s.pending) adds.push(this.entry(ADD, s, f));
-      if (adds.length > 0) {
+      const adds: ManifestEntry[] = this.dv ? this.promoteLevel0() : [];
+      if (!this.dv) for (const s of this.buckets.values()) for (const f of s.pending) adds.push(this.entry(ADD, s, f));
+      if (adds.length > 0 || this.dv?.changed) {
         this.commitChanges(adds, 'APPEND');
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
@@ -481,7 +513,7 @@ export class TableWriter {
     for (const s of this.buckets.values()) {
       const runs = this.table.runsOf(s.files);
       let unit: CompactUnit | undefined = full ? fullCompaction(o.numLevels, runs) : pickUniversal(o, runs);
-      if (!unit) continue;
+      if (!unit || (this.dv && unit.outputLevel === 0)) continue; // DV tables keep level 0 empty
       let added: DataFileMeta[];
       try {
         added = this.runCompaction(s, unit);
@@ -496,6 +528,7 @@ export class TableWriter {
       results.push({ s, removed, added });
     }
     if (entries.length === 0) return undefined;
+    for (const { s, removed } of results) this.dv?.dropFiles(s.partition, s.bucket, removed);
     const id = this.commitChanges(entries, 'COMPACT');
     for (const { s, removed, added } of results) {
       const gone = new Set(removed.map((f) => f.fileName));
@@ -516,7 +549,8 @@ export class TableWriter {
     // drops it and lets such a record resurrect the key).
     const dropDelete =
       unit.outputLevel !== 0 && unit.outputLevel >= highestNonEmptyLevel(allFiles) && schema.sequenceFieldIndexes.length === 0;
-    const inputs = unit.runs.map((r) => r.files.map((f) => table.loadRun(s.partition, s.bucket, f)));
+    const dv = this.dv;
+    const inputs = unit.runs.map((r) => r.files.map((f) => (dv ? dv.visibleRun(s.partition, s.bucket, f) : table.loadRun(s.partition, s.bucket, f))));
     const merge = createMergeFunction(schema);
     const pu = merge.resetThenAdded !== undefined ? merge : undefined;
     let inBytes = 0;
@@ -577,6 +611,7 @@ export class TableWriter {
     let result: RollbackResult;
     if (o.keepHistory) {
       const { target, current, entries } = rollbackAsLatestEntries(this.table, to);
+      this.dv?.reset(target);
       const changelog = this.table.schema.options.changelogProducer === 'lookup' ? this.changelog.write(rollbackChanges(this.table, current, target)) : [];
       const id = this.commitChanges(entries, 'OVERWRITE', undefined, { changelog, properties: target.properties });
       result = { snapshotId: id, removedSnapshots: [], removedTags: [], deletedFiles: [] };
@@ -595,6 +630,7 @@ export class TableWriter {
     this.changelog.discard();
     this.bufferedBytes = 0;
     const latest = this.table.latestSnapshot();
+    this.dv?.reset(latest);
     if (latest) {
       for (const b of this.table.buckets(latest)) {
         this.committed.set(`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, { partition: b.partition, bucket: b.bucket, files: [...b.files] });

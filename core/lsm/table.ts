@@ -6,12 +6,11 @@
 // expiration in this process never removes files a reader in progress still needs.
 
 import { deserializeBinaryRow } from './binary-row.ts';
-import { corruption, invalidArgument, LsmError, notFound, notSupported } from './errors.ts';
+import { corruption, invalidArgument, LsmError, notFound } from './errors.ts';
 import { localFileIO, type FileIO } from './file-io.ts';
 import { readDataFile, type RunData } from './data-file.ts';
 import { evolveRun } from './data-file-format.ts';
 import { AppendWriter } from './append-writer.ts';
-import { deletionVectorsEnabled } from './deletion-vector.ts';
 import { alterTable, type SchemaChange } from './schema-change.ts';
 import { groupByBucket, sortedRuns, type BucketFiles } from './levels.ts';
 import type { DataFileMeta } from './manifest.ts';
@@ -284,9 +283,6 @@ export class Table {
 
   /** The table's single writer; Conflict when another process or object writes it. */
   newWriter(o: WriterOptions = {}): TableWriter {
-    if (deletionVectorsEnabled(this.schema.options.raw)) {
-      throw notSupported(`table ${this.name} keeps deletion vectors; writing deletion-vector tables is not supported (reading is)`);
-    }
     // Append tables (no primary key) get an AppendWriter, a TableWriter with an append row path.
     return this.schema.isPrimaryKeyTable ? new TableWriter(this, o) : new AppendWriter(this, o);
   }

@@ -16,6 +16,8 @@
 // Invariants: at most one Site per data directory (the control socket and the tables' writer
 // locks); nothing is acknowledged to a module before it is in the journal (EmbeddedBroker).
 
+import { SyncEngine } from '../sync/engine.ts';
+import { openTarget } from '../sync/targets/open.ts';
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -65,9 +67,15 @@ export interface SiteStartOptions {
   rendererDir?: string;
   /** Run the agent on its timer (default true; false: only on demand, e.g. `tilstand agent run`). */
   agentTimer?: boolean;
+  /** The HQ target for this run (a directory or s3:// URL); overrides config `hq.target`. */
+  hq?: string;
+  /** How often sync plans and uploads (default 60 s). */
+  syncIntervalMs?: number;
 }
 
 /** The renderer `npm run build` writes. */
+const DEFAULT_SYNC_INTERVAL_MS = 60_000;
+
 export const DEFAULT_RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
 
 /** Loopback hosts need no TLS for the UI; anything else does (like the broker). */
@@ -144,6 +152,8 @@ export class Site {
   private decisionParts: Decisions | undefined;
   private ui: UiServer | undefined;
   private siteService: SiteService | undefined;
+  /** Sync to HQ, when a target is configured. */
+  sync: SyncEngine | undefined;
   private readonly userStore: UserStore;
   private tickTimer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
@@ -263,7 +273,14 @@ export class Site {
       agentTimer: o.agentTimer ?? true,
       log: this.log,
     });
-    this.siteService = new SiteService(this);
+    const hqTarget = o.hq ?? c.hq.target;
+    if (hqTarget) {
+      // Offline-first: the engine keeps its outbox in site.db and retries until HQ answers.
+      this.sync = new SyncEngine({ dataDir: this.data, site: c.site, target: openTarget(hqTarget, { site: c.site }), log: this.log });
+      this.sync.start(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS);
+      this.log(`sync to ${hqTarget.replace(/\/\/[^@/]*@/, '//…@')} every ${(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS) / 1000} s`);
+    }
+    this.siteService = new SiteService(this, { sync: this.sync ?? null });
 
     const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
     this.tickTimer = setInterval(() => {
@@ -534,6 +551,10 @@ export class Site {
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     await step('site service', () => this.siteService?.stop());
+    await step('sync', async () => {
+      await this.sync?.stop();
+      await this.sync?.close();
+    });
     await step('ui', () => this.ui?.close());
     await step('decisions', () => this.decisionParts?.close());
     await step('demo modules', () => this.demo?.stop());

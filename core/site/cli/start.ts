@@ -31,13 +31,15 @@ export const START_FLAGS: FlagSpecs = {
   'demo-seed': { type: 'string', value: '<n>' },
   'demo-step-ms': { type: 'string', value: '<ms>' },
   'no-agent-timer': { type: 'boolean' },
+  hq: { type: 'string', value: '<dir or s3 URL>' },
 };
 
 export const startUsage = [
-  '  tilstand start [--data <dir>] [--demo] [--headless] [--mqtt-port <n>] [--http-port <n>]',
+  '  tilstand start [--data <dir>] [--demo] [--headless] [--mqtt-port <n>] [--http-port <n>] [--hq <dir or s3 URL>]',
   '                                           run the site and its UI until Ctrl-C (--demo: a demo site with simulated',
   '                                           modules; port 0 = any free port; a new directory without --demo serves',
-  '                                           the first-run screen; --no-agent-timer: the agent runs only on demand)',
+  '                                           the first-run screen; --no-agent-timer: the agent runs only on demand;',
+  '                                           --hq: sync tagged snapshots and the inbox to HQ, overriding config hq.target)',
 ];
 
 /** Is the optional `electron` package installed? (never loads it) */
@@ -100,6 +102,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     ...(seed !== undefined ? { demoSeed: seed } : {}),
     ...(stepMs !== undefined ? { demoStepMs: stepMs } : {}),
     ...(a.boolean('no-agent-timer') ? { agentTimer: false } : {}),
+    ...(a.string('hq') !== undefined ? { hq: a.string('hq')! } : {}),
     log: (line) => io.stderr.write(`tilstand: ${line}\n`),
   });
   const b = site.config.broker;

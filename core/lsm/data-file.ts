@@ -204,7 +204,18 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   if (bytes.length !== meta.fileSize) {
     throw corruption(path, `size ${bytes.length} differs from the manifest's ${meta.fileSize}`);
   }
-  const { rowCount, columns } = decodeDataFile(bytes, readColumns(schema), path);
+  let decoded: { rowCount: number; columns: unknown[][] };
+  try {
+    decoded = decodeDataFile(bytes, readColumns(schema), path);
+  } catch (e) {
+    // Every decode failure names the file; anything but a deliberate LsmError is damage.
+    if (e instanceof LsmError && e.kind === 'Corruption') throw e;
+    if (e instanceof LsmError && e.kind === 'NotSupported') {
+      throw new LsmError('NotSupported', `${path}: ${e.message} (the file is damaged, or uses a feature this store does not read)`, { path, cause: e });
+    }
+    throw corruption(path, `cannot decode: ${(e as Error).message}`, e);
+  }
+  const { rowCount, columns } = decoded;
   if (rowCount !== meta.rowCount) throw corruption(path, `${rowCount} rows, the manifest says ${meta.rowCount}`);
   if (!schema.isPrimaryKeyTable) return appendRun(columns, rowCount, meta);
   const k = schema.keyIndexes.length;

@@ -345,8 +345,8 @@ describe('crash: known bug reproductions', () => {
   // their manifests and data files are kept by the mark phase. Found by the crash suite above.
   // Proposed fix: at the start of expireSnapshots, remove snapshot files whose id < earliestId()
   // (they were already expired; EARLIEST moved past them), or start the loop at listIds()[0].
-  // it.fails until fixed; then make it a plain `it`.
-  it.fails('KNOWN BUG: an expiration interrupted after the EARLIEST rewrite leaves snapshots below EARLIEST forever', () => {
+  // Fixed: expiration now first removes snapshot files below EARLIEST.
+  it('regression: an expiration interrupted after the EARLIEST rewrite leaves no snapshots below EARLIEST', () => {
     const dir = tempDir('crash-expire-bug');
     const io = new FaultyFileIO();
     const catalog = new Catalog(dir, { fileIO: io });

@@ -21,9 +21,16 @@
 //   - prune never deletes a row whose position is > keepAfter.
 import Database from 'better-sqlite3';
 import { statfsSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { dirname, join } from 'node:path';
 
 export const JOURNAL_FILE_NAME = 'journal.db';
+
+/** CRC-32 of one journal row: every field, then the payload. */
+function rowCrc(position: number, receivedAtMs: number, module: string, stream: string, seq: number | null, topic: string, payload: Buffer): number {
+  const head = crc32(`${position}\u0000${receivedAtMs}\u0000${module}\u0000${stream}\u0000${seq ?? ''}\u0000${topic}\u0000`);
+  return crc32(payload, head);
+}
 
 export type JournalErrorKind = 'InvalidArgument' | 'Corruption' | 'DiskFull' | 'IOError' | 'Closed';
 
@@ -114,7 +121,8 @@ CREATE TABLE IF NOT EXISTS journal (
   seq INTEGER,
   topic TEXT NOT NULL,
   payload BLOB NOT NULL,
-  size_bytes INTEGER NOT NULL
+  size_bytes INTEGER NOT NULL,
+  crc INTEGER
 );
 CREATE TABLE IF NOT EXISTS checkpoint (name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -167,8 +175,12 @@ export class Journal {
     this.db = db;
     // Positions are assigned here (no AUTOINCREMENT: it costs a sqlite_sequence update per row);
     // numbers travel as JS numbers on the hot path and become bigint once, for the caller.
+    // A CRC-32 per row over every field: SQLite keeps no page checksums, and a flipped bit in a
+    // payload must be refused as corruption on replay, never read back as an event.
+    const columns = db.prepare('PRAGMA table_info(journal)').all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'crc')) db.exec('ALTER TABLE journal ADD COLUMN crc INTEGER');
     this.insert = db.prepare(
-      'INSERT INTO journal (position, received_at_ms, module, stream, seq, topic, payload, size_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO journal (position, received_at_ms, module, stream, seq, topic, payload, size_bytes, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.insert.safeIntegers(false);
     const saveLast = db.prepare("INSERT INTO meta (key, value) VALUES ('last_position', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
@@ -190,7 +202,9 @@ export class Journal {
         const p = group[i]!;
         const e = p.event;
         next++;
-        this.insert.run(next, Math.trunc(e.receivedAtMs), e.module, e.stream, e.seq === undefined ? null : e.seq, e.topic, e.payload, p.bytes);
+        const received = Math.trunc(e.receivedAtMs);
+        const seq = e.seq === undefined ? null : Number(e.seq);
+        this.insert.run(next, received, e.module, e.stream, seq, e.topic, e.payload, p.bytes, rowCrc(next, received, e.module, e.stream, seq, e.topic, e.payload));
         positions[i] = BigInt(next);
       }
       saveLast.run(String(next));
@@ -255,7 +269,7 @@ export class Journal {
   /** Entries with position > `position`, oldest first, at most `limit`; read page by page. */
   *readAfter(position: bigint, limit: number = Number.MAX_SAFE_INTEGER): IterableIterator<JournalEntry> {
     const page = this.db.prepare(
-      'SELECT position, received_at_ms, module, stream, seq, topic, payload FROM journal WHERE position > ? ORDER BY position LIMIT ?',
+      'SELECT position, received_at_ms, module, stream, seq, topic, payload, crc FROM journal WHERE position > ? ORDER BY position LIMIT ?',
     );
     let after = position;
     let left = limit;
@@ -277,6 +291,12 @@ export class Journal {
           topic: r.topic as string,
           payload: r.payload as Buffer,
         };
+        if (r.crc !== null && r.crc !== undefined) {
+          const want = rowCrc(Number(entry.position), entry.receivedAtMs, entry.module, entry.stream, entry.seq === null ? null : Number(entry.seq), entry.topic, entry.payload);
+          if (Number(r.crc) !== want) {
+            throw new JournalError('Corruption', this.path, `corruption in ${this.path}: the entry at position ${entry.position} fails its checksum`);
+          }
+        }
         after = entry.position;
         yield entry;
       }

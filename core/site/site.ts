@@ -18,10 +18,11 @@
 
 import { SyncEngine } from '../sync/engine.ts';
 import { openTarget } from '../sync/targets/open.ts';
+import { readRestoreNote, RESTORE_NOTE } from '../sync/restore.ts';
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
@@ -312,6 +313,7 @@ export class Site {
       this.log(`control socket ${p.controlSocket} cannot listen (${(e as Error).message}); CLI commands will read the directory instead`);
     }
     this.siteService.start();
+    this.resyncAfterRestore();
 
     if (o.demo) {
       let secrets;
@@ -379,6 +381,21 @@ export class Site {
 
   get controlSocketPath(): string | undefined {
     return this.control?.path;
+  }
+
+  /**
+   * A site rebuilt by `tilstand restore` holds HQ's last synced state; its note says, per module
+   * and stream, the high-water mark it has. Ask each module once to resend what came after.
+   */
+  private resyncAfterRestore(): void {
+    const path = join(this.data, RESTORE_NOTE);
+    const note = readRestoreNote(this.data) as (ReturnType<typeof readRestoreNote> & { resyncSentAtMs?: number }) | undefined;
+    if (!note || note.resyncSentAtMs !== undefined) return;
+    for (const r of note.resync) {
+      this.publishResync(r.module, r.stream, r.afterSeq + 1);
+      this.log(`restore: asked ${r.module}/${r.stream} to resend after seq ${r.afterSeq}`);
+    }
+    writeFileSync(path, `${JSON.stringify({ ...note, resyncSentAtMs: Date.now() }, null, 2)}\n`);
   }
 
   private publishResync(module: string, stream: string, from: number): void {
@@ -476,6 +493,14 @@ export class Site {
         const name = `tilstand_broker_${k.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)}${k === 'heldNow' ? '' : '_total'}`;
         p.family(name, k === 'heldNow' ? 'gauge' : 'counter', `EmbeddedBroker metric ${k}`, [{ labels: { site }, value: v }]);
       }
+    }
+    if (this.sync) {
+      const st = this.sync.status();
+      p.family('tilstand_sync_pending_items', 'gauge', 'Sync steps waiting for HQ', [{ labels: { site }, value: st.pendingItems }])
+        .family('tilstand_sync_pending_bytes', 'gauge', 'Bytes waiting for HQ', [{ labels: { site }, value: st.pendingBytes }])
+        .family('tilstand_sync_oldest_unsynced_seconds', 'gauge', 'Age of the oldest unsynced step', [{ labels: { site }, value: Math.round(st.oldestUnsyncedMs / 1000) }])
+        .family('tilstand_sync_last_success_timestamp_seconds', 'gauge', 'Last successful HQ request (0: never)', [{ labels: { site }, value: st.lastSuccessMs === null ? 0 : Math.round(st.lastSuccessMs / 1000) }])
+        .family('tilstand_sync_healthy', 'gauge', '1 while sync makes progress or has nothing to do', [{ labels: { site }, value: st.healthy ? 1 : 0 }]);
     }
     return p.toString() + this.ingest.ingestor.metrics();
   }

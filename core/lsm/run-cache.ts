@@ -8,7 +8,8 @@ export function estimateRunBytes(run: RunData): number {
   let bytes = 64;
   const cols = [...run.keyCols, ...run.valueCols];
   bytes += (cols.length + 2) * run.rowCount * 8;
-  for (const c of run.valueCols) {
+  // Key columns are decoded apart from the value columns: their strings are separate copies.
+  for (const c of cols) {
     const sample = c.length > 0 ? c[0] : null;
     if (typeof sample === 'string' || sample instanceof Uint8Array) {
       for (const v of c) if (v !== null) bytes += 24 + (v as string | Uint8Array).length;

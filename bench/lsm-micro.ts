@@ -1,0 +1,221 @@
+// Micro benchmarks of core/lsm's hot paths on the bench's stock table, one phase per process:
+//
+//   node bin/run-ts.mjs bench/lsm-micro.ts write   [events=1000000] [keys=100000]
+//   node bin/run-ts.mjs bench/lsm-micro.ts flush   [keys=100000]
+//   node bin/run-ts.mjs bench/lsm-micro.ts read    [keys=1000000] [lookups=1000000]
+//   node bin/run-ts.mjs bench/lsm-micro.ts compact [keys=500000] [runs=5]
+//
+// Rates are by CPU time (process.cpuUsage), robust on a loaded machine. Add `node --cpu-prof --cpu-prof-dir=/tmp/prof` in front for a profile. Each phase prints one JSON
+// line: medians of 3 where repeated, memory from process.memoryUsage() after a forced GC when
+// node runs with --expose-gc.
+
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Catalog } from '../core/lsm/index.ts';
+import { STOCK_TABLE } from '../core/ingest/seed-tables.ts';
+import { keyOf, MODULES, prng } from './workload.ts';
+
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+const heap = () => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+// CPU time of this process (all threads), in ms: on a loaded shared machine wall time mostly
+// measures the neighbours; CPU time measures the code. Both are reported.
+const cpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+const now = cpu;
+const wall = () => performance.now();
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function newTable(dir: string, options: Record<string, string> = {}) {
+  const catalog = new Catalog(join(dir, 'warehouse'));
+  catalog.createDatabase('db', true);
+  return catalog.createTable(
+    { database: 'db', table: 'stock' },
+    {
+      fields: STOCK_TABLE.fields.map((f) => ({ name: f.name, type: f.type })),
+      primaryKeys: [...STOCK_TABLE.primaryKeys],
+      partitionKeys: [],
+      options: { ...STOCK_TABLE.options, ...options },
+    },
+  );
+}
+
+/** The bench's event stream without JSON: (module, key, seq, qty), 20 % of keys take 80 %. */
+function* events(n: number, keys: number, seed = 20261201) {
+  const rnd = prng(seed);
+  const hotN = Math.floor(keys * 0.2);
+  const seqs = [0, 0, 0];
+  const names = Array.from({ length: keys }, (_, k) => keyOf(k));
+  const json = names.map((k) => `{"item":"${k.item}","location":"${k.location}"}`);
+  for (let i = 0; i < n; i++) {
+    const m = Math.floor(rnd() * 3);
+    const hot = rnd() < 0.8;
+    const k = hot ? Math.floor(rnd() * hotN) : hotN + Math.floor(rnd() * (keys - hotN));
+    // Fresh flat strings per event, as the ingest path's JSON.parse produces them.
+    const parsed = JSON.parse(json[(k * 7919) % keys]!) as { item: string; location: string };
+    yield { m, item: parsed.item, location: parsed.location, seq: ++seqs[m]!, qty: Math.floor(rnd() * 1000) };
+  }
+}
+
+function rowOf(e: { m: number; item: string; location: string; seq: number; qty: number }): Record<string, unknown> {
+  const d = MODULES[e.m]!;
+  return { item: e.item, location: e.location, [d.column]: e.qty, [d.seqColumn]: BigInt(e.seq) };
+}
+
+const phases: Record<string, (args: number[], dir: string) => unknown> = {
+  write([n = 1_000_000, keys = 100_000], dir) {
+    // Events are made in windows of 1,000 outside the timed part (as ingest parses a window, then
+    // applies it), so the harness keeps no million-object heap for the GC to walk.
+    const table = newTable(dir, { 'write-buffer-size': '4 gb', 'write-only': 'true' });
+    const times: number[] = [];
+    let perRecord = 0;
+    let estimate = 0;
+    let flushMs = 0;
+    for (let r = 0; r < 3; r++) {
+      const w = table.newWriter({ commitUser: 'm' });
+      const h0 = heap();
+      let spent = 0;
+      const window: Record<string, unknown>[] = [];
+      const flushWindow = () => {
+        const t = now();
+        for (const e of window) w.writeRecord(e);
+        spent += now() - t;
+        window.length = 0;
+      };
+      for (const e of events(n, keys)) {
+        window.push(rowOf(e));
+        if (window.length === 1000) flushWindow();
+      }
+      flushWindow();
+      times.push(spent);
+      const h1 = heap();
+      estimate = w.bufferedEstimateBytes;
+      perRecord = (h1 - h0) / Math.min(keys, n);
+      const f = now();
+      w.flush();
+      flushMs = now() - f;
+      w.close();
+    }
+    return {
+      events: n,
+      eventsPerSec: n / (median(times) / 1000),
+      ms: times.map(Math.round),
+      bufferHeapBytesPerKey: Math.round(perRecord),
+      bufferEstimateBytesPerKey: Math.round(estimate / keys),
+      flushMs: Math.round(flushMs),
+      rssMB: Math.round(process.memoryUsage().rss / 1e6),
+    };
+  },
+
+  flush([keys = 100_000], dir) {
+    const table = newTable(dir, { 'write-only': 'true' });
+    const w = table.newWriter({ commitUser: 'm' });
+    const names = Array.from({ length: keys }, (_, k) => keyOf(k));
+    const times: number[] = [];
+    const rnd = prng(1);
+    for (let r = 0; r < 3; r++) {
+      const d = MODULES[r % 3]!;
+      for (const k of names) w.writeRecord({ item: k.item, location: k.location, [d.column]: Math.floor(rnd() * 1000), [d.seqColumn]: BigInt(r + 1) });
+      const t = now();
+      w.flush();
+      times.push(now() - t);
+    }
+    w.close();
+    return { keys, rowsPerSec: keys / (median(times) / 1000), ms: times.map(Math.round) };
+  },
+
+  compact([keys = 500_000, runs = 5], dir) {
+    const table = newTable(dir, { 'write-only': 'true' });
+    const w = table.newWriter({ commitUser: 'm' });
+    const names = Array.from({ length: keys }, (_, k) => keyOf(k));
+    const rnd = prng(1);
+    for (let r = 0; r < runs; r++) {
+      const d = MODULES[r % 3]!;
+      for (const k of names) w.writeRecord({ item: k.item, location: k.location, [d.column]: Math.floor(rnd() * 1000), [d.seqColumn]: BigInt(r + 1) });
+      w.commit();
+    }
+    w.close();
+    const t2 = new Catalog(join(dir, 'warehouse')).getTable({ database: 'db', table: 'stock' });
+    const w2 = t2.newWriter({ commitUser: 'm' });
+    const t = now();
+    w2.compact(true);
+    const sec = (now() - t) / 1000;
+    w2.close();
+    return { inRows: keys * runs, inRowsPerSec: (keys * runs) / sec, outRowsPerSec: keys / sec, sec };
+  },
+
+  read([keys = 1_000_000, lookups = 1_000_000], dir) {
+    const table = newTable(dir);
+    const w = table.newWriter({ commitUser: 'm' });
+    const names = Array.from({ length: keys }, (_, k) => keyOf(k));
+    for (const k of names) w.writeRecord({ item: k.item, location: k.location, on_hand: 1, inventory_seq: 1n, reserved: 2, commerce_seq: 1n, inbound: 3, procurement_seq: 1n });
+    w.commit();
+    w.compact(true);
+    w.close();
+    const t2 = new Catalog(join(dir, 'warehouse')).getTable({ database: 'db', table: 'stock' });
+    const r = t2.reader();
+    const h0 = heap();
+    let t = now();
+    let n = 0;
+    for (const _ of r.scan()) n++;
+    const coldMs = now() - t;
+    const h1 = heap();
+    const scans: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      t = now();
+      n = 0;
+      for (const _ of r.scan()) n++;
+      scans.push(now() - t);
+    }
+    const rnd = prng(7);
+    const probe = Array.from({ length: lookups }, () => {
+      const k = names[Math.floor(rnd() * keys)]!;
+      return JSON.parse(`{"item":"${k.item}","location":"${k.location}"}`) as { item: string; location: string };
+    });
+    const looks: number[] = [];
+    let miss = 0;
+    for (let i = 0; i < 3; i++) {
+      t = now();
+      for (const p of probe) if (r.get(p) === undefined) miss++;
+      looks.push(now() - t);
+    }
+    const lat = new Float64Array(Math.min(lookups, 200_000));
+    for (let i = 0; i < lat.length; i++) {
+      const a = process.hrtime.bigint();
+      r.get(probe[i]!);
+      lat[i] = Number(process.hrtime.bigint() - a) / 1000;
+    }
+    lat.sort();
+    r.close();
+    return {
+      rows: n,
+      coldScanRowsPerSec: n / (coldMs / 1000),
+      scanRowsPerSec: n / (median(scans) / 1000),
+      lookupsPerSec: lookups / (median(looks) / 1000),
+      p50us: lat[Math.floor(lat.length * 0.5)],
+      p99us: lat[Math.floor(lat.length * 0.99)],
+      miss,
+      cacheHeapBytesPerRow: Math.round((h1 - h0) / keys),
+      cacheEstimateBytesPerRow: Math.round(t2.cache.usedBytes / keys),
+      rssMB: Math.round(process.memoryUsage().rss / 1e6),
+    };
+  },
+};
+
+const [phase = 'write', ...rest] = process.argv.slice(2);
+const f = phases[phase];
+if (!f) throw new Error(`unknown phase ${phase}; one of ${Object.keys(phases).join(', ')}`);
+const dir = fs.mkdtempSync(join(tmpdir(), 'lsm-micro-'));
+try {
+  const w0 = wall();
+  const out = f(rest.map(Number), dir);
+  console.log(JSON.stringify({ phase, ...(out as object), note: 'rates by CPU time of the process', phaseWallMs: Math.round(wall() - w0) }));
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}

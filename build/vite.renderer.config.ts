@@ -4,10 +4,10 @@ import { defineConfig } from 'vite';
 // The renderer is built once into dist/renderer and served by the headless server and by
 // Electron's app scheme alike. No inline scripts or styles: the CSP forbids them.
 export default defineConfig({
-  root: resolve(__dirname, '../renderer'),
+  root: resolve(import.meta.dirname, '../renderer'),
   base: './',
   build: {
-    outDir: resolve(__dirname, '../dist/renderer'),
+    outDir: resolve(import.meta.dirname, '../dist/renderer'),
     emptyOutDir: true,
     assetsInlineLimit: 0,
     sourcemap: false,

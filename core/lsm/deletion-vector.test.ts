@@ -122,21 +122,23 @@ describe('reading a deletion-vector table', () => {
     expect(isCorruption(err)).toBe(true);
   });
 
-  it('accepts creating a table with deletion-vectors.enabled; the writer refuses what dv-writer.ts cannot keep', () => {
+  it('creates deduplicate tables with deletion-vectors.enabled, and refuses at creation what dv-writer.ts cannot keep', () => {
     const spec = (options: Record<string, string>) => ({ fields: [{ name: 'k', type: 'INT' }, { name: 'v', type: 'INT' }], primaryKeys: ['k'], options: { 'deletion-vectors.enabled': 'true', bucket: '1', ...options } });
     expect(TableSchema.fromSpec(spec({}), 0).options.raw['deletion-vectors.enabled']).toBe('true');
     const d = mkdtempSync(join(tmpdir(), 'lsm-dv-'));
     dirs.push(d);
     const c = new Catalog(d);
     c.createDatabase('db');
-    const t = c.createTable({ database: 'db', table: 'pu' }, spec({ 'merge-engine': 'partial-update' }));
+    c.createTable({ database: 'db', table: 'dedup' }, spec({})).newWriter().close();
     let err: unknown;
     try {
-      t.newWriter();
+      c.createTable({ database: 'db', table: 'pu' }, spec({ 'merge-engine': 'partial-update' }));
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(LsmError);
     expect((err as LsmError).kind).toBe('NotSupported');
+    expect((err as Error).message).toMatch(/deletion-vectors.enabled.*partial-update/);
+    expect(c.tableExists({ database: 'db', table: 'pu' })).toBe(false);
   });
 });

@@ -19,6 +19,7 @@ import { keyComparator } from './merge/merge-function.ts';
 import { partitionPath } from './partition-path.ts';
 import { RunCache } from './run-cache.ts';
 import { TableSchema } from './schema.ts';
+import { checkDvWritable } from './dv-writer.ts';
 import type { Snapshot } from './snapshot.ts';
 import { SnapshotManager } from './snapshot-manager.ts';
 import { TablePaths } from './table-paths.ts';
@@ -82,6 +83,10 @@ export class Table {
 
   /** Creates the table directory with schema-0. AlreadyExists when a schema is there. */
   static create(dir: string, schema: TableSchema, o: TableOpenOptions = {}): Table {
+    // A table this store could not write is refused when it is made, not at its first writer.
+    if ((schema.options.raw['deletion-vectors.enabled'] ?? 'false').trim().toLowerCase() === 'true') {
+      checkDvWritable(schema, `option 'deletion-vectors.enabled' on table ${o.name ?? dir}`);
+    }
     const io = o.fileIO ?? localFileIO;
     const paths = new TablePaths(dir);
     io.mkdirs(paths.schemaDir);

@@ -103,6 +103,67 @@ describe('Journal errors and budget', () => {
     }
   });
 
+  // Found by the corruption suite (seed 1045885937): a flipped serial-type byte turned a cell
+  // into another type; the row was read back with a NULL payload instead of refused.
+  it.each([
+    ['a missing CRC', 'UPDATE journal SET crc = NULL WHERE position = 2'],
+    ['a payload that became text', "UPDATE journal SET payload = 'x' WHERE position = 2"],
+    ['a topic that became a number', 'UPDATE journal SET topic = 7 WHERE position = 2'],
+    ['a CRC that became a real', 'UPDATE journal SET crc = crc + 0.5 WHERE position = 2'],
+  ])('refuses a row whose cell changed type: %s', async (_what, sql) => {
+    const j = Journal.open(dir);
+    await Promise.all([j.append(ev(1)), j.append(ev(2)), j.append(ev(3))]);
+    j.close();
+    const db = new Database(join(dir, 'journal.db'));
+    db.exec(sql);
+    db.close();
+    const again = Journal.open(dir);
+    try {
+      expect(() => [...again.readAfter(0n)]).toThrowError(/corruption in .*journal\.db/);
+      expect([...again.readAfter(0n, 1)].map((e) => e.payload.toString())).toEqual(['{"i":1}']);
+    } finally {
+      again.close();
+    }
+  });
+
+  it.each([
+    ['a renamed table', 'ALTER TABLE journal RENAME TO journak'],
+    ['a renamed column', 'ALTER TABLE journal RENAME COLUMN position TO posithon'],
+  ])('refuses a file whose schema was damaged (%s) instead of starting an empty journal', async (_what, sql) => {
+    const j = Journal.open(dir);
+    await j.append(ev(1));
+    j.close();
+    const db = new Database(join(dir, 'journal.db'));
+    db.exec(sql);
+    db.close();
+    expect(() => Journal.open(dir)).toThrowError(/journal\.db is corrupt \(open\): unexpected/);
+  });
+
+  it('reads rows written before the CRC column existed, and checks every row after', async () => {
+    const path = join(dir, 'journal.db');
+    const old = new Database(path);
+    old.exec(`CREATE TABLE journal (position INTEGER PRIMARY KEY, received_at_ms INTEGER NOT NULL, module TEXT NOT NULL,
+      stream TEXT NOT NULL, seq INTEGER, topic TEXT NOT NULL, payload BLOB NOT NULL, size_bytes INTEGER NOT NULL);
+      CREATE TABLE checkpoint (name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO meta VALUES ('format', 'tilstand-journal-1');
+      INSERT INTO journal VALUES (1, 5, 'inventory', 'stock', NULL, 't', x'7b7d', 50);`);
+    old.close();
+    const j = Journal.open(dir);
+    await j.append(ev(2));
+    expect([...j.readAfter(0n)].map((e) => e.position)).toEqual([1n, 2n]);
+    j.close();
+    const db = new Database(path);
+    db.exec('UPDATE journal SET crc = NULL WHERE position = 2');
+    db.close();
+    const again = Journal.open(dir);
+    try {
+      expect(() => [...again.readAfter(0n)]).toThrowError(/no checksum \(position 2\)/);
+    } finally {
+      again.close();
+    }
+  });
+
   it('rejects bad options with expected/got', () => {
     expect(() => Journal.open(dir, { groupEventsMax: 0 })).toThrow(/groupEventsMax: expected a positive integer, got 0/);
   });

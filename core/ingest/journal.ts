@@ -137,6 +137,8 @@ export class Journal {
   private readonly db: Database.Database;
   private readonly opts: Required<JournalOptions>;
   private readonly insert: Database.Statement;
+  /** First position whose row must carry a CRC (rows before it predate the column). */
+  private readonly crcFrom: bigint;
   private readonly commitGroup: (group: Pending[]) => bigint[];
   private queue: Pending[] = [];
   private flushScheduled = false;
@@ -163,6 +165,12 @@ export class Journal {
       db.defaultSafeIntegers(true);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
+      // A file that holds tables must hold exactly ours: a flipped bit in a table's name would
+      // otherwise make CREATE TABLE IF NOT EXISTS start an empty journal beside the lost one.
+      const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[]).join(',');
+      if (tables !== '' && tables !== 'checkpoint,journal,meta') {
+        throw new JournalError('Corruption', path, `journal file ${path} is corrupt (open): unexpected tables ${tables}`);
+      }
       db.exec(SCHEMA);
       const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").pluck().get();
       if (format !== 'tilstand-journal-1' && format !== 'tilstand-journal-2') {
@@ -170,31 +178,53 @@ export class Journal {
       }
     } catch (err) {
       db?.close();
-      throw this.wrap(err, 'open');
+      throw this.wrapOpen(err);
     }
     this.db = db;
-    // Positions are assigned here (no AUTOINCREMENT: it costs a sqlite_sequence update per row);
-    // numbers travel as JS numbers on the hot path and become bigint once, for the caller.
-    // A CRC-32 per row over every field: SQLite keeps no page checksums, and a flipped bit in a
-    // payload must be refused as corruption on replay, never read back as an event.
-    const columns = db.prepare('PRAGMA table_info(journal)').all() as Array<{ name: string }>;
-    if (!columns.some((c) => c.name === 'crc')) db.exec('ALTER TABLE journal ADD COLUMN crc INTEGER');
-    this.insert = db.prepare(
-      'INSERT INTO journal (position, received_at_ms, module, stream, seq, topic, payload, size_bytes, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    this.insert.safeIntegers(false);
-    const saveLast = db.prepare("INSERT INTO meta (key, value) VALUES ('last_position', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-    const hasSequence = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").pluck().get() !== undefined;
-    const fromSequence = hasSequence ? db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'journal'").pluck().get() : undefined;
-    const fromMeta = db.prepare("SELECT value FROM meta WHERE key = 'last_position'").pluck().get();
-    const fromRows = db.prepare('SELECT MAX(position) FROM journal').pluck().get();
-    let last = 0n;
-    for (const v of [fromSequence, fromMeta, fromRows]) {
-      if (v === undefined || v === null) continue;
-      const b = BigInt(v as bigint | string);
-      if (b > last) last = b;
+    let saveLast: Database.Statement;
+    try {
+      // Positions are assigned here (no AUTOINCREMENT: it costs a sqlite_sequence update per row);
+      // numbers travel as JS numbers on the hot path and become bigint once, for the caller.
+      // A CRC-32 per row over every field: SQLite keeps no page checksums, and a flipped bit in a
+      // payload must be refused as corruption on replay, never read back as an event.
+      const columns = db.prepare('PRAGMA table_info(journal)').all() as Array<{ name: string }>;
+      // A flipped bit in the schema text renames a column: refuse the file rather than misread it.
+      const names = columns.map((c) => c.name).filter((n) => n !== 'crc').join(',');
+      if (names !== 'position,received_at_ms,module,stream,seq,topic,payload,size_bytes') {
+        throw new JournalError('Corruption', path, `journal file ${path} is corrupt (open): unexpected journal columns ${names}`);
+      }
+      // Rows from `crc_from` on must carry a CRC; only rows written before the column existed may not.
+      if (!columns.some((c) => c.name === 'crc')) {
+        db.exec('ALTER TABLE journal ADD COLUMN crc INTEGER');
+        const max = db.prepare('SELECT MAX(position) FROM journal').pluck().get() as bigint | null;
+        db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('crc_from', ?)").run(String((max ?? 0n) + 1n));
+      }
+      db.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('crc_from', '0')");
+      const crcFrom = db.prepare("SELECT value FROM meta WHERE key = 'crc_from'").pluck().get();
+      this.crcFrom = typeof crcFrom === 'string' && /^\d+$/.test(crcFrom) ? BigInt(crcFrom) : 0n;
+      this.insert = db.prepare(
+        'INSERT INTO journal (position, received_at_ms, module, stream, seq, topic, payload, size_bytes, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      this.insert.safeIntegers(false);
+      saveLast = db.prepare("INSERT INTO meta (key, value) VALUES ('last_position', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+      const hasSequence = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").pluck().get() !== undefined;
+      const fromSequence = hasSequence ? db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'journal'").pluck().get() : undefined;
+      const fromMeta = db.prepare("SELECT value FROM meta WHERE key = 'last_position'").pluck().get();
+      const fromRows = db.prepare('SELECT MAX(position) FROM journal').pluck().get();
+      let last = 0n;
+      for (const v of [fromSequence, fromMeta, fromRows]) {
+        if (v === undefined || v === null) continue;
+        if (typeof v !== 'bigint' && !(typeof v === 'string' && /^\d+$/.test(v))) {
+          throw new JournalError('Corruption', path, `journal file ${path} is corrupt (open): a damaged last position ${String(v)}`);
+        }
+        const b = BigInt(v);
+        if (b > last) last = b;
+      }
+      this.s.last = last;
+    } catch (err) {
+      db.close();
+      throw this.wrapOpen(err);
     }
-    this.s.last = last;
     this.commitGroup = db.transaction((group: Pending[]) => {
       const positions: bigint[] = new Array(group.length);
       let next = Number(this.s.last);
@@ -282,20 +312,32 @@ export class Journal {
         throw this.wrap(err, 'read');
       }
       for (const r of rows) {
+        // A flipped bit can change a cell's type (a payload read back as NULL or text, a CRC as
+        // NULL): every cell must have the type it was written with, and every row its CRC.
+        const bad = (what: string): JournalError =>
+          new JournalError('Corruption', this.path, `corruption in ${this.path}: the entry after position ${after} has ${what}`);
+        if (typeof r.position !== 'bigint') throw bad('a damaged position');
+        if (typeof r.received_at_ms !== 'bigint' || typeof r.module !== 'string' || typeof r.stream !== 'string' || typeof r.topic !== 'string') {
+          throw bad(`a damaged field (position ${r.position})`);
+        }
+        if (r.seq !== null && typeof r.seq !== 'bigint') throw bad(`a damaged sequence (position ${r.position})`);
+        if (!Buffer.isBuffer(r.payload)) throw bad(`a damaged payload (position ${r.position})`);
         const entry: JournalEntry = {
-          position: r.position as bigint,
-          receivedAtMs: Number(r.received_at_ms as bigint),
-          module: r.module as string,
-          stream: r.stream as string,
-          seq: (r.seq as bigint | null) ?? null,
-          topic: r.topic as string,
-          payload: r.payload as Buffer,
+          position: r.position,
+          receivedAtMs: Number(r.received_at_ms),
+          module: r.module,
+          stream: r.stream,
+          seq: r.seq,
+          topic: r.topic,
+          payload: r.payload,
         };
-        if (r.crc !== null && r.crc !== undefined) {
+        if (typeof r.crc === 'bigint') {
           const want = rowCrc(Number(entry.position), entry.receivedAtMs, entry.module, entry.stream, entry.seq === null ? null : Number(entry.seq), entry.topic, entry.payload);
           if (Number(r.crc) !== want) {
             throw new JournalError('Corruption', this.path, `corruption in ${this.path}: the entry at position ${entry.position} fails its checksum`);
           }
+        } else if (r.crc !== null || entry.position >= this.crcFrom) {
+          throw bad(`no checksum (position ${entry.position})`);
         }
         after = entry.position;
         yield entry;
@@ -398,6 +440,14 @@ export class Journal {
     } catch (err) {
       throw this.wrap(err, what);
     }
+  }
+
+  /** Every statement run at open is ours and fixed: an SQL error there means a damaged schema. */
+  private wrapOpen(err: unknown): JournalError {
+    if ((err as { code?: string }).code === 'SQLITE_ERROR') {
+      return new JournalError('Corruption', this.path, `journal file ${this.path} is corrupt (open): ${(err as Error).message}`, err);
+    }
+    return this.wrap(err, 'open');
   }
 
   private wrap(err: unknown, what: string): JournalError {

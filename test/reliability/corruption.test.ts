@@ -92,9 +92,7 @@ describe('corruption', () => {
         // bits flipped) the file it now points at; either way a file of this table.
         const namesIt = msg.includes(f.split('/').pop()!);
         if (!namesIt) t.namedReferencedFile++;
-        // KNOWN BUG (reported): some Parquet decoder errors escape unwrapped — not Corruption, no
-        // file name (e.g. "Parquet: value encoding 16 of column 'k' is not supported" after a bit
-        // flip in a page header). Counted with their trial seeds instead of failing CI; still never rows.
+        // Every error names a file of this table (readDataFile wraps decoder errors with the path).
         if (!namesIt && !msg.includes(tdir)) {
           t.unnamedErrors++;
           unnamed.push(`trial seed ${ts} (${kind} ${f.split('/').pop()}): ${msg.slice(0, 160)}`);
@@ -106,7 +104,7 @@ describe('corruption', () => {
       }
       t.trials++;
     }
-    if (unnamed.length) console.warn(`[reliability corruption] KNOWN BUG: ${unnamed.length} error(s) not naming the damaged file (core/lsm data-file.ts readDataFile should wrap decoder errors as Corruption with the path):\n  ${unnamed.join('\n  ')}`);
+    expect(unnamed, 'errors that name no file of the table').toEqual([]);
     expect(t.wrongRows).toBe(0);
     passed = true;
   }, pick(120_000, 1_800_000));

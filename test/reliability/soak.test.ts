@@ -13,7 +13,7 @@ import { LONG, int, mulberry32, pick, removeTempDirs, sleep, suiteSeed, tempDir,
 import { Publisher } from './lib/publisher.ts';
 import { STOCK_STREAMS, envelope, jobAfter, makeSiteDir, startSiteChild } from './lib/site-harness.ts';
 
-const DURATION_MS = Number(process.env.TILSTAND_SOAK_MS ?? pick(60_000, 30 * 60_000));
+const DURATION_MS = Number(process.env.TILSTAND_SOAK_MS ?? pick(120_000, 30 * 60_000));
 afterAll(() => removeTempDirs());
 
 describe('soak', () => {

@@ -5,9 +5,6 @@
 // is strict: +I needs an absent key, -U/-D need the exact current row, +U needs the -U before it.
 // `diff` mode is checked the same way. The seed is printed on failure; rerun with MODEL_SEED=<seed>.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from './catalog.ts';
 import { RowKind } from './key-value.ts';
@@ -15,23 +12,9 @@ import type { SchemaSpec } from './schema.ts';
 import type { Table } from './table.ts';
 import type { TableWriter } from './table-writer.ts';
 import type { Change } from './incremental.ts';
+import { modelDir, modelSettings, removeModelDirs, rng, withSeed } from './testing/model.ts';
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
-}
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+afterAll(removeModelDirs);
 
 const enc = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
 /** Table columns: item, loc, p (key, p partitions), then values. */
@@ -140,8 +123,7 @@ function scenarios(): Scenario[] {
 
 function runScenario(sc: Scenario, seed: number, steps: number): void {
   const r = rng(seed);
-  const dir = mkdtempSync(join(tmpdir(), 'clmodel-'));
-  dirs.push(dir);
+  const dir = modelDir('clmodel');
   let now = 1_800_000_000_000;
   const catalog = new Catalog(dir, { clock: () => now });
   catalog.createDatabase('db');
@@ -222,19 +204,10 @@ function runScenario(sc: Scenario, seed: number, steps: number): void {
 }
 
 describe('randomized: the lookup changelog between any two snapshots is the difference of their states', () => {
-  const base = process.env.MODEL_SEED ? Number(process.env.MODEL_SEED) : Date.now() % 1_000_000;
-  const trials = 1;
+  const settings = modelSettings();
   for (const sc of scenarios()) {
-    it(sc.name, () => {
-      for (let t = 0; t < trials; t++) {
-        const seed = base + t;
-        try {
-          runScenario(sc, seed, 200);
-        } catch (e) {
-          console.error(`changelog model test '${sc.name}' failed with seed ${seed} (rerun: MODEL_SEED=${seed})`);
-          throw e;
-        }
-      }
+    it(sc.name, { timeout: 300_000 }, () => {
+      withSeed(sc.name, settings, (seed) => runScenario(sc, seed, settings.steps ?? 120), 'core/lsm/changelog.model.test.ts');
     });
   }
 });

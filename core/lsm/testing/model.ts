@@ -1,0 +1,383 @@
+// Test-only harness of the randomized model tests (merge engines, aggregate functions, the lookup
+// changelog). NOT for production code: nothing under core/lsm outside *.test.ts may import it.
+//
+//   - `rng(seed)`: a seeded xorshift32 PRNG; `Rand` wraps it with int/pick/maybe helpers.
+//   - `modelSettings()`: seed and trial count from the environment. The seed is printed on
+//     failure together with the line that replays it:
+//       MODEL_SEED=<seed>     replay one seed (one trial)
+//       MODEL_TRIALS=<n>      trials per scenario (default 1; 10 under TILSTAND_LONG=1)
+//       MODEL_STEPS=<n>       operations per trial (default: the scenario's own count)
+//   - `withSeed(name, settings, run)`: runs the trials, printing the seed of a failure.
+//   - `runTableModel(scenario, seed, steps)`: the driver. Random batches of writes (+I/+U and the
+//     scenario's retractions), commits, compactions (minor and full), tags, expirations, writer
+//     reopens and point lookups, then compares the table with the scenario's in-memory model at
+//     the latest snapshot, at a random retained earlier snapshot, at every tag (also after the
+//     tagged snapshots expired) and after a final full compaction.
+//
+// The model of an engine is a `ModelFold`: the state of one key from its full history (every
+// record written for the key, in write order), written plainly and independently of core/lsm/merge.
+// A fold may throw `ModelError` to say "reading this key must fail with this error" (overflow).
+
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { Catalog } from '../catalog.ts';
+import { RowKind } from '../key-value.ts';
+import type { SchemaSpec } from '../schema.ts';
+import type { Table } from '../table.ts';
+import type { TableWriter } from '../table-writer.ts';
+
+// ------------------------------------------------------------------------------------------------
+// Seeded randomness and settings.
+
+/** xorshift32; never returns the same sequence for two seeds in 1..2^32-1. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 4294967296;
+  };
+}
+
+export class Rand {
+  constructor(readonly next: () => number) {}
+  static of(seed: number): Rand {
+    return new Rand(rng(seed));
+  }
+  /** 0..n-1 */
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+  /** lo..hi inclusive */
+  range(lo: number, hi: number): number {
+    return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+  pick<T>(a: readonly T[]): T {
+    return a[Math.floor(this.next() * a.length)]!;
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+  /** v, or null with probability pNull. */
+  maybe<T>(v: T, pNull = 0.25): T | null {
+    return this.next() < pNull ? null : v;
+  }
+  list<T>(max: number, f: () => T): T[] {
+    return Array.from({ length: this.int(max + 1) }, f);
+  }
+}
+
+export const LONG = process.env.TILSTAND_LONG === '1';
+
+export interface ModelSettings {
+  base: number;
+  trials: number;
+  /** Operation count override (MODEL_STEPS), else undefined. */
+  steps: number | undefined;
+}
+
+export function modelSettings(): ModelSettings {
+  const env = process.env;
+  const replay = env.MODEL_SEED !== undefined && env.MODEL_SEED !== '';
+  return {
+    base: replay ? Number(env.MODEL_SEED) : (Date.now() % 1_000_000) + 1,
+    trials: replay ? 1 : Number(env.MODEL_TRIALS ?? (LONG ? 10 : 1)),
+    steps: env.MODEL_STEPS ? Number(env.MODEL_STEPS) : undefined,
+  };
+}
+
+/** Runs `run(seed)` for each trial; a failure prints its seed and the replay command. */
+export function withSeed(name: string, s: ModelSettings, run: (seed: number) => void, file?: string): void {
+  for (let t = 0; t < s.trials; t++) {
+    const seed = s.base + t * 7919;
+    try {
+      run(seed);
+    } catch (e) {
+      console.error(`model test '${name}' failed with seed ${seed} (replay: MODEL_SEED=${seed} npx vitest run ${file ?? '<file>'} -t '${name}')`);
+      throw e;
+    }
+  }
+}
+
+const dirs: string[] = [];
+/**
+ * Where the tables go: tmpfs (/dev/shm) when there is one, since the store fsyncs every file and
+ * fsync dominates the run time on disk; MODEL_DIR overrides; else the OS temporary directory.
+ */
+function modelRoot(): string {
+  if (process.env.MODEL_DIR) return process.env.MODEL_DIR;
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return tmpdir();
+  }
+}
+/** A fresh temporary directory, removed by `removeModelDirs` (call it in afterAll). */
+export function modelDir(tag: string): string {
+  const d = mkdtempSync(join(modelRoot(), `tilstand-${tag}-`));
+  dirs.push(d);
+  return d;
+}
+export function removeModelDirs(): void {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Rows, histories, folds.
+
+export type Row = Record<string, unknown>;
+export interface Rec {
+  kind: number;
+  row: Row;
+  /** Write order over the whole trial. */
+  order: number;
+}
+/** An engine's semantics, written plainly: the state of one key from its full history, or undefined (no row). */
+export type ModelFold = (history: Rec[]) => Row | undefined;
+
+/** Thrown by a fold: reading the key must fail with an error matching `pattern`. */
+export class ModelError extends Error {
+  constructor(readonly pattern: RegExp) {
+    super(`model: expected error ${pattern}`);
+  }
+}
+
+export const isRetract = (k: number): boolean => k === RowKind.DELETE || k === RowKind.UPDATE_BEFORE;
+export const isNull = (v: unknown): v is null | undefined => v === null || v === undefined;
+
+/** Canonical text of a row (by column names, or an array in schema order). */
+export function normalize(row: Row | unknown[] | undefined, cols: string[]): string {
+  if (row === undefined) return 'undefined';
+  const o: Row = Array.isArray(row) ? Object.fromEntries(cols.map((c, i) => [c, row[i]])) : row;
+  return JSON.stringify(
+    cols.map((c) => o[c] ?? null),
+    (_k, v) =>
+      typeof v === 'bigint' ? `${v}n`
+      : v instanceof Map ? { map: [...v] }
+      : v instanceof Uint8Array ? { bytes: [...v] }
+      : typeof v === 'number' && Object.is(v, -0) ? 0
+      : v,
+  );
+}
+
+// ------------------------------------------------------------------------------------------------
+// The table driver.
+
+/** The key columns of every model table: `item`, `loc`, and `p` (the partition). */
+export const KEY_FIELDS = [
+  { name: 'item', type: 'STRING NOT NULL' },
+  { name: 'loc', type: 'INT NOT NULL' },
+  { name: 'p', type: 'INT NOT NULL' },
+];
+export const KEYS = ['item', 'loc', 'p'];
+
+/** Small buffers and triggers, so a few hundred records make flushes, compactions and expirations. */
+export const SMALL_TABLE = {
+  bucket: '2',
+  'write-buffer-size': '4 kb',
+  'num-sorted-run.compaction-trigger': '3',
+  'snapshot.num-retained.min': '2',
+  'snapshot.time-retained': '1 s',
+};
+
+export interface Generated {
+  kind: number;
+  row: Row;
+  /** The table must refuse the record at write time with this error (the model ignores it). */
+  refused?: RegExp;
+}
+
+export interface TableScenario {
+  name: string;
+  /** Columns `item`, `loc`, `p` are the key (see KEY_FIELDS); `p` is usually the partition. */
+  spec: SchemaSpec;
+  fold: ModelFold;
+  /** A random +I/+U row for `key`; `n` is the record's write order. */
+  row: (r: Rand, key: Row, n: number) => Row;
+  /** A random -U/-D (or a record the table must refuse) for `key`, or undefined for none. */
+  retract?: (r: Rand, key: Row, n: number) => Generated;
+  /** Share of writes that are retractions (default 0.18). */
+  retractRate?: number;
+  /** Distinct `item` values (default 12). */
+  items?: number;
+  /** Operations per trial unless MODEL_STEPS says otherwise. */
+  steps?: number;
+}
+
+/** The error raised by `f`, or undefined. */
+function errorOf(f: () => unknown): Error | undefined {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  return undefined;
+}
+
+/**
+ * One trial of a scenario. Returns the number of records written (for sanity checks).
+ * Ends early (successfully) after the first expected error, e.g. an overflow the model predicted.
+ */
+export function runTableModel(sc: TableScenario, seed: number, steps: number): number {
+  const r = Rand.of(seed);
+  const dir = modelDir('model');
+  let now = 1_800_000_000_000;
+  const catalog = new Catalog(dir, { clock: () => now });
+  catalog.createDatabase('db');
+  let table: Table = catalog.createTable({ database: 'db', table: 't' }, sc.spec);
+  let writer: TableWriter = table.newWriter();
+  const cols = sc.spec.fields.map((f) => f.name);
+  const keyOf = (row: Row) => `${String(row.item)}|${String(row.loc)}|${String(row.p)}`;
+  const copy = (m: Map<string, Rec[]>) => new Map([...m].map(([k, v]) => [k, [...v]]));
+  let history = new Map<string, Rec[]>();
+  let committed = new Map<string, Rec[]>();
+  const tags = new Map<string, Map<string, Rec[]>>();
+  /** Model state (as a history map) of every snapshot id made. */
+  const snaps = new Map<number, Map<string, Rec[]>>();
+  let order = 0;
+  let written = 0;
+  const items = sc.items ?? 12;
+  const retractRate = sc.retract ? (sc.retractRate ?? 0.18) : 0;
+
+  /** Model rows of a history map, or the ModelError when some key must fail. */
+  const modelRows = (m: Map<string, Rec[]>): string[] | ModelError => {
+    const out: string[] = [];
+    for (const h of m.values()) {
+      let x: Row | undefined;
+      try {
+        x = sc.fold(h);
+      } catch (e) {
+        if (e instanceof ModelError) return e;
+        throw e;
+      }
+      if (x !== undefined) out.push(normalize(x, cols));
+    }
+    return out.sort();
+  };
+  const tableRows = (at: { tag?: string; snapshotId?: number } = {}) => table.scanRows(at).map((row) => normalize(row, cols)).sort();
+  /** Compares; returns true when both agree on an expected error (the trial then ends). */
+  const compare = (ctx: string, m: Map<string, Rec[]>, at: { tag?: string; snapshotId?: number } = {}): boolean => {
+    const want = modelRows(m);
+    if (want instanceof ModelError) {
+      const err = errorOf(() => tableRows(at));
+      expect(err?.message, `${ctx}: the model fails with ${want.pattern}`).toMatch(want.pattern);
+      return true;
+    }
+    expect(tableRows(at), ctx).toEqual(want);
+    return false;
+  };
+  /** Runs a writer operation; an error must be one the model predicts for the written history. */
+  const writerOp = (ctx: string, f: () => void): boolean => {
+    const err = errorOf(f);
+    if (err === undefined) return false;
+    const want = modelRows(history);
+    if (!(want instanceof ModelError)) throw err;
+    expect(err.message, `${ctx}: writer error`).toMatch(want.pattern);
+    return true;
+  };
+  const noteSnapshots = () => {
+    const latest = table.snapshots.latestId() ?? 0;
+    for (let id = latest; id > 0 && !snaps.has(id); id--) snaps.set(id, committed);
+  };
+
+  for (let step = 0; step < steps; step++) {
+    const op = r.next();
+    const ctx = `seed ${seed}, step ${step}`;
+    if (op < 0.62) {
+      // A batch of 1..6 records.
+      const n = r.range(1, 6);
+      for (let b = 0; b < n; b++) {
+        const key = { item: `k${r.int(items)}`, loc: r.int(2), p: r.int(2) };
+        const rec: Generated =
+          sc.retract && r.chance(retractRate) ? sc.retract(r, key, order)
+          : { kind: r.chance(0.5) ? RowKind.INSERT : RowKind.UPDATE_AFTER, row: sc.row(r, key, order) };
+        if (rec.refused) {
+          const err = errorOf(() => writer.writeRecord(rec.row, rec.kind as RowKind));
+          expect(err?.message, `${ctx}: refused at write time`).toMatch(rec.refused);
+          continue;
+        }
+        const full = Object.fromEntries(cols.map((c) => [c, rec.row[c] ?? null]));
+        const h = history.get(keyOf(full)) ?? [];
+        h.push({ kind: rec.kind, row: full, order: order++ });
+        history.set(keyOf(full), h);
+        written++;
+        if (writerOp(ctx, () => writer.writeRecord(rec.row, rec.kind as RowKind))) return written;
+      }
+    } else if (op < 0.76) {
+      if (writerOp(ctx, () => writer.commit())) return written;
+      committed = copy(history);
+      noteSnapshots();
+      now += 700;
+    } else if (op < 0.83) {
+      if (writerOp(ctx, () => writer.compact(r.chance(0.4)))) return written;
+      committed = copy(history);
+      noteSnapshots();
+    } else if (op < 0.87) {
+      if (table.latestSnapshot()) {
+        const name = `t${step}`;
+        table.createTag(name);
+        tags.set(name, committed);
+      }
+    } else if (op < 0.9) {
+      now += 5_000;
+      writer.expire();
+    } else if (op < 0.94) {
+      writer.close();
+      history = copy(committed);
+      table = catalog.getTable({ database: 'db', table: 't' });
+      writer = table.newWriter();
+    } else if (op < 0.97) {
+      // Point lookups of committed keys.
+      const reader = table.reader();
+      try {
+        for (const [k, h] of committed) {
+          if (!r.chance(0.3)) continue;
+          const [item, loc, p] = k.split('|');
+          let want: string | ModelError;
+          try {
+            const x = sc.fold(h);
+            want = normalize(x, cols);
+          } catch (e) {
+            if (!(e instanceof ModelError)) throw e;
+            want = e;
+          }
+          if (want instanceof ModelError) {
+            expect(errorOf(() => reader.get({ item, loc: Number(loc), p: Number(p) }))?.message, `${ctx}: get ${k}`).toMatch(want.pattern);
+            return written;
+          }
+          expect(normalize(reader.get({ item, loc: Number(loc), p: Number(p) }), cols), `${ctx}: get ${k}`).toBe(want);
+        }
+      } finally {
+        reader.close();
+      }
+    } else {
+      // An earlier retained snapshot.
+      const earliest = table.snapshots.earliestId() ?? 1;
+      const ids = [...snaps.keys()].filter((id) => id >= earliest);
+      if (ids.length > 0) {
+        const id = r.pick(ids);
+        if (compare(`${ctx}: snapshot ${id}`, snaps.get(id)!, { snapshotId: id })) return written;
+      }
+    }
+    if (step % 20 === 0 || step === steps - 1) if (compare(`${ctx}: latest`, committed)) return written;
+  }
+  if (writerOp('final commit', () => writer.commit())) return written;
+  committed = copy(history);
+  if (compare(`seed ${seed}: final`, committed)) return written;
+  for (const [name, m] of tags) if (compare(`seed ${seed}: tag ${name}`, m, { tag: name })) return written;
+  now += 3_600_000;
+  writer.expire();
+  for (const [name, m] of tags) compare(`seed ${seed}: tag ${name} after expire`, m, { tag: name });
+  if (writerOp('final full compaction', () => writer.compact(true))) return written;
+  writer.expire();
+  compare(`seed ${seed}: after full compaction`, committed);
+  for (const [name, m] of tags) compare(`seed ${seed}: tag ${name} after compaction`, m, { tag: name });
+  writer.close();
+  return written;
+}

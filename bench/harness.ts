@@ -13,7 +13,7 @@ import { SQLITE_SETTINGS } from './tasks.ts';
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
 
-export const FIGURES = ['ingest', 'reads', 'flush', 'tags', 'mqtt', 'memory'] as const;
+export const FIGURES = ['ingest', 'reads', 'flush', 'tags', 'mqtt', 'memory', 'mqtt-external', 'visible', 'sync', 'replay', 'agent'] as const;
 export type Figure = (typeof FIGURES)[number];
 
 export interface Scale {
@@ -37,6 +37,21 @@ export interface Scale {
   pacedMs: number;
   memoryKeys: number;
   memoryEvents: number;
+  /** mqtt-external: messages per publisher connection (3), repetitions. */
+  extPerPublisher: number;
+  extReps: number;
+  /** visible: paced publish time (at 2,000 ev/s); every `visibleSampleEvery`-th event is a sample. */
+  visibleMs: number;
+  visibleSampleEvery: number;
+  /** sync: stock rows of the first tag (1 % of them change before the second). */
+  syncRows: number;
+  /** replay: bench/replay.ts --events/--hours/--items (hours keep the full run's event density). */
+  replayEvents: number;
+  replayHours: number;
+  replayItems: number;
+  /** agent: jobs in the work queue, repetitions. */
+  agentJobs: number;
+  agentReps: number;
 }
 
 export const SCALES: Record<Scale['name'], Scale> = {
@@ -44,18 +59,34 @@ export const SCALES: Record<Scale['name'], Scale> = {
     name: 'full', events: 2_000_000, keys: 100_000, ingestReps: 3, commitEvery: 100_000, ingestorPipeline: true, ingestorEvents: 500_000,
     lookups: 200_000, readReps: 3, flushKeys: 500_000, flushRuns: 5, tagSizes: [10_000, 100_000, 1_000_000], tagReps: 5,
     mqttPerPublisher: 20_000, mqttReps: 3, mqttMaxMs: 15_000, pacedMs: 5_000, memoryKeys: 1_000_000, memoryEvents: 1_200_000,
+    extPerPublisher: 10_000, extReps: 3, visibleMs: 20_000, visibleSampleEvery: 20, syncRows: 1_000_000, replayEvents: 2_000_000, replayHours: 24, replayItems: 2000, agentJobs: 10_000, agentReps: 5,
   },
   quick: {
     name: 'quick', events: 200_000, keys: 100_000, ingestReps: 3, commitEvery: 100_000, ingestorPipeline: true, ingestorEvents: 100_000,
     lookups: 50_000, readReps: 2, flushKeys: 100_000, flushRuns: 5, tagSizes: [10_000, 100_000], tagReps: 3,
     mqttPerPublisher: 5_000, mqttReps: 1, mqttMaxMs: 10_000, pacedMs: 2_000, memoryKeys: 100_000, memoryEvents: 200_000,
+    extPerPublisher: 3_000, extReps: 1, visibleMs: 6_000, visibleSampleEvery: 20, syncRows: 100_000, replayEvents: 50_000, replayHours: 0.6, replayItems: 2000, agentJobs: 10_000, agentReps: 3,
   },
   micro: {
     name: 'micro', events: 3_000, keys: 1_000, ingestReps: 1, commitEvery: 1_000, ingestorPipeline: true, ingestorEvents: 3_000,
     lookups: 1_000, readReps: 1, flushKeys: 2_000, flushRuns: 3, tagSizes: [1_000], tagReps: 2,
     mqttPerPublisher: 300, mqttReps: 1, mqttMaxMs: 5_000, pacedMs: 300, memoryKeys: 1_000, memoryEvents: 3_000,
+    extPerPublisher: 300, extReps: 1, visibleMs: 2_000, visibleSampleEvery: 20, syncRows: 2_000, replayEvents: 3_000, replayHours: 0.036, replayItems: 200, agentJobs: 1_000, agentReps: 1,
   },
 };
+
+/** visible: paced rate, the stock budget set in the site's config, the reader's poll period. */
+const VISIBLE_RATE = 2_000;
+const VISIBLE_BUDGET_MS = 2_000;
+const VISIBLE_POLL_MS = 5;
+/** sync: the fraction of rows changed between the two tags. */
+const SYNC_CHANGE = 0.01;
+/** replay: 2 M events in 10 minutes; the child is stopped after an hour. */
+const REPLAY_TARGET = Math.ceil(2_000_000 / 600);
+const REPLAY_TIMEOUT_MS = 3_600_000;
+/** agent: resources and stock items beside the jobs. */
+const AGENT_RESOURCES = 200;
+const AGENT_ITEMS = 500;
 
 export interface BenchOptions {
   scale: Scale;
@@ -310,7 +341,15 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
       rows.push({ figure: 'MQTT end to end: journal before PUBACK vs bare broker', tilstand: `${k(m.journalMsgPerSec)} msg/s`, sqlite: `${k(m.bareMsgPerSec)} msg/s (same broker, no journal)`, ratio: `${fmt(m.ratio, 2)}×`, target: '≥ 0.8×', status: pass(m.ratio >= 0.8), notes: `EmbeddedBroker (aedes) + journalSink; 3 QoS 1 mqtt.js publishers in a child process on 127.0.0.1, ≤1000 unacked each, ${fmt(s.mqttPerPublisher)} msgs each (≤${s.mqttMaxMs / 1000} s); ${fmt(m.eventsPerCommit, 0)} events/fsync; median of ${s.mqttReps}. The "SQLite" column holds the bare broker` });
       const pj = mq.paced.journal;
       const pb = mq.paced.bare;
-      rows.push({ figure: 'MQTT publish → PUBACK (journaled) at 2,000 ev/s paced', tilstand: `p50 ${fmt(pj.p50us / 1000, 2)} / p99 ${fmt(pj.p99us / 1000, 2)} ms`, sqlite: `bare: p50 ${fmt(pb.p50us / 1000, 2)} / p99 ${fmt(pb.p99us / 1000, 2)} ms`, ratio: '—', target: '—', status: 'info', notes: `${fmt(pj.acked)} events over ${s.pacedMs / 1000} s; max ${fmt(pj.maxUs / 1000, 1)} ms; PUBACK is sent only after the group fsync` });
+      rows.push({
+        figure: 'MQTT publish → PUBACK (journaled) at 2,000 ev/s paced',
+        tilstand: `p50 ${fmt(pj.p50us / 1000, 2)} / p99 ${fmt(pj.p99us / 1000, 2)} ms`,
+        sqlite: `bare: p50 ${fmt(pb.p50us / 1000, 2)} / p99 ${fmt(pb.p99us / 1000, 2)} ms`,
+        ratio: `${fmt(pj.p99us / pb.p99us, 1)}× bare (p99)`,
+        target: 'p99 ≤ 10 ms',
+        status: pass(pj.p99us <= 10_000),
+        notes: `${fmt(pj.acked)} events over ${s.pacedMs / 1000} s (achieved ${k(pj.achievedRate)} ev/s); max ${fmt(pj.maxUs / 1000, 1)} ms; EmbeddedBroker + journalSink: PUBACK is sent only after the group fsync (WAL, synchronous=FULL); per-publish hrtime in the publisher process; one run`,
+      });
     }
 
     // ------------------------------------------------------------------ memory
@@ -322,6 +361,121 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
       raw.memory = { baseline: base, held: mem };
       fs.rmSync(dir, { recursive: true, force: true });
       rows.push({ figure: `Memory: peak RSS holding ${k(mem.rows)} rows`, tilstand: `${fmt(mem.maxRssMB, 0)} MB`, sqlite: '—', ratio: '—', target: `≤ 250 MB${s.memoryKeys < 1_000_000 ? ' (at 1 M rows)' : ''}`, status: s.memoryKeys >= 1_000_000 ? pass(mem.maxRssMB <= 250) : 'info', notes: `child ingests ${k(s.memoryEvents)} events over ${k(s.memoryKeys)} keys (journal + table, commit every ${fmt(s.commitEvery)}), then scans and does 20 k lookups; holding: heap ${fmt(mem.holding.heapUsedMB, 0)} MB, run cache ~${fmt(mem.runCacheMB, 0)} MB (estimate); Node + modules alone: ${fmt(base.maxRssMB, 0)} MB` });
+    }
+
+    // ------------------------------------------------------------------ mqtt through mosquitto
+    if (only.has('mqtt-external')) {
+      const dir = join(tmp, 'mqtt-external');
+      fs.mkdirSync(dir, { recursive: true });
+      const ex = await timed('mqtt-external', () =>
+        runChild('mqtt-external', { dir, publisherScript: join(BENCH_DIR, 'mqtt-publisher.mjs'), perPublisher: s.extPerPublisher, window: 1000, maxMs: s.mqttMaxMs, reps: s.extReps, drainMaxMs: 120_000 }, { log }),
+      );
+      raw.mqttExternal = ex;
+      fs.rmSync(dir, { recursive: true, force: true });
+      if (!ex.available) {
+        rows.push({ figure: 'MQTT external broker (mosquitto → MqttSource → journal)', tilstand: ex.why.startsWith('mosquitto not installed') ? 'mosquitto not installed' : ex.why, sqlite: '—', ratio: '—', target: '—', status: 'info', notes: `not measured: ${ex.why}. Install Debian's mosquitto (apt-get install mosquitto) to get this figure` });
+      } else {
+        const m = ex.median;
+        const partial = ex.allDrained ? '' : '; NOT ALL DRAINED within 120 s (rate over what was journaled)';
+        rows.push({
+          figure: 'MQTT external broker: events journaled/s (mosquitto → MqttSource → journal)',
+          tilstand: `${k(m.eventsPerSec)} ev/s`,
+          sqlite: `${k(m.publishMsgPerSec)} msg/s publish → mosquitto PUBACK`,
+          ratio: `${fmt(m.eventsPerSec / m.publishMsgPerSec, 2)}× of publish`,
+          target: '—',
+          status: 'info',
+          notes: `mosquitto ${ex.mosquitto.version} (${ex.mosquitto.bin}) on 127.0.0.1, shipped mosquitto.conf (persistence, autosave every 100 changes, password + ACL); MqttSource as the site runs it: ${ex.groups} QoS 1 connections (one per module, MQTT 5, clean start false), PUBACK after journalSink resolved (WAL, synchronous=FULL); 3 mqtt.js publishers in a child process, ${fmt(s.extPerPublisher)} msgs each, ≤1000 unacked; rate from first to last event journaled (${fmt(m.journaled)} events in ${fmt(m.seconds, 2)} s); median of ${s.extReps}${partial}. The "SQLite" column holds the publishers' rate into mosquitto`,
+        });
+        rows.push({
+          figure: 'MQTT external broker: events per fsync (journal group commit)',
+          tilstand: `${fmt(m.eventsPerCommit, 2)} ev/fsync`,
+          sqlite: '—',
+          ratio: '—',
+          target: '—',
+          status: 'info',
+          notes: `journal.stats().eventsPerCommitMean (max ${ex.runs.map((r: any) => r.eventsPerCommitMax).join('/')}); mqtt.js hands a connection one PUBLISH at a time, so at most ${ex.groups} events (one per connection) can share a commit; median of ${s.extReps}`,
+        });
+      }
+    }
+
+    // ------------------------------------------------------------------ publish → visible
+    if (only.has('visible')) {
+      const dir = join(tmp, 'visible');
+      fs.mkdirSync(dir, { recursive: true });
+      const vi = await timed('visible', () =>
+        runChild('visible', { dir, publisherScript: join(BENCH_DIR, 'mqtt-publisher.mjs'), rate: VISIBLE_RATE, durationMs: s.visibleMs, sampleEvery: s.visibleSampleEvery, budgetMs: VISIBLE_BUDGET_MS, pollMs: VISIBLE_POLL_MS }, { log }),
+      );
+      raw.visible = vi;
+      fs.rmSync(dir, { recursive: true, force: true });
+      const bound = vi.budgetMs + 100;
+      const ok = vi.unseen === 0 && vi.visibleMs.p99 <= bound;
+      rows.push({
+        figure: `Publish → visible in the latest snapshot, stock at ${fmt(VISIBLE_RATE)} ev/s paced (running site)`,
+        tilstand: `p50 ${fmt(vi.visibleMs.p50, 0)} / p99 ${fmt(vi.visibleMs.p99, 0)} ms`,
+        sqlite: '—',
+        ratio: `${fmt(vi.visibleMs.p99 / vi.budgetMs, 2)} of budget (p99)`,
+        target: `p99 ≤ budget + 100 ms = ${fmt(bound)} ms`,
+        status: pass(ok),
+        notes: `Site.start in the bench child (embedded broker, Ingestor, tick 250 ms, agent timer off, no UI); stock budget set to ${fmt(vi.budgetMs)} ms in config (default 10 min = a sample every 5 min; 2 s = the shortest default budget, approval_inbox/dead_letters); commit when the oldest pending event is budget/2 old. ${fmt(vi.samples)} samples (every ${s.visibleSampleEvery}th of ${fmt(vi.published)} events over ${s.visibleMs / 1000} s, achieved ${k(vi.achievedRate)} ev/s), ${vi.unseen} never seen; max ${fmt(vi.visibleMs.max, 0)} ms; a reader with its own Catalog polls the latest snapshot id every ${VISIBLE_POLL_MS} ms (${vi.snapshotsSeen} snapshots seen), publish and seen times as wall clock (performance.timeOrigin + now) across the two processes; PUBACK (= journaled) p50 ${fmt(vi.pubackP50Ms, 1)} / p99 ${fmt(vi.pubackP99Ms, 1)} ms, PUBACK → visible p50 ${fmt(vi.ackToVisibleMs.p50, 0)} / p99 ${fmt(vi.ackToVisibleMs.p99, 0)} ms (the commit cadence); freshness breaches counted by the site ${vi.stock?.breaches ?? 'n/a'}`,
+      });
+    }
+
+    // ------------------------------------------------------------------ sync of tags
+    if (only.has('sync')) {
+      const dir = join(tmp, 'sync');
+      fs.mkdirSync(dir, { recursive: true });
+      const sy = await timed('sync', () => runChild('sync', { dir, rows: s.syncRows, changeFraction: SYNC_CHANGE, seed: seed + 5 }, { log }));
+      raw.sync = sy;
+      fs.rmSync(dir, { recursive: true, force: true });
+      const b = sy.bound;
+      const sent = sy.second.stockBytes;
+      const ok = sy.first.pending === 0 && sy.second.pending === 0 && sent <= b.expectedMaxBytes && b.newDataRows <= sy.second.changedRows;
+      rows.push({
+        figure: `Sync: bytes sent for a new tag after 1 % of ${k(s.syncRows)} rows changed vs a full copy`,
+        tilstand: `${k(sent)}B (tag 2)`,
+        sqlite: `${k(sy.first.stockBytes)}B full copy (tag 1)`,
+        ratio: `${fmt((100 * sent) / sy.first.stockBytes, 2)} %`,
+        target: `only what changed: ≤ ${k(b.expectedMaxBytes)}B`,
+        status: pass(ok),
+        notes: `SyncEngine → DirectoryTarget (fsync + rename), stock table of an initDataDir site (seed STOCK_TABLE, bucket 1), scheduled tags off; bytes = outbox sent_bytes of stock steps (files + tag/snapshot JSON + hints) for tag + latest snapshot. Bound derived from the table's metadata: files tag 2 references that tag 1 does not (${b.newFiles} files, ${k(b.newFileBytes)}B: ${b.newDataFiles} data file(s) holding ${fmt(b.newDataRows)} rows for ${fmt(sy.second.changedRows)} changed, ${k(b.newDataBytes)}B, plus manifests and lists) + pointers (${fmt(b.pointerBytes)} B); PASS iff sent ≤ that and the new data files hold no more rows than changed (no old data rewritten or re-sent). Data alone: ${fmt((100 * b.newDataBytes) / b.fullDataBytes, 2)} % of the full data (${k(b.fullDataBytes)}B); sync ${fmt(sy.first.sec, 2)} s vs ${fmt(sy.second.sec, 2)} s; all tables + contracts first/second ${k(sy.first.allBytes)}B / ${k(sy.second.allBytes)}B`,
+      });
+    }
+
+    // ------------------------------------------------------------------ replay
+    if (only.has('replay')) {
+      const rp = await timed('replay', () => runChild('replay', { events: s.replayEvents, hours: s.replayHours, items: s.replayItems, timeoutMs: REPLAY_TIMEOUT_MS }, { log }));
+      raw.replay = rp;
+      const r = rp.result;
+      const judged = s.replayEvents >= 2_000_000;
+      rows.push({
+        figure: `Replay: ${k(r.events)} events over ${r.simulatedHours} h simulated (bench/replay.ts)`,
+        tilstand: `${k(r.eventsPerSecond)} ev/s`,
+        sqlite: '—',
+        ratio: '—',
+        target: `≥ ${fmt(REPLAY_TARGET)} ev/s (2 M events in < 10 min)${judged ? '' : ' (judged at 2 M events, full run)'}`,
+        status: judged ? pass(r.eventsPerSecond >= REPLAY_TARGET) : 'info',
+        notes: `\`${rp.command}\` as a child (default agent every simulated minute: ${fmt(r.agentRuns)} runs, ${fmt(r.proposals)} proposals; ${r.items} items × 4 locations); events/s of the replay step (${fmt(r.replaySeconds, 1)} s wall, ${fmt(r.replayCpuSeconds, 1)} s CPU = ${k(r.eventsPerCpuSecond)} ev/CPU-s); the issue asks "well under 10 minutes" for 2 M events: ≥ 3,334 ev/s is only the 10-minute line, not "well under". Hours scale with events to keep the full run's density (83 k events per simulated hour); one run; steps: ${rp.steps.join('; ')}`,
+      });
+    }
+
+    // ------------------------------------------------------------------ agent
+    if (only.has('agent')) {
+      const dir = join(tmp, 'agent');
+      fs.mkdirSync(dir, { recursive: true });
+      const ag = await timed('agent', () => runChild('agent', { dir, jobs: s.agentJobs, resources: AGENT_RESOURCES, items: AGENT_ITEMS, reps: s.agentReps, seed: seed + 6 }, { log }));
+      raw.agent = ag;
+      fs.rmSync(dir, { recursive: true, force: true });
+      const first = ag.reps[0];
+      const errors = ag.reps.flatMap((r: any) => r.ruleErrors);
+      rows.push({
+        figure: `Agent run over a ${fmt(ag.jobs)}-job work queue (default rules)`,
+        tilstand: `${fmt(ag.median.firstMs, 0)} ms first / ${fmt(ag.median.secondMs, 0)} ms next`,
+        sqlite: '—',
+        ratio: '—',
+        target: '—',
+        status: 'info',
+        notes: `median of ${s.agentReps}; Agent.run() with Inbox (fresh copy of the filled warehouse each repetition, fixed clock). First run: ${fmt(ag.median.created)} proposals created (${Object.entries(first.byRule).map(([r, n]) => `${r} ${n}`).join(', ')}); next run a minute later on the same state: ${first.secondCreated} new, ${first.secondDuplicates} duplicates, ${first.secondWithdrawn} withdrawn. Tables filled through the Ingestor (${fmt(ag.events)} events: ${Object.entries(ag.jobStatus).map(([st, n]) => `${n} ${st}`).join(', ')} jobs, ${ag.resources} resources, ${fmt(ag.stockRows)} stock rows; ${ag.deadLetters} dead letters; seeded). Run time includes tagging 3 tables and the inbox commit; a run is synchronous, so it holds the site's event loop (and PUBACKs) that long${errors.length ? `; RULE ERRORS: ${errors.join(' | ')}` : ''}`,
+      });
     }
   } finally {
     process.off('SIGINT', onSignal);

@@ -6,8 +6,13 @@
 //   {port, site, perPublisher, window, maxMs}  as fast as acks allow, at most `window` unacked
 //       messages per connection; stops at perPublisher messages or maxMs; prints msg/s from the
 //       first publish to the last PUBACK.
-//   {port, site, paced: true, rate, durationMs}  `rate` msg/s in total, spread over the three
-//       connections; prints publish→PUBACK latency percentiles in microseconds.
+//   {port, site, paced: true, rate, durationMs, sampleEvery?}  `rate` msg/s in total, spread over
+//       the three connections; prints publish→PUBACK latency percentiles in microseconds. With
+//       `sampleEvery` = k, also the publish time of every k-th message (global index i, module
+//       i % 3, seq ⌊i/3⌋ + 1) as epoch milliseconds with sub-ms resolution
+//       (performance.timeOrigin + performance.now(), comparable across processes) and of its
+//       PUBACK: `samples` = [[i, publishedAt, ackedAt], …].
+// Optional in both: `passwords` {module: password} (default 'bench' for every module).
 // Output: one line `@@RESULT {json}` on stdout.
 import mqtt from 'mqtt';
 
@@ -36,7 +41,7 @@ function connect(m) {
   return new Promise((resolve, reject) => {
     const c = mqtt.connect(`mqtt://127.0.0.1:${args.port}`, {
       username: module,
-      password: 'bench',
+      password: args.passwords?.[module] ?? 'bench',
       clientId: `bench-${module}-${process.pid}`,
       protocolVersion: 4,
       clean: true,
@@ -82,6 +87,8 @@ if (!args.paced) {
   result = { acked, seconds: (lastAck - t0) / 1000, msgPerSec: acked / ((lastAck - t0) / 1000) };
 } else {
   const lat = [];
+  const samples = [];
+  const every = args.sampleEvery ?? 0;
   const t0 = performance.now();
   let sent = 0;
   let acked = 0;
@@ -93,9 +100,13 @@ if (!args.paced) {
         const m = sent % 3;
         const seq = Math.floor(sent / 3) + 1;
         const at = performance.now();
+        const sample = every > 0 && sent % every === 0 ? [sent, performance.timeOrigin + at, NaN] : undefined;
+        if (sample) samples.push(sample);
         sent++;
         clients[m].publish(topics[m], payload(m, seq), { qos: 1 }, () => {
-          lat.push((performance.now() - at) * 1000);
+          const now = performance.now();
+          if (sample) sample[2] = performance.timeOrigin + now;
+          lat.push((now - at) * 1000);
           if (++acked === total) resolve();
         });
       }
@@ -105,7 +116,7 @@ if (!args.paced) {
   });
   lat.sort((a, b) => a - b);
   const pct = (p) => lat[Math.min(lat.length - 1, Math.max(0, Math.ceil((p / 100) * lat.length) - 1))];
-  result = { sent, acked, p50us: pct(50), p99us: pct(99), maxUs: lat[lat.length - 1], achievedRate: acked / ((performance.now() - t0) / 1000) };
+  result = { sent, acked, p50us: pct(50), p99us: pct(99), maxUs: lat[lat.length - 1], achievedRate: acked / ((performance.now() - t0) / 1000), ...(every > 0 ? { samples } : {}) };
 }
 await Promise.all(clients.map((c) => c.endAsync()));
 process.stdout.write(`@@RESULT ${JSON.stringify(result)}\n`);

@@ -5,7 +5,6 @@
 // core/ingest/journal.ts, core/ingest/ingestor.ts, core/ingest/broker.ts).
 
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { Catalog, type Table } from '../core/lsm/index.ts';
@@ -16,6 +15,7 @@ import { Journal, journalSink } from '../core/ingest/journal.ts';
 import { SEED_BINDINGS } from '../core/ingest/seed-bindings.ts';
 import { SEED_CONTRACTS } from '../core/ingest/seed-contracts.ts';
 import { STOCK_TABLE, type TableDefinition } from '../core/ingest/seed-tables.ts';
+import { runPublisher } from './publisher.ts';
 import { CountingFileIO, dirBytes, fileBytes, ioDelta, median, nowMs, percentileSorted, procIo } from './util.ts';
 import { deserializeWorkload, generateEvents, keyOf, MODULES, payloadAt, prng, SITE, T0_MS, TOPICS, type PackedWorkload, type WorkloadSpec } from './workload.ts';
 
@@ -626,20 +626,6 @@ const credentials = {
     return MODULES.some((m) => m.module === username) ? { name: username, kind: 'module', module: username } : null;
   },
 };
-
-function runPublisher(script: string, args: Record<string, unknown>): Promise<Record<string, number>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('@@RESULT '));
-      if (code !== 0 || !line) reject(new Error(`publisher exited ${code}: ${out.slice(-500)}`));
-      else resolve(JSON.parse(line.slice(9)));
-    });
-  });
-}
 
 async function withBroker<T>(dir: string, journaled: boolean, f: (port: number, journal: Journal | undefined) => Promise<T>): Promise<T> {
   let journal: Journal | undefined;

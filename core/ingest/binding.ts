@@ -15,9 +15,10 @@
 // (and contract) before `applyBinding` sees it; `applyBinding` still checks every value it writes
 // against the column type, because the table's schema can move on.
 
-import { checkValue, typeToString, valueFromJson, type DataField } from '../lsm/types.ts';
+import { checkValue, typeToString, valueFromJson, type DataField, type DataType } from '../lsm/types.ts';
 import { FORBIDDEN_KEYS, OPS, refuse, type Envelope, type Op, type Refusal } from './envelope.ts';
 import { CONTRACT_NAME, type Contract } from './contracts.ts';
+import { fastConverter, NO_FAST, type FastConvert } from './fast-values.ts';
 import { sequenceGroups, type TableDefinition } from './seed-tables.ts';
 
 export type RowKind = '+I' | '-U' | '+U' | '-D';
@@ -324,6 +325,142 @@ const TIME_ROOTS = new Set(['TIMESTAMP', 'TIMESTAMP_LTZ']);
  * (no lookup given → binding_error; no row found → the enriched columns stay absent).
  */
 export function applyBinding(
+  binding: Binding,
+  envelope: Envelope,
+  tableColumns: readonly DataField[],
+  options: { lookup?: EnrichLookup } = {},
+): ApplyResult {
+  if (binding.enrich === undefined) {
+    const c = compiledBinding(binding, tableColumns);
+    if (c !== undefined) {
+      const r = applyCompiled(c, envelope);
+      if (r !== undefined) return r;
+    }
+  }
+  return applyBindingGeneric(binding, envelope, tableColumns, options);
+}
+
+/** A bound column prepared for the fast path: its parsed path, table column and typed converter. */
+interface CompiledColumn {
+  readonly column: string;
+  readonly root: PathRoot;
+  readonly rest: readonly string[];
+  readonly type: DataType;
+  readonly fast: FastConvert;
+}
+
+interface CompiledBinding {
+  readonly columnsObject: Readonly<Record<string, string>>;
+  readonly kindsObject: Binding['kinds'];
+  readonly tableColumns: readonly DataField[];
+  readonly contract: string;
+  readonly kinds: Readonly<Record<Op, RowKind>>;
+  /** undefined: the fast path does not cover this binding (the generic path runs). */
+  readonly columns: readonly CompiledColumn[] | undefined;
+}
+
+/** Per binding object: the compiled form for the table columns it was last applied to. */
+const compiledBindings = new WeakMap<Binding, CompiledBinding>();
+
+/**
+ * The binding prepared for `applyCompiled`, or undefined when the fast path does not cover it
+ * (enrichment, a path or column problem, a `ts_ms` → timestamp conversion): then the generic path
+ * runs. Recompiled when the binding's columns object or the table's field list changes.
+ */
+function compiledBinding(binding: Binding, tableColumns: readonly DataField[]): CompiledBinding | undefined {
+  let c = compiledBindings.get(binding);
+  // Valid while the binding's parts and the table's field list are the same objects.
+  if (c === undefined || c.tableColumns !== tableColumns || c.columnsObject !== binding.columns || c.kindsObject !== binding.kinds || c.contract !== binding.contract) {
+    c = compileBinding(binding, tableColumns);
+    compiledBindings.set(binding, c);
+  }
+  return c.columns === undefined ? undefined : c;
+}
+
+function compileBinding(binding: Binding, tableColumns: readonly DataField[]): CompiledBinding {
+  const kinds = {} as Record<Op, RowKind>;
+  for (const op of OPS) kinds[op] = binding.kinds?.[op] ?? DEFAULT_KINDS[op];
+  const base = { columnsObject: binding.columns, kindsObject: binding.kinds, tableColumns, contract: binding.contract, kinds };
+  return { ...base, columns: compileColumns(binding, tableColumns) };
+}
+
+function compileColumns(binding: Binding, tableColumns: readonly DataField[]): CompiledColumn[] | undefined {
+  if (binding.enrich !== undefined || binding.columns === null || typeof binding.columns !== 'object') return undefined;
+  const byName = new Map(tableColumns.map((f) => [f.name, f]));
+  const columns: CompiledColumn[] = [];
+  for (const [column, path] of Object.entries(binding.columns)) {
+    const field = byName.get(column);
+    if (!field || typeof path !== 'string') return undefined;
+    const p = cachedPath(path);
+    if ('problem' in p) return undefined;
+    if (path === 'ts_ms' && TIME_ROOTS.has(field.type.root)) return undefined;
+    columns.push({ column, root: p.root, rest: p.rest, type: field.type, fast: fastConverter(field.type) });
+  }
+  return columns;
+}
+
+/** The JSON value at a parsed path (resolvePath without the path cache lookup); undefined when absent. */
+function resolveParsed(envelope: Envelope, root: PathRoot, rest: readonly string[]): unknown {
+  let node: unknown;
+  switch (root) {
+    case 'after':
+      node = envelope.op === 'd' ? envelope.before : envelope.after;
+      break;
+    case 'before':
+      node = envelope.before;
+      break;
+    case 'source':
+      node = envelope.source;
+      break;
+    case 'contract':
+      node = envelope.contract;
+      break;
+    case 'op':
+      return envelope.op;
+    case 'ts_ms':
+      return envelope.ts_ms;
+  }
+  for (let i = 0; i < rest.length; i++) {
+    const key = rest[i]!;
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
+    if (!Object.prototype.hasOwnProperty.call(node, key)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * The fast path of applyBinding: every bound value present and converted by its typed fast path.
+ * Returns undefined for anything else (a refusal, a value needing valueFromJson), and the generic
+ * path then decides — so results and messages are the generic path's.
+ */
+function applyCompiled(c: CompiledBinding, envelope: Envelope): ApplyResult | undefined {
+  if (envelope.contract.name !== c.contract) return undefined;
+  const kind = c.kinds[envelope.op];
+  if (kind === undefined) return undefined;
+  const row: Record<string, unknown> = {};
+  const cols = c.columns!;
+  for (let i = 0; i < cols.length; i++) {
+    const col = cols[i]!;
+    const json = resolveParsed(envelope, col.root, col.rest);
+    if (json === undefined) return undefined;
+    let value = json === null ? (col.type.nullable ? null : NO_FAST) : col.fast(json);
+    if (value === NO_FAST) {
+      // Not a typed fast case: the generic conversion (valueFromJson checks what it returns); a
+      // failure goes back to the generic path, which makes the refusal.
+      try {
+        value = valueFromJson(col.type, json, col.column);
+      } catch {
+        return undefined;
+      }
+    }
+    row[col.column] = value;
+  }
+  return { ok: true, kind, row };
+}
+
+/** The generic applyBinding: every case, every refusal; applyBinding tries the compiled path first. */
+export function applyBindingGeneric(
   binding: Binding,
   envelope: Envelope,
   tableColumns: readonly DataField[],

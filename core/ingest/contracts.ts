@@ -19,6 +19,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync, exists
 import { join } from 'node:path';
 import { parseType, typeToString, valueFromJson, type DataType } from '../lsm/types.ts';
 import { FORBIDDEN_KEYS, hasLoneSurrogate, joinPath, refuse, type Envelope, type Refusal, type RowImage } from './envelope.ts';
+import { fastConverter, NO_FAST, type FastConvert } from './fast-values.ts';
 
 export const COMPATIBILITY_MODES = [
   'BACKWARD',
@@ -283,6 +284,94 @@ function cachedType(text: string): DataType {
 }
 
 export function validate(contract: Contract, record: unknown, pathPrefix = ''): ValidateResult {
+  return validateFast(contract, record) ?? validateGeneric(contract, record, pathPrefix);
+}
+
+/** One contract field, prepared once per contract object for the fast path. */
+interface CompiledField {
+  readonly field: ContractField;
+  readonly name: string;
+  readonly type: DataType;
+  readonly fast: FastConvert;
+  readonly hasDefault: boolean;
+  readonly default: unknown;
+  readonly symbols: ReadonlySet<string> | undefined;
+}
+
+interface CompiledContract {
+  readonly fields: readonly CompiledField[];
+  readonly names: ReadonlySet<string>;
+}
+
+/** Contracts are frozen once registered: the compiled form is kept per contract object. */
+const compiledContracts = new WeakMap<Contract, CompiledContract>();
+
+function compileContract(contract: Contract): CompiledContract {
+  let c = compiledContracts.get(contract);
+  if (c === undefined) {
+    const fields = contract.fields.map((f): CompiledField => {
+      const type = cachedType(f.type);
+      return {
+        field: f,
+        name: f.name,
+        type,
+        fast: fastConverter(type),
+        hasDefault: hasOwn(f, 'default'),
+        default: f.default,
+        symbols: f.symbols === undefined ? undefined : new Set(f.symbols),
+      };
+    });
+    c = { fields, names: new Set(fields.map((f) => f.name)) };
+    // A contract that is not frozen could still change: compile it again next time.
+    if (Object.isFrozen(contract) && Object.isFrozen(contract.fields) && contract.fields.every((f) => Object.isFrozen(f))) {
+      compiledContracts.set(contract, c);
+    }
+  }
+  return c;
+}
+
+/**
+ * The fast path of `validate`: a record whose every field is present (or defaulted) with a value of
+ * a typed fast path (fast-values.ts) and which has no other key. Returns undefined whenever it
+ * cannot decide — then the generic path runs and produces the same result or the errors.
+ */
+function validateFast(contract: Contract, record: unknown): ValidateResult | undefined {
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) return undefined;
+  const rec = record as Record<string, unknown>;
+  const c = compileContract(contract);
+  const out: RowImage = {};
+  const values: Record<string, unknown> = {};
+  const fields = c.fields;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    let json: unknown;
+    if (hasOwn(rec, f.name)) json = rec[f.name];
+    else if (f.hasDefault) json = f.default;
+    else return undefined;
+    let value: unknown;
+    if (json === null) {
+      if (!f.type.nullable) return undefined;
+      value = null;
+    } else {
+      value = f.fast(json);
+      if (value === NO_FAST) {
+        // Not a typed fast case: the generic conversion of this one field; a problem goes to the
+        // generic path, which collects the errors.
+        const r = convert(f.field, f.type, json);
+        if (r.problem !== undefined) return undefined;
+        value = r.value;
+      } else if (f.symbols !== undefined && !f.symbols.has(value as string)) return undefined;
+    }
+    out[f.name] = json;
+    values[f.name] = value;
+  }
+  // Every key must be a field (for-in also sees inherited enumerable keys: those go the generic way).
+  for (const key in rec) if (!c.names.has(key)) return undefined;
+  return { ok: true, record: out, values };
+}
+
+/** The generic validation (every case, every error); `validate` tries the fast path first. */
+export function validateGeneric(contract: Contract, record: unknown, pathPrefix = ''): ValidateResult {
   const errors: FieldError[] = [];
   if (record === null || typeof record !== 'object' || Array.isArray(record)) {
     return { ok: false, errors: [{ path: pathPrefix || '$', message: 'expected an object' }] };

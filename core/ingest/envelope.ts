@@ -91,8 +91,24 @@ export function refuse(reason: DeadLetterReason, detail: string, path?: string):
   return path === undefined ? { ok: false, reason, detail } : { ok: false, reason, detail, path };
 }
 
+/**
+ * Parsed event topics, remembered: a site has few topics and every event's topic is parsed (the
+ * split and three pattern tests cost more than the rest of the envelope checks). Bounded; the
+ * cached parts are frozen so no caller can change what the next caller gets.
+ */
+const topicCache = new Map<string, TopicParts | null>();
+const TOPIC_CACHE_MAX = 10_000;
+
 /** Splits `tilstand/<site>/events/<module>/<stream>`; undefined for any other topic. */
 export function parseEventTopic(topic: string): TopicParts | undefined {
+  const hit = topicCache.get(topic);
+  if (hit !== undefined) return hit ?? undefined;
+  const parts = parseEventTopicUncached(topic);
+  if (topicCache.size < TOPIC_CACHE_MAX && typeof topic === 'string') topicCache.set(topic, parts ? Object.freeze(parts) : null);
+  return parts;
+}
+
+function parseEventTopicUncached(topic: string): TopicParts | undefined {
   const parts = topic.split('/');
   if (parts.length !== 5 || parts[0] !== 'tilstand' || parts[2] !== 'events') return undefined;
   const [, site, , module, stream] = parts as [string, string, string, string, string];
@@ -104,8 +120,17 @@ export function eventTopic(site: string, module: string, stream: string): string
   return `tilstand/${site}/events/${module}/${stream}`;
 }
 
+/** Limits objects already checked (checkLimits runs per event; the options object rarely changes). */
+const checkedLimits = new WeakMap<object, number>();
+
 export function checkLimits(limits: EnvelopeLimits): void {
   const n = limits?.payload_bytes_max;
+  if (limits !== null && typeof limits === 'object' && checkedLimits.get(limits) === n) return;
+  checkLimitsValue(n);
+  if (limits !== null && typeof limits === 'object') checkedLimits.set(limits, n);
+}
+
+function checkLimitsValue(n: number): void {
   if (!Number.isSafeInteger(n) || n < 64) {
     throw new RangeError(`payload_bytes_max: expected an integer ≥ 64 (bytes), got ${String(n)}`);
   }
@@ -240,8 +265,12 @@ export function parseEnvelope(
 }
 
 /** Checks the shape of an already-parsed JSON value (step 5 above). */
+/** A bad_envelope refusal at `path` (module level: no closure made per event). */
+function bad(path: string, why: string): Refusal {
+  return refuse('bad_envelope', `${path}: ${why}`, path);
+}
+
 export function checkEnvelope(v: unknown): ParseResult {
-  const bad = (path: string, why: string) => refuse('bad_envelope', `${path}: ${why}`, path);
   if (!isObject(v)) return bad('$', `expected an object, got ${kindOf(v)}`);
 
   if (!('op' in v)) return bad('op', 'missing');

@@ -144,6 +144,8 @@ interface Item {
   /** The contract check's refusal: the event consumes its seq and becomes a dead letter. */
   readonly refusal: Refusal | undefined;
   readonly bindings: readonly Binding[];
+  /** streamKey(module, stream) of the envelope's source. */
+  readonly key: string;
 }
 
 interface Counters {
@@ -168,6 +170,10 @@ export class Ingestor {
   private readonly heldPositions = new Set<bigint>();
   /** Streams the sequencer knows (for the hwm properties). */
   private readonly streams = new Set<string>();
+  /** module → stream → streamKey, for the streams in `streams` (no key string built per event). */
+  private readonly streamKeys = new Map<string, Map<string, string>>();
+  /** The enrichment lookup, as the options object applyBinding takes (one object, not one per event). */
+  private readonly applyOptions = { lookup: (tableName: string, key: Readonly<Record<string, unknown>>) => this.lookup(tableName, key) };
   private readonly readers = new Map<string, { table: Table; reader: TableReader }>();
   /** Dead letters written but not committed (listDeadLetters shows them too). */
   private readonly uncommittedDeadLetters = new Map<bigint, DeadLetter>();
@@ -306,6 +312,22 @@ export class Ingestor {
     this.writeCheckpoint();
   }
 
+  /** The stream's key, remembered; adds the stream to `streams`. */
+  private streamKeyOf(module: string, stream: string): string {
+    let byStream = this.streamKeys.get(module);
+    if (byStream === undefined) {
+      byStream = new Map();
+      this.streamKeys.set(module, byStream);
+    }
+    let key = byStream.get(stream);
+    if (key === undefined) {
+      key = streamKey(module, stream);
+      byStream.set(stream, key);
+      this.streams.add(key);
+    }
+    return key;
+  }
+
   /** Tables an event of (module, stream) can change: its bound tables and dead_letters. */
   private affected(module: string, stream: string): Target[] {
     const out = new Set<Target>([this.deadLetters]);
@@ -332,14 +354,9 @@ export class Ingestor {
     const at = receivedAtMs ?? this.clock();
     const parsed = parseEnvelope(topic, payload, this.limits, { site: this.o.site });
     const parts = parseEventTopic(topic);
-    const position = await this.o.journal.append({
-      topic,
-      payload,
-      receivedAtMs: at,
-      module: parts?.module ?? '',
-      stream: parts?.stream ?? '',
-      ...(parsed.ok ? { seq: parsed.envelope.source.seq } : {}),
-    });
+    const journaled: Parameters<Journal['append']>[0] = { topic, payload, receivedAtMs: at, module: parts?.module ?? '', stream: parts?.stream ?? '' };
+    if (parsed.ok) journaled.seq = parsed.envelope.source.seq;
+    const position = await this.o.journal.append(journaled);
     this.c.accepted++;
     if (!this.closed) this.process({ position, topic, payload, receivedAtMs: at }, parsed);
     return position;
@@ -369,9 +386,8 @@ export class Ingestor {
       const why = check.ok ? refuse('no_binding', `no binding matches topic '${entry.topic}'`) : check;
       return this.deadLetter(entry, why, undefined, null);
     }
-    const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings };
-    const key = streamKey(module, stream);
-    this.streams.add(key);
+    const key = this.streamKeyOf(module, stream);
+    const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
     const offer = this.sequencer.offer(module, stream, seq, item);
     switch (offer.kind) {
       case 'duplicate':
@@ -398,7 +414,7 @@ export class Ingestor {
   private release(r: Ready<Item>): void {
     const { entry, envelope, refusal, bindings } = r.item;
     this.heldPositions.delete(entry.position);
-    const seq = { key: streamKey(envelope.source.module, envelope.source.stream), seq: r.seq };
+    const seq = { key: r.item.key, seq: r.seq };
     if (refusal) return this.deadLetter(entry, refusal, seq, null);
     const failures = this.applyBindings(entry, envelope, bindings, seq);
     if (failures.length > 0) this.deadLetter(entry, combine(failures), seq, failures.map((f) => f.binding));
@@ -416,7 +432,7 @@ export class Ingestor {
     for (const b of bindings) {
       const t = this.targets.get(b.table)!;
       if (seq && this.covered(t, entry, seq)) continue;
-      const r = applyBinding(b, envelope, t.fields, { lookup: this.lookup });
+      const r = applyBinding(b, envelope, t.fields, this.applyOptions);
       if (!r.ok) {
         failures.push({ binding: bindingName(b), refusal: r });
         continue;
@@ -424,7 +440,7 @@ export class Ingestor {
       try {
         // TableWriter.write checks every value before it changes anything, so a refusal leaves
         // the writer as it was.
-        t.writer.writeRecord(r.row, parseRowKind(r.kind));
+        t.writer.writeRecord(r.row, rowKindOf(r.kind));
       } catch (e) {
         failures.push({ binding: bindingName(b), refusal: refuse('unfit_for_table', `binding '${bindingName(b)}': table ${t.name}: ${(e as Error).message}`) });
         continue;
@@ -809,6 +825,22 @@ export class Ingestor {
     for (const c of this.readers.values()) c.reader.close();
     this.readers.clear();
     for (const t of this.targets.values()) t.writer.close();
+  }
+}
+
+/** parseRowKind without the search (it still reports an unknown text). */
+function rowKindOf(text: string): RowKind {
+  switch (text) {
+    case '+I':
+      return RowKind.INSERT;
+    case '+U':
+      return RowKind.UPDATE_AFTER;
+    case '-D':
+      return RowKind.DELETE;
+    case '-U':
+      return RowKind.UPDATE_BEFORE;
+    default:
+      return parseRowKind(text);
   }
 }
 

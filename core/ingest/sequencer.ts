@@ -101,6 +101,8 @@ function checkOptions(o: SequencerOptions): void {
 
 export class Sequencer<T> {
   private readonly streams = new Map<string, Stream<T>>();
+  /** module → stream → state: the per-event lookup without building the key string. */
+  private readonly byModule = new Map<string, Map<string, Stream<T>>>();
   private readonly options: SequencerOptions;
 
   constructor(options: Partial<SequencerOptions> & Pick<SequencerOptions, 'now_ms'>) {
@@ -189,17 +191,23 @@ export class Sequencer<T> {
   }
 
   state(module: string, stream: string): StreamState {
-    const s = this.streams.get(key(module, stream));
+    const s = this.byModule.get(module)?.get(stream);
     if (!s) return { committed: 0, issued: 0, held: [] };
     return { committed: s.committed, issued: s.issued, held: [...s.held.keys()].sort((a, b) => a - b) };
   }
 
   private get(module: string, stream: string): Stream<T> {
-    const k = key(module, stream);
-    let s = this.streams.get(k);
+    let byStream = this.byModule.get(module);
+    if (byStream === undefined) {
+      byStream = new Map();
+      this.byModule.set(module, byStream);
+    }
+    let s = byStream.get(stream);
     if (!s) {
       s = { module, stream, committed: 0, issued: 0, held: new Map(), resync_at_ms: undefined };
-      this.streams.set(k, s);
+      // `streams` keeps creation order for tick's "stream order".
+      this.streams.set(key(module, stream), s);
+      byStream.set(stream, s);
     }
     return s;
   }

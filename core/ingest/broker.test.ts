@@ -75,7 +75,8 @@ describe('EmbeddedBroker durable PUBACK', () => {
     const pub = client(b.port, 'inventory');
     await connected(pub);
     const reader = new Database(join(dir, 'journal.db'), { readonly: true });
-    const has = reader.prepare('SELECT count(*) AS n FROM journal WHERE payload = ?').pluck();
+    // one row per group commit: the payload sits inside the group's framed events blob
+    const has = reader.prepare('SELECT count(*) AS n FROM journal_groups WHERE instr(events, ?) > 0').pluck();
     const N = 500;
     const missing: number[] = [];
     await Promise.all(

@@ -6,31 +6,290 @@
 // in the same tick, e.g. all PUBLISH packets of one socket read, shares one transaction) and every
 // promise of a group resolves after that group's COMMIT returned.
 //
+// Layout (format 'tilstand-journal-3'): ONE ROW PER GROUP COMMIT in `journal_groups` — the group's
+// first position, event count, receive-time range, size, a CRC-32 over the whole row, and one BLOB
+// of framed events (see "Group framing" below and TRANSPORT.md, "Journal layout"). A commit is one
+// INSERT of one row: no per-event B-tree cell, no per-event meta update. Files written by formats
+// 1 and 2 (a row per event in `journal`) are migrated into groups at open, in one transaction.
+//
 // Concurrency contract: single-threaded (Node's event loop). better-sqlite3 is synchronous, so a
 // commit blocks the loop for its fsync; appends that arrive meanwhile wait in the kernel's socket
 // buffers and form the next, larger group (see TRANSPORT.md, "group commit").
 //
 // Invariants:
-//   - positions are strictly increasing and never reused, even after prune deletes the newest rows:
-//     the writer assigns them itself and records the last one in `meta.last_position` in the same
-//     transaction as the rows (format 2; format-1 files, whose table used AUTOINCREMENT, keep their
-//     high-water mark in sqlite_sequence and are read the same way);
-//   - a promise returned by `append` resolves only after the COMMIT covering its row returned;
+//   - positions are consecutive, strictly increasing and never reused, even after prune deleted
+//     the newest groups: the writer assigns them itself (group row = first position + count), and
+//     the high-water mark is max(`meta.last_position`, the newest group's last position);
+//     `meta.last_position` is written by every prune batch in the same transaction as its DELETE
+//     (and by the migration), so deleting the newest groups never lowers it;
+//   - the groups of the table are contiguous: each starts right after the previous one (prune
+//     deletes only from the oldest end); a gap or an overlap met while reading is corruption;
+//   - a promise returned by `append` resolves only after the COMMIT covering its group returned;
 //   - a group never exceeds `groupEventsMax` events or `groupBytesMax` payload+topic bytes
 //     (one oversized event is a group of its own);
-//   - prune never deletes a row whose position is > keepAfter.
+//   - prune never deletes an event whose position is > keepAfter: a group goes only when all of
+//     its events may go.
 import Database from 'better-sqlite3';
 import { statfsSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { dirname, join } from 'node:path';
 
 export const JOURNAL_FILE_NAME = 'journal.db';
+/** The format this code writes. Formats 1 and 2 (a row per event) are migrated at open. */
+export const JOURNAL_FORMAT = 'tilstand-journal-3';
+const LEGACY_FORMATS = new Set(['tilstand-journal-1', 'tilstand-journal-2']);
 
-/** CRC-32 of one journal row: every field, then the payload. */
-function rowCrc(position: number, receivedAtMs: number, module: string, stream: string, seq: number | null, topic: string, payload: Buffer): number {
+// ---- Group framing (the `events` BLOB) ---------------------------------------------------------
+//
+//   u8      framing version (1)
+//   varint  T = number of distinct (topic, module, stream) triples in the group, 1 ≤ T ≤ count
+//   T ×     varint len, topic UTF-8 · varint len, module UTF-8 · varint len, stream UTF-8
+//   count × varint tag = triple index × 4 + seq kind (0 none, 1 seq ≥ 0, 2 seq < 0, 3 big)
+//           varint receivedAtMs − received_min_ms
+//           seq kind 1/2: varint |seq| · kind 3: u8 sign (0/1), u64 LE |seq|
+//           varint payload length, payload bytes
+//
+// varint = unsigned LEB128, at most 8 bytes, value ≤ 2^53 − 1. Positions are implicit
+// (first_position + index). The framing must consume the blob exactly and yield `event_count`
+// events; anything else is corruption (so is a CRC mismatch, checked first).
+const FRAMING_VERSION = 1;
+/** |receivedAtMs| < this keeps every in-group delta a safe integer (2^52 ms ≈ 142,000 years). */
+const MAX_RECEIVED_MS = 2 ** 52;
+const MAX_INT64 = 2n ** 63n;
+/** Bookkeeping bytes of one group row beside its blob (record header, cell, rowid, overflow chain). */
+const GROUP_OVERHEAD_BYTES = 64;
+/** Per-event bookkeeping bytes added to payload+topic when bounding a group by groupBytesMax. */
+const ROW_OVERHEAD_BYTES = 48;
+
+const crcHead = Buffer.alloc(40);
+/**
+ * CRC-32 of one group row: its header fields (as float64 little-endian, in column order), then the
+ * framed events. Exported for tests and tools that build or check rows by hand.
+ */
+export function groupRowCrc(firstPosition: number, eventCount: number, receivedMinMs: number, receivedMaxMs: number, sizeBytes: number, events: Uint8Array): number {
+  crcHead.writeDoubleLE(firstPosition, 0);
+  crcHead.writeDoubleLE(eventCount, 8);
+  crcHead.writeDoubleLE(receivedMinMs, 16);
+  crcHead.writeDoubleLE(receivedMaxMs, 24);
+  crcHead.writeDoubleLE(sizeBytes, 32);
+  return crc32(events, crc32(crcHead));
+}
+
+/** CRC-32 of one format-2 row (a row per event): every field, then the payload. Checked when migrating. */
+function legacyRowCrc(position: bigint, receivedAtMs: bigint, module: string, stream: string, seq: bigint | null, topic: string, payload: Buffer): number {
   const head = crc32(`${position}\u0000${receivedAtMs}\u0000${module}\u0000${stream}\u0000${seq ?? ''}\u0000${topic}\u0000`);
   return crc32(payload, head);
 }
+
+function putVarint(buf: Buffer, o: number, v: number): number {
+  while (v > 0x7fffffff) {
+    buf[o++] = (v % 128) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  while (v > 0x7f) {
+    buf[o++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[o++] = v;
+  return o;
+}
+
+/** One event as the encoder takes it (validated and normalized by `append` or the migration). */
+interface Rec {
+  topic: string;
+  module: string;
+  stream: string;
+  received: number;
+  /** A safe integer as a number, a larger one as a bigint (|seq| < 2^63), or null. */
+  seq: number | bigint | null;
+  payload: Buffer;
+}
+
+const tripleKey = (r: Rec) => `${r.topic.length}:${r.topic}${r.module.length}:${r.module}${r.stream}`;
+
+/** Builds group blobs in a reused scratch buffer (better-sqlite3 copies a bound blob). */
+class GroupEncoder {
+  private buf: Buffer = Buffer.allocUnsafe(64 * 1024);
+  private idx = new Int32Array(1024);
+
+  /** Frames recs[start, start + n); the blob is a view of the scratch buffer, valid until the next call. */
+  encode(recs: ArrayLike<Rec>, start: number, n: number): { blob: Buffer; min: number; max: number } {
+    if (this.idx.length < n) this.idx = new Int32Array(n);
+    const idx = this.idx;
+    const topics: string[] = [];
+    const modules: string[] = [];
+    const streams: string[] = [];
+    let map: Map<string, number> | undefined;
+    let last = -1;
+    let min = Infinity;
+    let max = -Infinity;
+    let bound = 16;
+    for (let k = 0; k < n; k++) {
+      const r = recs[start + k]!;
+      let t = -1;
+      if (last >= 0 && topics[last] === r.topic && modules[last] === r.module && streams[last] === r.stream) t = last;
+      else if (map === undefined) {
+        for (let x = 0; x < topics.length; x++) {
+          if (topics[x] === r.topic && modules[x] === r.module && streams[x] === r.stream) {
+            t = x;
+            break;
+          }
+        }
+      } else t = map.get(tripleKey(r)) ?? -1;
+      if (t < 0) {
+        t = topics.length;
+        topics.push(r.topic);
+        modules.push(r.module);
+        streams.push(r.stream);
+        bound += 3 * (r.topic.length + r.module.length + r.stream.length) + 15;
+        if (map !== undefined) map.set(tripleKey(r), t);
+        else if (topics.length === 16) {
+          map = new Map();
+          for (let x = 0; x < topics.length; x++) map.set(tripleKey({ topic: topics[x]!, module: modules[x]!, stream: streams[x]! } as Rec), x);
+        }
+      }
+      last = t;
+      idx[k] = t;
+      if (r.received < min) min = r.received;
+      if (r.received > max) max = r.received;
+      bound += r.payload.length + 40;
+    }
+    if (this.buf.length < bound) this.buf = Buffer.allocUnsafe(Math.max(bound, this.buf.length * 2));
+    const buf = this.buf;
+    let o = 0;
+    buf[o++] = FRAMING_VERSION;
+    o = putVarint(buf, o, topics.length);
+    for (let x = 0; x < topics.length; x++) {
+      for (const s of [topics[x]!, modules[x]!, streams[x]!]) {
+        o = putVarint(buf, o, Buffer.byteLength(s));
+        o += buf.write(s, o, 'utf8');
+      }
+    }
+    for (let k = 0; k < n; k++) {
+      const r = recs[start + k]!;
+      const seq = r.seq;
+      if (seq === null) {
+        o = putVarint(buf, o, idx[k]! * 4);
+        o = putVarint(buf, o, r.received - min);
+      } else if (typeof seq === 'number') {
+        o = putVarint(buf, o, idx[k]! * 4 + (seq >= 0 ? 1 : 2));
+        o = putVarint(buf, o, r.received - min);
+        o = putVarint(buf, o, seq >= 0 ? seq : -seq);
+      } else {
+        o = putVarint(buf, o, idx[k]! * 4 + 3);
+        o = putVarint(buf, o, r.received - min);
+        buf[o++] = seq < 0n ? 1 : 0;
+        buf.writeBigUInt64LE(seq < 0n ? -seq : seq, o);
+        o += 8;
+      }
+      const p = r.payload;
+      o = putVarint(buf, o, p.length);
+      buf.set(p, o);
+      o += p.length;
+    }
+    const blob = buf.subarray(0, o);
+    // A rare huge group (one oversized event) must not pin its scratch buffer forever.
+    if (this.buf.length > 64 * 1024 * 1024) this.buf = Buffer.allocUnsafe(64 * 1024);
+    return { blob, min, max };
+  }
+}
+
+/** A cursor over the events of one group whose CRC was checked; every framing error is corruption. */
+class GroupCursor {
+  private pos = 1;
+  private readonly topics: string[] = [];
+  private readonly modules: string[] = [];
+  private readonly streams: string[] = [];
+  topic = '';
+  module = '';
+  stream = '';
+  received = 0;
+  seq: bigint | null = null;
+  payloadStart = 0;
+  payloadEnd = 0;
+
+  constructor(
+    readonly blob: Buffer,
+    private readonly count: number,
+    private readonly min: number,
+    private readonly max: number,
+    private readonly fail: (what: string) => JournalError,
+  ) {
+    if (blob.length < 2 || blob[0] !== FRAMING_VERSION) throw fail(`an unknown framing version ${blob[0]}`);
+    const nt = this.varint();
+    if (nt < 1 || nt > count) throw fail(`${nt} topics for ${count} events`);
+    for (let x = 0; x < nt; x++) {
+      this.topics.push(this.str());
+      this.modules.push(this.str());
+      this.streams.push(this.str());
+    }
+  }
+
+  private varint(): number {
+    const b = this.blob;
+    let p = this.pos;
+    let v = 0;
+    let mul = 1;
+    for (let i = 0; ; i++) {
+      if (p >= b.length) throw this.fail('a frame that overruns the group');
+      const x = b[p++]!;
+      v += (x & 0x7f) * mul;
+      if (x < 0x80) break;
+      if (i === 7) throw this.fail('an overlong number in a frame');
+      mul *= 128;
+    }
+    if (v > Number.MAX_SAFE_INTEGER) throw this.fail('an out-of-range number in a frame');
+    this.pos = p;
+    return v;
+  }
+
+  private str(): string {
+    const len = this.varint();
+    const end = this.pos + len;
+    if (end > this.blob.length) throw this.fail('a string that overruns the group');
+    const s = this.blob.toString('utf8', this.pos, end);
+    this.pos = end;
+    return s;
+  }
+
+  /** Decodes the next event into the public fields. */
+  next(): void {
+    const tag = this.varint();
+    const t = Math.floor(tag / 4);
+    const kind = tag % 4;
+    if (t >= this.topics.length) throw this.fail(`a frame naming topic ${t} of ${this.topics.length}`);
+    this.topic = this.topics[t]!;
+    this.module = this.modules[t]!;
+    this.stream = this.streams[t]!;
+    const received = this.min + this.varint();
+    if (received > this.max) throw this.fail('a receive time outside the group range');
+    this.received = received;
+    if (kind === 0) this.seq = null;
+    else if (kind === 1) this.seq = BigInt(this.varint());
+    else if (kind === 2) this.seq = -BigInt(this.varint());
+    else {
+      if (this.pos + 9 > this.blob.length) throw this.fail('a sequence that overruns the group');
+      const sign = this.blob[this.pos]!;
+      if (sign > 1) throw this.fail('a damaged sequence sign');
+      const mag = this.blob.readBigUInt64LE(this.pos + 1);
+      this.seq = sign === 1 ? -mag : mag;
+      this.pos += 9;
+    }
+    const len = this.varint();
+    const end = this.pos + len;
+    if (end > this.blob.length) throw this.fail('a payload that overruns the group');
+    this.payloadStart = this.pos;
+    this.payloadEnd = end;
+    this.pos = end;
+  }
+
+  /** After `count` events: the framing must have consumed the blob exactly. */
+  end(): void {
+    if (this.pos !== this.blob.length) throw this.fail(`${this.blob.length - this.pos} bytes after its ${this.count} events`);
+  }
+}
+
+// ---- Public types ------------------------------------------------------------------------------
 
 export type JournalErrorKind = 'InvalidArgument' | 'Corruption' | 'DiskFull' | 'IOError' | 'Closed';
 
@@ -70,9 +329,12 @@ export interface JournalOptions {
   groupEventsMax?: number;
   /** Flush a group when its payload+topic bytes reach this. Bounds one transaction's memory. */
   groupBytesMax?: number;
-  /** Rows fetched per page by `readAfter`; the connection is never held between pages. */
+  /**
+   * Events per page read by `readAfter` (a page is the groups that start within the next this-many
+   * positions, so at most this + one group); the connection is never held between pages.
+   */
   readPageRows?: number;
-  /** Rows deleted per transaction by `prune`; appends can run between two batches. */
+  /** Events deleted per transaction by `prune` (at least one whole group); appends can run between two batches. */
   pruneBatchRows?: number;
   /** Clock for prune's maxAgeMs; injected by tests. */
   nowMs?: () => number;
@@ -97,8 +359,7 @@ export interface JournalStats {
   failedCommits: number;
 }
 
-interface Pending {
-  event: JournalEvent;
+interface Pending extends Rec {
   bytes: number;
   resolve: (position: bigint) => void;
   reject: (err: unknown) => void;
@@ -112,38 +373,73 @@ function positiveInt(name: string, value: number | undefined, fallback: number):
   return value;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS journal (
-  position INTEGER PRIMARY KEY,
-  received_at_ms INTEGER NOT NULL,
-  module TEXT NOT NULL,
-  stream TEXT NOT NULL,
-  seq INTEGER,
-  topic TEXT NOT NULL,
-  payload BLOB NOT NULL,
-  size_bytes INTEGER NOT NULL,
-  crc INTEGER
-);
+// ---- Schema ------------------------------------------------------------------------------------
+
+/** No NOT NULL on journal_groups: every cell's type is checked when read (a flipped bit can change it anyway). */
+const CREATE_GROUPS =
+  'CREATE TABLE journal_groups (first_position INTEGER PRIMARY KEY, event_count INTEGER, received_min_ms INTEGER, received_max_ms INTEGER, size_bytes INTEGER, crc INTEGER, events BLOB)';
+const SCHEMA_V3 = `
+${CREATE_GROUPS};
 CREATE TABLE IF NOT EXISTS checkpoint (name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-INSERT OR IGNORE INTO meta (key, value) VALUES ('format', 'tilstand-journal-2');
 `;
+const TABLES_V3 = 'checkpoint,journal_groups,meta';
+const TABLES_LEGACY = 'checkpoint,journal,meta';
+const LEGACY_COLUMNS = 'position,received_at_ms,module,stream,seq,topic,payload,size_bytes';
 
-/** Per-row bookkeeping bytes added to payload+topic in size_bytes (row header, index entry). */
-const ROW_OVERHEAD_BYTES = 48;
+/** `name type notnull pk` of every column: a flipped bit in the schema text shows up here. */
+function columnSignature(db: Database.Database, table: string): string {
+  const cols = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string; type: string; notnull: unknown; pk: unknown }>;
+  return cols.map((c) => `${c.name} ${c.type} ${String(c.notnull)} ${String(c.pk)}`).join(', ');
+}
+
+let expectedSignatures: Record<string, string> | undefined;
+function expectedSignature(table: string): string {
+  if (!expectedSignatures) {
+    const mem = new Database(':memory:');
+    try {
+      mem.defaultSafeIntegers(true);
+      mem.exec(SCHEMA_V3);
+      expectedSignatures = Object.fromEntries(['journal_groups', 'checkpoint', 'meta'].map((t) => [t, columnSignature(mem, t)]));
+    } finally {
+      mem.close();
+    }
+  }
+  return expectedSignatures[table]!;
+}
+
+const GROUP_COLUMNS = 'first_position, event_count, received_min_ms, received_max_ms, size_bytes, crc, events';
+
+interface GroupRow {
+  first: number;
+  count: number;
+  min: number;
+  max: number;
+  blob: Buffer;
+}
 
 export class Journal {
   readonly path: string;
   private readonly db: Database.Database;
   private readonly opts: Required<JournalOptions>;
-  private readonly insert: Database.Statement;
-  /** First position whose row must carry a CRC (rows before it predate the column). */
-  private readonly crcFrom: bigint;
-  private readonly commitGroup: (group: Pending[]) => bigint[];
+  private readonly encoder = new GroupEncoder();
+  private readonly st: {
+    insert: Database.Statement;
+    page: Database.Statement;
+    startGroup: Database.Statement;
+    nextGroup: Database.Statement;
+    groupBefore: Database.Statement;
+    saveLast: Database.Statement;
+  };
+  private readonly pruneBatch: (cutoff: number) => { events: number; more: boolean };
+  /** Groups that end at or before this position may be followed by a gap (rows migrated from a format-1/2 file with gaps). */
+  private legacyGapsTo = 0;
   private queue: Pending[] = [];
   private flushScheduled = false;
   private closed = false;
-  private s = { commits: 0, events: 0, max: 0, msTotal: 0, msMax: 0, failed: 0, last: 0n };
+  private lastTopic = '';
+  private lastTopicBytes = 0;
+  private s = { commits: 0, events: 0, max: 0, msTotal: 0, msMax: 0, failed: 0, last: 0 };
 
   /** Opens (creating if needed) `<dataDir>/journal.db`. Throws JournalError('Corruption') naming the file. */
   static open(dataDir: string, options: JournalOptions = {}): Journal {
@@ -165,92 +461,134 @@ export class Journal {
       db.defaultSafeIntegers(true);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
+      // Checkpoint (copy WAL pages into journal.db) every ~1000 pages = 4 MB, ~16 groups of 1000
+      // events: every byte is written twice (WAL, then the file) whatever the interval, so a longer
+      // one only makes the commit that runs the checkpoint slower (TRANSPORT.md, "Journal layout").
+      db.pragma('wal_autocheckpoint = 1000');
       // A file that holds tables must hold exactly ours: a flipped bit in a table's name would
-      // otherwise make CREATE TABLE IF NOT EXISTS start an empty journal beside the lost one.
-      const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[]).join(',');
-      if (tables !== '' && tables !== 'checkpoint,journal,meta') {
-        throw new JournalError('Corruption', path, `journal file ${path} is corrupt (open): unexpected tables ${tables}`);
+      // otherwise make CREATE TABLE start an empty journal beside the lost one.
+      const objects = db.prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ type: string; name: string }>;
+      const others = objects.filter((o) => o.type !== 'table');
+      if (others.length > 0) throw this.corruptAtOpen(`unexpected schema objects ${others.map((o) => `${o.type} ${o.name}`).join(',')}`);
+      const tables = objects.map((o) => o.name).join(',');
+      if (tables === '') {
+        db.transaction(() => {
+          db!.exec(SCHEMA_V3);
+          db!.prepare("INSERT INTO meta (key, value) VALUES ('format', ?)").run(JOURNAL_FORMAT);
+        })();
+      } else if (tables === TABLES_LEGACY) {
+        this.migrate(db);
+      } else if (tables !== TABLES_V3) {
+        throw this.corruptAtOpen(`unexpected tables ${tables}`);
       }
-      db.exec(SCHEMA);
+      for (const t of ['journal_groups', 'checkpoint', 'meta']) {
+        const got = columnSignature(db, t);
+        if (got !== expectedSignature(t)) throw this.corruptAtOpen(`unexpected ${t} columns ${got}`);
+      }
       const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").pluck().get();
-      if (format !== 'tilstand-journal-1' && format !== 'tilstand-journal-2') {
-        throw new Error(`unexpected journal format ${String(format)}`);
+      if (format !== JOURNAL_FORMAT) throw new Error(`unexpected journal format ${String(format)}`);
+      const gaps = db.prepare("SELECT value FROM meta WHERE key = 'legacy_gaps_to'").pluck().get();
+      if (gaps !== undefined) this.legacyGapsTo = this.metaNumber(gaps, 'legacy_gaps_to');
+
+      // The high-water mark: meta (written by prune and by the migration; replay's scratch journal
+      // sets it too), sqlite_sequence (a migrated format-1 file, where replay may still write it),
+      // and the newest group, whose CRC and framing are checked here so a damaged last row can
+      // never make positions be reused.
+      let last = 0;
+      const hasSequence = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").pluck().get() !== undefined;
+      const fromSequence = hasSequence ? db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'journal'").pluck().get() : undefined;
+      const fromMeta = db.prepare("SELECT value FROM meta WHERE key = 'last_position'").pluck().get();
+      for (const v of [fromSequence, fromMeta]) {
+        if (v === undefined || v === null) continue;
+        last = Math.max(last, this.metaNumber(v, 'last position'));
       }
+      const newest = db.prepare(`SELECT ${GROUP_COLUMNS} FROM journal_groups ORDER BY first_position DESC LIMIT 1`).get() as Record<string, unknown> | undefined;
+      if (newest !== undefined) {
+        const g = this.checkGroup(newest, undefined);
+        const cur = new GroupCursor(g.blob, g.count, g.min, g.max, this.corruptGroup(g.first));
+        for (let k = 0; k < g.count; k++) cur.next();
+        cur.end();
+        last = Math.max(last, g.first + g.count - 1);
+      }
+      this.s.last = last;
+
+      this.st = {
+        insert: db.prepare(`INSERT INTO journal_groups (${GROUP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+        page: db.prepare(`SELECT ${GROUP_COLUMNS} FROM journal_groups WHERE first_position >= ? AND first_position < ? ORDER BY first_position`),
+        startGroup: db.prepare('SELECT MAX(first_position) FROM journal_groups WHERE first_position <= ?').pluck(),
+        nextGroup: db.prepare('SELECT MIN(first_position) FROM journal_groups WHERE first_position >= ?').pluck(),
+        groupBefore: db.prepare('SELECT 1 FROM journal_groups WHERE first_position < ? LIMIT 1').pluck(),
+        saveLast: db.prepare("INSERT INTO meta (key, value) VALUES ('last_position', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
+      };
+      const batch = db.prepare('SELECT first_position, event_count FROM journal_groups WHERE first_position <= ? ORDER BY first_position LIMIT ?');
+      const del = db.prepare('DELETE FROM journal_groups WHERE first_position >= ? AND first_position <= ?');
+      this.pruneBatch = db.transaction((cutoff: number) => {
+        const rows = batch.all(cutoff, this.opts.pruneBatchRows) as Array<{ first_position: unknown; event_count: unknown }>;
+        let events = 0;
+        let lo = -1;
+        let hi = -1;
+        let more = rows.length === this.opts.pruneBatchRows;
+        for (const r of rows) {
+          if (typeof r.first_position !== 'bigint' || typeof r.event_count !== 'bigint') {
+            throw new JournalError('Corruption', this.path, `corruption in ${this.path}: a group header with damaged fields (prune)`);
+          }
+          const first = Number(r.first_position);
+          const count = Number(r.event_count);
+          if (first + count - 1 > cutoff) {
+            more = false;
+            break;
+          }
+          if (events > 0 && events + count > this.opts.pruneBatchRows) {
+            more = true;
+            break;
+          }
+          if (lo < 0) lo = first;
+          hi = first;
+          events += count;
+        }
+        if (events === 0) return { events: 0, more: false };
+        this.st.saveLast.run(String(this.s.last));
+        del.run(lo, hi);
+        return { events, more };
+      });
     } catch (err) {
       db?.close();
       throw this.wrapOpen(err);
     }
     this.db = db;
-    let saveLast: Database.Statement;
-    try {
-      // Positions are assigned here (no AUTOINCREMENT: it costs a sqlite_sequence update per row);
-      // numbers travel as JS numbers on the hot path and become bigint once, for the caller.
-      // A CRC-32 per row over every field: SQLite keeps no page checksums, and a flipped bit in a
-      // payload must be refused as corruption on replay, never read back as an event.
-      const columns = db.prepare('PRAGMA table_info(journal)').all() as Array<{ name: string }>;
-      // A flipped bit in the schema text renames a column: refuse the file rather than misread it.
-      const names = columns.map((c) => c.name).filter((n) => n !== 'crc').join(',');
-      if (names !== 'position,received_at_ms,module,stream,seq,topic,payload,size_bytes') {
-        throw new JournalError('Corruption', path, `journal file ${path} is corrupt (open): unexpected journal columns ${names}`);
-      }
-      // Rows from `crc_from` on must carry a CRC; only rows written before the column existed may not.
-      if (!columns.some((c) => c.name === 'crc')) {
-        db.exec('ALTER TABLE journal ADD COLUMN crc INTEGER');
-        const max = db.prepare('SELECT MAX(position) FROM journal').pluck().get() as bigint | null;
-        db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('crc_from', ?)").run(String((max ?? 0n) + 1n));
-      }
-      db.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('crc_from', '0')");
-      const crcFrom = db.prepare("SELECT value FROM meta WHERE key = 'crc_from'").pluck().get();
-      this.crcFrom = typeof crcFrom === 'string' && /^\d+$/.test(crcFrom) ? BigInt(crcFrom) : 0n;
-      this.insert = db.prepare(
-        'INSERT INTO journal (position, received_at_ms, module, stream, seq, topic, payload, size_bytes, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      );
-      this.insert.safeIntegers(false);
-      saveLast = db.prepare("INSERT INTO meta (key, value) VALUES ('last_position', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-      const hasSequence = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").pluck().get() !== undefined;
-      const fromSequence = hasSequence ? db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'journal'").pluck().get() : undefined;
-      const fromMeta = db.prepare("SELECT value FROM meta WHERE key = 'last_position'").pluck().get();
-      const fromRows = db.prepare('SELECT MAX(position) FROM journal').pluck().get();
-      let last = 0n;
-      for (const v of [fromSequence, fromMeta, fromRows]) {
-        if (v === undefined || v === null) continue;
-        if (typeof v !== 'bigint' && !(typeof v === 'string' && /^\d+$/.test(v))) {
-          throw new JournalError('Corruption', path, `journal file ${path} is corrupt (open): a damaged last position ${String(v)}`);
-        }
-        const b = BigInt(v);
-        if (b > last) last = b;
-      }
-      this.s.last = last;
-    } catch (err) {
-      db.close();
-      throw this.wrapOpen(err);
-    }
-    this.commitGroup = db.transaction((group: Pending[]) => {
-      const positions: bigint[] = new Array(group.length);
-      let next = Number(this.s.last);
-      for (let i = 0; i < group.length; i++) {
-        const p = group[i]!;
-        const e = p.event;
-        next++;
-        const received = Math.trunc(e.receivedAtMs);
-        const seq = e.seq === undefined ? null : Number(e.seq);
-        this.insert.run(next, received, e.module, e.stream, seq, e.topic, e.payload, p.bytes, rowCrc(next, received, e.module, e.stream, seq, e.topic, e.payload));
-        positions[i] = BigInt(next);
-      }
-      saveLast.run(String(next));
-      return positions;
-    });
   }
 
   /** Queues one event; resolves with its position once the group commit covering it returned. */
   append(event: JournalEvent): Promise<bigint> {
     if (this.closed) return Promise.reject(new JournalError('Closed', this.path, `journal ${this.path} is closed`));
-    if (!Buffer.isBuffer(event.payload)) {
+    const { payload, topic, module, stream } = event;
+    if (!Buffer.isBuffer(payload)) {
       return Promise.reject(new JournalError('InvalidArgument', this.path, 'append: payload must be a Buffer'));
     }
+    if (typeof topic !== 'string' || typeof module !== 'string' || typeof stream !== 'string') {
+      return Promise.reject(new JournalError('InvalidArgument', this.path, 'append: topic, module and stream must be strings'));
+    }
+    const received = Math.trunc(event.receivedAtMs);
+    if (!(received > -MAX_RECEIVED_MS && received < MAX_RECEIVED_MS)) {
+      return Promise.reject(new JournalError('InvalidArgument', this.path, `append: receivedAtMs: expected a number of milliseconds within ±2^52, got ${event.receivedAtMs}`));
+    }
+    let seq: number | bigint | null = null;
+    const s = event.seq;
+    if (s !== undefined && s !== null) {
+      if (typeof s === 'number' && Number.isSafeInteger(s)) seq = s;
+      else if ((typeof s === 'number' && Number.isInteger(s)) || typeof s === 'bigint') {
+        const b = BigInt(s);
+        if (b >= MAX_INT64 || b < -MAX_INT64) return Promise.reject(new JournalError('InvalidArgument', this.path, `append: seq: expected a 64-bit integer, got ${s}`));
+        seq = b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
+      } else return Promise.reject(new JournalError('InvalidArgument', this.path, `append: seq: expected an integer, got ${String(s)}`));
+    }
+    if (topic !== this.lastTopic) {
+      this.lastTopic = topic;
+      this.lastTopicBytes = Buffer.byteLength(topic);
+    }
+    const bytes = payload.length + this.lastTopicBytes + ROW_OVERHEAD_BYTES;
     return new Promise<bigint>((resolve, reject) => {
-      const bytes = event.payload.length + Buffer.byteLength(event.topic) + ROW_OVERHEAD_BYTES;
-      this.queue.push({ event, bytes, resolve, reject });
+      this.queue.push({ topic, module, stream, received, seq, payload, bytes, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -261,89 +599,100 @@ export class Journal {
   /** Commits everything queued now, in groups bounded by groupEventsMax / groupBytesMax. */
   flush(): void {
     this.flushScheduled = false;
-    while (this.queue.length > 0) {
-      let n = 0;
-      let bytes = 0;
-      while (n < this.queue.length && n < this.opts.groupEventsMax) {
-        const b = this.queue[n]!.bytes;
-        if (n > 0 && bytes + b > this.opts.groupBytesMax) break;
-        bytes += b;
-        n++;
+    const q = this.queue;
+    if (q.length === 0) return;
+    this.queue = [];
+    let i = 0;
+    try {
+      while (i < q.length) {
+        let n = 0;
+        let bytes = 0;
+        while (i + n < q.length && n < this.opts.groupEventsMax) {
+          const b = q[i + n]!.bytes;
+          if (n > 0 && bytes + b > this.opts.groupBytesMax) break;
+          bytes += b;
+          n++;
+        }
+        const start = i;
+        i += n;
+        const t0 = performance.now();
+        const first = this.s.last + 1;
+        try {
+          this.insertGroup(q, start, n, first);
+        } catch (err) {
+          this.s.failed++;
+          const wrapped = this.wrap(err, 'append');
+          for (let k = start; k < start + n; k++) q[k]!.reject(wrapped);
+          continue;
+        }
+        const ms = performance.now() - t0;
+        this.s.commits++;
+        this.s.events += n;
+        this.s.max = Math.max(this.s.max, n);
+        this.s.msTotal += ms;
+        this.s.msMax = Math.max(this.s.msMax, ms);
+        this.s.last = first + n - 1;
+        for (let k = 0; k < n; k++) q[start + k]!.resolve(BigInt(first + k));
       }
-      const group = this.queue.splice(0, n);
-      const t0 = performance.now();
-      let positions: bigint[];
-      try {
-        positions = this.commitGroup(group);
-      } catch (err) {
-        this.s.failed++;
-        const wrapped = this.wrap(err, 'append');
-        for (const p of group) p.reject(wrapped);
-        continue;
-      }
-      const ms = performance.now() - t0;
-      this.s.commits++;
-      this.s.events += group.length;
-      this.s.max = Math.max(this.s.max, group.length);
-      this.s.msTotal += ms;
-      this.s.msMax = Math.max(this.s.msMax, ms);
-      for (let i = 0; i < group.length; i++) {
-        const pos = positions[i]!;
-        if (pos <= this.s.last) throw new Error(`journal invariant: position ${pos} not after ${this.s.last}`);
-        this.s.last = pos;
-        group[i]!.resolve(pos);
-      }
+    } finally {
+      if (i < q.length) this.queue = q.slice(i).concat(this.queue);
     }
+  }
+
+  /** One group = one row = one autocommit INSERT (one WAL fsync). */
+  private insertGroup(recs: ArrayLike<Rec>, start: number, n: number, first: number): void {
+    const { blob, min, max } = this.encoder.encode(recs, start, n);
+    const size = blob.length + GROUP_OVERHEAD_BYTES;
+    this.st.insert.run(first, n, min, max, size, groupRowCrc(first, n, min, max, size, blob), blob);
   }
 
   /** Entries with position > `position`, oldest first, at most `limit`; read page by page. */
   *readAfter(position: bigint, limit: number = Number.MAX_SAFE_INTEGER): IterableIterator<JournalEntry> {
-    const page = this.db.prepare(
-      'SELECT position, received_at_ms, module, stream, seq, topic, payload, crc FROM journal WHERE position > ? ORDER BY position LIMIT ?',
-    );
-    let after = position;
     let left = limit;
+    if (!(left > 0) || position >= BigInt(Number.MAX_SAFE_INTEGER)) return;
+    const after = position < -1n ? -1 : Number(position);
+    const span = this.opts.readPageRows;
+    const start = this.run('read', () => this.st.startGroup.get(after + 1));
+    let lo = start === null || start === undefined ? after + 1 : this.headerNumber(start, after);
+    /** The position right after the last group this call read (undefined before the first). */
+    let expected: number | undefined;
     while (left > 0) {
-      const n = Math.min(left, this.opts.readPageRows);
-      let rows: Array<Record<string, unknown>>;
-      try {
-        rows = page.all(after, BigInt(n)) as Array<Record<string, unknown>>;
-      } catch (err) {
-        throw this.wrap(err, 'read');
+      const rows = this.run('read', () => this.st.page.all(lo, lo + span)) as Array<Record<string, unknown>>;
+      if (rows.length === 0) {
+        const next = this.run('read', () => this.st.nextGroup.get(lo));
+        if (next === null || next === undefined) return;
+        lo = this.headerNumber(next, after);
+        continue;
       }
-      for (const r of rows) {
-        // A flipped bit can change a cell's type (a payload read back as NULL or text, a CRC as
-        // NULL): every cell must have the type it was written with, and every row its CRC.
-        const bad = (what: string): JournalError =>
-          new JournalError('Corruption', this.path, `corruption in ${this.path}: the entry after position ${after} has ${what}`);
-        if (typeof r.position !== 'bigint') throw bad('a damaged position');
-        if (typeof r.received_at_ms !== 'bigint' || typeof r.module !== 'string' || typeof r.stream !== 'string' || typeof r.topic !== 'string') {
-          throw bad(`a damaged field (position ${r.position})`);
+      for (let ri = 0; ri < rows.length; ri++) {
+        const r = rows[ri]!;
+        const first = this.headerNumber(r.first_position, after);
+        const count = this.headerNumber(r.event_count, after);
+        if (count < 1) throw this.corrupt(`the group at position ${first} has a damaged event count`);
+        if (expected !== undefined && first !== expected) {
+          // Prune deletes only from the oldest end: a group that does not continue the previous one
+          // is corruption, unless prune removed everything before it while this reader waited
+          // between two pages (then no group before `expected` is left).
+          const pruned = ri === 0 && first > expected && this.run('read', () => this.st.groupBefore.get(expected)) === undefined;
+          const legacyGap = first > expected && expected - 1 <= this.legacyGapsTo;
+          if (!pruned && !legacyGap) throw this.corrupt(`a group at position ${first} where position ${expected} was expected`);
         }
-        if (r.seq !== null && typeof r.seq !== 'bigint') throw bad(`a damaged sequence (position ${r.position})`);
-        if (!Buffer.isBuffer(r.payload)) throw bad(`a damaged payload (position ${r.position})`);
-        const entry: JournalEntry = {
-          position: r.position,
-          receivedAtMs: Number(r.received_at_ms),
-          module: r.module,
-          stream: r.stream,
-          seq: r.seq,
-          topic: r.topic,
-          payload: r.payload,
-        };
-        if (typeof r.crc === 'bigint') {
-          const want = rowCrc(Number(entry.position), entry.receivedAtMs, entry.module, entry.stream, entry.seq === null ? null : Number(entry.seq), entry.topic, entry.payload);
-          if (Number(r.crc) !== want) {
-            throw new JournalError('Corruption', this.path, `corruption in ${this.path}: the entry at position ${entry.position} fails its checksum`);
-          }
-        } else if (r.crc !== null || entry.position >= this.crcFrom) {
-          throw bad(`no checksum (position ${entry.position})`);
+        expected = first + count;
+        if (first + count - 1 <= after) continue; // wholly before the start: not returned, not decoded
+        const g = this.checkGroup(r, after);
+        const cur = new GroupCursor(g.blob, g.count, g.min, g.max, this.corruptGroup(g.first));
+        for (let k = 0; k < g.count; k++) {
+          cur.next();
+          const pos = g.first + k;
+          if (pos <= after) continue;
+          const payload = Buffer.allocUnsafe(cur.payloadEnd - cur.payloadStart);
+          g.blob.copy(payload, 0, cur.payloadStart, cur.payloadEnd);
+          yield { position: BigInt(pos), receivedAtMs: cur.received, module: cur.module, stream: cur.stream, seq: cur.seq, topic: cur.topic, payload };
+          if (--left <= 0) return;
         }
-        after = entry.position;
-        yield entry;
+        cur.end();
       }
-      left -= rows.length;
-      if (rows.length < n) return;
+      lo = expected!;
     }
   }
 
@@ -360,44 +709,48 @@ export class Journal {
 
   /** Highest position ever assigned (0n for an empty journal). */
   lastPosition(): bigint {
-    return this.s.last;
+    return BigInt(this.s.last);
   }
 
   /**
-   * Deletes old entries, oldest first: those received more than maxAgeMs ago, then (oldest first)
-   * as many as needed to bring the rows' size_bytes total under maxBytes. Never deletes an entry
-   * whose position is > keepAfter (e.g. the lowest consumer checkpoint). Works in batches of
-   * pruneBatchRows rows per transaction, yielding to the event loop between batches.
+   * Deletes old groups, oldest first: through the newest group whose events were all received more
+   * than maxAgeMs ago, then (oldest first) as many as needed to bring the groups' size_bytes total
+   * under maxBytes. Never deletes an event whose position is > keepAfter (e.g. the lowest consumer
+   * checkpoint): a group goes only when all of its events may go. Works in batches of about
+   * pruneBatchRows events (whole groups) per transaction, yielding to the event loop between
+   * batches. `deletedRows` counts the events deleted.
    */
   async prune(rule: { maxAgeMs?: number; maxBytes?: number; keepAfter: bigint }): Promise<{ deletedRows: number }> {
-    let cutoff = 0n; // delete positions <= cutoff
+    let cutoff = 0; // delete groups that end at or before cutoff
     if (rule.maxAgeMs !== undefined) {
-      const older = this.db
-        .prepare('SELECT MAX(position) FROM journal WHERE received_at_ms < ?')
-        .pluck()
-        .get(BigInt(Math.trunc(this.opts.nowMs() - rule.maxAgeMs)));
-      if (typeof older === 'bigint' && older > cutoff) cutoff = older;
+      const older = this.run('prune', () =>
+        this.db
+          .prepare('SELECT MAX(first_position + event_count - 1) FROM journal_groups WHERE received_max_ms < ?')
+          .pluck()
+          .get(BigInt(Math.trunc(this.opts.nowMs() - rule.maxAgeMs!))),
+      );
+      if (typeof older === 'bigint' && Number(older) > cutoff) cutoff = Number(older);
     }
     if (rule.maxBytes !== undefined) {
-      // The newest position whose suffix (itself and everything newer) exceeds maxBytes goes.
-      const over = this.db
-        .prepare(
-          'SELECT position FROM (SELECT position, SUM(size_bytes) OVER (ORDER BY position DESC) AS suffix FROM journal) WHERE suffix > ? ORDER BY position DESC LIMIT 1',
-        )
-        .pluck()
-        .get(BigInt(Math.trunc(rule.maxBytes)));
-      if (typeof over === 'bigint' && over > cutoff) cutoff = over;
+      // The newest group whose suffix (itself and everything newer) exceeds maxBytes goes.
+      const over = this.run('prune', () =>
+        this.db
+          .prepare(
+            'SELECT first_position + event_count - 1 FROM (SELECT first_position, event_count, SUM(size_bytes) OVER (ORDER BY first_position DESC) AS suffix FROM journal_groups) WHERE suffix > ? ORDER BY first_position DESC LIMIT 1',
+          )
+          .pluck()
+          .get(BigInt(Math.trunc(rule.maxBytes!))),
+      );
+      if (typeof over === 'bigint' && Number(over) > cutoff) cutoff = Number(over);
     }
-    if (cutoff > rule.keepAfter) cutoff = rule.keepAfter;
-    const del = this.db.prepare(
-      'DELETE FROM journal WHERE position IN (SELECT position FROM journal WHERE position <= ? ORDER BY position LIMIT ?)',
-    );
+    if (BigInt(cutoff) > rule.keepAfter) cutoff = Number(rule.keepAfter);
     let deleted = 0;
+    if (cutoff <= 0) return { deletedRows: 0 };
     for (;;) {
-      const info = this.run('prune', () => del.run(cutoff, BigInt(this.opts.pruneBatchRows)));
-      deleted += info.changes;
-      if (info.changes < this.opts.pruneBatchRows) break;
-      await new Promise<void>((r) => setImmediate(r));
+      const r = this.run('prune', () => this.pruneBatch(cutoff));
+      deleted += r.events;
+      if (!r.more) break;
+      await new Promise<void>((res) => setImmediate(res));
     }
     return { deletedRows: deleted };
   }
@@ -421,7 +774,7 @@ export class Journal {
       eventsPerCommitMax: s.max,
       commitMsTotal: s.msTotal,
       commitMsMax: s.msMax,
-      lastPosition: s.last,
+      lastPosition: BigInt(s.last),
       failedCommits: s.failed,
     };
   }
@@ -432,6 +785,139 @@ export class Journal {
     this.flush();
     this.closed = true;
     this.db.close();
+  }
+
+  // ---- Reading and checking rows ---------------------------------------------------------------
+
+  /** Every cell of a group row must have the type it was written with, and the row its CRC. */
+  private checkGroup(r: Record<string, unknown>, after: number | undefined): GroupRow {
+    const bad = (what: string): JournalError => this.corrupt(`${after === undefined ? 'the newest group' : `the group after position ${after}`} has ${what}`);
+    const { first_position: f, event_count: c, received_min_ms: mn, received_max_ms: mx, size_bytes: sz, crc, events } = r;
+    if (typeof f !== 'bigint' || f < 1n || f > BigInt(Number.MAX_SAFE_INTEGER)) throw bad('a damaged position');
+    if (typeof c !== 'bigint' || c < 1n || c > 0xffffffffn) throw bad(`a damaged event count (position ${f})`);
+    if (typeof mn !== 'bigint' || typeof mx !== 'bigint' || mn > mx || mn <= -BigInt(MAX_RECEIVED_MS) || mx >= BigInt(MAX_RECEIVED_MS)) {
+      throw bad(`a damaged receive-time range (position ${f})`);
+    }
+    if (typeof sz !== 'bigint' || sz < 0n || sz > BigInt(Number.MAX_SAFE_INTEGER)) throw bad(`a damaged size (position ${f})`);
+    if (!Buffer.isBuffer(events)) throw bad(`damaged events (position ${f})`);
+    if (typeof crc !== 'bigint') throw bad(`no checksum (position ${f})`);
+    const g: GroupRow = { first: Number(f), count: Number(c), min: Number(mn), max: Number(mx), blob: events };
+    if (crc !== BigInt(groupRowCrc(g.first, g.count, g.min, g.max, Number(sz), events))) {
+      throw this.corrupt(`the group at position ${f} fails its checksum`);
+    }
+    return g;
+  }
+
+  private headerNumber(v: unknown, after: number): number {
+    if (typeof v !== 'bigint' || v < 0n || v > BigInt(Number.MAX_SAFE_INTEGER)) throw this.corrupt(`the group after position ${after} has a damaged header`);
+    return Number(v);
+  }
+
+  private metaNumber(v: unknown, what: string): number {
+    if ((typeof v !== 'bigint' && !(typeof v === 'string' && /^\d{1,16}$/.test(v))) || BigInt(v) > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw this.corruptAtOpen(`a damaged ${what} ${String(v)}`);
+    }
+    return Number(v);
+  }
+
+  private corrupt(what: string): JournalError {
+    return new JournalError('Corruption', this.path, `corruption in ${this.path}: ${what}`);
+  }
+
+  private corruptGroup(first: number): (what: string) => JournalError {
+    return (what) => this.corrupt(`the group at position ${first} has ${what}`);
+  }
+
+  private corruptAtOpen(what: string): JournalError {
+    return new JournalError('Corruption', this.path, `journal file ${this.path} is corrupt (open): ${what}`);
+  }
+
+  // ---- Migration of format 1/2 files -----------------------------------------------------------
+
+  /**
+   * Rewrites the rows of a format-1/2 file (a row per event in `journal`) as groups, in ONE
+   * transaction: every row is checked as the old reader did (cell types; the CRC from `crc_from` on)
+   * and a damaged one refuses the file, leaving it untouched. Groups follow groupEventsMax /
+   * groupBytesMax and never span a gap in the positions.
+   */
+  private migrate(db: Database.Database): void {
+    const columns = db.prepare('PRAGMA table_info(journal)').all() as Array<{ name: string }>;
+    const names = columns.map((c) => c.name).filter((n) => n !== 'crc').join(',');
+    if (names !== LEGACY_COLUMNS) throw this.corruptAtOpen(`unexpected journal columns ${names}`);
+    const hasCrc = columns.some((c) => c.name === 'crc');
+    const format = db.prepare("SELECT value FROM meta WHERE key = 'format'").pluck().get();
+    if (typeof format !== 'string' || !LEGACY_FORMATS.has(format)) throw new Error(`unexpected journal format ${String(format)}`);
+    let crcFrom: bigint | undefined; // undefined: no row carries a CRC (the column never existed)
+    if (hasCrc) {
+      const v = db.prepare("SELECT value FROM meta WHERE key = 'crc_from'").pluck().get();
+      crcFrom = typeof v === 'string' && /^\d+$/.test(v) ? BigInt(v) : 0n;
+    }
+    const hasSequence = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").pluck().get() !== undefined;
+    const fromSequence = hasSequence ? db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'journal'").pluck().get() : undefined;
+    const fromMeta = db.prepare("SELECT value FROM meta WHERE key = 'last_position'").pluck().get();
+    let last = 0;
+    for (const v of [fromSequence, fromMeta]) if (v !== undefined && v !== null) last = Math.max(last, this.metaNumber(v, 'last position'));
+
+    const page = db.prepare(
+      `SELECT position, received_at_ms, module, stream, seq, topic, payload${hasCrc ? ', crc' : ''} FROM journal WHERE position > ? ORDER BY position LIMIT 1000`,
+    );
+    db.transaction(() => {
+      db.exec(CREATE_GROUPS);
+      const insert = db.prepare(`INSERT INTO journal_groups (${GROUP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+      const group: Rec[] = [];
+      let groupFirst = 0;
+      let groupBytes = 0;
+      let prev = 0;
+      let gapsTo = 0;
+      const emit = () => {
+        if (group.length === 0) return;
+        const { blob, min, max } = this.encoder.encode(group, 0, group.length);
+        const size = blob.length + GROUP_OVERHEAD_BYTES;
+        insert.run(groupFirst, group.length, min, max, size, groupRowCrc(groupFirst, group.length, min, max, size, blob), blob);
+        group.length = 0;
+        groupBytes = 0;
+      };
+      let after = -1n;
+      for (;;) {
+        const rows = page.all(after) as Array<Record<string, unknown>>;
+        for (const r of rows) {
+          const bad = (what: string): JournalError => this.corruptAtOpen(`a format-1/2 row after position ${after} has ${what}`);
+          const { position, received_at_ms: rec, module, stream, seq, topic, payload, crc } = r;
+          if (typeof position !== 'bigint' || position < 1n || position > BigInt(Number.MAX_SAFE_INTEGER)) throw bad('a damaged position');
+          if (typeof rec !== 'bigint' || typeof module !== 'string' || typeof stream !== 'string' || typeof topic !== 'string') throw bad(`a damaged field (position ${position})`);
+          if (rec <= -BigInt(MAX_RECEIVED_MS) || rec >= BigInt(MAX_RECEIVED_MS)) throw bad(`a damaged receive time (position ${position})`);
+          if (seq !== null && typeof seq !== 'bigint') throw bad(`a damaged sequence (position ${position})`);
+          if (!Buffer.isBuffer(payload)) throw bad(`a damaged payload (position ${position})`);
+          if (typeof crc === 'bigint') {
+            if (Number(crc) !== legacyRowCrc(position, rec, module, stream, seq, topic, payload)) {
+              throw this.corruptAtOpen(`the format-1/2 row at position ${position} fails its checksum`);
+            }
+          } else if (crc !== null && crc !== undefined) throw bad(`a damaged checksum (position ${position})`);
+          else if (crcFrom !== undefined && position >= crcFrom) throw bad(`no checksum (position ${position})`);
+          const p = Number(position);
+          const bytes = payload.length + Buffer.byteLength(topic) + ROW_OVERHEAD_BYTES;
+          if (group.length > 0 && (p !== prev + 1 || group.length >= this.opts.groupEventsMax || groupBytes + bytes > this.opts.groupBytesMax)) emit();
+          if (prev > 0 && p !== prev + 1) gapsTo = prev;
+          if (group.length === 0) groupFirst = p;
+          const s = seq === null ? null : seq >= BigInt(Number.MIN_SAFE_INTEGER) && seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : seq;
+          group.push({ topic, module, stream, received: Number(rec), seq: s, payload });
+          groupBytes += bytes;
+          prev = p;
+          after = position;
+        }
+        if (rows.length < 1000) break;
+      }
+      emit();
+      db.exec('DROP TABLE journal');
+      const setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value');
+      setMeta.run('format', JOURNAL_FORMAT);
+      const hwm = Math.max(last, prev);
+      setMeta.run('last_position', String(hwm));
+      // Gaps between the migrated groups, or between the newest of them and the first new group
+      // (positions above the newest row were used by rows since deleted), are history, not damage.
+      if (gapsTo > 0 || (prev > 0 && hwm > prev)) setMeta.run('legacy_gaps_to', String(hwm));
+      db.prepare("DELETE FROM meta WHERE key = 'crc_from'").run();
+    })();
   }
 
   private run<T>(what: string, f: () => T): T {

@@ -109,9 +109,10 @@ describe('corruption', () => {
     passed = true;
   }, pick(120_000, 1_800_000));
 
-  // Journal rows carry a CRC-32 over every field (SQLite keeps no page checksums), checked on
-  // replay: a flipped bit is refused as corruption naming the file, never read back as an event.
-  // (Fixed after this suite found the gap.)
+  // Journal rows (one per group commit since format 3) carry a CRC-32 over the whole row (SQLite
+  // keeps no page checksums), checked on replay, and their framing is checked: a flipped bit is
+  // refused as corruption naming the file, never read back as an event. (Fixed after this suite
+  // found the gap.)
   it('a damaged journal is refused naming the file, never read as other events', () => {
     const TRIALS = pick(30, 300);
     for (let trial = 0; trial < TRIALS; trial++) {

@@ -85,9 +85,11 @@ describe.skipIf(!mosq)('Ingestor behind mosquitto', () => {
     let now = Date.now();
     let { journal, ingestor } = openIngest(dir, () => now);
     let accepted = 0;
+    // Counted once accept resolved (journaled and applied), so a tick after `accepted >= n` sees them.
     const sink = async (topic: string, payload: Buffer) => {
+      const r = await ingestor.accept(topic, payload);
       accepted++;
-      return ingestor.accept(topic, payload);
+      return r;
     };
     let src = source(mosq!.url, sink);
     src.start();

@@ -45,11 +45,16 @@ const keep = process.argv.includes('--keep');
 const noAgent = process.argv.includes('--no-agent');
 const T0 = Date.UTC(2026, 10, 30, 0, 0, 0);
 const log = (s: string) => process.stderr.write(`${s}\n`);
+/** CPU time (user + system, ms) of the last `timed` step: less sensitive to a loaded machine than wall time. */
+let lastCpuMs = 0;
 const timed = async <T>(what: string, f: () => Promise<T> | T): Promise<[T, number]> => {
   const t = performance.now();
+  const c = process.cpuUsage();
   const r = await f();
   const ms = performance.now() - t;
-  log(`${what}: ${(ms / 1000).toFixed(1)} s`);
+  const cpu = process.cpuUsage(c);
+  lastCpuMs = (cpu.user + cpu.system) / 1000;
+  log(`${what}: ${(ms / 1000).toFixed(1)} s wall, ${(lastCpuMs / 1000).toFixed(1)} s CPU (user ${(cpu.user / 1e6).toFixed(1)}, system ${(cpu.system / 1e6).toFixed(1)})`);
   return [r, ms];
 };
 
@@ -127,6 +132,8 @@ try {
     proposals: r.manifest.counts.proposals,
     replaySeconds: Math.round(ms / 100) / 10,
     eventsPerSecond: Math.round(r.manifest.counts.events / (ms / 1000)),
+    replayCpuSeconds: Math.round(lastCpuMs / 100) / 10,
+    eventsPerCpuSecond: Math.round(r.manifest.counts.events / (lastCpuMs / 1000)),
     loadavgEnd: loadavg().map((x) => Math.round(x * 10) / 10),
     node: process.version,
   };

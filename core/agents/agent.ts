@@ -23,7 +23,7 @@ import type { Catalog, Table } from '../lsm/index.ts';
 import { situationKey, type EvidenceTable, type Json, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig } from './config.ts';
 import { AgentError } from './errors.ts';
-import { readOnlyTable, type ReadOnlyTable } from './read-only-table.ts';
+import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
 import { STATE_TABLES, type Rule, type RuleContext, type StateTable } from './rule.ts';
 import { DEFAULT_RULES } from './rules/index.ts';
 
@@ -74,6 +74,8 @@ export class Agent {
   private readonly clock: () => number;
   private readonly warn: (m: string) => void;
   private readonly tables = new Map<StateTable, Table>();
+  /** Per table, the rows of the newest snapshot scanned: the next run reuses them while the table has not committed. */
+  private readonly scans = new Map<StateTable, ScanCache>();
   private previousTags: Partial<Record<StateTable, string>> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastRunId = '';
@@ -104,7 +106,11 @@ export class Agent {
   /** Read-only handles on the latest snapshot of every state table. */
   private handles(): Record<StateTable, ReadOnlyTable> {
     const h = {} as Record<StateTable, ReadOnlyTable>;
-    for (const name of STATE_TABLES) h[name] = readOnlyTable(this.table(name), name);
+    for (const name of STATE_TABLES) {
+      let cache = this.scans.get(name);
+      if (!cache) this.scans.set(name, (cache = {}));
+      h[name] = readOnlyTable(this.table(name), name, undefined, cache);
+    }
     return h;
   }
 

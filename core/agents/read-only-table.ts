@@ -49,16 +49,68 @@ const FORBIDDEN = new Set([
   'tags', 'snapshots', 'manifests', 'fileIO', 'paths', 'cache', 'follow', 'pin', 'unpin', 'table',
 ]);
 
+const EMPTY_CHANGES: readonly RowChange[] = Object.freeze([]);
+
 const refuse = (what: string): never => {
   throw new AgentError('ReadOnly', `a rule's table handle is read-only: ${what} is not available (agents write proposals, never state)`);
 };
 
+/**
+ * Full scans kept between handles of the same table (the Agent keeps one per table across runs):
+ * a snapshot never changes, so a later handle on the same snapshot (and schema) reuses the frozen
+ * rows instead of reading and converting them again. Holds one snapshot's rows at a time.
+ */
+export interface ScanCache {
+  key?: string;
+  rows?: readonly Row[];
+  /** The rows by primary key (indexKey), built from `rows` once a snapshot sees enough point lookups. */
+  byKey?: Map<string, Row>;
+  /** Point lookups on this snapshot so far. */
+  gets?: number;
+}
+
+/**
+ * After this many `get`s on one snapshot, lookups go through an index of the full scan instead of a
+ * reader each: one scan of the snapshot (thousands of rows, milliseconds) is then cheaper than
+ * opening a reader per key (each resolves the bucket's files anew). Re-checking the open proposals
+ * after every run does one lookup per proposal.
+ */
+const INDEX_AFTER_GETS = 8;
+
+const STRING_ROOTS = new Set(['STRING', 'VARCHAR']);
+const INTEGER_ROOTS = new Set(['TINYINT', 'SMALLINT', 'INT', 'BIGINT']);
+
 /** A read-only handle on `table` at `snapshotId` (default: the latest snapshot now). */
-export function readOnlyTable(table: Table, name: string, snapshotId?: number): ReadOnlyTable {
+export function readOnlyTable(table: Table, name: string, snapshotId?: number, cache?: ScanCache): ReadOnlyTable {
   const snapshot = table.resolve(snapshotId === undefined ? {} : { snapshotId });
   const id = snapshot?.id ?? null;
   const schema = table.schema;
+  const cacheKey = `${id}/${schema.id}`;
+  if (cache && cache.key !== cacheKey) {
+    cache.key = cacheKey;
+    cache.rows = undefined;
+    cache.byKey = undefined;
+    cache.gets = 0;
+  }
+  // The shared cache serves this handle while it holds this snapshot; a handle that outlives it
+  // (a newer handle re-keyed the cache) falls back to its own state.
+  const own: ScanCache = { key: cacheKey };
+  const st = (): ScanCache => (cache && cache.key === cacheKey ? cache : own);
   const fields = schema.fields;
+  const keyFields = schema.primaryKeys.map((k) => fields[schema.fieldIndex.get(k)!]!);
+  // The index is used only for keys whose JSON form is the rows' own (text for STRING/VARCHAR
+  // columns, a safe integer for integer columns): equal text means the same key, and a key absent
+  // from the full scan is absent from the snapshot. Any other form goes to the reader, as before.
+  const indexable = keyFields.every((f) => STRING_ROOTS.has(f.type.root) || INTEGER_ROOTS.has(f.type.root));
+  const indexKey = (key: Readonly<Record<string, Json>>): string | undefined => {
+    const parts: Json[] = [];
+    for (const f of keyFields) {
+      const v = key[f.name];
+      if (STRING_ROOTS.has(f.type.root) ? typeof v !== 'string' : !Number.isSafeInteger(v)) return undefined;
+      parts.push(v as Json);
+    }
+    return JSON.stringify(parts);
+  };
   const toRow = (row: readonly unknown[]): Row => {
     const r: Record<string, Json> = {};
     fields.forEach((f, i) => (r[f.name] = valueToJson(f.type, row[i]) as Json));
@@ -80,11 +132,21 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number): 
     columns: Object.freeze(fields.map((f) => f.name)),
     scan(where) {
       if (id === null) return [];
-      if (!where || where.length === 0) return (all ??= Object.freeze(read((r) => [...r.scan()].map(toRow))));
+      if (!where || where.length === 0) return (all ??= st().rows ??= Object.freeze(read((r) => [...r.scan()].map(toRow))));
       return read((r) => [...r.scan({ where: [...where] })].map(toRow));
     },
     get(key) {
       if (id === null) return undefined;
+      const k = indexable ? indexKey(key) : undefined;
+      const state = st();
+      if (k !== undefined && (state.byKey !== undefined || (state.gets = (state.gets ?? 0) + 1) > INDEX_AFTER_GETS)) {
+        if (!state.byKey) {
+          const byKey = new Map<string, Row>();
+          for (const row of handle.scan()) byKey.set(JSON.stringify(keyFields.map((f) => row[f.name] ?? null)), row);
+          state.byKey = byKey;
+        }
+        return state.byKey.get(k);
+      }
       const pk: Record<string, unknown> = {};
       for (const k of schema.primaryKeys) {
         const f = fields[schema.fieldIndex.get(k)!]!;
@@ -96,6 +158,9 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number): 
     },
     changesSince(from) {
       if (id === null) return [];
+      // Two equal states have no differences: a diff of a snapshot with itself is empty, so it is
+      // not read (an agent run every minute mostly finds the table where the previous run left it).
+      if (from !== null && (typeof from === 'number' ? from : table.tags.exists(from) ? table.tags.get(from).snapshot.id : undefined) === id) return EMPTY_CHANGES;
       const out: RowChange[] = [];
       for (const c of table.changes({ from: from ?? 0, to: id, mode: 'diff' })) out.push(Object.freeze({ kind: c.kind, row: toRow(c.row) }));
       return Object.freeze(out);

@@ -66,7 +66,21 @@ export const available = (r: Row): number => (n(r.on_hand) ?? 0) - (n(r.reserved
 /** available + inbound: what the item will have once open purchase orders arrive. */
 export const position = (r: Row): number => available(r) + (n(r.inbound) ?? 0);
 
-/** Stock rows of an item across locations. */
+/** A snapshot's rows grouped by item (scan order kept), built once per scan array. */
+const byItem = new WeakMap<readonly Row[], Map<unknown, Row[]>>();
+
+/** Stock rows of an item across locations (in scan order). */
 export function stockOf(stock: ReadOnlyTable, item: string): Row[] {
-  return stock.scan().filter((r) => r.item === item) as Row[];
+  const rows = stock.scan();
+  let groups = byItem.get(rows);
+  if (!groups) {
+    groups = new Map();
+    for (const r of rows) {
+      const g = groups.get(r.item);
+      if (g) g.push(r);
+      else groups.set(r.item, [r]);
+    }
+    byItem.set(rows, groups);
+  }
+  return [...(groups.get(item) ?? [])];
 }

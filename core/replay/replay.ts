@@ -37,6 +37,7 @@ import { defaultAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { runIdMs } from './export.ts';
 import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
 import { writeStableJson } from './json.ts';
+import { ScratchFileIO } from './scratch-io.ts';
 
 export const DEFAULT_TICK_MS = 250;
 
@@ -190,7 +191,8 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
 
     let now = Math.min(m.cutMs, m.events.firstAtMs ?? m.cutMs);
     const clock = () => now;
-    const catalog = new Catalog(join(scratch, 'warehouse'), { clock });
+    // No fsync in the scratch warehouse (scratch-io.ts): it is thrown away at the end.
+    const catalog = new Catalog(join(scratch, 'warehouse'), { clock, fileIO: new ScratchFileIO() });
     const journal = Journal.open(scratch, { nowMs: clock });
     closers.push(() => journal.close());
     const contracts = new ContractRegistry(join(scratch, 'contracts'));

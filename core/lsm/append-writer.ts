@@ -14,15 +14,23 @@
 //     expiration.
 // Invariant: within a bucket, live files never overlap in sequence numbers and concatenating
 // them by minSeq gives the rows in write order.
+//
+// Deletion vectors (written by Paimon for DELETE/UPDATE on an append table with
+// `deletion-vectors.enabled`; this store never deletes append rows): every snapshot keeps the
+// latest one's index manifest (TableWriter.commitChanges), so deleted rows stay deleted; a
+// compaction leaves the deleted positions out of the concatenated files and writes an index
+// manifest without the vectors of the files it removed.
 
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
 import { formatForLevel } from './data-file-format.ts';
-import { writeDataFile, type RunData } from './data-file.ts';
-import { invalidArgument } from './errors.ts';
+import { cell, writeDataFile, type RunData } from './data-file.ts';
+import { corruption, invalidArgument } from './errors.ts';
 import { expireSnapshots, type ExpireResult } from './expire.ts';
 import { RowKind } from './key-value.ts';
-import { ADD, DELETE, type DataFileMeta, type ManifestEntry } from './manifest.ts';
+import { randomUUID } from 'node:crypto';
+import { snapshotDeletionVectors } from './deletion-vector.ts';
+import { ADD, DELETE, decodeIndexManifest, encodeIndexManifest, type DataFileMeta, type IndexManifestEntry, type ManifestEntry } from './manifest.ts';
 import { partitionPath } from './partition-path.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
@@ -272,6 +280,10 @@ export class AppendWriter extends TableWriter {
 
   private appCompact(full: boolean): number | undefined {
     const table = this.appTable;
+    const latest = table.latestSnapshot();
+    const dvs = latest ? snapshotDeletionVectors(table, latest) : undefined;
+    /** Removed files that had deletion vectors, per bucket key (their vectors leave the index manifest). */
+    const vectorsGone = new Map<string, Set<string>>();
     const entries: ManifestEntry[] = [];
     const results: Array<{ b: AppendBucket; removed: DataFileMeta[]; added: DataFileMeta[] }> = [];
     for (const b of this.appBuckets.values()) {
@@ -293,18 +305,26 @@ export class AppendWriter extends TableWriter {
         cols = Array.from({ length: width }, () => []);
         n = 0;
       };
-      for (const r of runs) {
+      runs.forEach((r, k) => {
+        const deleted = dvs?.deleted(b.partition, b.bucket, picked[k]!.fileName);
+        if (deleted && deleted.size > 0) {
+          let gone = vectorsGone.get(b.id);
+          if (!gone) vectorsGone.set(b.id, (gone = new Set()));
+          gone.add(picked[k]!.fileName);
+        }
         for (let i = 0; i < r.rowCount; i++) {
-          for (let c = 0; c < width; c++) cols[c]!.push(r.valueCols[c]![i]);
+          if (deleted?.has(i)) continue;
+          for (let c = 0; c < width; c++) cols[c]!.push(cell(r.valueCols[c]!, i));
           if (++n >= rowsPerFile) roll();
         }
-      }
+      });
       roll();
       for (const f of picked) entries.push(this.appEntry(DELETE, b, f));
       for (const f of added) entries.push(this.appEntry(ADD, b, f));
       results.push({ b, removed: picked, added });
     }
     if (entries.length === 0) return undefined;
+    if (vectorsGone.size > 0) this.nextIndexManifest = this.indexManifestWithout(latest!, vectorsGone);
     const id = this.commitChanges(entries, 'COMPACT');
     for (const { b, removed, added } of results) {
       const gone = new Set(removed.map((f) => f.fileName));
@@ -313,6 +333,30 @@ export class AppendWriter extends TableWriter {
       this.appCommitted.set(b.id, b.files);
     }
     return id;
+  }
+
+  /** A new index manifest: the latest one minus the vectors of `gone` (bucket key → data file names). */
+  private indexManifestWithout(latest: { id: number; indexManifest: string | null }, gone: Map<string, Set<string>>): string | null {
+    const table = this.appTable;
+    const path = table.paths.manifestFile(latest.indexManifest!);
+    const bytes = table.fileIO.readFileIfExists(path);
+    if (bytes === undefined) throw corruption(path, `index manifest of snapshot ${latest.id} is missing`);
+    const next: IndexManifestEntry[] = [];
+    for (const e of decodeIndexManifest(bytes, path)) {
+      if (e.kind !== ADD) continue;
+      const files = gone.get(bucketId(e.partition, e.bucket));
+      if (e.indexType !== 'DELETION_VECTORS' || !files || !e.dvRanges) {
+        next.push(e);
+        continue;
+      }
+      const ranges = e.dvRanges.filter((r) => !files.has(r.dataFileName));
+      if (ranges.length > 0) next.push({ ...e, dvRanges: ranges, rowCount: ranges.length });
+    }
+    if (next.length === 0) return null;
+    const name = `index-manifest-${randomUUID()}-0`;
+    table.fileIO.mkdirs(table.paths.manifestDir);
+    table.fileIO.writeNew(table.paths.manifestFile(name), encodeIndexManifest(next, table.schema.options.manifestCompression));
+    return name;
   }
 
   // ------------------------------------------------------------------------------------------

@@ -35,8 +35,9 @@ export function changelogOptions(o: TableOptions): ChangelogOptions {
 
 /** Validation at schema construction: producers this store writes, and column names that exist. */
 export function validateChangelogOptions(o: TableOptions, fieldIndex: ReadonlyMap<string, number>): void {
-  if (o.changelogProducer === 'full-compaction') {
-    throw notSupported(`option 'changelog-producer': 'full-compaction' is not supported yet; use 'lookup' (a complete changelog at every commit) or 'input'`);
+  if (o.changelogProducer === 'full-compaction' && o.numLevels < 3 && (o.raw['deletion-vectors.enabled'] ?? '').trim().toLowerCase() === 'true') {
+    // dv-writer.ts rewrites level 1 at every commit; the top level must be a level only full compactions write.
+    throw notSupported(`option 'changelog-producer': 'full-compaction' with deletion vectors needs 'num-levels' ≥ 3 (got ${o.numLevels}): level 1 is rewritten at every commit`);
   }
   const c = changelogOptions(o);
   for (const f of c.rowDeduplicateIgnoreFields) {

@@ -159,8 +159,8 @@ describe('lookup producer', () => {
     expect(show(table.changes({ from: 0, to: 3 }))).toEqual(['+Ix,1,null', '-Ux,1,null', '+Ux,1,2', '-Dx,1,2']);
   });
 
-  it('refuses full-compaction with a clear message, and changelog mode on a table without a producer', () => {
-    expect(() => setup(SPEC({ 'changelog-producer': 'full-compaction' }))).toThrow(/full-compaction.*not supported/);
+  it('refuses full-compaction with deletion vectors on two levels, and changelog mode on a table without a producer', () => {
+    expect(() => setup(SPEC({ 'changelog-producer': 'full-compaction', 'deletion-vectors.enabled': 'true', 'num-levels': '2' }))).toThrow(/full-compaction.*num-levels/);
     expect(() => setup(SPEC({ 'changelog-producer': 'lookup', 'changelog-producer.row-deduplicate-ignore-fields': 'nope' }))).toThrow(/unknown column 'nope'/);
     const { table } = setup(SPEC());
     const w = table.newWriter();

@@ -11,15 +11,20 @@
 //           `…-ignore-fields`). Before present, after absent: -D(before).
 //           The changelog comes from the commit itself, not from a compaction, so it does not
 //           depend on compaction settings, write-only, or lookup-wait (paimon-features.md §7 #10).
+//   full-compaction  When a full compaction of a bucket runs (every run into the top level:
+//           `compact --full`, `full-compaction.delta-commits`, or the universal picker), the
+//           bucket's old top level — its state at the previous full compaction, read without
+//           deletion vectors — is merge-joined with the compaction's output: +I, -U/+U (row-
+//           deduplicate applied), -D. The files are listed by the COMPACT snapshot.
 //
 // The files of one commit are listed in a changelog manifest (ADD entries) referenced from the
 // snapshot's `changelogManifestList`; they are never in the base or delta lists, so batch reads
 // never see them. Expiration keeps them while their snapshot (or a tag of it) is retained.
 //
 // Invariant: a changelog file is written before the snapshot that lists it, and only listed by
-// the APPEND (or rollback OVERWRITE) snapshot of the commit that produced it.
+// the APPEND, COMPACT (full-compaction) or rollback OVERWRITE snapshot of the commit that produced it.
 
-import { runFromRecords, writeDataFile, type RunData } from './data-file.ts';
+import { cell, runFromRecords, writeDataFile, type RunData } from './data-file.ts';
 import { changelogOptions } from './changelog-options.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import { ADD, type DataFileMeta, type ManifestEntry } from './manifest.ts';
@@ -176,15 +181,64 @@ export class ChangelogWriter {
       const seq = after?.seq ?? all[all.length - 1]?.seq ?? 0;
       const beforeRow = before && isAdd(before.kind) ? before.value : undefined;
       const afterRow = after && isAdd(after.kind) ? after.value : undefined;
-      if (beforeRow === undefined && afterRow !== undefined) out.push({ key, seq, kind: RowKind.INSERT, value: afterRow });
-      else if (beforeRow !== undefined && afterRow === undefined) out.push({ key, seq, kind: RowKind.DELETE, value: beforeRow });
-      else if (beforeRow !== undefined && afterRow !== undefined) {
-        if (this.rowDeduplicate && this.compared.every((i) => valuesEqual(beforeRow[i], afterRow[i]))) continue;
-        out.push({ key, seq, kind: RowKind.UPDATE_BEFORE, value: beforeRow });
-        out.push({ key, seq, kind: RowKind.UPDATE_AFTER, value: afterRow });
-      }
+      this.pushChange(out, key, seq, beforeRow, afterRow);
     }
     return out;
+  }
+
+  /** `lookup` for deletion-vector tables (dv-writer.ts): records of keys whose before/after rows are known. */
+  lookupRecords(changes: Iterable<{ key: unknown[]; seq: number; before: unknown[] | undefined; after: unknown[] | undefined }>): KeyValue[] {
+    const out: KeyValue[] = [];
+    for (const c of changes) this.pushChange(out, c.key, c.seq, c.before, c.after);
+    return out;
+  }
+
+  /** True for `full-compaction`: full compactions of a bucket produce its changelog (table-writer.ts). */
+  get atFullCompaction(): boolean {
+    return this.producer === 'full-compaction';
+  }
+
+  /**
+   * `full-compaction`: a merge-join of the bucket's old top level (`before`: ascending by key, at
+   * most one record per key, read without deletion vectors) with the full compaction's merged
+   * output, fed key by key to `add` (ascending, retractions included). `finish` returns the
+   * changes: +I, -U/+U (row-deduplicate applied), -D. A retraction on either side means absent.
+   */
+  fullCompactionDiff(before: Iterable<KeyValue>): { add(after: KeyValue): void; finish(): KeyValue[] } {
+    const cmp = this.table.compareKeys;
+    const it = before[Symbol.iterator]();
+    let cur = it.next();
+    const out: KeyValue[] = [];
+    const row = (kv: KeyValue | undefined) => (kv && isAdd(kv.kind) ? kv.value : undefined);
+    return {
+      add: (after) => {
+        while (!cur.done && cmp(cur.value.key, after.key) < 0) {
+          this.pushChange(out, cur.value.key, cur.value.seq, row(cur.value), undefined);
+          cur = it.next();
+        }
+        let b: KeyValue | undefined;
+        if (!cur.done && cmp(cur.value.key, after.key) === 0) {
+          b = cur.value;
+          cur = it.next();
+        }
+        this.pushChange(out, after.key, after.seq, row(b), row(after));
+      },
+      finish: () => {
+        for (; !cur.done; cur = it.next()) this.pushChange(out, cur.value.key, cur.value.seq, row(cur.value), undefined);
+        return out;
+      },
+    };
+  }
+
+  /** +I (new key), -U/+U (changed; none when row-deduplicate finds it equal), -D (removed key). */
+  private pushChange(out: KeyValue[], key: unknown[], seq: number, beforeRow: unknown[] | undefined, afterRow: unknown[] | undefined): void {
+    if (beforeRow === undefined && afterRow !== undefined) out.push({ key, seq, kind: RowKind.INSERT, value: afterRow });
+    else if (beforeRow !== undefined && afterRow === undefined) out.push({ key, seq, kind: RowKind.DELETE, value: beforeRow });
+    else if (beforeRow !== undefined && afterRow !== undefined) {
+      if (this.rowDeduplicate && this.compared.every((i) => valuesEqual(beforeRow[i], afterRow[i]))) return;
+      out.push({ key, seq, kind: RowKind.UPDATE_BEFORE, value: beforeRow });
+      out.push({ key, seq, kind: RowKind.UPDATE_AFTER, value: afterRow });
+    }
   }
 }
 
@@ -208,7 +262,7 @@ function lookupInRun(run: LookupPart[], key: unknown[], cmp: (a: unknown[], b: u
     const k = new Array(d.keyCols.length);
     for (let c = 0; c < k.length; c++) k[c] = d.keyCols[c]![i];
     const v = new Array(d.valueCols.length);
-    for (let c = 0; c < v.length; c++) v[c] = d.valueCols[c]![i];
+    for (let c = 0; c < v.length; c++) v[c] = cell(d.valueCols[c]!, i);
     return { key: k, seq: d.seq[i]!, kind: d.kind[i] as KeyValue['kind'], value: v };
   }
   return undefined;

@@ -13,7 +13,7 @@
 
 import { castFunction, sameType, type CastFn } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
-import type { RunData } from './data-file.ts';
+import { cell, packColumn, type Column, type RunData } from './data-file.ts';
 import { readAvroData, writeAvroData, type AvroDataCodec } from './format/avro-data.ts';
 import { readParquet, writeParquet, type ParquetColumn, type ParquetReadColumn } from './format/parquet/index.ts';
 import type { DataFileMeta } from './manifest.ts';
@@ -135,11 +135,13 @@ function mappingOf(file: TableSchema, table: TableSchema): Mapping {
   return m;
 }
 
-function mapColumn(src: unknown[] | undefined, cast: CastFn | undefined, n: number): unknown[] {
+function mapColumn(src: Column | undefined, cast: CastFn | undefined, n: number): unknown[];
+function mapColumn(src: Column | undefined, cast: CastFn | undefined, n: number): Column;
+function mapColumn(src: Column | undefined, cast: CastFn | undefined, n: number): Column {
   if (!src) return new Array(n).fill(null);
   if (!cast) return src;
   const out = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = cast(src[i]);
+  for (let i = 0; i < n; i++) out[i] = cast(cell(src, i));
   return out;
 }
 
@@ -150,9 +152,14 @@ export function evolveRun(run: RunData, file: TableSchema, table: TableSchema): 
   const n = run.rowCount;
   return {
     rowCount: n,
-    keyCols: m.keys.map((k) => mapColumn(run.keyCols[k.from], k.cast, n)),
+    keyCols: m.keys.map((k) => mapColumn(run.keyCols[k.from], k.cast, n) as unknown[]),
     seq: run.seq,
     kind: run.kind,
-    valueCols: m.values.map((v) => mapColumn(v.from < 0 ? undefined : run.valueCols[v.from], v.cast, n)),
+    // A cast column is packed again by its new type (a key column shared by its value column
+    // stays shared when neither is cast).
+    valueCols: m.values.map((v) => {
+      const col = mapColumn(v.from < 0 ? undefined : run.valueCols[v.from], v.cast, n);
+      return Array.isArray(col) && (v.cast || v.from < 0) ? packColumn(col, n) : col;
+    }),
   };
 }

@@ -33,16 +33,259 @@ export interface RunData {
   readonly keyCols: unknown[][];
   readonly seq: number[];
   readonly kind: number[];
-  /** One array per table column, in schema order. */
-  readonly valueCols: unknown[][];
+  /**
+   * One column per table column, in schema order: a JS array, or (decoded files and runs put into
+   * the run cache) a `PackedColumn` of numbers with a null bitmap. Read cells with `cell()`.
+   */
+  readonly valueCols: Column[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Columns of decoded runs. A JS array costs 8 bytes per cell plus a heap object per bigint (and
+// per double that is not a small integer); a packed column costs the element width plus one bit.
+
+/** A column of a run: a JS array (as writers build it) or a packed numeric column. */
+export type Column = unknown[] | PackedColumn;
+
+/** Numbers of one column in a typed array; `nulls` has bit i set when row i is null (absent: none). */
+export abstract class PackedColumn {
+  constructor(
+    readonly length: number,
+    readonly nulls: Uint8Array | undefined,
+  ) {}
+  abstract get(i: number): unknown;
+  /** Bytes held (for the run cache's estimate). */
+  abstract get byteSize(): number;
+  isNull(i: number): boolean {
+    const n = this.nulls;
+    return n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0;
+  }
+}
+
+/** INT, SMALLINT, TINYINT, DATE, TIME: JS numbers in int32 range. */
+export class Int32Column extends PackedColumn {
+  constructor(
+    readonly values: Int32Array,
+    nulls: Uint8Array | undefined,
+  ) {
+    super(values.length, nulls);
+  }
+  get(i: number): number | null {
+    const n = this.nulls;
+    if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
+    return this.values[i]!;
+  }
+  get byteSize(): number {
+    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
+  }
+}
+
+/** FLOAT, DOUBLE, TIMESTAMP (epoch µs, safe integers): JS numbers, exact in a Float64Array. */
+export class Float64Column extends PackedColumn {
+  constructor(
+    readonly values: Float64Array,
+    nulls: Uint8Array | undefined,
+  ) {
+    super(values.length, nulls);
+  }
+  get(i: number): number | null {
+    const n = this.nulls;
+    if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
+    return this.values[i]!;
+  }
+  get byteSize(): number {
+    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
+  }
+}
+
+/** BIGINT: 64-bit bigints (a read allocates the bigint, as any BigInt64Array read does). */
+export class BigInt64Column extends PackedColumn {
+  constructor(
+    readonly values: BigInt64Array,
+    nulls: Uint8Array | undefined,
+  ) {
+    super(values.length, nulls);
+  }
+  get(i: number): bigint | null {
+    const n = this.nulls;
+    if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
+    return this.values[i]!;
+  }
+  get byteSize(): number {
+    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
+  }
+}
+
+/** BOOLEAN: one byte per row. */
+export class BoolColumn extends PackedColumn {
+  constructor(
+    readonly values: Uint8Array,
+    nulls: Uint8Array | undefined,
+  ) {
+    super(values.length, nulls);
+  }
+  get(i: number): boolean | null {
+    const n = this.nulls;
+    if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
+    return this.values[i] === 1;
+  }
+  get byteSize(): number {
+    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
+  }
+}
+
+/** The value of row i of a column (null for null). */
+export function cell(c: Column, i: number): unknown {
+  return c instanceof PackedColumn ? c.get(i) : c[i];
+}
+
+/** A column as a JS array (the array itself when it is one). */
+export function columnArray(c: Column): unknown[] {
+  if (!(c instanceof PackedColumn)) return c;
+  const out = new Array(c.length);
+  for (let i = 0; i < out.length; i++) out[i] = c.get(i);
+  return out;
+}
+
+/**
+ * A JS array of values as a packed column, or the array itself when its values have no packed
+ * form (strings, bytes, decimals beyond 64 bits, nested values, mixed kinds). Chosen by the values,
+ * not the type, and never converting: a packed column reads back exactly the values it was made
+ * of (int32 numbers other than -0 in an Int32Array; any other number, NaN and -0 included, in a
+ * Float64Array; 64-bit bigints in a BigInt64Array; booleans in bytes).
+ */
+export function packColumn(values: unknown[], n: number = values.length): Column {
+  let first = 0;
+  while (first < n && (values[first] === null || values[first] === undefined)) first++;
+  if (first === n) return values; // all null (or empty): nothing to gain
+  const sample = values[first];
+  let nulls: Uint8Array | undefined;
+  if (first > 0) {
+    nulls = new Uint8Array((n + 7) >>> 3);
+    for (let i = 0; i < first; i++) nulls[i >>> 3]! |= 1 << (i & 7);
+  }
+  const setNull = (i: number) => {
+    nulls ??= new Uint8Array((n + 7) >>> 3);
+    nulls[i >>> 3]! |= 1 << (i & 7);
+  };
+  if (typeof sample === 'number') {
+    let ints: Int32Array | undefined = new Int32Array(n);
+    let dbl: Float64Array | undefined;
+    for (let i = first; i < n; i++) {
+      const v = values[i];
+      if (typeof v === 'number') {
+        if (ints !== undefined) {
+          if ((v | 0) === v && (v !== 0 || 1 / v > 0)) {
+            ints[i] = v;
+            continue;
+          }
+          dbl = Float64Array.from(ints);
+          ints = undefined;
+        }
+        dbl![i] = v;
+      } else if (v === null || v === undefined) setNull(i);
+      else return values;
+    }
+    return ints !== undefined ? new Int32Column(ints, nulls) : new Float64Column(dbl!, nulls);
+  }
+  if (typeof sample === 'bigint') {
+    const out = new BigInt64Array(n);
+    for (let i = first; i < n; i++) {
+      const v = values[i];
+      if (typeof v === 'bigint') {
+        out[i] = v;
+        if (out[i] !== v) return values; // outside 64 bits (a wide DECIMAL)
+      } else if (v === null || v === undefined) setNull(i);
+      else return values;
+    }
+    return new BigInt64Column(out, nulls);
+  }
+  if (typeof sample === 'boolean') {
+    const out = new Uint8Array(n);
+    for (let i = first; i < n; i++) {
+      const v = values[i];
+      if (typeof v === 'boolean') out[i] = v ? 1 : 0;
+      else if (v === null || v === undefined) setNull(i);
+      else return values;
+    }
+    return new BoolColumn(out, nulls);
+  }
+  return values;
+}
+
+/**
+ * A run with its numeric value columns packed, and each value column that holds a key column's
+ * values sharing that key column's array (one copy of each key string). The input is not changed.
+ * `keyIndexes`: the table column of each key column (omit to find them by comparing values).
+ */
+export function packRun(run: RunData, keyIndexes?: readonly number[]): RunData {
+  const n = run.rowCount;
+  const valueCols = run.valueCols.map((c) => (c instanceof PackedColumn ? c : packColumn(c, n)));
+  // Equal key strings of neighbouring rows (the leading key columns) become one string, as a
+  // decode's dictionary makes them; the caller's arrays are left as they are.
+  const keyCols = run.keyCols.map((kc) => {
+    if (typeof kc[0] !== 'string') return kc;
+    const out = new Array(n);
+    let prev: unknown = undefined;
+    for (let i = 0; i < n; i++) {
+      const v = kc[i];
+      out[i] = v === prev ? prev : (prev = v);
+    }
+    return out;
+  });
+  keyCols.forEach((kc, k) => {
+    const candidates = keyIndexes ? [keyIndexes[k]!] : valueCols.map((_, i) => i);
+    for (const vi of candidates) {
+      const vc = valueCols[vi];
+      if (vc === undefined || vc === kc || vc instanceof PackedColumn || vc.length !== kc.length) continue;
+      let same = true;
+      for (let i = 0; i < n && same; i++) same = kc[i] === vc[i];
+      if (same) {
+        valueCols[vi] = kc;
+        break;
+      }
+    }
+  });
+  return { rowCount: n, keyCols, seq: run.seq, kind: run.kind, valueCols };
 }
 
 export function kvAt(run: RunData, i: number): KeyValue {
   const key = new Array(run.keyCols.length);
   for (let k = 0; k < key.length; k++) key[k] = run.keyCols[k]![i];
-  const value = new Array(run.valueCols.length);
-  for (let c = 0; c < value.length; c++) value[c] = run.valueCols[c]![i];
-  return { key, seq: run.seq[i]!, kind: run.kind[i] as KeyValue['kind'], value };
+  return { key, seq: run.seq[i]!, kind: run.kind[i] as KeyValue['kind'], value: rowReader(run)(i) };
+}
+
+/** The table row at position i (every column, schema order). */
+export function rowAt(run: RunData, i: number): unknown[] {
+  return rowReader(run)(i);
+}
+
+const rowReaders = new WeakMap<RunData, (i: number) => unknown[]>();
+
+/**
+ * A function building the row at position i, compiled once per run from its column forms (an
+ * array literal of direct element loads: no per-cell form test or polymorphic call).
+ */
+export function rowReader(run: RunData): (i: number) => unknown[] {
+  let f = rowReaders.get(run);
+  if (f) return f;
+  const cols = run.valueCols;
+  const args: unknown[] = [];
+  const exprs = cols.map((c, j) => {
+    if (!(c instanceof PackedColumn)) {
+      args.push(c);
+      return `c${j}[i]`;
+    }
+    const values = (c as Int32Column | Float64Column | BigInt64Column | BoolColumn).values;
+    args.push(values, c.nulls);
+    const v = c instanceof BoolColumn ? `c${j}[i] === 1` : `c${j}[i]`;
+    return c.nulls === undefined ? `(${v})` : `((n${j}[i >>> 3] & (1 << (i & 7))) !== 0 ? null : ${v})`;
+  });
+  const params = cols.flatMap((c, j) => (c instanceof PackedColumn ? [`c${j}`, `n${j}`] : [`c${j}`]));
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  f = new Function(...params, `'use strict'; return function rowAt(i) { return [${exprs.join(', ')}]; };`)(...args) as (i: number) => unknown[];
+  rowReaders.set(run, f);
+  return f;
 }
 
 export function runFromRecords(records: readonly KeyValue[], keyArity: number, valueArity: number): RunData {
@@ -78,6 +321,30 @@ export function fileColumns(schema: TableSchema): ParquetColumn[] {
 
 function readColumns(schema: TableSchema): ParquetReadColumn[] {
   return fileColumns(schema).map((c) => (c.name === '_SEQUENCE_NUMBER' ? { name: c.name, type: c.type, asNumber: true } : { name: c.name, type: c.type }));
+}
+
+/**
+ * The columns a read decodes for a primary-key table: the `_KEY_` columns, sequence, kind, and the
+ * table columns that are not key columns — a key column's value is its `_KEY_` column (Paimon
+ * derives the key from the row), so it is read once and shared (one copy of each key string).
+ */
+const readPlans = new WeakMap<TableSchema, { request: ParquetReadColumn[]; valueFrom: number[] }>();
+function readPlan(schema: TableSchema): { request: ParquetReadColumn[]; valueFrom: number[] } {
+  let p = readPlans.get(schema);
+  if (p) return p;
+  const all = readColumns(schema);
+  const k = schema.keyIndexes.length;
+  const request = all.slice(0, k + 2);
+  // valueFrom[c] >= 0: index into the decoded columns; < 0: -(key position) - 1.
+  const valueFrom = schema.fields.map((_, c) => {
+    const kp = schema.keyIndexes.indexOf(c);
+    if (kp >= 0) return -kp - 1;
+    request.push(all[k + 2 + c]!);
+    return request.length - 1;
+  });
+  p = { request, valueFrom };
+  readPlans.set(schema, p);
+  return p;
 }
 
 /** Min, max and null count of one column; strings are cut to 16 characters as Paimon's truncate(16). */
@@ -143,7 +410,9 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
   const { schema, run } = a;
   if (run.rowCount === 0) throw new Error('assertion failed: an empty run is never written');
   const columns = fileColumns(schema);
-  const values: unknown[][] = schema.isPrimaryKeyTable ? [...run.keyCols, run.seq, run.kind, ...run.valueCols] : run.valueCols;
+  // Runs come from writers as JS arrays; a packed column (a cached run) is unpacked for the encoder.
+  const valueCols = run.valueCols.map(columnArray);
+  const values: unknown[][] = schema.isPrimaryKeyTable ? [...run.keyCols, run.seq, run.kind, ...valueCols] : valueCols;
   // Parquet or Avro by the file name's extension (data-file-format.ts).
   const bytes = encodeDataFile(schema, a.fileName, columns, values, run.rowCount);
   a.fileIO.mkdirs(a.bucketDir);
@@ -168,7 +437,7 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
     minKey: serializeBinaryRow(keyTypes, run.keyCols.map((c) => c[0])),
     maxKey: serializeBinaryRow(keyTypes, run.keyCols.map((c) => c[last])),
     keyStats: statsOf(keyTypes, run.keyCols, false),
-    valueStats: statsOf(schema.fields.map((f) => f.type), run.valueCols, true),
+    valueStats: statsOf(schema.fields.map((f) => f.type), valueCols, true),
     minSequenceNumber: minSeq,
     maxSequenceNumber: maxSeq,
     schemaId: schema.id,
@@ -204,9 +473,10 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   if (bytes.length !== meta.fileSize) {
     throw corruption(path, `size ${bytes.length} differs from the manifest's ${meta.fileSize}`);
   }
+  const plan = schema.isPrimaryKeyTable ? readPlan(schema) : undefined;
   let decoded: { rowCount: number; columns: unknown[][] };
   try {
-    decoded = decodeDataFile(bytes, readColumns(schema), path);
+    decoded = decodeDataFile(bytes, plan ? plan.request : readColumns(schema), path);
   } catch (e) {
     // Every decode failure names the file; anything but a deliberate LsmError is damage.
     if (e instanceof LsmError && e.kind === 'Corruption') throw e;
@@ -217,7 +487,10 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   }
   const { rowCount, columns } = decoded;
   if (rowCount !== meta.rowCount) throw corruption(path, `${rowCount} rows, the manifest says ${meta.rowCount}`);
-  if (!schema.isPrimaryKeyTable) return appendRun(columns, rowCount, meta);
+  if (!plan) {
+    const run = appendRun(columns, rowCount, meta);
+    return { ...run, valueCols: run.valueCols.map((c) => packColumn(c as unknown[], rowCount)) };
+  }
   const k = schema.keyIndexes.length;
   const seq = columns[k] as number[];
   const kind = columns[k + 1] as number[];
@@ -225,5 +498,7 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
     const kd = kind[i]!;
     if (!(kd >= 0 && kd <= 3)) throw corruption(path, `row ${i} has value kind ${kd}`);
   }
-  return { rowCount, keyCols: columns.slice(0, k), seq, kind, valueCols: columns.slice(k + 2) };
+  const keyCols = columns.slice(0, k);
+  const valueCols = plan.valueFrom.map((from) => (from < 0 ? keyCols[-from - 1]! : packColumn(columns[from]!, rowCount)));
+  return { rowCount, keyCols, seq, kind, valueCols };
 }

@@ -19,6 +19,7 @@
 import { crc32 } from 'node:zlib';
 import { corruption, LsmError } from './errors.ts';
 import { decodeIndexManifest, type IndexManifestEntry } from './manifest.ts';
+import type { RunData } from './data-file.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 
@@ -181,6 +182,23 @@ export function decodeDeletionVector(file: Uint8Array, offset: number, length: n
 
 // ---------------------------------------------------------------------------------------------
 // A snapshot's deletion vectors.
+
+/** A cell of a value column, plain array or packed (`get`), whichever form the run cache holds. */
+const cellAt = (c: unknown, i: number): unknown => (Array.isArray(c) ? c[i] : (c as { get(i: number): unknown }).get(i));
+
+/** `d` minus the positions in `deleted` (a filtered copy; `d` itself when nothing is deleted). */
+export function withoutDeleted(d: RunData, deleted: ReadonlySet<number> | undefined): RunData {
+  if (!deleted || deleted.size === 0) return d;
+  const keep: number[] = [];
+  for (let i = 0; i < d.rowCount; i++) if (!deleted.has(i)) keep.push(i);
+  return {
+    rowCount: keep.length,
+    keyCols: d.keyCols.map((c) => keep.map((i) => c[i])),
+    seq: keep.map((i) => d.seq[i]!),
+    kind: keep.map((i) => d.kind[i]!),
+    valueCols: d.valueCols.map((c) => keep.map((i) => cellAt(c, i))),
+  };
+}
 
 export interface SnapshotDeletionVectors {
   /** Deleted positions of a data file of (partition, bucket), or undefined when none. */

@@ -1,26 +1,52 @@
 // Writing deletion vectors (EVOLUTION-DESIGN.md §4; Paimon's DeletionVectorsMaintainer and
-// LookupMergeTreeCompactRewriter, simplified). Used by TableWriter for `deletion-vectors.enabled`.
+// LookupMergeTreeCompactRewriter, simplified). Used by TableWriter for `deletion-vectors.enabled`
+// on primary-key tables of every merge engine; append tables accept the option and get no vectors
+// (this store never deletes a row of an append table).
 //
 // Level policy: level 0 is staging only. At every commit the bucket's level-0 files (pending, and
 // any committed by another writer) are merged with the level-1 run into new level-1 files, so a
-// reader that skips level 0 sees every committed row. For each key written there, the row of the
-// same key in an older (level ≥ 2) file gets its position marked in that file's deletion vector;
-// retractions only mark and are not written. Compaction reads its inputs minus their deleted
-// positions, and the vectors of files it removes are dropped.
+// reader that skips level 0 sees every committed row. Invariant: among levels ≥ 1 minus their
+// vectors a key has at most one record — its current row (or, with `sequence.field` only, a
+// tombstone).
+//
+// Per key of the level-0 files (`promoteLevel0`): the key's current record — its level-1 row,
+// else the unmarked row of an older (level ≥ 2) file, found by key range and binary search — is
+// folded by the table's merge function together with the new records, in merge order (with
+// `sequence.field` by its own sequence value, so the highest sequence wins even when the new
+// record is older; on a tie the new record wins). This is Paimon's lookup: partial-update,
+// aggregation (retractions, sequence groups, `*.remove-record-on-delete`, `ignore-delete`) fold
+// onto the stored row exactly as a full compaction would. Then:
+//   - the fold is the older row itself (first-row, or an older row with the higher sequence):
+//     nothing is marked or written;
+//   - otherwise the older row's position is marked in its file's vector, and the fold is written
+//     at level 1 when it is a row. A retraction result (the key was removed) is written only with
+//     `sequence.field`, as a tombstone that keeps outranking late records of a lower sequence
+//     (as the table without vectors keeps it; Paimon drops it); without `sequence.field` every
+//     later record sorts after the removal, so absence is the same and nothing is written.
+// The same pass gives the lookup changelog (`changelog-producer=lookup`): the record found is the
+// key's value before the commit and the fold the value after it (+I, -U/+U, -D; row-deduplicate
+// applied by ChangelogWriter.lookupRecords). An older row that stands still gives -U/+U of the same
+// row unless row-deduplicate is set (first-row always deduplicates), as the lookup producer of a
+// table without vectors does, and a commit is made for that changelog even if no file changed.
+//
+// Compaction reads its inputs minus their deleted positions, and the vectors of files it removes
+// are dropped.
 //
 // State: per (partition, bucket) the vectors of its files (file name → positions), loaded lazily
 // from the latest snapshot's index manifest. At a commit the buckets whose vectors changed get a
 // new DV index file (`index/index-<uuid>-<n>`); the new index manifest carries the other buckets'
 // entries forward (only ADD entries, the full current set); an unchanged state re-references the
-// previous index manifest.
+// previous index manifest. Refused: `deletion-vectors.bitmap64`, `deletion-vectors.merge-on-read`,
+// and the `full-compaction` producer with fewer than 3 levels (table-writer.ts diffs the raw top
+// level, which only full compactions write, against the full compaction's output).
 
 import { randomUUID } from 'node:crypto';
-import { runFromRecords, type RunData } from './data-file.ts';
-import { decodeDeletionVector, encodeDeletionVectorFile } from './deletion-vector.ts';
+import { kvAt, runFromRecords, type RunData } from './data-file.ts';
+import { decodeDeletionVector, encodeDeletionVectorFile, withoutDeleted } from './deletion-vector.ts';
 import { corruption, notSupported } from './errors.ts';
 import { isAdd, type KeyValue } from './key-value.ts';
 import { ADD, decodeIndexManifest, encodeIndexManifest, type DataFileMeta, type IndexManifestEntry, type ManifestEntry, DELETE } from './manifest.ts';
-import { createMergeFunction, mergeOrder } from './merge/merge-function.ts';
+import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { findKey, mergeRuns } from './merge-reader.ts';
 import type { TableSchema } from './schema.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -28,15 +54,21 @@ import type { Table } from './table.ts';
 
 export const DV_INDEX_TYPE = 'DELETION_VECTORS';
 
-/** Why this store cannot write deletion vectors for the schema, or undefined when it can. */
+/**
+ * Why this store cannot write deletion vectors for the schema, or undefined when it can: every
+ * merge engine, `sequence.field`, changelog producers none/input/lookup/full-compaction (≥ 3 levels), and append tables (which
+ * accept the option and get no vectors: this store never deletes rows of an append table).
+ */
 export function dvWriteRefusal(schema: TableSchema): string | undefined {
   const o = schema.options;
-  if (!schema.isPrimaryKeyTable) return 'deletion vectors of append tables are not written';
-  if (o.mergeEngine !== 'deduplicate') return `merge-engine '${o.mergeEngine}' with deletion vectors is not written (only deduplicate)`;
-  if (schema.sequenceFieldIndexes.length > 0) return "'sequence.field' with deletion vectors is not written";
-  if (o.changelogProducer !== 'none' && o.changelogProducer !== 'input') return `changelog-producer '${o.changelogProducer}' with deletion vectors is not written`;
   if ((o.raw['deletion-vectors.bitmap64'] ?? 'false').trim().toLowerCase() === 'true') return "'deletion-vectors.bitmap64' is not written";
   if ((o.raw['deletion-vectors.merge-on-read'] ?? 'false').trim().toLowerCase() === 'true') return "'deletion-vectors.merge-on-read' is not supported";
+  if (!schema.isPrimaryKeyTable) return undefined;
+  // full-compaction: the writer diffs the raw top level (vectors ignored) against the compaction
+  // output; levels ≥ 2 are written only by compaction (num-levels ≥ 3 is checked with the options).
+  if (o.changelogProducer === 'full-compaction' && o.numLevels < 3) {
+    return `changelog-producer 'full-compaction' with deletion vectors needs 'num-levels' ≥ 3`;
+  }
   return undefined;
 }
 
@@ -124,18 +156,7 @@ export class DeletionVectorState {
 
   /** `loadRun` minus the deleted positions (a filtered copy when the file has any). */
   visibleRun(partition: Uint8Array, bucket: number, f: DataFileMeta): RunData {
-    const d = this.table.loadRun(partition, bucket, f);
-    const del = this.deleted(partition, bucket, f.fileName);
-    if (!del || del.size === 0) return d;
-    const keep: number[] = [];
-    for (let i = 0; i < d.rowCount; i++) if (!del.has(i)) keep.push(i);
-    return {
-      rowCount: keep.length,
-      keyCols: d.keyCols.map((c) => keep.map((i) => c[i])),
-      seq: keep.map((i) => d.seq[i]!),
-      kind: keep.map((i) => d.kind[i]!),
-      valueCols: d.valueCols.map((c) => keep.map((i) => c[i])),
-    };
+    return withoutDeleted(this.table.loadRun(partition, bucket, f), this.deleted(partition, bucket, f.fileName));
   }
 
   /**
@@ -169,11 +190,33 @@ export class DeletionVectorState {
   }
 }
 
+/** One key's change made by `promoteLevel0`: its visible row before and after (undefined = absent). */
+export interface DvKeyChange {
+  key: unknown[];
+  seq: number;
+  before: unknown[] | undefined;
+  after: unknown[] | undefined;
+}
+
+/** A visible record of an older (level ≥ 2) file: the record, its file and position. */
+interface OlderHit {
+  kv: KeyValue;
+  file: DataFileMeta;
+  pos: number;
+}
+
 /**
- * Moves a bucket's level-0 files up: merges them with the level-1 run into new level-1 files,
- * marking the superseded rows of older (level ≥ 2) files. Returns the manifest entries (DELETE of
- * the merged files, ADD of the new ones) and the new files; `files` are the bucket's committed
- * files, `pending` its uncommitted level-0 files. No-op (undefined) when there is no level 0.
+ * Moves a bucket's level-0 files up: merges them with the level-1 run into new level-1 files.
+ * For each key of the level-0 files its current visible record — the level-1 row, else the
+ * unmarked row of an older (level ≥ 2) file, found by key-range check and `findKey` — is folded
+ * first (in merge order, so with `sequence.field` by its own sequence value) with the new records,
+ * and the older row's position is marked. A fold whose result is the older row itself (first-row,
+ * or an older row with the higher sequence) changes nothing. A retraction result is written only
+ * with `sequence.field` (a tombstone that must keep outranking late records); otherwise it only
+ * marks. Returns the manifest entries (DELETE of the merged files, ADD of the new ones), the new
+ * files, and each changed key's before/after rows (for the lookup changelog). `files` are the
+ * bucket's committed files, `pending` its uncommitted level-0 files. Undefined when there is no
+ * level 0.
  */
 export function promoteLevel0(
   table: Table,
@@ -181,27 +224,82 @@ export function promoteLevel0(
   s: { partition: Uint8Array; bucket: number; files: readonly DataFileMeta[]; pending: readonly DataFileMeta[] },
   writeLevel1: (run: RunData) => DataFileMeta,
   entry: (kind: 0 | 1, f: DataFileMeta) => ManifestEntry,
-): { entries: ManifestEntry[]; removed: DataFileMeta[]; added: DataFileMeta[] } | undefined {
+): { entries: ManifestEntry[]; removed: DataFileMeta[]; added: DataFileMeta[]; changes: DvKeyChange[] } | undefined {
   const committedL0 = s.files.filter((f) => f.level === 0);
   if (committedL0.length === 0 && s.pending.length === 0) return undefined;
   const schema = table.schema;
+  const cmp = table.compareKeys;
+  const order = mergeOrder(schema);
+  const merge = createMergeFunction(schema);
+  const keepTombstones = schema.sequenceFieldIndexes.length > 0;
+  const { partition, bucket } = s;
   const l1 = s.files.filter((f) => f.level === 1);
-  const inputs = table.runsOf([...committedL0, ...s.pending, ...l1]).map((r) => r.files.map((f) => dv.visibleRun(s.partition, s.bucket, f)));
+  // The level-1 rows (visible, one per key) and the new records grouped per key, both by key.
+  const keep = lastRecord();
+  const l1Rows = [...mergeRuns(table.runsOf(l1).map((r) => r.files.map((f) => dv.visibleRun(partition, bucket, f))), cmp, keep, order)];
+  const collect = collector();
+  const l0Runs = table.runsOf([...committedL0, ...s.pending]).map((r) => r.files.map((f) => table.loadRun(partition, bucket, f)));
   const older = table.runsOf(s.files.filter((f) => f.level >= 2)).flatMap((r) => r.files);
-  const out: KeyValue[] = [];
-  for (const kv of mergeRuns(inputs, table.compareKeys, createMergeFunction(schema), mergeOrder(schema))) {
+  /** The visible records of `key` in older files, newest run first (at most one by the invariant). */
+  const olderHits = (key: unknown[]): OlderHit[] => {
+    const hits: OlderHit[] = [];
     for (const f of older) {
       const range = table.keyRange(f);
-      if (table.compareKeys(kv.key, range.min) < 0 || table.compareKeys(kv.key, range.max) > 0) continue;
-      const pos = findKey(table.loadRun(s.partition, s.bucket, f), kv.key, table.compareKeys);
-      if (pos < 0 || dv.deleted(s.partition, s.bucket, f.fileName)?.has(pos)) continue;
-      dv.mark(s.partition, s.bucket, f.fileName, pos);
+      if (cmp(key, range.min) < 0 || cmp(key, range.max) > 0) continue;
+      const d = table.loadRun(partition, bucket, f);
+      const pos = findKey(d, key, cmp);
+      if (pos < 0 || dv.deleted(partition, bucket, f.fileName)?.has(pos)) continue;
+      hits.push({ kv: kvAt(d, pos), file: f, pos });
     }
-    if (isAdd(kv.kind)) out.push(kv);
+    return hits;
+  };
+  const out: KeyValue[] = [];
+  const changes: DvKeyChange[] = [];
+  let i = 0;
+  for (const first of mergeRuns(l0Runs, cmp, collect, order)) {
+    const records = collect.records();
+    const key = first.key;
+    while (i < l1Rows.length && cmp(l1Rows[i]!.key, key) < 0) out.push(l1Rows[i++]!);
+    let before: KeyValue | undefined;
+    let hits: OlderHit[] = [];
+    if (i < l1Rows.length && cmp(l1Rows[i]!.key, key) === 0) before = l1Rows[i++]!;
+    else {
+      hits = olderHits(key);
+      before = hits[0]?.kv;
+    }
+    const all = before ? [before, ...records] : records;
+    all.sort(order); // stable: the older row first on a tie
+    merge.reset();
+    for (const kv of all) merge.add(kv);
+    const r = merge.result();
+    const beforeRow = before && isAdd(before.kind) ? before.value : undefined;
+    const afterRow = r && isAdd(r.kind) ? r.value : undefined;
+    if (beforeRow !== undefined || afterRow !== undefined) changes.push({ key, seq: r?.seq ?? records[records.length - 1]!.seq, before: beforeRow, after: afterRow });
+    if (r === before && hits.length > 0) continue; // the older row stands: nothing marked or written
+    for (const h of hits) dv.mark(partition, bucket, h.file.fileName, h.pos);
+    if (r !== undefined && (isAdd(r.kind) || keepTombstones)) out.push(r);
   }
+  while (i < l1Rows.length) out.push(l1Rows[i++]!);
   const removed = [...committedL0, ...l1];
-  dv.dropFiles(s.partition, s.bucket, removed);
+  dv.dropFiles(partition, bucket, removed);
   const added = out.length > 0 ? [writeLevel1(runFromRecords(out, schema.keyIndexes.length, schema.fields.length))] : [];
   const entries = [...removed.map((f) => entry(DELETE, f)), ...added.map((f) => entry(ADD, f))];
-  return { entries, removed, added };
+  return { entries, removed, added, changes };
+}
+
+/** A merge function that keeps the last record of a key (runs whose keys are unique). */
+function lastRecord(): MergeFunction {
+  let last: KeyValue | undefined;
+  return { reset: () => (last = undefined), add: (kv) => (last = kv), result: () => last };
+}
+
+/** A merge function that collects a key's records in merge order; `records()` until the next key. */
+function collector(): MergeFunction & { records(): KeyValue[] } {
+  let group: KeyValue[] = [];
+  return {
+    reset: () => (group = []),
+    add: (kv) => group.push(kv),
+    result: () => group[0],
+    records: () => group,
+  };
 }

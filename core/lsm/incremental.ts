@@ -16,12 +16,14 @@
 // batch it returned before, `ack()` does it at once. A batch returned but not acknowledged is
 // delivered again after a restart (at least once); acknowledged batches never are.
 
+import { cell } from './data-file.ts';
 import { changelogEntries } from './changelog.ts';
+import { deletionVectorsEnabled, snapshotDeletionVectors, withoutDeleted, type SnapshotDeletionVectors } from './deletion-vector.ts';
 import { readConsumer, writeConsumer, checkConsumerId } from './consumer.ts';
 import { invalidArgument, LsmError, notFound } from './errors.ts';
 import { isAdd, RowKind, ROW_KIND_TEXT, type KeyValue, type RowKindText } from './key-value.ts';
 import { groupByBucket, type BucketFiles } from './levels.ts';
-import { ADD, type ManifestEntry } from './manifest.ts';
+import { ADD, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { createMergeFunction, mergeOrder } from './merge/merge-function.ts';
 import { mergeRuns } from './merge-reader.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -134,7 +136,7 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
       const d = table.loadRun(e.partition, e.bucket, e.file);
       for (let i = 0; i < d.rowCount; i++) {
         const row = new Array(d.valueCols.length);
-        for (let c = 0; c < row.length; c++) row[c] = d.valueCols[c]![i];
+        for (let c = 0; c < row.length; c++) row[c] = cell(d.valueCols[c]!, i);
         yield { kind: ROW_KIND_TEXT[d.kind[i]!]!, row };
       }
     }
@@ -144,6 +146,18 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
   const added: ManifestEntry[] = [];
   for (const m of table.manifests.readList(s.deltaManifestList)) for (const e of table.manifests.readManifest(m)) if (e.kind === ADD) added.push(e);
   const schema = table.schema;
+  if (!schema.isPrimaryKeyTable) {
+    // Append tables: the added rows in write order, minus the positions the snapshot's deletion
+    // vectors mark (Paimon attaches the reading snapshot's deletion files to a delta split). A
+    // later DELETE is not a change of this mode: append tables stream inserts only.
+    const dvs = snapshotDeletionVectors(table, s);
+    for (const b of groupByBucket(added)) {
+      for (const f of [...b.files].sort((x, y) => x.minSequenceNumber - y.minSequenceNumber)) {
+        for (const row of liveRows(table, b, f, dvs)) yield { kind: '+I', row };
+      }
+    }
+    return;
+  }
   const merge = createMergeFunction(schema);
   const order = mergeOrder(schema);
   for (const b of groupByBucket(added)) {
@@ -152,19 +166,80 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
   }
 }
 
-/** Merged live rows of one bucket of a state, ascending by key (retractions dropped). */
-function* bucketRows(table: Table, b: BucketFiles | undefined): Generator<KeyValue> {
+/**
+ * Merged live rows of one bucket of a state, ascending by key (retractions dropped). A
+ * deletion-vector table's state is what its reader sees: level ≥ 1 minus the vectors (`dvs`).
+ */
+function* bucketRows(table: Table, b: BucketFiles | undefined, dvs: SnapshotDeletionVectors | undefined, level?: number): Generator<KeyValue> {
   if (!b) return;
   const schema = table.schema;
-  const runs = table.runsOf(b.files).map((r) => r.files.map((f) => table.loadRun(b.partition, b.bucket, f)));
+  const files = level !== undefined ? b.files.filter((f) => f.level === level) : dvs ? b.files.filter((f) => f.level > 0) : b.files;
+  const runs = table.runsOf(files).map((r) => r.files.map((f) => (dvs ? withoutDeleted(table.loadRun(b.partition, b.bucket, f), dvs.deleted(b.partition, b.bucket, f.fileName)) : table.loadRun(b.partition, b.bucket, f))));
   for (const kv of mergeRuns(runs, table.compareKeys, createMergeFunction(schema), mergeOrder(schema))) if (isAdd(kv.kind)) yield kv;
 }
 
-/** Per bucket, the changes that turn state `from` into state `to` (undefined = empty table). */
+/** The rows of an append-table file minus the positions deleted in `dvs`. */
+function* liveRows(table: Table, b: { partition: Uint8Array; bucket: number }, f: DataFileMeta, dvs: SnapshotDeletionVectors | undefined): Generator<unknown[]> {
+  const d = table.loadRun(b.partition, b.bucket, f);
+  const deleted = dvs?.deleted(b.partition, b.bucket, f.fileName);
+  for (let i = 0; i < d.rowCount; i++) {
+    if (deleted?.has(i)) continue;
+    const row = new Array(d.valueCols.length);
+    for (let c = 0; c < row.length; c++) row[c] = cell(d.valueCols[c]!, i);
+    yield row;
+  }
+}
+
+/**
+ * Append tables have no key: the diff of two states of a bucket is the difference of the two
+ * multisets of live rows (minus deletion vectors): -D for each row of `from` that `to` has fewer
+ * times, then +I for each row of `to` that `from` has fewer times, each in write order.
+ */
+function appendDiff(table: Table, a: BucketFiles | undefined, b: BucketFiles | undefined, from: Snapshot | undefined, to: Snapshot | undefined): KeyValue[] {
+  const n = table.schema.fields.length;
+  const rowsOf = (x: BucketFiles | undefined, s: Snapshot | undefined): unknown[][] => {
+    if (!x || !s) return [];
+    const dvs = snapshotDeletionVectors(table, s);
+    const out: unknown[][] = [];
+    for (const f of [...x.files].sort((p, q) => p.minSequenceNumber - q.minSequenceNumber)) for (const row of liveRows(table, x, f, dvs)) out.push(row);
+    return out;
+  };
+  // Rows grouped by a coarse text; equality inside a group is `valuesEqual` on every column.
+  const coarse = (row: unknown[]) => row.map((v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : typeof v === 'object' && v !== null ? '' : String(v))).join('\u0000');
+  const same = (x: unknown[], y: unknown[]) => {
+    for (let i = 0; i < n; i++) if (!valuesEqual(x[i], y[i])) return false;
+    return true;
+  };
+  const pool = new Map<string, unknown[][]>();
+  const toRows = rowsOf(b, to);
+  for (const row of toRows) {
+    const k = coarse(row);
+    let l = pool.get(k);
+    if (!l) pool.set(k, (l = []));
+    l.push(row);
+  }
+  const matched = new Set<unknown[]>();
+  const out: KeyValue[] = [];
+  for (const row of rowsOf(a, from)) {
+    const l = pool.get(coarse(row));
+    const i = l ? l.findIndex((r) => !matched.has(r) && same(r, row)) : -1;
+    if (i >= 0) matched.add(l![i]!);
+    else out.push({ key: [], seq: 0, kind: RowKind.DELETE, value: row });
+  }
+  for (const row of toRows) if (!matched.has(row)) out.push({ key: [], seq: 0, kind: RowKind.INSERT, value: row });
+  return out;
+}
+
+/**
+ * Per bucket, the changes that turn state `from` into state `to` (undefined = empty table).
+ * With `level`, the states are the files of that level only, read without deletion vectors (the
+ * top level: the states of the last full compactions, for the `full-compaction` producer).
+ */
 export function* diffBuckets(
   table: Table,
   from: Snapshot | undefined,
   to: Snapshot | undefined,
+  o: { level?: number } = {},
 ): Generator<{ partition: Uint8Array; partitionPath: string; bucket: number; records: KeyValue[] }> {
   const id = (b: BucketFiles) => `${Buffer.from(b.partition).toString('hex')}/${String(b.bucket).padStart(10, '0')}`;
   const pairs = new Map<string, { a?: BucketFiles; b?: BucketFiles }>();
@@ -172,12 +247,18 @@ export function* diffBuckets(
   for (const b of to ? table.buckets(to) : []) pairs.set(id(b), { ...pairs.get(id(b)), b });
   const cmp = table.compareKeys;
   const n = table.schema.fields.length;
+  const dv = o.level === undefined && table.schema.isPrimaryKeyTable && deletionVectorsEnabled(table.schema.options.raw);
+  const dvsOf = (s: Snapshot | undefined) => (dv && s ? snapshotDeletionVectors(table, s) : undefined);
   for (const k of [...pairs.keys()].sort()) {
     const { a, b } = pairs.get(k)!;
     const any = (a ?? b)!;
+    if (!table.schema.isPrimaryKeyTable) {
+      yield { partition: any.partition, partitionPath: table.partitionPathOf(any.partition), bucket: any.bucket, records: appendDiff(table, a, b, from, to) };
+      continue;
+    }
     const records: KeyValue[] = [];
-    const ia = bucketRows(table, a);
-    const ib = bucketRows(table, b);
+    const ia = bucketRows(table, a, dvsOf(from), o.level);
+    const ib = bucketRows(table, b, dvsOf(to), o.level);
     let x = ia.next();
     let y = ib.next();
     while (!x.done || !y.done) {

@@ -137,3 +137,156 @@ export function findKeyCols(d: RunData, key: readonly unknown[], cmps: readonly 
   }
   return -1;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Per-run hash index for point lookups: key → row, open addressing over an Int32Array (row + 1;
+// 0 = empty), at most half full. Built on demand for a run that serves lookups (after
+// INDEX_AFTER_LOOKUPS of them, so a one-off lookup never pays for it), kept with the decoded run
+// (a WeakMap: it goes when the run cache drops the run). Only key columns whose values are all
+// strings, int32 numbers, bigints or booleans are hashed; a probe of another kind (a number for a
+// BIGINT column, say) takes the binary search, so every lookup finds exactly what the binary
+// search finds: within one type, comparator equality is `===` for these kinds.
+
+const INDEX_AFTER_LOOKUPS = 32;
+type HashKind = 'string' | 'int' | 'bigint' | 'boolean';
+
+interface RunIndex {
+  lookups: number;
+  /** undefined while not built; null when the run's keys cannot be hashed. */
+  index: { slots: Int32Array; mask: number; kinds: HashKind[] } | null | undefined;
+}
+
+const runIndexes = new WeakMap<RunData, RunIndex>();
+
+function kindOfColumn(c: unknown[]): HashKind | undefined {
+  if (c.length === 0) return undefined;
+  const t = typeof c[0];
+  if (t === 'string') {
+    for (let i = 0; i < c.length; i++) if (typeof c[i] !== 'string') return undefined;
+    return 'string';
+  }
+  if (t === 'number') {
+    for (let i = 0; i < c.length; i++) {
+      const v = c[i];
+      if (typeof v !== 'number' || (v | 0) !== v || (v === 0 && 1 / v < 0)) return undefined;
+    }
+    return 'int';
+  }
+  if (t === 'bigint') {
+    for (let i = 0; i < c.length; i++) if (typeof c[i] !== 'bigint') return undefined;
+    return 'bigint';
+  }
+  if (t === 'boolean') {
+    for (let i = 0; i < c.length; i++) if (typeof c[i] !== 'boolean') return undefined;
+    return 'boolean';
+  }
+  return undefined;
+}
+
+function hashValue(h: number, v: unknown): number {
+  switch (typeof v) {
+    case 'string':
+      for (let i = 0; i < v.length; i++) h = Math.imul(h ^ v.charCodeAt(i), 0x01000193);
+      return Math.imul(h ^ v.length, 0x01000193);
+    case 'number':
+      return Math.imul(h ^ v, 0x01000193);
+    case 'bigint':
+      h = Math.imul(h ^ Number(BigInt.asIntN(32, v)), 0x01000193);
+      return Math.imul(h ^ Number(BigInt.asIntN(32, v >> 32n)), 0x01000193);
+    default:
+      return Math.imul(h ^ (v ? 1 : 2), 0x01000193);
+  }
+}
+
+function finish(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  return h;
+}
+
+function hashRow(cols: unknown[][], i: number): number {
+  let h = 0x811c9dc5 | 0;
+  for (let k = 0; k < cols.length; k++) h = hashValue(h, cols[k]![i]);
+  return finish(h);
+}
+
+function buildIndex(d: RunData): RunIndex['index'] {
+  const kinds: HashKind[] = [];
+  for (const c of d.keyCols) {
+    const k = kindOfColumn(c);
+    if (k === undefined) return null;
+    kinds.push(k);
+  }
+  if (kinds.length === 0) return null;
+  let size = 16;
+  while (size < d.rowCount * 2) size *= 2;
+  const slots = new Int32Array(size);
+  const mask = size - 1;
+  const cols = d.keyCols;
+  for (let i = 0; i < d.rowCount; i++) {
+    let s = hashRow(cols, i) & mask;
+    while (slots[s] !== 0) s = (s + 1) & mask;
+    slots[s] = i + 1;
+  }
+  return { slots, mask, kinds };
+}
+
+function probeMatches(kinds: HashKind[], key: readonly unknown[]): boolean {
+  for (let k = 0; k < kinds.length; k++) {
+    const v = key[k];
+    switch (kinds[k]) {
+      case 'string':
+        if (typeof v !== 'string') return false;
+        break;
+      case 'int':
+        if (typeof v !== 'number' || (v | 0) !== v) return false;
+        break;
+      case 'bigint':
+        if (typeof v !== 'bigint') return false;
+        break;
+      default:
+        if (typeof v !== 'boolean') return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Index of `key` in a run part, or -1: through the run's hash index once the run has served a
+ * few lookups, else (and for keys the index does not cover) the binary search of `findKeyCols`.
+ */
+export function lookupKey(d: RunData, key: readonly unknown[], cmps: readonly Comparator[]): number {
+  let r = runIndexes.get(d);
+  if (r === undefined) {
+    r = { lookups: 0, index: undefined };
+    runIndexes.set(d, r);
+  }
+  if (r.index === undefined) {
+    if (++r.lookups < INDEX_AFTER_LOOKUPS) return findKeyCols(d, key, cmps);
+    r.index = buildIndex(d);
+  }
+  const ix = r.index!;
+  if (ix === null || !probeMatches(ix.kinds, key)) return findKeyCols(d, key, cmps);
+  const { slots, mask } = ix;
+  const cols = d.keyCols;
+  const n = cols.length;
+  let h = 0x811c9dc5 | 0;
+  for (let k = 0; k < n; k++) h = hashValue(h, key[k]);
+  let s = finish(h) & mask;
+  for (;;) {
+    const e = slots[s]!;
+    if (e === 0) return -1;
+    const row = e - 1;
+    let eq = true;
+    for (let k = 0; k < n && eq; k++) eq = cols[k]![row] === key[k];
+    if (eq) return row;
+    s = (s + 1) & mask;
+  }
+}
+
+/** Bytes of a run's lookup index, if built (for tests and accounting). */
+export function lookupIndexBytes(d: RunData): number {
+  const ix = runIndexes.get(d)?.index;
+  return ix ? ix.slots.byteLength : 0;
+}

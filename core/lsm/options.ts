@@ -71,7 +71,7 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'bucket-key': 'comma list of primary-key columns hashed to choose the bucket (default: the trimmed primary key)',
   'file.format': 'data file format: parquet (default) or avro',
   'file.format.per.level': "data file format per LSM level, e.g. '0:avro,5:parquet' (data-file-format.ts)",
-  'deletion-vectors.enabled': 'tables with deletion vectors are read (deletion-vector.ts) and written (dv-writer.ts: primary-key, deduplicate, no sequence.field)',
+  'deletion-vectors.enabled': 'tables with deletion vectors are read (deletion-vector.ts) and written (dv-writer.ts: every merge engine, sequence.field, changelog none/input/lookup/full-compaction (num-levels ≥ 3); append tables: read, kept across commits, applied by compaction)',
   'disable-explicit-type-casting': 'ALTER may only widen column types (schema-change.ts)',
   'file.compression': 'data file compression: zstd (Paimon default; read only here), snappy, gzip (deflate for Avro) or none',
   'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null',
@@ -87,8 +87,9 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'partial-update.remove-record-on-sequence-group': 'sequence groups whose -D removes the whole row',
   'fields.default-aggregate-function': 'aggregate function of columns without fields.<f>.aggregate-function (aggregation; partial-update group columns)',
   'aggregation.remove-record-on-delete': 'a -D removes the whole row in aggregation (default false)',
-  'changelog-producer': 'none (default), input or lookup (see CHANGELOG-DESIGN.md)',
-  'changelog-producer.row-deduplicate': 'lookup: no -U/+U pair when a value did not change (default false)',
+  'changelog-producer': 'none (default), input, lookup or full-compaction (see CHANGELOG-DESIGN.md)',
+  'changelog-producer.row-deduplicate': 'lookup, full-compaction: no -U/+U pair when a value did not change (default false)',
+  'full-compaction.delta-commits': 'primary-key tables: a full compaction after every N commits (default none, as Paimon; Flink sinks use 1 with full-compaction)',
   'changelog-producer.row-deduplicate-ignore-fields': 'columns left out of the row-deduplicate comparison',
   'changelog.num-retained.min': 'accepted; changelog files follow their snapshot (snapshot.num-retained.min)',
   'changelog.num-retained.max': 'accepted; changelog files follow their snapshot (snapshot.num-retained.max)',
@@ -143,6 +144,8 @@ export interface TableOptions {
   readonly maxSizeAmplificationPercent: number;
   readonly sizeRatio: number;
   readonly writeOnly: boolean;
+  /** `full-compaction.delta-commits`: the writer fully compacts every bucket after this many commits. */
+  readonly fullCompactionDeltaCommits: number | undefined;
   readonly snapshotsRetainedMin: number;
   readonly snapshotsRetainedMax: number;
   readonly snapshotTimeRetainedMs: number;
@@ -226,6 +229,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
     maxSizeAmplificationPercent: int('compaction.max-size-amplification-percent', 200, 0),
     sizeRatio: int('compaction.size-ratio', 1, 0),
     writeOnly: bool('write-only', false),
+    fullCompactionDeltaCommits: get('full-compaction.delta-commits') === undefined ? undefined : int('full-compaction.delta-commits', 1, 1),
     snapshotsRetainedMin: int('snapshot.num-retained.min', 10, 1),
     snapshotsRetainedMax: int('snapshot.num-retained.max', MAX_INT, 1),
     snapshotTimeRetainedMs: get('snapshot.time-retained') === undefined ? 3_600_000 : parseDuration(get('snapshot.time-retained')!, 'snapshot.time-retained'),

@@ -1,9 +1,12 @@
 // Scans that read files without a key merge: append tables (rows in write order: per bucket,
-// files by sequence number) and deletion-vector tables (level ≥ 1 files minus their deleted
-// positions; level 0 skipped, as Paimon's batch scan of a DV table does — deletion-vector.ts).
+// files by sequence number, minus the positions the snapshot's deletion vectors mark — Paimon
+// writes them for DELETE/UPDATE on an append table with `deletion-vectors.enabled`) and
+// deletion-vector primary-key tables (level ≥ 1 files minus their deleted positions; level 0
+// skipped, as Paimon's batch scan of a DV table does — deletion-vector.ts).
 // Called from TableReader.scan; same ScanOptions (projection, where) and row shape.
 
 import { deserializeBinaryRow } from './binary-row.ts';
+import { cell } from './data-file.ts';
 import { deletionVectorsEnabled, snapshotDeletionVectors } from './deletion-vector.ts';
 import { invalidArgument } from './errors.ts';
 import { isAdd } from './key-value.ts';
@@ -47,7 +50,9 @@ export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions): G
   });
   const partPreds = preds.filter((p) => p.partPos >= 0);
   const append = !schema.isPrimaryKeyTable;
-  const dvs = append ? undefined : snapshotDeletionVectors(table, snapshot);
+  // Append tables: whatever vectors the snapshot lists (none without an index manifest), whether or
+  // not this store would write them; a damaged vector is a Corruption naming its index file.
+  const dvs = snapshotDeletionVectors(table, snapshot);
   const width = schema.fields.length;
   for (const b of table.buckets(snapshot)) {
     if (partPreds.length > 0) {
@@ -63,11 +68,11 @@ export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions): G
       for (let i = 0; i < d.rowCount; i++) {
         if (deleted?.has(i)) continue;
         if (!append && !isAdd(d.kind[i]!)) continue;
-        if (preds.length > 0 && !preds.every((p) => holds(p, d.valueCols[p.index]![i]))) continue;
-        if (projection) yield projection.map((c) => d.valueCols[c]![i]);
+        if (preds.length > 0 && !preds.every((p) => holds(p, cell(d.valueCols[p.index]!, i)))) continue;
+        if (projection) yield projection.map((c) => cell(d.valueCols[c]!, i));
         else {
           const row = new Array(width);
-          for (let c = 0; c < width; c++) row[c] = d.valueCols[c]![i];
+          for (let c = 0; c < width; c++) row[c] = cell(d.valueCols[c]!, i);
           yield row;
         }
       }

@@ -2,19 +2,36 @@
 // is valid for as long as the file exists; the cache is bounded by estimated bytes and evicts the
 // least recently used file. This is what makes point lookups and repeated scans cheap.
 
-import type { RunData } from './data-file.ts';
+import { packRun, PackedColumn, type RunData } from './data-file.ts';
 
+/**
+ * Heap bytes of a decoded run, estimated: 8 per array cell, a packed column's buffers, per string
+ * or byte cell its header and length (an array shared by a key and a value column, or by two
+ * runs, counted once per run), and 8 per row of key for the lookup hash index built on demand.
+ */
 export function estimateRunBytes(run: RunData): number {
-  let bytes = 64;
-  const cols = [...run.keyCols, ...run.valueCols];
-  bytes += (cols.length + 2) * run.rowCount * 8;
-  // Key columns are decoded apart from the value columns: their strings are separate copies.
-  for (const c of cols) {
-    const sample = c.length > 0 ? c[0] : null;
-    if (typeof sample === 'string' || sample instanceof Uint8Array) {
-      for (const v of c) if (v !== null) bytes += 24 + (v as string | Uint8Array).length;
+  let bytes = 64 + 2 * 8 * run.rowCount;
+  const seen = new Set<unknown>();
+  for (const c of [...run.keyCols, ...run.valueCols]) {
+    if (seen.has(c)) continue;
+    seen.add(c);
+    if (c instanceof PackedColumn) {
+      bytes += c.byteSize;
+      continue;
     }
+    bytes += c.length * 8;
+    let sample: unknown = null;
+    for (let i = 0; i < c.length && (sample === null || sample === undefined); i++) sample = c[i];
+    if (typeof sample === 'string' || sample instanceof Uint8Array) {
+      // Repeats of the previous cell's value are mostly one shared object (dictionary pages).
+      let prev: unknown;
+      for (const v of c) {
+        if (v !== null && v !== undefined && v !== prev) bytes += 24 + (v as string | Uint8Array).length;
+        prev = v;
+      }
+    } else if (typeof sample === 'bigint') bytes += c.length * 16;
   }
+  if (run.keyCols.length > 0) bytes += 8 * run.rowCount;
   return bytes;
 }
 
@@ -41,10 +58,14 @@ export class RunCache {
     return run;
   }
 
-  /** Puts a run just written, so the first read after a flush or compaction needs no decode. */
+  /**
+   * Puts a run just written, so the first read after a flush or compaction needs no decode. The
+   * cache keeps a packed copy (numeric columns in typed arrays, key strings shared with their
+   * value columns), as a decode would make it; the caller's run is not changed.
+   */
   put(path: string, run: RunData): void {
     if (this.entries.has(path)) return;
-    this.insert(path, run);
+    this.insert(path, packRun(run));
   }
 
   private insert(path: string, run: RunData): void {

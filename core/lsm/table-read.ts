@@ -7,18 +7,18 @@
 
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
-import { kvAt, type RunData } from './data-file.ts';
+import { cell, kvAt, PackedColumn, rowAt, rowReader, type Column, type RunData } from './data-file.ts';
 import { deserializeBinaryRow } from './binary-row.ts';
 import { invalidArgument } from './errors.ts';
 import { isAdd, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
-import { findKeyCols, mergeRuns } from './merge-reader.ts';
+import { lookupKey } from './merge-reader.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { needsRawScan, rawScan } from './raw-scan.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
-import { comparatorFor, withNullable, type Comparator, type DataType } from './types.ts';
+import { comparatorFor, isStringType, withNullable, type Comparator, type DataType } from './types.ts';
 
 export type PredicateOp = '=' | '<' | '<=' | '>' | '>=' | 'prefix';
 
@@ -97,6 +97,8 @@ export class TableReader {
   private readonly keyCmps: Comparator[];
   /** Whether a run's +I/+U rows are their own single-record fold (see `runIsFolded`). */
   private readonly folded: (d: RunData) => boolean;
+  /** Per key column, its comparator with an identity shortcut for strings (scans' merge). */
+  private readonly scanKeyCmps: Comparator[];
 
   constructor(
     private readonly table: Table,
@@ -110,6 +112,10 @@ export class TableReader {
     this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
     this.keyCmps = s.keyTypes.map(comparatorFor);
     this.folded = runIsFolded(s);
+    this.scanKeyCmps = s.keyTypes.map((t) => {
+      const c = comparatorFor(t);
+      return isStringType(t) ? (a: unknown, b: unknown) => (a === b ? 0 : c(a, b)) : c;
+    });
   }
 
   close(): void {
@@ -178,30 +184,94 @@ export class TableReader {
         const parts = run.files.filter((f) => this.fileMayMatch(f, preds)).map((f) => table.loadRun(b.partition, b.bucket, f));
         if (parts.length > 0) runs.push(parts);
       }
-      // Not for aggregation: a lone retraction in a run still folds into a row (sum stores -x).
-      // Partial-update with sequence groups: only runs whose rows are their own fold (runIsFolded).
-      if (
-        runs.length === 1 &&
-        schema.options.mergeEngine !== 'aggregation' &&
-        (schema.options.mergeEngine === 'deduplicate' || schema.options.sequenceGroups.length === 0 || runs[0]!.every(this.folded))
-      ) {
-        // One sorted run: no merging, just drop retractions.
-        for (const d of runs[0]!) {
-          for (let i = 0; i < d.rowCount; i++) {
-            if (!isAdd(d.kind[i]!)) continue;
-            if (preds.length > 0 && !preds.every((p) => test(p, d.valueCols[p.index]![i]))) continue;
-            yield projectAt(d, i, projection);
+      // The bucket's merged rows (one generator: no per-row delegation).
+      if (runs.length === 1) {
+        // One sorted run whose records stand as they are: no merging, just drop retractions.
+        const parts = runs[0]!;
+        if (parts.every((d) => this.loneIsRow(d))) {
+          for (const d of parts) {
+            const kind = d.kind;
+            const n = d.rowCount;
+            const read = projection ? undefined : rowReader(d);
+            for (let i = 0; i < n; i++) {
+              if (!isAdd(kind[i]!)) continue;
+              if (preds.length > 0 && !matchesAt(d, i, preds)) continue;
+              yield read !== undefined ? read(i) : projectAt(d, i, projection);
+            }
+          }
+          continue;
+        }
+      }
+      // The k-way merge (merge-reader.ts's order and fold), specialized: cursors compare key
+      // columns in place, and a key held by one run whose records stand as they are is read without
+      // a KeyValue or the merge function.
+      const cmps = this.scanKeyCmps;
+      const cursors: ScanCursor[] = [];
+      for (const parts of runs) {
+        const c = new ScanCursor(parts, (d) => this.loneIsRow(d));
+        if (!c.done) cursors.push(c);
+      }
+      const nk = cmps.length;
+      const cmp = (a: ScanCursor, b: ScanCursor): number => {
+        const ak = a.keyCols;
+        const bk = b.keyCols;
+        for (let k = 0; k < nk; k++) {
+          const r = cmps[k]!(ak[k]![a.row], bk[k]![b.row]);
+          if (r !== 0) return r;
+        }
+        return 0;
+      };
+      const group: KeyValue[] = [];
+      const same: ScanCursor[] = [];
+      while (cursors.length > 0) {
+        let min = cursors[0]!;
+        same.length = 0;
+        same.push(min);
+        for (let j = 1; j < cursors.length; j++) {
+          const c = cursors[j]!;
+          const r = cmp(c, min);
+          if (r < 0) {
+            min = c;
+            same.length = 0;
+            same.push(c);
+          } else if (r === 0) same.push(c);
+        }
+        let row: unknown[] | undefined;
+        if (same.length === 1 && min.lone) {
+          const d = min.part;
+          const i = min.row;
+          if (isAdd(d.kind[i]!) && (preds.length === 0 || matchesAt(d, i, preds))) row = projection ? projectAt(d, i, projection) : min.read(i);
+        } else {
+          group.length = 0;
+          for (const c of same) group.push(kvAt(c.part, c.row));
+          if (group.length > 1) group.sort(order);
+          merge.reset();
+          for (const kv of group) merge.add(kv);
+          const kv = merge.result();
+          if (kv !== undefined && isAdd(kv.kind) && (preds.length === 0 || preds.every((p) => test(p, kv.value[p.index])))) {
+            row = projection ? projection.map((i) => kv.value[i]) : kv.value;
           }
         }
-        continue;
-      }
-      for (const kv of mergeRuns(runs, table.compareKeys, merge, order)) {
-        if (!isAdd(kv.kind)) continue;
-        if (preds.length > 0 && !preds.every((p) => test(p, kv.value[p.index]))) continue;
-        yield projection ? projection.map((i) => kv.value[i]) : kv.value;
+        for (const c of same) {
+          c.advance();
+          if (c.done) cursors.splice(cursors.indexOf(c), 1);
+        }
+        if (row !== undefined) yield row;
       }
     }
   }
+
+  /**
+   * A record that is alone with its key (one run holds it) and is read as is when it is an add:
+   * never for aggregation (a lone retraction still folds into a row: sum stores -x); for
+   * partial-update with sequence groups only in runs whose rows are their own fold (runIsFolded).
+   */
+  private loneIsRow(d: RunData): boolean {
+    const o = this.table.schema.options;
+    if (o.mergeEngine === 'aggregation') return false;
+    return o.mergeEngine === 'deduplicate' || o.sequenceGroups.length === 0 || this.folded(d);
+  }
+
 
   /**
    * The row of one primary key, or undefined. `pk` holds every primary-key column (partition
@@ -243,7 +313,7 @@ export class TableReader {
       for (const f of files) {
         if (compareCols(cmps, key, f.min) < 0 || compareCols(cmps, key, f.max) > 0) continue;
         const d = table.loadRunAt(f.path, f.meta);
-        const i = findKeyCols(d, key, cmps);
+        const i = lookupKey(d, key, cmps);
         if (i >= 0) {
           if (first === undefined) {
             first = d;
@@ -302,12 +372,6 @@ function compareCols(cmps: readonly Comparator[], a: readonly unknown[], b: read
   return 0;
 }
 
-function rowAt(d: RunData, i: number): unknown[] {
-  const row = new Array(d.valueCols.length);
-  for (let c = 0; c < row.length; c++) row[c] = d.valueCols[c]![i];
-  return row;
-}
-
 /**
  * A test of whether every row of a run is +I/+U and equals its own single-record fold, so reads can
  * take it as is. True for deduplicate and first-row (a lone add stands as it is) and for
@@ -344,9 +408,9 @@ function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
       const cols = g.columns.map((i) => d.valueCols[i]!);
       for (let r = 0; r < d.rowCount; r++) {
         let allNull = true;
-        for (const c of seqCols) if (c[r] !== null && c[r] !== undefined) allNull = false;
+        for (const c of seqCols) if (!isNullAt(c, r)) allNull = false;
         if (!allNull) continue;
-        for (const c of cols) if (c[r] !== null && c[r] !== undefined) return false;
+        for (const c of cols) if (!isNullAt(c, r)) return false;
       }
     }
     return true;
@@ -364,11 +428,66 @@ function cached(test: (d: RunData) => boolean): (d: RunData) => boolean {
 
 const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);
 
+function isNullAt(c: Column, i: number): boolean {
+  if (c instanceof PackedColumn) return c.isNull(i);
+  const v = c[i];
+  return v === null || v === undefined;
+}
+
+function matchesAt(d: RunData, i: number, preds: CompiledPredicate[]): boolean {
+  for (const p of preds) if (!test(p, cell(d.valueCols[p.index]!, i))) return false;
+  return true;
+}
+
 function projectAt(d: RunData, i: number, projection: number[] | undefined): unknown[] {
-  if (projection) return projection.map((c) => d.valueCols[c]![i]);
-  const row = new Array(d.valueCols.length);
-  for (let c = 0; c < row.length; c++) row[c] = d.valueCols[c]![i];
+  if (!projection) return rowAt(d, i);
+  const cols = d.valueCols;
+  const row = new Array(projection.length);
+  for (let j = 0; j < row.length; j++) row[j] = cell(cols[projection[j]!]!, i);
   return row;
+}
+
+/** A position in one sorted run (parts in key order) for the scan's merge. */
+class ScanCursor {
+  private fi = -1;
+  part!: RunData;
+  keyCols!: unknown[][];
+  row = 0;
+  /** Whether the current part's records stand as they are when alone with their key. */
+  lone = false;
+  /** The current part's row reader. */
+  read!: (i: number) => unknown[];
+  done = false;
+
+  constructor(
+    private readonly parts: RunData[],
+    private readonly loneIsRow: (d: RunData) => boolean,
+  ) {
+    this.nextPart();
+  }
+
+  private nextPart(): void {
+    for (;;) {
+      this.fi++;
+      if (this.fi >= this.parts.length) {
+        this.done = true;
+        return;
+      }
+      const d = this.parts[this.fi]!;
+      if (d.rowCount > 0) {
+        this.part = d;
+        this.keyCols = d.keyCols;
+        this.row = 0;
+        this.lone = this.loneIsRow(d);
+        this.read = rowReader(d);
+        return;
+      }
+    }
+  }
+
+  advance(): void {
+    if (++this.row >= this.part.rowCount) this.nextPart();
+  }
 }
 
 const encoders = new WeakMap<readonly DataType[], (v: readonly unknown[]) => Uint8Array>();

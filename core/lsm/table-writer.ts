@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
-import { runFromRecords, writeDataFile, type RunData } from './data-file.ts';
+import { kvAt, runFromRecords, writeDataFile, type RunData } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
@@ -36,8 +36,8 @@ import { WriterLock } from './writer-lock.ts';
 import { deletionVectorsEnabled } from './deletion-vector.ts';
 import { checkDvWritable, DeletionVectorState, promoteLevel0 } from './dv-writer.ts';
 import { formatForLevel } from './data-file-format.ts';
-import { ChangelogWriter } from './changelog.ts';
-import type { SnapshotRef } from './incremental.ts';
+import { ChangelogWriter, type BucketChanges } from './changelog.ts';
+import { diffBuckets, type SnapshotRef } from './incremental.ts';
 import { rollbackAsLatestEntries, rollbackChanges, rollbackDestructive, type RollbackResult } from './rollback.ts';
 
 export interface WriterOptions {
@@ -91,12 +91,22 @@ export class TableWriter {
   private committing = false;
   /** Changelog producer (changelog.ts); inert when `changelog-producer` is none. */
   private readonly changelog: ChangelogWriter;
-  /** Deletion-vector state (dv-writer.ts); undefined unless `deletion-vectors.enabled`. */
+  /** Deletion-vector state (dv-writer.ts); undefined unless `deletion-vectors.enabled` on a primary-key table. */
   private readonly dv: DeletionVectorState | undefined;
+  /** DV tables with the lookup producer: the changelog `promoteLevel0` found, for the next APPEND. */
+  private dvChangelog: BucketChanges[] | undefined;
+  /**
+   * Append tables: the index manifest (deletion vectors Paimon wrote) of the next snapshot when it
+   * is not the latest snapshot's — set by append compaction and rollback as latest.
+   */
+  protected nextIndexManifest: string | null | undefined;
+  /** APPEND snapshots since the last full compaction of every bucket (`full-compaction.delta-commits`). */
+  private commitsSinceFull = 0;
 
   constructor(table: Table, o: WriterOptions) {
     this.table = table;
     this.lock = WriterLock.acquire(table.paths.lockFile, `table ${table.name}`);
+    table.snapshots.invalidate(); // snapshots read before the lock may have been rolled back and re-used since
     try {
       this.commitUser = o.commitUser ?? randomUUID();
       this.changelog = new ChangelogWriter(table, () => this.namer.changelogFile('parquet'));
@@ -108,7 +118,8 @@ export class TableWriter {
       this.encodeBucketKey = binaryRowEncoder(schema.bucketKeyIndexes.map((i) => schema.fields[i]!.type));
       const latest = table.latestSnapshot();
       if (deletionVectorsEnabled(so.raw)) checkDvWritable(schema, `writing table ${table.name}`);
-      this.dv = deletionVectorsEnabled(so.raw) ? new DeletionVectorState(table) : undefined;
+      // Append tables accept the option and keep no vectors: no row of theirs is ever deleted here.
+      this.dv = deletionVectorsEnabled(so.raw) && schema.isPrimaryKeyTable ? new DeletionVectorState(table) : undefined;
       this.committed = new Map();
       if (latest) {
         for (const b of table.buckets(latest)) {
@@ -305,7 +316,7 @@ export class TableWriter {
       }
       let snapshotId: number | undefined;
       const changed = properties !== undefined && !sameProperties(properties, this.table.latestSnapshot()?.properties ?? null);
-      if (adds.length > 0 || changed || this.dv?.changed) {
+      if (adds.length > 0 || changed || this.dv?.changed || this.hasDvChangelog()) {
         snapshotId = this.commitChanges(adds, 'APPEND', properties);
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
@@ -315,7 +326,12 @@ export class TableWriter {
       let compactSnapshotId: number | undefined;
       let expire: ExpireResult | undefined;
       if (!this.table.schema.options.writeOnly) {
-        compactSnapshotId = this.compactBuckets(false);
+        // `full-compaction.delta-commits`: every N APPEND snapshots, every bucket is fully compacted.
+        const every = this.table.schema.isPrimaryKeyTable ? this.table.schema.options.fullCompactionDeltaCommits : undefined;
+        if (every !== undefined && snapshotId !== undefined) this.commitsSinceFull++;
+        const full = every !== undefined && this.commitsSinceFull >= every;
+        if (full) this.addCommittedBuckets();
+        compactSnapshotId = this.compactBuckets(full);
         if (snapshotId !== undefined || compactSnapshotId !== undefined) expire = expireSnapshots(this.table);
       }
       return { snapshotId, compactSnapshotId, expire };
@@ -331,9 +347,13 @@ export class TableWriter {
   private promoteLevel0(): ManifestEntry[] {
     const dv = this.dv!;
     const entries: ManifestEntry[] = [];
+    // The lookup changelog falls out of the promotion: it found each key's visible row before.
+    const lookup = this.table.schema.options.changelogProducer === 'lookup';
+    if (lookup) this.dvChangelog = [];
     for (const s of this.buckets.values()) {
       const r = promoteLevel0(this.table, dv, s, (run) => this.writeRun(s, run, 1, 0), (kind, f) => this.entry(kind, s, f));
       if (!r) continue;
+      if (lookup) this.dvChangelog!.push({ partition: s.partition, partitionPath: s.partitionPath, bucket: s.bucket, records: this.changelog.lookupRecords(r.changes) });
       entries.push(...r.entries);
       const gone = new Set(r.removed.map((f) => f.fileName));
       s.files = s.files.filter((f) => !gone.has(f.fileName));
@@ -350,6 +370,11 @@ export class TableWriter {
     return entries;
   }
 
+  /** The promotion found changes (lookup changelog) even if no file or vector changed (an older row stood). */
+  private hasDvChangelog(): boolean {
+    return this.dvChangelog !== undefined && this.dvChangelog.some((b) => b.records.length > 0);
+  }
+
   private entry(kind: 0 | 1, s: { partition: Uint8Array; bucket: number }, file: DataFileMeta): ManifestEntry {
     return { kind, partition: s.partition, bucket: s.bucket, totalBuckets: this.table.schema.options.bucket, file };
   }
@@ -360,16 +385,27 @@ export class TableWriter {
     kind: 'APPEND' | 'COMPACT' | 'OVERWRITE',
     properties?: Record<string, string>,
     overwrite?: { changelog: ManifestEntry[]; properties: Record<string, string> | null },
+    compactChangelog?: ManifestEntry[],
   ): number {
     const table = this.table;
     const schema = table.schema;
     const latest = table.snapshots.latest();
     // Changelog files of an APPEND (changelog.ts), listed only in the changelog manifest list.
-    const changelog = kind === 'APPEND' ? this.changelog.produce(this.buckets.values()) : (overwrite?.changelog ?? []);
+    let changelog: ManifestEntry[];
+    if (kind !== 'APPEND') changelog = overwrite?.changelog ?? compactChangelog ?? [];
+    else if (this.dvChangelog !== undefined) changelog = this.changelog.write(this.dvChangelog);
+    else changelog = this.changelog.produce(this.buckets.values());
+    this.dvChangelog = undefined;
     const changelogList = changelog.length > 0 ? table.manifests.writeList(schema, this.namer, [table.manifests.writeManifest(schema, this.namer, changelog)]) : undefined;
     let changelogRows = 0;
     for (const e of changelog) changelogRows += e.file.rowCount;
     const id = (latest?.id ?? 0) + 1;
+    // Deletion vectors: the DV writer's, else (append tables) carried forward from the latest
+    // snapshot, so rows Paimon deleted stay deleted after this store appends.
+    let indexManifest: string | null = null;
+    if (this.dv) indexManifest = this.dv.writeIndexManifest();
+    else if (!schema.isPrimaryKeyTable) indexManifest = this.nextIndexManifest !== undefined ? this.nextIndexManifest : (latest?.indexManifest ?? null);
+    this.nextIndexManifest = undefined;
     let base = latest ? table.manifests.dataManifests(latest) : [];
     if (latest && base.length >= MANIFEST_MERGE_MIN_COUNT) {
       const live = table.manifests.liveFiles(latest);
@@ -390,7 +426,7 @@ export class TableWriter {
       deltaManifestListSize: deltaList.size,
       changelogManifestList: changelogList?.name ?? null,
       changelogManifestListSize: changelogList?.size ?? null,
-      indexManifest: this.dv ? this.dv.writeIndexManifest() : null,
+      indexManifest,
       commitUser: this.commitUser,
       commitIdentifier: BigInt(++this.commitIdentifier),
       commitKind: kind,
@@ -463,11 +499,15 @@ export class TableWriter {
   compact(full = false): number | undefined {
     this.check();
     if (this.buckets.size > 0 || full) this.commitPendingOnly();
-    // Every committed bucket, also those this writer has not touched.
+    this.addCommittedBuckets();
+    return this.compactBuckets(full);
+  }
+
+  /** Every committed bucket gets a state, also those this writer has not touched. */
+  private addCommittedBuckets(): void {
     for (const [id, c] of this.committed) {
       if (!this.buckets.has(id)) this.buckets.set(id, this.stateFor(c));
     }
-    return this.compactBuckets(full);
   }
 
   private stateFor(c: { partition: Uint8Array; bucket: number; files: DataFileMeta[] }): BucketState {
@@ -494,7 +534,7 @@ export class TableWriter {
       this.flush();
       const adds: ManifestEntry[] = this.dv ? this.promoteLevel0() : [];
       if (!this.dv) for (const s of this.buckets.values()) for (const f of s.pending) adds.push(this.entry(ADD, s, f));
-      if (adds.length > 0 || this.dv?.changed) {
+      if (adds.length > 0 || this.dv?.changed || this.hasDvChangelog()) {
         this.commitChanges(adds, 'APPEND');
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
@@ -510,26 +550,34 @@ export class TableWriter {
     const o = this.table.schema.options;
     const entries: ManifestEntry[] = [];
     const results: Array<{ s: BucketState; removed: DataFileMeta[]; added: DataFileMeta[] }> = [];
+    const changelog: ManifestEntry[] = []; // `full-compaction` producer: changelog files of full compactions
     for (const s of this.buckets.values()) {
       const runs = this.table.runsOf(s.files);
       let unit: CompactUnit | undefined = full ? fullCompaction(o.numLevels, runs) : pickUniversal(o, runs);
+      if (!unit && full && this.dv && this.changelog.atFullCompaction && runs.length === 1) {
+        // A DV bucket that is one top-level run with deleted positions is not fully compacted:
+        // its state differs from the top level the next full-compaction changelog starts from.
+        const dv = this.dv;
+        if (runs[0]!.files.some((f) => (dv.deleted(s.partition, s.bucket, f.fileName)?.size ?? 0) > 0)) unit = { outputLevel: o.numLevels - 1, runs: [...runs] };
+      }
       if (!unit || (this.dv && unit.outputLevel === 0)) continue; // DV tables keep level 0 empty
       let added: DataFileMeta[];
       try {
-        added = this.runCompaction(s, unit);
+        added = this.runCompaction(s, unit, changelog);
       } catch (e) {
         if (!(e instanceof NeedsFullCompaction)) throw e;
         unit = fullCompaction(o.numLevels, runs)!;
-        added = this.runCompaction(s, unit);
+        added = this.runCompaction(s, unit, changelog);
       }
       const removed = unit.runs.flatMap((r) => r.files);
       for (const f of removed) entries.push(this.entry(DELETE, s, f));
       for (const f of added) entries.push(this.entry(ADD, s, f));
       results.push({ s, removed, added });
     }
+    if (full) this.commitsSinceFull = 0;
     if (entries.length === 0) return undefined;
     for (const { s, removed } of results) this.dv?.dropFiles(s.partition, s.bucket, removed);
-    const id = this.commitChanges(entries, 'COMPACT');
+    const id = this.commitChanges(entries, 'COMPACT', undefined, undefined, changelog);
     for (const { s, removed, added } of results) {
       const gone = new Set(removed.map((f) => f.fileName));
       s.files = s.files.filter((f) => !gone.has(f.fileName)).concat(added);
@@ -539,8 +587,12 @@ export class TableWriter {
     return id;
   }
 
-  /** Merges the unit's runs into new files at its output level. */
-  private runCompaction(s: BucketState, unit: CompactUnit): DataFileMeta[] {
+  /**
+   * Merges the unit's runs into new files at its output level. A full compaction (output at the
+   * top level: every run is in the unit) of a `full-compaction` table also writes the bucket's
+   * changelog — old top level vs merged output (changelog.ts) — and adds its entry to `changelog`.
+   */
+  private runCompaction(s: BucketState, unit: CompactUnit, changelog: ManifestEntry[]): DataFileMeta[] {
     const table = this.table;
     const schema = table.schema;
     const allFiles = [...s.files];
@@ -567,16 +619,24 @@ export class TableWriter {
       out.push(this.writeRun(s, runFromRecords(batch, schema.keyIndexes.length, schema.fields.length), unit.outputLevel, 1));
       batch = [];
     };
-    const check = pu && !dropDelete ? () => {
+    const topLevel = schema.options.numLevels - 1;
+    const toTop = unit.outputLevel === topLevel; // only a unit of every run is written to the top level
+    // The old top level is the state of the previous full compaction: read it raw (deletion
+    // vectors marked since then are changes this changelog reports).
+    const diff = toTop && this.changelog.atFullCompaction ? this.changelog.fullCompactionDiff(topLevelRecords(table, s, allFiles, topLevel)) : undefined;
+    // With every run in the unit nothing older remains, so any fold is complete.
+    const check = pu && !dropDelete && !toTop ? () => {
       if (pu.resetThenAdded!()) throw new NeedsFullCompaction();
     } : undefined;
     try {
       for (const kv of mergeRuns(inputs, table.compareKeys, merge, mergeOrder(schema), check)) {
+        diff?.add(kv);
         if (dropDelete && !isAdd(kv.kind)) continue;
         batch.push(kv);
         if (batch.length >= rowsPerFile) roll();
       }
       roll();
+      if (diff) changelog.push(...this.changelog.write([{ partition: s.partition, partitionPath: s.partitionPath, bucket: s.bucket, records: diff.finish() }]));
     } catch (e) {
       // Files written by an abandoned compaction are orphans; remove them now.
       for (const f of out) table.fileIO.remove(table.dataFilePath(s.partition, s.bucket, f.fileName));
@@ -612,7 +672,14 @@ export class TableWriter {
     if (o.keepHistory) {
       const { target, current, entries } = rollbackAsLatestEntries(this.table, to);
       this.dv?.reset(target);
-      const changelog = this.table.schema.options.changelogProducer === 'lookup' ? this.changelog.write(rollbackChanges(this.table, current, target)) : [];
+      this.nextIndexManifest = target.indexManifest ?? null;
+      const producer = this.table.schema.options.changelogProducer;
+      // full-compaction: readers have seen the top levels (states at full compactions); the new
+      // snapshot's top levels are the target's, so its changelog is the diff of the top levels.
+      const changelog =
+        producer === 'lookup' ? this.changelog.write(rollbackChanges(this.table, current, target))
+        : producer === 'full-compaction' ? this.changelog.write(diffBuckets(this.table, current, target, { level: this.table.schema.options.numLevels - 1 }))
+        : [];
       const id = this.commitChanges(entries, 'OVERWRITE', undefined, { changelog, properties: target.properties });
       result = { snapshotId: id, removedSnapshots: [], removedTags: [], deletedFiles: [] };
     } else {
@@ -652,6 +719,16 @@ export class TableWriter {
 }
 
 const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);
+
+/** The records of a bucket's top-level files, ascending by key, as written (no deletion vectors). */
+function* topLevelRecords(table: Table, s: { partition: Uint8Array; bucket: number }, files: readonly DataFileMeta[], level: number): Generator<KeyValue> {
+  for (const r of table.runsOf(files.filter((f) => f.level === level))) {
+    for (const f of r.files) {
+      const d = table.loadRun(s.partition, s.bucket, f);
+      for (let i = 0; i < d.rowCount; i++) yield kvAt(d, i);
+    }
+  }
+}
 
 /** A write buffer that keeps apart folds the merge function flags (`resetThenAdded`). */
 function newBuffer(schema: TableSchema, merge: MergeFunction): WriteBuffer {

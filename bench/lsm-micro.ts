@@ -4,6 +4,7 @@
 //   node bin/run-ts.mjs bench/lsm-micro.ts flush   [keys=100000]
 //   node bin/run-ts.mjs bench/lsm-micro.ts read    [keys=1000000] [lookups=1000000]
 //   node bin/run-ts.mjs bench/lsm-micro.ts compact [keys=500000] [runs=5]
+//   node bin/run-ts.mjs bench/lsm-micro.ts expire  [tags=1500] [retained=300] [commits=100] [tagsPerCommit=1]
 //
 // Rates are by CPU time (process.cpuUsage), robust on a loaded machine. Add `node --cpu-prof --cpu-prof-dir=/tmp/prof` in front for a profile. Each phase prints one JSON
 // line: medians of 3 where repeated, memory from process.memoryUsage() after a forced GC when
@@ -32,8 +33,8 @@ const now = cpu;
 const wall = () => performance.now();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-function newTable(dir: string, options: Record<string, string> = {}) {
-  const catalog = new Catalog(join(dir, 'warehouse'));
+function newTable(dir: string, options: Record<string, string> = {}, clock?: () => number) {
+  const catalog = new Catalog(join(dir, 'warehouse'), clock ? { clock } : {});
   catalog.createDatabase('db', true);
   return catalog.createTable(
     { database: 'db', table: 'stock' },
@@ -148,6 +149,76 @@ const phases: Record<string, (args: number[], dir: string) => unknown> = {
     const sec = (now() - t) / 1000;
     w2.close();
     return { inRows: keys * runs, inRowsPerSec: (keys * runs) / sec, outRowsPerSec: keys / sec, sec };
+  },
+
+  // Expiration and tag bookkeeping per commit at a site's steady state: a commit of a few rows
+  // every simulated minute, `tags` tags (one per setup commit, kept `tags` minutes, so about one
+  // expires per measured commit), `snapshot.num-retained.max` = `retained`. Setup runs write-only
+  // (compacting by hand), then one warm-up commit expires down to `retained` snapshots; each of
+  // the `commits` measured commits writes 3 rows, commits (compaction + expiration) and creates
+  // `tagsPerCommit` tags. CPU time per commit (process.cpuUsage), median and p90.
+  expire([tags = 1500, retained = 300, commits = 100, tagsPerCommit = 1], dir) {
+    let simNow = Date.UTC(2026, 11, 1, 8, 0, 0);
+    const minute = 60_000;
+    const table = newTable(dir, { 'write-only': 'true', 'snapshot.num-retained.max': String(retained), 'snapshot.time-retained': '7 d', 'snapshot.expire.limit': '100000' }, () => simNow);
+    const rnd = prng(3);
+    const write = (w: ReturnType<typeof table.newWriter>, n: number) => {
+      for (let i = 0; i < n; i++) {
+        const k = keyOf(Math.floor(rnd() * 1000));
+        const d = MODULES[i % 3]!;
+        w.writeRecord({ item: k.item, location: k.location, [d.column]: Math.floor(rnd() * 1000), [d.seqColumn]: BigInt(simNow + i) });
+      }
+    };
+    let w = table.newWriter({ commitUser: 'm' });
+    const t0 = wall();
+    for (let i = 0; i < tags; i++) {
+      simNow += minute;
+      write(w, 3);
+      w.commit();
+      if (i % 5 === 4) w.compact();
+      table.createTag(`t-${i}`, undefined, tags * minute);
+    }
+    w.close();
+    const setupWallMs = wall() - t0;
+    table.alter([{ kind: 'setOption', key: 'write-only', value: 'false' }]);
+    w = table.newWriter({ commitUser: 'm' });
+    simNow += minute;
+    write(w, 3);
+    let t = now();
+    const warm = w.commit();
+    const warmMs = now() - t;
+    const per: number[] = [];
+    let expired = 0;
+    let expiredTags = 0;
+    let deleted = 0;
+    let tagN = 0;
+    for (let c = 0; c < commits; c++) {
+      simNow += minute;
+      write(w, 3);
+      t = now();
+      const r = w.commit();
+      per.push(now() - t);
+      for (let j = 0; j < tagsPerCommit; j++) table.createTag(`m-${tagN++}`, undefined, tags * minute);
+      expired += r.expire?.expiredSnapshots.length ?? 0;
+      expiredTags += r.expire?.expiredTags.length ?? 0;
+      deleted += r.expire?.deletedFiles.length ?? 0;
+    }
+    w.close();
+    const sorted = [...per].sort((a, b) => a - b);
+    return {
+      tags: table.listTags().length,
+      snapshots: table.snapshots.listIds().length,
+      warmUpExpired: warm.expire?.expiredSnapshots.length,
+      warmUpCpuMs: Math.round(warmMs),
+      commits,
+      cpuMsPerCommitMedian: +median(per).toFixed(2),
+      cpuMsPerCommitP90: +sorted[Math.floor(sorted.length * 0.9)]!.toFixed(2),
+      cpuMsPerCommitMean: +(per.reduce((a, b) => a + b, 0) / per.length).toFixed(2),
+      expiredSnapshots: expired,
+      expiredTags,
+      deletedFiles: deleted,
+      setupWallMs: Math.round(setupWallMs),
+    };
   },
 
   read([keys = 1_000_000, lookups = 1_000_000], dir) {

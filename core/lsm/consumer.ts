@@ -70,9 +70,10 @@ export function deleteConsumer(table: Table, id: string): void {
 
 export function listConsumers(table: Table): ConsumerInfo[] {
   const out: ConsumerInfo[] = [];
-  for (const name of table.fileIO.list(consumerDir(table))) {
+  const dir = consumerDir(table);
+  for (const name of table.fileIO.list(dir)) {
     if (!name.startsWith(PREFIX)) continue;
-    const path = join(consumerDir(table), name);
+    const path = `${dir}/${name}`;
     const bytes = table.fileIO.readFileIfExists(path);
     if (bytes === undefined) continue; // removed while listing
     let modifiedMs: number;
@@ -94,9 +95,10 @@ export function listConsumers(table: Table): ConsumerInfo[] {
 export function minConsumerNextSnapshot(table: Table, nowMs: number): number {
   const expiration = changelogOptions(table.schema.options).consumerExpirationMs;
   let min = Infinity;
+  const dir = consumerDir(table);
   for (const c of listConsumers(table)) {
     if (expiration !== undefined && c.modifiedMs < nowMs - expiration) {
-      table.fileIO.remove(join(consumerDir(table), `${PREFIX}${c.id}`));
+      table.fileIO.remove(`${dir}/${PREFIX}${c.id}`);
       continue;
     }
     if (c.nextSnapshot < min) min = c.nextSnapshot;

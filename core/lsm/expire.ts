@@ -2,23 +2,46 @@
 // #1288, #2409, #5229, #6479: files shared between snapshots and tags must be judged against
 // everything that is still retained, never per deleted snapshot).
 //
-//   1. Tags whose retention time has passed are deleted.
-//   2. Snapshots are expired oldest first while all hold: more than `snapshot.num-retained.min`
-//      remain, the snapshot is not pinned by a reader in this process, and it is older than
-//      `snapshot.time-retained` or beyond `snapshot.num-retained.max`; at most
-//      `snapshot.expire.limit` per run.
-//   3. EARLIEST is rewritten and the snapshot files are unlinked — before any data file goes, so
+//   1. Snapshots are expired oldest first while all hold: more than `snapshot.num-retained.min`
+//      remain, the snapshot is not pinned by a reader in this process nor unread by a consumer,
+//      and it is older than `snapshot.time-retained` or beyond `snapshot.num-retained.max`; at
+//      most `snapshot.expire.limit` per run.
+//   2. EARLIEST is rewritten and the snapshot files are unlinked — before any data file goes, so
 //      a reader never finds a snapshot whose files are gone (Paimon #6978).
-//   4. Mark: every manifest, manifest list and data file of every remaining snapshot and tag.
-//      Sweep: every other file in `manifest/` and in the bucket directories.
-// A crash between 3 and 4 leaves garbage, never damage; the next run (or orphan cleanup)
+//   3. Tags are listed (once, after 2, so a tag another process created before this listing is
+//      marked); those whose retention time has passed are deleted.
+//   4. Mark: every manifest, manifest list, index and data file of every remaining snapshot and
+//      tag. Sweep: the files no longer marked.
+// A crash between 2 and 4 leaves garbage, never damage; the next run (or orphan cleanup)
 // removes it. REQUIRES: the caller holds the writer lock, so no commit is in flight.
+//
+// Incremental mark (per Table, `MarkState`): a "root" is the file set of one snapshot content,
+// named by its manifest lists and index manifest (immutable, uniquely named files, so a root's
+// files never change); tags of a retained snapshot share its root. Each root's files are computed
+// once, and every file carries the number of retained roots that reference it. A run adds the
+// roots that appeared since the last run and releases those that are gone (expired snapshots,
+// expired or deleted tags, whoever deleted them); files whose count drops to zero are the sweep's
+// candidates. So a commit costs the snapshot and tag listings (validated caches: snapshot-manager
+// and tags.ts) plus work proportional to what changed, not to the retained history.
+// The sweep deletes the released files. It lists the directories instead (deleting every
+// unmarked file, as orphan cleanup does) on the first run of a Table object, after the writer
+// lock changed hands, after a failed run, and every FULL_SWEEP_EVERY-th sweep — so files no
+// snapshot ever referenced (a failed commit's, a crashed process's) still go at the next start,
+// or within that many runs. removeOrphanFiles always lists.
+// What the caches rely on: manifest and manifest-list files are never rewritten (unique names);
+// tag files are never rewritten in place (validated by file identity, tags.ts); snapshot files
+// change only under the writer lock (the snapshot cache is dropped when the lock's token differs
+// from the last run's). Any error drops the Table's mark state (the next run starts over).
 
 import { join } from 'node:path';
 import type { Table } from './table.ts';
 import { changelogEntries, changelogManifestNames } from './changelog.ts';
 import { minConsumerNextSnapshot } from './consumer.ts';
+import { localWallClockMillis } from './data-file.ts';
 import { markIndexFiles } from './dv-expire.ts';
+import type { ManifestEntry } from './manifest.ts';
+import type { Snapshot } from './snapshot.ts';
+import type { TagInfo } from './tags.ts';
 
 export interface ExpireResult {
   expiredSnapshots: number[];
@@ -27,29 +50,92 @@ export interface ExpireResult {
 }
 
 const NON_DATA_DIRS = new Set(['schema', 'snapshot', 'manifest', 'tag', 'consumer', 'index', 'changelog', 'statistics', 'branch']);
+const BUCKET_DIR = /^bucket-\d+$/;
+const DATA_FILE = /^(data|changelog)-/;
+/** A sweep lists the directories at least every this many sweeps (see the header). */
+export const FULL_SWEEP_EVERY = 64;
+
+const MANIFEST = 0;
+const INDEX = 1;
+const DATA = 2;
+
+/** One file referenced by retained roots: `n` of them. */
+interface Ref {
+  readonly path: string;
+  readonly kind: typeof MANIFEST | typeof INDEX | typeof DATA;
+  n: number;
+}
+
+class MarkState {
+  /** Every file referenced by at least one retained root, by path. */
+  readonly refs = new Map<string, Ref>();
+  /** Retained roots (rootKey) and their files, each once. */
+  readonly roots = new Map<string, Ref[]>();
+  /** Data file paths by manifest entry (entries of cached manifests are shared by many roots). */
+  readonly dataPaths = new WeakMap<ManifestEntry, string>();
+  /** The writer lock file's bytes (pid, host, random token) at the last run. */
+  lock: Buffer | undefined;
+  /** The next sweep lists the directories. */
+  listNext = true;
+  sweeps = 0;
+}
+
+const states = new WeakMap<Table, MarkState>();
+
+/**
+ * Runs `f` with the table's mark state; any error drops the state, so the next run rebuilds it
+ * and lists the directories.
+ */
+function withState<T>(table: Table, f: (state: MarkState) => T): T {
+  let state = states.get(table);
+  if (state === undefined) {
+    state = new MarkState();
+    states.set(table, state);
+  }
+  try {
+    // The snapshot cache is sound while this process holds the lock without a break (only the
+    // holder creates and removes snapshot files); otherwise another process may have rolled back
+    // and re-used ids — read the snapshots again, and list the directories for its leftovers.
+    const lock = table.fileIO.readFileIfExists(table.paths.lockFile);
+    if (lock === undefined || state.lock === undefined || !lock.equals(state.lock)) {
+      table.snapshots.invalidate();
+      state.listNext = true;
+    }
+    state.lock = lock;
+    return f(state);
+  } catch (e) {
+    states.delete(table);
+    throw e;
+  }
+}
 
 /**
  * `keep`: paths of data files a writer has flushed but not yet committed; unreferenced by any
  * snapshot, yet not orphans (the sweep would otherwise delete them under the writer).
  */
 export function expireSnapshots(table: Table, keep?: ReadonlySet<string>): ExpireResult {
+  return withState(table, (state) => expireWith(table, state, keep));
+}
+
+function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | undefined): ExpireResult {
   const o = table.schema.options;
   const now = table.clock();
   const result: ExpireResult = { expiredSnapshots: [], expiredTags: [], deletedFiles: [] };
-  for (const t of table.tags.expired()) {
-    table.tags.delete(t.name);
-    result.expiredTags.push(t.name);
-  }
+  const listed = table.snapshots.listIds();
   const latest = table.snapshots.latestId();
   const earliest = table.snapshots.earliestId();
   // A crash between rewriting EARLIEST and unlinking the expired snapshot files leaves files below
   // EARLIEST; they were expired already (found by the crash suite): finish the job first.
   const leftovers: number[] = [];
+  /** Contents released in this run (their roots may never have been marked: committed since the last sweep). */
+  const dying: Snapshot[] = [];
+  let first = 0; // index in `listed` of the first snapshot still there
   if (earliest !== undefined) {
-    for (const id of table.snapshots.listIds()) {
+    for (const id of listed) {
       if (id >= earliest) break;
       table.snapshots.remove(id);
       leftovers.push(id);
+      first++;
     }
   }
   if (latest !== undefined && earliest !== undefined) {
@@ -64,6 +150,7 @@ export function expireSnapshots(table: Table, keep?: ReadonlySet<string>): Expir
       const tooOld = s.timeMillis < now - o.snapshotTimeRetainedMs;
       if (!beyondMax && !tooOld) break;
       result.expiredSnapshots.push(id);
+      dying.push(s);
     }
     if (result.expiredSnapshots.length > 0) {
       table.snapshots.writeEarliestHint(result.expiredSnapshots[result.expiredSnapshots.length - 1]! + 1);
@@ -72,84 +159,207 @@ export function expireSnapshots(table: Table, keep?: ReadonlySet<string>): Expir
       table.snapshots.writeEarliestHint(earliest);
     }
   }
+  // Tags: one listing (cached and validated in tags.ts), after the snapshot files are gone.
+  const localNow = localWallClockMillis(now);
+  const tags: TagInfo[] = [];
+  for (const t of table.tags.list()) {
+    if (t.createTimeMillis !== undefined && t.retainedMillis !== undefined && t.createTimeMillis + t.retainedMillis < localNow) {
+      table.tags.delete(t.name);
+      result.expiredTags.push(t.name);
+      dying.push(t.snapshot);
+    } else tags.push(t);
+  }
+  const expired = new Set(result.expiredSnapshots);
   result.expiredSnapshots.unshift(...leftovers);
   if (result.expiredSnapshots.length > 0 || result.expiredTags.length > 0) {
-    result.deletedFiles = sweep(table, 0, keep);
+    const retained: number[] = [];
+    for (let i = first; i < listed.length; i++) if (!expired.has(listed[i]!)) retained.push(listed[i]!);
+    result.deletedFiles = sweep(table, state, retained, tags, dying, 0, keep, false);
   }
   return result;
 }
 
 /** Deletes unreferenced files older than `olderThanMs` (age by modification time). */
 export function removeOrphanFiles(table: Table, olderThanMs: number): string[] {
-  return sweep(table, olderThanMs);
+  return withState(table, (state) => sweep(table, state, table.snapshots.listIds(), table.tags.list(), [], olderThanMs, undefined, true));
 }
 
-interface LiveSet {
-  manifests: Set<string>;
-  dataFiles: Set<string>;
-  /** Names in `index/` (deletion-vector and other index files) listed by a live index manifest. */
-  indexFiles: Set<string>;
-}
+/** Root keys by snapshot object (the snapshot and tag caches hand out the same objects each run). */
+const rootKeys = new WeakMap<Snapshot, string>();
 
-function mark(table: Table): LiveSet {
-  const live: LiveSet = { manifests: new Set(), dataFiles: new Set(), indexFiles: new Set() };
-  const snapshots = table.snapshots.listIds().map((id) => table.snapshots.tryGet(id)).filter((s) => s !== undefined);
-  const all = [...snapshots, ...table.tags.list().map((t) => t.snapshot)];
-  const seen = new Set<string>();
-  for (const s of all) {
-    const key = `${s.baseManifestList}|${s.deltaManifestList}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    for (const n of table.manifests.referencedNames(s)) live.manifests.add(n);
-    for (const e of table.manifests.liveFiles(s)) live.dataFiles.add(table.dataFilePath(e.partition, e.bucket, e.file.fileName));
+/** Names a snapshot's file set: its manifest lists and index manifest (immutable, unique names). */
+function rootKey(s: Snapshot): string {
+  let k = rootKeys.get(s);
+  if (k === undefined) {
+    k = `${s.baseManifestList}\n${s.deltaManifestList}\n${s.changelogManifestList ?? ''}\n${s.indexManifest ?? ''}`;
+    rootKeys.set(s, k);
   }
+  return k;
+}
+
+/**
+ * Brings the marks up to date with the retained snapshots and tags; returns the files no
+ * retained root references any more (released in this call). `dying`: the contents of the
+ * snapshots and tags expired in this run, released too even if they were never marked (a
+ * snapshot committed since the last sweep).
+ */
+function mark(table: Table, state: MarkState, snapshotIds: readonly number[], tags: readonly TagInfo[], dying: readonly Snapshot[]): Ref[] {
+  const current = new Map<string, Snapshot>();
+  for (const id of snapshotIds) {
+    const s = table.snapshots.tryGet(id);
+    if (s === undefined) continue;
+    const k = rootKey(s);
+    if (!current.has(k)) current.set(k, s);
+  }
+  for (const t of tags) {
+    const k = rootKey(t.snapshot);
+    if (!current.has(k)) current.set(k, t.snapshot);
+  }
+  // New roots first, so a file moving from a released root to a new one never reaches zero.
+  for (const [k, s] of current) {
+    if (state.roots.has(k)) continue;
+    const refs = rootRefs(table, state, s);
+    for (const r of refs) r.n++;
+    state.roots.set(k, refs);
+  }
+  for (const s of dying) {
+    const k = rootKey(s);
+    if (current.has(k) || state.roots.has(k)) continue;
+    const refs = rootRefs(table, state, s);
+    for (const r of refs) r.n++;
+    state.roots.set(k, refs);
+  }
+  const released: Ref[] = [];
+  for (const [k, refs] of state.roots) {
+    if (current.has(k)) continue;
+    state.roots.delete(k);
+    for (const r of refs) {
+      if (--r.n === 0) {
+        state.refs.delete(r.path);
+        released.push(r);
+      }
+    }
+  }
+  return released;
+}
+
+/** The files of one root, each once: manifest lists, manifests, index manifest and files, data and changelog files. */
+function rootRefs(table: Table, state: MarkState, s: Snapshot): Ref[] {
+  const out: Ref[] = [];
+  const inRoot = new Set<Ref>();
+  const add = (path: string, kind: Ref['kind']) => {
+    let r = state.refs.get(path);
+    if (r === undefined) {
+      r = { path, kind, n: 0 };
+      state.refs.set(path, r);
+    }
+    if (!inRoot.has(r)) {
+      inRoot.add(r);
+      out.push(r);
+    }
+  };
+  const manifestDir = `${table.paths.manifestDir}/`;
+  for (const n of table.manifests.referencedNames(s)) add(manifestDir + n, MANIFEST);
   // Changelog files live exactly as long as a snapshot or tag that lists them (changelog.*
   // retention falls back to the snapshot retention; see CHANGELOG-DESIGN.md).
-  for (const s of all) {
-    for (const n of changelogManifestNames(table, s)) live.manifests.add(n);
-    for (const e of changelogEntries(table, s)) live.dataFiles.add(table.dataFilePath(e.partition, e.bucket, e.file.fileName));
-  }
+  for (const n of changelogManifestNames(table, s)) add(manifestDir + n, MANIFEST);
   // Index manifests (snapshot `indexManifest`) and the index files they list (dv-expire.ts).
-  markIndexFiles(table, all, live.manifests, live.indexFiles);
-  return live;
+  const indexManifests = new Set<string>();
+  const indexFiles = new Set<string>();
+  markIndexFiles(table, [s], indexManifests, indexFiles);
+  for (const n of indexManifests) add(manifestDir + n, MANIFEST);
+  const indexDir = `${join(table.paths.root, 'index')}/`;
+  for (const n of indexFiles) add(indexDir + n, INDEX);
+  for (const e of table.manifests.liveFiles(s)) add(dataPath(table, state, e), DATA);
+  for (const e of changelogEntries(table, s)) add(dataPath(table, state, e), DATA);
+  return out;
 }
 
-function sweep(table: Table, minAgeMs: number, keep?: ReadonlySet<string>): string[] {
-  const live = mark(table);
+function dataPath(table: Table, state: MarkState, e: ManifestEntry): string {
+  let p = state.dataPaths.get(e);
+  if (p === undefined) {
+    p = table.dataFilePath(e.partition, e.bucket, e.file.fileName);
+    state.dataPaths.set(e, p);
+  }
+  return p;
+}
+
+function sweep(
+  table: Table,
+  state: MarkState,
+  snapshotIds: readonly number[],
+  tags: readonly TagInfo[],
+  dying: readonly Snapshot[],
+  minAgeMs: number,
+  keep: ReadonlySet<string> | undefined,
+  list: boolean,
+): string[] {
+  const released = mark(table, state, snapshotIds, tags, dying);
+  const full = list || state.listNext || state.sweeps % FULL_SWEEP_EVERY === 0;
+  const deleted = full ? sweepListed(table, state, minAgeMs, keep) : sweepReleased(table, released, keep);
+  state.sweeps++;
+  // An age threshold leaves young unmarked files (released ones too): the next sweep lists again.
+  if (full) state.listNext = minAgeMs > 0;
+  return deleted;
+}
+
+/** Deletes the released files (those a retained root referenced until now). */
+function sweepReleased(table: Table, released: Ref[], keep: ReadonlySet<string> | undefined): string[] {
   const io = table.fileIO;
+  const deleted: string[] = [];
+  released.sort((a, b) => a.kind - b.kind); // manifests, index files, data files: the listing sweep's order
+  for (const r of released) {
+    // The same files the listing sweep would consider: any name in manifest/, index-* in index/,
+    // data-* and changelog-* in the bucket directories.
+    const name = r.path.slice(r.path.lastIndexOf('/') + 1);
+    if (r.kind === INDEX && !name.startsWith('index-')) continue;
+    if (r.kind === DATA && (!DATA_FILE.test(name) || keep?.has(r.path))) continue;
+    if (!io.exists(r.path)) continue;
+    io.remove(r.path);
+    if (r.kind === DATA) table.cache.drop(r.path);
+    deleted.push(r.path);
+  }
+  return deleted;
+}
+
+/** Lists `manifest/`, `index/` and the bucket directories and deletes every unmarked file. */
+function sweepListed(table: Table, state: MarkState, minAgeMs: number, keep: ReadonlySet<string> | undefined): string[] {
+  const io = table.fileIO;
+  const live = state.refs;
   const now = Date.now();
   const deleted: string[] = [];
   const old = (path: string) => minAgeMs <= 0 || now - io.mtimeMs(path) >= minAgeMs;
-  for (const name of io.list(table.paths.manifestDir)) {
-    const path = table.paths.manifestFile(name);
-    if (!live.manifests.has(name) && old(path)) {
+  const manifestDir = table.paths.manifestDir;
+  for (const name of io.list(manifestDir)) {
+    const path = `${manifestDir}/${name}`;
+    if (!live.has(path) && old(path)) {
       io.remove(path);
       deleted.push(path);
     }
   }
   const indexDir = join(table.paths.root, 'index');
   for (const name of io.list(indexDir)) {
-    const path = join(indexDir, name);
-    if (name.startsWith('index-') && !live.indexFiles.has(name) && old(path)) {
+    const path = `${indexDir}/${name}`;
+    if (name.startsWith('index-') && !live.has(path) && old(path)) {
       io.remove(path);
       deleted.push(path);
     }
   }
   const walk = (dir: string, depth: number) => {
     for (const name of io.list(dir)) {
-      const path = join(dir, name);
       if (depth === 0 && NON_DATA_DIRS.has(name)) continue;
-      if (/^bucket-\d+$/.test(name)) {
-        for (const f of io.list(path)) {
-          const fp = join(path, f);
-          if (!live.dataFiles.has(fp) && !keep?.has(fp) && /^(data|changelog)-/.test(f) && old(fp)) {
+      if (BUCKET_DIR.test(name)) {
+        const bucketDir = join(dir, name);
+        for (const f of io.list(bucketDir)) {
+          const fp = `${bucketDir}/${f}`;
+          if (!live.has(fp) && !keep?.has(fp) && DATA_FILE.test(f) && old(fp)) {
             io.remove(fp);
             table.cache.drop(fp);
             deleted.push(fp);
           }
         }
       } else if (name.includes('=') && depth < 16) {
-        walk(path, depth + 1);
+        walk(join(dir, name), depth + 1);
       }
     }
   };

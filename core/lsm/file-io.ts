@@ -14,6 +14,14 @@ import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { LsmError } from './errors.ts';
 
+/** What identifies one version of a file: a file replaced by another (delete + create) differs. */
+export interface FileStat {
+  size: number;
+  mtimeMs: number;
+  /** 0 when the FileIO cannot tell. */
+  ino: number;
+}
+
 export interface FileIO {
   readFile(path: string): Buffer;
   /** undefined when the file does not exist. */
@@ -21,6 +29,8 @@ export interface FileIO {
   exists(path: string): boolean;
   size(path: string): number;
   mtimeMs(path: string): number;
+  /** One stat(2) of a file or directory; undefined when it does not exist. Optional (expire.ts falls back to size + mtimeMs). */
+  stat?(path: string): FileStat | undefined;
   /** Names in a directory; [] when it does not exist. Hidden temporary files are left out. */
   list(dir: string): string[];
   mkdirs(dir: string): void;
@@ -98,6 +108,15 @@ export class LocalFileIO implements FileIO {
   mtimeMs(path: string): number {
     try {
       return fs.statSync(path).mtimeMs;
+    } catch (e) {
+      throw ioError('stat', path, e);
+    }
+  }
+
+  stat(path: string): FileStat | undefined {
+    try {
+      const s = fs.statSync(path, { throwIfNoEntry: false });
+      return s === undefined ? undefined : { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino };
     } catch (e) {
       throw ioError('stat', path, e);
     }

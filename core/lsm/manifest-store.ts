@@ -10,7 +10,9 @@ import {
   decodeManifestList,
   encodeManifest,
   encodeManifestList,
-  liveEntries,
+  ADD,
+  DELETE,
+  entryIdentifier,
   type ManifestEntry,
   type ManifestFileMeta,
 } from './manifest.ts';
@@ -26,6 +28,8 @@ const MANIFEST_CACHE_MAX = 4096;
 export class ManifestStore {
   private readonly lists = new Map<string, ManifestFileMeta[]>();
   private readonly manifests = new Map<string, ManifestEntry[]>();
+  /** entryIdentifier per entry object: entries of cached manifests are merged again by every snapshot sharing them. */
+  private readonly identifiers = new WeakMap<ManifestEntry, string>();
 
   constructor(
     private readonly fileIO: FileIO,
@@ -68,14 +72,40 @@ export class ManifestStore {
 
   /** The live data files of a snapshot. */
   liveFiles(s: Snapshot): ManifestEntry[] {
-    const all: ManifestEntry[] = [];
-    for (const m of this.dataManifests(s)) for (const e of this.readManifest(m)) all.push(e);
     try {
-      return liveEntries(all, this.paths.manifestFile(s.deltaManifestList));
+      return this.merge(this.dataManifests(s), this.paths.manifestFile(s.deltaManifestList));
     } catch (e) {
       if (e instanceof LsmError) throw e;
       throw corruption(this.paths.snapshotFile(s.id), (e as Error).message, e);
     }
+  }
+
+  /**
+   * manifest.ts's `liveEntries` over the entries of `metas` in order (same result, same errors),
+   * with each entry's identifier computed once per entry object.
+   */
+  private merge(metas: readonly ManifestFileMeta[], path: string): ManifestEntry[] {
+    const lists = metas.map((m) => this.readManifest(m)); // every manifest read first, as before
+    const map = new Map<string, ManifestEntry>();
+    for (const entries of lists) {
+      for (const e of entries) {
+        let id = this.identifiers.get(e);
+        if (id === undefined) {
+          id = entryIdentifier(e);
+          this.identifiers.set(e, id);
+        }
+        if (e.kind === ADD) {
+          if (map.has(id)) throw corruption(path, `file ${e.file.fileName} (bucket ${e.bucket}, level ${e.file.level}) is added twice`);
+          map.set(id, e);
+        } else if (map.has(id)) map.delete(id);
+        else map.set(id, e);
+      }
+    }
+    const merged = [...map.values()];
+    for (const e of merged) {
+      if (e.kind === DELETE) throw corruption(path, `DELETE of ${e.file.fileName} (bucket ${e.bucket}, level ${e.file.level}) matches no ADD`);
+    }
+    return merged;
   }
 
   /** Writes one manifest file holding `entries` and returns its meta. */

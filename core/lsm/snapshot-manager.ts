@@ -124,6 +124,17 @@ export class SnapshotManager {
     this.fileIO.remove(this.paths.snapshotFile(id));
   }
 
+  /**
+   * Forgets every parsed snapshot. The cache trusts that snapshot-N, once read, stays as it is;
+   * that holds while this process holds the writer lock (only the lock holder creates and removes
+   * snapshots, and it does so through this manager), but a rollback in another process can
+   * remove snapshot-N and commit a different one under the same id. expire.ts calls this when
+   * the writer lock changed hands since its last run.
+   */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
   writeEarliestHint(id: number): void {
     this.fileIO.replaceAtomic(this.paths.earliestHint, Buffer.from(String(id)));
   }

@@ -49,11 +49,19 @@ class RawNumber {
   constructor(readonly text: string) {}
 }
 
+const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+/** A string body that JSON.parse would return as is: no escape, no control character. */
+const PLAIN_STRING = /[^"\\\u0000-\u001f]*"/y;
+
 /** JSON.parse, except integer literals outside ±2^53 come back as bigint. Throws SyntaxError. */
 export function parseJsonExact(text: string): Json {
   let i = 0;
   const ws = () => {
-    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (c === 32 || c === 10 || c === 13 || c === 9) i++;
+      else return;
+    }
   };
   const fail = (what: string): never => {
     throw new SyntaxError(`${what} at position ${i}`);
@@ -93,10 +101,11 @@ export function parseJsonExact(text: string): Json {
       }
     }
     if (c === '"') return str();
-    for (const [lit, v] of [['true', true], ['false', false], ['null', null]] as const) {
-      if (text.startsWith(lit, i)) return (i += lit.length), v;
-    }
-    const m = /^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (c === 't' && text.startsWith('true', i)) return (i += 4), true;
+    if (c === 'f' && text.startsWith('false', i)) return (i += 5), false;
+    if (c === 'n' && text.startsWith('null', i)) return (i += 4), null;
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
     if (!m) return fail('unexpected character');
     i += m[0].length;
     const n = Number(m[0]);
@@ -105,6 +114,11 @@ export function parseJsonExact(text: string): Json {
   const str = (): string => {
     const start = i;
     i++;
+    PLAIN_STRING.lastIndex = i;
+    if (PLAIN_STRING.test(text)) {
+      i = PLAIN_STRING.lastIndex;
+      return text.slice(start + 1, i - 1);
+    }
     while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
     if (i >= text.length) fail('unterminated string');
     i++;

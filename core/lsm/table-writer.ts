@@ -106,6 +106,7 @@ export class TableWriter {
   constructor(table: Table, o: WriterOptions) {
     this.table = table;
     this.lock = WriterLock.acquire(table.paths.lockFile, `table ${table.name}`);
+    table.snapshots.invalidate(); // snapshots read before the lock may have been rolled back and re-used since
     try {
       this.commitUser = o.commitUser ?? randomUUID();
       this.changelog = new ChangelogWriter(table, () => this.namer.changelogFile('parquet'));

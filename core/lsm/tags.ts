@@ -3,10 +3,20 @@
 // snapshot's manifests and data files alive after the snapshot itself expires.
 //
 // Tags are created atomically and never overwritten (a second tag of the same name is refused).
+//
+// Parsed tags are cached per TagManager (so per Table), keyed by name and validated on every use
+// by the file's identity (size, mtime, inode; file-identity.ts): another process (the CLI, an
+// agent's own Table) may create and delete tags at any time, and a name deleted and created again
+// may point elsewhere. A tag file is never rewritten in place, so a changed file is a new identity;
+// an identity too recent to rule out a same-tick replacement ("racy") is checked by comparing the
+// bytes instead. `list()` costs one stat of `tag/` when the directory is unchanged since the last
+// listing (any create/delete/rename in it changes its mtime), else a readdir and a stat per tag;
+// only new or replaced tag files are read and parsed.
 
 import { localWallClockMillis } from './data-file.ts';
 import { invalidArgument, LsmError, notFound } from './errors.ts';
 import type { FileIO } from './file-io.ts';
+import { identityOf, isRacy, sameIdentity, type FileIdentity } from './file-identity.ts';
 import { checkName } from './partition-path.ts';
 import { tagFromJson, tagToJson, type Tag } from './snapshot.ts';
 import type { SnapshotManager } from './snapshot-manager.ts';
@@ -18,7 +28,21 @@ export interface TagInfo extends Tag {
 
 const TAG_PREFIX = 'tag-';
 
+interface CachedTag {
+  info: TagInfo;
+  /** Identity of the file `info` was parsed from (stat taken before the read). */
+  id: FileIdentity;
+  /** Kept while the identity is racy: compared byte for byte instead of trusting the stat. */
+  bytes: Buffer | undefined;
+}
+
 export class TagManager {
+  private readonly cached = new Map<string, CachedTag>();
+  /** The last full listing, sorted as `list()` returns it; undefined when it must be redone. */
+  private sorted: TagInfo[] | undefined;
+  /** Identity of `tag/` taken before that listing, and when (Date.now()). */
+  private dirSeen: { id: FileIdentity; at: number } | undefined;
+
   constructor(
     private readonly fileIO: FileIO,
     private readonly paths: TablePaths,
@@ -37,6 +61,7 @@ export class TagManager {
     }
     const ttl = retainedMs === undefined ? undefined : { createTimeMillis: localWallClockMillis(this.clock()), retainedMillis: retainedMs };
     this.fileIO.mkdirs(this.paths.tagDir);
+    this.forget(name); // re-read from the file at the next use
     if (!this.fileIO.createAtomic(this.paths.tagFile(name), Buffer.from(tagToJson(snapshot, ttl)))) {
       throw new LsmError('AlreadyExists', `tag '${name}' already exists`, { path: this.paths.tagFile(name) });
     }
@@ -45,33 +70,101 @@ export class TagManager {
 
   get(name: string): TagInfo {
     checkName('tag', name);
-    const path = this.paths.tagFile(name);
-    const bytes = this.fileIO.readFileIfExists(path);
-    if (bytes === undefined) throw notFound(`tag '${name}' does not exist`);
-    return { name, ...tagFromJson(bytes.toString('utf8'), path) };
+    const c = this.validate(name, this.paths.tagFile(name), Date.now());
+    if (c === undefined) throw notFound(`tag '${name}' does not exist`);
+    return c.info;
   }
 
   exists(name: string): boolean {
     return this.fileIO.exists(this.paths.tagFile(name));
   }
 
-  /** All tags, ordered by snapshot id then name. */
+  /**
+   * All tags, ordered by snapshot id then name. The TagInfo objects are shared with the cache:
+   * do not modify them.
+   */
   list(): TagInfo[] {
-    const tags: TagInfo[] = [];
-    for (const n of this.fileIO.list(this.paths.tagDir)) {
+    const dir = this.paths.tagDir;
+    const at = Date.now();
+    const dirId = identityOf(this.fileIO, dir);
+    if (this.sorted !== undefined && this.dirSeen !== undefined && dirId !== undefined && sameIdentity(dirId, this.dirSeen.id) && !isRacy(dirId, this.dirSeen.at)) {
+      return [...this.sorted];
+    }
+    const prefix = `${dir}/${TAG_PREFIX}`;
+    const seen = new Set<string>();
+    let changed = this.sorted === undefined;
+    for (const n of this.fileIO.list(dir)) {
       if (!n.startsWith(TAG_PREFIX)) continue;
       const name = n.slice(TAG_PREFIX.length);
-      const bytes = this.fileIO.readFileIfExists(this.paths.tagFile(name));
-      if (bytes === undefined) continue; // deleted while listing
-      tags.push({ name, ...tagFromJson(bytes.toString('utf8'), this.paths.tagFile(name)) });
+      const before = this.cached.get(name);
+      const c = this.validate(name, prefix + name, at);
+      if (c === undefined) continue; // deleted while listing
+      seen.add(name);
+      if (c !== before) changed = true;
     }
-    return tags.sort((a, b) => a.snapshot.id - b.snapshot.id || (a.name < b.name ? -1 : 1));
+    for (const name of this.cached.keys()) {
+      if (!seen.has(name)) {
+        this.cached.delete(name);
+        changed = true;
+      }
+    }
+    if (changed || this.sorted === undefined) {
+      this.sorted = [...this.cached.values()].map((c) => c.info).sort((a, b) => a.snapshot.id - b.snapshot.id || (a.name < b.name ? -1 : 1));
+    }
+    this.dirSeen = dirId === undefined ? undefined : { id: dirId, at };
+    return [...this.sorted];
+  }
+
+  /**
+   * The tag `name` as its file holds it now, through the cache; undefined when there is none.
+   * `at`: Date.now() taken before this call (the racy rule's reference time).
+   */
+  private validate(name: string, path: string, at: number): CachedTag | undefined {
+    const id = identityOf(this.fileIO, path);
+    let c = this.cached.get(name);
+    if (id === undefined) {
+      if (c !== undefined) this.forget(name);
+      return undefined;
+    }
+    if (c !== undefined && sameIdentity(c.id, id)) {
+      if (c.bytes === undefined) return c;
+      const bytes = this.fileIO.readFileIfExists(path);
+      if (bytes === undefined) {
+        this.forget(name);
+        return undefined;
+      }
+      if (bytes.equals(c.bytes)) {
+        if (!isRacy(id, at)) c.bytes = undefined;
+        return c;
+      }
+      c = this.parse(name, path, bytes, id, at);
+    } else {
+      const bytes = this.fileIO.readFileIfExists(path);
+      if (bytes === undefined) {
+        if (c !== undefined) this.forget(name);
+        return undefined;
+      }
+      c = this.parse(name, path, bytes, id, at);
+    }
+    this.cached.set(name, c);
+    this.sorted = undefined;
+    return c;
+  }
+
+  private parse(name: string, path: string, bytes: Buffer, id: FileIdentity, at: number): CachedTag {
+    return { info: { name, ...tagFromJson(bytes.toString('utf8'), path) }, id, bytes: isRacy(id, at) ? bytes : undefined };
+  }
+
+  private forget(name: string): void {
+    this.cached.delete(name);
+    this.sorted = undefined;
   }
 
   /** Removes the tag file; its files are released at the next expiration. */
   delete(name: string): void {
     checkName('tag', name);
     if (!this.exists(name)) throw notFound(`tag '${name}' does not exist`);
+    this.forget(name);
     this.fileIO.remove(this.paths.tagFile(name));
   }
 

@@ -10,8 +10,8 @@
 //
 // It also keeps the small immutable metadata files in memory — tags (`tag/tag-*`), snapshots
 // (`snapshot/snapshot-*`) and manifests (`manifest/*`): core/lsm writes each of them once
-// (writeNew / createAtomic, never replaced) and removes it whole, and every snapshot expiration
-// re-reads all of them (expire.ts: every tag, every retained snapshot's manifests). The cache is
+// (writeNew / createAtomic, never replaced) and removes it whole; expiration re-reads tags it
+// cannot prove unchanged and lists folders (expire.ts keeps its own caches since). The cache is
 // filled by this FileIO's own writes and reads and dropped by its removes; the directory listings
 // of those three folders likewise. Sound because the scratch warehouse is written by this process
 // only, through this FileIO (the writer lock, `.writer.lock`, is hidden and never listed).

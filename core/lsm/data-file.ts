@@ -53,9 +53,12 @@ export abstract class PackedColumn {
     readonly length: number,
     readonly nulls: Uint8Array | undefined,
   ) {}
+  abstract readonly values: Int32Array | Float64Array | BigInt64Array | Uint8Array;
   abstract get(i: number): unknown;
   /** Bytes held (for the run cache's estimate). */
-  abstract get byteSize(): number;
+  get byteSize(): number {
+    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
+  }
   isNull(i: number): boolean {
     const n = this.nulls;
     return n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0;
@@ -75,9 +78,6 @@ export class Int32Column extends PackedColumn {
     if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
     return this.values[i]!;
   }
-  get byteSize(): number {
-    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
-  }
 }
 
 /** FLOAT, DOUBLE, TIMESTAMP (epoch µs, safe integers): JS numbers, exact in a Float64Array. */
@@ -92,9 +92,6 @@ export class Float64Column extends PackedColumn {
     const n = this.nulls;
     if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
     return this.values[i]!;
-  }
-  get byteSize(): number {
-    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
   }
 }
 
@@ -111,9 +108,6 @@ export class BigInt64Column extends PackedColumn {
     if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
     return this.values[i]!;
   }
-  get byteSize(): number {
-    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
-  }
 }
 
 /** BOOLEAN: one byte per row. */
@@ -128,9 +122,6 @@ export class BoolColumn extends PackedColumn {
     const n = this.nulls;
     if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
     return this.values[i] === 1;
-  }
-  get byteSize(): number {
-    return this.values.byteLength + (this.nulls?.byteLength ?? 0) + 64;
   }
 }
 

@@ -22,9 +22,12 @@ export interface MosquittoOptions {
   site: string;
   /** false: sessions and queues do not survive `restart()` (to test a lost session). Default true. */
   persistence?: boolean;
-  /** Extra lines appended to the config. */
+  /** Extra lines appended to the config; a shipped line setting the same option is dropped. */
   extraConfig?: string;
   readyTimeoutMs?: number;
+  /** The binaries (default: Debian's paths). */
+  bin?: string;
+  passwdBin?: string;
 }
 
 export interface MosquittoHandle {
@@ -47,7 +50,7 @@ export function mosquittoUnavailable(why: string): undefined {
   return undefined;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const srv = createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
   const port = (srv.address() as AddressInfo).port;
@@ -58,9 +61,10 @@ async function freePort(): Promise<number> {
 const OVERRIDDEN = /^\s*(listener|password_file|acl_file|persistence_location|persistence|log_dest|log_type|pid_file|user)\b/;
 
 function config(opts: MosquittoOptions, dir: string, port: number): string {
+  const extraKeys = new Set((opts.extraConfig ?? '').split('\n').map((l) => l.trim().split(/\s+/)[0]).filter((k) => k && !k.startsWith('#')));
   const shipped = readFileSync(join(SHIPPED, 'mosquitto.conf'), 'utf8')
     .split('\n')
-    .filter((l) => !OVERRIDDEN.test(l))
+    .filter((l) => !OVERRIDDEN.test(l) && !extraKeys.has(l.trim().split(/\s+/)[0]!))
     .join('\n');
   return [
     shipped,
@@ -100,13 +104,15 @@ function waitReady(port: number, child: ChildProcess, timeoutMs: number, log: ()
 }
 
 export async function startMosquitto(opts: MosquittoOptions): Promise<MosquittoHandle | undefined> {
-  if (!existsSync(MOSQUITTO_BIN)) return mosquittoUnavailable(`${MOSQUITTO_BIN} is missing`);
-  if (!existsSync(MOSQUITTO_PASSWD_BIN)) return mosquittoUnavailable(`${MOSQUITTO_PASSWD_BIN} is missing`);
+  const bin = opts.bin ?? MOSQUITTO_BIN;
+  const passwdBin = opts.passwdBin ?? MOSQUITTO_PASSWD_BIN;
+  if (!existsSync(bin)) return mosquittoUnavailable(`${bin} is missing`);
+  if (!existsSync(passwdBin)) return mosquittoUnavailable(`${passwdBin} is missing`);
   const dir = mkdtempSync(join(tmpdir(), 'tilstand-mosquitto-'));
   const passwd = join(dir, 'passwd');
   writeFileSync(passwd, '', { mode: 0o600 });
   for (const [user, pw] of Object.entries(opts.users)) {
-    execFileSync(MOSQUITTO_PASSWD_BIN, ['-b', passwd, user, pw], { stdio: 'ignore' });
+    execFileSync(passwdBin, ['-b', passwd, user, pw], { stdio: 'ignore' });
   }
   const acl = readFileSync(join(SHIPPED, 'tilstand.acl.template'), 'utf8').replaceAll('@SITE@', opts.site);
   writeFileSync(join(dir, 'acl'), acl, { mode: 0o600 });
@@ -117,7 +123,7 @@ export async function startMosquitto(opts: MosquittoOptions): Promise<MosquittoH
   const confPath = join(dir, 'mosquitto.conf');
   const launch = async () => {
     writeFileSync(confPath, config(opts, dir, port));
-    const c = spawn(MOSQUITTO_BIN, ['-c', confPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(bin, ['-c', confPath], { stdio: ['ignore', 'ignore', 'pipe'] });
     c.stderr!.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-20_000);
     });

@@ -167,31 +167,7 @@ export function parsePath(path: string): { root: PathRoot; rest: string[] } | { 
 export function resolvePath(envelope: Envelope, path: string): unknown {
   const p = cachedPath(path);
   if ('problem' in p) return undefined;
-  let node: unknown;
-  switch (p.root) {
-    case 'after':
-      node = envelope.op === 'd' ? envelope.before : envelope.after;
-      break;
-    case 'before':
-      node = envelope.before;
-      break;
-    case 'source':
-      node = envelope.source;
-      break;
-    case 'contract':
-      node = envelope.contract;
-      break;
-    case 'op':
-      return envelope.op;
-    case 'ts_ms':
-      return envelope.ts_ms;
-  }
-  for (const key of p.rest) {
-    if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
-    if (!Object.prototype.hasOwnProperty.call(node, key)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
+  return resolveParsed(envelope, p.root, p.rest);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -399,7 +375,7 @@ function compileColumns(binding: Binding, tableColumns: readonly DataField[]): C
   return columns;
 }
 
-/** The JSON value at a parsed path (resolvePath without the path cache lookup); undefined when absent. */
+/** The JSON value at a parsed path; undefined when absent. */
 function resolveParsed(envelope: Envelope, root: PathRoot, rest: readonly string[]): unknown {
   let node: unknown;
   switch (root) {

@@ -11,111 +11,25 @@ import { RowKind } from './key-value.ts';
 import type { SchemaSpec } from './schema.ts';
 import type { Table } from './table.ts';
 import type { TableWriter } from './table-writer.ts';
-import type { Change } from './incremental.ts';
 import { modelDir, modelSettings, removeModelDirs, rng, withSeed } from './testing/model.ts';
+import { anyRow, applyChanges, deleteKey, FIELDS, groupDelete, GROUPS, groupRow, smallOptions, stateOf, type Scenario, type State } from './testing/changelog-model.ts';
 
 afterAll(removeModelDirs);
 
-const enc = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
-/** Table columns: item, loc, p (key, p partitions), then values. */
-const keyOf = (row: unknown[]) => enc([row[0], row[1], row[2]]);
-type State = Map<string, string>;
-
-function stateOf(rows: unknown[][]): State {
-  return new Map(rows.map((r) => [keyOf(r), enc(r)]));
-}
-
-/** Applies changes strictly; returns an error text or undefined. */
-function applyChanges(state: State, changes: Iterable<Change>): string | undefined {
-  let pendingBefore: string | undefined;
-  for (const c of changes) {
-    const k = keyOf(c.row);
-    const row = enc(c.row);
-    const cur = state.get(k);
-    switch (c.kind) {
-      case '+I':
-        if (cur !== undefined) return `+I of present key ${k} (has ${cur})`;
-        state.set(k, row);
-        break;
-      case '-U':
-      case '-D':
-        if (cur !== row) return `${c.kind} ${row} but the key holds ${cur}`;
-        state.delete(k);
-        if (c.kind === '-U') pendingBefore = k;
-        break;
-      case '+U':
-        if (cur !== undefined) return `+U of present key ${k}`;
-        if (pendingBefore !== k) return `+U of ${k} without its -U`;
-        pendingBefore = undefined;
-        state.set(k, row);
-        break;
-    }
-  }
-  return undefined;
-}
-
-interface Scenario {
-  name: string;
-  options: Record<string, string>;
-  row: (r: () => number, key: Record<string, unknown>, n: number) => Record<string, unknown>;
-  deleteRow: (r: () => number, key: Record<string, unknown>) => Record<string, unknown>;
-}
-
-const FIELDS = [
-  { name: 'item', type: 'STRING NOT NULL' },
-  { name: 'loc', type: 'INT NOT NULL' },
-  { name: 'p', type: 'INT NOT NULL' },
-  { name: 'on_hand', type: 'INT' },
-  { name: 'inv_seq', type: 'BIGINT' },
-  { name: 'reserved', type: 'INT' },
-  { name: 'com_seq', type: 'BIGINT' },
-  { name: 'note', type: 'STRING' },
-];
-
 function scenarios(): Scenario[] {
-  const small = {
-    bucket: '2',
-    'write-buffer-size': '3 kb',
-    'num-sorted-run.compaction-trigger': '3',
-    'snapshot.num-retained.min': '25',
-    'snapshot.time-retained': '1 s',
-    'changelog-producer': 'lookup',
-  };
-  const maybe = (r: () => number, v: unknown) => (r() < 0.3 ? null : v);
-  // Small value domains, so a write often leaves the value unchanged (row-deduplicate matters).
-  const anyRow = (r: () => number, key: Record<string, unknown>) => ({
-    ...key,
-    on_hand: maybe(r, Math.floor(r() * 3)),
-    inv_seq: BigInt(Math.floor(r() * 3)),
-    reserved: maybe(r, Math.floor(r() * 3)),
-    com_seq: 1n,
-    note: r() < 0.5 ? null : 'n',
-  });
-  const groups = {
-    'merge-engine': 'partial-update',
-    'fields.inv_seq.sequence-group': 'on_hand',
-    'fields.com_seq.sequence-group': 'reserved',
-  };
-  const groupRow = (r: () => number, key: Record<string, unknown>, n: number) => {
-    const which = r();
-    if (which < 0.45) return { ...key, on_hand: maybe(r, Math.floor(r() * 3)), inv_seq: BigInt(Math.floor(r() * 20)) };
-    if (which < 0.9) return { ...key, reserved: maybe(r, Math.floor(r() * 3)), com_seq: BigInt(Math.floor(r() * 20)) };
-    return { ...key, note: `n${n % 2}` };
-  };
-  const groupDelete = (r: () => number, key: Record<string, unknown>) =>
-    r() < 0.5 ? { ...key, inv_seq: BigInt(Math.floor(r() * 20)) } : { ...key, com_seq: BigInt(Math.floor(r() * 20)) };
+  const small = smallOptions('lookup');
   const out: Scenario[] = [];
   for (const dedup of [false, true]) {
     const d: Record<string, string> = dedup ? { 'changelog-producer.row-deduplicate': 'true' } : {};
     const suffix = dedup ? ' with row-deduplicate' : '';
-    out.push({ name: `deduplicate${suffix}`, options: { ...small, ...d }, row: anyRow, deleteRow: (_r, key) => ({ ...key }) });
+    out.push({ name: `deduplicate${suffix}`, options: { ...small, ...d }, row: anyRow, deleteRow: deleteKey });
     out.push({ name: `deduplicate with sequence.field${suffix}`, options: { ...small, ...d, 'sequence.field': 'inv_seq' }, row: anyRow, deleteRow: (r, key) => ({ ...key, inv_seq: BigInt(Math.floor(r() * 3)) }) });
-    out.push({ name: `partial-update with sequence groups${suffix}`, options: { ...small, ...d, ...groups }, row: groupRow, deleteRow: groupDelete });
+    out.push({ name: `partial-update with sequence groups${suffix}`, options: { ...small, ...d, ...GROUPS }, row: groupRow, deleteRow: groupDelete });
     out.push({
       name: `partial-update with remove-record-on-delete${suffix}`,
       options: { ...small, ...d, 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true' },
       row: anyRow,
-      deleteRow: (_r, key) => ({ ...key }),
+      deleteRow: deleteKey,
     });
   }
   return out;

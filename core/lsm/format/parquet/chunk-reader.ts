@@ -18,7 +18,7 @@ import { Enc, PageType, Physical, type LeafSchema } from './schema.ts';
 import { readStruct, type TStruct, type TValue } from './thrift-compact.ts';
 import type { Materialize } from './values.ts';
 
-function num(s: TStruct, id: number, what: string): number {
+export function num(s: TStruct, id: number, what: string): number {
   const v = s[id];
   if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new DecodeError(`page header: bad ${what}`);
   return v;
@@ -31,8 +31,20 @@ function sub(v: TValue | undefined, what: string): TStruct {
   return v as TStruct;
 }
 
-function i32le(b: Uint8Array, p: number): number {
+export function i32le(b: Uint8Array, p: number): number {
   return b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24);
+}
+
+/** The page whose header starts at `pos` (before `end`): its header, sizes and body, CRC checked. */
+export function readPage(bytes: Uint8Array, pos: number, end: number): { h: TStruct; type: number; usize: number; body: Uint8Array; next: number } {
+  const { value: h, end: bodyAt } = readStruct(bytes, pos, end);
+  const type = num(h, 1, 'type');
+  const usize = num(h, 2, 'uncompressed_page_size');
+  const csize = num(h, 3, 'compressed_page_size');
+  if (csize < 0 || usize < 0 || bodyAt + csize > end) throw new DecodeError(`page at ${pos}: ${csize} bytes run past the column chunk`);
+  const body = bytes.subarray(bodyAt, bodyAt + csize);
+  if (h[4] !== undefined && (crc32(body) | 0) !== h[4]) throw new DecodeError(`page at ${pos}: CRC mismatch`);
+  return { h, type, usize, body, next: bodyAt + csize };
 }
 
 export function readColumnChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafSchema, materialize: Materialize, out: unknown[], base: number, rows: number): void {
@@ -114,14 +126,8 @@ export function readColumnChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafS
   };
 
   while (pos < end) {
-    const { value: h, end: bodyAt } = readStruct(bytes, pos, end);
-    const type = num(h, 1, 'type');
-    const usize = num(h, 2, 'uncompressed_page_size');
-    const csize = num(h, 3, 'compressed_page_size');
-    if (csize < 0 || usize < 0 || bodyAt + csize > end) throw new DecodeError(`page at ${pos}: ${csize} bytes run past the column chunk`);
-    const body = bytes.subarray(bodyAt, bodyAt + csize);
-    if (h[4] !== undefined && (crc32(body) | 0) !== h[4]) throw new DecodeError(`page at ${pos}: CRC mismatch`);
-    pos = bodyAt + csize;
+    const { h, type, usize, body, next } = readPage(bytes, pos, end);
+    pos = next;
     if (type === PageType.DICTIONARY_PAGE) {
       if (dict) throw new DecodeError('second dictionary page in a column chunk');
       const dh = sub(h[7], 'dictionary_page_header');
@@ -154,7 +160,7 @@ export function readColumnChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafS
         const dl = num(dh, 5, 'definition_levels_byte_length');
         const rl = num(dh, 6, 'repetition_levels_byte_length');
         if (rl !== 0) throw new DecodeError('repetition levels in a flat column');
-        if (dl < 0 || dl > csize || dl > usize) throw new DecodeError('definition levels beyond the page');
+        if (dl < 0 || dl > body.length || dl > usize) throw new DecodeError('definition levels beyond the page');
         if (!leaf.required) ({ defs, nonNull } = levels(body, 0, dl, n));
         if (n - nonNull !== nulls) throw new DecodeError(`page says ${nulls} nulls, levels say ${n - nonNull}`);
         const rest = body.subarray(dl);

@@ -23,6 +23,7 @@ import { notSupported } from '../../errors.ts';
 import { isNestedType, withNullable, type DataType } from '../../types.ts';
 import { ByteWriter } from './byte-writer.ts';
 import type { ChunkResult, EncodingStat } from './column-writer.ts';
+import { i32le, num, readPage } from './chunk-reader.ts';
 import { compress, decompress } from './compression.ts';
 import type { ChunkMeta } from './footer-read.ts';
 import { DecodeError, decodePlain } from './plain-decode.ts';
@@ -30,7 +31,7 @@ import { encodePlain, valueCodecFor } from './plain-encode.ts';
 import { bitWidthOf, decodeHybrid, encodeHybrid } from './rle.ts';
 import { Codec, Enc, PageType, Physical, leafFor, type LeafSchema } from './schema.ts';
 import { ColumnStats } from './stats.ts';
-import { readStruct, ThriftWriter, type TStruct } from './thrift-compact.ts';
+import { ThriftWriter, type TStruct } from './thrift-compact.ts';
 import { materializerFor } from './values.ts';
 
 /** ConvertedType values of group annotations (parquet.thrift). */
@@ -264,16 +265,6 @@ interface ReadStream {
   maxDef: number;
 }
 
-function i32le(b: Uint8Array, p: number): number {
-  return b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24);
-}
-
-function num(s: TStruct, id: number, what: string): number {
-  const v = s[id];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new DecodeError(`page header: bad ${what}`);
-  return v;
-}
-
 /** Reads every entry (levels and non-null values) of one leaf's column chunk. */
 function readLeafChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafSchema, type: DataType, fail: (m: string) => never): ReadStream {
   const materialize = materializerFor(withNullable(type, false), false, leaf, fail);
@@ -316,14 +307,8 @@ function readLeafChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafSchema, ty
     throw notSupported(`Parquet: value encoding ${enc} of nested column '${leaf.path?.join('.')}' is not supported`);
   };
   while (pos < end) {
-    const { value: h, end: bodyAt } = readStruct(bytes, pos, end);
-    const type = num(h, 1, 'type');
-    const usize = num(h, 2, 'uncompressed_page_size');
-    const csize = num(h, 3, 'compressed_page_size');
-    if (csize < 0 || usize < 0 || bodyAt + csize > end) throw new DecodeError(`page at ${pos}: ${csize} bytes run past the column chunk`);
-    const body = bytes.subarray(bodyAt, bodyAt + csize);
-    if (h[4] !== undefined && (crc32(body) | 0) !== h[4]) throw new DecodeError(`page at ${pos}: CRC mismatch`);
-    pos = bodyAt + csize;
+    const { h, type, usize, body, next } = readPage(bytes, pos, end);
+    pos = next;
     if (type === PageType.DICTIONARY_PAGE) {
       const dh = h[7] as TStruct;
       const n = num(dh, 1, 'dictionary size');
@@ -355,7 +340,7 @@ function readLeafChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafSchema, ty
     } else {
       const dl = num(dh, 5, 'definition_levels_byte_length');
       const rl = num(dh, 6, 'repetition_levels_byte_length');
-      if (rl < 0 || dl < 0 || rl + dl > csize) throw new DecodeError('levels beyond the page');
+      if (rl < 0 || dl < 0 || rl + dl > body.length) throw new DecodeError('levels beyond the page');
       if (maxRep > 0) decodeHybrid(body, 0, rl, bitWidthOf(maxRep), n, reps.subarray(done, done + n));
       if (maxDef > 0) decodeHybrid(body, rl, rl + dl, bitWidthOf(maxDef), n, defs.subarray(done, done + n));
       const rest = body.subarray(rl + dl);

@@ -3,7 +3,7 @@
 // core/lsm/merge: no production merge code is called here. Used by the model tests.
 
 import { RowKind } from '../key-value.ts';
-import { isNull, isRetract, KEYS, ModelError, type ModelFold, type Rec, type Row } from './model.ts';
+import { anyOf, isNull, isRetract, KEYS, ModelError, type ModelFold, type Rec, type Row } from './model.ts';
 
 /** Value kinds of the model (memory forms: INT-like numbers, BIGINT/DECIMAL unscaled bigints, …). */
 export type Kind =
@@ -264,6 +264,24 @@ export function aggregationFold(cols: Record<string, ColModel>, o: AggEngineOpti
       st = Object.fromEntries(names.map((c) => [c, { acc: null, seen: false }]));
       return Object.fromEntries(KEYS.map((k) => [k, r.row[k]]));
     };
+    // A column that overflows is noted and not folded further: which overflowing column (or key)
+    // the table reports first depends on how its files group the records (a partial product of
+    // later records can overflow before the sequential fold reaches an earlier column's overflow),
+    // so the model accepts any column that overflows at all.
+    const failed: ModelError[] = [];
+    const failedCols = new Set<string>();
+    const each = (f: (c: string) => void) => {
+      for (const c of names) {
+        if (failedCols.has(c)) continue;
+        try {
+          f(c);
+        } catch (e) {
+          if (!(e instanceof ModelError)) throw e;
+          failedCols.add(c);
+          failed.push(e);
+        }
+      }
+    };
     for (const r of history) {
       if (isRetract(r.kind)) {
         if (o.ignoreDelete) continue;
@@ -272,12 +290,13 @@ export function aggregationFold(cols: Record<string, ColModel>, o: AggEngineOpti
           continue;
         }
         row ??= fresh(r);
-        for (const c of names) modelRetract(cols[c]!, c, st[c]!, r.row[c]);
+        each((c) => modelRetract(cols[c]!, c, st[c]!, r.row[c]));
         continue;
       }
       row ??= fresh(r);
-      for (const c of names) modelAgg(cols[c]!, c, st[c]!, r.row[c]);
+      each((c) => modelAgg(cols[c]!, c, st[c]!, r.row[c]));
     }
+    if (failed.length > 0) throw anyOf(failed);
     if (row === undefined) return undefined;
     for (const c of names) row[c] = st[c]!.acc;
     return row;

@@ -148,6 +148,12 @@ export class ModelError extends Error {
   }
 }
 
+/** One ModelError accepting the message of any of `errors` (the table may hit any of them first). */
+export function anyOf(errors: ModelError[]): ModelError {
+  if (errors.length === 1) return errors[0]!;
+  return new ModelError(new RegExp([...new Set(errors.map((e) => `(?:${e.pattern.source})`))].join('|')));
+}
+
 export const isRetract = (k: number): boolean => k === RowKind.DELETE || k === RowKind.UPDATE_BEFORE;
 export const isNull = (v: unknown): v is null | undefined => v === null || v === undefined;
 
@@ -248,16 +254,22 @@ export function runTableModel(sc: TableScenario, seed: number, steps: number): n
   /** Model rows of a history map, or the ModelError when some key must fail. */
   const modelRows = (m: Map<string, Rec[]>): string[] | ModelError => {
     const out: string[] = [];
+    // Every key's error: the table reads keys in its own order and may fail on any of them first.
+    const errors: ModelError[] = [];
     for (const h of m.values()) {
       let x: Row | undefined;
       try {
         x = sc.fold(h);
       } catch (e) {
-        if (e instanceof ModelError) return e;
+        if (e instanceof ModelError) {
+          errors.push(e);
+          continue;
+        }
         throw e;
       }
       if (x !== undefined) out.push(normalize(x, cols));
     }
+    if (errors.length > 0) return anyOf(errors);
     return out.sort();
   };
   const tableRows = (at: { tag?: string; snapshotId?: number } = {}) => table.scanRows(at).map((row) => normalize(row, cols)).sort();

@@ -10,8 +10,8 @@
 import { serializeBinaryRow } from './binary-row.ts';
 import { corruption, LsmError } from './errors.ts';
 import type { FileIO } from './file-io.ts';
-import type { ParquetColumn, ParquetReadColumn } from './format/parquet/index.ts';
-import { appendRun, decodeDataFile, encodeDataFile } from './data-file-format.ts';
+import { readParquetTyped, type ParquetColumn, type ParquetReadColumn, type TypedColumn } from './format/parquet/index.ts';
+import { appendRun, decodeDataFile, encodeDataFile, formatOfPath } from './data-file-format.ts';
 import { RowKind, type KeyValue } from './key-value.ts';
 import type { DataFileMeta, SimpleStats } from './manifest.ts';
 import {
@@ -318,6 +318,8 @@ function readColumns(schema: TableSchema): ParquetReadColumn[] {
  * The columns a read decodes for a primary-key table: the `_KEY_` columns, sequence, kind, and the
  * table columns that are not key columns — a key column's value is its `_KEY_` column (Paimon
  * derives the key from the row), so it is read once and shared (one copy of each key string).
+ * The table columns are requested `typed`: Parquet decodes integer and boolean columns straight
+ * into the packed columns' typed arrays (readParquetTyped), with no JS value per row.
  */
 const readPlans = new WeakMap<TableSchema, { request: ParquetReadColumn[]; valueFrom: number[] }>();
 function readPlan(schema: TableSchema): { request: ParquetReadColumn[]; valueFrom: number[] } {
@@ -330,7 +332,7 @@ function readPlan(schema: TableSchema): { request: ParquetReadColumn[]; valueFro
   const valueFrom = schema.fields.map((_, c) => {
     const kp = schema.keyIndexes.indexOf(c);
     if (kp >= 0) return -kp - 1;
-    request.push(all[k + 2 + c]!);
+    request.push({ ...all[k + 2 + c]!, typed: true });
     return request.length - 1;
   });
   p = { request, valueFrom };
@@ -338,26 +340,62 @@ function readPlan(schema: TableSchema): { request: ParquetReadColumn[]; valueFro
   return p;
 }
 
-/** Min, max and null count of one column; strings are cut to 16 characters as Paimon's truncate(16). */
-function columnStats(type: DataType, values: unknown[], truncate: boolean): [unknown, unknown, number] {
+/**
+ * Types whose comparator (types.ts) is JS `<` on their in-memory values: integers as numbers,
+ * BIGINT and DECIMAL as bigints, DATE/TIME/TIMESTAMP as numbers. Not FLOAT/DOUBLE (-0 and NaN
+ * order as Java's Double.compare), strings (code-point order) or booleans.
+ */
+const PLAIN_ORDER_ROOTS: ReadonlySet<string> = new Set(['TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'DECIMAL', 'DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ']);
+
+type RawStats = [min: unknown, max: unknown, nulls: number];
+
+/** Min, max and null count of one column (untruncated). */
+function columnStats(type: DataType, values: unknown[]): RawStats {
   if (isBinaryType(type) || isNestedType(type)) {
     let nulls = 0;
     for (const v of values) if (v === null || v === undefined) nulls++;
     return [null, null, nulls];
   }
-  const cmp = comparatorFor(withNullable(type, false));
   let min: unknown = null;
   let max: unknown = null;
   let nulls = 0;
-  for (const v of values) {
-    if (v === null || v === undefined) {
-      nulls++;
-      continue;
+  const n = values.length;
+  if (PLAIN_ORDER_ROOTS.has(type.root)) {
+    // Numbers and bigints whose comparator is plain `<` (types.ts cmpNum / cmpBig): compared
+    // inline, with no call per value.
+    for (let i = 0; i < n; i++) {
+      const v = values[i] as number | bigint | null | undefined;
+      if (v === null || v === undefined) {
+        nulls++;
+        continue;
+      }
+      if (min === null || v < (min as number)) min = v;
+      if (max === null || v > (max as number)) max = v;
     }
-    if (min === null || cmp(v, min) < 0) min = v;
-    if (max === null || cmp(v, max) > 0) max = v;
+  } else {
+    const cmp = comparatorFor(withNullable(type, false));
+    let prev: unknown = undefined;
+    for (let i = 0; i < n; i++) {
+      const v = values[i];
+      if (v === null || v === undefined) {
+        nulls++;
+        continue;
+      }
+      // Sorted runs repeat values (key prefixes) and columns of few distinct values cycle through
+      // them: a value `===` the previous one, the minimum or the maximum cannot move either —
+      // except a zero, where 0 === -0 but DOUBLE orders -0 first.
+      if ((v === prev || v === min || v === max) && v !== 0) continue;
+      prev = v;
+      if (min === null || cmp(v, min) < 0) min = v;
+      if (max === null || cmp(v, max) > 0) max = v;
+    }
   }
-  if (truncate && isStringType(type)) {
+  return [min, max, nulls];
+}
+
+/** Strings cut to 16 characters as Paimon's truncate(16); the maximum rounded up. */
+function truncateStats(type: DataType, [min, max, nulls]: RawStats): RawStats {
+  if (isStringType(type)) {
     if (typeof min === 'string' && min.length > STATS_TRUNCATE_CHARS) min = min.slice(0, STATS_TRUNCATE_CHARS);
     if (typeof max === 'string' && max.length > STATS_TRUNCATE_CHARS) {
       const cut = max.slice(0, STATS_TRUNCATE_CHARS);
@@ -369,13 +407,50 @@ function columnStats(type: DataType, values: unknown[], truncate: boolean): [unk
   return [min, max, nulls];
 }
 
-function statsOf(types: readonly DataType[], cols: unknown[][], truncate: boolean): SimpleStats {
+/** Same values in every row: `===`, except 0 and -0 (they differ as FLOAT/DOUBLE statistics). */
+function sameValues(a: unknown[], b: unknown[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x !== y || (x === 0 && 1 / (x as number) !== 1 / (y as number))) {
+      if (!((x === null || x === undefined) && (y === null || y === undefined))) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Statistics of the columns of one file, each computed once: a value column that repeats a key
+ * column (Paimon stores both) reuses the key column's figures. Key columns are NOT NULL and the
+ * rows are sorted by key, so the first key column's minimum and maximum are its first and last
+ * values.
+ */
+class FileStats {
+  private readonly done: Array<{ root: string; values: unknown[]; stats: RawStats }> = [];
+
+  of(type: DataType, values: unknown[], sortedFirstKey = false): RawStats {
+    const root = isStringType(type) ? 'STRING' : type.root; // CHAR, VARCHAR, STRING order alike
+    for (const d of this.done) if (d.root === root && sameValues(d.values, values)) return d.stats;
+    const n = values.length;
+    const stats: RawStats =
+      sortedFirstKey && n > 0 && values[0] !== null && values[0] !== undefined && values[n - 1] !== null && values[n - 1] !== undefined && !isBinaryType(type) && !isNestedType(type)
+        ? [values[0], values[n - 1], 0]
+        : columnStats(type, values);
+    this.done.push({ root, values, stats });
+    return stats;
+  }
+}
+
+function statsOf(types: readonly DataType[], cols: unknown[][], truncate: boolean, memo: FileStats, sortedFirstKey = false): SimpleStats {
   const mins: unknown[] = [];
   const maxs: unknown[] = [];
   const nulls: number[] = [];
   const statTypes = types.map((t) => withNullable(t, true));
   types.forEach((t, i) => {
-    const [mn, mx, nc] = columnStats(t, cols[i]!, truncate);
+    const raw = memo.of(t, cols[i]!, sortedFirstKey && i === 0);
+    const [mn, mx, nc] = truncate ? truncateStats(t, raw) : raw;
     mins.push(mn);
     maxs.push(mx);
     nulls.push(nc);
@@ -410,6 +485,7 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
   a.fileIO.writeNew(`${a.bucketDir}/${a.fileName}`, bytes);
 
   const keyTypes = schema.keyTypes;
+  const memo = new FileStats();
   const last = run.rowCount - 1;
   let minSeq = Number.MAX_SAFE_INTEGER;
   let maxSeq = -1;
@@ -427,8 +503,8 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
     rowCount: run.rowCount,
     minKey: serializeBinaryRow(keyTypes, run.keyCols.map((c) => c[0])),
     maxKey: serializeBinaryRow(keyTypes, run.keyCols.map((c) => c[last])),
-    keyStats: statsOf(keyTypes, run.keyCols, false),
-    valueStats: statsOf(schema.fields.map((f) => f.type), valueCols, true),
+    keyStats: statsOf(keyTypes, run.keyCols, false, memo, true),
+    valueStats: statsOf(schema.fields.map((f) => f.type), valueCols, true, memo),
     minSequenceNumber: minSeq,
     maxSequenceNumber: maxSeq,
     schemaId: schema.id,
@@ -450,6 +526,15 @@ export function localWallClockMillis(utcMs: number): number {
   return utcMs - new Date(utcMs).getTimezoneOffset() * 60_000;
 }
 
+/** A decoded table column as a run's column: a typed decode as its packed column, else packed by its values. */
+function decodedColumn(c: unknown[] | TypedColumn, rowCount: number): Column {
+  if (Array.isArray(c)) return packColumn(c, rowCount);
+  const { values, nulls } = c;
+  if (values instanceof Int32Array) return new Int32Column(values, nulls);
+  if (values instanceof BigInt64Array) return new BigInt64Column(values, nulls);
+  return new BoolColumn(values, nulls);
+}
+
 /** Reads a data file back as a run, checking it against its meta. */
 export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, meta: DataFileMeta): RunData {
   let bytes: Uint8Array;
@@ -465,9 +550,9 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
     throw corruption(path, `size ${bytes.length} differs from the manifest's ${meta.fileSize}`);
   }
   const plan = schema.isPrimaryKeyTable ? readPlan(schema) : undefined;
-  let decoded: { rowCount: number; columns: unknown[][] };
+  let decoded: { rowCount: number; columns: Array<unknown[] | TypedColumn> };
   try {
-    decoded = decodeDataFile(bytes, plan ? plan.request : readColumns(schema), path);
+    decoded = plan && formatOfPath(path) === 'parquet' ? readParquetTyped(bytes, plan.request, path) : decodeDataFile(bytes, plan ? plan.request : readColumns(schema), path);
   } catch (e) {
     // Every decode failure names the file; anything but a deliberate LsmError is damage.
     if (e instanceof LsmError && e.kind === 'Corruption') throw e;
@@ -479,7 +564,7 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   const { rowCount, columns } = decoded;
   if (rowCount !== meta.rowCount) throw corruption(path, `${rowCount} rows, the manifest says ${meta.rowCount}`);
   if (!plan) {
-    const run = appendRun(columns, rowCount, meta);
+    const run = appendRun(columns as unknown[][], rowCount, meta);
     return { ...run, valueCols: run.valueCols.map((c) => packColumn(c as unknown[], rowCount)) };
   }
   const k = schema.keyIndexes.length;
@@ -489,7 +574,7 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
     const kd = kind[i]!;
     if (!(kd >= 0 && kd <= 3)) throw corruption(path, `row ${i} has value kind ${kd}`);
   }
-  const keyCols = columns.slice(0, k);
-  const valueCols = plan.valueFrom.map((from) => (from < 0 ? keyCols[-from - 1]! : packColumn(columns[from]!, rowCount)));
+  const keyCols = columns.slice(0, k) as unknown[][];
+  const valueCols = plan.valueFrom.map((from) => (from < 0 ? keyCols[-from - 1]! : decodedColumn(columns[from]!, rowCount)));
   return { rowCount, keyCols, seq, kind, valueCols };
 }

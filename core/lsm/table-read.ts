@@ -10,7 +10,7 @@ import { bucketOf } from './bucket.ts';
 import { cell, kvAt, PackedColumn, rowAt, rowReader, type Column, type RunData } from './data-file.ts';
 import { deserializeBinaryRow } from './binary-row.ts';
 import { invalidArgument } from './errors.ts';
-import { isAdd, type KeyValue } from './key-value.ts';
+import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { lookupKey } from './merge-reader.ts';
@@ -99,6 +99,8 @@ export class TableReader {
   private readonly folded: (d: RunData) => boolean;
   /** Per key column, its comparator with an identity shortcut for strings (scans' merge). */
   private readonly scanKeyCmps: Comparator[];
+  /** Per key column, whether it is a string column (compared natively where that is exact: see plainStrings). */
+  private readonly scanKeyFast: boolean[];
 
   constructor(
     private readonly table: Table,
@@ -112,6 +114,7 @@ export class TableReader {
     this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
     this.keyCmps = s.keyTypes.map(comparatorFor);
     this.folded = runIsFolded(s);
+    this.scanKeyFast = s.keyTypes.map(isStringType);
     this.scanKeyCmps = s.keyTypes.map((t) => {
       const c = comparatorFor(t);
       return isStringType(t) ? (a: unknown, b: unknown) => (a === b ? 0 : c(a, b)) : c;
@@ -174,6 +177,8 @@ export class TableReader {
     const partPreds = preds.filter((p) => p.partPos >= 0);
     const merge = createMergeFunction(schema);
     const order = mergeOrder(schema);
+    // One batch per scan (two scans of one reader may be interleaved by their consumers).
+    const batch: unknown[][] = new Array(SCAN_BATCH);
     for (const b of table.buckets(this.snapshot)) {
       if (partPreds.length > 0) {
         const values = deserializeBinaryRow(schema.partitionTypes, b.partition, table.paths.root);
@@ -184,79 +189,11 @@ export class TableReader {
         const parts = run.files.filter((f) => this.fileMayMatch(f, preds)).map((f) => table.loadRun(b.partition, b.bucket, f));
         if (parts.length > 0) runs.push(parts);
       }
-      // The bucket's merged rows (one generator: no per-row delegation).
-      if (runs.length === 1) {
-        // One sorted run whose records stand as they are: no merging, just drop retractions.
-        const parts = runs[0]!;
-        if (parts.every((d) => this.loneIsRow(d))) {
-          for (const d of parts) {
-            const kind = d.kind;
-            const n = d.rowCount;
-            const read = projection ? undefined : rowReader(d);
-            for (let i = 0; i < n; i++) {
-              if (!isAdd(kind[i]!)) continue;
-              if (preds.length > 0 && !matchesAt(d, i, preds)) continue;
-              yield read !== undefined ? read(i) : projectAt(d, i, projection);
-            }
-          }
-          continue;
-        }
-      }
-      // The k-way merge (merge-reader.ts's order and fold), specialized: cursors compare key
-      // columns in place, and a key held by one run whose records stand as they are is read without
-      // a KeyValue or the merge function.
-      const cmps = this.scanKeyCmps;
-      const cursors: ScanCursor[] = [];
-      for (const parts of runs) {
-        const c = new ScanCursor(parts, (d) => this.loneIsRow(d));
-        if (!c.done) cursors.push(c);
-      }
-      const nk = cmps.length;
-      const cmp = (a: ScanCursor, b: ScanCursor): number => {
-        const ak = a.keyCols;
-        const bk = b.keyCols;
-        for (let k = 0; k < nk; k++) {
-          const r = cmps[k]!(ak[k]![a.row], bk[k]![b.row]);
-          if (r !== 0) return r;
-        }
-        return 0;
-      };
-      const group: KeyValue[] = [];
-      const same: ScanCursor[] = [];
-      while (cursors.length > 0) {
-        let min = cursors[0]!;
-        same.length = 0;
-        same.push(min);
-        for (let j = 1; j < cursors.length; j++) {
-          const c = cursors[j]!;
-          const r = cmp(c, min);
-          if (r < 0) {
-            min = c;
-            same.length = 0;
-            same.push(c);
-          } else if (r === 0) same.push(c);
-        }
-        let row: unknown[] | undefined;
-        if (same.length === 1 && min.lone) {
-          const d = min.part;
-          const i = min.row;
-          if (isAdd(d.kind[i]!) && (preds.length === 0 || matchesAt(d, i, preds))) row = projection ? projectAt(d, i, projection) : min.read(i);
-        } else {
-          group.length = 0;
-          for (const c of same) group.push(kvAt(c.part, c.row));
-          if (group.length > 1) group.sort(order);
-          merge.reset();
-          for (const kv of group) merge.add(kv);
-          const kv = merge.result();
-          if (kv !== undefined && isAdd(kv.kind) && (preds.length === 0 || preds.every((p) => test(p, kv.value[p.index])))) {
-            row = projection ? projection.map((i) => kv.value[i]) : kv.value;
-          }
-        }
-        for (const c of same) {
-          c.advance();
-          if (c.done) cursors.splice(cursors.indexOf(c), 1);
-        }
-        if (row !== undefined) yield row;
+      // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
+      // one by one: the generator frame stays out of the per-row work.
+      const scan = new BucketScan(runs, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, preds, projection);
+      for (let n = scan.fill(batch); n > 0; n = scan.fill(batch)) {
+        for (let i = 0; i < n; i++) yield batch[i]!;
       }
     }
   }
@@ -380,7 +317,7 @@ function compareCols(cmps: readonly Comparator[], a: readonly unknown[], b: read
  * would make of it. Runs our writer produces pass; Java's writer keeps lone records unfolded, so
  * its files may not. Aggregation never passes. Cached per decoded run.
  */
-function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
+export function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
   const o = schema.options;
   const none = () => false;
   if (o.mergeEngine === 'aggregation') return none;
@@ -403,18 +340,39 @@ function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
   if (groups.some((g) => g.seqs.some((i) => i === undefined) || g.columns.some((i) => i === undefined))) return none;
   return cached((d) => {
     if (!addsOnly(d)) return false;
-    for (const g of groups) {
-      const seqCols = g.seqs.map((i) => d.valueCols[i]!);
-      const cols = g.columns.map((i) => d.valueCols[i]!);
-      for (let r = 0; r < d.rowCount; r++) {
-        let allNull = true;
-        for (const c of seqCols) if (!isNullAt(c, r)) allNull = false;
-        if (!allNull) continue;
-        for (const c of cols) if (!isNullAt(c, r)) return false;
-      }
-    }
+    for (const g of groups) if (!groupFolded(d, g.seqs, g.columns)) return false;
     return true;
   });
+}
+
+/** Whether every row of `d` whose sequence fields `seqs` are all null has only nulls in `columns`. */
+function groupFolded(d: RunData, seqs: readonly number[], columns: readonly number[]): boolean {
+  const seqCols = seqs.map((i) => d.valueCols[i]!);
+  const cols = columns.map((i) => d.valueCols[i]!);
+  if (seqCols.every((c) => c instanceof PackedColumn) && cols.every((c) => c instanceof PackedColumn)) {
+    // Decoded runs: eight rows at a time through the null bitmaps (bits past rowCount are 0).
+    const seqNulls: Uint8Array[] = [];
+    for (const c of seqCols as PackedColumn[]) {
+      if (c.nulls === undefined) return true; // a sequence field without nulls: no row to check
+      seqNulls.push(c.nulls);
+    }
+    const colNulls = (cols as PackedColumn[]).map((c) => c.nulls);
+    const bytes = (d.rowCount + 7) >>> 3;
+    for (let b = 0; b < bytes; b++) {
+      let allNull = 0xff;
+      for (const nb of seqNulls) allNull &= nb[b]!;
+      if (allNull === 0) continue;
+      for (const nb of colNulls) if (nb === undefined || (allNull & ~nb[b]!) !== 0) return false;
+    }
+    return true;
+  }
+  for (let r = 0; r < d.rowCount; r++) {
+    let allNull = true;
+    for (const c of seqCols) if (!isNullAt(c, r)) allNull = false;
+    if (!allNull) continue;
+    for (const c of cols) if (!isNullAt(c, r)) return false;
+  }
+  return true;
 }
 
 function cached(test: (d: RunData) => boolean): (d: RunData) => boolean {
@@ -447,14 +405,21 @@ function projectAt(d: RunData, i: number, projection: number[] | undefined): unk
   return row;
 }
 
+/** Rows a scan makes per BucketScan.fill before handing them out. */
+const SCAN_BATCH = 256;
+
 /** A position in one sorted run (parts in key order) for the scan's merge. */
 class ScanCursor {
   private fi = -1;
   part!: RunData;
   keyCols!: unknown[][];
   row = 0;
+  /** The current part's row count. */
+  end = 0;
   /** Whether the current part's records stand as they are when alone with their key. */
   lone = false;
+  /** Whether the current part's string key columns compare natively (plainStrings; false when never compared). */
+  plain = false;
   /** The current part's row reader. */
   read!: (i: number) => unknown[];
   done = false;
@@ -462,11 +427,13 @@ class ScanCursor {
   constructor(
     private readonly parts: RunData[],
     private readonly loneIsRow: (d: RunData) => boolean,
+    /** Undefined when this cursor is the bucket's only one: it is never compared. */
+    private readonly stringKeys: readonly boolean[] | undefined,
   ) {
     this.nextPart();
   }
 
-  private nextPart(): void {
+  nextPart(): void {
     for (;;) {
       this.fi++;
       if (this.fi >= this.parts.length) {
@@ -478,15 +445,206 @@ class ScanCursor {
         this.part = d;
         this.keyCols = d.keyCols;
         this.row = 0;
+        this.end = d.rowCount;
         this.lone = this.loneIsRow(d);
+        this.plain = this.stringKeys !== undefined && plainStrings(d, this.stringKeys);
         this.read = rowReader(d);
         return;
       }
     }
   }
+}
 
-  advance(): void {
-    if (++this.row >= this.part.rowCount) this.nextPart();
+const plainRuns = new WeakMap<RunData, boolean>();
+const NOT_PLAIN = /[\ud800-\uffff]/;
+
+/**
+ * Whether every value of the run's string key columns is a string without UTF-16 code units
+ * ≥ 0xD800. Between such strings JavaScript's `<` (UTF-16 code-unit order) agrees with the key
+ * order (UTF-8 byte order, compareStrings): the two differ only where a surrogate meets a code
+ * unit in 0xE000–0xFFFF. Cached per decoded run; neighbouring equal strings are tested once.
+ */
+function plainStrings(d: RunData, stringKeys: readonly boolean[]): boolean {
+  let r = plainRuns.get(d);
+  if (r !== undefined) return r;
+  r = true;
+  for (let k = 0; k < stringKeys.length && r; k++) {
+    if (!stringKeys[k]) continue;
+    const col = d.keyCols[k]!;
+    let prev: unknown = undefined;
+    for (let i = 0; i < d.rowCount; i++) {
+      const v = col[i];
+      if (v === prev) continue;
+      if (typeof v !== 'string' || NOT_PLAIN.test(v)) {
+        r = false;
+        break;
+      }
+      prev = v;
+    }
+  }
+  plainRuns.set(d, r);
+  return r;
+}
+
+/**
+ * The merged rows of one bucket's sorted runs: merge-reader.ts's k-way merge (order and fold),
+ * specialized for scans. Cursors compare key columns in place; a key held by one run whose records
+ * stand as they are is read as a row without a KeyValue or the merge function; a single such run
+ * is read in a tight loop. Rows come out in batches (`fill`), so the caller's generator does no
+ * per-row work beyond handing them out.
+ */
+class BucketScan {
+  private readonly cursors: ScanCursor[] = [];
+  /** The cursors positioned on the current minimum key (first `ns` entries). */
+  private readonly same: ScanCursor[];
+  private readonly nk: number;
+
+  constructor(
+    runs: RunData[][],
+    loneIsRow: (d: RunData) => boolean,
+    private readonly cmps: readonly Comparator[],
+    private readonly stringKeys: readonly boolean[],
+    private readonly merge: MergeFunction,
+    private readonly order: (a: KeyValue, b: KeyValue) => number,
+    private readonly preds: CompiledPredicate[],
+    private readonly projection: number[] | undefined,
+  ) {
+    for (const parts of runs) {
+      const c = new ScanCursor(parts, loneIsRow, runs.length > 1 ? stringKeys : undefined);
+      if (!c.done) this.cursors.push(c);
+    }
+    this.same = new Array(this.cursors.length);
+    this.nk = cmps.length;
+  }
+
+  /** Writes the next rows into out[0…], at most out.length; returns how many (0: the bucket is done). */
+  fill(out: unknown[][]): number {
+    const cursors = this.cursors;
+    const same = this.same;
+    const preds = this.preds;
+    const projection = this.projection;
+    const max = out.length;
+    let n = 0;
+    while (n < max && cursors.length > 0) {
+      if (cursors.length === 1 && cursors[0]!.lone) {
+        n = this.fillLone(cursors[0]!, out, n);
+        if (cursors[0]!.done) cursors.pop();
+        continue;
+      }
+      let min = cursors[0]!;
+      let ns = 1;
+      same[0] = min;
+      for (let j = 1; j < cursors.length; j++) {
+        const c = cursors[j]!;
+        const r = this.compare(c, min);
+        if (r < 0) {
+          min = c;
+          ns = 1;
+          same[0] = c;
+        } else if (r === 0) same[ns++] = c;
+      }
+      let row: unknown[] | undefined;
+      if (ns === 1 && min.lone) {
+        const d = min.part;
+        const i = min.row;
+        const kd = d.kind[i]!;
+        if ((kd === RowKind.INSERT || kd === RowKind.UPDATE_AFTER) && (preds.length === 0 || matchesAt(d, i, preds))) {
+          row = projection ? projectAt(d, i, projection) : min.read(i);
+        }
+      } else row = this.fold(ns);
+      for (let k = 0; k < ns; k++) {
+        const c = same[k]!;
+        if (++c.row >= c.end) {
+          c.nextPart();
+          if (c.done) cursors.splice(cursors.indexOf(c), 1);
+        }
+      }
+      if (row !== undefined) out[n++] = row;
+    }
+    return n;
+  }
+
+  /** The rows of one run whose records stand as they are, from its position on. */
+  private fillLone(c: ScanCursor, out: unknown[][], n: number): number {
+    const preds = this.preds;
+    const projection = this.projection;
+    const max = out.length;
+    while (n < max && !c.done) {
+      const d = c.part;
+      const kind = d.kind;
+      const read = c.read;
+      const end = c.end;
+      let i = c.row;
+      for (; i < end && n < max; i++) {
+        const kd = kind[i]!;
+        if (kd !== RowKind.INSERT && kd !== RowKind.UPDATE_AFTER) continue;
+        if (preds.length > 0 && !matchesAt(d, i, preds)) continue;
+        out[n++] = projection ? projectAt(d, i, projection) : read(i);
+      }
+      c.row = i;
+      if (i >= end) c.nextPart();
+    }
+    return n;
+  }
+
+  /** Key order of two cursors' current rows. */
+  private compare(a: ScanCursor, b: ScanCursor): number {
+    const ak = a.keyCols;
+    const bk = b.keyCols;
+    const ar = a.row;
+    const br = b.row;
+    const plain = a.plain && b.plain;
+    for (let k = 0; k < this.nk; k++) {
+      const x = ak[k]![ar];
+      const y = bk[k]![br];
+      if (this.stringKeys[k]) {
+        if (x === y) continue;
+        if (plain) return (x as string) < (y as string) ? -1 : 1;
+      }
+      const r = this.cmps[k]!(x, y);
+      if (r !== 0) return r;
+    }
+    return 0;
+  }
+
+  /** The merge function's fold of the first `ns` cursors' records (one key), as a row, or undefined. */
+  private fold(ns: number): unknown[] | undefined {
+    const merge = this.merge;
+    const same = this.same;
+    merge.reset();
+    if (ns === 1) merge.add(this.record(same[0]!));
+    else if (ns === 2) {
+      // A stable sort of two: swapped only when strictly out of order.
+      const a = this.record(same[0]!);
+      const b = this.record(same[1]!);
+      if (this.order(a, b) > 0) {
+        merge.add(b);
+        merge.add(a);
+      } else {
+        merge.add(a);
+        merge.add(b);
+      }
+    } else {
+      const group: KeyValue[] = [];
+      for (let k = 0; k < ns; k++) group.push(this.record(same[k]!));
+      group.sort(this.order);
+      for (const kv of group) merge.add(kv);
+    }
+    const kv = merge.result();
+    if (kv === undefined || !isAdd(kv.kind)) return undefined;
+    const preds = this.preds;
+    if (preds.length > 0 && !preds.every((p) => test(p, kv.value[p.index]))) return undefined;
+    const projection = this.projection;
+    return projection ? projection.map((i) => kv.value[i]) : kv.value;
+  }
+
+  /** The cursor's current record as a KeyValue (what kvAt makes, with the cursor's row reader). */
+  private record(c: ScanCursor): KeyValue {
+    const d = c.part;
+    const i = c.row;
+    const key = new Array(this.nk);
+    for (let k = 0; k < key.length; k++) key[k] = c.keyCols[k]![i];
+    return { key, seq: d.seq[i]!, kind: d.kind[i] as KeyValue['kind'], value: c.read(i) };
   }
 }
 

@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
+import { mergeRunsInto } from './compaction/compact-merge.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
@@ -29,7 +30,7 @@ import { partitionPath } from './partition-path.ts';
 import { SNAPSHOT_VERSION, type Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
-import { checkValue, typeToString, type DataType } from './types.ts';
+import { checkValue, comparatorFor, typeToString, type DataType } from './types.ts';
 import { WriteBuffer } from './write-buffer.ts';
 import type { TableSchema } from './schema.ts';
 import { WriterLock } from './writer-lock.ts';
@@ -613,11 +614,23 @@ export class TableWriter {
     }
     const rowsPerFile = Math.max(1, Math.floor(schema.options.targetFileBytes / Math.max(1, inBytes / Math.max(1, inRows))));
     const out: DataFileMeta[] = [];
-    let batch: KeyValue[] = [];
+    // The merged records go straight into the columns of the next output file (what
+    // runFromRecords would build from a batch of them); a file is written every `rowsPerFile` rows.
+    const nk = schema.keyIndexes.length;
+    const nv = schema.fields.length;
+    // Arrays grow as rows come: sizing them by the input would hold memory for rows a merge folds away.
+    const fresh = () => ({ keyCols: Array.from({ length: nk }, (): unknown[] => []), valueCols: Array.from({ length: nv }, (): unknown[] => []), seq: [] as number[], kind: [] as number[] });
+    let cols = fresh();
+    let keyCols = cols.keyCols;
+    let valueCols = cols.valueCols;
+    let rows = 0;
     const roll = () => {
-      if (batch.length === 0) return;
-      out.push(this.writeRun(s, runFromRecords(batch, schema.keyIndexes.length, schema.fields.length), unit.outputLevel, 1));
-      batch = [];
+      if (rows === 0) return;
+      out.push(this.writeRun(s, { rowCount: rows, ...cols }, unit.outputLevel, 1));
+      cols = fresh();
+      keyCols = cols.keyCols;
+      valueCols = cols.valueCols;
+      rows = 0;
     };
     const topLevel = schema.options.numLevels - 1;
     const toTop = unit.outputLevel === topLevel; // only a unit of every run is written to the top level
@@ -628,13 +641,20 @@ export class TableWriter {
     const check = pu && !dropDelete && !toTop ? () => {
       if (pu.resetThenAdded!()) throw new NeedsFullCompaction();
     } : undefined;
+    const keyCmps = schema.keyTypes.map(comparatorFor); // as table.compareKeys (keyComparator) chains them
     try {
-      for (const kv of mergeRuns(inputs, table.compareKeys, merge, mergeOrder(schema), check)) {
-        diff?.add(kv);
-        if (dropDelete && !isAdd(kv.kind)) continue;
-        batch.push(kv);
-        if (batch.length >= rowsPerFile) roll();
-      }
+      // The record passed in shares arrays with the merge's cursors: copied here, not kept.
+      mergeRunsInto(inputs, keyCmps, nv, merge, mergeOrder(schema), check, (kv) => {
+        diff?.add({ key: kv.key.slice(), seq: kv.seq, kind: kv.kind, value: kv.value.slice() });
+        if (dropDelete && !isAdd(kv.kind)) return;
+        const key = kv.key;
+        const value = kv.value;
+        for (let k = 0; k < nk; k++) keyCols[k]![rows] = key[k];
+        for (let c = 0; c < nv; c++) valueCols[c]![rows] = value[c] ?? null;
+        cols.seq[rows] = kv.seq;
+        cols.kind[rows] = kv.kind;
+        if (++rows >= rowsPerFile) roll();
+      });
       roll();
       if (diff) changelog.push(...this.changelog.write([{ partition: s.partition, partitionPath: s.partitionPath, bucket: s.bucket, records: diff.finish() }]));
     } catch (e) {

@@ -47,11 +47,43 @@ export function readPage(bytes: Uint8Array, pos: number, end: number): { h: TStr
   return { h, type, usize, body, next: bodyAt + csize };
 }
 
-export function readColumnChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafSchema, materialize: Materialize, out: unknown[], base: number, rows: number): void {
+/**
+ * A column decoded straight into a typed array (reader.ts `typed`): values of non-null rows, 0 in
+ * null rows, and `nulls` (bit i set when row i is null) once some row is null.
+ */
+export interface TypedColumn {
+  values: Int32Array | BigInt64Array | Uint8Array;
+  nulls: Uint8Array | undefined;
+}
+
+/** Copies the first `n` values of a page's (or dictionary's) physical values into `to[at…]`. */
+function copyPhys(phys: Phys, to: TypedColumn['values'], at: number, n: number): void {
+  if (phys.t === 'i32' && to instanceof Int32Array) to.set(phys.v.subarray(0, n), at);
+  else if (phys.t === 'i64' && to instanceof BigInt64Array) to.set(phys.v.subarray(0, n), at);
+  else if (phys.t === 'bool' && to instanceof Uint8Array) to.set(phys.v.subarray(0, n), at);
+  else throw new DecodeError(`${phys.t} values in a column decoded as ${to.constructor.name}`);
+}
+
+/**
+ * Decodes the chunk's values into `out[base, base + rows)` as in-memory values (`materialize`), or,
+ * with `typed`, into `typed.values[base…]` as they are (INT32 → Int32Array, INT64 → BigInt64Array,
+ * BOOLEAN → bytes), skipping one JS value per row.
+ */
+export function readColumnChunk(
+  bytes: Uint8Array,
+  chunk: ChunkMeta,
+  leaf: LeafSchema,
+  materialize: Materialize,
+  out: unknown[],
+  base: number,
+  rows: number,
+  typed?: TypedColumn,
+): void {
   const end = chunk.start + chunk.totalCompressed;
   let pos = chunk.start;
   let done = 0;
   let dict: unknown[] | undefined;
+  let typedDict: TypedColumn['values'] | undefined;
   const typeLength = leaf.typeLength ?? 0;
 
   const values = (enc: number, data: Uint8Array, p: number, stop: number, n: number): Phys => {
@@ -60,7 +92,7 @@ export function readColumnChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafS
         return decodePlain(leaf.physical, typeLength, data, p, stop, n);
       case Enc.PLAIN_DICTIONARY:
       case Enc.RLE_DICTIONARY: {
-        if (!dict) throw new DecodeError('dictionary-encoded page without a dictionary page');
+        if (!dict && !typedDict) throw new DecodeError('dictionary-encoded page without a dictionary page');
         const idx = new Int32Array(n);
         if (n > 0) {
           if (p >= stop) throw new DecodeError('dictionary page data is empty');
@@ -98,8 +130,39 @@ export function readColumnChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafS
     }
   };
 
+  /** `emit` for a typed column: the values as they are, nulls as bits. */
+  const emitTyped = (t: TypedColumn, phys: Phys, defs: Uint8Array | undefined, n: number, nonNull: number): void => {
+    const at = base + done;
+    const to = t.values;
+    if (phys.t === 'dict') {
+      const d = typedDict!;
+      const idx = phys.idx;
+      const size = d.length;
+      for (let k = 0; k < nonNull; k++) {
+        const j = idx[k]!;
+        if (!(j >= 0 && j < size)) throw new DecodeError(`dictionary index ${j} outside a dictionary of ${size}`);
+        to[at + k] = d[j]!;
+      }
+    } else copyPhys(phys, to, at, nonNull);
+    if (defs && nonNull < n) {
+      const zero = to instanceof BigInt64Array ? 0n : 0;
+      const nulls = (t.nulls ??= new Uint8Array((to.length + 7) >>> 3));
+      // Spread the non-null values over their rows, last first (in place: j ≤ at + i throughout).
+      let j = at + nonNull - 1;
+      for (let i = n - 1; i >= 0; i--) {
+        if (defs[i]) to[at + i] = to[j--]!;
+        else {
+          to[at + i] = zero;
+          nulls[(at + i) >>> 3]! |= 1 << ((at + i) & 7);
+        }
+      }
+    }
+    done += n;
+  };
+
   /** Decodes `n` values whose levels are `defs` (undefined: all defined) into out[base + done…]. */
   const emit = (phys: Phys, defs: Uint8Array | undefined, n: number, nonNull: number): void => {
+    if (typed) return emitTyped(typed, phys, defs, n, nonNull);
     const at = base + done;
     if (phys.t === 'dict') {
       const d = dict!;
@@ -129,13 +192,18 @@ export function readColumnChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafS
     const { h, type, usize, body, next } = readPage(bytes, pos, end);
     pos = next;
     if (type === PageType.DICTIONARY_PAGE) {
-      if (dict) throw new DecodeError('second dictionary page in a column chunk');
+      if (dict || typedDict) throw new DecodeError('second dictionary page in a column chunk');
       const dh = sub(h[7], 'dictionary_page_header');
       const n = num(dh, 1, 'dictionary size');
       if (n < 0 || n > usize * 8 + 8) throw new DecodeError(`dictionary of ${n} values in ${usize} bytes`);
       const data = decompress(chunk.codec, body, usize);
-      dict = new Array(n);
-      if (n > 0) materialize(decodePlain(leaf.physical, typeLength, data, 0, data.length, n), dict, 0);
+      if (typed) {
+        typedDict = new (typed.values.constructor as new (n: number) => TypedColumn['values'])(n);
+        if (n > 0) copyPhys(decodePlain(leaf.physical, typeLength, data, 0, data.length, n), typedDict, 0, n);
+      } else {
+        dict = new Array(n);
+        if (n > 0) materialize(decodePlain(leaf.physical, typeLength, data, 0, data.length, n), dict, 0);
+      }
     } else if (type === PageType.DATA_PAGE || type === PageType.DATA_PAGE_V2) {
       const v2 = type === PageType.DATA_PAGE_V2;
       const dh = sub(h[v2 ? 8 : 5], 'data page header');

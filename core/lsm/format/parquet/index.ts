@@ -2,7 +2,10 @@
 // Java Paimon writes and reads (flat schemas; see README.md). Public surface only.
 
 import type { DataType } from '../../types.ts';
-import { readColumns, readFooterColumns } from './reader.ts';
+import type { TypedColumn } from './chunk-reader.ts';
+import { readColumns, readColumnsTyped, readFooterColumns } from './reader.ts';
+
+export type { TypedColumn };
 import { writeParquetFile } from './writer.ts';
 
 export interface ParquetColumn {
@@ -30,6 +33,8 @@ export interface ParquetReadColumn {
   type: DataType;
   /** INT64 → JS number instead of bigint (for _SEQUENCE_NUMBER). */
   asNumber?: boolean;
+  /** readParquetTyped: INT32/INT64/BOOLEAN columns of INT-like, BIGINT, BOOLEAN types as TypedColumns. */
+  typed?: boolean;
 }
 export interface ParquetFooterColumn {
   name: string;
@@ -46,6 +51,11 @@ export interface ParquetFooterColumn {
  */
 export function readParquet(bytes: Uint8Array, request: ParquetReadColumn[], path: string): { rowCount: number; columns: unknown[][] } {
   return readColumns(bytes, request, path);
+}
+
+/** `readParquet`, with the columns requested `typed` that have a typed form as TypedColumns. */
+export function readParquetTyped(bytes: Uint8Array, request: ParquetReadColumn[], path: string): { rowCount: number; columns: Array<unknown[] | TypedColumn> } {
+  return readColumnsTyped(bytes, request, path);
 }
 
 export function readParquetFooter(bytes: Uint8Array, path: string): { rowCount: number; columns: ParquetFooterColumn[] } {

@@ -10,15 +10,20 @@
 import { corruption, LsmError } from '../../errors.ts';
 import { isNestedType, type DataType } from '../../types.ts';
 import { readNestedColumn, type SchemaNode } from './nested.ts';
-import { readColumnChunk } from './chunk-reader.ts';
+import { readColumnChunk, type TypedColumn } from './chunk-reader.ts';
 import { type FileMeta, readFooter } from './footer-read.ts';
-import { describeLogical, PHYSICAL_NAMES } from './schema.ts';
+import { describeLogical, Physical, PHYSICAL_NAMES } from './schema.ts';
 import { materializerFor } from './values.ts';
 
 export interface ReadColumn {
   name: string;
   type: DataType;
   asNumber?: boolean;
+  /**
+   * Decode into a TypedColumn where the column's values have one (readColumnsTyped only): INT,
+   * SMALLINT, TINYINT and DATE stored as INT32, BIGINT as INT64 (without asNumber), BOOLEAN.
+   */
+  typed?: boolean;
 }
 
 export interface FooterColumn {
@@ -58,6 +63,33 @@ export function readFooterColumns(bytes: Uint8Array, path: string): { rowCount: 
 }
 
 export function readColumns(bytes: Uint8Array, request: ReadColumn[], path: string): { rowCount: number; columns: unknown[][] } {
+  // Without `typed` requests every column is a JS array.
+  return readColumnsTyped(bytes, request.map(({ typed: _, ...r }) => r), path) as { rowCount: number; columns: unknown[][] };
+}
+
+/** The typed array a `typed` request decodes into, or undefined when the column keeps JS values. */
+function typedArrayFor(r: ReadColumn, physical: Physical, rowCount: number): TypedColumn['values'] | undefined {
+  if (!r.typed) return undefined;
+  switch (r.type.root) {
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+      return physical === Physical.INT32 ? new Int32Array(rowCount) : undefined;
+    case 'BIGINT':
+      return physical === Physical.INT64 && !r.asNumber ? new BigInt64Array(rowCount) : undefined;
+    case 'BOOLEAN':
+      return physical === Physical.BOOLEAN ? new Uint8Array(rowCount) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * `readColumns`, where a column requested `typed` whose type has a typed form comes back as a
+ * TypedColumn (the same values, no JS value per row); every other column as a JS array.
+ */
+export function readColumnsTyped(bytes: Uint8Array, request: ReadColumn[], path: string): { rowCount: number; columns: Array<unknown[] | TypedColumn> } {
   const meta = footer(bytes, path);
   const byName = new Map<string, number>();
   // Only top-level leaves match by name; leaves of ARRAY/MAP groups are read through nested.ts.
@@ -83,16 +115,19 @@ export function readColumns(bytes: Uint8Array, request: ReadColumn[], path: stri
     const leafIndex = byName.get(r.name);
     if (leafIndex === undefined) return undefined;
     const leaf = meta.leaves[leafIndex]!;
-    return { leafIndex, leaf, materialize: materializerFor(r.type, r.asNumber === true, leaf, fail) };
+    // The materializer also checks that the file's physical type can hold the requested type.
+    const materialize = materializerFor(r.type, r.asNumber === true, leaf, fail);
+    const values = typedArrayFor(r, leaf.physical, rowCount);
+    return { leafIndex, leaf, materialize, typed: values ? { values, nulls: undefined } : undefined };
   });
   // Present columns are written slot by slot by their chunks; only absent ones need filling.
-  const columns = plan.map((p, c) => (p || nestedPlan[c] ? new Array<unknown>(rowCount) : new Array<unknown>(rowCount).fill(null)));
+  const columns = plan.map((p, c) => (p?.typed ? NO_VALUES : p || nestedPlan[c] ? new Array<unknown>(rowCount) : new Array<unknown>(rowCount).fill(null)));
   guarded(path, () => {
     let base = 0;
     for (const g of meta.rowGroups) {
       plan.forEach((p, c) => {
         if (!p) return;
-        readColumnChunk(bytes, g.chunks[p.leafIndex]!, p.leaf, p.materialize, columns[c]!, base, g.numRows);
+        readColumnChunk(bytes, g.chunks[p.leafIndex]!, p.leaf, p.materialize, columns[c]!, base, g.numRows, p.typed);
       });
       base += g.numRows;
     }
@@ -100,5 +135,8 @@ export function readColumns(bytes: Uint8Array, request: ReadColumn[], path: stri
       if (node) readNestedColumn(bytes, node, request[c]!.type, meta.leaves, meta.rowGroups, columns[c]!, fail);
     });
   });
-  return { rowCount, columns };
+  return { rowCount, columns: columns.map((col, c) => plan[c]?.typed ?? col) };
 }
+
+/** The placeholder of a typed column while its chunks are read (they write `typed` instead). */
+const NO_VALUES: unknown[] = Object.freeze([]) as unknown as unknown[];

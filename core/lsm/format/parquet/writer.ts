@@ -8,10 +8,10 @@
 
 import { invalidArgument } from '../../errors.ts';
 import { codecOf, type CompressionName } from './compression.ts';
-import { writeColumnChunk } from './column-writer.ts';
+import { type ChunkResult, writeColumnChunk } from './column-writer.ts';
 import { type WrittenRowGroup, writeFooter } from './footer-write.ts';
-import { valueCodecFor } from './plain-encode.ts';
-import { leafFor } from './schema.ts';
+import { type ValueCodec, valueCodecFor } from './plain-encode.ts';
+import { type LeafSchema, leafFor } from './schema.ts';
 import { isNestedType, type DataType } from '../../types.ts';
 import { nestedLayout, writeNestedChunks, type SchemaElement } from './nested.ts';
 
@@ -60,11 +60,19 @@ export function writeParquetFile(columns: WriteColumn[], values: unknown[][], ro
     const to = Math.min(rowCount, from + groupRows);
     const group: WrittenRowGroup = { numRows: to - from, chunks: [] };
     let leaf = 0;
+    const flat: Array<{ c: number; leaf: LeafSchema; chunk: ChunkResult }> = [];
     for (let c = 0; c < columns.length; c++) {
       const layout = layouts[c];
-      const chunks = layout
-        ? writeNestedChunks(layout, values[c]!, from, to, codec, Math.min(pageRows, to - from))
-        : [writeColumnChunk(leaves[leaf]!, codecs[c]!, values[c]!, from, to, codec, Math.min(pageRows, to - from))];
+      let chunks: ChunkResult[];
+      if (layout) chunks = writeNestedChunks(layout, values[c]!, from, to, codec, Math.min(pageRows, to - from));
+      else {
+        // A column that repeats an earlier one (Paimon's `_KEY_x` and `x`) has the same chunk bytes:
+        // reuse them instead of encoding and compressing the values twice.
+        const same = flat.find((f) => sameChunkInput(f.leaf, codecs[f.c]!, values[f.c]!, leaves[leaf]!, codecs[c]!, values[c]!, from, to));
+        const chunk = same?.chunk ?? writeColumnChunk(leaves[leaf]!, codecs[c]!, values[c]!, from, to, codec, Math.min(pageRows, to - from));
+        if (!same) flat.push({ c, leaf: leaves[leaf]!, chunk });
+        chunks = [chunk];
+      }
       leaf += chunks.length;
       for (const chunk of chunks) {
         group.chunks.push({ chunk, offset });
@@ -93,4 +101,25 @@ export function writeParquetFile(columns: WriteColumn[], values: unknown[][], ro
     p += piece.length;
   }
   return out;
+}
+
+/**
+ * True when two flat columns would be written as identical chunks: the same physical layout and
+ * nullability, the same value encoding, and the same values in rows [from, to) — identical by
+ * `===`, except that 0 and -0 differ (a DOUBLE writes them differently). Chunk bytes depend on
+ * nothing else (a column's name and field id live in the footer).
+ */
+function sameChunkInput(la: LeafSchema, ca: ValueCodec, va: unknown[], lb: LeafSchema, cb: ValueCodec, vb: unknown[], from: number, to: number): boolean {
+  if (la.physical !== lb.physical || la.required !== lb.required || (la.typeLength ?? 0) !== (lb.typeLength ?? 0)) return false;
+  if (ca.kind !== cb.kind || ca.divisor !== cb.divisor || ca.width !== cb.width) return false;
+  if (va === vb) return true;
+  for (let i = from; i < to; i++) {
+    const x = va[i];
+    const y = vb[i];
+    if (x !== y || (x === 0 && 1 / (x as number) !== 1 / (y as number))) {
+      // null and undefined are both "null" to the encoder.
+      if (!((x === null || x === undefined) && (y === null || y === undefined))) return false;
+    }
+  }
+  return true;
 }

@@ -1,0 +1,110 @@
+// mergeRunsInto (compaction's merge into columns) yields exactly what mergeRuns (merge-reader.ts)
+// yields — same keys, order, sequence numbers, kinds and rows — for random runs of several parts,
+// JS-array and packed columns, under deduplicate (with deletes) and partial-update with sequence
+// groups. Random: prints its seed; replay with COMPACT_MERGE_SEED=<seed>.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Catalog } from '../catalog.ts';
+import { packRun, type RunData } from '../data-file.ts';
+import { RowKind, type KeyValue } from '../key-value.ts';
+import { createMergeFunction, keyComparator, mergeOrder } from '../merge/merge-function.ts';
+import { mergeRuns } from '../merge-reader.ts';
+import { comparatorFor } from '../types.ts';
+import { mergeRunsInto } from './compact-merge.ts';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function schemaOf(options: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), 'compact-merge-'));
+  dirs.push(dir);
+  const catalog = new Catalog(join(dir, 'wh'));
+  catalog.createDatabase('db', true);
+  return catalog.createTable(
+    { database: 'db', table: 't' },
+    {
+      fields: [
+        { name: 'k1', type: 'STRING NOT NULL' },
+        { name: 'k2', type: 'INT NOT NULL' },
+        { name: 'a', type: 'INT' },
+        { name: 'a_seq', type: 'BIGINT' },
+        { name: 'b', type: 'DOUBLE' },
+        { name: 'b_seq', type: 'BIGINT' },
+        { name: 'c', type: 'BOOLEAN' },
+      ],
+      primaryKeys: ['k1', 'k2'],
+      partitionKeys: [],
+      options,
+    },
+  ).schema;
+}
+
+/** A run of unique sorted keys drawn from a small key space, split into `parts` key-ordered parts. */
+function randomRun(rnd: () => number, seq0: number, withDeletes: boolean): RunData[] {
+  const keys: Array<[string, number]> = [];
+  for (let i = 0; i < 12; i++) for (let j = 0; j < 4; j++) if (rnd() < 0.4) keys.push([`k${String(i).padStart(2, '0')}`, j]);
+  const n = keys.length;
+  const maybe = <T,>(v: T): T | null => (rnd() < 0.25 ? null : v);
+  const rows = keys.map(([k1, k2], i) => {
+    const group = Math.floor(rnd() * 3);
+    return {
+      key: [k1, k2],
+      seq: seq0 + Math.floor(rnd() * 30), // overlapping and tied sequence numbers across runs
+      kind: withDeletes && rnd() < 0.15 ? RowKind.DELETE : RowKind.INSERT,
+      value: [k1, k2, maybe(Math.floor(rnd() * 100)), group === 0 ? maybe(BigInt(Math.floor(rnd() * 5))) : null, maybe(rnd() < 0.1 ? -0 : rnd()), group === 1 ? maybe(BigInt(Math.floor(rnd() * 5))) : null, maybe(rnd() < 0.5)],
+    };
+  });
+  const cut = Math.floor(rnd() * (n + 1));
+  const part = (rs: typeof rows): RunData => ({
+    rowCount: rs.length,
+    keyCols: [rs.map((r) => r.key[0]), rs.map((r) => r.key[1])],
+    seq: rs.map((r) => r.seq),
+    kind: rs.map((r) => r.kind),
+    valueCols: Array.from({ length: 7 }, (_, c) => rs.map((r) => r.value[c])),
+  });
+  const parts = [part(rows.slice(0, cut)), part(rows.slice(cut))];
+  return rnd() < 0.5 ? parts.map((p) => packRun(p)) : parts;
+}
+
+const copy = (kv: KeyValue) => ({ key: [...kv.key], seq: kv.seq, kind: kv.kind, value: [...kv.value] });
+
+describe('mergeRunsInto', () => {
+  const seed = Number(process.env.COMPACT_MERGE_SEED ?? Date.now() % 1_000_000);
+  console.log(`compact-merge seed ${seed} (COMPACT_MERGE_SEED=${seed} to replay)`);
+
+  for (const [name, options, deletes] of [
+    ['deduplicate', {}, true],
+    ['partial-update with sequence groups', { 'merge-engine': 'partial-update', 'fields.a_seq.sequence-group': 'a', 'fields.b_seq.sequence-group': 'b' }, false],
+  ] as const) {
+    it(`yields what mergeRuns yields: ${name}`, () => {
+      const schema = schemaOf(options);
+      const rnd = mulberry32(seed);
+      for (let trial = 0; trial < 40; trial++) {
+        const runs = Array.from({ length: 1 + Math.floor(rnd() * 5) }, () => randomRun(rnd, Math.floor(rnd() * 40), deletes));
+        let checks = 0;
+        const want = [...mergeRuns(runs, keyComparator(schema), createMergeFunction(schema), mergeOrder(schema), () => checks++)].map(copy);
+        const got: ReturnType<typeof copy>[] = [];
+        let checks2 = 0;
+        mergeRunsInto(runs, schema.keyTypes.map(comparatorFor), schema.fields.length, createMergeFunction(schema), mergeOrder(schema), () => checks2++, (kv) => got.push(copy(kv)));
+        expect(got, `seed ${seed} trial ${trial}`).toEqual(want);
+        expect(checks2).toBe(checks);
+      }
+    });
+  }
+});

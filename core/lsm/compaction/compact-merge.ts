@@ -1,0 +1,168 @@
+// Compaction's k-way merge of sorted runs, written straight into output columns.
+//
+// It yields exactly the records mergeRuns (merge-reader.ts) yields, in the same order, folded by
+// the same merge function: the same linear scan for the smallest key (first cursor wins), the
+// same group of one record per run holding that key (in run order), the same stable sort by the
+// merge order, the same reset/add/result and the same per-key callback. What differs is the
+// memory: mergeRuns builds a fresh KeyValue (key array, row array) for every input record, and
+// compaction then copies every merged record into a run; here each run has one KeyValue whose key
+// and row are refilled in place from its columns, and the merged record goes to a sink that must
+// copy what it keeps before returning. At 5 runs in and 1 out that is 15 short-lived objects per
+// output row fewer for the scavenger.
+//
+// Invariant the reuse depends on: a merge function holds input records only between reset() and
+// result() (every engine in merge/ does), and the sink runs before any cursor advances again.
+
+import { BoolColumn, PackedColumn, type BigInt64Column, type Float64Column, type Int32Column, type RunData } from '../data-file.ts';
+import type { KeyValue, RowKind } from '../key-value.ts';
+import type { MergeFunction } from '../merge/merge-function.ts';
+import type { Comparator } from '../types.ts';
+
+/** Copies row i of a run part into `out` (every table column, schema order), as rowReader reads it. */
+type RowFill = (i: number, out: unknown[]) => void;
+
+const fills = new WeakMap<RunData, RowFill>();
+
+/**
+ * A function filling a row from the run's columns, compiled once per run from its column forms
+ * (direct element loads, as data-file.ts's rowReader does, but into a caller's array).
+ */
+function rowFill(run: RunData): RowFill {
+  let f = fills.get(run);
+  if (f) return f;
+  const cols = run.valueCols;
+  const args: unknown[] = [];
+  const params: string[] = [];
+  const stores = cols.map((c, j) => {
+    if (!(c instanceof PackedColumn)) {
+      args.push(c);
+      params.push(`c${j}`);
+      return `out[${j}] = c${j}[i];`;
+    }
+    const values = (c as Int32Column | Float64Column | BigInt64Column | BoolColumn).values;
+    args.push(values, c.nulls);
+    params.push(`c${j}`, `n${j}`);
+    const v = c instanceof BoolColumn ? `c${j}[i] === 1` : `c${j}[i]`;
+    return c.nulls === undefined ? `out[${j}] = ${v};` : `out[${j}] = (n${j}[i >>> 3] & (1 << (i & 7))) !== 0 ? null : ${v};`;
+  });
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  f = new Function(...params, `'use strict'; return function rowFill(i, out) { ${stores.join(' ')} };`)(...args) as RowFill;
+  fills.set(run, f);
+  return f;
+}
+
+class Cursor {
+  private fi = 0;
+  /** Position in the current part. */
+  ri = 0;
+  /** Key columns of the current part. */
+  keyCols: unknown[][] = [];
+  done = false;
+  private part!: RunData;
+  private fill!: RowFill;
+  /** The record handed to the merge function, refilled in place for every row. */
+  readonly kv: KeyValue;
+
+  constructor(
+    private readonly parts: RunData[],
+    keyArity: number,
+    valueArity: number,
+  ) {
+    this.kv = { key: new Array(keyArity).fill(null), seq: 0, kind: 0 as RowKind, value: new Array(valueArity).fill(null) };
+    this.settle();
+  }
+
+  /** Moves past exhausted (or empty) parts; sets `done` after the last. */
+  private settle(): void {
+    while (this.fi < this.parts.length && this.ri >= this.parts[this.fi]!.rowCount) {
+      this.fi++;
+      this.ri = 0;
+    }
+    if (this.fi >= this.parts.length) {
+      this.done = true;
+      return;
+    }
+    const p = this.parts[this.fi]!;
+    if (p !== this.part) {
+      this.part = p;
+      this.keyCols = p.keyCols;
+      this.fill = rowFill(p);
+    }
+  }
+
+  /** The current record (valid until the next advance). */
+  current(): KeyValue {
+    const kv = this.kv;
+    const i = this.ri;
+    const key = kv.key;
+    for (let k = 0; k < key.length; k++) key[k] = this.keyCols[k]![i];
+    kv.seq = this.part.seq[i]!;
+    kv.kind = this.part.kind[i] as RowKind;
+    this.fill(i, kv.value);
+    return kv;
+  }
+
+  advance(): void {
+    this.ri++;
+    if (this.ri >= this.part.rowCount) this.settle();
+  }
+}
+
+/**
+ * Merges `runs` (each a list of key-ordered parts, keys unique within a run) and calls `sink` with
+ * each merged record, keys ascending. `keyCmps` are the key columns' comparators (the ones
+ * `keyComparator` of merge-function.ts chains). The record passed to `sink` may share arrays with
+ * cursor state: copy what you keep before returning.
+ */
+export function mergeRunsInto(
+  runs: RunData[][],
+  keyCmps: readonly Comparator[],
+  valueArity: number,
+  merge: MergeFunction,
+  order: (a: KeyValue, b: KeyValue) => number,
+  onKeyMerged: (() => void) | undefined,
+  sink: (kv: KeyValue) => void,
+): void {
+  const nk = keyCmps.length;
+  const cursors = runs.map((r) => new Cursor(r, nk, valueArity)).filter((c) => !c.done);
+  const group: KeyValue[] = [];
+  const cmp = (ac: unknown[][], ai: number, bc: unknown[][], bi: number): number => {
+    for (let k = 0; k < nk; k++) {
+      const r = keyCmps[k]!(ac[k]![ai], bc[k]![bi]);
+      if (r !== 0) return r;
+    }
+    return 0;
+  };
+  while (cursors.length > 0) {
+    // The smallest key, first cursor among equals (as mergeRuns).
+    let min = cursors[0]!;
+    for (let i = 1; i < cursors.length; i++) {
+      const c = cursors[i]!;
+      if (cmp(c.keyCols, c.ri, min.keyCols, min.ri) < 0) min = c;
+    }
+    // The minimum's columns and row stay put while its cursor advances (parts are immutable).
+    const minCols = min.keyCols;
+    const minRi = min.ri;
+    group.length = 0;
+    for (let i = 0; i < cursors.length; i++) {
+      const c = cursors[i]!;
+      if (c === min || cmp(c.keyCols, c.ri, minCols, minRi) === 0) {
+        group.push(c.current());
+        c.advance();
+        if (c.done) {
+          cursors.splice(i, 1);
+          i--;
+        }
+      }
+    }
+    merge.reset();
+    if (group.length === 1) merge.add(group[0]!);
+    else {
+      group.sort(order);
+      for (const kv of group) merge.add(kv);
+    }
+    const result = merge.result();
+    onKeyMerged?.();
+    if (result !== undefined) sink(result);
+  }
+}

@@ -6,7 +6,8 @@ import { invalidArgument, LsmError, notFound } from './errors.ts';
 import { localFileIO, type FileIO } from './file-io.ts';
 import { checkName } from './partition-path.ts';
 import { TableSchema, type SchemaSpec } from './schema.ts';
-import { Table, type TableOpenOptions } from './table.ts';
+import { RunCacheBudget } from './run-cache.ts';
+import { checkOpenOptions, DEFAULT_CACHE_BYTES, Table, type TableOpenOptions } from './table.ts';
 import { databaseDir, tableDir } from './table-paths.ts';
 
 export interface Identifier {
@@ -31,10 +32,15 @@ export class Catalog {
   private readonly io: FileIO;
   private readonly tableOptions: TableOpenOptions;
 
+  /** The run cache budget every table opened here draws on (`cacheBytes`, default 256 MiB). */
+  readonly cacheBudget: RunCacheBudget;
+
   constructor(warehouse: string, o: TableOpenOptions = {}) {
     this.warehouse = warehouse;
     this.io = o.fileIO ?? localFileIO;
-    this.tableOptions = o;
+    checkOpenOptions(o, `catalog ${warehouse}`);
+    this.cacheBudget = o.cacheBudget ?? new RunCacheBudget(o.cacheBytes ?? DEFAULT_CACHE_BYTES);
+    this.tableOptions = { ...o, cacheBudget: this.cacheBudget };
   }
 
   listDatabases(): string[] {

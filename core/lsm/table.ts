@@ -5,6 +5,7 @@
 // Concurrency: a Table object belongs to one thread. Readers pin the snapshot they read, so
 // expiration in this process never removes files a reader in progress still needs.
 
+import { join, sep } from 'node:path';
 import { deserializeBinaryRow } from './binary-row.ts';
 import { corruption, invalidArgument, LsmError, notFound } from './errors.ts';
 import { localFileIO, type FileIO } from './file-io.ts';
@@ -17,7 +18,7 @@ import type { DataFileMeta } from './manifest.ts';
 import { ManifestStore } from './manifest-store.ts';
 import { keyComparator } from './merge/merge-function.ts';
 import { partitionPath } from './partition-path.ts';
-import { RunCache } from './run-cache.ts';
+import { RunCache, RunCacheBudget } from './run-cache.ts';
 import { TableSchema } from './schema.ts';
 import { checkDvWritable } from './dv-writer.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -33,8 +34,19 @@ export interface TableOpenOptions {
   fileIO?: FileIO;
   /** Milliseconds since the epoch; injected in tests. */
   clock?: () => number;
-  /** Bytes of decoded data files kept in memory (default 256 MiB). */
+  /**
+   * Bytes of decoded data files kept in memory (default 256 MiB). A Catalog turns this into one
+   * budget shared by every table it opens (`cacheBudget`); a table opened alone gets its own.
+   */
   cacheBytes?: number;
+  /** The shared budget to draw on (a Catalog passes its own); takes precedence over cacheBytes. */
+  cacheBudget?: RunCacheBudget;
+  /**
+   * Overrides the tables' `write-buffer-size` in this process, as Paimon's dynamic table options
+   * do: it bounds this process's memory and is never written into a schema (an ALTER writes the
+   * table's own options). Bytes of estimated JS heap (write-buffer.ts).
+   */
+  writeBufferBytes?: number;
   /** Name used in messages, e.g. `site_1.stock`. */
   name?: string;
 }
@@ -48,7 +60,21 @@ export interface ReadPoint {
 }
 
 const SCHEMA_NAME = /^schema-(\d+)$/;
-const DEFAULT_CACHE_BYTES = 256 * 1024 * 1024;
+/**
+ * The run cache of a Catalog (or of a table opened alone) unless `cacheBytes` says otherwise:
+ * enough for a few million rows of a narrow table. A site sets its own from config.json.
+ */
+export const DEFAULT_CACHE_BYTES = 256 * 1024 * 1024;
+
+/** InvalidArgument naming the option when a memory setting is not a whole number of bytes. */
+export function checkOpenOptions(o: TableOpenOptions, what: string): void {
+  const bytes = (name: 'cacheBytes' | 'writeBufferBytes', min: number) => {
+    const v = o[name];
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < min)) throw invalidArgument(`${what}: expected ${name} to be a whole number of bytes ≥ ${min}, got ${v}`);
+  };
+  bytes('cacheBytes', 0);
+  bytes('writeBufferBytes', 1);
+}
 
 export class Table {
   readonly fileIO: FileIO;
@@ -60,7 +86,9 @@ export class Table {
   readonly tags: TagManager;
   readonly cache: RunCache;
   readonly compareKeys: (a: unknown[], b: unknown[]) => number;
+  /** The schema as read and written here: the latest schema with this process's overrides. */
   private currentSchema: TableSchema;
+  private readonly writeBufferBytes: number | undefined;
   private readonly schemas = new Map<number, TableSchema>();
   private readonly pins = new Map<number, number>();
   private readonly decodedKeys = new Map<string, { min: unknown[]; max: unknown[] }>();
@@ -72,17 +100,20 @@ export class Table {
     this.paths = new TablePaths(dir);
     this.name = o.name ?? dir;
     this.clock = o.clock ?? Date.now;
-    this.currentSchema = schema;
+    this.writeBufferBytes = o.writeBufferBytes;
+    this.currentSchema = this.effective(schema);
     this.schemas.set(schema.id, schema);
     this.snapshots = new SnapshotManager(this.fileIO, this.paths);
     this.manifests = new ManifestStore(this.fileIO, this.paths);
     this.tags = new TagManager(this.fileIO, this.paths, this.snapshots, this.clock);
-    this.cache = new RunCache(o.cacheBytes ?? DEFAULT_CACHE_BYTES);
+    // Shaped by the current schema: a run read for an older one is a miss (run-cache.ts).
+    this.cache = new RunCache(o.cacheBudget ?? o.cacheBytes ?? DEFAULT_CACHE_BYTES, { prefix: join(this.paths.root, sep), shape: () => this.currentSchema.id });
     this.compareKeys = keyComparator(schema);
   }
 
   /** Creates the table directory with schema-0. AlreadyExists when a schema is there. */
   static create(dir: string, schema: TableSchema, o: TableOpenOptions = {}): Table {
+    checkOpenOptions(o, `table ${o.name ?? dir}`); // before anything is written
     // A table this store could not write is refused when it is made, not at its first writer.
     if ((schema.options.raw['deletion-vectors.enabled'] ?? 'false').trim().toLowerCase() === 'true') {
       checkDvWritable(schema, `option 'deletion-vectors.enabled' on table ${o.name ?? dir}`);
@@ -97,6 +128,7 @@ export class Table {
   }
 
   static open(dir: string, o: TableOpenOptions = {}): Table {
+    checkOpenOptions(o, `table ${o.name ?? dir}`);
     const io = o.fileIO ?? localFileIO;
     const paths = new TablePaths(dir);
     const ids = io.list(paths.schemaDir).map((n) => SCHEMA_NAME.exec(n)).filter((m) => m !== null).map((m) => Number(m![1]));
@@ -106,8 +138,20 @@ export class Table {
     return new Table(dir, TableSchema.parse(io.readFile(file).toString('utf8'), file), o);
   }
 
+  /** The latest schema; its options carry this process's `writeBufferBytes` when one is set. */
   get schema(): TableSchema {
     return this.currentSchema;
+  }
+
+  /**
+   * `s` with the process's overrides applied to its parsed options. `options.raw` (what toJson
+   * and so an ALTER write) stays the table's own, so an override never reaches a schema file.
+   */
+  private effective(s: TableSchema): TableSchema {
+    const bytes = this.writeBufferBytes;
+    if (bytes === undefined || s.options.writeBufferBytes === bytes) return s;
+    const copy = Object.create(Object.getPrototypeOf(s) as object) as TableSchema;
+    return Object.assign(copy, s, { options: { ...s.options, writeBufferBytes: bytes } });
   }
 
   /** The schema a data file was written with. */
@@ -298,7 +342,7 @@ export class Table {
    */
   alter(changes: readonly SchemaChange[]): TableSchema {
     return alterTable(this, changes, (s) => {
-      this.currentSchema = s;
+      this.currentSchema = this.effective(s);
       this.schemas.set(s.id, s);
       this.cache.clear(); // cached runs have the old schema's shape
     });

@@ -1,7 +1,7 @@
 // Config validation: defaults fill in, and every bad key is named with what was expected.
 
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfig, parseConfig } from './config.ts';
+import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, defaultConfig, parseConfig } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -23,6 +23,8 @@ describe('parseConfig', () => {
     expect(min.tables.map((t) => t.table).sort()).toEqual(['dead_letters', 'resources', 'stock', 'work_queue']);
     expect(min.bindings).toBe('seed');
     expect(min.hq.target).toBeNull();
+    expect(min.memory).toEqual({ tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES });
+    expect(parseConfig({ site: 'north', memory: { tableCacheBytes: 0 } }).memory).toEqual({ tableCacheBytes: 0, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES });
   });
 
   it('names the key and the expectation for each bad value', () => {
@@ -50,6 +52,11 @@ describe('parseConfig', () => {
       [{ site: 's', diskBudget: { journalBytesMax: 2 * 1024 * 1024 } }, 'diskBudget.journalBytesMax', /more than journal.retentionBytesMax/],
       [{ site: 's', hq: { target: 3 } }, 'hq.target', /null or a non-empty string/],
       [{ site: 's', bindings: 'all' }, 'bindings', /"seed" or an array/],
+      [{ site: 's', memory: { tableCacheBytes: -1 } }, 'memory.tableCacheBytes', /integer from 0 to \d+, got -1/],
+      [{ site: 's', memory: { tableCacheBytes: '128 MiB' } }, 'memory.tableCacheBytes', /got "128 MiB"/],
+      [{ site: 's', memory: { writeBufferBytes: 1000 } }, 'memory.writeBufferBytes', /integer from 1048576 to \d+, got 1000/],
+      [{ site: 's', memory: { cacheBytes: 1 } }, 'memory.cacheBytes', /unknown key \(expected one of tableCacheBytes, writeBufferBytes\)/],
+      [{ site: 's', memory: 64 }, 'memory', /expected an object, got 64/],
       [[], '(top level)', /expected an object, got an array/],
     ];
     for (const [raw, key, message] of cases) {

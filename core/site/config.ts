@@ -1,5 +1,5 @@
 // `<data>/config.json`: what a site is (its id, tables and their freshness budgets, bindings,
-// broker, HTTP server, HQ target, journal retention, disk budget), and the data directory's names.
+// broker, HTTP server, HQ target, journal retention, disk budget, memory), and the data directory's names.
 //
 // `parseConfig` validates every key and fills defaults; an error names the key and says what was
 // expected and what it got (`ConfigError.key`, e.g. `broker.port`). Reading never writes.
@@ -72,6 +72,14 @@ export interface SiteConfig {
   readonly hq: { readonly target: string | null };
   readonly journal: { readonly retentionAgeMs: number; readonly retentionBytesMax: number; readonly pruneIntervalMs: number };
   readonly diskBudget: { readonly journalBytesMax: number; readonly diskFreeBytesMin: number };
+  /**
+   * What the site process may hold of the tables in memory (core/lsm/DESIGN.md, "Memory of a
+   * site process"): `tableCacheBytes` is one budget of decoded data files shared by every table
+   * of the site's catalog; `writeBufferBytes` is each table writer's buffer, flushed to a
+   * level-0 file when it reaches this (overrides the tables' `write-buffer-size` in this process
+   * only).
+   */
+  readonly memory: { readonly tableCacheBytes: number; readonly writeBufferBytes: number };
 }
 
 export class ConfigError extends Error {
@@ -84,7 +92,20 @@ export class ConfigError extends Error {
 }
 
 const DAY_MS = 24 * 3600_000;
-const GIB = 1024 * 1024 * 1024;
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
+
+/**
+ * Memory defaults of a site process (core/lsm/DESIGN.md, "Memory of a site process"; measured
+ * with `npm run bench -- --only memory`): a 1 M-row stock state is ≈ 95 MB decoded (99 MiB
+ * estimated), so 128 MiB of run cache holds it with room for what a flush or compaction puts
+ * before the files it replaces are dropped (the bench's scan and lookups after the ingest: no
+ * miss); 32 MiB of write buffer is ≈ 100 k buffered keys of the stock table. Smaller values trade memory for
+ * time: a run cache smaller than the state decodes a file again on each miss, a smaller write
+ * buffer makes more, smaller level-0 files.
+ */
+export const DEFAULT_TABLE_CACHE_BYTES = 128 * MIB;
+export const DEFAULT_WRITE_BUFFER_BYTES = 32 * MIB;
 
 export const DEFAULT_HTTP_PORT = 8470;
 export const DEFAULT_MQTT_PORT = 1883;
@@ -101,7 +122,13 @@ export function defaultConfig(site: string): SiteConfig {
     hq: { target: null },
     journal: { retentionAgeMs: 7 * DAY_MS, retentionBytesMax: 2 * GIB, pruneIntervalMs: 60_000 },
     diskBudget: { journalBytesMax: 4 * GIB, diskFreeBytesMin: 512 * 1024 * 1024 },
+    memory: { tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES },
   };
+}
+
+/** How the site opens its catalog: every table draws on one cache budget and flushes at one size. */
+export function catalogOptions(config: Pick<SiteConfig, 'memory'>): { cacheBytes: number; writeBufferBytes: number } {
+  return { cacheBytes: config.memory.tableCacheBytes, writeBufferBytes: config.memory.writeBufferBytes };
 }
 
 /** Why `site` cannot be a site id; undefined when it can. */
@@ -149,7 +176,7 @@ function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
 /** Validates a config object (as read from JSON), filling defaults for absent optional keys. */
 export function parseConfig(raw: unknown): SiteConfig {
   const o = obj(raw, '(top level)');
-  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget']);
+  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory']);
   const format = int(o, 'format', '', CONFIG_FORMAT, 1, 1);
   const site = o.site;
   const sp = siteIdProblem(site);
@@ -241,7 +268,15 @@ export function parseConfig(raw: unknown): SiteConfig {
   if (diskBudget.journalBytesMax <= journal.retentionBytesMax) {
     throw new ConfigError('diskBudget.journalBytesMax', `expected more than journal.retentionBytesMax (${journal.retentionBytesMax}), got ${diskBudget.journalBytesMax}: retention must free room before the budget refuses events`);
   }
-  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget };
+
+  const m = obj(o.memory ?? d.memory, 'memory');
+  known(m, 'memory', ['tableCacheBytes', 'writeBufferBytes']);
+  const memory = {
+    // 0 is allowed: no run cache (every read decodes), for a machine where memory is tighter than time.
+    tableCacheBytes: int(m, 'tableCacheBytes', 'memory.', d.memory.tableCacheBytes, 0),
+    writeBufferBytes: int(m, 'writeBufferBytes', 'memory.', d.memory.writeBufferBytes, MIB),
+  };
+  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory };
 }
 
 /** Reads and validates `<data>/config.json`. */

@@ -1,5 +1,6 @@
 // Opens the ingest half of a site from its data directory and config: the journal, the contract
-// registry (seed contracts registered; re-registering is a no-op), the catalog, the disk budget
+// registry (seed contracts registered; re-registering is a no-op), the catalog (with the config's
+// memory budget), the disk budget
 // and the Ingestor (which creates missing tables, dead_letters included, and replays the journal
 // after the lowest committed position). Used by `tilstand init` (open and close: the tables
 // exist afterwards) and by Site.start.
@@ -12,7 +13,7 @@ import { Ingestor, DEFAULT_CHECKPOINT_NAME } from '../ingest/ingestor.ts';
 import { DiskBudget, Journal } from '../ingest/journal.ts';
 import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
-import { configBindings, dataPaths, type SiteConfig } from './config.ts';
+import { catalogOptions, configBindings, dataPaths, type SiteConfig } from './config.ts';
 
 export interface IngestParts {
   journal: Journal;
@@ -35,7 +36,8 @@ export function openIngest(data: string, config: SiteConfig, o: OpenIngestOption
   const p = dataPaths(data, config.site);
   const contracts = new ContractRegistry(p.contracts);
   for (const c of SEED_CONTRACTS) contracts.register(c);
-  const catalog = new Catalog(p.warehouse);
+  // One run-cache budget and one write-buffer size for every table of the site (config `memory`).
+  const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const journal = Journal.open(data, o.clock ? { nowMs: o.clock } : {});
   try {
     const diskBudget = new DiskBudget({ journal, journalBytesMax: config.diskBudget.journalBytesMax, diskFreeBytesMin: config.diskBudget.diskFreeBytesMin });

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { Catalog, type Table } from '../lsm/index.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../ingest/dead-letters.ts';
 import { Journal } from '../ingest/journal.ts';
-import { dataPaths, readConfig, type SiteConfig } from './config.ts';
+import { catalogOptions, dataPaths, readConfig, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 
 export interface TableState {
@@ -85,7 +85,7 @@ export function journalState(journal: Journal): SiteStatus['journal'] {
 export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatus {
   const config: SiteConfig = readConfig(data);
   const p = dataPaths(data, config.site);
-  const catalog = new Catalog(p.warehouse);
+  const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const counter = new RowCounter();
   let deadLettersOpen = 0;
   const tables: TableState[] = config.tables.map((b) => {

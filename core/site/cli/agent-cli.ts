@@ -30,7 +30,7 @@ import {
   type Proposal,
   type ProposalStatus,
 } from '../../inbox/index.ts';
-import { dataPaths, readConfig } from '../config.ts';
+import { catalogOptions, dataPaths, readConfig } from '../config.ts';
 import { controlRequest, ControlError, type ControlHandler } from '../control.ts';
 import { openIngest } from '../open-ingest.ts';
 import { openSiteDb } from '../site-db.ts';
@@ -87,7 +87,7 @@ export async function runProposals(argv: string[], io: CliIO): Promise<number> {
   const data = existingDataDir(a.string('data'));
   const config = readConfig(data);
   const p = dataPaths(data, config.site);
-  const catalog = new Catalog(p.warehouse);
+  const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const id = { database: p.database!, table: APPROVAL_INBOX_TABLE };
   const list = catalog.tableExists(id) ? readProposals(catalog.getTable(id), { ...(status ? { status: status as ProposalStatus } : {}), limit: positiveInt(a.string('limit'), 'limit') ?? 100 }) : [];
   await print(io.stdout, a.boolean('json') ? [json(list)] : proposalLines(list));
@@ -103,7 +103,7 @@ export async function runEvidence(argv: string[], io: CliIO): Promise<number> {
   const config = readConfig(data);
   const p = dataPaths(data, config.site);
   try {
-    const r = evidenceReport(new Catalog(p.warehouse), p.database!, proposal, { allRows: a.boolean('all') });
+    const r = evidenceReport(new Catalog(p.warehouse, catalogOptions(config)), p.database!, proposal, { allRows: a.boolean('all') });
     await print(io.stdout, a.boolean('json') ? [json(r)] : formatEvidence(r));
   } catch (e) {
     throw cliErrorOf(e);

@@ -8,7 +8,7 @@ import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
 import { Catalog } from '../../lsm/index.ts';
 import { ROLES, UserStore, type Role } from '../../inbox/users.ts';
-import { dataPaths, readConfig } from '../config.ts';
+import { catalogOptions, dataPaths, readConfig } from '../config.ts';
 import { controlRequest } from '../control.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { initDataDir, InitError } from '../init.ts';
@@ -133,7 +133,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     else {
       const config = readConfig(data);
       const p = dataPaths(data, config.site);
-      const catalog = new Catalog(p.warehouse);
+      const catalog = new Catalog(p.warehouse, catalogOptions(config));
       const id = { database: p.database!, table: DEAD_LETTERS_TABLE_NAME };
       letters = [];
       if (catalog.tableExists(id)) {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIGURES, runBench, SCALES } from './harness.ts';
 import { generateEvents, keyOf, packWorkload, deserializeWorkload, serializeWorkload, payloadAt } from './workload.ts';
+import { DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from '../core/site/config.ts';
 
 const out = mkdtempSync(join(tmpdir(), 'tilstand-bench-test-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -85,6 +86,11 @@ describe('harness (micro mode)', () => {
     expect(json.raw.replay.result.events).toBeGreaterThan(0);
     expect(json.raw.agent.jobs).toBe(SCALES.micro.agentJobs);
     expect(json.raw.agent.deadLetters).toBe(0);
+    // Memory is measured with the site's own settings (core/site config.ts), judged only at 1 M rows.
+    expect(json.raw.memory.held.settings).toEqual({ tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES });
+    const mem = rows.find((r) => r.figure.startsWith('Memory: peak RSS of a site process'))!;
+    expect(mem.status).toBe('info');
+    expect(mem.target).toMatch(/judged at 1 M rows/);
     // The two engines end in the same state.
     expect(json.raw.reads.mismatches).toBe(0);
     expect(json.raw.ingest[0].tilstand.events).toBe(SCALES.micro.events);

@@ -266,14 +266,14 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
           ratio: `${fmt(r1, 2)}×`,
           target: '≥ 300 k ev/s',
           status: pass(tEv >= 300_000),
-          notes: `JSON.parse + journal (WAL, synchronous=FULL, ${fmt(t0.journal.eventsPerCommitMean, 0)} ev/fsync) + TableWriter partial-update; ${cadence}. Last rep: parse ${fmt(brk.parseAndQueue, 2)} s, journal commit ${fmt(brk.journalCommit, 2)} s, apply ${fmt(brk.apply, 2)} s, table commit ${fmt(brk.tableCommit, 2)} s (max ${fmt(t0.commitMsMax)} ms)`,
+          notes: `JSON.parse + journal (WAL, synchronous=FULL, ${fmt(t0.journal.eventsPerCommitMean, 0)} ev/fsync) + TableWriter partial-update; ${cadence}. Pipelined (window k+1 parsed and queued while window k's group is made durable; rows applied once durable). Last rep, main thread: parse + queue ${fmt(brk.parseAndQueue, 2)} s, waiting for durability ${fmt(brk.waitDurable, 2)} s, apply ${fmt(brk.apply, 2)} s, table commit ${fmt(brk.tableCommit, 2)} s (max ${fmt(t0.commitMsMax)} ms); process CPU ${fmt(t0.cpuSec, 2)} s for ${fmt(t0.seconds, 2)} s wall`,
         });
         rows.push({ figure: 'Ingest vs SQLite @1,000/tx, synchronous=FULL', tilstand: `${k(tEv)} ev/s`, sqlite: `${k(s1)} ev/s`, ratio: `${fmt(r1, 2)}×`, target: '≥ 4×', status: pass(r1 >= 4), notes: 'ratio = median of per-repetition ratios; SQLite also JSON.parses every event' });
         rows.push({ figure: 'Ingest vs SQLite @10,000/tx, synchronous=NORMAL', tilstand: `${k(tEv)} ev/s`, sqlite: `${k(s10)} ev/s`, ratio: `${fmt(r10, 2)}×`, target: '≥ 1.1×', status: pass(r10 >= 1.1), notes: 'NORMAL in WAL mode: a power cut can lose the last transactions (Tilstand\'s journal fsyncs every group)' });
         rows.push({ figure: 'Ceiling: JSON.parse of the same events', tilstand: `${k(tEv)} ev/s`, sqlite: `${k(js)} ev/s (parse only)`, ratio: `${fmt(rj, 2)} of ceiling`, target: '—', status: 'info', notes: 'Buffer → utf8 string → JSON.parse, nothing else' });
         if (perRep[0].ingestor) {
           const ip = perRep[0].ingestor;
-          rows.push({ figure: 'Ingest through the full Ingestor (envelope, contract, sequencer, binding)', tilstand: `${k(ip.eventsPerSec)} ev/s`, sqlite: '—', ratio: `${fmt(ip.eventsPerSec / perRep[0].sqlite1k.eventsPerSec, 2)}× SQLite@1k`, target: '—', status: 'info', notes: `one run (rep 1) on the first ${k(ip.events)} events; Ingestor.accept per event, commitAll every ${fmt(s.commitEvery)} events; dead letters ${ip.deadLetters}${ip.failure ? `; FAILURE: ${ip.failure}` : ''}` });
+          rows.push({ figure: 'Ingest through the full Ingestor (envelope, contract, sequencer, binding)', tilstand: `${k(ip.eventsPerSec)} ev/s`, sqlite: '—', ratio: `${fmt(ip.eventsPerSec / perRep[0].sqlite1k.eventsPerSec, 2)}× SQLite@1k`, target: '—', status: 'info', notes: `one run (rep 1) on the first ${k(ip.events)} events; Ingestor.accept per event, two windows in flight, commitAll every ${fmt(s.commitEvery)} events; process CPU ${fmt(ip.cpuSec, 2)} s for ${fmt(ip.seconds, 2)} s wall; dead letters ${ip.deadLetters}${ip.failure ? `; FAILURE: ${ip.failure}` : ''}` });
         }
         rows.push({
           figure: 'Table store bytes written per event',
@@ -360,7 +360,22 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
       const mem = await timed('memory', () => runChild('memory', { dir, spec: { seed: seed + 4, keys: s.memoryKeys, events: s.memoryEvents, initialLoad: true }, commitEvery: s.commitEvery }, { log }));
       raw.memory = { baseline: base, held: mem };
       fs.rmSync(dir, { recursive: true, force: true });
-      rows.push({ figure: `Memory: peak RSS holding ${k(mem.rows)} rows`, tilstand: `${fmt(mem.maxRssMB, 0)} MB`, sqlite: '—', ratio: '—', target: `≤ 250 MB${s.memoryKeys < 1_000_000 ? ' (at 1 M rows)' : ''}`, status: s.memoryKeys >= 1_000_000 ? pass(mem.maxRssMB <= 250) : 'info', notes: `child ingests ${k(s.memoryEvents)} events over ${k(s.memoryKeys)} keys (journal + table, commit every ${fmt(s.commitEvery)}), then scans and does 20 k lookups; holding: heap ${fmt(mem.holding.heapUsedMB, 0)} MB, run cache ~${fmt(mem.runCacheMB, 0)} MB (estimate); Node + modules alone: ${fmt(base.maxRssMB, 0)} MB` });
+      const pk = mem.peakSample;
+      const full = s.memoryKeys >= 1_000_000;
+      rows.push({
+        figure: `Memory: peak RSS of a site process holding ${k(mem.rows)} rows`,
+        tilstand: `${fmt(mem.maxRssMB, 0)} MB`,
+        sqlite: '—',
+        ratio: '—',
+        target: full ? '≤ 250 MB' : '≤ 250 MB (judged at 1 M rows, full scale only)',
+        status: full ? pass(mem.maxRssMB <= 250) : 'info',
+        notes:
+          `child ingests ${k(s.memoryEvents)} events over ${k(s.memoryKeys)} keys (journal + table, commit every ${fmt(s.commitEvery)}), then scans and does 20 k lookups; ` +
+          `site defaults (core/site config.ts): run-cache budget ${fmt(mem.settings.tableCacheBytes / 2 ** 20, 0)} MiB for the catalog, write buffer ${fmt(mem.settings.writeBufferBytes / 2 ** 20, 0)} MiB; ` +
+          `largest sampled RSS ${fmt(pk.rssMB, 0)} MB ${pk.stage} (heap used ${fmt(pk.heapUsedMB, 0)} of ${fmt(pk.heapTotalMB, 0)} MB reserved, array buffers ${fmt(pk.arrayBuffersMB, 0)} MB, run cache ~${fmt(pk.runCacheMB, 0)} MB, write buffer ~${fmt(pk.writeBufferMB, 0)} MB; estimates); ` +
+          `holding: RSS ${fmt(mem.holding.rssMB, 0)} MB, heap ${fmt(mem.holding.heapUsedMB, 0)} MB, array buffers ${fmt(mem.holding.arrayBuffersMB, 0)} MB, run cache ~${fmt(mem.runCacheMB, 0)} MB (${fmt(mem.runCache.hits)} hits, ${fmt(mem.runCache.misses)} misses, ${fmt(mem.runCache.oversize)} files over budget); write buffer at most ~${fmt(mem.writeBufferPeakMB, 0)} MB before a commit; ` +
+          `Node + modules alone: ${fmt(base.maxRssMB, 0)} MB`,
+      });
     }
 
     // ------------------------------------------------------------------ mqtt through mosquitto

@@ -75,11 +75,41 @@ export interface IngestParams {
 }
 
 /**
- * Tilstand's ingest path without MQTT: per event JSON.parse + Journal.append (group commit,
- * synchronous=FULL, ≤ 1,000 events per fsync); once the group is durable, each event's row goes to
- * TableWriter.writeRecord (partial-update); a commit (with the journal position as snapshot
- * property, as ingest does) every `commitEvery` events, compaction and expiration inline as the
- * writer does them.
+ * The row a stock event sets, as `rowOf` but with one object literal per module: each module's
+ * rows have one fixed shape (as a compiled binding's output), where computed keys would make every
+ * row go through the runtime's slow keyed define.
+ */
+const STOCK_ROW = MODULES.map(
+  (d) =>
+    new Function(
+      'ev',
+      `return { item: ev.after.item, location: ev.after.location, ${JSON.stringify(d.column)}: ev.after[${JSON.stringify(d.qtyField)}], ${JSON.stringify(d.seqColumn)}: BigInt(ev.source.seq) };`,
+    ) as (ev: { after: Record<string, unknown>; source: { seq: number } }) => Record<string, unknown>,
+);
+
+/** CPU seconds (user + system, every thread) since `from`. */
+function cpuSince(from: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(from);
+  return (u.user + u.system) / 1e6;
+}
+
+/** Windows queued to the journal whose events are applied once durable (ingestTilstand). */
+interface QueuedWindow {
+  base: number;
+  n: number;
+  parsed: unknown[];
+  /** Resolves with the window's journal positions once its group commit is durable. */
+  durable: Promise<bigint[]>;
+}
+
+/**
+ * Tilstand's ingest path without MQTT, pipelined as a site runs it: per event JSON.parse +
+ * Journal.append (group commit, synchronous=FULL, ≤ 1,000 events per fsync); window k+1 is parsed
+ * and queued while window k's group is made durable, and window k's rows go to
+ * TableWriter.writeRecord (partial-update) only once its promises resolved — at most two windows
+ * in flight, no event applied before it is durable. A commit every `commitEvery` applied events
+ * carries the journal position of the last applied event (never past what is durable) as snapshot
+ * property, as ingest does; compaction and expiration run inline as the writer does them.
  */
 export async function ingestTilstand(p: IngestParams) {
   const w = loadWorkload(p.workloadFile, p.spec);
@@ -91,22 +121,52 @@ export async function ingestTilstand(p: IngestParams) {
   const table = catalog.createTable(STOCK_ID, stockSpec());
   const writer = table.newWriter({ commitUser: 'bench' });
   io.reset();
-  const parsed: unknown[] = new Array(p.window);
-  const ps: Promise<bigint>[] = new Array(p.window);
+  const inFlight: QueuedWindow[] = [];
   let tParse = 0;
-  let tJournal = 0;
+  let tWait = 0;
   let tApply = 0;
   let tCommit = 0;
   let commits = 0;
   let compactions = 0;
   let commitMsMax = 0;
   let since = 0;
+  let applied = 0;
+  let appliedPosition = 0n;
+  let positionsInOrder = true;
+  let maxInFlight = 0;
   const received = T0_MS;
+  /** Waits for the oldest window's group to be durable, applies its rows, commits on cadence. */
+  const applyOldest = async () => {
+    const win = inFlight.shift()!;
+    const a = nowMs();
+    const positions = await win.durable;
+    const b = nowMs();
+    for (let j = 0; j < win.n; j++) writer.writeRecord(STOCK_ROW[w.modules[win.base + j]!]!(win.parsed[j] as never));
+    const c = nowMs();
+    tWait += b - a;
+    tApply += c - b;
+    if (positions[0]! <= appliedPosition) positionsInOrder = false;
+    appliedPosition = positions[win.n - 1]!;
+    applied += win.n;
+    since += win.n;
+    if (since >= p.commitEvery || applied >= w.count) {
+      const r = writer.commit({ 'tilstand.journal.position': String(appliedPosition) });
+      const ms = nowMs() - c;
+      tCommit += ms;
+      commitMsMax = Math.max(commitMsMax, ms);
+      commits++;
+      if (r.compactSnapshotId !== undefined) compactions++;
+      since = 0;
+    }
+  };
   const io0 = procIo();
+  const cpu0 = process.cpuUsage();
   const t0 = nowMs();
   for (let base = 0; base < w.count; base += p.window) {
     const n = Math.min(p.window, w.count - base);
     const a = nowMs();
+    const parsed: unknown[] = new Array(n);
+    const ps: Promise<bigint>[] = new Array(n);
     for (let j = 0; j < n; j++) {
       const i = base + j;
       const payload = payloadAt(w, i);
@@ -114,28 +174,21 @@ export async function ingestTilstand(p: IngestParams) {
       parsed[j] = ev;
       ps[j] = journal.append({ topic: TOPICS[w.modules[i]!]!, payload, receivedAtMs: received, module: ev.source.module, stream: ev.source.stream, seq: ev.source.seq });
     }
-    const b = nowMs();
-    await Promise.all(n === p.window ? ps : ps.slice(0, n));
-    const c = nowMs();
-    for (let j = 0; j < n; j++) writer.writeRecord(rowOf(w.modules[base + j]!, parsed[j] as never));
-    const d = nowMs();
-    tParse += b - a;
-    tJournal += c - b;
-    tApply += d - c;
-    since += n;
-    if (since >= p.commitEvery || base + n >= w.count) {
-      const r = writer.commit({ 'tilstand.journal.position': String(journal.lastPosition()) });
-      const ms = nowMs() - d;
-      tCommit += ms;
-      commitMsMax = Math.max(commitMsMax, ms);
-      commits++;
-      if (r.compactSnapshotId !== undefined) compactions++;
-      since = 0;
-    }
+    inFlight.push({ base, n, parsed, durable: Promise.all(ps) });
+    maxInFlight = Math.max(maxInFlight, inFlight.length);
+    tParse += nowMs() - a;
+    if (inFlight.length === 2) await applyOldest();
   }
+  while (inFlight.length > 0) await applyOldest();
   const seconds = (nowMs() - t0) / 1000;
+  const cpuSec = cpuSince(cpu0);
   const ioUsed = ioDelta(io0, procIo());
   const js = journal.stats();
+  // The table's committed position is that of the last applied (durable) event: every event.
+  const committedPosition = table.committedProperties()?.['tilstand.journal.position'];
+  if (!positionsInOrder || committedPosition !== String(js.lastPosition) || applied !== w.count) {
+    throw new Error(`ingestTilstand: applied ${applied} of ${w.count} events, committed position ${committedPosition}, journal at ${js.lastPosition}${positionsInOrder ? '' : ', windows applied out of journal order'}`);
+  }
   journal.close();
   const tableWritten = io.totalWritten();
   const summary = tableFilesSummary(table);
@@ -145,7 +198,16 @@ export async function ingestTilstand(p: IngestParams) {
     events: w.count,
     seconds,
     eventsPerSec: w.count / seconds,
-    breakdownSec: { parseAndQueue: tParse / 1000, journalCommit: tJournal / 1000, apply: tApply / 1000, tableCommit: tCommit / 1000 },
+    /** CPU seconds of the process (all threads: libuv's fsync, GC helpers included). */
+    cpuSec,
+    /**
+     * Main-thread time: parse + append (queueing), waiting for the oldest window's group to be
+     * durable (idle, or the journal's own commit work when it runs on the main thread), apply
+     * (writeRecord), table commit (flush, manifests, snapshot, compaction, expiration).
+     */
+    breakdownSec: { parseAndQueue: tParse / 1000, waitDurable: tWait / 1000, apply: tApply / 1000, tableCommit: tCommit / 1000 },
+    /** Windows queued to the journal and not yet applied, at most (2 once there are two windows). */
+    maxWindowsInFlight: maxInFlight,
     commits,
     compactions,
     commitMsMax,
@@ -187,23 +249,39 @@ export async function ingestIngestor(p: IngestParams) {
     clock: () => clock,
   });
   io.reset();
-  const ps: Promise<bigint>[] = new Array(p.window);
   let since = 0;
+  let done = 0;
+  let maxInFlight = 0;
   if (p.limit !== undefined && p.limit < w.count) w.count = p.limit;
-  const io0 = procIo();
-  const t0 = nowMs();
-  for (let base = 0; base < w.count; base += p.window) {
-    const n = Math.min(p.window, w.count - base);
-    for (let j = 0; j < n; j++) ps[j] = ing.accept(TOPICS[w.modules[base + j]!]!, payloadAt(w, base + j), clock);
-    await Promise.all(n === p.window ? ps : ps.slice(0, n));
-    since += n;
-    if (since >= p.commitEvery || base + n >= w.count) {
+  // Pipelined as ingestTilstand: window k+1 is accepted (parsed, queued) while window k's group is
+  // made durable; accept applies each event itself once durable. At most two windows in flight;
+  // commitAll commits what has been applied (the Ingestor's position never passes it).
+  const inFlight: Array<{ n: number; durable: Promise<bigint[]> }> = [];
+  const settleOldest = async () => {
+    const win = inFlight.shift()!;
+    await win.durable;
+    done += win.n;
+    since += win.n;
+    if (since >= p.commitEvery || done >= w.count) {
       ing.commitAll();
       since = 0;
     }
+  };
+  const io0 = procIo();
+  const cpu0 = process.cpuUsage();
+  const t0 = nowMs();
+  for (let base = 0; base < w.count; base += p.window) {
+    const n = Math.min(p.window, w.count - base);
+    const ps: Promise<bigint>[] = new Array(n);
+    for (let j = 0; j < n; j++) ps[j] = ing.accept(TOPICS[w.modules[base + j]!]!, payloadAt(w, base + j), clock);
+    inFlight.push({ n, durable: Promise.all(ps) });
+    maxInFlight = Math.max(maxInFlight, inFlight.length);
+    if (inFlight.length === 2) await settleOldest();
     clock += 1;
   }
+  while (inFlight.length > 0) await settleOldest();
   const seconds = (nowMs() - t0) / 1000;
+  const cpuSec = cpuSince(cpu0);
   const ioUsed = ioDelta(io0, procIo());
   const health = ing.health();
   ing.close();
@@ -212,6 +290,8 @@ export async function ingestIngestor(p: IngestParams) {
     events: w.count,
     seconds,
     eventsPerSec: w.count / seconds,
+    cpuSec,
+    maxWindowsInFlight: maxInFlight,
     failure: health.failure,
     deadLetters: ing.deadLetterCount(),
     bytes: { wcharTotal: ioUsed.wchar, tableWritten: io.totalWritten(), journalWritten: ioUsed.wchar - io.totalWritten() },
@@ -328,10 +408,19 @@ export function reads(p: ReadParams) {
   // Cold scan first: a freshly opened table decodes its files (OS page cache warm).
   const coldTable = catalog.getTable(STOCK_ID);
   const coldReader = coldTable.reader();
+  // Scans go through `TableReader.scan()`, row arrays one by one: what the site's API (history,
+  // status) and the agents' read-only tables consume. CPU time (whole process) beside wall time,
+  // since the machine running the bench may be shared.
+  const cpuSec = (c0: NodeJS.CpuUsage) => {
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / 1e6;
+  };
+  const c0 = process.cpuUsage();
   let t = nowMs();
   let coldRows = 0;
   for (const _ of coldReader.scan()) coldRows++;
   const coldScanSec = (nowMs() - t) / 1000;
+  const coldScanCpuSec = cpuSec(c0);
   coldReader.close();
 
   const table = catalog.getTable(STOCK_ID);
@@ -353,17 +442,19 @@ export function reads(p: ReadParams) {
     if (norm(a) !== norm(b)) mismatches++;
   }
 
-  const scanT = (): { rows: number; sec: number } => {
+  const scanT = (): { rows: number; sec: number; cpuSec: number } => {
+    const c = process.cpuUsage();
     const s = nowMs();
     let n = 0;
     for (const _ of reader.scan()) n++;
-    return { rows: n, sec: (nowMs() - s) / 1000 };
+    return { rows: n, sec: (nowMs() - s) / 1000, cpuSec: cpuSec(c) };
   };
-  const scanS = (): { rows: number; sec: number } => {
+  const scanS = (): { rows: number; sec: number; cpuSec: number } => {
+    const c = process.cpuUsage();
     const s = nowMs();
     let n = 0;
     for (const _ of all.iterate()) n++;
-    return { rows: n, sec: (nowMs() - s) / 1000 };
+    return { rows: n, sec: (nowMs() - s) / 1000, cpuSec: cpuSec(c) };
   };
   const lookT = (lat: Float64Array): number => {
     const s = nowMs();
@@ -407,8 +498,10 @@ export function reads(p: ReadParams) {
     const ss = scanS();
     out.tScanRows = ts.rows;
     out.tScanRowsPerSec = ts.rows / ts.sec;
+    out.tScanCpuRowsPerSec = ts.rows / ts.cpuSec;
     out.sScanRows = ss.rows;
     out.sScanRowsPerSec = ss.rows / ss.sec;
+    out.sScanCpuRowsPerSec = ss.rows / ss.cpuSec;
     out.lookupRatio = out.tLookupOps / out.sLookupOps;
     out.scanRatio = out.tScanRowsPerSec / out.sScanRowsPerSec;
     runs.push(out);
@@ -422,7 +515,7 @@ export function reads(p: ReadParams) {
     reps: p.reps,
     mismatches,
     checkedKeys: Math.min(2000, pkArgs.length),
-    coldScan: { rows: coldRows, sec: coldScanSec, rowsPerSec: coldRows / coldScanSec },
+    coldScan: { rows: coldRows, sec: coldScanSec, rowsPerSec: coldRows / coldScanSec, cpuSec: coldScanCpuSec, cpuRowsPerSec: coldRows / coldScanCpuSec },
     median: Object.fromEntries(keysOf.map((k) => [k, med(k)])),
     runs,
     finalState: tableFilesSummary(table),
@@ -679,7 +772,11 @@ export async function mqtt(p: MqttParams) {
 }
 
 // ----------------------------------------------------------------------------------------------
-// Memory: peak RSS of a process holding a state of `keys` rows.
+// Memory: peak RSS of a site process holding a state of `keys` rows.
+//
+// The catalog is opened as core/site opens it (config.ts `catalogOptions` of a default config):
+// one run-cache budget (`memory.tableCacheBytes`) for every table and the site's write-buffer
+// size (`memory.writeBufferBytes`), so the figure is that of a site with its default config.
 
 export interface MemoryParams {
   dir: string;
@@ -689,17 +786,45 @@ export interface MemoryParams {
   baseline?: boolean;
 }
 
+const MiB = 2 ** 20;
+
+/** process.memoryUsage() in MB: RSS, V8 heap used / reserved, external (array buffers among it). */
+function usageMB() {
+  const m = process.memoryUsage();
+  return { rssMB: m.rss / MiB, heapUsedMB: m.heapUsed / MiB, heapTotalMB: m.heapTotal / MiB, externalMB: m.external / MiB, arrayBuffersMB: m.arrayBuffers / MiB };
+}
+
 export async function memory(p: MemoryParams) {
+  // Loaded before the baseline returns, so the baseline holds every module the measurement does.
+  const { catalogOptions, defaultConfig } = await import('../core/site/config.ts');
   if (p.baseline) {
     const ru = process.resourceUsage();
     return { maxRssMB: ru.maxRSS / 1024 };
   }
+  const settings = catalogOptions(defaultConfig(SITE));
   fs.mkdirSync(join(p.dir, 'journal'), { recursive: true });
   const journal = Journal.open(join(p.dir, 'journal'));
-  const catalog = new Catalog(join(p.dir, 'warehouse'));
+  const catalog = new Catalog(join(p.dir, 'warehouse'), settings);
   catalog.createDatabase(DATABASE, true);
   const table = catalog.createTable(STOCK_ID, stockSpec());
   const writer = table.newWriter({ commitUser: 'bench' });
+  // The largest RSS sampled (before and after each commit: a commit flushes and may compact),
+  // with what was in memory then; maxRSS (the kernel's high-water mark) is the figure.
+  let peak = { stage: 'start', ...usageMB(), runCacheMB: 0, writeBufferMB: 0 };
+  let writeBufferPeakMB = 0;
+  let commits = 0;
+  const sample = (stage: string) => {
+    const u = usageMB();
+    const writeBufferMB = writer.bufferedEstimateBytes / MiB;
+    writeBufferPeakMB = Math.max(writeBufferPeakMB, writeBufferMB);
+    if (u.rssMB > peak.rssMB) peak = { stage, ...u, runCacheMB: catalog.cacheBudget.usedBytes / MiB, writeBufferMB };
+  };
+  const commit = () => {
+    sample(`before commit ${commits + 1}`);
+    writer.commit({ 'tilstand.journal.position': String(journal.lastPosition()) });
+    commits++;
+    sample(`after commit ${commits}`);
+  };
   const WINDOW = 1000;
   let batch: { payload: Buffer; m: number }[] = [];
   let since = 0;
@@ -710,7 +835,7 @@ export async function memory(p: MemoryParams) {
     since += batch.length;
     batch = [];
     if (since >= p.commitEvery) {
-      writer.commit({ 'tilstand.journal.position': String(journal.lastPosition()) });
+      commit();
       since = 0;
     }
   };
@@ -720,16 +845,19 @@ export async function memory(p: MemoryParams) {
     if (batch.length === WINDOW) await flushBatch();
   }
   if (batch.length > 0) await flushBatch();
-  writer.commit({ 'tilstand.journal.position': String(journal.lastPosition()) });
-  const afterIngest = process.memoryUsage();
+  commit();
+  const afterIngest = usageMB();
   // Hold and read the state: a full scan and lookups through one reader (the run cache fills).
   const reader = table.reader();
   let rows = 0;
   for (const _ of reader.scan()) rows++;
+  sample('after scan');
   const rnd = prng(7);
   for (let i = 0; i < 20_000; i++) reader.get(keyOf(Math.floor(rnd() * p.spec.keys)));
-  const held = process.memoryUsage();
+  sample('after lookups');
+  const held = usageMB();
   const summary = tableFilesSummary(table);
+  const runCacheMB = catalog.cacheBudget.usedBytes / MiB;
   reader.close();
   writer.close();
   journal.close();
@@ -737,9 +865,14 @@ export async function memory(p: MemoryParams) {
   return {
     rows,
     maxRssMB: ru.maxRSS / 1024,
-    afterIngest: { rssMB: afterIngest.rss / 2 ** 20, heapUsedMB: afterIngest.heapUsed / 2 ** 20, externalMB: afterIngest.external / 2 ** 20 },
-    holding: { rssMB: held.rss / 2 ** 20, heapUsedMB: held.heapUsed / 2 ** 20, externalMB: held.external / 2 ** 20 },
-    runCacheMB: table.cache.usedBytes / 2 ** 20,
+    settings: { tableCacheBytes: settings.cacheBytes, writeBufferBytes: settings.writeBufferBytes },
+    afterIngest,
+    holding: held,
+    peakSample: peak,
+    runCacheMB,
+    // Misses after the ingest mean a file of the state was evicted and decoded again.
+    runCache: { hits: table.cache.hits, misses: table.cache.misses, oversize: catalog.cacheBudget.oversize },
+    writeBufferPeakMB,
     finalState: summary,
   };
 }

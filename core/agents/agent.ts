@@ -70,6 +70,8 @@ export function runIdAt(ms: number): string {
 export class Agent {
   readonly config: AgentConfig;
   readonly rules: readonly Rule[];
+  /** The rules by id: each run re-checks every open proposal (thousands late in a busy day). */
+  private readonly ruleById = new Map<string, Rule>();
   private readonly o: AgentOptions;
   private readonly clock: () => number;
   private readonly warn: (m: string) => void;
@@ -89,6 +91,7 @@ export class Agent {
       if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(r.id)) throw new AgentError('InvalidArgument', `rule id: expected lower-case letters, digits and '-', got ${JSON.stringify(r.id)}`);
       if (ids.has(r.id)) throw new AgentError('InvalidArgument', `rule id ${r.id} is used twice`);
       ids.add(r.id);
+      this.ruleById.set(r.id, r);
     }
     this.clock = o.clock ?? Date.now;
     this.warn = o.onWarning ?? ((m) => console.warn(`agent: ${m}`));
@@ -201,7 +204,7 @@ export class Agent {
       const withdrawals: { id: string; reason: string }[] = [];
       const open = this.o.inbox.openProposals();
       for (const p of open) {
-        const rule = this.rules.find((r) => r.id === p.ruleId);
+        const rule = this.ruleById.get(p.ruleId);
         if (!rule || !ran.has(rule.id)) continue;
         try {
           const r = rule.recheck(ctx, p);
@@ -258,7 +261,7 @@ export class Agent {
   recheck(p: Proposal): RecheckOutcome {
     const tables = this.handles();
     const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId]));
-    const rule = this.rules.find((r) => r.id === p.ruleId);
+    const rule = this.ruleById.get(p.ruleId);
     if (!rule) return { holds: false, reason: `rule ${p.ruleId} is not installed any more`, snapshots };
     const r = rule.recheck(this.context('recheck', tables, null, this.clock()), p);
     return r.holds ? { holds: true, snapshots } : { holds: false, reason: r.reason, snapshots };
@@ -266,7 +269,7 @@ export class Agent {
 
   /** Does the latest state show the approved action's effect? (the write-back's "applied") */
   effectSeen(p: Proposal): boolean {
-    const rule = this.rules.find((r) => r.id === p.ruleId);
+    const rule = this.ruleById.get(p.ruleId);
     return rule ? rule.effectSeen(this.context('effect', this.handles(), null, this.clock()), p) : false;
   }
 

@@ -67,6 +67,14 @@ export interface ScanCache {
   byKey?: Map<string, Row>;
   /** Point lookups on this snapshot so far. */
   gets?: number;
+  /**
+   * The full scan of the snapshot scanned before `key` (its `key` and rows): `changesSince` that
+   * snapshot is then a comparison of two scans in memory instead of a read of both states.
+   */
+  prevKey?: string;
+  prevRows?: readonly Row[];
+  /** `byKey` of that snapshot, when it was built. */
+  prevByKey?: Map<string, Row>;
 }
 
 /**
@@ -79,6 +87,15 @@ const INDEX_AFTER_GETS = 8;
 
 const STRING_ROOTS = new Set(['STRING', 'VARCHAR']);
 const INTEGER_ROOTS = new Set(['TINYINT', 'SMALLINT', 'INT', 'BIGINT']);
+/** Types whose valueToJson is the value itself (null for null/undefined): see core/lsm/types.ts. */
+const SAME_IN_JSON_ROOTS = new Set(['STRING', 'VARCHAR', 'CHAR', 'BOOLEAN', 'TINYINT', 'SMALLINT', 'INT']);
+/**
+ * Column types whose JSON form (valueToJson) is equal (===) exactly when core/lsm's valuesEqual
+ * says the stored values are: a diff of two scans in JSON form then finds the changes Table.changes
+ * finds. Not TIMESTAMP/TIME (the text is cut at the precision; the stored value is not), and not
+ * binary or nested types (their JSON forms are objects or re-encodings): those go to Table.changes.
+ */
+const DIFFABLE_ROOTS = new Set(['STRING', 'VARCHAR', 'CHAR', 'BOOLEAN', 'TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'DECIMAL', 'DATE', 'FLOAT', 'DOUBLE']);
 
 /** A read-only handle on `table` at `snapshotId` (default: the latest snapshot now). */
 export function readOnlyTable(table: Table, name: string, snapshotId?: number, cache?: ScanCache): ReadOnlyTable {
@@ -87,6 +104,12 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
   const schema = table.schema;
   const cacheKey = `${id}/${schema.id}`;
   if (cache && cache.key !== cacheKey) {
+    // The scanned rows of the snapshot left behind stay as the base of the next changesSince.
+    if (cache.key !== undefined && cache.rows !== undefined) {
+      cache.prevKey = cache.key;
+      cache.prevRows = cache.rows;
+      cache.prevByKey = cache.byKey;
+    }
     cache.key = cacheKey;
     cache.rows = undefined;
     cache.byKey = undefined;
@@ -111,9 +134,21 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
     }
     return JSON.stringify(parts);
   };
+  const rowKey = (row: Row): string => JSON.stringify(keyFields.map((f) => row[f.name] ?? null));
+  // Table.changes(mode diff) of a primary-key table with one bucket and no partitions lists the
+  // changed keys in key order, the order of a full scan of that bucket; see changesSince.
+  const diffable = schema.isPrimaryKeyTable && schema.partitionKeys.length === 0 && schema.options.bucket === 1 && fields.every((f) => DIFFABLE_ROOTS.has(f.type.root));
+  // Per column, its JSON conversion; columns whose memory form is already their JSON form (text,
+  // 32-bit and smaller integers, booleans) are copied as they are (a full scan converts every row).
+  const names = fields.map((f) => f.name);
+  const convert = fields.map((f) => (SAME_IN_JSON_ROOTS.has(f.type.root) ? undefined : f.type));
   const toRow = (row: readonly unknown[]): Row => {
     const r: Record<string, Json> = {};
-    fields.forEach((f, i) => (r[f.name] = valueToJson(f.type, row[i]) as Json));
+    for (let i = 0; i < names.length; i++) {
+      const t = convert[i];
+      const v = row[i];
+      r[names[i]!] = (t === undefined ? (v ?? null) : valueToJson(t, v)) as Json;
+    }
     return Object.freeze(r);
   };
   let all: readonly Row[] | undefined;
@@ -139,10 +174,11 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
       if (id === null) return undefined;
       const k = indexable ? indexKey(key) : undefined;
       const state = st();
-      if (k !== undefined && (state.byKey !== undefined || (state.gets = (state.gets ?? 0) + 1) > INDEX_AFTER_GETS)) {
+      // With the snapshot already scanned (a rule read it whole), the index costs no read at all.
+      if (k !== undefined && (state.byKey !== undefined || state.rows !== undefined || (state.gets = (state.gets ?? 0) + 1) > INDEX_AFTER_GETS)) {
         if (!state.byKey) {
           const byKey = new Map<string, Row>();
-          for (const row of handle.scan()) byKey.set(JSON.stringify(keyFields.map((f) => row[f.name] ?? null)), row);
+          for (const row of handle.scan()) byKey.set(rowKey(row), row);
           state.byKey = byKey;
         }
         return state.byKey.get(k);
@@ -160,7 +196,41 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
       if (id === null) return [];
       // Two equal states have no differences: a diff of a snapshot with itself is empty, so it is
       // not read (an agent run every minute mostly finds the table where the previous run left it).
-      if (from !== null && (typeof from === 'number' ? from : table.tags.exists(from) ? table.tags.get(from).snapshot.id : undefined) === id) return EMPTY_CHANGES;
+      const fromId = from === null ? undefined : typeof from === 'number' ? from : table.tags.exists(from) ? table.tags.get(from).snapshot.id : undefined;
+      if (fromId === id) return EMPTY_CHANGES;
+      // From a tag (the agent's previous run) whose snapshot this cache scanned last time: compare
+      // that scan with this snapshot's, in memory. Only without deletions: a deleted key would have
+      // to be placed among the others in core/lsm's key order, which the JSON forms do not give.
+      const state = st();
+      if (diffable && typeof from === 'string' && fromId !== undefined && state.prevKey === `${fromId}/${schema.id}` && state.prevRows !== undefined) {
+        let before = state.prevByKey;
+        if (!before) {
+          before = new Map<string, Row>();
+          for (const r of state.prevRows) before.set(rowKey(r), r);
+          state.prevByKey = before;
+        }
+        // This snapshot's index comes out of the same pass (the lookups of this run use it).
+        const byKey = new Map<string, Row>();
+        const out: RowChange[] = [];
+        for (const r of handle.scan()) {
+          const k = rowKey(r);
+          byKey.set(k, r);
+          const b = before.get(k);
+          if (b === undefined) {
+            out.push(Object.freeze({ kind: '+I' as const, row: r }));
+            continue;
+          }
+          for (const f of names) {
+            if (b[f] !== r[f]) {
+              out.push(Object.freeze({ kind: '-U' as const, row: b }), Object.freeze({ kind: '+U' as const, row: r }));
+              break;
+            }
+          }
+        }
+        state.byKey ??= byKey;
+        // Every key of the old state is in the new one (no deletions) when the counts say so.
+        if (byKey.size === before.size + out.filter((c) => c.kind === '+I').length) return Object.freeze(out);
+      }
       const out: RowChange[] = [];
       for (const c of table.changes({ from: from ?? 0, to: id, mode: 'diff' })) out.push(Object.freeze({ kind: c.kind, row: toRow(c.row) }));
       return Object.freeze(out);

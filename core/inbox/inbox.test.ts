@@ -4,8 +4,9 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
+import { readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
 import { Inbox, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
 import { situationKey, type Proposal, type ProposalInput } from './proposal.ts';
@@ -215,5 +216,84 @@ describe('approval_inbox sequence groups', () => {
     expect(read.explanation).toBe('rewritten by the agent side');
     expect(read.decision).toMatchObject({ kind: 'approved', by: 'lena', comment: 'go' });
     expect(read.command).toMatchObject({ state: 'acknowledged', detail: '{"job_id":"J-1"}', sentAtMs: T0 });
+  });
+});
+
+describe('what the inbox keeps in memory', () => {
+  it('group writes of active proposals and new ids open no table reader; ids stay unique across a reopen', async () => {
+    const i = inbox();
+    propose(i, 'J-1', 'J-2', 'J-3', 'J-4');
+    const readers = vi.spyOn(i.table, 'reader');
+    const r2 = i.submit({ runId: 'r2', proposals: [input('J-5')], withdrawals: [{ id: 'P-r1-1', reason: 'done' }, { id: 'P-r1-2', reason: 'done' }] });
+    expect(r2.withdrawn.map((p) => p.status)).toEqual(['withdrawn', 'withdrawn']);
+    await i.decide('P-r1-3', 'reject', { user: 'lena', pin: '1111' });
+    await i.decide('P-r1-4', 'approve', { user: 'lena', pin: '1111' });
+    i.markCommand('P-r1-4', 'sent');
+    i.submit({ runId: 'r3', proposals: [], withdrawals: [{ id: 'P-r2-1', reason: 'gone' }] });
+    expect(readers).not.toHaveBeenCalled();
+    readers.mockRestore();
+    // What was written is what the table merged: each group's sequence counts its writes.
+    const raw = (id: string) => {
+      const r = i.table.reader();
+      try {
+        const row = r.get({ proposal_id: id })!;
+        return Object.fromEntries(['agent_seq', 'decision_seq', 'command_seq', 'agent_status', 'decision', 'command_state'].map((c) => [c, row[i.table.schema.fieldIndex.get(c)!]]));
+      } finally {
+        r.close();
+      }
+    };
+    expect(raw('P-r1-1')).toEqual({ agent_seq: 2n, decision_seq: null, command_seq: null, agent_status: 'withdrawn', decision: null, command_state: null });
+    expect(raw('P-r1-4')).toEqual({ agent_seq: 1n, decision_seq: 1n, command_seq: 2n, agent_status: 'open', decision: 'approved', command_state: 'sent' });
+    expect(raw('P-r2-1')).toMatchObject({ agent_seq: 2n, agent_status: 'withdrawn' });
+    // After a reopen the ids of the table are known: run r1 again gets P-r1-5, not an old id.
+    i.close();
+    open.splice(0);
+    const j = inbox();
+    expect(j.submit({ runId: 'r1', proposals: [input('J-9')], withdrawals: [] }).created.map((p) => p.id)).toEqual(['P-r1-5']);
+    expect(readProposals(j.table, { limit: 100 }).map((p) => p.id).sort()).toEqual(['P-r1-1', 'P-r1-2', 'P-r1-3', 'P-r1-4', 'P-r1-5', 'P-r2-1']);
+    // The first write of a proposal open before the reopen reads its row once, then continues its sequences.
+    j.markCommand('P-r1-4', 'acknowledged');
+    expect(raw('P-r1-4')).toMatchObject({ command_seq: 3n, command_state: 'acknowledged', decision: 'approved' });
+  });
+
+  it('deferCommits: writes reach the tables at commit() (or list, history, close), the inbox reads them at once, and the tables end as with a commit per operation', async () => {
+    const other = 'site_s2';
+    const deferred = inbox({ deferCommits: true });
+    const each = Inbox.open({ catalog, database: other, users, recheck: () => ({ holds: true, snapshots: { work_queue: 7 } }), clock: () => now, onWarning: () => undefined });
+    open.push(each);
+    const ops = async (i: Inbox) => {
+      propose(i, 'J-1', 'J-2', 'J-3');
+      now += 1000;
+      i.submit({ runId: 'r2', proposals: [input('J-4')], withdrawals: [{ id: 'P-r1-2', reason: 'done' }] });
+      await i.decide('P-r1-1', 'reject', { user: 'lena', pin: '1111', comment: 'no' });
+      await expect(i.decide('P-r1-3', 'approve', { user: 'olaf', pin: '3333' })).rejects.toThrow(/only shift_lead and admin decide/);
+      await i.decide('P-r1-3', 'approve', { user: 'ada', pin: '2222' });
+      i.markCommand('P-r1-3', 'sent');
+    };
+    const t0 = now;
+    await ops(each);
+    now = t0;
+    await ops(deferred);
+    expect(deferred.table.latestSnapshot()).toBeUndefined(); // nothing committed yet
+    expect(deferred.logTable.latestSnapshot()).toBeUndefined();
+    expect(deferred.get('P-r1-1')).toMatchObject({ status: 'rejected', decision: { by: 'lena', comment: 'no' } });
+    expect(deferred.get('P-r1-2')).toMatchObject({ status: 'withdrawn', withdrawnReason: 'done' });
+    expect(deferred.openProposals().map((p) => p.id)).toEqual(['P-r2-1']);
+    expect(deferred.commandsInFlight().map((p) => [p.id, p.command?.state])).toEqual([['P-r1-3', 'sent']]);
+    expect(deferred.submit({ runId: 'r3', proposals: [input('J-4'), input('J-1')], withdrawals: [] })).toMatchObject({ created: [], duplicates: [input('J-4').situationKey], suppressed: [input('J-1').situationKey] });
+    deferred.commit();
+    const all = { limit: 100 };
+    const asS1 = <T>(x: T): T => JSON.parse(JSON.stringify(x).replaceAll('tilstand/s2/', 'tilstand/s1/')) as T; // command topics name the site
+    expect(readProposals(deferred.table, all)).toEqual(asS1(readProposals(each.table, all)));
+    expect(readDecisionLog(deferred.logTable)).toEqual(asS1(readDecisionLog(each.logTable)));
+    expect(readDecisionLog(deferred.logTable).map((e) => e.event)).toEqual(['proposed', 'proposed', 'proposed', 'withdrawn', 'proposed', 'rejected', 'refused', 'approved', 'command_sent']);
+    // list and history commit first; close commits what is left.
+    deferred.markCommand('P-r1-3', 'acknowledged');
+    expect(deferred.list({ status: 'approved' })[0]!.command?.state).toBe('acknowledged');
+    deferred.markCommand('P-r1-3', 'applied');
+    expect(deferred.history('P-r1-3').map((e) => e.event)).toEqual(['proposed', 'refused', 'approved', 'command_sent', 'command_acknowledged', 'command_applied']);
+    deferred.submit({ runId: 'r4', proposals: [input('J-7')], withdrawals: [] });
+    deferred.close();
+    expect(readProposals(deferred.table, all).map((p) => p.id)).toContain('P-r4-1');
   });
 });

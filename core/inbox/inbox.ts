@@ -5,7 +5,9 @@
 //   decision  `decide` — approve / reject / defer by a shift lead or an admin, PIN-verified;
 //   command   `markCommand` — the write-back's progress (write-back.ts).
 // Every change is also a `decision_log` entry. Each operation commits both tables before it
-// returns (inbox first, then the log), so a reader in another process sees it at once.
+// returns (inbox first, then the log), so a reader in another process sees it at once — except
+// with `deferCommits` (a replay's scratch warehouse, which no other process reads): then writes
+// wait for `commit()`.
 //
 // Approval is a compare-and-set:
 //   1. the user is verified (UserStore: unknown, disabled, locked, wrong PIN → refused; a role
@@ -77,6 +79,14 @@ export interface InboxOptions {
   resuggestAfterDecisionMs?: number;
   /** Longest decision comment. Default 1000. */
   commentCharsMax?: number;
+  /**
+   * Leave each operation's writes uncommitted until `commit()` (or `list`, `history`, `close`).
+   * Only for a warehouse no other process reads — a replay's scratch warehouse (core/replay),
+   * where two table commits per agent run were the largest cost of the inbox. This inbox's own
+   * reads (`get`, `openProposals`, `submit`'s deduplication) see every operation either way.
+   * Default false: each operation commits both tables before it returns.
+   */
+  deferCommits?: boolean;
   onWarning?: (message: string) => void;
 }
 
@@ -147,6 +157,20 @@ export class Inbox {
   private readonly bySituation = new Map<string, string>();
   /** Situation key → when it was last approved or rejected. */
   private readonly decidedAt = new Map<string, number>();
+  /**
+   * Every proposal id in the table (read at open, then each one this inbox creates): a new id is
+   * checked here instead of through a table reader per proposal. Sound because this inbox is the
+   * table's only writer (it holds the writer lock) and proposals are never deleted.
+   */
+  private readonly ids = new Set<string>();
+  /**
+   * The stored row (all groups, as the table merges them) of each proposal in `active`, kept as
+   * this inbox writes it: the next group write of an active proposal takes its sequence from here
+   * instead of opening a table reader (an agent run withdraws dozens per minute). Filled on the
+   * first write after open; dropped when the proposal leaves `active` (only active proposals are
+   * written again). Same single-writer argument as `ids`.
+   */
+  private readonly rows = new Map<string, InboxRow>();
   private readonly approvedListeners: ((p: Proposal) => void | Promise<void>)[] = [];
   private closed = false;
 
@@ -175,6 +199,7 @@ export class Inbox {
     }
     const now = this.clock();
     for (const p of readProposals(inbox, { limit: Number.MAX_SAFE_INTEGER })) {
+      this.ids.add(p.id);
       this.index(p);
       if (p.decision && (p.decision.kind === 'approved' || p.decision.kind === 'rejected') && now - p.decision.atMs < this.resuggestMs) {
         this.decidedAt.set(p.situationKey, Math.max(this.decidedAt.get(p.situationKey) ?? 0, p.decision.atMs));
@@ -186,10 +211,14 @@ export class Inbox {
   // Reading.
 
   get(id: string): Proposal | undefined {
-    return this.active.get(id) ?? readProposal(this.table, id);
+    const active = this.active.get(id);
+    if (active) return active;
+    const written = this.pending.get(id);
+    return written ? proposalFromRow(written) : readProposal(this.table, id);
   }
 
   list(filter: ProposalFilter = {}): Proposal[] {
+    this.commit();
     return readProposals(this.table, filter);
   }
 
@@ -204,6 +233,7 @@ export class Inbox {
   }
 
   history(id: string): DecisionLogEntry[] {
+    this.commit();
     return this.log.entries(id);
   }
 
@@ -240,11 +270,13 @@ export class Inbox {
       }
       let id: string;
       do id = `P-${batch.runId}-${++n}`;
-      while (this.get(id) !== undefined);
+      while (this.ids.has(id));
       const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), agent_seq: 1n };
       this.writer.writeRecord(row);
+      this.ids.add(id);
       const p = proposalFromRow(row);
       this.index(p);
+      this.rows.set(id, row);
       this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: { situation: input.situationKey, rule: `${input.ruleId}@${input.ruleVersion}`, action: input.action, params: input.params, risk: input.risk } });
       result.created.push(p);
     }
@@ -339,11 +371,28 @@ export class Inbox {
     return next;
   }
 
+  /** Commits writes left uncommitted by `deferCommits` (inbox first, then the log); else nothing to do. */
+  commit(): void {
+    this.check();
+    if (!this.uncommitted) return;
+    this.writer.commit();
+    this.pending.clear();
+    this.log.commit();
+    this.uncommitted = false;
+  }
+
   close(): void {
     if (this.closed) return;
-    this.closed = true;
-    this.writer.close();
-    this.log.close();
+    try {
+      this.commit();
+    } finally {
+      this.closed = true;
+      try {
+        this.writer.close();
+      } finally {
+        this.log.close();
+      }
+    }
   }
 
   // ------------------------------------------------------------------------------------------
@@ -364,7 +413,8 @@ export class Inbox {
 
   private refuse(id: string, user: string, verb: DecisionVerb, reason: RefusalReason): void {
     this.log.append({ atMs: this.clock(), proposalId: id, event: 'refused', actor: user.slice(0, 64), detail: { decision: verb, reason } });
-    this.log.commit();
+    if (this.o.deferCommits) this.uncommitted = true;
+    else this.log.commit(); // nothing of the inbox table was written
   }
 
   private decideAs(p: Proposal, d: Decision): Proposal {
@@ -381,17 +431,21 @@ export class Inbox {
     const seq = ((stored?.[seqColumn] as bigint | null | undefined) ?? 0n) + 1n;
     const row = { proposal_id: p.id, [seqColumn]: seq, ...columns };
     this.writer.writeRecord(row);
-    const merged = proposalFromRow({ ...(stored ?? {}), ...row });
-    this.pending.set(p.id, { ...(stored ?? {}), ...row });
+    const mergedRow = { ...(stored ?? {}), ...row };
+    const merged = proposalFromRow(mergedRow);
+    this.pending.set(p.id, mergedRow);
     this.index(merged);
+    if (this.active.has(p.id)) this.rows.set(p.id, mergedRow);
     return merged;
   }
 
-  /** Rows written in this operation but not committed yet, by id (for the group sequence). */
+  /** Rows written but not committed yet (this operation's, or all since `commit()` with deferCommits), by id. */
   private readonly pending = new Map<string, InboxRow>();
+  /** Something was written (either table) since the last commit. */
+  private uncommitted = false;
 
   private storedRow(id: string): InboxRow | undefined {
-    const p = this.pending.get(id);
+    const p = this.pending.get(id) ?? this.rows.get(id);
     if (p) return p;
     const r = this.table.reader();
     try {
@@ -402,15 +456,18 @@ export class Inbox {
     }
   }
 
+  /** The end of an operation: commit both tables, unless deferCommits leaves that to `commit()`. */
   private commitBoth(): void {
-    this.writer.commit();
-    this.pending.clear();
-    this.log.commit();
+    this.uncommitted = true;
+    if (!this.o.deferCommits) this.commit();
   }
 
   private index(p: Proposal): void {
     if (isActive(p) || (p.status === 'approved' && commandInFlight(p.command))) this.active.set(p.id, p);
-    else this.active.delete(p.id);
+    else {
+      this.active.delete(p.id);
+      this.rows.delete(p.id);
+    }
     if (isActive(p)) this.bySituation.set(p.situationKey, p.id);
     else if (this.bySituation.get(p.situationKey) === p.id) this.bySituation.delete(p.situationKey);
   }

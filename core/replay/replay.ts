@@ -40,6 +40,11 @@ import { writeStableJson } from './json.ts';
 import { ScratchFileIO } from './scratch-io.ts';
 
 export const DEFAULT_TICK_MS = 250;
+/**
+ * The replay's inbox commits its writes every this many agent runs (an hour of the default
+ * agent): the uncommitted rows it keeps in memory stay bounded, and no commit per run is paid.
+ */
+const INBOX_COMMIT_RUNS = 60;
 
 export interface ReplayProgress {
   events: number;
@@ -231,6 +236,10 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       recheck: (p) => agent.recheck(p),
       reevaluate: () => void record(agent.run()),
       clock,
+      // Nothing but this process reads the scratch warehouse, and the output reads the inbox once
+      // at the end: its two table commits per agent run are left to `inbox.commit()` (every
+      // INBOX_COMMIT_RUNS runs, to bound the uncommitted rows, and at the end).
+      deferCommits: true,
       onWarning: () => undefined,
     });
     closers.unshift(() => inbox.close());
@@ -318,6 +327,7 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       if (tAgent <= T) {
         record(agent.run());
         nextAgent += interval;
+        if (runs.length % INBOX_COMMIT_RUNS === 0) inbox.commit();
       }
       if (o.onProgress && (events - lastProgress >= 20_000 || !ev)) {
         lastProgress = events;
@@ -326,6 +336,7 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     }
     o.onProgress?.({ events, totalEvents: m.events.count, simMs: now, agentRuns: runs.length });
 
+    inbox.commit();
     const proposals = readProposals(inbox.table, { limit: Number.MAX_SAFE_INTEGER })
       .filter((p) => p.createdAtMs > m.cutMs)
       .map((p) => replayProposal(p, m.untilMs))

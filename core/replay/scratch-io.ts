@@ -15,10 +15,18 @@
 // filled by this FileIO's own writes and reads and dropped by its removes; the directory listings
 // of those three folders likewise. Sound because the scratch warehouse is written by this process
 // only, through this FileIO (the writer lock, `.writer.lock`, is hidden and never listed).
+//
+// `stat` (used by core/lsm/tags.ts to tell whether its tag cache still holds) answers from memory
+// for those files and folders: a kept file's identity is its real stat, taken once (the file never
+// changes until it is removed through here); a folder's identity is a version number that this
+// FileIO changes with every create or remove in it. A version is far in the past as a time, so the
+// tag cache never takes a folder for "modified just now" (racy) — on a real clock it did after every
+// agent run, and then re-validated all of the day's tags (a stat each) at every commit.
 
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { LocalFileIO, LsmError, type FileIO } from '../lsm/index.ts';
+import type { FileStat } from '../lsm/file-io.ts';
 import { tempNameFor } from '../lsm/file-io.ts';
 
 function ioError(op: string, path: string, cause: unknown): LsmError {
@@ -33,12 +41,43 @@ const CACHED_DIR = /[/\\](?:tag|snapshot|manifest)$/;
 /** Bound on the bytes kept (all dropped when passed; they are re-read on demand). */
 const CACHE_BYTES_MAX = 64 * 1024 * 1024;
 
+/** Folder versions (see the header): one counter for all folders, so a version is never handed out twice. */
+let nextFolderVersion = 1;
+
+/** `dir` itself or a folder that contains it. */
+const isSelfOrAncestor = (folder: string, dir: string): boolean => dir === folder || dir.startsWith(`${folder}/`) || dir.startsWith(`${folder}\\`);
+
 export class ScratchFileIO extends LocalFileIO implements FileIO {
   /** Files written by this FileIO (counts for the bench; nothing depends on them). */
   writes = 0;
   private readonly files = new Map<string, Buffer>();
   private fileBytes = 0;
   private readonly lists = new Map<string, string[]>();
+  /** Identities `stat` handed out for kept files and folders (see the header). */
+  private readonly identities = new Map<string, FileStat>();
+
+  /** The entries of `dir` changed: its listing and identity are stale. */
+  private changed(dir: string): void {
+    this.lists.delete(dir);
+    this.identities.delete(dir);
+  }
+
+  /** Folders `dir` or above may have gained entries (mkdirs creates them top-down). */
+  private changedUpTo(dir: string): void {
+    for (const m of [this.lists, this.identities]) for (const k of [...m.keys()]) if (isSelfOrAncestor(k, dir)) m.delete(k);
+  }
+
+  override stat(path: string): FileStat | undefined {
+    const known = this.identities.get(path);
+    if (known) return known;
+    const folder = CACHED_DIR.test(path);
+    if (!folder && !CACHED_FILE.test(path)) return super.stat(path);
+    const real = super.stat(path);
+    if (real === undefined) return undefined; // not there: nothing to keep
+    const id = folder ? { size: 0, mtimeMs: nextFolderVersion++, ino: 0 } : real;
+    this.identities.set(path, id);
+    return id;
+  }
 
   private keep(path: string, data: Uint8Array): void {
     if (!CACHED_FILE.test(path)) return;
@@ -58,7 +97,8 @@ export class ScratchFileIO extends LocalFileIO implements FileIO {
       this.fileBytes -= old.length;
       this.files.delete(path);
     }
-    this.lists.delete(dirname(path));
+    this.identities.delete(path);
+    this.changed(dirname(path));
   }
 
   override readFile(path: string): Buffer {
@@ -91,7 +131,7 @@ export class ScratchFileIO extends LocalFileIO implements FileIO {
 
   override mkdirs(dir: string): void {
     super.mkdirs(dir);
-    this.lists.clear();
+    this.changedUpTo(dir);
   }
 
   override remove(path: string): void {
@@ -102,6 +142,7 @@ export class ScratchFileIO extends LocalFileIO implements FileIO {
   override removeDir(dir: string): void {
     for (const p of [...this.files.keys()]) if (p.startsWith(dir)) this.forget(p);
     this.lists.clear();
+    this.identities.clear();
     super.removeDir(dir);
   }
 
@@ -119,7 +160,7 @@ export class ScratchFileIO extends LocalFileIO implements FileIO {
 
   override createAtomic(path: string, data: Uint8Array): boolean {
     const tmp = tempNameFor(path);
-    this.lists.delete(dirname(path));
+    this.changedUpTo(dirname(path)); // the folder may be created here, and gains the file
     try {
       fs.mkdirSync(dirname(path), { recursive: true });
       fs.writeFileSync(tmp, data, { flag: 'wx', mode: 0o644 });
@@ -131,6 +172,7 @@ export class ScratchFileIO extends LocalFileIO implements FileIO {
       }
       this.writes++;
       this.keep(path, data);
+      this.changed(dirname(path));
       return true;
     } catch (e) {
       throw ioError('create', path, e);
@@ -146,10 +188,12 @@ export class ScratchFileIO extends LocalFileIO implements FileIO {
   override replaceAtomic(path: string, data: Uint8Array): void {
     const tmp = tempNameFor(path);
     this.forget(path);
+    this.changedUpTo(dirname(path));
     try {
       fs.mkdirSync(dirname(path), { recursive: true });
       fs.writeFileSync(tmp, data, { flag: 'wx', mode: 0o644 });
       fs.renameSync(tmp, path);
+      this.forget(path);
       this.writes++;
     } catch (e) {
       try {

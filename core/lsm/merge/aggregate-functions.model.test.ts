@@ -139,7 +139,11 @@ function scenarios(): TableScenario[] {
     { name: 'bi', type: 'BIGINT', kind: i64, gen: (r) => BigInt(r.range(-3, 3)), retractGen: (r) => BigInt(r.pick([1, -1, 2, 3])) },
     { name: 'f', type: 'FLOAT', kind: f32, gen: powers },
     { name: 'x', type: 'DOUBLE', kind: f64, gen: powers },
-    { name: 'd', type: 'DECIMAL(18, 2)', kind: { t: 'decimal', precision: 18, scale: 2 }, gen: (r) => BigInt(r.pick([100, -100, 200, 50, 150])), retractGen: (r) => BigInt(r.pick([100, -100, 200, 50, 300])) },
+    // Whole numbers, retracted by ±1 only: every product and quotient is exact at scale 2. A DECIMAL
+    // product rounds at every step, so with 0.50 or a retraction by 3.00 the result depends on how
+    // the files group the records (partial products in a file, then across files), as in Paimon —
+    // seed 98147 met a 0.01 difference that way. Rounding is tested in aggregation.test.ts.
+    { name: 'd', type: 'DECIMAL(18, 2)', kind: { t: 'decimal', precision: 18, scale: 2 }, gen: (r) => BigInt(r.pick([100, -100, 200, 300])), retractGen: (r) => BigInt(r.pick([100, -100])) },
   ];
   return [
     fnScenario('sum: SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL with -U/-D', 'sum', numeric(-100, 100), 'retract'),

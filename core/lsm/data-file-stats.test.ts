@@ -15,22 +15,12 @@ import { Catalog } from './catalog.ts';
 import { writeDataFile, type RunData } from './data-file.ts';
 import { RowKind } from './key-value.ts';
 import { comparatorFor, withNullable, type DataType } from './types.ts';
+import { mulberry32 } from './testing/model.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function expected(type: DataType, values: unknown[]): [unknown, unknown, number] {
   const cmp = comparatorFor(withNullable(type, false));

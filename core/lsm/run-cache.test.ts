@@ -13,6 +13,7 @@ import { LsmError } from './errors.ts';
 import { estimateRunBytes, RunCache, RunCacheBudget } from './run-cache.ts';
 import { TableSchema, type SchemaSpec } from './schema.ts';
 import { Table } from './table.ts';
+import { mulberry32 as prng } from './testing/model.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -49,18 +50,6 @@ function filled(catalog: Catalog, name: string, rows: number): Table {
 function readAll(t: Table): void {
   const snap = t.latestSnapshot()!;
   for (const b of t.buckets(snap)) for (const f of b.files) t.loadRun(b.partition, b.bucket, f);
-}
-
-/** mulberry32 */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function syntheticRun(rows: number): RunData {

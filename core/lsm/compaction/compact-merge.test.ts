@@ -14,22 +14,12 @@ import { createMergeFunction, keyComparator, mergeOrder } from '../merge/merge-f
 import { mergeRuns } from '../merge-reader.ts';
 import { comparatorFor } from '../types.ts';
 import { mergeRunsInto } from './compact-merge.ts';
+import { mulberry32 } from '../testing/model.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function schemaOf(options: Record<string, string>) {
   const dir = mkdtempSync(join(tmpdir(), 'compact-merge-'));

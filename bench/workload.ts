@@ -9,6 +9,11 @@
 //
 // Everything is a pure function of (seed, keys, events): two runs produce identical bytes.
 
+import { mulberry32 as prng } from '../core/lsm/testing/prng.ts';
+
+/** mulberry32 (core/lsm/testing/prng.ts), under the name the benchmark's tasks import. */
+export { prng };
+
 export const SITE = 's1';
 export const T0_MS = Date.UTC(2026, 11, 1, 8, 0, 0);
 
@@ -31,18 +36,6 @@ export const MODULES = [
 ] as const;
 
 export const TOPICS = MODULES.map((m) => `tilstand/${SITE}/events/${m.module}/${m.stream}`);
-
-/** mulberry32: a small, fast, seeded PRNG (uniform in [0, 1)). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export const LOCATIONS_PER_ITEM = 5;
 

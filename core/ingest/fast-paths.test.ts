@@ -9,20 +9,10 @@ import { applyBinding, applyBindingGeneric, type Binding } from './binding.ts';
 import { validate, validateGeneric, type Contract, type ContractField } from './contracts.ts';
 import { parseEventTopic, type Envelope } from './envelope.ts';
 import { fastConverter, NO_FAST } from './fast-values.ts';
+import { mulberry32 as prng } from '../lsm/testing/prng.ts';
 
 const SEED = Number(process.env.FAST_PATH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 console.log(`fast-paths test: FAST_PATH_SEED=${SEED}`);
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TYPES = [
   'STRING', 'STRING NOT NULL', 'VARCHAR(5)', 'CHAR(3) NOT NULL', 'TINYINT', 'SMALLINT NOT NULL', 'INT', 'INT NOT NULL',

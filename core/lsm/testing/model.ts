@@ -44,17 +44,7 @@ export function rng(seed: number): () => number {
   };
 }
 
-/** mulberry32: the generator of the seeded table-store tests that predate `rng`. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from './prng.ts';
 
 export class Rand {
   constructor(readonly next: () => number) {}

@@ -9,17 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
 import { Catalog, RowKind, type Table } from '../../lsm/index.ts';
+import { mulberry32 } from '../../lsm/testing/prng.ts';
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
 
 export function tempDir(tag: string): string {
   return mkdtempSync(join(tmpdir(), `tilstand-sync-${tag}-`));

@@ -10,6 +10,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mulberry32 } from '../../../core/lsm/testing/prng.ts';
+
+export { mulberry32 };
 
 export const LONG = process.env.TILSTAND_LONG === '1';
 export const MODE = LONG ? 'long' : 'short';
@@ -18,17 +21,6 @@ export const RESULTS_DIR = join(import.meta.dirname, '..', 'results');
 
 /** `short` in CI, `long` under TILSTAND_LONG=1. */
 export const pick = <T>(short: T, long: T): T => (LONG ? long : short);
-
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The seed of a suite: `TILSTAND_SEED_<SUITE>` (e.g. TILSTAND_SEED_CRASH=123), else TILSTAND_SEED,

@@ -100,9 +100,13 @@ export async function runReplayCli(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
   const run = sub === 'export' ? runExport : sub === 'run' ? runRun : sub === 'diff' ? runDiff : undefined;
   if (!run) {
-    if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') {
+    if (sub === 'help' || sub === '--help' || sub === '-h') {
       io.stdout.write(`usage:\n${replayUsage.join('\n')}\n`);
-      return sub === undefined ? EXIT.usage : EXIT.ok;
+      return EXIT.ok;
+    }
+    if (sub === undefined) {
+      io.stderr.write(`tilstand: replay needs a command\nusage:\n${replayUsage.join('\n')}\n`);
+      return EXIT.usage;
     }
     throw new CliError(EXIT.usage, `replay: unknown subcommand '${sub}' (expected export, run or diff)`);
   }

@@ -277,7 +277,7 @@ export class Site {
     const hqTarget = o.hq ?? c.hq.target;
     if (hqTarget) {
       // Offline-first: the engine keeps its outbox in site.db and retries until HQ answers.
-      this.sync = new SyncEngine({ dataDir: this.data, site: c.site, target: openTarget(hqTarget, { site: c.site }), log: this.log });
+      this.sync = new SyncEngine({ dataDir: this.data, site: c.site, target: openTarget(hqTarget, { site: c.site }), catalog: { cacheBudget: this.ingest.catalog.cacheBudget }, log: this.log });
       this.sync.start(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS);
       this.log(`sync to ${hqTarget.replace(/\/\/[^@/]*@/, '//…@')} every ${(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS) / 1000} s`);
     }

@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type Database from 'better-sqlite3';
-import { Catalog, LsmError, type Table } from '../lsm/index.ts';
+import { Catalog, LsmError, type Table, type TableOpenOptions } from '../lsm/index.ts';
 import { snapshotToJson } from '../lsm/snapshot.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
@@ -55,6 +55,12 @@ export interface SyncEngineOptions {
   scheduledTags?: ScheduledTagRule | null;
   /** Window of the progress-based health (default 15 min). */
   healthWindowMs?: number;
+  /**
+   * How the engine opens the site's warehouse: the site passes its own catalog's options
+   * (`cacheBudget`, `writeBufferBytes`), so the engine's reads draw on the site's run-cache
+   * budget instead of a library-default budget of their own. Default: the library's defaults.
+   */
+  catalog?: TableOpenOptions;
   clock?: () => number;
   random?: () => number;
   log?: (line: string) => void;
@@ -163,7 +169,7 @@ export class SyncEngine {
 
   /** The site's tables, opened fresh (their tags and snapshots are read from disk). */
   openTables(): Map<string, Table> {
-    const catalog = new Catalog(this.warehouse);
+    const catalog = new Catalog(this.warehouse, this.o.catalog);
     const db = siteDatabase(this.o.site);
     const out = new Map<string, Table>();
     if (!catalog.databaseExists(db)) return out;

@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
+import { RunCacheBudget } from '../lsm/run-cache.ts';
 import { SyncEngine } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { HqStore } from './hq/store.ts';
@@ -324,6 +325,19 @@ describe('scheduled tags', () => {
     expect(createScheduledTags(tables, { tables: ['stock'] }, t + 60_000)).toEqual([]);
     expect(createScheduledTags(tables, { tables: '*' }, t + 3_600_000)).toEqual(['stock:hourly-2026030510', 'decision_log:hourly-2026030510']);
     expect(fx.table('stock').tags.get('hourly-2026030509').retainedMillis).toBe(3_600_000);
+  });
+});
+
+describe('memory', () => {
+  it("opens the site's tables on the catalog options it is given (the site's shared run-cache budget)", () => {
+    const fx = site('15', 50);
+    const budget = new RunCacheBudget(8 * 1024 * 1024);
+    const e = engine(fx, new DirectoryTarget(hqDir()), { catalog: { cacheBudget: budget } });
+    const stock = e.openTables().get('stock')!;
+    expect([...stock.reader().scan()].length).toBe(50);
+    // The decoded files count against the budget handed in, not a default budget of the engine's own.
+    expect(budget.entries.size).toBeGreaterThan(0);
+    e.close();
   });
 });
 

@@ -30,10 +30,23 @@ describe('tilstand', () => {
       const r = await run(h);
       expect(r.code).toBe(0);
       expect(r.err).toBe('');
-      for (const c of ['start', 'init', 'status', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop']) {
+      for (const c of ['start', 'init', 'status', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
         expect(r.out).toContain(`tilstand ${c}`);
       }
       expect(r.out).toContain('exit codes');
+    }
+  });
+
+  it('every command group answers --help with its usage on stdout and exit 0', async () => {
+    for (const [group, line] of [['sync', 'tilstand sync now'], ['hq', 'tilstand hq scan'], ['replay', 'tilstand replay run']] as const) {
+      const r = await run([group, '--help']);
+      expect(r.code, group).toBe(0);
+      expect(r.out, group).toContain(line);
+      expect(r.err, group).toBe('');
+      const none = await run([group]);
+      expect(none.code, group).toBe(2);
+      expect(none.out, group).toBe('');
+      expect(none.err, group).toContain(line);
     }
   });
 

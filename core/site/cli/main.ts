@@ -19,8 +19,8 @@ import { SiteError } from '../site.ts';
 import { runContracts, runDeadLetters, runDemo, runInit, runStatus, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
 import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
-import { SYNC_COMMANDS } from '../../sync/cli/commands.ts';
-import { REPLAY_COMMANDS } from '../../replay/cli.ts';
+import { SYNC_COMMANDS, syncCommandsUsage } from '../../sync/cli/commands.ts';
+import { REPLAY_COMMANDS, replayUsage } from '../../replay/cli.ts';
 
 export type { CliIO } from '../../lsm/cli/output.ts';
 
@@ -31,6 +31,8 @@ function usage(): string[] {
     ...startUsage,
     ...siteUsage,
     ...agentUsage,
+    ...syncCommandsUsage,
+    ...replayUsage,
     '  tilstand table <command> …               the table store, see below',
     '  tilstand help                            this text',
     '',

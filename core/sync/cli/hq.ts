@@ -76,11 +76,14 @@ async function emitRows(out: LineWriter, table: Table, fmt: 'jsonl' | 'csv', row
 export async function runHq(argv: readonly string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h' || !(SUBS as readonly string[]).includes(sub)) {
-    const w = new LineWriter(sub === undefined || SUBS.includes(sub as Sub) ? io.stdout : io.stderr);
-    if (sub !== undefined && sub !== 'help' && sub !== '--help' && sub !== '-h') await w.line(`tilstand: unknown hq command '${sub}'`);
+    // Asked for: the usage on stdout, exit 0. Missing or unknown: on stderr, exit 2.
+    const asked = sub === 'help' || sub === '--help' || sub === '-h';
+    const w = new LineWriter(asked ? io.stdout : io.stderr);
+    if (sub === undefined) await w.line('tilstand: hq needs a command');
+    else if (!asked) await w.line(`tilstand: unknown hq command '${sub}'`);
     await w.lines(['usage:', ...hqUsage]);
     await w.end().catch(() => undefined);
-    return sub === 'help' || sub === '--help' || sub === '-h' ? EXIT.ok : EXIT.usage;
+    return asked ? EXIT.ok : EXIT.usage;
   }
   return guarded(io, async () => {
     const args = parseArgs(rest, FLAGS, `hq ${sub}`);

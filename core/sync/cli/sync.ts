@@ -45,6 +45,12 @@ function statusLines(s: SyncStatus): string[] {
 
 export async function runSync(argv: readonly string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === 'help' || sub === '--help' || sub === '-h') {
+    const w = new LineWriter(io.stdout);
+    await w.lines(['usage:', ...syncUsage]);
+    await w.end().catch(() => undefined);
+    return EXIT.ok;
+  }
   if (sub !== 'status' && sub !== 'now') {
     const w = new LineWriter(io.stderr);
     await w.lines([sub === undefined ? 'tilstand: sync needs a command' : `tilstand: unknown sync command '${sub}'`, 'usage:', ...syncUsage]);

@@ -62,6 +62,19 @@ export const OPERATIONS_JOBS: Contract = {
   ],
 };
 
+/** A row of `operations.jobs` v1 as its JSON event carries it (the simulated modules build these). */
+export interface JobEventRow {
+  job_id: string;
+  status: 'released' | 'blocked' | 'in_progress' | 'done';
+  blocked_reason: string | null;
+  capability: string;
+  material_item: string | null;
+  material_qty: number | null;
+  priority: number;
+  due_at: string | null;
+  assigned_resource: string | null;
+}
+
 export const OPERATIONS_RESOURCES: Contract = {
   name: 'operations.resources',
   version: 1,

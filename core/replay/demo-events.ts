@@ -3,6 +3,8 @@
 // which core/replay may not import), as the JSON envelopes modules publish. Seeded (mulberry32):
 // the same seed and times give the same bytes.
 
+import type { JobEventRow } from '../ingest/seed-contracts.ts';
+
 const CAPABILITIES = ['pick', 'pack', 'forklift'] as const;
 const LOCATIONS = ['A-01', 'A-02', 'B-01', 'DOCK'] as const;
 const RESOURCES = [
@@ -22,17 +24,7 @@ export interface DemoEvent {
   atMs: number;
 }
 
-interface Job {
-  job_id: string;
-  status: 'released' | 'blocked' | 'in_progress' | 'done';
-  blocked_reason: string | null;
-  capability: string;
-  material_item: string | null;
-  material_qty: number | null;
-  priority: number;
-  due_at: string | null;
-  assigned_resource: string | null;
-}
+type Job = JobEventRow;
 
 interface Res {
   resource_id: string;

@@ -9,22 +9,12 @@
 // Each answers {ok: true, result: {job_id, status, …}} or {ok: false, error}; the effect reaches
 // Tilstand as ordinary events, never through the ack.
 
-import { OPERATIONS_JOBS, OPERATIONS_RESOURCES } from '../../ingest/seed-contracts.ts';
+import { OPERATIONS_JOBS, OPERATIONS_RESOURCES, type JobEventRow } from '../../ingest/seed-contracts.ts';
 import type { Command, CommandResult } from '../../ingest/module-client/index.ts';
 import { DemoModule, type DemoModuleOptions } from './module.ts';
 import { DEMO_CAPABILITIES, DEMO_ITEMS, DEMO_JOBS_COUNT, DEMO_RESOURCES, isoMs } from './warehouse.ts';
 
-interface Job {
-  job_id: string;
-  status: 'released' | 'blocked' | 'in_progress' | 'done';
-  blocked_reason: string | null;
-  capability: string;
-  material_item: string | null;
-  material_qty: number | null;
-  priority: number;
-  due_at: string | null;
-  assigned_resource: string | null;
-}
+type Job = JobEventRow;
 
 interface Resource {
   resource_id: string;

@@ -252,11 +252,19 @@ function probeMatches(kinds: HashKind[], key: readonly unknown[]): boolean {
   return true;
 }
 
+/** The hash of a lookup key as the run indexes hash their rows (any key; `lookupKey` takes it to hash once per lookup). */
+export function keyHash(key: readonly unknown[]): number {
+  let h = 0x811c9dc5 | 0;
+  for (let k = 0; k < key.length; k++) h = hashValue(h, key[k]);
+  return finish(h);
+}
+
 /**
  * Index of `key` in a run part, or -1: through the run's hash index once the run has served a
  * few lookups, else (and for keys the index does not cover) the binary search of `findKeyCols`.
+ * `hash`: keyHash(key), when the caller has it.
  */
-export function lookupKey(d: RunData, key: readonly unknown[], cmps: readonly Comparator[]): number {
+export function lookupKey(d: RunData, key: readonly unknown[], cmps: readonly Comparator[], hash?: number): number {
   let r = runIndexes.get(d);
   if (r === undefined) {
     r = { lookups: 0, index: undefined };
@@ -271,9 +279,7 @@ export function lookupKey(d: RunData, key: readonly unknown[], cmps: readonly Co
   const { slots, mask } = ix;
   const cols = d.keyCols;
   const n = cols.length;
-  let h = 0x811c9dc5 | 0;
-  for (let k = 0; k < n; k++) h = hashValue(h, key[k]);
-  let s = finish(h) & mask;
+  let s = (hash ?? keyHash(key)) & mask;
   for (;;) {
     const e = slots[s]!;
     if (e === 0) return -1;

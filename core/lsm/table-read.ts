@@ -13,7 +13,8 @@ import { invalidArgument } from './errors.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
-import { lookupKey } from './merge-reader.ts';
+import { keyHash, lookupKey } from './merge-reader.ts';
+import { sortBySeq } from './merge/cell-view.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { needsRawScan, rawScan } from './raw-scan.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -93,6 +94,12 @@ export class TableReader {
   private readonly order: (a: KeyValue, b: KeyValue) => number;
   /** Deduplicate without sequence fields: the newest run holding a key decides. */
   private readonly newestWins: boolean;
+  /** Whether merge order is the system sequence number's (no sequence fields): folds by position sort by it. */
+  private readonly seqOrder: boolean;
+  /** needsRawScan of the table (lookups scan a deletion-vector table's visible rows). */
+  private readonly rawTable: boolean;
+  /** The trimmed key columns' names (a lookup's key, from its primary-key record). */
+  private readonly keyNames: string[];
   /** Per key column, its comparator (lookups binary-search the key columns directly). */
   private readonly keyCmps: Comparator[];
   /** Whether a run's +I/+U rows are their own single-record fold (see `runIsFolded`). */
@@ -112,6 +119,9 @@ export class TableReader {
     this.merge = createMergeFunction(s);
     this.order = mergeOrder(s);
     this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
+    this.seqOrder = s.sequenceFieldIndexes.length === 0;
+    this.rawTable = needsRawScan(table);
+    this.keyNames = s.keyIndexes.map((i) => s.fields[i]!.name);
     this.keyCmps = s.keyTypes.map(comparatorFor);
     this.folded = runIsFolded(s);
     this.scanKeyFast = s.keyTypes.map(isStringType);
@@ -191,7 +201,7 @@ export class TableReader {
       }
       // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
       // one by one: the generator frame stays out of the per-row work.
-      const scan = new BucketScan(runs, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, preds, projection);
+      const scan = new BucketScan(runs, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, schema.sequenceFieldIndexes.length === 0, preds, projection);
       for (let n = scan.fill(batch); n > 0; n = scan.fill(batch)) {
         for (let i = 0; i < n; i++) yield batch[i]!;
       }
@@ -217,7 +227,7 @@ export class TableReader {
   get(pk: Record<string, unknown>): unknown[] | undefined {
     if (!this.snapshot) return undefined;
     if (!this.table.schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
-    if (needsRawScan(this.table)) {
+    if (this.rawTable) {
       // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.
       const s = this.table.schema;
       const where = s.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
@@ -227,10 +237,11 @@ export class TableReader {
     const table = this.table;
     const schema = table.schema;
     const fields = schema.fields;
-    const key = new Array(schema.keyIndexes.length);
+    const keyNames = this.keyNames;
+    const key = new Array(keyNames.length);
     for (let i = 0; i < key.length; i++) {
-      const v = pk[fields[schema.keyIndexes[i]!]!.name];
-      if (v === undefined || v === null) throw invalidArgument(`lookup needs primary-key column '${fields[schema.keyIndexes[i]!]!.name}'`);
+      const v = pk[keyNames[i]!];
+      if (v === undefined || v === null) throw invalidArgument(`lookup needs primary-key column '${keyNames[i]!}'`);
       key[i] = v;
     }
     let partitionBytes = EMPTY_PARTITION;
@@ -242,34 +253,52 @@ export class TableReader {
     const runs = this.lookupRuns(partitionBytes, bucketFor(schema, pk));
     if (runs === undefined) return undefined;
     const cmps = this.keyCmps;
-    // The first record found stays a (run, row) pair; KeyValues only when there is a merge to do.
-    let first: RunData | undefined;
-    let firstRow = -1;
-    let records: KeyValue[] | undefined;
+    // The key's records as (run, row) positions, newest run first; KeyValues only for the generic fold.
+    const parts = this.lookParts;
+    const rows = this.lookRows;
+    let n = 0;
+    let hash: number | undefined;
     for (const files of runs) {
       for (const f of files) {
-        if (compareCols(cmps, key, f.min) < 0 || compareCols(cmps, key, f.max) > 0) continue;
+        if (!inRange(f, key, cmps)) continue;
         const d = table.loadRunAt(f.path, f.meta);
-        const i = lookupKey(d, key, cmps);
+        const i = lookupKey(d, key, cmps, (hash ??= keyHash(key)));
         if (i >= 0) {
-          if (first === undefined) {
-            first = d;
-            firstRow = i;
-          } else (records ??= [kvAt(first, firstRow)]).push(kvAt(d, i));
+          parts[n] = d;
+          rows[n++] = i;
         }
         break; // files of one run do not overlap
       }
       // Deduplicate without sequence fields: the newest run holding the key decides.
-      if (first !== undefined && this.newestWins) break;
+      if (n > 0 && this.newestWins) break;
     }
-    if (first === undefined) return undefined;
-    if (records === undefined) {
-      const add = isAdd(first.kind[firstRow]!);
-      if (this.newestWins) return add ? rowAt(first, firstRow) : undefined;
+    try {
+      return this.foldLookup(n);
+    } finally {
+      for (let k = 0; k < n; k++) parts[k] = NO_RUN; // hold no run past the call
+    }
+  }
+
+  /** The row of the key whose n records `get` found (lookParts/lookRows, newest run first), or undefined. */
+  private foldLookup(n: number): unknown[] | undefined {
+    if (n === 0) return undefined;
+    const schema = this.table.schema;
+    const parts = this.lookParts;
+    const rows = this.lookRows;
+    if (n === 1) {
+      const first = parts[0]!;
+      const add = isAdd(first.kind[rows[0]!]!);
+      if (this.newestWins) return add ? rowAt(first, rows[0]!) : undefined;
       // A lone record that is its own fold: no merge function needed.
-      if (add && schema.options.mergeEngine !== 'aggregation' && this.folded(first)) return rowAt(first, firstRow);
-      records = [kvAt(first, firstRow)];
+      if (add && schema.options.mergeEngine !== 'aggregation' && this.folded(first)) return rowAt(first, rows[0]!);
     }
+    if (n > 1 && this.seqOrder && this.merge.foldAt !== undefined) {
+      sortBySeq(parts, rows, n); // into merge order by position
+      const row = this.merge.foldAt(parts, rows, n);
+      if (row !== undefined) return row;
+    }
+    const records: KeyValue[] = [];
+    for (let k = 0; k < n; k++) records.push(kvAt(parts[k]!, rows[k]!));
     records.sort(this.order);
     this.merge.reset();
     for (const kv of records) this.merge.add(kv);
@@ -277,20 +306,41 @@ export class TableReader {
     return r && isAdd(r.kind) ? r.value : undefined;
   }
 
+  /** get's scratch: the records of one key by position. */
+  private readonly lookParts: RunData[] = [];
+  private readonly lookRows: number[] = [];
+
   private readonly runsByBucket = new Map<string, LookupFile[][] | undefined>();
+  /** runsByBucket of an unpartitioned table, by bucket (null: no such bucket). */
+  private readonly runsOfBucket: Array<LookupFile[][] | null | undefined> = [];
 
   /** The bucket's sorted runs, newest first, with decoded key ranges (cached per reader). */
   private lookupRuns(partition: Uint8Array, bucket: number): LookupFile[][] | undefined {
-    const id = partition.length === 0 ? `${bucket}` : `${Buffer.from(partition).toString('hex')}/${bucket}`;
+    if (partition.length === 0) {
+      let runs = this.runsOfBucket[bucket];
+      if (runs === undefined) this.runsOfBucket[bucket] = runs = this.bucketRuns(partition, bucket) ?? null;
+      return runs ?? undefined;
+    }
+    const id = `${Buffer.from(partition).toString('hex')}/${bucket}`;
     if (this.runsByBucket.has(id)) return this.runsByBucket.get(id);
-    const b = this.table.bucketFiles(this.snapshot!, partition.length === 0 ? partitionEncoder([])([]) : partition, bucket);
-    const runs = b
-      ? this.table.runsOf(b.files).map((r) =>
-          r.files.map((meta) => ({ meta, path: this.table.dataFilePath(b.partition, b.bucket, meta.fileName), ...this.table.keyRange(meta) })),
-        )
-      : undefined;
+    const runs = this.bucketRuns(partition, bucket);
     this.runsByBucket.set(id, runs);
     return runs;
+  }
+
+  /** The bucket's sorted runs as lookups take them (undefined: the snapshot has no such bucket). */
+  private bucketRuns(partition: Uint8Array, bucket: number): LookupFile[][] | undefined {
+    const b = this.table.bucketFiles(this.snapshot!, partition.length === 0 ? partitionEncoder([])([]) : partition, bucket);
+    return b
+      ? this.table.runsOf(b.files).map((r) =>
+          r.files.map((meta) => {
+            const { min, max } = this.table.keyRange(meta);
+            const strings = this.scanKeyFast;
+            const plain = strings.every((str, k) => !str || (isPlainString(min[k]) && isPlainString(max[k])));
+            return { meta, path: this.table.dataFilePath(b.partition, b.bucket, meta.fileName), min, max, plain };
+          }),
+        )
+      : undefined;
   }
 }
 
@@ -299,7 +349,41 @@ interface LookupFile {
   path: string;
   min: unknown[];
   max: unknown[];
+  /** Whether the string columns of min and max are plain (see plainStrings). */
+  plain: boolean;
 }
+
+/** Whether `key` lies in the file's key range. */
+function inRange(f: LookupFile, key: readonly unknown[], cmps: readonly Comparator[]): boolean {
+  if (!f.plain) return compareCols(cmps, key, f.min) >= 0 && compareCols(cmps, key, f.max) <= 0;
+  return comparePlain(cmps, key, f.min) >= 0 && comparePlain(cmps, key, f.max) <= 0;
+}
+
+/**
+ * compareCols where the strings of `b` are plain: strings by `<`. Exact: at the first code unit
+ * where two strings differ, compareStrings departs from `<` only when one unit is a surrogate and
+ * the other is ≥ 0xE000; a plain string's unit is below 0xD800, so the order of the other's unit
+ * (surrogate or not, it is above) is the same both ways.
+ */
+function comparePlain(cmps: readonly Comparator[], a: readonly unknown[], b: readonly unknown[]): number {
+  for (let i = 0; i < cmps.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    const r = typeof x === 'string' && typeof y === 'string' ? (x === y ? 0 : x < y ? -1 : 1) : cmps[i]!(x, y);
+    if (r !== 0) return r;
+  }
+  return 0;
+}
+
+/** A string without UTF-16 code units ≥ 0xD800 (between such strings `<` is the key order: plainStrings). */
+function isPlainString(v: unknown): boolean {
+  if (typeof v !== 'string') return false;
+  for (let i = 0; i < v.length; i++) if (v.charCodeAt(i) >= 0xd800) return false;
+  return true;
+}
+
+/** An empty run: what get's scratch holds between calls. */
+const NO_RUN: RunData = { rowCount: 0, keyCols: [], seq: [], kind: [], valueCols: [] };
 
 function compareCols(cmps: readonly Comparator[], a: readonly unknown[], b: readonly unknown[]): number {
   for (let i = 0; i < cmps.length; i++) {
@@ -490,7 +574,8 @@ function plainStrings(d: RunData, stringKeys: readonly boolean[]): boolean {
  * The merged rows of one bucket's sorted runs: merge-reader.ts's k-way merge (order and fold),
  * specialized for scans. Cursors compare key columns in place; a key held by one run whose records
  * stand as they are is read as a row without a KeyValue or the merge function; a single such run
- * is read in a tight loop. Rows come out in batches (`fill`), so the caller's generator does no
+ * is read in a tight loop; a key held by several runs is folded by position (MergeFunction.foldAt)
+ * where the engine offers it. Rows come out in batches (`fill`), so the caller's generator does no
  * per-row work beyond handing them out.
  */
 class BucketScan {
@@ -498,6 +583,9 @@ class BucketScan {
   /** The cursors positioned on the current minimum key (first `ns` entries). */
   private readonly same: ScanCursor[];
   private readonly nk: number;
+  /** Scratch for `fold`: the records of one key by position, in merge order. */
+  private readonly foldParts: RunData[] = [];
+  private readonly foldRows: number[] = [];
 
   constructor(
     runs: RunData[][],
@@ -506,6 +594,8 @@ class BucketScan {
     private readonly stringKeys: readonly boolean[],
     private readonly merge: MergeFunction,
     private readonly order: (a: KeyValue, b: KeyValue) => number,
+    /** Whether `order` is the system sequence number's (the table has no sequence fields). */
+    private readonly seqOrder: boolean,
     private readonly preds: CompiledPredicate[],
     private readonly projection: number[] | undefined,
   ) {
@@ -611,6 +701,24 @@ class BucketScan {
   private fold(ns: number): unknown[] | undefined {
     const merge = this.merge;
     const same = this.same;
+    if (this.seqOrder && merge.foldAt !== undefined) {
+      // By position: the records in merge order (as the generic path below orders them), folded
+      // cell by cell.
+      const parts = this.foldParts;
+      const rows = this.foldRows;
+      for (let k = 0; k < ns; k++) {
+        parts[k] = same[k]!.part;
+        rows[k] = same[k]!.row;
+      }
+      sortBySeq(parts, rows, ns);
+      const row = merge.foldAt(parts, rows, ns);
+      if (row !== undefined) {
+        const preds = this.preds;
+        if (preds.length > 0 && !preds.every((p) => test(p, row[p.index]))) return undefined;
+        const projection = this.projection;
+        return projection ? projection.map((i) => row[i]) : row;
+      }
+    }
     merge.reset();
     if (ns === 1) merge.add(this.record(same[0]!));
     else if (ns === 2) {

@@ -1,7 +1,8 @@
 // `deduplicate`: the newest record of a key stands for it; a newest -D removes the key.
 // `ignore-delete` drops -D and -U input; `ignore-update-before` drops -U input.
 
-import { RowKind, type KeyValue } from '../key-value.ts';
+import { rowAt, type RunData } from '../data-file.ts';
+import { isAdd, RowKind, type KeyValue } from '../key-value.ts';
 import type { TableOptions } from '../options.ts';
 import type { MergeFunction } from './merge-function.ts';
 
@@ -27,5 +28,11 @@ export class DeduplicateMergeFunction implements MergeFunction {
 
   result(): KeyValue | undefined {
     return this.latest;
+  }
+
+  /** MergeFunction.foldAt: a newest add stands whatever came before it. */
+  foldAt(parts: readonly RunData[], rows: readonly number[], n: number): unknown[] | undefined {
+    if (n === 0 || !isAdd(parts[n - 1]!.kind[rows[n - 1]!]!)) return undefined;
+    return rowAt(parts[n - 1]!, rows[n - 1]!);
   }
 }

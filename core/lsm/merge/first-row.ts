@@ -12,7 +12,8 @@
 // older record below it.
 
 import { invalidArgument } from '../errors.ts';
-import { RowKind, type KeyValue } from '../key-value.ts';
+import { rowAt, type RunData } from '../data-file.ts';
+import { isAdd, RowKind, type KeyValue } from '../key-value.ts';
 import type { TableOptions } from '../options.ts';
 import type { MergeFunction } from './merge-function.ts';
 
@@ -48,5 +49,12 @@ export class FirstRowMergeFunction implements MergeFunction {
 
   result(): KeyValue | undefined {
     return this.first;
+  }
+
+  /** MergeFunction.foldAt: the oldest record, when every record is an add (a retraction takes `add`, which may refuse it). */
+  foldAt(parts: readonly RunData[], rows: readonly number[], n: number): unknown[] | undefined {
+    if (n === 0) return undefined;
+    for (let k = 0; k < n; k++) if (!isAdd(parts[k]!.kind[rows[k]!]!)) return undefined;
+    return rowAt(parts[0]!, rows[0]!);
   }
 }

@@ -6,6 +6,7 @@
 // REQUIRES: records are added in merge order (see `mergeOrder`): by user sequence fields when
 // the table has `sequence.field`, then by system sequence number.
 
+import type { RunData } from '../data-file.ts';
 import type { KeyValue, RowKind } from '../key-value.ts';
 import type { TableSchema } from '../schema.ts';
 import { comparatorFor, type Comparator } from '../types.ts';
@@ -32,6 +33,14 @@ export interface MergeFunction {
    * earlier `result()` of this function. False means "use reset/add/result instead".
    */
   foldInto?(acc: KeyValue, kv: KeyValue): boolean;
+  /**
+   * Optional fast path for reads: the merged row of `n` records given by position (row `rows[k]`
+   * of run `parts[k]`, k < n, in merge order), read cell by cell without KeyValues or whole input
+   * rows. Equal (value for value) to `result().value` after `reset()` and `add()` of each record,
+   * when that result is an add. Undefined when these records need the generic fold (a retraction
+   * among them, aggregate functions); then nothing was changed.
+   */
+  foldAt?(parts: readonly RunData[], rows: readonly number[], n: number): unknown[] | undefined;
 }
 
 export function createMergeFunction(schema: TableSchema): MergeFunction {

@@ -26,11 +26,13 @@
 // #4670, see merge/README.md). `resetThenAdded()` reports such a fold; the write buffer flushes
 // before it and compaction widens to the bottom level instead.
 
+import type { RunData } from '../data-file.ts';
 import { invalidArgument } from '../errors.ts';
 import { RowKind, type KeyValue } from '../key-value.ts';
 import type { TableSchema } from '../schema.ts';
 import { comparatorFor, type Comparator } from '../types.ts';
 import { cannotRetract, type FieldAggregator } from './aggregate/field-aggregator.ts';
+import { compareInPlace, runView, isNullAt, readAt, type CellView } from './cell-view.ts';
 import { aggregatorFor } from './field-options.ts';
 import type { MergeFunction } from './merge-function.ts';
 
@@ -38,6 +40,8 @@ interface Group {
   readonly name: string;
   readonly seqIndexes: number[];
   readonly cmps: Comparator[];
+  /** Per sequence field, whether its type is nullable (its comparator orders null first). */
+  readonly seqNullable: boolean[];
   /** Columns of the group, sequence fields included. */
   readonly columns: number[];
   readonly removeOnDelete: boolean;
@@ -71,6 +75,9 @@ export function partialUpdateAggregators(schema: TableSchema): Array<FieldAggreg
   });
 }
 
+const NO_VIEWS: CellView[] = [];
+
+
 export class PartialUpdateMergeFunction implements MergeFunction {
   private readonly arity: number;
   private readonly keyLike: number[];
@@ -93,6 +100,8 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   private addedAfterReset = false;
   /** A group retraction of a function other than sum was folded (see the header). */
   private aggRetracted = false;
+  /** foldAt's scratch: the cell views of its records. */
+  private readonly views: CellView[][] = [];
 
   constructor(schema: TableSchema) {
     this.arity = schema.fields.length;
@@ -112,6 +121,7 @@ export class PartialUpdateMergeFunction implements MergeFunction {
         name,
         seqIndexes,
         cmps: seqIndexes.map((i) => comparatorFor(schema.fields[i]!.type)),
+        seqNullable: seqIndexes.map((i) => schema.fields[i]!.type.nullable),
         columns,
         removeOnDelete: schema.options.removeRecordOnSequenceGroup.some((r) => r === name || g.sequenceFields.includes(r)),
         aggregated: false,
@@ -207,6 +217,105 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     if (acc.kind !== RowKind.INSERT && acc.kind !== RowKind.UPDATE_AFTER) return false;
     this.applyAdd(acc.value, kv.value);
     if (kv.seq > acc.seq) acc.seq = kv.seq;
+    return true;
+  }
+
+  /**
+   * The read paths' fold of records given by position (MergeFunction.foldAt): rules 1 and 2, cell
+   * by cell — key columns from the last record, each plain column from the last record carrying a
+   * value, each group from the last record newer than the group's stored sequence (the winner so
+   * far). Only for adds and without aggregate functions; undefined otherwise.
+   */
+  foldAt(parts: readonly RunData[], rows: readonly number[], n: number): unknown[] | undefined {
+    if (this.anyAggregator || n === 0) return undefined;
+    const views = this.views;
+    for (let k = 0; k < n; k++) {
+      const v = runView(parts[k]!);
+      if (!v.addsOnly) {
+        const kd = parts[k]!.kind[rows[k]!];
+        if (kd !== RowKind.INSERT && kd !== RowKind.UPDATE_AFTER) {
+          for (let j = 0; j < k; j++) views[j] = NO_VIEWS;
+          return undefined;
+        }
+      }
+      views[k] = v.cols;
+    }
+    // Every column is set below (key-like, plain or grouped), so no null fill first.
+    const row: unknown[] = new Array(this.arity);
+    const last = views[n - 1]!;
+    const lastRow = rows[n - 1]!;
+    const keyLike = this.keyLike;
+    for (let j = 0; j < keyLike.length; j++) row[keyLike[j]!] = readAt(last[keyLike[j]!]!, lastRow);
+    const plain = this.plain;
+    for (let j = 0; j < plain.length; j++) {
+      const c = plain[j]!;
+      let x: unknown = null;
+      for (let k = n - 1; k >= 0; k--) {
+        const v = views[k]![c]!;
+        if (isNullAt(v, rows[k]!)) continue;
+        x = readAt(v, rows[k]!);
+        break;
+      }
+      row[c] = x;
+    }
+    const groups = this.groups;
+    for (let gi = 0; gi < groups.length; gi++) {
+      const g = groups[gi]!;
+      // The winner: the last record newer than the group as stored after the records before it.
+      let w = -1;
+      if (g.seqIndexes.length === 1) {
+        // One sequence field (the usual group): groupIsNewerAt unrolled; a winner's is never null.
+        const s = g.seqIndexes[0]!;
+        for (let k = 0; k < n; k++) {
+          const c = views[k]![s]!;
+          const i = rows[k]!;
+          if (isNullAt(c, i)) continue;
+          if (w < 0) {
+            if (g.seqNullable[0]! || g.cmps[0]!(readAt(c, i), null) >= 0) w = k;
+            continue;
+          }
+          const sc = views[w]![s]!;
+          const j = rows[w]!;
+          let r = compareInPlace(c, i, sc, j);
+          if (r !== r) r = g.cmps[0]!(readAt(c, i), readAt(sc, j));
+          if (r >= 0) w = k;
+        }
+      } else {
+        for (let k = 0; k < n; k++) if (this.groupIsNewerAt(g, views[k]!, rows[k]!, w < 0 ? undefined : views[w]!, w < 0 ? 0 : rows[w]!)) w = k;
+      }
+      const columns = g.columns;
+      if (w < 0) for (let j = 0; j < columns.length; j++) row[columns[j]!] = null; // no record set the group
+      else {
+        const v = views[w]!;
+        const r = rows[w]!;
+        for (let j = 0; j < columns.length; j++) row[columns[j]!] = readAt(v[columns[j]!]!, r) ?? null;
+      }
+    }
+    for (let k = 0; k < n; k++) views[k] = NO_VIEWS; // hold no run's columns past the call
+    return row;
+  }
+
+  /** `groupIsNewer` of the record at row i of `cols` against the group as stored from row j of `stored` (undefined: all null). */
+  private groupIsNewerAt(g: Group, cols: readonly CellView[], i: number, stored: readonly CellView[] | undefined, j: number): boolean {
+    const seqs = g.seqIndexes;
+    let allNull = true;
+    for (let q = 0; q < seqs.length; q++) {
+      if (!isNullAt(cols[seqs[q]!]!, i)) {
+        allNull = false;
+        break;
+      }
+    }
+    if (allNull) return false;
+    for (let q = 0; q < seqs.length; q++) {
+      const s = seqs[q]!;
+      let r: number;
+      if (stored === undefined) r = g.seqNullable[q] ? (isNullAt(cols[s]!, i) ? 0 : 1) : g.cmps[q]!(readAt(cols[s]!, i), null);
+      else {
+        r = isNullAt(cols[s]!, i) || isNullAt(stored[s]!, j) ? NaN : compareInPlace(cols[s]!, i, stored[s]!, j);
+        if (r !== r) r = g.cmps[q]!(readAt(cols[s]!, i), readAt(stored[s]!, j));
+      }
+      if (r !== 0) return r > 0;
+    }
     return true;
   }
 

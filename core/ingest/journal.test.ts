@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -100,6 +100,42 @@ describe('Journal group commit', () => {
     expect(j.stats().eventsPerCommitMax).toBeLessThanOrEqual(3);
     j.close();
   });
+
+  // The WAL is checkpointed every ~4 MB whatever the page size: a new file's 16 KiB pages (fewer
+  // WAL frames per group) must not stretch the interval to 1000 pages = 16 MB, and a file created
+  // with 4 KiB pages keeps them (SQLite cannot change it in WAL mode) and its 4 MB interval.
+  for (const existing4k of [false, true]) {
+    it(`checkpoints every ~4 MB of WAL with ${existing4k ? "an existing file's 4 KiB" : "a new file's 16 KiB"} pages, across reopen`, async () => {
+      const path = join(dir, 'journal.db');
+      if (existing4k) {
+        const db = new Database(path);
+        db.pragma('page_size = 4096');
+        db.pragma('journal_mode = WAL');
+        db.close();
+      }
+      const walBytes = () => statSync(`${path}-wal`).size;
+      const payload = Buffer.alloc(4000, 7);
+      let i = 0;
+      let walMax = 0;
+      for (let pass = 0; pass < 2; pass++) {
+        const j = Journal.open(dir);
+        for (let g = 0; g < 40; g++) {
+          await Promise.all(Array.from({ length: 100 }, () => j.append({ ...ev(++i), payload })));
+          walMax = Math.max(walMax, walBytes());
+        }
+        j.close();
+      }
+      const db = new Database(path, { readonly: true });
+      expect(db.pragma('page_size', { simple: true })).toBe(existing4k ? 4096 : 16384);
+      db.close();
+      // 32 MB appended over two opens; one group is ~0.4 MB, so a checkpoint every ~4 MB keeps the WAL under 6 MB.
+      expect(walMax).toBeGreaterThan(3_000_000);
+      expect(walMax).toBeLessThan(6_000_000);
+      const j = Journal.open(dir);
+      expect([...j.readAfter(0n)].length).toBe(i);
+      j.close();
+    });
+  }
 
   it('keeps checkpoints', () => {
     const j = Journal.open(dir);

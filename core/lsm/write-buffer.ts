@@ -90,6 +90,8 @@ const HIGH_UNITS = /[\uD800-\uFFFF]/;
 const compareLowStrings: Comparator = (a, b) => (a === b ? 0 : (a as string) < (b as string) ? -1 : 1);
 
 const EMPTY_KEY: unknown[] = [];
+/** Up to this many keys under one first value are ordered by insertion sort in `drain`. */
+const SMALL_SORT = 16;
 
 export class WriteBuffer {
   private readonly arity: number;
@@ -292,11 +294,15 @@ export class WriteBuffer {
         }
       }
     }
-    const perm: number[] = [];
-    for (let s = 0; s < n; s++) if (this.rows[s] !== undefined) perm.push(s);
     const cols = this.keyCols;
     const cmps = this.keyCmps.map((c, k) => (this.stringKey[k] && this.lowStrings[k] ? compareLowStrings : c));
-    if (this.arity === 1) {
+    let perm: number[] = [];
+    const twoLevel = this.arity === 2 && this.stringKey[0]! && this.lowStrings[0]!;
+    if (twoLevel) perm = this.sortedByFirstString(cmps[1]!, cols[1]!);
+    else for (let s = 0; s < n; s++) if (this.rows[s] !== undefined) perm.push(s);
+    if (twoLevel) {
+      // Already in key order.
+    } else if (this.arity === 1) {
       const c0 = cmps[0]!;
       const a0 = cols[0]!;
       perm.sort((x, y) => c0(a0[x], a0[y]));
@@ -332,6 +338,48 @@ export class WriteBuffer {
     }
     this.clear();
     return m === 0 ? undefined : { rowCount: m, keyCols, seq, kind, valueCols };
+  }
+
+  /**
+   * Arity 2 with a first key column of strings free of units ≥ U+D800: the live slots in key order,
+   * sorted in two levels — the distinct first values (the index's keys, each a head) with the
+   * native sort (code-unit order, equal to byte order for such strings, and a head per distinct
+   * string), then the slots under one head by the second column. Same order as sorting every slot
+   * by (first, second), with far fewer comparisons and no comparator call for the first level.
+   */
+  private sortedByFirstString(c1: Comparator, a1: unknown[]): number[] {
+    const firsts = Array.from(this.index.keys()) as string[];
+    firsts.sort();
+    const rows = this.rows;
+    const perm: number[] = [];
+    for (let f = 0; f < firsts.length; f++) {
+      const h = this.index.get(firsts[f])!;
+      if (typeof h === 'number') {
+        if (rows[h] !== undefined) perm.push(h);
+        continue;
+      }
+      const start = perm.length;
+      for (const s of h.values()) if (rows[s] !== undefined) perm.push(s);
+      const k = perm.length - start;
+      if (k <= SMALL_SORT) {
+        // Insertion sort by the second column (the slots come in slot order; the sort is stable).
+        for (let i = start + 1; i < perm.length; i++) {
+          const s = perm[i]!;
+          const v = a1[s];
+          let j = i;
+          while (j > start && c1(a1[perm[j - 1]!], v) > 0) {
+            perm[j] = perm[j - 1]!;
+            j--;
+          }
+          perm[j] = s;
+        }
+      } else {
+        // A head with many keys (few distinct first values): a general stable sort of its slots.
+        const part = perm.slice(start).sort((x, y) => c1(a1[x], a1[y]));
+        for (let i = 0; i < k; i++) perm[start + i] = part[i]!;
+      }
+    }
+    return perm;
   }
 
   private clear(): void {

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FIGURES, runBench, SCALES } from './harness.ts';
 import { generateEvents, keyOf, packWorkload, deserializeWorkload, serializeWorkload, payloadAt } from './workload.ts';
 import { DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from '../core/site/config.ts';
+import { SITE_V8_FLAGS } from '../core/site/v8-flags.ts';
 
 const out = mkdtempSync(join(tmpdir(), 'tilstand-bench-test-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -86,8 +87,9 @@ describe('harness (micro mode)', () => {
     expect(json.raw.replay.result.events).toBeGreaterThan(0);
     expect(json.raw.agent.jobs).toBe(SCALES.micro.agentJobs);
     expect(json.raw.agent.deadLetters).toBe(0);
-    // Memory is measured with the site's own settings (core/site config.ts), judged only at 1 M rows.
-    expect(json.raw.memory.held.settings).toEqual({ tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES });
+    // Memory is measured with the site's own settings (core/site config.ts) and V8 flags
+    // (core/site/v8-flags.ts), judged only at 1 M rows.
+    expect(json.raw.memory.held.settings).toEqual({ tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES, v8Flags: [...SITE_V8_FLAGS] });
     const mem = rows.find((r) => r.figure.startsWith('Memory: peak RSS of a site process'))!;
     expect(mem.status).toBe('info');
     expect(mem.target).toMatch(/judged at 1 M rows/);

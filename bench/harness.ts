@@ -372,6 +372,7 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
         notes:
           `child ingests ${k(s.memoryEvents)} events over ${k(s.memoryKeys)} keys (journal + table, commit every ${fmt(s.commitEvery)}), then scans and does 20 k lookups; ` +
           `site defaults (core/site config.ts): run-cache budget ${fmt(mem.settings.tableCacheBytes / 2 ** 20, 0)} MiB for the catalog, write buffer ${fmt(mem.settings.writeBufferBytes / 2 ** 20, 0)} MiB; ` +
+          `the site's V8 flags (core/site/v8-flags.ts): ${mem.settings.v8Flags.join(' ') || 'none'}; process CPU ${fmt(mem.cpuSec, 1)} s; ` +
           `largest sampled RSS ${fmt(pk.rssMB, 0)} MB ${pk.stage} (heap used ${fmt(pk.heapUsedMB, 0)} of ${fmt(pk.heapTotalMB, 0)} MB reserved, array buffers ${fmt(pk.arrayBuffersMB, 0)} MB, run cache ~${fmt(pk.runCacheMB, 0)} MB, write buffer ~${fmt(pk.writeBufferMB, 0)} MB; estimates); ` +
           `holding: RSS ${fmt(mem.holding.rssMB, 0)} MB, heap ${fmt(mem.holding.heapUsedMB, 0)} MB, array buffers ${fmt(mem.holding.arrayBuffersMB, 0)} MB, run cache ~${fmt(mem.runCacheMB, 0)} MB (${fmt(mem.runCache.hits)} hits, ${fmt(mem.runCache.misses)} misses, ${fmt(mem.runCache.oversize)} files over budget); write buffer at most ~${fmt(mem.writeBufferPeakMB, 0)} MB before a commit; ` +
           `Node + modules alone: ${fmt(base.maxRssMB, 0)} MB`,

@@ -93,6 +93,34 @@ function cpuSince(from: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1e6;
 }
 
+/**
+ * CPU seconds (user + system) of the calling thread — the main thread here — from
+ * /proc/thread-self/stat (clock ticks of 10 ms); undefined where there is no such file. Beside the
+ * process's CPU it tells the main thread's own work from GC helpers and libuv threads, and its
+ * wall time minus this is the time it sat idle (in the journal's fsync).
+ */
+function threadCpuSec(): number | undefined {
+  try {
+    const stat = fs.readFileSync('/proc/thread-self/stat', 'latin1');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // fields 14 and 15 (utime, stime), counted after the name
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Seconds the calling thread was runnable but waited for a core (/proc/thread-self/schedstat,
+ * second field, ns): on a shared machine, the part of the wall time that is other processes' load.
+ */
+function threadRunqueueWaitSec(): number | undefined {
+  try {
+    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[1]) / 1e9;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Windows queued to the journal whose events are applied once durable (ingestTilstand). */
 interface QueuedWindow {
   base: number;
@@ -113,6 +141,7 @@ interface QueuedWindow {
  */
 export async function ingestTilstand(p: IngestParams) {
   const w = loadWorkload(p.workloadFile, p.spec);
+  if (p.limit !== undefined && p.limit < w.count) w.count = p.limit;
   fs.mkdirSync(join(p.dir, 'journal'), { recursive: true });
   const journal = Journal.open(join(p.dir, 'journal'));
   const io = new CountingFileIO();
@@ -161,6 +190,8 @@ export async function ingestTilstand(p: IngestParams) {
   };
   const io0 = procIo();
   const cpu0 = process.cpuUsage();
+  const main0 = threadCpuSec();
+  const queued0 = threadRunqueueWaitSec();
   const t0 = nowMs();
   for (let base = 0; base < w.count; base += p.window) {
     const n = Math.min(p.window, w.count - base);
@@ -182,6 +213,8 @@ export async function ingestTilstand(p: IngestParams) {
   while (inFlight.length > 0) await applyOldest();
   const seconds = (nowMs() - t0) / 1000;
   const cpuSec = cpuSince(cpu0);
+  const main1 = threadCpuSec();
+  const queued1 = threadRunqueueWaitSec();
   const ioUsed = ioDelta(io0, procIo());
   const js = journal.stats();
   // The table's committed position is that of the last applied (durable) event: every event.
@@ -200,6 +233,13 @@ export async function ingestTilstand(p: IngestParams) {
     eventsPerSec: w.count / seconds,
     /** CPU seconds of the process (all threads: libuv's fsync, GC helpers included). */
     cpuSec,
+    /** CPU seconds of the main thread alone (10 ms resolution; absent without /proc). */
+    mainThreadCpuSec: main0 === undefined || main1 === undefined ? undefined : main1 - main0,
+    /**
+     * Wall seconds the main thread was runnable but had no core (other processes' load); wall −
+     * main-thread CPU − this = the time it sat idle, i.e. in the journal's and the table's fsyncs.
+     */
+    mainThreadRunqueueWaitSec: queued0 === undefined || queued1 === undefined ? undefined : queued1 - queued0,
     /**
      * Main-thread time: parse + append (queueing), waiting for the oldest window's group to be
      * durable (idle, or the journal's own commit work when it runs on the main thread), apply
@@ -774,9 +814,12 @@ export async function mqtt(p: MqttParams) {
 // ----------------------------------------------------------------------------------------------
 // Memory: peak RSS of a site process holding a state of `keys` rows.
 //
-// The catalog is opened as core/site opens it (config.ts `catalogOptions` of a default config):
-// one run-cache budget (`memory.tableCacheBytes`) for every table and the site's write-buffer
-// size (`memory.writeBufferBytes`), so the figure is that of a site with its default config.
+// The process is set up as a site process sets itself up (core/site/v8-flags.ts
+// `applySiteV8Flags`, the call bin/tilstand.mjs and electron/main.mjs make first: the same flag
+// list, not a copy) and the catalog is opened as core/site opens it (config.ts `catalogOptions` of
+// a default config): one run-cache budget (`memory.tableCacheBytes`) for every table and the
+// site's write-buffer size (`memory.writeBufferBytes`), so the figure is that of a site with its
+// default config.
 
 export interface MemoryParams {
   dir: string;
@@ -795,6 +838,8 @@ function usageMB() {
 }
 
 export async function memory(p: MemoryParams) {
+  const { applySiteV8Flags, SITE_V8_FLAGS } = await import('../core/site/v8-flags.ts');
+  applySiteV8Flags();
   // Loaded before the baseline returns, so the baseline holds every module the measurement does.
   const { catalogOptions, defaultConfig } = await import('../core/site/config.ts');
   if (p.baseline) {
@@ -865,7 +910,9 @@ export async function memory(p: MemoryParams) {
   return {
     rows,
     maxRssMB: ru.maxRSS / 1024,
-    settings: { tableCacheBytes: settings.cacheBytes, writeBufferBytes: settings.writeBufferBytes },
+    settings: { tableCacheBytes: settings.cacheBytes, writeBufferBytes: settings.writeBufferBytes, v8Flags: [...SITE_V8_FLAGS] },
+    // The whole process (modules, ingest, reads): the cost side of the site's V8 flags.
+    cpuSec: cpuSince({ user: 0, system: 0 }),
     afterIngest,
     holding: held,
     peakSample: peak,

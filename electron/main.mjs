@@ -1,10 +1,12 @@
 // The Electron entry (`npm run electron`, and the packaged app's main): registers tsx so the
 // TypeScript sources load as they are, imports the real `electron`, and runs the main process
 // (electron/main-process.ts): the Site in this process, the SiteService over IPC, the window.
+// The site's V8 flags (core/site/v8-flags.ts) are set first, as bin/tilstand.mjs sets them.
 //   npm run electron -- --data /var/lib/tilstand --kiosk
 import { register } from 'tsx/esm/api';
 
 register();
+(await import('../core/site/v8-flags.ts')).applySiteV8Flags();
 const electronModule = await import('electron');
 const electron = electronModule.default ?? electronModule;
 const { runMain, ShellArgsError } = await import('./main-process.ts');

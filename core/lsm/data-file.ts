@@ -31,8 +31,13 @@ export interface RunData {
   readonly rowCount: number;
   /** One array per trimmed primary-key column. */
   readonly keyCols: unknown[][];
-  readonly seq: number[];
-  readonly kind: number[];
+  /**
+   * Sequence numbers and value kinds: JS arrays as writers build them; in runs decoded or put into
+   * the run cache, typed arrays (kinds in a Uint8Array, sequence numbers in an Int32Array while
+   * they fit) — 5 bytes a row instead of 16. Index them; use `Array.from` for an array.
+   */
+  readonly seq: ArrayLike<number>;
+  readonly kind: ArrayLike<number>;
   /**
    * One column per table column, in schema order: a JS array, or (decoded files and runs put into
    * the run cache) a `PackedColumn` of numbers with a null bitmap. Read cells with `cell()`.
@@ -108,6 +113,59 @@ export class BigInt64Column extends PackedColumn {
     if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
     return this.values[i]!;
   }
+}
+
+/**
+ * BIGINT whose values all fit in 32 bits (sequence fields, counters): an Int32Array, half the
+ * bytes of a BigInt64Array; a read makes the bigint, as a BigInt64Array read does.
+ */
+export class Int32BigIntColumn extends PackedColumn {
+  constructor(
+    readonly values: Int32Array,
+    nulls: Uint8Array | undefined,
+  ) {
+    super(values.length, nulls);
+  }
+  get(i: number): bigint | null {
+    const n = this.nulls;
+    if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) return null;
+    return BigInt(this.values[i]!);
+  }
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * A 64-bit column as an Int32BigIntColumn when every value fits in 32 bits (read as two 32-bit
+ * halves, no bigint made), else as it is.
+ */
+function narrowBigInts(values: BigInt64Array, nulls: Uint8Array | undefined): BigInt64Column | Int32BigIntColumn {
+  if (!LITTLE_ENDIAN) return new BigInt64Column(values, nulls);
+  const halves = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+  const out = new Int32Array(values.length);
+  for (let i = 0; i < out.length; i++) {
+    const lo = halves[2 * i]!;
+    if (halves[2 * i + 1] !== lo >> 31) return new BigInt64Column(values, nulls);
+    out[i] = lo;
+  }
+  return new Int32BigIntColumn(out, nulls);
+}
+
+/** Sequence numbers as an Int32Array when they all fit (they do until a table passes 2^31 records), else as they are. */
+export function packSeq(seq: ArrayLike<number>): ArrayLike<number> {
+  if (seq instanceof Int32Array) return seq;
+  const out = new Int32Array(seq.length);
+  for (let i = 0; i < out.length; i++) {
+    const v = seq[i]!;
+    if ((v | 0) !== v) return seq;
+    out[i] = v;
+  }
+  return out;
+}
+
+/** Value kinds (0–3) in a Uint8Array. */
+export function packKind(kind: ArrayLike<number>): Uint8Array {
+  return kind instanceof Uint8Array ? kind : Uint8Array.from(kind);
 }
 
 /** BOOLEAN: one byte per row. */
@@ -189,7 +247,7 @@ export function packColumn(values: unknown[], n: number = values.length): Column
       } else if (v === null || v === undefined) setNull(i);
       else return values;
     }
-    return new BigInt64Column(out, nulls);
+    return narrowBigInts(out, nulls);
   }
   if (typeof sample === 'boolean') {
     const out = new Uint8Array(n);
@@ -205,8 +263,9 @@ export function packColumn(values: unknown[], n: number = values.length): Column
 }
 
 /**
- * A run with its numeric value columns packed, and each value column that holds a key column's
- * values sharing that key column's array (one copy of each key string). The input is not changed.
+ * A run with its numeric value columns, sequence numbers and kinds packed, and each value column
+ * that holds a key column's values sharing that key column's array (one copy of each key string).
+ * The input is not changed.
  * `keyIndexes`: the table column of each key column (omit to find them by comparing values).
  */
 export function packRun(run: RunData, keyIndexes?: readonly number[]): RunData {
@@ -237,7 +296,7 @@ export function packRun(run: RunData, keyIndexes?: readonly number[]): RunData {
       }
     }
   });
-  return { rowCount: n, keyCols, seq: run.seq, kind: run.kind, valueCols };
+  return { rowCount: n, keyCols, seq: packSeq(run.seq), kind: packKind(run.kind), valueCols };
 }
 
 export function kvAt(run: RunData, i: number): KeyValue {
@@ -267,9 +326,9 @@ export function rowReader(run: RunData): (i: number) => unknown[] {
       args.push(c);
       return `c${j}[i]`;
     }
-    const values = (c as Int32Column | Float64Column | BigInt64Column | BoolColumn).values;
+    const values = (c as Int32Column | Float64Column | BigInt64Column | Int32BigIntColumn | BoolColumn).values;
     args.push(values, c.nulls);
-    const v = c instanceof BoolColumn ? `c${j}[i] === 1` : `c${j}[i]`;
+    const v = c instanceof BoolColumn ? `c${j}[i] === 1` : c instanceof Int32BigIntColumn ? `BigInt(c${j}[i])` : `c${j}[i]`;
     return c.nulls === undefined ? `(${v})` : `((n${j}[i >>> 3] & (1 << (i & 7))) !== 0 ? null : ${v})`;
   });
   const params = cols.flatMap((c, j) => (c instanceof PackedColumn ? [`c${j}`, `n${j}`] : [`c${j}`]));
@@ -478,7 +537,7 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
   const columns = fileColumns(schema);
   // Runs come from writers as JS arrays; a packed column (a cached run) is unpacked for the encoder.
   const valueCols = run.valueCols.map(columnArray);
-  const values: unknown[][] = schema.isPrimaryKeyTable ? [...run.keyCols, run.seq, run.kind, ...valueCols] : valueCols;
+  const values: unknown[][] = schema.isPrimaryKeyTable ? [...run.keyCols, asArray(run.seq), asArray(run.kind), ...valueCols] : valueCols;
   // Parquet or Avro by the file name's extension (data-file-format.ts).
   const bytes = encodeDataFile(schema, a.fileName, columns, values, run.rowCount);
   a.fileIO.mkdirs(a.bucketDir);
@@ -521,6 +580,8 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
   };
 }
 
+const asArray = (a: ArrayLike<number>): number[] => (Array.isArray(a) ? a : Array.from(a));
+
 /** Java records `_CREATION_TIME` as the local wall clock expressed as if it were UTC. */
 export function localWallClockMillis(utcMs: number): number {
   return utcMs - new Date(utcMs).getTimezoneOffset() * 60_000;
@@ -531,7 +592,7 @@ function decodedColumn(c: unknown[] | TypedColumn, rowCount: number): Column {
   if (Array.isArray(c)) return packColumn(c, rowCount);
   const { values, nulls } = c;
   if (values instanceof Int32Array) return new Int32Column(values, nulls);
-  if (values instanceof BigInt64Array) return new BigInt64Column(values, nulls);
+  if (values instanceof BigInt64Array) return narrowBigInts(values, nulls);
   return new BoolColumn(values, nulls);
 }
 
@@ -576,5 +637,5 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   }
   const keyCols = columns.slice(0, k) as unknown[][];
   const valueCols = plan.valueFrom.map((from) => (from < 0 ? keyCols[-from - 1]! : decodedColumn(columns[from]!, rowCount)));
-  return { rowCount, keyCols, seq, kind, valueCols };
+  return { rowCount, keyCols, seq: packSeq(seq), kind: packKind(kind), valueCols };
 }

@@ -15,8 +15,11 @@ import {
   cell,
   columnArray,
   Float64Column,
+  Int32BigIntColumn,
   Int32Column,
   packColumn,
+  packKind,
+  packSeq,
   packRun,
   PackedColumn,
   rowAt,
@@ -61,6 +64,11 @@ describe('packed columns', () => {
     ['ints then a double', [1, 2, 3.25, null, 4], Float64Column],
     ['epoch microseconds (TIMESTAMP)', [1_700_000_000_000_000, null, -1], Float64Column],
     ['bigints, 64-bit extremes', [0n, -(2n ** 63n), 2n ** 63n - 1n, null, 42n], BigInt64Column],
+    ['bigints within 32 bits go to an Int32Array', [0n, -(2n ** 31n), 2n ** 31n - 1n, null, 42n, -1n], Int32BigIntColumn],
+    ['one bigint past 32 bits keeps 64', [1n, 2n ** 31n, null], BigInt64Column],
+    ['one bigint below 32 bits keeps 64', [-(2n ** 31n) - 1n, 5n], BigInt64Column],
+    ['a bigint of 2^32 + 1 (low half fits) keeps 64', [2n ** 32n + 1n, 1n], BigInt64Column],
+    ['a bigint of -2^32 (low half 0) keeps 64', [-(2n ** 32n), 0n], BigInt64Column],
     ['a bigint beyond 64 bits stays an array', [1n, 2n ** 64n, null], undefined],
     ['booleans', [true, false, null, true], BoolColumn],
     ['strings stay an array', ['a', null, 'b'], undefined],
@@ -119,7 +127,11 @@ describe('packed columns', () => {
     expect(p.valueCols[0]).toBe(p.keyCols[0]);
     expect(run.keyCols[0]).toBe(keys);
     expect(p.valueCols[1]).toBeInstanceOf(Int32Column);
-    expect(p.valueCols[2]).toBeInstanceOf(BigInt64Column);
+    expect(p.valueCols[2]).toBeInstanceOf(Int32BigIntColumn);
+    expect(p.seq).toBeInstanceOf(Int32Array);
+    expect(p.kind).toBeInstanceOf(Uint8Array);
+    expect(Array.from(p.seq)).toEqual([1, 2, 3]);
+    expect(run.seq).toEqual([1, 2, 3]);
     expect(run.valueCols[1]).toEqual([1, null, 3]);
     expect(rowAt(p, 1)).toEqual(['b', null, 20n]);
     expect(rowAt(p, 2)).toEqual(['c', 3, null]);
@@ -130,8 +142,33 @@ describe('packed columns', () => {
     const twins = [`x${1}`, `x${1}`, 'y'];
     const r = packRun({ ...run, keyCols: [twins], valueCols: [] });
     expect(r.keyCols[0]).toEqual(twins);
-    // Packed is smaller in the cache's estimate than plain arrays of bigints.
-    expect(estimateRunBytes(p)).toBeLessThan(estimateRunBytes(run));
+    // Packed is smaller in the cache's estimate than plain arrays of bigints (past a few rows of
+    // typed-array overhead).
+    const n = 100;
+    const wide: RunData = { rowCount: n, keyCols: [], seq: Array.from({ length: n }, (_, i) => i), kind: new Array<number>(n).fill(0), valueCols: [Array.from({ length: n }, (_, i) => BigInt(i))] };
+    expect(estimateRunBytes(packRun(wide))).toBeLessThan(estimateRunBytes(wide));
+  });
+});
+
+describe('packed sequence numbers and kinds', () => {
+  it('sequence numbers go to an Int32Array while every one fits, else stay as they are', () => {
+    const small = [0, 1, 2 ** 31 - 1, 7];
+    expect(packSeq(small)).toBeInstanceOf(Int32Array);
+    expect(Array.from(packSeq(small))).toEqual(small);
+    for (const big of [[0, 2 ** 31], [2 ** 40, 1], [Number.MAX_SAFE_INTEGER]]) expect(packSeq(big)).toBe(big);
+  });
+
+  it('kinds go to a Uint8Array', () => {
+    const kinds = [RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE];
+    expect(packKind(kinds)).toBeInstanceOf(Uint8Array);
+    expect([...packKind(kinds)]).toEqual(kinds);
+  });
+
+  it('a run of typed sequence numbers and kinds counts their bytes, not 8 a row', () => {
+    const n = 1000;
+    const run: RunData = { rowCount: n, keyCols: [], seq: Array.from({ length: n }, (_, i) => i), kind: new Array<number>(n).fill(0), valueCols: [] };
+    const packed = packRun(run);
+    expect(estimateRunBytes(run) - estimateRunBytes(packed)).toBe(16 * n - 5 * n - 128);
   });
 });
 
@@ -233,6 +270,7 @@ describe('tables read through packed runs', () => {
     { name: 'dec', type: 'DECIMAL(20, 2)' },
     { name: 's', type: 'STRING' },
     { name: 'by', type: 'BYTES' },
+    { name: 'b32', type: 'BIGINT' },
   ];
 
   function randomRow(rnd: () => number, key: number): unknown[] {
@@ -253,6 +291,8 @@ describe('tables read through packed runs', () => {
       nul(BigInt(Math.floor(rnd() * 2 ** 53)) * 1000n),
       nul(`s${Math.floor(rnd() * 10)}`),
       nul(new Uint8Array([Math.floor(rnd() * 256)])),
+      // Mostly within 32 bits (an Int32BigIntColumn), with the edges on both sides now and then.
+      nul(rnd() < 0.05 ? [2n ** 31n - 1n, -(2n ** 31n), 2n ** 31n, -(2n ** 31n) - 1n][Math.floor(rnd() * 4)]! : BigInt(Math.floor(rnd() * 2 ** 20) - 2 ** 19)),
     ];
   }
 

@@ -97,10 +97,12 @@ const GIB = 1024 * MIB;
 
 /**
  * Memory defaults of a site process (core/lsm/DESIGN.md, "Memory of a site process"; measured
- * with `npm run bench -- --only memory`): a 1 M-row stock state is ≈ 95 MB decoded (99 MiB
- * estimated), so 128 MiB of run cache holds it with room for what a flush or compaction puts
- * before the files it replaces are dropped (the bench's scan and lookups after the ingest: no
- * miss); 32 MiB of write buffer is ≈ 100 k buffered keys of the stock table. Smaller values trade memory for
+ * with `npm run bench -- --only memory`): a 1.14 M-row stock state is ≈ 60 MB decoded (74 MiB
+ * estimated with its lookup hash index), so 128 MiB of run cache holds it with room for what a
+ * flush or compaction puts before the files it replaces are dropped and for the other tables (the
+ * bench's scan and lookups after the ingest: no miss); 32 MiB of write buffer is ≈ 100 k buffered
+ * keys of the stock table. The peak RSS of a site process is set elsewhere (V8's heap growth —
+ * core/site/v8-flags.ts — and compaction's working set), not by these two. Smaller values trade memory for
  * time: a run cache smaller than the state decodes a file again on each miss, a smaller write
  * buffer makes more, smaller level-0 files.
  */

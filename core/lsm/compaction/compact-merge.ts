@@ -13,7 +13,7 @@
 // Invariant the reuse depends on: a merge function holds input records only between reset() and
 // result() (every engine in merge/ does), and the sink runs before any cursor advances again.
 
-import { BoolColumn, PackedColumn, type BigInt64Column, type Float64Column, type Int32Column, type RunData } from '../data-file.ts';
+import { BoolColumn, Int32BigIntColumn, PackedColumn, type BigInt64Column, type Float64Column, type Int32Column, type RunData } from '../data-file.ts';
 import type { KeyValue, RowKind } from '../key-value.ts';
 import type { MergeFunction } from '../merge/merge-function.ts';
 import type { Comparator } from '../types.ts';
@@ -39,10 +39,10 @@ function rowFill(run: RunData): RowFill {
       params.push(`c${j}`);
       return `out[${j}] = c${j}[i];`;
     }
-    const values = (c as Int32Column | Float64Column | BigInt64Column | BoolColumn).values;
+    const values = (c as Int32Column | Float64Column | BigInt64Column | Int32BigIntColumn | BoolColumn).values;
     args.push(values, c.nulls);
     params.push(`c${j}`, `n${j}`);
-    const v = c instanceof BoolColumn ? `c${j}[i] === 1` : `c${j}[i]`;
+    const v = c instanceof BoolColumn ? `c${j}[i] === 1` : c instanceof Int32BigIntColumn ? `BigInt(c${j}[i])` : `c${j}[i]`;
     return c.nulls === undefined ? `out[${j}] = ${v};` : `out[${j}] = (n${j}[i >>> 3] & (1 << (i & 7))) !== 0 ? null : ${v};`;
   });
   // eslint-disable-next-line @typescript-eslint/no-implied-eval

@@ -10,16 +10,10 @@
 // sent again. S3 has no rename: a PUT becomes visible whole when it completes, which is what
 // makes "pointer last" sufficient.
 
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
+import type * as S3 from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { SyncError } from '../errors.ts';
 import { checkKey, checkPrefix } from '../names.ts';
 import { guardWrite, type ObjectInfo, type PutBody, type PutMeta, type SyncTarget, type TargetScope } from './target.ts';
@@ -49,9 +43,18 @@ function wrap(op: string, key: string, e: unknown): SyncError {
   return new SyncError('Transport', `${op} ${key} failed: ${name}${status ? ` (HTTP ${status})` : ''}: ${(e as Error)?.message ?? e}`, { cause: e });
 }
 
+/**
+ * The SDK, loaded by the first S3Target rather than with this module: every site process imports
+ * the sync targets, and the SDK alone is ≈ 25 MB of RSS that a site without an S3 target (the
+ * default: no HQ, or a directory) should not pay.
+ */
+let sdk: typeof S3 | undefined;
+const loadSdk = (): typeof S3 => (sdk ??= createRequire(import.meta.url)('@aws-sdk/client-s3') as typeof S3);
+
 export class S3Target implements SyncTarget {
   readonly description: string;
   private readonly client: S3Client;
+  private readonly sdk = loadSdk();
   private readonly bucket: string;
   private readonly root: string;
 
@@ -71,7 +74,7 @@ export class S3Target implements SyncTarget {
     };
     if (o.endpoint) config.endpoint = o.endpoint;
     if (o.requestTimeoutMs) config.requestHandler = { requestTimeout: o.requestTimeoutMs } as S3ClientConfig['requestHandler'];
-    this.client = new S3Client(config);
+    this.client = new this.sdk.S3Client(config);
   }
 
   private full(key: string): string {
@@ -82,7 +85,7 @@ export class S3Target implements SyncTarget {
     guardWrite(this.o, key);
     try {
       await this.client.send(
-        new PutObjectCommand({
+        new this.sdk.PutObjectCommand({
           Bucket: this.bucket,
           Key: this.full(key),
           Body: body,
@@ -108,7 +111,7 @@ export class S3Target implements SyncTarget {
     let token: string | undefined;
     try {
       do {
-        const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.root + prefix, ContinuationToken: token }));
+        const r = await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.root + prefix, ContinuationToken: token }));
         for (const c of r.Contents ?? []) {
           if (c.Key === undefined) continue;
           out.push({ key: c.Key.slice(this.root.length), size: c.Size ?? 0 });
@@ -123,7 +126,7 @@ export class S3Target implements SyncTarget {
 
   async get(key: string): Promise<Buffer> {
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
+      const r = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
       return Buffer.from(await r.Body!.transformToByteArray());
     } catch (e) {
       throw wrap('get', key, e);
@@ -132,7 +135,7 @@ export class S3Target implements SyncTarget {
 
   async head(key: string): Promise<ObjectInfo | undefined> {
     try {
-      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
+      const r = await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
       const etag = (r.ETag ?? '').replace(/"/g, '');
       const info: ObjectInfo = { key, size: r.ContentLength ?? 0 };
       if (r.Metadata?.sha256) info.sha256 = r.Metadata.sha256;
@@ -148,7 +151,7 @@ export class S3Target implements SyncTarget {
   async remove(key: string): Promise<void> {
     guardWrite(this.o, key);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
+      await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
     } catch (e) {
       throw wrap('remove', key, e);
     }

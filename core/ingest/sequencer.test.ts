@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Sequencer, type Offer, type Ready, type TickAction } from './sequencer.ts';
-
-/** mulberry32: small, seedable, good enough for shuffles. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '../lsm/testing/prng.ts';
 
 const SEED = Number(process.env.SEQUENCER_SEED ?? Math.floor(Math.random() * 2 ** 31));
 console.log(`sequencer randomized tests: seed ${SEED} (rerun with SEQUENCER_SEED=${SEED})`);

@@ -17,22 +17,12 @@ import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog, valueToJson } from '../../core/lsm/index.ts';
 import { Journal } from '../../core/ingest/journal.ts';
+import { mulberry32 as rng } from '../../core/lsm/testing/prng.ts';
 
 const KILLS = 12;
 const PER_STREAM = 150;
 const DEADLINE_MS = 120_000;
 const CHILD = join(import.meta.dirname, 'ingestor-crash-child.ts');
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Ev {
   topic: string;

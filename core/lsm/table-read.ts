@@ -14,7 +14,7 @@ import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { keyHash, lookupKey } from './merge-reader.ts';
-import { sortBySeq } from './merge/cell-view.ts';
+import { runView, sortBySeq } from './merge/cell-view.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { needsRawScan, rawScan } from './raw-scan.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -201,7 +201,7 @@ export class TableReader {
       }
       // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
       // one by one: the generator frame stays out of the per-row work.
-      const scan = new BucketScan(runs, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, schema.sequenceFieldIndexes.length === 0, preds, projection);
+      const scan = new BucketScan(runs, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection);
       for (let n = scan.fill(batch); n > 0; n = scan.fill(batch)) {
         for (let i = 0; i < n; i++) yield batch[i]!;
       }
@@ -405,11 +405,9 @@ export function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
   const o = schema.options;
   const none = () => false;
   if (o.mergeEngine === 'aggregation') return none;
-  const addsOnly = (d: RunData) => {
-    for (let i = 0; i < d.rowCount; i++) if (!isAdd(d.kind[i]!)) return false;
-    return true;
-  };
-  if (o.mergeEngine !== 'partial-update' || o.sequenceGroups.length === 0) return cached(addsOnly);
+  // Whether every record is an add: one pass per run, kept with the run's view (merge/cell-view.ts).
+  const addsOnly = (d: RunData) => runView(d).addsOnly;
+  if (o.mergeEngine !== 'partial-update' || o.sequenceGroups.length === 0) return addsOnly;
   let aggregated: boolean;
   try {
     aggregated = partialUpdateAggregators(schema).some((a) => a !== undefined);

@@ -77,7 +77,6 @@ export function partialUpdateAggregators(schema: TableSchema): Array<FieldAggreg
 
 const NO_VIEWS: CellView[] = [];
 
-
 export class PartialUpdateMergeFunction implements MergeFunction {
   private readonly arity: number;
   private readonly keyLike: number[];

@@ -296,29 +296,9 @@ export class WriteBuffer {
     }
     const cols = this.keyCols;
     const cmps = this.keyCmps.map((c, k) => (this.stringKey[k] && this.lowStrings[k] ? compareLowStrings : c));
-    let perm: number[] = [];
     const twoLevel = this.arity === 2 && this.stringKey[0]! && this.lowStrings[0]!;
-    if (twoLevel) perm = this.sortedByFirstString(cmps[1]!, cols[1]!);
-    else for (let s = 0; s < n; s++) if (this.rows[s] !== undefined) perm.push(s);
-    if (twoLevel) {
-      // Already in key order.
-    } else if (this.arity === 1) {
-      const c0 = cmps[0]!;
-      const a0 = cols[0]!;
-      perm.sort((x, y) => c0(a0[x], a0[y]));
-    } else if (this.arity === 2) {
-      const [c0, c1] = cmps as [Comparator, Comparator];
-      const [a0, a1] = cols as [unknown[], unknown[]];
-      perm.sort((x, y) => c0(a0[x], a0[y]) || c1(a1[x], a1[y]));
-    } else {
-      perm.sort((x, y) => {
-        for (let k = 0; k < cmps.length; k++) {
-          const r = cmps[k]!(cols[k]![x], cols[k]![y]);
-          if (r !== 0) return r;
-        }
-        return 0;
-      });
-    }
+    // The live slots in key order.
+    const perm = twoLevel ? this.sortedByFirstString(cmps[1]!, cols[1]!) : this.sortedSlots(cmps, cols);
     const m = perm.length;
     const keyCols = cols.map((c) => {
       const out = new Array(m);
@@ -338,6 +318,30 @@ export class WriteBuffer {
     }
     this.clear();
     return m === 0 ? undefined : { rowCount: m, keyCols, seq, kind, valueCols };
+  }
+
+  /** The live slots sorted by the key columns with `cmps` (every arity; drain's general case). */
+  private sortedSlots(cmps: readonly Comparator[], cols: readonly unknown[][]): number[] {
+    const perm: number[] = [];
+    for (let s = 0; s < this.rows.length; s++) if (this.rows[s] !== undefined) perm.push(s);
+    if (this.arity === 1) {
+      const c0 = cmps[0]!;
+      const a0 = cols[0]!;
+      perm.sort((x, y) => c0(a0[x], a0[y]));
+    } else if (this.arity === 2) {
+      const [c0, c1] = cmps as [Comparator, Comparator];
+      const [a0, a1] = cols as [unknown[], unknown[]];
+      perm.sort((x, y) => c0(a0[x], a0[y]) || c1(a1[x], a1[y]));
+    } else {
+      perm.sort((x, y) => {
+        for (let k = 0; k < cmps.length; k++) {
+          const r = cmps[k]!(cols[k]![x], cols[k]![y]);
+          if (r !== 0) return r;
+        }
+        return 0;
+      });
+    }
+    return perm;
   }
 
   /**

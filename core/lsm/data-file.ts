@@ -630,12 +630,15 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   }
   const k = schema.keyIndexes.length;
   const seq = columns[k] as number[];
-  const kind = columns[k + 1] as number[];
+  const kinds = columns[k + 1] as number[];
+  // Checked and packed (packKind's form) in one pass.
+  const kind = new Uint8Array(rowCount);
   for (let i = 0; i < rowCount; i++) {
-    const kd = kind[i]!;
+    const kd = kinds[i]!;
     if (!(kd >= 0 && kd <= 3)) throw corruption(path, `row ${i} has value kind ${kd}`);
+    kind[i] = kd;
   }
   const keyCols = columns.slice(0, k) as unknown[][];
   const valueCols = plan.valueFrom.map((from) => (from < 0 ? keyCols[-from - 1]! : decodedColumn(columns[from]!, rowCount)));
-  return { rowCount, keyCols, seq: packSeq(seq), kind: packKind(kind), valueCols };
+  return { rowCount, keyCols, seq: packSeq(seq), kind, valueCols };
 }

@@ -139,13 +139,13 @@ export function findKeyCols(d: RunData, key: readonly unknown[], cmps: readonly 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Per-run hash index for point lookups: key → row, open addressing over an Int32Array (row + 1;
-// 0 = empty), at most half full. Built on demand for a run that serves lookups (after
-// INDEX_AFTER_LOOKUPS of them, so a one-off lookup never pays for it), kept with the decoded run
-// (a WeakMap: it goes when the run cache drops the run). Only key columns whose values are all
-// strings, int32 numbers, bigints or booleans are hashed; a probe of another kind (a number for a
-// BIGINT column, say) takes the binary search, so every lookup finds exactly what the binary
-// search finds: within one type, comparator equality is `===` for these kinds.
+// Per-run hash index for point lookups: key → row, open addressing over an Int32Array (row + 1
+// and a hash tag, below; 0 = empty), at most half full. Built on demand for a run that serves
+// lookups (after INDEX_AFTER_LOOKUPS of them, so a one-off lookup never pays for it), kept with
+// the decoded run (a WeakMap: it goes when the run cache drops the run). Only key columns whose
+// values are all strings, int32 numbers, bigints or booleans are hashed; a probe of another kind
+// (a number for a BIGINT column, say) takes the binary search, so every lookup finds exactly what
+// the binary search finds: within one type, comparator equality is `===` for these kinds.
 
 const INDEX_AFTER_LOOKUPS = 32;
 type HashKind = 'string' | 'int' | 'bigint' | 'boolean';
@@ -153,7 +153,7 @@ type HashKind = 'string' | 'int' | 'bigint' | 'boolean';
 interface RunIndex {
   lookups: number;
   /** undefined while not built; null when the run's keys cannot be hashed. */
-  index: { slots: Int32Array; mask: number; kinds: HashKind[] } | null | undefined;
+  index: { slots: Int32Array; mask: number; rowBits: number; kinds: HashKind[] } | null | undefined;
 }
 
 const runIndexes = new WeakMap<RunData, RunIndex>();
@@ -224,12 +224,32 @@ function buildIndex(d: RunData): RunIndex['index'] {
   const slots = new Int32Array(size);
   const mask = size - 1;
   const cols = d.keyCols;
+  const rowBits = slotRowBits(d.rowCount);
   for (let i = 0; i < d.rowCount; i++) {
-    let s = hashRow(cols, i) & mask;
+    const h = hashRow(cols, i);
+    let s = h & mask;
     while (slots[s] !== 0) s = (s + 1) & mask;
-    slots[s] = i + 1;
+    slots[s] = slotEntry(h, rowBits, i);
   }
-  return { slots, mask, kinds };
+  return { slots, mask, rowBits, kinds };
+}
+
+// A slot holds row + 1 in its low `rowBits` bits and, above them up to bit 30, the top bits of
+// the row's key hash (its tag; the slot number comes from the low bits). A probe compares the tag
+// before it reads any key cell, so a slot of another key costs no reads of the run's key strings,
+// which are scattered over the heap: most probes of a run that does not hold the key end at the
+// first slot. Bit 31 stays clear, so a used slot is never 0 and never negative.
+function slotRowBits(rowCount: number): number {
+  return 32 - Math.clz32(rowCount); // rowCount itself (the largest row + 1) fits
+}
+
+function slotTag(hash: number, rowBits: number): number {
+  const tagBits = 31 - rowBits;
+  return tagBits <= 0 ? 0 : hash >>> (32 - tagBits);
+}
+
+function slotEntry(hash: number, rowBits: number, row: number): number {
+  return (slotTag(hash, rowBits) << rowBits) | (row + 1);
 }
 
 function probeMatches(kinds: HashKind[], key: readonly unknown[]): boolean {
@@ -276,17 +296,22 @@ export function lookupKey(d: RunData, key: readonly unknown[], cmps: readonly Co
   }
   const ix = r.index!;
   if (ix === null || !probeMatches(ix.kinds, key)) return findKeyCols(d, key, cmps);
-  const { slots, mask } = ix;
+  const { slots, mask, rowBits } = ix;
   const cols = d.keyCols;
   const n = cols.length;
-  let s = (hash ?? keyHash(key)) & mask;
+  const h = hash ?? keyHash(key);
+  const tag = slotTag(h, rowBits);
+  const rowMask = rowBits === 31 ? 0x7fffffff : (1 << rowBits) - 1;
+  let s = h & mask;
   for (;;) {
     const e = slots[s]!;
     if (e === 0) return -1;
-    const row = e - 1;
-    let eq = true;
-    for (let k = 0; k < n && eq; k++) eq = cols[k]![row] === key[k];
-    if (eq) return row;
+    if (e >>> rowBits === tag) {
+      const row = (e & rowMask) - 1;
+      let eq = true;
+      for (let k = 0; k < n && eq; k++) eq = cols[k]![row] === key[k];
+      if (eq) return row;
+    }
     s = (s + 1) & mask;
   }
 }

@@ -234,6 +234,25 @@ describe('lookup hash index', () => {
     }
   });
 
+  it('a slot whose hash tag matches but whose key differs is passed over (large run: few tag bits)', () => {
+    // 2^21 rows leave 9 bits of hash tag per slot, so among 40,000 absent probes hundreds meet a
+    // slot of another key with their tag: only the key comparison tells them apart.
+    const n = 1 << 21;
+    const keys = new Array<number>(n);
+    for (let i = 0; i < n; i++) keys[i] = 2 * i;
+    const cmps = [comparatorFor(parseType('INT NOT NULL'))];
+    const d = run([keys]);
+    for (let i = 0; i < 40; i++) lookupKey(d, [0], cmps);
+    expect(lookupIndexBytes(d)).toBeGreaterThan(0);
+    const seed = seedFor('hash tag');
+    const rnd = mulberry32(seed);
+    for (let t = 0; t < 40_000; t++) {
+      const row = Math.floor(rnd() * n);
+      expect(lookupKey(d, [2 * row + 1], cmps), `seed ${seed}, absent ${2 * row + 1}`).toBe(-1);
+      if (t % 8 === 0) expect(lookupKey(d, [2 * row], cmps), `seed ${seed}, key ${2 * row}`).toBe(row);
+    }
+  });
+
   it('a probe of another kind than the column takes the binary search (same answer)', () => {
     const cmps = [comparatorFor(parseType('BIGINT NOT NULL'))];
     const d = run([[1n, 2n, 3n, 5n]]);

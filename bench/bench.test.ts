@@ -3,15 +3,16 @@
 // figure end to end in micro mode (a few thousand events) and produces a complete results table.
 //
 // Run: npx vitest run --config bench/vitest.config.ts
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIGURES, runBench, SCALES } from './harness.ts';
 import { generateEvents, keyOf, packWorkload, deserializeWorkload, serializeWorkload, payloadAt } from './workload.ts';
 import { DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from '../core/site/config.ts';
 import { SITE_V8_FLAGS } from '../core/site/v8-flags.ts';
 
+const ROOT = resolve(import.meta.dirname, '..');
 const out = mkdtempSync(join(tmpdir(), 'tilstand-bench-test-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -53,6 +54,7 @@ describe('workload', () => {
 describe('harness (micro mode)', () => {
   it('runs every figure and writes a complete results table', async () => {
     const lines: string[] = [];
+    const started = Date.now() - 1000;
     const { rows, json, markdown } = await runBench({ scale: SCALES.micro, outDir: out, noLatest: true, log: (l) => lines.push(l) });
     const figures = rows.map((r) => r.figure).join('\n');
     for (const f of ['Ingest, in process', 'SQLite @1,000', 'SQLite @10,000', 'JSON.parse', 'bytes written per event', 'Point lookups', 'Full scan', 'Flush', 'compaction', 'Tag creation', 'Time travel', 'MQTT end to end', 'PUBACK', 'Memory']) {
@@ -93,6 +95,9 @@ describe('harness (micro mode)', () => {
     const mem = rows.find((r) => r.figure.startsWith('Memory: peak RSS of a site process'))!;
     expect(mem.status).toBe('info');
     expect(mem.target).toMatch(/judged at 1 M rows/);
+    // Its child starts as a site starts: from the bundle, built by the harness, with plain node.
+    expect(mem.notes).toContain('child runs from its bundle with plain node');
+    expect(statSync(join(ROOT, 'dist', 'bench', 'child.mjs')).mtimeMs).toBeGreaterThanOrEqual(started);
     // The two engines end in the same state.
     expect(json.raw.reads.mismatches).toBe(0);
     expect(json.raw.ingest[0].tilstand.events).toBe(SCALES.micro.events);

@@ -1,4 +1,6 @@
-// Entry point of one measurement child process: `node bin/run-ts.mjs bench/child.ts <task> <json>`.
+// Entry point of one measurement child process: `node bin/run-ts.mjs bench/child.ts <task> <json>`,
+// or, for the memory figure, its bundle `node dist/bench/child.mjs <task> <json>` (built by the
+// harness with scripts/build-site.mjs: a site runs from a bundle, not through tsx).
 // Prints one line `@@RESULT <json>` on stdout.
 //
 // Only the module of the task that runs is loaded (tasks.ts: table store, journal, embedded

@@ -1,7 +1,7 @@
 // The benchmark orchestrator: generates the workload once, runs every measurement in its own
 // child process (bench/child.ts), takes medians over repetitions, computes ratios within each
 // repetition, and writes bench/results/latest.{json,md} plus a timestamped copy.
-import { execSync, spawn } from 'node:child_process';
+import { execFileSync, execSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -110,8 +110,13 @@ export interface Row {
   notes: string;
 }
 
-function runChild(task: string, params: unknown, o: { profileDir?: string; log: (l: string) => void }): Promise<any> {
-  const args = [...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : []), join(ROOT, 'bin', 'run-ts.mjs'), join(BENCH_DIR, 'child.ts'), task, JSON.stringify(params)];
+/**
+ * The child entry: bench/child.ts through tsx, or (`bundled`) its bundle dist/bench/child.mjs with
+ * plain node, the way a site process runs (scripts/build-site.mjs; built by buildChildBundle).
+ */
+function runChild(task: string, params: unknown, o: { profileDir?: string; bundled?: boolean; log: (l: string) => void }): Promise<any> {
+  const entry = o.bundled ? [join(ROOT, 'dist', 'bench', 'child.mjs')] : [join(ROOT, 'bin', 'run-ts.mjs'), join(BENCH_DIR, 'child.ts')];
+  const args = [...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : []), ...entry, task, JSON.stringify(params)];
   return new Promise((res, rej) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -128,6 +133,11 @@ function runChild(task: string, params: unknown, o: { profileDir?: string; log: 
       }
     });
   });
+}
+
+/** Builds dist/bench/child.mjs from the current sources (the memory figure's child runs it). */
+function buildChildBundle(): void {
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-site.mjs'), 'bench'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a');
@@ -295,8 +305,8 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
       const m = rd.median;
       const fs0 = rd.finalState;
       const state = `final state: ${fs0.rows} rows in ${fs0.files} files / ${fs0.runs} sorted runs (levels ${JSON.stringify(fs0.levels)})`;
-      rows.push({ figure: `Point lookups, warm (${k(s.lookups)} uniform keys)`, tilstand: `${k(m.tLookupOps)} ops/s`, sqlite: `${k(m.sLookupOps)} ops/s`, ratio: `${fmt(m.lookupRatio, 2)}×`, target: '≥ 200 k ops/s', status: pass(m.tLookupOps >= 200_000), notes: `TableReader.get vs prepared SELECT (raw); ${state}; states agree on ${rd.checkedKeys - rd.mismatches}/${rd.checkedKeys} sampled keys` });
-      rows.push({ figure: 'Point lookup latency p50 / p99', tilstand: `${fmt(m.tLookupP50, 1)} / ${fmt(m.tLookupP99, 1)} µs`, sqlite: `${fmt(m.sLookupP50, 1)} / ${fmt(m.sLookupP99, 1)} µs`, ratio: `${fmt(m.tLookupP99 / m.sLookupP99, 2)}× (p99)`, target: 'p99 ≤ 25 µs', status: pass(m.tLookupP99 <= 25), notes: 'per-call hrtime, includes ~0.1 µs timer overhead' });
+      rows.push({ figure: `Point lookups, warm (${k(s.lookups)} uniform keys)`, tilstand: `${k(m.tLookupOps)} ops/s`, sqlite: `${k(m.sLookupOps)} ops/s`, ratio: `${fmt(m.lookupRatio, 2)}×`, target: '≥ 200 k ops/s', status: pass(m.tLookupOps >= 200_000), notes: `TableReader.get vs prepared SELECT (raw), calls back to back (no per-call timer); ${state}; states agree on ${rd.checkedKeys - rd.mismatches}/${rd.checkedKeys} sampled keys` });
+      rows.push({ figure: 'Point lookup latency p50 / p99', tilstand: `${fmt(m.tLookupP50, 1)} / ${fmt(m.tLookupP99, 1)} µs`, sqlite: `${fmt(m.sLookupP50, 1)} / ${fmt(m.sLookupP99, 1)} µs`, ratio: `${fmt(m.tLookupP99 / m.sLookupP99, 2)}× (p99)`, target: 'p99 ≤ 25 µs', status: pass(m.tLookupP99 <= 25), notes: 'a separate pass over the same keys timing every call (performance.now(), resolution under 0.1 µs here; the two reads are inside each figure)' });
       rows.push({ figure: 'Full scan of the merged final state, warm', tilstand: `${k(m.tScanRowsPerSec)} rows/s`, sqlite: `${k(m.sScanRowsPerSec)} rows/s`, ratio: `${fmt(m.scanRatio, 2)}×`, target: '≥ 1 M rows/s', status: pass(m.tScanRowsPerSec >= 1_000_000), notes: `${fmt(m.tScanRows)} rows; TableReader.scan (decoded runs cached) vs SELECT * iterate (raw). Cold (fresh Table, files decoded): ${k(rd.coldScan.rowsPerSec)} rows/s` });
     }
 
@@ -356,8 +366,10 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
     if (only.has('memory')) {
       const dir = join(tmp, 'memory');
       fs.mkdirSync(dir, { recursive: true });
-      const base = await runChild('memory', { dir, spec: { seed, keys: 10, events: 0 }, commitEvery: 1, baseline: true }, { log });
-      const mem = await timed('memory', () => runChild('memory', { dir, spec: { seed: seed + 4, keys: s.memoryKeys, events: s.memoryEvents, initialLoad: true }, commitEvery: s.commitEvery }, { log }));
+      // From the bundle with plain node, as a site starts (core/site/DESIGN.md): no tsx loader thread.
+      buildChildBundle();
+      const base = await runChild('memory', { dir, spec: { seed, keys: 10, events: 0 }, commitEvery: 1, baseline: true }, { bundled: true, log });
+      const mem = await timed('memory', () => runChild('memory', { dir, spec: { seed: seed + 4, keys: s.memoryKeys, events: s.memoryEvents, initialLoad: true }, commitEvery: s.commitEvery }, { bundled: true, log }));
       raw.memory = { baseline: base, held: mem };
       fs.rmSync(dir, { recursive: true, force: true });
       const pk = mem.peakSample;
@@ -370,7 +382,7 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
         target: full ? '≤ 250 MB' : '≤ 250 MB (judged at 1 M rows, full scale only)',
         status: full ? pass(mem.maxRssMB <= 250) : 'info',
         notes:
-          `child ingests ${k(s.memoryEvents)} events over ${k(s.memoryKeys)} keys (journal + table, commit every ${fmt(s.commitEvery)}), then scans and does 20 k lookups; ` +
+          `child runs from its bundle with plain node, as the site does (dist/bench/child.mjs, scripts/build-site.mjs); ingests ${k(s.memoryEvents)} events over ${k(s.memoryKeys)} keys (journal + table, commit every ${fmt(s.commitEvery)}), then scans and does 20 k lookups; ` +
           `site defaults (core/site config.ts): run-cache budget ${fmt(mem.settings.tableCacheBytes / 2 ** 20, 0)} MiB for the catalog, write buffer ${fmt(mem.settings.writeBufferBytes / 2 ** 20, 0)} MiB; ` +
           `the site's V8 flags (core/site/v8-flags.ts): ${mem.settings.v8Flags.join(' ') || 'none'}; process CPU ${fmt(mem.cpuSec, 1)} s; ` +
           `largest sampled RSS ${fmt(pk.rssMB, 0)} MB ${pk.stage} (heap used ${fmt(pk.heapUsedMB, 0)} of ${fmt(pk.heapTotalMB, 0)} MB reserved, array buffers ${fmt(pk.arrayBuffersMB, 0)} MB, run cache ~${fmt(pk.runCacheMB, 0)} MB, write buffer ~${fmt(pk.writeBufferMB, 0)} MB; estimates); ` +

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// The `tilstand` command. The sources are TypeScript; tsx compiles them on load, so the
-// checkout runs as it is, with no build step between an edit and a run. The site's V8 flags
-// (core/site/v8-flags.ts) are set first, before the process has built up any heap.
+// The `tilstand` command, as developers run it. The sources are TypeScript; tsx compiles them
+// on load, so the checkout runs as it is, with no build step between an edit and a run. The
+// site's V8 flags (core/site/v8-flags.ts) are set first, before the process has built up any heap.
+// This file is also the entry of the site's bundle, dist/site/tilstand.mjs (`npm start`, the
+// service; scripts/build-site.mjs), where `register` is a no-op: the same steps in the same order,
+// without tsx's loader thread and its heap (core/site/DESIGN.md, "How a site process starts").
 import { register } from 'tsx/esm/api';
 
 register();

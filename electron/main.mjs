@@ -2,6 +2,9 @@
 // TypeScript sources load as they are, imports the real `electron`, and runs the main process
 // (electron/main-process.ts): the Site in this process, the SiteService over IPC, the window.
 // The site's V8 flags (core/site/v8-flags.ts) are set first, as bin/tilstand.mjs sets them.
+// `npm run electron` and the packaged app run this file's bundle, dist/electron/main.mjs
+// (scripts/build-site.mjs), where `register` is a no-op; `electron electron/main.mjs` runs the
+// sources through tsx.
 //   npm run electron -- --data /var/lib/tilstand --kiosk
 import { register } from 'tsx/esm/api';
 

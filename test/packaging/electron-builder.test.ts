@@ -26,8 +26,10 @@ describe('build/electron-builder.json', () => {
     expect(config.files.some((f) => f.startsWith('electron/'))).toBe(true);
     expect(config.files).toContain('!core/**/*.test.ts');
     expect(config.asar).toBe(true);
-    expect(config.extraMetadata.main).toBe('electron/main.mjs');
-    expect(existsSync(join(ROOT, config.extraMetadata.main))).toBe(true);
+    // The main process runs from its bundle (scripts/build-site.mjs), built by `npm run build`.
+    expect(config.extraMetadata.main).toBe('dist/electron/main.mjs');
+    expect(config.files).toContain('dist/electron/**/*');
+    expect(existsSync(join(ROOT, 'electron/main.mjs'))).toBe(true);
     expect(existsSync(join(ROOT, 'electron/preload.cjs'))).toBe(true);
   });
 
@@ -40,6 +42,7 @@ describe('build/electron-builder.json', () => {
   it('is run by `npm run dist`, and the window by `npm run electron`', () => {
     expect(pkg.scripts.dist).toContain('electron-builder --config build/electron-builder.json');
     expect(pkg.scripts.dist).toMatch(/npm run build/);
-    expect(pkg.scripts.electron).toContain('electron/main.mjs');
+    expect(pkg.scripts.electron).toMatch(/^npm run build && electron dist\/electron\/main\.mjs\b/);
+    expect(pkg.scripts.build).toContain('node scripts/build-site.mjs');
   });
 });

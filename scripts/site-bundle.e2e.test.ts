@@ -1,0 +1,176 @@
+// The site's bundles as `npm start` and `npm run electron` run them: built by
+// scripts/build-site.mjs into dist/, run with plain node. `help` is the developer entry's
+// (bin/tilstand.mjs, through tsx); a headless demo start serves the built UI and the API on
+// loopback and stops cleanly on SIGINT; the Electron main process (with a stand-in `electron`)
+// starts the site, opens the window with the preload and renderer found beside the sources, and
+// quits after stopping the site on SIGINT.
+
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { buildBundles } from './build-site.mjs';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin', 'tilstand.mjs');
+const SITE_BUNDLE = join(ROOT, 'dist', 'site', 'tilstand.mjs');
+const ELECTRON_BUNDLE = join(ROOT, 'dist', 'electron', 'main.mjs');
+const RENDERER_INDEX = join(ROOT, 'dist', 'renderer', 'index.html');
+const run = promisify(execFile);
+
+let dir: string | undefined;
+let child: ReturnType<typeof spawn> | undefined;
+afterEach(() => {
+  if (child && child.exitCode === null && child.pid) child.kill('SIGKILL');
+  child = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+beforeAll(async () => {
+  expect(await buildBundles(['site', 'electron'])).toEqual([SITE_BUNDLE, ELECTRON_BUNDLE]);
+});
+
+const post = (base: string, method: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${base}/api/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', ...headers }, body: JSON.stringify(body) });
+
+describe('the site bundle (dist/site/tilstand.mjs)', () => {
+  it('prints the same usage as bin/tilstand.mjs', async () => {
+    const [bundled, dev] = await Promise.all([run(process.execPath, [SITE_BUNDLE, 'help']), run(process.execPath, [BIN, 'help'])]);
+    expect(bundled.stdout).toContain('usage: tilstand <command>');
+    expect(bundled.stdout).toBe(dev.stdout);
+    expect(bundled.stderr).toBe('');
+  });
+
+  it('loads nothing through tsx, and the bundles take electron and the packages from node_modules at run time', () => {
+    for (const file of [SITE_BUNDLE, ELECTRON_BUNDLE]) {
+      const text = readFileSync(file, 'utf8');
+      expect(text, file).not.toMatch(/from "tsx|import\("tsx/);
+      expect(text, file).toMatch(/^import Database from "better-sqlite3";$/m);
+      // The renderer directory and createRequire resolve from the sources' own places.
+      expect(text, file).toContain('new URL("../../core/site/site.ts", import.meta.url)');
+    }
+    const electron = readFileSync(ELECTRON_BUNDLE, 'utf8');
+    expect(electron).toContain('import("electron")');
+    expect(electron).toContain('new URL("../../electron/main-process.ts", import.meta.url)');
+  });
+
+  it('starts a headless demo site that serves the UI and /api on loopback, and stops cleanly on SIGINT', async () => {
+    expect(existsSync(RENDERER_INDEX), 'the renderer is built first (vite build, as npm start and npm test do)').toBe(true);
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-bundle-'));
+    const data = join(dir, 'data');
+    child = spawn(process.execPath, [SITE_BUNDLE, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    const end = Date.now() + 40_000;
+    while (!/ui:\s+http:\/\/127\.0\.0\.1:\d+\//.test(out) && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    const base = /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1];
+    expect(base, `stdout:\n${out}\nstderr:\n${err}`).toBeDefined();
+
+    // The UI: dist/renderer, found from core/site/site.ts's place as under tsx.
+    const index = await fetch(`${base}/`);
+    expect(index.status).toBe(200);
+    const html = await index.text();
+    expect(html).toBe(readFileSync(RENDERER_INDEX, 'utf8'));
+    const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${base}/${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toContain('javascript');
+
+    // The API: the demo admin signs in, then a session call answers.
+    const signIn = await post(base!, 'signIn', { user: 'demo', secret: '1234' });
+    expect(signIn.status).toBe(200);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const me = (await (await post(base!, 'me', {}, { Cookie: cookie })).json()) as { ok: boolean; value: { name: string } };
+    expect(me.ok).toBe(true);
+    expect(me.value.name).toBe('demo');
+    expect((await post(base!, 'status', {}, { Cookie: cookie })).status).toBe(200);
+    expect(await (await fetch(`${base}/metrics`)).text()).toContain('tilstand_ingest_table_age_ms');
+
+    child.kill('SIGINT');
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
+    expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
+    expect(out).toContain('received SIGINT');
+    expect(out).toContain('stopped cleanly');
+  });
+});
+
+/**
+ * A stand-in for the `electron` package (not installed here): records the window, serves the
+ * window's first load through the registered app:// handler, calls the IPC API once, and exits
+ * when the app quits. Printed as `@@STUB <json>` lines.
+ */
+const ELECTRON_STUB = `
+import { existsSync } from 'node:fs';
+const say = (o) => process.stdout.write('@@STUB ' + JSON.stringify(o) + '\\n');
+let scheme;
+const ipc = new Map();
+const contents = () => ({ id: 1, send() {}, on() {}, setWindowOpenHandler() {}, isDestroyed: () => false });
+export default {
+  app: {
+    requestSingleInstanceLock: () => true,
+    on() {},
+    whenReady: () => Promise.resolve(),
+    quit() { say({ quit: true }); setImmediate(() => process.exit(0)); },
+  },
+  BrowserWindow: class {
+    webContents = contents();
+    constructor(o) { this.preload = o.webPreferences.preload; }
+    async loadURL(url) {
+      const r = await scheme(new Request(url));
+      const [channel, handle] = [...ipc][0];
+      const frame = { sender: { id: 7 }, senderFrame: { url } };
+      const signIn = await handle(frame, 'signIn', { user: 'demo', secret: '1234' });
+      say({ preload: this.preload, preloadExists: existsSync(this.preload), status: r.status, html: await r.text(), channel, signIn });
+    }
+    on() {}
+    isMinimized() { return false; }
+    restore() {}
+    focus() {}
+  },
+  ipcMain: { handle: (ch, fn) => void ipc.set(ch, fn) },
+  protocol: { registerSchemesAsPrivileged() {}, handle: (_s, fn) => void (scheme = fn) },
+  session: { defaultSession: { webRequest: { onHeadersReceived() {} }, setPermissionRequestHandler() {} } },
+};
+`;
+
+describe('the Electron bundle (dist/electron/main.mjs)', () => {
+  it('runs the main process: the site, the window with electron/preload.cjs and dist/renderer, the IPC API; SIGINT stops the site and quits', async () => {
+    expect(existsSync(RENDERER_INDEX), 'the renderer is built first').toBe(true);
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-bundle-'));
+    writeFileSync(join(dir, 'electron-stub.mjs'), ELECTRON_STUB);
+    const stubUrl = pathToFileURL(join(dir, 'electron-stub.mjs')).href;
+    writeFileSync(join(dir, 'hooks.mjs'), `export async function resolve(s, c, next) { return s === 'electron' ? { url: ${JSON.stringify(stubUrl)}, shortCircuit: true } : next(s, c); }`);
+    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});`);
+    const data = join(dir, 'data');
+    child = spawn(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, ELECTRON_BUNDLE, '--demo', '--data', data, '--mqtt-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    const stub = () => out.split('\n').filter((l) => l.startsWith('@@STUB ')).map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+    const end = Date.now() + 40_000;
+    while (stub().length === 0 && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    const win = stub()[0];
+    expect(win, `stdout:\n${out}\nstderr:\n${err}`).toBeDefined();
+    expect(win!.preload).toBe(join(ROOT, 'electron', 'preload.cjs'));
+    expect(win!.preloadExists).toBe(true);
+    expect(win!.status).toBe(200);
+    expect(win!.html).toBe(readFileSync(RENDERER_INDEX, 'utf8'));
+    expect(win!.channel).toBe('tilstand:call');
+    expect(win!.signIn).toEqual({ ok: true, value: { name: 'demo', roles: ['admin'] } });
+
+    child.kill('SIGINT');
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
+    expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
+    expect(stub().at(-1)).toEqual({ quit: true });
+  });
+});

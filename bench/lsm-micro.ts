@@ -3,14 +3,16 @@
 //   node bin/run-ts.mjs bench/lsm-micro.ts write   [events=1000000] [keys=100000]
 //   node bin/run-ts.mjs bench/lsm-micro.ts flush   [keys=100000]
 //   node bin/run-ts.mjs bench/lsm-micro.ts read    [keys=1000000] [lookups=1000000]
-//   node bin/run-ts.mjs bench/lsm-micro.ts compact [keys=500000] [runs=5]
+//   node bin/run-ts.mjs bench/lsm-micro.ts compact [keys=500000] [runs=5] [reps=1]
 //   node bin/run-ts.mjs bench/lsm-micro.ts expire  [tags=1500] [retained=300] [commits=100] [tagsPerCommit=1]
 //
 // Rates are by CPU time (process.cpuUsage), robust on a loaded machine. Add `node --cpu-prof --cpu-prof-dir=/tmp/prof` in front for a profile. Each phase prints one JSON
 // line: medians of 3 where repeated, memory from process.memoryUsage() after a forced GC when
 // node runs with --expose-gc.
 
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as inspector from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Catalog } from '../core/lsm/index.ts';
@@ -131,7 +133,11 @@ const phases: Record<string, (args: number[], dir: string) => unknown> = {
     return { keys, rowsPerSec: keys / (median(times) / 1000), ms: times.map(Math.round) };
   },
 
-  compact([keys = 500_000, runs = 5], dir) {
+  compact([keys = 500_000, runs = 5, reps = 1], dir) {
+    // The inputs are written once; each repetition compacts a fresh copy of the warehouse with a
+    // cold run cache (as the bench's flush-compaction child). `sha256` hashes the output files'
+    // bytes (names are random): equal across versions of the code means byte-identical files.
+    // MICRO_PROF=<dir> writes a CPU profile of the compactions alone.
     const table = newTable(dir, { 'write-only': 'true' });
     const w = table.newWriter({ commitUser: 'm' });
     const names = Array.from({ length: keys }, (_, k) => keyOf(k));
@@ -142,13 +148,55 @@ const phases: Record<string, (args: number[], dir: string) => unknown> = {
       w.commit();
     }
     w.close();
-    const t2 = new Catalog(join(dir, 'warehouse')).getTable({ database: 'db', table: 'stock' });
-    const w2 = t2.newWriter({ commitUser: 'm' });
-    const t = now();
-    w2.compact(true);
-    const sec = (now() - t) / 1000;
-    w2.close();
-    return { inRows: keys * runs, inRowsPerSec: (keys * runs) / sec, outRowsPerSec: keys / sec, sec };
+    const prof = process.env.MICRO_PROF;
+    const session = prof ? new inspector.Session() : undefined;
+    if (session) {
+      session.connect();
+      session.post('Profiler.enable');
+      session.post('Profiler.start');
+    }
+    const cpuSec: number[] = [];
+    const wallSec: number[] = [];
+    let sha256 = '';
+    for (let i = 0; i < reps; i++) {
+      const copy = join(dir, `rep-${i}`);
+      fs.cpSync(join(dir, 'warehouse'), copy, { recursive: true });
+      const t2 = new Catalog(copy).getTable({ database: 'db', table: 'stock' });
+      const w2 = t2.newWriter({ commitUser: 'm' });
+      gc();
+      const c = now();
+      const t = wall();
+      w2.compact(true);
+      wallSec.push((wall() - t) / 1000);
+      cpuSec.push((now() - c) / 1000);
+      w2.close();
+      const h = createHash('sha256');
+      const latest = t2.latestSnapshot()!;
+      for (const b of t2.buckets(latest)) for (const f of b.files) h.update(fs.readFileSync(t2.dataFilePath(b.partition, b.bucket, f.fileName)));
+      sha256 = h.digest('hex').slice(0, 16);
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
+    if (session && prof) {
+      session.post('Profiler.stop', (err, r) => {
+        if (!err) {
+          fs.mkdirSync(prof, { recursive: true });
+          fs.writeFileSync(join(prof, `compact-${process.pid}.cpuprofile`), JSON.stringify(r.profile));
+        }
+      });
+      session.disconnect();
+    }
+    const sec = median(cpuSec);
+    return {
+      inRows: keys * runs,
+      inRowsPerSec: (keys * runs) / sec,
+      outRowsPerSec: keys / sec,
+      sec,
+      wallInRowsPerSec: (keys * runs) / median(wallSec),
+      cpuSec: cpuSec.map((x) => +x.toFixed(3)),
+      wallSec: wallSec.map((x) => +x.toFixed(3)),
+      sha256,
+      rssMB: Math.round(process.memoryUsage().rss / 1e6),
+    };
   },
 
   // Expiration and tag bookkeeping per commit at a site's steady state: a commit of a few rows

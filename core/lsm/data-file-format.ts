@@ -15,7 +15,7 @@ import { castFunction, sameType, type CastFn } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
 import { cell, packColumn, type Column, type RunData } from './data-file.ts';
 import { readAvroData, writeAvroData, type AvroDataCodec } from './format/avro-data.ts';
-import { readParquet, writeParquet, type ParquetColumn, type ParquetReadColumn } from './format/parquet/index.ts';
+import { readParquet, writeParquet, type ColumnValues, type ParquetColumn, type ParquetReadColumn } from './format/parquet/index.ts';
 import type { DataFileMeta } from './manifest.ts';
 import type { TableSchema } from './schema.ts';
 import { RowKind } from './key-value.ts';
@@ -74,8 +74,12 @@ function avroCodec(schema: TableSchema): AvroDataCodec {
 }
 
 /** Encodes a data file in the format its name's extension says. */
-export function encodeDataFile(schema: TableSchema, fileName: string, columns: ParquetColumn[], values: unknown[][], rowCount: number): Uint8Array {
-  if (formatOfPath(fileName) === 'avro') return writeAvroData(columns, values, rowCount, avroCodec(schema));
+/** `values`: JS arrays; Parquet also takes typed numeric columns (format/parquet TypedValues), Avro does not. */
+export function encodeDataFile(schema: TableSchema, fileName: string, columns: ParquetColumn[], values: ColumnValues[], rowCount: number): Uint8Array {
+  if (formatOfPath(fileName) === 'avro') {
+    if (!values.every((v) => Array.isArray(v))) throw new Error('assertion failed: Avro data files are written from JS arrays');
+    return writeAvroData(columns, values as unknown[][], rowCount, avroCodec(schema));
+  }
   const compression = schema.options.fileCompression === 'none' ? 'uncompressed' : schema.options.fileCompression;
   return writeParquet(columns, values, rowCount, { compression });
 }

@@ -10,7 +10,7 @@
 import { serializeBinaryRow } from './binary-row.ts';
 import { corruption, LsmError } from './errors.ts';
 import type { FileIO } from './file-io.ts';
-import { readParquetTyped, type ParquetColumn, type ParquetReadColumn, type TypedColumn } from './format/parquet/index.ts';
+import { readParquetTyped, type ColumnValues, type ParquetColumn, type ParquetReadColumn, type TypedColumn } from './format/parquet/index.ts';
 import { appendRun, decodeDataFile, encodeDataFile, formatOfPath } from './data-file-format.ts';
 import { RowKind, type KeyValue } from './key-value.ts';
 import type { DataFileMeta, SimpleStats } from './manifest.ts';
@@ -32,15 +32,17 @@ export interface RunData {
   /** One array per trimmed primary-key column. */
   readonly keyCols: unknown[][];
   /**
-   * Sequence numbers and value kinds: JS arrays as writers build them; in runs decoded or put into
-   * the run cache, typed arrays (kinds in a Uint8Array, sequence numbers in an Int32Array while
-   * they fit) — 5 bytes a row instead of 16. Index them; use `Array.from` for an array.
+   * Sequence numbers and value kinds: JS arrays as the write buffer builds them; in runs decoded,
+   * built by compaction (compaction/run-builder.ts) or put into the run cache, typed arrays (kinds
+   * in a Uint8Array, sequence numbers in an Int32Array while they fit) — 5 bytes a row instead of
+   * 16. Index them; use `Array.from` for an array.
    */
   readonly seq: ArrayLike<number>;
   readonly kind: ArrayLike<number>;
   /**
-   * One column per table column, in schema order: a JS array, or (decoded files and runs put into
-   * the run cache) a `PackedColumn` of numbers with a null bitmap. Read cells with `cell()`.
+   * One column per table column, in schema order: a JS array, or (decoded files, compaction's
+   * output and runs put into the run cache) a `PackedColumn` of numbers with a null bitmap. Read
+   * cells with `cell()`.
    */
   readonly valueCols: Column[];
 }
@@ -263,14 +265,32 @@ export function packColumn(values: unknown[], n: number = values.length): Column
 }
 
 /**
+ * Runs whose key columns are already as packRun makes them (equal neighbouring key strings one
+ * string, key fields' table columns sharing the key arrays): compaction's RunBuilder marks its
+ * output so that packRun only packs what is left (JS-array columns, untyped sequence numbers).
+ */
+const keysPacked = new WeakSet<RunData>();
+
+export function markKeysPacked(run: RunData): void {
+  keysPacked.add(run);
+}
+
+/**
  * A run with its numeric value columns, sequence numbers and kinds packed, and each value column
  * that holds a key column's values sharing that key column's array (one copy of each key string).
- * The input is not changed.
+ * The input is not changed (a run marked by markKeysPacked with nothing left to pack is returned
+ * as it is).
  * `keyIndexes`: the table column of each key column (omit to find them by comparing values).
  */
 export function packRun(run: RunData, keyIndexes?: readonly number[]): RunData {
   const n = run.rowCount;
   const valueCols = run.valueCols.map((c) => (c instanceof PackedColumn ? c : packColumn(c, n)));
+  if (keysPacked.has(run)) {
+    const seq = packSeq(run.seq);
+    const kind = packKind(run.kind);
+    if (seq === run.seq && kind === run.kind && valueCols.every((c, i) => c === run.valueCols[i])) return run;
+    return { rowCount: n, keyCols: run.keyCols, seq, kind, valueCols };
+  }
   // Equal key strings of neighbouring rows (the leading key columns) become one string, as a
   // decode's dictionary makes them; the caller's arrays are left as they are.
   const keyCols = run.keyCols.map((kc) => {
@@ -466,9 +486,52 @@ function truncateStats(type: DataType, [min, max, nulls]: RawStats): RawStats {
   return [min, max, nulls];
 }
 
+/**
+ * Min, max and null count of a packed column, as columnStats gives them for its values; undefined
+ * for the forms it does not cover (doubles: NaN and -0 order by Java's Double.compare there).
+ * REQUIRES: the column's type orders its values as `<` does (the INT-like, BIGINT and BOOLEAN
+ * columns writeDataFile keeps packed; `encodesPacked`).
+ */
+function packedStats(c: PackedColumn): RawStats | undefined {
+  const nb = c.nulls;
+  const n = c.length;
+  let nulls = 0;
+  if (nb !== undefined) for (let i = 0; i < n; i++) if ((nb[i >>> 3]! & (1 << (i & 7))) !== 0) nulls++;
+  if (nulls === n) return [null, null, nulls];
+  if (c instanceof BigInt64Column) {
+    const v = c.values;
+    let min: bigint | undefined;
+    let max: bigint | undefined;
+    for (let i = 0; i < n; i++) {
+      if (nb !== undefined && (nb[i >>> 3]! & (1 << (i & 7))) !== 0) continue;
+      const x = v[i]!;
+      if (min === undefined || x < min) min = x;
+      if (max === undefined || x > max) max = x;
+    }
+    return [min, max, nulls];
+  }
+  if (c instanceof Int32Column || c instanceof Int32BigIntColumn || c instanceof BoolColumn) {
+    const v = c.values;
+    let min = Infinity;
+    let max = -Infinity;
+    for (let i = 0; i < n; i++) {
+      if (nb !== undefined && (nb[i >>> 3]! & (1 << (i & 7))) !== 0) continue;
+      const x = v[i]!;
+      if (x < min) min = x;
+      if (x > max) max = x;
+    }
+    if (c instanceof Int32BigIntColumn) return [BigInt(min), BigInt(max), nulls];
+    if (c instanceof BoolColumn) return [min === 1, max === 1, nulls];
+    return [min, max, nulls];
+  }
+  return undefined;
+}
+
 /** Same values in every row: `===`, except 0 and -0 (they differ as FLOAT/DOUBLE statistics). */
-function sameValues(a: unknown[], b: unknown[]): boolean {
+function sameValues(a: Column, b: Column): boolean {
   if (a === b) return true;
+  // A packed column is only matched by identity (equal contents just compute twice).
+  if (a instanceof PackedColumn || b instanceof PackedColumn) return false;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     const x = a[i];
@@ -487,22 +550,24 @@ function sameValues(a: unknown[], b: unknown[]): boolean {
  * values.
  */
 class FileStats {
-  private readonly done: Array<{ root: string; values: unknown[]; stats: RawStats }> = [];
+  private readonly done: Array<{ root: string; values: Column; stats: RawStats }> = [];
 
-  of(type: DataType, values: unknown[], sortedFirstKey = false): RawStats {
+  of(type: DataType, values: Column, sortedFirstKey = false): RawStats {
     const root = isStringType(type) ? 'STRING' : type.root; // CHAR, VARCHAR, STRING order alike
     for (const d of this.done) if (d.root === root && sameValues(d.values, values)) return d.stats;
-    const n = values.length;
-    const stats: RawStats =
-      sortedFirstKey && n > 0 && values[0] !== null && values[0] !== undefined && values[n - 1] !== null && values[n - 1] !== undefined && !isBinaryType(type) && !isNestedType(type)
-        ? [values[0], values[n - 1], 0]
-        : columnStats(type, values);
+    const stats = values instanceof PackedColumn ? (packedStats(values) ?? columnStats(type, columnArray(values))) : this.ofArray(type, values, sortedFirstKey);
     this.done.push({ root, values, stats });
     return stats;
   }
+
+  private ofArray(type: DataType, values: unknown[], sortedFirstKey: boolean): RawStats {
+    const n = values.length;
+    const sorted = sortedFirstKey && n > 0 && values[0] !== null && values[0] !== undefined && values[n - 1] !== null && values[n - 1] !== undefined;
+    return sorted && !isBinaryType(type) && !isNestedType(type) ? [values[0], values[n - 1], 0] : columnStats(type, values);
+  }
 }
 
-function statsOf(types: readonly DataType[], cols: unknown[][], truncate: boolean, memo: FileStats, sortedFirstKey = false): SimpleStats {
+function statsOf(types: readonly DataType[], cols: readonly Column[], truncate: boolean, memo: FileStats, sortedFirstKey = false): SimpleStats {
   const mins: unknown[] = [];
   const maxs: unknown[] = [];
   const nulls: number[] = [];
@@ -535,9 +600,14 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
   const { schema, run } = a;
   if (run.rowCount === 0) throw new Error('assertion failed: an empty run is never written');
   const columns = fileColumns(schema);
-  // Runs come from writers as JS arrays; a packed column (a cached run) is unpacked for the encoder.
-  const valueCols = run.valueCols.map(columnArray);
-  const values: unknown[][] = schema.isPrimaryKeyTable ? [...run.keyCols, asArray(run.seq), asArray(run.kind), ...valueCols] : valueCols;
+  // Packed columns (compaction's output, cached runs) go to the Parquet encoder as they are where
+  // it takes their typed form; anything else (and every column of an Avro file) as a JS array.
+  const parquet = formatOfPath(a.fileName) === 'parquet';
+  const valueCols = run.valueCols;
+  const encoded = valueCols.map((c, i) => (c instanceof PackedColumn && !(parquet && encodesPacked(c, schema.fields[i]!.type)) ? columnArray(c) : c));
+  const seq = numbers(run.seq, parquet && (run.seq instanceof Int32Array || run.seq instanceof Float64Array));
+  const kind = numbers(run.kind, parquet && (run.kind instanceof Uint8Array || run.kind instanceof Int32Array));
+  const values: ColumnValues[] = schema.isPrimaryKeyTable ? [...run.keyCols, seq, kind, ...encoded] : encoded;
   // Parquet or Avro by the file name's extension (data-file-format.ts).
   const bytes = encodeDataFile(schema, a.fileName, columns, values, run.rowCount);
   a.fileIO.mkdirs(a.bucketDir);
@@ -563,7 +633,7 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
     minKey: serializeBinaryRow(keyTypes, run.keyCols.map((c) => c[0])),
     maxKey: serializeBinaryRow(keyTypes, run.keyCols.map((c) => c[last])),
     keyStats: statsOf(keyTypes, run.keyCols, false, memo, true),
-    valueStats: statsOf(schema.fields.map((f) => f.type), valueCols, true, memo),
+    valueStats: statsOf(schema.fields.map((f) => f.type), encoded, true, memo),
     minSequenceNumber: minSeq,
     maxSequenceNumber: maxSeq,
     schemaId: schema.id,
@@ -580,7 +650,34 @@ export function writeDataFile(a: WriteDataFileArgs): DataFileMeta {
   };
 }
 
-const asArray = (a: ArrayLike<number>): number[] => (Array.isArray(a) ? a : Array.from(a));
+/**
+ * Sequence numbers or kinds for the encoder: a typed array as it is when `typed` (Parquet takes
+ * Int32Array and Float64Array sequence numbers, Uint8Array and Int32Array kinds), else a JS array.
+ */
+function numbers(a: ArrayLike<number>, typed: boolean): ColumnValues {
+  if (Array.isArray(a)) return a;
+  return typed ? { values: a as Int32Array | Float64Array | Uint8Array, nulls: undefined } : Array.from(a);
+}
+
+/** True when Parquet writes this packed column of this type from its typed array (plain-encode.ts takesTyped). */
+function encodesPacked(c: PackedColumn, type: DataType): boolean {
+  switch (type.root) {
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INT':
+    case 'DATE':
+    case 'TIME':
+      return c instanceof Int32Column;
+    case 'BIGINT':
+      return c instanceof Int32BigIntColumn || c instanceof BigInt64Column;
+    case 'DOUBLE':
+      return c instanceof Float64Column;
+    case 'BOOLEAN':
+      return c instanceof BoolColumn;
+    default:
+      return false;
+  }
+}
 
 /** Java records `_CREATION_TIME` as the local wall clock expressed as if it were UTC. */
 export function localWallClockMillis(utcMs: number): number {

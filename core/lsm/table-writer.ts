@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
 import { mergeRunsInto } from './compaction/compact-merge.ts';
+import { RunBuilder } from './compaction/run-builder.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
@@ -614,24 +615,18 @@ export class TableWriter {
     }
     const rowsPerFile = Math.max(1, Math.floor(schema.options.targetFileBytes / Math.max(1, inBytes / Math.max(1, inRows))));
     const out: DataFileMeta[] = [];
-    // The merged records go straight into the columns of the next output file (what
-    // runFromRecords would build from a batch of them); a file is written every `rowsPerFile` rows.
-    const nk = schema.keyIndexes.length;
+    // The merged records go straight into the packed columns of the next output file (RunBuilder:
+    // what a decode of the file would give); a file is written every `rowsPerFile` rows. Room is
+    // made at first for the largest input run (capped by a file's rows) and grows as rows come:
+    // sizing by all the input would hold memory for rows a merge folds away.
+    let largest = 0;
+    for (const parts of inputs) {
+      let n = 0;
+      for (const p of parts) n += p.rowCount;
+      if (n > largest) largest = n;
+    }
+    const builder = new RunBuilder(schema.fields.map((f) => f.type), schema.keyIndexes, Math.min(rowsPerFile, largest));
     const nv = schema.fields.length;
-    // Arrays grow as rows come: sizing them by the input would hold memory for rows a merge folds away.
-    const fresh = () => ({ keyCols: Array.from({ length: nk }, (): unknown[] => []), valueCols: Array.from({ length: nv }, (): unknown[] => []), seq: [] as number[], kind: [] as number[] });
-    let cols = fresh();
-    let keyCols = cols.keyCols;
-    let valueCols = cols.valueCols;
-    let rows = 0;
-    const roll = () => {
-      if (rows === 0) return;
-      out.push(this.writeRun(s, { rowCount: rows, ...cols }, unit.outputLevel, 1));
-      cols = fresh();
-      keyCols = cols.keyCols;
-      valueCols = cols.valueCols;
-      rows = 0;
-    };
     const topLevel = schema.options.numLevels - 1;
     const toTop = unit.outputLevel === topLevel; // only a unit of every run is written to the top level
     // The old top level is the state of the previous full compaction: read it raw (deletion
@@ -647,15 +642,10 @@ export class TableWriter {
       mergeRunsInto(inputs, keyCmps, nv, merge, mergeOrder(schema), check, (kv) => {
         diff?.add({ key: kv.key.slice(), seq: kv.seq, kind: kv.kind, value: kv.value.slice() });
         if (dropDelete && !isAdd(kv.kind)) return;
-        const key = kv.key;
-        const value = kv.value;
-        for (let k = 0; k < nk; k++) keyCols[k]![rows] = key[k];
-        for (let c = 0; c < nv; c++) valueCols[c]![rows] = value[c] ?? null;
-        cols.seq[rows] = kv.seq;
-        cols.kind[rows] = kv.kind;
-        if (++rows >= rowsPerFile) roll();
+        builder.add(kv);
+        if (builder.rowCount >= rowsPerFile) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));
       });
-      roll();
+      if (builder.rowCount > 0) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));
       if (diff) changelog.push(...this.changelog.write([{ partition: s.partition, partitionPath: s.partitionPath, bucket: s.bucket, records: diff.finish() }]));
     } catch (e) {
       // Files written by an abandoned compaction are orphans; remove them now.

@@ -1,14 +1,16 @@
 // Compaction's k-way merge of sorted runs, written straight into output columns.
 //
 // It yields exactly the records mergeRuns (merge-reader.ts) yields, in the same order, folded by
-// the same merge function: the same linear scan for the smallest key (first cursor wins), the
-// same group of one record per run holding that key (in run order), the same stable sort by the
-// merge order, the same reset/add/result and the same per-key callback. What differs is the
+// the same merge function: the same linear scan for the smallest key (first cursor wins; the
+// cursors holding it are gathered in the same pass), the same group of one record per run holding
+// that key (in run order), the same stable sort by the merge order (an insertion sort: no work
+// array per key), the same reset/add/result and the same per-key callback. What differs is the
 // memory: mergeRuns builds a fresh KeyValue (key array, row array) for every input record, and
 // compaction then copies every merged record into a run; here each run has one KeyValue whose key
 // and row are refilled in place from its columns, and the merged record goes to a sink that must
-// copy what it keeps before returning. At 5 runs in and 1 out that is 15 short-lived objects per
-// output row fewer for the scavenger.
+// copy what it keeps before returning (compaction's sink: run-builder.ts, straight into packed
+// columns). At 5 runs in and 1 out that is 15 short-lived objects per output row fewer for the
+// scavenger.
 //
 // Invariant the reuse depends on: a merge function holds input records only between reset() and
 // result() (every engine in merge/ does), and the sink runs before any cursor advances again.
@@ -133,36 +135,56 @@ export function mergeRunsInto(
     }
     return 0;
   };
+  // Positions in `cursors` of the cursors at the smallest key, ascending.
+  const at: number[] = [];
   while (cursors.length > 0) {
-    // The smallest key, first cursor among equals (as mergeRuns).
+    // The smallest key, first cursor among equals (as mergeRuns), and every cursor holding it, in
+    // cursor order — found in one pass: a cursor equal to the smallest so far joins it, a smaller
+    // one starts over (none before it can equal it, as they were not below the previous smallest).
     let min = cursors[0]!;
+    let count = 1;
+    at[0] = 0;
     for (let i = 1; i < cursors.length; i++) {
       const c = cursors[i]!;
-      if (cmp(c.keyCols, c.ri, min.keyCols, min.ri) < 0) min = c;
+      const r = cmp(c.keyCols, c.ri, min.keyCols, min.ri);
+      if (r < 0) {
+        min = c;
+        at[0] = i;
+        count = 1;
+      } else if (r === 0) at[count++] = i;
     }
-    // The minimum's columns and row stay put while its cursor advances (parts are immutable).
-    const minCols = min.keyCols;
-    const minRi = min.ri;
     group.length = 0;
-    for (let i = 0; i < cursors.length; i++) {
-      const c = cursors[i]!;
-      if (c === min || cmp(c.keyCols, c.ri, minCols, minRi) === 0) {
-        group.push(c.current());
-        c.advance();
-        if (c.done) {
-          cursors.splice(i, 1);
-          i--;
-        }
-      }
+    for (let g = 0; g < count; g++) {
+      const c = cursors[at[g]!]!;
+      group.push(c.current());
+      c.advance();
     }
+    for (let g = count - 1; g >= 0; g--) if (cursors[at[g]!]!.done) cursors.splice(at[g]!, 1);
     merge.reset();
     if (group.length === 1) merge.add(group[0]!);
     else {
-      group.sort(order);
-      for (const kv of group) merge.add(kv);
+      sortGroup(group, order);
+      for (let i = 0; i < group.length; i++) merge.add(group[i]!);
     }
     const result = merge.result();
     onKeyMerged?.();
     if (result !== undefined) sink(result);
+  }
+}
+
+/**
+ * Sorts a group in place, stably: the order Array.prototype.sort (stable) gives, without its
+ * per-call work array. Groups hold one record per run (a handful), mostly already in order.
+ */
+export function sortGroup(group: KeyValue[], order: (a: KeyValue, b: KeyValue) => number): void {
+  for (let i = 1; i < group.length; i++) {
+    const x = group[i]!;
+    let j = i - 1;
+    if (order(group[j]!, x) <= 0) continue;
+    while (j >= 0 && order(group[j]!, x) > 0) {
+      group[j + 1] = group[j]!;
+      j--;
+    }
+    group[j + 1] = x;
   }
 }

@@ -16,7 +16,7 @@ import { crc32 } from 'node:zlib';
 import { invalidArgument } from '../../errors.ts';
 import { ByteWriter } from './byte-writer.ts';
 import { compress } from './compression.ts';
-import { encodePlain, type ValueCodec } from './plain-encode.ts';
+import { encodePlain, encodePlainTyped, type ColumnValues, type ValueCodec } from './plain-encode.ts';
 import { bitWidthOf, encodeConstant, encodeHybrid } from './rle.ts';
 import { Codec, Enc, PageType, type LeafSchema } from './schema.ts';
 import { ColumnStats } from './stats.ts';
@@ -52,12 +52,17 @@ class StringDictionary {
 export function writeColumnChunk(
   leaf: LeafSchema,
   codec: ValueCodec,
-  values: unknown[],
+  column: ColumnValues,
   from: number,
   to: number,
   compression: Codec,
   pageRows: number,
 ): ChunkResult {
+  // A typed column (plain-encode.ts TypedValues): nulls from its bitmap, values by encodePlainTyped.
+  const typed = Array.isArray(column) ? undefined : column;
+  const values = typed ? [] : (column as unknown[]);
+  const nullBits = typed?.nulls;
+  if (typed && codec.kind === 'str') throw new Error(`assertion failed: Parquet column '${leaf.name}': strings come as a JS array`);
   const stats = new ColumnStats();
   const pieces: Uint8Array[] = [];
   const pageStats = new Map<string, EncodingStat>();
@@ -93,7 +98,25 @@ export function writeColumnChunk(
     const b = Math.min(to, a + pageRows);
     const rows = b - a;
     body.reset();
-    if (!leaf.required) {
+    if (typed) {
+      let nulls = 0;
+      if (nullBits !== undefined) {
+        for (let i = a; i < b; i++) {
+          const isNull = (nullBits[i >>> 3]! & (1 << (i & 7))) !== 0;
+          if (isNull && leaf.required) throw invalidArgument(`Parquet column '${leaf.name}' row ${i}: null in a NOT NULL column`);
+          levels[i - a] = isNull ? 0 : 1;
+          if (isNull) nulls++;
+        }
+      }
+      if (!leaf.required) {
+        stats.nulls += nulls;
+        body.i32(0);
+        const start = body.length;
+        if (nulls === 0) encodeConstant(body, 1, rows, 1);
+        else encodeHybrid(body, levels, rows, 1);
+        body.view.setInt32(start - 4, body.length - start, true);
+      }
+    } else if (!leaf.required) {
       let nulls = 0;
       for (let i = a; i < b; i++) {
         const v = values[i];
@@ -135,6 +158,8 @@ export function writeColumnChunk(
         }
       }
       if (dict && dict.plain.length > DICT_LIMIT) dictAllowed = false;
+    } else if (typed) {
+      encodePlainTyped(codec, typed, a, b, body, stats);
     } else {
       encodePlain(codec, values, a, b, body, stats);
     }

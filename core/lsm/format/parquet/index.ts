@@ -6,7 +6,9 @@ import type { TypedColumn } from './chunk-reader.ts';
 import { readColumns, readColumnsTyped, readFooterColumns } from './reader.ts';
 
 export type { TypedColumn };
+export type { ColumnValues, TypedValues } from './plain-encode.ts';
 import { writeParquetFile } from './writer.ts';
+import type { ColumnValues } from './plain-encode.ts';
 
 export interface ParquetColumn {
   name: string;
@@ -23,8 +25,11 @@ export interface ParquetWriteOptions {
   pageRows?: number;
 }
 
-/** values[c][r]: column-major, in-memory values per types.ts. Returns the complete file bytes. */
-export function writeParquet(columns: ParquetColumn[], values: unknown[][], rowCount: number, opts: ParquetWriteOptions): Uint8Array {
+/**
+ * values[c][r]: column-major, in-memory values per types.ts — or, for a numeric or boolean
+ * column, a typed column (TypedValues). Returns the complete file bytes.
+ */
+export function writeParquet(columns: ParquetColumn[], values: ColumnValues[], rowCount: number, opts: ParquetWriteOptions): Uint8Array {
   return writeParquetFile(columns, values, rowCount, opts);
 }
 

@@ -218,3 +218,159 @@ export function encodePlain(
     }
   }
 }
+
+/**
+ * A column of numbers in a typed array, written without a JS value per row. `nulls` has bit i set
+ * when row i is null (absent: none). What the numbers mean follows from the column's codec; the
+ * forms taken (anything else is a caller's bug):
+ *   i32   Int32Array or Uint8Array of the integers
+ *   i64   BigInt64Array; Int32Array of 32-bit integers; Float64Array of safe integers (numbers)
+ *   f64   Float64Array
+ *   bool  Uint8Array of 0/1
+ */
+export interface TypedValues {
+  readonly values: Int32Array | Uint8Array | BigInt64Array | Float64Array;
+  readonly nulls: Uint8Array | undefined;
+}
+
+/** The values a chunk is written from: a JS array of in-memory values, or a typed column. */
+export type ColumnValues = unknown[] | TypedValues;
+
+/** True when the writer takes `v` in its typed form for a column of this codec. */
+export function takesTyped(codec: ValueCodec, v: TypedValues['values']): boolean {
+  switch (codec.kind) {
+    case 'i32':
+      return v instanceof Int32Array || v instanceof Uint8Array;
+    case 'i64':
+      return v instanceof BigInt64Array || v instanceof Int32Array || v instanceof Float64Array;
+    case 'f64':
+      return v instanceof Float64Array;
+    case 'bool':
+      return v instanceof Uint8Array;
+    default:
+      return false;
+  }
+}
+
+const isNullAt = (nulls: Uint8Array | undefined, i: number): boolean => nulls !== undefined && (nulls[i >>> 3]! & (1 << (i & 7))) !== 0;
+
+/**
+ * encodePlain for a typed column (REQUIRES: takesTyped): the same bytes and statistics as
+ * encodePlain of the JS values the typed column stands for.
+ */
+export function encodePlainTyped(
+  codec: ValueCodec,
+  col: TypedValues,
+  from: number,
+  to: number,
+  out: ByteWriter,
+  stats: ColumnStats,
+): number {
+  const { values, nulls } = col;
+  if (!takesTyped(codec, values)) throw new Error(`assertion failed: Parquet column '${codec.column}' (${codec.kind}) given a ${values.constructor.name}`);
+  let n = 0;
+  switch (codec.kind) {
+    case 'i32':
+    case 'i64': {
+      const wide = codec.kind === 'i64';
+      const size = wide ? 8 : 4;
+      out.ensure((to - from) * size);
+      const b = out.buf;
+      const dv = out.view;
+      let p = out.length;
+      if (values instanceof BigInt64Array) {
+        let min: bigint | undefined;
+        let max: bigint | undefined;
+        for (let i = from; i < to; i++) {
+          if (isNullAt(nulls, i)) continue;
+          const v = values[i]!;
+          dv.setBigInt64(p, v, true);
+          p += 8;
+          if (min === undefined || v < min) min = v;
+          if (max === undefined || v > max) max = v;
+        }
+        n = (p - out.length) / 8;
+        out.length = p;
+        if (min !== undefined && max !== undefined) {
+          stats.addOrdered(min);
+          stats.addOrdered(max);
+        }
+        return n;
+      }
+      let min = Infinity;
+      let max = -Infinity;
+      const isF64 = values instanceof Float64Array;
+      for (let i = from; i < to; i++) {
+        if (nulls !== undefined && (nulls[i >>> 3]! & (1 << (i & 7))) !== 0) continue;
+        const v = values[i]!;
+        if (wide) {
+          if (isF64) {
+            if (!Number.isSafeInteger(v)) bad(codec, i, v, 'an integer');
+            dv.setInt32(p, v | 0, true);
+            dv.setInt32(p + 4, Math.floor(v / 4294967296), true);
+          } else {
+            // A 32-bit integer: the high word is its sign.
+            const lo = v | 0;
+            b[p] = lo;
+            b[p + 1] = lo >> 8;
+            b[p + 2] = lo >> 16;
+            b[p + 3] = lo >> 24;
+            const hi = lo >> 31;
+            b[p + 4] = hi;
+            b[p + 5] = hi;
+            b[p + 6] = hi;
+            b[p + 7] = hi;
+          }
+        } else {
+          b[p] = v;
+          b[p + 1] = v >> 8;
+          b[p + 2] = v >> 16;
+          b[p + 3] = v >> 24;
+        }
+        p += size;
+        if (v < min) min = v;
+        if (v > max) max = v;
+      }
+      n = (p - out.length) / size;
+      out.length = p;
+      if (n > 0) {
+        stats.addOrdered(min);
+        stats.addOrdered(max);
+      }
+      return n;
+    }
+    case 'f64': {
+      out.ensure((to - from) * 8);
+      const dv = out.view;
+      let p = out.length;
+      for (let i = from; i < to; i++) {
+        if (isNullAt(nulls, i)) continue;
+        const v = values[i] as number;
+        dv.setFloat64(p, v, true);
+        p += 8;
+        stats.addOrdered(v);
+      }
+      n = (p - out.length) / 8;
+      out.length = p;
+      return n;
+    }
+    case 'bool': {
+      out.ensure(((to - from) >> 3) + 1);
+      const b = out.buf;
+      const start = out.length;
+      for (let i = from; i < to; i++) {
+        if (isNullAt(nulls, i)) continue;
+        const v = values[i] === 1;
+        const byte = start + (n >> 3);
+        if ((n & 7) === 0) b[byte] = 0;
+        if (v) b[byte]! |= 1 << (n & 7);
+        n++;
+        stats.addOrdered(v);
+      }
+      out.length = start + ((n + 7) >> 3);
+      return n;
+    }
+    default:
+      throw new Error(`assertion failed: no typed form for Parquet column '${codec.column}' (${codec.kind})`);
+  }
+}

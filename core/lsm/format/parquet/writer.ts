@@ -10,9 +10,9 @@ import { invalidArgument } from '../../errors.ts';
 import { codecOf, type CompressionName } from './compression.ts';
 import { type ChunkResult, writeColumnChunk } from './column-writer.ts';
 import { type WrittenRowGroup, writeFooter } from './footer-write.ts';
-import { type ValueCodec, valueCodecFor } from './plain-encode.ts';
+import { type ColumnValues, takesTyped, type ValueCodec, valueCodecFor } from './plain-encode.ts';
 import { type LeafSchema, leafFor } from './schema.ts';
-import { isNestedType, type DataType } from '../../types.ts';
+import { isNestedType, typeToString, type DataType } from '../../types.ts';
 import { nestedLayout, writeNestedChunks, type SchemaElement } from './nested.ts';
 
 export interface WriteColumn {
@@ -29,7 +29,11 @@ export interface WriteOptions {
 
 const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31); // PAR1
 
-export function writeParquetFile(columns: WriteColumn[], values: unknown[][], rowCount: number, opts: WriteOptions): Uint8Array {
+/**
+ * `values[c]`: column c's values, a JS array of in-memory values (types.ts) or, for the numeric
+ * and boolean leaves whose codec takes one (plain-encode.ts `takesTyped`), a typed column.
+ */
+export function writeParquetFile(columns: WriteColumn[], values: ColumnValues[], rowCount: number, opts: WriteOptions): Uint8Array {
   const codec = codecOf(opts.compression);
   const groupRows = opts.rowGroupRows ?? 1 << 20;
   const pageRows = opts.pageRows ?? 20_000;
@@ -43,8 +47,10 @@ export function writeParquetFile(columns: WriteColumn[], values: unknown[][], ro
   columns.forEach((c, i) => {
     if (names.has(c.name)) throw invalidArgument(`Parquet: duplicate column name '${c.name}'`);
     names.add(c.name);
-    if (!values[i] || values[i]!.length < rowCount) {
-      throw invalidArgument(`Parquet column '${c.name}': ${values[i]?.length ?? 0} values for ${rowCount} rows`);
+    const v = values[i];
+    const length = v === undefined ? 0 : Array.isArray(v) ? v.length : v.values.length;
+    if (length < rowCount) {
+      throw invalidArgument(`Parquet column '${c.name}': ${length} values for ${rowCount} rows`);
     }
   });
   // ARRAY/MAP columns become a group and several leaves (nested.ts); flat columns one leaf.
@@ -52,6 +58,11 @@ export function writeParquetFile(columns: WriteColumn[], values: unknown[][], ro
   const hasNested = layouts.some((l) => l !== undefined);
   const leaves = columns.flatMap((c, i) => layouts[i]?.leaves ?? [leafFor(c.name, c.fieldId, c.type)]);
   const codecs = columns.map((c, i) => (layouts[i] ? undefined : valueCodecFor(c.name, c.type)));
+  columns.forEach((c, i) => {
+    const v = values[i]!;
+    if (Array.isArray(v)) return;
+    if (!codecs[i] || !takesTyped(codecs[i]!, v.values)) throw invalidArgument(`Parquet column '${c.name}': no typed form for ${typeToString(c.type)} from a ${v.values.constructor.name}`);
+  });
 
   const pieces: Uint8Array[] = [MAGIC];
   let offset = MAGIC.length;
@@ -64,7 +75,7 @@ export function writeParquetFile(columns: WriteColumn[], values: unknown[][], ro
     for (let c = 0; c < columns.length; c++) {
       const layout = layouts[c];
       let chunks: ChunkResult[];
-      if (layout) chunks = writeNestedChunks(layout, values[c]!, from, to, codec, Math.min(pageRows, to - from));
+      if (layout) chunks = writeNestedChunks(layout, values[c] as unknown[], from, to, codec, Math.min(pageRows, to - from));
       else {
         // A column that repeats an earlier one (Paimon's `_KEY_x` and `x`) has the same chunk bytes:
         // reuse them instead of encoding and compressing the values twice.
@@ -109,10 +120,12 @@ export function writeParquetFile(columns: WriteColumn[], values: unknown[][], ro
  * `===`, except that 0 and -0 differ (a DOUBLE writes them differently). Chunk bytes depend on
  * nothing else (a column's name and field id live in the footer).
  */
-function sameChunkInput(la: LeafSchema, ca: ValueCodec, va: unknown[], lb: LeafSchema, cb: ValueCodec, vb: unknown[], from: number, to: number): boolean {
+function sameChunkInput(la: LeafSchema, ca: ValueCodec, va: ColumnValues, lb: LeafSchema, cb: ValueCodec, vb: ColumnValues, from: number, to: number): boolean {
   if (la.physical !== lb.physical || la.required !== lb.required || (la.typeLength ?? 0) !== (lb.typeLength ?? 0)) return false;
   if (ca.kind !== cb.kind || ca.divisor !== cb.divisor || ca.width !== cb.width) return false;
   if (va === vb) return true;
+  // A typed column is only compared by identity (equal contents just encode twice).
+  if (!Array.isArray(va) || !Array.isArray(vb)) return false;
   for (let i = from; i < to; i++) {
     const x = va[i];
     const y = vb[i];

@@ -110,11 +110,7 @@ export function writeColumnChunk(
       }
       if (!leaf.required) {
         stats.nulls += nulls;
-        body.i32(0);
-        const start = body.length;
-        if (nulls === 0) encodeConstant(body, 1, rows, 1);
-        else encodeHybrid(body, levels, rows, 1);
-        body.view.setInt32(start - 4, body.length - start, true);
+        writeDefinitionLevels(body, levels, rows, nulls);
       }
     } else if (!leaf.required) {
       let nulls = 0;
@@ -125,11 +121,7 @@ export function writeColumnChunk(
         if (!defined) nulls++;
       }
       stats.nulls += nulls;
-      body.i32(0);
-      const start = body.length;
-      if (nulls === 0) encodeConstant(body, 1, rows, 1);
-      else encodeHybrid(body, levels, rows, 1);
-      body.view.setInt32(start - 4, body.length - start, true);
+      writeDefinitionLevels(body, levels, rows, nulls);
     } else {
       for (let i = a; i < b; i++) {
         if (values[i] === null || values[i] === undefined) {
@@ -243,4 +235,13 @@ function dictionaryIndices(
     out[m++] = k;
   }
   return m;
+}
+
+/** A page's definition levels of a flat optional column: length-prefixed RLE/bit-packed hybrid, bit width 1. */
+function writeDefinitionLevels(body: ByteWriter, levels: ArrayLike<number>, rows: number, nulls: number): void {
+  body.i32(0);
+  const start = body.length;
+  if (nulls === 0) encodeConstant(body, 1, rows, 1);
+  else encodeHybrid(body, levels, rows, 1);
+  body.view.setInt32(start - 4, body.length - start, true);
 }

@@ -19,7 +19,7 @@
 // Memory: ~4–8 bytes a numeric cell and 8 a key cell instead of 8 per cell plus a heap bigint per
 // BIGINT value. Capacity starts at a caller's estimate and doubles; `finish` trims to the rows.
 
-import { BigInt64Column, BoolColumn, Int32BigIntColumn, Int32Column, markKeysPacked, type Column, type RunData } from '../data-file.ts';
+import { BigInt64Column, BoolColumn, columnArray, Int32BigIntColumn, Int32Column, markKeysPacked, type Column, type RunData } from '../data-file.ts';
 import type { KeyValue } from '../key-value.ts';
 import type { DataType } from '../types.ts';
 
@@ -203,19 +203,33 @@ export class RunBuilder {
   }
 
   private valuesOf(c: number, r: number): unknown[] {
-    const out: unknown[] = [];
     const form = this.forms[c]!;
     if (form === Form.Array) return this.arrays[c]!.slice(0, r);
     if (form === Form.Key) return this.keyCols[this.keyPos[c]!]!.slice(0, r);
-    const n = this.nulls[c];
-    for (let i = 0; i < r; i++) {
-      if (n !== undefined && (n[i >>> 3]! & (1 << (i & 7))) !== 0) out.push(null);
-      else if (form === Form.Int32) out.push(this.ints[c]![i]!);
-      else if (form === Form.BigInt32) out.push(BigInt(this.ints[c]![i]!));
-      else if (form === Form.BigInt64) out.push(this.bigs[c]![i]!);
-      else out.push(this.bytes[c]![i] === 1);
+    // The packed column over the first r rows (views, no copy) read back as values.
+    return columnArray(this.column(c, r, (a, size) => a.subarray(0, size) as typeof a));
+  }
+
+  /**
+   * Column c as the run holds it: its JS array (Form.Array, Form.Key) or the packed column of its
+   * typed arrays, each cut to `n` rows (its null bitmap to n bits) by `cut`.
+   */
+  private column(c: number, n: number, cut: <T extends Int32Array | BigInt64Array | Uint8Array>(a: T, size: number) => T): Column {
+    const nulls = this.nulls[c] === undefined ? undefined : cut(this.nulls[c]!, (n + 7) >>> 3);
+    switch (this.forms[c]!) {
+      case Form.Array:
+        return this.arrays[c]!;
+      case Form.Key:
+        return this.keyCols[this.keyPos[c]!]!;
+      case Form.Int32:
+        return new Int32Column(cut(this.ints[c]!, n), nulls);
+      case Form.BigInt32:
+        return new Int32BigIntColumn(cut(this.ints[c]!, n), nulls);
+      case Form.BigInt64:
+        return new BigInt64Column(cut(this.bigs[c]!, n), nulls);
+      case Form.Bool:
+        return new BoolColumn(cut(this.bytes[c]!, n), nulls);
     }
-    return out;
   }
 
   /** A BIGINT column meets a value beyond 32 bits: its int32s move to a BigInt64Array. */
@@ -257,23 +271,7 @@ export class RunBuilder {
     const keyCols = this.keyCols;
     for (const a of keyCols) if (a.length !== n) a.length = n;
     for (const a of this.arrays) if (a !== undefined && a.length !== n) a.length = n;
-    const valueCols: Column[] = this.forms.map((form, c) => {
-      const nulls = this.nulls[c] === undefined ? undefined : fit(this.nulls[c]!, (n + 7) >>> 3);
-      switch (form) {
-        case Form.Array:
-          return this.arrays[c]!;
-        case Form.Key:
-          return keyCols[this.keyPos[c]!]!;
-        case Form.Int32:
-          return new Int32Column(fit(this.ints[c]!), nulls);
-        case Form.BigInt32:
-          return new Int32BigIntColumn(fit(this.ints[c]!), nulls);
-        case Form.BigInt64:
-          return new BigInt64Column(fit(this.bigs[c]!), nulls);
-        case Form.Bool:
-          return new BoolColumn(fit(this.bytes[c]!), nulls);
-      }
-    });
+    const valueCols: Column[] = this.forms.map((_, c) => this.column(c, n, fit));
     const seq = this.seq32 !== undefined ? fit(this.seq32) : fit(this.seq64!);
     const run: RunData = { rowCount: n, keyCols, seq, kind: fit(this.kind), valueCols };
     markKeysPacked(run);

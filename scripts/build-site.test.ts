@@ -2,28 +2,16 @@
 // with plain node, and what it prints is what the sources mean under tsx.
 
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fileTrees } from './test-tree.ts';
 // @ts-expect-error plain ESM script without types
 import { BUNDLES, DEFAULT_BUNDLES, esbuildOptions } from './build-site.mjs';
 
-const roots: string[] = [];
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'build-site-'));
-  roots.push(root);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
-afterEach(() => {
-  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
-});
+const tree = fileTrees('build-site-');
 
 /** Builds `root/src/main.ts` (or `entry`) to `root/out/site/main.mjs`; returns the output path. */
 async function bundle(root: string, entry = 'src/main.ts', splitting = false): Promise<string> {

@@ -1,23 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fileTrees } from './test-tree.ts';
 // @ts-expect-error plain ESM script without types
 import { checkTree } from './check-imports.mjs';
 
-const roots: string[] = [];
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'imports-'));
-  roots.push(root);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
-afterEach(() => {
-  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
-});
+const tree = fileTrees('imports-');
 
 describe('import rule', () => {
   it('accepts imports with the grain', () => {

@@ -609,9 +609,16 @@ export class TableWriter {
     const pu = merge.resetThenAdded !== undefined ? merge : undefined;
     let inBytes = 0;
     let inRows = 0;
-    for (const r of unit.runs) for (const f of r.files) {
-      inBytes += f.fileSize;
-      inRows += f.rowCount;
+    /** Rows of the largest input run (by its files' row counts). */
+    let largest = 0;
+    for (const r of unit.runs) {
+      let runRows = 0;
+      for (const f of r.files) {
+        inBytes += f.fileSize;
+        runRows += f.rowCount;
+      }
+      inRows += runRows;
+      largest = Math.max(largest, runRows);
     }
     const rowsPerFile = Math.max(1, Math.floor(schema.options.targetFileBytes / Math.max(1, inBytes / Math.max(1, inRows))));
     const out: DataFileMeta[] = [];
@@ -619,12 +626,6 @@ export class TableWriter {
     // what a decode of the file would give); a file is written every `rowsPerFile` rows. Room is
     // made at first for the largest input run (capped by a file's rows) and grows as rows come:
     // sizing by all the input would hold memory for rows a merge folds away.
-    let largest = 0;
-    for (const parts of inputs) {
-      let n = 0;
-      for (const p of parts) n += p.rowCount;
-      if (n > largest) largest = n;
-    }
     const builder = new RunBuilder(schema.fields.map((f) => f.type), schema.keyIndexes, Math.min(rowsPerFile, largest));
     const nv = schema.fields.length;
     const topLevel = schema.options.numLevels - 1;

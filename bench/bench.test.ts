@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FIGURES, runBench, SCALES } from './harness.ts';
 import { generateEvents, keyOf, packWorkload, deserializeWorkload, serializeWorkload, payloadAt } from './workload.ts';
 import { DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from '../core/site/config.ts';
-import { SITE_V8_FLAGS } from '../core/site/v8-flags.ts';
+import { SITE_LAUNCH, SITE_V8_FLAGS } from '../core/site/v8-flags.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const out = mkdtempSync(join(tmpdir(), 'tilstand-bench-test-'));
@@ -91,7 +91,12 @@ describe('harness (micro mode)', () => {
     expect(json.raw.agent.deadLetters).toBe(0);
     // Memory is measured with the site's own settings (core/site config.ts) and V8 flags
     // (core/site/v8-flags.ts), judged only at 1 M rows.
-    expect(json.raw.memory.held.settings).toEqual({ tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES, v8Flags: [...SITE_V8_FLAGS] });
+    // It is launched as a site is launched (SITE_LAUNCH's node flags and environment: nothing missing
+    // in the child), and a second child without them shows what they change.
+    const launch = { nodeFlags: [...SITE_LAUNCH.nodeFlags], env: { ...SITE_LAUNCH.env } };
+    expect(json.raw.memory.held.settings).toEqual({ tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES, v8Flags: [...SITE_V8_FLAGS], launch: { ...launch, missing: [] } });
+    expect(json.raw.memory.unlaunched.settings.launch.missing).toEqual([...SITE_LAUNCH.nodeFlags, ...Object.entries(SITE_LAUNCH.env).map(([k, v]) => `${k}=${v}`)]);
+    expect(rows.find((r) => r.figure.startsWith("Memory: the same child started without the site's launch settings"))!.status).toBe('info');
     const mem = rows.find((r) => r.figure.startsWith('Memory: peak RSS of a site process'))!;
     expect(mem.status).toBe('info');
     expect(mem.target).toMatch(/judged at 1 M rows/);

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { median, packageVersion } from './util.ts';
 import { packWorkload, serializeWorkload, type WorkloadSpec } from './workload.ts';
 import { SQLITE_SETTINGS } from './tasks.ts';
+import { SITE_LAUNCH } from '../core/site/v8-flags.ts';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -112,13 +113,17 @@ export interface Row {
 
 /**
  * The child entry: bench/child.ts through tsx, or (`bundled`) its bundle dist/bench/child.mjs with
- * plain node, the way a site process runs (scripts/build-site.mjs; built by buildChildBundle).
+ * plain node, the way a site process runs (scripts/build-site.mjs; built by buildChildBundle) and
+ * launched as a site is launched (core/site/v8-flags.ts SITE_LAUNCH: its node flags and
+ * environment) unless `unlaunched`.
  */
-function runChild(task: string, params: unknown, o: { profileDir?: string; bundled?: boolean; log: (l: string) => void }): Promise<any> {
+function runChild(task: string, params: unknown, o: { profileDir?: string; bundled?: boolean; unlaunched?: boolean; log: (l: string) => void }): Promise<any> {
   const entry = o.bundled ? [join(ROOT, 'dist', 'bench', 'child.mjs')] : [join(ROOT, 'bin', 'run-ts.mjs'), join(BENCH_DIR, 'child.ts')];
-  const args = [...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : []), ...entry, task, JSON.stringify(params)];
+  const launched = o.bundled === true && o.unlaunched !== true;
+  const args = [...(launched ? SITE_LAUNCH.nodeFlags : []), ...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : []), ...entry, task, JSON.stringify(params)];
+  const env = launched ? { ...process.env, ...SITE_LAUNCH.env } : o.unlaunched ? withoutLaunch(process.env) : process.env;
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -138,6 +143,20 @@ function runChild(task: string, params: unknown, o: { profileDir?: string; bundl
 /** Builds dist/bench/child.mjs from the current sources (the memory figure's child runs it). */
 function buildChildBundle(): void {
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-site.mjs'), 'bench'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** `env` without SITE_LAUNCH's variables and node flags (an unlaunched child inherits none of them). */
+function withoutLaunch(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const k of Object.keys(SITE_LAUNCH.env)) delete out[k];
+  if (out.NODE_OPTIONS) out.NODE_OPTIONS = out.NODE_OPTIONS.split(/\s+/).filter((f) => !SITE_LAUNCH.nodeFlags.includes(f)).join(' ');
+  return out;
+}
+
+/** What a memory child reports of its launch (bench/tasks.ts `memory`): the flags and environment in effect, or what lacked. */
+function launchLine(l: { nodeFlags: string[]; env: Record<string, string>; missing: string[] }): string {
+  const given = [...Object.entries(l.env).map(([k, v]) => `${k}=${v}`), 'node', ...l.nodeFlags].join(' ');
+  return l.missing.length === 0 ? given : `without ${l.missing.join(' ')}`;
 }
 
 const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a');
@@ -191,7 +210,7 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
     try {
       return await f();
     } finally {
-      timings[name] = (Date.now() - t) / 1000;
+      timings[name] = (timings[name] ?? 0) + (Date.now() - t) / 1000; // a phase timed in parts (memory) sums them
       log(`  ${name}: ${timings[name]!.toFixed(1)} s`);
     }
   };
@@ -370,7 +389,11 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
       buildChildBundle();
       const base = await runChild('memory', { dir, spec: { seed, keys: 10, events: 0 }, commitEvery: 1, baseline: true }, { bundled: true, log });
       const mem = await timed('memory', () => runChild('memory', { dir, spec: { seed: seed + 4, keys: s.memoryKeys, events: s.memoryEvents, initialLoad: true }, commitEvery: s.commitEvery }, { bundled: true, log }));
-      raw.memory = { baseline: base, held: mem };
+      // The same child started without the launch settings: what they buy, and what they cost in CPU.
+      const bareDir = join(tmp, 'memory-unlaunched');
+      fs.mkdirSync(bareDir, { recursive: true });
+      const unl = await timed('memory', () => runChild('memory', { dir: bareDir, spec: { seed: seed + 4, keys: s.memoryKeys, events: s.memoryEvents, initialLoad: true }, commitEvery: s.commitEvery }, { bundled: true, unlaunched: true, log }));
+      raw.memory = { baseline: base, held: mem, unlaunched: unl };
       fs.rmSync(dir, { recursive: true, force: true });
       const pk = mem.peakSample;
       const full = s.memoryKeys >= 1_000_000;
@@ -384,10 +407,21 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
         notes:
           `child runs from its bundle with plain node, as the site does (dist/bench/child.mjs, scripts/build-site.mjs); ingests ${k(s.memoryEvents)} events over ${k(s.memoryKeys)} keys (journal + table, commit every ${fmt(s.commitEvery)}), then scans and does 20 k lookups; ` +
           `site defaults (core/site config.ts): run-cache budget ${fmt(mem.settings.tableCacheBytes / 2 ** 20, 0)} MiB for the catalog, write buffer ${fmt(mem.settings.writeBufferBytes / 2 ** 20, 0)} MiB; ` +
-          `the site's V8 flags (core/site/v8-flags.ts): ${mem.settings.v8Flags.join(' ') || 'none'}; process CPU ${fmt(mem.cpuSec, 1)} s; ` +
+          `launched as a site (core/site/v8-flags.ts SITE_LAUNCH): ${launchLine(mem.settings.launch)}; the site's V8 flags set at its start: ${mem.settings.v8Flags.join(' ') || 'none'}; process CPU ${fmt(mem.cpuSec, 1)} s; ` +
           `largest sampled RSS ${fmt(pk.rssMB, 0)} MB ${pk.stage} (heap used ${fmt(pk.heapUsedMB, 0)} of ${fmt(pk.heapTotalMB, 0)} MB reserved, array buffers ${fmt(pk.arrayBuffersMB, 0)} MB, run cache ~${fmt(pk.runCacheMB, 0)} MB, write buffer ~${fmt(pk.writeBufferMB, 0)} MB; estimates); ` +
           `holding: RSS ${fmt(mem.holding.rssMB, 0)} MB, heap ${fmt(mem.holding.heapUsedMB, 0)} MB, array buffers ${fmt(mem.holding.arrayBuffersMB, 0)} MB, run cache ~${fmt(mem.runCacheMB, 0)} MB (${fmt(mem.runCache.hits)} hits, ${fmt(mem.runCache.misses)} misses, ${fmt(mem.runCache.oversize)} files over budget); write buffer at most ~${fmt(mem.writeBufferPeakMB, 0)} MB before a commit; ` +
           `Node + modules alone: ${fmt(base.maxRssMB, 0)} MB`,
+      });
+      rows.push({
+        figure: `Memory: the same child started without the site's launch settings`,
+        tilstand: `${fmt(unl.maxRssMB, 0)} MB`,
+        sqlite: '—',
+        ratio: `${fmt(unl.maxRssMB / mem.maxRssMB, 2)}× launched`,
+        target: '—',
+        status: 'info',
+        notes:
+          `${launchLine(unl.settings.launch)}; process CPU ${fmt(unl.cpuSec, 1)} s (launched: ${fmt(mem.cpuSec, 1)} s, ${fmt((mem.cpuSec / unl.cpuSec - 1) * 100, 0)} % more); ` +
+          `largest sampled RSS ${fmt(unl.peakSample.rssMB, 0)} MB ${unl.peakSample.stage} (heap ${fmt(unl.peakSample.heapUsedMB, 0)} of ${fmt(unl.peakSample.heapTotalMB, 0)} MB reserved); holding: RSS ${fmt(unl.holding.rssMB, 0)} MB; one run each, run right after the launched one`,
       });
     }
 

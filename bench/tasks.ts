@@ -830,8 +830,9 @@ export async function mqtt(p: MqttParams) {
 // ----------------------------------------------------------------------------------------------
 // Memory: peak RSS of a site process holding a state of `keys` rows.
 //
-// The process is set up as a site process sets itself up (core/site/v8-flags.ts
-// `applySiteV8Flags`, the call bin/tilstand.mjs and electron/main.mjs make first: the same flag
+// The process is launched as a site process is launched (the harness gives it core/site/v8-flags.ts
+// `SITE_LAUNCH`: node flags and environment), sets itself up as a site sets itself up
+// (`applySiteV8Flags`, the call bin/tilstand.mjs and electron/main.mjs make first: the same flag
 // list, not a copy) and the catalog is opened as core/site opens it (config.ts `catalogOptions` of
 // a default config): one run-cache budget (`memory.tableCacheBytes`) for every table and the
 // site's write-buffer size (`memory.writeBufferBytes`), so the figure is that of a site with its
@@ -854,7 +855,7 @@ function usageMB() {
 }
 
 export async function memory(p: MemoryParams) {
-  const { applySiteV8Flags, SITE_V8_FLAGS } = await import('../core/site/v8-flags.ts');
+  const { applySiteV8Flags, missingLaunchSettings, SITE_LAUNCH, SITE_V8_FLAGS } = await import('../core/site/v8-flags.ts');
   applySiteV8Flags();
   // Loaded before the baseline returns, so the baseline holds every module the measurement does.
   const { catalogOptions, defaultConfig } = await import('../core/site/config.ts');
@@ -926,7 +927,13 @@ export async function memory(p: MemoryParams) {
   return {
     rows,
     maxRssMB: ru.maxRSS / 1024,
-    settings: { tableCacheBytes: settings.cacheBytes, writeBufferBytes: settings.writeBufferBytes, v8Flags: [...SITE_V8_FLAGS] },
+    settings: {
+      tableCacheBytes: settings.cacheBytes,
+      writeBufferBytes: settings.writeBufferBytes,
+      v8Flags: [...SITE_V8_FLAGS],
+      // What of core/site/v8-flags.ts SITE_LAUNCH this process was started with (the harness launches it as a site is launched).
+      launch: { nodeFlags: [...SITE_LAUNCH.nodeFlags], env: { ...SITE_LAUNCH.env }, missing: missingLaunchSettings() },
+    },
     // The whole process (modules, ingest, reads): the cost side of the site's V8 flags.
     cpuSec: cpuSince({ user: 0, system: 0 }),
     afterIngest,

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { buildBundles } from './build-site.mjs';
+import { SITE_LAUNCH } from '../core/site/v8-flags.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'tilstand.mjs');
@@ -62,7 +63,11 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
     expect(existsSync(RENDERER_INDEX), 'the renderer is built first (vite build, as npm start and npm test do)').toBe(true);
     dir = mkdtempSync(join(tmpdir(), 'tilstand-bundle-'));
     const data = join(dir, 'data');
-    child = spawn(process.execPath, [SITE_BUNDLE, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Launched as npm start and the service launch it (core/site/v8-flags.ts SITE_LAUNCH).
+    child = spawn(process.execPath, [...SITE_LAUNCH.nodeFlags, SITE_BUNDLE, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...SITE_LAUNCH.env },
+    });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d) => (out += d));
@@ -72,6 +77,7 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
     while (!/ui:\s+http:\/\/127\.0\.0\.1:\d+\//.test(out) && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
     const base = /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1];
     expect(base, `stdout:\n${out}\nstderr:\n${err}`).toBeDefined();
+    expect(out).not.toContain('memory:  started without');
 
     // The UI: dist/renderer, found from core/site/site.ts's place as under tsx.
     const index = await fetch(`${base}/`);

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SiteStatus } from '../status.ts';
+import { missingLaunchSettings, SITE_LAUNCH } from '../v8-flags.ts';
 
 const BIN = resolve(import.meta.dirname, '../../../bin/tilstand.mjs');
 const run = promisify(execFile);
@@ -24,7 +25,10 @@ describe('tilstand start --demo (child process)', () => {
   it('comes up on a fresh directory, shows rows and freshness in status --json, and exits 0 on SIGTERM', async () => {
     dir = mkdtempSync(join(tmpdir(), 'tilstand-start-'));
     const data = join(dir, 'data');
-    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--demo-step-ms', '100'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Started as developers start it (no launch settings: the start-up lines say so).
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '' };
+    for (const k of Object.keys(SITE_LAUNCH.env)) delete env[k];
+    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--demo-step-ms', '100'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d) => (out += d));
@@ -53,6 +57,7 @@ describe('tilstand start --demo (child process)', () => {
     expect(Number(/:(\d+)$/.exec(httpUrl)![1])).toBeGreaterThan(0);
     expect(out).toContain(`ui:      ${httpUrl}/`);
     expect(out).toMatch(/headless|Electron/);
+    expect(out).toContain(`memory:  started without ${missingLaunchSettings([], env).join(' ')}: a higher peak RSS`);
     expect(await (await fetch(`${httpUrl}/metrics`)).text()).toContain('tilstand_ingest_table_age_ms');
 
     const human = await run(process.execPath, [BIN, 'status', '--data', data]);

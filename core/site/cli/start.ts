@@ -18,6 +18,7 @@ import { FirstRunBackend, isInitialized } from '../first-run.ts';
 import { SiteHttpServer } from '../http-server.ts';
 import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, Site } from '../site.ts';
 import { UiServer } from '../ui-server.ts';
+import { missingLaunchSettings } from '../v8-flags.ts';
 import { dataDir, nextSignal, port, positiveInt, print, type CliIO } from './common.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -107,6 +108,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
   });
   const b = site.config.broker;
   const headless = a.boolean('headless');
+  const unlaunched = missingLaunchSettings();
   const built = existsSync(join(DEFAULT_RENDERER_DIR, 'index.html'));
   const uiNote = headless
     ? '(headless)'
@@ -123,6 +125,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     ...(demo ? ['  demo:    simulated operations, inventory, commerce and procurement modules are publishing', `           sign in as '${DEMO_ADMIN.name}' with PIN ${DEMO_ADMIN.pin} (a new demo site's admin), or add a user:`,
           `           tilstand users add --data ${data} --name <name> --role shift_lead --pin <pin>`] : []),
     `  logs:    ${join(dataPaths(data).logs, 'site.log')}`,
+    ...(unlaunched.length > 0 ? [`  memory:  started without ${unlaunched.join(' ')}: a higher peak RSS (docs/operations.md, "Memory settings")`] : []),
     '  stop with Ctrl-C (SIGINT) or SIGTERM',
   ]);
   const why = await Promise.race([signal.then((s) => `received ${s}`), site.stopped.then(() => 'stopped through the control socket')]);

@@ -107,6 +107,9 @@ describe('harness (micro mode)', () => {
     expect(json.raw.reads.mismatches).toBe(0);
     expect(json.raw.ingest[0].tilstand.events).toBe(SCALES.micro.events);
     expect(json.raw.mqtt.median.journalMsgPerSec).toBeGreaterThan(0);
+    // Where the broker thread's time went: CPU shares of both brokers, commit share of the journaled one.
+    for (const k of ['bareCpuShare', 'journalCpuShare', 'commitShare']) expect(json.raw.mqtt.median[k], k).toBeGreaterThan(0);
+    expect(rows.find((r) => r.figure.startsWith('MQTT end to end'))!.notes).toMatch(/journaled \d+ % CPU, \d+ % of the time in group commits/);
     expect(markdown).toMatch(/^\| figure \| Tilstand \| SQLite \| ratio \| target \| result \| notes \|$/m);
     expect(readdirSync(out).filter((f) => f.endsWith('-micro.json'))).toHaveLength(1);
     expect(readdirSync(out)).not.toContain('latest.json');

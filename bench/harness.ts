@@ -161,6 +161,7 @@ function launchLine(l: { nodeFlags: string[]; env: Record<string, string>; missi
 
 const fmt = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a');
 const k = (x: number): string => (x >= 1e6 ? `${fmt(x / 1e6, 2)} M` : x >= 1e3 ? `${fmt(x / 1e3, 1)} k` : fmt(x, 1));
+const pct = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${fmt(x * 100, 0)} %`);
 const pass = (ok: boolean): 'PASS' | 'FAIL' => (ok ? 'PASS' : 'FAIL');
 
 function machine() {
@@ -367,7 +368,8 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
       );
       raw.mqtt = mq;
       const m = mq.median;
-      rows.push({ figure: 'MQTT end to end: journal before PUBACK vs bare broker', tilstand: `${k(m.journalMsgPerSec)} msg/s`, sqlite: `${k(m.bareMsgPerSec)} msg/s (same broker, no journal)`, ratio: `${fmt(m.ratio, 2)}×`, target: '≥ 0.8×', status: pass(m.ratio >= 0.8), notes: `EmbeddedBroker (aedes) + journalSink; 3 QoS 1 mqtt.js publishers in a child process on 127.0.0.1, ≤1000 unacked each, ${fmt(s.mqttPerPublisher)} msgs each (≤${s.mqttMaxMs / 1000} s); ${fmt(m.eventsPerCommit, 0)} events/fsync; median of ${s.mqttReps}. The "SQLite" column holds the bare broker` });
+      rows.push({ figure: 'MQTT end to end: journal before PUBACK vs bare broker', tilstand: `${k(m.journalMsgPerSec)} msg/s`, sqlite: `${k(m.bareMsgPerSec)} msg/s (same broker, no journal)`, ratio: `${fmt(m.ratio, 2)}×`, target: '≥ 0.8×', status: pass(m.ratio >= 0.8), notes: `EmbeddedBroker (aedes) + journalSink; 3 QoS 1 mqtt.js publishers in a child process on 127.0.0.1, ≤1000 unacked each, ${fmt(s.mqttPerPublisher)} msgs each (≤${s.mqttMaxMs / 1000} s); ${fmt(m.eventsPerCommit, 0)} events/fsync; median of ${s.mqttReps}. The "SQLite" column holds the bare broker. ` +
+        `Broker thread from first to last event (medians): bare ${pct(m.bareCpuShare)} CPU; journaled ${pct(m.journalCpuShare)} CPU, ${pct(m.commitShare)} of the time in group commits (insert + fsync on the event loop; the loop's idle time in them is the fsync's wait)` });
       const pj = mq.paced.journal;
       const pb = mq.paced.bare;
       rows.push({

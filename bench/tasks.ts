@@ -121,6 +121,15 @@ function threadRunqueueWaitSec(): number | undefined {
   }
 }
 
+/** Seconds the calling thread ran on a core (/proc/thread-self/schedstat, first field, ns: finer than stat's 10 ms ticks). */
+function threadOnCpuSec(): number | undefined {
+  try {
+    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]) / 1e9;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Windows queued to the journal whose events are applied once durable (ingestTilstand). */
 interface QueuedWindow {
   base: number;
@@ -782,11 +791,33 @@ async function withBroker<T>(dir: string, journaled: boolean, f: (port: number, 
     fs.mkdirSync(dir, { recursive: true });
     journal = Journal.open(dir);
   }
-  const sink = journal ? journalSink(journal) : async () => 0n;
+  const inner = journal ? journalSink(journal) : async () => 0n;
+  // The broker thread's time from the first event to the last: wall, CPU, and (journaled) the
+  // group commits' share (insert + fsync on the event loop) — what limits the journaled rate.
+  let first = 0;
+  let last = 0;
+  let cpuAtFirst = 0;
+  const sink: typeof inner = (topic, payload) => {
+    last = nowMs();
+    if (first === 0) {
+      first = last;
+      cpuAtFirst = threadOnCpuSec() ?? 0;
+    }
+    return inner(topic, payload);
+  };
   const broker = new EmbeddedBroker({ site: SITE, credentials, onEvent: sink, host: '127.0.0.1', port: 0 });
   const port = await broker.listen();
+  const commitMs0 = journal?.stats().commitMsTotal ?? 0;
   try {
-    return await f(port, journal);
+    const r = await f(port, journal);
+    const wallSec = (last - first) / 1000;
+    if (r && typeof r === 'object' && wallSec > 0) {
+      Object.assign(r, {
+        brokerCpuShare: ((threadOnCpuSec() ?? 0) - cpuAtFirst) / wallSec,
+        ...(journal ? { commitShare: (journal.stats().commitMsTotal - commitMs0) / 1000 / wallSec } : {}),
+      });
+    }
+    return r;
   } finally {
     await broker.close();
     journal?.close();
@@ -807,7 +838,11 @@ export async function mqtt(p: MqttParams) {
       const k = journaled ? 'journal' : 'bare';
       rec[`${k}MsgPerSec`] = res.msgPerSec!;
       rec[`${k}Acked`] = res.acked!;
-      if (journaled) rec.eventsPerCommit = res.eventsPerCommit!;
+      rec[`${k}CpuShare`] = res.brokerCpuShare!;
+      if (journaled) {
+        rec.eventsPerCommit = res.eventsPerCommit!;
+        rec.commitShare = res.commitShare!;
+      }
     }
     rec.ratio = rec.journalMsgPerSec! / rec.bareMsgPerSec!;
     runs.push(rec);
@@ -822,7 +857,15 @@ export async function mqtt(p: MqttParams) {
   const med = (k: string) => median(runs.map((r) => r[k]!));
   return {
     runs,
-    median: { bareMsgPerSec: med('bareMsgPerSec'), journalMsgPerSec: med('journalMsgPerSec'), ratio: med('ratio'), eventsPerCommit: med('eventsPerCommit') },
+    median: {
+      bareMsgPerSec: med('bareMsgPerSec'),
+      journalMsgPerSec: med('journalMsgPerSec'),
+      ratio: med('ratio'),
+      eventsPerCommit: med('eventsPerCommit'),
+      bareCpuShare: med('bareCpuShare'),
+      journalCpuShare: med('journalCpuShare'),
+      commitShare: med('commitShare'),
+    },
     paced,
   };
 }

@@ -35,22 +35,39 @@ export function timestampMs(v: unknown): number | null {
 
 export const isoMs = (ms: number): string => new Date(ms).toISOString();
 
-export function job(r: Row): Job {
-  return {
-    job_id: String(r.job_id),
-    status: s(r.status),
-    blocked_reason: s(r.blocked_reason),
-    capability: s(r.capability),
-    material_item: s(r.material_item),
-    material_qty: n(r.material_qty),
-    priority: n(r.priority) ?? 0,
-    due_at_ms: timestampMs(r.due_at),
-    assigned_resource: s(r.assigned_resource),
-  };
+// The typed view of a row is made once per row object and frozen: rows are frozen and shared by
+// every rule of a run and by later runs on the same snapshot (read-only-table.ts ScanCache), and
+// parsing a TIMESTAMP (`timestampMs`) was most of a run's time when each rule converted every job
+// again. Keyed weakly: views go with the snapshot's rows.
+const jobViews = new WeakMap<Row, Readonly<Job>>();
+const resourceViews = new WeakMap<Row, Readonly<Resource>>();
+
+export function job(r: Row): Readonly<Job> {
+  let j = jobViews.get(r);
+  if (j === undefined) {
+    j = Object.freeze({
+      job_id: String(r.job_id),
+      status: s(r.status),
+      blocked_reason: s(r.blocked_reason),
+      capability: s(r.capability),
+      material_item: s(r.material_item),
+      material_qty: n(r.material_qty),
+      priority: n(r.priority) ?? 0,
+      due_at_ms: timestampMs(r.due_at),
+      assigned_resource: s(r.assigned_resource),
+    });
+    jobViews.set(r, j);
+  }
+  return j;
 }
 
-export function resource(r: Row): Resource {
-  return { resource_id: String(r.resource_id), kind: s(r.kind), capability: s(r.capability), state: s(r.state), since_ms: timestampMs(r.since) };
+export function resource(r: Row): Readonly<Resource> {
+  let x = resourceViews.get(r);
+  if (x === undefined) {
+    x = Object.freeze({ resource_id: String(r.resource_id), kind: s(r.kind), capability: s(r.capability), state: s(r.state), since_ms: timestampMs(r.since) });
+    resourceViews.set(r, x);
+  }
+  return x;
 }
 
 /** Jobs in queue order: higher priority first, then earlier due, then id. */

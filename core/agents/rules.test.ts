@@ -114,6 +114,43 @@ describe('idle-resource', () => {
   });
 });
 
+describe('idle-resource over many jobs and capabilities (waiting jobs grouped once per snapshot)', () => {
+  it('lists, for each idle resource, exactly the waiting jobs of its capability in key order, on the first and a later run', () => {
+    const seed = 20261201;
+    console.log(`idle-resource grouping: seed ${seed}`);
+    let x = seed;
+    const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const caps = ['pack', 'pick', 'weld', 'load'];
+    const statuses = ['released', 'blocked', 'in_progress', 'done'];
+    const jobs: { id: string; cap: string; status: string; assigned: string | null }[] = [];
+    for (let i = 0; i < 300; i++) {
+      const status = statuses[Math.floor(rnd() * statuses.length)]!;
+      const assigned = status === 'in_progress' || (status === 'released' && rnd() < 0.3) ? 'R-X' : null;
+      jobs.push({ id: `J-${String(i).padStart(3, '0')}`, cap: caps[Math.floor(rnd() * caps.length)]!, status, assigned });
+      site.job({ job_id: jobs[i]!.id, capability: jobs[i]!.cap, status, assigned_resource: assigned, ...(status === 'blocked' ? { material_item: 'BOX', material_qty: 1 } : {}) });
+    }
+    for (const c of caps) site.resource(`R-${c}`, c, 'free', T0 - 60 * 60_000);
+    site.resource('R-busy', 'pack', 'busy', T0 - 60 * 60_000);
+    site.commit();
+    // The reference: a filter over every job per resource (what the rule did before it grouped).
+    const expected = (cap: string) => jobs.filter((j) => j.cap === cap && ((j.status === 'released' && j.assigned === null) || j.status === 'blocked')).map((j) => j.id);
+    const { agent } = site.agentAndInbox();
+    const first = agent.run().created.filter((p) => p.ruleId === 'idle-resource');
+    expect(first.map((p) => p.params.resource_id).sort()).toEqual(caps.map((c) => `R-${c}`).sort());
+    for (const p of first) {
+      const cap = String(p.params.capability);
+      expect(p.params.waiting_jobs).toEqual(expected(cap).slice(0, 10));
+      expect(p.explanation).toContain(`while ${expected(cap).length} job(s) needing ${cap} wait`);
+      expect(agent.recheck(p)).toMatchObject({ holds: true });
+    }
+    // A minute later on the same snapshot: the same situations (duplicates, nothing withdrawn).
+    site.nowMs += 60_000;
+    const second = agent.run();
+    expect(second.created.filter((p) => p.ruleId === 'idle-resource')).toEqual([]);
+    expect(second.withdrawn).toEqual([]);
+  });
+});
+
 describe('stock-reorder (changelog-triggered)', () => {
   it('proposes replenishment for rows that fall below the reorder point between two runs, from the previous tag', () => {
     site.stock('BOLT', 'A', { on_hand: 20, reserved: 0 });

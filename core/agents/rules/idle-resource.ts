@@ -9,11 +9,24 @@ import type { Row } from '../read-only-table.ts';
 
 const WAITING_LISTED_MAX = 10;
 
+/** A work-queue scan's waiting jobs (released and unassigned, or blocked) by capability, in scan order; built once per scan array. */
+const waitingByCapability = new WeakMap<readonly Row[], Map<string, Row[]>>();
+
 function waitingFor(ctx: RuleContext, capability: string): Row[] {
-  return ctx.tables.work_queue.scan().filter((r) => {
-    const j = job(r);
-    return j.capability === capability && ((j.status === 'released' && j.assigned_resource === null) || j.status === 'blocked');
-  }) as Row[];
+  const rows = ctx.tables.work_queue.scan();
+  let groups = waitingByCapability.get(rows);
+  if (!groups) {
+    groups = new Map();
+    for (const r of rows) {
+      const j = job(r);
+      if (j.capability === null || !((j.status === 'released' && j.assigned_resource === null) || j.status === 'blocked')) continue;
+      const g = groups.get(j.capability);
+      if (g) g.push(r);
+      else groups.set(j.capability, [r]);
+    }
+    waitingByCapability.set(rows, groups);
+  }
+  return [...(groups.get(capability) ?? [])];
 }
 
 export const idleResource: Rule = {

@@ -65,10 +65,12 @@ describe('site launch settings (SITE_LAUNCH)', () => {
   });
 
   it('missingLaunchSettings names what a process was started without', () => {
-    expect(missingLaunchSettings([], {})).toEqual([...SITE_LAUNCH.nodeFlags, ...envWords]);
+    expect(missingLaunchSettings([], {}, 'linux')).toEqual([...SITE_LAUNCH.nodeFlags, ...envWords]);
     expect(missingLaunchSettings([...SITE_LAUNCH.nodeFlags], { ...SITE_LAUNCH.env })).toEqual([]);
     expect(missingLaunchSettings(['--inspect'], { NODE_OPTIONS: `--trace-warnings ${SITE_LAUNCH.nodeFlags.join(' ')}`, ...SITE_LAUNCH.env })).toEqual([]);
-    expect(missingLaunchSettings([...SITE_LAUNCH.nodeFlags], { MALLOC_ARENA_MAX: '8' })).toEqual(envWords);
+    expect(missingLaunchSettings([...SITE_LAUNCH.nodeFlags], { MALLOC_ARENA_MAX: '8' }, 'linux')).toEqual(envWords);
+    // glibc's variable means nothing on Windows: not asked for there.
+    expect(missingLaunchSettings([], {}, 'win32')).toEqual([...SITE_LAUNCH.nodeFlags]);
   });
 
   it('npm start launches the site bundle with them', () => {

@@ -44,11 +44,14 @@ export const SITE_LAUNCH: { readonly nodeFlags: readonly string[]; readonly env:
   env: { MALLOC_ARENA_MAX: '2' },
 };
 
-/** SITE_LAUNCH's node flags this process was not started with (argv or NODE_OPTIONS), and its env variables not set. */
-export function missingLaunchSettings(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): string[] {
+/**
+ * SITE_LAUNCH's node flags this process was not started with (argv or NODE_OPTIONS), and its
+ * environment variables not set (not on Windows, where they mean nothing).
+ */
+export function missingLaunchSettings(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string[] {
   const opts = (env.NODE_OPTIONS ?? '').split(/\s+/);
   const missing = SITE_LAUNCH.nodeFlags.filter((f) => !execArgv.includes(f) && !opts.includes(f));
-  for (const [k, v] of Object.entries(SITE_LAUNCH.env)) if (env[k] !== v) missing.push(`${k}=${v}`);
+  if (platform !== 'win32') for (const [k, v] of Object.entries(SITE_LAUNCH.env)) if (env[k] !== v) missing.push(`${k}=${v}`);
   return missing;
 }
 

@@ -85,6 +85,40 @@ describe('Avro container files', () => {
     expectCorrupt(new Uint8Array(0));
   });
 
+  it('reports an array block claiming more items than its bytes as corruption, without building them', () => {
+    // A flipped bit in a manifest's array count once made avsc grow an array to 175 M items and V8
+    // abort the process. Here: a block whose one record's array claims 200 M longs in 3 bytes.
+    const arraySchema = { type: 'record', name: 'r', fields: [{ name: 'a', type: { type: 'array', items: 'long' } }, { name: 'm', type: { type: 'map', values: 'string' } }] };
+    const good = writeAvroContainer(arraySchema, [{ a: [1, 2, 3], m: { k: 'v' } }], 'null');
+    expect(readAvroContainer(good, 'good').records).toEqual([{ a: [1, 2, 3], m: { k: 'v' } }]);
+    const header = writeAvroContainer(arraySchema, [], 'null'); // magic, metadata, sync marker
+    const sync = header.subarray(header.length - 16);
+    const zigzag = (v: number): number[] => {
+      const out: number[] = [];
+      let n = v * 2;
+      while (n >= 0x80) {
+        out.push((n % 0x80) | 0x80);
+        n = Math.floor(n / 0x80);
+      }
+      out.push(n);
+      return out;
+    };
+    for (const data of [
+      [...zigzag(200_000_000), 2, 4, 6, 0, 0], // the array's count
+      [0, ...zigzag(100_000_000), 2, 0x6b, 2, 0x76, 0], // the map's count
+    ]) {
+      const file = Buffer.concat([header, Buffer.from([...zigzag(1), ...zigzag(data.length), ...data]), sync]);
+      let err: unknown;
+      try {
+        readAvroContainer(file, 'damaged-manifest');
+      } catch (e) {
+        err = e;
+      }
+      expect(isCorruption(err), String(err)).toBe(true);
+      expect(String((err as Error).message)).toMatch(/damaged-manifest.*claims \d+ items/);
+    }
+  });
+
   it('refuses records that do not match the schema', () => {
     expect(() => writeAvroContainer(schema, [{ id: 'x', name: 1 }], 'null')).toThrow(/does not match/);
   });

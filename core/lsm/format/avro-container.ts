@@ -113,6 +113,105 @@ function decompressBlock(codec: string, data: Uint8Array, path: string): Uint8Ar
   }
 }
 
+/** Named types (records, enums, fixed) of a schema, by full and by short name. */
+function collectNamed(s: unknown, named: Map<string, unknown>, ns: string | undefined): void {
+  if (Array.isArray(s)) {
+    for (const b of s) collectNamed(b, named, ns);
+    return;
+  }
+  if (s === null || typeof s !== 'object') return;
+  const o = s as { type?: unknown; name?: string; namespace?: string; fields?: Array<{ type: unknown }>; items?: unknown; values?: unknown };
+  let inner = ns;
+  if ((o.type === 'record' || o.type === 'error' || o.type === 'enum' || o.type === 'fixed') && typeof o.name === 'string') {
+    const full = o.name.includes('.') ? o.name : o.namespace ?? ns ? `${o.namespace ?? ns}.${o.name}` : o.name;
+    named.set(full, s);
+    named.set(full.slice(full.lastIndexOf('.') + 1), s);
+    inner = full.includes('.') ? full.slice(0, full.lastIndexOf('.')) : undefined;
+  }
+  for (const f of o.fields ?? []) collectNamed(f.type, named, inner);
+  if (o.items !== undefined) collectNamed(o.items, named, inner);
+  if (o.values !== undefined) collectNamed(o.values, named, inner);
+  if (typeof o.type === 'object') collectNamed(o.type, named, inner);
+}
+
+/**
+ * Walks one value of `s` at `r.pos` without building it, throwing Corruption where the bytes
+ * cannot hold it: a length or varint past the end, a union branch or enum symbol out of range, or
+ * an array or map block claiming more items than bytes remain. avsc's decoder does not check the
+ * last: it grows an array to whatever count a damaged block claims (a flipped bit in a manifest
+ * made it 175 M items and V8 aborted the process). Every item of the schemas read here takes at
+ * least one byte (no array of nulls or of empty records), so more items than bytes is damage.
+ */
+function checkValue(s: unknown, r: Reader, named: Map<string, unknown>): void {
+  if (typeof s === 'string') {
+    switch (s) {
+      case 'null':
+        return;
+      case 'boolean':
+        r.bytes(1);
+        return;
+      case 'int':
+      case 'long':
+        r.long();
+        return;
+      case 'float':
+        r.bytes(4);
+        return;
+      case 'double':
+        r.bytes(8);
+        return;
+      case 'bytes':
+      case 'string':
+        r.bytes(r.long());
+        return;
+      default: {
+        const t = named.get(s);
+        if (t === undefined) throw corruption(r.path, `the Avro writer schema names an unknown type '${s}'`);
+        checkValue(t, r, named);
+        return;
+      }
+    }
+  }
+  if (Array.isArray(s)) {
+    const i = r.long();
+    if (i < 0 || i >= s.length) throw corruption(r.path, `Avro union branch ${i} out of ${s.length}`);
+    checkValue(s[i], r, named);
+    return;
+  }
+  const o = s as { type: unknown; fields?: Array<{ type: unknown }>; items?: unknown; values?: unknown; size?: number; symbols?: unknown[] };
+  switch (o.type) {
+    case 'record':
+    case 'error':
+      for (const f of o.fields ?? []) checkValue(f.type, r, named);
+      return;
+    case 'array':
+    case 'map':
+      for (;;) {
+        let count = r.long();
+        if (count === 0) return;
+        if (count < 0) {
+          count = -count;
+          r.long();
+        }
+        if (count > r.b.length - r.pos) throw corruption(r.path, `an Avro ${o.type} block claims ${count} items in the ${r.b.length - r.pos} bytes left`);
+        for (let k = 0; k < count; k++) {
+          if (o.type === 'map') r.bytes(r.long());
+          checkValue(o.type === 'map' ? o.values : o.items, r, named);
+        }
+      }
+    case 'enum': {
+      const i = r.long();
+      if (i < 0 || i >= (o.symbols?.length ?? 0)) throw corruption(r.path, `Avro enum symbol ${i} out of range`);
+      return;
+    }
+    case 'fixed':
+      r.bytes(o.size ?? 0);
+      return;
+    default:
+      checkValue(o.type, r, named); // a primitive with attributes, e.g. {"type": "long", "logicalType": …}
+  }
+}
+
 /** Reads a whole container file; corruption on any framing or record error. */
 export function readAvroContainer(bytes: Uint8Array, path: string): AvroContainer {
   if (bytes.length < 4 || MAGIC.some((m, i) => bytes[i] !== m)) throw corruption(path, 'not an Avro container file (bad magic)');
@@ -144,6 +243,8 @@ export function readAvroContainer(bytes: Uint8Array, path: string): AvroContaine
   } catch (e) {
     throw corruption(path, `bad Avro writer schema: ${(e as Error).message}`, e);
   }
+  const named = new Map<string, unknown>();
+  collectNamed(schema, named, undefined);
   const records: unknown[] = [];
   while (r.pos < bytes.length) {
     const n = r.long();
@@ -153,6 +254,10 @@ export function readAvroContainer(bytes: Uint8Array, path: string): AvroContaine
     const marker = r.bytes(16);
     for (let i = 0; i < 16; i++) if (marker[i] !== sync[i]) throw corruption(path, `sync marker mismatch after block at ${r.pos - 16 - size}`);
     const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    // The block's records walked first, bounds-checked (checkValue), so a damaged count is
+    // Corruption here and never reaches avsc.
+    const check = new Reader(raw, path);
+    for (let i = 0; i < n && check.pos < raw.length; i++) checkValue(schema, check, named);
     let pos = 0;
     for (let i = 0; i < n; i++) {
       let res: { value: unknown; offset: number };

@@ -77,6 +77,23 @@ class Reader {
     this.pos += n;
     return out;
   }
+  /**
+   * Avro blocks of `what` (count, byte size when the count is negative, the items) until a zero
+   * count; `each` reads one item. Every item read here takes at least one byte, so a block that
+   * claims more items than bytes remain is damage (avsc would grow an array to that count).
+   */
+  blocks(what: string, each: () => void): void {
+    for (;;) {
+      let count = this.long();
+      if (count === 0) return;
+      if (count < 0) {
+        count = -count;
+        this.long();
+      }
+      if (count > this.b.length - this.pos) throw corruption(this.path, `an Avro ${what} block claims ${count} items in the ${this.b.length - this.pos} bytes left`);
+      for (let k = 0; k < count; k++) each();
+    }
+  }
 }
 
 function writeLong(out: number[], v: number): void {
@@ -137,10 +154,10 @@ function collectNamed(s: unknown, named: Map<string, unknown>, ns: string | unde
 /**
  * Walks one value of `s` at `r.pos` without building it, throwing Corruption where the bytes
  * cannot hold it: a length or varint past the end, a union branch or enum symbol out of range, or
- * an array or map block claiming more items than bytes remain. avsc's decoder does not check the
- * last: it grows an array to whatever count a damaged block claims (a flipped bit in a manifest
- * made it 175 M items and V8 aborted the process). Every item of the schemas read here takes at
- * least one byte (no array of nulls or of empty records), so more items than bytes is damage.
+ * an array or map block claiming more items than bytes remain (Reader.blocks). avsc's decoder does
+ * not check the last: it grows an array to whatever count a damaged block claims (a flipped bit in
+ * a manifest made it 175 M items and V8 aborted the process). Every item of the schemas read here
+ * takes at least one byte (no array of nulls or of empty records).
  */
 function checkValue(s: unknown, r: Reader, named: Map<string, unknown>): void {
   if (typeof s === 'string') {
@@ -185,20 +202,14 @@ function checkValue(s: unknown, r: Reader, named: Map<string, unknown>): void {
       for (const f of o.fields ?? []) checkValue(f.type, r, named);
       return;
     case 'array':
+      r.blocks('array', () => checkValue(o.items, r, named));
+      return;
     case 'map':
-      for (;;) {
-        let count = r.long();
-        if (count === 0) return;
-        if (count < 0) {
-          count = -count;
-          r.long();
-        }
-        if (count > r.b.length - r.pos) throw corruption(r.path, `an Avro ${o.type} block claims ${count} items in the ${r.b.length - r.pos} bytes left`);
-        for (let k = 0; k < count; k++) {
-          if (o.type === 'map') r.bytes(r.long());
-          checkValue(o.type === 'map' ? o.values : o.items, r, named);
-        }
-      }
+      r.blocks('map', () => {
+        r.bytes(r.long());
+        checkValue(o.values, r, named);
+      });
+      return;
     case 'enum': {
       const i = r.long();
       if (i < 0 || i >= (o.symbols?.length ?? 0)) throw corruption(r.path, `Avro enum symbol ${i} out of range`);
@@ -219,18 +230,10 @@ export function readAvroContainer(bytes: Uint8Array, path: string): AvroContaine
   r.pos = 4;
   const meta = new Map<string, Uint8Array>();
   const text = new TextDecoder();
-  for (;;) {
-    let count = r.long();
-    if (count === 0) break;
-    if (count < 0) {
-      count = -count;
-      r.long();
-    }
-    for (let i = 0; i < count; i++) {
-      const k = text.decode(r.bytes(r.long()));
-      meta.set(k, r.bytes(r.long()));
-    }
-  }
+  r.blocks('header metadata', () => {
+    const k = text.decode(r.bytes(r.long()));
+    meta.set(k, r.bytes(r.long()));
+  });
   const sync = r.bytes(16);
   const schemaBytes = meta.get('avro.schema');
   if (!schemaBytes) throw corruption(path, 'Avro header has no avro.schema');

@@ -83,21 +83,31 @@ export const available = (r: Row): number => (n(r.on_hand) ?? 0) - (n(r.reserved
 /** available + inbound: what the item will have once open purchase orders arrive. */
 export const position = (r: Row): number => available(r) + (n(r.inbound) ?? 0);
 
-/** A snapshot's rows grouped by item (scan order kept), built once per scan array. */
+/**
+ * A scan's rows grouped by `key` (scan order kept; a row whose key is undefined is left out),
+ * built once per scan array and kept in `cache`: a snapshot's scan is one frozen array shared by
+ * every rule of a run and by later runs on the same snapshot.
+ */
+export function groupedOnce<K>(rows: readonly Row[], cache: WeakMap<readonly Row[], Map<K, Row[]>>, key: (r: Row) => K | undefined): Map<K, Row[]> {
+  let groups = cache.get(rows);
+  if (!groups) {
+    groups = new Map();
+    for (const r of rows) {
+      const k = key(r);
+      if (k === undefined) continue;
+      const g = groups.get(k);
+      if (g) g.push(r);
+      else groups.set(k, [r]);
+    }
+    cache.set(rows, groups);
+  }
+  return groups;
+}
+
+/** A snapshot's stock rows by item. */
 const byItem = new WeakMap<readonly Row[], Map<unknown, Row[]>>();
 
 /** Stock rows of an item across locations (in scan order). */
 export function stockOf(stock: ReadOnlyTable, item: string): Row[] {
-  const rows = stock.scan();
-  let groups = byItem.get(rows);
-  if (!groups) {
-    groups = new Map();
-    for (const r of rows) {
-      const g = groups.get(r.item);
-      if (g) g.push(r);
-      else groups.set(r.item, [r]);
-    }
-    byItem.set(rows, groups);
-  }
-  return [...(groups.get(item) ?? [])];
+  return [...(groupedOnce(stock.scan(), byItem, (r) => r.item).get(item) ?? [])];
 }

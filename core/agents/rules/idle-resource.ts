@@ -3,7 +3,7 @@
 // module carries it out, so approving it only records that someone looked. The idle period
 // (`idle_since`) is part of the situation.
 
-import { isoMs, job, resource } from '../rows.ts';
+import { groupedOnce, isoMs, job, resource } from '../rows.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 
@@ -13,19 +13,10 @@ const WAITING_LISTED_MAX = 10;
 const waitingByCapability = new WeakMap<readonly Row[], Map<string, Row[]>>();
 
 function waitingFor(ctx: RuleContext, capability: string): Row[] {
-  const rows = ctx.tables.work_queue.scan();
-  let groups = waitingByCapability.get(rows);
-  if (!groups) {
-    groups = new Map();
-    for (const r of rows) {
-      const j = job(r);
-      if (j.capability === null || !((j.status === 'released' && j.assigned_resource === null) || j.status === 'blocked')) continue;
-      const g = groups.get(j.capability);
-      if (g) g.push(r);
-      else groups.set(j.capability, [r]);
-    }
-    waitingByCapability.set(rows, groups);
-  }
+  const groups = groupedOnce(ctx.tables.work_queue.scan(), waitingByCapability, (r) => {
+    const j = job(r);
+    return j.capability !== null && ((j.status === 'released' && j.assigned_resource === null) || j.status === 'blocked') ? j.capability : undefined;
+  });
   return [...(groups.get(capability) ?? [])];
 }
 

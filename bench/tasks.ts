@@ -110,21 +110,13 @@ function threadCpuSec(): number | undefined {
 }
 
 /**
- * Seconds the calling thread was runnable but waited for a core (/proc/thread-self/schedstat,
- * second field, ns): on a shared machine, the part of the wall time that is other processes' load.
+ * A field of the calling thread's /proc/thread-self/schedstat in seconds (ns resolution, finer
+ * than stat's 10 ms ticks): 0 = time it ran on a core; 1 = time it was runnable but waited for a
+ * core (on a shared machine, the part of the wall time that is other processes' load).
  */
-function threadRunqueueWaitSec(): number | undefined {
+function threadSchedstatSec(field: 0 | 1): number | undefined {
   try {
-    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[1]) / 1e9;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Seconds the calling thread ran on a core (/proc/thread-self/schedstat, first field, ns: finer than stat's 10 ms ticks). */
-function threadOnCpuSec(): number | undefined {
-  try {
-    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]) / 1e9;
+    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[field]) / 1e9;
   } catch {
     return undefined;
   }
@@ -200,7 +192,7 @@ export async function ingestTilstand(p: IngestParams) {
   const io0 = procIo();
   const cpu0 = process.cpuUsage();
   const main0 = threadCpuSec();
-  const queued0 = threadRunqueueWaitSec();
+  const queued0 = threadSchedstatSec(1);
   const t0 = nowMs();
   for (let base = 0; base < w.count; base += p.window) {
     const n = Math.min(p.window, w.count - base);
@@ -223,7 +215,7 @@ export async function ingestTilstand(p: IngestParams) {
   const seconds = (nowMs() - t0) / 1000;
   const cpuSec = cpuSince(cpu0);
   const main1 = threadCpuSec();
-  const queued1 = threadRunqueueWaitSec();
+  const queued1 = threadSchedstatSec(1);
   const ioUsed = ioDelta(io0, procIo());
   const js = journal.stats();
   // The table's committed position is that of the last applied (durable) event: every event.
@@ -801,7 +793,7 @@ async function withBroker<T>(dir: string, journaled: boolean, f: (port: number, 
     last = nowMs();
     if (first === 0) {
       first = last;
-      cpuAtFirst = threadOnCpuSec() ?? 0;
+      cpuAtFirst = threadSchedstatSec(0) ?? 0;
     }
     return inner(topic, payload);
   };
@@ -813,7 +805,7 @@ async function withBroker<T>(dir: string, journaled: boolean, f: (port: number, 
     const wallSec = (last - first) / 1000;
     if (r && typeof r === 'object' && wallSec > 0) {
       Object.assign(r, {
-        brokerCpuShare: ((threadOnCpuSec() ?? 0) - cpuAtFirst) / wallSec,
+        brokerCpuShare: ((threadSchedstatSec(0) ?? 0) - cpuAtFirst) / wallSec,
         ...(journal ? { commitShare: (journal.stats().commitMsTotal - commitMs0) / 1000 / wallSec } : {}),
       });
     }

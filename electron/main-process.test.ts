@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SiteBackend, SiteEvent } from '../core/site/api.ts';
 import type { SiteStartOptions } from '../core/site/site.ts';
 import { CALL_CHANNEL } from './ipc.ts';
-import { parseShellArgs, runMain, ShellArgsError, type RunningSite } from './main-process.ts';
+import { SITE_LAUNCH } from '../core/site/v8-flags.ts';
+import { parseShellArgs, RELAUNCH_MARKER, relaunchWithLaunchSettings, runMain, ShellArgsError, type RelaunchApp, type RunningSite } from './main-process.ts';
 import { APP_ORIGIN } from './security.ts';
 import type { ElectronLike, WebContentsLike } from './shell.ts';
 
@@ -114,4 +115,57 @@ describe('electron main process', () => {
     await new Promise((r) => setTimeout(r, 10));
     expect(await call('status')).toEqual({ ok: true, value: { from: 'site' } });
   }, 30_000);
+
+  describe('relaunch with the site\'s launch settings', () => {
+    /** An `app` whose command line has the given --js-flags value; records relaunch and exit. */
+    function app(jsFlags = '') {
+      const rec = { relaunched: [] as string[][], exits: [] as number[] };
+      const a: RelaunchApp = {
+        commandLine: { getSwitchValue: (name) => (name === 'js-flags' ? jsFlags : '') },
+        relaunch: (o) => void rec.relaunched.push(o.args),
+        exit: (code) => void rec.exits.push(code),
+      };
+      return { a, rec };
+    }
+    const argv = ['/opt/tilstand/tilstand', '--kiosk', '--data', '/var/lib/tilstand'];
+    const allEnv = () => ({ ...SITE_LAUNCH.env }) as NodeJS.ProcessEnv;
+
+    it('relaunches once, the flags on --js-flags and the variables in the environment it passes on', () => {
+      const { a, rec } = app();
+      const env: NodeJS.ProcessEnv = { PATH: '/usr/bin' };
+      const log: string[] = [];
+      expect(relaunchWithLaunchSettings(a, argv, env, 'linux', (l) => log.push(l))).toBe(true);
+      expect(rec.relaunched).toEqual([['--kiosk', '--data', '/var/lib/tilstand', `--js-flags=${SITE_LAUNCH.nodeFlags.join(' ')}`]]);
+      expect(rec.exits).toEqual([0]);
+      expect(env).toEqual({ PATH: '/usr/bin', ...SITE_LAUNCH.env, [RELAUNCH_MARKER]: '1' });
+      expect(log).toEqual([]);
+    });
+
+    it('keeps --js-flags the shell was given, and sets only what is missing', () => {
+      const { a, rec } = app('--expose-gc');
+      const env = allEnv();
+      expect(relaunchWithLaunchSettings(a, [...argv, '--js-flags=--expose-gc'], env, 'linux', () => undefined)).toBe(true);
+      expect(rec.relaunched).toEqual([['--kiosk', '--data', '/var/lib/tilstand', `--js-flags=--expose-gc ${SITE_LAUNCH.nodeFlags.join(' ')}`]]);
+    });
+
+    it('goes on when started with them (on Windows the flags alone: no glibc there)', () => {
+      for (const [env, platform] of [[allEnv(), 'linux'], [{}, 'win32']] as const) {
+        const { a, rec } = app(`--expose-gc ${SITE_LAUNCH.nodeFlags.join(' ')}`);
+        expect(relaunchWithLaunchSettings(a, argv, { ...env }, platform, () => undefined)).toBe(false);
+        expect(rec).toEqual({ relaunched: [], exits: [] });
+      }
+      const { a, rec } = app('');
+      expect(relaunchWithLaunchSettings(a, argv, {}, 'win32', () => undefined)).toBe(true);
+      expect(rec.relaunched[0]!.at(-1)).toBe(`--js-flags=${SITE_LAUNCH.nodeFlags.join(' ')}`);
+    });
+
+    it('a relaunched shell that still lacks them says so and runs without them, never relaunching again', () => {
+      const { a, rec } = app('');
+      const log: string[] = [];
+      expect(relaunchWithLaunchSettings(a, argv, { [RELAUNCH_MARKER]: '1' }, 'linux', (l) => log.push(l))).toBe(false);
+      expect(rec).toEqual({ relaunched: [], exits: [] });
+      expect(log).toHaveLength(1);
+      expect(log[0]).toMatch(/^memory: {2}relaunched and still without --max-semi-space-size=8 MALLOC_ARENA_MAX=2; running without them/);
+    });
+  });
 });

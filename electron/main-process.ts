@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { SiteBackend } from '../core/site/api.ts';
 import { FirstRunBackend, isInitialized, SwitchingBackend } from '../core/site/first-run.ts';
 import { DEFAULT_RENDERER_DIR, type SiteStartOptions } from '../core/site/site.ts';
+import { SITE_LAUNCH } from '../core/site/v8-flags.ts';
 import { registerScheme, startShell, type ElectronLike } from './shell.ts';
 
 export interface ShellArgs {
@@ -74,6 +75,44 @@ export function parseShellArgs(argv: readonly string[], defaults: { data?: strin
     }
   }
   return out;
+}
+
+/** What `relaunchWithLaunchSettings` needs of Electron's `app`. */
+export interface RelaunchApp {
+  commandLine: { getSwitchValue(name: string): string };
+  relaunch(options: { args: string[] }): void;
+  exit(code: number): void;
+}
+
+/** Set in the environment of a relaunched shell, so it never relaunches twice. */
+export const RELAUNCH_MARKER = 'TILSTAND_RELAUNCHED';
+
+/**
+ * The site runs in Electron's main process, whose V8 takes flags only from Electron's command line
+ * (`--js-flags=…`; `v8.setFlagsFromString` comes too late for the young generation's size) and
+ * whose glibc reads MALLOC_ARENA_MAX at start: a shell started without core/site/v8-flags.ts
+ * `SITE_LAUNCH` relaunches itself once with them (the flags appended to any `--js-flags` it had,
+ * the variables set in the environment the relaunched process inherits), as `npm start` and the
+ * service units launch a site. Returns true when it relaunched: the caller does nothing more, this
+ * process exits. A relaunched shell that still lacks them (a launcher that drops the switch) logs
+ * what is missing and runs without them rather than relaunching again.
+ */
+export function relaunchWithLaunchSettings(app: RelaunchApp, argv: readonly string[], env: NodeJS.ProcessEnv, platform: NodeJS.Platform, log: (line: string) => void): boolean {
+  const jsFlags = app.commandLine.getSwitchValue('js-flags').split(/\s+/).filter((f) => f !== '');
+  const flags = SITE_LAUNCH.nodeFlags.filter((f) => !jsFlags.includes(f));
+  const vars = platform === 'win32' ? [] : Object.entries(SITE_LAUNCH.env).filter(([k, v]) => env[k] !== v);
+  if (flags.length === 0 && vars.length === 0) return false;
+  if (env[RELAUNCH_MARKER] === '1') {
+    log(`memory:  relaunched and still without ${[...flags, ...vars.map(([k, v]) => `${k}=${v}`)].join(' ')}; running without them (a higher peak RSS; docs/operations.md, "Memory settings")`);
+    return false;
+  }
+  for (const [k, v] of vars) env[k] = v;
+  env[RELAUNCH_MARKER] = '1';
+  const args = argv.slice(1).filter((a) => !a.startsWith('--js-flags='));
+  args.push(`--js-flags=${[...jsFlags, ...flags].join(' ')}`);
+  app.relaunch({ args });
+  app.exit(0);
+  return true;
 }
 
 /** What the main process needs of a running site (core/site's Site). */

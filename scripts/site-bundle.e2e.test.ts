@@ -5,7 +5,7 @@
 // starts the site, opens the window with the preload and renderer found beside the sources, and
 // quits after stopping the site on SIGINT.
 
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -111,7 +111,9 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
 /**
  * A stand-in for the `electron` package (not installed here): records the window, serves the
  * window's first load through the registered app:// handler, calls the IPC API once, and exits
- * when the app quits. Printed as `@@STUB <json>` lines.
+ * when the app quits; reads `--js-flags=` from the command line as Electron does, records a
+ * relaunch (its arguments and the environment the relaunched process would inherit) and exits on
+ * `app.exit`. Printed as `@@STUB <json>` lines.
  */
 const ELECTRON_STUB = `
 import { existsSync } from 'node:fs';
@@ -121,6 +123,9 @@ const ipc = new Map();
 const contents = () => ({ id: 1, send() {}, on() {}, setWindowOpenHandler() {}, isDestroyed: () => false });
 export default {
   app: {
+    commandLine: { getSwitchValue: (n) => (process.argv.find((a) => a.startsWith('--' + n + '=')) ?? '').slice(n.length + 3) },
+    relaunch(o) { say({ relaunch: o.args, env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? null, TILSTAND_RELAUNCHED: process.env.TILSTAND_RELAUNCHED ?? null } }); },
+    exit(code) { say({ exit: code }); process.exit(code); },
     requestSingleInstanceLock: () => true,
     on() {},
     whenReady: () => Promise.resolve(),
@@ -148,7 +153,7 @@ export default {
 `;
 
 describe('the Electron bundle (dist/electron/main.mjs)', () => {
-  it('runs the main process: the site, the window with electron/preload.cjs and dist/renderer, the IPC API; SIGINT stops the site and quits', async () => {
+  it('relaunches itself once with the site\'s launch settings, then runs the main process: the site, the window with electron/preload.cjs and dist/renderer, the IPC API; SIGINT stops the site and quits', async () => {
     expect(existsSync(RENDERER_INDEX), 'the renderer is built first').toBe(true);
     dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-bundle-'));
     writeFileSync(join(dir, 'electron-stub.mjs'), ELECTRON_STUB);
@@ -156,7 +161,20 @@ describe('the Electron bundle (dist/electron/main.mjs)', () => {
     writeFileSync(join(dir, 'hooks.mjs'), `export async function resolve(s, c, next) { return s === 'electron' ? { url: ${JSON.stringify(stubUrl)}, shortCircuit: true } : next(s, c); }`);
     writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});`);
     const data = join(dir, 'data');
-    child = spawn(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, ELECTRON_BUNDLE, '--demo', '--data', data, '--mqtt-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const register = ['--import', pathToFileURL(join(dir, 'register.mjs')).href];
+    const plainEnv = { ...process.env };
+    for (const k of [...Object.keys(SITE_LAUNCH.env), 'TILSTAND_RELAUNCHED']) delete plainEnv[k];
+    // Started as a user would start it, without the launch settings: it relaunches, and no more.
+    const first = spawnSync(process.execPath, [...register, ELECTRON_BUNDLE, '--demo', '--data', data, '--mqtt-port', '0'], { encoding: 'utf8', env: plainEnv, timeout: 40_000 });
+    const firstStub = first.stdout.split('\n').filter((l) => l.startsWith('@@STUB ')).map((l) => JSON.parse(l.slice(7)) as { relaunch?: string[]; env?: Record<string, string> });
+    expect(first.status, `stdout:\n${first.stdout}\nstderr:\n${first.stderr}`).toBe(0);
+    expect(firstStub).toEqual([
+      { relaunch: [ELECTRON_BUNDLE, '--demo', '--data', data, '--mqtt-port', '0', `--js-flags=${SITE_LAUNCH.nodeFlags.join(' ')}`], env: { ...SITE_LAUNCH.env, TILSTAND_RELAUNCHED: '1' } },
+      { exit: 0 },
+    ]);
+    expect(existsSync(data), 'the first process opened no data directory').toBe(false);
+    // The relaunched process, with the arguments and environment Electron would give it.
+    child = spawn(process.execPath, [...register, ...firstStub[0]!.relaunch!], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...plainEnv, ...firstStub[0]!.env } });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d) => (out += d));
@@ -173,6 +191,7 @@ describe('the Electron bundle (dist/electron/main.mjs)', () => {
     expect(win!.html).toBe(readFileSync(RENDERER_INDEX, 'utf8'));
     expect(win!.channel).toBe('tilstand:call');
     expect(win!.signIn).toEqual({ ok: true, value: { name: 'demo', roles: ['admin'] } });
+    expect(err).not.toContain('memory:');
 
     child.kill('SIGINT');
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);

@@ -14,8 +14,9 @@
 //
 // What is fixed when the process starts goes on its launcher's command line and environment
 // instead: SITE_LAUNCH below, used by `npm start`, the systemd unit (build/tilstand.service), the
-// Windows service's documented NSSM settings and the benchmark's memory child (one list; tests
-// check each launcher against it). Measured on the bench's memory child (1 M rows; 3 runs each,
+// Windows service's documented NSSM settings, the Electron shell (which relaunches itself with
+// them: electron/main-process.ts `relaunchWithLaunchSettings`) and the benchmark's memory child
+// (one list; tests check each launcher against it). Measured on the bench's memory child (1 M rows; 3 runs each,
 // maxRSS median, process CPU median; core/lsm/DESIGN.md, "Memory of a site process"):
 //   neither                     278 MB  37.9 s
 //   --max-semi-space-size=8     249 MB  43.3 s   (young generation 32 → 16 MB of RSS)

@@ -1,4 +1,4 @@
-// The in-process ingest figures are pipelined (window k+1 queued while window k is made durable)
+// The in-process ingest figures are pipelined (window k+1 queued before window k is applied)
 // and must still apply every event exactly once, in journal order, with the table's committed
 // journal position at the last applied event. Small workloads, no speed asserted.
 //

@@ -134,9 +134,11 @@ interface QueuedWindow {
 /**
  * Tilstand's ingest path without MQTT, pipelined as a site runs it: per event JSON.parse +
  * Journal.append (group commit, synchronous=FULL, ≤ 1,000 events per fsync); window k+1 is parsed
- * and queued while window k's group is made durable, and window k's rows go to
- * TableWriter.writeRecord (partial-update) only once its promises resolved — at most two windows
- * in flight, no event applied before it is durable. A commit every `commitEvery` applied events
+ * and queued before window k's rows go to TableWriter.writeRecord (partial-update), which happens
+ * only once window k's promises resolved — at most two windows in flight, no event applied before
+ * it is durable. The journal commits on this thread (its setImmediate flush, inline, as a site's
+ * does), so the windows overlap in order, not in time: the fsync's wait is not hidden behind the
+ * parse or the apply (core/ingest/TRANSPORT.md, "Open problems", on a writer thread that would). A commit every `commitEvery` applied events
  * carries the journal position of the last applied event (never past what is durable) as snapshot
  * property, as ingest does; compaction and expiration run inline as the writer does them.
  */
@@ -294,8 +296,8 @@ export async function ingestIngestor(p: IngestParams) {
   let done = 0;
   let maxInFlight = 0;
   if (p.limit !== undefined && p.limit < w.count) w.count = p.limit;
-  // Pipelined as ingestTilstand: window k+1 is accepted (parsed, queued) while window k's group is
-  // made durable; accept applies each event itself once durable. At most two windows in flight;
+  // Pipelined as ingestTilstand: window k+1 is accepted (parsed, queued) before window k is
+  // settled; accept applies each event itself once durable. At most two windows in flight;
   // commitAll commits what has been applied (the Ingestor's position never passes it).
   const inFlight: Array<{ n: number; durable: Promise<bigint[]> }> = [];
   const settleOldest = async () => {

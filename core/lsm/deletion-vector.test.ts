@@ -44,6 +44,38 @@ describe('deletion vector bytes', () => {
     expect(enc.length).toBeGreaterThan(8192); // at least one bitmap container
   });
 
+  it('refuses run containers and headers that claim more positions than they hold, before decoding them', () => {
+    // cookie 12347 | run flags | (key 0, card-1) | runs | (start, length-1)…
+    const run = (cardMinus1: string, runs: string[]) => Buffer.from('3b300000' + '01' + '0000' + cardMinus1 + runs.length.toString(16).padStart(2, '0') + '00' + runs.join(''), 'hex');
+    const fails = (b: Uint8Array, why: RegExp) => {
+      let err: unknown;
+      try {
+        decodeRoaring(b, 'f');
+      } catch (e) {
+        err = e;
+      }
+      expect(isCorruption(err), String(err)).toBe(true);
+      expect((err as Error).message).toMatch(why);
+    };
+    expect(decodeRoaring(run('0400', ['00000100', '03000200']), 'f')).toEqual([0, 1, 3, 4, 5]);
+    expect(decodeRoaring(run('0400', ['00000100', '02000200']), 'f')).toEqual([0, 1, 2, 3, 4]); // adjacent runs are not overlap
+    // One run of 65,536 positions under a header that says 5: without the check, 65,536 pushes.
+    fails(run('0400', ['0000ffff']), /covers 65536 positions, its header says 5/);
+    fails(run('0400', ['fcff0400']), /leaves the container/);
+    fails(run('0400', ['00000200', '01000000']), /overlaps the previous run/);
+    fails(run('0400', ['0000']), /truncated/);
+    // 1,600 containers of 65,536 positions each (no run containers: cookie 12346, then n).
+    const n = 1600;
+    const big = Buffer.alloc(8 + 8 * n);
+    big.writeUInt32LE(12346, 0);
+    big.writeUInt32LE(n, 4);
+    for (let i = 0; i < n; i++) {
+      big.writeUInt16LE(i, 8 + 4 * i);
+      big.writeUInt16LE(0xffff, 8 + 4 * i + 2);
+    }
+    fails(big, /claim 104857600 positions/);
+  });
+
   it('rejects CRC, size and magic damage as corruption', () => {
     const good = Buffer.from(FILE, 'hex');
     const flip = (at: number) => {

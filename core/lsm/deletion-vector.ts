@@ -71,6 +71,9 @@ export function encodeRoaring(positions: readonly number[]): Uint8Array {
 }
 
 /** Decodes a portable RoaringBitmap into a sorted list of positions. Corruption on bad bytes. */
+/** The most positions one bitmap may hold here (a data file has fewer rows by far). */
+const MAX_POSITIONS = 100_000_000;
+
 export function decodeRoaring(b: Uint8Array, path: string): number[] {
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const fail = (why: string): never => {
@@ -95,10 +98,15 @@ export function decodeRoaring(b: Uint8Array, path: string): number[] {
   if (n > 65536) fail(`${n} containers`);
   const keys: number[] = [];
   const cards: number[] = [];
+  let total = 0;
   for (let i = 0; i < n; i++) {
     keys.push(u16(pos + 4 * i));
     cards.push(u16(pos + 4 * i + 2) + 1);
+    total += cards[i]!;
   }
+  // Positions go into one JS array, which V8 cannot grow past ~134 M elements (it aborts the
+  // process instead of throwing): a header claiming more is refused before anything is decoded.
+  if (total > MAX_POSITIONS) fail(`the containers claim ${total} positions (more than ${MAX_POSITIONS} are not read)`);
   pos += 4 * n;
   const hasOffsets = !runFlags || n >= NO_OFFSET_THRESHOLD;
   if (hasOffsets) pos += 4 * n; // offsets are redundant for a sequential read
@@ -108,14 +116,27 @@ export function decodeRoaring(b: Uint8Array, path: string): number[] {
     if (i > 0 && keys[i]! <= keys[i - 1]!) fail('container keys out of order');
     const isRun = runFlags ? (runFlags[i >> 3]! >> (i & 7)) & 1 : 0;
     if (isRun) {
+      // Runs are sorted, apart and within the container, and cover exactly its cardinality: a
+      // damaged run cannot make the loop below push more than the header said.
       const runs = u16(pos);
       pos += 2;
+      if (pos + 4 * runs > b.length) fail('truncated run container');
+      let covered = 0;
+      let next = 0;
       for (let r = 0; r < runs; r++) {
-        const start = u16(pos);
-        const len = u16(pos + 2);
-        pos += 4;
+        const start = u16(pos + 4 * r);
+        const len = u16(pos + 4 * r + 2);
+        if (start < next || start + len > 0xffff) fail(`run ${start}+${len} overlaps the previous run or leaves the container`);
+        next = start + len + 1;
+        covered += len + 1;
+      }
+      if (covered !== cards[i]) fail(`run container covers ${covered} positions, its header says ${cards[i]}`);
+      for (let r = 0; r < runs; r++) {
+        const start = u16(pos + 4 * r);
+        const len = u16(pos + 4 * r + 2);
         for (let k = 0; k <= len; k++) out.push(base + start + k);
       }
+      pos += 4 * runs;
     } else if (cards[i]! <= 4096) {
       for (let k = 0; k < cards[i]!; k++) out.push(base + u16(pos + 2 * k));
       pos += 2 * cards[i]!;

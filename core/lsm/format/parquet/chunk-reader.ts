@@ -12,7 +12,7 @@ import { notSupported } from '../../errors.ts';
 import { decompress } from './compression.ts';
 import { decodeByteStreamSplit, decodeDeltaBinaryPacked, decodeDeltaByteArray, decodeDeltaLengthByteArray } from './delta.ts';
 import type { ChunkMeta } from './footer-read.ts';
-import { DecodeError, decodePlain, i32Phys, i64Phys, physicalSize, type Phys } from './plain-decode.ts';
+import { DecodeError, decodePlain, i32Phys, i64Phys, physicalSize, plainCapacity, type Phys } from './plain-decode.ts';
 import { decodeHybrid } from './rle.ts';
 import { Enc, PageType, Physical, type LeafSchema } from './schema.ts';
 import { readStruct, type TStruct, type TValue } from './thrift-compact.ts';
@@ -24,7 +24,7 @@ export function num(s: TStruct, id: number, what: string): number {
   return v;
 }
 
-function sub(v: TValue | undefined, what: string): TStruct {
+export function sub(v: TValue | undefined, what: string): TStruct {
   if (typeof v !== 'object' || v === null || v instanceof Uint8Array || Array.isArray(v) || v instanceof Map) {
     throw new DecodeError(`page header: missing ${what}`);
   }
@@ -45,6 +45,30 @@ export function readPage(bytes: Uint8Array, pos: number, end: number): { h: TStr
   const body = bytes.subarray(bodyAt, bodyAt + csize);
   if (h[4] !== undefined && (crc32(body) | 0) !== h[4]) throw new DecodeError(`page at ${pos}: CRC mismatch`);
   return { h, type, usize, body, next: bodyAt + csize };
+}
+
+/**
+ * The values the data pages of `chunk` declare, from their headers alone (no body is read), for a
+ * reader that must check a footer count against them before the count sizes anything. Stops
+ * with DecodeError once the sum passes `limit`.
+ */
+export function declaredPageValues(bytes: Uint8Array, chunk: ChunkMeta, limit: number): number {
+  const end = chunk.start + chunk.totalCompressed;
+  let pos = chunk.start;
+  let sum = 0;
+  while (pos < end) {
+    const { value: h, end: bodyAt } = readStruct(bytes, pos, end);
+    const type = num(h, 1, 'type');
+    const csize = num(h, 3, 'compressed_page_size');
+    if (csize < 0 || bodyAt + csize > end) throw new DecodeError(`page at ${pos}: ${csize} bytes run past the column chunk`);
+    if (type === PageType.DATA_PAGE || type === PageType.DATA_PAGE_V2) {
+      const n = num(sub(h[type === PageType.DATA_PAGE_V2 ? 8 : 5], 'data page header'), 1, 'num_values');
+      if (n <= 0 || n > limit - sum) throw new DecodeError(`data page at ${pos} declares ${n} values where ${limit - sum} remain`);
+      sum += n;
+    }
+    pos = bodyAt + csize;
+  }
+  return sum;
 }
 
 /**
@@ -195,7 +219,9 @@ export function readColumnChunk(
       if (dict || typedDict) throw new DecodeError('second dictionary page in a column chunk');
       const dh = sub(h[7], 'dictionary_page_header');
       const n = num(dh, 1, 'dictionary size');
-      if (n < 0 || n > usize * 8 + 8) throw new DecodeError(`dictionary of ${n} values in ${usize} bytes`);
+      // PLAIN values fill the page (decompress checks usize): a larger count is damage, caught
+      // before it sizes the dictionary.
+      if (n < 0 || n > plainCapacity(leaf.physical, typeLength, usize)) throw new DecodeError(`dictionary of ${n} values in ${usize} bytes`);
       const data = decompress(chunk.codec, body, usize);
       if (typed) {
         typedDict = new (typed.values.constructor as new (n: number) => TypedColumn['values'])(n);

@@ -53,7 +53,9 @@ export function decodeDeltaBinaryPacked(buf: Uint8Array, pos: number, end: numbe
   if (total !== n) throw new DecodeError(`DELTA_BINARY_PACKED holds ${total} values, page needs ${n}`);
   const perMini = blockSize / miniblocks;
   const out = wide ? new BigInt64Array(total) : new Int32Array(total);
-  const scratch = new Int32Array(perMini);
+  // A miniblock never yields more than the values asked for: the scratch is sized by those, not by
+  // the header's block size (up to 2^30, which a damaged header would make a 4 GiB array).
+  const scratch = new Int32Array(Math.min(perMini, total));
   if (total > 0) out[0] = (wide ? BigInt.asIntN(64, value) : Number(BigInt.asIntN(32, value))) as never;
   let got = 1;
   let cur32 = Number(BigInt.asIntN(32, value));
@@ -118,8 +120,16 @@ export function decodeDeltaByteArray(buf: Uint8Array, pos: number, end: number, 
   const suffixes = decodeDeltaLengthByteArray(buf, pre.end, end, n);
   if (suffixes.t !== 'bytes') throw new DecodeError('DELTA_BYTE_ARRAY: bad suffixes');
   const prefix = pre.values as Int32Array;
+  // Each prefix is checked against the previous value's length here, before the sum sizes the
+  // output: unchecked, damaged prefixes would allocate up to 1 GiB.
   let total = 0;
-  for (let i = 0; i < n; i++) total += prefix[i]! + (suffixes.end[i]! - suffixes.start[i]!);
+  let prevLen = 0;
+  for (let i = 0; i < n; i++) {
+    const pl = prefix[i]!;
+    if (pl < 0 || pl > prevLen) throw new DecodeError(`DELTA_BYTE_ARRAY: prefix ${pl} longer than the previous value`);
+    prevLen = pl + (suffixes.end[i]! - suffixes.start[i]!);
+    total += prevLen;
+  }
   if (total > 1 << 30) throw new DecodeError('DELTA_BYTE_ARRAY: values too large');
   const data = new Uint8Array(total);
   const start = new Int32Array(n);
@@ -127,8 +137,6 @@ export function decodeDeltaByteArray(buf: Uint8Array, pos: number, end: number, 
   let p = 0;
   for (let i = 0; i < n; i++) {
     const pl = prefix[i]!;
-    const prevLen = i === 0 ? 0 : stop[i - 1]! - start[i - 1]!;
-    if (pl < 0 || pl > prevLen) throw new DecodeError(`DELTA_BYTE_ARRAY: prefix ${pl} longer than the previous value`);
     start[i] = p;
     if (pl > 0) data.copyWithin(p, start[i - 1]!, start[i - 1]! + pl);
     p += pl;

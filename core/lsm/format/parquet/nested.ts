@@ -23,10 +23,10 @@ import { notSupported } from '../../errors.ts';
 import { isNestedType, withNullable, type DataType } from '../../types.ts';
 import { ByteWriter } from './byte-writer.ts';
 import type { ChunkResult, EncodingStat } from './column-writer.ts';
-import { i32le, num, readPage } from './chunk-reader.ts';
+import { declaredPageValues, i32le, num, readPage, sub } from './chunk-reader.ts';
 import { compress, decompress } from './compression.ts';
 import type { ChunkMeta } from './footer-read.ts';
-import { DecodeError, decodePlain } from './plain-decode.ts';
+import { DecodeError, decodePlain, plainCapacity } from './plain-decode.ts';
 import { encodePlain, valueCodecFor } from './plain-encode.ts';
 import { bitWidthOf, decodeHybrid, encodeHybrid } from './rle.ts';
 import { Codec, Enc, PageType, Physical, leafFor, type LeafSchema } from './schema.ts';
@@ -269,6 +269,12 @@ interface ReadStream {
 function readLeafChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafSchema, type: DataType, fail: (m: string) => never): ReadStream {
   const materialize = materializerFor(withNullable(type, false), false, leaf, fail);
   const total = chunk.numValues;
+  // A nested leaf's entry count is checked against nothing else in the footer, and RLE levels
+  // let a few bytes claim any count: it must agree with the page headers before it sizes the
+  // level arrays (a flipped bit in it would otherwise allocate gigabytes).
+  if (!(total >= 0)) throw new DecodeError(`nested column chunk: ${total} values`);
+  const declared = declaredPageValues(bytes, chunk, total);
+  if (declared !== total) throw new DecodeError(`nested column chunk: its data pages hold ${declared} values, its metadata says ${total}`);
   const reps = new Uint8Array(total);
   const defs = new Uint8Array(total);
   const values: unknown[] = [];
@@ -298,7 +304,9 @@ function readLeafChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafSchema, ty
       return;
     }
     if (enc === Enc.RLE && leaf.physical === Physical.BOOLEAN) {
+      if (p + 4 > stop) throw new DecodeError('RLE booleans: length beyond the page');
       const len = i32le(data, p);
+      if (len < 0 || p + 4 + len > stop) throw new DecodeError('RLE booleans: length beyond the page');
       const v = new Uint8Array(m);
       decodeHybrid(data, p + 4, p + 4 + len, 1, m, v);
       for (let k = 0; k < m; k++) values.push(v[k] === 1);
@@ -310,8 +318,8 @@ function readLeafChunk(bytes: Uint8Array, chunk: ChunkMeta, leaf: LeafSchema, ty
     const { h, type, usize, body, next } = readPage(bytes, pos, end);
     pos = next;
     if (type === PageType.DICTIONARY_PAGE) {
-      const dh = h[7] as TStruct;
-      const n = num(dh, 1, 'dictionary size');
+      const n = num(sub(h[7], 'dictionary_page_header'), 1, 'dictionary size');
+      if (n < 0 || n > plainCapacity(leaf.physical, typeLength, usize)) throw new DecodeError(`dictionary of ${n} values in ${usize} bytes`);
       const data = decompress(chunk.codec, body, usize);
       dict = new Array(n);
       if (n > 0) materialize(decodePlain(leaf.physical, typeLength, data, 0, data.length, n), dict, 0);

@@ -99,6 +99,9 @@ function decodePlainPrefix(physical: Physical, typeLength: number, buf: Uint8Arr
       return { t: 'bool', n, v };
     }
     case Physical.BYTE_ARRAY: {
+      // Every value has a 4-byte length: a count the bytes cannot hold is damage, reported before
+      // the offset arrays are allocated (a damaged count would size them).
+      need(n * 4);
       const start = new Int32Array(n);
       const stop = new Int32Array(n);
       let p = pos;
@@ -116,6 +119,18 @@ function decodePlainPrefix(physical: Physical, typeLength: number, buf: Uint8Arr
     default:
       throw new DecodeError(`unknown physical type ${physical}`);
   }
+}
+
+/**
+ * The most PLAIN values of `physical` that `bytes` bytes can hold (a BYTE_ARRAY value takes at
+ * least its 4-byte length, a BOOLEAN one bit): the bound a dictionary page's declared size must
+ * meet before anything is allocated for it.
+ */
+export function plainCapacity(physical: Physical, typeLength: number, bytes: number): number {
+  if (physical === Physical.BOOLEAN) return bytes * 8;
+  if (physical === Physical.BYTE_ARRAY) return Math.floor(bytes / 4);
+  const w = physicalSize(physical, typeLength);
+  return w > 0 ? Math.floor(bytes / w) : 0;
 }
 
 /** SIZE of a fixed-width physical type in bytes (0 for variable or bit-packed). */

@@ -117,11 +117,16 @@ export function readColumnsTyped(bytes: Uint8Array, request: ReadColumn[], path:
     const leaf = meta.leaves[leafIndex]!;
     // The materializer also checks that the file's physical type can hold the requested type.
     const materialize = materializerFor(r.type, r.asNumber === true, leaf, fail);
-    const values = typedArrayFor(r, leaf.physical, rowCount);
+    const values = guarded(path, () => typedArrayFor(r, leaf.physical, rowCount));
     return { leafIndex, leaf, materialize, typed: values ? { values, nulls: undefined } : undefined };
   });
   // Present columns are written slot by slot by their chunks; only absent ones need filling.
-  const columns = plan.map((p, c) => (p?.typed ? NO_VALUES : p || nestedPlan[c] ? new Array<unknown>(rowCount) : new Array<unknown>(rowCount).fill(null)));
+  // rowCount is the footer's num_rows, which readFooter has checked against the row groups' counts
+  // and those against every flat chunk's num_values; a count no array can hold is still a
+  // Corruption (guarded), never a bare RangeError.
+  const columns = guarded(path, () =>
+    plan.map((p, c) => (p?.typed ? NO_VALUES : p || nestedPlan[c] ? new Array<unknown>(rowCount) : new Array<unknown>(rowCount).fill(null))),
+  );
   guarded(path, () => {
     let base = 0;
     for (const g of meta.rowGroups) {

@@ -121,6 +121,29 @@ export function snappyCompress(src: Uint8Array): Uint8Array {
   return out.slice(0, op);
 }
 
+/**
+ * The most bytes `compressed` bytes of snappy elements can decode to: every element yields at most
+ * 64 bytes per 3 it takes (a copy with a 2-byte offset; literals yield fewer bytes than they take).
+ */
+export function snappyMaxUncompressed(compressed: number): number {
+  return Math.floor((Math.max(0, compressed) * 64) / 3);
+}
+
+/**
+ * Decodes a raw snappy block whose only size is its own preamble (an Avro block): the preamble is
+ * still checked against what the bytes can decode to before it sizes the output.
+ */
+export function snappyUncompressRaw(src: Uint8Array): Uint8Array {
+  let len = 0;
+  for (let ip = 0, shift = 0; ; shift += 7) {
+    if (ip >= src.length || shift > 28) throw new SnappyError('bad length preamble');
+    const b = src[ip++]!;
+    len += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) break;
+  }
+  return snappyUncompress(src, len);
+}
+
 export function snappyUncompress(src: Uint8Array, expected: number): Uint8Array {
   let ip = 0;
   let len = 0;
@@ -131,6 +154,10 @@ export function snappyUncompress(src: Uint8Array, expected: number): Uint8Array 
     if (b < 0x80) break;
   }
   if (len !== expected) throw new SnappyError(`stream holds ${len} bytes, page header says ${expected}`);
+  // No element yields more than 64 bytes per 3 it takes (a 2-byte-offset copy of 64): a longer
+  // preamble is damage, refused before it sizes the output (Avro blocks pass the preamble itself
+  // as `expected`, so nothing else bounds it there).
+  if (len > snappyMaxUncompressed(src.length - ip)) throw new SnappyError(`preamble says ${len} bytes, ${src.length - ip} compressed bytes cannot hold them`);
   const out = new Uint8Array(len);
   let op = 0;
   const end = src.length;

@@ -14,8 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import type * as Avsc from 'avsc';
-import { decompress as zstdDecompress } from 'fzstd';
 import { corruption, invalidArgument, notSupported } from '../errors.ts';
+import { zstdDecompressBounded } from './parquet/compression.ts';
+import { snappyUncompressRaw } from './parquet/snappy.ts';
 
 // avsc and snappyjs are CommonJS without ESM named exports (and snappyjs has no types).
 const require = createRequire(import.meta.url);
@@ -114,13 +115,15 @@ function decompressBlock(codec: string, data: Uint8Array, path: string): Uint8Ar
         return new Uint8Array(inflateRawSync(data));
       case 'snappy': {
         if (data.length < 4) throw new Error('block shorter than its CRC');
-        const out = snappy.uncompress(data.subarray(0, data.length - 4));
+        // Our decoder, not snappyjs's: snappyjs allocates whatever length the preamble claims (a
+        // flipped bit: up to 2 GiB, or a negative length past 2^31); ours checks it first.
+        const out = snappyUncompressRaw(data.subarray(0, data.length - 4));
         const want = new DataView(data.buffer, data.byteOffset + data.length - 4, 4).getUint32(0, false);
         if (crc32(out) >>> 0 !== want) throw corruption(path, 'snappy block CRC32 mismatch');
         return out;
       }
       case 'zstandard':
-        return zstdDecompress(data);
+        return zstdDecompressBounded(data, Infinity);
       default:
         throw notSupported(`Avro codec '${codec}' in ${path} is not supported`);
     }

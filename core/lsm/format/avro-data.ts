@@ -19,12 +19,12 @@
 
 import { randomBytes } from 'node:crypto';
 import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
-import { decompress as zstdDecompress } from 'fzstd';
 import { bigintFromBytes, bigintToMinimalBytes } from '../binary-row.ts';
 import { corruption, LsmError, notSupported } from '../errors.ts';
 import type { DataType } from '../types.ts';
 import { isNestedAvroSchema, nestedAvroDecoder, nestedAvroSkipper, nestedAvroType, nestedAvroWriter } from './avro-nested.ts';
-import { snappyCompress, snappyUncompress } from './parquet/snappy.ts';
+import { zstdDecompressBounded } from './parquet/compression.ts';
+import { snappyCompress, snappyUncompressRaw } from './parquet/snappy.ts';
 
 export interface AvroDataColumn {
   name: string;
@@ -505,20 +505,13 @@ function decompressBlock(codec: string, data: Buffer, path: string): Buffer {
         return inflateRawSync(data);
       case 'snappy': {
         if (data.length < 4) throw new Error('block shorter than its CRC');
-        const body = data.subarray(0, data.length - 4);
-        // The uncompressed length is the snappy preamble.
-        let len = 0;
-        for (let k = 0, shift = 0; k < 5; k++, shift += 7) {
-          const b = body[k]!;
-          len += (b & 0x7f) * 2 ** shift;
-          if (b < 0x80) break;
-        }
-        const out = snappyUncompress(body, len);
+        // The uncompressed length is the snappy preamble, checked against the block's bytes.
+        const out = snappyUncompressRaw(data.subarray(0, data.length - 4));
         if (crc32(out) >>> 0 !== data.readUInt32BE(data.length - 4)) throw corruption(path, 'Avro data: snappy block CRC32 mismatch');
         return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
       }
       case 'zstandard': {
-        const out = zstdDecompress(data);
+        const out = zstdDecompressBounded(data, Infinity);
         return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
       }
       default:
@@ -590,8 +583,13 @@ export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn
     total += n;
   }
   h.pos = dataStart;
-  const columns: unknown[][] = request.map(() => new Array(total));
+  // The block headers' counts are not checked until their blocks are decoded, so they size the
+  // columns only up to the file's length (a record takes at least one byte; a file whose rows
+  // compress below a byte each grows its columns past that as rows are written in order). A
+  // column absent from the file is allocated at the end, by the rows actually decoded.
   const present = new Set(steps.filter((s) => s.target >= 0).map((s) => s.target));
+  const presize = Math.min(total, b.length);
+  const columns: unknown[][] = request.map((_, c) => (present.has(c) ? new Array(presize) : []));
   const nSteps = steps.length;
   const targets = steps.map((s) => s.target);
   const nullBranches = steps.map((s) => s.nullBranch);
@@ -604,6 +602,9 @@ export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn
     const raw = decompressBlock(codec, b.subarray(h.take(size), h.pos), path);
     const marker = b.subarray(h.take(16), h.pos);
     if (!marker.equals(sync)) throw corruption(path, `Avro data: sync marker mismatch after the block at ${h.pos - 16 - size}`);
+    // Every record takes at least one byte (a Paimon schema has a field, and every field type
+    // takes a byte or more): more records than bytes is damage, refused before the loop.
+    if (n > raw.length) throw corruption(path, `Avro data: a block claims ${n} records in ${raw.length} bytes`);
     const r = new In(raw, raw.length, path);
     for (let k = 0; k < n; k++) {
       if (topUnion >= 0 && r.long() !== topUnion) throw corruption(path, 'Avro data: null top-level record');
@@ -626,7 +627,7 @@ export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn
   }
   if (rowCount !== total) throw corruption(path, `Avro data: ${rowCount} records, the block headers say ${total}`);
   for (let c = 0; c < request.length; c++) {
-    if (!present.has(c)) columns[c]!.fill(null);
+    if (!present.has(c)) columns[c] = new Array(rowCount).fill(null);
   }
   return { rowCount, columns };
 }

@@ -100,7 +100,11 @@ function withNull(w: WriterField, d: Decoder): Decoder {
   };
 }
 
-/** Reads Avro blocks (count, [size when negative], items…) until a zero count. */
+/**
+ * Reads Avro blocks (count, [size when negative], items…) until a zero count. Every item of a
+ * Paimon schema takes at least one byte (no arrays of nulls), so a block claiming more items than
+ * bytes remain is damage, refused before the loop: decoders would grow an array to that count.
+ */
 function blocks(i: In, each: () => void): void {
   for (;;) {
     let n = i.long();
@@ -109,6 +113,7 @@ function blocks(i: In, each: () => void): void {
       n = -n;
       i.long();
     }
+    if (n > i.end - i.pos) i.fail(`an array or map block claims ${n} items in the ${i.end - i.pos} bytes left`);
     for (let k = 0; k < n; k++) each();
   }
 }

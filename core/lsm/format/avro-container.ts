@@ -16,15 +16,11 @@ import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import type * as Avsc from 'avsc';
 import { corruption, invalidArgument, notSupported } from '../errors.ts';
 import { zstdDecompressBounded } from './parquet/compression.ts';
-import { snappyUncompressRaw } from './parquet/snappy.ts';
+import { snappyCompress, snappyUncompressRaw } from './parquet/snappy.ts';
 
-// avsc and snappyjs are CommonJS without ESM named exports (and snappyjs has no types).
+// avsc is CommonJS without ESM named exports.
 const require = createRequire(import.meta.url);
 const avro = require('avsc') as typeof Avsc;
-const snappy = require('snappyjs') as {
-  compress(input: Uint8Array): Uint8Array;
-  uncompress(input: Uint8Array): Uint8Array;
-};
 
 export type AvroWriteCodec = 'null' | 'deflate' | 'snappy';
 export interface AvroContainer {
@@ -115,8 +111,8 @@ function decompressBlock(codec: string, data: Uint8Array, path: string): Uint8Ar
         return new Uint8Array(inflateRawSync(data));
       case 'snappy': {
         if (data.length < 4) throw new Error('block shorter than its CRC');
-        // Our decoder, not snappyjs's: snappyjs allocates whatever length the preamble claims (a
-        // flipped bit: up to 2 GiB, or a negative length past 2^31); ours checks it first.
+        // Our decoder (parquet/snappy.ts): it checks the preamble against what the block can decode
+        // to before allocating (snappyjs, used before, allocated whatever a flipped bit claimed).
         const out = snappyUncompressRaw(data.subarray(0, data.length - 4));
         const want = new DataView(data.buffer, data.byteOffset + data.length - 4, 4).getUint32(0, false);
         if (crc32(out) >>> 0 !== want) throw corruption(path, 'snappy block CRC32 mismatch');
@@ -288,7 +284,7 @@ function compressBlock(codec: AvroWriteCodec, data: Uint8Array): Uint8Array {
     case 'deflate':
       return new Uint8Array(deflateRawSync(data));
     case 'snappy': {
-      const c = snappy.compress(data);
+      const c = snappyCompress(data);
       const out = new Uint8Array(c.length + 4);
       out.set(c);
       new DataView(out.buffer).setUint32(c.length, crc32(data) >>> 0, false);

@@ -3,7 +3,10 @@
 //   - nothing in core/ imports electron, react or the DOM's types;
 //   - nothing in renderer/ imports a node built-in;
 //   - inside core/, arrows point one way (core/lsm imports no other core folder, and so on);
-//   - electron/ imports only core/site (the composition root) from core.
+//   - electron/ imports only core/site (the composition root) from core;
+//   - what core/ and electron/ run (everything but tests and their helpers) imports only packages
+//     of package.json's dependencies or optionalDependencies: devDependencies are not installed
+//     with the app (electron-builder, `npm ci --omit=dev`).
 // Exits 1 with one line per violation. `checkTree(root)` is exported for the tests.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -44,6 +47,27 @@ function walk(dir, out) {
   return out;
 }
 
+/** A file only tests load: `*.test.*`, `test-support.*`, or anything under a `testing/` or `test-support/` folder. */
+const TEST_ONLY = /(\.test\.[cm]?[jt]sx?$|(^|[\\/])test-support(\.[cm]?[jt]sx?$|[\\/])|(^|[\\/])testing[\\/])/;
+
+/** The package a bare specifier names ('@scope/name' or 'name'), or undefined for a path or built-in. */
+function packageOf(spec) {
+  if (spec.startsWith('.') || spec.startsWith('/') || BUILTINS.has(spec) || spec.startsWith('node:')) return undefined;
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+/** Packages the app is installed with, or undefined when the tree has no package.json. */
+function runtimePackages(root) {
+  let pkg;
+  try {
+    pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  return new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.optionalDependencies ?? {})]);
+}
+
 function specifiers(text) {
   const found = [];
   for (const m of text.matchAll(SPEC)) found.push(m[1] ?? m[2] ?? m[3]);
@@ -60,6 +84,7 @@ function areaOf(rel) {
 export function checkTree(root) {
   const violations = [];
   const files = [...walk(join(root, 'core'), []), ...walk(join(root, 'renderer'), []), ...walk(join(root, 'electron'), [])];
+  const installed = runtimePackages(root);
   for (const file of files) {
     const rel = relative(root, file);
     const from = areaOf(rel);
@@ -68,6 +93,10 @@ export function checkTree(root) {
       violations.push(`${rel}: core must not use the DOM's types`);
     }
     for (const spec of specifiers(text)) {
+      const pkg = packageOf(spec);
+      if (installed && pkg && (from.area === 'core' || from.area === 'electron') && !TEST_ONLY.test(rel) && !installed.has(pkg)) {
+        violations.push(`${rel}: '${pkg}' is not in package.json's dependencies or optionalDependencies (the app is installed without devDependencies)`);
+      }
       if (from.area === 'core' && UI_PACKAGES.test(spec)) {
         violations.push(`${rel}: core must not import '${spec}'`);
       }

@@ -54,4 +54,21 @@ describe('import rule', () => {
     const root = tree({ 'core/ingest/a.ts': "import { p } from '../agents/p';", 'core/agents/p.ts': '' });
     expect(checkTree(root)).toEqual([expect.stringContaining('core/ingest must not import core/agents')]);
   });
+
+  it('refuses app code importing a package the app is not installed with; tests and their helpers may', () => {
+    const pkg = JSON.stringify({ dependencies: { avsc: '1', '@aws-sdk/client-s3': '3' }, optionalDependencies: { electron: '45' }, devDependencies: { snappyjs: '0.7', vitest: '4' } });
+    const root = tree({
+      'package.json': pkg,
+      'core/lsm/a.ts': "import x from 'avsc';\nimport { S3 } from '@aws-sdk/client-s3/dist';\nconst s = require('snappyjs');",
+      'core/lsm/a.test.ts': "import { it } from 'vitest';\nimport s from 'snappyjs';",
+      'core/lsm/format/test-support.ts': "import s from 'snappyjs';",
+      'core/lsm/testing/model.ts': "import s from 'snappyjs';",
+      'core/sync/test-support/fixture.ts': "import S from 's3rver';",
+      'electron/main.ts': "import { app } from 'electron';\nimport { readFileSync } from 'node:fs';\nimport { h } from 'hyparquet';",
+    });
+    expect(checkTree(root)).toEqual([
+      expect.stringMatching(/^core\/lsm\/a\.ts: 'snappyjs' is not in package\.json's dependencies/),
+      expect.stringMatching(/^electron\/main\.ts: 'hyparquet' is not in package\.json's dependencies/),
+    ]);
+  });
 });

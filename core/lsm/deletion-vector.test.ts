@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from './catalog.ts';
+import { expectCorruption, thrownLsmError } from './testing/corruption.ts';
 import { decodeDeletionVector, decodeRoaring, encodeDeletionVectorFile, encodeRoaring } from './deletion-vector.ts';
 import { isCorruption, LsmError } from './errors.ts';
 import { encodeIndexManifest } from './manifest.ts';
@@ -47,16 +48,7 @@ describe('deletion vector bytes', () => {
   it('refuses run containers and headers that claim more positions than they hold, before decoding them', () => {
     // cookie 12347 | run flags | (key 0, card-1) | runs | (start, length-1)…
     const run = (cardMinus1: string, runs: string[]) => Buffer.from('3b300000' + '01' + '0000' + cardMinus1 + runs.length.toString(16).padStart(2, '0') + '00' + runs.join(''), 'hex');
-    const fails = (b: Uint8Array, why: RegExp) => {
-      let err: unknown;
-      try {
-        decodeRoaring(b, 'f');
-      } catch (e) {
-        err = e;
-      }
-      expect(isCorruption(err), String(err)).toBe(true);
-      expect((err as Error).message).toMatch(why);
-    };
+    const fails = (b: Uint8Array, why: RegExp) => expectCorruption(thrownLsmError(() => decodeRoaring(b, 'f')), 'f', why);
     expect(decodeRoaring(run('0400', ['00000100', '03000200']), 'f')).toEqual([0, 1, 3, 4, 5]);
     expect(decodeRoaring(run('0400', ['00000100', '02000200']), 'f')).toEqual([0, 1, 2, 3, 4]); // adjacent runs are not overlap
     // One run of 65,536 positions under a header that says 5: without the check, 65,536 pushes.

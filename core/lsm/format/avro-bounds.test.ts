@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { crc32 } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { LsmError } from '../errors.ts';
+import { expectCorruption, thrownLsmError } from '../testing/corruption.ts';
 import { parseType } from '../types.ts';
 import { readAvroContainer } from './avro-container.ts';
 import { avroDataSchema, readAvroData, writeAvroData, type AvroDataColumn } from './avro-data.ts';
@@ -40,23 +40,6 @@ function container(schema: object, codec: string, blocks: Array<{ n: number; dat
   return Uint8Array.from(out);
 }
 
-function errorOf(f: () => unknown): LsmError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LsmError);
-    return e as LsmError;
-  }
-  throw new Error('the damaged file read without an error');
-}
-
-function expectCorruption(e: LsmError, path: string, msg: RegExp): void {
-  expect(e.kind, e.message).toBe('Corruption');
-  expect(e.path).toBe(path);
-  expect(e.message).toContain(path);
-  expect(e.message).toMatch(msg);
-}
-
 /** A snappy block as Avro frames it: raw snappy, then the big-endian CRC32 of the uncompressed bytes. */
 function snappyBlock(raw: number[]): number[] {
   const crc = crc32(Uint8Array.from([])) >>> 0;
@@ -79,7 +62,7 @@ describe('Avro data files: counts are checked before they size anything', () => 
     // Ten one-byte INT records; the block header claims 1000.
     const file = container(INT_SCHEMA, 'null', [{ n: 1000, data: new Array(10).fill(2) }]);
     expect(readAvroData(container(INT_SCHEMA, 'null', [{ n: 10, data: new Array(10).fill(2) }]), INT, 'ok').columns).toEqual([new Array(10).fill(1)]);
-    expectCorruption(errorOf(() => readAvroData(file, INT, '/data/count.avro')), '/data/count.avro', /a block claims 1000 records in 10 bytes/);
+    expectCorruption(thrownLsmError(() => readAvroData(file, INT, '/data/count.avro')), '/data/count.avro', /a block claims 1000 records in 10 bytes/);
   });
 
   it('a file whose rows compress below a byte each still reads whole (its columns grow past the presize)', () => {
@@ -132,22 +115,22 @@ describe('Avro data files: counts are checked before they size anything', () => 
     ];
     for (const data of damaged) {
       const file = container(schema, 'null', [{ n: 1, data }]);
-      expectCorruption(errorOf(() => readAvroData(file, cols, '/data/nested.avro')), '/data/nested.avro', /block claims 1099511627776 items in the \d+ bytes left/);
+      expectCorruption(thrownLsmError(() => readAvroData(file, cols, '/data/nested.avro')), '/data/nested.avro', /block claims 1099511627776 items in the \d+ bytes left/);
       // Neither column requested: both are skipped, through the same check.
-      expectCorruption(errorOf(() => readAvroData(file, INT, '/data/nested.avro')), '/data/nested.avro', /block claims 1099511627776 items in the \d+ bytes left/);
+      expectCorruption(thrownLsmError(() => readAvroData(file, INT, '/data/nested.avro')), '/data/nested.avro', /block claims 1099511627776 items in the \d+ bytes left/);
     }
   });
 
   it('a snappy preamble longer than its block can decode to is refused before the output is allocated', () => {
     const file = container(INT_SCHEMA, 'snappy', [{ n: 1, data: snappyBlock(HUGE_SNAPPY) }]);
-    expectCorruption(errorOf(() => readAvroData(file, INT, '/data/snappy.avro')), '/data/snappy.avro', /preamble says 1073741824 bytes, 2 compressed bytes cannot hold them/);
+    expectCorruption(thrownLsmError(() => readAvroData(file, INT, '/data/snappy.avro')), '/data/snappy.avro', /preamble says 1073741824 bytes, 2 compressed bytes cannot hold them/);
   });
 
   it('a zstd frame declaring more content than its blocks hold is refused before fzstd allocates it', () => {
     const records = [2, 4, 6, 8, 10];
     expect(readAvroData(container(INT_SCHEMA, 'zstandard', [{ n: 5, data: zstdFrame(5, records) }]), INT, 'ok').columns).toEqual([[1, 2, 3, 4, 5]]);
     const file = container(INT_SCHEMA, 'zstandard', [{ n: 5, data: zstdFrame(2 ** 31 + 5, records) }]);
-    expectCorruption(errorOf(() => readAvroData(file, INT, '/data/zstd.avro')), '/data/zstd.avro', /declares 2147483653 bytes, its blocks hold at most 5/);
+    expectCorruption(thrownLsmError(() => readAvroData(file, INT, '/data/zstd.avro')), '/data/zstd.avro', /declares 2147483653 bytes, its blocks hold at most 5/);
   });
 });
 
@@ -156,12 +139,12 @@ describe('Avro container files (manifests): decompressed sizes are checked befor
 
   it('a snappy preamble longer than its block can decode to', () => {
     const file = container(schema, 'snappy', [{ n: 1, data: snappyBlock(HUGE_SNAPPY) }]);
-    expectCorruption(errorOf(() => readAvroContainer(file, '/meta/manifest-snappy')), '/meta/manifest-snappy', /preamble says 1073741824 bytes, 2 compressed bytes cannot hold them/);
+    expectCorruption(thrownLsmError(() => readAvroContainer(file, '/meta/manifest-snappy')), '/meta/manifest-snappy', /preamble says 1073741824 bytes, 2 compressed bytes cannot hold them/);
   });
 
   it('a zstd frame declaring more content than its blocks hold', () => {
     expect(readAvroContainer(Uint8Array.from(container(schema, 'zstandard', [{ n: 1, data: zstdFrame(1, [14]) }])), 'ok').records).toEqual([{ id: 7 }]);
     const file = container(schema, 'zstandard', [{ n: 1, data: zstdFrame(2 ** 31 + 1, [14]) }]);
-    expectCorruption(errorOf(() => readAvroContainer(file, '/meta/manifest-zstd')), '/meta/manifest-zstd', /declares 2147483649 bytes, its blocks hold at most 1/);
+    expectCorruption(thrownLsmError(() => readAvroContainer(file, '/meta/manifest-zstd')), '/meta/manifest-zstd', /declares 2147483649 bytes, its blocks hold at most 1/);
   });
 });

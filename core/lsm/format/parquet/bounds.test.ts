@@ -6,7 +6,8 @@
 
 import { crc32, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { LsmError } from '../../errors.ts';
+import type { LsmError } from '../../errors.ts';
+import { expectCorruption, thrownLsmError } from '../../testing/corruption.ts';
 import { parseType } from '../../types.ts';
 import { CodecError, decompress, zstdDecompressBounded } from './compression.ts';
 import { decodeDeltaBinaryPacked, decodeDeltaByteArray } from './delta.ts';
@@ -135,20 +136,7 @@ function rebuild(file: Uint8Array, edit: { pages?: (group: number, chunk: number
 }
 
 function readError(bytes: Uint8Array, request: Array<{ name: string; type: ReturnType<typeof parseType> }>, path: string): LsmError {
-  try {
-    readParquet(bytes, request, path);
-  } catch (e) {
-    expect(e).toBeInstanceOf(LsmError);
-    return e as LsmError;
-  }
-  throw new Error('the damaged file read without an error');
-}
-
-function expectCorruption(e: LsmError, path: string, msg: RegExp): void {
-  expect(e.kind, e.message).toBe('Corruption');
-  expect(e.path).toBe(path);
-  expect(e.message).toContain(path);
-  expect(e.message).toMatch(msg);
+  return thrownLsmError(() => readParquet(bytes, request, path));
 }
 
 /** Bytes of ArrayBuffers allocated (and still held, garbage or not) while `f` ran. */

@@ -9,6 +9,7 @@
 
 import { readFile } from 'node:fs/promises';
 import type { SessionContext, SessionUser, SiteBackend } from '../core/site/api.ts';
+import { rendererContentType } from '../core/site/renderer-files.ts';
 import { CALL_CHANNEL, EVENT_CHANNEL, handleCall } from './ipc.ts';
 import { APP_ORIGIN, APP_SCHEME, CONTENT_SECURITY_POLICY, isAppUrl, resolveAppFile, webPreferences } from './security.ts';
 
@@ -57,16 +58,6 @@ export interface ShellOptions {
   width?: number;
   height?: number;
 }
-
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.json': 'application/json',
-  '.woff2': 'font/woff2',
-};
 
 /** Must run before the app is ready (Electron's rule for privileged schemes). */
 export function registerScheme(e: ElectronLike): void {
@@ -122,8 +113,7 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
       if (!file) return new Response('not found', { status: 404 });
       try {
         const body = await readFile(file);
-        const ext = file.slice(file.lastIndexOf('.'));
-        return new Response(body, { headers: { 'Content-Type': MIME[ext] ?? 'application/octet-stream', 'Content-Security-Policy': CONTENT_SECURITY_POLICY } });
+        return new Response(body, { headers: { 'Content-Type': rendererContentType(file), 'Content-Security-Policy': CONTENT_SECURITY_POLICY } });
       } catch {
         return new Response('not found', { status: 404 });
       }

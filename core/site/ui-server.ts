@@ -19,6 +19,7 @@ import type { Duplex } from 'node:stream';
 import { join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiValidationError, validateCall } from './api-validate.ts';
+import { rendererContentType } from './renderer-files.ts';
 import { PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
 
 export const SESSION_COOKIE = 'tilstand_session';
@@ -34,16 +35,6 @@ const SECURITY_HEADERS = {
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-store',
-};
-
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.json': 'application/json',
-  '.woff2': 'font/woff2',
 };
 
 export interface UiServerOptions {
@@ -196,7 +187,7 @@ export class UiServer {
     }
     try {
       const body = await readFile(file);
-      res.writeHead(200, { 'Content-Type': MIME[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', ...SECURITY_HEADERS });
+      res.writeHead(200, { 'Content-Type': rendererContentType(file), ...SECURITY_HEADERS });
       res.end(body);
     } catch {
       res.writeHead(404, { 'Content-Type': 'text/plain', ...SECURITY_HEADERS });

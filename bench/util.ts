@@ -3,7 +3,7 @@
 
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { localFileIO, type FileIO } from '../core/lsm/index.ts';
+import { ForwardingFileIO, localFileIO, type FileIO } from '../core/lsm/index.ts';
 
 export function median(xs: readonly number[]): number {
   const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
@@ -99,9 +99,11 @@ const zero = (): Record<IoCategory, number> => ({ data: 0, manifest: 0, snapshot
  * written through FileIO (core/lsm/file-io.ts), so `written` is the sum of the sizes of all files
  * ever written — those later deleted by compaction or expiration included.
  */
-export class CountingFileIO implements FileIO {
+export class CountingFileIO extends ForwardingFileIO {
   counts: IoCounts = { written: zero(), read: zero(), filesWritten: zero(), removed: 0 };
-  constructor(private readonly inner: FileIO = localFileIO) {}
+  constructor(inner: FileIO = localFileIO) {
+    super(inner);
+  }
   reset(): void {
     this.counts = { written: zero(), read: zero(), filesWritten: zero(), removed: 0 };
   }
@@ -114,50 +116,32 @@ export class CountingFileIO implements FileIO {
     this.counts.written[c] += n;
     this.counts.filesWritten[c]++;
   }
-  readFile(path: string): Buffer {
+  override readFile(path: string): Buffer {
     const b = this.inner.readFile(path);
     this.counts.read[categorize(path)] += b.length;
     return b;
   }
-  readFileIfExists(path: string): Buffer | undefined {
+  override readFileIfExists(path: string): Buffer | undefined {
     const b = this.inner.readFileIfExists(path);
     if (b) this.counts.read[categorize(path)] += b.length;
     return b;
   }
-  exists(path: string): boolean {
-    return this.inner.exists(path);
-  }
-  size(path: string): number {
-    return this.inner.size(path);
-  }
-  mtimeMs(path: string): number {
-    return this.inner.mtimeMs(path);
-  }
-  list(dir: string): string[] {
-    return this.inner.list(dir);
-  }
-  mkdirs(dir: string): void {
-    this.inner.mkdirs(dir);
-  }
-  writeNew(path: string, data: Uint8Array): void {
+  override writeNew(path: string, data: Uint8Array): void {
     this.inner.writeNew(path, data);
     this.wrote(path, data.length);
   }
-  createAtomic(path: string, data: Uint8Array): boolean {
+  override createAtomic(path: string, data: Uint8Array): boolean {
     const ok = this.inner.createAtomic(path, data);
     if (ok) this.wrote(path, data.length);
     return ok;
   }
-  replaceAtomic(path: string, data: Uint8Array): void {
+  override replaceAtomic(path: string, data: Uint8Array): void {
     this.inner.replaceAtomic(path, data);
     this.wrote(path, data.length);
   }
-  remove(path: string): void {
+  override remove(path: string): void {
     this.inner.remove(path);
     this.counts.removed++;
-  }
-  removeDir(dir: string): void {
-    this.inner.removeDir(dir);
   }
 }
 

@@ -209,3 +209,51 @@ export class LocalFileIO implements FileIO {
 }
 
 export const localFileIO: FileIO = new LocalFileIO();
+
+/**
+ * A FileIO that hands every call to another. Wrappers that watch or disturb some calls (byte
+ * counters, fault injectors) extend it and override only those; `stat` is offered exactly when
+ * the inner FileIO offers it.
+ */
+export class ForwardingFileIO implements FileIO {
+  readonly stat?: (path: string) => FileStat | undefined;
+  constructor(protected readonly inner: FileIO) {
+    if (inner.stat) this.stat = (path) => inner.stat!(path);
+  }
+  readFile(path: string): Buffer {
+    return this.inner.readFile(path);
+  }
+  readFileIfExists(path: string): Buffer | undefined {
+    return this.inner.readFileIfExists(path);
+  }
+  exists(path: string): boolean {
+    return this.inner.exists(path);
+  }
+  size(path: string): number {
+    return this.inner.size(path);
+  }
+  mtimeMs(path: string): number {
+    return this.inner.mtimeMs(path);
+  }
+  list(dir: string): string[] {
+    return this.inner.list(dir);
+  }
+  mkdirs(dir: string): void {
+    this.inner.mkdirs(dir);
+  }
+  writeNew(path: string, data: Uint8Array): void {
+    this.inner.writeNew(path, data);
+  }
+  createAtomic(path: string, data: Uint8Array): boolean {
+    return this.inner.createAtomic(path, data);
+  }
+  replaceAtomic(path: string, data: Uint8Array): void {
+    this.inner.replaceAtomic(path, data);
+  }
+  remove(path: string): void {
+    this.inner.remove(path);
+  }
+  removeDir(dir: string): void {
+    this.inner.removeDir(dir);
+  }
+}

@@ -12,7 +12,7 @@
 
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
-import { LocalFileIO, LsmError, type FileIO } from '../../../core/lsm/index.ts';
+import { ForwardingFileIO, LocalFileIO, LsmError } from '../../../core/lsm/index.ts';
 import { tempNameFor } from '../../../core/lsm/file-io.ts';
 
 export type Fault = 'ENOSPC' | 'EIO' | 'torn' | 'fsync' | 'remove-EIO';
@@ -29,34 +29,15 @@ function failure(op: string, path: string, code: 'ENOSPC' | 'EIO', what: string)
   return new LsmError('IOError', `${op} ${path} failed: ${code} (injected ${what})`, { path, cause });
 }
 
-export class FaultyFileIO implements FileIO {
-  readonly inner = new LocalFileIO();
+export class FaultyFileIO extends ForwardingFileIO {
   readonly injected: InjectedFault[] = [];
   /** Returns the fault for this call, or undefined to let it through. */
   decide: (op: FileOp, path: string) => Fault | undefined = () => undefined;
   /** Bytes of a partial write, as a fraction of the data (drawn by the test). */
   prefixFraction = 0.5;
 
-  readFile(path: string): Buffer {
-    return this.inner.readFile(path);
-  }
-  readFileIfExists(path: string): Buffer | undefined {
-    return this.inner.readFileIfExists(path);
-  }
-  exists(path: string): boolean {
-    return this.inner.exists(path);
-  }
-  size(path: string): number {
-    return this.inner.size(path);
-  }
-  mtimeMs(path: string): number {
-    return this.inner.mtimeMs(path);
-  }
-  list(dir: string): string[] {
-    return this.inner.list(dir);
-  }
-  mkdirs(dir: string): void {
-    this.inner.mkdirs(dir);
+  constructor() {
+    super(new LocalFileIO());
   }
 
   private fault(op: FileOp, path: string): Fault | undefined {
@@ -84,14 +65,14 @@ export class FaultyFileIO implements FileIO {
     throw failure(op, path, 'EIO', 'I/O error');
   }
 
-  writeNew(path: string, data: Uint8Array): void {
+  override writeNew(path: string, data: Uint8Array): void {
     const f = this.fault('writeNew', path);
     if (!f) return this.inner.writeNew(path, data);
     this.partial(path, data, f);
     this.raise('write', path, f);
   }
 
-  createAtomic(path: string, data: Uint8Array): boolean {
+  override createAtomic(path: string, data: Uint8Array): boolean {
     const f = this.fault('createAtomic', path);
     if (!f) return this.inner.createAtomic(path, data);
     // The temporary file is left behind, as after a failing write; the target never appears.
@@ -99,20 +80,16 @@ export class FaultyFileIO implements FileIO {
     this.raise('create', path, f);
   }
 
-  replaceAtomic(path: string, data: Uint8Array): void {
+  override replaceAtomic(path: string, data: Uint8Array): void {
     const f = this.fault('replaceAtomic', path);
     if (!f) return this.inner.replaceAtomic(path, data);
     this.partial(tempNameFor(path), data, f);
     this.raise('replace', path, f);
   }
 
-  remove(path: string): void {
+  override remove(path: string): void {
     const f = this.fault('remove', path);
     if (f) throw failure('remove', path, 'EIO', 'unlink failed');
     this.inner.remove(path);
-  }
-
-  removeDir(dir: string): void {
-    this.inner.removeDir(dir);
   }
 }

@@ -18,13 +18,11 @@
 // are a Corruption of `path`.
 
 import { randomBytes } from 'node:crypto';
-import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { bigintFromBytes, bigintToMinimalBytes } from '../binary-row.ts';
-import { corruption, LsmError, notSupported } from '../errors.ts';
+import { corruption, LsmError } from '../errors.ts';
+import { avroBlockFrame, avroHeader, compressAvroBlock, decompressAvroBlock, In, Out, readAvroHeader, type AvroWriteCodec } from './avro-block.ts';
 import type { DataType } from '../types.ts';
 import { isNestedAvroSchema, nestedAvroDecoder, nestedAvroSkipper, nestedAvroType, nestedAvroWriter } from './avro-nested.ts';
-import { zstdDecompressBounded } from './parquet/compression.ts';
-import { snappyCompress, snappyUncompressRaw } from './parquet/snappy.ts';
 
 export interface AvroDataColumn {
   name: string;
@@ -32,9 +30,8 @@ export interface AvroDataColumn {
   /** BIGINT → JS number instead of bigint (for _SEQUENCE_NUMBER). */
   asNumber?: boolean;
 }
-export type AvroDataCodec = 'null' | 'deflate' | 'snappy';
+export type AvroDataCodec = AvroWriteCodec;
 
-const MAGIC = [0x4f, 0x62, 0x6a, 0x01];
 /** Java's DataFileConstants.DEFAULT_SYNC_INTERVAL. */
 const SYNC_INTERVAL = 64000;
 
@@ -94,73 +91,6 @@ export function avroDataSchema(columns: readonly AvroDataColumn[]): object {
 
 // ---------------------------------------------------------------------------------------------
 // Writing.
-
-export class Out {
-  buf: Buffer;
-  pos = 0;
-  constructor(size: number) {
-    this.buf = Buffer.allocUnsafe(size);
-  }
-  ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
-    this.buf.copy(next, 0, 0, this.pos);
-    this.buf = next;
-  }
-  /** Zigzag varint of a safe integer. */
-  long(n: number): void {
-    this.ensure(10);
-    const b = this.buf;
-    let p = this.pos;
-    if (n >= -0x40000000 && n < 0x40000000) {
-      let z = ((n << 1) ^ (n >> 31)) >>> 0;
-      while (z >= 0x80) {
-        b[p++] = (z & 0x7f) | 0x80;
-        z >>>= 7;
-      }
-      b[p++] = z;
-    } else {
-      let z = n >= 0 ? n * 2 : -n * 2 - 1;
-      while (z >= 0x80) {
-        b[p++] = (z % 128) | 0x80;
-        z = Math.floor(z / 128);
-      }
-      b[p++] = z;
-    }
-    this.pos = p;
-  }
-  bigLong(v: bigint): void {
-    if (v > -4503599627370496n && v < 4503599627370496n) return this.long(Number(v));
-    this.ensure(10);
-    let z = v >= 0n ? v << 1n : (-v << 1n) - 1n;
-    while (z >= 0x80n) {
-      this.buf[this.pos++] = Number(z & 0x7fn) | 0x80;
-      z >>= 7n;
-    }
-    this.buf[this.pos++] = Number(z);
-  }
-  bytes(b: Uint8Array): void {
-    this.long(b.length);
-    this.ensure(b.length);
-    this.buf.set(b, this.pos);
-    this.pos += b.length;
-  }
-  string(s: string): void {
-    if (s.length <= 21) {
-      // ≤ 63 UTF-8 bytes: the zigzag length fits one byte; write the text first, then its length.
-      this.ensure(64);
-      const n = this.buf.write(s, this.pos + 1, 'utf8');
-      this.buf[this.pos] = n << 1;
-      this.pos += n + 1;
-      return;
-    }
-    const n = Buffer.byteLength(s, 'utf8');
-    this.long(n);
-    this.ensure(n);
-    this.buf.write(s, this.pos, n, 'utf8');
-    this.pos += n;
-  }
-}
 
 export type ValueWriter = (o: Out, v: unknown) => void;
 
@@ -229,57 +159,19 @@ export function valueWriter(t: DataType): ValueWriter {
   }
 }
 
-function compressBlock(codec: AvroDataCodec, data: Uint8Array): Uint8Array {
-  switch (codec) {
-    case 'null':
-      return data;
-    case 'deflate':
-      return new Uint8Array(deflateRawSync(data));
-    case 'snappy': {
-      const c = snappyCompress(data);
-      const out = new Uint8Array(c.length + 4);
-      out.set(c);
-      new DataView(out.buffer).setUint32(c.length, crc32(data) >>> 0, false);
-      return out;
-    }
-    default:
-      throw notSupported(`Avro data files: cannot write codec '${codec as string}'; use snappy, deflate or null`);
-  }
-}
-
-function headerBytes(schema: object, codec: string, sync: Uint8Array): Buffer {
-  const o = new Out(1024);
-  o.ensure(4);
-  for (const m of MAGIC) o.buf[o.pos++] = m;
-  o.long(2);
-  o.string('avro.schema');
-  o.bytes(Buffer.from(JSON.stringify(schema)));
-  o.string('avro.codec');
-  o.bytes(Buffer.from(codec));
-  o.long(0);
-  o.ensure(16);
-  o.buf.set(sync, o.pos);
-  o.pos += 16;
-  return o.buf.subarray(0, o.pos);
-}
-
 /** values[c][r], in-memory values per types.ts. Returns the complete container file. */
 export function writeAvroData(columns: readonly AvroDataColumn[], values: readonly unknown[][], rowCount: number, codec: AvroDataCodec): Uint8Array {
   const sync = randomBytes(16);
-  const parts: Uint8Array[] = [headerBytes(avroDataSchema(columns), codec, sync)];
+  const parts: Uint8Array[] = [avroHeader(avroDataSchema(columns), codec, sync)];
   const writers = columns.map((c) => valueWriter(c.type));
   const nullable = columns.map((c) => c.type.nullable);
   const nc = columns.length;
   const block = new Out(SYNC_INTERVAL + 4096);
   let inBlock = 0;
-  const frame = new Out(32);
   const flush = () => {
     if (inBlock === 0) return;
-    const data = compressBlock(codec, block.buf.subarray(0, block.pos));
-    frame.pos = 0;
-    frame.long(inBlock);
-    frame.long(data.length);
-    parts.push(Buffer.from(frame.buf.subarray(0, frame.pos)), codec === 'null' ? Buffer.from(data) : data, sync);
+    const data = compressAvroBlock(codec, block.buf.subarray(0, block.pos));
+    parts.push(avroBlockFrame(inBlock, data.length), codec === 'null' ? Buffer.from(data) : data, sync);
     block.pos = 0;
     inBlock = 0;
   };
@@ -307,63 +199,6 @@ export function writeAvroData(columns: readonly AvroDataColumn[], values: readon
 
 // ---------------------------------------------------------------------------------------------
 // Reading.
-
-export class In {
-  pos = 0;
-  constructor(
-    readonly b: Buffer,
-    readonly end: number,
-    readonly path: string,
-  ) {}
-  fail(what: string): never {
-    throw corruption(this.path, `Avro data: ${what}`);
-  }
-  /** Zigzag varint as a number (exact up to 2^53). */
-  long(): number {
-    const b = this.b;
-    let p = this.pos;
-    let byte = b[p++]!;
-    if (p > this.end) this.fail('record runs past its block');
-    if (byte < 0x80) {
-      this.pos = p;
-      return byte & 1 ? -((byte + 1) >>> 1) : byte >>> 1;
-    }
-    let n = byte & 0x7f;
-    let mul = 128;
-    for (let i = 1; i < 10; i++) {
-      if (p >= this.end) this.fail('varint runs past its block');
-      byte = b[p++]!;
-      n += (byte & 0x7f) * mul;
-      if (byte < 0x80) {
-        this.pos = p;
-        return n % 2 === 0 ? n / 2 : -(n + 1) / 2;
-      }
-      mul *= 128;
-    }
-    this.fail('varint longer than 10 bytes');
-  }
-  /** Zigzag varint as an exact bigint. */
-  bigLong(): bigint {
-    const start = this.pos;
-    let z = 0n;
-    let shift = 0n;
-    for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) this.fail('varint runs past its block');
-      const byte = this.b[this.pos++]!;
-      z |= BigInt(byte & 0x7f) << shift;
-      if (byte < 0x80) return z & 1n ? -((z + 1n) >> 1n) : z >> 1n;
-      shift += 7n;
-    }
-    this.pos = start;
-    this.fail('varint longer than 10 bytes');
-  }
-  take(n: number): number {
-    const at = this.pos;
-    if (n < 0 || at + n > this.end) this.fail(`value of ${n} bytes runs past its block`);
-    this.pos = at + n;
-    return at;
-  }
-}
 
 export type Decoder = (i: In) => unknown;
 
@@ -496,67 +331,17 @@ export function decoder(w: WriterField, col: AvroDataColumn, path: string): Deco
   }
 }
 
-function decompressBlock(codec: string, data: Buffer, path: string): Buffer {
-  try {
-    switch (codec) {
-      case 'null':
-        return data;
-      case 'deflate':
-        return inflateRawSync(data);
-      case 'snappy': {
-        if (data.length < 4) throw new Error('block shorter than its CRC');
-        // The uncompressed length is the snappy preamble, checked against the block's bytes.
-        const out = snappyUncompressRaw(data.subarray(0, data.length - 4));
-        if (crc32(out) >>> 0 !== data.readUInt32BE(data.length - 4)) throw corruption(path, 'Avro data: snappy block CRC32 mismatch');
-        return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-      }
-      case 'zstandard': {
-        const out = zstdDecompressBounded(data, Infinity);
-        return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-      }
-      default:
-        throw notSupported(`Avro codec '${codec}' in ${path} is not supported`);
-    }
-  } catch (e) {
-    if (e instanceof LsmError) throw e;
-    throw corruption(path, `Avro data: cannot decompress ${codec} block: ${(e as Error).message}`, e);
-  }
-}
-
 /**
  * Reads the requested columns (matched by name) of an Avro data file. values[c][r] in request
  * order; a column absent from the file is all nulls.
  */
 export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn[], path: string): { rowCount: number; columns: unknown[][] } {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (b.length < 4 || MAGIC.some((m, i) => b[i] !== m)) throw corruption(path, 'not an Avro container file (bad magic)');
-  const h = new In(b, b.length, path);
-  h.pos = 4;
-  const meta = new Map<string, Buffer>();
-  for (;;) {
-    let count = h.long();
-    if (count === 0) break;
-    if (count < 0) {
-      count = -count;
-      h.long();
-    }
-    for (let k = 0; k < count; k++) {
-      const kl = h.long();
-      const key = b.toString('utf8', h.take(kl), h.pos);
-      const vl = h.long();
-      meta.set(key, b.subarray(h.take(vl), h.pos));
-    }
-  }
-  const sync = b.subarray(h.take(16), h.pos);
-  const schemaBytes = meta.get('avro.schema');
-  if (!schemaBytes) throw corruption(path, 'Avro header has no avro.schema');
-  const codec = meta.has('avro.codec') ? meta.get('avro.codec')!.toString('utf8') : 'null';
-  let schema: { type?: unknown; fields?: unknown };
-  try {
-    schema = JSON.parse(schemaBytes.toString('utf8')) as typeof schema;
-  } catch (e) {
-    throw corruption(path, `bad Avro writer schema: ${(e as Error).message}`, e);
-  }
+  const header = readAvroHeader(b, path, 'Avro data');
+  const { codec, sync } = header;
+  let schema = header.schema as { type?: unknown; fields?: unknown };
+  const h = new In(b, b.length, path, 'Avro data');
+  h.pos = header.dataStart;
   // Old writers wrap the record in ["null", record].
   let topUnion = -1;
   if (Array.isArray(schema)) {
@@ -599,13 +384,13 @@ export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn
     const n = h.long();
     const size = h.long();
     if (n < 0 || size < 0) throw corruption(path, `negative Avro block count ${n} or size ${size}`);
-    const raw = decompressBlock(codec, b.subarray(h.take(size), h.pos), path);
+    const raw = decompressAvroBlock(codec, b.subarray(h.take(size), h.pos), path);
     const marker = b.subarray(h.take(16), h.pos);
     if (!marker.equals(sync)) throw corruption(path, `Avro data: sync marker mismatch after the block at ${h.pos - 16 - size}`);
     // Every record takes at least one byte (a Paimon schema has a field, and every field type
     // takes a byte or more): more records than bytes is damage, refused before the loop.
     if (n > raw.length) throw corruption(path, `Avro data: a block claims ${n} records in ${raw.length} bytes`);
-    const r = new In(raw, raw.length, path);
+    const r = new In(raw, raw.length, path, 'Avro data');
     for (let k = 0; k < n; k++) {
       if (topUnion >= 0 && r.long() !== topUnion) throw corruption(path, 'Avro data: null top-level record');
       const row = rowCount + k;

@@ -12,7 +12,7 @@
 
 import { LsmError } from '../errors.ts';
 import { isStringType, withNullable, type DataType } from '../types.ts';
-import { avroFieldType, decoder, describeWriterField, skipper, valueWriter, type Decoder, type In, type Out, type ValueWriter, type WriterField } from './avro-data.ts';
+import { avroFieldType, decoder, describeWriterField, skipper, valueWriter, type Decoder, type ValueWriter, type WriterField } from './avro-data.ts';
 
 const unsupported = (what: string, path: string) => new LsmError('NotSupported', `Avro data: ${what}`, { path });
 
@@ -100,24 +100,6 @@ function withNull(w: WriterField, d: Decoder): Decoder {
   };
 }
 
-/**
- * Reads Avro blocks (count, [size when negative], items…) until a zero count. Every item of a
- * Paimon schema takes at least one byte (no arrays of nulls), so a block claiming more items than
- * bytes remain is damage, refused before the loop: decoders would grow an array to that count.
- */
-function blocks(i: In, each: () => void): void {
-  for (;;) {
-    let n = i.long();
-    if (n === 0) return;
-    if (n < 0) {
-      n = -n;
-      i.long();
-    }
-    if (n > i.end - i.pos) i.fail(`an array or map block claims ${n} items in the ${i.end - i.pos} bytes left`);
-    for (let k = 0; k < n; k++) each();
-  }
-}
-
 interface KeyValueRecord {
   key: WriterField;
   value: WriterField;
@@ -141,7 +123,7 @@ export function nestedAvroDecoder(w: WriterField, t: DataType, path: string): De
     const d = withNull(iw, decoder(iw, { name: iw.name, type: t.element! }, path));
     return (i) => {
       const out: unknown[] = [];
-      blocks(i, () => out.push(d(i)));
+      i.blocks('Avro array or map', () => out.push(d(i)));
       return out;
     };
   }
@@ -151,7 +133,7 @@ export function nestedAvroDecoder(w: WriterField, t: DataType, path: string): De
     const kd = decoder({ name: `${w.name}.key`, prim: 'string', logical: undefined, size: undefined, nullBranch: -1 }, { name: 'key', type: withNullable(t.key!, false) }, path);
     return (i) => {
       const out = new Map<unknown, unknown>();
-      blocks(i, () => {
+      i.blocks('Avro array or map', () => {
         const k = kd(i);
         out.set(k, d(i));
       });
@@ -165,7 +147,7 @@ export function nestedAvroDecoder(w: WriterField, t: DataType, path: string): De
       const vd = withNull(kv.value, decoder(kv.value, { name: 'value', type: t.value! }, path));
       return (i) => {
         const out = new Map<unknown, unknown>();
-        blocks(i, () => {
+        i.blocks('Avro array or map', () => {
           const k = kd(i);
           if (k === null) i.fail(`null map key in '${w.name}'`);
           out.set(k, vd(i));
@@ -183,7 +165,7 @@ export function nestedAvroSkipper(nested: unknown, name: string, path: string): 
     const v = itemField(schema.values, `${name}{}`, path);
     const sv = withNull(v, skipper(v, path));
     return (i) => {
-      blocks(i, () => {
+      i.blocks('Avro array or map', () => {
         i.take(i.long());
         sv(i);
       });
@@ -195,7 +177,7 @@ export function nestedAvroSkipper(nested: unknown, name: string, path: string): 
     const sk = withNull(kv.key, skipper(kv.key, path));
     const sv = withNull(kv.value, skipper(kv.value, path));
     return (i) => {
-      blocks(i, () => {
+      i.blocks('Avro array or map', () => {
         sk(i);
         sv(i);
       });
@@ -205,7 +187,7 @@ export function nestedAvroSkipper(nested: unknown, name: string, path: string): 
   const it = itemField(schema.items, `${name}[]`, path);
   const si = withNull(it, skipper(it, path));
   return (i) => {
-    blocks(i, () => si(i));
+    i.blocks('Avro array or map', () => si(i));
     return null;
   };
 }

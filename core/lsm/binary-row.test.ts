@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   bigintToMinimalBytes,
@@ -10,10 +10,10 @@ import {
 import { isCorruption } from './errors.ts';
 import { decodeManifest } from './manifest.ts';
 import { parseType, timestampFromString } from './types.ts';
+import { PAIMON_FIXTURES, paimonFixturesAvailable } from './testing/shared.ts';
 
-const FIX = '/work/shared/fixtures/paimon';
-const haveFixtures = existsSync(FIX) || process.env.CI === 'true';
-if (!haveFixtures) console.warn('\n*** /work/shared is absent: SKIPPING binary-row fixture tests ***\n');
+const FIX = PAIMON_FIXTURES;
+const haveFixtures = paimonFixturesAvailable('the binary-row fixture tests');
 
 const T = (...s: string[]) => s.map(parseType);
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

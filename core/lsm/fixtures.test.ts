@@ -1,19 +1,15 @@
 // Tables written by Java Paimon (../shared/fixtures/paimon/, see PROVENANCE.md) read back with
 // the rows their provenance lists. Skips with a notice where ../shared is absent, never in CI.
 
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LsmError } from './errors.ts';
 import { Table } from './table.ts';
 import { castFunction } from './cast.ts';
+import { PAIMON_FIXTURES, paimonFixturesAvailable } from './testing/shared.ts';
 
-const FIXTURES = resolve(__dirname, '../../../shared/fixtures/paimon');
-const present = existsSync(FIXTURES);
-if (!present) {
-  if (process.env.CI === 'true') throw new Error(`Paimon fixtures missing at ${FIXTURES} (required in CI)`);
-  console.warn(`\n*** NOTICE: ${FIXTURES} is absent; the Java Paimon fixture tests are SKIPPED ***\n`);
-}
+const FIXTURES = PAIMON_FIXTURES;
+const present = paimonFixturesAvailable('the Java Paimon fixture tests');
 
 const rowText = (r: unknown[]) => r.map((v, i) => (i === 3 && typeof v === 'number' ? v.toFixed(1) : String(v))).join(',');
 

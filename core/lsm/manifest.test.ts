@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,17 +27,12 @@ import {
 import { partitionPath } from './partition-path.ts';
 import { snapshotFromJson, snapshotToJson } from './snapshot.ts';
 import { parseType } from './types.ts';
+import { PAIMON_FIXTURES, paimonCheck, paimonCheckAvailable, paimonFixturesAvailable } from './testing/shared.ts';
 
-const FIX = '/work/shared/fixtures/paimon';
+const FIX = PAIMON_FIXTURES;
 const MOR = `${FIX}/java13-pk-parquet-mor-partitioned-2buckets`;
-const CI = process.env.CI === 'true';
-const haveFixtures = existsSync(FIX) || CI;
-if (!haveFixtures) console.warn('\n*** /work/shared is absent: SKIPPING manifest fixture tests ***\n');
-const PAIMON_CHECK = '/work/shared/tools/paimon-check';
-/** The interpreter paimon-check runs with (its shebang, /usr/bin/python3), which may differ from PATH's python3. */
-const checkPython = existsSync(PAIMON_CHECK) ? (/^#!\s*(\S+)/.exec(readFileSync(PAIMON_CHECK, 'utf8'))?.[1] ?? 'python3') : 'python3';
-const havePyAvro = spawnSync(checkPython, ['-c', 'import avro, zstandard'], { encoding: 'utf8' }).status === 0;
-if (!havePyAvro && !CI) console.warn('\n*** python3-avro/python3-zstandard missing: SKIPPING the paimon-check table test ***\n');
+const haveFixtures = paimonFixturesAvailable('the manifest fixture tests');
+const havePaimonCheck = paimonCheckAvailable('the paimon-check test of a hand-built table');
 
 const avsc = createRequire(import.meta.url)('avsc') as typeof Avsc;
 const read = (p: string) => new Uint8Array(readFileSync(p));
@@ -251,7 +245,7 @@ describe('manifest encoding and merging', () => {
   });
 });
 
-describe.skipIf(!havePyAvro && !CI)('a hand-built table passes paimon-check', () => {
+describe.skipIf(!havePaimonCheck)('a hand-built table passes paimon-check', () => {
   it('writes schema, one Parquet data file, manifest, base and delta lists, snapshot-1 and LATEST', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tilstand-paimon-'));
     try {
@@ -319,9 +313,8 @@ describe.skipIf(!havePyAvro && !CI)('a hand-built table passes paimon-check', ()
         changelogRecordCount: null, watermark: null, statistics: null, properties: null, nextRowId: null,
       }));
       writeFileSync(join(table, 'snapshot', 'LATEST'), '1');
-      const r = spawnSync(PAIMON_CHECK, [table], { encoding: 'utf8' });
-      expect(r.stderr).toBe('');
-      expect(r.stdout.trim().split('\n').at(-1)).toBe('paimon-check: 0 problems, 1 live files');
+      const r = paimonCheck(table);
+      expect(r.output.trim().split('\n').at(-1)).toBe('paimon-check: 0 problems, 1 live files');
       expect(r.status).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });

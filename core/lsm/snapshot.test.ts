@@ -2,10 +2,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isCorruption } from './errors.ts';
 import { BATCH_COMMIT_IDENTIFIER, parseJsonExact, snapshotFromJson, snapshotToJson, tagFromJson, tagToJson, type Snapshot } from './snapshot.ts';
+import { PAIMON_FIXTURES, paimonFixturesAvailable } from './testing/shared.ts';
 
-const FIX = '/work/shared/fixtures/paimon';
-const haveFixtures = existsSync(FIX) || process.env.CI === 'true';
-if (!haveFixtures) console.warn('\n*** /work/shared is absent: SKIPPING snapshot fixture tests ***\n');
+const FIX = PAIMON_FIXTURES;
+const haveFixtures = paimonFixturesAvailable('the snapshot fixture tests');
 
 const base: Snapshot = {
   version: 3,

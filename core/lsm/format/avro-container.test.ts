@@ -1,14 +1,14 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type * as Avsc from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { isCorruption } from '../errors.ts';
 import { readAvroContainer, writeAvroContainer, type AvroWriteCodec } from './avro-container.ts';
+import { PAIMON_FIXTURES, paimonFixturesAvailable } from '../testing/shared.ts';
 
-const FIX = '/work/shared/fixtures/paimon';
-const haveFixtures = existsSync(FIX) || process.env.CI === 'true';
-if (!haveFixtures) console.warn('\n*** /work/shared is absent: SKIPPING avro-container fixture tests ***\n');
+const FIX = PAIMON_FIXTURES;
+const haveFixtures = paimonFixturesAvailable('the avro-container fixture tests');
 
 const schema = {
   type: 'record',

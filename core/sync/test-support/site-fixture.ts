@@ -2,7 +2,6 @@
 // loopback that counts completed PUTs per key, a TCP proxy that cuts connections at seeded byte
 // counts, and a seeded PRNG. Not imported by production code.
 
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -99,17 +98,8 @@ export const scanSorted = (t: Table, at: Parameters<Table['scanRows']>[0] = {}):
 // ---------------------------------------------------------------------------------------------
 // paimon-check
 
-export function avroAvailable(): boolean {
-  return spawnSync('/usr/bin/python3', ['-c', 'import avro'], { encoding: 'utf8' }).status === 0;
-}
-
-/** Runs paimon-check on a table directory; returns its problem count and output. */
-export function paimonCheck(tableDir: string): { problems: number; output: string } {
-  const r = spawnSync('/usr/bin/python3', ['/work/shared/tools/paimon-check', tableDir], { encoding: 'utf8' });
-  const output = `${r.stdout}${r.stderr}`;
-  const m = /paimon-check: (\d+) problems/.exec(output);
-  return { problems: m ? Number(m[1]) : -1, output };
-}
+/** The independent check of a table directory (../shared/tools/paimon-check), as core/lsm's tests run it. */
+export { paimonCheck, paimonCheckAvailable } from '../../lsm/testing/shared.ts';
 
 // ---------------------------------------------------------------------------------------------
 // s3rver on loopback, counting completed PUTs per key.

@@ -6,8 +6,7 @@
 // summary.md from every suite file of that mode (written to a temporary file and renamed, so two
 // suites finishing together never leave a torn summary; the last one to finish includes all).
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mulberry32 } from '../../../core/lsm/testing/prng.ts';
@@ -69,28 +68,7 @@ export async function until<T>(what: string, f: () => T | Promise<T>, ok: (v: T)
 // ---------------------------------------------------------------------------------------------
 // paimon-check (the independent Avro check of a table directory).
 
-const PAIMON_CHECK = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'tools', 'paimon-check');
-let avro: boolean | undefined;
-
-/** True when /usr/bin/python3 has python3-avro. Under CI=true its absence is a failure. */
-export function paimonCheckAvailable(): boolean {
-  if (avro === undefined) {
-    avro = existsSync(PAIMON_CHECK) && spawnSync('/usr/bin/python3', ['-c', 'import avro'], { encoding: 'utf8' }).status === 0;
-    if (!avro) {
-      const why = `paimon-check unavailable (${existsSync(PAIMON_CHECK) ? 'python3-avro missing' : `${PAIMON_CHECK} missing`})`;
-      if (IN_CI) throw new Error(`${why}: under CI=true the independent table check must run`);
-      console.warn(`\n*** SKIPPED: ${why} — tables are checked by core/lsm only ***\n`);
-    }
-  }
-  return avro;
-}
-
-export function paimonCheck(tableDir: string): { problems: number; output: string } {
-  const r = spawnSync('/usr/bin/python3', [PAIMON_CHECK, tableDir], { encoding: 'utf8' });
-  const output = `${r.stdout}${r.stderr}`;
-  const m = /paimon-check: (\d+) problems/.exec(output);
-  return { problems: m ? Number(m[1]) : -1, output };
-}
+export { paimonCheck, paimonCheckAvailable } from '../../../core/lsm/testing/shared.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Results summary.

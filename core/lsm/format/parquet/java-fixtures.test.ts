@@ -3,16 +3,13 @@
 // absent, except in CI.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseType } from '../../types.ts';
 import { readParquet, readParquetFooter, type ParquetReadColumn } from './index.ts';
-import { fixtureDir } from './test-support.ts';
+import { PAIMON_FIXTURES, paimonFixturesAvailable } from '../../testing/shared.ts';
 
-const here = fileURLToPath(new URL('.', import.meta.url));
-const ROOT = resolve(here, '../../../../../shared/fixtures/paimon');
-const root = fixtureDir(ROOT);
+const root = paimonFixturesAvailable('the Java Parquet fixture tests') ? PAIMON_FIXTURES : undefined;
 
 function parquetFiles(dir: string): string[] {
   const out: string[] = [];
@@ -33,7 +30,7 @@ const t = parseType;
 
 describe.skipIf(!root)('Java-written Parquet fixtures', () => {
   it('java13-pk-parquet-mor-partitioned-2buckets: footer as Java writes it', () => {
-    const file = parquetFiles(join(ROOT, 'java13-pk-parquet-mor-partitioned-2buckets'))[0]!;
+    const file = parquetFiles(join(PAIMON_FIXTURES, 'java13-pk-parquet-mor-partitioned-2buckets'))[0]!;
     const footer = readParquetFooter(readFileSync(file), file);
     expect(footer.columns).toEqual([
       { name: '_KEY_f0', fieldId: 1073741823, physicalType: 'BYTE_ARRAY', logicalType: 'STRING', required: true },
@@ -59,7 +56,7 @@ describe.skipIf(!root)('Java-written Parquet fixtures', () => {
       { name: 'f3', type: t('DOUBLE') },
     ];
     const latest = new Map<string, Record<string, unknown>>();
-    const files = parquetFiles(join(ROOT, 'java13-pk-parquet-mor-partitioned-2buckets'));
+    const files = parquetFiles(join(PAIMON_FIXTURES, 'java13-pk-parquet-mor-partitioned-2buckets'));
     expect(files.length).toBe(8);
     for (const file of files) {
       for (const row of rowsOf(file, request)) {
@@ -106,7 +103,7 @@ describe.skipIf(!root)('Java-written Parquet fixtures', () => {
       for (const f of ['s0', 's1']) if (a[f] !== b[f]) return (a[f] as string) > (b[f] as string);
       return (a._SEQUENCE_NUMBER as bigint) > (b._SEQUENCE_NUMBER as bigint);
     };
-    for (const file of parquetFiles(join(ROOT, 'java13-pk-parquet-schema-evolution-2level-partitions'))) {
+    for (const file of parquetFiles(join(PAIMON_FIXTURES, 'java13-pk-parquet-schema-evolution-2level-partitions'))) {
       for (const row of rowsOf(file, request)) {
         expect(row.v2).toBeNull();
         expect(typeof row._SEQUENCE_NUMBER).toBe('bigint');

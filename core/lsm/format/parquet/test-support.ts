@@ -2,7 +2,6 @@
 // generator, per-type value generators covering the edge cases, and hyparquet as the independent
 // second reader.
 
-import { existsSync } from 'node:fs';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { type DataType, parseType } from '../../types.ts';
@@ -171,15 +170,4 @@ export function sameAsHyparquet(t: DataType, v: unknown, h: unknown): boolean {
     default:
       return h === v;
   }
-}
-
-/**
- * The shared fixture directory, or undefined (with a loud notice) when it is absent outside CI.
- * In CI (`CI=true`) an absent directory is a failure, never a skip.
- */
-export function fixtureDir(dir: string): string | undefined {
-  if (existsSync(dir)) return dir;
-  if (process.env.CI === 'true') throw new Error(`fixture directory ${dir} is missing (CI=true: not skipping)`);
-  console.warn(`\n*** SKIPPING Java Parquet fixture tests: ${dir} is absent ***\n`);
-  return undefined;
 }

@@ -84,10 +84,14 @@ export function encodeDataFile(schema: TableSchema, fileName: string, columns: P
   return writeParquet(columns, values, rowCount, { compression });
 }
 
-/** Decodes the requested columns (by name) of a data file in the format its extension says. */
-export function decodeDataFile(bytes: Uint8Array, request: ParquetReadColumn[], path: string): { rowCount: number; columns: unknown[][] } {
-  if (formatOfPath(path) === 'avro') return readAvroData(bytes, request, path);
-  return readParquet(bytes, request, path);
+/**
+ * Decodes the requested columns (by name) of a data file in the format its extension says. With
+ * `expectRows` (the manifest's count) a file that counts otherwise is a Corruption, found before
+ * its columns are allocated.
+ */
+export function decodeDataFile(bytes: Uint8Array, request: ParquetReadColumn[], path: string, expectRows?: number): { rowCount: number; columns: unknown[][] } {
+  if (formatOfPath(path) === 'avro') return readAvroData(bytes, request, path, expectRows);
+  return readParquet(bytes, request, path, expectRows);
 }
 
 /**

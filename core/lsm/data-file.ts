@@ -710,7 +710,7 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   const plan = schema.isPrimaryKeyTable ? readPlan(schema) : undefined;
   let decoded: { rowCount: number; columns: Array<unknown[] | TypedColumn> };
   try {
-    decoded = plan && formatOfPath(path) === 'parquet' ? readParquetTyped(bytes, plan.request, path) : decodeDataFile(bytes, plan ? plan.request : readColumns(schema), path);
+    decoded = plan && formatOfPath(path) === 'parquet' ? readParquetTyped(bytes, plan.request, path, meta.rowCount) : decodeDataFile(bytes, plan ? plan.request : readColumns(schema), path, meta.rowCount);
   } catch (e) {
     // Every decode failure names the file; anything but a deliberate LsmError is damage.
     if (e instanceof LsmError && e.kind === 'Corruption') throw e;

@@ -189,6 +189,18 @@ describe('RunBuilder', () => {
     expectSameRows(readDataFile(localFileIO, schema, join(dir, 'x.avro'), meta), plain);
   });
 
+  it("refuses a data file whose own row count is not its manifest entry's, Parquet and Avro alike", () => {
+    for (const format of ['parquet', 'avro']) {
+      const schema = schemaOf({ 'file.format': format, 'file.compression': 'none' });
+      const records = randomRecords(mulberry32(seedFor(`count-${format}`)), 40);
+      const dir = tempDir();
+      const path = join(dir, `c.${format}`);
+      const meta = writeDataFile({ fileIO: localFileIO, schema, bucketDir: dir, fileName: `c.${format}`, run: runFromRecords(records, 2, 8), level: 5, fileSource: 1, creationTimeMs: 0 });
+      // Found by the decoder from the footer or the block headers, before the columns are sized.
+      expect(() => readDataFile(localFileIO, schema, path, { ...meta, rowCount: meta.rowCount + 1 })).toThrow(new RegExp(`${path}.*counts? ${meta.rowCount} (rows|records) where ${meta.rowCount + 1} were expected`));
+    }
+  });
+
   it('returns a fully packed run from packRun as it is', () => {
     const catalog = new Catalog(join(tempDir(), 'wh'));
     catalog.createDatabase('db', true);

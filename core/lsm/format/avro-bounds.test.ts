@@ -65,6 +65,12 @@ describe('Avro data files: counts are checked before they size anything', () => 
     expectCorruption(thrownLsmError(() => readAvroData(file, INT, '/data/count.avro')), '/data/count.avro', /a block claims 1000 records in 10 bytes/);
   });
 
+  it("a caller's record count (the manifest's) is checked against the block headers before any column is sized", () => {
+    const file = container(INT_SCHEMA, 'null', [{ n: 10, data: new Array(10).fill(2) }]);
+    expect(readAvroData(file, INT, 'ok', 10).rowCount).toBe(10);
+    expectCorruption(thrownLsmError(() => readAvroData(file, INT, '/data/count.avro', 11)), '/data/count.avro', /the block headers count 10 records where 11 were expected/);
+  });
+
   it('a file whose rows compress below a byte each still reads whole (its columns grow past the presize)', () => {
     const rows = 200_000;
     const cols: AvroDataColumn[] = [...INT, { name: 's', type: parseType('STRING') }];

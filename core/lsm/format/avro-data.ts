@@ -333,9 +333,10 @@ export function decoder(w: WriterField, col: AvroDataColumn, path: string): Deco
 
 /**
  * Reads the requested columns (matched by name) of an Avro data file. values[c][r] in request
- * order; a column absent from the file is all nulls.
+ * order; a column absent from the file is all nulls. With `expectRows` block headers that count
+ * otherwise are a Corruption, found before any column is allocated.
  */
-export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn[], path: string): { rowCount: number; columns: unknown[][] } {
+export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn[], path: string, expectRows?: number): { rowCount: number; columns: unknown[][] } {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const header = readAvroHeader(b, path, 'Avro data');
   const { codec, sync } = header;
@@ -368,6 +369,7 @@ export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn
     total += n;
   }
   h.pos = dataStart;
+  if (expectRows !== undefined && total !== expectRows) throw corruption(path, `Avro data: the block headers count ${total} records where ${expectRows} were expected`);
   // The block headers' counts are not checked until their blocks are decoded, so they size the
   // columns only up to the file's length (a record takes at least one byte; a file whose rows
   // compress below a byte each grows its columns past that as rows are written in order). A

@@ -244,6 +244,25 @@ describe('Parquet counts are checked before they size anything', () => {
     }
   });
 
+  it("a caller's row count (the manifest's) is checked against the footer's before any column is sized", () => {
+    // A consistent 2^28-row footer over three real rows: the fill of an absent column alone would
+    // be 2 GiB of slots. With the expected count it is refused from the footer.
+    const cols: ParquetColumn[] = [{ name: 'i', fieldId: 1, type: parseType('INT') }];
+    const good = writeParquet(cols, [[1, 2, 3]], 3, { compression: 'uncompressed' });
+    const bad = rebuild(good, {
+      footer: (fm) => {
+        fm[3] = 2 ** 28;
+        const rg = (fm[4] as TStruct[])[0]!;
+        rg[3] = 2 ** 28;
+        ((rg[1] as TStruct[])[0]![3] as TStruct)[5] = 2 ** 28;
+      },
+    });
+    const absent = [{ name: 'absent', type: cols[0]!.type }];
+    expect(readParquet(good, absent, 'ok', 3).columns).toEqual([[null, null, null]]);
+    expectCorruption(thrownLsmError(() => readParquet(bad, absent, '/data/rows.parquet', 3)), '/data/rows.parquet', /the footer counts 268435456 rows where 3 were expected/);
+    expectCorruption(thrownLsmError(() => readParquet(good, absent, '/data/rows.parquet', 4)), '/data/rows.parquet', /the footer counts 3 rows where 4 were expected/);
+  });
+
   it('PLAIN byte arrays: a count the page cannot hold is refused before the offset arrays', () => {
     const page = new Uint8Array(8); // two empty values
     expect(() => decodePlain(Physical.BYTE_ARRAY, 0, page, 0, 8, 100_000_000)).toThrow(DecodeError);

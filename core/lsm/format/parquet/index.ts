@@ -52,15 +52,16 @@ export interface ParquetFooterColumn {
 /**
  * Reads the requested columns (matched BY NAME, as Java Paimon does) from all row groups. A
  * requested column absent from the file → array of nulls (schema evolution). Returns values[c][r]
- * in request order. `path` is only for error messages.
+ * in request order. `path` is only for error messages. With `expectRows` a footer that counts
+ * other than that many rows is a Corruption, found before any column is allocated.
  */
-export function readParquet(bytes: Uint8Array, request: ParquetReadColumn[], path: string): { rowCount: number; columns: unknown[][] } {
-  return readColumns(bytes, request, path);
+export function readParquet(bytes: Uint8Array, request: ParquetReadColumn[], path: string, expectRows?: number): { rowCount: number; columns: unknown[][] } {
+  return readColumns(bytes, request, path, expectRows);
 }
 
 /** `readParquet`, with the columns requested `typed` that have a typed form as TypedColumns. */
-export function readParquetTyped(bytes: Uint8Array, request: ParquetReadColumn[], path: string): { rowCount: number; columns: Array<unknown[] | TypedColumn> } {
-  return readColumnsTyped(bytes, request, path);
+export function readParquetTyped(bytes: Uint8Array, request: ParquetReadColumn[], path: string, expectRows?: number): { rowCount: number; columns: Array<unknown[] | TypedColumn> } {
+  return readColumnsTyped(bytes, request, path, expectRows);
 }
 
 export function readParquetFooter(bytes: Uint8Array, path: string): { rowCount: number; columns: ParquetFooterColumn[] } {

@@ -62,9 +62,9 @@ export function readFooterColumns(bytes: Uint8Array, path: string): { rowCount: 
   };
 }
 
-export function readColumns(bytes: Uint8Array, request: ReadColumn[], path: string): { rowCount: number; columns: unknown[][] } {
+export function readColumns(bytes: Uint8Array, request: ReadColumn[], path: string, expectRows?: number): { rowCount: number; columns: unknown[][] } {
   // Without `typed` requests every column is a JS array.
-  return readColumnsTyped(bytes, request.map(({ typed: _, ...r }) => r), path) as { rowCount: number; columns: unknown[][] };
+  return readColumnsTyped(bytes, request.map(({ typed: _, ...r }) => r), path, expectRows) as { rowCount: number; columns: unknown[][] };
 }
 
 /** The typed array a `typed` request decodes into, or undefined when the column keeps JS values. */
@@ -89,8 +89,11 @@ function typedArrayFor(r: ReadColumn, physical: Physical, rowCount: number): Typ
  * `readColumns`, where a column requested `typed` whose type has a typed form comes back as a
  * TypedColumn (the same values, no JS value per row); every other column as a JS array.
  */
-export function readColumnsTyped(bytes: Uint8Array, request: ReadColumn[], path: string): { rowCount: number; columns: Array<unknown[] | TypedColumn> } {
+export function readColumnsTyped(bytes: Uint8Array, request: ReadColumn[], path: string, expectRows?: number): { rowCount: number; columns: Array<unknown[] | TypedColumn> } {
   const meta = footer(bytes, path);
+  // The caller's count (a data file's manifest entry) is checked before any column is allocated
+  // by the footer's: a damaged num_rows would otherwise size them, absent columns' null fill too.
+  if (expectRows !== undefined && meta.numRows !== expectRows) throw corruption(path, `Parquet: the footer counts ${meta.numRows} rows where ${expectRows} were expected`);
   const byName = new Map<string, number>();
   // Only top-level leaves match by name; leaves of ARRAY/MAP groups are read through nested.ts.
   meta.leaves.forEach((l, i) => {

@@ -38,6 +38,19 @@ describe('renderer store', () => {
     expect(sortByUrgency(store.getState().proposals).map((p) => p.id)).toEqual(['c', 'b', 'a']);
   });
 
+  it('selects the next proposal in the order the inbox shows them, wrapping at the end', async () => {
+    const { api } = fakeApi();
+    const store = createAppStore(api);
+    await store.getState().signIn('Kari', '1234');
+    const seen: string[] = [];
+    for (let k = 0; k < 4; k++) {
+      await store.getState().selectNext();
+      seen.push(store.getState().selected!.id);
+    }
+    // Arrival order is a, b, c; shown (and stepped through) most urgent first: c, b, a.
+    expect(seen).toEqual(['c', 'b', 'a', 'c']);
+  });
+
   it('records a stale outcome with its reason and refreshes the proposal', async () => {
     const { api, calls } = fakeApi();
     const store = createAppStore(api);

@@ -183,10 +183,12 @@ export function createAppStore(api: SiteApi): AppStore {
         await get().loadProposals();
       }),
       selectNext: async () => {
+        // The next row as the inbox shows them (most urgent first), not the order they arrived in.
         const { proposals, selected } = get();
         if (proposals.length === 0) return;
-        const i = selected ? proposals.findIndex((p) => p.id === selected.id) : -1;
-        await get().select(proposals[(i + 1) % proposals.length]!.id);
+        const shown = sortByUrgency(proposals);
+        const i = selected ? shown.findIndex((p) => p.id === selected.id) : -1;
+        await get().select(shown[(i + 1) % shown.length]!.id);
       },
       // state
       status: null,

@@ -152,6 +152,21 @@ function arrayBufferGrowth(f: () => void): number {
 
 const MiB = 1 << 20;
 
+/**
+ * A one-row-group, one-column file whose footer num_rows, row group num_rows and chunk num_values
+ * all claim `rows`: consistent, so only a check against something outside the footer refuses it.
+ */
+function claimingRows(file: Uint8Array, rows: number): Uint8Array {
+  return rebuild(file, {
+    footer: (fm) => {
+      fm[3] = rows;
+      const rg = (fm[4] as TStruct[])[0]!;
+      rg[3] = rows;
+      ((rg[1] as TStruct[])[0]![3] as TStruct)[5] = rows;
+    },
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 
 describe('Parquet counts are checked before they size anything', () => {
@@ -231,14 +246,7 @@ describe('Parquet counts are checked before they size anything', () => {
     // those against every flat chunk's num_values, so only several consistent fields get here.
     const cols: ParquetColumn[] = [{ name: 'i', fieldId: 1, type: parseType('INT') }];
     const good = writeParquet(cols, [[1, 2, 3]], 3, { compression: 'uncompressed' });
-    const bad = rebuild(good, {
-      footer: (fm) => {
-        fm[3] = 2 ** 33;
-        const rg = (fm[4] as TStruct[])[0]!;
-        rg[3] = 2 ** 33;
-        ((rg[1] as TStruct[])[0]![3] as TStruct)[5] = 2 ** 33;
-      },
-    });
+    const bad = claimingRows(good, 2 ** 33);
     for (const request of [[{ name: 'i', type: cols[0]!.type }], [{ name: 'absent', type: cols[0]!.type }]]) {
       expectCorruption(readError(bad, request, '/data/rows.parquet'), '/data/rows.parquet', /Invalid array length/);
     }
@@ -249,14 +257,7 @@ describe('Parquet counts are checked before they size anything', () => {
     // be 2 GiB of slots. With the expected count it is refused from the footer.
     const cols: ParquetColumn[] = [{ name: 'i', fieldId: 1, type: parseType('INT') }];
     const good = writeParquet(cols, [[1, 2, 3]], 3, { compression: 'uncompressed' });
-    const bad = rebuild(good, {
-      footer: (fm) => {
-        fm[3] = 2 ** 28;
-        const rg = (fm[4] as TStruct[])[0]!;
-        rg[3] = 2 ** 28;
-        ((rg[1] as TStruct[])[0]![3] as TStruct)[5] = 2 ** 28;
-      },
-    });
+    const bad = claimingRows(good, 2 ** 28);
     const absent = [{ name: 'absent', type: cols[0]!.type }];
     expect(readParquet(good, absent, 'ok', 3).columns).toEqual([[null, null, null]]);
     expectCorruption(thrownLsmError(() => readParquet(bad, absent, '/data/rows.parquet', 3)), '/data/rows.parquet', /the footer counts 268435456 rows where 3 were expected/);

@@ -156,6 +156,30 @@ describe('EmbeddedBroker authentication and ACL', () => {
     expect(b.metrics().subscribeRefused).toBe(3);
   });
 
+  it("keeps a client id with its first principal: another module can take neither the session nor the commands queued in it", async () => {
+    const b = await startBroker();
+    const id = `module-${SITE}-operations`;
+    const ops = client(b.port, 'operations', { clientId: id, clean: false });
+    await connected(ops);
+    await ops.subscribeAsync(`tilstand/${SITE}/commands/operations`, { qos: 1 });
+    // While the owner is connected: refused (CONNACK 2), and the owner is not cut off.
+    const thief = client(b.port, 'inventory', { clientId: id, clean: false });
+    await expect(connected(thief)).rejects.toThrow(/Identifier rejected/i);
+    expect(ops.connected).toBe(true);
+    // While the owner is away: a command queued in its session waits for the owner alone.
+    await ops.endAsync();
+    const til = client(b.port, 'tilstand');
+    await connected(til);
+    await til.publishAsync(`tilstand/${SITE}/commands/operations`, 'assign J-1', { qos: 1 });
+    const thief2 = client(b.port, 'inventory', { clientId: id, clean: false });
+    await expect(connected(thief2)).rejects.toThrow(/Identifier rejected/i);
+    const back = client(b.port, 'operations', { clientId: id, clean: false });
+    const got = new Promise<string>((resolve) => back.on('message', (_t, m) => resolve(m.toString())));
+    await connected(back);
+    expect(await got).toBe('assign J-1');
+    expect(b.metrics().authFailures).toBe(2);
+  });
+
   it('filterWithin handles wildcards on both sides', () => {
     expect(filterWithin('tilstand/s1/events/+/+', 'tilstand/s1/events/#')).toBe(true);
     expect(filterWithin('tilstand/s1/events', 'tilstand/s1/events/#')).toBe(true);

@@ -15,11 +15,16 @@
 //   - no PUBACK/PUBREC for an event topic before `onEvent` resolved for that packet;
 //   - a refused publish (ACL, sink failure, disk full past the hold limit) closes the client
 //     connection without an ack (MQTT 3.1.1 has no negative PUBACK; [MQTT-3.3.5-2]);
-//   - unauthenticated clients never reach CONNACK 0.
+//   - unauthenticated clients never reach CONNACK 0;
+//   - a client id stays with the principal that first connected with it (CONNACK 2, identifier
+//     rejected, for any other), so no module can take over another's session and its commands.
 import { Aedes, type AedesOptions, type Client, type PublishPacket, type Subscription } from 'aedes';
 import { readFileSync } from 'node:fs';
 import { isIP, createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
+
+/** Client ids whose owner the broker remembers (see EmbeddedBroker.idOwners). */
+const CLIENT_IDS_MAX = 10_000;
 
 export interface Principal {
   name: string;
@@ -151,6 +156,14 @@ export class EmbeddedBroker {
   private readonly aedes: Aedes;
   private readonly server: Server;
   private readonly principals = new WeakMap<Client, Principal>();
+  /**
+   * The principal each client id has connected as since the broker started. aedes hands a client
+   * id's session (its subscriptions, and the QoS 1 commands queued in it) to whoever connects with
+   * that id next and drops the connection holding it; bound to its first principal, an id cannot
+   * be taken by another module to read its commands or cut it off. The sessions live in aedes'
+   * memory, so this lives exactly as long; it holds one entry per id seen (CLIENT_IDS_MAX).
+   */
+  private readonly idOwners = new Map<string, string>();
   private readonly fifo = new WeakMap<Client, Release[]>();
   private readonly admitChain = new WeakMap<Client, Promise<void>>();
   private readonly sockets = new Set<Socket>();
@@ -259,12 +272,28 @@ export class EmbeddedBroker {
     this.o.credentials.verify(username, password.toString('utf8')).then(
       (p) => {
         if (!p) return refuse(4, 'bad username or password');
+        const owner = this.idOwners.get(client.id);
+        if (owner !== undefined && owner !== p.name) return refuse(2, `client id ${JSON.stringify(client.id)} belongs to another principal`);
+        if (owner === undefined) this.bindClientId(client.id, p.name);
         this.principals.set(client, p);
         this.m.connectionsAccepted++;
         done(null, true);
       },
       () => refuse(3, 'credential store unavailable'),
     );
+  }
+
+  private bindClientId(id: string, name: string): void {
+    if (this.idOwners.size >= CLIENT_IDS_MAX) {
+      // Forget the oldest ids not connected now (a module that restarts with a random id leaves one
+      // behind each time); a connected id keeps its owner. (aedes' typings omit its `clients` map.)
+      const connected = (this.aedes as unknown as { clients: Record<string, unknown> }).clients;
+      for (const old of this.idOwners.keys()) {
+        if (this.idOwners.size < CLIENT_IDS_MAX * 0.9) break;
+        if (!connected[old]) this.idOwners.delete(old);
+      }
+    }
+    this.idOwners.set(id, name);
   }
 
   private authorizeSubscribe(client: Client, sub: Subscription, cb: (e: Error | null, s?: Subscription | null) => void): void {

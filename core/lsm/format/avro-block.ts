@@ -99,7 +99,7 @@ export class In {
   fail(what: string): never {
     throw corruption(this.path, `${this.label}: ${what}`);
   }
-  /** Zigzag varint as a number (exact up to 2^53). */
+  /** Zigzag varint as a number; one beyond 2^53 (which a number cannot hold exactly) is a Corruption. */
   long(): number {
     const b = this.b;
     let p = this.pos;
@@ -116,6 +116,8 @@ export class In {
       byte = b[p++]!;
       n += (byte & 0x7f) * mul;
       if (byte < 0x80) {
+        // Past 2^53 the number would be rounded: a long that needs bigLong() is damage here.
+        if (n > Number.MAX_SAFE_INTEGER) this.fail('varint beyond 2^53');
         this.pos = p;
         return n % 2 === 0 ? n / 2 : -(n + 1) / 2;
       }

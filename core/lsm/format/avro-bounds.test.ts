@@ -65,6 +65,14 @@ describe('Avro data files: counts are checked before they size anything', () => 
     expectCorruption(thrownLsmError(() => readAvroData(file, INT, '/data/count.avro')), '/data/count.avro', /a block claims 1000 records in 10 bytes/);
   });
 
+  it('a varint beyond 2^53 (which a number would round) is a Corruption, in data files and manifests alike', () => {
+    // zigzag(2^60) = 2^61: eight continuation bytes and 0x20.
+    const huge = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20];
+    expectCorruption(thrownLsmError(() => readAvroData(container(INT_SCHEMA, 'null', [{ n: 1, data: huge }]), INT, '/data/big.avro')), '/data/big.avro', /varint beyond 2\^53/);
+    const schema = { type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] };
+    expectCorruption(thrownLsmError(() => readAvroContainer(Uint8Array.from(container(schema, 'null', [{ n: 1, data: huge }])), '/m/manifest-1')), '/m/manifest-1', /varint beyond 2\^53/);
+  });
+
   it("a caller's record count (the manifest's) is checked against the block headers before any column is sized", () => {
     const file = container(INT_SCHEMA, 'null', [{ n: 10, data: new Array(10).fill(2) }]);
     expect(readAvroData(file, INT, 'ok', 10).rowCount).toBe(10);

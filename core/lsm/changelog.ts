@@ -297,12 +297,12 @@ function distinctKeys(runs: RunData[][], compareKeys: (a: unknown[], b: unknown[
 export function changelogEntries(table: Table, s: Snapshot): ManifestEntry[] {
   if (!s.changelogManifestList) return [];
   const out: ManifestEntry[] = [];
-  for (const m of table.manifests.readList(s.changelogManifestList)) for (const e of table.manifests.readManifest(m)) out.push(e);
+  for (const m of table.manifests.readList(s.changelogManifestList, s.changelogManifestListSize)) for (const e of table.manifests.readManifest(m)) out.push(e);
   return out;
 }
 
 /** Names of the changelog manifests a snapshot lists (its list itself is in `referencedNames`). */
 export function changelogManifestNames(table: Table, s: Snapshot): string[] {
   if (!s.changelogManifestList) return [];
-  return table.manifests.readList(s.changelogManifestList).map((m) => m.fileName);
+  return table.manifests.readList(s.changelogManifestList, s.changelogManifestListSize).map((m) => m.fileName);
 }

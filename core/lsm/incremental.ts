@@ -144,7 +144,7 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
   }
   if (s.commitKind !== 'APPEND') return;
   const added: ManifestEntry[] = [];
-  for (const m of table.manifests.readList(s.deltaManifestList)) for (const e of table.manifests.readManifest(m)) if (e.kind === ADD) added.push(e);
+  for (const m of table.manifests.readList(s.deltaManifestList, s.deltaManifestListSize)) for (const e of table.manifests.readManifest(m)) if (e.kind === ADD) added.push(e);
   const schema = table.schema;
   if (!schema.isPrimaryKeyTable) {
     // Append tables: the added rows in write order, minus the positions the snapshot's deletion

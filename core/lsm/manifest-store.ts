@@ -43,10 +43,18 @@ export class ManifestStore {
     return bytes;
   }
 
-  readList(name: string): ManifestFileMeta[] {
+  /**
+   * A manifest list, checked against the size its snapshot records (null in snapshots of writers
+   * that record none). An Avro container cut right after its header or a block is a well-formed
+   * shorter file, so without the size a truncated list would read as fewer manifests.
+   */
+  readList(name: string, size: number | null): ManifestFileMeta[] {
     let metas = this.lists.get(name);
     if (!metas) {
-      metas = decodeManifestList(this.readFile(name, 'manifest list'), this.paths.manifestFile(name));
+      const path = this.paths.manifestFile(name);
+      const bytes = this.readFile(name, 'manifest list');
+      if (size !== null && bytes.length !== size) throw corruption(path, `size ${bytes.length} differs from the snapshot's ${size}`);
+      metas = decodeManifestList(bytes, path);
       remember(this.lists, name, metas);
     }
     return metas;
@@ -67,7 +75,7 @@ export class ManifestStore {
 
   /** Data manifests of a snapshot: its base list, then its delta list. */
   dataManifests(s: Snapshot): ManifestFileMeta[] {
-    return [...this.readList(s.baseManifestList), ...this.readList(s.deltaManifestList)];
+    return [...this.readList(s.baseManifestList, s.baseManifestListSize), ...this.readList(s.deltaManifestList, s.deltaManifestListSize)];
   }
 
   /** The live data files of a snapshot. */

@@ -454,6 +454,24 @@ describe('corruption is reported, never returned as rows', () => {
     }
   });
 
+  it('a manifest list cut right after its Avro header or a block (a well-formed, shorter container)', () => {
+    const t = written();
+    const w = t.newWriter();
+    w.writeRecord(row('k100', 'y', 100));
+    w.commit();
+    w.close();
+    const s = t.latestSnapshot()!;
+    const list = t.paths.manifestFile(s.deltaManifestList);
+    const bytes = readFileSync(list);
+    // Every block ends with the file's sync marker, and so does the header: cut after the first one.
+    const sync = bytes.subarray(bytes.length - 16);
+    const headerEnd = bytes.indexOf(sync) + 16;
+    expect(headerEnd).toBeGreaterThan(16);
+    expect(headerEnd).toBeLessThan(bytes.length);
+    truncateSync(list, headerEnd);
+    expect(() => fresh(t).scanRows()).toThrow(new RegExp(`corruption in ${list}: size ${headerEnd} differs from the snapshot's ${bytes.length}`));
+  });
+
   it('a damaged snapshot file and a missing manifest', () => {
     const t = written();
     writeFileSync(t.paths.snapshotFile(1), '{"version": 3, "id": 1, ');

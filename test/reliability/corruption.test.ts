@@ -7,7 +7,7 @@ import { copyFileSync, readdirSync, readFileSync, truncateSync, writeFileSync } 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../core/ingest/journal.ts';
-import { Catalog, isCorruption, LsmError, RowKind, Table } from '../../core/lsm/index.ts';
+import { Catalog, isCorruption, RowKind, Table } from '../../core/lsm/index.ts';
 import { int, LONG, mulberry32, pick, removeTempDirs, suiteSeed, tempDir, trialSeed, writeSummary } from './lib/common.ts';
 import { canon, rowsOf } from './lib/site-harness.ts';
 

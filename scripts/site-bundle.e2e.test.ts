@@ -26,6 +26,13 @@ const run = promisify(execFile);
 let dir: string | undefined;
 let child: ReturnType<typeof spawn> | undefined;
 afterEach(() => {
+  if (child?.pid && child.spawnargs[0] === '/bin/sh') {
+    try {
+      process.kill(-child.pid, 'SIGKILL'); // the whole group: the shell and anything it left
+    } catch {
+      // already gone
+    }
+  }
   if (child && child.exitCode === null && child.pid) child.kill('SIGKILL');
   child = undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -63,10 +70,14 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
     expect(existsSync(RENDERER_INDEX), 'the renderer is built first (vite build, as npm start and npm test do)').toBe(true);
     dir = mkdtempSync(join(tmpdir(), 'tilstand-bundle-'));
     const data = join(dir, 'data');
-    // Launched as npm start and the service launch it (core/site/v8-flags.ts SITE_LAUNCH).
-    child = spawn(process.execPath, [...SITE_LAUNCH.nodeFlags, SITE_BUNDLE, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer'], {
+    // Launched as `npm start -- <args>` runs it: package.json's start script through `sh -c`, the
+    // arguments appended, and a signal sent to the process npm started (npm forwards SIGINT and
+    // SIGTERM to it). Its own process group, so that a node left behind by the shell dies with it.
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+    child = spawn('/bin/sh', ['-c', `${pkg.scripts.start} "$@"`, 'sh', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer'], {
+      cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...SITE_LAUNCH.env },
+      detached: true,
     });
     let out = '';
     let err = '';

@@ -75,7 +75,8 @@ describe('site launch settings (SITE_LAUNCH)', () => {
 
   it('npm start launches the site bundle with them', () => {
     const pkg = JSON.parse(source('package.json')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.start).toBe([...envWords, 'node', ...SITE_LAUNCH.nodeFlags, 'dist/site/tilstand.mjs', 'start'].join(' '));
+    // `exec`: the shell npm runs the script in becomes node, so a signal npm forwards reaches the site.
+    expect(pkg.scripts.start).toBe([...envWords, 'exec', 'node', ...SITE_LAUNCH.nodeFlags, 'dist/site/tilstand.mjs', 'start'].join(' '));
   });
 
   it('the systemd unit launches the site bundle with them', () => {

@@ -227,6 +227,22 @@ export function readAvroHeader(b: Buffer, path: string, label = 'Avro'): AvroHea
   return { schema, codec, sync, dataStart: h.pos };
 }
 
+/** The next block's frame: its record count and byte size (a negative one is damage). */
+export function readAvroBlockFrame(r: In): { count: number; size: number } {
+  const count = r.long();
+  const size = r.long();
+  if (count < 0 || size < 0) throw corruption(r.path, `negative Avro block count ${count} or size ${size}`);
+  return { count, size };
+}
+
+/** The next block: its frame, its records' bytes decompressed, and the sync marker after it checked. */
+export function readAvroBlock(r: In, codec: string, sync: Buffer): { count: number; data: Buffer } {
+  const { count, size } = readAvroBlockFrame(r);
+  const data = decompressAvroBlock(codec, r.bytes(size), r.path);
+  if (!r.bytes(16).equals(sync)) r.fail(`sync marker mismatch after the block at ${r.pos - 16 - size}`);
+  return { count, data };
+}
+
 export function compressAvroBlock(codec: AvroWriteCodec, data: Uint8Array): Uint8Array {
   switch (codec) {
     case 'null':
@@ -245,7 +261,7 @@ export function compressAvroBlock(codec: AvroWriteCodec, data: Uint8Array): Uint
   }
 }
 
-export function decompressAvroBlock(codec: string, data: Buffer, path: string): Buffer {
+function decompressAvroBlock(codec: string, data: Buffer, path: string): Buffer {
   try {
     switch (codec) {
       case 'null':

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as Avsc from 'avsc';
 import { corruption, invalidArgument } from '../errors.ts';
-import { avroBlockFrame, avroHeader, compressAvroBlock, decompressAvroBlock, In, readAvroHeader, type AvroWriteCodec } from './avro-block.ts';
+import { avroBlockFrame, avroHeader, compressAvroBlock, In, readAvroBlock, readAvroHeader, type AvroWriteCodec } from './avro-block.ts';
 
 // avsc is CommonJS without ESM named exports.
 const require = createRequire(import.meta.url);
@@ -155,11 +155,7 @@ export function readAvroContainer(bytes: Uint8Array, path: string): AvroContaine
   collectNamed(schema, named, undefined);
   const records: unknown[] = [];
   while (r.pos < b.length) {
-    const n = r.long();
-    const size = r.long();
-    if (n < 0 || size < 0) throw corruption(path, `negative Avro block count ${n} or size ${size}`);
-    const buf = decompressAvroBlock(codec, r.bytes(size), path);
-    if (!r.bytes(16).equals(sync)) throw corruption(path, `sync marker mismatch after block at ${r.pos - 16 - size}`);
+    const { count: n, data: buf } = readAvroBlock(r, codec, sync);
     // The block's records walked first, bounds-checked (checkValue), so a damaged count is
     // Corruption here and never reaches avsc.
     const check = new In(buf, buf.length, path);

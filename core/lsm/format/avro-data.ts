@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { bigintFromBytes, bigintToMinimalBytes } from '../binary-row.ts';
 import { corruption, LsmError } from '../errors.ts';
-import { avroBlockFrame, avroHeader, compressAvroBlock, decompressAvroBlock, In, Out, readAvroHeader, type AvroWriteCodec } from './avro-block.ts';
+import { avroBlockFrame, avroHeader, compressAvroBlock, In, Out, readAvroBlock, readAvroBlockFrame, readAvroHeader, type AvroWriteCodec } from './avro-block.ts';
 import type { DataType } from '../types.ts';
 import { isNestedAvroSchema, nestedAvroDecoder, nestedAvroSkipper, nestedAvroType, nestedAvroWriter } from './avro-nested.ts';
 
@@ -361,12 +361,9 @@ export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn
   const dataStart = h.pos;
   let total = 0;
   while (h.pos < b.length) {
-    const n = h.long();
-    const size = h.long();
-    if (n < 0 || size < 0) throw corruption(path, `negative Avro block count ${n} or size ${size}`);
-    h.take(size);
-    h.take(16);
-    total += n;
+    const { count, size } = readAvroBlockFrame(h);
+    h.take(size + 16);
+    total += count;
   }
   h.pos = dataStart;
   if (expectRows !== undefined && total !== expectRows) throw corruption(path, `Avro data: the block headers count ${total} records where ${expectRows} were expected`);
@@ -383,12 +380,7 @@ export function readAvroData(bytes: Uint8Array, request: readonly AvroDataColumn
   const decoders = steps.map((s) => s.decode);
   let rowCount = 0;
   while (h.pos < b.length) {
-    const n = h.long();
-    const size = h.long();
-    if (n < 0 || size < 0) throw corruption(path, `negative Avro block count ${n} or size ${size}`);
-    const raw = decompressAvroBlock(codec, b.subarray(h.take(size), h.pos), path);
-    const marker = b.subarray(h.take(16), h.pos);
-    if (!marker.equals(sync)) throw corruption(path, `Avro data: sync marker mismatch after the block at ${h.pos - 16 - size}`);
+    const { count: n, data: raw } = readAvroBlock(h, codec, sync);
     // Every record takes at least one byte (a Paimon schema has a field, and every field type
     // takes a byte or more): more records than bytes is damage, refused before the loop.
     if (n > raw.length) throw corruption(path, `Avro data: a block claims ${n} records in ${raw.length} bytes`);

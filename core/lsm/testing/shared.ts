@@ -7,12 +7,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-const IN_CI = process.env.CI === 'true';
+// CI=1 as well: the reliability suites' paimon-check, which this replaced, counted it as CI.
+const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
 
 /** ../shared, beside the checkout. */
-export const SHARED_DIR = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared');
+const SHARED_DIR = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared');
 export const PAIMON_FIXTURES = join(SHARED_DIR, 'fixtures', 'paimon');
-export const PAIMON_CHECK = join(SHARED_DIR, 'tools', 'paimon-check');
+const PAIMON_CHECK = join(SHARED_DIR, 'tools', 'paimon-check');
 
 /** True when `why` is unset; else a notice that `what` is skipped, or under CI=true an error. */
 function availableOrSkip(why: string | undefined, what: string): boolean {

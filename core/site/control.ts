@@ -6,10 +6,11 @@
 //           | {"id": 1, "ok": false, "error": {"kind": "…", "message": "…"}}
 //
 // Ops are whatever handlers the site registers (site.ts: status, deadletters.list,
-// deadletters.replay, contracts.list, contracts.add, stop). Requests on one connection are
-// answered in order. Limits: a request line of at most `requestBytesMax`; at most
-// `connectionsMax` connections at once (more are closed at once); an idle connection is closed
-// after `idleMs`.
+// deadletters.replay, contracts.list, contracts.add, agent.run, sync.now, prune, stop, and the
+// inbox's). Requests on one connection are answered in order. Limits: a request line of at most
+// `requestBytesMax`; at most `connectionsMax` connections at once (more are closed at once); an
+// idle connection is closed after `idleMs` (the clock stops while one of its requests is being
+// answered).
 //
 // Stale socket: a socket file left by a crashed site answers connect with ECONNREFUSED; it is
 // removed and the listener takes its place. A socket that accepts a connection belongs to a
@@ -20,7 +21,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export type ControlHandler = (args: Record<string, unknown>) => unknown | Promise<unknown>;
 
-export type ControlErrorKind = 'AlreadyRunning' | 'NotRunning' | 'UnknownOp' | 'InvalidArgument' | 'Failed' | 'Timeout';
+export type ControlErrorKind = 'AlreadyRunning' | 'NotRunning' | 'NotConfigured' | 'UnknownOp' | 'InvalidArgument' | 'Failed' | 'Timeout';
 
 export class ControlError extends Error {
   readonly kind: ControlErrorKind;
@@ -106,7 +107,9 @@ export class ControlServer {
       return;
     }
     this.sockets.add(s);
+    // Idle = no request being answered: a long op (sync.now, agent.run) keeps its connection.
     s.setTimeout(this.o.idleMs, () => s.destroy());
+    let inFlight = 0;
     s.once('close', () => this.sockets.delete(s));
     s.on('error', () => s.destroy());
     let buffer = '';
@@ -123,9 +126,14 @@ export class ControlServer {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         if (line.trim() === '') continue;
+        if (inFlight++ === 0) s.setTimeout(0);
         chain = chain.then(async () => {
-          const answer = await this.answer(line);
-          if (!s.destroyed) s.write(`${JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
+          try {
+            const answer = await this.answer(line);
+            if (!s.destroyed) s.write(`${JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
+          } finally {
+            if (--inFlight === 0 && !s.destroyed) s.setTimeout(this.o.idleMs);
+          }
         });
       }
     });

@@ -1,4 +1,5 @@
-// One writer per table. The lock is a hidden file in the table directory (`.writer.lock`,
+// One writer per table (and, with the same lock, one HQ sync sender per data directory:
+// core/sync/engine.ts). The lock is a hidden file in the table directory (`.writer.lock`,
 // ignored by Paimon's listings) created with O_EXCL and holding the owner's pid, host and a
 // token. A lock whose process is gone (kill -9, power cut) is stale and is taken over; a live
 // owner makes a second writer fail with Conflict naming the pid. Readers never take it.
@@ -35,9 +36,13 @@ export class WriterLock {
     private readonly token: string,
   ) {}
 
-  static acquire(path: string, what: string): WriterLock {
+  /**
+   * Takes the lock at `path` for `what` (named in errors). `rule` ends the message a live
+   * owner's Conflict gives (default: the table writer's rule).
+   */
+  static acquire(path: string, what: string, rule = 'one writer per table'): WriterLock {
     if (heldInProcess.has(path)) {
-      throw new LsmError('Conflict', `${what} already has a writer in this process`, { path });
+      throw new LsmError('Conflict', `${what} already has a writer in this process; ${rule}`, { path });
     }
     const content: LockContent = { pid: process.pid, host: hostname(), token: randomUUID(), sinceMs: Date.now() };
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -62,7 +67,7 @@ export class WriterLock {
       if (holder && holder.host === content.host && holder.pid !== process.pid && alive(holder.pid)) {
         throw new LsmError(
           'Conflict',
-          `${what} is being written by process ${holder.pid} since ${new Date(holder.sinceMs).toISOString()}; one writer per table`,
+          `${what} is being written by process ${holder.pid} since ${new Date(holder.sinceMs).toISOString()}; ${rule}`,
           { path },
         );
       }

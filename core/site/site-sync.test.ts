@@ -4,9 +4,24 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
+import { SyncEngine } from '../sync/engine.ts';
+import { DirectoryTarget } from '../sync/targets/directory.ts';
+import { main } from './cli/main.ts';
 import { Site } from './site.ts';
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d) => (out += d));
+  stderr.on('data', (d) => (err += d));
+  const code = await main(args, { stdin: Readable.from([]), stdout, stderr });
+  return { code, out, err };
+}
 
 const dirs: string[] = [];
 const sites: Site[] = [];
@@ -37,6 +52,59 @@ describe('Site with an HQ target', () => {
     expect(status.lastSuccessMs).not.toBeNull();
     expect(site.metrics()).toMatch(/tilstand_sync_healthy\{site="demo"\} 1/);
     expect(site.metrics()).toMatch(/tilstand_sync_pending_items\{site="demo"\} \d+/);
+  }, 120_000);
+
+  it('`tilstand sync now` asks the running site; a second sender on the directory is refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-sync-now-'));
+    dirs.push(dir);
+    const data = join(dir, 'data');
+    const hq = join(dir, 'hq');
+    const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000, hq, syncIntervalMs: 600_000, agentTimer: false });
+    sites.push(site);
+    for (let i = 0; i < 100 && site.catalog.getTable({ database: 'site_demo', table: 'stock' }).scanRows().length === 0; i++) {
+      site.ingestor.commitAll();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // The site's engine holds <data>/sync.lock: another engine (another process's `sync now`, or
+    // this one's) would send the same steps again and write HQ's pointers out of order.
+    expect(() => new SyncEngine({ dataDir: data, site: 'demo', target: new DirectoryTarget(join(dir, 'other')) })).toThrow(/one sender per data directory/);
+    const now = await cli(['sync', 'now', '--data', data]);
+    expect(now.err).toBe('');
+    expect(now.code).toBe(0);
+    expect(now.out).toMatch(new RegExp(`^planned \\d+ units .*sent \\d+ bytes \\(by the site running on ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`));
+    expect(now.out).toMatch(/pending: +0 items/);
+    expect(existsSync(join(hq, 'site_demo.db', 'stock', 'snapshot', 'LATEST'))).toBe(true);
+    // The same target may be named; another one is refused, naming the site's.
+    expect((await cli(['sync', 'now', '--data', data, '--hq', hq, '--json'])).code).toBe(0);
+    const other = await cli(['sync', 'now', '--data', data, '--hq', join(dir, 'other')]);
+    expect(other.code).toBe(2);
+    expect(other.err).toContain(`syncs to ${hq}, not ${join(dir, 'other')}`);
+    expect(existsSync(join(dir, 'other'))).toBe(false);
+    // Stopped, the site gives the lock back: the command then syncs the directory itself.
+    await site.stop();
+    sites.pop();
+    expect(existsSync(join(data, 'sync.lock'))).toBe(false);
+    const offline = await cli(['sync', 'now', '--data', data, '--hq', hq]);
+    expect(offline.code).toBe(0);
+    expect(offline.out).not.toContain('by the site running');
+  }, 120_000);
+
+  it('a running site without an HQ target leaves `sync now` to the command', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-sync-none-'));
+    dirs.push(dir);
+    const data = join(dir, 'data');
+    const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000, agentTimer: false });
+    sites.push(site);
+    expect(site.sync).toBeUndefined();
+    for (let i = 0; i < 100 && site.catalog.getTable({ database: 'site_demo', table: 'stock' }).scanRows().length === 0; i++) {
+      site.ingestor.commitAll();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const r = await cli(['sync', 'now', '--data', data, '--hq', join(dir, 'usb')]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).not.toContain('by the site running');
+    expect(existsSync(join(dir, 'usb', 'site_demo.db', 'stock', 'snapshot', 'LATEST'))).toBe(true);
   }, 120_000);
 
   it('after a restore, asks each module once to resend what came after the restored state', async () => {

@@ -155,6 +155,8 @@ export class Site {
   private siteService: SiteService | undefined;
   /** Sync to HQ, when a target is configured. */
   sync: SyncEngine | undefined;
+  /** The HQ target this run syncs to, as given (`--hq` or config `hq.target`). */
+  private hqTarget: string | undefined;
   private readonly userStore: UserStore;
   private tickTimer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
@@ -275,11 +277,12 @@ export class Site {
       log: this.log,
     });
     const hqTarget = o.hq ?? c.hq.target;
+    this.hqTarget = hqTarget ?? undefined;
     if (hqTarget) {
       // Offline-first: the engine keeps its outbox in site.db and retries until HQ answers.
       this.sync = new SyncEngine({ dataDir: this.data, site: c.site, target: openTarget(hqTarget, { site: c.site }), catalog: { cacheBudget: this.ingest.catalog.cacheBudget }, log: this.log });
       this.sync.start(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS);
-      this.log(`sync to ${hqTarget.replace(/\/\/[^@/]*@/, '//…@')} every ${(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS) / 1000} s`);
+      this.log(`sync to ${redactTarget(hqTarget)} every ${(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS) / 1000} s`);
     }
     this.siteService = new SiteService(this, { sync: this.sync ?? null });
 
@@ -548,6 +551,21 @@ export class Site {
       // proposals/decide/agent from the CLI (core/site/cli/agent-cli.ts); `agent.run` commits first.
       ...(this.decisionParts ? agentControlHandlers(this.decisionParts.agent, this.decisionParts.inbox) : []),
       ['agent.run', () => this.runAgent()],
+      // `tilstand sync now` on a running site: its engine holds the sender lock (core/sync/engine.ts).
+      [
+        'sync.now',
+        (a) => {
+          if (!this.sync || this.hqTarget === undefined) {
+            throw Object.assign(new Error(`the site running on ${this.data} has no HQ target (config hq.target, or start --hq)`), { kind: 'NotConfigured' });
+          }
+          if (a.hq !== undefined && (typeof a.hq !== 'string' || !sameTarget(a.hq, this.hqTarget))) {
+            throw Object.assign(new Error(`the site running on ${this.data} syncs to ${redactTarget(this.hqTarget)}, not ${typeof a.hq === 'string' ? redactTarget(a.hq) : String(a.hq)}; leave out --hq, or stop the site first`), { kind: 'InvalidArgument' });
+          }
+          const rounds = a.maxRounds === undefined ? 5 : a.maxRounds;
+          if (typeof rounds !== 'number' || !Number.isSafeInteger(rounds) || rounds < 1) throw Object.assign(new Error('maxRounds: expected a positive integer'), { kind: 'InvalidArgument' });
+          return this.sync.syncNow(rounds);
+        },
+      ],
       ['prune', async () => (await this.prune(), journalState(this.ingest.journal))],
       [
         'stop',
@@ -596,4 +614,15 @@ export class Site {
     await step('site.db', () => this.siteDb.close());
     this.log('site stopped');
   }
+}
+
+/** A target's text for logs and messages: credentials in a URL's authority hidden. */
+function redactTarget(text: string): string {
+  return text.replace(/\/\/[^@/]*@/, '//…@');
+}
+
+/** True when two target texts name the same place (a directory's path resolved, an s3:// URL as written). */
+function sameTarget(a: string, b: string): boolean {
+  const norm = (t: string) => (t.startsWith('s3://') ? t : resolve(t.startsWith('file://') ? fileURLToPath(t) : t));
+  return norm(a) === norm(b);
 }

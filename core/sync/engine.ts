@@ -10,6 +10,15 @@
 //                          before its files are at HQ and verified. A failed step is retried later
 //                          with exponential backoff and jitter; other units go on meanwhile.
 //   start(ms) / stop()     the loop; status() the health: progress, not "connected".
+//   syncNow()              plans and runs until nothing is pending (bounded rounds), queued
+//                          behind the loop's tick in flight: `tilstand sync now` on a running
+//                          site (control op `sync.now`) and on a stopped one.
+//
+// One sender per data directory: the engine holds `<data>/sync.lock` (core/lsm/writer-lock.ts:
+// pid, host, token; a dead owner's lock is taken over) from construction to close(). A second
+// engine on the same directory — `tilstand sync now` while the site syncs, two `sync now` at
+// once — fails with Conflict instead of sending the same steps twice and writing HQ's pointers
+// out of order. In one process, the loop and syncNow() take turns (`exclusive`).
 //
 // Snapshot hold: while a table's snapshot N is being shipped, tag `sync-N` on the site table keeps
 // its files from expiring (a tag pins exactly that snapshot's files; a consumer would pin N and
@@ -22,6 +31,7 @@ import { join, relative, sep } from 'node:path';
 import type Database from 'better-sqlite3';
 import { Catalog, LsmError, type Table, type TableOpenOptions } from '../lsm/index.ts';
 import { snapshotToJson } from '../lsm/snapshot.ts';
+import { WriterLock } from '../lsm/writer-lock.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
 import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
@@ -97,6 +107,17 @@ export interface RunResult {
   skipped: number;
 }
 
+/** What syncNow() did: its plan, the bytes it sent, and the status after. */
+export interface SyncNowResult {
+  plan: PlanResult;
+  sentBytes: number;
+  rounds: number;
+  status: SyncStatus;
+}
+
+/** The sender lock's file in a data directory. */
+export const SYNC_LOCK_FILE = 'sync.lock';
+
 const DEFAULT_PRIORITY_TABLES = ['approval_inbox', 'decision_log'];
 const PRIORITY = { first: 0, contracts: 1, bulk: 2 } as const;
 
@@ -151,10 +172,25 @@ export class SyncEngine {
   /** Set by stop(): runOnce ends after the step in flight. */
   private halt = false;
 
+  /** Held from construction to close(): one sender per data directory. */
+  private readonly lock: WriterLock;
+  /** The loop's ticks and syncNow() run one at a time, in call order. */
+  private turn: Promise<unknown> = Promise.resolve();
+
   constructor(readonly o: SyncEngineOptions) {
+    this.lock = WriterLock.acquire(
+      join(o.dataDir, SYNC_LOCK_FILE),
+      `the HQ sync outbox of ${o.dataDir}`,
+      'one sender per data directory (`tilstand sync now` asks a running site to sync)',
+    );
     this.ownsDb = o.db === undefined;
-    this.outbox = new Outbox(o.db ?? openOutboxDb(join(o.dataDir, 'site.db')));
-    if (!this.ownsDb) ensureOutboxSchema(this.outbox.db);
+    try {
+      this.outbox = new Outbox(o.db ?? openOutboxDb(join(o.dataDir, 'site.db')));
+      if (!this.ownsDb) ensureOutboxSchema(this.outbox.db);
+    } catch (e) {
+      this.lock.release();
+      throw e;
+    }
     this.clock = o.clock ?? Date.now;
     this.random = o.random ?? Math.random;
     this.bucket = o.bandwidthBytesPerSecond ? new TokenBucket(o.bandwidthBytesPerSecond) : undefined;
@@ -502,11 +538,14 @@ export class SyncEngine {
       this.timer = undefined;
       if (this.stopped) return;
       try {
-        if (this.clock() - lastPlan >= intervalMs) {
-          lastPlan = this.clock();
-          await this.enqueueSnapshotSync();
-        }
-        await this.runOnce();
+        await this.exclusive(async () => {
+          if (this.stopped) return;
+          if (this.clock() - lastPlan >= intervalMs) {
+            lastPlan = this.clock();
+            await this.enqueueSnapshotSync();
+          }
+          await this.runOnce();
+        });
       } catch (e) {
         this.log(`sync: ${errorText(e)}`);
       }
@@ -531,9 +570,43 @@ export class SyncEngine {
     return statusOf(this.outbox, this.clock(), this.o.healthWindowMs ?? 15 * 60_000, this.current, this.online);
   }
 
+  /**
+   * Plans, then runs due steps until nothing is pending or `maxRounds` runs are done, waiting
+   * between runs for the next retry to fall due (50 ms – 2 s). Waits for the loop's tick in flight.
+   */
+  syncNow(maxRounds = 5): Promise<SyncNowResult> {
+    if (!Number.isSafeInteger(maxRounds) || maxRounds < 1) throw new SyncError('InvalidArgument', `maxRounds: expected a positive integer, got ${maxRounds}`);
+    return this.exclusive(async () => {
+      const plan = await this.enqueueSnapshotSync();
+      let sentBytes = 0;
+      let rounds = 0;
+      while (rounds < maxRounds) {
+        const r = await this.runOnce();
+        rounds++;
+        sentBytes += r.sentBytes;
+        if (this.status().pendingItems === 0 || rounds >= maxRounds || this.halt) break;
+        const wait = (this.outbox.nextDueMs() ?? this.clock()) - this.clock();
+        await new Promise((res) => setTimeout(res, Math.min(2000, Math.max(50, wait))));
+      }
+      return { plan, sentBytes, rounds, status: this.status() };
+    });
+  }
+
+  /** Runs f after every earlier tick and syncNow() of this engine has settled. */
+  private exclusive<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(f, f);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
   async close(): Promise<void> {
     await this.stop();
-    if (this.ownsDb) this.outbox.db.close();
+    await this.turn;
+    try {
+      if (this.ownsDb) this.outbox.db.close();
+    } finally {
+      this.lock.release();
+    }
   }
 }
 
@@ -562,16 +635,19 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   const lastSuccess = outbox.getState('lastSuccessMs');
   const lastError = outbox.getState('lastErrorMs');
   const lastSuccessMs = lastSuccess === undefined ? null : Number(lastSuccess);
+  const oldestUnsyncedMs = t.oldestCreatedMs === null ? 0 : Math.max(0, nowMs - t.oldestCreatedMs);
   return {
     online: online ?? (lastSuccessMs !== null && lastSuccessMs >= Number(lastError ?? 0)),
     pendingItems: t.pendingItems,
     pendingBytes: t.pendingBytes,
-    oldestUnsyncedMs: t.oldestCreatedMs === null ? 0 : Math.max(0, nowMs - t.oldestCreatedMs),
+    oldestUnsyncedMs,
     lastSuccessMs,
     current: current ? { ...current } : null,
     recentItems: t.recentItems,
     recentBytes: t.recentBytes,
-    healthy: t.pendingItems === 0 || t.recentItems > 0,
+    // Stalled = something has waited a whole window and nothing moved in it: not at once when a
+    // step is planned after a quiet hour, nor at the first failure of a line that just went down.
+    healthy: t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs,
     lastError: t.lastError,
   };
 }

@@ -1,6 +1,6 @@
 // core/sync — outbox to HQ, sync targets (directory, S3-compatible), HQ-side reading, restore.
 // This file names its public surface (see DESIGN.md).
-export { SyncEngine, statusOf, type SyncEngineOptions, type SyncStatus, type RetryOptions, type PlanResult, type RunResult } from './engine.ts';
+export { SyncEngine, SYNC_LOCK_FILE, statusOf, type SyncEngineOptions, type SyncStatus, type SyncNowResult, type RetryOptions, type PlanResult, type RunResult } from './engine.ts';
 export { SyncError, isSyncError, type SyncErrorKind } from './errors.ts';
 export { checkKey, sitePrefix, siteDatabase, holdTagName, isHoldTag } from './names.ts';
 export { openOutboxDb, Outbox } from './outbox.ts';
@@ -14,4 +14,4 @@ export { S3Target, type S3TargetOptions } from './targets/s3.ts';
 export { openTarget } from './targets/open.ts';
 export type { SyncTarget, ObjectInfo, PutMeta } from './targets/target.ts';
 export { runHq, hqUsage } from './cli/hq.ts';
-export { runSync, runRestore, syncUsage } from './cli/sync.ts';
+export { runSync, runRestore, syncUsage, syncStatusLines } from './cli/sync.ts';

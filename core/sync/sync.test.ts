@@ -2,7 +2,8 @@
 // priority, retention after site-side expiration, restore, scheduled tags, backoff and the
 // outbox across restarts. S3, isolation and cut transfers are in s3.test.ts.
 
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
@@ -253,6 +254,45 @@ describe('outbox', () => {
     await e2.close();
   });
 
+  it('one sender per data directory: a second engine is refused until the first closes; a dead owner is taken over', async () => {
+    const fx = site('16', 50);
+    const hq = hqDir();
+    const e1 = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    expect(existsSync(join(fx.data, 'sync.lock'))).toBe(true);
+    expect(() => engine(fx, new DirectoryTarget(hqDir()))).toThrow(/HQ sync outbox of .* one sender per data directory/);
+    await e1.close();
+    expect(existsSync(join(fx.data, 'sync.lock'))).toBe(false);
+    // A lock left by a process that is gone (kill -9, power cut) does not hold the sync up.
+    writeFileSync(join(fx.data, 'sync.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), token: 't', sinceMs: 1 }));
+    const e2 = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(e2);
+    expect(scanSorted(Table.open(hqTable(hq, fx.site, 'stock')))).toEqual(scanSorted(fx.table('stock')));
+    await e2.close();
+  });
+
+  it('syncNow waits for the loop: the two never send the same step twice', async () => {
+    const fx = site('17', 500);
+    fx.table('stock').createTag('agent-1');
+    const puts = new Map<string, number>();
+    // A slow target, so that an unserialized loop tick and syncNow would overlap.
+    const slow = new DirectoryTarget(hqDir(), { writePrefix: sitePrefix(fx.site) });
+    const spy = new Spy(slow, { afterOp: (op, key) => void (op === 'put' && puts.set(key, (puts.get(key) ?? 0) + 1)) });
+    const put = spy.put.bind(spy);
+    spy.put = async (key, body, meta) => {
+      await new Promise((r) => setTimeout(r, 5));
+      return put(key, body, meta);
+    };
+    const e = engine(fx, spy);
+    e.start(60_000); // the first tick plans and runs at once
+    const r = await e.syncNow(10);
+    expect(r.status.pendingItems).toBe(0);
+    expect(r.rounds).toBeGreaterThanOrEqual(1);
+    expect(puts.size).toBeGreaterThan(0);
+    expect([...puts].filter(([, n]) => n > 1)).toEqual([]);
+    await e.close();
+    expect(() => e.syncNow(0)).toThrow(/maxRounds: expected a positive integer/);
+  });
+
   it('backs off exponentially with jitter and reports health by progress', async () => {
     const fx = site('12', 50);
     const down: SyncTarget = {
@@ -283,10 +323,13 @@ describe('outbox', () => {
     expect(r.done).toBe(0);
     expect(r.failed).toBeGreaterThan(0);
     now += 60_000;
+    // A minute of failures inside the 15-minute window: offline, not yet stalled.
+    expect(e.status()).toMatchObject({ online: false, oldestUnsyncedMs: 60_000, healthy: true });
+    now += 15 * 60_000 - 60_000;
     const s = e.status();
     expect(s.online).toBe(false);
     expect(s.pendingItems).toBeGreaterThan(0);
-    expect(s.oldestUnsyncedMs).toBe(60_000);
+    expect(s.oldestUnsyncedMs).toBe(15 * 60_000);
     expect(s.healthy).toBe(false);
     expect(s.lastError).toMatch(/ECONNREFUSED/);
     await e.close();

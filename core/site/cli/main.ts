@@ -16,7 +16,7 @@ import { runTableCli, tableUsage, writeError } from '../../lsm/cli/table-cli.ts'
 import { ConfigError } from '../config.ts';
 import { ControlError } from '../control.ts';
 import { SiteError } from '../site.ts';
-import { runContracts, runDeadLetters, runDemo, runInit, runStatus, runUsers, siteUsage } from './site-commands.ts';
+import { runContracts, runDeadLetters, runDemo, runInit, runStatus, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
 import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
 import { SYNC_COMMANDS, syncCommandsUsage } from '../../sync/cli/commands.ts';
@@ -69,6 +69,8 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   demo: runDemo,
   ...AGENT_COMMANDS,
   ...SYNC_COMMANDS,
+  // `sync now` asks a running site that syncs (it holds the sender lock); the rest is core/sync's.
+  sync: runSiteSync,
   ...REPLAY_COMMANDS,
 };
 

@@ -1,15 +1,19 @@
-// The site's commands other than `start`: init, status, contracts, deadletters, users, demo.
+// The site's commands other than `start`: init, status, contracts, deadletters, users, demo, and
+// `sync now` on a running site.
 // Commands that change a running site go through its control socket; when no site runs they
 // work on the directory (the CLI then owns the tables' writer locks for the moment it runs).
 
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
 import { Catalog } from '../../lsm/index.ts';
 import { ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { catalogOptions, dataPaths, readConfig } from '../config.ts';
-import { controlRequest } from '../control.ts';
+import { controlRequest, ControlError } from '../control.ts';
+import { runSync, syncStatusLines, type SyncNowResult } from '../../sync/index.ts';
+import { maxRounds, syncNowLine } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
@@ -258,4 +262,44 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
   await demo.stop();
   await print(io.stdout, [`tilstand demo: received ${s}; stopped`, ...demo.stats().map((x) => `  ${x.module}: ${x.acked}/${x.published} acknowledged, ${x.commands} commands`)]);
   return EXIT.ok;
+}
+
+const SYNC_NOW_FLAGS: FlagSpecs = {
+  data: { type: 'string', value: '<dir>' },
+  hq: { type: 'string', value: '<dir|s3://…>' },
+  'access-key': { type: 'string', value: '<key>' },
+  'secret-key': { type: 'string', value: '<secret>' },
+  json: { type: 'boolean' },
+  'max-rounds': { type: 'string', value: '<n>' },
+};
+
+/** How long `sync now` waits for a running site's answer (its rounds are bounded by --max-rounds). */
+const SYNC_NOW_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * `tilstand sync …` (core/sync/cli/sync.ts), except `sync now` on a directory whose site is
+ * running and syncing: that site's engine holds the sender lock, so the site is asked to sync now
+ * (control op `sync.now`) instead of a second engine being refused. A running site without an HQ
+ * target leaves the lock free: the command then syncs the directory itself, as with no site.
+ */
+export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'now') return runSync(argv, io);
+  const a = parseArgs(rest, SYNC_NOW_FLAGS, 'sync now');
+  if (a.help) return runSync(['help'], io);
+  const rounds = maxRounds(a.string('max-rounds'));
+  const data = dataDir(a.string('data'));
+  const socket = await runningSocket(data);
+  if (!socket) return runSync(argv, io);
+  const hq = a.string('hq');
+  let r: SyncNowResult;
+  try {
+    r = (await controlRequest(socket, 'sync.now', { maxRounds: rounds, ...(hq === undefined ? {} : { hq: hq.startsWith('s3://') || hq.startsWith('file://') ? hq : resolve(hq) }) }, SYNC_NOW_TIMEOUT_MS)) as SyncNowResult;
+  } catch (e) {
+    if (e instanceof ControlError && e.kind === 'NotConfigured') return runSync(argv, io);
+    throw e;
+  }
+  if (a.boolean('json')) await print(io.stdout, [JSON.stringify(r.status)]);
+  else await print(io.stdout, [`${syncNowLine(r)} (by the site running on ${data})`, ...syncStatusLines(r.status)]);
+  return r.status.pendingItems > 0 ? EXIT.io : EXIT.ok;
 }

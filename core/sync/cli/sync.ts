@@ -1,13 +1,15 @@
 // `tilstand sync status|now --data <dir> [--hq …] [--json]` and `tilstand restore`.
 //   sync status  the outbox as it stands (works while the site runs: its own read-only connection)
-//   sync now     plans and runs until nothing is due (bounded), with the site's configured target
+//   sync now     plans and runs until nothing is due (bounded), with the site's configured target;
+//                refused (Conflict) while another engine holds the directory's sync.lock — on a
+//                running site the dispatcher (core/site/cli/site-commands.ts) asks the site instead
 //   restore      rebuilds <data>/warehouse and contracts/ from HQ and writes restore-note.json
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, type FlagSpecs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { SyncEngine, statusOf, type SyncStatus } from '../engine.ts';
+import { SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { openOutboxDb, Outbox } from '../outbox.ts';
 import { restoreSite } from '../restore.ts';
 import { checkSiteId } from '../names.ts';
@@ -26,11 +28,26 @@ const FLAGS: FlagSpecs = {
 
 export const syncUsage = [
   '  tilstand sync status --data <dir> [--json]                   outbox progress and health',
-  '  tilstand sync now --data <dir> [--hq <dir|s3://…>] [--json]  ship to HQ now',
+  '  tilstand sync now --data <dir> [--hq <dir|s3://…>] [--json] [--max-rounds <n>]',
+  '                                           ship to HQ now (a running site is asked to)',
   '  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force]   rebuild a site from HQ',
 ];
 
-function statusLines(s: SyncStatus): string[] {
+/** `--max-rounds`: a positive integer, default 5. */
+export function maxRounds(v: string | undefined): number {
+  if (v === undefined) return 5;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < 1) throw new CliError(EXIT.usage, `option '--max-rounds': expected a positive integer, got '${v}'`);
+  return n;
+}
+
+/** The first line `sync now` prints. */
+export function syncNowLine(r: Pick<SyncNowResult, 'plan' | 'sentBytes'>): string {
+  return `planned ${r.plan.units.length} units (${r.plan.items} steps, ${r.plan.bytes} bytes); sent ${r.sentBytes} bytes`;
+}
+
+/** `sync status` and `sync now` as text. */
+export function syncStatusLines(s: SyncStatus): string[] {
   const age = (ms: number) => (ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
   return [
     `health:           ${s.healthy ? 'ok' : 'STALLED'} (${s.recentItems} items, ${s.recentBytes} bytes in the last window)`,
@@ -74,26 +91,20 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     } else {
       const cfg = readSiteConfig(data);
       const target = targetFromFlags(args.string('hq') ?? cfg.hqTarget ?? undefined, args.string('access-key'), args.string('secret-key'), cfg.site);
-      const engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 } });
+      const rounds = maxRounds(args.string('max-rounds'));
+      let engine: SyncEngine | undefined;
       try {
-        const plan = await engine.enqueueSnapshotSync();
-        const rounds = Number(args.string('max-rounds') ?? 5);
-        let sent = 0;
-        for (let i = 0; i < rounds; i++) {
-          const r = await engine.runOnce();
-          sent += r.sentBytes;
-          if (engine.status().pendingItems === 0) break;
-          await new Promise((res) => setTimeout(res, Math.min(2000, Math.max(50, (engine.outbox.nextDueMs() ?? Date.now()) - Date.now()))));
-        }
-        status = engine.status();
-        if (!args.boolean('json')) await out.line(`planned ${plan.units.length} units (${plan.items} steps, ${plan.bytes} bytes); sent ${sent} bytes`);
+        engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 } });
+        const r = await engine.syncNow(rounds);
+        status = r.status;
+        if (!args.boolean('json')) await out.line(syncNowLine(r));
       } finally {
-        await engine.close();
+        await engine?.close();
         await target.close();
       }
     }
     if (args.boolean('json')) await out.line(JSON.stringify(status));
-    else await out.lines(statusLines(status));
+    else await out.lines(syncStatusLines(status));
     await out.end();
     return sub === 'now' && status.pendingItems > 0 ? EXIT.io : EXIT.ok;
   });

@@ -92,12 +92,19 @@ export interface SiteStatus {
 
 export interface SyncStatus {
   configured: boolean;
+  /** The last request to HQ succeeded. */
   online: boolean;
   pendingItems: number;
   pendingBytes: number;
+  /** How long the oldest unsent step has waited, ms (an age, not a time); null when none waits. */
   oldestUnsyncedMs: number | null;
+  /** Epoch ms of the last successful request to HQ. */
   lastSuccessMs: number | null;
   current: { file: string; bytes: number; total: number } | null;
+  /** False once a step has waited the whole health window with nothing sent in it (`sync_stalled`). */
+  healthy: boolean;
+  /** The last failure's message (a closed line, a refused key, a full disk at HQ). */
+  lastError: string | null;
 }
 
 export interface JobView {

@@ -320,8 +320,18 @@ export class SiteService implements SiteBackend {
 
   private syncStatus(): SyncStatus {
     const s = this.o.sync?.status();
-    if (!s) return { configured: false, online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: null, lastSuccessMs: null, current: null };
-    return { configured: true, online: s.online, pendingItems: s.pendingItems, pendingBytes: s.pendingBytes, oldestUnsyncedMs: s.pendingItems > 0 ? s.oldestUnsyncedMs : null, lastSuccessMs: s.lastSuccessMs, current: s.current };
+    if (!s) return { configured: false, online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: null, lastSuccessMs: null, current: null, healthy: true, lastError: null };
+    return {
+      configured: true,
+      online: s.online,
+      pendingItems: s.pendingItems,
+      pendingBytes: s.pendingBytes,
+      oldestUnsyncedMs: s.pendingItems > 0 ? s.oldestUnsyncedMs : null,
+      lastSuccessMs: s.lastSuccessMs,
+      current: s.current,
+      healthy: s.healthy,
+      lastError: s.lastError,
+    };
   }
 
   // ------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { useEffect } from 'react';
 import { useApp, useT } from '../context.tsx';
-import { formatBytes, formatNumber, formatTime } from '../i18n/messages.ts';
+import { formatBytes, formatDuration, formatNumber, formatTime } from '../i18n/messages.ts';
 
 export function Sync() {
   const t = useT();
@@ -13,13 +13,20 @@ export function Sync() {
   return (
     <section className="sync">
       <h2 className={sync.online ? '' : 'alert'}>{sync.online ? `● ${t('sync.online')}` : `⚠ ${t('sync.offline')}`}</h2>
+      {!sync.healthy && <p className="alert sync-stalled">⚠ {t('sync.stalled')}</p>}
       <p>{t('sync.pending', { items: formatNumber(lang, sync.pendingItems), bytes: formatBytes(lang, sync.pendingBytes) })}</p>
       <p>
         {t('sync.lastSuccess')}: {sync.lastSuccessMs ? formatTime(lang, sync.lastSuccessMs) : t('never')}
       </p>
       <p>
-        {t('sync.oldest')}: {sync.oldestUnsyncedMs ? formatTime(lang, sync.oldestUnsyncedMs) : '–'}
+        {/* An age: how long the oldest unsent step has waited. */}
+        {t('sync.oldest')}: {sync.oldestUnsyncedMs === null ? '–' : formatDuration(lang, sync.oldestUnsyncedMs)}
       </p>
+      {sync.lastError && (
+        <p className="sync-error">
+          {t('sync.lastError')}: <code>{sync.lastError}</code>
+        </p>
+      )}
       {sync.current && (
         <label>
           {t('sync.current', { file: sync.current.file })}

@@ -1,0 +1,56 @@
+// The Sync screen rendered from the store's state (server-side markup, no browser): an age is
+// shown as a duration, a stalled sync and its last error are visible, and an unconfigured site
+// says where the target is set.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { SiteApi, SyncStatus } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { createAppStore } from '../store/store.ts';
+import { Sync } from './Sync.tsx';
+
+function render(sync: SyncStatus, lang: 'en' | 'nb' | 'de' = 'en'): string {
+  const store = createAppStore({} as SiteApi);
+  store.setState({ sync, lang });
+  // Server rendering reads the store's server snapshot, which is its initial state.
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Sync)));
+}
+
+const base: SyncStatus = {
+  configured: true,
+  online: true,
+  pendingItems: 0,
+  pendingBytes: 0,
+  oldestUnsyncedMs: null,
+  lastSuccessMs: Date.UTC(2026, 11, 1, 9, 30),
+  current: null,
+  healthy: true,
+  lastError: null,
+};
+
+describe('Sync screen', () => {
+  it('shows how long the oldest unsent step has waited, as a duration', () => {
+    const html = render({ ...base, online: false, pendingItems: 19, pendingBytes: 14_360, oldestUnsyncedMs: 20 * 60_000 });
+    expect(html).toContain('Oldest unsent step has waited: 20 min');
+    // Not the age read as a point in time (1 January 1970).
+    expect(html).not.toMatch(/1970|01\/01\/70|1\/1\/70/);
+    expect(render({ ...base, oldestUnsyncedMs: 90_000 }, 'de')).toContain('Ältester ungesendeter Schritt wartet seit: 1 Min.');
+  });
+
+  it('shows a stalled sync and the last error', () => {
+    const html = render({ ...base, online: false, pendingItems: 3, oldestUnsyncedMs: 16 * 60_000, healthy: false, lastError: 'Transport: connect ECONNREFUSED 10.0.0.9:443' });
+    expect(html).toContain('STALLED');
+    expect(html).toContain('Last error: <code>Transport: connect ECONNREFUSED 10.0.0.9:443</code>');
+    const ok = render(base);
+    expect(ok).not.toContain('STALLED');
+    expect(ok).not.toContain('Last error');
+    expect(ok).toContain('Oldest unsent step has waited: –');
+  });
+
+  it('tells an unconfigured site where the target is set', () => {
+    const html = render({ ...base, configured: false });
+    expect(html).toContain('hq.target');
+    expect(html).toContain('Connecting to headquarters');
+  });
+});

@@ -88,4 +88,38 @@ describe('init', () => {
     expect(again.code).toBe(3);
     expect(again.err).toMatch(/already a Tilstand data directory/);
   });
+
+  it('initializes a restored directory only under the restored site id (a replacement PC after `tilstand restore`)', async () => {
+    // A site that shipped its state to a directory "HQ".
+    const old = join(dir, 'old');
+    await initDataDir({ data: old, site: 'north', scrypt: { N: 1024, r: 8, p: 1 } });
+    const stock = new Catalog(join(old, 'warehouse')).getTable({ database: 'site_north', table: 'stock' });
+    const w = stock.newWriter();
+    w.writeRecord({ item: 'ITEM-1', location: 'A-01', on_hand: 7, inventory_seq: 3n });
+    w.commit({ 'tilstand.hwm.inventory/stock': '3' });
+    w.close();
+    const hq = join(dir, 'hq');
+    expect((await cli(['sync', 'now', '--data', old, '--hq', hq])).code).toBe(0);
+    const fresh = join(dir, 'fresh');
+    const restored = await cli(['restore', '--data', fresh, '--hq', hq, '--site', 'north']);
+    expect(restored.code, restored.err).toBe(0);
+    // Another id would start an empty site beside the restored one.
+    const wrong = await cli(['init', '--data', fresh, '--site', 'south', '--admin', 'ada', '--pin', '2468']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toContain("holds a restore of site 'north' (restore-note.json): initialize it with site id 'north'");
+    expect(existsSync(join(fresh, 'config.json'))).toBe(false);
+    expect(existsSync(join(fresh, 'warehouse', 'site_south.db'))).toBe(false);
+    // The warehouse alone says so too (no note: restored by hand, or the note removed).
+    rmSync(join(fresh, 'restore-note.json'));
+    const bare = await cli(['init', '--data', fresh, '--site', 'south']);
+    expect(bare.code).toBe(2);
+    expect(bare.err).toMatch(/already holds the tables of site 'north': initialize it with that site id/);
+    // The restored id is accepted, and the restored tables stay.
+    const right = await cli(['init', '--data', fresh, '--site', 'north', '--admin', 'ada', '--pin', '2468']);
+    expect(right.code, right.err).toBe(0);
+    expect(readConfig(fresh).site).toBe('north');
+    const back = new Catalog(join(fresh, 'warehouse')).getTable({ database: 'site_north', table: 'stock' }).scanRows();
+    expect(back.map((r) => r.slice(0, 3))).toEqual([['ITEM-1', 'A-01', 7]]);
+  });
 });
+

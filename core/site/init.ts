@@ -10,13 +10,17 @@
 //
 // Order: everything else first, config.json last, so a directory with config.json is complete;
 // an init that failed half-way can be run again (it refuses only a directory with config.json).
+// A directory that already holds a site's tables — `tilstand restore` fills one before init, on a
+// replacement PC — is initialized only under that site's id: under another id the site would
+// start empty beside the restored state, and its restore note would ask the wrong modules.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UserStore, nameProblem, type Role } from '../inbox/users.ts';
 import type { ScryptParams } from '../inbox/secret-hash.ts';
 import { dataPaths, defaultConfig, siteIdProblem, writeConfig, ConfigError, type SiteConfig } from './config.ts';
+import { readRestoreNote } from '../sync/restore.ts';
 import { openIngest } from './open-ingest.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, modulePrincipal, openSiteDb, tilstandPrincipal } from './site-db.ts';
 
@@ -61,6 +65,7 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   const data = resolve(o.data);
   const p = dataPaths(data, o.site);
   if (existsSync(p.config)) throw new InitError('AlreadyExists', `${data} is already a Tilstand data directory (it has config.json)`);
+  refuseAnotherSitesState(data, p.warehouse, `${p.database!}.db`);
   let config = defaultConfig(o.site);
   if (o.config) config = o.config(config);
   if (config.site !== o.site) throw new ConfigError('site', 'the config adjustment must not change the site id');
@@ -99,4 +104,27 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
 
   writeConfig(data, config);
   return { data, config, secretsPath: p.moduleSecrets };
+}
+
+/**
+ * Refuses to initialize `data` as `site` when it holds another site's state: a restore note
+ * (`tilstand restore`) naming another site, or a `site_<id>.db` database of another id in the
+ * warehouse.
+ */
+function refuseAnotherSitesState(data: string, warehouse: string, ownDatabaseDir: string): void {
+  const site = ownDatabaseDir.slice('site_'.length, -'.db'.length);
+  let restored: string | undefined;
+  try {
+    restored = readRestoreNote(data)?.site;
+  } catch (e) {
+    throw new InitError('InvalidArgument', `${data} has an unreadable restore-note.json (${(e as Error).message}); check it, or remove it if the directory is not a restore`);
+  }
+  if (restored !== undefined && restored !== site) {
+    throw new InitError('InvalidArgument', `${data} holds a restore of site '${restored}' (restore-note.json): initialize it with site id '${restored}', or use another directory for a new site`);
+  }
+  const others = existsSync(warehouse) ? readdirSync(warehouse).filter((n) => /^site_.+\.db$/.test(n) && n !== ownDatabaseDir) : [];
+  if (others.length > 0) {
+    const ids = others.map((n) => `'${n.slice('site_'.length, -'.db'.length)}'`).join(', ');
+    throw new InitError('InvalidArgument', `${warehouse} already holds the tables of site ${ids}: initialize it with that site id, or use another directory for a new site`);
+  }
 }

@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Table } from '../lsm/index.ts';
 import { evidenceReport } from '../inbox/index.ts';
-import { Agent, runIdAt } from './agent.ts';
+import { Agent, compareRunIds, newestRunTag, runIdAt } from './agent.ts';
+import { TagManager } from '../lsm/tags.ts';
 import { AgentError } from './errors.ts';
 import { readOnlyTable, type ReadOnlyTable } from './read-only-table.ts';
 import type { Rule } from './rule.ts';
@@ -137,6 +138,43 @@ describe('runs, deduplication and withdrawal', () => {
     expect(a.runId).toBe('20261130-080000-000');
     expect(b.runId).toBe('20261130-080000-000-2');
     expect(site.catalog.getTable({ database: DB, table: 'work_queue' }).listTags().map((t) => t.name)).toEqual(['agent-20261130-080000-000', 'agent-20261130-080000-000-2']);
+  });
+
+  it('run ids keep increasing when the clock steps back, and after a restart behind the newest tag', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.commit();
+    // The bug here was an endless synchronous loop (every `<time>-n` sorted before the last id,
+    // so the site froze); no test timeout interrupts one. A loop that keeps looking tags up fails
+    // on this count instead of hanging.
+    const exists = TagManager.prototype.exists;
+    let lookups = 0;
+    TagManager.prototype.exists = function (this: TagManager, name: string) {
+      if (++lookups > 10_000) throw new Error('nextRunId does not end');
+      return exists.call(this, name);
+    };
+    try {
+      const { agent, inbox } = site.agentAndInbox();
+      expect(agent.run().runId).toBe('20261130-080000-000');
+      site.nowMs -= 3600_000; // an NTP step back by an hour
+      expect(agent.run().runId).toBe('20261130-080000-000-2');
+      expect(agent.run().runId).toBe('20261130-080000-000-3');
+      site.nowMs = T0 + 60_000; // the clock caught up
+      expect(agent.run().runId).toBe('20261130-080100-000');
+      // A new process (restart) with the clock still behind continues after the newest tag.
+      site.nowMs = T0 - 3600_000;
+      const restarted = new Agent({ catalog: site.catalog, database: DB, inbox, clock: site.clock });
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push(restarted.run().runId);
+      expect(ids[0]).toBe('20261130-080100-000-2');
+      expect(ids.at(-1)).toBe('20261130-080100-000-13');
+      expect(new Set(ids).size).toBe(12);
+      // Ordered as they ran (plain string order puts -10 before -9).
+      expect([...ids].reverse().sort(compareRunIds)).toEqual(ids);
+      expect(newestRunTag(site.catalog.getTable({ database: DB, table: 'work_queue' }).listTags().map((t) => t.name))).toBe('agent-20261130-080100-000-13');
+    } finally {
+      TagManager.prototype.exists = exists;
+    }
   });
 
   it('after a restart the previous run is found through its tag (changes are read from it)', () => {

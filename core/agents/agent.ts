@@ -67,6 +67,22 @@ export function runIdAt(ms: number): string {
   return `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${iso.slice(20, 23)}`;
 }
 
+/** A run id's time part and its number within that time (1 without a `-n` suffix). */
+function runIdParts(id: string): { base: string; n: number } {
+  const m = /^(\d{8}-\d{6}-\d{3})(?:-(\d+))?$/.exec(id);
+  return m ? { base: m[1]!, n: m[2] === undefined ? 1 : Number(m[2]) } : { base: id, n: 1 };
+}
+
+/**
+ * Orders run ids as runs happened: by time part, then by number (`…-000-10` after `…-000-9`,
+ * which plain string order gets wrong).
+ */
+export function compareRunIds(a: string, b: string): number {
+  const x = runIdParts(a);
+  const y = runIdParts(b);
+  return x.base < y.base ? -1 : x.base > y.base ? 1 : x.n - y.n;
+}
+
 export class Agent {
   readonly config: AgentConfig;
   readonly rules: readonly Rule[];
@@ -122,12 +138,7 @@ export class Agent {
     if (this.previousTags === undefined) {
       this.previousTags = {};
       for (const name of STATE_TABLES) {
-        const newest = this.table(name)
-          .listTags()
-          .map((t) => t.name)
-          .filter((n) => n.startsWith(AGENT_TAG_PREFIX))
-          .sort()
-          .at(-1);
+        const newest = newestRunTag(this.table(name).listTags().map((t) => t.name));
         if (newest) this.previousTags[name] = newest;
       }
     }
@@ -158,10 +169,26 @@ export class Agent {
     return { ctx: Object.freeze({ ...ctx, tables: Object.freeze(tables) }), read };
   }
 
+  /**
+   * The next run id: the clock's time, numbered within its millisecond. Ids only increase: when
+   * the clock stands still or steps back (an NTP correction; a restart after the clock was set
+   * back), a run continues after the newest run — this process's, or at start the newest agent
+   * tag's — so "the newest run" stays the largest id and no id is taken twice.
+   */
   private nextRunId(nowMs: number): string {
-    const base = runIdAt(nowMs);
-    let id = base;
-    for (let n = 2; id <= this.lastRunId || this.table('work_queue').tags.exists(`${AGENT_TAG_PREFIX}${id}`); n++) id = `${base}-${n}`;
+    const tags = this.table('work_queue').tags;
+    if (this.lastRunId === '') this.lastRunId = newestRunTag(this.table('work_queue').listTags().map((t) => t.name))?.slice(AGENT_TAG_PREFIX.length) ?? '';
+    let base = runIdAt(nowMs);
+    let n = 1;
+    if (this.lastRunId !== '') {
+      const last = runIdParts(this.lastRunId);
+      if (base <= last.base) {
+        base = last.base;
+        n = last.n + 1;
+      }
+    }
+    let id = n === 1 ? base : `${base}-${n}`;
+    while (tags.exists(`${AGENT_TAG_PREFIX}${id}`)) id = `${base}-${++n}`;
     this.lastRunId = id;
     return id;
   }
@@ -291,4 +318,13 @@ export class Agent {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+/** The newest `agent-<run id>` among tag names (compareRunIds order), if any. */
+export function newestRunTag(names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  for (const n of names) {
+    if (n.startsWith(AGENT_TAG_PREFIX) && (best === undefined || compareRunIds(n.slice(AGENT_TAG_PREFIX.length), best.slice(AGENT_TAG_PREFIX.length)) > 0)) best = n;
+  }
+  return best;
 }

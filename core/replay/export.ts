@@ -19,7 +19,7 @@ import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import { Catalog, type Snapshot, type Table } from '../lsm/index.ts';
 import { snapshotToJson } from '../lsm/snapshot.ts';
-import { AGENT_TAG_PREFIX, DEFAULT_AGENT_CONFIG, STATE_TABLES } from '../agents/index.ts';
+import { AGENT_TAG_PREFIX, compareRunIds, DEFAULT_AGENT_CONFIG, STATE_TABLES } from '../agents/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, readDecisionLog, readProposals, type Json } from '../inbox/index.ts';
 import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS } from '../ingest/freshness.ts';
@@ -122,7 +122,7 @@ function newestAgentTag(table: Table, cutMs: number, maxSnapshotId: number): str
     if (!t.name.startsWith(AGENT_TAG_PREFIX) || t.snapshot.id > maxSnapshotId) continue;
     const at = runIdMs(t.name.slice(AGENT_TAG_PREFIX.length));
     if (at === undefined || at > cutMs) continue;
-    if (best === null || t.name > best) best = t.name;
+    if (best === null || compareRunIds(t.name.slice(AGENT_TAG_PREFIX.length), best.slice(AGENT_TAG_PREFIX.length)) > 0) best = t.name;
   }
   return best;
 }
@@ -281,7 +281,7 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
         const at = runIdMs(r);
         return at !== undefined && inCut(at);
       })
-      .sort();
+      .sort(compareRunIds);
     writeStableJson(join(dir, 'live', 'agent-runs.json'), runIds);
 
     const files: FixtureFile[] = listFiles(dir)

@@ -355,6 +355,8 @@ export class SyncEngine {
   async runOnce(): Promise<RunResult> {
     const r: RunResult = { done: 0, failed: 0, sentBytes: 0, skipped: 0 };
     const tried = new Set<number>();
+    // After the clock stepped back, retries planned by the old clock would wait out the step too.
+    this.outbox.clampRetries(this.clock() + this.maxBackoffMs());
     for (;;) {
       const row = this.outbox.next(this.clock());
       if (!row || tried.has(row.id)) break;
@@ -383,9 +385,14 @@ export class SyncEngine {
     return r;
   }
 
+  /** The longest retry delay (`retry.maxMs`). */
+  private maxBackoffMs(): number {
+    return this.o.retry?.maxMs ?? 300_000;
+  }
+
   backoff(attempt: number): number {
     const base = this.o.retry?.baseMs ?? 1000;
-    const max = this.o.retry?.maxMs ?? 300_000;
+    const max = this.maxBackoffMs();
     const jitter = Math.min(1, Math.max(0, this.o.retry?.jitter ?? 0.5));
     const d = Math.min(max, base * 2 ** Math.min(attempt - 1, 30));
     return Math.max(0, Math.round(d * (1 - jitter * this.random())));

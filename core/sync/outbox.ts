@@ -111,6 +111,15 @@ export class Outbox {
       .get(nowMs) as OutboxRow | undefined;
   }
 
+  /**
+   * Brings every pending step scheduled later than `latestMs` back to `latestMs`; returns how many
+   * moved. A retry is never scheduled further ahead than the longest backoff, so such a step can
+   * only come from a clock that stepped back (an NTP correction after a boot with a wrong clock).
+   */
+  clampRetries(latestMs: number): number {
+    return this.db.prepare(`UPDATE sync_outbox SET next_attempt_ms = ? WHERE state = 'pending' AND next_attempt_ms > ?`).run(latestMs, latestMs).changes;
+  }
+
   /** Earliest time a pending step becomes due (for the loop's sleep), or undefined. */
   nextDueMs(): number | undefined {
     const r = this.db.prepare(`SELECT MIN(next_attempt_ms) AS t FROM sync_outbox WHERE state = 'pending'`).get() as { t: number | null };

@@ -293,6 +293,36 @@ describe('outbox', () => {
     expect(() => e.syncNow(0)).toThrow(/maxRounds: expected a positive integer/);
   });
 
+  it('a clock stepped back does not hold retries for the length of the step', async () => {
+    const fx = site('18', 50);
+    let up = false;
+    const inner = new DirectoryTarget(hqDir(), { writePrefix: sitePrefix(fx.site) });
+    const flaky = new Spy(inner);
+    for (const op of ['put', 'putPointer', 'list', 'head', 'get'] as const) {
+      const f = (flaky as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[op]!.bind(flaky);
+      (flaky as unknown as Record<string, unknown>)[op] = async (...a: unknown[]) => {
+        if (!up) throw new SyncError('Transport', 'connect ENETUNREACH');
+        return f(...a);
+      };
+    }
+    let now = Date.UTC(2026, 11, 1, 9); // booted with a clock two hours fast, offline
+    const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: flaky, clock: () => now, random: () => 0, retry: { baseMs: 1000, maxMs: 60_000, jitter: 0 }, scheduledTags: null });
+    await e.enqueueSnapshotSync();
+    for (let i = 0; i < 8; i++) {
+      await e.runOnce();
+      now += 60_000;
+    }
+    expect(e.status().pendingItems).toBeGreaterThan(0);
+    // The line comes up and NTP steps the clock back two hours.
+    up = true;
+    now -= 2 * 3600_000;
+    await e.runOnce();
+    now += 60_000; // one longest backoff later everything has gone, not two hours later
+    for (let i = 0; i < 20 && e.status().pendingItems > 0; i++) await e.runOnce();
+    expect(e.status().pendingItems).toBe(0);
+    await e.close();
+  });
+
   it('backs off exponentially with jitter and reports health by progress', async () => {
     const fx = site('12', 50);
     const down: SyncTarget = {

@@ -166,6 +166,13 @@ describe('HQ commands over S3', () => {
     const read = readParquet(readFileSync(pq), fx.table('stock').schema.fields.map((f) => ({ name: f.name, type: f.type })), pq);
     expect(read.rowCount).toBe(fx.table('stock').scanRows().length);
     expect((await run('scan', '--site', 'cli', '--table', 'nope')).code).toBe(1);
+    // HQ keeps the latest snapshot and the tags: a time before that snapshot points at the tags.
+    const old = await run('scan', '--site', 'cli', '--table', 'stock', '--at', '2001-01-01T00:00:00Z');
+    expect(old.code).toBe(1);
+    expect(old.err).toMatch(/no snapshot of site_cli\.stock at or before 2001.*; HQ keeps the latest synced snapshot and the tags: pick a tag .* with --tag/);
+    const help = await run('export', '--help');
+    expect(help.code).toBe(0);
+    expect(help.out).toBe('usage:\n  tilstand hq export --hq … --site <id> --table <t> --format parquet|csv --out <file>\n');
     expect((await run('scan', '--site', 'cli', '--table', 'stock', '--format', 'xml')).code).toBe(2);
 
     const wh = tempDir('pull');

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { EXIT, parseArgs, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { readPoint } from '../../lsm/cli/values.ts';
-import type { Table } from '../../lsm/index.ts';
+import { LsmError, type Table } from '../../lsm/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
 import { csvHeader, formatRow, parquetBytes } from '../hq/output.ts';
 import { HqStore } from '../hq/store.ts';
@@ -87,6 +87,12 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
   }
   return guarded(io, async () => {
     const args = parseArgs(rest, FLAGS, `hq ${sub}`);
+    if (args.help) {
+      const w = new LineWriter(io.stdout);
+      await w.lines(['usage:', ...hqUsage.filter((l) => l.startsWith(`  tilstand hq ${sub} `))]);
+      await w.end().catch(() => undefined);
+      return EXIT.ok;
+    }
     const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'));
     const cache = args.string('cache');
     const store = new HqStore(target, cache ? { cacheDir: resolve(cache) } : {});
@@ -122,7 +128,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         case 'scan': {
           const t = await store.openTable(site(args), args.required('table'));
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
-          const r = t.reader(point);
+          const r = withHqHint(() => t.reader(point), point);
           try {
             await emitRows(out, t, format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv', r.scan({}));
           } finally {
@@ -174,4 +180,20 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
       await target.close();
     }
   });
+}
+
+/**
+ * HQ holds a table's latest synced snapshot and its tags, not the site's snapshot history, so a
+ * point in time before that snapshot is found among the tags: say so where the table store says
+ * there is no snapshot that old.
+ */
+function withHqHint<T>(f: () => T, point: { timestampMs?: number }): T {
+  try {
+    return f();
+  } catch (e) {
+    if (point.timestampMs !== undefined && e instanceof LsmError && e.kind === 'NotFound') {
+      e.message += '; HQ keeps the latest synced snapshot and the tags: pick a tag at or before that time with --tag (`tilstand hq tags` lists them with their times)';
+    }
+    throw e;
+  }
 }

@@ -174,6 +174,30 @@ describe('write-back', () => {
     await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the late ack');
   });
 
+  it('a command the broker took but the module never acknowledged is published again, with the same command_id', async () => {
+    const wb = await writeBack({ resendAfterMs: 20_000 });
+    let dropped = true; // as when the broker dropped the queued command (another client took the session)
+    const commands = await module(() => (dropped ? undefined : { ok: true }));
+    const p = await approve('J-1');
+    await until(() => commands.length === 1 && inbox.get(p.id)!.command!.state === 'sent', 'the send');
+    now += 10_000;
+    wb.poll();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(commands.length).toBe(1); // not before resendAfterMs
+    dropped = false;
+    now += 10_000;
+    wb.poll();
+    await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the ack of the copy');
+    expect(commands.map((c) => c.command_id)).toEqual([p.id, p.id]);
+    expect(commands[1]!.ts_ms).toBe(T0 + 20_000);
+    // The timeout still counts from the first send, and an acknowledged command is not sent again.
+    expect(inbox.get(p.id)!.command!.sentAtMs).toBe(T0);
+    now += 30_000;
+    wb.poll();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(commands.length).toBe(2);
+  });
+
   it('a failed publish leaves the command pending; resume sends it with the same command_id', async () => {
     let fail = true;
     const tilstand = await client('tilstand-s1-site');

@@ -14,6 +14,11 @@
 //            effect still moves it on (the module did act), see proposal.ts.
 // A publish that fails leaves the command `pending`; `resume()` (at start, and on every poll)
 // sends pending commands again — with the same command_id, so a module never acts twice.
+// A command the broker took (PUBACK) but the module has not acknowledged is published again every
+// `resendAfterMs` until it is acknowledged, applied or timed out: a broker can drop a queued
+// message (mosquitto does when another client takes the module's session, or past its queue
+// limit), and the same command_id makes the copy harmless. The first send's time still counts for
+// the timeout.
 //
 // Concurrency: single-threaded; `poll` and ack handling are synchronous, `send` awaits only the
 // publish. Limits: acks larger than `ackBytesMax` are ignored; at most `pollBatchMax` commands
@@ -34,6 +39,8 @@ export interface WriteBackOptions {
   clock?: () => number;
   /** Sent but not applied after this long → timed_out. Default 10 minutes. */
   appliedTimeoutMs?: number;
+  /** Sent but not acknowledged after this long → published again (same command_id). Default 1 minute. */
+  resendAfterMs?: number;
   /** How often `start()` polls. Default 1000 ms. */
   pollMs?: number;
   ackBytesMax?: number;
@@ -49,7 +56,7 @@ interface Ack {
   error?: string;
 }
 
-const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
+const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, resendAfterMs: 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
 
 export class WriteBack {
   private readonly o: WriteBackOptions;
@@ -59,6 +66,8 @@ export class WriteBack {
   private readonly ackPrefix: string;
   private readonly unsubscribe: (() => void) | void;
   private readonly sending = new Set<string>();
+  /** When each sent command was last published (this process: after a restart, sentAtMs). */
+  private readonly lastPublished = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(o: WriteBackOptions) {
@@ -66,6 +75,7 @@ export class WriteBack {
     this.clock = o.clock ?? Date.now;
     this.limits = {
       appliedTimeoutMs: o.appliedTimeoutMs ?? DEFAULTS.appliedTimeoutMs,
+      resendAfterMs: o.resendAfterMs ?? DEFAULTS.resendAfterMs,
       pollMs: o.pollMs ?? DEFAULTS.pollMs,
       ackBytesMax: o.ackBytesMax ?? DEFAULTS.ackBytesMax,
       pollBatchMax: o.pollBatchMax ?? DEFAULTS.pollBatchMax,
@@ -102,6 +112,7 @@ export class WriteBack {
       const topic = p.command.topic;
       await this.o.publish(topic, JSON.stringify(WriteBack.commandOf(p, this.clock())));
       this.o.inbox.markCommand(p.id, 'sent', null);
+      this.lastPublished.set(p.id, this.clock());
     } catch (e) {
       this.warn(`command for ${p.id} not sent (stays pending, retried on the next poll): ${(e as Error).message}`);
     } finally {
@@ -151,7 +162,24 @@ export class WriteBack {
       if (seen) this.o.inbox.markCommand(p.id, 'applied', c.detail, 'state');
       else if (c.sentAtMs !== null && now - c.sentAtMs > this.limits.appliedTimeoutMs) {
         this.o.inbox.markCommand(p.id, 'timed_out', `not applied ${Math.round((now - c.sentAtMs) / 1000)} s after it was sent (last state: ${c.state})`);
+      } else if (c.state === 'sent' && now - (this.lastPublished.get(p.id) ?? c.sentAtMs ?? now) >= this.limits.resendAfterMs) {
+        void this.republish(p);
       }
+    }
+    for (const id of this.lastPublished.keys()) if (this.o.inbox.get(id)?.command?.state !== 'sent') this.lastPublished.delete(id);
+  }
+
+  /** Publishes a sent, unacknowledged command again; its state stays `sent`. */
+  private async republish(p: Proposal): Promise<void> {
+    if (p.command === null || this.sending.has(p.id)) return;
+    this.sending.add(p.id);
+    this.lastPublished.set(p.id, this.clock());
+    try {
+      await this.o.publish(p.command.topic, JSON.stringify(WriteBack.commandOf(p, this.clock())));
+    } catch (e) {
+      this.warn(`command for ${p.id} not published again (tried again later): ${(e as Error).message}`);
+    } finally {
+      this.sending.delete(p.id);
     }
   }
 

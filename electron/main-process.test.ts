@@ -52,7 +52,7 @@ function fakeElectron(locked = false) {
 function fakeSite(rec: { log: string[] }) {
   const started: SiteStartOptions[] = [];
   const service: SiteBackend = {
-    call: async (method) => (method === 'firstRun' ? { initialized: true, siteId: 'north' } : { from: 'site' }) as never,
+    call: async (method) => (method === 'firstRun' ? { initialized: true, siteId: 'north', restoredSite: null } : { from: 'site' }) as never,
     subscribe: (_l: (e: SiteEvent) => void) => () => undefined,
   };
   const startSite = async (o: SiteStartOptions): Promise<RunningSite> => {
@@ -107,9 +107,9 @@ describe('electron main process', () => {
     const s = fakeSite(rec);
     await runMain(e, ['--data', data], { startSite: s.startSite, log: () => undefined });
     expect(s.started).toEqual([]);
-    expect(await call('firstRun')).toEqual({ ok: true, value: { initialized: false, siteId: null } });
+    expect(await call('firstRun')).toEqual({ ok: true, value: { initialized: false, siteId: null, restoredSite: null } });
     expect((await call('status')).error?.kind).toBe('conflict');
-    expect(await call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north' } });
+    expect(await call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north', restoredSite: null } });
     for (let i = 0; i < 100 && s.started.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(s.started).toEqual([expect.objectContaining({ data, demo: false })]);
     await new Promise((r) => setTimeout(r, 10));

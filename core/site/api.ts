@@ -175,6 +175,11 @@ export interface FirstRunStatus {
   initialized: boolean;
   /** The site id when initialized. */
   siteId: string | null;
+  /**
+   * Before init: the site `tilstand restore` brought into this directory (its restore note), which
+   * init accepts as the site id and no other; null otherwise.
+   */
+  restoredSite: string | null;
 }
 
 /** Methods callable without a signed-in session. */

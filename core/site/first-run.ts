@@ -12,6 +12,7 @@ import { resolve } from 'node:path';
 import { SiteApiError, type SessionContext, type SiteApiMethods, type SiteBackend, type SiteEvent, type SiteMethod } from './api.ts';
 import { dataPaths, readConfig } from './config.ts';
 import { initDataDir, InitError } from './init.ts';
+import { readRestoreNote } from '../sync/restore.ts';
 
 /** True when `<data>/config.json` exists. */
 export function isInitialized(data: string): boolean {
@@ -39,8 +40,8 @@ export class FirstRunBackend implements SiteBackend {
   }
 
   private state(): SiteApiMethods['firstRun']['res'] {
-    if (!isInitialized(this.data)) return { initialized: false, siteId: null };
-    return { initialized: true, siteId: readConfig(resolve(this.data)).site };
+    if (!isInitialized(this.data)) return { initialized: false, siteId: null, restoredSite: restoredSite(this.data) };
+    return { initialized: true, siteId: readConfig(resolve(this.data)).site, restoredSite: null };
   }
 
   private async init(req: SiteApiMethods['initSite']['req']): Promise<SiteApiMethods['firstRun']['res']> {
@@ -54,7 +55,7 @@ export class FirstRunBackend implements SiteBackend {
       throw e;
     }
     this.doneResolve(req.siteId);
-    return { initialized: true, siteId: req.siteId };
+    return { initialized: true, siteId: req.siteId, restoredSite: null };
   }
 }
 
@@ -84,5 +85,14 @@ export class SwitchingBackend implements SiteBackend {
 
   private emit(e: SiteEvent): void {
     for (const l of this.listeners) l(e);
+  }
+}
+
+/** The site a restore note in `data` names, or null (none, or unreadable: init reports that). */
+function restoredSite(data: string): string | null {
+  try {
+    return readRestoreNote(resolve(data))?.site ?? null;
+  } catch {
+    return null;
   }
 }

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { main } from './cli/main.ts';
 import { readConfig } from './config.ts';
+import { FirstRunBackend } from './first-run.ts';
 import { initDataDir } from './init.ts';
 import { ModuleCredentials } from './site-db.ts';
 import { PassThrough, Readable } from 'node:stream';
@@ -103,6 +104,9 @@ describe('init', () => {
     const fresh = join(dir, 'fresh');
     const restored = await cli(['restore', '--data', fresh, '--hq', hq, '--site', 'north']);
     expect(restored.code, restored.err).toBe(0);
+    // The first-run screen is told which site the directory holds.
+    const session = { user: null, setUser: () => undefined };
+    expect(await new FirstRunBackend(fresh).call('firstRun', {}, session)).toEqual({ initialized: false, siteId: null, restoredSite: 'north' });
     // Another id would start an empty site beside the restored one.
     const wrong = await cli(['init', '--data', fresh, '--site', 'south', '--admin', 'ada', '--pin', '2468']);
     expect(wrong.code).toBe(2);

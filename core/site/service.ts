@@ -85,7 +85,7 @@ export class SiteService implements SiteBackend {
   ) {
     this.now = o.now ?? Date.now;
     this.handlers = {
-      firstRun: () => ({ initialized: true, siteId: this.site.config.site }),
+      firstRun: () => ({ initialized: true, siteId: this.site.config.site, restoredSite: null }),
       initSite: () => {
         throw new SiteApiError('conflict', `this site is already set up (site id ${this.site.config.site})`);
       },

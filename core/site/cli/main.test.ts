@@ -80,14 +80,14 @@ describe('tilstand', () => {
       (await (await fetch(`${url}/api/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1' }, body: JSON.stringify(body) })).json()) as Answer;
     // A pooled keep-alive connection to the first-run server is gone after the hand-over: retry once.
     const api = (method: string, body: unknown) => post(method, body).catch(() => post(method, body));
-    expect(await api('firstRun', {})).toEqual({ ok: true, value: { initialized: false, siteId: null } });
+    expect(await api('firstRun', {})).toEqual({ ok: true, value: { initialized: false, siteId: null, restoredSite: null } });
     expect((await api('status', {})).error.kind).toBe('unauthenticated');
     expect((await api('initSite', { siteId: 'bad id', adminName: 'ada', adminPin: '1234' })).error.kind).toBe('invalid');
-    expect(await api('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north' } });
+    expect(await api('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north', restoredSite: null } });
     await until(/site north running from/);
     expect(out).toContain(`ui:      ${url}/`);
     // The real site now answers on the same port; initSite is refused from now on.
-    expect(await api('firstRun', {})).toEqual({ ok: true, value: { initialized: true, siteId: 'north' } });
+    expect(await api('firstRun', {})).toEqual({ ok: true, value: { initialized: true, siteId: 'north', restoredSite: null } });
     expect((await api('initSite', { siteId: 'other', adminName: 'eve', adminPin: '1111' })).error.kind).toBe('conflict');
     process.emit('SIGINT');
     expect(await done).toBe(0);

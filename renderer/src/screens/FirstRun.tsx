@@ -11,7 +11,12 @@ export function FirstRun() {
   const error = useApp((s) => s.firstRunError);
   const initSite = useApp((s) => s.initSite);
   const loadFirstRun = useApp((s) => s.loadFirstRun);
-  const [siteId, setSiteId] = useState('');
+  // A directory `tilstand restore` filled can only become the restored site: its id is given.
+  const restored = firstRun?.initialized === false ? firstRun.restoredSite : null;
+  const [siteId, setSiteId] = useState(restored ?? '');
+  useEffect(() => {
+    if (restored) setSiteId(restored);
+  }, [restored]);
   const [name, setName] = useState('');
   const [pin, setPin] = useState('');
   const [pin2, setPin2] = useState('');
@@ -47,11 +52,11 @@ export function FirstRun() {
   return (
     <main className="signin first-run">
       <h1>{t('firstRun.title')}</h1>
-      <p>{t('firstRun.intro')}</p>
+      <p>{restored ? t('firstRun.restored', { site: restored }) : t('firstRun.intro')}</p>
       <form onSubmit={(e) => void submit(e)}>
         <label>
           {t('firstRun.siteId')}
-          <input name="siteId" required pattern="[A-Za-z0-9][A-Za-z0-9_\-]{0,63}" autoComplete="off" value={siteId} onChange={(e) => setSiteId(e.target.value)} />
+          <input name="siteId" required pattern="[A-Za-z0-9][A-Za-z0-9_\-]{0,63}" autoComplete="off" value={siteId} readOnly={restored !== null} onChange={(e) => setSiteId(e.target.value)} />
         </label>
         <label>
           {t('firstRun.adminName')}

@@ -6,29 +6,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
-import { main } from './cli/main.ts';
+import { runMain as cli } from './cli/test-support.ts';
 import { readConfig } from './config.ts';
 import { FirstRunBackend } from './first-run.ts';
 import { initDataDir } from './init.ts';
 import { ModuleCredentials } from './site-db.ts';
-import { PassThrough, Readable } from 'node:stream';
 
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tilstand-init-'));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await main(args, { stdin: Readable.from([]), stdout, stderr });
-  return { code, out, err };
-}
 
 describe('init', () => {
   it('creates the layout of DESIGN.md with seed contracts, empty tables and the admin user', async () => {

@@ -4,24 +4,12 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
 import { SyncEngine } from '../sync/engine.ts';
 import { DirectoryTarget } from '../sync/targets/directory.ts';
-import { main } from './cli/main.ts';
+import { runMain as cli } from './cli/test-support.ts';
 import { Site } from './site.ts';
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await main(args, { stdin: Readable.from([]), stdout, stderr });
-  return { code, out, err };
-}
 
 const dirs: string[] = [];
 const sites: Site[] = [];

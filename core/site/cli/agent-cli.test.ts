@@ -3,23 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../../lsm/index.ts';
 import { dataPaths } from '../config.ts';
 import { initDataDir } from '../init.ts';
-import { main } from './main.ts';
-
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await main(args, { stdin: Readable.from([]), stdout, stderr });
-  return { code, out, err };
-}
+import { runMain as run } from './test-support.ts';
 
 let dir: string;
 let data: string;

@@ -6,17 +6,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from './main.ts';
-
-async function run(args: string[], stdin = ''): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await main(args, { stdin: Readable.from(stdin ? [Buffer.from(stdin)] : []), stdout, stderr });
-  return { code, out, err };
-}
+import { runMain as run } from './test-support.ts';
 
 let dir: string;
 beforeEach(() => {

@@ -65,7 +65,7 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   const data = resolve(o.data);
   const p = dataPaths(data, o.site);
   if (existsSync(p.config)) throw new InitError('AlreadyExists', `${data} is already a Tilstand data directory (it has config.json)`);
-  refuseAnotherSitesState(data, p.warehouse, `${p.database!}.db`);
+  refuseAnotherSitesState(data, p.warehouse, o.site, `${p.database!}.db`);
   let config = defaultConfig(o.site);
   if (o.config) config = o.config(config);
   if (config.site !== o.site) throw new ConfigError('site', 'the config adjustment must not change the site id');
@@ -111,8 +111,7 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
  * (`tilstand restore`) naming another site, or a `site_<id>.db` database of another id in the
  * warehouse.
  */
-function refuseAnotherSitesState(data: string, warehouse: string, ownDatabaseDir: string): void {
-  const site = ownDatabaseDir.slice('site_'.length, -'.db'.length);
+function refuseAnotherSitesState(data: string, warehouse: string, site: string, ownDatabaseDir: string): void {
   let restored: string | undefined;
   try {
     restored = readRestoreNote(data)?.site;

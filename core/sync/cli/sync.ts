@@ -89,9 +89,9 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
         db.close();
       }
     } else {
+      const rounds = maxRounds(args.string('max-rounds'));
       const cfg = readSiteConfig(data);
       const target = targetFromFlags(args.string('hq') ?? cfg.hqTarget ?? undefined, args.string('access-key'), args.string('secret-key'), cfg.site);
-      const rounds = maxRounds(args.string('max-rounds'));
       let engine: SyncEngine | undefined;
       try {
         engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 } });

@@ -23,6 +23,7 @@ describe('parseConfig', () => {
     expect(min.tables.map((t) => t.table).sort()).toEqual(['dead_letters', 'resources', 'stock', 'work_queue']);
     expect(min.bindings).toBe('seed');
     expect(min.hq.target).toBeNull();
+    for (const target of ['/mnt/hq', 'file:///mnt/hq', 's3://bucket/sites?endpoint=http://10.0.0.9:9000']) expect(parseConfig({ site: 'north', hq: { target } }).hq.target).toBe(target);
     expect(min.memory).toEqual({ tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES });
     expect(parseConfig({ site: 'north', memory: { tableCacheBytes: 0 } }).memory).toEqual({ tableCacheBytes: 0, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES });
   });
@@ -51,6 +52,9 @@ describe('parseConfig', () => {
       [{ site: 's', journal: { retentionAgeMs: 5 } }, 'journal.retentionAgeMs', /from 60000/],
       [{ site: 's', diskBudget: { journalBytesMax: 2 * 1024 * 1024 } }, 'diskBudget.journalBytesMax', /more than journal.retentionBytesMax/],
       [{ site: 's', hq: { target: 3 } }, 'hq.target', /null or a non-empty string/],
+      // A service's working directory is the service manager's choice: a relative one would land anywhere.
+      [{ site: 's', hq: { target: 'hq/share' } }, 'hq.target', /'hq\/share' is a relative directory; give an absolute one/],
+      [{ site: 's', hq: { target: 's3://' } }, 'hq.target', /names no bucket/],
       [{ site: 's', bindings: 'all' }, 'bindings', /"seed" or an array/],
       [{ site: 's', memory: { tableCacheBytes: -1 } }, 'memory.tableCacheBytes', /integer from 0 to \d+, got -1/],
       [{ site: 's', memory: { tableCacheBytes: '128 MiB' } }, 'memory.tableCacheBytes', /got "128 MiB"/],

@@ -15,6 +15,7 @@ import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
+import { targetProblem } from '../sync/targets/open.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
@@ -251,6 +252,8 @@ export function parseConfig(raw: unknown): SiteConfig {
   if (q.target !== undefined && q.target !== null && (typeof q.target !== 'string' || q.target.length === 0)) {
     throw new ConfigError('hq.target', `expected null or a non-empty string, got ${describe(q.target)}`);
   }
+  const targetWrong = q.target === undefined || q.target === null ? undefined : targetProblem(q.target, { relative: false });
+  if (targetWrong) throw new ConfigError('hq.target', targetWrong);
   const hq = { target: (q.target as string | null | undefined) ?? null };
 
   const j = obj(o.journal ?? d.journal, 'journal');

@@ -77,6 +77,25 @@ describe('Site with an HQ target', () => {
     expect(offline.out).not.toContain('by the site running');
   }, 120_000);
 
+  it('a target it cannot use stops the start before anything listens, naming where it came from', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-sync-bad-'));
+    dirs.push(dir);
+    const lines: string[] = [];
+    const saved = { a: process.env.TILSTAND_HQ_ACCESS_KEY, s: process.env.TILSTAND_HQ_SECRET_KEY };
+    delete process.env.TILSTAND_HQ_ACCESS_KEY;
+    delete process.env.TILSTAND_HQ_SECRET_KEY;
+    try {
+      await expect(Site.start({ data: join(dir, 'data'), demo: true, mqttPort: 0, httpPort: 0, hq: 's3://bucket/sites', agentTimer: false, log: (l) => lines.push(l) })).rejects.toThrow(
+        /^config --hq: S3 target needs credentials: set TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY/,
+      );
+    } finally {
+      if (saved.a !== undefined) process.env.TILSTAND_HQ_ACCESS_KEY = saved.a;
+      if (saved.s !== undefined) process.env.TILSTAND_HQ_SECRET_KEY = saved.s;
+    }
+    // Nothing had started: no broker for the write-back to lose, no modules.
+    expect(lines.filter((l) => /write-back|demo modules|running from/.test(l))).toEqual([]);
+  });
+
   it('a running site without an HQ target leaves `sync now` to the command', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-sync-none-'));
     dirs.push(dir);

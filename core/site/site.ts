@@ -18,6 +18,7 @@
 
 import { SyncEngine } from '../sync/engine.ts';
 import { openTarget } from '../sync/targets/open.ts';
+import type { SyncTarget } from '../sync/targets/target.ts';
 import { readRestoreNote, RESTORE_NOTE } from '../sync/restore.ts';
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -212,6 +213,16 @@ export class Site {
   private async open(o: SiteStartOptions): Promise<void> {
     const c = this.config;
     const p = dataPaths(this.data, c.site);
+    // The HQ target first: a bad one (no bucket, no S3 keys) stops the start before anything listens.
+    const hqTarget = o.hq ?? c.hq.target;
+    let target: SyncTarget | undefined;
+    if (hqTarget) {
+      try {
+        target = openTarget(hqTarget, { site: c.site });
+      } catch (e) {
+        throw new ConfigError(o.hq ? '--hq' : 'hq.target', (e as Error).message);
+      }
+    }
     const { ingestor } = this.ingest;
     const fallback = o.demo === true;
     const runSecret = randomBytes(24).toString('base64url');
@@ -276,11 +287,10 @@ export class Site {
       agentTimer: o.agentTimer ?? true,
       log: this.log,
     });
-    const hqTarget = o.hq ?? c.hq.target;
     this.hqTarget = hqTarget ?? undefined;
-    if (hqTarget) {
+    if (hqTarget && target) {
       // Offline-first: the engine keeps its outbox in site.db and retries until HQ answers.
-      this.sync = new SyncEngine({ dataDir: this.data, site: c.site, target: openTarget(hqTarget, { site: c.site }), catalog: { cacheBudget: this.ingest.catalog.cacheBudget }, log: this.log });
+      this.sync = new SyncEngine({ dataDir: this.data, site: c.site, target, catalog: { cacheBudget: this.ingest.catalog.cacheBudget }, log: this.log });
       this.sync.start(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS);
       this.log(`sync to ${redactTarget(hqTarget)} every ${(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS) / 1000} s`);
     }

@@ -3,7 +3,7 @@
 //   s3://bucket/prefix?endpoint=http://host:9000&region=eu-north-1
 // Credentials for S3 come from the options, else TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY.
 
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SyncError } from '../errors.ts';
 import { checkPrefix, sitePrefix } from '../names.ts';
@@ -19,8 +19,23 @@ export interface OpenTargetOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export function openTarget(text: string, o: OpenTargetOptions = {}): SyncTarget {
-  const scope = o.site === undefined ? {} : { writePrefix: sitePrefix(o.site) };
+/**
+ * What is wrong with a target's text, or undefined: no text, an s3:// URL without a bucket or with
+ * a bad prefix, or — where `relative` is false, as in config.json, whose readers run in whatever
+ * directory a service manager chose — a relative directory. Credentials are not checked here.
+ */
+export function targetProblem(text: unknown, o: { relative?: boolean } = {}): string | undefined {
+  try {
+    parseTarget(text, o.relative ?? true);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+type ParsedTarget = { kind: 's3'; bucket: string; root: string; url: URL } | { kind: 'dir'; dir: string };
+
+function parseTarget(text: unknown, relative: boolean): ParsedTarget {
   if (typeof text !== 'string' || text.trim() === '') throw new SyncError('InvalidArgument', 'no HQ target given');
   if (text.startsWith('s3://')) {
     let url: URL;
@@ -34,16 +49,29 @@ export function openTarget(text: string, o: OpenTargetOptions = {}): SyncTarget 
     let root = decodeURIComponent(url.pathname.replace(/^\/+/, ''));
     if (root !== '' && !root.endsWith('/')) root += '/';
     if (root !== '') checkPrefix(root);
+    return { kind: 's3', bucket, root, url };
+  }
+  if (text.startsWith('file://')) return { kind: 'dir', dir: fileURLToPath(text) };
+  if (!relative && !isAbsolute(text)) {
+    throw new SyncError('InvalidArgument', `'${text}' is a relative directory; give an absolute one (or file:///…), or an s3://bucket/prefix URL`);
+  }
+  return { kind: 'dir', dir: resolve(text) };
+}
+
+export function openTarget(text: string, o: OpenTargetOptions = {}): SyncTarget {
+  const scope = o.site === undefined ? {} : { writePrefix: sitePrefix(o.site) };
+  const t = parseTarget(text, true);
+  if (t.kind === 's3') {
+    const { bucket, root, url } = t;
     const env = o.env ?? process.env;
     const accessKeyId = o.accessKey ?? env.TILSTAND_HQ_ACCESS_KEY;
     const secretAccessKey = o.secretKey ?? env.TILSTAND_HQ_SECRET_KEY;
     if (!accessKeyId || !secretAccessKey) {
-      throw new SyncError('InvalidArgument', 'S3 target needs credentials: TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY (or --access-key/--secret-key)');
+      throw new SyncError('InvalidArgument', 'S3 target needs credentials: set TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY in the environment (the hq, sync and restore commands also take --access-key and --secret-key)');
     }
     const endpoint = url.searchParams.get('endpoint') ?? undefined;
     const region = url.searchParams.get('region') ?? undefined;
     return new S3Target({ bucket, root, accessKeyId, secretAccessKey, ...(endpoint ? { endpoint } : {}), ...(region ? { region } : {}), ...scope });
   }
-  const dir = text.startsWith('file://') ? fileURLToPath(text) : resolve(text);
-  return new DirectoryTarget(dir, scope);
+  return new DirectoryTarget(t.dir, scope);
 }

@@ -1,7 +1,10 @@
 // Config validation: defaults fill in, and every bad key is named with what was expected.
 
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, defaultConfig, parseConfig } from './config.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, defaultConfig, parseConfig, readConfig } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -68,6 +71,22 @@ describe('parseConfig', () => {
       expect(e.key, JSON.stringify(raw)).toBe(key);
       expect(e.message).toMatch(message);
       expect(e.message.startsWith(`config ${key}: `)).toBe(true);
+    }
+  });
+
+  it('reads relative certificate, key and password file paths as relative to the data directory', () => {
+    const data = mkdtempSync(join(tmpdir(), 'tilstand-config-'));
+    try {
+      const c = { site: 'north', http: { host: '10.0.0.5', tls: { certPath: 'tls/ui.crt', keyPath: '/etc/tilstand/ui.key' } }, broker: { tls: { certPath: 'tls/mqtt.crt', keyPath: 'tls/mqtt.key' } } };
+      writeFileSync(join(data, 'config.json'), JSON.stringify(c));
+      const read = readConfig(data);
+      expect(read.http.tls).toEqual({ certPath: join(data, 'tls/ui.crt'), keyPath: '/etc/tilstand/ui.key' });
+      expect(read.broker.mode === 'embedded' && read.broker.tls).toEqual({ certPath: join(data, 'tls/mqtt.crt'), keyPath: join(data, 'tls/mqtt.key') });
+      writeFileSync(join(data, 'config.json'), JSON.stringify({ site: 'north', broker: { mode: 'external', url: 'mqtt://127.0.0.1:1883', username: 'tilstand', passwordFile: 'secrets/broker.pw' } }));
+      const ext = readConfig(data).broker;
+      expect(ext.mode === 'external' && ext.passwordFile).toBe(join(data, 'secrets/broker.pw'));
+    } finally {
+      rmSync(data, { recursive: true, force: true });
     }
   });
 

@@ -7,7 +7,7 @@
 // usable in MQTT topics and folder names); every table name is a safe name; ports are 0..65535.
 
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { NAME_PATTERN } from '../ingest/envelope.ts';
 import { nameProblem } from '../inbox/users.ts';
 import type { Binding } from '../ingest/binding.ts';
@@ -300,7 +300,19 @@ export function readConfig(data: string): SiteConfig {
   } catch (e) {
     throw new ConfigError('(file)', `${file} is not valid JSON: ${(e as Error).message}`);
   }
-  return parseConfig(raw);
+  return filesFrom(parseConfig(raw), resolve(data));
+}
+
+/**
+ * The config with its relative file paths (TLS certificates and keys, the external broker's
+ * password file) resolved against the data directory: the process's working directory is a
+ * service manager's choice (/opt/tilstand under the shipped unit), the data directory is not.
+ */
+function filesFrom(c: SiteConfig, data: string): SiteConfig {
+  const at = (p: string) => (isAbsolute(p) ? p : resolve(data, p));
+  const tls = <T extends { certPath: string; keyPath: string } | null>(t: T): T => (t === null ? t : ({ ...t, certPath: at(t.certPath), keyPath: at(t.keyPath) } as T));
+  const broker: BrokerConfig = c.broker.mode === 'embedded' ? { ...c.broker, tls: tls(c.broker.tls) } : { ...c.broker, passwordFile: at(c.broker.passwordFile) };
+  return { ...c, broker, http: { ...c.http, tls: tls(c.http.tls) } };
 }
 
 /** Writes config.json atomically (temporary file, then rename). */

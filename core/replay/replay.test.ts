@@ -5,7 +5,6 @@
 // the archive form round-trips through the CLI.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Inbox } from '../inbox/index.ts';
 import { CliError } from '../lsm/cli/args.ts';
@@ -16,6 +15,7 @@ import { exportFixture, makeCut } from './export.ts';
 import type { FixtureManifest } from './fixture.ts';
 import { defaultScratchParent, runReplay } from './replay.ts';
 import { LiveSite, T0 } from './test-support.ts';
+import { runCli } from '../lsm/testing/cli.ts';
 
 const MIN = 60_000;
 const CUT = T0 + 8 * MIN;
@@ -37,23 +37,17 @@ async function people(g: number, inbox: Inbox): Promise<void> {
 }
 
 async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  let code: number;
-  try {
-    // `tilstand replay …` as core/site/cli/main.ts dispatches it (core/replay may not import core/site).
-    expect(argv[0]).toBe('replay');
-    code = await runReplayCli(argv.slice(1), { stdin: new PassThrough(), stdout, stderr });
-  } catch (e) {
-    if (!(e instanceof CliError)) throw e;
-    err += `tilstand: ${e.message}\n`;
-    code = e.exitCode;
-  }
-  return { code, out, err };
+  // `tilstand replay …` as core/site/cli/main.ts dispatches it (core/replay may not import core/site).
+  expect(argv[0]).toBe('replay');
+  return runCli(async (args, io) => {
+    try {
+      return await runReplayCli(args, io);
+    } catch (e) {
+      if (!(e instanceof CliError)) throw e;
+      io.stderr.write(`tilstand: ${e.message}\n`);
+      return e.exitCode;
+    }
+  }, argv.slice(1));
 }
 
 const read = (dir: string, f: string) => readFileSync(join(dir, f), 'utf8');

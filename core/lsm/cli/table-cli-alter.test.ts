@@ -3,26 +3,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../index.ts';
 import { runTableCli } from './table-cli.ts';
+import { runCli } from '../testing/cli.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await runTableCli(args, { stdin: Readable.from([]), stdout, stderr });
-  return { code, out, err };
-}
+const run = (args: string[]) => runCli(runTableCli, args);
 
 describe('tilstand table alter', () => {
   it('applies add, rename, drop, set-type and set-option as one schema', async () => {

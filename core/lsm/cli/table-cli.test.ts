@@ -17,6 +17,7 @@ import { Catalog, parseIdentifier, type TableWriter } from '../index.ts';
 import { parseArgs } from './args.ts';
 import { runTableCli } from './table-cli.ts';
 import { parseDuration } from './values.ts';
+import { runCli } from '../testing/cli.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -27,15 +28,8 @@ interface Run {
 }
 
 async function run(args: string[], stdin = ''): Promise<Run> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
   if (args[0] !== 'table') throw new Error('run() takes `table …` arguments');
-  const code = await runTableCli(args.slice(1), { stdin: Readable.from(stdin.length > 0 ? [Buffer.from(stdin)] : []), stdout, stderr });
-  return { code, out, err };
+  return runCli(runTableCli, args.slice(1), stdin);
 }
 
 const jsonLines = (text: string): Record<string, unknown>[] =>

@@ -17,7 +17,7 @@
 // locks); nothing is acknowledged to a module before it is in the journal (EmbeddedBroker).
 
 import { SyncEngine } from '../sync/engine.ts';
-import { openTarget } from '../sync/targets/open.ts';
+import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
 import { readRestoreNote, RESTORE_NOTE } from '../sync/restore.ts';
 import mqtt, { type MqttClient } from 'mqtt';
@@ -568,7 +568,7 @@ export class Site {
           if (!this.sync || this.hqTarget === undefined) {
             throw Object.assign(new Error(`the site running on ${this.data} has no HQ target (config hq.target, or start --hq)`), { kind: 'NotConfigured' });
           }
-          if (a.hq !== undefined && (typeof a.hq !== 'string' || !sameTarget(a.hq, this.hqTarget))) {
+          if (a.hq !== undefined && (typeof a.hq !== 'string' || targetPlace(a.hq) !== targetPlace(this.hqTarget))) {
             throw Object.assign(new Error(`the site running on ${this.data} syncs to ${redactTarget(this.hqTarget)}, not ${typeof a.hq === 'string' ? redactTarget(a.hq) : String(a.hq)}; leave out --hq, or stop the site first`), { kind: 'InvalidArgument' });
           }
           const rounds = a.maxRounds === undefined ? 5 : a.maxRounds;
@@ -629,10 +629,4 @@ export class Site {
 /** A target's text for logs and messages: credentials in a URL's authority hidden. */
 function redactTarget(text: string): string {
   return text.replace(/\/\/[^@/]*@/, '//…@');
-}
-
-/** True when two target texts name the same place (a directory's path resolved, an s3:// URL as written). */
-function sameTarget(a: string, b: string): boolean {
-  const norm = (t: string) => (t.startsWith('s3://') ? t : resolve(t.startsWith('file://') ? fileURLToPath(t) : t));
-  return norm(a) === norm(b);
 }

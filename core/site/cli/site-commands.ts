@@ -4,7 +4,6 @@
 // work on the directory (the CLI then owns the tables' writer locks for the moment it runs).
 
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
@@ -12,8 +11,8 @@ import { Catalog } from '../../lsm/index.ts';
 import { ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { catalogOptions, dataPaths, readConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
-import { runSync, syncStatusLines, type SyncNowResult } from '../../sync/index.ts';
-import { maxRounds, syncNowLine } from '../../sync/cli/sync.ts';
+import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
+import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
@@ -264,15 +263,6 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
   return EXIT.ok;
 }
 
-const SYNC_NOW_FLAGS: FlagSpecs = {
-  data: { type: 'string', value: '<dir>' },
-  hq: { type: 'string', value: '<dir|s3://…>' },
-  'access-key': { type: 'string', value: '<key>' },
-  'secret-key': { type: 'string', value: '<secret>' },
-  json: { type: 'boolean' },
-  'max-rounds': { type: 'string', value: '<n>' },
-};
-
 /** How long `sync now` waits for a running site's answer (its rounds are bounded by --max-rounds). */
 const SYNC_NOW_TIMEOUT_MS = 30 * 60_000;
 
@@ -285,16 +275,22 @@ const SYNC_NOW_TIMEOUT_MS = 30 * 60_000;
 export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'now') return runSync(argv, io);
-  const a = parseArgs(rest, SYNC_NOW_FLAGS, 'sync now');
+  const a = parseArgs(rest, SYNC_FLAGS, 'sync now');
   if (a.help) return runSync(['help'], io);
   const rounds = maxRounds(a.string('max-rounds'));
   const data = dataDir(a.string('data'));
   const socket = await runningSocket(data);
   if (!socket) return runSync(argv, io);
   const hq = a.string('hq');
+  let place: string | undefined;
+  try {
+    place = hq === undefined ? undefined : targetPlace(hq);
+  } catch (e) {
+    throw new CliError(EXIT.usage, `option '--hq': ${(e as Error).message}`);
+  }
   let r: SyncNowResult;
   try {
-    r = (await controlRequest(socket, 'sync.now', { maxRounds: rounds, ...(hq === undefined ? {} : { hq: hq.startsWith('s3://') || hq.startsWith('file://') ? hq : resolve(hq) }) }, SYNC_NOW_TIMEOUT_MS)) as SyncNowResult;
+    r = (await controlRequest(socket, 'sync.now', { maxRounds: rounds, ...(place === undefined ? {} : { hq: place }) }, SYNC_NOW_TIMEOUT_MS)) as SyncNowResult;
   } catch (e) {
     if (e instanceof ControlError && e.kind === 'NotConfigured') return runSync(argv, io);
     throw e;

@@ -15,7 +15,8 @@ import { restoreSite } from '../restore.ts';
 import { checkSiteId } from '../names.ts';
 import { guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
 
-const FLAGS: FlagSpecs = {
+/** The flags of `sync` and `restore` (core/site's `sync now` on a running site parses the same). */
+export const SYNC_FLAGS: FlagSpecs = {
   data: { type: 'string', value: '<dir>' },
   hq: { type: 'string', value: '<dir|s3://…>' },
   site: { type: 'string', value: '<id>' },
@@ -75,7 +76,7 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     return EXIT.usage;
   }
   return guarded(io, async () => {
-    const args = parseArgs(rest, FLAGS, `sync ${sub}`);
+    const args = parseArgs(rest, SYNC_FLAGS, `sync ${sub}`);
     const data = resolve(args.string('data') ?? 'tilstand-data');
     const out = new LineWriter(io.stdout);
     let status: SyncStatus;
@@ -112,7 +113,7 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
 
 export async function runRestore(argv: readonly string[], io: CliIO): Promise<number> {
   return guarded(io, async () => {
-    const args = parseArgs(argv, FLAGS, 'restore');
+    const args = parseArgs(argv, SYNC_FLAGS, 'restore');
     const data = resolve(args.required('data'));
     const site = checkSiteId(args.required('site'));
     const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'));

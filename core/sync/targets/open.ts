@@ -58,6 +58,15 @@ function parseTarget(text: unknown, relative: boolean): ParsedTarget {
   return { kind: 'dir', dir: resolve(text) };
 }
 
+/**
+ * The place a target's text names, comparable between texts: an s3:// URL as written, a
+ * directory's absolute path (a relative one resolved against this process's working directory).
+ */
+export function targetPlace(text: string): string {
+  const t = parseTarget(text, true);
+  return t.kind === 's3' ? text : t.dir;
+}
+
 export function openTarget(text: string, o: OpenTargetOptions = {}): SyncTarget {
   const scope = o.site === undefined ? {} : { writePrefix: sitePrefix(o.site) };
   const t = parseTarget(text, true);

@@ -106,15 +106,23 @@ export class WriteBack {
 
   /** Publishes the command of an approved proposal and marks it sent. */
   async send(p: Proposal): Promise<void> {
-    if (p.module === null || p.command === null || p.command.state !== 'pending' || this.sending.has(p.id)) return;
+    if (p.module === null || p.command?.state !== 'pending') return;
+    await this.publish(p, 'not sent (stays pending, retried on the next poll)', () => this.o.inbox.markCommand(p.id, 'sent', null));
+  }
+
+  /**
+   * Publishes p's command (one publish per proposal at a time) and notes when; `then` runs after
+   * the broker took it, `failed` names the outcome in the warning when it did not.
+   */
+  private async publish(p: Proposal, failed: string, then?: () => void): Promise<void> {
+    if (p.command === null || this.sending.has(p.id)) return;
     this.sending.add(p.id);
+    this.lastPublished.set(p.id, this.clock());
     try {
-      const topic = p.command.topic;
-      await this.o.publish(topic, JSON.stringify(WriteBack.commandOf(p, this.clock())));
-      this.o.inbox.markCommand(p.id, 'sent', null);
-      this.lastPublished.set(p.id, this.clock());
+      await this.o.publish(p.command.topic, JSON.stringify(WriteBack.commandOf(p, this.clock())));
+      then?.();
     } catch (e) {
-      this.warn(`command for ${p.id} not sent (stays pending, retried on the next poll): ${(e as Error).message}`);
+      this.warn(`command for ${p.id} ${failed}: ${(e as Error).message}`);
     } finally {
       this.sending.delete(p.id);
     }
@@ -163,24 +171,11 @@ export class WriteBack {
       else if (c.sentAtMs !== null && now - c.sentAtMs > this.limits.appliedTimeoutMs) {
         this.o.inbox.markCommand(p.id, 'timed_out', `not applied ${Math.round((now - c.sentAtMs) / 1000)} s after it was sent (last state: ${c.state})`);
       } else if (c.state === 'sent' && now - (this.lastPublished.get(p.id) ?? c.sentAtMs ?? now) >= this.limits.resendAfterMs) {
-        void this.republish(p);
+        // Published again; the state stays `sent`.
+        void this.publish(p, 'not published again (tried again later)');
       }
     }
     for (const id of this.lastPublished.keys()) if (this.o.inbox.get(id)?.command?.state !== 'sent') this.lastPublished.delete(id);
-  }
-
-  /** Publishes a sent, unacknowledged command again; its state stays `sent`. */
-  private async republish(p: Proposal): Promise<void> {
-    if (p.command === null || this.sending.has(p.id)) return;
-    this.sending.add(p.id);
-    this.lastPublished.set(p.id, this.clock());
-    try {
-      await this.o.publish(p.command.topic, JSON.stringify(WriteBack.commandOf(p, this.clock())));
-    } catch (e) {
-      this.warn(`command for ${p.id} not published again (tried again later): ${(e as Error).message}`);
-    } finally {
-      this.sending.delete(p.id);
-    }
   }
 
   start(): void {

@@ -80,6 +80,37 @@ describe('release-blocked-job', () => {
   });
 });
 
+  it('serves jobs waiting for the same item in queue order, each from what the jobs ahead left', () => {
+    site.job({ job_id: 'J-A', status: 'blocked', material_item: 'BOLT', material_qty: 25, priority: 5 });
+    site.job({ job_id: 'J-B', status: 'blocked', material_item: 'BOLT', material_qty: 20, priority: 1 });
+    site.job({ job_id: 'J-C', status: 'blocked', material_item: 'BOLT', material_qty: 5, priority: 0 });
+    site.stock('BOLT', 'A', { on_hand: 30, reserved: 0 });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const rel = agent.run().created.filter((p) => p.ruleId === 'release-blocked-job');
+    // 30 BOLT: J-A takes 25; J-B's 20 do not fit in the 5 left; J-C's 5 do.
+    expect(rel.map((p) => p.params.job_id).sort()).toEqual(['J-A', 'J-C']);
+    const c = rel.find((p) => p.params.job_id === 'J-C')!;
+    expect(c.explanation).toMatch(/needs 5 after 25 for J-A ahead of it in the queue/);
+    expect(c.risk).toBe('medium'); // 5 − 5 = 0 left, below the reorder point 5
+    expect(c.evidence.find((e) => e.table === 'work_queue')!.rows.map((r) => r.key)).toEqual([{ job_id: 'J-C' }, { job_id: 'J-A' }]);
+  });
+
+  it('withdraws a release that a job moving ahead in the queue crowds out', () => {
+    site.job({ job_id: 'J-B', status: 'blocked', material_item: 'BOLT', material_qty: 20, priority: 1 });
+    site.stock('BOLT', 'A', { on_hand: 30, reserved: 0 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const p = agent.run().created.find((x) => x.ruleId === 'release-blocked-job')!;
+    expect(p.params.job_id).toBe('J-B');
+    site.job({ job_id: 'J-A', status: 'blocked', material_item: 'BOLT', material_qty: 25, priority: 5 });
+    site.commit();
+    expect(agent.recheck(p)).toMatchObject({ holds: false, reason: '25 of the 30 available BOLT go to J-A, ahead in the queue; 5 do not cover the 20 the job needs' });
+    const r = agent.run();
+    expect(r.created.map((x) => x.params.job_id)).toEqual(['J-A']);
+    expect(inbox.get(p.id)!.status).toBe('withdrawn');
+  });
+
 describe('escalate-late-job', () => {
   it('escalates a job whose estimate (now + duration of its capability) passes its due time', () => {
     site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H }); // weld takes 3 h → late

@@ -3,34 +3,97 @@
 // Only jobs blocked for material (no reason, or a reason that names material/stock/short).
 // Command: operations `release_job {job_id}`. Medium risk when releasing would take the item
 // below its reorder point.
+//
+// Jobs waiting for the same item share its stock: the blocked jobs of an item are served in
+// queue order (priority, then due time, then id), each from what the jobs before it left, and a
+// job the rest does not cover is skipped (a smaller one after it may still fit) — as assign-job
+// offers each free resource once. So the open proposals of one item never promise more than it
+// has, and recheck applies the same allocation: a job that moves ahead in the queue takes its
+// share first, and a proposal it crowds out is withdrawn.
 
 import { reorderPolicy } from '../config.ts';
-import { available, job, stockOf } from '../rows.ts';
+import { available, byQueueOrder, job, stockOf, type Job } from '../rows.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 
 const MATERIAL_REASON = /material|stock|short/i;
+/** Jobs ahead in the queue cited as evidence beside the job itself. */
+const EVIDENCE_AHEAD_MAX = 10;
 
-function coverage(ctx: RuleContext, item: string): { rows: Row[]; available: number } {
-  const rows = stockOf(ctx.tables.stock, item);
-  return { rows, available: rows.reduce((s, r) => s + available(r), 0) };
+/** A blocked job's share of its item, or why it has none. */
+interface Share {
+  /** The item's available quantity (all locations) and its stock rows. */
+  available: number;
+  rows: Row[];
+  /** What the jobs ahead of this one (same item, queue order) took, and their rows. */
+  ahead: number;
+  aheadRows: readonly Row[];
+  /** Whether the rest covers this job. */
+  covered: boolean;
+}
+
+function blockedOnMaterial(j: Job): boolean {
+  if (j.status !== 'blocked' || j.material_item === null || j.material_qty === null || j.material_qty <= 0) return false;
+  return j.blocked_reason === null || MATERIAL_REASON.test(j.blocked_reason);
+}
+
+/** Per snapshot pair (work_queue scan, stock scan): every blocked job's share, by job id. */
+const shares = new WeakMap<readonly Row[], WeakMap<readonly Row[], Map<string, Share>>>();
+
+function allocate(ctx: RuleContext): Map<string, Share> {
+  const wq = ctx.tables.work_queue.scan();
+  const stockRows = ctx.tables.stock.scan();
+  let byStock = shares.get(wq);
+  if (!byStock) shares.set(wq, (byStock = new WeakMap()));
+  let out = byStock.get(stockRows);
+  if (out) return out;
+  out = new Map();
+  const jobs = wq.map((r) => ({ r, j: job(r) })).filter((x) => blockedOnMaterial(x.j));
+  jobs.sort((a, b) => byQueueOrder(a.j, b.j));
+  const left = new Map<string, { available: number; rows: Row[]; taken: number; takers: Row[] }>();
+  for (const { r, j } of jobs) {
+    const item = j.material_item!;
+    let s = left.get(item);
+    if (!s) {
+      const rows = stockOf(ctx.tables.stock, item);
+      left.set(item, (s = { available: rows.reduce((sum, r) => sum + available(r), 0), rows, taken: 0, takers: [] }));
+    }
+    const covered = s.available - s.taken >= j.material_qty!;
+    // The takers so far, without a copy per job: the list only grows, so a view of its head.
+    const takers = s.takers;
+    const n = takers.length;
+    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered });
+    if (covered) {
+      s.taken += j.material_qty!;
+      takers.push(r);
+    }
+  }
+  byStock.set(stockRows, out);
+  return out;
+}
+
+function jobList(rows: readonly Row[]): string {
+  const ids = rows.map((r) => job(r).job_id);
+  return ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`;
 }
 
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
-  version: '1',
-  description: 'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity.',
+  version: '2',
+  description:
+    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order.',
 
   evaluate(ctx) {
+    const all = allocate(ctx);
     const drafts = [];
     for (const r of ctx.tables.work_queue.scan()) {
       const j = job(r);
-      if (j.status !== 'blocked' || j.material_item === null || j.material_qty === null || j.material_qty <= 0) continue;
-      if (j.blocked_reason !== null && !MATERIAL_REASON.test(j.blocked_reason)) continue;
-      const c = coverage(ctx, j.material_item);
-      if (c.available < j.material_qty) continue;
-      const left = c.available - j.material_qty;
-      const rp = reorderPolicy(ctx.config, j.material_item).reorderPoint;
+      const c = all.get(j.job_id);
+      if (!c?.covered) continue;
+      const rest = c.available - c.ahead;
+      const left = rest - j.material_qty!;
+      const rp = reorderPolicy(ctx.config, j.material_item!).reorderPoint;
+      const share = c.ahead > 0 ? ` after ${c.ahead} for ${jobList(c.aheadRows)} ahead of it in the queue` : '';
       drafts.push({
         action: 'release_job',
         module: 'operations',
@@ -39,11 +102,13 @@ export const releaseBlockedJob: Rule = {
         risk: left < rp ? ('medium' as const) : ('low' as const),
         riskReason:
           left < rp
-            ? `the job uses ${j.material_qty} of ${c.available} available ${j.material_item}, leaving ${left}, below the reorder point ${rp}`
-            : `${left} ${j.material_item} stay available after the job takes ${j.material_qty}`,
-        explanation: `Job ${j.job_id} is blocked (${j.blocked_reason ?? 'no reason given'}) but ${c.available} ${j.material_item} are now available (needs ${j.material_qty}). Release it.`,
+            ? `the job uses ${j.material_qty} of ${rest} available ${j.material_item}${share}, leaving ${left}, below the reorder point ${rp}`
+            : `${left} ${j.material_item} stay available after the job takes ${j.material_qty}${share}`,
+        explanation: `Job ${j.job_id} is blocked (${j.blocked_reason ?? 'no reason given'}) but ${c.available} ${j.material_item} are now available (needs ${j.material_qty}${share}). Release it.`,
         evidence: [
-          { table: 'work_queue' as const, rows: [r] },
+          // The jobs ahead that share the item explain the share: the first few are cited (the
+          // run's tag keeps the rest readable), so a long queue does not bloat every proposal.
+          { table: 'work_queue' as const, rows: [r, ...c.aheadRows.slice(0, EVIDENCE_AHEAD_MAX)] },
           { table: 'stock' as const, rows: c.rows },
         ],
       });
@@ -57,8 +122,10 @@ export const releaseBlockedJob: Rule = {
     const j = job(jr);
     if (j.status !== 'blocked') return gone(`job ${j.job_id} is now ${j.status}`);
     if (j.material_item === null || j.material_qty === null) return gone(`job ${j.job_id} no longer names its material`);
-    const c = coverage(ctx, j.material_item);
+    const c = allocate(ctx).get(j.job_id);
+    if (!c) return gone(`job ${j.job_id} is no longer blocked for material${j.blocked_reason === null ? '' : ` (${j.blocked_reason})`}`);
     if (c.available < j.material_qty) return gone(`only ${c.available} ${j.material_item} available now; the job needs ${j.material_qty}`);
+    if (!c.covered) return gone(`${c.ahead} of the ${c.available} available ${j.material_item} go to ${jobList(c.aheadRows)}, ahead in the queue; ${c.available - c.ahead} do not cover the ${j.material_qty} the job needs`);
     return HOLDS;
   },
 

@@ -80,8 +80,10 @@ export const waitingToStart = (j: Job): boolean => j.status === 'released' && j.
 
 /** on_hand − reserved (nulls as 0). */
 export const available = (r: Row): number => (n(r.on_hand) ?? 0) - (n(r.reserved) ?? 0);
+/** What open purchase orders bring (null as 0). */
+export const inbound = (r: Row): number => n(r.inbound) ?? 0;
 /** available + inbound: what the item will have once open purchase orders arrive. */
-export const position = (r: Row): number => available(r) + (n(r.inbound) ?? 0);
+export const position = (r: Row): number => available(r) + inbound(r);
 
 /**
  * A scan's rows grouped by `key` (scan order kept; a row whose key is undefined is left out),

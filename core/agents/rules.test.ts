@@ -214,4 +214,20 @@ describe('stock-reorder (changelog-triggered)', () => {
     expect(third.withdrawn.map((p) => p.id)).toEqual([nut.id]);
     expect(third.withdrawn[0]!.withdrawnReason).toMatch(/NUT at A is at 20 now, not below the reorder point 5/);
   });
+
+  it('sees the order placed when orders reserved more meanwhile (inbound rose by qty over the evidence row)', () => {
+    site.stock('NUT', 'A', { on_hand: 1, reserved: 0, inbound: 2 });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const p = agent.run().created.find((x) => x.ruleId === 'stock-reorder')!;
+    expect(p.params).toEqual({ item: 'NUT', location: 'A', qty: 17, position_before: 3 });
+    // The purchase order opens (inbound 2 → 19) while an order reserves 2: position 18, not 20.
+    site.stock('NUT', 'A', { reserved: 2, inbound: 19 });
+    site.commit();
+    expect(agent.effectSeen(p)).toBe(true);
+    // Reservations alone, or an order smaller than qty, are no effect.
+    site.stock('NUT', 'A', { reserved: 2, inbound: 18 });
+    site.commit();
+    expect(agent.effectSeen(p)).toBe(false);
+  });
 });

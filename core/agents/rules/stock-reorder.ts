@@ -4,14 +4,16 @@
 // triggers when its position (on_hand − reserved + inbound) is below the item's reorder point
 // and was not before (or is new). The first run (no previous tag) sees every row as new.
 // Command: procurement `replenish {item, location, qty}` for qty = orderUpTo − position.
+// Effect: the position rose by qty, or — when orders reserved more meanwhile, which lowers the
+// position by as much — the row's inbound rose by qty over the proposal's evidence row.
 
 import { reorderPolicy } from '../config.ts';
-import { position } from '../rows.ts';
+import { inbound, position } from '../rows.ts';
 import { gone, HOLDS, type Rule } from '../rule.ts';
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '1',
+  version: '2',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
 
   evaluate(ctx) {
@@ -56,6 +58,10 @@ export const stockReorder: Rule = {
 
   effectSeen(ctx, p) {
     const r = ctx.tables.stock.get({ item: p.params.item!, location: p.params.location! });
-    return r !== undefined && position(r) >= Number(p.params.position_before) + Number(p.params.qty);
+    if (r === undefined) return false;
+    const qty = Number(p.params.qty);
+    if (position(r) >= Number(p.params.position_before) + qty) return true;
+    const seen = p.evidence.find((e) => e.table === 'stock')?.rows.find((e) => e.key.item === p.params.item && e.key.location === p.params.location);
+    return seen !== undefined && inbound(r) >= inbound(seen.values) + qty;
   },
 };

@@ -147,4 +147,39 @@ describe('Site', () => {
       await client.endAsync();
     }
   });
+
+  it('the demo procurement module obeys replenish: inbound rises by qty, and the stock table shows it', async () => {
+    const data = join(dir, 'replenish');
+    const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000 });
+    sites.push(site);
+    const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
+    const client = await mqtt.connectAsync(site.mqttUrl, { username: 'tilstand', password: secrets.modules.tilstand.password, clientId: 'test-tilstand' });
+    const stock = site.catalog.getTable({ database: 'site_demo', table: 'stock' });
+    const inboundOf = (item: string, location: string) => {
+      const where = [{ column: 'item', op: '=' as const, value: item }, { column: 'location', op: '=' as const, value: location }];
+      return stock.scanRows({}, { where, projection: ['inbound'] })[0]?.[0];
+    };
+    try {
+      const acks: Record<string, unknown>[] = [];
+      client.on('message', (_t, p) => acks.push(JSON.parse(p.toString()) as Record<string, unknown>));
+      await client.subscribeAsync('tilstand/demo/acks/procurement', { qos: 1 });
+      const send = (c: Record<string, unknown>) => client.publishAsync('tilstand/demo/commands/procurement', JSON.stringify(c), { qos: 1 });
+      // The start-up snapshot is in the table before the command (no steps: 10 minutes apart).
+      const before = await until('the start-up snapshot', () => inboundOf('ITEM-001', 'A-01'), (v) => typeof v === 'number');
+      await until('the first ack', async () => (await send({ command_id: 'r-1', action: 'replenish', item: 'ITEM-001', location: 'A-01', qty: 17, position_before: 0 }), acks.length), (n) => n >= 1);
+      await send({ command_id: 'r-2', action: 'replenish', item: 'ITEM-001', location: 'NOWHERE', qty: 5 });
+      await send({ command_id: 'r-3', action: 'replenish', item: 'ITEM-001', location: 'A-01', qty: 0 });
+      await send({ command_id: 'r-4', action: 'cancel', item: 'ITEM-001', location: 'A-01' });
+      await until('acks of r-2 … r-4', () => acks.filter((a) => a.command_id !== 'r-1').length, (n) => n >= 3);
+      const ack = (id: string) => acks.find((a) => a.command_id === id);
+      expect(ack('r-1')).toMatchObject({ module: 'procurement', ok: true, result: { item: 'ITEM-001', location: 'A-01', inbound_qty: (before as number) + 17 } });
+      expect(ack('r-2')).toMatchObject({ ok: false, error: 'no such item and location: "ITEM-001" at "NOWHERE"' });
+      expect(ack('r-3')).toMatchObject({ ok: false, error: 'qty: expected an integer from 1 to 100000, got 0' });
+      expect(ack('r-4')).toMatchObject({ ok: false, error: expect.stringMatching(/unknown action "cancel" \(expected replenish\)/) });
+      // The effect reaches Tilstand as an ordinary event.
+      await until('the inbound in stock', () => inboundOf('ITEM-001', 'A-01'), (v) => v === (before as number) + 17);
+    } finally {
+      await client.endAsync();
+    }
+  });
 });

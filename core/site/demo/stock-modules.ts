@@ -4,8 +4,13 @@
 //   commerce    stream `reservations`  reserved_qty  orders reserve and release quantities
 //   procurement stream `inbound`       inbound_qty   purchase orders open; deliveries arrive
 // One step changes one row (`u` with the previous image as `before`).
+//
+// Procurement also obeys the agent's `replenish {item, location, qty}` (stock-reorder): it opens a
+// purchase order, so the row's inbound_qty rises by qty (one `u` event, the effect Tilstand sees),
+// and answers {ok: true, result: {item, location, inbound_qty}} or {ok: false, error}.
 
 import type { Contract } from '../../ingest/contracts.ts';
+import type { Command, CommandResult } from '../../ingest/module-client/index.ts';
 import { COMMERCE_RESERVATIONS, INVENTORY_STOCK, PROCUREMENT_INBOUND } from '../../ingest/seed-contracts.ts';
 import type { RowImage } from '../../ingest/envelope.ts';
 import { DemoModule, type DemoModuleOptions } from './module.ts';
@@ -22,7 +27,12 @@ interface Spec {
   change: (m: QuantityModule, qty: number) => number;
   /** Extra fields of the row image. */
   extra?: (m: QuantityModule, qty: number) => RowImage;
+  /** Commands the module obeys: the change to the addressed row's quantity, or why not. */
+  command?: (m: QuantityModule, c: Command, qty: number) => { qty: number } | { error: string };
 }
+
+/** The largest quantity one command may add (a typo's guard, not a business rule). */
+const COMMAND_QTY_MAX = 100_000;
 
 class QuantityModule extends DemoModule {
   private readonly rows = new Map<string, RowImage>();
@@ -38,6 +48,18 @@ class QuantityModule extends DemoModule {
         this.rows.set(`${item}@${location}`, this.image(item, location, qty));
       }
     }
+    if (spec.command) this.client.onCommand((c) => this.onCommand(c));
+  }
+
+  private onCommand(c: Command): CommandResult {
+    this.stats.commands++;
+    const key = `${String(c.item)}@${String(c.location)}`;
+    const before = typeof c.item === 'string' && typeof c.location === 'string' ? this.rows.get(key) : undefined;
+    if (!before) return { ok: false, error: `no such item and location: ${JSON.stringify(c.item)} at ${JSON.stringify(c.location)}` };
+    const r = this.spec.command!(this, c, before[this.spec.field] as number);
+    if ('error' in r) return { ok: false, error: r.error };
+    this.set(key, before, r.qty);
+    return { ok: true, result: { item: before.item, location: before.location, [this.spec.field]: r.qty } };
   }
 
   int(min: number, max: number): number {
@@ -59,7 +81,10 @@ class QuantityModule extends DemoModule {
   protected step(): void {
     const key = `${this.rng.pick(DEMO_ITEMS)}@${this.rng.pick(DEMO_LOCATIONS)}`;
     const before = this.rows.get(key)!;
-    const qty = this.spec.change(this, before[this.spec.field] as number);
+    this.set(key, before, this.spec.change(this, before[this.spec.field] as number));
+  }
+
+  private set(key: string, before: RowImage, qty: number): void {
     const after = this.image(before.item as string, before.location as string, qty);
     this.rows.set(key, after);
     this.emit(this.spec.stream, 'u', { ...before }, { ...after }, this.spec.contract);
@@ -107,6 +132,12 @@ export const procurementModule = (o: DemoModuleOptions): DemoModule =>
       // A delivery arrives (inbound falls to 0) or a purchase order opens (inbound rises).
       change: (m, q) => (q > 0 && m.chance(0.5) ? 0 : q + m.int(10, 80)),
       extra: (m, q) => ({ next_due_at: q > 0 ? isoMs(m.nowMs() + m.int(2, 72) * 3600_000) : null }),
+      command: (_m, c, q) => {
+        if (c.action !== 'replenish') return { error: `unknown action ${JSON.stringify(c.action)} (expected replenish)` };
+        const n = c.qty;
+        if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > COMMAND_QTY_MAX) return { error: `qty: expected an integer from 1 to ${COMMAND_QTY_MAX}, got ${JSON.stringify(n)}` };
+        return { qty: q + n };
+      },
     },
     o,
   );

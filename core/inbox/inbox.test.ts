@@ -80,6 +80,13 @@ describe('submit', () => {
     expect(() => readProposals(i.table, { status: 'nope' as never })).toThrow(/status: expected one of/);
   });
 
+  it('lists the proposals of one run newest first by their number (…-12 before …-9 before …-1)', () => {
+    const i = inbox();
+    const jobs = Array.from({ length: 12 }, (_, k) => `J-${k + 1}`);
+    propose(i, ...jobs);
+    expect(readProposals(i.table, { limit: 100 }).map((p) => p.id)).toEqual(jobs.map((_, k) => `P-r1-${12 - k}`));
+  });
+
   it('survives a reopen: open proposals still deduplicate', () => {
     const i = inbox();
     propose(i, 'J-1');

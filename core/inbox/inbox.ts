@@ -503,6 +503,9 @@ export function readProposal(table: Table, id: string): Proposal | undefined {
   }
 }
 
+/** The number of a proposal within its run (`P-<run id>-<n>` → n; NaN for another form). */
+export const proposalOrdinal = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1));
+
 /** Proposals, newest first, read from any process. */
 export function readProposals(table: Table, filter: ProposalFilter = {}): Proposal[] {
   const statuses = filter.status === undefined ? undefined : new Set(typeof filter.status === 'string' ? [filter.status] : filter.status);
@@ -517,6 +520,8 @@ export function readProposals(table: Table, filter: ProposalFilter = {}): Propos
     if (filter.ruleId !== undefined && p.ruleId !== filter.ruleId) continue;
     out.push(p);
   }
-  out.sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : -1));
+  // One run's proposals share their creation time: newest first is then the highest number
+  // first (`…-15` before `…-9`, which a string comparison puts the other way round).
+  out.sort((a, b) => b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1));
   return out.slice(0, limit);
 }

@@ -38,6 +38,11 @@ describe('renderer store', () => {
     expect(sortByUrgency(store.getState().proposals).map((p) => p.id)).toEqual(['c', 'b', 'a']);
   });
 
+  it('keeps the proposals of one run and one risk in the order of the run (…-2 before …-10)', () => {
+    const at = (id: string) => ({ id, risk: 'low', createdMs: 1000 }) as ProposalView;
+    expect(sortByUrgency([at('P-r-10'), at('P-r-2'), at('P-r-1')]).map((p) => p.id)).toEqual(['P-r-1', 'P-r-2', 'P-r-10']);
+  });
+
   it('selects the next proposal in the order the inbox shows them, wrapping at the end', async () => {
     const { api } = fakeApi();
     const store = createAppStore(api);

@@ -258,6 +258,8 @@ export const selectAlarms = (s: AppState) => s.status?.alarms ?? NO_ALARMS;
 export const selectIsDecider = (s: AppState): boolean => !!s.user?.roles.some((r) => r === 'shift_lead' || r === 'admin');
 export const selectIsAdmin = (s: AppState): boolean => !!s.user?.roles.includes('admin');
 const RISK_ORDER = { high: 0, medium: 1, low: 2 } as const;
-/** Most urgent first: risk, then age (oldest first). */
+/** A proposal's number within its agent run (`P-<run id>-<n>`): the rules' order in that run. */
+const ordinal = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1)) || 0;
+/** Most urgent first: risk, then age (oldest first), then the run's own order. */
 export const sortByUrgency = (ps: ProposalView[]): ProposalView[] =>
-  [...ps].sort((a, b) => RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs);
+  [...ps].sort((a, b) => RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs || ordinal(a.id) - ordinal(b.id));

@@ -3,7 +3,7 @@
 // the control socket answers status, and a dead letter is replayed after its contract arrives.
 
 import mqtt from 'mqtt';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -146,6 +146,45 @@ describe('Site', () => {
     } finally {
       await client.endAsync();
     }
+  });
+
+  it('the demo modules go on from their saved state after a restart: no ghost jobs in work_queue', async () => {
+    const data = join(dir, 'restart');
+    const statePath = join(data, 'demo', 'operations.state.json');
+    const saved = () => {
+      try {
+        return JSON.parse(readFileSync(statePath, 'utf8')) as { state: { nextJob: number; jobs: { job_id: string }[] } };
+      } catch {
+        return undefined;
+      }
+    };
+    // Fast steps: done jobs leave and new ones (J-0031 …) take their place.
+    const first = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 10 });
+    sites.push(first);
+    await until('new jobs', () => saved()?.state.nextJob ?? 0, (n) => n > 40);
+    await first.stop();
+    sites = sites.filter((x) => x !== first);
+    const jobs = saved()!.state.jobs.map((j) => j.job_id).sort();
+    expect(jobs).toHaveLength(30);
+
+    const second = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000 });
+    sites.push(second);
+    const wq = second.catalog.getTable({ database: 'site_demo', table: 'work_queue' });
+    // From the seed again, the module would know J-0001 … J-0030 only and Tilstand would keep the rest.
+    const inTable = () => wq.scanRows({}, { projection: ['job_id'] }).map((r) => r[0] as string).sort();
+    // The restarted module's snapshot (30 jobs, 6 resources) is journaled, then committed to work_queue.
+    await until('the snapshot acked', () => second.status().demo!.find((d) => d.module === 'operations')!.acked, (n) => n >= 36);
+    await until('work_queue caught up', () => second.status().tables.find((t) => t.table === 'work_queue')!.pendingEvents, (n) => n === 0);
+    expect(inTable()).toEqual(jobs);
+    await second.stop();
+    sites = sites.filter((x) => x !== second);
+
+    // A state file that does not parse is set aside; the module starts from the seed.
+    writeFileSync(statePath, '{');
+    const third = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000 });
+    sites.push(third);
+    await until('a new state file', () => saved()?.state.nextJob, (n) => n === 31);
+    expect(readdirSync(join(data, 'demo')).filter((f) => f.startsWith('operations.state.json.unused-'))).toHaveLength(1);
   });
 
   it('the demo procurement module obeys replenish: inbound rises by qty, and the stock table shows it', async () => {

@@ -5,7 +5,16 @@
 // Concurrency: steps run on the timer; publishes are not awaited one by one (the client keeps
 // order per stream and resolves on PUBACK). stop() clears the timer and closes the client; events
 // still waiting for PUBACK stay in the module's outbox and go out on the next start.
+//
+// State: with `statePath`, a module keeps its rows (and its generator) in that JSON file, written
+// (temp file + rename) after every burst of changes and at stop, and goes on from it at the next
+// start — as a real module keeps its database. Without it, a restarted demo began again from the
+// seed: its snapshot upserted the seed's rows, and the rows made since (new jobs) stayed in
+// Tilstand's tables as ghosts the module no longer knew (commands to them failed). A file written
+// for another seed, or one that does not parse, is set aside with a warning and the seed's state
+// is used.
 
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { ModuleClient } from '../../ingest/module-client/index.ts';
 import type { ContractRef, Op, RowImage } from '../../ingest/envelope.ts';
 import { Rng, subSeed } from './rng.ts';
@@ -20,9 +29,13 @@ export interface DemoModuleOptions {
   seed: number;
   /** Time between two steps. */
   stepMs: number;
+  /** Where the module keeps its state between runs (none: every start begins from the seed). */
+  statePath?: string;
   nowMs?: () => number;
   onWarning?: (message: string) => void;
 }
+
+const STATE_FORMAT = 'tilstand-demo-module-1';
 
 export interface DemoModuleStats {
   module: string;
@@ -40,12 +53,19 @@ export abstract class DemoModule {
   private readonly stepMs: number;
   private timer: NodeJS.Timeout | undefined;
   protected readonly stats: DemoModuleStats;
+  private readonly seed: number;
+  private readonly statePath: string | undefined;
+  private readonly warn: (message: string) => void;
+  private saveQueued = false;
 
   constructor(module: string, o: DemoModuleOptions) {
     if (!Number.isSafeInteger(o.stepMs) || o.stepMs < 10) throw new RangeError(`stepMs: expected an integer ≥ 10, got ${o.stepMs}`);
     this.module = module;
     this.now = o.nowMs ?? Date.now;
     this.rng = new Rng(subSeed(o.seed, module));
+    this.seed = o.seed;
+    this.statePath = o.statePath;
+    this.warn = o.onWarning ?? (() => undefined);
     this.stepMs = o.stepMs;
     this.stats = { module, published: 0, acked: 0, failed: 0, commands: 0 };
     this.client = new ModuleClient({
@@ -61,8 +81,12 @@ export abstract class DemoModule {
     });
   }
 
-  /** Publishes the snapshot and starts stepping; the client connects (and reconnects) in the background. */
+  /**
+   * Goes on from the saved state (if any), publishes the snapshot and starts stepping; the client
+   * connects (and reconnects) in the background.
+   */
   start(): void {
+    this.load();
     this.snapshot();
     this.timer = setInterval(() => this.step(), this.stepMs);
   }
@@ -75,6 +99,7 @@ export abstract class DemoModule {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.saveOrWarn();
     await this.client.close();
   }
 
@@ -86,8 +111,59 @@ export abstract class DemoModule {
   protected abstract snapshot(): void;
   /** One change. */
   protected abstract step(): void;
+  /** The module's rows and counters, as JSON (the generator is saved beside them). */
+  protected abstract exportState(): unknown;
+  /** Takes over a state `exportState` gave; throws when it does not fit (the seed's state stays). */
+  protected abstract importState(state: unknown): void;
+
+  private load(): void {
+    if (this.statePath === undefined) return;
+    let text: string;
+    try {
+      text = readFileSync(this.statePath, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw e;
+    }
+    try {
+      const saved = JSON.parse(text) as { format?: unknown; seed?: unknown; rng?: unknown; state?: unknown };
+      if (saved.format !== STATE_FORMAT) throw new Error(`format ${JSON.stringify(saved.format)}, expected ${STATE_FORMAT}`);
+      if (saved.seed !== this.seed) throw new Error(`written for seed ${JSON.stringify(saved.seed)}, this run has seed ${this.seed}`);
+      if (typeof saved.rng !== 'number') throw new Error('no generator state');
+      this.importState(saved.state);
+      this.rng.restore(saved.rng);
+    } catch (e) {
+      const aside = `${this.statePath}.unused-${Date.now()}`;
+      renameSync(this.statePath, aside);
+      this.warn(`${this.module}: state ${this.statePath} not used (${(e as Error).message}); kept as ${aside}, starting from seed ${this.seed}`);
+    }
+  }
+
+  /** Writes the state now (temp file + rename: a reader sees the old file or the new one). */
+  private save(): void {
+    if (this.statePath === undefined) return;
+    const tmp = `${this.statePath}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ format: STATE_FORMAT, seed: this.seed, rng: this.rng.saved, state: this.exportState() }), { mode: 0o600 });
+    renameSync(tmp, this.statePath);
+  }
+
+  private saveOrWarn(): void {
+    try {
+      this.save();
+    } catch (e) {
+      this.warn(`${this.module}: cannot save state to ${this.statePath}: ${(e as Error).message}`);
+    }
+  }
 
   protected emit(stream: string, op: Op, before: RowImage | null, after: RowImage | null, contract: ContractRef): void {
+    // One save per burst of changes (a step, a command, the snapshot), after the burst.
+    if (!this.saveQueued && this.statePath !== undefined) {
+      this.saveQueued = true;
+      setImmediate(() => {
+        this.saveQueued = false;
+        this.saveOrWarn();
+      });
+    }
     this.stats.published++;
     this.client.publish(stream, op, before, after, contract).then(
       () => this.stats.acked++,

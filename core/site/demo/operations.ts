@@ -25,6 +25,8 @@ interface Resource {
 }
 
 const PRIORITY_MAX = 9;
+const JOB_STATUSES = new Set<unknown>(['released', 'blocked', 'in_progress', 'done']);
+const RESOURCE_STATES = new Set<unknown>(['free', 'busy', 'down']);
 
 export class OperationsModule extends DemoModule {
   private readonly jobs = new Map<string, Job>();
@@ -44,6 +46,24 @@ export class OperationsModule extends DemoModule {
       this.jobs.set(job.job_id, job);
     }
     this.client.onCommand((c) => this.onCommand(c));
+  }
+
+  protected exportState(): unknown {
+    return { nextJob: this.nextJob, jobs: [...this.jobs.values()], resources: [...this.resources.values()] };
+  }
+
+  protected importState(state: unknown): void {
+    const v = state as { nextJob?: unknown; jobs?: unknown; resources?: unknown } | null;
+    if (!v || !Number.isSafeInteger(v.nextJob) || !Array.isArray(v.jobs) || !Array.isArray(v.resources)) throw new Error('expected {nextJob, jobs, resources}');
+    const jobs = v.jobs as Job[];
+    const resources = v.resources as Resource[];
+    for (const j of jobs) if (typeof j?.job_id !== 'string' || !JOB_STATUSES.has(j.status)) throw new Error(`not a job: ${JSON.stringify(j)}`);
+    for (const r of resources) if (typeof r?.resource_id !== 'string' || !RESOURCE_STATES.has(r.state)) throw new Error(`not a resource: ${JSON.stringify(r)}`);
+    this.jobs.clear();
+    for (const j of jobs) this.jobs.set(j.job_id, j);
+    this.resources.clear();
+    for (const r of resources) this.resources.set(r.resource_id, r);
+    this.nextJob = v.nextJob as number;
   }
 
   protected snapshot(): void {

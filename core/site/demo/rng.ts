@@ -6,6 +6,15 @@ export class Rng {
     this.state = seed >>> 0;
   }
 
+  /** The generator's whole state: `new Rng(r.saved)` goes on where `r` stands. */
+  get saved(): number {
+    return this.state;
+  }
+
+  restore(state: number): void {
+    this.state = state >>> 0;
+  }
+
   /** A float in [0, 1). */
   next(): number {
     this.state = (this.state + 0x6d2b79f5) >>> 0;

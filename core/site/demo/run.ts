@@ -24,7 +24,7 @@ export interface DemoRunOptions {
   site: string;
   /** Module → broker credentials. */
   credentials: ModuleSecrets['modules'];
-  /** Where the modules keep their outboxes. */
+  /** Where the modules keep their outboxes and their state (`<module>.state.json`). */
   outboxDir: string;
   seed?: number;
   stepMs?: number;
@@ -65,6 +65,7 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
         username: c.username,
         password: c.password,
         outboxPath: join(o.outboxDir, `${name}.outbox.db`),
+        statePath: join(o.outboxDir, `${name}.state.json`),
         seed,
         stepMs,
         ...(o.onWarning ? { onWarning: o.onWarning } : {}),

@@ -74,6 +74,24 @@ class QuantityModule extends DemoModule {
     return this.now();
   }
 
+  protected exportState(): unknown {
+    return { rows: [...this.rows.values()] };
+  }
+
+  protected importState(state: unknown): void {
+    const rows = (state as { rows?: unknown } | null)?.rows;
+    if (!Array.isArray(rows)) throw new Error('expected {rows}');
+    const next = new Map<string, RowImage>();
+    for (const r of rows as RowImage[]) {
+      const key = `${String(r?.item)}@${String(r?.location)}`;
+      if (!this.rows.has(key) || typeof r[this.spec.field] !== 'number') throw new Error(`not a ${this.spec.stream} row of the demo warehouse: ${JSON.stringify(r)}`);
+      next.set(key, r);
+    }
+    if (next.size !== this.rows.size) throw new Error(`${next.size} rows, expected ${this.rows.size}`);
+    this.rows.clear();
+    for (const [k, r] of next) this.rows.set(k, r);
+  }
+
   protected snapshot(): void {
     for (const row of this.rows.values()) this.emit(this.spec.stream, 'r', null, { ...row }, this.spec.contract);
   }

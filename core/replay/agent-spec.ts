@@ -2,7 +2,7 @@
 // file (JSON):
 //
 //   { "label": "reorder-8",                          // names the run in reports (default: file name)
-//     "rules": ["assign-job", {"id": "stock-reorder", "version": "1"}],   // default: all rules
+//     "rules": ["assign-job", {"id": "stock-reorder", "version": "2"}],   // default: all rules
 //     "config": { "defaultReorder": {"reorderPoint": 8, "orderUpTo": 20} } }   // Partial<AgentConfig>
 //
 // A rule given with a version must be installed at that version (the replay refuses to pretend

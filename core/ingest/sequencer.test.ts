@@ -89,6 +89,26 @@ describe('Sequencer: gaps', () => {
     expect(s.offer('ops', 'jobs', 2, 'late').kind).toBe('duplicate'); // a skipped event arriving late is not applied
   });
 
+  it('does not skip to an event far ahead while the stream goes on in order (it waits; the stream is not frozen)', () => {
+    const c = clock();
+    const s = new Sequencer<string>({ now_ms: c.now_ms, reorder_window_ms: 100, resync_retry_ms: 1_000, gap_give_up_ms: 5_000 });
+    s.offer('inv', 'stock', 1, 'a');
+    // A bug in the module (or a forged event) sends seq 999999; its real next events keep coming.
+    expect(s.offer('inv', 'stock', 999_999, 'far').kind).toBe('gap');
+    let seq = 1;
+    for (let t = 0; t < 20_000; t += 50) {
+      c.advance(50);
+      expect(s.offer('inv', 'stock', ++seq, `e${seq}`)).toEqual({ kind: 'next', ready: [{ seq, item: `e${seq}` }] });
+      expect(s.tick()).toEqual([]); // neither a resync (progress within the window) nor a skip
+    }
+    expect(s.state('inv', 'stock')).toEqual({ committed: 0, issued: seq, held: [999_999] });
+    // Once the stream stalls, the gap ages from its last progress: resync after the window, skip after give-up.
+    c.advance(100);
+    expect(s.tick()).toEqual([{ type: 'resync', module: 'inv', stream: 'stock', from: seq + 1, to: 999_998 }]);
+    c.advance(4_900);
+    expect(s.tick()).toMatchObject([{ type: 'skip', from: seq + 1, to: 999_998, ready: [{ seq: 999_999, item: 'far' }] }]);
+  });
+
   it('when the buffer is full, drops the highest seq and asks for a resync at once', () => {
     const s = new Sequencer<number>({ now_ms: () => 0, reorder_buffer_max: 2 });
     s.offer('m', 's', 3, 3);

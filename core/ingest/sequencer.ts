@@ -15,7 +15,12 @@
 //                                       resync from issued+1 is due at once. Dropping is safe: a
 //                                       resync makes the module resend everything from `from`.
 // Gap policy (`tick`): a gap is open while something is held. Its age is measured from the
-// earliest arrival among the held events. At age ≥ reorder_window_ms: request a resync
+// earliest arrival among the held events, or from the stream's last in-order progress if that is
+// later: a stream whose events keep arriving in order is not stuck behind a lost event, it holds
+// one that came far too early (a module's bug, or a forged seq). Aged from its arrival, such an
+// event was skipped to after gap_give_up_ms and the stream's own next events, now below the
+// high-water mark, were dropped as duplicates for good; aged from progress, it waits (one buffer
+// slot, the first dropped on overflow) while the stream goes on. At age ≥ reorder_window_ms: request a resync
 // {from: issued+1, to: lowest held − 1}, again every resync_retry_ms while it stays open. At age
 // ≥ gap_give_up_ms: skip — issued jumps over the missing range, the held run is released, and the
 // caller records the loss. Events are absolute row images, so later events repair the rows the
@@ -81,6 +86,8 @@ interface Stream<T> {
   readonly held: Map<number, { item: T; arrived_ms: number }>;
   /** When a resync was last asked for the current gap; undefined when none was. */
   resync_at_ms: number | undefined;
+  /** When `issued` last moved on while something was held (an in-order arrival); -Infinity: never. */
+  progress_ms: number;
 }
 
 function checkOptions(o: SequencerOptions): void {
@@ -118,6 +125,7 @@ export class Sequencer<T> {
     s.issued = hwm;
     s.held.clear();
     s.resync_at_ms = undefined;
+    s.progress_ms = -Infinity;
   }
 
   /** Forgets pending and held events (after the caller failed to apply them): they will be accepted again. */
@@ -133,7 +141,12 @@ export class Sequencer<T> {
     if (seq === s.issued + 1) {
       s.issued = seq;
       const ready: Ready<T>[] = [{ seq, item }];
-      this.drain(s, ready);
+      if (s.held.size > 0) {
+        // The gap moved on: it is a new one, aged from now, with no resync asked yet.
+        s.progress_ms = this.options.now_ms();
+        s.resync_at_ms = undefined;
+        this.drain(s, ready);
+      }
       return { kind: 'next', ready };
     }
     const now = this.options.now_ms();
@@ -172,7 +185,7 @@ export class Sequencer<T> {
       if (s.held.size === 0) continue;
       let since = Infinity;
       for (const h of s.held.values()) since = Math.min(since, h.arrived_ms);
-      const age = now - since;
+      const age = now - Math.max(since, s.progress_ms);
       if (age >= this.options.gap_give_up_ms) {
         const gap = this.gapOf(s);
         s.issued = gap.to;
@@ -204,7 +217,7 @@ export class Sequencer<T> {
     }
     let s = byStream.get(stream);
     if (!s) {
-      s = { module, stream, committed: 0, issued: 0, held: new Map(), resync_at_ms: undefined };
+      s = { module, stream, committed: 0, issued: 0, held: new Map(), resync_at_ms: undefined, progress_ms: -Infinity };
       // `streams` keeps creation order for tick's "stream order".
       this.streams.set(key(module, stream), s);
       byStream.set(stream, s);

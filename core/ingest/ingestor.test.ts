@@ -156,6 +156,26 @@ describe('Ingestor pipeline', () => {
     expect(i.deadLetterCount()).toBe(0);
   });
 
+  it('reports a stream whose events keep coming as duplicates (a module whose sequence went back), not a resend burst', async () => {
+    const i = start();
+    for (let seq = 1; seq <= 100; seq++) await i.accept(topic('inventory', 'stock'), inv(seq, 'A-1', 'L1', seq));
+    // A reconnecting module resends 100 old events at once: a burst, not a stuck stream.
+    for (let seq = 1; seq <= 100; seq++) await i.accept(topic('inventory', 'stock'), inv(seq, 'A-1', 'L1', seq));
+    now += 3 * 60_000;
+    expect(i.stuckStreams()).toEqual([]);
+    // The module was restored from a backup: it numbers its new events from 1 again, one every 3 s.
+    for (let seq = 1; seq <= 60; seq++) {
+      now += 3_000;
+      await i.accept(topic('inventory', 'stock'), inv(seq, 'A-1', 'L1', 1000 + seq));
+    }
+    // One run since the burst (nothing new came between): 160 duplicates over 6 minutes.
+    expect(i.stuckStreams()).toEqual([{ module: 'inventory', stream: 'stock', count: 160, firstMs: T0, lastMs: now, lowSeq: 1, highSeq: 100, issued: 100 }]);
+    expect(i.metrics()).toMatch(/tilstand_ingest_streams_only_duplicates\{site="s1"\} 1/);
+    // A new event clears it.
+    await i.accept(topic('inventory', 'stock'), inv(101, 'A-1', 'L1', 5));
+    expect(i.stuckStreams()).toEqual([]);
+  });
+
   it('holds a gap in the reorder window, asks for a resync after it, and applies in seq order once filled', async () => {
     const i = start({ sequencer: { reorder_window_ms: 2_000, resync_retry_ms: 10_000 } });
     await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));

@@ -43,6 +43,7 @@ import {
   type ParseResult,
   type Refusal,
 } from './envelope.ts';
+import { DuplicateWatch, type DuplicateRun, type DuplicateWatchOptions } from './duplicate-watch.ts';
 import { Freshness, resolveBudgets, type TableBudget } from './freshness.ts';
 import type { DiskBudget, Journal } from './journal.ts';
 import { PromText } from './metrics.ts';
@@ -71,6 +72,8 @@ export interface IngestorOptions {
   publishResync?: (module: string, stream: string, fromSeq: number) => void;
   limits?: Partial<EnvelopeLimits>;
   sequencer?: Partial<SequencerOptions>;
+  /** When a stream that delivers only duplicates is reported (duplicate-watch.ts). */
+  duplicateWatch?: DuplicateWatchOptions;
   /** When given, its alarm state shows in status() and metrics(). */
   diskBudget?: Pick<DiskBudget, 'full'>;
   /**
@@ -166,6 +169,7 @@ export class Ingestor {
   private readonly targets = new Map<string, Target>();
   private readonly deadLetters: Target;
   private readonly sequencer: Sequencer<Item>;
+  private readonly duplicateWatch: DuplicateWatch;
   /** Positions of events held in the reorder buffer. */
   private readonly heldPositions = new Set<bigint>();
   /** Streams the sequencer knows (for the hwm properties). */
@@ -206,6 +210,7 @@ export class Ingestor {
     this.limits = { ...DEFAULT_ENVELOPE_LIMITS, ...(o.limits ?? {}) };
     checkLimits(this.limits);
     this.sequencer = new Sequencer<Item>({ ...(o.sequencer ?? {}), now_ms: () => this.tickNowMs ?? this.clock() });
+    this.duplicateWatch = new DuplicateWatch(o.duplicateWatch);
 
     const defs = new Map<string, TableDefinition>();
     for (const d of o.tables) {
@@ -389,10 +394,14 @@ export class Ingestor {
     const key = this.streamKeyOf(module, stream);
     const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
     const offer = this.sequencer.offer(module, stream, seq, item);
+    if (offer.kind === 'duplicate') {
+      this.c.duplicates++;
+      // Not while the journal is replayed at open: those events arrived before (their times are old).
+      if (!this.recovering) this.duplicateWatch.duplicate(module, stream, seq, this.sequencer.issued(module, stream), this.clock());
+      return;
+    }
+    this.duplicateWatch.progress(module, stream);
     switch (offer.kind) {
-      case 'duplicate':
-        this.c.duplicates++;
-        return;
       case 'next':
         for (const r of offer.ready) this.release(r);
         return;
@@ -735,6 +744,14 @@ export class Ingestor {
     });
   }
 
+  /**
+   * Streams that have delivered only duplicates for a while (duplicate-watch.ts): most likely a
+   * module whose sequence went back, whose new events are all dropped.
+   */
+  stuckStreams(nowMs: number = this.clock()): DuplicateRun[] {
+    return this.duplicateWatch.stuck(nowMs);
+  }
+
   health(): IngestorHealth {
     return {
       failure: this.failed ? this.failed.message : null,
@@ -769,6 +786,7 @@ export class Ingestor {
       .family('tilstand_ingest_resync_requests_total', 'counter', 'Resync requests published to modules', [{ labels: { site }, value: this.c.resyncs }])
       .family('tilstand_ingest_seq_skipped_total', 'counter', 'Sequence numbers given up after gap_give_up_ms', [{ labels: { site }, value: this.c.skippedSeqs }])
       .family('tilstand_ingest_reorder_held_events', 'gauge', 'Events waiting in the reorder buffer', [{ labels: { site }, value: this.heldPositions.size }])
+      .family('tilstand_ingest_streams_only_duplicates', 'gauge', 'Streams delivering only duplicates for a while (a module whose sequence went back?)', [{ labels: { site }, value: this.stuckStreams().length }])
       .family('tilstand_ingest_failed', 'gauge', '1 when ingest stopped applying after an error (reopen to recover)', [{ labels: { site }, value: this.failed ? 1 : 0 }]);
     if (this.o.diskBudget) {
       p.family('tilstand_ingest_disk_full', 'gauge', '1 while the journal disk budget holds acknowledgements', [{ labels: { site }, value: this.o.diskBudget.full() ? 1 : 0 }]);

@@ -203,6 +203,11 @@ export class Sequencer<T> {
     return actions;
   }
 
+  /** The highest seq handed out as ready (0: none). */
+  issued(module: string, stream: string): number {
+    return this.byModule.get(module)?.get(stream)?.issued ?? 0;
+  }
+
   state(module: string, stream: string): StreamState {
     const s = this.byModule.get(module)?.get(stream);
     if (!s) return { committed: 0, issued: 0, held: [] };

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { SiteApiError } from './api.ts';
 import { Site } from './site.ts';
@@ -164,5 +164,30 @@ describe('SiteService', () => {
     expect(kari.user).toBeNull();
     expect(await kindOf(api.call('disableUser', { name: 'demo' }, admin))).toBe('conflict');
     expect(await kindOf(api.call('initSite', { siteId: 'x', adminName: 'y', adminPin: '1234' }, session()))).toBe('conflict');
+  });
+
+  it('raises an alarm for a stream that delivers only duplicates, one per stream whatever its counts say', async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
+    const t = Date.now();
+    const run = { module: 'inventory', stream: 'stock', count: 120, firstMs: t - 300_000, lastMs: t, lowSeq: 1, highSeq: 120, issued: 1436 };
+    const spy = vi.spyOn(site.ingestor, 'stuckStreams').mockReturnValue([run]);
+    try {
+      const first = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_only_duplicates');
+      expect(first).toEqual([
+        {
+          kind: 'stream_only_duplicates',
+          message: expect.stringMatching(/^inventory\/stock: 120 events in 5 min, seq 1…120, all at or below 1436 \(already applied\) and dropped — did the module's sequence go back/),
+          sinceMs: t - 300_000,
+        },
+      ]);
+      spy.mockReturnValue([{ ...run, count: 130, lastMs: t + 10_000 }]);
+      const second = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_only_duplicates');
+      expect(second.map((a) => a.sinceMs)).toEqual([t - 300_000]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_only_duplicates')).toEqual([]);
   });
 });

@@ -290,6 +290,15 @@ export class SiteService implements SiteBackend {
     if (src && !src.healthy) alarms.push({ kind: 'sync_stalled', message: `sync to HQ has made no progress; ${src.pendingItems} items waiting${src.lastError ? ` (${src.lastError})` : ''}`, sinceMs: now - src.oldestUnsyncedMs });
     alarms.push(...this.failedCommands(now));
     if (deadLetters > 0) alarms.push({ kind: 'dead_letters', message: `${deadLetters} dead letters wait for a look`, sinceMs: now });
+    for (const d of this.site.ingestor.stuckStreams(now)) {
+      alarms.push({
+        kind: 'stream_only_duplicates',
+        message:
+          `${d.module}/${d.stream}: ${d.count} events in ${secs(d.lastMs - d.firstMs)}, seq ${d.lowSeq}…${d.highSeq}, all at or below ${d.issued} (already applied) and dropped — ` +
+          `did the module's sequence go back (restored, reinstalled)? Its rows are not changing (docs/operations.md, "A module's sequence went back")`,
+        sinceMs: d.firstMs,
+      });
+    }
     // Keep the first time each alarm was seen.
     const keys = new Set<string>();
     for (const a of alarms) {
@@ -535,7 +544,19 @@ function parsePosition(id: string): bigint {
   return BigInt(id);
 }
 
-const alarmKey = (a: Alarm): string => `${a.kind}|${a.kind === 'budget_breach' || a.kind === 'command_failed' ? a.message.split(' ')[a.kind === 'budget_breach' ? 0 : 2] : ''}`;
+/** One key per alarm and subject (a table, a command, a stream), whatever its message says now. */
+function alarmKey(a: Alarm): string {
+  switch (a.kind) {
+    case 'budget_breach':
+      return `${a.kind}|${a.message.split(' ')[0]}`;
+    case 'command_failed':
+      return `${a.kind}|${a.message.split(' ')[2]}`;
+    case 'stream_only_duplicates':
+      return `${a.kind}|${a.message.split(':')[0]}`;
+    default:
+      return `${a.kind}|`;
+  }
+}
 
 const secs = (ms: number): string => (ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
 

@@ -185,6 +185,19 @@ describe('SiteService', () => {
       spy.mockReturnValue([{ ...run, count: 130, lastMs: t + 10_000 }]);
       const second = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_only_duplicates');
       expect(second.map((a) => a.sinceMs)).toEqual([t - 300_000]);
+      // `tilstand status` (the control socket) asked first: the app still gets its alarm event.
+      expect(site.status().alarms).toContainEqual(expect.objectContaining({ kind: 'stream_only_duplicates' }));
+      const events: SiteEvent[] = [];
+      const off = api.subscribe((e) => events.push(e));
+      try {
+        for (let k = 0; k < 60 && !events.some((e) => e.type === 'status'); k++) {
+          site.service.tick();
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        off();
+      }
+      expect(events.filter((e) => e.type === 'alarm').map((e) => (e as { alarm: { kind: string } }).alarm.kind)).toContain('stream_only_duplicates');
     } finally {
       spy.mockRestore();
     }

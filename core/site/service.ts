@@ -78,6 +78,8 @@ export class SiteService implements SiteBackend {
   private readonly alarmSince = new Map<string, number>();
   private readonly bytesCache = new Map<string, { snapshotId: number | null; bytes: number }>();
   private commandAlarms: { snapshotId: number | null; alarms: Alarm[] } = { snapshotId: -1, alarms: [] };
+  /** Alarm keys the last status tick pushed (an `alarm` event goes out for each new one). */
+  private pushedAlarms = new Set<string>();
 
   constructor(
     private readonly site: Site,
@@ -207,10 +209,13 @@ export class SiteService implements SiteBackend {
       }
       if (now - this.lastStatusMs >= (this.o.statusEveryMs ?? 5000)) {
         this.lastStatusMs = now;
-        const before = new Set(this.alarmSince.keys());
         const status = this.status();
         emit({ type: 'status', status });
-        for (const a of status.alarms) if (!before.has(alarmKey(a))) emit({ type: 'alarm', alarm: a });
+        // An alarm event for each alarm the previous tick did not push (status() also answers the
+        // control socket's `status`, so its own bookkeeping is not "what the UI was told").
+        const keys = new Set(status.alarms.map(alarmKey));
+        for (const a of status.alarms) if (!this.pushedAlarms.has(alarmKey(a))) emit({ type: 'alarm', alarm: a });
+        this.pushedAlarms = keys;
         if (status.sync.configured) emit({ type: 'sync', sync: status.sync });
       }
     } catch {

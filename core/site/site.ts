@@ -489,6 +489,7 @@ export class Site {
       ingestFailure: health.failure,
       diskFull: health.diskFull,
       demo: this.demo ? this.demo.stats() : null,
+      alarms: this.siteService ? this.siteService.status().alarms : null,
     };
   }
 

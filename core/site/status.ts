@@ -44,6 +44,8 @@ export interface SiteStatus {
   ingestFailure: string | null;
   diskFull: boolean | null;
   demo: { module: string; published: number; acked: number; failed: number; commands: number }[] | null;
+  /** The alarms the app shows (core/site/service.ts), or null when the site is not running. */
+  alarms: { kind: string; message: string; sinceMs: number }[] | null;
 }
 
 /** Counts a table's rows at its latest snapshot, remembering the count per snapshot id. */
@@ -131,6 +133,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
     ingestFailure: null,
     diskFull: null,
     demo: null,
+    alarms: null,
   };
 }
 
@@ -168,5 +171,10 @@ export function formatStatus(s: SiteStatus): string[] {
   if (s.ingestFailure) lines.push(`INGEST STOPPED: ${s.ingestFailure} (restart the site to recover)`);
   if (s.diskFull) lines.push('DISK BUDGET FULL: events are not being acknowledged');
   if (s.demo) lines.push(`demo modules: ${s.demo.map((d) => `${d.module} ${d.acked}/${d.published} acked`).join(', ')}`);
+  if (s.alarms) {
+    lines.push('');
+    if (s.alarms.length === 0) lines.push('alarms: none');
+    for (const a of s.alarms) lines.push(`ALARM ${a.kind} (for ${secs(Math.max(0, s.nowMs - a.sinceMs))}): ${a.message}`);
+  }
   return lines;
 }

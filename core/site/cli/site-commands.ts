@@ -23,7 +23,7 @@ import { dataDir, existingDataDir, json, nextSignal, positiveInt, print, running
 export const siteUsage = [
   '  tilstand init --data <dir> --site <id> [--admin <name> --pin <pin>]',
   '                                           make a new data directory (layout, seed contracts, credentials)',
-  '  tilstand status [--data <dir>] [--json]  freshness of each table vs its budget, dead letters, broker',
+  '  tilstand status [--data <dir>] [--json]  freshness of each table vs its budget, dead letters, broker, alarms',
   '  tilstand contracts list [--data <dir>]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
   '  tilstand deadletters list [--data <dir>] [--status open|replayed] [--limit <n>] [--json]',

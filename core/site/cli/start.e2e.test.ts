@@ -63,6 +63,9 @@ describe('tilstand start --demo (child process)', () => {
     const human = await run(process.execPath, [BIN, 'status', '--data', data]);
     expect(human.stdout).toMatch(/work_queue\s+\d+/);
     expect(human.stdout).toContain('within budget');
+    // The app's alarms, in the CLI too.
+    expect(status!.alarms).toEqual(expect.any(Array));
+    expect(human.stdout).toMatch(/^(alarms: none|ALARM \w+ \(for )/m);
 
     child.kill('SIGTERM');
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
@@ -72,6 +75,7 @@ describe('tilstand start --demo (child process)', () => {
     // Not running any more: status reads the directory.
     const after = JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--data', data])).stdout) as SiteStatus;
     expect(after.running).toBe(false);
+    expect(after.alarms).toBeNull();
     expect(after.tables.find((t) => t.table === 'resources')!.rows).toBe(6);
     expect(after.journal.uncommittedEvents).toBe('0');
   });

@@ -48,6 +48,19 @@ export class SnapshotManager {
     return ids.length === 0 ? undefined : ids[ids.length - 1];
   }
 
+  /**
+   * Points LATEST at the newest snapshot when it lags (a writer killed between creating
+   * snapshot-N and rewriting the hint). Readers find the newest snapshot either way, but tools
+   * and engines that take the hint as the truth would not; a writer calls this when it takes the
+   * table's lock (only the lock holder writes hints). Returns whether the hint was rewritten.
+   */
+  repairLatestHint(): boolean {
+    const latest = this.latestId();
+    if (latest === undefined || this.readHint(this.paths.latestHint) === latest) return false;
+    this.fileIO.replaceAtomic(this.paths.latestHint, Buffer.from(String(latest)));
+    return true;
+  }
+
   earliestId(): number | undefined {
     const hint = this.readHint(this.paths.earliestHint);
     if (hint !== undefined && this.exists(hint)) return hint;

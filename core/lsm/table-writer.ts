@@ -110,6 +110,7 @@ export class TableWriter {
     this.lock = WriterLock.acquire(table.paths.lockFile, `table ${table.name}`);
     table.snapshots.invalidate(); // snapshots read before the lock may have been rolled back and re-used since
     try {
+      table.snapshots.repairLatestHint();
       this.commitUser = o.commitUser ?? randomUUID();
       this.changelog = new ChangelogWriter(table, () => this.namer.changelogFile('parquet'));
       const schema = table.schema;

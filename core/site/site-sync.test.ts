@@ -1,14 +1,17 @@
 // The running site ships its tables to HQ when a target is given (`tilstand start --hq`, or
 // config hq.target): HQ ends with each synced table at EARLIEST = LATEST, readable with the table
 // store, and the site API reports sync as configured.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
 import { SyncEngine } from '../sync/engine.ts';
 import { DirectoryTarget } from '../sync/targets/directory.ts';
 import { runMain as cli } from './cli/test-support.ts';
+import { demoConfig } from './demo/site.ts';
+import { initDataDir } from './init.ts';
 import { Site } from './site.ts';
 
 const dirs: string[] = [];
@@ -112,6 +115,36 @@ describe('Site with an HQ target', () => {
     expect(r.code).toBe(0);
     expect(r.out).not.toContain('by the site running');
     expect(existsSync(join(dir, 'usb', 'site_demo.db', 'stock', 'snapshot', 'LATEST'))).toBe(true);
+  }, 120_000);
+
+  it('while another process holds the sync lock (a `sync now` begun with no site running), the site runs and waits for it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-sync-wait-'));
+    dirs.push(dir);
+    const data = join(dir, 'data');
+    const hq = join(dir, 'hq');
+    await initDataDir({ data, site: 'demo', config: demoConfig });
+    // A live process of this host holds <data>/sync.lock, as `tilstand sync now` does.
+    const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      writeFileSync(join(data, 'sync.lock'), JSON.stringify({ pid: holder.pid, host: hostname(), token: 'other', sinceMs: Date.now() }));
+      const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000, hq, syncIntervalMs: 600_000, agentTimer: false });
+      sites.push(site);
+      expect(site.sync).toBeUndefined();
+      const st = site.service.status().sync;
+      expect(st).toMatchObject({ configured: true, healthy: true, lastError: expect.stringMatching(new RegExp(`^not sending: .*being written by process ${holder.pid}`)) });
+      const asked = await cli(['sync', 'now', '--data', data]);
+      expect(asked.err).toMatch(/waiting for the sync lock/);
+      expect(asked.code).not.toBe(0);
+      // The holder ends: the site takes the lock at its next try (every 10 s) and syncs.
+      holder.kill('SIGKILL');
+      await new Promise((r) => holder.once('exit', r));
+      const end = Date.now() + 30_000;
+      while (!site.sync && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+      expect(site.sync).toBeDefined();
+      expect(site.service.status().sync.lastError).toBeNull();
+    } finally {
+      holder.kill('SIGKILL');
+    }
   }, 120_000);
 
   it('after a restore, asks each module once to resend what came after the restored state', async () => {

@@ -16,7 +16,9 @@
 // Invariants: at most one Site per data directory (the control socket and the tables' writer
 // locks); nothing is acknowledged to a module before it is in the journal (EmbeddedBroker).
 
-import { SyncEngine } from '../sync/engine.ts';
+import { SyncEngine, statusOf, type SyncStatus } from '../sync/engine.ts';
+import { openOutboxDb, Outbox } from '../sync/outbox.ts';
+import { LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
 import { readRestoreNote, RESTORE_NOTE } from '../sync/restore.ts';
@@ -77,6 +79,10 @@ export interface SiteStartOptions {
 
 /** The renderer `npm run build` writes. */
 const DEFAULT_SYNC_INTERVAL_MS = 60_000;
+/** How often a site whose sync lock another process holds tries to take it. */
+const SYNC_LOCK_RETRY_MS = 10_000;
+/** The engine's default health window (core/sync/engine.ts), for the status while it waits. */
+const SYNC_HEALTH_WINDOW_MS = 15 * 60_000;
 
 export const DEFAULT_RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
 
@@ -156,6 +162,9 @@ export class Site {
   private siteService: SiteService | undefined;
   /** Sync to HQ, when a target is configured. */
   sync: SyncEngine | undefined;
+  /** Why sync is not open yet (another process holds the sender lock), while the site waits for it. */
+  private syncWaiting: string | undefined;
+  private syncRetry: NodeJS.Timeout | undefined;
   /** The HQ target this run syncs to, as given (`--hq` or config `hq.target`). */
   private hqTarget: string | undefined;
   private readonly userStore: UserStore;
@@ -288,13 +297,8 @@ export class Site {
       log: this.log,
     });
     this.hqTarget = hqTarget ?? undefined;
-    if (hqTarget && target) {
-      // Offline-first: the engine keeps its outbox in site.db and retries until HQ answers.
-      this.sync = new SyncEngine({ dataDir: this.data, site: c.site, target, catalog: { cacheBudget: this.ingest.catalog.cacheBudget }, log: this.log });
-      this.sync.start(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS);
-      this.log(`sync to ${redactTarget(hqTarget)} every ${(o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS) / 1000} s`);
-    }
-    this.siteService = new SiteService(this, { sync: this.sync ?? null });
+    if (hqTarget && target) this.openSync(c.site, hqTarget, target, o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS, true);
+    this.siteService = new SiteService(this, { sync: hqTarget && target ? { status: () => this.syncStatus() } : null });
 
     const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
     this.tickTimer = setInterval(() => {
@@ -351,6 +355,50 @@ export class Site {
   }
 
   private brokerUrl: string | undefined;
+
+  /**
+   * Opens and starts the sync engine. While another process holds the data directory's sender
+   * lock — a `tilstand sync now` begun while no site ran — the site runs without it and tries
+   * again every SYNC_LOCK_RETRY_MS (the engine's Conflict names that process); any other failure
+   * fails the start, or, on a retry, is logged and retried.
+   */
+  private openSync(site: string, hqTarget: string, target: SyncTarget, intervalMs: number, first: boolean): void {
+    this.syncRetry = undefined;
+    if (this.stopping) return;
+    try {
+      this.sync = new SyncEngine({ dataDir: this.data, site, target, catalog: { cacheBudget: this.ingest.catalog.cacheBudget }, log: this.log });
+    } catch (e) {
+      const conflict = e instanceof LsmError && e.kind === 'Conflict';
+      if (first && !conflict) throw e;
+      if (this.syncWaiting !== (e as Error).message) this.log(`sync waits: ${(e as Error).message}; trying again every ${SYNC_LOCK_RETRY_MS / 1000} s`);
+      this.syncWaiting = (e as Error).message;
+      this.syncRetry = setTimeout(() => this.openSync(site, hqTarget, target, intervalMs, false), SYNC_LOCK_RETRY_MS);
+      this.syncRetry.unref?.();
+      return;
+    }
+    this.syncWaiting = undefined;
+    // Offline-first: the engine keeps its outbox in site.db and retries until HQ answers.
+    this.sync.start(intervalMs);
+    this.log(`sync to ${redactTarget(hqTarget)} every ${intervalMs / 1000} s`);
+  }
+
+  /** The engine's status; while it waits for the sender lock, the outbox as it stands and why. */
+  private syncStatus(): SyncStatus {
+    if (this.sync) return this.sync.status();
+    let st: SyncStatus = { online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: 0, lastSuccessMs: null, current: null, recentItems: 0, recentBytes: 0, healthy: true, lastError: null };
+    try {
+      const db = openOutboxDb(join(this.data, 'site.db'));
+      try {
+        st = statusOf(new Outbox(db), Date.now(), SYNC_HEALTH_WINDOW_MS);
+      } finally {
+        db.close();
+      }
+    } catch {
+      // the outbox could not be read: the zeros above, with the reason below
+    }
+    // Another process is sending meanwhile: not a stall of this site's.
+    return { ...st, healthy: true, lastError: `not sending: ${this.syncWaiting ?? 'the sync engine is not open'}` };
+  }
 
   /** The site API backend (both UIs use it). */
   get service(): SiteService {
@@ -566,6 +614,7 @@ export class Site {
       [
         'sync.now',
         (a) => {
+          if (this.syncWaiting !== undefined) throw Object.assign(new Error(`the site running on ${this.data} is waiting for the sync lock: ${this.syncWaiting}`), { kind: 'Conflict' });
           if (!this.sync || this.hqTarget === undefined) {
             throw Object.assign(new Error(`the site running on ${this.data} has no HQ target (config hq.target, or start --hq)`), { kind: 'NotConfigured' });
           }
@@ -606,6 +655,7 @@ export class Site {
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     await step('site service', () => this.siteService?.stop());
     await step('sync', async () => {
+      if (this.syncRetry) clearTimeout(this.syncRetry);
       await this.sync?.stop();
       await this.sync?.close();
     });

@@ -349,15 +349,36 @@ describe('Ingestor freshness budgets', () => {
     const stockSnapshot = statusOf(i, 'stock').snapshotId;
     const wqSnapshot = statusOf(i, 'work_queue').snapshotId;
 
-    // Nothing pending: hours of ticks commit nothing.
+    // Nothing pending: hours of ticks commit nothing, but for one progress commit of each table
+    // the journal moved past (resources, dead_letters: no rows, the journal position), so they
+    // stop holding the journal checkpoint.
     for (let k = 0; k < 50; k++) {
       now += 10 * 60_000;
       i.tick();
     }
     expect(statusOf(i, 'stock').snapshotId).toBe(stockSnapshot);
     expect(statusOf(i, 'work_queue').snapshotId).toBe(wqSnapshot);
-    expect(statusOf(i, 'resources').snapshotId).toBeNull();
+    for (const name of ['resources', 'dead_letters']) expect(statusOf(i, name).snapshotId, name).toBe(1);
+    // The journal checkpoint (lowest committed position over all tables) reached the last event.
+    expect(journal.getCheckpoint('ingest')).toBe(2n);
+  });
+
+  it('gives an idle table a progress commit once its last commit is progressIntervalMs old and the journal moved on', async () => {
+    const i = start({ progressIntervalMs: 60_000 });
+    await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
+    now += 30_000;
+    i.tick(); // work_queue: due at half its 60 s budget
+    expect(statusOf(i, 'work_queue').snapshotId).toBe(1);
     expect(statusOf(i, 'dead_letters').snapshotId).toBeNull();
+    now = T0 + 60_000 - 1;
+    i.tick();
+    expect(statusOf(i, 'dead_letters').snapshotId).toBeNull();
+    now = T0 + 60_000;
+    i.tick();
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(1);
+    now += 10 * 60_000;
+    i.tick();
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(1); // nothing new in the journal: no commit
   });
 
   it('counts a breach when a table is seen older than its budget, once per episode', async () => {

@@ -82,6 +82,12 @@ export interface IngestorOptions {
    * journal checkpoint stay bounded for idle tables. Default 50 000.
    */
   progressLagMax?: number;
+  /**
+   * …and also once its last commit is this old while the frontier has moved past it, so a quiet
+   * site's idle tables (dead_letters on a healthy site) do not hold the journal checkpoint — and
+   * prune, and the replay after a restart — until progressLagMax events have come. Default 5 min.
+   */
+  progressIntervalMs?: number;
   /** Journal checkpoint name holding the lowest committed position (prune with keepAfter = it). */
   checkpointName?: string;
   /** Loud events without a caller to return to (gap skips, apply failures). */
@@ -117,6 +123,7 @@ export interface IngestorHealth {
 
 export const DEFAULT_CHECKPOINT_NAME = 'ingest';
 const DEFAULT_PROGRESS_LAG_MAX = 50_000;
+const DEFAULT_PROGRESS_INTERVAL_MS = 5 * 60_000;
 const DEAD_LETTER_LIST_DEFAULT = 100;
 const COMMIT_USER = 'tilstand-ingest';
 
@@ -129,6 +136,8 @@ interface Target {
   readonly recovered: TableProgress;
   /** Position of the last commit (for lag and the journal checkpoint). */
   committedPosition: bigint;
+  /** When this run last committed the table (rows or progress); the open time before that. */
+  committedAtMs: number;
   snapshotId: number | null;
   readonly freshness: Freshness;
 }
@@ -268,6 +277,7 @@ export class Ingestor {
       fields: table.schema.fields,
       recovered,
       committedPosition: recovered.position,
+      committedAtMs: this.clock(),
       snapshotId: latest?.id ?? null,
       freshness: new Freshness(budget, latest ? latest.timeMillis : null),
     });
@@ -569,6 +579,7 @@ export class Ingestor {
       throw e;
     }
     t.committedPosition = position;
+    t.committedAtMs = nowMs;
     t.snapshotId = t.table.latestSnapshot()?.id ?? null;
     if (made !== undefined || t.freshness.pendingEvents > 0) t.freshness.committed(nowMs);
     this.refreshReader(t.name);
@@ -584,7 +595,7 @@ export class Ingestor {
 
   /**
    * Commits each table whose budget is due; gives idle tables a progress commit when they lag by
-   * more than progressLagMax; runs the sequencer's timeouts (resync requests, gap skips).
+   * more than progressLagMax or progressIntervalMs; runs the sequencer's timeouts (resync requests, gap skips).
    */
   tick(nowMs: number = this.clock()): void {
     this.checkOpen();
@@ -606,11 +617,13 @@ export class Ingestor {
       this.tickNowMs = undefined;
     }
     const lagMax = BigInt(this.o.progressLagMax ?? DEFAULT_PROGRESS_LAG_MAX);
+    const progressEvery = this.o.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
     const frontier = this.frontier();
     let committed = false;
     for (const t of this.targets.values()) {
       t.freshness.observe(nowMs);
-      if (t.freshness.due(nowMs) || (t.freshness.pendingEvents === 0 && frontier - t.committedPosition > lagMax)) {
+      const idleBehind = t.freshness.pendingEvents === 0 && frontier > t.committedPosition && (frontier - t.committedPosition > lagMax || nowMs - t.committedAtMs >= progressEvery);
+      if (t.freshness.due(nowMs) || idleBehind) {
         this.commit(t, nowMs);
         committed = true;
       }

@@ -76,7 +76,7 @@ describe('replay', () => {
     expect(manifest.tag).toBe('replay-demo');
     expect(manifest.tables.work_queue!.snapshotId).not.toBeNull();
     expect(manifest.tables.work_queue!.baselineAgentTag).toBe('agent-20261130-060800-000');
-    expect(manifest.events.count).toBeGreaterThan(500);
+    expect(manifest.events.count).toBeGreaterThan(400); // from the lowest position any table had committed at the cut
     expect(manifest.decisions).toBeGreaterThan(3);
     expect(manifest.liveProposals).toBeGreaterThan(5);
     // The fixture's tables open with Table.open and read at the tag.

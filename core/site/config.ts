@@ -85,8 +85,9 @@ export interface SiteConfig {
 
 export class ConfigError extends Error {
   readonly key: string;
+  /** `key` names a config.json key, or a command-line option (`--hq`), which is then said as such. */
   constructor(key: string, message: string) {
-    super(`config ${key}: ${message}`);
+    super(key.startsWith('--') ? `option ${key}: ${message}` : `config ${key}: ${message}`);
     this.name = 'ConfigError';
     this.key = key;
   }

@@ -89,7 +89,7 @@ describe('Site with an HQ target', () => {
     delete process.env.TILSTAND_HQ_SECRET_KEY;
     try {
       await expect(Site.start({ data: join(dir, 'data'), demo: true, mqttPort: 0, httpPort: 0, hq: 's3://bucket/sites', agentTimer: false, log: (l) => lines.push(l) })).rejects.toThrow(
-        /^config --hq: S3 target needs credentials: set TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY/,
+        /^option --hq: S3 target needs credentials: set TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY/,
       );
     } finally {
       if (saved.a !== undefined) process.env.TILSTAND_HQ_ACCESS_KEY = saved.a;

@@ -595,7 +595,8 @@ export class Ingestor {
 
   /**
    * Commits each table whose budget is due; gives idle tables a progress commit when they lag by
-   * more than progressLagMax or progressIntervalMs; runs the sequencer's timeouts (resync requests, gap skips).
+   * more than progressLagMax or progressIntervalMs; runs the sequencer's timeouts (resync
+   * requests, gap skips).
    */
   tick(nowMs: number = this.clock()): void {
     this.checkOpen();

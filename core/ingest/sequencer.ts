@@ -20,11 +20,12 @@
 // one that came far too early (a module's bug, or a forged seq). Aged from its arrival, such an
 // event was skipped to after gap_give_up_ms and the stream's own next events, now below the
 // high-water mark, were dropped as duplicates for good; aged from progress, it waits (one buffer
-// slot, the first dropped on overflow) while the stream goes on. At age ≥ reorder_window_ms: request a resync
-// {from: issued+1, to: lowest held − 1}, again every resync_retry_ms while it stays open. At age
-// ≥ gap_give_up_ms: skip — issued jumps over the missing range, the held run is released, and the
-// caller records the loss. Events are absolute row images, so later events repair the rows the
-// lost ones touched; waiting forever would instead freeze every row of the stream.
+// slot, the first dropped on overflow) while the stream goes on.
+// At age ≥ reorder_window_ms: request a resync {from: issued+1, to: lowest held − 1}, again every
+// resync_retry_ms while it stays open. At age ≥ gap_give_up_ms: skip — issued jumps over the
+// missing range, the held run is released, and the caller records the loss. Events are absolute
+// row images, so later events repair the rows the lost ones touched; waiting forever would instead
+// freeze every row of the stream.
 //
 // Concurrency: single-threaded, synchronous, deterministic given the clock. No I/O.
 

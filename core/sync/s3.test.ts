@@ -7,9 +7,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
+import { runCli } from '../lsm/testing/cli.ts';
 import { readParquet } from '../lsm/format/parquet/index.ts';
 import { runHq } from './cli/hq.ts';
 import { runRestore, runSync } from './cli/sync.ts';
@@ -40,16 +40,6 @@ function site(id: string, rows = 2000): SiteFixture {
   const fx = makeSite(id, { rows });
   cleanup.push(fx.data);
   return fx;
-}
-
-function cliIO() {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (b) => (out += b));
-  stderr.on('data', (b) => (err += b));
-  return { io: { stdin: new PassThrough(), stdout, stderr }, out: () => out, err: () => err };
 }
 
 const ENV = { TILSTAND_HQ_ACCESS_KEY: 'S3RVER', TILSTAND_HQ_SECRET_KEY: 'S3RVER' };
@@ -133,20 +123,16 @@ describe('HQ commands over S3', () => {
     (await import('node:fs')).writeFileSync(join(fx.data, 'config.json'), JSON.stringify(cfg));
     Object.assign(process.env, ENV);
 
-    let c = cliIO();
-    expect(await runSync(['now', '--data', fx.data, '--json'], c.io)).toBe(0);
-    expect(JSON.parse(c.out()).pendingItems).toBe(0);
-    c = cliIO();
-    expect(await runSync(['status', '--data', fx.data], c.io)).toBe(0);
-    expect(c.out()).toMatch(/health: +ok/);
+    let c = await runCli(runSync, ['now', '--data', fx.data, '--json']);
+    expect(c.code).toBe(0);
+    expect(JSON.parse(c.out).pendingItems).toBe(0);
+    c = await runCli(runSync, ['status', '--data', fx.data]);
+    expect(c.code).toBe(0);
+    expect(c.out).toMatch(/health: +ok/);
 
     const cache = tempDir('cache');
     cleanup.push(cache);
-    const run = async (...argv: string[]) => {
-      const x = cliIO();
-      const code = await runHq([...argv, '--hq', hq, '--cache', cache], x.io);
-      return { code, out: x.out(), err: x.err() };
-    };
+    const run = (...argv: string[]) => runCli(runHq, [...argv, '--hq', hq, '--cache', cache]);
     expect((await run('sites')).out.trim().split('\n')).toContain('cli');
     expect((await run('tables', '--site', 'cli')).out.trim().split('\n')).toEqual(['approval_inbox', 'decision_log', 'stock']);
     expect((await run('tags', '--site', 'cli', '--table', 'stock')).out).toMatch(/agent-1[\s\S]*agent-2/);
@@ -187,9 +173,9 @@ describe('HQ commands over S3', () => {
 
     const fresh = tempDir('restore');
     cleanup.push(fresh);
-    c = cliIO();
-    expect(await runRestore(['--data', fresh, '--hq', hq, '--site', 'cli'], c.io)).toBe(0);
-    expect(c.out()).toMatch(/resync inventory\/stock after seq 2 \(tilstand\/cli\/resync\/inventory\)/);
+    c = await runCli(runRestore, ['--data', fresh, '--hq', hq, '--site', 'cli']);
+    expect(c.code).toBe(0);
+    expect(c.out).toMatch(/resync inventory\/stock after seq 2 \(tilstand\/cli\/resync\/inventory\)/);
     expect(existsSync(join(fresh, 'restore-note.json'))).toBe(true);
     expect(scanSorted(Table.open(join(fresh, 'warehouse', 'site_cli.db', 'stock')))).toEqual(scanSorted(fx.table('stock')));
 

@@ -36,6 +36,24 @@ async function until<T>(what: string, f: () => T | Promise<T>, ok: (v: T) => boo
   throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 2000)}`);
 }
 
+/**
+ * Tilstand's side of a demo module's command topic, as the `tilstand` principal: sends commands,
+ * collects the module's acks.
+ */
+async function commander(site: Site, data: string, module: string) {
+  const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
+  const client = await mqtt.connectAsync(site.mqttUrl, { username: 'tilstand', password: secrets.modules.tilstand.password, clientId: 'test-tilstand' });
+  const acks: Record<string, unknown>[] = [];
+  client.on('message', (_t, p) => acks.push(JSON.parse(p.toString()) as Record<string, unknown>));
+  await client.subscribeAsync(`tilstand/demo/acks/${module}`, { qos: 1 });
+  return {
+    acks,
+    send: (c: Record<string, unknown>) => client.publishAsync(`tilstand/demo/commands/${module}`, JSON.stringify(c), { qos: 1 }),
+    ack: (id: string) => acks.find((a) => a.command_id === id),
+    close: () => client.endAsync(),
+  };
+}
+
 describe('Site', () => {
   it('runs the demo: events land in the state tables within budget, /metrics and the control socket answer', async () => {
     const data = join(dir, 'demo');
@@ -124,19 +142,13 @@ describe('Site', () => {
     const data = join(dir, 'cmd');
     const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 5_000 });
     sites.push(site);
-    const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
-    const client = await mqtt.connectAsync(site.mqttUrl, { username: 'tilstand', password: secrets.modules.tilstand.password, clientId: 'test-tilstand' });
+    const { acks, send, ack, close } = await commander(site, data, 'operations');
     try {
-      const acks: Record<string, unknown>[] = [];
-      client.on('message', (_t, p) => acks.push(JSON.parse(p.toString()) as Record<string, unknown>));
-      await client.subscribeAsync('tilstand/demo/acks/operations', { qos: 1 });
-      const send = (c: Record<string, unknown>) => client.publishAsync('tilstand/demo/commands/operations', JSON.stringify(c), { qos: 1 });
       // Until the module has subscribed, a command has no receiver: resend the same id (it runs once).
       await until('the first ack', async () => (await send({ command_id: 'c-1', action: 'escalate_job', job_id: 'J-0001' }), acks.length), (n) => n >= 1);
       await send({ command_id: 'c-2', action: 'release_job', job_id: 'J-9999' });
       await send({ command_id: 'c-3', action: 'dance' });
       await until('acks of c-2 and c-3', () => acks.filter((a) => a.command_id !== 'c-1').length, (n) => n >= 2);
-      const ack = (id: string) => acks.find((a) => a.command_id === id);
       expect(ack('c-1')).toMatchObject({ module: 'operations', ok: true, result: { job_id: 'J-0001' } });
       // Resent c-1s were answered from the stored ack: the job was escalated once.
       expect(new Set(acks.filter((a) => a.command_id === 'c-1').map((a) => JSON.stringify(a.result))).size).toBe(1);
@@ -144,7 +156,7 @@ describe('Site', () => {
       expect(ack('c-2')).toMatchObject({ ok: false, error: 'no such job: J-9999' });
       expect(ack('c-3')).toMatchObject({ ok: false, error: expect.stringMatching(/unknown action "dance"/) });
     } finally {
-      await client.endAsync();
+      await close();
     }
   });
 
@@ -191,18 +203,13 @@ describe('Site', () => {
     const data = join(dir, 'replenish');
     const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000 });
     sites.push(site);
-    const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
-    const client = await mqtt.connectAsync(site.mqttUrl, { username: 'tilstand', password: secrets.modules.tilstand.password, clientId: 'test-tilstand' });
+    const { acks, send, ack, close } = await commander(site, data, 'procurement');
     const stock = site.catalog.getTable({ database: 'site_demo', table: 'stock' });
     const inboundOf = (item: string, location: string) => {
       const where = [{ column: 'item', op: '=' as const, value: item }, { column: 'location', op: '=' as const, value: location }];
       return stock.scanRows({}, { where, projection: ['inbound'] })[0]?.[0];
     };
     try {
-      const acks: Record<string, unknown>[] = [];
-      client.on('message', (_t, p) => acks.push(JSON.parse(p.toString()) as Record<string, unknown>));
-      await client.subscribeAsync('tilstand/demo/acks/procurement', { qos: 1 });
-      const send = (c: Record<string, unknown>) => client.publishAsync('tilstand/demo/commands/procurement', JSON.stringify(c), { qos: 1 });
       // The start-up snapshot is in the table before the command (no steps: 10 minutes apart).
       const before = await until('the start-up snapshot', () => inboundOf('ITEM-001', 'A-01'), (v) => typeof v === 'number');
       await until('the first ack', async () => (await send({ command_id: 'r-1', action: 'replenish', item: 'ITEM-001', location: 'A-01', qty: 17, position_before: 0 }), acks.length), (n) => n >= 1);
@@ -210,7 +217,6 @@ describe('Site', () => {
       await send({ command_id: 'r-3', action: 'replenish', item: 'ITEM-001', location: 'A-01', qty: 0 });
       await send({ command_id: 'r-4', action: 'cancel', item: 'ITEM-001', location: 'A-01' });
       await until('acks of r-2 … r-4', () => acks.filter((a) => a.command_id !== 'r-1').length, (n) => n >= 3);
-      const ack = (id: string) => acks.find((a) => a.command_id === id);
       expect(ack('r-1')).toMatchObject({ module: 'procurement', ok: true, result: { item: 'ITEM-001', location: 'A-01', inbound_qty: (before as number) + 17 } });
       expect(ack('r-2')).toMatchObject({ ok: false, error: 'no such item and location: "ITEM-001" at "NOWHERE"' });
       expect(ack('r-3')).toMatchObject({ ok: false, error: 'qty: expected an integer from 1 to 100000, got 0' });
@@ -218,7 +224,7 @@ describe('Site', () => {
       // The effect reaches Tilstand as an ordinary event.
       await until('the inbound in stock', () => inboundOf('ITEM-001', 'A-01'), (v) => v === (before as number) + 17);
     } finally {
-      await client.endAsync();
+      await close();
     }
   });
 });

@@ -16,8 +16,8 @@
 // Invariants: at most one Site per data directory (the control socket and the tables' writer
 // locks); nothing is acknowledged to a module before it is in the journal (EmbeddedBroker).
 
-import { SyncEngine, statusOf, type SyncStatus } from '../sync/engine.ts';
-import { openOutboxDb, Outbox } from '../sync/outbox.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, SyncEngine, statusOf, type SyncStatus } from '../sync/engine.ts';
+import { Outbox } from '../sync/outbox.ts';
 import { LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
@@ -81,8 +81,6 @@ export interface SiteStartOptions {
 const DEFAULT_SYNC_INTERVAL_MS = 60_000;
 /** How often a site whose sync lock another process holds tries to take it. */
 const SYNC_LOCK_RETRY_MS = 10_000;
-/** The engine's default health window (core/sync/engine.ts), for the status while it waits. */
-const SYNC_HEALTH_WINDOW_MS = 15 * 60_000;
 
 export const DEFAULT_RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
 
@@ -387,12 +385,8 @@ export class Site {
     if (this.sync) return this.sync.status();
     let st: SyncStatus = { online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: 0, lastSuccessMs: null, current: null, recentItems: 0, recentBytes: 0, healthy: true, lastError: null };
     try {
-      const db = openOutboxDb(join(this.data, 'site.db'));
-      try {
-        st = statusOf(new Outbox(db), Date.now(), SYNC_HEALTH_WINDOW_MS);
-      } finally {
-        db.close();
-      }
+      // site.db holds the outbox (the waiting engine's, and the site's own connection reads it).
+      st = statusOf(new Outbox(this.siteDb), Date.now(), DEFAULT_HEALTH_WINDOW_MS);
     } catch {
       // the outbox could not be read: the zeros above, with the reason below
     }

@@ -117,6 +117,8 @@ export interface SyncNowResult {
 
 /** The sender lock's file in a data directory. */
 export const SYNC_LOCK_FILE = 'sync.lock';
+/** Sync is healthy while nothing is pending or a step finished within this window (`healthWindowMs`). */
+export const DEFAULT_HEALTH_WINDOW_MS = 15 * 60_000;
 
 const DEFAULT_PRIORITY_TABLES = ['approval_inbox', 'decision_log'];
 const PRIORITY = { first: 0, contracts: 1, bulk: 2 } as const;
@@ -574,7 +576,7 @@ export class SyncEngine {
   }
 
   status(): SyncStatus {
-    return statusOf(this.outbox, this.clock(), this.o.healthWindowMs ?? 15 * 60_000, this.current, this.online);
+    return statusOf(this.outbox, this.clock(), this.o.healthWindowMs ?? DEFAULT_HEALTH_WINDOW_MS, this.current, this.online);
   }
 
   /**

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, type FlagSpecs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { openOutboxDb, Outbox } from '../outbox.ts';
 import { restoreSite } from '../restore.ts';
 import { checkSiteId } from '../names.ts';
@@ -85,7 +85,7 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
       if (!existsSync(path)) throw new CliError(EXIT.notFound, `${path} does not exist (is ${data} a site's data directory?)`);
       const db = openOutboxDb(path);
       try {
-        status = statusOf(new Outbox(db), Date.now(), 15 * 60_000);
+        status = statusOf(new Outbox(db), Date.now(), DEFAULT_HEALTH_WINDOW_MS);
       } finally {
         db.close();
       }

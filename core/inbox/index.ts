@@ -26,7 +26,17 @@ export {
   type Decision,
   type CommandProgress,
 } from './proposal.ts';
-export { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
+export {
+  APPROVAL_INBOX_TABLE,
+  DECISION_LOG_TABLE,
+  APPROVAL_INBOX_SPEC,
+  DECISION_LOG_SPEC,
+  agentColumns,
+  decisionColumns,
+  proposalFromRow,
+  rowRecord,
+  type InboxRow,
+} from './inbox-tables.ts';
 export {
   Inbox,
   DECIDER_ROLES,
@@ -35,6 +45,7 @@ export {
   openInboxTables,
   readProposal,
   readProposals,
+  proposalOrdinal,
   type InboxOptions,
   type DecideOptions,
   type DecideResult,

@@ -145,8 +145,17 @@ describe('HQ commands over S3', () => {
     expect(diff.code).toBe(0);
     expect(diff.out.trim().split('\n').length).toBe(20);
     expect(JSON.parse(diff.out.split('\n')[0]!)._kind).toBe('+I');
-    const prop = await run('proposals', '--site', 'cli', '--status', 'pending');
-    expect(prop.out.trim().split('\n').map((l) => JSON.parse(l).proposal_id)).toEqual(['p-0', 'p-2', 'p-4']);
+    // approval_inbox has no status column: each proposal's status is derived as the site does.
+    const prop = await run('proposals', '--site', 'cli', '--status', 'open');
+    expect(prop.code).toBe(0);
+    expect(prop.out.trim().split('\n').map((l) => [JSON.parse(l).proposal_id, JSON.parse(l).status])).toEqual([['p-4', 'open'], ['p-2', 'open'], ['p-0', 'open']]);
+    const approved = await run('proposals', '--site', 'cli', '--status', 'approved', '--format', 'csv');
+    expect(approved.out.split('\n')[0]).toMatch(/^status,proposal_id,situation_key,/);
+    expect(approved.out.trim().split('\n').slice(1).map((l) => l.split(',').slice(0, 2).join(','))).toEqual(['approved,p-3', 'approved,p-1']);
+    expect((await run('proposals', '--site', 'cli')).out.trim().split('\n').map((l) => JSON.parse(l).proposal_id)).toEqual(['p-4', 'p-3', 'p-2', 'p-1', 'p-0']);
+    const badStatus = await run('proposals', '--site', 'cli', '--status', 'pending');
+    expect(badStatus.code).toBe(2);
+    expect(badStatus.err).toMatch(/option '--status': expected one of open, deferred, approved, rejected, stale, withdrawn, got 'pending'/);
     const pq = join(cache, 'stock.parquet');
     expect((await run('export', '--site', 'cli', '--table', 'stock', '--format', 'parquet', '--out', pq)).code).toBe(0);
     const read = readParquet(readFileSync(pq), fx.table('stock').schema.fields.map((f) => ({ name: f.name, type: f.type })), pq);

@@ -10,6 +10,7 @@ import { EXIT, parseArgs, usageError, type FlagSpecs, type ParsedArgs } from '..
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type Table } from '../../lsm/index.ts';
+import { PROPOSAL_STATUSES, proposalFromRow, proposalOrdinal, rowRecord } from '../../inbox/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
 import { csvHeader, formatRow, parquetBytes } from '../hq/output.ts';
 import { HqStore } from '../hq/store.ts';
@@ -40,7 +41,7 @@ export const hqUsage = [
   '  tilstand hq tags --hq … --site <id> --table <t>              synced tags',
   '  tilstand hq scan --hq … --site <id> --table <t> [--tag|--snapshot|--at] [--format jsonl|csv]',
   '  tilstand hq diff --hq … --site <id> --table <t> --from <tag> --to <tag>',
-  '  tilstand hq proposals --hq … --site <id> [--status <s>]      rows of approval_inbox',
+  '  tilstand hq proposals --hq … --site <id> [--status <s>] [--format jsonl|csv]   rows of approval_inbox, newest first, with each one\'s status',
   '  tilstand hq pull --hq … --site <id> --out <warehouse>        copy a site into a local warehouse',
   '  tilstand hq export --hq … --site <id> --table <t> --format parquet|csv --out <file>',
 ];
@@ -146,12 +147,20 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           break;
         }
         case 'proposals': {
-          const t = await store.openTable(site(args), 'approval_inbox');
+          // Each row with its proposal's status as the site derives it (the table keeps the
+          // agent's, the decision's and the command's columns apart), newest first.
           const status = args.string('status');
-          const si = t.schema.fields.findIndex((f) => f.name === 'status');
-          if (status !== undefined && si < 0) throw usageError(`approval_inbox at HQ has no 'status' column`);
-          const rows = t.scanRows({}).filter((r) => status === undefined || r[si] === status);
-          await emitRows(out, t, format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv', rows);
+          if (status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(status)) {
+            throw usageError(`option '--status': expected one of ${PROPOSAL_STATUSES.join(', ')}, got '${status}'`);
+          }
+          const fmt = format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv';
+          const t = await store.openTable(site(args), 'approval_inbox');
+          const fields = t.schema.fields;
+          const rows = t.scanRows({}).map((row) => ({ row, p: proposalFromRow(rowRecord(fields, row)) }));
+          const picked = rows.filter((r) => status === undefined || r.p.status === status);
+          picked.sort((a, b) => b.p.createdAtMs - a.p.createdAtMs || proposalOrdinal(b.p.id) - proposalOrdinal(a.p.id) || (a.p.id < b.p.id ? 1 : -1));
+          if (fmt === 'csv') await out.line(csvHeader(fields, ['status']));
+          for (const r of picked) await out.line(formatRow(fmt, fields, r.row, { status: r.p.status }));
           break;
         }
         case 'pull': {

@@ -9,12 +9,16 @@ import { join } from 'node:path';
 import S3rver from 's3rver';
 import { Catalog, RowKind, type Table } from '../../lsm/index.ts';
 import { mulberry32 } from '../../lsm/testing/prng.ts';
+import { agentColumns, APPROVAL_INBOX_SPEC, APPROVAL_INBOX_TABLE, decisionColumns, DECISION_LOG_SPEC, DECISION_LOG_TABLE, type InboxRow } from '../../inbox/index.ts';
 
 export { mulberry32 };
 
 export function tempDir(tag: string): string {
   return mkdtempSync(join(tmpdir(), `tilstand-sync-${tag}-`));
 }
+
+/** created_at_ms of proposal p-0 in writeInbox. */
+const INBOX_T0_MS = Date.UTC(2026, 2, 5, 9, 0, 0);
 
 export interface SiteFixture {
   data: string;
@@ -23,7 +27,7 @@ export interface SiteFixture {
   table(name: string): Table;
 }
 
-/** A site with stock (PK), approval_inbox (PK with status), decision_log (append) and contracts/. */
+/** A site with stock (PK), approval_inbox and decision_log (the inbox's own schemas) and contracts/. */
 export function makeSite(site: string, o: { rows?: number; data?: string } = {}): SiteFixture {
   const data = o.data ?? tempDir('site');
   const catalog = new Catalog(join(data, 'warehouse'));
@@ -40,23 +44,9 @@ export function makeSite(site: string, o: { rows?: number; data?: string } = {})
     primaryKeys: ['item', 'location'],
     options: { bucket: '2', ...retain },
   });
-  catalog.createTable({ database: db, table: 'approval_inbox' }, {
-    fields: [
-      { name: 'proposal_id', type: 'STRING' },
-      { name: 'status', type: 'STRING' },
-      { name: 'summary', type: 'STRING' },
-    ],
-    primaryKeys: ['proposal_id'],
-    options: { bucket: '1', ...retain },
-  });
-  catalog.createTable({ database: db, table: 'decision_log' }, {
-    fields: [
-      { name: 'proposal_id', type: 'STRING' },
-      { name: 'decided_by', type: 'STRING' },
-      { name: 'decision', type: 'STRING' },
-    ],
-    options: { bucket: '-1', ...retain },
-  });
+  // The inbox tables as a site makes them (core/inbox), so HQ's commands read the real columns.
+  catalog.createTable({ database: db, table: APPROVAL_INBOX_TABLE }, { ...APPROVAL_INBOX_SPEC, options: { ...APPROVAL_INBOX_SPEC.options, ...retain } });
+  catalog.createTable({ database: db, table: DECISION_LOG_TABLE }, { ...DECISION_LOG_SPEC, options: { ...DECISION_LOG_SPEC.options, ...retain } });
   mkdirSync(join(data, 'contracts', 'inventory.stock'), { recursive: true });
   writeFileSync(join(data, 'contracts', 'inventory.stock', 'v1.json'), JSON.stringify({ name: 'inventory.stock', version: 1 }));
   writeFileSync(join(data, 'config.json'), JSON.stringify({ format: 1, site, hq: { target: null } }));
@@ -77,13 +67,29 @@ export function writeStock(fx: SiteFixture, from: number, to: number, hwm: numbe
   }
 }
 
+/** The row of a record by column name, in the table's field order. */
+const rowOf = (t: Table, r: InboxRow): unknown[] => t.schema.fields.map((f) => r[f.name] ?? null);
+
+/**
+ * Proposals p-from … p-(to−1) in approval_inbox (created one ms apart, so p-(to−1) is the newest),
+ * the odd ones approved by lead-anna, with their decision_log entries; the inbox commit carries
+ * the high-water mark agents/proposals = to.
+ */
 export function writeInbox(fx: SiteFixture, from: number, to: number): void {
-  const w = fx.table('approval_inbox').newWriter();
-  const d = fx.table('decision_log').newWriter();
+  const inbox = fx.table(APPROVAL_INBOX_TABLE);
+  const w = inbox.newWriter();
+  const log = fx.table(DECISION_LOG_TABLE);
+  const d = log.newWriter();
   try {
     for (let i = from; i < to; i++) {
-      w.write([`p-${i}`, i % 2 === 0 ? 'pending' : 'approved', `move ${i}`], RowKind.INSERT);
-      if (i % 2 === 1) d.write([`p-${i}`, 'lead-anna', 'approved'], RowKind.INSERT);
+      const atMs = INBOX_T0_MS + i;
+      const input = { situationKey: `move|move_item|item=item-${i}`, ruleId: 'move', ruleVersion: '1', action: 'move_item', module: 'inventory', params: { item: `item-${i}` }, risk: 'low' as const, riskReason: 'test', explanation: `move ${i}`, evidence: [], runId: `run-${i}` };
+      let r: InboxRow = { ...agentColumns(`p-${i}`, input, atMs, 'open', null, atMs), agent_seq: 1n };
+      if (i % 2 === 1) {
+        r = { ...r, ...decisionColumns({ kind: 'approved', by: 'lead-anna', role: 'shift_lead', atMs: atMs + 1, comment: null, snapshots: { seen: {}, checked: {} }, reason: null }), decision_seq: 1n };
+        d.write(rowOf(log, { entry_id: BigInt(i), at_ms: BigInt(atMs + 1), proposal_id: `p-${i}`, event: 'approved', actor: 'lead-anna', detail: '{}' }), RowKind.INSERT);
+      }
+      w.write(rowOf(inbox, r), RowKind.INSERT);
     }
     w.commit({ 'tilstand.hwm.agents/proposals': String(to) });
     d.commit();

@@ -82,6 +82,7 @@ function fakeElectron(opts: { locked?: boolean } = {}) {
 }
 
 function fakeBackend() {
+  const disabled = new Set<string>();
   const listeners: Array<(e: SiteEvent) => void> = [];
   const calls: Array<{ method: string; req: unknown; session: SessionContext }> = [];
   const backend: SiteBackend = {
@@ -98,8 +99,9 @@ function fakeBackend() {
       listeners.push(l);
       return () => undefined;
     },
+    signedIn: (s) => s.user !== null && !disabled.has(s.user.name),
   };
-  return { backend, calls, emit: (ev: SiteEvent) => listeners.forEach((l) => l(ev)) };
+  return { backend, calls, disabled, emit: (ev: SiteEvent) => listeners.forEach((l) => l(ev)) };
 }
 
 function setup(opts: { locked?: boolean; kiosk?: boolean } = {}) {
@@ -171,7 +173,7 @@ describe('Electron shell', () => {
   });
 
   it('answers IPC only from app frames, validates payloads, keeps a session per window, and pushes events', async () => {
-    const { rec, shell, calls, emit } = setup();
+    const { rec, shell, calls, disabled, emit } = setup();
     await shell.ready;
     const handler = rec.handlers.get(CALL_CHANNEL) as unknown as (ev: unknown, m: unknown, r: unknown) => Promise<unknown>;
     const sender = rec.windows[0]!.contents;
@@ -183,11 +185,15 @@ describe('Electron shell', () => {
     expect(await handler(app, 'decide', { id: 'p1', decision: 'yes' })).toMatchObject({ ok: false, error: { kind: 'invalid' } });
     expect(await handler(app, 'require', { module: 'fs' })).toMatchObject({ ok: false, error: { kind: 'invalid', message: expect.stringContaining('unknown method') } });
     expect(await handler(app, 'decide', { id: 'p1', decision: 'approve' })).toMatchObject({ ok: false, error: { kind: 'unauthenticated' } });
+    emit({ type: 'proposals', changed: ['p0'] }); // nobody signed in at the window: not sent
     expect(await handler(app, 'signIn', { user: 'Kari', secret: '1234' })).toEqual({ ok: true, value: { name: 'Kari', roles: ['shift_lead'] } });
     expect(await handler(app, 'decide', { id: 'p1', decision: 'approve' })).toEqual({ ok: true, value: { ok: true } });
     expect(calls.map((c) => c.method)).toEqual(['decide', 'signIn', 'decide']);
     emit({ type: 'proposals', changed: ['p1'] });
     expect(sender.sent).toEqual([[EVENT_CHANNEL, { type: 'proposals', changed: ['p1'] }]]);
+    disabled.add('Kari'); // disabled by an admin elsewhere: the window gets no more events
+    emit({ type: 'proposals', changed: ['p2'] });
+    expect(sender.sent).toHaveLength(1);
   });
 
   it('the preload exposes only call and subscribe, on the same channels', () => {

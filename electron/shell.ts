@@ -99,8 +99,13 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
   e.ipcMain.handle(CALL_CHANNEL, (event, method, request) =>
     handleCall(o.backend, sessionFor(event.sender), event.senderFrame?.url, method, request),
   );
+  // Events go to the window only while someone is signed in there (as the headless server
+  // sends them only to signed-in sessions' sockets), and stop when that user is disabled.
   o.backend.subscribe((ev) => {
-    if (main && !main.webContents.isDestroyed()) main.webContents.send(EVENT_CHANNEL, ev);
+    if (!main || main.webContents.isDestroyed()) return;
+    const s = sessions.get(main.webContents.id);
+    if (!s || !(o.backend.signedIn ? o.backend.signedIn(s) : s.user !== null)) return;
+    main.webContents.send(EVENT_CHANNEL, ev);
   });
 
   const ready = e.app.whenReady().then(async () => {

@@ -255,6 +255,11 @@ export interface SessionContext {
 export interface SiteBackend {
   call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext): Promise<SiteApiMethods[M]['res']>;
   subscribe(listener: (e: SiteEvent) => void): () => void;
+  /**
+   * Whether the session's user may still see the site: signed in, and not disabled, locked or
+   * removed since. Events are pushed only to such sessions. Absent: `session.user !== null`.
+   */
+  signedIn?(session: SessionContext): boolean;
 }
 
 /** Errors a backend throws on purpose carry their kind across the boundary. */

@@ -159,7 +159,12 @@ describe('SiteService', () => {
     expect(kari.user?.roles).toEqual(['shift_lead']);
     await api.call('resetSecret', { name: 'Kari', secret: '8642' }, admin);
     expect(await kindOf(api.call('signIn', { user: 'Kari', secret: '4321' }, session()))).toBe('unauthenticated');
+    const again = session();
+    await api.call('signIn', { user: 'Kari', secret: '8642' }, again);
     await api.call('disableUser', { name: 'Kari' }, admin);
+    // `me` (public, what the UI asks on load) does not report a disabled user as signed in.
+    expect(api.signedIn(again)).toBe(false);
+    expect(await api.call('me', {}, again)).toBeNull();
     expect(await kindOf(api.call('status', {}, kari))).toBe('unauthenticated');
     expect(kari.user).toBeNull();
     expect(await kindOf(api.call('disableUser', { name: 'demo' }, admin))).toBe('conflict');

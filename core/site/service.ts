@@ -96,7 +96,7 @@ export class SiteService implements SiteBackend {
         s.setUser(null);
         return { ok: true as const };
       },
-      me: (_req, s) => s.user,
+      me: (_req, s) => (this.signedIn(s) ? s.user : null),
       status: () => this.status(),
       listProposals: (req) => this.inbox().list({ ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 200 }).map((p) => proposalView(p)),
       getProposal: (req) => this.proposalDetail(req.id),
@@ -163,6 +163,17 @@ export class SiteService implements SiteBackend {
   subscribe(listener: (e: SiteEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** A disabled, locked or removed user's session is signed out here (as by any other call). */
+  signedIn(session: SessionContext): boolean {
+    if (!session.user) return false;
+    try {
+      this.current(session);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Starts the site tick (events). */

@@ -16,7 +16,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start() {
+async function start(o: { now?: () => number; disabled?: Set<string> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ui-'));
   mkdirSync(join(dir, 'assets'));
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>x</title>');
@@ -41,8 +41,9 @@ async function start() {
       listeners.push(l);
       return () => undefined;
     },
+    signedIn: (s) => s.user !== null && !o.disabled?.has(s.user.name),
   };
-  ui = new UiServer(backend, { rendererDir: dir, secure: false });
+  ui = new UiServer(backend, { rendererDir: dir, secure: false, ...(o.now ? { now: o.now } : {}) });
   server = createServer((req, res) => {
     if (!ui!.handle(req, res)) res.writeHead(404).end();
   });
@@ -131,5 +132,60 @@ describe('headless UI server', () => {
     emit({ type: 'proposals', changed: ['p1'] });
     expect(await got).toEqual({ type: 'proposals', changed: ['p1'] });
     ws.close();
+  });
+
+  it('closes an event socket once its session ends or its user may no longer sign in', async () => {
+    let now = 1_000_000;
+    const disabled = new Set<string>();
+    const { base, emit } = await start({ now: () => now, disabled });
+    const url = base.replace('http', 'ws') + '/api/events';
+    const open = async (cookie: string) => {
+      const ws = new WebSocket(url, { headers: { Origin: base, Cookie: cookie } });
+      await new Promise((r) => ws.on('open', r));
+      const got: unknown[] = [];
+      ws.on('message', (m) => got.push(JSON.parse(String(m))));
+      const closed = new Promise<number>((r, reject) => {
+        const t = setTimeout(() => reject(new Error('the socket stayed open')), 5_000);
+        ws.on('close', (code) => (clearTimeout(t), r(code)));
+      });
+      return { got, closed };
+    };
+    const settle = () => new Promise((r) => setTimeout(r, 50));
+    // Disabled (or locked, or removed) while the page is open.
+    const a = await open(await signIn(base));
+    emit({ type: 'proposals', changed: ['p1'] });
+    await settle();
+    expect(a.got).toEqual([{ type: 'proposals', changed: ['p1'] }]);
+    disabled.add('Kari');
+    emit({ type: 'proposals', changed: ['p2'] });
+    expect(await a.closed).toBe(4401);
+    expect(a.got).toHaveLength(1);
+    disabled.clear();
+    // Signed out on another tab of the same session.
+    const cookie = await signIn(base);
+    const b = await open(cookie);
+    await post(base, 'signOut', {}, { Cookie: cookie });
+    emit({ type: 'proposals', changed: ['p3'] });
+    expect(await b.closed).toBe(4401);
+    expect(b.got).toEqual([]);
+    // Idle longer than the session lives (12 h by default): the socket does not keep it alive.
+    const c = await open(await signIn(base));
+    now += 12 * 3_600_000 + 1;
+    emit({ type: 'proposals', changed: ['p4'] });
+    expect(await c.closed).toBe(4401);
+    expect(c.got).toEqual([]);
+  });
+
+  it('keeps no session for a failed sign-in, and drops sessions idle longer than they live', async () => {
+    let now = 1_000_000;
+    const { base } = await start({ now: () => now });
+    for (let i = 0; i < 20; i++) expect((await post(base, 'signIn', { user: 'Kari', secret: '0000' })).status).toBe(401);
+    expect(ui!.sessionCount()).toBe(0);
+    await signIn(base);
+    await signIn(base);
+    expect(ui!.sessionCount()).toBe(2);
+    now += 12 * 3_600_000 + 1;
+    await signIn(base);
+    expect(ui!.sessionCount()).toBe(1);
   });
 });

@@ -46,13 +46,15 @@ export interface UiServerOptions {
 }
 
 interface Session extends SessionContext {
+  readonly token: string;
   lastSeenMs: number;
 }
 
 export class UiServer {
   private readonly sessions = new Map<string, Session>();
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
-  private readonly sockets = new Set<WebSocket>();
+  /** Open event sockets and the session each was opened under. */
+  private readonly sockets = new Map<WebSocket, Session>();
   private readonly unsubscribe: () => void;
   private readonly idleMs: number;
   private readonly now: () => number;
@@ -91,22 +93,42 @@ export class UiServer {
       return true;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      this.sockets.add(ws);
+      this.sockets.set(ws, session);
       ws.on('close', () => this.sockets.delete(ws));
       ws.on('message', () => ws.close(1008, 'this socket only sends'));
     });
     return true;
   }
 
+  /** Sessions held (signed in, or a sign-in under way); for tests and diagnostics. */
+  sessionCount(): number {
+    return this.sessions.size;
+  }
+
   close(): void {
     this.unsubscribe();
-    for (const ws of this.sockets) ws.terminate();
+    for (const ws of this.sockets.keys()) ws.terminate();
     this.wss.close();
   }
 
   private broadcast(e: SiteEvent): void {
     const text = JSON.stringify(e);
-    for (const ws of this.sockets) if (ws.readyState === ws.OPEN) ws.send(text);
+    for (const [ws, session] of this.sockets) {
+      if (ws.readyState !== ws.OPEN) continue;
+      // A socket outlives neither its session (signed out, idle too long) nor its user's right
+      // to sign in (disabled, locked or removed since): it is closed instead of sent to.
+      if (this.live(session)) ws.send(text);
+      else ws.close(4401, 'signed out');
+    }
+  }
+
+  private live(s: Session): boolean {
+    if (this.sessions.get(s.token) !== s) return false;
+    if (this.now() - s.lastSeenMs > this.idleMs) {
+      this.sessions.delete(s.token);
+      return false;
+    }
+    return this.backend.signedIn ? this.backend.signedIn(s) : s.user !== null;
   }
 
   private sessionOf(req: IncomingMessage): Session | undefined {
@@ -123,10 +145,15 @@ export class UiServer {
   }
 
   private newSession(res: ServerResponse): Session {
+    // Sessions nobody came back to are dropped here (a session is otherwise checked only when
+    // its cookie is presented), so failed or abandoned sign-ins do not pile up.
+    const now = this.now();
+    for (const [t, old] of this.sessions) if (now - old.lastSeenMs > this.idleMs) this.sessions.delete(t);
     const token = randomBytes(32).toString('base64url');
     let user: SessionUser | null = null;
     const s: Session = {
-      lastSeenMs: this.now(),
+      token,
+      lastSeenMs: now,
       get user() {
         return user;
       },
@@ -158,17 +185,20 @@ export class UiServer {
       return reply(400, { ok: false, error: { kind: 'invalid', message: (e as Error).message } });
     }
     let session = this.sessionOf(req);
+    let created: Session | undefined;
     if (!PUBLIC_METHODS.has(method) && !session?.user) {
       return reply(401, { ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
     }
     try {
       const call = validateCall(method, body);
-      if (method === 'signIn' && !session) session = this.newSession(res);
+      if (method === 'signIn' && !session) session = created = this.newSession(res);
       // Public calls without a session (me, firstRun, initSite) get a context that remembers nothing.
       const context: SessionContext = session ?? { user: null, setUser: () => undefined };
       const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context);
       reply(200, { ok: true, value: value ?? null });
     } catch (e) {
+      // A sign-in that failed keeps no session of its own (its cookie then names nothing).
+      if (created && !created.user) this.sessions.delete(created.token);
       if (e instanceof ApiValidationError) return reply(400, { ok: false, error: { kind: 'invalid', message: e.message } });
       if (e instanceof SiteApiError) {
         const status = { unauthenticated: 401, forbidden: 403, invalid: 400, not_found: 404, conflict: 409, internal: 500 }[e.kind];

@@ -301,7 +301,7 @@ describe('Ingestor dead letters', () => {
     contracts.register(v2);
     const noContract = letters.find((d) => d.reason === 'no_contract')!.position;
     const violation = letters.find((d) => d.reason === 'contract_violation')!.position;
-    expect(i.replayDeadLetters([noContract, violation])).toEqual({ replayed: 1, failed: 1 });
+    expect(i.replayDeadLetters([noContract, violation])).toEqual({ replayed: 1, failed: 1, notOpen: [] });
     // The replayed event (seq 1) is older than seq 3 in inventory's sequence group: it cannot go back in time.
     expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 8, inventory_seq: 3 });
     expect(i.deadLetterCount()).toBe(cases.length - 1);
@@ -312,7 +312,9 @@ describe('Ingestor dead letters', () => {
     const p = await i.accept(t, event('inventory', 'stock', 4, { item: 'B-2', location: 'L1', qty: 6, note: null }, { name: 'inventory.stock', version: 3 }));
     expect(i.listDeadLetters({ status: 'open' }).find((d) => d.position === p)!.reason).toBe('no_contract');
     contracts.register({ ...v2, version: 3 });
-    expect(i.replayDeadLetters([p])).toEqual({ replayed: 1, failed: 0 });
+    expect(i.replayDeadLetters([p])).toEqual({ replayed: 1, failed: 0, notOpen: [] });
+    // Asked again (now replayed) and for a position that never was a dead letter: named back.
+    expect(i.replayDeadLetters([p, 999_999n])).toEqual({ replayed: 0, failed: 0, notOpen: [String(p), '999999'] });
     expect(row('stock', { item: 'B-2', location: 'L1' })).toMatchObject({ on_hand: 6, inventory_seq: 4 });
 
     // Dead letters survive a restart with their status.

@@ -680,11 +680,15 @@ export class Ingestor {
    * harmless for tables ordered by the stream's seq). The sequencer is not consulted: the event's
    * seq was consumed when it was first refused.
    */
-  replayDeadLetters(ids?: bigint[]): { replayed: number; failed: number } {
+  replayDeadLetters(ids?: bigint[]): { replayed: number; failed: number; notOpen: string[] } {
     this.checkOpen();
     if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
     const wanted = ids ? new Set(ids) : undefined;
     const letters = this.listDeadLetters({ status: 'open', limit: Number.MAX_SAFE_INTEGER }).filter((d) => !wanted || wanted.has(d.position));
+    // Asked-for positions that are no open dead letter (replayed already, or never one): named
+    // back, so "replayed 0" is not mistaken for success.
+    const found = new Set(letters.map((d) => d.position));
+    const notOpen = [...(wanted ?? [])].filter((p) => !found.has(p)).sort((a, b) => (a < b ? -1 : 1)).map(String);
     const now = this.clock();
     let replayed = 0;
     let failed = 0;
@@ -711,7 +715,7 @@ export class Ingestor {
     this.openDeadLetters -= replayed;
     this.c.replayed += replayed;
     this.writeCheckpoint();
-    return { replayed, failed };
+    return { replayed, failed, notOpen };
   }
 
   private replayOne(entry: Entry, d: DeadLetter): Refusal | undefined {

@@ -209,7 +209,7 @@ export interface SiteApiMethods {
   diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number }; res: DiffResult };
   syncStatus: { req: Record<string, never>; res: SyncStatus };
   deadLetters: { req: { status?: 'open' | 'replayed'; limit?: number }; res: DeadLetterView[] };
-  replayDeadLetters: { req: { ids?: string[] }; res: { replayed: number; failed: number } };
+  replayDeadLetters: { req: { ids?: string[] }; res: { replayed: number; failed: number; notOpen: string[] } };
   users: { req: Record<string, never>; res: UserView[] };
   addUser: { req: { name: string; roles: Role[]; secret: string; badge?: string }; res: UserView };
   disableUser: { req: { name: string }; res: UserView };

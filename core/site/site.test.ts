@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INVENTORY_STOCK } from '../ingest/seed-contracts.ts';
+import { runCli } from '../lsm/testing/cli.ts';
+import { runDeadLetters } from './cli/site-commands.ts';
 import { controlRequest } from './control.ts';
 import { demoConfig } from './demo/site.ts';
 import { initDataDir } from './init.ts';
@@ -126,12 +128,17 @@ describe('Site', () => {
     expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(1);
 
     // Replaying before the contract exists fails again; adding v2 then replaying succeeds.
-    expect(await controlRequest(sock, 'deadletters.replay')).toEqual({ replayed: 0, failed: 1 });
+    expect(await controlRequest(sock, 'deadletters.replay')).toEqual({ replayed: 0, failed: 1, notOpen: [] });
     const v2 = { ...INVENTORY_STOCK, version: 2, fields: [...INVENTORY_STOCK.fields, { name: 'note', type: 'STRING', default: null }] };
     await expect(controlRequest(sock, 'contracts.add', { contract: { ...v2, version: 4 } })).rejects.toMatchObject({ kind: 'InvalidArgument' });
     expect(await controlRequest(sock, 'contracts.add', { contract: v2 })).toMatchObject({ name: 'inventory.stock', version: 2 });
     expect(await controlRequest(sock, 'contracts.list')).toContainEqual({ name: 'inventory.stock', versions: [1, 2] });
-    expect(await controlRequest(sock, 'deadletters.replay', { ids: [letters[0]!.position] })).toEqual({ replayed: 1, failed: 0 });
+    expect(await controlRequest(sock, 'deadletters.replay', { ids: [letters[0]!.position] })).toEqual({ replayed: 1, failed: 0, notOpen: [] });
+    // The command line, through the running site: a position that is no open dead letter is named.
+    const again = await runCli(runDeadLetters, ['replay', '--data', data, '--id', letters[0]!.position]);
+    expect(again.code).toBe(1);
+    expect(again.out).toBe('replayed 0, still failing 0\n');
+    expect(again.err).toMatch(new RegExp(`no open dead letter at position ${letters[0]!.position} \\(replayed already, or not a dead letter`));
 
     const st = await until('stock rows', () => controlRequest(sock, 'status') as Promise<SiteStatus>, (s) => s.tables.find((t) => t.table === 'stock')!.rows === 2);
     expect(st.deadLettersOpen).toBe(0);

@@ -158,7 +158,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
   if (sub === 'replay') {
     const ids = a.strings('id');
     for (const i of ids) if (!/^\d+$/.test(i)) throw new CliError(EXIT.usage, `option '--id': expected a journal position (a whole number), got '${i}'`);
-    let r: { replayed: number; failed: number };
+    let r: { replayed: number; failed: number; notOpen?: string[] };
     if (socket) r = (await controlRequest(socket, 'deadletters.replay', ids.length > 0 ? { ids } : {})) as typeof r;
     else {
       const ingest = openIngest(data, readConfig(data));
@@ -170,7 +170,9 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
       }
     }
     await print(io.stdout, [`replayed ${r.replayed}, still failing ${r.failed}`]);
-    return r.failed > 0 ? EXIT.conflict : EXIT.ok;
+    const notOpen = r.notOpen ?? [];
+    if (notOpen.length > 0) await print(io.stderr, notOpen.map((p) => `tilstand: no open dead letter at position ${p} (replayed already, or not a dead letter; see 'tilstand deadletters list')`));
+    return r.failed > 0 ? EXIT.conflict : notOpen.length > 0 ? EXIT.notFound : EXIT.ok;
   }
   throw new CliError(EXIT.usage, `expected 'tilstand deadletters list' or 'tilstand deadletters replay', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
 }

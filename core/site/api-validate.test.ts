@@ -25,6 +25,9 @@ describe('site API request validation', () => {
     ['addUser', { name: 'ok', roles: ['root'], secret: 'x' }, /roles\[0\]: expected one of/],
     ['getProposal', { id: 'x'.repeat(200) }, /longer than 128/],
     ['signIn', [], /expected an object/],
+    // A value that fits no alternative names them, each problem once.
+    ['history', { table: 'stock', at: { time: '2026-01-01' } }, /^request\.at: expected \{tag\}, \{snapshotId\}, \{timestampMs\} or \{latest: true\} \(request\.at: unexpected field 'time'\)$/],
+    ['signIn', { user: 'Kari' }, /^request: expected \{user, secret\} or \{badge\} \(request\.secret: required; request: unexpected field 'user'\)$/],
   ])('refuses %s %j', (method, request, message) => {
     expect(() => validateCall(method, request)).toThrow(ApiValidationError);
     expect(() => validateCall(method, request)).toThrow(message);

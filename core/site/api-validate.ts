@@ -62,18 +62,19 @@ function object(fields: Record<string, { check: Check; optional?: boolean }>): C
   };
 }
 
-function union(...alternatives: Check[]): Check {
+/** One of the alternatives; a value that fits none is refused naming them (`expected`). */
+function union(expected: string, ...alternatives: Check[]): Check {
   return (v, p) => {
-    const errors: string[] = [];
+    const errors = new Set<string>();
     for (const a of alternatives) {
       try {
         a(v, p);
         return;
       } catch (e) {
-        errors.push((e as Error).message);
+        errors.add((e as Error).message);
       }
     }
-    throw new ApiValidationError(errors.join(' | '));
+    throw new ApiValidationError(`${p}: expected ${expected} (${[...errors].join('; ')})`);
   };
 }
 
@@ -81,6 +82,7 @@ const req = (check: Check) => ({ check });
 const opt = (check: Check) => ({ check, optional: true });
 const empty = object({});
 const readPoint = union(
+  '{tag}, {snapshotId}, {timestampMs} or {latest: true}',
   object({ tag: req(str(255)) }),
   object({ snapshotId: req(int(1, Number.MAX_SAFE_INTEGER)) }),
   object({ timestampMs: req(int(0, Number.MAX_SAFE_INTEGER)) }),
@@ -103,7 +105,7 @@ const pin: Check = (v, p) => {
 const VALIDATORS: { [M in SiteMethod]: Check } = {
   firstRun: empty,
   initSite: object({ siteId: req(siteId), adminName: req(name), adminPin: req(pin) }),
-  signIn: union(object({ user: req(name), secret: req(str(128)) }), object({ badge: req(str(256)) })),
+  signIn: union('{user, secret} or {badge}', object({ user: req(name), secret: req(str(128)) }), object({ badge: req(str(256)) })),
   signOut: empty,
   me: empty,
   status: empty,

@@ -431,6 +431,30 @@ describe('Ingestor recovery', () => {
     expect(row('stock', { item: 'A-0', location: 'L1' })).toMatchObject({ on_hand: 21, inventory_seq: 21 });
   });
 
+  it('reports when each stream last delivered: streams the tables know count as silent until their next event', async () => {
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    now += 5_000;
+    await i.accept(topic('inventory', 'stock'), inv(2, 'A-1', 'L1', 2));
+    await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
+    now += 5_000;
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1)); // a resend still shows the module is there
+    expect(i.streamActivity()).toEqual([
+      { module: 'inventory', stream: 'stock', lastEventMs: T0 + 10_000, lastSeq: 1, appliedSeq: 2 },
+      { module: 'operations', stream: 'jobs', lastEventMs: T0 + 5_000, lastSeq: 1, appliedSeq: 1 },
+    ]);
+    stop(i);
+    now += 60_000;
+    const j = start();
+    // Known from the tables' high-water marks, nothing received since this open.
+    expect(j.streamActivity()).toEqual([
+      { module: 'inventory', stream: 'stock', lastEventMs: null, lastSeq: null, appliedSeq: 2 },
+      { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, appliedSeq: 1 },
+    ]);
+    await j.accept(topic('operations', 'jobs'), job(2, 'J-2'));
+    expect(j.streamActivity()[1]).toEqual({ module: 'operations', stream: 'jobs', lastEventMs: now, lastSeq: 2, appliedSeq: 2 });
+  });
+
   it('after a crash (writers dropped uncommitted) replays the journal once: committed events are not applied twice', async () => {
     const i = start();
     for (let s = 1; s <= 5; s++) await i.accept(topic('inventory', 'stock'), inv(s, 'A-1', 'L1', s));

@@ -94,6 +94,18 @@ export interface IngestorOptions {
   onWarning?: (message: string) => void;
 }
 
+/** When a stream last delivered an event (journaled and sequenced, a duplicate included). */
+export interface StreamActivity {
+  module: string;
+  stream: string;
+  /** Receive time of its newest event since the Ingestor opened (journal replay included); null: none. */
+  lastEventMs: number | null;
+  /** That event's seq, or null. */
+  lastSeq: number | null;
+  /** The highest seq applied or pending (the sequencer's `issued`). */
+  appliedSeq: number;
+}
+
 export interface TableStatus {
   table: string;
   budgetMs: number;
@@ -183,6 +195,8 @@ export class Ingestor {
   private readonly heldPositions = new Set<bigint>();
   /** Streams the sequencer knows (for the hwm properties). */
   private readonly streams = new Set<string>();
+  /** Per stream key: the newest event's receive time and seq (streamActivity). */
+  private readonly lastEvents = new Map<string, { atMs: number; seq: number }>();
   /** module → stream → streamKey, for the streams in `streams` (no key string built per event). */
   private readonly streamKeys = new Map<string, Map<string, string>>();
   /** The enrichment lookup, as the options object applyBinding takes (one object, not one per event). */
@@ -402,6 +416,12 @@ export class Ingestor {
       return this.deadLetter(entry, why, undefined, null);
     }
     const key = this.streamKeyOf(module, stream);
+    const last = this.lastEvents.get(key);
+    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, seq });
+    else if (entry.receivedAtMs >= last.atMs) {
+      last.atMs = entry.receivedAtMs;
+      last.seq = seq;
+    }
     const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
     const offer = this.sequencer.offer(module, stream, seq, item);
     if (offer.kind === 'duplicate') {
@@ -766,6 +786,19 @@ export class Ingestor {
    * Streams that have delivered only duplicates for a while (duplicate-watch.ts): most likely a
    * module whose sequence went back, whose new events are all dropped.
    */
+  /**
+   * Every stream the tables know (their high-water marks) or that delivered since open, with its
+   * newest event: a stream that stays silent while its module should be publishing is how a
+   * stopped module or connector shows (the tables' freshness cannot: nothing is pending).
+   */
+  streamActivity(): StreamActivity[] {
+    return [...this.streams].sort().map((k) => {
+      const { module, stream } = splitStreamKey(k);
+      const last = this.lastEvents.get(k);
+      return { module, stream, lastEventMs: last?.atMs ?? null, lastSeq: last?.seq ?? null, appliedSeq: this.sequencer.issued(module, stream) };
+    });
+  }
+
   stuckStreams(nowMs: number = this.clock()): DuplicateRun[] {
     return this.duplicateWatch.stuck(nowMs);
   }

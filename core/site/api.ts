@@ -75,7 +75,7 @@ export interface TableInfo extends TableFreshness {
 }
 
 export interface Alarm {
-  kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates';
+  kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates' | 'stream_silent';
   message: string;
   sinceMs: number;
 }

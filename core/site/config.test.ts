@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, defaultConfig, parseConfig, readConfig } from './config.ts';
+import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, defaultConfig, parseConfig, readConfig, streamSilentMs } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -29,6 +29,10 @@ describe('parseConfig', () => {
     for (const target of ['/mnt/hq', 'file:///mnt/hq', 's3://bucket/sites?endpoint=http://10.0.0.9:9000']) expect(parseConfig({ site: 'north', hq: { target } }).hq.target).toBe(target);
     expect(min.memory).toEqual({ tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES });
     expect(parseConfig({ site: 'north', memory: { tableCacheBytes: 0 } }).memory).toEqual({ tableCacheBytes: 0, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES });
+    // Stream silence alarms: none on a new site; a named stream before '*'; 0 = never.
+    expect(min.alarms).toEqual({ streamSilentMs: {} });
+    const al = parseConfig({ site: 'north', alarms: { streamSilentMs: { '*': 1_800_000, 'procurement/inbound': 0, 'operations/jobs': 600_000 } } });
+    expect([streamSilentMs(al, 'procurement', 'inbound'), streamSilentMs(al, 'operations', 'jobs'), streamSilentMs(al, 'inventory', 'stock'), streamSilentMs(min, 'inventory', 'stock')]).toEqual([0, 600_000, 1_800_000, 0]);
   });
 
   it('names the key and the expectation for each bad value', () => {
@@ -64,6 +68,10 @@ describe('parseConfig', () => {
       [{ site: 's', memory: { writeBufferBytes: 1000 } }, 'memory.writeBufferBytes', /integer from 1048576 to \d+, got 1000/],
       [{ site: 's', memory: { cacheBytes: 1 } }, 'memory.cacheBytes', /unknown key \(expected one of tableCacheBytes, writeBufferBytes\)/],
       [{ site: 's', memory: 64 }, 'memory', /expected an object, got 64/],
+      [{ site: 's', alarms: { streamSilentMs: { inventory: 600_000 } } }, 'alarms.streamSilentMs.inventory', /expected a stream as module\/stream .* or '\*'/],
+      [{ site: 's', alarms: { streamSilentMs: { 'inventory/stock': 5_000 } } }, 'alarms.streamSilentMs.inventory/stock', /expected 0 \(never\) or at least 60000 ms, got 5000/],
+      [{ site: 's', alarms: { streamSilentMs: { '*': '10 min' } } }, 'alarms.streamSilentMs.*', /got "10 min"/],
+      [{ site: 's', alarms: { silentMs: 1 } }, 'alarms.silentMs', /unknown key \(expected one of streamSilentMs\)/],
       [[], '(top level)', /expected an object, got an array/],
     ];
     for (const [raw, key, message] of cases) {

@@ -81,6 +81,12 @@ export interface SiteConfig {
    * only).
    */
   readonly memory: { readonly tableCacheBytes: number; readonly writeBufferBytes: number };
+  /**
+   * `streamSilentMs`: per stream (`module/stream`, or `*` for every stream not named), how long it
+   * may deliver nothing before the `stream_silent` alarm says so (0: never). Only the site knows
+   * how quiet a stream may be (inbound orders may come twice a day), so a new site has none.
+   */
+  readonly alarms: { readonly streamSilentMs: Readonly<Record<string, number>> };
 }
 
 export class ConfigError extends Error {
@@ -94,6 +100,7 @@ export class ConfigError extends Error {
 }
 
 const DAY_MS = 24 * 3600_000;
+const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\/[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
@@ -127,7 +134,14 @@ export function defaultConfig(site: string): SiteConfig {
     journal: { retentionAgeMs: 7 * DAY_MS, retentionBytesMax: 2 * GIB, pruneIntervalMs: 60_000 },
     diskBudget: { journalBytesMax: 4 * GIB, diskFreeBytesMin: 512 * 1024 * 1024 },
     memory: { tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES },
+    alarms: { streamSilentMs: {} },
   };
+}
+
+/** The silence a stream is allowed before its alarm (config `alarms.streamSilentMs`), or 0 for none. */
+export function streamSilentMs(config: Pick<SiteConfig, 'alarms'>, module: string, stream: string): number {
+  const m = config.alarms.streamSilentMs;
+  return m[`${module}/${stream}`] ?? m['*'] ?? 0;
 }
 
 /** How the site opens its catalog: every table draws on one cache budget and flushes at one size. */
@@ -180,7 +194,7 @@ function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
 /** Validates a config object (as read from JSON), filling defaults for absent optional keys. */
 export function parseConfig(raw: unknown): SiteConfig {
   const o = obj(raw, '(top level)');
-  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory']);
+  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms']);
   const format = int(o, 'format', '', CONFIG_FORMAT, 1, 1);
   const site = o.site;
   const sp = siteIdProblem(site);
@@ -282,7 +296,18 @@ export function parseConfig(raw: unknown): SiteConfig {
     tableCacheBytes: int(m, 'tableCacheBytes', 'memory.', d.memory.tableCacheBytes, 0),
     writeBufferBytes: int(m, 'writeBufferBytes', 'memory.', d.memory.writeBufferBytes, MIB),
   };
-  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory };
+  const al = obj(o.alarms ?? d.alarms, 'alarms');
+  known(al, 'alarms', ['streamSilentMs']);
+  const silent = obj(al.streamSilentMs ?? {}, 'alarms.streamSilentMs');
+  const streamSilent: Record<string, number> = {};
+  for (const k of Object.keys(silent)) {
+    if (k !== '*' && !STREAM_NAME.test(k)) throw new ConfigError(`alarms.streamSilentMs.${k}`, `expected a stream as module/stream (letters, digits, _ and -) or '*'`);
+    const v = int(silent, k, 'alarms.streamSilentMs.', 0, 0, 30 * DAY_MS);
+    if (v !== 0 && v < 60_000) throw new ConfigError(`alarms.streamSilentMs.${k}`, `expected 0 (never) or at least 60000 ms, got ${v}`);
+    streamSilent[k] = v;
+  }
+  const alarms = { streamSilentMs: streamSilent };
+  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms };
 }
 
 /** Reads and validates `<data>/config.json`. */

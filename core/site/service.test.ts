@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { SiteApiError } from './api.ts';
 import { Site } from './site.ts';
+import { formatStatus } from './status.ts';
 
 let dir: string;
 let site: Site;
@@ -169,6 +170,50 @@ describe('SiteService', () => {
     expect(kari.user).toBeNull();
     expect(await kindOf(api.call('disableUser', { name: 'demo' }, admin))).toBe('conflict');
     expect(await kindOf(api.call('initSite', { siteId: 'x', adminName: 'y', adminPin: '1234' }, session()))).toBe('conflict');
+  });
+
+  it('raises an alarm for a stream silent longer than config alarms.streamSilentMs allows (the demo: 10 min)', async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
+    const t = Date.now();
+    const quiet = { module: 'procurement', stream: 'inbound', lastEventMs: t - 11 * 60_000, lastSeq: 41, appliedSeq: 41 };
+    const busy = { module: 'inventory', stream: 'stock', lastEventMs: t - 5_000, lastSeq: 900, appliedSeq: 900 };
+    const never = { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, appliedSeq: 30 };
+    const spy = vi.spyOn(site.ingestor, 'streamActivity').mockReturnValue([quiet, busy, never]);
+    try {
+      const silent = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_silent');
+      expect(silent).toEqual([
+        {
+          kind: 'stream_silent',
+          message: `procurement/inbound: no event for 11 min (the last was seq 41 at ${new Date(t - 11 * 60_000).toISOString()}; allowed 10 min) — is the module running and connected? Its rows stay as they were`,
+          sinceMs: t - 60_000,
+        },
+      ]);
+      // A stream that has said nothing since the site started counts from the start.
+      const started = site.startedAtMs;
+      const later = started + 10 * 60_000 + 1;
+      const svc = site.service as unknown as { now: () => number };
+      const realNow = svc.now;
+      svc.now = () => later;
+      try {
+        const withNever = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_silent').map((a) => a.message.split(':')[0]);
+        expect(withNever).toContain('operations/jobs');
+      } finally {
+        svc.now = realNow;
+      }
+      // `tilstand status` lists every stream with its last event and the silence it is allowed.
+      const st = site.status();
+      expect(st.streams).toContainEqual({ ...quiet, silentAllowedMs: 600_000 });
+      expect(formatStatus(st).join('\n')).toMatch(/procurement\/inbound +11\.0 min ago +41 +41 +10\.0 min silent/);
+      expect(formatStatus(st).join('\n')).toMatch(/operations\/jobs +none since start +– +30/);
+    } finally {
+      spy.mockRestore();
+    }
+    // The real streams of the demo site: each that delivered has a receive time and seq.
+    const real = site.ingestor.streamActivity();
+    expect(real.map((x) => `${x.module}/${x.stream}`)).toEqual(expect.arrayContaining(['inventory/stock', 'operations/jobs']));
+    for (const x of real.filter((x) => x.lastEventMs !== null)) expect(x.lastSeq).toBeGreaterThan(0);
   });
 
   it('raises an alarm for a stream that delivers only duplicates, one per stream whatever its counts say', async () => {

@@ -44,6 +44,7 @@ import {
   type TableInfo,
   type UserView,
 } from './api.ts';
+import { streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -315,6 +316,7 @@ export class SiteService implements SiteBackend {
         sinceMs: d.firstMs,
       });
     }
+    alarms.push(...this.silentStreams(now));
     // Keep the first time each alarm was seen.
     const keys = new Set<string>();
     for (const a of alarms) {
@@ -326,6 +328,28 @@ export class SiteService implements SiteBackend {
     for (const k of [...this.alarmSince.keys()]) if (!keys.has(k)) this.alarmSince.delete(k);
     const b = this.site.brokerInfo();
     return { siteId: this.site.config.site, nowMs: now, broker: b, tables, deadLetters, alarms, sync };
+  }
+
+  /**
+   * Streams silent longer than config `alarms.streamSilentMs` allows: a stopped module or
+   * connector leaves its rows as they were while every freshness budget still holds (nothing is
+   * pending). A stream with no event since the site started counts its silence from the start.
+   */
+  private silentStreams(now: number): Alarm[] {
+    const out: Alarm[] = [];
+    for (const s of this.site.ingestor.streamActivity()) {
+      const allowed = streamSilentMs(this.site.config, s.module, s.stream);
+      if (allowed === 0) continue;
+      const from = s.lastEventMs ?? this.site.startedAtMs;
+      if (now - from <= allowed) continue;
+      const last = s.lastEventMs === null ? 'none since the site started' : `the last was seq ${s.lastSeq} at ${new Date(s.lastEventMs).toISOString()}`;
+      out.push({
+        kind: 'stream_silent',
+        message: `${s.module}/${s.stream}: no event for ${secs(now - from)} (${last}; allowed ${secs(allowed)}) — is the module running and connected? Its rows stay as they were`,
+        sinceMs: from + allowed,
+      });
+    }
+    return out;
   }
 
   private failedCommands(now: number): Alarm[] {
@@ -568,6 +592,7 @@ function alarmKey(a: Alarm): string {
     case 'command_failed':
       return `${a.kind}|${a.message.split(' ')[2]}`;
     case 'stream_only_duplicates':
+    case 'stream_silent':
       return `${a.kind}|${a.message.split(':')[0]}`;
     default:
       return `${a.kind}|`;

@@ -44,6 +44,11 @@ export interface SiteStatus {
   ingestFailure: string | null;
   diskFull: boolean | null;
   demo: { module: string; published: number; acked: number; failed: number; commands: number }[] | null;
+  /**
+   * Each stream's newest event since the site started (null when not running), and the silence
+   * its `stream_silent` alarm allows (config `alarms.streamSilentMs`; 0: no alarm).
+   */
+  streams: { module: string; stream: string; lastEventMs: number | null; lastSeq: number | null; appliedSeq: number; silentAllowedMs: number }[] | null;
   /** The alarms the app shows (core/site/service.ts), or null when the site is not running. */
   alarms: { kind: string; message: string; sinceMs: number }[] | null;
 }
@@ -133,6 +138,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
     ingestFailure: null,
     diskFull: null,
     demo: null,
+    streams: null,
     alarms: null,
   };
 }
@@ -171,6 +177,15 @@ export function formatStatus(s: SiteStatus): string[] {
   if (s.ingestFailure) lines.push(`INGEST STOPPED: ${s.ingestFailure} (restart the site to recover)`);
   if (s.diskFull) lines.push('DISK BUDGET FULL: events are not being acknowledged');
   if (s.demo) lines.push(`demo modules: ${s.demo.map((d) => `${d.module} ${d.acked}/${d.published} acked`).join(', ')}`);
+  if (s.streams && s.streams.length > 0) {
+    lines.push('');
+    const rows: string[][] = [['stream', 'last event', 'seq', 'applied', 'alarm after']];
+    for (const st of s.streams) {
+      const last = st.lastEventMs === null ? 'none since start' : `${secs(Math.max(0, s.nowMs - st.lastEventMs))} ago`;
+      rows.push([`${st.module}/${st.stream}`, last, st.lastSeq === null ? '–' : String(st.lastSeq), String(st.appliedSeq), st.silentAllowedMs === 0 ? 'never' : `${secs(st.silentAllowedMs)} silent`]);
+    }
+    lines.push(...pad(rows));
+  }
   if (s.alarms) {
     lines.push('');
     if (s.alarms.length === 0) lines.push('alarms: none');

@@ -9,5 +9,8 @@ export function demoConfig(c: SiteConfig): SiteConfig {
   return {
     ...c,
     tables: c.tables.map((b) => ({ ...b, budgetMs: DEMO_BUDGET_MS[b.table] ?? b.budgetMs, confirmedBy: 'demo site: short budgets so changes show within seconds' })),
+    // At the default pace every simulated stream publishes within a minute or two: ten silent
+    // minutes mean a module stopped (or the demo was slowed down that far with --demo-step-ms).
+    alarms: { streamSilentMs: { '*': 600_000 } },
   };
 }

@@ -40,6 +40,17 @@ describe('tilstand agent commands (no site running)', () => {
     expect(proposals.map((p) => p.action)).toEqual(['assign_job']);
     const id = proposals[0]!.id;
     expect((await run(['proposals', '--data', data])).out).toMatch(new RegExp(`${id}  open .* assign_job`));
+    // Times in the site PC's zone, with the offset said (the ids carry UTC).
+    const createdAtMs = (proposals[0] as unknown as { createdAtMs: number }).createdAtMs;
+    const tz = process.env.TZ;
+    process.env.TZ = 'Asia/Kolkata'; // +05:30 all year
+    try {
+      const local = new Date(createdAtMs + 5.5 * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+      expect((await run(['proposals', '--data', data])).out).toContain(`${id}  open  ${local} +05:30  low  assign_job`);
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
 
     const ev = await run(['evidence', id, '--data', data]);
     expect(ev.code).toBe(0);

@@ -68,14 +68,22 @@ function cliErrorOf(e: unknown): unknown {
   return e;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+/** The site PC's local time with its UTC offset (`2026-12-01 17:07:50 +01:00`): what the floor's clocks say, and unambiguous. */
+function localTime(ms: number): string {
+  const d = new Date(ms);
+  const p2 = (n: number) => String(n).padStart(2, '0');
+  const off = -d.getTimezoneOffset();
+  const sign = off < 0 ? '-' : '+';
+  const a = Math.abs(off);
+  return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())} ${sign}${p2(Math.floor(a / 60))}:${p2(a % 60)}`;
+}
 
 function proposalLines(list: readonly Proposal[]): string[] {
   if (list.length === 0) return ['no proposals'];
   return list.map((p) => {
     const progress = p.command ? ` [${p.command.state}]` : '';
     const by = p.decision && p.status !== 'withdrawn' ? ` by ${p.decision.by}` : '';
-    return `${p.id}  ${p.status}${by}${progress}  ${iso(p.createdAtMs)}  ${p.risk}  ${p.action} ${JSON.stringify(p.params)}\n    ${p.explanation}`;
+    return `${p.id}  ${p.status}${by}${progress}  ${localTime(p.createdAtMs)}  ${p.risk}  ${p.action} ${JSON.stringify(p.params)}\n    ${p.explanation}`;
   });
 }
 

@@ -111,6 +111,21 @@ describe('isolation: the client-side prefix guard', () => {
 });
 
 describe('HQ commands over S3', () => {
+  it("print no notice of the SDK's future Node requirement (the pinned SDK runs on this Node)", async () => {
+    const env = { ...process.env, ...ENV };
+    delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+    const hq = `s3://${s3.bucket}/none?endpoint=${encodeURIComponent(s3.endpoint)}`;
+    const cache = tempDir('cache-warn');
+    cleanup.push(cache);
+    const child = spawn(process.execPath, [resolve('bin/tilstand.mjs'), 'hq', 'sites', '--hq', hq, '--cache', cache], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    expect(err).not.toMatch(/NodeVersionSupportWarning|Warning/);
+    expect(code).toBe(0);
+  });
+
+
   it('sites, tables, tags, scan, diff, proposals, export, pull, sync status/now and restore', async () => {
     const fx = site('cli', 500);
     fx.table('stock').createTag('agent-1');

@@ -112,7 +112,7 @@ describe('isolation: the client-side prefix guard', () => {
 
 describe('HQ commands over S3', () => {
   it("print no notice of the SDK's future Node requirement (the pinned SDK runs on this Node)", async () => {
-    const env = { ...process.env, ...ENV };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...ENV };
     delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
     const hq = `s3://${s3.bucket}/none?endpoint=${encodeURIComponent(s3.endpoint)}`;
     const cache = tempDir('cache-warn');

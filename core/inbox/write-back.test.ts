@@ -135,7 +135,7 @@ describe('write-back', () => {
     const p = await approve('J-1');
     await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the ack');
     expect(commands).toEqual([
-      { job_id: 'J-1', resource_id: 'M-1', command_id: p.id, action: 'assign_job', proposal_id: p.id, requested_by: 'lena', approved_at_ms: T0, comment: 'go ahead', ts_ms: T0 },
+      { job_id: 'J-1', resource_id: 'M-1', command_id: p.id, action: 'assign_job', proposal_id: p.id, requested_by: 'lena', approved_at_ms: T0, comment: 'go ahead', ts_ms: T0, expires_at_ms: T0 + 60_000 },
     ]);
     expect(inbox.get(p.id)!.command).toMatchObject({ topic: 'tilstand/s1/commands/operations', sentAtMs: T0, detail: '{"job_id":"J-1","status":"in_progress"}' });
     wb.poll();
@@ -190,6 +190,8 @@ describe('write-back', () => {
     await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the ack of the copy');
     expect(commands.map((c) => c.command_id)).toEqual([p.id, p.id]);
     expect(commands[1]!.ts_ms).toBe(T0 + 20_000);
+    // A copy keeps the first send's expiry: the module refuses it once Tilstand stops waiting.
+    expect(commands.map((c) => c.expires_at_ms)).toEqual([T0 + 60_000, T0 + 60_000]);
     // The timeout still counts from the first send, and an acknowledged command is not sent again.
     expect(inbox.get(p.id)!.command!.sentAtMs).toBe(T0);
     now += 30_000;

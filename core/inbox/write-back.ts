@@ -2,7 +2,7 @@
 // progress is tracked until the state tables show the effect.
 //
 //   send     publishes `{command_id: <proposal id>, action, ...params, proposal_id, requested_by,
-//            approved_at_ms, comment, ts_ms}` (QoS 1, through the injected `publish`) on
+//            approved_at_ms, comment, ts_ms, expires_at_ms}` (QoS 1, through the injected `publish`) on
 //            `tilstand/<site>/commands/<module>`, then marks the command `sent`. The proposal id
 //            is the idempotency key: the module client answers a redelivered id with its stored
 //            ack and never runs the handler twice (core/ingest/module-client).
@@ -11,7 +11,10 @@
 //   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
 //            whether the module's next event has reached the tables; yes → `applied`.
 //   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late ack or
-//            effect still moves it on (the module did act), see proposal.ts.
+//            effect still moves it on (the module did act), see proposal.ts. The command says
+//            when that is (`expires_at_ms` = first send + appliedTimeoutMs), and the module
+//            client refuses one that arrives later (a module back after hours must not act on
+//            a decision the floor has moved on from): its `failed` ack says `expired`.
 // A publish that fails leaves the command `pending`; `resume()` (at start, and on every poll)
 // sends pending commands again — with the same command_id, so a module never acts twice.
 // A command the broker took (PUBACK) but the module has not acknowledged is published again every
@@ -89,8 +92,12 @@ export class WriteBack {
     this.unsubscribe = o.onAck((topic, payload) => this.handleAck(topic, payload));
   }
 
-  /** The command message of an approved proposal (exported for the module's tests and docs). */
-  static commandOf(p: Proposal, nowMs: number): Record<string, unknown> {
+  /**
+   * The command message of an approved proposal (exported for the module's tests and docs).
+   * `expiresAtMs`: when this write-back stops waiting (the first send + appliedTimeoutMs); the
+   * module client refuses the command after it.
+   */
+  static commandOf(p: Proposal, nowMs: number, expiresAtMs: number): Record<string, unknown> {
     if (p.module === null || p.decision?.kind !== 'approved') throw new InboxError('InvalidArgument', `proposal ${p.id} has no command to send (${p.module === null ? 'a notice' : p.status})`);
     return {
       ...p.params,
@@ -101,6 +108,7 @@ export class WriteBack {
       approved_at_ms: p.decision.atMs,
       ...(p.decision.comment ? { comment: p.decision.comment } : {}),
       ts_ms: nowMs,
+      expires_at_ms: expiresAtMs,
     };
   }
 
@@ -117,9 +125,12 @@ export class WriteBack {
   private async publish(p: Proposal, failed: string, then?: () => void): Promise<void> {
     if (p.command === null || this.sending.has(p.id)) return;
     this.sending.add(p.id);
-    this.lastPublished.set(p.id, this.clock());
+    const now = this.clock();
+    this.lastPublished.set(p.id, now);
+    // The timeout counts from the first send (a resend keeps its expiry).
+    const expiresAtMs = (p.command.sentAtMs ?? now) + this.limits.appliedTimeoutMs;
     try {
-      await this.o.publish(p.command.topic, JSON.stringify(WriteBack.commandOf(p, this.clock())));
+      await this.o.publish(p.command.topic, JSON.stringify(WriteBack.commandOf(p, now, expiresAtMs)));
       then?.();
     } catch (e) {
       this.warn(`command for ${p.id} ${failed}: ${(e as Error).message}`);

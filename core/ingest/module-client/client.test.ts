@@ -223,5 +223,20 @@ describe('ModuleClient', () => {
     await waitFor(() => acks().length === 4, 'two more acks');
     expect(acks()[2]).toMatchObject({ command_id: 'cmd-2', ok: false, error: 'no such job' });
     expect(acks()[3]).toMatchObject({ command_id: null, ok: false, error: /malformed command/ });
+
+    // A command that arrives after Tilstand stopped waiting for it (the module was away) is
+    // refused without running, and a redelivered copy gets the same refusal.
+    const past = Date.now() - 60_000;
+    await send({ command_id: 'cmd-3', action: 'release', job_id: 'J8', expires_at_ms: past });
+    await waitFor(() => acks().length === 5, 'the refusal');
+    expect(acks()[4]).toMatchObject({ command_id: 'cmd-3', ok: false, error: expect.stringMatching(new RegExp(`^expired: not carried out, Tilstand stopped waiting at ${new Date(past).toISOString()}`)) });
+    await send({ command_id: 'cmd-3', action: 'release', job_id: 'J8' });
+    await waitFor(() => acks().length === 6, 'the repeated refusal');
+    expect(acks()[5]).toEqual(acks()[4]);
+    // Before its expiry it runs as any other.
+    await send({ command_id: 'cmd-4', action: 'release', job_id: 'J9', expires_at_ms: Date.now() + 60_000 });
+    await waitFor(() => acks().length === 7, 'the ack');
+    expect(acks()[6]).toMatchObject({ command_id: 'cmd-4', ok: true, result: { released: 'J9' } });
+    expect(seen).toHaveLength(3);
   });
 });

@@ -265,11 +265,19 @@ export class ModuleClient {
       return;
     }
     let result: CommandResult;
-    try {
-      const r = await this.handler!(req as Command);
-      result = r ?? { ok: true };
-    } catch (e) {
-      result = { ok: false, error: (e as Error)?.message ?? String(e) };
+    const expires = req.expires_at_ms;
+    if (typeof expires === 'number' && Number.isFinite(expires) && this.now() > expires) {
+      // Tilstand stopped waiting for this command at expires_at_ms and shows it as timed out; a
+      // module back from a long absence must not carry out a decision the floor has moved on
+      // from (nor one someone approved again meanwhile). Refused, and remembered as refused.
+      result = { ok: false, error: `expired: not carried out, Tilstand stopped waiting at ${new Date(expires).toISOString()} (received ${new Date(this.now()).toISOString()})` };
+    } else {
+      try {
+        const r = await this.handler!(req as Command);
+        result = r ?? { ok: true };
+      } catch (e) {
+        result = { ok: false, error: (e as Error)?.message ?? String(e) };
+      }
     }
     const ack: CommandAck = result.ok
       ? { command_id: id, module: this.module, ok: true, ...(result.result === undefined ? {} : { result: result.result }), ts_ms: this.now() }

@@ -94,6 +94,10 @@ describe('UserStore', () => {
     expect(await u.verifyPin('lise', '1357')).toEqual({ ok: false, reason: 'disabled' });
     expect(u.get('lise')).toMatchObject({ disabled: true, hasBadge: true, hasPin: true });
     expect(() => u.disable('ghost')).toThrow(/does not exist/);
+    // Enabled again (back from leave): the same PIN and badge work; the name was never free.
+    expect(u.enable('lise').disabled).toBe(false);
+    expect(await u.verifyPin('lise', '1357')).toMatchObject({ ok: true });
+    expect(() => u.enable('nobody')).toThrow(/user 'nobody' does not exist/);
     // The badge salt survives reopening: the same badge still finds its user.
     expect(await store().signInWithBadge('RFID-00A1B2C3')).toMatchObject({ ok: true });
   });

@@ -192,6 +192,13 @@ export class UserStore {
     return this.get(name)!;
   }
 
+  /** Lets a disabled user sign in again (back from leave, disabled by mistake); their PIN, password and badge are as they were. */
+  enable(name: string): User {
+    const info = this.db.prepare('UPDATE users SET disabled = 0 WHERE name = ?').run(name);
+    if (info.changes === 0) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
+    return this.get(name)!;
+  }
+
   /** Changes a user's role (the name and their past decisions stay). */
   setRole(name: string, role: Role): User {
     if (!(ROLES as readonly string[]).includes(role)) throw new UserError('InvalidArgument', 'role', `role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);

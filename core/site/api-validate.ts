@@ -124,6 +124,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   users: empty,
   addUser: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(128)), badge: opt(str(256)) }),
   disableUser: object({ name: req(name) }),
+  enableUser: object({ name: req(name) }),
   resetSecret: object({ name: req(name), secret: req(str(128)) }),
   setRoles: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)) }),
 };

@@ -213,6 +213,7 @@ export interface SiteApiMethods {
   users: { req: Record<string, never>; res: UserView[] };
   addUser: { req: { name: string; roles: Role[]; secret: string; badge?: string }; res: UserView };
   disableUser: { req: { name: string }; res: UserView };
+  enableUser: { req: { name: string }; res: UserView };
   resetSecret: { req: { name: string; secret: string }; res: UserView };
   setRoles: { req: { name: string; roles: Role[] }; res: UserView };
 }
@@ -223,7 +224,7 @@ export type SiteMethod = keyof SiteApiMethods;
 export const SITE_METHODS: readonly SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
   'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
-  'addUser', 'disableUser', 'resetSecret', 'setRoles',
+  'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ] as const;
 
 /** Events pushed to the UI (WebSocket / IPC); the UI refetches what an event names. */

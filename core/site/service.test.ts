@@ -168,6 +168,11 @@ describe('SiteService', () => {
     expect(await api.call('me', {}, again)).toBeNull();
     expect(await kindOf(api.call('status', {}, kari))).toBe('unauthenticated');
     expect(kari.user).toBeNull();
+    // Enabled again by an admin (only an admin): the PIN she had works again.
+    expect(await kindOf(api.call('enableUser', { name: 'Kari' }, again))).toBe('unauthenticated');
+    expect(await api.call('enableUser', { name: 'Kari' }, admin)).toMatchObject({ name: 'Kari', disabled: false });
+    await api.call('signIn', { user: 'Kari', secret: '8642' }, kari);
+    expect(await kindOf(api.call('enableUser', { name: 'Kari' }, kari))).toBe('forbidden');
     expect(await kindOf(api.call('disableUser', { name: 'demo' }, admin))).toBe('conflict');
     expect(await kindOf(api.call('initSite', { siteId: 'x', adminName: 'y', adminPin: '1234' }, session()))).toBe('conflict');
   });

@@ -7,7 +7,7 @@
 //   public           firstRun, initSite (refused here: the site is initialized), signIn, me
 //   signed in        everything that reads, and signOut
 //   shift_lead/admin decide (the Inbox re-checks the role itself)
-//   admin            users, addUser, disableUser, resetSecret, setRoles
+//   admin            users, addUser, disableUser, enableUser, resetSecret, setRoles
 // A signed-in session is re-checked against the UserStore on every call: a user disabled or
 // locked meanwhile is signed out at their next call, and role changes apply at once.
 //
@@ -130,6 +130,7 @@ export class SiteService implements SiteBackend {
         if (req.name === s.user?.name) throw new SiteApiError('conflict', 'you cannot disable yourself');
         return userView(this.site.users.disable(req.name));
       },
+      enableUser: (req) => userView(this.site.users.enable(req.name)),
       resetSecret: async (req) => userView(await this.site.users.resetSecret(req.name, secretOf(req.secret))),
       setRoles: (req, s) => {
         const role = oneRole(req.roles);
@@ -150,7 +151,7 @@ export class SiteService implements SiteBackend {
       if (['decide'].includes(method) && !user.roles.some((r) => DECIDERS.includes(r))) {
         throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin decides`);
       }
-      if (['users', 'addUser', 'disableUser', 'resetSecret', 'setRoles'].includes(method) && !user.roles.includes('admin')) {
+      if (['users', 'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles'].includes(method) && !user.roles.includes('admin')) {
         throw new SiteApiError('forbidden', `${user.name} is not an admin`);
       }
     }

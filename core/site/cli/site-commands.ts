@@ -31,6 +31,7 @@ export const siteUsage = [
   '  tilstand users list [--data <dir>]',
   '  tilstand users add --name <name> --role viewer|operator|shift_lead|admin [--pin <pin>] [--password <pw>] [--badge <text>] [--data <dir>]',
   '  tilstand users disable --name <name> [--data <dir>]',
+  '  tilstand users enable --name <name> [--data <dir>]   a disabled user may sign in again',
   '  tilstand demo --mqtt-url <url> [--data <dir>] [--seed <n>] [--step-ms <ms>]',
   '                                           run only the simulated modules against a broker',
 ];
@@ -217,17 +218,17 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
       }
       return EXIT.ok;
     }
-    if (sub === 'disable') {
+    if (sub === 'disable' || sub === 'enable') {
       try {
-        const u = users.disable(a.required('name'));
-        await print(io.stdout, [`disabled user ${u.name}`]);
+        const u = sub === 'disable' ? users.disable(a.required('name')) : users.enable(a.required('name'));
+        await print(io.stdout, [`${sub}d user ${u.name}`]);
       } catch (e) {
         if ((e as { kind?: string }).kind === 'NotFound') throw new CliError(EXIT.notFound, (e as Error).message);
         throw e;
       }
       return EXIT.ok;
     }
-    throw new CliError(EXIT.usage, `expected 'tilstand users list|add|disable', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+    throw new CliError(EXIT.usage, `expected 'tilstand users list|add|disable|enable', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
   } finally {
     db.close();
   }

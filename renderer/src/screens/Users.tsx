@@ -11,6 +11,7 @@ export function Users() {
   const load = useApp((s) => s.loadUsers);
   const add = useApp((s) => s.addUser);
   const disable = useApp((s) => s.disableUser);
+  const enable = useApp((s) => s.enableUser);
   const reset = useApp((s) => s.resetSecret);
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('operator');
@@ -32,9 +33,11 @@ export function Users() {
             </td>
             <td>{u.roles.join(', ')}</td>
             <td>
-              <button disabled={u.disabled} onClick={() => void disable(u.name)}>
-                {t('users.disable')}
-              </button>
+              {u.disabled ? (
+                <button onClick={() => void enable(u.name)}>{t('users.enable')}</button>
+              ) : (
+                <button onClick={() => void disable(u.name)}>{t('users.disable')}</button>
+              )}
             </td>
             <td>
               <button

@@ -67,6 +67,7 @@ interface StateSlice {
   loadUsers(): Promise<void>;
   addUser(name: string, roles: UserView['roles'], secret: string): Promise<void>;
   disableUser(name: string): Promise<void>;
+  enableUser(name: string): Promise<void>;
   resetSecret(name: string, secret: string): Promise<void>;
   loadHistory(table: string, at: ReadPointRequest): Promise<void>;
   loadDiff(table: string, from: ReadPointRequest): Promise<void>;
@@ -225,6 +226,10 @@ export function createAppStore(api: SiteApi): AppStore {
       }),
       disableUser: (name) => guard(async () => {
         await api.disableUser({ name });
+        await get().loadUsers();
+      }),
+      enableUser: (name) => guard(async () => {
+        await api.enableUser({ name });
         await get().loadUsers();
       }),
       resetSecret: (name, secret) => guard(async () => {

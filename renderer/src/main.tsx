@@ -1,13 +1,21 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
-import { createClient } from './api/client.ts';
+import { createClient, SESSION_ENDED_EVENT } from './api/client.ts';
 import { StoreContext } from './context.tsx';
 import { createAppStore } from './store/store.ts';
 
 const api = createClient();
 const store = createAppStore(api);
 api.subscribe((e) => store.getState().applyEvent(e));
+// A session can end without this page doing anything (an admin disabled the user, another tab
+// signed out, it idled out): ask `me` when the server says so, and every 30 s while signed in
+// (Electron pushes no close), so the floor PC falls back to sign-in instead of showing old data.
+const recheck = () => {
+  if (store.getState().user) void store.getState().loadMe();
+};
+window.addEventListener(SESSION_ENDED_EVENT, recheck);
+setInterval(recheck, 30_000);
 document.documentElement.lang = store.getState().lang;
 
 createRoot(document.getElementById('root')!).render(

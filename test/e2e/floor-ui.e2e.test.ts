@@ -318,4 +318,27 @@ suite('the floor UI end to end (chromium)', () => {
       await shot(`inbox-${width}x${height}`);
     }
   });
+
+  it('falls back to sign-in when an admin disables the user at work, and lets her in again once enabled', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await go('inbox');
+    await page.waitForSelector('[data-proposal]');
+    const off = await run(['users', 'disable', '--data', data, '--name', 'Lena']);
+    expect(off.code, off.stderr).toBe(0);
+    // The next pushed event (status, every 5 s) finds her session ended: the server closes the
+    // socket, the page asks `me` and shows the sign-in form instead of the inbox it had.
+    await page.waitForSelector('form input[name="user"]', { timeout: 15_000 });
+    expect(await page.locator('[data-proposal]').count()).toBe(0);
+    await page.fill('input[name="user"]', 'Lena');
+    await page.fill('input[name="secret"]', '2580');
+    await page.click('button[type="submit"]');
+    await expect.poll(() => page.locator('[role="alert"], .error').first().textContent()).toMatch(/disabled/);
+    const on = await run(['users', 'enable', '--data', data, '--name', 'Lena']);
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toBe('enabled user Lena\n');
+    await page.fill('input[name="user"]', 'Lena');
+    await page.fill('input[name="secret"]', '2580');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('[data-proposal]');
+  });
 });

@@ -2,6 +2,11 @@
 // the Electron preload's bridge (`window.tilstand`), or HTTP + WebSocket to the headless server.
 import type { ApiErrorKind, ApiResult, SiteApi, SiteApiMethods, SiteEvent, SiteMethod } from '../../../core/site/api.ts';
 
+/** Close code of an event socket whose session ended (core/site/ui-server.ts). */
+export const SESSION_ENDED_CODE = 4401;
+/** Dispatched on `window` when the server ended the session's event socket. */
+export const SESSION_ENDED_EVENT = 'tilstand:session-ended';
+
 export class ApiError extends Error {
   constructor(
     readonly kind: ApiErrorKind,
@@ -53,8 +58,11 @@ function httpBridge(): Bridge {
             // ignore a malformed frame
           }
         };
-        ws.onclose = () => {
+        ws.onclose = (ev) => {
           if (closed) return;
+          // 4401: the server ended this session's events (signed out elsewhere, idle too long,
+          // or the user disabled): the page asks `me` at once instead of showing stale data.
+          if (ev.code === SESSION_ENDED_CODE) window.dispatchEvent(new Event(SESSION_ENDED_EVENT));
           setTimeout(open, delay);
           // Short cap: before sign-in the upgrade is refused (403), and events should flow soon after it.
           delay = Math.min(delay * 2, 2_000);
@@ -84,6 +92,6 @@ export function createClient(bridge: Bridge = window.tilstand ?? httpBridge()): 
 const METHODS: SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
   'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
-  'addUser', 'disableUser', 'resetSecret', 'setRoles',
+  'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ];
 export const RENDERER_METHODS: readonly SiteMethod[] = METHODS;

@@ -113,6 +113,34 @@ describe('decide: who may', () => {
     await expect(i.decide(a!.id, 'approve', { user: 'ada', pin: '2222' })).rejects.toMatchObject({ kind: 'Conflict', message: expect.stringMatching(/is rejected \(rejected by lena/) });
   });
 
+  it('a decided situation is not proposed again for resuggestAfterDecisionMs, unless its command failed', async () => {
+    const i = inbox();
+    const [a, b] = propose(i, 'J-1', 'J-2');
+    await i.decide(a!.id, 'approve', { user: 'lena', pin: '1111' });
+    await i.decide(b!.id, 'approve', { user: 'lena', pin: '1111' });
+    i.markCommand(a!.id, 'sent');
+    i.markCommand(b!.id, 'sent');
+    now += 60_000;
+    // J-1's module refused it (or it arrived after it expired); J-2's timed out, and may still be done.
+    i.markCommand(a!.id, 'failed', 'expired: not carried out');
+    i.markCommand(b!.id, 'timed_out');
+    const again = i.submit({ runId: 'r2', proposals: [input('J-1'), input('J-2')], withdrawals: [] });
+    expect(again.created.map((p) => p.params.job_id)).toEqual(['J-1']);
+    expect(again.suppressed).toEqual([input('J-2').situationKey]);
+    // The same after a reopen (from the tables).
+    i.close();
+    open.splice(open.indexOf(i), 1);
+    const j = inbox();
+    expect(j.submit({ runId: 'r3', proposals: [input('J-2')], withdrawals: [] }).suppressed).toEqual([input('J-2').situationKey]);
+    const [c] = propose(j, 'J-3');
+    await j.decide(c!.id, 'approve', { user: 'lena', pin: '1111' });
+    j.markCommand(c!.id, 'sent');
+    j.markCommand(c!.id, 'failed', 'resource M-1 is busy');
+    j.close();
+    open.splice(open.indexOf(j), 1);
+    expect(inbox().submit({ runId: 'r4', proposals: [input('J-3')], withdrawals: [] }).created).toHaveLength(1);
+  });
+
   it('refuses operators, viewers, unknown and disabled users, and logs each refusal', async () => {
     const i = inbox();
     const [p] = propose(i, 'J-1');

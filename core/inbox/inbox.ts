@@ -75,7 +75,10 @@ export interface InboxOptions {
   /** After a stale approval: evaluate the situation again (the site: one agent run). */
   reevaluate?: (p: Proposal) => void | Promise<void>;
   clock?: () => number;
-  /** A situation approved or rejected this recently is not proposed again. Default 8 h (a shift). */
+  /**
+   * A situation approved or rejected this recently is not proposed again — unless the approved
+   * command failed (the module refused it, or it expired). Default 8 h (a shift).
+   */
   resuggestAfterDecisionMs?: number;
   /** Longest decision comment. Default 1000. */
   commentCharsMax?: number;
@@ -201,7 +204,7 @@ export class Inbox {
     for (const p of readProposals(inbox, { limit: Number.MAX_SAFE_INTEGER })) {
       this.ids.add(p.id);
       this.index(p);
-      if (p.decision && (p.decision.kind === 'approved' || p.decision.kind === 'rejected') && now - p.decision.atMs < this.resuggestMs) {
+      if (p.decision && (p.decision.kind === 'approved' || p.decision.kind === 'rejected') && now - p.decision.atMs < this.resuggestMs && p.command?.state !== 'failed') {
         this.decidedAt.set(p.situationKey, Math.max(this.decidedAt.get(p.situationKey) ?? 0, p.decision.atMs));
       }
     }
@@ -368,6 +371,9 @@ export class Inbox {
     const next = this.writeGroup(p, 'command', commandColumns(c));
     this.log.append({ atMs: now, proposalId: id, event: `command_${state}`, actor, detail: { topic: c.topic, detail } });
     this.commitBoth();
+    // The module did not carry it out (refused, or the command expired): the situation may be
+    // proposed again, if it still holds, instead of staying quiet for resuggestAfterDecisionMs.
+    if (state === 'failed' && this.decidedAt.get(p.situationKey) === p.decision!.atMs) this.decidedAt.delete(p.situationKey);
     return next;
   }
 

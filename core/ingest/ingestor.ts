@@ -783,10 +783,6 @@ export class Ingestor {
   }
 
   /**
-   * Streams that have delivered only duplicates for a while (duplicate-watch.ts): most likely a
-   * module whose sequence went back, whose new events are all dropped.
-   */
-  /**
    * Every stream the tables know (their high-water marks) or that delivered since open, with its
    * newest event: a stream that stays silent while its module should be publishing is how a
    * stopped module or connector shows (the tables' freshness cannot: nothing is pending).
@@ -799,6 +795,10 @@ export class Ingestor {
     });
   }
 
+  /**
+   * Streams that have delivered only duplicates for a while (duplicate-watch.ts): most likely a
+   * module whose sequence went back, whose new events are all dropped.
+   */
   stuckStreams(nowMs: number = this.clock()): DuplicateRun[] {
     return this.duplicateWatch.stuck(nowMs);
   }

@@ -83,6 +83,10 @@ export class SwitchingBackend implements SiteBackend {
     return () => this.listeners.delete(listener);
   }
 
+  signedIn(session: SessionContext): boolean {
+    return this.target.signedIn ? this.target.signedIn(session) : session.user !== null;
+  }
+
   private emit(e: SiteEvent): void {
     for (const l of this.listeners) l(e);
   }

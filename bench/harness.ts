@@ -448,7 +448,7 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
           ratio: `${fmt(m.eventsPerSec / m.publishMsgPerSec, 2)}× of publish`,
           target: '—',
           status: 'info',
-          notes: `mosquitto ${ex.mosquitto.version} (${ex.mosquitto.bin}) on 127.0.0.1, shipped mosquitto.conf (persistence, autosave every 100 changes, password + ACL); MqttSource as the site runs it: ${ex.groups} QoS 1 connections (one per module, MQTT 5, clean start false), PUBACK after journalSink resolved (WAL, synchronous=FULL); 3 mqtt.js publishers in a child process, ${fmt(s.extPerPublisher)} msgs each, ≤1000 unacked; rate from first to last event journaled (${fmt(m.journaled)} events in ${fmt(m.seconds, 2)} s); median of ${s.extReps}${partial}. The "SQLite" column holds the publishers' rate into mosquitto`,
+          notes: `mosquitto ${ex.mosquitto.version} (${ex.mosquitto.bin}) on 127.0.0.1, shipped mosquitto.conf (persistence, autosave every 100 changes, password + ACL; publishers on the modules' listener, client id = username; MqttSource on Tilstand's own listener); MqttSource as the site runs it: ${ex.groups} QoS 1 connections (one per module, MQTT 5, clean start false), PUBACK after journalSink resolved (WAL, synchronous=FULL); 3 mqtt.js publishers in a child process, ${fmt(s.extPerPublisher)} msgs each, ≤1000 unacked; rate from first to last event journaled (${fmt(m.journaled)} events in ${fmt(m.seconds, 2)} s); median of ${s.extReps}${partial}. The "SQLite" column holds the publishers' rate into mosquitto`,
         });
         rows.push({
           figure: 'MQTT external broker: events per fsync (journal group commit)',

@@ -1,7 +1,7 @@
 // The benchmark's mosquitto: Debian's binary, found on PATH, else /usr/sbin/mosquitto (the bench
 // must report "not installed" where the tests' helper would throw under CI=true), started by the
-// tests' helper (test/helpers/mosquitto.ts: 127.0.0.1 and a free port, the shipped configuration
-// with the listener, paths and logging replaced, passwords and the shipped ACL template), with
+// tests' helper (test/helpers/mosquitto.ts: 127.0.0.1 and two free ports, the shipped configuration
+// with the listeners' ports, paths and logging replaced, passwords and the shipped ACL template), with
 // connection messages off.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -26,8 +26,11 @@ export function findBinary(name: string, fallbacks: string[]): string | undefine
 }
 
 export interface BenchMosquitto {
+  /** The modules' listener (the publishers connect here). */
   port: number;
   url: string;
+  /** Tilstand's own listener (MqttSource connects here). */
+  siteUrl: string;
   bin: string;
   version: string;
   log(): string;
@@ -56,5 +59,5 @@ export async function startBenchMosquitto(found: { bin: string; passwd: string }
   const version = /version\s+(\S+)/.exec(`${h.stdout ?? ''}${h.stderr ?? ''}`)?.[1] ?? 'unknown';
   const m = await startMosquitto({ users, site, bin: found.bin, passwdBin: found.passwd, extraConfig: 'connection_messages false' });
   if (!m) throw new Error(`mosquitto could not be started from ${found.bin}`);
-  return { port: m.port, url: m.url, bin: found.bin, version, log: m.log, stop: m.stop };
+  return { port: m.port, url: m.url, siteUrl: m.siteUrl, bin: found.bin, version, log: m.log, stop: m.stop };
 }

@@ -82,7 +82,7 @@ export async function mqttExternal(p: MqttExternalParams) {
       };
       // A fresh client id per repetition: no session (or queue) carried over from the last one.
       const source = new MqttSource({
-        url: mosq.url,
+        url: mosq.siteUrl,
         clientId: `tilstand-bench-${r}`,
         username: 'tilstand',
         password: users.tilstand!,

@@ -1,5 +1,6 @@
-// Test helper: a real Debian mosquitto on an ephemeral loopback port, configured from the shipped
-// core/ingest/mosquitto/mosquitto.conf (listener, paths and logging replaced for the temp dir) with
+// Test helper: a real Debian mosquitto on two ephemeral loopback ports (the shipped modules'
+// listener and Tilstand's own), configured from the shipped core/ingest/mosquitto/mosquitto.conf
+// (the listeners' ports, paths and logging replaced for the temp dir) with
 // a generated password file (mosquitto_passwd -b) and the shipped ACL template.
 //
 // When /usr/sbin/mosquitto is missing, `startMosquitto` prints a LOUD notice and returns
@@ -31,8 +32,12 @@ export interface MosquittoOptions {
 }
 
 export interface MosquittoHandle {
+  /** The modules' listener (shipped `listener 1883`: client id = username). */
   port: number;
   url: string;
+  /** Tilstand's own listener (shipped `listener 1884`): MqttSource and the write-back connect here. */
+  sitePort: number;
+  siteUrl: string;
   dir: string;
   /** Stops (SIGTERM, which saves persistence) and starts again on the same port and files. */
   restart(): Promise<void>;
@@ -58,18 +63,21 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-const OVERRIDDEN = /^\s*(listener|password_file|acl_file|persistence_location|persistence|log_dest|log_type|pid_file|user)\b/;
+const OVERRIDDEN = /^\s*(password_file|acl_file|persistence_location|persistence|log_dest|log_type|pid_file|user)\b/;
 
-function config(opts: MosquittoOptions, dir: string, port: number): string {
+function config(opts: MosquittoOptions, dir: string, port: number, sitePort: number): string {
   const extraKeys = new Set((opts.extraConfig ?? '').split('\n').map((l) => l.trim().split(/\s+/)[0]).filter((k) => k && !k.startsWith('#')));
+  // The shipped listeners keep their places (the options after each belong to it); only their
+  // ports change.
   const shipped = readFileSync(join(SHIPPED, 'mosquitto.conf'), 'utf8')
     .split('\n')
     .filter((l) => !OVERRIDDEN.test(l) && !extraKeys.has(l.trim().split(/\s+/)[0]!))
+    .map((l) => l.replace(/^listener 1883 127\.0\.0\.1$/, `listener ${port} 127.0.0.1`).replace(/^listener 1884 127\.0\.0\.1$/, `listener ${sitePort} 127.0.0.1`))
     .join('\n');
+  if (!shipped.includes(`listener ${port} `) || !shipped.includes(`listener ${sitePort} `)) throw new Error('the shipped mosquitto.conf no longer has listeners 1883 and 1884 on 127.0.0.1');
   return [
     shipped,
     '# --- test overrides',
-    `listener ${port} 127.0.0.1`,
     `password_file ${join(dir, 'passwd')}`,
     `acl_file ${join(dir, 'acl')}`,
     `persistence ${opts.persistence === false ? 'false' : 'true'}`,
@@ -120,15 +128,17 @@ export async function startMosquitto(opts: MosquittoOptions): Promise<MosquittoH
   let stderr = '';
   let child: ChildProcess | undefined;
   let port = 0;
+  let sitePort = 0;
   const confPath = join(dir, 'mosquitto.conf');
   const launch = async () => {
-    writeFileSync(confPath, config(opts, dir, port));
+    writeFileSync(confPath, config(opts, dir, port, sitePort));
     const c = spawn(bin, ['-c', confPath], { stdio: ['ignore', 'ignore', 'pipe'] });
     c.stderr!.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-20_000);
     });
     child = c;
     await waitReady(port, c, opts.readyTimeoutMs ?? 5000, () => stderr);
+    await waitReady(sitePort, c, opts.readyTimeoutMs ?? 5000, () => stderr);
   };
   const stop = async () => {
     const c = child;
@@ -144,6 +154,8 @@ export async function startMosquitto(opts: MosquittoOptions): Promise<MosquittoH
   // so a bounded number of attempts.
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
+    sitePort = await freePort();
+    if (sitePort === port) continue;
     try {
       await launch();
       break;
@@ -158,6 +170,8 @@ export async function startMosquitto(opts: MosquittoOptions): Promise<MosquittoH
   return {
     port,
     url: `mqtt://127.0.0.1:${port}`,
+    sitePort,
+    siteUrl: `mqtt://127.0.0.1:${sitePort}`,
     dir,
     log: () => stderr,
     restart: async () => {

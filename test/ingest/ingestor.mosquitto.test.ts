@@ -91,7 +91,7 @@ describe.skipIf(!mosq)('Ingestor behind mosquitto', () => {
       accepted++;
       return r;
     };
-    let src = source(mosq!.url, sink);
+    let src = source(mosq!.siteUrl, sink);
     src.start();
     await until(() => src.stats().every((g) => g.connected), 20_000, () => JSON.stringify(src.stats()) + mosq!.log().slice(-2000));
 
@@ -114,7 +114,7 @@ describe.skipIf(!mosq)('Ingestor behind mosquitto', () => {
     now += 1000;
     ({ journal, ingestor } = openIngest(dir, () => now));
     accepted = 0;
-    src = source(mosq!.url, sink);
+    src = source(mosq!.siteUrl, sink);
     closers.push(async () => {
       await src.stop();
       ingestor.close();

@@ -83,7 +83,8 @@ const subscribed = (s: MqttSource) => s.stats().every((g) => g.subscribes >= 1);
 describe.skipIf(!mosq)('MqttSource against mosquitto', () => {
   it('keeps its session: events published while it is offline arrive after it reconnects (beyond 1000 queued)', async () => {
     const url = mosq!.url;
-    const s1 = source(url, 'til-persist', ['inventory', 'operations']);
+    const siteUrl = mosq!.siteUrl;
+    const s1 = source(siteUrl, 'til-persist', ['inventory', 'operations']);
     await until('subscriptions', () => subscribed(s1));
     await s1.stop();
 
@@ -91,7 +92,7 @@ describe.skipIf(!mosq)('MqttSource against mosquitto', () => {
     const ops = await publisher(url, 'operations');
     await Promise.all([publishMany(inv, 'inventory', 3000), publishMany(ops, 'operations', 500)]);
 
-    const s2 = source(url, 'til-persist', ['inventory', 'operations']);
+    const s2 = source(siteUrl, 'til-persist', ['inventory', 'operations']);
     await until('3500 journaled', () => journal.stats().events === 3500, 30_000);
     expect(s2.stats().map((g) => g.sessionsLost)).toEqual([0, 0]);
     const byModule: Record<string, number[]> = { inventory: [], operations: [] };
@@ -102,10 +103,11 @@ describe.skipIf(!mosq)('MqttSource against mosquitto', () => {
 
   it('acks only after the sink: a failed sink sends no PUBACK, so the broker redelivers', async () => {
     const url = mosq!.url;
+    const siteUrl = mosq!.siteUrl;
     let failNext = true;
     const calls: string[] = [];
     const sink = journalSink(journal);
-    const s = source(url, 'til-ack', ['inventory'], {
+    const s = source(siteUrl, 'til-ack', ['inventory'], {
       sink: async (topic, payload) => {
         calls.push(payload.toString());
         if (failNext) {
@@ -129,10 +131,11 @@ describe.skipIf(!mosq)('MqttSource against mosquitto', () => {
 
   it('handles one packet per connection at a time (the reason for several connections)', async () => {
     const url = mosq!.url;
+    const siteUrl = mosq!.siteUrl;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const seen: string[] = [];
-    const s = source(url, 'til-serial', ['inventory'], {
+    const s = source(siteUrl, 'til-serial', ['inventory'], {
       sink: async (_t, p) => {
         seen.push(p.toString());
         if (p.toString() === 'a') await gate;
@@ -152,7 +155,7 @@ describe.skipIf(!mosq)('MqttSource against mosquitto', () => {
   it('resubscribes when the broker lost the session (sessionPresent = false)', async () => {
     const volatile = await startMosquitto({ users: USERS, site: SITE, persistence: false });
     cleanups.push(() => volatile!.stop());
-    const s = source(volatile!.url, 'til-lost', ['inventory']);
+    const s = source(volatile!.siteUrl, 'til-lost', ['inventory']);
     await until('subscription', () => subscribed(s));
     await volatile!.restart(); // no persistence: the session and its subscription are gone
     await until('resubscribed', () => s.stats()[0]!.subscribes === 2);
@@ -166,17 +169,18 @@ describe.skipIf(!mosq)('MqttSource against mosquitto', () => {
 
   it('measures drain rate of an offline backlog: 1 vs 4 connections, with and without the journal (bounded)', async () => {
     const url = mosq!.url;
+    const siteUrl = mosq!.siteUrl;
     const perModule = 1000;
     const drain = async (clientId: string, modules: readonly string[], withJournal: boolean) => {
       let handled = 0;
       const sink = journalSink(journal);
-      const s0 = source(url, clientId, modules);
+      const s0 = source(siteUrl, clientId, modules);
       await until('subscriptions', () => subscribed(s0));
       await s0.stop();
       await Promise.all(modules.map(async (m) => publishMany(await publisher(url, m as keyof typeof USERS), m, perModule)));
       const before = journal.stats();
       const t0 = performance.now();
-      const s = source(url, clientId, modules, {
+      const s = source(siteUrl, clientId, modules, {
         sink: async (t, p) => {
           if (withJournal) await sink(t, p);
           handled++;

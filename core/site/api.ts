@@ -80,11 +80,27 @@ export interface Alarm {
   sinceMs: number;
 }
 
+/** One module stream: when it last delivered, and the silence its `stream_silent` alarm allows. */
+export interface StreamView {
+  /** `module/stream`. */
+  stream: string;
+  /** Receive time of its newest event since the site started; null: none yet. */
+  lastEventMs: number | null;
+  lastSeq: number | null;
+  /** The highest seq applied or pending. */
+  appliedSeq: number;
+  /** Config `alarms.streamSilentMs` for it; 0: no alarm. */
+  silentAllowedMs: number;
+  /** Silent longer than allowed (its alarm is up). */
+  silent: boolean;
+}
+
 export interface SiteStatus {
   siteId: string;
   nowMs: number;
   broker: { listening: boolean; host: string; port: number; clients: number };
   tables: TableFreshness[];
+  streams: StreamView[];
   deadLetters: number;
   alarms: Alarm[];
   sync: SyncStatus;

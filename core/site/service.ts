@@ -41,6 +41,7 @@ import {
   type SiteStatus,
   type SyncStatus,
   type TableFreshness,
+  type StreamView,
   type TableInfo,
   type UserView,
 } from './api.ts';
@@ -317,7 +318,8 @@ export class SiteService implements SiteBackend {
         sinceMs: d.firstMs,
       });
     }
-    alarms.push(...this.silentStreams(now));
+    const streams = this.streams(now);
+    alarms.push(...this.silentStreams(streams, now));
     // Keep the first time each alarm was seen.
     const keys = new Set<string>();
     for (const a of alarms) {
@@ -328,7 +330,21 @@ export class SiteService implements SiteBackend {
     }
     for (const k of [...this.alarmSince.keys()]) if (!keys.has(k)) this.alarmSince.delete(k);
     const b = this.site.brokerInfo();
-    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, deadLetters, alarms, sync };
+    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, alarms, sync };
+  }
+
+  private streams(now: number): StreamView[] {
+    return this.site.ingestor.streamActivity().map((s) => {
+      const allowed = streamSilentMs(this.site.config, s.module, s.stream);
+      return {
+        stream: `${s.module}/${s.stream}`,
+        lastEventMs: s.lastEventMs,
+        lastSeq: s.lastSeq,
+        appliedSeq: s.appliedSeq,
+        silentAllowedMs: allowed,
+        silent: allowed > 0 && now - (s.lastEventMs ?? this.site.startedAtMs) > allowed,
+      };
+    });
   }
 
   /**
@@ -336,21 +352,18 @@ export class SiteService implements SiteBackend {
    * connector leaves its rows as they were while every freshness budget still holds (nothing is
    * pending). A stream with no event since the site started counts its silence from the start.
    */
-  private silentStreams(now: number): Alarm[] {
-    const out: Alarm[] = [];
-    for (const s of this.site.ingestor.streamActivity()) {
-      const allowed = streamSilentMs(this.site.config, s.module, s.stream);
-      if (allowed === 0) continue;
-      const from = s.lastEventMs ?? this.site.startedAtMs;
-      if (now - from <= allowed) continue;
-      const last = s.lastEventMs === null ? 'none since the site started' : `the last was seq ${s.lastSeq} at ${new Date(s.lastEventMs).toISOString()}`;
-      out.push({
-        kind: 'stream_silent',
-        message: `${s.module}/${s.stream}: no event for ${secs(now - from)} (${last}; allowed ${secs(allowed)}) — is the module running and connected? Its rows stay as they were`,
-        sinceMs: from + allowed,
+  private silentStreams(streams: readonly StreamView[], now: number): Alarm[] {
+    return streams
+      .filter((v) => v.silent)
+      .map((v) => {
+        const from = v.lastEventMs ?? this.site.startedAtMs;
+        const last = v.lastEventMs === null ? 'none since the site started' : `the last was seq ${v.lastSeq} at ${new Date(v.lastEventMs).toISOString()}`;
+        return {
+          kind: 'stream_silent' as const,
+          message: `${v.stream}: no event for ${secs(now - from)} (${last}; allowed ${secs(v.silentAllowedMs)}) — is the module running and connected? Its rows stay as they were`,
+          sinceMs: from + v.silentAllowedMs,
+        };
       });
-    }
-    return out;
   }
 
   private failedCommands(now: number): Alarm[] {

@@ -8,7 +8,11 @@ export function Tables() {
   const lang = useApp((s) => s.lang);
   const tables = useApp((s) => s.tables);
   const load = useApp((s) => s.loadTables);
+  const status = useApp((s) => s.status);
+  const loadStatus = useApp((s) => s.loadStatus);
   useEffect(() => void load(), [load]);
+  useEffect(() => void loadStatus(), [loadStatus]);
+  const streams = status?.streams ?? [];
   return (
     <section>
       <Table label={t('nav.tables')} head={[t('tables.table'), t('tables.age'), t('tables.budget'), '', t('tables.pending'), t('tables.snapshots'), t('tables.tags'), t('tables.size'), t('tables.debt')]}>
@@ -31,6 +35,23 @@ export function Tables() {
           </tr>
         ))}
       </Table>
+      {/* A module that stopped publishing leaves its tables "within budget" (nothing is pending):
+          each stream's last event shows it, and a stream silent past its allowance is marked. */}
+      {streams.length > 0 && (
+        <Table label={t('streams.title')} head={[t('streams.stream'), t('streams.lastEvent'), t('streams.seq'), t('streams.allowed')]}>
+          {streams.map((x) => (
+            <tr key={x.stream} className={x.silent ? 'attention' : ''} data-stream={x.stream}>
+              <td>
+                {x.stream}
+                {x.silent && <div className="small">{t('streams.silent')}</div>}
+              </td>
+              <td className="num">{x.lastEventMs === null ? t('streams.none') : t('streams.ago', { d: formatDuration(lang, Math.max(0, status!.nowMs - x.lastEventMs)) })}</td>
+              <td className="num">{x.lastSeq === null ? '–' : formatNumber(lang, x.lastSeq)}</td>
+              <td className="num">{x.silentAllowedMs === 0 ? t('streams.never') : formatDuration(lang, x.silentAllowedMs)}</td>
+            </tr>
+          ))}
+        </Table>
+      )}
     </section>
   );
 }

@@ -443,6 +443,7 @@ describe('Ingestor recovery', () => {
       { module: 'inventory', stream: 'stock', lastEventMs: T0 + 10_000, lastSeq: 1, appliedSeq: 2 },
       { module: 'operations', stream: 'jobs', lastEventMs: T0 + 5_000, lastSeq: 1, appliedSeq: 1 },
     ]);
+    expect(i.metrics()).toContain(`tilstand_ingest_stream_last_event_timestamp_seconds{site="s1",module="inventory",stream="stock"} ${(T0 + 10_000) / 1000}`);
     stop(i);
     now += 60_000;
     const j = start();

@@ -838,6 +838,14 @@ export class Ingestor {
       .family('tilstand_ingest_seq_skipped_total', 'counter', 'Sequence numbers given up after gap_give_up_ms', [{ labels: { site }, value: this.c.skippedSeqs }])
       .family('tilstand_ingest_reorder_held_events', 'gauge', 'Events waiting in the reorder buffer', [{ labels: { site }, value: this.heldPositions.size }])
       .family('tilstand_ingest_streams_only_duplicates', 'gauge', 'Streams delivering only duplicates for a while (a module whose sequence went back?)', [{ labels: { site }, value: this.stuckStreams().length }])
+      .family(
+        'tilstand_ingest_stream_last_event_timestamp_seconds',
+        'gauge',
+        'Receive time of the newest event of each stream since open (a stream silent too long: a stopped module or connector)',
+        this.streamActivity()
+          .filter((s) => s.lastEventMs !== null)
+          .map((s) => ({ labels: { site, module: s.module, stream: s.stream }, value: s.lastEventMs! / 1000 })),
+      )
       .family('tilstand_ingest_failed', 'gauge', '1 when ingest stopped applying after an error (reopen to recover)', [{ labels: { site }, value: this.failed ? 1 : 0 }]);
     if (this.o.diskBudget) {
       p.family('tilstand_ingest_disk_full', 'gauge', '1 while the journal disk budget holds acknowledgements', [{ labels: { site }, value: this.o.diskBudget.full() ? 1 : 0 }]);

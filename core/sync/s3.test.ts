@@ -168,6 +168,11 @@ describe('HQ commands over S3', () => {
     expect(approved.out.split('\n')[0]).toMatch(/^status,proposal_id,situation_key,/);
     expect(approved.out.trim().split('\n').slice(1).map((l) => l.split(',').slice(0, 2).join(','))).toEqual(['approved,p-3', 'approved,p-1']);
     expect((await run('proposals', '--site', 'cli')).out.trim().split('\n').map((l) => JSON.parse(l).proposal_id)).toEqual(['p-4', 'p-3', 'p-2', 'p-1', 'p-0']);
+    const text = await run('proposals', '--site', 'cli', '--format', 'text');
+    const lines = text.out.trim().split('\n');
+    expect(lines[0]).toMatch(/^proposal +status +created +risk +action +decided by +command +why$/);
+    expect(lines.slice(1).map((l) => l.split(/ +/).slice(0, 2).join(' '))).toEqual(['p-4 open', 'p-3 approved', 'p-2 open', 'p-1 approved', 'p-0 open']);
+    expect(lines[2]).toMatch(/^p-3 +approved +2026-03-05 09:00:00Z +low +move_item \{"item":"item-3"\} +lead-anna +– +move 3$/);
     const badStatus = await run('proposals', '--site', 'cli', '--status', 'pending');
     expect(badStatus.code).toBe(2);
     expect(badStatus.err).toMatch(/option '--status': expected one of open, deferred, approved, rejected, stale, withdrawn, got 'pending'/);

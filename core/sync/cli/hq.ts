@@ -41,7 +41,7 @@ export const hqUsage = [
   '  tilstand hq tags --hq … --site <id> --table <t>              synced tags',
   '  tilstand hq scan --hq … --site <id> --table <t> [--tag|--snapshot|--at] [--format jsonl|csv]',
   '  tilstand hq diff --hq … --site <id> --table <t> --from <tag> --to <tag>',
-  '  tilstand hq proposals --hq … --site <id> [--status <s>] [--format jsonl|csv]   rows of approval_inbox, newest first, with each one\'s status',
+  '  tilstand hq proposals --hq … --site <id> [--status <s>] [--format jsonl|csv|text]   rows of approval_inbox, newest first, with each one\'s status (text: a line each, for reading)',
   '  tilstand hq pull --hq … --site <id> --out <warehouse>        copy a site into a local warehouse',
   '  tilstand hq export --hq … --site <id> --table <t> --format parquet|csv --out <file>',
 ];
@@ -153,12 +153,22 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           if (status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(status)) {
             throw usageError(`option '--status': expected one of ${PROPOSAL_STATUSES.join(', ')}, got '${status}'`);
           }
-          const fmt = format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv';
+          const fmt = format(args, ['jsonl', 'csv', 'text'], 'jsonl') as 'jsonl' | 'csv' | 'text';
           const t = await store.openTable(site(args), 'approval_inbox');
           const fields = t.schema.fields;
           const rows = t.scanRows({}).map((row) => ({ row, p: proposalFromRow(rowRecord(fields, row)) }));
           const picked = rows.filter((r) => status === undefined || r.p.status === status);
           picked.sort((a, b) => b.p.createdAtMs - a.p.createdAtMs || proposalOrdinal(b.p.id) - proposalOrdinal(a.p.id) || (a.p.id < b.p.id ? 1 : -1));
+          if (fmt === 'text') {
+            // For a person at HQ: one line per proposal, times in UTC (the sites may be in other zones).
+            const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+            const lines = formatTable(
+              ['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'why'],
+              picked.map(({ p }) => [p.id, p.status, utc(p.createdAtMs), p.risk, `${p.action} ${JSON.stringify(p.params)}`, p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', p.explanation.length > 80 ? `${p.explanation.slice(0, 79)}…` : p.explanation]),
+            );
+            for (const l of picked.length > 0 ? lines : ['no proposals']) await out.line(l);
+            break;
+          }
           if (fmt === 'csv') await out.line(csvHeader(fields, ['status']));
           for (const r of picked) await out.line(formatRow(fmt, fields, r.row, { status: r.p.status }));
           break;

@@ -72,7 +72,10 @@ export class Freshness {
   }
 
   ageMs(nowMs: number): number {
-    return this.oldestPendingMs === null ? 0 : Math.max(0, nowMs - this.oldestPendingMs);
+    // A wall clock stepped back below the oldest pending event's receive time: its age counts
+    // from now on, or nothing would commit (and no breach show) until the clock caught up.
+    if (this.oldestPendingMs !== null && nowMs < this.oldestPendingMs) this.oldestPendingMs = nowMs;
+    return this.oldestPendingMs === null ? 0 : nowMs - this.oldestPendingMs;
   }
 
   due(nowMs: number): boolean {

@@ -365,6 +365,18 @@ describe('Ingestor freshness budgets', () => {
     expect(journal.getCheckpoint('ingest')).toBe(2n);
   });
 
+  it('a wall clock stepped back an hour delays no commit by the hour: the pending event ages from the step', async () => {
+    const i = start();
+    await i.accept(topic('operations', 'jobs'), job(1, 'J-1')); // work_queue: 60 s budget, commit at 30 s
+    now -= 3_600_000; // NTP steps the PC's clock back an hour
+    i.tick();
+    expect(statusOf(i, 'work_queue')).toMatchObject({ pendingEvents: 1, ageMs: 0 });
+    now += 30_000;
+    i.tick();
+    expect(statusOf(i, 'work_queue')).toMatchObject({ pendingEvents: 0 });
+    expect(statusOf(i, 'work_queue').snapshotId).not.toBeNull();
+  });
+
   it('gives an idle table a progress commit once its last commit is progressIntervalMs old and the journal moved on', async () => {
     const i = start({ progressIntervalMs: 60_000 });
     await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));

@@ -89,6 +89,21 @@ describe('Sequencer: gaps', () => {
     expect(s.offer('ops', 'jobs', 2, 'late').kind).toBe('duplicate'); // a skipped event arriving late is not applied
   });
 
+  it('a wall clock stepped back an hour does not hold the gap for the hour: it ages from the step', () => {
+    const c = clock();
+    const s = new Sequencer<string>({ now_ms: c.now_ms, reorder_window_ms: 100, resync_retry_ms: 1_000, gap_give_up_ms: 5_000 });
+    s.offer('ops', 'jobs', 1, 'a');
+    s.offer('ops', 'jobs', 3, 'c');
+    c.advance(100);
+    expect(s.tick()).toEqual([{ type: 'resync', module: 'ops', stream: 'jobs', from: 2, to: 2 }]);
+    c.advance(-3_600_000); // NTP steps the PC's clock back an hour
+    expect(s.tick()).toEqual([]);
+    c.advance(1_000);
+    expect(s.tick()).toEqual([{ type: 'resync', module: 'ops', stream: 'jobs', from: 2, to: 2 }]);
+    c.advance(4_000);
+    expect(s.tick()).toEqual([{ type: 'skip', module: 'ops', stream: 'jobs', from: 2, to: 2, ready: [{ seq: 3, item: 'c' }] }]);
+  });
+
   it('does not skip to an event far ahead while the stream goes on in order (it waits; the stream is not frozen)', () => {
     const c = clock();
     const s = new Sequencer<string>({ now_ms: c.now_ms, reorder_window_ms: 100, resync_retry_ms: 1_000, gap_give_up_ms: 5_000 });

@@ -184,6 +184,12 @@ export class Sequencer<T> {
     const actions: TickAction<T>[] = [];
     for (const s of this.streams.values()) {
       if (s.held.size === 0) continue;
+      // A wall clock stepped back (NTP fixing a PC's clock) leaves these times ahead of now; they
+      // count from now instead, or the gap would wait out the length of the step (an hour's step:
+      // an hour with the stream frozen and no resync asked).
+      for (const h of s.held.values()) if (h.arrived_ms > now) h.arrived_ms = now;
+      if (s.progress_ms > now) s.progress_ms = now;
+      if (s.resync_at_ms !== undefined && s.resync_at_ms > now) s.resync_at_ms = now;
       let since = Infinity;
       for (const h of s.held.values()) since = Math.min(since, h.arrived_ms);
       const age = now - Math.max(since, s.progress_ms);

@@ -67,19 +67,14 @@ export function writeStock(fx: SiteFixture, from: number, to: number, hwm: numbe
   }
 }
 
-/** The row of a record by column name, in the table's field order. */
-const rowOf = (t: Table, r: InboxRow): unknown[] => t.schema.fields.map((f) => r[f.name] ?? null);
-
 /**
  * Proposals p-from … p-(to−1) in approval_inbox (created one ms apart, so p-(to−1) is the newest),
  * the odd ones approved by lead-anna, with their decision_log entries; the inbox commit carries
  * the high-water mark agents/proposals = to.
  */
 export function writeInbox(fx: SiteFixture, from: number, to: number): void {
-  const inbox = fx.table(APPROVAL_INBOX_TABLE);
-  const w = inbox.newWriter();
-  const log = fx.table(DECISION_LOG_TABLE);
-  const d = log.newWriter();
+  const w = fx.table(APPROVAL_INBOX_TABLE).newWriter();
+  const d = fx.table(DECISION_LOG_TABLE).newWriter();
   try {
     for (let i = from; i < to; i++) {
       const atMs = INBOX_T0_MS + i;
@@ -87,9 +82,9 @@ export function writeInbox(fx: SiteFixture, from: number, to: number): void {
       let r: InboxRow = { ...agentColumns(`p-${i}`, input, atMs, 'open', null, atMs), agent_seq: 1n };
       if (i % 2 === 1) {
         r = { ...r, ...decisionColumns({ kind: 'approved', by: 'lead-anna', role: 'shift_lead', atMs: atMs + 1, comment: null, snapshots: { seen: {}, checked: {} }, reason: null }), decision_seq: 1n };
-        d.write(rowOf(log, { entry_id: BigInt(i), at_ms: BigInt(atMs + 1), proposal_id: `p-${i}`, event: 'approved', actor: 'lead-anna', detail: '{}' }), RowKind.INSERT);
+        d.writeRecord({ entry_id: BigInt(i), at_ms: BigInt(atMs + 1), proposal_id: `p-${i}`, event: 'approved', actor: 'lead-anna', detail: '{}' });
       }
-      w.write(rowOf(inbox, r), RowKind.INSERT);
+      w.writeRecord(r);
     }
     w.commit({ 'tilstand.hwm.agents/proposals': String(to) });
     d.commit();

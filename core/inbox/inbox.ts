@@ -510,7 +510,15 @@ export function readProposal(table: Table, id: string): Proposal | undefined {
 }
 
 /** The number of a proposal within its run (`P-<run id>-<n>` → n; NaN for another form). */
-export const proposalOrdinal = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1));
+const proposalOrdinal = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1));
+
+/**
+ * Newest first. One run's proposals share their creation time: then the highest number first
+ * (`…-15` before `…-9`, which a string comparison puts the other way round).
+ */
+export function newestFirst(a: Pick<Proposal, 'createdAtMs' | 'id'>, b: Pick<Proposal, 'createdAtMs' | 'id'>): number {
+  return b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1);
+}
 
 /** Proposals, newest first, read from any process. */
 export function readProposals(table: Table, filter: ProposalFilter = {}): Proposal[] {
@@ -526,8 +534,6 @@ export function readProposals(table: Table, filter: ProposalFilter = {}): Propos
     if (filter.ruleId !== undefined && p.ruleId !== filter.ruleId) continue;
     out.push(p);
   }
-  // One run's proposals share their creation time: newest first is then the highest number
-  // first (`…-15` before `…-9`, which a string comparison puts the other way round).
-  out.sort((a, b) => b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1));
+  out.sort(newestFirst);
   return out.slice(0, limit);
 }

@@ -45,7 +45,7 @@ export {
   openInboxTables,
   readProposal,
   readProposals,
-  proposalOrdinal,
+  newestFirst,
   type InboxOptions,
   type DecideOptions,
   type DecideResult,

@@ -10,7 +10,7 @@ import { EXIT, parseArgs, usageError, type FlagSpecs, type ParsedArgs } from '..
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type Table } from '../../lsm/index.ts';
-import { PROPOSAL_STATUSES, proposalFromRow, proposalOrdinal, rowRecord } from '../../inbox/index.ts';
+import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord } from '../../inbox/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
 import { csvHeader, formatRow, parquetBytes } from '../hq/output.ts';
 import { HqStore } from '../hq/store.ts';
@@ -158,7 +158,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const fields = t.schema.fields;
           const rows = t.scanRows({}).map((row) => ({ row, p: proposalFromRow(rowRecord(fields, row)) }));
           const picked = rows.filter((r) => status === undefined || r.p.status === status);
-          picked.sort((a, b) => b.p.createdAtMs - a.p.createdAtMs || proposalOrdinal(b.p.id) - proposalOrdinal(a.p.id) || (a.p.id < b.p.id ? 1 : -1));
+          picked.sort((a, b) => newestFirst(a.p, b.p));
           if (fmt === 'text') {
             // For a person at HQ: one line per proposal, times in UTC (the sites may be in other zones).
             const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;

@@ -209,7 +209,7 @@ describe('SiteService', () => {
       }
       // `tilstand status` lists every stream with its last event and the silence it is allowed.
       const st = site.status();
-      expect(st.streams).toContainEqual({ ...quiet, silentAllowedMs: 600_000 });
+      expect(st.streams).toContainEqual({ stream: 'procurement/inbound', lastEventMs: quiet.lastEventMs, lastSeq: 41, appliedSeq: 41, silentAllowedMs: 600_000, silent: true });
       expect(formatStatus(st).join('\n')).toMatch(/procurement\/inbound +11\.0 min ago +41 +41 +10\.0 min silent/);
       expect(formatStatus(st).join('\n')).toMatch(/operations\/jobs +none since start +– +30/);
     } finally {

@@ -30,7 +30,7 @@ import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { dataPaths, readConfig, streamSilentMs, type SiteConfig } from './config.ts';
+import { dataPaths, readConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
@@ -489,6 +489,8 @@ export class Site {
 
   status(): SiteStatus {
     const { ingestor, catalog, journal } = this.ingest;
+    // The app's view (streams and alarms), as the UI gets it.
+    const app = this.siteService?.status();
     const p = dataPaths(this.data, this.config.site);
     const health = ingestor.health();
     const tables = ingestor.status().map((t) => {
@@ -531,8 +533,8 @@ export class Site {
       ingestFailure: health.failure,
       diskFull: health.diskFull,
       demo: this.demo ? this.demo.stats() : null,
-      streams: ingestor.streamActivity().map((s) => ({ ...s, silentAllowedMs: streamSilentMs(this.config, s.module, s.stream) })),
-      alarms: this.siteService ? this.siteService.status().alarms : null,
+      streams: app ? app.streams : null,
+      alarms: app ? app.alarms : null,
     };
   }
 

@@ -10,6 +10,7 @@ import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../ingest/dead-lette
 import { Journal } from '../ingest/journal.ts';
 import { catalogOptions, dataPaths, readConfig, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
+import type { StreamView } from './api.ts';
 
 export interface TableState {
   table: string;
@@ -45,10 +46,10 @@ export interface SiteStatus {
   diskFull: boolean | null;
   demo: { module: string; published: number; acked: number; failed: number; commands: number }[] | null;
   /**
-   * Each stream's newest event since the site started (null when not running), and the silence
-   * its `stream_silent` alarm allows (config `alarms.streamSilentMs`; 0: no alarm).
+   * Each stream's newest event since the site started and the silence its `stream_silent` alarm
+   * allows (the app's view, core/site/service.ts), or null when the site is not running.
    */
-  streams: { module: string; stream: string; lastEventMs: number | null; lastSeq: number | null; appliedSeq: number; silentAllowedMs: number }[] | null;
+  streams: StreamView[] | null;
   /** The alarms the app shows (core/site/service.ts), or null when the site is not running. */
   alarms: { kind: string; message: string; sinceMs: number }[] | null;
 }
@@ -182,7 +183,7 @@ export function formatStatus(s: SiteStatus): string[] {
     const rows: string[][] = [['stream', 'last event', 'seq', 'applied', 'alarm after']];
     for (const st of s.streams) {
       const last = st.lastEventMs === null ? 'none since start' : `${secs(Math.max(0, s.nowMs - st.lastEventMs))} ago`;
-      rows.push([`${st.module}/${st.stream}`, last, st.lastSeq === null ? '–' : String(st.lastSeq), String(st.appliedSeq), st.silentAllowedMs === 0 ? 'never' : `${secs(st.silentAllowedMs)} silent`]);
+      rows.push([st.stream, last, st.lastSeq === null ? '–' : String(st.lastSeq), String(st.appliedSeq), st.silentAllowedMs === 0 ? 'never' : `${secs(st.silentAllowedMs)} silent`]);
     }
     lines.push(...pad(rows));
   }

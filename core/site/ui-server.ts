@@ -123,24 +123,24 @@ export class UiServer {
   }
 
   private live(s: Session): boolean {
-    if (this.sessions.get(s.token) !== s) return false;
-    if (this.now() - s.lastSeenMs > this.idleMs) {
-      this.sessions.delete(s.token);
-      return false;
-    }
+    if (this.sessions.get(s.token) !== s || this.expired(s, this.now())) return false;
     return this.backend.signedIn ? this.backend.signedIn(s) : s.user !== null;
+  }
+
+  /** Idle longer than a session lives: dropped (true), or still held (false). */
+  private expired(s: Session, now: number): boolean {
+    if (now - s.lastSeenMs <= this.idleMs) return false;
+    this.sessions.delete(s.token);
+    return true;
   }
 
   private sessionOf(req: IncomingMessage): Session | undefined {
     const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
     if (!token) return undefined;
     const s = this.sessions.get(token);
-    if (!s) return undefined;
-    if (this.now() - s.lastSeenMs > this.idleMs) {
-      this.sessions.delete(token);
-      return undefined;
-    }
-    s.lastSeenMs = this.now();
+    const now = this.now();
+    if (!s || this.expired(s, now)) return undefined;
+    s.lastSeenMs = now;
     return s;
   }
 
@@ -148,7 +148,7 @@ export class UiServer {
     // Sessions nobody came back to are dropped here (a session is otherwise checked only when
     // its cookie is presented), so failed or abandoned sign-ins do not pile up.
     const now = this.now();
-    for (const [t, old] of this.sessions) if (now - old.lastSeenMs > this.idleMs) this.sessions.delete(t);
+    for (const old of [...this.sessions.values()]) this.expired(old, now);
     const token = randomBytes(32).toString('base64url');
     let user: SessionUser | null = null;
     const s: Session = {

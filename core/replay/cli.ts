@@ -1,6 +1,6 @@
 // `tilstand replay …` (wired into core/site/cli/main.ts as one dispatch entry):
 //
-//   tilstand replay export --data <dir> --tag <name> --until <ISO time> [--at <ISO time>] --out <dir|file.tar>
+//   tilstand replay export --data <dir> --tag <name> --until <ISO time>|now [--at <ISO time>] --out <dir|file.tar>
 //   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms 250] [--scratch <dir>] [--progress]
 //   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement 0..1] [--max-changed n] [--examples n]
 //
@@ -17,7 +17,7 @@ import { runReplay } from './replay.ts';
 import { writeReport } from './report.ts';
 
 export const replayUsage: readonly string[] = [
-  '  tilstand replay export --data <dir> --tag <name> --until <ISO time> [--at <ISO time>] --out <dir|file.tar>',
+  '  tilstand replay export --data <dir> --tag <name> --until <ISO time>|now [--at <ISO time>] --out <dir|file.tar>',
   '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--progress]',
   '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>]',
 ];
@@ -45,7 +45,7 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, EXPORT_FLAGS, 'replay export');
   if (a.help) return say(io, replayUsage[0]!), EXIT.ok;
   const atArg = a.string('at');
-  const m = await exportFixture({ data: a.required('data'), tag: a.required('tag'), untilMs: time('until', a.required('until')), ...(atArg ? { atMs: time('at', atArg) } : {}), out: a.required('out') });
+  const m = await exportFixture({ data: a.required('data'), tag: a.required('tag'), ...(a.required('until') === 'now' ? {} : { untilMs: time('until', a.required('until')) }), ...(atArg ? { atMs: time('at', atArg) } : {}), out: a.required('out') });
   io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${a.required('out')}: cut ${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
   return EXIT.ok;
 }

@@ -37,8 +37,8 @@ export interface ExportOptions {
   data: string;
   /** `<name>` or `replay-<name>`. */
   tag: string;
-  /** End of the period (inclusive, epoch ms). */
-  untilMs: number;
+  /** End of the period (inclusive, epoch ms), not in the future; default the moment of the export. */
+  untilMs?: number;
   /** The instant of the cut; default now (or, for a tag that exists, its newest tagged snapshot). */
   atMs?: number;
   /** A folder (must not exist or be empty), or a file ending in `.tar`. */
@@ -72,10 +72,14 @@ export interface Cut {
  * (resolved for all tables first, then created back to back). When the tag exists on some table
  * already, the existing tags are the cut.
  */
-export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; clock?: () => number } = {}): Cut {
+export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; clock?: () => number; untilMs?: number } = {}): Cut {
   const names = catalog.listTables(database);
   const tables = new Map<string, { table: Table; snapshot: Snapshot | undefined }>();
   const opened = names.map((n) => [n, catalog.getTable({ database, table: n })] as const);
+  // A period that would end before its cut is refused before anything is tagged.
+  const ends = (cutMs: number) => {
+    if (o.untilMs !== undefined && o.untilMs < cutMs) throw new Error(`until (${new Date(o.untilMs).toISOString()}) is before the cut (${new Date(cutMs).toISOString()})`);
+  };
   if (opened.some(([, t]) => t.tags.exists(tag))) {
     let newest = 0;
     for (const [n, t] of opened) {
@@ -83,9 +87,11 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
       if (snapshot) newest = Math.max(newest, snapshot.timeMillis);
       tables.set(n, { table: t, snapshot });
     }
+    ends(o.atMs ?? newest);
     return { tag, cutMs: o.atMs ?? newest, tables, reused: true };
   }
   const cutMs = o.atMs ?? (o.clock ?? Date.now)();
+  ends(cutMs);
   // Resolve every table's snapshot first, then tag them back to back.
   for (const [n, t] of opened) {
     let snapshot: Snapshot | undefined;
@@ -190,16 +196,20 @@ async function exportEvents(data: string, after: bigint, untilMs: number, file: 
 
 /** Exports a fixture; returns its manifest. */
 export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> {
-  if (!Number.isSafeInteger(o.untilMs)) throw new Error(`until: expected a time, got ${o.untilMs}`);
+  if (o.untilMs !== undefined && !Number.isSafeInteger(o.untilMs)) throw new Error(`until: expected a time, got ${o.untilMs}`);
   const tag = tagName(o.tag);
   const name = tag.slice(TAG_PREFIX.length);
   const rawConfig = JSON.parse(readFileSync(join(o.data, 'config.json'), 'utf8')) as Record<string, unknown>;
   const site = rawConfig.site;
   if (typeof site !== 'string') throw new Error(`${join(o.data, 'config.json')} names no site`);
   const database = `site_${site}`;
+  // Events after now have not arrived: a period ending in the future would claim a quiet stretch
+  // that never happened.
+  const now = (o.clock ?? Date.now)();
+  const untilMs = o.untilMs ?? now;
+  if (untilMs > now) throw new Error(`until (${new Date(untilMs).toISOString()}) is in the future: the events after now have not arrived (--until now ends the period at the export)`);
   const catalog = new Catalog(join(o.data, 'warehouse'));
-  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(o.clock ? { clock: o.clock } : {}) });
-  if (o.untilMs < cut.cutMs) throw new Error(`until (${new Date(o.untilMs).toISOString()}) is before the cut (${new Date(cut.cutMs).toISOString()})`);
+  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), clock: () => now, untilMs });
 
   const archive = o.out.endsWith('.tar');
   if (!archive && existsSync(o.out) && readdirSync(o.out).length > 0) throw new Error(`${o.out} exists and is not empty`);
@@ -226,7 +236,7 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
     for (const n of INGEST_TABLES) if (!cut.tables.has(n)) after = 0n;
 
     // Events after the lowest position, up to until.
-    const events = await exportEvents(o.data, after ?? 0n, o.untilMs, join(dir, 'events.ndjson.gz'));
+    const events = await exportEvents(o.data, after ?? 0n, untilMs, join(dir, 'events.ndjson.gz'));
 
     // Config in force: config.json, resolved bindings and budgets, contracts.
     mkdirSync(join(dir, 'config'), { recursive: true });
@@ -237,13 +247,13 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
     copyTree(join(o.data, 'contracts'), join(dir, 'config', 'contracts'), (f) => /^v\d+\.json$/.test(f));
 
     // Human decisions and the live agent's proposals in the period.
-    const inCut = (ms: number) => ms > cut.cutMs && ms <= o.untilMs;
+    const inCut = (ms: number) => ms > cut.cutMs && ms <= untilMs;
     const decisions: HumanDecision[] = [];
     const live = [];
     if (cut.tables.has(APPROVAL_INBOX_TABLE)) {
       const inbox = cut.tables.get(APPROVAL_INBOX_TABLE)!.table;
       const proposals = new Map(readProposals(inbox, { limit: Number.MAX_SAFE_INTEGER }).map((p) => [p.id, p]));
-      for (const p of proposals.values()) if (inCut(p.createdAtMs)) live.push(replayProposal(p, o.untilMs));
+      for (const p of proposals.values()) if (inCut(p.createdAtMs)) live.push(replayProposal(p, untilMs));
       const log = cut.tables.get(DECISION_LOG_TABLE)?.table;
       for (const e of log ? readDecisionLog(log) : []) {
         if (!inCut(e.atMs) || e.proposalId === null) continue;
@@ -294,7 +304,7 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
       site,
       database,
       cutMs: cut.cutMs,
-      untilMs: o.untilMs,
+      untilMs,
       tables,
       events,
       liveAgent: { baselineRunId, runIds: runIds.length, intervalMs: DEFAULT_AGENT_CONFIG.intervalMs },

@@ -7,13 +7,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Inbox } from '../inbox/index.ts';
+import { Table } from '../lsm/index.ts';
 import { CliError } from '../lsm/cli/args.ts';
 import { runReplayCli } from './cli.ts';
 import { DemoEvents } from './demo-events.ts';
 import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, makeCut } from './export.ts';
 import type { FixtureManifest } from './fixture.ts';
-import { defaultScratchParent, runReplay } from './replay.ts';
+import { defaultScratchParent, runReplay, timerRunMs } from './replay.ts';
 import { LiveSite, T0 } from './test-support.ts';
 import { runCli } from '../lsm/testing/cli.ts';
 
@@ -80,7 +81,6 @@ describe('replay', () => {
     expect(manifest.decisions).toBeGreaterThan(3);
     expect(manifest.liveProposals).toBeGreaterThan(5);
     // The fixture's tables open with Table.open and read at the tag.
-    const { Table } = await import('../lsm/index.ts');
     const t = Table.open(join(fixture, 'warehouse', 'site_s1.db', 'work_queue'));
     expect(t.scanRows({ tag: 'replay-demo' }).length).toBeGreaterThan(0);
 
@@ -146,4 +146,60 @@ describe('replay', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.err).toMatch(/checksum/);
   }, 60_000);
+
+  it('export: --until now ends the period at the export; a future or too-early end is refused before anything is tagged', async () => {
+    const tags = () => Table.open(join(live.dir, 'warehouse', 'site_s1.db', 'stock')).listTags().map((t) => t.name);
+    const future = await cli(['replay', 'export', '--data', live.dir, '--tag', 'later', '--until', new Date(Date.now() + 3_600_000).toISOString(), '--out', join(work, 'fx-later')]);
+    expect(future.code).not.toBe(0);
+    expect(future.err).toMatch(/until \(.*\) is in the future: the events after now have not arrived/);
+    const early = await cli(['replay', 'export', '--data', live.dir, '--tag', 'early', '--at', new Date(UNTIL).toISOString(), '--until', new Date(CUT).toISOString(), '--out', join(work, 'fx-early')]);
+    expect(early.code).not.toBe(0);
+    expect(early.err).toMatch(/is before the cut/);
+    expect(tags()).not.toContain('replay-later');
+    expect(tags()).not.toContain('replay-early');
+    const before = Date.now();
+    const now = await cli(['replay', 'export', '--data', live.dir, '--tag', 'now', '--until', 'now', '--out', join(work, 'fx-now')]);
+    expect(now.code, now.err).toBe(0);
+    expect(tags()).toContain('replay-now');
+    const m = JSON.parse(read(join(work, 'fx-now'), 'fixture.json')) as FixtureManifest;
+    expect(m.untilMs).toBeGreaterThanOrEqual(before);
+    expect(m.untilMs).toBe(m.cutMs); // a new cut at the moment of the export: an empty period to fill later
+    expect(m.events.count).toBe(0);
+  }, 60_000);
+});
+
+describe('a cut made before the live agent’s first run (a site that had just started)', () => {
+  it('replays on the live timer’s phase, taken from the runs in the period', async () => {
+    const site = new LiveSite();
+    try {
+      const gen = new DemoEvents({ site: site.site, seed: 11 });
+      site.receive(gen.initial(T0 + 100));
+      for (let i = 0; i < 300; i++) site.receive(gen.step(T0 + 1000 + i * 1500 + ((i * 7919) % 1000)));
+      const phase = T0 + 25_000; // the site started 25 s in: its agent runs at phase + k minutes
+      await site.advance(T0 + 20_000, { agentPhaseMs: phase });
+      makeCut(site.catalog, site.database, 'replay-early', { clock: site.clock });
+      const until = T0 + 7 * MIN;
+      await site.advance(until, { agentPhaseMs: phase, people });
+      site.close();
+      const fx = join(work, 'fixture-early');
+      const m = await exportFixture({ data: site.dir, tag: 'early', untilMs: until, out: fx });
+      expect(m.liveAgent.baselineRunId).toBeNull();
+      expect(m.liveProposals).toBeGreaterThan(3);
+      const r = await runReplay({ fixture: fx, out: join(work, 'run-early') });
+      expect(r.manifest.clock.firstAgentRunMs).toBe(phase + MIN);
+      expect(r.manifest.counts.decisionsUnmatched).toBe(0);
+      expect(JSON.parse(read(join(work, 'run-early'), 'proposals.json'))).toEqual(JSON.parse(read(fx, 'live/proposals.json')));
+    } finally {
+      site.remove();
+    }
+  }, 60_000);
+
+  it('timerRunMs passes over runs a decision set off', () => {
+    const id = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').slice(0, 19);
+    expect(id(T0 + 25_013)).toBe('20261130-060025-013');
+    const runs = [T0 + 10_500, T0 + 25_013, T0 + 85_014, T0 + 97_000, T0 + 145_015].map(id);
+    expect(timerRunMs(runs, MIN)).toBe(T0 + 25_013);
+    expect(timerRunMs([id(T0 + 10_500)], MIN)).toBe(T0 + 10_500);
+    expect(timerRunMs([], MIN)).toBeUndefined();
+  });
 });

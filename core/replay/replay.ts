@@ -147,6 +147,18 @@ export function defaultScratchParent(): string {
 }
 
 /**
+ * The first run of the live agent's timer among `runIds` (the live runs in a fixture's period): the
+ * earliest run that a later one follows by whole intervals, give or take a second (the live timer
+ * drifts by milliseconds). Runs a decision set off fall between the timer's and are passed over;
+ * with no such pair, the earliest run. Undefined without runs.
+ */
+export function timerRunMs(runIds: readonly string[], intervalMs: number): number | undefined {
+  const at = runIds.map(runIdMs).filter((t): t is number => t !== undefined).sort((a, b) => a - b);
+  const onGrid = (d: number) => d >= intervalMs - 1000 && Math.abs(d - Math.round(d / intervalMs) * intervalMs) <= 1000;
+  return at.find((a, i) => at.slice(i + 1).some((b) => onGrid(b - a))) ?? at[0];
+}
+
+/**
  * Makes the next position of a closed journal file `next` (positions are the live ones). Writes
  * both places core/ingest/journal.ts reads its high-water mark from: `meta.last_position`
  * (format 2) and `sqlite_sequence` (format-1 files).
@@ -246,9 +258,14 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, config: spec.config, clock, onWarning: () => undefined });
 
     // The agent's schedule: the live timer's phase (its newest run before the cut), every intervalMs.
+    // A cut made before the live timer's first run (a site that had just started) has no such run:
+    // the phase is then that of the timer's runs in the period, and the first of them is the first.
     const interval = spec.config.intervalMs;
-    const base = (m.liveAgent.baselineRunId && runIdMs(m.liveAgent.baselineRunId)) || m.cutMs;
-    let nextAgent = base + (Math.floor((m.cutMs - base) / interval) + 1) * interval;
+    const baseline = m.liveAgent.baselineRunId ? runIdMs(m.liveAgent.baselineRunId) : undefined;
+    const livePath = join(fx.dir, 'live', 'agent-runs.json');
+    const timer = baseline === undefined && existsSync(livePath) ? timerRunMs(JSON.parse(readFileSync(livePath, 'utf8')) as string[], m.liveAgent.intervalMs) : undefined;
+    const base = baseline ?? timer ?? m.cutMs;
+    let nextAgent = timer !== undefined && timer > m.cutMs ? timer : base + (Math.floor((m.cutMs - base) / interval) + 1) * interval;
     const firstAgentRunMs = nextAgent <= m.untilMs ? nextAgent : null;
 
     const outcomes: DecisionOutcome[] = [];

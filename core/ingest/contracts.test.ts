@@ -6,6 +6,7 @@ import { checkEnvelopeContract, ContractError, ContractRegistry, validate, widen
 import { parseType } from '../lsm/types.ts';
 import { SEED_CONTRACTS, OPERATIONS_JOBS } from './seed-contracts.ts';
 import type { Envelope } from './envelope.ts';
+import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -42,6 +43,18 @@ describe('ContractRegistry', () => {
     expect(() => reg.register(v(1, 'BACKWARD', [ITEM, { name: 'x', type: 'INT', default: null }]))).toThrow(
       "contract 'stock.level' v1 is already registered with other content",
     );
+  });
+
+  it('writes a new version durably (the file and its folder fsynced) and never over a file already there', () => {
+    const reg = new ContractRegistry(dir);
+    const synced = fsyncedDuring(() => reg.register(v(1, 'BACKWARD', [ITEM])));
+    const folder = join(dir, 'stock.level');
+    expect(synced.some((p) => p.startsWith(join(folder, '.v1.json.')))).toBe(true); // the temporary file linked to v1.json
+    expect(synced).toContain(folder);
+    // A v2 file that appeared behind the registry's back is not overwritten.
+    writeFileSync(join(folder, 'v2.json'), 'written by someone else');
+    expect(() => reg.register(v(2, 'BACKWARD', [ITEM]))).toThrow(/v2.json exists but was not loaded/);
+    expect(readFileSync(join(folder, 'v2.json'), 'utf8')).toBe('written by someone else');
   });
 
   it('refuses version gaps', () => {

@@ -15,8 +15,9 @@
 // a reader never sees half a file. Invariants: versions of a name are 1..n without gaps; a file's
 // content never changes once written; `register` of an identical contract is a no-op.
 
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { localFileIO } from '../lsm/file-io.ts';
 import { parseType, typeToString, valueFromJson, type DataType } from '../lsm/types.ts';
 import { FORBIDDEN_KEYS, hasLoneSurrogate, joinPath, refuse, type Envelope, type Refusal, type RowImage } from './envelope.ts';
 import { fastConverter, NO_FAST, type FastConvert } from './fast-values.ts';
@@ -489,10 +490,10 @@ export class ContractRegistry {
     const folder = join(this.dir, contract.name);
     mkdirSync(folder, { recursive: true });
     const file = join(folder, `v${contract.version}.json`);
-    if (existsSync(file)) throw new ContractError(contract.name, `${file} exists but was not loaded`);
-    const tmp = `${file}.tmp-${process.pid}`;
-    writeFileSync(tmp, `${JSON.stringify(frozen, null, 2)}\n`);
-    renameSync(tmp, file);
+    // Durably (fsynced, linked to its name, the folder fsynced), and never over a file already there.
+    if (!localFileIO.createAtomic(file, Buffer.from(`${JSON.stringify(frozen, null, 2)}\n`))) {
+      throw new ContractError(contract.name, `${file} exists but was not loaded`);
+    }
     list.push(frozen);
     this.byName.set(contract.name, list);
     return frozen;

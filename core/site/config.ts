@@ -6,7 +6,7 @@
 // Invariants: a parsed config's site id is a safe name (no '..', slash or control character, and
 // usable in MQTT topics and folder names); every table name is a safe name; ports are 0..65535.
 
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { NAME_PATTERN } from '../ingest/envelope.ts';
 import { nameProblem } from '../inbox/users.ts';
@@ -16,6 +16,7 @@ import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { targetProblem } from '../sync/targets/open.ts';
+import { localFileIO } from '../lsm/index.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
@@ -341,12 +342,12 @@ function filesFrom(c: SiteConfig, data: string): SiteConfig {
   return { ...c, broker, http: { ...c.http, tls: tls(c.http.tls) } };
 }
 
-/** Writes config.json atomically (temporary file, then rename). */
+/**
+ * Writes config.json atomically and durably (a temporary file fsynced, renamed, the directory
+ * fsynced): a power cut leaves the old file or the new one, never an empty one.
+ */
 export function writeConfig(data: string, config: SiteConfig): void {
-  const file = dataPaths(data).config;
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o644 });
-  renameSync(tmp, file);
+  localFileIO.replaceAtomic(dataPaths(data).config, Buffer.from(`${JSON.stringify(config, null, 2)}\n`));
 }
 
 /** The bindings a config names. */

@@ -8,6 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { runMain as cli } from './cli/test-support.ts';
 import { readConfig } from './config.ts';
+import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
+import { writeConfig } from './config.ts';
 import { FirstRunBackend } from './first-run.ts';
 import { initDataDir } from './init.ts';
 import { ModuleCredentials } from './site-db.ts';
@@ -33,6 +35,17 @@ describe('init', () => {
     const users = await cli(['users', 'list', '--data', data]);
     expect(users.out).toContain('Kari Lead  admin');
     expect(users.out).toContain('sign-in: pin');
+  });
+
+  it('rewrites config.json durably: a temporary file fsynced, renamed, the data directory fsynced', async () => {
+    const data = join(dir, 'site');
+    await initDataDir({ data, site: 'durable', admin: { name: 'ada', pin: '4711' }, scrypt: { N: 1024, r: 8, p: 1 } });
+    const before = readConfig(data);
+    const synced = fsyncedDuring(() => writeConfig(data, before));
+    expect(synced.some((p) => p.startsWith(join(data, '.config.json.')))).toBe(true);
+    expect(synced).toContain(data);
+    expect(readConfig(data)).toEqual(before);
+    expect(readdirSync(data).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 
   it('writes module passwords once, 0600 in a 0700 folder, and keeps only scrypt hashes in site.db', async () => {

@@ -3,7 +3,7 @@
 // the control socket answers status, and a dead letter is replayed after its contract arrives.
 
 import mqtt from 'mqtt';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +12,8 @@ import { runCli } from '../lsm/testing/cli.ts';
 import { runDeadLetters } from './cli/site-commands.ts';
 import { controlRequest } from './control.ts';
 import { demoConfig } from './demo/site.ts';
+import { OperationsModule } from './demo/operations.ts';
+import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
 import { initDataDir } from './init.ts';
 import { Site, SiteError } from './site.ts';
 import type { SiteStatus } from './status.ts';
@@ -204,6 +206,19 @@ describe('Site', () => {
     sites.push(third);
     await until('a new state file', () => saved()?.state.nextJob, (n) => n === 31);
     expect(readdirSync(join(data, 'demo')).filter((f) => f.startsWith('operations.state.json.unused-'))).toHaveLength(1);
+  });
+
+  it('a demo module saves its state durably: the temporary file and the folder fsynced', async () => {
+    const folder = join(dir, 'demo-state');
+    mkdirSync(folder);
+    const mod = new OperationsModule({ url: 'mqtt://127.0.0.1:1', site: 'demo', username: 'operations', password: '-', outboxPath: join(folder, 'operations.outbox.db'), seed: 1, stepMs: 600_000, statePath: join(folder, 'operations.state.json') });
+    mod.start();
+    let stopped: Promise<void> | undefined;
+    const synced = fsyncedDuring(() => void (stopped = mod.stop())); // stop() saves before it closes the client
+    await stopped;
+    expect(synced.some((p) => p.startsWith(join(folder, '.operations.state.json.')))).toBe(true);
+    expect(synced).toContain(folder);
+    expect(JSON.parse(readFileSync(join(folder, 'operations.state.json'), 'utf8')).state.jobs).toHaveLength(30);
   });
 
   it('the demo procurement module obeys replenish: inbound rises by qty, and the stock table shows it', async () => {

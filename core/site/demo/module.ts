@@ -14,7 +14,8 @@
 // for another seed, or one that does not parse, is set aside with a warning and the seed's state
 // is used.
 
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
+import { localFileIO } from '../../lsm/index.ts';
 import { ModuleClient } from '../../ingest/module-client/index.ts';
 import type { ContractRef, Op, RowImage } from '../../ingest/envelope.ts';
 import { Rng, subSeed } from './rng.ts';
@@ -139,12 +140,14 @@ export abstract class DemoModule {
     }
   }
 
-  /** Writes the state now (temp file + rename: a reader sees the old file or the new one). */
+  /**
+   * Writes the state now (temp file fsynced + rename + folder fsynced: a reader, or a start after a
+   * power cut, sees the old file or the new one). After a cut the state may be older than what the
+   * module published; the site then sees a gap or a duplicate seq, as with any module that lost data.
+   */
   private save(): void {
     if (this.statePath === undefined) return;
-    const tmp = `${this.statePath}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ format: STATE_FORMAT, seed: this.seed, rng: this.rng.saved, state: this.exportState() }), { mode: 0o600 });
-    renameSync(tmp, this.statePath);
+    localFileIO.replaceAtomic(this.statePath, Buffer.from(JSON.stringify({ format: STATE_FORMAT, seed: this.seed, rng: this.rng.saved, state: this.exportState() })));
   }
 
   private saveOrWarn(): void {

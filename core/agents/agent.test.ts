@@ -1,7 +1,7 @@
 // The agent: read-only handles, one snapshot per run, evidence tags, deduplication and withdrawal.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Table } from '../lsm/index.ts';
-import { evidenceReport } from '../inbox/index.ts';
+import { evidenceReport, formatEvidence } from '../inbox/index.ts';
 import { Agent, compareRunIds, newestRunTag, runIdAt } from './agent.ts';
 import { TagManager } from '../lsm/tags.ts';
 import { AgentError } from './errors.ts';
@@ -194,9 +194,10 @@ describe('runs, deduplication and withdrawal', () => {
 });
 
 describe('evidence tags', () => {
-  it('pin the snapshot the agent read: months later, after writes and expiration, the tag reads the same rows', () => {
+  it('pin the snapshot the agent read; a decision keeps it: months later, after writes and expiration, its tag reads the same rows', async () => {
     // Keep few snapshots so that expiration really removes the old ones.
     site = new TestSite({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '2', 'snapshot.time-retained': '1 ms' });
+    await site.addUser('lena', 'shift_lead');
     site.job({ job_id: 'J-1', priority: 3 });
     site.resource('M-1', 'pick', 'free');
     site.stock('BOLT', 'A', { on_hand: 2 });
@@ -207,6 +208,13 @@ describe('evidence tags', () => {
     const tagged = run.snapshots.work_queue!;
     const wq = site.catalog.getTable({ database: DB, table: 'work_queue' });
     const atRun = wq.scanRows({ tag: `agent-${run.runId}` });
+    site.nowMs += 2 * DAY; // the run's own snapshot expires meanwhile; the run tag still holds it
+    site.job({ job_id: 'J-50' });
+    site.commit();
+    site.writers.work_queue.expire();
+    expect(wq.snapshots.tryGet(tagged)).toBeUndefined();
+    await inbox.decide(p.id, 'defer', { user: 'lena', pin: '1234', comment: 'after the stocktake' });
+    expect(wq.tags.get(`decision-${p.id}`).snapshot.id).toBe(tagged);
 
     for (let i = 0; i < 6; i++) {
       site.nowMs += 20 * DAY;
@@ -215,17 +223,23 @@ describe('evidence tags', () => {
       site.commit();
       site.writers.work_queue.expire();
     }
-    expect(wq.snapshots.tryGet(tagged)).toBeUndefined(); // the snapshot itself has expired
-    expect(wq.scanRows({ tag: `agent-${run.runId}` })).toEqual(atRun);
+    // 120 days on: the run tag is gone (kept 7 days), the decision's tag reads the same rows.
+    expect(wq.tags.exists(`agent-${run.runId}`)).toBe(false);
+    expect(wq.scanRows({ tag: `decision-${p.id}` })).toEqual(atRun);
 
     const report = evidenceReport(site.catalog, DB, p.id);
     const t = report.tables.find((x) => x.table === 'work_queue')!;
     expect(t.tagExists).toBe(true);
+    expect(t.readAt).toBe(`decision-${p.id}`);
     expect(t.matches).toBe(true);
     expect(t.atTag[0]!.values).toMatchObject({ job_id: 'J-1', status: 'released', priority: 3 });
-    expect(t.tagRetainedUntilMs).toBe(T0 + agent.config.evidenceRetentionMs);
-    expect(report.trail.map((e) => e.event)).toEqual(['proposed']);
-    expect(inbox.get(p.id)!.status).toBe('open');
+    expect(t.tagRetainedUntilMs).toBe(T0 + 2 * DAY + 365 * DAY);
+    expect(report.trail.map((e) => e.event)).toEqual(['proposed', 'deferred']);
+    expect(inbox.get(p.id)!.status).toBe('deferred');
+    expect(formatEvidence(report).join('\n')).toContain(`(tag agent-${run.runId}, kept as decision-${p.id} until`);
+
+    // Undecided evidence is kept evidenceRetentionMs (7 days), not a year.
+    expect(agent.config.evidenceRetentionMs).toBe(7 * DAY);
   });
 
   it('tags of runs without a new situation expire after baselineRetentionMs; evidence tags stay', () => {

@@ -7,10 +7,11 @@
 //      the tag `agent-<run id>`, the rows it cites in JSON form), rule id and version;
 //   4. re-checks the open and deferred proposals of the rules that ran; those that no longer hold
 //      are withdrawn with the rule's reason;
-//   5. tags each table's snapshot `agent-<run id>`: kept `evidenceRetentionMs` (a year) when the
-//      run brings a situation that has no open proposal yet, else `baselineRetentionMs` (a day:
-//      only the next run's change-reading rules need it). Tags are made before the proposals
-//      that cite them are submitted;
+//   5. tags each table's snapshot `agent-<run id>`: kept `evidenceRetentionMs` (7 days: time to
+//      decide) when the run brings a situation that has no open proposal yet, else
+//      `baselineRetentionMs` (a day: only the next run's change-reading rules need it). A
+//      decision keeps its proposal's evidence for a year under its own tag (core/inbox,
+//      `decision-<proposal id>`). Tags are made before the proposals that cite them are submitted;
 //   6. submits proposals and withdrawals to the inbox (which deduplicates by situation key).
 // `recheck(p)` and `effectSeen(p)` read the latest snapshots the same way, for the inbox's
 // compare-and-set and the write-back's "applied".

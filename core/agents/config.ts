@@ -13,7 +13,11 @@ export interface ReorderPolicy {
 export interface AgentConfig {
   /** How often the agent runs (`start()`); the work queue's decisions are made by the minute. */
   readonly intervalMs: number;
-  /** How long evidence tags of a run that made a proposal are kept (audit: a year). */
+  /**
+   * How long evidence tags of a run that made a proposal are kept: long enough for a person to
+   * decide (a weekend and a holiday). A decided proposal's evidence is kept apart, for the inbox's
+   * `decisionEvidenceRetentionMs` (a year); HQ keeps every tag synced to it.
+   */
   readonly evidenceRetentionMs: number;
   /** How long tags of a run that made no proposal are kept (only the next run's baseline needs them). */
   readonly baselineRetentionMs: number;
@@ -31,7 +35,7 @@ export interface AgentConfig {
 
 export const DEFAULT_AGENT_CONFIG: AgentConfig = {
   intervalMs: 60_000,
-  evidenceRetentionMs: 365 * 24 * 3600_000,
+  evidenceRetentionMs: 7 * 24 * 3600_000,
   baselineRetentionMs: 24 * 3600_000,
   jobDurationMsByCapability: {},
   defaultJobDurationMs: 3600_000,

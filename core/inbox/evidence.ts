@@ -9,14 +9,19 @@
 import { valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import { InboxError } from './errors.ts';
-import { openInboxTables, readProposal } from './inbox.ts';
+import { decisionTagName, openInboxTables, readProposal } from './inbox.ts';
 import { canonicalJson, type EvidenceRow, type Json, type Proposal } from './proposal.ts';
 
 export interface EvidenceTableReport {
   table: string;
   snapshotId: number | null;
   tag: string | null;
-  /** Whether the tag still exists, and until when it is retained (null: no retention time). */
+  /**
+   * The tag the rows were read at: `decision-<proposal id>` when a person decided (kept for the
+   * decision's retention, inbox.ts `keepEvidence`), else the agent's run tag; null when neither is left.
+   */
+  readAt: string | null;
+  /** Whether a tag holding the evidence still exists, and until when it is retained (null: no retention time). */
   tagExists: boolean;
   tagRetainedUntilMs: number | null;
   recorded: readonly EvidenceRow[];
@@ -54,7 +59,7 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
   if (!proposal) throw new InboxError('NotFound', `proposal ${proposalId} does not exist`);
   const tables: EvidenceTableReport[] = [];
   for (const e of proposal.evidence) {
-    const r: EvidenceTableReport = { table: e.table, snapshotId: e.snapshotId, tag: e.tag, tagExists: false, tagRetainedUntilMs: null, recorded: e.rows, atTag: [], matches: false };
+    const r: EvidenceTableReport = { table: e.table, snapshotId: e.snapshotId, tag: e.tag, readAt: null, tagExists: false, tagRetainedUntilMs: null, recorded: e.rows, atTag: [], matches: false };
     tables.push(r);
     if (e.tag === null) {
       r.problem = 'the table had no snapshot when the agent read it';
@@ -68,15 +73,18 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
       r.problem = (err as Error).message;
       continue;
     }
-    if (!table.tags.exists(e.tag)) {
+    const kept = decisionTagName(proposal.id);
+    const tag = table.tags.exists(kept) ? kept : table.tags.exists(e.tag) ? e.tag : undefined;
+    if (tag === undefined) {
       r.problem = `tag '${e.tag}' no longer exists (expired or deleted); the recorded rows are all that is left`;
       continue;
     }
-    const info = table.tags.get(e.tag);
+    const info = table.tags.get(tag);
+    r.readAt = tag;
     r.tagExists = true;
     r.tagRetainedUntilMs = info.createTimeMillis !== undefined && info.retainedMillis !== undefined ? info.createTimeMillis + info.retainedMillis : null;
-    if (info.snapshot.id !== e.snapshotId) r.problem = `tag '${e.tag}' points at snapshot ${info.snapshot.id}, the proposal recorded ${e.snapshotId}`;
-    const reader = table.reader({ tag: e.tag });
+    if (info.snapshot.id !== e.snapshotId) r.problem = `tag '${tag}' points at snapshot ${info.snapshot.id}, the proposal recorded ${e.snapshotId}`;
+    const reader = table.reader({ tag });
     try {
       for (const rec of e.rows) {
         const row = reader.get(keyInMemory(table, rec.key));
@@ -120,7 +128,7 @@ export function formatEvidence(r: EvidenceReport): string[] {
     `  why        ${p.explanation}`,
   ];
   for (const t of r.tables) {
-    lines.push('', `  ${t.table} at snapshot ${t.snapshotId ?? '-'} (tag ${t.tag ?? '-'}${t.tagExists ? `, kept until ${iso(t.tagRetainedUntilMs)}` : ''})${t.tagExists ? (t.matches ? ' — rows at the tag match the record' : ' — ROWS AT THE TAG DIFFER FROM THE RECORD') : ''}`);
+    lines.push('', `  ${t.table} at snapshot ${t.snapshotId ?? '-'} (tag ${t.tag ?? '-'}${t.tagExists ? `, kept${t.readAt !== t.tag ? ` as ${t.readAt}` : ''} until ${iso(t.tagRetainedUntilMs)}` : ''})${t.tagExists ? (t.matches ? ' — rows at the tag match the record' : ' — ROWS AT THE TAG DIFFER FROM THE RECORD') : ''}`);
     if (t.problem) lines.push(`    note: ${t.problem}`);
     const shown = t.tagExists ? t.atTag : t.recorded;
     for (const row of shown) lines.push(`    ${JSON.stringify(row.values)}`);

@@ -141,6 +141,33 @@ describe('decide: who may', () => {
     expect(inbox().submit({ runId: 'r4', proposals: [input('J-3')], withdrawals: [] }).created).toHaveLength(1);
   });
 
+  it('a decision keeps its evidence: tag decision-<id> at the snapshot read, for decisionEvidenceRetentionMs; a missing table only warns', async () => {
+    const warnings: string[] = [];
+    const i = inbox({ decisionEvidenceRetentionMs: 30 * 86_400_000, onWarning: (m) => warnings.push(m) }); // creates the database
+    const wq = catalog.createTable({ database: DB, table: 'work_queue' }, { fields: [{ name: 'job_id', type: 'STRING NOT NULL' }], primaryKeys: ['job_id'], options: { bucket: '1' } });
+    const w = wq.newWriter();
+    w.writeRecord({ job_id: 'J-1' });
+    w.commit();
+    w.close();
+    wq.createTag('agent-r1', 1, 3600_000);
+    const at = (job: string): ProposalInput => ({ ...input(job), evidence: [{ ...input(job).evidence[0]!, snapshotId: 1 }, { table: 'stock', snapshotId: 3, tag: 'agent-r1', rows: [] }] });
+    const [a, b, c] = i.submit({ runId: 'r1', proposals: [at('J-1'), at('J-2'), at('J-3')], withdrawals: [] }).created;
+    now += 5000;
+    await i.decide(a!.id, 'reject', { user: 'lena', pin: '1111' });
+    await i.decide(b!.id, 'approve', { user: 'lena', pin: '1111' });
+    await i.decide(c!.id, 'defer', { user: 'lena', pin: '1111' });
+    for (const p of [a!, b!, c!]) {
+      const t = wq.tags.get(`decision-${p.id}`);
+      expect(t.snapshot.id).toBe(1);
+      expect(t.retainedMillis).toBe(30 * 86_400_000);
+    }
+    // The deferred one decided later keeps the tag it got.
+    await i.decide(c!.id, 'reject', { user: 'lena', pin: '1111' });
+    expect(warnings.filter((m) => m.includes('work_queue'))).toEqual([]);
+    expect(warnings.filter((m) => m.includes('stock'))).toHaveLength(4); // no stock table: the decisions stand
+    expect(() => inbox({ decisionEvidenceRetentionMs: 0 })).toThrow(/decisionEvidenceRetentionMs: expected an integer ≥ 1/);
+  });
+
   it('refuses operators, viewers, unknown and disabled users, and logs each refusal', async () => {
     const i = inbox();
     const [p] = propose(i, 'J-1');

@@ -83,6 +83,12 @@ export interface InboxOptions {
   /** Longest decision comment. Default 1000. */
   commentCharsMax?: number;
   /**
+   * How long the evidence of a decided proposal is kept: tag `decision-<proposal id>` on each
+   * table it read, at the snapshot it read. The agent keeps its own run tags for days only.
+   * Default 365 days.
+   */
+  decisionEvidenceRetentionMs?: number;
+  /**
    * Leave each operation's writes uncommitted until `commit()` (or `list`, `history`, `close`).
    * Only for a warehouse no other process reads — a replay's scratch warehouse (core/replay),
    * where two table commits per agent run were the largest cost of the inbox. This inbox's own
@@ -129,6 +135,11 @@ export interface ProposalFilter {
 
 const DEFAULT_RESUGGEST_MS = 8 * 3600_000;
 const DEFAULT_COMMENT_CHARS_MAX = 1000;
+const DEFAULT_DECISION_EVIDENCE_MS = 365 * 24 * 3600_000;
+
+/** The tag that keeps a decided proposal's evidence (on each table it read). */
+export const DECISION_TAG_PREFIX = 'decision-';
+export const decisionTagName = (proposalId: string): string => `${DECISION_TAG_PREFIX}${proposalId}`;
 const DEFAULT_LIST_LIMIT = 1000;
 
 /** Command transitions; a late ack or effect after timed_out still moves the command on. */
@@ -153,6 +164,7 @@ export class Inbox {
   private readonly clock: () => number;
   private readonly resuggestMs: number;
   private readonly commentMax: number;
+  private readonly decisionEvidenceMs: number;
   private readonly warn: (m: string) => void;
   /** Open or deferred proposals, and approved ones whose command is in flight. */
   private readonly active = new Map<string, Proposal>();
@@ -187,6 +199,8 @@ export class Inbox {
     this.clock = o.clock ?? Date.now;
     this.resuggestMs = o.resuggestAfterDecisionMs ?? DEFAULT_RESUGGEST_MS;
     this.commentMax = o.commentCharsMax ?? DEFAULT_COMMENT_CHARS_MAX;
+    this.decisionEvidenceMs = o.decisionEvidenceRetentionMs ?? DEFAULT_DECISION_EVIDENCE_MS;
+    if (!Number.isSafeInteger(this.decisionEvidenceMs) || this.decisionEvidenceMs < 1) throw new InboxError('InvalidArgument', `decisionEvidenceRetentionMs: expected an integer ≥ 1, got ${this.decisionEvidenceMs}`);
     if (!Number.isSafeInteger(this.resuggestMs) || this.resuggestMs < 0) throw new InboxError('InvalidArgument', `resuggestAfterDecisionMs: expected an integer ≥ 0, got ${this.resuggestMs}`);
     if (!Number.isSafeInteger(this.commentMax) || this.commentMax < 0) throw new InboxError('InvalidArgument', `commentCharsMax: expected an integer ≥ 0, got ${this.commentMax}`);
     this.warn = o.onWarning ?? ((m) => console.warn(`inbox: ${m}`));
@@ -320,6 +334,7 @@ export class Inbox {
       const kind = verb === 'reject' ? 'rejected' : 'deferred';
       const next = this.decideAs(p, { kind, by: user.name, role: user.role, atMs: this.clock(), comment, snapshots: { seen, checked: {} }, reason: null });
       this.commitBoth();
+      this.keepEvidence(next);
       return { outcome: kind, proposal: next };
     }
 
@@ -331,6 +346,7 @@ export class Inbox {
     if (!check.holds) {
       const next = this.decideAs(p, { kind: 'stale', by: user.name, role: user.role, atMs, comment, snapshots: { seen, checked: check.snapshots }, reason: check.reason });
       this.commitBoth();
+      this.keepEvidence(next);
       try {
         await this.o.reevaluate?.(next);
       } catch (e) {
@@ -344,6 +360,7 @@ export class Inbox {
       next = this.writeGroup(next, 'command', commandColumns({ state: 'pending', topic: commandTopic(this.site, p.module), sentAtMs: null, updatedAtMs: atMs, detail: null }));
     }
     this.commitBoth();
+    this.keepEvidence(next);
     for (const l of this.approvedListeners) {
       try {
         await l(next);
@@ -352,6 +369,25 @@ export class Inbox {
       }
     }
     return { outcome: 'approved', proposal: this.get(id) ?? next };
+  }
+
+  /**
+   * Keeps what a person decided on: tag `decision-<proposal id>` on each table the proposal read,
+   * at the snapshot it read, for `decisionEvidenceRetentionMs`. From the agent's run tag when the
+   * snapshot itself has expired (core/lsm tags.ts); a deferred proposal decided later keeps the tag
+   * it got. A failure only warns: the decision stands, and the proposal's recorded rows remain.
+   */
+  private keepEvidence(p: Proposal): void {
+    const name = decisionTagName(p.id);
+    for (const e of p.evidence) {
+      if (e.tag === null || e.snapshotId === null) continue;
+      try {
+        const table = this.o.catalog.getTable({ database: this.o.database, table: e.table });
+        if (!table.tags.exists(name)) table.createTag(name, e.snapshotId, this.decisionEvidenceMs);
+      } catch (err) {
+        this.warn(`the evidence of ${p.id} in ${e.table} is not kept beyond the agent's run tag: ${(err as Error).message}`);
+      }
+    }
   }
 
   // ------------------------------------------------------------------------------------------

@@ -46,6 +46,8 @@ export {
   readProposal,
   readProposals,
   newestFirst,
+  decisionTagName,
+  DECISION_TAG_PREFIX,
   type InboxOptions,
   type DecideOptions,
   type DecideResult,

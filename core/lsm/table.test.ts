@@ -364,6 +364,11 @@ describe('tags and expiration', () => {
     w.expire();
     expect(table.snapshots.exists(1)).toBe(false);
     expect(table.scanRows({ tag: 'keep' }).map((r) => r[2])).toEqual([1]);
+    // The expired snapshot can be tagged again from the tag that holds it; one no tag holds cannot.
+    table.createTag('keep-too', 1, 3_600_000);
+    expect(table.scanRows({ tag: 'keep-too' }).map((r) => r[2])).toEqual([1]);
+    table.deleteTag('keep-too');
+    expect(() => table.createTag('nothing', 2)).toThrow(/snapshot 2 does not exist/);
     const tagged = table.buckets(table.tags.get('keep').snapshot)[0]!.files.map((f) => f.fileName);
     expect(tagged.every((n) => existsSync(join(table.paths.root, 'bucket-0', n)))).toBe(true);
     table.deleteTag('keep');

@@ -55,7 +55,10 @@ export class TagManager {
     if (retainedMs !== undefined && (!Number.isSafeInteger(retainedMs) || retainedMs <= 0)) {
       throw invalidArgument(`tag retention must be a positive number of milliseconds, got ${retainedMs}`);
     }
-    const snapshot = snapshotId === undefined ? this.snapshots.latest() : this.snapshots.tryGet(snapshotId);
+    // A snapshot whose file has expired is still whole while a tag holds it (its manifests and
+    // data files are kept for the tag): it can be tagged again from that tag.
+    const snapshot =
+      snapshotId === undefined ? this.snapshots.latest() : (this.snapshots.tryGet(snapshotId) ?? this.list().find((t) => t.snapshot.id === snapshotId)?.snapshot);
     if (!snapshot) {
       throw notFound(snapshotId === undefined ? `cannot tag '${name}': the table has no snapshot yet` : `cannot tag '${name}': snapshot ${snapshotId} does not exist`);
     }

@@ -80,6 +80,36 @@ describe('submit', () => {
     expect(() => readProposals(i.table, { status: 'nope' as never })).toThrow(/status: expected one of/);
   });
 
+  it('reads whole rows only for what it returns: a list of n parses n proposals, an open parses the active ones', () => {
+    const i = inbox();
+    const jobs = Array.from({ length: 300 }, (_, k) => `J-${k + 1}`);
+    const made = propose(i, ...jobs);
+    i.submit({ runId: 'r2', proposals: [], withdrawals: made.slice(10).map((p) => ({ id: p.id, reason: 'done' })) });
+    const parses = vi.spyOn(JSON, 'parse');
+    try {
+      expect(readProposals(i.table, { limit: 5 }).map((p) => p.id)).toEqual(['P-r1-300', 'P-r1-299', 'P-r1-298', 'P-r1-297', 'P-r1-296']);
+      expect(parses.mock.calls.length).toBeLessThanOrEqual(5 * 3); // params, evidence, decision snapshots
+      parses.mockClear();
+      expect(readProposals(i.table, { status: 'open', limit: 100 })).toHaveLength(10);
+      expect(parses.mock.calls.length).toBeLessThanOrEqual(10 * 3);
+      i.close();
+      open.splice(0);
+      parses.mockClear();
+      const j = inbox();
+      expect(j.openProposals()).toHaveLength(10);
+      expect(parses.mock.calls.length).toBeLessThanOrEqual(10 * 3);
+      // The inbox screen's list (open and deferred) comes from memory, equal to the table's.
+      const readers = vi.spyOn(j.table, 'reader');
+      const listed = j.list({ status: ['open', 'deferred'], limit: 4 });
+      expect(readers).not.toHaveBeenCalled();
+      readers.mockRestore();
+      expect(listed).toEqual(readProposals(j.table, { status: ['open', 'deferred'], limit: 4 }));
+      expect(listed.map((p) => p.id)).toEqual(['P-r1-10', 'P-r1-9', 'P-r1-8', 'P-r1-7']);
+    } finally {
+      parses.mockRestore();
+    }
+  });
+
   it('lists the proposals of one run newest first by their number (…-12 before …-9 before …-1)', () => {
     const i = inbox();
     const jobs = Array.from({ length: 12 }, (_, k) => `J-${k + 1}`);
@@ -282,7 +312,7 @@ describe('approval_inbox sequence groups', () => {
 });
 
 describe('what the inbox keeps in memory', () => {
-  it('group writes of active proposals and new ids open no table reader; ids stay unique across a reopen', async () => {
+  it('group writes of active proposals open no table reader, a new run one (was its id used before?); ids stay unique across a reopen', async () => {
     const i = inbox();
     propose(i, 'J-1', 'J-2', 'J-3', 'J-4');
     const readers = vi.spyOn(i.table, 'reader');
@@ -292,7 +322,7 @@ describe('what the inbox keeps in memory', () => {
     await i.decide('P-r1-4', 'approve', { user: 'lena', pin: '1111' });
     i.markCommand('P-r1-4', 'sent');
     i.submit({ runId: 'r3', proposals: [], withdrawals: [{ id: 'P-r2-1', reason: 'gone' }] });
-    expect(readers).not.toHaveBeenCalled();
+    expect(readers).toHaveBeenCalledTimes(1); // run r2's first id, not one per proposal or write
     readers.mockRestore();
     // What was written is what the table merged: each group's sequence counts its writes.
     const raw = (id: string) => {

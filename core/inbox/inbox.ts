@@ -46,6 +46,7 @@ import {
   DECISIONS,
   isActive,
   PROPOSAL_STATUSES,
+  statusOf,
   type CommandProgress,
   type CommandState,
   type Decision,
@@ -173,11 +174,13 @@ export class Inbox {
   /** Situation key → when it was last approved or rejected. */
   private readonly decidedAt = new Map<string, number>();
   /**
-   * Every proposal id in the table (read at open, then each one this inbox creates): a new id is
-   * checked here instead of through a table reader per proposal. Sound because this inbox is the
-   * table's only writer (it holds the writer lock) and proposals are never deleted.
+   * The ids this inbox gave in the run it last submitted. Ids are `P-<run id>-<n>` and the agent
+   * never repeats a run id, so a new id can only meet one of the same run: of the last run (this
+   * set), or — a run id used before, by this process or an earlier one — a stored row (looked up
+   * once per run, then per id only for such a run). Not every id ever made: the table keeps
+   * every proposal, thousands a day.
    */
-  private readonly ids = new Set<string>();
+  private lastRun: { runId: string; ids: Set<string>; usedBefore: boolean } | undefined;
   /**
    * The stored row (all groups, as the table merges them) of each proposal in `active`, kept as
    * this inbox writes it: the next group write of an active proposal takes its sequence from here
@@ -214,12 +217,26 @@ export class Inbox {
       this.writer.close();
       throw e;
     }
+    // What this inbox needs of the past: the active proposals whole, and the recent decisions'
+    // situations. The rest of the table (every proposal ever made) is read in a few columns only.
     const now = this.clock();
-    for (const p of readProposals(inbox, { limit: Number.MAX_SAFE_INTEGER })) {
-      this.ids.add(p.id);
-      this.index(p);
-      if (p.decision && (p.decision.kind === 'approved' || p.decision.kind === 'rejected') && now - p.decision.atMs < this.resuggestMs && p.command?.state !== 'failed') {
-        this.decidedAt.set(p.situationKey, Math.max(this.decidedAt.get(p.situationKey) ?? 0, p.decision.atMs));
+    const snapshot = inbox.latestSnapshot();
+    const wanted: string[] = [];
+    const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state'];
+    for (const [id, key, agentStatus, decision, decidedAt, command] of snapshot ? inbox.scanRows({ snapshotId: snapshot.id }, { projection: columns }) : []) {
+      const status = lightStatus(agentStatus, decision);
+      const commandState = command === null || command === undefined ? null : ({ state: command } as CommandProgress);
+      if (status === 'open' || status === 'deferred' || (status === 'approved' && commandInFlight(commandState))) wanted.push(String(id));
+      if ((decision === 'approved' || decision === 'rejected') && now - Number(decidedAt) < this.resuggestMs && command !== 'failed') {
+        this.decidedAt.set(String(key), Math.max(this.decidedAt.get(String(key)) ?? 0, Number(decidedAt)));
+      }
+    }
+    if (snapshot) {
+      const reader = inbox.reader({ snapshotId: snapshot.id });
+      try {
+        for (const id of wanted) this.index(proposalFromRow(rowRecord(inbox.schema.fields, reader.get({ proposal_id: id })!)));
+      } finally {
+        reader.close();
       }
     }
   }
@@ -234,7 +251,19 @@ export class Inbox {
     return written ? proposalFromRow(written) : readProposal(this.table, id);
   }
 
+  /**
+   * Proposals, newest first. Open and deferred ones (the inbox screen's list, asked at every
+   * change) come from memory: this inbox is their only writer and keeps every active proposal.
+   * Other statuses are read from the table.
+   */
   list(filter: ProposalFilter = {}): Proposal[] {
+    const statuses: readonly ProposalStatus[] = filter.status === undefined ? [] : typeof filter.status === 'string' ? [filter.status] : filter.status;
+    if (statuses.length > 0 && statuses.every((st) => st === 'open' || st === 'deferred')) {
+      return [...this.active.values()]
+        .filter((p) => (statuses as readonly string[]).includes(p.status) && (filter.ruleId === undefined || p.ruleId === filter.ruleId))
+        .sort(newestFirst)
+        .slice(0, filter.limit ?? DEFAULT_LIST_LIMIT);
+    }
     this.commit();
     return readProposals(this.table, filter);
   }
@@ -285,12 +314,14 @@ export class Inbox {
         result.suppressed.push(input.situationKey);
         continue;
       }
+      if (this.lastRun?.runId !== batch.runId) this.lastRun = { runId: batch.runId, ids: new Set(), usedBefore: this.storedRow(`P-${batch.runId}-1`) !== undefined };
+      const run = this.lastRun;
       let id: string;
       do id = `P-${batch.runId}-${++n}`;
-      while (this.ids.has(id));
+      while (run.ids.has(id) || (run.usedBefore && this.storedRow(id) !== undefined));
       const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), agent_seq: 1n };
       this.writer.writeRecord(row);
-      this.ids.add(id);
+      run.ids.add(id);
       const p = proposalFromRow(row);
       this.index(p);
       this.rows.set(id, row);
@@ -556,6 +587,10 @@ export function newestFirst(a: Pick<Proposal, 'createdAtMs' | 'id'>, b: Pick<Pro
   return b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1);
 }
 
+/** A proposal's status from its `agent_status` and `decision` columns (statusOf without the rest of the row). */
+const lightStatus = (agentStatus: unknown, decision: unknown): ProposalStatus =>
+  statusOf({ agentStatus: agentStatus === 'withdrawn' ? 'withdrawn' : 'open', decision: decision === null || decision === undefined ? null : ({ kind: decision } as Decision) });
+
 /** Proposals, newest first, read from any process. */
 export function readProposals(table: Table, filter: ProposalFilter = {}): Proposal[] {
   const statuses = filter.status === undefined ? undefined : new Set(typeof filter.status === 'string' ? [filter.status] : filter.status);
@@ -563,13 +598,23 @@ export function readProposals(table: Table, filter: ProposalFilter = {}): Propos
     if (!(PROPOSAL_STATUSES as readonly string[]).includes(s)) throw new InboxError('InvalidArgument', `status: expected one of ${PROPOSAL_STATUSES.join(', ')}, got ${JSON.stringify(s)}`);
   }
   const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
-  const out: Proposal[] = [];
-  for (const row of table.scanRows()) {
-    const p = proposalFromRow(rowRecord(table.schema.fields, row));
-    if (statuses && !statuses.has(p.status)) continue;
-    if (filter.ruleId !== undefined && p.ruleId !== filter.ruleId) continue;
-    out.push(p);
+  // The table keeps every proposal ever made (thousands a day on a busy site), and a whole row
+  // costs ~50 µs to decode and parse (its evidence is JSON). So: the few columns that decide the
+  // status and the order for every row, then whole rows for the first `limit` only — both at one
+  // snapshot.
+  const snapshot = table.latestSnapshot();
+  if (!snapshot) return [];
+  const picked: { id: string; createdAtMs: number }[] = [];
+  for (const [id, createdAtMs, agentStatus, decision, ruleId] of table.scanRows({ snapshotId: snapshot.id }, { projection: ['proposal_id', 'created_at_ms', 'agent_status', 'decision', 'rule_id'] })) {
+    if (statuses && !statuses.has(lightStatus(agentStatus, decision))) continue;
+    if (filter.ruleId !== undefined && ruleId !== filter.ruleId) continue;
+    picked.push({ id: String(id), createdAtMs: Number(createdAtMs) });
   }
-  out.sort(newestFirst);
-  return out.slice(0, limit);
+  picked.sort(newestFirst);
+  const reader = table.reader({ snapshotId: snapshot.id });
+  try {
+    return picked.slice(0, limit).map(({ id }) => proposalFromRow(rowRecord(table.schema.fields, reader.get({ proposal_id: id })!)));
+  } finally {
+    reader.close();
+  }
 }

@@ -137,11 +137,11 @@ export interface ProposalFilter {
 const DEFAULT_RESUGGEST_MS = 8 * 3600_000;
 const DEFAULT_COMMENT_CHARS_MAX = 1000;
 const DEFAULT_DECISION_EVIDENCE_MS = 365 * 24 * 3600_000;
+const DEFAULT_LIST_LIMIT = 1000;
 
 /** The tag that keeps a decided proposal's evidence (on each table it read). */
 export const DECISION_TAG_PREFIX = 'decision-';
 export const decisionTagName = (proposalId: string): string => `${DECISION_TAG_PREFIX}${proposalId}`;
-const DEFAULT_LIST_LIMIT = 1000;
 
 /** Command transitions; a late ack or effect after timed_out still moves the command on. */
 const NEXT: Record<CommandState, readonly CommandState[]> = {

@@ -147,6 +147,26 @@ describe('write-back', () => {
     expect(inbox.history(p.id).map((e) => `${e.event}:${e.actor}`)).toEqual(['proposed:agent-r1', 'approved:lena', 'command_sent:write-back', 'command_acknowledged:operations', 'command_applied:state']);
   });
 
+  it('a wall clock stepped back does not hold a command: timeout and resend also count by the monotonic clock', async () => {
+    let mono = 0;
+    const sent: string[] = [];
+    const wb = await writeBack({ monotonic: () => mono, resendAfterMs: 20_000 });
+    await module((c) => void sent.push(String(c.command_id)));
+    const p = await approve('J-1');
+    await until(() => inbox.get(p.id)!.command!.state === 'sent' && sent.length === 1, 'the send');
+    // NTP sets the wall clock back an hour; 25 s pass: resent, as 20 s have passed.
+    now -= 3600_000;
+    now += 25_000;
+    mono += 25_000;
+    wb.poll();
+    await until(() => sent.length === 2, 'the resend');
+    // 61 s after the send by the monotonic clock (the wall clock still shows an hour less): timed out.
+    now += 36_000;
+    mono += 36_000;
+    wb.poll();
+    expect(inbox.get(p.id)!.command).toMatchObject({ state: 'timed_out', detail: 'not applied 61 s after it was sent (last state: sent)' });
+  });
+
   it('a refusing module makes the command failed, with its error', async () => {
     await writeBack();
     await module(() => ({ ok: false, error: 'resource M-1 is busy' }));

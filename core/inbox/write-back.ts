@@ -29,7 +29,7 @@
 
 import { InboxError } from './errors.ts';
 import type { Inbox } from './inbox.ts';
-import type { Proposal } from './proposal.ts';
+import { commandInFlight, type Proposal } from './proposal.ts';
 
 export interface WriteBackOptions {
   inbox: Inbox;
@@ -40,6 +40,13 @@ export interface WriteBackOptions {
   /** True when the latest state shows the proposal's effect (the site: `agent.effectSeen`). */
   effectSeen: (p: Proposal) => boolean;
   clock?: () => number;
+  /**
+   * A clock that never steps (default `performance.now`): the timeout and the resend count by it
+   * as well as by the wall clock, so a wall clock stepped back (NTP correcting a PC that ran ahead)
+   * does not hold a command in `sent` for the length of the step. Across a restart only the wall
+   * clock (the stored `sentAtMs`) counts.
+   */
+  monotonic?: () => number;
   /** Sent but not applied after this long → timed_out. Default 10 minutes. */
   appliedTimeoutMs?: number;
   /** Sent but not acknowledged after this long → published again (same command_id). Default 1 minute. */
@@ -69,13 +76,18 @@ export class WriteBack {
   private readonly ackPrefix: string;
   private readonly unsubscribe: (() => void) | void;
   private readonly sending = new Set<string>();
-  /** When each sent command was last published (this process: after a restart, sentAtMs). */
-  private readonly lastPublished = new Map<string, number>();
+  private readonly mono: () => number;
+  /**
+   * When each command was last published by this process, by both clocks, and (when this process
+   * sent it first) its first send by the monotonic one. After a restart: `sentAtMs` only.
+   */
+  private readonly published = new Map<string, { wallMs: number; monoMs: number; firstMonoMs: number | undefined }>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(o: WriteBackOptions) {
     this.o = o;
     this.clock = o.clock ?? Date.now;
+    this.mono = o.monotonic ?? (() => performance.now());
     this.limits = {
       appliedTimeoutMs: o.appliedTimeoutMs ?? DEFAULTS.appliedTimeoutMs,
       resendAfterMs: o.resendAfterMs ?? DEFAULTS.resendAfterMs,
@@ -126,7 +138,9 @@ export class WriteBack {
     if (p.command === null || this.sending.has(p.id)) return;
     this.sending.add(p.id);
     const now = this.clock();
-    this.lastPublished.set(p.id, now);
+    const monoMs = this.mono();
+    const firstMonoMs = p.command.sentAtMs === null ? monoMs : this.published.get(p.id)?.firstMonoMs;
+    this.published.set(p.id, { wallMs: now, monoMs, firstMonoMs });
     // The timeout counts from the first send (a resend keeps its expiry).
     const expiresAtMs = (p.command.sentAtMs ?? now) + this.limits.appliedTimeoutMs;
     try {
@@ -165,6 +179,7 @@ export class WriteBack {
   /** Marks applied what the state shows, timed_out what waited too long; resends pending ones. */
   poll(): void {
     const now = this.clock();
+    const monoNow = this.mono();
     const list = this.o.inbox.commandsInFlight().slice(0, this.limits.pollBatchMax);
     for (const p of list) {
       const c = p.command!;
@@ -178,15 +193,19 @@ export class WriteBack {
       } catch (e) {
         this.warn(`effect check of ${p.id}: ${(e as Error).message}`);
       }
+      // Elapsed by the wall clock, or by the monotonic one where this process knows it: the larger.
+      const pub = this.published.get(p.id);
+      const sinceSent = c.sentAtMs === null ? 0 : Math.max(now - c.sentAtMs, pub?.firstMonoMs === undefined ? -Infinity : monoNow - pub.firstMonoMs);
+      const sincePublished = pub ? Math.max(now - pub.wallMs, monoNow - pub.monoMs) : now - (c.sentAtMs ?? now);
       if (seen) this.o.inbox.markCommand(p.id, 'applied', c.detail, 'state');
-      else if (c.sentAtMs !== null && now - c.sentAtMs > this.limits.appliedTimeoutMs) {
-        this.o.inbox.markCommand(p.id, 'timed_out', `not applied ${Math.round((now - c.sentAtMs) / 1000)} s after it was sent (last state: ${c.state})`);
-      } else if (c.state === 'sent' && now - (this.lastPublished.get(p.id) ?? c.sentAtMs ?? now) >= this.limits.resendAfterMs) {
+      else if (c.sentAtMs !== null && sinceSent > this.limits.appliedTimeoutMs) {
+        this.o.inbox.markCommand(p.id, 'timed_out', `not applied ${Math.round(sinceSent / 1000)} s after it was sent (last state: ${c.state})`);
+      } else if (c.state === 'sent' && sincePublished >= this.limits.resendAfterMs) {
         // Published again; the state stays `sent`.
         void this.publish(p, 'not published again (tried again later)');
       }
     }
-    for (const id of this.lastPublished.keys()) if (this.o.inbox.get(id)?.command?.state !== 'sent') this.lastPublished.delete(id);
+    for (const id of this.published.keys()) if (!commandInFlight(this.o.inbox.get(id)?.command ?? null)) this.published.delete(id);
   }
 
   start(): void {

@@ -90,8 +90,6 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
     ends(o.atMs ?? newest);
     return { tag, cutMs: o.atMs ?? newest, tables, reused: true };
   }
-  const cutMs = o.atMs ?? (o.clock ?? Date.now)();
-  ends(cutMs);
   // Resolve every table's snapshot first, then tag them back to back.
   for (const [n, t] of opened) {
     let snapshot: Snapshot | undefined;
@@ -104,6 +102,11 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
     }
     tables.set(n, { table: t, snapshot });
   }
+  // Without --at the cut's instant is its newest snapshot's time, as when the tag is read again
+  // later: an export now and one of the same tag tomorrow cover the same period.
+  const newest = Math.max(0, ...[...tables.values()].map(({ snapshot }) => snapshot?.timeMillis ?? 0));
+  const cutMs = o.atMs ?? (newest > 0 ? newest : (o.clock ?? Date.now)());
+  ends(cutMs);
   for (const { table, snapshot } of tables.values()) if (snapshot) table.createTag(tag, snapshot.id);
   return { tag, cutMs, tables, reused: false };
 }

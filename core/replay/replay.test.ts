@@ -163,8 +163,11 @@ describe('replay', () => {
     expect(tags()).toContain('replay-now');
     const m = JSON.parse(read(join(work, 'fx-now'), 'fixture.json')) as FixtureManifest;
     expect(m.untilMs).toBeGreaterThanOrEqual(before);
-    expect(m.untilMs).toBe(m.cutMs); // a new cut at the moment of the export: an empty period to fill later
+    expect(m.cutMs).toBe(UNTIL); // the cut's newest snapshot (the live site's last commit), as a later export of the tag reads it
     expect(m.events.count).toBe(0);
+    const again = await cli(['replay', 'export', '--data', live.dir, '--tag', 'now', '--until', 'now', '--out', join(work, 'fx-now-again')]);
+    expect(again.code, again.err).toBe(0);
+    expect((JSON.parse(read(join(work, 'fx-now-again'), 'fixture.json')) as FixtureManifest).cutMs).toBe(m.cutMs);
   }, 60_000);
 });
 

@@ -165,7 +165,8 @@ export class Inbox {
   private readonly clock: () => number;
   private readonly resuggestMs: number;
   private readonly commentMax: number;
-  private readonly decisionEvidenceMs: number;
+  /** `decisionEvidenceRetentionMs` in force. */
+  readonly decisionEvidenceMs: number;
   private readonly warn: (m: string) => void;
   /** Open or deferred proposals, and approved ones whose command is in flight. */
   private readonly active = new Map<string, Proposal>();

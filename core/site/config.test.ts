@@ -33,6 +33,9 @@ describe('parseConfig', () => {
     expect(min.alarms).toEqual({ streamSilentMs: {} });
     const al = parseConfig({ site: 'north', alarms: { streamSilentMs: { '*': 1_800_000, 'procurement/inbound': 0, 'operations/jobs': 600_000 } } });
     expect([streamSilentMs(al, 'procurement', 'inbound'), streamSilentMs(al, 'operations', 'jobs'), streamSilentMs(al, 'inventory', 'stock'), streamSilentMs(min, 'inventory', 'stock')]).toEqual([0, 600_000, 1_800_000, 0]);
+    // Evidence on the site: a week for runs that proposed, a day for the others, a year for decisions.
+    expect(min.evidence).toEqual({ proposingRunsMs: 7 * 86_400_000, otherRunsMs: 86_400_000, decisionsMs: 365 * 86_400_000 });
+    expect(parseConfig({ site: 'north', evidence: { decisionsMs: 5 * 365 * 86_400_000 } }).evidence.decisionsMs).toBe(5 * 365 * 86_400_000);
   });
 
   it('names the key and the expectation for each bad value', () => {
@@ -72,6 +75,8 @@ describe('parseConfig', () => {
       [{ site: 's', alarms: { streamSilentMs: { 'inventory/stock': 5_000 } } }, 'alarms.streamSilentMs.inventory/stock', /expected 0 \(never\) or at least 60000 ms, got 5000/],
       [{ site: 's', alarms: { streamSilentMs: { '*': '10 min' } } }, 'alarms.streamSilentMs.*', /got "10 min"/],
       [{ site: 's', alarms: { silentMs: 1 } }, 'alarms.silentMs', /unknown key \(expected one of streamSilentMs\)/],
+      [{ site: 's', evidence: { otherRunsMs: 60_000 } }, 'evidence.otherRunsMs', /integer from 3600000 to \d+, got 60000/],
+      [{ site: 's', evidence: { runsMs: 1 } }, 'evidence.runsMs', /unknown key \(expected one of proposingRunsMs, otherRunsMs, decisionsMs\)/],
       [[], '(top level)', /expected an object, got an array/],
     ];
     for (const [raw, key, message] of cases) {

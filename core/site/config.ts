@@ -88,6 +88,13 @@ export interface SiteConfig {
    * how quiet a stream may be (inbound orders may come twice a day), so a new site has none.
    */
   readonly alarms: { readonly streamSilentMs: Readonly<Record<string, number>> };
+  /**
+   * How long the agent's evidence stays on the site (core/agents DESIGN.md, step 4): the run tags
+   * of a run that proposed something new (`proposingRunsMs`, time for a person to decide), of the
+   * other runs (`otherRunsMs`, only the next run's baseline), and the `decision-<proposal id>` tags
+   * of what a person decided (`decisionsMs`, what an audit asks about). HQ keeps every tag synced.
+   */
+  readonly evidence: { readonly proposingRunsMs: number; readonly otherRunsMs: number; readonly decisionsMs: number };
 }
 
 export class ConfigError extends Error {
@@ -136,6 +143,7 @@ export function defaultConfig(site: string): SiteConfig {
     diskBudget: { journalBytesMax: 4 * GIB, diskFreeBytesMin: 512 * 1024 * 1024 },
     memory: { tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES },
     alarms: { streamSilentMs: {} },
+    evidence: { proposingRunsMs: 7 * DAY_MS, otherRunsMs: DAY_MS, decisionsMs: 365 * DAY_MS },
   };
 }
 
@@ -195,7 +203,7 @@ function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
 /** Validates a config object (as read from JSON), filling defaults for absent optional keys. */
 export function parseConfig(raw: unknown): SiteConfig {
   const o = obj(raw, '(top level)');
-  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms']);
+  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms', 'evidence']);
   const format = int(o, 'format', '', CONFIG_FORMAT, 1, 1);
   const site = o.site;
   const sp = siteIdProblem(site);
@@ -308,7 +316,15 @@ export function parseConfig(raw: unknown): SiteConfig {
     streamSilent[k] = v;
   }
   const alarms = { streamSilentMs: streamSilent };
-  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms };
+  const ev = obj(o.evidence ?? d.evidence, 'evidence');
+  known(ev, 'evidence', ['proposingRunsMs', 'otherRunsMs', 'decisionsMs']);
+  // At least an hour: the agent reads the previous run's tag as its baseline a minute later.
+  const evidence = {
+    proposingRunsMs: int(ev, 'proposingRunsMs', 'evidence.', d.evidence.proposingRunsMs, 3600_000, 100 * 365 * DAY_MS),
+    otherRunsMs: int(ev, 'otherRunsMs', 'evidence.', d.evidence.otherRunsMs, 3600_000, 100 * 365 * DAY_MS),
+    decisionsMs: int(ev, 'decisionsMs', 'evidence.', d.evidence.decisionsMs, 3600_000, 100 * 365 * DAY_MS),
+  };
+  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence };
 }
 
 /** Reads and validates `<data>/config.json`. */

@@ -61,6 +61,8 @@ export interface DecisionsOptions {
   ingestor: Ingestor;
   internal: MqttClient;
   agent?: Partial<AgentConfig>;
+  /** Inbox `decisionEvidenceRetentionMs` (config `evidence.decisionsMs`). */
+  decisionEvidenceRetentionMs?: number;
   /** Start the agent's timer (false: runs only on demand). Default true. */
   agentTimer?: boolean;
   log: (line: string) => void;
@@ -83,6 +85,7 @@ export class Decisions {
       freshen: () => o.ingestor.commitAll(),
       recheck: (p) => agent!.recheck(p),
       reevaluate: () => void this.runAgent(),
+      ...(o.decisionEvidenceRetentionMs !== undefined ? { decisionEvidenceRetentionMs: o.decisionEvidenceRetentionMs } : {}),
       onWarning: (m) => o.log(`inbox: ${m}`),
     });
     try {

@@ -147,6 +147,16 @@ describe('Site', () => {
     await expect(controlRequest(sock, 'no-such-op')).rejects.toMatchObject({ kind: 'UnknownOp' });
   });
 
+  it('keeps the agent\'s evidence as config.json evidence says', async () => {
+    const data = join(dir, 'evidence');
+    const DAY = 86_400_000;
+    await initDataDir({ data, site: 'ev', config: (c) => ({ ...demoConfig(c), evidence: { proposingRunsMs: 3 * DAY, otherRunsMs: 2 * DAY, decisionsMs: 10 * 365 * DAY } }) });
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, agentTimer: false, ui: false });
+    sites.push(site);
+    expect(site.decisions!.agent.config).toMatchObject({ evidenceRetentionMs: 3 * DAY, baselineRetentionMs: 2 * DAY });
+    expect(site.decisions!.inbox.decisionEvidenceMs).toBe(10 * 365 * DAY);
+  });
+
   it('the demo operations module obeys commands on its command topic and acks them', async () => {
     const data = join(dir, 'cmd');
     const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 5_000 });

@@ -291,6 +291,8 @@ export class Site {
       users: this.userStore,
       ingestor,
       internal: this.internal,
+      agent: { evidenceRetentionMs: c.evidence.proposingRunsMs, baselineRetentionMs: c.evidence.otherRunsMs },
+      decisionEvidenceRetentionMs: c.evidence.decisionsMs,
       agentTimer: o.agentTimer ?? true,
       log: this.log,
     });

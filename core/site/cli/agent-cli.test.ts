@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../../lsm/index.ts';
-import { dataPaths } from '../config.ts';
+import { dataPaths, readConfig, writeConfig } from '../config.ts';
 import { initDataDir } from '../init.ts';
 import { runMain as run } from './test-support.ts';
 
@@ -67,6 +67,17 @@ describe('tilstand agent commands (no site running)', () => {
     expect(ok.out).toMatch(/command pending on tilstand\/s1\/commands\/operations \(no site running/);
     expect((await run(['proposals', '--data', data, '--status', 'approved'])).out).toMatch(/approved by ada \[pending\]/);
     expect((await run(['evidence', id, '--data', data])).out).toMatch(/refused[\s\S]*approved\s+ada/);
+  });
+
+  it('keeps evidence as config.json evidence says: run tags proposingRunsMs, decision tags decisionsMs', async () => {
+    const DAY = 86_400_000;
+    writeConfig(data, { ...readConfig(data), evidence: { proposingRunsMs: 2 * DAY, otherRunsMs: DAY, decisionsMs: 3 * 365 * DAY } });
+    expect((await run(['agent', 'run', '--data', data])).code).toBe(0);
+    const id = (JSON.parse((await run(['proposals', '--data', data, '--json'])).out) as { id: string }[])[0]!.id;
+    expect((await run(['decide', id, 'reject', '--user', 'ada', '--pin', '2468', '--data', data])).code).toBe(0);
+    const wq = new Catalog(dataPaths(data).warehouse).getTable({ database: 'site_s1', table: 'work_queue' });
+    const tags = Object.fromEntries(wq.listTags().map((t) => [t.name.replace(/-.*/, ''), t.retainedMillis]));
+    expect(tags).toEqual({ agent: 2 * DAY, decision: 3 * 365 * DAY });
   });
 
   it('checks arguments', async () => {

@@ -136,9 +136,10 @@ async function withOffline<T>(data: string, f: (x: { inbox: Inbox; agent: Agent 
       freshen: () => ingest.ingestor.commitAll(),
       recheck: (x) => agent.recheck(x),
       reevaluate: () => void agent.run(),
+      decisionEvidenceRetentionMs: config.evidence.decisionsMs,
       onWarning: () => undefined,
     });
-    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, onWarning: () => undefined });
+    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: { evidenceRetentionMs: config.evidence.proposingRunsMs, baselineRetentionMs: config.evidence.otherRunsMs }, onWarning: () => undefined });
     return await f({ inbox, agent });
   } finally {
     inbox?.close();

@@ -39,7 +39,7 @@ export interface ExportOptions {
   tag: string;
   /** End of the period (inclusive, epoch ms), not in the future; default the moment of the export. */
   untilMs?: number;
-  /** The instant of the cut; default now (or, for a tag that exists, its newest tagged snapshot). */
+  /** The instant of the cut; default its newest tagged snapshot's time (the snapshots are the latest ones when the tag is new). */
   atMs?: number;
   /** A folder (must not exist or be empty), or a file ending in `.tar`. */
   out: string;
@@ -68,9 +68,11 @@ export interface Cut {
 }
 
 /**
- * Tags the snapshots current at `atMs` (default now) on every table of the database with `tag`
- * (resolved for all tables first, then created back to back). When the tag exists on some table
- * already, the existing tags are the cut.
+ * Tags the snapshots current at `atMs` (default: the latest) on every table of the database with
+ * `tag` (resolved for all tables first, then created back to back). When the tag exists on some
+ * table already, the existing tags are the cut. The cut's instant is `atMs`, else the newest tagged
+ * snapshot's time (`clock` only when no table has a snapshot). `untilMs` before that instant is
+ * refused before anything is tagged.
  */
 export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; clock?: () => number; untilMs?: number } = {}): Cut {
   const names = catalog.listTables(database);

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UserError, UserStore, nameProblem } from './users.ts';
+import { guessablePin, UserError, UserStore, nameProblem } from './users.ts';
 
 const FAST = { N: 1 << 10, r: 8, p: 1 }; // the hash's cost is not under test here
 
@@ -23,6 +23,14 @@ beforeEach(() => {
 afterEach(() => {
   db.close();
   rmSync(dir, { recursive: true, force: true });
+});
+
+describe('guessablePin', () => {
+  it('names a repeated digit and digits in a row, up or down; leaves other PINs and non-PINs alone', () => {
+    for (const pin of ['0000', '1111', '999999']) expect(guessablePin(pin), pin).toBe('one digit repeated');
+    for (const pin of ['1234', '0123', '23456789', '9876', '43210']) expect(guessablePin(pin), pin).toBe('digits in a row');
+    for (const pin of ['1235', '4711', '0451', '2468', '1212', 'abcd', '123']) expect(guessablePin(pin), pin).toBeUndefined();
+  });
 });
 
 describe('UserStore', () => {

@@ -111,6 +111,24 @@ interface Row {
 }
 
 const PIN = /^[0-9]{4,12}$/;
+
+/**
+ * Why a PIN is among the first a colleague would try (one digit repeated, or digits in a row up or
+ * down: 0000, 1234, 9876), or undefined. Five wrong PINs lock a user; these fall within five.
+ * Checked where a person chooses a PIN (`tilstand init` and `users add`, the API's addUser,
+ * resetSecret and initSite), not in UserStore: a demo site's admin has 1234 on purpose.
+ */
+export function guessablePin(pin: string): string | undefined {
+  if (!PIN.test(pin)) return undefined;
+  const d = [...pin].map(Number);
+  if (d.every((x) => x === d[0])) return 'one digit repeated';
+  if (d.every((x, i) => i === 0 || x === d[i - 1]! + 1) || d.every((x, i) => i === 0 || x === d[i - 1]! - 1)) return 'digits in a row';
+  return undefined;
+}
+
+/** The message for a guessable PIN, naming what was given. */
+export const guessablePinMessage = (pin: string, why: string): string => `PIN ${pin}: ${why} is among the first a colleague would try (five wrong PINs lock the user); choose another`;
+
 const PASSWORD_CHARS_MIN = 8;
 const SECRET_CHARS_MAX = 256;
 

@@ -13,6 +13,7 @@ import { SiteApiError, type SessionContext, type SiteApiMethods, type SiteBacken
 import { dataPaths, readConfig } from './config.ts';
 import { initDataDir, InitError } from './init.ts';
 import { readRestoreNote } from '../sync/restore.ts';
+import { guessablePin, guessablePinMessage } from '../inbox/users.ts';
 
 /** True when `<data>/config.json` exists. */
 export function isInitialized(data: string): boolean {
@@ -46,6 +47,8 @@ export class FirstRunBackend implements SiteBackend {
 
   private async init(req: SiteApiMethods['initSite']['req']): Promise<SiteApiMethods['firstRun']['res']> {
     if (this.busy || isInitialized(this.data)) throw new SiteApiError('conflict', 'this site is already set up');
+    const why = guessablePin(req.adminPin);
+    if (why) throw new SiteApiError('invalid', `adminPin: ${guessablePinMessage(req.adminPin, why)}`);
     this.busy = true;
     try {
       await initDataDir({ data: this.data, site: req.siteId, admin: { name: req.adminName, pin: req.adminPin } });

@@ -81,11 +81,18 @@ describe('init', () => {
       expect(r.code, site).toBe(2);
       expect(r.err).toMatch(/^tilstand: site id .*(slash|'\.\.'|control characters)/);
     }
-    const bad = await cli(['init', '--data', join(dir, 'x'), '--site', 'ok', '--admin', '../root', '--pin', '1234']);
+    const easy = await cli(['init', '--data', join(dir, 'x'), '--site', 'ok', '--admin', 'root', '--pin', '1234']);
+    expect(easy.code).toBe(2);
+    expect(easy.err).toMatch(/option '--pin': PIN 1234: digits in a row is among the first a colleague would try/);
+    const bad = await cli(['init', '--data', join(dir, 'x'), '--site', 'ok', '--admin', '../root', '--pin', '4711']);
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/admin name "..\/root": must not contain a slash/);
     expect(existsSync(join(dir, 'x', 'config.json'))).toBe(false);
     expect((await cli(['init', '--data', join(dir, 'y'), '--site', 'ok'])).code).toBe(0);
+    const weak = await cli(['users', 'add', '--data', join(dir, 'y'), '--name', 'Lena', '--role', 'shift_lead', '--pin', '0000']);
+    expect(weak.code).toBe(2);
+    expect(weak.err).toMatch(/PIN 0000: one digit repeated/);
+    expect((await cli(['users', 'add', '--data', join(dir, 'y'), '--name', 'Lena', '--role', 'shift_lead', '--pin', '0451'])).code).toBe(0);
     const again = await cli(['init', '--data', join(dir, 'y'), '--site', 'ok']);
     expect(again.code).toBe(3);
     expect(again.err).toMatch(/already a Tilstand data directory/);

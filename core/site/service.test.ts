@@ -151,15 +151,18 @@ describe('SiteService', () => {
     const api = site.service;
     const admin = session();
     await api.call('signIn', { user: 'demo', secret: '1234' }, admin);
-    expect(await api.call('addUser', { name: 'Kari', roles: ['operator'], secret: '4321' }, admin)).toMatchObject({ name: 'Kari', roles: ['operator'], disabled: false });
-    expect(await kindOf(api.call('addUser', { name: 'Two', roles: ['operator', 'admin'], secret: '4321' }, admin))).toBe('invalid');
+    expect(await api.call('addUser', { name: 'Kari', roles: ['operator'], secret: '4725' }, admin)).toMatchObject({ name: 'Kari', roles: ['operator'], disabled: false });
+    expect(await kindOf(api.call('addUser', { name: 'Two', roles: ['operator', 'admin'], secret: '4725' }, admin))).toBe('invalid');
+    // A PIN a colleague would try first is refused, naming why; a password of digits-and-more is not a PIN.
+    await expect(api.call('addUser', { name: 'Easy', roles: ['operator'], secret: '1111' }, admin)).rejects.toThrow(/secret: PIN 1111: one digit repeated is among the first a colleague would try/);
+    await expect(api.call('resetSecret', { name: 'Kari', secret: '98765' }, admin)).rejects.toThrow(/PIN 98765: digits in a row/);
     const kari = session();
-    await api.call('signIn', { user: 'Kari', secret: '4321' }, kari);
+    await api.call('signIn', { user: 'Kari', secret: '4725' }, kari);
     expect(await api.call('setRoles', { name: 'Kari', roles: ['shift_lead'] }, admin)).toMatchObject({ roles: ['shift_lead'] });
     await api.call('status', {}, kari);
     expect(kari.user?.roles).toEqual(['shift_lead']);
     await api.call('resetSecret', { name: 'Kari', secret: '8642' }, admin);
-    expect(await kindOf(api.call('signIn', { user: 'Kari', secret: '4321' }, session()))).toBe('unauthenticated');
+    expect(await kindOf(api.call('signIn', { user: 'Kari', secret: '4725' }, session()))).toBe('unauthenticated');
     const again = session();
     await api.call('signIn', { user: 'Kari', secret: '8642' }, again);
     await api.call('disableUser', { name: 'Kari' }, admin);

@@ -23,7 +23,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
-import { InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { guessablePin, guessablePinMessage, InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import {
   SiteApiError,
   type Alarm,
@@ -589,8 +589,12 @@ function oneRole(roles: Role[]): InboxRole {
   return unique[0]!;
 }
 
+/** A PIN (4–12 digits) or a password, as an admin chose it: a guessable PIN is refused. */
 function secretOf(secret: string): { pin: string } | { password: string } {
-  return /^[0-9]{4,12}$/.test(secret) ? { pin: secret } : { password: secret };
+  if (!/^[0-9]{4,12}$/.test(secret)) return { password: secret };
+  const why = guessablePin(secret);
+  if (why) throw new SiteApiError('invalid', `secret: ${guessablePinMessage(secret, why)}`);
+  return { pin: secret };
 }
 
 function parsePosition(id: string): bigint {

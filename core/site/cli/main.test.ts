@@ -72,7 +72,8 @@ describe('tilstand', () => {
     const api = (method: string, body: unknown) => post(method, body).catch(() => post(method, body));
     expect(await api('firstRun', {})).toEqual({ ok: true, value: { initialized: false, siteId: null, restoredSite: null } });
     expect((await api('status', {})).error.kind).toBe('unauthenticated');
-    expect((await api('initSite', { siteId: 'bad id', adminName: 'ada', adminPin: '1234' })).error.kind).toBe('invalid');
+    expect((await api('initSite', { siteId: 'bad id', adminName: 'ada', adminPin: '4711' })).error.kind).toBe('invalid');
+    expect((await api('initSite', { siteId: 'north', adminName: 'ada', adminPin: '0000' })).error).toMatchObject({ kind: 'invalid', message: expect.stringMatching(/adminPin: PIN 0000: one digit repeated/) });
     expect(await api('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north', restoredSite: null } });
     await until(/site north running from/);
     expect(out).toContain(`ui:      ${url}/`);

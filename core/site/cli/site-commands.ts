@@ -8,7 +8,7 @@ import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../.
 import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
 import { Catalog } from '../../lsm/index.ts';
-import { ROLES, UserStore, type Role } from '../../inbox/users.ts';
+import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { catalogOptions, dataPaths, readConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
@@ -53,6 +53,7 @@ export async function runInit(argv: string[], io: CliIO): Promise<number> {
   const admin = a.string('admin');
   const pin = a.string('pin');
   if ((admin === undefined) !== (pin === undefined)) throw new CliError(EXIT.usage, "options '--admin' and '--pin' go together");
+  refuseGuessablePin(pin);
   try {
     const r = await initDataDir({ data: dataDir(a.string('data')), site: a.required('site'), ...(admin !== undefined ? { admin: { name: admin, pin: pin! } } : {}) });
     await print(io.stdout, [
@@ -178,6 +179,12 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
   throw new CliError(EXIT.usage, `expected 'tilstand deadletters list' or 'tilstand deadletters replay', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
 }
 
+/** `--pin` as a person chose it: one a colleague would try first is refused (inbox users.ts). */
+function refuseGuessablePin(pin: string | undefined): void {
+  const why = pin === undefined ? undefined : guessablePin(pin);
+  if (why) throw new CliError(EXIT.usage, `option '--pin': ${guessablePinMessage(pin!, why)}`);
+}
+
 export async function runUsers(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
   const a = await withHelp(
@@ -207,6 +214,7 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
       const role = a.required('role');
       if (!(ROLES as readonly string[]).includes(role)) throw new CliError(EXIT.usage, `option '--role': expected one of ${ROLES.join(', ')}, got '${role}'`);
       const pin = a.string('pin');
+      refuseGuessablePin(pin);
       const password = a.string('password');
       const badge = a.string('badge');
       try {

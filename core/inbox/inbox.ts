@@ -232,14 +232,7 @@ export class Inbox {
         this.decidedAt.set(String(key), Math.max(this.decidedAt.get(String(key)) ?? 0, Number(decidedAt)));
       }
     }
-    if (snapshot) {
-      const reader = inbox.reader({ snapshotId: snapshot.id });
-      try {
-        for (const id of wanted) this.index(proposalFromRow(rowRecord(inbox.schema.fields, reader.get({ proposal_id: id })!)));
-      } finally {
-        reader.close();
-      }
-    }
+    if (snapshot) for (const p of wholeProposals(inbox, snapshot.id, wanted)) this.index(p);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -588,6 +581,16 @@ export function newestFirst(a: Pick<Proposal, 'createdAtMs' | 'id'>, b: Pick<Pro
   return b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1);
 }
 
+/** Whole proposals by id, read at one snapshot (the ids were found there: each row exists). */
+function wholeProposals(table: Table, snapshotId: number, ids: readonly string[]): Proposal[] {
+  const reader = table.reader({ snapshotId });
+  try {
+    return ids.map((id) => proposalFromRow(rowRecord(table.schema.fields, reader.get({ proposal_id: id })!)));
+  } finally {
+    reader.close();
+  }
+}
+
 /** A proposal's status from its `agent_status` and `decision` columns (statusOf without the rest of the row). */
 const lightStatus = (agentStatus: unknown, decision: unknown): ProposalStatus =>
   statusOf({ agentStatus: agentStatus === 'withdrawn' ? 'withdrawn' : 'open', decision: decision === null || decision === undefined ? null : ({ kind: decision } as Decision) });
@@ -612,10 +615,5 @@ export function readProposals(table: Table, filter: ProposalFilter = {}): Propos
     picked.push({ id: String(id), createdAtMs: Number(createdAtMs) });
   }
   picked.sort(newestFirst);
-  const reader = table.reader({ snapshotId: snapshot.id });
-  try {
-    return picked.slice(0, limit).map(({ id }) => proposalFromRow(rowRecord(table.schema.fields, reader.get({ proposal_id: id })!)));
-  } finally {
-    reader.close();
-  }
+  return wholeProposals(table, snapshot.id, picked.slice(0, limit).map((x) => x.id));
 }

@@ -79,6 +79,14 @@ const en = {
   'work.resource': 'Resource',
   'work.state': 'State',
   'work.since': 'Since',
+  'work.overdue': 'overdue',
+  'work.status.released': 'released',
+  'work.status.blocked': 'blocked',
+  'work.status.in_progress': 'in progress',
+  'work.status.done': 'done',
+  'work.state.free': 'free',
+  'work.state.busy': 'busy',
+  'work.state.down': 'down',
   'stock.search': 'Search item or location',
   'stock.item': 'Item',
   'stock.location': 'Location',
@@ -224,6 +232,14 @@ const nb: Messages = {
   'work.resource': 'Ressurs',
   'work.state': 'Tilstand',
   'work.since': 'Siden',
+  'work.overdue': 'forsinket',
+  'work.status.released': 'frigitt',
+  'work.status.blocked': 'blokkert',
+  'work.status.in_progress': 'pågår',
+  'work.status.done': 'ferdig',
+  'work.state.free': 'ledig',
+  'work.state.busy': 'opptatt',
+  'work.state.down': 'ute av drift',
   'stock.search': 'Søk vare eller lokasjon',
   'stock.item': 'Vare',
   'stock.location': 'Lokasjon',
@@ -366,6 +382,14 @@ const de: Messages = {
   'work.resource': 'Ressource',
   'work.state': 'Zustand',
   'work.since': 'Seit',
+  'work.overdue': 'überfällig',
+  'work.status.released': 'freigegeben',
+  'work.status.blocked': 'blockiert',
+  'work.status.in_progress': 'in Arbeit',
+  'work.status.done': 'erledigt',
+  'work.state.free': 'frei',
+  'work.state.busy': 'belegt',
+  'work.state.down': 'ausgefallen',
   'stock.search': 'Artikel oder Lagerort suchen',
   'stock.item': 'Artikel',
   'stock.location': 'Lagerort',
@@ -445,6 +469,27 @@ export function formatNumber(lang: Lang, n: number | null | undefined): string {
 
 export function formatTime(lang: Lang, ms: number | null | undefined): string {
   return ms === null || ms === undefined ? '–' : new Intl.DateTimeFormat(LOCALES[lang], { dateStyle: 'short', timeStyle: 'medium' }).format(new Date(ms));
+}
+
+/**
+ * A TIMESTAMP column's text as the site API gives it (`2026-12-02T09:36:13.017`, no zone) in ms
+ * since the epoch. The appliance stores TIMESTAMP as the UTC wall clock (core/lsm/cast.ts), so a
+ * text without a zone is UTC; one with `Z` or an offset (TIMESTAMP_LTZ) is taken as written.
+ * Null for null or text that is no such time.
+ */
+export function timestampMs(text: string | null | undefined): number | null {
+  if (text === null || text === undefined) return null;
+  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?$/.exec(text.trim());
+  if (!m) return null;
+  const ms = Date.parse(`${m[1]}T${m[2]}${m[3] ?? 'Z'}`);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+/** A point in time for the floor, in this PC's time zone: weekday, day, month, hours and minutes. */
+export function formatWhen(lang: Lang, ms: number | null | undefined): string {
+  return ms === null || ms === undefined
+    ? '–'
+    : new Intl.DateTimeFormat(LOCALES[lang], { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }).format(new Date(ms));
 }
 
 export function formatDuration(lang: Lang, ms: number): string {

@@ -121,7 +121,7 @@ function ProposalPanel() {
             <button className="reject" onClick={() => void decide('reject', comment)}>
               ✖ {t('detail.reject')}
             </button>
-            <button onClick={() => void decide('defer', comment)}>⏸ {t('detail.defer')}</button>
+            <button onClick={() => void decide('defer', comment)}>‖ {t('detail.defer')}</button>
             <button onClick={() => void next()}>{t('detail.next')} →</button>
           </div>
           <p className="muted small">{t('detail.shortcuts')}</p>

@@ -1,45 +1,65 @@
 import { useEffect } from 'react';
 import { Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
+import { formatWhen, timestampMs, type MessageKey } from '../i18n/messages.ts';
 
 const STATUS_ORDER = ['blocked', 'released', 'in_progress', 'done'];
+const JOB_STATUSES = new Set(['released', 'blocked', 'in_progress', 'done']);
+const RESOURCE_STATES = new Set(['free', 'busy', 'down']);
 
 export function WorkQueue() {
   const t = useT();
+  const lang = useApp((s) => s.lang);
   const jobs = useApp((s) => s.jobs);
   const resources = useApp((s) => s.resources);
   const load = useApp((s) => s.loadWork);
+  // The site's clock when it has told it (as the inbox does), else this PC's.
+  const statusNow = useApp((s) => s.status?.nowMs ?? null);
+  const now = statusNow ?? Date.now();
   useEffect(() => void load(), [load]);
   const sorted = [...jobs].sort((a, b) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || (b.priority ?? 0) - (a.priority ?? 0));
+  // A value outside the contract's symbols (a newer contract version) is shown as it came.
+  const status = (s: string) => (JOB_STATUSES.has(s) ? t(`work.status.${s}` as MessageKey) : s);
+  const state = (s: string | null) => (s === null ? '' : RESOURCE_STATES.has(s) ? t(`work.state.${s}` as MessageKey) : s);
   return (
     <div className="work">
       <section>
         <h2>{t('work.jobs')}</h2>
         <Table label={t('work.jobs')} head={[t('work.job'), t('work.status'), t('work.blocked'), t('work.capability'), t('work.priority'), t('work.due'), t('work.assigned')]}>
-          {sorted.map((j) => (
-            <tr key={j.job_id} className={j.status === 'blocked' ? 'attention' : ''} data-job={j.job_id}>
-              <td>{j.job_id}</td>
-              <td>{j.status === 'blocked' ? `⛔ ${j.status}` : j.status}</td>
-              <td>{j.blocked_reason ?? ''}</td>
-              <td>{j.capability ?? ''}</td>
-              <td>{j.priority ?? ''}</td>
-              <td>{j.due_at ?? ''}</td>
-              <td className="assigned">{j.assigned_resource ?? ''}</td>
-            </tr>
-          ))}
+          {sorted.map((j) => {
+            const due = timestampMs(j.due_at);
+            const overdue = due !== null && due < now && j.status !== 'done';
+            return (
+              <tr key={j.job_id} className={j.status === 'blocked' ? 'attention' : ''} data-job={j.job_id}>
+                <td>{j.job_id}</td>
+                <td data-status={j.status}>{j.status === 'blocked' ? `⊘ ${status(j.status)}` : status(j.status)}</td>
+                <td>{j.blocked_reason ?? ''}</td>
+                <td>{j.capability ?? ''}</td>
+                <td>{j.priority ?? ''}</td>
+                <td className={overdue ? 'due overdue' : 'due'} title={j.due_at ?? undefined}>
+                  {j.due_at === null ? '' : due === null ? j.due_at : formatWhen(lang, due)}
+                  {overdue ? <span className="chip-alert overdue-tag"> {t('work.overdue')}</span> : null}
+                </td>
+                <td className="assigned">{j.assigned_resource ?? ''}</td>
+              </tr>
+            );
+          })}
         </Table>
       </section>
       <section>
         <h2>{t('work.resources')}</h2>
         <Table label={t('work.resources')} head={[t('work.resource'), t('work.capability'), t('work.state'), t('work.since')]}>
-          {resources.map((r) => (
-            <tr key={r.resource_id} className={r.state === 'down' ? 'attention' : ''}>
-              <td>{r.resource_id}</td>
-              <td>{r.capability ?? ''}</td>
-              <td>{r.state === 'down' ? `⚠ ${r.state}` : r.state}</td>
-              <td>{r.since ?? ''}</td>
-            </tr>
-          ))}
+          {resources.map((r) => {
+            const since = timestampMs(r.since);
+            return (
+              <tr key={r.resource_id} className={r.state === 'down' ? 'attention' : ''} data-resource={r.resource_id}>
+                <td>{r.resource_id}</td>
+                <td>{r.capability ?? ''}</td>
+                <td data-state={r.state ?? ''}>{r.state === 'down' ? `⚠ ${state(r.state)}` : state(r.state)}</td>
+                <td title={r.since ?? undefined}>{r.since === null ? '' : since === null ? r.since : formatWhen(lang, since)}</td>
+              </tr>
+            );
+          })}
         </Table>
       </section>
     </div>

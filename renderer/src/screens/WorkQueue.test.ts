@@ -1,0 +1,107 @@
+// The Work queue screen rendered from the store's state (server-side markup, no browser): a due
+// time is shown in this PC's time zone (the table's TIMESTAMP is the UTC wall clock), a job past
+// its due time and not done is marked overdue, and statuses and states are in the chosen language.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobView, ResourceView, SiteApi, SiteStatus } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { timestampMs } from '../i18n/messages.ts';
+import { createAppStore } from '../store/store.ts';
+import { WorkQueue } from './WorkQueue.tsx';
+
+const job = (over: Partial<JobView>): JobView => ({
+  job_id: 'J-1',
+  status: 'released',
+  blocked_reason: null,
+  capability: 'pick',
+  material_item: null,
+  material_qty: null,
+  priority: 1,
+  due_at: null,
+  assigned_resource: null,
+  ...over,
+});
+
+function render(jobs: JobView[], resources: ResourceView[], nowMs: number, lang: 'en' | 'nb' | 'de' = 'en'): string {
+  const store = createAppStore({} as SiteApi);
+  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus });
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(WorkQueue)));
+}
+
+const row = (html: string, attr: string): string => {
+  const at = html.indexOf(attr);
+  expect(at, `${attr} in the markup`).toBeGreaterThanOrEqual(0);
+  return html.slice(at, html.indexOf('</tr>', at));
+};
+
+describe('Work queue screen', () => {
+  let tz: string | undefined;
+  beforeAll(() => {
+    tz = process.env.TZ;
+    process.env.TZ = 'Europe/Oslo'; // UTC+1 in December
+  });
+  afterAll(() => {
+    if (tz === undefined) delete process.env.TZ;
+    else process.env.TZ = tz;
+  });
+
+  it('reads a TIMESTAMP without a zone as UTC, and one with a zone as written', () => {
+    expect(timestampMs('2026-12-02T09:36:13.017')).toBe(Date.UTC(2026, 11, 2, 9, 36, 13, 17));
+    expect(timestampMs('2026-12-02 09:36')).toBe(Date.UTC(2026, 11, 2, 9, 36));
+    expect(timestampMs('2026-12-02T09:36:13Z')).toBe(Date.UTC(2026, 11, 2, 9, 36, 13));
+    expect(timestampMs('2026-12-02T10:36:13+01:00')).toBe(Date.UTC(2026, 11, 2, 9, 36, 13));
+    expect(timestampMs('tomorrow')).toBeNull();
+    expect(timestampMs(null)).toBeNull();
+  });
+
+  it('shows due and since in local time, not the UTC text', () => {
+    const now = Date.UTC(2026, 11, 2, 8, 0);
+    const html = render(
+      [job({ job_id: 'J-1', due_at: '2026-12-02T09:36:13.017' })],
+      [{ resource_id: 'PICK-A', kind: 'team', capability: 'pick', state: 'free', since: '2026-12-02T07:05:00.000' }],
+      now,
+    );
+    const j = row(html, 'data-job="J-1"');
+    expect(j).toContain('title="2026-12-02T09:36:13.017"'); // the stored value on hover
+    const shown = j.replace(/ title="[^"]*"/g, '');
+    expect(shown).toContain('10:36');
+    expect(shown).not.toContain('09:36');
+    expect(shown).not.toContain('2026-12-02T');
+    expect(row(html, 'data-resource="PICK-A"')).toContain('08:05');
+  });
+
+  it('marks a job past its due time as overdue unless it is done', () => {
+    const now = Date.UTC(2026, 11, 2, 10, 0);
+    const html = render(
+      [
+        job({ job_id: 'J-late', status: 'in_progress', due_at: '2026-12-02T09:36:00.000' }),
+        job({ job_id: 'J-done', status: 'done', due_at: '2026-12-02T09:36:00.000' }),
+        job({ job_id: 'J-later', due_at: '2026-12-02T10:30:00.000' }),
+        job({ job_id: 'J-none' }),
+      ],
+      [],
+      now,
+    );
+    expect(row(html, 'data-job="J-late"')).toContain('overdue');
+    expect(row(html, 'data-job="J-done"')).not.toContain('overdue');
+    expect(row(html, 'data-job="J-later"')).not.toContain('overdue');
+    expect(row(html, 'data-job="J-none"')).not.toContain('overdue');
+  });
+
+  it('shows statuses and states in the chosen language, and a value it does not know as it came', () => {
+    const now = Date.UTC(2026, 11, 2, 10, 0);
+    const jobs = [job({ job_id: 'J-b', status: 'blocked', blocked_reason: 'material short' }), job({ job_id: 'J-x', status: 'on_hold' })];
+    const resources: ResourceView[] = [{ resource_id: 'FORK-1', kind: 'machine', capability: 'forklift', state: 'down', since: null }];
+    const nb = render(jobs, resources, now, 'nb');
+    expect(row(nb, 'data-job="J-b"')).toContain('blokkert');
+    expect(row(nb, 'data-job="J-x"')).toContain('on_hold');
+    expect(row(nb, 'data-resource="FORK-1"')).toContain('ute av drift');
+    const de = render(jobs, resources, now, 'de');
+    expect(row(de, 'data-job="J-b"')).toContain('blockiert');
+    expect(row(de, 'data-resource="FORK-1"')).toContain('ausgefallen');
+    // No glyph that common fonts lack (DejaVu, which Debian's chromium falls back to, has ⊘ and ⚠).
+    expect(nb).not.toContain('⛔');
+  });
+});

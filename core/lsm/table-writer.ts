@@ -17,6 +17,7 @@ import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
 import { mergeRunsInto } from './compaction/compact-merge.ts';
 import { RunBuilder } from './compaction/run-builder.ts';
+import { planCompaction } from './compaction/compact-plan.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
@@ -67,6 +68,9 @@ export interface CommitResult {
   compactSnapshotId: number | undefined;
   expire: ExpireResult | undefined;
 }
+
+/** A file smaller than this fraction of target-file-size is merged, not upgraded (Paimon's compaction.small-file-ratio). */
+const SMALL_FILE_RATIO = 0.7;
 
 /** Thrown inside a compaction that must include the bottom level to stay correct. */
 class NeedsFullCompaction extends Error {}
@@ -564,15 +568,16 @@ export class TableWriter {
         if (runs[0]!.files.some((f) => (dv.deleted(s.partition, s.bucket, f.fileName)?.size ?? 0) > 0)) unit = { outputLevel: o.numLevels - 1, runs: [...runs] };
       }
       if (!unit || (this.dv && unit.outputLevel === 0)) continue; // DV tables keep level 0 empty
-      let added: DataFileMeta[];
+      let done: { removed: DataFileMeta[]; added: DataFileMeta[] };
       try {
-        added = this.runCompaction(s, unit, changelog);
+        done = this.runCompaction(s, unit, changelog);
       } catch (e) {
         if (!(e instanceof NeedsFullCompaction)) throw e;
         unit = fullCompaction(o.numLevels, runs)!;
-        added = this.runCompaction(s, unit, changelog);
+        done = this.runCompaction(s, unit, changelog);
       }
-      const removed = unit.runs.flatMap((r) => r.files);
+      const { removed, added } = done;
+      if (removed.length === 0 && added.length === 0) continue; // every file already where it belongs
       for (const f of removed) entries.push(this.entry(DELETE, s, f));
       for (const f of added) entries.push(this.entry(ADD, s, f));
       results.push({ s, removed, added });
@@ -584,18 +589,82 @@ export class TableWriter {
     for (const { s, removed, added } of results) {
       const gone = new Set(removed.map((f) => f.fileName));
       s.files = s.files.filter((f) => !gone.has(f.fileName)).concat(added);
-      for (const f of removed) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+      // An upgraded file keeps its name and bytes (and its decoded run in the cache).
+      const kept = new Set(added.map((f) => f.fileName));
+      for (const f of removed) if (!kept.has(f.fileName)) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
       this.committed.set(s.id, { partition: s.partition, bucket: s.bucket, files: s.files });
     }
     return id;
   }
 
   /**
-   * Merges the unit's runs into new files at its output level. A full compaction (output at the
-   * top level: every run is in the unit) of a `full-compaction` table also writes the bucket's
-   * changelog — old top level vs merged output (changelog.ts) — and adds its entry to `changelog`.
+   * Compacts the unit into its output level: the files that overlap others (and small ones beside
+   * them) are merged into new files, large files alone with their keys only change level
+   * (compaction/compact-plan.ts), when this table allows that (`upgradesAllowed`). Returns the
+   * files leaving the bucket's file list and those joining it; a file already at the output level
+   * and alone with its keys is in neither. A full compaction (output at the top level: every run is
+   * in the unit) of a `full-compaction` table also writes the bucket's changelog — old top level vs
+   * merged output (changelog.ts) — and adds its entry to `changelog`.
    */
-  private runCompaction(s: BucketState, unit: CompactUnit, changelog: ManifestEntry[]): DataFileMeta[] {
+  private runCompaction(s: BucketState, unit: CompactUnit, changelog: ManifestEntry[]): { removed: DataFileMeta[]; added: DataFileMeta[] } {
+    const table = this.table;
+    const o = table.schema.options;
+    const all = unit.runs.flatMap((r) => r.files);
+    if (!this.upgradesAllowed()) return { removed: all, added: this.mergeFiles(s, unit, unit.runs.map((r) => r.files), changelog) };
+    const topLevel = o.numLevels - 1;
+    const outputFormat = formatForLevel(table.schema, unit.outputLevel);
+    const steps = planCompaction(
+      unit.runs,
+      {
+        outputLevel: unit.outputLevel,
+        maxLevel: topLevel,
+        minFileSize: Math.floor(o.targetFileBytes * SMALL_FILE_RATIO),
+        // file.format.per.level: a file changes level as it is only into a level of its own format.
+        mayUpgrade: (f) => f.fileName.endsWith(`.${outputFormat}`),
+      },
+      (f) => table.keyRange(f),
+      table.compareKeys,
+    );
+    const removed: DataFileMeta[] = [];
+    const added: DataFileMeta[] = [];
+    const written: DataFileMeta[] = [];
+    try {
+      for (const step of steps) {
+        if (step.kind === 'keep') continue;
+        if (step.kind === 'upgrade') {
+          removed.push(step.file);
+          added.push({ ...step.file, level: unit.outputLevel });
+          continue;
+        }
+        // The step's files by the run they came from, each still in key order.
+        const inStep = new Set(step.files);
+        const runs = unit.runs.map((r) => r.files.filter((f) => inStep.has(f))).filter((fs) => fs.length > 0);
+        const out = this.mergeFiles(s, unit, runs, changelog);
+        written.push(...out);
+        removed.push(...step.files);
+        added.push(...out);
+      }
+    } catch (e) {
+      // A later step failed (or must become a full compaction): what earlier steps wrote is orphaned.
+      for (const f of written) table.fileIO.remove(table.dataFilePath(s.partition, s.bucket, f.fileName));
+      throw e;
+    }
+    return { removed, added };
+  }
+
+  /**
+   * Whether a compaction may move a file to another level without merging it. Not where the
+   * compaction must see every record: changelog producers lookup and full-compaction (they derive
+   * the changelog from the merge), deletion vectors (level 0 is invisible to readers until
+   * compacted), first-row (a key's first row is decided against the levels below).
+   */
+  private upgradesAllowed(): boolean {
+    const o = this.table.schema.options;
+    return !this.dv && (o.changelogProducer === 'none' || o.changelogProducer === 'input') && o.mergeEngine !== 'first-row';
+  }
+
+  /** Merges `runs` (each a sorted run's files in key order) into new files at the unit's output level. */
+  private mergeFiles(s: BucketState, unit: CompactUnit, runs: readonly (readonly DataFileMeta[])[], changelog: ManifestEntry[]): DataFileMeta[] {
     const table = this.table;
     const schema = table.schema;
     const allFiles = [...s.files];
@@ -605,16 +674,16 @@ export class TableWriter {
     const dropDelete =
       unit.outputLevel !== 0 && unit.outputLevel >= highestNonEmptyLevel(allFiles) && schema.sequenceFieldIndexes.length === 0;
     const dv = this.dv;
-    const inputs = unit.runs.map((r) => r.files.map((f) => (dv ? dv.visibleRun(s.partition, s.bucket, f) : table.loadRun(s.partition, s.bucket, f))));
+    const inputs = runs.map((files) => files.map((f) => (dv ? dv.visibleRun(s.partition, s.bucket, f) : table.loadRun(s.partition, s.bucket, f))));
     const merge = createMergeFunction(schema);
     const pu = merge.resetThenAdded !== undefined ? merge : undefined;
     let inBytes = 0;
     let inRows = 0;
     /** Rows of the largest input run (by its files' row counts). */
     let largest = 0;
-    for (const r of unit.runs) {
+    for (const files of runs) {
       let runRows = 0;
-      for (const f of r.files) {
+      for (const f of files) {
         inBytes += f.fileSize;
         runRows += f.rowCount;
       }

@@ -194,4 +194,13 @@ describe('randomized model tests per merge engine', () => {
       withSeed(sc.name, settings, (seed) => runTableModel(sc, seed, settings.steps ?? 80), FILE);
     });
   }
+  // The same with files rolled at 1 kb: most compaction inputs are then "large" (≥ 70 % of the
+  // target), so compactions upgrade files that overlap nothing to the output level instead of
+  // merging them (compaction/compact-plan.ts), beside merged sections.
+  for (const base of scenarios()) {
+    const sc: TableScenario = { ...base, name: `${base.name}, large files upgraded`, spec: { ...base.spec, options: { ...base.spec.options, 'target-file-size': '1 kb' } } };
+    it(sc.name, { timeout: 300_000 }, () => {
+      withSeed(sc.name, settings, (seed) => runTableModel(sc, seed, settings.steps ?? 80), FILE);
+    });
+  }
 });

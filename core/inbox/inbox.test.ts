@@ -9,6 +9,7 @@ import { Catalog } from '../lsm/index.ts';
 import { readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
 import { Inbox, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
+import { APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
 import { situationKey, type Proposal, type ProposalInput } from './proposal.ts';
 import { UserStore } from './users.ts';
 
@@ -308,6 +309,30 @@ describe('approval_inbox sequence groups', () => {
     expect(read.explanation).toBe('rewritten by the agent side');
     expect(read.decision).toMatchObject({ kind: 'approved', by: 'lena', comment: 'go' });
     expect(read.command).toMatchObject({ state: 'acknowledged', detail: '{"job_id":"J-1"}', sentAtMs: T0 });
+  });
+});
+
+describe('table options', () => {
+  it('rolls both tables at 2 MB, and gives tables made before that the option when the inbox opens', () => {
+    const i = inbox();
+    expect(i.table.schema.options.raw['target-file-size']).toBe('2 mb');
+    i.close();
+    open.splice(0);
+    // A site made before: both tables without the option, one proposal in them.
+    const old = 'site_old';
+    catalog.createDatabase(old);
+    const strip = (spec: typeof APPROVAL_INBOX_SPEC) => ({ ...spec, options: Object.fromEntries(Object.entries(spec.options ?? {}).filter(([k]) => k !== 'target-file-size')) });
+    catalog.createTable({ database: old, table: 'approval_inbox' }, strip(APPROVAL_INBOX_SPEC));
+    catalog.createTable({ database: old, table: 'decision_log' }, strip(DECISION_LOG_SPEC));
+    const first = inbox({ database: old });
+    const [p] = propose(first, 'J-1');
+    first.close();
+    open.splice(0);
+    const fresh = new Catalog(join(dir, 'warehouse'), { clock: () => now });
+    for (const t of ['approval_inbox', 'decision_log']) expect(fresh.getTable({ database: old, table: t }).schema.options.raw['target-file-size']).toBe('2 mb');
+    const again = inbox({ catalog: fresh, database: old });
+    expect(again.get(p!.id)?.status).toBe('open');
+    expect(again.history(p!.id).map((e) => e.event)).toEqual(['proposed']);
   });
 });
 

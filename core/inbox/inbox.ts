@@ -24,7 +24,7 @@
 // (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
 // approved.
 
-import type { Catalog, Table, TableWriter } from '../lsm/index.ts';
+import { LsmError, type Catalog, type Table, type TableWriter } from '../lsm/index.ts';
 import { DecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
 import {
@@ -36,6 +36,7 @@ import {
   DECISION_LOG_SPEC,
   DECISION_LOG_TABLE,
   GROUP_SEQ,
+  INBOX_TARGET_FILE_SIZE,
   proposalFromRow,
   rowRecord,
   type InboxGroup,
@@ -209,6 +210,8 @@ export class Inbox {
     if (!Number.isSafeInteger(this.commentMax) || this.commentMax < 0) throw new InboxError('InvalidArgument', `commentCharsMax: expected an integer ≥ 0, got ${this.commentMax}`);
     this.warn = o.onWarning ?? ((m) => console.warn(`inbox: ${m}`));
     const { inbox, log } = openInboxTables(o.catalog, o.database);
+    upgradeInboxTableOptions(inbox);
+    upgradeInboxTableOptions(log);
     this.table = inbox;
     this.logTable = log;
     this.writer = inbox.newWriter({ commitUser: 'tilstand-inbox' });
@@ -557,6 +560,20 @@ export function openInboxTables(catalog: Catalog, database: string): { inbox: Ta
   const inbox = catalog.createTable({ database, table: APPROVAL_INBOX_TABLE }, APPROVAL_INBOX_SPEC, true);
   const log = catalog.createTable({ database, table: DECISION_LOG_TABLE }, DECISION_LOG_SPEC, true);
   return { inbox, log };
+}
+
+/**
+ * Gives tables made before `target-file-size` was part of their spec that option (a schema change:
+ * `schema-<N+1>`, same fields). Called by the inbox before it opens its writers; a table whose
+ * writer another process holds is left as it is (opening the writer then reports that process).
+ */
+function upgradeInboxTableOptions(table: Table): void {
+  if (table.schema.options.raw['target-file-size'] !== undefined) return;
+  try {
+    table.alter([{ kind: 'setOption', key: 'target-file-size', value: INBOX_TARGET_FILE_SIZE }]);
+  } catch (e) {
+    if (!(e instanceof LsmError && e.kind === 'Conflict')) throw e;
+  }
 }
 
 /** One proposal, read from any process. */

@@ -5,7 +5,7 @@
 // Concurrency: owns the table's writer (one DecisionLog per data directory). `append` buffers;
 // `commit` makes the entries durable. Readers (CLI, HQ) read the table directly.
 
-import type { Table, TableWriter } from '../lsm/index.ts';
+import type { Predicate, Table, TableWriter } from '../lsm/index.ts';
 import { rowRecord } from './inbox-tables.ts';
 import type { Json } from './proposal.ts';
 
@@ -48,9 +48,9 @@ export class DecisionLog {
     this.writer.commit({ [NEXT_ID_PROPERTY]: String(this.nextId) });
   }
 
-  /** Entries of one proposal (or all, when undefined), oldest first. */
-  entries(proposalId?: string): DecisionLogEntry[] {
-    return readDecisionLog(this.table, proposalId);
+  /** Entries of one proposal (or all, when undefined), oldest first; `fromId`: none before it exist for it. */
+  entries(proposalId?: string, fromId?: number): DecisionLogEntry[] {
+    return readDecisionLog(this.table, proposalId, fromId);
   }
 
   close(): void {
@@ -58,11 +58,18 @@ export class DecisionLog {
   }
 }
 
-/** Reads the log from any process (no writer needed). */
-export function readDecisionLog(table: Table, proposalId?: string): DecisionLogEntry[] {
+/**
+ * Reads the log from any process (no writer needed): one proposal's entries, or all. `fromId`
+ * (the proposal's `log_first_entry`) starts the read at that entry: files of older entries are
+ * not opened.
+ */
+export function readDecisionLog(table: Table, proposalId?: string, fromId?: number): DecisionLogEntry[] {
   const out: DecisionLogEntry[] = [];
   const fields = table.schema.fields;
-  for (const row of table.scanRows({}, proposalId === undefined ? {} : { where: [{ column: 'proposal_id', op: '=', value: proposalId }] })) {
+  const where: Predicate[] = [];
+  if (proposalId !== undefined) where.push({ column: 'proposal_id', op: '=', value: proposalId });
+  if (fromId !== undefined) where.push({ column: 'entry_id', op: '>=', value: BigInt(fromId) });
+  for (const row of table.scanRows({}, { where })) {
     const r = rowRecord(fields, row);
     out.push({
       id: Number(r.entry_id),

@@ -9,7 +9,8 @@
 import { valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import { InboxError } from './errors.ts';
-import { decisionTagName, openInboxTables, readProposal } from './inbox.ts';
+import { decisionTagName, openInboxTables, readProposalRow } from './inbox.ts';
+import { logFirstEntryOf, proposalFromRow } from './inbox-tables.ts';
 import { canonicalJson, type EvidenceRow, type Json, type Proposal } from './proposal.ts';
 
 export interface EvidenceTableReport {
@@ -55,7 +56,8 @@ export function evidenceRows(table: Table, rows: Iterable<unknown[]>): EvidenceR
 
 export function evidenceReport(catalog: Catalog, database: string, proposalId: string, o: { allRows?: boolean } = {}): EvidenceReport {
   const { inbox, log } = openInboxTables(catalog, database);
-  const proposal = readProposal(inbox, proposalId);
+  const row = readProposalRow(inbox, proposalId);
+  const proposal = row && proposalFromRow(row);
   if (!proposal) throw new InboxError('NotFound', `proposal ${proposalId} does not exist`);
   const tables: EvidenceTableReport[] = [];
   for (const e of proposal.evidence) {
@@ -96,7 +98,7 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
     }
     r.matches = r.problem === undefined && canonicalJson(r.atTag) === canonicalJson(e.rows);
   }
-  return { proposal, tables, trail: readDecisionLog(log, proposalId) };
+  return { proposal, tables, trail: readDecisionLog(log, proposalId, logFirstEntryOf(row)) };
 }
 
 function keyInMemory(table: Table, key: Record<string, Json>): Record<string, unknown> {

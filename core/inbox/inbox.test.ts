@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
-import { Inbox, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
+import { Inbox, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
 import { APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
 import { situationKey, type Proposal, type ProposalInput } from './proposal.ts';
 import { UserStore } from './users.ts';
@@ -333,6 +333,50 @@ describe('table options', () => {
     const again = inbox({ catalog: fresh, database: old });
     expect(again.get(p!.id)?.status).toBe('open');
     expect(again.history(p!.id).map((e) => e.event)).toEqual(['proposed']);
+    // The old table also got the column where the trail starts, in the agent's sequence group.
+    const schema = fresh.getTable({ database: old, table: 'approval_inbox' }).schema;
+    expect(schema.fields.map((f) => f.name).slice(schema.fieldIndex.get('agent_updated_at_ms')! + 1)[0]).toBe('log_first_entry');
+    expect(schema.options.raw['fields.agent_seq.sequence-group']!.split(',')).toContain('log_first_entry');
+    // A row from before has none (its trail is read from the start); a new one has its own.
+    const [q] = again.submit({ runId: 'r2', proposals: [input('J-2')], withdrawals: [{ id: p!.id, reason: 'gone' }] }).created;
+    expect(again.history(p!.id).map((e) => e.event)).toEqual(['proposed', 'withdrawn']);
+    expect(again.history(q!.id).map((e) => e.event)).toEqual(['proposed']);
+    expect(readProposalRow(again.table, q!.id)!.log_first_entry).toBe(3n); // entries 1 proposed P, 2 withdrawn P, 3 proposed Q
+  });
+
+  it("reads a proposal's trail from its first log entry: older files of the log are not opened", () => {
+    // Tables made with files rolled at 1 kb (the inbox keeps an option a table already has), so
+    // the log is many files with disjoint entry ids.
+    const db = 'site_small';
+    catalog.createDatabase(db);
+    const small = (spec: typeof APPROVAL_INBOX_SPEC) => ({ ...spec, options: { ...spec.options, 'target-file-size': '1 kb', 'num-sorted-run.compaction-trigger': '3' } });
+    catalog.createTable({ database: db, table: 'approval_inbox' }, small(APPROVAL_INBOX_SPEC));
+    const logTable = catalog.createTable({ database: db, table: 'decision_log' }, small(DECISION_LOG_SPEC));
+    const i = inbox({ database: db });
+    let last: Proposal | undefined;
+    let first: Proposal | undefined;
+    for (let r = 0; r < 40; r++) {
+      const created = i.submit({ runId: `r${r}`, proposals: [input(`J-${r}-a`), input(`J-${r}-b`), input(`J-${r}-c`)], withdrawals: [] }).created;
+      first ??= created[0];
+      last = created[2];
+      now += 60_000;
+    }
+    i.submit({ runId: 'r-w', proposals: [], withdrawals: [{ id: last!.id, reason: 'done' }, { id: first!.id, reason: 'done' }] });
+    // The withdrawal rewrote the agent's group, and kept where the trail starts.
+    expect(readProposalRow(i.table, last!.id)!.log_first_entry).toBe(120n); // 40 runs of 3 proposals: the last proposed is entry 120
+    const files = logTable.buckets(logTable.latestSnapshot()!).flatMap((b) => b.files);
+    expect(files.length).toBeGreaterThan(5);
+    const loads = vi.spyOn(logTable.constructor.prototype as { loadRun: (...a: unknown[]) => unknown }, 'loadRun');
+    try {
+      expect(i.history(last!.id).map((e) => e.event)).toEqual(['proposed', 'withdrawn']);
+      const opened = new Set(loads.mock.calls.filter((c) => c[0] !== undefined).map((c) => (c[2] as { fileName: string }).fileName));
+      expect(opened.size).toBeLessThan(files.length / 2);
+      // The oldest proposal's trail is read from the start of the log and is whole as well.
+      expect(i.history(first!.id).map((e) => e.event)).toEqual(['proposed', 'withdrawn']);
+    } finally {
+      loads.mockRestore();
+    }
+    expect(i.history(last!.id)).toEqual(readDecisionLog(logTable, last!.id));
   });
 });
 

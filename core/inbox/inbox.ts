@@ -24,7 +24,7 @@
 // (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
 // approved.
 
-import { LsmError, type Catalog, type Table, type TableWriter } from '../lsm/index.ts';
+import { LsmError, type Catalog, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { DecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
 import {
@@ -35,8 +35,11 @@ import {
   decisionColumns,
   DECISION_LOG_SPEC,
   DECISION_LOG_TABLE,
+  GROUP_COLUMNS,
   GROUP_SEQ,
   INBOX_TARGET_FILE_SIZE,
+  LOG_FIRST_ENTRY,
+  logFirstEntryOf,
   proposalFromRow,
   rowRecord,
   type InboxGroup,
@@ -210,8 +213,8 @@ export class Inbox {
     if (!Number.isSafeInteger(this.commentMax) || this.commentMax < 0) throw new InboxError('InvalidArgument', `commentCharsMax: expected an integer ≥ 0, got ${this.commentMax}`);
     this.warn = o.onWarning ?? ((m) => console.warn(`inbox: ${m}`));
     const { inbox, log } = openInboxTables(o.catalog, o.database);
-    upgradeInboxTableOptions(inbox);
-    upgradeInboxTableOptions(log);
+    upgradeInboxTable(inbox, true);
+    upgradeInboxTable(log, false);
     this.table = inbox;
     this.logTable = log;
     this.writer = inbox.newWriter({ commitUser: 'tilstand-inbox' });
@@ -275,9 +278,10 @@ export class Inbox {
     return [...this.active.values()].filter((p) => p.status === 'approved' && commandInFlight(p.command));
   }
 
+  /** The proposal's decision trail, oldest first, read from its first log entry on. */
   history(id: string): DecisionLogEntry[] {
     this.commit();
-    return this.log.entries(id);
+    return this.log.entries(id, logFirstEntryOf(this.storedRow(id)));
   }
 
   /** Runs after each approval is recorded (the write-back sends the command). */
@@ -316,13 +320,13 @@ export class Inbox {
       let id: string;
       do id = `P-${batch.runId}-${++n}`;
       while (run.ids.has(id) || (run.usedBefore && this.storedRow(id) !== undefined));
-      const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), agent_seq: 1n };
+      const entry = this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: { situation: input.situationKey, rule: `${input.ruleId}@${input.ruleVersion}`, action: input.action, params: input.params, risk: input.risk } });
+      const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), [LOG_FIRST_ENTRY]: BigInt(entry), agent_seq: 1n };
       this.writer.writeRecord(row);
       run.ids.add(id);
       const p = proposalFromRow(row);
       this.index(p);
       this.rows.set(id, row);
-      this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: { situation: input.situationKey, rule: `${input.ruleId}@${input.ruleVersion}`, action: input.action, params: input.params, risk: input.risk } });
       result.created.push(p);
     }
     this.commitBoth();
@@ -499,7 +503,9 @@ export class Inbox {
     const stored = this.storedRow(p.id);
     const seqColumn = GROUP_SEQ[group];
     const seq = ((stored?.[seqColumn] as bigint | null | undefined) ?? 0n) + 1n;
-    const row = { proposal_id: p.id, [seqColumn]: seq, ...columns };
+    // A group write replaces the whole group: the agent's keeps where the proposal's trail starts.
+    const kept = group === 'agent' && !(LOG_FIRST_ENTRY in columns) ? { [LOG_FIRST_ENTRY]: stored?.[LOG_FIRST_ENTRY] ?? null } : {};
+    const row = { proposal_id: p.id, [seqColumn]: seq, ...columns, ...kept };
     this.writer.writeRecord(row);
     const mergedRow = { ...(stored ?? {}), ...row };
     const merged = proposalFromRow(mergedRow);
@@ -563,14 +569,22 @@ export function openInboxTables(catalog: Catalog, database: string): { inbox: Ta
 }
 
 /**
- * Gives tables made before `target-file-size` was part of their spec that option (a schema change:
- * `schema-<N+1>`, same fields). Called by the inbox before it opens its writers; a table whose
- * writer another process holds is left as it is (opening the writer then reports that process).
+ * Brings tables made by an earlier version to the current spec: `target-file-size` on both, and
+ * approval_inbox's `log_first_entry` column (in the agent's sequence group, after
+ * `agent_updated_at_ms`). One schema change each (`schema-<N+1>`; rows written before read the new
+ * column as null). Called by the inbox before it opens its writers; a table whose writer another
+ * process holds is left as it is (opening the writer then reports that process).
  */
-function upgradeInboxTableOptions(table: Table): void {
-  if (table.schema.options.raw['target-file-size'] !== undefined) return;
+function upgradeInboxTable(table: Table, isInbox: boolean): void {
+  const changes: SchemaChange[] = [];
+  if (isInbox && !table.schema.fieldIndex.has(LOG_FIRST_ENTRY)) {
+    changes.push({ kind: 'addColumn', name: LOG_FIRST_ENTRY, type: 'BIGINT', position: { after: 'agent_updated_at_ms' } });
+    changes.push({ kind: 'setOption', key: 'fields.agent_seq.sequence-group', value: GROUP_COLUMNS.agent.join(',') });
+  }
+  if (table.schema.options.raw['target-file-size'] === undefined) changes.push({ kind: 'setOption', key: 'target-file-size', value: INBOX_TARGET_FILE_SIZE });
+  if (changes.length === 0) return;
   try {
-    table.alter([{ kind: 'setOption', key: 'target-file-size', value: INBOX_TARGET_FILE_SIZE }]);
+    table.alter(changes);
   } catch (e) {
     if (!(e instanceof LsmError && e.kind === 'Conflict')) throw e;
   }
@@ -578,10 +592,16 @@ function upgradeInboxTableOptions(table: Table): void {
 
 /** One proposal, read from any process. */
 export function readProposal(table: Table, id: string): Proposal | undefined {
+  const row = readProposalRow(table, id);
+  return row && proposalFromRow(row);
+}
+
+/** One proposal's approval_inbox row by column name, read from any process. */
+export function readProposalRow(table: Table, id: string): InboxRow | undefined {
   const r = table.reader();
   try {
     const row = r.get({ proposal_id: id });
-    return row && proposalFromRow(rowRecord(table.schema.fields, row));
+    return row && rowRecord(table.schema.fields, row);
   } finally {
     r.close();
   }

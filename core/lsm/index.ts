@@ -9,6 +9,7 @@ export { TableReader, type Predicate, type PredicateOp, type ScanOptions } from 
 export { TableWriter, type CommitResult, type WriterOptions } from './table-writer.ts';
 export type { TagInfo } from './tags.ts';
 export type { ExpireResult } from './expire.ts';
+export type { ColumnPosition, SchemaChange } from './schema-change.ts';
 export type { Snapshot } from './snapshot.ts';
 export {
   parseType,

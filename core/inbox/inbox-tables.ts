@@ -48,7 +48,6 @@ const AGENT_COLUMNS = [
   ['agent_status', 'STRING'],
   ['withdrawn_reason', 'STRING'],
   ['agent_updated_at_ms', 'BIGINT'],
-  ['log_first_entry', 'BIGINT'],
 ] as const;
 const DECISION_COLUMNS = [
   ['decision', 'STRING'],
@@ -80,6 +79,7 @@ export const APPROVAL_INBOX_SPEC: SchemaSpec = {
   fields: [
     { name: 'proposal_id', type: 'STRING NOT NULL' },
     ...AGENT_COLUMNS.map(([name, type]) => ({ name, type })),
+    { name: 'log_first_entry', type: 'BIGINT' },
     { name: 'agent_seq', type: 'BIGINT' },
     ...DECISION_COLUMNS.map(([name, type]) => ({ name, type })),
     { name: 'decision_seq', type: 'BIGINT' },
@@ -115,7 +115,11 @@ export const DECISION_LOG_SPEC: SchemaSpec = {
  * `log_first_entry`: the `entry_id` of the proposal's first decision_log entry (its `proposed`).
  * Every entry of the proposal comes at or after it (ids only grow), so its trail is read from
  * there on: files of the log holding only older entries are skipped by their key statistics.
- * Null on rows written before the column existed (their trail is read from the start).
+ * Written once, by the agent side's first write, and in no sequence group: outside the groups a
+ * null never overwrites (partial-update), so later group writes leave it. (Outside the groups also
+ * because Paimon does not let a table's sequence groups change after it is made, and tables from
+ * before the column get it by ALTER TABLE.) Null on rows written before the column existed: their
+ * trail is read from the start of the log.
  */
 export const LOG_FIRST_ENTRY = 'log_first_entry';
 

@@ -35,7 +35,6 @@ import {
   decisionColumns,
   DECISION_LOG_SPEC,
   DECISION_LOG_TABLE,
-  GROUP_COLUMNS,
   GROUP_SEQ,
   INBOX_TARGET_FILE_SIZE,
   LOG_FIRST_ENTRY,
@@ -503,9 +502,7 @@ export class Inbox {
     const stored = this.storedRow(p.id);
     const seqColumn = GROUP_SEQ[group];
     const seq = ((stored?.[seqColumn] as bigint | null | undefined) ?? 0n) + 1n;
-    // A group write replaces the whole group: the agent's keeps where the proposal's trail starts.
-    const kept = group === 'agent' && !(LOG_FIRST_ENTRY in columns) ? { [LOG_FIRST_ENTRY]: stored?.[LOG_FIRST_ENTRY] ?? null } : {};
-    const row = { proposal_id: p.id, [seqColumn]: seq, ...columns, ...kept };
+    const row = { proposal_id: p.id, [seqColumn]: seq, ...columns };
     this.writer.writeRecord(row);
     const mergedRow = { ...(stored ?? {}), ...row };
     const merged = proposalFromRow(mergedRow);
@@ -570,16 +567,15 @@ export function openInboxTables(catalog: Catalog, database: string): { inbox: Ta
 
 /**
  * Brings tables made by an earlier version to the current spec: `target-file-size` on both, and
- * approval_inbox's `log_first_entry` column (in the agent's sequence group, after
- * `agent_updated_at_ms`). One schema change each (`schema-<N+1>`; rows written before read the new
- * column as null). Called by the inbox before it opens its writers; a table whose writer another
- * process holds is left as it is (opening the writer then reports that process).
+ * approval_inbox's `log_first_entry` column (after `agent_updated_at_ms`, as in a new table). One
+ * schema change each (`schema-<N+1>`; rows written before read the new column as null). Called by
+ * the inbox before it opens its writers; a table whose writer another process holds is left as it
+ * is (opening the writer then reports that process).
  */
 function upgradeInboxTable(table: Table, isInbox: boolean): void {
   const changes: SchemaChange[] = [];
   if (isInbox && !table.schema.fieldIndex.has(LOG_FIRST_ENTRY)) {
     changes.push({ kind: 'addColumn', name: LOG_FIRST_ENTRY, type: 'BIGINT', position: { after: 'agent_updated_at_ms' } });
-    changes.push({ kind: 'setOption', key: 'fields.agent_seq.sequence-group', value: GROUP_COLUMNS.agent.join(',') });
   }
   if (table.schema.options.raw['target-file-size'] === undefined) changes.push({ kind: 'setOption', key: 'target-file-size', value: INBOX_TARGET_FILE_SIZE });
   if (changes.length === 0) return;

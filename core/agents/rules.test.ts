@@ -127,6 +127,16 @@ describe('escalate-late-job', () => {
     expect(agent.effectSeen(esc[0]!)).toBe(true);
     expect(agent.recheck(esc[0]!)).toMatchObject({ holds: false, reason: 'job J-1 already has priority 2' });
   });
+
+  it('says "less than a minute" for a job late by seconds, not "0 min"', () => {
+    site.job({ job_id: 'J-1', capability: 'pick', due_at_ms: T0 + H - 20_000 }); // pick takes 1 h: 20 s late
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const [esc] = agent.run().created.filter((p) => p.ruleId === 'escalate-late-job');
+    expect(esc!.params.reason).toBe('will finish less than a minute after its due time');
+    expect(esc!.explanation).toContain('so it ends less than a minute late');
+    expect(esc!.ruleVersion).toBe('2');
+  });
 });
 
 describe('idle-resource', () => {

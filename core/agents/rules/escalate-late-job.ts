@@ -11,7 +11,7 @@ const PRIORITY_MAX = 9;
 
 export const escalateLateJob: Rule = {
   id: 'escalate-late-job',
-  version: '1',
+  version: '2',
   description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at).',
 
   evaluate(ctx) {
@@ -22,17 +22,19 @@ export const escalateLateJob: Rule = {
       const duration = jobDurationMs(ctx.config, j.capability);
       const finish = ctx.nowMs + duration;
       if (finish <= j.due_at_ms) continue;
+      // Under half a minute late rounds to "0 min", which reads as not late at all.
       const lateMin = Math.round((finish - j.due_at_ms) / 60_000);
+      const late = lateMin < 1 ? 'less than a minute' : `about ${lateMin} min`;
       drafts.push({
         action: 'escalate_job',
         module: 'operations',
-        params: { job_id: j.job_id, due_at: isoMs(j.due_at_ms), priority_from: j.priority, reason: `will finish about ${lateMin} min after its due time` },
+        params: { job_id: j.job_id, due_at: isoMs(j.due_at_ms), priority_from: j.priority, reason: `will finish ${late} after its due time` },
         keyParams: ['job_id', 'due_at'],
         risk: 'low' as const,
         riskReason: 'raises one job\'s priority by one; other jobs of the same capability may wait a little longer',
         explanation:
           `Job ${j.job_id} is ${j.status}${j.status === 'blocked' ? ` (${j.blocked_reason ?? 'no reason'})` : ''} and due ${isoMs(j.due_at_ms)}. ` +
-          `Started now it takes about ${Math.round(duration / 60_000)} min (${j.capability ?? 'unknown capability'}), so it ends about ${lateMin} min late. Raise its priority from ${j.priority}.`,
+          `Started now it takes about ${Math.round(duration / 60_000)} min (${j.capability ?? 'unknown capability'}), so it ends ${late} late. Raise its priority from ${j.priority}.`,
         evidence: [{ table: 'work_queue' as const, rows: [r] }],
       });
     }

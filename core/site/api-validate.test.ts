@@ -11,6 +11,7 @@ describe('site API request validation', () => {
     validateCall('history', { table: 'stock', at: { tag: 'agent-7' }, limit: 10 });
     validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
     validateCall('listProposals', { status: ['open', 'deferred'] });
+    validateCall('tags', { table: 'work_queue', search: 'decision-P-', limit: 200 });
   });
 
   it.each([
@@ -21,6 +22,8 @@ describe('site API request validation', () => {
     ['status', JSON.parse('{"__proto__": {"admin": true}}'), /unexpected field '__proto__'/],
     ['history', { table: '../etc', at: { latest: true } }, /not a table name/],
     ['stock', { limit: 1e9 }, /request.limit: expected an integer/],
+    ['tags', { table: 'stock', limit: 0 }, /request.limit: expected an integer/],
+    ['tags', { table: 'stock', search: 'x'.repeat(200) }, /request.search: .*longer than 128/],
     ['addUser', { name: 'a/b', roles: ['admin'], secret: 'x' }, /not a valid name/],
     ['addUser', { name: 'ok', roles: ['root'], secret: 'x' }, /roles\[0\]: expected one of/],
     ['getProposal', { id: 'x'.repeat(200) }, /longer than 128/],

@@ -115,7 +115,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   workQueue: empty,
   stock: object({ search: opt(str(128)), limit: opt(int(1, 10_000)) }),
   tables: empty,
-  tags: object({ table: req(tableName) }),
+  tags: object({ table: req(tableName), search: opt(str(128)), limit: opt(int(1, 10_000)) }),
   history: object({ table: req(tableName), at: req(readPoint), limit: opt(int(1, 10_000)) }),
   diff: object({ table: req(tableName), from: req(readPoint), to: req(readPoint), limit: opt(int(1, 10_000)) }),
   syncStatus: empty,

@@ -220,7 +220,11 @@ export interface SiteApiMethods {
   workQueue: { req: Record<string, never>; res: { jobs: JobView[]; resources: ResourceView[] } };
   stock: { req: { search?: string; limit?: number }; res: StockView[] };
   tables: { req: Record<string, never>; res: TableInfo[] };
-  tags: { req: { table: string }; res: Array<{ name: string; snapshotId: number; createdMs: number | null }> };
+  /**
+   * The table's tags, newest snapshot first: at most `limit` (default 200), those whose name
+   * contains `search` when given. A site keeps thousands (an agent run tags every minute).
+   */
+  tags: { req: { table: string; search?: string; limit?: number }; res: Array<{ name: string; snapshotId: number; createdMs: number | null }> };
   history: { req: { table: string; at: ReadPointRequest; limit?: number }; res: HistoryResult };
   diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number }; res: DiffResult };
   syncStatus: { req: Record<string, never>; res: SyncStatus };

@@ -135,6 +135,12 @@ describe('SiteService', () => {
     expect(wq.compactionDebt).toBeGreaterThanOrEqual(0);
     const [tag] = await api.call('tags', { table: 'work_queue' }, s);
     expect(tag!.name).toMatch(/^agent-/);
+    // At most `limit`, newest first; a search keeps the names that contain it.
+    for (const n of ['old-a', 'old-b', 'old-c']) site.catalog.getTable({ database: 'site_demo', table: 'work_queue' }).createTag(n);
+    const all = await api.call('tags', { table: 'work_queue' }, s);
+    expect(all.length).toBeGreaterThanOrEqual(4);
+    expect((await api.call('tags', { table: 'work_queue', limit: 2 }, s)).map((x) => x.name)).toEqual(all.slice(0, 2).map((x) => x.name));
+    expect((await api.call('tags', { table: 'work_queue', search: 'old-' }, s)).map((x) => x.name).sort()).toEqual(['old-a', 'old-b', 'old-c']);
     const h = await api.call('history', { table: 'work_queue', at: { tag: tag!.name } }, s);
     expect(h.rows.length).toBeGreaterThanOrEqual(30);
     expect(h.columns).toContain('job_id');

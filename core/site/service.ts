@@ -68,6 +68,8 @@ const DECIDERS: readonly Role[] = ['shift_lead', 'admin'];
 const STATE_TABLES = ['work_queue', 'resources', 'stock'] as const;
 const HISTORY_LIMIT = 1000;
 const STOCK_LIMIT = 500;
+/** Tags listed for the History screen at most (a site keeps thousands: a day of agent runs is 1,440 per table). */
+const TAGS_LIMIT = 200;
 
 export class SiteService implements SiteBackend {
   private readonly listeners = new Set<(e: SiteEvent) => void>();
@@ -109,11 +111,15 @@ export class SiteService implements SiteBackend {
       }),
       stock: (req) => this.stock(req.search, req.limit ?? STOCK_LIMIT),
       tables: () => this.tables(),
-      tags: (req) =>
-        this.table(req.table)
+      tags: (req) => {
+        const q = req.search?.trim() ?? '';
+        return this.table(req.table)
           .listTags()
+          .filter((t) => q === '' || t.name.includes(q))
           .map((t) => ({ name: t.name, snapshotId: t.snapshot.id, createdMs: t.createTimeMillis ?? t.snapshot.timeMillis ?? null }))
-          .sort((a, b) => b.snapshotId - a.snapshotId || (a.name < b.name ? 1 : -1)),
+          .sort((a, b) => b.snapshotId - a.snapshotId || (a.name < b.name ? 1 : -1))
+          .slice(0, req.limit ?? TAGS_LIMIT);
+      },
       history: (req) => this.history(req.table, req.at, req.limit ?? HISTORY_LIMIT),
       diff: (req) => this.diff(req.table, req.from, req.to, req.limit ?? HISTORY_LIMIT),
       syncStatus: () => this.syncStatus(),

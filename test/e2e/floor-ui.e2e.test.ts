@@ -283,7 +283,16 @@ suite('the floor UI end to end (chromium)', () => {
     await page.waitForSelector('select[name="tag"] option', { state: 'attached' });
     // The oldest agent tag: the first run, before this test approved anything.
     const tag = (await page.locator('select[name="tag"] option').last().getAttribute('value'))!;
+    const all = await page.locator('select[name="tag"] option').allTextContents();
     expect(tag).toMatch(/^agent-/);
+    // A search narrows the list to the tags whose name contains it (a site keeps thousands).
+    // (The run's id is also in the decision tags of the proposals decided above.)
+    const runId = tag.slice('agent-'.length);
+    await page.fill('input[name="tagSearch"]', runId);
+    await expect.poll(async () => page.locator('select[name="tag"] option').allTextContents(), { timeout: 15_000 }).toContainEqual(expect.stringContaining(tag));
+    const found = await page.locator('select[name="tag"] option').allTextContents();
+    expect(found.every((o) => o.includes(runId)), found.join(', ')).toBe(true);
+    expect(found.length).toBeLessThan(all.length);
     await page.selectOption('select[name="tag"]', tag);
     await page.click('form.history-form button[type="submit"]');
     await page.waitForSelector('table[aria-label="work_queue"] tbody tr');

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { ReadPointRequest } from '../../../core/site/api.ts';
 import { Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
+import { TAGS_SHOWN } from '../store/store.ts';
 
 type Kind = 'latest' | 'tag' | 'snapshot' | 'time';
 
@@ -18,8 +19,9 @@ export function History() {
   const [table, setTable] = useState('stock');
   const [kind, setKind] = useState<Kind>('latest');
   const [value, setValue] = useState('');
+  const [tagSearch, setTagSearch] = useState('');
   useEffect(() => void loadTables(), [loadTables]);
-  useEffect(() => void loadTags(table), [table, loadTags]);
+  useEffect(() => void loadTags(table, tagSearch.trim() || undefined), [table, tagSearch, loadTags]);
   // Picking "tag" offers the newest tag (agent runs tag what they read: `agent-<run id>`).
   useEffect(() => {
     if (kind === 'tag' && !tags.some((x) => x.name === value) && tags[0]) setValue(tags[0].name);
@@ -56,6 +58,12 @@ export function History() {
         </label>
         {kind === 'tag' && (
           <label>
+            {t('history.tagSearch')}
+            <input name="tagSearch" type="search" value={tagSearch} onChange={(e) => setTagSearch(e.target.value)} />
+          </label>
+        )}
+        {kind === 'tag' && (
+          <label>
             {t('history.tag')}
             <select name="tag" value={value} onChange={(e) => setValue(e.target.value)}>
               {tags.map((x) => (
@@ -79,6 +87,7 @@ export function History() {
           {t('history.compare')}
         </button>
       </form>
+      {kind === 'tag' && tags.length >= TAGS_SHOWN && <p className="muted tags-cut">{t('history.tagsNewest', { n: TAGS_SHOWN })}</p>}
       {history && !diff && (
         <>
           <p className="muted">{t('history.rows', { n: history.rows.length })}</p>

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ProposalDetail, ProposalView, SiteApi } from '../../../core/site/api.ts';
 import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
-import { createAppStore, sortByUrgency } from './store.ts';
+import { createAppStore, sortByUrgency, TAGS_SHOWN } from './store.ts';
 
 const proposal = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({
   id, status: 'open', action: 'assign_job', params: { module: 'operations' }, ruleId: 'assign', ruleVersion: '1', risk,
@@ -30,6 +30,19 @@ function fakeApi(overrides: Partial<SiteApi> = {}) {
 }
 
 describe('renderer store', () => {
+  it('asks for the newest tags only, and for those matching a search', async () => {
+    const asked: unknown[] = [];
+    const { api } = fakeApi({ tags: async (req) => (asked.push(req), [{ name: 'agent-1', snapshotId: 3, createdMs: 1 }]) });
+    const store = createAppStore(api);
+    await store.getState().loadTags('work_queue');
+    await store.getState().loadTags('work_queue', 'decision-P-2026');
+    expect(asked).toEqual([
+      { table: 'work_queue', limit: TAGS_SHOWN },
+      { table: 'work_queue', limit: TAGS_SHOWN, search: 'decision-P-2026' },
+    ]);
+    expect(store.getState().tags.map((t) => t.name)).toEqual(['agent-1']);
+  });
+
   it('signs in, loads proposals, and sorts them by risk then age', async () => {
     const { api } = fakeApi();
     const store = createAppStore(api);

@@ -56,7 +56,8 @@ interface StateSlice {
   diff: DiffResult | null;
   /** Tags of the table the History screen shows, newest first. */
   tags: SiteApiMethods['tags']['res'];
-  loadTags(table: string): Promise<void>;
+  /** The newest tags of `table` (the site sends at most TAGS_SHOWN), those whose name contains `search` when given. */
+  loadTags(table: string, search?: string): Promise<void>;
   loadStatus(): Promise<void>;
   loadWork(): Promise<void>;
   loadStock(search?: string): Promise<void>;
@@ -75,6 +76,9 @@ interface StateSlice {
 
 export type AppState = SessionSlice & UiSlice & InboxSlice & StateSlice & { applyEvent(e: SiteEvent): void };
 export type AppStore = StoreApi<AppState>;
+
+/** Tags the History screen asks for at most: the newest, or the newest whose name contains the search. */
+export const TAGS_SHOWN = 200;
 
 const savedLang = (): Lang => {
   try {
@@ -205,7 +209,7 @@ export function createAppStore(api: SiteApi): AppStore {
       history: null,
       diff: null,
       tags: [],
-      loadTags: (table) => guard(async () => set({ tags: await api.tags({ table }) })),
+      loadTags: (table, search) => guard(async () => set({ tags: await api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }) })),
       loadStatus: () => guard(async () => set({ status: await api.status({}) })),
       loadWork: () => guard(async () => set(await api.workQueue({}))),
       loadStock: (search) => guard(async () => {

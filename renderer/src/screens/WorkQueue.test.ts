@@ -36,15 +36,18 @@ const row = (html: string, attr: string): string => {
   return html.slice(at, html.indexOf('</tr>', at));
 };
 
+// The tests run in node; the renderer's own type check knows no node globals.
+const env = (globalThis as unknown as { process: { env: Record<string, string | undefined> } }).process.env;
+
 describe('Work queue screen', () => {
   let tz: string | undefined;
   beforeAll(() => {
-    tz = process.env.TZ;
-    process.env.TZ = 'Europe/Oslo'; // UTC+1 in December
+    tz = env.TZ;
+    env.TZ = 'Europe/Oslo'; // UTC+1 in December (node applies a changed TZ at once)
   });
   afterAll(() => {
-    if (tz === undefined) delete process.env.TZ;
-    else process.env.TZ = tz;
+    if (tz === undefined) delete env.TZ;
+    else env.TZ = tz;
   });
 
   it('reads a TIMESTAMP without a zone as UTC, and one with a zone as written', () => {

@@ -518,15 +518,7 @@ export class Inbox {
   private uncommitted = false;
 
   private storedRow(id: string): InboxRow | undefined {
-    const p = this.pending.get(id) ?? this.rows.get(id);
-    if (p) return p;
-    const r = this.table.reader();
-    try {
-      const row = r.get({ proposal_id: id });
-      return row && rowRecord(this.table.schema.fields, row);
-    } finally {
-      r.close();
-    }
+    return this.pending.get(id) ?? this.rows.get(id) ?? readProposalRow(this.table, id);
   }
 
   /** The end of an operation: commit both tables, unless deferCommits leaves that to `commit()`. */

@@ -358,6 +358,11 @@ function filesFrom(c: SiteConfig, data: string): SiteConfig {
   return { ...c, broker, http: { ...c.http, tls: tls(c.http.tls) } };
 }
 
+/** Config `evidence` as the agent's options and the inbox's (the names differ: core/agents, core/inbox). */
+export function evidenceOptions(c: SiteConfig): { agent: { evidenceRetentionMs: number; baselineRetentionMs: number }; decisionEvidenceRetentionMs: number } {
+  return { agent: { evidenceRetentionMs: c.evidence.proposingRunsMs, baselineRetentionMs: c.evidence.otherRunsMs }, decisionEvidenceRetentionMs: c.evidence.decisionsMs };
+}
+
 /**
  * Writes config.json atomically and durably (a temporary file fsynced, renamed, the directory
  * fsynced): a power cut leaves the old file or the new one, never an empty one.

@@ -289,7 +289,12 @@ suite('the floor UI end to end (chromium)', () => {
     // (The run's id is also in the decision tags of the proposals decided above.)
     const runId = tag.slice('agent-'.length);
     await page.fill('input[name="tagSearch"]', runId);
-    await expect.poll(async () => page.locator('select[name="tag"] option').allTextContents(), { timeout: 15_000 }).toContainEqual(expect.stringContaining(tag));
+    // Polled until the searched list has come (the full list also holds the tag, and is shown until then).
+    const filtered = async () => {
+      const options = await page.locator('select[name="tag"] option').allTextContents();
+      return options.length > 0 && options.every((o) => o.includes(runId)) && options.some((o) => o.includes(tag));
+    };
+    await expect.poll(filtered, { timeout: 15_000 }).toBe(true);
     const found = await page.locator('select[name="tag"] option').allTextContents();
     expect(found.every((o) => o.includes(runId)), found.join(', ')).toBe(true);
     expect(found.length).toBeLessThan(all.length);

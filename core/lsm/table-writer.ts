@@ -609,8 +609,7 @@ export class TableWriter {
   private runCompaction(s: BucketState, unit: CompactUnit, changelog: ManifestEntry[]): { removed: DataFileMeta[]; added: DataFileMeta[] } {
     const table = this.table;
     const o = table.schema.options;
-    const all = unit.runs.flatMap((r) => r.files);
-    if (!this.upgradesAllowed()) return { removed: all, added: this.mergeFiles(s, unit, unit.runs.map((r) => r.files), changelog) };
+    if (!this.upgradesAllowed()) return { removed: unit.runs.flatMap((r) => r.files), added: this.mergeFiles(s, unit, unit.runs.map((r) => r.files), changelog) };
     const topLevel = o.numLevels - 1;
     const outputFormat = formatForLevel(table.schema, unit.outputLevel);
     const steps = planCompaction(

@@ -45,7 +45,8 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, EXPORT_FLAGS, 'replay export');
   if (a.help) return say(io, replayUsage[0]!), EXIT.ok;
   const atArg = a.string('at');
-  const m = await exportFixture({ data: a.required('data'), tag: a.required('tag'), ...(a.required('until') === 'now' ? {} : { untilMs: time('until', a.required('until')) }), ...(atArg ? { atMs: time('at', atArg) } : {}), out: a.required('out') });
+  const until = a.required('until');
+  const m = await exportFixture({ data: a.required('data'), tag: a.required('tag'), ...(until === 'now' ? {} : { untilMs: time('until', until) }), ...(atArg ? { atMs: time('at', atArg) } : {}), out: a.required('out') });
   io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${a.required('out')}: cut ${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
   return EXIT.ok;
 }

@@ -57,22 +57,22 @@ export function History() {
           </select>
         </label>
         {kind === 'tag' && (
-          <label>
-            {t('history.tagSearch')}
-            <input name="tagSearch" type="search" value={tagSearch} onChange={(e) => setTagSearch(e.target.value)} />
-          </label>
-        )}
-        {kind === 'tag' && (
-          <label>
-            {t('history.tag')}
-            <select name="tag" value={value} onChange={(e) => setValue(e.target.value)}>
-              {tags.map((x) => (
-                <option key={x.name} value={x.name}>
-                  {x.name} (#{x.snapshotId})
-                </option>
-              ))}
-            </select>
-          </label>
+          <>
+            <label>
+              {t('history.tagSearch')}
+              <input name="tagSearch" type="search" value={tagSearch} onChange={(e) => setTagSearch(e.target.value)} />
+            </label>
+            <label>
+              {t('history.tag')}
+              <select name="tag" value={value} onChange={(e) => setValue(e.target.value)}>
+                {tags.map((x) => (
+                  <option key={x.name} value={x.name}>
+                    {x.name} (#{x.snapshotId})
+                  </option>
+                ))}
+              </select>
+            </label>
+          </>
         )}
         {kind !== 'latest' && kind !== 'tag' && (
           <label>

@@ -44,6 +44,16 @@ export class DecisionLog {
     return id;
   }
 
+  /** The id the next appended entry gets. */
+  get nextEntryId(): number {
+    return this.nextId;
+  }
+
+  /** Ids below `id` are spoken for (named by approval_inbox rows): the next entry gets at least `id`. */
+  reserveThrough(id: number): void {
+    if (id > this.nextId) this.nextId = id;
+  }
+
   commit(): void {
     this.writer.commit({ [NEXT_ID_PROPERTY]: String(this.nextId) });
   }

@@ -7,7 +7,8 @@
 // Every change is also a `decision_log` entry. Each operation commits both tables before it
 // returns (inbox first, then the log), so a reader in another process sees it at once — except
 // with `deferCommits` (a replay's scratch warehouse, which no other process reads): then writes
-// wait for `commit()`.
+// wait for `commit()`. The inbox's commit names the log's next entry id, so an open after a crash
+// between the two rebuilds the lost entries from the inbox's rows (log-recovery.ts).
 //
 // Approval is a compare-and-set:
 //   1. the user is verified (UserStore: unknown, disabled, locked, wrong PIN → refused; a role
@@ -26,6 +27,7 @@
 
 import { LsmError, type Catalog, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { DecisionLog, type DecisionLogEntry } from './decision-log.ts';
+import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
 import {
   agentColumns,
@@ -221,6 +223,13 @@ export class Inbox {
       this.log = new DecisionLog(log);
     } catch (e) {
       this.writer.close();
+      throw e;
+    }
+    try {
+      recoverLostLogEntries(inbox, this.log, this.warn);
+    } catch (e) {
+      this.writer.close();
+      this.log.close();
       throw e;
     }
     // What this inbox needs of the past: the active proposals whole, and the recent decisions'
@@ -448,7 +457,8 @@ export class Inbox {
   commit(): void {
     this.check();
     if (!this.uncommitted) return;
-    this.writer.commit();
+    // The claim lets the next open rebuild this commit's log entries if the log's commit never happens.
+    this.writer.commit({ [LOG_NEXT_PROPERTY]: String(this.log.nextEntryId) });
     this.pending.clear();
     this.log.commit();
     this.uncommitted = false;

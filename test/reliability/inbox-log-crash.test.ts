@@ -1,0 +1,135 @@
+// kill -9 between an inbox operation's two commits (approval_inbox, then decision_log): the next
+// open rebuilds the lost log entries from approval_inbox (core/inbox/log-recovery.ts), so a
+// decision made just before a power cut still has its entry — who, when, with what comment — in
+// the trail, and later entries never reuse the ids the inbox's rows name.
+//
+// The child (lib/inbox-child.ts) kills itself with SIGKILL inside the decision_log commit of the
+// scenario's last operation, after the approval_inbox commit of the same operation is durable.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Catalog } from '../../core/lsm/index.ts';
+import { Inbox } from '../../core/inbox/inbox.ts';
+import { readDecisionLog } from '../../core/inbox/decision-log.ts';
+import { RECOVERED_NOTE } from '../../core/inbox/log-recovery.ts';
+import { CHILD_DB, CHILD_T0, childInput, childUsers } from './lib/inbox-child.ts';
+
+const CHILD = join(import.meta.dirname, 'lib', 'inbox-child.ts');
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function crashIn(scenario: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'tilstand-inbox-crash-'));
+  dirs.push(dir);
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, scenario], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+  expect(signal, `child stderr: ${stderr}`).toBe('SIGKILL');
+  return dir;
+}
+
+function reopen(dir: string): { inbox: Inbox; warnings: string[]; close(): void } {
+  const warnings: string[] = [];
+  const { db, users } = childUsers(dir);
+  const inbox = Inbox.open({
+    catalog: new Catalog(join(dir, 'warehouse'), { clock: () => CHILD_T0 + 3_600_000 }),
+    database: CHILD_DB,
+    users,
+    recheck: () => ({ holds: true, snapshots: {} }),
+    clock: () => CHILD_T0 + 3_600_000,
+    onWarning: (m) => warnings.push(m),
+  });
+  return {
+    inbox,
+    warnings,
+    close: () => {
+      inbox.close();
+      db.close();
+    },
+  };
+}
+
+const trail = (i: Inbox, id: string) => i.history(id).map((e) => ({ id: e.id, event: e.event, actor: e.actor, atMs: e.atMs, recovered: (e.detail as { recovered?: string }).recovered === RECOVERED_NOTE }));
+
+describe('a crash between the approval_inbox and decision_log commits', () => {
+  it('an approval: the decision gets its entry back (who, role, comment, snapshots)', async () => {
+    const dir = await crashIn('approve');
+    const s = reopen(dir);
+    try {
+      const p = s.inbox.get('P-r1-1')!;
+      expect(p.status).toBe('approved');
+      expect(trail(s.inbox, 'P-r1-1')).toEqual([
+        { id: 1, event: 'proposed', actor: 'agent-r1', atMs: CHILD_T0, recovered: false },
+        { id: 3, event: 'approved', actor: 'lena', atMs: CHILD_T0 + 60_000, recovered: true },
+      ]);
+      expect(p.command?.state).toBe('pending'); // the approval's own write, which logs no entry
+      const approved = s.inbox.history('P-r1-1')[1]!.detail as Record<string, unknown>;
+      expect(approved).toMatchObject({ role: 'shift_lead', comment: 'go', reason: null, snapshots: { checked: { work_queue: 3 } } });
+      expect(s.warnings.join('\n')).toMatch(/rebuilt 1 entry \(ids up to 3\) of 1 approval_inbox commit/);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('a rejection', async () => {
+    const dir = await crashIn('reject');
+    const s = reopen(dir);
+    try {
+      expect(trail(s.inbox, 'P-r1-1').map((e) => [e.id, e.event, e.actor, e.recovered])).toEqual([
+        [1, 'proposed', 'agent-r1', false],
+        [3, 'rejected', 'lena', true],
+      ]);
+      expect(s.inbox.history('P-r1-1')[1]!.detail).toMatchObject({ comment: 'not now', role: 'shift_lead' });
+    } finally {
+      s.close();
+    }
+  });
+
+  it("a command's progress", async () => {
+    const dir = await crashIn('command');
+    const s = reopen(dir);
+    try {
+      expect(trail(s.inbox, 'P-r1-1').map((e) => [e.id, e.event, e.recovered, e.atMs - CHILD_T0])).toEqual([
+        [1, 'proposed', false, 0],
+        [3, 'approved', false, 60_000],
+        [4, 'command_sent', true, 61_000],
+      ]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("an agent run's submit: withdrawals and proposals, with the ids the rows name; later entries do not reuse them", async () => {
+    const dir = await crashIn('submit');
+    let s = reopen(dir);
+    try {
+      expect(trail(s.inbox, 'P-r1-2').map((e) => [e.id, e.event, e.recovered])).toEqual([
+        [2, 'proposed', false],
+        [3, 'withdrawn', true],
+      ]);
+      expect(s.inbox.history('P-r1-2')[1]!.detail).toMatchObject({ reason: 'J-2 started' });
+      expect(trail(s.inbox, 'P-r2-1')).toEqual([{ id: 4, event: 'proposed', actor: 'agent-r2', atMs: CHILD_T0 + 60_000, recovered: true }]);
+      expect(s.inbox.history('P-r2-1')[0]!.detail).toMatchObject({ situation: childInput('J-3', 'r2').situationKey, rule: 'assign-job@2', action: 'assign_job', params: { job_id: 'J-3', resource_id: 'M-1' }, risk: 'low' });
+      expect(trail(s.inbox, 'P-r2-2').map((e) => e.id)).toEqual([5]);
+      const next = s.inbox.submit({ runId: 'r3', proposals: [childInput('J-5', 'r3')], withdrawals: [] });
+      expect(trail(s.inbox, next.created[0]!.id).map((e) => [e.id, e.recovered])).toEqual([[6, false]]);
+    } finally {
+      s.close();
+    }
+    // Once rebuilt, a later open finds nothing to rebuild and the log holds each entry once.
+    s = reopen(dir);
+    try {
+      expect(s.warnings.filter((w) => w.includes('rebuilt'))).toEqual([]);
+      const ids = readDecisionLog(new Catalog(join(dir, 'warehouse')).getTable({ database: CHILD_DB, table: 'decision_log' })).map((e) => e.id);
+      expect(ids).toEqual([1, 2, 3, 4, 5, 6]);
+    } finally {
+      s.close();
+    }
+  });
+});

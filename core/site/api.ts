@@ -25,6 +25,12 @@ export interface EvidenceTable {
   tag: string | null;
   /** Rows read, keyed by column name, in JSON form. */
   rows: Array<Record<string, unknown>>;
+  /**
+   * The table's column types by name, as Paimon spells them (`TIMESTAMP(3)`, `BIGINT`…), from its
+   * current schema; empty when the table is gone. The UI shows a TIMESTAMP's text (UTC wall clock)
+   * in the PC's time zone by it.
+   */
+  types: Record<string, string>;
 }
 
 export interface ProposalView {
@@ -176,12 +182,16 @@ export interface HistoryResult {
   table: string;
   snapshotId: number | null;
   columns: string[];
+  /** Each column's type as Paimon spells it, in `columns` order. */
+  types: string[];
   rows: unknown[][];
 }
 
 export interface DiffResult {
   table: string;
   columns: string[];
+  /** Each column's type as Paimon spells it, in `columns` order. */
+  types: string[];
   changes: Array<{ kind: '+I' | '-U' | '+U' | '-D'; row: unknown[] }>;
 }
 

@@ -101,6 +101,13 @@ describe('SiteService', () => {
     expect(events).toContainEqual({ type: 'proposals', changed: expect.arrayContaining([open[0]!.id]) });
     const detail = await api.call('getProposal', { id: open[0]!.id }, lead);
     expect(detail.trail.map((t) => t.event)).toEqual(expect.arrayContaining(['proposed', 'rejected']));
+    // Each evidence table comes with its column types, so the UI can show a TIMESTAMP in local time.
+    expect(detail.evidence.length).toBeGreaterThan(0);
+    for (const ev of detail.evidence) {
+      const fields = site.catalog.getTable({ database: 'site_demo', table: ev.table }).schema.fields;
+      expect(Object.keys(ev.types).sort()).toEqual(fields.map((f) => f.name).sort());
+      for (const column of ['due_at', 'since']) if (column in ev.types) expect(ev.types[column]).toBe('TIMESTAMP(3)');
+    }
     expect(await kindOf(api.call('decide', { id: open[0]!.id, decision: 'approve' }, lead))).toBe('conflict');
     expect(await kindOf(api.call('getProposal', { id: 'P-none' }, lead))).toBe('not_found');
   });
@@ -146,6 +153,9 @@ describe('SiteService', () => {
     expect(h.columns).toContain('job_id');
     const d = await api.call('diff', { table: 'work_queue', from: { tag: tag!.name }, to: { latest: true } }, s);
     expect(d.columns).toEqual(h.columns);
+    expect(h.types[h.columns.indexOf('due_at')]).toBe('TIMESTAMP(3)');
+    expect(h.types[h.columns.indexOf('job_id')]).toBe('STRING NOT NULL');
+    expect(d.types).toEqual(h.types);
     expect(await kindOf(api.call('history', { table: 'nope', at: { latest: true } }, s))).toBe('not_found');
     expect(await kindOf(api.call('history', { table: 'work_queue', at: { tag: 'no-such-tag' } }, s))).toBe('not_found');
     const st = await api.call('status', {}, s);

@@ -22,7 +22,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
-import { valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
+import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
 import { guessablePin, guessablePinMessage, InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import {
   SiteApiError,
@@ -418,9 +418,16 @@ export class SiteService implements SiteBackend {
     if (!p) throw new SiteApiError('not_found', `proposal ${id} does not exist`);
     return {
       ...proposalView(p),
-      evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })) })),
+      evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })), types: this.columnTypes(e.table) })),
       trail: inbox.history(id).map((e) => ({ atMs: e.atMs, event: e.event, user: e.actor, ...(trailDetail(e.detail) ? { detail: trailDetail(e.detail) } : {}) })),
     };
+  }
+
+  /** A site table's column types by name; empty when it does not exist (any more). */
+  private columnTypes(name: string): Record<string, string> {
+    const table = { database: `site_${this.site.config.site}`, table: name };
+    if (!this.site.catalog.tableExists(table)) return {};
+    return Object.fromEntries(this.site.catalog.getTable(table).schema.fields.map((f) => [f.name, typeToString(f.type)]));
   }
 
   private async decide(req: SiteApiMethods['decide']['req'], session: SessionContext): Promise<SiteApiMethods['decide']['res']> {
@@ -533,7 +540,7 @@ export class SiteService implements SiteBackend {
         r.close();
       }
     }
-    return { table: name, snapshotId: snapshot?.id ?? null, columns: fields.map((f) => f.name), rows };
+    return { table: name, snapshotId: snapshot?.id ?? null, columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), rows };
   }
 
   private diff(name: string, from: ReadPointRequest, to: ReadPointRequest, limit: number) {
@@ -548,7 +555,7 @@ export class SiteService implements SiteBackend {
         if (changes.length >= limit) break;
       }
     }
-    return { table: name, columns: fields.map((f) => f.name), changes };
+    return { table: name, columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), changes };
   }
 }
 

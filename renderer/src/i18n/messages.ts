@@ -491,6 +491,20 @@ export function timestampMs(text: string | null | undefined): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
+/**
+ * A table cell as text: a TIMESTAMP column's value (`type` as Paimon spells it, from the site API)
+ * in this PC's time zone to the second; ROW, MAP and ARRAY values as JSON; anything else as it came.
+ * `raw` is the stored text when the shown text differs from it (for a hover title).
+ */
+export function formatCell(lang: Lang, type: string | undefined, v: unknown): { text: string; raw?: string } {
+  if (v === null || v === undefined) return { text: '–' };
+  if (typeof v === 'string' && type !== undefined && type.startsWith('TIMESTAMP')) {
+    const ms = timestampMs(v);
+    if (ms !== null) return { text: formatTime(lang, ms), raw: v };
+  }
+  return { text: typeof v === 'object' ? JSON.stringify(v) : String(v) };
+}
+
 /** A point in time for the floor, in this PC's time zone: weekday, day, month, hours and minutes. */
 export function formatWhen(lang: Lang, ms: number | null | undefined): string {
   return ms === null || ms === undefined

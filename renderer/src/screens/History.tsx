@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { ReadPointRequest } from '../../../core/site/api.ts';
-import { Table } from '../components/common.tsx';
+import { Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { TAGS_SHOWN } from '../store/store.ts';
 
@@ -95,7 +95,7 @@ export function History() {
             {history.rows.map((r, i) => (
               <tr key={i}>
                 {r.map((v, j) => (
-                  <td key={j}>{v === null ? '–' : String(v)}</td>
+                  <ValueCell key={j} type={history.types[j]} value={v} />
                 ))}
               </tr>
             ))}
@@ -108,7 +108,7 @@ export function History() {
             <tr key={i} className={`change change-${c.kind === '-D' || c.kind === '-U' ? 'minus' : 'plus'}`}>
               <td>{c.kind}</td>
               {c.row.map((v, j) => (
-                <td key={j}>{v === null ? '–' : String(v)}</td>
+                <ValueCell key={j} type={diff.types[j]} value={v} />
               ))}
             </tr>
           ))}

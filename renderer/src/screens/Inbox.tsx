@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { RiskBadge, Table } from '../components/common.tsx';
+import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatDuration, formatTime } from '../i18n/messages.ts';
 import { selectIsDecider, sortByUrgency } from '../store/store.ts';
@@ -97,8 +97,8 @@ function ProposalPanel() {
             <Table label={ev.table} head={Object.keys(ev.rows[0]!)}>
               {ev.rows.map((r, i) => (
                 <tr key={i}>
-                  {Object.values(r).map((v, j) => (
-                    <td key={j}>{v === null ? '–' : String(v)}</td>
+                  {Object.entries(r).map(([column, v], j) => (
+                    <ValueCell key={j} type={ev.types[column]} value={v} />
                   ))}
                 </tr>
               ))}

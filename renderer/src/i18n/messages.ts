@@ -505,6 +505,21 @@ export function formatCell(lang: Lang, type: string | undefined, v: unknown): { 
   return { text: typeof v === 'object' ? JSON.stringify(v) : String(v) };
 }
 
+/** An instant written in UTC with its zone (`2026-12-01T23:40:36.012Z`), as the agents' explanations give one. */
+const UTC_INSTANT = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g;
+
+/**
+ * Free text (an agent's explanation, a trail entry) with every UTC instant in it shown in this
+ * PC's time zone (`formatTime`). The stored text keeps the exact instant (HQ reads it too); only
+ * what the floor sees changes.
+ */
+export function localizeInstants(lang: Lang, text: string): string {
+  return text.replace(UTC_INSTANT, (iso) => {
+    const ms = Date.parse(iso);
+    return Number.isNaN(ms) ? iso : formatTime(lang, ms);
+  });
+}
+
 /** A point in time for the floor, in this PC's time zone: weekday, day, month, hours and minutes. */
 export function formatWhen(lang: Lang, ms: number | null | undefined): string {
   return ms === null || ms === undefined

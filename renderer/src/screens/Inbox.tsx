@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatDuration, formatTime } from '../i18n/messages.ts';
+import { formatDuration, formatTime, localizeInstants } from '../i18n/messages.ts';
 import { selectIsDecider, sortByUrgency } from '../store/store.ts';
 
 export function Inbox() {
@@ -27,7 +27,7 @@ export function Inbox() {
                 </td>
                 <td>
                   <button className="link" onClick={() => void select(p.id)} data-proposal={p.id}>
-                    {p.explanation}
+                    {localizeInstants(lang, p.explanation)}
                   </button>
                 </td>
                 <td>{formatDuration(lang, Math.max(0, now - p.createdMs))}</td>
@@ -68,9 +68,9 @@ function ProposalPanel() {
   }, [decidable, comment, decide, next]);
   const module = p.module ?? (p.params.module as string | undefined) ?? p.command?.module ?? '';
   return (
-    <section className="proposal" aria-label={p.explanation}>
-      <h2>
-        <RiskBadge risk={p.risk} /> {p.explanation}
+    <section className="proposal" aria-label={localizeInstants(lang, p.explanation)}>
+      <h2 title={p.explanation}>
+        <RiskBadge risk={p.risk} /> {localizeInstants(lang, p.explanation)}
       </h2>
       <p className="muted">{p.riskReason}</p>
       <p>
@@ -133,7 +133,7 @@ function ProposalPanel() {
           <li key={i}>
             {formatTime(lang, e.atMs)} — {e.event}
             {e.user ? ` (${e.user})` : ''}
-            {e.detail ? `: ${e.detail}` : ''}
+            {e.detail ? `: ${localizeInstants(lang, e.detail)}` : ''}
           </li>
         ))}
       </ol>

@@ -1,0 +1,83 @@
+// Times as the floor sees them (server-side markup, no browser), in this PC's time zone:
+// - a site table's cell (History rows and diffs, a proposal's evidence): a TIMESTAMP column's
+//   value — the UTC wall clock as stored — with the stored text on hover; nested values as JSON;
+//   anything else as it came;
+// - an agent's explanation and a trail entry: each UTC instant in the text (`…Z`).
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HistoryResult, ProposalDetail, SiteApi } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { formatCell, localizeInstants } from '../i18n/messages.ts';
+import { createAppStore } from '../store/store.ts';
+import { History } from './History.tsx';
+import { Inbox } from './Inbox.tsx';
+
+// The tests run in node; the renderer's own type check knows no node globals.
+const env = (globalThis as unknown as { process: { env: Record<string, string | undefined> } }).process.env;
+
+describe('table cells', () => {
+  let tz: string | undefined;
+  beforeAll(() => {
+    tz = env.TZ;
+    env.TZ = 'Europe/Oslo'; // UTC+1 in December
+  });
+  afterAll(() => {
+    if (tz === undefined) delete env.TZ;
+    else env.TZ = tz;
+  });
+
+  it('shows a TIMESTAMP in local time to the second and keeps the stored text', () => {
+    expect(formatCell('en', 'TIMESTAMP(3)', '2026-12-02T09:36:13.017')).toEqual({ text: '02/12/2026, 10:36:13', raw: '2026-12-02T09:36:13.017' });
+    expect(formatCell('nb', 'TIMESTAMP(3)', '2026-12-02T09:36:13.017').text).toBe('02.12.2026, 10:36:13');
+    expect(formatCell('en', 'TIMESTAMP(6) WITH LOCAL TIME ZONE', '2026-12-02T09:36:13Z').text).toBe('02/12/2026, 10:36:13');
+  });
+
+  it('leaves other types, and a TIMESTAMP text it cannot read, as they came', () => {
+    expect(formatCell('en', 'STRING', '2026-12-02T09:36:13.017')).toEqual({ text: '2026-12-02T09:36:13.017' });
+    expect(formatCell('en', 'TIMESTAMP(3)', 'garbled')).toEqual({ text: 'garbled' });
+    expect(formatCell('en', 'BIGINT', 42)).toEqual({ text: '42' });
+    expect(formatCell('en', 'ROW<a INT>', { a: 1 })).toEqual({ text: '{"a":1}' });
+    expect(formatCell('en', undefined, null)).toEqual({ text: '–' });
+  });
+
+  it('History shows a table read in local time, the stored text on hover', () => {
+    const history: HistoryResult = { table: 'work_queue', snapshotId: 3, columns: ['job_id', 'due_at'], types: ['STRING NOT NULL', 'TIMESTAMP(3)'], rows: [['J-7', '2026-12-02T09:36:13.017']] };
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang: 'en', history, tables: [] });
+    store.getInitialState = store.getState; // what server-side rendering reads
+    const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(History)));
+    expect(html).toContain('<td>J-7</td>');
+    expect(html).toContain('<td title="2026-12-02T09:36:13.017">02/12/2026, 10:36:13</td>');
+  });
+
+  it("shows the UTC instants in an explanation and a trail entry in local time; the stored text on the heading's hover", () => {
+    expect(localizeInstants('en', 'due 2026-12-01T23:40:36.012Z. Started now')).toBe('due 02/12/2026, 00:40:36. Started now');
+    expect(localizeInstants('en', 'from 2026-12-01T08:00Z to 2026-12-01T09:00:00Z')).toBe('from 01/12/2026, 09:00:00 to 01/12/2026, 10:00:00');
+    expect(localizeInstants('en', 'no zone 2026-12-01T23:40:36 and not a time 2026-13-99T99:99:99Z')).toBe('no zone 2026-12-01T23:40:36 and not a time 2026-13-99T99:99:99Z');
+    const explanation = 'Job J-0013 is blocked and due 2026-12-01T23:40:36.012Z. Raise its priority from 2.';
+    const p: ProposalDetail = {
+      id: 'P-1',
+      status: 'open',
+      action: 'raise_priority',
+      module: 'operations',
+      params: {},
+      ruleId: 'escalate-late-job',
+      ruleVersion: '2',
+      risk: 'low',
+      riskReason: 'reversible',
+      explanation,
+      createdMs: Date.UTC(2026, 11, 1, 23, 0),
+      evidence: [{ table: 'work_queue', snapshotId: 4, tag: 'agent-r1', rows: [{ job_id: 'J-0013', due_at: '2026-12-01T23:40:36.012' }], types: { job_id: 'STRING NOT NULL', due_at: 'TIMESTAMP(3)' } }],
+      trail: [{ atMs: Date.UTC(2026, 11, 1, 23, 0), event: 'proposed', user: 'agent-r1', detail: 'due 2026-12-01T23:40:36.012Z' }],
+    };
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang: 'en', proposals: [p], selected: p });
+    store.getInitialState = store.getState;
+    const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+    expect(html).toContain(`<h2 title="${explanation}">`);
+    expect(html.replace(/ title="[^"]*"/g, '')).not.toContain('2026-12-01T23:40:36.012Z'); // shown nowhere else
+    expect(html.split('due 02/12/2026, 00:40:36').length - 1).toBe(4); // list, panel's name, heading, trail
+    expect(html).toContain('<td title="2026-12-01T23:40:36.012">02/12/2026, 00:40:36</td>'); // the evidence row
+  });
+});

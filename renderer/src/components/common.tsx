@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import type { Risk } from '../../../core/site/api.ts';
-import { useApp, useT } from '../context.tsx';
-import { formatCell } from '../i18n/messages.ts';
+import { useT } from '../context.tsx';
+import { formatCell, type Lang } from '../i18n/messages.ts';
 
 /** Risk is never colour alone: a shape and a word go with it (ISA-101, WCAG 1.4.1). */
 export function RiskBadge({ risk }: { risk: Risk }) {
@@ -34,9 +34,11 @@ export function Table({ head, children, label }: { head: ReactNode[]; children: 
   );
 }
 
-/** One value of a site table, by its column's type (a TIMESTAMP in this PC's time zone, the stored text on hover). */
-export function ValueCell({ type, value }: { type: string | undefined; value: unknown }) {
-  const lang = useApp((s) => s.lang);
+/**
+ * One value of a site table, by its column's type (a TIMESTAMP in this PC's time zone, the stored
+ * text on hover). `lang` comes from the screen: one store subscription per screen, not per cell.
+ */
+export function ValueCell({ lang, type, value }: { lang: Lang; type: string | undefined; value: unknown }) {
   const { text, raw } = formatCell(lang, type, value);
   return <td title={raw}>{text}</td>;
 }

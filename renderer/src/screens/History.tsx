@@ -8,6 +8,7 @@ type Kind = 'latest' | 'tag' | 'snapshot' | 'time';
 
 export function History() {
   const t = useT();
+  const lang = useApp((s) => s.lang);
   const tables = useApp((s) => s.tables);
   const history = useApp((s) => s.history);
   const diff = useApp((s) => s.diff);
@@ -95,7 +96,7 @@ export function History() {
             {history.rows.map((r, i) => (
               <tr key={i}>
                 {r.map((v, j) => (
-                  <ValueCell key={j} type={history.types[j]} value={v} />
+                  <ValueCell key={j} lang={lang} type={history.types[j]} value={v} />
                 ))}
               </tr>
             ))}
@@ -108,7 +109,7 @@ export function History() {
             <tr key={i} className={`change change-${c.kind === '-D' || c.kind === '-U' ? 'minus' : 'plus'}`}>
               <td>{c.kind}</td>
               {c.row.map((v, j) => (
-                <ValueCell key={j} type={diff.types[j]} value={v} />
+                <ValueCell key={j} lang={lang} type={diff.types[j]} value={v} />
               ))}
             </tr>
           ))}

@@ -98,7 +98,7 @@ function ProposalPanel() {
               {ev.rows.map((r, i) => (
                 <tr key={i}>
                   {Object.entries(r).map(([column, v], j) => (
-                    <ValueCell key={j} type={ev.types[column]} value={v} />
+                    <ValueCell key={j} lang={lang} type={ev.types[column]} value={v} />
                   ))}
                 </tr>
               ))}

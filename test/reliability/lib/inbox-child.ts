@@ -1,12 +1,18 @@
-// Child process of inbox-log-crash.test.ts: runs one inbox scenario on a data directory and is
-// killed (SIGKILL, by itself) at the one moment the test is about: after an operation's
-// approval_inbox commit and before its decision_log commit. Usage: inbox-child.ts <dir> <scenario>.
+// Child process of inbox-log-crash.test.ts. Two modes:
+//   inbox-child.ts <dir> <scenario>      one inbox scenario, killed (SIGKILL, by itself) at the one
+//                                        moment the test is about: after an operation's approval_inbox
+//                                        commit and before its decision_log commit;
+//   inbox-child.ts <dir> random <seed>   seeded random inbox operations (agent runs with
+//                                        withdrawals, approvals, rejections, deferrals, stale
+//                                        approvals, refusals, command progress) until the parent kills it;
+//                                        prints `ready` once open and `op <n>` after each operation.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { Catalog } from '../../../core/lsm/index.ts';
 import { DecisionLog } from '../../../core/inbox/decision-log.ts';
 import { Inbox } from '../../../core/inbox/inbox.ts';
-import { situationKey, type ProposalInput } from '../../../core/inbox/proposal.ts';
+import { situationKey, type CommandState, type ProposalInput } from '../../../core/inbox/proposal.ts';
+import { mulberry32 } from '../../../core/lsm/testing/prng.ts';
 import { UserStore } from '../../../core/inbox/users.ts';
 
 export const CHILD_DB = 'site_s1';
@@ -42,8 +48,52 @@ function dieAtNextLogCommit(): void {
   };
 }
 
+const NEXT_STATES: Record<string, CommandState[]> = { pending: ['sent', 'failed'], sent: ['acknowledged', 'applied', 'failed', 'timed_out'], acknowledged: ['applied', 'failed'], timed_out: ['applied', 'failed'] };
+
+async function random(dir: string, seed: number): Promise<void> {
+  const rnd = mulberry32(seed);
+  const pick = <T>(xs: readonly T[]): T | undefined => (xs.length === 0 ? undefined : xs[Math.floor(rnd() * xs.length)]);
+  const db = new Database(join(dir, 'site.db'));
+  const users = new UserStore(db, { scrypt: { N: 1 << 10, r: 8, p: 1 }, failuresMax: 1_000_000 });
+  if (!users.get('lena')) await users.add({ name: 'lena', role: 'shift_lead', pin: '2580' });
+  if (!users.get('olaf')) await users.add({ name: 'olaf', role: 'operator', pin: '3690' });
+  const inbox = Inbox.open({
+    catalog: new Catalog(join(dir, 'warehouse')),
+    database: CHILD_DB,
+    users,
+    recheck: () => (rnd() < 0.2 ? { holds: false, reason: 'the job changed', snapshots: { work_queue: 9 } } : { holds: true, snapshots: { work_queue: 9 } }),
+    resuggestAfterDecisionMs: 0,
+    onWarning: (m) => process.stderr.write(`${m}\n`),
+  });
+  process.stdout.write('ready\n');
+  for (let n = 1; ; n++) {
+    const r = rnd();
+    const open = inbox.openProposals();
+    if (r < 0.3 || open.length === 0) {
+      const runId = `${process.pid}-${n}`;
+      const jobs = Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => `J-${Math.floor(rnd() * 40)}`);
+      const withdrawals = open.filter(() => rnd() < 0.15).map((p) => ({ id: p.id, reason: 'resolved' }));
+      inbox.submit({ runId, proposals: jobs.map((j) => childInput(j, runId)), withdrawals });
+    } else if (r < 0.75) {
+      const p = pick(open)!;
+      const verb = pick(['approve', 'approve', 'reject', 'defer'] as const)!;
+      const who = rnd() < 0.1 ? { user: 'olaf', pin: '3690' } : rnd() < 0.1 ? { user: 'lena', pin: '0000' } : { user: 'lena', pin: '2580' };
+      await inbox.decide(p.id, verb, { ...who, comment: `c${n}` }).catch((e: Error) => {
+        if (!/refused/.test(e.message)) throw e;
+      });
+    } else {
+      const p = pick(inbox.commandsInFlight());
+      const to = p?.command && pick(NEXT_STATES[p.command.state] ?? []);
+      if (p && to) inbox.markCommand(p.id, to, rnd() < 0.5 ? null : `d${n}`, pick(['write-back', 'operations'])!);
+    }
+    process.stdout.write(`op ${n}\n`);
+    await new Promise((res) => setImmediate(res));
+  }
+}
+
 async function main(): Promise<void> {
-  const [dir, scenario] = process.argv.slice(2) as [string, (typeof SCENARIOS)[number]];
+  const [dir, scenario, seed] = process.argv.slice(2) as [string, (typeof SCENARIOS)[number] | 'random', string | undefined];
+  if (scenario === 'random') return random(dir, Number(seed));
   let now = CHILD_T0;
   const { users } = childUsers(dir);
   await users.add({ name: 'lena', role: 'shift_lead', pin: '2580' });

@@ -110,6 +110,8 @@ export interface SiteStatus {
   deadLetters: number;
   alarms: Alarm[];
   sync: SyncStatus;
+  /** The floor UI's settings (config `ui`): sign out after this long without use there; 0 = never. */
+  ui: { idleSignOutMs: number };
 }
 
 export interface SyncStatus {

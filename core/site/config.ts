@@ -95,6 +95,13 @@ export interface SiteConfig {
    * of what a person decided (`decisionsMs`, what an audit asks about). HQ keeps every tag synced.
    */
   readonly evidence: { readonly proposingRunsMs: number; readonly otherRunsMs: number; readonly decisionsMs: number };
+  /**
+   * The floor UI: `idleSignOutMs` signs the person at a screen out after that long without a
+   * touch, click, key or pointer movement there (0: never), so the next person at a shared floor
+   * PC does not decide under their name. A session left without any request at all still ends
+   * after 12 h (ui-server.ts).
+   */
+  readonly ui: { readonly idleSignOutMs: number };
 }
 
 export class ConfigError extends Error {
@@ -126,6 +133,9 @@ const GIB = 1024 * MIB;
 export const DEFAULT_TABLE_CACHE_BYTES = 128 * MIB;
 export const DEFAULT_WRITE_BUFFER_BYTES = 32 * MIB;
 
+/** A floor PC is shared: 10 minutes without use signs the person out (config `ui.idleSignOutMs`). */
+export const DEFAULT_IDLE_SIGN_OUT_MS = 10 * 60_000;
+
 export const DEFAULT_HTTP_PORT = 8470;
 export const DEFAULT_MQTT_PORT = 1883;
 
@@ -144,6 +154,7 @@ export function defaultConfig(site: string): SiteConfig {
     memory: { tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES },
     alarms: { streamSilentMs: {} },
     evidence: { proposingRunsMs: 7 * DAY_MS, otherRunsMs: DAY_MS, decisionsMs: 365 * DAY_MS },
+    ui: { idleSignOutMs: DEFAULT_IDLE_SIGN_OUT_MS },
   };
 }
 
@@ -203,7 +214,7 @@ function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
 /** Validates a config object (as read from JSON), filling defaults for absent optional keys. */
 export function parseConfig(raw: unknown): SiteConfig {
   const o = obj(raw, '(top level)');
-  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms', 'evidence']);
+  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms', 'evidence', 'ui']);
   const format = int(o, 'format', '', CONFIG_FORMAT, 1, 1);
   const site = o.site;
   const sp = siteIdProblem(site);
@@ -324,7 +335,11 @@ export function parseConfig(raw: unknown): SiteConfig {
     otherRunsMs: int(ev, 'otherRunsMs', 'evidence.', d.evidence.otherRunsMs, 3600_000, 100 * 365 * DAY_MS),
     decisionsMs: int(ev, 'decisionsMs', 'evidence.', d.evidence.decisionsMs, 3600_000, 100 * 365 * DAY_MS),
   };
-  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence };
+  const u = obj(o.ui ?? d.ui, 'ui');
+  known(u, 'ui', ['idleSignOutMs']);
+  const idleSignOutMs = int(u, 'idleSignOutMs', 'ui.', d.ui.idleSignOutMs, 0, 12 * 3600_000);
+  if (idleSignOutMs !== 0 && idleSignOutMs < 60_000) throw new ConfigError('ui.idleSignOutMs', `expected 0 (never) or at least 60000 ms, got ${idleSignOutMs}`);
+  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence, ui: { idleSignOutMs } };
 }
 
 /** Reads and validates `<data>/config.json`. */

@@ -336,7 +336,7 @@ export class SiteService implements SiteBackend {
     }
     for (const k of [...this.alarmSince.keys()]) if (!keys.has(k)) this.alarmSince.delete(k);
     const b = this.site.brokerInfo();
-    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, alarms, sync };
+    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, alarms, sync, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs } };
   }
 
   private streams(now: number): StreamView[] {

@@ -1,4 +1,5 @@
 import { useEffect } from 'react';
+import { watchIdle } from './idle.ts';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { useApp, useT } from './context.tsx';
 import type { MessageKey } from './i18n/messages.ts';
@@ -50,6 +51,13 @@ export function App() {
       void loadProposals();
     }
   }, [user, loadStatus, loadProposals]);
+  // A shared floor PC: no touch, click, key or pointer movement for the site's `ui.idleSignOutMs` signs out.
+  const idleMs = status?.ui?.idleSignOutMs ?? 0;
+  const signOutIdle = useApp((s) => s.signOutIdle);
+  useEffect(() => {
+    if (!user || idleMs <= 0) return undefined;
+    return watchIdle(window, idleMs, () => void signOutIdle(idleMs));
+  }, [user, idleMs, signOutIdle]);
   if (firstRun === null) return <main className="signin" aria-busy="true" />;
   if (!firstRun.initialized || firstRun.siteId === null) return <FirstRun />;
   if (!user) return <SignIn />;

@@ -362,4 +362,24 @@ suite('the floor UI end to end (chromium)', () => {
     await page.click('button[type="submit"]');
     await page.waitForSelector('[data-proposal]');
   });
+
+  it('signs out after 10 minutes without use, and says so on the sign-in screen', async () => {
+    await go('inbox');
+    await page.waitForSelector('[data-proposal]');
+    // The page's clock is faked from here on; a pointer movement starts the wait under it.
+    await page.clock.install();
+    await page.mouse.move(40, 40);
+    await page.mouse.move(60, 60);
+    await page.clock.fastForward('09:00');
+    await page.mouse.move(80, 80); // still in use: the wait starts again
+    await page.clock.fastForward('09:00');
+    expect(await page.locator('[data-proposal]').count()).toBeGreaterThan(0);
+    await page.clock.fastForward('01:05');
+    await page.waitForSelector('form input[name="user"]');
+    expect(await page.locator('.signin [role="status"]').textContent()).toMatch(/Signed out after 10 mins? without use/);
+    // The server's session is gone too: a reload does not bring the name back.
+    await page.reload();
+    await page.waitForSelector('form input[name="user"]');
+    expect(await page.locator('[data-proposal]').count()).toBe(0);
+  });
 });

@@ -1,12 +1,15 @@
 import { useState, type FormEvent } from 'react';
 import { useApp, useT } from '../context.tsx';
 import { LanguagePicker } from '../components/LanguagePicker.tsx';
+import { formatDuration } from '../i18n/messages.ts';
 
 export function SignIn() {
   const t = useT();
   const signIn = useApp((s) => s.signIn);
   const signInBadge = useApp((s) => s.signInBadge);
   const error = useApp((s) => s.signInError);
+  const idleMs = useApp((s) => s.signedOutIdleMs);
+  const lang = useApp((s) => s.lang);
   const [user, setUser] = useState('');
   const [secret, setSecret] = useState('');
   const [badge, setBadge] = useState('');
@@ -18,6 +21,11 @@ export function SignIn() {
   return (
     <main className="signin">
       <h1>{t('signIn.title')}</h1>
+      {idleMs !== null && (
+        <p role="status" className="notice">
+          {t('signIn.idle', { after: formatDuration(lang, idleMs) })}
+        </p>
+      )}
       <form onSubmit={submit}>
         <label>
           {t('signIn.user')}

@@ -22,6 +22,10 @@ interface SessionSlice {
   signIn(user: string, secret: string): Promise<void>;
   signInBadge(badge: string): Promise<void>;
   signOut(): Promise<void>;
+  /** Signs out after `idleMs` without use of the screen (the sign-in screen then says why). */
+  signOutIdle(idleMs: number): Promise<void>;
+  /** Set by `signOutIdle`: how long the screen had been left (ms); null otherwise. */
+  signedOutIdleMs: number | null;
   loadMe(): Promise<void>;
 }
 interface UiSlice {
@@ -137,7 +141,7 @@ export function createAppStore(api: SiteApi): AppStore {
       signInError: null,
       signIn: async (user, secret) => {
         try {
-          set({ user: await api.signIn({ user, secret }), signInError: null });
+          set({ user: await api.signIn({ user, secret }), signInError: null, signedOutIdleMs: null });
           await get().loadProposals();
         } catch (e) {
           set({ signInError: (e as Error).message });
@@ -145,7 +149,7 @@ export function createAppStore(api: SiteApi): AppStore {
       },
       signInBadge: async (badge) => {
         try {
-          set({ user: await api.signIn({ badge }), signInError: null });
+          set({ user: await api.signIn({ badge }), signInError: null, signedOutIdleMs: null });
         } catch (e) {
           set({ signInError: (e as Error).message });
         }
@@ -154,6 +158,16 @@ export function createAppStore(api: SiteApi): AppStore {
         await api.signOut({});
         set({ user: null, selected: null, proposals: [] });
       }),
+      signedOutIdleMs: null,
+      signOutIdle: async (idleMs) => {
+        // The screen is cleared whether or not the server answers: nobody is at it.
+        set({ user: null, selected: null, proposals: [], signedOutIdleMs: idleMs });
+        try {
+          await api.signOut({});
+        } catch {
+          // the session ends on the server at its own idle limit
+        }
+      },
       loadMe: () => guard(async () => set({ user: await api.me({}) })),
       // ui
       lang: savedLang(),

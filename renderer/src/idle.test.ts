@@ -1,0 +1,89 @@
+// The floor UI's idle sign-out (idle.ts): the wait starts at once, each touch, click, key or
+// pointer movement starts it again, it fires once, and stopping removes every listener.
+import { describe, expect, it } from 'vitest';
+import { ACTIVITY_EVENTS, watchIdle, type IdleTimers } from './idle.ts';
+
+function fakes() {
+  let now = 0;
+  const pending = new Map<number, { at: number; fn: () => void }>();
+  let next = 1;
+  const timers: IdleTimers = {
+    setTimeout: (fn, ms) => {
+      pending.set(next, { at: now + ms, fn });
+      return next++;
+    },
+    clearTimeout: (h) => void pending.delete(h as number),
+  };
+  const advance = (ms: number) => {
+    now += ms;
+    for (const [h, t] of [...pending].sort((a, b) => a[1].at - b[1].at)) {
+      if (t.at <= now) {
+        pending.delete(h);
+        t.fn();
+      }
+    }
+  };
+  const target = new EventTarget();
+  let listeners = 0;
+  const counted = {
+    addEventListener: (type: string, fn: EventListenerOrEventListenerObject, o?: AddEventListenerOptions | boolean) => {
+      listeners++;
+      target.addEventListener(type, fn, o);
+    },
+    removeEventListener: (type: string, fn: EventListenerOrEventListenerObject, o?: EventListenerOptions | boolean) => {
+      listeners--;
+      target.removeEventListener(type, fn, o);
+    },
+  };
+  return { timers, advance, target, counted, listeners: () => listeners, pending: () => pending.size };
+}
+
+describe('watchIdle', () => {
+  it('fires once after the idle time without activity', () => {
+    const f = fakes();
+    let fired = 0;
+    watchIdle(f.counted, 600_000, () => fired++, f.timers);
+    f.advance(599_999);
+    expect(fired).toBe(0);
+    f.advance(1);
+    expect(fired).toBe(1);
+    f.advance(10 * 600_000);
+    expect(fired).toBe(1);
+    expect(f.listeners()).toBe(0); // it stops watching once it fired
+  });
+
+  it('starts the wait again on every kind of activity', () => {
+    for (const type of ACTIVITY_EVENTS) {
+      const f = fakes();
+      let fired = 0;
+      watchIdle(f.counted, 600_000, () => fired++, f.timers);
+      f.advance(500_000);
+      f.target.dispatchEvent(new Event(type));
+      f.advance(500_000);
+      expect(fired, type).toBe(0);
+      f.advance(100_000);
+      expect(fired, type).toBe(1);
+    }
+  });
+
+  it('ignores what is not someone at the screen, and stops cleanly', () => {
+    const f = fakes();
+    let fired = 0;
+    const stop = watchIdle(f.counted, 600_000, () => fired++, f.timers);
+    expect(f.listeners()).toBe(ACTIVITY_EVENTS.length);
+    f.advance(500_000);
+    f.target.dispatchEvent(new Event('focus'));
+    f.target.dispatchEvent(new Event('message'));
+    f.advance(100_000);
+    expect(fired).toBe(1);
+    const g = fakes();
+    const stopG = watchIdle(g.counted, 600_000, () => fired++, g.timers);
+    stopG();
+    stopG();
+    expect(g.listeners()).toBe(0);
+    expect(g.pending()).toBe(0);
+    g.advance(10 * 600_000);
+    expect(fired).toBe(1);
+    stop();
+  });
+});

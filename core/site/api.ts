@@ -54,9 +54,19 @@ export interface ProposalView {
   withdrawnReason?: string;
 }
 
+/** A named part of a trail entry's detail (a refusal's reason, a decision's comment, a command's detail…). */
+export interface TrailField {
+  name: 'reason' | 'comment' | 'detail' | 'decision' | 'action';
+  value: string;
+}
+
 export interface ProposalDetail extends ProposalView {
   evidence: EvidenceTable[];
-  trail: Array<{ atMs: number; event: string; user?: string; detail?: string }>;
+  /**
+   * The decision log's entries, oldest first. `detail` is the entry's detail as one English line;
+   * `fields` the same named parts, for a UI to label in its own language.
+   */
+  trail: Array<{ atMs: number; event: string; user?: string; detail?: string; fields?: TrailField[] }>;
 }
 
 export interface TableFreshness {

@@ -101,6 +101,11 @@ describe('SiteService', () => {
     expect(events).toContainEqual({ type: 'proposals', changed: expect.arrayContaining([open[0]!.id]) });
     const detail = await api.call('getProposal', { id: open[0]!.id }, lead);
     expect(detail.trail.map((t) => t.event)).toEqual(expect.arrayContaining(['proposed', 'rejected']));
+    // The detail both as one line and as named parts a UI labels in its own language.
+    const rejected = detail.trail.find((t) => t.event === 'rejected')!;
+    expect(rejected).toMatchObject({ user: 'Lena', detail: 'comment: not now', fields: [{ name: 'comment', value: 'not now' }] });
+    const proposed = detail.trail.find((t) => t.event === 'proposed')!;
+    expect(proposed.fields?.map((f) => f.name)).toEqual(['action']);
     // Each evidence table comes with its column types, so the UI can show a TIMESTAMP in local time.
     expect(detail.evidence.length).toBeGreaterThan(0);
     for (const ev of detail.evidence) {

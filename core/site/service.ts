@@ -34,6 +34,7 @@ import {
   type Role,
   type SessionContext,
   type SessionUser,
+  type TrailField,
   type SiteApiMethods,
   type SiteBackend,
   type SiteEvent,
@@ -419,7 +420,11 @@ export class SiteService implements SiteBackend {
     return {
       ...proposalView(p),
       evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })), types: this.columnTypes(e.table) })),
-      trail: inbox.history(id).map((e) => ({ atMs: e.atMs, event: e.event, user: e.actor, ...(trailDetail(e.detail) ? { detail: trailDetail(e.detail) } : {}) })),
+      trail: inbox.history(id).map((e) => {
+        const fields = trailFields(e.detail);
+        const detail = trailDetail(e.detail, fields);
+        return { atMs: e.atMs, event: e.event, user: e.actor, ...(detail ? { detail } : {}), ...(fields.length ? { fields } : {}) };
+      }),
     };
   }
 
@@ -583,13 +588,25 @@ function proposalView(p: Proposal): ProposalView {
   };
 }
 
-function trailDetail(detail: unknown): string | undefined {
-  if (detail === null || detail === undefined) return undefined;
-  if (typeof detail !== 'object') return String(detail);
+const TRAIL_FIELDS: readonly TrailField['name'][] = ['reason', 'comment', 'detail', 'decision', 'action'];
+
+/** The parts of a log entry's detail a person reads, each cut to 500 characters. */
+function trailFields(detail: unknown): TrailField[] {
+  if (detail === null || detail === undefined || typeof detail !== 'object' || Array.isArray(detail)) return [];
   const o = detail as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const k of ['reason', 'comment', 'detail', 'decision', 'action']) if (o[k] !== null && o[k] !== undefined) parts.push(`${k}: ${typeof o[k] === 'string' ? o[k] : JSON.stringify(o[k])}`);
-  return parts.length ? parts.join('; ').slice(0, 500) : undefined;
+  const out: TrailField[] = [];
+  for (const name of TRAIL_FIELDS) {
+    const v = o[name];
+    if (v !== null && v !== undefined) out.push({ name, value: (typeof v === 'string' ? v : JSON.stringify(v)).slice(0, 500) });
+  }
+  return out;
+}
+
+/** The same as one line (`reason: …; comment: …`), or the detail itself when it is no object. */
+function trailDetail(detail: unknown, fields: readonly TrailField[]): string | undefined {
+  if (detail === null || detail === undefined) return undefined;
+  if (typeof detail !== 'object' || Array.isArray(detail)) return String(detail);
+  return fields.length ? fields.map((f) => `${f.name}: ${f.value}`).join('; ').slice(0, 500) : undefined;
 }
 
 function userView(u: User): UserView {

@@ -237,11 +237,11 @@ suite('the floor UI end to end (chromium)', () => {
     await lang('nb');
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Innboks');
     expect(await page.getAttribute('html', 'lang')).toBe('nb');
-    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{4}/);
+    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{4}.* — foreslått \(agent-.*\): handling: /);
     await shot('inbox-nb');
     await lang('de');
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Eingang');
-    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{2},/);
+    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{2},.* — vorgeschlagen \(agent-.*\): Aktion: /);
     await shot('inbox-de');
     await lang('en');
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Inbox');

@@ -2,7 +2,10 @@ import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatDuration, formatTime, localizeInstants } from '../i18n/messages.ts';
+import { formatDuration, formatTime, localizeInstants, type MessageKey } from '../i18n/messages.ts';
+
+const PROGRESS = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed', 'timed_out']);
+const DECISION_EVENTS = new Set(['approved', 'rejected', 'deferred', 'stale', 'withdrawn']);
 import { selectIsDecider, sortByUrgency } from '../store/store.ts';
 
 export function Inbox() {
@@ -67,6 +70,15 @@ function ProposalPanel() {
     return () => window.removeEventListener('keydown', onKey);
   }, [decidable, comment, decide, next]);
   const module = p.module ?? (p.params.module as string | undefined) ?? p.command?.module ?? '';
+  // A log event in the chosen language; one this screen does not know is shown as it came.
+  const trailEvent = (ev: string): string => {
+    if (ev.startsWith('command_')) {
+      const state = ev.slice('command_'.length);
+      return t('trail.command', { progress: PROGRESS.has(state) ? t(`progress.${state}` as MessageKey) : state });
+    }
+    if (DECISION_EVENTS.has(ev)) return t(`status.${ev}` as MessageKey);
+    return ev === 'proposed' || ev === 'refused' ? t(`trail.${ev}`) : ev;
+  };
   return (
     <section className="proposal" aria-label={localizeInstants(lang, p.explanation)}>
       <h2 title={p.explanation}>
@@ -131,9 +143,13 @@ function ProposalPanel() {
       <ol className="trail">
         {p.trail.map((e, i) => (
           <li key={i}>
-            {formatTime(lang, e.atMs)} — {e.event}
+            {formatTime(lang, e.atMs)} — {trailEvent(e.event)}
             {e.user ? ` (${e.user})` : ''}
-            {e.detail ? `: ${localizeInstants(lang, e.detail)}` : ''}
+            {e.fields
+              ? `: ${e.fields.map((f) => `${t(`trail.field.${f.name}` as MessageKey)}: ${localizeInstants(lang, f.value)}`).join('; ')}`
+              : e.detail
+                ? `: ${localizeInstants(lang, e.detail)}`
+                : ''}
           </li>
         ))}
       </ol>

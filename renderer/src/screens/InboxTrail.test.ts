@@ -1,0 +1,65 @@
+// A proposal's trail in the chosen language (server-side markup, no browser): the log's events
+// (proposed, decisions, refusals, command progress) and the labels of their details are
+// translated; an event or state this screen does not know is shown as it came.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { createAppStore } from '../store/store.ts';
+import { Inbox } from './Inbox.tsx';
+
+const T = Date.UTC(2026, 11, 1, 12, 0);
+
+function trailHtml(lang: 'en' | 'nb' | 'de', trail: ProposalDetail['trail']): string {
+  const p: ProposalDetail = {
+    id: 'P-1',
+    status: 'approved',
+    action: 'assign_job',
+    module: 'operations',
+    params: {},
+    ruleId: 'assign-job',
+    ruleVersion: '1',
+    risk: 'low',
+    riskReason: 'reversible',
+    explanation: 'Start J-1 on M-1.',
+    createdMs: T,
+    evidence: [],
+    trail,
+  };
+  const store = createAppStore({} as SiteApi);
+  store.setState({ lang, proposals: [], selected: p });
+  store.getInitialState = store.getState;
+  const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+  return html.slice(html.indexOf('<ol class="trail">'), html.indexOf('</ol>'));
+}
+
+const TRAIL: ProposalDetail['trail'] = [
+  { atMs: T, event: 'proposed', user: 'agent-r1', detail: 'action: "assign_job"', fields: [{ name: 'action', value: '"assign_job"' }] },
+  { atMs: T + 1, event: 'refused', user: 'olaf', detail: 'reason: role; decision: approve', fields: [{ name: 'reason', value: 'role' }, { name: 'decision', value: 'approve' }] },
+  { atMs: T + 2, event: 'approved', user: 'lena', detail: 'comment: go', fields: [{ name: 'comment', value: 'go' }] },
+  { atMs: T + 3, event: 'command_sent', user: 'write-back' },
+  { atMs: T + 4, event: 'command_rerouted', user: 'write-back' },
+  { atMs: T + 5, event: 'escalated', user: 'hq', detail: 'reason: unknown' },
+];
+
+describe('the proposal trail', () => {
+  it('is in German: events and the labels of their details', () => {
+    const html = trailHtml('de', TRAIL);
+    expect(html).toContain('vorgeschlagen (agent-r1): Aktion: &quot;assign_job&quot;');
+    expect(html).toContain('verweigert (olaf): Grund: role; Entscheidung: approve');
+    expect(html).toContain('genehmigt (lena): Kommentar: go');
+    expect(html).toContain('Befehl: gesendet (write-back)');
+    expect(html).toContain('Befehl: rerouted (write-back)'); // a state it does not know
+    expect(html).toContain('escalated (hq): reason: unknown'); // an event it does not know, its detail line as sent
+    expect(html).not.toMatch(/proposed|refused|approved|command_/);
+  });
+
+  it('is in Norwegian and English', () => {
+    expect(trailHtml('nb', TRAIL)).toContain('foreslått (agent-r1): handling: &quot;assign_job&quot;');
+    const en = trailHtml('en', TRAIL);
+    expect(en).toContain('proposed (agent-r1): action: &quot;assign_job&quot;');
+    expect(en).toContain('refused (olaf): reason: role; decision: approve');
+    expect(en).toContain('command: sent (write-back)');
+  });
+});

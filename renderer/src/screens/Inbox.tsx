@@ -6,6 +6,8 @@ import { formatDuration, formatTime, localizeInstants, type MessageKey } from '.
 
 const PROGRESS = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed', 'timed_out']);
 const DECISION_EVENTS = new Set(['approved', 'rejected', 'deferred', 'stale', 'withdrawn']);
+const REFUSALS = new Set(['unknown_user', 'disabled', 'locked', 'wrong_pin', 'no_pin', 'role']);
+const VERBS = new Set(['approve', 'reject', 'defer']);
 import { selectIsDecider, sortByUrgency } from '../store/store.ts';
 
 export function Inbox() {
@@ -79,6 +81,12 @@ function ProposalPanel() {
     if (DECISION_EVENTS.has(ev)) return t(`status.${ev}` as MessageKey);
     return ev === 'proposed' || ev === 'refused' ? t(`trail.${ev}`) : ev;
   };
+  // A refusal's reason and the decision it refused are codes: said in words; the rest is text.
+  const trailValue = (ev: string, field: string, v: string): string => {
+    if (ev === 'refused' && field === 'reason' && REFUSALS.has(v)) return t(`trail.refusal.${v}` as MessageKey);
+    if (ev === 'refused' && field === 'decision' && VERBS.has(v)) return t(`detail.${v}` as MessageKey);
+    return localizeInstants(lang, v);
+  };
   return (
     <section className="proposal" aria-label={localizeInstants(lang, p.explanation)}>
       <h2 title={p.explanation}>
@@ -146,7 +154,7 @@ function ProposalPanel() {
             {formatTime(lang, e.atMs)} — {trailEvent(e.event)}
             {e.user ? ` (${e.user})` : ''}
             {e.fields
-              ? `: ${e.fields.map((f) => `${t(`trail.field.${f.name}` as MessageKey)}: ${localizeInstants(lang, f.value)}`).join('; ')}`
+              ? `: ${e.fields.map((f) => `${t(`trail.field.${f.name}` as MessageKey)}: ${trailValue(e.event, f.name, f.value)}`).join('; ')}`
               : e.detail
                 ? `: ${localizeInstants(lang, e.detail)}`
                 : ''}

@@ -1,6 +1,6 @@
 // A proposal's trail in the chosen language (server-side markup, no browser): the log's events
-// (proposed, decisions, refusals, command progress) and the labels of their details are
-// translated; an event or state this screen does not know is shown as it came.
+// (proposed, decisions, refusals, command progress), the labels of their details and a refusal's
+// reason and verb are translated; an event or state this screen does not know is shown as it came.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
@@ -47,7 +47,7 @@ describe('the proposal trail', () => {
   it('is in German: events and the labels of their details', () => {
     const html = trailHtml('de', TRAIL);
     expect(html).toContain('vorgeschlagen (agent-r1): Aktion: &quot;assign_job&quot;');
-    expect(html).toContain('verweigert (olaf): Grund: role; Entscheidung: approve');
+    expect(html).toContain('verweigert (olaf): Grund: Rolle darf nicht entscheiden; Entscheidung: Genehmigen');
     expect(html).toContain('genehmigt (lena): Kommentar: go');
     expect(html).toContain('Befehl: gesendet (write-back)');
     expect(html).toContain('Befehl: rerouted (write-back)'); // a state it does not know
@@ -59,7 +59,7 @@ describe('the proposal trail', () => {
     expect(trailHtml('nb', TRAIL)).toContain('foreslått (agent-r1): handling: &quot;assign_job&quot;');
     const en = trailHtml('en', TRAIL);
     expect(en).toContain('proposed (agent-r1): action: &quot;assign_job&quot;');
-    expect(en).toContain('refused (olaf): reason: role; decision: approve');
+    expect(en).toContain('refused (olaf): reason: role may not decide; decision: Approve');
     expect(en).toContain('command: sent (write-back)');
   });
 });

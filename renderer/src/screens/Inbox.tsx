@@ -3,12 +3,13 @@ import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatDuration, formatTime, localizeInstants, type MessageKey } from '../i18n/messages.ts';
+import { selectIsDecider, sortByUrgency } from '../store/store.ts';
 
+// What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
 const PROGRESS = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed', 'timed_out']);
 const DECISION_EVENTS = new Set(['approved', 'rejected', 'deferred', 'stale', 'withdrawn']);
 const REFUSALS = new Set(['unknown_user', 'disabled', 'locked', 'wrong_pin', 'no_pin', 'role']);
 const VERBS = new Set(['approve', 'reject', 'defer']);
-import { selectIsDecider, sortByUrgency } from '../store/store.ts';
 
 export function Inbox() {
   const t = useT();

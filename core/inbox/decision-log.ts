@@ -7,7 +7,7 @@
 
 import type { Predicate, Table, TableWriter } from '../lsm/index.ts';
 import { rowRecord } from './inbox-tables.ts';
-import type { Json } from './proposal.ts';
+import type { Decision, Json, ProposalInput } from './proposal.ts';
 
 export const NEXT_ID_PROPERTY = 'tilstand.decision_log.next_id';
 
@@ -19,6 +19,24 @@ export interface DecisionLogEntry {
   readonly actor: string;
   readonly detail: Json;
 }
+
+/**
+ * What each kind of entry says in `detail`. The inbox writes entries with these, and the recovery
+ * at open (log-recovery.ts) rebuilds lost ones with the same, so a rebuilt entry reads as the
+ * original did.
+ */
+export const entryDetail = {
+  proposed: (p: Pick<ProposalInput, 'situationKey' | 'ruleId' | 'ruleVersion' | 'action' | 'params' | 'risk'>) => ({
+    situation: p.situationKey,
+    rule: `${p.ruleId}@${p.ruleVersion}`,
+    action: p.action,
+    params: p.params,
+    risk: p.risk,
+  }),
+  withdrawn: (reason: string | null) => ({ reason }),
+  decided: (d: Decision) => ({ role: d.role, comment: d.comment, snapshots: d.snapshots, reason: d.reason }),
+  command: (topic: string, detail: string | null) => ({ topic, detail }),
+};
 
 export class DecisionLog {
   private readonly writer: TableWriter;

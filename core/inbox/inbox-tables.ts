@@ -180,30 +180,36 @@ export function commandColumns(c: CommandProgress): InboxRow {
   };
 }
 
+/** The decision group of a row; null when no one has decided. */
+export function decisionOfRow(r: InboxRow): Decision | null {
+  if (r.decision === null || r.decision === undefined) return null;
+  return {
+    kind: r.decision as Decision['kind'],
+    by: String(r.decided_by),
+    role: String(r.decided_role),
+    atMs: num(r.decided_at_ms)!,
+    comment: str(r.decision_comment),
+    snapshots: parse(r.decision_snapshots, { seen: {}, checked: {} }),
+    reason: str(r.decision_reason),
+  };
+}
+
+/** The command group of a row; null before an approval. */
+export function commandOfRow(r: InboxRow): CommandProgress | null {
+  if (r.command_state === null || r.command_state === undefined) return null;
+  return {
+    state: r.command_state as CommandProgress['state'],
+    topic: String(r.command_topic),
+    sentAtMs: num(r.command_sent_at_ms),
+    updatedAtMs: num(r.command_updated_at_ms)!,
+    detail: str(r.command_detail),
+  };
+}
+
 /** A proposal from its row (by column name). */
 export function proposalFromRow(r: InboxRow): Proposal {
-  const decision: Decision | null =
-    r.decision === null || r.decision === undefined
-      ? null
-      : {
-          kind: r.decision as Decision['kind'],
-          by: String(r.decided_by),
-          role: String(r.decided_role),
-          atMs: num(r.decided_at_ms)!,
-          comment: str(r.decision_comment),
-          snapshots: parse(r.decision_snapshots, { seen: {}, checked: {} }),
-          reason: str(r.decision_reason),
-        };
-  const command: CommandProgress | null =
-    r.command_state === null || r.command_state === undefined
-      ? null
-      : {
-          state: r.command_state as CommandProgress['state'],
-          topic: String(r.command_topic),
-          sentAtMs: num(r.command_sent_at_ms),
-          updatedAtMs: num(r.command_updated_at_ms)!,
-          detail: str(r.command_detail),
-        };
+  const decision = decisionOfRow(r);
+  const command = commandOfRow(r);
   const base = {
     id: String(r.proposal_id),
     situationKey: String(r.situation_key),

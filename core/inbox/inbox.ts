@@ -26,7 +26,7 @@
 // approved.
 
 import { LsmError, type Catalog, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
-import { DecisionLog, type DecisionLogEntry } from './decision-log.ts';
+import { DecisionLog, entryDetail, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
 import {
@@ -310,7 +310,7 @@ export class Inbox {
       const p = this.active.get(w.id);
       if (!p || !isActive(p)) continue;
       const next = this.writeGroup(p, 'agent', agentColumns(p.id, p, p.createdAtMs, 'withdrawn', w.reason, now));
-      this.log.append({ atMs: now, proposalId: p.id, event: 'withdrawn', actor: `agent-${batch.runId}`, detail: { reason: w.reason } });
+      this.log.append({ atMs: now, proposalId: p.id, event: 'withdrawn', actor: `agent-${batch.runId}`, detail: entryDetail.withdrawn(w.reason) });
       result.withdrawn.push(next);
     }
     let n = 0;
@@ -328,7 +328,7 @@ export class Inbox {
       let id: string;
       do id = `P-${batch.runId}-${++n}`;
       while (run.ids.has(id) || (run.usedBefore && this.storedRow(id) !== undefined));
-      const entry = this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: { situation: input.situationKey, rule: `${input.ruleId}@${input.ruleVersion}`, action: input.action, params: input.params, risk: input.risk } });
+      const entry = this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: entryDetail.proposed(input) });
       const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), [LOG_FIRST_ENTRY]: BigInt(entry), agent_seq: 1n };
       this.writer.writeRecord(row);
       run.ids.add(id);
@@ -445,7 +445,7 @@ export class Inbox {
     const now = this.clock();
     const c: CommandProgress = { state, topic: p.command.topic, sentAtMs: state === 'sent' ? now : p.command.sentAtMs, updatedAtMs: now, detail: detail ?? p.command.detail };
     const next = this.writeGroup(p, 'command', commandColumns(c));
-    this.log.append({ atMs: now, proposalId: id, event: `command_${state}`, actor, detail: { topic: c.topic, detail } });
+    this.log.append({ atMs: now, proposalId: id, event: `command_${state}`, actor, detail: entryDetail.command(c.topic, detail) });
     this.commitBoth();
     // The module did not carry it out (refused, or the command expired): the situation may be
     // proposed again, if it still holds, instead of staying quiet for resuggestAfterDecisionMs.
@@ -503,7 +503,7 @@ export class Inbox {
   private decideAs(p: Proposal, d: Decision): Proposal {
     const next = this.writeGroup(p, 'decision', decisionColumns(d));
     if (d.kind === 'approved' || d.kind === 'rejected') this.decidedAt.set(p.situationKey, d.atMs);
-    this.log.append({ atMs: d.atMs, proposalId: p.id, event: d.kind, actor: d.by, detail: { role: d.role, comment: d.comment, snapshots: d.snapshots, reason: d.reason } });
+    this.log.append({ atMs: d.atMs, proposalId: p.id, event: d.kind, actor: d.by, detail: entryDetail.decided(d) });
     return next;
   }
 

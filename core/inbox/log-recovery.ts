@@ -23,9 +23,8 @@
 // this way).
 
 import type { Table } from '../lsm/index.ts';
-import type { DecisionLog, DecisionLogEntry } from './decision-log.ts';
-import { LOG_FIRST_ENTRY, rowRecord, type InboxRow } from './inbox-tables.ts';
-import type { Json } from './proposal.ts';
+import { entryDetail, type DecisionLog, type DecisionLogEntry } from './decision-log.ts';
+import { commandOfRow, decisionOfRow, logFirstEntryOf, proposalFromRow, rowRecord, type InboxRow } from './inbox-tables.ts';
 
 /** approval_inbox snapshot property: the decision_log's next entry id once this commit's entries are appended. */
 export const LOG_NEXT_PROPERTY = 'tilstand.approval_inbox.log_next_id';
@@ -83,16 +82,6 @@ export function recoverLostLogEntries(inbox: Table, log: DecisionLog, warn: (m: 
   return entries;
 }
 
-const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
-const json = (v: unknown): Json => {
-  if (typeof v !== 'string' || v.length === 0) return null;
-  try {
-    return JSON.parse(v) as Json;
-  } catch {
-    return v; // kept as the text it was
-  }
-};
-
 /** The log entries one lost commit's rows stand for, in the order the inbox appends them. */
 function entriesOf(rows: readonly InboxRow[]): LostEntry[] {
   const withdrawn: LostEntry[] = [];
@@ -103,21 +92,20 @@ function entriesOf(rows: readonly InboxRow[]): LostEntry[] {
   for (const r of rows) {
     const id = String(r.proposal_id);
     if (r.agent_seq !== null && r.agent_seq !== undefined) {
-      if (r.agent_status === 'withdrawn') {
-        withdrawn.push({ atMs: num(r.agent_updated_at_ms), proposalId: id, event: 'withdrawn', actor: 'agent', detail: { reason: (r.withdrawn_reason as string | null) ?? null, recovered } });
+      // The agent group is written whole, so the row reads as the proposal it wrote.
+      const p = proposalFromRow(r);
+      if (p.agentStatus === 'withdrawn') {
+        withdrawn.push({ atMs: p.agentUpdatedAtMs, proposalId: id, event: 'withdrawn', actor: 'agent', detail: { ...entryDetail.withdrawn(p.withdrawnReason), recovered } });
       } else {
-        const detail = { situation: String(r.situation_key), rule: `${String(r.rule_id)}@${String(r.rule_version)}`, action: String(r.action), params: json(r.params), risk: (r.risk as string | null) ?? null, recovered };
-        proposed.push({ at: r[LOG_FIRST_ENTRY] === null || r[LOG_FIRST_ENTRY] === undefined ? Number.MAX_SAFE_INTEGER : Number(r[LOG_FIRST_ENTRY]), e: { atMs: num(r.created_at_ms), proposalId: id, event: 'proposed', actor: `agent-${String(r.run_id)}`, detail } });
+        const at = logFirstEntryOf(r) ?? Number.MAX_SAFE_INTEGER;
+        proposed.push({ at, e: { atMs: p.createdAtMs, proposalId: id, event: 'proposed', actor: `agent-${p.runId}`, detail: { ...entryDetail.proposed(p), recovered } } });
       }
     }
-    if (r.decision_seq !== null && r.decision_seq !== undefined && typeof r.decision === 'string') {
-      const detail = { role: (r.decided_role as string | null) ?? null, comment: (r.decision_comment as string | null) ?? null, snapshots: json(r.decision_snapshots), reason: (r.decision_reason as string | null) ?? null, recovered };
-      decided.push({ atMs: num(r.decided_at_ms), proposalId: id, event: r.decision, actor: String(r.decided_by), detail });
-    }
+    const d = r.decision_seq !== null && r.decision_seq !== undefined ? decisionOfRow(r) : null;
+    if (d) decided.push({ atMs: d.atMs, proposalId: id, event: d.kind, actor: d.by, detail: { ...entryDetail.decided(d), recovered } });
+    const c = r.command_seq !== null && r.command_seq !== undefined ? commandOfRow(r) : null;
     // `pending` is written only by the approval itself, which logs no entry of its own for it.
-    if (r.command_seq !== null && r.command_seq !== undefined && typeof r.command_state === 'string' && r.command_state !== 'pending') {
-      commands.push({ atMs: num(r.command_updated_at_ms), proposalId: id, event: `command_${r.command_state}`, actor: 'write-back', detail: { topic: (r.command_topic as string | null) ?? null, detail: (r.command_detail as string | null) ?? null, recovered } });
-    }
+    if (c && c.state !== 'pending') commands.push({ atMs: c.updatedAtMs, proposalId: id, event: `command_${c.state}`, actor: 'write-back', detail: { ...entryDetail.command(c.topic, c.detail), recovered } });
   }
   const byId = (a: LostEntry, b: LostEntry) => (a.proposalId! < b.proposalId! ? -1 : a.proposalId! > b.proposalId! ? 1 : 0);
   return [...withdrawn.sort(byId), ...proposed.sort((a, b) => a.at - b.at).map((p) => p.e), ...decided, ...commands];

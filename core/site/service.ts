@@ -430,9 +430,8 @@ export class SiteService implements SiteBackend {
 
   /** A site table's column types by name; empty when it does not exist (any more). */
   private columnTypes(name: string): Record<string, string> {
-    const table = { database: `site_${this.site.config.site}`, table: name };
-    if (!this.site.catalog.tableExists(table)) return {};
-    return Object.fromEntries(this.site.catalog.getTable(table).schema.fields.map((f) => [f.name, typeToString(f.type)]));
+    const t = this.tableIfExists(name);
+    return t ? Object.fromEntries(t.schema.fields.map((f) => [f.name, typeToString(f.type)])) : {};
   }
 
   private async decide(req: SiteApiMethods['decide']['req'], session: SessionContext): Promise<SiteApiMethods['decide']['res']> {
@@ -459,9 +458,15 @@ export class SiteService implements SiteBackend {
   // Tables.
 
   private table(name: string): Table {
-    const db = `site_${this.site.config.site}`;
-    if (!this.site.catalog.tableExists({ database: db, table: name })) throw new SiteApiError('not_found', `table ${name} does not exist`);
-    return this.site.catalog.getTable({ database: db, table: name });
+    const t = this.tableIfExists(name);
+    if (!t) throw new SiteApiError('not_found', `table ${name} does not exist`);
+    return t;
+  }
+
+  /** A table of the site's database, or undefined when there is none by that name. */
+  private tableIfExists(name: string): Table | undefined {
+    const id = { database: `site_${this.site.config.site}`, table: name };
+    return this.site.catalog.tableExists(id) ? this.site.catalog.getTable(id) : undefined;
   }
 
   /** Rows of the latest snapshot as objects in JSON form. */

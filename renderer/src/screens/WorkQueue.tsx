@@ -21,6 +21,8 @@ export function WorkQueue() {
   // A value outside the contract's symbols (a newer contract version) is shown as it came.
   const status = (s: string) => (JOB_STATUSES.has(s) ? t(`work.status.${s}` as MessageKey) : s);
   const state = (s: string | null) => (s === null ? '' : RESOURCE_STATES.has(s) ? t(`work.state.${s}` as MessageKey) : s);
+  // A TIMESTAMP's text (`ms` read from it) in this PC's time zone; text that is no time as it came.
+  const when = (text: string | null, ms: number | null) => (text === null ? '' : ms === null ? text : formatWhen(lang, ms));
   return (
     <div className="work">
       <section>
@@ -37,7 +39,7 @@ export function WorkQueue() {
                 <td>{j.capability ?? ''}</td>
                 <td>{j.priority ?? ''}</td>
                 <td className={overdue ? 'due overdue' : 'due'} title={j.due_at ?? undefined}>
-                  {j.due_at === null ? '' : due === null ? j.due_at : formatWhen(lang, due)}
+                  {when(j.due_at, due)}
                   {overdue ? <span className="chip-alert overdue-tag"> {t('work.overdue')}</span> : null}
                 </td>
                 <td className="assigned">{j.assigned_resource ?? ''}</td>
@@ -56,7 +58,7 @@ export function WorkQueue() {
                 <td>{r.resource_id}</td>
                 <td>{r.capability ?? ''}</td>
                 <td data-state={r.state ?? ''}>{r.state === 'down' ? `⚠ ${state(r.state)}` : state(r.state)}</td>
-                <td title={r.since ?? undefined}>{r.since === null ? '' : since === null ? r.since : formatWhen(lang, since)}</td>
+                <td title={r.since ?? undefined}>{when(r.since, since)}</td>
               </tr>
             );
           })}

@@ -16,7 +16,7 @@
 // by another engineer, and the log should become one when they land (DESIGN.md).
 
 import type { SchemaSpec } from '../lsm/index.ts';
-import type { CommandProgress, Decision, Json, Proposal, ProposalInput } from './proposal.ts';
+import type { CommandProgress, Decision, Json, Message, Proposal, ProposalInput, ProposalMessages } from './proposal.ts';
 import { statusOf } from './proposal.ts';
 
 export const APPROVAL_INBOX_TABLE = 'approval_inbox';
@@ -80,6 +80,7 @@ export const APPROVAL_INBOX_SPEC: SchemaSpec = {
     { name: 'proposal_id', type: 'STRING NOT NULL' },
     ...AGENT_COLUMNS.map(([name, type]) => ({ name, type })),
     { name: 'log_first_entry', type: 'BIGINT' },
+    { name: 'agent_messages', type: 'STRING' },
     { name: 'agent_seq', type: 'BIGINT' },
     ...DECISION_COLUMNS.map(([name, type]) => ({ name, type })),
     { name: 'decision_seq', type: 'BIGINT' },
@@ -127,6 +128,28 @@ export const LOG_FIRST_ENTRY = 'log_first_entry';
 export function logFirstEntryOf(row: InboxRow | undefined): number | undefined {
   const v = row?.[LOG_FIRST_ENTRY];
   return typeof v === 'bigint' || typeof v === 'number' ? Number(v) : undefined;
+}
+
+/**
+ * `agent_messages`: the explanation and the risk reason as messages (JSON `{explanation,
+ * riskReason}`, each `{id, params}`), so the floor reads them in its own language; the English
+ * texts in `explanation` and `risk_reason` stay the record. Written once with the proposal, in no
+ * sequence group for the reasons `log_first_entry` is in none (tables from before get it by ALTER
+ * TABLE, after `log_first_entry`). Null on rows written before the column existed and on
+ * proposals whose rule gave no messages.
+ */
+export const AGENT_MESSAGES = 'agent_messages';
+
+/** The column value of a proposal's messages (null without). */
+export const messagesColumn = (m: ProposalMessages | undefined): string | null => (m === undefined ? null : JSON.stringify(m));
+
+const isMessage = (v: unknown): v is Message =>
+  typeof v === 'object' && v !== null && typeof (v as Message).id === 'string' && typeof (v as Message).params === 'object' && (v as Message).params !== null && !Array.isArray((v as Message).params);
+
+/** A row's messages; undefined when it has none or they are not in the shape this version writes. */
+function messagesOfRow(r: InboxRow): ProposalMessages | undefined {
+  const m = parse<Record<string, unknown> | null>(r[AGENT_MESSAGES], null);
+  return m !== null && isMessage(m.explanation) && isMessage(m.riskReason) ? { explanation: m.explanation, riskReason: m.riskReason } : undefined;
 }
 
 /** The approval_inbox row as a record by column name (memory form: BIGINT as bigint). */
@@ -210,6 +233,7 @@ export function commandOfRow(r: InboxRow): CommandProgress | null {
 export function proposalFromRow(r: InboxRow): Proposal {
   const decision = decisionOfRow(r);
   const command = commandOfRow(r);
+  const messages = messagesOfRow(r);
   const base = {
     id: String(r.proposal_id),
     situationKey: String(r.situation_key),
@@ -221,6 +245,7 @@ export function proposalFromRow(r: InboxRow): Proposal {
     risk: r.risk as Proposal['risk'],
     riskReason: String(r.risk_reason ?? ''),
     explanation: String(r.explanation ?? ''),
+    ...(messages ? { messages } : {}),
     evidence: parse(r.evidence, []),
     runId: String(r.run_id),
     createdAtMs: num(r.created_at_ms)!,

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
-import { Inbox, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
+import { Inbox, readProposal, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
 import { APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
 import { situationKey, type Proposal, type ProposalInput } from './proposal.ts';
 import { UserStore } from './users.ts';
@@ -47,6 +47,11 @@ function inbox(o: Partial<InboxOptions> = {}): Inbox {
   open.push(i);
   return i;
 }
+
+const MESSAGES = {
+  explanation: { id: 'assign-job.explanation', params: { job: 'J-2', priority: 3, resource: 'M-1', capability: 'pick' } },
+  riskReason: { id: 'assign-job.risk', params: {} },
+};
 
 function input(job: string, resource = 'M-1'): ProposalInput {
   return {
@@ -116,6 +121,19 @@ describe('submit', () => {
     const jobs = Array.from({ length: 12 }, (_, k) => `J-${k + 1}`);
     propose(i, ...jobs);
     expect(readProposals(i.table, { limit: 100 }).map((p) => p.id)).toEqual(jobs.map((_, k) => `P-r1-${12 - k}`));
+  });
+
+  it("keeps a proposal's messages through a decision and a withdrawal, and from disk", async () => {
+    const i = inbox();
+    const [a, b] = i.submit({ runId: 'r1', proposals: [{ ...input('J-1'), messages: MESSAGES }, { ...input('J-2'), messages: MESSAGES }], withdrawals: [] }).created;
+    expect(a!.messages).toEqual(MESSAGES);
+    await i.decide(a!.id, 'reject', { user: 'lena', pin: '1111' });
+    i.submit({ runId: 'r2', proposals: [], withdrawals: [{ id: b!.id, reason: 'gone' }] });
+    expect(i.get(b!.id)!.messages).toEqual(MESSAGES);
+    i.close();
+    open.splice(0);
+    for (const p of readProposals(i.table, {})) expect(p.messages).toEqual(MESSAGES);
+    expect(readProposal(i.table, a!.id)!.status).toBe('rejected');
   });
 
   it('survives a reopen: open proposals still deduplicate', () => {
@@ -321,10 +339,10 @@ describe('table options', () => {
     // A site made before: both tables without the option, one proposal in them.
     const old = 'site_old';
     catalog.createDatabase(old);
-    // The spec as the release before had it: no target-file-size, no log_first_entry.
+    // The spec as the releases before had it: no target-file-size, no log_first_entry, no agent_messages.
     const strip = (spec: typeof APPROVAL_INBOX_SPEC) => ({
       ...spec,
-      fields: spec.fields.filter((f) => f.name !== 'log_first_entry'),
+      fields: spec.fields.filter((f) => f.name !== 'log_first_entry' && f.name !== 'agent_messages'),
       options: Object.fromEntries(Object.entries(spec.options ?? {}).filter(([k]) => k !== 'target-file-size')),
     });
     catalog.createTable({ database: old, table: 'approval_inbox' }, strip(APPROVAL_INBOX_SPEC));
@@ -343,10 +361,13 @@ describe('table options', () => {
     expect(schema.fields.map((f) => f.name)).toEqual(APPROVAL_INBOX_SPEC.fields.map((f) => f.name));
     expect(schema.options.raw['fields.agent_seq.sequence-group']).toBe(APPROVAL_INBOX_SPEC.options!['fields.agent_seq.sequence-group']);
     // A row from before has none (its trail is read from the start); a new one has its own.
-    const [q] = again.submit({ runId: 'r2', proposals: [input('J-2')], withdrawals: [{ id: p!.id, reason: 'gone' }] }).created;
+    const [q] = again.submit({ runId: 'r2', proposals: [{ ...input('J-2'), messages: MESSAGES }], withdrawals: [{ id: p!.id, reason: 'gone' }] }).created;
     expect(again.history(p!.id).map((e) => e.event)).toEqual(['proposed', 'withdrawn']);
     expect(again.history(q!.id).map((e) => e.event)).toEqual(['proposed']);
     expect(readProposalRow(again.table, q!.id)!.log_first_entry).toBe(3n); // entries 1 proposed P, 2 withdrawn P, 3 proposed Q
+    // The old row has no messages (the UI shows its English text); the new one keeps its own.
+    expect(again.get(p!.id)!.messages).toBeUndefined();
+    expect(again.get(q!.id)!.messages).toEqual(MESSAGES);
   });
 
   it("reads a proposal's trail from its first log entry: older files of the log are not opened", () => {

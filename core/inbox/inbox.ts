@@ -31,6 +31,7 @@ import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
 import {
   agentColumns,
+  AGENT_MESSAGES,
   APPROVAL_INBOX_SPEC,
   APPROVAL_INBOX_TABLE,
   commandColumns,
@@ -41,6 +42,7 @@ import {
   INBOX_TARGET_FILE_SIZE,
   LOG_FIRST_ENTRY,
   logFirstEntryOf,
+  messagesColumn,
   proposalFromRow,
   rowRecord,
   type InboxGroup,
@@ -329,7 +331,7 @@ export class Inbox {
       do id = `P-${batch.runId}-${++n}`;
       while (run.ids.has(id) || (run.usedBefore && this.storedRow(id) !== undefined));
       const entry = this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: entryDetail.proposed(input) });
-      const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), [LOG_FIRST_ENTRY]: BigInt(entry), agent_seq: 1n };
+      const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), [LOG_FIRST_ENTRY]: BigInt(entry), [AGENT_MESSAGES]: messagesColumn(input.messages), agent_seq: 1n };
       this.writer.writeRecord(row);
       run.ids.add(id);
       const p = proposalFromRow(row);
@@ -569,15 +571,18 @@ export function openInboxTables(catalog: Catalog, database: string): { inbox: Ta
 
 /**
  * Brings tables made by an earlier version to the current spec: `target-file-size` on both, and
- * approval_inbox's `log_first_entry` column (after `agent_updated_at_ms`, as in a new table). One
- * schema change each (`schema-<N+1>`; rows written before read the new column as null). Called by
- * the inbox before it opens its writers; a table whose writer another process holds is left as it
+ * approval_inbox's `log_first_entry` column (after `agent_updated_at_ms`, as in a new table) and
+ * `agent_messages` (after `log_first_entry`). One schema change each (`schema-<N+1>`; rows written
+ * before read the new columns as null). Called by the inbox before it opens its writers; a table whose writer another process holds is left as it
  * is (opening the writer then reports that process).
  */
 function upgradeInboxTable(table: Table, isInbox: boolean): void {
   const changes: SchemaChange[] = [];
   if (isInbox && !table.schema.fieldIndex.has(LOG_FIRST_ENTRY)) {
     changes.push({ kind: 'addColumn', name: LOG_FIRST_ENTRY, type: 'BIGINT', position: { after: 'agent_updated_at_ms' } });
+  }
+  if (isInbox && !table.schema.fieldIndex.has(AGENT_MESSAGES)) {
+    changes.push({ kind: 'addColumn', name: AGENT_MESSAGES, type: 'STRING', position: { after: LOG_FIRST_ENTRY } });
   }
   if (table.schema.options.raw['target-file-size'] === undefined) changes.push({ kind: 'setOption', key: 'target-file-size', value: INBOX_TARGET_FILE_SIZE });
   if (changes.length === 0) return;

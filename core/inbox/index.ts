@@ -22,6 +22,8 @@ export {
   type EvidenceRow,
   type EvidenceTable,
   type ProposalInput,
+  type Message,
+  type ProposalMessages,
   type Proposal,
   type Decision,
   type CommandProgress,

@@ -37,6 +37,17 @@ export interface EvidenceTable {
   readonly rows: readonly EvidenceRow[];
 }
 
+/**
+ * A text as a message id and its parameters, for showing it in the reader's language: the agents'
+ * rules keep a template per id and language (core/agents/messages.ts). A parameter may itself be
+ * a message (a fragment such as "no reason given"). The stored English text stays the record;
+ * the message is only how to say it otherwise.
+ */
+export type Message = { readonly id: string; readonly params: Readonly<Record<string, Json>> };
+
+/** The agent's texts of a proposal as messages (`explanation`, `riskReason`). */
+export type ProposalMessages = { readonly explanation: Message; readonly riskReason: Message };
+
 export interface ProposalInput {
   /** Deduplication key: rule id + action + the key parameters (see `situationKey`). */
   readonly situationKey: string;
@@ -49,6 +60,8 @@ export interface ProposalInput {
   readonly risk: RiskLevel;
   readonly riskReason: string;
   readonly explanation: string;
+  /** The same texts as messages; absent on proposals stored before they were kept. */
+  readonly messages?: ProposalMessages;
   readonly evidence: readonly EvidenceTable[];
   readonly runId: string;
 }

@@ -21,9 +21,10 @@
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
 
 import type { Catalog, Table } from '../lsm/index.ts';
-import { situationKey, type EvidenceTable, type Json, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
+import { situationKey, type EvidenceTable, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig } from './config.ts';
 import { AgentError } from './errors.ts';
+import { messageCatalog, renderMessage, type MessageTemplates } from './messages.ts';
 import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
 import { STATE_TABLES, type Rule, type RuleContext, type StateTable } from './rule.ts';
 import { DEFAULT_RULES } from './rules/index.ts';
@@ -87,6 +88,8 @@ export function compareRunIds(a: string, b: string): number {
 export class Agent {
   readonly config: AgentConfig;
   readonly rules: readonly Rule[];
+  /** The templates of the rules' messages and the shared fragments (messages.ts). */
+  readonly messages: MessageTemplates;
   /** The rules by id: each run re-checks every open proposal (thousands late in a busy day). */
   private readonly ruleById = new Map<string, Rule>();
   private readonly o: AgentOptions;
@@ -110,6 +113,7 @@ export class Agent {
       ids.add(r.id);
       this.ruleById.set(r.id, r);
     }
+    this.messages = messageCatalog(this.rules);
     this.clock = o.clock ?? Date.now;
     this.warn = o.onWarning ?? ((m) => console.warn(`agent: ${m}`));
   }
@@ -278,11 +282,19 @@ export class Agent {
       module: d.module,
       params: d.params,
       risk: d.risk,
-      riskReason: d.riskReason,
-      explanation: d.explanation,
+      riskReason: this.english(rule, d.riskReason),
+      explanation: this.english(rule, d.explanation),
+      messages: { explanation: d.explanation, riskReason: d.riskReason },
       evidence,
       runId,
     };
+  }
+
+  /** A draft's message as the stored English text; a message without a template is the rule's error. */
+  private english(rule: Rule, m: Message): string {
+    const text = renderMessage(m, this.messages, 'en');
+    if (text === undefined) throw new AgentError('InvalidArgument', `rule ${rule.id}: message '${m.id}' has no English template, or lacks one of its parameters (${JSON.stringify(m.params)})`);
+    return text;
   }
 
   /** Does the proposal's precondition still hold in the latest snapshots? (the inbox's compare-and-set) */

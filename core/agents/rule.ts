@@ -10,10 +10,12 @@
 //
 // Invariants for rule authors: pure functions of ctx (no clock but ctx.nowMs, no I/O); a
 // situation's key parameters (`keyParams`) identify it across runs; evidence names the rows
-// that justify the draft (the whole snapshot stays readable through the run's tag).
+// that justify the draft (the whole snapshot stays readable through the run's tag); the
+// explanation and risk reason are messages with a template in every language (messages.ts).
 
-import type { Json, Proposal, RiskLevel } from '../inbox/index.ts';
+import type { Json, Message, Proposal, RiskLevel } from '../inbox/index.ts';
 import type { AgentConfig } from './config.ts';
+import type { MessageTemplates } from './messages.ts';
 import type { ReadOnlyTable, Row } from './read-only-table.ts';
 
 export const STATE_TABLES = ['work_queue', 'resources', 'stock'] as const;
@@ -36,8 +38,9 @@ export interface ProposalDraft {
   /** Names of the params that identify the situation (with rule id and action: its key). */
   readonly keyParams: readonly string[];
   readonly risk: RiskLevel;
-  readonly riskReason: string;
-  readonly explanation: string;
+  /** Said as messages of the rule's `messages` (or the shared ones); stored in English beside them. */
+  readonly riskReason: Message;
+  readonly explanation: Message;
   readonly evidence: readonly { readonly table: StateTable; readonly rows: readonly Row[] }[];
 }
 
@@ -47,6 +50,8 @@ export interface Rule {
   readonly id: string;
   readonly version: string;
   readonly description: string;
+  /** The templates of its messages in every language (messages.ts); ids start with `<id>.`. */
+  readonly messages?: MessageTemplates;
   evaluate(ctx: RuleContext): ProposalDraft[];
   recheck(ctx: RuleContext, p: Proposal): Recheck;
   effectSeen(ctx: RuleContext, p: Proposal): boolean;

@@ -3,12 +3,25 @@
 // to the first job that can use it. Command: operations `assign_job {job_id, resource_id}`.
 
 import { byQueueOrder, job, resource, waitingToStart } from '../rows.ts';
+import { msg } from '../messages.ts';
 import { gone, HOLDS, type Rule } from '../rule.ts';
 
 export const assignJob: Rule = {
   id: 'assign-job',
   version: '1',
   description: 'Assign a released, unassigned job to a free resource with the needed capability.',
+  messages: {
+    'assign-job.explanation': {
+      en: 'Job {job} (priority {priority}) is released and waiting; {resource} is free and can {capability}. Start it there.',
+      nb: 'Jobb {job} (prioritet {priority}) er frigitt og venter; {resource} er ledig og kan {capability}. Start den der.',
+      de: 'Auftrag {job} (Priorität {priority}) ist freigegeben und wartet; {resource} ist frei und kann {capability}. Dort starten.',
+    },
+    'assign-job.risk': {
+      en: 'reversible, and the module refuses it if the job or the resource changed meanwhile',
+      nb: 'kan omgjøres, og modulen avviser den hvis jobben eller ressursen har endret seg i mellomtiden',
+      de: 'umkehrbar, und das Modul lehnt sie ab, wenn sich der Auftrag oder die Ressource inzwischen geändert hat',
+    },
+  },
 
   evaluate(ctx) {
     const jobs = ctx.tables.work_queue.scan().map((r) => ({ r, j: job(r) })).filter((x) => waitingToStart(x.j));
@@ -26,8 +39,8 @@ export const assignJob: Rule = {
         params: { job_id: j.job_id, resource_id: match.x.resource_id },
         keyParams: ['job_id'],
         risk: 'low' as const,
-        riskReason: 'reversible, and the module refuses it if the job or the resource changed meanwhile',
-        explanation: `Job ${j.job_id} (priority ${j.priority}) is released and waiting; ${match.x.resource_id} is free and can ${j.capability}. Start it there.`,
+        riskReason: msg('assign-job.risk'),
+        explanation: msg('assign-job.explanation', { job: j.job_id, priority: j.priority, resource: match.x.resource_id, capability: j.capability }),
         evidence: [
           { table: 'work_queue' as const, rows: [r] },
           { table: 'resources' as const, rows: [match.r] },

@@ -5,6 +5,7 @@
 
 import { jobDurationMs } from '../config.ts';
 import { isoMs, job } from '../rows.ts';
+import { msg } from '../messages.ts';
 import { gone, HOLDS, type Rule } from '../rule.ts';
 
 const PRIORITY_MAX = 9;
@@ -13,6 +14,20 @@ export const escalateLateJob: Rule = {
   id: 'escalate-late-job',
   version: '2',
   description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at).',
+  messages: {
+    'escalate-late-job.explanation': {
+      en: 'Job {job} is {state} and due {due}. Started now it takes about {minutes} min ({capability}), so it ends {late} late. Raise its priority from {priority}.',
+      nb: 'Jobb {job} er {state} og har frist {due}. Startet nå tar den ca. {minutes} min ({capability}), så den blir ferdig {late} for sent. Hev prioriteten fra {priority}.',
+      de: 'Auftrag {job} ist {state} und fällig am {due}. Jetzt gestartet dauert er etwa {minutes} Min. ({capability}) und wird {late} zu spät fertig. Priorität von {priority} anheben.',
+    },
+    'escalate-late-job.lateUnderMinute': { en: 'less than a minute', nb: 'under ett minutt', de: 'weniger als eine Minute' },
+    'escalate-late-job.lateMinutes': { en: 'about {n} min', nb: 'ca. {n} min', de: 'etwa {n} Min.' },
+    'escalate-late-job.risk': {
+      en: "raises one job's priority by one; other jobs of the same capability may wait a little longer",
+      nb: 'hever prioriteten til én jobb med én; andre jobber med samme ferdighet kan måtte vente litt lenger',
+      de: 'hebt die Priorität eines Auftrags um eins an; andere Aufträge derselben Fähigkeit warten vielleicht etwas länger',
+    },
+  },
 
   evaluate(ctx) {
     const drafts = [];
@@ -24,17 +39,25 @@ export const escalateLateJob: Rule = {
       if (finish <= j.due_at_ms) continue;
       // Under half a minute late rounds to "0 min", which reads as not late at all.
       const lateMin = Math.round((finish - j.due_at_ms) / 60_000);
-      const late = lateMin < 1 ? 'less than a minute' : `about ${lateMin} min`;
+      const late = lateMin < 1 ? msg('escalate-late-job.lateUnderMinute') : msg('escalate-late-job.lateMinutes', { n: lateMin });
+      // The command's reason goes to the module, which reads English.
+      const lateText = lateMin < 1 ? 'less than a minute' : `about ${lateMin} min`;
       drafts.push({
         action: 'escalate_job',
         module: 'operations',
-        params: { job_id: j.job_id, due_at: isoMs(j.due_at_ms), priority_from: j.priority, reason: `will finish ${late} after its due time` },
+        params: { job_id: j.job_id, due_at: isoMs(j.due_at_ms), priority_from: j.priority, reason: `will finish ${lateText} after its due time` },
         keyParams: ['job_id', 'due_at'],
         risk: 'low' as const,
-        riskReason: 'raises one job\'s priority by one; other jobs of the same capability may wait a little longer',
-        explanation:
-          `Job ${j.job_id} is ${j.status}${j.status === 'blocked' ? ` (${j.blocked_reason ?? 'no reason'})` : ''} and due ${isoMs(j.due_at_ms)}. ` +
-          `Started now it takes about ${Math.round(duration / 60_000)} min (${j.capability ?? 'unknown capability'}), so it ends ${late} late. Raise its priority from ${j.priority}.`,
+        riskReason: msg('escalate-late-job.risk'),
+        explanation: msg('escalate-late-job.explanation', {
+          job: j.job_id,
+          state: j.status === 'blocked' ? msg('job.blocked', { reason: j.blocked_reason ?? msg('reason.none') }) : msg('job.released'),
+          due: isoMs(j.due_at_ms),
+          minutes: Math.round(duration / 60_000),
+          capability: j.capability ?? msg('capability.unknown'),
+          late,
+          priority: j.priority,
+        }),
         evidence: [{ table: 'work_queue' as const, rows: [r] }],
       });
     }

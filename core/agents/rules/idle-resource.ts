@@ -4,6 +4,7 @@
 // (`idle_since`) is part of the situation.
 
 import { groupedOnce, isoMs, job, resource } from '../rows.ts';
+import { msg } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 
@@ -24,6 +25,15 @@ export const idleResource: Rule = {
   id: 'idle-resource',
   version: '1',
   description: 'Flag a resource idle (free for a while) while work with its capability waits.',
+  messages: {
+    'idle-resource.explanation': {
+      en: '{resource} ({kind}, {capability}) has been free for {minutes} min while {count} job(s) needing {capability} wait: {jobs}.',
+      nb: '{resource} ({kind}, {capability}) har vært ledig i {minutes} min mens {count} jobb(er) som trenger {capability} venter: {jobs}.',
+      de: '{resource} ({kind}, {capability}) ist seit {minutes} Min. frei, während {count} Auftrag/Aufträge mit Bedarf an {capability} warten: {jobs}.',
+    },
+    'idle-resource.kindUnknown': { en: 'resource', nb: 'ressurs', de: 'Ressource' },
+    'idle-resource.risk': { en: 'a notice: nothing is sent to any module', nb: 'et varsel: ingenting sendes til noen modul', de: 'ein Hinweis: an kein Modul wird etwas gesendet' },
+  },
 
   evaluate(ctx) {
     const drafts = [];
@@ -40,8 +50,15 @@ export const idleResource: Rule = {
         params: { resource_id: x.resource_id, capability: x.capability, idle_since: isoMs(x.since_ms), waiting_jobs: ids },
         keyParams: ['resource_id', 'idle_since'],
         risk: 'low' as const,
-        riskReason: 'a notice: nothing is sent to any module',
-        explanation: `${x.resource_id} (${x.kind ?? 'resource'}, ${x.capability}) has been free for ${idleMin} min while ${waiting.length} job(s) needing ${x.capability} wait: ${ids.join(', ')}${waiting.length > ids.length ? ', …' : ''}.`,
+        riskReason: msg('idle-resource.risk'),
+        explanation: msg('idle-resource.explanation', {
+          resource: x.resource_id,
+          kind: x.kind ?? msg('idle-resource.kindUnknown'),
+          capability: x.capability,
+          minutes: idleMin,
+          count: waiting.length,
+          jobs: waiting.length > ids.length ? [...ids, '…'] : ids,
+        }),
         evidence: [
           { table: 'resources' as const, rows: [r] },
           { table: 'work_queue' as const, rows: waiting.slice(0, WAITING_LISTED_MAX) },

@@ -13,6 +13,8 @@
 
 import { reorderPolicy } from '../config.ts';
 import { available, byQueueOrder, job, stockOf, type Job } from '../rows.ts';
+import type { Json } from '../../inbox/index.ts';
+import { msg } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 
@@ -72,7 +74,14 @@ function allocate(ctx: RuleContext): Map<string, Share> {
   return out;
 }
 
-function jobList(rows: readonly Row[]): string {
+/** The first three jobs of a list by id, and how many more (a message parameter). */
+function jobList(rows: readonly Row[]): Json {
+  const ids = rows.map((r) => job(r).job_id);
+  return ids.length <= 3 ? ids : msg('list.more', { ids: ids.slice(0, 3), n: ids.length - 3 });
+}
+
+/** The same list in English, for a withdrawal's reason. */
+function jobListText(rows: readonly Row[]): string {
   const ids = rows.map((r) => job(r).job_id);
   return ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`;
 }
@@ -82,6 +91,29 @@ export const releaseBlockedJob: Rule = {
   version: '2',
   description:
     'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order.',
+  messages: {
+    'release-blocked-job.explanation': {
+      en: 'Job {job} is blocked ({reason}) but {available} {item} are now available (needs {qty}{share}). Release it.',
+      nb: 'Jobb {job} er blokkert ({reason}), men nå er {available} {item} tilgjengelig (trenger {qty}{share}). Frigi den.',
+      de: 'Auftrag {job} ist blockiert ({reason}), aber jetzt sind {available} {item} verfügbar (benötigt {qty}{share}). Freigeben.',
+    },
+    // A leading space: it follows the quantity, and is empty when no job is ahead.
+    'release-blocked-job.share': {
+      en: ' after {ahead} for {jobs} ahead of it in the queue',
+      nb: ' etter {ahead} til {jobs} foran den i køen',
+      de: ' nach {ahead} für {jobs}, die in der Warteschlange vor ihm stehen',
+    },
+    'release-blocked-job.riskBelowReorder': {
+      en: 'the job uses {qty} of {rest} available {item}{share}, leaving {left}, below the reorder point {reorderPoint}',
+      nb: 'jobben bruker {qty} av {rest} tilgjengelige {item}{share}, og {left} blir igjen, under bestillingspunktet {reorderPoint}',
+      de: 'der Auftrag verbraucht {qty} von {rest} verfügbaren {item}{share}; übrig bleiben {left}, unter dem Meldebestand {reorderPoint}',
+    },
+    'release-blocked-job.riskLow': {
+      en: '{left} {item} stay available after the job takes {qty}{share}',
+      nb: '{left} {item} er fortsatt tilgjengelig etter at jobben tar {qty}{share}',
+      de: '{left} {item} bleiben verfügbar, nachdem der Auftrag {qty} genommen hat{share}',
+    },
+  },
 
   evaluate(ctx) {
     const all = allocate(ctx);
@@ -93,7 +125,9 @@ export const releaseBlockedJob: Rule = {
       const rest = c.available - c.ahead;
       const left = rest - j.material_qty!;
       const rp = reorderPolicy(ctx.config, j.material_item!).reorderPoint;
-      const share = c.ahead > 0 ? ` after ${c.ahead} for ${jobList(c.aheadRows)} ahead of it in the queue` : '';
+      const share = c.ahead > 0 ? msg('release-blocked-job.share', { ahead: c.ahead, jobs: jobList(c.aheadRows) }) : '';
+      const item = j.material_item!;
+      const qty = j.material_qty!;
       drafts.push({
         action: 'release_job',
         module: 'operations',
@@ -102,9 +136,9 @@ export const releaseBlockedJob: Rule = {
         risk: left < rp ? ('medium' as const) : ('low' as const),
         riskReason:
           left < rp
-            ? `the job uses ${j.material_qty} of ${rest} available ${j.material_item}${share}, leaving ${left}, below the reorder point ${rp}`
-            : `${left} ${j.material_item} stay available after the job takes ${j.material_qty}${share}`,
-        explanation: `Job ${j.job_id} is blocked (${j.blocked_reason ?? 'no reason given'}) but ${c.available} ${j.material_item} are now available (needs ${j.material_qty}${share}). Release it.`,
+            ? msg('release-blocked-job.riskBelowReorder', { qty, rest, item, share, left, reorderPoint: rp })
+            : msg('release-blocked-job.riskLow', { left, item, qty, share }),
+        explanation: msg('release-blocked-job.explanation', { job: j.job_id, reason: j.blocked_reason ?? msg('reason.notGiven'), available: c.available, item, qty, share }),
         evidence: [
           // The jobs ahead that share the item explain the share: the first few are cited (the
           // run's tag keeps the rest readable), so a long queue does not bloat every proposal.
@@ -125,7 +159,7 @@ export const releaseBlockedJob: Rule = {
     const c = allocate(ctx).get(j.job_id);
     if (!c) return gone(`job ${j.job_id} is no longer blocked for material${j.blocked_reason === null ? '' : ` (${j.blocked_reason})`}`);
     if (c.available < j.material_qty) return gone(`only ${c.available} ${j.material_item} available now; the job needs ${j.material_qty}`);
-    if (!c.covered) return gone(`${c.ahead} of the ${c.available} available ${j.material_item} go to ${jobList(c.aheadRows)}, ahead in the queue; ${c.available - c.ahead} do not cover the ${j.material_qty} the job needs`);
+    if (!c.covered) return gone(`${c.ahead} of the ${c.available} available ${j.material_item} go to ${jobListText(c.aheadRows)}, ahead in the queue; ${c.available - c.ahead} do not cover the ${j.material_qty} the job needs`);
     return HOLDS;
   },
 

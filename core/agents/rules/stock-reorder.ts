@@ -9,12 +9,28 @@
 
 import { reorderPolicy } from '../config.ts';
 import { inbound, position } from '../rows.ts';
+import { msg } from '../messages.ts';
 import { gone, HOLDS, type Rule } from '../rule.ts';
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
   version: '2',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
+  messages: {
+    'stock-reorder.explanation': {
+      en: '{item} at {location}: on hand {onHand}, reserved {reserved}, inbound {inbound} → position {position}{was}, below the reorder point {reorderPoint}. Order {qty} to bring it to {orderUpTo}.',
+      nb: '{item} på {location}: på lager {onHand}, reservert {reserved}, innkommende {inbound} → posisjon {position}{was}, under bestillingspunktet {reorderPoint}. Bestill {qty} for å komme opp i {orderUpTo}.',
+      de: '{item} in {location}: vorrätig {onHand}, reserviert {reserved}, im Zulauf {inbound} → Bestand {position}{was}, unter dem Meldebestand {reorderPoint}. {qty} bestellen, um auf {orderUpTo} zu kommen.',
+    },
+    // A leading space: it follows the position, and is empty for a new row.
+    'stock-reorder.was': { en: ' (was {was})', nb: ' (var {was})', de: ' (vorher {was})' },
+    'stock-reorder.riskLarge': {
+      en: 'a large order: {qty} units (medium from {mediumFrom})',
+      nb: 'en stor bestilling: {qty} enheter (middels fra {mediumFrom})',
+      de: 'eine große Bestellung: {qty} Einheiten (mittel ab {mediumFrom})',
+    },
+    'stock-reorder.riskRoutine': { en: 'a routine order of {qty} units', nb: 'en rutinebestilling på {qty} enheter', de: 'eine Routinebestellung über {qty} Einheiten' },
+  },
 
   evaluate(ctx) {
     const stock = ctx.tables.stock;
@@ -37,10 +53,20 @@ export const stockReorder: Rule = {
         params: { item, location: String(c.row.location), qty, position_before: now },
         keyParams: ['item', 'location'],
         risk: qty >= ctx.config.replenishQtyMediumMin ? ('medium' as const) : ('low' as const),
-        riskReason: qty >= ctx.config.replenishQtyMediumMin ? `a large order: ${qty} units (medium from ${ctx.config.replenishQtyMediumMin})` : `a routine order of ${qty} units`,
-        explanation:
-          `${item} at ${String(c.row.location)}: on hand ${c.row.on_hand ?? 0}, reserved ${c.row.reserved ?? 0}, inbound ${c.row.inbound ?? 0} → position ${now}` +
-          `${was === undefined ? '' : ` (was ${was})`}, below the reorder point ${reorderPoint}. Order ${qty} to bring it to ${orderUpTo}.`,
+        riskReason:
+          qty >= ctx.config.replenishQtyMediumMin ? msg('stock-reorder.riskLarge', { qty, mediumFrom: ctx.config.replenishQtyMediumMin }) : msg('stock-reorder.riskRoutine', { qty }),
+        explanation: msg('stock-reorder.explanation', {
+          item,
+          location: String(c.row.location),
+          onHand: c.row.on_hand ?? 0,
+          reserved: c.row.reserved ?? 0,
+          inbound: c.row.inbound ?? 0,
+          position: now,
+          was: was === undefined ? '' : msg('stock-reorder.was', { was }),
+          reorderPoint,
+          qty,
+          orderUpTo,
+        }),
         evidence: [{ table: 'stock' as const, rows: [c.row] }],
       });
     }

@@ -1,0 +1,144 @@
+// The agents' messages: rendering, the templates of every rule in every language, the English a
+// run stores, and the translations of what the rules say.
+import { afterEach, describe, expect, it } from 'vitest';
+import { AgentError } from './errors.ts';
+import { MESSAGE_LANGS, messageCatalog, msg, placeholders, renderMessage, SHARED_MESSAGES, translations, type MessageTemplates } from './messages.ts';
+import type { Rule } from './rule.ts';
+import { DEFAULT_RULES } from './rules/index.ts';
+import { T0, TestSite } from './test-support.ts';
+
+const H = 3600_000;
+const CATALOG = messageCatalog(DEFAULT_RULES);
+
+describe('renderMessage', () => {
+  const t: MessageTemplates = {
+    greet: { en: 'Hello {who}, {n} left{tail}', nb: 'Hei {who}, {n} igjen{tail}', de: 'Hallo {who}, {n} übrig{tail}' },
+    tail: { en: ' ({what})', nb: ' ({what})', de: ' ({what})' },
+    thing: { en: 'a thing', nb: 'en ting', de: 'ein Ding' },
+  };
+
+  it('puts the parameters in, a message parameter in the same language and a list joined', () => {
+    const m = msg('greet', { who: ['A', 'B'], n: 3, tail: msg('tail', { what: msg('thing') }) });
+    expect(renderMessage(m, t, 'en')).toBe('Hello A, B, 3 left (a thing)');
+    expect(renderMessage(m, t, 'de')).toBe('Hallo A, B, 3 übrig (ein Ding)');
+    expect(renderMessage(msg('greet', { who: 'C', n: 0, tail: '' }), t, 'nb')).toBe('Hei C, 0 igjen');
+  });
+
+  it('is undefined for an unknown id, a missing or null parameter, or one that is a plain object', () => {
+    expect(renderMessage(msg('nope'), t, 'en')).toBeUndefined();
+    expect(renderMessage(msg('greet', { who: 'A', n: 1 }), t, 'en')).toBeUndefined();
+    expect(renderMessage(msg('greet', { who: null, n: 1, tail: '' }), t, 'en')).toBeUndefined();
+    expect(renderMessage(msg('greet', { who: { x: 1 }, n: 1, tail: '' }), t, 'en')).toBeUndefined();
+    expect(renderMessage(msg('greet', { who: 'A', n: 1, tail: msg('nope') }), t, 'en')).toBeUndefined();
+  });
+
+  it('gives translations only where a message renders, each text on its own', () => {
+    const p = { messages: { explanation: msg('greet', { who: 'A', n: 1, tail: '' }), riskReason: msg('nope') } };
+    expect(translations(p, t)).toEqual({ nb: { explanation: 'Hei A, 1 igjen' }, de: { explanation: 'Hallo A, 1 übrig' } });
+    expect(translations({}, t)).toEqual({});
+  });
+});
+
+describe('the templates', () => {
+  it('every message of every rule and every shared fragment is in every language, with the same parameters', () => {
+    const ids = Object.keys(CATALOG);
+    expect(ids.length).toBeGreaterThan(Object.keys(SHARED_MESSAGES).length);
+    for (const id of ids) {
+      const t = CATALOG[id]!;
+      expect(Object.keys(t).sort(), id).toEqual([...MESSAGE_LANGS].sort());
+      for (const lang of MESSAGE_LANGS) {
+        expect(t[lang].trim().length, `${id} ${lang}`).toBeGreaterThan(0);
+        expect(placeholders(t[lang]), `${id} ${lang}`).toEqual(placeholders(t.en));
+      }
+    }
+    for (const r of DEFAULT_RULES) expect(Object.keys(r.messages ?? {}).length, r.id).toBeGreaterThan(0);
+  });
+
+  it("a rule's message ids start with its id", () => {
+    const bad: Rule = { ...DEFAULT_RULES[0]!, id: 'other', messages: { 'assign-job.x': { en: 'x', nb: 'x', de: 'x' } } };
+    expect(() => messageCatalog([bad])).toThrow(AgentError);
+    expect(() => messageCatalog([bad])).toThrow(/message id 'assign-job.x' must start with 'other.'/);
+  });
+
+  // The branches no test site reaches (the seed tables give every job a capability), in the
+  // English the rules wrote before they kept messages.
+  it('says the rarer branches in the English of before', () => {
+    const en = (id: string, params: Parameters<typeof msg>[1]) => renderMessage(msg(id, params), CATALOG, 'en');
+    expect(
+      en('escalate-late-job.explanation', {
+        job: 'J-1',
+        state: msg('job.blocked', { reason: msg('reason.none') }),
+        due: '2026-12-01T10:00:00.000Z',
+        minutes: 60,
+        capability: msg('capability.unknown'),
+        late: msg('escalate-late-job.lateMinutes', { n: 5 }),
+        priority: 3,
+      }),
+    ).toBe('Job J-1 is blocked (no reason) and due 2026-12-01T10:00:00.000Z. Started now it takes about 60 min (unknown capability), so it ends about 5 min late. Raise its priority from 3.');
+    expect(en('idle-resource.explanation', { resource: 'R-1', kind: msg('idle-resource.kindUnknown'), capability: 'pick', minutes: 12, count: 1, jobs: ['J-1'] })).toBe(
+      'R-1 (resource, pick) has been free for 12 min while 1 job(s) needing pick wait: J-1.',
+    );
+    expect(en('stock-reorder.riskLarge', { qty: 800, mediumFrom: 500 })).toBe('a large order: 800 units (medium from 500)');
+    expect(en('release-blocked-job.share', { ahead: 40, jobs: msg('list.more', { ids: ['J-1', 'J-2', 'J-3'], n: 2 }) })).toBe(' after 40 for J-1, J-2, J-3 and 2 more ahead of it in the queue');
+  });
+});
+
+describe('what a run stores', () => {
+  let site: TestSite | undefined;
+  afterEach(() => site?.close());
+
+  it("stores each proposal's English text and its messages, which translate into every language", () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 1 });
+    site.job({ job_id: 'J-2', status: 'blocked', blocked_reason: null, material_item: 'BOLT', material_qty: 5, priority: 1 });
+    site.job({ job_id: 'J-3', status: 'blocked', blocked_reason: 'material short', material_item: 'BOLT', material_qty: 4, priority: 2 });
+    site.job({ job_id: 'J-4', capability: 'pick' });
+    site.resource('M-1', 'pick', 'free', T0 - 40 * 60_000);
+    site.stock('BOLT', 'A', { on_hand: 10, reserved: 0 });
+    site.stock('NUT', 'A', { on_hand: 1, reserved: 0 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { config: { jobDurationMsByCapability: { weld: 3 * H } } } });
+    const created = agent.run().created;
+    expect(new Set(created.map((p) => p.ruleId))).toEqual(new Set(DEFAULT_RULES.map((r) => r.id)));
+    for (const p of created) {
+      const stored = inbox.get(p.id)!;
+      expect(stored.messages, p.id).toBeDefined();
+      expect(renderMessage(stored.messages!.explanation, agent.messages, 'en')).toBe(stored.explanation);
+      expect(renderMessage(stored.messages!.riskReason, agent.messages, 'en')).toBe(stored.riskReason);
+      const t = translations(stored, agent.messages);
+      for (const lang of ['nb', 'de'] as const) {
+        expect(t[lang]?.explanation, `${p.id} ${lang}`).toBeDefined();
+        expect(t[lang]?.riskReason, `${p.id} ${lang}`).toBeDefined();
+        expect(t[lang]!.explanation).not.toBe(stored.explanation);
+        expect(t[lang]!.explanation).not.toMatch(/[{}]|undefined|\[object/);
+      }
+    }
+    // J-3 (priority 2) is ahead of J-2 in the queue for the same item.
+    const release = created.find((p) => p.params.job_id === 'J-2')!;
+    expect(release.explanation).toBe('Job J-2 is blocked (no reason given) but 10 BOLT are now available (needs 5 after 4 for J-3 ahead of it in the queue). Release it.');
+    const t = translations(release, agent.messages);
+    expect(t.nb!.explanation).toBe('Jobb J-2 er blokkert (ingen årsak oppgitt), men nå er 10 BOLT tilgjengelig (trenger 5 etter 4 til J-3 foran den i køen). Frigi den.');
+    expect(release.riskReason).toBe('the job uses 5 of 6 available BOLT after 4 for J-3 ahead of it in the queue, leaving 1, below the reorder point 5');
+    expect(t.de!.riskReason).toBe('der Auftrag verbraucht 5 von 6 verfügbaren BOLT nach 4 für J-3, die in der Warteschlange vor ihm stehen; übrig bleiben 1, unter dem Meldebestand 5');
+  });
+
+  it('a draft whose message has no English template is the rule failing, and nothing of it is proposed', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.commit();
+    const careless: Rule = {
+      id: 'careless',
+      version: '1',
+      description: 'says what it has no words for',
+      evaluate: () => [
+        { action: 'note', module: null, params: { job_id: 'J-1' }, keyParams: ['job_id'], risk: 'low', riskReason: msg('careless.risk'), explanation: msg('careless.why'), evidence: [] },
+      ],
+      recheck: () => ({ holds: true }),
+      effectSeen: () => false,
+    };
+    const { agent } = site.agentAndInbox({ agent: { rules: [careless] } });
+    const r = agent.run();
+    expect(r.created).toEqual([]);
+    expect(r.ruleErrors).toEqual([{ ruleId: 'careless', message: expect.stringMatching(/rule careless: message 'careless\.(risk|why)' has no English template/) }]);
+  });
+});

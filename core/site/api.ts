@@ -43,8 +43,15 @@ export interface ProposalView {
   ruleId: string;
   ruleVersion: string;
   risk: Risk;
+  /** The stored text (English): the record HQ and the audit read. */
   riskReason: string;
   explanation: string;
+  /**
+   * The explanation and risk reason in the UI's other languages, by language code (`nb`, `de`),
+   * each where the agent's messages for it render (core/agents messages.ts); absent for a
+   * proposal stored before they were kept. The UI falls back to the English text.
+   */
+  translations?: Partial<Record<string, { explanation?: string; riskReason?: string }>>;
   createdMs: number;
   decidedBy?: string;
   decidedMs?: number;

@@ -89,6 +89,14 @@ describe('SiteService', () => {
     site.runAgent();
     const open = await api.call('listProposals', { status: ['open'] }, lead);
     expect(open.length).toBeGreaterThan(0);
+    // Each comes with its explanation and risk reason in Norwegian and German besides the stored English.
+    for (const p of open) {
+      for (const lang of ['nb', 'de']) {
+        expect(p.translations?.[lang]?.explanation, `${p.id} ${lang}`).toMatch(/\S/);
+        expect(p.translations?.[lang]?.riskReason, `${p.id} ${lang}`).toMatch(/\S/);
+        expect(p.translations![lang]!.explanation).not.toBe(p.explanation);
+      }
+    }
     const events: SiteEvent[] = [];
     const off = api.subscribe((e) => events.push(e));
     site.service.tick();

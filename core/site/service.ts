@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
 import { guessablePin, guessablePinMessage, InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { DEFAULT_RULES, messageCatalog, translations } from '../agents/index.ts';
 import {
   SiteApiError,
   type Alarm,
@@ -571,8 +572,12 @@ export class SiteService implements SiteBackend {
 
 // --------------------------------------------------------------------------------------------
 
+/** The templates of the site agent's messages (it runs the default rules). */
+const AGENT_MESSAGES = messageCatalog(DEFAULT_RULES);
+
 function proposalView(p: Proposal): ProposalView {
   const d = p.decision;
+  const translated = translations(p, AGENT_MESSAGES);
   return {
     id: p.id,
     status: p.status,
@@ -584,6 +589,7 @@ function proposalView(p: Proposal): ProposalView {
     risk: p.risk,
     riskReason: p.riskReason,
     explanation: p.explanation,
+    ...(Object.keys(translated).length > 0 ? { translations: translated } : {}),
     createdMs: p.createdAtMs,
     ...(d && d.kind !== 'deferred' ? { decidedBy: d.by, decidedMs: d.atMs } : {}),
     ...(d?.comment ? { comment: d.comment } : {}),

@@ -238,14 +238,21 @@ suite('the floor UI end to end (chromium)', () => {
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Innboks');
     expect(await page.getAttribute('html', 'lang')).toBe('nb');
     expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{4}.* — foreslått \(agent-.*\): handling: /);
+    // The agent's explanation too (whichever rule made the proposal), with the English record on hover.
+    const heading = () => page.textContent('.proposal h2');
+    const record = await page.getAttribute('.proposal h2', 'title');
+    expect(await heading()).toMatch(/Jobb |har vært ledig|bestillingspunktet/);
+    expect(record).toMatch(/Job |has been free|reorder point/);
     await shot('inbox-nb');
     await lang('de');
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Eingang');
     expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{2},.* — vorgeschlagen \(agent-.*\): Aktion: /);
+    expect(await heading()).toMatch(/Auftrag |ist seit .* frei|Meldebestand/);
     await shot('inbox-de');
     await lang('en');
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Inbox');
     expect(await page.textContent('.trail li')).toMatch(/^\d{2}\/\d{2}\/\d{4}/);
+    expect(await heading()).toMatch(/Job |has been free|reorder point/);
 
     await go('tables');
     await page.waitForSelector('[data-table="work_queue"]');

@@ -565,6 +565,19 @@ export function localizeInstants(lang: Lang, text: string): string {
   });
 }
 
+/**
+ * A proposal's explanation and risk reason for the floor: in `lang` where the site sent a
+ * translation of the agent's message (ProposalView.translations), else the stored English text;
+ * UTC instants in this PC's time zone either way.
+ */
+export function proposalTexts(
+  lang: Lang,
+  p: { explanation: string; riskReason: string; translations?: Partial<Record<string, { explanation?: string; riskReason?: string }>> },
+): { explanation: string; riskReason: string } {
+  const t = lang === 'en' ? undefined : p.translations?.[lang];
+  return { explanation: localizeInstants(lang, t?.explanation ?? p.explanation), riskReason: localizeInstants(lang, t?.riskReason ?? p.riskReason) };
+}
+
 /** A point in time for the floor, in this PC's time zone: weekday, day, month, hours and minutes. */
 export function formatWhen(lang: Lang, ms: number | null | undefined): string {
   return ms === null || ms === undefined

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatDuration, formatTime, localizeInstants, type MessageKey } from '../i18n/messages.ts';
+import { formatDuration, formatTime, localizeInstants, proposalTexts, type MessageKey } from '../i18n/messages.ts';
 import { selectIsDecider, sortByUrgency } from '../store/store.ts';
 
 // What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
@@ -33,7 +33,7 @@ export function Inbox() {
                 </td>
                 <td>
                   <button className="link" onClick={() => void select(p.id)} data-proposal={p.id}>
-                    {localizeInstants(lang, p.explanation)}
+                    {proposalTexts(lang, p).explanation}
                   </button>
                 </td>
                 <td>{formatDuration(lang, Math.max(0, now - p.createdMs))}</td>
@@ -88,12 +88,15 @@ function ProposalPanel() {
     if (ev === 'refused' && field === 'decision' && VERBS.has(v)) return t(`detail.${v}` as MessageKey);
     return localizeInstants(lang, v);
   };
+  const texts = proposalTexts(lang, p);
   return (
-    <section className="proposal" aria-label={localizeInstants(lang, p.explanation)}>
+    <section className="proposal" aria-label={texts.explanation}>
       <h2 title={p.explanation}>
-        <RiskBadge risk={p.risk} /> {localizeInstants(lang, p.explanation)}
+        <RiskBadge risk={p.risk} /> {texts.explanation}
       </h2>
-      <p className="muted">{p.riskReason}</p>
+      <p className="muted" title={p.riskReason}>
+        {texts.riskReason}
+      </p>
       <p>
         <strong>{t('inbox.status')}:</strong> {t(`status.${p.status}`)}
         {p.decidedBy ? ` — ${p.decidedBy}, ${formatTime(lang, p.decidedMs)}` : ''}

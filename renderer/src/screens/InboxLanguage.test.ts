@@ -1,0 +1,67 @@
+// A proposal's explanation and risk reason in the chosen language (server-side markup, no
+// browser): the site's translation where it sent one, the stored English otherwise; the English
+// record stays on hover.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { createAppStore } from '../store/store.ts';
+import { Inbox } from './Inbox.tsx';
+
+const T = Date.UTC(2026, 11, 1, 12, 0);
+const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process!.env;
+let tz: string | undefined;
+beforeEach(() => {
+  tz = env.TZ;
+  env.TZ = 'Europe/Oslo';
+});
+afterEach(() => {
+  if (tz === undefined) delete env.TZ;
+  else env.TZ = tz;
+});
+
+const P: ProposalDetail = {
+  id: 'P-1',
+  status: 'open',
+  action: 'escalate_job',
+  module: 'operations',
+  params: {},
+  ruleId: 'escalate-late-job',
+  ruleVersion: '2',
+  risk: 'low',
+  riskReason: "raises one job's priority by one",
+  explanation: 'Job J-1 is released and due 2026-12-01T23:40:00.000Z. Raise its priority from 2.',
+  translations: { nb: { explanation: 'Jobb J-1 er frigitt og har frist 2026-12-01T23:40:00.000Z. Hev prioriteten fra 2.', riskReason: 'hever prioriteten til én jobb med én' } },
+  createdMs: T,
+  evidence: [],
+  trail: [],
+};
+
+function html(lang: 'en' | 'nb' | 'de'): string {
+  const store = createAppStore({} as SiteApi);
+  store.setState({ lang, proposals: [P], selected: P });
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+}
+
+describe("an agent's explanation and risk reason", () => {
+  it('are in Norwegian where the site sent a translation, in the list and the panel, with the time in local time', () => {
+    const nb = html('nb');
+    expect(nb).toContain('data-proposal="P-1">Jobb J-1 er frigitt og har frist 02.12.2026, 00:40:00. Hev prioriteten fra 2.</button>');
+    expect(nb).toContain('aria-label="Jobb J-1 er frigitt');
+    expect(nb).toMatch(/<p class="muted" title="raises one job&#x27;s priority by one">hever prioriteten til én jobb med én<\/p>/);
+    // The stored English stays on the heading's hover: it is the record.
+    expect(nb).toContain(`<h2 title="${P.explanation}">`);
+    expect(nb).not.toMatch(/>Job J-1/);
+  });
+
+  it('are the stored English where no translation came (German here) and in English', () => {
+    for (const lang of ['de', 'en'] as const) {
+      const out = html(lang);
+      expect(out, lang).toContain('>Job J-1 is released and due ');
+      expect(out, lang).toContain('raises one job&#x27;s priority by one</p>');
+      expect(out, lang).not.toContain('Jobb');
+    }
+  });
+});

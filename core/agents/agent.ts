@@ -24,7 +24,7 @@ import type { Catalog, Table } from '../lsm/index.ts';
 import { situationKey, type EvidenceTable, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig } from './config.ts';
 import { AgentError } from './errors.ts';
-import { messageCatalog, renderMessage, type MessageTemplates } from './messages.ts';
+import { messageCatalog, msg, renderMessage, type MessageTemplates } from './messages.ts';
 import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
 import { STATE_TABLES, type Rule, type RuleContext, type StateTable } from './rule.ts';
 import { DEFAULT_RULES } from './rules/index.ts';
@@ -34,7 +34,7 @@ export const AGENT_TAG_PREFIX = 'agent-';
 /** What the agent needs of the inbox. */
 export interface AgentInbox {
   openProposals(): Proposal[];
-  submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string }[] }): SubmitResult;
+  submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
 export interface AgentOptions {
@@ -233,14 +233,17 @@ export class Agent {
           this.warn(`rule ${rule.id}@${rule.version} failed in run ${runId}: ${(e as Error).message}`);
         }
       }
-      const withdrawals: { id: string; reason: string }[] = [];
+      const withdrawals: { id: string; reason: string; message: Message }[] = [];
       const open = this.o.inbox.openProposals();
       for (const p of open) {
         const rule = this.ruleById.get(p.ruleId);
         if (!rule || !ran.has(rule.id)) continue;
         try {
           const r = rule.recheck(ctx, p);
-          if (!r.holds) withdrawals.push({ id: p.id, reason: `${r.reason} (run ${runId})` });
+          if (!r.holds) {
+            const message = msg('recheck.withdrawn', { reason: r.reason, run: runId });
+            withdrawals.push({ id: p.id, reason: this.english(rule, message), message });
+          }
         } catch (e) {
           this.warn(`recheck of ${p.id} by ${rule.id} failed: ${(e as Error).message}`);
         }
@@ -302,9 +305,12 @@ export class Agent {
     const tables = this.handles();
     const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId]));
     const rule = this.ruleById.get(p.ruleId);
-    if (!rule) return { holds: false, reason: `rule ${p.ruleId} is not installed any more`, snapshots };
+    if (!rule) {
+      const message = msg('recheck.ruleGone', { rule: p.ruleId });
+      return { holds: false, reason: renderMessage(message, this.messages, 'en')!, message, snapshots };
+    }
     const r = rule.recheck(this.context('recheck', tables, null, this.clock()), p);
-    return r.holds ? { holds: true, snapshots } : { holds: false, reason: r.reason, snapshots };
+    return r.holds ? { holds: true, snapshots } : { holds: false, reason: this.english(rule, r.reason), message: r.reason, snapshots };
   }
 
   /** Does the latest state show the approved action's effect? (the write-back's "applied") */

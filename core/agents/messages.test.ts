@@ -103,8 +103,8 @@ describe('what a run stores', () => {
     for (const p of created) {
       const stored = inbox.get(p.id)!;
       expect(stored.messages, p.id).toBeDefined();
-      expect(renderMessage(stored.messages!.explanation, agent.messages, 'en')).toBe(stored.explanation);
-      expect(renderMessage(stored.messages!.riskReason, agent.messages, 'en')).toBe(stored.riskReason);
+      expect(renderMessage(stored.messages!.explanation!, agent.messages, 'en')).toBe(stored.explanation);
+      expect(renderMessage(stored.messages!.riskReason!, agent.messages, 'en')).toBe(stored.riskReason);
       const t = translations(stored, agent.messages);
       for (const lang of ['nb', 'de'] as const) {
         expect(t[lang]?.explanation, `${p.id} ${lang}`).toBeDefined();
@@ -120,6 +120,36 @@ describe('what a run stores', () => {
     expect(t.nb!.explanation).toBe('Jobb J-2 er blokkert (ingen årsak oppgitt), men nå er 10 BOLT tilgjengelig (trenger 5 etter 4 til J-3 foran den i køen). Frigi den.');
     expect(release.riskReason).toBe('the job uses 5 of 6 available BOLT after 4 for J-3 ahead of it in the queue, leaving 1, below the reorder point 5');
     expect(t.de!.riskReason).toBe('der Auftrag verbraucht 5 von 6 verfügbaren BOLT nach 4 für J-3, die in der Warteschlange vor ihm stehen; übrig bleiben 1, unter dem Meldebestand 5');
+  });
+
+  it("stores why a run withdrew a proposal and why an approval found one stale, in English and as messages that translate", async () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.job({ job_id: 'J-2' });
+    site.resource('M-1', 'pick', 'free');
+    site.resource('M-2', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const [p1, p2] = agent.run().created.filter((p) => p.ruleId === 'assign-job');
+    // J-1 is started elsewhere (the next run withdraws its proposal); M-2 breaks down (the approval finds it stale).
+    site.job({ job_id: p1!.params.job_id as string, status: 'in_progress', assigned_resource: 'M-9' });
+    site.commit();
+    site.nowMs += 60_000;
+    const run = agent.run();
+    site.resource(p2!.params.resource_id as string, 'pick', 'down');
+    site.commit();
+    const withdrawn = inbox.get(p1!.id)!;
+    expect(withdrawn.status).toBe('withdrawn');
+    expect(withdrawn.withdrawnReason).toBe(`job ${p1!.params.job_id} is now in_progress on M-9 (run ${run.runId})`);
+    expect(renderMessage(withdrawn.messages!.withdrawnReason!, agent.messages, 'en')).toBe(withdrawn.withdrawnReason);
+    expect(translations(withdrawn, agent.messages).nb!.withdrawnReason).toBe(`jobb ${p1!.params.job_id} er nå i gang på M-9 (kjøring ${run.runId})`);
+    await site.users.add({ name: 'lena', role: 'shift_lead', pin: '2580' });
+    const r = await inbox.decide(p2!.id, 'approve', { user: 'lena', pin: '2580' });
+    expect(r).toMatchObject({ outcome: 'stale', reason: `resource ${p2!.params.resource_id} is now down` });
+    const stale = inbox.get(p2!.id)!;
+    expect(renderMessage(stale.messages!.staleReason!, agent.messages, 'en')).toBe(stale.decision!.reason);
+    expect(translations(stale, agent.messages).de!.staleReason).toBe(`Ressource ${p2!.params.resource_id} ist jetzt ausgefallen`);
+    expect(stale.messages!.explanation).toEqual(p2!.messages!.explanation);
   });
 
   it('a draft whose message has no English template is the rule failing, and nothing of it is proposed', () => {

@@ -1,9 +1,9 @@
-// The agents' texts in the floor's languages. A rule says its explanation and risk reason as
-// messages (an id and parameters, core/inbox `Message`) and keeps a template per id and language
-// beside its code (`Rule.messages`); the fragments several rules share are here. The agent
-// renders each message in English for the proposal's stored text — the record HQ and the audit
-// read — and stores the messages beside it, so the site can show the same proposal in Norwegian
-// or German (`translations`).
+// The agents' texts in the floor's languages. A rule says its explanation, its risk reason and
+// why a proposal no longer holds (recheck) as messages (an id and parameters, core/inbox
+// `Message`) and keeps a template per id and language beside its code (`Rule.messages`); the
+// fragments several rules share are here. The agent renders each message in English for the
+// proposal's stored text — the record HQ and the audit read — and the inbox stores the messages
+// beside it, so the site can show the same proposal in Norwegian or German (`translations`).
 //
 // Templates: `{name}` is the parameter `name`. A parameter that is itself a message (`msg(…)`)
 // is rendered in the same language; an array is joined with ", "; a number or string as it is.
@@ -11,7 +11,7 @@
 // English renders in all of them. A stored message whose id or parameter a later version no
 // longer has renders as undefined, and the reader falls back to the stored English text.
 
-import type { Json, Message, Proposal, ProposalMessages } from '../inbox/index.ts';
+import { PROPOSAL_MESSAGE_KEYS, type Json, type Message, type Proposal, type ProposalMessages } from '../inbox/index.ts';
 import { AgentError } from './errors.ts';
 
 export const MESSAGE_LANGS = ['en', 'nb', 'de'] as const;
@@ -25,13 +25,34 @@ export const msg = (id: string, params: Readonly<Record<string, Json>> = {}): Me
 
 /** Fragments shared by the rules. */
 export const SHARED_MESSAGES: MessageTemplates = {
-  'job.released': { en: 'released', nb: 'frigitt', de: 'freigegeben' },
+  // A job's status and a resource's state as the seed tables spell them: the English is the code.
+  'job.status.released': { en: 'released', nb: 'frigitt', de: 'freigegeben' },
+  'job.status.blocked': { en: 'blocked', nb: 'blokkert', de: 'blockiert' },
+  'job.status.in_progress': { en: 'in_progress', nb: 'i gang', de: 'in Arbeit' },
+  'job.status.done': { en: 'done', nb: 'ferdig', de: 'erledigt' },
+  'resource.state.free': { en: 'free', nb: 'ledig', de: 'frei' },
+  'resource.state.busy': { en: 'busy', nb: 'opptatt', de: 'belegt' },
+  'resource.state.down': { en: 'down', nb: 'ute av drift', de: 'ausgefallen' },
   'job.blocked': { en: 'blocked ({reason})', nb: 'blokkert ({reason})', de: 'blockiert ({reason})' },
   'reason.none': { en: 'no reason', nb: 'ingen årsak', de: 'kein Grund' },
   'reason.notGiven': { en: 'no reason given', nb: 'ingen årsak oppgitt', de: 'kein Grund angegeben' },
   'capability.unknown': { en: 'unknown capability', nb: 'ukjent ferdighet', de: 'unbekannte Fähigkeit' },
   'list.more': { en: '{ids} and {n} more', nb: '{ids} og {n} til', de: '{ids} und {n} weitere' },
+  // Why a proposal no longer holds (Rule.recheck), said by several rules.
+  'recheck.jobGone': { en: 'job {job} is no longer in the queue', nb: 'jobb {job} er ikke lenger i køen', de: 'Auftrag {job} ist nicht mehr in der Warteschlange' },
+  'recheck.jobNow': { en: 'job {job} is now {status}', nb: 'jobb {job} er nå {status}', de: 'Auftrag {job} ist jetzt {status}' },
+  'recheck.resourceGone': { en: 'resource {resource} no longer exists', nb: 'ressurs {resource} finnes ikke lenger', de: 'Ressource {resource} gibt es nicht mehr' },
+  'recheck.resourceNow': { en: 'resource {resource} is now {state}', nb: 'ressurs {resource} er nå {state}', de: 'Ressource {resource} ist jetzt {state}' },
+  'recheck.ruleGone': { en: 'rule {rule} is not installed any more', nb: 'regel {rule} er ikke installert lenger', de: 'Regel {rule} ist nicht mehr installiert' },
+  // A run's withdrawal: the rule's reason and the run that found it.
+  'recheck.withdrawn': { en: '{reason} (run {run})', nb: '{reason} (kjøring {run})', de: '{reason} (Lauf {run})' },
 };
+
+/** A job's status as a message; a status the seed tables do not know stays its code. */
+export const jobStatus = (code: string | null): Json => (code !== null && SHARED_MESSAGES[`job.status.${code}`] ? msg(`job.status.${code}`) : String(code));
+
+/** A resource's state as a message; a state the seed tables do not know stays its code. */
+export const resourceState = (code: string | null): Json => (code !== null && SHARED_MESSAGES[`resource.state.${code}`] ? msg(`resource.state.${code}`) : String(code));
 
 const isMessage = (v: unknown): v is Message =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Message).id === 'string' && typeof (v as Message).params === 'object' && (v as Message).params !== null;
@@ -79,15 +100,13 @@ export function messageCatalog(rules: readonly { readonly id: string; readonly m
   return all;
 }
 
-/** The texts of a proposal in one language. */
-export interface ProposalTexts {
-  explanation?: string;
-  riskReason?: string;
-}
+/** The texts of a proposal in one language (those that render). */
+export type ProposalTexts = { -readonly [K in keyof ProposalMessages]?: string };
 
 /**
- * A proposal's explanation and risk reason in each language but English (the stored text is the
- * English), each where its message renders; a language with neither is left out.
+ * A proposal's texts (explanation, risk reason, why it was withdrawn or found stale) in each
+ * language but English (the stored text is the English), each where its message renders; a
+ * language with none is left out.
  */
 export function translations(p: Pick<Proposal, 'messages'>, templates: MessageTemplates): Partial<Record<MessageLang, ProposalTexts>> {
   const out: Partial<Record<MessageLang, ProposalTexts>> = {};
@@ -95,10 +114,12 @@ export function translations(p: Pick<Proposal, 'messages'>, templates: MessageTe
   if (!m) return out;
   for (const lang of MESSAGE_LANGS) {
     if (lang === 'en') continue;
-    const explanation = renderMessage(m.explanation, templates, lang);
-    const riskReason = renderMessage(m.riskReason, templates, lang);
-    if (explanation === undefined && riskReason === undefined) continue;
-    out[lang] = { ...(explanation !== undefined ? { explanation } : {}), ...(riskReason !== undefined ? { riskReason } : {}) };
+    const texts: ProposalTexts = {};
+    for (const k of PROPOSAL_MESSAGE_KEYS) {
+      const text = m[k] && renderMessage(m[k], templates, lang);
+      if (text !== undefined) texts[k] = text;
+    }
+    if (Object.keys(texts).length > 0) out[lang] = texts;
   }
   return out;
 }

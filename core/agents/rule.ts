@@ -44,7 +44,8 @@ export interface ProposalDraft {
   readonly evidence: readonly { readonly table: StateTable; readonly rows: readonly Row[] }[];
 }
 
-export type Recheck = { readonly holds: true } | { readonly holds: false; readonly reason: string };
+/** Whether a proposal's precondition still holds; when not, why (a message, stored in English beside it). */
+export type Recheck = { readonly holds: true } | { readonly holds: false; readonly reason: Message };
 
 export interface Rule {
   readonly id: string;
@@ -58,4 +59,4 @@ export interface Rule {
 }
 
 export const HOLDS: Recheck = Object.freeze({ holds: true });
-export const gone = (reason: string): Recheck => ({ holds: false, reason });
+export const gone = (reason: Message): Recheck => ({ holds: false, reason });

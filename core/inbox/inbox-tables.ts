@@ -16,8 +16,7 @@
 // by another engineer, and the log should become one when they land (DESIGN.md).
 
 import type { SchemaSpec } from '../lsm/index.ts';
-import type { CommandProgress, Decision, Json, Message, Proposal, ProposalInput, ProposalMessages } from './proposal.ts';
-import { statusOf } from './proposal.ts';
+import { PROPOSAL_MESSAGE_KEYS, statusOf, type CommandProgress, type Decision, type Json, type Message, type Proposal, type ProposalInput, type ProposalMessages } from './proposal.ts';
 
 export const APPROVAL_INBOX_TABLE = 'approval_inbox';
 
@@ -131,12 +130,14 @@ export function logFirstEntryOf(row: InboxRow | undefined): number | undefined {
 }
 
 /**
- * `agent_messages`: the explanation and the risk reason as messages (JSON `{explanation,
- * riskReason}`, each `{id, params}`), so the floor reads them in its own language; the English
- * texts in `explanation` and `risk_reason` stay the record. Written once with the proposal, in no
- * sequence group for the reasons `log_first_entry` is in none (tables from before get it by ALTER
- * TABLE, after `log_first_entry`). Null on rows written before the column existed and on
- * proposals whose rule gave no messages.
+ * `agent_messages`: the texts the agent's rules wrote as messages (ProposalMessages as JSON:
+ * `{explanation, riskReason, withdrawnReason?, staleReason?}`, each `{id, params}`), so the floor
+ * reads them in its own language; the English texts (`explanation`, `risk_reason`,
+ * `withdrawn_reason`, `decision_reason`) stay the record. In no sequence group, for the reasons
+ * `log_first_entry` is in none (tables from before get it by ALTER TABLE, after
+ * `log_first_entry`): written whole with the proposal, and again whole (the stored messages and
+ * the new one) by the write that withdraws it or finds it stale; a null never overwrites it. Null
+ * on rows written before the column existed and on proposals whose rule gave no messages.
  */
 export const AGENT_MESSAGES = 'agent_messages';
 
@@ -146,10 +147,13 @@ export const messagesColumn = (m: ProposalMessages | undefined): string | null =
 const isMessage = (v: unknown): v is Message =>
   typeof v === 'object' && v !== null && typeof (v as Message).id === 'string' && typeof (v as Message).params === 'object' && (v as Message).params !== null && !Array.isArray((v as Message).params);
 
-/** A row's messages; undefined when it has none or they are not in the shape this version writes. */
+/** A row's messages, those in the shape this version writes; undefined when there are none. */
 function messagesOfRow(r: InboxRow): ProposalMessages | undefined {
   const m = parse<Record<string, unknown> | null>(r[AGENT_MESSAGES], null);
-  return m !== null && isMessage(m.explanation) && isMessage(m.riskReason) ? { explanation: m.explanation, riskReason: m.riskReason } : undefined;
+  if (m === null || typeof m !== 'object') return undefined;
+  const out: Partial<Record<(typeof PROPOSAL_MESSAGE_KEYS)[number], Message>> = {};
+  for (const k of PROPOSAL_MESSAGE_KEYS) if (isMessage(m[k])) out[k] = m[k];
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** The approval_inbox row as a record by column name (memory form: BIGINT as bigint). */

@@ -123,17 +123,30 @@ describe('submit', () => {
     expect(readProposals(i.table, { limit: 100 }).map((p) => p.id)).toEqual(jobs.map((_, k) => `P-r1-${12 - k}`));
   });
 
-  it("keeps a proposal's messages through a decision and a withdrawal, and from disk", async () => {
-    const i = inbox();
-    const [a, b] = i.submit({ runId: 'r1', proposals: [{ ...input('J-1'), messages: MESSAGES }, { ...input('J-2'), messages: MESSAGES }], withdrawals: [] }).created;
+  it("keeps a proposal's messages through a decision, and adds why it was withdrawn or found stale, also on disk", async () => {
+    const gone = { id: 'recheck.jobGone', params: { job: 'J-2' } };
+    const busy = { id: 'recheck.resourceNow', params: { resource: 'M-1', state: { id: 'resource.state.busy', params: {} } } };
+    let check: RecheckOutcome = { holds: true, snapshots: {} };
+    const i = inbox({ recheck: () => check });
+    const made = i.submit({ runId: 'r1', proposals: ['J-1', 'J-2', 'J-3'].map((j) => ({ ...input(j), messages: MESSAGES })), withdrawals: [] }).created;
+    const [a, b, c] = made;
     expect(a!.messages).toEqual(MESSAGES);
     await i.decide(a!.id, 'reject', { user: 'lena', pin: '1111' });
-    i.submit({ runId: 'r2', proposals: [], withdrawals: [{ id: b!.id, reason: 'gone' }] });
-    expect(i.get(b!.id)!.messages).toEqual(MESSAGES);
+    i.submit({ runId: 'r2', proposals: [], withdrawals: [{ id: b!.id, reason: 'job J-2 is no longer in the queue (run r2)', message: gone }] });
+    check = { holds: false, reason: 'resource M-1 is now busy', message: busy, snapshots: {} };
+    expect(await i.decide(c!.id, 'approve', { user: 'lena', pin: '1111' })).toMatchObject({ outcome: 'stale', proposal: { messages: { ...MESSAGES, staleReason: busy } } });
+    const expected = { [a!.id]: MESSAGES, [b!.id]: { ...MESSAGES, withdrawnReason: gone }, [c!.id]: { ...MESSAGES, staleReason: busy } };
+    for (const id of Object.keys(expected)) expect(i.get(id)!.messages, id).toEqual(expected[id]);
+    expect(i.get(b!.id)!.withdrawnReason).toBe('job J-2 is no longer in the queue (run r2)');
     i.close();
     open.splice(0);
-    for (const p of readProposals(i.table, {})) expect(p.messages).toEqual(MESSAGES);
+    for (const p of readProposals(i.table, {})) expect(p.messages, p.id).toEqual(expected[p.id]);
     expect(readProposal(i.table, a!.id)!.status).toBe('rejected');
+    // A withdrawal without a message leaves the stored messages as they were.
+    const j = inbox();
+    const [d] = j.submit({ runId: 'r3', proposals: [{ ...input('J-4'), messages: MESSAGES }], withdrawals: [] }).created;
+    j.submit({ runId: 'r4', proposals: [], withdrawals: [{ id: d!.id, reason: 'gone' }] });
+    expect(j.get(d!.id)!.messages).toEqual(MESSAGES);
   });
 
   it('survives a reopen: open proposals still deduplicate', () => {

@@ -58,6 +58,7 @@ import {
   type CommandState,
   type Decision,
   type DecisionVerb,
+  type Message,
   type Proposal,
   type ProposalInput,
   type ProposalStatus,
@@ -68,7 +69,10 @@ import type { Role, SignInResult } from './users.ts';
 export const DECIDER_ROLES: readonly Role[] = ['shift_lead', 'admin'];
 
 export type Snapshots = Record<string, number | null>;
-export type RecheckOutcome = { readonly holds: true; readonly snapshots: Snapshots } | { readonly holds: false; readonly reason: string; readonly snapshots: Snapshots };
+/** A re-check at approval. When it fails: why, as text (the record) and as a message (for the UI's languages; absent when the checker has none). */
+export type RecheckOutcome =
+  | { readonly holds: true; readonly snapshots: Snapshots }
+  | { readonly holds: false; readonly reason: string; readonly message?: Message; readonly snapshots: Snapshots };
 
 export interface InboxOptions {
   catalog: Catalog;
@@ -122,7 +126,8 @@ export type DecideResult =
 export interface SubmitBatch {
   runId: string;
   proposals: readonly ProposalInput[];
-  withdrawals: readonly { id: string; reason: string }[];
+  /** Why each is withdrawn: the text (the record) and, where the rule gave one, the message. */
+  withdrawals: readonly { id: string; reason: string; message?: Message }[];
 }
 
 export interface SubmitResult {
@@ -311,7 +316,7 @@ export class Inbox {
     for (const w of batch.withdrawals) {
       const p = this.active.get(w.id);
       if (!p || !isActive(p)) continue;
-      const next = this.writeGroup(p, 'agent', agentColumns(p.id, p, p.createdAtMs, 'withdrawn', w.reason, now));
+      const next = this.writeGroup(p, 'agent', { ...agentColumns(p.id, p, p.createdAtMs, 'withdrawn', w.reason, now), ...withMessage(p, 'withdrawnReason', w.message) });
       this.log.append({ atMs: now, proposalId: p.id, event: 'withdrawn', actor: `agent-${batch.runId}`, detail: entryDetail.withdrawn(w.reason) });
       result.withdrawn.push(next);
     }
@@ -386,7 +391,7 @@ export class Inbox {
     const p = this.requireActive(id); // withdrawn while we waited?
     const atMs = this.clock();
     if (!check.holds) {
-      const next = this.decideAs(p, { kind: 'stale', by: user.name, role: user.role, atMs, comment, snapshots: { seen, checked: check.snapshots }, reason: check.reason });
+      const next = this.decideAs(p, { kind: 'stale', by: user.name, role: user.role, atMs, comment, snapshots: { seen, checked: check.snapshots }, reason: check.reason }, withMessage(p, 'staleReason', check.message));
       this.commitBoth();
       this.keepEvidence(next);
       try {
@@ -502,8 +507,9 @@ export class Inbox {
     else this.log.commit(); // nothing of the inbox table was written
   }
 
-  private decideAs(p: Proposal, d: Decision): Proposal {
-    const next = this.writeGroup(p, 'decision', decisionColumns(d));
+  /** `extra`: columns outside the groups written with the decision (a stale approval's message). */
+  private decideAs(p: Proposal, d: Decision, extra: InboxRow = {}): Proposal {
+    const next = this.writeGroup(p, 'decision', { ...decisionColumns(d), ...extra });
     if (d.kind === 'approved' || d.kind === 'rejected') this.decidedAt.set(p.situationKey, d.atMs);
     this.log.append({ atMs: d.atMs, proposalId: p.id, event: d.kind, actor: d.by, detail: entryDetail.decided(d) });
     return next;
@@ -548,6 +554,14 @@ export class Inbox {
     if (isActive(p)) this.bySituation.set(p.situationKey, p.id);
     else if (this.bySituation.get(p.situationKey) === p.id) this.bySituation.delete(p.situationKey);
   }
+}
+
+/**
+ * The `agent_messages` value with one more of the proposal's messages (the stored ones kept: a
+ * column outside the groups is written whole), or no column to write when there is none.
+ */
+function withMessage(p: Proposal, key: 'withdrawnReason' | 'staleReason', m: Message | undefined): InboxRow {
+  return m === undefined ? {} : { [AGENT_MESSAGES]: messagesColumn({ ...p.messages, [key]: m }) };
 }
 
 /** `tilstand/<site>/commands/<module>`: the site is the database name without `site_`. */

@@ -11,6 +11,7 @@ export {
   COMMAND_STATES,
   statusOf,
   isActive,
+  PROPOSAL_MESSAGE_KEYS,
   situationKey,
   canonicalJson,
   type Json,

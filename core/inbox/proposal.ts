@@ -45,8 +45,18 @@ export interface EvidenceTable {
  */
 export type Message = { readonly id: string; readonly params: Readonly<Record<string, Json>> };
 
-/** The agent's texts of a proposal as messages (`explanation`, `riskReason`). */
-export type ProposalMessages = { readonly explanation: Message; readonly riskReason: Message };
+/**
+ * The texts of a proposal the agent's rules wrote, as messages: the explanation and risk reason
+ * (with the proposal), why it was withdrawn (a run's re-check) or why an approval found it stale
+ * (the re-check at approval). Each is there when its text is.
+ */
+export type ProposalMessages = {
+  readonly explanation?: Message;
+  readonly riskReason?: Message;
+  readonly withdrawnReason?: Message;
+  readonly staleReason?: Message;
+};
+export const PROPOSAL_MESSAGE_KEYS = ['explanation', 'riskReason', 'withdrawnReason', 'staleReason'] as const;
 
 export interface ProposalInput {
   /** Deduplication key: rule id + action + the key parameters (see `situationKey`). */
@@ -60,7 +70,7 @@ export interface ProposalInput {
   readonly risk: RiskLevel;
   readonly riskReason: string;
   readonly explanation: string;
-  /** The same texts as messages; absent on proposals stored before they were kept. */
+  /** Its texts as messages; absent on proposals stored before they were kept. */
   readonly messages?: ProposalMessages;
   readonly evidence: readonly EvidenceTable[];
   readonly runId: string;

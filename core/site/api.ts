@@ -33,6 +33,14 @@ export interface EvidenceTable {
   types: Record<string, string>;
 }
 
+/** A proposal's texts in one language (ProposalView.translations). */
+export interface ProposalTranslation {
+  explanation?: string;
+  riskReason?: string;
+  withdrawnReason?: string;
+  staleReason?: string;
+}
+
 export interface ProposalView {
   id: string;
   status: ProposalStatus;
@@ -47,11 +55,12 @@ export interface ProposalView {
   riskReason: string;
   explanation: string;
   /**
-   * The explanation and risk reason in the UI's other languages, by language code (`nb`, `de`),
-   * each where the agent's messages for it render (core/agents messages.ts); absent for a
-   * proposal stored before they were kept. The UI falls back to the English text.
+   * The explanation, the risk reason, and why it was withdrawn or found stale, in the UI's other
+   * languages, by language code (`nb`, `de`), each where the agent's message for it renders
+   * (core/agents messages.ts); absent for a proposal stored before they were kept. The UI falls
+   * back to the English text.
    */
-  translations?: Partial<Record<string, { explanation?: string; riskReason?: string }>>;
+  translations?: Partial<Record<string, ProposalTranslation>>;
   createdMs: number;
   decidedBy?: string;
   decidedMs?: number;

@@ -3,7 +3,7 @@
 // to the first job that can use it. Command: operations `assign_job {job_id, resource_id}`.
 
 import { byQueueOrder, job, resource, waitingToStart } from '../rows.ts';
-import { msg } from '../messages.ts';
+import { jobStatus, msg, resourceState } from '../messages.ts';
 import { gone, HOLDS, type Rule } from '../rule.ts';
 
 export const assignJob: Rule = {
@@ -21,6 +21,8 @@ export const assignJob: Rule = {
       nb: 'kan omgjøres, og modulen avviser den hvis jobben eller ressursen har endret seg i mellomtiden',
       de: 'umkehrbar, und das Modul lehnt sie ab, wenn sich der Auftrag oder die Ressource inzwischen geändert hat',
     },
+    'assign-job.recheckAssigned': { en: 'job {job} is now {status} on {resource}', nb: 'jobb {job} er nå {status} på {resource}', de: 'Auftrag {job} ist jetzt {status} auf {resource}' },
+    'assign-job.recheckCapability': { en: 'resource {resource} can no longer {capability}', nb: 'ressurs {resource} kan ikke lenger {capability}', de: 'Ressource {resource} kann nicht mehr {capability}' },
   },
 
   evaluate(ctx) {
@@ -52,14 +54,20 @@ export const assignJob: Rule = {
 
   recheck(ctx, p) {
     const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
-    if (!jr) return gone(`job ${p.params.job_id} is no longer in the queue`);
+    if (!jr) return gone(msg('recheck.jobGone', { job: p.params.job_id! }));
     const j = job(jr);
-    if (!(j.status === 'released' && j.assigned_resource === null)) return gone(`job ${j.job_id} is now ${j.status}${j.assigned_resource ? ` on ${j.assigned_resource}` : ''}`);
+    if (!(j.status === 'released' && j.assigned_resource === null)) {
+      return gone(
+        j.assigned_resource
+          ? msg('assign-job.recheckAssigned', { job: j.job_id, status: jobStatus(j.status), resource: j.assigned_resource })
+          : msg('recheck.jobNow', { job: j.job_id, status: jobStatus(j.status) }),
+      );
+    }
     const rr = ctx.tables.resources.get({ resource_id: p.params.resource_id! });
-    if (!rr) return gone(`resource ${p.params.resource_id} no longer exists`);
+    if (!rr) return gone(msg('recheck.resourceGone', { resource: p.params.resource_id! }));
     const x = resource(rr);
-    if (x.state !== 'free') return gone(`resource ${x.resource_id} is now ${x.state}`);
-    if (x.capability !== j.capability) return gone(`resource ${x.resource_id} can no longer ${j.capability}`);
+    if (x.state !== 'free') return gone(msg('recheck.resourceNow', { resource: x.resource_id, state: resourceState(x.state) }));
+    if (x.capability !== j.capability) return gone(msg('assign-job.recheckCapability', { resource: x.resource_id, capability: String(j.capability) }));
     return HOLDS;
   },
 

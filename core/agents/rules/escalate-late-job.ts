@@ -5,7 +5,7 @@
 
 import { jobDurationMs } from '../config.ts';
 import { isoMs, job } from '../rows.ts';
-import { msg } from '../messages.ts';
+import { jobStatus, msg } from '../messages.ts';
 import { gone, HOLDS, type Rule } from '../rule.ts';
 
 const PRIORITY_MAX = 9;
@@ -27,6 +27,14 @@ export const escalateLateJob: Rule = {
       nb: 'hever prioriteten til én jobb med én; andre jobber med samme ferdighet kan måtte vente litt lenger',
       de: 'hebt die Priorität eines Auftrags um eins an; andere Aufträge derselben Fähigkeit warten vielleicht etwas länger',
     },
+    'escalate-late-job.recheckDue': {
+      en: "job {job}'s due time changed to {due}",
+      nb: 'fristen for jobb {job} er endret til {due}',
+      de: 'der Fälligkeitstermin von Auftrag {job} wurde auf {due} geändert',
+    },
+    'escalate-late-job.noDue': { en: 'none', nb: 'ingen', de: 'keinen' },
+    'escalate-late-job.recheckPriority': { en: 'job {job} already has priority {priority}', nb: 'jobb {job} har allerede prioritet {priority}', de: 'Auftrag {job} hat bereits Priorität {priority}' },
+    'escalate-late-job.recheckInTime': { en: 'job {job} can now make its due time', nb: 'jobb {job} kan nå bli ferdig innen fristen', de: 'Auftrag {job} kann seinen Termin jetzt einhalten' },
   },
 
   evaluate(ctx) {
@@ -51,7 +59,7 @@ export const escalateLateJob: Rule = {
         riskReason: msg('escalate-late-job.risk'),
         explanation: msg('escalate-late-job.explanation', {
           job: j.job_id,
-          state: j.status === 'blocked' ? msg('job.blocked', { reason: j.blocked_reason ?? msg('reason.none') }) : msg('job.released'),
+          state: j.status === 'blocked' ? msg('job.blocked', { reason: j.blocked_reason ?? msg('reason.none') }) : msg('job.status.released'),
           due: isoMs(j.due_at_ms),
           minutes: Math.round(duration / 60_000),
           capability: j.capability ?? msg('capability.unknown'),
@@ -66,12 +74,14 @@ export const escalateLateJob: Rule = {
 
   recheck(ctx, p) {
     const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
-    if (!jr) return gone(`job ${p.params.job_id} is no longer in the queue`);
+    if (!jr) return gone(msg('recheck.jobGone', { job: p.params.job_id! }));
     const j = job(jr);
-    if (j.status !== 'released' && j.status !== 'blocked') return gone(`job ${j.job_id} is now ${j.status}`);
-    if (j.due_at_ms === null || isoMs(j.due_at_ms) !== p.params.due_at) return gone(`job ${j.job_id}'s due time changed to ${j.due_at_ms === null ? 'none' : isoMs(j.due_at_ms)}`);
-    if (j.priority > Number(p.params.priority_from)) return gone(`job ${j.job_id} already has priority ${j.priority}`);
-    if (ctx.nowMs + jobDurationMs(ctx.config, j.capability) <= j.due_at_ms) return gone(`job ${j.job_id} can now make its due time`);
+    if (j.status !== 'released' && j.status !== 'blocked') return gone(msg('recheck.jobNow', { job: j.job_id, status: jobStatus(j.status) }));
+    if (j.due_at_ms === null || isoMs(j.due_at_ms) !== p.params.due_at) {
+      return gone(msg('escalate-late-job.recheckDue', { job: j.job_id, due: j.due_at_ms === null ? msg('escalate-late-job.noDue') : isoMs(j.due_at_ms) }));
+    }
+    if (j.priority > Number(p.params.priority_from)) return gone(msg('escalate-late-job.recheckPriority', { job: j.job_id, priority: j.priority }));
+    if (ctx.nowMs + jobDurationMs(ctx.config, j.capability) <= j.due_at_ms) return gone(msg('escalate-late-job.recheckInTime', { job: j.job_id }));
     return HOLDS;
   },
 

@@ -4,7 +4,7 @@
 // (`idle_since`) is part of the situation.
 
 import { groupedOnce, isoMs, job, resource } from '../rows.ts';
-import { msg } from '../messages.ts';
+import { msg, resourceState } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 
@@ -33,6 +33,8 @@ export const idleResource: Rule = {
     },
     'idle-resource.kindUnknown': { en: 'resource', nb: 'ressurs', de: 'Ressource' },
     'idle-resource.risk': { en: 'a notice: nothing is sent to any module', nb: 'et varsel: ingenting sendes til noen modul', de: 'ein Hinweis: an kein Modul wird etwas gesendet' },
+    'idle-resource.recheckState': { en: 'resource {resource} is now {state} (since {since})', nb: 'ressurs {resource} er nå {state} (siden {since})', de: 'Ressource {resource} ist jetzt {state} (seit {since})' },
+    'idle-resource.recheckNoWork': { en: 'no work needing {capability} waits any more', nb: 'ingen jobb som trenger {capability} venter lenger', de: 'es wartet keine Arbeit mit Bedarf an {capability} mehr' },
   },
 
   evaluate(ctx) {
@@ -70,10 +72,12 @@ export const idleResource: Rule = {
 
   recheck(ctx, p) {
     const rr = ctx.tables.resources.get({ resource_id: p.params.resource_id! });
-    if (!rr) return gone(`resource ${p.params.resource_id} no longer exists`);
+    if (!rr) return gone(msg('recheck.resourceGone', { resource: p.params.resource_id! }));
     const x = resource(rr);
-    if (x.state !== 'free' || x.since_ms === null || isoMs(x.since_ms) !== p.params.idle_since) return gone(`resource ${x.resource_id} is now ${x.state} (since ${x.since_ms === null ? '?' : isoMs(x.since_ms)})`);
-    if (x.capability === null || waitingFor(ctx, x.capability).length === 0) return gone(`no work needing ${x.capability} waits any more`);
+    if (x.state !== 'free' || x.since_ms === null || isoMs(x.since_ms) !== p.params.idle_since) {
+      return gone(msg('idle-resource.recheckState', { resource: x.resource_id, state: resourceState(x.state), since: x.since_ms === null ? '?' : isoMs(x.since_ms) }));
+    }
+    if (x.capability === null || waitingFor(ctx, x.capability).length === 0) return gone(msg('idle-resource.recheckNoWork', { capability: String(x.capability) }));
     return HOLDS;
   },
 

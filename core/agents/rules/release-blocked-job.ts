@@ -14,7 +14,7 @@
 import { reorderPolicy } from '../config.ts';
 import { available, byQueueOrder, job, stockOf, type Job } from '../rows.ts';
 import type { Json } from '../../inbox/index.ts';
-import { msg } from '../messages.ts';
+import { jobStatus, msg } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 
@@ -80,12 +80,6 @@ function jobList(rows: readonly Row[]): Json {
   return ids.length <= 3 ? ids : msg('list.more', { ids: ids.slice(0, 3), n: ids.length - 3 });
 }
 
-/** The same list in English, for a withdrawal's reason. */
-function jobListText(rows: readonly Row[]): string {
-  const ids = rows.map((r) => job(r).job_id);
-  return ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`;
-}
-
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
   version: '2',
@@ -112,6 +106,27 @@ export const releaseBlockedJob: Rule = {
       en: '{left} {item} stay available after the job takes {qty}{share}',
       nb: '{left} {item} er fortsatt tilgjengelig etter at jobben tar {qty}{share}',
       de: '{left} {item} bleiben verfügbar, nachdem der Auftrag {qty} genommen hat{share}',
+    },
+    'release-blocked-job.recheckNoMaterial': { en: 'job {job} no longer names its material', nb: 'jobb {job} oppgir ikke lenger materialet sitt', de: 'Auftrag {job} nennt sein Material nicht mehr' },
+    'release-blocked-job.recheckNotMaterial': {
+      en: 'job {job} is no longer blocked for material',
+      nb: 'jobb {job} er ikke lenger blokkert av materiale',
+      de: 'Auftrag {job} ist nicht mehr wegen Material blockiert',
+    },
+    'release-blocked-job.recheckNotMaterialReason': {
+      en: 'job {job} is no longer blocked for material ({reason})',
+      nb: 'jobb {job} er ikke lenger blokkert av materiale ({reason})',
+      de: 'Auftrag {job} ist nicht mehr wegen Material blockiert ({reason})',
+    },
+    'release-blocked-job.recheckShort': {
+      en: 'only {available} {item} available now; the job needs {qty}',
+      nb: 'bare {available} {item} er tilgjengelig nå; jobben trenger {qty}',
+      de: 'jetzt sind nur {available} {item} verfügbar; der Auftrag benötigt {qty}',
+    },
+    'release-blocked-job.recheckCrowded': {
+      en: '{ahead} of the {available} available {item} go to {jobs}, ahead in the queue; {rest} do not cover the {qty} the job needs',
+      nb: '{ahead} av de {available} tilgjengelige {item} går til {jobs}, foran i køen; {rest} dekker ikke de {qty} jobben trenger',
+      de: '{ahead} der {available} verfügbaren {item} gehen an {jobs}, die in der Warteschlange vorne stehen; {rest} decken die {qty} nicht, die der Auftrag benötigt',
     },
   },
 
@@ -152,14 +167,24 @@ export const releaseBlockedJob: Rule = {
 
   recheck(ctx, p) {
     const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
-    if (!jr) return gone(`job ${p.params.job_id} is no longer in the queue`);
+    if (!jr) return gone(msg('recheck.jobGone', { job: p.params.job_id! }));
     const j = job(jr);
-    if (j.status !== 'blocked') return gone(`job ${j.job_id} is now ${j.status}`);
-    if (j.material_item === null || j.material_qty === null) return gone(`job ${j.job_id} no longer names its material`);
+    if (j.status !== 'blocked') return gone(msg('recheck.jobNow', { job: j.job_id, status: jobStatus(j.status) }));
+    if (j.material_item === null || j.material_qty === null) return gone(msg('release-blocked-job.recheckNoMaterial', { job: j.job_id }));
     const c = allocate(ctx).get(j.job_id);
-    if (!c) return gone(`job ${j.job_id} is no longer blocked for material${j.blocked_reason === null ? '' : ` (${j.blocked_reason})`}`);
-    if (c.available < j.material_qty) return gone(`only ${c.available} ${j.material_item} available now; the job needs ${j.material_qty}`);
-    if (!c.covered) return gone(`${c.ahead} of the ${c.available} available ${j.material_item} go to ${jobListText(c.aheadRows)}, ahead in the queue; ${c.available - c.ahead} do not cover the ${j.material_qty} the job needs`);
+    if (!c) {
+      return gone(
+        j.blocked_reason === null
+          ? msg('release-blocked-job.recheckNotMaterial', { job: j.job_id })
+          : msg('release-blocked-job.recheckNotMaterialReason', { job: j.job_id, reason: j.blocked_reason }),
+      );
+    }
+    if (c.available < j.material_qty) return gone(msg('release-blocked-job.recheckShort', { available: c.available, item: j.material_item, qty: j.material_qty }));
+    if (!c.covered) {
+      return gone(
+        msg('release-blocked-job.recheckCrowded', { ahead: c.ahead, available: c.available, item: j.material_item, jobs: jobList(c.aheadRows), rest: c.available - c.ahead, qty: j.material_qty }),
+      );
+    }
     return HOLDS;
   },
 

@@ -30,6 +30,12 @@ export const stockReorder: Rule = {
       de: 'eine große Bestellung: {qty} Einheiten (mittel ab {mediumFrom})',
     },
     'stock-reorder.riskRoutine': { en: 'a routine order of {qty} units', nb: 'en rutinebestilling på {qty} enheter', de: 'eine Routinebestellung über {qty} Einheiten' },
+    'stock-reorder.recheckGone': { en: '{item} at {location} is no longer stocked', nb: '{item} på {location} føres ikke lenger på lager', de: '{item} in {location} wird nicht mehr geführt' },
+    'stock-reorder.recheckRecovered': {
+      en: '{item} at {location} is at {position} now, not below the reorder point {reorderPoint}',
+      nb: '{item} på {location} står nå på {position}, ikke under bestillingspunktet {reorderPoint}',
+      de: '{item} in {location} steht jetzt bei {position}, nicht unter dem Meldebestand {reorderPoint}',
+    },
   },
 
   evaluate(ctx) {
@@ -75,10 +81,10 @@ export const stockReorder: Rule = {
 
   recheck(ctx, p) {
     const r = ctx.tables.stock.get({ item: p.params.item!, location: p.params.location! });
-    if (!r) return gone(`${p.params.item} at ${p.params.location} is no longer stocked`);
+    if (!r) return gone(msg('stock-reorder.recheckGone', { item: String(p.params.item), location: String(p.params.location) }));
     const { reorderPoint } = reorderPolicy(ctx.config, String(p.params.item));
     const now = position(r);
-    if (now >= reorderPoint) return gone(`${p.params.item} at ${p.params.location} is at ${now} now, not below the reorder point ${reorderPoint}`);
+    if (now >= reorderPoint) return gone(msg('stock-reorder.recheckRecovered', { item: String(p.params.item), location: String(p.params.location), position: now, reorderPoint }));
     return HOLDS;
   },
 

@@ -1,4 +1,6 @@
 // Every text the UI shows, in English, Norwegian Bokmål and German. A missing key is a type error.
+import type { ProposalView } from '../../../core/site/api.ts';
+
 export type Lang = 'en' | 'nb' | 'de';
 export const LOCALES: Record<Lang, string> = { en: 'en-GB', nb: 'nb-NO', de: 'de-DE' };
 export const LANG_NAMES: Record<Lang, string> = { en: 'English', nb: 'Norsk bokmål', de: 'Deutsch' };
@@ -566,16 +568,24 @@ export function localizeInstants(lang: Lang, text: string): string {
 }
 
 /**
- * A proposal's explanation and risk reason for the floor: in `lang` where the site sent a
- * translation of the agent's message (ProposalView.translations), else the stored English text;
- * UTC instants in this PC's time zone either way.
+ * A proposal's texts for the floor (explanation, risk reason, why it was withdrawn or found stale):
+ * in `lang` where the site sent a translation of the agent's message (ProposalView.translations),
+ * else the stored English text; UTC instants in this PC's time zone either way.
  */
 export function proposalTexts(
   lang: Lang,
-  p: { explanation: string; riskReason: string; translations?: Partial<Record<string, { explanation?: string; riskReason?: string }>> },
-): { explanation: string; riskReason: string } {
+  p: Pick<ProposalView, 'explanation' | 'riskReason' | 'withdrawnReason' | 'staleReason' | 'translations'>,
+): { explanation: string; riskReason: string; withdrawnReason?: string; staleReason?: string } {
   const t = lang === 'en' ? undefined : p.translations?.[lang];
-  return { explanation: localizeInstants(lang, t?.explanation ?? p.explanation), riskReason: localizeInstants(lang, t?.riskReason ?? p.riskReason) };
+  const say = (translated: string | undefined, stored: string | undefined) => (stored === undefined ? undefined : localizeInstants(lang, translated ?? stored));
+  const withdrawnReason = say(t?.withdrawnReason, p.withdrawnReason);
+  const staleReason = say(t?.staleReason, p.staleReason);
+  return {
+    explanation: say(t?.explanation, p.explanation)!,
+    riskReason: say(t?.riskReason, p.riskReason)!,
+    ...(withdrawnReason !== undefined ? { withdrawnReason } : {}),
+    ...(staleReason !== undefined ? { staleReason } : {}),
+  };
 }
 
 /** A point in time for the floor, in this PC's time zone: weekday, day, month, hours and minutes. */

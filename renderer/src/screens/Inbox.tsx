@@ -82,13 +82,16 @@ function ProposalPanel() {
     if (DECISION_EVENTS.has(ev)) return t(`status.${ev}` as MessageKey);
     return ev === 'proposed' || ev === 'refused' ? t(`trail.${ev}`) : ev;
   };
-  // A refusal's reason and the decision it refused are codes: said in words; the rest is text.
+  const texts = proposalTexts(lang, p);
+  // A refusal's reason and the decision it refused are codes: said in words; a withdrawal's or a
+  // stale approval's reason is the proposal's own, said in the chosen language; the rest is text.
   const trailValue = (ev: string, field: string, v: string): string => {
     if (ev === 'refused' && field === 'reason' && REFUSALS.has(v)) return t(`trail.refusal.${v}` as MessageKey);
     if (ev === 'refused' && field === 'decision' && VERBS.has(v)) return t(`detail.${v}` as MessageKey);
+    if (ev === 'withdrawn' && field === 'reason' && v === p.withdrawnReason) return texts.withdrawnReason!;
+    if (ev === 'stale' && field === 'reason' && v === p.staleReason) return texts.staleReason!;
     return localizeInstants(lang, v);
   };
-  const texts = proposalTexts(lang, p);
   return (
     <section className="proposal" aria-label={texts.explanation}>
       <h2 title={p.explanation}>
@@ -103,7 +106,7 @@ function ProposalPanel() {
       </p>
       {p.status === 'stale' || outcome?.outcome === 'stale' ? (
         <p role="alert" className="alert">
-          ⚠ {t('detail.stale', { reason: p.staleReason ?? outcome?.reason ?? '' })}
+          ⚠ {t('detail.stale', { reason: texts.staleReason ?? outcome?.reason ?? '' })}
         </p>
       ) : null}
       {p.command && (

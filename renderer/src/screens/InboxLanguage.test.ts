@@ -1,6 +1,6 @@
-// A proposal's explanation and risk reason in the chosen language (server-side markup, no
-// browser): the site's translation where it sent one, the stored English otherwise; the English
-// record stays on hover.
+// A proposal's explanation, risk reason and stale reason in the chosen language (server-side
+// markup, no browser): the site's translation where it sent one, the stored English otherwise;
+// the English record stays on hover.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -38,9 +38,9 @@ const P: ProposalDetail = {
   trail: [],
 };
 
-function html(lang: 'en' | 'nb' | 'de'): string {
+function html(lang: 'en' | 'nb' | 'de', p: ProposalDetail = P): string {
   const store = createAppStore({} as SiteApi);
-  store.setState({ lang, proposals: [P], selected: P });
+  store.setState({ lang, proposals: [p], selected: p });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
 }
@@ -63,5 +63,22 @@ describe("an agent's explanation and risk reason", () => {
       expect(out, lang).toContain('raises one job&#x27;s priority by one</p>');
       expect(out, lang).not.toContain('Jobb');
     }
+  });
+
+  it("say why an approval found it stale, in the alert and the trail; another language's reason stays English", () => {
+    const reason = 'resource M-2 is now down';
+    const stale: ProposalDetail = {
+      ...P,
+      status: 'stale',
+      staleReason: reason,
+      translations: { nb: { ...P.translations!.nb, staleReason: 'ressurs M-2 er nå ute av drift' } },
+      trail: [{ atMs: T, event: 'stale', user: 'lena', detail: `reason: ${reason}`, fields: [{ name: 'reason', value: reason }] }],
+    };
+    const nb = html('nb', stale);
+    expect(nb).toMatch(/<p role="alert" class="alert">⚠ [^<]*ressurs M-2 er nå ute av drift/);
+    expect(nb).toMatch(/<ol class="trail">.*ressurs M-2 er nå ute av drift.*<\/ol>/);
+    expect(nb).not.toContain(reason);
+    const de = html('de', stale);
+    expect(de).toMatch(/<p role="alert" class="alert">⚠ [^<]*resource M-2 is now down/);
   });
 });

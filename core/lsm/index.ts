@@ -8,6 +8,7 @@ export { Table, type ReadPoint, type TableOpenOptions } from './table.ts';
 export { TableReader, type Predicate, type PredicateOp, type ScanOptions } from './table-read.ts';
 export { TableWriter, type CommitResult, type WriterOptions } from './table-writer.ts';
 export type { TagInfo } from './tags.ts';
+export { tagTimeLeftMs, RENEW_MARGIN_MS } from './tags.ts';
 export type { ExpireResult } from './expire.ts';
 export type { ColumnPosition, SchemaChange } from './schema-change.ts';
 export type { Snapshot } from './snapshot.ts';

@@ -414,6 +414,33 @@ describe('tags and expiration', () => {
     expect(table.listTags()[0]!.retainedMillis).toBe(3_600_000);
   });
 
+  it('renews a tag: its retention restarts from now, on the same snapshot, and the expiration keeps it', () => {
+    let now = 1_800_000_000_000;
+    const { table } = setup(STOCK, () => now);
+    const w = table.newWriter();
+    w.writeRecord(row('a', 'x', 1));
+    w.commit();
+    table.createTag('evidence', undefined, 4 * 3_600_000);
+    table.createTag('forever');
+    w.writeRecord(row('a', 'x', 2));
+    w.commit();
+    now += 3 * 3_600_000;
+    const renewed = table.renewTag('evidence');
+    expect(renewed).toMatchObject({ name: 'evidence', snapshot: { id: 1 }, retainedMillis: 4 * 3_600_000 });
+    expect(table.tags.get('evidence').createTimeMillis).toBe(renewed.createTimeMillis);
+    expect(table.renewTag('forever').retainedMillis).toBeUndefined(); // nothing to renew
+    now += 2 * 3_600_000; // past the first retention, inside the renewed one
+    expect(w.expire().expiredTags).toEqual([]);
+    expect(table.scanRows({ tag: 'evidence' }).map((r) => r[2])).toEqual([1]);
+    // With less than an hour left it is refused: an expiration may be deleting it.
+    now += 90 * 60_000;
+    expect(() => table.renewTag('evidence')).toThrow(/cannot renew tag 'evidence': it expires in 30 min/);
+    expect(() => table.renewTag('nope')).toThrow(/tag 'nope' does not exist/);
+    now += 3_600_000;
+    expect(w.expire().expiredTags).toEqual(['evidence']);
+    w.close();
+  });
+
   it('removes orphan files older than the threshold, and only those', () => {
     const { table } = setup({ ...STOCK, options: { bucket: '1' } });
     const w = table.newWriter();

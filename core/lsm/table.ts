@@ -352,6 +352,11 @@ export class Table {
     return this.tags.create(name, snapshotId, retainedMs);
   }
 
+  /** Restarts a tag's retention time from now (TagManager.renew). */
+  renewTag(name: string, retainedMs?: number): TagInfo {
+    return this.tags.renew(name, retainedMs);
+  }
+
   deleteTag(name: string): void {
     this.tags.delete(name);
   }

@@ -2,7 +2,9 @@
 // `tagCreateTime`/`tagTimeRetained` when the tag has a retention time). A tag keeps its
 // snapshot's manifests and data files alive after the snapshot itself expires.
 //
-// Tags are created atomically and never overwritten (a second tag of the same name is refused).
+// Tags are created atomically and never overwritten (a second tag of the same name is refused),
+// except by `renew`, which restarts a tag's retention time: the same snapshot in a new file renamed
+// over the old one (Paimon's replace of a tag), so a reader sees the old file or the new one.
 //
 // Parsed tags are cached per TagManager (so per Table), keyed by name and validated on every use
 // by the file's identity (size, mtime, inode; file-identity.ts): another process (the CLI, an
@@ -27,6 +29,14 @@ export interface TagInfo extends Tag {
 }
 
 const TAG_PREFIX = 'tag-';
+
+/** A tag is renewed only with at least this much of its retention left (`renew`). */
+export const RENEW_MARGIN_MS = 3_600_000;
+
+/** How long a tag has left before it expires at `nowMs` (epoch ms); undefined for one that never does. */
+export function tagTimeLeftMs(tag: Tag, nowMs: number): number | undefined {
+  return tag.createTimeMillis === undefined || tag.retainedMillis === undefined ? undefined : tag.createTimeMillis + tag.retainedMillis - localWallClockMillis(nowMs);
+}
 
 interface CachedTag {
   info: TagInfo;
@@ -69,6 +79,31 @@ export class TagManager {
       throw new LsmError('AlreadyExists', `tag '${name}' already exists`, { path: this.paths.tagFile(name) });
     }
     return { name, snapshot, ...(ttl ? { createTimeMillis: ttl.createTimeMillis, retainedMillis: ttl.retainedMillis } : {}) };
+  }
+
+  /**
+   * Restarts the retention time of tag `name` from now: same snapshot, `retainedMs` (the tag's own
+   * when not given). Only for a tag still well inside its retention — at least `RENEW_MARGIN_MS`
+   * left: an expiration in another process deletes an expired tag's file and then the files only
+   * it held, and renewing it meanwhile would bring back a tag whose files are going. A tag
+   * without a retention time never expires and is returned as it is.
+   */
+  renew(name: string, retainedMs?: number): TagInfo {
+    const tag = this.get(name);
+    if (tag.createTimeMillis === undefined || tag.retainedMillis === undefined) return tag;
+    const retained = retainedMs ?? tag.retainedMillis;
+    if (!Number.isSafeInteger(retained) || retained <= 0) throw invalidArgument(`tag retention must be a positive number of milliseconds, got ${retained}`);
+    const now = localWallClockMillis(this.clock());
+    const left = tag.createTimeMillis + tag.retainedMillis - now;
+    if (left < RENEW_MARGIN_MS) {
+      throw new LsmError('Conflict', `cannot renew tag '${name}': it expires in ${Math.max(0, Math.round(left / 60_000))} min (less than ${RENEW_MARGIN_MS / 60_000} min left: an expiration may be removing it)`, {
+        path: this.paths.tagFile(name),
+      });
+    }
+    const ttl = { createTimeMillis: now, retainedMillis: retained };
+    this.forget(name);
+    this.fileIO.replaceAtomic(this.paths.tagFile(name), Buffer.from(tagToJson(tag.snapshot, ttl)));
+    return { name, snapshot: tag.snapshot, ...ttl };
   }
 
   get(name: string): TagInfo {

@@ -1,6 +1,6 @@
 // The agent: read-only handles, one snapshot per run, evidence tags, deduplication and withdrawal.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Table } from '../lsm/index.ts';
+import { tagTimeLeftMs, type Table } from '../lsm/index.ts';
 import { evidenceReport, formatEvidence } from '../inbox/index.ts';
 import { Agent, compareRunIds, newestRunTag, runIdAt } from './agent.ts';
 import { TagManager } from '../lsm/tags.ts';
@@ -240,6 +240,60 @@ describe('evidence tags', () => {
 
     // Undecided evidence is kept evidenceRetentionMs (7 days), not a year.
     expect(agent.config.evidenceRetentionMs).toBe(7 * DAY);
+  });
+
+  it('keeps the run tag of a proposal left undecided past evidenceRetentionMs, and a late decision keeps its whole snapshot', async () => {
+    site = new TestSite({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '2', 'snapshot.time-retained': '1 ms' });
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', priority: 3, due_at_ms: T0 + 100 * DAY });
+    site.resource('M-1', 'pick', 'free');
+    site.stock('BOLT', 'A', { on_hand: 50 });
+    site.commit();
+    const warnings: string[] = [];
+    const { agent, inbox } = site.agentAndInbox({ agent: { onWarning: (m) => void warnings.push(m) } });
+    const first = agent.run();
+    const p = first.created.find((x) => x.ruleId === 'assign-job')!;
+    const tag = `agent-${first.runId}`;
+    // The tables the proposal cites (assign-job reads work_queue and resources).
+    const tables = p.evidence.map((e) => site.catalog.getTable({ database: DB, table: e.table }));
+    expect(p.evidence.map((e) => e.table)).toEqual(['work_queue', 'resources']);
+    const atRun = tables.map((t) => t.scanRows({ tag }));
+    // Ten days of runs every 6 hours with the situation unchanged; every table gets other writes
+    // (and so its expiration) meanwhile.
+    for (let i = 0; i < 40; i++) {
+      site.nowMs += DAY / 4;
+      site.job({ job_id: `J-${100 + i}`, status: 'done' });
+      site.resource(`M-${100 + i}`, 'pack', 'busy');
+      site.stock('NUT', 'A', { on_hand: i });
+      site.commit();
+      expect(agent.run().withdrawn.map((w) => w.id)).not.toContain(p.id);
+    }
+    expect(inbox.get(p.id)!.status).toBe('open');
+    for (const [i, t] of tables.entries()) {
+      expect(t.tags.exists(tag), t.name).toBe(true);
+      expect(t.scanRows({ tag }), t.name).toEqual(atRun[i]);
+      // Renewed once half its 7 days had passed (the runs at 3.75 and 7.5 days), not every run: 4.5 days left at 10.
+      expect(tagTimeLeftMs(t.tags.get(tag), site.nowMs), t.name).toBe(4.5 * DAY);
+    }
+    await inbox.decide(p.id, 'approve', { user: 'lena', pin: '1234' });
+    expect(tables[0]!.scanRows({ tag: `decision-${p.id}` })).toEqual(atRun[0]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('says once that a cited tag could not be kept (it expired while the site was off)', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const warnings: string[] = [];
+    const { agent } = site.agentAndInbox({ agent: { onWarning: (m) => void warnings.push(m) } });
+    const first = agent.run();
+    site.nowMs += 7 * DAY - 30 * 60_000; // off for a week: 30 minutes of the tag's retention left
+    agent.run();
+    agent.run();
+    expect(warnings.filter((w) => w.includes(`tag agent-${first.runId} on work_queue`))).toEqual([
+      expect.stringMatching(/is not kept beyond its retention: cannot renew tag .* it expires in 30 min/),
+    ]);
   });
 
   it('tags of runs without a new situation expire after baselineRetentionMs; evidence tags stay', () => {

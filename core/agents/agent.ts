@@ -20,7 +20,7 @@
 // nothing but tags (the only thing it needs a Table, not a ReadOnlyTable, for) and proposals.
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
 
-import type { Catalog, Table } from '../lsm/index.ts';
+import { tagTimeLeftMs, type Catalog, type Table } from '../lsm/index.ts';
 import { situationKey, type EvidenceTable, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig } from './config.ts';
 import { AgentError } from './errors.ts';
@@ -99,6 +99,8 @@ export class Agent {
   /** Per table, the rows of the newest snapshot scanned: the next run reuses them while the table has not committed. */
   private readonly scans = new Map<StateTable, ScanCache>();
   private previousTags: Partial<Record<StateTable, string>> | undefined;
+  /** Run tags open proposals cite, by `<table>/<tag>`: when to look at each again (keepCitedTags). */
+  private citedTags = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private lastRunId = '';
 
@@ -258,10 +260,53 @@ export class Agent {
       }
       this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
       const submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals });
+      this.keepCitedTags(open.filter((p) => p.status === 'open' && !withdrawnIds.has(p.id)), nowMs);
       return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, ruleErrors };
     } finally {
       for (const [t, id] of pinned) t.unpin(id);
     }
+  }
+
+  /**
+   * Keeps the run tags that open proposals cite while they wait for a person: a tag is renewed
+   * (its retention restarted, core/lsm `renewTag`) once half its retention has passed, so a
+   * proposal left undecided longer than `evidenceRetentionMs` still has its whole snapshot when
+   * someone decides (the decision then tags it for a year, core/inbox). Deferred proposals have
+   * that decision tag already. Each tag is looked at again only when it is due (`citedTags`); one
+   * that cannot be kept (expired while the site was off) is reported once.
+   */
+  private keepCitedTags(open: readonly Proposal[], nowMs: number): void {
+    const seen = new Map<string, number>();
+    for (const p of open) {
+      for (const e of p.evidence) {
+        if (e.tag === null || !e.tag.startsWith(AGENT_TAG_PREFIX) || !(STATE_TABLES as readonly string[]).includes(e.table)) continue;
+        const key = `${e.table}/${e.tag}`;
+        if (seen.has(key)) continue;
+        const due = this.citedTags.get(key);
+        if (due !== undefined && due > nowMs) {
+          seen.set(key, due);
+          continue;
+        }
+        const table = this.table(e.table as StateTable);
+        try {
+          const tag = table.tags.get(e.tag);
+          const left = tagTimeLeftMs(tag, nowMs);
+          if (left === undefined) {
+            seen.set(key, Infinity);
+            continue;
+          }
+          const half = tag.retainedMillis! / 2;
+          if (left < half) {
+            table.renewTag(e.tag);
+            seen.set(key, nowMs + half);
+          } else seen.set(key, nowMs + left - half);
+        } catch (err) {
+          seen.set(key, Infinity);
+          this.warn(`the evidence of ${p.id} (tag ${e.tag} on ${e.table}) is not kept beyond its retention: ${(err as Error).message}`);
+        }
+      }
+    }
+    this.citedTags = seen;
   }
 
   private toInput(rule: Rule, d: ReturnType<Rule['evaluate']>[number], read: Set<StateTable>, tables: Record<StateTable, ReadOnlyTable>, tags: Record<StateTable, string | null>, runId: string): ProposalInput {

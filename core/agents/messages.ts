@@ -11,7 +11,7 @@
 // English renders in all of them. A stored message whose id or parameter a later version no
 // longer has renders as undefined, and the reader falls back to the stored English text.
 
-import { PROPOSAL_MESSAGE_KEYS, type Json, type Message, type Proposal, type ProposalMessages } from '../inbox/index.ts';
+import { isMessage, PROPOSAL_MESSAGE_KEYS, type Json, type Message, type Proposal, type ProposalMessages } from '../inbox/index.ts';
 import { AgentError } from './errors.ts';
 
 export const MESSAGE_LANGS = ['en', 'nb', 'de'] as const;
@@ -53,9 +53,6 @@ export const jobStatus = (code: string | null): Json => (code !== null && SHARED
 
 /** A resource's state as a message; a state the seed tables do not know stays its code. */
 export const resourceState = (code: string | null): Json => (code !== null && SHARED_MESSAGES[`resource.state.${code}`] ? msg(`resource.state.${code}`) : String(code));
-
-const isMessage = (v: unknown): v is Message =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Message).id === 'string' && typeof (v as Message).params === 'object' && (v as Message).params !== null;
 
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 

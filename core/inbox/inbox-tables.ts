@@ -16,7 +16,7 @@
 // by another engineer, and the log should become one when they land (DESIGN.md).
 
 import type { SchemaSpec } from '../lsm/index.ts';
-import { PROPOSAL_MESSAGE_KEYS, statusOf, type CommandProgress, type Decision, type Json, type Message, type Proposal, type ProposalInput, type ProposalMessages } from './proposal.ts';
+import { isMessage, PROPOSAL_MESSAGE_KEYS, statusOf, type CommandProgress, type Decision, type Json, type Message, type Proposal, type ProposalInput, type ProposalMessages } from './proposal.ts';
 
 export const APPROVAL_INBOX_TABLE = 'approval_inbox';
 
@@ -143,9 +143,6 @@ export const AGENT_MESSAGES = 'agent_messages';
 
 /** The column value of a proposal's messages (null without). */
 export const messagesColumn = (m: ProposalMessages | undefined): string | null => (m === undefined ? null : JSON.stringify(m));
-
-const isMessage = (v: unknown): v is Message =>
-  typeof v === 'object' && v !== null && typeof (v as Message).id === 'string' && typeof (v as Message).params === 'object' && (v as Message).params !== null && !Array.isArray((v as Message).params);
 
 /** A row's messages, those in the shape this version writes; undefined when there are none. */
 function messagesOfRow(r: InboxRow): ProposalMessages | undefined {

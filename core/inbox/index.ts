@@ -12,6 +12,7 @@ export {
   statusOf,
   isActive,
   PROPOSAL_MESSAGE_KEYS,
+  isMessage,
   situationKey,
   canonicalJson,
   type Json,

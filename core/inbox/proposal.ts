@@ -45,6 +45,13 @@ export interface EvidenceTable {
  */
 export type Message = { readonly id: string; readonly params: Readonly<Record<string, Json>> };
 
+/** Whether a value (parsed JSON) has the shape of a Message. */
+export function isMessage(v: unknown): v is Message {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const m = v as Message;
+  return typeof m.id === 'string' && typeof m.params === 'object' && m.params !== null && !Array.isArray(m.params);
+}
+
 /**
  * The texts of a proposal the agent's rules wrote, as messages: the explanation and risk reason
  * (with the proposal), why it was withdrawn (a run's re-check) or why an approval found it stale

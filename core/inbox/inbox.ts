@@ -587,8 +587,9 @@ export function openInboxTables(catalog: Catalog, database: string): { inbox: Ta
  * Brings tables made by an earlier version to the current spec: `target-file-size` on both, and
  * approval_inbox's `log_first_entry` column (after `agent_updated_at_ms`, as in a new table) and
  * `agent_messages` (after `log_first_entry`). One schema change each (`schema-<N+1>`; rows written
- * before read the new columns as null). Called by the inbox before it opens its writers; a table whose writer another process holds is left as it
- * is (opening the writer then reports that process).
+ * before read the new columns as null). Called by the inbox before it opens its writers; a table
+ * whose writer another process holds is left as it is (opening the writer then reports that
+ * process).
  */
 function upgradeInboxTable(table: Table, isInbox: boolean): void {
   const changes: SchemaChange[] = [];

@@ -109,6 +109,7 @@ function ProposalPanel() {
           ⚠ {t('detail.stale', { reason: texts.staleReason ?? outcome?.reason ?? '' })}
         </p>
       ) : null}
+      {p.status === 'withdrawn' && texts.withdrawnReason !== undefined && <p className="withdrawn">{t('detail.withdrawn', { reason: texts.withdrawnReason })}</p>}
       {p.command && (
         <p className={`command command-${p.command.progress}`}>
           {t('detail.command', { progress: t(`progress.${p.command.progress}`) })}

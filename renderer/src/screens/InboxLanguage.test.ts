@@ -81,4 +81,17 @@ describe("an agent's explanation and risk reason", () => {
     const de = html('de', stale);
     expect(de).toMatch(/<p role="alert" class="alert">⚠ [^<]*resource M-2 is now down/);
   });
+
+  it('say why the agent withdrew it, under its status', () => {
+    const reason = 'job J-1 is now done (run 20261201-120000-000)';
+    const withdrawn: ProposalDetail = {
+      ...P,
+      status: 'withdrawn',
+      withdrawnReason: reason,
+      translations: { de: { withdrawnReason: 'Auftrag J-1 ist jetzt erledigt (Lauf 20261201-120000-000)' } },
+    };
+    expect(html('de', withdrawn)).toContain('<p class="withdrawn">Vom Agenten zurückgezogen: Auftrag J-1 ist jetzt erledigt (Lauf 20261201-120000-000)</p>');
+    expect(html('nb', withdrawn)).toContain(`<p class="withdrawn">Trukket av agenten: ${reason}</p>`);
+    expect(html('en', P)).not.toContain('class="withdrawn"');
+  });
 });

@@ -38,6 +38,11 @@ export function tagTimeLeftMs(tag: Tag, nowMs: number): number | undefined {
   return tag.createTimeMillis === undefined || tag.retainedMillis === undefined ? undefined : tag.createTimeMillis + tag.retainedMillis - localWallClockMillis(nowMs);
 }
 
+/** A tag's retention time, checked where it is set (`create`, `renew`). */
+function checkRetention(retainedMs: number): void {
+  if (!Number.isSafeInteger(retainedMs) || retainedMs <= 0) throw invalidArgument(`tag retention must be a positive number of milliseconds, got ${retainedMs}`);
+}
+
 interface CachedTag {
   info: TagInfo;
   /** Identity of the file `info` was parsed from (stat taken before the read). */
@@ -62,9 +67,7 @@ export class TagManager {
 
   create(name: string, snapshotId?: number, retainedMs?: number): TagInfo {
     checkName('tag', name);
-    if (retainedMs !== undefined && (!Number.isSafeInteger(retainedMs) || retainedMs <= 0)) {
-      throw invalidArgument(`tag retention must be a positive number of milliseconds, got ${retainedMs}`);
-    }
+    if (retainedMs !== undefined) checkRetention(retainedMs);
     // A snapshot whose file has expired is still whole while a tag holds it (its manifests and
     // data files are kept for the tag): it can be tagged again from that tag.
     const snapshot =
@@ -90,17 +93,17 @@ export class TagManager {
    */
   renew(name: string, retainedMs?: number): TagInfo {
     const tag = this.get(name);
-    if (tag.createTimeMillis === undefined || tag.retainedMillis === undefined) return tag;
-    const retained = retainedMs ?? tag.retainedMillis;
-    if (!Number.isSafeInteger(retained) || retained <= 0) throw invalidArgument(`tag retention must be a positive number of milliseconds, got ${retained}`);
-    const now = localWallClockMillis(this.clock());
-    const left = tag.createTimeMillis + tag.retainedMillis - now;
+    const nowMs = this.clock();
+    const left = tagTimeLeftMs(tag, nowMs);
+    if (left === undefined) return tag;
+    const retained = retainedMs ?? tag.retainedMillis!;
+    checkRetention(retained);
     if (left < RENEW_MARGIN_MS) {
       throw new LsmError('Conflict', `cannot renew tag '${name}': it expires in ${Math.max(0, Math.round(left / 60_000))} min (less than ${RENEW_MARGIN_MS / 60_000} min left: an expiration may be removing it)`, {
         path: this.paths.tagFile(name),
       });
     }
-    const ttl = { createTimeMillis: now, retainedMillis: retained };
+    const ttl = { createTimeMillis: localWallClockMillis(nowMs), retainedMillis: retained };
     this.forget(name);
     this.fileIO.replaceAtomic(this.paths.tagFile(name), Buffer.from(tagToJson(tag.snapshot, ttl)));
     return { name, snapshot: tag.snapshot, ...ttl };
@@ -208,7 +211,7 @@ export class TagManager {
 
   /** Tags whose retention time has passed. */
   expired(): TagInfo[] {
-    const now = localWallClockMillis(this.clock());
-    return this.list().filter((t) => t.createTimeMillis !== undefined && t.retainedMillis !== undefined && t.createTimeMillis + t.retainedMillis < now);
+    const nowMs = this.clock();
+    return this.list().filter((t) => (tagTimeLeftMs(t, nowMs) ?? 0) < 0);
   }
 }

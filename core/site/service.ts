@@ -573,11 +573,11 @@ export class SiteService implements SiteBackend {
 // --------------------------------------------------------------------------------------------
 
 /** The templates of the site agent's messages (it runs the default rules). */
-const AGENT_MESSAGES = messageCatalog(DEFAULT_RULES);
+const AGENT_TEMPLATES = messageCatalog(DEFAULT_RULES);
 
 function proposalView(p: Proposal): ProposalView {
   const d = p.decision;
-  const translated = translations(p, AGENT_MESSAGES);
+  const translated = translations(p, AGENT_TEMPLATES);
   return {
     id: p.id,
     status: p.status,

@@ -225,7 +225,9 @@ suite('the floor UI end to end (chromium)', () => {
     const before = await selected();
     const want = ids[(ids.indexOf(before) + 1) % ids.length];
     await page.keyboard.press('n');
-    await expect.poll(selected).toBe(want);
+    // A server round trip (getProposal, then the list): under the whole suite's load it has taken
+    // over the poll's default second (a run on 2 cores saw nothing selected yet after 1 s).
+    await expect.poll(selected, { timeout: 15_000 }).toBe(want);
   });
 
   it('switches language: Norwegian and German labels, numbers and dates in the locale format', async () => {

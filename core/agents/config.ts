@@ -1,5 +1,7 @@
 // The agent's tunables, each with a default and a reason; `agentConfig` validates and fills them
-// ("expected X, got Y" errors name the key).
+// ("expected X, got Y" errors name the key, AgentConfigError). A site sets them in config.json's
+// `agent` section (core/site/config.ts; the evidence retentions in its `evidence` section), a
+// replay's rules config in its `config` (core/replay/agent-spec.ts).
 
 import { AgentError } from './errors.ts';
 
@@ -45,29 +47,91 @@ export const DEFAULT_AGENT_CONFIG: AgentConfig = {
   replenishQtyMediumMin: 100,
 };
 
+/** Every key of AgentConfig, in the order its docs list them. */
+export const AGENT_CONFIG_KEYS = [
+  'intervalMs',
+  'evidenceRetentionMs',
+  'baselineRetentionMs',
+  'jobDurationMsByCapability',
+  'defaultJobDurationMs',
+  'reorderByItem',
+  'defaultReorder',
+  'idleMsMin',
+  'replenishQtyMediumMin',
+] as const satisfies readonly (keyof AgentConfig)[];
+
+/**
+ * A config value that is not what a key expects. `key` is the key's path inside the agent config
+ * (`reorderByItem.ITEM-007.orderUpTo`), so a file that nests the agent config (a site's
+ * config.json `agent`, a replay's rules config `config`) can name it from its own top.
+ */
+export class AgentConfigError extends AgentError {
+  readonly key: string;
+  /** What was expected and what was got, without the key. */
+  readonly problem: string;
+  constructor(key: string, problem: string) {
+    super('InvalidArgument', `agent config ${key}: ${problem}`);
+    this.key = key;
+    this.problem = problem;
+  }
+}
+
+const describe = (v: unknown): string => (v === undefined ? 'nothing' : Array.isArray(v) ? 'an array' : v !== null && typeof v === 'object' ? 'an object' : JSON.stringify(v));
 const positive = (key: string, v: unknown): number => {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new AgentError('InvalidArgument', `agent config ${key}: expected an integer ≥ 1, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new AgentConfigError(key, `expected an integer ≥ 1, got ${describe(v)}`);
   return v;
 };
 const nonNegative = (key: string, v: unknown): number => {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new AgentError('InvalidArgument', `agent config ${key}: expected an integer ≥ 0, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new AgentConfigError(key, `expected an integer ≥ 0, got ${describe(v)}`);
   return v;
 };
-const policy = (key: string, p: ReorderPolicy): ReorderPolicy => {
-  const reorderPoint = nonNegative(`${key}.reorderPoint`, p?.reorderPoint);
-  const orderUpTo = positive(`${key}.orderUpTo`, p?.orderUpTo);
-  if (orderUpTo <= reorderPoint) throw new AgentError('InvalidArgument', `agent config ${key}: expected orderUpTo > reorderPoint, got ${orderUpTo} ≤ ${reorderPoint}`);
-  return { reorderPoint, orderUpTo };
+const record = (key: string, v: unknown, expected: string): Record<string, unknown> => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new AgentConfigError(key, `expected an object ${expected}, got ${describe(v)}`);
+  return v as Record<string, unknown>;
+};
+const policy = (key: string, p: unknown): ReorderPolicy => {
+  const o = record(key, p, '{reorderPoint, orderUpTo}');
+  for (const k of Object.keys(o)) if (k !== 'reorderPoint' && k !== 'orderUpTo') throw new AgentConfigError(`${key}.${k}`, 'unknown key (expected reorderPoint, orderUpTo)');
+  const reorderPoint = nonNegative(`${key}.reorderPoint`, o.reorderPoint);
+  const orderUpTo = positive(`${key}.orderUpTo`, o.orderUpTo);
+  if (orderUpTo <= reorderPoint) throw new AgentConfigError(key, `expected orderUpTo > reorderPoint, got ${orderUpTo} ≤ ${reorderPoint}`);
+  return Object.freeze({ reorderPoint, orderUpTo });
+};
+/** Item ids and capabilities are the modules' codes: any non-empty name without control characters. */
+const nameKey = (key: string, name: string): void => {
+  if (name.length === 0 || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name)) throw new AgentConfigError(key, `expected an item id or capability of 1 to 256 characters without control characters, got ${JSON.stringify(name)}`);
 };
 
+/** Validates every key of a (partial) agent config and fills the rest from DEFAULT_AGENT_CONFIG. */
 export function agentConfig(partial: Partial<AgentConfig> = {}): AgentConfig {
+  const given = record('(top level)', partial, 'of agent config keys');
+  for (const k of Object.keys(given)) {
+    if (!(AGENT_CONFIG_KEYS as readonly string[]).includes(k)) throw new AgentConfigError(k, `unknown key (expected one of ${AGENT_CONFIG_KEYS.join(', ')})`);
+  }
   const c = { ...DEFAULT_AGENT_CONFIG, ...partial };
   for (const k of ['intervalMs', 'evidenceRetentionMs', 'baselineRetentionMs', 'defaultJobDurationMs', 'replenishQtyMediumMin'] as const) positive(k, c[k]);
   nonNegative('idleMsMin', c.idleMsMin);
-  for (const [cap, ms] of Object.entries(c.jobDurationMsByCapability)) positive(`jobDurationMsByCapability.${cap}`, ms);
-  const reorderByItem = Object.fromEntries(Object.entries(c.reorderByItem).map(([item, p]) => [item, policy(`reorderByItem.${item}`, p)]));
-  return Object.freeze({ ...c, reorderByItem, defaultReorder: policy('defaultReorder', c.defaultReorder) });
+  const durations = record('jobDurationMsByCapability', c.jobDurationMsByCapability, 'of capability → ms');
+  for (const [cap, ms] of Object.entries(durations)) {
+    nameKey(`jobDurationMsByCapability.${cap}`, cap);
+    positive(`jobDurationMsByCapability.${cap}`, ms);
+  }
+  const items = record('reorderByItem', c.reorderByItem, 'of item → {reorderPoint, orderUpTo}');
+  const reorderByItem: Record<string, ReorderPolicy> = {};
+  for (const [item, p] of Object.entries(items)) {
+    nameKey(`reorderByItem.${item}`, item);
+    reorderByItem[item] = policy(`reorderByItem.${item}`, p);
+  }
+  return Object.freeze({
+    ...c,
+    jobDurationMsByCapability: Object.freeze({ ...(durations as Record<string, number>) }),
+    reorderByItem: Object.freeze(reorderByItem),
+    defaultReorder: policy('defaultReorder', c.defaultReorder),
+  });
 }
 
-export const reorderPolicy = (c: AgentConfig, item: string): ReorderPolicy => c.reorderByItem[item] ?? c.defaultReorder;
-export const jobDurationMs = (c: AgentConfig, capability: string | null): number => (capability !== null && c.jobDurationMsByCapability[capability]) || c.defaultJobDurationMs;
+// Own keys only: an item or capability named like an Object.prototype member ('constructor') is
+// the modules' data, not a lookup of the prototype.
+export const reorderPolicy = (c: AgentConfig, item: string): ReorderPolicy => (Object.hasOwn(c.reorderByItem, item) ? c.reorderByItem[item]! : c.defaultReorder);
+export const jobDurationMs = (c: AgentConfig, capability: string | null): number =>
+  capability !== null && Object.hasOwn(c.jobDurationMsByCapability, capability) ? c.jobDurationMsByCapability[capability]! : c.defaultJobDurationMs;

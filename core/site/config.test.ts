@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, defaultConfig, parseConfig, readConfig, streamSilentMs } from './config.ts';
+import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, parseConfig, readConfig, streamSilentMs } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -40,6 +40,12 @@ describe('parseConfig', () => {
     expect(min.ui).toEqual({ idleSignOutMs: 600_000 });
     expect(parseConfig({ site: 'north', ui: { idleSignOutMs: 0 } }).ui.idleSignOutMs).toBe(0);
     expect(parseConfig({ site: 'north', ui: { idleSignOutMs: 180_000 } }).ui.idleSignOutMs).toBe(180_000);
+    // The agent: core/agents' defaults; a site sets its own items' reorder policies and run times.
+    expect(min.agent).toEqual({ intervalMs: 60_000, jobDurationMsByCapability: {}, defaultJobDurationMs: 3_600_000, reorderByItem: {}, defaultReorder: { reorderPoint: 5, orderUpTo: 20 }, idleMsMin: 900_000, replenishQtyMediumMin: 100 });
+    const ag = parseConfig({ site: 'north', agent: { reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }, jobDurationMsByCapability: { pack: 1_200_000 }, idleMsMin: 0 } }).agent;
+    expect(ag).toMatchObject({ reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }, jobDurationMsByCapability: { pack: 1_200_000 }, idleMsMin: 0, defaultReorder: { reorderPoint: 5, orderUpTo: 20 } });
+    // …and the agent gets them with the evidence section's retentions.
+    expect(decisionOptions({ agent: ag, evidence: min.evidence }).agent).toMatchObject({ reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }, idleMsMin: 0, evidenceRetentionMs: 7 * 86_400_000, baselineRetentionMs: 86_400_000 });
   });
 
   it('names the key and the expectation for each bad value', () => {
@@ -84,6 +90,14 @@ describe('parseConfig', () => {
       [{ site: 's', ui: { idleSignOutMs: 30_000 } }, 'ui.idleSignOutMs', /expected 0 \(never\) or at least 60000 ms, got 30000/],
       [{ site: 's', ui: { idleSignOutMs: 13 * 3_600_000 } }, 'ui.idleSignOutMs', /integer from 0 to 43200000, got 46800000/],
       [{ site: 's', ui: { idleMs: 1 } }, 'ui.idleMs', /unknown key \(expected one of idleSignOutMs\)/],
+      [{ site: 's', agent: { reorderByItem: { 'ITEM-007': { reorderPoint: 30, orderUpTo: 20 } } } }, 'agent.reorderByItem.ITEM-007', /expected orderUpTo > reorderPoint, got 20 ≤ 30/],
+      [{ site: 's', agent: { reorderByItem: { 'ITEM-007': { reorderPoint: 3, orderUpto: 20 } } } }, 'agent.reorderByItem.ITEM-007.orderUpto', /unknown key \(expected reorderPoint, orderUpTo\)/],
+      [{ site: 's', agent: { defaultReorder: { reorderPoint: -1, orderUpTo: 20 } } }, 'agent.defaultReorder.reorderPoint', /expected an integer ≥ 0, got -1/],
+      [{ site: 's', agent: { jobDurationMsByCapability: { pack: '20 min' } } }, 'agent.jobDurationMsByCapability.pack', /expected an integer ≥ 1, got "20 min"/],
+      [{ site: 's', agent: { intervalMs: 1_000 } }, 'agent.intervalMs', /integer from 10000 to 3600000, got 1000/],
+      [{ site: 's', agent: { reorderPoint: 5 } }, 'agent.reorderPoint', /unknown key \(expected one of intervalMs, jobDurationMsByCapability, defaultJobDurationMs, reorderByItem, defaultReorder, idleMsMin, replenishQtyMediumMin\)/],
+      [{ site: 's', agent: { evidenceRetentionMs: 3_600_000 } }, 'agent.evidenceRetentionMs', /set those instead/],
+      [{ site: 's', agent: [] }, 'agent', /expected an object, got an array/],
       [[], '(top level)', /expected an object, got an array/],
     ];
     for (const [raw, key, message] of cases) {

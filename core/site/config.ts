@@ -1,5 +1,6 @@
 // `<data>/config.json`: what a site is (its id, tables and their freshness budgets, bindings,
-// broker, HTTP server, HQ target, journal retention, disk budget, memory), and the data directory's names.
+// broker, HTTP server, HQ target, journal retention, disk budget, memory, the agent's thresholds),
+// and the data directory's names.
 //
 // `parseConfig` validates every key and fills defaults; an error names the key and says what was
 // expected and what it got (`ConfigError.key`, e.g. `broker.port`). Reading never writes.
@@ -17,6 +18,7 @@ import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { targetProblem } from '../sync/targets/open.ts';
 import { localFileIO } from '../lsm/index.ts';
+import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, type AgentConfig } from '../agents/index.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
@@ -102,7 +104,20 @@ export interface SiteConfig {
    * after 12 h (ui-server.ts).
    */
   readonly ui: { readonly idleSignOutMs: number };
+  /**
+   * The work-queue agent's thresholds (core/agents config.ts): how often it runs, each item's
+   * reorder point and order-up-to level, job run times by capability, when a free resource counts
+   * as idle, from what quantity a replenishment is medium risk. The evidence retentions are
+   * `evidence`. `tilstand replay export` records this section, so a replay runs what ran live.
+   */
+  readonly agent: SiteAgentConfig;
 }
+
+/** The agent keys config.json's `agent` section sets (the retentions of its tags are `evidence`). */
+export const SITE_AGENT_KEYS = AGENT_CONFIG_KEYS.filter((k) => k !== 'evidenceRetentionMs' && k !== 'baselineRetentionMs');
+export type SiteAgentConfig = Omit<AgentConfig, 'evidenceRetentionMs' | 'baselineRetentionMs'>;
+
+const siteAgentOf = (c: AgentConfig): SiteAgentConfig => Object.freeze(Object.fromEntries(SITE_AGENT_KEYS.map((k) => [k, c[k]]))) as unknown as SiteAgentConfig;
 
 export class ConfigError extends Error {
   readonly key: string;
@@ -155,6 +170,7 @@ export function defaultConfig(site: string): SiteConfig {
     alarms: { streamSilentMs: {} },
     evidence: { proposingRunsMs: 7 * DAY_MS, otherRunsMs: DAY_MS, decisionsMs: 365 * DAY_MS },
     ui: { idleSignOutMs: DEFAULT_IDLE_SIGN_OUT_MS },
+    agent: siteAgentOf(DEFAULT_AGENT_CONFIG),
   };
 }
 
@@ -214,7 +230,7 @@ function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
 /** Validates a config object (as read from JSON), filling defaults for absent optional keys. */
 export function parseConfig(raw: unknown): SiteConfig {
   const o = obj(raw, '(top level)');
-  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms', 'evidence', 'ui']);
+  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms', 'evidence', 'ui', 'agent']);
   const format = int(o, 'format', '', CONFIG_FORMAT, 1, 1);
   const site = o.site;
   const sp = siteIdProblem(site);
@@ -339,7 +355,26 @@ export function parseConfig(raw: unknown): SiteConfig {
   known(u, 'ui', ['idleSignOutMs']);
   const idleSignOutMs = int(u, 'idleSignOutMs', 'ui.', d.ui.idleSignOutMs, 0, 12 * 3600_000);
   if (idleSignOutMs !== 0 && idleSignOutMs < 60_000) throw new ConfigError('ui.idleSignOutMs', `expected 0 (never) or at least 60000 ms, got ${idleSignOutMs}`);
-  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence, ui: { idleSignOutMs } };
+  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence, ui: { idleSignOutMs }, agent: parseSiteAgent(o.agent ?? d.agent) };
+}
+
+/** config.json's `agent` section, validated by core/agents' own `agentConfig` (errors keyed `agent.…`). */
+function parseSiteAgent(raw: unknown): SiteAgentConfig {
+  const a = obj(raw, 'agent');
+  for (const k of ['evidenceRetentionMs', 'baselineRetentionMs']) {
+    if (k in a) throw new ConfigError(`agent.${k}`, 'the agent keeps its run tags as config evidence.proposingRunsMs and evidence.otherRunsMs say: set those instead');
+  }
+  known(a, 'agent', SITE_AGENT_KEYS);
+  // The agent's decisions are made by the minute; a run every second would only burn the floor PC.
+  int(a, 'intervalMs', 'agent.', DEFAULT_AGENT_CONFIG.intervalMs, 10_000, 3600_000);
+  let c: AgentConfig;
+  try {
+    c = agentConfig(a as Partial<AgentConfig>);
+  } catch (e) {
+    if (e instanceof AgentConfigError) throw new ConfigError(`agent.${e.key}`, e.problem);
+    throw e;
+  }
+  return siteAgentOf(c);
 }
 
 /** Reads and validates `<data>/config.json`. */
@@ -373,9 +408,15 @@ function filesFrom(c: SiteConfig, data: string): SiteConfig {
   return { ...c, broker, http: { ...c.http, tls: tls(c.http.tls) } };
 }
 
-/** Config `evidence` as the agent's options and the inbox's (the names differ: core/agents, core/inbox). */
-export function evidenceOptions(c: SiteConfig): { agent: { evidenceRetentionMs: number; baselineRetentionMs: number }; decisionEvidenceRetentionMs: number } {
-  return { agent: { evidenceRetentionMs: c.evidence.proposingRunsMs, baselineRetentionMs: c.evidence.otherRunsMs }, decisionEvidenceRetentionMs: c.evidence.decisionsMs };
+/**
+ * Config `agent` and `evidence` as the agent's options and the inbox's (the names differ:
+ * core/agents, core/inbox).
+ */
+export function decisionOptions(c: Pick<SiteConfig, 'agent' | 'evidence'>): { agent: AgentConfig; decisionEvidenceRetentionMs: number } {
+  return {
+    agent: agentConfig({ ...c.agent, evidenceRetentionMs: c.evidence.proposingRunsMs, baselineRetentionMs: c.evidence.otherRunsMs }),
+    decisionEvidenceRetentionMs: c.evidence.decisionsMs,
+  };
 }
 
 /**

@@ -147,13 +147,14 @@ describe('Site', () => {
     await expect(controlRequest(sock, 'no-such-op')).rejects.toMatchObject({ kind: 'UnknownOp' });
   });
 
-  it('keeps the agent\'s evidence as config.json evidence says', async () => {
+  it('keeps the agent\'s evidence and thresholds as config.json evidence and agent say', async () => {
     const data = join(dir, 'evidence');
     const DAY = 86_400_000;
-    await initDataDir({ data, site: 'ev', config: (c) => ({ ...demoConfig(c), evidence: { proposingRunsMs: 3 * DAY, otherRunsMs: 2 * DAY, decisionsMs: 10 * 365 * DAY } }) });
+    const agent = { reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }, jobDurationMsByCapability: { pack: 1_200_000 }, idleMsMin: 0 };
+    await initDataDir({ data, site: 'ev', config: (c) => ({ ...demoConfig(c), evidence: { proposingRunsMs: 3 * DAY, otherRunsMs: 2 * DAY, decisionsMs: 10 * 365 * DAY }, agent: { ...c.agent, ...agent } }) });
     const site = await Site.start({ data, mqttPort: 0, httpPort: 0, agentTimer: false, ui: false });
     sites.push(site);
-    expect(site.decisions!.agent.config).toMatchObject({ evidenceRetentionMs: 3 * DAY, baselineRetentionMs: 2 * DAY });
+    expect(site.decisions!.agent.config).toMatchObject({ evidenceRetentionMs: 3 * DAY, baselineRetentionMs: 2 * DAY, ...agent });
     expect(site.decisions!.inbox.decisionEvidenceMs).toBe(10 * 365 * DAY);
   });
 

@@ -30,7 +30,7 @@ import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { dataPaths, evidenceOptions, readConfig, type SiteConfig } from './config.ts';
+import { dataPaths, decisionOptions, readConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
@@ -291,7 +291,7 @@ export class Site {
       users: this.userStore,
       ingestor,
       internal: this.internal,
-      ...evidenceOptions(c),
+      ...decisionOptions(c),
       agentTimer: o.agentTimer ?? true,
       log: this.log,
     });

@@ -80,6 +80,21 @@ describe('tilstand agent commands (no site running)', () => {
     expect(tags).toEqual({ agent: 2 * DAY, decision: 3 * 365 * DAY });
   });
 
+  it("proposes by config.json agent's thresholds: an item's own reorder policy beside the default", async () => {
+    writeConfig(data, { ...readConfig(data), agent: { ...readConfig(data).agent, reorderByItem: { BOLT: { reorderPoint: 50, orderUpTo: 200 } } } });
+    const stock = new Catalog(dataPaths(data).warehouse).getTable({ database: 'site_s1', table: 'stock' });
+    const w = stock.newWriter();
+    // Position 30 for both: under BOLT's reorder point 50, above the default 5 for NUT.
+    for (const item of ['BOLT', 'NUT']) w.writeRecord({ item, location: 'A-01', on_hand: 30, inventory_seq: 1n, reserved: 0, commerce_seq: 1n, inbound: 0, procurement_seq: 1n });
+    w.commit();
+    w.close();
+    expect((await run(['agent', 'run', '--data', data])).code).toBe(0);
+    const open = JSON.parse((await run(['proposals', '--data', data, '--json'])).out) as { action: string; params: Record<string, unknown>; risk: string }[];
+    const replenish = open.filter((p) => p.action === 'replenish');
+    // 200 − 30 = 170 units: from 100 up (replenishQtyMediumMin) a medium risk.
+    expect(replenish).toMatchObject([{ params: { item: 'BOLT', location: 'A-01', qty: 170 }, risk: 'medium' }]);
+  });
+
   it('checks arguments', async () => {
     expect((await run(['decide', 'P-x', 'maybe', '--user', 'a', '--pin', '1', '--data', data])).code).toBe(2);
     expect((await run(['proposals', '--status', 'nope', '--data', data])).code).toBe(2);

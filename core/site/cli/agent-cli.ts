@@ -30,7 +30,7 @@ import {
   type Proposal,
   type ProposalStatus,
 } from '../../inbox/index.ts';
-import { catalogOptions, dataPaths, evidenceOptions, readConfig } from '../config.ts';
+import { catalogOptions, dataPaths, decisionOptions, readConfig } from '../config.ts';
 import { controlRequest, ControlError, type ControlHandler } from '../control.ts';
 import { openIngest } from '../open-ingest.ts';
 import { openSiteDb } from '../site-db.ts';
@@ -136,10 +136,10 @@ async function withOffline<T>(data: string, f: (x: { inbox: Inbox; agent: Agent 
       freshen: () => ingest.ingestor.commitAll(),
       recheck: (x) => agent.recheck(x),
       reevaluate: () => void agent.run(),
-      decisionEvidenceRetentionMs: evidenceOptions(config).decisionEvidenceRetentionMs,
+      decisionEvidenceRetentionMs: decisionOptions(config).decisionEvidenceRetentionMs,
       onWarning: () => undefined,
     });
-    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: evidenceOptions(config).agent, onWarning: () => undefined });
+    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: decisionOptions(config).agent, onWarning: () => undefined });
     return await f({ inbox, agent });
   } finally {
     inbox?.close();

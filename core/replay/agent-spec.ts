@@ -1,5 +1,5 @@
-// Which agent a replay runs: `default` (every installed rule, default config), or a rules config
-// file (JSON):
+// Which agent a replay runs: `default` (every installed rule, with the thresholds the live agent
+// ran with), or a rules config file (JSON):
 //
 //   { "label": "reorder-8",                          // names the run in reports (default: file name)
 //     "rules": ["assign-job", {"id": "stock-reorder", "version": "2"}],   // default: all rules
@@ -7,7 +7,9 @@
 //
 // A rule given with a version must be installed at that version (the replay refuses to pretend
 // another version ran). Thresholds and the other tunables are core/agents' AgentConfig keys,
-// validated by `agentConfig`.
+// validated by `agentConfig`. They change what the live agent ran with (the fixture's
+// `liveAgent.config`, the site's config.json `agent` section at the export), key by key: a key
+// given replaces the live one whole (`reorderByItem` too), the keys not given stay as live.
 
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -16,13 +18,14 @@ import { agentConfig, DEFAULT_RULES, type AgentConfig, type Rule } from '../agen
 export interface AgentSpec {
   label: string;
   rules: readonly Rule[];
-  config: AgentConfig;
+  /** The thresholds that differ from the live agent's (runReplay: `agentConfigFor`). */
+  overrides: Partial<AgentConfig>;
   /** What was asked for (file content or "default"), for the run manifest. */
   source: unknown;
 }
 
 export function defaultAgentSpec(): AgentSpec {
-  return { label: 'default', rules: DEFAULT_RULES, config: agentConfig({}), source: 'default' };
+  return { label: 'default', rules: DEFAULT_RULES, overrides: {}, source: 'default' };
 }
 
 /** Parses a rules config object (see the file header). */
@@ -44,8 +47,14 @@ export function agentSpecFrom(raw: unknown, fallbackLabel: string): AgentSpec {
       return rule;
     });
   }
-  const config = agentConfig((o.config ?? {}) as Partial<AgentConfig>);
-  return { label, rules, config, source: raw };
+  const overrides = (o.config ?? {}) as Partial<AgentConfig>;
+  agentConfig(overrides); // refused here, before a fixture is opened, not at the first run
+  return { label, rules, overrides, source: raw };
+}
+
+/** The config a replay's agent runs with: the live agent's (as the fixture recorded it) with the spec's overrides. */
+export function agentConfigFor(spec: AgentSpec, live: Partial<AgentConfig> | undefined): AgentConfig {
+  return agentConfig({ ...live, ...spec.overrides });
 }
 
 /** `default`, or a path to a rules config file. */

@@ -19,7 +19,7 @@ import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import { Catalog, type Snapshot, type Table } from '../lsm/index.ts';
 import { snapshotToJson } from '../lsm/snapshot.ts';
-import { AGENT_TAG_PREFIX, compareRunIds, DEFAULT_AGENT_CONFIG, STATE_TABLES } from '../agents/index.ts';
+import { AGENT_TAG_PREFIX, AgentConfigError, agentConfig, compareRunIds, STATE_TABLES, type AgentConfig } from '../agents/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, readDecisionLog, readProposals, type Json } from '../inbox/index.ts';
 import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS } from '../ingest/freshness.ts';
@@ -50,6 +50,21 @@ export interface ExportOptions {
 export const INGEST_TABLES: readonly string[] = [...SEED_TABLES.map((t) => t.name), DEAD_LETTERS_TABLE_NAME];
 
 export const tagName = (tag: string): string => (tag.startsWith(TAG_PREFIX) ? tag : `${TAG_PREFIX}${tag}`);
+
+/**
+ * The site's config.json `agent` section (core/site validates it when the site starts), checked
+ * again by core/agents; {} for a site without one (the defaults ran).
+ */
+function liveAgentConfig(raw: unknown, file: string): Partial<AgentConfig> {
+  if (raw === undefined) return {};
+  try {
+    agentConfig(raw as Partial<AgentConfig>);
+  } catch (e) {
+    if (e instanceof AgentConfigError) throw new Error(`${file}: agent${e.key === '(top level)' ? '' : `.${e.key}`}: ${e.problem}`);
+    throw e;
+  }
+  return raw as Partial<AgentConfig>;
+}
 
 /** Epoch ms of an agent run id `yyyyMMdd-HHmmss-SSS[-n]`; undefined when it is not one. */
 export function runIdMs(runId: string): number | undefined {
@@ -208,6 +223,7 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
   const site = rawConfig.site;
   if (typeof site !== 'string') throw new Error(`${join(o.data, 'config.json')} names no site`);
   const database = `site_${site}`;
+  const liveConfig = liveAgentConfig(rawConfig.agent, join(o.data, 'config.json'));
   // Events after now have not arrived: a period ending in the future would claim a quiet stretch
   // that never happened.
   const now = (o.clock ?? Date.now)();
@@ -312,7 +328,7 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
       untilMs,
       tables,
       events,
-      liveAgent: { baselineRunId, runIds: runIds.length, intervalMs: DEFAULT_AGENT_CONFIG.intervalMs },
+      liveAgent: { baselineRunId, runIds: runIds.length, intervalMs: agentConfig(liveConfig).intervalMs, config: liveConfig },
       decisions: decisions.length,
       liveProposals: live.length,
       files,

@@ -21,6 +21,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AgentConfig } from '../agents/index.ts';
 import type { Decision, Json, Proposal } from '../inbox/index.ts';
 import { sha256File } from './json.ts';
 import { extractTar } from './tar.ts';
@@ -58,8 +59,12 @@ export interface FixtureManifest {
   untilMs: number;
   tables: Record<string, FixtureTable>;
   events: { file: string; count: number; afterPosition: string; lastPosition: string | null; firstAtMs: number | null; lastAtMs: number | null };
-  /** The live agent's run ids in (cut, until], and the newest run at or before the cut. */
-  liveAgent: { baselineRunId: string | null; runIds: number; intervalMs: number };
+  /**
+   * The live agent's run ids in (cut, until], the newest run at or before the cut, and the
+   * thresholds it ran with (the site's config.json `agent` section at the export; absent in a
+   * fixture exported before sites had one, which ran with the defaults).
+   */
+  liveAgent: { baselineRunId: string | null; runIds: number; intervalMs: number; config?: Partial<AgentConfig> };
   decisions: number;
   liveProposals: number;
   files: FixtureFile[];

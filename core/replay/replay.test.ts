@@ -171,6 +171,64 @@ describe('replay', () => {
   }, 60_000);
 });
 
+describe('a site whose config.json sets the agent’s thresholds', () => {
+  it('records them in the fixture; the default replay runs with them, a rules config changes only what it names', async () => {
+    const agent = { defaultReorder: { reorderPoint: 14, orderUpTo: 40 }, idleMsMin: 5 * MIN };
+    const site = new LiveSite({ agent });
+    const dir = mkdtempSync(join(defaultScratchParent(), 'tilstand-replay-config-'));
+    try {
+      const gen = new DemoEvents({ site: site.site, seed: 11 });
+      site.receive(gen.initial(T0 + 100));
+      for (let i = 0; i < 320; i++) site.receive(gen.step(T0 + 1000 + i * 1500 + ((i * 7919) % 1000)));
+      await site.advance(T0 + 4 * MIN);
+      makeCut(site.catalog, site.database, 'replay-cfg', { clock: site.clock });
+      await site.advance(T0 + 8 * MIN);
+      site.close();
+      const m = await exportFixture({ data: site.dir, tag: 'cfg', untilMs: T0 + 8 * MIN, atMs: T0 + 4 * MIN, out: join(dir, 'fixture') });
+      expect(m.liveAgent.config).toEqual(agent);
+      const liveProposals = JSON.parse(read(join(dir, 'fixture'), 'live/proposals.json')) as { ruleId: string; params: { qty?: number; position_before?: number } }[];
+      // The site's reorder point shows in what it proposed: orders up to 40 from positions under 14.
+      const reorders = liveProposals.filter((p) => p.ruleId === 'stock-reorder');
+      expect(reorders.length).toBeGreaterThan(0);
+      for (const p of reorders) expect(p.params.qty! + p.params.position_before!).toBe(40);
+
+      const r = await runReplay({ fixture: join(dir, 'fixture'), out: join(dir, 'run-default') });
+      expect(r.manifest.agent.config).toMatchObject(agent);
+      expect(JSON.parse(read(join(dir, 'run-default'), 'proposals.json'))).toEqual(liveProposals);
+
+      // A rules config that names only idleMsMin keeps the live reorder policy.
+      const rules = join(dir, 'idle-1.json');
+      writeFileSync(rules, JSON.stringify({ label: 'idle-1', config: { idleMsMin: MIN } }));
+      const run = await cli(['replay', 'run', '--fixture', join(dir, 'fixture'), '--agent', rules, '--out', join(dir, 'run-idle')]);
+      expect(run.code, run.err).toBe(0);
+      const idle = JSON.parse(read(join(dir, 'run-idle'), 'run.json')) as { agent: { config: Record<string, unknown> } };
+      expect(idle.agent.config).toMatchObject({ defaultReorder: agent.defaultReorder, idleMsMin: MIN });
+      const report = diffRuns(loadRun(join(dir, 'run-default')), loadRun(join(dir, 'run-idle')));
+      expect(report.perRule['stock-reorder']!.added + report.perRule['stock-reorder']!.removed + report.perRule['stock-reorder']!.changed).toBe(0);
+    } finally {
+      site.remove();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('export refuses a config.json agent section the agent would refuse, naming the key', async () => {
+    const site = new LiveSite();
+    const dir = mkdtempSync(join(defaultScratchParent(), 'tilstand-replay-config-'));
+    try {
+      await site.advance(T0 + 2 * MIN);
+      makeCut(site.catalog, site.database, 'replay-bad', { clock: site.clock });
+      site.close();
+      const file = join(site.dir, 'config.json');
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), agent: { reorderByItem: { BOLT: { reorderPoint: 9, orderUpTo: 3 } } } }));
+      await expect(exportFixture({ data: site.dir, tag: 'bad', untilMs: T0 + 2 * MIN, out: join(dir, 'fixture') })).rejects.toThrow(/config\.json: agent\.reorderByItem\.BOLT: expected orderUpTo > reorderPoint, got 3 ≤ 9/);
+      expect(existsSync(join(dir, 'fixture'))).toBe(false);
+    } finally {
+      site.remove();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a cut made before the live agent’s first run (a site that had just started)', () => {
   it('replays on the live timer’s phase, taken from the runs in the period', async () => {
     const site = new LiveSite();

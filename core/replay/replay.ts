@@ -33,7 +33,7 @@ import { Ingestor } from '../ingest/ingestor.ts';
 import { Journal } from '../ingest/journal.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { Catalog } from '../lsm/index.ts';
-import { defaultAgentSpec, type AgentSpec } from './agent-spec.ts';
+import { agentConfigFor, defaultAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { runIdMs } from './export.ts';
 import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
 import { writeStableJson } from './json.ts';
@@ -255,12 +255,13 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       onWarning: () => undefined,
     });
     closers.unshift(() => inbox.close());
-    agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, config: spec.config, clock, onWarning: () => undefined });
+    const config = agentConfigFor(spec, m.liveAgent.config);
+    agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, config, clock, onWarning: () => undefined });
 
     // The agent's schedule: the live timer's phase (its newest run before the cut), every intervalMs.
     // A cut made before the live timer's first run (a site that had just started) has no such run:
     // the phase is then that of the timer's runs in the period, and the first of them is the first.
-    const interval = spec.config.intervalMs;
+    const interval = config.intervalMs;
     const baseline = m.liveAgent.baselineRunId ? runIdMs(m.liveAgent.baselineRunId) : undefined;
     const livePath = join(fx.dir, 'live', 'agent-runs.json');
     const timer = baseline === undefined && existsSync(livePath) ? timerRunMs(JSON.parse(readFileSync(livePath, 'utf8')) as string[], m.liveAgent.intervalMs) : undefined;
@@ -363,7 +364,7 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     const manifest: RunManifest = {
       format: RUN_FORMAT,
       fixture: { id: fixtureId(fx.dir), name: m.name, tag: m.tag, site: m.site, cutMs: m.cutMs, untilMs: m.untilMs },
-      agent: { label: spec.label, rules: spec.rules.map((r) => ({ id: r.id, version: r.version })), config: spec.config, source: spec.source },
+      agent: { label: spec.label, rules: spec.rules.map((r) => ({ id: r.id, version: r.version })), config: agent.config, source: spec.source },
       clock: { tickMs, agentIntervalMs: interval, firstAgentRunMs },
       counts: {
         events,

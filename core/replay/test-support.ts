@@ -51,7 +51,11 @@ export class LiveSite {
     this.now = o.startMs ?? T0;
     this.lastStep = this.now;
     this.dir = mkdtempSync(join(o.parent ?? defaultScratchParent(), 'tilstand-live-'));
-    writeFileSync(join(this.dir, 'config.json'), JSON.stringify({ format: 1, site: this.site, tables: DEMO_BUDGETS, bindings: 'seed' }, null, 2));
+    // The agent's thresholds as a site keeps them: config.json's `agent` section (core/site), which
+    // the export records (the evidence retentions are the site's `evidence` section).
+    const { evidenceRetentionMs: _e, baselineRetentionMs: _b, ...siteAgent } = o.agent ?? {};
+    const config = { format: 1, site: this.site, tables: DEMO_BUDGETS, bindings: 'seed', ...(o.agent ? { agent: siteAgent } : {}) };
+    writeFileSync(join(this.dir, 'config.json'), JSON.stringify(config, null, 2));
     mkdirSync(join(this.dir, 'contracts'), { recursive: true });
     const contracts = new ContractRegistry(join(this.dir, 'contracts'));
     for (const c of SEED_CONTRACTS) contracts.register(c);

@@ -8,6 +8,7 @@ describe('site API request validation', () => {
     expect(validateCall('signIn', { user: 'Kari Nordmann', secret: '1234' }).req).toEqual({ user: 'Kari Nordmann', secret: '1234' });
     expect(validateCall('signIn', { badge: 'B-0042' }).method).toBe('signIn');
     validateCall('decide', { id: 'p-1', decision: 'approve', comment: 'ok' });
+    validateCall('stock', { search: 'ITEM', below: true, limit: 10 });
     validateCall('history', { table: 'stock', at: { tag: 'agent-7' }, limit: 10 });
     validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
     validateCall('listProposals', { status: ['open', 'deferred'] });
@@ -22,6 +23,7 @@ describe('site API request validation', () => {
     ['status', JSON.parse('{"__proto__": {"admin": true}}'), /unexpected field '__proto__'/],
     ['history', { table: '../etc', at: { latest: true } }, /not a table name/],
     ['stock', { limit: 1e9 }, /request.limit: expected an integer/],
+    ['stock', { below: 'yes' }, /request.below: expected true or false/],
     ['tags', { table: 'stock', limit: 0 }, /request.limit: expected an integer/],
     ['tags', { table: 'stock', search: 'x'.repeat(200) }, /request.search: .*longer than 128/],
     ['addUser', { name: 'a/b', roles: ['admin'], secret: 'x' }, /not a valid name/],

@@ -32,6 +32,7 @@ const name: Check = (v, p) => {
 const int = (min: number, max: number): Check => (v, p) => {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(p, `an integer in ${min}..${max}`, v);
 };
+const bool: Check = (v, p) => (typeof v === 'boolean' ? undefined : fail(p, 'true or false', v));
 const oneOf = (values: readonly string[]): Check => (v, p) => {
   if (typeof v !== 'string' || !values.includes(v)) fail(p, `one of ${values.join(', ')}`, v);
 };
@@ -113,7 +114,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   getProposal: object({ id: req(str(128)) }),
   decide: object({ id: req(str(128)), decision: req(oneOf(['approve', 'reject', 'defer'])), comment: opt(str(2000)) }),
   workQueue: empty,
-  stock: object({ search: opt(str(128)), limit: opt(int(1, 10_000)) }),
+  stock: object({ search: opt(str(128)), limit: opt(int(1, 10_000)), below: opt(bool) }),
   tables: empty,
   tags: object({ table: req(tableName), search: opt(str(128)), limit: opt(int(1, 10_000)) }),
   history: object({ table: req(tableName), at: req(readPoint), limit: opt(int(1, 10_000)) }),

@@ -185,6 +185,14 @@ export interface StockView {
   inbound: number | null;
   available: number | null;
   projected: number | null;
+  /**
+   * The agent's reorder policy for the item (config.json `agent`): it proposes a replenishment up
+   * to `order_up_to` when the position (on hand − reserved + inbound, nulls as 0) falls below
+   * `reorder_point`.
+   */
+  reorder_point: number;
+  order_up_to: number;
+  below_reorder_point: boolean;
 }
 
 export interface DeadLetterView {
@@ -256,7 +264,8 @@ export interface SiteApiMethods {
     res: { outcome: ProposalStatus; reason?: string; proposal: ProposalView };
   };
   workQueue: { req: Record<string, never>; res: { jobs: JobView[]; resources: ResourceView[] } };
-  stock: { req: { search?: string; limit?: number }; res: StockView[] };
+  /** `below`: only rows under their reorder point. */
+  stock: { req: { search?: string; limit?: number; below?: boolean }; res: StockView[] };
   tables: { req: Record<string, never>; res: TableInfo[] };
   /**
    * The table's tags, newest snapshot first: at most `limit` (default 200), those whose name

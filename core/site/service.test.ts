@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { SiteApiError } from './api.ts';
-import { Site } from './site.ts';
+import { demoConfig } from './demo/site.ts';
+import { initDataDir } from './init.ts';
+import { DEMO_ADMIN, Site } from './site.ts';
 import { formatStatus } from './status.ts';
 
 let dir: string;
@@ -35,6 +37,10 @@ const kindOf = async (p: Promise<unknown>): Promise<string> => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tilstand-service-'));
+  // The demo site, with one item's reorder policy of its own (config.json agent): every ITEM-001
+  // row is under its reorder point, the other items have the default (5, up to 20).
+  const agent = (c: ReturnType<typeof demoConfig>) => ({ ...c.agent, reorderByItem: { 'ITEM-001': { reorderPoint: 1000, orderUpTo: 2000 } } });
+  await initDataDir({ data: join(dir, 'data'), site: 'demo', config: (c) => ({ ...demoConfig(c), agent: agent(c) }), admin: DEMO_ADMIN });
   site = await Site.start({ data: join(dir, 'data'), demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000, agentTimer: false, ui: false });
   await site.users.add({ name: 'Olav', role: 'operator', pin: '1357' });
   await site.users.add({ name: 'Lena', role: 'shift_lead', pin: '2580' });
@@ -140,6 +146,25 @@ describe('SiteService', () => {
     expect((await api.call('stock', { search: item.toLowerCase() }, s)).every((r) => r.item.startsWith(item))).toBe(true);
     const loc = all[0]!.location;
     expect((await api.call('stock', { search: loc }, s)).some((r) => r.location === loc)).toBe(true);
+  });
+
+  it("gives each stock row the agent's reorder policy for its item, and lists only the rows below it when asked", async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, s);
+    const all = await api.call('stock', {}, s);
+    const own = all.filter((r) => r.item === 'ITEM-001');
+    expect(own.length).toBeGreaterThan(0);
+    for (const r of all) {
+      expect([r.reorder_point, r.order_up_to]).toEqual(r.item === 'ITEM-001' ? [1000, 2000] : [5, 20]);
+      // The agent's position: on hand − reserved + inbound, nulls as 0.
+      expect(r.below_reorder_point).toBe((r.on_hand ?? 0) - (r.reserved ?? 0) + (r.inbound ?? 0) < r.reorder_point);
+    }
+    const below = await api.call('stock', { below: true }, s);
+    expect(below.map((r) => `${r.item}|${r.location}`)).toEqual(all.filter((r) => r.below_reorder_point).map((r) => `${r.item}|${r.location}`));
+    expect(below.filter((r) => r.item === 'ITEM-001')).toEqual(own);
+    // The limit counts the rows that match, and the rows come in key order.
+    expect(await api.call('stock', { below: true, limit: 2 }, s)).toEqual(below.slice(0, 2));
   });
 
   it('reports tables with budgets, sizes and compaction debt; history and diff at an agent tag', async () => {

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
 import { guessablePin, guessablePinMessage, InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
-import { DEFAULT_RULES, messageCatalog, translations } from '../agents/index.ts';
+import { DEFAULT_RULES, messageCatalog, reorderPolicy, translations } from '../agents/index.ts';
 import {
   SiteApiError,
   type Alarm,
@@ -41,13 +41,14 @@ import {
   type SiteEvent,
   type SiteMethod,
   type SiteStatus,
+  type StockView,
   type SyncStatus,
   type TableFreshness,
   type StreamView,
   type TableInfo,
   type UserView,
 } from './api.ts';
-import { streamSilentMs } from './config.ts';
+import { decisionOptions, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -111,7 +112,7 @@ export class SiteService implements SiteBackend {
         jobs: this.rows('work_queue') as unknown as SiteApiMethods['workQueue']['res']['jobs'],
         resources: this.rows('resources') as unknown as SiteApiMethods['workQueue']['res']['resources'],
       }),
-      stock: (req) => this.stock(req.search, req.limit ?? STOCK_LIMIT),
+      stock: (req) => this.stock(req.search, req.limit ?? STOCK_LIMIT, req.below === true),
       tables: () => this.tables(),
       tags: (req) => {
         const q = req.search?.trim() ?? '';
@@ -477,22 +478,39 @@ export class SiteService implements SiteBackend {
     return t.scanRows(at).map((r) => Object.fromEntries(fields.map((f, i) => [f.name, valueToJson(f.type, r[i])])));
   }
 
-  private stock(search: string | undefined, limit: number) {
+  /**
+   * Stock rows in key order (item, location), at most `limit` of those matching: scanned lazily
+   * and five columns only, so a screen's 500 rows of a 1 M-row state do not convert the other
+   * rows. Each with the reorder policy the agent applies to it (config.json `agent`).
+   */
+  private stock(search: string | undefined, limit: number, below: boolean): StockView[] {
     const q = search?.trim().toLowerCase() ?? '';
-    const out = [];
-    for (const r of this.rows('stock')) {
-      const item = String(r.item ?? '');
-      const location = String(r.location ?? '');
-      if (q && !item.toLowerCase().startsWith(q) && !location.toLowerCase().startsWith(q)) continue;
-      const n = (v: unknown) => (typeof v === 'number' ? v : null);
-      const onHand = n(r.on_hand);
-      const reserved = n(r.reserved);
-      const inbound = n(r.inbound);
-      const available = onHand === null ? null : onHand - (reserved ?? 0);
-      out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0) });
-      if (out.length >= limit) break;
+    const config = this.site.decisions?.agent.config ?? decisionOptions(this.site.config).agent;
+    const out: StockView[] = [];
+    const reader = this.table('stock').reader();
+    try {
+      for (const [itemV, locationV, onHandV, reservedV, inboundV] of reader.scan({ projection: ['item', 'location', 'on_hand', 'reserved', 'inbound'] })) {
+        const item = String(itemV ?? '');
+        const location = String(locationV ?? '');
+        if (q && !item.toLowerCase().startsWith(q) && !location.toLowerCase().startsWith(q)) continue;
+        const n = (v: unknown) => (typeof v === 'number' ? v : null);
+        const onHand = n(onHandV);
+        const reserved = n(reservedV);
+        const inbound = n(inboundV);
+        const { reorderPoint, orderUpTo } = reorderPolicy(config, item);
+        // The agent's position: nulls as 0 (core/agents rows.ts), so a row only commerce or
+        // procurement has written yet counts as the agent counts it.
+        const belowPoint = (onHand ?? 0) - (reserved ?? 0) + (inbound ?? 0) < reorderPoint;
+        if (below && !belowPoint) continue;
+        const available = onHand === null ? null : onHand - (reserved ?? 0);
+        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, below_reorder_point: belowPoint });
+        if (out.length >= limit) break;
+      }
+    } finally {
+      reader.close();
     }
-    return out.sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : a.location < b.location ? -1 : 1));
+    // Key order already for one bucket; a table with more buckets scans bucket by bucket.
+    return out.sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : a.location < b.location ? -1 : a.location > b.location ? 1 : 0));
   }
 
   private tables(): TableInfo[] {

@@ -321,6 +321,26 @@ suite('the floor UI end to end (chromium)', () => {
     await shot('history-diff');
   });
 
+  it("Stock shows each row's reorder point and, when asked, only the rows under it", async () => {
+    await go('stock');
+    await page.waitForSelector('table tbody tr td.num');
+    // Every row is listed first; ticked, the screen shows what the site API lists as below (the
+    // demo's stock moves, so both are read again until they agree), each row marked in words.
+    const all = (await api<unknown[]>('stock', {})).length;
+    await expect.poll(() => page.locator('tbody tr').count(), { timeout: 15_000 }).toBe(all);
+    await page.check('input[name="below"]');
+    await expect
+      .poll(async () => {
+        const rows = await page.locator('tbody tr').count();
+        const tagged = await page.locator('tbody tr .below-tag').count();
+        const below = await api<Array<{ item: string }>>('stock', { below: true });
+        return rows === tagged && rows === below.length ? 'agree' : `${rows} rows, ${tagged} tagged, API ${below.length}`;
+      }, { timeout: 15_000 })
+      .toBe('agree');
+    await page.uncheck('input[name="below"]');
+    await expect.poll(() => page.locator('tbody tr').count(), { timeout: 15_000 }).toBe(all);
+  });
+
   it('has the other screens, accessible', async () => {
     for (const screen of ['stock', 'sync', 'deadLetters']) {
       await go(screen);

@@ -51,6 +51,8 @@ interface StateSlice {
   resources: ResourceView[];
   stock: StockView[];
   stockSearch: string;
+  /** Only rows under their reorder point (the Stock screen's filter). */
+  stockBelow: boolean;
   tables: TableInfo[];
   sync: SyncStatus | null;
   deadLetters: DeadLetterView[];
@@ -64,7 +66,7 @@ interface StateSlice {
   loadTags(table: string, search?: string): Promise<void>;
   loadStatus(): Promise<void>;
   loadWork(): Promise<void>;
-  loadStock(search?: string): Promise<void>;
+  loadStock(search?: string, below?: boolean): Promise<void>;
   loadTables(): Promise<void>;
   loadSync(): Promise<void>;
   loadDeadLetters(): Promise<void>;
@@ -215,6 +217,7 @@ export function createAppStore(api: SiteApi): AppStore {
       resources: [],
       stock: [],
       stockSearch: '',
+      stockBelow: false,
       tables: [],
       sync: null,
       deadLetters: [],
@@ -226,9 +229,10 @@ export function createAppStore(api: SiteApi): AppStore {
       loadTags: (table, search) => guard(async () => set({ tags: await api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }) })),
       loadStatus: () => guard(async () => set({ status: await api.status({}) })),
       loadWork: () => guard(async () => set(await api.workQueue({}))),
-      loadStock: (search) => guard(async () => {
+      loadStock: (search, below) => guard(async () => {
         const q = search ?? get().stockSearch;
-        set({ stockSearch: q, stock: await api.stock(q ? { search: q } : {}) });
+        const b = below ?? get().stockBelow;
+        set({ stockSearch: q, stockBelow: b, stock: await api.stock({ ...(q ? { search: q } : {}), ...(b ? { below: true } : {}) }) });
       }),
       loadTables: () => guard(async () => set({ tables: await api.tables({}) })),
       loadSync: () => guard(async () => set({ sync: await api.syncStatus({}) })),

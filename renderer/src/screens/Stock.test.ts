@@ -1,0 +1,68 @@
+// The Stock screen rendered from the store's state (server-side markup, no browser): each row
+// shows the agent's reorder point for its item, a row under it is marked (in words, not only in
+// colour) and says in its title what the agent would order up to; the filter to show only those
+// rows is there, checked as the store says.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { SiteApi, StockView } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { createAppStore } from '../store/store.ts';
+import { Stock } from './Stock.tsx';
+
+const row = (over: Partial<StockView>): StockView => ({
+  item: 'ITEM-001',
+  location: 'A-01',
+  on_hand: 30,
+  reserved: 4,
+  inbound: 0,
+  available: 26,
+  projected: 26,
+  reorder_point: 5,
+  order_up_to: 20,
+  below_reorder_point: false,
+  ...over,
+});
+
+function render(stock: StockView[], lang: 'en' | 'nb' | 'de' = 'en', stockBelow = false): string {
+  const store = createAppStore({} as SiteApi);
+  store.setState({ stock, lang, stockBelow });
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Stock)));
+}
+
+const rowOf = (html: string, item: string): string => {
+  const at = html.indexOf(`<td>${item}</td>`);
+  expect(at, `${item} in the markup`).toBeGreaterThanOrEqual(0);
+  const start = html.lastIndexOf('<tr', at);
+  return html.slice(start, html.indexOf('</tr>', at));
+};
+
+describe('Stock screen', () => {
+  const stock = [row({}), row({ item: 'ITEM-002', on_hand: 3, available: -1, projected: -1, reserved: 4, reorder_point: 10, order_up_to: 40, below_reorder_point: true })];
+
+  it("shows each row's reorder point and marks a row under it in words", () => {
+    const html = render(stock);
+    expect(html).toContain('<th scope="col">Reorder point</th>');
+    const fine = rowOf(html, 'ITEM-001');
+    expect(fine).not.toContain('attention');
+    expect(fine).not.toContain('below-tag');
+    expect(fine).toMatch(/title="The agent proposes to order up to 20">5<\/td>/);
+    const low = rowOf(html, 'ITEM-002');
+    expect(low).toMatch(/^<tr class="attention"/);
+    expect(low).toMatch(/title="The agent proposes to order up to 40"><span class="chip-alert below-tag">below <\/span>10<\/td>/);
+  });
+
+  it('says it in the chosen language', () => {
+    expect(rowOf(render(stock, 'nb'), 'ITEM-002')).toContain('>under </span>10<');
+    const de = render(stock, 'de');
+    expect(de).toContain('<th scope="col">Meldebestand</th>');
+    expect(rowOf(de, 'ITEM-002')).toContain('title="Der Agent schlägt vor, bis 40 aufzufüllen"');
+    expect(de).toContain('Nur unter dem Meldebestand');
+  });
+
+  it('has the filter for rows under their reorder point, checked as the store says', () => {
+    expect(render(stock)).toContain('<label class="filter"><input type="checkbox" name="below"/> Only below the reorder point</label>');
+    expect(render(stock, 'en', true)).toContain('<input type="checkbox" name="below" checked=""/>');
+  });
+});

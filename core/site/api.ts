@@ -157,6 +157,22 @@ export interface SyncStatus {
   lastError: string | null;
 }
 
+/**
+ * A proposal waiting for a decision (open or deferred), with the job, resource or stock row its
+ * parameters name (null where it names none): the work queue and stock screens show it on the
+ * row, one click from the inbox.
+ */
+export interface WaitingProposal {
+  id: string;
+  action: string;
+  status: 'open' | 'deferred';
+  risk: string;
+  job_id: string | null;
+  resource_id: string | null;
+  item: string | null;
+  location: string | null;
+}
+
 export interface JobView {
   job_id: string;
   status: string;
@@ -193,6 +209,8 @@ export interface StockView {
   reorder_point: number;
   order_up_to: number;
   below_reorder_point: boolean;
+  /** Proposals about this item at this location waiting for a decision (e.g. a replenishment). */
+  waiting: WaitingProposal[];
 }
 
 export interface DeadLetterView {
@@ -263,7 +281,8 @@ export interface SiteApiMethods {
     req: { id: string; decision: 'approve' | 'reject' | 'defer'; comment?: string };
     res: { outcome: ProposalStatus; reason?: string; proposal: ProposalView };
   };
-  workQueue: { req: Record<string, never>; res: { jobs: JobView[]; resources: ResourceView[] } };
+  /** `waiting`: the proposals waiting for a decision that name a job or a resource. */
+  workQueue: { req: Record<string, never>; res: { jobs: JobView[]; resources: ResourceView[]; waiting: WaitingProposal[] } };
   /** `below`: only rows under their reorder point. */
   stock: { req: { search?: string; limit?: number; below?: boolean }; res: StockView[] };
   tables: { req: Record<string, never>; res: TableInfo[] };

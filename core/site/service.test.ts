@@ -167,6 +167,30 @@ describe('SiteService', () => {
     expect(await api.call('stock', { below: true, limit: 2 }, s)).toEqual(below.slice(0, 2));
   });
 
+  it('shows on work queue and stock rows the proposals about them that wait for a decision', async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, s);
+    site.runAgent();
+    const active = await api.call('listProposals', { status: ['open', 'deferred'] }, s);
+    const ids = (ps: { id: string }[]) => ps.map((p) => p.id).sort();
+    const names = (p: (typeof active)[number], k: string) => typeof p.params[k] === 'string';
+    const wq = await api.call('workQueue', {}, s);
+    expect(wq.waiting.length).toBeGreaterThan(0);
+    expect(ids(wq.waiting)).toEqual(ids(active.filter((p) => names(p, 'job_id') || names(p, 'resource_id'))));
+    for (const w of wq.waiting) {
+      const p = active.find((x) => x.id === w.id)!;
+      expect(w).toEqual({ id: p.id, action: p.action, status: p.status, risk: p.risk, job_id: p.params.job_id ?? null, resource_id: p.params.resource_id ?? null, item: null, location: null });
+    }
+    // ITEM-001 is under its reorder point everywhere: its replenishments wait on its rows.
+    const reorders = active.filter((p) => p.action === 'replenish');
+    expect(reorders.some((p) => p.params.item === 'ITEM-001')).toBe(true);
+    const stock = await api.call('stock', {}, s);
+    for (const r of stock) {
+      expect(ids(r.waiting)).toEqual(ids(reorders.filter((p) => p.params.item === r.item && p.params.location === r.location)));
+    }
+  });
+
   it('reports tables with budgets, sizes and compaction debt; history and diff at an agent tag', async () => {
     const api = site.service;
     const s = session();

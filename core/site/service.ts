@@ -42,6 +42,7 @@ import {
   type SiteMethod,
   type SiteStatus,
   type StockView,
+  type WaitingProposal,
   type SyncStatus,
   type TableFreshness,
   type StreamView,
@@ -111,6 +112,7 @@ export class SiteService implements SiteBackend {
       workQueue: () => ({
         jobs: this.rows('work_queue') as unknown as SiteApiMethods['workQueue']['res']['jobs'],
         resources: this.rows('resources') as unknown as SiteApiMethods['workQueue']['res']['resources'],
+        waiting: this.waiting().filter((w) => w.job_id !== null || w.resource_id !== null),
       }),
       stock: (req) => this.stock(req.search, req.limit ?? STOCK_LIMIT, req.below === true),
       tables: () => this.tables(),
@@ -478,6 +480,26 @@ export class SiteService implements SiteBackend {
     return t.scanRows(at).map((r) => Object.fromEntries(fields.map((f, i) => [f.name, valueToJson(f.type, r[i])])));
   }
 
+  /** Open and deferred proposals (the inbox's memory), oldest first, with what their parameters name. */
+  private waiting(): WaitingProposal[] {
+    const inbox = this.site.decisions?.inbox;
+    if (!inbox) return [];
+    const name = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+    return inbox
+      .openProposals()
+      .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((p) => ({
+        id: p.id,
+        action: p.action,
+        status: p.status === 'deferred' ? ('deferred' as const) : ('open' as const),
+        risk: p.risk,
+        job_id: name(p.params.job_id),
+        resource_id: name(p.params.resource_id),
+        item: name(p.params.item),
+        location: name(p.params.location),
+      }));
+  }
+
   /**
    * Stock rows in key order (item, location), at most `limit` of those matching: scanned lazily
    * and five columns only, so a screen's 500 rows of a 1 M-row state do not convert the other
@@ -487,6 +509,12 @@ export class SiteService implements SiteBackend {
     const q = search?.trim().toLowerCase() ?? '';
     const config = this.site.decisions?.agent.config ?? decisionOptions(this.site.config).agent;
     const out: StockView[] = [];
+    const waiting = new Map<string, WaitingProposal[]>();
+    for (const w of this.waiting()) {
+      if (w.item === null || w.location === null) continue;
+      const k = `${w.item}\u0000${w.location}`;
+      waiting.set(k, [...(waiting.get(k) ?? []), w]);
+    }
     const reader = this.table('stock').reader();
     try {
       for (const [itemV, locationV, onHandV, reservedV, inboundV] of reader.scan({ projection: ['item', 'location', 'on_hand', 'reserved', 'inbound'] })) {
@@ -503,7 +531,7 @@ export class SiteService implements SiteBackend {
         const belowPoint = (onHand ?? 0) - (reserved ?? 0) + (inbound ?? 0) < reorderPoint;
         if (below && !belowPoint) continue;
         const available = onHand === null ? null : onHand - (reserved ?? 0);
-        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, below_reorder_point: belowPoint });
+        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
         if (out.length >= limit) break;
       }
     } finally {

@@ -321,6 +321,16 @@ suite('the floor UI end to end (chromium)', () => {
     await shot('history-diff');
   });
 
+  it('shows on a job what waits for a decision about it, one click from the inbox', async () => {
+    await go('work');
+    const chip = page.locator('[data-job] [data-waiting]').first();
+    await chip.waitFor({ timeout: 15_000 });
+    const id = await chip.getAttribute('data-waiting');
+    await chip.click();
+    await page.waitForSelector('.inbox-list');
+    await expect.poll(async () => (await page.$('.inbox-list tr.selected [data-proposal]'))?.getAttribute('data-proposal') ?? null, { timeout: 15_000 }).toBe(id);
+  });
+
   it("Stock shows each row's reorder point and, when asked, only the rows under it", async () => {
     await go('stock');
     await page.waitForSelector('table tbody tr td.num');

@@ -21,6 +21,7 @@ const row = (over: Partial<StockView>): StockView => ({
   reorder_point: 5,
   order_up_to: 20,
   below_reorder_point: false,
+  waiting: [],
   ...over,
 });
 
@@ -59,6 +60,13 @@ describe('Stock screen', () => {
     expect(de).toContain('<th scope="col">Meldebestand</th>');
     expect(rowOf(de, 'ITEM-002')).toContain('title="Der Agent schlägt vor, bis 40 aufzufüllen"');
     expect(de).toContain('Nur unter dem Meldebestand');
+  });
+
+  it('shows on a row the replenishment waiting for a decision about it', () => {
+    const waiting = [{ id: 'P-20261202-100000-000-4', action: 'replenish', status: 'open' as const, risk: 'low', job_id: null, resource_id: null, item: 'ITEM-002', location: 'A-01' }];
+    const html = render([stock[0]!, { ...stock[1]!, waiting }]);
+    expect(rowOf(html, 'ITEM-002')).toContain('data-waiting="P-20261202-100000-000-4" title="Open proposal P-20261202-100000-000-4 in the inbox">Reorder proposed →</button>');
+    expect(rowOf(html, 'ITEM-001')).not.toContain('data-waiting');
   });
 
   it('has the filter for rows under their reorder point, checked as the store says', () => {

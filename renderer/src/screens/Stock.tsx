@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { Table } from '../components/common.tsx';
+import { Waiting } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber } from '../i18n/messages.ts';
 
@@ -25,7 +26,7 @@ export function Stock() {
       </label>
       <Table
         label={t('nav.stock')}
-        head={[t('stock.item'), t('stock.location'), t('stock.onHand'), t('stock.reserved'), t('stock.inbound'), t('stock.available'), t('stock.projected'), t('stock.reorderPoint')]}
+        head={[t('stock.item'), t('stock.location'), t('stock.onHand'), t('stock.reserved'), t('stock.inbound'), t('stock.available'), t('stock.projected'), t('stock.reorderPoint'), t('work.waiting')]}
       >
         {stock.map((r) => (
           <tr key={`${r.item}|${r.location}`} className={(r.available ?? 0) < 0 || r.below_reorder_point ? 'attention' : ''}>
@@ -39,6 +40,9 @@ export function Stock() {
             <td className="num" title={t('stock.orderUpTo', { n: formatNumber(lang, r.order_up_to) })}>
               {r.below_reorder_point ? <span className="chip-alert below-tag">{t('stock.below')} </span> : null}
               {formatNumber(lang, r.reorder_point)}
+            </td>
+            <td className="waiting-cell">
+              <Waiting items={r.waiting} />
             </td>
           </tr>
         ))}

@@ -4,7 +4,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobView, ResourceView, SiteApi, SiteStatus } from '../../../core/site/api.ts';
+import type { JobView, ResourceView, SiteApi, SiteStatus, WaitingProposal } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { timestampMs } from '../i18n/messages.ts';
 import { createAppStore } from '../store/store.ts';
@@ -23,9 +23,9 @@ const job = (over: Partial<JobView>): JobView => ({
   ...over,
 });
 
-function render(jobs: JobView[], resources: ResourceView[], nowMs: number, lang: 'en' | 'nb' | 'de' = 'en'): string {
+function render(jobs: JobView[], resources: ResourceView[], nowMs: number, lang: 'en' | 'nb' | 'de' = 'en', waiting: WaitingProposal[] = []): string {
   const store = createAppStore({} as SiteApi);
-  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus });
+  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus, waiting });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(WorkQueue)));
 }
@@ -106,5 +106,31 @@ describe('Work queue screen', () => {
     expect(row(de, 'data-resource="FORK-1"')).toContain('ausgefallen');
     // No glyph that common fonts lack (DejaVu, which Debian's chromium falls back to, has ⊘ and ⚠).
     expect(nb).not.toContain('⛔');
+  });
+
+  it('shows on a job and a resource the proposals about them that wait for a decision', () => {
+    const now = Date.UTC(2026, 11, 2, 10, 0);
+    const w = (over: Partial<WaitingProposal>): WaitingProposal => ({ id: 'P-1', action: 'assign_job', status: 'open', risk: 'low', job_id: null, resource_id: null, item: null, location: null, ...over });
+    const waiting = [
+      w({ id: 'P-20261202-100000-000-1', job_id: 'J-1', resource_id: 'PACK-1' }),
+      w({ id: 'P-20261202-100000-000-2', action: 'escalate_job', status: 'deferred', risk: 'medium', job_id: 'J-1' }),
+      w({ id: 'P-20261202-100000-000-3', action: 'reprioritise', job_id: 'J-2' }),
+    ];
+    const jobs = [job({ job_id: 'J-1' }), job({ job_id: 'J-2' }), job({ job_id: 'J-3' })];
+    const resources: ResourceView[] = [
+      { resource_id: 'PACK-1', kind: 'machine', capability: 'pack', state: 'free', since: null },
+      { resource_id: 'PICK-A', kind: 'team', capability: 'pick', state: 'free', since: null },
+    ];
+    const html = render(jobs, resources, now, 'en', waiting);
+    expect(html).toContain('<th scope="col">Waiting for a decision</th>');
+    const j1 = row(html, 'data-job="J-1"');
+    expect(j1).toContain('data-waiting="P-20261202-100000-000-1" title="Open proposal P-20261202-100000-000-1 in the inbox">Assignment proposed →</button>');
+    expect(j1).toContain('>Escalation proposed · deferred →</button>');
+    // An action this UI does not know is shown as the agent named it.
+    expect(row(html, 'data-job="J-2"')).toContain('>reprioritise →</button>');
+    expect(row(html, 'data-job="J-3"')).not.toContain('data-waiting');
+    expect(row(html, 'data-resource="PACK-1"')).toContain('data-waiting="P-20261202-100000-000-1"');
+    expect(row(html, 'data-resource="PICK-A"')).not.toContain('data-waiting');
+    expect(row(render(jobs, resources, now, 'nb', waiting), 'data-job="J-1"')).toContain('>Eskalering foreslått · utsatt →</button>');
   });
 });

@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { Table } from '../components/common.tsx';
+import { Waiting, waitingBy } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatWhen, timestampMs, type MessageKey } from '../i18n/messages.ts';
 
@@ -12,6 +13,9 @@ export function WorkQueue() {
   const lang = useApp((s) => s.lang);
   const jobs = useApp((s) => s.jobs);
   const resources = useApp((s) => s.resources);
+  const waiting = useApp((s) => s.waiting);
+  const byJob = waitingBy(waiting, (w) => w.job_id);
+  const byResource = waitingBy(waiting, (w) => w.resource_id);
   const load = useApp((s) => s.loadWork);
   // The site's clock when it has told it (as the inbox does), else this PC's.
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
@@ -27,7 +31,7 @@ export function WorkQueue() {
     <div className="work">
       <section>
         <h2>{t('work.jobs')}</h2>
-        <Table label={t('work.jobs')} head={[t('work.job'), t('work.status'), t('work.blocked'), t('work.capability'), t('work.priority'), t('work.due'), t('work.assigned')]}>
+        <Table label={t('work.jobs')} head={[t('work.job'), t('work.status'), t('work.blocked'), t('work.capability'), t('work.priority'), t('work.due'), t('work.assigned'), t('work.waiting')]}>
           {sorted.map((j) => {
             const due = timestampMs(j.due_at);
             const overdue = due !== null && due < now && j.status !== 'done';
@@ -43,6 +47,9 @@ export function WorkQueue() {
                   {overdue ? <span className="chip-alert overdue-tag"> {t('work.overdue')}</span> : null}
                 </td>
                 <td className="assigned">{j.assigned_resource ?? ''}</td>
+                <td className="waiting-cell">
+                  <Waiting items={byJob.get(j.job_id)} />
+                </td>
               </tr>
             );
           })}
@@ -50,7 +57,7 @@ export function WorkQueue() {
       </section>
       <section>
         <h2>{t('work.resources')}</h2>
-        <Table label={t('work.resources')} head={[t('work.resource'), t('work.capability'), t('work.state'), t('work.since')]}>
+        <Table label={t('work.resources')} head={[t('work.resource'), t('work.capability'), t('work.state'), t('work.since'), t('work.waiting')]}>
           {resources.map((r) => {
             const since = timestampMs(r.since);
             return (
@@ -59,6 +66,9 @@ export function WorkQueue() {
                 <td>{r.capability ?? ''}</td>
                 <td data-state={r.state ?? ''}>{r.state === 'down' ? `⚠ ${state(r.state)}` : state(r.state)}</td>
                 <td title={r.since ?? undefined}>{when(r.since, since)}</td>
+                <td className="waiting-cell">
+                  <Waiting items={byResource.get(r.resource_id)} />
+                </td>
               </tr>
             );
           })}

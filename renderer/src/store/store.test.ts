@@ -97,6 +97,14 @@ describe('renderer store', () => {
     store.getState().applyEvent({ type: 'proposals', changed: ['x'] });
     await new Promise((r) => setTimeout(r, 0));
     expect(calls).toContain('listProposals');
+    expect(calls).not.toContain('workQueue');
+    // The work queue and stock screens show what waits for a decision on their rows: they reload too.
+    for (const [screen, method] of [['work', 'workQueue'], ['stock', 'stock']] as const) {
+      store.setState({ screen });
+      store.getState().applyEvent({ type: 'proposals', changed: ['y'] });
+      await new Promise((r) => setTimeout(r, 0));
+      expect(calls).toContain(method);
+    }
   });
 });
 

@@ -5,7 +5,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type {
   DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
-  SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult,
+  SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
 import type { Lang } from '../i18n/messages.ts';
 
@@ -49,6 +49,8 @@ interface StateSlice {
   status: SiteStatus | null;
   jobs: JobView[];
   resources: ResourceView[];
+  /** Proposals waiting for a decision that name a job or a resource (the work queue shows them on the row). */
+  waiting: WaitingProposal[];
   stock: StockView[];
   stockSearch: string;
   /** Only rows under their reorder point (the Stock screen's filter). */
@@ -214,6 +216,7 @@ export function createAppStore(api: SiteApi): AppStore {
       // state
       status: null,
       jobs: [],
+      waiting: [],
       resources: [],
       stock: [],
       stockSearch: '',
@@ -267,6 +270,9 @@ export function createAppStore(api: SiteApi): AppStore {
           void get().loadProposals();
           const sel = get().selected;
           if (sel && e.changed.includes(sel.id)) void get().select(sel.id);
+          // The work queue and stock show on their rows what waits for a decision.
+          const screen = get().screen;
+          if (screen === 'work' || screen === 'stock') void refreshScreen(screen);
         } else if (e.type === 'tables') {
           const screen = get().screen;
           if ((screen === 'work' && e.tables.some((t) => t === 'work_queue' || t === 'resources')) || (screen === 'stock' && e.tables.includes('stock'))) {

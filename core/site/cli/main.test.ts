@@ -1,10 +1,11 @@
 // The `tilstand` dispatcher in-process: help, unknown commands, `start` refusals, and `table …` handed on.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { initDataDir } from '../init.ts';
 import { main } from './main.ts';
 import { runMain as run } from './test-support.ts';
 
@@ -20,7 +21,7 @@ describe('tilstand', () => {
       const r = await run(h);
       expect(r.code).toBe(0);
       expect(r.err).toBe('');
-      for (const c of ['start', 'init', 'status', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
+      for (const c of ['start', 'init', 'status', 'config check', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
         expect(r.out).toContain(`tilstand ${c}`);
       }
       expect(r.out).toContain('exit codes');
@@ -91,6 +92,44 @@ describe('tilstand', () => {
     expect(status.code).toBe(1);
     expect(status.err).toContain('tilstand init');
   }, 60_000);
+
+  it('config check: ok with the effective config, or the bad key named with exit 2, before a restart', async () => {
+    const data = join(dir, 'd');
+    await initDataDir({ data, site: 'north' });
+    const file = join(data, 'config.json');
+    const edit = (f: (c: Record<string, any>) => void) => {
+      const c = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
+      f(c);
+      writeFileSync(file, JSON.stringify(c, null, 2));
+    };
+    const ok = await run(['config', 'check', '--data', data]);
+    expect(ok.err).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatch(/^config ok: .*config\.json \(site north\)\nagent: every 60 s; reorder point 5, up to 20\n/);
+
+    edit((c) => (c.agent.reorderByItem = { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }));
+    expect((await run(['config', 'check', '--data', data])).out).toContain('reorder point 5, up to 20; 1 item with a policy of its own');
+    const effective = JSON.parse((await run(['config', 'check', '--data', data, '--json'])).out) as { agent: { reorderByItem: unknown; idleMsMin: number } };
+    expect(effective.agent).toMatchObject({ reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }, idleMsMin: 900_000 });
+
+    edit((c) => (c.agent.reorderByItem['ITEM-007'].orderUpTo = 10));
+    const bad = await run(['config', 'check', '--data', data]);
+    expect(bad.code).toBe(2);
+    expect(bad.out).toBe('');
+    expect(bad.err).toBe('tilstand: config agent.reorderByItem.ITEM-007: expected orderUpTo > reorderPoint, got 10 ≤ 12\n');
+
+    // A file the config names must be there (start would fail on it after the restart).
+    edit((c) => {
+      c.agent.reorderByItem = {};
+      c.http.tls = { certPath: 'tls/ui.crt', keyPath: 'tls/ui.key' };
+    });
+    const missing = await run(['config', 'check', '--data', data]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toBe(`tilstand: config http.tls.certPath: ${join(data, 'tls/ui.crt')} cannot be read (ENOENT)\n`);
+
+    expect((await run(['config', 'show', '--data', data])).code).toBe(2);
+    expect((await run(['config', 'check', '--data', join(dir, 'none')])).code).not.toBe(0);
+  });
 
   it('hands `table …` to the table command line', async () => {
     const r = await run(['table', 'list', '--warehouse', join(dir, 'nowhere')]);

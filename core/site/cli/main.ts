@@ -3,7 +3,7 @@
 //
 //   tilstand table …        the table store's command line (core/lsm/cli)
 //   tilstand start …        run the site (start.ts)
-//   tilstand init|status|contracts|deadletters|users|demo …   site commands (site-commands.ts)
+//   tilstand init|status|config|contracts|deadletters|users|demo …   site commands (site-commands.ts)
 //   tilstand proposals|decide|agent|evidence …   the inbox and the agent (agent-cli.ts)
 //   tilstand help           usage of every command
 // An unknown command prints the usage to stderr and exits 2. A failing site command prints
@@ -16,7 +16,7 @@ import { runTableCli, tableUsage, writeError } from '../../lsm/cli/table-cli.ts'
 import { ConfigError } from '../config.ts';
 import { ControlError } from '../control.ts';
 import { SiteError } from '../site.ts';
-import { runContracts, runDeadLetters, runDemo, runInit, runStatus, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
+import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
 import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
 import { SYNC_COMMANDS, syncCommandsUsage } from '../../sync/cli/commands.ts';
@@ -63,6 +63,7 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   start: runStart,
   init: runInit,
   status: runStatus,
+  config: runConfig,
   contracts: runContracts,
   deadletters: runDeadLetters,
   users: runUsers,

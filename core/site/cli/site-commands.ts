@@ -3,13 +3,13 @@
 // Commands that change a running site go through its control socket; when no site runs they
 // work on the directory (the CLI then owns the tables' writer locks for the moment it runs).
 
-import { readFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
 import { Catalog } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
-import { catalogOptions, dataPaths, readConfig } from '../config.ts';
+import { catalogOptions, ConfigError, dataPaths, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';
@@ -24,6 +24,8 @@ export const siteUsage = [
   '  tilstand init --data <dir> --site <id> [--admin <name> --pin <pin>]',
   '                                           make a new data directory (layout, seed contracts, credentials)',
   '  tilstand status [--data <dir>] [--json]  freshness of each table vs its budget, dead letters, broker, alarms',
+  '  tilstand config check [--data <dir>] [--json]',
+  '                                           check config.json as start reads it, and the files it names; --json: with the defaults filled in',
   '  tilstand contracts list [--data <dir>]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
   '  tilstand deadletters list [--data <dir>] [--status open|replayed] [--limit <n>] [--json]',
@@ -77,6 +79,49 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
   const s = socket ? ((await controlRequest(socket, 'status')) as SiteStatus) : statusFromDirectory(data);
   await print(io.stdout, a.boolean('json') ? [json(s)] : formatStatus(s));
   return EXIT.ok;
+}
+
+/**
+ * `tilstand config check`: config.json read and validated as `start` reads it, and the files it
+ * names (TLS certificates and keys, the external broker's password file) readable, so a changed
+ * config can be checked before the service is restarted on it. A problem names the key
+ * (ConfigError, exit 2).
+ */
+export async function runConfig(argv: string[], io: CliIO): Promise<number> {
+  const [sub, ...rest] = argv;
+  const a = await withHelp(rest, { ...DATA, json: { type: 'boolean' } }, 'config', io);
+  if (!a) return EXIT.ok;
+  if (sub !== 'check') throw new CliError(EXIT.usage, `expected: tilstand config check [--data <dir>] [--json], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+  const data = existingDataDir(a.string('data'));
+  const config = readConfig(data);
+  for (const [key, path] of configFiles(config)) {
+    try {
+      accessSync(path, fsConstants.R_OK);
+    } catch (e) {
+      throw new ConfigError(key, `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  if (a.boolean('json')) {
+    await print(io.stdout, [json(config)]);
+    return EXIT.ok;
+  }
+  const ag = config.agent;
+  const own = Object.keys(ag.reorderByItem).length;
+  await print(io.stdout, [
+    `config ok: ${dataPaths(data).config} (site ${config.site})`,
+    `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${own > 0 ? `; ${own} item${own === 1 ? '' : 's'} with a policy of ${own === 1 ? 'its' : 'their'} own` : ''}`,
+    'a running site reads config.json at start: restart it to apply a change',
+  ]);
+  return EXIT.ok;
+}
+
+/** The files a config names, by key (paths already resolved against the data directory). */
+function configFiles(c: SiteConfig): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (c.broker.mode === 'embedded' && c.broker.tls) out.push(['broker.tls.certPath', c.broker.tls.certPath], ['broker.tls.keyPath', c.broker.tls.keyPath]);
+  if (c.broker.mode === 'external') out.push(['broker.passwordFile', c.broker.passwordFile]);
+  if (c.http.tls) out.push(['http.tls.certPath', c.http.tls.certPath], ['http.tls.keyPath', c.http.tls.keyPath]);
+  return out;
 }
 
 export async function runContracts(argv: string[], io: CliIO): Promise<number> {

@@ -1,5 +1,6 @@
 // The demo site's config: the defaults with budgets short enough that changes show within
-// seconds (a real site's budgets come from the decisions they serve; see config.ts).
+// seconds (a real site's budgets come from the decisions they serve; see config.ts), and two
+// items with a reorder policy of their own.
 
 import type { SiteConfig } from '../config.ts';
 
@@ -12,5 +13,8 @@ export function demoConfig(c: SiteConfig): SiteConfig {
     // At the default pace every simulated stream publishes within a minute or two: ten silent
     // minutes mean a module stopped (or the demo was slowed down that far with --demo-step-ms).
     alarms: { streamSilentMs: { '*': 600_000 } },
+    // Two items with a reorder policy of their own, beside the default (5, up to 20), so the stock
+    // screen and the agent's replenishments show a site's own numbers (config.json `agent`).
+    agent: { ...c.agent, reorderByItem: { 'ITEM-001': { reorderPoint: 40, orderUpTo: 150 }, 'ITEM-002': { reorderPoint: 25, orderUpTo: 80 } } },
   };
 }

@@ -58,5 +58,9 @@ describe('agentConfig', () => {
     expect(jobDurationMs(c, 'toString')).toBe(DEFAULT_AGENT_CONFIG.defaultJobDurationMs);
     const d = agentConfig({ reorderByItem: { constructor: { reorderPoint: 1, orderUpTo: 2 } } });
     expect(reorderPolicy(d, 'constructor')).toEqual({ reorderPoint: 1, orderUpTo: 2 });
+    // As read from config.json: '__proto__' is an own key there, and stays one.
+    const e = agentConfig(JSON.parse('{"reorderByItem": {"__proto__": {"reorderPoint": 3, "orderUpTo": 9}}, "jobDurationMsByCapability": {"__proto__": 60000}}'));
+    expect(reorderPolicy(e, '__proto__')).toEqual({ reorderPoint: 3, orderUpTo: 9 });
+    expect(jobDurationMs(e, '__proto__')).toBe(60_000);
   });
 });

@@ -117,14 +117,16 @@ export function agentConfig(partial: Partial<AgentConfig> = {}): AgentConfig {
     positive(`jobDurationMsByCapability.${cap}`, ms);
   }
   const items = record('reorderByItem', c.reorderByItem, 'of item → {reorderPoint, orderUpTo}');
-  const reorderByItem: Record<string, ReorderPolicy> = {};
-  for (const [item, p] of Object.entries(items)) {
-    nameKey(`reorderByItem.${item}`, item);
-    reorderByItem[item] = policy(`reorderByItem.${item}`, p);
-  }
+  // fromEntries makes own properties of every name ('__proto__' included), where assignment would not.
+  const reorderByItem: Record<string, ReorderPolicy> = Object.fromEntries(
+    Object.entries(items).map(([item, p]) => {
+      nameKey(`reorderByItem.${item}`, item);
+      return [item, policy(`reorderByItem.${item}`, p)];
+    }),
+  );
   return Object.freeze({
     ...c,
-    jobDurationMsByCapability: Object.freeze({ ...(durations as Record<string, number>) }),
+    jobDurationMsByCapability: Object.freeze(Object.fromEntries(Object.entries(durations)) as Record<string, number>),
     reorderByItem: Object.freeze(reorderByItem),
     defaultReorder: policy('defaultReorder', c.defaultReorder),
   });

@@ -451,21 +451,28 @@ describe('Ingestor recovery', () => {
     await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
     now += 5_000;
     await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1)); // a resend still shows the module is there
+    // The events say ts_ms T0: received 10 s and 5 s later, the module's clock is not ahead.
     expect(i.streamActivity()).toEqual([
-      { module: 'inventory', stream: 'stock', lastEventMs: T0 + 10_000, lastSeq: 1, appliedSeq: 2 },
-      { module: 'operations', stream: 'jobs', lastEventMs: T0 + 5_000, lastSeq: 1, appliedSeq: 1 },
+      { module: 'inventory', stream: 'stock', lastEventMs: T0 + 10_000, lastSeq: 1, clockAheadMs: -10_000, appliedSeq: 2 },
+      { module: 'operations', stream: 'jobs', lastEventMs: T0 + 5_000, lastSeq: 1, clockAheadMs: -5_000, appliedSeq: 1 },
     ]);
     expect(i.metrics()).toContain(`tilstand_ingest_stream_last_event_timestamp_seconds{site="s1",module="inventory",stream="stock"} ${(T0 + 10_000) / 1000}`);
+    expect(i.metrics()).toContain('tilstand_ingest_stream_clock_ahead_seconds{site="s1",module="inventory",stream="stock"} -10');
     stop(i);
     now += 60_000;
     const j = start();
     // Known from the tables' high-water marks, nothing received since this open.
     expect(j.streamActivity()).toEqual([
-      { module: 'inventory', stream: 'stock', lastEventMs: null, lastSeq: null, appliedSeq: 2 },
-      { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, appliedSeq: 1 },
+      { module: 'inventory', stream: 'stock', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 2 },
+      { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 1 },
     ]);
     await j.accept(topic('operations', 'jobs'), job(2, 'J-2'));
-    expect(j.streamActivity()[1]).toEqual({ module: 'operations', stream: 'jobs', lastEventMs: now, lastSeq: 2, appliedSeq: 2 });
+    expect(j.streamActivity()[1]).toEqual({ module: 'operations', stream: 'jobs', lastEventMs: now, lastSeq: 2, clockAheadMs: T0 - now, appliedSeq: 2 });
+    // A module whose clock runs 7 minutes ahead stamps its events in this PC's future.
+    now += 1_000;
+    const ahead = JSON.parse(job(3, 'J-3').toString()) as Record<string, unknown>;
+    await j.accept(topic('operations', 'jobs'), Buffer.from(JSON.stringify({ ...ahead, ts_ms: now + 7 * 60_000 })));
+    expect(j.streamActivity()[1]).toMatchObject({ lastSeq: 3, clockAheadMs: 7 * 60_000 });
   });
 
   it('after a crash (writers dropped uncommitted) replays the journal once: committed events are not applied twice', async () => {

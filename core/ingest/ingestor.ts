@@ -102,6 +102,13 @@ export interface StreamActivity {
   lastEventMs: number | null;
   /** That event's seq, or null. */
   lastSeq: number | null;
+  /**
+   * That event's own time (`ts_ms`, the module's clock) minus its receive time (this PC's), or
+   * null: how far the module's clock runs ahead of this PC's, less the event's time in transit. A
+   * backlog delivered late shows as far behind, never as ahead; ahead by minutes is a clock set
+   * wrong (the module's, or this PC's).
+   */
+  clockAheadMs: number | null;
   /** The highest seq applied or pending (the sequencer's `issued`). */
   appliedSeq: number;
 }
@@ -196,7 +203,7 @@ export class Ingestor {
   /** Streams the sequencer knows (for the hwm properties). */
   private readonly streams = new Set<string>();
   /** Per stream key: the newest event's receive time and seq (streamActivity). */
-  private readonly lastEvents = new Map<string, { atMs: number; seq: number }>();
+  private readonly lastEvents = new Map<string, { atMs: number; seq: number; tsMs: number }>();
   /** module → stream → streamKey, for the streams in `streams` (no key string built per event). */
   private readonly streamKeys = new Map<string, Map<string, string>>();
   /** The enrichment lookup, as the options object applyBinding takes (one object, not one per event). */
@@ -417,10 +424,11 @@ export class Ingestor {
     }
     const key = this.streamKeyOf(module, stream);
     const last = this.lastEvents.get(key);
-    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, seq });
+    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, seq, tsMs: env.ts_ms });
     else if (entry.receivedAtMs >= last.atMs) {
       last.atMs = entry.receivedAtMs;
       last.seq = seq;
+      last.tsMs = env.ts_ms;
     }
     const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
     const offer = this.sequencer.offer(module, stream, seq, item);
@@ -791,7 +799,7 @@ export class Ingestor {
     return [...this.streams].sort().map((k) => {
       const { module, stream } = splitStreamKey(k);
       const last = this.lastEvents.get(k);
-      return { module, stream, lastEventMs: last?.atMs ?? null, lastSeq: last?.seq ?? null, appliedSeq: this.sequencer.issued(module, stream) };
+      return { module, stream, lastEventMs: last?.atMs ?? null, lastSeq: last?.seq ?? null, clockAheadMs: last ? last.tsMs - last.atMs : null, appliedSeq: this.sequencer.issued(module, stream) };
     });
   }
 
@@ -845,6 +853,14 @@ export class Ingestor {
         this.streamActivity()
           .filter((s) => s.lastEventMs !== null)
           .map((s) => ({ labels: { site, module: s.module, stream: s.stream }, value: s.lastEventMs! / 1000 })),
+      )
+      .family(
+        'tilstand_ingest_stream_clock_ahead_seconds',
+        'gauge',
+        "The newest event's own time minus its receive time, per stream (minutes ahead: the module's clock or this PC's is set wrong)",
+        this.streamActivity()
+          .filter((s) => s.clockAheadMs !== null)
+          .map((s) => ({ labels: { site, module: s.module, stream: s.stream }, value: s.clockAheadMs! / 1000 })),
       )
       .family('tilstand_ingest_failed', 'gauge', '1 when ingest stopped applying after an error (reopen to recover)', [{ labels: { site }, value: this.failed ? 1 : 0 }]);
     if (this.o.diskBudget) {

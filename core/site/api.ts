@@ -107,7 +107,7 @@ export interface TableInfo extends TableFreshness {
 }
 
 export interface Alarm {
-  kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates' | 'stream_silent';
+  kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates' | 'stream_silent' | 'clock_ahead';
   message: string;
   sinceMs: number;
 }
@@ -119,6 +119,11 @@ export interface StreamView {
   /** Receive time of its newest event since the site started; null: none yet. */
   lastEventMs: number | null;
   lastSeq: number | null;
+  /**
+   * Its newest event's own time minus its receive time (null: none yet): how far the module's
+   * clock runs ahead of this PC's, less transit; over CLOCK_AHEAD_ALARM_MS raises `clock_ahead`.
+   */
+  clockAheadMs: number | null;
   /** The highest seq applied or pending. */
   appliedSeq: number;
   /** Config `alarms.streamSilentMs` for it; 0: no alarm. */

@@ -258,14 +258,37 @@ describe('SiteService', () => {
     expect(await kindOf(api.call('initSite', { siteId: 'x', adminName: 'y', adminPin: '1234' }, session()))).toBe('conflict');
   });
 
+  it("raises an alarm for a stream whose events are stamped minutes after they arrived: a module's clock set ahead", async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
+    const t = Date.now();
+    const fast = { module: 'commerce', stream: 'reservations', lastEventMs: t - 1_000, lastSeq: 7, clockAheadMs: 7 * 60_000, appliedSeq: 7 };
+    // Two minutes is the line; a backlog (far behind) never raises it.
+    const edge = { module: 'inventory', stream: 'stock', lastEventMs: t - 1_000, lastSeq: 9, clockAheadMs: 120_000, appliedSeq: 9 };
+    const late = { module: 'procurement', stream: 'inbound', lastEventMs: t - 1_000, lastSeq: 3, clockAheadMs: -3_600_000, appliedSeq: 3 };
+    const spy = vi.spyOn(site.ingestor, 'streamActivity').mockReturnValue([fast, edge, late]);
+    try {
+      const alarms = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'clock_ahead');
+      expect(alarms).toHaveLength(1);
+      expect(alarms[0]!.message).toMatch(/^commerce\/reservations: its newest event is stamped 7 min after this PC received it — the module's clock \(or this PC's\) is set wrong\./);
+      expect(alarms[0]!.sinceMs).toBe(t - 1_000);
+      expect(formatStatus(site.status()).join('\n')).toMatch(/ALARM clock_ahead \(for [\d.]+ s\): commerce\/reservations: /);
+    } finally {
+      spy.mockRestore();
+    }
+    // The demo modules' clocks are this PC's: none of its streams raises it.
+    expect((await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'clock_ahead')).toEqual([]);
+  });
+
   it('raises an alarm for a stream silent longer than config alarms.streamSilentMs allows (the demo: 10 min)', async () => {
     const api = site.service;
     const s = session();
     await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
     const t = Date.now();
-    const quiet = { module: 'procurement', stream: 'inbound', lastEventMs: t - 11 * 60_000, lastSeq: 41, appliedSeq: 41 };
-    const busy = { module: 'inventory', stream: 'stock', lastEventMs: t - 5_000, lastSeq: 900, appliedSeq: 900 };
-    const never = { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, appliedSeq: 30 };
+    const quiet = { module: 'procurement', stream: 'inbound', lastEventMs: t - 11 * 60_000, lastSeq: 41, clockAheadMs: -40, appliedSeq: 41 };
+    const busy = { module: 'inventory', stream: 'stock', lastEventMs: t - 5_000, lastSeq: 900, clockAheadMs: -15, appliedSeq: 900 };
+    const never = { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 30 };
     const spy = vi.spyOn(site.ingestor, 'streamActivity').mockReturnValue([quiet, busy, never]);
     try {
       const silent = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_silent');
@@ -290,7 +313,7 @@ describe('SiteService', () => {
       }
       // `tilstand status` lists every stream with its last event and the silence it is allowed.
       const st = site.status();
-      expect(st.streams).toContainEqual({ stream: 'procurement/inbound', lastEventMs: quiet.lastEventMs, lastSeq: 41, appliedSeq: 41, silentAllowedMs: 600_000, silent: true });
+      expect(st.streams).toContainEqual({ stream: 'procurement/inbound', lastEventMs: quiet.lastEventMs, lastSeq: 41, clockAheadMs: -40, appliedSeq: 41, silentAllowedMs: 600_000, silent: true });
       expect(formatStatus(st).join('\n')).toMatch(/procurement\/inbound +11\.0 min ago +41 +41 +10\.0 min silent/);
       expect(formatStatus(st).join('\n')).toMatch(/operations\/jobs +none since start +– +30/);
     } finally {

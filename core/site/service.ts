@@ -331,6 +331,16 @@ export class SiteService implements SiteBackend {
     }
     const streams = this.streams(now);
     alarms.push(...this.silentStreams(streams, now));
+    for (const v of streams) {
+      if (v.clockAheadMs === null || v.clockAheadMs <= CLOCK_AHEAD_ALARM_MS) continue;
+      alarms.push({
+        kind: 'clock_ahead',
+        message:
+          `${v.stream}: its newest event is stamped ${secs(v.clockAheadMs)} after this PC received it — the module's clock (or this PC's) is set wrong. ` +
+          `The module takes Tilstand's commands to expire that much early (10 min after sending: ahead by more, it refuses every one), and its event times read wrong; set both clocks from the same time source (NTP)`,
+        sinceMs: v.lastEventMs ?? now,
+      });
+    }
     // Keep the first time each alarm was seen.
     const keys = new Set<string>();
     for (const a of alarms) {
@@ -351,6 +361,7 @@ export class SiteService implements SiteBackend {
         stream: `${s.module}/${s.stream}`,
         lastEventMs: s.lastEventMs,
         lastSeq: s.lastSeq,
+        clockAheadMs: s.clockAheadMs,
         appliedSeq: s.appliedSeq,
         silentAllowedMs: allowed,
         silent: allowed > 0 && now - (s.lastEventMs ?? this.site.startedAtMs) > allowed,
@@ -698,11 +709,18 @@ function alarmKey(a: Alarm): string {
       return `${a.kind}|${a.message.split(' ')[2]}`;
     case 'stream_only_duplicates':
     case 'stream_silent':
+    case 'clock_ahead':
       return `${a.kind}|${a.message.split(':')[0]}`;
     default:
       return `${a.kind}|`;
   }
 }
+
+/**
+ * A stream whose newest event is stamped this far after its receipt raises `clock_ahead`: transit
+ * only ever makes an event look older, so minutes ahead is a clock set wrong, not the network.
+ */
+export const CLOCK_AHEAD_ALARM_MS = 120_000;
 
 const secs = (ms: number): string => (ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
 

@@ -1,5 +1,5 @@
 // The agent: read-only handles, one snapshot per run, evidence tags, deduplication and withdrawal.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tagTimeLeftMs, type Table } from '../lsm/index.ts';
 import { evidenceReport, formatEvidence } from '../inbox/index.ts';
 import { Agent, compareRunIds, newestRunTag, runIdAt } from './agent.ts';
@@ -311,5 +311,44 @@ describe('evidence tags', () => {
     const names = site.catalog.getTable({ database: DB, table: 'work_queue' }).listTags().map((t) => t.name);
     expect(names).toContain(`agent-${evidence.runId}`);
     expect(names).not.toContain(`agent-${idle.runId}`);
+  });
+});
+
+describe('reconfigure', () => {
+  it('uses the new tunables from the next run on, reschedules the timer for a new interval, and refuses a bad one whole', () => {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 30 });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    expect(agent.run().created).toHaveLength(0); // position 30, above the default reorder point 5
+    site.stock('BOLT', 'A', { on_hand: 28 });
+    site.commit();
+    agent.reconfigure({ reorderByItem: { BOLT: { reorderPoint: 50, orderUpTo: 100 } } });
+    const r = agent.run();
+    expect(r.created.map((p) => [p.action, p.params])).toEqual([['replenish', { item: 'BOLT', location: 'A', qty: 72, position_before: 28 }]]);
+    expect(() => agent.reconfigure({ reorderByItem: { BOLT: { reorderPoint: 50, orderUpTo: 10 } } })).toThrow(/agent config reorderByItem\.BOLT: expected orderUpTo > reorderPoint/);
+    expect(agent.config.reorderByItem.BOLT).toEqual({ reorderPoint: 50, orderUpTo: 100 });
+
+    vi.useFakeTimers();
+    try {
+      const runs = vi.spyOn(agent, 'run').mockImplementation(() => ({}) as ReturnType<Agent['run']>);
+      agent.start();
+      expect(runs).toHaveBeenCalledTimes(1); // once at start
+      vi.advanceTimersByTime(60_000);
+      expect(runs).toHaveBeenCalledTimes(2);
+      agent.reconfigure({ ...agent.config, intervalMs: 10_000 });
+      vi.advanceTimersByTime(30_000);
+      expect(runs).toHaveBeenCalledTimes(5);
+      // The same interval again: the timer is left as it is.
+      vi.advanceTimersByTime(5_000);
+      agent.reconfigure({ ...agent.config, idleMsMin: 0 });
+      vi.advanceTimersByTime(5_000);
+      expect(runs).toHaveBeenCalledTimes(6);
+      agent.stop();
+      vi.advanceTimersByTime(60_000);
+      expect(runs).toHaveBeenCalledTimes(6);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -86,7 +86,7 @@ export function compareRunIds(a: string, b: string): number {
 }
 
 export class Agent {
-  readonly config: AgentConfig;
+  private cfg: AgentConfig;
   readonly rules: readonly Rule[];
   /** The templates of the rules' messages and the shared fragments (messages.ts). */
   readonly messages: MessageTemplates;
@@ -103,10 +103,12 @@ export class Agent {
   private citedTags = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private lastRunId = '';
+  /** The next run reads no baseline: every row counts as changed (`reevaluateAll`). */
+  private everyRowNext = false;
 
   constructor(o: AgentOptions) {
     this.o = o;
-    this.config = agentConfig(o.config);
+    this.cfg = agentConfig(o.config);
     this.rules = o.rules ?? DEFAULT_RULES;
     const ids = new Set<string>();
     for (const r of this.rules) {
@@ -215,7 +217,11 @@ export class Agent {
       }
     }
     try {
-      const ctx = this.context(runId, tables, this.baseline(), nowMs);
+      // A rule that reads only what changed since the previous run (stock-reorder) sees every row
+      // once after the thresholds changed: a row already under a raised reorder point has not
+      // crossed it and would otherwise never be proposed.
+      const ctx = this.context(runId, tables, this.everyRowNext ? null : this.baseline(), nowMs);
+      this.everyRowNext = false;
       const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId])) as Record<StateTable, number | null>;
       const tags = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId === null ? null : tag])) as Record<StateTable, string | null>;
       const inputs: ProposalInput[] = [];
@@ -364,18 +370,49 @@ export class Agent {
     return rule ? rule.effectSeen(this.context('effect', this.handles(), null, this.clock()), p) : false;
   }
 
+  /** The tunables the next run uses (`reconfigure` replaces them). */
+  get config(): AgentConfig {
+    return this.cfg;
+  }
+
+  /**
+   * New tunables from the next run on (a site's config.json `agent` section, reloaded): validated
+   * first, so a bad one leaves the old in force. A changed `intervalMs` reschedules the timer
+   * (the next run one new interval from now). Runs are synchronous, so none sees a mix.
+   */
+  reconfigure(partial: Partial<AgentConfig>): void {
+    const next = agentConfig(partial);
+    const rescheduled = next.intervalMs !== this.cfg.intervalMs && this.timer !== undefined;
+    if (JSON.stringify(next) !== JSON.stringify(this.cfg)) this.reevaluateAll();
+    this.cfg = next;
+    if (rescheduled) {
+      clearInterval(this.timer);
+      this.timer = setInterval(this.tick, next.intervalMs);
+    }
+  }
+
+  /**
+   * The next run evaluates every row, as a first run does, instead of what changed since the
+   * previous run: after its thresholds changed (`reconfigure`, or a site started on a changed
+   * config). The inbox keeps it from repeating what is open or was decided lately.
+   */
+  reevaluateAll(): void {
+    this.everyRowNext = true;
+  }
+
+  private readonly tick = (): void => {
+    try {
+      this.run();
+    } catch (e) {
+      this.warn(`run failed: ${(e as Error).message}`);
+    }
+  };
+
   /** Runs every `intervalMs` (and once now). Errors are reported, never thrown. */
   start(): void {
     if (this.timer) return;
-    const tick = () => {
-      try {
-        this.run();
-      } catch (e) {
-        this.warn(`run failed: ${(e as Error).message}`);
-      }
-    };
-    tick();
-    this.timer = setInterval(tick, this.config.intervalMs);
+    this.tick();
+    this.timer = setInterval(this.tick, this.cfg.intervalMs);
   }
 
   stop(): void {

@@ -25,7 +25,7 @@ export interface RuleContext {
   readonly nowMs: number;
   readonly runId: string;
   readonly tables: Readonly<Record<StateTable, ReadOnlyTable>>;
-  /** The previous run's tag on each table (changes since then), or null on the first run. */
+  /** The previous run's tag on each table (changes since then), or null: the first run, or the first after the thresholds changed (Agent.reevaluateAll). */
   readonly previousTags: Readonly<Partial<Record<StateTable, string>>> | null;
   readonly config: AgentConfig;
 }

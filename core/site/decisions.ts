@@ -65,6 +65,8 @@ export interface DecisionsOptions {
   decisionEvidenceRetentionMs?: number;
   /** Start the agent's timer (false: runs only on demand). Default true. */
   agentTimer?: boolean;
+  /** The agent's first run evaluates every row (its thresholds changed while the site was stopped). */
+  reevaluateAll?: boolean;
   log: (line: string) => void;
 }
 
@@ -111,6 +113,7 @@ export class Decisions {
       throw e;
     }
     this.writeBack.start();
+    if (o.reevaluateAll) this.agent.reevaluateAll();
     if (o.agentTimer !== false) this.agent.start();
   }
 

@@ -15,6 +15,8 @@ import { demoConfig } from './demo/site.ts';
 import { OperationsModule } from './demo/operations.ts';
 import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
 import { initDataDir } from './init.ts';
+import { Catalog } from '../lsm/index.ts';
+import { readConfig, writeConfig } from './config.ts';
 import { Site, SiteError } from './site.ts';
 import type { SiteStatus } from './status.ts';
 
@@ -156,6 +158,41 @@ describe('Site', () => {
     sites.push(site);
     expect(site.decisions!.agent.config).toMatchObject({ evidenceRetentionMs: 3 * DAY, baselineRetentionMs: 2 * DAY, ...agent });
     expect(site.decisions!.inbox.decisionEvidenceMs).toBe(10 * 365 * DAY);
+  });
+
+  it("a raised reorder point reaches rows already under it: by reload, and by a start on the changed config", async () => {
+    const data = join(dir, 'raised');
+    await initDataDir({ data, site: 'rp' });
+    // Two rows in the state before the agent's first run: positions 30 and 45.
+    const w = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_rp', table: 'stock' }).newWriter();
+    w.writeRecord({ item: 'BOLT', location: 'A-01', on_hand: 30, inventory_seq: 1n });
+    w.writeRecord({ item: 'NUT', location: 'A-01', on_hand: 45, inventory_seq: 1n });
+    w.commit();
+    w.close();
+    const open = async () => {
+      const site = await Site.start({ data, mqttPort: 0, httpPort: 0, agentTimer: false, ui: false });
+      sites.push(site);
+      return site;
+    };
+    const raise = (item: string, reorderPoint: number) => {
+      const c = readConfig(data);
+      writeConfig(data, { ...c, agent: { ...c.agent, reorderByItem: { ...c.agent.reorderByItem, [item]: { reorderPoint, orderUpTo: 100 } } } });
+    };
+    const replenish = (site: Site) => site.decisions!.inbox.openProposals().filter((p) => p.action === 'replenish').map((p) => `${p.params.item} ${p.params.qty}`).sort();
+    let site = await open();
+    expect(site.runAgent().created).toHaveLength(0); // both above the default reorder point 5
+    // Reloaded: the next run sees every row once (neither changed since the last run).
+    raise('BOLT', 40);
+    expect(site.reloadConfig().applied).toEqual(['agent']);
+    site.runAgent();
+    expect(replenish(site)).toEqual(['BOLT 70']);
+    expect(site.runAgent().created).toHaveLength(0); // and then only what changes again
+    await site.stop();
+    // Changed while the site was stopped: its first run sees every row.
+    raise('NUT', 50);
+    site = await open();
+    site.runAgent();
+    expect(replenish(site)).toEqual(['BOLT 70', 'NUT 55']);
   });
 
   it('the demo operations module obeys commands on its command topic and acks them', async () => {

@@ -142,9 +142,12 @@ async function listenWithFallback<T extends { listen(): Promise<number>; close()
   }
 }
 
+/** The config.json sections a running site applies when it reloads the file (`Site.reloadConfig`). */
+export const LIVE_CONFIG_SECTIONS = ['agent', 'alarms', 'ui'] as const;
+
 export class Site {
   readonly data: string;
-  readonly config: SiteConfig;
+  private current: SiteConfig;
   readonly startedAtMs = Date.now();
   private readonly log: LogSink;
   private readonly siteDb: Database.Database;
@@ -177,7 +180,7 @@ export class Site {
 
   private constructor(data: string, config: SiteConfig, log: LogSink) {
     this.data = data;
-    this.config = config;
+    this.current = config;
     this.log = log;
     const p = dataPaths(data, config.site);
     this.siteDb = openSiteDb(p.siteDb);
@@ -293,8 +296,10 @@ export class Site {
       internal: this.internal,
       ...decisionOptions(c),
       agentTimer: o.agentTimer ?? true,
+      reevaluateAll: this.agentConfigChanged(c),
       log: this.log,
     });
+    this.recordAgentConfig(c);
     this.hqTarget = hqTarget ?? undefined;
     if (hqTarget && target) this.openSync(c.site, hqTarget, target, o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS, true);
     this.siteService = new SiteService(this, { sync: hqTarget && target ? { status: () => this.syncStatus() } : null });
@@ -608,6 +613,16 @@ export class Site {
       // proposals/decide/agent from the CLI (core/site/cli/agent-cli.ts); `agent.run` commits first.
       ...(this.decisionParts ? agentControlHandlers(this.decisionParts.agent, this.decisionParts.inbox) : []),
       ['agent.run', () => this.runAgent()],
+      [
+        'config.reload',
+        () => {
+          try {
+            return this.reloadConfig();
+          } catch (e) {
+            throw e instanceof ConfigError ? Object.assign(e, { kind: 'InvalidArgument' }) : e;
+          }
+        },
+      ],
       // `tilstand sync now` on a running site: its engine holds the sender lock (core/sync/engine.ts).
       [
         'sync.now',
@@ -633,6 +648,53 @@ export class Site {
         },
       ],
     ]);
+  }
+
+  /** The config in force: config.json as read at start, with the sections `reloadConfig` applied since. */
+  get config(): SiteConfig {
+    return this.current;
+  }
+
+  /**
+   * Reads config.json again and applies what a running site can change in place: the agent's
+   * thresholds (`agent`, from its next run on), the stream alarms (`alarms`) and the floor UI's
+   * sign-out (`ui`). Every other section that changed is named in `restartNeeded` and keeps its
+   * running value until the next start. A file that does not validate throws (ConfigError) and
+   * changes nothing. `tilstand config reload` and SIGHUP call it.
+   */
+  reloadConfig(): { applied: string[]; restartNeeded: string[] } {
+    const next = readConfig(this.data);
+    const now = this.current;
+    const changed = (k: keyof SiteConfig) => JSON.stringify(next[k]) !== JSON.stringify(now[k]);
+    const live = LIVE_CONFIG_SECTIONS as readonly string[];
+    const applied = LIVE_CONFIG_SECTIONS.filter(changed);
+    const restartNeeded = (Object.keys(next) as (keyof SiteConfig)[]).filter((k) => !live.includes(k) && changed(k));
+    // The agent keeps the evidence retentions it started with (`evidence` takes a restart).
+    if (applied.includes('agent')) {
+      this.decisionParts?.agent.reconfigure(decisionOptions({ agent: next.agent, evidence: now.evidence }).agent);
+      this.recordAgentConfig(next);
+    }
+    this.current = { ...now, agent: next.agent, alarms: next.alarms, ui: next.ui };
+    this.log(
+      `config reloaded: ${applied.length > 0 ? `applied ${applied.join(', ')}` : 'no change to apply'}` +
+        (restartNeeded.length > 0 ? `; ${restartNeeded.join(', ')} changed and take effect at the next start` : ''),
+    );
+    return { applied, restartNeeded };
+  }
+
+  /**
+   * Whether config.json's `agent` section differs from the one the agent last ran with (site.db
+   * `site_meta`), so its first run evaluates every row (Agent.reevaluateAll): a row already under
+   * a raised reorder point would otherwise not be proposed. Unknown (a site from before this was
+   * kept) counts as unchanged.
+   */
+  private agentConfigChanged(c: SiteConfig): boolean {
+    const last = this.siteDb.prepare("SELECT value FROM site_meta WHERE key = 'agent_config'").pluck().get() as string | undefined;
+    return last !== undefined && last !== JSON.stringify(c.agent);
+  }
+
+  private recordAgentConfig(c: SiteConfig): void {
+    this.siteDb.prepare("INSERT INTO site_meta (key, value) VALUES ('agent_config', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(JSON.stringify(c.agent));
   }
 
   /** Stops everything; safe to call more than once (later calls wait for the first). */

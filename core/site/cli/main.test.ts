@@ -21,7 +21,7 @@ describe('tilstand', () => {
       const r = await run(h);
       expect(r.code).toBe(0);
       expect(r.err).toBe('');
-      for (const c of ['start', 'init', 'status', 'config check', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
+      for (const c of ['start', 'init', 'status', 'config check', 'config reload', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
         expect(r.out).toContain(`tilstand ${c}`);
       }
       expect(r.out).toContain('exit codes');
@@ -91,6 +91,63 @@ describe('tilstand', () => {
     const status = await run(['status', '--data', join(dir, 'nope')]);
     expect(status.code).toBe(1);
     expect(status.err).toContain('tilstand init');
+  }, 60_000);
+
+  it('config reload (and SIGHUP) applies the agent, alarms and ui sections to a running site and names what takes a restart', async () => {
+    const data = join(dir, 'r');
+    await initDataDir({ data, site: 'north' });
+    const file = join(data, 'config.json');
+    const edit = (f: (c: Record<string, any>) => void) => {
+      const c = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
+      f(c);
+      writeFileSync(file, JSON.stringify(c, null, 2));
+    };
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let log = '';
+    stdout.on('data', (d) => (out += d));
+    stderr.on('data', (d) => (log += d));
+    const done = main(['start', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer'], { stdin: Readable.from([]), stdout, stderr });
+    const until = async (text: () => string, re: RegExp) => {
+      for (let i = 0; i < 400 && !re.test(text()); i++) await new Promise((r) => setTimeout(r, 50));
+      return re.test(text());
+    };
+    expect(await until(() => out, /site north running from/), out).toBe(true);
+    try {
+      expect((await run(['config', 'reload', '--data', data])).out).toBe('nothing to apply: agent, alarms and ui are as the site runs them\n');
+      edit((c) => {
+        c.agent.reorderByItem = { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } };
+        c.http.port = 9999;
+      });
+      const r = await run(['config', 'reload', '--data', data]);
+      expect(r.err).toBe('');
+      expect(r.out).toBe('applied: agent\nchanged, and taking effect at the next start: http\n');
+      expect(log).toContain('tilstand: config reloaded: applied agent; http changed and take effect at the next start');
+      const stock = JSON.parse((await run(['config', 'check', '--data', data, '--json'])).out) as { agent: unknown };
+      expect(stock.agent).toMatchObject({ reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } } });
+
+      // A file that does not validate changes nothing and names the key.
+      edit((c) => (c.agent.idleMsMin = -5));
+      const bad = await run(['config', 'reload', '--data', data]);
+      expect(bad.code).toBe(2);
+      expect(bad.err).toMatch(/config agent\.idleMsMin: expected an integer ≥ 0, got -5/);
+
+      // SIGHUP does the same (systemd's ExecReload).
+      edit((c) => {
+        c.agent.idleMsMin = 0;
+        c.alarms.streamSilentMs = { '*': 600_000 };
+      });
+      process.emit('SIGHUP');
+      expect(await until(() => log, /config reloaded: applied agent, alarms; http changed/), log).toBe(true);
+    } finally {
+      process.emit('SIGINT');
+      expect(await done).toBe(0);
+    }
+    expect(process.listenerCount('SIGHUP')).toBe(0);
+    const stopped = await run(['config', 'reload', '--data', data]);
+    expect(stopped.code).toBe(1);
+    expect(stopped.err).toMatch(/no site is running on .*: the next start reads config\.json/);
   }, 60_000);
 
   it('config check: ok with the effective config, or the bad key named with exit 2, before a restart', async () => {

@@ -26,6 +26,7 @@ export const siteUsage = [
   '  tilstand status [--data <dir>] [--json]  freshness of each table vs its budget, dead letters, broker, alarms',
   '  tilstand config check [--data <dir>] [--json]',
   '                                           check config.json as start reads it, and the files it names; --json: with the defaults filled in',
+  '  tilstand config reload [--data <dir>]    a running site reads config.json again: agent, alarms and ui apply at once (also on SIGHUP)',
   '  tilstand contracts list [--data <dir>]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
   '  tilstand deadletters list [--data <dir>] [--status open|replayed] [--limit <n>] [--json]',
@@ -85,14 +86,25 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
  * `tilstand config check`: config.json read and validated as `start` reads it, and the files it
  * names (TLS certificates and keys, the external broker's password file) readable, so a changed
  * config can be checked before the service is restarted on it. A problem names the key
- * (ConfigError, exit 2).
+ * (ConfigError, exit 2). `tilstand config reload`: the running site reads it again
+ * (Site.reloadConfig: the agent, alarms and ui sections apply at once; the rest at the next start).
  */
 export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
   const a = await withHelp(rest, { ...DATA, json: { type: 'boolean' } }, 'config', io);
   if (!a) return EXIT.ok;
-  if (sub !== 'check') throw new CliError(EXIT.usage, `expected: tilstand config check [--data <dir>] [--json], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+  if (sub !== 'check' && sub !== 'reload') throw new CliError(EXIT.usage, `expected: tilstand config check|reload [--data <dir>], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
   const data = existingDataDir(a.string('data'));
+  if (sub === 'reload') {
+    const socket = await runningSocket(data);
+    if (!socket) throw new CliError(EXIT.notFound, `no site is running on ${data}: the next start reads config.json`);
+    const r = (await controlRequest(socket, 'config.reload')) as { applied: string[]; restartNeeded: string[] };
+    await print(io.stdout, [
+      r.applied.length > 0 ? `applied: ${r.applied.join(', ')}` : 'nothing to apply: agent, alarms and ui are as the site runs them',
+      ...(r.restartNeeded.length > 0 ? [`changed, and taking effect at the next start: ${r.restartNeeded.join(', ')}`] : []),
+    ]);
+    return EXIT.ok;
+  }
   const config = readConfig(data);
   for (const [key, path] of configFiles(config)) {
     try {

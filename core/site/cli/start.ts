@@ -128,7 +128,18 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     ...(unlaunched.length > 0 ? [`  memory:  started without ${unlaunched.join(' ')}: a higher peak RSS (docs/operations.md, "Memory settings")`] : []),
     '  stop with Ctrl-C (SIGINT) or SIGTERM',
   ]);
-  const why = await Promise.race([signal.then((s) => `received ${s}`), site.stopped.then(() => 'stopped through the control socket')]);
+  // SIGHUP (systemd's ExecReload, `kill -HUP`): config.json again, its live sections applied
+  // (Site.reloadConfig logs what it applied); a bad file is logged and changes nothing. Windows
+  // sends SIGHUP only when the console closes, so it is not taken there.
+  const onHup = () => {
+    try {
+      site.reloadConfig();
+    } catch (e) {
+      io.stderr.write(`tilstand: config not reloaded: ${(e as Error).message}\n`);
+    }
+  };
+  if (process.platform !== 'win32') process.on('SIGHUP', onHup);
+  const why = await Promise.race([signal.then((s) => `received ${s}`), site.stopped.then(() => 'stopped through the control socket')]).finally(() => process.off('SIGHUP', onHup));
   await print(io.stdout, [`tilstand: ${why}; stopping`]);
   await site.stop();
   await print(io.stdout, ['tilstand: stopped cleanly']);

@@ -85,7 +85,7 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
 /**
  * `tilstand config check`: config.json read and validated as `start` reads it, and the files it
  * names (TLS certificates and keys, the external broker's password file) readable, so a changed
- * config can be checked before the service is restarted on it. A problem names the key
+ * config can be checked before a reload or a restart. A problem names the key
  * (ConfigError, exit 2). `tilstand config reload`: the running site reads it again
  * (Site.reloadConfig: the agent, alarms and ui sections apply at once; the rest at the next start).
  */
@@ -122,7 +122,7 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   await print(io.stdout, [
     `config ok: ${dataPaths(data).config} (site ${config.site})`,
     `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${own > 0 ? `; ${own} item${own === 1 ? '' : 's'} with a policy of ${own === 1 ? 'its' : 'their'} own` : ''}`,
-    'a running site reads config.json at start: restart it to apply a change',
+    'a running site takes agent, alarms and ui with `tilstand config reload`; the other sections at its next start',
   ]);
   return EXIT.ok;
 }

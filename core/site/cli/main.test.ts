@@ -15,6 +15,17 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A new site 'north' in `data`; returns an editor of its config.json. */
+async function newSite(data: string): Promise<(f: (c: Record<string, any>) => void) => void> {
+  await initDataDir({ data, site: 'north' });
+  const file = join(data, 'config.json');
+  return (f) => {
+    const c = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
+    f(c);
+    writeFileSync(file, JSON.stringify(c, null, 2));
+  };
+}
+
 describe('tilstand', () => {
   it('prints the usage of every command for help', async () => {
     for (const h of [['help'], ['--help'], ['-h']]) {
@@ -95,13 +106,7 @@ describe('tilstand', () => {
 
   it('config reload (and SIGHUP) applies the agent, alarms and ui sections to a running site and names what takes a restart', async () => {
     const data = join(dir, 'r');
-    await initDataDir({ data, site: 'north' });
-    const file = join(data, 'config.json');
-    const edit = (f: (c: Record<string, any>) => void) => {
-      const c = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
-      f(c);
-      writeFileSync(file, JSON.stringify(c, null, 2));
-    };
+    const edit = await newSite(data);
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     let out = '';
@@ -152,13 +157,7 @@ describe('tilstand', () => {
 
   it('config check: ok with the effective config, or the bad key named with exit 2, before a restart', async () => {
     const data = join(dir, 'd');
-    await initDataDir({ data, site: 'north' });
-    const file = join(data, 'config.json');
-    const edit = (f: (c: Record<string, any>) => void) => {
-      const c = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
-      f(c);
-      writeFileSync(file, JSON.stringify(c, null, 2));
-    };
+    const edit = await newSite(data);
     const ok = await run(['config', 'check', '--data', data]);
     expect(ok.err).toBe('');
     expect(ok.code).toBe(0);

@@ -114,11 +114,14 @@ describe('tilstand', () => {
     stdout.on('data', (d) => (out += d));
     stderr.on('data', (d) => (log += d));
     const done = main(['start', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer'], { stdin: Readable.from([]), stdout, stderr });
+    // While the site starts, a SIGHUP is answered (not Node's default: exit at once).
+    process.emit('SIGHUP');
     const until = async (text: () => string, re: RegExp) => {
       for (let i = 0; i < 400 && !re.test(text()); i++) await new Promise((r) => setTimeout(r, 50));
       return re.test(text());
     };
     expect(await until(() => out, /site north running from/), out).toBe(true);
+    expect(log).toContain('tilstand: SIGHUP: no site is running yet (or any more); config.json not reloaded');
     try {
       expect((await run(['config', 'reload', '--data', data])).out).toBe('nothing to apply: agent, alarms and ui are as the site runs them\n');
       edit((c) => {

@@ -90,58 +90,75 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
   const seed = positiveInt(a.string('demo-seed'), 'demo-seed');
   const stepMs = positiveInt(a.string('demo-step-ms'), 'demo-step-ms');
   const signal = nextSignal();
-  if (!demo && !isInitialized(data)) {
-    const bound = await firstRun(data, httpPort, io, signal);
-    if (bound === undefined) return EXIT.ok;
-    httpPort = bound;
+  const hup = sighupReloads(io);
+  try {
+    if (!demo && !isInitialized(data)) {
+      const bound = await firstRun(data, httpPort, io, signal);
+      if (bound === undefined) return EXIT.ok;
+      httpPort = bound;
+    }
+    const site = await Site.start({
+      data,
+      demo,
+      ...(mqttPort !== undefined ? { mqttPort } : {}),
+      ...(httpPort !== undefined ? { httpPort } : {}),
+      ...(seed !== undefined ? { demoSeed: seed } : {}),
+      ...(stepMs !== undefined ? { demoStepMs: stepMs } : {}),
+      ...(a.boolean('no-agent-timer') ? { agentTimer: false } : {}),
+      ...(a.string('hq') !== undefined ? { hq: a.string('hq')! } : {}),
+      log: (line) => io.stderr.write(`tilstand: ${line}\n`),
+    });
+    const b = site.config.broker;
+    const headless = a.boolean('headless');
+    const unlaunched = missingLaunchSettings();
+    const built = existsSync(join(DEFAULT_RENDERER_DIR, 'index.html'));
+    const uiNote = headless
+      ? '(headless)'
+      : electronInstalled()
+        ? '(Electron is installed: `npm run electron` opens the floor-PC window)'
+        : '(Electron is not installed: headless mode — open the URL in a browser)';
+    await print(io.stdout, [
+      `tilstand: site ${site.config.site} running from ${data}`,
+      `  ui:      ${site.httpUrl}/  ${uiNote}`,
+      ...(built ? [] : ['           the renderer is not built: run `npm run build` (npm start does it)']),
+      `  mqtt:    ${site.mqttUrl}${b.mode === 'embedded' ? ' (embedded broker)' : ' (external broker)'}`,
+      `  http:    ${site.httpUrl}/metrics  ${site.httpUrl}/healthz`,
+      `  control: ${site.controlSocketPath ?? '(none)'}`,
+      ...(demo ? ['  demo:    simulated operations, inventory, commerce and procurement modules are publishing', `           sign in as '${DEMO_ADMIN.name}' with PIN ${DEMO_ADMIN.pin} (a new demo site's admin), or add a user:`,
+            `           tilstand users add --data ${data} --name <name> --role shift_lead --pin <pin>`] : []),
+      `  logs:    ${join(dataPaths(data).logs, 'site.log')}`,
+      ...(unlaunched.length > 0 ? [`  memory:  started without ${unlaunched.join(' ')}: a higher peak RSS (docs/operations.md, "Memory settings")`] : []),
+      '  stop with Ctrl-C (SIGINT) or SIGTERM',
+    ]);
+    hup.site = site;
+    const why = await Promise.race([signal.then((s) => `received ${s}`), site.stopped.then(() => 'stopped through the control socket')]);
+    hup.site = undefined;
+    await print(io.stdout, [`tilstand: ${why}; stopping`]);
+    await site.stop();
+    await print(io.stdout, ['tilstand: stopped cleanly']);
+    return EXIT.ok;
+  } finally {
+    hup.close();
   }
-  const site = await Site.start({
-    data,
-    demo,
-    ...(mqttPort !== undefined ? { mqttPort } : {}),
-    ...(httpPort !== undefined ? { httpPort } : {}),
-    ...(seed !== undefined ? { demoSeed: seed } : {}),
-    ...(stepMs !== undefined ? { demoStepMs: stepMs } : {}),
-    ...(a.boolean('no-agent-timer') ? { agentTimer: false } : {}),
-    ...(a.string('hq') !== undefined ? { hq: a.string('hq')! } : {}),
-    log: (line) => io.stderr.write(`tilstand: ${line}\n`),
-  });
-  const b = site.config.broker;
-  const headless = a.boolean('headless');
-  const unlaunched = missingLaunchSettings();
-  const built = existsSync(join(DEFAULT_RENDERER_DIR, 'index.html'));
-  const uiNote = headless
-    ? '(headless)'
-    : electronInstalled()
-      ? '(Electron is installed: `npm run electron` opens the floor-PC window)'
-      : '(Electron is not installed: headless mode — open the URL in a browser)';
-  await print(io.stdout, [
-    `tilstand: site ${site.config.site} running from ${data}`,
-    `  ui:      ${site.httpUrl}/  ${uiNote}`,
-    ...(built ? [] : ['           the renderer is not built: run `npm run build` (npm start does it)']),
-    `  mqtt:    ${site.mqttUrl}${b.mode === 'embedded' ? ' (embedded broker)' : ' (external broker)'}`,
-    `  http:    ${site.httpUrl}/metrics  ${site.httpUrl}/healthz`,
-    `  control: ${site.controlSocketPath ?? '(none)'}`,
-    ...(demo ? ['  demo:    simulated operations, inventory, commerce and procurement modules are publishing', `           sign in as '${DEMO_ADMIN.name}' with PIN ${DEMO_ADMIN.pin} (a new demo site's admin), or add a user:`,
-          `           tilstand users add --data ${data} --name <name> --role shift_lead --pin <pin>`] : []),
-    `  logs:    ${join(dataPaths(data).logs, 'site.log')}`,
-    ...(unlaunched.length > 0 ? [`  memory:  started without ${unlaunched.join(' ')}: a higher peak RSS (docs/operations.md, "Memory settings")`] : []),
-    '  stop with Ctrl-C (SIGINT) or SIGTERM',
-  ]);
-  // SIGHUP (systemd's ExecReload, `kill -HUP`): config.json again, its live sections applied
-  // (Site.reloadConfig logs what it applied); a bad file is logged and changes nothing. Windows
-  // sends SIGHUP only when the console closes, so it is not taken there.
-  const onHup = () => {
+}
+
+/**
+ * SIGHUP (systemd's ExecReload, `kill -HUP`) while the command runs: the running site reads
+ * config.json again and applies its live sections (Site.reloadConfig logs what it applied); a bad
+ * file is logged and changes nothing. Taken for the whole command, so one that comes while the
+ * site starts or stops is answered instead of Node's default (exit at once). Windows sends SIGHUP
+ * only when the console closes: not taken there.
+ */
+function sighupReloads(io: CliIO): { site: Site | undefined; close(): void } {
+  const h: { site: Site | undefined; close(): void } = { site: undefined, close: () => process.off('SIGHUP', on) };
+  const on = () => {
+    if (!h.site) return void io.stderr.write('tilstand: SIGHUP: no site is running yet (or any more); config.json not reloaded\n');
     try {
-      site.reloadConfig();
+      h.site.reloadConfig();
     } catch (e) {
       io.stderr.write(`tilstand: config not reloaded: ${(e as Error).message}\n`);
     }
   };
-  if (process.platform !== 'win32') process.on('SIGHUP', onHup);
-  const why = await Promise.race([signal.then((s) => `received ${s}`), site.stopped.then(() => 'stopped through the control socket')]).finally(() => process.off('SIGHUP', onHup));
-  await print(io.stdout, [`tilstand: ${why}; stopping`]);
-  await site.stop();
-  await print(io.stdout, ['tilstand: stopped cleanly']);
-  return EXIT.ok;
+  if (process.platform !== 'win32') process.on('SIGHUP', on);
+  return h;
 }

@@ -377,22 +377,27 @@ describe('Ingestor freshness budgets', () => {
     expect(statusOf(i, 'work_queue').snapshotId).not.toBeNull();
   });
 
-  it('gives an idle table a progress commit once its last commit is progressIntervalMs old and the journal moved on', async () => {
+  it('gives a table that never committed a progress commit at once, and an idle one once its last commit is progressIntervalMs old and the journal moved on', async () => {
     const i = start({ progressIntervalMs: 60_000 });
+    expect(journal.getCheckpoint('ingest')).toBe(0n);
     await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
     now += 30_000;
-    i.tick(); // work_queue: due at half its 60 s budget
-    expect(statusOf(i, 'work_queue').snapshotId).toBe(1);
-    expect(statusOf(i, 'dead_letters').snapshotId).toBeNull();
-    now = T0 + 60_000 - 1;
+    // work_queue: due at half its 60 s budget; dead_letters has no event and had no commit: it
+    // records its progress now, so the journal's checkpoint is not held at 0 for 60 s.
     i.tick();
-    expect(statusOf(i, 'dead_letters').snapshotId).toBeNull();
-    now = T0 + 60_000;
+    expect(statusOf(i, 'work_queue').snapshotId).toBe(1);
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(1);
+    expect(journal.getCheckpoint('ingest')).toBe(1n);
+    await i.accept(topic('operations', 'jobs'), job(2, 'J-2'));
+    now = T0 + 90_000 - 1;
     i.tick();
     expect(statusOf(i, 'dead_letters').snapshotId).toBe(1);
+    now = T0 + 90_000;
+    i.tick();
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(2);
     now += 10 * 60_000;
     i.tick();
-    expect(statusOf(i, 'dead_letters').snapshotId).toBe(1); // nothing new in the journal: no commit
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(2); // nothing new in the journal: no commit
   });
 
   it('counts a breach when a table is seen older than its budget, once per episode', async () => {

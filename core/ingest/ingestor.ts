@@ -651,7 +651,10 @@ export class Ingestor {
     let committed = false;
     for (const t of this.targets.values()) {
       t.freshness.observe(nowMs);
-      const idleBehind = t.freshness.pendingEvents === 0 && frontier > t.committedPosition && (frontier - t.committedPosition > lagMax || nowMs - t.committedAtMs >= progressEvery);
+      // A table that has never committed (a new site's dead_letters) records its progress at once:
+      // "committed through 0" would otherwise stand for its first progressIntervalMs.
+      const idleBehind =
+        t.freshness.pendingEvents === 0 && frontier > t.committedPosition && (t.snapshotId === null || frontier - t.committedPosition > lagMax || nowMs - t.committedAtMs >= progressEvery);
       if (t.freshness.due(nowMs) || idleBehind) {
         this.commit(t, nowMs);
         committed = true;

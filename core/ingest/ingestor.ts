@@ -652,7 +652,7 @@ export class Ingestor {
     for (const t of this.targets.values()) {
       t.freshness.observe(nowMs);
       // A table that has never committed (a new site's dead_letters) records its progress at once:
-      // "committed through 0" would otherwise stand for its first progressIntervalMs.
+      // it would otherwise hold the journal's checkpoint at 0 for its first progressIntervalMs.
       const idleBehind =
         t.freshness.pendingEvents === 0 && frontier > t.committedPosition && (t.snapshotId === null || frontier - t.committedPosition > lagMax || nowMs - t.committedAtMs >= progressEvery);
       if (t.freshness.due(nowMs) || idleBehind) {

@@ -174,7 +174,10 @@ export function formatStatus(s: SiteStatus): string[] {
   lines.push('');
   lines.push(`dead letters: ${s.deadLettersOpen} open${s.deadLettersOpen > 0 ? ' (tilstand deadletters list)' : ''}`);
   const j = s.journal;
-  lines.push(`journal: position ${j.lastPosition}, committed through ${j.committedPosition} (${j.uncommittedEvents} not yet in every table), ${(j.bytesUsed / 1024 / 1024).toFixed(1)} MiB`);
+  // The checkpoint is the lowest position every table has recorded (an idle table records its
+  // progress every few minutes): what a restart re-reads, not what is missing from the tables —
+  // that is each table's pending count above.
+  lines.push(`journal: position ${j.lastPosition}, every table committed through ${j.committedPosition} (a restart re-reads the ${j.uncommittedEvents} after it; not yet visible: the tables' pending), ${(j.bytesUsed / 1024 / 1024).toFixed(1)} MiB`);
   if (s.ingestFailure) lines.push(`INGEST STOPPED: ${s.ingestFailure} (restart the site to recover)`);
   if (s.diskFull) lines.push('DISK BUDGET FULL: events are not being acknowledged');
   if (s.demo) lines.push(`demo modules: ${s.demo.map((d) => `${d.module} ${d.acked}/${d.published} acked`).join(', ')}`);

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
 import { guessablePin, guessablePinMessage, InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
-import { DEFAULT_RULES, messageCatalog, reorderPolicy, translations } from '../agents/index.ts';
+import { DEFAULT_RULES, messageCatalog, reorderPolicy, stockPosition, translations } from '../agents/index.ts';
 import {
   SiteApiError,
   type Alarm,
@@ -524,7 +524,9 @@ export class SiteService implements SiteBackend {
     for (const w of this.waiting()) {
       if (w.item === null || w.location === null) continue;
       const k = `${w.item}\u0000${w.location}`;
-      waiting.set(k, [...(waiting.get(k) ?? []), w]);
+      const list = waiting.get(k);
+      if (list) list.push(w);
+      else waiting.set(k, [w]);
     }
     const reader = this.table('stock').reader();
     try {
@@ -537,9 +539,9 @@ export class SiteService implements SiteBackend {
         const reserved = n(reservedV);
         const inbound = n(inboundV);
         const { reorderPoint, orderUpTo } = reorderPolicy(config, item);
-        // The agent's position: nulls as 0 (core/agents rows.ts), so a row only commerce or
-        // procurement has written yet counts as the agent counts it.
-        const belowPoint = (onHand ?? 0) - (reserved ?? 0) + (inbound ?? 0) < reorderPoint;
+        // The agent's own position (nulls as 0), so a row only commerce or procurement has
+        // written yet counts as the agent counts it.
+        const belowPoint = stockPosition({ on_hand: onHand, reserved, inbound }) < reorderPoint;
         if (below && !belowPoint) continue;
         const available = onHand === null ? null : onHand - (reserved ?? 0);
         out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });

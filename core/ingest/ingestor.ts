@@ -827,6 +827,7 @@ export class Ingestor {
   metrics(): string {
     const site = this.o.site;
     const st = this.status();
+    const streams = this.streamActivity();
     const per = (pick: (s: TableStatus) => number) => st.map((s) => ({ labels: { site, table: s.table }, value: pick(s) }));
     const p = new PromText()
       .family('tilstand_ingest_table_age_ms', 'gauge', 'Age of the oldest event not yet visible in the table (0 when none pending)', per((s) => s.ageMs))
@@ -853,7 +854,7 @@ export class Ingestor {
         'tilstand_ingest_stream_last_event_timestamp_seconds',
         'gauge',
         'Receive time of the newest event of each stream since open (a stream silent too long: a stopped module or connector)',
-        this.streamActivity()
+        streams
           .filter((s) => s.lastEventMs !== null)
           .map((s) => ({ labels: { site, module: s.module, stream: s.stream }, value: s.lastEventMs! / 1000 })),
       )
@@ -861,7 +862,7 @@ export class Ingestor {
         'tilstand_ingest_stream_clock_ahead_seconds',
         'gauge',
         "The newest event's own time minus its receive time, per stream (minutes ahead: the module's clock or this PC's is set wrong)",
-        this.streamActivity()
+        streams
           .filter((s) => s.clockAheadMs !== null)
           .map((s) => ({ labels: { site, module: s.module, stream: s.stream }, value: s.clockAheadMs! / 1000 })),
       )

@@ -13,6 +13,10 @@
 // Per run: wall events/s, CPU µs per event (process.cpuUsage, all threads: robust on a loaded
 // machine), bytes written (/proc/self/io wchar) per event for the appends alone and including
 // close (close checkpoints the WAL into journal.db), the file size, and CPU µs per event read.
+// Then, in the same child, the disk's floor for the same commits: as many groups of the same mean
+// size (journal.db's bytes per commit) written with one write + fdatasync each to a plain file —
+// once appended to a growing file, once overwriting a file allocated and synced beforehand — so
+// the journal's ms per commit stands beside what the write and flush alone cost on this disk.
 
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -40,6 +44,37 @@ interface RunResult {
   commits: number;
   commitMsTotal: number;
   commitMsMax: number;
+  /** The journal's own mean per group commit (encode + INSERT + COMMIT). */
+  commitMsMean: number;
+  /** The floor: one write + fdatasync of a group-sized buffer, appended / overwriting in place. */
+  floorAppendMsPerCommit: number;
+  floorAppendCpuUsPerEvent: number;
+  floorOverwriteMsPerCommit: number;
+  floorOverwriteCpuUsPerEvent: number;
+}
+
+/** Per commit ms and CPU µs per event of `commits` writes of `bytes` each, one fdatasync after each. */
+function floor(dir: string, commits: number, bytes: number, events: number, preallocated: boolean): { msPerCommit: number; cpuUsPerEvent: number } {
+  const file = join(dir, preallocated ? 'floor-overwrite' : 'floor-append');
+  const buf = Buffer.alloc(bytes, 0x5a);
+  const fd = fs.openSync(file, preallocated ? 'w+' : 'a');
+  try {
+    if (preallocated) {
+      for (let k = 0; k < commits; k++) fs.writeSync(fd, Buffer.alloc(bytes), 0, bytes, k * bytes);
+      fs.fdatasyncSync(fd);
+    }
+    const c0 = cpuMs();
+    const t0 = performance.now();
+    for (let k = 0; k < commits; k++) {
+      fs.writeSync(fd, buf, 0, bytes, preallocated ? k * bytes : null);
+      fs.fdatasyncSync(fd);
+    }
+    const ms = performance.now() - t0;
+    return { msPerCommit: ms / commits, cpuUsPerEvent: ((cpuMs() - c0) * 1000) / events };
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+  }
 }
 
 async function child(modulePath: string, events: number, window: number): Promise<RunResult> {
@@ -77,6 +112,9 @@ async function child(modulePath: string, events: number, window: number): Promis
     const readCpu = cpuMs() - r0;
     again.close();
     if (read !== events) throw new Error(`read back ${read} of ${events} events`);
+    const groupBytes = Math.max(1, Math.round(fileBytes / st.commits));
+    const fa = floor(dir, st.commits, groupBytes, events, false);
+    const fo = floor(dir, st.commits, groupBytes, events, true);
     return {
       events,
       eventsPerSecWall: events / (wallMs / 1000),
@@ -89,6 +127,11 @@ async function child(modulePath: string, events: number, window: number): Promis
       commits: st.commits,
       commitMsTotal: st.commitMsTotal,
       commitMsMax: st.commitMsMax,
+      commitMsMean: st.commitMsTotal / st.commits,
+      floorAppendMsPerCommit: fa.msPerCommit,
+      floorAppendCpuUsPerEvent: fa.cpuUsPerEvent,
+      floorOverwriteMsPerCommit: fo.msPerCommit,
+      floorOverwriteCpuUsPerEvent: fo.cpuUsPerEvent,
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -22,7 +22,7 @@
 
 import { tagTimeLeftMs, type Catalog, type Table } from '../lsm/index.ts';
 import { situationKey, type EvidenceTable, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
-import { agentConfig, type AgentConfig } from './config.ts';
+import { agentConfig, type AgentConfig, type AgentConfigInput } from './config.ts';
 import { AgentError } from './errors.ts';
 import { messageCatalog, msg, renderMessage, type MessageTemplates } from './messages.ts';
 import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
@@ -43,7 +43,7 @@ export interface AgentOptions {
   database: string;
   inbox: AgentInbox;
   rules?: readonly Rule[];
-  config?: Partial<AgentConfig>;
+  config?: AgentConfigInput;
   clock?: () => number;
   onWarning?: (message: string) => void;
 }
@@ -380,7 +380,7 @@ export class Agent {
    * first, so a bad one leaves the old in force. A changed `intervalMs` reschedules the timer
    * (the next run one new interval from now). Runs are synchronous, so none sees a mix.
    */
-  reconfigure(partial: Partial<AgentConfig>): void {
+  reconfigure(partial: AgentConfigInput): void {
     const next = agentConfig(partial);
     const rescheduled = next.intervalMs !== this.cfg.intervalMs && this.timer !== undefined;
     if (JSON.stringify(next) !== JSON.stringify(this.cfg)) this.reevaluateAll();

@@ -35,9 +35,15 @@ describe('agentConfig', () => {
       [{ reorderPoint: 5 }, 'reorderPoint', /unknown key \(expected one of intervalMs, .*replenishQtyMediumMin\)/],
       [{ defaultReorder: { reorderPoint: 20, orderUpTo: 20 } }, 'defaultReorder', /orderUpTo > reorderPoint, got 20 ≤ 20/],
       [{ defaultReorder: 5 }, 'defaultReorder', /expected an object \{reorderPoint, orderUpTo\}, got 5/],
-      [{ reorderByItem: { BOLT: { reorderpoint: 3, orderUpTo: 9 } } }, 'reorderByItem.BOLT.reorderpoint', /unknown key \(expected reorderPoint, orderUpTo\)/],
+      [{ reorderByItem: { BOLT: { reorderpoint: 3, orderUpTo: 9 } } }, 'reorderByItem.BOLT.reorderpoint', /unknown key \(expected reorderPoint, orderUpTo, locations\)/],
       [{ reorderByItem: { BOLT: { orderUpTo: 9 } } }, 'reorderByItem.BOLT.reorderPoint', /≥ 0, got nothing/],
-      [{ reorderByItem: [] }, 'reorderByItem', /expected an object of item → \{reorderPoint, orderUpTo\}, got an array/],
+      [{ reorderByItem: [] }, 'reorderByItem', /expected an object of item → \{reorderPoint, orderUpTo, locations\}, got an array/],
+      [{ reorderByItem: { BOLT: { locations: { 'A-01': { reorderPoint: 9, orderUpTo: 9 } } } } }, 'reorderByItem.BOLT.locations.A-01', /orderUpTo > reorderPoint, got 9 ≤ 9/],
+      [{ reorderByItem: { BOLT: { locations: { 'A-01': { reorderPoint: 1, orderUpTo: 2, locations: {} } } } } }, 'reorderByItem.BOLT.locations.A-01.locations', /unknown key \(expected reorderPoint, orderUpTo\)/],
+      [{ reorderByItem: { BOLT: { locations: ['A-01'] } } }, 'reorderByItem.BOLT.locations', /expected an object of location → \{reorderPoint, orderUpTo\}, got an array/],
+      [{ reorderByItem: { BOLT: { locations: { 'A\n01': { reorderPoint: 1, orderUpTo: 2 } } } } }, 'reorderByItem.BOLT.locations.A\n01', /expected a location of 1 to 256 characters/],
+      // Levels beside `locations` are the item's own, so both or neither.
+      [{ reorderByItem: { BOLT: { orderUpTo: 9, locations: {} } } }, 'reorderByItem.BOLT.reorderPoint', /≥ 0, got nothing/],
       [{ reorderByItem: { '': { reorderPoint: 1, orderUpTo: 2 } } }, 'reorderByItem.', /1 to 256 characters/],
       [{ jobDurationMsByCapability: { pack: 0 } }, 'jobDurationMsByCapability.pack', /≥ 1, got 0/],
       [{ jobDurationMsByCapability: 3600 }, 'jobDurationMsByCapability', /expected an object of capability → ms, got 3600/],
@@ -49,6 +55,28 @@ describe('agentConfig', () => {
       expect(e.problem).toMatch(problem);
       expect(e.message).toBe(`agent config ${key}: ${e.problem}`);
     }
+  });
+
+  it('gives a location of an item its own policy, the item its own elsewhere, and other items the default', () => {
+    const c = agentConfig({
+      defaultReorder: { reorderPoint: 4, orderUpTo: 16 },
+      reorderByItem: {
+        // A pick face refilled from the reserve in small amounts; the item's other locations order more.
+        'ITEM-001': { reorderPoint: 40, orderUpTo: 150, locations: { 'A-01': { reorderPoint: 10, orderUpTo: 30 } } },
+        // Only a location given: the item's other locations take the default.
+        'ITEM-002': { locations: { DOCK: { reorderPoint: 0, orderUpTo: 5 } } },
+      },
+    });
+    expect(reorderPolicy(c, 'ITEM-001', 'A-01')).toEqual({ reorderPoint: 10, orderUpTo: 30 });
+    expect(reorderPolicy(c, 'ITEM-001', 'B-01')).toEqual({ reorderPoint: 40, orderUpTo: 150 });
+    // The whole item (a job's material, counted over every location) has the item's own.
+    expect(reorderPolicy(c, 'ITEM-001')).toEqual({ reorderPoint: 40, orderUpTo: 150 });
+    expect(reorderPolicy(c, 'ITEM-002', 'DOCK')).toEqual({ reorderPoint: 0, orderUpTo: 5 });
+    expect(reorderPolicy(c, 'ITEM-002', 'A-01')).toEqual({ reorderPoint: 4, orderUpTo: 16 });
+    expect(reorderPolicy(c, 'ITEM-003', 'A-01')).toEqual({ reorderPoint: 4, orderUpTo: 16 });
+    // Locations too are data: own keys only.
+    expect(reorderPolicy(c, 'ITEM-001', 'constructor')).toEqual({ reorderPoint: 40, orderUpTo: 150 });
+    expect(Object.isFrozen(c.reorderByItem['ITEM-001']!.locations)).toBe(true);
   });
 
   it('looks items and capabilities up among the configured ones only, not on the prototype', () => {

@@ -12,6 +12,12 @@ export interface ReorderPolicy {
   readonly orderUpTo: number;
 }
 
+/** An item's policy, and the locations of it that keep their own (a pick face, a reserve). */
+export interface ItemReorderPolicy extends ReorderPolicy {
+  /** Policy by location of this item; the item's own for its other locations. */
+  readonly locations?: Readonly<Record<string, ReorderPolicy>>;
+}
+
 export interface AgentConfig {
   /** How often the agent runs (`start()`); the work queue's decisions are made by the minute. */
   readonly intervalMs: number;
@@ -26,14 +32,25 @@ export interface AgentConfig {
   /** Estimated run time of a job by its capability; `defaultJobDurationMs` for others. */
   readonly jobDurationMsByCapability: Readonly<Record<string, number>>;
   readonly defaultJobDurationMs: number;
-  /** Reorder policy by item; `defaultReorder` for others. */
-  readonly reorderByItem: Readonly<Record<string, ReorderPolicy>>;
+  /**
+   * Reorder policy by item, optionally by location within an item (`locations`); `defaultReorder`
+   * for other items. An item given only `locations` takes `defaultReorder` for its other locations.
+   */
+  readonly reorderByItem: Readonly<Record<string, ItemReorderPolicy>>;
   readonly defaultReorder: ReorderPolicy;
   /** A resource free at least this long while matching work waits is flagged as idle. */
   readonly idleMsMin: number;
   /** Replenishment quantities from this size up are medium risk. */
   readonly replenishQtyMediumMin: number;
 }
+
+/**
+ * What a caller gives `agentConfig` (config.json's `agent`, a replay's rules config): any keys,
+ * and an item's entry with only `locations` (its levels then are the default's).
+ */
+export type AgentConfigInput = Partial<Omit<AgentConfig, 'reorderByItem'>> & {
+  readonly reorderByItem?: Readonly<Record<string, Partial<ReorderPolicy> & { readonly locations?: Readonly<Record<string, ReorderPolicy>> }>>;
+};
 
 export const DEFAULT_AGENT_CONFIG: AgentConfig = {
   intervalMs: 60_000,
@@ -92,18 +109,39 @@ const record = (key: string, v: unknown, expected: string): Record<string, unkno
 const policy = (key: string, p: unknown): ReorderPolicy => {
   const o = record(key, p, '{reorderPoint, orderUpTo}');
   for (const k of Object.keys(o)) if (k !== 'reorderPoint' && k !== 'orderUpTo') throw new AgentConfigError(`${key}.${k}`, 'unknown key (expected reorderPoint, orderUpTo)');
+  return levels(key, o);
+};
+const levels = (key: string, o: Record<string, unknown>): ReorderPolicy => {
   const reorderPoint = nonNegative(`${key}.reorderPoint`, o.reorderPoint);
   const orderUpTo = positive(`${key}.orderUpTo`, o.orderUpTo);
   if (orderUpTo <= reorderPoint) throw new AgentConfigError(key, `expected orderUpTo > reorderPoint, got ${orderUpTo} ≤ ${reorderPoint}`);
   return Object.freeze({ reorderPoint, orderUpTo });
 };
-/** Item ids and capabilities are the modules' codes: any non-empty name without control characters. */
-const nameKey = (key: string, name: string): void => {
-  if (name.length === 0 || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name)) throw new AgentConfigError(key, `expected an item id or capability of 1 to 256 characters without control characters, got ${JSON.stringify(name)}`);
+/** Item ids, locations and capabilities are the modules' codes: any non-empty name without control characters. */
+const nameKey = (key: string, name: string, what = 'an item id or capability'): void => {
+  if (name.length === 0 || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name)) throw new AgentConfigError(key, `expected ${what} of 1 to 256 characters without control characters, got ${JSON.stringify(name)}`);
+};
+/** An item's entry: its own levels, and/or `locations` (then levels left out are the default's). */
+const itemPolicy = (key: string, p: unknown, fallback: ReorderPolicy): ItemReorderPolicy => {
+  const o = record(key, p, '{reorderPoint, orderUpTo, locations}');
+  for (const k of Object.keys(o)) {
+    if (k !== 'reorderPoint' && k !== 'orderUpTo' && k !== 'locations') throw new AgentConfigError(`${key}.${k}`, 'unknown key (expected reorderPoint, orderUpTo, locations)');
+  }
+  if (!Object.hasOwn(o, 'locations')) return levels(key, o);
+  const own = o.reorderPoint === undefined && o.orderUpTo === undefined ? fallback : levels(key, o);
+  const given = record(`${key}.locations`, o.locations, 'of location → {reorderPoint, orderUpTo}');
+  // fromEntries makes own properties of every name ('__proto__' included), where assignment would not.
+  const locations = Object.fromEntries(
+    Object.entries(given).map(([location, lp]) => {
+      nameKey(`${key}.locations.${location}`, location, 'a location');
+      return [location, policy(`${key}.locations.${location}`, lp)];
+    }),
+  );
+  return Object.freeze({ reorderPoint: own.reorderPoint, orderUpTo: own.orderUpTo, locations: Object.freeze(locations) });
 };
 
 /** Validates every key of a (partial) agent config and fills the rest from DEFAULT_AGENT_CONFIG. */
-export function agentConfig(partial: Partial<AgentConfig> = {}): AgentConfig {
+export function agentConfig(partial: AgentConfigInput = {}): AgentConfig {
   const given = record('(top level)', partial, 'of agent config keys');
   for (const k of Object.keys(given)) {
     if (!(AGENT_CONFIG_KEYS as readonly string[]).includes(k)) throw new AgentConfigError(k, `unknown key (expected one of ${AGENT_CONFIG_KEYS.join(', ')})`);
@@ -116,24 +154,34 @@ export function agentConfig(partial: Partial<AgentConfig> = {}): AgentConfig {
     nameKey(`jobDurationMsByCapability.${cap}`, cap);
     positive(`jobDurationMsByCapability.${cap}`, ms);
   }
-  const items = record('reorderByItem', c.reorderByItem, 'of item → {reorderPoint, orderUpTo}');
+  const defaultReorder = policy('defaultReorder', c.defaultReorder);
+  const items = record('reorderByItem', c.reorderByItem, 'of item → {reorderPoint, orderUpTo, locations}');
   // fromEntries makes own properties of every name ('__proto__' included), where assignment would not.
-  const reorderByItem: Record<string, ReorderPolicy> = Object.fromEntries(
+  const reorderByItem: Record<string, ItemReorderPolicy> = Object.fromEntries(
     Object.entries(items).map(([item, p]) => {
       nameKey(`reorderByItem.${item}`, item);
-      return [item, policy(`reorderByItem.${item}`, p)];
+      return [item, itemPolicy(`reorderByItem.${item}`, p, defaultReorder)];
     }),
   );
   return Object.freeze({
     ...c,
     jobDurationMsByCapability: Object.freeze(Object.fromEntries(Object.entries(durations)) as Record<string, number>),
     reorderByItem: Object.freeze(reorderByItem),
-    defaultReorder: policy('defaultReorder', c.defaultReorder),
+    defaultReorder,
   });
 }
 
 // Own keys only: an item or capability named like an Object.prototype member ('constructor') is
 // the modules' data, not a lookup of the prototype.
-export const reorderPolicy = (c: AgentConfig, item: string): ReorderPolicy => (Object.hasOwn(c.reorderByItem, item) ? c.reorderByItem[item]! : c.defaultReorder);
+/**
+ * The policy of an item at a location: the location's own, else the item's, else the default.
+ * Without a location (a whole item's stock, summed over its locations) the item's.
+ */
+export const reorderPolicy = (c: AgentConfig, item: string, location?: string): ReorderPolicy => {
+  if (!Object.hasOwn(c.reorderByItem, item)) return c.defaultReorder;
+  const p = c.reorderByItem[item]!;
+  const at = location !== undefined && p.locations !== undefined && Object.hasOwn(p.locations, location) ? p.locations[location]! : undefined;
+  return at ?? (p.locations === undefined ? p : { reorderPoint: p.reorderPoint, orderUpTo: p.orderUpTo });
+};
 export const jobDurationMs = (c: AgentConfig, capability: string | null): number =>
   capability !== null && Object.hasOwn(c.jobDurationMsByCapability, capability) ? c.jobDurationMsByCapability[capability]! : c.defaultJobDurationMs;

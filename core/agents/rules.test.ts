@@ -225,6 +225,27 @@ describe('stock-reorder (changelog-triggered)', () => {
     expect(third.withdrawn[0]!.withdrawnReason).toMatch(/NUT at A is at 20 now, not below the reorder point 5/);
   });
 
+  it("orders each location of an item to its own level, and rechecks against that location's", () => {
+    // A pick face (A) refilled in small amounts beside a reserve (R) of the same item.
+    site.stock('BOLT', 'A', { on_hand: 8, reserved: 0 }); // below A's 10, above nothing else
+    site.stock('BOLT', 'R', { on_hand: 30, reserved: 0 }); // below the item's 40
+    site.stock('BOLT', 'DOCK', { on_hand: 45, reserved: 0 }); // above the item's 40
+    site.commit();
+    const config = { reorderByItem: { BOLT: { reorderPoint: 40, orderUpTo: 100, locations: { A: { reorderPoint: 10, orderUpTo: 25 } } } } };
+    const { agent } = site.agentAndInbox({ agent: { config } });
+    const created = agent.run().created.filter((p) => p.ruleId === 'stock-reorder');
+    expect(created.map((p) => p.params)).toEqual([
+      { item: 'BOLT', location: 'A', qty: 17, position_before: 8 },
+      { item: 'BOLT', location: 'R', qty: 70, position_before: 30 },
+    ]);
+    const a = created.find((p) => p.params.location === 'A')!;
+    expect(a.explanation).toMatch(/below the reorder point 10\. Order 17 to bring it to 25/);
+    // A at 12 has recovered by its own point (10), though it is under the item's (40).
+    site.stock('BOLT', 'A', { on_hand: 12 });
+    site.commit();
+    expect(agent.recheck(a)).toMatchObject({ holds: false, reason: 'BOLT at A is at 12 now, not below the reorder point 10' });
+  });
+
   it('sees the order placed when orders reserved more meanwhile (inbound rose by qty over the evidence row)', () => {
     site.stock('NUT', 'A', { on_hand: 1, reserved: 0, inbound: 2 });
     site.commit();

@@ -3,7 +3,7 @@
 //
 //   { "label": "reorder-8",                          // names the run in reports (default: file name)
 //     "rules": ["assign-job", {"id": "stock-reorder", "version": "2"}],   // default: all rules
-//     "config": { "defaultReorder": {"reorderPoint": 8, "orderUpTo": 20} } }   // Partial<AgentConfig>
+//     "config": { "defaultReorder": {"reorderPoint": 8, "orderUpTo": 20} } }   // AgentConfigInput
 //
 // A rule given with a version must be installed at that version (the replay refuses to pretend
 // another version ran). Thresholds and the other tunables are core/agents' AgentConfig keys,
@@ -13,13 +13,13 @@
 
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { agentConfig, DEFAULT_RULES, type AgentConfig, type Rule } from '../agents/index.ts';
+import { agentConfig, DEFAULT_RULES, type AgentConfig, type AgentConfigInput, type Rule } from '../agents/index.ts';
 
 export interface AgentSpec {
   label: string;
   rules: readonly Rule[];
   /** The thresholds that differ from the live agent's (runReplay: `agentConfigFor`). */
-  overrides: Partial<AgentConfig>;
+  overrides: AgentConfigInput;
   /** What was asked for (file content or "default"), for the run manifest. */
   source: unknown;
 }
@@ -47,13 +47,13 @@ export function agentSpecFrom(raw: unknown, fallbackLabel: string): AgentSpec {
       return rule;
     });
   }
-  const overrides = (o.config ?? {}) as Partial<AgentConfig>;
+  const overrides = (o.config ?? {}) as AgentConfigInput;
   agentConfig(overrides); // refused here, before a fixture is opened, not at the first run
   return { label, rules, overrides, source: raw };
 }
 
 /** The config a replay's agent runs with: the live agent's (as the fixture recorded it) with the spec's overrides. */
-export function agentConfigFor(spec: AgentSpec, live: Partial<AgentConfig> | undefined): AgentConfig {
+export function agentConfigFor(spec: AgentSpec, live: AgentConfigInput | undefined): AgentConfig {
   return agentConfig({ ...live, ...spec.overrides });
 }
 

@@ -19,7 +19,7 @@ import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import { Catalog, type Snapshot, type Table } from '../lsm/index.ts';
 import { snapshotToJson } from '../lsm/snapshot.ts';
-import { AGENT_TAG_PREFIX, AgentConfigError, agentConfig, compareRunIds, STATE_TABLES, type AgentConfig } from '../agents/index.ts';
+import { AGENT_TAG_PREFIX, AgentConfigError, agentConfig, compareRunIds, STATE_TABLES, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, readDecisionLog, readProposals, type Json } from '../inbox/index.ts';
 import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS } from '../ingest/freshness.ts';
@@ -55,15 +55,15 @@ export const tagName = (tag: string): string => (tag.startsWith(TAG_PREFIX) ? ta
  * The site's config.json `agent` section (core/site validates it when the site starts), checked
  * again by core/agents; {} for a site without one (the defaults ran).
  */
-function liveAgentConfig(raw: unknown, file: string): Partial<AgentConfig> {
+function liveAgentConfig(raw: unknown, file: string): AgentConfigInput {
   if (raw === undefined) return {};
   try {
-    agentConfig(raw as Partial<AgentConfig>);
+    agentConfig(raw as AgentConfigInput);
   } catch (e) {
     if (e instanceof AgentConfigError) throw new Error(`${file}: agent${e.key === '(top level)' ? '' : `.${e.key}`}: ${e.problem}`);
     throw e;
   }
-  return raw as Partial<AgentConfig>;
+  return raw as AgentConfigInput;
 }
 
 /** Epoch ms of an agent run id `yyyyMMdd-HHmmss-SSS[-n]`; undefined when it is not one. */

@@ -21,7 +21,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentConfig } from '../agents/index.ts';
+import type { AgentConfigInput } from '../agents/index.ts';
 import type { Decision, Json, Proposal } from '../inbox/index.ts';
 import { sha256File } from './json.ts';
 import { extractTar } from './tar.ts';
@@ -64,7 +64,7 @@ export interface FixtureManifest {
    * thresholds it ran with (the site's config.json `agent` section at the export; absent in a
    * fixture exported before sites had one, which ran with the defaults).
    */
-  liveAgent: { baselineRunId: string | null; runIds: number; intervalMs: number; config?: Partial<AgentConfig> };
+  liveAgent: { baselineRunId: string | null; runIds: number; intervalMs: number; config?: AgentConfigInput };
   decisions: number;
   liveProposals: number;
   files: FixtureFile[];

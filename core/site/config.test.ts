@@ -91,7 +91,7 @@ describe('parseConfig', () => {
       [{ site: 's', ui: { idleSignOutMs: 13 * 3_600_000 } }, 'ui.idleSignOutMs', /integer from 0 to 43200000, got 46800000/],
       [{ site: 's', ui: { idleMs: 1 } }, 'ui.idleMs', /unknown key \(expected one of idleSignOutMs\)/],
       [{ site: 's', agent: { reorderByItem: { 'ITEM-007': { reorderPoint: 30, orderUpTo: 20 } } } }, 'agent.reorderByItem.ITEM-007', /expected orderUpTo > reorderPoint, got 20 ≤ 30/],
-      [{ site: 's', agent: { reorderByItem: { 'ITEM-007': { reorderPoint: 3, orderUpto: 20 } } } }, 'agent.reorderByItem.ITEM-007.orderUpto', /unknown key \(expected reorderPoint, orderUpTo\)/],
+      [{ site: 's', agent: { reorderByItem: { 'ITEM-007': { reorderPoint: 3, orderUpto: 20 } } } }, 'agent.reorderByItem.ITEM-007.orderUpto', /unknown key \(expected reorderPoint, orderUpTo, locations\)/],
       [{ site: 's', agent: { defaultReorder: { reorderPoint: -1, orderUpTo: 20 } } }, 'agent.defaultReorder.reorderPoint', /expected an integer ≥ 0, got -1/],
       [{ site: 's', agent: { jobDurationMsByCapability: { pack: '20 min' } } }, 'agent.jobDurationMsByCapability.pack', /expected an integer ≥ 1, got "20 min"/],
       [{ site: 's', agent: { intervalMs: 1_000 } }, 'agent.intervalMs', /integer from 10000 to 3600000, got 1000/],

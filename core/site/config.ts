@@ -18,7 +18,7 @@ import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { targetProblem } from '../sync/targets/open.ts';
 import { localFileIO } from '../lsm/index.ts';
-import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, type AgentConfig } from '../agents/index.ts';
+import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
@@ -369,7 +369,7 @@ function parseSiteAgent(raw: unknown): SiteAgentConfig {
   int(a, 'intervalMs', 'agent.', DEFAULT_AGENT_CONFIG.intervalMs, 10_000, 3600_000);
   let c: AgentConfig;
   try {
-    c = agentConfig(a as Partial<AgentConfig>);
+    c = agentConfig(a as AgentConfigInput);
   } catch (e) {
     if (e instanceof AgentConfigError) throw new ConfigError(`agent.${e.key}`, e.problem);
     throw e;

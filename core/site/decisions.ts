@@ -17,7 +17,7 @@
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
-import { Agent, type AgentConfig } from '../agents/index.ts';
+import { Agent, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
 import { Inbox, WriteBack, type SignInResult, type UserStore } from '../inbox/index.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
@@ -60,7 +60,7 @@ export interface DecisionsOptions {
   users: UserStore;
   ingestor: Ingestor;
   internal: MqttClient;
-  agent?: Partial<AgentConfig>;
+  agent?: AgentConfigInput;
   /** Inbox `decisionEvidenceRetentionMs` (config `evidence.decisionsMs`). */
   decisionEvidenceRetentionMs?: number;
   /** Start the agent's timer (false: runs only on demand). Default true. */

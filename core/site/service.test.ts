@@ -37,9 +37,13 @@ const kindOf = async (p: Promise<unknown>): Promise<string> => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tilstand-service-'));
-  // The demo site, with one item's reorder policy of its own (config.json agent): every ITEM-001
-  // row is under its reorder point, the other items have the default (5, up to 20).
-  const agent = (c: ReturnType<typeof demoConfig>) => ({ ...c.agent, reorderByItem: { 'ITEM-001': { reorderPoint: 1000, orderUpTo: 2000 } } });
+  // The demo site, with one item's reorder policy of its own (config.json agent), and one location
+  // of it with its own again: every ITEM-001 row is under its reorder point, the other items have
+  // the default (5, up to 20).
+  const agent = (c: ReturnType<typeof demoConfig>) => ({
+    ...c.agent,
+    reorderByItem: { 'ITEM-001': { reorderPoint: 1000, orderUpTo: 2000, locations: { DOCK: { reorderPoint: 2000, orderUpTo: 3000 } } } },
+  });
   await initDataDir({ data: join(dir, 'data'), site: 'demo', config: (c) => ({ ...demoConfig(c), agent: agent(c) }), admin: DEMO_ADMIN });
   site = await Site.start({ data: join(dir, 'data'), demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000, agentTimer: false, ui: false });
   await site.users.add({ name: 'Olav', role: 'operator', pin: '1357' });
@@ -155,8 +159,9 @@ describe('SiteService', () => {
     const all = await api.call('stock', {}, s);
     const own = all.filter((r) => r.item === 'ITEM-001');
     expect(own.length).toBeGreaterThan(0);
+    expect(own.map((r) => r.location)).toContain('DOCK');
     for (const r of all) {
-      expect([r.reorder_point, r.order_up_to]).toEqual(r.item === 'ITEM-001' ? [1000, 2000] : [5, 20]);
+      expect([r.reorder_point, r.order_up_to]).toEqual(r.item !== 'ITEM-001' ? [5, 20] : r.location === 'DOCK' ? [2000, 3000] : [1000, 2000]);
       // The agent's position: on hand − reserved + inbound, nulls as 0.
       expect(r.below_reorder_point).toBe((r.on_hand ?? 0) - (r.reserved ?? 0) + (r.inbound ?? 0) < r.reorder_point);
     }

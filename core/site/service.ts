@@ -538,7 +538,7 @@ export class SiteService implements SiteBackend {
         const onHand = n(onHandV);
         const reserved = n(reservedV);
         const inbound = n(inboundV);
-        const { reorderPoint, orderUpTo } = reorderPolicy(config, item);
+        const { reorderPoint, orderUpTo } = reorderPolicy(config, item, location);
         // The agent's own position (nulls as 0), so a row only commerce or procurement has
         // written yet counts as the agent counts it.
         const belowPoint = stockPosition({ on_hand: onHand, reserved, inbound }) < reorderPoint;

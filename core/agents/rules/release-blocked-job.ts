@@ -2,7 +2,8 @@
 // quantity (on_hand − reserved, summed over locations) is at least the job's material_qty.
 // Only jobs blocked for material (no reason, or a reason that names material/stock/short).
 // Command: operations `release_job {job_id}`. Medium risk when releasing would take the item
-// below its reorder point.
+// below its reorder point (the item's own, not a location's: the job's material is counted over
+// all of the item's locations).
 //
 // Jobs waiting for the same item share its stock: the blocked jobs of an item are served in
 // queue order (priority, then due time, then id), each from what the jobs before it left, and a

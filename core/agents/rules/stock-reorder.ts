@@ -1,8 +1,9 @@
 // Rule (changelog-triggered): stock falling below its reorder point → propose a replenishment.
 // It reads only what changed in `stock` between the previous run's tag and this run's snapshot
 // (ReadOnlyTable.changesSince → Table.changes, mode diff), so a quiet table costs nothing. A row
-// triggers when its position (on_hand − reserved + inbound) is below the item's reorder point
-// and was not before (or is new). The first run (no previous tag) sees every row as new.
+// triggers when its position (on_hand − reserved + inbound) is below the reorder point of the item
+// at that location (config `reorderByItem`, a location's own under `locations`, else the item's,
+// else `defaultReorder`) and was not before (or is new). The first run (no previous tag) sees every row as new.
 // Command: procurement `replenish {item, location, qty}` for qty = orderUpTo − position.
 // Effect: the position rose by qty, or — when orders reserved more meanwhile, which lowers the
 // position by as much — the row's inbound rose by qty over the proposal's evidence row.
@@ -48,7 +49,7 @@ export const stockReorder: Rule = {
     for (const c of changes) {
       if (c.kind !== '+I' && c.kind !== '+U') continue;
       const item = String(c.row.item);
-      const { reorderPoint, orderUpTo } = reorderPolicy(ctx.config, item);
+      const { reorderPoint, orderUpTo } = reorderPolicy(ctx.config, item, String(c.row.location));
       const now = position(c.row);
       const was = before.get(keyText(c.row));
       if (now >= reorderPoint || (was !== undefined && was < reorderPoint)) continue;
@@ -82,7 +83,7 @@ export const stockReorder: Rule = {
   recheck(ctx, p) {
     const r = ctx.tables.stock.get({ item: p.params.item!, location: p.params.location! });
     if (!r) return gone(msg('stock-reorder.recheckGone', { item: String(p.params.item), location: String(p.params.location) }));
-    const { reorderPoint } = reorderPolicy(ctx.config, String(p.params.item));
+    const { reorderPoint } = reorderPolicy(ctx.config, String(p.params.item), String(p.params.location));
     const now = position(r);
     if (now >= reorderPoint) return gone(msg('stock-reorder.recheckRecovered', { item: String(p.params.item), location: String(p.params.location), position: now, reorderPoint }));
     return HOLDS;

@@ -168,6 +168,8 @@ describe('tilstand', () => {
 
     edit((c) => (c.agent.reorderByItem = { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }));
     expect((await run(['config', 'check', '--data', data])).out).toContain('reorder point 5, up to 20; 1 item with a policy of its own');
+    edit((c) => (c.agent.reorderByItem['ITEM-007'].locations = { 'A-01': { reorderPoint: 2, orderUpTo: 8 }, DOCK: { reorderPoint: 0, orderUpTo: 4 } }));
+    expect((await run(['config', 'check', '--data', data])).out).toContain('reorder point 5, up to 20; 1 item with a policy of its own; 2 item locations with their own');
     const effective = JSON.parse((await run(['config', 'check', '--data', data, '--json'])).out) as { agent: { reorderByItem: unknown; idleMsMin: number } };
     expect(effective.agent).toMatchObject({ reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }, idleMsMin: 900_000 });
 

@@ -119,9 +119,11 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   }
   const ag = config.agent;
   const own = Object.keys(ag.reorderByItem).length;
+  const atLocations = Object.values(ag.reorderByItem).reduce((n, p) => n + Object.keys(p.locations ?? {}).length, 0);
+  const policies = [own > 0 ? `${own} item${own === 1 ? '' : 's'} with a policy of ${own === 1 ? 'its' : 'their'} own` : '', atLocations > 0 ? `${atLocations} item location${atLocations === 1 ? '' : 's'} with ${atLocations === 1 ? 'its' : 'their'} own` : ''];
   await print(io.stdout, [
     `config ok: ${dataPaths(data).config} (site ${config.site})`,
-    `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${own > 0 ? `; ${own} item${own === 1 ? '' : 's'} with a policy of ${own === 1 ? 'its' : 'their'} own` : ''}`,
+    `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${policies.filter((x) => x !== '').map((x) => `; ${x}`).join('')}`,
     'a running site takes agent, alarms and ui with `tilstand config reload`; the other sections at its next start',
   ]);
   return EXIT.ok;

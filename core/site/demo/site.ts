@@ -1,6 +1,6 @@
 // The demo site's config: the defaults with budgets short enough that changes show within
-// seconds (a real site's budgets come from the decisions they serve; see config.ts), and two
-// items with a reorder policy of their own.
+// seconds (a real site's budgets come from the decisions they serve; see config.ts), two
+// items with a reorder policy of their own, and one location of them with its own.
 
 import type { SiteConfig } from '../config.ts';
 
@@ -13,8 +13,15 @@ export function demoConfig(c: SiteConfig): SiteConfig {
     // At the default pace every simulated stream publishes within a minute or two: ten silent
     // minutes mean a module stopped (or the demo was slowed down that far with --demo-step-ms).
     alarms: { streamSilentMs: { '*': 600_000 } },
-    // Two items with a reorder policy of their own, beside the default (5, up to 20), so the stock
-    // screen and the agent's replenishments show a site's own numbers (config.json `agent`).
-    agent: { ...c.agent, reorderByItem: { 'ITEM-001': { reorderPoint: 40, orderUpTo: 150 }, 'ITEM-002': { reorderPoint: 25, orderUpTo: 80 } } },
+    // Two items with a reorder policy of their own, beside the default (5, up to 20), and one
+    // location of them with its own again (ITEM-001's pick face A-01, refilled in smaller amounts),
+    // so the stock screen and the agent's replenishments show a site's own numbers (config.json `agent`).
+    agent: {
+      ...c.agent,
+      reorderByItem: {
+        'ITEM-001': { reorderPoint: 40, orderUpTo: 150, locations: { 'A-01': { reorderPoint: 30, orderUpTo: 90 } } },
+        'ITEM-002': { reorderPoint: 25, orderUpTo: 80 },
+      },
+    },
   };
 }

@@ -328,6 +328,15 @@ describe('reconfigure', () => {
     expect(r.created.map((p) => [p.action, p.params])).toEqual([['replenish', { item: 'BOLT', location: 'A', qty: 72, position_before: 28 }]]);
     expect(() => agent.reconfigure({ reorderByItem: { BOLT: { reorderPoint: 50, orderUpTo: 10 } } })).toThrow(/agent config reorderByItem\.BOLT: expected orderUpTo > reorderPoint/);
     expect(agent.config.reorderByItem.BOLT).toEqual({ reorderPoint: 50, orderUpTo: 100 });
+    // New retentions or a new interval change no row's verdict: the next run reads only what
+    // changed, as before; a new threshold makes it read every row.
+    const everyRow = vi.spyOn(agent, 'reevaluateAll');
+    agent.reconfigure({ ...agent.config, evidenceRetentionMs: 3 * 86_400_000, baselineRetentionMs: 7_200_000, intervalMs: 120_000 });
+    expect(agent.config).toMatchObject({ evidenceRetentionMs: 3 * 86_400_000, baselineRetentionMs: 7_200_000 });
+    expect(everyRow).not.toHaveBeenCalled();
+    agent.reconfigure({ ...agent.config, idleMsMin: 60_000, intervalMs: 60_000 });
+    expect(everyRow).toHaveBeenCalledTimes(1);
+    everyRow.mockRestore();
 
     vi.useFakeTimers();
     try {

@@ -383,7 +383,9 @@ export class Agent {
   reconfigure(partial: AgentConfigInput): void {
     const next = agentConfig(partial);
     const rescheduled = next.intervalMs !== this.cfg.intervalMs && this.timer !== undefined;
-    if (JSON.stringify(next) !== JSON.stringify(this.cfg)) this.reevaluateAll();
+    // The evidence retentions and the interval change no row's verdict: only the thresholds do.
+    const verdicts = (c: AgentConfig) => JSON.stringify({ ...c, evidenceRetentionMs: 0, baselineRetentionMs: 0, intervalMs: 0 });
+    if (verdicts(next) !== verdicts(this.cfg)) this.reevaluateAll();
     this.cfg = next;
     if (rescheduled) {
       clearInterval(this.timer);

@@ -228,6 +228,14 @@ describe('decide: who may', () => {
     expect(warnings.filter((m) => m.includes('work_queue'))).toEqual([]);
     expect(warnings.filter((m) => m.includes('stock'))).toHaveLength(4); // no stock table: the decisions stand
     expect(() => inbox({ decisionEvidenceRetentionMs: 0 })).toThrow(/decisionEvidenceRetentionMs: expected an integer ≥ 1/);
+    // A new retention (a site's config reload) for the decisions from then on; a bad one changes nothing.
+    expect(() => i.setDecisionEvidenceRetention(-1)).toThrow(/decisionEvidenceRetentionMs: expected an integer ≥ 1, got -1/);
+    i.setDecisionEvidenceRetention(90 * 86_400_000);
+    expect(i.decisionEvidenceMs).toBe(90 * 86_400_000);
+    const [d] = i.submit({ runId: 'r2', proposals: [at('J-4')], withdrawals: [] }).created;
+    await i.decide(d!.id, 'reject', { user: 'lena', pin: '1111' });
+    expect(wq.tags.get(`decision-${d!.id}`).retainedMillis).toBe(90 * 86_400_000);
+    expect(wq.tags.get(`decision-${a!.id}`).retainedMillis).toBe(30 * 86_400_000);
   });
 
   it('refuses operators, viewers, unknown and disabled users, and logs each refusal', async () => {

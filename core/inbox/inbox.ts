@@ -149,6 +149,10 @@ export interface ProposalFilter {
 const DEFAULT_RESUGGEST_MS = 8 * 3600_000;
 const DEFAULT_COMMENT_CHARS_MAX = 1000;
 const DEFAULT_DECISION_EVIDENCE_MS = 365 * 24 * 3600_000;
+function checkedDecisionEvidenceMs(ms: number): number {
+  if (!Number.isSafeInteger(ms) || ms < 1) throw new InboxError('InvalidArgument', `decisionEvidenceRetentionMs: expected an integer ≥ 1, got ${ms}`);
+  return ms;
+}
 const DEFAULT_LIST_LIMIT = 1000;
 
 /** The tag that keeps a decided proposal's evidence (on each table it read). */
@@ -177,8 +181,7 @@ export class Inbox {
   private readonly clock: () => number;
   private readonly resuggestMs: number;
   private readonly commentMax: number;
-  /** `decisionEvidenceRetentionMs` in force. */
-  readonly decisionEvidenceMs: number;
+  private decisionEvidence: number;
   private readonly warn: (m: string) => void;
   /** Open or deferred proposals, and approved ones whose command is in flight. */
   private readonly active = new Map<string, Proposal>();
@@ -209,14 +212,26 @@ export class Inbox {
     return new Inbox(o);
   }
 
+  /** `decisionEvidenceRetentionMs` in force. */
+  get decisionEvidenceMs(): number {
+    return this.decisionEvidence;
+  }
+
+  /**
+   * A new `decisionEvidenceRetentionMs` for the decisions made from now on (a site's config
+   * reload); the tags of earlier decisions keep the retention they were made with.
+   */
+  setDecisionEvidenceRetention(ms: number): void {
+    this.decisionEvidence = checkedDecisionEvidenceMs(ms);
+  }
+
   private constructor(o: InboxOptions) {
     this.o = o;
     this.site = siteOfDatabase(o.database);
     this.clock = o.clock ?? Date.now;
     this.resuggestMs = o.resuggestAfterDecisionMs ?? DEFAULT_RESUGGEST_MS;
     this.commentMax = o.commentCharsMax ?? DEFAULT_COMMENT_CHARS_MAX;
-    this.decisionEvidenceMs = o.decisionEvidenceRetentionMs ?? DEFAULT_DECISION_EVIDENCE_MS;
-    if (!Number.isSafeInteger(this.decisionEvidenceMs) || this.decisionEvidenceMs < 1) throw new InboxError('InvalidArgument', `decisionEvidenceRetentionMs: expected an integer ≥ 1, got ${this.decisionEvidenceMs}`);
+    this.decisionEvidence = checkedDecisionEvidenceMs(o.decisionEvidenceRetentionMs ?? DEFAULT_DECISION_EVIDENCE_MS);
     if (!Number.isSafeInteger(this.resuggestMs) || this.resuggestMs < 0) throw new InboxError('InvalidArgument', `resuggestAfterDecisionMs: expected an integer ≥ 0, got ${this.resuggestMs}`);
     if (!Number.isSafeInteger(this.commentMax) || this.commentMax < 0) throw new InboxError('InvalidArgument', `commentCharsMax: expected an integer ≥ 0, got ${this.commentMax}`);
     this.warn = o.onWarning ?? ((m) => console.warn(`inbox: ${m}`));
@@ -430,7 +445,7 @@ export class Inbox {
       if (e.tag === null || e.snapshotId === null) continue;
       try {
         const table = this.o.catalog.getTable({ database: this.o.database, table: e.table });
-        if (!table.tags.exists(name)) table.createTag(name, e.snapshotId, this.decisionEvidenceMs);
+        if (!table.tags.exists(name)) table.createTag(name, e.snapshotId, this.decisionEvidence);
       } catch (err) {
         this.warn(`the evidence of ${p.id} in ${e.table} is not kept beyond the agent's run tag: ${(err as Error).message}`);
       }

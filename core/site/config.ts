@@ -408,6 +408,11 @@ function filesFrom(c: SiteConfig, data: string): SiteConfig {
   return { ...c, broker, http: { ...c.http, tls: tls(c.http.tls) } };
 }
 
+/** The config.json sections a running site applies when it reloads the file (`Site.reloadConfig`). */
+export const LIVE_CONFIG_SECTIONS = ['agent', 'evidence', 'alarms', 'ui'] as const;
+/** The live sections as a list in words: 'agent, evidence, alarms and ui'. */
+export const LIVE_CONFIG_SECTIONS_TEXT = `${LIVE_CONFIG_SECTIONS.slice(0, -1).join(', ')} and ${LIVE_CONFIG_SECTIONS.at(-1)!}`;
+
 /**
  * Config `agent` and `evidence` as the agent's options and the inbox's (the names differ:
  * core/agents, core/inbox).

@@ -154,10 +154,28 @@ describe('Site', () => {
     const DAY = 86_400_000;
     const agent = { reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } }, jobDurationMsByCapability: { pack: 1_200_000 }, idleMsMin: 0 };
     await initDataDir({ data, site: 'ev', config: (c) => ({ ...demoConfig(c), evidence: { proposingRunsMs: 3 * DAY, otherRunsMs: 2 * DAY, decisionsMs: 10 * 365 * DAY }, agent: { ...c.agent, ...agent } }) });
+    // One stock row above its reorder point, so a run tags stock and proposes nothing.
+    const w = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_ev', table: 'stock' }).newWriter();
+    w.writeRecord({ item: 'BOLT', location: 'A-01', on_hand: 30, inventory_seq: 1n });
+    w.commit();
+    w.close();
     const site = await Site.start({ data, mqttPort: 0, httpPort: 0, agentTimer: false, ui: false });
     sites.push(site);
     expect(site.decisions!.agent.config).toMatchObject({ evidenceRetentionMs: 3 * DAY, baselineRetentionMs: 2 * DAY, ...agent });
     expect(site.decisions!.inbox.decisionEvidenceMs).toBe(10 * 365 * DAY);
+
+    // A reload takes new retentions for the tags made from then on, and does not make the agent
+    // look at every row again (no threshold changed).
+    const c = readConfig(data);
+    writeConfig(data, { ...c, evidence: { proposingRunsMs: 5 * DAY, otherRunsMs: 4 * DAY, decisionsMs: 2 * 365 * DAY } });
+    expect(site.reloadConfig()).toEqual({ applied: ['evidence'], restartNeeded: [] });
+    expect(site.decisions!.agent.config).toMatchObject({ evidenceRetentionMs: 5 * DAY, baselineRetentionMs: 4 * DAY, ...agent });
+    expect(site.decisions!.inbox.decisionEvidenceMs).toBe(2 * 365 * DAY);
+    expect(site.config.evidence).toEqual({ proposingRunsMs: 5 * DAY, otherRunsMs: 4 * DAY, decisionsMs: 2 * 365 * DAY });
+    const run = site.runAgent();
+    expect(run.created).toEqual([]); // a run without proposals keeps its tags otherRunsMs
+    const tag = site.catalog.getTable({ database: 'site_ev', table: 'stock' }).tags.get(`agent-${run.runId}`);
+    expect(tag?.retainedMillis).toBe(4 * DAY);
   });
 
   it("a raised reorder point reaches rows already under it: by reload, and by a start on the changed config", async () => {

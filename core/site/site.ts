@@ -30,7 +30,7 @@ import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { dataPaths, decisionOptions, readConfig, type SiteConfig } from './config.ts';
+import { dataPaths, decisionOptions, LIVE_CONFIG_SECTIONS, readConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
@@ -141,9 +141,6 @@ async function listenWithFallback<T extends { listen(): Promise<number>; close()
     return second;
   }
 }
-
-/** The config.json sections a running site applies when it reloads the file (`Site.reloadConfig`). */
-export const LIVE_CONFIG_SECTIONS = ['agent', 'alarms', 'ui'] as const;
 
 export class Site {
   readonly data: string;
@@ -657,8 +654,8 @@ export class Site {
 
   /**
    * Reads config.json again and applies what a running site can change in place: the agent's
-   * thresholds (`agent`, from its next run on), the stream alarms (`alarms`) and the floor UI's
-   * sign-out (`ui`). Every other section that changed is named in `restartNeeded` and keeps its
+   * thresholds (`agent`, from its next run on), the retentions of the evidence tags made from now
+   * on (`evidence`), the stream alarms (`alarms`) and the floor UI's sign-out (`ui`). Every other section that changed is named in `restartNeeded` and keeps its
    * running value until the next start. A file that does not validate throws (ConfigError) and
    * changes nothing. `tilstand config reload` and SIGHUP call it.
    */
@@ -669,12 +666,13 @@ export class Site {
     const live = LIVE_CONFIG_SECTIONS as readonly string[];
     const applied = LIVE_CONFIG_SECTIONS.filter(changed);
     const restartNeeded = (Object.keys(next) as (keyof SiteConfig)[]).filter((k) => !live.includes(k) && changed(k));
-    // The agent keeps the evidence retentions it started with (`evidence` takes a restart).
-    if (applied.includes('agent')) {
-      this.decisionParts?.agent.reconfigure(decisionOptions({ agent: next.agent, evidence: now.evidence }).agent);
-      this.recordAgentConfig(next);
-    }
-    this.current = { ...now, agent: next.agent, alarms: next.alarms, ui: next.ui };
+    // The agent's tunables hold the evidence retentions of its runs' tags (config `evidence`); the
+    // inbox holds the decisions'. Both apply to the tags made from now on.
+    const options = decisionOptions(next);
+    if (applied.includes('agent') || applied.includes('evidence')) this.decisionParts?.agent.reconfigure(options.agent);
+    if (applied.includes('evidence')) this.decisionParts?.inbox.setDecisionEvidenceRetention(options.decisionEvidenceRetentionMs);
+    if (applied.includes('agent')) this.recordAgentConfig(next);
+    this.current = { ...now, agent: next.agent, evidence: next.evidence, alarms: next.alarms, ui: next.ui };
     this.log(
       `config reloaded: ${applied.length > 0 ? `applied ${applied.join(', ')}` : 'no change to apply'}` +
         (restartNeeded.length > 0 ? `; ${restartNeeded.join(', ')} changed and take effect at the next start` : ''),

@@ -9,7 +9,7 @@ import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
 import { Catalog } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
-import { catalogOptions, ConfigError, dataPaths, readConfig, type SiteConfig } from '../config.ts';
+import { catalogOptions, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';
@@ -26,7 +26,7 @@ export const siteUsage = [
   '  tilstand status [--data <dir>] [--json]  freshness of each table vs its budget, dead letters, broker, alarms',
   '  tilstand config check [--data <dir>] [--json]',
   '                                           check config.json as start reads it, and the files it names; --json: with the defaults filled in',
-  '  tilstand config reload [--data <dir>]    a running site reads config.json again: agent, alarms and ui apply at once (also on SIGHUP)',
+  `  tilstand config reload [--data <dir>]    a running site reads config.json again: ${LIVE_CONFIG_SECTIONS_TEXT} apply at once (also on SIGHUP)`,
   '  tilstand contracts list [--data <dir>]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
   '  tilstand deadletters list [--data <dir>] [--status open|replayed] [--limit <n>] [--json]',
@@ -87,7 +87,7 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
  * names (TLS certificates and keys, the external broker's password file) readable, so a changed
  * config can be checked before a reload or a restart. A problem names the key
  * (ConfigError, exit 2). `tilstand config reload`: the running site reads it again
- * (Site.reloadConfig: the agent, alarms and ui sections apply at once; the rest at the next start).
+ * (Site.reloadConfig: the agent, evidence, alarms and ui sections apply at once; the rest at the next start).
  */
 export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
@@ -100,7 +100,7 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     if (!socket) throw new CliError(EXIT.notFound, `no site is running on ${data}: the next start reads config.json`);
     const r = (await controlRequest(socket, 'config.reload')) as { applied: string[]; restartNeeded: string[] };
     await print(io.stdout, [
-      r.applied.length > 0 ? `applied: ${r.applied.join(', ')}` : 'nothing to apply: agent, alarms and ui are as the site runs them',
+      r.applied.length > 0 ? `applied: ${r.applied.join(', ')}` : `nothing to apply: ${LIVE_CONFIG_SECTIONS_TEXT} are as the site runs them`,
       ...(r.restartNeeded.length > 0 ? [`changed, and taking effect at the next start: ${r.restartNeeded.join(', ')}`] : []),
     ]);
     return EXIT.ok;
@@ -124,7 +124,7 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   await print(io.stdout, [
     `config ok: ${dataPaths(data).config} (site ${config.site})`,
     `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${policies.filter((x) => x !== '').map((x) => `; ${x}`).join('')}`,
-    'a running site takes agent, alarms and ui with `tilstand config reload`; the other sections at its next start',
+    `a running site takes ${LIVE_CONFIG_SECTIONS_TEXT} with \`tilstand config reload\`; the other sections at its next start`,
   ]);
   return EXIT.ok;
 }

@@ -655,8 +655,9 @@ export class Site {
   /**
    * Reads config.json again and applies what a running site can change in place: the agent's
    * thresholds (`agent`, from its next run on), the retentions of the evidence tags made from now
-   * on (`evidence`), the stream alarms (`alarms`) and the floor UI's sign-out (`ui`). Every other section that changed is named in `restartNeeded` and keeps its
-   * running value until the next start. A file that does not validate throws (ConfigError) and
+   * on (`evidence`), the stream alarms (`alarms`) and the floor UI's sign-out (`ui`). Every other
+   * section that changed is named in `restartNeeded` and keeps its running value until the next
+   * start. A file that does not validate throws (ConfigError) and
    * changes nothing. `tilstand config reload` and SIGHUP call it.
    */
   reloadConfig(): { applied: string[]; restartNeeded: string[] } {

@@ -183,5 +183,11 @@ export const reorderPolicy = (c: AgentConfig, item: string, location?: string): 
   const at = location !== undefined && p.locations !== undefined && Object.hasOwn(p.locations, location) ? p.locations[location]! : undefined;
   return at ?? (p.locations === undefined ? p : { reorderPoint: p.reorderPoint, orderUpTo: p.orderUpTo });
 };
+/** Where an item's policy at a location comes from: the location's own, the item's, or the default. */
+export const reorderScope = (c: AgentConfig, item: string, location?: string): 'location' | 'item' | 'default' => {
+  if (!Object.hasOwn(c.reorderByItem, item)) return 'default';
+  const l = c.reorderByItem[item]!.locations;
+  return location !== undefined && l !== undefined && Object.hasOwn(l, location) ? 'location' : 'item';
+};
 export const jobDurationMs = (c: AgentConfig, capability: string | null): number =>
   capability !== null && Object.hasOwn(c.jobDurationMsByCapability, capability) ? c.jobDurationMsByCapability[capability]! : c.defaultJobDurationMs;

@@ -13,6 +13,9 @@ describe('site API request validation', () => {
     validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
     validateCall('listProposals', { status: ['open', 'deferred'] });
     validateCall('tags', { table: 'work_queue', search: 'decision-P-', limit: 200 });
+    validateCall('setReorderPolicy', { item: 'ITEM-001', location: 'A-01', policy: { reorderPoint: 0, orderUpTo: 30 } });
+    validateCall('setReorderPolicy', { item: 'ITEM-001', location: null, policy: null });
+    validateCall('setReorderPolicy', { item: 'ITEM-001', policy: null });
   });
 
   it.each([
@@ -30,6 +33,10 @@ describe('site API request validation', () => {
     ['addUser', { name: 'ok', roles: ['root'], secret: 'x' }, /roles\[0\]: expected one of/],
     ['getProposal', { id: 'x'.repeat(200) }, /longer than 128/],
     ['signIn', [], /expected an object/],
+    ['setReorderPolicy', { item: 'ITEM-001' }, /request.policy: required/],
+    ['setReorderPolicy', { item: 'ITEM-001', policy: { reorderPoint: -1, orderUpTo: 30 } }, /request.policy: expected \{reorderPoint, orderUpTo\} or null \(request.policy: expected null, got object; request.policy.reorderPoint: expected an integer in 0\.\./],
+    ['setReorderPolicy', { item: 'ITEM-001', policy: { reorderPoint: 1, orderUpTo: 3, locations: {} } }, /unexpected field 'locations'/],
+    ['setReorderPolicy', { item: 'ITEM-001', location: 7, policy: null }, /request.location: expected a location or null/],
     // A value that fits no alternative names them, each problem once.
     ['history', { table: 'stock', at: { time: '2026-01-01' } }, /^request\.at: expected \{tag\}, \{snapshotId\}, \{timestampMs\} or \{latest: true\} \(request\.at: unexpected field 'time'\)$/],
     ['signIn', { user: 'Kari' }, /^request: expected \{user, secret\} or \{badge\} \(request\.secret: required; request: unexpected field 'user'\)$/],

@@ -33,6 +33,7 @@ const int = (min: number, max: number): Check => (v, p) => {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(p, `an integer in ${min}..${max}`, v);
 };
 const bool: Check = (v, p) => (typeof v === 'boolean' ? undefined : fail(p, 'true or false', v));
+const isNull: Check = (v, p) => (v === null ? undefined : fail(p, 'null', v));
 const oneOf = (values: readonly string[]): Check => (v, p) => {
   if (typeof v !== 'string' || !values.includes(v)) fail(p, `one of ${values.join(', ')}`, v);
 };
@@ -115,6 +116,11 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   decide: object({ id: req(str(128)), decision: req(oneOf(['approve', 'reject', 'defer'])), comment: opt(str(2000)) }),
   workQueue: empty,
   stock: object({ search: opt(str(128)), limit: opt(int(1, 10_000)), below: opt(bool) }),
+  setReorderPolicy: object({
+    item: req(str(256)),
+    location: opt(union('a location or null', isNull, str(256))),
+    policy: req(union('{reorderPoint, orderUpTo} or null', isNull, object({ reorderPoint: req(int(0, Number.MAX_SAFE_INTEGER)), orderUpTo: req(int(1, Number.MAX_SAFE_INTEGER)) }))),
+  }),
   tables: empty,
   tags: object({ table: req(tableName), search: opt(str(128)), limit: opt(int(1, 10_000)) }),
   history: object({ table: req(tableName), at: req(readPoint), limit: opt(int(1, 10_000)) }),

@@ -198,6 +198,8 @@ export interface ResourceView {
   since: string | null;
 }
 
+export type ReorderScope = 'location' | 'item' | 'default';
+
 export interface StockView {
   item: string;
   location: string;
@@ -213,6 +215,8 @@ export interface StockView {
    */
   reorder_point: number;
   order_up_to: number;
+  /** Where the policy comes from: this location's own, the item's, or the site's default. */
+  reorder_scope: ReorderScope;
   below_reorder_point: boolean;
   /** Proposals about this item at this location waiting for a decision (e.g. a replenishment). */
   waiting: WaitingProposal[];
@@ -290,6 +294,16 @@ export interface SiteApiMethods {
   workQueue: { req: Record<string, never>; res: { jobs: JobView[]; resources: ResourceView[]; waiting: WaitingProposal[] } };
   /** `below`: only rows under their reorder point. */
   stock: { req: { search?: string; limit?: number; below?: boolean }; res: StockView[] };
+  /**
+   * Shift lead or admin. Sets the agent's reorder policy of an item (`location` null or left out)
+   * or of one location of it, or removes it (`policy` null: the location then takes the item's,
+   * the item the default). Written to config.json and applied at once, under the caller's name.
+   * `res`: the policy now in force for the item at `location` (or for the item).
+   */
+  setReorderPolicy: {
+    req: { item: string; location?: string | null; policy: { reorderPoint: number; orderUpTo: number } | null };
+    res: { reorder_point: number; order_up_to: number; reorder_scope: ReorderScope };
+  };
   tables: { req: Record<string, never>; res: TableInfo[] };
   /**
    * The table's tags, newest snapshot first: at most `limit` (default 200), those whose name
@@ -314,7 +328,7 @@ export type SiteMethod = keyof SiteApiMethods;
 /** The methods in one list, for the preload bridge and the server's router. */
 export const SITE_METHODS: readonly SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
-  'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
+  'setReorderPolicy', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
   'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ] as const;
 

@@ -379,6 +379,11 @@ function parseSiteAgent(raw: unknown): SiteAgentConfig {
 
 /** Reads and validates `<data>/config.json`. */
 export function readConfig(data: string): SiteConfig {
+  return filesFrom(parseConfig(readRawConfig(data)), resolve(data));
+}
+
+/** config.json as its JSON says, before validation and defaults. */
+function readRawConfig(data: string): unknown {
   const file = dataPaths(data).config;
   let text: string;
   try {
@@ -387,13 +392,57 @@ export function readConfig(data: string): SiteConfig {
     const code = (e as { code?: string }).code;
     throw new ConfigError('(file)', code === 'ENOENT' ? `${file} does not exist (run \`tilstand init --data ${data} --site <id>\` first)` : `cannot read ${file}: ${(e as Error).message}`);
   }
-  let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
     throw new ConfigError('(file)', `${file} is not valid JSON: ${(e as Error).message}`);
   }
-  return filesFrom(parseConfig(raw), resolve(data));
+}
+
+/** A JSON object's own member (`__proto__` included, as JSON.parse makes it), or undefined. */
+const ownMember = (o: Record<string, unknown>, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined);
+/** Sets an own member, also for a name like `__proto__` (where assignment would set the prototype). */
+const setOwn = (o: Record<string, unknown>, key: string, value: unknown): void => void Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+const jsonObject = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+
+/**
+ * Sets (or, given null, removes) the reorder policy of an item, or of one location of it, in
+ * config.json: the file as written (other keys, relative paths and left-out defaults stay as they
+ * are), checked whole as `readConfig` checks it before it replaces the old one atomically.
+ * Returns the file's config. Throws ConfigError naming the key when the result does not validate
+ * (and then changes nothing). `key` is the changed key's path, `before` what the file held there.
+ */
+export function setReorderPolicyInFile(
+  data: string,
+  item: string,
+  location: string | null,
+  policy: { reorderPoint: number; orderUpTo: number } | null,
+): { config: SiteConfig; key: string; before: unknown } {
+  const raw = readRawConfig(data);
+  const top = jsonObject(raw);
+  if (!top) throw new ConfigError('(file)', `${dataPaths(data).config}: expected a JSON object, got ${Array.isArray(raw) ? 'an array' : JSON.stringify(raw)}`);
+  const agent = jsonObject(ownMember(top, 'agent')) ?? {};
+  const items = jsonObject(ownMember(agent, 'reorderByItem')) ?? {};
+  const entry: Record<string, unknown> = { ...(jsonObject(ownMember(items, item)) ?? {}) };
+  const key = `agent.reorderByItem.${item}${location === null ? '' : `.locations.${location}`}`;
+  const levelsOf = (o: Record<string, unknown>) => (o.reorderPoint === undefined && o.orderUpTo === undefined ? null : { reorderPoint: o.reorderPoint, orderUpTo: o.orderUpTo });
+  const before = location === null ? levelsOf(entry) : (ownMember(jsonObject(ownMember(entry, 'locations')) ?? {}, location) ?? null);
+  if (location === null) {
+    delete entry.reorderPoint;
+    delete entry.orderUpTo;
+    if (policy) Object.assign(entry, { reorderPoint: policy.reorderPoint, orderUpTo: policy.orderUpTo });
+  } else {
+    const locations = Object.fromEntries(Object.entries(jsonObject(ownMember(entry, 'locations')) ?? {}).filter(([l]) => l !== location));
+    if (policy) setOwn(locations, location, { reorderPoint: policy.reorderPoint, orderUpTo: policy.orderUpTo });
+    if (Object.keys(locations).length > 0) entry.locations = locations;
+    else delete entry.locations;
+  }
+  const nextItems = Object.fromEntries(Object.entries(items).filter(([i]) => i !== item));
+  if (Object.keys(entry).length > 0) setOwn(nextItems, item, entry);
+  const next = { ...top, agent: { ...agent, reorderByItem: nextItems } };
+  const parsed = filesFrom(parseConfig(next), resolve(data));
+  localFileIO.replaceAtomic(dataPaths(data).config, Buffer.from(`${JSON.stringify(next, null, 2)}\n`));
+  return { config: parsed, key, before };
 }
 
 /**

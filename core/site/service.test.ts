@@ -1,7 +1,7 @@
 // SiteService over a real demo site in-process: authority (who may decide, who administers),
 // sign-in with lockout, decisions recorded under the session's user, stock arithmetic, tables,
 // history/diff, and the events the site tick pushes.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -170,6 +170,50 @@ describe('SiteService', () => {
     expect(below.filter((r) => r.item === 'ITEM-001')).toEqual(own);
     // The limit counts the rows that match, and the rows come in key order.
     expect(await api.call('stock', { below: true, limit: 2 }, s)).toEqual(below.slice(0, 2));
+  });
+
+  it("lets a shift lead set a row's reorder point, for its location or its item: config.json, the agent and the audit follow", async () => {
+    const api = site.service;
+    const lead = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, lead);
+    const op = session();
+    await api.call('signIn', { user: 'Olav', secret: '1357' }, op);
+    const file = join(dir, 'data', 'config.json');
+    const before = readFileSync(file, 'utf8');
+    const row = async (item: string, location: string) => (await api.call('stock', { search: item }, lead)).find((r) => r.location === location)!;
+    expect(await row('ITEM-002', 'A-01')).toMatchObject({ reorder_point: 5, order_up_to: 20, reorder_scope: 'default' });
+
+    expect(await kindOf(api.call('setReorderPolicy', { item: 'ITEM-002', location: 'A-01', policy: { reorderPoint: 9, orderUpTo: 30 } }, op))).toBe('forbidden');
+    // One location of the item, then the item: the location keeps its own.
+    expect(await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'A-01', policy: { reorderPoint: 9, orderUpTo: 30 } }, lead)).toEqual({ reorder_point: 9, order_up_to: 30, reorder_scope: 'location' });
+    expect(await api.call('setReorderPolicy', { item: 'ITEM-002', policy: { reorderPoint: 15, orderUpTo: 60 } }, lead)).toEqual({ reorder_point: 15, order_up_to: 60, reorder_scope: 'item' });
+    expect(await row('ITEM-002', 'A-01')).toMatchObject({ reorder_point: 9, order_up_to: 30, reorder_scope: 'location' });
+    expect(await row('ITEM-002', 'B-01')).toMatchObject({ reorder_point: 15, order_up_to: 60, reorder_scope: 'item' });
+    expect(site.decisions!.agent.config.reorderByItem['ITEM-002']).toEqual({ reorderPoint: 15, orderUpTo: 60, locations: { 'A-01': { reorderPoint: 9, orderUpTo: 30 } } });
+    // The file as written: only that key changed (the rest of the file is as it was).
+    const written = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> & { agent: { reorderByItem: Record<string, unknown> } };
+    const was = JSON.parse(before) as typeof written;
+    expect(written.agent.reorderByItem['ITEM-002']).toEqual({ reorderPoint: 15, orderUpTo: 60, locations: { 'A-01': { reorderPoint: 9, orderUpTo: 30 } } });
+    expect({ ...written, agent: { ...written.agent, reorderByItem: {} } }).toEqual({ ...was, agent: { ...was.agent, reorderByItem: {} } });
+
+    // A value config.json refuses: named, and nothing changes.
+    const bad = api.call('setReorderPolicy', { item: 'ITEM-002', location: 'A-01', policy: { reorderPoint: 30, orderUpTo: 30 } }, lead);
+    await expect(bad).rejects.toThrow(/config agent\.reorderByItem\.ITEM-002\.locations\.A-01: expected orderUpTo > reorderPoint, got 30 ≤ 30/);
+    expect(await kindOf(bad)).toBe('invalid');
+    expect(await row('ITEM-002', 'A-01')).toMatchObject({ reorder_point: 9, reorder_scope: 'location' });
+
+    // Removed: the location takes the item's again, then the item the default; the file is as before.
+    expect(await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'A-01', policy: null }, lead)).toEqual({ reorder_point: 15, order_up_to: 60, reorder_scope: 'item' });
+    expect(await api.call('setReorderPolicy', { item: 'ITEM-002', location: null, policy: null }, lead)).toEqual({ reorder_point: 5, order_up_to: 20, reorder_scope: 'default' });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(JSON.parse(before));
+
+    // Every change under the name of who made it, newest first.
+    expect(site.configChanges.list(4).map((c) => [c.user, c.key, c.before, c.after])).toEqual([
+      ['Lena', 'agent.reorderByItem.ITEM-002', { reorderPoint: 15, orderUpTo: 60 }, null],
+      ['Lena', 'agent.reorderByItem.ITEM-002.locations.A-01', { reorderPoint: 9, orderUpTo: 30 }, null],
+      ['Lena', 'agent.reorderByItem.ITEM-002', null, { reorderPoint: 15, orderUpTo: 60 }],
+      ['Lena', 'agent.reorderByItem.ITEM-002.locations.A-01', null, { reorderPoint: 9, orderUpTo: 30 }],
+    ]);
   });
 
   it('shows on work queue and stock rows the proposals about them that wait for a decision', async () => {

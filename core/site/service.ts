@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
 import { guessablePin, guessablePinMessage, InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
-import { DEFAULT_RULES, messageCatalog, reorderPolicy, stockPosition, translations } from '../agents/index.ts';
+import { DEFAULT_RULES, messageCatalog, reorderPolicy, reorderScope, stockPosition, translations } from '../agents/index.ts';
 import {
   SiteApiError,
   type Alarm,
@@ -49,7 +49,7 @@ import {
   type TableInfo,
   type UserView,
 } from './api.ts';
-import { decisionOptions, streamSilentMs } from './config.ts';
+import { ConfigError, decisionOptions, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -115,6 +115,13 @@ export class SiteService implements SiteBackend {
         waiting: this.waiting().filter((w) => w.job_id !== null || w.resource_id !== null),
       }),
       stock: (req) => this.stock(req.search, req.limit ?? STOCK_LIMIT, req.below === true),
+      setReorderPolicy: (req, s) => {
+        const location = req.location ?? null;
+        this.site.setReorderPolicy(this.current(s).name, req.item, location, req.policy);
+        const config = this.agentConfig();
+        const { reorderPoint, orderUpTo } = reorderPolicy(config, req.item, location ?? undefined);
+        return { reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: reorderScope(config, req.item, location ?? undefined) };
+      },
       tables: () => this.tables(),
       tags: (req) => {
         const q = req.search?.trim() ?? '';
@@ -162,6 +169,9 @@ export class SiteService implements SiteBackend {
       const user = this.current(session);
       if (['decide'].includes(method) && !user.roles.some((r) => DECIDERS.includes(r))) {
         throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin decides`);
+      }
+      if (method === 'setReorderPolicy' && !user.roles.some((r) => DECIDERS.includes(r))) {
+        throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin sets reorder points`);
       }
       if (['users', 'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles'].includes(method) && !user.roles.includes('admin')) {
         throw new SiteApiError('forbidden', `${user.name} is not an admin`);
@@ -518,7 +528,7 @@ export class SiteService implements SiteBackend {
    */
   private stock(search: string | undefined, limit: number, below: boolean): StockView[] {
     const q = search?.trim().toLowerCase() ?? '';
-    const config = this.site.decisions?.agent.config ?? decisionOptions(this.site.config).agent;
+    const config = this.agentConfig();
     const out: StockView[] = [];
     const waiting = new Map<string, WaitingProposal[]>();
     for (const w of this.waiting()) {
@@ -539,12 +549,13 @@ export class SiteService implements SiteBackend {
         const reserved = n(reservedV);
         const inbound = n(inboundV);
         const { reorderPoint, orderUpTo } = reorderPolicy(config, item, location);
+        const scope = reorderScope(config, item, location);
         // The agent's own position (nulls as 0), so a row only commerce or procurement has
         // written yet counts as the agent counts it.
         const belowPoint = stockPosition({ on_hand: onHand, reserved, inbound }) < reorderPoint;
         if (below && !belowPoint) continue;
         const available = onHand === null ? null : onHand - (reserved ?? 0);
-        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
+        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
         if (out.length >= limit) break;
       }
     } finally {
@@ -552,6 +563,11 @@ export class SiteService implements SiteBackend {
     }
     // Key order already for one bucket; a table with more buckets scans bucket by bucket.
     return out.sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : a.location < b.location ? -1 : a.location > b.location ? 1 : 0));
+  }
+
+  /** The agent's tunables in force (the running agent's, or config.json's without one). */
+  private agentConfig() {
+    return this.site.decisions?.agent.config ?? decisionOptions(this.site.config).agent;
   }
 
   private tables(): TableInfo[] {
@@ -752,6 +768,8 @@ function dirBytes(dir: string): number {
 function apiError(e: unknown): Error {
   if (e instanceof SiteApiError) return e;
   const err = e as Error & { kind?: string; reason?: string };
+  // config.json refused a change (a reorder point set from the Stock screen): the key is named.
+  if (e instanceof ConfigError) return new SiteApiError('invalid', err.message);
   if (e instanceof InboxError) {
     const kind = ({ NotFound: 'not_found', InvalidArgument: 'invalid', Refused: 'forbidden', Conflict: 'conflict' } as const)[e.kind];
     return new SiteApiError(kind, err.message);

@@ -30,7 +30,8 @@ import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { dataPaths, decisionOptions, LIVE_CONFIG_SECTIONS, readConfig, type SiteConfig } from './config.ts';
+import { dataPaths, decisionOptions, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
+import { ConfigChanges, type ConfigChange } from './config-changes.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
@@ -148,6 +149,8 @@ export class Site {
   readonly startedAtMs = Date.now();
   private readonly log: LogSink;
   private readonly siteDb: Database.Database;
+  /** Config changes made through the site API, by whom (site.db `config_changes`). */
+  readonly configChanges: ConfigChanges;
   private readonly ingest: IngestParts;
   private broker: EmbeddedBroker | undefined;
   private source: MqttSource | undefined;
@@ -183,6 +186,7 @@ export class Site {
     this.siteDb = openSiteDb(p.siteDb);
     try {
       this.userStore = new UserStore(this.siteDb);
+      this.configChanges = new ConfigChanges(this.siteDb);
       this.ingest = openIngest(data, config, {
         publishResync: (module, stream, from) => this.publishResync(module, stream, from),
         onWarning: (m) => this.log(m),
@@ -483,6 +487,22 @@ export class Site {
     if (!this.decisionParts) throw Object.assign(new Error('the agent is not running'), { kind: 'Failed' });
     this.ingest.ingestor.commitAll();
     return this.decisionParts.agent.run();
+  }
+
+  /**
+   * Sets (or, given null, removes) the reorder policy of an item, or of one location of it, for
+   * `user` (the site API's `setReorderPolicy`, from the Stock screen): written to config.json
+   * (checked whole first; a file that does not validate is left as it is and the error names its
+   * key), reloaded as `reloadConfig` does — so other edits of the file's live sections apply with
+   * it — and recorded under the user's name in `config_changes`.
+   */
+  setReorderPolicy(user: string, item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null): ConfigChange {
+    const { key, before } = setReorderPolicyInFile(this.data, item, location, policy);
+    this.reloadConfig();
+    const change = this.configChanges.record({ atMs: Date.now(), user, key, before, after: policy });
+    const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
+    this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
+    return change;
   }
 
   /** Runs a journal prune now (tests, and the `prune` control op). */

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProposalView } from '../../core/site/api.ts';
+import type { ProposalView, StockView } from '../../core/site/api.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = join(ROOT, 'bin/tilstand.mjs');
@@ -352,6 +352,39 @@ suite('the floor UI end to end (chromium)', () => {
       .toBe('agree');
     await page.uncheck('input[name="below"]');
     await expect.poll(() => page.locator('tbody tr').count(), { timeout: 15_000 }).toBe(all);
+  });
+
+  it("lets the shift lead set one location's reorder point on the Stock screen, under her name, and remove it again", async () => {
+    await go('stock');
+    await page.fill('input[name="search"]', 'ITEM-003');
+    const scope = async () => (await api<StockView[]>('stock', { search: 'ITEM-003' })).find((r) => r.location === 'B-01')?.reorder_scope;
+    expect(await scope()).toBe('default');
+    const edit = page.locator('button.edit-policy[aria-label="Change the reorder point of ITEM-003 at B-01"]');
+    await edit.click();
+    const form = page.locator('form.policy-form');
+    await form.waitFor();
+    await shot('stock-policy');
+    await axe('stock: a reorder point being changed');
+    await form.locator('input[name="scope"][value="location"]').check();
+    await form.locator('input[name="reorderPoint"]').fill('500');
+    await form.locator('input[name="orderUpTo"]').fill('900');
+    await form.locator('button[type="submit"]').click();
+    await form.waitFor({ state: 'detached' });
+    // The row shows it (far above any demo stock: marked below), and config.json holds it.
+    const cell = page.locator('tbody tr').filter({ hasText: 'B-01' }).locator('td[data-scope]');
+    await expect.poll(() => cell.getAttribute('data-scope'), { timeout: 15_000 }).toBe('location');
+    expect(await cell.textContent()).toMatch(/^below 500/);
+    expect(await scope()).toBe('location');
+    expect(JSON.parse(readFileSync(join(data, 'config.json'), 'utf8')).agent.reorderByItem['ITEM-003']).toEqual({ locations: { 'B-01': { reorderPoint: 500, orderUpTo: 900 } } });
+    const changes = await run(['config', 'changes', '--data', data]);
+    expect(changes.stdout).toMatch(/^\S+ {2}Lena {2}agent\.reorderByItem\.ITEM-003\.locations\.B-01: not set → \{"reorderPoint":500,"orderUpTo":900\}\n/);
+    // Removed: the row takes the site default again.
+    await edit.click();
+    await form.locator('button[name="remove"]').click();
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(() => cell.getAttribute('data-scope'), { timeout: 15_000 }).toBe('default');
+    expect(await scope()).toBe('default');
+    await page.fill('input[name="search"]', '');
   });
 
   it('has the other screens, accessible', async () => {

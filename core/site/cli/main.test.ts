@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigChanges } from '../config-changes.ts';
 import { initDataDir } from '../init.ts';
+import { openSiteDb } from '../site-db.ts';
 import { main } from './main.ts';
 import { runMain as run } from './test-support.ts';
 
@@ -32,7 +34,7 @@ describe('tilstand', () => {
       const r = await run(h);
       expect(r.code).toBe(0);
       expect(r.err).toBe('');
-      for (const c of ['start', 'init', 'status', 'config check', 'config reload', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
+      for (const c of ['start', 'init', 'status', 'config check', 'config reload', 'config changes', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
         expect(r.out).toContain(`tilstand ${c}`);
       }
       expect(r.out).toContain('exit codes');
@@ -190,6 +192,26 @@ describe('tilstand', () => {
 
     expect((await run(['config', 'show', '--data', data])).code).toBe(2);
     expect((await run(['config', 'check', '--data', join(dir, 'none')])).code).not.toBe(0);
+  });
+
+  it('config changes: who changed which key from the floor UI, newest first', async () => {
+    const data = join(dir, 'changes');
+    await newSite(data);
+    expect((await run(['config', 'changes', '--data', data])).out).toBe('no changes made from the floor UI\n');
+    const db = openSiteDb(join(data, 'site.db'));
+    const changes = new ConfigChanges(db);
+    changes.record({ atMs: Date.UTC(2026, 11, 2, 6, 0), user: 'Lena', key: 'agent.reorderByItem.ITEM-001.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 30 } });
+    changes.record({ atMs: Date.UTC(2026, 11, 2, 6, 5), user: 'Per', key: 'agent.reorderByItem.ITEM-001', before: { reorderPoint: 40, orderUpTo: 150 }, after: null });
+    db.close();
+    const r = await run(['config', 'changes', '--data', data]);
+    expect(r.err).toBe('');
+    expect(r.out).toBe(
+      '2026-12-02T06:05:00.000Z  Per  agent.reorderByItem.ITEM-001: {"reorderPoint":40,"orderUpTo":150} → not set\n' +
+        '2026-12-02T06:00:00.000Z  Lena  agent.reorderByItem.ITEM-001.locations.A-01: not set → {"reorderPoint":9,"orderUpTo":30}\n',
+    );
+    const one = JSON.parse((await run(['config', 'changes', '--data', data, '--limit', '1', '--json'])).out) as Array<{ user: string }>;
+    expect(one.map((c) => c.user)).toEqual(['Per']);
+    expect((await run(['config', 'changes', '--data', data, '--limit', 'x'])).code).toBe(2);
   });
 
   it('hands `table …` to the table command line', async () => {

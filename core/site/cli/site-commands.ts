@@ -17,6 +17,7 @@ import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
 import { openSiteDb } from '../site-db.ts';
+import { ConfigChanges } from '../config-changes.ts';
 import { formatStatus, statusFromDirectory, type SiteStatus } from '../status.ts';
 import { dataDir, existingDataDir, json, nextSignal, positiveInt, print, runningSocket, type CliIO } from './common.ts';
 
@@ -27,6 +28,8 @@ export const siteUsage = [
   '  tilstand config check [--data <dir>] [--json]',
   '                                           check config.json as start reads it, and the files it names; --json: with the defaults filled in',
   `  tilstand config reload [--data <dir>]    a running site reads config.json again: ${LIVE_CONFIG_SECTIONS_TEXT} apply at once (also on SIGHUP)`,
+  '  tilstand config changes [--data <dir>] [--limit <n>] [--json]',
+  '                                           who changed which key from the floor UI (reorder points), newest first',
   '  tilstand contracts list [--data <dir>]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
   '  tilstand deadletters list [--data <dir>] [--status open|replayed] [--limit <n>] [--json]',
@@ -91,10 +94,23 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
  */
 export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
-  const a = await withHelp(rest, { ...DATA, json: { type: 'boolean' } }, 'config', io);
+  const a = await withHelp(rest, { ...DATA, json: { type: 'boolean' }, limit: { type: 'string', value: '<n>' } }, 'config', io);
   if (!a) return EXIT.ok;
-  if (sub !== 'check' && sub !== 'reload') throw new CliError(EXIT.usage, `expected: tilstand config check|reload [--data <dir>], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+  if (sub !== 'check' && sub !== 'reload' && sub !== 'changes') throw new CliError(EXIT.usage, `expected: tilstand config check|reload|changes [--data <dir>], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
   const data = existingDataDir(a.string('data'));
+  if (sub === 'changes') {
+    const db = openSiteDb(dataPaths(data).siteDb);
+    try {
+      const list = new ConfigChanges(db).list(positiveInt(a.string('limit'), 'limit') ?? 100);
+      const said = (v: unknown) => (v === null ? 'not set' : JSON.stringify(v));
+      if (a.boolean('json')) await print(io.stdout, [json(list)]);
+      else if (list.length === 0) await print(io.stdout, ['no changes made from the floor UI']);
+      else await print(io.stdout, list.map((c) => `${new Date(c.atMs).toISOString()}  ${c.user}  ${c.key}: ${said(c.before)} → ${said(c.after)}`));
+    } finally {
+      db.close();
+    }
+    return EXIT.ok;
+  }
   if (sub === 'reload') {
     const socket = await runningSocket(data);
     if (!socket) throw new CliError(EXIT.notFound, `no site is running on ${data}: the next start reads config.json`);

@@ -91,7 +91,7 @@ export function createClient(bridge: Bridge = window.tilstand ?? httpBridge()): 
 // Kept in step with SITE_METHODS in core/site/api.ts (the renderer imports types only).
 const METHODS: SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
-  'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
+  'setReorderPolicy', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
   'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ];
 export const RENDERER_METHODS: readonly SiteMethod[] = METHODS;

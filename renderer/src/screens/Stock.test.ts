@@ -5,7 +5,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { SiteApi, StockView } from '../../../core/site/api.ts';
+import type { Role, SiteApi, StockView } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore } from '../store/store.ts';
 import { Stock } from './Stock.tsx';
@@ -20,14 +20,15 @@ const row = (over: Partial<StockView>): StockView => ({
   projected: 26,
   reorder_point: 5,
   order_up_to: 20,
+  reorder_scope: 'default',
   below_reorder_point: false,
   waiting: [],
   ...over,
 });
 
-function render(stock: StockView[], lang: 'en' | 'nb' | 'de' = 'en', stockBelow = false): string {
+function render(stock: StockView[], lang: 'en' | 'nb' | 'de' = 'en', stockBelow = false, role: Role = 'viewer'): string {
   const store = createAppStore({} as SiteApi);
-  store.setState({ stock, lang, stockBelow });
+  store.setState({ stock, lang, stockBelow, user: { name: 'Lena', roles: [role] } });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Stock)));
 }
@@ -40,7 +41,7 @@ const rowOf = (html: string, item: string): string => {
 };
 
 describe('Stock screen', () => {
-  const stock = [row({}), row({ item: 'ITEM-002', on_hand: 3, available: -1, projected: -1, reserved: 4, reorder_point: 10, order_up_to: 40, below_reorder_point: true })];
+  const stock = [row({}), row({ item: 'ITEM-002', on_hand: 3, available: -1, projected: -1, reserved: 4, reorder_point: 10, order_up_to: 40, reorder_scope: 'location', below_reorder_point: true })];
 
   it("shows each row's reorder point and marks a row under it in words", () => {
     const html = render(stock);
@@ -48,17 +49,17 @@ describe('Stock screen', () => {
     const fine = rowOf(html, 'ITEM-001');
     expect(fine).not.toContain('attention');
     expect(fine).not.toContain('below-tag');
-    expect(fine).toMatch(/title="The agent proposes to order up to 20">5<\/td>/);
+    expect(fine).toMatch(/data-scope="default" title="The agent proposes to order up to 20 \(the site default\)">5<\/td>/);
     const low = rowOf(html, 'ITEM-002');
     expect(low).toMatch(/^<tr class="attention"/);
-    expect(low).toMatch(/title="The agent proposes to order up to 40"><span class="chip-alert below-tag">below <\/span>10<\/td>/);
+    expect(low).toMatch(/data-scope="location" title="The agent proposes to order up to 40 \(set for this location\)"><span class="chip-alert below-tag">below <\/span>10<\/td>/);
   });
 
   it('says it in the chosen language', () => {
     expect(rowOf(render(stock, 'nb'), 'ITEM-002')).toContain('>under </span>10<');
     const de = render(stock, 'de');
     expect(de).toContain('<th scope="col">Meldebestand</th>');
-    expect(rowOf(de, 'ITEM-002')).toContain('title="Der Agent schlägt vor, bis 40 aufzufüllen"');
+    expect(rowOf(de, 'ITEM-002')).toContain('title="Der Agent schlägt vor, bis 40 aufzufüllen (für diesen Lagerort gesetzt)"');
     expect(de).toContain('Nur unter dem Meldebestand');
   });
 
@@ -67,6 +68,15 @@ describe('Stock screen', () => {
     const html = render([stock[0]!, { ...stock[1]!, waiting }]);
     expect(rowOf(html, 'ITEM-002')).toContain('data-waiting="P-20261202-100000-000-4" title="Open proposal P-20261202-100000-000-4 in the inbox">Reorder proposed →</button>');
     expect(rowOf(html, 'ITEM-001')).not.toContain('data-waiting');
+  });
+
+  it('offers a shift lead or an admin, and no one else, to change a row\'s reorder point', () => {
+    for (const role of ['shift_lead', 'admin'] as const) {
+      expect(rowOf(render(stock, 'en', false, role), 'ITEM-001')).toContain(
+        '5<button type="button" class="edit-policy" aria-label="Change the reorder point of ITEM-001 at A-01" aria-expanded="false">✎</button></td>',
+      );
+    }
+    for (const role of ['viewer', 'operator'] as const) expect(render(stock, 'en', false, role)).not.toContain('edit-policy');
   });
 
   it('has the filter for rows under their reorder point, checked as the store says', () => {

@@ -1,8 +1,72 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
+import type { StockView } from '../../../core/site/api.ts';
 import { Table } from '../components/common.tsx';
 import { Waiting } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber } from '../i18n/messages.ts';
+import { selectIsDecider } from '../store/store.ts';
+
+const COLUMNS = 9;
+
+/**
+ * A shift lead's change of one row's reorder policy: for this location only, or for every
+ * location of the item without one of its own; saved (or removed) through the site API, which
+ * writes config.json under the signed-in name.
+ */
+function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
+  const t = useT();
+  const save = useApp((s) => s.setReorderPolicy);
+  const [scope, setScope] = useState<'location' | 'item'>(row.reorder_scope === 'item' ? 'item' : 'location');
+  const [point, setPoint] = useState(String(row.reorder_point));
+  const [upTo, setUpTo] = useState(String(row.order_up_to));
+  const [busy, setBusy] = useState(false);
+  const where = scope === 'location' ? row.location : null;
+  const run = async (policy: { reorderPoint: number; orderUpTo: number } | null) => {
+    setBusy(true);
+    const ok = await save(row.item, where, policy);
+    setBusy(false);
+    if (ok) onDone();
+  };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void run({ reorderPoint: Number(point), orderUpTo: Number(upTo) });
+  };
+  // Only a setting of the chosen scope that exists can be removed.
+  const removable = row.reorder_scope === scope;
+  return (
+    <form className="policy-form" onSubmit={submit} aria-label={t('stock.policyFor', { item: row.item, location: row.location })}>
+      <fieldset>
+        <legend>{t('stock.policyFor', { item: row.item, location: row.location })}</legend>
+        <label>
+          <input type="radio" name="scope" value="location" checked={scope === 'location'} onChange={() => setScope('location')} /> {t('stock.scopeLocation', { location: row.location })}
+        </label>
+        <label>
+          <input type="radio" name="scope" value="item" checked={scope === 'item'} onChange={() => setScope('item')} /> {t('stock.scopeItem', { item: row.item })}
+        </label>
+      </fieldset>
+      <label>
+        {t('stock.reorderPoint')}
+        <input type="number" name="reorderPoint" min={0} step={1} required value={point} onChange={(e) => setPoint(e.target.value)} />
+      </label>
+      <label>
+        {t('stock.orderUpToField')}
+        <input type="number" name="orderUpTo" min={1} step={1} required value={upTo} onChange={(e) => setUpTo(e.target.value)} />
+      </label>
+      <button type="submit" className="primary" disabled={busy}>
+        {t('stock.savePolicy')}
+      </button>
+      {removable ? (
+        <button type="button" name="remove" disabled={busy} onClick={() => void run(null)}>
+          {t('stock.removePolicy')}
+        </button>
+      ) : null}
+      <button type="button" name="cancel" onClick={onDone}>
+        {t('stock.cancel')}
+      </button>
+      <p className="hint">{t('stock.policyNote')}</p>
+    </form>
+  );
+}
 
 export function Stock() {
   const t = useT();
@@ -11,6 +75,8 @@ export function Stock() {
   const load = useApp((s) => s.loadStock);
   const [q, setQ] = useState(useApp((s) => s.stockSearch));
   const [below, setBelow] = useState(useApp((s) => s.stockBelow));
+  const decider = useApp(selectIsDecider);
+  const [editing, setEditing] = useState<string | null>(null);
   useEffect(() => {
     const h = setTimeout(() => void load(q, below), 250);
     return () => clearTimeout(h);
@@ -28,7 +94,7 @@ export function Stock() {
         label={t('nav.stock')}
         head={[t('stock.item'), t('stock.location'), t('stock.onHand'), t('stock.reserved'), t('stock.inbound'), t('stock.available'), t('stock.projected'), t('stock.reorderPoint'), t('work.waiting')]}
       >
-        {stock.map((r) => (
+        {stock.flatMap((r) => [
           <tr key={`${r.item}|${r.location}`} className={(r.available ?? 0) < 0 || r.below_reorder_point ? 'attention' : ''}>
             <td>{r.item}</td>
             <td>{r.location}</td>
@@ -37,15 +103,33 @@ export function Stock() {
             <td className="num">{formatNumber(lang, r.inbound)}</td>
             <td className="num">{formatNumber(lang, r.available)}</td>
             <td className="num">{formatNumber(lang, r.projected)}</td>
-            <td className="num" title={t('stock.orderUpTo', { n: formatNumber(lang, r.order_up_to) })}>
+            <td className="num" data-scope={r.reorder_scope} title={t('stock.orderUpTo', { n: formatNumber(lang, r.order_up_to), scope: t(`stock.scope.${r.reorder_scope}`) })}>
               {r.below_reorder_point ? <span className="chip-alert below-tag">{t('stock.below')} </span> : null}
               {formatNumber(lang, r.reorder_point)}
+              {decider ? (
+                <button
+                  type="button"
+                  className="edit-policy"
+                  aria-label={t('stock.editPolicy', { item: r.item, location: r.location })}
+                  aria-expanded={editing === `${r.item}|${r.location}`}
+                  onClick={() => setEditing(editing === `${r.item}|${r.location}` ? null : `${r.item}|${r.location}`)}
+                >
+                  ✎
+                </button>
+              ) : null}
             </td>
             <td className="waiting-cell">
               <Waiting items={r.waiting} />
             </td>
-          </tr>
-        ))}
+          </tr>,
+          editing === `${r.item}|${r.location}` ? (
+            <tr key={`${r.item}|${r.location}|edit`} className="policy-edit">
+              <td colSpan={COLUMNS}>
+                <PolicyForm row={r} onDone={() => setEditing(null)} />
+              </td>
+            </tr>
+          ) : null,
+        ])}
       </Table>
     </section>
   );

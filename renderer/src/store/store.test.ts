@@ -78,6 +78,27 @@ describe('renderer store', () => {
     expect(calls.filter((c) => c === 'getProposal')).toHaveLength(2);
   });
 
+  it('sets a reorder policy, then reloads the stock with the same search; a refusal is shown and reported', async () => {
+    const asked: unknown[] = [];
+    let refuse = false;
+    const { api, calls } = fakeApi({
+      setReorderPolicy: async (req) => {
+        if (refuse) throw Object.assign(new Error('config agent.reorderByItem.ITEM-001: expected orderUpTo > reorderPoint, got 5 ≤ 9'), { kind: 'invalid' });
+        asked.push(req);
+        return { reorder_point: 9, order_up_to: 30, reorder_scope: 'location' as const };
+      },
+      stock: async (req) => (asked.push(req), []),
+    });
+    const store = createAppStore(api);
+    store.setState({ stockSearch: 'ITEM-001' });
+    expect(await store.getState().setReorderPolicy('ITEM-001', 'A-01', { reorderPoint: 9, orderUpTo: 30 })).toBe(true);
+    expect(asked).toEqual([{ item: 'ITEM-001', location: 'A-01', policy: { reorderPoint: 9, orderUpTo: 30 } }, { search: 'ITEM-001' }]);
+    refuse = true;
+    expect(await store.getState().setReorderPolicy('ITEM-001', null, { reorderPoint: 9, orderUpTo: 5 })).toBe(false);
+    expect(store.getState().error).toMatch(/expected orderUpTo > reorderPoint/);
+    expect(calls).toEqual([]);
+  });
+
   it('shows API failures and signs out on unauthenticated', async () => {
     const { api } = fakeApi({
       listProposals: async () => {

@@ -69,6 +69,11 @@ interface StateSlice {
   loadStatus(): Promise<void>;
   loadWork(): Promise<void>;
   loadStock(search?: string, below?: boolean): Promise<void>;
+  /**
+   * Sets (or, given null, removes) the agent's reorder policy of an item, or of one location of it
+   * (shift lead or admin), then reloads the stock; false when refused (the error is shown).
+   */
+  setReorderPolicy(item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null): Promise<boolean>;
   loadTables(): Promise<void>;
   loadSync(): Promise<void>;
   loadDeadLetters(): Promise<void>;
@@ -237,6 +242,15 @@ export function createAppStore(api: SiteApi): AppStore {
         const b = below ?? get().stockBelow;
         set({ stockSearch: q, stockBelow: b, stock: await api.stock({ ...(q ? { search: q } : {}), ...(b ? { below: true } : {}) }) });
       }),
+      setReorderPolicy: async (item, location, policy) => {
+        let saved = false;
+        await guard(async () => {
+          await api.setReorderPolicy({ item, location, policy });
+          saved = true;
+          await get().loadStock();
+        });
+        return saved;
+      },
       loadTables: () => guard(async () => set({ tables: await api.tables({}) })),
       loadSync: () => guard(async () => set({ sync: await api.syncStatus({}) })),
       loadDeadLetters: () => guard(async () => set({ deadLetters: await api.deadLetters({}) })),

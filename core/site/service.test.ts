@@ -207,8 +207,20 @@ describe('SiteService', () => {
     expect(await api.call('setReorderPolicy', { item: 'ITEM-002', location: null, policy: null }, lead)).toEqual({ reorder_point: 5, order_up_to: 20, reorder_scope: 'default' });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(JSON.parse(before));
 
+    // The agent runs at once: a point far above a row's position proposes its replenishment, and
+    // removing it withdraws that proposal.
+    const dock = () => site.decisions!.inbox.openProposals().filter((p) => p.action === 'replenish' && p.params.item === 'ITEM-002' && p.params.location === 'DOCK');
+    expect(dock()).toEqual([]);
+    await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'DOCK', policy: { reorderPoint: 5000, orderUpTo: 6000 } }, lead);
+    expect(dock()).toHaveLength(1);
+    await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'DOCK', policy: null }, lead);
+    expect(dock()).toEqual([]);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(JSON.parse(before));
+
     // Every change under the name of who made it, newest first.
-    expect(site.configChanges.list(4).map((c) => [c.user, c.key, c.before, c.after])).toEqual([
+    expect(site.configChanges.list(6).map((c) => [c.user, c.key, c.before, c.after])).toEqual([
+      ['Lena', 'agent.reorderByItem.ITEM-002.locations.DOCK', { reorderPoint: 5000, orderUpTo: 6000 }, null],
+      ['Lena', 'agent.reorderByItem.ITEM-002.locations.DOCK', null, { reorderPoint: 5000, orderUpTo: 6000 }],
       ['Lena', 'agent.reorderByItem.ITEM-002', { reorderPoint: 15, orderUpTo: 60 }, null],
       ['Lena', 'agent.reorderByItem.ITEM-002.locations.A-01', { reorderPoint: 9, orderUpTo: 30 }, null],
       ['Lena', 'agent.reorderByItem.ITEM-002', null, { reorderPoint: 15, orderUpTo: 60 }],

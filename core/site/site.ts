@@ -494,7 +494,7 @@ export class Site {
    * `user` (the site API's `setReorderPolicy`, from the Stock screen): written to config.json
    * (checked whole first; a file that does not validate is left as it is and the error names its
    * key), reloaded as `reloadConfig` does — so other edits of the file's live sections apply with
-   * it — and recorded under the user's name in `config_changes`.
+   * it — and recorded under the user's name in `config_changes`; then the agent runs once.
    */
   setReorderPolicy(user: string, item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null): ConfigChange {
     const { key, before } = setReorderPolicyInFile(this.data, item, location, policy);
@@ -502,6 +502,10 @@ export class Site {
     const change = this.configChanges.record({ atMs: Date.now(), user, key, before, after: policy });
     const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
     this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
+    // The agent looks at every row against it now (the reconfigure made its next run a full one),
+    // so the floor sees at once the replenishment it proposes, or the one it withdraws.
+    const run = this.decisionParts?.runAgent();
+    if (run && !run.ok) this.log(`agent run after ${key} changed: ${run.message}`);
     return change;
   }
 

@@ -375,6 +375,8 @@ suite('the floor UI end to end (chromium)', () => {
     await expect.poll(() => cell.getAttribute('data-scope'), { timeout: 15_000 }).toBe('location');
     expect(await cell.textContent()).toMatch(/^below 500/);
     expect(await scope()).toBe('location');
+    // The agent ran at once: the row's replenishment waits for a decision.
+    await page.locator('tbody tr').filter({ hasText: 'B-01' }).locator('[data-waiting]').waitFor({ timeout: 15_000 });
     expect(JSON.parse(readFileSync(join(data, 'config.json'), 'utf8')).agent.reorderByItem['ITEM-003']).toEqual({ locations: { 'B-01': { reorderPoint: 500, orderUpTo: 900 } } });
     const changes = await run(['config', 'changes', '--data', data]);
     expect(changes.stdout).toMatch(/^\S+ {2}Lena {2}agent\.reorderByItem\.ITEM-003\.locations\.B-01: not set → \{"reorderPoint":500,"orderUpTo":900\}\n/);

@@ -36,7 +36,12 @@ export const entryDetail = {
   withdrawn: (reason: string | null) => ({ reason }),
   decided: (d: Decision) => ({ role: d.role, comment: d.comment, snapshots: d.snapshots, reason: d.reason }),
   command: (topic: string, detail: string | null) => ({ topic, detail }),
+  /** A config.json key a signed-in person changed (no proposal): its path, and its value before and after (null: not set). */
+  configChanged: (key: string, before: Json, after: Json) => ({ key, before, after }),
 };
+
+/** The event of a config change made by a person (Inbox.recordConfigChange). */
+export const CONFIG_CHANGED_EVENT = 'config_changed';
 
 export class DecisionLog {
   private readonly writer: TableWriter;
@@ -89,14 +94,15 @@ export class DecisionLog {
 /**
  * Reads the log from any process (no writer needed): one proposal's entries, or all. `fromId`
  * (the proposal's `log_first_entry`) starts the read at that entry: files of older entries are
- * not opened.
+ * not opened. `event`: only the entries of that event.
  */
-export function readDecisionLog(table: Table, proposalId?: string, fromId?: number): DecisionLogEntry[] {
+export function readDecisionLog(table: Table, proposalId?: string, fromId?: number, event?: string): DecisionLogEntry[] {
   const out: DecisionLogEntry[] = [];
   const fields = table.schema.fields;
   const where: Predicate[] = [];
   if (proposalId !== undefined) where.push({ column: 'proposal_id', op: '=', value: proposalId });
   if (fromId !== undefined) where.push({ column: 'entry_id', op: '>=', value: BigInt(fromId) });
+  if (event !== undefined) where.push({ column: 'event', op: '=', value: event });
   for (const row of table.scanRows({}, { where })) {
     const r = rowRecord(fields, row);
     out.push({

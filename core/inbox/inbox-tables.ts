@@ -103,7 +103,7 @@ export const DECISION_LOG_SPEC: SchemaSpec = {
     { name: 'entry_id', type: 'BIGINT NOT NULL' },
     { name: 'at_ms', type: 'BIGINT' },
     { name: 'proposal_id', type: 'STRING' },
-    { name: 'event', type: 'STRING', description: 'proposed | withdrawn | approved | rejected | deferred | stale | refused | command_<state>' },
+    { name: 'event', type: 'STRING', description: 'proposed | withdrawn | approved | rejected | deferred | stale | refused | command_<state> | config_changed' },
     { name: 'actor', type: 'STRING', description: 'agent run, user name or module' },
     { name: 'detail', type: 'STRING', description: 'JSON' },
   ],

@@ -238,6 +238,17 @@ describe('decide: who may', () => {
     expect(wq.tags.get(`decision-${a!.id}`).retainedMillis).toBe(30 * 86_400_000);
   });
 
+  it('records a config change under the person who made it: a decision_log entry of no proposal, committed at once', () => {
+    const i = inbox();
+    propose(i, 'J-1');
+    now += 1000;
+    const id = i.recordConfigChange({ user: 'lena', key: 'agent.reorderByItem.BOLT.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 30 } });
+    // Read as another process would: committed, beside the proposal's entries, not in any trail.
+    const log = readDecisionLog(catalog.getTable({ database: DB, table: 'decision_log' }), undefined, undefined, 'config_changed');
+    expect(log).toEqual([{ id, atMs: now, proposalId: null, event: 'config_changed', actor: 'lena', detail: { key: 'agent.reorderByItem.BOLT.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 30 } } }]);
+    expect(readDecisionLog(catalog.getTable({ database: DB, table: 'decision_log' })).map((e) => e.event)).toEqual(['proposed', 'config_changed']);
+  });
+
   it('refuses operators, viewers, unknown and disabled users, and logs each refusal', async () => {
     const i = inbox();
     const [p] = propose(i, 'J-1');

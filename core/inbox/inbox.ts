@@ -26,7 +26,7 @@
 // approved.
 
 import { LsmError, type Catalog, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
-import { DecisionLog, entryDetail, type DecisionLogEntry } from './decision-log.ts';
+import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
 import {
@@ -58,6 +58,7 @@ import {
   type CommandState,
   type Decision,
   type DecisionVerb,
+  type Json,
   type Message,
   type Proposal,
   type ProposalInput,
@@ -473,6 +474,19 @@ export class Inbox {
     // proposed again, if it still holds, instead of staying quiet for resuggestAfterDecisionMs.
     if (state === 'failed' && this.decidedAt.get(p.situationKey) === p.decision!.atMs) this.decidedAt.delete(p.situationKey);
     return next;
+  }
+
+  /**
+   * A config.json key a signed-in person changed (a reorder point set on the Stock screen): a
+   * decision_log entry `config_changed` with no proposal, under their name, committed at once — so
+   * it is kept, and travels to HQ, with the decisions. Returns the entry's id.
+   */
+  recordConfigChange(c: { user: string; key: string; before: Json; after: Json }): number {
+    this.check();
+    const id = this.log.append({ atMs: this.clock(), proposalId: null, event: CONFIG_CHANGED_EVENT, actor: c.user.slice(0, 64), detail: entryDetail.configChanged(c.key, c.before, c.after) });
+    if (this.o.deferCommits) this.uncommitted = true;
+    else this.log.commit(); // nothing of the inbox table was written
+    return id;
   }
 
   /** Commits writes left uncommitted by `deferCommits` (inbox first, then the log); else nothing to do. */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { SiteApiError } from './api.ts';
+import { readDecisionLog } from '../inbox/index.ts';
 import { demoConfig } from './demo/site.ts';
 import { initDataDir } from './init.ts';
 import { DEMO_ADMIN, Site } from './site.ts';
@@ -218,7 +219,11 @@ describe('SiteService', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(JSON.parse(before));
 
     // Every change under the name of who made it, newest first.
-    expect(site.configChanges.list(6).map((c) => [c.user, c.key, c.before, c.after])).toEqual([
+    // In the decision log (config_changed, no proposal), which travels to HQ with the decisions.
+    const log = readDecisionLog(site.catalog.getTable({ database: 'site_demo', table: 'decision_log' }), undefined, undefined, 'config_changed').reverse();
+    expect(log.every((e) => e.proposalId === null)).toBe(true);
+    const changes = log.map((e) => ({ user: e.actor, ...(e.detail as { key: string; before: unknown; after: unknown }) }));
+    expect(changes.slice(0, 6).map((c) => [c.user, c.key, c.before, c.after])).toEqual([
       ['Lena', 'agent.reorderByItem.ITEM-002.locations.DOCK', { reorderPoint: 5000, orderUpTo: 6000 }, null],
       ['Lena', 'agent.reorderByItem.ITEM-002.locations.DOCK', null, { reorderPoint: 5000, orderUpTo: 6000 }],
       ['Lena', 'agent.reorderByItem.ITEM-002', { reorderPoint: 15, orderUpTo: 60 }, null],

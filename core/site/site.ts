@@ -31,7 +31,6 @@ import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
 import { dataPaths, decisionOptions, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
-import { ConfigChanges, type ConfigChange } from './config-changes.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
@@ -43,6 +42,7 @@ import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilsta
 import { journalState, RowCounter, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
+import type { Json } from '../inbox/index.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
@@ -149,8 +149,6 @@ export class Site {
   readonly startedAtMs = Date.now();
   private readonly log: LogSink;
   private readonly siteDb: Database.Database;
-  /** Config changes made through the site API, by whom (site.db `config_changes`). */
-  readonly configChanges: ConfigChanges;
   private readonly ingest: IngestParts;
   private broker: EmbeddedBroker | undefined;
   private source: MqttSource | undefined;
@@ -186,7 +184,6 @@ export class Site {
     this.siteDb = openSiteDb(p.siteDb);
     try {
       this.userStore = new UserStore(this.siteDb);
-      this.configChanges = new ConfigChanges(this.siteDb);
       this.ingest = openIngest(data, config, {
         publishResync: (module, stream, from) => this.publishResync(module, stream, from),
         onWarning: (m) => this.log(m),
@@ -494,19 +491,22 @@ export class Site {
    * `user` (the site API's `setReorderPolicy`, from the Stock screen): written to config.json
    * (checked whole first; a file that does not validate is left as it is and the error names its
    * key), reloaded as `reloadConfig` does — so other edits of the file's live sections apply with
-   * it — and recorded under the user's name in `config_changes`; then the agent runs once.
+   * it — and recorded under the user's name in the decision log (`config_changed`, which travels
+   * to HQ with the decisions); then the agent runs once. Returns the log entry's id.
    */
-  setReorderPolicy(user: string, item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null): ConfigChange {
+  setReorderPolicy(user: string, item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null): number {
+    // Refused before the file changes when there is no inbox to record it under the user's name.
+    if (!this.decisionParts) throw Object.assign(new Error('the inbox is not running'), { kind: 'Failed' });
     const { key, before } = setReorderPolicyInFile(this.data, item, location, policy);
     this.reloadConfig();
-    const change = this.configChanges.record({ atMs: Date.now(), user, key, before, after: policy });
+    const entry = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
     const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
     this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
     // The agent looks at every row against it now (the reconfigure made its next run a full one),
     // so the floor sees at once the replenishment it proposes, or the one it withdraws.
-    const run = this.decisionParts?.runAgent();
-    if (run && !run.ok) this.log(`agent run after ${key} changed: ${run.message}`);
-    return change;
+    const run = this.decisionParts.runAgent();
+    if (!run.ok) this.log(`agent run after ${key} changed: ${run.message}`);
+    return entry;
   }
 
   /** Runs a journal prune now (tests, and the `prune` control op). */

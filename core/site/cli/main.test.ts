@@ -5,9 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigChanges } from '../config-changes.ts';
 import { initDataDir } from '../init.ts';
-import { openSiteDb } from '../site-db.ts';
+import { Site } from '../site.ts';
 import { main } from './main.ts';
 import { runMain as run } from './test-support.ts';
 
@@ -198,16 +197,18 @@ describe('tilstand', () => {
     const data = join(dir, 'changes');
     await newSite(data);
     expect((await run(['config', 'changes', '--data', data])).out).toBe('no changes made from the floor UI\n');
-    const db = openSiteDb(join(data, 'site.db'));
-    const changes = new ConfigChanges(db);
-    changes.record({ atMs: Date.UTC(2026, 11, 2, 6, 0), user: 'Lena', key: 'agent.reorderByItem.ITEM-001.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 30 } });
-    changes.record({ atMs: Date.UTC(2026, 11, 2, 6, 5), user: 'Per', key: 'agent.reorderByItem.ITEM-001', before: { reorderPoint: 40, orderUpTo: 150 }, after: null });
-    db.close();
+    // Two changes on a running site (as the Stock screen makes them), read after it stopped.
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, agentTimer: false, ui: false });
+    try {
+      site.setReorderPolicy('Lena', 'ITEM-001', 'A-01', { reorderPoint: 9, orderUpTo: 30 });
+      site.setReorderPolicy('Per', 'ITEM-001', null, { reorderPoint: 40, orderUpTo: 150 });
+    } finally {
+      await site.stop();
+    }
     const r = await run(['config', 'changes', '--data', data]);
     expect(r.err).toBe('');
-    expect(r.out).toBe(
-      '2026-12-02T06:05:00.000Z  Per  agent.reorderByItem.ITEM-001: {"reorderPoint":40,"orderUpTo":150} → not set\n' +
-        '2026-12-02T06:00:00.000Z  Lena  agent.reorderByItem.ITEM-001.locations.A-01: not set → {"reorderPoint":9,"orderUpTo":30}\n',
+    expect(r.out).toMatch(
+      /^\S+Z {2}Per {2}agent\.reorderByItem\.ITEM-001: not set → \{"reorderPoint":40,"orderUpTo":150\}\n\S+Z {2}Lena {2}agent\.reorderByItem\.ITEM-001\.locations\.A-01: not set → \{"reorderPoint":9,"orderUpTo":30\}\n$/,
     );
     const one = JSON.parse((await run(['config', 'changes', '--data', data, '--limit', '1', '--json'])).out) as Array<{ user: string }>;
     expect(one.map((c) => c.user)).toEqual(['Per']);

@@ -9,6 +9,7 @@ import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
 import { Catalog } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
+import { CONFIG_CHANGED_EVENT, DECISION_LOG_TABLE, readDecisionLog } from '../../inbox/index.ts';
 import { catalogOptions, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
@@ -17,7 +18,6 @@ import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
 import { openSiteDb } from '../site-db.ts';
-import { ConfigChanges } from '../config-changes.ts';
 import { formatStatus, statusFromDirectory, type SiteStatus } from '../status.ts';
 import { dataDir, existingDataDir, json, nextSignal, positiveInt, print, runningSocket, type CliIO } from './common.ts';
 
@@ -99,16 +99,20 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   if (sub !== 'check' && sub !== 'reload' && sub !== 'changes') throw new CliError(EXIT.usage, `expected: tilstand config check|reload|changes [--data <dir>], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
   const data = existingDataDir(a.string('data'));
   if (sub === 'changes') {
-    const db = openSiteDb(dataPaths(data).siteDb);
-    try {
-      const list = new ConfigChanges(db).list(positiveInt(a.string('limit'), 'limit') ?? 100);
-      const said = (v: unknown) => (v === null ? 'not set' : JSON.stringify(v));
-      if (a.boolean('json')) await print(io.stdout, [json(list)]);
-      else if (list.length === 0) await print(io.stdout, ['no changes made from the floor UI']);
-      else await print(io.stdout, list.map((c) => `${new Date(c.atMs).toISOString()}  ${c.user}  ${c.key}: ${said(c.before)} → ${said(c.after)}`));
-    } finally {
-      db.close();
-    }
+    // The decision log's config_changed entries (Inbox.recordConfigChange), newest first.
+    const config = readConfig(data);
+    const p = dataPaths(data, config.site);
+    const catalog = new Catalog(p.warehouse, catalogOptions(config));
+    const id = { database: p.database!, table: DECISION_LOG_TABLE };
+    const entries = catalog.tableExists(id) ? readDecisionLog(catalog.getTable(id), undefined, undefined, CONFIG_CHANGED_EVENT) : [];
+    const list = entries
+      .reverse()
+      .slice(0, positiveInt(a.string('limit'), 'limit') ?? 100)
+      .map((e) => ({ id: e.id, atMs: e.atMs, user: e.actor, ...(e.detail as { key: string; before: unknown; after: unknown }) }));
+    const said = (v: unknown) => (v === null ? 'not set' : JSON.stringify(v));
+    if (a.boolean('json')) await print(io.stdout, [json(list)]);
+    else if (list.length === 0) await print(io.stdout, ['no changes made from the floor UI']);
+    else await print(io.stdout, list.map((c) => `${new Date(c.atMs).toISOString()}  ${c.user}  ${c.key}: ${said(c.before)} → ${said(c.after)}`));
     return EXIT.ok;
   }
   if (sub === 'reload') {

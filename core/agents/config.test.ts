@@ -2,7 +2,7 @@
 // from the defaults; the policy lookups read own keys only.
 
 import { describe, expect, it } from 'vitest';
-import { AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, jobDurationMs, reorderPolicy } from './config.ts';
+import { AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, jobDurationMs, reorderPolicy, reorderScope } from './config.ts';
 
 const refused = (partial: unknown): AgentConfigError => {
   try {
@@ -73,6 +73,15 @@ describe('agentConfig', () => {
     expect(reorderPolicy(c, 'ITEM-001')).toEqual({ reorderPoint: 40, orderUpTo: 150 });
     expect(reorderPolicy(c, 'ITEM-002', 'DOCK')).toEqual({ reorderPoint: 0, orderUpTo: 5 });
     expect(reorderPolicy(c, 'ITEM-002', 'A-01')).toEqual({ reorderPoint: 4, orderUpTo: 16 });
+    expect([reorderScope(c, 'ITEM-001', 'A-01'), reorderScope(c, 'ITEM-001', 'B-01'), reorderScope(c, 'ITEM-002', 'DOCK'), reorderScope(c, 'ITEM-002', 'A-01'), reorderScope(c, 'ITEM-003')]).toEqual([
+      'location',
+      'item',
+      'location',
+      'default', // ITEM-002 has no levels of its own: its other locations are the default's, and say so
+      'default',
+    ]);
+    // …and follow the default when it changes.
+    expect(reorderPolicy(agentConfig({ ...c, defaultReorder: { reorderPoint: 7, orderUpTo: 70 } }), 'ITEM-002', 'A-01')).toEqual({ reorderPoint: 7, orderUpTo: 70 });
     expect(reorderPolicy(c, 'ITEM-003', 'A-01')).toEqual({ reorderPoint: 4, orderUpTo: 16 });
     // Locations too are data: own keys only.
     expect(reorderPolicy(c, 'ITEM-001', 'constructor')).toEqual({ reorderPoint: 40, orderUpTo: 150 });

@@ -12,9 +12,13 @@ export interface ReorderPolicy {
   readonly orderUpTo: number;
 }
 
-/** An item's policy, and the locations of it that keep their own (a pick face, a reserve). */
-export interface ItemReorderPolicy extends ReorderPolicy {
-  /** Policy by location of this item; the item's own for its other locations. */
+/**
+ * An item's policy, and the locations of it that keep their own (a pick face, a reserve). The
+ * levels are both given or both left out (an item that has only `locations`: `defaultReorder`
+ * for its other locations).
+ */
+export interface ItemReorderPolicy extends Partial<ReorderPolicy> {
+  /** Policy by location of this item; the item's own (or the default) for its other locations. */
   readonly locations?: Readonly<Record<string, ReorderPolicy>>;
 }
 
@@ -44,13 +48,8 @@ export interface AgentConfig {
   readonly replenishQtyMediumMin: number;
 }
 
-/**
- * What a caller gives `agentConfig` (config.json's `agent`, a replay's rules config): any keys,
- * and an item's entry with only `locations` (its levels then are the default's).
- */
-export type AgentConfigInput = Partial<Omit<AgentConfig, 'reorderByItem'>> & {
-  readonly reorderByItem?: Readonly<Record<string, Partial<ReorderPolicy> & { readonly locations?: Readonly<Record<string, ReorderPolicy>> }>>;
-};
+/** What a caller gives `agentConfig` (config.json's `agent`, a replay's rules config): any of its keys. */
+export type AgentConfigInput = Partial<AgentConfig>;
 
 export const DEFAULT_AGENT_CONFIG: AgentConfig = {
   intervalMs: 60_000,
@@ -121,14 +120,14 @@ const levels = (key: string, o: Record<string, unknown>): ReorderPolicy => {
 const nameKey = (key: string, name: string, what = 'an item id or capability'): void => {
   if (name.length === 0 || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name)) throw new AgentConfigError(key, `expected ${what} of 1 to 256 characters without control characters, got ${JSON.stringify(name)}`);
 };
-/** An item's entry: its own levels, and/or `locations` (then levels left out are the default's). */
-const itemPolicy = (key: string, p: unknown, fallback: ReorderPolicy): ItemReorderPolicy => {
+/** An item's entry: its own levels, and/or `locations` (then its levels may be left out). */
+const itemPolicy = (key: string, p: unknown): ItemReorderPolicy => {
   const o = record(key, p, '{reorderPoint, orderUpTo, locations}');
   for (const k of Object.keys(o)) {
     if (k !== 'reorderPoint' && k !== 'orderUpTo' && k !== 'locations') throw new AgentConfigError(`${key}.${k}`, 'unknown key (expected reorderPoint, orderUpTo, locations)');
   }
   if (!Object.hasOwn(o, 'locations')) return levels(key, o);
-  const own = o.reorderPoint === undefined && o.orderUpTo === undefined ? fallback : levels(key, o);
+  const own = o.reorderPoint === undefined && o.orderUpTo === undefined ? undefined : levels(key, o);
   const given = record(`${key}.locations`, o.locations, 'of location → {reorderPoint, orderUpTo}');
   // fromEntries makes own properties of every name ('__proto__' included), where assignment would not.
   const locations = Object.fromEntries(
@@ -137,7 +136,7 @@ const itemPolicy = (key: string, p: unknown, fallback: ReorderPolicy): ItemReord
       return [location, policy(`${key}.locations.${location}`, lp)];
     }),
   );
-  return Object.freeze({ reorderPoint: own.reorderPoint, orderUpTo: own.orderUpTo, locations: Object.freeze(locations) });
+  return Object.freeze({ ...own, locations: Object.freeze(locations) });
 };
 
 /** Validates every key of a (partial) agent config and fills the rest from DEFAULT_AGENT_CONFIG. */
@@ -160,7 +159,7 @@ export function agentConfig(partial: AgentConfigInput = {}): AgentConfig {
   const reorderByItem: Record<string, ItemReorderPolicy> = Object.fromEntries(
     Object.entries(items).map(([item, p]) => {
       nameKey(`reorderByItem.${item}`, item);
-      return [item, itemPolicy(`reorderByItem.${item}`, p, defaultReorder)];
+      return [item, itemPolicy(`reorderByItem.${item}`, p)];
     }),
   );
   return Object.freeze({
@@ -181,13 +180,16 @@ export const reorderPolicy = (c: AgentConfig, item: string, location?: string): 
   if (!Object.hasOwn(c.reorderByItem, item)) return c.defaultReorder;
   const p = c.reorderByItem[item]!;
   const at = location !== undefined && p.locations !== undefined && Object.hasOwn(p.locations, location) ? p.locations[location]! : undefined;
-  return at ?? (p.locations === undefined ? p : { reorderPoint: p.reorderPoint, orderUpTo: p.orderUpTo });
+  if (at) return at;
+  if (p.reorderPoint === undefined || p.orderUpTo === undefined) return c.defaultReorder;
+  return p.locations === undefined ? (p as ReorderPolicy) : { reorderPoint: p.reorderPoint, orderUpTo: p.orderUpTo };
 };
 /** Where an item's policy at a location comes from: the location's own, the item's, or the default. */
 export const reorderScope = (c: AgentConfig, item: string, location?: string): 'location' | 'item' | 'default' => {
   if (!Object.hasOwn(c.reorderByItem, item)) return 'default';
-  const l = c.reorderByItem[item]!.locations;
-  return location !== undefined && l !== undefined && Object.hasOwn(l, location) ? 'location' : 'item';
+  const p = c.reorderByItem[item]!;
+  if (location !== undefined && p.locations !== undefined && Object.hasOwn(p.locations, location)) return 'location';
+  return p.reorderPoint === undefined ? 'default' : 'item';
 };
 export const jobDurationMs = (c: AgentConfig, capability: string | null): number =>
   capability !== null && Object.hasOwn(c.jobDurationMsByCapability, capability) ? c.jobDurationMsByCapability[capability]! : c.defaultJobDurationMs;

@@ -187,6 +187,7 @@ describe('SiteService', () => {
     expect(await kindOf(api.call('setReorderPolicy', { item: 'ITEM-002', location: 'A-01', policy: { reorderPoint: 9, orderUpTo: 30 } }, op))).toBe('forbidden');
     // One location of the item, then the item: the location keeps its own.
     expect(await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'A-01', policy: { reorderPoint: 9, orderUpTo: 30 } }, lead)).toEqual({ reorder_point: 9, order_up_to: 30, reorder_scope: 'location' });
+    expect(await row('ITEM-002', 'B-01')).toMatchObject({ reorder_point: 5, order_up_to: 20, reorder_scope: 'default' }); // the item has no levels of its own yet
     expect(await api.call('setReorderPolicy', { item: 'ITEM-002', policy: { reorderPoint: 15, orderUpTo: 60 } }, lead)).toEqual({ reorder_point: 15, order_up_to: 60, reorder_scope: 'item' });
     expect(await row('ITEM-002', 'A-01')).toMatchObject({ reorder_point: 9, order_up_to: 30, reorder_scope: 'location' });
     expect(await row('ITEM-002', 'B-01')).toMatchObject({ reorder_point: 15, order_up_to: 60, reorder_scope: 'item' });

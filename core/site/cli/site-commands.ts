@@ -138,7 +138,7 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     return EXIT.ok;
   }
   const ag = config.agent;
-  const own = Object.keys(ag.reorderByItem).length;
+  const own = Object.values(ag.reorderByItem).filter((p) => p.reorderPoint !== undefined).length;
   const atLocations = Object.values(ag.reorderByItem).reduce((n, p) => n + Object.keys(p.locations ?? {}).length, 0);
   const policies = [own > 0 ? `${own} item${own === 1 ? '' : 's'} with a policy of ${own === 1 ? 'its' : 'their'} own` : '', atLocations > 0 ? `${atLocations} item location${atLocations === 1 ? '' : 's'} with ${atLocations === 1 ? 'its' : 'their'} own` : ''];
   await print(io.stdout, [

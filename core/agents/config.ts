@@ -174,7 +174,7 @@ export function agentConfig(partial: AgentConfigInput = {}): AgentConfig {
 // the modules' data, not a lookup of the prototype.
 /**
  * The policy of an item at a location: the location's own, else the item's, else the default.
- * Without a location (a whole item's stock, summed over its locations) the item's.
+ * Without a location (a whole item's stock, summed over its locations) the item's, else the default.
  */
 export const reorderPolicy = (c: AgentConfig, item: string, location?: string): ReorderPolicy => {
   if (!Object.hasOwn(c.reorderByItem, item)) return c.defaultReorder;

@@ -373,7 +373,7 @@ suite('the floor UI end to end (chromium)', () => {
     // The row shows it (far above any demo stock: marked below), and config.json holds it.
     const cell = page.locator('tbody tr').filter({ hasText: 'B-01' }).locator('td[data-scope]');
     await expect.poll(() => cell.getAttribute('data-scope'), { timeout: 15_000 }).toBe('location');
-    expect(await cell.textContent()).toMatch(/^below 500/);
+    expect(await cell.textContent()).toMatch(/^below 500 · location/);
     expect(await scope()).toBe('location');
     // The agent ran at once: the row's replenishment waits for a decision.
     await page.locator('tbody tr').filter({ hasText: 'B-01' }).locator('[data-waiting]').waitFor({ timeout: 15_000 });

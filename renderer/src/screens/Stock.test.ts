@@ -52,7 +52,10 @@ describe('Stock screen', () => {
     expect(fine).toMatch(/data-scope="default" title="The agent proposes to order up to 20 \(the site default\)">5<\/td>/);
     const low = rowOf(html, 'ITEM-002');
     expect(low).toMatch(/^<tr class="attention"/);
-    expect(low).toMatch(/data-scope="location" title="The agent proposes to order up to 40 \(set for this location\)"><span class="chip-alert below-tag">below <\/span>10<\/td>/);
+    expect(low).toMatch(/data-scope="location" title="The agent proposes to order up to 40 \(set for this location\)"><span class="chip-alert below-tag">below <\/span>10<span class="scope-tag"> · location<\/span><\/td>/);
+    // Where the policy comes from, in words too (a touch screen shows no title); the default says nothing.
+    expect(rowOf(render([row({ reorder_scope: 'item' })], 'de'), 'ITEM-001')).toContain('5<span class="scope-tag"> · Artikel</span></td>');
+    expect(fine).not.toContain('scope-tag');
   });
 
   it('says it in the chosen language', () => {

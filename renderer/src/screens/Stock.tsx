@@ -106,6 +106,8 @@ export function Stock() {
             <td className="num" data-scope={r.reorder_scope} title={t('stock.orderUpTo', { n: formatNumber(lang, r.order_up_to), scope: t(`stock.scope.${r.reorder_scope}`) })}>
               {r.below_reorder_point ? <span className="chip-alert below-tag">{t('stock.below')} </span> : null}
               {formatNumber(lang, r.reorder_point)}
+              {/* In words as well as in the title, which a touch screen never shows. */}
+              {r.reorder_scope !== 'default' ? <span className="scope-tag"> · {t(`stock.scopeTag.${r.reorder_scope}`)}</span> : null}
               {decider ? (
                 <button
                   type="button"

@@ -51,6 +51,21 @@ describe('tilstand', () => {
       expect(none.out, group).toBe('');
       expect(none.err, group).toContain(line);
     }
+    // The site's own groups, each subcommand with the lines that explain it, and no data directory needed.
+    for (const [group, lines] of [
+      ['config', ['tilstand config check', 'check config.json as start reads it', 'tilstand config reload', 'tilstand config changes', 'who changed which key from the floor UI']],
+      ['users', ['tilstand users list', 'tilstand users add', 'tilstand users disable', 'tilstand users enable']],
+      ['contracts', ['tilstand contracts list', 'tilstand contracts add']],
+      ['deadletters', ['tilstand deadletters list', 'tilstand deadletters replay']],
+    ] as const) {
+      for (const help of ['--help', '-h']) {
+        const r = await run([group, help, '--data', join(dir, 'nowhere')]);
+        expect(r.code, `${group} ${help}`).toBe(0);
+        expect(r.err, group).toBe('');
+        for (const l of lines) expect(r.out, group).toContain(l);
+        expect(r.out, group).not.toContain('tilstand start');
+      }
+    }
   });
 
   it('prints the usage to stderr and exits 2 for an unknown or missing command', async () => {

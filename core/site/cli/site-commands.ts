@@ -44,14 +44,28 @@ export const siteUsage = [
 
 const DATA: FlagSpecs = { data: { type: 'string', value: '<dir>' } };
 
+/** The usage lines of a command (`config`: every `tilstand config …` line), each with the lines that continue it. */
+function usageOf(command: string): string[] {
+  const out: string[] = [];
+  let taking = false;
+  for (const l of siteUsage) {
+    if (l.startsWith('  tilstand ')) taking = l.includes(`tilstand ${command} `) || l.endsWith(`tilstand ${command}`);
+    if (taking) out.push(l);
+  }
+  return out;
+}
+
 async function withHelp(argv: string[], specs: FlagSpecs, command: string, io: CliIO): Promise<ParsedArgs | undefined> {
   const a = parseArgs(argv, specs, command);
   if (a.help) {
-    await print(io.stdout, ['usage:', ...siteUsage.filter((l) => l.includes(`tilstand ${command.split(' ')[0]}`))]);
+    await print(io.stdout, ['usage:', ...usageOf(command.split(' ')[0]!)]);
     return undefined;
   }
   return a;
 }
+
+/** A command group's subcommand and what follows it; `--help` in the subcommand's place asks for the group's usage. */
+const subcommand = (argv: string[]): [string | undefined, string[]] => (argv[0] === '--help' || argv[0] === '-h' ? [undefined, argv] : [argv[0], argv.slice(1)]);
 
 export async function runInit(argv: string[], io: CliIO): Promise<number> {
   const a = await withHelp(argv, { ...DATA, site: { type: 'string', value: '<id>' }, admin: { type: 'string', value: '<name>' }, pin: { type: 'string', value: '<pin>' } }, 'init', io);
@@ -93,7 +107,7 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
  * (Site.reloadConfig: the agent, evidence, alarms and ui sections apply at once; the rest at the next start).
  */
 export async function runConfig(argv: string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
+  const [sub, rest] = subcommand(argv);
   const a = await withHelp(rest, { ...DATA, json: { type: 'boolean' }, limit: { type: 'string', value: '<n>' } }, 'config', io);
   if (!a) return EXIT.ok;
   if (sub !== 'check' && sub !== 'reload' && sub !== 'changes') throw new CliError(EXIT.usage, `expected: tilstand config check|reload|changes [--data <dir>], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
@@ -159,7 +173,7 @@ function configFiles(c: SiteConfig): Array<[string, string]> {
 }
 
 export async function runContracts(argv: string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
+  const [sub, rest] = subcommand(argv);
   const a = await withHelp(rest, { ...DATA, file: { type: 'string', value: '<contract.json>' }, json: { type: 'boolean' } }, 'contracts', io);
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
@@ -198,7 +212,7 @@ interface LetterView {
 }
 
 export async function runDeadLetters(argv: string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
+  const [sub, rest] = subcommand(argv);
   const a = await withHelp(
     rest,
     { ...DATA, id: { type: 'string', multiple: true, value: '<position>' }, status: { type: 'string', value: 'open|replayed' }, limit: { type: 'string', value: '<n>' }, json: { type: 'boolean' } },
@@ -265,7 +279,7 @@ function refuseGuessablePin(pin: string | undefined): void {
 }
 
 export async function runUsers(argv: string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
+  const [sub, rest] = subcommand(argv);
   const a = await withHelp(
     rest,
     { ...DATA, name: { type: 'string', value: '<name>' }, role: { type: 'string', value: '<role>' }, pin: { type: 'string', value: '<pin>' }, password: { type: 'string', value: '<pw>' }, badge: { type: 'string', value: '<text>' }, json: { type: 'boolean' } },

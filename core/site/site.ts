@@ -497,8 +497,8 @@ export class Site {
   setReorderPolicy(user: string, item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null): number {
     // Refused before the file changes when there is no inbox to record it under the user's name.
     if (!this.decisionParts) throw Object.assign(new Error('the inbox is not running'), { kind: 'Failed' });
-    const { key, before } = setReorderPolicyInFile(this.data, item, location, policy);
-    this.reloadConfig();
+    const { config, key, before } = setReorderPolicyInFile(this.data, item, location, policy);
+    this.applyConfig(config);
     const entry = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
     const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
     this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
@@ -685,7 +685,11 @@ export class Site {
    * changes nothing. `tilstand config reload` and SIGHUP call it.
    */
   reloadConfig(): { applied: string[]; restartNeeded: string[] } {
-    const next = readConfig(this.data);
+    return this.applyConfig(readConfig(this.data));
+  }
+
+  /** `reloadConfig` of a config already read and validated (the one `setReorderPolicy` just wrote). */
+  private applyConfig(next: SiteConfig): { applied: string[]; restartNeeded: string[] } {
     const now = this.current;
     const changed = (k: keyof SiteConfig) => JSON.stringify(next[k]) !== JSON.stringify(now[k]);
     const live = LIVE_CONFIG_SECTIONS as readonly string[];

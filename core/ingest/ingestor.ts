@@ -829,6 +829,12 @@ export class Ingestor {
     const st = this.status();
     const streams = this.streamActivity();
     const per = (pick: (s: TableStatus) => number) => st.map((s) => ({ labels: { site, table: s.table }, value: pick(s) }));
+    /** Per stream, in seconds, the streams that have the value. */
+    const perStream = (ms: (s: (typeof streams)[number]) => number | null) =>
+      streams.flatMap((s) => {
+        const v = ms(s);
+        return v === null ? [] : [{ labels: { site, module: s.module, stream: s.stream }, value: v / 1000 }];
+      });
     const p = new PromText()
       .family('tilstand_ingest_table_age_ms', 'gauge', 'Age of the oldest event not yet visible in the table (0 when none pending)', per((s) => s.ageMs))
       .family('tilstand_ingest_table_budget_ms', 'gauge', 'Freshness budget of the table', per((s) => s.budgetMs))
@@ -854,17 +860,13 @@ export class Ingestor {
         'tilstand_ingest_stream_last_event_timestamp_seconds',
         'gauge',
         'Receive time of the newest event of each stream since open (a stream silent too long: a stopped module or connector)',
-        streams
-          .filter((s) => s.lastEventMs !== null)
-          .map((s) => ({ labels: { site, module: s.module, stream: s.stream }, value: s.lastEventMs! / 1000 })),
+        perStream((s) => s.lastEventMs),
       )
       .family(
         'tilstand_ingest_stream_clock_ahead_seconds',
         'gauge',
         "The newest event's own time minus its receive time, per stream (minutes ahead: the module's clock or this PC's is set wrong)",
-        streams
-          .filter((s) => s.clockAheadMs !== null)
-          .map((s) => ({ labels: { site, module: s.module, stream: s.stream }, value: s.clockAheadMs! / 1000 })),
+        perStream((s) => s.clockAheadMs),
       )
       .family('tilstand_ingest_failed', 'gauge', '1 when ingest stopped applying after an error (reopen to recover)', [{ labels: { site }, value: this.failed ? 1 : 0 }]);
     if (this.o.diskBudget) {

@@ -1,9 +1,9 @@
 // The one IPC contract between main and renderer: a single invoke channel carrying
-// (method, request) of the typed site API, and one event channel. The preload builds the bridge
+// (method, request, input age) of the typed site API, and one event channel. The preload builds the bridge
 // from these names; main answers through `handleCall`, which checks the sender's origin and
 // validates every payload before the backend sees it.
 
-import { validateCall } from '../core/site/api-validate.ts';
+import { validateCall, validateInputAge } from '../core/site/api-validate.ts';
 import type { ApiErrorKind, ApiResult, SessionContext, SiteBackend } from '../core/site/api.ts';
 import { SiteApiError } from '../core/site/api.ts';
 import { isAppUrl } from './security.ts';
@@ -17,16 +17,21 @@ export async function handleCall(
   senderUrl: string | undefined,
   method: unknown,
   request: unknown,
+  inputAge?: unknown,
 ): Promise<ApiResult<unknown>> {
   if (!isAppUrl(senderUrl)) return failure('forbidden', 'IPC from a frame outside the app is refused');
   let call;
+  let input;
   try {
     call = validateCall(method, request);
+    // The page's input age (core/site/api.ts InputAge); the preload always passes one, so an
+    // absent one is taken as "no input on this page yet", never as use of the screen.
+    input = validateInputAge(inputAge) ?? null;
   } catch (e) {
     return failure('invalid', (e as Error).message);
   }
   try {
-    const value = await backend.call(call.method, call.req as never, session);
+    const value = await backend.call(call.method, call.req as never, session, input);
     return { ok: true, value };
   } catch (e) {
     if (e instanceof SiteApiError) return failure(e.kind, e.message);

@@ -1,6 +1,6 @@
 // Preload (sandboxed: CommonJS, only `electron` may be required). It exposes exactly two
-// functions to the page — call a site API method, and subscribe to pushed events — and nothing of
-// Electron or node. The channel names are those of electron/ipc.ts.
+// functions to the page — call a site API method (with the page's input age, see
+// core/site/api.ts InputAge), and subscribe to pushed events — and nothing of Electron or node. The channel names are those of electron/ipc.ts.
 'use strict';
 const { contextBridge, ipcRenderer } = require('electron');
 
@@ -8,7 +8,7 @@ const CALL_CHANNEL = 'tilstand:call';
 const EVENT_CHANNEL = 'tilstand:event';
 
 contextBridge.exposeInMainWorld('tilstand', {
-  call: (method, request) => ipcRenderer.invoke(CALL_CHANNEL, String(method), request),
+  call: (method, request, inputAge) => ipcRenderer.invoke(CALL_CHANNEL, String(method), request, inputAge),
   subscribe: (listener) => {
     const wrapped = (_event, payload) => listener(payload);
     ipcRenderer.on(EVENT_CHANNEL, wrapped);

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { SessionContext, SiteBackend, SiteEvent } from '../core/site/api.ts';
+import type { InputAge, SessionContext, SiteBackend, SiteEvent } from '../core/site/api.ts';
 import { SiteApiError } from '../core/site/api.ts';
 import { CALL_CHANNEL, EVENT_CHANNEL } from './ipc.ts';
 import { CONTENT_SECURITY_POLICY, resolveAppFile } from './security.ts';
@@ -84,10 +84,10 @@ function fakeElectron(opts: { locked?: boolean } = {}) {
 function fakeBackend() {
   const disabled = new Set<string>();
   const listeners: Array<(e: SiteEvent) => void> = [];
-  const calls: Array<{ method: string; req: unknown; session: SessionContext }> = [];
+  const calls: Array<{ method: string; req: unknown; session: SessionContext; input: InputAge }> = [];
   const backend: SiteBackend = {
-    async call(method, req, session) {
-      calls.push({ method, req, session });
+    async call(method, req, session, input) {
+      calls.push({ method, req, session, input });
       if (method === 'signIn') {
         session.setUser({ name: 'Kari', roles: ['shift_lead'] });
         return session.user as never;
@@ -194,6 +194,36 @@ describe('Electron shell', () => {
     disabled.add('Kari'); // disabled by an admin elsewhere: the window gets no more events
     emit({ type: 'proposals', changed: ['p2'] });
     expect(sender.sent).toHaveLength(1);
+  });
+
+  it("hands the backend the page's input age with each call; an absent one is no input, never use", async () => {
+    const { rec, shell, calls } = setup();
+    await shell.ready;
+    const handler = rec.handlers.get(CALL_CHANNEL) as unknown as (ev: unknown, m: unknown, r: unknown, a?: unknown) => Promise<unknown>;
+    const app = { sender: rec.windows[0]!.contents, senderFrame: { url: 'tilstand://app/index.html' } };
+    for (const age of [1234, 0, null, undefined]) expect(await handler(app, 'status', {}, age)).toEqual({ ok: true, value: { ok: true } });
+    expect(calls.map((c) => c.input)).toEqual([1234, 0, null, null]);
+    for (const age of [-1, 1.5, 'soon', {}]) {
+      expect(await handler(app, 'status', {}, age)).toEqual({ ok: false, error: { kind: 'invalid', message: expect.stringMatching(/^input age: expected/) } });
+    }
+    expect(calls).toHaveLength(4);
+  });
+
+  it("the preload's call passes the method, the request and the page's input age on the call channel", async () => {
+    const src = readFileSync(join(__dirname, 'preload.cjs'), 'utf8');
+    let exposed: { call(m: unknown, r: unknown, a: unknown): Promise<unknown> } | undefined;
+    const invoked: unknown[][] = [];
+    const electron = {
+      contextBridge: { exposeInMainWorld: (_name: string, api: typeof exposed) => void (exposed = api) },
+      ipcRenderer: { invoke: async (...args: unknown[]) => void invoked.push(args), on: () => undefined, removeListener: () => undefined },
+    };
+    new Function('require', src)((m: string) => (m === 'electron' ? electron : undefined));
+    await exposed!.call('status', { a: 1 }, 250);
+    await exposed!.call('me', {}, null);
+    expect(invoked).toEqual([
+      [CALL_CHANNEL, 'status', { a: 1 }, 250],
+      [CALL_CHANNEL, 'me', {}, null],
+    ]);
   });
 
   it('the preload exposes only call and subscribe, on the same channels', () => {

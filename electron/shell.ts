@@ -96,8 +96,8 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
   e.app.on('window-all-closed', () => e.app.quit());
   e.app.on('web-contents-created', ((_ev: unknown, contents: WebContentsLike) => lockDown(contents)) as (...a: never[]) => void);
 
-  e.ipcMain.handle(CALL_CHANNEL, (event, method, request) =>
-    handleCall(o.backend, sessionFor(event.sender), event.senderFrame?.url, method, request),
+  e.ipcMain.handle(CALL_CHANNEL, (event, method, request, inputAge) =>
+    handleCall(o.backend, sessionFor(event.sender), event.senderFrame?.url, method, request, inputAge),
   );
   // Events go to the window only while someone is signed in there (as the headless server
   // sends them only to signed-in sessions' sockets), and stop when that user is disabled.

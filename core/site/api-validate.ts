@@ -3,7 +3,7 @@
 // must have exactly the shape its type says — unknown keys, wrong types, oversized strings and
 // prototype keys are refused with a message naming the field.
 
-import { SITE_METHODS, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
+import { SITE_METHODS, type InputAge, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
 
 export class ApiValidationError extends Error {
   readonly kind = 'invalid' as const;
@@ -138,6 +138,20 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
 
 export function isSiteMethod(m: unknown): m is SiteMethod {
   return typeof m === 'string' && (SITE_METHODS as readonly string[]).includes(m);
+}
+
+/**
+ * Checks a call's input age from outside (api.ts `InputAge`): absent, null or 'none', or a whole
+ * number of milliseconds (a number, or its decimal digits as a header carries it).
+ */
+export function validateInputAge(v: unknown): InputAge {
+  if (v === undefined) return undefined;
+  if (v === null || v === 'none') return null;
+  const n = typeof v === 'string' && /^[0-9]{1,15}$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+    throw new ApiValidationError(`input age: expected 'none' or a whole number of milliseconds ≥ 0, got ${(typeof v === 'string' ? JSON.stringify(v) : String(v)).slice(0, 40)}`);
+  }
+  return n;
 }
 
 /** Checks a call from outside; returns the typed request or throws ApiValidationError. */

@@ -355,11 +355,29 @@ export type SiteApi = {
 export interface SessionContext {
   user: SessionUser | null;
   setUser(user: SessionUser | null): void;
+  /**
+   * The backend's own record (the transports leave it alone): when the person signed in here was
+   * last known to use the screen, in the backend's clock (ms). Sign-in sets it; each call moves it
+   * by what the call says (`InputAge`).
+   */
+  inputAtMs?: number;
 }
+
+/**
+ * What a call says about the person at the screen, as the floor UI reports it with every call
+ * (header `X-Tilstand-Input-Age`, or the IPC call's third argument): milliseconds since their last
+ * touch, click, key or pointer movement on this page, or null when this page has seen none yet (it
+ * was just opened or reloaded). Undefined: the caller is not the floor UI (a script on the HTTP
+ * API), and the call itself counts as use.
+ */
+export type InputAge = number | null | undefined;
+
+/** The HTTP header that carries a call's `InputAge` ('none' for null). */
+export const INPUT_AGE_HEADER = 'x-tilstand-input-age';
 
 /** The server side of the API, shared by the Electron main process and the headless server. */
 export interface SiteBackend {
-  call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext): Promise<SiteApiMethods[M]['res']>;
+  call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext, input?: InputAge): Promise<SiteApiMethods[M]['res']>;
   subscribe(listener: (e: SiteEvent) => void): () => void;
   /**
    * Whether the session's user may still see the site: signed in, and not disabled, locked or

@@ -100,8 +100,9 @@ export interface SiteConfig {
   /**
    * The floor UI: `idleSignOutMs` signs the person at a screen out after that long without a
    * touch, click, key or pointer movement there (0: never), so the next person at a shared floor
-   * PC does not decide under their name. A session left without any request at all still ends
-   * after 12 h (ui-server.ts).
+   * PC does not decide under their name. The UI's timer does it, and the SiteService from the
+   * input age each UI call carries (a page closed or reloaded). A session left without any request
+   * at all still ends after 12 h (ui-server.ts).
    */
   readonly ui: { readonly idleSignOutMs: number };
   /**

@@ -9,7 +9,7 @@
 
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { SiteApiError, type SessionContext, type SiteApiMethods, type SiteBackend, type SiteEvent, type SiteMethod } from './api.ts';
+import { SiteApiError, type InputAge, type SessionContext, type SiteApiMethods, type SiteBackend, type SiteEvent, type SiteMethod } from './api.ts';
 import { dataPaths, readConfig } from './config.ts';
 import { initDataDir, InitError } from './init.ts';
 import { readRestoreNote } from '../sync/restore.ts';
@@ -77,8 +77,8 @@ export class SwitchingBackend implements SiteBackend {
     this.unsubscribe = target.subscribe((e) => this.emit(e));
   }
 
-  call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext): Promise<SiteApiMethods[M]['res']> {
-    return this.target.call(method, req, session);
+  call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext, input?: InputAge): Promise<SiteApiMethods[M]['res']> {
+    return this.target.call(method, req, session, input);
   }
 
   subscribe(listener: (e: SiteEvent) => void): () => void {

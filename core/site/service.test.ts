@@ -11,6 +11,7 @@ import { readDecisionLog } from '../inbox/index.ts';
 import { demoConfig } from './demo/site.ts';
 import { initDataDir } from './init.ts';
 import { DEMO_ADMIN, Site } from './site.ts';
+import { SiteService } from './service.ts';
 import { formatStatus } from './status.ts';
 
 let dir: string;
@@ -323,6 +324,45 @@ describe('SiteService', () => {
     expect(await kindOf(api.call('enableUser', { name: 'Kari' }, kari))).toBe('forbidden');
     expect(await kindOf(api.call('disableUser', { name: 'demo' }, admin))).toBe('conflict');
     expect(await kindOf(api.call('initSite', { siteId: 'x', adminName: 'y', adminPin: '1234' }, session()))).toBe('conflict');
+  });
+
+  it('signs out a session its screen has not been used at for ui.idleSignOutMs, whatever became of the page', async () => {
+    // A service of its own over the site, on a clock of its own and never started: the site's
+    // tick does not see that clock (its alarms keep their real times for the tests after this).
+    let t = Date.now();
+    const api = new SiteService(site, { now: () => t });
+    const idle = site.config.ui.idleSignOutMs;
+    expect(idle).toBe(600_000);
+    const s = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, s, null);
+    // The page's background refreshes say how long ago its last input was: up to the limit, in.
+    t += idle - 1_000;
+    expect(await kindOf(api.call('status', {}, s, idle - 1_000))).toBe('ok');
+    // A touch: the next call's input age moves the mark.
+    t += 2_000;
+    expect(await kindOf(api.call('status', {}, s, 500))).toBe('ok');
+    // A page opened again (closed, reloaded) has seen no input and says so: it says nothing of
+    // Lena, so the limit runs from her last input on the page before.
+    t += idle - 1_000;
+    expect(await api.call('me', {}, s, null)).toEqual({ name: 'Lena', roles: ['shift_lead'] });
+    t += 1_000;
+    expect(api.signedIn(s)).toBe(false);
+    expect(s.user).toBeNull();
+    expect(await api.call('me', {}, s, null)).toBeNull();
+    expect(await kindOf(api.call('status', {}, s, 0))).toBe('unauthenticated');
+    // A page that refreshes on, long after its last input (its own timer kept from running).
+    const r = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, r, 0);
+    t += idle + 1;
+    await expect(api.call('listProposals', {}, r, idle + 1)).rejects.toThrow('Lena was signed out after 10 min without use of the screen; sign in again');
+    expect(await kindOf(api.call('decide', { id: 'x', decision: 'reject' } as never, r, 0))).toBe('unauthenticated');
+    // A caller outside the floor UI (no input age: a script on the HTTP API): each call is use.
+    const script = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, script);
+    t += idle - 1;
+    expect(await kindOf(api.call('status', {}, script))).toBe('ok');
+    t += idle - 1;
+    expect(await kindOf(api.call('status', {}, script))).toBe('ok');
   });
 
   it("raises an alarm for a stream whose events are stamped minutes after they arrived: a module's clock set ahead", async () => {

@@ -32,6 +32,7 @@ import {
   type ProposalDetail,
   type ProposalView,
   type ReadPointRequest,
+  type InputAge,
   type Role,
   type SessionContext,
   type SessionUser,
@@ -162,9 +163,10 @@ export class SiteService implements SiteBackend {
   // ------------------------------------------------------------------------------------------
   // SiteBackend.
 
-  async call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext): Promise<SiteApiMethods[M]['res']> {
+  async call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext, input?: InputAge): Promise<SiteApiMethods[M]['res']> {
     const h = this.handlers[method] as Handler<M> | undefined;
     if (!h) throw new SiteApiError('invalid', `unknown method ${method}`);
+    this.noteInput(session, input);
     if (!['firstRun', 'initSite', 'signIn', 'me'].includes(method)) {
       const user = this.current(session);
       if (['decide'].includes(method) && !user.roles.some((r) => DECIDERS.includes(r))) {
@@ -261,9 +263,28 @@ export class SiteService implements SiteBackend {
   // ------------------------------------------------------------------------------------------
   // Sessions.
 
+  /**
+   * Moves the session's last known use of the screen by what a call says (api.ts `InputAge`): a
+   * call from outside the floor UI is use itself; the UI's says how long ago its page last saw
+   * input, or that it has seen none (a page just opened or reloaded, which says nothing of the
+   * person signed in before).
+   */
+  private noteInput(session: SessionContext, input: InputAge): void {
+    if (input === null || session.user === null || session.inputAtMs === undefined) return;
+    const at = this.now() - (input ?? 0);
+    if (at > session.inputAtMs) session.inputAtMs = at;
+  }
+
   private current(session: SessionContext): SessionUser {
     const u = session.user;
     if (!u) throw new SiteApiError('unauthenticated', 'sign in first');
+    // A shared floor PC: the UI signs the person out after `ui.idleSignOutMs` without use, and so
+    // does the backend, for a page that was closed, reloaded or kept from running its timer.
+    const idleMs = this.site.config.ui.idleSignOutMs;
+    if (idleMs > 0 && session.inputAtMs !== undefined && this.now() - session.inputAtMs > idleMs) {
+      session.setUser(null);
+      throw new SiteApiError('unauthenticated', `${u.name} was signed out after ${Math.round(idleMs / 60_000)} min without use of the screen; sign in again`);
+    }
     const stored = this.site.users.get(u.name);
     if (!stored || stored.disabled || stored.lockedUntilMs !== null) {
       session.setUser(null);
@@ -293,6 +314,7 @@ export class SiteService implements SiteBackend {
     }
     const user: SessionUser = { name: r.user.name, roles: [r.user.role] };
     session.setUser(user);
+    session.inputAtMs = this.now();
     return user;
   }
 

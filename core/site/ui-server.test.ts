@@ -22,8 +22,10 @@ async function start(o: { now?: () => number; disabled?: Set<string> } = {}) {
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>x</title>');
   writeFileSync(join(dir, 'assets', 'app.js'), 'console.log(1)');
   const listeners: Array<(e: SiteEvent) => void> = [];
+  const inputs: unknown[] = [];
   const backend: SiteBackend = {
-    async call(method, req, session) {
+    async call(method, req, session, input) {
+      inputs.push(input);
       if (method === 'signIn') {
         const r = req as { user: string; secret: string };
         if (r.secret !== '1234') throw new SiteApiError('unauthenticated', 'wrong name or PIN');
@@ -52,7 +54,7 @@ async function start(o: { now?: () => number; disabled?: Set<string> } = {}) {
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, emit: (e: SiteEvent) => listeners.forEach((l) => l(e)) };
+  return { base, emit: (e: SiteEvent) => listeners.forEach((l) => l(e)), inputs };
 }
 
 const post = (base: string, method: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -104,6 +106,22 @@ describe('headless UI server', () => {
     expect((await post(base, 'nope', {}, { Cookie: cookie })).status).toBe(400);
     const huge = await post(base, 'status', { x: 'y'.repeat(100_000) }, { Cookie: cookie }).catch(() => undefined);
     expect(huge === undefined || huge.status === 400).toBe(true);
+  });
+
+  it("hands the backend each call's input age: the page's number, null for 'none', nothing without the header", async () => {
+    const { base, inputs } = await start();
+    const cookie = await signIn(base);
+    inputs.length = 0;
+    for (const age of ['1234', 'none', '0']) expect((await post(base, 'status', {}, { Cookie: cookie, 'X-Tilstand-Input-Age': age })).status).toBe(200);
+    expect((await post(base, 'status', {}, { Cookie: cookie })).status).toBe(200);
+    expect(inputs).toEqual([1234, null, 0, undefined]);
+    // Anything else is refused before the backend sees the call.
+    for (const age of ['-1', '1.5', 'soon', '']) {
+      const r = await post(base, 'status', {}, { Cookie: cookie, 'X-Tilstand-Input-Age': age });
+      expect(r.status, age).toBe(400);
+      expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/^input age: expected 'none' or a whole number of milliseconds/);
+    }
+    expect(inputs).toHaveLength(4);
   });
 
   it('serves the renderer with security headers and no path escape', async () => {

@@ -18,11 +18,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ApiValidationError, validateCall } from './api-validate.ts';
+import { ApiValidationError, validateCall, validateInputAge } from './api-validate.ts';
 import { rendererContentType } from './renderer-files.ts';
-import { PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
+import { INPUT_AGE_HEADER, PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
 
 export const SESSION_COOKIE = 'tilstand_session';
+/** Close code of an event socket whose session ended (signed out, idle, or its user disabled). */
+export const SESSION_ENDED_CODE = 4401;
 const BODY_BYTES_MAX = 64 * 1024;
 const PUBLIC_METHODS = new Set<string>(API_PUBLIC_METHODS);
 
@@ -118,7 +120,7 @@ export class UiServer {
       // A socket outlives neither its session (signed out, idle too long) nor its user's right
       // to sign in (disabled, locked or removed since): it is closed instead of sent to.
       if (this.live(session)) ws.send(text);
-      else ws.close(4401, 'signed out');
+      else ws.close(SESSION_ENDED_CODE, 'signed out');
     }
   }
 
@@ -191,10 +193,11 @@ export class UiServer {
     }
     try {
       const call = validateCall(method, body);
+      const input = validateInputAge(req.headers[INPUT_AGE_HEADER]);
       if (method === 'signIn' && !session) session = created = this.newSession(res);
       // Public calls without a session (me, firstRun, initSite) get a context that remembers nothing.
       const context: SessionContext = session ?? { user: null, setUser: () => undefined };
-      const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context);
+      const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context, input);
       reply(200, { ok: true, value: value ?? null });
     } catch (e) {
       // A sign-in that failed keeps no session of its own (its cookie then names nothing).

@@ -1,7 +1,8 @@
 // The floor UI's idle sign-out (idle.ts): the wait starts at once, each touch, click, key or
-// pointer movement starts it again, it fires once, and stopping removes every listener.
+// pointer movement starts it again, it fires once, and stopping removes every listener; the input
+// age every call carries (trackInput).
 import { describe, expect, it } from 'vitest';
-import { ACTIVITY_EVENTS, watchIdle, type IdleTimers } from './idle.ts';
+import { ACTIVITY_EVENTS, trackInput, watchIdle, type IdleTimers } from './idle.ts';
 
 function fakes() {
   let now = 0;
@@ -85,5 +86,24 @@ describe('watchIdle', () => {
     g.advance(10 * 600_000);
     expect(fired).toBe(1);
     stop();
+  });
+});
+
+describe('trackInput', () => {
+  it('says null until someone uses the page, then how long ago they last did', () => {
+    const target = new EventTarget();
+    let now = 1_000_000;
+    const age = trackInput(target, () => now);
+    expect(age()).toBeNull();
+    target.dispatchEvent(new Event('focus')); // not someone at the screen
+    now += 5_000;
+    expect(age()).toBeNull();
+    for (const type of ACTIVITY_EVENTS) {
+      target.dispatchEvent(new Event(type));
+      now += 250;
+      expect(age(), type).toBe(250);
+    }
+    now += 60_000;
+    expect(age()).toBe(60_250);
   });
 });

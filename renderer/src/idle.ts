@@ -1,6 +1,8 @@
 // Sign-out after a while without use: a floor PC is shared, and whoever steps up to a screen left
-// signed in would decide under the name shown there. Background refreshes keep the server's
-// session alive (ui-server.ts counts requests), so only the person's own input counts here.
+// signed in would decide under the name shown there. Background refreshes are requests too, so
+// only the person's own input counts: `watchIdle` signs out here, and `trackInput` tells the
+// backend with every call how long ago that input was (core/site/api.ts InputAge), so the backend
+// signs out a page that was closed, reloaded or kept from running its timer.
 
 /** What counts as someone using the screen. */
 export const ACTIVITY_EVENTS = ['pointerdown', 'pointermove', 'keydown', 'wheel', 'touchstart'] as const;
@@ -40,4 +42,17 @@ export function watchIdle(
   for (const e of ACTIVITY_EVENTS) target.addEventListener(e, arm, { capture: true, passive: true });
   arm();
   return stop;
+}
+
+/**
+ * Follows `ACTIVITY_EVENTS` on `target` (the window) for the page's life; returns how many ms ago
+ * the last one was, or null before the first (a page just opened or reloaded has seen nobody).
+ */
+export function trackInput(target: Pick<EventTarget, 'addEventListener'>, now: () => number = () => Date.now()): () => number | null {
+  let last: number | null = null;
+  const seen = () => {
+    last = now();
+  };
+  for (const e of ACTIVITY_EVENTS) target.addEventListener(e, seen, { capture: true, passive: true });
+  return () => (last === null ? null : Math.max(0, Math.round(now() - last)));
 }

@@ -4,8 +4,9 @@ import { App } from './App.tsx';
 import { createClient, SESSION_ENDED_EVENT } from './api/client.ts';
 import { StoreContext } from './context.tsx';
 import { createAppStore } from './store/store.ts';
+import { trackInput } from './idle.ts';
 
-const api = createClient();
+const api = createClient(trackInput(window));
 const store = createAppStore(api);
 api.subscribe((e) => store.getState().applyEvent(e));
 // A session can end without this page doing anything (an admin disabled the user, another tab

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProposalView, StockView } from '../../core/site/api.ts';
 
@@ -142,6 +142,13 @@ suite('the floor UI end to end (chromium)', () => {
   }, 60_000);
 
   it('signs in and shows the proposals in the inbox', async () => {
+    // Every API call says how long ago the page saw input (core/site/api.ts InputAge): none yet
+    // on a page just opened, a number once someone used it.
+    const ages: string[] = [];
+    const onRequest = (r: Request) => {
+      if (new URL(r.url()).pathname.startsWith('/api/')) ages.push(r.headers()['x-tilstand-input-age'] ?? 'absent');
+    };
+    page.on('request', onRequest);
     await page.goto(`${url}/`);
     await page.waitForSelector('form input[name="user"]');
     await shot('sign-in');
@@ -153,6 +160,10 @@ suite('the floor UI end to end (chromium)', () => {
     const n = await page.locator('[data-proposal]').count();
     expect(n).toBeGreaterThan(2);
     await expect.poll(() => page.locator('.inbox-list h2').textContent()).toMatch(/\d+ waiting for a decision/);
+    page.off('request', onRequest);
+    expect(ages[0]).toBe('none');
+    expect(ages.at(-1)).toMatch(/^[0-9]+$/);
+    expect(ages.filter((a) => a !== 'none' && !/^[0-9]+$/.test(a))).toEqual([]);
   });
 
   it('approves an assignment with A: the command goes to applied and the work queue changes', async () => {

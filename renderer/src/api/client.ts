@@ -2,7 +2,9 @@
 // the Electron preload's bridge (`window.tilstand`), or HTTP + WebSocket to the headless server.
 import type { ApiErrorKind, ApiResult, SiteApi, SiteApiMethods, SiteEvent, SiteMethod } from '../../../core/site/api.ts';
 
-/** Close code of an event socket whose session ended (core/site/ui-server.ts). */
+/** The header that carries a call's input age (kept in step with core/site/api.ts INPUT_AGE_HEADER). */
+export const INPUT_AGE_HEADER = 'X-Tilstand-Input-Age';
+/** Close code of an event socket whose session ended (kept in step with core/site/ui-server.ts SESSION_ENDED_CODE). */
 export const SESSION_ENDED_CODE = 4401;
 /** Dispatched on `window` when the server ended the session's event socket. */
 export const SESSION_ENDED_EVENT = 'tilstand:session-ended';
@@ -17,7 +19,8 @@ export class ApiError extends Error {
 }
 
 interface Bridge {
-  call(method: string, request: unknown): Promise<ApiResult<unknown>>;
+  /** `inputAge`: ms since the person's last input on this page, null before any (core/site/api.ts InputAge). */
+  call(method: string, request: unknown, inputAge: number | null): Promise<ApiResult<unknown>>;
   subscribe(listener: (e: SiteEvent) => void): () => void;
 }
 
@@ -30,11 +33,11 @@ declare global {
 /** HTTP transport: POST /api/<method>, session cookie, a header browsers will not send cross-site. */
 function httpBridge(): Bridge {
   return {
-    async call(method, request) {
+    async call(method, request, inputAge) {
       const res = await fetch(`/api/${method}`, {
         method: 'POST',
         credentials: 'same-origin',
-        headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1' },
+        headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', [INPUT_AGE_HEADER]: inputAge === null ? 'none' : String(inputAge) },
         body: JSON.stringify(request ?? {}),
       });
       try {
@@ -77,9 +80,10 @@ function httpBridge(): Bridge {
   };
 }
 
-export function createClient(bridge: Bridge = window.tilstand ?? httpBridge()): SiteApi {
+/** `inputAge` (idle.ts trackInput) goes with every call, so the site knows whether anyone is at the screen. */
+export function createClient(inputAge: () => number | null, bridge: Bridge = window.tilstand ?? httpBridge()): SiteApi {
   const call = async <M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req']): Promise<SiteApiMethods[M]['res']> => {
-    const r = await bridge.call(method, req);
+    const r = await bridge.call(method, req, inputAge());
     if (!r.ok) throw new ApiError(r.error.kind, r.error.message);
     return r.value as SiteApiMethods[M]['res'];
   };
@@ -88,10 +92,10 @@ export function createClient(bridge: Bridge = window.tilstand ?? httpBridge()): 
   return api as unknown as SiteApi;
 }
 
-// Kept in step with SITE_METHODS in core/site/api.ts (the renderer imports types only).
+// Kept in step with SITE_METHODS in core/site/api.ts (the renderer imports types only;
+// test/contracts/renderer-site.test.ts checks it).
 const METHODS: SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
   'setReorderPolicy', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
   'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ];
-export const RENDERER_METHODS: readonly SiteMethod[] = METHODS;

@@ -1,0 +1,45 @@
+// The renderer's client: every call carries the page's input age to the site (core/site/api.ts
+// InputAge), through the Electron bridge as its third argument and over HTTP as a header. That
+// the names it keeps of its own match the site's is test/contracts/renderer-site.test.ts.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createClient, INPUT_AGE_HEADER } from './client.ts';
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+describe('createClient', () => {
+  it("hands the bridge the page's input age as it is at each call", async () => {
+    const seen: unknown[][] = [];
+    let age: number | null = null;
+    const api = createClient(() => age, {
+      call: async (method, request, inputAge) => {
+        seen.push([method, request, inputAge]);
+        return { ok: true, value: null };
+      },
+      subscribe: () => () => undefined,
+    });
+    await api.me({});
+    age = 1500;
+    await api.status({});
+    expect(seen).toEqual([
+      ['me', {}, null],
+      ['status', {}, 1500],
+    ]);
+  });
+
+  it("sends it over HTTP as the site's header: the number, or 'none' before any input", async () => {
+    const headers: Array<Record<string, string>> = [];
+    vi.stubGlobal('window', {});
+    vi.stubGlobal('fetch', async (_url: string, init: { headers: Record<string, string> }) => {
+      headers.push(init.headers);
+      return { status: 200, json: async () => ({ ok: true, value: null }) };
+    });
+    let age: number | null = null;
+    const api = createClient(() => age);
+    await api.me({});
+    age = 42;
+    await api.status({});
+    expect(headers.map((h) => h[INPUT_AGE_HEADER])).toEqual(['none', '42']);
+  });
+});

@@ -34,6 +34,8 @@ export const AGENT_TAG_PREFIX = 'agent-';
 /** What the agent needs of the inbox. */
 export interface AgentInbox {
   openProposals(): Proposal[];
+  /** Approved proposals whose command has not reached a final state (RuleContext.underway). */
+  commandsInFlight(): Proposal[];
   submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
@@ -159,7 +161,8 @@ export class Agent {
   }
 
   private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number): RuleContext {
-    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config });
+    const underway = Object.freeze(this.o.inbox.commandsInFlight());
+    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config, underway });
   }
 
   /** A context that records which tables a rule reads. */

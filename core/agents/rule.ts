@@ -28,6 +28,13 @@ export interface RuleContext {
   /** The previous run's tag on each table (changes since then), or null: the first run, or the first after the thresholds changed (Agent.reevaluateAll). */
   readonly previousTags: Readonly<Partial<Record<StateTable, string>>> | null;
   readonly config: AgentConfig;
+  /**
+   * Approved proposals whose command is on its way to the module (pending, sent, acknowledged):
+   * what a person has promised and the state tables do not show until the module's event. A rule
+   * counts what they take as taken (a resource, a job's material), so two approvals do not
+   * promise it twice. Each rule decides from the state whether the module acted already.
+   */
+  readonly underway: readonly Proposal[];
 }
 
 export interface ProposalDraft {

@@ -50,6 +50,51 @@ describe('assign-job', () => {
   });
 });
 
+describe('assign-job with an approved assignment on its way to the module', () => {
+  it('offers the promised resource to no other job, and an open proposal for it goes stale when approved', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'pick', priority: 1 });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const p1 = agent.run().created.find((p) => p.ruleId === 'assign-job')!;
+    expect(p1.params).toEqual({ job_id: 'J-1', resource_id: 'M-1' });
+    // A job ahead of J-1 arrives: the next run offers it M-1 (J-1's own proposal still holds).
+    site.job({ job_id: 'J-0', capability: 'pick', priority: 9 });
+    site.commit();
+    const p0 = agent.run().created.find((p) => p.ruleId === 'assign-job')!;
+    expect(p0.params).toEqual({ job_id: 'J-0', resource_id: 'M-1' });
+    // Lena approves J-1 → M-1; the module has not answered yet, so the tables still show M-1 free.
+    expect(await inbox.decide(p1.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'approved' });
+    expect(inbox.get(p1.id)!.command!.state).toBe('pending');
+    const promised = `resource M-1 is promised to job J-1 by the approved ${p1.id}`;
+    expect(agent.recheck(p0)).toMatchObject({ holds: false, reason: promised });
+    expect(await inbox.decide(p0.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'stale', reason: promised });
+    // Another job arrives with a second free resource: it gets M-2, never M-1, and J-1 is not proposed again.
+    site.job({ job_id: 'J-5', capability: 'pick', priority: 5 });
+    site.resource('M-2', 'pick', 'free');
+    site.commit();
+    const r = agent.run();
+    expect(r.created.filter((p) => p.ruleId === 'assign-job').map((p) => p.params)).toEqual([{ job_id: 'J-0', resource_id: 'M-2' }]);
+    expect(r.suppressed).toEqual([]);
+  });
+
+  it('takes the promise back when the module refuses the command', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'pick', priority: 1 });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const p1 = agent.run().created[0]!;
+    await inbox.decide(p1.id, 'approve', { user: 'lena', pin: '1234' });
+    site.job({ job_id: 'J-0', capability: 'pick', priority: 9 });
+    site.commit();
+    expect(agent.run().created).toEqual([]);
+    inbox.markCommand(p1.id, 'failed', 'resource M-1 is reserved');
+    expect(agent.run().created.map((p) => p.params)).toEqual([{ job_id: 'J-0', resource_id: 'M-1' }]);
+  });
+});
+
 describe('release-blocked-job', () => {
   it('releases a job blocked on material once on_hand − reserved covers it (summed over locations)', () => {
     site.job({ job_id: 'J-1', status: 'blocked', blocked_reason: 'material short: BOLT', material_item: 'BOLT', material_qty: 10 });
@@ -110,6 +155,34 @@ describe('release-blocked-job', () => {
     expect(r.created.map((x) => x.params.job_id)).toEqual(['J-A']);
     expect(inbox.get(p.id)!.status).toBe('withdrawn');
   });
+
+describe('release-blocked-job with an approved release on its way to the module', () => {
+  it('serves the promised job first, whatever the queue says now, and never proposes it again', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-B', status: 'blocked', material_item: 'BOLT', material_qty: 20, priority: 1 });
+    site.stock('BOLT', 'A', { on_hand: 30, reserved: 0 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const b = agent.run().created.find((x) => x.ruleId === 'release-blocked-job')!;
+    expect(await inbox.decide(b.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'approved' });
+    // Two jobs ahead of J-B arrive before the module's event: J-A's 25 no longer fit in the 10
+    // J-B leaves, J-C's 5 do, after J-B's 20.
+    site.job({ job_id: 'J-A', status: 'blocked', material_item: 'BOLT', material_qty: 25, priority: 5 });
+    site.job({ job_id: 'J-C', status: 'blocked', material_item: 'BOLT', material_qty: 5, priority: 3 });
+    site.commit();
+    const r = agent.run();
+    const rel = r.created.filter((p) => p.ruleId === 'release-blocked-job');
+    expect(rel.map((p) => p.params.job_id)).toEqual(['J-C']);
+    expect(rel[0]!.explanation).toMatch(/needs 5 after 20 for J-B, approved for release or ahead of it in the queue/);
+    expect(r.suppressed).toEqual([]);
+    // Stock falls under J-B's 20 meanwhile: J-B keeps its promise, and J-C's proposal is withdrawn.
+    site.stock('BOLT', 'A', { on_hand: 22 });
+    site.commit();
+    expect(agent.recheck(rel[0]!)).toMatchObject({ holds: false, reason: '20 of the 22 available BOLT go to J-B, approved for release or ahead in the queue; 2 do not cover the 5 the job needs' });
+    agent.run();
+    expect(inbox.get(rel[0]!.id)!.status).toBe('withdrawn');
+  });
+});
 
 describe('escalate-late-job', () => {
   it('escalates a job whose estimate (now + duration of its capability) passes its due time', () => {

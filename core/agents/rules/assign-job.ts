@@ -1,15 +1,36 @@
 // Rule: assign a released, unassigned job to a free resource with the capability it needs.
 // Jobs in queue order (priority, then due time); each free resource is offered once per run,
 // to the first job that can use it. Command: operations `assign_job {job_id, resource_id}`.
+//
+// An approved assignment on its way to the module (RuleContext.underway) has promised its
+// resource: while its job still waits to start, the resource is offered to no other job and the
+// job is not proposed again, and an open proposal for that resource no longer holds.
 
 import { byQueueOrder, job, resource, waitingToStart } from '../rows.ts';
 import { jobStatus, msg, resourceState } from '../messages.ts';
-import { gone, HOLDS, type Rule } from '../rule.ts';
+import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
+
+/** Per context (its `underway` list is its own): what `promised` found. */
+const promisedOf = new WeakMap<readonly unknown[], Map<string, { job: string; proposal: string }>>();
+
+/** The underway assignments whose job still waits to start: resource id → {job, proposal}. */
+function promised(ctx: RuleContext): Map<string, { job: string; proposal: string }> {
+  const cached = promisedOf.get(ctx.underway);
+  if (cached) return cached;
+  const out = new Map<string, { job: string; proposal: string }>();
+  promisedOf.set(ctx.underway, out);
+  for (const p of ctx.underway) {
+    if (p.action !== 'assign_job' || p.ruleId !== assignJob.id) continue;
+    const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
+    if (jr && waitingToStart(job(jr))) out.set(String(p.params.resource_id), { job: String(p.params.job_id), proposal: p.id });
+  }
+  return out;
+}
 
 export const assignJob: Rule = {
   id: 'assign-job',
-  version: '1',
-  description: 'Assign a released, unassigned job to a free resource with the needed capability.',
+  version: '2',
+  description: 'Assign a released, unassigned job to a free resource with the needed capability; a resource an approved assignment promised is not offered again.',
   messages: {
     'assign-job.explanation': {
       en: 'Job {job} (priority {priority}) is released and waiting; {resource} is free and can {capability}. Start it there.',
@@ -23,15 +44,23 @@ export const assignJob: Rule = {
     },
     'assign-job.recheckAssigned': { en: 'job {job} is now {status} on {resource}', nb: 'jobb {job} er nå {status} på {resource}', de: 'Auftrag {job} ist jetzt {status} auf {resource}' },
     'assign-job.recheckCapability': { en: 'resource {resource} can no longer {capability}', nb: 'ressurs {resource} kan ikke lenger {capability}', de: 'Ressource {resource} kann nicht mehr {capability}' },
+    'assign-job.recheckPromised': {
+      en: 'resource {resource} is promised to job {job} by the approved {proposal}',
+      nb: 'ressurs {resource} er lovet bort til jobb {job} av den godkjente {proposal}',
+      de: 'Ressource {resource} ist Auftrag {job} durch den genehmigten {proposal} zugesagt',
+    },
   },
 
   evaluate(ctx) {
     const jobs = ctx.tables.work_queue.scan().map((r) => ({ r, j: job(r) })).filter((x) => waitingToStart(x.j));
     jobs.sort((a, b) => byQueueOrder(a.j, b.j));
     const free = ctx.tables.resources.scan().map((r) => ({ r, x: resource(r) })).filter((f) => f.x.state === 'free');
-    const used = new Set<string>();
+    const promises = promised(ctx);
+    const used = new Set<string>(promises.keys());
+    const waitingForIt = new Set([...promises.values()].map((x) => x.job));
     const drafts = [];
     for (const { r, j } of jobs) {
+      if (waitingForIt.has(j.job_id)) continue;
       const match = free.find((f) => !used.has(f.x.resource_id) && f.x.capability !== null && f.x.capability === j.capability);
       if (!match) continue;
       used.add(match.x.resource_id);
@@ -68,6 +97,8 @@ export const assignJob: Rule = {
     const x = resource(rr);
     if (x.state !== 'free') return gone(msg('recheck.resourceNow', { resource: x.resource_id, state: resourceState(x.state) }));
     if (x.capability !== j.capability) return gone(msg('assign-job.recheckCapability', { resource: x.resource_id, capability: String(j.capability) }));
+    const promise = promised(ctx).get(x.resource_id);
+    if (promise && promise.proposal !== p.id) return gone(msg('assign-job.recheckPromised', { resource: x.resource_id, job: promise.job, proposal: promise.proposal }));
     return HOLDS;
   },
 

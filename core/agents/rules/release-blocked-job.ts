@@ -11,6 +11,11 @@
 // offers each free resource once. So the open proposals of one item never promise more than it
 // has, and recheck applies the same allocation: a job that moves ahead in the queue takes its
 // share first, and a proposal it crowds out is withdrawn.
+//
+// A job whose release a person approved and whose command is on its way to the module
+// (RuleContext.underway) has been promised its material: while it is still blocked here, it
+// takes its quantity before every job in the queue (whatever the stock now says: the module will
+// release it), and it is not proposed again.
 
 import { reorderPolicy } from '../config.ts';
 import { available, byQueueOrder, job, stockOf, type Job } from '../rows.ts';
@@ -33,6 +38,8 @@ interface Share {
   aheadRows: readonly Row[];
   /** Whether the rest covers this job. */
   covered: boolean;
+  /** Whether a job ahead took its share as an approved release on its way (not by queue order). */
+  promisedAhead: boolean;
 }
 
 function blockedOnMaterial(j: Job): boolean {
@@ -40,38 +47,52 @@ function blockedOnMaterial(j: Job): boolean {
   return j.blocked_reason === null || MATERIAL_REASON.test(j.blocked_reason);
 }
 
-/** Per snapshot pair (work_queue scan, stock scan): every blocked job's share, by job id. */
-const shares = new WeakMap<readonly Row[], WeakMap<readonly Row[], Map<string, Share>>>();
+/** Job ids of the approved releases on their way to the module (RuleContext.underway). */
+function promisedJobs(ctx: RuleContext): Set<string> {
+  return new Set(ctx.underway.filter((p) => p.action === 'release_job' && p.ruleId === releaseBlockedJob.id).map((p) => String(p.params.job_id)));
+}
+
+/**
+ * Per snapshot pair (work_queue scan, stock scan) and the promised jobs (their ids joined):
+ * every blocked job's share, by job id.
+ */
+const shares = new WeakMap<readonly Row[], WeakMap<readonly Row[], { promised: string; out: Map<string, Share> }>>();
 
 function allocate(ctx: RuleContext): Map<string, Share> {
   const wq = ctx.tables.work_queue.scan();
   const stockRows = ctx.tables.stock.scan();
+  const promised = promisedJobs(ctx);
+  const promisedKey = [...promised].sort().join('\n');
   let byStock = shares.get(wq);
   if (!byStock) shares.set(wq, (byStock = new WeakMap()));
-  let out = byStock.get(stockRows);
-  if (out) return out;
-  out = new Map();
-  const jobs = wq.map((r) => ({ r, j: job(r) })).filter((x) => blockedOnMaterial(x.j));
-  jobs.sort((a, b) => byQueueOrder(a.j, b.j));
-  const left = new Map<string, { available: number; rows: Row[]; taken: number; takers: Row[] }>();
-  for (const { r, j } of jobs) {
+  const cached = byStock.get(stockRows);
+  if (cached && cached.promised === promisedKey) return cached.out;
+  const out = new Map<string, Share>();
+  const jobs = wq.map((r) => ({ r, j: job(r), promised: false })).filter((x) => blockedOnMaterial(x.j));
+  for (const x of jobs) x.promised = promised.has(x.j.job_id);
+  jobs.sort((a, b) => Number(b.promised) - Number(a.promised) || byQueueOrder(a.j, b.j));
+  const left = new Map<string, { available: number; rows: Row[]; taken: number; takers: Row[]; promised: boolean }>();
+  for (const { r, j, promised: isPromised } of jobs) {
     const item = j.material_item!;
     let s = left.get(item);
     if (!s) {
       const rows = stockOf(ctx.tables.stock, item);
-      left.set(item, (s = { available: rows.reduce((sum, r) => sum + available(r), 0), rows, taken: 0, takers: [] }));
+      left.set(item, (s = { available: rows.reduce((sum, r) => sum + available(r), 0), rows, taken: 0, takers: [], promised: false }));
     }
     const covered = s.available - s.taken >= j.material_qty!;
     // The takers so far, without a copy per job: the list only grows, so a view of its head.
     const takers = s.takers;
     const n = takers.length;
-    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered });
-    if (covered) {
+    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promisedAhead: s.promised });
+    // A promised job takes its quantity even when the stock no longer covers it: the module
+    // releases it all the same.
+    if (covered || isPromised) {
       s.taken += j.material_qty!;
       takers.push(r);
+      s.promised ||= isPromised;
     }
   }
-  byStock.set(stockRows, out);
+  byStock.set(stockRows, { promised: promisedKey, out });
   return out;
 }
 
@@ -83,9 +104,9 @@ function jobList(rows: readonly Row[]): Json {
 
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
-  version: '2',
+  version: '3',
   description:
-    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order.',
+    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after those an approved release promised it to.',
   messages: {
     'release-blocked-job.explanation': {
       en: 'Job {job} is blocked ({reason}) but {available} {item} are now available (needs {qty}{share}). Release it.',
@@ -97,6 +118,11 @@ export const releaseBlockedJob: Rule = {
       en: ' after {ahead} for {jobs} ahead of it in the queue',
       nb: ' etter {ahead} til {jobs} foran den i køen',
       de: ' nach {ahead} für {jobs}, die in der Warteschlange vor ihm stehen',
+    },
+    'release-blocked-job.sharePromised': {
+      en: ' after {ahead} for {jobs}, approved for release or ahead of it in the queue',
+      nb: ' etter {ahead} til {jobs}, godkjent for frigivelse eller foran den i køen',
+      de: ' nach {ahead} für {jobs}, zur Freigabe genehmigt oder in der Warteschlange vor ihm',
     },
     'release-blocked-job.riskBelowReorder': {
       en: 'the job uses {qty} of {rest} available {item}{share}, leaving {left}, below the reorder point {reorderPoint}',
@@ -129,19 +155,25 @@ export const releaseBlockedJob: Rule = {
       nb: '{ahead} av de {available} tilgjengelige {item} går til {jobs}, foran i køen; {rest} dekker ikke de {qty} jobben trenger',
       de: '{ahead} der {available} verfügbaren {item} gehen an {jobs}, die in der Warteschlange vorne stehen; {rest} decken die {qty} nicht, die der Auftrag benötigt',
     },
+    'release-blocked-job.recheckCrowdedPromised': {
+      en: '{ahead} of the {available} available {item} go to {jobs}, approved for release or ahead in the queue; {rest} do not cover the {qty} the job needs',
+      nb: '{ahead} av de {available} tilgjengelige {item} går til {jobs}, godkjent for frigivelse eller foran i køen; {rest} dekker ikke de {qty} jobben trenger',
+      de: '{ahead} der {available} verfügbaren {item} gehen an {jobs}, zur Freigabe genehmigt oder in der Warteschlange vorne; {rest} decken die {qty} nicht, die der Auftrag benötigt',
+    },
   },
 
   evaluate(ctx) {
     const all = allocate(ctx);
+    const promised = promisedJobs(ctx);
     const drafts = [];
     for (const r of ctx.tables.work_queue.scan()) {
       const j = job(r);
       const c = all.get(j.job_id);
-      if (!c?.covered) continue;
+      if (!c?.covered || promised.has(j.job_id)) continue;
       const rest = c.available - c.ahead;
       const left = rest - j.material_qty!;
       const rp = reorderPolicy(ctx.config, j.material_item!).reorderPoint;
-      const share = c.ahead > 0 ? msg('release-blocked-job.share', { ahead: c.ahead, jobs: jobList(c.aheadRows) }) : '';
+      const share = c.ahead > 0 ? msg(c.promisedAhead ? 'release-blocked-job.sharePromised' : 'release-blocked-job.share', { ahead: c.ahead, jobs: jobList(c.aheadRows) }) : '';
       const item = j.material_item!;
       const qty = j.material_qty!;
       drafts.push({
@@ -183,7 +215,7 @@ export const releaseBlockedJob: Rule = {
     if (c.available < j.material_qty) return gone(msg('release-blocked-job.recheckShort', { available: c.available, item: j.material_item, qty: j.material_qty }));
     if (!c.covered) {
       return gone(
-        msg('release-blocked-job.recheckCrowded', { ahead: c.ahead, available: c.available, item: j.material_item, jobs: jobList(c.aheadRows), rest: c.available - c.ahead, qty: j.material_qty }),
+        msg(c.promisedAhead ? 'release-blocked-job.recheckCrowdedPromised' : 'release-blocked-job.recheckCrowded', { ahead: c.ahead, available: c.available, item: j.material_item, jobs: jobList(c.aheadRows), rest: c.available - c.ahead, qty: j.material_qty }),
       );
     }
     return HOLDS;

@@ -203,6 +203,39 @@ describe('decide: who may', () => {
     expect(inbox().submit({ runId: 'r4', proposals: [input('J-3')], withdrawals: [] }).created).toHaveLength(1);
   });
 
+  it('a situation whose commands failed twice within the last resuggestAfterDecisionMs is not proposed while that holds', async () => {
+    const i = inbox();
+    const fail = async (x: Inbox, p: Proposal, why: string) => {
+      await x.decide(p.id, 'approve', { user: 'lena', pin: '1111' });
+      x.markCommand(p.id, 'sent');
+      now += 1_000;
+      x.markCommand(p.id, 'failed', why);
+    };
+    const [a] = propose(i, 'J-1');
+    await fail(i, a!, 'resource M-1 is reserved for maintenance');
+    const firstAt = now;
+    // Once: it comes back at once, and says what the module said.
+    now += 60_000;
+    const [b] = i.submit({ runId: 'r2', proposals: [input('J-1')], withdrawals: [] }).created;
+    expect(b).toBeDefined();
+    expect(i.failedBefore(b!.situationKey)).toEqual([{ id: a!.id, atMs: firstAt, detail: 'resource M-1 is reserved for maintenance' }]);
+    await fail(i, b!, 'resource M-1 is reserved for maintenance');
+    const lastAt = now;
+    // Twice: quiet, here and after a reopen (from the tables), with both failures known.
+    now += 60_000;
+    expect(i.submit({ runId: 'r3', proposals: [input('J-1'), input('J-2')], withdrawals: [] })).toMatchObject({ created: [expect.objectContaining({ params: { job_id: 'J-2', resource_id: 'M-1' } })], suppressed: [input('J-1').situationKey] });
+    i.close();
+    open.splice(open.indexOf(i), 1);
+    const j = inbox();
+    expect(j.failedBefore(input('J-1').situationKey).map((f) => f.id)).toEqual([a!.id, b!.id]);
+    now = firstAt + 8 * 3600_000 - 1;
+    expect(j.submit({ runId: 'r4', proposals: [input('J-1')], withdrawals: [] }).suppressed).toHaveLength(1);
+    now += 1; // the first failure is 8 h old: one left, so it may come back
+    expect(j.failedBefore(input('J-1').situationKey).map((f) => f.id)).toEqual([b!.id]);
+    expect(j.submit({ runId: 'r5', proposals: [input('J-1')], withdrawals: [] }).created).toHaveLength(1);
+    expect(j.failedBefore(input('J-1').situationKey)).toEqual([{ id: b!.id, atMs: lastAt, detail: 'resource M-1 is reserved for maintenance' }]);
+  });
+
   it('a decision keeps its evidence: tag decision-<id> at the snapshot read, for decisionEvidenceRetentionMs; a missing table only warns', async () => {
     const warnings: string[] = [];
     const i = inbox({ decisionEvidenceRetentionMs: 30 * 86_400_000, onWarning: (m) => warnings.push(m) }); // creates the database

@@ -90,7 +90,8 @@ export interface InboxOptions {
   clock?: () => number;
   /**
    * A situation approved or rejected this recently is not proposed again — unless the approved
-   * command failed (the module refused it, or it expired). Default 8 h (a shift).
+   * command failed (the module refused it, or it expired), and not `FAILURES_TO_QUIET` times
+   * within it. Default 8 h (a shift).
    */
   resuggestAfterDecisionMs?: number;
   /** Longest decision comment. Default 1000. */
@@ -135,10 +136,31 @@ export interface SubmitResult {
   created: Proposal[];
   /** Situation keys that already have an open or deferred proposal. */
   duplicates: string[];
-  /** Situation keys decided (approved/rejected) within resuggestAfterDecisionMs. */
+  /**
+   * Situation keys decided (approved/rejected) within resuggestAfterDecisionMs, or whose commands
+   * failed `FAILURES_TO_QUIET` times within it.
+   */
   suppressed: string[];
   withdrawn: Proposal[];
 }
+
+/** An approved proposal whose command failed: the module refused it, or it expired. */
+export interface CommandFailure {
+  id: string;
+  /** When the command failed (the inbox's clock). */
+  atMs: number;
+  /** The module's reason, or the expiry's, as the write-back recorded it. */
+  detail: string | null;
+}
+
+/**
+ * A situation whose approved commands failed this many times within the last
+ * resuggestAfterDecisionMs is not proposed while that holds (until the older failure is that old).
+ * One failure may be passing (the state moved on, the command came late), so the situation comes
+ * back at once if it still holds; a module that refuses it again means it, and is not asked every
+ * minute.
+ */
+export const FAILURES_TO_QUIET = 2;
 
 export interface ProposalFilter {
   status?: ProposalStatus | readonly ProposalStatus[];
@@ -190,6 +212,8 @@ export class Inbox {
   private readonly bySituation = new Map<string, string>();
   /** Situation key → when it was last approved or rejected. */
   private readonly decidedAt = new Map<string, number>();
+  /** Situation key → its commands that failed within resuggestAfterDecisionMs, oldest first. */
+  private readonly failures = new Map<string, CommandFailure[]>();
   /**
    * The ids this inbox gave in the run it last submitted. Ids are `P-<run id>-<n>` and the agent
    * never repeats a run id, so a new id can only meet one of the same run: of the last run (this
@@ -260,8 +284,11 @@ export class Inbox {
     const now = this.clock();
     const snapshot = inbox.latestSnapshot();
     const wanted: string[] = [];
-    const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state'];
-    for (const [id, key, agentStatus, decision, decidedAt, command] of snapshot ? inbox.scanRows({ snapshotId: snapshot.id }, { projection: columns }) : []) {
+    const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail'];
+    for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail] of snapshot ? inbox.scanRows({ snapshotId: snapshot.id }, { projection: columns }) : []) {
+      if (command === 'failed' && now - Number(commandAt) < this.resuggestMs) {
+        this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail: commandDetail === null || commandDetail === undefined ? null : String(commandDetail) });
+      }
       const status = lightStatus(agentStatus, decision);
       const commandState = command === null || command === undefined ? null : ({ state: command } as CommandProgress);
       if (status === 'open' || status === 'deferred' || (status === 'approved' && commandInFlight(commandState))) wanted.push(String(id));
@@ -328,6 +355,7 @@ export class Inbox {
     const now = this.clock();
     const result: SubmitResult = { created: [], duplicates: [], suppressed: [], withdrawn: [] };
     for (const [key, at] of this.decidedAt) if (now - at >= this.resuggestMs) this.decidedAt.delete(key);
+    for (const key of this.failures.keys()) this.recentFailures(key, now);
     // Withdrawals first: a situation resolved and seen again in the same run gets a new proposal.
     for (const w of batch.withdrawals) {
       const p = this.active.get(w.id);
@@ -342,7 +370,7 @@ export class Inbox {
         result.duplicates.push(input.situationKey);
         continue;
       }
-      if (this.decidedAt.has(input.situationKey)) {
+      if (this.decidedAt.has(input.situationKey) || (this.failures.get(input.situationKey)?.length ?? 0) >= FAILURES_TO_QUIET) {
         result.suppressed.push(input.situationKey);
         continue;
       }
@@ -471,9 +499,41 @@ export class Inbox {
     this.log.append({ atMs: now, proposalId: id, event: `command_${state}`, actor, detail: entryDetail.command(c.topic, detail) });
     this.commitBoth();
     // The module did not carry it out (refused, or the command expired): the situation may be
-    // proposed again, if it still holds, instead of staying quiet for resuggestAfterDecisionMs.
-    if (state === 'failed' && this.decidedAt.get(p.situationKey) === p.decision!.atMs) this.decidedAt.delete(p.situationKey);
+    // proposed again, if it still holds, instead of staying quiet for resuggestAfterDecisionMs —
+    // unless its commands failed FAILURES_TO_QUIET times by now.
+    if (state === 'failed') {
+      if (this.decidedAt.get(p.situationKey) === p.decision!.atMs) this.decidedAt.delete(p.situationKey);
+      this.failedAgain(p.situationKey, { id, atMs: now, detail: c.detail });
+    }
     return next;
+  }
+
+  /**
+   * The approved proposals of a situation whose command failed within resuggestAfterDecisionMs,
+   * oldest first: a new proposal of it shows a person what the module said the last times.
+   */
+  failedBefore(situationKey: string): readonly CommandFailure[] {
+    this.check();
+    return this.recentFailures(situationKey, this.clock());
+  }
+
+  private failedAgain(key: string, f: CommandFailure): void {
+    const list = this.failures.get(key);
+    if (!list) this.failures.set(key, [f]);
+    else if (!list.some((x) => x.id === f.id)) {
+      list.push(f);
+      list.sort((a, b) => a.atMs - b.atMs);
+    }
+  }
+
+  /** A situation's failures within resuggestAfterDecisionMs of `now`; older ones are forgotten. */
+  private recentFailures(key: string, now: number): readonly CommandFailure[] {
+    const list = this.failures.get(key);
+    if (!list) return [];
+    const recent = list.filter((f) => now - f.atMs < this.resuggestMs);
+    if (recent.length === 0) this.failures.delete(key);
+    else if (recent.length !== list.length) this.failures.set(key, recent);
+    return recent;
   }
 
   /**

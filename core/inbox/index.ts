@@ -52,6 +52,8 @@ export {
   newestFirst,
   decisionTagName,
   DECISION_TAG_PREFIX,
+  FAILURES_TO_QUIET,
+  type CommandFailure,
   type InboxOptions,
   type DecideOptions,
   type DecideResult,

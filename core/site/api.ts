@@ -83,6 +83,12 @@ export interface ProposalDetail extends ProposalView {
    * `fields` the same named parts, for a UI to label in its own language.
    */
   trail: Array<{ atMs: number; event: string; user?: string; detail?: string; fields?: TrailField[] }>;
+  /**
+   * Earlier approvals of the same situation whose command failed (the module refused it, or it
+   * expired) within the inbox's resuggest window, oldest first, with what the module said (as it
+   * said it). Two of them keep the situation from being proposed again (core/inbox FAILURES_TO_QUIET).
+   */
+  failedBefore: Array<{ id: string; atMs: number; detail: string | null }>;
 }
 
 export interface TableFreshness {

@@ -137,6 +137,26 @@ describe('SiteService', () => {
     expect(await kindOf(api.call('getProposal', { id: 'P-none' }, lead))).toBe('not_found');
   });
 
+  it("shows on a proposal the same situation's earlier approvals that the module did not carry out", async () => {
+    const api = site.service;
+    const lead = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, lead);
+    site.runAgent();
+    const inbox = site.decisions!.inbox;
+    const p = inbox.openProposals().find((x) => x.module !== null && x.status === 'open')!;
+    const r = await api.call('decide', { id: p.id, decision: 'approve' }, lead);
+    expect(r.outcome).toBe('approved');
+    expect(inbox.markCommand(p.id, 'failed', 'refused by the module: not now')).toBeDefined();
+    expect((await api.call('getProposal', { id: p.id }, lead)).failedBefore).toEqual([]); // not its own
+    // The situation proposed again (as the agent's next run does while it holds).
+    const { situationKey, ruleId, ruleVersion, action, module, params, risk, riskReason, explanation, evidence } = p;
+    const input = { situationKey, ruleId, ruleVersion, action, module, params, risk, riskReason, explanation, evidence, runId: 'service-test' };
+    const [again] = inbox.submit({ runId: 'service-test', proposals: [input], withdrawals: [] }).created;
+    expect(again?.situationKey).toBe(p.situationKey);
+    const detail = await api.call('getProposal', { id: again!.id }, lead);
+    expect(detail.failedBefore).toEqual([{ id: p.id, atMs: expect.any(Number), detail: 'refused by the module: not now' }]);
+  });
+
   it('computes available and projected stock, and filters by item or location prefix', async () => {
     const api = site.service;
     const s = session();

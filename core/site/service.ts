@@ -472,6 +472,7 @@ export class SiteService implements SiteBackend {
         const detail = trailDetail(e.detail, fields);
         return { atMs: e.atMs, event: e.event, user: e.actor, ...(detail ? { detail } : {}), ...(fields.length ? { fields } : {}) };
       }),
+      failedBefore: inbox.failedBefore(p.situationKey).filter((f) => f.id !== p.id).map((f) => ({ ...f })),
     };
   }
 

@@ -110,6 +110,18 @@ function ProposalPanel() {
         </p>
       ) : null}
       {p.status === 'withdrawn' && texts.withdrawnReason !== undefined && <p className="withdrawn">{t('detail.withdrawn', { reason: texts.withdrawnReason })}</p>}
+      {p.failedBefore.length > 0 && (
+        <div className="failed-before alert" role="note">
+          <p>⚠ {t('detail.failedBefore', { n: p.failedBefore.length })}</p>
+          <ul>
+            {p.failedBefore.map((f) => (
+              <li key={f.id}>
+                {formatTime(lang, f.atMs)} — {f.id}: {f.detail ?? t('detail.failedNoReason')}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {p.command && (
         <p className={`command command-${p.command.progress}`}>
           {t('detail.command', { progress: t(`progress.${p.command.progress}`) })}

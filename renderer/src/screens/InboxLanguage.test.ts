@@ -36,6 +36,7 @@ const P: ProposalDetail = {
   createdMs: T,
   evidence: [],
   trail: [],
+  failedBefore: [],
 };
 
 function html(lang: 'en' | 'nb' | 'de', p: ProposalDetail = P): string {

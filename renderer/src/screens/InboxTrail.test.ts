@@ -11,7 +11,7 @@ import { Inbox } from './Inbox.tsx';
 
 const T = Date.UTC(2026, 11, 1, 12, 0);
 
-function trailHtml(lang: 'en' | 'nb' | 'de', trail: ProposalDetail['trail']): string {
+function detailHtml(lang: 'en' | 'nb' | 'de', trail: ProposalDetail['trail'], failedBefore: ProposalDetail['failedBefore'] = []): string {
   const p: ProposalDetail = {
     id: 'P-1',
     status: 'approved',
@@ -26,11 +26,16 @@ function trailHtml(lang: 'en' | 'nb' | 'de', trail: ProposalDetail['trail']): st
     createdMs: T,
     evidence: [],
     trail,
+    failedBefore,
   };
   const store = createAppStore({} as SiteApi);
   store.setState({ lang, proposals: [], selected: p });
   store.getInitialState = store.getState;
-  const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+}
+
+function trailHtml(lang: 'en' | 'nb' | 'de', trail: ProposalDetail['trail']): string {
+  const html = detailHtml(lang, trail);
   return html.slice(html.indexOf('<ol class="trail">'), html.indexOf('</ol>'));
 }
 
@@ -61,5 +66,18 @@ describe('the proposal trail', () => {
     expect(en).toContain('proposed (agent-r1): action: &quot;assign_job&quot;');
     expect(en).toContain('refused (olaf): reason: role may not decide; decision: Approve');
     expect(en).toContain('command: sent (write-back)');
+  });
+
+  it("shows the same situation's earlier approvals the module did not carry out, with what it said, in the chosen language", () => {
+    const failed = [
+      { id: 'P-0', atMs: T - 120_000, detail: 'resource M-1 is reserved for maintenance' },
+      { id: 'P-00', atMs: T - 60_000, detail: null },
+    ];
+    const nb = detailHtml('nb', [], failed);
+    expect(nb).toContain('Godkjent før, men modulen utførte den ikke (2×):');
+    expect(nb).toContain('P-0: resource M-1 is reserved for maintenance');
+    expect(nb).toContain('P-00: ingen grunn oppgitt');
+    expect(detailHtml('en', [], failed.slice(0, 1))).toContain('Approved before, and the module did not carry it out (1×):');
+    expect(detailHtml('de', [], [])).not.toContain('failed-before');
   });
 });

@@ -70,6 +70,7 @@ describe('table cells', () => {
       createdMs: Date.UTC(2026, 11, 1, 23, 0),
       evidence: [{ table: 'work_queue', snapshotId: 4, tag: 'agent-r1', rows: [{ job_id: 'J-0013', due_at: '2026-12-01T23:40:36.012' }], types: { job_id: 'STRING NOT NULL', due_at: 'TIMESTAMP(3)' } }],
       trail: [{ atMs: Date.UTC(2026, 11, 1, 23, 0), event: 'proposed', user: 'agent-r1', detail: 'due 2026-12-01T23:40:36.012Z' }],
+      failedBefore: [],
     };
     const store = createAppStore({} as SiteApi);
     store.setState({ lang: 'en', proposals: [p], selected: p });

@@ -12,7 +12,7 @@ const proposal = (id: string, risk: ProposalView['risk'], createdMs: number): Pr
 
 function fakeApi(overrides: Partial<SiteApi> = {}) {
   const calls: string[] = [];
-  const detail = (id: string): ProposalDetail => ({ ...proposal(id, 'low', 1), evidence: [], trail: [] });
+  const detail = (id: string): ProposalDetail => ({ ...proposal(id, 'low', 1), evidence: [], trail: [], failedBefore: [] });
   const api = new Proxy({} as SiteApi, {
     get(_t, method: string) {
       if (method in overrides) return (overrides as Record<string, unknown>)[method];

@@ -97,7 +97,7 @@ export async function runProposals(argv: string[], io: CliIO): Promise<number> {
   const p = dataPaths(data, config.site);
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const id = { database: p.database!, table: APPROVAL_INBOX_TABLE };
-  const list = catalog.tableExists(id) ? readProposals(catalog.getTable(id), { ...(status ? { status: status as ProposalStatus } : {}), limit: positiveInt(a.string('limit'), 'limit') ?? 100 }) : [];
+  const list = catalog.tableExists(id) ? readProposals(catalog.getTable(id), { ...(status ? { status: status as ProposalStatus } : {}), limit: positiveInt(a.string('limit'), 'limit', 1) ?? 100 }) : [];
   await print(io.stdout, a.boolean('json') ? [json(list)] : proposalLines(list));
   return EXIT.ok;
 }

@@ -59,9 +59,12 @@ export function port(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
-export function positiveInt(value: string | undefined, flag: string): number | undefined {
+/** A whole-number option (at least `min`: 1 for a `--limit`, where 0 would list nothing). */
+export function positiveInt(value: string | undefined, flag: string, min = 0): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new CliError(EXIT.usage, `option '--${flag}': expected a whole number, got '${value}'`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
+    throw new CliError(EXIT.usage, `option '--${flag}': expected a whole number${min > 0 ? ` ≥ ${min}` : ''}, got '${value}'`);
+  }
   return Number(value);
 }
 

@@ -228,6 +228,8 @@ describe('tilstand', () => {
     const one = JSON.parse((await run(['config', 'changes', '--data', data, '--limit', '1', '--json'])).out) as Array<{ user: string }>;
     expect(one.map((c) => c.user)).toEqual(['Per']);
     expect((await run(['config', 'changes', '--data', data, '--limit', 'x'])).code).toBe(2);
+    // 0 would list nothing, and look like "no changes".
+    expect(await run(['config', 'changes', '--data', data, '--limit', '0'])).toMatchObject({ code: 2, err: expect.stringContaining("option '--limit': expected a whole number ≥ 1, got '0'") });
   });
 
   it('hands `table …` to the table command line', async () => {

@@ -121,7 +121,7 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     const entries = catalog.tableExists(id) ? readDecisionLog(catalog.getTable(id), undefined, undefined, CONFIG_CHANGED_EVENT) : [];
     const list = entries
       .reverse()
-      .slice(0, positiveInt(a.string('limit'), 'limit') ?? 100)
+      .slice(0, positiveInt(a.string('limit'), 'limit', 1) ?? 100)
       .map((e) => ({ id: e.id, atMs: e.atMs, user: e.actor, ...(e.detail as { key: string; before: unknown; after: unknown }) }));
     const said = (v: unknown) => (v === null ? 'not set' : JSON.stringify(v));
     if (a.boolean('json')) await print(io.stdout, [json(list)]);
@@ -225,7 +225,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
   if (sub === 'list') {
     const status = a.string('status');
     if (status !== undefined && status !== 'open' && status !== 'replayed') throw new CliError(EXIT.usage, `option '--status': expected open or replayed, got '${status}'`);
-    const limit = positiveInt(a.string('limit'), 'limit') ?? 100;
+    const limit = positiveInt(a.string('limit'), 'limit', 1) ?? 100;
     let letters: LetterView[];
     if (socket) letters = (await controlRequest(socket, 'deadletters.list', { limit, ...(status ? { status } : {}) })) as LetterView[];
     else {

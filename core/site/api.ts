@@ -223,6 +223,12 @@ export interface StockView {
   order_up_to: number;
   /** Where the policy comes from: this location's own, the item's, or the site's default. */
   reorder_scope: ReorderScope;
+  /**
+   * Who set that policy from the floor UI and when (the decision log's `config_changed`), while
+   * config.json still holds what they set; null for the site default, a policy set by hand in
+   * config.json, or one changed by hand since.
+   */
+  reorder_set: { by: string; atMs: number } | null;
   below_reorder_point: boolean;
   /** Proposals about this item at this location waiting for a decision (e.g. a replenishment). */
   waiting: WaitingProposal[];

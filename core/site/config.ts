@@ -406,6 +406,11 @@ const ownMember = (o: Record<string, unknown>, key: string): unknown => (Object.
 const setOwn = (o: Record<string, unknown>, key: string, value: unknown): void => void Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 const jsonObject = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
+/** The config.json key of an item's reorder policy, or of one location's (`setReorderPolicyInFile`). */
+export function reorderPolicyKey(item: string, location: string | null): string {
+  return `agent.reorderByItem.${item}${location === null ? '' : `.locations.${location}`}`;
+}
+
 /**
  * Sets (or, given null, removes) the reorder policy of an item, or of one location of it, in
  * config.json: the file as written (other keys, relative paths and left-out defaults stay as they
@@ -425,7 +430,7 @@ export function setReorderPolicyInFile(
   const agent = jsonObject(ownMember(top, 'agent')) ?? {};
   const items = jsonObject(ownMember(agent, 'reorderByItem')) ?? {};
   const entry: Record<string, unknown> = { ...(jsonObject(ownMember(items, item)) ?? {}) };
-  const key = `agent.reorderByItem.${item}${location === null ? '' : `.locations.${location}`}`;
+  const key = reorderPolicyKey(item, location);
   const levelsOf = (o: Record<string, unknown>) => (o.reorderPoint === undefined && o.orderUpTo === undefined ? null : { reorderPoint: o.reorderPoint, orderUpTo: o.orderUpTo });
   const before = location === null ? levelsOf(entry) : (ownMember(jsonObject(ownMember(entry, 'locations')) ?? {}, location) ?? null);
   if (location === null) {

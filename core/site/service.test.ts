@@ -1,7 +1,7 @@
 // SiteService over a real demo site in-process: authority (who may decide, who administers),
 // sign-in with lockout, decisions recorded under the session's user, stock arithmetic, tables,
 // history/diff, and the events the site tick pushes.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -212,6 +212,10 @@ describe('SiteService', () => {
     expect(await api.call('setReorderPolicy', { item: 'ITEM-002', policy: { reorderPoint: 15, orderUpTo: 60 } }, lead)).toEqual({ reorder_point: 15, order_up_to: 60, reorder_scope: 'item' });
     expect(await row('ITEM-002', 'A-01')).toMatchObject({ reorder_point: 9, order_up_to: 30, reorder_scope: 'location' });
     expect(await row('ITEM-002', 'B-01')).toMatchObject({ reorder_point: 15, order_up_to: 60, reorder_scope: 'item' });
+    // Each row says who set its policy and when; a policy set by hand in config.json, nobody.
+    expect((await row('ITEM-002', 'A-01')).reorder_set).toEqual({ by: 'Lena', atMs: expect.any(Number) });
+    expect((await row('ITEM-002', 'B-01')).reorder_set).toEqual({ by: 'Lena', atMs: expect.any(Number) });
+    expect((await row('ITEM-001', 'DOCK')).reorder_set).toBeNull();
     expect(site.decisions!.agent.config.reorderByItem['ITEM-002']).toEqual({ reorderPoint: 15, orderUpTo: 60, locations: { 'A-01': { reorderPoint: 9, orderUpTo: 30 } } });
     // The file as written: only that key changed (the rest of the file is as it was).
     const written = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> & { agent: { reorderByItem: Record<string, unknown> } };
@@ -253,6 +257,17 @@ describe('SiteService', () => {
       ['Lena', 'agent.reorderByItem.ITEM-002', null, { reorderPoint: 15, orderUpTo: 60 }],
       ['Lena', 'agent.reorderByItem.ITEM-002.locations.A-01', null, { reorderPoint: 9, orderUpTo: 30 }],
     ]);
+
+    // Changed by hand in config.json since: no longer what Lena set, so nobody's.
+    await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'B-01', policy: { reorderPoint: 7, orderUpTo: 21 } }, lead);
+    expect((await row('ITEM-002', 'B-01')).reorder_set).toMatchObject({ by: 'Lena' });
+    const edited = JSON.parse(readFileSync(file, 'utf8')) as { agent: { reorderByItem: Record<string, { locations: Record<string, unknown> }> } };
+    edited.agent.reorderByItem['ITEM-002']!.locations['B-01'] = { reorderPoint: 8, orderUpTo: 21 };
+    writeFileSync(file, JSON.stringify(edited, null, 2));
+    site.reloadConfig();
+    expect(await row('ITEM-002', 'B-01')).toMatchObject({ reorder_point: 8, reorder_scope: 'location', reorder_set: null });
+    await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'B-01', policy: null }, lead);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(JSON.parse(before));
   });
 
   it('shows on work queue and stock rows the proposals about them that wait for a decision', async () => {

@@ -50,7 +50,7 @@ import {
   type TableInfo,
   type UserView,
 } from './api.ts';
-import { ConfigError, decisionOptions, streamSilentMs } from './config.ts';
+import { ConfigError, decisionOptions, reorderPolicyKey, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -573,12 +573,16 @@ export class SiteService implements SiteBackend {
         const inbound = n(inboundV);
         const { reorderPoint, orderUpTo } = reorderPolicy(config, item, location);
         const scope = reorderScope(config, item, location);
+        const set = scope === 'default' ? undefined : this.site.lastFloorSetting(reorderPolicyKey(item, scope === 'location' ? location : null));
+        const after = set?.after as { reorderPoint?: unknown; orderUpTo?: unknown } | null | undefined;
+        // Only while config.json still holds what was set: a hand edit since is nobody's.
+        const reorderSet = set && after?.reorderPoint === reorderPoint && after.orderUpTo === orderUpTo ? { by: set.user, atMs: set.atMs } : null;
         // The agent's own position (nulls as 0), so a row only commerce or procurement has
         // written yet counts as the agent counts it.
         const belowPoint = stockPosition({ on_hand: onHand, reserved, inbound }) < reorderPoint;
         if (below && !belowPoint) continue;
         const available = onHand === null ? null : onHand - (reserved ?? 0);
-        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
+        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, reorder_set: reorderSet, below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
         if (out.length >= limit) break;
       }
     } finally {

@@ -42,7 +42,7 @@ import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilsta
 import { journalState, RowCounter, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
-import type { Json } from '../inbox/index.ts';
+import { CONFIG_CHANGED_EVENT, readDecisionLog, type Json } from '../inbox/index.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
@@ -157,6 +157,8 @@ export class Site {
   private control: ControlServer | undefined;
   private demo: DemoModules | undefined;
   private decisionParts: Decisions | undefined;
+  /** config key → its last `config_changed` entry (lastFloorSetting); undefined: not read yet. */
+  private floorSettings: Map<string, { user: string; atMs: number; after: Json }> | undefined;
   private ui: UiServer | undefined;
   private siteService: SiteService | undefined;
   /** Sync to HQ, when a target is configured. */
@@ -500,6 +502,7 @@ export class Site {
     const { config, key, before } = setReorderPolicyInFile(this.data, item, location, policy);
     this.applyConfig(config);
     const entry = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
+    this.floorSettings = undefined; // read again, with this entry, when next asked
     const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
     this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
     // The agent looks at every row against it now (the reconfigure made its next run a full one),
@@ -507,6 +510,24 @@ export class Site {
     const run = this.decisionParts.runAgent();
     if (!run.ok) this.log(`agent run after ${key} changed: ${run.message}`);
     return entry;
+  }
+
+  /**
+   * Who last set a config.json key from the floor UI (`setReorderPolicy`), when, and to what
+   * (`after`, null for removed); undefined when nobody did. From the decision log's
+   * `config_changed` entries, read on first use and after each change.
+   */
+  lastFloorSetting(key: string): { user: string; atMs: number; after: Json } | undefined {
+    if (!this.decisionParts) return undefined;
+    if (!this.floorSettings) {
+      const settings = new Map<string, { user: string; atMs: number; after: Json }>();
+      for (const e of readDecisionLog(this.decisionParts.inbox.logTable, undefined, undefined, CONFIG_CHANGED_EVENT)) {
+        const d = e.detail as { key?: unknown; after?: Json } | null;
+        if (typeof d?.key === 'string') settings.set(d.key, { user: e.actor, atMs: e.atMs, after: d.after ?? null });
+      }
+      this.floorSettings = settings;
+    }
+    return this.floorSettings.get(key);
   }
 
   /** Runs a journal prune now (tests, and the `prune` control op). */

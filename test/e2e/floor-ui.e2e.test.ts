@@ -391,8 +391,11 @@ suite('the floor UI end to end (chromium)', () => {
     expect(JSON.parse(readFileSync(join(data, 'config.json'), 'utf8')).agent.reorderByItem['ITEM-003']).toEqual({ locations: { 'B-01': { reorderPoint: 500, orderUpTo: 900 } } });
     const changes = await run(['config', 'changes', '--data', data]);
     expect(changes.stdout).toMatch(/^\S+ {2}Lena {2}agent\.reorderByItem\.ITEM-003\.locations\.B-01: not set → \{"reorderPoint":500,"orderUpTo":900\}\n/);
+    // The row says who set it (its title), and so does the form (a touch screen shows no title).
+    expect(await cell.getAttribute('title')).toMatch(/\(set for this location\); set by Lena, /);
     // Removed: the row takes the site default again.
     await edit.click();
+    expect(await form.locator('.set-by').textContent()).toMatch(/^set by Lena, /);
     await form.locator('button[name="remove"]').click();
     await form.waitFor({ state: 'detached' });
     await expect.poll(() => cell.getAttribute('data-scope'), { timeout: 15_000 }).toBe('default');

@@ -21,6 +21,7 @@ const row = (over: Partial<StockView>): StockView => ({
   reorder_point: 5,
   order_up_to: 20,
   reorder_scope: 'default',
+  reorder_set: null,
   below_reorder_point: false,
   waiting: [],
   ...over,
@@ -56,6 +57,14 @@ describe('Stock screen', () => {
     // Where the policy comes from, in words too (a touch screen shows no title); the default says nothing.
     expect(rowOf(render([row({ reorder_scope: 'item' })], 'de'), 'ITEM-001')).toContain('5<span class="scope-tag"> · Artikel</span></td>');
     expect(fine).not.toContain('scope-tag');
+  });
+
+  it('says in the title who set the policy from the floor UI, and when', () => {
+    const at = Date.UTC(2026, 11, 2, 8, 12);
+    const set = [row({ reorder_scope: 'location', reorder_point: 30, order_up_to: 90, reorder_set: { by: 'Lena', atMs: at } })];
+    expect(rowOf(render(set), 'ITEM-001')).toMatch(/title="The agent proposes to order up to 90 \(set for this location\); set by Lena, [^"]*2026[^"]*"/);
+    expect(rowOf(render(set, 'nb'), 'ITEM-001')).toMatch(/\(satt for denne lokasjonen\); satt av Lena, /);
+    expect(rowOf(render(stock), 'ITEM-001')).not.toContain('set by');
   });
 
   it('says it in the chosen language', () => {

@@ -3,7 +3,7 @@ import type { StockView } from '../../../core/site/api.ts';
 import { Table } from '../components/common.tsx';
 import { Waiting } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatNumber } from '../i18n/messages.ts';
+import { formatNumber, formatTime } from '../i18n/messages.ts';
 import { selectIsDecider } from '../store/store.ts';
 
 const COLUMNS = 9;
@@ -15,6 +15,7 @@ const COLUMNS = 9;
  */
 function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
   const t = useT();
+  const lang = useApp((s) => s.lang);
   const save = useApp((s) => s.setReorderPolicy);
   const [scope, setScope] = useState<'location' | 'item'>(row.reorder_scope === 'item' ? 'item' : 'location');
   const [point, setPoint] = useState(String(row.reorder_point));
@@ -63,6 +64,7 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
       <button type="button" name="cancel" onClick={onDone}>
         {t('stock.cancel')}
       </button>
+      {row.reorder_set ? <p className="set-by">{t('stock.setBy', { name: row.reorder_set.by, time: formatTime(lang, row.reorder_set.atMs) })}</p> : null}
       <p className="hint">{t('stock.policyNote')}</p>
     </form>
   );
@@ -103,7 +105,14 @@ export function Stock() {
             <td className="num">{formatNumber(lang, r.inbound)}</td>
             <td className="num">{formatNumber(lang, r.available)}</td>
             <td className="num">{formatNumber(lang, r.projected)}</td>
-            <td className="num" data-scope={r.reorder_scope} title={t('stock.orderUpTo', { n: formatNumber(lang, r.order_up_to), scope: t(`stock.scope.${r.reorder_scope}`) })}>
+            <td
+              className="num"
+              data-scope={r.reorder_scope}
+              title={
+                t('stock.orderUpTo', { n: formatNumber(lang, r.order_up_to), scope: t(`stock.scope.${r.reorder_scope}`) }) +
+                (r.reorder_set ? `; ${t('stock.setBy', { name: r.reorder_set.by, time: formatTime(lang, r.reorder_set.atMs) })}` : '')
+              }
+            >
               {r.below_reorder_point ? <span className="chip-alert below-tag">{t('stock.below')} </span> : null}
               {formatNumber(lang, r.reorder_point)}
               {/* In words as well as in the title, which a touch screen never shows. */}

@@ -1,7 +1,7 @@
 // The one IPC contract between main and renderer: a single invoke channel carrying
-// (method, request, input age) of the typed site API, and one event channel. The preload builds the bridge
-// from these names; main answers through `handleCall`, which checks the sender's origin and
-// validates every payload before the backend sees it.
+// (method, request, input age) of the typed site API, and one event channel. The preload builds
+// the bridge from these names; main answers through `handleCall`, which checks the sender's
+// origin and validates every payload before the backend sees it.
 
 import { validateCall, validateInputAge } from '../core/site/api-validate.ts';
 import type { ApiErrorKind, ApiResult, SessionContext, SiteBackend } from '../core/site/api.ts';

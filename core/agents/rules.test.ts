@@ -123,8 +123,6 @@ describe('release-blocked-job', () => {
     site.commit();
     expect(agent.recheck(p)).toMatchObject({ holds: false, reason: 'only 7 BOLT available now; the job needs 10' });
   });
-});
-
   it('serves jobs waiting for the same item in queue order, each from what the jobs ahead left', () => {
     site.job({ job_id: 'J-A', status: 'blocked', material_item: 'BOLT', material_qty: 25, priority: 5 });
     site.job({ job_id: 'J-B', status: 'blocked', material_item: 'BOLT', material_qty: 20, priority: 1 });
@@ -155,6 +153,7 @@ describe('release-blocked-job', () => {
     expect(r.created.map((x) => x.params.job_id)).toEqual(['J-A']);
     expect(inbox.get(p.id)!.status).toBe('withdrawn');
   });
+});
 
 describe('release-blocked-job with an approved release on its way to the module', () => {
   it('serves the promised job first, whatever the queue says now, and never proposes it again', async () => {

@@ -116,6 +116,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   decide: object({ id: req(str(128)), decision: req(oneOf(['approve', 'reject', 'defer'])), comment: opt(str(2000)) }),
   workQueue: empty,
   stock: object({ search: opt(str(128)), limit: opt(int(1, 10_000)), below: opt(bool) }),
+  configChanges: object({ limit: opt(int(1, 1000)) }),
   setReorderPolicy: object({
     item: req(str(256)),
     location: opt(union('a location or null', isNull, str(256))),

@@ -234,6 +234,15 @@ export interface StockView {
   waiting: WaitingProposal[];
 }
 
+export interface ConfigChangeView {
+  id: number;
+  atMs: number;
+  user: string;
+  key: string;
+  before: unknown;
+  after: unknown;
+}
+
 export interface DeadLetterView {
   id: string;
   reason: string;
@@ -316,6 +325,11 @@ export interface SiteApiMethods {
     req: { item: string; location?: string | null; policy: { reorderPoint: number; orderUpTo: number } | null };
     res: { reorder_point: number; order_up_to: number; reorder_scope: ReorderScope };
   };
+  /**
+   * The config.json keys people changed from the floor UI (reorder points), newest first, at most
+   * `limit` (default 50): who, when, the key, and its value before and after (null: not set).
+   */
+  configChanges: { req: { limit?: number }; res: ConfigChangeView[] };
   tables: { req: Record<string, never>; res: TableInfo[] };
   /**
    * The table's tags, newest snapshot first: at most `limit` (default 200), those whose name
@@ -340,7 +354,7 @@ export type SiteMethod = keyof SiteApiMethods;
 /** The methods in one list, for the preload bridge and the server's router. */
 export const SITE_METHODS: readonly SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
-  'setReorderPolicy', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
+  'setReorderPolicy', 'configChanges', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
   'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ] as const;
 

@@ -258,6 +258,9 @@ describe('SiteService', () => {
       ['Lena', 'agent.reorderByItem.ITEM-002.locations.A-01', null, { reorderPoint: 9, orderUpTo: 30 }],
     ]);
 
+    // The same list through the site API (anyone signed in reads it), newest first.
+    expect((await api.call('configChanges', { limit: 2 }, op)).map((c) => [c.user, c.key, c.before, c.after])).toEqual(changes.slice(0, 2).map((c) => [c.user, c.key, c.before, c.after]));
+
     // Changed by hand in config.json since: no longer what Lena set, so nobody's.
     await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'B-01', policy: { reorderPoint: 7, orderUpTo: 21 } }, lead);
     expect((await row('ITEM-002', 'B-01')).reorder_set).toMatchObject({ by: 'Lena' });

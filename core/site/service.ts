@@ -123,6 +123,7 @@ export class SiteService implements SiteBackend {
         const { reorderPoint, orderUpTo } = reorderPolicy(config, req.item, location ?? undefined);
         return { reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: reorderScope(config, req.item, location ?? undefined) };
       },
+      configChanges: (req) => this.site.configChanges(req.limit ?? 50).map((c) => ({ ...c })),
       tables: () => this.tables(),
       tags: (req) => {
         const q = req.search?.trim() ?? '';

@@ -42,7 +42,7 @@ import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilsta
 import { journalState, RowCounter, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
-import { CONFIG_CHANGED_EVENT, readDecisionLog, type Json } from '../inbox/index.ts';
+import { readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
@@ -521,13 +521,16 @@ export class Site {
     if (!this.decisionParts) return undefined;
     if (!this.floorSettings) {
       const settings = new Map<string, { user: string; atMs: number; after: Json }>();
-      for (const e of readDecisionLog(this.decisionParts.inbox.logTable, undefined, undefined, CONFIG_CHANGED_EVENT)) {
-        const d = e.detail as { key?: unknown; after?: Json } | null;
-        if (typeof d?.key === 'string') settings.set(d.key, { user: e.actor, atMs: e.atMs, after: d.after ?? null });
-      }
+      // Newest first: the first entry of a key is its last change.
+      for (const c of readConfigChanges(this.decisionParts.inbox.logTable)) if (!settings.has(c.key)) settings.set(c.key, { user: c.user, atMs: c.atMs, after: c.after });
       this.floorSettings = settings;
     }
     return this.floorSettings.get(key);
+  }
+
+  /** The config.json keys people changed from the floor UI, newest first (at most `limit`). */
+  configChanges(limit: number): ConfigChange[] {
+    return this.decisionParts ? readConfigChanges(this.decisionParts.inbox.logTable).slice(0, limit) : [];
   }
 
   /** Runs a journal prune now (tests, and the `prune` control op). */

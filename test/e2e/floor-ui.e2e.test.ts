@@ -393,6 +393,9 @@ suite('the floor UI end to end (chromium)', () => {
     expect(changes.stdout).toMatch(/^\S+ {2}Lena {2}agent\.reorderByItem\.ITEM-003\.locations\.B-01: not set → \{"reorderPoint":500,"orderUpTo":900\}\n/);
     // The row says who set it (its title), and so does the form (a touch screen shows no title).
     expect(await cell.getAttribute('title')).toMatch(/\(set for this location\); set by Lena, /);
+    // The screen's list of changes says it too, newest first.
+    await page.locator('details.policy-changes summary').click();
+    await expect.poll(() => page.locator('details.policy-changes li').first().textContent()).toMatch(/ — Lena: ITEM-003 at B-01: not set → 500, up to 900$/);
     // Removed: the row takes the site default again.
     await edit.click();
     expect(await form.locator('.set-by').textContent()).toMatch(/^set by Lena, /);
@@ -400,6 +403,7 @@ suite('the floor UI end to end (chromium)', () => {
     await form.waitFor({ state: 'detached' });
     await expect.poll(() => cell.getAttribute('data-scope'), { timeout: 15_000 }).toBe('default');
     expect(await scope()).toBe('default');
+    await expect.poll(() => page.locator('details.policy-changes li').first().textContent()).toMatch(/ — Lena: ITEM-003 at B-01: 500, up to 900 → not set$/);
     await page.fill('input[name="search"]', '');
   });
 

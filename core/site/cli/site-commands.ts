@@ -9,7 +9,7 @@ import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
 import { Catalog } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
-import { CONFIG_CHANGED_EVENT, DECISION_LOG_TABLE, readDecisionLog } from '../../inbox/index.ts';
+import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { catalogOptions, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
@@ -118,11 +118,7 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     const p = dataPaths(data, config.site);
     const catalog = new Catalog(p.warehouse, catalogOptions(config));
     const id = { database: p.database!, table: DECISION_LOG_TABLE };
-    const entries = catalog.tableExists(id) ? readDecisionLog(catalog.getTable(id), undefined, undefined, CONFIG_CHANGED_EVENT) : [];
-    const list = entries
-      .reverse()
-      .slice(0, positiveInt(a.string('limit'), 'limit', 1) ?? 100)
-      .map((e) => ({ id: e.id, atMs: e.atMs, user: e.actor, ...(e.detail as { key: string; before: unknown; after: unknown }) }));
+    const list = (catalog.tableExists(id) ? readConfigChanges(catalog.getTable(id)) : []).slice(0, positiveInt(a.string('limit'), 'limit', 1) ?? 100);
     const said = (v: unknown) => (v === null ? 'not set' : JSON.stringify(v));
     if (a.boolean('json')) await print(io.stdout, [json(list)]);
     else if (list.length === 0) await print(io.stdout, ['no changes made from the floor UI']);

@@ -5,7 +5,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { Role, SiteApi, StockView } from '../../../core/site/api.ts';
+import type { ConfigChangeView, Role, SiteApi, StockView } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore } from '../store/store.ts';
 import { Stock } from './Stock.tsx';
@@ -27,9 +27,9 @@ const row = (over: Partial<StockView>): StockView => ({
   ...over,
 });
 
-function render(stock: StockView[], lang: 'en' | 'nb' | 'de' = 'en', stockBelow = false, role: Role = 'viewer'): string {
+function render(stock: StockView[], lang: 'en' | 'nb' | 'de' = 'en', stockBelow = false, role: Role = 'viewer', configChanges: ConfigChangeView[] | null = null): string {
   const store = createAppStore({} as SiteApi);
-  store.setState({ stock, lang, stockBelow, user: { name: 'Lena', roles: [role] } });
+  store.setState({ stock, lang, stockBelow, user: { name: 'Lena', roles: [role] }, configChanges });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Stock)));
 }
@@ -57,6 +57,22 @@ describe('Stock screen', () => {
     // Where the policy comes from, in words too (a touch screen shows no title); the default says nothing.
     expect(rowOf(render([row({ reorder_scope: 'item' })], 'de'), 'ITEM-001')).toContain('5<span class="scope-tag"> · Artikel</span></td>');
     expect(fine).not.toContain('scope-tag');
+  });
+
+  it('lists the changes people made to reorder points, newest first, in the chosen language', () => {
+    const at = Date.UTC(2026, 11, 2, 8, 12);
+    const changes: ConfigChangeView[] = [
+      { id: 9, atMs: at, user: 'Per', key: 'agent.reorderByItem.ITEM-002', before: { reorderPoint: 15, orderUpTo: 60 }, after: null },
+      { id: 7, atMs: at - 60_000, user: 'Lena', key: 'agent.reorderByItem.ITEM-002.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 1200 } },
+    ];
+    const list = (html: string) => html.slice(html.indexOf('<details class="policy-changes">'), html.indexOf('</details>'));
+    const en = list(render(stock, 'en', false, 'viewer', changes));
+    expect(en).toContain('<summary>Changes to reorder points</summary>');
+    expect(en.indexOf('Per: ITEM-002 (every location without its own): 15, up to 60 → not set')).toBeLessThan(en.indexOf('Lena: ITEM-002 at A-01: not set → 9, up to 1,200'));
+    expect(en).toContain('Lena: ITEM-002 at A-01: not set → 9, up to 1,200');
+    expect(list(render(stock, 'nb', false, 'viewer', changes))).toContain('Lena: ITEM-002 på A-01: ikke satt → 9, opp til 1\u00a0200');
+    expect(list(render(stock, 'de', false, 'viewer', []))).toContain('Noch keine über diesen Bildschirm');
+    expect(list(render(stock))).not.toContain('<li>'); // not asked yet
   });
 
   it('says in the title who set the policy from the floor UI, and when', () => {

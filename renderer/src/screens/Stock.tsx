@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import type { StockView } from '../../../core/site/api.ts';
+import type { ConfigChangeView, StockView } from '../../../core/site/api.ts';
 import { Table } from '../components/common.tsx';
 import { Waiting } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
@@ -67,6 +67,41 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
       {row.reorder_set ? <p className="set-by">{t('stock.setBy', { name: row.reorder_set.by, time: formatTime(lang, row.reorder_set.atMs) })}</p> : null}
       <p className="hint">{t('stock.policyNote')}</p>
     </form>
+  );
+}
+
+const POLICY_KEY = /^agent\.reorderByItem\.(.+?)(?:\.locations\.(.+))?$/;
+
+/** The reorder points people changed from this UI, newest first (opened on demand). */
+function PolicyChanges() {
+  const t = useT();
+  const lang = useApp((s) => s.lang);
+  const changes = useApp((s) => s.configChanges);
+  const load = useApp((s) => s.loadConfigChanges);
+  const where = (c: ConfigChangeView): string => {
+    const m = POLICY_KEY.exec(c.key);
+    if (!m) return c.key;
+    return m[2] === undefined ? t('stock.changeForItem', { item: m[1]! }) : t('stock.changeAtLocation', { item: m[1]!, location: m[2] });
+  };
+  const levels = (v: unknown): string => {
+    const p = v as { reorderPoint?: number; orderUpTo?: number } | null;
+    return p === null || p === undefined ? t('stock.notSet') : t('stock.levels', { point: formatNumber(lang, p.reorderPoint ?? null), upTo: formatNumber(lang, p.orderUpTo ?? null) });
+  };
+  return (
+    <details className="policy-changes" onToggle={(e) => void ((e.currentTarget as HTMLDetailsElement).open && load())}>
+      <summary>{t('stock.changes')}</summary>
+      {changes === null ? null : changes.length === 0 ? (
+        <p className="muted">{t('stock.noChanges')}</p>
+      ) : (
+        <ul>
+          {changes.map((c) => (
+            <li key={c.id}>
+              {formatTime(lang, c.atMs)} — {c.user}: {where(c)}: {levels(c.before)} → {levels(c.after)}
+            </li>
+          ))}
+        </ul>
+      )}
+    </details>
   );
 }
 
@@ -142,6 +177,7 @@ export function Stock() {
           ) : null,
         ])}
       </Table>
+      <PolicyChanges />
     </section>
   );
 }

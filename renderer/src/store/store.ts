@@ -5,7 +5,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type {
   DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
-  SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
+  ConfigChangeView, SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
 import type { Lang } from '../i18n/messages.ts';
 
@@ -55,6 +55,8 @@ interface StateSlice {
   stockSearch: string;
   /** Only rows under their reorder point (the Stock screen's filter). */
   stockBelow: boolean;
+  /** The reorder points people changed from this UI, newest first; null until asked. */
+  configChanges: ConfigChangeView[] | null;
   tables: TableInfo[];
   sync: SyncStatus | null;
   deadLetters: DeadLetterView[];
@@ -74,6 +76,8 @@ interface StateSlice {
    * (shift lead or admin), then reloads the stock; false when refused (the error is shown).
    */
   setReorderPolicy(item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null): Promise<boolean>;
+  /** The newest CONFIG_CHANGES_SHOWN changes (site API `configChanges`). */
+  loadConfigChanges(): Promise<void>;
   loadTables(): Promise<void>;
   loadSync(): Promise<void>;
   loadDeadLetters(): Promise<void>;
@@ -91,6 +95,8 @@ export type AppState = SessionSlice & UiSlice & InboxSlice & StateSlice & { appl
 export type AppStore = StoreApi<AppState>;
 
 /** Tags the History screen asks for at most: the newest, or the newest whose name contains the search. */
+/** Changes of reorder points the Stock screen lists. */
+export const CONFIG_CHANGES_SHOWN = 20;
 export const TAGS_SHOWN = 200;
 
 const savedLang = (): Lang => {
@@ -248,9 +254,12 @@ export function createAppStore(api: SiteApi): AppStore {
           await api.setReorderPolicy({ item, location, policy });
           saved = true;
           await get().loadStock();
+          if (get().configChanges !== null) await get().loadConfigChanges();
         });
         return saved;
       },
+      configChanges: null,
+      loadConfigChanges: () => guard(async () => set({ configChanges: await api.configChanges({ limit: CONFIG_CHANGES_SHOWN }) })),
       loadTables: () => guard(async () => set({ tables: await api.tables({}) })),
       loadSync: () => guard(async () => set({ sync: await api.syncStatus({}) })),
       loadDeadLetters: () => guard(async () => set({ deadLetters: await api.deadLetters({}) })),

@@ -229,6 +229,8 @@ export interface StockView {
    * config.json, or one changed by hand since.
    */
   reorder_set: { by: string; atMs: number } | null;
+  /** The item's own levels (every location of it without its own follows them), or null. */
+  item_policy: { reorder_point: number; order_up_to: number } | null;
   below_reorder_point: boolean;
   /** Proposals about this item at this location waiting for a decision (e.g. a replenishment). */
   waiting: WaitingProposal[];

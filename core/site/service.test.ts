@@ -184,6 +184,8 @@ describe('SiteService', () => {
     expect(own.map((r) => r.location)).toContain('DOCK');
     for (const r of all) {
       expect([r.reorder_point, r.order_up_to]).toEqual(r.item !== 'ITEM-001' ? [5, 20] : r.location === 'DOCK' ? [2000, 3000] : [1000, 2000]);
+      // The item's own levels on every row of it, the DOCK row (its location has its own) included.
+      expect(r.item_policy).toEqual(r.item === 'ITEM-001' ? { reorder_point: 1000, order_up_to: 2000 } : null);
       // The agent's position: on hand − reserved + inbound, nulls as 0.
       expect(r.below_reorder_point).toBe((r.on_hand ?? 0) - (r.reserved ?? 0) + (r.inbound ?? 0) < r.reorder_point);
     }

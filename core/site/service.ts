@@ -562,6 +562,16 @@ export class SiteService implements SiteBackend {
       if (list) list.push(w);
       else waiting.set(k, [w]);
     }
+    const itemPolicies = new Map<string, StockView['item_policy']>();
+    const itemPolicy = (item: string): StockView['item_policy'] => {
+      let p = itemPolicies.get(item);
+      if (p === undefined) {
+        const own = reorderScope(config, item) === 'item' ? reorderPolicy(config, item) : null;
+        p = own === null ? null : { reorder_point: own.reorderPoint, order_up_to: own.orderUpTo };
+        itemPolicies.set(item, p);
+      }
+      return p;
+    };
     const reader = this.table('stock').reader();
     try {
       for (const [itemV, locationV, onHandV, reservedV, inboundV] of reader.scan({ projection: ['item', 'location', 'on_hand', 'reserved', 'inbound'] })) {
@@ -583,7 +593,7 @@ export class SiteService implements SiteBackend {
         const belowPoint = stockPosition({ on_hand: onHand, reserved, inbound }) < reorderPoint;
         if (below && !belowPoint) continue;
         const available = onHand === null ? null : onHand - (reserved ?? 0);
-        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, reorder_set: reorderSet, below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
+        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, reorder_set: reorderSet, item_policy: itemPolicy(item), below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
         if (out.length >= limit) break;
       }
     } finally {

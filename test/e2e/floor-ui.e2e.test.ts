@@ -404,6 +404,20 @@ suite('the floor UI end to end (chromium)', () => {
     await expect.poll(() => cell.getAttribute('data-scope'), { timeout: 15_000 }).toBe('default');
     expect(await scope()).toBe('default');
     await expect.poll(() => page.locator('details.policy-changes li').first().textContent()).toMatch(/ — Lena: ITEM-003 at B-01: 500, up to 900 → not set$/);
+    // The demo's ITEM-001 has levels of its own (40 → 150) and A-01 its own again (30 → 90): from
+    // A-01's row either can be changed or removed, each starting from its own levels.
+    await page.fill('input[name="search"]', 'ITEM-001');
+    await page.locator('button.edit-policy[aria-label="Change the reorder point of ITEM-001 at A-01"]').click();
+    await form.waitFor();
+    expect(await form.locator('input[name="reorderPoint"]').inputValue()).toBe('30');
+    expect(await form.locator('button[name="remove"]').count()).toBe(1);
+    await form.locator('input[name="scope"][value="item"]').check();
+    expect([await form.locator('input[name="reorderPoint"]').inputValue(), await form.locator('input[name="orderUpTo"]').inputValue()]).toEqual(['40', '150']);
+    expect(await form.locator('button[name="remove"]').count()).toBe(1);
+    await form.locator('input[name="scope"][value="location"]').check();
+    expect(await form.locator('input[name="reorderPoint"]').inputValue()).toBe('30');
+    await form.locator('button[name="cancel"]').click();
+    await form.waitFor({ state: 'detached' });
     await page.fill('input[name="search"]', '');
   });
 

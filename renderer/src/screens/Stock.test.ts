@@ -22,6 +22,7 @@ const row = (over: Partial<StockView>): StockView => ({
   order_up_to: 20,
   reorder_scope: 'default',
   reorder_set: null,
+  item_policy: null,
   below_reorder_point: false,
   waiting: [],
   ...over,

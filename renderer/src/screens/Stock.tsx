@@ -20,6 +20,15 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
   const [scope, setScope] = useState<'location' | 'item'>(row.reorder_scope === 'item' ? 'item' : 'location');
   const [point, setPoint] = useState(String(row.reorder_point));
   const [upTo, setUpTo] = useState(String(row.order_up_to));
+  // Each scope starts from the levels it has: the item's own when it has them, else the row's.
+  const choose = (next: 'location' | 'item') => {
+    setScope(next);
+    const from = next === 'item' && row.item_policy ? row.item_policy : next === 'location' && row.reorder_scope === 'location' ? row : null;
+    if (from) {
+      setPoint(String(from.reorder_point));
+      setUpTo(String(from.order_up_to));
+    }
+  };
   const [busy, setBusy] = useState(false);
   const where = scope === 'location' ? row.location : null;
   const run = async (policy: { reorderPoint: number; orderUpTo: number } | null) => {
@@ -32,17 +41,18 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
     e.preventDefault();
     void run({ reorderPoint: Number(point), orderUpTo: Number(upTo) });
   };
-  // Only a setting of the chosen scope that exists can be removed.
-  const removable = row.reorder_scope === scope;
+  // Only a setting of the chosen scope that exists can be removed: the location's own, or the
+  // item's (also from a row whose location has its own).
+  const removable = scope === 'location' ? row.reorder_scope === 'location' : row.item_policy !== null;
   return (
     <form className="policy-form" onSubmit={submit} aria-label={t('stock.policyFor', { item: row.item, location: row.location })}>
       <fieldset>
         <legend>{t('stock.policyFor', { item: row.item, location: row.location })}</legend>
         <label>
-          <input type="radio" name="scope" value="location" checked={scope === 'location'} onChange={() => setScope('location')} /> {t('stock.scopeLocation', { location: row.location })}
+          <input type="radio" name="scope" value="location" checked={scope === 'location'} onChange={() => choose('location')} /> {t('stock.scopeLocation', { location: row.location })}
         </label>
         <label>
-          <input type="radio" name="scope" value="item" checked={scope === 'item'} onChange={() => setScope('item')} /> {t('stock.scopeItem', { item: row.item })}
+          <input type="radio" name="scope" value="item" checked={scope === 'item'} onChange={() => choose('item')} /> {t('stock.scopeItem', { item: row.item })}
         </label>
       </fieldset>
       <label>

@@ -157,8 +157,12 @@ export class Site {
   private control: ControlServer | undefined;
   private demo: DemoModules | undefined;
   private decisionParts: Decisions | undefined;
-  /** config key → its last `config_changed` entry (lastFloorSetting); undefined: not read yet. */
-  private floorSettings: Map<string, { user: string; atMs: number; after: Json }> | undefined;
+  /**
+   * The decision log's `config_changed` entries, newest first, and each key's newest of them
+   * (configChanges, lastFloorSetting): read from the log on first use and after each change, not
+   * at every stock read (the log holds every decision ever made). undefined: not read yet.
+   */
+  private floorChanges: { list: ConfigChange[]; byKey: Map<string, ConfigChange> } | undefined;
   private ui: UiServer | undefined;
   private siteService: SiteService | undefined;
   /** Sync to HQ, when a target is configured. */
@@ -502,7 +506,7 @@ export class Site {
     const { config, key, before } = setReorderPolicyInFile(this.data, item, location, policy);
     this.applyConfig(config);
     const entry = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
-    this.floorSettings = undefined; // read again, with this entry, when next asked
+    this.floorChanges = undefined; // read again, with this entry, when next asked
     const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
     this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
     // The agent looks at every row against it now (the reconfigure made its next run a full one),
@@ -518,19 +522,24 @@ export class Site {
    * `config_changed` entries, read on first use and after each change.
    */
   lastFloorSetting(key: string): { user: string; atMs: number; after: Json } | undefined {
-    if (!this.decisionParts) return undefined;
-    if (!this.floorSettings) {
-      const settings = new Map<string, { user: string; atMs: number; after: Json }>();
-      // Newest first: the first entry of a key is its last change.
-      for (const c of readConfigChanges(this.decisionParts.inbox.logTable)) if (!settings.has(c.key)) settings.set(c.key, { user: c.user, atMs: c.atMs, after: c.after });
-      this.floorSettings = settings;
-    }
-    return this.floorSettings.get(key);
+    return this.readFloorChanges()?.byKey.get(key);
   }
 
   /** The config.json keys people changed from the floor UI, newest first (at most `limit`). */
   configChanges(limit: number): ConfigChange[] {
-    return this.decisionParts ? readConfigChanges(this.decisionParts.inbox.logTable).slice(0, limit) : [];
+    return this.readFloorChanges()?.list.slice(0, limit) ?? [];
+  }
+
+  private readFloorChanges(): { list: ConfigChange[]; byKey: Map<string, ConfigChange> } | undefined {
+    if (!this.decisionParts) return undefined;
+    if (!this.floorChanges) {
+      const list = readConfigChanges(this.decisionParts.inbox.logTable);
+      const byKey = new Map<string, ConfigChange>();
+      // Newest first: the first entry of a key is its last change.
+      for (const c of list) if (!byKey.has(c.key)) byKey.set(c.key, c);
+      this.floorChanges = { list, byKey };
+    }
+    return this.floorChanges;
   }
 
   /** Runs a journal prune now (tests, and the `prune` control op). */

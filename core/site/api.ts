@@ -68,6 +68,11 @@ export interface ProposalView {
   command?: { module: string; progress: CommandProgress; updatedMs: number; detail?: string };
   staleReason?: string;
   withdrawnReason?: string;
+  /**
+   * In `listProposals`: how many earlier approvals of the same situation the module did not
+   * carry out within the inbox's resuggest window (the detail's `failedBefore` lists them).
+   */
+  failedBeforeCount?: number;
 }
 
 /** A named part of a trail entry's detail (a refusal's reason, a decision's comment, a command's detail…). */

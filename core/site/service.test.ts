@@ -155,6 +155,10 @@ describe('SiteService', () => {
     expect(again?.situationKey).toBe(p.situationKey);
     const detail = await api.call('getProposal', { id: again!.id }, lead);
     expect(detail.failedBefore).toEqual([{ id: p.id, atMs: expect.any(Number), detail: 'refused by the module: not now' }]);
+    // The inbox list says so too, by count.
+    const listed = await api.call('listProposals', {}, lead);
+    expect(listed.find((x) => x.id === again!.id)?.failedBeforeCount).toBe(1);
+    expect(listed.find((x) => x.id === p.id)?.failedBeforeCount).toBeUndefined();
   });
 
   it('computes available and projected stock, and filters by item or location prefix', async () => {

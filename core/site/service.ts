@@ -107,7 +107,13 @@ export class SiteService implements SiteBackend {
       },
       me: (_req, s) => (this.signedIn(s) ? s.user : null),
       status: () => this.status(),
-      listProposals: (req) => this.inbox().list({ ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 200 }).map((p) => proposalView(p)),
+      listProposals: (req) => {
+        const inbox = this.inbox();
+        return inbox.list({ ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 200 }).map((p) => {
+          const failed = inbox.failedBefore(p.situationKey).filter((f) => f.id !== p.id).length;
+          return { ...proposalView(p), ...(failed > 0 ? { failedBeforeCount: failed } : {}) };
+        });
+      },
       getProposal: (req) => this.proposalDetail(req.id),
       decide: (req, s) => this.decide(req, s),
       workQueue: () => ({

@@ -35,6 +35,7 @@ export function Inbox() {
                   <button className="link" onClick={() => void select(p.id)} data-proposal={p.id}>
                     {proposalTexts(lang, p).explanation}
                   </button>
+                  {p.failedBeforeCount ? <span className="failed-tag chip-alert"> ⚠ {t('inbox.failedBefore', { n: p.failedBeforeCount })}</span> : null}
                 </td>
                 <td>{formatDuration(lang, Math.max(0, now - p.createdMs))}</td>
                 <td>{t(`status.${p.status}`)}</td>

@@ -80,4 +80,17 @@ describe('the proposal trail', () => {
     expect(detailHtml('en', [], failed.slice(0, 1))).toContain('Approved before, and the module did not carry it out (1×):');
     expect(detailHtml('de', [], [])).not.toContain('failed-before');
   });
+
+  it('marks in the list a proposal whose situation the module did not carry out before, by count', () => {
+    const listed = (lang: 'en' | 'de', failedBeforeCount?: number) => {
+      const store = createAppStore({} as SiteApi);
+      const p = { id: 'P-2', status: 'open' as const, action: 'assign_job', params: {}, ruleId: 'assign-job', ruleVersion: '2', risk: 'low' as const, riskReason: 'r', explanation: 'Start J-1 on M-1.', createdMs: T, ...(failedBeforeCount ? { failedBeforeCount } : {}) };
+      store.setState({ lang, proposals: [p], selected: null });
+      store.getInitialState = store.getState;
+      return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+    };
+    expect(listed('en', 2)).toContain('<span class="failed-tag chip-alert"> ⚠ not carried out 2× before</span>');
+    expect(listed('de', 1)).toContain('⚠ vorher 1× nicht ausgeführt');
+    expect(listed('en')).not.toContain('failed-tag');
+  });
 });

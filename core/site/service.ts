@@ -23,7 +23,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
-import { guessablePin, guessablePinMessage, InboxError, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { guessablePin, guessablePinMessage, InboxError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderPolicy, reorderScope, stockPosition, translations } from '../agents/index.ts';
 import {
   SiteApiError,
@@ -76,6 +76,9 @@ const STOCK_LIMIT = 500;
 /** Tags listed for the History screen at most (a site keeps thousands: a day of agent runs is 1,440 per table). */
 const TAGS_LIMIT = 200;
 
+/** The earlier approvals of a proposal's situation whose command failed (the inbox's window), not the proposal's own. */
+const failedBefore = (inbox: Inbox, p: Proposal): readonly CommandFailure[] => inbox.failedBefore(p.situationKey).filter((f) => f.id !== p.id);
+
 export class SiteService implements SiteBackend {
   private readonly listeners = new Set<(e: SiteEvent) => void>();
   private readonly now: () => number;
@@ -110,7 +113,7 @@ export class SiteService implements SiteBackend {
       listProposals: (req) => {
         const inbox = this.inbox();
         return inbox.list({ ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 200 }).map((p) => {
-          const failed = inbox.failedBefore(p.situationKey).filter((f) => f.id !== p.id).length;
+          const failed = failedBefore(inbox, p).length;
           return { ...proposalView(p), ...(failed > 0 ? { failedBeforeCount: failed } : {}) };
         });
       },
@@ -479,7 +482,7 @@ export class SiteService implements SiteBackend {
         const detail = trailDetail(e.detail, fields);
         return { atMs: e.atMs, event: e.event, user: e.actor, ...(detail ? { detail } : {}), ...(fields.length ? { fields } : {}) };
       }),
-      failedBefore: inbox.failedBefore(p.situationKey).filter((f) => f.id !== p.id).map((f) => ({ ...f })),
+      failedBefore: failedBefore(inbox, p).map((f) => ({ ...f })),
     };
   }
 

@@ -38,6 +38,8 @@ interface Share {
   aheadRows: readonly Row[];
   /** Whether the rest covers this job. */
   covered: boolean;
+  /** Whether this job's own release is approved and on its way (it is not proposed again). */
+  promised: boolean;
   /** Whether a job ahead took its share as an approved release on its way (not by queue order). */
   promisedAhead: boolean;
 }
@@ -83,7 +85,7 @@ function allocate(ctx: RuleContext): Map<string, Share> {
     // The takers so far, without a copy per job: the list only grows, so a view of its head.
     const takers = s.takers;
     const n = takers.length;
-    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promisedAhead: s.promised });
+    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promised: isPromised, promisedAhead: s.promised });
     // A promised job takes its quantity even when the stock no longer covers it: the module
     // releases it all the same.
     if (covered || isPromised) {
@@ -164,12 +166,11 @@ export const releaseBlockedJob: Rule = {
 
   evaluate(ctx) {
     const all = allocate(ctx);
-    const promised = promisedJobs(ctx);
     const drafts = [];
     for (const r of ctx.tables.work_queue.scan()) {
       const j = job(r);
       const c = all.get(j.job_id);
-      if (!c?.covered || promised.has(j.job_id)) continue;
+      if (!c?.covered || c.promised) continue;
       const rest = c.available - c.ahead;
       const left = rest - j.material_qty!;
       const rp = reorderPolicy(ctx.config, j.material_item!).reorderPoint;

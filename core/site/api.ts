@@ -246,6 +246,8 @@ export interface ConfigChangeView {
   atMs: number;
   user: string;
   key: string;
+  /** The reorder policy the key names: its item, and its location (null: the item's own); null for another key. */
+  policyOf: { item: string; location: string | null } | null;
   before: unknown;
   after: unknown;
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, parseConfig, readConfig, streamSilentMs } from './config.ts';
+import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -129,5 +129,16 @@ describe('parseConfig', () => {
     expect(ext.broker).toEqual({ mode: 'external', url: 'mqtts://broker.site:8883', username: 'tilstand', passwordFile: '/etc/tilstand/mqtt.pw' });
     const tls = parseConfig({ site: 's', broker: { host: '0.0.0.0', tls: { certPath: '/c.pem', keyPath: '/k.pem' } } });
     expect(tls.broker).toMatchObject({ host: '0.0.0.0', tls: { certPath: '/c.pem', keyPath: '/k.pem' } });
+  });
+});
+
+describe('reorderPolicyKey', () => {
+  it("names an item's policy and one location's, and gives both back", () => {
+    expect(reorderPolicyKey('ITEM-002', null)).toBe('agent.reorderByItem.ITEM-002');
+    expect(reorderPolicyKey('ITEM-002', 'A-01')).toBe('agent.reorderByItem.ITEM-002.locations.A-01');
+    for (const [item, location] of [['ITEM-002', null], ['ITEM-002', 'A-01'], ['BOLT.M8', 'DOCK.2']] as const) {
+      expect(parseReorderPolicyKey(reorderPolicyKey(item, location))).toEqual({ item, location });
+    }
+    expect(parseReorderPolicyKey('ui.idleSignOutMs')).toBeUndefined();
   });
 });

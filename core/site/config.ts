@@ -411,6 +411,12 @@ export function reorderPolicyKey(item: string, location: string | null): string 
   return `agent.reorderByItem.${item}${location === null ? '' : `.locations.${location}`}`;
 }
 
+/** The item and location (null: the item's own) a `reorderPolicyKey` names; undefined for another key. */
+export function parseReorderPolicyKey(key: string): { item: string; location: string | null } | undefined {
+  const m = /^agent\.reorderByItem\.(.+?)(?:\.locations\.(.+))?$/.exec(key);
+  return m ? { item: m[1]!, location: m[2] ?? null } : undefined;
+}
+
 /**
  * Sets (or, given null, removes) the reorder policy of an item, or of one location of it, in
  * config.json: the file as written (other keys, relative paths and left-out defaults stay as they

@@ -266,6 +266,7 @@ describe('SiteService', () => {
 
     // The same list through the site API (anyone signed in reads it), newest first.
     expect((await api.call('configChanges', { limit: 2 }, op)).map((c) => [c.user, c.key, c.before, c.after])).toEqual(changes.slice(0, 2).map((c) => [c.user, c.key, c.before, c.after]));
+    expect((await api.call('configChanges', { limit: 1 }, op))[0]!.policyOf).toEqual({ item: 'ITEM-002', location: 'DOCK' });
 
     // Changed by hand in config.json since: no longer what Lena set, so nobody's.
     await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'B-01', policy: { reorderPoint: 7, orderUpTo: 21 } }, lead);

@@ -50,7 +50,7 @@ import {
   type TableInfo,
   type UserView,
 } from './api.ts';
-import { ConfigError, decisionOptions, reorderPolicyKey, streamSilentMs } from './config.ts';
+import { ConfigError, decisionOptions, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -132,7 +132,7 @@ export class SiteService implements SiteBackend {
         const { reorderPoint, orderUpTo } = reorderPolicy(config, req.item, location ?? undefined);
         return { reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: reorderScope(config, req.item, location ?? undefined) };
       },
-      configChanges: (req) => this.site.configChanges(req.limit ?? 50).map((c) => ({ ...c })),
+      configChanges: (req) => this.site.configChanges(req.limit ?? 50).map((c) => ({ ...c, policyOf: parseReorderPolicyKey(c.key) ?? null })),
       tables: () => this.tables(),
       tags: (req) => {
         const q = req.search?.trim() ?? '';

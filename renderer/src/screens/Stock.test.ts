@@ -63,8 +63,8 @@ describe('Stock screen', () => {
   it('lists the changes people made to reorder points, newest first, in the chosen language', () => {
     const at = Date.UTC(2026, 11, 2, 8, 12);
     const changes: ConfigChangeView[] = [
-      { id: 9, atMs: at, user: 'Per', key: 'agent.reorderByItem.ITEM-002', before: { reorderPoint: 15, orderUpTo: 60 }, after: null },
-      { id: 7, atMs: at - 60_000, user: 'Lena', key: 'agent.reorderByItem.ITEM-002.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 1200 } },
+      { id: 9, atMs: at, user: 'Per', key: 'agent.reorderByItem.ITEM-002', policyOf: { item: 'ITEM-002', location: null }, before: { reorderPoint: 15, orderUpTo: 60 }, after: null },
+      { id: 7, atMs: at - 60_000, user: 'Lena', key: 'agent.reorderByItem.ITEM-002.locations.A-01', policyOf: { item: 'ITEM-002', location: 'A-01' }, before: null, after: { reorderPoint: 9, orderUpTo: 1200 } },
     ];
     const list = (html: string) => html.slice(html.indexOf('<details class="policy-changes">'), html.indexOf('</details>'));
     const en = list(render(stock, 'en', false, 'viewer', changes));

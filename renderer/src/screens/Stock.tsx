@@ -80,19 +80,14 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
   );
 }
 
-const POLICY_KEY = /^agent\.reorderByItem\.(.+?)(?:\.locations\.(.+))?$/;
-
 /** The reorder points people changed from this UI, newest first (opened on demand). */
 function PolicyChanges() {
   const t = useT();
   const lang = useApp((s) => s.lang);
   const changes = useApp((s) => s.configChanges);
   const load = useApp((s) => s.loadConfigChanges);
-  const where = (c: ConfigChangeView): string => {
-    const m = POLICY_KEY.exec(c.key);
-    if (!m) return c.key;
-    return m[2] === undefined ? t('stock.changeForItem', { item: m[1]! }) : t('stock.changeAtLocation', { item: m[1]!, location: m[2] });
-  };
+  const where = ({ key, policyOf: p }: ConfigChangeView): string =>
+    p === null ? key : p.location === null ? t('stock.changeForItem', { item: p.item }) : t('stock.changeAtLocation', { item: p.item, location: p.location });
   const levels = (v: unknown): string => {
     const p = v as { reorderPoint?: number; orderUpTo?: number } | null;
     return p === null || p === undefined ? t('stock.notSet') : t('stock.levels', { point: formatNumber(lang, p.reorderPoint ?? null), upTo: formatNumber(lang, p.orderUpTo ?? null) });

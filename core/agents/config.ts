@@ -173,23 +173,20 @@ export function agentConfig(partial: AgentConfigInput = {}): AgentConfig {
 // Own keys only: an item or capability named like an Object.prototype member ('constructor') is
 // the modules' data, not a lookup of the prototype.
 /**
- * The policy of an item at a location: the location's own, else the item's, else the default.
- * Without a location (a whole item's stock, summed over its locations) the item's, else the default.
+ * The policy of an item at a location and where it comes from: the location's own, else the
+ * item's, else the default. Without a location (a whole item's stock, summed over its locations)
+ * the item's, else the default.
  */
-export const reorderPolicy = (c: AgentConfig, item: string, location?: string): ReorderPolicy => {
-  if (!Object.hasOwn(c.reorderByItem, item)) return c.defaultReorder;
+export const reorderLookup = (c: AgentConfig, item: string, location?: string): { policy: ReorderPolicy; scope: 'location' | 'item' | 'default' } => {
+  if (!Object.hasOwn(c.reorderByItem, item)) return { policy: c.defaultReorder, scope: 'default' };
   const p = c.reorderByItem[item]!;
-  const at = location !== undefined && p.locations !== undefined && Object.hasOwn(p.locations, location) ? p.locations[location]! : undefined;
-  if (at) return at;
-  if (p.reorderPoint === undefined || p.orderUpTo === undefined) return c.defaultReorder;
-  return p.locations === undefined ? (p as ReorderPolicy) : { reorderPoint: p.reorderPoint, orderUpTo: p.orderUpTo };
+  if (location !== undefined && p.locations !== undefined && Object.hasOwn(p.locations, location)) return { policy: p.locations[location]!, scope: 'location' };
+  if (p.reorderPoint === undefined || p.orderUpTo === undefined) return { policy: c.defaultReorder, scope: 'default' };
+  return { policy: p.locations === undefined ? (p as ReorderPolicy) : { reorderPoint: p.reorderPoint, orderUpTo: p.orderUpTo }, scope: 'item' };
 };
-/** Where an item's policy at a location comes from: the location's own, the item's, or the default. */
-export const reorderScope = (c: AgentConfig, item: string, location?: string): 'location' | 'item' | 'default' => {
-  if (!Object.hasOwn(c.reorderByItem, item)) return 'default';
-  const p = c.reorderByItem[item]!;
-  if (location !== undefined && p.locations !== undefined && Object.hasOwn(p.locations, location)) return 'location';
-  return p.reorderPoint === undefined ? 'default' : 'item';
-};
+/** The policy of an item at a location (`reorderLookup`). */
+export const reorderPolicy = (c: AgentConfig, item: string, location?: string): ReorderPolicy => reorderLookup(c, item, location).policy;
+/** Where an item's policy at a location comes from: the location's own, the item's, or the default (`reorderLookup`). */
+export const reorderScope = (c: AgentConfig, item: string, location?: string): 'location' | 'item' | 'default' => reorderLookup(c, item, location).scope;
 export const jobDurationMs = (c: AgentConfig, capability: string | null): number =>
   capability !== null && Object.hasOwn(c.jobDurationMsByCapability, capability) ? c.jobDurationMsByCapability[capability]! : c.defaultJobDurationMs;

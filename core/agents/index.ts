@@ -2,7 +2,7 @@
 // through read-only handles and write proposals to core/inbox, never state. See DESIGN.md.
 export { Agent, runIdAt, compareRunIds, newestRunTag, AGENT_TAG_PREFIX, type AgentOptions, type AgentInbox, type RunResult } from './agent.ts';
 export { position as stockPosition } from './rows.ts';
-export { agentConfig, AgentConfigError, AGENT_CONFIG_KEYS, DEFAULT_AGENT_CONFIG, reorderPolicy, reorderScope, jobDurationMs, type AgentConfig, type AgentConfigInput, type ItemReorderPolicy, type ReorderPolicy } from './config.ts';
+export { agentConfig, AgentConfigError, AGENT_CONFIG_KEYS, DEFAULT_AGENT_CONFIG, reorderLookup, reorderPolicy, reorderScope, jobDurationMs, type AgentConfig, type AgentConfigInput, type ItemReorderPolicy, type ReorderPolicy } from './config.ts';
 export { AgentError, type AgentErrorKind } from './errors.ts';
 export { readOnlyTable, type ReadOnlyTable, type Row, type RowChange, type ChangeKind } from './read-only-table.ts';
 export { STATE_TABLES, HOLDS, gone, type Rule, type RuleContext, type ProposalDraft, type Recheck, type StateTable } from './rule.ts';

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
 import { guessablePin, guessablePinMessage, InboxError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
-import { DEFAULT_RULES, messageCatalog, reorderPolicy, reorderScope, stockPosition, translations } from '../agents/index.ts';
+import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations } from '../agents/index.ts';
 import {
   SiteApiError,
   type Alarm,
@@ -129,8 +129,8 @@ export class SiteService implements SiteBackend {
         const location = req.location ?? null;
         this.site.setReorderPolicy(this.current(s).name, req.item, location, req.policy);
         const config = this.agentConfig();
-        const { reorderPoint, orderUpTo } = reorderPolicy(config, req.item, location ?? undefined);
-        return { reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: reorderScope(config, req.item, location ?? undefined) };
+        const { policy, scope } = reorderLookup(config, req.item, location ?? undefined);
+        return { reorder_point: policy.reorderPoint, order_up_to: policy.orderUpTo, reorder_scope: scope };
       },
       configChanges: (req) => this.site.configChanges(req.limit ?? 50).map((c) => ({ ...c, policyOf: parseReorderPolicyKey(c.key) ?? null })),
       tables: () => this.tables(),
@@ -575,8 +575,8 @@ export class SiteService implements SiteBackend {
     const itemPolicy = (item: string): StockView['item_policy'] => {
       let p = itemPolicies.get(item);
       if (p === undefined) {
-        const own = reorderScope(config, item) === 'item' ? reorderPolicy(config, item) : null;
-        p = own === null ? null : { reorder_point: own.reorderPoint, order_up_to: own.orderUpTo };
+        const own = reorderLookup(config, item);
+        p = own.scope === 'item' ? { reorder_point: own.policy.reorderPoint, order_up_to: own.policy.orderUpTo } : null;
         itemPolicies.set(item, p);
       }
       return p;
@@ -591,8 +591,8 @@ export class SiteService implements SiteBackend {
         const onHand = n(onHandV);
         const reserved = n(reservedV);
         const inbound = n(inboundV);
-        const { reorderPoint, orderUpTo } = reorderPolicy(config, item, location);
-        const scope = reorderScope(config, item, location);
+        const { policy, scope } = reorderLookup(config, item, location);
+        const { reorderPoint, orderUpTo } = policy;
         const set = scope === 'default' ? undefined : this.site.lastFloorSetting(reorderPolicyKey(item, scope === 'location' ? location : null));
         const after = set?.after as { reorderPoint?: unknown; orderUpTo?: unknown } | null | undefined;
         // Only while config.json still holds what was set: a hand edit since is nobody's.

@@ -208,6 +208,31 @@ describe('reads', () => {
     expect(() => table.scanRows({ tag: 'nope' })).toThrow(/tag 'nope' does not exist/);
   });
 
+  it('keeps snapshot times from going back when the clock steps back, so a read by time stays right', () => {
+    let now = 1_800_000_000_000;
+    const { table } = setup(STOCK, () => now);
+    const w = table.newWriter();
+    w.writeRecord(row('a', 'x', 1));
+    w.commit();
+    now += 60_000;
+    w.writeRecord(row('a', 'x', 2));
+    w.commit();
+    const before = now;
+    now -= 3_600_000; // an NTP step back by an hour
+    w.writeRecord(row('a', 'x', 3));
+    w.commit();
+    now += 10_000;
+    w.writeRecord(row('a', 'x', 4));
+    w.commit();
+    w.close();
+    const times = table.snapshots.listIds().map((id) => table.snapshots.get(id).timeMillis);
+    expect(times).toEqual([before - 60_000, before, before, before]);
+    const qty = (at: Parameters<Table['scanRows']>[0]) => table.scanRows(at).map((r) => r[2]);
+    // Without the clamp snapshots 3 and 4 would sit an hour before 2 and this would read 1.
+    expect(qty({ timestampMs: before - 1 })).toEqual([1]);
+    expect(qty({ timestampMs: before })).toEqual([4]);
+  });
+
   it('skips files whose key statistics rule out the filter', () => {
     const { table } = setup({ ...STOCK, options: { bucket: '1', 'num-sorted-run.compaction-trigger': '50' } });
     const w = table.newWriter();

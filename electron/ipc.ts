@@ -34,7 +34,7 @@ export async function handleCall(
     const value = await backend.call(call.method, call.req as never, session, input);
     return { ok: true, value };
   } catch (e) {
-    if (e instanceof SiteApiError) return failure(e.kind, e.message);
+    if (e instanceof SiteApiError) return { ok: false, error: e.body() };
     return failure('internal', (e as Error).message ?? 'internal error');
   }
 }

@@ -93,6 +93,7 @@ function fakeBackend() {
         return session.user as never;
       }
       if (method === 'decide' && !session.user) throw new SiteApiError('unauthenticated', 'sign in first');
+      if (method === 'me' && !session.user) throw new SiteApiError('unauthenticated', 'Kari was signed out', 600_000);
       return { ok: true } as never;
     },
     subscribe(l) {
@@ -184,11 +185,13 @@ describe('Electron shell', () => {
     });
     expect(await handler(app, 'decide', { id: 'p1', decision: 'yes' })).toMatchObject({ ok: false, error: { kind: 'invalid' } });
     expect(await handler(app, 'require', { module: 'fs' })).toMatchObject({ ok: false, error: { kind: 'invalid', message: expect.stringContaining('unknown method') } });
-    expect(await handler(app, 'decide', { id: 'p1', decision: 'approve' })).toMatchObject({ ok: false, error: { kind: 'unauthenticated' } });
+    expect(await handler(app, 'decide', { id: 'p1', decision: 'approve' })).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
+    // An idle sign-out crosses with its limit, for the sign-in screen to say why.
+    expect(await handler(app, 'me', {})).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'Kari was signed out', idleMs: 600_000 } });
     emit({ type: 'proposals', changed: ['p0'] }); // nobody signed in at the window: not sent
     expect(await handler(app, 'signIn', { user: 'Kari', secret: '1234' })).toEqual({ ok: true, value: { name: 'Kari', roles: ['shift_lead'] } });
     expect(await handler(app, 'decide', { id: 'p1', decision: 'approve' })).toEqual({ ok: true, value: { ok: true } });
-    expect(calls.map((c) => c.method)).toEqual(['decide', 'signIn', 'decide']);
+    expect(calls.map((c) => c.method)).toEqual(['decide', 'me', 'signIn', 'decide']);
     emit({ type: 'proposals', changed: ['p1'] });
     expect(sender.sent).toEqual([[EVENT_CHANNEL, { type: 'proposals', changed: ['p1'] }]]);
     disabled.add('Kari'); // disabled by an admin elsewhere: the window gets no more events

@@ -377,7 +377,18 @@ export type SiteEvent =
 
 export type ApiErrorKind = 'unauthenticated' | 'forbidden' | 'invalid' | 'not_found' | 'conflict' | 'internal';
 
-export type ApiResult<T> = { ok: true; value: T } | { ok: false; error: { kind: ApiErrorKind; message: string } };
+/** An error as it crosses a transport. */
+export interface ApiErrorBody {
+  kind: ApiErrorKind;
+  message: string;
+  /**
+   * On `unauthenticated` only: the backend signed the person out after this long (ms) without use
+   * of the screen (`ui.idleSignOutMs`), so the sign-in screen can say why in the reader's language.
+   */
+  idleMs?: number;
+}
+
+export type ApiResult<T> = { ok: true; value: T } | { ok: false; error: ApiErrorBody };
 
 /** The interface both transports implement for the renderer. */
 export type SiteApi = {
@@ -396,6 +407,11 @@ export interface SessionContext {
    * by what the call says (`InputAge`).
    */
   inputAtMs?: number;
+  /**
+   * The backend's own record: set when it signed this session's person out for want of use of the
+   * screen (who, and the limit in ms), until a call has said so once or someone signs in here again.
+   */
+  signedOutIdle?: { user: string; idleMs: number };
 }
 
 /**
@@ -426,7 +442,14 @@ export class SiteApiError extends Error {
   constructor(
     readonly kind: ApiErrorKind,
     message: string,
+    /** See `ApiErrorBody.idleMs`. */
+    readonly idleMs?: number,
   ) {
     super(message);
+  }
+
+  /** The error as it crosses a transport. */
+  body(): ApiErrorBody {
+    return { kind: this.kind, message: this.message, ...(this.idleMs !== undefined ? { idleMs: this.idleMs } : {}) };
   }
 }

@@ -393,14 +393,33 @@ describe('SiteService', () => {
     t += 1_000;
     expect(api.signedIn(s)).toBe(false);
     expect(s.user).toBeNull();
+    // The event push's check signed her out. The page's next call (`me`, which a reloaded page asks
+    // first) says why, with the limit for the sign-in screen to say it in its own words; once.
+    const why = { kind: 'unauthenticated', idleMs: idle, message: 'Lena was signed out after 10 min without use of the screen; sign in again' };
+    await expect(api.call('me', {}, s, null)).rejects.toMatchObject(why);
     expect(await api.call('me', {}, s, null)).toBeNull();
-    expect(await kindOf(api.call('status', {}, s, 0))).toBe('unauthenticated');
-    // A page that refreshes on, long after its last input (its own timer kept from running).
+    await expect(api.call('status', {}, s, 0)).rejects.toMatchObject({ kind: 'unauthenticated', message: 'sign in first', idleMs: undefined });
+    // A page that refreshes on, long after its last input (its own timer kept from running): the
+    // call that finds it says why, and nothing after it says so again.
     const r = session();
     await api.call('signIn', { user: 'Lena', secret: '2580' }, r, 0);
     t += idle + 1;
-    await expect(api.call('listProposals', {}, r, idle + 1)).rejects.toThrow('Lena was signed out after 10 min without use of the screen; sign in again');
-    expect(await kindOf(api.call('decide', { id: 'x', decision: 'reject' } as never, r, 0))).toBe('unauthenticated');
+    await expect(api.call('listProposals', {}, r, idle + 1)).rejects.toMatchObject(why);
+    await expect(api.call('decide', { id: 'x', decision: 'reject' } as never, r, 0)).rejects.toMatchObject({ kind: 'unauthenticated', idleMs: undefined });
+    expect(await api.call('me', {}, r, null)).toBeNull();
+    // Signed out by the push's check, then a call other than `me` is the one told; signing in
+    // again forgets a reason nobody was told.
+    const q = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, q, 0);
+    t += idle + 1;
+    expect(api.signedIn(q)).toBe(false);
+    await expect(api.call('status', {}, q, 0)).rejects.toMatchObject(why);
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, q, 0);
+    t += idle + 1;
+    expect(api.signedIn(q)).toBe(false);
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, q, 0);
+    await api.call('signOut', {}, q, 0);
+    expect(await api.call('me', {}, q, null)).toBeNull();
     // A caller outside the floor UI (no input age: a script on the HTTP API): each call is use.
     const script = session();
     await api.call('signIn', { user: 'Lena', secret: '2580' }, script);

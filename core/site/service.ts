@@ -108,7 +108,7 @@ export class SiteService implements SiteBackend {
         s.setUser(null);
         return { ok: true as const };
       },
-      me: (_req, s) => (this.signedIn(s) ? s.user : null),
+      me: (_req, s) => this.me(s),
       status: () => this.status(),
       listProposals: (req) => {
         const inbox = this.inbox();
@@ -205,7 +205,7 @@ export class SiteService implements SiteBackend {
   signedIn(session: SessionContext): boolean {
     if (!session.user) return false;
     try {
-      this.current(session);
+      this.current(session, false);
       return true;
     } catch {
       return false;
@@ -285,15 +285,17 @@ export class SiteService implements SiteBackend {
     if (at > session.inputAtMs) session.inputAtMs = at;
   }
 
-  private current(session: SessionContext): SessionUser {
+  /** `tellWhy`: the error says an idle sign-out not yet told of (and it counts as told). */
+  private current(session: SessionContext, tellWhy = true): SessionUser {
     const u = session.user;
-    if (!u) throw new SiteApiError('unauthenticated', 'sign in first');
+    if (!u) throw (tellWhy ? this.signedOutWhy(session) : undefined) ?? new SiteApiError('unauthenticated', 'sign in first');
     // A shared floor PC: the UI signs the person out after `ui.idleSignOutMs` without use, and so
     // does the backend, for a page that was closed, reloaded or kept from running its timer.
     const idleMs = this.site.config.ui.idleSignOutMs;
     if (idleMs > 0 && session.inputAtMs !== undefined && this.now() - session.inputAtMs > idleMs) {
+      session.signedOutIdle = { user: u.name, idleMs }; // before setUser: a transport keeps such a session to say why
       session.setUser(null);
-      throw new SiteApiError('unauthenticated', `${u.name} was signed out after ${Math.round(idleMs / 60_000)} min without use of the screen; sign in again`);
+      throw (tellWhy ? this.signedOutWhy(session) : undefined) ?? new SiteApiError('unauthenticated', `${u.name} was signed out`);
     }
     const stored = this.site.users.get(u.name);
     if (!stored || stored.disabled || stored.lockedUntilMs !== null) {
@@ -302,6 +304,29 @@ export class SiteService implements SiteBackend {
     }
     if (stored.role !== u.roles[0] || u.roles.length !== 1) session.setUser({ name: u.name, roles: [stored.role] });
     return session.user!;
+  }
+
+  /**
+   * Who is signed in here, or null. A session the backend signed out for want of use says so once,
+   * here or at any other call (`unauthenticated` with `idleMs`), however the backend learnt of it:
+   * at this call, an earlier one, or the event push's check. So a page opened or reloaded after the
+   * limit, or one whose socket was closed for it, tells the next person at the screen why nobody is
+   * signed in.
+   */
+  private me(session: SessionContext): SessionUser | null {
+    if (this.signedIn(session)) return session.user;
+    const why = this.signedOutWhy(session);
+    if (why) throw why;
+    return null;
+  }
+
+  /** The idle sign-out this session has not yet been told of, as its error (and then forgotten). */
+  private signedOutWhy(session: SessionContext): SiteApiError | undefined {
+    const idle = session.signedOutIdle;
+    if (!idle) return undefined;
+    session.signedOutIdle = undefined;
+    const msg = `${idle.user} was signed out after ${Math.round(idle.idleMs / 60_000)} min without use of the screen; sign in again`;
+    return new SiteApiError('unauthenticated', msg, idle.idleMs);
   }
 
   private async signIn(req: SiteApiMethods['signIn']['req'], session: SessionContext): Promise<SessionUser> {
@@ -325,6 +350,7 @@ export class SiteService implements SiteBackend {
     const user: SessionUser = { name: r.user.name, roles: [r.user.role] };
     session.setUser(user);
     session.inputAtMs = this.now();
+    session.signedOutIdle = undefined;
     return user;
   }
 

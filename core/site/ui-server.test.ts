@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { SiteApiError, type SiteBackend, type SiteEvent } from './api.ts';
+import { SiteApiError, type SessionContext, type SiteBackend, type SiteEvent } from './api.ts';
 import { SESSION_COOKIE, UiServer } from './ui-server.ts';
 
 let server: Server | undefined;
@@ -16,16 +16,31 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(o: { now?: () => number; disabled?: Set<string> } = {}) {
+async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set<string> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ui-'));
   mkdirSync(join(dir, 'assets'));
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>x</title>');
   writeFileSync(join(dir, 'assets', 'app.js'), 'console.log(1)');
   const listeners: Array<(e: SiteEvent) => void> = [];
   const inputs: unknown[] = [];
+  // As the site's service tells of an idle sign-out (service.ts `signedOutWhy`): once, at any call.
+  const told = (session: SessionContext) => {
+    const idle = session.signedOutIdle;
+    if (!idle) return undefined;
+    session.signedOutIdle = undefined;
+    return new SiteApiError('unauthenticated', `${idle.user} was signed out`, idle.idleMs);
+  };
   const backend: SiteBackend = {
     async call(method, req, session, input) {
       inputs.push(input);
+      if (session.user && o.idle?.has(session.user.name)) {
+        backend.signedIn!(session);
+        throw told(session);
+      }
+      if (!session.user && method !== 'signIn') {
+        const why = told(session);
+        if (why) throw why;
+      }
       if (method === 'signIn') {
         const r = req as { user: string; secret: string };
         if (r.secret !== '1234') throw new SiteApiError('unauthenticated', 'wrong name or PIN');
@@ -43,7 +58,13 @@ async function start(o: { now?: () => number; disabled?: Set<string> } = {}) {
       listeners.push(l);
       return () => undefined;
     },
-    signedIn: (s) => s.user !== null && !o.disabled?.has(s.user.name),
+    signedIn: (s) => {
+      if (s.user && o.idle?.has(s.user.name)) {
+        s.signedOutIdle = { user: s.user.name, idleMs: 600_000 };
+        s.setUser(null);
+      }
+      return s.user !== null && !o.disabled?.has(s.user.name);
+    },
   };
   ui = new UiServer(backend, { rendererDir: dir, secure: false, ...(o.now ? { now: o.now } : {}) });
   server = createServer((req, res) => {
@@ -192,6 +213,48 @@ describe('headless UI server', () => {
     emit({ type: 'proposals', changed: ['p4'] });
     expect(await c.closed).toBe(4401);
     expect(c.got).toEqual([]);
+  });
+
+  it('keeps a session the site signed out for want of use until a call has said why, with the limit', async () => {
+    const idle = new Set<string>();
+    const { base, emit } = await start({ idle });
+    const why = { ok: false, error: { kind: 'unauthenticated', message: 'Kari was signed out', idleMs: 600_000 } };
+    // Signed out by the event push's check (the socket closed): the page's `me` is told, once.
+    const idleOut = async (cookie: string) => {
+      const ws = new WebSocket(base.replace('http', 'ws') + '/api/events', { headers: { Origin: base, Cookie: cookie } });
+      await new Promise((r) => ws.on('open', r));
+      const closed = new Promise<number>((r) => ws.on('close', r));
+      idle.add('Kari');
+      emit({ type: 'proposals', changed: ['p1'] });
+      expect(await closed).toBe(4401);
+      expect(ui!.sessionCount()).toBe(1);
+      idle.clear();
+    };
+    const cookie = await signIn(base);
+    await idleOut(cookie);
+    const me = await post(base, 'me', {}, { Cookie: cookie });
+    expect(me.status).toBe(401);
+    expect(await me.json()).toEqual(why);
+    expect(ui!.sessionCount()).toBe(0);
+    expect(await (await post(base, 'me', {}, { Cookie: cookie })).json()).toEqual({ ok: true, value: null });
+    // Told by another call: the session reaches the backend though nobody is signed in.
+    const again = await signIn(base);
+    await idleOut(again);
+    const status = await post(base, 'status', {}, { Cookie: again });
+    expect(status.status).toBe(401);
+    expect(await status.json()).toEqual(why);
+    expect(ui!.sessionCount()).toBe(0);
+    expect(await (await post(base, 'status', {}, { Cookie: again })).json()).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
+    // Told by the call that found it, in the backend's own check.
+    const found = await signIn(base);
+    idle.add('Kari');
+    expect(await (await post(base, 'listProposals', {}, { Cookie: found })).json()).toEqual(why);
+    expect(ui!.sessionCount()).toBe(0);
+    idle.clear();
+    // A plain sign-out keeps nothing.
+    const third = await signIn(base);
+    await post(base, 'signOut', {}, { Cookie: third });
+    expect(ui!.sessionCount()).toBe(0);
   });
 
   it('keeps no session for a failed sign-in, and drops sessions idle longer than they live', async () => {

@@ -136,6 +136,11 @@ export class UiServer {
     return true;
   }
 
+  /** Drops a session kept only to say why it was signed out, once that is said. */
+  private forgetSignedOut(s: Session | undefined): void {
+    if (s && s.user === null && s.signedOutIdle === undefined) this.sessions.delete(s.token);
+  }
+
   private sessionOf(req: IncomingMessage): Session | undefined {
     const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
     if (!token) return undefined;
@@ -161,7 +166,9 @@ export class UiServer {
       },
       setUser: (u) => {
         user = u;
-        if (u === null) this.sessions.delete(token);
+        // Signed out: the token names nobody from now on. One the backend signed out for want of
+        // use is kept until a call has said so (SessionContext.signedOutIdle).
+        if (u === null && s.signedOutIdle === undefined) this.sessions.delete(token);
       },
     };
     this.sessions.set(token, s);
@@ -188,7 +195,8 @@ export class UiServer {
     }
     let session = this.sessionOf(req);
     let created: Session | undefined;
-    if (!PUBLIC_METHODS.has(method) && !session?.user) {
+    // A session kept only to say why it was signed out goes on to the backend, which says so.
+    if (!PUBLIC_METHODS.has(method) && !session?.user && !session?.signedOutIdle) {
       return reply(401, { ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
     }
     try {
@@ -198,14 +206,16 @@ export class UiServer {
       // Public calls without a session (me, firstRun, initSite) get a context that remembers nothing.
       const context: SessionContext = session ?? { user: null, setUser: () => undefined };
       const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context, input);
+      this.forgetSignedOut(session);
       reply(200, { ok: true, value: value ?? null });
     } catch (e) {
       // A sign-in that failed keeps no session of its own (its cookie then names nothing).
       if (created && !created.user) this.sessions.delete(created.token);
+      this.forgetSignedOut(session);
       if (e instanceof ApiValidationError) return reply(400, { ok: false, error: { kind: 'invalid', message: e.message } });
       if (e instanceof SiteApiError) {
         const status = { unauthenticated: 401, forbidden: 403, invalid: 400, not_found: 404, conflict: 409, internal: 500 }[e.kind];
-        return reply(status, { ok: false, error: { kind: e.kind, message: e.message } });
+        return reply(status, { ok: false, error: e.body() });
       }
       reply(500, { ok: false, error: { kind: 'internal', message: (e as Error).message } });
     }

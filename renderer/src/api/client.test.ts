@@ -9,6 +9,17 @@ afterEach(() => {
 });
 
 describe('createClient', () => {
+  it("keeps an error's kind and, for an idle sign-out, its limit", async () => {
+    const errors = [
+      { kind: 'unauthenticated', message: 'Kari was signed out', idleMs: 600_000 },
+      { kind: 'forbidden', message: 'no' },
+    ] as const;
+    let i = 0;
+    const api = createClient(() => null, { call: async () => ({ ok: false, error: errors[i++]! }), subscribe: () => () => undefined });
+    await expect(api.me({})).rejects.toMatchObject({ kind: 'unauthenticated', message: 'Kari was signed out', idleMs: 600_000 });
+    await expect(api.status({})).rejects.toMatchObject({ kind: 'forbidden', idleMs: undefined });
+  });
+
   it("hands the bridge the page's input age as it is at each call", async () => {
     const seen: unknown[][] = [];
     let age: number | null = null;

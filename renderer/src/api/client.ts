@@ -13,6 +13,8 @@ export class ApiError extends Error {
   constructor(
     readonly kind: ApiErrorKind,
     message: string,
+    /** On `unauthenticated`: the site signed the person out after this long without use (ApiErrorBody.idleMs). */
+    readonly idleMs?: number,
   ) {
     super(message);
   }
@@ -84,7 +86,7 @@ function httpBridge(): Bridge {
 export function createClient(inputAge: () => number | null, bridge: Bridge = window.tilstand ?? httpBridge()): SiteApi {
   const call = async <M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req']): Promise<SiteApiMethods[M]['res']> => {
     const r = await bridge.call(method, req, inputAge());
-    if (!r.ok) throw new ApiError(r.error.kind, r.error.message);
+    if (!r.ok) throw new ApiError(r.error.kind, r.error.message, typeof r.error.idleMs === 'number' ? r.error.idleMs : undefined);
     return r.value as SiteApiMethods[M]['res'];
   };
   const api = { subscribe: (l: (e: SiteEvent) => void) => bridge.subscribe(l) } as Record<string, unknown>;

@@ -112,6 +112,21 @@ describe('renderer store', () => {
     expect(store.getState().error).toBe('sign in first');
   });
 
+  it("says on the sign-in screen why the site signed the person out for want of use, instead of an error", async () => {
+    const { api } = fakeApi({
+      me: async () => {
+        throw Object.assign(new Error('Kari was signed out after 10 min without use of the screen; sign in again'), { kind: 'unauthenticated', idleMs: 600_000 });
+      },
+    });
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, proposals: [proposal('a', 'low', 1)] });
+    await store.getState().loadMe();
+    expect(store.getState()).toMatchObject({ user: null, proposals: [], signedOutIdleMs: 600_000, error: null });
+    // Signing in clears it.
+    await store.getState().signIn('Kari', '1234');
+    expect(store.getState().signedOutIdleMs).toBeNull();
+  });
+
   it('refetches proposals when an event names them', async () => {
     const { api, calls } = fakeApi();
     const store = createAppStore(api);

@@ -115,7 +115,10 @@ export function createAppStore(api: SiteApi): AppStore {
       try {
         await fn();
       } catch (e) {
-        const kind = (e as { kind?: string }).kind;
+        const { kind, idleMs } = e as { kind?: string; idleMs?: number };
+        // The site signed the person out for want of use: the sign-in screen says so in the
+        // reader's language, as when this page's own timer does it.
+        if (kind === 'unauthenticated' && idleMs !== undefined) return set({ user: null, selected: null, proposals: [], signedOutIdleMs: idleMs });
         if (kind === 'unauthenticated') set({ user: null });
         set({ error: (e as Error).message });
       }

@@ -34,8 +34,8 @@ export const AGENT_TAG_PREFIX = 'agent-';
 /** What the agent needs of the inbox. */
 export interface AgentInbox {
   openProposals(): Proposal[];
-  /** Approved proposals whose command has not reached a final state (RuleContext.underway). */
-  commandsInFlight(): Proposal[];
+  /** Approved proposals whose effect may still come (RuleContext.underway; core/inbox `commandsUnderway`). */
+  commandsUnderway(): Proposal[];
   submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
@@ -161,7 +161,7 @@ export class Agent {
   }
 
   private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number): RuleContext {
-    const underway = Object.freeze(this.o.inbox.commandsInFlight());
+    const underway = Object.freeze(this.o.inbox.commandsUnderway());
     return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config, underway });
   }
 

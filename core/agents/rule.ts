@@ -29,8 +29,10 @@ export interface RuleContext {
   readonly previousTags: Readonly<Partial<Record<StateTable, string>>> | null;
   readonly config: AgentConfig;
   /**
-   * Approved proposals whose command is on its way to the module (pending, sent, acknowledged):
-   * what a person has promised and the state tables do not show until the module's event. A rule
+   * Approved proposals whose command is on its way to the module (pending, sent, acknowledged),
+   * or timed out after the module acknowledged it (its event is late; core/inbox
+   * `commandsUnderway`): what a person has promised and the state tables do not show until the
+   * module's event. A rule
    * counts what they take as taken (a resource, a job's material), so two approvals do not
    * promise it twice. Each rule decides from the state whether the module acted already.
    */

@@ -1,5 +1,6 @@
 // Each rule on a real warehouse: what it proposes, what it leaves alone, recheck and effect.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { timedOutDetail } from '../inbox/proposal.ts';
 import { TestSite, T0 } from './test-support.ts';
 
 let site: TestSite;
@@ -92,6 +93,36 @@ describe('assign-job with an approved assignment on its way to the module', () =
     expect(agent.run().created).toEqual([]);
     inbox.markCommand(p1.id, 'failed', 'resource M-1 is reserved');
     expect(agent.run().created.map((p) => p.params)).toEqual([{ job_id: 'J-0', resource_id: 'M-1' }]);
+  });
+
+  it('keeps the promise of a command the module acknowledged whose event is late, not of one it never acknowledged', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'pick', priority: 1 });
+    site.job({ job_id: 'J-2', capability: 'pack', priority: 1 });
+    site.resource('M-1', 'pick', 'free');
+    site.resource('M-2', 'pack', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const [a, b] = agent.run().created;
+    expect([a!.params, b!.params]).toEqual([{ job_id: 'J-1', resource_id: 'M-1' }, { job_id: 'J-2', resource_id: 'M-2' }]);
+    for (const p of [a!, b!]) await inbox.decide(p.id, 'approve', { user: 'lena', pin: '1234' });
+    // M-1's command: the module said yes, then nothing showed for appliedTimeoutMs. M-2's: never answered.
+    inbox.markCommand(a!.id, 'sent');
+    inbox.markCommand(a!.id, 'acknowledged', 'assigned');
+    site.nowMs += 601_000;
+    inbox.markCommand(a!.id, 'timed_out', timedOutDetail(601_000, 'acknowledged'));
+    inbox.markCommand(b!.id, 'sent');
+    inbox.markCommand(b!.id, 'timed_out', timedOutDetail(601_000, 'sent'));
+    site.job({ job_id: 'J-0', capability: 'pick', priority: 9 });
+    site.job({ job_id: 'J-9', capability: 'pack', priority: 9 });
+    site.commit();
+    // M-2 is offered again (its module refuses the expired command); M-1 stays J-1's.
+    expect(agent.run().created.filter((p) => p.ruleId === 'assign-job').map((p) => p.params)).toEqual([{ job_id: 'J-9', resource_id: 'M-2' }]);
+    expect(inbox.commandsUnderway().map((p) => p.id)).toEqual([a!.id]);
+    // As long as the situation itself stays quiet (resuggestAfterDecisionMs); then M-1 is free to offer.
+    site.nowMs += 8 * H;
+    expect(agent.run().created.filter((p) => p.ruleId === 'assign-job').map((p) => p.params)).toEqual([{ job_id: 'J-0', resource_id: 'M-1' }]);
+    expect(inbox.commandsUnderway()).toEqual([]);
   });
 });
 

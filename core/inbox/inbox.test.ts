@@ -10,7 +10,7 @@ import { readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
 import { Inbox, readProposal, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
 import { APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
-import { situationKey, type Proposal, type ProposalInput } from './proposal.ts';
+import { situationKey, timedOutDetail, type Proposal, type ProposalInput } from './proposal.ts';
 import { UserStore } from './users.ts';
 
 const DB = 'site_s1';
@@ -201,6 +201,41 @@ describe('decide: who may', () => {
     j.close();
     open.splice(open.indexOf(j), 1);
     expect(inbox().submit({ runId: 'r4', proposals: [input('J-3')], withdrawals: [] }).created).toHaveLength(1);
+  });
+
+  it('counts a command timed out after its acknowledgement as underway for resuggestAfterDecisionMs, across a reopen', async () => {
+    const i = inbox();
+    const [a, b] = propose(i, 'J-1', 'J-2');
+    for (const p of [a!, b!]) {
+      await i.decide(p.id, 'approve', { user: 'lena', pin: '1111' });
+      i.markCommand(p.id, 'sent');
+    }
+    i.markCommand(a!.id, 'acknowledged', 'assigned');
+    now += 600_001;
+    i.markCommand(a!.id, 'timed_out', timedOutDetail(600_001, 'acknowledged'));
+    i.markCommand(b!.id, 'timed_out', timedOutDetail(600_001, 'sent'));
+    const timedOutAt = now;
+    expect(i.commandsInFlight()).toEqual([]);
+    expect(i.commandsUnderway().map((p) => p.id)).toEqual([a!.id]);
+    i.close();
+    open.splice(open.indexOf(i), 1);
+    const j = inbox();
+    expect(j.commandsUnderway().map((p) => [p.id, p.command!.state])).toEqual([[a!.id, 'timed_out']]);
+    expect(j.commandsAwaitingEffect().map((p) => p.id)).toEqual([a!.id]);
+    now = timedOutAt + 8 * 3600_000 - 1;
+    expect(j.commandsUnderway()).toHaveLength(1);
+    now += 1;
+    expect(j.commandsUnderway()).toEqual([]);
+    j.close();
+    open.splice(open.indexOf(j), 1);
+    // Opened past the window, it is not read back as underway.
+    now -= 1;
+    const k = inbox();
+    expect(k.commandsUnderway().map((p) => p.id)).toEqual([a!.id]);
+    k.close();
+    open.splice(open.indexOf(k), 1);
+    now += 1;
+    expect(inbox().commandsUnderway()).toEqual([]);
   });
 
   it('a situation whose commands failed twice within the last resuggestAfterDecisionMs is not proposed while that holds', async () => {

@@ -54,6 +54,7 @@ import {
   isActive,
   PROPOSAL_STATUSES,
   statusOf,
+  timedOutAcknowledged,
   type CommandProgress,
   type CommandState,
   type Decision,
@@ -290,8 +291,9 @@ export class Inbox {
         this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail: commandDetail === null || commandDetail === undefined ? null : String(commandDetail) });
       }
       const status = lightStatus(agentStatus, decision);
-      const commandState = command === null || command === undefined ? null : ({ state: command } as CommandProgress);
-      if (status === 'open' || status === 'deferred' || (status === 'approved' && commandInFlight(commandState))) wanted.push(String(id));
+      const commandState = command === null || command === undefined ? null : ({ state: command, detail: commandDetail ?? null } as CommandProgress);
+      const awaited = timedOutAcknowledged(commandState) && now - Number(commandAt) < this.resuggestMs;
+      if (status === 'open' || status === 'deferred' || (status === 'approved' && (commandInFlight(commandState) || awaited))) wanted.push(String(id));
       if ((decision === 'approved' || decision === 'rejected') && now - Number(decidedAt) < this.resuggestMs && command !== 'failed') {
         this.decidedAt.set(String(key), Math.max(this.decidedAt.get(String(key)) ?? 0, Number(decidedAt)));
       }
@@ -334,6 +336,33 @@ export class Inbox {
   /** Approved proposals whose command has not reached a final state. */
   commandsInFlight(): Proposal[] {
     return [...this.active.values()].filter((p) => p.status === 'approved' && commandInFlight(p.command));
+  }
+
+  /**
+   * Approved proposals whose effect may still come: commands in flight, and those that timed out
+   * after the module acknowledged them (its event is late: it said it carried them out), for
+   * resuggestAfterDecisionMs after the timeout — as long as the same situation stays quiet. The
+   * agent counts them as promised (RuleContext.underway); write-back keeps checking the late ones'
+   * effect (`commandsAwaitingEffect`), which ends their wait.
+   */
+  commandsUnderway(): Proposal[] {
+    const now = this.clock();
+    return [...this.active.values()].filter((p) => p.status === 'approved' && (commandInFlight(p.command) || this.awaited(p, now)));
+  }
+
+  /** Approved commands that timed out after the module acknowledged them, still awaited (see `commandsUnderway`). */
+  commandsAwaitingEffect(): Proposal[] {
+    const now = this.clock();
+    return [...this.active.values()].filter((p) => p.status === 'approved' && this.awaited(p, now));
+  }
+
+  /** Timed out after an acknowledgement, within resuggestAfterDecisionMs; one past it is dropped from memory. */
+  private awaited(p: Proposal, now: number): boolean {
+    if (!timedOutAcknowledged(p.command)) return false;
+    if (now - p.command!.updatedAtMs < this.resuggestMs) return true;
+    this.active.delete(p.id);
+    this.rows.delete(p.id);
+    return false;
   }
 
   /** The proposal's decision trail, oldest first, read from its first log entry on. */
@@ -635,7 +664,7 @@ export class Inbox {
   }
 
   private index(p: Proposal): void {
-    if (isActive(p) || (p.status === 'approved' && commandInFlight(p.command))) this.active.set(p.id, p);
+    if (isActive(p) || (p.status === 'approved' && (commandInFlight(p.command) || timedOutAcknowledged(p.command)))) this.active.set(p.id, p);
     else {
       this.active.delete(p.id);
       this.rows.delete(p.id);

@@ -130,6 +130,17 @@ export const isActive = (p: Pick<Proposal, 'status'>): boolean => p.status === '
 /** Command progress that can still change by itself (an ack or the effect may still come). */
 export const commandInFlight = (c: CommandProgress | null): boolean => c !== null && (c.state === 'pending' || c.state === 'sent' || c.state === 'acknowledged');
 
+/** Why write-back timed a command out (its `detail`): how long since it was sent, the state it was in. */
+export const timedOutDetail = (sinceSentMs: number, lastState: CommandState): string =>
+  `not applied ${Math.round(sinceSentMs / 1000)} s after it was sent (last state: ${lastState})`;
+
+/**
+ * A command that timed out after the module acknowledged it: the module said it carried it out,
+ * and its event is late. Read from the detail `timedOutDetail` wrote.
+ */
+export const timedOutAcknowledged = (c: CommandProgress | null): boolean =>
+  c !== null && c.state === 'timed_out' && c.detail !== null && c.detail.endsWith(`(last state: acknowledged)`);
+
 /**
  * The deduplication key of a situation: rule id, action and the key parameters, in a stable
  * text form (`assign-job|assign_job|job_id=J-1`). Two drafts with the same key are the same

@@ -194,6 +194,27 @@ describe('write-back', () => {
     await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the late ack');
   });
 
+  it('an acknowledged command whose effect is late times out, stays awaited, and is applied when the effect shows', async () => {
+    const effect = { seen: false };
+    const wb = await writeBack({ effect });
+    await module(() => ({ ok: true, result: 'assigned' }));
+    const p = await approve('J-1');
+    await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the ack');
+    now += 61_000;
+    wb.poll();
+    expect(inbox.get(p.id)!.command).toMatchObject({ state: 'timed_out', detail: 'not applied 61 s after it was sent (last state: acknowledged)' });
+    expect(inbox.commandsInFlight()).toEqual([]);
+    expect(inbox.commandsAwaitingEffect().map((x) => x.id)).toEqual([p.id]);
+    expect(inbox.commandsUnderway().map((x) => x.id)).toEqual([p.id]);
+    // The module's event arrives ten minutes late.
+    now += 600_000;
+    effect.seen = true;
+    wb.poll();
+    expect(inbox.get(p.id)!.command!.state).toBe('applied');
+    expect(inbox.commandsUnderway()).toEqual([]);
+    expect(inbox.history(p.id).map((e) => [e.event, e.actor])).toContainEqual(['command_applied', 'state']);
+  });
+
   it('a command the broker took but the module never acknowledged is published again, with the same command_id', async () => {
     const wb = await writeBack({ resendAfterMs: 20_000 });
     let dropped = true; // as when the broker dropped the queued command (another client took the session)

@@ -29,7 +29,7 @@
 
 import { InboxError } from './errors.ts';
 import type { Inbox } from './inbox.ts';
-import { commandInFlight, type Proposal } from './proposal.ts';
+import { commandInFlight, timedOutDetail, type Proposal } from './proposal.ts';
 
 export interface WriteBackOptions {
   inbox: Inbox;
@@ -199,11 +199,21 @@ export class WriteBack {
       const sincePublished = pub ? Math.max(now - pub.wallMs, monoNow - pub.monoMs) : now - (c.sentAtMs ?? now);
       if (seen) this.o.inbox.markCommand(p.id, 'applied', c.detail, 'state');
       else if (c.sentAtMs !== null && sinceSent > this.limits.appliedTimeoutMs) {
-        this.o.inbox.markCommand(p.id, 'timed_out', `not applied ${Math.round(sinceSent / 1000)} s after it was sent (last state: ${c.state})`);
+        this.o.inbox.markCommand(p.id, 'timed_out', timedOutDetail(sinceSent, c.state));
       } else if (c.state === 'sent' && sincePublished >= this.limits.resendAfterMs) {
         // Published again; the state stays `sent`.
         void this.publish(p, 'not published again (tried again later)');
       }
+    }
+    // Timed out after the module acknowledged them: their effect may still come, and ends the wait.
+    for (const p of this.o.inbox.commandsAwaitingEffect().slice(0, this.limits.pollBatchMax)) {
+      let seen = false;
+      try {
+        seen = this.o.effectSeen(p);
+      } catch (e) {
+        this.warn(`effect check of ${p.id}: ${(e as Error).message}`);
+      }
+      if (seen) this.o.inbox.markCommand(p.id, 'applied', p.command!.detail, 'state');
     }
     for (const id of this.published.keys()) if (!commandInFlight(this.o.inbox.get(id)?.command ?? null)) this.published.delete(id);
   }

@@ -66,6 +66,11 @@ export interface SyncEngineOptions {
   /** Window of the progress-based health (default 15 min). */
   healthWindowMs?: number;
   /**
+   * How long finished tag and snapshot units stay whole in the outbox before planning forgets
+   * them (`Outbox.compact`; default 1 h, at least the health window). Checked every tenth of it.
+   */
+  outboxKeepMs?: number;
+  /**
    * How the engine opens the site's warehouse: the site passes its own catalog's options
    * (`cacheBudget`, `writeBufferBytes`), so the engine's reads draw on the site's run-cache
    * budget instead of a library-default budget of their own. Default: the library's defaults.
@@ -119,6 +124,7 @@ export interface SyncNowResult {
 export const SYNC_LOCK_FILE = 'sync.lock';
 /** Sync is healthy while nothing is pending or a step finished within this window (`healthWindowMs`). */
 export const DEFAULT_HEALTH_WINDOW_MS = 15 * 60_000;
+export const DEFAULT_OUTBOX_KEEP_MS = 3_600_000;
 
 const DEFAULT_PRIORITY_TABLES = ['approval_inbox', 'decision_log'];
 const PRIORITY = { first: 0, contracts: 1, bulk: 2 } as const;
@@ -173,6 +179,8 @@ export class SyncEngine {
   private stopped = true;
   /** Set by stop(): runOnce ends after the step in flight. */
   private halt = false;
+  /** When planning last compacted the outbox (this process). */
+  private compactedAtMs = -Infinity;
 
   /** Held from construction to close(): one sender per data directory. */
   private readonly lock: WriterLock;
@@ -346,8 +354,31 @@ export class SyncEngine {
       }
       if (rows.length > 0) add(unit, rows);
     }
+    const keepMs = this.o.outboxKeepMs ?? DEFAULT_OUTBOX_KEEP_MS;
+    if (now - this.compactedAtMs >= keepMs / 10 || now < this.compactedAtMs) {
+      this.compactedAtMs = now;
+      this.compactOutbox(tables, now - keepMs);
+    }
     for (const t of tables.values()) t.cache.clear();
     return result;
+  }
+
+  /**
+   * `Outbox.compact` with what planning still asks of the outbox: a tag unit is live while the
+   * site has the tag; a snapshot unit while its snapshot is its table's latest (the only one
+   * planning asks about). Units of a table the site no longer has are not live.
+   */
+  private compactOutbox(tables: Map<string, Table>, beforeMs: number): void {
+    const held = new Map<string, { latest: number | undefined; tags: Set<string> }>();
+    const live = (unit: string): boolean => {
+      const [kind, name, rest] = splitUnit(unit);
+      const table = name === undefined ? undefined : tables.get(name);
+      if (!table || rest === undefined) return false;
+      let h = held.get(name!);
+      if (!h) held.set(name!, (h = { latest: table.latestSnapshot()?.id, tags: new Set(table.listTags().map((t) => t.name)) }));
+      return kind === 'snapshot' ? Number(rest) === h.latest : h.tags.has(rest);
+    };
+    this.outbox.compact(beforeMs, live);
   }
 
   // ------------------------------------------------------------------------------------------

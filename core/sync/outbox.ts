@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS sync_outbox (
 CREATE INDEX IF NOT EXISTS sync_outbox_pending ON sync_outbox (state, priority, id);
 CREATE INDEX IF NOT EXISTS sync_outbox_key ON sync_outbox (key, state);
 CREATE INDEX IF NOT EXISTS sync_outbox_unit ON sync_outbox (unit, phase, state);
+CREATE INDEX IF NOT EXISTS sync_outbox_done ON sync_outbox (done_ms) WHERE state = 'done';
 CREATE TABLE IF NOT EXISTS sync_state (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 `;
 
@@ -184,6 +185,34 @@ export class Outbox {
     const r = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(sent_bytes), 0) AS b FROM sync_outbox WHERE state = 'done' AND done_ms >= ?`).get(nowMs - windowMs) as { n: number; b: number };
     const e = this.db.prepare(`SELECT last_error FROM sync_outbox WHERE state = 'pending' AND last_error IS NOT NULL ORDER BY next_attempt_ms DESC LIMIT 1`).get() as { last_error: string } | undefined;
     return { pendingItems: p.n, pendingBytes: p.b, oldestCreatedMs: p.t, recentBytes: r.b, recentItems: r.n, lastError: e?.last_error ?? null };
+  }
+
+  /**
+   * Forgets finished work, so the outbox stays the size of what the site still holds instead of
+   * growing with every tag and snapshot ever sent (about 190,000 rows a day on a site whose agent
+   * runs every minute). Looks at tag and snapshot units that ended before `beforeMs` with nothing
+   * pending: one that is not `live` (a tag the site no longer has, a snapshot older than its
+   * table's newest finished one, a unit cancelled whole) loses every row; a live one keeps all but
+   * its finished file steps, so its pointer still says it is done (`unitState`) and planning does
+   * not plan it again. What is forgotten is what planning would otherwise read from the outbox:
+   * whether HQ already has a file (`doneWithKey`). Planning asks HQ's listing first; offline, a
+   * new unit lists such a file again, and its step then finds it at HQ (hash, HEAD) and sends
+   * nothing. Returns the rows deleted.
+   */
+  compact(beforeMs: number, live: (unit: string) => boolean): number {
+    const ended = this.db
+      .prepare(
+        `SELECT unit, SUM(state = 'done') AS d FROM sync_outbox WHERE unit LIKE 'tag:%' OR unit LIKE 'snapshot:%'
+           GROUP BY unit HAVING SUM(state = 'pending') = 0 AND MAX(COALESCE(done_ms, created_ms)) < ?`,
+      )
+      .all(beforeMs) as Array<{ unit: string; d: number }>;
+    const whole = this.db.prepare('DELETE FROM sync_outbox WHERE unit = ?');
+    const files = this.db.prepare(`DELETE FROM sync_outbox WHERE unit = ? AND op = 'put' AND state = 'done'`);
+    let deleted = 0;
+    this.db.transaction(() => {
+      for (const u of ended) deleted += (u.d > 0 && live(u.unit) ? files : whole).run(u.unit).changes;
+    })();
+    return deleted;
   }
 
   rows(): OutboxRow[] {

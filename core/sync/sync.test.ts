@@ -151,6 +151,64 @@ describe('what travels', () => {
     await e.close();
   });
 
+  it('forgets finished steps once they are old: the outbox stays the size of what the site holds, and nothing is sent twice', async () => {
+    const fx = site('8', 200);
+    const hq = hqDir();
+    let offline = false;
+    const spy = new (class extends Spy {
+      override list(prefix: string) {
+        return offline ? Promise.reject(new SyncError('Transport', 'the line is down')) : super.list(prefix);
+      }
+    })(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    let now = Date.now();
+    const keepMs = 600_000;
+    const e = engine(fx, spy, { clock: () => now, outboxKeepMs: keepMs });
+    const stock = fx.table('stock');
+    const live = (): string[] => stock.listTags().map((t) => t.name);
+    const sizes: number[] = [];
+    const listed: number[] = [];
+    for (let i = 1; i <= 40; i++) {
+      writeStock(fx, i * 10, i * 10 + 10, i);
+      stock.createTag(`agent-${i}`);
+      if (i > 5) stock.deleteTag(`agent-${i - 5}`); // the site's retention: five runs
+      // Offline at planning once, after the early rounds' steps were forgotten: the new tag's
+      // old files are listed again, and found at HQ when sent.
+      offline = i === 30;
+      if (offline) fx.table('approval_inbox').createTag('late'); // its files went to HQ in round 1
+      await e.enqueueSnapshotSync();
+      offline = false;
+      for (let r = 0; r < 50 && e.status().pendingItems > 0; r++) await e.runOnce();
+      expect(e.status().pendingItems).toBe(0);
+      sizes.push(e.outbox.rows().length);
+      if (i === 30) listed.push(e.outbox.rows().filter((r) => r.unit === 'tag:approval_inbox:late' && r.op === 'put').length);
+      now += 60_000;
+    }
+    // Offline, a new tag of files sent long ago listed them again (neither HQ's listing nor the
+    // outbox could say), and each was found at HQ instead of sent (below: no put twice).
+    expect(listed[0]).toBeGreaterThan(0);
+    // Bounded: past the keep time the outbox stops growing with the rounds.
+    console.log(`sync outbox rows by round: ${sizes.join(' ')}`);
+    const late = sizes.slice(20);
+    expect(Math.max(...late)).toBeLessThan(sizes[12]! * 1.5);
+    expect(Math.max(...late) - Math.min(...late)).toBeLessThan(sizes[12]!);
+    // What is left: nothing of a tag the site no longer has, nor of an old snapshot, once ended long
+    // enough ago; each tag the site holds still known as done (not planned again).
+    const cutoff = now - keepMs - 60_000;
+    for (const r of e.outbox.rows().filter((x) => x.created_ms < cutoff && x.unit.includes(':stock:'))) {
+      expect(r.unit.startsWith('tag:') ? live().includes(r.unit.split(':')[2]!) : Number(r.unit.split(':')[2]) === stock.latestSnapshot()!.id, r.unit).toBe(true);
+      expect(r.op, r.unit).not.toBe('put');
+    }
+    for (const t of live()) expect(e.outbox.unitState(`tag:stock:${t}`), t).toBe('done');
+    // Nothing was sent twice, and HQ holds every tag ever made and the latest state.
+    const puts = spy.ops.filter((o) => o.startsWith('put '));
+    expect(new Set(puts).size).toBe(puts.length);
+    const at = Table.open(hqTable(hq, fx.site, 'stock'));
+    expect(at.listTags().map((t) => t.name).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `agent-${i + 1}`).sort());
+    expect(scanSorted(at)).toEqual(scanSorted(stock));
+    expect(scanSorted(at, { tag: 'agent-40' })).toEqual(scanSorted(stock, { tag: 'agent-40' }));
+    await e.close();
+  });
+
   it('sends proposals and decisions before bulk files', async () => {
     const fx = site('8');
     const e = engine(fx, new DirectoryTarget(hqDir(), { writePrefix: sitePrefix(fx.site) }));

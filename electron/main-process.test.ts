@@ -83,7 +83,7 @@ describe('electron main process', () => {
     const s = fakeSite(rec);
     const app = await runMain(e, ['--demo', '--kiosk', '--fullscreen', '--http-port', '0', '--data', '/tmp/nowhere-demo'], { startSite: s.startSite, log: () => undefined });
     expect(rec.schemes).toBe(1);
-    expect(s.started).toEqual([expect.objectContaining({ data: '/tmp/nowhere-demo', demo: true, ui: false, httpPort: 0 })]);
+    expect(s.started).toEqual([expect.objectContaining({ data: '/tmp/nowhere-demo', demo: true, demoHq: true, ui: false, httpPort: 0 })]);
     expect(rec.windows).toHaveLength(1);
     expect(rec.windows[0]).toMatchObject({ kiosk: true, fullscreen: true });
     expect(await call('status')).toEqual({ ok: true, value: { from: 'site' } });
@@ -111,7 +111,7 @@ describe('electron main process', () => {
     expect((await call('status')).error?.kind).toBe('conflict');
     expect(await call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north', restoredSite: null } });
     for (let i = 0; i < 100 && s.started.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(s.started).toEqual([expect.objectContaining({ data, demo: false })]);
+    expect(s.started).toEqual([expect.objectContaining({ data, demo: false, demoHq: false })]);
     await new Promise((r) => setTimeout(r, 10));
     expect(await call('status')).toEqual({ ok: true, value: { from: 'site' } });
   }, 30_000);

@@ -155,6 +155,7 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   const options = (): SiteStartOptions => ({
     data: args.data,
     demo: args.demo,
+    demoHq: args.demo, // as `tilstand start --demo`: a new demo syncs to a stand-in HQ in its directory
     ui: args.serveUi,
     ...(args.mqttPort !== undefined ? { mqttPort: args.mqttPort } : {}),
     ...(args.httpPort !== undefined ? { httpPort: args.httpPort } : {}),

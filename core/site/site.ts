@@ -33,7 +33,7 @@ import { PromText } from '../ingest/metrics.ts';
 import { dataPaths, decisionOptions, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
-import { demoConfig } from './demo/site.ts';
+import { DEMO_HQ_DIR, demoConfig } from './demo/site.ts';
 import { SiteHttpServer } from './http-server.ts';
 import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
@@ -59,6 +59,11 @@ export interface SiteStartOptions {
   demo?: boolean;
   demoSeed?: number;
   demoStepMs?: number;
+  /**
+   * A new demo directory syncs to `<data>/demo-hq` (DEMO_HQ_DIR), a directory standing in for
+   * headquarters, so a newcomer sees sync as well (`tilstand start --demo` sets it). Default false.
+   */
+  demoHq?: boolean;
   /** Override config broker.port / http.port (0 = ephemeral). */
   mqttPort?: number;
   httpPort?: number;
@@ -172,6 +177,11 @@ export class Site {
   private syncRetry: NodeJS.Timeout | undefined;
   /** The HQ target this run syncs to, as given (`--hq` or config `hq.target`). */
   private hqTarget: string | undefined;
+
+  /** The HQ target this run syncs to, with any credentials in it blanked; undefined: none. */
+  get hqShown(): string | undefined {
+    return this.hqTarget === undefined ? undefined : redactTarget(this.hqTarget);
+  }
   private readonly userStore: UserStore;
   private tickTimer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
@@ -206,7 +216,7 @@ export class Site {
     const sink = o.log ?? (() => undefined);
     if (!existsSync(p.config)) {
       if (!o.demo) throw new SiteError('NotInitialized', `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${o.data} --site <id>\`, or start with --demo`);
-      await initDataDir({ data, site: 'demo', config: demoConfig, admin: DEMO_ADMIN });
+      await initDataDir({ data, site: 'demo', config: (c) => demoConfig(c, o.demoHq ? join(data, DEMO_HQ_DIR) : undefined), admin: DEMO_ADMIN });
       sink(`initialized a demo site in ${data} (admin '${DEMO_ADMIN.name}', PIN ${DEMO_ADMIN.pin}: a demo, never a real site)`);
     }
     const config = readConfig(data);

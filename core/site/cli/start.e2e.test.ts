@@ -1,8 +1,9 @@
 // `tilstand start --demo` as a child process on a temp data directory with ephemeral ports:
-// polled with `tilstand status --json` until the state tables have rows, then SIGTERM → exit 0.
+// polled with `tilstand status --json` until the state tables have rows, synced to its stand-in
+// HQ, then SIGTERM → exit 0.
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -66,6 +67,15 @@ describe('tilstand start --demo (child process)', () => {
     // The app's alarms, in the CLI too.
     expect(status!.alarms).toEqual(expect.any(Array));
     expect(human.stdout).toMatch(/^(alarms: none|ALARM \w+ \(for )/m);
+
+    // A new demo directory syncs to a directory in it standing in for HQ, and says how to read it.
+    const hq = join(data, 'demo-hq');
+    expect(out).toContain(`hq:      syncing to ${hq} (a directory standing in for headquarters)`);
+    expect(out).toContain(`read it as HQ does: tilstand hq tables --hq ${hq} --site demo`);
+    expect(JSON.parse(readFileSync(join(data, 'config.json'), 'utf8')).hq).toEqual({ target: hq });
+    await run(process.execPath, [BIN, 'sync', 'now', '--data', data]);
+    const shipped = (await run(process.execPath, [BIN, 'hq', 'tables', '--hq', hq, '--site', 'demo'])).stdout.trim().split('\n');
+    expect(shipped).toEqual(expect.arrayContaining(['approval_inbox', 'decision_log', 'resources', 'stock', 'work_queue']));
 
     child.kill('SIGTERM');
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);

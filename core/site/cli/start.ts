@@ -16,12 +16,13 @@ import { EXIT, parseArgs, type FlagSpecs } from '../../lsm/cli/args.ts';
 import { dataPaths } from '../config.ts';
 import { FirstRunBackend, isInitialized } from '../first-run.ts';
 import { SiteHttpServer } from '../http-server.ts';
+import { DEMO_HQ_DIR } from '../demo/site.ts';
 import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, Site } from '../site.ts';
 import { UiServer } from '../ui-server.ts';
 import { missingLaunchSettings } from '../v8-flags.ts';
 import { dataDir, nextSignal, port, positiveInt, print, type CliIO } from './common.ts';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export const START_FLAGS: FlagSpecs = {
   data: { type: 'string', value: '<dir>' },
@@ -100,6 +101,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     const site = await Site.start({
       data,
       demo,
+      demoHq: demo,
       ...(mqttPort !== undefined ? { mqttPort } : {}),
       ...(httpPort !== undefined ? { httpPort } : {}),
       ...(seed !== undefined ? { demoSeed: seed } : {}),
@@ -124,6 +126,12 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
       `  mqtt:    ${site.mqttUrl}${b.mode === 'embedded' ? ' (embedded broker)' : ' (external broker)'}`,
       `  http:    ${site.httpUrl}/metrics  ${site.httpUrl}/healthz`,
       `  control: ${site.controlSocketPath ?? '(none)'}`,
+      ...(site.hqShown === undefined
+        ? []
+        : [
+            `  hq:      syncing to ${site.hqShown}${demo && site.hqShown === resolve(data, DEMO_HQ_DIR) ? ' (a directory standing in for headquarters)' : ''}`,
+            `           read it as HQ does: tilstand hq tables --hq ${site.hqShown} --site ${site.config.site}`,
+          ]),
       ...(demo ? ['  demo:    simulated operations, inventory, commerce and procurement modules are publishing', `           sign in as '${DEMO_ADMIN.name}' with PIN ${DEMO_ADMIN.pin} (a new demo site's admin), or add a user:`,
             `           tilstand users add --data ${data} --name <name> --role shift_lead --pin <pin>`] : []),
       `  logs:    ${join(dataPaths(data).logs, 'site.log')}`,

@@ -1,14 +1,20 @@
 // The demo site's config: the defaults with budgets short enough that changes show within
 // seconds (a real site's budgets come from the decisions they serve; see config.ts), two
-// items with a reorder policy of their own, and one location of them with its own.
+// items with a reorder policy of their own, and one location of them with its own; and, when
+// given one, a directory standing in for headquarters, so sync shows too.
 
 import type { SiteConfig } from '../config.ts';
 
 const DEMO_BUDGET_MS: Readonly<Record<string, number>> = { work_queue: 5_000, resources: 5_000, stock: 15_000, dead_letters: 2_000 };
 
-export function demoConfig(c: SiteConfig): SiteConfig {
+/** The directory in a demo's data directory that `tilstand start --demo` syncs to, standing in for HQ. */
+export const DEMO_HQ_DIR = 'demo-hq';
+
+/** `hq`: an absolute directory the demo site syncs to (config `hq.target`); absent, it syncs nowhere. */
+export function demoConfig(c: SiteConfig, hq?: string): SiteConfig {
   return {
     ...c,
+    ...(hq !== undefined ? { hq: { ...c.hq, target: hq } } : {}),
     tables: c.tables.map((b) => ({ ...b, budgetMs: DEMO_BUDGET_MS[b.table] ?? b.budgetMs, confirmedBy: 'demo site: short budgets so changes show within seconds' })),
     // At the default pace every simulated stream publishes within a minute or two: ten silent
     // minutes mean a module stopped (or the demo was slowed down that far with --demo-step-ms).

@@ -158,6 +158,8 @@ export interface SiteStatus {
 
 export interface SyncStatus {
   configured: boolean;
+  /** Where the site syncs to (a directory or an s3:// URL, credentials blanked); null when not configured. */
+  target: string | null;
   /** The last request to HQ succeeded. */
   online: boolean;
   pendingItems: number;
@@ -167,6 +169,10 @@ export interface SyncStatus {
   /** Epoch ms of the last successful request to HQ. */
   lastSuccessMs: number | null;
   current: { file: string; bytes: number; total: number } | null;
+  /** Steps finished, and bytes sent, within the health window (`windowMs`, 15 min). */
+  recentItems: number;
+  recentBytes: number;
+  windowMs: number;
   /** False once a step has waited the whole health window with nothing sent in it (`sync_stalled`). */
   healthy: boolean;
   /** The last failure's message (a closed line, a refused key, a full disk at HQ). */

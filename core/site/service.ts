@@ -55,7 +55,22 @@ import type { Site } from './site.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
 export interface SyncStatusSource {
-  status(): { online: boolean; pendingItems: number; pendingBytes: number; oldestUnsyncedMs: number; lastSuccessMs: number | null; current: SyncStatus['current']; healthy: boolean; lastError: string | null };
+  /** Where it syncs to, credentials blanked. */
+  readonly target: string;
+  /** The health window the recent figures count (core/sync DEFAULT_HEALTH_WINDOW_MS). */
+  readonly windowMs: number;
+  status(): {
+    online: boolean;
+    pendingItems: number;
+    pendingBytes: number;
+    oldestUnsyncedMs: number;
+    lastSuccessMs: number | null;
+    current: SyncStatus['current'];
+    recentItems: number;
+    recentBytes: number;
+    healthy: boolean;
+    lastError: string | null;
+  };
 }
 
 export interface SiteServiceOptions {
@@ -472,16 +487,23 @@ export class SiteService implements SiteBackend {
   }
 
   private syncStatus(): SyncStatus {
-    const s = this.o.sync?.status();
-    if (!s) return { configured: false, online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: null, lastSuccessMs: null, current: null, healthy: true, lastError: null };
+    const src = this.o.sync;
+    const s = src?.status();
+    if (!src || !s) {
+      return { configured: false, target: null, online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: null, lastSuccessMs: null, current: null, recentItems: 0, recentBytes: 0, windowMs: 0, healthy: true, lastError: null };
+    }
     return {
       configured: true,
+      target: src.target,
       online: s.online,
       pendingItems: s.pendingItems,
       pendingBytes: s.pendingBytes,
       oldestUnsyncedMs: s.pendingItems > 0 ? s.oldestUnsyncedMs : null,
       lastSuccessMs: s.lastSuccessMs,
       current: s.current,
+      recentItems: s.recentItems,
+      recentBytes: s.recentBytes,
+      windowMs: src.windowMs,
       healthy: s.healthy,
       lastError: s.lastError,
     };

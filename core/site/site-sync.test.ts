@@ -45,6 +45,11 @@ describe('Site with an HQ target', () => {
     expect(Table.open(stockAtHq).scanRows().length).toBeGreaterThan(0);
     const status = site.sync!.status();
     expect(status.lastSuccessMs).not.toBeNull();
+    // The floor UI's Sync screen: where to, and what moved within the health window.
+    const shown = site.service.status().sync;
+    expect(shown).toMatchObject({ configured: true, target: hq, windowMs: 15 * 60_000 });
+    expect(shown.recentItems).toBeGreaterThan(0);
+    expect(shown.recentBytes).toBeGreaterThan(0);
     expect(site.metrics()).toMatch(/tilstand_sync_healthy\{site="demo"\} 1/);
     expect(site.metrics()).toMatch(/tilstand_sync_pending_items\{site="demo"\} \d+/);
   }, 120_000);

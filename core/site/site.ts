@@ -316,7 +316,9 @@ export class Site {
     this.recordAgentConfig(c);
     this.hqTarget = hqTarget ?? undefined;
     if (hqTarget && target) this.openSync(c.site, hqTarget, target, o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS, true);
-    this.siteService = new SiteService(this, { sync: hqTarget && target ? { status: () => this.syncStatus() } : null });
+    this.siteService = new SiteService(this, {
+      sync: hqTarget && target ? { target: redactTarget(hqTarget), windowMs: DEFAULT_HEALTH_WINDOW_MS, status: () => this.syncStatus() } : null,
+    });
 
     const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
     this.tickTimer = setInterval(() => {

@@ -19,12 +19,16 @@ function render(sync: SyncStatus, lang: 'en' | 'nb' | 'de' = 'en'): string {
 
 const base: SyncStatus = {
   configured: true,
+  target: 's3://hq-bucket/sites?endpoint=https://minio.hq.example:9000',
   online: true,
   pendingItems: 0,
   pendingBytes: 0,
   oldestUnsyncedMs: null,
   lastSuccessMs: Date.UTC(2026, 11, 1, 9, 30),
   current: null,
+  recentItems: 290,
+  recentBytes: 204_595,
+  windowMs: 15 * 60_000,
   healthy: true,
   lastError: null,
 };
@@ -46,6 +50,14 @@ describe('Sync screen', () => {
     expect(ok).not.toContain('STALLED');
     expect(ok).not.toContain('Last error');
     expect(ok).toContain('Oldest unsent step has waited: –');
+  });
+
+  it('says where it syncs to and what it sent within the health window, in each language', () => {
+    const html = render(base);
+    expect(html).toContain('Syncing to: <code>s3://hq-bucket/sites?endpoint=https://minio.hq.example:9000</code>');
+    expect(html).toContain('In the last 15 mins: 290 steps done, 199.8 kB sent');
+    expect(render(base, 'nb')).toContain('Siste 15 min: 290 steg utført, 199,8 kB sendt');
+    expect(render(base, 'de')).toContain('In den letzten 15 Min.: 290 Schritte erledigt, 199,8 kB gesendet');
   });
 
   it('tells an unconfigured site where the target is set', () => {

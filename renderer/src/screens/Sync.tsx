@@ -14,7 +14,15 @@ export function Sync() {
     <section className="sync">
       <h2 className={sync.online ? '' : 'alert'}>{sync.online ? `● ${t('sync.online')}` : `⚠ ${t('sync.offline')}`}</h2>
       {!sync.healthy && <p className="alert sync-stalled">⚠ {t('sync.stalled')}</p>}
+      {sync.target && (
+        <p>
+          {t('sync.target')}: <code>{sync.target}</code>
+        </p>
+      )}
       <p>{t('sync.pending', { items: formatNumber(lang, sync.pendingItems), bytes: formatBytes(lang, sync.pendingBytes) })}</p>
+      <p>
+        {t('sync.recent', { window: formatDuration(lang, sync.windowMs), items: formatNumber(lang, sync.recentItems), bytes: formatBytes(lang, sync.recentBytes) })}
+      </p>
       <p>
         {t('sync.lastSuccess')}: {sync.lastSuccessMs ? formatTime(lang, sync.lastSuccessMs) : t('never')}
       </p>

@@ -13,6 +13,7 @@ import { runMain as cli } from './cli/test-support.ts';
 import { demoConfig } from './demo/site.ts';
 import { initDataDir } from './init.ts';
 import { Site } from './site.ts';
+import { formatStatus, statusFromDirectory } from './status.ts';
 
 const dirs: string[] = [];
 const sites: Site[] = [];
@@ -26,7 +27,9 @@ describe('Site with an HQ target', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-sync-'));
     dirs.push(dir);
     const hq = join(dir, 'hq');
-    const site = await Site.start({ data: join(dir, 'data'), demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 100, demoSeed: 3, hq, syncIntervalMs: 60_000, agentTimer: false });
+    // The target in config.json (hq.target), as the demo's own and a real site's.
+    await initDataDir({ data: join(dir, 'data'), site: 'demo', config: (c) => demoConfig(c, hq) });
+    const site = await Site.start({ data: join(dir, 'data'), demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 100, demoSeed: 3, syncIntervalMs: 60_000, agentTimer: false });
     sites.push(site);
     expect(site.sync).toBeDefined();
     const stockAtHq = join(hq, 'site_demo.db', 'stock');
@@ -50,9 +53,24 @@ describe('Site with an HQ target', () => {
     expect(shown).toMatchObject({ configured: true, target: hq, windowMs: 15 * 60_000 });
     expect(shown.recentItems).toBeGreaterThan(0);
     expect(shown.recentBytes).toBeGreaterThan(0);
+    // `tilstand status`, from the running site and, once it stopped, from the outbox.
+    expect(formatStatus(site.status()).join('\n')).toMatch(new RegExp(`^sync: to ${hq}, online, \\d+ steps pending.*, last success [\\d.]+ (ms|s) ago$`, 'm'));
     expect(site.metrics()).toMatch(/tilstand_sync_healthy\{site="demo"\} 1/);
     expect(site.metrics()).toMatch(/tilstand_sync_pending_items\{site="demo"\} \d+/);
+    await site.stop();
+    const after = statusFromDirectory(join(dir, 'data'));
+    expect(after.sync).toMatchObject({ target: hq, online: true, lastSuccessMs: expect.any(Number), lastError: null });
+    expect(formatStatus(after).join('\n')).toMatch(new RegExp(`^sync: to ${hq}, online, \\d+ steps pending`, 'm'));
   }, 120_000);
+
+  it('`tilstand status` of a site without a target says where to set one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-nosync-'));
+    dirs.push(dir);
+    await initDataDir({ data: join(dir, 'data'), site: 'demo', config: demoConfig });
+    const st = statusFromDirectory(join(dir, 'data'));
+    expect(st.sync).toBeNull();
+    expect(formatStatus(st)).toContain('sync: no HQ target (config hq.target; docs/operations.md, "Connecting to headquarters")');
+  });
 
   it('`tilstand sync now` asks the running site; a second sender on the directory is refused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-sync-now-'));

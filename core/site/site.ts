@@ -39,7 +39,7 @@ import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
-import { journalState, RowCounter, type SiteStatus } from './status.ts';
+import { journalState, redactTarget, RowCounter, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
 import { readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
@@ -607,6 +607,17 @@ export class Site {
       demo: this.demo ? this.demo.stats() : null,
       streams: app ? app.streams : null,
       alarms: app ? app.alarms : null,
+      sync: app?.sync.configured
+        ? {
+            target: app.sync.target!,
+            online: app.sync.online,
+            pendingItems: app.sync.pendingItems,
+            oldestUnsyncedMs: app.sync.oldestUnsyncedMs,
+            lastSuccessMs: app.sync.lastSuccessMs,
+            healthy: app.sync.healthy,
+            lastError: app.sync.lastError,
+          }
+        : null,
     };
   }
 
@@ -809,7 +820,3 @@ export class Site {
   }
 }
 
-/** A target's text for logs and messages: credentials in a URL's authority hidden. */
-function redactTarget(text: string): string {
-  return text.replace(/\/\/[^@/]*@/, '//…@');
-}

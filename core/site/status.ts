@@ -10,6 +10,8 @@ import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../ingest/dead-lette
 import { Journal } from '../ingest/journal.ts';
 import { catalogOptions, dataPaths, readConfig, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, statusOf } from '../sync/engine.ts';
+import { openOutboxDb, Outbox } from '../sync/outbox.ts';
 import type { StreamView } from './api.ts';
 
 export interface TableState {
@@ -52,6 +54,44 @@ export interface SiteStatus {
   streams: StreamView[] | null;
   /** The alarms the app shows (core/site/service.ts), or null when the site is not running. */
   alarms: { kind: string; message: string; sinceMs: number }[] | null;
+  /**
+   * HQ sync: where to (credentials blanked) and how it stands, from the running site or, when none
+   * runs, from the outbox in site.db; null when the site has no HQ target.
+   */
+  sync: SiteSyncState | null;
+}
+
+export interface SiteSyncState {
+  target: string;
+  online: boolean;
+  pendingItems: number;
+  /** How long the oldest unsent step has waited, ms; null when none waits. */
+  oldestUnsyncedMs: number | null;
+  lastSuccessMs: number | null;
+  healthy: boolean;
+  lastError: string | null;
+}
+
+/** A target's text for logs and messages: credentials in a URL's authority hidden. */
+export function redactTarget(text: string): string {
+  return text.replace(/\/\/[^@/]*@/, '//…@');
+}
+
+/** The sync state of a site that is not running: its configured target and its outbox. */
+function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): SiteSyncState | null {
+  if (!config.hq.target) return null;
+  const state: SiteSyncState = { target: redactTarget(config.hq.target), online: false, pendingItems: 0, oldestUnsyncedMs: null, lastSuccessMs: null, healthy: true, lastError: null };
+  const path = dataPaths(data).siteDb;
+  if (!existsSync(path)) return state;
+  const db = openOutboxDb(path, true);
+  try {
+    const hasOutbox = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_outbox'`).get() !== undefined;
+    if (!hasOutbox) return state;
+    const s = statusOf(new Outbox(db), nowMs, DEFAULT_HEALTH_WINDOW_MS);
+    return { ...state, online: s.online, pendingItems: s.pendingItems, oldestUnsyncedMs: s.pendingItems > 0 ? s.oldestUnsyncedMs : null, lastSuccessMs: s.lastSuccessMs, healthy: s.healthy, lastError: s.lastError };
+  } finally {
+    db.close();
+  }
 }
 
 /** Counts a table's rows at its latest snapshot, remembering the count per snapshot id. */
@@ -141,6 +181,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
     demo: null,
     streams: null,
     alarms: null,
+    sync: syncFromDirectory(data, config, nowMs),
   };
 }
 
@@ -181,6 +222,13 @@ export function formatStatus(s: SiteStatus): string[] {
   if (s.ingestFailure) lines.push(`INGEST STOPPED: ${s.ingestFailure} (restart the site to recover)`);
   if (s.diskFull) lines.push('DISK BUDGET FULL: events are not being acknowledged');
   if (s.demo) lines.push(`demo modules: ${s.demo.map((d) => `${d.module} ${d.acked}/${d.published} acked`).join(', ')}`);
+  const y = s.sync;
+  if (!y) lines.push('sync: no HQ target (config hq.target; docs/operations.md, "Connecting to headquarters")');
+  else {
+    const waited = y.oldestUnsyncedMs === null ? '' : ` (the oldest waited ${secs(y.oldestUnsyncedMs)})`;
+    const last = y.lastSuccessMs === null ? 'never' : `${secs(Math.max(0, s.nowMs - y.lastSuccessMs))} ago`;
+    lines.push(`sync: to ${y.target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : ', STALLED'}, ${y.pendingItems} steps pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
+  }
   if (s.streams && s.streams.length > 0) {
     lines.push('');
     const rows: string[][] = [['stream', 'last event', 'seq', 'applied', 'alarm after']];

@@ -191,8 +191,8 @@ export class Outbox {
    * Forgets finished work, so the outbox stays the size of what the site still holds instead of
    * growing with every tag and snapshot ever sent (about 190,000 rows a day on a site whose agent
    * runs every minute). Looks at tag and snapshot units that ended before `beforeMs` with nothing
-   * pending: one that is not `live` (a tag the site no longer has, a snapshot older than its
-   * table's newest finished one, a unit cancelled whole) loses every row; a live one keeps all but
+   * pending: one that is not `live` (the engine's test: a tag the site no longer has, a snapshot
+   * that is not its table's latest) or was cancelled whole loses every row; a live one keeps all but
    * its finished file steps, so its pointer still says it is done (`unitState`) and planning does
    * not plan it again. What is forgotten is what planning would otherwise read from the outbox:
    * whether HQ already has a file (`doneWithKey`). Planning asks HQ's listing first; offline, a

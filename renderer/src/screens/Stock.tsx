@@ -8,6 +8,11 @@ import { selectIsDecider } from '../store/store.ts';
 
 const COLUMNS = 9;
 
+/** "Set by <name>, <time>" of a row's reorder point set from this screen; null when nobody did. */
+function setByText(t: ReturnType<typeof useT>, lang: Parameters<typeof formatTime>[0], row: StockView): string | null {
+  return row.reorder_set ? t('stock.setBy', { name: row.reorder_set.by, time: formatTime(lang, row.reorder_set.atMs) }) : null;
+}
+
 /**
  * A shift lead's change of one row's reorder policy: for this location only, or for every
  * location of the item without one of its own; saved (or removed) through the site API, which
@@ -74,7 +79,7 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
       <button type="button" name="cancel" onClick={onDone}>
         {t('stock.cancel')}
       </button>
-      {row.reorder_set ? <p className="set-by">{t('stock.setBy', { name: row.reorder_set.by, time: formatTime(lang, row.reorder_set.atMs) })}</p> : null}
+      {row.reorder_set ? <p className="set-by">{setByText(t, lang, row)}</p> : null}
       <p className="hint">{t('stock.policyNote')}</p>
     </form>
   );
@@ -150,7 +155,7 @@ export function Stock() {
               data-scope={r.reorder_scope}
               title={
                 t('stock.orderUpTo', { n: formatNumber(lang, r.order_up_to), scope: t(`stock.scope.${r.reorder_scope}`) }) +
-                (r.reorder_set ? `; ${t('stock.setBy', { name: r.reorder_set.by, time: formatTime(lang, r.reorder_set.atMs) })}` : '')
+                (r.reorder_set ? `; ${setByText(t, lang, r)}` : '')
               }
             >
               {r.below_reorder_point ? <span className="chip-alert below-tag">{t('stock.below')} </span> : null}

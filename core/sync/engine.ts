@@ -230,15 +230,20 @@ export class SyncEngine {
   // ------------------------------------------------------------------------------------------
   // Planning.
 
-  /** HQ's keys under a prefix with their sizes, or undefined when HQ cannot be reached. */
-  private async hqListing(prefix: string): Promise<Map<string, number> | undefined> {
+  /**
+   * Whether HQ holds `key` (one HEAD); false when it does not, or when it cannot be asked (then
+   * `reach.ok` turns false and the round asks no more: what it plans is checked again when sent).
+   */
+  private async hqHas(key: string, reach: { ok: boolean }): Promise<boolean> {
+    if (!reach.ok) return false;
     try {
-      const list = await this.o.target.list(prefix);
+      const info = await this.o.target.head(key);
       this.noteSuccess();
-      return new Map(list.map((x) => [x.key, x.size]));
+      return info !== undefined;
     } catch (e) {
       this.noteFailure(e);
-      return undefined;
+      reach.ok = false;
+      return false;
     }
   }
 
@@ -253,11 +258,13 @@ export class SyncEngine {
       result.items += rows.length;
       result.bytes += rows.reduce((s, r) => s + (r.size ?? 0), 0);
     };
+    // What HQ holds is known from the outbox's record of verified steps, not from a listing of HQ
+    // (which grows with everything HQ keeps): HQ is asked per key only what the record cannot say.
+    const reach = { ok: true };
     for (const [name, table] of tables) {
       const prefix = tablePrefix(this.o.site, name);
-      const hq = await this.hqListing(prefix);
       const priority = this.priorityOf(name);
-      const known = (key: string, size: number) => hq?.get(key) === size || this.outbox.doneWithKey(key);
+      const known = (key: string, size: number) => this.outbox.atHq(key, size);
       const fileRows = (unit: string, s: Parameters<typeof referencedFiles>[1]): NewRow[] => {
         const rows: NewRow[] = [];
         for (const f of referencedFiles(table, s)) {
@@ -279,7 +286,12 @@ export class SyncEngine {
         if (isHoldTag(tag.name)) continue;
         const unit = `tag:${name}:${tag.name}`;
         const key = `${prefix}tag/tag-${tag.name}`;
-        if (this.outbox.unitState(unit) !== undefined || hq?.has(key)) continue;
+        if (this.outbox.unitState(unit) !== undefined) continue;
+        // Not in the outbox (a site restored from HQ, a site.db started afresh): HQ may have it.
+        if (await this.hqHas(key, reach)) {
+          this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, priority }, now);
+          continue;
+        }
         const body = table.fileIO.readFileIfExists(table.paths.tagFile(tag.name));
         if (body === undefined) continue; // deleted since listing
         let rows: NewRow[];
@@ -300,7 +312,9 @@ export class SyncEngine {
         const unit = `snapshot:${name}:${latest.id}`;
         const key = `${prefix}snapshot/snapshot-${latest.id}`;
         // HQ may hold it without this outbox knowing (a site restored from HQ).
-        if (this.outbox.unitState(unit) === undefined && !hq?.has(key)) {
+        const held = this.outbox.unitState(unit) === undefined && (await this.hqHas(key, reach));
+        if (held) this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, priority }, now);
+        else if (this.outbox.unitState(unit) === undefined) {
           const hold = holdTagName(latest.id);
           try {
             table.createTag(hold, latest.id);
@@ -379,6 +393,9 @@ export class SyncEngine {
       return kind === 'snapshot' ? Number(rest) === h.latest : h.tags.has(rest);
     };
     this.outbox.compact(beforeMs, live);
+    // The record of what HQ holds keeps only files the site still has: a file the site deleted
+    // (expired: nothing references it any more, and names are never reused) is never planned again.
+    this.outbox.forgetAtHq(this.outbox.atHqEntries().filter((e) => e.src !== null && !existsSync(e.src)).map((e) => e.key));
   }
 
   // ------------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ CREATE INDEX IF NOT EXISTS sync_outbox_key ON sync_outbox (key, state);
 CREATE INDEX IF NOT EXISTS sync_outbox_unit ON sync_outbox (unit, phase, state);
 CREATE INDEX IF NOT EXISTS sync_outbox_done ON sync_outbox (done_ms) WHERE state = 'done';
 CREATE TABLE IF NOT EXISTS sync_state (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sync_at_hq (key TEXT PRIMARY KEY, size INTEGER NOT NULL, src TEXT) WITHOUT ROWID;
 `;
 
 export function openOutboxDb(path: string, readonly = false): Database.Database {
@@ -82,6 +83,12 @@ export function openOutboxDb(path: string, readonly = false): Database.Database 
 
 export function ensureOutboxSchema(db: Database.Database): void {
   db.exec(SCHEMA);
+  // An outbox from before sync_at_hq: what its finished file steps say HQ has, once.
+  db.transaction(() => {
+    if (db.prepare(`SELECT 1 FROM sync_state WHERE k = 'atHqFilled'`).get() !== undefined) return;
+    db.exec(`INSERT OR REPLACE INTO sync_at_hq (key, size, src) SELECT key, size, src FROM sync_outbox WHERE op = 'put' AND state = 'done' AND key IS NOT NULL ORDER BY id`);
+    db.prepare(`INSERT INTO sync_state (k, v) VALUES ('atHqFilled', '1')`).run();
+  })();
 }
 
 export class Outbox {
@@ -127,12 +134,39 @@ export class Outbox {
     return r.t ?? undefined;
   }
 
-  /** A finished step with this key (HQ has it, verified). */
+  /** A finished step with this key (HQ has it, verified); without a hash, a file HQ has (`atHq`). */
   doneWithKey(key: string, sha256?: string): boolean {
-    const r = sha256 === undefined
-      ? this.db.prepare(`SELECT 1 FROM sync_outbox WHERE key = ? AND state = 'done' AND op = 'put' LIMIT 1`).get(key)
-      : this.db.prepare(`SELECT 1 FROM sync_outbox WHERE key = ? AND state = 'done' AND op IN ('put', 'pointer') AND sha256 = ? LIMIT 1`).get(key, sha256);
-    return r !== undefined;
+    if (sha256 === undefined) return this.atHq(key);
+    return this.db.prepare(`SELECT 1 FROM sync_outbox WHERE key = ? AND state = 'done' AND op IN ('put', 'pointer') AND sha256 = ? LIMIT 1`).get(key, sha256) !== undefined;
+  }
+
+  /**
+   * Whether HQ has this file (of this size, when given), by the record of verified file steps
+   * (`sync_at_hq`: kept while the site still has the file, `forgetAtHq`).
+   */
+  atHq(key: string, size?: number): boolean {
+    const r = this.db.prepare('SELECT size FROM sync_at_hq WHERE key = ?').get(key) as { size: number } | undefined;
+    return r !== undefined && (size === undefined || r.size === size);
+  }
+
+  /** Records a unit HQ already holds as done (one pointer step, nothing sent), so it is not planned again. */
+  addHeld(row: NewRow, nowMs: number): void {
+    this.db
+      .prepare(`INSERT INTO sync_outbox (unit, table_name, phase, op, key, size, priority, state, created_ms, done_ms) VALUES (?, ?, ?, ?, ?, 0, ?, 'done', ?, ?)`)
+      .run(row.unit, row.table_name ?? null, row.phase, row.op, row.key ?? null, row.priority, nowMs, nowMs);
+  }
+
+  /** The record's entries, with the site file each was sent from. */
+  atHqEntries(): Array<{ key: string; src: string | null }> {
+    return this.db.prepare('SELECT key, src FROM sync_at_hq').all() as Array<{ key: string; src: string | null }>;
+  }
+
+  /** Drops entries of the record (their site files are gone: nothing will reference them again). */
+  forgetAtHq(keys: readonly string[]): void {
+    const del = this.db.prepare('DELETE FROM sync_at_hq WHERE key = ?');
+    this.db.transaction(() => {
+      for (const k of keys) del.run(k);
+    })();
   }
 
   /** A unit that is pending or done (not cancelled). */
@@ -150,6 +184,8 @@ export class Outbox {
   markDone(id: number, sentBytes: number, nowMs: number): void {
     this.db.transaction(() => {
       this.db.prepare(`UPDATE sync_outbox SET state = 'done', done_ms = ?, sent_bytes = ?, last_error = NULL WHERE id = ?`).run(nowMs, sentBytes, id);
+      // A file step: HQ has the file, verified (the record planning asks instead of listing HQ).
+      this.db.prepare(`INSERT OR REPLACE INTO sync_at_hq (key, size, src) SELECT key, size, src FROM sync_outbox WHERE id = ? AND op = 'put' AND key IS NOT NULL`).run(id);
       this.setState('lastSuccessMs', String(nowMs));
     })();
   }
@@ -194,10 +230,8 @@ export class Outbox {
    * pending: one that is not `live` (the engine's test: a tag the site no longer has, a snapshot
    * that is not its table's latest) or was cancelled whole loses every row; a live one keeps all but
    * its finished file steps, so its pointer still says it is done (`unitState`) and planning does
-   * not plan it again. What is forgotten is what planning would otherwise read from the outbox:
-   * whether HQ already has a file (`doneWithKey`). Planning asks HQ's listing first; offline, a
-   * new unit lists such a file again, and its step then finds it at HQ (hash, HEAD) and sends
-   * nothing. Returns the rows deleted.
+   * not plan it again. Whether HQ has a file is not forgotten with them: that is `sync_at_hq`
+   * (`atHq`), pruned by the engine when the site's file is gone. Returns the rows deleted.
    */
   compact(beforeMs: number, live: (unit: string) => boolean): number {
     const ended = this.db

@@ -151,13 +151,14 @@ describe('what travels', () => {
     await e.close();
   });
 
-  it('forgets finished steps once they are old: the outbox stays the size of what the site holds, and nothing is sent twice', async () => {
+  it('forgets finished steps once they are old, and never lists HQ: the outbox stays the size of what the site holds, and nothing is sent twice', async () => {
     const fx = site('8', 200);
     const hq = hqDir();
-    let offline = false;
+    const listings: string[] = [];
     const spy = new (class extends Spy {
       override list(prefix: string) {
-        return offline ? Promise.reject(new SyncError('Transport', 'the line is down')) : super.list(prefix);
+        listings.push(prefix);
+        return super.list(prefix);
       }
     })(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
     let now = Date.now();
@@ -166,39 +167,42 @@ describe('what travels', () => {
     const stock = fx.table('stock');
     const live = (): string[] => stock.listTags().map((t) => t.name);
     const sizes: number[] = [];
-    const listed: number[] = [];
+    let lateSteps = -1;
     for (let i = 1; i <= 40; i++) {
       writeStock(fx, i * 10, i * 10 + 10, i);
       stock.createTag(`agent-${i}`);
       if (i > 5) stock.deleteTag(`agent-${i - 5}`); // the site's retention: five runs
-      // Offline at planning once, after the early rounds' steps were forgotten: the new tag's
-      // old files are listed again, and found at HQ when sent.
-      offline = i === 30;
-      if (offline) fx.table('approval_inbox').createTag('late'); // its files went to HQ in round 1
+      if (i === 30) fx.table('approval_inbox').createTag('late'); // its files went to HQ in round 1
       await e.enqueueSnapshotSync();
-      offline = false;
       for (let r = 0; r < 50 && e.status().pendingItems > 0; r++) await e.runOnce();
       expect(e.status().pendingItems).toBe(0);
       sizes.push(e.outbox.rows().length);
-      if (i === 30) listed.push(e.outbox.rows().filter((r) => r.unit === 'tag:approval_inbox:late' && r.op === 'put').length);
+      if (i === 30) lateSteps = e.outbox.rows().filter((r) => r.unit === 'tag:approval_inbox:late').length;
       now += 60_000;
     }
-    // Offline, a new tag of files sent long ago listed them again (neither HQ's listing nor the
-    // outbox could say), and each was found at HQ instead of sent (below: no put twice).
-    expect(listed[0]).toBeGreaterThan(0);
+    // HQ's tables were never listed (that grows with everything HQ keeps), only each table's
+    // snapshot/ (one snapshot there) by the prune step: the outbox's record of verified files
+    // answered, also for a tag of files sent long ago (its pointer alone travelled).
+    expect(listings.length).toBeGreaterThan(0);
+    for (const p of listings) expect(p).toMatch(/\/snapshot\/$/);
+    expect(lateSteps).toBe(1);
     // Bounded: past the keep time the outbox stops growing with the rounds.
     console.log(`sync outbox rows by round: ${sizes.join(' ')}`);
     const late = sizes.slice(20);
     expect(Math.max(...late)).toBeLessThan(sizes[12]! * 1.5);
     expect(Math.max(...late) - Math.min(...late)).toBeLessThan(sizes[12]!);
     // What is left: nothing of a tag the site no longer has, nor of an old snapshot, once ended long
-    // enough ago; each tag the site holds still known as done (not planned again).
+    // enough ago; each tag the site holds still known as done (not planned again); the record of
+    // what HQ holds names only files the site still has.
     const cutoff = now - keepMs - 60_000;
     for (const r of e.outbox.rows().filter((x) => x.created_ms < cutoff && x.unit.includes(':stock:'))) {
       expect(r.unit.startsWith('tag:') ? live().includes(r.unit.split(':')[2]!) : Number(r.unit.split(':')[2]) === stock.latestSnapshot()!.id, r.unit).toBe(true);
       expect(r.op, r.unit).not.toBe('put');
     }
     for (const t of live()) expect(e.outbox.unitState(`tag:stock:${t}`), t).toBe('done');
+    const record = e.outbox.atHqEntries();
+    expect(record.length).toBeGreaterThan(0);
+    for (const r of record) expect(existsSync(r.src!), r.key).toBe(true);
     // Nothing was sent twice, and HQ holds every tag ever made and the latest state.
     const puts = spy.ops.filter((o) => o.startsWith('put '));
     expect(new Set(puts).size).toBe(puts.length);
@@ -206,7 +210,33 @@ describe('what travels', () => {
     expect(at.listTags().map((t) => t.name).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `agent-${i + 1}`).sort());
     expect(scanSorted(at)).toEqual(scanSorted(stock));
     expect(scanSorted(at, { tag: 'agent-40' })).toEqual(scanSorted(stock, { tag: 'agent-40' }));
+    expect(scanSorted(Table.open(hqTable(hq, fx.site, 'approval_inbox')), { tag: 'late' })).toEqual(scanSorted(fx.table('approval_inbox'), { tag: 'late' }));
     await e.close();
+  });
+
+  it('a fresh outbox asks HQ per key what it already holds, and sends none of it again', async () => {
+    const fx = site('9', 300);
+    fx.table('stock').createTag('agent-1');
+    const hq = hqDir();
+    const first = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(first);
+    await first.close();
+    // site.db's outbox lost (the site.db of a PC set up again): the record of what HQ holds with it.
+    const db = openOutboxDb(join(fx.data, 'site.db'));
+    db.exec('DELETE FROM sync_outbox; DELETE FROM sync_at_hq;');
+    db.close();
+    const spy = new Spy(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    const again = engine(fx, spy);
+    await syncAll(again);
+    expect(spy.ops.filter((o) => o.startsWith('put ') || o.startsWith('pointer '))).toEqual([]);
+    // The tag and the latest snapshot were found at HQ (one HEAD each) and recorded as done, so
+    // none of their files was planned, and they are not asked again.
+    expect(again.outbox.rows().filter((r) => r.op === 'put')).toEqual([]);
+    expect(again.outbox.unitState('tag:stock:agent-1')).toBe('done');
+    const before = again.outbox.rows().length;
+    await again.enqueueSnapshotSync();
+    expect(again.outbox.rows().length).toBe(before);
+    await again.close();
   });
 
   it('sends proposals and decisions before bulk files', async () => {

@@ -206,6 +206,13 @@ export class SyncEngine {
     this.bucket = o.bandwidthBytesPerSecond ? new TokenBucket(o.bandwidthBytesPerSecond) : undefined;
     this.priorityTables = new Set(o.priorityTables ?? DEFAULT_PRIORITY_TABLES);
     this.log = o.log ?? (() => {});
+    // The outbox knows what one target holds: for another, it starts again (sync_at_hq, units).
+    const was = this.outbox.getState('target');
+    if (was !== undefined && was !== o.target.description) {
+      const n = this.outbox.forgetTarget();
+      this.log(`sync: the target changed from ${was} to ${o.target.description}: ${n} steps of the old one dropped; everything is sent again`);
+    }
+    if (was !== o.target.description) this.outbox.setState('target', o.target.description);
     this.online = statusOf(this.outbox, this.clock(), 0).online;
   }
 

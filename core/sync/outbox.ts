@@ -156,6 +156,19 @@ export class Outbox {
       .run(row.unit, row.table_name ?? null, row.phase, row.op, row.key ?? null, row.priority, nowMs, nowMs);
   }
 
+  /**
+   * Forgets everything the outbox knows of HQ — every step, pending or done, and the record — for
+   * a new target (another share, a USB disk swapped, HQ moved): what was sent went elsewhere, and a
+   * pending pointer must not reach the new target before its files. Returns the steps dropped.
+   */
+  forgetTarget(): number {
+    return this.db.transaction(() => {
+      const n = this.db.prepare('DELETE FROM sync_outbox').run().changes;
+      this.db.prepare('DELETE FROM sync_at_hq').run();
+      return n;
+    })();
+  }
+
   /** The record's entries, with the site file each was sent from. */
   atHqEntries(): Array<{ key: string; src: string | null }> {
     return this.db.prepare('SELECT key, src FROM sync_at_hq').all() as Array<{ key: string; src: string | null }>;

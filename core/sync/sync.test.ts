@@ -239,6 +239,37 @@ describe('what travels', () => {
     await again.close();
   });
 
+  it('a new target (a USB disk swapped, HQ moved) gets everything: the outbox starts again for it', async () => {
+    const fx = site('10', 300);
+    fx.table('stock').createTag('agent-1');
+    const a = hqDir();
+    const first = engine(fx, new DirectoryTarget(a, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(first);
+    await first.close();
+    writeStock(fx, 300, 320, 3);
+    fx.table('stock').createTag('agent-2');
+    const b = hqDir();
+    const lines: string[] = [];
+    const second = engine(fx, new DirectoryTarget(b, { writePrefix: sitePrefix(fx.site) }), { log: (l) => lines.push(l) });
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^sync: the target changed from dir:${a}.* to dir:${b}.*: \\d+ steps of the old one dropped; everything is sent again$`))]);
+    await syncAll(second);
+    for (const name of ['stock', 'approval_inbox', 'decision_log']) expect(scanSorted(Table.open(hqTable(b, fx.site, name))), name).toEqual(scanSorted(fx.table(name)));
+    const stockB = Table.open(hqTable(b, fx.site, 'stock'));
+    expect(stockB.listTags().map((t) => t.name)).toEqual(['agent-1', 'agent-2']);
+    expect(scanSorted(stockB, { tag: 'agent-1' })).toEqual(scanSorted(fx.table('stock'), { tag: 'agent-1' }));
+    if (paimonCheckAvailable('paimon-check of the new target')) {
+      const r = paimonCheck(hqTable(b, fx.site, 'stock'));
+      expect(r.problems, r.output).toBe(0);
+    }
+    // Back on the first one: it is a target change again, and the first HQ catches up.
+    await second.close();
+    const third = engine(fx, new DirectoryTarget(a, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(third);
+    expect(Table.open(hqTable(a, fx.site, 'stock')).listTags().map((t) => t.name)).toEqual(['agent-1', 'agent-2']);
+    expect(scanSorted(Table.open(hqTable(a, fx.site, 'stock')))).toEqual(scanSorted(fx.table('stock')));
+    await third.close();
+  });
+
   it('sends proposals and decisions before bulk files', async () => {
     const fx = site('8');
     const e = engine(fx, new DirectoryTarget(hqDir(), { writePrefix: sitePrefix(fx.site) }));

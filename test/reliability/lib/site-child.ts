@@ -2,7 +2,9 @@
 // broker with durable PUBACK, Ingestor with its commits, compaction and expiration, journal prune,
 // HTTP server, control socket) on a data directory with ephemeral ports, plus what a running site
 // also does besides ingest: tags created every `tagEveryMs` (with a short retention, so expiration
-// deletes them again) and a SyncEngine shipping tags and snapshots to a directory "HQ".
+// deletes them again) and a SyncEngine shipping tags and snapshots to a directory "HQ", which
+// forgets its finished steps after a second (`outboxKeepMs`), so its outbox compaction and its
+// record of what HQ holds run all the time under the kills.
 //
 // argv: <data dir> <hq dir> [tagEveryMs] [syncEveryMs]
 // stdout: `ready <mqttUrl> <httpUrl>` once listening; `stats <json>` every 100 ms (activity
@@ -42,7 +44,7 @@ const tagTimer = setInterval(() => {
   }
 }, Number(tagEvery));
 
-const sync = hq === '-' ? undefined : new SyncEngine({ dataDir: data, site: site.config.site, target: new DirectoryTarget(hq, { writePrefix: sitePrefix(site.config.site) }), retry: { baseMs: 20, maxMs: 300, jitter: 0.5 }, scheduledTags: null, log });
+const sync = hq === '-' ? undefined : new SyncEngine({ dataDir: data, site: site.config.site, target: new DirectoryTarget(hq, { writePrefix: sitePrefix(site.config.site) }), retry: { baseMs: 20, maxMs: 300, jitter: 0.5 }, scheduledTags: null, outboxKeepMs: 1_000, log });
 sync?.start(Number(syncEvery));
 
 process.stdout.write(`ready ${site.mqttUrl} ${site.httpUrl}\n`);

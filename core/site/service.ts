@@ -52,6 +52,8 @@ import {
 } from './api.ts';
 import { ConfigError, decisionOptions, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
+import { syncView } from './status.ts';
+import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
 export interface SyncStatusSource {
@@ -59,18 +61,7 @@ export interface SyncStatusSource {
   readonly target: string;
   /** The health window the recent figures count (core/sync DEFAULT_HEALTH_WINDOW_MS). */
   readonly windowMs: number;
-  status(): {
-    online: boolean;
-    pendingItems: number;
-    pendingBytes: number;
-    oldestUnsyncedMs: number;
-    lastSuccessMs: number | null;
-    current: SyncStatus['current'];
-    recentItems: number;
-    recentBytes: number;
-    healthy: boolean;
-    lastError: string | null;
-  };
+  status(): EngineSyncStatus;
 }
 
 export interface SiteServiceOptions {
@@ -488,25 +479,10 @@ export class SiteService implements SiteBackend {
 
   private syncStatus(): SyncStatus {
     const src = this.o.sync;
-    const s = src?.status();
-    if (!src || !s) {
+    if (!src) {
       return { configured: false, target: null, online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: null, lastSuccessMs: null, current: null, recentItems: 0, recentBytes: 0, windowMs: 0, healthy: true, lastError: null };
     }
-    return {
-      configured: true,
-      target: src.target,
-      online: s.online,
-      pendingItems: s.pendingItems,
-      pendingBytes: s.pendingBytes,
-      oldestUnsyncedMs: s.pendingItems > 0 ? s.oldestUnsyncedMs : null,
-      lastSuccessMs: s.lastSuccessMs,
-      current: s.current,
-      recentItems: s.recentItems,
-      recentBytes: s.recentBytes,
-      windowMs: src.windowMs,
-      healthy: s.healthy,
-      lastError: s.lastError,
-    };
+    return syncView(src.target, src.windowMs, src.status());
   }
 
   // ------------------------------------------------------------------------------------------

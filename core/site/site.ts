@@ -16,7 +16,7 @@
 // Invariants: at most one Site per data directory (the control socket and the tables' writer
 // locks); nothing is acknowledged to a module before it is in the journal (EmbeddedBroker).
 
-import { DEFAULT_HEALTH_WINDOW_MS, SyncEngine, statusOf, type SyncStatus } from '../sync/engine.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, type SyncStatus } from '../sync/engine.ts';
 import { Outbox } from '../sync/outbox.ts';
 import { LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
@@ -317,7 +317,7 @@ export class Site {
     this.hqTarget = hqTarget ?? undefined;
     if (hqTarget && target) this.openSync(c.site, hqTarget, target, o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS, true);
     this.siteService = new SiteService(this, {
-      sync: hqTarget && target ? { target: redactTarget(hqTarget), windowMs: DEFAULT_HEALTH_WINDOW_MS, status: () => this.syncStatus() } : null,
+      sync: hqTarget && target ? { target: this.hqShown!, windowMs: DEFAULT_HEALTH_WINDOW_MS, status: () => this.syncStatus() } : null,
     });
 
     const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
@@ -405,7 +405,7 @@ export class Site {
   /** The engine's status; while it waits for the sender lock, the outbox as it stands and why. */
   private syncStatus(): SyncStatus {
     if (this.sync) return this.sync.status();
-    let st: SyncStatus = { online: false, pendingItems: 0, pendingBytes: 0, oldestUnsyncedMs: 0, lastSuccessMs: null, current: null, recentItems: 0, recentBytes: 0, healthy: true, lastError: null };
+    let st: SyncStatus = EMPTY_SYNC_STATUS;
     try {
       // site.db holds the outbox (the waiting engine's, and the site's own connection reads it).
       st = statusOf(new Outbox(this.siteDb), Date.now(), DEFAULT_HEALTH_WINDOW_MS);
@@ -607,17 +607,7 @@ export class Site {
       demo: this.demo ? this.demo.stats() : null,
       streams: app ? app.streams : null,
       alarms: app ? app.alarms : null,
-      sync: app?.sync.configured
-        ? {
-            target: app.sync.target!,
-            online: app.sync.online,
-            pendingItems: app.sync.pendingItems,
-            oldestUnsyncedMs: app.sync.oldestUnsyncedMs,
-            lastSuccessMs: app.sync.lastSuccessMs,
-            healthy: app.sync.healthy,
-            lastError: app.sync.lastError,
-          }
-        : null,
+      sync: app?.sync.configured ? app.sync : null,
     };
   }
 

@@ -10,9 +10,9 @@ import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../ingest/dead-lette
 import { Journal } from '../ingest/journal.ts';
 import { catalogOptions, dataPaths, readConfig, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
-import { DEFAULT_HEALTH_WINDOW_MS, statusOf } from '../sync/engine.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { openOutboxDb, Outbox } from '../sync/outbox.ts';
-import type { StreamView } from './api.ts';
+import type { StreamView, SyncStatus } from './api.ts';
 
 export interface TableState {
   table: string;
@@ -55,21 +55,29 @@ export interface SiteStatus {
   /** The alarms the app shows (core/site/service.ts), or null when the site is not running. */
   alarms: { kind: string; message: string; sinceMs: number }[] | null;
   /**
-   * HQ sync: where to (credentials blanked) and how it stands, from the running site or, when none
+   * HQ sync as the UI's Sync screen shows it (`syncView`), from the running site or, when none
    * runs, from the outbox in site.db; null when the site has no HQ target.
    */
-  sync: SiteSyncState | null;
+  sync: SyncStatus | null;
 }
 
-export interface SiteSyncState {
-  target: string;
-  online: boolean;
-  pendingItems: number;
-  /** How long the oldest unsent step has waited, ms; null when none waits. */
-  oldestUnsyncedMs: number | null;
-  lastSuccessMs: number | null;
-  healthy: boolean;
-  lastError: string | null;
+/** A sync engine's status as the site shows it (the UI's Sync screen, `tilstand status`). */
+export function syncView(target: string, windowMs: number, s: EngineSyncStatus): SyncStatus {
+  return {
+    configured: true,
+    target,
+    online: s.online,
+    pendingItems: s.pendingItems,
+    pendingBytes: s.pendingBytes,
+    oldestUnsyncedMs: s.pendingItems > 0 ? s.oldestUnsyncedMs : null,
+    lastSuccessMs: s.lastSuccessMs,
+    current: s.current,
+    recentItems: s.recentItems,
+    recentBytes: s.recentBytes,
+    windowMs,
+    healthy: s.healthy,
+    lastError: s.lastError,
+  };
 }
 
 /** A target's text for logs and messages: credentials in a URL's authority hidden. */
@@ -78,17 +86,15 @@ export function redactTarget(text: string): string {
 }
 
 /** The sync state of a site that is not running: its configured target and its outbox. */
-function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): SiteSyncState | null {
+function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): SyncStatus | null {
   if (!config.hq.target) return null;
-  const state: SiteSyncState = { target: redactTarget(config.hq.target), online: false, pendingItems: 0, oldestUnsyncedMs: null, lastSuccessMs: null, healthy: true, lastError: null };
+  const view = (s: EngineSyncStatus) => syncView(redactTarget(config.hq.target!), DEFAULT_HEALTH_WINDOW_MS, s);
   const path = dataPaths(data).siteDb;
-  if (!existsSync(path)) return state;
+  if (!existsSync(path)) return view(EMPTY_SYNC_STATUS);
   const db = openOutboxDb(path, true);
   try {
     const hasOutbox = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_outbox'`).get() !== undefined;
-    if (!hasOutbox) return state;
-    const s = statusOf(new Outbox(db), nowMs, DEFAULT_HEALTH_WINDOW_MS);
-    return { ...state, online: s.online, pendingItems: s.pendingItems, oldestUnsyncedMs: s.pendingItems > 0 ? s.oldestUnsyncedMs : null, lastSuccessMs: s.lastSuccessMs, healthy: s.healthy, lastError: s.lastError };
+    return view(hasOutbox ? statusOf(new Outbox(db), nowMs, DEFAULT_HEALTH_WINDOW_MS) : EMPTY_SYNC_STATUS);
   } finally {
     db.close();
   }

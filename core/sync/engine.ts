@@ -693,6 +693,20 @@ function walkFiles(dir: string): string[] {
   return out.sort();
 }
 
+/** The status of an outbox that holds nothing yet (or could not be read). */
+export const EMPTY_SYNC_STATUS: Readonly<SyncStatus> = Object.freeze({
+  online: false,
+  pendingItems: 0,
+  pendingBytes: 0,
+  oldestUnsyncedMs: 0,
+  lastSuccessMs: null,
+  current: null,
+  recentItems: 0,
+  recentBytes: 0,
+  healthy: true,
+  lastError: null,
+});
+
 /** Status from the outbox alone (what `tilstand sync status` shows while another process syncs). */
 export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, current: SyncStatus['current'] = null, online?: boolean): SyncStatus {
   const t = outbox.totals(nowMs, windowMs);

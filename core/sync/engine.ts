@@ -272,6 +272,13 @@ export class SyncEngine {
       const prefix = tablePrefix(this.o.site, name);
       const priority = this.priorityOf(name);
       const known = (key: string, size: number) => this.outbox.atHq(key, size);
+      // A unit the outbox does not know of may be at HQ already (a site restored from HQ, a site.db
+      // set up afresh): HQ is asked once, and a unit it holds is recorded as done.
+      const heldAtHq = async (unit: string, key: string): Promise<boolean> => {
+        if (!(await this.hqHas(key, reach))) return false;
+        this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, priority }, now);
+        return true;
+      };
       const fileRows = (unit: string, s: Parameters<typeof referencedFiles>[1]): NewRow[] => {
         const rows: NewRow[] = [];
         for (const f of referencedFiles(table, s)) {
@@ -293,12 +300,7 @@ export class SyncEngine {
         if (isHoldTag(tag.name)) continue;
         const unit = `tag:${name}:${tag.name}`;
         const key = `${prefix}tag/tag-${tag.name}`;
-        if (this.outbox.unitState(unit) !== undefined) continue;
-        // Not in the outbox (a site restored from HQ, a site.db started afresh): HQ may have it.
-        if (await this.hqHas(key, reach)) {
-          this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, priority }, now);
-          continue;
-        }
+        if (this.outbox.unitState(unit) !== undefined || (await heldAtHq(unit, key))) continue;
         const body = table.fileIO.readFileIfExists(table.paths.tagFile(tag.name));
         if (body === undefined) continue; // deleted since listing
         let rows: NewRow[];
@@ -318,10 +320,7 @@ export class SyncEngine {
       if (latest) {
         const unit = `snapshot:${name}:${latest.id}`;
         const key = `${prefix}snapshot/snapshot-${latest.id}`;
-        // HQ may hold it without this outbox knowing (a site restored from HQ).
-        const held = this.outbox.unitState(unit) === undefined && (await this.hqHas(key, reach));
-        if (held) this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, priority }, now);
-        else if (this.outbox.unitState(unit) === undefined) {
+        if (this.outbox.unitState(unit) === undefined && !(await heldAtHq(unit, key))) {
           const hold = holdTagName(latest.id);
           try {
             table.createTag(hold, latest.id);

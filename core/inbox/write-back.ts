@@ -187,12 +187,7 @@ export class WriteBack {
         void this.send(p);
         continue;
       }
-      let seen = false;
-      try {
-        seen = this.o.effectSeen(p);
-      } catch (e) {
-        this.warn(`effect check of ${p.id}: ${(e as Error).message}`);
-      }
+      const seen = this.effectSeen(p);
       // Elapsed by the wall clock, or by the monotonic one where this process knows it: the larger.
       const pub = this.published.get(p.id);
       const sinceSent = c.sentAtMs === null ? 0 : Math.max(now - c.sentAtMs, pub?.firstMonoMs === undefined ? -Infinity : monoNow - pub.firstMonoMs);
@@ -207,15 +202,19 @@ export class WriteBack {
     }
     // Timed out after the module acknowledged them: their effect may still come, and ends the wait.
     for (const p of this.o.inbox.commandsAwaitingEffect().slice(0, this.limits.pollBatchMax)) {
-      let seen = false;
-      try {
-        seen = this.o.effectSeen(p);
-      } catch (e) {
-        this.warn(`effect check of ${p.id}: ${(e as Error).message}`);
-      }
-      if (seen) this.o.inbox.markCommand(p.id, 'applied', p.command!.detail, 'state');
+      if (this.effectSeen(p)) this.o.inbox.markCommand(p.id, 'applied', p.command!.detail, 'state');
     }
     for (const id of this.published.keys()) if (!commandInFlight(this.o.inbox.get(id)?.command ?? null)) this.published.delete(id);
+  }
+
+  /** Whether the state shows the proposal's effect; a failing check is warned of and counts as not yet. */
+  private effectSeen(p: Proposal): boolean {
+    try {
+      return this.o.effectSeen(p);
+    } catch (e) {
+      this.warn(`effect check of ${p.id}: ${(e as Error).message}`);
+      return false;
+    }
   }
 
   start(): void {

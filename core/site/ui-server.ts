@@ -206,18 +206,18 @@ export class UiServer {
       // Public calls without a session (me, firstRun, initSite) get a context that remembers nothing.
       const context: SessionContext = session ?? { user: null, setUser: () => undefined };
       const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context, input);
-      this.forgetSignedOut(session);
       reply(200, { ok: true, value: value ?? null });
     } catch (e) {
       // A sign-in that failed keeps no session of its own (its cookie then names nothing).
       if (created && !created.user) this.sessions.delete(created.token);
-      this.forgetSignedOut(session);
       if (e instanceof ApiValidationError) return reply(400, { ok: false, error: { kind: 'invalid', message: e.message } });
       if (e instanceof SiteApiError) {
         const status = { unauthenticated: 401, forbidden: 403, invalid: 400, not_found: 404, conflict: 409, internal: 500 }[e.kind];
         return reply(status, { ok: false, error: e.body() });
       }
       reply(500, { ok: false, error: { kind: 'internal', message: (e as Error).message } });
+    } finally {
+      this.forgetSignedOut(session);
     }
   }
 

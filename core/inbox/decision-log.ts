@@ -96,27 +96,6 @@ export class DecisionLog {
  * (the proposal's `log_first_entry`) starts the read at that entry: files of older entries are
  * not opened. `event`: only the entries of that event.
  */
-/** A config.json key a person changed (a `config_changed` entry, Inbox.recordConfigChange). */
-export interface ConfigChange {
-  readonly id: number;
-  readonly atMs: number;
-  readonly user: string;
-  readonly key: string;
-  /** The key's value before and after (null: not set). */
-  readonly before: Json;
-  readonly after: Json;
-}
-
-/** The log's `config_changed` entries, newest first. */
-export function readConfigChanges(table: Table): ConfigChange[] {
-  const out: ConfigChange[] = [];
-  for (const e of readDecisionLog(table, undefined, undefined, CONFIG_CHANGED_EVENT)) {
-    const d = e.detail as { key?: unknown; before?: Json; after?: Json } | null;
-    if (typeof d?.key === 'string') out.push({ id: e.id, atMs: e.atMs, user: e.actor, key: d.key, before: d.before ?? null, after: d.after ?? null });
-  }
-  return out.reverse();
-}
-
 export function readDecisionLog(table: Table, proposalId?: string, fromId?: number, event?: string): DecisionLogEntry[] {
   const out: DecisionLogEntry[] = [];
   const fields = table.schema.fields;
@@ -136,4 +115,25 @@ export function readDecisionLog(table: Table, proposalId?: string, fromId?: numb
     });
   }
   return out.sort((a, b) => a.id - b.id);
+}
+
+/** A config.json key a person changed (a `config_changed` entry, Inbox.recordConfigChange). */
+export interface ConfigChange {
+  readonly id: number;
+  readonly atMs: number;
+  readonly user: string;
+  readonly key: string;
+  /** The key's value before and after (null: not set). */
+  readonly before: Json;
+  readonly after: Json;
+}
+
+/** The log's `config_changed` entries, newest first. */
+export function readConfigChanges(table: Table): ConfigChange[] {
+  const out: ConfigChange[] = [];
+  for (const e of readDecisionLog(table, undefined, undefined, CONFIG_CHANGED_EVENT)) {
+    const d = e.detail as { key?: unknown; before?: Json; after?: Json } | null;
+    if (typeof d?.key === 'string') out.push({ id: e.id, atMs: e.atMs, user: e.actor, key: d.key, before: d.before ?? null, after: d.after ?? null });
+  }
+  return out.reverse();
 }

@@ -2,8 +2,10 @@
 //
 //   enqueueSnapshotSync()  plans: hourly tags due now; per table every tag HQ lacks and the latest
 //                          snapshot if HQ has an older one; the contracts that changed. Each is a
-//                          unit of steps in phase order (plan.ts). Files HQ already has (listing,
-//                          or a finished step with the same key) are left out.
+//                          unit of steps in phase order (plan.ts). Files HQ already has (the
+//                          record of verified files, `sync_at_hq`) are left out. Now and then it
+//                          forgets finished units (`outboxKeepMs`); a run tag the site expired
+//                          leaves a step that removes it at HQ (`hqDropsExpiredTags`).
 //   runOnce()              runs due steps until none is due: priority first (approval_inbox and
 //                          decision_log before everything else), then age; a step waits until every
 //                          lower phase of its unit is done, so a snapshot/tag JSON is never sent
@@ -63,6 +65,14 @@ export interface SyncEngineOptions {
   priorityTables?: readonly string[];
   /** Hourly tags; null turns them off. Default: every table, 7 days site-side retention. */
   scheduledTags?: ScheduledTagRule | null;
+  /**
+   * Tags whose names start with one of these leave HQ once the site has expired them (a `remove`
+   * step, planned when the outbox forgets the tag's unit). Default `['agent-']`: the agent's run
+   * tags, three a minute on a site whose agent runs every minute — evidence while proposals wait,
+   * kept on the site as long as they are cited and then by each decision's own tag. Every other
+   * tag (hourly, decision, replay) stays at HQ for good. `[]` keeps every tag at HQ.
+   */
+  hqDropsExpiredTags?: readonly string[];
   /** Window of the progress-based health (default 15 min). */
   healthWindowMs?: number;
   /**
@@ -127,6 +137,8 @@ export const DEFAULT_HEALTH_WINDOW_MS = 15 * 60_000;
 export const DEFAULT_OUTBOX_KEEP_MS = 3_600_000;
 
 const DEFAULT_PRIORITY_TABLES = ['approval_inbox', 'decision_log'];
+/** The agent's run tags (`agent-<run id>`, ../shared/DESIGN.md "Tags"). */
+const DEFAULT_HQ_DROPS_EXPIRED_TAGS: readonly string[] = ['agent-'];
 const PRIORITY = { first: 0, contracts: 1, bulk: 2 } as const;
 
 interface Hashes {
@@ -377,7 +389,7 @@ export class SyncEngine {
     const keepMs = this.o.outboxKeepMs ?? DEFAULT_OUTBOX_KEEP_MS;
     if (now - this.compactedAtMs >= keepMs / 10 || now < this.compactedAtMs) {
       this.compactedAtMs = now;
-      this.compactOutbox(tables, now - keepMs);
+      this.compactOutbox(tables, now - keepMs, now);
     }
     for (const t of tables.values()) t.cache.clear();
     return result;
@@ -386,19 +398,27 @@ export class SyncEngine {
   /**
    * `Outbox.compact` with what planning still asks of the outbox: a tag unit is live while the
    * site has the tag; a snapshot unit while its snapshot is its table's latest (the only one
-   * planning asks about). Units of a table the site no longer has are not live.
+   * planning asks about). Units of a table the site no longer has are not live. A run tag the site
+   * expired after HQ got it leaves a step that removes it at HQ (`hqDropsExpiredTags`).
    */
-  private compactOutbox(tables: Map<string, Table>, beforeMs: number): void {
+  private compactOutbox(tables: Map<string, Table>, beforeMs: number, nowMs: number): void {
     const held = new Map<string, { latest: number | undefined; tags: Set<string> }>();
     const live = (unit: string): boolean => {
       const [kind, name, rest] = splitUnit(unit);
       const table = name === undefined ? undefined : tables.get(name);
-      if (!table || rest === undefined) return false;
+      if (!table || rest === undefined || kind === 'untag') return false;
       let h = held.get(name!);
       if (!h) held.set(name!, (h = { latest: table.latestSnapshot()?.id, tags: new Set(table.listTags().map((t) => t.name)) }));
       return kind === 'snapshot' ? Number(rest) === h.latest : h.tags.has(rest);
     };
-    this.outbox.compact(beforeMs, live);
+    const dropped = this.o.hqDropsExpiredTags ?? DEFAULT_HQ_DROPS_EXPIRED_TAGS;
+    const removal = (unit: string, key: string): NewRow | undefined => {
+      const [kind, name, tag] = splitUnit(unit);
+      // Only for a table the site still has: the tag expired, the table was not dropped.
+      if (kind !== 'tag' || tag === undefined || !tables.has(name!) || !dropped.some((p) => tag.startsWith(p))) return undefined;
+      return { unit: `untag:${name}:${tag}`, table_name: name!, phase: 0, op: 'remove', key, priority: PRIORITY.bulk };
+    };
+    this.outbox.compact(beforeMs, live, nowMs, removal);
     // The record of what HQ holds keeps only files the site still has: a file the site deleted
     // (expired: nothing references it any more, and names are never reused) is never planned again.
     this.outbox.forgetAtHq(this.outbox.atHqEntries().filter((e) => e.src !== null && !existsSync(e.src)).map((e) => e.key));
@@ -545,6 +565,13 @@ export class SyncEngine {
           const name = o.key.slice(row.key!.length);
           if (/^snapshot-\d+$/.test(name) && name !== keep) await t.remove(o.key);
         }
+        this.noteSuccess();
+        this.outbox.markDone(row.id, 0, this.clock());
+        return 0;
+      }
+      case 'remove': {
+        // A pointer the site no longer has (an expired run tag): gone at HQ too. Idempotent.
+        await t.remove(row.key!);
         this.noteSuccess();
         this.outbox.markDone(row.id, 0, this.clock());
         return 0;

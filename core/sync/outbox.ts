@@ -1,19 +1,19 @@
 // The sync outbox: table `sync_outbox` in `<data>/site.db` (better-sqlite3, WAL, synchronous=FULL,
-// own connection). One row per step of a unit (a table's snapshot, a tag, the contracts): files,
-// then the pointer, then hints and cleanup. A row turns `done` in the same transaction that
+// own connection). One row per step of a unit (a table's snapshot, a tag, the contracts, a run tag
+// to remove at HQ): files, then the pointer, then hints and cleanup. A row turns `done` in the same transaction that
 // records its bytes, after the target verified it — so after kill -9 the outbox says exactly
 // which steps finished, and the step in flight is re-checked with `head` before it is re-sent.
 //
 // Columns: unit (e.g. `snapshot:stock:12`), phase (plan.ts), op (put | pointer | prune |
-// release), src (local file), body (pointer bytes captured at plan time), key (target key),
-// size, sha256/md5 (computed on first send), priority (0 = proposals and decisions first),
+// release | remove), src (local file), body (pointer bytes captured at plan time), key (target
+// key), size, sha256/md5 (computed on first send), priority (0 = proposals and decisions first),
 // state (pending | done | cancelled), attempts, next_attempt_ms, last_error, created_ms,
 // done_ms, sent_bytes (0 when HQ already had it).
 // `sync_state` holds small facts other processes read (`sync status` from the CLI).
 
 import Database from 'better-sqlite3';
 
-export type OutboxOp = 'put' | 'pointer' | 'prune' | 'release';
+export type OutboxOp = 'put' | 'pointer' | 'prune' | 'release' | 'remove';
 export type OutboxState = 'pending' | 'done' | 'cancelled';
 
 export interface OutboxRow {
@@ -40,13 +40,14 @@ export interface OutboxRow {
 
 export type NewRow = Pick<OutboxRow, 'unit' | 'phase' | 'op' | 'priority'> & Partial<Pick<OutboxRow, 'table_name' | 'src' | 'body' | 'key' | 'size' | 'sha256' | 'md5'>>;
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS sync_outbox (
+/** The steps' table; `name` differs only while an older table is rebuilt (ensureOutboxSchema). */
+const outboxTable = (name: string) => `
+CREATE TABLE IF NOT EXISTS ${name} (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   unit TEXT NOT NULL,
   table_name TEXT,
   phase INTEGER NOT NULL,
-  op TEXT NOT NULL CHECK (op IN ('put', 'pointer', 'prune', 'release')),
+  op TEXT NOT NULL CHECK (op IN ('put', 'pointer', 'prune', 'release', 'remove')),
   src TEXT,
   body BLOB,
   key TEXT,
@@ -61,7 +62,9 @@ CREATE TABLE IF NOT EXISTS sync_outbox (
   created_ms INTEGER NOT NULL,
   done_ms INTEGER,
   sent_bytes INTEGER NOT NULL DEFAULT 0
-);
+);`;
+
+const SCHEMA = `${outboxTable('sync_outbox')}
 CREATE INDEX IF NOT EXISTS sync_outbox_pending ON sync_outbox (state, priority, id);
 CREATE INDEX IF NOT EXISTS sync_outbox_key ON sync_outbox (key, state);
 CREATE INDEX IF NOT EXISTS sync_outbox_unit ON sync_outbox (unit, phase, state);
@@ -83,6 +86,18 @@ export function openOutboxDb(path: string, readonly = false): Database.Database 
 
 export function ensureOutboxSchema(db: Database.Database): void {
   db.exec(SCHEMA);
+  // An outbox from before `remove` steps: its CHECK refuses them, and SQLite cannot alter a CHECK,
+  // so the table is rebuilt once with every row (ids kept).
+  const sql = db.prepare(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sync_outbox'`).pluck().get() as string;
+  if (!sql.includes("'remove'")) {
+    db.transaction(() => {
+      db.exec(`${outboxTable('sync_outbox_rebuilt')}
+        INSERT INTO sync_outbox_rebuilt SELECT * FROM sync_outbox;
+        DROP TABLE sync_outbox;
+        ALTER TABLE sync_outbox_rebuilt RENAME TO sync_outbox;
+        ${SCHEMA}`);
+    })();
+  }
   // An outbox from before sync_at_hq: what its finished file steps say HQ has, once.
   db.transaction(() => {
     if (db.prepare(`SELECT 1 FROM sync_state WHERE k = 'atHqFilled'`).get() !== undefined) return;
@@ -244,20 +259,35 @@ export class Outbox {
    * that is not its table's latest) or was cancelled whole loses every row; a live one keeps all but
    * its finished file steps, so its pointer still says it is done (`unitState`) and planning does
    * not plan it again. Whether HQ has a file is not forgotten with them: that is `sync_at_hq`
-   * (`atHq`), pruned by the engine when the site's file is gone. Returns the rows deleted.
+   * (`atHq`), pruned by the engine when the site's file is gone.
+   *
+   * A unit that is not live and whose pointer reached HQ may leave a step behind: `removal` gets
+   * the unit and its pointer's key and returns the step that takes the pointer off HQ (the engine
+   * does so for run tags the site expired), added in the same transaction that forgets the unit,
+   * so a crash never forgets the one without the other. Finished `untag:` units go whole.
+   * Returns the rows deleted.
    */
-  compact(beforeMs: number, live: (unit: string) => boolean): number {
+  compact(beforeMs: number, live: (unit: string) => boolean, nowMs: number, removal?: (unit: string, pointerKey: string) => NewRow | undefined): number {
     const ended = this.db
       .prepare(
-        `SELECT unit, SUM(state = 'done') AS d FROM sync_outbox WHERE unit LIKE 'tag:%' OR unit LIKE 'snapshot:%'
+        `SELECT unit, SUM(state = 'done') AS d, MAX(CASE WHEN op = 'pointer' AND state = 'done' THEN key END) AS pointer
+           FROM sync_outbox WHERE unit LIKE 'tag:%' OR unit LIKE 'snapshot:%' OR unit LIKE 'untag:%'
            GROUP BY unit HAVING SUM(state = 'pending') = 0 AND MAX(COALESCE(done_ms, created_ms)) < ?`,
       )
-      .all(beforeMs) as Array<{ unit: string; d: number }>;
+      .all(beforeMs) as Array<{ unit: string; d: number; pointer: string | null }>;
     const whole = this.db.prepare('DELETE FROM sync_outbox WHERE unit = ?');
     const files = this.db.prepare(`DELETE FROM sync_outbox WHERE unit = ? AND op = 'put' AND state = 'done'`);
     let deleted = 0;
     this.db.transaction(() => {
-      for (const u of ended) deleted += (u.d > 0 && live(u.unit) ? files : whole).run(u.unit).changes;
+      for (const u of ended) {
+        if (u.d > 0 && live(u.unit)) {
+          deleted += files.run(u.unit).changes;
+          continue;
+        }
+        const step = u.pointer === null ? undefined : removal?.(u.unit, u.pointer);
+        deleted += whole.run(u.unit).changes;
+        if (step) this.add([step], nowMs);
+      }
     })();
     return deleted;
   }

@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
 import { RunCacheBudget } from '../lsm/run-cache.ts';
@@ -12,7 +13,7 @@ import { SyncEngine } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { HqStore } from './hq/store.ts';
 import { sitePrefix } from './names.ts';
-import { openOutboxDb } from './outbox.ts';
+import { openOutboxDb, Outbox } from './outbox.ts';
 import { referencedFiles } from './plan.ts';
 import { readRestoreNote, restoreSite, resyncRequests } from './restore.ts';
 import { createScheduledTags, hourlyTagName } from './scheduled-tags.ts';
@@ -60,12 +61,14 @@ function filesUnder(dir: string, base = dir): string[] {
 
 /** A target that delegates and lets a test intercept operations. */
 class Spy implements SyncTarget {
-  readonly description = 'spy';
   ops: string[] = [];
   constructor(
     readonly inner: SyncTarget,
     readonly hooks: { afterOp?: (op: string, key: string) => void; head?: (key: string, info: ObjectInfo | undefined) => ObjectInfo | undefined } = {},
   ) {}
+  get description() {
+    return `spy of ${this.inner.description}`;
+  }
   async put(key: string, body: PutBody, meta: PutMeta) {
     await this.inner.put(key, body, meta);
     this.ops.push(`put ${key}`);
@@ -203,15 +206,119 @@ describe('what travels', () => {
     const record = e.outbox.atHqEntries();
     expect(record.length).toBeGreaterThan(0);
     for (const r of record) expect(existsSync(r.src!), r.key).toBe(true);
-    // Nothing was sent twice, and HQ holds every tag ever made and the latest state.
+    // Nothing was sent twice, and HQ holds the latest state and the run tags the site holds, plus
+    // those it expired within the keep time (their units not yet forgotten); each run tag it no
+    // longer holds was removed there once.
     const puts = spy.ops.filter((o) => o.startsWith('put '));
     expect(new Set(puts).size).toBe(puts.length);
     const at = Table.open(hqTable(hq, fx.site, 'stock'));
-    expect(at.listTags().map((t) => t.name).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `agent-${i + 1}`).sort());
+    const atHq = at.listTags().map((t) => t.name);
+    for (const t of live()) expect(atHq).toContain(t);
+    expect(atHq.length).toBeLessThan(20);
+    const removes = spy.ops.filter((o) => o.startsWith('remove ') && o.includes('/tag/'));
+    expect(new Set(removes).size).toBe(removes.length);
+    expect(removes.length + atHq.length).toBe(40);
     expect(scanSorted(at)).toEqual(scanSorted(stock));
     expect(scanSorted(at, { tag: 'agent-40' })).toEqual(scanSorted(stock, { tag: 'agent-40' }));
     expect(scanSorted(Table.open(hqTable(hq, fx.site, 'approval_inbox')), { tag: 'late' })).toEqual(scanSorted(fx.table('approval_inbox'), { tag: 'late' }));
     await e.close();
+  });
+
+  it('a run tag the site expired leaves HQ as well, once; every other tag and every file stays', async () => {
+    const fx = site('11', 300);
+    const stock = fx.table('stock');
+    const keepMs = 600_000;
+    const hqs = [hqDir(), hqDir()];
+    let now = Date.now();
+    const spies = hqs.map((hq) => new Spy(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) })));
+    // The second, opened once the first is closed (one sender per data directory), keeps every tag.
+    const engines = [engine(fx, spies[0]!, { clock: () => now, outboxKeepMs: keepMs })];
+    const round = async (e: SyncEngine) => {
+      await e.enqueueSnapshotSync();
+      for (let r = 0; r < 50 && e.status().pendingItems > 0; r++) await e.runOnce();
+      expect(e.status().pendingItems).toBe(0);
+    };
+    writeStock(fx, 300, 320, 3);
+    for (const t of ['agent-1', 'agent-2', 'hourly-2026120112', 'decision-P-1-1']) stock.createTag(t);
+    await round(engines[0]!);
+    // HQ read through a cache (as S3 is: HqStore mirrors it first) shows the tags HQ holds.
+    const cacheDir = tempDir('hq-cache');
+    cleanup.push(cacheDir);
+    const store = new HqStore(new Spy(new DirectoryTarget(hqs[0]!)), { cacheDir });
+    expect((await store.openTable(fx.site, 'stock')).tags.exists('agent-1')).toBe(true);
+    const filesBefore = filesUnder(hqTable(hqs[0]!, fx.site, 'stock')).filter((f) => !f.startsWith('tag/') && !f.startsWith('snapshot/'));
+    // The site expires a run tag, an hourly tag and a decision tag.
+    for (const t of ['agent-1', 'hourly-2026120112', 'decision-P-1-1']) stock.deleteTag(t);
+    now += keepMs / 2;
+    await round(engines[0]!);
+    // Not before the keep time: the tag's unit is still remembered whole.
+    expect(Table.open(hqTable(hqs[0]!, fx.site, 'stock')).tags.exists('agent-1')).toBe(true);
+    now += keepMs;
+    await round(engines[0]!);
+    const at = Table.open(hqTable(hqs[0]!, fx.site, 'stock'));
+    expect(at.listTags().map((t) => t.name).sort()).toEqual(['agent-2', 'decision-P-1-1', 'hourly-2026120112']);
+    expect(spies[0]!.ops.filter((o) => o.startsWith('remove ') && o.includes('/tag/'))).toEqual([`remove ${sitePrefix(fx.site)}stock/tag/tag-agent-1`]);
+    // Only the pointer went: every file HQ had is still there, and the tags left read as on the site.
+    for (const f of filesBefore) expect(existsSync(join(hqTable(hqs[0]!, fx.site, 'stock'), f)), f).toBe(true);
+    expect(scanSorted(at, { tag: 'agent-2' })).toEqual(scanSorted(stock, { tag: 'agent-2' }));
+    expect((await store.openTable(fx.site, 'stock')).listTags().map((t) => t.name).sort()).toEqual(['agent-2', 'decision-P-1-1', 'hourly-2026120112']);
+    if (paimonCheckAvailable('paimon-check after a tag left HQ')) {
+      const r = paimonCheck(hqTable(hqs[0]!, fx.site, 'stock'));
+      expect(r.problems, r.output).toBe(0);
+    }
+    // Later rounds neither remove it again nor keep the step: the outbox forgets it too.
+    now += keepMs * 2;
+    await round(engines[0]!);
+    await round(engines[0]!);
+    expect(spies[0]!.ops.filter((o) => o.startsWith('remove ') && o.includes('/tag/'))).toHaveLength(1);
+    expect(engines[0]!.outbox.rows().filter((r) => r.unit.startsWith('untag:') || r.unit === 'tag:stock:agent-1')).toEqual([]);
+    await engines[0]!.close();
+    // With `hqDropsExpiredTags: []`, HQ keeps the expired run tag: the second engine (on the same
+    // site.db, another target) sends agent-2 only (agent-1 is gone), and its run tags stay.
+    engines.push(engine(fx, spies[1]!, { clock: () => now, outboxKeepMs: keepMs, hqDropsExpiredTags: [] }));
+    stock.createTag('agent-3');
+    await round(engines[1]!);
+    stock.deleteTag('agent-2');
+    now += keepMs * 2;
+    await round(engines[1]!);
+    expect(Table.open(hqTable(hqs[1]!, fx.site, 'stock')).listTags().map((t) => t.name)).toEqual(['agent-2', 'agent-3']);
+    expect(spies[1]!.ops.filter((o) => o.startsWith('remove ') && o.includes('/tag/'))).toEqual([]);
+    await engines[1]!.close();
+  });
+
+  it('an outbox from before remove steps is rebuilt once at open, every row and id kept', () => {
+    const dir = tempDir('old-outbox');
+    cleanup.push(dir);
+    const path = join(dir, 'site.db');
+    const old = new Database(path);
+    old.exec(`CREATE TABLE sync_outbox (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, unit TEXT NOT NULL, table_name TEXT, phase INTEGER NOT NULL,
+      op TEXT NOT NULL CHECK (op IN ('put', 'pointer', 'prune', 'release')), src TEXT, body BLOB, key TEXT,
+      size INTEGER NOT NULL DEFAULT 0, sha256 TEXT, md5 TEXT, priority INTEGER NOT NULL,
+      state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'cancelled')),
+      attempts INTEGER NOT NULL DEFAULT 0, next_attempt_ms INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+      created_ms INTEGER NOT NULL, done_ms INTEGER, sent_bytes INTEGER NOT NULL DEFAULT 0);
+      CREATE INDEX sync_outbox_unit ON sync_outbox (unit, phase, state);
+      INSERT INTO sync_outbox (id, unit, phase, op, key, size, priority, state, created_ms, done_ms) VALUES
+        (7, 'tag:stock:agent-1', 3, 'pointer', 'site_1.db/stock/tag/tag-agent-1', 10, 2, 'done', 1, 2),
+        (9, 'snapshot:stock:4', 0, 'put', 'site_1.db/stock/data-1', 99, 2, 'pending', 3, NULL);`);
+    expect(() => old.prepare(`INSERT INTO sync_outbox (unit, phase, op, priority, created_ms) VALUES ('u', 0, 'remove', 2, 4)`).run()).toThrow(/CHECK/);
+    old.close();
+    const db = openOutboxDb(path);
+    const outbox = new Outbox(db);
+    expect(outbox.rows().map((r) => [r.id, r.unit, r.op, r.state])).toEqual([
+      [7, 'tag:stock:agent-1', 'pointer', 'done'],
+      [9, 'snapshot:stock:4', 'put', 'pending'],
+    ]);
+    outbox.add([{ unit: 'untag:stock:agent-1', phase: 0, op: 'remove', key: 'site_1.db/stock/tag/tag-agent-1', priority: 2 }], 5);
+    expect(outbox.rows().map((r) => r.id)).toEqual([7, 9, 10]);
+    const indexes = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sync_outbox' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all();
+    expect(indexes).toEqual(['sync_outbox_done', 'sync_outbox_key', 'sync_outbox_pending', 'sync_outbox_unit']);
+    db.close();
+    // Opened again: nothing to rebuild.
+    const again = openOutboxDb(path);
+    expect(new Outbox(again).rows()).toHaveLength(3);
+    again.close();
   });
 
   it('a fresh outbox asks HQ per key what it already holds, and sends none of it again', async () => {
@@ -531,15 +638,15 @@ describe('memory', () => {
 });
 
 describe('retention and restore', () => {
-  it('HQ keeps a tag the site has expired, and a replaced site restores from HQ with its high-water marks', async () => {
+  it('HQ keeps a tag the site has expired (other than a run tag), and a replaced site restores from HQ with its high-water marks', async () => {
     const fx = site('15');
-    fx.table('stock').createTag('agent-1');
+    fx.table('stock').createTag('hourly-2026120110');
     const hq = hqDir();
     const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
     await syncAll(e);
-    const tagged = scanSorted(fx.table('stock'), { tag: 'agent-1' });
+    const tagged = scanSorted(fx.table('stock'), { tag: 'hourly-2026120110' });
     // Site side: the tag goes, new data overwrites, expiration sweeps the tag's files.
-    fx.table('stock').deleteTag('agent-1');
+    fx.table('stock').deleteTag('hourly-2026120110');
     for (let i = 0; i < 4; i++) writeStock(fx, 0, 2000, 3 + i);
     const w = fx.table('stock').newWriter();
     w.expire();
@@ -549,8 +656,8 @@ describe('retention and restore', () => {
     await syncAll(e);
     const store = new HqStore(new DirectoryTarget(hq));
     const atHq = await store.openTable(fx.site, 'stock');
-    expect(atHq.listTags().map((t) => t.name)).toEqual(['agent-1']);
-    expect(scanSorted(atHq, { tag: 'agent-1' })).toEqual(tagged);
+    expect(atHq.listTags().map((t) => t.name)).toEqual(['hourly-2026120110']);
+    expect(scanSorted(atHq, { tag: 'hourly-2026120110' })).toEqual(tagged);
     expect(await store.sites()).toEqual([fx.site]);
     expect(await store.tables(fx.site)).toEqual(['approval_inbox', 'decision_log', 'stock']);
     await e.close();
@@ -563,7 +670,7 @@ describe('retention and restore', () => {
     const restored = Table.open(join(fresh, 'warehouse', sitePrefix(fx.site), 'stock'));
     expect(scanSorted(restored)).toEqual(scanSorted(fx.table('stock')));
     expect(restored.snapshots.earliestId()).toBe(restored.snapshots.latestId());
-    expect(scanSorted(restored, { tag: 'agent-1' })).toEqual(tagged);
+    expect(scanSorted(restored, { tag: 'hourly-2026120110' })).toEqual(tagged);
     expect(existsSync(join(fresh, 'contracts', 'inventory.stock', 'v1.json'))).toBe(true);
     const hwm = fx.table('stock').committedProperties()['tilstand.hwm.inventory/stock'];
     expect(note.resync).toEqual(

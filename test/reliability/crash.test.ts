@@ -19,7 +19,8 @@
 // After the last run (clean stop): stock and work_queue equal the model; dead_letters equals the
 // journal's bad deliveries; every table opens at its latest snapshot, every retained snapshot and
 // tag scans without a missing file, and paimon-check passes on every table; then the outbox left
-// by the kills is resumed and HQ ends with every table equal to the site's.
+// by the kills is resumed and HQ ends with every table equal to the site's, and every tag the site
+// holds.
 // Reproduce: TILSTAND_SEED_CRASH=<seed> (printed; each kill's delay is printed too).
 
 import { join } from 'node:path';
@@ -28,7 +29,7 @@ import { Journal } from '../../core/ingest/journal.ts';
 import { Catalog, RowKind, Table } from '../../core/lsm/index.ts';
 import { FaultyFileIO } from './lib/faulty-io.ts';
 import { SyncEngine } from '../../core/sync/engine.ts';
-import { sitePrefix } from '../../core/sync/names.ts';
+import { isHoldTag, sitePrefix } from '../../core/sync/names.ts';
 import { DirectoryTarget } from '../../core/sync/targets/directory.ts';
 import { LONG, int, mulberry32, paimonCheck, paimonCheckAvailable, pick, removeTempDirs, sleep, suiteSeed, tempDir, trialSeed, writeSummary } from './lib/common.ts';
 import { Publisher } from './lib/publisher.ts';
@@ -285,6 +286,7 @@ async function runEpoch(epoch: number, kills: number, rand: () => number): Promi
     expect(h.latestSnapshot()?.id, `HQ ${name} snapshot`).toBe(t.latestSnapshot()?.id);
     expect(canon(rowsOf(h)), `HQ ${name} rows`).toEqual(canon(rowsOf(t)));
     const siteTags = new Set(t.listTags().map((x) => x.name));
+    for (const tag of siteTags) if (!isHoldTag(tag)) expect(h.tags.exists(tag), `HQ ${name} has the site's tag ${tag}`).toBe(true);
     for (const tag of h.listTags()) {
       const rows = rowsOf(h, { tag: tag.name });
       if (siteTags.has(tag.name)) expect(canon(rows), `HQ ${name} tag ${tag.name}`).toEqual(canon(rowsOf(t, { tag: tag.name })));

@@ -4,7 +4,9 @@
 // then snapshot and tag JSON, then the hints, then local snapshot JSON HQ no longer has is
 // removed, so the copy, like HQ, holds one snapshot with EARLIEST = LATEST. Every file is written
 // to a hidden temporary file and renamed: an interrupted pull leaves nothing half-written, and a
-// rerun continues where it stopped. Local tags are never removed.
+// rerun continues where it stopped. Local tags are kept (a pulled warehouse may hold tags of its
+// own) unless `dropGoneTags`: the cache through which `hq` commands read S3 (hq/store.ts) shows
+// what HQ holds, so a tag gone at HQ (a run tag its site expired, core/sync DESIGN.md) goes there too.
 
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -28,6 +30,8 @@ export interface MirrorOptions {
   /** Also copy `.tilstand/contracts/` to this directory. */
   contractsDir?: string;
   onProgress?: (p: MirrorProgress) => void;
+  /** Remove local tag JSON that HQ no longer has (default: local tags are kept). */
+  dropGoneTags?: boolean;
 }
 
 export interface MirrorResult {
@@ -107,10 +111,14 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
       result.files++;
       progress(t, p.key, p.size);
     }
-    const keep = new Set(pointers.map((p) => rel(p)).filter((r) => r.startsWith('snapshot/')));
+    const keep = new Set(pointers.map((p) => rel(p)));
     const snapDir = join(dbDir, t, 'snapshot');
     for (const n of fs.existsSync(snapDir) ? fs.readdirSync(snapDir) : []) {
       if (/^snapshot-\d+$/.test(n) && !keep.has(`snapshot/${n}`)) fs.rmSync(join(snapDir, n), { force: true });
+    }
+    const tagDir = join(dbDir, t, 'tag');
+    for (const n of o.dropGoneTags && fs.existsSync(tagDir) ? fs.readdirSync(tagDir) : []) {
+      if (n.startsWith('tag-') && !keep.has(`tag/${n}`)) fs.rmSync(join(tagDir, n), { force: true });
     }
   }
   for (const c of contracts) {

@@ -46,7 +46,7 @@ export class HqStore {
   /** The warehouse directory that holds `site_<id>.db/` for reading (the share itself, or the cache). */
   async warehouseFor(site: string, tables?: readonly string[]): Promise<string> {
     if (this.target instanceof DirectoryTarget) return this.target.root;
-    await mirrorSite(this.target, site, this.cacheDir, tables ? { tables } : {});
+    await mirrorSite(this.target, site, this.cacheDir, { dropGoneTags: true, ...(tables ? { tables } : {}) });
     return this.cacheDir;
   }
 

@@ -8,7 +8,8 @@
 //   list(prefix) / get / head       reading; `head` reports size and SHA-256 (a directory
 //                                   re-reads the file; S3 returns the metadata written with it
 //                                   and its ETag, the MD5 the server computed of what it got).
-//   remove(key)                     only for superseded snapshot JSON at HQ (one snapshot per table).
+//   remove(key)                     only for superseded snapshot JSON at HQ (one snapshot per table)
+//                                   and the JSON of run tags the site expired (engine.ts).
 //
 // Scope: a target opened for a site carries `writePrefix = site_<id>.db/`; every write and remove
 // outside it is refused on the client before any request (Forbidden). Every key passes

@@ -102,6 +102,9 @@ describe('Site with an HQ target', () => {
     await site.stop();
     sites.pop();
     expect(existsSync(join(data, 'sync.lock'))).toBe(false);
+    // `tilstand status` of the stopped site: the target it was given only with --hq, from the outbox.
+    const stopped = formatStatus(statusFromDirectory(data)).join('\n');
+    expect(stopped).toMatch(new RegExp(`^sync: to dir:${hq} \\(given with --hq at the last start; not in config.json\\), online, 0 steps pending`, 'm'));
     const offline = await cli(['sync', 'now', '--data', data, '--hq', hq]);
     expect(offline.code).toBe(0);
     expect(offline.out).not.toContain('by the site running');

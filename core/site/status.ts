@@ -85,16 +85,23 @@ export function redactTarget(text: string): string {
   return text.replace(/\/\/[^@/]*@/, '//…@');
 }
 
-/** The sync state of a site that is not running: its configured target and its outbox. */
+/**
+ * The sync state of a site that is not running: its configured target and its outbox. A target
+ * given only with `tilstand start --hq` is not in config.json; the outbox remembers the one it last
+ * sent to (core/sync engine.ts, `sync_state` `target`), and that is shown, saying so.
+ */
 function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): SyncStatus | null {
-  if (!config.hq.target) return null;
-  const view = (s: EngineSyncStatus) => syncView(redactTarget(config.hq.target!), DEFAULT_HEALTH_WINDOW_MS, s);
   const path = dataPaths(data).siteDb;
-  if (!existsSync(path)) return view(EMPTY_SYNC_STATUS);
+  const view = (target: string, s: EngineSyncStatus) => syncView(redactTarget(target), DEFAULT_HEALTH_WINDOW_MS, s);
+  if (!existsSync(path)) return config.hq.target ? view(config.hq.target, EMPTY_SYNC_STATUS) : null;
   const db = openOutboxDb(path, true);
   try {
     const hasOutbox = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_outbox'`).get() !== undefined;
-    return view(hasOutbox ? statusOf(new Outbox(db), nowMs, DEFAULT_HEALTH_WINDOW_MS) : EMPTY_SYNC_STATUS);
+    const outbox = hasOutbox ? new Outbox(db) : undefined;
+    const last = outbox?.getState('target');
+    const target = config.hq.target ?? (last === undefined ? undefined : `${last} (given with --hq at the last start; not in config.json)`);
+    if (target === undefined) return null;
+    return view(target, outbox ? statusOf(outbox, nowMs, DEFAULT_HEALTH_WINDOW_MS) : EMPTY_SYNC_STATUS);
   } finally {
     db.close();
   }

@@ -1,8 +1,9 @@
 // The sync outbox: table `sync_outbox` in `<data>/site.db` (better-sqlite3, WAL, synchronous=FULL,
 // own connection). One row per step of a unit (a table's snapshot, a tag, the contracts, a run tag
-// to remove at HQ): files, then the pointer, then hints and cleanup. A row turns `done` in the same transaction that
-// records its bytes, after the target verified it — so after kill -9 the outbox says exactly
-// which steps finished, and the step in flight is re-checked with `head` before it is re-sent.
+// to remove at HQ): files, then the pointer, then hints and cleanup. A row turns `done` in the
+// same transaction that records its bytes, after the target verified it — so after kill -9 the
+// outbox says exactly which steps finished, and the step in flight is re-checked with `head`
+// before it is re-sent.
 //
 // Columns: unit (e.g. `snapshot:stock:12`), phase (plan.ts), op (put | pointer | prune |
 // release | remove), src (local file), body (pointer bytes captured at plan time), key (target

@@ -80,6 +80,8 @@ export interface SyncEngineOptions {
    * them (`Outbox.compact`; default 1 h, at least the health window). Checked every tenth of it.
    */
   outboxKeepMs?: number;
+  /** How many entries of the record of what HQ holds are checked against the site's files per planning round (default 5,000). */
+  atHqCheckedPerRound?: number;
   /**
    * How the engine opens the site's warehouse: the site passes its own catalog's options
    * (`cacheBudget`, `writeBufferBytes`), so the engine's reads draw on the site's run-cache
@@ -135,6 +137,7 @@ export const SYNC_LOCK_FILE = 'sync.lock';
 /** Sync is healthy while nothing is pending or a step finished within this window (`healthWindowMs`). */
 export const DEFAULT_HEALTH_WINDOW_MS = 15 * 60_000;
 export const DEFAULT_OUTBOX_KEEP_MS = 3_600_000;
+const DEFAULT_AT_HQ_CHECKED_PER_ROUND = 5_000;
 
 const DEFAULT_PRIORITY_TABLES = ['approval_inbox', 'decision_log'];
 /** The agent's run tags (`agent-<run id>`, ../shared/DESIGN.md "Tags"). */
@@ -193,6 +196,8 @@ export class SyncEngine {
   private halt = false;
   /** When planning last compacted the outbox (this process). */
   private compactedAtMs = -Infinity;
+  /** Where the walk through the record of what HQ holds goes on (`pruneAtHq`); '' = from its start. */
+  private atHqCursor = '';
 
   /** Held from construction to close(): one sender per data directory. */
   private readonly lock: WriterLock;
@@ -391,6 +396,7 @@ export class SyncEngine {
       this.compactedAtMs = now;
       this.compactOutbox(tables, now - keepMs, now);
     }
+    this.pruneAtHq();
     for (const t of tables.values()) t.cache.clear();
     return result;
   }
@@ -419,9 +425,21 @@ export class SyncEngine {
       return { unit: `untag:${name}:${tag}`, table_name: name!, phase: 0, op: 'remove', key, priority: PRIORITY.bulk };
     };
     this.outbox.compact(beforeMs, live, nowMs, removal);
-    // The record of what HQ holds keeps only files the site still has: a file the site deleted
-    // (expired: nothing references it any more, and names are never reused) is never planned again.
-    this.outbox.forgetAtHq(this.outbox.atHqEntries().filter((e) => e.src !== null && !existsSync(e.src)).map((e) => e.key));
+  }
+
+  /**
+   * Keeps the record of what HQ holds to files the site still has: a file the site deleted
+   * (expired: nothing references it any more, and names are never reused) is never planned again.
+   * One slice of `atHqCheckedPerRound` entries per planning round, walking the record in key order
+   * and starting again at its end: a site holds about one entry per file its tags reference (well
+   * over 100,000 with a week of run tags), and a check is a stat (3–6 µs here), so the whole record
+   * at once would hold the event loop, and the PUBACKs with it, for half a second.
+   */
+  private pruneAtHq(): void {
+    const slice = this.o.atHqCheckedPerRound ?? DEFAULT_AT_HQ_CHECKED_PER_ROUND;
+    const entries = this.outbox.atHqEntries(this.atHqCursor, slice);
+    this.atHqCursor = entries.length < slice ? '' : entries[entries.length - 1]!.key;
+    this.outbox.forgetAtHq(entries.filter((e) => e.src !== null && !existsSync(e.src)).map((e) => e.key));
   }
 
   // ------------------------------------------------------------------------------------------

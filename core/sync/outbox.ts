@@ -185,9 +185,13 @@ export class Outbox {
     })();
   }
 
-  /** The record's entries, with the site file each was sent from. */
-  atHqEntries(): Array<{ key: string; src: string | null }> {
-    return this.db.prepare('SELECT key, src FROM sync_at_hq').all() as Array<{ key: string; src: string | null }>;
+  /**
+   * The record's entries in key order, with the site file each was sent from: every one, or at most
+   * `limit` after the key `after` (a slice of a walk through the record).
+   */
+  atHqEntries(after?: string, limit?: number): Array<{ key: string; src: string | null }> {
+    if (after === undefined && limit === undefined) return this.db.prepare('SELECT key, src FROM sync_at_hq ORDER BY key').all() as Array<{ key: string; src: string | null }>;
+    return this.db.prepare('SELECT key, src FROM sync_at_hq WHERE key > ? ORDER BY key LIMIT ?').all(after ?? '', limit ?? -1) as Array<{ key: string; src: string | null }>;
   }
 
   /** Drops entries of the record (their site files are gone: nothing will reference them again). */

@@ -321,6 +321,33 @@ describe('what travels', () => {
     again.close();
   });
 
+  it('the record of what HQ holds forgets files the site deleted, a bounded slice per planning round', async () => {
+    const fx = site('12', 300);
+    const stock = fx.table('stock');
+    stock.createTag('hourly-2026120100');
+    const hq = hqDir();
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }), { atHqCheckedPerRound: 3 });
+    await syncAll(e);
+    // The tag goes and new data overwrites every row: expiration deletes the tag's files on the site.
+    stock.deleteTag('hourly-2026120100');
+    for (let i = 0; i < 4; i++) writeStock(fx, 0, 300, 3 + i);
+    const w = stock.newWriter();
+    w.expire();
+    w.close();
+    const gone = () => e.outbox.atHqEntries().filter((x) => x.src !== null && !existsSync(x.src)).length;
+    const before = gone();
+    expect(before).toBeGreaterThan(3);
+    await e.enqueueSnapshotSync();
+    // One round checks three entries, so it forgets at most three.
+    expect(before - gone()).toBeLessThanOrEqual(3);
+    // The walk goes on where it stopped, and comes round to every entry.
+    for (let r = 0; r < 100 && gone() > 0; r++) await e.enqueueSnapshotSync();
+    expect(gone()).toBe(0);
+    await syncAll(e);
+    expect(scanSorted(Table.open(hqTable(hq, fx.site, 'stock')))).toEqual(scanSorted(stock));
+    await e.close();
+  });
+
   it('a fresh outbox asks HQ per key what it already holds, and sends none of it again', async () => {
     const fx = site('9', 300);
     fx.table('stock').createTag('agent-1');

@@ -210,6 +210,18 @@ export class Outbox {
     return undefined;
   }
 
+  /** `unitState` of every unit whose name starts with `prefix`, in one query (units neither pending nor done are left out). */
+  unitStates(prefix: string): Map<string, 'pending' | 'done'> {
+    // A range, not LIKE (case-insensitive, so it cannot use the unit index): [prefix, prefix's successor).
+    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+    const rows = this.db
+      .prepare(`SELECT unit, SUM(state = 'pending') AS p, SUM(state = 'done') AS d FROM sync_outbox WHERE unit >= ? AND unit < ? GROUP BY unit`)
+      .all(prefix, end) as Array<{ unit: string; p: number; d: number }>;
+    const out = new Map<string, 'pending' | 'done'>();
+    for (const r of rows) if (r.p || r.d) out.set(r.unit, r.p ? 'pending' : 'done');
+    return out;
+  }
+
   setHashes(id: number, sha256: string, md5: string, size: number): void {
     this.db.prepare('UPDATE sync_outbox SET sha256 = ?, md5 = ?, size = ? WHERE id = ?').run(sha256, md5, size, id);
   }

@@ -7,7 +7,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Table } from '../lsm/index.ts';
+import { ForwardingFileIO, localFileIO, Table } from '../lsm/index.ts';
+import { RACY_MS } from '../lsm/file-identity.ts';
 import { RunCacheBudget } from '../lsm/run-cache.ts';
 import { SyncEngine } from './engine.ts';
 import { SyncError } from './errors.ts';
@@ -345,6 +346,46 @@ describe('what travels', () => {
     expect(gone()).toBe(0);
     await syncAll(e);
     expect(scanSorted(Table.open(hqTable(hq, fx.site, 'stock')))).toEqual(scanSorted(stock));
+    await e.close();
+  });
+
+  it("keeps the site's tables open from round to round: a tag file is read once, and a table the site altered is opened again", async () => {
+    const fx = site('13', 300);
+    const stock = fx.table('stock');
+    for (let i = 0; i < 40; i++) stock.createTag(`agent-${i}`);
+    const tagReads: string[] = [];
+    const io = new (class extends ForwardingFileIO {
+      override readFile(path: string) {
+        if (path.includes('/tag/')) tagReads.push(path);
+        return super.readFile(path);
+      }
+      override readFileIfExists(path: string) {
+        if (path.includes('/tag/')) tagReads.push(path);
+        return super.readFileIfExists(path);
+      }
+    })(localFileIO);
+    const e = engine(fx, new DirectoryTarget(hqDir(), { writePrefix: sitePrefix(fx.site) }), { catalog: { fileIO: io } });
+    await syncAll(e);
+    // Past the racy window (core/lsm file-identity.ts), a cached tag is trusted on its stat alone.
+    await new Promise((r) => setTimeout(r, RACY_MS + 100));
+    await e.enqueueSnapshotSync();
+    tagReads.length = 0;
+    await e.enqueueSnapshotSync();
+    await e.enqueueSnapshotSync();
+    // Nothing new: no tag file read again (opened afresh each round, every one was).
+    expect(tagReads).toEqual([]);
+    stock.createTag('agent-new');
+    await e.enqueueSnapshotSync();
+    expect(new Set(tagReads.map((p) => p.slice(p.lastIndexOf('/') + 1)))).toEqual(new Set(['tag-agent-new']));
+    expect(e.outbox.unitState('tag:stock:agent-new')).toBe('pending');
+    // The site adds a column: the engine's table is opened again, with the new schema.
+    const before = e.openTables().get('stock')!;
+    stock.alter([{ kind: 'addColumn', name: 'bin', type: 'STRING' }]);
+    const after = e.openTables().get('stock')!;
+    expect(after).not.toBe(before);
+    expect(after.schema.fields.map((f) => f.name)).toContain('bin');
+    expect(e.openTables().get('stock')).toBe(after);
+    await syncAll(e);
     await e.close();
   });
 

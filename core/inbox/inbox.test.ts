@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
-import { readDecisionLog } from './decision-log.ts';
+import { readConfigChanges, readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
 import { Inbox, readProposal, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
 import { APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
@@ -310,10 +310,13 @@ describe('decide: who may', () => {
     const i = inbox();
     propose(i, 'J-1');
     now += 1000;
-    const id = i.recordConfigChange({ user: 'lena', key: 'agent.reorderByItem.BOLT.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 30 } });
+    const change = i.recordConfigChange({ user: 'lena', key: 'agent.reorderByItem.BOLT.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 30 } });
     // Read as another process would: committed, beside the proposal's entries, not in any trail.
-    const log = readDecisionLog(catalog.getTable({ database: DB, table: 'decision_log' }), undefined, undefined, 'config_changed');
-    expect(log).toEqual([{ id, atMs: now, proposalId: null, event: 'config_changed', actor: 'lena', detail: { key: 'agent.reorderByItem.BOLT.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 30 } } }]);
+    const table = catalog.getTable({ database: DB, table: 'decision_log' });
+    const log = readDecisionLog(table, undefined, undefined, 'config_changed');
+    expect(log).toEqual([{ id: change.id, atMs: now, proposalId: null, event: 'config_changed', actor: 'lena', detail: { key: 'agent.reorderByItem.BOLT.locations.A-01', before: null, after: { reorderPoint: 9, orderUpTo: 30 } } }]);
+    // What it returns is the change as the log gives it back.
+    expect(readConfigChanges(table)).toEqual([change]);
     expect(readDecisionLog(catalog.getTable({ database: DB, table: 'decision_log' })).map((e) => e.event)).toEqual(['proposed', 'config_changed']);
   });
 

@@ -26,7 +26,7 @@
 // approved.
 
 import { LsmError, type Catalog, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
-import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type DecisionLogEntry } from './decision-log.ts';
+import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
 import {
@@ -568,14 +568,17 @@ export class Inbox {
   /**
    * A config.json key a signed-in person changed (a reorder point set on the Stock screen): a
    * decision_log entry `config_changed` with no proposal, under their name, committed at once — so
-   * it is kept, and travels to HQ, with the decisions. Returns the entry's id.
+   * it is kept, and travels to HQ, with the decisions. Returns the change as `readConfigChanges`
+   * reads it back from the log.
    */
-  recordConfigChange(c: { user: string; key: string; before: Json; after: Json }): number {
+  recordConfigChange(c: { user: string; key: string; before: Json; after: Json }): ConfigChange {
     this.check();
-    const id = this.log.append({ atMs: this.clock(), proposalId: null, event: CONFIG_CHANGED_EVENT, actor: c.user.slice(0, 64), detail: entryDetail.configChanged(c.key, c.before, c.after) });
+    const atMs = this.clock();
+    const user = c.user.slice(0, 64);
+    const id = this.log.append({ atMs, proposalId: null, event: CONFIG_CHANGED_EVENT, actor: user, detail: entryDetail.configChanged(c.key, c.before, c.after) });
     if (this.o.deferCommits) this.uncommitted = true;
     else this.log.commit(); // nothing of the inbox table was written
-    return id;
+    return { id, atMs, user, key: c.key, before: c.before, after: c.after };
   }
 
   /** Commits writes left uncommitted by `deferCommits` (inbox first, then the log); else nothing to do. */

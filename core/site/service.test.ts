@@ -268,8 +268,14 @@ describe('SiteService', () => {
     expect((await api.call('configChanges', { limit: 2 }, op)).map((c) => [c.user, c.key, c.before, c.after])).toEqual(changes.slice(0, 2).map((c) => [c.user, c.key, c.before, c.after]));
     expect((await api.call('configChanges', { limit: 1 }, op))[0]!.policyOf).toEqual({ item: 'ITEM-002', location: 'DOCK' });
 
+    // Once read, the changes are kept up by each new one, not read again from the log (which holds
+    // every decision ever made).
+    const scans = vi.spyOn(site.decisions!.inbox.logTable, 'scanRows');
     // Changed by hand in config.json since: no longer what Lena set, so nobody's.
     await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'B-01', policy: { reorderPoint: 7, orderUpTo: 21 } }, lead);
+    expect((await api.call('configChanges', { limit: 1 }, op)).map((c) => [c.user, c.key, c.before, c.after])).toEqual([['Lena', 'agent.reorderByItem.ITEM-002.locations.B-01', null, { reorderPoint: 7, orderUpTo: 21 }]]);
+    expect(scans).not.toHaveBeenCalled();
+    scans.mockRestore();
     expect((await row('ITEM-002', 'B-01')).reorder_set).toMatchObject({ by: 'Lena' });
     const edited = JSON.parse(readFileSync(file, 'utf8')) as { agent: { reorderByItem: Record<string, { locations: Record<string, unknown> }> } };
     edited.agent.reorderByItem['ITEM-002']!.locations['B-01'] = { reorderPoint: 8, orderUpTo: 21 };

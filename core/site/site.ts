@@ -164,8 +164,9 @@ export class Site {
   private decisionParts: Decisions | undefined;
   /**
    * The decision log's `config_changed` entries, newest first, and each key's newest of them
-   * (configChanges, lastFloorSetting): read from the log on first use and after each change, not
-   * at every stock read (the log holds every decision ever made). undefined: not read yet.
+   * (configChanges, lastFloorSetting): read from the log on first use, then kept up by each change
+   * made here, not read at every stock read nor after each change (the log holds every decision ever
+   * made). undefined: not read yet.
    */
   private floorChanges: { list: ConfigChange[]; byKey: Map<string, ConfigChange> } | undefined;
   private ui: UiServer | undefined;
@@ -517,21 +518,25 @@ export class Site {
     if (!this.decisionParts) throw Object.assign(new Error('the inbox is not running'), { kind: 'Failed' });
     const { config, key, before } = setReorderPolicyInFile(this.data, item, location, policy);
     this.applyConfig(config);
-    const entry = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
-    this.floorChanges = undefined; // read again, with this entry, when next asked
+    const change = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
+    // Added to what was read (newest first), not read again: the log holds every decision ever made.
+    if (this.floorChanges) {
+      this.floorChanges.list.unshift(change);
+      this.floorChanges.byKey.set(change.key, change);
+    }
     const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
     this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
     // The agent looks at every row against it now (the reconfigure made its next run a full one),
     // so the floor sees at once the replenishment it proposes, or the one it withdraws.
     const run = this.decisionParts.runAgent();
     if (!run.ok) this.log(`agent run after ${key} changed: ${run.message}`);
-    return entry;
+    return change.id;
   }
 
   /**
    * Who last set a config.json key from the floor UI (`setReorderPolicy`), when, and to what
    * (`after`, null for removed); undefined when nobody did. From the decision log's
-   * `config_changed` entries, read on first use and after each change.
+   * `config_changed` entries, read on first use; each change made here is added to them.
    */
   lastFloorSetting(key: string): { user: string; atMs: number; after: Json } | undefined {
     return this.readFloorChanges()?.byKey.get(key);

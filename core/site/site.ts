@@ -538,7 +538,7 @@ export class Site {
    * (`after`, null for removed); undefined when nobody did. From the decision log's
    * `config_changed` entries, read on first use; each change made here is added to them.
    */
-  lastFloorSetting(key: string): { user: string; atMs: number; after: Json } | undefined {
+  lastFloorSetting(key: string): ConfigChange | undefined {
     return this.readFloorChanges()?.byKey.get(key);
   }
 

@@ -32,7 +32,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, statSync } fro
 import { join, relative, sep } from 'node:path';
 import type Database from 'better-sqlite3';
 import { Catalog, LsmError, type Table, type TableOpenOptions } from '../lsm/index.ts';
-import { snapshotToJson } from '../lsm/snapshot.ts';
+import { snapshotToJson, tagFromJson, type Tag } from '../lsm/snapshot.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
@@ -196,6 +196,11 @@ export class SyncEngine {
   private halt = false;
   /** When planning last compacted the outbox (this process). */
   private compactedAtMs = -Infinity;
+  /**
+   * Per table, per tag unit: the creation time and retention of the tag JSON HQ got or is getting
+   * (`tagStamp`), read from the outbox's pointer rows once per table, then kept up by planning.
+   */
+  private readonly tagStamps = new Map<string, Map<string, string>>();
   /** The site's tables as the last round opened them (`openTables`). */
   private tables = new Map<string, Table>();
   /** Where the walk through the record of what HQ holds goes on (`pruneAtHq`); '' = from its start. */
@@ -329,13 +334,27 @@ export class SyncEngine {
       // Tags HQ lacks (hold tags excepted), oldest first. The outbox's units of this table's tags
       // in one query: a site holds thousands of tags per table (a week of run tags).
       const tagUnits = this.outbox.unitStates(`tag:${name}:`);
+      const sent = this.sentTagStamps(name);
+      const listed = new Set<string>();
       for (const tag of table.listTags()) {
         if (isHoldTag(tag.name)) continue;
         const unit = `tag:${name}:${tag.name}`;
         const key = `${prefix}tag/tag-${tag.name}`;
-        if (tagUnits.has(unit) || (await heldAtHq(unit, key))) continue;
+        listed.add(unit);
+        const state = tagUnits.get(unit);
+        if (state === 'done' && sent.has(unit) && sent.get(unit) !== tagStamp(tag)) {
+          // Renewed on the site (core/lsm renewTag: a cited run tag's retention restarted): HQ gets
+          // the new JSON, so its copy — and a site restored from it — keeps the tag as long.
+          const body = table.fileIO.readFileIfExists(table.paths.tagFile(tag.name));
+          if (body === undefined) continue;
+          add(unit, [{ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority }]);
+          sent.set(unit, tagStamp(tagFromJson(body.toString('utf8'), table.paths.tagFile(tag.name))));
+          continue;
+        }
+        if (state !== undefined || (await heldAtHq(unit, key))) continue;
         const body = table.fileIO.readFileIfExists(table.paths.tagFile(tag.name));
         if (body === undefined) continue; // deleted since listing
+        sent.set(unit, tagStamp(tagFromJson(body.toString('utf8'), table.paths.tagFile(tag.name))));
         let rows: NewRow[];
         try {
           rows = fileRows(unit, tag.snapshot);
@@ -346,6 +365,7 @@ export class SyncEngine {
         rows.push({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority });
         add(unit, rows);
       }
+      for (const unit of sent.keys()) if (!listed.has(unit)) sent.delete(unit);
 
       // The latest snapshot, when HQ does not have it yet.
       const latest = table.latestSnapshot();
@@ -441,6 +461,23 @@ export class SyncEngine {
       return { unit: `untag:${name}:${tag}`, table_name: name!, phase: 0, op: 'remove', key, priority: PRIORITY.bulk };
     };
     this.outbox.compact(beforeMs, live, nowMs, removal);
+  }
+
+  /** `tagStamps` of a table, read from the outbox on first use. A unit HQ was found holding (`addHeld`) has no body and no stamp. */
+  private sentTagStamps(table: string): Map<string, string> {
+    let m = this.tagStamps.get(table);
+    if (m === undefined) {
+      m = new Map();
+      for (const [unit, body] of this.outbox.pointerBodies(`tag:${table}:`)) {
+        try {
+          m.set(unit, tagStamp(tagFromJson(body.toString('utf8'), unit)));
+        } catch {
+          // not a tag's JSON: never compared, so never sent again for it
+        }
+      }
+      this.tagStamps.set(table, m);
+    }
+    return m;
   }
 
   /**
@@ -732,6 +769,11 @@ export class SyncEngine {
       this.lock.release();
     }
   }
+}
+
+/** What a renewal changes in a tag's JSON: its creation time and retention. */
+function tagStamp(t: Pick<Tag, 'createTimeMillis' | 'retainedMillis'>): string {
+  return `${t.createTimeMillis ?? ''}/${t.retainedMillis ?? ''}`;
 }
 
 /** The id of the newest schema file in a table's directory (-1 when there is none). */

@@ -222,6 +222,17 @@ export class Outbox {
     return out;
   }
 
+  /** Per unit whose name starts with `prefix`, the body of its newest pointer step that has one. */
+  pointerBodies(prefix: string): Map<string, Buffer> {
+    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+    const rows = this.db
+      .prepare(`SELECT unit, body FROM sync_outbox WHERE unit >= ? AND unit < ? AND op = 'pointer' AND body IS NOT NULL AND state != 'cancelled' ORDER BY id`)
+      .all(prefix, end) as Array<{ unit: string; body: Buffer }>;
+    const out = new Map<string, Buffer>();
+    for (const r of rows) out.set(r.unit, r.body);
+    return out;
+  }
+
   setHashes(id: number, sha256: string, md5: string, size: number): void {
     this.db.prepare('UPDATE sync_outbox SET sha256 = ?, md5 = ?, size = ? WHERE id = ?').run(sha256, md5, size, id);
   }

@@ -389,6 +389,42 @@ describe('what travels', () => {
     await e.close();
   });
 
+  it('a tag renewed on the site reaches HQ again (its JSON alone), also after a restart', async () => {
+    const fx = site('14', 300);
+    const stock = fx.table('stock');
+    const day = 24 * 3600_000;
+    stock.createTag('agent-1', undefined, 7 * day);
+    stock.createTag('agent-2', undefined, 7 * day);
+    const hq = hqDir();
+    const tagAtHq = (n: string) => readFileSync(join(hqTable(hq, fx.site, 'stock'), 'tag', `tag-${n}`), 'utf8');
+    const tagOnSite = (n: string) => readFileSync(join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock', 'tag', `tag-${n}`), 'utf8');
+    let spy = new Spy(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    let e = engine(fx, spy);
+    await syncAll(e);
+    expect(tagAtHq('agent-1')).toBe(tagOnSite('agent-1'));
+    // The agent keeps a cited run tag: its retention restarts (core/lsm renewTag).
+    stock.renewTag('agent-1', 8 * day);
+    expect(tagAtHq('agent-1')).not.toBe(tagOnSite('agent-1'));
+    spy.ops.length = 0;
+    await syncAll(e);
+    expect(spy.ops).toEqual([`pointer ${sitePrefix(fx.site)}stock/tag/tag-agent-1`]);
+    expect(tagAtHq('agent-1')).toBe(tagOnSite('agent-1'));
+    expect(Table.open(hqTable(hq, fx.site, 'stock')).tags.get('agent-1').retainedMillis).toBe(8 * day);
+    await syncAll(e);
+    expect(spy.ops).toHaveLength(1);
+    await e.close();
+    // A new process knows what HQ got from the outbox: nothing is sent again until the next renewal.
+    spy = new Spy(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    e = engine(fx, spy);
+    await syncAll(e);
+    expect(spy.ops).toEqual([]);
+    stock.renewTag('agent-2', 9 * day);
+    await syncAll(e);
+    expect(spy.ops).toEqual([`pointer ${sitePrefix(fx.site)}stock/tag/tag-agent-2`]);
+    expect(tagAtHq('agent-2')).toBe(tagOnSite('agent-2'));
+    await e.close();
+  });
+
   it('a fresh outbox asks HQ per key what it already holds, and sends none of it again', async () => {
     const fx = site('9', 300);
     fx.table('stock').createTag('agent-1');

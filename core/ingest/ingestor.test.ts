@@ -125,6 +125,36 @@ describe('Ingestor pipeline', () => {
     expect(i.metrics()).toMatch(/tilstand_ingest_events_applied_total\{site="s1"\} 5/);
   });
 
+  it('expires a table that has not committed for idleExpireMs without a commit: a quiet table does not keep overdue tags', async () => {
+    const i = start({ idleExpireMs: 60_000 });
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 7));
+    now += 10 * 60_000;
+    i.tick();
+    const stock = new Catalog(join(dir, 'warehouse')).getTable({ database: DB, table: 'stock' });
+    const snapshot = stock.latestSnapshot()!.id;
+    stock.createTag('agent-1', undefined, 1); // overdue a millisecond later
+    await new Promise((r) => setTimeout(r, 5));
+    now += 30_000;
+    i.tick();
+    expect(stock.tags.exists('agent-1')).toBe(true); // idle for 30 s only
+    now += 31_000;
+    i.tick();
+    expect(stock.tags.exists('agent-1')).toBe(false);
+    expect(stock.latestSnapshot()!.id).toBe(snapshot); // expired, not committed
+    // The same after the next commit.
+    await i.accept(topic('inventory', 'stock'), inv(2, 'A-1', 'L1', 8));
+    now += 10 * 60_000;
+    i.tick();
+    stock.createTag('agent-2', undefined, 1);
+    await new Promise((r) => setTimeout(r, 5));
+    now += 59_000;
+    i.tick();
+    expect(stock.tags.exists('agent-2')).toBe(true);
+    now += 2_000;
+    i.tick();
+    expect(stock.tags.exists('agent-2')).toBe(false);
+  });
+
   it('stock: three modules write their own column groups without knowing each other', async () => {
     const i = start();
     await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 10));

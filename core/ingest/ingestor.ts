@@ -88,6 +88,14 @@ export interface IngestorOptions {
    * prune, and the replay after a restart — until progressLagMax events have come. Default 5 min.
    */
   progressIntervalMs?: number;
+  /**
+   * A table that has not committed for this long has its snapshots and tags expired without a
+   * commit (TableWriter.expire). Expiration otherwise runs only after a commit, and a table with no
+   * events (a quiet night, a weekend) keeps every tag meanwhile: the agent tags it every minute, so
+   * after a weekend its first commit would delete a day's worth (~1,440 overdue tags) at once, on the
+   * event loop. Default 10 min.
+   */
+  idleExpireMs?: number;
   /** Journal checkpoint name holding the lowest committed position (prune with keepAfter = it). */
   checkpointName?: string;
   /** Loud events without a caller to return to (gap skips, apply failures). */
@@ -143,6 +151,7 @@ export interface IngestorHealth {
 export const DEFAULT_CHECKPOINT_NAME = 'ingest';
 const DEFAULT_PROGRESS_LAG_MAX = 50_000;
 const DEFAULT_PROGRESS_INTERVAL_MS = 5 * 60_000;
+const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
 const DEAD_LETTER_LIST_DEFAULT = 100;
 const COMMIT_USER = 'tilstand-ingest';
 
@@ -157,6 +166,8 @@ interface Target {
   committedPosition: bigint;
   /** When this run last committed the table (rows or progress); the open time before that. */
   committedAtMs: number;
+  /** When this run last expired the table without a commit (`idleExpireMs`). */
+  idleExpiredAtMs: number;
   snapshotId: number | null;
   readonly freshness: Freshness;
 }
@@ -299,6 +310,7 @@ export class Ingestor {
       recovered,
       committedPosition: recovered.position,
       committedAtMs: this.clock(),
+      idleExpiredAtMs: this.clock(),
       snapshotId: latest?.id ?? null,
       freshness: new Freshness(budget, latest ? latest.timeMillis : null),
     });
@@ -661,6 +673,17 @@ export class Ingestor {
       }
     }
     if (committed) this.writeCheckpoint();
+    const idleExpire = this.o.idleExpireMs ?? DEFAULT_IDLE_EXPIRE_MS;
+    for (const t of this.targets.values()) {
+      if (nowMs - Math.max(t.committedAtMs, t.idleExpiredAtMs) < idleExpire) continue;
+      t.idleExpiredAtMs = nowMs;
+      try {
+        t.writer.expire();
+      } catch (e) {
+        // Maintenance: the next commit's expiration tries again, and reports what fails there.
+        this.o.onWarning?.(`ingest: expiring idle table ${t.name} failed: ${(e as Error).message}`);
+      }
+    }
   }
 
   /** Commits every table with pending events now (approval compare-and-set, shutdown). */

@@ -336,25 +336,30 @@ export class SyncEngine {
       const tagUnits = this.outbox.unitStates(`tag:${name}:`);
       const sent = this.sentTagStamps(name);
       const listed = new Set<string>();
+      // The tag's JSON as the site holds it now, recorded as what HQ gets; undefined: deleted since listing.
+      const tagJson = (unit: string, tag: string): Buffer | undefined => {
+        const path = table.paths.tagFile(tag);
+        const body = table.fileIO.readFileIfExists(path);
+        if (body !== undefined) sent.set(unit, tagStamp(tagFromJson(body.toString('utf8'), path)));
+        return body;
+      };
       for (const tag of table.listTags()) {
         if (isHoldTag(tag.name)) continue;
         const unit = `tag:${name}:${tag.name}`;
         const key = `${prefix}tag/tag-${tag.name}`;
+        const pointer = (body: Buffer): NewRow => ({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority });
         listed.add(unit);
         const state = tagUnits.get(unit);
         if (state === 'done' && sent.has(unit) && sent.get(unit) !== tagStamp(tag)) {
           // Renewed on the site (core/lsm renewTag: a cited run tag's retention restarted): HQ gets
           // the new JSON, so its copy — and a site restored from it — keeps the tag as long.
-          const body = table.fileIO.readFileIfExists(table.paths.tagFile(tag.name));
-          if (body === undefined) continue;
-          add(unit, [{ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority }]);
-          sent.set(unit, tagStamp(tagFromJson(body.toString('utf8'), table.paths.tagFile(tag.name))));
+          const body = tagJson(unit, tag.name);
+          if (body !== undefined) add(unit, [pointer(body)]);
           continue;
         }
         if (state !== undefined || (await heldAtHq(unit, key))) continue;
-        const body = table.fileIO.readFileIfExists(table.paths.tagFile(tag.name));
-        if (body === undefined) continue; // deleted since listing
-        sent.set(unit, tagStamp(tagFromJson(body.toString('utf8'), table.paths.tagFile(tag.name))));
+        const body = tagJson(unit, tag.name);
+        if (body === undefined) continue;
         let rows: NewRow[];
         try {
           rows = fileRows(unit, tag.snapshot);
@@ -362,7 +367,7 @@ export class SyncEngine {
           if (e instanceof LsmError && e.kind === 'NotFound' && !table.tags.exists(tag.name)) continue; // expired under us
           throw e;
         }
-        rows.push({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority });
+        rows.push(pointer(body));
         add(unit, rows);
       }
       for (const unit of sent.keys()) if (!listed.has(unit)) sent.delete(unit);

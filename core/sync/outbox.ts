@@ -107,6 +107,14 @@ export function ensureOutboxSchema(db: Database.Database): void {
   })();
 }
 
+/**
+ * The unit names that start with `prefix` as a range [prefix, prefix's successor), for the unit
+ * index: LIKE is case-insensitive, so SQLite cannot use that index for it.
+ */
+function prefixRange(prefix: string): [string, string] {
+  return [prefix, prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)];
+}
+
 export class Outbox {
   constructor(readonly db: Database.Database) {}
 
@@ -189,9 +197,8 @@ export class Outbox {
    * The record's entries in key order, with the site file each was sent from: every one, or at most
    * `limit` after the key `after` (a slice of a walk through the record).
    */
-  atHqEntries(after?: string, limit?: number): Array<{ key: string; src: string | null }> {
-    if (after === undefined && limit === undefined) return this.db.prepare('SELECT key, src FROM sync_at_hq ORDER BY key').all() as Array<{ key: string; src: string | null }>;
-    return this.db.prepare('SELECT key, src FROM sync_at_hq WHERE key > ? ORDER BY key LIMIT ?').all(after ?? '', limit ?? -1) as Array<{ key: string; src: string | null }>;
+  atHqEntries(after = '', limit = -1): Array<{ key: string; src: string | null }> {
+    return this.db.prepare('SELECT key, src FROM sync_at_hq WHERE key > ? ORDER BY key LIMIT ?').all(after, limit) as Array<{ key: string; src: string | null }>;
   }
 
   /** Drops entries of the record (their site files are gone: nothing will reference them again). */
@@ -212,11 +219,9 @@ export class Outbox {
 
   /** `unitState` of every unit whose name starts with `prefix`, in one query (units neither pending nor done are left out). */
   unitStates(prefix: string): Map<string, 'pending' | 'done'> {
-    // A range, not LIKE (case-insensitive, so it cannot use the unit index): [prefix, prefix's successor).
-    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
     const rows = this.db
       .prepare(`SELECT unit, SUM(state = 'pending') AS p, SUM(state = 'done') AS d FROM sync_outbox WHERE unit >= ? AND unit < ? GROUP BY unit`)
-      .all(prefix, end) as Array<{ unit: string; p: number; d: number }>;
+      .all(...prefixRange(prefix)) as Array<{ unit: string; p: number; d: number }>;
     const out = new Map<string, 'pending' | 'done'>();
     for (const r of rows) if (r.p || r.d) out.set(r.unit, r.p ? 'pending' : 'done');
     return out;
@@ -224,10 +229,9 @@ export class Outbox {
 
   /** Per unit whose name starts with `prefix`, the body of its newest pointer step that has one. */
   pointerBodies(prefix: string): Map<string, Buffer> {
-    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
     const rows = this.db
       .prepare(`SELECT unit, body FROM sync_outbox WHERE unit >= ? AND unit < ? AND op = 'pointer' AND body IS NOT NULL AND state != 'cancelled' ORDER BY id`)
-      .all(prefix, end) as Array<{ unit: string; body: Buffer }>;
+      .all(...prefixRange(prefix)) as Array<{ unit: string; body: Buffer }>;
     const out = new Map<string, Buffer>();
     for (const r of rows) out.set(r.unit, r.body);
     return out;

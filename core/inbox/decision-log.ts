@@ -81,6 +81,11 @@ export class DecisionLog {
     this.writer.commit({ [NEXT_ID_PROPERTY]: String(this.nextId) });
   }
 
+  /** Expires the table's snapshots and tags without a commit (Inbox.expireIdle). */
+  expire(): void {
+    this.writer.expire();
+  }
+
   /** Entries of one proposal (or all, when undefined), oldest first; `fromId`: none before it exist for it. */
   entries(proposalId?: string, fromId?: number): DecisionLogEntry[] {
     return readDecisionLog(this.table, proposalId, fromId);

@@ -509,6 +509,40 @@ describe('table options', () => {
   });
 });
 
+describe('maintenance', () => {
+  it('expires a table it has not committed for idleExpireMs without a commit: a quiet inbox does not keep overdue tags', async () => {
+    expect(() => inbox({ idleExpireMs: 0 })).toThrow(/idleExpireMs: expected an integer ≥ 1, got 0/);
+    const i = inbox({ idleExpireMs: 60_000 });
+    const [p] = propose(i, 'J-1'); // commits both tables
+    const tables = [i.table, i.logTable];
+    const snapshots = tables.map((t) => t.latestSnapshot()!.id);
+    const tagBoth = (name: string) => {
+      for (const t of tables) t.createTag(name, undefined, 1); // overdue a millisecond later
+      now += 1;
+    };
+    tagBoth('hourly-1');
+    now += 30_000;
+    i.expireIdle();
+    for (const t of tables) expect(t.tags.exists('hourly-1')).toBe(true); // idle for 30 s only
+    now += 31_000;
+    i.expireIdle();
+    for (const t of tables) expect(t.tags.exists('hourly-1')).toBe(false);
+    expect(tables.map((t) => t.latestSnapshot()!.id)).toEqual(snapshots); // expired, not committed
+    // Each table on its own clock: a refused PIN commits the log only.
+    now += 30_000;
+    await i.decide(p!.id, 'approve', { user: 'lena', pin: '0000' }).catch(() => undefined);
+    expect(i.logTable.latestSnapshot()!.id).toBeGreaterThan(snapshots[1]!);
+    tagBoth('hourly-2');
+    now += 31_000;
+    i.expireIdle();
+    expect(i.table.tags.exists('hourly-2')).toBe(false); // idle since the last expiry, 61 s
+    expect(i.logTable.tags.exists('hourly-2')).toBe(true); // committed 31 s ago
+    now += 30_000;
+    i.expireIdle();
+    expect(i.logTable.tags.exists('hourly-2')).toBe(false);
+  });
+});
+
 describe('what the inbox keeps in memory', () => {
   it('group writes of active proposals open no table reader, a new run one (was its id used before?); ids stay unique across a reopen', async () => {
     const i = inbox();

@@ -111,6 +111,13 @@ export interface InboxOptions {
    * Default false: each operation commits both tables before it returns.
    */
   deferCommits?: boolean;
+  /**
+   * `expireIdle` expires (snapshots and tags, core/lsm) a table of this inbox that has not
+   * committed for this long. Expiration otherwise runs only after a commit, and a quiet inbox (no
+   * proposal, decision or command for a night or a weekend) keeps every tag meanwhile: sync tags
+   * each table hourly. Default 10 min.
+   */
+  idleExpireMs?: number;
   onWarning?: (message: string) => void;
 }
 
@@ -171,6 +178,7 @@ export interface ProposalFilter {
 }
 
 const DEFAULT_RESUGGEST_MS = 8 * 3600_000;
+const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
 const DEFAULT_COMMENT_CHARS_MAX = 1000;
 const DEFAULT_DECISION_EVIDENCE_MS = 365 * 24 * 3600_000;
 function checkedDecisionEvidenceMs(ms: number): number {
@@ -232,6 +240,8 @@ export class Inbox {
    */
   private readonly rows = new Map<string, InboxRow>();
   private readonly approvedListeners: ((p: Proposal) => void | Promise<void>)[] = [];
+  /** Per table (inbox, log): when this inbox last committed it, or expired it idle (`expireIdle`); the open time before that. */
+  private readonly maintainedAtMs: { inbox: number; log: number };
   private closed = false;
 
   static open(o: InboxOptions): Inbox {
@@ -255,10 +265,12 @@ export class Inbox {
     this.o = o;
     this.site = siteOfDatabase(o.database);
     this.clock = o.clock ?? Date.now;
+    this.maintainedAtMs = { inbox: this.clock(), log: this.clock() };
     this.resuggestMs = o.resuggestAfterDecisionMs ?? DEFAULT_RESUGGEST_MS;
     this.commentMax = o.commentCharsMax ?? DEFAULT_COMMENT_CHARS_MAX;
     this.decisionEvidence = checkedDecisionEvidenceMs(o.decisionEvidenceRetentionMs ?? DEFAULT_DECISION_EVIDENCE_MS);
     if (!Number.isSafeInteger(this.resuggestMs) || this.resuggestMs < 0) throw new InboxError('InvalidArgument', `resuggestAfterDecisionMs: expected an integer ≥ 0, got ${this.resuggestMs}`);
+    if (o.idleExpireMs !== undefined && (!Number.isSafeInteger(o.idleExpireMs) || o.idleExpireMs < 1)) throw new InboxError('InvalidArgument', `idleExpireMs: expected an integer ≥ 1, got ${o.idleExpireMs}`);
     if (!Number.isSafeInteger(this.commentMax) || this.commentMax < 0) throw new InboxError('InvalidArgument', `commentCharsMax: expected an integer ≥ 0, got ${this.commentMax}`);
     this.warn = o.onWarning ?? ((m) => console.warn(`inbox: ${m}`));
     const { inbox, log } = openInboxTables(o.catalog, o.database);
@@ -577,7 +589,7 @@ export class Inbox {
     const user = c.user.slice(0, 64);
     const id = this.log.append({ atMs, proposalId: null, event: CONFIG_CHANGED_EVENT, actor: user, detail: entryDetail.configChanged(c.key, c.before, c.after) });
     if (this.o.deferCommits) this.uncommitted = true;
-    else this.log.commit(); // nothing of the inbox table was written
+    else this.commitLog(); // nothing of the inbox table was written
     return { id, atMs, user, key: c.key, before: c.before, after: c.after };
   }
 
@@ -587,9 +599,37 @@ export class Inbox {
     if (!this.uncommitted) return;
     // The claim lets the next open rebuild this commit's log entries if the log's commit never happens.
     this.writer.commit({ [LOG_NEXT_PROPERTY]: String(this.log.nextEntryId) });
+    this.maintainedAtMs.inbox = this.clock();
     this.pending.clear();
-    this.log.commit();
+    this.commitLog();
     this.uncommitted = false;
+  }
+
+  private commitLog(): void {
+    this.log.commit();
+    this.maintainedAtMs.log = this.clock();
+  }
+
+  /**
+   * Expires each table this inbox has not committed (nor expired this way) for `idleExpireMs`,
+   * without a commit (TableWriter.expire). The site calls it from its tick. A failure is a
+   * warning: the next commit's expiration tries again, and reports what fails there.
+   */
+  expireIdle(): void {
+    this.check();
+    const now = this.clock();
+    const idle = this.o.idleExpireMs ?? DEFAULT_IDLE_EXPIRE_MS;
+    for (const which of ['inbox', 'log'] as const) {
+      if (now - this.maintainedAtMs[which] < idle) continue;
+      this.maintainedAtMs[which] = now;
+      const table = which === 'inbox' ? this.table : this.logTable;
+      try {
+        if (which === 'inbox') this.writer.expire();
+        else this.log.expire();
+      } catch (e) {
+        this.warn(`expiring idle table ${table.name} failed: ${(e as Error).message}`);
+      }
+    }
   }
 
   close(): void {
@@ -625,7 +665,7 @@ export class Inbox {
   private refuse(id: string, user: string, verb: DecisionVerb, reason: RefusalReason): void {
     this.log.append({ atMs: this.clock(), proposalId: id, event: 'refused', actor: user.slice(0, 64), detail: { decision: verb, reason } });
     if (this.o.deferCommits) this.uncommitted = true;
-    else this.log.commit(); // nothing of the inbox table was written
+    else this.commitLog(); // nothing of the inbox table was written
   }
 
   /** `extra`: columns outside the groups written with the decision (a stale approval's message). */

@@ -6,8 +6,9 @@ import mqtt from 'mqtt';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { INVENTORY_STOCK } from '../ingest/seed-contracts.ts';
+import { Inbox } from '../inbox/index.ts';
 import { runCli } from '../lsm/testing/cli.ts';
 import { runDeadLetters } from './cli/site-commands.ts';
 import { controlRequest } from './control.ts';
@@ -104,6 +105,17 @@ describe('Site', () => {
 
     await controlRequest(join(data, 'control.sock'), 'stop');
     await site.stopped;
+  });
+
+  it("its tick expires the inbox's quiet tables as well as the ingest's (Inbox.expireIdle)", async () => {
+    const expire = vi.spyOn(Inbox.prototype, 'expireIdle');
+    try {
+      const site = await Site.start({ data: join(dir, 'd'), demo: true, demoStepMs: 60_000, mqttPort: 0, httpPort: 0, tickMs: 20 });
+      sites.push(site);
+      await until('a few ticks', () => expire.mock.calls.length, (n) => n >= 3, 10_000);
+    } finally {
+      expire.mockRestore();
+    }
   });
 
   it('turns an event of an unknown contract version into a dead letter and replays it once the contract is added', async () => {

@@ -328,6 +328,11 @@ export class Site {
       } catch (e) {
         this.log(`ingest tick: ${(e as Error).message}`);
       }
+      try {
+        this.decisionParts?.inbox.expireIdle();
+      } catch (e) {
+        this.log(`inbox tick: ${(e as Error).message}`);
+      }
     }, tickMs);
     this.pruneTimer = setInterval(() => void this.prune(), c.journal.pruneIntervalMs);
 

@@ -109,7 +109,8 @@ export function ensureOutboxSchema(db: Database.Database): void {
 
 /**
  * The unit names that start with `prefix` as a range [prefix, prefix's successor), for the unit
- * index: LIKE is case-insensitive, so SQLite cannot use that index for it.
+ * index: LIKE is case-insensitive (it would also match another table whose name differs only in
+ * case), so SQLite cannot use that index for it.
  */
 function prefixRange(prefix: string): [string, string] {
   return [prefix, prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)];
@@ -259,15 +260,9 @@ export class Outbox {
     return this.db.prepare(`UPDATE sync_outbox SET state = 'cancelled', last_error = ? WHERE unit = ? AND state = 'pending'`).run(why, unit).changes;
   }
 
+  /** Units that start with `prefix` and have a pending step. */
   pendingUnits(prefix: string): string[] {
-    return this.db.prepare(`SELECT DISTINCT unit FROM sync_outbox WHERE state = 'pending' AND unit LIKE ? ESCAPE '\\'`).pluck().all(prefix.replace(/[%_\\]/g, '\\$&') + '%') as string[];
-  }
-
-  doneUnits(prefix: string): string[] {
-    return this.db
-      .prepare(`SELECT unit FROM sync_outbox WHERE unit LIKE ? ESCAPE '\\' GROUP BY unit HAVING SUM(state = 'done') > 0 AND SUM(state = 'pending') = 0 AND SUM(state = 'cancelled') = 0`)
-      .pluck()
-      .all(prefix.replace(/[%_\\]/g, '\\$&') + '%') as string[];
+    return this.db.prepare(`SELECT DISTINCT unit FROM sync_outbox WHERE unit >= ? AND unit < ? AND state = 'pending'`).pluck().all(...prefixRange(prefix)) as string[];
   }
 
   /** Last sha256 sent or queued for a key (contracts change in place). */

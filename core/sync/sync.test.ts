@@ -322,6 +322,18 @@ describe('what travels', () => {
     again.close();
   });
 
+  it("a table's pending units are those of its name exactly (LIKE matched other cases too)", () => {
+    const dir = tempDir('units');
+    cleanup.push(dir);
+    const db = openOutboxDb(join(dir, 'site.db'));
+    const outbox = new Outbox(db);
+    const step = (unit: string) => ({ unit, phase: 0, op: 'put' as const, key: `k/${unit}`, priority: 2 });
+    outbox.add(['snapshot:stock:1', 'snapshot:Stock:2', 'snapshot:stock_x:3', 'snapshot:stockx:4', 'tag:stock:agent-1'].map(step), 1);
+    expect(outbox.pendingUnits('snapshot:stock:')).toEqual(['snapshot:stock:1']);
+    expect(outbox.pendingUnits('snapshot:Stock:')).toEqual(['snapshot:Stock:2']);
+    db.close();
+  });
+
   it('the record of what HQ holds forgets files the site deleted, a bounded slice per planning round', async () => {
     const fx = site('12', 300);
     const stock = fx.table('stock');

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
 import { SyncEngine } from '../sync/engine.ts';
+import { openOutboxDb, Outbox } from '../sync/outbox.ts';
 import { DirectoryTarget } from '../sync/targets/directory.ts';
 import { runMain as cli } from './cli/test-support.ts';
 import { demoConfig } from './demo/site.ts';
@@ -108,6 +109,18 @@ describe('Site with an HQ target', () => {
     const offline = await cli(['sync', 'now', '--data', data, '--hq', hq]);
     expect(offline.code).toBe(0);
     expect(offline.out).not.toContain('by the site running');
+    // Without --hq, the command takes that target too, saying so.
+    const again = await cli(['sync', 'now', '--data', data]);
+    expect(again.err).toBe('');
+    expect(again.code).toBe(0);
+    expect(again.out).toContain(`syncing to ${hq}: config.json names no HQ target, and the site's last start was given this one with --hq`);
+    // An S3 target's description lacks its options: named, not guessed.
+    const db = openOutboxDb(join(data, 'site.db'));
+    new Outbox(db).setState('target', 's3://bucket/sites (http://127.0.0.1:9000)');
+    db.close();
+    const s3 = await cli(['sync', 'now', '--data', data]);
+    expect(s3.code).toBe(2);
+    expect(s3.err).toContain("option '--hq' is required: config.json names no HQ target, and the site last synced to s3://bucket/sites (http://127.0.0.1:9000), given with --hq at its start");
   }, 120_000);
 
   it('a target it cannot use stops the start before anything listens, naming where it came from', async () => {

@@ -1,6 +1,7 @@
 // `tilstand sync status|now --data <dir> [--hq …] [--json]` and `tilstand restore`.
 //   sync status  the outbox as it stands (works while the site runs: its own read-only connection)
-//   sync now     plans and runs until nothing is due (bounded), with the site's configured target;
+//   sync now     plans and runs until nothing is due (bounded), with the site's configured target
+//                (else the directory target the outbox last sent to, given with `start --hq`);
 //                refused (Conflict) while another engine holds the directory's sync.lock — on a
 //                running site the dispatcher (core/site/cli/site-commands.ts) asks the site instead
 //   restore      rebuilds <data>/warehouse and contracts/ from HQ and writes restore-note.json
@@ -14,6 +15,23 @@ import { openOutboxDb, Outbox } from '../outbox.ts';
 import { restoreSite } from '../restore.ts';
 import { checkSiteId } from '../names.ts';
 import { guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
+
+/**
+ * The description of the target this directory's outbox last sent to (sync_state `target`), if
+ * any: a target given only with `tilstand start --hq` is not in config.json. A directory's
+ * description is `dir:<absolute path>`; an S3 target's names its bucket and endpoint only.
+ */
+function lastTarget(data: string): string | undefined {
+  const path = join(data, 'site.db');
+  if (!existsSync(path)) return undefined;
+  const db = openOutboxDb(path, true);
+  try {
+    const hasState = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_state'`).get() !== undefined;
+    return hasState ? new Outbox(db).getState('target') : undefined;
+  } finally {
+    db.close();
+  }
+}
 
 /** The flags of `sync` and `restore` (core/site's `sync now` on a running site parses the same). */
 export const SYNC_FLAGS: FlagSpecs = {
@@ -92,7 +110,17 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     } else {
       const rounds = maxRounds(args.string('max-rounds'));
       const cfg = readSiteConfig(data);
-      const target = targetFromFlags(args.string('hq') ?? cfg.hqTarget ?? undefined, args.string('access-key'), args.string('secret-key'), cfg.site);
+      let hq = args.string('hq') ?? cfg.hqTarget ?? undefined;
+      if (hq === undefined) {
+        const last = lastTarget(data);
+        if (last?.startsWith('dir:')) {
+          hq = last.slice('dir:'.length);
+          if (!args.boolean('json')) await out.line(`syncing to ${hq}: config.json names no HQ target, and the site's last start was given this one with --hq`);
+        } else if (last !== undefined) {
+          throw new CliError(EXIT.usage, `option '--hq' is required: config.json names no HQ target, and the site last synced to ${last}, given with --hq at its start; give it again (s3://bucket/prefix?endpoint=…: the outbox keeps no S3 options)`);
+        }
+      }
+      const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site);
       let engine: SyncEngine | undefined;
       try {
         engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 } });

@@ -112,6 +112,57 @@ describe('runs, deduplication and withdrawal', () => {
     expect(fourth.created[0]!.id).not.toBe(w.id);
   });
 
+  it('a draft whose situation is open stays a key: its texts and evidence are not made again; a rule whose texts fail withdraws nothing', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.job({ job_id: 'J-2' });
+    site.commit();
+    let built = 0;
+    let broken = false;
+    let stillThere = true;
+    const counted: Rule = {
+      id: 'counted',
+      version: '1',
+      description: 'one draft per job, counting how often its evidence is read',
+      messages: { 'counted.x': { en: 'job {job}', nb: 'jobb {job}', de: 'Auftrag {job}' } },
+      evaluate: (ctx) =>
+        ctx.tables.work_queue.scan().map((r) => ({
+          action: 'look',
+          module: 'operations',
+          params: { job_id: String(r.job_id) },
+          keyParams: ['job_id'],
+          risk: 'low' as const,
+          riskReason: { id: 'counted.x', params: { job: String(r.job_id) } },
+          explanation: { id: broken && r.job_id === 'J-2' ? 'counted.missing' : 'counted.x', params: { job: String(r.job_id) } },
+          get evidence() {
+            built++;
+            return [{ table: 'work_queue' as const, rows: [r] }];
+          },
+        })),
+      recheck: () => (stillThere ? { holds: true } : { holds: false, reason: { id: 'counted.x', params: { job: 'gone' } } }),
+      effectSeen: () => false,
+    };
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [counted] } });
+    expect(agent.run().created).toHaveLength(2);
+    const afterFirst = built;
+    site.nowMs += 60_000;
+    const second = agent.run();
+    expect(second.drafts).toBe(2);
+    expect(second.duplicates).toEqual(['counted|look|job_id="J-1"', 'counted|look|job_id="J-2"']);
+    expect(built).toBe(afterFirst); // neither duplicate was built
+    // J-1's proposal no longer holds, and J-2's draft names a message without a template: the
+    // rule fails as if its evaluation had, so nothing of it is withdrawn.
+    site.job({ job_id: 'J-3' });
+    site.commit();
+    stillThere = false;
+    broken = true;
+    site.nowMs += 60_000;
+    const third = agent.run();
+    expect(third.ruleErrors).toEqual([{ ruleId: 'counted', message: expect.stringMatching(/message 'counted.missing' has no English template/) }]);
+    expect(third.withdrawn).toEqual([]);
+    expect(inbox.openProposals()).toHaveLength(2);
+  });
+
   it('a rejected situation is not proposed again within resuggestAfterDecisionMs', async () => {
     site = new TestSite();
     await site.addUser('lena', 'shift_lead');

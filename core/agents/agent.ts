@@ -3,10 +3,11 @@
 //      snapshot per table for the whole run, pinned in this process while the run lasts;
 //   2. runs every rule on read-only handles of those snapshots (a failing rule is reported and
 //      its proposals are left alone this run);
-//   3. turns drafts into proposals: situation key, evidence per table the rule read (snapshot id,
-//      the tag `agent-<run id>`, the rows it cites in JSON form), rule id and version;
-//   4. re-checks the open and deferred proposals of the rules that ran; those that no longer hold
+//   3. re-checks the open and deferred proposals of the rules that ran; those that no longer hold
 //      are withdrawn with the rule's reason;
+//   4. turns drafts into proposals: situation key, evidence per table the rule read (snapshot id,
+//      the tag `agent-<run id>`, the rows it cites in JSON form), rule id and version — all but a
+//      draft whose situation has an open proposal that stays, a duplicate by its key alone;
 //   5. tags each table's snapshot `agent-<run id>`: kept `evidenceRetentionMs` (7 days: time to
 //      decide) when the run brings a situation that has no open proposal yet, else
 //      `baselineRetentionMs` (a day: only the next run's change-reading rules need it). A
@@ -227,24 +228,25 @@ export class Agent {
       this.everyRowNext = false;
       const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId])) as Record<StateTable, number | null>;
       const tags = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId === null ? null : tag])) as Record<StateTable, string | null>;
-      const inputs: ProposalInput[] = [];
       const ruleErrors: RunResult['ruleErrors'] = [];
-      const ran = new Set<string>();
+      const failed = (rule: Rule, e: unknown) => {
+        ruleErrors.push({ ruleId: rule.id, message: (e as Error).message });
+        this.warn(`rule ${rule.id}@${rule.version} failed in run ${runId}: ${(e as Error).message}`);
+      };
+      const evaluated: { rule: Rule; drafts: ReturnType<Rule['evaluate']>; read: Set<StateTable> }[] = [];
       let drafts = 0;
       for (const rule of this.rules) {
         const rec = this.recording(ctx);
         try {
-          for (const d of rule.evaluate(rec.ctx)) {
-            drafts++;
-            inputs.push(this.toInput(rule, d, rec.read, tables, tags, runId));
-          }
-          ran.add(rule.id);
+          const ds = rule.evaluate(rec.ctx);
+          drafts += ds.length;
+          evaluated.push({ rule, drafts: ds, read: rec.read });
         } catch (e) {
-          ruleErrors.push({ ruleId: rule.id, message: (e as Error).message });
-          this.warn(`rule ${rule.id}@${rule.version} failed in run ${runId}: ${(e as Error).message}`);
+          failed(rule, e);
         }
       }
-      const withdrawals: { id: string; reason: string; message: Message }[] = [];
+      const ran = new Set(evaluated.map((x) => x.rule.id));
+      const withdrawals: { id: string; reason: string; message: Message; ruleId: string }[] = [];
       const open = this.o.inbox.openProposals();
       for (const p of open) {
         const rule = this.ruleById.get(p.ruleId);
@@ -253,24 +255,45 @@ export class Agent {
           const r = rule.recheck(ctx, p);
           if (!r.holds) {
             const message = msg('recheck.withdrawn', { reason: r.reason, run: runId });
-            withdrawals.push({ id: p.id, reason: this.english(rule, message), message });
+            withdrawals.push({ id: p.id, reason: this.english(rule, message), message, ruleId: rule.id });
           }
         } catch (e) {
           this.warn(`recheck of ${p.id} by ${rule.id} failed: ${(e as Error).message}`);
         }
       }
+      // A draft whose situation already has an open or deferred proposal that stays is a duplicate:
+      // told apart by its key alone, before its texts and evidence are made (a run over a large
+      // work queue finds most of its situations open already, minute after minute).
       const withdrawnIds = new Set(withdrawals.map((w) => w.id));
       const openKeys = new Set(open.filter((p) => !withdrawnIds.has(p.id)).map((p) => p.situationKey));
-      const fresh = inputs.some((i) => !openKeys.has(i.situationKey));
+      const inputs: ProposalInput[] = [];
+      const duplicates: string[] = [];
+      const broken = new Set<string>();
+      for (const { rule, drafts: ds, read } of evaluated) {
+        try {
+          for (const d of ds) {
+            const key = situationKey(rule.id, d.action, this.keyParams(rule, d));
+            if (openKeys.has(key)) duplicates.push(key);
+            else inputs.push(this.toInput(rule, d, key, read, tables, tags, runId));
+          }
+        } catch (e) {
+          // As a rule that failed to evaluate: its drafts so far stand, its proposals are not withdrawn.
+          broken.add(rule.id);
+          failed(rule, e);
+        }
+      }
+      const kept = withdrawals.filter((w) => !broken.has(w.ruleId)).map(({ ruleId: _, ...w }) => w);
+      const fresh = inputs.length > 0;
       const tagRetentionMs = fresh ? this.config.evidenceRetentionMs : this.config.baselineRetentionMs;
       for (const name of STATE_TABLES) {
         const id = tables[name].snapshotId;
         if (id !== null) this.table(name).createTag(tag, id, tagRetentionMs);
       }
       this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
-      const submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals });
-      this.keepCitedTags(open.filter((p) => p.status === 'open' && !withdrawnIds.has(p.id)), nowMs);
-      return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, ruleErrors };
+      const submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals: kept });
+      const keptIds = new Set(kept.map((w) => w.id));
+      this.keepCitedTags(open.filter((p) => p.status === 'open' && !keptIds.has(p.id)), nowMs);
+      return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], ruleErrors };
     } finally {
       for (const [t, id] of pinned) t.unpin(id);
     }
@@ -318,12 +341,17 @@ export class Agent {
     this.citedTags = seen;
   }
 
-  private toInput(rule: Rule, d: ReturnType<Rule['evaluate']>[number], read: Set<StateTable>, tables: Record<StateTable, ReadOnlyTable>, tags: Record<StateTable, string | null>, runId: string): ProposalInput {
+  /** The parameters that name a draft's situation; one not among its parameters is the rule's error. */
+  private keyParams(rule: Rule, d: ReturnType<Rule['evaluate']>[number]): Record<string, Json> {
     const keyParams: Record<string, Json> = {};
     for (const k of d.keyParams) {
       if (!(k in d.params)) throw new AgentError('InvalidArgument', `rule ${rule.id}: key parameter '${k}' is not among the parameters`);
       keyParams[k] = d.params[k]!;
     }
+    return keyParams;
+  }
+
+  private toInput(rule: Rule, d: ReturnType<Rule['evaluate']>[number], key: string, read: Set<StateTable>, tables: Record<StateTable, ReadOnlyTable>, tags: Record<StateTable, string | null>, runId: string): ProposalInput {
     const cited = new Set<StateTable>([...read, ...d.evidence.map((e) => e.table)]);
     const evidence: EvidenceTable[] = STATE_TABLES.filter((n) => cited.has(n)).map((n) => ({
       table: n,
@@ -332,7 +360,7 @@ export class Agent {
       rows: d.evidence.filter((e) => e.table === n).flatMap((e) => e.rows.map((r) => ({ key: tables[n].keyOf(r), values: { ...r } }))),
     }));
     return {
-      situationKey: situationKey(rule.id, d.action, keyParams),
+      situationKey: key,
       ruleId: rule.id,
       ruleVersion: rule.version,
       action: d.action,

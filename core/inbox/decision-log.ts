@@ -133,10 +133,23 @@ export interface ConfigChange {
   readonly after: Json;
 }
 
-/** The log's `config_changed` entries, newest first. */
-export function readConfigChanges(table: Table): ConfigChange[] {
+/**
+ * The id the log's next entry gets, as of its latest snapshot: every entry below it is committed
+ * there. Undefined for a log no release with the property has committed.
+ */
+export function decisionLogNextId(table: Table): number | undefined {
+  const v = table.committedProperties()[NEXT_ID_PROPERTY];
+  const n = v === undefined ? NaN : Number(v);
+  return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
+}
+
+/**
+ * The log's `config_changed` entries, newest first; `fromId`: those with that entry id or a later
+ * one (files of older entries are not opened).
+ */
+export function readConfigChanges(table: Table, fromId?: number): ConfigChange[] {
   const out: ConfigChange[] = [];
-  for (const e of readDecisionLog(table, undefined, undefined, CONFIG_CHANGED_EVENT)) {
+  for (const e of readDecisionLog(table, undefined, fromId, CONFIG_CHANGED_EVENT)) {
     const d = e.detail as { key?: unknown; before?: Json; after?: Json } | null;
     if (typeof d?.key === 'string') out.push({ id: e.id, atMs: e.atMs, user: e.actor, key: d.key, before: d.before ?? null, after: d.after ?? null });
   }

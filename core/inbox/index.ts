@@ -63,6 +63,6 @@ export {
   type SubmitResult,
   type ProposalFilter,
 } from './inbox.ts';
-export { CONFIG_CHANGED_EVENT, DecisionLog, readConfigChanges, readDecisionLog, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
+export { CONFIG_CHANGED_EVENT, DecisionLog, decisionLogNextId, readConfigChanges, readDecisionLog, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 export { WriteBack, type WriteBackOptions } from './write-back.ts';
 export { evidenceReport, evidenceRows, formatEvidence, type EvidenceReport, type EvidenceTableReport } from './evidence.ts';

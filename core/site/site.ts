@@ -42,7 +42,8 @@ import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilsta
 import { journalState, redactTarget, RowCounter, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
-import { readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
+import { type ConfigChange, type Json } from '../inbox/index.ts';
+import { FloorChanges } from './floor-changes.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
@@ -163,12 +164,11 @@ export class Site {
   private demo: DemoModules | undefined;
   private decisionParts: Decisions | undefined;
   /**
-   * The decision log's `config_changed` entries, newest first, and each key's newest of them
-   * (configChanges, lastFloorSetting): read from the log on first use, then kept up by each change
-   * made here, not read at every stock read nor after each change (the log holds every decision ever
-   * made). undefined: not read yet.
+   * The decision log's `config_changed` entries (configChanges, lastFloorSetting), kept in site.db
+   * too and read on first use (floor-changes.ts: the log holds every decision ever made), then kept
+   * up by each change made here. undefined: no inbox.
    */
-  private floorChanges: { list: ConfigChange[]; byKey: Map<string, ConfigChange> } | undefined;
+  private floorChanges: FloorChanges | undefined;
   private ui: UiServer | undefined;
   private siteService: SiteService | undefined;
   /** Sync to HQ, when a target is configured. */
@@ -315,6 +315,7 @@ export class Site {
       log: this.log,
     });
     this.recordAgentConfig(c);
+    this.floorChanges = new FloorChanges(this.siteDb, this.decisionParts.inbox.logTable);
     this.hqTarget = hqTarget ?? undefined;
     if (hqTarget && target) this.openSync(c.site, hqTarget, target, o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS, true);
     this.siteService = new SiteService(this, {
@@ -524,11 +525,7 @@ export class Site {
     const { config, key, before } = setReorderPolicyInFile(this.data, item, location, policy);
     this.applyConfig(config);
     const change = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
-    // Added to what was read (newest first), not read again: the log holds every decision ever made.
-    if (this.floorChanges) {
-      this.floorChanges.list.unshift(change);
-      this.floorChanges.byKey.set(change.key, change);
-    }
+    this.floorChanges?.add(change);
     const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
     this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
     // The agent looks at every row against it now (the reconfigure made its next run a full one),
@@ -544,24 +541,12 @@ export class Site {
    * `config_changed` entries, read on first use; each change made here is added to them.
    */
   lastFloorSetting(key: string): ConfigChange | undefined {
-    return this.readFloorChanges()?.byKey.get(key);
+    return this.floorChanges?.read().byKey.get(key);
   }
 
   /** The config.json keys people changed from the floor UI, newest first (at most `limit`). */
   configChanges(limit: number): ConfigChange[] {
-    return this.readFloorChanges()?.list.slice(0, limit) ?? [];
-  }
-
-  private readFloorChanges(): { list: ConfigChange[]; byKey: Map<string, ConfigChange> } | undefined {
-    if (!this.decisionParts) return undefined;
-    if (!this.floorChanges) {
-      const list = readConfigChanges(this.decisionParts.inbox.logTable);
-      const byKey = new Map<string, ConfigChange>();
-      // Newest first: the first entry of a key is its last change.
-      for (const c of list) if (!byKey.has(c.key)) byKey.set(c.key, c);
-      this.floorChanges = { list, byKey };
-    }
-    return this.floorChanges;
+    return this.floorChanges?.read().list.slice(0, limit) ?? [];
   }
 
   /** Runs a journal prune now (tests, and the `prune` control op). */

@@ -1,0 +1,92 @@
+// The config.json keys people changed from the floor UI (`Site.setReorderPolicy`): the decision
+// log's `config_changed` entries, kept in site.db as well so that reading them does not cost a
+// scan of the whole log.
+//
+// The decision log is the record (it travels to HQ with the decisions), and it holds every entry
+// ever made: a demo-like site adds ~7,500 a day, and reading its `config_changed` entries took
+// ~0.3 s per 300,000 entries, on the event loop, at the first look at the Stock screen after each
+// start — seconds after a year. site.db keeps the changes found so far and the entry id the log
+// was read through (`site_meta` `floor_changes_through`); a read looks only at later entries (the
+// log's files are ordered by entry id, so older files are not opened).
+//
+// Concurrency: the site's one connection to site.db, on its event loop.
+// Invariant: every `config_changed` entry with an id ≤ `floor_changes_through` is in
+// `floor_changes` (a change made here is added when the log has it committed).
+
+import type Database from 'better-sqlite3';
+import { decisionLogNextId, readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
+import type { Table } from '../lsm/index.ts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS floor_changes (
+  entry_id INTEGER PRIMARY KEY,
+  at_ms INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  key TEXT NOT NULL,
+  before_json TEXT NOT NULL,
+  after_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS site_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+`;
+const THROUGH = 'floor_changes_through';
+
+export interface FloorChangeList {
+  /** Newest first. */
+  readonly list: ConfigChange[];
+  /** Each key's last change. */
+  readonly byKey: Map<string, ConfigChange>;
+}
+
+export class FloorChanges {
+  private cached: { list: ConfigChange[]; byKey: Map<string, ConfigChange> } | undefined;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly log: Table,
+  ) {
+    db.exec(SCHEMA);
+  }
+
+  /** Every change, from site.db and the log's entries after what site.db was brought up to; read once, then kept. */
+  read(): FloorChangeList {
+    if (this.cached) return this.cached;
+    const through = Number(this.db.prepare('SELECT value FROM site_meta WHERE key = ?').pluck().get(THROUGH) ?? 0);
+    // Read before the scan: the entries below it are in the snapshot the scan reads, or an older one.
+    const next = decisionLogNextId(this.log);
+    const found = readConfigChanges(this.log, through + 1);
+    this.db.transaction(() => {
+      for (const c of found) this.store(c);
+      if (next !== undefined && next - 1 > through) {
+        this.db.prepare('INSERT INTO site_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(THROUGH, String(next - 1));
+      }
+    })();
+    const rows = this.db.prepare('SELECT entry_id, at_ms, user, key, before_json, after_json FROM floor_changes ORDER BY entry_id DESC').all() as Array<{
+      entry_id: number;
+      at_ms: number;
+      user: string;
+      key: string;
+      before_json: string;
+      after_json: string;
+    }>;
+    const list = rows.map((r) => ({ id: r.entry_id, atMs: r.at_ms, user: r.user, key: r.key, before: JSON.parse(r.before_json) as Json, after: JSON.parse(r.after_json) as Json }));
+    const byKey = new Map<string, ConfigChange>();
+    for (const c of list) if (!byKey.has(c.key)) byKey.set(c.key, c);
+    this.cached = { list, byKey };
+    return this.cached;
+  }
+
+  /** A change just recorded (committed) in the log. */
+  add(c: ConfigChange): void {
+    this.store(c);
+    if (this.cached) {
+      this.cached.list.unshift(c);
+      this.cached.byKey.set(c.key, c);
+    }
+  }
+
+  private store(c: ConfigChange): void {
+    this.db
+      .prepare('INSERT OR IGNORE INTO floor_changes (entry_id, at_ms, user, key, before_json, after_json) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(c.id, c.atMs, c.user, c.key, JSON.stringify(c.before), JSON.stringify(c.after));
+  }
+}

@@ -138,6 +138,8 @@ export const SYNC_LOCK_FILE = 'sync.lock';
 export const DEFAULT_HEALTH_WINDOW_MS = 15 * 60_000;
 export const DEFAULT_OUTBOX_KEEP_MS = 3_600_000;
 const DEFAULT_AT_HQ_CHECKED_PER_ROUND = 5_000;
+/** Unsettled tags of a table that planning asks the outbox about one by one; more: one query for all of the table's. */
+const UNIT_QUERIES_PER_TABLE_MAX = 32;
 
 const DEFAULT_PRIORITY_TABLES = ['approval_inbox', 'decision_log'];
 /** The agent's run tags (`agent-<run id>`, ../shared/DESIGN.md "Tags"). */
@@ -201,6 +203,15 @@ export class SyncEngine {
    * (`tagStamp`), read from the outbox's pointer rows once per table, then kept up by planning.
    */
   private readonly tagStamps = new Map<string, Map<string, string>>();
+  /**
+   * Per table, per tag unit an earlier round found done: the stamp (`tagStamp`) its tag had then.
+   * Planning takes a listed tag whose unit is here with the same stamp as settled, and asks the
+   * outbox only about the others: a site holds thousands of tags per table, and a round brings one
+   * or two new ones (the agent's run tag). Done is final for a unit while its tag is listed
+   * (compaction deletes a unit only once its tag is gone; only this engine writes the outbox while
+   * it holds the lock), and a renewed tag has a new stamp.
+   */
+  private readonly settledTags = new Map<string, Map<string, string>>();
   /** The site's tables as the last round opened them (`openTables`). */
   private tables = new Map<string, Table>();
   /** Where the walk through the record of what HQ holds goes on (`pruneAtHq`); '' = from its start. */
@@ -331,9 +342,16 @@ export class SyncEngine {
         return rows;
       };
 
-      // Tags HQ lacks (hold tags excepted), oldest first. The outbox's units of this table's tags
-      // in one query: a site holds thousands of tags per table (a week of run tags).
-      const tagUnits = this.outbox.unitStates(`tag:${name}:`);
+      // Tags HQ lacks (hold tags excepted), oldest first. A site holds thousands of tags per table
+      // (a week of run tags): those settled in an earlier round are passed over, and the outbox is
+      // asked about the rest, unit by unit when they are few, else all of the table's in one query.
+      const settled = this.settledTags.get(name) ?? new Map<string, string>();
+      this.settledTags.set(name, settled);
+      const tags = table.listTags().filter((t) => !isHoldTag(t.name));
+      let unsettled = 0;
+      for (const tag of tags) if (settled.get(`tag:${name}:${tag.name}`) !== tagStamp(tag)) unsettled++;
+      const tagUnits = unsettled > UNIT_QUERIES_PER_TABLE_MAX ? this.outbox.unitStates(`tag:${name}:`) : undefined;
+      const stateOf = (unit: string) => (tagUnits ? tagUnits.get(unit) : this.outbox.unitState(unit));
       const sent = this.sentTagStamps(name);
       const listed = new Set<string>();
       // The tag's JSON as the site holds it now, recorded as what HQ gets; undefined: deleted since listing.
@@ -343,20 +361,22 @@ export class SyncEngine {
         if (body !== undefined) sent.set(unit, tagStamp(tagFromJson(body.toString('utf8'), path)));
         return body;
       };
-      for (const tag of table.listTags()) {
-        if (isHoldTag(tag.name)) continue;
+      for (const tag of tags) {
         const unit = `tag:${name}:${tag.name}`;
+        listed.add(unit);
+        const stamp = tagStamp(tag);
+        if (settled.get(unit) === stamp) continue;
         const key = `${prefix}tag/tag-${tag.name}`;
         const pointer = (body: Buffer): NewRow => ({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority });
-        listed.add(unit);
-        const state = tagUnits.get(unit);
-        if (state === 'done' && sent.has(unit) && sent.get(unit) !== tagStamp(tag)) {
+        const state = stateOf(unit);
+        if (state === 'done' && sent.has(unit) && sent.get(unit) !== stamp) {
           // Renewed on the site (core/lsm renewTag: a cited run tag's retention restarted): HQ gets
           // the new JSON, so its copy — and a site restored from it — keeps the tag as long.
           const body = tagJson(unit, tag.name);
           if (body !== undefined) add(unit, [pointer(body)]);
           continue;
         }
+        if (state === 'done') settled.set(unit, stamp);
         if (state !== undefined || (await heldAtHq(unit, key))) continue;
         const body = tagJson(unit, tag.name);
         if (body === undefined) continue;
@@ -371,6 +391,7 @@ export class SyncEngine {
         add(unit, rows);
       }
       for (const unit of sent.keys()) if (!listed.has(unit)) sent.delete(unit);
+      for (const unit of settled.keys()) if (!listed.has(unit)) settled.delete(unit);
 
       // The latest snapshot, when HQ does not have it yet.
       const latest = table.latestSnapshot();

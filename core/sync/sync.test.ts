@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ForwardingFileIO, localFileIO, Table } from '../lsm/index.ts';
 import { RACY_MS } from '../lsm/file-identity.ts';
 import { RunCacheBudget } from '../lsm/run-cache.ts';
@@ -398,6 +398,45 @@ describe('what travels', () => {
     expect(after.schema.fields.map((f) => f.name)).toContain('bin');
     expect(e.openTables().get('stock')).toBe(after);
     await syncAll(e);
+    await e.close();
+  });
+
+  it("asks the outbox only about tags not settled in an earlier round: one by one when few, else in one query", async () => {
+    const fx = site('19', 300);
+    const stock = fx.table('stock');
+    const day = 24 * 3600_000;
+    for (let i = 0; i < 100; i++) stock.createTag(`agent-${String(i).padStart(3, '0')}`, undefined, 7 * day);
+    const hq = hqDir();
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    const many = vi.spyOn(e.outbox, 'unitStates');
+    const one = vi.spyOn(e.outbox, 'unitState');
+    const asked = () => ({ many: many.mock.calls.filter((c) => c[0] === 'tag:stock:').length, one: one.mock.calls.filter((c) => String(c[0]).startsWith('tag:stock:')).length });
+    await syncAll(e); // every tag new: one query for the table
+    await e.enqueueSnapshotSync(); // all done now: one query again, and they are settled
+    expect(asked()).toEqual({ many: 2, one: 0 });
+    many.mockClear();
+    await e.enqueueSnapshotSync();
+    expect(asked()).toEqual({ many: 0, one: 0 });
+    // The agent's next run tag: asked about alone, until it is done.
+    stock.createTag('agent-new', undefined, 7 * day);
+    await e.enqueueSnapshotSync();
+    expect(asked()).toEqual({ many: 0, one: 1 });
+    expect(e.outbox.unitState('tag:stock:agent-new')).toBe('pending');
+    await syncAll(e);
+    one.mockClear();
+    await e.enqueueSnapshotSync();
+    expect(asked()).toEqual({ many: 0, one: 1 }); // found done, and settled
+    one.mockClear();
+    await e.enqueueSnapshotSync();
+    expect(asked()).toEqual({ many: 0, one: 0 });
+    // A renewed tag is asked about again: its JSON goes to HQ once more.
+    stock.renewTag('agent-050', 8 * day);
+    one.mockClear();
+    await e.enqueueSnapshotSync();
+    expect(asked()).toEqual({ many: 0, one: 1 });
+    expect(e.outbox.unitState('tag:stock:agent-050')).toBe('pending');
+    await syncAll(e);
+    expect(readFileSync(join(hqTable(hq, fx.site, 'stock'), 'tag', 'tag-agent-050'), 'utf8')).toBe(readFileSync(join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock', 'tag', 'tag-agent-050'), 'utf8'));
     await e.close();
   });
 

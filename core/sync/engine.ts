@@ -255,7 +255,6 @@ export class SyncEngine {
     return join(this.o.dataDir, 'warehouse');
   }
 
-  /** The site's tables, opened fresh (their tags and snapshots are read from disk). */
   /**
    * The site's tables, opened once and kept from round to round while their schema stays the same:
    * a table's tags are read through its cache (core/lsm tags.ts), and a table opened afresh each
@@ -347,13 +346,15 @@ export class SyncEngine {
       // asked about the rest, unit by unit when they are few, else all of the table's in one query.
       const settled = this.settledTags.get(name) ?? new Map<string, string>();
       this.settledTags.set(name, settled);
-      const tags = table.listTags().filter((t) => !isHoldTag(t.name));
-      let unsettled = 0;
-      for (const tag of tags) if (settled.get(`tag:${name}:${tag.name}`) !== tagStamp(tag)) unsettled++;
-      const tagUnits = unsettled > UNIT_QUERIES_PER_TABLE_MAX ? this.outbox.unitStates(`tag:${name}:`) : undefined;
+      const tags = table
+        .listTags()
+        .filter((t) => !isHoldTag(t.name))
+        .map((tag) => ({ tag, unit: `tag:${name}:${tag.name}`, stamp: tagStamp(tag) }));
+      const listed = new Set(tags.map((t) => t.unit));
+      const unsettled = tags.filter((t) => settled.get(t.unit) !== t.stamp);
+      const tagUnits = unsettled.length > UNIT_QUERIES_PER_TABLE_MAX ? this.outbox.unitStates(`tag:${name}:`) : undefined;
       const stateOf = (unit: string) => (tagUnits ? tagUnits.get(unit) : this.outbox.unitState(unit));
       const sent = this.sentTagStamps(name);
-      const listed = new Set<string>();
       // The tag's JSON as the site holds it now, recorded as what HQ gets; undefined: deleted since listing.
       const tagJson = (unit: string, tag: string): Buffer | undefined => {
         const path = table.paths.tagFile(tag);
@@ -361,11 +362,7 @@ export class SyncEngine {
         if (body !== undefined) sent.set(unit, tagStamp(tagFromJson(body.toString('utf8'), path)));
         return body;
       };
-      for (const tag of tags) {
-        const unit = `tag:${name}:${tag.name}`;
-        listed.add(unit);
-        const stamp = tagStamp(tag);
-        if (settled.get(unit) === stamp) continue;
+      for (const { tag, unit, stamp } of unsettled) {
         const key = `${prefix}tag/tag-${tag.name}`;
         const pointer = (body: Buffer): NewRow => ({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority });
         const state = stateOf(unit);

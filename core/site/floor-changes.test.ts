@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONFIG_CHANGED_EVENT, DECISION_LOG_SPEC, DecisionLog } from '../inbox/index.ts';
+import { UserStore } from '../inbox/users.ts';
 import { Catalog, type Table } from '../lsm/index.ts';
 import { FloorChanges } from './floor-changes.ts';
 
@@ -18,6 +19,7 @@ let writer: DecisionLog;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tilstand-floor-'));
   db = new Database(join(dir, 'site.db'));
+  new UserStore(db); // site.db as the site opens it: site_meta is the UserStore's table
   const catalog = new Catalog(join(dir, 'warehouse'));
   catalog.createDatabase(DB);
   // Files rolled at 1 kb, so the log is many files with disjoint entry ids.

@@ -9,7 +9,8 @@
 // was read through (`site_meta` `floor_changes_through`); a read looks only at later entries (the
 // log's files are ordered by entry id, so older files are not opened).
 //
-// Concurrency: the site's one connection to site.db, on its event loop.
+// Concurrency: the site's one connection to site.db, on its event loop. `site_meta` is the
+// UserStore's table (core/inbox users.ts), which the site opens first.
 // Invariant: every `config_changed` entry with an id ≤ `floor_changes_through` is in
 // `floor_changes` (a change made here is added when the log has it committed).
 
@@ -26,7 +27,6 @@ CREATE TABLE IF NOT EXISTS floor_changes (
   before_json TEXT NOT NULL,
   after_json TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS site_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 const THROUGH = 'floor_changes_through';
 

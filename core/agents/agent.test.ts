@@ -412,3 +412,140 @@ describe('reconfigure', () => {
     }
   });
 });
+
+describe('between runs (recheckChanged)', () => {
+  it('withdraws, within the check after a commit, the proposals whose cited rows changed and no longer hold; others are not looked at', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1', capability: 'pick' });
+    site.job({ job_id: 'J-2', capability: 'pack' });
+    site.resource('M-1', 'pick', 'free');
+    site.resource('M-2', 'pack', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const first = agent.run();
+    expect(first.created.map((p) => p.params.job_id).sort()).toEqual(['J-1', 'J-2']);
+    const p1 = first.created.find((p) => p.params.job_id === 'J-1')!;
+    const p2 = first.created.find((p) => p.params.job_id === 'J-2')!;
+    // Nothing committed since the run: nothing is read.
+    expect(agent.recheckChanged()).toEqual({ changed: [], checked: 0, withdrawn: [] });
+
+    // Operations starts J-1 on M-1; an unrelated job arrives.
+    site.nowMs += 5_000;
+    site.job({ job_id: 'J-1', capability: 'pick', status: 'in_progress', assigned_resource: 'M-1' });
+    site.job({ job_id: 'J-9', capability: 'forklift', status: 'blocked', blocked_reason: 'waiting' });
+    site.resource('M-1', 'pick', 'busy');
+    site.commit();
+    const r = agent.recheckChanged();
+    expect(r.changed).toEqual(['work_queue', 'resources']);
+    expect(r.checked).toBe(1); // J-2's proposal cites no changed row
+    expect(r.withdrawn.map((p) => p.id)).toEqual([p1.id]);
+    const w = inbox.get(p1.id)!;
+    expect(w.status).toBe('withdrawn');
+    expect(w.withdrawnReason).toBe('job J-1 is now in_progress on M-1 (seen when work_queue, resources changed)');
+    expect(inbox.history(p1.id).at(-1)).toMatchObject({ event: 'withdrawn', actor: `agent-recheck-${runIdAt(site.nowMs)}` });
+    expect(inbox.get(p2.id)!.status).toBe('open');
+    // The same commits are not read twice; the next run finds nothing left to withdraw.
+    expect(agent.recheckChanged()).toEqual({ changed: [], checked: 0, withdrawn: [] });
+    site.nowMs += 55_000;
+    const next = agent.run();
+    expect(next.withdrawn).toEqual([]);
+    expect(next.duplicates).toEqual([p2.situationKey]);
+  });
+
+  it('re-checks every citing proposal when the commits in between can no longer be read (expired)', () => {
+    site = new TestSite({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '1' });
+    site.job({ job_id: 'J-1', capability: 'pick' });
+    site.job({ job_id: 'J-2', capability: 'pack' });
+    site.resource('M-1', 'pick', 'free');
+    site.resource('M-2', 'pack', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    expect(agent.run().created).toHaveLength(2);
+    for (let i = 0; i < 3; i++) {
+      site.nowMs += 1_000;
+      site.job({ job_id: `J-${10 + i}`, capability: 'forklift', status: 'blocked', blocked_reason: 'waiting' });
+      site.commit();
+    }
+    site.resource('M-2', 'pack', 'down');
+    site.commit();
+    const r = agent.recheckChanged();
+    expect(r.changed).toEqual(['work_queue', 'resources']);
+    expect(r.checked).toBe(2);
+    expect(r.withdrawn.map((p) => p.params.job_id)).toEqual(['J-2']);
+    expect(inbox.openProposals().map((p) => p.params.job_id)).toEqual(['J-1']);
+  });
+
+  it('leaves the run its scan caches: the next run still reads stock changes from its own scans', () => {
+    const diffReads = (withRecheck: boolean): number => {
+      site?.close();
+      site = new TestSite();
+      // Twelve rows below the reorder point (5): more lookups than a handle makes before it
+      // indexes a full scan of its snapshot.
+      for (let i = 0; i < 20; i++) site.stock(`ITEM-${i}`, 'A', { on_hand: i < 12 ? 3 : 50 });
+      site.commit();
+      const { agent } = site.agentAndInbox();
+      expect(agent.run().created).toHaveLength(12);
+      site.nowMs += 60_000;
+      agent.run(); // the previous run's tag is now a scan the cache holds
+      for (let i = 0; i < 12; i++) site.stock(`ITEM-${i}`, 'A', { on_hand: 4 });
+      site.commit();
+      if (withRecheck) expect(agent.recheckChanged()).toMatchObject({ checked: 12, withdrawn: [] });
+      site.stock('ITEM-15', 'A', { on_hand: 2 });
+      site.commit();
+      const table = site.catalog.getTable({ database: DB, table: 'stock' });
+      const changes = vi.spyOn(Object.getPrototypeOf(table) as Table, 'changes');
+      try {
+        site.nowMs += 60_000;
+        expect(agent.run().created.map((p) => p.params.item)).toEqual(['ITEM-15']);
+        return changes.mock.calls.filter(([o]) => o.mode === 'diff').length;
+      } finally {
+        changes.mockRestore();
+      }
+    };
+    expect(diffReads(false)).toBe(0);
+    expect(diffReads(true)).toBe(0);
+  });
+
+  it('runs on its own timer beside the run timer; 0 turns it off, and a bad interval names the option', () => {
+    site = new TestSite();
+    const warnings: string[] = [];
+    const { agent, inbox } = site.agentAndInbox({ agent: { recheckIntervalMs: 2_000, onWarning: (m) => warnings.push(m) } });
+    const another = (recheckIntervalMs: number) => new Agent({ catalog: site.catalog, database: DB, inbox, clock: site.clock, onWarning: () => undefined, recheckIntervalMs });
+    vi.useFakeTimers();
+    try {
+      vi.spyOn(agent, 'run').mockImplementation(() => ({}) as ReturnType<Agent['run']>);
+      const checks = vi.spyOn(agent, 'recheckChanged');
+      agent.start();
+      vi.advanceTimersByTime(6_000);
+      expect(checks).toHaveBeenCalledTimes(3);
+      // A failing check (a damaged file) is said once, not every second, and again when it changes.
+      checks.mockImplementation(() => {
+        throw new Error('corrupt file x');
+      });
+      vi.advanceTimersByTime(6_000);
+      checks.mockImplementationOnce(() => {
+        throw new Error('corrupt file y');
+      });
+      vi.advanceTimersByTime(2_000);
+      expect(warnings).toEqual([
+        're-check between runs failed: corrupt file x (tried again every 2000 ms; said again when it changes)',
+        're-check between runs failed: corrupt file y (tried again every 2000 ms; said again when it changes)',
+      ]);
+      agent.stop();
+      const calls = checks.mock.calls.length;
+      vi.advanceTimersByTime(6_000);
+      expect(checks).toHaveBeenCalledTimes(calls);
+      const off = another(0);
+      vi.spyOn(off, 'run').mockImplementation(() => ({}) as ReturnType<Agent['run']>);
+      const none = vi.spyOn(off, 'recheckChanged');
+      off.start();
+      vi.advanceTimersByTime(6_000);
+      off.stop();
+      expect(none).not.toHaveBeenCalled();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(() => another(-1)).toThrow(/recheckIntervalMs: expected a whole number of milliseconds ≥ 0 \(0: no re-checks between runs\), got -1/);
+    expect(() => another(1.5)).toThrow(/recheckIntervalMs: .* got 1\.5/);
+  });
+});

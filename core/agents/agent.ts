@@ -15,13 +15,15 @@
 //      `decision-<proposal id>`). Tags are made before the proposals that cite them are submitted;
 //   6. submits proposals and withdrawals to the inbox (which deduplicates by situation key).
 // `recheck(p)` and `effectSeen(p)` read the latest snapshots the same way, for the inbox's
-// compare-and-set and the write-back's "applied".
+// compare-and-set and the write-back's "applied". Between runs, `recheckChanged()` (every
+// `recheckIntervalMs`) withdraws within a second the proposals whose cited rows a commit changed
+// and that no longer hold (DESIGN.md, "Between runs").
 //
 // Concurrency: single-threaded; `run` is synchronous, so runs never overlap. The agent writes
 // nothing but tags (the only thing it needs a Table, not a ReadOnlyTable, for) and proposals.
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
 
-import { tagTimeLeftMs, type Catalog, type Table } from '../lsm/index.ts';
+import { LsmError, tagTimeLeftMs, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { situationKey, type EvidenceTable, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig, type AgentConfigInput } from './config.ts';
 import { AgentError } from './errors.ts';
@@ -49,6 +51,28 @@ export interface AgentOptions {
   config?: AgentConfigInput;
   clock?: () => number;
   onWarning?: (message: string) => void;
+  /**
+   * How often `start()`'s timer looks for state-table commits between runs (`recheckChanged`);
+   * 0: never. Default 1 000 ms: the inbox's freshness budget is seconds.
+   */
+  recheckIntervalMs?: number;
+}
+
+/** Default `recheckIntervalMs`. */
+export const DEFAULT_RECHECK_INTERVAL_MS = 1_000;
+
+/**
+ * Changed keys read from one table's commits beyond which `recheckChanged` stops collecting them
+ * and re-checks every open proposal citing the table (a bulk load, a module's resend).
+ */
+const MAX_CHANGED_KEYS = 20_000;
+
+export interface RecheckChangedResult {
+  /** The state tables that committed since the last check. */
+  changed: StateTable[];
+  /** Proposals re-checked (those citing a row that changed). */
+  checked: number;
+  withdrawn: Proposal[];
 }
 
 export interface RunResult {
@@ -101,10 +125,25 @@ export class Agent {
   private readonly tables = new Map<StateTable, Table>();
   /** Per table, the rows of the newest snapshot scanned: the next run reuses them while the table has not committed. */
   private readonly scans = new Map<StateTable, ScanCache>();
+  /**
+   * Per table, the rows `recheckChanged` scanned, apart from the run's: a re-check between runs
+   * must not move the run's cache off the snapshot its change-reading rules compare against. The
+   * two share rows of the same snapshot instead of scanning it twice (`shareScan`).
+   */
+  private readonly recheckScans = new Map<StateTable, ScanCache>();
   private previousTags: Partial<Record<StateTable, string>> | undefined;
   /** Run tags open proposals cite, by `<table>/<tag>`: when to look at each again (keepCitedTags). */
   private citedTags = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private recheckTimer: NodeJS.Timeout | undefined;
+  private readonly recheckIntervalMs: number;
+  /**
+   * Per state table, the snapshot the open proposals were last checked against: the latest a run
+   * read, or the latest `recheckChanged` looked at. Commits after it are what the next check reads.
+   */
+  private readonly checkedThrough = new Map<StateTable, number>();
+  /** `citedKeys` per proposal object (the inbox makes a new object when a proposal changes). */
+  private readonly cited = new WeakMap<Proposal, [StateTable, string[]][]>();
   private lastRunId = '';
   /** The next run reads no baseline: every row counts as changed (`reevaluateAll`). */
   private everyRowNext = false;
@@ -123,6 +162,10 @@ export class Agent {
     this.messages = messageCatalog(this.rules);
     this.clock = o.clock ?? Date.now;
     this.warn = o.onWarning ?? ((m) => console.warn(`agent: ${m}`));
+    this.recheckIntervalMs = o.recheckIntervalMs ?? DEFAULT_RECHECK_INTERVAL_MS;
+    if (!Number.isSafeInteger(this.recheckIntervalMs) || this.recheckIntervalMs < 0) {
+      throw new AgentError('InvalidArgument', `recheckIntervalMs: expected a whole number of milliseconds ≥ 0 (0: no re-checks between runs), got ${o.recheckIntervalMs}`);
+    }
   }
 
   private table(name: StateTable): Table {
@@ -141,6 +184,7 @@ export class Agent {
       let cache = this.scans.get(name);
       if (!cache) this.scans.set(name, (cache = {}));
       h[name] = readOnlyTable(this.table(name), name, undefined, cache);
+      shareScan(cache, this.recheckScans.get(name));
     }
     return h;
   }
@@ -291,6 +335,10 @@ export class Agent {
       }
       this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
       const submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals: kept });
+      for (const name of STATE_TABLES) {
+        const id = tables[name].snapshotId;
+        if (id !== null) this.checkedThrough.set(name, id);
+      }
       const keptIds = new Set(kept.map((w) => w.id));
       this.keepCitedTags(open.filter((p) => p.status === 'open' && !keptIds.has(p.id)), nowMs);
       return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], ruleErrors };
@@ -395,6 +443,92 @@ export class Agent {
     return r.holds ? { holds: true, snapshots } : { holds: false, reason: this.english(rule, r.reason), message: r.reason, snapshots };
   }
 
+  /**
+   * Between runs: re-checks the open and deferred proposals that cite a row a state table's
+   * commits changed since the last check (a run, or this), and withdraws those that no longer
+   * hold, as a run's step 3 would a minute later. The inbox is what a person waits in, so it is
+   * kept current to the second: a job a module started, a resource gone down, is not left on offer
+   * until the next run. A proposal that depends on a row it does not cite is left to the run.
+   *
+   * Cost: one read of the hint per table; for a table that committed, its commits' added files
+   * (`changes`, mode delta) and a lookup per cited row that changed. A table whose commits can no
+   * longer be read one by one (expired) or changed more than `MAX_CHANGED_KEYS` keys gets every
+   * citing proposal re-checked. Reads use handles of their own, so the run's scan caches stay at
+   * the snapshots its change-reading rules compare against.
+   */
+  recheckChanged(): RecheckChangedResult {
+    const changed: StateTable[] = [];
+    const keys = new Map<StateTable, Set<string> | 'all'>();
+    const latest = new Map<StateTable, number>();
+    for (const name of STATE_TABLES) {
+      const table = this.table(name);
+      const id = table.snapshots.latestId();
+      if (id === undefined) continue;
+      const from = this.checkedThrough.get(name);
+      latest.set(name, id);
+      if (from === undefined || from >= id) {
+        // Nothing checked against this table yet (the first run does), or nothing new.
+        if (from === undefined) this.checkedThrough.set(name, id);
+        continue;
+      }
+      changed.push(name);
+      keys.set(name, changedKeys(table, from, id));
+    }
+    if (changed.length === 0) return { changed, checked: 0, withdrawn: [] };
+    const nowMs = this.clock();
+    const candidates: { p: Proposal; rule: Rule; tables: string[] }[] = [];
+    for (const p of this.o.inbox.openProposals()) {
+      const rule = this.ruleById.get(p.ruleId);
+      if (!rule) continue; // the run reports it; the compare-and-set refuses it
+      const hit: string[] = [];
+      for (const [table, cited] of this.citedKeys(p)) {
+        const k = keys.get(table);
+        if (k !== undefined && (k === 'all' || cited.some((c) => k.has(c)))) hit.push(table);
+      }
+      if (hit.length > 0) candidates.push({ p, rule, tables: hit });
+    }
+    const withdrawals: { id: string; reason: string; message: Message }[] = [];
+    if (candidates.length > 0) {
+      const handles = {} as Record<StateTable, ReadOnlyTable>;
+      for (const name of STATE_TABLES) {
+        let cache = this.recheckScans.get(name);
+        if (!cache) this.recheckScans.set(name, (cache = {}));
+        handles[name] = readOnlyTable(this.table(name), name, latest.get(name), cache);
+        shareScan(cache, this.scans.get(name));
+      }
+      const ctx = this.context('recheck', handles, null, nowMs);
+      for (const { p, rule, tables } of candidates) {
+        try {
+          const r = rule.recheck(ctx, p);
+          if (!r.holds) {
+            const message = msg('recheck.withdrawnChanged', { reason: r.reason, tables: tables.join(', ') });
+            withdrawals.push({ id: p.id, reason: this.english(rule, message), message });
+          }
+        } catch (e) {
+          this.warn(`recheck of ${p.id} by ${rule.id} failed: ${(e as Error).message}`);
+        }
+      }
+    }
+    const submitted = withdrawals.length > 0 ? this.o.inbox.submit({ runId: `recheck-${runIdAt(nowMs)}`, proposals: [], withdrawals }) : undefined;
+    for (const name of changed) this.checkedThrough.set(name, latest.get(name)!);
+    return { changed, checked: candidates.length, withdrawn: submitted?.withdrawn ?? [] };
+  }
+
+  /** The rows a proposal's evidence cites, per state table, as `changedKeys` writes keys (made once per proposal). */
+  private citedKeys(p: Proposal): [StateTable, string[]][] {
+    let out = this.cited.get(p);
+    if (out === undefined) {
+      out = [];
+      for (const e of p.evidence) {
+        if (!(STATE_TABLES as readonly string[]).includes(e.table)) continue;
+        const pks = this.table(e.table as StateTable).schema.primaryKeys;
+        out.push([e.table as StateTable, e.rows.map((r) => JSON.stringify(pks.map((c) => r.key[c] ?? null)))]);
+      }
+      this.cited.set(p, out);
+    }
+    return out;
+  }
+
   /** Does the latest state show the approved action's effect? (the write-back's "applied") */
   effectSeen(p: Proposal): boolean {
     const rule = this.ruleById.get(p.ruleId);
@@ -441,16 +575,36 @@ export class Agent {
     }
   };
 
-  /** Runs every `intervalMs` (and once now). Errors are reported, never thrown. */
+  /** The last failure of the timer's re-check, said once until a check succeeds (it retries every second). */
+  private recheckFailure: string | undefined;
+
+  private readonly recheckTick = (): void => {
+    try {
+      this.recheckChanged();
+      this.recheckFailure = undefined;
+    } catch (e) {
+      const m = (e as Error).message;
+      if (m !== this.recheckFailure) this.warn(`re-check between runs failed: ${m} (tried again every ${this.recheckIntervalMs} ms; said again when it changes)`);
+      this.recheckFailure = m;
+    }
+  };
+
+  /**
+   * Runs every `intervalMs` (and once now), and between runs re-checks what commits changed every
+   * `recheckIntervalMs` (`recheckChanged`). Errors are reported, never thrown.
+   */
   start(): void {
     if (this.timer) return;
     this.tick();
     this.timer = setInterval(this.tick, this.cfg.intervalMs);
+    if (this.recheckIntervalMs > 0) this.recheckTimer = setInterval(this.recheckTick, this.recheckIntervalMs);
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.recheckTimer) clearInterval(this.recheckTimer);
     this.timer = undefined;
+    this.recheckTimer = undefined;
   }
 }
 
@@ -461,4 +615,39 @@ export function newestRunTag(names: readonly string[]): string | undefined {
     if (n.startsWith(AGENT_TAG_PREFIX) && (best === undefined || compareRunIds(n.slice(AGENT_TAG_PREFIX.length), best.slice(AGENT_TAG_PREFIX.length)) > 0)) best = n;
   }
   return best;
+}
+
+/**
+ * Gives `to` the scanned rows (and index) `from` holds of the snapshot `to` was just keyed to, when
+ * `to` has none yet: rows of one snapshot never change, so the run and the re-checks between runs
+ * scan each snapshot once between them and hold one copy.
+ */
+function shareScan(to: ScanCache, from: ScanCache | undefined): void {
+  if (to.rows !== undefined || from === undefined || from.key !== to.key || from.rows === undefined) return;
+  to.rows = from.rows;
+  to.byKey ??= from.byKey;
+}
+
+/**
+ * The primary keys (JSON text of the key columns' JSON forms, in key order) that `table`'s commits
+ * in (from, to] wrote; 'all' when they cannot be read one by one (a snapshot in between expired)
+ * or are more than MAX_CHANGED_KEYS.
+ */
+function changedKeys(table: Table, from: number, to: number): Set<string> | 'all' {
+  const schema = table.schema;
+  const idx = schema.primaryKeys.map((k) => schema.fieldIndex.get(k)!);
+  const types = idx.map((i) => schema.fields[i]!.type);
+  const out = new Set<string>();
+  try {
+    for (const c of table.changes({ from, to, mode: 'delta' })) {
+      out.add(JSON.stringify(idx.map((i, j) => valueToJson(types[j]!, c.row[i]) ?? null)));
+      if (out.size > MAX_CHANGED_KEYS) return 'all';
+    }
+  } catch (e) {
+    // Expired in between: every citing proposal is re-checked instead. Anything else (a damaged
+    // file) is the caller's to report.
+    if (e instanceof LsmError && e.kind === 'NotFound') return 'all';
+    throw e;
+  }
+  return out;
 }

@@ -9,7 +9,8 @@
 // The simulated clock drives everything that reads time: the catalog (snapshot and tag times),
 // the Ingestor (freshness, commits), the inbox and the agent. Order at one instant: events
 // received at or before t, then the ingest tick (ticks fall on multiples of tickMs, as the site's
-// timer), then decisions made at t, then the agent run at t. Ticks where nothing can happen are
+// timer) and, when it committed, the agent's check between runs (Agent.recheckChanged), then
+// decisions made at t, then the agent run at t. Ticks where nothing can happen are
 // skipped (no events since the last tick, nothing held for a gap, no table due): they would change
 // nothing.
 //
@@ -326,7 +327,13 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       }
       now = T;
       if (T % tickMs === 0 && T > lastTick) {
+        const before = committedSnapshots(ingestor);
         ingestor.tick(T);
+        // As the live agent's timer between runs (every second): what the tick committed
+        // withdraws the proposals it overtook (Agent.recheckChanged). Asked only after a commit:
+        // the check's own look at each table's latest snapshot costs more than the rest of an
+        // idle tick.
+        if (committedSnapshots(ingestor) !== before) agent.recheckChanged();
         lastTick = T;
         sinceTick = false;
       }
@@ -397,4 +404,12 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     if (!o.keepScratch) rmSync(scratch, { recursive: true, force: true });
     fx.close();
   }
+}
+
+/** The ingest tables' committed snapshot ids, as one text (changes when any table commits). */
+export function committedSnapshots(ingestor: Ingestor): string {
+  return ingestor
+    .status()
+    .map((t) => t.snapshotId)
+    .join(',');
 }

@@ -17,7 +17,7 @@ import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { Catalog } from '../lsm/index.ts';
 import type { DemoEvent } from './demo-events.ts';
-import { defaultScratchParent, DEFAULT_TICK_MS } from './replay.ts';
+import { committedSnapshots, defaultScratchParent, DEFAULT_TICK_MS } from './replay.ts';
 
 export const T0 = Date.UTC(2026, 10, 30, 6, 0, 0);
 
@@ -101,7 +101,9 @@ export class LiveSite {
         await Promise.all(batch);
       }
       this.now = g;
+      const before = committedSnapshots(this.ingestor);
       this.ingestor.tick(g);
+      if (committedSnapshots(this.ingestor) !== before) this.agent.recheckChanged();
       if (o.people) await o.people(g, this.inbox);
       if (g > phase && (g - phase) % interval === 0) this.runs.push(this.agent.run());
       this.lastStep = g;

@@ -196,4 +196,27 @@ describe('the full loop', () => {
     await new Promise((x) => setTimeout(x, 200));
     expect(commands).toEqual([]);
   });
+
+  it('the inbox is current to the second: a proposal the world overtook is withdrawn at the next check after the commit, not at the next run', async () => {
+    const { jobs, res } = moduleState();
+    await ops.publish('resources', 'c', null, { ...res.get('M-1')! }, OPERATIONS_RESOURCES);
+    await ops.publish('jobs', 'c', null, { ...jobs.get('J-1')! }, OPERATIONS_JOBS);
+    ingestor.commitAll();
+    const runs: string[] = [];
+    const run = agent.run.bind(agent);
+    agent.run = () => {
+      const r = run();
+      runs.push(r.runId);
+      return r;
+    };
+    agent.start(); // runs now, then every minute; re-checks every second between runs
+    const p = inbox.openProposals().find((x) => x.ruleId === 'assign-job')!;
+    expect(p).toBeDefined();
+    const rb = { ...res.get('M-1')! };
+    await ops.publish('resources', 'u', rb, { ...rb, state: 'down', since: iso(Date.now()) }, OPERATIONS_RESOURCES);
+    ingestor.commitAll(); // as the ingest tick does within the table's budget
+    await until(() => inbox.get(p.id)!.status === 'withdrawn', 'the proposal withdrawn between runs', 5_000);
+    expect(inbox.get(p.id)!.withdrawnReason).toBe('resource M-1 is now down (seen when resources changed)');
+    expect(runs).toHaveLength(1); // the start's run only
+  });
 });

@@ -5,7 +5,7 @@ import { evidenceReport, formatEvidence } from '../inbox/index.ts';
 import { Agent, compareRunIds, newestRunTag, runIdAt } from './agent.ts';
 import { TagManager } from '../lsm/tags.ts';
 import { AgentError } from './errors.ts';
-import { readOnlyTable, type ReadOnlyTable } from './read-only-table.ts';
+import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
 import type { Rule } from './rule.ts';
 import { DB, TestSite, T0 } from './test-support.ts';
 
@@ -492,6 +492,15 @@ describe('between runs (recheckChanged)', () => {
       if (withRecheck) expect(agent.recheckChanged()).toMatchObject({ checked: 12, withdrawn: [] });
       site.stock('ITEM-15', 'A', { on_hand: 2 });
       site.commit();
+      if (withRecheck) {
+        for (let i = 0; i < 12; i++) site.stock(`ITEM-${i}`, 'A', { on_hand: 3 });
+        site.commit();
+        expect(agent.recheckChanged()).toMatchObject({ checked: 12, withdrawn: [] });
+        // The re-checks hold one snapshot's scan, not also the one before it (they compare none).
+        const own = (agent as unknown as { recheckScans: Map<string, ScanCache> }).recheckScans.get('stock')!;
+        expect(own.rows).toBeDefined();
+        expect(own.prevRows).toBeUndefined();
+      }
       const table = site.catalog.getTable({ database: DB, table: 'stock' });
       const changes = vi.spyOn(Object.getPrototypeOf(table) as Table, 'changes');
       try {

@@ -494,6 +494,8 @@ export class Agent {
         let cache = this.recheckScans.get(name);
         if (!cache) this.recheckScans.set(name, (cache = {}));
         handles[name] = readOnlyTable(this.table(name), name, latest.get(name), cache);
+        // A re-check compares no two snapshots: the scan left behind is not kept.
+        cache.prevKey = cache.prevRows = cache.prevByKey = undefined;
         shareScan(cache, this.scans.get(name));
       }
       const ctx = this.context('recheck', handles, null, nowMs);

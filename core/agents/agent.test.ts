@@ -515,6 +515,27 @@ describe('between runs (recheckChanged)', () => {
     expect(diffReads(true)).toBe(0);
   });
 
+  it('tells the time of the oldest commit not yet checked: the inbox is that old', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    expect(agent.oldestUncheckedCommitMs()).toBeNull(); // no check yet: nothing to be behind
+    agent.run();
+    expect(agent.oldestUncheckedCommitMs()).toBeNull();
+    site.nowMs += 10_000;
+    const first = site.nowMs;
+    site.job({ job_id: 'J-2' });
+    site.commit();
+    site.nowMs += 10_000;
+    site.resource('M-1', 'pick', 'down');
+    site.commit();
+    expect(agent.oldestUncheckedCommitMs()).toBe(first);
+    agent.recheckChanged();
+    expect(agent.oldestUncheckedCommitMs()).toBeNull();
+    expect(agent.keepsInboxCurrent).toBe(false);
+  });
+
   it('runs on its own timer beside the run timer; 0 turns it off, and a bad interval names the option', () => {
     site = new TestSite();
     const warnings: string[] = [];
@@ -525,6 +546,7 @@ describe('between runs (recheckChanged)', () => {
       vi.spyOn(agent, 'run').mockImplementation(() => ({}) as ReturnType<Agent['run']>);
       const checks = vi.spyOn(agent, 'recheckChanged');
       agent.start();
+      expect(agent.keepsInboxCurrent).toBe(true);
       vi.advanceTimersByTime(6_000);
       expect(checks).toHaveBeenCalledTimes(3);
       // A failing check (a damaged file) is said once, not every second, and again when it changes.
@@ -548,6 +570,7 @@ describe('between runs (recheckChanged)', () => {
       vi.spyOn(off, 'run').mockImplementation(() => ({}) as ReturnType<Agent['run']>);
       const none = vi.spyOn(off, 'recheckChanged');
       off.start();
+      expect(off.keepsInboxCurrent).toBe(false);
       vi.advanceTimersByTime(6_000);
       off.stop();
       expect(none).not.toHaveBeenCalled();

@@ -516,6 +516,32 @@ export class Agent {
     return { changed, checked: candidates.length, withdrawn: submitted?.withdrawn ?? [] };
   }
 
+  /** Whether `start()`'s timers run: runs every interval and, with a `recheckIntervalMs`, the checks between them. */
+  get keepsInboxCurrent(): boolean {
+    return this.timer !== undefined && this.recheckTimer !== undefined;
+  }
+
+  /**
+   * The time (the snapshot's, epoch ms) of the oldest state-table commit the open proposals have
+   * not been checked against — by a run or `recheckChanged` —, or null when there is none: the
+   * inbox's age is now minus this, how long it may have offered a proposal the state had
+   * overtaken. A table no check has looked at yet (no run since start) does not count.
+   */
+  oldestUncheckedCommitMs(): number | null {
+    let oldest: number | null = null;
+    for (const name of STATE_TABLES) {
+      const from = this.checkedThrough.get(name);
+      if (from === undefined) continue;
+      const snapshots = this.table(name).snapshots;
+      const latest = snapshots.latestId();
+      if (latest === undefined || latest <= from) continue;
+      // The first commit after the check; expired already, the oldest one left is younger than it.
+      const s = snapshots.tryGet(from + 1) ?? snapshots.tryGet(Math.max(from + 1, snapshots.earliestId() ?? latest)) ?? snapshots.tryGet(latest);
+      if (s && (oldest === null || s.timeMillis < oldest)) oldest = s.timeMillis;
+    }
+    return oldest;
+  }
+
   /** The rows a proposal's evidence cites, per state table, as `changedKeys` writes keys (made once per proposal). */
   private citedKeys(p: Proposal): [StateTable, string[]][] {
     let out = this.cited.get(p);

@@ -344,6 +344,39 @@ describe('SiteService', () => {
     expect(st.sync.configured).toBe(false);
   });
 
+  it("shows the approval inbox's age against its budget while the agent keeps it current, and a breach as an alarm", async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
+    const inboxRow = async () => (await api.call('status', {}, s)).tables.find((t) => t.table === 'approval_inbox');
+    // This site's agent runs only on demand: nothing keeps the inbox current, so no row claims it.
+    expect(await inboxRow()).toBeUndefined();
+    const agent = site.decisions!.agent;
+    const keeps = vi.spyOn(agent, 'keepsInboxCurrent', 'get').mockReturnValue(true);
+    const unchecked = vi.spyOn(agent, 'oldestUncheckedCommitMs').mockReturnValue(null);
+    try {
+      expect(await inboxRow()).toMatchObject({ budgetMs: 2_000, ageMs: 0, withinBudget: true, breaches: 0, pendingEvents: 0 });
+      const tables = await api.call('tables', {}, s);
+      expect(tables[0]).toMatchObject({ table: 'approval_inbox', decision: 'a shift lead approves or rejects a proposal on the floor PC' });
+      expect(tables[0]!.snapshots).toBeGreaterThan(0);
+      // A commit the agent has not checked for 5 s (its checks failing): over budget, an alarm.
+      unchecked.mockReturnValue(Date.now() - 5_000);
+      const st = await api.call('status', {}, s);
+      const row = st.tables.find((t) => t.table === 'approval_inbox')!;
+      expect(row.ageMs).toBeGreaterThanOrEqual(5_000);
+      expect(row).toMatchObject({ withinBudget: false, breaches: 1 });
+      expect(st.alarms.find((a) => a.kind === 'budget_breach')?.message).toMatch(/^approval_inbox is \d+ s old; its budget is 2 s/);
+      expect((await inboxRow())!.breaches).toBe(1); // the same episode
+      unchecked.mockReturnValue(null);
+      expect(await inboxRow()).toMatchObject({ ageMs: 0, withinBudget: true, breaches: 1 });
+      unchecked.mockReturnValue(Date.now() - 3_000);
+      expect(await inboxRow()).toMatchObject({ withinBudget: false, breaches: 2 });
+    } finally {
+      keeps.mockRestore();
+      unchecked.mockRestore();
+    }
+  });
+
   it('lets an admin add, re-role and disable users; a disabled user is signed out at the next call', async () => {
     const api = site.service;
     const admin = session();

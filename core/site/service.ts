@@ -50,6 +50,7 @@ import {
   type TableInfo,
   type UserView,
 } from './api.ts';
+import { DEFAULT_TABLE_BUDGETS } from '../ingest/freshness.ts';
 import { ConfigError, decisionOptions, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 import { syncView } from './status.ts';
@@ -95,6 +96,8 @@ export class SiteService implements SiteBackend {
   private inboxSnapshot: number | null | undefined;
   private readonly alarmSince = new Map<string, number>();
   private readonly bytesCache = new Map<string, { snapshotId: number | null; bytes: number }>();
+  /** The approval inbox's budget episodes (`inboxFreshness`): whether the last look found it over, and how often it went over. */
+  private inboxOver = { over: false, breaches: 0 };
   private commandAlarms: { snapshotId: number | null; alarms: Alarm[] } = { snapshotId: -1, alarms: [] };
   /** Alarm keys the last status tick pushed (an `alarm` event goes out for each new one). */
   private pushedAlarms = new Set<string>();
@@ -364,7 +367,8 @@ export class SiteService implements SiteBackend {
   // Status and alarms.
 
   private freshness(): TableFreshness[] {
-    return this.site.ingestor.status().map((t) => ({
+    const inbox = this.inboxFreshness();
+    const ingest = this.site.ingestor.status().map((t) => ({
       table: t.table,
       budgetMs: t.budgetMs,
       decision: t.decision,
@@ -376,6 +380,40 @@ export class SiteService implements SiteBackend {
       breaches: t.breaches,
       withinBudget: t.withinBudget,
     }));
+    return inbox ? [inbox, ...ingest] : ingest;
+  }
+
+  /**
+   * The approval inbox against its budget (seconds: a person waits in it). Its age is how long the
+   * state has had commits the agent has not checked the open proposals against (core/agents
+   * `oldestUncheckedCommitMs`; the agent checks every second between its runs) — how long the
+   * inbox may have offered a proposal the state already overtook. Absent while the agent's timers
+   * do not run (`agentTimer: false`: the agent runs only on demand, and nothing keeps the inbox
+   * current). The budget is core/ingest's default for approval_inbox; config.json `tables` does not
+   * take one for it yet.
+   */
+  private inboxFreshness(): TableFreshness | undefined {
+    const d = this.site.decisions;
+    if (!d || !d.agent.keepsInboxCurrent) return undefined;
+    const b = DEFAULT_TABLE_BUDGETS.find((x) => x.table === 'approval_inbox')!;
+    const since = d.agent.oldestUncheckedCommitMs();
+    const ageMs = since === null ? 0 : Math.max(0, this.now() - since);
+    const withinBudget = ageMs <= b.budgetMs;
+    if (!withinBudget && !this.inboxOver.over) this.inboxOver.breaches++;
+    this.inboxOver.over = !withinBudget;
+    const latest = d.inbox.table.latestSnapshot();
+    return {
+      table: b.table,
+      budgetMs: b.budgetMs,
+      decision: b.decision,
+      confirmedBy: b.confirmedBy,
+      ageMs,
+      pendingEvents: 0,
+      lastCommitMs: latest?.timeMillis ?? null,
+      snapshotId: latest?.id ?? null,
+      breaches: this.inboxOver.breaches,
+      withinBudget,
+    };
   }
 
   status(): SiteStatus {

@@ -560,7 +560,10 @@ export class Site {
     const app = this.siteService?.status();
     const p = dataPaths(this.data, this.config.site);
     const health = ingestor.health();
-    const tables = ingestor.status().map((t) => {
+    // The approval inbox first, as the app shows it (its age: commits the agent has not checked
+    // the open proposals against; present while the agent's timers run), then ingest's tables.
+    const inbox = app?.tables.filter((t) => t.table === 'approval_inbox') ?? [];
+    const tables = [...inbox, ...ingestor.status()].map((t) => {
       let rows: number | null = null;
       try {
         rows = this.rowCounter.count(catalog.getTable({ database: p.database!, table: t.table })).rows;

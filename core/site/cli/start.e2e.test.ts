@@ -51,6 +51,8 @@ describe('tilstand start --demo (child process)', () => {
     }
     expect(status, `stdout:\n${out}\nstderr:\n${err}`).toBeDefined();
     expect(status!.running).toBe(true);
+    // The approval inbox first (the agent's timers run: it is kept current), then ingest's tables.
+    expect(status!.tables.map((t) => t.table)).toEqual(['approval_inbox', 'work_queue', 'resources', 'stock', 'dead_letters']);
     for (const t of status!.tables) expect(t.withinBudget, t.table).toBe(true);
     expect(status!.tables.find((t) => t.table === 'resources')!.rows).toBe(6);
     expect(out).toMatch(/mqtt:\s+mqtt:\/\/127\.0\.0\.1:(\d+)/);
@@ -63,6 +65,7 @@ describe('tilstand start --demo (child process)', () => {
 
     const human = await run(process.execPath, [BIN, 'status', '--data', data]);
     expect(human.stdout).toMatch(/work_queue\s+\d+/);
+    expect(human.stdout).toMatch(/approval_inbox\s+\d+\s+\S+ m?s behind\s+2\.0 s/);
     expect(human.stdout).toContain('within budget');
     // The app's alarms, in the CLI too.
     expect(status!.alarms).toEqual(expect.any(Array));

@@ -632,6 +632,13 @@ export class Site {
         .family('tilstand_sync_last_success_timestamp_seconds', 'gauge', 'Last successful HQ request (0: never)', [{ labels: { site }, value: st.lastSuccessMs === null ? 0 : Math.round(st.lastSuccessMs / 1000) }])
         .family('tilstand_sync_healthy', 'gauge', '1 while sync makes progress or has nothing to do', [{ labels: { site }, value: st.healthy ? 1 : 0 }]);
     }
+    const agent = this.decisionParts?.agent;
+    if (agent?.keepsInboxCurrent) {
+      const since = agent.oldestUncheckedCommitMs();
+      p.family('tilstand_inbox_age_ms', 'gauge', "How long state-table commits have waited for the agent's check of the open proposals (the approval inbox's age; its budget is 2 s)", [
+        { labels: { site }, value: since === null ? 0 : Math.max(0, Date.now() - since) },
+      ]);
+    }
     return p.toString() + this.ingest.ingestor.metrics();
   }
 

@@ -61,7 +61,9 @@ describe('tilstand start --demo (child process)', () => {
     expect(out).toContain(`ui:      ${httpUrl}/`);
     expect(out).toMatch(/headless|Electron/);
     expect(out).toContain(`memory:  started without ${missingLaunchSettings([], env).join(' ')}: a higher peak RSS`);
-    expect(await (await fetch(`${httpUrl}/metrics`)).text()).toContain('tilstand_ingest_table_age_ms');
+    const metrics = await (await fetch(`${httpUrl}/metrics`)).text();
+    expect(metrics).toContain('tilstand_ingest_table_age_ms');
+    expect(metrics).toMatch(/^tilstand_inbox_age_ms\{site="demo"\} \d+$/m);
 
     const human = await run(process.execPath, [BIN, 'status', '--data', data]);
     expect(human.stdout).toMatch(/work_queue\s+\d+/);

@@ -414,13 +414,18 @@ describe('reconfigure', () => {
 });
 
 describe('between runs (recheckChanged)', () => {
-  it('withdraws, within the check after a commit, the proposals whose cited rows changed and no longer hold; others are not looked at', () => {
-    site = new TestSite();
+  /** J-1 (pick) and J-2 (pack), released; M-1 (pick) and M-2 (pack), free: two assignments to propose. */
+  const twoJobsTwoFreeResources = () => {
     site.job({ job_id: 'J-1', capability: 'pick' });
     site.job({ job_id: 'J-2', capability: 'pack' });
     site.resource('M-1', 'pick', 'free');
     site.resource('M-2', 'pack', 'free');
     site.commit();
+  };
+
+  it('withdraws, within the check after a commit, the proposals whose cited rows changed and no longer hold; others are not looked at', () => {
+    site = new TestSite();
+    twoJobsTwoFreeResources();
     const { agent, inbox } = site.agentAndInbox();
     const first = agent.run();
     expect(first.created.map((p) => p.params.job_id).sort()).toEqual(['J-1', 'J-2']);
@@ -454,11 +459,7 @@ describe('between runs (recheckChanged)', () => {
 
   it('re-checks every citing proposal when the commits in between can no longer be read (expired)', () => {
     site = new TestSite({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '1' });
-    site.job({ job_id: 'J-1', capability: 'pick' });
-    site.job({ job_id: 'J-2', capability: 'pack' });
-    site.resource('M-1', 'pick', 'free');
-    site.resource('M-2', 'pack', 'free');
-    site.commit();
+    twoJobsTwoFreeResources();
     const { agent, inbox } = site.agentAndInbox();
     expect(agent.run().created).toHaveLength(2);
     for (let i = 0; i < 3; i++) {

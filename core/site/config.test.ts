@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
+import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, inboxBudget, ingestBudgets, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -23,7 +23,15 @@ describe('parseConfig', () => {
     const min = parseConfig({ site: 'north' });
     expect(min.broker).toMatchObject({ mode: 'embedded', host: '127.0.0.1', port: 1883, tls: null, allowInsecureNonLoopback: false });
     expect(min.http).toEqual({ host: '127.0.0.1', port: 8470, tls: null });
-    expect(min.tables.map((t) => t.table).sort()).toEqual(['dead_letters', 'resources', 'stock', 'work_queue']);
+    expect(min.tables.map((t) => t.table)).toEqual(['approval_inbox', 'work_queue', 'stock', 'resources', 'dead_letters']);
+    // approval_inbox's budget is the site's (the agent's checks); ingest gets the others.
+    expect(inboxBudget(min)).toMatchObject({ table: 'approval_inbox', budgetMs: 2_000 });
+    expect(ingestBudgets(min).map((t) => t.table)).toEqual(['work_queue', 'stock', 'resources', 'dead_letters']);
+    const own = parseConfig({ site: 'north', tables: [{ table: 'stock', budgetMs: 300_000, decision: 'd', confirmedBy: 'c' }, { table: 'approval_inbox', budgetMs: 5_000, decision: 'leads decide within seconds', confirmedBy: 'Kari, shift lead' }] });
+    expect(inboxBudget(own)).toEqual({ table: 'approval_inbox', budgetMs: 5_000, decision: 'leads decide within seconds', confirmedBy: 'Kari, shift lead' });
+    expect(ingestBudgets(own).map((t) => t.table)).toEqual(['stock']);
+    // A config from before approval_inbox was taken here: core/ingest's default.
+    expect(inboxBudget(parseConfig({ site: 'north', tables: [{ table: 'stock', budgetMs: 300_000, decision: 'd', confirmedBy: 'c' }] })).budgetMs).toBe(2_000);
     expect(min.bindings).toBe('seed');
     expect(min.hq.target).toBeNull();
     for (const target of ['/mnt/hq', 'file:///mnt/hq', 's3://bucket/sites?endpoint=http://10.0.0.9:9000']) expect(parseConfig({ site: 'north', hq: { target } }).hq.target).toBe(target);
@@ -67,7 +75,9 @@ describe('parseConfig', () => {
       [{ site: 's', tables: {} }, 'tables', /array of \{table, budgetMs/],
       [{ site: 's', tables: [{ table: 'stock', budgetMs: 50, decision: 'd', confirmedBy: 'c' }] }, 'tables[0].budgetMs', /from 100/],
       [{ site: 's', tables: [{ table: 'stock', budgetMs: 1000, confirmedBy: 'c' }] }, 'tables[0].decision', /non-empty string/],
-      [{ site: 's', tables: [{ table: 'nope', budgetMs: 1000, decision: 'd', confirmedBy: 'c' }] }, 'tables[0].table', /expected one of work_queue/],
+      [{ site: 's', tables: [{ table: 'nope', budgetMs: 1000, decision: 'd', confirmedBy: 'c' }] }, 'tables[0].table', /expected one of approval_inbox, work_queue/],
+      // The agent checks the inbox every second: a budget under two checks would be breached by design.
+      [{ site: 's', tables: [{ table: 'approval_inbox', budgetMs: 1500, decision: 'd', confirmedBy: 'c' }] }, 'tables[0].budgetMs', /at least 2000 for approval_inbox \(twice the agent's check .* every 1000 ms\), got 1500/],
       [{ site: 's', tables: [{ table: 'stock', budgetMs: 1000, decision: 'd', confirmedBy: 'c' }, { table: 'stock', budgetMs: 1000, decision: 'd', confirmedBy: 'c' }] }, 'tables[1].table', /already/],
       [{ site: 's', journal: { retentionAgeMs: 5 } }, 'journal.retentionAgeMs', /from 60000/],
       [{ site: 's', diskBudget: { journalBytesMax: 2 * 1024 * 1024 } }, 'diskBudget.journalBytesMax', /more than journal.retentionBytesMax/],

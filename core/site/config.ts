@@ -17,13 +17,39 @@ import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { targetProblem } from '../sync/targets/open.ts';
+import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
 import { localFileIO } from '../lsm/index.ts';
-import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
+import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
 /** The tables a site's ingest keeps (the seed state tables and dead_letters). */
 export const SITE_TABLES: readonly string[] = [...SEED_TABLES.map((t) => t.name), DEAD_LETTERS_TABLE_NAME];
+
+/**
+ * The tables config `tables` takes a budget for: the approval inbox (its age is how long state
+ * commits have waited for the agent's check of the open proposals; the site measures it, not
+ * ingest) and ingest's tables.
+ */
+export const BUDGET_TABLES: readonly string[] = [APPROVAL_INBOX_TABLE, ...SITE_TABLES];
+
+/**
+ * The smallest approval_inbox budget: twice the agent's check interval. A commit can wait one
+ * interval for the check, and the check takes time of its own; a budget under that would be
+ * breached by the design, not by a fault.
+ */
+export const MIN_INBOX_BUDGET_MS = 2 * DEFAULT_RECHECK_INTERVAL_MS;
+
+/** The budgets ingest keeps (config `tables` without approval_inbox). */
+export function ingestBudgets(c: Pick<SiteConfig, 'tables'>): TableBudget[] {
+  return c.tables.filter((b) => SITE_TABLES.includes(b.table)).map((b) => ({ ...b }));
+}
+
+/** approval_inbox's budget: config `tables`' entry, else core/ingest's default (2 s). */
+export function inboxBudget(c: Pick<SiteConfig, 'tables'>): TableBudget {
+  const b = c.tables.find((x) => x.table === APPROVAL_INBOX_TABLE) ?? DEFAULT_TABLE_BUDGETS.find((x) => x.table === APPROVAL_INBOX_TABLE)!;
+  return { ...b };
+}
 
 /** Every name inside a data directory (DESIGN.md, "Shared names"). */
 export const dataPaths = (data: string, site?: string) => ({
@@ -160,7 +186,7 @@ export function defaultConfig(site: string): SiteConfig {
   return {
     format: CONFIG_FORMAT,
     site,
-    tables: DEFAULT_TABLE_BUDGETS.filter((b) => SITE_TABLES.includes(b.table)).map((b) => ({ ...b })),
+    tables: DEFAULT_TABLE_BUDGETS.filter((b) => BUDGET_TABLES.includes(b.table)).map((b) => ({ ...b })),
     bindings: 'seed',
     broker: { mode: 'embedded', host: '127.0.0.1', port: DEFAULT_MQTT_PORT, tls: null, allowInsecureNonLoopback: false, diskFullHoldMaxMs: 30_000 },
     http: { host: '127.0.0.1', port: DEFAULT_HTTP_PORT, tls: null },
@@ -245,9 +271,16 @@ export function parseConfig(raw: unknown): SiteConfig {
     const key = `tables[${i}].`;
     known(b, `tables[${i}]`, ['table', 'budgetMs', 'decision', 'confirmedBy']);
     const table = str(b, 'table', key);
-    if (!SITE_TABLES.includes(table)) throw new ConfigError(`${key}table`, `expected one of ${SITE_TABLES.join(', ')}, got ${JSON.stringify(table)}`);
+    if (!BUDGET_TABLES.includes(table)) throw new ConfigError(`${key}table`, `expected one of ${BUDGET_TABLES.join(', ')}, got ${JSON.stringify(table)}`);
     if (tables.some((t) => t.table === table)) throw new ConfigError(`${key}table`, `table '${table}' has a budget already`);
-    tables.push({ table, budgetMs: int(b, 'budgetMs', key, NaN, 100, 7 * DAY_MS), decision: str(b, 'decision', key), confirmedBy: str(b, 'confirmedBy', key) });
+    const budgetMs = int(b, 'budgetMs', key, NaN, 100, 7 * DAY_MS);
+    if (table === APPROVAL_INBOX_TABLE && budgetMs < MIN_INBOX_BUDGET_MS) {
+      throw new ConfigError(
+        `${key}budgetMs`,
+        `expected at least ${MIN_INBOX_BUDGET_MS} for ${APPROVAL_INBOX_TABLE} (twice the agent's check of the open proposals, every ${DEFAULT_RECHECK_INTERVAL_MS} ms), got ${budgetMs}`,
+      );
+    }
+    tables.push({ table, budgetMs, decision: str(b, 'decision', key), confirmedBy: str(b, 'confirmedBy', key) });
   }
 
   let bindings: SiteConfig['bindings'] = 'seed';

@@ -13,7 +13,7 @@ import { Ingestor, DEFAULT_CHECKPOINT_NAME } from '../ingest/ingestor.ts';
 import { DiskBudget, Journal } from '../ingest/journal.ts';
 import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
-import { catalogOptions, configBindings, dataPaths, type SiteConfig } from './config.ts';
+import { catalogOptions, configBindings, dataPaths, ingestBudgets, type SiteConfig } from './config.ts';
 
 export interface IngestParts {
   journal: Journal;
@@ -49,7 +49,7 @@ export function openIngest(data: string, config: SiteConfig, o: OpenIngestOption
       contracts,
       bindings: [...configBindings(config)],
       tables: [...SEED_TABLES],
-      budgets: config.tables.map((b) => ({ ...b })),
+      budgets: ingestBudgets(config),
       diskBudget,
       checkpointName: INGEST_CHECKPOINT,
       ...(o.clock ? { clock: o.clock } : {}),

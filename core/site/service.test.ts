@@ -9,6 +9,7 @@ import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { SiteApiError } from './api.ts';
 import { readDecisionLog } from '../inbox/index.ts';
 import { demoConfig } from './demo/site.ts';
+import type { SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
 import { DEMO_ADMIN, Site } from './site.ts';
 import { SiteService } from './service.ts';
@@ -46,7 +47,9 @@ beforeAll(async () => {
     ...c.agent,
     reorderByItem: { 'ITEM-001': { reorderPoint: 1000, orderUpTo: 2000, locations: { DOCK: { reorderPoint: 2000, orderUpTo: 3000 } } } },
   });
-  await initDataDir({ data: join(dir, 'data'), site: 'demo', config: (c) => ({ ...demoConfig(c), agent: agent(c) }), admin: DEMO_ADMIN });
+  // approval_inbox's budget is this site's own (3 s), not core/ingest's default (2 s).
+  const tables = (c: SiteConfig) => c.tables.map((b) => (b.table === 'approval_inbox' ? { ...b, budgetMs: 3_000, confirmedBy: 'the test site' } : b));
+  await initDataDir({ data: join(dir, 'data'), site: 'demo', config: (c) => ({ ...demoConfig(c), agent: agent(c), tables: tables(demoConfig(c)) }), admin: DEMO_ADMIN });
   site = await Site.start({ data: join(dir, 'data'), demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 600_000, agentTimer: false, ui: false });
   await site.users.add({ name: 'Olav', role: 'operator', pin: '1357' });
   await site.users.add({ name: 'Lena', role: 'shift_lead', pin: '2580' });
@@ -355,9 +358,13 @@ describe('SiteService', () => {
     const keeps = vi.spyOn(agent, 'keepsInboxCurrent', 'get').mockReturnValue(true);
     const unchecked = vi.spyOn(agent, 'oldestUncheckedCommitMs').mockReturnValue(null);
     try {
-      expect(await inboxRow()).toMatchObject({ budgetMs: 2_000, ageMs: 0, withinBudget: true, breaches: 0, pendingEvents: 0 });
+      // The budget from config.json `tables`.
+      expect(await inboxRow()).toMatchObject({ budgetMs: 3_000, confirmedBy: 'the test site', ageMs: 0, withinBudget: true, breaches: 0, pendingEvents: 0 });
       const tables = await api.call('tables', {}, s);
-      expect(tables[0]).toMatchObject({ table: 'approval_inbox', decision: 'a shift lead approves or rejects a proposal on the floor PC' });
+      expect(tables[0]).toMatchObject({ table: 'approval_inbox', budgetMs: 3_000, decision: 'a shift lead approves or rejects a proposal on the floor PC' });
+      // 2.5 s unchecked: over the default, within this site's budget.
+      unchecked.mockReturnValue(Date.now() - 2_500);
+      expect(await inboxRow()).toMatchObject({ withinBudget: true, breaches: 0 });
       expect(tables[0]!.snapshots).toBeGreaterThan(0);
       // A commit the agent has not checked for 5 s (its checks failing): over budget, an alarm.
       unchecked.mockReturnValue(Date.now() - 5_000);
@@ -365,11 +372,11 @@ describe('SiteService', () => {
       const row = st.tables.find((t) => t.table === 'approval_inbox')!;
       expect(row.ageMs).toBeGreaterThanOrEqual(5_000);
       expect(row).toMatchObject({ withinBudget: false, breaches: 1 });
-      expect(st.alarms.find((a) => a.kind === 'budget_breach')?.message).toMatch(/^approval_inbox is \d+ s old; its budget is 2 s/);
+      expect(st.alarms.find((a) => a.kind === 'budget_breach')?.message).toMatch(/^approval_inbox is \d+ s old; its budget is 3 s/);
       expect((await inboxRow())!.breaches).toBe(1); // the same episode
       unchecked.mockReturnValue(null);
       expect(await inboxRow()).toMatchObject({ ageMs: 0, withinBudget: true, breaches: 1 });
-      unchecked.mockReturnValue(Date.now() - 3_000);
+      unchecked.mockReturnValue(Date.now() - 4_000);
       expect(await inboxRow()).toMatchObject({ withinBudget: false, breaches: 2 });
     } finally {
       keeps.mockRestore();

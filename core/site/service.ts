@@ -50,8 +50,7 @@ import {
   type TableInfo,
   type UserView,
 } from './api.ts';
-import { DEFAULT_TABLE_BUDGETS } from '../ingest/freshness.ts';
-import { ConfigError, decisionOptions, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
+import { ConfigError, decisionOptions, inboxBudget, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 import { syncView } from './status.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
@@ -389,13 +388,13 @@ export class SiteService implements SiteBackend {
    * `oldestUncheckedCommitMs`; the agent checks every second between its runs) — how long the
    * inbox may have offered a proposal the state already overtook. Absent while the agent's timers
    * do not run (`agentTimer: false`: the agent runs only on demand, and nothing keeps the inbox
-   * current). The budget is core/ingest's default for approval_inbox; config.json `tables` does not
-   * take one for it yet.
+   * current). The budget is config.json `tables`' approval_inbox entry, else core/ingest's default
+   * (2 s).
    */
   private inboxFreshness(): TableFreshness | undefined {
     const d = this.site.decisions;
     if (!d || !d.agent.keepsInboxCurrent) return undefined;
-    const b = DEFAULT_TABLE_BUDGETS.find((x) => x.table === 'approval_inbox')!;
+    const b = inboxBudget(this.site.config);
     const since = d.agent.oldestUncheckedCommitMs();
     const ageMs = since === null ? 0 : Math.max(0, this.now() - since);
     const withinBudget = ageMs <= b.budgetMs;

@@ -30,7 +30,7 @@ import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { dataPaths, decisionOptions, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
+import { dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { DEMO_HQ_DIR, demoConfig } from './demo/site.ts';
@@ -635,9 +635,9 @@ export class Site {
     const agent = this.decisionParts?.agent;
     if (agent?.keepsInboxCurrent) {
       const since = agent.oldestUncheckedCommitMs();
-      p.family('tilstand_inbox_age_ms', 'gauge', "How long state-table commits have waited for the agent's check of the open proposals (the approval inbox's age; its budget is 2 s)", [
+      p.family('tilstand_inbox_age_ms', 'gauge', "How long state-table commits have waited for the agent's check of the open proposals (the approval inbox's age)", [
         { labels: { site }, value: since === null ? 0 : Math.max(0, Date.now() - since) },
-      ]);
+      ]).family('tilstand_inbox_budget_ms', 'gauge', "The approval inbox's freshness budget (config.json tables)", [{ labels: { site }, value: inboxBudget(this.config).budgetMs }]);
     }
     return p.toString() + this.ingest.ingestor.metrics();
   }

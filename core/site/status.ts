@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { Catalog, type Table } from '../lsm/index.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../ingest/dead-letters.ts';
 import { Journal } from '../ingest/journal.ts';
-import { catalogOptions, dataPaths, readConfig, type SiteConfig } from './config.ts';
+import { catalogOptions, dataPaths, ingestBudgets, readConfig, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { openOutboxDb, Outbox } from '../sync/outbox.ts';
@@ -149,7 +149,8 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const counter = new RowCounter();
   let deadLettersOpen = 0;
-  const tables: TableState[] = config.tables.map((b) => {
+  // Ingest's tables: the inbox's age exists only while a site's agent checks it.
+  const tables: TableState[] = ingestBudgets(config).map((b) => {
     const id = { database: p.database!, table: b.table };
     let snapshotId: number | null = null;
     let rows: number | null = null;

@@ -64,6 +64,7 @@ describe('tilstand start --demo (child process)', () => {
     const metrics = await (await fetch(`${httpUrl}/metrics`)).text();
     expect(metrics).toContain('tilstand_ingest_table_age_ms');
     expect(metrics).toMatch(/^tilstand_inbox_age_ms\{site="demo"\} \d+$/m);
+    expect(metrics).toMatch(/^tilstand_inbox_budget_ms\{site="demo"\} 2000$/m);
 
     const human = await run(process.execPath, [BIN, 'status', '--data', data]);
     expect(human.stdout).toMatch(/work_queue\s+\d+/);

@@ -54,7 +54,8 @@ export async function makeSiteDir(data: string, site: string, o: { budgetMs?: nu
     config: (c) => {
       const out: SiteConfig = {
         ...c,
-        tables: c.tables.map((b) => ({ ...b, budgetMs: o.budgetMs ?? 150, confirmedBy: 'reliability test' })),
+        // Ingest's tables commit within `budgetMs`; approval_inbox's budget (the agent's checks) stays.
+        tables: c.tables.map((b) => (b.table === 'approval_inbox' ? b : { ...b, budgetMs: o.budgetMs ?? 150, confirmedBy: 'reliability test' })),
         broker: { ...c.broker, port: 0 } as SiteConfig['broker'],
         http: { ...c.http, port: 0 },
         journal: { ...c.journal, pruneIntervalMs: 1000 },

@@ -89,6 +89,13 @@ describe('harness (micro mode)', () => {
     expect(json.raw.replay.result.events).toBeGreaterThan(0);
     expect(json.raw.agent.jobs).toBe(SCALES.micro.agentJobs);
     expect(json.raw.agent.deadLetters).toBe(0);
+    // The checks between runs found each commit's table and re-checked the proposals citing its rows.
+    const rep0 = json.raw.agent.reps[0];
+    expect(rep0.jobsCheck.changed).toEqual(['work_queue']);
+    expect(rep0.jobsCheck.checked).toBeGreaterThan(0);
+    expect(rep0.stockCheck.changed).toEqual(['stock']);
+    expect(rep0.stockCheck.checked).toBeGreaterThan(0);
+    expect(rows.find((r) => r.figure.startsWith('Agent check between runs'))!.tilstand).toMatch(/ms \([\d,]+ jobs\) \/ [\d.]+ ms \([\d,]+ stock rows\)/);
     // Memory is measured with the site's own settings (core/site config.ts) and V8 flags
     // (core/site/v8-flags.ts), judged only at 1 M rows.
     // It is launched as a site is launched (SITE_LAUNCH's node flags and environment: nothing missing

@@ -540,6 +540,17 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
         status: 'info',
         notes: `median of ${s.agentReps}; Agent.run() with Inbox (fresh copy of the filled warehouse each repetition, fixed clock). First run: ${fmt(ag.median.created)} proposals created (${Object.entries(first.byRule).map(([r, n]) => `${r} ${n}`).join(', ')}); next run a minute later on the same state: ${first.secondCreated} new, ${first.secondDuplicates} duplicates, ${first.secondWithdrawn} withdrawn. Tables filled through the Ingestor (${fmt(ag.events)} events: ${Object.entries(ag.jobStatus).map(([st, n]) => `${n} ${st}`).join(', ')} jobs, ${ag.resources} resources, ${fmt(ag.stockRows)} stock rows; ${ag.deadLetters} dead letters; seeded). Run time includes tagging 3 tables and the inbox commit; a run is synchronous, so it holds the site's event loop (and PUBACKs) that long${errors.length ? `; RULE ERRORS: ${errors.join(' | ')}` : ''}`,
       });
+      const jc = first.jobsCheck;
+      const sc = first.stockCheck;
+      rows.push({
+        figure: `Agent check between runs over the same queue, after one commit`,
+        tilstand: `${fmt(ag.median.jobsCheckMs, 1)} ms (${fmt(first.jobChanges)} jobs) / ${fmt(ag.median.stockCheckMs, 1)} ms (${fmt(first.stockChanges)} stock rows)`,
+        sqlite: '—',
+        ratio: '—',
+        target: '—',
+        status: 'info',
+        notes: `median of ${s.agentReps}; Agent.recheckChanged() (a site calls it every second between runs, on its event loop: the approval inbox's age is how long a commit waits for it, budget 2 s) after the two runs above, each after one commit through the same Ingestor: operations releasing ${fmt(Math.min(100, ag.jobStatus.blocked ?? 0))} blocked jobs and starting ${fmt(Math.min(100, ag.jobStatus.released ?? 0))} released ones (${jc.checked} of ${fmt(ag.median.created)} open proposals cite a changed row and are re-checked, ${jc.withdrawn} withdrawn), then inventory counting all ${fmt(first.stockChanges)} stock rows anew (${sc.checked} re-checked of ${sc.open + sc.withdrawn} open, ${sc.withdrawn} withdrawn); the time includes reading the commits' changed keys (Table.changes, delta) and the inbox commit of the withdrawals`,
+      });
     }
   } finally {
     process.off('SIGINT', onSignal);

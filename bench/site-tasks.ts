@@ -473,6 +473,10 @@ const iso = (ms: number) => new Date(ms).toISOString().slice(0, 23);
  * locations of stock. Each repetition copies the filled warehouse and runs a fresh Inbox + Agent
  * (default rules and config, clock fixed) twice: the first run finds every situation new; the
  * second, a minute later on the same state, re-checks the open proposals and finds duplicates.
+ * Then the checks between runs (`recheckChanged`, every second on a site) after two commits
+ * through the same Ingestor (the seed's journal and warehouse copied, so it continues the site):
+ * operations releasing up to 100 blocked jobs and starting up to 100 released ones, then
+ * inventory counting every stock row anew.
  */
 export async function agentRun(p: AgentParams) {
   const { Catalog } = await import('../core/lsm/index.ts');
@@ -497,18 +501,28 @@ export async function agentRun(p: AgentParams) {
   const seqs = new Map<string, number>();
   const batch: Promise<bigint>[] = [];
   let events = 0;
+  /** Publishes as a module would: the next sequence per stream from `sq`, groups of 1,000 journaled together. */
+  const emitter =
+    (into: { accept(topic: string, payload: Buffer, receivedAtMs: number): Promise<bigint> }, sq: Map<string, number>, at: () => number, pending: Promise<bigint>[]) =>
+    async (module: string, stream: string, contract: string, after: Record<string, unknown>) => {
+      const seq = (sq.get(stream) ?? 0) + 1;
+      sq.set(stream, seq);
+      const payload = Buffer.from(JSON.stringify({ op: 'c', before: null, after, source: { module, stream, seq }, ts_ms: at(), contract: { name: contract, version: 1 } }));
+      pending.push(into.accept(`tilstand/${SITE}/events/${module}/${stream}`, payload, at()));
+      if (pending.length >= 1000) await Promise.all(pending.splice(0));
+    };
+  const emitSeed = emitter(ing, seqs, () => T_AGENT - 1000, batch);
   const emit = async (module: string, stream: string, contract: string, after: Record<string, unknown>) => {
-    const seq = (seqs.get(stream) ?? 0) + 1;
-    seqs.set(stream, seq);
-    const payload = Buffer.from(JSON.stringify({ op: 'c', before: null, after, source: { module, stream, seq }, ts_ms: T_AGENT - 1000, contract: { name: contract, version: 1 } }));
-    batch.push(ing.accept(`tilstand/${SITE}/events/${module}/${stream}`, payload, T_AGENT - 1000));
     events++;
-    if (batch.length >= 1000) await Promise.all(batch.splice(0));
+    await emitSeed(module, stream, contract, after);
   };
+  const jobs: Record<string, unknown>[] = [];
+  const stockKeys: [string, string][] = [];
   const t0 = nowMs();
   const itemName = (i: number) => `ITEM-${String(i).padStart(5, '0')}`;
   for (let i = 0; i < p.items; i++) {
     for (const loc of ['LOC-A', 'LOC-B']) {
+      stockKeys.push([itemName(i), loc]);
       await emit('inventory', 'stock', 'inventory.stock', { item: itemName(i), location: loc, qty: Math.floor(rnd() * 50) });
       await emit('commerce', 'reservations', 'commerce.reservations', { item: itemName(i), location: loc, reserved_qty: Math.floor(rnd() * 10) });
       await emit('procurement', 'inbound', 'procurement.inbound', { item: itemName(i), location: loc, inbound_qty: Math.floor(rnd() * 5) });
@@ -530,7 +544,7 @@ export async function agentRun(p: AgentParams) {
     const status = r < 0.55 ? 'released' : r < 0.65 ? 'blocked' : r < 0.9 ? 'in_progress' : 'done';
     statusCount[status] = (statusCount[status] ?? 0) + 1;
     const material = status === 'blocked' || rnd() < 0.3;
-    await emit('operations', 'jobs', 'operations.jobs', {
+    const job = {
       job_id: `J-${String(i).padStart(6, '0')}`,
       status,
       blocked_reason: status === 'blocked' ? 'material' : null,
@@ -540,7 +554,9 @@ export async function agentRun(p: AgentParams) {
       priority: Math.floor(rnd() * 10),
       due_at: iso(T_AGENT + Math.floor((rnd() * 74 - 2) * 3600_000)),
       assigned_resource: status === 'in_progress' ? `R-${String(Math.floor(rnd() * p.resources)).padStart(4, '0')}` : null,
-    });
+    };
+    jobs.push(job);
+    await emit('operations', 'jobs', 'operations.jobs', job);
   }
   await Promise.all(batch.splice(0));
   ing.commitAll();
@@ -553,9 +569,14 @@ export async function agentRun(p: AgentParams) {
   const reps: Array<Record<string, unknown>> = [];
   for (let r = 0; r < p.reps; r++) {
     const dir = join(p.dir, `rep-${r}`);
-    fs.cpSync(join(seedDir, 'warehouse'), join(dir, 'warehouse'), { recursive: true });
+    // The whole seed site (journal, contracts, warehouse): the commits below continue it.
+    fs.cpSync(seedDir, dir, { recursive: true });
     let now = T_AGENT;
     const catalog = new Catalog(join(dir, 'warehouse'), { clock: () => now });
+    const siteJournal = Journal.open(dir, { nowMs: () => now });
+    const site = Ingestor.open({ site: SITE, catalog, database: DATABASE, journal: siteJournal, contracts: new ContractRegistry(join(dir, 'contracts')), bindings: [...SEED_BINDINGS], tables: [...SEED_TABLES], budgets: [], clock: () => now, onWarning: () => undefined });
+    const pending: Promise<bigint>[] = [];
+    const publish = emitter(site, new Map(seqs), () => now, pending);
     let agent: InstanceType<typeof Agent> | undefined;
     const inbox = Inbox.open({ catalog, database: DATABASE, users, recheck: (x) => agent!.recheck(x), clock: () => now, onWarning: () => undefined });
     agent = new Agent({ catalog, database: DATABASE, inbox, clock: () => now, onWarning: () => undefined });
@@ -567,6 +588,25 @@ export async function agentRun(p: AgentParams) {
       t = nowMs();
       const b = agent.run();
       const secondMs = nowMs() - t;
+      /** One commit through the site's Ingestor, then the agent's check between runs, timed. */
+      const checkAfter = async (change: () => Promise<void>) => {
+        now += 1_000;
+        await change();
+        await Promise.all(pending.splice(0));
+        site.commitAll();
+        const t0 = nowMs();
+        const c = agent!.recheckChanged();
+        return { ms: nowMs() - t0, changed: c.changed, checked: c.checked, withdrawn: c.withdrawn.length, open: inbox.openProposals().length };
+      };
+      const blocked = jobs.filter((j) => j.status === 'blocked').slice(0, 100);
+      const released = jobs.filter((j) => j.status === 'released').slice(0, 100);
+      const jobsCheck = await checkAfter(async () => {
+        for (const j of blocked) await publish('operations', 'jobs', 'operations.jobs', { ...j, status: 'released', blocked_reason: null });
+        for (const [i, j] of released.entries()) await publish('operations', 'jobs', 'operations.jobs', { ...j, status: 'in_progress', assigned_resource: `R-${String(i % p.resources).padStart(4, '0')}` });
+      });
+      const stockCheck = await checkAfter(async () => {
+        for (const [item, location] of stockKeys) await publish('inventory', 'stock', 'inventory.stock', { item, location, qty: Math.floor(rnd() * 50) });
+      });
       const byRule: Record<string, number> = {};
       for (const x of a.created) byRule[x.ruleId] = (byRule[x.ruleId] ?? 0) + 1;
       reps.push({
@@ -579,10 +619,18 @@ export async function agentRun(p: AgentParams) {
         secondCreated: b.created.length,
         secondDuplicates: b.duplicates.length,
         secondWithdrawn: b.withdrawn.length,
+        jobChanges: blocked.length + released.length,
+        jobsCheck,
+        stockChanges: stockKeys.length,
+        stockCheck,
+        jobsCheckMs: jobsCheck.ms,
+        stockCheckMs: stockCheck.ms,
       });
     } finally {
       agent.stop();
       inbox.close();
+      site.close();
+      siteJournal.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }
@@ -596,6 +644,6 @@ export async function agentRun(p: AgentParams) {
     fillSec,
     deadLetters,
     reps,
-    median: { firstMs: med('firstMs'), secondMs: med('secondMs'), created: med('created') },
+    median: { firstMs: med('firstMs'), secondMs: med('secondMs'), created: med('created'), jobsCheckMs: med('jobsCheckMs'), stockCheckMs: med('stockCheckMs') },
   };
 }

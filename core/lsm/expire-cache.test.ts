@@ -100,6 +100,29 @@ function newTable(options: Record<string, string>, clock: () => number): Table {
   return catalog.createTable({ database: 'db', table: 't' }, SPEC(options));
 }
 
+describe('expiration forgets what it deleted', () => {
+  it('the manifest caches hold the retained snapshots’ files, not every file ever written', () => {
+    let now = 1_800_000_000_000;
+    const a = newTable({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '2', 'num-sorted-run.compaction-trigger': '2' }, () => now);
+    const w = a.newWriter();
+    const counts: number[] = [];
+    // More commits than a full sweep's period, so both sweeps (released files, listing) forget.
+    for (let i = 0; i < 3 * FULL_SWEEP_EVERY + 40; i++) {
+      now += 1000;
+      w.writeRecord({ p: i % 2, k: i % 7, v: i });
+      w.commit();
+      const c = a.manifests.cachedCounts();
+      counts.push(c.lists + c.manifests);
+    }
+    checkExact(a.paths.root, 'after the commits');
+    const onDisk = readdirSync(join(a.paths.root, 'manifest')).length;
+    // Each name cached is a file on disk (a retained snapshot's), give or take the reads of the last commit.
+    expect(Math.max(...counts.slice(-20))).toBeLessThanOrEqual(onDisk + 8);
+    expect(Math.max(...counts.slice(-20))).toBeLessThan(40);
+    w.close();
+  });
+});
+
 describe('expiration caches never delete a referenced file', () => {
   it('a tag created by another Table between two commits keeps its snapshot’s files', () => {
     let now = 1_800_000_000_000;

@@ -317,6 +317,7 @@ function sweepReleased(table: Table, released: Ref[], keep: ReadonlySet<string> 
     if (!io.exists(r.path)) continue;
     io.remove(r.path);
     if (r.kind === DATA) table.cache.drop(r.path);
+    else if (r.kind === MANIFEST) table.manifests.forget(name);
     deleted.push(r.path);
   }
   return deleted;
@@ -334,6 +335,7 @@ function sweepListed(table: Table, state: MarkState, minAgeMs: number, keep: Rea
     const path = `${manifestDir}/${name}`;
     if (!live.has(path) && old(path)) {
       io.remove(path);
+      table.manifests.forget(name);
       deleted.push(path);
     }
   }

@@ -14,6 +14,7 @@ import { Catalog } from './catalog.ts';
 import { changelogEntries, changelogManifestNames } from './changelog.ts';
 import { deleteConsumer, listConsumers, writeConsumer } from './consumer.ts';
 import { LsmError } from './errors.ts';
+import { MANIFEST_CACHE_IDLE_READS } from './manifest-store.ts';
 import { LocalFileIO, type FileStat } from './file-io.ts';
 import { FULL_SWEEP_EVERY, type ExpireResult } from './expire.ts';
 import { RowKind } from './key-value.ts';
@@ -119,6 +120,38 @@ describe('expiration forgets what it deleted', () => {
     // Each name cached is a file on disk (a retained snapshot's), give or take the reads of the last commit.
     expect(Math.max(...counts.slice(-20))).toBeLessThanOrEqual(onDisk + 8);
     expect(Math.max(...counts.slice(-20))).toBeLessThan(40);
+    w.close();
+  });
+});
+
+describe('a reader’s caches keep what it reads, not every file it ever read', () => {
+  it('another Table reading each new snapshot holds a bounded set of manifests and snapshots', () => {
+    // A reader in another Table object (the sync engine's, the agent's) never hears that
+    // expiration deleted a snapshot and its manifests: its caches must let them go on their own.
+    let now = 1_800_000_000_000;
+    const a = newTable({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '2', 'num-sorted-run.compaction-trigger': '2' }, () => now);
+    const reader = Table.open(a.paths.root, { clock: () => now });
+    const w = a.newWriter();
+    const commits = 2 * MANIFEST_CACHE_IDLE_READS + 300;
+    let manifests = 0;
+    let snapshots = 0;
+    for (let i = 0; i < commits; i++) {
+      now += 1000;
+      w.writeRecord({ p: i % 2, k: i % 7, v: i });
+      w.commit();
+      expect(reader.scanRows().length).toBeGreaterThan(0); // reads the latest snapshot, as a reader does
+      const c = reader.manifests.cachedCounts();
+      manifests = Math.max(manifests, c.lists + c.manifests);
+      snapshots = Math.max(snapshots, reader.snapshots.cachedCount());
+    }
+    // Each read resolves one snapshot (two list reads): what the reader used in its last
+    // MANIFEST_CACHE_IDLE_READS / 2 reads stays, about a list pair and a manifest or two each.
+    expect(manifests).toBeLessThanOrEqual(3 * MANIFEST_CACHE_IDLE_READS);
+    expect(manifests).toBeGreaterThan(10); // it does cache
+    // The retained snapshots (2) plus what was read since the cache was last pruned.
+    expect(snapshots).toBeLessThanOrEqual(130);
+    // And what it read is still right.
+    expect(reader.scanRows()).toEqual(Table.open(a.paths.root).scanRows());
     w.close();
   });
 });

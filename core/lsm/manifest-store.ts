@@ -23,11 +23,16 @@ import { comparatorFor, withNullable } from './types.ts';
 
 /** Manifests kept in the base list before they are merged into one (Paimon's manifest.merge-min-count). */
 export const MANIFEST_MERGE_MIN_COUNT = 30;
+/** Names kept per cache at most, used or not. */
 const MANIFEST_CACHE_MAX = 4096;
+/** Manifest-list reads after which a cached file nobody read again is dropped (see RecentCache). */
+export const MANIFEST_CACHE_IDLE_READS = 256;
 
 export class ManifestStore {
-  private readonly lists = new Map<string, ManifestFileMeta[]>();
-  private readonly manifests = new Map<string, ManifestEntry[]>();
+  private readonly lists = new RecentCache<ManifestFileMeta[]>();
+  private readonly manifests = new RecentCache<ManifestEntry[]>();
+  /** Advances with every manifest-list read: the clock of the caches' recency. */
+  private tick = 0;
   /** entryIdentifier per entry object: entries of cached manifests are merged again by every snapshot sharing them. */
   private readonly identifiers = new WeakMap<ManifestEntry, string>();
 
@@ -49,26 +54,27 @@ export class ManifestStore {
    * shorter file, so without the size a truncated list would read as fewer manifests.
    */
   readList(name: string, size: number | null): ManifestFileMeta[] {
-    let metas = this.lists.get(name);
+    const tick = ++this.tick;
+    let metas = this.lists.get(name, tick);
     if (!metas) {
       const path = this.paths.manifestFile(name);
       const bytes = this.readFile(name, 'manifest list');
       if (size !== null && bytes.length !== size) throw corruption(path, `size ${bytes.length} differs from the snapshot's ${size}`);
       metas = decodeManifestList(bytes, path);
-      remember(this.lists, name, metas);
+      this.lists.set(name, metas, tick);
     }
     return metas;
   }
 
   readManifest(meta: Pick<ManifestFileMeta, 'fileName' | 'fileSize'>): ManifestEntry[] {
-    let entries = this.manifests.get(meta.fileName);
+    let entries = this.manifests.get(meta.fileName, this.tick);
     if (!entries) {
       const bytes = this.readFile(meta.fileName, 'manifest');
       if (bytes.length !== meta.fileSize) {
         throw corruption(this.paths.manifestFile(meta.fileName), `size ${bytes.length} differs from the manifest list's ${meta.fileSize}`);
       }
       entries = decodeManifest(bytes, this.paths.manifestFile(meta.fileName));
-      remember(this.manifests, meta.fileName, entries);
+      this.manifests.set(meta.fileName, entries, this.tick);
     }
     return entries;
   }
@@ -122,7 +128,7 @@ export class ManifestStore {
     const bytes = encodeManifest(entries, schema.options.manifestCompression);
     this.fileIO.mkdirs(this.paths.manifestDir);
     this.fileIO.writeNew(this.paths.manifestFile(name), bytes);
-    remember(this.manifests, name, entries);
+    this.manifests.set(name, entries, this.tick);
     let added = 0;
     let minBucket = Infinity;
     let maxBucket = -Infinity;
@@ -156,15 +162,14 @@ export class ManifestStore {
     const bytes = encodeManifestList(metas, schema.options.manifestCompression);
     this.fileIO.mkdirs(this.paths.manifestDir);
     this.fileIO.writeNew(this.paths.manifestFile(name), bytes);
-    remember(this.lists, name, metas);
+    this.lists.set(name, metas, this.tick);
     return { name, size: bytes.length };
   }
 
   /**
    * Drops a deleted manifest or manifest list from the caches (expiration calls it for each file
-   * it removes). Without it the caches keep the decoded files of expired snapshots until the
-   * 4,096-name bound pushes them out: on a table committing every few hundred milliseconds, tens
-   * of megabytes that grow for the first half hour of a site's run.
+   * it removes). The writer's caches so hold no expired snapshot's files at all; other Table
+   * objects on the same table (a reader's) never hear of the deletion and rely on RecentCache.
    */
   forget(name: string): void {
     this.lists.delete(name);
@@ -185,9 +190,46 @@ export class ManifestStore {
   }
 }
 
-function remember<V>(cache: Map<string, V>, key: string, value: V): void {
-  if (cache.size >= MANIFEST_CACHE_MAX) cache.delete(cache.keys().next().value as string);
-  cache.set(key, value);
+/**
+ * Decoded files by name, each with the tick of its last use; the map's order is the order of last
+ * use. The files are immutable, so a decode never goes stale, but a table committing every few
+ * hundred milliseconds writes a manifest list and a manifest per commit, and a Table object that
+ * only reads (the sync engine's, the agent's) never learns that expiration deleted the old ones.
+ * Keeping them until a count bound pushed them out cost tens of megabytes per table and reader on
+ * a busy site (heap snapshots of the long soak). So storing a file also drops every file not used
+ * in the last MANIFEST_CACHE_IDLE_READS list reads: a reader keeps what the snapshots it reads
+ * reference. A dropped file is read again, from disk, only if it is wanted again.
+ */
+class RecentCache<V> {
+  private readonly map = new Map<string, { value: V; tick: number }>();
+
+  get(key: string, tick: number): V | undefined {
+    const e = this.map.get(key);
+    if (e === undefined) return undefined;
+    if (e.tick !== tick) {
+      e.tick = tick;
+      this.map.delete(key); // to the back: the map stays ordered by last use
+      this.map.set(key, e);
+    }
+    return e.value;
+  }
+
+  set(key: string, value: V, tick: number): void {
+    this.map.delete(key);
+    this.map.set(key, { value, tick });
+    for (const [k, e] of this.map) {
+      if (this.map.size <= MANIFEST_CACHE_MAX && e.tick >= tick - MANIFEST_CACHE_IDLE_READS) break;
+      this.map.delete(k);
+    }
+  }
+
+  delete(key: string): void {
+    this.map.delete(key);
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
 }
 
 function partitionStats(schema: TableSchema, entries: ManifestEntry[], path: string): ManifestFileMeta['partitionStats'] {

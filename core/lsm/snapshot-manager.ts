@@ -14,6 +14,8 @@ const SNAPSHOT_NAME = /^snapshot-(\d+)$/;
 
 export class SnapshotManager {
   private readonly cache = new Map<number, Snapshot>();
+  /** The cache's size at which `remember` next drops what expiration removed (see there). */
+  private pruneAt = 64;
 
   constructor(
     private readonly fileIO: FileIO,
@@ -77,8 +79,29 @@ export class SnapshotManager {
     if (bytes === undefined) throw notFound(`snapshot ${id} does not exist in ${this.paths.root}`);
     const s = snapshotFromJson(bytes.toString('utf8'), path);
     if (s.id !== id) throw corruption(path, `holds snapshot id ${s.id}`);
-    this.cache.set(id, s);
+    this.remember(s);
     return s;
+  }
+
+  /**
+   * Caches a parsed snapshot. The writer's `remove` keeps its cache to the retained snapshots, but
+   * a Table object that only reads (the sync engine's, the agent's) never hears of expiration and
+   * would keep every snapshot it ever read: a snapshot more per commit, for as long as the site
+   * runs. So once the cache has doubled since it was last pruned, it drops the ids below the
+   * EARLIEST hint (expired, or about to be). A dropped snapshot that is wanted again is read from
+   * disk again; what stays is about what is on disk, as in the writer.
+   */
+  private remember(s: Snapshot): void {
+    this.cache.set(s.id, s);
+    if (this.cache.size < this.pruneAt) return;
+    const earliest = this.readHint(this.paths.earliestHint);
+    if (earliest !== undefined) for (const id of this.cache.keys()) if (id < earliest) this.cache.delete(id);
+    this.pruneAt = Math.max(64, 2 * this.cache.size);
+  }
+
+  /** How many parsed snapshots are cached (tests). */
+  cachedCount(): number {
+    return this.cache.size;
   }
 
   tryGet(id: number): Snapshot | undefined {
@@ -121,7 +144,7 @@ export class SnapshotManager {
   commit(s: Snapshot): boolean {
     const ok = this.fileIO.createAtomic(this.paths.snapshotFile(s.id), Buffer.from(snapshotToJson(s)));
     if (ok) {
-      this.cache.set(s.id, s);
+      this.remember(s);
       try {
         this.fileIO.replaceAtomic(this.paths.latestHint, Buffer.from(String(s.id)));
       } catch {

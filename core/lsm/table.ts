@@ -91,7 +91,8 @@ export class Table {
   private readonly writeBufferBytes: number | undefined;
   private readonly schemas = new Map<number, TableSchema>();
   private readonly pins = new Map<number, number>();
-  private readonly decodedKeys = new Map<string, { min: unknown[]; max: unknown[] }>();
+  /** Per file meta object, so it lives exactly as long as the cached manifest entry holding it. */
+  private readonly decodedKeys = new WeakMap<DataFileMeta, { min: unknown[]; max: unknown[] }>();
   private readonly partitionPaths = new Map<string, string>();
   private readonly bucketIndexes = new Map<number, { list: BucketFiles[]; byId: Map<string, BucketFiles>; delta?: string }>();
 
@@ -280,15 +281,14 @@ export class Table {
 
   /** Decoded min and max key of a data file. */
   keyRange(meta: DataFileMeta): { min: unknown[]; max: unknown[] } {
-    let r = this.decodedKeys.get(meta.fileName);
+    let r = this.decodedKeys.get(meta);
     if (!r) {
       const types = this.schema.keyTypes;
       r = {
         min: deserializeBinaryRow(types, meta.minKey, meta.fileName),
         max: deserializeBinaryRow(types, meta.maxKey, meta.fileName),
       };
-      if (this.decodedKeys.size > 100_000) this.decodedKeys.clear();
-      this.decodedKeys.set(meta.fileName, r);
+      this.decodedKeys.set(meta, r);
     }
     return r;
   }

@@ -7,14 +7,50 @@
 // clients and files being synced come and go). A leak of one fd or a few KiB per event would
 // exceed both over the run.
 // Reproduce: TILSTAND_SEED_SOAK=<seed>.
+//
+// TILSTAND_SOAK_HEAP_DIR=<dir> (for finding a growth; CI does not set it): the site child also
+// writes a heap snapshot into <dir> at the middle of the run and one after the load, and the
+// verdict reads only the first half (a snapshot raises RSS for good); `lib/heap-diff.ts` says what
+// grew between the two and who holds it (README.md, "Investigating memory growth").
 
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LONG, int, mulberry32, pick, removeTempDirs, sleep, suiteSeed, tempDir, writeSummary } from './lib/common.ts';
 import { Publisher } from './lib/publisher.ts';
 import { STOCK_STREAMS, envelope, jobAfter, makeSiteDir, startSiteChild } from './lib/site-harness.ts';
 
 const DURATION_MS = Number(process.env.TILSTAND_SOAK_MS ?? pick(120_000, 30 * 60_000));
+const HEAP_DIR = process.env.TILSTAND_SOAK_HEAP_DIR ? resolve(process.env.TILSTAND_SOAK_HEAP_DIR) : undefined;
 afterAll(() => removeTempDirs());
+
+const heapFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.heapsnapshot'));
+
+/**
+ * Has the child write a heap snapshot (SIGUSR2 with `--heapsnapshot-signal`) and waits until the
+ * file is complete: V8 creates the file and writes it synchronously on the child's main thread, so
+ * a stats sample sent after the file appeared means the file is whole. Samples come every 100 ms
+ * and are read here within 50 ms, so at most one sample sent before the file appeared can still
+ * be in the pipe when it is seen: the second sample after it is the proof. Returns the path.
+ */
+async function takeHeapSnapshot(child: ReturnType<typeof startSiteChild>, dir: string): Promise<string> {
+  const had = new Set(heapFiles(dir));
+  child.proc.kill('SIGUSR2');
+  const deadline = Date.now() + 120_000;
+  let file: string | undefined;
+  let samplesWhenSeen = 0;
+  for (;;) {
+    if (file === undefined) {
+      const fresh = heapFiles(dir).find((f) => !had.has(f));
+      if (fresh !== undefined) {
+        file = join(dir, fresh);
+        samplesWhenSeen = child.stats.length;
+      }
+    } else if (child.stats.length > samplesWhenSeen + 1 && statSync(file).size > 0) return file;
+    if (Date.now() > deadline) throw new Error(`no complete heap snapshot in ${dir} 120 s after SIGUSR2`);
+    await sleep(50);
+  }
+}
 
 describe('soak', () => {
   it(`mixed load for ${DURATION_MS / 1000} s keeps RSS and open files flat`, async () => {
@@ -24,7 +60,13 @@ describe('soak', () => {
     const data = tempDir('soak');
     const hq = tempDir('soak-hq');
     const site = await makeSiteDir(data, 'soak', { budgetMs: 500, tableOptions: { stock: { 'snapshot.num-retained.min': '2', 'snapshot.num-retained.max': '5', 'snapshot.time-retained': '2 s' }, work_queue: { 'snapshot.num-retained.min': '2', 'snapshot.num-retained.max': '5', 'snapshot.time-retained': '2 s' } } });
-    const child = startSiteChild(data, hq, ['1000', '1000']);
+    if (HEAP_DIR) {
+      mkdirSync(HEAP_DIR, { recursive: true });
+      console.log(`[reliability soak] TILSTAND_SOAK_HEAP_DIR: heap snapshots of the site child go to ${HEAP_DIR} (each pauses the site for seconds)`);
+    }
+    const heapFlags = HEAP_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_DIR}`] : [];
+    const child = startSiteChild(data, hq, ['1000', '1000'], heapFlags);
+    const heapSnapshots: string[] = [];
     let passed = false;
     const counts = { events: 0, acked: 0, signIns: 0, apiCalls: 0, reconnects: 0 };
     try {
@@ -79,9 +121,20 @@ describe('soak', () => {
           await sleep(int(rand, 200, 600));
         }
       };
-      await Promise.all([...['operations', 'inventory', 'commerce', 'procurement'].map(load), ui()]);
+      // The first snapshot at the middle of the run. Writing one raises the child's RSS for good
+      // (the snapshot's buffers stay with malloc), so with snapshots the verdict reads only the
+      // samples taken before it: the first half of the run, in thirds.
+      let samplesBeforeSnapshot: number | undefined;
+      const midway = HEAP_DIR
+        ? sleep(DURATION_MS / 2).then(async () => {
+            samplesBeforeSnapshot = child.stats.length;
+            heapSnapshots.push(await takeHeapSnapshot(child, HEAP_DIR));
+          })
+        : undefined;
+      await Promise.all([...['operations', 'inventory', 'commerce', 'procurement'].map(load), ui(), midway]);
       if (errors.size) console.log(`[reliability soak] publish errors: ${[...errors].join(" | ")}`);
-      const samples = child.stats.filter((s) => s.rss > 0);
+      if (samplesBeforeSnapshot !== undefined) console.log(`[reliability soak] heap snapshots taken: RSS and fds judged on the ${samplesBeforeSnapshot} samples before the first one (the first half of the run)`);
+      const samples = child.stats.slice(0, samplesBeforeSnapshot).filter((s) => s.rss > 0);
       expect(samples.length).toBeGreaterThan(50);
       const third = Math.floor(samples.length / 3);
       const max = (a: typeof samples, f: (s: (typeof samples)[number]) => number) => Math.max(...a.map(f));
@@ -90,8 +143,12 @@ describe('soak', () => {
       const fdFirst = max(samples.slice(0, third), (s) => s.fds);
       const fdLast = max(samples.slice(-third), (s) => s.fds);
       const rssLimit = Math.max(rssFirst * 1.5, rssFirst + 64 * 1024 * 1024);
-      const details = { ...counts, samples: samples.length, rssFirstThirdMaxMiB: +(rssFirst / 2 ** 20).toFixed(1), rssLastThirdMaxMiB: +(rssLast / 2 ** 20).toFixed(1), fdFirstThirdMax: fdFirst, fdLastThirdMax: fdLast, ingestFailure: samples.at(-1)?.ingestFailure ?? null, long: LONG };
+      const details = { ...counts, samples: samples.length, rssFirstThirdMaxMiB: +(rssFirst / 2 ** 20).toFixed(1), rssLastThirdMaxMiB: +(rssLast / 2 ** 20).toFixed(1), fdFirstThirdMax: fdFirst, fdLastThirdMax: fdLast, ingestFailure: samples.at(-1)?.ingestFailure ?? null, long: LONG, ...(HEAP_DIR ? { heapSnapshots: heapSnapshots.length, judgedFirstHalfOnly: true } : {}) };
       console.log(`[reliability soak] ${JSON.stringify(details)}`);
+      if (HEAP_DIR && existsSync(HEAP_DIR)) {
+        heapSnapshots.push(await takeHeapSnapshot(child, HEAP_DIR));
+        console.log(`[reliability soak] heap snapshots: ${heapSnapshots.join(', ')}\n  what grew between them: node bin/run-ts.mjs test/reliability/lib/heap-diff.ts ${heapSnapshots.join(' ')}`);
+      }
       try {
         expect(counts.acked, `every publish acknowledged; broker ${JSON.stringify(child.stats.at(-1)?.broker)}; site log: ${child.stderr().slice(-800)}`).toBe(counts.events);
         expect(samples.at(-1)?.ingestFailure ?? null).toBeNull();

@@ -98,8 +98,9 @@ export interface SiteChild {
   kill(): Promise<void>;
 }
 
-export function startSiteChild(data: string, hq: string, args: string[] = []): SiteChild {
-  const proc = spawn(process.execPath, [childEntry(), data, hq, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+/** `nodeFlags`: flags for the child's node before its entry (the soak's `--heapsnapshot-signal`). */
+export function startSiteChild(data: string, hq: string, args: string[] = [], nodeFlags: string[] = []): SiteChild {
+  const proc = spawn(process.execPath, [...nodeFlags, childEntry(), data, hq, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   proc.stdin!.on('error', () => undefined);
   let err = '';
   proc.stderr!.on('data', (d) => {

@@ -2,13 +2,14 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
 import { createClient, SESSION_ENDED_EVENT } from './api/client.ts';
+import { followWhileSignedIn } from './api/follow.ts';
 import { StoreContext } from './context.tsx';
 import { createAppStore } from './store/store.ts';
 import { trackInput } from './idle.ts';
 
 const api = createClient(trackInput(window));
 const store = createAppStore(api);
-api.subscribe((e) => store.getState().applyEvent(e));
+followWhileSignedIn(store, (l) => api.subscribe(l));
 // A session can end without this page doing anything (an admin disabled the user, another tab
 // signed out, it idled out): ask `me` when the server says so, and every 30 s while signed in
 // (Electron pushes no close), so the floor PC falls back to sign-in instead of showing old data.

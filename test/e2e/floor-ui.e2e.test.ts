@@ -149,14 +149,30 @@ suite('the floor UI end to end (chromium)', () => {
       if (new URL(r.url()).pathname.startsWith('/api/')) ages.push(r.headers()['x-tilstand-input-age'] ?? 'absent');
     };
     page.on('request', onRequest);
+    // The events socket opens only once someone is signed in (renderer/src/api/follow.ts): the
+    // site refuses it before, and the sign-in screen would retry it all night.
+    const sockets: string[] = [];
+    const consoleErrors: string[] = [];
+    const onSocket = (ws: { url(): string }) => sockets.push(new URL(ws.url()).pathname);
+    const onConsole = (m: { type(): string; text(): string }) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    };
+    page.on('websocket', onSocket);
+    page.on('console', onConsole);
     await page.goto(`${url}/`);
     await page.waitForSelector('form input[name="user"]');
     await shot('sign-in');
     await axe('sign-in');
+    await page.waitForTimeout(1_500); // the old client's first retry came after 0.5 s, its next after 1 s
+    expect(sockets).toEqual([]);
     await page.fill('input[name="user"]', 'Lena');
     await page.fill('input[name="secret"]', '2580');
     await page.click('button[type="submit"]');
     await page.waitForSelector('[data-proposal]');
+    await expect.poll(() => sockets).toEqual(['/api/events']);
+    page.off('websocket', onSocket);
+    page.off('console', onConsole);
+    expect(consoleErrors).toEqual([]);
     const n = await page.locator('[data-proposal]').count();
     expect(n).toBeGreaterThan(2);
     await expect.poll(() => page.locator('.inbox-list h2').textContent()).toMatch(/\d+ waiting for a decision/);

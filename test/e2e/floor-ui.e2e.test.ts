@@ -470,6 +470,18 @@ suite('the floor UI end to end (chromium)', () => {
         expect(await page.locator(sel).first().isVisible(), `${sel} at ${width}×${height}`).toBe(true);
       }
       await shot(`inbox-${width}x${height}`);
+      // A figure and its unit stay on one line ("8.8 kB", "0 secs", not the unit under the
+      // number), and the Tables screen still fits the width.
+      await go('tables');
+      await page.waitForSelector('[data-table="stock"]');
+      const wrapped = (await page.evaluate(`[...document.querySelectorAll('td.num')].filter((td) => {
+        const r = document.createRange();
+        r.selectNodeContents(td);
+        return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1;
+      }).map((td) => td.textContent)`)) as string[];
+      expect(wrapped, `numbers broken over two lines at ${width}×${height}`).toEqual([]);
+      const fitTables = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })')) as { scroll: number; inner: number };
+      expect(fitTables.scroll, `horizontal overflow of Tables at ${width}×${height}`).toBeLessThanOrEqual(fitTables.inner);
     }
   });
 

@@ -290,7 +290,7 @@ suite('the floor UI end to end (chromium)', () => {
       await lang(l);
       await expect.poll(() => page.textContent('nav [data-screen="tables"]')).toContain({ en: 'Tables', nb: 'Tabeller', de: 'Tabellen' }[l as 'en']);
       const bytes = (await api<Array<{ table: string; bytes: number }>>('tables')).find((t) => t.table === 'stock')!.bytes;
-      const expected = new Intl.NumberFormat(locale, { style: 'unit', unit: 'kilobyte', unitDisplay: 'short', maximumFractionDigits: 1 }).format(bytes / 1024);
+      const expected = new Intl.NumberFormat(locale, { style: 'unit', unit: 'kilobyte', unitDisplay: 'short', maximumFractionDigits: 1 }).format(bytes / 1000);
       await expect.poll(() => page.textContent('[data-table="stock"] td:nth-child(8)')).toBe(expected);
       if (l !== 'en') await shot(`tables-${l}`);
     }

@@ -720,11 +720,15 @@ export function formatDuration(lang: Lang, ms: number): string {
 }
 
 export function formatBytes(lang: Lang, n: number): string {
-  const units = ['byte', 'kilobyte', 'megabyte', 'gigabyte'] as const;
-  let v = n;
+  // SI steps, as the labels say (CLDR's kilobyte is 1,000 bytes). Plain bytes in words: the
+  // short form is "byte" whatever the count in English ("0 byte"), and "B" in Norwegian.
+  if (Math.abs(n) < 1000) return new Intl.NumberFormat(LOCALES[lang], { style: 'unit', unit: 'byte', unitDisplay: 'long', maximumFractionDigits: 0 }).format(n);
+  const units = ['kilobyte', 'megabyte', 'gigabyte', 'terabyte'] as const;
+  let v = n / 1000;
   let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
+  // 999.95 and up would round to "1,000 kB": shown as the next unit instead.
+  while (Math.abs(v) >= 999.95 && i < units.length - 1) {
+    v /= 1000;
     i++;
   }
   return new Intl.NumberFormat(LOCALES[lang], { style: 'unit', unit: units[i], unitDisplay: 'short', maximumFractionDigits: 1 }).format(v);

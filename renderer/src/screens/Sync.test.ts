@@ -54,10 +54,11 @@ describe('Sync screen', () => {
 
   it('says where it syncs to and what it sent within the health window, in each language', () => {
     const html = render(base);
+    expect(html).toContain('0 bytes pending'); // not "0 byte"
     expect(html).toContain('Syncing to: <code>s3://hq-bucket/sites?endpoint=https://minio.hq.example:9000</code>');
-    expect(html).toContain('In the last 15 mins: 290 steps done, 199.8 kB sent');
-    expect(render(base, 'nb')).toContain('Siste 15 min: 290 steg utført, 199,8 kB sendt');
-    expect(render(base, 'de')).toContain('In den letzten 15 Min.: 290 Schritte erledigt, 199,8 kB gesendet');
+    expect(html).toContain('In the last 15 mins: 290 steps done, 204.6 kB sent');
+    expect(render(base, 'nb')).toContain('Siste 15 min: 290 steg utført, 204,6 kB sendt');
+    expect(render(base, 'de')).toContain('In den letzten 15 Min.: 290 Schritte erledigt, 204,6 kB gesendet');
   });
 
   it('tells an unconfigured site where the target is set', () => {

@@ -485,6 +485,58 @@ suite('the floor UI end to end (chromium)', () => {
     }
   });
 
+  it('lets an admin add a user and reset her PIN in the row, masked (no window.prompt: Electron has none)', async () => {
+    const prompts: string[] = [];
+    const onDialog = (d: { type(): string; dismiss(): Promise<void> }) => {
+      prompts.push(d.type());
+      void d.dismiss();
+    };
+    page.on('dialog', onDialog);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // The demo directory's admin (README: `demo`, PIN 1234).
+    await page.click('header button:has-text("Sign out")');
+    await page.waitForSelector('form input[name="user"]');
+    await page.fill('input[name="user"]', 'demo');
+    await page.fill('input[name="secret"]', '1234');
+    await page.click('button[type="submit"]');
+    await go('users');
+    await page.waitForSelector('tr[data-user="demo"]');
+    // Her own row: marked, and no Disable (the site refuses to disable the signed-in admin).
+    expect(await page.textContent('tr[data-user="demo"] td:first-child')).toContain('(you)');
+    expect(await page.locator('tr[data-user="demo"] button:has-text("Disable")').count()).toBe(0);
+    expect(await page.textContent('tr[data-user="Lena"] td:nth-child(2)')).toBe('Shift lead');
+
+    await page.fill('form.add-user input[name="name"]', 'Per');
+    await page.selectOption('form.add-user select[name="role"]', 'operator');
+    await page.fill('form.add-user input[name="newSecret"]', '4711');
+    await page.click('form.add-user button[type="submit"]');
+    await page.waitForSelector('tr[data-user="Per"]');
+    await page.click('tr[data-user="Per"] button.reset');
+    const field = page.locator('tr[data-user="Per"] form.reset-secret input[name="resetSecret"]');
+    expect(await field.getAttribute('type')).toBe('password');
+    await field.fill('8642');
+    await page.click('tr[data-user="Per"] form.reset-secret button[type="submit"]');
+    await expect.poll(() => page.textContent('.reset-done')).toBe('New PIN set for Per.');
+    expect(await page.locator('form.reset-secret').count()).toBe(0);
+    await axe('users with a PIN reset done');
+    page.off('dialog', onDialog);
+    expect(prompts).toEqual([]);
+
+    // The new PIN signs Per in, the old one no longer does (own requests: not the test's session).
+    const signIn = async (secret: string) =>
+      (await (await fetch(`${url}/api/signIn`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1' }, body: JSON.stringify({ user: 'Per', secret }) })).json()) as { ok: boolean };
+    expect((await signIn('4711')).ok).toBe(false);
+    expect((await signIn('8642')).ok).toBe(true);
+
+    // Back to the shift lead for the tests after this one.
+    await page.click('header button:has-text("Sign out")');
+    await page.waitForSelector('form input[name="user"]');
+    await page.fill('input[name="user"]', 'Lena');
+    await page.fill('input[name="secret"]', '2580');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('nav [data-screen="inbox"]');
+  });
+
   it('falls back to sign-in when an admin disables the user at work, and lets her in again once enabled', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await go('inbox');

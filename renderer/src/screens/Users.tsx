@@ -8,6 +8,7 @@ const ROLES: Role[] = ['viewer', 'operator', 'shift_lead', 'admin'];
 export function Users() {
   const t = useT();
   const users = useApp((s) => s.users);
+  const me = useApp((s) => s.user?.name);
   const load = useApp((s) => s.loadUsers);
   const add = useApp((s) => s.addUser);
   const disable = useApp((s) => s.disableUser);
@@ -16,6 +17,11 @@ export function Users() {
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('operator');
   const [secret, setSecret] = useState('');
+  // The PIN reset is a form in the user's row (a masked field), not window.prompt: the prompt
+  // shows the PIN as it is typed, and Electron's windows have no prompt at all.
+  const [resetting, setResetting] = useState<string | null>(null);
+  const [newSecret, setNewSecret] = useState('');
+  const [resetDone, setResetDone] = useState<string | null>(null);
   useEffect(() => void load(), [load]);
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -23,35 +29,59 @@ export function Users() {
     setName('');
     setSecret('');
   };
+  const submitReset = async (e: FormEvent, user: string) => {
+    e.preventDefault();
+    const ok = await reset(user, newSecret);
+    setNewSecret('');
+    setResetting(null);
+    if (ok) setResetDone(user);
+  };
+  const roleName = (r: Role) => t(`role.${r}`);
   return (
     <section>
       <Table label={t('nav.users')} head={[t('users.name'), t('users.roles'), '', '']}>
         {users.map((u) => (
-          <tr key={u.name}>
+          <tr key={u.name} data-user={u.name}>
             <td>
-              {u.name} {u.disabled ? `(${t('users.disabled')})` : ''}
+              {u.name} {u.name === me ? `(${t('users.you')})` : ''} {u.disabled ? `(${t('users.disabled')})` : ''}
             </td>
-            <td>{u.roles.join(', ')}</td>
+            <td>{u.roles.map(roleName).join(', ')}</td>
             <td>
-              {u.disabled ? (
+              {/* The site refuses to disable the signed-in admin (core/site/service.ts): no button for it. */}
+              {u.name === me ? null : u.disabled ? (
                 <button onClick={() => void enable(u.name)}>{t('users.enable')}</button>
               ) : (
                 <button onClick={() => void disable(u.name)}>{t('users.disable')}</button>
               )}
             </td>
             <td>
-              <button
-                onClick={() => {
-                  const s = window.prompt(t('users.newSecret'));
-                  if (s) void reset(u.name, s);
-                }}
-              >
-                {t('users.reset')}
-              </button>
+              {resetting === u.name ? (
+                <form className="reset-secret" onSubmit={(e) => void submitReset(e, u.name)}>
+                  <label>
+                    {t('users.newSecret')}
+                    <input name="resetSecret" type="password" autoComplete="new-password" autoFocus value={newSecret} onChange={(e) => setNewSecret(e.target.value)} />
+                  </label>
+                  <button type="submit" className="primary" disabled={!newSecret}>
+                    {t('users.setSecret')}
+                  </button>
+                  <button type="button" onClick={() => (setResetting(null), setNewSecret(''))}>
+                    {t('users.cancel')}
+                  </button>
+                </form>
+              ) : (
+                <button className="reset" onClick={() => (setResetting(u.name), setNewSecret(''), setResetDone(null))}>
+                  {t('users.reset')}
+                </button>
+              )}
             </td>
           </tr>
         ))}
       </Table>
+      {resetDone && (
+        <p role="status" className="reset-done">
+          {t('users.secretSet', { name: resetDone })}
+        </p>
+      )}
       <form className="add-user" onSubmit={submit}>
         <label>
           {t('users.name')}
@@ -62,7 +92,7 @@ export function Users() {
           <select name="role" value={role} onChange={(e) => setRole(e.target.value as Role)}>
             {ROLES.map((r) => (
               <option key={r} value={r}>
-                {r}
+                {roleName(r)}
               </option>
             ))}
           </select>

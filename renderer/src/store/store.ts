@@ -86,7 +86,8 @@ interface StateSlice {
   addUser(name: string, roles: UserView['roles'], secret: string): Promise<void>;
   disableUser(name: string): Promise<void>;
   enableUser(name: string): Promise<void>;
-  resetSecret(name: string, secret: string): Promise<void>;
+  /** Resolves true when the site set the new secret (a failure is the visible error). */
+  resetSecret(name: string, secret: string): Promise<boolean>;
   loadHistory(table: string, at: ReadPointRequest): Promise<void>;
   loadDiff(table: string, from: ReadPointRequest): Promise<void>;
 }
@@ -283,10 +284,15 @@ export function createAppStore(api: SiteApi): AppStore {
         await api.enableUser({ name });
         await get().loadUsers();
       }),
-      resetSecret: (name, secret) => guard(async () => {
-        await api.resetSecret({ name, secret });
-        await get().loadUsers();
-      }),
+      resetSecret: async (name, secret) => {
+        let done = false;
+        await guard(async () => {
+          await api.resetSecret({ name, secret });
+          done = true;
+          await get().loadUsers();
+        });
+        return done;
+      },
       loadHistory: (table, at) => guard(async () => set({ history: await api.history({ table, at, limit: 500 }), diff: null })),
       loadDiff: (table, from) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: 500 }) })),
       applyEvent: (e) => {

@@ -1,0 +1,48 @@
+// The Users screen rendered from the store's state (server-side markup, no browser): the signed-in
+// admin's own row has no Disable button (the site refuses it), and roles read in the chosen
+// language. The PIN reset in the row is driven in chromium (test/e2e/floor-ui.e2e.test.ts).
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { SiteApi, UserView } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { createAppStore } from '../store/store.ts';
+import { Users } from './Users.tsx';
+
+const USERS: UserView[] = [
+  { name: 'Ada', roles: ['admin'], disabled: false },
+  { name: 'Per', roles: ['operator'], disabled: false },
+  { name: 'Kari', roles: ['shift_lead'], disabled: true },
+] as UserView[];
+
+function render(lang: 'en' | 'nb' | 'de' = 'en'): string {
+  const store = createAppStore({ users: async () => USERS } as unknown as SiteApi);
+  store.setState({ users: USERS, lang, user: { name: 'Ada', roles: ['admin'] } });
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Users)));
+}
+
+const rowOf = (html: string, name: string): string => {
+  const m = new RegExp(`<tr data-user="${name}">.*?</tr>`).exec(html);
+  expect(m, `${name}'s row`).not.toBeNull();
+  return m![0];
+};
+
+describe('Users screen', () => {
+  it("offers no Disable on the signed-in admin's own row, and marks it", () => {
+    const html = render();
+    expect(rowOf(html, 'Ada')).toContain('Ada (you)');
+    expect(rowOf(html, 'Ada')).not.toContain('>Disable<');
+    expect(rowOf(html, 'Per')).toContain('>Disable<');
+    expect(rowOf(html, 'Kari')).toContain('>Enable<');
+    expect(rowOf(html, 'Kari')).toContain('(disabled)');
+  });
+
+  it('names roles in the chosen language, in the list and in the form', () => {
+    const en = render();
+    expect(rowOf(en, 'Kari')).toContain('<td>Shift lead</td>');
+    expect(en).toContain('<option value="shift_lead">Shift lead</option>');
+    expect(rowOf(render('nb'), 'Per')).toContain('<td>Operatør</td>');
+    expect(rowOf(render('de'), 'Ada')).toContain('<td>Administrator</td>');
+  });
+});

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIGURES, runBench, SCALES } from './harness.ts';
+import { medianRun } from './util.ts';
 import { generateEvents, keyOf, packWorkload, deserializeWorkload, serializeWorkload, payloadAt } from './workload.ts';
 import { DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from '../core/site/config.ts';
 import { SITE_LAUNCH, SITE_V8_FLAGS } from '../core/site/v8-flags.ts';
@@ -15,6 +16,16 @@ import { SITE_LAUNCH, SITE_V8_FLAGS } from '../core/site/v8-flags.ts';
 const ROOT = resolve(import.meta.dirname, '..');
 const out = mkdtempSync(join(tmpdir(), 'tilstand-bench-test-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('medianRun', () => {
+  it('picks the run with the median value, the lower middle one of an even count', () => {
+    const runs = [{ id: 'a', mb: 249 }, { id: 'b', mb: 226 }, { id: 'c', mb: 235 }];
+    expect(medianRun(runs, (r) => r.mb).id).toBe('c');
+    expect(medianRun([runs[0]!, runs[1]!], (r) => r.mb).id).toBe('b');
+    expect(medianRun([runs[0]!], (r) => r.mb).id).toBe('a');
+    expect(() => medianRun([], () => 0)).toThrow(/no runs/);
+  });
+});
 
 describe('workload', () => {
   it('is deterministic, skewed 80/20, and carries one sequence per stream', () => {

@@ -12,6 +12,15 @@ export function median(xs: readonly number[]): number {
   return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
 }
 
+/**
+ * The run whose `value` is the median of the runs' (the lower of the two middle ones for an even
+ * count), so a figure and the notes beside it come from one run.
+ */
+export function medianRun<T>(runs: readonly T[], value: (r: T) => number): T {
+  if (runs.length === 0) throw new Error('medianRun: no runs');
+  return [...runs].sort((a, b) => value(a) - value(b))[(runs.length - 1) >> 1]!;
+}
+
 /** Nearest-rank percentile of an already sorted array. */
 export function percentileSorted(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;

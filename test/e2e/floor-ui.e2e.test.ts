@@ -485,6 +485,31 @@ suite('the floor UI end to end (chromium)', () => {
     }
   });
 
+  it('fits every screen into a 1024×768 panel PC, in each language', async () => {
+    // Number cells do not wrap (a figure and its unit stay together): no screen may get wider
+    // than the window for it, with the longest labels (German) either.
+    await page.setViewportSize({ width: 1024, height: 768 });
+    const ready: Record<string, string> = { inbox: '[data-proposal]', work: '[data-job]', stock: 'tbody tr', tables: '[data-table="stock"]', history: 'form.history-form' };
+    const screens = await page.$$eval('nav [data-screen]', (els) => els.map((e) => e.getAttribute('data-screen')!));
+    expect(screens.length).toBeGreaterThanOrEqual(7);
+    const over: string[] = [];
+    for (const l of ['en', 'nb', 'de']) {
+      await page.selectOption('header select[name="lang"]', l);
+      for (const screen of screens) {
+        await go(screen);
+        await page.waitForSelector(`nav [data-screen="${screen}"][aria-current="page"]`);
+        if (ready[screen]) await page.waitForSelector(ready[screen]!);
+        else await page.waitForTimeout(500); // sync, dead letters: one small read each
+        const fit = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })')) as { scroll: number; inner: number };
+        if (fit.scroll > fit.inner) over.push(`${l} ${screen}: ${fit.scroll} px > ${fit.inner}`);
+      }
+    }
+    await shot('stock-1024-de');
+    await page.selectOption('header select[name="lang"]', 'en');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(over).toEqual([]);
+  });
+
   it('lets an admin add a user and reset her PIN in the row, masked (no window.prompt: Electron has none)', async () => {
     const prompts: string[] = [];
     const onDialog = (d: { type(): string; dismiss(): Promise<void> }) => {

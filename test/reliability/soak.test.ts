@@ -13,7 +13,7 @@
 // verdict reads only the first half (a snapshot raises RSS for good); `lib/heap-diff.ts` says what
 // grew between the two and who holds it (README.md, "Investigating memory growth").
 
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LONG, int, mulberry32, pick, removeTempDirs, sleep, suiteSeed, tempDir, writeSummary } from './lib/common.ts';
@@ -145,7 +145,7 @@ describe('soak', () => {
       const rssLimit = Math.max(rssFirst * 1.5, rssFirst + 64 * 1024 * 1024);
       const details = { ...counts, samples: samples.length, rssFirstThirdMaxMiB: +(rssFirst / 2 ** 20).toFixed(1), rssLastThirdMaxMiB: +(rssLast / 2 ** 20).toFixed(1), fdFirstThirdMax: fdFirst, fdLastThirdMax: fdLast, ingestFailure: samples.at(-1)?.ingestFailure ?? null, long: LONG, ...(HEAP_DIR ? { heapSnapshots: heapSnapshots.length, judgedFirstHalfOnly: true } : {}) };
       console.log(`[reliability soak] ${JSON.stringify(details)}`);
-      if (HEAP_DIR && existsSync(HEAP_DIR)) {
+      if (HEAP_DIR) {
         heapSnapshots.push(await takeHeapSnapshot(child, HEAP_DIR));
         console.log(`[reliability soak] heap snapshots: ${heapSnapshots.join(', ')}\n  what grew between them: node bin/run-ts.mjs test/reliability/lib/heap-diff.ts ${heapSnapshots.join(' ')}`);
       }

@@ -9,8 +9,8 @@
 // snapshot" (not "id above its largest": synthetic nodes carry huge ids). For each new object the
 // shortest path from the GC roots (breadth-first over strong edges) is climbed until it reaches an
 // object that already existed: that object and the edge below it are the *holder*. New objects
-// are summed per holder, so a cache that grows shows as one line — "Map in ManifestStore.lists"
-// with its bytes — however many kinds of object hang below it. Per holder the path from the root
+// are summed per holder, so a cache that grows shows as one line — "held by Map .table", its path
+// ending "ManifestStore.lists > RecentCache.map" — however many kinds of object hang below it. Per holder the path from the root
 // is printed (the way to find it in code), and the constructors of what it holds.
 //
 // Self sizes only (V8's shallow sizes), the unit DevTools shows in its "Shallow size" column.

@@ -261,8 +261,20 @@ describe('checkEnvelopeContract', () => {
     });
     const bad = checkEnvelopeContract(reg, env({ before: { job_id: 'J1' }, after: { job_id: 'J1', status: 'x', capability: 'c' } }));
     expect(bad).toMatchObject({ ok: false, reason: 'contract_violation', path: 'before.status' });
-    if (!bad.ok) expect(bad.detail).toMatch(/before.status: missing .* \(and 2 more\)/);
+    // The detail names every error, in order: all that a module's owner must fix.
+    if (!bad.ok) expect(bad.detail).toBe('before.status: missing (required: no default); before.capability: missing (required: no default); after.status: expected one of released|blocked|in_progress|done, got "x"');
     const good = checkEnvelopeContract(reg, env({}));
     expect(good.ok && good.envelope.after).toMatchObject({ priority: 0, assigned_resource: null });
+  });
+
+  it('a contract violation names up to eight errors and counts the rest', () => {
+    const reg = new ContractRegistry(dir);
+    const fields = Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, type: 'INT NOT NULL' }));
+    reg.register({ name: 'wide.stream', version: 1, compatibility: 'NONE', fields });
+    const bad = checkEnvelopeContract(reg, env({ contract: { name: 'wide.stream', version: 1 }, after: {} }));
+    if (bad.ok) throw new Error('expected a violation');
+    expect(bad.errors).toHaveLength(11);
+    const listed = Array.from({ length: 8 }, (_, i) => `after.f${i}: missing (required: no default)`).join('; ');
+    expect(bad.detail).toBe(`${listed} (and 3 more)`);
   });
 });

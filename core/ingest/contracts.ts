@@ -407,6 +407,9 @@ export function validateGeneric(contract: Contract, record: unknown, pathPrefix 
 export type ContractCheck = { readonly ok: true; readonly envelope: Envelope; readonly contract: Contract } | (Refusal & { readonly errors?: readonly FieldError[] });
 
 /** Looks up the envelope's contract and validates its images; returns the envelope with defaults filled. */
+/** Field errors a contract violation's detail names; the rest are counted. */
+const DETAIL_ERRORS = 8;
+
 export function checkEnvelopeContract(registry: Pick<ContractRegistry, 'get'>, envelope: Envelope): ContractCheck {
   const { name, version } = envelope.contract;
   const contract = registry.get(name, version);
@@ -425,9 +428,12 @@ export function checkEnvelopeContract(registry: Pick<ContractRegistry, 'get'>, e
     else errors.push(...r.errors);
   }
   if (errors.length > 0) {
-    const first = errors[0]!;
-    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-    return { ...refuse('contract_violation', `${first.path}: ${first.message}${more}`, first.path), errors };
+    // Every error, so the module's owner sees all that is wrong with the event at once (a
+    // dead letter keeps only this text), up to DETAIL_ERRORS of them: an event of the wrong
+    // contract can fail every field.
+    const shown = errors.slice(0, DETAIL_ERRORS).map((e) => `${e.path}: ${e.message}`);
+    const more = errors.length > DETAIL_ERRORS ? ` (and ${errors.length - DETAIL_ERRORS} more)` : '';
+    return { ...refuse('contract_violation', `${shown.join('; ')}${more}`, errors[0]!.path), errors };
   }
   return { ok: true, contract, envelope: { ...envelope, before, after } };
 }

@@ -105,6 +105,10 @@ describe('Site', () => {
 
     await controlRequest(join(data, 'control.sock'), 'stop');
     await site.stopped;
+    // logs/site.log, which `start` names, holds the run from its first line to its last.
+    const logLines = readFileSync(join(data, 'logs', 'site.log'), 'utf8').trimEnd().split('\n');
+    expect(logLines.find((l) => / site demo started \(pid \d+\): mqtt mqtt:\/\/127\.0\.0\.1:\d+, http http:\/\/127\.0\.0\.1:\d+, data /.test(l))).toBeDefined();
+    expect(logLines.at(-1)).toMatch(/^\S+ site stopped$/);
   });
 
   it("its tick expires the inbox's quiet tables as well as the ingest's (Inbox.expireIdle)", async () => {

@@ -379,6 +379,9 @@ export class Site {
         this.log(`demo modules running: ${SITE_MODULES.join(', ')}`);
       }
     }
+    // The log's first line of each run, so logs/site.log (which `start` names) exists from the
+    // start and a run's lines can be told from the one before; "site stopped" is its last.
+    this.log(`site ${c.site} started (pid ${process.pid}): mqtt ${this.mqttUrl}, http ${this.httpUrl}, data ${this.data}`);
   }
 
   private brokerUrl: string | undefined;

@@ -143,6 +143,51 @@ describe('EmbeddedBroker authentication and ACL', () => {
     expect(journal.stats().events).toBe(0);
   });
 
+  it('records who was refused and why, and reports the first refusal of each and then one per period', async () => {
+    const reports: Array<{ kind: string; who: string; what: string; count: number; since: number }> = [];
+    const b = await startBroker({ onRefused: (r, since) => reports.push({ kind: r.kind, who: r.who, what: r.what, count: r.count, since }), refusalReportMs: 60_000 });
+    const topic = `tilstand/other-site/events/inventory/stock`;
+    for (let i = 0; i < 3; i++) {
+      const inv = client(b.port, 'inventory');
+      await connected(inv);
+      const gone = closed(inv);
+      inv.publish(i === 2 ? `${topic}-2` : topic, 'x', { qos: 1 });
+      await gone;
+    }
+    for (let i = 0; i < 2; i++) await expect(connected(client(b.port, 'nobody'))).rejects.toThrow(/Bad username/i);
+    const list = b.refusals();
+    // The latest refused first; the topic is the latest one.
+    expect(list.map(({ kind, who, what, count }) => ({ kind, who, what, count }))).toEqual([
+      { kind: 'connect', who: 'nobody', what: 'bad username or password', count: 2 },
+      { kind: 'publish', who: 'inventory', what: `${topic}-2`, count: 3 },
+    ]);
+    expect(list[1]!.firstMs).toBeLessThanOrEqual(list[1]!.lastMs);
+    // One report each: the first refusal; the rest fall within the report period.
+    expect(reports).toEqual([
+      { kind: 'publish', who: 'inventory', what: topic, count: 1, since: 1 },
+      { kind: 'connect', who: 'nobody', what: 'bad username or password', count: 1, since: 1 },
+    ]);
+  });
+
+  it('reports refusals again once the period has passed, with the count since the last report; keeps at most 64 names', async () => {
+    const reports: Array<{ who: string; count: number; since: number }> = [];
+    const b = await startBroker({ onRefused: (r, since) => reports.push({ who: r.who, count: r.count, since }), refusalReportMs: 0 });
+    for (let i = 0; i < 2; i++) await expect(connected(client(b.port, 'nobody'))).rejects.toThrow(/Bad username/i);
+    expect(reports).toEqual([
+      { who: 'nobody', count: 1, since: 1 },
+      { who: 'nobody', count: 2, since: 1 },
+    ]);
+    // Usernames come from the network: the record is bounded in names and in length.
+    const long = 'x'.repeat(100);
+    await expect(connected(client(b.port, undefined, { username: long, password: 'p' }))).rejects.toThrow(/Bad username/i);
+    expect(b.refusals()[0]!.who).toBe(`${'x'.repeat(63)}…`);
+    for (let i = 0; i < 70; i++) await expect(connected(client(b.port, undefined, { username: `u${i}`, password: 'p' }))).rejects.toThrow(/Bad username/i);
+    const names = b.refusals().map((r) => r.who);
+    expect(names).toHaveLength(64);
+    expect(names[0]).toBe('u69');
+    expect(names).not.toContain('nobody');
+  });
+
   it('refuses subscriptions outside the principal’s topics with SUBACK failure', async () => {
     const b = await startBroker();
     const inv = client(b.port, 'inventory');

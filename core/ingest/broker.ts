@@ -25,6 +25,25 @@ import { createServer as createTlsServer } from 'node:tls';
 
 /** Client ids whose owner the broker remembers (see EmbeddedBroker.idOwners). */
 const CLIENT_IDS_MAX = 10_000;
+/** Refusal records kept (EmbeddedBroker.refusals); past it the one refused longest ago goes. */
+const REFUSALS_MAX = 64;
+
+/**
+ * Refusals of one kind for one name, counted since the broker started. A module refused here
+ * reconnects and resends for ever (its client's backoff), and none of those events arrive: the
+ * site raises an alarm and logs it (docs/operations.md, "A module is refused").
+ */
+export interface BrokerRefusal {
+  /** 'connect': a CONNECT refused (credentials, client id); 'publish': a PUBLISH the ACL refused. */
+  kind: 'connect' | 'publish';
+  /** The principal's name; for a refused CONNECT, the username it gave (at most 64 characters). */
+  who: string;
+  /** The latest refusal's reason (connect) or topic (publish), at most 200 characters. */
+  what: string;
+  count: number;
+  firstMs: number;
+  lastMs: number;
+}
 
 export interface Principal {
   name: string;
@@ -56,6 +75,13 @@ export interface EmbeddedBrokerOptions {
   diskFullHoldMaxMs?: number;
   /** How often held publishes re-check `diskFull`. */
   diskFullPollMs?: number;
+  /**
+   * Told of refusals: at the first of a (kind, name), then at most once per `refusalReportMs`
+   * while they go on, with how many there were since the last report.
+   */
+  onRefused?: (r: BrokerRefusal, sinceLastReport: number) => void;
+  /** Default 10 minutes. */
+  refusalReportMs?: number;
   /** Passed to aedes (e.g. drainTimeout, heartbeatInterval). */
   aedes?: Pick<AedesOptions, 'drainTimeout' | 'heartbeatInterval' | 'connectTimeout' | 'concurrency' | 'keepaliveLimit'>;
 }
@@ -164,6 +190,8 @@ export class EmbeddedBroker {
    * memory, so this lives exactly as long; it holds one entry per id seen (CLIENT_IDS_MAX).
    */
   private readonly idOwners = new Map<string, string>();
+  /** By `${kind}|${who}`, in order of their latest refusal (the first key was refused longest ago). */
+  private readonly refused = new Map<string, BrokerRefusal & { reportedMs: number; unreported: number }>();
   private readonly fifo = new WeakMap<Client, Release[]>();
   private readonly admitChain = new WeakMap<Client, Promise<void>>();
   private readonly sockets = new Set<Socket>();
@@ -247,6 +275,38 @@ export class EmbeddedBroker {
     return { ...this.m };
   }
 
+  /** Who was refused and how often (at most REFUSALS_MAX names), the latest refused first. */
+  refusals(): BrokerRefusal[] {
+    return [...this.refused.values()].reverse().map(({ kind, who, what, count, firstMs, lastMs }) => ({ kind, who, what, count, firstMs, lastMs }));
+  }
+
+  private noteRefusal(kind: BrokerRefusal['kind'], who: string, what: string): void {
+    const now = Date.now();
+    const name = who.length > 64 ? `${who.slice(0, 63)}…` : who;
+    const key = `${kind}|${name}`;
+    let r = this.refused.get(key);
+    if (r) this.refused.delete(key); // re-inserted below: the map stays in order of lastMs
+    else {
+      if (this.refused.size >= REFUSALS_MAX) this.refused.delete(this.refused.keys().next().value!);
+      r = { kind, who: name, what: '', count: 0, firstMs: now, lastMs: now, reportedMs: -Infinity, unreported: 0 };
+    }
+    r.what = what.length > 200 ? `${what.slice(0, 199)}…` : what;
+    r.count++;
+    r.unreported++;
+    r.lastMs = now;
+    this.refused.set(key, r);
+    if (this.o.onRefused && now - r.reportedMs >= (this.o.refusalReportMs ?? 600_000)) {
+      const since = r.unreported;
+      r.reportedMs = now;
+      r.unreported = 0;
+      try {
+        this.o.onRefused({ kind, who: r.who, what: r.what, count: r.count, firstMs: r.firstMs, lastMs: r.lastMs }, since);
+      } catch {
+        // a failing observer must not change what the broker answers
+      }
+    }
+  }
+
   /** Stops listening, disconnects every client, and drops held publishes unacknowledged. */
   async close(): Promise<void> {
     if (this.diskTimer) clearInterval(this.diskTimer);
@@ -266,6 +326,7 @@ export class EmbeddedBroker {
   ): void {
     const refuse = (code: number, why: string) => {
       this.m.authFailures++;
+      this.noteRefusal('connect', username ?? '(no username)', why);
       done(Object.assign(new Error(why), { returnCode: code }), false);
     };
     if (username === undefined || password === undefined) return refuse(4, 'credentials required');
@@ -307,6 +368,7 @@ export class EmbeddedBroker {
     const p = client ? this.principals.get(client) : undefined;
     if (!client || !p || !this.acl.canPublish(p, packet.topic)) {
       this.m.publishRefused++;
+      this.noteRefusal('publish', p?.name ?? '(unauthenticated client)', packet.topic);
       return cb(new Error(`publish to ${packet.topic} not allowed for ${p?.name ?? 'unauthenticated client'}`));
     }
     if (packet.topic.split('/')[2] !== 'events') return cb(null);

@@ -118,7 +118,7 @@ export interface TableInfo extends TableFreshness {
 }
 
 export interface Alarm {
-  kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates' | 'stream_silent' | 'clock_ahead';
+  kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates' | 'stream_silent' | 'clock_ahead' | 'module_refused';
   message: string;
   sinceMs: number;
 }

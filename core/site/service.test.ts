@@ -4,6 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { SiteApiError } from './api.ts';
@@ -542,6 +543,50 @@ describe('SiteService', () => {
     const real = site.ingestor.streamActivity();
     expect(real.map((x) => `${x.module}/${x.stream}`)).toEqual(expect.arrayContaining(['inventory/stock', 'operations/jobs']));
     for (const x of real.filter((x) => x.lastEventMs !== null)) expect(x.lastSeq).toBeGreaterThan(0);
+  });
+
+  it('raises module_refused and logs it when the broker refuses a module: a publish to a topic it may not, a wrong password', async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
+    const secrets = JSON.parse(readFileSync(join(dir, 'data', 'secrets', 'modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
+    const inv = secrets.modules.inventory!;
+    // The module's installer typed another site's id into its topics.
+    const wrong = 'tilstand/site-7/events/inventory/stock';
+    for (let i = 0; i < 2; i++) {
+      const c = mqtt.connect(site.mqttUrl, { username: inv.username, password: inv.password, clientId: `inventory-test-${i}`, protocolVersion: 4, reconnectPeriod: 0 });
+      c.on('error', () => undefined);
+      await new Promise<void>((resolve, reject) => {
+        c.once('connect', () => resolve());
+        c.once('close', () => reject(new Error('closed before connect')));
+      });
+      const gone = new Promise<void>((resolve) => c.once('close', () => resolve()));
+      c.publish(wrong, '{}', { qos: 1 });
+      await gone; // MQTT 3.1.1 has no negative PUBACK: the broker closes the connection
+    }
+    const bad = mqtt.connect(site.mqttUrl, { username: 'procurement', password: 'not-its-password', protocolVersion: 4, reconnectPeriod: 0 });
+    bad.on('error', () => undefined);
+    await new Promise<void>((resolve) => bad.once('close', () => resolve()));
+    const alarms = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'module_refused');
+    expect(alarms.map((a) => a.message)).toEqual([
+      expect.stringMatching(/^connections as "procurement" refused: once \(bad username or password\) — its events are not received; check the username and password/),
+      expect.stringMatching(/^publishes by "inventory" refused: 2 times, the latest to tilstand\/site-7\/events\/inventory\/stock, which it may not publish to — its events on that topic are not received; a module publishes to tilstand\/demo\/events\/<module>\/<stream>/),
+    ]);
+    expect(formatStatus(site.status()).join('\n')).toMatch(/ALARM module_refused \(for [^)]+\): publishes by "inventory" refused/);
+    expect(formatStatus(site.status()).join('\n')).toMatch(/publishes refused 2,/);
+    // The log has the first refusal of each; the second publish falls within the report period.
+    const log = readFileSync(join(dir, 'data', 'logs', 'site.log'), 'utf8');
+    expect(log.match(/broker: refused once a publish by "inventory" to tilstand\/site-7\/events\/inventory\/stock, which it may not publish to: /g)).toHaveLength(1);
+    expect(log).toMatch(/broker: refused once a connection as "procurement": bad username or password: /);
+    // Ten minutes after the last refusal the alarm is gone.
+    const svc = site.service as unknown as { now: () => number };
+    const realNow = svc.now;
+    svc.now = () => Date.now() + 10 * 60_000 + 1_000;
+    try {
+      expect((await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'module_refused')).toEqual([]);
+    } finally {
+      svc.now = realNow;
+    }
   });
 
   it('raises an alarm for a stream that delivers only duplicates, one per stream whatever its counts say', async () => {

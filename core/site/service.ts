@@ -53,6 +53,7 @@ import {
 import { ConfigError, decisionOptions, inboxBudget, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 import { syncView } from './status.ts';
+import { refusalAlarms } from './refusals.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -440,6 +441,7 @@ export class SiteService implements SiteBackend {
         sinceMs: d.firstMs,
       });
     }
+    for (const r of refusalAlarms(this.site.config.site, this.site.brokerRefusals(), now)) alarms.push({ kind: 'module_refused', ...r });
     const streams = this.streams(now);
     alarms.push(...this.silentStreams(streams, now));
     for (const v of streams) {
@@ -837,6 +839,8 @@ function alarmKey(a: Alarm): string {
     case 'stream_silent':
     case 'clock_ahead':
       return `${a.kind}|${a.message.split(':')[0]}`;
+    case 'module_refused':
+      return `${a.kind}|${a.message.split(' refused: ')[0]}`;
     default:
       return `${a.kind}|`;
   }

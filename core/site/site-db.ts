@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS broker_credentials (
   kind TEXT NOT NULL CHECK (kind IN ('module', 'tilstand', 'admin')),
   module TEXT,
   password_hash TEXT NOT NULL,
-  created_at_ms INTEGER NOT NULL
+  created_at_ms INTEGER NOT NULL -- when the password was last set (named for the first time)
 );
 `;
 
@@ -50,7 +50,7 @@ export class ModuleCredentials implements CredentialStore {
     this.db
       .prepare(
         'INSERT INTO broker_credentials (username, kind, module, password_hash, created_at_ms) VALUES (?, ?, ?, ?, ?) ' +
-          'ON CONFLICT(username) DO UPDATE SET kind = excluded.kind, module = excluded.module, password_hash = excluded.password_hash',
+          'ON CONFLICT(username) DO UPDATE SET kind = excluded.kind, module = excluded.module, password_hash = excluded.password_hash, created_at_ms = excluded.created_at_ms',
       )
       .run(principal.name, principal.kind, principal.module ?? null, hash, nowMs);
   }
@@ -62,6 +62,12 @@ export class ModuleCredentials implements CredentialStore {
     if (!row) return null;
     if (!(await verifySecret(password, row.password_hash))) return null;
     return row.module === null ? { name: row.username, kind: row.kind } : { name: row.username, kind: row.kind, module: row.module };
+  }
+
+  /** Every broker user, by username, with when its password was set. */
+  principals(): Array<Principal & { setAtMs: number }> {
+    const rows = this.db.prepare('SELECT username, kind, module, created_at_ms FROM broker_credentials ORDER BY username').all() as Array<{ username: string; kind: Principal['kind']; module: string | null; created_at_ms: number }>;
+    return rows.map((r) => ({ name: r.username, kind: r.kind, ...(r.module === null ? {} : { module: r.module }), setAtMs: r.created_at_ms }));
   }
 
   usernames(): string[] {

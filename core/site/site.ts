@@ -27,7 +27,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { EmbeddedBroker, type CredentialStore, type Principal } from '../ingest/broker.ts';
+import { EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
+import { refusalLogLine } from './refusals.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
 import { dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
@@ -268,6 +269,7 @@ export class Site {
             allowInsecureNonLoopback: b.allowInsecureNonLoopback,
             diskFull: () => this.ingest.diskBudget.full(),
             diskFullHoldMaxMs: b.diskFullHoldMaxMs,
+            onRefused: (r, since) => this.log(refusalLogLine(c.site, r, since)),
           }),
         o.mqttPort ?? b.port,
         fallback,
@@ -454,6 +456,11 @@ export class Site {
     if (b.mode === 'embedded') return { listening: this.broker !== undefined, host: b.host, port: this.broker?.port ?? 0, clients: this.broker?.metrics().connectionsAccepted ?? 0 };
     const stats = this.source?.stats() ?? [];
     return { listening: stats.length > 0 && stats.every((g) => g.connected), host: b.url, port: 0, clients: stats.filter((g) => g.connected).length };
+  }
+
+  /** Who the embedded broker refused and why, the latest first (none with an external broker). */
+  brokerRefusals(): BrokerRefusal[] {
+    return this.broker?.refusals() ?? [];
   }
 
   /** Where the broker listens (embedded) or what it connects to (external). */

@@ -213,7 +213,7 @@ export function formatStatus(s: SiteStatus): string[] {
   else lines.push(`site ${s.site} — not running (read from ${s.data})`);
   const b = s.broker;
   if (b.mode === 'embedded') {
-    lines.push(`broker  embedded ${b.url ?? `${b.host} (not listening)`}${b.metrics ? `  connections accepted ${b.metrics.connectionsAccepted}, events acked ${b.metrics.eventsAcked}, auth failures ${b.metrics.authFailures}, held ${b.metrics.heldNow}` : ''}`);
+    lines.push(`broker  embedded ${b.url ?? `${b.host} (not listening)`}${b.metrics ? `  connections accepted ${b.metrics.connectionsAccepted}, events acked ${b.metrics.eventsAcked}, auth failures ${b.metrics.authFailures}, publishes refused ${b.metrics.publishRefused}, held ${b.metrics.heldNow}` : ''}`);
   } else {
     lines.push(`broker  external ${b.url}${b.connected === null ? '' : b.connected ? '  connected' : '  NOT connected'}`);
   }

@@ -1,9 +1,10 @@
 // The `tilstand` dispatcher in-process: help, unknown commands, `start` refusals, and `table …` handed on.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import mqtt from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { initDataDir } from '../init.ts';
 import { Site } from '../site.ts';
@@ -33,7 +34,7 @@ describe('tilstand', () => {
       const r = await run(h);
       expect(r.code).toBe(0);
       expect(r.err).toBe('');
-      for (const c of ['start', 'init', 'status', 'config check', 'config reload', 'config changes', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
+      for (const c of ['start', 'init', 'status', 'config check', 'config reload', 'config changes', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'modules list', 'modules password', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
         expect(r.out).toContain(`tilstand ${c}`);
       }
       expect(r.out).toContain('exit codes');
@@ -55,6 +56,7 @@ describe('tilstand', () => {
     for (const [group, lines] of [
       ['config', ['tilstand config check', 'check config.json as start reads it', 'tilstand config reload', 'tilstand config changes', 'who changed which key from the floor UI']],
       ['users', ['tilstand users list', 'tilstand users add', 'tilstand users disable', 'tilstand users enable']],
+      ['modules', ['tilstand modules list', 'tilstand modules password', 'a new broker password for a module']],
       ['contracts', ['tilstand contracts list', 'tilstand contracts add']],
       ['deadletters', ['tilstand deadletters list', 'tilstand deadletters replay']],
     ] as const) {
@@ -230,6 +232,53 @@ describe('tilstand', () => {
     expect((await run(['config', 'changes', '--data', data, '--limit', 'x'])).code).toBe(2);
     // 0 would list nothing, and look like "no changes".
     expect(await run(['config', 'changes', '--data', data, '--limit', '0'])).toMatchObject({ code: 2, err: expect.stringContaining("option '--limit': expected a whole number ≥ 1, got '0'") });
+  });
+
+  it('modules password: a new broker password for a module, stored as a hash and printed once; the running broker takes it at the next connection', async () => {
+    const data = join(dir, 'd');
+    const edit = await newSite(data);
+    const secretsFile = join(data, 'secrets', 'modules.json');
+    const old = (JSON.parse(readFileSync(secretsFile, 'utf8')) as { modules: Record<string, { password: string }> }).modules.inventory!.password;
+    const list = await run(['modules', 'list', '--data', data]);
+    expect(list.code).toBe(0);
+    expect(list.out.trim().split('\n').map((l) => l.split('  ')[0])).toEqual(['commerce', 'inventory', 'operations', 'procurement']);
+
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    try {
+      const r = await run(['modules', 'password', '--module', 'inventory', '--data', data]);
+      expect(r.code, r.err).toBe(0);
+      const fresh = /^new broker password for module inventory \(user 'inventory'\): (\S+)$/m.exec(r.out)?.[1];
+      expect(fresh).toMatch(/^[A-Za-z0-9_-]{24}$/);
+      expect(fresh).not.toBe(old);
+      expect(r.out).toContain(`also written to ${secretsFile}`);
+      // The file a demo site's modules read holds the new one, still readable by its owner alone.
+      expect((JSON.parse(readFileSync(secretsFile, 'utf8')) as { modules: Record<string, { password: string }> }).modules.inventory!.password).toBe(fresh);
+      expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+      const attempt = (password: string) =>
+        new Promise<string>((resolve) => {
+          const c = mqtt.connect(site.mqttUrl, { username: 'inventory', password, protocolVersion: 4, reconnectPeriod: 0 });
+          c.once('connect', () => void c.endAsync(true).then(() => resolve('connected')));
+          c.once('error', (e) => void c.endAsync(true).then(() => resolve(e.message)));
+        });
+      expect(await attempt(fresh!)).toBe('connected');
+      expect(await attempt(old)).toMatch(/Bad username or password/);
+    } finally {
+      await site.stop();
+    }
+    // Without the file: printed only. Bad input names the option; an external broker's passwords are its own.
+    rmSync(secretsFile);
+    const again = await run(['modules', 'password', '--module', 'commerce', '--data', data]);
+    expect(again.code).toBe(0);
+    expect(again.out).not.toContain('also written');
+    const bad = await run(['modules', 'password', '--module', 'billing', '--data', data]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("option '--module': expected one of operations, inventory, commerce, procurement, got 'billing'");
+    edit((c) => {
+      c.broker = { mode: 'external', url: 'mqtt://127.0.0.1:1884', username: 'tilstand', passwordFile: join(data, 'secrets', 'broker.pw') };
+    });
+    const ext = await run(['modules', 'password', '--module', 'inventory', '--data', data]);
+    expect(ext.code).toBe(2);
+    expect(ext.err).toMatch(/external broker .*mosquitto_passwd/);
   });
 
   it('hands `table …` to the table command line', async () => {

@@ -16,7 +16,7 @@ import { runTableCli, tableUsage, writeError } from '../../lsm/cli/table-cli.ts'
 import { ConfigError } from '../config.ts';
 import { ControlError } from '../control.ts';
 import { SiteError } from '../site.ts';
-import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
+import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runModules, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
 import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
 import { SYNC_COMMANDS, syncCommandsUsage } from '../../sync/cli/commands.ts';
@@ -67,6 +67,7 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   contracts: runContracts,
   deadletters: runDeadLetters,
   users: runUsers,
+  modules: runModules,
   demo: runDemo,
   ...AGENT_COMMANDS,
   ...SYNC_COMMANDS,

@@ -1,9 +1,10 @@
-// The site's commands other than `start`: init, status, contracts, deadletters, users, demo, and
+// The site's commands other than `start`: init, status, contracts, deadletters, users, modules, demo, and
 // `sync now` on a running site.
 // Commands that change a running site go through its control socket; when no site runs they
 // work on the directory (the CLI then owns the tables' writer locks for the moment it runs).
 
-import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, closeSync, constants as fsConstants, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
@@ -17,7 +18,7 @@ import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
-import { openSiteDb } from '../site-db.ts';
+import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
 import { formatStatus, statusFromDirectory, type SiteStatus } from '../status.ts';
 import { dataDir, existingDataDir, json, nextSignal, positiveInt, print, runningSocket, type CliIO } from './common.ts';
 
@@ -38,6 +39,9 @@ export const siteUsage = [
   '  tilstand users add --name <name> --role viewer|operator|shift_lead|admin [--pin <pin>] [--password <pw>] [--badge <text>] [--data <dir>]',
   '  tilstand users disable --name <name> [--data <dir>]',
   '  tilstand users enable --name <name> [--data <dir>]   a disabled user may sign in again',
+  '  tilstand modules list [--data <dir>]    the broker users of the site\'s modules (embedded broker)',
+  '  tilstand modules password --module <name> [--data <dir>]',
+  '                                           a new broker password for a module (one lost, or one to replace): printed once',
   '  tilstand demo --mqtt-url <url> [--data <dir>] [--seed <n>] [--step-ms <ms>]',
   '                                           run only the simulated modules against a broker',
 ];
@@ -329,6 +333,72 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
   } finally {
     db.close();
   }
+}
+
+/**
+ * `modules list|password`: the embedded broker's module users (site.db `broker_credentials`, scrypt
+ * hashes only). `password` makes a new random password, stores its hash and prints it once; a
+ * secrets/modules.json still there (a demo site's modules read it) gets it too. A running site's
+ * broker checks each CONNECT against site.db, so the module's next connection needs the new one;
+ * its current connection stays. With an external broker the passwords are the broker's own.
+ */
+export async function runModules(argv: string[], io: CliIO): Promise<number> {
+  const [sub, rest] = subcommand(argv);
+  const a = await withHelp(rest, { ...DATA, module: { type: 'string', value: '<name>' } }, 'modules', io);
+  if (!a) return EXIT.ok;
+  if (sub !== 'list' && sub !== 'password') throw new CliError(EXIT.usage, `expected 'tilstand modules list|password', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+  const data = existingDataDir(a.string('data'));
+  const config = readConfig(data);
+  if (config.broker.mode !== 'embedded') {
+    throw new CliError(EXIT.usage, `this site uses an external broker (config broker.mode '${config.broker.mode}'): the modules' passwords are that broker's (for mosquitto: mosquitto_passwd -b <its password file> <module> <password>, then reload mosquitto)`);
+  }
+  const p = dataPaths(data);
+  const db = openSiteDb(p.siteDb);
+  try {
+    const creds = new ModuleCredentials(db);
+    if (sub === 'list') {
+      const modules = creds.principals().filter((x) => x.kind === 'module');
+      await print(io.stdout, modules.length === 0 ? ['no module users'] : modules.map((x) => `${x.name}  password set ${new Date(x.setAtMs).toISOString()}`));
+      return EXIT.ok;
+    }
+    {
+      const module = a.required('module');
+      if (!(SITE_MODULES as readonly string[]).includes(module)) throw new CliError(EXIT.usage, `option '--module': expected one of ${SITE_MODULES.join(', ')}, got '${module}'`);
+      const password = randomBytes(18).toString('base64url');
+      await creds.set(modulePrincipal(module), password);
+      const lines = [`new broker password for module ${module} (user '${module}'): ${password}`];
+      if (existsSync(p.moduleSecrets)) {
+        updateModuleSecret(p.moduleSecrets, module, password);
+        lines.push(`  also written to ${p.moduleSecrets} (delete it once the module has its password)`);
+      }
+      lines.push(`  the module's next connection needs it (with the old one it is refused: the module_refused alarm); a connection open now stays until it ends`);
+      await print(io.stdout, lines);
+      return EXIT.ok;
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/** Sets one module's password in secrets/modules.json, replacing the file whole (mode 0600). */
+function updateModuleSecret(path: string, module: string, password: string): void {
+  let secrets;
+  try {
+    secrets = readModuleSecrets(path);
+  } catch (e) {
+    throw new CliError(EXIT.corruption, `${(e as Error).message}; the new password is stored, but ${path} was left as it is: repair or delete it`);
+  }
+  secrets.modules[module] = { username: module, password };
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
 }
 
 export async function runDemo(argv: string[], io: CliIO): Promise<number> {

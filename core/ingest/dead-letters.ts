@@ -4,21 +4,25 @@
 // For now a PRIMARY-KEY table keyed by the event's journal position (deduplicate engine): the
 // append-table flavour DESIGN.md names is being built in core/lsm by another engineer. Keying by
 // position makes writing a dead letter idempotent (a recovery that writes it again replaces it with
-// the same row) and lets `replayDeadLetters` flip `status` to 'replayed' in place.
+// the same row) and lets `replayDeadLetters` flip `status` to 'replayed' in place, and
+// `dismissDeadLetters` to 'dismissed': a person looked at a letter no replay can mend (not JSON, a
+// value the module got wrong) and closed it, under their name and with why, so the dead_letters
+// alarm can clear. A dismissed letter keeps its payload and is never replayed.
 //
 // Concurrency: pure conversions; the Ingestor owns the writer.
 
 import { DEAD_LETTER_REASONS, type DeadLetterReason } from './envelope.ts';
+import type { SchemaChange, Table } from '../lsm/index.ts';
 import type { TableDefinition } from './seed-tables.ts';
 
 export const DEAD_LETTERS_TABLE_NAME = 'dead_letters';
 
 export const DEAD_LETTERS_TABLE: TableDefinition = {
   name: DEAD_LETTERS_TABLE_NAME,
-  comment: 'Events ingest refused, keyed by journal position; status open until replayed.',
+  comment: 'Events ingest refused, keyed by journal position; status open until replayed or dismissed.',
   fields: [
     { id: 0, name: 'position', type: 'BIGINT NOT NULL', description: 'journal position of the event' },
-    { id: 1, name: 'status', type: 'STRING NOT NULL', description: 'open | replayed' },
+    { id: 1, name: 'status', type: 'STRING NOT NULL', description: 'open | replayed | dismissed' },
     { id: 2, name: 'reason', type: 'STRING NOT NULL', description: `one of ${DEAD_LETTER_REASONS.join(', ')}` },
     { id: 3, name: 'detail', type: 'STRING' },
     { id: 4, name: 'path', type: 'STRING', description: 'where in the payload the fault is' },
@@ -30,13 +34,25 @@ export const DEAD_LETTERS_TABLE: TableDefinition = {
     { id: 10, name: 'payload', type: 'BYTES NOT NULL', description: 'the raw payload as received' },
     { id: 11, name: 'received_at', type: 'TIMESTAMP(3) NOT NULL' },
     { id: 12, name: 'replayed_at', type: 'TIMESTAMP(3)' },
+    // Added after the first release: a table made before gets them at the Ingestor's open
+    // (schema change, old rows read them as null).
+    { id: 13, name: 'dismissed_at', type: 'TIMESTAMP(3)' },
+    { id: 14, name: 'dismissed_by', type: 'STRING', description: 'the signed-in user who dismissed it' },
+    { id: 15, name: 'dismissed_note', type: 'STRING', description: 'why, in their words' },
   ],
   partitionKeys: [],
   primaryKeys: ['position'],
   options: { bucket: '1', 'merge-engine': 'deduplicate' },
 };
 
-export type DeadLetterStatus = 'open' | 'replayed';
+export type DeadLetterStatus = 'open' | 'replayed' | 'dismissed';
+
+/** Who closed a dismissed letter, when and why. */
+export interface Dismissal {
+  atMs: number;
+  by: string;
+  note: string;
+}
 
 export interface DeadLetter {
   position: bigint;
@@ -53,6 +69,8 @@ export interface DeadLetter {
   payload: Buffer;
   receivedAtMs: number;
   replayedAtMs: number | null;
+  /** Set when status is 'dismissed'. */
+  dismissed: Dismissal | null;
 }
 
 /** The row in memory form, by column name (TIMESTAMP(3) = microseconds). */
@@ -71,6 +89,9 @@ export function deadLetterRecord(d: DeadLetter): Record<string, unknown> {
     payload: new Uint8Array(d.payload.buffer, d.payload.byteOffset, d.payload.byteLength),
     received_at: Math.trunc(d.receivedAtMs) * 1000,
     replayed_at: d.replayedAtMs === null ? null : Math.trunc(d.replayedAtMs) * 1000,
+    dismissed_at: d.dismissed === null ? null : Math.trunc(d.dismissed.atMs) * 1000,
+    dismissed_by: d.dismissed?.by ?? null,
+    dismissed_note: d.dismissed?.note ?? null,
   };
 }
 
@@ -82,7 +103,7 @@ export function deadLetterFromRow(columns: readonly { name: string }[], row: rea
   if (!(DEAD_LETTER_REASONS as readonly string[]).includes(reason)) throw new Error(`dead letter ${String(v.position)}: unknown reason '${reason}'`);
   return {
     position: v.position as bigint,
-    status: v.status === 'replayed' ? 'replayed' : 'open',
+    status: v.status === 'replayed' || v.status === 'dismissed' ? v.status : 'open',
     reason,
     detail: (v.detail as string | null) ?? '',
     path: (v.path as string | null) ?? null,
@@ -94,5 +115,27 @@ export function deadLetterFromRow(columns: readonly { name: string }[], row: rea
     payload: Buffer.from(v.payload as Uint8Array),
     receivedAtMs: Math.trunc((v.received_at as number) / 1000),
     replayedAtMs: v.replayed_at === null || v.replayed_at === undefined ? null : Math.trunc((v.replayed_at as number) / 1000),
+    dismissed:
+      v.status === 'dismissed'
+        ? { atMs: v.dismissed_at === null || v.dismissed_at === undefined ? 0 : Math.trunc((v.dismissed_at as number) / 1000), by: (v.dismissed_by as string | null) ?? '', note: (v.dismissed_note as string | null) ?? '' }
+        : null,
   };
+}
+
+/**
+ * A dead_letters table made by an earlier version, brought to DEAD_LETTERS_TABLE's columns: those
+ * it lacks are added at the end, in order (one schema change, `schema-<N+1>`; rows written before
+ * read them as null). Returns the table as it is now. Only dead_letters is upgraded this way
+ * (the Ingestor's open): the other tables are the site's own definitions.
+ */
+export function upgradeDeadLetters(table: Table): Table {
+  const changes: SchemaChange[] = [];
+  let after = table.schema.fields.at(-1)!.name;
+  for (const f of DEAD_LETTERS_TABLE.fields) {
+    if (table.schema.fieldIndex.has(f.name)) continue;
+    changes.push({ kind: 'addColumn', name: f.name, type: f.type, ...(f.description === undefined ? {} : { description: f.description }), position: { after } });
+    after = f.name;
+  }
+  if (changes.length > 0) table.alter(changes);
+  return table;
 }

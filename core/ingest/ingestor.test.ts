@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog, valueToJson } from '../lsm/index.ts';
 import type { Binding } from './binding.ts';
 import { ContractRegistry, type Contract } from './contracts.ts';
+import { DEAD_LETTERS_TABLE } from './dead-letters.ts';
 import { DEAD_LETTER_REASONS } from './envelope.ts';
 import { Ingestor, type IngestorOptions } from './ingestor.ts';
 import { Journal } from './journal.ts';
@@ -352,6 +353,63 @@ describe('Ingestor dead letters', () => {
     const j = start({ limits: { payload_bytes_max: 400 }, tables: [...SEED_TABLES, TINY], bindings: [...SEED_BINDINGS, TO_TINY, WRONG], budgets: [{ table: 'tiny', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }] });
     expect(j.deadLetterCount()).toBe(cases.length - 1);
     expect(j.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual([noContract, p]);
+  });
+});
+
+describe('Ingestor dead letters dismissed', () => {
+  it('closes open letters under a name and a note: no longer open, never replayed, kept with their payload, across a restart', async () => {
+    const i = start();
+    const t = topic('inventory', 'stock');
+    const garbage = await i.accept(t, Buffer.from('{not json'));
+    const wrong = await i.accept(t, event('inventory', 'stock', 1, { item: 'A-1', location: 'L1', qty: 'ten' }, { name: 'inventory.stock', version: 1 }));
+    const other = await i.accept(t, event('inventory', 'stock', 2, { item: 'A-1', location: 'L1', qty: 'eleven' }, { name: 'inventory.stock', version: 1 }));
+    i.commitAll();
+    expect(i.deadLetterCount()).toBe(3);
+    // Who and why are required; so are the letters.
+    expect(() => i.dismissDeadLetters([garbage], 'Lena', '  ')).toThrow(/why \(a note\) is required/);
+    expect(() => i.dismissDeadLetters([garbage], '', 'test message')).toThrow(/who dismisses them/);
+    expect(() => i.dismissDeadLetters([], 'Lena', 'x')).toThrow(/name the dead letters/);
+    now = T0 + 60_000;
+    expect(i.dismissDeadLetters([garbage, wrong, 424_242n], 'Lena', ' test messages from the module vendor ')).toEqual({ dismissed: 2, notOpen: ['424242'] });
+    expect(i.deadLetterCount()).toBe(1);
+    const dismissed = i.listDeadLetters({ status: 'dismissed' });
+    expect(dismissed.map((d) => d.position)).toEqual([garbage, wrong]);
+    for (const d of dismissed) expect(d.dismissed).toEqual({ atMs: T0 + 60_000, by: 'Lena', note: 'test messages from the module vendor' });
+    expect(dismissed[0]!.payload.toString()).toBe('{not json');
+    expect(dismissed[1]!.reason).toBe('contract_violation');
+    expect(i.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([other]);
+    // Dismissed again, or replayed: neither touches them.
+    expect(i.dismissDeadLetters([garbage], 'Per', 'again')).toEqual({ dismissed: 0, notOpen: [String(garbage)] });
+    expect(i.replayDeadLetters()).toEqual({ replayed: 0, failed: 1, notOpen: [] });
+    expect(i.listDeadLetters({ status: 'dismissed' }).map((d) => d.dismissed!.by)).toEqual(['Lena', 'Lena']);
+    expect(i.metrics()).toMatch(/tilstand_ingest_dead_letters_dismissed_total\{site="s1"\} 2/);
+    expect(i.metrics()).toMatch(/tilstand_ingest_dead_letters_open\{site="s1"\} 1/);
+    stop(i);
+    const j = start();
+    expect(j.deadLetterCount()).toBe(1);
+    expect(j.listDeadLetters({ status: 'dismissed' }).map((d) => [d.position, d.dismissed])).toEqual([
+      [garbage, { atMs: T0 + 60_000, by: 'Lena', note: 'test messages from the module vendor' }],
+      [wrong, { atMs: T0 + 60_000, by: 'Lena', note: 'test messages from the module vendor' }],
+    ]);
+  });
+
+  it('adds the dismissal columns to a dead_letters table an earlier version made; its letters read as before', async () => {
+    // dead_letters as the first release made it: the columns up to replayed_at.
+    const catalog = new Catalog(join(dir, 'warehouse'));
+    catalog.createDatabase(DB, true);
+    const oldFields = DEAD_LETTERS_TABLE.fields.filter((f) => !f.name.startsWith('dismissed_'));
+    const old = catalog.createTable({ database: DB, table: 'dead_letters' }, { fields: oldFields.map((f) => ({ name: f.name, type: f.type })), primaryKeys: ['position'], partitionKeys: [], options: { ...DEAD_LETTERS_TABLE.options } });
+    const w = old.newWriter({ commitUser: 'old-version' });
+    w.writeRecord({ position: 7n, status: 'open', reason: 'bad_json', detail: 'payload is not JSON', path: null, bindings: null, topic: topic('inventory', 'stock'), module: 'inventory', stream: 'stock', seq: null, payload: Buffer.from('{'), received_at: T0 * 1000, replayed_at: null });
+    w.commit();
+    w.close();
+    const i = start({ catalog });
+    const table = catalog.getTable({ database: DB, table: 'dead_letters' });
+    expect(table.schema.fields.map((f) => f.name).slice(-3)).toEqual(['dismissed_at', 'dismissed_by', 'dismissed_note']);
+    expect(table.schema.id).toBe(1);
+    expect(i.listDeadLetters().map((d) => [d.position, d.status, d.dismissed])).toEqual([[7n, 'open', null]]);
+    expect(i.dismissDeadLetters([7n], 'Lena', 'a test')).toEqual({ dismissed: 1, notOpen: [] });
+    expect(i.listDeadLetters()[0]!.dismissed).toEqual({ atMs: T0, by: 'Lena', note: 'a test' });
   });
 });
 

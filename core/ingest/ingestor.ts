@@ -26,6 +26,7 @@ import {
   DEAD_LETTERS_TABLE_NAME,
   deadLetterFromRow,
   deadLetterRecord,
+  upgradeDeadLetters,
   type DeadLetter,
   type DeadLetterStatus,
 } from './dead-letters.ts';
@@ -199,6 +200,7 @@ interface Counters {
   skippedSeqs: number;
   overflowDrops: number;
   replayed: number;
+  dismissed: number;
 }
 
 export class Ingestor {
@@ -238,6 +240,7 @@ export class Ingestor {
     skippedSeqs: 0,
     overflowDrops: 0,
     replayed: 0,
+    dismissed: 0,
   };
 
   /** Creates missing tables, opens every writer, restores progress and replays the journal. */
@@ -285,7 +288,9 @@ export class Ingestor {
   private openTarget(def: TableDefinition, budget: TableBudget): void {
     const id = { database: this.o.database, table: def.name };
     const table = this.o.catalog.tableExists(id)
-      ? this.o.catalog.getTable(id)
+      ? def.name === DEAD_LETTERS_TABLE_NAME
+        ? upgradeDeadLetters(this.o.catalog.getTable(id))
+        : this.o.catalog.getTable(id)
       : this.o.catalog.createTable(id, {
           fields: def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description })),
           primaryKeys: [...def.primaryKeys],
@@ -531,6 +536,7 @@ export class Ingestor {
       payload: entry.payload,
       receivedAtMs: entry.receivedAtMs,
       replayedAtMs: null,
+      dismissed: null,
     };
     this.writeDeadLetter(d, entry.receivedAtMs);
     this.openDeadLetters++;
@@ -772,6 +778,36 @@ export class Ingestor {
     return { replayed, failed, notOpen };
   }
 
+  /**
+   * Closes open dead letters that no replay can mend — `by` (the signed-in user) looked at them
+   * and says why in `note` — so they stop counting as open and are never replayed; each keeps its
+   * payload, reason and position. Asked-for positions that are no open letter are named back.
+   */
+  dismissDeadLetters(ids: readonly bigint[], by: string, note: string): { dismissed: number; notOpen: string[] } {
+    this.checkOpen();
+    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    if (ids.length === 0) throw new RangeError('dismissDeadLetters: name the dead letters to dismiss (positions)');
+    if (by.trim() === '') throw new RangeError('dismissDeadLetters: who dismisses them (a user name) is required');
+    if (note.trim() === '') throw new RangeError('dismissDeadLetters: why (a note) is required');
+    const wanted = new Set(ids);
+    const letters = this.listDeadLetters({ status: 'open', limit: Number.MAX_SAFE_INTEGER }).filter((d) => wanted.has(d.position));
+    const found = new Set(letters.map((d) => d.position));
+    const notOpen = [...wanted].filter((p) => !found.has(p)).sort((a, b) => (a < b ? -1 : 1)).map(String);
+    if (letters.length === 0) return { dismissed: 0, notOpen };
+    const now = this.clock();
+    try {
+      for (const d of letters) this.writeDeadLetter({ ...d, status: 'dismissed', dismissed: { atMs: now, by, note: note.trim() } }, now);
+      this.commit(this.deadLetters, now);
+    } catch (e) {
+      if (!this.failed) this.fail(e, 'dismissing dead letters');
+      throw e;
+    }
+    this.openDeadLetters -= letters.length;
+    this.c.dismissed += letters.length;
+    this.writeCheckpoint();
+    return { dismissed: letters.length, notOpen };
+  }
+
   private replayOne(entry: Entry, d: DeadLetter): Refusal | undefined {
     const parsed = parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site });
     if (!parsed.ok) return parsed;
@@ -875,6 +911,7 @@ export class Ingestor {
         DEAD_LETTER_REASONS.map((reason) => ({ labels: { site, reason }, value: this.c.rejected.get(reason) ?? 0 })),
       )
       .family('tilstand_ingest_dead_letters_replayed_total', 'counter', 'Dead letters replayed successfully since open', [{ labels: { site }, value: this.c.replayed }])
+      .family('tilstand_ingest_dead_letters_dismissed_total', 'counter', 'Dead letters dismissed by a user since open', [{ labels: { site }, value: this.c.dismissed }])
       .family('tilstand_ingest_resync_requests_total', 'counter', 'Resync requests published to modules', [{ labels: { site }, value: this.c.resyncs }])
       .family('tilstand_ingest_seq_skipped_total', 'counter', 'Sequence numbers given up after gap_give_up_ms', [{ labels: { site }, value: this.c.skippedSeqs }])
       .family('tilstand_ingest_reorder_held_events', 'gauge', 'Events waiting in the reorder buffer', [{ labels: { site }, value: this.heldPositions.size }])

@@ -3,7 +3,7 @@
 // must have exactly the shape its type says — unknown keys, wrong types, oversized strings and
 // prototype keys are refused with a message naming the field.
 
-import { SITE_METHODS, type InputAge, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
+import { DISMISS_NOTE_MAX, SITE_METHODS, type InputAge, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
 
 export class ApiValidationError extends Error {
   readonly kind = 'invalid' as const;
@@ -127,8 +127,9 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   history: object({ table: req(tableName), at: req(readPoint), limit: opt(int(1, 10_000)) }),
   diff: object({ table: req(tableName), from: req(readPoint), to: req(readPoint), limit: opt(int(1, 10_000)) }),
   syncStatus: empty,
-  deadLetters: object({ status: opt(oneOf(['open', 'replayed'])), limit: opt(int(1, 10_000)) }),
+  deadLetters: object({ status: opt(oneOf(['open', 'replayed', 'dismissed'])), limit: opt(int(1, 10_000)) }),
   replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)) }),
+  dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)) }),
   users: empty,
   addUser: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(128)), badge: opt(str(256)) }),
   disableUser: object({ name: req(name) }),

@@ -265,7 +265,9 @@ export interface DeadLetterView {
   topic: string;
   payload: string;
   receivedMs: number;
-  status: 'open' | 'replayed';
+  status: 'open' | 'replayed' | 'dismissed';
+  /** Who dismissed it, when and why (status 'dismissed'). */
+  dismissed: { by: string; atMs: number; note: string } | null;
 }
 
 export interface UserView {
@@ -354,8 +356,10 @@ export interface SiteApiMethods {
   history: { req: { table: string; at: ReadPointRequest; limit?: number }; res: HistoryResult };
   diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number }; res: DiffResult };
   syncStatus: { req: Record<string, never>; res: SyncStatus };
-  deadLetters: { req: { status?: 'open' | 'replayed'; limit?: number }; res: DeadLetterView[] };
+  deadLetters: { req: { status?: 'open' | 'replayed' | 'dismissed'; limit?: number }; res: DeadLetterView[] };
   replayDeadLetters: { req: { ids?: string[] }; res: { replayed: number; failed: number; notOpen: string[] } };
+  /** Shift lead or admin: closes open letters no replay can mend, as the signed-in user, with why. */
+  dismissDeadLetters: { req: { ids: string[]; note: string }; res: { dismissed: number; notOpen: string[] } };
   users: { req: Record<string, never>; res: UserView[] };
   addUser: { req: { name: string; roles: Role[]; secret: string; badge?: string }; res: UserView };
   disableUser: { req: { name: string }; res: UserView };
@@ -366,10 +370,13 @@ export interface SiteApiMethods {
 
 export type SiteMethod = keyof SiteApiMethods;
 
+/** Longest note kept with a dismissal of dead letters. */
+export const DISMISS_NOTE_MAX = 500;
+
 /** The methods in one list, for the preload bridge and the server's router. */
 export const SITE_METHODS: readonly SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
-  'setReorderPolicy', 'configChanges', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'users',
+  'setReorderPolicy', 'configChanges', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'dismissDeadLetters', 'users',
   'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ] as const;
 

@@ -545,6 +545,32 @@ describe('SiteService', () => {
     for (const x of real.filter((x) => x.lastEventMs !== null)) expect(x.lastSeq).toBeGreaterThan(0);
   });
 
+  it('dismissDeadLetters: a shift lead closes letters under their own name with a note; an operator may not; the alarm clears', async () => {
+    const api = site.service;
+    const lead = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, lead);
+    const op = session();
+    await api.call('signIn', { user: 'Olav', secret: '1357' }, op);
+    const secrets = JSON.parse(readFileSync(join(dir, 'data', 'secrets', 'modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
+    const inv = secrets.modules.inventory!;
+    const c = await mqtt.connectAsync(site.mqttUrl, { username: inv.username, password: inv.password, clientId: 'inventory-dismiss-test', protocolVersion: 4 });
+    await c.publishAsync('tilstand/demo/events/inventory/stock', 'not an event', { qos: 1 });
+    await c.endAsync();
+    const open = (await api.call('deadLetters', { status: 'open' }, lead)).filter((d) => d.payload === 'not an event');
+    expect(open).toHaveLength(1);
+    expect(open[0]).toMatchObject({ status: 'open', dismissed: null });
+    expect((await api.call('status', {}, lead)).alarms.map((a) => a.kind)).toContain('dead_letters');
+    const ids = [open[0]!.id];
+    expect(await kindOf(api.call('dismissDeadLetters', { ids, note: 'a test' }, op))).toBe('forbidden');
+    expect(await kindOf(api.call('dismissDeadLetters', { ids, note: '   ' }, lead))).toBe('invalid');
+    expect(await kindOf(api.call('dismissDeadLetters', { ids: [], note: 'a test' }, lead))).toBe('invalid');
+    expect(await api.call('dismissDeadLetters', { ids: [...ids, '999999999'], note: ' the module vendor testing ' }, lead)).toEqual({ dismissed: 1, notOpen: ['999999999'] });
+    const [d] = (await api.call('deadLetters', { status: 'dismissed' }, lead)).filter((x) => x.id === ids[0]);
+    expect(d).toMatchObject({ status: 'dismissed', dismissed: { by: 'Lena', note: 'the module vendor testing', atMs: expect.any(Number) } });
+    expect((await api.call('status', {}, lead)).alarms.map((a) => a.kind)).not.toContain('dead_letters');
+    expect(readFileSync(join(dir, 'data', 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 1 dismissed by Lena \(floor UI\): the module vendor testing/);
+  });
+
   it('raises module_refused and logs it when the broker refuses a module: a publish to a topic it may not, a wrong password', async () => {
     const api = site.service;
     const s = session();

@@ -54,6 +54,7 @@ import { ConfigError, decisionOptions, inboxBudget, parseReorderPolicyKey, reord
 import type { Site } from './site.ts';
 import { syncView } from './status.ts';
 import { refusalAlarms } from './refusals.ts';
+import { checkDismissNote } from './dismiss.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -158,8 +159,16 @@ export class SiteService implements SiteBackend {
       deadLetters: (req) =>
         this.site.ingestor
           .listDeadLetters({ limit: req.limit ?? 200, ...(req.status ? { status: req.status } : {}) })
-          .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status })),
+          .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
       replayDeadLetters: (req) => this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id))),
+      dismissDeadLetters: (req, s) => {
+        const note = checkDismissNote(req.note);
+        if (req.ids.length === 0) throw new SiteApiError('invalid', 'ids: name the dead letters to dismiss');
+        const by = this.current(s).name;
+        const r = this.site.ingestor.dismissDeadLetters(req.ids.map((id) => parsePosition(id)), by, note);
+        this.site.logLine(`dead letters: ${r.dismissed} dismissed by ${by} (floor UI): ${note}`);
+        return r;
+      },
       users: () => this.site.users.list().map(userView),
       addUser: async (req) => {
         const role = oneRole(req.roles);
@@ -190,6 +199,9 @@ export class SiteService implements SiteBackend {
       const user = this.current(session);
       if (['decide'].includes(method) && !user.roles.some((r) => DECIDERS.includes(r))) {
         throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin decides`);
+      }
+      if (method === 'dismissDeadLetters' && !user.roles.some((r) => DECIDERS.includes(r))) {
+        throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin dismisses dead letters`);
       }
       if (method === 'setReorderPolicy' && !user.roles.some((r) => DECIDERS.includes(r))) {
         throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin sets reorder points`);

@@ -158,11 +158,55 @@ describe('Site', () => {
     const again = await runCli(runDeadLetters, ['replay', '--data', data, '--id', letters[0]!.position]);
     expect(again.code).toBe(1);
     expect(again.out).toBe('replayed 0, still failing 0\n');
-    expect(again.err).toMatch(new RegExp(`no open dead letter at position ${letters[0]!.position} \\(replayed already, or not a dead letter`));
+    expect(again.err).toMatch(new RegExp(`no open dead letter at position ${letters[0]!.position} \\(replayed or dismissed already, or not a dead letter`));
 
     const st = await until('stock rows', () => controlRequest(sock, 'status') as Promise<SiteStatus>, (s) => s.tables.find((t) => t.table === 'stock')!.rows === 2);
     expect(st.deadLettersOpen).toBe(0);
     await expect(controlRequest(sock, 'no-such-op')).rejects.toMatchObject({ kind: 'UnknownOp' });
+  });
+
+  it('dismisses dead letters no replay can mend, from the command line as a named shift lead with a note: through the running site and on the directory', async () => {
+    const data = join(dir, 'dismiss');
+    await initDataDir({ data, site: 'dm', config: demoConfig });
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    sites.push(site);
+    await site.users.add({ name: 'Lena', role: 'shift_lead', pin: '4827' });
+    await site.users.add({ name: 'Olav', role: 'operator', pin: '3916' });
+    const sock = join(data, 'control.sock');
+    const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
+    const client = await mqtt.connectAsync(site.mqttUrl, { username: 'inventory', password: secrets.modules.inventory.password, clientId: 'test-inventory' });
+    try {
+      await client.publishAsync('tilstand/dm/events/inventory/stock', '{"a test message', { qos: 1 });
+      await client.publishAsync('tilstand/dm/events/inventory/stock', 'another one', { qos: 1 });
+    } finally {
+      await client.endAsync();
+    }
+    const letters = await until('two dead letters', () => controlRequest(sock, 'deadletters.list') as Promise<{ position: string; reason: string }[]>, (l) => l.length === 2);
+    const [first, second] = letters.map((l) => l.position) as [string, string];
+    const dismiss = (...args: string[]) => runCli(runDeadLetters, ['dismiss', '--data', data, ...args]);
+    // Refused: no note; a wrong PIN; an operator. Nothing is dismissed.
+    await expect(dismiss('--id', first, '--user', 'Lena', '--pin', '4827')).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining("option '--note' <why> is required") });
+    await expect(dismiss('--id', first, '--user', 'Lena', '--pin', '1111', '--note', 'test')).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/dismiss refused for user 'Lena': wrong PIN \(4 attempts left\)/) });
+    await expect(dismiss('--id', first, '--user', 'Olav', '--pin', '3916', '--note', 'test')).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/user 'Olav' is operator; only shift_lead and admin dismiss dead letters/) });
+    expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(2);
+    // Through the running site.
+    const ok = await dismiss('--id', first, '--user', 'Lena', '--pin', '4827', '--note', 'test messages from the vendor');
+    expect([ok.code, ok.out]).toEqual([0, 'dismissed 1 as Lena\n']);
+    expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(1);
+    expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 1 dismissed by Lena \(tilstand deadletters dismiss\): test messages from the vendor/);
+    const twice = await dismiss('--id', first, '--user', 'Lena', '--pin', '4827', '--note', 'again');
+    expect([twice.code, twice.out]).toEqual([1, 'dismissed 0 as Lena\n']);
+    expect(twice.err).toContain(`no open dead letter at position ${first} (replayed or dismissed already`);
+    // On the directory, with no site running.
+    await site.stop();
+    const offline = await dismiss('--id', second, '--user', 'Lena', '--pin', '4827', '--note', 'same vendor test');
+    expect([offline.code, offline.out]).toEqual([0, 'dismissed 1 as Lena\n']);
+    const list = await runCli(runDeadLetters, ['list', '--data', data, '--status', 'dismissed']);
+    expect(list.out.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^${first}  dismissed  bad_json  .* — dismissed by Lena \\S+: test messages from the vendor$`)),
+      expect.stringMatching(new RegExp(`^${second}  dismissed  bad_json  .* — dismissed by Lena \\S+: same vendor test$`)),
+    ]);
+    expect((await runCli(runDeadLetters, ['list', '--data', data, '--status', 'open'])).out).toBe('no dead letters\n');
   });
 
   it('keeps the agent\'s evidence and thresholds as config.json evidence and agent say', async () => {

@@ -29,6 +29,7 @@ import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { refusalLogLine } from './refusals.ts';
+import { checkDismissNote, dismissWithPin } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
 import { dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
@@ -458,6 +459,11 @@ export class Site {
     return { listening: stats.length > 0 && stats.every((g) => g.connected), host: b.url, port: 0, clients: stats.filter((g) => g.connected).length };
   }
 
+  /** A line in the site's log (logs/site.log and the terminal). */
+  logLine(line: string): void {
+    this.log(line);
+  }
+
   /** Who the embedded broker refused and why, the latest first (none with an external broker). */
   brokerRefusals(): BrokerRefusal[] {
     return this.broker?.refusals() ?? [];
@@ -672,7 +678,7 @@ export class Site {
         'deadletters.list',
         (a) => {
           const limit = a.limit === undefined ? undefined : Number(a.limit);
-          const status = a.status === 'open' || a.status === 'replayed' ? a.status : undefined;
+          const status = a.status === 'open' || a.status === 'replayed' || a.status === 'dismissed' ? a.status : undefined;
           return ingestor.listDeadLetters({ ...(limit !== undefined && Number.isSafeInteger(limit) ? { limit } : {}), ...(status ? { status } : {}) }).map((d) => ({
             ...d,
             position: d.position.toString(),
@@ -681,6 +687,14 @@ export class Site {
         },
       ],
       ['deadletters.replay', (a) => ingestor.replayDeadLetters(positions(a.ids))],
+      [
+        'deadletters.dismiss',
+        async (a) => {
+          const r = await dismissWithPin(this.users, ingestor, { ids: positions(a.ids) ?? [], user: String(a.user ?? ''), pin: String(a.pin ?? ''), note: a.note as string });
+          this.log(`dead letters: ${r.dismissed} dismissed by ${r.by} (tilstand deadletters dismiss): ${checkDismissNote(a.note)}`);
+          return r;
+        },
+      ],
       ['contracts.list', () => contracts.list()],
       [
         'contracts.add',

@@ -446,6 +446,38 @@ suite('the floor UI end to end (chromium)', () => {
     }
   });
 
+  it('lets the shift lead dismiss a dead letter no replay can mend, in its row, with a note kept under her name', async () => {
+    const secrets = JSON.parse(readFileSync(join(data, 'secrets/modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
+    const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    const inv = secrets.modules.inventory!;
+    const client = await mqtt.connectAsync(mqttUrl, { username: inv.username, password: inv.password, clientId: 'e2e-garbage', reconnectPeriod: 0 });
+    await client.publishAsync('tilstand/demo/events/inventory/stock', 'hello from the vendor', { qos: 1 });
+    await client.endAsync();
+    let id = '';
+    await until(async () => {
+      const open = await api<Array<{ id: string; payload: string; status: string }>>('deadLetters', { status: 'open' });
+      id = open.find((d) => d.payload === 'hello from the vendor')?.id ?? '';
+      return id !== '';
+    }, 'the dead letter');
+    await go('deadLetters');
+    const row = `tr[data-letter="${id}"]`;
+    await page.waitForSelector(`${row}.attention`);
+    await page.click(`${row} button.dismiss`);
+    const field = page.locator(`${row} form.dismiss input[name="dismissNote"]`);
+    // No note, no dismissal: the button waits for one.
+    expect(await page.locator(`${row} form.dismiss button[type="submit"]`).isDisabled()).toBe(true);
+    await field.fill('a test message from the module vendor');
+    await axe('dead letters with the dismiss form open');
+    await page.click(`${row} form.dismiss button[type="submit"]`);
+    await expect.poll(() => page.textContent(`${row} .dismissed`)).toMatch(/^Dismissed by Lena, .+: a test message from the module vendor$/);
+    expect(await page.locator(`${row}.attention`).count()).toBe(0);
+    expect(await page.locator(`${row} button.dismiss`).count()).toBe(0);
+    const st = await api<{ alarms: Array<{ kind: string }>; deadLetters: number }>('status', {});
+    expect(st.deadLetters).toBe(0);
+    expect(st.alarms.map((a) => a.kind)).not.toContain('dead_letters');
+    await shot('dead-letters-dismissed');
+  });
+
   it("shows sync to the demo's stand-in HQ: where to, and what it sent", async () => {
     await go('sync');
     const sync = page.locator('section.sync');

@@ -16,6 +16,7 @@ import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
+import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
@@ -33,8 +34,10 @@ export const siteUsage = [
   '                                           who changed which key from the floor UI (reorder points), newest first',
   '  tilstand contracts list [--data <dir>]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
-  '  tilstand deadletters list [--data <dir>] [--status open|replayed] [--limit <n>] [--json]',
+  '  tilstand deadletters list [--data <dir>] [--status open|replayed|dismissed] [--limit <n>] [--json]',
   '  tilstand deadletters replay [--data <dir>] [--id <position>]…',
+  '  tilstand deadletters dismiss --id <position>… --user <name> --pin <pin> --note <why> [--data <dir>]',
+  '                                           close letters no replay can mend (shift lead or admin); kept, never replayed',
   '  tilstand users list [--data <dir>]',
   '  tilstand users add --name <name> --role viewer|operator|shift_lead|admin [--pin <pin>] [--password <pw>] [--badge <text>] [--data <dir>]',
   '  tilstand users disable --name <name> [--data <dir>]',
@@ -209,13 +212,23 @@ interface LetterView {
   detail: string;
   topic: string;
   receivedAtMs: number;
+  dismissed?: { atMs: number; by: string; note: string } | null;
 }
 
 export async function runDeadLetters(argv: string[], io: CliIO): Promise<number> {
   const [sub, rest] = subcommand(argv);
   const a = await withHelp(
     rest,
-    { ...DATA, id: { type: 'string', multiple: true, value: '<position>' }, status: { type: 'string', value: 'open|replayed' }, limit: { type: 'string', value: '<n>' }, json: { type: 'boolean' } },
+    {
+      ...DATA,
+      id: { type: 'string', multiple: true, value: '<position>' },
+      status: { type: 'string', value: 'open|replayed|dismissed' },
+      limit: { type: 'string', value: '<n>' },
+      json: { type: 'boolean' },
+      user: { type: 'string', value: '<name>' },
+      pin: { type: 'string', value: '<pin>' },
+      note: { type: 'string', value: '<why>' },
+    },
     'deadletters',
     io,
   );
@@ -224,7 +237,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
   const socket = await runningSocket(data);
   if (sub === 'list') {
     const status = a.string('status');
-    if (status !== undefined && status !== 'open' && status !== 'replayed') throw new CliError(EXIT.usage, `option '--status': expected open or replayed, got '${status}'`);
+    if (status !== undefined && status !== 'open' && status !== 'replayed' && status !== 'dismissed') throw new CliError(EXIT.usage, `option '--status': expected open, replayed or dismissed, got '${status}'`);
     const limit = positiveInt(a.string('limit'), 'limit', 1) ?? 100;
     let letters: LetterView[];
     if (socket) letters = (await controlRequest(socket, 'deadletters.list', { limit, ...(status ? { status } : {}) })) as LetterView[];
@@ -247,8 +260,37 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     }
     if (a.boolean('json')) await print(io.stdout, [json(letters)]);
     else if (letters.length === 0) await print(io.stdout, ['no dead letters']);
-    else await print(io.stdout, letters.map((d) => `${d.position}  ${d.status}  ${d.reason}  ${d.topic}  ${d.detail}`));
+    else await print(io.stdout, letters.map((d) => `${d.position}  ${d.status}  ${d.reason}  ${d.topic}  ${d.detail}${d.dismissed ? `  — dismissed by ${d.dismissed.by} ${new Date(d.dismissed.atMs).toISOString()}: ${d.dismissed.note}` : ''}`));
     return EXIT.ok;
+  }
+  if (sub === 'dismiss') {
+    const ids = a.strings('id');
+    if (ids.length === 0) throw new CliError(EXIT.usage, "option '--id': name the dead letters to dismiss (one --id <position> each; 'tilstand deadletters list' shows them)");
+    for (const i of ids) if (!/^\d+$/.test(i)) throw new CliError(EXIT.usage, `option '--id': expected a journal position (a whole number), got '${i}'`);
+    const req = { ids, user: a.required('user'), pin: a.required('pin'), note: a.required('note') };
+    let r: { dismissed: number; notOpen: string[]; by: string };
+    try {
+      if (socket) r = (await controlRequest(socket, 'deadletters.dismiss', req)) as typeof r;
+      else {
+        const ingest = openIngest(data, readConfig(data));
+        const db = openSiteDb(dataPaths(data).siteDb);
+        try {
+          r = await dismissWithPin(new UserStore(db), ingest.ingestor, { ...req, ids: ids.map((i) => BigInt(i)) });
+        } finally {
+          db.close();
+          ingest.ingestor.close();
+          ingest.journal.close();
+        }
+      }
+    } catch (e) {
+      const kind = (e as { kind?: string }).kind;
+      if (kind === 'Refused') throw new CliError(EXIT.conflict, (e as Error).message);
+      if (kind === 'InvalidArgument') throw new CliError(EXIT.usage, (e as Error).message);
+      throw e;
+    }
+    await print(io.stdout, [`dismissed ${r.dismissed} as ${r.by}`]);
+    if (r.notOpen.length > 0) await print(io.stderr, r.notOpen.map((p) => `tilstand: no open dead letter at position ${p} (replayed or dismissed already, or not a dead letter; see 'tilstand deadletters list')`));
+    return r.notOpen.length > 0 ? EXIT.notFound : EXIT.ok;
   }
   if (sub === 'replay') {
     const ids = a.strings('id');
@@ -266,10 +308,10 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     }
     await print(io.stdout, [`replayed ${r.replayed}, still failing ${r.failed}`]);
     const notOpen = r.notOpen ?? [];
-    if (notOpen.length > 0) await print(io.stderr, notOpen.map((p) => `tilstand: no open dead letter at position ${p} (replayed already, or not a dead letter; see 'tilstand deadletters list')`));
+    if (notOpen.length > 0) await print(io.stderr, notOpen.map((p) => `tilstand: no open dead letter at position ${p} (replayed or dismissed already, or not a dead letter; see 'tilstand deadletters list')`));
     return r.failed > 0 ? EXIT.conflict : notOpen.length > 0 ? EXIT.notFound : EXIT.ok;
   }
-  throw new CliError(EXIT.usage, `expected 'tilstand deadletters list' or 'tilstand deadletters replay', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+  throw new CliError(EXIT.usage, `expected 'tilstand deadletters list|replay|dismiss', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
 }
 
 /** `--pin` as a person chose it: one a colleague would try first is refused (inbox users.ts). */

@@ -1,7 +1,8 @@
-import { useEffect } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatTime } from '../i18n/messages.ts';
+import { selectIsDecider } from '../store/store.ts';
 
 export function DeadLetters() {
   const t = useT();
@@ -10,7 +11,21 @@ export function DeadLetters() {
   const result = useApp((s) => s.replayResult);
   const load = useApp((s) => s.loadDeadLetters);
   const replay = useApp((s) => s.replayDeadLetters);
+  const dismiss = useApp((s) => s.dismissDeadLetters);
+  // A shift lead or an admin closes a letter no replay can mend (a test message, a value the
+  // module got wrong) with a note, in its row, so the dead-letters alarm can clear.
+  const mayDismiss = useApp(selectIsDecider);
+  const [dismissing, setDismissing] = useState<string | null>(null);
+  const [note, setNote] = useState('');
   useEffect(() => void load(), [load]);
+  const submit = async (e: FormEvent, id: string) => {
+    e.preventDefault();
+    if (note.trim() === '') return;
+    if (await dismiss([id], note)) {
+      setDismissing(null);
+      setNote('');
+    }
+  };
   return (
     <section>
       <button className="primary" onClick={() => void replay()} disabled={!rows.some((r) => r.status === 'open')}>
@@ -20,16 +35,40 @@ export function DeadLetters() {
       {rows.length === 0 ? (
         <p>{t('dead.empty')}</p>
       ) : (
-        <Table label={t('nav.deadLetters')} head={[t('dead.received'), t('dead.reason'), t('dead.topic'), t('dead.payload')]}>
+        <Table label={t('nav.deadLetters')} head={[t('dead.received'), t('dead.reason'), t('dead.topic'), t('dead.payload'), '']}>
           {rows.map((r) => (
-            <tr key={r.id} className={r.status === 'open' ? 'attention' : ''}>
+            <tr key={r.id} data-letter={r.id} className={r.status === 'open' ? 'attention' : ''}>
               <td>{formatTime(lang, r.receivedMs)}</td>
               <td>
                 <strong>{r.reason}</strong>
                 <div className="small">{r.detail}</div>
+                {r.dismissed && <div className="small dismissed">{t('dead.dismissedBy', { name: r.dismissed.by, time: formatTime(lang, r.dismissed.atMs), note: r.dismissed.note })}</div>}
+                {r.status === 'replayed' && <div className="small">{t('dead.wasReplayed')}</div>}
               </td>
               <td className="mono">{r.topic}</td>
               <td className="mono payload">{r.payload}</td>
+              <td>
+                {r.status === 'open' && mayDismiss ? (
+                  dismissing === r.id ? (
+                    <form className="dismiss" onSubmit={(e) => void submit(e, r.id)}>
+                      <label>
+                        {t('dead.note')}
+                        <input name="dismissNote" autoFocus maxLength={500} value={note} onChange={(e) => setNote(e.target.value)} />
+                      </label>
+                      <button className="primary" type="submit" disabled={note.trim() === ''}>
+                        {t('dead.dismiss')}
+                      </button>
+                      <button type="button" onClick={() => (setDismissing(null), setNote(''))}>
+                        {t('users.cancel')}
+                      </button>
+                    </form>
+                  ) : (
+                    <button className="dismiss" onClick={() => (setDismissing(r.id), setNote(''))}>
+                      {t('dead.dismiss')}
+                    </button>
+                  )
+                ) : null}
+              </td>
             </tr>
           ))}
         </Table>

@@ -82,6 +82,8 @@ interface StateSlice {
   loadSync(): Promise<void>;
   loadDeadLetters(): Promise<void>;
   replayDeadLetters(): Promise<void>;
+  /** Resolves true when the site dismissed them (a failure is the visible error). */
+  dismissDeadLetters(ids: string[], note: string): Promise<boolean>;
   loadUsers(): Promise<void>;
   addUser(name: string, roles: UserView['roles'], secret: string): Promise<void>;
   disableUser(name: string): Promise<void>;
@@ -271,6 +273,15 @@ export function createAppStore(api: SiteApi): AppStore {
         set({ replayResult: await api.replayDeadLetters({}) });
         await get().loadDeadLetters();
       }),
+      dismissDeadLetters: async (ids, note) => {
+        let done = false;
+        await guard(async () => {
+          await api.dismissDeadLetters({ ids, note });
+          done = true;
+          await get().loadDeadLetters();
+        });
+        return done;
+      },
       loadUsers: () => guard(async () => set({ users: await api.users({}) })),
       addUser: (name, roles, secret) => guard(async () => {
         await api.addUser({ name, roles, secret });

@@ -1,0 +1,53 @@
+// The Dead letters screen rendered from the store's state (server-side markup, no browser): a
+// shift lead or an admin gets Dismiss on each open letter, an operator does not; a dismissed
+// letter says who closed it, when and why, in the chosen language. Dismissing in the row is driven
+// in chromium (test/e2e/floor-ui.e2e.test.ts).
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { DeadLetterView, Role, SiteApi } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { createAppStore } from '../store/store.ts';
+import { DeadLetters } from './DeadLetters.tsx';
+
+const AT = Date.UTC(2026, 11, 3, 9, 30);
+const LETTERS: DeadLetterView[] = [
+  { id: '11', reason: 'bad_json', detail: 'payload is not JSON', topic: 'tilstand/demo/events/inventory/stock', payload: '{oops', receivedMs: AT, status: 'open', dismissed: null },
+  { id: '12', reason: 'contract_violation', detail: 'after.qty: missing', topic: 'tilstand/demo/events/inventory/stock', payload: '{}', receivedMs: AT, status: 'dismissed', dismissed: { by: 'Lena', atMs: AT + 60_000, note: 'vendor test' } },
+  { id: '13', reason: 'no_contract', detail: "contract 'inventory.stock' v2 is not registered", topic: 'tilstand/demo/events/inventory/stock', payload: '{}', receivedMs: AT, status: 'replayed', dismissed: null },
+];
+
+function render(role: Role, lang: 'en' | 'nb' | 'de' = 'en'): string {
+  const store = createAppStore({ deadLetters: async () => LETTERS } as unknown as SiteApi);
+  store.setState({ deadLetters: LETTERS, lang, user: { name: 'Someone', roles: [role] } });
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(DeadLetters)));
+}
+
+const rowOf = (html: string, id: string): string => {
+  const m = new RegExp(`<tr data-letter="${id}"[^>]*>.*?</tr>`).exec(html);
+  expect(m, `letter ${id}'s row`).not.toBeNull();
+  return m![0];
+};
+
+describe('Dead letters screen', () => {
+  it('offers Dismiss on open letters to a shift lead and an admin, not to an operator', () => {
+    for (const role of ['shift_lead', 'admin'] as const) {
+      const html = render(role);
+      expect(rowOf(html, '11')).toContain('>Dismiss</button>');
+      expect(rowOf(html, '12')).not.toContain('>Dismiss</button>');
+      expect(rowOf(html, '13')).not.toContain('>Dismiss</button>');
+    }
+    expect(render('operator')).not.toContain('>Dismiss</button>');
+  });
+
+  it('says who dismissed a letter, when and why; an open one stands out, a closed one does not', () => {
+    const html = render('operator');
+    expect(rowOf(html, '12')).toMatch(/Dismissed by Lena, [^:]+:\d\d.*: vendor test/);
+    expect(rowOf(html, '13')).toContain('Replayed');
+    expect(rowOf(html, '11')).toContain('class="attention"');
+    expect(rowOf(html, '12')).not.toContain('attention');
+    expect(rowOf(render('admin', 'nb'), '12')).toContain('Avskrevet av Lena');
+    expect(rowOf(render('admin', 'de'), '11')).toContain('>Verwerfen</button>');
+  });
+});

@@ -545,7 +545,7 @@ describe('SiteService', () => {
     for (const x of real.filter((x) => x.lastEventMs !== null)) expect(x.lastSeq).toBeGreaterThan(0);
   });
 
-  it('dismissDeadLetters: a shift lead closes letters under their own name with a note; an operator may not; the alarm clears', async () => {
+  it('dismissDeadLetters: a shift lead closes letters under their own name with a note; an operator may not, a viewer not even replay; the alarm clears', async () => {
     const api = site.service;
     const lead = session();
     await api.call('signIn', { user: 'Lena', secret: '2580' }, lead);
@@ -562,6 +562,12 @@ describe('SiteService', () => {
     expect((await api.call('status', {}, lead)).alarms.map((a) => a.kind)).toContain('dead_letters');
     const ids = [open[0]!.id];
     expect(await kindOf(api.call('dismissDeadLetters', { ids, note: 'a test' }, op))).toBe('forbidden');
+    // A viewer only looks: replaying writes the state tables.
+    await site.users.add({ name: 'Vera', role: 'viewer', pin: '8642' });
+    const viewer = session();
+    await api.call('signIn', { user: 'Vera', secret: '8642' }, viewer);
+    expect(await kindOf(api.call('replayDeadLetters', { ids }, viewer))).toBe('forbidden');
+    expect(await kindOf(api.call('deadLetters', {}, viewer))).toBe('ok');
     expect(await kindOf(api.call('dismissDeadLetters', { ids, note: '   ' }, lead))).toBe('invalid');
     expect(await kindOf(api.call('dismissDeadLetters', { ids: [], note: 'a test' }, lead))).toBe('invalid');
     expect(await api.call('dismissDeadLetters', { ids: [...ids, '999999999'], note: ' the module vendor testing ' }, lead)).toEqual({ dismissed: 1, notOpen: ['999999999'] });

@@ -200,6 +200,10 @@ export class SiteService implements SiteBackend {
       if (['decide'].includes(method) && !user.roles.some((r) => DECIDERS.includes(r))) {
         throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin decides`);
       }
+      // A viewer only looks: a replay writes the state tables.
+      if (method === 'replayDeadLetters' && user.roles.every((r) => r === 'viewer')) {
+        throw new SiteApiError('forbidden', `${user.name} is a viewer; replaying dead letters takes an operator, a shift lead or an admin`);
+      }
       if (method === 'dismissDeadLetters' && !user.roles.some((r) => DECIDERS.includes(r))) {
         throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin dismisses dead letters`);
       }

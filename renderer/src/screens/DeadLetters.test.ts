@@ -39,6 +39,9 @@ describe('Dead letters screen', () => {
       expect(rowOf(html, '13')).not.toContain('>Dismiss</button>');
     }
     expect(render('operator')).not.toContain('>Dismiss</button>');
+    // Replay: anyone but a viewer (the site refuses a viewer's).
+    expect(render('operator')).toContain('>Replay all open</button>');
+    expect(render('viewer')).not.toContain('Replay all open');
   });
 
   it('says who dismissed a letter, when and why; an open one stands out, a closed one does not', () => {

@@ -15,6 +15,8 @@ export function DeadLetters() {
   // A shift lead or an admin closes a letter no replay can mend (a test message, a value the
   // module got wrong) with a note, in its row, so the dead-letters alarm can clear.
   const mayDismiss = useApp(selectIsDecider);
+  // A viewer only looks (the site refuses a viewer's replay: it writes the state tables).
+  const mayReplay = useApp((s) => !!s.user?.roles.some((r) => r !== 'viewer'));
   const [dismissing, setDismissing] = useState<string | null>(null);
   const [note, setNote] = useState('');
   useEffect(() => void load(), [load]);
@@ -28,9 +30,11 @@ export function DeadLetters() {
   };
   return (
     <section>
-      <button className="primary" onClick={() => void replay()} disabled={!rows.some((r) => r.status === 'open')}>
-        {t('dead.replay')}
-      </button>
+      {mayReplay && (
+        <button className="primary" onClick={() => void replay()} disabled={!rows.some((r) => r.status === 'open')}>
+          {t('dead.replay')}
+        </button>
+      )}
       {result && <p role="status">{t('dead.replayed', { n: result.replayed, f: result.failed })}</p>}
       {rows.length === 0 ? (
         <p>{t('dead.empty')}</p>

@@ -4,7 +4,7 @@
 //   [--status] | pull --site --out <warehouse> | export --site --table --format parquet|csv --out
 // S3 credentials: TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY or --access-key/--secret-key.
 
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { EXIT, parseArgs, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
@@ -14,6 +14,8 @@ import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord } from '../.
 import { mirrorSite } from '../hq/mirror.ts';
 import { csvHeader, formatRow, parquetBytes } from '../hq/output.ts';
 import { HqStore } from '../hq/store.ts';
+import { SyncError } from '../errors.ts';
+import { DirectoryTarget } from '../targets/directory.ts';
 import { checkSiteId } from '../names.ts';
 import { guarded, progressBar, targetFromFlags } from './common.ts';
 
@@ -95,6 +97,11 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
       return EXIT.ok;
     }
     const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'));
+    // These commands only read: a directory that is not there is a mistyped --hq (or one no site
+    // has synced to yet), not an empty HQ.
+    if (target instanceof DirectoryTarget && !existsSync(target.root)) {
+      throw new SyncError('NotFound', `no HQ at ${target.root}: the directory does not exist (check --hq; a site makes it at its first sync)`);
+    }
     const cache = args.string('cache');
     const store = new HqStore(target, cache ? { cacheDir: resolve(cache) } : {});
     const out = new LineWriter(io.stdout);
@@ -103,6 +110,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         case 'sites': {
           const sites = await store.sites();
           if (args.boolean('json')) await out.line(JSON.stringify(sites));
+          else if (sites.length === 0) io.stderr.write(`tilstand: no site has shipped to ${target.description.replace(/^dir:/, '')} yet\n`);
           else await out.lines(sites);
           break;
         }

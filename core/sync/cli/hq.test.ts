@@ -1,0 +1,55 @@
+// `tilstand hq …` against a directory HQ, in-process: a --hq that names no directory is an error
+// that says so (the commands only read: it is a typo, or no site has synced there yet), and an
+// HQ no site has shipped to says that instead of printing nothing.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../lsm/testing/cli.ts';
+import { SyncEngine } from '../engine.ts';
+import { sitePrefix } from '../names.ts';
+import { DirectoryTarget } from '../targets/directory.ts';
+import { makeSite } from '../test-support/site-fixture.ts';
+import { runHq } from './hq.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tilstand-hq-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const hq = (...args: string[]) => runCli((argv, io) => runHq(argv, io), args);
+
+describe('tilstand hq on a directory', () => {
+  it('names a --hq directory that does not exist, for every command, with exit 1', async () => {
+    const missing = join(dir, 'no-such-hq');
+    for (const args of [['sites'], ['tables', '--site', 's1'], ['scan', '--site', 's1', '--table', 'stock']]) {
+      const r = await hq(args[0]!, '--hq', missing, ...args.slice(1));
+      expect(r.code, args[0]).toBe(1);
+      expect(r.out, args[0]).toBe('');
+      expect(r.err, args[0]).toBe(`tilstand: no HQ at ${missing}: the directory does not exist (check --hq; a site makes it at its first sync)\n`);
+    }
+  });
+
+  it('says so when no site has shipped to an HQ, and lists those that have', async () => {
+    const empty = mkdtempSync(join(dir, 'empty-'));
+    const none = await hq('sites', '--hq', empty);
+    expect([none.code, none.out, none.err]).toEqual([0, '', `tilstand: no site has shipped to ${empty} yet\n`]);
+    expect((await hq('sites', '--hq', empty, '--json')).out).toBe('[]\n');
+
+    const fx = makeSite('7', { rows: 20 });
+    try {
+      const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: new DirectoryTarget(empty, { writePrefix: sitePrefix(fx.site) }), retry: { baseMs: 1, maxMs: 5, jitter: 0 }, scheduledTags: null });
+      try {
+        await e.enqueueSnapshotSync();
+        for (let i = 0; i < 50 && e.status().pendingItems > 0; i++) {
+          await e.runOnce();
+          if (e.status().pendingItems > 0) await new Promise((r) => setTimeout(r, 10));
+        }
+        expect(e.status().pendingItems).toBe(0);
+      } finally {
+        await e.close();
+      }
+      const some = await hq('sites', '--hq', empty);
+      expect([some.code, some.out, some.err]).toEqual([0, '7\n', '']);
+    } finally {
+      rmSync(fx.data, { recursive: true, force: true });
+    }
+  });
+});

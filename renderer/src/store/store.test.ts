@@ -30,6 +30,26 @@ function fakeApi(overrides: Partial<SiteApi> = {}) {
 }
 
 describe('renderer store', () => {
+  it('dismissing dead letters and resetting a PIN say whether they went through: true and a reload, or false and the error shown', async () => {
+    const { api, calls } = fakeApi({
+      dismissDeadLetters: async (req) => {
+        if (req.note === 'refuse me') throw Object.assign(new Error('Kari is operator; only a shift lead or an admin dismisses dead letters'), { kind: 'forbidden' });
+        return { dismissed: req.ids.length, notOpen: [] };
+      },
+      resetSecret: async () => {
+        throw Object.assign(new Error('secret: PIN 1111: one digit repeated'), { kind: 'invalid' });
+      },
+    });
+    const store = createAppStore(api);
+    expect(await store.getState().dismissDeadLetters(['12'], 'a test message')).toBe(true);
+    expect(calls).toContain('deadLetters');
+    expect(store.getState().error).toBeNull();
+    expect(await store.getState().dismissDeadLetters(['12'], 'refuse me')).toBe(false);
+    expect(store.getState().error).toBe('Kari is operator; only a shift lead or an admin dismisses dead letters');
+    expect(await store.getState().resetSecret('Per', '1111')).toBe(false);
+    expect(store.getState().error).toBe('secret: PIN 1111: one digit repeated');
+  });
+
   it('asks for the newest tags only, and for those matching a search', async () => {
     const asked: unknown[] = [];
     const { api } = fakeApi({ tags: async (req) => (asked.push(req), [{ name: 'agent-1', snapshotId: 3, createdMs: 1 }]) });

@@ -126,6 +126,19 @@ export function createAppStore(api: SiteApi): AppStore {
         set({ error: (e as Error).message });
       }
     };
+    /**
+     * `act` then `reload` under guard; true when `act` went through (even if the reload then
+     * failed), false when it failed — its error is the visible one. For forms that close on success.
+     */
+    const succeeded = async (act: () => Promise<unknown>, reload: () => Promise<void>): Promise<boolean> => {
+      let done = false;
+      await guard(async () => {
+        await act();
+        done = true;
+        await reload();
+      });
+      return done;
+    };
     const refreshScreen = (screen: Screen) => {
       const s = get();
       const load: Record<Screen, () => Promise<void>> = {
@@ -273,15 +286,7 @@ export function createAppStore(api: SiteApi): AppStore {
         set({ replayResult: await api.replayDeadLetters({}) });
         await get().loadDeadLetters();
       }),
-      dismissDeadLetters: async (ids, note) => {
-        let done = false;
-        await guard(async () => {
-          await api.dismissDeadLetters({ ids, note });
-          done = true;
-          await get().loadDeadLetters();
-        });
-        return done;
-      },
+      dismissDeadLetters: (ids, note) => succeeded(() => api.dismissDeadLetters({ ids, note }), () => get().loadDeadLetters()),
       loadUsers: () => guard(async () => set({ users: await api.users({}) })),
       addUser: (name, roles, secret) => guard(async () => {
         await api.addUser({ name, roles, secret });
@@ -295,15 +300,7 @@ export function createAppStore(api: SiteApi): AppStore {
         await api.enableUser({ name });
         await get().loadUsers();
       }),
-      resetSecret: async (name, secret) => {
-        let done = false;
-        await guard(async () => {
-          await api.resetSecret({ name, secret });
-          done = true;
-          await get().loadUsers();
-        });
-        return done;
-      },
+      resetSecret: (name, secret) => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers()),
       loadHistory: (table, at) => guard(async () => set({ history: await api.history({ table, at, limit: 500 }), diff: null })),
       loadDiff: (table, from) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: 500 }) })),
       applyEvent: (e) => {

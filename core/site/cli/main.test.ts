@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import mqtt from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UserStore } from '../../inbox/users.ts';
 import { initDataDir } from '../init.ts';
+import { openSiteDb } from '../site-db.ts';
 import { Site } from '../site.ts';
 import { main } from './main.ts';
 import { runMain as run } from './test-support.ts';
@@ -34,7 +36,7 @@ describe('tilstand', () => {
       const r = await run(h);
       expect(r.code).toBe(0);
       expect(r.err).toBe('');
-      for (const c of ['start', 'init', 'status', 'config check', 'config reload', 'config changes', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'modules list', 'modules password', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
+      for (const c of ['start', 'init', 'status', 'config check', 'config reload', 'config changes', 'contracts list', 'contracts add', 'deadletters list', 'deadletters replay', 'users add', 'users list', 'users disable', 'users enable', 'users reset', 'modules list', 'modules password', 'demo', 'table list', 'table create', 'table put', 'table scan', 'table get', 'table snapshots', 'table tags', 'table tag create', 'table tag delete', 'table compact', 'table expire', 'table inspect', 'table drop', 'sync status', 'sync now', 'restore', 'hq sites', 'hq scan', 'hq pull', 'hq export', 'replay export', 'replay run', 'replay diff']) {
         expect(r.out).toContain(`tilstand ${c}`);
       }
       expect(r.out).toContain('exit codes');
@@ -55,7 +57,7 @@ describe('tilstand', () => {
     // The site's own groups, each subcommand with the lines that explain it, and no data directory needed.
     for (const [group, lines] of [
       ['config', ['tilstand config check', 'check config.json as start reads it', 'tilstand config reload', 'tilstand config changes', 'who changed which key from the floor UI']],
-      ['users', ['tilstand users list', 'tilstand users add', 'tilstand users disable', 'tilstand users enable']],
+      ['users', ['tilstand users list', 'tilstand users add', 'tilstand users disable', 'tilstand users enable', 'tilstand users reset']],
       ['modules', ['tilstand modules list', 'tilstand modules password', 'a new broker password for a module']],
       ['contracts', ['tilstand contracts list', 'tilstand contracts add']],
       ['deadletters', ['tilstand deadletters list', 'tilstand deadletters replay']],
@@ -232,6 +234,30 @@ describe('tilstand', () => {
     expect((await run(['config', 'changes', '--data', data, '--limit', 'x'])).code).toBe(2);
     // 0 would list nothing, and look like "no changes".
     expect(await run(['config', 'changes', '--data', data, '--limit', '0'])).toMatchObject({ code: 2, err: expect.stringContaining("option '--limit': expected a whole number ≥ 1, got '0'") });
+  });
+
+  it('users reset: a new PIN for a user who forgot it, the lockout lifted; a guessable PIN, a missing user and both kinds at once refused', async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    expect((await run(['users', 'add', '--data', data, '--name', 'Lena', '--role', 'shift_lead', '--pin', '4827'])).code).toBe(0);
+    const db = openSiteDb(join(data, 'site.db'));
+    try {
+      const users = new UserStore(db);
+      for (let i = 0; i < 5; i++) expect((await users.verifyPin('Lena', '0000')).ok).toBe(false);
+      expect(await users.verifyPin('Lena', '4827')).toMatchObject({ ok: false, reason: 'locked' });
+      const r = await run(['users', 'reset', '--data', data, '--name', 'Lena', '--pin', '5938']);
+      expect([r.code, r.out, r.err]).toEqual([0, 'new PIN set for Lena; a lockout is lifted\n', '']);
+      expect(await users.verifyPin('Lena', '5938')).toMatchObject({ ok: true });
+      expect(await users.verifyPin('Lena', '4827')).toMatchObject({ ok: false, reason: 'wrong' });
+    } finally {
+      db.close();
+    }
+    const easy = await run(['users', 'reset', '--data', data, '--name', 'Lena', '--pin', '1234']);
+    expect([easy.code, easy.err]).toEqual([2, expect.stringContaining("option '--pin': PIN 1234")]);
+    const nobody = await run(['users', 'reset', '--data', data, '--name', 'Nobody', '--pin', '5938']);
+    expect([nobody.code, nobody.err]).toEqual([1, "tilstand: user 'Nobody' does not exist\n"]);
+    const both = await run(['users', 'reset', '--data', data, '--name', 'Lena', '--pin', '5938', '--password', 'a long passphrase']);
+    expect([both.code, both.err]).toEqual([2, "tilstand: users reset: give exactly one of '--pin' or '--password'\n"]);
   });
 
   it('modules password: a new broker password for a module, stored as a hash and printed once; the running broker takes it at the next connection', async () => {

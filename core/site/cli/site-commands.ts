@@ -42,6 +42,8 @@ export const siteUsage = [
   '  tilstand users add --name <name> --role viewer|operator|shift_lead|admin [--pin <pin>] [--password <pw>] [--badge <text>] [--data <dir>]',
   '  tilstand users disable --name <name> [--data <dir>]',
   '  tilstand users enable --name <name> [--data <dir>]   a disabled user may sign in again',
+  '  tilstand users reset --name <name> --pin <pin> | --password <pw> [--data <dir>]',
+  '                                           a new PIN or password for a user (one forgotten), and the lockout lifted',
   '  tilstand modules list [--data <dir>]    the broker users of the site\'s modules (embedded broker)',
   '  tilstand modules password --module <name> [--data <dir>]',
   '                                           a new broker password for a module (one lost, or one to replace): printed once',
@@ -361,6 +363,21 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
       }
       return EXIT.ok;
     }
+    if (sub === 'reset') {
+      const name = a.required('name');
+      const pin = a.string('pin');
+      const password = a.string('password');
+      if ((pin === undefined) === (password === undefined)) throw new CliError(EXIT.usage, "users reset: give exactly one of '--pin' or '--password'");
+      refuseGuessablePin(pin);
+      try {
+        const u = await users.resetSecret(name, pin !== undefined ? { pin } : { password: password! });
+        await print(io.stdout, [`new ${pin !== undefined ? 'PIN' : 'password'} set for ${u.name}${u.disabled ? ' (the user is disabled: tilstand users enable)' : ''}; a lockout is lifted`]);
+      } catch (e) {
+        const kind = (e as { kind?: string }).kind;
+        throw new CliError(kind === 'NotFound' ? EXIT.notFound : EXIT.usage, (e as Error).message);
+      }
+      return EXIT.ok;
+    }
     if (sub === 'disable' || sub === 'enable') {
       try {
         const u = sub === 'disable' ? users.disable(a.required('name')) : users.enable(a.required('name'));
@@ -371,7 +388,7 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
       }
       return EXIT.ok;
     }
-    throw new CliError(EXIT.usage, `expected 'tilstand users list|add|disable|enable', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+    throw new CliError(EXIT.usage, `expected 'tilstand users list|add|disable|enable|reset', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
   } finally {
     db.close();
   }

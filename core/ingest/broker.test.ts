@@ -162,6 +162,13 @@ describe('EmbeddedBroker authentication and ACL', () => {
       { kind: 'publish', who: 'inventory', what: `${topic}-2`, count: 3 },
     ]);
     expect(list[1]!.firstMs).toBeLessThanOrEqual(list[1]!.lastMs);
+    // A topic is the client's text: a line break in it cannot start a line of the site's log.
+    const sneaky = client(b.port, 'inventory');
+    await connected(sneaky);
+    const gone = closed(sneaky);
+    sneaky.publish('tilstand/s1/events/operations/x\n2026-12-03T00:00:00Z site stopped', 'x', { qos: 1 });
+    await gone;
+    expect(b.refusals()[0]!.what).toBe('tilstand/s1/events/operations/x\\u000a2026-12-03T00:00:00Z site stopped');
     // One report each: the first refusal; the rest fall within the report period.
     expect(reports).toEqual([
       { kind: 'publish', who: 'inventory', what: topic, count: 1, since: 1 },

@@ -38,7 +38,7 @@ export interface BrokerRefusal {
   kind: 'connect' | 'publish';
   /** The principal's name; for a refused CONNECT, the username it gave (at most 64 characters). */
   who: string;
-  /** The latest refusal's reason (connect) or topic (publish), at most 200 characters. */
+  /** The latest refusal's reason (connect) or topic (publish; control characters as \uXXXX), at most 200 characters. */
   what: string;
   count: number;
   firstMs: number;
@@ -290,7 +290,9 @@ export class EmbeddedBroker {
       if (this.refused.size >= REFUSALS_MAX) this.refused.delete(this.refused.keys().next().value!);
       r = { kind, who: name, what: '', count: 0, firstMs: now, lastMs: now, reportedMs: -Infinity, unreported: 0 };
     }
-    r.what = what.length > 200 ? `${what.slice(0, 199)}…` : what;
+    // A topic comes from the client: control characters are escaped, so a log line stays one line.
+    const shown = what.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    r.what = shown.length > 200 ? `${shown.slice(0, 199)}…` : shown;
     r.count++;
     r.unreported++;
     r.lastMs = now;

@@ -574,7 +574,7 @@ describe('SiteService', () => {
     const [d] = (await api.call('deadLetters', { status: 'dismissed' }, lead)).filter((x) => x.id === ids[0]);
     expect(d).toMatchObject({ status: 'dismissed', dismissed: { by: 'Lena', note: 'the module vendor testing', atMs: expect.any(Number) } });
     expect((await api.call('status', {}, lead)).alarms.map((a) => a.kind)).not.toContain('dead_letters');
-    expect(readFileSync(join(dir, 'data', 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 1 dismissed by Lena \(floor UI\): the module vendor testing/);
+    expect(readFileSync(join(dir, 'data', 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 1 dismissed by Lena \(floor UI\): "the module vendor testing"/);
   });
 
   it('raises module_refused and logs it when the broker refuses a module: a publish to a topic it may not, a wrong password', async () => {

@@ -166,7 +166,7 @@ export class SiteService implements SiteBackend {
         if (req.ids.length === 0) throw new SiteApiError('invalid', 'ids: name the dead letters to dismiss');
         const by = this.current(s).name;
         const r = this.site.ingestor.dismissDeadLetters(req.ids.map((id) => parsePosition(id)), by, note);
-        this.site.logLine(`dead letters: ${r.dismissed} dismissed by ${by} (floor UI): ${note}`);
+        this.site.logLine(`dead letters: ${r.dismissed} dismissed by ${by} (floor UI): ${JSON.stringify(note)}`);
         return r;
       },
       users: () => this.site.users.list().map(userView),

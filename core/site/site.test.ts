@@ -193,7 +193,7 @@ describe('Site', () => {
     const ok = await dismiss('--id', first, '--user', 'Lena', '--pin', '4827', '--note', 'test messages from the vendor');
     expect([ok.code, ok.out]).toEqual([0, 'dismissed 1 as Lena\n']);
     expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(1);
-    expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 1 dismissed by Lena \(tilstand deadletters dismiss\): test messages from the vendor/);
+    expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 1 dismissed by Lena \(tilstand deadletters dismiss\): "test messages from the vendor"/);
     const twice = await dismiss('--id', first, '--user', 'Lena', '--pin', '4827', '--note', 'again');
     expect([twice.code, twice.out]).toEqual([1, 'dismissed 0 as Lena\n']);
     expect(twice.err).toContain(`no open dead letter at position ${first} (replayed or dismissed already`);

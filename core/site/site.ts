@@ -691,7 +691,7 @@ export class Site {
         'deadletters.dismiss',
         async (a) => {
           const r = await dismissWithPin(this.users, ingestor, { ids: positions(a.ids) ?? [], user: String(a.user ?? ''), pin: String(a.pin ?? ''), note: a.note as string });
-          this.log(`dead letters: ${r.dismissed} dismissed by ${r.by} (tilstand deadletters dismiss): ${checkDismissNote(a.note)}`);
+          this.log(`dead letters: ${r.dismissed} dismissed by ${r.by} (tilstand deadletters dismiss): ${JSON.stringify(checkDismissNote(a.note))}`);
           return r;
         },
       ],

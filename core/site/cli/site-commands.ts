@@ -420,20 +420,19 @@ export async function runModules(argv: string[], io: CliIO): Promise<number> {
       await print(io.stdout, modules.length === 0 ? ['no module users'] : modules.map((x) => `${x.name}  password set ${new Date(x.setAtMs).toISOString()}`));
       return EXIT.ok;
     }
-    {
-      const module = a.required('module');
-      if (!(SITE_MODULES as readonly string[]).includes(module)) throw new CliError(EXIT.usage, `option '--module': expected one of ${SITE_MODULES.join(', ')}, got '${module}'`);
-      const password = randomBytes(18).toString('base64url');
-      await creds.set(modulePrincipal(module), password);
-      const lines = [`new broker password for module ${module} (user '${module}'): ${password}`];
-      if (existsSync(p.moduleSecrets)) {
-        updateModuleSecret(p.moduleSecrets, module, password);
-        lines.push(`  also written to ${p.moduleSecrets} (delete it once the module has its password)`);
-      }
-      lines.push(`  the module's next connection needs it (with the old one it is refused: the module_refused alarm); a connection open now stays until it ends`);
-      await print(io.stdout, lines);
-      return EXIT.ok;
+    // sub === 'password'
+    const module = a.required('module');
+    if (!(SITE_MODULES as readonly string[]).includes(module)) throw new CliError(EXIT.usage, `option '--module': expected one of ${SITE_MODULES.join(', ')}, got '${module}'`);
+    const password = randomBytes(18).toString('base64url');
+    await creds.set(modulePrincipal(module), password);
+    const lines = [`new broker password for module ${module} (user '${module}'): ${password}`];
+    if (existsSync(p.moduleSecrets)) {
+      updateModuleSecret(p.moduleSecrets, module, password);
+      lines.push(`  also written to ${p.moduleSecrets} (delete it once the module has its password)`);
     }
+    lines.push(`  the module's next connection needs it (with the old one it is refused: the module_refused alarm); a connection open now stays until it ends`);
+    await print(io.stdout, lines);
+    return EXIT.ok;
   } finally {
     db.close();
   }

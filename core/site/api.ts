@@ -119,8 +119,16 @@ export interface TableInfo extends TableFreshness {
 
 export interface Alarm {
   kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates' | 'stream_silent' | 'clock_ahead' | 'module_refused';
+  /** In English. */
   message: string;
   sinceMs: number;
+  /**
+   * The message's values, for a UI that words the alarm in its reader's language (renderer i18n
+   * `alarm.<kind>`; a value named `…Ms` is a duration). Given for the alarms a shift lead acts on
+   * (budget_breach, dead_letters, command_failed, stream_silent, sync_stalled); the others, for
+   * IT, are worded in English only.
+   */
+  params?: Record<string, string | number>;
 }
 
 /** One module stream: when it last delivered, and the silence its `stream_silent` alarm allows. */

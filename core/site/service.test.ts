@@ -374,6 +374,7 @@ describe('SiteService', () => {
       expect(row.ageMs).toBeGreaterThanOrEqual(5_000);
       expect(row).toMatchObject({ withinBudget: false, breaches: 1 });
       expect(st.alarms.find((a) => a.kind === 'budget_breach')?.message).toMatch(/^approval_inbox is \d+ s old; its budget is 3 s/);
+      expect(st.alarms.find((a) => a.kind === 'budget_breach')?.params).toEqual({ table: 'approval_inbox', ageMs: row.ageMs, budgetMs: 3_000 });
       expect((await inboxRow())!.breaches).toBe(1); // the same episode
       unchecked.mockReturnValue(null);
       expect(await inboxRow()).toMatchObject({ ageMs: 0, withinBudget: true, breaches: 1 });
@@ -515,8 +516,11 @@ describe('SiteService', () => {
           kind: 'stream_silent',
           message: `procurement/inbound: no event for 11 min (the last was seq 41 at ${new Date(t - 11 * 60_000).toISOString()}; allowed 10 min) — is the module running and connected? Its rows stay as they were`,
           sinceMs: t - 60_000,
+          // The values a UI words the alarm with in its reader's language.
+          params: { stream: 'procurement/inbound', silentMs: expect.any(Number), allowedMs: 600_000 },
         },
       ]);
+      expect(silent[0]!.params!.silentMs).toBeGreaterThanOrEqual(11 * 60_000);
       // A stream that has said nothing since the site started counts from the start.
       const started = site.startedAtMs;
       const later = started + 10 * 60_000 + 1;
@@ -559,7 +563,7 @@ describe('SiteService', () => {
     const open = (await api.call('deadLetters', { status: 'open' }, lead)).filter((d) => d.payload === 'not an event');
     expect(open).toHaveLength(1);
     expect(open[0]).toMatchObject({ status: 'open', dismissed: null });
-    expect((await api.call('status', {}, lead)).alarms.map((a) => a.kind)).toContain('dead_letters');
+    expect((await api.call('status', {}, lead)).alarms.find((a) => a.kind === 'dead_letters')).toMatchObject({ message: 'dead letters waiting for a look: 1', params: { n: 1 } });
     const ids = [open[0]!.id];
     expect(await kindOf(api.call('dismissDeadLetters', { ids, note: 'a test' }, op))).toBe('forbidden');
     // A viewer only looks: replaying writes the state tables.

@@ -440,14 +440,28 @@ export class SiteService implements SiteBackend {
     const deadLetters = this.site.ingestor.deadLetterCount();
     const alarms: Alarm[] = [];
     for (const t of tables) {
-      if (!t.withinBudget) alarms.push({ kind: 'budget_breach', message: `${t.table} is ${secs(t.ageMs)} old; its budget is ${secs(t.budgetMs)} (${t.decision})`, sinceMs: now - Math.max(0, t.ageMs - t.budgetMs) });
+      if (!t.withinBudget) {
+        alarms.push({
+          kind: 'budget_breach',
+          message: `${t.table} is ${secs(t.ageMs)} old; its budget is ${secs(t.budgetMs)} (${t.decision})`,
+          sinceMs: now - Math.max(0, t.ageMs - t.budgetMs),
+          params: { table: t.table, ageMs: t.ageMs, budgetMs: t.budgetMs },
+        });
+      }
     }
     if (health.diskFull) alarms.push({ kind: 'disk_budget', message: 'disk budget reached: the journal holds acknowledgements until space is free (see logs/site.log)', sinceMs: now });
     if (health.failure) alarms.push({ kind: 'disk_budget', message: `ingest stopped: ${health.failure}`, sinceMs: now });
     const src = this.o.sync?.status();
-    if (src && !src.healthy) alarms.push({ kind: 'sync_stalled', message: `sync to HQ has made no progress; ${src.pendingItems} items waiting${src.lastError ? ` (${src.lastError})` : ''}`, sinceMs: now - src.oldestUnsyncedMs });
+    if (src && !src.healthy) {
+      alarms.push({
+        kind: 'sync_stalled',
+        message: `sync to HQ has made no progress; ${src.pendingItems} items waiting${src.lastError ? ` (${src.lastError})` : ''}`,
+        sinceMs: now - src.oldestUnsyncedMs,
+        params: { pending: src.pendingItems },
+      });
+    }
     alarms.push(...this.failedCommands(now));
-    if (deadLetters > 0) alarms.push({ kind: 'dead_letters', message: `${deadLetters} dead letters wait for a look`, sinceMs: now });
+    if (deadLetters > 0) alarms.push({ kind: 'dead_letters', message: `dead letters waiting for a look: ${deadLetters}`, sinceMs: now, params: { n: deadLetters } });
     for (const d of this.site.ingestor.stuckStreams(now)) {
       alarms.push({
         kind: 'stream_only_duplicates',
@@ -513,6 +527,7 @@ export class SiteService implements SiteBackend {
           kind: 'stream_silent' as const,
           message: `${v.stream}: no event for ${secs(now - from)} (${last}; allowed ${secs(v.silentAllowedMs)}) — is the module running and connected? Its rows stay as they were`,
           sinceMs: from + v.silentAllowedMs,
+          params: { stream: v.stream, silentMs: now - from, allowedMs: v.silentAllowedMs },
         };
       });
   }
@@ -526,7 +541,14 @@ export class SiteService implements SiteBackend {
       const alarms = inbox
         .list({ status: 'approved', limit: 500 })
         .filter((p) => p.command && (p.command.state === 'failed' || p.command.state === 'timed_out') && now - p.command.updatedAtMs < window)
-        .map((p): Alarm => ({ kind: 'command_failed', message: `${p.action} for ${p.id} ${p.command!.state === 'failed' ? 'failed' : 'timed out'}${p.command!.detail ? `: ${p.command!.detail}` : ''}`, sinceMs: p.command!.updatedAtMs }));
+        .map(
+          (p): Alarm => ({
+            kind: 'command_failed',
+            message: `${p.action} for ${p.id} ${p.command!.state === 'failed' ? 'failed' : 'timed out'}${p.command!.detail ? `: ${p.command!.detail}` : ''}`,
+            sinceMs: p.command!.updatedAtMs,
+            params: { action: p.action, id: p.id, state: p.command!.state === 'failed' ? 'failed' : 'timed_out', detail: p.command!.detail ?? '' },
+          }),
+        );
       this.commandAlarms = { snapshotId: id, alarms };
     }
     return this.commandAlarms.alarms.map((a) => ({ ...a }));

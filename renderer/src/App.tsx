@@ -2,7 +2,7 @@ import { useEffect } from 'react';
 import { watchIdle } from './idle.ts';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { useApp, useT } from './context.tsx';
-import type { MessageKey } from './i18n/messages.ts';
+import { alarmText, type MessageKey } from './i18n/messages.ts';
 import { DeadLetters } from './screens/DeadLetters.tsx';
 import { FirstRun } from './screens/FirstRun.tsx';
 import { History } from './screens/History.tsx';
@@ -34,6 +34,7 @@ export function App() {
   const error = useApp((s) => s.error);
   const clearError = useApp((s) => s.clearError);
   const alarms = useApp(selectAlarms);
+  const lang = useApp((s) => s.lang);
   const open = useApp(selectOpenCount);
   const isAdmin = useApp(selectIsAdmin);
   const status = useApp((s) => s.status);
@@ -88,7 +89,7 @@ export function App() {
       {alarms.length > 0 && (
         <section className="alarms" role="alert" aria-label={t('alarm.title')}>
           {alarms.map((a, i) => (
-            <p key={i}>⚠ {a.message}</p>
+            <p key={i}>⚠ {alarmText(lang, a)}</p>
           ))}
         </section>
       )}

@@ -459,6 +459,14 @@ suite('the floor UI end to end (chromium)', () => {
       id = open.find((d) => d.payload === 'hello from the vendor')?.id ?? '';
       return id !== '';
     }, 'the dead letter');
+    // The alarm band says so, in the reader's language.
+    const lang = (l: string) => page.selectOption('header select[name="lang"]', l);
+    await expect.poll(() => page.textContent('section.alarms'), { timeout: 10_000 }).toContain('dead letters waiting for a look: 1');
+    await lang('nb');
+    await expect.poll(() => page.textContent('section.alarms')).toContain('avviste hendelser som venter på å bli sett på: 1');
+    await lang('de');
+    await expect.poll(() => page.textContent('section.alarms')).toContain('abgewiesene Ereignisse, die auf Prüfung warten: 1');
+    await lang('en');
     await go('deadLetters');
     const row = `tr[data-letter="${id}"]`;
     await page.waitForSelector(`${row}.attention`);
@@ -475,6 +483,7 @@ suite('the floor UI end to end (chromium)', () => {
     const st = await api<{ alarms: Array<{ kind: string }>; deadLetters: number }>('status', {});
     expect(st.deadLetters).toBe(0);
     expect(st.alarms.map((a) => a.kind)).not.toContain('dead_letters');
+    await expect.poll(async () => (await page.locator('section.alarms').count()) === 0 || !(await page.textContent('section.alarms'))!.includes('dead letters'), { timeout: 10_000 }).toBe(true);
     await shot('dead-letters-dismissed');
   });
 

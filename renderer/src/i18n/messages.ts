@@ -1,5 +1,5 @@
 // Every text the UI shows, in English, Norwegian Bokmål and German. A missing key is a type error.
-import type { ProposalView } from '../../../core/site/api.ts';
+import type { Alarm, ProposalView } from '../../../core/site/api.ts';
 
 export type Lang = 'en' | 'nb' | 'de';
 export const LOCALES: Record<Lang, string> = { en: 'en-GB', nb: 'nb-NO', de: 'de-DE' };
@@ -217,6 +217,14 @@ const en = {
   'role.shift_lead': 'Shift lead',
   'role.admin': 'Admin',
   'alarm.title': 'Needs attention',
+  // The alarms a shift lead acts on, in the reader's language (core/site Alarm.params; a `…Ms`
+  // value is shown as a duration). English shows the site's own message, which says more.
+  'alarm.budget_breach': '{table} is {age} old; its budget is {budget}',
+  'alarm.dead_letters': 'dead letters waiting for a look: {n}',
+  'alarm.command_failed': '{action} for {id} failed{detail}',
+  'alarm.command_timed_out': '{action} for {id} timed out{detail}',
+  'alarm.stream_silent': '{stream}: no event for {silent} (allowed {allowed}) — is the module running and connected? Its rows stay as they were',
+  'alarm.sync_stalled': 'sync to HQ has made no progress; {pending} items waiting',
   'error.generic': 'Something went wrong: {message}',
   'never': 'never',
   'ago': '{t} ago',
@@ -437,6 +445,12 @@ const nb: Messages = {
   'role.shift_lead': 'Skiftleder',
   'role.admin': 'Administrator',
   'alarm.title': 'Krever oppmerksomhet',
+  'alarm.budget_breach': '{table} er {age} gammel; budsjettet er {budget}',
+  'alarm.dead_letters': 'avviste hendelser som venter på å bli sett på: {n}',
+  'alarm.command_failed': '{action} for {id} feilet{detail}',
+  'alarm.command_timed_out': '{action} for {id} fikk ikke svar i tide{detail}',
+  'alarm.stream_silent': '{stream}: ingen hendelse på {silent} (tillatt {allowed}) — kjører modulen, og er den tilkoblet? Radene står som de var',
+  'alarm.sync_stalled': 'synkroniseringen til hovedkontoret står stille; {pending} steg venter',
   'error.generic': 'Noe gikk galt: {message}',
   'never': 'aldri',
   'ago': 'for {t} siden',
@@ -654,6 +668,12 @@ const de: Messages = {
   'role.shift_lead': 'Schichtleitung',
   'role.admin': 'Administrator',
   'alarm.title': 'Erfordert Aufmerksamkeit',
+  'alarm.budget_breach': '{table} ist {age} alt; das Budget ist {budget}',
+  'alarm.dead_letters': 'abgewiesene Ereignisse, die auf Prüfung warten: {n}',
+  'alarm.command_failed': '{action} für {id} ist fehlgeschlagen{detail}',
+  'alarm.command_timed_out': '{action} für {id}: keine Antwort in der Zeit{detail}',
+  'alarm.stream_silent': '{stream}: seit {silent} kein Ereignis (erlaubt {allowed}) — läuft das Modul, und ist es verbunden? Seine Zeilen bleiben, wie sie waren',
+  'alarm.sync_stalled': 'die Synchronisierung mit der Zentrale kommt nicht voran; {pending} Schritte warten',
   'error.generic': 'Etwas ist schiefgelaufen: {message}',
   'never': 'nie',
   'ago': 'vor {t}',
@@ -768,4 +788,30 @@ export function formatBytes(lang: Lang, n: number): string {
     i++;
   }
   return new Intl.NumberFormat(LOCALES[lang], { style: 'unit', unit: units[i], unitDisplay: 'short', maximumFractionDigits: 1 }).format(v);
+}
+
+/** The alarm kinds worded here; the others show the site's English message. */
+const ALARM_KEYS: Partial<Record<Alarm['kind'], (p: Record<string, string | number>) => MessageKey>> = {
+  budget_breach: () => 'alarm.budget_breach',
+  dead_letters: () => 'alarm.dead_letters',
+  command_failed: (p) => (p.state === 'timed_out' ? 'alarm.command_timed_out' : 'alarm.command_failed'),
+  stream_silent: () => 'alarm.stream_silent',
+  sync_stalled: () => 'alarm.sync_stalled',
+};
+
+/**
+ * An alarm in the reader's language: the site's message in English (it says more), a worded one
+ * in nb and de where the site gave its values; else the English message.
+ */
+export function alarmText(lang: Lang, a: Alarm): string {
+  const key = ALARM_KEYS[a.kind];
+  if (lang === 'en' || !key || !a.params) return a.message;
+  const vars: Record<string, string | number> = {};
+  for (const [k, v] of Object.entries(a.params)) {
+    if (k.endsWith('Ms') && typeof v === 'number') vars[k.slice(0, -2)] = formatDuration(lang, v);
+    else if (typeof v === 'number') vars[k] = formatNumber(lang, v);
+    else vars[k] = v;
+  }
+  if (typeof a.params.detail === 'string') vars.detail = a.params.detail === '' ? '' : `: ${a.params.detail}`;
+  return translate(lang, key(a.params), vars);
 }

@@ -4,11 +4,11 @@
 // work on the directory (the CLI then owns the tables' writer locks for the moment it runs).
 
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, closeSync, constants as fsConstants, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
-import { Catalog } from '../../lsm/index.ts';
+import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { catalogOptions, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
@@ -447,16 +447,10 @@ function updateModuleSecret(path: string, module: string, password: string): voi
     throw new CliError(EXIT.corruption, `${(e as Error).message}; the new password is stored, but ${path} was left as it is: repair or delete it`);
   }
   secrets.modules[module] = { username: module, password };
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+  // core/lsm's atomic replace (temporary file, fsync, rename, fsync of the folder); it makes the
+  // file 0644, inside secrets/ (0700, `tilstand init`), and it is 0600 again at once.
+  localFileIO.replaceAtomic(path, Buffer.from(`${JSON.stringify(secrets, null, 2)}\n`));
+  chmodSync(path, 0o600);
 }
 
 export async function runDemo(argv: string[], io: CliIO): Promise<number> {

@@ -1,8 +1,8 @@
-// Dismissing dead letters from the command line: the person names themself and gives their PIN,
-// as `tilstand decide` does, and must be a shift lead or an admin (the roles that decide: a
-// dismissed event never reaches the tables). The floor UI dismisses as its signed-in user instead
-// (service.ts `dismissDeadLetters`). Used by the running site's control op and by the CLI on a
-// directory no site runs on.
+// Dismissing dead letters as a named user, with a note, logged. From the command line the person
+// names themself and gives their PIN, as `tilstand decide` does, and must be a shift lead or an
+// admin (the roles that decide: a dismissed event never reaches the tables): `dismissWithPin`, for
+// the running site's control op and for the CLI on a directory no site runs on. The floor UI
+// dismisses as its signed-in user, whose role service.ts checked: `dismissAs`.
 //
 // Concurrency: as the Ingestor's (one thread); the PIN check counts wrong PINs in site.db.
 
@@ -22,10 +22,18 @@ export interface DismissRequest {
   note: string;
 }
 
+/** Where a dismissal is logged: the site's log, and how the person asked (`floor UI`, …). */
+export interface DismissLog {
+  log: (line: string) => void;
+  via: string;
+}
+
+export type DismissResult = { dismissed: number; notOpen: string[]; by: string };
+
 /** Checks the note, the user's PIN and role, then dismisses as that user. */
-export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: DismissRequest): Promise<{ dismissed: number; notOpen: string[]; by: string }> {
-  const note = checkDismissNote(r.note);
-  if (r.ids.length === 0) throw Object.assign(new Error('ids: name the dead letters to dismiss (--id <position>, one or more)'), { kind: 'InvalidArgument' });
+export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: DismissRequest, log?: DismissLog): Promise<DismissResult> {
+  // The request first: a malformed one does not count against the user's PIN.
+  const note = checkRequest(r.ids, r.note);
   const signIn = await users.verifyPin(r.user, r.pin);
   if (!signIn.ok) {
     const why = signIn.reason === 'locked' ? `locked until ${new Date(signIn.lockedUntilMs).toISOString()}` : signIn.reason === 'wrong' ? `wrong PIN${signIn.failuresLeft !== undefined ? ` (${signIn.failuresLeft} attempts left)` : ''}` : signIn.reason.replace('_', ' ');
@@ -33,13 +41,27 @@ export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: Di
   }
   const user = signIn.user;
   if (!DECIDER_ROLES.includes(user.role)) throw new DismissRefused(`dismiss refused: user '${user.name}' is ${user.role}; only ${DECIDER_ROLES.join(' and ')} dismiss dead letters`);
-  return { ...ingestor.dismissDeadLetters(r.ids, user.name, note), by: user.name };
+  return dismiss(ingestor, r.ids, user.name, note, log);
 }
 
-/** The note, trimmed; an error naming `note` when it is missing or too long. */
-export function checkDismissNote(note: unknown): string {
-  if (typeof note !== 'string' || note.trim() === '') throw Object.assign(new Error('note: say why these dead letters are dismissed (what was looked at, what the module owner said)'), { kind: 'InvalidArgument' });
-  const t = note.trim();
-  if (t.length > DISMISS_NOTE_MAX) throw Object.assign(new Error(`note: expected at most ${DISMISS_NOTE_MAX} characters, got ${t.length}`), { kind: 'InvalidArgument' });
-  return t;
+/** Dismisses as `by`, a user the caller has authenticated and whose role it checked. */
+export function dismissAs(ingestor: Ingestor, ids: readonly bigint[], by: string, note: unknown, log?: DismissLog): DismissResult {
+  return dismiss(ingestor, ids, by, checkRequest(ids, note), log);
+}
+
+function dismiss(ingestor: Ingestor, ids: readonly bigint[], by: string, note: string, log: DismissLog | undefined): DismissResult {
+  const r = ingestor.dismissDeadLetters(ids, by, note);
+  // Quoted: the note is the person's text and must not start a line of the log.
+  log?.log(`dead letters: ${r.dismissed} dismissed by ${by} (${log.via}): ${JSON.stringify(note)}`);
+  return { ...r, by };
+}
+
+/** The note, trimmed; an error naming `note` (missing, too long) or `ids` (none). */
+function checkRequest(ids: readonly bigint[], note: unknown): string {
+  const invalid = (message: string) => Object.assign(new Error(message), { kind: 'InvalidArgument' });
+  if (typeof note !== 'string' || note.trim() === '') throw invalid('note: say why these dead letters are dismissed (what was looked at, what the module owner said)');
+  const text = note.trim();
+  if (text.length > DISMISS_NOTE_MAX) throw invalid(`note: expected at most ${DISMISS_NOTE_MAX} characters, got ${text.length}`);
+  if (ids.length === 0) throw invalid('ids: name the dead letters to dismiss (their journal positions)');
+  return text;
 }

@@ -54,7 +54,7 @@ import { ConfigError, decisionOptions, inboxBudget, parseReorderPolicyKey, reord
 import type { Site } from './site.ts';
 import { syncView } from './status.ts';
 import { refusalAlarms } from './refusals.ts';
-import { checkDismissNote } from './dismiss.ts';
+import { dismissAs } from './dismiss.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -162,12 +162,8 @@ export class SiteService implements SiteBackend {
           .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
       replayDeadLetters: (req) => this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id))),
       dismissDeadLetters: (req, s) => {
-        const note = checkDismissNote(req.note);
-        if (req.ids.length === 0) throw new SiteApiError('invalid', 'ids: name the dead letters to dismiss');
-        const by = this.current(s).name;
-        const r = this.site.ingestor.dismissDeadLetters(req.ids.map((id) => parsePosition(id)), by, note);
-        this.site.logLine(`dead letters: ${r.dismissed} dismissed by ${by} (floor UI): ${JSON.stringify(note)}`);
-        return r;
+        const { dismissed, notOpen } = dismissAs(this.site.ingestor, req.ids.map((id) => parsePosition(id)), this.current(s).name, req.note, { log: (l) => this.site.logLine(l), via: 'floor UI' });
+        return { dismissed, notOpen };
       },
       users: () => this.site.users.list().map(userView),
       addUser: async (req) => {

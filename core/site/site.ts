@@ -29,7 +29,7 @@ import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { refusalLogLine } from './refusals.ts';
-import { checkDismissNote, dismissWithPin } from './dismiss.ts';
+import { dismissWithPin } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
 import { dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
@@ -689,11 +689,8 @@ export class Site {
       ['deadletters.replay', (a) => ingestor.replayDeadLetters(positions(a.ids))],
       [
         'deadletters.dismiss',
-        async (a) => {
-          const r = await dismissWithPin(this.users, ingestor, { ids: positions(a.ids) ?? [], user: String(a.user ?? ''), pin: String(a.pin ?? ''), note: a.note as string });
-          this.log(`dead letters: ${r.dismissed} dismissed by ${r.by} (tilstand deadletters dismiss): ${JSON.stringify(checkDismissNote(a.note))}`);
-          return r;
-        },
+        (a) =>
+          dismissWithPin(this.users, ingestor, { ids: positions(a.ids) ?? [], user: String(a.user ?? ''), pin: String(a.pin ?? ''), note: a.note as string }, { log: this.log, via: 'tilstand deadletters dismiss' }),
       ],
       ['contracts.list', () => contracts.list()],
       [

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { SiteApiError } from './api.ts';
 import { readDecisionLog } from '../inbox/index.ts';
+import { readModuleSecrets } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
 import type { SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
@@ -555,8 +556,7 @@ describe('SiteService', () => {
     await api.call('signIn', { user: 'Lena', secret: '2580' }, lead);
     const op = session();
     await api.call('signIn', { user: 'Olav', secret: '1357' }, op);
-    const secrets = JSON.parse(readFileSync(join(dir, 'data', 'secrets', 'modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
-    const inv = secrets.modules.inventory!;
+    const inv = readModuleSecrets(join(dir, 'data', 'secrets', 'modules.json')).modules.inventory!;
     const c = await mqtt.connectAsync(site.mqttUrl, { username: inv.username, password: inv.password, clientId: 'inventory-dismiss-test', protocolVersion: 4 });
     await c.publishAsync('tilstand/demo/events/inventory/stock', 'not an event', { qos: 1 });
     await c.endAsync();
@@ -585,8 +585,7 @@ describe('SiteService', () => {
     const api = site.service;
     const s = session();
     await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
-    const secrets = JSON.parse(readFileSync(join(dir, 'data', 'secrets', 'modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
-    const inv = secrets.modules.inventory!;
+    const inv = readModuleSecrets(join(dir, 'data', 'secrets', 'modules.json')).modules.inventory!;
     // The module's installer typed another site's id into its topics.
     const wrong = 'tilstand/site-7/events/inventory/stock';
     for (let i = 0; i < 2; i++) {

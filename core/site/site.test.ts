@@ -12,6 +12,7 @@ import { Inbox } from '../inbox/index.ts';
 import { runCli } from '../lsm/testing/cli.ts';
 import { runDeadLetters } from './cli/site-commands.ts';
 import { controlRequest } from './control.ts';
+import { readModuleSecrets } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
 import { OperationsModule } from './demo/operations.ts';
 import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
@@ -173,7 +174,7 @@ describe('Site', () => {
     await site.users.add({ name: 'Lena', role: 'shift_lead', pin: '4827' });
     await site.users.add({ name: 'Olav', role: 'operator', pin: '3916' });
     const sock = join(data, 'control.sock');
-    const secrets = JSON.parse(readFileSync(join(data, 'secrets', 'modules.json'), 'utf8'));
+    const secrets = readModuleSecrets(join(data, 'secrets', 'modules.json'));
     const client = await mqtt.connectAsync(site.mqttUrl, { username: 'inventory', password: secrets.modules.inventory.password, clientId: 'test-inventory' });
     try {
       await client.publishAsync('tilstand/dm/events/inventory/stock', '{"a test message', { qos: 1 });

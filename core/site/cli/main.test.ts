@@ -7,6 +7,7 @@ import { PassThrough, Readable } from 'node:stream';
 import mqtt from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserStore } from '../../inbox/users.ts';
+import { readModuleSecrets } from '../demo/run.ts';
 import { initDataDir } from '../init.ts';
 import { openSiteDb } from '../site-db.ts';
 import { Site } from '../site.ts';
@@ -264,7 +265,7 @@ describe('tilstand', () => {
     const data = join(dir, 'd');
     const edit = await newSite(data);
     const secretsFile = join(data, 'secrets', 'modules.json');
-    const old = (JSON.parse(readFileSync(secretsFile, 'utf8')) as { modules: Record<string, { password: string }> }).modules.inventory!.password;
+    const old = readModuleSecrets(secretsFile).modules.inventory!.password;
     const list = await run(['modules', 'list', '--data', data]);
     expect(list.code).toBe(0);
     expect(list.out.trim().split('\n').map((l) => l.split('  ')[0])).toEqual(['commerce', 'inventory', 'operations', 'procurement']);
@@ -278,7 +279,7 @@ describe('tilstand', () => {
       expect(fresh).not.toBe(old);
       expect(r.out).toContain(`also written to ${secretsFile}`);
       // The file a demo site's modules read holds the new one, still readable by its owner alone.
-      expect((JSON.parse(readFileSync(secretsFile, 'utf8')) as { modules: Record<string, { password: string }> }).modules.inventory!.password).toBe(fresh);
+      expect(readModuleSecrets(secretsFile).modules.inventory!.password).toBe(fresh);
       expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
       const attempt = (password: string) =>
         new Promise<string>((resolve) => {

@@ -743,12 +743,7 @@ export class Ingestor {
   replayDeadLetters(ids?: bigint[]): { replayed: number; failed: number; notOpen: string[] } {
     this.checkOpen();
     if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
-    const wanted = ids ? new Set(ids) : undefined;
-    const letters = this.listDeadLetters({ status: 'open', limit: Number.MAX_SAFE_INTEGER }).filter((d) => !wanted || wanted.has(d.position));
-    // Asked-for positions that are no open dead letter (replayed already, or never one): named
-    // back, so "replayed 0" is not mistaken for success.
-    const found = new Set(letters.map((d) => d.position));
-    const notOpen = [...(wanted ?? [])].filter((p) => !found.has(p)).sort((a, b) => (a < b ? -1 : 1)).map(String);
+    const { letters, notOpen } = this.openLetters(ids);
     const now = this.clock();
     let replayed = 0;
     let failed = 0;
@@ -789,10 +784,7 @@ export class Ingestor {
     if (ids.length === 0) throw new RangeError('dismissDeadLetters: name the dead letters to dismiss (positions)');
     if (by.trim() === '') throw new RangeError('dismissDeadLetters: who dismisses them (a user name) is required');
     if (note.trim() === '') throw new RangeError('dismissDeadLetters: why (a note) is required');
-    const wanted = new Set(ids);
-    const letters = this.listDeadLetters({ status: 'open', limit: Number.MAX_SAFE_INTEGER }).filter((d) => wanted.has(d.position));
-    const found = new Set(letters.map((d) => d.position));
-    const notOpen = [...wanted].filter((p) => !found.has(p)).sort((a, b) => (a < b ? -1 : 1)).map(String);
+    const { letters, notOpen } = this.openLetters(ids);
     if (letters.length === 0) return { dismissed: 0, notOpen };
     const now = this.clock();
     try {
@@ -806,6 +798,19 @@ export class Ingestor {
     this.c.dismissed += letters.length;
     this.writeCheckpoint();
     return { dismissed: letters.length, notOpen };
+  }
+
+  /**
+   * The open dead letters at `ids` (all open ones without), and the asked-for positions that are
+   * no open letter (replayed or dismissed already, or never one), in order: named back, so
+   * "replayed 0" or "dismissed 0" is not mistaken for success.
+   */
+  private openLetters(ids: readonly bigint[] | undefined): { letters: DeadLetter[]; notOpen: string[] } {
+    const wanted = ids ? new Set(ids) : undefined;
+    const letters = this.listDeadLetters({ status: 'open', limit: Number.MAX_SAFE_INTEGER }).filter((d) => !wanted || wanted.has(d.position));
+    const found = new Set(letters.map((d) => d.position));
+    const notOpen = [...(wanted ?? [])].filter((p) => !found.has(p)).sort((a, b) => (a < b ? -1 : 1)).map(String);
+    return { letters, notOpen };
   }
 
   private replayOne(entry: Entry, d: DeadLetter): Refusal | undefined {

@@ -9,7 +9,15 @@ import { stableJson } from './json.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)} %`);
-const md = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+/** Text in Markdown: CommonMark's inline markup characters backslash-escaped, one line. */
+const md = (s: string) => s.replace(/[\\`*_[\]<>|~&#!]/g, '\\$&').replace(/\s*\n\s*/g, ' ');
+/** A code span: backslashes are literal there, so the fence is one backtick longer than any run inside. */
+const code = (s: string) => {
+  const t = s.replace(/\s*\n\s*/g, ' ');
+  const fence = '`'.repeat(Math.max(0, ...(t.match(/`+/g) ?? []).map((r) => r.length)) + 1);
+  const pad = t.startsWith('`') || t.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${t}${pad}${fence}`;
+};
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const params = (p: unknown) => JSON.stringify(p);
 
@@ -31,12 +39,12 @@ function agreementRows(a: Agreement): string[][] {
 export function toMarkdown(r: DiffReport): string {
   const L: string[] = [];
   const table = (head: string[], rows: string[][]) => {
-    L.push(`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`);
+    L.push(`| ${head.map(md).join(' | ')} |`, `|${head.map(() => '---').join('|')}|`);
     for (const row of rows) L.push(`| ${row.map(md).join(' | ')} |`);
     L.push('');
   };
   L.push(`# Replay difference: ${md(r.baseline.label)} → ${md(r.candidate.label)}`, '');
-  L.push(`Fixture **${md(r.fixture.name)}** (tag \`${r.fixture.tag}\`, site ${md(r.fixture.site)}), period ${iso(r.fixture.cutMs)} – ${iso(r.fixture.untilMs)}, fixture id \`${r.fixture.id.slice(0, 16)}\`.`, '');
+  L.push(`Fixture **${md(r.fixture.name)}** (tag ${code(r.fixture.tag)}, site ${md(r.fixture.site)}), period ${iso(r.fixture.cutMs)} – ${iso(r.fixture.untilMs)}, fixture id \`${r.fixture.id.slice(0, 16)}\`.`, '');
   L.push(`**Gate: ${r.gate.passed ? 'PASSED' : 'FAILED'}**${r.gate.minAgreement !== null ? ` · min agreement ${r.gate.minAgreement}` : ''}${r.gate.maxChanged !== null ? ` · max changed ${r.gate.maxChanged}` : ''}`, '');
   for (const f of r.gate.failures) L.push(`- ${md(f)}`);
   if (r.gate.failures.length) L.push('');
@@ -57,12 +65,12 @@ export function toMarkdown(r: DiffReport): string {
   for (const [name, a] of [[r.baseline.label, r.agreement.baseline], [r.candidate.label, r.agreement.candidate]] as const) {
     if (a.disagreements.length === 0) continue;
     L.push(`Disagreements of ${md(name)} (first ${a.disagreements.length}):`, '');
-    for (const d of a.disagreements) L.push(`- ${iso(d.atMs)} ${d.by} ${d.verb === 'approve' ? 'approved' : 'rejected'} \`${md(d.situationKey)}\`; the run ${d.runHadItOpen ? 'proposed it' : 'did not propose it'}${d.comment ? ` (“${md(d.comment)}”)` : ''}`);
+    for (const d of a.disagreements) L.push(`- ${iso(d.atMs)} ${md(d.by)} ${d.verb === 'approve' ? 'approved' : 'rejected'} ${code(d.situationKey)}; the run ${d.runHadItOpen ? 'proposed it' : 'did not propose it'}${d.comment ? ` (“${md(d.comment)}”)` : ''}`);
     L.push('');
   }
   const one = (p: ProposalRef) => {
-    L.push(`- **${p.ruleId}** \`${md(p.situationKey)}\` at ${iso(p.createdAtMs)} — ${p.action} ${md(params(p.params))}, risk ${p.risk}, ${p.status}`, `  - ${md(p.explanation)}`);
-    for (const e of evidenceLines(p)) L.push(`  - evidence: ${md(e)}`);
+    L.push(`- **${md(p.ruleId)}** ${code(p.situationKey)} at ${iso(p.createdAtMs)} — ${md(p.action)} ${code(params(p.params))}, risk ${md(p.risk)}, ${md(p.status)}`, `  - ${md(p.explanation)}`);
+    for (const e of evidenceLines(p)) L.push(`  - evidence: ${code(e)}`);
   };
   L.push('## Examples', '', '### Added (candidate only)', '');
   if (r.examples.added.length === 0) L.push('none');
@@ -73,9 +81,9 @@ export function toMarkdown(r: DiffReport): string {
   L.push('', '### Changed', '');
   if (r.examples.changed.length === 0) L.push('none');
   for (const c of r.examples.changed) {
-    L.push(`- **${c.ruleId}** \`${md(c.situationKey)}\`: ${c.fields.join(', ')}`);
-    for (const f of c.fields) L.push(`  - ${f}: ${md(JSON.stringify((c.baseline as unknown as Record<string, unknown>)[f] ?? null))} → ${md(JSON.stringify((c.candidate as unknown as Record<string, unknown>)[f] ?? null))}`);
-    for (const e of evidenceLines(c.candidate)) L.push(`  - evidence: ${md(e)}`);
+    L.push(`- **${md(c.ruleId)}** ${code(c.situationKey)}: ${md(c.fields.join(', '))}`);
+    for (const f of c.fields) L.push(`  - ${md(f)}: ${code(JSON.stringify((c.baseline as unknown as Record<string, unknown>)[f] ?? null))} → ${code(JSON.stringify((c.candidate as unknown as Record<string, unknown>)[f] ?? null))}`);
+    for (const e of evidenceLines(c.candidate)) L.push(`  - evidence: ${code(e)}`);
   }
   L.push('');
   return `${L.join('\n')}\n`;

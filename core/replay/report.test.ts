@@ -1,0 +1,75 @@
+// The Markdown report carries text from outside the code: run labels (a rules file's name or
+// label), item and location names inside situation keys and evidence (module events), people's
+// names and comments. None of it may break the report's tables or turn into markup.
+
+import { describe, expect, it } from 'vitest';
+import type { Agreement, DiffReport, ProposalRef } from './diff.ts';
+import { toMarkdown } from './report.ts';
+
+const agreement = (o: Partial<Agreement> = {}): Agreement => ({
+  judgements: 0, agreed: 0, agreement: null, approvedProposed: 0, approvedMissed: 0, rejectedAvoided: 0, rejectedProposed: 0, perRule: {}, disagreements: [], ...o,
+});
+
+const proposal = (situationKey: string, item: string): ProposalRef => ({
+  id: 'p1',
+  ruleId: 'stock-reorder',
+  situationKey,
+  createdAtMs: Date.UTC(2026, 11, 3, 11, 31, 55),
+  action: 'replenish',
+  params: { item, qty: 48 },
+  risk: 'low',
+  explanation: `${item} at DOCK: below the reorder point`,
+  status: 'open',
+  evidence: [{ table: 'stock', snapshotId: 8, tag: 'agent-x', rows: [{ key: { item, location: 'DOCK' }, values: { on_hand: 33 } }] }],
+});
+
+function report(): DiffReport {
+  const key = 'stock-reorder|replenish|item="A|`B`"|location="DOCK"';
+  const p = proposal(key, 'A|`B`');
+  return {
+    format: 'tilstand-replay-diff-1',
+    fixture: { id: '0123456789abcdef0123', name: 'day_1', tag: 'replay-day_1', site: 'demo', cutMs: Date.UTC(2026, 11, 3), untilMs: Date.UTC(2026, 11, 4) },
+    baseline: { label: 'live', rules: [], proposals: 0 },
+    candidate: { label: 'reorder | *40*', rules: [], proposals: 1 },
+    summary: { added: 1, removed: 0, changed: 0, unchanged: 0 },
+    perRule: { 'stock-reorder': { baseline: 0, candidate: 1, added: 1, removed: 0, changed: 0, unchanged: 0 } },
+    agreement: {
+      baseline: agreement({ judgements: 1, disagreements: [{ atMs: Date.UTC(2026, 11, 3, 12), verb: 'approve', situationKey: key, ruleId: 'stock-reorder', by: 'lena_m', comment: 'order *now*\n<b>urgent</b>', runHadItOpen: false }] }),
+      candidate: agreement(),
+    },
+    examples: { added: [p], removed: [], changed: [] },
+    gate: { minAgreement: null, maxChanged: null, passed: true, failures: [] },
+  };
+}
+
+describe('the Markdown report', () => {
+  const lines = toMarkdown(report()).split('\n');
+
+  it('keeps a label with a pipe inside its table cell, and its asterisks literal', () => {
+    const head = lines.find((l) => l.startsWith('|  | live |'));
+    expect(head).toBe('|  | live | reorder \\| \\*40\\* |');
+    expect(head!.split(/(?<!\\)\|/).length - 2).toBe(3); // three cells, as the separator line has
+  });
+
+  it('puts situation keys, parameters and evidence in code spans whose fence outlasts any backtick run inside', () => {
+    const added = lines.find((l) => l.startsWith('- **stock-reorder**'))!;
+    // Backslashes are literal in a code span: the key appears as it is, fenced by two backticks.
+    expect(added).toContain('``stock-reorder|replenish|item="A|`B`"|location="DOCK"``');
+    expect(added).toContain('``{"item":"A|`B`","qty":48}``');
+    const evidence = lines.find((l) => l.startsWith('  - evidence: '))!;
+    expect(evidence).toBe('  - evidence: ``stock {"item":"A|`B`","location":"DOCK"}: {"on_hand":33}``');
+  });
+
+  it('escapes markup in names and comments and keeps each on one line', () => {
+    const d = lines.find((l) => l.startsWith('- 2026-12-03T12:00:00Z '))!;
+    expect(d).toContain('lena\\_m approved ``stock-reorder|');
+    expect(d).toContain('(“order \\*now\\* \\<b\\>urgent\\</b\\>”)');
+    expect(lines.find((l) => l.startsWith('  - A'))).toBe('  - A\\|\\`B\\` at DOCK: below the reorder point');
+  });
+
+  it('pads a code span whose text starts or ends with a backtick', () => {
+    const r = report();
+    r.examples.added = [{ ...r.examples.added[0]!, situationKey: '`x`' }];
+    expect(toMarkdown(r)).toContain('** `` `x` `` at');
+  });
+});

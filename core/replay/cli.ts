@@ -1,6 +1,6 @@
 // `tilstand replay …` (wired into core/site/cli/main.ts as one dispatch entry):
 //
-//   tilstand replay export --data <dir> --tag <name> --until <ISO time>|now [--at <ISO time>] --out <dir|file.tar>
+//   tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] --out <dir|file.tar>
 //   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms 250] [--scratch <dir>] [--progress]
 //   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement 0..1] [--max-changed n] [--examples n]
 //
@@ -17,7 +17,7 @@ import { runReplay } from './replay.ts';
 import { writeReport } from './report.ts';
 
 export const replayUsage: readonly string[] = [
-  '  tilstand replay export --data <dir> --tag <name> --until <ISO time>|now [--at <ISO time>] --out <dir|file.tar>',
+  '  tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] --out <dir|file.tar>',
   '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--progress]',
   '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>]',
 ];
@@ -47,7 +47,7 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
   const atArg = a.string('at');
   const until = a.required('until');
   const m = await exportFixture({ data: a.required('data'), tag: a.required('tag'), ...(until === 'now' ? {} : { untilMs: time('until', until) }), ...(atArg ? { atMs: time('at', atArg) } : {}), out: a.required('out') });
-  io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${a.required('out')}: cut ${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
+  io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${a.required('out')}: cut ${m.cutFrom !== undefined ? `at ${m.cutFrom}, ` : ''}${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
   return EXIT.ok;
 }
 

@@ -80,6 +80,8 @@ export interface Cut {
   /** Every table of the database; snapshot undefined when it had none at the cut. */
   tables: Map<string, { table: Table; snapshot: Snapshot | undefined }>;
   reused: boolean;
+  /** The tag the cut was taken from (`--tag` naming a tag that was not a fixture's). */
+  from?: string;
 }
 
 /**
@@ -89,7 +91,7 @@ export interface Cut {
  * snapshot's time (`clock` only when no table has a snapshot). `untilMs` before that instant is
  * refused before anything is tagged.
  */
-export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; clock?: () => number; untilMs?: number } = {}): Cut {
+export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; from?: string; clock?: () => number; untilMs?: number } = {}): Cut {
   const names = catalog.listTables(database);
   const tables = new Map<string, { table: Table; snapshot: Snapshot | undefined }>();
   const opened = names.map((n) => [n, catalog.getTable({ database, table: n })] as const);
@@ -107,18 +109,27 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
     ends(o.atMs ?? newest);
     return { tag, cutMs: o.atMs ?? newest, tables, reused: true };
   }
-  // Resolve every table's snapshot first, then tag them back to back.
-  for (const [n, t] of opened) {
-    let snapshot: Snapshot | undefined;
-    if (o.atMs === undefined) snapshot = t.latestSnapshot();
-    else if (t.latestSnapshot()) {
-      const earliest = t.snapshots.earliestId();
-      const first = earliest === undefined ? undefined : t.snapshots.tryGet(earliest);
-      // A table whose first snapshot came after the instant had nothing then (it started empty).
-      snapshot = first && first.timeMillis > o.atMs && earliest === 1 ? undefined : t.resolve({ timestampMs: o.atMs });
-    }
-    tables.set(n, { table: t, snapshot });
+  const at = (t: Table, atMs: number): Snapshot | undefined => {
+    if (!t.latestSnapshot()) return undefined;
+    const earliest = t.snapshots.earliestId();
+    const first = earliest === undefined ? undefined : t.snapshots.tryGet(earliest);
+    // A table whose first snapshot came after the instant had nothing then (it started empty).
+    return first && first.timeMillis > atMs && earliest === 1 ? undefined : t.resolve({ timestampMs: atMs });
+  };
+  if (o.from !== undefined) {
+    // Another tag as the cut: its snapshots where it is, the others at its instant.
+    if (o.atMs !== undefined) throw new Error(`give the cut once: --at, or a tag to cut at (${o.from})`);
+    const from = o.from;
+    const holders = opened.filter(([, t]) => t.tags.exists(from));
+    if (holders.length === 0) throw new Error(`no table of ${database} has a tag ${from}`);
+    const cutMs = Math.max(...holders.map(([, t]) => t.tags.get(from).snapshot.timeMillis));
+    ends(cutMs);
+    for (const [n, t] of opened) tables.set(n, { table: t, snapshot: t.tags.exists(from) ? t.tags.get(from).snapshot : at(t, cutMs) });
+    for (const { table, snapshot } of tables.values()) if (snapshot) table.createTag(tag, snapshot.id);
+    return { tag, cutMs, tables, reused: false, from };
   }
+  // Resolve every table's snapshot first, then tag them back to back.
+  for (const [n, t] of opened) tables.set(n, { table: t, snapshot: o.atMs === undefined ? t.latestSnapshot() : at(t, o.atMs) });
   // Without --at the cut's instant is its newest snapshot's time, as when the tag is read again
   // later: an export now and one of the same tag tomorrow cover the same period.
   const newest = Math.max(0, ...[...tables.values()].map(({ snapshot }) => snapshot?.timeMillis ?? 0));
@@ -126,6 +137,18 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
   ends(cutMs);
   for (const { table, snapshot } of tables.values()) if (snapshot) table.createTag(tag, snapshot.id);
   return { tag, cutMs, tables, reused: false };
+}
+
+/**
+ * The tag to cut at when `--tag` names a tag of the tables that is not a fixture's (an agent run's
+ * `agent-…`, an `hourly-…`, a person's): undefined when it names a fixture, new or made before.
+ */
+export function cutSource(catalog: Catalog, database: string, given: string): string | undefined {
+  const tag = tagName(given);
+  if (given === tag) return undefined;
+  const tables = catalog.listTables(database).map((n) => catalog.getTable({ database, table: n }));
+  if (tables.some((t) => t.tags.exists(tag))) return undefined; // the fixture's own cut, made before: read again
+  return tables.some((t) => t.tags.exists(given)) ? given : undefined;
 }
 
 function copyInto(src: string, dst: string): void {
@@ -230,7 +253,8 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
   const untilMs = o.untilMs ?? now;
   if (untilMs > now) throw new Error(`until (${new Date(untilMs).toISOString()}) is in the future: the events after now have not arrived (--until now ends the period at the export)`);
   const catalog = new Catalog(join(o.data, 'warehouse'));
-  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), clock: () => now, untilMs });
+  const from = cutSource(catalog, database, o.tag);
+  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(from !== undefined ? { from } : {}), clock: () => now, untilMs });
 
   const archive = o.out.endsWith('.tar');
   if (!archive && existsSync(o.out) && readdirSync(o.out).length > 0) throw new Error(`${o.out} exists and is not empty`);
@@ -325,6 +349,7 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
       site,
       database,
       cutMs: cut.cutMs,
+      ...(cut.from !== undefined ? { cutFrom: cut.from } : {}),
       untilMs,
       tables,
       events,

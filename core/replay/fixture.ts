@@ -56,6 +56,11 @@ export interface FixtureManifest {
   database: string;
   /** The cut: the instant whose current snapshots were tagged. */
   cutMs: number;
+  /**
+   * The tag the cut was taken from, when `--tag` named a tag of the tables that was not a fixture's
+   * (an `hourly-…` or `agent-…`): its snapshots where it was, the other tables' at its instant.
+   */
+  cutFrom?: string;
   untilMs: number;
   tables: Record<string, FixtureTable>;
   events: { file: string; count: number; afterPosition: string; lastPosition: string | null; firstAtMs: number | null; lastAtMs: number | null };

@@ -169,6 +169,66 @@ describe('replay', () => {
     expect(again.code, again.err).toBe(0);
     expect((JSON.parse(read(join(work, 'fx-now-again'), 'fixture.json')) as FixtureManifest).cutMs).toBe(m.cutMs);
   }, 60_000);
+
+  it('export: --tag naming another tag of the tables (an agent run’s) cuts at it, and the fixture replays to the live proposals', async () => {
+    const wq = () => Table.open(join(live.dir, 'warehouse', 'site_s1.db', 'work_queue'));
+    const run = 'agent-20261130-061200-000'; // a live run in the middle of the period
+    expect(wq().tags.exists(run)).toBe(true);
+    const read = wq().tags.get(run).snapshot; // what that run read
+    const both = await cli(['replay', 'export', '--data', live.dir, '--tag', run, '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-both')]);
+    expect(both.code).not.toBe(0);
+    expect(both.err).toContain(`give the cut once: --at, or a tag to cut at (${run})`);
+    expect(wq().tags.exists(`replay-${run}`)).toBe(false);
+
+    const dir = join(work, 'fx-run');
+    const r = await cli(['replay', 'export', '--data', live.dir, '--tag', run, '--until', new Date(UNTIL).toISOString(), '--out', dir]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain(`(tag replay-${run}) to ${dir}: cut at ${run}, `);
+    const m = JSON.parse(readFileSync(join(dir, 'fixture.json'), 'utf8')) as FixtureManifest;
+    expect(m.cutFrom).toBe(run);
+    expect(m.tables.work_queue!.snapshotId).toBe(read.id); // the tag's own snapshots
+    expect(m.cutMs).toBeLessThan(Date.UTC(2026, 10, 30, 6, 12)); // committed before the run began
+    expect(m.tables.approval_inbox!.snapshotId).not.toBeNull(); // a table the run did not tag: at the cut's instant
+    expect(m.liveAgent.runIds).toBeGreaterThan(0); // the run itself is in the period
+    const out = await runReplay({ fixture: dir, out: join(work, 'run-from-agent-tag') });
+    expect(out.manifest.ingestFailure).toBeNull();
+    expect(JSON.parse(readFileSync(join(work, 'run-from-agent-tag', 'proposals.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(join(dir, 'live', 'proposals.json'), 'utf8')));
+  }, 60_000);
+
+  // Last in this block: it expires the live site's snapshots.
+  it('export: an hourly tag is a cut after its snapshots have expired (--at could no longer find them)', async () => {
+    const db = join(live.dir, 'warehouse', 'site_s1.db');
+    const names = ['approval_inbox', 'dead_letters', 'decision_log', 'resources', 'stock', 'work_queue'];
+    const held = new Map<string, number>();
+    let expired = 0;
+    for (const n of names) {
+      const t = Table.open(join(db, n));
+      const s = t.snapshots.atOrBefore(CUT);
+      if (!s) continue;
+      t.createTag('hourly-2026113006', s.id); // as the site's scheduled tags make it: each table's latest then
+      held.set(n, s.id);
+      t.alter([{ kind: 'setOption', key: 'snapshot.num-retained.min', value: '1' }, { kind: 'setOption', key: 'snapshot.num-retained.max', value: '1' }]);
+      const w = t.newWriter();
+      w.expire();
+      w.close();
+      // Gone, unless it was the table's latest (a table that wrote nothing after the cut).
+      if (Table.open(join(db, n)).snapshots.atOrBefore(CUT) === undefined) expired++;
+    }
+    expect(held.size).toBeGreaterThanOrEqual(4);
+    expect(expired).toBeGreaterThanOrEqual(3);
+    const late = await cli(['replay', 'export', '--data', live.dir, '--tag', 'too-late', '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-too-late')]);
+    expect(late.code).not.toBe(0);
+    expect(late.err).toMatch(/no snapshot of site_s1\.\w+ at or before/);
+
+    const dir = join(work, 'fx-hourly');
+    const r = await cli(['replay', 'export', '--data', live.dir, '--tag', 'hourly-2026113006', '--until', new Date(UNTIL).toISOString(), '--out', dir]);
+    expect(r.code, r.err).toBe(0);
+    const m = JSON.parse(readFileSync(join(dir, 'fixture.json'), 'utf8')) as FixtureManifest;
+    for (const [n, id] of held) expect(m.tables[n]!.snapshotId, n).toBe(id);
+    const out = await runReplay({ fixture: dir, out: join(work, 'run-from-hourly') });
+    expect(out.manifest.ingestFailure).toBeNull();
+    expect(out.manifest.counts.agentRuns).toBeGreaterThan(0);
+  }, 60_000);
 });
 
 describe('a site whose config.json sets the agent’s thresholds', () => {

@@ -55,6 +55,7 @@ import type { Site } from './site.ts';
 import { syncView } from './status.ts';
 import { refusalAlarms } from './refusals.ts';
 import { dismissAs } from './dismiss.ts';
+import { ACCESS, refusal } from './access.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
@@ -77,7 +78,6 @@ export interface SiteServiceOptions {
 
 type Handler<M extends SiteMethod> = (req: SiteApiMethods[M]['req'], session: SessionContext) => Promise<SiteApiMethods[M]['res']> | SiteApiMethods[M]['res'];
 
-const DECIDERS: readonly Role[] = ['shift_lead', 'admin'];
 const STATE_TABLES = ['work_queue', 'resources', 'stock'] as const;
 const HISTORY_LIMIT = 1000;
 const STOCK_LIMIT = 500;
@@ -191,24 +191,10 @@ export class SiteService implements SiteBackend {
     const h = this.handlers[method] as Handler<M> | undefined;
     if (!h) throw new SiteApiError('invalid', `unknown method ${method}`);
     this.noteInput(session, input);
-    if (!['firstRun', 'initSite', 'signIn', 'me'].includes(method)) {
+    if (ACCESS[method].who !== 'anyone') {
       const user = this.current(session);
-      if (['decide'].includes(method) && !user.roles.some((r) => DECIDERS.includes(r))) {
-        throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin decides`);
-      }
-      // A viewer only looks: a replay writes the state tables.
-      if (method === 'replayDeadLetters' && user.roles.every((r) => r === 'viewer')) {
-        throw new SiteApiError('forbidden', `${user.name} is a viewer; replaying dead letters takes an operator, a shift lead or an admin`);
-      }
-      if (method === 'dismissDeadLetters' && !user.roles.some((r) => DECIDERS.includes(r))) {
-        throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin dismisses dead letters`);
-      }
-      if (method === 'setReorderPolicy' && !user.roles.some((r) => DECIDERS.includes(r))) {
-        throw new SiteApiError('forbidden', `${user.name} is ${user.roles.join(', ')}; only a shift lead or an admin sets reorder points`);
-      }
-      if (['users', 'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles'].includes(method) && !user.roles.includes('admin')) {
-        throw new SiteApiError('forbidden', `${user.name} is not an admin`);
-      }
+      const why = refusal(method, user.name, user.roles);
+      if (why !== null) throw new SiteApiError('forbidden', why);
     }
     try {
       return await h(req, session);

@@ -69,10 +69,6 @@ export class ModuleCredentials implements CredentialStore {
     const rows = this.db.prepare('SELECT username, kind, module, created_at_ms FROM broker_credentials ORDER BY username').all() as Array<{ username: string; kind: Principal['kind']; module: string | null; created_at_ms: number }>;
     return rows.map((r) => ({ name: r.username, kind: r.kind, ...(r.module === null ? {} : { module: r.module }), setAtMs: r.created_at_ms }));
   }
-
-  usernames(): string[] {
-    return this.db.prepare('SELECT username FROM broker_credentials ORDER BY username').pluck().all() as string[];
-  }
 }
 
 /** The principal of a site module's broker user. */

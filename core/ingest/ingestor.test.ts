@@ -219,10 +219,13 @@ describe('Ingestor pipeline', () => {
     now += 1;
     i.tick();
     expect(resyncs).toEqual([{ module: 'inventory', stream: 'stock', from: 2 }]);
+    // What status shows of it: seq 2 missing since the held events came, skipped at give-up (default 5 min).
+    expect(i.streamActivity()[0]).toMatchObject({ lastSeq: 4, appliedSeq: 1, gap: { from: 2, to: 2, sinceMs: now - 2_000, skipAtMs: now - 2_000 + 300_000 } });
     i.commitAll();
     expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 1, inventory_seq: 1 }); // 3 and 4 wait
     await i.accept(topic('inventory', 'stock'), inv(2, 'A-1', 'L1', 2)); // the resent event
     expect(i.health().heldEvents).toBe(0);
+    expect(i.streamActivity()[0]).toMatchObject({ appliedSeq: 4, gap: null });
     i.commitAll();
     expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 4, inventory_seq: 4 });
   });
@@ -546,8 +549,8 @@ describe('Ingestor recovery', () => {
     await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1)); // a resend still shows the module is there
     // The events say ts_ms T0: received 10 s and 5 s later, the module's clock is not ahead.
     expect(i.streamActivity()).toEqual([
-      { module: 'inventory', stream: 'stock', lastEventMs: T0 + 10_000, lastSeq: 1, clockAheadMs: -10_000, appliedSeq: 2 },
-      { module: 'operations', stream: 'jobs', lastEventMs: T0 + 5_000, lastSeq: 1, clockAheadMs: -5_000, appliedSeq: 1 },
+      { module: 'inventory', stream: 'stock', lastEventMs: T0 + 10_000, lastSeq: 1, clockAheadMs: -10_000, appliedSeq: 2, gap: null },
+      { module: 'operations', stream: 'jobs', lastEventMs: T0 + 5_000, lastSeq: 1, clockAheadMs: -5_000, appliedSeq: 1, gap: null },
     ]);
     expect(i.metrics()).toContain(`tilstand_ingest_stream_last_event_timestamp_seconds{site="s1",module="inventory",stream="stock"} ${(T0 + 10_000) / 1000}`);
     expect(i.metrics()).toContain('tilstand_ingest_stream_clock_ahead_seconds{site="s1",module="inventory",stream="stock"} -10');
@@ -556,11 +559,11 @@ describe('Ingestor recovery', () => {
     const j = start();
     // Known from the tables' high-water marks, nothing received since this open.
     expect(j.streamActivity()).toEqual([
-      { module: 'inventory', stream: 'stock', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 2 },
-      { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 1 },
+      { module: 'inventory', stream: 'stock', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 2, gap: null },
+      { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 1, gap: null },
     ]);
     await j.accept(topic('operations', 'jobs'), job(2, 'J-2'));
-    expect(j.streamActivity()[1]).toEqual({ module: 'operations', stream: 'jobs', lastEventMs: now, lastSeq: 2, clockAheadMs: T0 - now, appliedSeq: 2 });
+    expect(j.streamActivity()[1]).toEqual({ module: 'operations', stream: 'jobs', lastEventMs: now, lastSeq: 2, clockAheadMs: T0 - now, appliedSeq: 2, gap: null });
     // A module whose clock runs 7 minutes ahead stamps its events in this PC's future.
     now += 1_000;
     const ahead = JSON.parse(job(3, 'J-3').toString()) as Record<string, unknown>;

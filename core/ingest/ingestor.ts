@@ -120,6 +120,11 @@ export interface StreamActivity {
   clockAheadMs: number | null;
   /** The highest seq applied or pending (the sequencer's `issued`). */
   appliedSeq: number;
+  /**
+   * Events held behind missing seqs (Sequencer.gap): `from`..`to` are asked for again from the
+   * module every `resync_retry_ms` and skipped at `skipAtMs`; null when nothing is held.
+   */
+  gap: { from: number; to: number; sinceMs: number; skipAtMs: number | null } | null;
 }
 
 export interface TableStatus {
@@ -866,7 +871,7 @@ export class Ingestor {
     return [...this.streams].sort().map((k) => {
       const { module, stream } = splitStreamKey(k);
       const last = this.lastEvents.get(k);
-      return { module, stream, lastEventMs: last?.atMs ?? null, lastSeq: last?.seq ?? null, clockAheadMs: last ? last.tsMs - last.atMs : null, appliedSeq: this.sequencer.issued(module, stream) };
+      return { module, stream, lastEventMs: last?.atMs ?? null, lastSeq: last?.seq ?? null, clockAheadMs: last ? last.tsMs - last.atMs : null, appliedSeq: this.sequencer.issued(module, stream), gap: this.sequencer.gap(module, stream) };
     });
   }
 

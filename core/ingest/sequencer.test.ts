@@ -70,8 +70,11 @@ describe('Sequencer: gaps', () => {
     const c = clock();
     const s = new Sequencer<string>({ now_ms: c.now_ms, reorder_window_ms: 100, resync_retry_ms: 1_000, gap_give_up_ms: 5_000 });
     s.offer('ops', 'jobs', 1, 'a');
+    expect(s.gap('ops', 'jobs')).toBeNull();
     s.offer('ops', 'jobs', 4, 'd');
+    const held = c.now_ms();
     s.offer('ops', 'jobs', 5, 'e');
+    expect(s.gap('ops', 'jobs')).toEqual({ from: 2, to: 3, sinceMs: held, skipAtMs: held + 5_000 });
     c.advance(99);
     expect(s.tick()).toEqual([]);
     c.advance(1);
@@ -86,6 +89,7 @@ describe('Sequencer: gaps', () => {
       { type: 'skip', module: 'ops', stream: 'jobs', from: 2, to: 3, ready: [{ seq: 4, item: 'd' }, { seq: 5, item: 'e' }] },
     ]);
     expect(s.state('ops', 'jobs')).toEqual({ committed: 0, issued: 5, held: [] });
+    expect(s.gap('ops', 'jobs')).toBeNull();
     expect(s.offer('ops', 'jobs', 2, 'late').kind).toBe('duplicate'); // a skipped event arriving late is not applied
   });
 
@@ -117,6 +121,9 @@ describe('Sequencer: gaps', () => {
       expect(s.tick()).toEqual([]); // neither a resync (progress within the window) nor a skip
     }
     expect(s.state('inv', 'stock')).toEqual({ committed: 0, issued: seq, held: [999_999] });
+    // The gap's age runs from the stream's last progress, as tick counts it; never skipped when give-up is Infinity.
+    expect(s.gap('inv', 'stock')).toEqual({ from: seq + 1, to: 999_998, sinceMs: c.now_ms(), skipAtMs: c.now_ms() + 5_000 });
+    expect(new Sequencer<string>({ now_ms: c.now_ms, gap_give_up_ms: Infinity }).gap('inv', 'stock')).toBeNull();
     // Once the stream stalls, the gap ages from its last progress: resync after the window, skip after give-up.
     c.advance(100);
     expect(s.tick()).toEqual([{ type: 'resync', module: 'inv', stream: 'stock', from: seq + 1, to: 999_998 }]);

@@ -221,6 +221,22 @@ export class Sequencer<T> {
     return { committed: s.committed, issued: s.issued, held: [...s.held.keys()].sort((a, b) => a - b) };
   }
 
+  /**
+   * The stream's open gap: the seqs missing before the lowest held one, since when its age counts
+   * (as `tick` counts it), and when it is skipped (null: `gap_give_up_ms` is Infinity); null when
+   * nothing is held.
+   */
+  gap(module: string, stream: string): { from: number; to: number; sinceMs: number; skipAtMs: number | null } | null {
+    const s = this.byModule.get(module)?.get(stream);
+    if (!s || s.held.size === 0) return null;
+    let since = Infinity;
+    for (const h of s.held.values()) since = Math.min(since, h.arrived_ms);
+    const sinceMs = Math.max(since, s.progress_ms);
+    const { from, to } = this.gapOf(s);
+    const giveUp = this.options.gap_give_up_ms;
+    return { from, to, sinceMs, skipAtMs: giveUp === Infinity ? null : sinceMs + giveUp };
+  }
+
   private get(module: string, stream: string): Stream<T> {
     let byStream = this.byModule.get(module);
     if (byStream === undefined) {

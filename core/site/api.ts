@@ -145,6 +145,11 @@ export interface StreamView {
   clockAheadMs: number | null;
   /** The highest seq applied or pending. */
   appliedSeq: number;
+  /**
+   * Later events held while seqs `from`..`to` are missing: asked for again from the module, and
+   * skipped at `skipAtMs` (null: never) if they do not come; null when nothing is held.
+   */
+  gap: { from: number; to: number; sinceMs: number; skipAtMs: number | null } | null;
   /** Config `alarms.streamSilentMs` for it; 0: no alarm. */
   silentAllowedMs: number;
   /** Silent longer than allowed (its alarm is up). */

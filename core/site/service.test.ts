@@ -483,10 +483,10 @@ describe('SiteService', () => {
     const s = session();
     await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
     const t = Date.now();
-    const fast = { module: 'commerce', stream: 'reservations', lastEventMs: t - 1_000, lastSeq: 7, clockAheadMs: 7 * 60_000, appliedSeq: 7 };
+    const fast = { module: 'commerce', stream: 'reservations', lastEventMs: t - 1_000, lastSeq: 7, clockAheadMs: 7 * 60_000, appliedSeq: 7, gap: null };
     // Two minutes is the line; a backlog (far behind) never raises it.
-    const edge = { module: 'inventory', stream: 'stock', lastEventMs: t - 1_000, lastSeq: 9, clockAheadMs: 120_000, appliedSeq: 9 };
-    const late = { module: 'procurement', stream: 'inbound', lastEventMs: t - 1_000, lastSeq: 3, clockAheadMs: -3_600_000, appliedSeq: 3 };
+    const edge = { module: 'inventory', stream: 'stock', lastEventMs: t - 1_000, lastSeq: 9, clockAheadMs: 120_000, appliedSeq: 9, gap: null };
+    const late = { module: 'procurement', stream: 'inbound', lastEventMs: t - 1_000, lastSeq: 3, clockAheadMs: -3_600_000, appliedSeq: 3, gap: null };
     const spy = vi.spyOn(site.ingestor, 'streamActivity').mockReturnValue([fast, edge, late]);
     try {
       const alarms = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'clock_ahead');
@@ -506,9 +506,10 @@ describe('SiteService', () => {
     const s = session();
     await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
     const t = Date.now();
-    const quiet = { module: 'procurement', stream: 'inbound', lastEventMs: t - 11 * 60_000, lastSeq: 41, clockAheadMs: -40, appliedSeq: 41 };
-    const busy = { module: 'inventory', stream: 'stock', lastEventMs: t - 5_000, lastSeq: 900, clockAheadMs: -15, appliedSeq: 900 };
-    const never = { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 30 };
+    const quiet = { module: 'procurement', stream: 'inbound', lastEventMs: t - 11 * 60_000, lastSeq: 41, clockAheadMs: -40, appliedSeq: 41, gap: null };
+    // Busy, but seq 897..899 went missing: 900 waits for them.
+    const busy = { module: 'inventory', stream: 'stock', lastEventMs: t - 5_000, lastSeq: 900, clockAheadMs: -15, appliedSeq: 896, gap: { from: 897, to: 899, sinceMs: t - 5_000, skipAtMs: t + 295_000 } };
+    const never = { module: 'operations', stream: 'jobs', lastEventMs: null, lastSeq: null, clockAheadMs: null, appliedSeq: 30, gap: null };
     const spy = vi.spyOn(site.ingestor, 'streamActivity').mockReturnValue([quiet, busy, never]);
     try {
       const silent = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_silent');
@@ -536,9 +537,12 @@ describe('SiteService', () => {
       }
       // `tilstand status` lists every stream with its last event and the silence it is allowed.
       const st = site.status();
-      expect(st.streams).toContainEqual({ stream: 'procurement/inbound', lastEventMs: quiet.lastEventMs, lastSeq: 41, clockAheadMs: -40, appliedSeq: 41, silentAllowedMs: 600_000, silent: true });
+      expect(st.streams).toContainEqual({ stream: 'procurement/inbound', lastEventMs: quiet.lastEventMs, lastSeq: 41, clockAheadMs: -40, appliedSeq: 41, gap: null, silentAllowedMs: 600_000, silent: true });
       expect(formatStatus(st).join('\n')).toMatch(/procurement\/inbound +11\.0 min ago +41 +41 +10\.0 min silent/);
       expect(formatStatus(st).join('\n')).toMatch(/operations\/jobs +none since start +– +30/);
+      // Events held behind a gap: what is missing, since when, and when it is given up.
+      expect(formatStatus(st).join('\n')).toMatch(/^ {2}inventory\/stock: later events wait for seqs 897\.\.899, missing for [\d.]+ s: asked for again from inventory; skipped in [\d.]+ (s|min) if they do not come \(later events of a row repair it\)$/m);
+      expect(formatStatus(st).join('\n')).not.toMatch(/procurement\/inbound: later events wait/);
       // The journal's checkpoint is what a restart re-reads, not events missing from the tables.
       expect(formatStatus(st).join('\n')).toMatch(/^journal: position \d+, every table committed through \d+ \(a restart re-reads the \d+ after it; not yet visible: the tables' pending\), [\d.]+ MiB$/m);
     } finally {

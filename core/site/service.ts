@@ -488,6 +488,7 @@ export class SiteService implements SiteBackend {
         lastSeq: s.lastSeq,
         clockAheadMs: s.clockAheadMs,
         appliedSeq: s.appliedSeq,
+        gap: s.gap,
         silentAllowedMs: allowed,
         silent: allowed > 0 && now - (s.lastEventMs ?? this.site.startedAtMs) > allowed,
       };

@@ -251,6 +251,14 @@ export function formatStatus(s: SiteStatus): string[] {
       rows.push([st.stream, last, st.lastSeq === null ? '–' : String(st.lastSeq), String(st.appliedSeq), st.silentAllowedMs === 0 ? 'never' : `${secs(st.silentAllowedMs)} silent`]);
     }
     lines.push(...pad(rows));
+    // Events held behind a gap are neither applied nor lost: say what is missing and what happens next.
+    for (const st of s.streams) {
+      const g = st.gap;
+      if (!g) continue;
+      const missing = g.from === g.to ? `seq ${g.from}` : `seqs ${g.from}..${g.to}`;
+      const skip = g.skipAtMs === null ? 'waiting until they come' : `skipped in ${secs(Math.max(0, g.skipAtMs - s.nowMs))} if they do not come (later events of a row repair it)`;
+      lines.push(`  ${st.stream}: later events wait for ${missing}, missing for ${secs(Math.max(0, s.nowMs - g.sinceMs))}: asked for again from ${st.stream.split('/')[0]}; ${skip}`);
+    }
   }
   if (s.alarms) {
     lines.push('');

@@ -44,6 +44,7 @@ export function Tables() {
               <td>
                 {x.stream}
                 {x.silent && <div className="small">{t('streams.silent')}</div>}
+                {x.gap && <div className="small">{t('streams.gap', { from: formatNumber(lang, x.gap.from), to: formatNumber(lang, x.gap.to), d: formatDuration(lang, Math.max(0, status!.nowMs - x.gap.sinceMs)) })}</div>}
               </td>
               <td className="num">{x.lastEventMs === null ? t('streams.none') : t('streams.ago', { d: formatDuration(lang, Math.max(0, status!.nowMs - x.lastEventMs)) })}</td>
               <td className="num">{x.lastSeq === null ? '–' : formatNumber(lang, x.lastSeq)}</td>

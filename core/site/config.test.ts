@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, inboxBudget, ingestBudgets, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
+import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, inboxBudget, ingestBudgets, jsonErrorWhere, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -115,6 +115,20 @@ describe('parseConfig', () => {
       expect(e.key, JSON.stringify(raw)).toBe(key);
       expect(e.message).toMatch(message);
       expect(e.message.startsWith(`config ${key}: `)).toBe(true);
+    }
+  });
+
+  it('names the line and column of a JSON syntax error in config.json (edited by hand)', () => {
+    const data = mkdtempSync(join(tmpdir(), 'tilstand-config-'));
+    try {
+      writeFileSync(join(data, 'config.json'), '{\n  "site": "north",\n  broker: {}\n}\n');
+      expect(() => readConfig(data)).toThrow(/config\.json is not valid JSON: .*at position 23 \(line 3, column 3\)$/);
+      expect(jsonErrorWhere('{"a": 1,}', new SyntaxError('Unexpected token } in JSON at position 8'))).toBe('Unexpected token } in JSON at position 8 (line 1, column 9)');
+      // A message without a position (or one that has its line already, as Node 22 gives it) stays as it is.
+      expect(jsonErrorWhere('', new SyntaxError('Unexpected end of JSON input'))).toBe('Unexpected end of JSON input');
+      expect(jsonErrorWhere('x', new SyntaxError('Unexpected token at position 0 (line 1 column 1)'))).toBe('Unexpected token at position 0 (line 1 column 1)');
+    } finally {
+      rmSync(data, { recursive: true, force: true });
     }
   });
 

@@ -417,6 +417,21 @@ export function readConfig(data: string): SiteConfig {
 }
 
 /** config.json as its JSON says, before validation and defaults. */
+/**
+ * JSON.parse's message on one line, with the line and column of the position it names (Node 20
+ * gives only "at position 1251", and config.json and contract files are edited by hand). An
+ * "Unexpected token" message names no position; it quotes the text around it, newlines escaped.
+ */
+export function jsonErrorWhere(text: string, e: unknown): string {
+  const message = (e as Error).message.replace(/\r?\n/g, '\\n');
+  const m = /at position (\d+)/.exec(message);
+  if (!m || /\(line \d+ column \d+\)/.test(message)) return message;
+  const before = text.slice(0, Number(m[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `${message} (line ${line}, column ${column})`;
+}
+
 function readRawConfig(data: string): unknown {
   const file = dataPaths(data).config;
   let text: string;
@@ -429,7 +444,7 @@ function readRawConfig(data: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new ConfigError('(file)', `${file} is not valid JSON: ${(e as Error).message}`);
+    throw new ConfigError('(file)', `${file} is not valid JSON: ${jsonErrorWhere(text, e)}`);
   }
 }
 

@@ -213,6 +213,23 @@ describe('tilstand', () => {
     expect((await run(['config', 'check', '--data', join(dir, 'none')])).code).not.toBe(0);
   });
 
+  it('contracts add: a contract file with a JSON syntax error is refused with its line and column', async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    const file = join(dir, 'inventory.stock.v2.json');
+    writeFileSync(file, '{\n  "name": "inventory.stock",\n  "version": 2,\n  "fields": [\n    { "name": "item", "type": "STRING NOT NULL", }\n  ]\n}\n');
+    const r = await run(['contracts', 'add', '--data', data, '--file', file]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(new RegExp(`^tilstand: cannot read a contract from ${file}: not valid JSON: .* \\(line 5, column 50\\)\n$`));
+    // A message that quotes the text around the error instead stays on one line.
+    writeFileSync(file, '{\n  "fields": [\n    1,\n  ]\n}\n');
+    const token = await run(['contracts', 'add', '--data', data, '--file', file]);
+    expect(token.err.trimEnd().split('\n')).toHaveLength(1);
+    expect(token.err).toContain(`not valid JSON: Unexpected token ']'`);
+    const none = await run(['contracts', 'add', '--data', data, '--file', join(dir, 'none.json')]);
+    expect(none.err).toMatch(/cannot read a contract from .*none\.json: ENOENT/);
+  });
+
   it('config changes: who changed which key from the floor UI, newest first', async () => {
     const data = join(dir, 'changes');
     await newSite(data);

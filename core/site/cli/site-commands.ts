@@ -11,7 +11,7 @@ import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-le
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
-import { catalogOptions, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
+import { catalogOptions, ConfigError, dataPaths, jsonErrorWhere, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';
@@ -190,11 +190,17 @@ export async function runContracts(argv: string[], io: CliIO): Promise<number> {
   }
   if (sub === 'add') {
     const file = a.required('file');
+    let text: string;
     let contract: Contract;
     try {
-      contract = JSON.parse(readFileSync(file, 'utf8')) as Contract;
+      text = readFileSync(file, 'utf8');
     } catch (e) {
       throw new CliError(EXIT.usage, `cannot read a contract from ${file}: ${(e as Error).message}`);
+    }
+    try {
+      contract = JSON.parse(text) as Contract;
+    } catch (e) {
+      throw new CliError(EXIT.usage, `cannot read a contract from ${file}: not valid JSON: ${jsonErrorWhere(text, e)}`);
     }
     try {
       const c = socket ? ((await controlRequest(socket, 'contracts.add', { contract })) as Contract) : new ContractRegistry(dataPaths(data).contracts).register(contract);

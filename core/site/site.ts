@@ -151,6 +151,12 @@ async function listenWithFallback<T extends { listen(): Promise<number>; close()
   }
 }
 
+/** Errors of `Site.start` that the site's log has already reported (its last line, on the console too). */
+const reportedStartFailures = new WeakSet<object>();
+
+/** Whether `Site.start` reported this error in the site's log (a caller need not print it again). */
+export const reportedBySite = (e: unknown): boolean => typeof e === 'object' && e !== null && reportedStartFailures.has(e);
+
 export class Site {
   readonly data: string;
   private current: SiteConfig;
@@ -231,7 +237,10 @@ export class Site {
     try {
       await site.open(o);
     } catch (e) {
-      await site.stop();
+      // The log's last line of this run says why it ended (logs/site.log is what a service's
+      // operator reads later), in place of "site stopped".
+      await site.stop(e);
+      if (typeof e === 'object' && e !== null) reportedStartFailures.add(e);
       throw e;
     }
     return site;
@@ -797,12 +806,13 @@ export class Site {
   }
 
   /** Stops everything; safe to call more than once (later calls wait for the first). */
-  stop(): Promise<void> {
-    this.stopping ??= this.doStop().finally(() => this.resolveStopped());
+  /** Stops everything that runs; `failedStart`: the error that ended the start, for the log's last line. */
+  stop(failedStart?: unknown): Promise<void> {
+    this.stopping ??= this.doStop(failedStart).finally(() => this.resolveStopped());
     return this.stopping;
   }
 
-  private async doStop(): Promise<void> {
+  private async doStop(failedStart?: unknown): Promise<void> {
     const step = async (what: string, f: () => unknown) => {
       try {
         await f();
@@ -832,7 +842,7 @@ export class Site {
     await step('ingest close', () => this.ingest?.ingestor.close());
     await step('journal close', () => this.ingest?.journal.close());
     await step('site.db', () => this.siteDb.close());
-    this.log('site stopped');
+    this.log(failedStart === undefined ? 'site stopped' : `site ${this.config.site} did not start: ${(failedStart as Error)?.message ?? String(failedStart)}`);
   }
 }
 

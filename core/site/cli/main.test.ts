@@ -1,6 +1,7 @@
 // The `tilstand` dispatcher in-process: help, unknown commands, `start` refusals, and `table …` handed on.
 
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -211,6 +212,31 @@ describe('tilstand', () => {
 
     expect((await run(['config', 'show', '--data', data])).code).toBe(2);
     expect((await run(['config', 'check', '--data', join(dir, 'none')])).code).not.toBe(0);
+  });
+
+  it('start: a start that fails says why once, and the log says it as its last line', async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const r = await run(['start', '--data', data, '--mqtt-port', String(port), '--http-port', '0']);
+      expect(r.code).toBe(5);
+      const why = `site north did not start: broker: cannot listen on port ${port}: listen EADDRINUSE`;
+      expect(r.err.split('\n').filter((l) => l.includes('cannot listen'))).toEqual([expect.stringContaining(`tilstand: ${why}`)]);
+      const log = readFileSync(join(data, 'logs', 'site.log'), 'utf8').trimEnd().split('\n');
+      expect(log.at(-1)).toContain(why);
+      expect(log.some((l) => / site stopped$/.test(l))).toBe(false);
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+    // A refusal before the site opens (a bad config.json) is not in the log: printed, once, as ever.
+    const edit = await newSite(join(dir, 'e'));
+    edit((c) => (c.tables[0].budgetMs = '60s'));
+    const bad = await run(['start', '--data', join(dir, 'e'), '--mqtt-port', '0', '--http-port', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe('tilstand: config tables[0].budgetMs: expected an integer from 100 to 604800000, got "60s"\n');
   });
 
   it('contracts add: a contract file with a JSON syntax error is refused with its line and column', async () => {

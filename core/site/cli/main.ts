@@ -10,12 +10,10 @@
 // `tilstand: <message>` and exits with the code of its error (CliError), 2 for a config error,
 // 5 otherwise.
 
-import { CliError, EXIT } from '../../lsm/cli/args.ts';
+import { EXIT } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { runTableCli, tableUsage, writeError } from '../../lsm/cli/table-cli.ts';
-import { ConfigError } from '../config.ts';
-import { ControlError } from '../control.ts';
-import { SiteError } from '../site.ts';
+import { exitCodeOf } from './exit-code.ts';
 import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runModules, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
 import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
@@ -75,14 +73,6 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   sync: runSiteSync,
   ...REPLAY_COMMANDS,
 };
-
-function exitCodeOf(e: unknown): number {
-  if (e instanceof CliError) return e.exitCode;
-  if (e instanceof ConfigError) return EXIT.usage;
-  if (e instanceof SiteError) return e.kind === 'AlreadyRunning' ? EXIT.conflict : e.kind === 'NotInitialized' ? EXIT.notFound : EXIT.io;
-  if (e instanceof ControlError) return e.kind === 'InvalidArgument' || e.kind === 'UnknownOp' ? EXIT.usage : EXIT.io;
-  return EXIT.io;
-}
 
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   const [command, ...rest] = argv;

@@ -17,10 +17,11 @@ import { dataPaths } from '../config.ts';
 import { FirstRunBackend, isInitialized } from '../first-run.ts';
 import { SiteHttpServer } from '../http-server.ts';
 import { DEMO_HQ_DIR } from '../demo/site.ts';
-import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, Site } from '../site.ts';
+import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, reportedBySite, Site } from '../site.ts';
 import { UiServer } from '../ui-server.ts';
 import { missingLaunchSettings } from '../v8-flags.ts';
 import { dataDir, nextSignal, port, positiveInt, print, type CliIO } from './common.ts';
+import { exitCodeOf } from './exit-code.ts';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -98,7 +99,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
       if (bound === undefined) return EXIT.ok;
       httpPort = bound;
     }
-    const site = await Site.start({
+    const site = await startSite({
       data,
       demo,
       demoHq: demo,
@@ -110,6 +111,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
       ...(a.string('hq') !== undefined ? { hq: a.string('hq')! } : {}),
       log: (line) => io.stderr.write(`tilstand: ${line}\n`),
     });
+    if (typeof site === 'number') return site; // the site's log said why (its last line)
     const b = site.config.broker;
     const headless = a.boolean('headless');
     const unlaunched = missingLaunchSettings();
@@ -147,6 +149,19 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     return EXIT.ok;
   } finally {
     hup.close();
+  }
+}
+
+/**
+ * Site.start, or the exit code when it failed and its log's last line (on stderr too) already
+ * said why: printed again, the console would show the reason twice.
+ */
+async function startSite(o: Parameters<typeof Site.start>[0]): Promise<Site | number> {
+  try {
+    return await Site.start(o);
+  } catch (e) {
+    if (reportedBySite(e)) return exitCodeOf(e);
+    throw e;
   }
 }
 

@@ -15,7 +15,7 @@ import { APP_ORIGIN } from './security.ts';
 import type { ElectronLike, WebContentsLike } from './shell.ts';
 
 function fakeElectron(locked = false) {
-  const rec = { quit: 0, windows: [] as Array<Record<string, unknown>>, handlers: new Map<string, (...a: unknown[]) => Promise<unknown>>(), schemes: 0, log: [] as string[] };
+  const rec = { quit: 0, windows: [] as Array<Record<string, unknown>>, handlers: new Map<string, (...a: unknown[]) => Promise<unknown>>(), schemes: 0, log: [] as string[], errorBoxes: [] as Array<{ title: string; content: string }> };
   let id = 1;
   const contents = (): WebContentsLike => ({ id: id++, send: () => undefined, on: () => undefined, setWindowOpenHandler: () => undefined, isDestroyed: () => false });
   const e: ElectronLike = {
@@ -28,6 +28,7 @@ function fakeElectron(locked = false) {
         rec.quit++;
       },
     },
+    dialog: { showErrorBox: (title, content) => void rec.errorBoxes.push({ title, content }) },
     BrowserWindow: class {
       webContents = contents();
       constructor(o: Record<string, unknown>) {
@@ -91,6 +92,20 @@ describe('electron main process', () => {
     expect(rec.log).toEqual(['site.stop', 'app.quit']);
   });
 
+  it('a site that does not start is explained in an error box, not only on a console the floor never sees', async () => {
+    const { e, rec } = fakeElectron();
+    const lines: string[] = [];
+    const refused = new Error('broker: cannot listen on port 1883: listen EADDRINUSE: address already in use 127.0.0.1:1883');
+    const startSite = async (): Promise<RunningSite> => {
+      throw refused;
+    };
+    await expect(runMain(e, ['--demo', '--data', '/tmp/nowhere-demo'], { startSite, log: (l) => lines.push(l) })).rejects.toBe(refused);
+    expect(rec.errorBoxes).toEqual([{ title: 'Tilstand could not start', content: expect.stringContaining(refused.message) }]);
+    expect(rec.errorBoxes[0]!.content).toContain('The site\'s log: /tmp/nowhere-demo/logs/site.log');
+    expect(lines).toEqual([`the site did not start: ${refused.message}`]);
+    expect(rec.windows).toHaveLength(0);
+  });
+
   it('a second instance starts no site and quits', async () => {
     const { e, rec } = fakeElectron(true);
     const s = fakeSite(rec);
@@ -114,6 +129,20 @@ describe('electron main process', () => {
     expect(s.started).toEqual([expect.objectContaining({ data, demo: false, demoHq: false })]);
     await new Promise((r) => setTimeout(r, 10));
     expect(await call('status')).toEqual({ ok: true, value: { from: 'site' } });
+  }, 30_000);
+
+  it('a site that does not start after the first run is explained in an error box, and the app quits', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-'));
+    const data = join(dir, 'data');
+    const { e, rec, call } = fakeElectron();
+    const startSite = async (): Promise<RunningSite> => {
+      throw new Error('http: cannot listen on port 8470: listen EACCES');
+    };
+    await runMain(e, ['--data', data], { startSite, log: () => undefined });
+    await call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' });
+    for (let i = 0; i < 100 && rec.quit === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(rec.errorBoxes).toEqual([{ title: 'Tilstand could not start', content: expect.stringContaining('http: cannot listen on port 8470') }]);
+    expect(rec.quit).toBe(1);
   }, 30_000);
 
   describe('relaunch with the site\'s launch settings', () => {

@@ -11,7 +11,7 @@
 // single-instance lock is taken before the site starts (a second start only focuses the first
 // window and never opens the data directory); the site stops before the app quits.
 
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SiteBackend } from '../core/site/api.ts';
 import { FirstRunBackend, isInitialized, SwitchingBackend } from '../core/site/first-run.ts';
@@ -161,9 +161,24 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
     ...(args.httpPort !== undefined ? { httpPort: args.httpPort } : {}),
     log,
   });
+  // A site that does not start leaves the floor PC with no window: say why in a box (the site's
+  // log has the same line last), then the caller exits.
+  const notStarted = (err: unknown, when: string): void => {
+    const why = (err as Error)?.message ?? String(err);
+    log(`the site did not start${when}: ${why}`);
+    e.dialog.showErrorBox(
+      'Tilstand could not start',
+      `${why}\n\nData directory: ${args.data}\nThe site's log: ${join(args.data, 'logs', 'site.log')}\n\nWhoever runs this PC can start it from a terminal (tilstand start --data …) to see more, or run tilstand config check.`,
+    );
+  };
   let backend: SiteBackend;
   if (args.demo || isInitialized(args.data)) {
-    site = await deps.startSite(options());
+    try {
+      site = await deps.startSite(options());
+    } catch (err) {
+      notStarted(err, '');
+      throw err;
+    }
     backend = site.service;
   } else {
     // First run: the window shows the first-run screen; once it is filled in, the site starts
@@ -176,7 +191,8 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
         site = await deps.startSite(options());
         switching.switchTo(site.service);
       } catch (err) {
-        log(`the site did not start after the first run: ${(err as Error).message}`);
+        notStarted(err, ' after the first run');
+        void quit();
       }
     });
   }

@@ -48,6 +48,7 @@ function fakeElectron(opts: { locked?: boolean } = {}) {
       whenReady: () => Promise.resolve(),
       quit: () => void rec.quit++,
     },
+    dialog: { showErrorBox: () => undefined },
     BrowserWindow: class {
       webContents = new FakeContents();
       constructor(options: Record<string, unknown>) {

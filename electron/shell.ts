@@ -35,6 +35,8 @@ export interface ElectronLike {
     whenReady(): Promise<void>;
     quit(): void;
   };
+  /** Electron's `dialog`: a modal error box, the only way a floor PC's user learns why the app did not start. */
+  dialog: { showErrorBox(title: string, content: string): void };
   BrowserWindow: new (options: Record<string, unknown>) => BrowserWindowLike;
   ipcMain: { handle(channel: string, fn: (event: { sender: WebContentsLike; senderFrame?: { url: string } | null }, ...args: unknown[]) => Promise<unknown>): void };
   protocol: {

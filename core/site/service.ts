@@ -437,7 +437,7 @@ export class SiteService implements SiteBackend {
     if (src && !src.healthy) {
       alarms.push({
         kind: 'sync_stalled',
-        message: `sync to HQ has made no progress; ${src.pendingItems} items waiting${src.lastError ? ` (${src.lastError})` : ''}`,
+        message: `sync to HQ has made no progress; ${src.pendingItems} steps waiting${src.lastError ? ` (${src.lastError})` : ''}`,
         sinceMs: now - src.oldestUnsyncedMs,
         params: { pending: src.pendingItems },
       });

@@ -91,7 +91,7 @@ describe('Site with an HQ target', () => {
     expect(now.err).toBe('');
     expect(now.code).toBe(0);
     expect(now.out).toMatch(new RegExp(`^planned \\d+ units .*sent \\d+ bytes \\(by the site running on ${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`));
-    expect(now.out).toMatch(/pending: +0 items/);
+    expect(now.out).toMatch(/pending: +0 steps/);
     expect(existsSync(join(hq, 'site_demo.db', 'stock', 'snapshot', 'LATEST'))).toBe(true);
     // The same target may be named; another one is refused, naming the site's.
     expect((await cli(['sync', 'now', '--data', data, '--hq', hq, '--json'])).code).toBe(0);

@@ -69,9 +69,9 @@ export function syncNowLine(r: Pick<SyncNowResult, 'plan' | 'sentBytes'>): strin
 export function syncStatusLines(s: SyncStatus): string[] {
   const age = (ms: number) => (ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
   return [
-    `health:           ${s.healthy ? 'ok' : 'STALLED'} (${s.recentItems} items, ${s.recentBytes} bytes in the last window)`,
+    `health:           ${s.healthy ? 'ok' : 'STALLED'} (${s.recentItems} steps, ${s.recentBytes} bytes in the last window)`,
     `online:           ${s.online ? 'yes' : 'no'}`,
-    `pending:          ${s.pendingItems} items, ${s.pendingBytes} bytes`,
+    `pending:          ${s.pendingItems} steps, ${s.pendingBytes} bytes`,
     `oldest unsynced:  ${s.pendingItems === 0 ? '-' : age(s.oldestUnsyncedMs)}`,
     `last success:     ${s.lastSuccessMs === null ? 'never' : new Date(s.lastSuccessMs).toISOString()}`,
     ...(s.current ? [`sending:          ${s.current.file} ${s.current.bytes}/${s.current.total}`] : []),

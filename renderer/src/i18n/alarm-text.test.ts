@@ -27,7 +27,7 @@ describe('alarmText', () => {
     const silent = alarm('stream_silent', 'operations/jobs: no event for 2 h (…)', { stream: 'operations/jobs', silentMs: 7_200_000, allowedMs: 1_800_000 });
     expect(alarmText('nb', silent)).toMatch(/^operations\/jobs: ingen hendelse på 2 t \(tillatt 30 min\) — kjører modulen/);
 
-    expect(alarmText('de', alarm('sync_stalled', 'sync to HQ has made no progress; 3 items waiting (timeout)', { pending: 3 }))).toBe('die Synchronisierung mit der Zentrale kommt nicht voran; 3 Schritte warten');
+    expect(alarmText('de', alarm('sync_stalled', 'sync to HQ has made no progress; 3 steps waiting (timeout)', { pending: 3 }))).toBe('die Synchronisierung mit der Zentrale kommt nicht voran; 3 Schritte warten');
   });
 
   it("shows the site's message for an alarm without values and for the kinds worded for IT only", () => {

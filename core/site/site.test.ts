@@ -14,7 +14,7 @@ import { runDeadLetters } from './cli/site-commands.ts';
 import { controlRequest } from './control.ts';
 import { readModuleSecrets } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
-import { OperationsModule } from './demo/operations.ts';
+import { BLOCKED_MAX, DONE_KEPT_MAX, OperationsModule } from './demo/operations.ts';
 import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
 import { initDataDir } from './init.ts';
 import { Catalog } from '../lsm/index.ts';
@@ -346,6 +346,31 @@ describe('Site', () => {
     expect(synced.some((p) => p.startsWith(join(folder, '.operations.state.json.')))).toBe(true);
     expect(synced).toContain(folder);
     expect(JSON.parse(readFileSync(join(folder, 'operations.state.json'), 'utf8')).state.jobs).toHaveLength(30);
+  });
+
+  it('the demo operations module keeps work in its queue: done jobs are replaced, an hour of steps on', async () => {
+    const folder = join(dir, 'demo-hour');
+    mkdirSync(folder);
+    const mod = new OperationsModule({ url: 'mqtt://127.0.0.1:1', site: 'demo', username: 'operations', password: '-', outboxPath: join(folder, 'operations.outbox.db'), seed: 7, stepMs: 600_000 });
+    const m = mod as unknown as { step(): void; exportState(): { jobs: Array<{ status: string }> } };
+    const counts = () => {
+      const c: Record<string, number> = { released: 0, blocked: 0, in_progress: 0, done: 0 };
+      for (const j of m.exportState().jobs) c[j.status]!++;
+      return c;
+    };
+    try {
+      // One step a second, as the demo runs: sampled every 5 minutes of an hour.
+      for (let minute = 5; minute <= 60; minute += 5) {
+        for (let i = 0; i < 300; i++) m.step();
+        const c = counts();
+        expect(c.released! + c.blocked! + c.in_progress! + c.done!, `minute ${minute}`).toBe(30);
+        expect(c.done, `minute ${minute}: ${JSON.stringify(c)}`).toBeLessThanOrEqual(DONE_KEPT_MAX + 1); // a step may finish one after the check
+        expect(c.blocked, `minute ${minute}: ${JSON.stringify(c)}`).toBeLessThanOrEqual(BLOCKED_MAX);
+        expect(c.released, `minute ${minute}: ${JSON.stringify(c)}`).toBeGreaterThanOrEqual(10); // work the agent can propose to assign
+      }
+    } finally {
+      await mod.stop();
+    }
   });
 
   it('the demo procurement module obeys replenish: inbound rises by qty, and the stock table shows it', async () => {

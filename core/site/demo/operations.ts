@@ -1,5 +1,6 @@
 // Simulated operations module: 30 jobs (released → in progress → done; blocked on material and
-// released again; a done job is removed and a new one released in its place) and 6 resources
+// released again; a done job is removed and a new one released in its place, keeping the queue
+// busy; a job starts mostly when a shift lead approves its assignment) and 6 resources
 // (machines and teams: free, busy, down). Streams `jobs` and `resources`.
 //
 // Commands (on tilstand/<site>/commands/operations; `action` names the command):
@@ -25,6 +26,17 @@ interface Resource {
 }
 
 const PRIORITY_MAX = 9;
+/** Done jobs the queue keeps (a shift's recent work); beyond it each step replaces one. */
+export const DONE_KEPT_MAX = 5;
+/** Jobs blocked at most at once (material shortages come and go; all-blocked is no floor). */
+export const BLOCKED_MAX = 8;
+/**
+ * Share of the start draws (35 % of the steps) in which the floor starts a released job on a free
+ * resource itself. At 1 (as before) it took every free resource within seconds, so each of the
+ * agent's assignments was withdrawn before anyone could read it; at 0.1 a free resource waits
+ * minutes, and its proposal with it.
+ */
+const SELF_START = 0.1;
 const JOB_STATUSES = new Set<unknown>(['released', 'blocked', 'in_progress', 'done']);
 const RESOURCE_STATES = new Set<unknown>(['free', 'busy', 'down']);
 
@@ -72,20 +84,27 @@ export class OperationsModule extends DemoModule {
   }
 
   protected step(): void {
-    const r = this.rng.next();
     const by = (s: Job['status']) => [...this.jobs.values()].filter((j) => j.status === s);
+    // Done jobs leave the queue as fast as they come: left to the draw below (8 % of the steps),
+    // they piled up until, after some minutes, all 30 were done and nothing was left to propose.
+    const done = by('done');
+    if (done.length > DONE_KEPT_MAX) return this.replace(this.rng.pick(done));
+    const r = this.rng.next();
     if (r < 0.35) {
       const released = by('released');
       const job = released.length > 0 ? this.rng.pick(released) : undefined;
       const res = job && [...this.resources.values()].filter((x) => x.state === 'free' && x.capability === job.capability);
-      if (job && res && res.length > 0) this.startJob(job, this.rng.pick(res));
-      else this.maybeResource();
+      if (job && res && res.length > 0) {
+        // The floor starts a job without Tilstand now and then; most wait for a shift lead to
+        // approve the agent's assignment (assign_job), which is what the demo is there to show.
+        if (this.rng.chance(SELF_START)) this.startJob(job, this.rng.pick(res));
+      } else this.maybeResource();
     } else if (r < 0.65) {
       const running = by('in_progress');
       if (running.length > 0) this.finish(this.rng.pick(running));
     } else if (r < 0.75) {
       const released = by('released');
-      if (released.length > 0) {
+      if (released.length > 0 && by('blocked').length < BLOCKED_MAX) {
         const j = this.rng.pick(released);
         this.setJob(j, { status: 'blocked', blocked_reason: `material short: ${j.material_item}` });
       }
@@ -93,7 +112,6 @@ export class OperationsModule extends DemoModule {
       const blocked = by('blocked');
       if (blocked.length > 0) this.setJob(this.rng.pick(blocked), { status: 'released', blocked_reason: null });
     } else if (r < 0.93) {
-      const done = by('done');
       if (done.length > 0) this.replace(this.rng.pick(done));
     } else {
       this.maybeResource();

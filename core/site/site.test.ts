@@ -15,6 +15,7 @@ import { controlRequest } from './control.ts';
 import { readModuleSecrets } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
 import { BLOCKED_MAX, DONE_KEPT_MAX, OperationsModule } from './demo/operations.ts';
+import { inventoryModule, ON_HAND_HIGH } from './demo/stock-modules.ts';
 import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
 import { initDataDir } from './init.ts';
 import { Catalog } from '../lsm/index.ts';
@@ -368,6 +369,27 @@ describe('Site', () => {
         expect(c.blocked, `minute ${minute}: ${JSON.stringify(c)}`).toBeLessThanOrEqual(BLOCKED_MAX);
         expect(c.released, `minute ${minute}: ${JSON.stringify(c)}`).toBeGreaterThanOrEqual(10); // work the agent can propose to assign
       }
+    } finally {
+      await mod.stop();
+    }
+  });
+
+  it('the demo inventory stays near its level for hours: rows come near a reorder point now and then', async () => {
+    const folder = join(dir, 'demo-stock');
+    mkdirSync(folder);
+    const mod = inventoryModule({ url: 'mqtt://127.0.0.1:1', site: 'demo', username: 'inventory', password: '-', outboxPath: join(folder, 'inventory.outbox.db'), seed: 3, stepMs: 600_000 });
+    const m = mod as unknown as { step(): void; exportState(): { rows: Array<{ qty: number }> } };
+    try {
+      let low = 0;
+      for (let hour = 1; hour <= 4; hour++) {
+        for (let i = 0; i < 3600; i++) {
+          m.step();
+          if (i % 60 === 0) low += m.exportState().rows.filter((r) => r.qty < 20).length;
+        }
+        const qty = m.exportState().rows.map((r) => r.qty).sort((a, b) => a - b);
+        expect(qty[qty.length >> 1], `median on hand after ${hour} h`).toBeLessThanOrEqual(ON_HAND_HIGH + 60);
+      }
+      expect(low).toBeGreaterThan(0); // some row sat under 20 at some sampled minute
     } finally {
       await mod.stop();
     }

@@ -31,6 +31,9 @@ interface Spec {
   command?: (m: QuantityModule, c: Command, qty: number) => { qty: number } | { error: string };
 }
 
+/** On hand above which the demo's inventory takes more than it puts away. */
+export const ON_HAND_HIGH = 120;
+
 /** The largest quantity one command may add (a typo's guard, not a business rule). */
 const COMMAND_QTY_MAX = 100_000;
 
@@ -121,7 +124,10 @@ export const inventoryModule = (o: DemoModuleOptions): DemoModule =>
       contract: INVENTORY_STOCK,
       field: 'qty',
       initial: (m) => m.int(0, 200),
-      change: (m, q) => Math.max(0, q + (m.chance(0.6) ? -m.int(1, 12) : m.int(5, 40))),
+      // Picks take 1–12, put-aways add 5–40. Above ON_HAND_HIGH picks are likelier, so a row
+      // hovers there instead of growing ~5 a change (the demo's stock rose for ever and, after a
+      // few hours, no row came near a reorder point).
+      change: (m, q) => Math.max(0, q + (m.chance(q > ON_HAND_HIGH ? 0.8 : 0.6) ? -m.int(1, 12) : m.int(5, 40))),
     },
     o,
   );

@@ -5,12 +5,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import mqtt from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
 import { SyncEngine } from '../sync/engine.ts';
 import { openOutboxDb, Outbox } from '../sync/outbox.ts';
 import { DirectoryTarget } from '../sync/targets/directory.ts';
 import { runMain as cli } from './cli/test-support.ts';
+import { readModuleSecrets } from './demo/run.ts';
 import { demoConfig } from './demo/site.ts';
 import { initDataDir } from './init.ts';
 import { Site } from './site.ts';
@@ -190,7 +192,7 @@ describe('Site with an HQ target', () => {
     }
   }, 120_000);
 
-  it('after a restore, asks each module once to resend what came after the restored state', async () => {
+  it('after a restore, asks each module to resend what came after the restored state until it delivers', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-restore-'));
     dirs.push(dir);
     const data = join(dir, 'data');
@@ -203,15 +205,63 @@ describe('Site with an HQ target', () => {
     };
     writeFileSync(join(data, 'restore-note.json'), JSON.stringify(note));
     const lines: string[] = [];
-    const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, agentTimer: false, log: (l) => lines.push(l) });
+    const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, agentTimer: false, restoreResyncRepeatMs: 100, log: (l) => lines.push(l) });
     sites.push(site);
     expect(lines.some((l) => l.includes('restore: asked inventory/stock to resend after seq 41'))).toBe(true);
-    expect(JSON.parse(readFileSync(join(data, 'restore-note.json'), 'utf8')).resyncSentAtMs).toEqual(expect.any(Number));
+    const saved = () => JSON.parse(readFileSync(join(data, 'restore-note.json'), 'utf8')) as { resyncSentAtMs?: number; resyncAnswered?: Record<string, number> };
+    expect(saved().resyncSentAtMs).toEqual(expect.any(Number));
+    // The demo's inventory module delivers (its start-up snapshot): heard from, asked no more.
+    const end = Date.now() + 20_000;
+    while (saved().resyncAnswered?.['inventory/stock'] === undefined && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    expect(saved().resyncAnswered?.['inventory/stock']).toEqual(expect.any(Number));
+    expect(lines.some((l) => l.includes('restore: inventory/stock is delivering again'))).toBe(true);
     await site.stop();
     sites.pop();
     const again: string[] = [];
     const third = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, agentTimer: false, log: (l) => again.push(l) });
     sites.push(third);
-    expect(again.some((l) => l.includes('restore: asked'))).toBe(false); // once only
+    expect(again.some((l) => l.includes('restore: ask'))).toBe(false); // answered: never again
   }, 120_000);
+
+  it('after a restore, a module that connects only later (new broker passwords) still gets the request', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tilstand-site-restore-late-'));
+    dirs.push(dir);
+    const data = join(dir, 'data');
+    await initDataDir({ data, site: 'north' });
+    const note = {
+      site: 'north', restoredAtMs: 1, hq: '/hq', tables: {},
+      resync: [{ module: 'inventory', stream: 'stock', afterSeq: 41, topic: 'tilstand/north/resync/inventory', tables: { stock: 41 } }],
+    };
+    writeFileSync(join(data, 'restore-note.json'), JSON.stringify(note));
+    const lines: string[] = [];
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, agentTimer: false, ui: false, restoreResyncRepeatMs: 200, log: (l) => lines.push(l) });
+    sites.push(site);
+    expect(lines.some((l) => l.includes('restore: asked inventory/stock to resend after seq 41'))).toBe(true);
+    // The module connects a second later, long after that first request went to no one.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const { modules } = readModuleSecrets(join(data, 'secrets', 'modules.json'));
+    const inv = modules.inventory!;
+    const client = await mqtt.connectAsync(site.mqttUrl, { username: inv.username, password: inv.password, clientId: 'inventory', protocolVersion: 4, reconnectPeriod: 0 });
+    try {
+      const requests: Array<{ stream: string; from: number }> = [];
+      client.on('message', (_t, payload) => requests.push(JSON.parse(payload.toString()) as { stream: string; from: number }));
+      await client.subscribeAsync('tilstand/north/resync/inventory', { qos: 1 });
+      const until = async (what: string, ok: () => boolean) => {
+        const end = Date.now() + 15_000;
+        while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+        expect(ok(), what).toBe(true);
+      };
+      await until('a resend request', () => requests.length > 0);
+      expect(requests[0]).toEqual({ stream: 'stock', from: 42 });
+      // It resends from 42: heard from, so the requests stop.
+      const event = { op: 'u', before: null, after: { item: 'A-1', location: 'L1', qty: 3 }, source: { module: 'inventory', stream: 'stock', seq: 42 }, ts_ms: Date.now(), contract: { name: 'inventory.stock', version: 1 } };
+      await client.publishAsync('tilstand/north/events/inventory/stock', JSON.stringify(event), { qos: 1 });
+      await until('the stream heard from', () => lines.some((l) => l.includes('restore: inventory/stock is delivering again (seq 42)')));
+      const seen = requests.length;
+      await new Promise((r) => setTimeout(r, 1_000)); // five periods
+      expect(requests.length).toBe(seen);
+    } finally {
+      await client.endAsync();
+    }
+  }, 60_000);
 });

@@ -84,10 +84,14 @@ export interface SiteStartOptions {
   hq?: string;
   /** How often sync plans and uploads (default 60 s). */
   syncIntervalMs?: number;
+  /** After a restore, how often a module not heard from yet is asked again to resend (default 30 s). */
+  restoreResyncRepeatMs?: number;
 }
 
 /** The renderer `npm run build` writes. */
 const DEFAULT_SYNC_INTERVAL_MS = 60_000;
+/** After a restore, how often a stream with no event yet is asked again to resend (`resyncAfterRestore`). */
+const RESTORE_RESYNC_REPEAT_MS = 30_000;
 /** How often a site whose sync lock another process holds tries to take it. */
 const SYNC_LOCK_RETRY_MS = 10_000;
 
@@ -194,6 +198,7 @@ export class Site {
   private readonly userStore: UserStore;
   private tickTimer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
+  private restoreTimer: NodeJS.Timeout | undefined;
   private pruning = false;
   private stopping: Promise<void> | undefined;
   private readonly rowCounter = new RowCounter();
@@ -369,7 +374,7 @@ export class Site {
       this.log(`control socket ${p.controlSocket} cannot listen (${(e as Error).message}); CLI commands will read the directory instead`);
     }
     this.siteService.start();
-    this.resyncAfterRestore();
+    this.resyncAfterRestore(o.restoreResyncRepeatMs ?? RESTORE_RESYNC_REPEAT_MS);
 
     if (o.demo) {
       let secrets;
@@ -494,17 +499,51 @@ export class Site {
 
   /**
    * A site rebuilt by `tilstand restore` holds HQ's last synced state; its note says, per module
-   * and stream, the high-water mark it has. Ask each module once to resend what came after.
+   * and stream, the high-water mark it has. Each stream is asked to resend what came after, and
+   * asked again every `repeatMs` until it delivers its first event: on a replacement PC the modules
+   * connect only once their installers have the new broker passwords, and a request published
+   * while no module is connected reaches no one (MQTT keeps nothing for a session the new broker
+   * never had). Once a stream delivers, the sequencer's own gap handling covers whatever is still
+   * missing. The streams heard from are kept in the note (`resyncAnswered`), so a restart asks only
+   * the others.
    */
-  private resyncAfterRestore(): void {
+  private resyncAfterRestore(repeatMs: number): void {
     const path = join(this.data, RESTORE_NOTE);
-    const note = readRestoreNote(this.data) as (ReturnType<typeof readRestoreNote> & { resyncSentAtMs?: number }) | undefined;
-    if (!note || note.resyncSentAtMs !== undefined) return;
-    for (const r of note.resync) {
+    type Note = NonNullable<ReturnType<typeof readRestoreNote>> & { resyncSentAtMs?: number; resyncAnswered?: Record<string, number> };
+    const note = readRestoreNote(this.data) as Note | undefined;
+    if (!note) return;
+    const key = (r: { module: string; stream: string }) => `${r.module}/${r.stream}`;
+    const answered = { ...(note.resyncAnswered ?? {}) };
+    let pending = note.resync.filter((r) => answered[key(r)] === undefined);
+    if (pending.length === 0) return;
+    const first = note.resyncSentAtMs === undefined;
+    for (const r of pending) {
       this.publishResync(r.module, r.stream, r.afterSeq + 1);
-      this.log(`restore: asked ${r.module}/${r.stream} to resend after seq ${r.afterSeq}`);
+      this.log(`restore: ${first ? 'asked' : 'asking again:'} ${key(r)} to resend after seq ${r.afterSeq}${first ? '' : ' (not heard from since the restore)'}`);
     }
-    writeFileSync(path, `${JSON.stringify({ ...note, resyncSentAtMs: Date.now() }, null, 2)}\n`);
+    const save = () => writeFileSync(path, `${JSON.stringify({ ...note, resyncSentAtMs: note.resyncSentAtMs ?? Date.now(), resyncAnswered: answered }, null, 2)}\n`);
+    if (first) save();
+    this.restoreTimer = setInterval(() => {
+      const heard = new Map(this.ingest.ingestor.streamActivity().map((a) => [key(a), a]));
+      const still: typeof pending = [];
+      for (const r of pending) {
+        const a = heard.get(key(r));
+        if (a && a.lastEventMs !== null) {
+          answered[key(r)] = a.lastEventMs;
+          this.log(`restore: ${key(r)} is delivering again (seq ${a.lastSeq}); no more resend requests`);
+        } else {
+          still.push(r);
+          this.publishResync(r.module, r.stream, r.afterSeq + 1);
+        }
+      }
+      if (still.length < pending.length) save();
+      pending = still;
+      if (pending.length === 0) {
+        clearInterval(this.restoreTimer);
+        this.restoreTimer = undefined;
+      }
+    }, repeatMs);
+    this.restoreTimer.unref?.();
   }
 
   private publishResync(module: string, stream: string, from: number): void {
@@ -822,6 +861,7 @@ export class Site {
     };
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    if (this.restoreTimer) clearInterval(this.restoreTimer);
     await step('site service', () => this.siteService?.stop());
     await step('sync', async () => {
       if (this.syncRetry) clearTimeout(this.syncRetry);

@@ -45,4 +45,11 @@ describe('Users screen', () => {
     expect(rowOf(render('nb'), 'Per')).toContain('<td>Operatør</td>');
     expect(rowOf(render('de'), 'Ada')).toContain('<td>Administrator</td>');
   });
+
+  it('calls the column and the field "role": a user has one', () => {
+    expect(render()).toMatch(/<th[^>]*>Role<\/th>/);
+    expect(render('nb')).toMatch(/<th[^>]*>Rolle<\/th>/);
+    expect(render('de')).toMatch(/<th[^>]*>Rolle<\/th>/);
+    expect(render()).not.toContain('Roles');
+  });
 });

@@ -17,7 +17,7 @@ import { createWriteStream } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
-import { Catalog, type Snapshot, type Table } from '../lsm/index.ts';
+import { Catalog, LsmError, type Snapshot, type Table } from '../lsm/index.ts';
 import { snapshotToJson } from '../lsm/snapshot.ts';
 import { AGENT_TAG_PREFIX, AgentConfigError, agentConfig, compareRunIds, STATE_TABLES, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, readDecisionLog, readProposals, type Json } from '../inbox/index.ts';
@@ -124,7 +124,21 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
     if (holders.length === 0) throw new Error(`no table of ${database} has a tag ${from}`);
     const cutMs = Math.max(...holders.map(([, t]) => t.tags.get(from).snapshot.timeMillis));
     ends(cutMs);
-    for (const [n, t] of opened) tables.set(n, { table: t, snapshot: t.tags.exists(from) ? t.tags.get(from).snapshot : at(t, cutMs) });
+    for (const [n, t] of opened) {
+      let snapshot: Snapshot | undefined;
+      if (t.tags.exists(from)) snapshot = t.tags.get(from).snapshot;
+      else {
+        try {
+          snapshot = at(t, cutMs);
+        } catch (e) {
+          // An agent run's tag is only on the tables it read; the others' snapshots of its instant
+          // expire after an hour (snapshot.time-retained).
+          if (!(e instanceof LsmError && e.kind === 'NotFound')) throw e;
+          throw new Error(`${from} is not a tag of ${n}, and ${n} no longer has a snapshot of its instant (${new Date(cutMs).toISOString()}): ${e.message}. Cut at a tag every table has, such as that hour's hourly-… tag`);
+        }
+      }
+      tables.set(n, { table: t, snapshot });
+    }
     for (const { table, snapshot } of tables.values()) if (snapshot) table.createTag(tag, snapshot.id);
     return { tag, cutMs, tables, reused: false, from };
   }

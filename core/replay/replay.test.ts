@@ -220,6 +220,15 @@ describe('replay', () => {
     expect(late.code).not.toBe(0);
     expect(late.err).toMatch(/no snapshot of site_s1\.\w+ at or before/);
 
+    // An agent run's tag of that time is on the state tables only, and the inbox's snapshots of
+    // its instant are gone: refused, pointing at the hourly tag, with nothing tagged.
+    const run = 'agent-20261130-061400-000'; // not cut at before (the run of 06:12 was)
+    expect(Table.open(join(db, 'work_queue')).tags.exists(run)).toBe(true);
+    const gone = await cli(['replay', 'export', '--data', live.dir, '--tag', run, '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-gone')]);
+    expect(gone.code).not.toBe(0);
+    expect(gone.err).toMatch(new RegExp(`${run} is not a tag of (\\w+), and \\1 no longer has a snapshot of its instant .*Cut at a tag every table has, such as that hour's hourly-… tag`));
+    expect(Table.open(join(db, 'work_queue')).tags.exists(`replay-${run}`)).toBe(false);
+
     const dir = join(work, 'fx-hourly');
     const r = await cli(['replay', 'export', '--data', live.dir, '--tag', 'hourly-2026113006', '--until', new Date(UNTIL).toISOString(), '--out', dir]);
     expect(r.code, r.err).toBe(0);

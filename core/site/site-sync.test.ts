@@ -233,12 +233,15 @@ describe('Site with an HQ target', () => {
       resync: [{ module: 'inventory', stream: 'stock', afterSeq: 41, topic: 'tilstand/north/resync/inventory', tables: { stock: 41 } }],
     };
     writeFileSync(join(data, 'restore-note.json'), JSON.stringify(note));
+    // `tilstand status` on the stopped directory names the streams the site will ask.
+    expect(formatStatus(statusFromDirectory(data)).join('\n')).toContain('restore: not heard from since the restore: inventory/stock (the site asks them once it runs;');
     const lines: string[] = [];
     const site = await Site.start({ data, mqttPort: 0, httpPort: 0, agentTimer: false, ui: false, restoreResyncRepeatMs: 200, log: (l) => lines.push(l) });
     sites.push(site);
     expect(lines.some((l) => l.includes('restore: asked inventory/stock to resend after seq 41'))).toBe(true);
     // The module connects a second later, long after that first request went to no one.
     await new Promise((r) => setTimeout(r, 1_000));
+    expect(formatStatus(site.status()).join('\n')).toContain('restore: not heard from since the restore: inventory/stock (asked every 30 s to resend what came after the restored state;');
     const { modules } = readModuleSecrets(join(data, 'secrets', 'modules.json'));
     const inv = modules.inventory!;
     const client = await mqtt.connectAsync(site.mqttUrl, { username: inv.username, password: inv.password, clientId: 'inventory', protocolVersion: 4, reconnectPeriod: 0 });
@@ -257,6 +260,7 @@ describe('Site with an HQ target', () => {
       const event = { op: 'u', before: null, after: { item: 'A-1', location: 'L1', qty: 3 }, source: { module: 'inventory', stream: 'stock', seq: 42 }, ts_ms: Date.now(), contract: { name: 'inventory.stock', version: 1 } };
       await client.publishAsync('tilstand/north/events/inventory/stock', JSON.stringify(event), { qos: 1 });
       await until('the stream heard from', () => lines.some((l) => l.includes('restore: inventory/stock is delivering again (seq 42)')));
+      expect(formatStatus(site.status()).join('\n')).not.toContain('restore:');
       const seen = requests.length;
       await new Promise((r) => setTimeout(r, 1_000)); // five periods
       expect(requests.length).toBe(seen);

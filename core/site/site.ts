@@ -41,7 +41,7 @@ import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
-import { journalState, redactTarget, RowCounter, type SiteStatus } from './status.ts';
+import { journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
 import { type ConfigChange, type Json } from '../inbox/index.ts';
@@ -509,12 +509,11 @@ export class Site {
    */
   private resyncAfterRestore(repeatMs: number): void {
     const path = join(this.data, RESTORE_NOTE);
-    type Note = NonNullable<ReturnType<typeof readRestoreNote>> & { resyncSentAtMs?: number; resyncAnswered?: Record<string, number> };
-    const note = readRestoreNote(this.data) as Note | undefined;
+    const note = readRestoreNote(this.data) as RestoreNoteState | undefined;
     if (!note) return;
-    const key = (r: { module: string; stream: string }) => `${r.module}/${r.stream}`;
+    const key = resyncStreamKey;
     const answered = { ...(note.resyncAnswered ?? {}) };
-    let pending = note.resync.filter((r) => answered[key(r)] === undefined);
+    let pending = unansweredResyncs(note);
     if (pending.length === 0) return;
     const first = note.resyncSentAtMs === undefined;
     for (const r of pending) {
@@ -670,6 +669,7 @@ export class Site {
       streams: app ? app.streams : null,
       alarms: app ? app.alarms : null,
       sync: app?.sync.configured ? app.sync : null,
+      restoreWaiting: restoreWaiting(this.data),
     };
   }
 

@@ -12,6 +12,7 @@ import { catalogOptions, dataPaths, ingestBudgets, readConfig, type SiteConfig }
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { openOutboxDb, Outbox } from '../sync/outbox.ts';
+import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import type { StreamView, SyncStatus } from './api.ts';
 
 export interface TableState {
@@ -59,6 +60,29 @@ export interface SiteStatus {
    * runs, from the outbox in site.db; null when the site has no HQ target.
    */
   sync: SyncStatus | null;
+  /**
+   * After `tilstand restore`: the streams (`module/stream`) not heard from since, which the site
+   * asks to resend what came after the restored state; null without a restore note or once all
+   * have delivered.
+   */
+  restoreWaiting: string[] | null;
+}
+
+/** The restore note as the site keeps it: `tilstand restore`'s, plus what the site has asked and heard. */
+export type RestoreNoteState = RestoreNote & { resyncSentAtMs?: number; resyncAnswered?: Record<string, number> };
+
+export const resyncStreamKey = (r: { module: string; stream: string }): string => `${r.module}/${r.stream}`;
+
+/** The note's resync requests whose streams have not delivered since the restore. */
+export function unansweredResyncs(note: RestoreNoteState): RestoreNote['resync'] {
+  return note.resync.filter((r) => note.resyncAnswered?.[resyncStreamKey(r)] === undefined);
+}
+
+/** `SiteStatus.restoreWaiting` of a data directory. */
+export function restoreWaiting(data: string): string[] | null {
+  const note = readRestoreNote(data) as RestoreNoteState | undefined;
+  const waiting = note ? unansweredResyncs(note).map(resyncStreamKey) : [];
+  return waiting.length > 0 ? waiting : null;
 }
 
 /** A sync engine's status as the site shows it (the UI's Sync screen, `tilstand status`). */
@@ -196,6 +220,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
     streams: null,
     alarms: null,
     sync: syncFromDirectory(data, config, nowMs),
+    restoreWaiting: restoreWaiting(data),
   };
 }
 
@@ -242,6 +267,9 @@ export function formatStatus(s: SiteStatus): string[] {
     const waited = y.oldestUnsyncedMs === null ? '' : ` (the oldest waited ${secs(y.oldestUnsyncedMs)})`;
     const last = y.lastSuccessMs === null ? 'never' : `${secs(Math.max(0, s.nowMs - y.lastSuccessMs))} ago`;
     lines.push(`sync: to ${y.target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : ', STALLED'}, ${y.pendingItems} steps pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
+  }
+  if (s.restoreWaiting) {
+    lines.push(`restore: not heard from since the restore: ${s.restoreWaiting.join(', ')} (${s.running ? 'asked every 30 s to resend what came after the restored state' : 'the site asks them once it runs'}; a module needs its new broker password to connect)`);
   }
   if (s.streams && s.streams.length > 0) {
     lines.push('');

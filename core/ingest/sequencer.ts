@@ -190,9 +190,7 @@ export class Sequencer<T> {
       for (const h of s.held.values()) if (h.arrived_ms > now) h.arrived_ms = now;
       if (s.progress_ms > now) s.progress_ms = now;
       if (s.resync_at_ms !== undefined && s.resync_at_ms > now) s.resync_at_ms = now;
-      let since = Infinity;
-      for (const h of s.held.values()) since = Math.min(since, h.arrived_ms);
-      const age = now - Math.max(since, s.progress_ms);
+      const age = now - this.gapSince(s);
       if (age >= this.options.gap_give_up_ms) {
         const gap = this.gapOf(s);
         s.issued = gap.to;
@@ -229,9 +227,7 @@ export class Sequencer<T> {
   gap(module: string, stream: string): { from: number; to: number; sinceMs: number; skipAtMs: number | null } | null {
     const s = this.byModule.get(module)?.get(stream);
     if (!s || s.held.size === 0) return null;
-    let since = Infinity;
-    for (const h of s.held.values()) since = Math.min(since, h.arrived_ms);
-    const sinceMs = Math.max(since, s.progress_ms);
+    const sinceMs = this.gapSince(s);
     const { from, to } = this.gapOf(s);
     const giveUp = this.options.gap_give_up_ms;
     return { from, to, sinceMs, skipAtMs: giveUp === Infinity ? null : sinceMs + giveUp };
@@ -260,6 +256,16 @@ export class Sequencer<T> {
       ready.push({ seq: s.issued, item: next.item });
     }
     if (s.held.size === 0) s.resync_at_ms = undefined;
+  }
+
+  /**
+   * Where a held stream's gap age counts from: the earliest arrival among its held events, or its
+   * last in-order progress if that came later (CONTRACTS.md, "Gap policy").
+   */
+  private gapSince(s: Stream<T>): number {
+    let since = Infinity;
+    for (const h of s.held.values()) since = Math.min(since, h.arrived_ms);
+    return Math.max(since, s.progress_ms);
   }
 
   private gapOf(s: Stream<T>): GapReport {

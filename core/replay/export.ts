@@ -88,8 +88,10 @@ export interface Cut {
  * Tags the snapshots current at `atMs` (default: the latest) on every table of the database with
  * `tag` (resolved for all tables first, then created back to back). When the tag exists on some
  * table already, the existing tags are the cut. The cut's instant is `atMs`, else the newest tagged
- * snapshot's time (`clock` only when no table has a snapshot). `untilMs` before that instant is
- * refused before anything is tagged.
+ * snapshot's time (`clock` only when no table has a snapshot). Else, when `from` names a tag some
+ * table has (`--tag` naming an `hourly-…` or `agent-…` tag rather than a fixture), that tag is the
+ * cut: its snapshots where it is, the other tables' at its instant (`Cut.from`). `untilMs` before
+ * the cut's instant is refused before anything is tagged.
  */
 export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; from?: string; clock?: () => number; untilMs?: number } = {}): Cut {
   const names = catalog.listTables(database);
@@ -116,12 +118,11 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
     // A table whose first snapshot came after the instant had nothing then (it started empty).
     return first && first.timeMillis > atMs && earliest === 1 ? undefined : t.resolve({ timestampMs: atMs });
   };
-  if (o.from !== undefined) {
+  const from = o.from;
+  const holders = from === undefined ? [] : opened.filter(([, t]) => t.tags.exists(from));
+  if (from !== undefined && holders.length > 0) {
     // Another tag as the cut: its snapshots where it is, the others at its instant.
-    if (o.atMs !== undefined) throw new Error(`give the cut once: --at, or a tag to cut at (${o.from})`);
-    const from = o.from;
-    const holders = opened.filter(([, t]) => t.tags.exists(from));
-    if (holders.length === 0) throw new Error(`no table of ${database} has a tag ${from}`);
+    if (o.atMs !== undefined) throw new Error(`give the cut once: --at, or a tag to cut at (${from})`);
     const cutMs = Math.max(...holders.map(([, t]) => t.tags.get(from).snapshot.timeMillis));
     ends(cutMs);
     for (const [n, t] of opened) {
@@ -151,18 +152,6 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
   ends(cutMs);
   for (const { table, snapshot } of tables.values()) if (snapshot) table.createTag(tag, snapshot.id);
   return { tag, cutMs, tables, reused: false };
-}
-
-/**
- * The tag to cut at when `--tag` names a tag of the tables that is not a fixture's (an agent run's
- * `agent-…`, an `hourly-…`, a person's): undefined when it names a fixture, new or made before.
- */
-export function cutSource(catalog: Catalog, database: string, given: string): string | undefined {
-  const tag = tagName(given);
-  if (given === tag) return undefined;
-  const tables = catalog.listTables(database).map((n) => catalog.getTable({ database, table: n }));
-  if (tables.some((t) => t.tags.exists(tag))) return undefined; // the fixture's own cut, made before: read again
-  return tables.some((t) => t.tags.exists(given)) ? given : undefined;
 }
 
 function copyInto(src: string, dst: string): void {
@@ -267,8 +256,8 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
   const untilMs = o.untilMs ?? now;
   if (untilMs > now) throw new Error(`until (${new Date(untilMs).toISOString()}) is in the future: the events after now have not arrived (--until now ends the period at the export)`);
   const catalog = new Catalog(join(o.data, 'warehouse'));
-  const from = cutSource(catalog, database, o.tag);
-  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(from !== undefined ? { from } : {}), clock: () => now, untilMs });
+  // `--tag hourly-…` names the fixture replay-hourly-… and, unless that cut exists, cuts at the hourly tag.
+  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(o.tag !== tag ? { from: o.tag } : {}), clock: () => now, untilMs });
 
   const archive = o.out.endsWith('.tar');
   if (!archive && existsSync(o.out) && readdirSync(o.out).length > 0) throw new Error(`${o.out} exists and is not empty`);

@@ -9,7 +9,7 @@ describe('site API request validation', () => {
     expect(validateCall('signIn', { badge: 'B-0042' }).method).toBe('signIn');
     validateCall('decide', { id: 'p-1', decision: 'approve', comment: 'ok' });
     validateCall('stock', { search: 'ITEM', below: true, limit: 10 });
-    validateCall('history', { table: 'stock', at: { tag: 'agent-7' }, limit: 10 });
+    validateCall('history', { table: 'stock', at: { tag: 'agent-7' }, limit: 10, contains: 'ITEM-0' });
     validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
     validateCall('listProposals', { status: ['open', 'deferred'] });
     validateCall('tags', { table: 'work_queue', search: 'decision-P-', limit: 200 });
@@ -25,6 +25,8 @@ describe('site API request validation', () => {
     ['status', { extra: 1 }, /unexpected field 'extra'/],
     ['status', JSON.parse('{"__proto__": {"admin": true}}'), /unexpected field '__proto__'/],
     ['history', { table: '../etc', at: { latest: true } }, /not a table name/],
+    ['history', { table: 'stock', at: { latest: true }, contains: 7 }, /request\.contains/],
+    ['diff', { table: 'stock', from: { latest: true }, to: { latest: true }, contains: 'x'.repeat(129) }, /request\.contains/],
     ['stock', { limit: 1e9 }, /request.limit: expected an integer/],
     ['stock', { below: 'yes' }, /request.below: expected true or false/],
     ['tags', { table: 'stock', limit: 0 }, /request.limit: expected an integer/],

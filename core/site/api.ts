@@ -294,19 +294,28 @@ export type ReadPointRequest = { tag: string } | { snapshotId: number } | { time
 
 export interface HistoryResult {
   table: string;
+  /** The snapshot read and when it was committed; null for a table with no snapshot yet. */
   snapshotId: number | null;
+  snapshotMs: number | null;
   columns: string[];
   /** Each column's type as Paimon spells it, in `columns` order. */
   types: string[];
   rows: unknown[][];
+  /** More rows matched than `limit`: the read stopped there. */
+  more: boolean;
 }
 
 export interface DiffResult {
   table: string;
+  /** The two snapshots compared (null: before the table's first). */
+  from: { snapshotId: number | null; snapshotMs: number | null };
+  to: { snapshotId: number | null; snapshotMs: number | null };
   columns: string[];
   /** Each column's type as Paimon spells it, in `columns` order. */
   types: string[];
   changes: Array<{ kind: '+I' | '-U' | '+U' | '-D'; row: unknown[] }>;
+  /** More changes matched than `limit`: the read stopped there. */
+  more: boolean;
 }
 
 /** The first-run state: a new data directory has no site id and no admin yet. */
@@ -366,8 +375,9 @@ export interface SiteApiMethods {
    * contains `search` when given. A site keeps thousands (an agent run tags every minute).
    */
   tags: { req: { table: string; search?: string; limit?: number }; res: Array<{ name: string; snapshotId: number; createdMs: number | null }> };
-  history: { req: { table: string; at: ReadPointRequest; limit?: number }; res: HistoryResult };
-  diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number }; res: DiffResult };
+  /** `contains`: only rows with a cell that contains it (case-insensitive), as the screen shows the cell. */
+  history: { req: { table: string; at: ReadPointRequest; limit?: number; contains?: string }; res: HistoryResult };
+  diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number; contains?: string }; res: DiffResult };
   syncStatus: { req: Record<string, never>; res: SyncStatus };
   deadLetters: { req: { status?: 'open' | 'replayed' | 'dismissed'; limit?: number }; res: DeadLetterView[] };
   replayDeadLetters: { req: { ids?: string[] }; res: { replayed: number; failed: number; notOpen: string[] } };

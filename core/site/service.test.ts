@@ -342,6 +342,36 @@ describe('SiteService', () => {
     expect(h.types[h.columns.indexOf('due_at')]).toBe('TIMESTAMP(3)');
     expect(h.types[h.columns.indexOf('job_id')]).toBe('STRING NOT NULL');
     expect(d.types).toEqual(h.types);
+    // The snapshots read, with their commit times; a cut says there is more.
+    const wqTable = site.catalog.getTable({ database: 'site_demo', table: 'work_queue' });
+    const tagged = wqTable.resolve({ tag: tag!.name })!;
+    const latest = wqTable.resolve({})!;
+    expect(h).toMatchObject({ snapshotId: tagged.id, snapshotMs: tagged.timeMillis, more: false });
+    expect(d).toMatchObject({ from: { snapshotId: tagged.id, snapshotMs: tagged.timeMillis }, to: { snapshotId: latest.id, snapshotMs: latest.timeMillis } });
+    const cut = await api.call('history', { table: 'work_queue', at: { tag: tag!.name }, limit: 5 }, s);
+    expect(cut.rows).toEqual(h.rows.slice(0, 5));
+    expect(cut.more).toBe(true);
+    expect((await api.call('history', { table: 'work_queue', at: { tag: tag!.name }, limit: h.rows.length }, s)).more).toBe(false);
+    // `contains` keeps the rows with a cell that contains it, case-insensitive, before the cut.
+    const job = h.rows[h.rows.length - 1]![h.columns.indexOf('job_id')] as string;
+    const one = await api.call('history', { table: 'work_queue', at: { tag: tag!.name }, contains: ` ${job.toLowerCase()} `, limit: 1 }, s);
+    expect(one.rows.map((r) => r[h.columns.indexOf('job_id')])).toEqual([job]);
+    expect(one.more).toBe(false);
+    const blocked = await api.call('history', { table: 'work_queue', at: { tag: tag!.name }, contains: 'BLOCKED' }, s);
+    expect(blocked.rows.length).toBeGreaterThan(0);
+    expect(blocked.rows.length).toBeLessThan(h.rows.length);
+    expect(blocked.rows.every((r) => r.some((v) => String(v).toLowerCase().includes('blocked')))).toBe(true);
+    // From the first snapshot (the modules' first events) the diff holds every job.
+    expect(latest.id).toBeGreaterThan(1);
+    const fromFirst = await api.call('diff', { table: 'work_queue', from: { snapshotId: 1 }, to: { latest: true } }, s);
+    expect(fromFirst.changes.length).toBeGreaterThan(1);
+    const dJob = fromFirst.changes[fromFirst.changes.length - 1]!.row[h.columns.indexOf('job_id')] as string;
+    const dOne = await api.call('diff', { table: 'work_queue', from: { snapshotId: 1 }, to: { latest: true }, contains: dJob }, s);
+    expect(dOne.changes.length).toBeGreaterThan(0);
+    expect(dOne.changes.length).toBeLessThan(fromFirst.changes.length);
+    expect(dOne.changes.every((c) => c.row.some((v) => String(v).includes(dJob)))).toBe(true);
+    expect(await api.call('diff', { table: 'work_queue', from: { snapshotId: 1 }, to: { latest: true }, limit: 1 }, s)).toMatchObject({ changes: fromFirst.changes.slice(0, 1), more: true });
+    expect((await api.call('diff', { table: 'work_queue', from: { latest: true }, to: { latest: true } }, s))).toMatchObject({ changes: [], more: false, from: { snapshotId: latest.id }, to: { snapshotId: latest.id } });
     expect(await kindOf(api.call('history', { table: 'nope', at: { latest: true } }, s))).toBe('not_found');
     expect(await kindOf(api.call('history', { table: 'work_queue', at: { tag: 'no-such-tag' } }, s))).toBe('not_found');
     const st = await api.call('status', {}, s);

@@ -29,6 +29,8 @@ import {
   SiteApiError,
   type Alarm,
   type DeadLetterView,
+  type DiffResult,
+  type HistoryResult,
   type ProposalDetail,
   type ProposalView,
   type ReadPointRequest,
@@ -153,8 +155,8 @@ export class SiteService implements SiteBackend {
           .sort((a, b) => b.snapshotId - a.snapshotId || (a.name < b.name ? 1 : -1))
           .slice(0, req.limit ?? TAGS_LIMIT);
       },
-      history: (req) => this.history(req.table, req.at, req.limit ?? HISTORY_LIMIT),
-      diff: (req) => this.diff(req.table, req.from, req.to, req.limit ?? HISTORY_LIMIT),
+      history: (req) => this.history(req.table, req.at, req.limit ?? HISTORY_LIMIT, req.contains),
+      diff: (req) => this.diff(req.table, req.from, req.to, req.limit ?? HISTORY_LIMIT, req.contains),
       syncStatus: () => this.syncStatus(),
       deadLetters: (req) =>
         this.site.ingestor
@@ -740,40 +742,71 @@ export class SiteService implements SiteBackend {
     return {};
   }
 
-  private history(name: string, at: ReadPointRequest, limit: number) {
+  /**
+   * The table as it was at `at`: at most `limit` rows (`more` says there were others), those with
+   * a cell that contains `contains` (case-insensitive, as the cell is shown) when it is given.
+   */
+  private history(name: string, at: ReadPointRequest, limit: number, contains?: string): HistoryResult {
     const t = this.table(name);
-    const point = this.readPoint(t, at);
-    const snapshot = t.resolve(point);
+    const snapshot = t.resolve(this.readPoint(t, at));
     const fields = t.schema.fields;
+    const keep = cellFilter(contains);
     const rows: unknown[][] = [];
+    let more = false;
     if (snapshot) {
       const r = t.reader({ snapshotId: snapshot.id });
       try {
         for (const row of r.scan()) {
-          rows.push(fields.map((f, i) => valueToJson(f.type, row[i])));
-          if (rows.length >= limit) break;
+          const out = fields.map((f, i) => valueToJson(f.type, row[i]));
+          if (!keep(out)) continue;
+          if (rows.length === limit) {
+            more = true;
+            break;
+          }
+          rows.push(out);
         }
       } finally {
         r.close();
       }
     }
-    return { table: name, snapshotId: snapshot?.id ?? null, columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), rows };
+    return {
+      table: name, snapshotId: snapshot?.id ?? null, snapshotMs: snapshot?.timeMillis ?? null,
+      columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), rows, more,
+    };
   }
 
-  private diff(name: string, from: ReadPointRequest, to: ReadPointRequest, limit: number) {
+  /** What changed between two points of a table, as `history` filters and cuts it. */
+  private diff(name: string, from: ReadPointRequest, to: ReadPointRequest, limit: number, contains?: string): DiffResult {
     const t = this.table(name);
-    const a = t.resolve(this.readPoint(t, from))?.id ?? 0;
-    const b = t.resolve(this.readPoint(t, to))?.id ?? 0;
+    const a = t.resolve(this.readPoint(t, from));
+    const b = t.resolve(this.readPoint(t, to));
     const fields = t.schema.fields;
-    const changes: SiteApiMethods['diff']['res']['changes'] = [];
-    if (a !== b) {
-      for (const c of t.changes({ from: a, to: b, mode: 'diff' })) {
-        changes.push({ kind: c.kind, row: fields.map((f, i) => valueToJson(f.type, c.row[i])) });
-        if (changes.length >= limit) break;
+    const keep = cellFilter(contains);
+    const changes: DiffResult['changes'] = [];
+    let more = false;
+    if ((a?.id ?? 0) !== (b?.id ?? 0)) {
+      for (const c of t.changes({ from: a?.id ?? 0, to: b?.id ?? 0, mode: 'diff' })) {
+        const row = fields.map((f, i) => valueToJson(f.type, c.row[i]));
+        if (!keep(row)) continue;
+        if (changes.length === limit) {
+          more = true;
+          break;
+        }
+        changes.push({ kind: c.kind, row });
       }
     }
-    return { table: name, columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), changes };
+    return {
+      table: name, from: { snapshotId: a?.id ?? null, snapshotMs: a?.timeMillis ?? null }, to: { snapshotId: b?.id ?? null, snapshotMs: b?.timeMillis ?? null },
+      columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), changes, more,
+    };
   }
+}
+
+/** History's row filter: some cell, as the API gives it (nested values as JSON), contains the text (case-insensitive). */
+function cellFilter(contains: string | undefined): (row: unknown[]) => boolean {
+  const q = contains?.trim().toLowerCase();
+  if (!q) return () => true;
+  return (row) => row.some((v) => v !== null && v !== undefined && (typeof v === 'object' ? JSON.stringify(v) : String(v)).toLowerCase().includes(q));
 }
 
 // --------------------------------------------------------------------------------------------

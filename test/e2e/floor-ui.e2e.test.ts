@@ -314,7 +314,11 @@ suite('the floor UI end to end (chromium)', () => {
 
   it('travels in time: the work queue at the agent tag, and the diff with latest', async () => {
     await go('history');
+    // The screen opens on the stock as it is now, saying which snapshot that is.
+    await page.waitForSelector('table[aria-label="stock"] tbody tr');
+    expect(await page.locator('.history-summary').textContent()).toMatch(/^stock at snapshot #\d+, committed .+\. Rows: \d+$/);
     await page.selectOption('select[name="table"]', 'work_queue');
+    await page.waitForSelector('table[aria-label="work_queue"] tbody tr');
     await page.selectOption('select[name="kind"]', 'tag');
     await page.waitForSelector('select[name="tag"] option', { state: 'attached' });
     // The oldest agent tag: the first run, before this test approved anything.
@@ -348,7 +352,16 @@ suite('the floor UI end to end (chromium)', () => {
     const kinds = await page.locator('tr.change td:first-child').allTextContents();
     expect(kinds).toContain('+U');
     expect(kinds).toContain('-U');
+    expect(await page.locator('.history-summary').textContent()).toMatch(/^work_queue from snapshot #\d+ \(.+\) to the latest, #\d+ \(.+\)\. Changes: \d+$/);
     await shot('history-diff');
+    // "Rows containing" narrows the read to one job (the site filters before its cut).
+    const job = (await page.locator('tr.change td:nth-child(2)').first().textContent())!;
+    await page.fill('input[name="contains"]', job);
+    await page.click('form.history-form button[type="submit"]');
+    await expect.poll(() => page.locator('table[aria-label="work_queue"] tbody tr').count()).toBe(1);
+    expect(await page.locator('table[aria-label="work_queue"] tbody tr td').first().textContent()).toBe(job);
+    expect(await page.locator('.history-summary').textContent()).toMatch(/\. Rows: 1$/);
+    expect(await page.locator('section p.muted').allTextContents()).toContain(`Only rows with a cell that contains “${job}”.`);
   });
 
   it('shows on a job what waits for a decision about it, one click from the inbox', async () => {

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { ReadPointRequest } from '../../../core/site/api.ts';
 import { Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
+import { formatTime } from '../i18n/messages.ts';
 import { TAGS_SHOWN } from '../store/store.ts';
 
 type Kind = 'latest' | 'tag' | 'snapshot' | 'time';
@@ -21,7 +22,18 @@ export function History() {
   const [kind, setKind] = useState<Kind>('latest');
   const [value, setValue] = useState('');
   const [tagSearch, setTagSearch] = useState('');
+  const [contains, setContains] = useState('');
+  // The filter the shown rows were read with (the field may have changed since).
+  const [applied, setApplied] = useState('');
   useEffect(() => void loadTables(), [loadTables]);
+  // The screen opens on the latest state of the table (the stock), as it does on a table picked
+  // while "Latest" is chosen; any other point is read when "Show" is pressed.
+  useEffect(() => {
+    if (kind !== 'latest') return;
+    setApplied(contains.trim());
+    void loadHistory(table, { latest: true }, contains);
+    // Not on `contains`: the filter is read when asked for, not at every keystroke.
+  }, [table, kind, loadHistory]);
   useEffect(() => void loadTags(table, tagSearch.trim() || undefined), [table, tagSearch, loadTags]);
   // Picking "tag" offers the newest tag (agent runs tag what they read: `agent-<run id>`).
   useEffect(() => {
@@ -35,7 +47,8 @@ export function History() {
         className="history-form"
         onSubmit={(e) => {
           e.preventDefault();
-          void loadHistory(table, point());
+          setApplied(contains.trim());
+          void loadHistory(table, point(), contains);
         }}
       >
         <label>
@@ -81,17 +94,31 @@ export function History() {
             <input name="value" type={kind === 'time' ? 'datetime-local' : 'text'} value={value} onChange={(e) => setValue(e.target.value)} />
           </label>
         )}
+        <label>
+          {t('history.contains')}
+          <input name="contains" type="search" value={contains} title={t('history.containsHint')} placeholder={t('history.containsPlaceholder')} onChange={(e) => setContains(e.target.value)} />
+        </label>
         <button type="submit" className="primary">
           {t('history.show')}
         </button>
-        <button type="button" onClick={() => void loadDiff(table, point())}>
+        <button
+          type="button"
+          onClick={() => {
+            setApplied(contains.trim());
+            void loadDiff(table, point(), contains);
+          }}
+        >
           {t('history.compare')}
         </button>
       </form>
       {kind === 'tag' && tags.length >= TAGS_SHOWN && <p className="muted tags-cut">{t('history.tagsNewest', { n: TAGS_SHOWN })}</p>}
-      {history && !diff && (
+      {history && !diff && history.snapshotId === null && <p className="muted history-summary">{t('history.empty', { table: history.table })}</p>}
+      {history && !diff && history.snapshotId !== null && (
         <>
-          <p className="muted">{t('history.rows', { n: history.rows.length })}</p>
+          <p className="history-summary">
+            {t(history.more ? 'history.atMore' : 'history.at', { table: history.table, id: history.snapshotId, time: formatTime(lang, history.snapshotMs), n: history.rows.length })}
+          </p>
+          {applied && <p className="muted">{t('history.filtered', { q: applied })}</p>}
           <Table label={history.table} head={history.columns}>
             {history.rows.map((r, i) => (
               <tr key={i}>
@@ -104,6 +131,19 @@ export function History() {
         </>
       )}
       {diff && (
+        <p className="history-summary">
+          {t(diff.changes.length === 0 ? 'history.noChanges' : diff.more ? 'history.changesMore' : 'history.changes', {
+            table: diff.table,
+            n: diff.changes.length,
+            from: diff.from.snapshotId ?? 0,
+            fromTime: formatTime(lang, diff.from.snapshotMs),
+            to: diff.to.snapshotId ?? 0,
+            toTime: formatTime(lang, diff.to.snapshotMs),
+          })}
+        </p>
+      )}
+      {diff && applied && <p className="muted">{t('history.filtered', { q: applied })}</p>}
+      {diff && diff.changes.length > 0 && (
         <Table label={`${diff.table} diff`} head={['', ...diff.columns]}>
           {diff.changes.map((c, i) => (
             <tr key={i} className={`change change-${c.kind === '-D' || c.kind === '-U' ? 'minus' : 'plus'}`}>

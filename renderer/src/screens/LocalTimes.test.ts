@@ -42,7 +42,7 @@ describe('table cells', () => {
   });
 
   it('History shows a table read in local time, the stored text on hover', () => {
-    const history: HistoryResult = { table: 'work_queue', snapshotId: 3, columns: ['job_id', 'due_at'], types: ['STRING NOT NULL', 'TIMESTAMP(3)'], rows: [['J-7', '2026-12-02T09:36:13.017']] };
+    const history: HistoryResult = { table: 'work_queue', snapshotId: 3, snapshotMs: Date.UTC(2026, 11, 2, 9, 36, 14), more: false, columns: ['job_id', 'due_at'], types: ['STRING NOT NULL', 'TIMESTAMP(3)'], rows: [['J-7', '2026-12-02T09:36:13.017']] };
     const store = createAppStore({} as SiteApi);
     store.setState({ lang: 'en', history, tables: [] });
     store.getInitialState = store.getState; // what server-side rendering reads

@@ -90,8 +90,9 @@ interface StateSlice {
   enableUser(name: string): Promise<void>;
   /** Resolves true when the site set the new secret (a failure is the visible error). */
   resetSecret(name: string, secret: string): Promise<boolean>;
-  loadHistory(table: string, at: ReadPointRequest): Promise<void>;
-  loadDiff(table: string, from: ReadPointRequest): Promise<void>;
+  /** `contains`: only rows with a cell that contains it (the site filters before the cut at HISTORY_ROWS). */
+  loadHistory(table: string, at: ReadPointRequest, contains?: string): Promise<void>;
+  loadDiff(table: string, from: ReadPointRequest, contains?: string): Promise<void>;
 }
 
 export type AppState = SessionSlice & UiSlice & InboxSlice & StateSlice & { applyEvent(e: SiteEvent): void };
@@ -101,6 +102,10 @@ export type AppStore = StoreApi<AppState>;
 /** Changes of reorder points the Stock screen lists. */
 export const CONFIG_CHANGES_SHOWN = 20;
 export const TAGS_SHOWN = 200;
+/** The History screen shows at most this many rows (or changes) of a read. */
+export const HISTORY_ROWS = 500;
+
+const filter = (contains: string | undefined) => (contains?.trim() ? { contains: contains.trim() } : {});
 
 const savedLang = (): Lang => {
   try {
@@ -301,8 +306,8 @@ export function createAppStore(api: SiteApi): AppStore {
         await get().loadUsers();
       }),
       resetSecret: (name, secret) => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers()),
-      loadHistory: (table, at) => guard(async () => set({ history: await api.history({ table, at, limit: 500 }), diff: null })),
-      loadDiff: (table, from) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: 500 }) })),
+      loadHistory: (table, at, contains) => guard(async () => set({ history: await api.history({ table, at, limit: HISTORY_ROWS, ...filter(contains) }), diff: null })),
+      loadDiff: (table, from, contains) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filter(contains) }) })),
       applyEvent: (e) => {
         if (e.type === 'status') set({ status: e.status });
         else if (e.type === 'sync') set({ sync: e.sync });

@@ -1,0 +1,75 @@
+// The History screen's account of what it shows, rendered from the store's state (server-side
+// markup, no browser): which snapshot and when it was committed, whether the rows were cut at the
+// screen's limit, an empty table, and a comparison's two ends — "no changes" said in words rather
+// than an empty table — in each language.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DiffResult, HistoryResult, SiteApi } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { createAppStore, type AppState } from '../store/store.ts';
+import { History } from './History.tsx';
+
+type Lang = 'en' | 'nb' | 'de';
+const T1 = Date.UTC(2026, 11, 3, 6, 0, 5);
+const T2 = Date.UTC(2026, 11, 3, 7, 30, 0);
+
+function render(state: Partial<AppState>, lang: Lang = 'en'): string {
+  const store = createAppStore({} as SiteApi);
+  store.setState({ tables: [], tags: [], lang, history: null, diff: null, ...state });
+  store.getInitialState = store.getState; // what server-side rendering reads
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(History)));
+}
+
+const history = (o: Partial<HistoryResult>): HistoryResult => ({
+  table: 'stock', snapshotId: 41, snapshotMs: T1, columns: ['item', 'on_hand'], types: ['STRING NOT NULL', 'INT'], rows: [['ITEM-001', 4], ['ITEM-002', 9]], more: false, ...o,
+});
+const diff = (o: Partial<DiffResult>): DiffResult => ({
+  table: 'stock', from: { snapshotId: 41, snapshotMs: T1 }, to: { snapshotId: 57, snapshotMs: T2 }, columns: ['item', 'on_hand'], types: ['STRING NOT NULL', 'INT'],
+  changes: [{ kind: '-U', row: ['ITEM-001', 4] }, { kind: '+U', row: ['ITEM-001', 7] }], more: false, ...o,
+});
+
+// The tests run in node; the renderer's own type check knows no node globals.
+const env = (globalThis as unknown as { process: { env: Record<string, string | undefined> } }).process.env;
+
+describe('History screen', () => {
+  let tz: string | undefined;
+  beforeAll(() => {
+    tz = env.TZ;
+    env.TZ = 'Europe/Oslo'; // UTC+1 in December: the times below are local
+  });
+  afterAll(() => {
+    if (tz === undefined) delete env.TZ;
+    else env.TZ = tz;
+  });
+
+  it('names the snapshot read and its commit time, in each language', () => {
+    expect(render({ history: history({}) })).toContain('stock at snapshot #41, committed 03/12/2026, 07:00:05. Rows: 2');
+    expect(render({ history: history({}) }, 'nb')).toContain('stock ved øyeblikksbilde #41, lagret 03.12.2026, 07:00:05. Rader: 2');
+    expect(render({ history: history({}) }, 'de')).toContain('stock bei Snapshot #41, geschrieben 03.12.26, 07:00:05. Zeilen: 2');
+    expect(render({ history: history({}) })).not.toContain('There are more');
+  });
+
+  it('says when the rows were cut, and how to narrow them', () => {
+    const html = render({ history: history({ more: true }) });
+    expect(html).toContain('Rows: the first 2. There are more: narrow them with “Rows containing”.');
+    expect(html).toContain('name="contains"');
+    expect(render({ history: history({ more: true }) }, 'nb')).toContain('Det finnes flere: avgrens med «Rader som inneholder».');
+  });
+
+  it('says a table has no snapshot yet instead of showing an empty table', () => {
+    const html = render({ history: history({ snapshotId: null, snapshotMs: null, rows: [] }) });
+    expect(html).toContain('stock has no snapshot yet');
+    expect(html).not.toContain('<table');
+  });
+
+  it("names a comparison's two ends, and says so in words when nothing changed", () => {
+    const html = render({ diff: diff({}) });
+    expect(html).toContain('stock from snapshot #41 (03/12/2026, 07:00:05) to the latest, #57 (03/12/2026, 08:30:00). Changes: 2');
+    expect(html).toContain('<td>+U</td>');
+    const none = render({ diff: diff({ changes: [], from: { snapshotId: 57, snapshotMs: T2 } }) });
+    expect(none).toContain('stock: no changes from snapshot #57 (03/12/2026, 08:30:00) to the latest, #57 (03/12/2026, 08:30:00)');
+    expect(none).not.toContain('<table');
+    expect(render({ diff: diff({ more: true }) }, 'de')).toContain('stock von Snapshot #41 (03.12.26, 07:00:05) bis zum aktuellen, #57 (03.12.26, 08:30:00). Änderungen: die ersten 2. Es gibt weitere');
+  });
+});

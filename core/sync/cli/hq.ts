@@ -60,6 +60,17 @@ function site(args: ParsedArgs): string {
   }
 }
 
+/** `text` at most `max` characters, the cut marked with an ellipsis (`--format jsonl` has it whole). */
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** A proposal's action for a line of text: `assign_job job_id=J-0023 resource_id=FORK-1`. */
+function actionText(action: string, params: Readonly<Record<string, unknown>>): string {
+  const value = (v: unknown) => (typeof v === 'string' && /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v));
+  return [action, ...Object.entries(params).map(([k, v]) => `${k}=${value(v)}`)].join(' ');
+}
+
 function format(args: ParsedArgs, allowed: readonly string[], dflt: string | undefined): string {
   const f = args.string('format') ?? dflt;
   if (f === undefined || !allowed.includes(f)) throw usageError(`option '--format': expected ${allowed.join(' or ')}, got '${f ?? ''}'`);
@@ -172,7 +183,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
             const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
             const lines = formatTable(
               ['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'why'],
-              picked.map(({ p }) => [p.id, p.status, utc(p.createdAtMs), p.risk, `${p.action} ${JSON.stringify(p.params)}`, p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', p.explanation.length > 80 ? `${p.explanation.slice(0, 79)}…` : p.explanation]),
+              picked.map(({ p }) => [p.id, p.status, utc(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', cut(p.explanation, 80)]),
             );
             for (const l of picked.length > 0 ? lines : ['no proposals']) await out.line(l);
             break;

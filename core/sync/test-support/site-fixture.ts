@@ -78,7 +78,10 @@ export function writeInbox(fx: SiteFixture, from: number, to: number): void {
   try {
     for (let i = from; i < to; i++) {
       const atMs = INBOX_T0_MS + i;
-      const input = { situationKey: `move|move_item|item=item-${i}`, ruleId: 'move', ruleVersion: '1', action: 'move_item', module: 'inventory', params: { item: `item-${i}` }, risk: 'low' as const, riskReason: 'test', explanation: `move ${i}`, evidence: [], runId: `run-${i}` };
+      // p-0 has an action and an explanation longer than a line of `hq proposals --format text` shows.
+      const params: Record<string, string | number> = i === 0 ? { item: 'item-0', to_location: 'A-01', note: 'count again before moving the pallet', qty: 12 } : { item: `item-${i}` };
+      const explanation = i === 0 ? `move ${i}: ${'the pallet is in the wrong aisle and blocks the pick face; '.repeat(2)}` : `move ${i}`;
+      const input = { situationKey: `move|move_item|item=item-${i}`, ruleId: 'move', ruleVersion: '1', action: 'move_item', module: 'inventory', params, risk: 'low' as const, riskReason: 'test', explanation, evidence: [], runId: `run-${i}` };
       let r: InboxRow = { ...agentColumns(`p-${i}`, input, atMs, 'open', null, atMs), agent_seq: 1n };
       if (i % 2 === 1) {
         r = { ...r, ...decisionColumns({ kind: 'approved', by: 'lead-anna', role: 'shift_lead', atMs: atMs + 1, comment: null, snapshots: { seen: {}, checked: {} }, reason: null }), decision_seq: 1n };

@@ -36,6 +36,26 @@ describe('ContractRegistry', () => {
     expect(again.latest('nope')).toBeUndefined();
   });
 
+  it('names a hand-edited contract file that is not JSON, with the line and column', () => {
+    const reg = new ContractRegistry(join(dir, 'contracts'));
+    for (const c of SEED_CONTRACTS) reg.register(c);
+    const file = join(dir, 'contracts', 'inventory.stock', 'v1.json');
+    const text = readFileSync(file, 'utf8');
+    expect(text.split('\n').length).toBeGreaterThan(3);
+    writeFileSync(file, text.replace(/,\n/, '\n')); // the first line's comma lost
+    const err = (() => {
+      try {
+        new ContractRegistry(join(dir, 'contracts'));
+      } catch (e) {
+        return e as ContractError;
+      }
+      throw new Error('opened');
+    })();
+    expect(err).toBeInstanceOf(ContractError);
+    expect(err.contract).toBe('inventory.stock');
+    expect(err.message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not valid JSON: .* \\(line 3, column \\d+\\)$`));
+  });
+
   it('treats an identical re-registration as a no-op and refuses duplicates with other content', () => {
     const reg = new ContractRegistry(dir);
     reg.register(v(1, 'BACKWARD', [ITEM]));

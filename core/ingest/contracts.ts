@@ -17,6 +17,7 @@
 
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { jsonErrorWhere } from '../lsm/errors.ts';
 import { localFileIO } from '../lsm/file-io.ts';
 import { parseType, typeToString, valueFromJson, type DataType } from '../lsm/types.ts';
 import { FORBIDDEN_KEYS, hasLoneSurrogate, joinPath, refuse, type Envelope, type Refusal, type RowImage } from './envelope.ts';
@@ -462,7 +463,13 @@ export class ContractRegistry {
       const list: Contract[] = [];
       for (const v of versions) {
         const file = join(dir, name, `v${v}.json`);
-        const c = JSON.parse(readFileSync(file, 'utf8')) as Contract;
+        const text = readFileSync(file, 'utf8');
+        let c: Contract;
+        try {
+          c = JSON.parse(text) as Contract;
+        } catch (e) {
+          throw new ContractError(name, `${file} is not valid JSON: ${jsonErrorWhere(text, e)}`);
+        }
         checkContract(c);
         if (c.name !== name || c.version !== v) throw new ContractError(name, `${file} holds contract '${c.name}' v${c.version}`);
         if (v !== list.length + 1) throw new ContractError(name, `contract '${name}' has v${v} but no v${list.length + 1} in ${dir}`);

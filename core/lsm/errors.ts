@@ -42,3 +42,18 @@ export function isCorruption(err: unknown): boolean {
 export function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`assertion failed: ${message}`);
 }
+
+/**
+ * JSON.parse's message on one line, with the line and column of the position it names (Node 20
+ * gives only "at position 1251", and a site's config.json and contract files are edited by hand). An
+ * "Unexpected token" message names no position; it quotes the text around it, newlines escaped.
+ */
+export function jsonErrorWhere(text: string, e: unknown): string {
+  const message = (e as Error).message.replace(/\r?\n/g, '\\n');
+  const m = /at position (\d+)/.exec(message);
+  if (!m || /\(line \d+ column \d+\)/.test(message)) return message;
+  const before = text.slice(0, Number(m[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `${message} (line ${line}, column ${column})`;
+}

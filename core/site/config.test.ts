@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, inboxBudget, ingestBudgets, jsonErrorWhere, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
+import { jsonErrorWhere } from '../lsm/errors.ts';
+import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, inboxBudget, ingestBudgets, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { NAME_PATTERN } from '../ingest/envelope.ts';
+import { jsonErrorWhere } from '../lsm/errors.ts';
 import { nameProblem } from '../inbox/users.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
@@ -417,21 +418,6 @@ export function readConfig(data: string): SiteConfig {
 }
 
 /** config.json as its JSON says, before validation and defaults. */
-/**
- * JSON.parse's message on one line, with the line and column of the position it names (Node 20
- * gives only "at position 1251", and config.json and contract files are edited by hand). An
- * "Unexpected token" message names no position; it quotes the text around it, newlines escaped.
- */
-export function jsonErrorWhere(text: string, e: unknown): string {
-  const message = (e as Error).message.replace(/\r?\n/g, '\\n');
-  const m = /at position (\d+)/.exec(message);
-  if (!m || /\(line \d+ column \d+\)/.test(message)) return message;
-  const before = text.slice(0, Number(m[1]));
-  const line = before.split('\n').length;
-  const column = before.length - before.lastIndexOf('\n');
-  return `${message} (line ${line}, column ${column})`;
-}
-
 function readRawConfig(data: string): unknown {
   const file = dataPaths(data).config;
   let text: string;

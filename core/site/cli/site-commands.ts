@@ -11,7 +11,8 @@ import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-le
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
-import { catalogOptions, ConfigError, dataPaths, jsonErrorWhere, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
+import { jsonErrorWhere } from '../../lsm/errors.ts';
+import { catalogOptions, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';

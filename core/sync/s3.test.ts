@@ -135,6 +135,12 @@ describe('HQ commands over S3', () => {
     const hq = `s3://${s3.bucket}/${root}?endpoint=${encodeURIComponent(s3.endpoint)}`;
     const cfg = JSON.parse(readFileSync(join(fx.data, 'config.json'), 'utf8'));
     cfg.hq.target = hq;
+    // A hand-edited config.json with a comma too many: named with its line and column, a usage error.
+    const broken = JSON.stringify(cfg, null, 2).replace(/\n}$/, ',\n}');
+    (await import('node:fs')).writeFileSync(join(fx.data, 'config.json'), broken);
+    const bad = await runCli(runSync, ['now', '--data', fx.data]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(new RegExp(`config\\.json is not valid JSON: .* \\(line ${broken.split('\n').length}, column 1\\)`));
     (await import('node:fs')).writeFileSync(join(fx.data, 'config.json'), JSON.stringify(cfg));
     Object.assign(process.env, ENV);
 

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError, EXIT, usageError } from '../../lsm/cli/args.ts';
+import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { exitCodeOf as lsmExitCode, writeError } from '../../lsm/cli/table-cli.ts';
 import type { CliIO } from '../../lsm/cli/output.ts';
 import { OutputClosed } from '../../lsm/cli/output.ts';
@@ -52,11 +53,17 @@ export interface SiteConfigLite {
 
 export function readSiteConfig(dataDir: string): SiteConfigLite {
   const path = join(dataDir, 'config.json');
-  let j: { site?: unknown; hq?: { target?: unknown } };
+  let text: string;
   try {
-    j = JSON.parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new CliError(EXIT.notFound, `cannot read ${path}: ${(e as Error).message} (is ${dataDir} a site's data directory?)`);
+  }
+  let j: { site?: unknown; hq?: { target?: unknown } };
+  try {
+    j = JSON.parse(text);
+  } catch (e) {
+    throw new CliError(EXIT.usage, `${path} is not valid JSON: ${jsonErrorWhere(text, e)}`);
   }
   if (typeof j.site !== 'string') throw new CliError(EXIT.usage, `${path} names no site`);
   return { site: j.site, hqTarget: typeof j.hq?.target === 'string' ? j.hq.target : null };

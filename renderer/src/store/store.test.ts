@@ -1,9 +1,9 @@
 // The store's actions against a fake API: they call the API, keep no business logic, surface
 // errors, and refetch what pushed events name.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProposalDetail, ProposalView, SiteApi } from '../../../core/site/api.ts';
 import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
-import { createAppStore, sortByUrgency, TAGS_SHOWN } from './store.ts';
+import { createAppStore, initialLang, sortByUrgency, TAGS_SHOWN } from './store.ts';
 
 const proposal = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({
   id, status: 'open', action: 'assign_job', params: { module: 'operations' }, ruleId: 'assign', ruleVersion: '1', risk,
@@ -175,3 +175,27 @@ describe('languages', () => {
     expect(formatNumber('nb', 1234567).replace(/\s/g, ' ')).toBe('1 234 567');
   });
 });
+
+describe('the language at start', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('is the one last picked, else the first of the browser’s languages the UI has, else English', () => {
+    expect(initialLang('de', ['nb-NO'])).toBe('de');
+    expect(initialLang(null, ['nb-NO', 'en-US'])).toBe('nb');
+    expect(initialLang(null, ['nn'])).toBe('nb');
+    expect(initialLang(null, ['no'])).toBe('nb');
+    expect(initialLang(null, ['fr-FR', 'de-AT', 'nb'])).toBe('de');
+    expect(initialLang(null, ['fr-FR', 'EN-gb', 'nb'])).toBe('en');
+    expect(initialLang(null, ['fr-FR'])).toBe('en');
+    expect(initialLang('xx', [])).toBe('en');
+  });
+
+  it('follows a Norwegian PC on its first start, and the language picked after that', () => {
+    vi.stubGlobal('navigator', { languages: ['nb-NO', 'en-US'], language: 'nb-NO' });
+    expect(createAppStore(fakeApi().api).getState().lang).toBe('nb');
+    const stored = new Map<string, string>([['tilstand.lang', 'en']]);
+    vi.stubGlobal('localStorage', { getItem: (k: string) => stored.get(k) ?? null, setItem: (k: string, v: string) => void stored.set(k, v) });
+    expect(createAppStore(fakeApi().api).getState().lang).toBe('en');
+  });
+});
+

@@ -107,13 +107,30 @@ export const HISTORY_ROWS = 500;
 
 const filter = (contains: string | undefined) => (contains?.trim() ? { contains: contains.trim() } : {});
 
-const savedLang = (): Lang => {
-  try {
-    const l = localStorage.getItem('tilstand.lang');
-    return l === 'nb' || l === 'de' || l === 'en' ? l : 'en';
-  } catch {
-    return 'en';
+/**
+ * The UI's language at start: the one last picked on this PC, else the first of the browser's
+ * (in Electron: the system's) languages the UI has — Norwegian for `nb`, `nn` or `no`, German for
+ * `de` — else English.
+ */
+export function initialLang(saved: string | null, preferred: readonly string[]): Lang {
+  if (saved === 'nb' || saved === 'de' || saved === 'en') return saved;
+  for (const tag of preferred) {
+    const base = tag.toLowerCase().split('-')[0];
+    if (base === 'nb' || base === 'nn' || base === 'no') return 'nb';
+    if (base === 'de' || base === 'en') return base;
   }
+  return 'en';
+}
+
+const savedLang = (): Lang => {
+  let saved: string | null = null;
+  try {
+    saved = localStorage.getItem('tilstand.lang');
+  } catch {
+    // no storage (tests in node, a locked-down browser): the browser's languages decide
+  }
+  const nav = (globalThis as { navigator?: { languages?: readonly string[]; language?: string } }).navigator;
+  return initialLang(saved, nav?.languages ?? (nav?.language ? [nav.language] : []));
 };
 
 export function createAppStore(api: SiteApi): AppStore {

@@ -106,6 +106,24 @@ describe('electron main process', () => {
     expect(rec.windows).toHaveLength(0);
   });
 
+  it("says it in the system's language: Norwegian on a Norwegian PC, German on a German one", async () => {
+    const fail = async (): Promise<RunningSite> => {
+      throw new Error('broker: cannot listen on port 1883');
+    };
+    for (const [locale, title, logLine] of [
+      ['nb-NO', 'Tilstand kunne ikke starte', 'Stedets logg: /tmp/nowhere-demo/logs/site.log'],
+      ['nn', 'Tilstand kunne ikke starte', 'Stedets logg:'],
+      ['de-AT', 'Tilstand konnte nicht starten', 'Protokoll des Standorts: /tmp/nowhere-demo/logs/site.log'],
+      ['fr-FR', 'Tilstand could not start', "The site's log:"],
+    ] as const) {
+      const { e, rec } = fakeElectron();
+      e.app.getLocale = () => locale;
+      await expect(runMain(e, ['--demo', '--data', '/tmp/nowhere-demo'], { startSite: fail, log: () => undefined })).rejects.toThrow();
+      expect(rec.errorBoxes, locale).toEqual([{ title, content: expect.stringContaining('broker: cannot listen on port 1883') }]);
+      expect(rec.errorBoxes[0]!.content, locale).toContain(logLine);
+    }
+  });
+
   it('a second instance starts no site and quits', async () => {
     const { e, rec } = fakeElectron(true);
     const s = fakeSite(rec);

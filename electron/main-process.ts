@@ -130,6 +130,34 @@ export interface MainDeps {
 
 export const PRELOAD_PATH = fileURLToPath(new URL('./preload.cjs', import.meta.url));
 
+/**
+ * The box a failed start shows, in the system's language (the UI's own language lives in the
+ * renderer, which never started; the reason is the site's, in English).
+ */
+const NOT_STARTED = {
+  en: {
+    title: 'Tilstand could not start',
+    content: (why: string, data: string, logPath: string) =>
+      `${why}\n\nData directory: ${data}\nThe site's log: ${logPath}\n\nWhoever runs this PC can start it from a terminal (tilstand start --data …) to see more, or run tilstand config check.`,
+  },
+  nb: {
+    title: 'Tilstand kunne ikke starte',
+    content: (why: string, data: string, logPath: string) =>
+      `${why}\n\nDatakatalog: ${data}\nStedets logg: ${logPath}\n\nDen som drifter denne PC-en kan starte den fra en terminal (tilstand start --data …) for å se mer, eller kjøre tilstand config check.`,
+  },
+  de: {
+    title: 'Tilstand konnte nicht starten',
+    content: (why: string, data: string, logPath: string) =>
+      `${why}\n\nDatenverzeichnis: ${data}\nProtokoll des Standorts: ${logPath}\n\nWer diesen PC betreut, kann ihn aus einem Terminal starten (tilstand start --data …), um mehr zu sehen, oder tilstand config check ausführen.`,
+  },
+} as const;
+
+/** `nb`, `nn` and `no` give Norwegian, `de` German, anything else English (as the renderer's initialLang). */
+function boxLang(locale: string): keyof typeof NOT_STARTED {
+  const base = locale.toLowerCase().split('-')[0];
+  return base === 'nb' || base === 'nn' || base === 'no' ? 'nb' : base === 'de' ? 'de' : 'en';
+}
+
 /** Runs the app; resolves once the window is up (or at once when another instance has the lock). */
 export async function runMain(e: ElectronLike, argv: readonly string[], deps: MainDeps): Promise<{ site: () => RunningSite | undefined; quit: () => Promise<void> }> {
   const log = deps.log ?? ((l: string) => console.error(`tilstand: ${l}`));
@@ -163,20 +191,19 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   });
   // A site that does not start leaves the floor PC with no window: say why in a box (the site's
   // log has the same line last), then the caller exits.
-  const notStarted = (err: unknown, when: string): void => {
+  const notStarted = async (err: unknown, when: string): Promise<void> => {
     const why = (err as Error)?.message ?? String(err);
     log(`the site did not start${when}: ${why}`);
-    e.dialog.showErrorBox(
-      'Tilstand could not start',
-      `${why}\n\nData directory: ${args.data}\nThe site's log: ${join(args.data, 'logs', 'site.log')}\n\nWhoever runs this PC can start it from a terminal (tilstand start --data …) to see more, or run tilstand config check.`,
-    );
+    await e.app.whenReady(); // the system's language is known once the app is ready
+    const box = NOT_STARTED[boxLang(e.app.getLocale?.() ?? '')];
+    e.dialog.showErrorBox(box.title, box.content(why, args.data, join(args.data, 'logs', 'site.log')));
   };
   let backend: SiteBackend;
   if (args.demo || isInitialized(args.data)) {
     try {
       site = await deps.startSite(options());
     } catch (err) {
-      notStarted(err, '');
+      await notStarted(err, '');
       throw err;
     }
     backend = site.service;
@@ -191,7 +218,7 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
         site = await deps.startSite(options());
         switching.switchTo(site.service);
       } catch (err) {
-        notStarted(err, ' after the first run');
+        await notStarted(err, ' after the first run');
         void quit();
       }
     });

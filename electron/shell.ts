@@ -34,6 +34,8 @@ export interface ElectronLike {
     on(event: 'second-instance' | 'window-all-closed' | 'web-contents-created', cb: (...args: never[]) => void): void;
     whenReady(): Promise<void>;
     quit(): void;
+    /** The system's language (`nb-NO`, `de-DE`, …), once the app is ready. */
+    getLocale?(): string;
   };
   /** Electron's `dialog`: a modal error box, the only way a floor PC's user learns why the app did not start. */
   dialog: { showErrorBox(title: string, content: string): void };

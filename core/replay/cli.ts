@@ -1,6 +1,6 @@
 // `tilstand replay …` (wired into core/site/cli/main.ts as one dispatch entry):
 //
-//   tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] --out <dir|file.tar>
+//   tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>
 //   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms 250] [--scratch <dir>] [--progress]
 //   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement 0..1] [--max-changed n] [--examples n]
 //
@@ -9,6 +9,7 @@
 
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
+import { parseDuration } from '../lsm/cli/values.ts';
 import { loadAgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture } from './export.ts';
@@ -17,12 +18,12 @@ import { runReplay } from './replay.ts';
 import { writeReport } from './report.ts';
 
 export const replayUsage: readonly string[] = [
-  '  tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] --out <dir|file.tar>',
+  '  tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>',
   '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--progress]',
   '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>]',
 ];
 
-const EXPORT_FLAGS: FlagSpecs = { data: { type: 'string', value: '<dir>' }, tag: { type: 'string', value: '<name>' }, until: { type: 'string', value: '<ISO time>' }, at: { type: 'string', value: '<ISO time>' }, out: { type: 'string', value: '<dir|file.tar>' } };
+const EXPORT_FLAGS: FlagSpecs = { data: { type: 'string', value: '<dir>' }, tag: { type: 'string', value: '<name>' }, until: { type: 'string', value: '<ISO time>' }, at: { type: 'string', value: '<ISO time>' }, retain: { type: 'string', value: '<duration>' }, out: { type: 'string', value: '<dir|file.tar>' } };
 const RUN_FLAGS: FlagSpecs = { fixture: { type: 'string', value: '<dir|file.tar>' }, agent: { type: 'string', value: 'default|<rules.json>' }, out: { type: 'string', value: '<dir>' }, 'tick-ms': { type: 'string', value: '<ms>' }, scratch: { type: 'string', value: '<dir>' }, progress: { type: 'boolean' }, 'keep-scratch': { type: 'boolean' } };
 const DIFF_FLAGS: FlagSpecs = { out: { type: 'string', value: '<dir>' }, 'min-agreement': { type: 'string', value: '<0..1>' }, 'max-changed': { type: 'string', value: '<n>' }, examples: { type: 'string', value: '<n>' } };
 
@@ -46,8 +47,16 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
   if (a.help) return say(io, replayUsage[0]!), EXIT.ok;
   const atArg = a.string('at');
   const until = a.required('until');
-  const m = await exportFixture({ data: a.required('data'), tag: a.required('tag'), ...(until === 'now' ? {} : { untilMs: time('until', until) }), ...(atArg ? { atMs: time('at', atArg) } : {}), out: a.required('out') });
+  const retainArg = a.string('retain');
+  const retainMs = retainArg === undefined ? undefined : parseDuration(retainArg, 'retain');
+  if (retainMs === 0) throw usageError(`option '--retain': expected a duration longer than 0, got '${retainArg}'`);
+  const m = await exportFixture({
+    data: a.required('data'), tag: a.required('tag'), ...(until === 'now' ? {} : { untilMs: time('until', until) }), ...(atArg ? { atMs: time('at', atArg) } : {}), ...(retainMs !== undefined ? { retainMs } : {}), out: a.required('out'),
+  });
   io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${a.required('out')}: cut ${m.cutFrom !== undefined ? `at ${m.cutFrom}, ` : ''}${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
+  // The site's tags of the cut pin its files: say how long, and how to release them.
+  const kept = m.siteTag.expiresMs === null ? `until deleted (export with --retain 30d to let it expire)` : `until ${new Date(m.siteTag.expiresMs).toISOString()}`;
+  io.stdout.write(`the site keeps tag ${m.tag}${m.siteTag.reused ? ', made by an earlier export,' : ''} ${kept}${m.siteTag.reused && retainMs !== undefined ? ': --retain applies to a cut when it is made' : ''}\n`);
   return EXIT.ok;
 }
 

@@ -17,7 +17,8 @@ import { createWriteStream } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
-import { Catalog, LsmError, type Snapshot, type Table } from '../lsm/index.ts';
+import { Catalog, LsmError, tagTimeLeftMs, type Snapshot, type Table, type TagInfo } from '../lsm/index.ts';
+import { jsonErrorWhere } from '../lsm/errors.ts';
 import { snapshotToJson } from '../lsm/snapshot.ts';
 import { AGENT_TAG_PREFIX, AgentConfigError, agentConfig, compareRunIds, STATE_TABLES, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, readDecisionLog, readProposals, type Json } from '../inbox/index.ts';
@@ -43,6 +44,11 @@ export interface ExportOptions {
   atMs?: number;
   /** A folder (must not exist or be empty), or a file ending in `.tar`. */
   out: string;
+  /**
+   * How long the site keeps the `replay-` tags of the cut it makes (ms from now); default until
+   * someone deletes them. A cut made before keeps the retention it was made with.
+   */
+  retainMs?: number;
   clock?: () => number;
 }
 
@@ -82,6 +88,8 @@ export interface Cut {
   reused: boolean;
   /** The tag the cut was taken from (`--tag` naming a tag that was not a fixture's). */
   from?: string;
+  /** When the site lets the cut's tags expire (epoch ms); undefined: kept until deleted. */
+  expiresMs?: number;
 }
 
 /**
@@ -93,13 +101,26 @@ export interface Cut {
  * cut: its snapshots where it is, the other tables' at its instant (`Cut.from`). `untilMs` before
  * the cut's instant is refused before anything is tagged.
  */
-export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; from?: string; clock?: () => number; untilMs?: number } = {}): Cut {
+export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; from?: string; clock?: () => number; untilMs?: number; retainMs?: number } = {}): Cut {
   const names = catalog.listTables(database);
   const tables = new Map<string, { table: Table; snapshot: Snapshot | undefined }>();
+  const expiry = (t: TagInfo): number | undefined => {
+    const now = Date.now();
+    const left = tagTimeLeftMs(t, now);
+    return left === undefined ? undefined : now + left;
+  };
   const opened = names.map((n) => [n, catalog.getTable({ database, table: n })] as const);
   // A period that would end before its cut is refused before anything is tagged.
   const ends = (cutMs: number) => {
     if (o.untilMs !== undefined && o.untilMs < cutMs) throw new Error(`until (${new Date(o.untilMs).toISOString()}) is before the cut (${new Date(cutMs).toISOString()})`);
+  };
+  // The cut's tags: made with the retention asked for (none: kept until deleted).
+  const tagAll = (): number | undefined => {
+    let expires: number | undefined;
+    for (const { table, snapshot } of tables.values()) {
+      if (snapshot) expires = expiry(table.createTag(tag, snapshot.id, o.retainMs));
+    }
+    return expires;
   };
   if (opened.some(([, t]) => t.tags.exists(tag))) {
     let newest = 0;
@@ -109,7 +130,10 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
       tables.set(n, { table: t, snapshot });
     }
     ends(o.atMs ?? newest);
-    return { tag, cutMs: o.atMs ?? newest, tables, reused: true };
+    // A cut made before keeps the retention it was made with (the export says which).
+    let expires: number | undefined;
+    for (const [, t] of opened) if (t.tags.exists(tag)) expires = expiry(t.tags.get(tag));
+    return { tag, cutMs: o.atMs ?? newest, tables, reused: true, ...(expires !== undefined ? { expiresMs: expires } : {}) };
   }
   const at = (t: Table, atMs: number): Snapshot | undefined => {
     if (!t.latestSnapshot()) return undefined;
@@ -140,8 +164,8 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
       }
       tables.set(n, { table: t, snapshot });
     }
-    for (const { table, snapshot } of tables.values()) if (snapshot) table.createTag(tag, snapshot.id);
-    return { tag, cutMs, tables, reused: false, from };
+    const expires = tagAll();
+    return { tag, cutMs, tables, reused: false, from, ...(expires !== undefined ? { expiresMs: expires } : {}) };
   }
   // Resolve every table's snapshot first, then tag them back to back.
   for (const [n, t] of opened) tables.set(n, { table: t, snapshot: o.atMs === undefined ? t.latestSnapshot() : at(t, o.atMs) });
@@ -150,8 +174,8 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
   const newest = Math.max(0, ...[...tables.values()].map(({ snapshot }) => snapshot?.timeMillis ?? 0));
   const cutMs = o.atMs ?? (newest > 0 ? newest : (o.clock ?? Date.now)());
   ends(cutMs);
-  for (const { table, snapshot } of tables.values()) if (snapshot) table.createTag(tag, snapshot.id);
-  return { tag, cutMs, tables, reused: false };
+  const expires = tagAll();
+  return { tag, cutMs, tables, reused: false, ...(expires !== undefined ? { expiresMs: expires } : {}) };
 }
 
 function copyInto(src: string, dst: string): void {
@@ -240,12 +264,25 @@ async function exportEvents(data: string, after: bigint, untilMs: number, file: 
   return { file: 'events.ndjson.gz', count, afterPosition: after.toString(), lastPosition: last === null ? null : last.toString(), firstAtMs, lastAtMs };
 }
 
+/** What an export wrote (the fixture's manifest) and what it left on the site. */
+export interface ExportResult extends FixtureManifest {
+  /** The site's `replay-` tags of the cut: made before (`reused`), and when they expire (null: kept until deleted). */
+  siteTag: { reused: boolean; expiresMs: number | null };
+}
+
 /** Exports a fixture; returns its manifest. */
-export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> {
+export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
+  if (o.retainMs !== undefined && !(Number.isSafeInteger(o.retainMs) && o.retainMs > 0)) throw new Error(`retain: expected a positive duration, got ${o.retainMs}`);
   if (o.untilMs !== undefined && !Number.isSafeInteger(o.untilMs)) throw new Error(`until: expected a time, got ${o.untilMs}`);
   const tag = tagName(o.tag);
   const name = tag.slice(TAG_PREFIX.length);
-  const rawConfig = JSON.parse(readFileSync(join(o.data, 'config.json'), 'utf8')) as Record<string, unknown>;
+  const configText = readFileSync(join(o.data, 'config.json'), 'utf8');
+  let rawConfig: Record<string, unknown>;
+  try {
+    rawConfig = JSON.parse(configText) as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`${join(o.data, 'config.json')} is not valid JSON: ${jsonErrorWhere(configText, e)}`);
+  }
   const site = rawConfig.site;
   if (typeof site !== 'string') throw new Error(`${join(o.data, 'config.json')} names no site`);
   const database = `site_${site}`;
@@ -257,7 +294,7 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
   if (untilMs > now) throw new Error(`until (${new Date(untilMs).toISOString()}) is in the future: the events after now have not arrived (--until now ends the period at the export)`);
   const catalog = new Catalog(join(o.data, 'warehouse'));
   // `--tag hourly-…` names the fixture replay-hourly-… and, unless that cut exists, cuts at the hourly tag.
-  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(o.tag !== tag ? { from: o.tag } : {}), clock: () => now, untilMs });
+  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(o.tag !== tag ? { from: o.tag } : {}), ...(o.retainMs !== undefined ? { retainMs: o.retainMs } : {}), clock: () => now, untilMs });
 
   const archive = o.out.endsWith('.tar');
   if (!archive && existsSync(o.out) && readdirSync(o.out).length > 0) throw new Error(`${o.out} exists and is not empty`);
@@ -367,7 +404,7 @@ export async function exportFixture(o: ExportOptions): Promise<FixtureManifest> 
       writeTar(dir, tmp);
       renameSync(tmp, o.out);
     }
-    return manifest;
+    return { ...manifest, siteTag: { reused: cut.reused, expiresMs: cut.expiresMs ?? null } };
   } finally {
     if (archive) rmSync(dir, { recursive: true, force: true });
   }

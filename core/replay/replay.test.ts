@@ -170,6 +170,34 @@ describe('replay', () => {
     expect((JSON.parse(read(join(work, 'fx-now-again'), 'fixture.json')) as FixtureManifest).cutMs).toBe(m.cutMs);
   }, 60_000);
 
+  it('export: --retain lets the site expire the cut; without it the tag stays until deleted, and the output says which', async () => {
+    const stockTag = (name: string) => Table.open(join(live.dir, 'warehouse', 'site_s1.db', 'stock')).listTags().find((t) => t.name === name);
+    const kept = await cli(['replay', 'export', '--data', live.dir, '--tag', 'kept', '--until', 'now', '--out', join(work, 'fx-kept')]);
+    expect(kept.code, kept.err).toBe(0);
+    expect(kept.out).toContain('the site keeps tag replay-kept until deleted (export with --retain 30d to let it expire)');
+    expect(stockTag('replay-kept')?.retainedMillis).toBeUndefined();
+    const before = Date.now();
+    const month = await cli(['replay', 'export', '--data', live.dir, '--tag', 'month', '--until', 'now', '--retain', '30d', '--out', join(work, 'fx-month')]);
+    expect(month.code, month.err).toBe(0);
+    // Every table's tag of the cut expires 30 days on (the site's expire removes it then).
+    for (const t of ['stock', 'work_queue', 'resources', 'approval_inbox']) {
+      const tag = Table.open(join(live.dir, 'warehouse', 'site_s1.db', t)).listTags().find((x) => x.name === 'replay-month');
+      expect(tag?.retainedMillis, t).toBe(30 * 86_400_000);
+    }
+    const until = /the site keeps tag replay-month until (\S+)\n$/.exec(month.out)?.[1];
+    expect(Date.parse(until!)).toBeGreaterThanOrEqual(before + 30 * 86_400_000 - 1000);
+    expect(Date.parse(until!)).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000 + 1000);
+    // The cut made before keeps its retention; the output says so.
+    const again = await cli(['replay', 'export', '--data', live.dir, '--tag', 'kept', '--until', 'now', '--retain', '7d', '--out', join(work, 'fx-kept-again')]);
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toContain('the site keeps tag replay-kept, made by an earlier export, until deleted (export with --retain 30d to let it expire): --retain applies to a cut when it is made');
+    expect(stockTag('replay-kept')?.retainedMillis).toBeUndefined();
+    const bad = await cli(['replay', 'export', '--data', live.dir, '--tag', 'bad', '--until', 'now', '--retain', 'a month', '--out', join(work, 'fx-bad')]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/option '--retain': expected a duration such as 7d/);
+    expect(stockTag('replay-bad')).toBeUndefined();
+  }, 60_000);
+
   it('export: --tag naming another tag of the tables (an agent run’s) cuts at it, and the fixture replays to the live proposals', async () => {
     const wq = () => Table.open(join(live.dir, 'warehouse', 'site_s1.db', 'work_queue'));
     const run = 'agent-20261130-061200-000'; // a live run in the middle of the period
@@ -291,6 +319,9 @@ describe('a site whose config.json sets the agent’s thresholds', () => {
       writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), agent: { reorderByItem: { BOLT: { reorderPoint: 9, orderUpTo: 3 } } } }));
       await expect(exportFixture({ data: site.dir, tag: 'bad', untilMs: T0 + 2 * MIN, out: join(dir, 'fixture') })).rejects.toThrow(/config\.json: agent\.reorderByItem\.BOLT: expected orderUpTo > reorderPoint, got 3 ≤ 9/);
       expect(existsSync(join(dir, 'fixture'))).toBe(false);
+      // A hand edit that broke the JSON is named with its line and column.
+      writeFileSync(file, '{\n  "site": "s1",\n  "agent": {}\n  "journal": {}\n}\n');
+      await expect(exportFixture({ data: site.dir, tag: 'bad', untilMs: T0 + 2 * MIN, out: join(dir, 'fixture') })).rejects.toThrow(/config\.json is not valid JSON: .* \(line 4, column 3\)$/);
     } finally {
       site.remove();
       rmSync(dir, { recursive: true, force: true });

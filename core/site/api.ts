@@ -351,7 +351,12 @@ export interface SiteApiMethods {
     res: { outcome: ProposalStatus; reason?: string; proposal: ProposalView };
   };
   /** `waiting`: the proposals waiting for a decision that name a job or a resource. */
-  workQueue: { req: Record<string, never>; res: { jobs: JobView[]; resources: ResourceView[]; waiting: WaitingProposal[] } };
+  /**
+   * Jobs in the screen's order (status, then priority), the first `limit` (default 1000) of those
+   * that contain `search` in their id, status, capability, item, resource or blocked reason; every
+   * resource.
+   */
+  workQueue: { req: { search?: string; limit?: number }; res: { jobs: JobView[]; resources: ResourceView[]; waiting: WaitingProposal[] } };
   /** `below`: only rows under their reorder point. */
   stock: { req: { search?: string; limit?: number; below?: boolean }; res: StockView[] };
   /**

@@ -301,6 +301,21 @@ describe('SiteService', () => {
     const names = (p: (typeof active)[number], k: string) => typeof p.params[k] === 'string';
     const wq = await api.call('workQueue', {}, s);
     expect(wq.waiting.length).toBeGreaterThan(0);
+    // Jobs in the screen's order (blocked, released, in progress, done; then priority, highest
+    // first); a search keeps the jobs that contain it, and `limit` cuts after the order.
+    const order = ['blocked', 'released', 'in_progress', 'done'];
+    const key = (j: (typeof wq.jobs)[number]) => [order.indexOf(j.status), -(j.priority ?? 0), j.job_id] as const;
+    for (let i = 1; i < wq.jobs.length; i++) {
+      const [a, b] = [key(wq.jobs[i - 1]!), key(wq.jobs[i]!)];
+      expect(a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2]))), `${wq.jobs[i - 1]!.job_id} before ${wq.jobs[i]!.job_id}`).toBe(true);
+    }
+    expect((await api.call('workQueue', { limit: 3 }, s)).jobs).toEqual(wq.jobs.slice(0, 3));
+    const last = wq.jobs[wq.jobs.length - 1]!;
+    expect((await api.call('workQueue', { search: ` ${last.job_id.toLowerCase()} ` }, s)).jobs).toEqual([last]);
+    const blocked = (await api.call('workQueue', { search: 'BLOCKED' }, s)).jobs;
+    expect(blocked.length).toBeGreaterThan(0);
+    expect(blocked).toEqual(wq.jobs.filter((j) => j.status === 'blocked' || (j.blocked_reason ?? '').toLowerCase().includes('blocked')));
+    expect((await api.call('workQueue', { search: 'no such job' }, s)).jobs).toEqual([]);
     expect(ids(wq.waiting)).toEqual(ids(active.filter((p) => names(p, 'job_id') || names(p, 'resource_id'))));
     for (const w of wq.waiting) {
       const p = active.find((x) => x.id === w.id)!;

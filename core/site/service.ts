@@ -35,6 +35,7 @@ import {
   type ProposalView,
   type ReadPointRequest,
   type InputAge,
+  type JobView,
   type Role,
   type SessionContext,
   type SessionUser,
@@ -83,6 +84,9 @@ type Handler<M extends SiteMethod> = (req: SiteApiMethods[M]['req'], session: Se
 const STATE_TABLES = ['work_queue', 'resources', 'stock'] as const;
 const HISTORY_LIMIT = 1000;
 const STOCK_LIMIT = 500;
+const JOBS_LIMIT = 1000;
+/** The order the Work queue screen shows jobs in: what needs attention first, done last. */
+const JOB_STATUS_ORDER = ['blocked', 'released', 'in_progress', 'done'];
 /** Tags listed for the History screen at most (a site keeps thousands: a day of agent runs is 1,440 per table). */
 const TAGS_LIMIT = 200;
 
@@ -131,8 +135,8 @@ export class SiteService implements SiteBackend {
       },
       getProposal: (req) => this.proposalDetail(req.id),
       decide: (req, s) => this.decide(req, s),
-      workQueue: () => ({
-        jobs: this.rows('work_queue') as unknown as SiteApiMethods['workQueue']['res']['jobs'],
+      workQueue: (req) => ({
+        jobs: this.jobs(req.search, req.limit ?? JOBS_LIMIT),
         resources: this.rows('resources') as unknown as SiteApiMethods['workQueue']['res']['resources'],
         waiting: this.waiting().filter((w) => w.job_id !== null || w.resource_id !== null),
       }),
@@ -618,6 +622,22 @@ export class SiteService implements SiteBackend {
     const t = this.table(name);
     const fields = t.schema.fields;
     return t.scanRows(at).map((r) => Object.fromEntries(fields.map((f, i) => [f.name, valueToJson(f.type, r[i])])));
+  }
+
+  /**
+   * The work queue's jobs in the screen's order — status (blocked, released, in progress, done; a
+   * status the contract does not list first), then priority, highest first, then id — the first
+   * `limit` of those whose id, status, capability, item, resource or blocked reason contains
+   * `search` (case-insensitive).
+   */
+  private jobs(search: string | undefined, limit: number): JobView[] {
+    const q = search?.trim().toLowerCase() ?? '';
+    const has = (v: unknown) => typeof v === 'string' && v.toLowerCase().includes(q);
+    const all = this.rows('work_queue') as unknown as JobView[];
+    const picked = q ? all.filter((j) => has(j.job_id) || has(j.status) || has(j.capability) || has(j.material_item) || has(j.assigned_resource) || has(j.blocked_reason)) : all;
+    const rank = (j: JobView) => JOB_STATUS_ORDER.indexOf(j.status);
+    picked.sort((a, b) => rank(a) - rank(b) || (b.priority ?? 0) - (a.priority ?? 0) || (a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0));
+    return picked.length > limit ? picked.slice(0, limit) : picked;
   }
 
   /** Open and deferred proposals (the inbox's memory), oldest first, with what their parameters name. */

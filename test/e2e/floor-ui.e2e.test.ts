@@ -364,6 +364,19 @@ suite('the floor UI end to end (chromium)', () => {
     expect(await page.locator('section p.muted').allTextContents()).toContain(`Only rows with a cell that contains “${job}”.`);
   });
 
+  it('finds a job by searching the Work queue (the site filters and cuts, the screen asks again as the tables change)', async () => {
+    await go('work');
+    await page.waitForSelector('[data-job]');
+    const all = await page.locator('[data-job]').count();
+    const id = (await page.locator('[data-job]').last().getAttribute('data-job'))!;
+    await page.fill('.work input[name="search"]', id.toLowerCase());
+    await expect.poll(() => page.locator('[data-job]').count()).toBe(1);
+    expect(await page.locator('[data-job]').first().getAttribute('data-job')).toBe(id);
+    await page.fill('.work input[name="search"]', '');
+    // All again (the demo replaces done jobs as it goes, so about as many as before).
+    await expect.poll(() => page.locator('[data-job]').count()).toBeGreaterThan(all / 2);
+  });
+
   it('shows on a job what waits for a decision about it, one click from the inbox', async () => {
     await go('work');
     const chip = page.locator('[data-job] [data-waiting]').first();

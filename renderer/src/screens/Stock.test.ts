@@ -28,9 +28,9 @@ const row = (over: Partial<StockView>): StockView => ({
   ...over,
 });
 
-function render(stock: StockView[], lang: 'en' | 'nb' | 'de' = 'en', stockBelow = false, role: Role = 'viewer', configChanges: ConfigChangeView[] | null = null): string {
+function render(stock: StockView[], lang: 'en' | 'nb' | 'de' = 'en', stockBelow = false, role: Role = 'viewer', configChanges: ConfigChangeView[] | null = null, stockMore = false): string {
   const store = createAppStore({} as SiteApi);
-  store.setState({ stock, lang, stockBelow, user: { name: 'Lena', roles: [role] }, configChanges });
+  store.setState({ stock, lang, stockBelow, user: { name: 'Lena', roles: [role] }, configChanges, stockMore });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Stock)));
 }
@@ -111,5 +111,11 @@ describe('Stock screen', () => {
   it('has the filter for rows under their reorder point, checked as the store says', () => {
     expect(render(stock)).toContain('<label class="filter"><input type="checkbox" name="below"/> Only below the reorder point</label>');
     expect(render(stock, 'en', true)).toContain('<input type="checkbox" name="below" checked=""/>');
+  });
+
+  it('says when the site had more rows than it shows, and how to find them', () => {
+    expect(render(stock, 'en', false, 'viewer', null, true)).toContain('The first 500 rows by item and location: search for an item or a location to find the others.');
+    expect(render(stock, 'de', false, 'viewer', null, true)).toContain('Die ersten 500 Zeilen nach Artikel und Lagerort');
+    expect(render(stock)).not.toContain('rows-cut');
   });
 });

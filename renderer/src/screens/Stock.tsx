@@ -4,7 +4,7 @@ import { Table } from '../components/common.tsx';
 import { Waiting } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber, formatTime } from '../i18n/messages.ts';
-import { selectIsDecider } from '../store/store.ts';
+import { selectIsDecider, STOCK_ROWS } from '../store/store.ts';
 
 const COLUMNS = 9;
 
@@ -119,6 +119,7 @@ export function Stock() {
   const t = useT();
   const lang = useApp((s) => s.lang);
   const stock = useApp((s) => s.stock);
+  const more = useApp((s) => s.stockMore);
   const load = useApp((s) => s.loadStock);
   const [q, setQ] = useState(useApp((s) => s.stockSearch));
   const [below, setBelow] = useState(useApp((s) => s.stockBelow));
@@ -137,6 +138,7 @@ export function Stock() {
       <label className="filter">
         <input name="below" type="checkbox" checked={below} onChange={(e) => setBelow(e.target.checked)} /> {t('stock.belowOnly')}
       </label>
+      {more && <p className="muted rows-cut">{t('stock.more', { n: formatNumber(lang, STOCK_ROWS) })}</p>}
       <Table
         label={t('nav.stock')}
         head={[t('stock.item'), t('stock.location'), t('stock.onHand'), t('stock.reserved'), t('stock.inbound'), t('stock.available'), t('stock.projected'), t('stock.reorderPoint'), t('work.waiting')]}

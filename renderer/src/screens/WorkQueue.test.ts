@@ -23,9 +23,9 @@ const job = (over: Partial<JobView>): JobView => ({
   ...over,
 });
 
-function render(jobs: JobView[], resources: ResourceView[], nowMs: number, lang: 'en' | 'nb' | 'de' = 'en', waiting: WaitingProposal[] = []): string {
+function render(jobs: JobView[], resources: ResourceView[], nowMs: number, lang: 'en' | 'nb' | 'de' = 'en', waiting: WaitingProposal[] = [], jobsMore = false): string {
   const store = createAppStore({} as SiteApi);
-  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus, waiting });
+  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus, waiting, jobsMore });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(WorkQueue)));
 }
@@ -57,6 +57,14 @@ describe('Work queue screen', () => {
     expect(timestampMs('2026-12-02T10:36:13+01:00')).toBe(Date.UTC(2026, 11, 2, 9, 36, 13));
     expect(timestampMs('tomorrow')).toBeNull();
     expect(timestampMs(null)).toBeNull();
+  });
+
+  it('has a search, and says when the site had more jobs than it shows', () => {
+    const html = render([job({})], [], Date.UTC(2026, 11, 2, 8, 0), 'en', [], true);
+    expect(html).toContain('<label class="search">Search job, item, resource or status<input type="search" name="search" value=""/></label>');
+    expect(html).toContain('The first 500 jobs, blocked and released first: search to find the others.');
+    expect(render([job({})], [], Date.UTC(2026, 11, 2, 8, 0), 'nb', [], true)).toContain('De første 500 jobbene');
+    expect(render([job({})], [], Date.UTC(2026, 11, 2, 8, 0))).not.toContain('rows-cut');
   });
 
   it('shows due and since in local time, not the UTC text', () => {

@@ -1,8 +1,9 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { Table } from '../components/common.tsx';
 import { Waiting, waitingBy } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatWhen, timestampMs, type MessageKey } from '../i18n/messages.ts';
+import { formatNumber, formatWhen, timestampMs, type MessageKey } from '../i18n/messages.ts';
+import { WORK_ROWS } from '../store/store.ts';
 
 const STATUS_ORDER = ['blocked', 'released', 'in_progress', 'done'];
 const JOB_STATUSES = new Set(['released', 'blocked', 'in_progress', 'done']);
@@ -17,10 +18,17 @@ export function WorkQueue() {
   const byJob = waitingBy(waiting, (w) => w.job_id);
   const byResource = waitingBy(waiting, (w) => w.resource_id);
   const load = useApp((s) => s.loadWork);
+  const more = useApp((s) => s.jobsMore);
+  const [q, setQ] = useState(useApp((s) => s.workSearch));
   // The site's clock when it has told it (as the inbox does), else this PC's.
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
   const now = statusNow ?? Date.now();
-  useEffect(() => void load(), [load]);
+  // Typing waits a quarter second before asking the site (as the Stock screen's search).
+  useEffect(() => {
+    const h = setTimeout(() => void load(q), 250);
+    return () => clearTimeout(h);
+  }, [q, load]);
+  // The site sends them sorted so (core/site/service.ts `jobs`), and cut after that order.
   const sorted = [...jobs].sort((a, b) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || (b.priority ?? 0) - (a.priority ?? 0));
   // A value outside the contract's symbols (a newer contract version) is shown as it came.
   const status = (s: string) => (JOB_STATUSES.has(s) ? t(`work.status.${s}` as MessageKey) : s);
@@ -31,6 +39,11 @@ export function WorkQueue() {
     <div className="work">
       <section>
         <h2>{t('work.jobs')}</h2>
+        <label className="search">
+          {t('work.search')}
+          <input name="search" type="search" value={q} onChange={(e) => setQ(e.target.value)} />
+        </label>
+        {more && <p className="muted rows-cut">{t('work.more', { n: formatNumber(lang, WORK_ROWS) })}</p>}
         <Table label={t('work.jobs')} head={[t('work.job'), t('work.status'), t('work.blocked'), t('work.capability'), t('work.priority'), t('work.due'), t('work.assigned'), t('work.waiting')]}>
           {sorted.map((j) => {
             const due = timestampMs(j.due_at);

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProposalDetail, ProposalView, SiteApi } from '../../../core/site/api.ts';
 import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
-import { createAppStore, initialLang, sortByUrgency, TAGS_SHOWN } from './store.ts';
+import { createAppStore, initialLang, sortByUrgency, STOCK_ROWS, TAGS_SHOWN, WORK_ROWS } from './store.ts';
 
 const proposal = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({
   id, status: 'open', action: 'assign_job', params: { module: 'operations' }, ruleId: 'assign', ruleVersion: '1', risk,
@@ -112,7 +112,7 @@ describe('renderer store', () => {
     const store = createAppStore(api);
     store.setState({ stockSearch: 'ITEM-001' });
     expect(await store.getState().setReorderPolicy('ITEM-001', 'A-01', { reorderPoint: 9, orderUpTo: 30 })).toBe(true);
-    expect(asked).toEqual([{ item: 'ITEM-001', location: 'A-01', policy: { reorderPoint: 9, orderUpTo: 30 } }, { search: 'ITEM-001' }]);
+    expect(asked).toEqual([{ item: 'ITEM-001', location: 'A-01', policy: { reorderPoint: 9, orderUpTo: 30 } }, { limit: STOCK_ROWS + 1, search: 'ITEM-001' }]);
     refuse = true;
     expect(await store.getState().setReorderPolicy('ITEM-001', null, { reorderPoint: 9, orderUpTo: 5 })).toBe(false);
     expect(store.getState().error).toMatch(/expected orderUpTo > reorderPoint/);
@@ -173,6 +173,35 @@ describe('languages', () => {
     expect(formatNumber('de', 1234567)).toBe('1.234.567');
     expect(formatNumber('en', 1234567)).toBe('1,234,567');
     expect(formatNumber('nb', 1234567).replace(/\s/g, ' ')).toBe('1 234 567');
+  });
+});
+
+describe('long lists', () => {
+  it('asks the site for one job and one stock row more than it shows, and says when there were more', async () => {
+    const asked: unknown[] = [];
+    const jobs = (n: number) => Array.from({ length: n }, (_, i) => ({ job_id: `J-${i}` }));
+    let n = WORK_ROWS + 1;
+    const { api } = fakeApi({
+      workQueue: async (req) => (asked.push(['workQueue', req]), { jobs: jobs(n), resources: [], waiting: [] }) as never,
+      stock: async (req) => (asked.push(['stock', req]), jobs(n)) as never,
+    });
+    const store = createAppStore(api);
+    await store.getState().loadWork(' j-1 ');
+    expect(asked.pop()).toEqual(['workQueue', { limit: WORK_ROWS + 1, search: 'j-1' }]);
+    expect(store.getState()).toMatchObject({ workSearch: ' j-1 ', jobsMore: true });
+    expect(store.getState().jobs).toHaveLength(WORK_ROWS);
+    await store.getState().loadStock('A-0');
+    expect(asked.pop()).toEqual(['stock', { limit: STOCK_ROWS + 1, search: 'A-0' }]);
+    expect(store.getState().stockMore).toBe(true);
+    expect(store.getState().stock).toHaveLength(STOCK_ROWS);
+    n = 3;
+    await store.getState().loadWork(); // a refresh keeps the search
+    expect(asked.pop()).toEqual(['workQueue', { limit: WORK_ROWS + 1, search: 'j-1' }]);
+    expect(store.getState()).toMatchObject({ jobsMore: false });
+    expect(store.getState().jobs).toHaveLength(3);
+    await store.getState().loadStock('');
+    expect(asked.pop()).toEqual(['stock', { limit: STOCK_ROWS + 1 }]);
+    expect(store.getState().stockMore).toBe(false);
   });
 });
 

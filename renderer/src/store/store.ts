@@ -51,8 +51,13 @@ interface StateSlice {
   resources: ResourceView[];
   /** Proposals waiting for a decision that name a job or a resource (the work queue shows them on the row). */
   waiting: WaitingProposal[];
+  /** The work queue's search (job, status, item, resource…), and whether more jobs matched than WORK_ROWS. */
+  workSearch: string;
+  jobsMore: boolean;
   stock: StockView[];
   stockSearch: string;
+  /** More stock rows matched than STOCK_ROWS: the screen says so. */
+  stockMore: boolean;
   /** Only rows under their reorder point (the Stock screen's filter). */
   stockBelow: boolean;
   /** The reorder points people changed from this UI, newest first; null until asked. */
@@ -69,7 +74,7 @@ interface StateSlice {
   /** The newest tags of `table` (the site sends at most TAGS_SHOWN), those whose name contains `search` when given. */
   loadTags(table: string, search?: string): Promise<void>;
   loadStatus(): Promise<void>;
-  loadWork(): Promise<void>;
+  loadWork(search?: string): Promise<void>;
   loadStock(search?: string, below?: boolean): Promise<void>;
   /**
    * Sets (or, given null, removes) the agent's reorder policy of an item, or of one location of it
@@ -105,7 +110,15 @@ export const TAGS_SHOWN = 200;
 /** The History screen shows at most this many rows (or changes) of a read. */
 export const HISTORY_ROWS = 500;
 
-const filter = (contains: string | undefined) => (contains?.trim() ? { contains: contains.trim() } : {});
+/** The Work queue and Stock screens show at most this many jobs / rows (the site sorts and cuts). */
+export const WORK_ROWS = 500;
+export const STOCK_ROWS = 500;
+
+/** `{[name]: text}` for a search typed (trimmed), `{}` for none. */
+function filterBy<K extends string>(name: K, text: string | undefined): Partial<Record<K, string>> {
+  const q = text?.trim();
+  return q ? ({ [name]: q } as Record<K, string>) : {};
+}
 
 /**
  * The UI's language at start: the one last picked on this PC, else the first of the browser's
@@ -270,8 +283,11 @@ export function createAppStore(api: SiteApi): AppStore {
       jobs: [],
       waiting: [],
       resources: [],
+      workSearch: '',
+      jobsMore: false,
       stock: [],
       stockSearch: '',
+      stockMore: false,
       stockBelow: false,
       tables: [],
       sync: null,
@@ -283,11 +299,17 @@ export function createAppStore(api: SiteApi): AppStore {
       tags: [],
       loadTags: (table, search) => guard(async () => set({ tags: await api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }) })),
       loadStatus: () => guard(async () => set({ status: await api.status({}) })),
-      loadWork: () => guard(async () => set(await api.workQueue({}))),
+      // One row more than shown tells whether there are more.
+      loadWork: (search) => guard(async () => {
+        const q = search ?? get().workSearch;
+        const r = await api.workQueue({ limit: WORK_ROWS + 1, ...filterBy('search', q) });
+        set({ ...r, workSearch: q, jobs: r.jobs.slice(0, WORK_ROWS), jobsMore: r.jobs.length > WORK_ROWS });
+      }),
       loadStock: (search, below) => guard(async () => {
         const q = search ?? get().stockSearch;
         const b = below ?? get().stockBelow;
-        set({ stockSearch: q, stockBelow: b, stock: await api.stock({ ...(q ? { search: q } : {}), ...(b ? { below: true } : {}) }) });
+        const rows = await api.stock({ limit: STOCK_ROWS + 1, ...filterBy('search', q), ...(b ? { below: true } : {}) });
+        set({ stockSearch: q, stockBelow: b, stock: rows.slice(0, STOCK_ROWS), stockMore: rows.length > STOCK_ROWS });
       }),
       setReorderPolicy: async (item, location, policy) => {
         let saved = false;
@@ -323,8 +345,8 @@ export function createAppStore(api: SiteApi): AppStore {
         await get().loadUsers();
       }),
       resetSecret: (name, secret) => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers()),
-      loadHistory: (table, at, contains) => guard(async () => set({ history: await api.history({ table, at, limit: HISTORY_ROWS, ...filter(contains) }), diff: null })),
-      loadDiff: (table, from, contains) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filter(contains) }) })),
+      loadHistory: (table, at, contains) => guard(async () => set({ history: await api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), diff: null })),
+      loadDiff: (table, from, contains) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) }) })),
       applyEvent: (e) => {
         if (e.type === 'status') set({ status: e.status });
         else if (e.type === 'sync') set({ sync: e.sync });

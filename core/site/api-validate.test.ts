@@ -9,6 +9,8 @@ describe('site API request validation', () => {
     expect(validateCall('signIn', { badge: 'B-0042' }).method).toBe('signIn');
     validateCall('decide', { id: 'p-1', decision: 'approve', comment: 'ok' });
     validateCall('stock', { search: 'ITEM', below: true, limit: 10 });
+    validateCall('workQueue', {});
+    validateCall('workQueue', { search: 'J-0023', limit: 501 });
     validateCall('history', { table: 'stock', at: { tag: 'agent-7' }, limit: 10, contains: 'ITEM-0' });
     validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
     validateCall('listProposals', { status: ['open', 'deferred'] });
@@ -26,6 +28,7 @@ describe('site API request validation', () => {
     ['status', JSON.parse('{"__proto__": {"admin": true}}'), /unexpected field '__proto__'/],
     ['history', { table: '../etc', at: { latest: true } }, /not a table name/],
     ['history', { table: 'stock', at: { latest: true }, contains: 7 }, /request\.contains/],
+    ['workQueue', { limit: 0 }, /request\.limit: expected an integer/],
     ['diff', { table: 'stock', from: { latest: true }, to: { latest: true }, contains: 'x'.repeat(129) }, /request\.contains/],
     ['stock', { limit: 1e9 }, /request.limit: expected an integer/],
     ['stock', { below: 'yes' }, /request.below: expected true or false/],

@@ -123,6 +123,27 @@ describe('submit', () => {
     expect(readProposals(i.table, { limit: 100 }).map((p) => p.id)).toEqual(jobs.map((_, k) => `P-r1-${12 - k}`));
   });
 
+  it('lists the open and deferred ones most urgent first before the cut (high risk, then oldest), and counts them all', async () => {
+    const i = inbox();
+    const at = (ms: number, job: string, risk: ProposalInput['risk']) => {
+      now = T0 + ms;
+      return i.submit({ runId: `r${ms}`, proposals: [{ ...input(job), runId: `r${ms}`, risk }], withdrawals: [] }).created[0]!;
+    };
+    const oldLow = at(1000, 'J-1', 'low');
+    const oldHigh = at(2000, 'J-2', 'high');
+    const mid = at(3000, 'J-3', 'medium');
+    const newHigh = at(4000, 'J-4', 'high');
+    const newLow = at(5000, 'J-5', 'low');
+    await i.decide(oldLow.id, 'defer', { user: 'lena', pin: '1111' });
+    const ids = (ps: Proposal[]) => ps.map((p) => p.id);
+    expect(ids(i.list({ status: ['open', 'deferred'], order: 'urgency' }))).toEqual(ids([oldHigh, newHigh, mid, oldLow, newLow]));
+    // Cut after the order: an old high-risk proposal is never the one left out.
+    expect(ids(i.list({ status: ['open', 'deferred'], order: 'urgency', limit: 2 }))).toEqual(ids([oldHigh, newHigh]));
+    expect(ids(i.list({ status: ['open', 'deferred'], limit: 2 }))).toEqual(ids([newLow, newHigh])); // newest first, as before
+    expect(i.activeCounts()).toEqual({ open: 4, deferred: 1 });
+    expect(() => i.list({ status: ['approved'], order: 'urgency' })).toThrow(/only the open and deferred ones, not approved/);
+  });
+
   it("keeps a proposal's messages through a decision, and adds why it was withdrawn or found stale, also on disk", async () => {
     const gone = { id: 'recheck.jobGone', params: { job: 'J-2' } };
     const busy = { id: 'recheck.resourceNow', params: { resource: 'M-1', state: { id: 'resource.state.busy', params: {} } } };

@@ -175,6 +175,12 @@ export interface ProposalFilter {
   ruleId?: string;
   /** Most proposals returned, newest first. Default 1000. */
   limit?: number;
+  /**
+   * `urgency`: most urgent first (`mostUrgentFirst`), before the cut at `limit` — the inbox's own
+   * order, so a long inbox's cut keeps what the floor must see. Only for open and deferred
+   * proposals (the inbox's memory); the others come newest first.
+   */
+  order?: 'newest' | 'urgency';
 }
 
 const DEFAULT_RESUGGEST_MS = 8 * 3600_000;
@@ -333,11 +339,23 @@ export class Inbox {
     if (statuses.length > 0 && statuses.every((st) => st === 'open' || st === 'deferred')) {
       return [...this.active.values()]
         .filter((p) => (statuses as readonly string[]).includes(p.status) && (filter.ruleId === undefined || p.ruleId === filter.ruleId))
-        .sort(newestFirst)
+        .sort(filter.order === 'urgency' ? mostUrgentFirst : newestFirst)
         .slice(0, filter.limit ?? DEFAULT_LIST_LIMIT);
     }
+    if (filter.order === 'urgency') throw new Error(`proposals in order of urgency are only the open and deferred ones, not ${statuses.length > 0 ? statuses.join(', ') : 'every status'}`);
     this.commit();
     return readProposals(this.table, filter);
+  }
+
+  /** How many proposals are open and how many deferred (the inbox's memory: no read). */
+  activeCounts(): { open: number; deferred: number } {
+    let open = 0;
+    let deferred = 0;
+    for (const p of this.active.values()) {
+      if (p.status === 'open') open++;
+      else if (p.status === 'deferred') deferred++;
+    }
+    return { open, deferred };
   }
 
   /** Open and deferred proposals (what the agent may withdraw). */
@@ -795,6 +813,13 @@ const proposalOrdinal = (id: string): number => Number(id.slice(id.lastIndexOf('
  */
 export function newestFirst(a: Pick<Proposal, 'createdAtMs' | 'id'>, b: Pick<Proposal, 'createdAtMs' | 'id'>): number {
   return b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1);
+}
+
+const RISK_RANK = { high: 0, medium: 1, low: 2 } as const;
+
+/** The inbox's order: high risk first, then the oldest, then the order its run proposed them in. */
+export function mostUrgentFirst(a: Pick<Proposal, 'risk' | 'createdAtMs' | 'id'>, b: Pick<Proposal, 'risk' | 'createdAtMs' | 'id'>): number {
+  return RISK_RANK[a.risk] - RISK_RANK[b.risk] || a.createdAtMs - b.createdAtMs || proposalOrdinal(a.id) - proposalOrdinal(b.id) || (a.id < b.id ? -1 : 1);
 }
 
 /** Whole proposals by id, read at one snapshot (the ids were found there: each row exists). */

@@ -165,6 +165,8 @@ export interface SiteStatus {
   deadLetters: number;
   alarms: Alarm[];
   sync: SyncStatus;
+  /** Proposals waiting for a decision: all of them (the inbox lists at most a few hundred). */
+  proposals: { open: number; deferred: number };
   /** The floor UI's settings (config `ui`): sign out after this long without use there; 0 = never. */
   ui: { idleSignOutMs: number };
 }
@@ -344,7 +346,11 @@ export interface SiteApiMethods {
   signOut: { req: Record<string, never>; res: { ok: true } };
   me: { req: Record<string, never>; res: SessionUser | null };
   status: { req: Record<string, never>; res: SiteStatus };
-  listProposals: { req: { status?: ProposalStatus[]; limit?: number }; res: ProposalView[] };
+  /**
+   * Newest first, at most `limit` (default 200); `order: 'urgency'` (open and deferred only): the
+   * inbox's order — high risk first, then the oldest — before the cut.
+   */
+  listProposals: { req: { status?: ProposalStatus[]; limit?: number; order?: 'newest' | 'urgency' }; res: ProposalView[] };
   getProposal: { req: { id: string }; res: ProposalDetail };
   decide: {
     req: { id: string; decision: 'approve' | 'reject' | 'defer'; comment?: string };

@@ -299,6 +299,18 @@ describe('SiteService', () => {
     const active = await api.call('listProposals', { status: ['open', 'deferred'] }, s);
     const ids = (ps: { id: string }[]) => ps.map((p) => p.id).sort();
     const names = (p: (typeof active)[number], k: string) => typeof p.params[k] === 'string';
+    // The inbox's order and its cut come from the site; the status counts every one that waits.
+    const rank = { high: 0, medium: 1, low: 2 } as const;
+    const urgent = await api.call('listProposals', { status: ['open', 'deferred'], order: 'urgency' }, s);
+    expect(ids(urgent)).toEqual(ids(active));
+    for (let i = 1; i < urgent.length; i++) {
+      const [a, b] = [urgent[i - 1]!, urgent[i]!];
+      expect(rank[a.risk] < rank[b.risk] || (rank[a.risk] === rank[b.risk] && a.createdMs <= b.createdMs), `${a.id} before ${b.id}`).toBe(true);
+    }
+    expect((await api.call('listProposals', { status: ['open', 'deferred'], order: 'urgency', limit: 2 }, s)).map((p) => p.id)).toEqual(urgent.slice(0, 2).map((p) => p.id));
+    expect((await api.call('status', {}, s)).proposals).toEqual({ open: active.filter((p) => p.status === 'open').length, deferred: active.filter((p) => p.status === 'deferred').length });
+    expect(await kindOf(api.call('listProposals', { status: ['approved'], order: 'urgency' }, s))).toBe('invalid');
+    expect(await kindOf(api.call('listProposals', { order: 'urgency' }, s))).toBe('invalid');
     const wq = await api.call('workQueue', {}, s);
     expect(wq.waiting.length).toBeGreaterThan(0);
     // Jobs in the screen's order (blocked, released, in progress, done; then priority, highest

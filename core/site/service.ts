@@ -128,7 +128,10 @@ export class SiteService implements SiteBackend {
       status: () => this.status(),
       listProposals: (req) => {
         const inbox = this.inbox();
-        return inbox.list({ ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 200 }).map((p) => {
+        if (req.order === 'urgency' && !(req.status && req.status.length > 0 && req.status.every((x) => x === 'open' || x === 'deferred'))) {
+          throw new SiteApiError('invalid', 'order urgency lists open and deferred proposals: give status [open], [deferred] or both');
+        }
+        return inbox.list({ ...(req.status ? { status: req.status } : {}), ...(req.order ? { order: req.order } : {}), limit: req.limit ?? 200 }).map((p) => {
           const failed = failedBefore(inbox, p).length;
           return { ...proposalView(p), ...(failed > 0 ? { failedBeforeCount: failed } : {}) };
         });
@@ -482,7 +485,8 @@ export class SiteService implements SiteBackend {
     }
     for (const k of [...this.alarmSince.keys()]) if (!keys.has(k)) this.alarmSince.delete(k);
     const b = this.site.brokerInfo();
-    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, alarms, sync, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs } };
+    const proposals = this.site.decisions?.inbox.activeCounts() ?? { open: 0, deferred: 0 };
+    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs } };
   }
 
   private streams(now: number): StreamView[] {

@@ -2,8 +2,8 @@ import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatDuration, formatTime, localizeInstants, proposalTexts, type MessageKey } from '../i18n/messages.ts';
-import { selectIsDecider, sortByUrgency } from '../store/store.ts';
+import { formatDuration, formatNumber, formatTime, localizeInstants, proposalTexts, type MessageKey } from '../i18n/messages.ts';
+import { selectIsDecider, selectOpenCount, sortByUrgency } from '../store/store.ts';
 
 // What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
 const PROGRESS = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed', 'timed_out']);
@@ -17,13 +17,19 @@ export function Inbox() {
   const proposals = useApp(useShallow((s) => sortByUrgency(s.proposals)));
   const selected = useApp((s) => s.selected);
   const select = useApp((s) => s.select);
+  const open = useApp(selectOpenCount);
+  // All that wait (the site's count), against those listed: a long inbox lists the most urgent.
+  const waitingAll = useApp((s) => (s.status?.proposals ? s.status.proposals.open + s.status.proposals.deferred : null));
   // Select the server time only: a selector returning Date.now() would change on every call (render loop).
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
   const now = statusNow ?? Date.now();
   return (
     <div className="inbox">
       <section className="inbox-list" aria-label={t('nav.inbox')}>
-        <h2>{proposals.length === 0 ? t('inbox.empty') : t('inbox.waiting', { n: proposals.filter((p) => p.status === 'open').length })}</h2>
+        <h2>{proposals.length === 0 ? t('inbox.empty') : t('inbox.waiting', { n: formatNumber(lang, open) })}</h2>
+        {waitingAll !== null && waitingAll > proposals.length && proposals.length > 0 && (
+          <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waitingAll) })}</p>
+        )}
         {proposals.length > 0 && (
           <Table label={t('nav.inbox')} head={[t('inbox.risk'), t('inbox.action'), t('inbox.age'), t('inbox.status')]}>
             {proposals.map((p) => (

@@ -96,3 +96,23 @@ describe("an agent's explanation and risk reason", () => {
     expect(html('en', P)).not.toContain('class="withdrawn"');
   });
 });
+
+describe('a long inbox', () => {
+  function list(lang: 'en' | 'nb', listed: number, open: number, deferred: number): string {
+    const store = createAppStore({} as SiteApi);
+    const proposals = Array.from({ length: listed }, (_, i) => ({ ...P, id: `P-${i}` }));
+    store.setState({ lang, proposals, selected: null, status: { proposals: { open, deferred } } as never });
+    store.getInitialState = store.getState;
+    return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+  }
+
+  it('counts every proposal that waits, and says that the most urgent are listed', () => {
+    const en = list('en', 3, 1250, 50);
+    expect(en).toContain('<h2>1,250 waiting for a decision</h2>');
+    expect(en).toContain('The 3 most urgent are listed, of 1,300 that wait: decide these first.');
+    expect(list('nb', 3, 1250, 50)).toMatch(/De 3 mest hastende vises, av 1[\s\u00a0]300 som venter/);
+    const all = list('en', 3, 2, 1);
+    expect(all).toContain('<h2>2 waiting for a decision</h2>');
+    expect(all).not.toContain('most urgent');
+  });
+});

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProposalDetail, ProposalView, SiteApi } from '../../../core/site/api.ts';
 import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
-import { createAppStore, initialLang, sortByUrgency, STOCK_ROWS, TAGS_SHOWN, WORK_ROWS } from './store.ts';
+import { createAppStore, INBOX_ROWS, initialLang, selectOpenCount, sortByUrgency, STOCK_ROWS, TAGS_SHOWN, WORK_ROWS } from './store.ts';
 
 const proposal = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({
   id, status: 'open', action: 'assign_job', params: { module: 'operations' }, ruleId: 'assign', ruleVersion: '1', risk,
@@ -177,6 +177,18 @@ describe('languages', () => {
 });
 
 describe('long lists', () => {
+  it('asks the site for the most urgent proposals, sorted and cut there; counts what waits from the status', async () => {
+    const asked: unknown[] = [];
+    const { api } = fakeApi({ listProposals: async (req) => (asked.push(req), []) as never });
+    const store = createAppStore(api);
+    await store.getState().loadProposals();
+    expect(asked).toEqual([{ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }]);
+    store.setState({ proposals: [proposal('a', 'low', 1)] });
+    expect(selectOpenCount(store.getState())).toBe(1);
+    store.setState({ status: { proposals: { open: 1300, deferred: 4 } } as never });
+    expect(selectOpenCount(store.getState())).toBe(1300);
+  });
+
   it('asks the site for one job and one stock row more than it shows, and says when there were more', async () => {
     const asked: unknown[] = [];
     const jobs = (n: number) => Array.from({ length: n }, (_, i) => ({ job_id: `J-${i}` }));

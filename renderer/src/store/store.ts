@@ -110,6 +110,8 @@ export const TAGS_SHOWN = 200;
 /** The History screen shows at most this many rows (or changes) of a read. */
 export const HISTORY_ROWS = 500;
 
+/** The inbox lists at most this many proposals: the most urgent (the site sorts and cuts). */
+export const INBOX_ROWS = 200;
 /** The Work queue and Stock screens show at most this many jobs / rows (the site sorts and cuts). */
 export const WORK_ROWS = 500;
 export const STOCK_ROWS = 500;
@@ -260,7 +262,8 @@ export function createAppStore(api: SiteApi): AppStore {
       proposals: [],
       selected: null,
       lastOutcome: null,
-      loadProposals: () => guard(async () => set({ proposals: await api.listProposals({ status: ['open', 'deferred'] }) })),
+      // The most urgent INBOX_ROWS, in the inbox's order (the site sorts before it cuts).
+      loadProposals: () => guard(async () => set({ proposals: await api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }) })),
       select: (id) => guard(async () => set({ selected: id === null ? null : await api.getProposal({ id }), lastOutcome: null })),
       decide: (decision, comment) => guard(async () => {
         const sel = get().selected;
@@ -369,7 +372,8 @@ export function createAppStore(api: SiteApi): AppStore {
 }
 
 // Selectors.
-export const selectOpenCount = (s: AppState): number => s.proposals.filter((p) => p.status === 'open').length;
+/** Open proposals: all the site has (its status), else those listed. */
+export const selectOpenCount = (s: AppState): number => s.status?.proposals?.open ?? s.proposals.filter((p) => p.status === 'open').length;
 const NO_ALARMS: never[] = [];
 export const selectAlarms = (s: AppState) => s.status?.alarms ?? NO_ALARMS;
 export const selectIsDecider = (s: AppState): boolean => !!s.user?.roles.some((r) => r === 'shift_lead' || r === 'admin');

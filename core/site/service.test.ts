@@ -640,6 +640,22 @@ describe('SiteService', () => {
     expect(d).toMatchObject({ status: 'dismissed', dismissed: { by: 'Lena', note: 'the module vendor testing', atMs: expect.any(Number) } });
     expect((await api.call('status', {}, lead)).alarms.map((a) => a.kind)).not.toContain('dead_letters');
     expect(readFileSync(join(dir, 'data', 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 1 dismissed by Lena \(floor UI\): "the module vendor testing"/);
+    // The screen's list (no status) puts the open letters first, then the closed ones newest
+    // first: a new open letter is listed even when the cut would otherwise end in older ones.
+    const c2 = await mqtt.connectAsync(site.mqttUrl, { username: inv.username, password: inv.password, clientId: 'inventory-dismiss-test', protocolVersion: 4 });
+    await c2.publishAsync('tilstand/demo/events/inventory/stock', 'still not an event', { qos: 1 });
+    await c2.endAsync();
+    const listed = await api.call('deadLetters', {}, lead);
+    const later = listed.find((x) => x.payload === 'still not an event')!;
+    expect(later.status).toBe('open');
+    expect(BigInt(later.id)).toBeGreaterThan(BigInt(ids[0]!));
+    const firstClosed = listed.findIndex((x) => x.status !== 'open');
+    expect(listed.slice(0, firstClosed === -1 ? listed.length : firstClosed).every((x) => x.status === 'open')).toBe(true);
+    expect(listed.slice(firstClosed).every((x) => x.status !== 'open')).toBe(true);
+    const closedIds = listed.slice(firstClosed).map((x) => BigInt(x.id));
+    expect(closedIds).toEqual([...closedIds].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+    expect(closedIds).toContain(BigInt(ids[0]!));
+    expect((await api.call('deadLetters', { limit: 1 }, lead)).map((x) => x.status)).toEqual(['open']);
   });
 
   it('raises module_refused and logs it when the broker refuses a module: a publish to a topic it may not, a wrong password', async () => {

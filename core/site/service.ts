@@ -60,6 +60,7 @@ import { refusalAlarms } from './refusals.ts';
 import { dismissAs } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
+import type { DeadLetter, DeadLetterStatus } from '../ingest/dead-letters.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
 export interface SyncStatusSource {
@@ -166,8 +167,7 @@ export class SiteService implements SiteBackend {
       diff: (req) => this.diff(req.table, req.from, req.to, req.limit ?? HISTORY_LIMIT, req.contains),
       syncStatus: () => this.syncStatus(),
       deadLetters: (req) =>
-        this.site.ingestor
-          .listDeadLetters({ limit: req.limit ?? 200, ...(req.status ? { status: req.status } : {}) })
+        this.deadLetters(req.status, req.limit ?? 200)
           .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
       replayDeadLetters: (req) => this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id))),
       dismissDeadLetters: (req, s) => {
@@ -626,6 +626,20 @@ export class SiteService implements SiteBackend {
     const t = this.table(name);
     const fields = t.schema.fields;
     return t.scanRows(at).map((r) => Object.fromEntries(fields.map((f, i) => [f.name, valueToJson(f.type, r[i])])));
+  }
+
+  /**
+   * Dead letters of one status, oldest first; without a status the open ones first (oldest first:
+   * what the alarm counts, so none hides behind closed ones), then the replayed and dismissed ones,
+   * newest first. At most `limit`.
+   */
+  private deadLetters(status: DeadLetterStatus | undefined, limit: number): DeadLetter[] {
+    const ingestor = this.site.ingestor;
+    if (status) return ingestor.listDeadLetters({ status, limit });
+    const all = ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER });
+    const open = all.filter((d) => d.status === 'open');
+    if (open.length >= limit) return open.slice(0, limit);
+    return [...open, ...all.filter((d) => d.status !== 'open').reverse().slice(0, limit - open.length)];
   }
 
   /**

@@ -17,9 +17,9 @@ const LETTERS: DeadLetterView[] = [
   { id: '13', reason: 'no_contract', detail: "contract 'inventory.stock' v2 is not registered", topic: 'tilstand/demo/events/inventory/stock', payload: '{}', receivedMs: AT, status: 'replayed', dismissed: null },
 ];
 
-function render(role: Role, lang: 'en' | 'nb' | 'de' = 'en'): string {
+function render(role: Role, lang: 'en' | 'nb' | 'de' = 'en', openAtSite: number | null = null): string {
   const store = createAppStore({ deadLetters: async () => LETTERS } as unknown as SiteApi);
-  store.setState({ deadLetters: LETTERS, lang, user: { name: 'Someone', roles: [role] } });
+  store.setState({ deadLetters: LETTERS, lang, user: { name: 'Someone', roles: [role] }, ...(openAtSite !== null ? { status: { deadLetters: openAtSite } as never } : {}) });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(DeadLetters)));
 }
@@ -31,6 +31,13 @@ const rowOf = (html: string, id: string): string => {
 };
 
 describe('Dead letters screen', () => {
+  it('says when more letters are open at the site than are listed (the oldest open ones come first)', () => {
+    expect(render('viewer', 'en', 1250)).toContain('The oldest 1 open letters are listed, of 1,250: replay or dismiss these, and the next ones show.');
+    expect(render('viewer', 'de', 1250)).toContain('Die ältesten 1 offenen Ereignisse werden gezeigt, von 1.250');
+    expect(render('viewer', 'en', 1)).not.toContain('rows-cut');
+    expect(render('viewer')).not.toContain('rows-cut');
+  });
+
   it('offers Dismiss on open letters to a shift lead and an admin, not to an operator', () => {
     for (const role of ['shift_lead', 'admin'] as const) {
       const html = render(role);

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatTime } from '../i18n/messages.ts';
+import { formatNumber, formatTime } from '../i18n/messages.ts';
 import { selectIsDecider } from '../store/store.ts';
 
 export function DeadLetters() {
@@ -19,15 +19,22 @@ export function DeadLetters() {
   const mayReplay = useApp((s) => !!s.user?.roles.some((r) => r !== 'viewer'));
   const [dismissing, setDismissing] = useState<string | null>(null);
   const [note, setNote] = useState('');
+  // Also the other open letters listed with the same topic and reason (a vendor's test run, a
+  // module sending one wrong value): one note closes them all.
+  const [alike, setAlike] = useState(false);
+  const openCount = useApp((s) => s.status?.deadLetters ?? null);
   useEffect(() => void load(), [load]);
+  const othersLike = (id: string): string[] => {
+    const r = rows.find((x) => x.id === id);
+    return r ? rows.filter((x) => x.id !== id && x.status === 'open' && x.topic === r.topic && x.reason === r.reason).map((x) => x.id) : [];
+  };
+  const close = () => (setDismissing(null), setNote(''), setAlike(false));
   const submit = async (e: FormEvent, id: string) => {
     e.preventDefault();
     if (note.trim() === '') return;
-    if (await dismiss([id], note)) {
-      setDismissing(null);
-      setNote('');
-    }
+    if (await dismiss(alike ? [id, ...othersLike(id)] : [id], note)) close();
   };
+  const openShown = rows.filter((r) => r.status === 'open').length;
   return (
     <section>
       {mayReplay && (
@@ -36,6 +43,7 @@ export function DeadLetters() {
         </button>
       )}
       {result && <p role="status">{t('dead.replayed', { n: result.replayed, f: result.failed })}</p>}
+      {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t('dead.moreOpen', { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
       {rows.length === 0 ? (
         <p>{t('dead.empty')}</p>
       ) : (
@@ -59,15 +67,20 @@ export function DeadLetters() {
                         {t('dead.note')}
                         <input name="dismissNote" autoFocus maxLength={500} value={note} onChange={(e) => setNote(e.target.value)} />
                       </label>
+                      {othersLike(r.id).length > 0 && (
+                        <label className="filter">
+                          <input name="dismissAlike" type="checkbox" checked={alike} onChange={(e) => setAlike(e.target.checked)} /> {t('dead.alike', { n: othersLike(r.id).length })}
+                        </label>
+                      )}
                       <button className="primary" type="submit" disabled={note.trim() === ''}>
                         {t('dead.dismiss')}
                       </button>
-                      <button type="button" onClick={() => (setDismissing(null), setNote(''))}>
+                      <button type="button" onClick={close}>
                         {t('users.cancel')}
                       </button>
                     </form>
                   ) : (
-                    <button className="dismiss" onClick={() => (setDismissing(r.id), setNote(''))}>
+                    <button className="dismiss" onClick={() => (setDismissing(r.id), setNote(''), setAlike(false))}>
                       {t('dead.dismiss')}
                     </button>
                   )

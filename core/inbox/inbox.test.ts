@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { readConfigChanges, readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
-import { Inbox, readProposal, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
+import { Inbox, readActiveCounts, readProposal, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
 import { APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
 import { situationKey, timedOutDetail, type Proposal, type ProposalInput } from './proposal.ts';
 import { UserStore } from './users.ts';
@@ -140,7 +140,9 @@ describe('submit', () => {
     // Cut after the order: an old high-risk proposal is never the one left out.
     expect(ids(i.list({ status: ['open', 'deferred'], order: 'urgency', limit: 2 }))).toEqual(ids([oldHigh, newHigh]));
     expect(ids(i.list({ status: ['open', 'deferred'], limit: 2 }))).toEqual(ids([newLow, newHigh])); // newest first, as before
-    expect(i.activeCounts()).toEqual({ open: 4, deferred: 1 });
+    expect(i.activeCounts()).toEqual({ open: 4, deferred: 1, oldestOpenMs: oldHigh.createdAtMs });
+    i.commit();
+    expect(readActiveCounts(i.table)).toEqual(i.activeCounts()); // a site not running: read from the table
     expect(() => i.list({ status: ['approved'], order: 'urgency' })).toThrow(/only the open and deferred ones, not approved/);
   });
 

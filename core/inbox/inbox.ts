@@ -347,15 +347,11 @@ export class Inbox {
     return readProposals(this.table, filter);
   }
 
-  /** How many proposals are open and how many deferred (the inbox's memory: no read). */
-  activeCounts(): { open: number; deferred: number } {
-    let open = 0;
-    let deferred = 0;
-    for (const p of this.active.values()) {
-      if (p.status === 'open') open++;
-      else if (p.status === 'deferred') deferred++;
-    }
-    return { open, deferred };
+  /** How many proposals are open and how many deferred, and when the oldest open one was made (the inbox's memory: no read). */
+  activeCounts(): ActiveCounts {
+    const c = countActive();
+    for (const p of this.active.values()) c.add(p.status, p.createdAtMs);
+    return c.counts();
   }
 
   /** Open and deferred proposals (what the agent may withdraw). */
@@ -837,6 +833,39 @@ const lightStatus = (agentStatus: unknown, decision: unknown): ProposalStatus =>
   statusOf({ agentStatus: agentStatus === 'withdrawn' ? 'withdrawn' : 'open', decision: decision === null || decision === undefined ? null : ({ kind: decision } as Decision) });
 
 /** Proposals, newest first, read from any process. */
+/** Open and deferred proposals: how many, and when the oldest open one was made (null: none open). */
+export interface ActiveCounts {
+  open: number;
+  deferred: number;
+  oldestOpenMs: number | null;
+}
+
+function countActive() {
+  const c: ActiveCounts = { open: 0, deferred: 0, oldestOpenMs: null };
+  return {
+    add(status: ProposalStatus, createdAtMs: number) {
+      if (status === 'deferred') c.deferred++;
+      else if (status === 'open') {
+        c.open++;
+        if (c.oldestOpenMs === null || createdAtMs < c.oldestOpenMs) c.oldestOpenMs = createdAtMs;
+      }
+    },
+    counts: () => c,
+  };
+}
+
+/** `Inbox.activeCounts` of an inbox that is not open (a site not running): the latest snapshot's status columns only. */
+export function readActiveCounts(table: Table): ActiveCounts {
+  const c = countActive();
+  const snapshot = table.latestSnapshot();
+  if (snapshot) {
+    for (const [createdAtMs, agentStatus, decision] of table.scanRows({ snapshotId: snapshot.id }, { projection: ['created_at_ms', 'agent_status', 'decision'] })) {
+      c.add(lightStatus(agentStatus, decision), Number(createdAtMs));
+    }
+  }
+  return c.counts();
+}
+
 export function readProposals(table: Table, filter: ProposalFilter = {}): Proposal[] {
   const statuses = filter.status === undefined ? undefined : new Set(typeof filter.status === 'string' ? [filter.status] : filter.status);
   for (const s of statuses ?? []) {

@@ -49,6 +49,7 @@ export {
   openInboxTables,
   readProposal,
   readProposals,
+  readActiveCounts,
   newestFirst,
   decisionTagName,
   DECISION_TAG_PREFIX,
@@ -62,6 +63,7 @@ export {
   type SubmitBatch,
   type SubmitResult,
   type ProposalFilter,
+  type ActiveCounts,
 } from './inbox.ts';
 export { CONFIG_CHANGED_EVENT, DecisionLog, decisionLogNextId, readConfigChanges, readDecisionLog, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 export { WriteBack, type WriteBackOptions } from './write-back.ts';

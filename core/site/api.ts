@@ -166,7 +166,7 @@ export interface SiteStatus {
   alarms: Alarm[];
   sync: SyncStatus;
   /** Proposals waiting for a decision: all of them (the inbox lists at most a few hundred). */
-  proposals: { open: number; deferred: number };
+  proposals: { open: number; deferred: number; oldestOpenMs: number | null };
   /** The floor UI's settings (config `ui`): sign out after this long without use there; 0 = never. */
   ui: { idleSignOutMs: number };
 }

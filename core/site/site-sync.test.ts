@@ -64,6 +64,10 @@ describe('Site with an HQ target', () => {
     const after = statusFromDirectory(join(dir, 'data'));
     expect(after.sync).toMatchObject({ target: hq, online: true, lastSuccessMs: expect.any(Number), lastError: null });
     expect(formatStatus(after).join('\n')).toMatch(new RegExp(`^sync: to ${hq}, online, \\d+ steps pending`, 'm'));
+    // What waits for a decision, read from the approval inbox's table.
+    const waiting = site.decisions!.inbox.activeCounts();
+    expect(after.proposals).toEqual(waiting);
+    expect(formatStatus(after).join('\n')).toMatch(new RegExp(`^proposals: ${waiting.open} open.*, ${waiting.deferred} deferred`, 'm'));
   }, 120_000);
 
   it('`tilstand status` of a site without a target says where to set one', async () => {
@@ -73,6 +77,9 @@ describe('Site with an HQ target', () => {
     const st = statusFromDirectory(join(dir, 'data'));
     expect(st.sync).toBeNull();
     expect(formatStatus(st)).toContain('sync: no HQ target (config hq.target; docs/operations.md, "Connecting to headquarters")');
+    // A site that never ran has no approval inbox yet: no line for it.
+    expect(st.proposals).toBeNull();
+    expect(formatStatus(st).join('\n')).not.toContain('proposals:');
   });
 
   it('`tilstand sync now` asks the running site; a second sender on the directory is refused', async () => {

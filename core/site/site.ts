@@ -670,6 +670,7 @@ export class Site {
       alarms: app ? app.alarms : null,
       sync: app?.sync.configured ? app.sync : null,
       restoreWaiting: restoreWaiting(this.data),
+      proposals: this.decisions ? this.decisions.inbox.activeCounts() : null,
     };
   }
 

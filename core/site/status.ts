@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { Catalog, type Table } from '../lsm/index.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../ingest/dead-letters.ts';
 import { Journal } from '../ingest/journal.ts';
+import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
 import { catalogOptions, dataPaths, ingestBudgets, readConfig, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
@@ -66,6 +67,8 @@ export interface SiteStatus {
    * have delivered.
    */
   restoreWaiting: string[] | null;
+  /** Proposals waiting for a decision (the approval inbox); null on a site whose inbox has no table yet. */
+  proposals: ActiveCounts | null;
 }
 
 /** The restore note as the site keeps it: `tilstand restore`'s, plus what the site has asked and heard. */
@@ -221,6 +224,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
     alarms: null,
     sync: syncFromDirectory(data, config, nowMs),
     restoreWaiting: restoreWaiting(data),
+    proposals: catalog.tableExists({ database: p.database!, table: APPROVAL_INBOX_TABLE }) ? readActiveCounts(catalog.getTable({ database: p.database!, table: APPROVAL_INBOX_TABLE })) : null,
   };
 }
 
@@ -252,6 +256,11 @@ export function formatStatus(s: SiteStatus): string[] {
   }
   lines.push(...pad(rows));
   lines.push('');
+  if (s.proposals) {
+    const q = s.proposals;
+    const oldest = q.oldestOpenMs === null ? '' : ` (the oldest waits ${secs(Math.max(0, s.nowMs - q.oldestOpenMs))})`;
+    lines.push(`proposals: ${q.open} open${oldest}, ${q.deferred} deferred${q.open + q.deferred > 0 ? ' (tilstand proposals --status open)' : ''}`);
+  }
   lines.push(`dead letters: ${s.deadLettersOpen} open${s.deadLettersOpen > 0 ? ' (tilstand deadletters list)' : ''}`);
   const j = s.journal;
   // The checkpoint is the lowest position every table has recorded (an idle table records its

@@ -704,6 +704,16 @@ export class Site {
         { labels: { site }, value: since === null ? 0 : Math.max(0, Date.now() - since) },
       ]).family('tilstand_inbox_budget_ms', 'gauge', "The approval inbox's freshness budget (config.json tables)", [{ labels: { site }, value: inboxBudget(this.config).budgetMs }]);
     }
+    if (this.decisions) {
+      // What waits for a decision: a monitor sees a floor that stopped deciding (an oldest proposal growing old).
+      const q = this.decisions.inbox.activeCounts();
+      p.family('tilstand_proposals_waiting', 'gauge', 'Proposals waiting for a decision, open or deferred', [
+        { labels: { site, status: 'open' }, value: q.open },
+        { labels: { site, status: 'deferred' }, value: q.deferred },
+      ]).family('tilstand_proposals_oldest_open_seconds', 'gauge', 'How long the oldest open proposal has waited (0: none open)', [
+        { labels: { site }, value: q.oldestOpenMs === null ? 0 : Math.max(0, Math.round((Date.now() - q.oldestOpenMs) / 1000)) },
+      ]);
+    }
     return p.toString() + this.ingest.ingestor.metrics();
   }
 

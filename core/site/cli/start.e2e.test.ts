@@ -65,11 +65,16 @@ describe('tilstand start --demo (child process)', () => {
     expect(metrics).toContain('tilstand_ingest_table_age_ms');
     expect(metrics).toMatch(/^tilstand_inbox_age_ms\{site="demo"\} \d+$/m);
     expect(metrics).toMatch(/^tilstand_inbox_budget_ms\{site="demo"\} 2000$/m);
+    // What waits for a decision, as `tilstand status` says it (its JSON below).
+    expect(metrics).toMatch(/^tilstand_proposals_waiting\{site="demo",status="open"\} \d+$/m);
+    expect(metrics).toMatch(/^tilstand_proposals_waiting\{site="demo",status="deferred"\} \d+$/m);
+    expect(metrics).toMatch(/^tilstand_proposals_oldest_open_seconds\{site="demo"\} \d+$/m);
 
     const human = await run(process.execPath, [BIN, 'status', '--data', data]);
     expect(human.stdout).toMatch(/work_queue\s+\d+/);
     expect(human.stdout).toMatch(/approval_inbox\s+\d+\s+\S+ m?s behind\s+2\.0 s/);
     expect(human.stdout).toContain('within budget');
+    expect(human.stdout).toMatch(/^proposals: \d+ open.*, \d+ deferred/m);
     // The app's alarms, in the CLI too.
     expect(status!.alarms).toEqual(expect.any(Array));
     expect(human.stdout).toMatch(/^(alarms: none|ALARM \w+ \(for )/m);

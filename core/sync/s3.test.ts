@@ -154,7 +154,8 @@ describe('HQ commands over S3', () => {
     const cache = tempDir('cache');
     cleanup.push(cache);
     const run = (...argv: string[]) => runCli(runHq, [...argv, '--hq', hq, '--cache', cache]);
-    expect((await run('sites')).out.trim().split('\n')).toContain('cli');
+    expect((await run('sites')).out.trim().split('\n').map((l) => l.split(/ +/)[0])).toContain('cli');
+    expect(JSON.parse((await run('sites', '--json')).out)).toEqual(expect.arrayContaining([{ site: 'cli', tables: 3, stateAsOfMs: expect.any(Number) }]));
     expect((await run('tables', '--site', 'cli')).out.trim().split('\n')).toEqual(['approval_inbox', 'decision_log', 'stock']);
     expect((await run('tags', '--site', 'cli', '--table', 'stock')).out).toMatch(/agent-1[\s\S]*agent-2/);
     const scan = await run('scan', '--site', 'cli', '--table', 'stock', '--tag', 'agent-1');

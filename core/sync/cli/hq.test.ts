@@ -46,8 +46,15 @@ describe('tilstand hq on a directory', () => {
       } finally {
         await e.close();
       }
+      // Each site with its tables and how current HQ's copy is: its newest synced commit.
+      const newest = Math.max(...['stock', 'approval_inbox', 'decision_log'].map((t) => fx.table(t).latestSnapshot()?.timeMillis ?? 0));
       const some = await hq('sites', '--hq', empty);
-      expect([some.code, some.out, some.err]).toEqual([0, '7\n', '']);
+      expect([some.code, some.err]).toEqual([0, '']);
+      const lines = some.out.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^site +tables +state as of +behind$/);
+      expect(lines.slice(1)).toHaveLength(1);
+      expect(lines[1]).toMatch(new RegExp(`^7 +3 +${new Date(newest).toISOString().slice(0, 19).replace('T', ' ')}Z +\\d+ (s|min)$`));
+      expect(JSON.parse((await hq('sites', '--hq', empty, '--json')).out)).toEqual([{ site: '7', tables: 3, stateAsOfMs: newest }]);
     } finally {
       rmSync(fx.data, { recursive: true, force: true });
     }

@@ -38,7 +38,7 @@ const FLAGS: FlagSpecs = {
 };
 
 export const hqUsage = [
-  '  tilstand hq sites --hq <dir|s3://…>                          sites that shipped to HQ',
+  '  tilstand hq sites --hq <dir|s3://…> [--json]                 sites that shipped to HQ: their tables, and how current HQ\'s copy is',
   '  tilstand hq tables --hq … --site <id>                        their tables',
   '  tilstand hq tags --hq … --site <id> --table <t>              synced tags',
   '  tilstand hq scan --hq … --site <id> --table <t> [--tag|--snapshot|--at] [--format jsonl|csv]',
@@ -58,6 +58,11 @@ function site(args: ParsedArgs): string {
   } catch (e) {
     throw usageError((e as Error).message);
   }
+}
+
+/** A duration for a person: `45 s`, `12 min`, `3.5 h`, `2.0 d`. */
+function ago(ms: number): string {
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)} min` : ms < 172_800_000 ? `${(ms / 3_600_000).toFixed(1)} h` : `${(ms / 86_400_000).toFixed(1)} d`;
 }
 
 /** `text` at most `max` characters, the cut marked with an ellipsis (`--format jsonl` has it whole). */
@@ -119,10 +124,16 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
     try {
       switch (sub as Sub) {
         case 'sites': {
-          const sites = await store.sites();
+          const sites = await store.siteStates();
           if (args.boolean('json')) await out.line(JSON.stringify(sites));
           else if (sites.length === 0) io.stderr.write(`tilstand: no site has shipped to ${target.description.replace(/^dir:/, '')} yet\n`);
-          else await out.lines(sites);
+          else {
+            // "State as of": the newest commit HQ holds from the site — how far behind its picture is.
+            const now = Date.now();
+            const asOf = (ms: number | null) => (ms === null ? 'no snapshot yet' : `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`);
+            const behind = (ms: number | null) => (ms === null ? '–' : ago(Math.max(0, now - ms)));
+            await out.lines(formatTable(['site', 'tables', 'state as of', 'behind'], sites.map((x) => [x.site, String(x.tables), asOf(x.stateAsOfMs), behind(x.stateAsOfMs)])));
+          }
           break;
         }
         case 'tables': {

@@ -7,15 +7,32 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Table } from '../../lsm/index.ts';
+import { snapshotFromJson } from '../../lsm/snapshot.ts';
 import { SyncError } from '../errors.ts';
 import { checkSiteId, sitePrefix } from '../names.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
-import type { SyncTarget } from '../targets/target.ts';
+import type { ObjectInfo, SyncTarget } from '../targets/target.ts';
 import { mirrorSite, tablesOf } from './mirror.ts';
 
 export interface HqStoreOptions {
   /** Where object-store tables are cached (default: <tmp>/tilstand-hq-cache/<hash of target>). */
   cacheDir?: string;
+}
+
+/** A site at HQ: how many tables it shipped, and the newest commit time among their snapshots there. */
+export interface SiteState {
+  site: string;
+  tables: number;
+  stateAsOfMs: number | null;
+}
+
+function sitesOf(keys: readonly ObjectInfo[]): string[] {
+  const out = new Set<string>();
+  for (const { key } of keys) {
+    const m = /^site_([A-Za-z0-9][A-Za-z0-9_-]*)\.db\//.exec(key);
+    if (m) out.add(m[1]!);
+  }
+  return [...out].sort();
 }
 
 export class HqStore {
@@ -30,12 +47,36 @@ export class HqStore {
 
   /** Site ids with a `site_<id>.db/` at HQ. */
   async sites(): Promise<string[]> {
-    const out = new Set<string>();
-    for (const { key } of await this.target.list('')) {
-      const m = /^site_([A-Za-z0-9][A-Za-z0-9_-]*)\.db\//.exec(key);
-      if (m) out.add(m[1]!);
+    return sitesOf(await this.target.list(''));
+  }
+
+  /**
+   * Each site with its tables and how current HQ's copy is: the newest commit time among its
+   * tables' synced snapshots (HQ keeps one per table; null before a site's first snapshot arrived).
+   * One listing, and one read of each table's snapshot file.
+   */
+  async siteStates(): Promise<SiteState[]> {
+    const keys = await this.target.list('');
+    const out: SiteState[] = [];
+    for (const site of sitesOf(keys)) {
+      const prefix = sitePrefix(site);
+      const tables = tablesOf(site, keys);
+      let stateAsOfMs: number | null = null;
+      for (const table of tables) {
+        let newest = -1;
+        const snap = new RegExp(`^${table}/snapshot/snapshot-(\\d+)$`);
+        for (const { key } of keys) {
+          const m = key.startsWith(prefix) ? snap.exec(key.slice(prefix.length)) : null;
+          if (m) newest = Math.max(newest, Number(m[1]));
+        }
+        if (newest < 0) continue;
+        const key = `${prefix}${table}/snapshot/snapshot-${newest}`;
+        const at = snapshotFromJson((await this.target.get(key)).toString('utf8'), key).timeMillis;
+        stateAsOfMs = stateAsOfMs === null ? at : Math.max(stateAsOfMs, at);
+      }
+      out.push({ site, tables: tables.length, stateAsOfMs });
     }
-    return [...out].sort();
+    return out;
   }
 
   async tables(site: string): Promise<string[]> {

@@ -5,6 +5,32 @@
 //                  WebSocket `/api/events` (ui-server.ts owns their security)
 // /metrics and /healthz are answered first and stay read-only (GET/HEAD only, else 405);
 // anything nobody claims is 404.
+//
+// DNS rebinding: a web page of another name (evil.example) whose name is made to resolve to
+// 127.0.0.1 reaches a loopback server as "same origin" — its requests carry Origin and Host
+// evil.example:8470, which agree — and could drive the first-run screen's initSite or try PINs.
+// So plain HTTP (loopback only: a non-loopback host needs TLS, config.ts) answers only requests
+// whose Host names a loopback address or `localhost` (421 otherwise, upgrades too). Over TLS the
+// certificate does that job: a rebound name fails the browser's certificate check.
+
+/** The Host header's host name, without the port and brackets; undefined when it is absent. */
+function hostName(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(1, h.indexOf(']') === -1 ? undefined : h.indexOf(']'));
+  const colon = h.lastIndexOf(':');
+  return colon === -1 ? h : h.slice(0, colon);
+}
+
+/** A Host a plain-HTTP site answers: 127.0.0.0/8, ::1, localhost (or a name under .localhost), or its own bind address. */
+export function loopbackHost(header: string | undefined, bindHost: string): boolean {
+  const name = hostName(header);
+  if (name === undefined) return true; // HTTP/1.0 without Host: no browser sends that
+  if (name === bindHost.toLowerCase()) return true;
+  return name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
+}
+
+const MISDIRECTED = 'this site answers plain HTTP only as 127.0.0.1, localhost or [::1] (a page of another name that resolves here is refused)\n';
 
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -33,6 +59,10 @@ export class SiteHttpServer {
     private readonly tls: { certPath: string; keyPath: string } | null = null,
   ) {
     const handler = (req: IncomingMessage, res: ServerResponse) => {
+      if (!tls && !loopbackHost(req.headers.host, host)) {
+        res.writeHead(421, { 'content-type': 'text/plain', connection: 'close' }).end(MISDIRECTED);
+        return;
+      }
       const path = (req.url ?? '/').split('?')[0];
       const machine = path === '/metrics' || path === '/healthz';
       if (!machine && endpoints.ui?.handle(req, res)) return;
@@ -54,6 +84,10 @@ export class SiteHttpServer {
     };
     this.server = tls ? createHttpsServer({ cert: readFileSync(tls.certPath), key: readFileSync(tls.keyPath) }, handler) : createServer(handler);
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (!tls && !loopbackHost(req.headers.host, host)) {
+        socket.end(`HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${MISDIRECTED}`);
+        return;
+      }
       if (!endpoints.ui?.upgrade(req, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
     });
     this.server.keepAliveTimeout = 5_000;

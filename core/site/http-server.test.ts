@@ -1,0 +1,88 @@
+// The site's HTTP server against DNS rebinding: over plain HTTP (loopback) it answers only a Host
+// that names a loopback address or localhost — a page of another name made to resolve to
+// 127.0.0.1 gets 421, for the UI, the API, /metrics and WebSocket upgrades alike.
+import { request } from 'node:http';
+import type { Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loopbackHost, SiteHttpServer } from './http-server.ts';
+
+let server: SiteHttpServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function start(): Promise<{ port: number; seen: string[] }> {
+  const seen: string[] = [];
+  server = new SiteHttpServer('127.0.0.1', 0, {
+    metrics: () => 'tilstand_site_up 1\n',
+    health: () => ({ ok: true }),
+    ui: {
+      handle: (req, res) => {
+        if (!(req.url ?? '').startsWith('/api/')) return false;
+        seen.push(req.url!);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+        return true;
+      },
+      upgrade: (_req, socket) => {
+        seen.push('upgrade');
+        socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
+        return true;
+      },
+    },
+  });
+  return { port: await server.listen(), seen };
+}
+
+/** One request to 127.0.0.1:port with the given Host header; resolves status and body. */
+function get(port: number, path: string, host: string, o: { method?: string; upgrade?: boolean } = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers: { host, ...(o.upgrade ? { connection: 'Upgrade', upgrade: 'websocket' } : {}) } });
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (b: Buffer) => (body += b.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('upgrade', (res, socket: Socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode!, body: '' });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('SiteHttpServer over plain HTTP', () => {
+  it('answers the loopback names', async () => {
+    const { port, seen } = await start();
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'LOCALHOST', `127.0.0.2:${port}`, `app.localhost:${port}`]) {
+      expect((await get(port, '/metrics', host)).status, host).toBe(200);
+    }
+    expect((await get(port, '/api/status', `127.0.0.1:${port}`, { method: 'POST' })).status).toBe(200);
+    expect(seen).toEqual(['/api/status']);
+  });
+
+  it('refuses a rebound name with 421, before the UI, the API or an upgrade sees it', async () => {
+    const { port, seen } = await start();
+    for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1.evil.example:${port}`, `localhost.evil.example:${port}`, `10.0.0.5:${port}`]) {
+      const r = await get(port, '/api/initSite', host, { method: 'POST' });
+      expect(r.status, host).toBe(421);
+      expect(r.body).toMatch(/answers plain HTTP only as 127\.0\.0\.1, localhost or \[::1\]/);
+      expect((await get(port, '/metrics', host)).status, host).toBe(421);
+    }
+    expect((await get(port, '/api/events', `evil.example:${port}`, { upgrade: true })).status).toBe(421);
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('loopbackHost', () => {
+  it('takes the name from the Host header, ports and brackets aside', () => {
+    expect(loopbackHost('127.0.0.1:8470', '127.0.0.1')).toBe(true);
+    expect(loopbackHost('[::1]:8470', '127.0.0.1')).toBe(true);
+    expect(loopbackHost(undefined, '127.0.0.1')).toBe(true);
+    expect(loopbackHost('floor-pc-3:8470', 'floor-pc-3')).toBe(true); // its own bind name
+    expect(loopbackHost('127.0.0.1.nip.example:8470', '127.0.0.1')).toBe(false);
+    expect(loopbackHost('[::2]:8470', '127.0.0.1')).toBe(false);
+    expect(loopbackHost('128.0.0.1', '127.0.0.1')).toBe(false);
+  });
+});

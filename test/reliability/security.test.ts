@@ -5,6 +5,7 @@
 // clients without credentials; IPC payloads that do not match the contract are refused.
 
 import { readFileSync, statSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import Database from 'better-sqlite3';
@@ -22,7 +23,7 @@ let failures = 0;
 let site: Site | undefined;
 afterAll(async () => {
   await site?.stop();
-  writeSummary({ suite: 'security', proves: 'no session/wrong role/cross-site refused, PIN lockout, loopback listeners and a 0600 control socket, MQTT ACLs and credentials, IPC contract validation', seed: 0, trials: Object.values(checks).reduce((a, b) => a + b, 0), faultsInjected: 0, inputsTried: Object.values(checks).reduce((a, b) => a + b, 0), lost: 0, durationMs: Date.now() - started, details: { ...checks, long: LONG }, passed: failures === 0 });
+  writeSummary({ suite: 'security', proves: 'no session/wrong role/cross-site/rebound host refused, PIN lockout, loopback listeners and a 0600 control socket, MQTT ACLs and credentials, IPC contract validation', seed: 0, trials: Object.values(checks).reduce((a, b) => a + b, 0), faultsInjected: 0, inputsTried: Object.values(checks).reduce((a, b) => a + b, 0), lost: 0, durationMs: Date.now() - started, details: { ...checks, long: LONG }, passed: failures === 0 });
   removeTempDirs();
 });
 
@@ -80,6 +81,21 @@ describe('security: a running site', () => {
     }
     const get = await fetch(`${http}/api/status`);
     expect(get.status).toBe(405);
+  });
+
+  t('a page of another name rebound to 127.0.0.1 is refused (DNS rebinding), though its Origin matches its Host', async () => {
+    const port = Number(new URL(http).port);
+    for (const name of ['evil.example', `127.0.0.1.evil.example`]) {
+      const host = `${name}:${port}`;
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/api/signIn', method: 'POST', headers: { Host: host, Origin: `http://${host}`, 'X-Tilstand': '1', 'Content-Type': 'application/json' } });
+        req.on('response', (res) => (res.resume(), resolve(res.statusCode!)));
+        req.on('error', reject);
+        req.end(JSON.stringify({ user: 'lead1', secret: '2222' }));
+      });
+      expect(status, host).toBe(421);
+      ok('reboundHostRefused');
+    }
   });
 
   t('deciding with a role that may not decide is refused', async () => {

@@ -14,7 +14,7 @@ import { demoConfig } from './demo/site.ts';
 import type { SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
 import { DEMO_ADMIN, Site } from './site.ts';
-import { SiteService } from './service.ts';
+import { cutChanges, SiteService } from './service.ts';
 import { formatStatus } from './status.ts';
 
 let dir: string;
@@ -401,6 +401,13 @@ describe('SiteService', () => {
     expect(dOne.changes.length).toBeLessThan(fromFirst.changes.length);
     expect(dOne.changes.every((c) => c.row.some((v) => String(v).includes(dJob)))).toBe(true);
     expect(await api.call('diff', { table: 'work_queue', from: { snapshotId: 1 }, to: { latest: true }, limit: 1 }, s)).toMatchObject({ changes: fromFirst.changes.slice(0, 1), more: true });
+    // A cut that would fall between an update's -U and +U keeps the pair whole.
+    const seq = ['+I', '-U', '+U', '-D', '-U', '+U'].map((kind, i) => ({ kind, i }));
+    expect(cutChanges(seq, 1)).toEqual({ changes: seq.slice(0, 1), more: true });
+    expect(cutChanges(seq, 2)).toEqual({ changes: seq.slice(0, 3), more: true });
+    expect(cutChanges(seq, 5)).toEqual({ changes: seq, more: false });
+    expect(cutChanges(seq, 6)).toEqual({ changes: seq, more: false });
+    expect(cutChanges(seq, 4)).toEqual({ changes: seq.slice(0, 4), more: true });
     expect((await api.call('diff', { table: 'work_queue', from: { latest: true }, to: { latest: true } }, s))).toMatchObject({ changes: [], more: false, from: { snapshotId: latest.id }, to: { snapshotId: latest.id } });
     expect(await kindOf(api.call('history', { table: 'nope', at: { latest: true } }, s))).toBe('not_found');
     expect(await kindOf(api.call('history', { table: 'work_queue', at: { tag: 'no-such-tag' } }, s))).toBe('not_found');

@@ -820,24 +820,32 @@ export class SiteService implements SiteBackend {
     const b = t.resolve(this.readPoint(t, to));
     const fields = t.schema.fields;
     const keep = cellFilter(contains);
-    const changes: DiffResult['changes'] = [];
-    let more = false;
-    if ((a?.id ?? 0) !== (b?.id ?? 0)) {
+    function* kept(): Generator<DiffResult['changes'][number]> {
+      if ((a?.id ?? 0) === (b?.id ?? 0)) return;
       for (const c of t.changes({ from: a?.id ?? 0, to: b?.id ?? 0, mode: 'diff' })) {
         const row = fields.map((f, i) => valueToJson(f.type, c.row[i]));
-        if (!keep(row)) continue;
-        if (changes.length === limit) {
-          more = true;
-          break;
-        }
-        changes.push({ kind: c.kind, row });
+        if (keep(row)) yield { kind: c.kind, row };
       }
     }
+    const { changes, more } = cutChanges(kept(), limit);
     return {
       table: name, from: { snapshotId: a?.id ?? null, snapshotMs: a?.timeMillis ?? null }, to: { snapshotId: b?.id ?? null, snapshotMs: b?.timeMillis ?? null },
       columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), changes, more,
     };
   }
+}
+
+/**
+ * The first `limit` changes, and whether there were more; the cut never parts an update's before
+ * (-U) from its after (+U), so it may keep one more.
+ */
+export function cutChanges<C extends { kind: string }>(all: Iterable<C>, limit: number): { changes: C[]; more: boolean } {
+  const changes: C[] = [];
+  for (const c of all) {
+    if (changes.length >= limit && !(c.kind === '+U' && changes[changes.length - 1]?.kind === '-U')) return { changes, more: true };
+    changes.push(c);
+  }
+  return { changes, more: false };
 }
 
 /** History's row filter: some cell, as the API gives it (nested values as JSON), contains the text (case-insensitive). */

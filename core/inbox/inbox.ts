@@ -299,7 +299,10 @@ export class Inbox {
       throw e;
     }
     // What this inbox needs of the past: the active proposals whole, and the recent decisions'
-    // situations. The rest of the table (every proposal ever made) is read in a few columns only.
+    // situations. The rest of the table (every proposal ever made) is handed back in a few columns
+    // only — but the table store still decodes every column of each data file (evidence JSON
+    // included), so this read grows with the table: measured 0.1 s at 100,000 proposals, 2.4 s
+    // and ~500 MB RSS at 400,000 (15 files, 61 MB; 128 MiB run-cache budget).
     const now = this.clock();
     const snapshot = inbox.latestSnapshot();
     const wanted: string[] = [];

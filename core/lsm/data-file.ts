@@ -401,21 +401,25 @@ function readColumns(schema: TableSchema): ParquetReadColumn[] {
  * into the packed columns' typed arrays (readParquetTyped), with no JS value per row.
  */
 const readPlans = new WeakMap<TableSchema, { request: ParquetReadColumn[]; valueFrom: number[] }>();
-function readPlan(schema: TableSchema): { request: ParquetReadColumn[]; valueFrom: number[] } {
-  let p = readPlans.get(schema);
+/** `readPlan`'s valueFrom for a column not decoded (`keep` left it out): all nulls. */
+const PRUNED = Number.NEGATIVE_INFINITY;
+
+function readPlan(schema: TableSchema, keep?: ReadonlySet<number>): { request: ParquetReadColumn[]; valueFrom: number[] } {
+  let p = keep ? undefined : readPlans.get(schema);
   if (p) return p;
   const all = readColumns(schema);
   const k = schema.keyIndexes.length;
   const request = all.slice(0, k + 2);
-  // valueFrom[c] >= 0: index into the decoded columns; < 0: -(key position) - 1.
+  // valueFrom[c] >= 0: index into the decoded columns; < 0: -(key position) - 1; PRUNED: not read.
   const valueFrom = schema.fields.map((_, c) => {
     const kp = schema.keyIndexes.indexOf(c);
     if (kp >= 0) return -kp - 1;
+    if (keep && !keep.has(c)) return PRUNED;
     request.push({ ...all[k + 2 + c]!, typed: true });
     return request.length - 1;
   });
   p = { request, valueFrom };
-  readPlans.set(schema, p);
+  if (!keep) readPlans.set(schema, p);
   return p;
 }
 
@@ -693,8 +697,12 @@ function decodedColumn(c: unknown[] | TypedColumn, rowCount: number): Column {
   return new BoolColumn(values, nulls);
 }
 
-/** Reads a data file back as a run, checking it against its meta. */
-export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, meta: DataFileMeta): RunData {
+/**
+ * Reads a data file back as a run, checking it against its meta. `keep` (value column indexes of
+ * a primary-key table's Parquet file): only those columns and the keys are decoded, every other
+ * value column reads as null — for a scan that projects them away (TableReader.scan).
+ */
+export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, meta: DataFileMeta, keep?: ReadonlySet<number>): RunData {
   let bytes: Uint8Array;
   try {
     bytes = fileIO.readFile(path);
@@ -707,10 +715,11 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
   if (bytes.length !== meta.fileSize) {
     throw corruption(path, `size ${bytes.length} differs from the manifest's ${meta.fileSize}`);
   }
-  const plan = schema.isPrimaryKeyTable ? readPlan(schema) : undefined;
+  const parquet = formatOfPath(path) === 'parquet';
+  const plan = schema.isPrimaryKeyTable ? readPlan(schema, parquet ? keep : undefined) : undefined;
   let decoded: { rowCount: number; columns: Array<unknown[] | TypedColumn> };
   try {
-    decoded = plan && formatOfPath(path) === 'parquet' ? readParquetTyped(bytes, plan.request, path, meta.rowCount) : decodeDataFile(bytes, plan ? plan.request : readColumns(schema), path, meta.rowCount);
+    decoded = plan && parquet ? readParquetTyped(bytes, plan.request, path, meta.rowCount) : decodeDataFile(bytes, plan ? plan.request : readColumns(schema), path, meta.rowCount);
   } catch (e) {
     // Every decode failure names the file; anything but a deliberate LsmError is damage.
     if (e instanceof LsmError && e.kind === 'Corruption') throw e;
@@ -736,6 +745,6 @@ export function readDataFile(fileIO: FileIO, schema: TableSchema, path: string, 
     kind[i] = kd;
   }
   const keyCols = columns.slice(0, k) as unknown[][];
-  const valueCols = plan.valueFrom.map((from) => (from < 0 ? keyCols[-from - 1]! : decodedColumn(columns[from]!, rowCount)));
+  const valueCols = plan.valueFrom.map((from) => (from === PRUNED ? new Array<null>(rowCount).fill(null) : from < 0 ? keyCols[-from - 1]! : decodedColumn(columns[from]!, rowCount)));
   return { rowCount, keyCols, seq: packSeq(seq), kind, valueCols };
 }

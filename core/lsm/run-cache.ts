@@ -127,6 +127,9 @@ export interface RunCacheScope {
 }
 
 /** One table's view of a budget: its hit and miss counts, and `clear` limited to its files. */
+/** Between a data file's path and the columns of a run decoded with only those (Table.loadRunProjected), in a cache key; no path holds it. */
+export const PROJECTED_KEY = '\u0000columns=';
+
 export class RunCache {
   readonly budget: RunCacheBudget;
   private readonly prefix: string;
@@ -156,6 +159,16 @@ export class RunCache {
     return run;
   }
 
+  /** The cached run of `path` (counted as a hit), without loading it when it is not cached. */
+  peek(path: string): RunData | undefined {
+    const b = this.budget;
+    const e = b.entries.get(path);
+    if (e === undefined || e.shape !== this.shape()) return undefined;
+    this.hits++;
+    e.used = ++b.tick;
+    return e.run;
+  }
+
   /**
    * Puts a run just written, so the first read after a flush or compaction needs no decode. The
    * cache keeps a packed copy (numeric columns in typed arrays, key strings shared with their
@@ -172,8 +185,11 @@ export class RunCache {
     for (const p of [...this.budget.entries.keys()]) if (p.startsWith(this.prefix)) this.budget.remove(p);
   }
 
+  /** Forgets the run of a file gone (compacted away, expired), and the runs of it a projected scan decoded. */
   drop(path: string): void {
     this.budget.remove(path);
+    const projected = `${path}${PROJECTED_KEY}`;
+    for (const k of [...this.budget.entries.keys()]) if (k.startsWith(projected)) this.budget.remove(k);
   }
 
   /** Estimated bytes of this table's cached runs (the budget's `usedBytes` covers every table). */

@@ -187,6 +187,7 @@ export class TableReader {
     const partPreds = preds.filter((p) => p.partPos >= 0);
     const merge = createMergeFunction(schema);
     const order = mergeOrder(schema);
+    const keep = projection ? scanColumns(schema, projection, preds) : undefined;
     // One batch per scan (two scans of one reader may be interleaved by their consumers).
     const batch: unknown[][] = new Array(SCAN_BATCH);
     for (const b of table.buckets(this.snapshot)) {
@@ -196,7 +197,7 @@ export class TableReader {
       }
       const runs: RunData[][] = [];
       for (const run of table.runsOf(b.files)) {
-        const parts = run.files.filter((f) => this.fileMayMatch(f, preds)).map((f) => table.loadRun(b.partition, b.bucket, f));
+        const parts = run.files.filter((f) => this.fileMayMatch(f, preds)).map((f) => (keep ? table.loadRunProjected(b.partition, b.bucket, f, keep) : table.loadRun(b.partition, b.bucket, f)));
         if (parts.length > 0) runs.push(parts);
       }
       // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
@@ -401,6 +402,32 @@ function compareCols(cmps: readonly Comparator[], a: readonly unknown[], b: read
  * would make of it. Runs our writer produces pass; Java's writer keeps lone records unfolded, so
  * its files may not. Aggregation never passes. Cached per decoded run.
  */
+/**
+ * The value columns a projected scan decodes (Table.loadRunProjected): the projection, the
+ * predicates' columns, and what the merge orders and groups by — `sequence.field` and every
+ * sequence group's sequence fields. A column outside them reads as null in the runs, which
+ * changes only that column of a merged row (partial-update merges each column or group on its
+ * own; deduplicate and first-row pick whole records by key, kind and sequence), and the
+ * projection drops it. Undefined (decode everything) for aggregation, whose functions this does
+ * not vouch for, and when nothing would be left out.
+ */
+export function scanColumns(schema: Table['schema'], projection: readonly number[], preds: readonly { index: number }[]): ReadonlySet<number> | undefined {
+  const engine = schema.options.mergeEngine;
+  if (engine !== 'deduplicate' && engine !== 'partial-update' && engine !== 'first-row') return undefined;
+  const keep = new Set<number>([...projection, ...preds.map((p) => p.index), ...schema.sequenceFieldIndexes]);
+  for (const g of schema.options.sequenceGroups) {
+    for (const f of g.sequenceFields) {
+      const i = schema.fieldIndex.get(f);
+      if (i === undefined) return undefined; // the merge function refuses this schema; leave it to it
+      keep.add(i);
+    }
+  }
+  const values = schema.fields.length - schema.keyIndexes.length;
+  let kept = 0;
+  for (const i of keep) if (!schema.keyIndexes.includes(i)) kept++;
+  return kept < values ? keep : undefined;
+}
+
 export function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
   const o = schema.options;
   const none = () => false;

@@ -18,7 +18,7 @@ import type { DataFileMeta } from './manifest.ts';
 import { ManifestStore } from './manifest-store.ts';
 import { keyComparator } from './merge/merge-function.ts';
 import { partitionPath } from './partition-path.ts';
-import { RunCache, RunCacheBudget } from './run-cache.ts';
+import { PROJECTED_KEY, RunCache, RunCacheBudget } from './run-cache.ts';
 import { TableSchema } from './schema.ts';
 import { checkDvWritable } from './dv-writer.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -307,6 +307,21 @@ export class Table {
       const old = this.schemaById(meta.schemaId);
       return evolveRun(readDataFile(this.fileIO, old, path, meta), old, this.schema);
     });
+  }
+
+  /**
+   * A data file as a run for a scan that needs only the value columns `keep` (and the keys): the
+   * whole run when the cache holds it, else a run decoded with only those columns (the others
+   * null), cached apart from the whole run (its key names the columns). A file of an older schema
+   * is read whole.
+   */
+  loadRunProjected(partition: Uint8Array, bucket: number, meta: DataFileMeta, keep: ReadonlySet<number>): RunData {
+    const path = this.dataFilePath(partition, bucket, meta.fileName);
+    const whole = this.cache.peek(path);
+    if (whole !== undefined) return whole;
+    if (meta.schemaId !== this.schema.id) return this.loadRunAt(path, meta);
+    const columns = [...keep].sort((a, b) => a - b).join(',');
+    return this.cache.get(`${path}${PROJECTED_KEY}${columns}`, () => readDataFile(this.fileIO, this.schema, path, meta, keep));
   }
 
   /** Sorted runs (newest first) of a bucket's files. */

@@ -15,6 +15,7 @@ describe('site API request validation', () => {
     validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
     validateCall('listProposals', { status: ['open', 'deferred'] });
     validateCall('listProposals', { status: ['open', 'deferred'], order: 'urgency', limit: 200 });
+    validateCall('dismissDeadLetters', { ids: ['12'], note: 'vendor test', alike: true });
     validateCall('tags', { table: 'work_queue', search: 'decision-P-', limit: 200 });
     validateCall('setReorderPolicy', { item: 'ITEM-001', location: 'A-01', policy: { reorderPoint: 0, orderUpTo: 30 } });
     validateCall('setReorderPolicy', { item: 'ITEM-001', location: null, policy: null });

@@ -129,7 +129,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   syncStatus: empty,
   deadLetters: object({ status: opt(oneOf(['open', 'replayed', 'dismissed'])), limit: opt(int(1, 10_000)) }),
   replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)) }),
-  dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)) }),
+  dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)), alike: opt(bool) }),
   users: empty,
   addUser: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(128)), badge: opt(str(256)) }),
   disableUser: object({ name: req(name) }),

@@ -666,6 +666,21 @@ describe('SiteService', () => {
     expect(closedIds).toEqual([...closedIds].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
     expect(closedIds).toContain(BigInt(ids[0]!));
     expect((await api.call('deadLetters', { limit: 1 }, lead)).map((x) => x.status)).toEqual(['open']);
+    // `alike`: one note closes every other open letter of the same topic and reason, listed or
+    // not; a letter of another reason stays open.
+    const c3 = await mqtt.connectAsync(site.mqttUrl, { username: inv.username, password: inv.password, clientId: 'inventory-dismiss-test', protocolVersion: 4 });
+    for (const junk of ['junk 1', 'junk 2']) await c3.publishAsync('tilstand/demo/events/inventory/stock', junk, { qos: 1 });
+    await c3.publishAsync('tilstand/demo/events/inventory/stock', '{}', { qos: 1 });
+    await c3.endAsync();
+    const openNow = await api.call('deadLetters', { status: 'open' }, lead);
+    const other = openNow.find((x) => x.payload === '{}')!;
+    expect(other.reason).not.toBe(later.reason);
+    const alike = openNow.filter((x) => x.reason === later.reason && x.topic === later.topic).map((x) => x.id).sort();
+    expect(alike.length).toBeGreaterThanOrEqual(3);
+    expect(await api.call('dismissDeadLetters', { ids: [later.id], note: 'the vendor test run', alike: true }, lead)).toEqual({ dismissed: alike.length, notOpen: [] });
+    const after = await api.call('deadLetters', {}, lead);
+    for (const id of alike) expect(after.find((x) => x.id === id)).toMatchObject({ status: 'dismissed', dismissed: { by: 'Lena', note: 'the vendor test run' } });
+    expect(after.find((x) => x.id === other.id)!.status).toBe('open');
   });
 
   it('raises module_refused and logs it when the broker refuses a module: a publish to a topic it may not, a wrong password', async () => {

@@ -171,7 +171,8 @@ export class SiteService implements SiteBackend {
           .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
       replayDeadLetters: (req) => this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id))),
       dismissDeadLetters: (req, s) => {
-        const { dismissed, notOpen } = dismissAs(this.site.ingestor, req.ids.map((id) => parsePosition(id)), this.current(s).name, req.note, { log: (l) => this.site.logLine(l), via: 'floor UI' });
+        const ids = req.ids.map((id) => parsePosition(id));
+        const { dismissed, notOpen } = dismissAs(this.site.ingestor, req.alike ? this.openAlike(ids) : ids, this.current(s).name, req.note, { log: (l) => this.site.logLine(l), via: 'floor UI' });
         return { dismissed, notOpen };
       },
       users: () => this.site.users.list().map(userView),
@@ -640,6 +641,19 @@ export class SiteService implements SiteBackend {
     const open = all.filter((d) => d.status === 'open');
     if (open.length >= limit) return open.slice(0, limit);
     return [...open, ...all.filter((d) => d.status !== 'open').reverse().slice(0, limit - open.length)];
+  }
+
+  /**
+   * `ids`, and every other open dead letter with the topic and reason of one of them (a vendor's
+   * test run, a module sending one wrong value: one note closes them all, listed or not).
+   */
+  private openAlike(ids: readonly bigint[]): bigint[] {
+    const all = this.site.ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER });
+    const named = new Set(ids);
+    const like = new Set(all.filter((d) => named.has(d.position)).map((d) => `${d.topic}\u0000${d.reason}`));
+    const out = [...ids];
+    for (const d of all) if (d.status === 'open' && !named.has(d.position) && like.has(`${d.topic}\u0000${d.reason}`)) out.push(d.position);
+    return out;
   }
 
   /**

@@ -19,8 +19,8 @@ export function DeadLetters() {
   const mayReplay = useApp((s) => !!s.user?.roles.some((r) => r !== 'viewer'));
   const [dismissing, setDismissing] = useState<string | null>(null);
   const [note, setNote] = useState('');
-  // Also the other open letters listed with the same topic and reason (a vendor's test run, a
-  // module sending one wrong value): one note closes them all.
+  // Also every other open letter with the same topic and reason (a vendor's test run, a module
+  // sending one wrong value): one note closes them all, listed or not (the site finds them).
   const [alike, setAlike] = useState(false);
   const openCount = useApp((s) => s.status?.deadLetters ?? null);
   useEffect(() => void load(), [load]);
@@ -32,9 +32,11 @@ export function DeadLetters() {
   const submit = async (e: FormEvent, id: string) => {
     e.preventDefault();
     if (note.trim() === '') return;
-    if (await dismiss(alike ? [id, ...othersLike(id)] : [id], note)) close();
+    if (await dismiss([id], note, alike)) close();
   };
   const openShown = rows.filter((r) => r.status === 'open').length;
+  // More open than listed: some like it may not be on the screen.
+  const unlisted = openCount !== null && openCount > openShown;
   return (
     <section>
       {mayReplay && (
@@ -67,7 +69,7 @@ export function DeadLetters() {
                         {t('dead.note')}
                         <input name="dismissNote" autoFocus maxLength={500} value={note} onChange={(e) => setNote(e.target.value)} />
                       </label>
-                      {othersLike(r.id).length > 0 && (
+                      {(othersLike(r.id).length > 0 || unlisted) && (
                         <label className="filter">
                           <input name="dismissAlike" type="checkbox" checked={alike} onChange={(e) => setAlike(e.target.checked)} /> {t('dead.alike', { n: othersLike(r.id).length })}
                         </label>

@@ -88,7 +88,8 @@ interface StateSlice {
   loadDeadLetters(): Promise<void>;
   replayDeadLetters(): Promise<void>;
   /** Resolves true when the site dismissed them (a failure is the visible error). */
-  dismissDeadLetters(ids: string[], note: string): Promise<boolean>;
+  /** `alike`: the site also closes every other open letter with the same topic and reason. */
+  dismissDeadLetters(ids: string[], note: string, alike?: boolean): Promise<boolean>;
   loadUsers(): Promise<void>;
   addUser(name: string, roles: UserView['roles'], secret: string): Promise<void>;
   disableUser(name: string): Promise<void>;
@@ -333,7 +334,7 @@ export function createAppStore(api: SiteApi): AppStore {
         set({ replayResult: await api.replayDeadLetters({}) });
         await get().loadDeadLetters();
       }),
-      dismissDeadLetters: (ids, note) => succeeded(() => api.dismissDeadLetters({ ids, note }), () => get().loadDeadLetters()),
+      dismissDeadLetters: (ids, note, alike) => succeeded(() => api.dismissDeadLetters({ ids, note, ...(alike ? { alike: true } : {}) }), () => get().loadDeadLetters()),
       loadUsers: () => guard(async () => set({ users: await api.users({}) })),
       addUser: (name, roles, secret) => guard(async () => {
         await api.addUser({ name, roles, secret });

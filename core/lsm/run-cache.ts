@@ -145,17 +145,11 @@ export class RunCache {
   }
 
   get(path: string, load: () => RunData): RunData {
-    const b = this.budget;
-    const e = b.entries.get(path);
-    const shape = this.shape();
-    if (e !== undefined && e.shape === shape) {
-      this.hits++;
-      e.used = ++b.tick;
-      return e.run;
-    }
+    const hit = this.peek(path);
+    if (hit !== undefined) return hit;
     this.misses++;
     const run = load();
-    b.insert(path, run, shape);
+    this.budget.insert(path, run, this.shape());
     return run;
   }
 

@@ -402,6 +402,14 @@ function compareCols(cmps: readonly Comparator[], a: readonly unknown[], b: read
  * would make of it. Runs our writer produces pass; Java's writer keeps lone records unfolded, so
  * its files may not. Aggregation never passes. Cached per decoded run.
  */
+/** What a projected scan decodes (`scanColumns`). */
+export interface ScanColumns {
+  /** The value columns decoded (field indexes). */
+  keep: ReadonlySet<number>;
+  /** The same, as the run cache's key names them: decided once per scan, not per file. */
+  key: string;
+}
+
 /**
  * The value columns a projected scan decodes (Table.loadRunProjected): the projection, the
  * predicates' columns, and what the merge orders and groups by — `sequence.field` and every
@@ -411,7 +419,7 @@ function compareCols(cmps: readonly Comparator[], a: readonly unknown[], b: read
  * projection drops it. Undefined (decode everything) for aggregation, whose functions this does
  * not vouch for, and when nothing would be left out.
  */
-export function scanColumns(schema: Table['schema'], projection: readonly number[], preds: readonly { index: number }[]): ReadonlySet<number> | undefined {
+export function scanColumns(schema: Table['schema'], projection: readonly number[], preds: readonly { index: number }[]): ScanColumns | undefined {
   const engine = schema.options.mergeEngine;
   if (engine !== 'deduplicate' && engine !== 'partial-update' && engine !== 'first-row') return undefined;
   const keep = new Set<number>([...projection, ...preds.map((p) => p.index), ...schema.sequenceFieldIndexes]);
@@ -425,7 +433,7 @@ export function scanColumns(schema: Table['schema'], projection: readonly number
   const values = schema.fields.length - schema.keyIndexes.length;
   let kept = 0;
   for (const i of keep) if (!schema.keyIndexes.includes(i)) kept++;
-  return kept < values ? keep : undefined;
+  return kept < values ? { keep, key: [...keep].sort((a, b) => a - b).join(',') } : undefined;
 }
 
 export function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {

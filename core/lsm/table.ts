@@ -10,7 +10,7 @@ import { deserializeBinaryRow } from './binary-row.ts';
 import { corruption, invalidArgument, LsmError, notFound } from './errors.ts';
 import { localFileIO, type FileIO } from './file-io.ts';
 import { readDataFile, type RunData } from './data-file.ts';
-import { evolveRun } from './data-file-format.ts';
+import { evolveRun, formatOfPath } from './data-file-format.ts';
 import { AppendWriter } from './append-writer.ts';
 import { alterTable, type SchemaChange } from './schema-change.ts';
 import { groupByBucket, sortedRuns, type BucketFiles } from './levels.ts';
@@ -24,7 +24,7 @@ import { checkDvWritable } from './dv-writer.ts';
 import type { Snapshot } from './snapshot.ts';
 import { SnapshotManager } from './snapshot-manager.ts';
 import { TablePaths } from './table-paths.ts';
-import { TableReader } from './table-read.ts';
+import { TableReader, type ScanColumns } from './table-read.ts';
 import { TagManager, type TagInfo } from './tags.ts';
 import { TableWriter, type WriterOptions } from './table-writer.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
@@ -310,18 +310,17 @@ export class Table {
   }
 
   /**
-   * A data file as a run for a scan that needs only the value columns `keep` (and the keys): the
-   * whole run when the cache holds it, else a run decoded with only those columns (the others
-   * null), cached apart from the whole run (its key names the columns). A file of an older schema
-   * is read whole.
+   * A data file as a run for a scan that needs only some value columns (`ScanColumns`, and the
+   * keys): the whole run when the cache holds it, else a run decoded with only those columns (the
+   * others null), cached apart from the whole run (its key names the columns). An Avro file or a
+   * file of an older schema is read whole, as `loadRunAt` reads it.
    */
-  loadRunProjected(partition: Uint8Array, bucket: number, meta: DataFileMeta, keep: ReadonlySet<number>): RunData {
+  loadRunProjected(partition: Uint8Array, bucket: number, meta: DataFileMeta, columns: ScanColumns): RunData {
     const path = this.dataFilePath(partition, bucket, meta.fileName);
     const whole = this.cache.peek(path);
     if (whole !== undefined) return whole;
-    if (meta.schemaId !== this.schema.id) return this.loadRunAt(path, meta);
-    const columns = [...keep].sort((a, b) => a - b).join(',');
-    return this.cache.get(`${path}${PROJECTED_KEY}${columns}`, () => readDataFile(this.fileIO, this.schema, path, meta, keep));
+    if (meta.schemaId !== this.schema.id || formatOfPath(path) !== 'parquet') return this.loadRunAt(path, meta);
+    return this.cache.get(`${path}${PROJECTED_KEY}${columns.key}`, () => readDataFile(this.fileIO, this.schema, path, meta, columns.keep));
   }
 
   /** Sorted runs (newest first) of a bucket's files. */

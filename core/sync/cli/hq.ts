@@ -60,6 +60,9 @@ function site(args: ParsedArgs): string {
   }
 }
 
+/** An instant for a person at HQ, in UTC (the sites may be in other zones): `2026-12-03 14:41:35Z`. */
+const utcText = (ms: number): string => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+
 /** A duration for a person: `45 s`, `12 min`, `3.5 h`, `2.0 d`. */
 function ago(ms: number): string {
   return ms < 120_000 ? `${Math.round(ms / 1000)} s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)} min` : ms < 172_800_000 ? `${(ms / 3_600_000).toFixed(1)} h` : `${(ms / 86_400_000).toFixed(1)} d`;
@@ -130,7 +133,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           else {
             // "State as of": the newest commit HQ holds from the site — how far behind its picture is.
             const now = Date.now();
-            const asOf = (ms: number | null) => (ms === null ? 'no snapshot yet' : `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`);
+            const asOf = (ms: number | null) => (ms === null ? 'no snapshot yet' : utcText(ms));
             const behind = (ms: number | null) => (ms === null ? '–' : ago(Math.max(0, now - ms)));
             await out.lines(formatTable(['site', 'tables', 'state as of', 'behind'], sites.map((x) => [x.site, String(x.tables), asOf(x.stateAsOfMs), behind(x.stateAsOfMs)])));
           }
@@ -190,11 +193,10 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const picked = rows.filter((r) => status === undefined || r.p.status === status);
           picked.sort((a, b) => newestFirst(a.p, b.p));
           if (fmt === 'text') {
-            // For a person at HQ: one line per proposal, times in UTC (the sites may be in other zones).
-            const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+            // For a person at HQ: one line per proposal.
             const lines = formatTable(
               ['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'why'],
-              picked.map(({ p }) => [p.id, p.status, utc(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', cut(p.explanation, 80)]),
+              picked.map(({ p }) => [p.id, p.status, utcText(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', cut(p.explanation, 80)]),
             );
             for (const l of picked.length > 0 ? lines : ['no proposals']) await out.line(l);
             break;

@@ -26,6 +26,9 @@ export interface SiteState {
   stateAsOfMs: number | null;
 }
 
+/** A table's snapshot file at HQ: `site_<id>.db/<table>/snapshot/snapshot-<n>` → the table's folder and n. */
+const SNAPSHOT_KEY = /^(site_[A-Za-z0-9][A-Za-z0-9_-]*\.db\/[^/.][^/]*\/)snapshot\/snapshot-(\d+)$/;
+
 function sitesOf(keys: readonly ObjectInfo[]): string[] {
   const out = new Set<string>();
   for (const { key } of keys) {
@@ -57,20 +60,21 @@ export class HqStore {
    */
   async siteStates(): Promise<SiteState[]> {
     const keys = await this.target.list('');
+    // The newest snapshot file of each site's table, in the same pass over the listing.
+    const newest = new Map<string, number>(); // `site_<id>.db/<table>/` → snapshot id
+    for (const { key } of keys) {
+      const m = SNAPSHOT_KEY.exec(key);
+      if (m) newest.set(m[1]!, Math.max(newest.get(m[1]!) ?? -1, Number(m[2])));
+    }
     const out: SiteState[] = [];
     for (const site of sitesOf(keys)) {
-      const prefix = sitePrefix(site);
       const tables = tablesOf(site, keys);
       let stateAsOfMs: number | null = null;
       for (const table of tables) {
-        let newest = -1;
-        const snap = new RegExp(`^${table}/snapshot/snapshot-(\\d+)$`);
-        for (const { key } of keys) {
-          const m = key.startsWith(prefix) ? snap.exec(key.slice(prefix.length)) : null;
-          if (m) newest = Math.max(newest, Number(m[1]));
-        }
-        if (newest < 0) continue;
-        const key = `${prefix}${table}/snapshot/snapshot-${newest}`;
+        const dir = `${sitePrefix(site)}${table}/`;
+        const id = newest.get(dir);
+        if (id === undefined) continue;
+        const key = `${dir}snapshot/snapshot-${id}`;
         const at = snapshotFromJson((await this.target.get(key)).toString('utf8'), key).timeMillis;
         stateAsOfMs = stateAsOfMs === null ? at : Math.max(stateAsOfMs, at);
       }

@@ -261,6 +261,46 @@ describe('decide: who may', () => {
     expect(inbox().commandsUnderway()).toEqual([]);
   });
 
+  it('lists the commands that failed or timed out, latest first, until they move on or endedCommandsKeptMs passes, across a reopen', async () => {
+    const i = inbox({ endedCommandsKeptMs: 3_600_000 });
+    const [a, b, c, d] = propose(i, 'J-1', 'J-2', 'J-3', 'J-4');
+    for (const p of [a!, b!, c!, d!]) {
+      await i.decide(p.id, 'approve', { user: 'lena', pin: '1111' });
+      i.markCommand(p.id, 'sent');
+    }
+    now += 1000;
+    i.markCommand(a!.id, 'failed', 'resource M-1 is busy');
+    const failedAt = now;
+    now += 1000;
+    i.markCommand(b!.id, 'timed_out', timedOutDetail(2000, 'sent'));
+    const timedOutAt = now;
+    // A late effect ends a timeout; an applied command was never one.
+    i.markCommand(c!.id, 'timed_out', timedOutDetail(2000, 'sent'));
+    i.markCommand(c!.id, 'applied');
+    i.markCommand(d!.id, 'applied');
+    const expected = [
+      { id: b!.id, action: 'assign_job', state: 'timed_out', atMs: timedOutAt, detail: timedOutDetail(2000, 'sent') },
+      { id: a!.id, action: 'assign_job', state: 'failed', atMs: failedAt, detail: 'resource M-1 is busy' },
+    ];
+    expect(i.endedCommands()).toEqual(expected);
+    i.close();
+    open.splice(open.indexOf(i), 1);
+    // Read back from the table at open.
+    const j = inbox({ endedCommandsKeptMs: 3_600_000 });
+    expect(j.endedCommands()).toEqual(expected);
+    now = failedAt + 3_600_000;
+    expect(j.endedCommands()).toEqual([expected[0]]);
+    j.close();
+    open.splice(open.indexOf(j), 1);
+    const k = inbox({ endedCommandsKeptMs: 3_600_000 });
+    expect(k.endedCommands()).toEqual([expected[0]]);
+    k.close();
+    open.splice(open.indexOf(k), 1);
+    now = timedOutAt + 3_600_000;
+    expect(inbox({ endedCommandsKeptMs: 3_600_000 }).endedCommands()).toEqual([]);
+    expect(() => inbox({ endedCommandsKeptMs: 0 })).toThrow(/endedCommandsKeptMs: expected an integer ≥ 1, got 0/);
+  });
+
   it('a situation whose commands failed twice within the last resuggestAfterDecisionMs is not proposed while that holds', async () => {
     const i = inbox();
     const fail = async (x: Inbox, p: Proposal, why: string) => {

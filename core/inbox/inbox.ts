@@ -118,6 +118,11 @@ export interface InboxOptions {
    * each table hourly. Default 10 min.
    */
   idleExpireMs?: number;
+  /**
+   * `endedCommands` lists a command that failed or timed out for this long after (the site's
+   * `command_failed` alarm). Default 8 h.
+   */
+  endedCommandsKeptMs?: number;
   onWarning?: (message: string) => void;
 }
 
@@ -161,6 +166,17 @@ export interface CommandFailure {
   detail: string | null;
 }
 
+/** An approved proposal's command that failed or timed out and has not moved on since (`Inbox.endedCommands`). */
+export interface EndedCommand {
+  id: string;
+  action: string;
+  state: 'failed' | 'timed_out';
+  /** When it failed or timed out (the inbox's clock). */
+  atMs: number;
+  /** The module's reason, or the timeout's, as the write-back recorded it. */
+  detail: string | null;
+}
+
 /**
  * A situation whose approved commands failed this many times within the last
  * resuggestAfterDecisionMs is not proposed while that holds (until the older failure is that old).
@@ -185,6 +201,7 @@ export interface ProposalFilter {
 
 const DEFAULT_RESUGGEST_MS = 8 * 3600_000;
 const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
+const DEFAULT_ENDED_COMMANDS_KEPT_MS = 8 * 3600_000;
 const DEFAULT_COMMENT_CHARS_MAX = 1000;
 const DEFAULT_DECISION_EVIDENCE_MS = 365 * 24 * 3600_000;
 function checkedDecisionEvidenceMs(ms: number): number {
@@ -230,6 +247,13 @@ export class Inbox {
   /** Situation key → its commands that failed within resuggestAfterDecisionMs, oldest first. */
   private readonly failures = new Map<string, CommandFailure[]>();
   /**
+   * Proposal id → its command, where it failed or timed out within endedCommandsKeptMs and has
+   * not moved on since. This inbox writes every command state (`markCommand`), so memory holds
+   * them all; the table is read for them only at open.
+   */
+  private readonly ended = new Map<string, EndedCommand>();
+  private readonly endedKeptMs: number;
+  /**
    * The ids this inbox gave in the run it last submitted. Ids are `P-<run id>-<n>` and the agent
    * never repeats a run id, so a new id can only meet one of the same run: of the last run (this
    * set), or — a run id used before, by this process or an earlier one — a stored row (looked up
@@ -274,9 +298,11 @@ export class Inbox {
     this.maintainedAtMs = { inbox: this.clock(), log: this.clock() };
     this.resuggestMs = o.resuggestAfterDecisionMs ?? DEFAULT_RESUGGEST_MS;
     this.commentMax = o.commentCharsMax ?? DEFAULT_COMMENT_CHARS_MAX;
+    this.endedKeptMs = o.endedCommandsKeptMs ?? DEFAULT_ENDED_COMMANDS_KEPT_MS;
     this.decisionEvidence = checkedDecisionEvidenceMs(o.decisionEvidenceRetentionMs ?? DEFAULT_DECISION_EVIDENCE_MS);
     if (!Number.isSafeInteger(this.resuggestMs) || this.resuggestMs < 0) throw new InboxError('InvalidArgument', `resuggestAfterDecisionMs: expected an integer ≥ 0, got ${this.resuggestMs}`);
     if (o.idleExpireMs !== undefined && (!Number.isSafeInteger(o.idleExpireMs) || o.idleExpireMs < 1)) throw new InboxError('InvalidArgument', `idleExpireMs: expected an integer ≥ 1, got ${o.idleExpireMs}`);
+    if (!Number.isSafeInteger(this.endedKeptMs) || this.endedKeptMs < 1) throw new InboxError('InvalidArgument', `endedCommandsKeptMs: expected an integer ≥ 1, got ${this.endedKeptMs}`);
     if (!Number.isSafeInteger(this.commentMax) || this.commentMax < 0) throw new InboxError('InvalidArgument', `commentCharsMax: expected an integer ≥ 0, got ${this.commentMax}`);
     this.warn = o.onWarning ?? ((m) => console.warn(`inbox: ${m}`));
     const { inbox, log } = openInboxTables(o.catalog, o.database);
@@ -305,10 +331,13 @@ export class Inbox {
     const now = this.clock();
     const snapshot = inbox.latestSnapshot();
     const wanted: string[] = [];
-    const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail'];
-    for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail] of snapshot ? inbox.scanRows({ snapshotId: snapshot.id }, { projection: columns }) : []) {
+    const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail', 'action'];
+    for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail, action] of snapshot ? inbox.scanRows({ snapshotId: snapshot.id }, { projection: columns }) : []) {
       if (command === 'failed' && now - Number(commandAt) < this.resuggestMs) {
         this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail: commandDetail === null || commandDetail === undefined ? null : String(commandDetail) });
+      }
+      if ((command === 'failed' || command === 'timed_out') && now - Number(commandAt) < this.endedKeptMs) {
+        this.ended.set(String(id), { id: String(id), action: String(action), state: command as EndedCommand['state'], atMs: Number(commandAt), detail: commandDetail === null || commandDetail === undefined ? null : String(commandDetail) });
       }
       const status = lightStatus(agentStatus, decision);
       const commandState = command === null || command === undefined ? null : ({ state: command, detail: commandDetail ?? null } as CommandProgress);
@@ -382,6 +411,18 @@ export class Inbox {
   commandsAwaitingEffect(): Proposal[] {
     const now = this.clock();
     return [...this.active.values()].filter((p) => p.status === 'approved' && this.awaited(p, now));
+  }
+
+  /**
+   * Commands that failed or timed out within endedCommandsKeptMs and have not moved on since (a
+   * late acknowledgement or effect of a timed-out one ends it), the latest first. From memory:
+   * a site asks at every status, and the table keeps every proposal ever made.
+   */
+  endedCommands(): EndedCommand[] {
+    this.check();
+    const now = this.clock();
+    for (const [id, c] of this.ended) if (now - c.atMs >= this.endedKeptMs) this.ended.delete(id);
+    return [...this.ended.values()].sort((a, b) => b.atMs - a.atMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((c) => ({ ...c }));
   }
 
   /** Timed out after an acknowledgement, within resuggestAfterDecisionMs; one past it is dropped from memory. */
@@ -553,6 +594,8 @@ export class Inbox {
     const now = this.clock();
     const c: CommandProgress = { state, topic: p.command.topic, sentAtMs: state === 'sent' ? now : p.command.sentAtMs, updatedAtMs: now, detail: detail ?? p.command.detail };
     const next = this.writeGroup(p, 'command', commandColumns(c));
+    if (state === 'failed' || state === 'timed_out') this.ended.set(id, { id, action: p.action, state, atMs: now, detail: c.detail });
+    else this.ended.delete(id);
     this.log.append({ atMs: now, proposalId: id, event: `command_${state}`, actor, detail: entryDetail.command(c.topic, detail) });
     this.commitBoth();
     // The module did not carry it out (refused, or the command expired): the situation may be

@@ -55,6 +55,7 @@ export {
   DECISION_TAG_PREFIX,
   FAILURES_TO_QUIET,
   type CommandFailure,
+  type EndedCommand,
   type InboxOptions,
   type DecideOptions,
   type DecideResult,

@@ -152,6 +152,18 @@ describe('SiteService', () => {
     const r = await api.call('decide', { id: p.id, decision: 'approve' }, lead);
     expect(r.outcome).toBe('approved');
     expect(inbox.markCommand(p.id, 'failed', 'refused by the module: not now')).toBeDefined();
+    // The status says so as an alarm, from the inbox's memory: approval_inbox holds every
+    // proposal ever made, and a status (every few seconds) reads none of them.
+    const scans = vi.spyOn(inbox.table, 'scanRows');
+    const readers = vi.spyOn(inbox.table, 'reader');
+    const status = await api.call('status', {}, lead);
+    expect(scans).not.toHaveBeenCalled();
+    expect(readers).not.toHaveBeenCalled();
+    scans.mockRestore();
+    readers.mockRestore();
+    expect(status.alarms).toContainEqual(
+      expect.objectContaining({ kind: 'command_failed', message: `${p.action} for ${p.id} failed: refused by the module: not now`, params: { action: p.action, id: p.id, state: 'failed', detail: 'refused by the module: not now' } }),
+    );
     expect((await api.call('getProposal', { id: p.id }, lead)).failedBefore).toEqual([]); // not its own
     // The situation proposed again (as the agent's next run does while it holds).
     const { situationKey, ruleId, ruleVersion, action, module, params, risk, riskReason, explanation, evidence } = p;

@@ -75,8 +75,6 @@ export interface SiteServiceOptions {
   sync?: SyncStatusSource | null;
   tickMs?: number;
   statusEveryMs?: number;
-  /** Failed or timed-out commands stay an alarm this long after they failed. Default 8 h. */
-  commandAlarmMs?: number;
   now?: () => number;
 }
 
@@ -106,7 +104,6 @@ export class SiteService implements SiteBackend {
   private readonly bytesCache = new Map<string, { snapshotId: number | null; bytes: number }>();
   /** The approval inbox's budget episodes (`inboxFreshness`): whether the last look found it over, and how often it went over. */
   private inboxOver = { over: false, breaches: 0 };
-  private commandAlarms: { snapshotId: number | null; alarms: Alarm[] } = { snapshotId: -1, alarms: [] };
   /** Alarm keys the last status tick pushed (an `alarm` event goes out for each new one). */
   private pushedAlarms = new Set<string>();
 
@@ -452,7 +449,7 @@ export class SiteService implements SiteBackend {
         params: { pending: src.pendingItems },
       });
     }
-    alarms.push(...this.failedCommands(now));
+    alarms.push(...this.failedCommands());
     if (deadLetters > 0) alarms.push({ kind: 'dead_letters', message: `dead letters waiting for a look: ${deadLetters}`, sinceMs: now, params: { n: deadLetters } });
     for (const d of this.site.ingestor.stuckStreams(now)) {
       alarms.push({
@@ -526,26 +523,18 @@ export class SiteService implements SiteBackend {
       });
   }
 
-  private failedCommands(now: number): Alarm[] {
+  /** The inbox keeps these in memory: a site's status asks every few seconds, and approval_inbox holds every proposal ever made. */
+  private failedCommands(): Alarm[] {
     const inbox = this.site.decisions?.inbox;
     if (!inbox) return [];
-    const id = inbox.table.latestSnapshot()?.id ?? null;
-    if (id !== this.commandAlarms.snapshotId) {
-      const window = this.o.commandAlarmMs ?? 8 * 3_600_000;
-      const alarms = inbox
-        .list({ status: 'approved', limit: 500 })
-        .filter((p) => p.command && (p.command.state === 'failed' || p.command.state === 'timed_out') && now - p.command.updatedAtMs < window)
-        .map(
-          (p): Alarm => ({
-            kind: 'command_failed',
-            message: `${p.action} for ${p.id} ${p.command!.state === 'failed' ? 'failed' : 'timed out'}${p.command!.detail ? `: ${p.command!.detail}` : ''}`,
-            sinceMs: p.command!.updatedAtMs,
-            params: { action: p.action, id: p.id, state: p.command!.state === 'failed' ? 'failed' : 'timed_out', detail: p.command!.detail ?? '' },
-          }),
-        );
-      this.commandAlarms = { snapshotId: id, alarms };
-    }
-    return this.commandAlarms.alarms.map((a) => ({ ...a }));
+    return inbox.endedCommands().map(
+      (c): Alarm => ({
+        kind: 'command_failed',
+        message: `${c.action} for ${c.id} ${c.state === 'failed' ? 'failed' : 'timed out'}${c.detail ? `: ${c.detail}` : ''}`,
+        sinceMs: c.atMs,
+        params: { action: c.action, id: c.id, state: c.state, detail: c.detail ?? '' },
+      }),
+    );
   }
 
   private syncStatus(): SyncStatus {

@@ -139,3 +139,27 @@ export function upgradeDeadLetters(table: Table): Table {
   if (changes.length > 0) table.alter(changes);
   return table;
 }
+
+/**
+ * Dead letters as a person looks at them, of every status: the open ones first (oldest first:
+ * they wait for someone), then the replayed and dismissed ones newest first — the first `limit`.
+ * `all` is in position order (`Ingestor.listDeadLetters`). Cut in position order instead, a new
+ * open letter would not be listed once `limit` older letters were closed.
+ */
+export function openFirst(all: readonly DeadLetter[], limit: number): DeadLetter[] {
+  const open = all.filter((d) => d.status === 'open');
+  if (open.length >= limit) return open.slice(0, limit);
+  return [...open, ...all.filter((d) => d.status !== 'open').reverse().slice(0, limit - open.length)];
+}
+
+/**
+ * `ids`, then every other open dead letter of `all` from the topic of one of them with its reason
+ * (a vendor's test run, a module sending one wrong value: one note closes them all).
+ */
+export function withOpenAlike(all: readonly DeadLetter[], ids: readonly bigint[]): bigint[] {
+  const named = new Set(ids);
+  const like = new Set(all.filter((d) => named.has(d.position)).map((d) => `${d.topic}\u0000${d.reason}`));
+  const out = [...ids];
+  for (const d of all) if (d.status === 'open' && !named.has(d.position) && like.has(`${d.topic}\u0000${d.reason}`)) out.push(d.position);
+  return out;
+}

@@ -158,7 +158,7 @@ export const DEFAULT_CHECKPOINT_NAME = 'ingest';
 const DEFAULT_PROGRESS_LAG_MAX = 50_000;
 const DEFAULT_PROGRESS_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
-const DEAD_LETTER_LIST_DEFAULT = 100;
+export const DEAD_LETTER_LIST_DEFAULT = 100;
 const COMMIT_USER = 'tilstand-ingest';
 
 interface Target {

@@ -6,6 +6,7 @@
 //
 // Concurrency: as the Ingestor's (one thread); the PIN check counts wrong PINs in site.db.
 
+import { withOpenAlike } from '../ingest/dead-letters.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import { DECIDER_ROLES } from '../inbox/inbox.ts';
 import type { UserStore } from '../inbox/users.ts';
@@ -20,6 +21,8 @@ export interface DismissRequest {
   user: string;
   pin: string;
   note: string;
+  /** Also every other open letter from the topic of one of `ids` with its reason (`withOpenAlike`). */
+  alike?: boolean;
 }
 
 /** Where a dismissal is logged: the site's log, and how the person asked (`floor UI`, …). */
@@ -28,7 +31,8 @@ export interface DismissLog {
   via: string;
 }
 
-export type DismissResult = { dismissed: number; notOpen: string[]; by: string };
+/** `alike`: how many of those dismissed were not named but alike (`DismissRequest.alike`). */
+export type DismissResult = { dismissed: number; notOpen: string[]; by: string; alike: number };
 
 /** Checks the note, the user's PIN and role, then dismisses as that user. */
 export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: DismissRequest, log?: DismissLog): Promise<DismissResult> {
@@ -41,19 +45,20 @@ export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: Di
   }
   const user = signIn.user;
   if (!DECIDER_ROLES.includes(user.role)) throw new DismissRefused(`dismiss refused: user '${user.name}' is ${user.role}; only ${DECIDER_ROLES.join(' and ')} dismiss dead letters`);
-  return dismiss(ingestor, r.ids, user.name, note, log);
+  return dismiss(ingestor, r.ids, user.name, note, log, r.alike === true);
 }
 
 /** Dismisses as `by`, a user the caller has authenticated and whose role it checked. */
-export function dismissAs(ingestor: Ingestor, ids: readonly bigint[], by: string, note: unknown, log?: DismissLog): DismissResult {
-  return dismiss(ingestor, ids, by, checkRequest(ids, note), log);
+export function dismissAs(ingestor: Ingestor, ids: readonly bigint[], by: string, note: unknown, log?: DismissLog, alike = false): DismissResult {
+  return dismiss(ingestor, ids, by, checkRequest(ids, note), log, alike);
 }
 
-function dismiss(ingestor: Ingestor, ids: readonly bigint[], by: string, note: string, log: DismissLog | undefined): DismissResult {
+function dismiss(ingestor: Ingestor, named: readonly bigint[], by: string, note: string, log: DismissLog | undefined, alike: boolean): DismissResult {
+  const ids = alike ? withOpenAlike(ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER }), named) : named;
   const r = ingestor.dismissDeadLetters(ids, by, note);
   // Quoted: the note is the person's text and must not start a line of the log.
-  log?.log(`dead letters: ${r.dismissed} dismissed by ${by} (${log.via}): ${JSON.stringify(note)}`);
-  return { ...r, by };
+  log?.log(`dead letters: ${r.dismissed} dismissed by ${by} (${log.via}${alike ? ', with the open ones alike' : ''}): ${JSON.stringify(note)}`);
+  return { ...r, by, alike: ids.length - named.length };
 }
 
 /** The note, trimmed; an error naming `note` (missing, too long) or `ids` (none). */

@@ -60,7 +60,7 @@ import { refusalAlarms } from './refusals.ts';
 import { dismissAs } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
-import type { DeadLetter, DeadLetterStatus } from '../ingest/dead-letters.ts';
+import { openFirst, type DeadLetter, type DeadLetterStatus } from '../ingest/dead-letters.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
 export interface SyncStatusSource {
@@ -169,7 +169,7 @@ export class SiteService implements SiteBackend {
       replayDeadLetters: (req) => this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id))),
       dismissDeadLetters: (req, s) => {
         const ids = req.ids.map((id) => parsePosition(id));
-        const { dismissed, notOpen } = dismissAs(this.site.ingestor, req.alike ? this.openAlike(ids) : ids, this.current(s).name, req.note, { log: (l) => this.site.logLine(l), via: 'floor UI' });
+        const { dismissed, notOpen } = dismissAs(this.site.ingestor, ids, this.current(s).name, req.note, { log: (l) => this.site.logLine(l), via: 'floor UI' }, req.alike === true);
         return { dismissed, notOpen };
       },
       users: () => this.site.users.list().map(userView),
@@ -626,23 +626,7 @@ export class SiteService implements SiteBackend {
   private deadLetters(status: DeadLetterStatus | undefined, limit: number): DeadLetter[] {
     const ingestor = this.site.ingestor;
     if (status) return ingestor.listDeadLetters({ status, limit });
-    const all = ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER });
-    const open = all.filter((d) => d.status === 'open');
-    if (open.length >= limit) return open.slice(0, limit);
-    return [...open, ...all.filter((d) => d.status !== 'open').reverse().slice(0, limit - open.length)];
-  }
-
-  /**
-   * `ids`, and every other open dead letter with the topic and reason of one of them (a vendor's
-   * test run, a module sending one wrong value: one note closes them all, listed or not).
-   */
-  private openAlike(ids: readonly bigint[]): bigint[] {
-    const all = this.site.ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER });
-    const named = new Set(ids);
-    const like = new Set(all.filter((d) => named.has(d.position)).map((d) => `${d.topic}\u0000${d.reason}`));
-    const out = [...ids];
-    for (const d of all) if (d.status === 'open' && !named.has(d.position) && like.has(`${d.topic}\u0000${d.reason}`)) out.push(d.position);
-    return out;
+    return openFirst(ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER }), limit);
   }
 
   /**

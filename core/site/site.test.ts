@@ -180,33 +180,47 @@ describe('Site', () => {
     try {
       await client.publishAsync('tilstand/dm/events/inventory/stock', '{"a test message', { qos: 1 });
       await client.publishAsync('tilstand/dm/events/inventory/stock', 'another one', { qos: 1 });
+      await client.publishAsync('tilstand/dm/events/inventory/stock', 'and a third', { qos: 1 });
+      await client.publishAsync('tilstand/dm/events/inventory/stock', '{"op":"c"}', { qos: 1 }); // another reason
+      await client.publishAsync('tilstand/dm/events/inventory/stock', 'and a fourth', { qos: 1 });
     } finally {
       await client.endAsync();
     }
-    const letters = await until('two dead letters', () => controlRequest(sock, 'deadletters.list') as Promise<{ position: string; reason: string }[]>, (l) => l.length === 2);
-    const [first, second] = letters.map((l) => l.position) as [string, string];
+    const letters = await until('five dead letters', () => controlRequest(sock, 'deadletters.list') as Promise<{ position: string; reason: string }[]>, (l) => l.length === 5);
+    expect(letters.map((l) => l.reason)).toEqual(['bad_json', 'bad_json', 'bad_json', 'bad_envelope', 'bad_json']);
+    const [first, second, third, other, fourth] = letters.map((l) => l.position) as [string, string, string, string, string];
     const dismiss = (...args: string[]) => runCli(runDeadLetters, ['dismiss', '--data', data, ...args]);
     // Refused: no note; a wrong PIN; an operator. Nothing is dismissed.
     await expect(dismiss('--id', first, '--user', 'Lena', '--pin', '4827')).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining("option '--note' <why> is required") });
     await expect(dismiss('--id', first, '--user', 'Lena', '--pin', '1111', '--note', 'test')).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/dismiss refused for user 'Lena': wrong PIN \(4 attempts left\)/) });
     await expect(dismiss('--id', first, '--user', 'Olav', '--pin', '3916', '--note', 'test')).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/user 'Olav' is operator; only shift_lead and admin dismiss dead letters/) });
-    expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(2);
+    expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(5);
     // Through the running site.
     const ok = await dismiss('--id', first, '--user', 'Lena', '--pin', '4827', '--note', 'test messages from the vendor');
     expect([ok.code, ok.out]).toEqual([0, 'dismissed 1 as Lena\n']);
-    expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(1);
+    expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(4);
     expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 1 dismissed by Lena \(tilstand deadletters dismiss\): "test messages from the vendor"/);
     const twice = await dismiss('--id', first, '--user', 'Lena', '--pin', '4827', '--note', 'again');
     expect([twice.code, twice.out]).toEqual([1, 'dismissed 0 as Lena\n']);
     expect(twice.err).toContain(`no open dead letter at position ${first} (replayed or dismissed already`);
+    // --alike: every other open letter from that topic with that reason, with the same note.
+    const alike = await dismiss('--id', second, '--alike', '--user', 'Lena', '--pin', '4827', '--note', 'same vendor test');
+    expect([alike.code, alike.out]).toEqual([0, 'dismissed 3 as Lena (2 of them alike: open, from the same topic with the same reason)\n']);
+    expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 3 dismissed by Lena \(tilstand deadletters dismiss, with the open ones alike\): "same vendor test"/);
+    // The open letter is listed first, however many closed ones come before it; then the newest closed.
+    const firstTwo = (out: string) => out.trim().split('\n').map((l) => l.split('  ').slice(0, 2).join(' '));
+    expect(firstTwo((await runCli(runDeadLetters, ['list', '--data', data, '--limit', '2'])).out)).toEqual([`${other} open`, `${fourth} dismissed`]);
     // On the directory, with no site running.
     await site.stop();
-    const offline = await dismiss('--id', second, '--user', 'Lena', '--pin', '4827', '--note', 'same vendor test');
+    expect(firstTwo((await runCli(runDeadLetters, ['list', '--data', data, '--limit', '2'])).out)).toEqual([`${other} open`, `${fourth} dismissed`]);
+    const offline = await dismiss('--id', other, '--user', 'Lena', '--pin', '4827', '--note', 'a module test');
     expect([offline.code, offline.out]).toEqual([0, 'dismissed 1 as Lena\n']);
     const list = await runCli(runDeadLetters, ['list', '--data', data, '--status', 'dismissed']);
     expect(list.out.trim().split('\n')).toEqual([
       expect.stringMatching(new RegExp(`^${first}  dismissed  bad_json  .* — dismissed by Lena \\S+: test messages from the vendor$`)),
-      expect.stringMatching(new RegExp(`^${second}  dismissed  bad_json  .* — dismissed by Lena \\S+: same vendor test$`)),
+      ...[second, third].map((id) => expect.stringMatching(new RegExp(`^${id}  dismissed  bad_json  .* — dismissed by Lena \\S+: same vendor test$`))),
+      expect.stringMatching(new RegExp(`^${other}  dismissed  bad_envelope  .* — dismissed by Lena \\S+: a module test$`)),
+      expect.stringMatching(new RegExp(`^${fourth}  dismissed  bad_json  .* — dismissed by Lena \\S+: same vendor test$`)),
     ]);
     expect((await runCli(runDeadLetters, ['list', '--data', data, '--status', 'open'])).out).toBe('no dead letters\n');
   });

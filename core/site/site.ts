@@ -46,7 +46,8 @@ import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
 import { type ConfigChange, type Json } from '../inbox/index.ts';
 import { FloorChanges } from './floor-changes.ts';
-import type { Ingestor } from '../ingest/ingestor.ts';
+import { DEAD_LETTER_LIST_DEFAULT, type Ingestor } from '../ingest/ingestor.ts';
+import { openFirst } from '../ingest/dead-letters.ts';
 import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
@@ -738,7 +739,8 @@ export class Site {
         (a) => {
           const limit = a.limit === undefined ? undefined : Number(a.limit);
           const status = a.status === 'open' || a.status === 'replayed' || a.status === 'dismissed' ? a.status : undefined;
-          return ingestor.listDeadLetters({ ...(limit !== undefined && Number.isSafeInteger(limit) ? { limit } : {}), ...(status ? { status } : {}) }).map((d) => ({
+          const n = limit !== undefined && Number.isSafeInteger(limit) && limit > 0 ? limit : DEAD_LETTER_LIST_DEFAULT;
+          return (status ? ingestor.listDeadLetters({ limit: n, status }) : openFirst(ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER }), n)).map((d) => ({
             ...d,
             position: d.position.toString(),
             payload: d.payload.toString('utf8').slice(0, 2000),
@@ -749,7 +751,12 @@ export class Site {
       [
         'deadletters.dismiss',
         (a) =>
-          dismissWithPin(this.users, ingestor, { ids: positions(a.ids) ?? [], user: String(a.user ?? ''), pin: String(a.pin ?? ''), note: a.note as string }, { log: this.log, via: 'tilstand deadletters dismiss' }),
+          dismissWithPin(
+            this.users,
+            ingestor,
+            { ids: positions(a.ids) ?? [], user: String(a.user ?? ''), pin: String(a.pin ?? ''), note: a.note as string, alike: a.alike === true },
+            { log: this.log, via: 'tilstand deadletters dismiss' },
+          ),
       ],
       ['contracts.list', () => contracts.list()],
       [

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
-import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow } from '../../ingest/dead-letters.ts';
+import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow, openFirst } from '../../ingest/dead-letters.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
@@ -36,9 +36,11 @@ export const siteUsage = [
   '  tilstand contracts list [--data <dir>]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
   '  tilstand deadletters list [--data <dir>] [--status open|replayed|dismissed] [--limit <n>] [--json]',
+  '                                           the open ones first (oldest first), then the closed ones newest first',
   '  tilstand deadletters replay [--data <dir>] [--id <position>]…',
-  '  tilstand deadletters dismiss --id <position>… --user <name> --pin <pin> --note <why> [--data <dir>]',
-  '                                           close letters no replay can mend (shift lead or admin); kept, never replayed',
+  '  tilstand deadletters dismiss --id <position>… --user <name> --pin <pin> --note <why> [--alike] [--data <dir>]',
+  '                                           close letters no replay can mend (shift lead or admin); kept, never replayed;',
+  '                                           --alike: also every other open letter from the same topic with the same reason',
   '  tilstand users list [--data <dir>]',
   '  tilstand users add --name <name> --role viewer|operator|shift_lead|admin [--pin <pin>] [--password <pw>] [--badge <text>] [--data <dir>]',
   '  tilstand users disable --name <name> [--data <dir>]',
@@ -237,6 +239,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
       user: { type: 'string', value: '<name>' },
       pin: { type: 'string', value: '<pin>' },
       note: { type: 'string', value: '<why>' },
+      alike: { type: 'boolean' },
     },
     'deadletters',
     io,
@@ -258,13 +261,11 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
       letters = [];
       if (catalog.tableExists(id)) {
         const t = catalog.getTable(id);
-        letters = t
+        const all = t
           .scanRows()
           .map((r) => deadLetterFromRow(t.schema.fields, r))
-          .filter((d) => status === undefined || d.status === status)
-          .sort((x, y) => (x.position < y.position ? -1 : 1))
-          .slice(0, limit)
-          .map((d) => ({ ...d, position: d.position.toString(), payload: d.payload.toString('utf8').slice(0, 2000) }));
+          .sort((x, y) => (x.position < y.position ? -1 : 1));
+        letters = (status ? all.filter((d) => d.status === status).slice(0, limit) : openFirst(all, limit)).map((d) => ({ ...d, position: d.position.toString(), payload: d.payload.toString('utf8').slice(0, 2000) }));
       }
     }
     if (a.boolean('json')) await print(io.stdout, [json(letters)]);
@@ -276,8 +277,8 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     const ids = a.strings('id');
     if (ids.length === 0) throw new CliError(EXIT.usage, "option '--id': name the dead letters to dismiss (one --id <position> each; 'tilstand deadletters list' shows them)");
     for (const i of ids) if (!/^\d+$/.test(i)) throw new CliError(EXIT.usage, `option '--id': expected a journal position (a whole number), got '${i}'`);
-    const req = { ids, user: a.required('user'), pin: a.required('pin'), note: a.required('note') };
-    let r: { dismissed: number; notOpen: string[]; by: string };
+    const req = { ids, user: a.required('user'), pin: a.required('pin'), note: a.required('note'), alike: a.boolean('alike') };
+    let r: { dismissed: number; notOpen: string[]; by: string; alike: number };
     try {
       if (socket) r = (await controlRequest(socket, 'deadletters.dismiss', req)) as typeof r;
       else {
@@ -297,7 +298,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
       if (kind === 'InvalidArgument') throw new CliError(EXIT.usage, (e as Error).message);
       throw e;
     }
-    await print(io.stdout, [`dismissed ${r.dismissed} as ${r.by}`]);
+    await print(io.stdout, [`dismissed ${r.dismissed} as ${r.by}${req.alike ? ` (${r.alike} of them alike: open, from the same topic with the same reason)` : ''}`]);
     if (r.notOpen.length > 0) await print(io.stderr, r.notOpen.map((p) => `tilstand: no open dead letter at position ${p} (replayed or dismissed already, or not a dead letter; see 'tilstand deadletters list')`));
     return r.notOpen.length > 0 ? EXIT.notFound : EXIT.ok;
   }

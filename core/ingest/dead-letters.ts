@@ -17,6 +17,8 @@ import type { TableDefinition } from './seed-tables.ts';
 
 export const DEAD_LETTERS_TABLE_NAME = 'dead_letters';
 
+export const DEAD_LETTERS_TARGET_FILE_SIZE = '2 mb';
+
 export const DEAD_LETTERS_TABLE: TableDefinition = {
   name: DEAD_LETTERS_TABLE_NAME,
   comment: 'Events ingest refused, keyed by journal position; status open until replayed or dismissed.',
@@ -42,7 +44,10 @@ export const DEAD_LETTERS_TABLE: TableDefinition = {
   ],
   partitionKeys: [],
   primaryKeys: ['position'],
-  options: { bucket: '1', 'merge-engine': 'deduplicate' },
+  // Files rolled at 2 MB (not Paimon's 128 MB), as approval_inbox's (core/inbox inbox-tables.ts):
+  // the table only grows, its keys at the end, and a list reads whole letters only of the files
+  // that hold those it returns (`wholeDeadLetters`) instead of the whole table's.
+  options: { bucket: '1', 'merge-engine': 'deduplicate', 'target-file-size': DEAD_LETTERS_TARGET_FILE_SIZE },
 };
 
 export type DeadLetterStatus = 'open' | 'replayed' | 'dismissed';
@@ -125,7 +130,7 @@ export function deadLetterFromRow(columns: readonly { name: string }[], row: rea
 /**
  * A dead_letters table made by an earlier version, brought to DEAD_LETTERS_TABLE's columns: those
  * it lacks are added at the end, in order (one schema change, `schema-<N+1>`; rows written before
- * read them as null). Returns the table as it is now. Only dead_letters is upgraded this way
+ * read them as null), and given its `target-file-size` when it has none. Returns the table as it is now. Only dead_letters is upgraded this way
  * (the Ingestor's open): the other tables are the site's own definitions.
  */
 export function upgradeDeadLetters(table: Table): Table {
@@ -136,17 +141,59 @@ export function upgradeDeadLetters(table: Table): Table {
     changes.push({ kind: 'addColumn', name: f.name, type: f.type, ...(f.description === undefined ? {} : { description: f.description }), position: { after } });
     after = f.name;
   }
+  if (table.schema.options.raw['target-file-size'] === undefined) changes.push({ kind: 'setOption', key: 'target-file-size', value: DEAD_LETTERS_TARGET_FILE_SIZE });
   if (changes.length > 0) table.alter(changes);
   return table;
+}
+
+/** What every list reads of every letter: its position and status, and the columns asked for. */
+export interface LetterHead {
+  position: bigint;
+  status: DeadLetterStatus;
+  topic?: string;
+  reason?: string;
+}
+
+/**
+ * Position and status (and `more` columns) of every letter of the table (after position `after`:
+ * files before it are not read), in position order. A
+ * module sending a contract version the site lacks makes a letter of each event — hundreds of
+ * thousands in a day — so lists read these few columns (the table store decodes only those) and
+ * whole letters, payloads and all, only of those they return (`wholeDeadLetters`).
+ */
+export function deadLetterHeads(table: Table, more: readonly ('topic' | 'reason')[] = [], after: bigint | null = null): LetterHead[] {
+  const out: LetterHead[] = [];
+  const where = after === null ? [] : [{ column: 'position', op: '>' as const, value: after }];
+  for (const row of table.scanRows({}, { projection: ['position', 'status', ...more], where })) {
+    const h: LetterHead = { position: row[0] as bigint, status: row[1] === 'replayed' || row[1] === 'dismissed' ? row[1] : 'open' };
+    more.forEach((c, i) => (h[c] = row[2 + i] as string));
+    out.push(h);
+  }
+  return out;
+}
+
+/** The whole letters at `positions` (each one of the table's), in that order. */
+export function wholeDeadLetters(table: Table, positions: readonly bigint[]): DeadLetter[] {
+  if (positions.length === 0) return [];
+  const reader = table.reader();
+  try {
+    return positions.map((position) => {
+      const row = reader.get({ position });
+      if (!row) throw new Error(`dead letter ${position}: not in table ${table.name} (read at another snapshot?)`);
+      return deadLetterFromRow(table.schema.fields, row);
+    });
+  } finally {
+    reader.close();
+  }
 }
 
 /**
  * Dead letters as a person looks at them, of every status: the open ones first (oldest first:
  * they wait for someone), then the replayed and dismissed ones newest first — the first `limit`.
- * `all` is in position order (`Ingestor.listDeadLetters`). Cut in position order instead, a new
- * open letter would not be listed once `limit` older letters were closed.
+ * `all` is in position order. Cut in position order instead, a new open letter would not be
+ * listed once `limit` older letters were closed.
  */
-export function openFirst(all: readonly DeadLetter[], limit: number): DeadLetter[] {
+export function openFirst<T extends Pick<LetterHead, 'status'>>(all: readonly T[], limit: number): T[] {
   const open = all.filter((d) => d.status === 'open');
   if (open.length >= limit) return open.slice(0, limit);
   return [...open, ...all.filter((d) => d.status !== 'open').reverse().slice(0, limit - open.length)];
@@ -156,7 +203,7 @@ export function openFirst(all: readonly DeadLetter[], limit: number): DeadLetter
  * `ids`, then every other open dead letter of `all` from the topic of one of them with its reason
  * (a vendor's test run, a module sending one wrong value: one note closes them all).
  */
-export function withOpenAlike(all: readonly DeadLetter[], ids: readonly bigint[]): bigint[] {
+export function withOpenAlike(all: readonly Required<LetterHead>[], ids: readonly bigint[]): bigint[] {
   const named = new Set(ids);
   const like = new Set(all.filter((d) => named.has(d.position)).map((d) => `${d.topic}\u0000${d.reason}`));
   const out = [...ids];

@@ -2,11 +2,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Catalog, valueToJson } from '../lsm/index.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Catalog, Table, TableReader, valueToJson } from '../lsm/index.ts';
 import type { Binding } from './binding.ts';
 import { ContractRegistry, type Contract } from './contracts.ts';
-import { DEAD_LETTERS_TABLE } from './dead-letters.ts';
+import { DEAD_LETTERS_TABLE, DEAD_LETTERS_TARGET_FILE_SIZE } from './dead-letters.ts';
 import { DEAD_LETTER_REASONS } from './envelope.ts';
 import { Ingestor, type IngestorOptions } from './ingestor.ts';
 import { Journal } from './journal.ts';
@@ -396,12 +396,12 @@ describe('Ingestor dead letters dismissed', () => {
     ]);
   });
 
-  it('adds the dismissal columns to a dead_letters table an earlier version made; its letters read as before', async () => {
+  it('adds the dismissal columns and the file size to a dead_letters table an earlier version made; its letters read as before', async () => {
     // dead_letters as the first release made it: the columns up to replayed_at.
     const catalog = new Catalog(join(dir, 'warehouse'));
     catalog.createDatabase(DB, true);
     const oldFields = DEAD_LETTERS_TABLE.fields.filter((f) => !f.name.startsWith('dismissed_'));
-    const old = catalog.createTable({ database: DB, table: 'dead_letters' }, { fields: oldFields.map((f) => ({ name: f.name, type: f.type })), primaryKeys: ['position'], partitionKeys: [], options: { ...DEAD_LETTERS_TABLE.options } });
+    const old = catalog.createTable({ database: DB, table: 'dead_letters' }, { fields: oldFields.map((f) => ({ name: f.name, type: f.type })), primaryKeys: ['position'], partitionKeys: [], options: { bucket: '1', 'merge-engine': 'deduplicate' } });
     const w = old.newWriter({ commitUser: 'old-version' });
     w.writeRecord({ position: 7n, status: 'open', reason: 'bad_json', detail: 'payload is not JSON', path: null, bindings: null, topic: topic('inventory', 'stock'), module: 'inventory', stream: 'stock', seq: null, payload: Buffer.from('{'), received_at: T0 * 1000, replayed_at: null });
     w.commit();
@@ -409,10 +409,73 @@ describe('Ingestor dead letters dismissed', () => {
     const i = start({ catalog });
     const table = catalog.getTable({ database: DB, table: 'dead_letters' });
     expect(table.schema.fields.map((f) => f.name).slice(-3)).toEqual(['dismissed_at', 'dismissed_by', 'dismissed_note']);
+    expect(table.schema.options.raw['target-file-size']).toBe(DEAD_LETTERS_TARGET_FILE_SIZE); // in the same schema change
     expect(table.schema.id).toBe(1);
     expect(i.listDeadLetters().map((d) => [d.position, d.status, d.dismissed])).toEqual([[7n, 'open', null]]);
     expect(i.dismissDeadLetters([7n], 'Lena', 'a test')).toEqual({ dismissed: 1, notOpen: [] });
     expect(i.listDeadLetters()[0]!.dismissed).toEqual({ atMs: T0, by: 'Lena', note: 'a test' });
+  });
+});
+
+describe('Ingestor dead letters by the thousand', () => {
+  // A module sending a contract version the site lacks makes a letter of each event: lists read
+  // position and status of every letter and whole letters only of those they return, and "replay
+  // all" goes in slices with a turn of the event loop between them.
+  it('lists whole letters only of those it returns; open ones first when asked, uncommitted ones too', async () => {
+    const i = start();
+    const t = topic('inventory', 'stock');
+    const ps: bigint[] = [];
+    for (let k = 0; k < 30; k++) ps.push(await i.accept(t, Buffer.from(`{not json ${k}`)));
+    i.commitAll();
+    expect(i.dismissDeadLetters(ps.slice(0, 20), 'Lena', 'a vendor test')).toEqual({ dismissed: 20, notOpen: [] });
+    const late = await i.accept(t, Buffer.from('{still not json')); // not committed yet
+    const scans = vi.spyOn(Table.prototype, 'scanRows');
+    const gets = vi.spyOn(TableReader.prototype, 'get');
+    try {
+      const five = i.listDeadLetters({ limit: 5, openFirst: true });
+      expect(five.map((d) => d.position)).toEqual(ps.slice(20, 25));
+      expect(five[0]!.payload.toString()).toBe('{not json 20');
+      expect(scans.mock.calls.map((c) => c[1]?.projection)).toEqual([['position', 'status']]);
+      expect(gets).toHaveBeenCalledTimes(5);
+      gets.mockClear();
+      // Open ones (the uncommitted one among them) first, then the closed ones newest first.
+      const more = i.listDeadLetters({ limit: 15, openFirst: true });
+      expect(more.map((d) => [d.position, d.status])).toEqual([...ps.slice(20), late, ...ps.slice(16, 20).reverse()].map((p, k) => [p, k < 11 ? 'open' : 'dismissed']));
+      expect(more[10]!.payload.toString()).toBe('{still not json');
+      expect(gets).toHaveBeenCalledTimes(14); // the uncommitted one from memory
+      expect(i.listDeadLetters({ limit: 3 }).map((d) => d.position)).toEqual(ps.slice(0, 3)); // position order without openFirst
+    } finally {
+      scans.mockRestore();
+      gets.mockRestore();
+    }
+    expect(i.openAlike([ps[20]!])).toEqual([ps[20], ...ps.slice(21), late]);
+  });
+
+  it('replays every open letter in slices, yielding between them; one that fails again is passed, not retried', async () => {
+    const i = start();
+    const t = topic('inventory', 'stock');
+    const ps: bigint[] = [];
+    const bad = new Set([3, 13, 23]);
+    let seq = 0; // the stream's own, without gaps (a gap would hold the events after it)
+    for (let k = 0; k < 28; k++) {
+      ps.push(await i.accept(t, bad.has(k) ? Buffer.from(`{bad ${k}`) : event('inventory', 'stock', ++seq, { item: `I-${k}`, location: 'L1', qty: k, note: null }, { name: 'inventory.stock', version: 2 })));
+    }
+    i.commitAll();
+    expect(i.deadLetterCount()).toBe(28);
+    contracts.register({ ...INVENTORY_STOCK, version: 2, fields: [...INVENTORY_STOCK.fields, { name: 'note', type: 'STRING', default: null }] });
+    const slices = vi.spyOn(i, 'replayDeadLetterSlice');
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const replaying = i.replayAllDeadLetters(10);
+    expect(turned).toBe(false); // the first slice ran at once
+    expect(await replaying).toEqual({ replayed: 25, failed: 3, notOpen: [] });
+    expect(turned).toBe(true); // the event loop turned between slices
+    expect(slices.mock.calls.map((c) => c[0])).toEqual([null, ps[9], ps[19]]);
+    expect(slices.mock.results.map((r) => (r.value as { last: bigint | null }).last)).toEqual([ps[9], ps[19], null]);
+    expect(i.deadLetterCount()).toBe(3);
+    expect(i.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([ps[3], ps[13], ps[23]]);
+    expect(row('stock', { item: 'I-27', location: 'L1' })).toMatchObject({ on_hand: 27 });
+    expect(() => i.replayDeadLetterSlice(null, 0)).toThrow(/max: expected an integer ≥ 1, got 0/);
   });
 });
 

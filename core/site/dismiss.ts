@@ -6,7 +6,6 @@
 //
 // Concurrency: as the Ingestor's (one thread); the PIN check counts wrong PINs in site.db.
 
-import { withOpenAlike } from '../ingest/dead-letters.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import { DECIDER_ROLES } from '../inbox/inbox.ts';
 import type { UserStore } from '../inbox/users.ts';
@@ -54,7 +53,7 @@ export function dismissAs(ingestor: Ingestor, ids: readonly bigint[], by: string
 }
 
 function dismiss(ingestor: Ingestor, named: readonly bigint[], by: string, note: string, log: DismissLog | undefined, alike: boolean): DismissResult {
-  const ids = alike ? withOpenAlike(ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER }), named) : named;
+  const ids = alike ? ingestor.openAlike(named) : named;
   const r = ingestor.dismissDeadLetters(ids, by, note);
   // Quoted: the note is the person's text and must not start a line of the log.
   log?.log(`dead letters: ${r.dismissed} dismissed by ${by} (${log.via}${alike ? ', with the open ones alike' : ''}): ${JSON.stringify(note)}`);

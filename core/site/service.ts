@@ -60,7 +60,7 @@ import { refusalAlarms } from './refusals.ts';
 import { dismissAs } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
-import { openFirst, type DeadLetter, type DeadLetterStatus } from '../ingest/dead-letters.ts';
+import { type DeadLetter, type DeadLetterStatus } from '../ingest/dead-letters.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
 export interface SyncStatusSource {
@@ -166,7 +166,7 @@ export class SiteService implements SiteBackend {
       deadLetters: (req) =>
         this.deadLetters(req.status, req.limit ?? 200)
           .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
-      replayDeadLetters: (req) => this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id))),
+      replayDeadLetters: (req) => (req.ids ? this.site.ingestor.replayDeadLetters(req.ids.map((id) => parsePosition(id))) : this.site.ingestor.replayAllDeadLetters()),
       dismissDeadLetters: (req, s) => {
         const ids = req.ids.map((id) => parsePosition(id));
         const { dismissed, notOpen } = dismissAs(this.site.ingestor, ids, this.current(s).name, req.note, { log: (l) => this.site.logLine(l), via: 'floor UI' }, req.alike === true);
@@ -624,9 +624,7 @@ export class SiteService implements SiteBackend {
    * newest first. At most `limit`.
    */
   private deadLetters(status: DeadLetterStatus | undefined, limit: number): DeadLetter[] {
-    const ingestor = this.site.ingestor;
-    if (status) return ingestor.listDeadLetters({ status, limit });
-    return openFirst(ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER }), limit);
+    return this.site.ingestor.listDeadLetters({ limit, ...(status ? { status } : { openFirst: true }) });
   }
 
   /**

@@ -47,7 +47,6 @@ import { UserStore } from '../inbox/users.ts';
 import { type ConfigChange, type Json } from '../inbox/index.ts';
 import { FloorChanges } from './floor-changes.ts';
 import { DEAD_LETTER_LIST_DEFAULT, type Ingestor } from '../ingest/ingestor.ts';
-import { openFirst } from '../ingest/dead-letters.ts';
 import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
@@ -740,14 +739,20 @@ export class Site {
           const limit = a.limit === undefined ? undefined : Number(a.limit);
           const status = a.status === 'open' || a.status === 'replayed' || a.status === 'dismissed' ? a.status : undefined;
           const n = limit !== undefined && Number.isSafeInteger(limit) && limit > 0 ? limit : DEAD_LETTER_LIST_DEFAULT;
-          return (status ? ingestor.listDeadLetters({ limit: n, status }) : openFirst(ingestor.listDeadLetters({ limit: Number.MAX_SAFE_INTEGER }), n)).map((d) => ({
+          return ingestor.listDeadLetters({ limit: n, ...(status ? { status } : { openFirst: true }) }).map((d) => ({
             ...d,
             position: d.position.toString(),
             payload: d.payload.toString('utf8').slice(0, 2000),
           }));
         },
       ],
-      ['deadletters.replay', (a) => ingestor.replayDeadLetters(positions(a.ids))],
+      [
+        'deadletters.replay',
+        (a) => {
+          const ids = positions(a.ids);
+          return ids ? ingestor.replayDeadLetters(ids) : ingestor.replayAllDeadLetters();
+        },
+      ],
       [
         'deadletters.dismiss',
         (a) =>

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
-import { DEAD_LETTERS_TABLE_NAME, deadLetterFromRow, openFirst } from '../../ingest/dead-letters.ts';
+import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
@@ -261,11 +261,12 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
       letters = [];
       if (catalog.tableExists(id)) {
         const t = catalog.getTable(id);
-        const all = t
-          .scanRows()
-          .map((r) => deadLetterFromRow(t.schema.fields, r))
-          .sort((x, y) => (x.position < y.position ? -1 : 1));
-        letters = (status ? all.filter((d) => d.status === status).slice(0, limit) : openFirst(all, limit)).map((d) => ({ ...d, position: d.position.toString(), payload: d.payload.toString('utf8').slice(0, 2000) }));
+        const heads = deadLetterHeads(t);
+        const chosen = status ? heads.filter((d) => d.status === status).slice(0, limit) : openFirst(heads, limit);
+        letters = wholeDeadLetters(
+          t,
+          chosen.map((h) => h.position),
+        ).map((d) => ({ ...d, position: d.position.toString(), payload: d.payload.toString('utf8').slice(0, 2000) }));
       }
     }
     if (a.boolean('json')) await print(io.stdout, [json(letters)]);
@@ -310,7 +311,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     else {
       const ingest = openIngest(data, readConfig(data));
       try {
-        r = ingest.ingestor.replayDeadLetters(ids.length > 0 ? ids.map((i) => BigInt(i)) : undefined);
+        r = ids.length > 0 ? ingest.ingestor.replayDeadLetters(ids.map((i) => BigInt(i))) : await ingest.ingestor.replayAllDeadLetters();
       } finally {
         ingest.ingestor.close();
         ingest.journal.close();

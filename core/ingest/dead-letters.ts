@@ -174,13 +174,20 @@ export function deadLetterHeads(table: Table, more: readonly ('topic' | 'reason'
 
 /** The whole letters at `positions` (each one of the table's), in that order. */
 export function wholeDeadLetters(table: Table, positions: readonly bigint[]): DeadLetter[] {
+  return deadLettersAt(table, positions).map((d, i) => {
+    if (!d) throw new Error(`dead letter ${positions[i]}: not in table ${table.name} (read at another snapshot?)`);
+    return d;
+  });
+}
+
+/** The whole letter at each of `positions`, undefined where there is none, in that order. */
+export function deadLettersAt(table: Table, positions: readonly bigint[]): (DeadLetter | undefined)[] {
   if (positions.length === 0) return [];
   const reader = table.reader();
   try {
     return positions.map((position) => {
       const row = reader.get({ position });
-      if (!row) throw new Error(`dead letter ${position}: not in table ${table.name} (read at another snapshot?)`);
-      return deadLetterFromRow(table.schema.fields, row);
+      return row && deadLetterFromRow(table.schema.fields, row);
     });
   } finally {
     reader.close();

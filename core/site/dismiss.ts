@@ -6,7 +6,7 @@
 //
 // Concurrency: as the Ingestor's (one thread); the PIN check counts wrong PINs in site.db.
 
-import type { Ingestor } from '../ingest/ingestor.ts';
+import { DEAD_LETTER_SLICE, type Ingestor } from '../ingest/ingestor.ts';
 import { DECIDER_ROLES } from '../inbox/inbox.ts';
 import type { UserStore } from '../inbox/users.ts';
 import { DISMISS_NOTE_MAX } from './api.ts';
@@ -48,16 +48,31 @@ export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: Di
 }
 
 /** Dismisses as `by`, a user the caller has authenticated and whose role it checked. */
-export function dismissAs(ingestor: Ingestor, ids: readonly bigint[], by: string, note: unknown, log?: DismissLog, alike = false): DismissResult {
-  return dismiss(ingestor, ids, by, checkRequest(ids, note), log, alike);
+export function dismissAs(ingestor: Ingestor, ids: readonly bigint[], by: string, note: unknown, log?: DismissLog, alike = false, slice = DEAD_LETTER_SLICE): Promise<DismissResult> {
+  return dismiss(ingestor, ids, by, checkRequest(ids, note), log, alike, slice);
 }
 
-function dismiss(ingestor: Ingestor, named: readonly bigint[], by: string, note: string, log: DismissLog | undefined, alike: boolean): DismissResult {
+/**
+ * In slices of `slice` (DEAD_LETTER_SLICE) with a turn of the event loop between them: "every other open
+ * letter like it" after a module sent garbage for a day is hundreds of thousands of letters.
+ */
+async function dismiss(ingestor: Ingestor, named: readonly bigint[], by: string, note: string, log: DismissLog | undefined, alike: boolean, slice = DEAD_LETTER_SLICE): Promise<DismissResult> {
   const ids = alike ? ingestor.openAlike(named) : named;
-  const r = ingestor.dismissDeadLetters(ids, by, note);
-  // Quoted: the note is the person's text and must not start a line of the log.
-  log?.log(`dead letters: ${r.dismissed} dismissed by ${by} (${log.via}${alike ? ', with the open ones alike' : ''}): ${JSON.stringify(note)}`);
-  return { ...r, by, alike: ids.length - named.length };
+  let dismissed = 0;
+  const notOpen: string[] = [];
+  try {
+    for (let i = 0; i < ids.length; i += slice) {
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      const r = ingestor.dismissDeadLetters(ids.slice(i, i + slice), by, note);
+      dismissed += r.dismissed;
+      notOpen.push(...r.notOpen);
+    }
+  } finally {
+    // What was dismissed, also when a later slice failed (the site stopping). Quoted: the note is
+    // the person's text and must not start a line of the log.
+    log?.log(`dead letters: ${dismissed} dismissed by ${by} (${log.via}${alike ? ', with the open ones alike' : ''}): ${JSON.stringify(note)}`);
+  }
+  return { dismissed, notOpen, by, alike: ids.length - named.length };
 }
 
 /** The note, trimmed; an error naming `note` (missing, too long) or `ids` (none). */

@@ -130,8 +130,9 @@ export function deadLetterFromRow(columns: readonly { name: string }[], row: rea
 /**
  * A dead_letters table made by an earlier version, brought to DEAD_LETTERS_TABLE's columns: those
  * it lacks are added at the end, in order (one schema change, `schema-<N+1>`; rows written before
- * read them as null), and given its `target-file-size` when it has none. Returns the table as it is now. Only dead_letters is upgraded this way
- * (the Ingestor's open): the other tables are the site's own definitions.
+ * read them as null), and given its `target-file-size` when it has none. Returns the table as it
+ * is now. Only dead_letters is upgraded this way (the Ingestor's open): the other tables are the
+ * site's own definitions.
  */
 export function upgradeDeadLetters(table: Table): Table {
   const changes: SchemaChange[] = [];
@@ -156,10 +157,10 @@ export interface LetterHead {
 
 /**
  * Position and status (and `more` columns) of every letter of the table (after position `after`:
- * files before it are not read), in position order. A
- * module sending a contract version the site lacks makes a letter of each event — hundreds of
- * thousands in a day — so lists read these few columns (the table store decodes only those) and
- * whole letters, payloads and all, only of those they return (`wholeDeadLetters`).
+ * files before it are not read), in position order. A module sending a contract version the site
+ * lacks makes a letter of each event — hundreds of thousands in a day — so lists read these few
+ * columns (the table store decodes only those) and whole letters, payloads and all, only of those
+ * they return (`wholeDeadLetters`).
  */
 export function deadLetterHeads(table: Table, more: readonly ('topic' | 'reason')[] = [], after: bigint | null = null): LetterHead[] {
   const out: LetterHead[] = [];

@@ -166,10 +166,10 @@ const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
 export const DEAD_LETTER_LIST_DEFAULT = 100;
 /**
  * Open dead letters replayed per slice by `replayAllDeadLetters`, and dismissed per slice by
- * core/site's dismiss.ts (with a turn of the event loop between slices). Measured on 200,000 letters of
- * one stream (a scratch script, one machine): in one go the replay held the event loop 5.3 s and
- * took RSS from 450 to 625 MB; in slices of 10,000 each held it 0.1–0.7 s (1.2 s for the slice
- * whose commit compacted dead_letters), 6.7 s in all, RSS to 575 MB.
+ * core/site's dismiss.ts, with a turn of the event loop between slices. Measured on 200,000
+ * letters of one stream (a scratch script, one machine): in one go the replay held the event loop
+ * 5.3 s and took RSS from 450 to 625 MB; in slices of 10,000 each held it 0.1–0.7 s (1.2 s for
+ * the slice whose commit compacted dead_letters), 6.7 s in all, RSS to 575 MB.
  */
 export const DEAD_LETTER_SLICE = 10_000;
 const COMMIT_USER = 'tilstand-ingest';
@@ -794,7 +794,7 @@ export class Ingestor {
   /**
    * `replayDeadLetters()` in slices: the first `max` open letters after position `after` (null:
    * from the first). `last` is the position to continue after, null when no open letter follows.
-   * A caller yields between slices (core/site `replayAllDeadLetters`): a module that sent a
+   * A caller yields between slices (`replayAllDeadLetters`): a module that sent a
    * contract version the site lacked for a day leaves hundreds of thousands, and replaying them in
    * one go held the event loop (PUBACKs, the UI) for seconds and their payloads in memory at once.
    */

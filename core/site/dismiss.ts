@@ -53,8 +53,8 @@ export function dismissAs(ingestor: Ingestor, ids: readonly bigint[], by: string
 }
 
 /**
- * In slices of `slice` (DEAD_LETTER_SLICE) with a turn of the event loop between them: "every other open
- * letter like it" after a module sent garbage for a day is hundreds of thousands of letters.
+ * In slices of `slice` (DEAD_LETTER_SLICE) with a turn of the event loop between them: "every
+ * other open letter like it" after a module sent garbage for a day is hundreds of thousands.
  */
 async function dismiss(ingestor: Ingestor, named: readonly bigint[], by: string, note: string, log: DismissLog | undefined, alike: boolean, slice = DEAD_LETTER_SLICE): Promise<DismissResult> {
   const ids = alike ? ingestor.openAlike(named) : named;

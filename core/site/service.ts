@@ -60,7 +60,7 @@ import { refusalAlarms } from './refusals.ts';
 import { dismissAs } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
-import { type DeadLetter, type DeadLetterStatus } from '../ingest/dead-letters.ts';
+import type { DeadLetter, DeadLetterStatus } from '../ingest/dead-letters.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
 export interface SyncStatusSource {
@@ -523,7 +523,7 @@ export class SiteService implements SiteBackend {
       });
   }
 
-  /** The inbox keeps these in memory: a site's status asks every few seconds, and approval_inbox holds every proposal ever made. */
+  /** From the inbox's memory: a status comes every few seconds, and approval_inbox holds every proposal ever made. */
   private failedCommands(): Alarm[] {
     const inbox = this.site.decisions?.inbox;
     if (!inbox) return [];

@@ -126,10 +126,10 @@ export interface RunCacheScope {
   shape?: () => number;
 }
 
-/** One table's view of a budget: its hit and miss counts, and `clear` limited to its files. */
 /** Between a data file's path and the columns of a run decoded with only those (Table.loadRunProjected), in a cache key; no path holds it. */
 export const PROJECTED_KEY = '\u0000columns=';
 
+/** One table's view of a budget: its hit and miss counts, and `clear` limited to its files. */
 export class RunCache {
   readonly budget: RunCacheBudget;
   private readonly prefix: string;

@@ -394,14 +394,6 @@ function compareCols(cmps: readonly Comparator[], a: readonly unknown[], b: read
   return 0;
 }
 
-/**
- * A test of whether every row of a run is +I/+U and equals its own single-record fold, so reads can
- * take it as is. True for deduplicate and first-row (a lone add stands as it is) and for
- * partial-update without sequence groups; with sequence groups (and no aggregate functions) a
- * row passes when every group whose sequence fields are all null has only nulls — what the fold
- * would make of it. Runs our writer produces pass; Java's writer keeps lone records unfolded, so
- * its files may not. Aggregation never passes. Cached per decoded run.
- */
 /** What a projected scan decodes (`scanColumns`). */
 export interface ScanColumns {
   /** The value columns decoded (field indexes). */
@@ -436,6 +428,14 @@ export function scanColumns(schema: Table['schema'], projection: readonly number
   return kept < values ? { keep, key: [...keep].sort((a, b) => a - b).join(',') } : undefined;
 }
 
+/**
+ * A test of whether every row of a run is +I/+U and equals its own single-record fold, so reads can
+ * take it as is. True for deduplicate and first-row (a lone add stands as it is) and for
+ * partial-update without sequence groups; with sequence groups (and no aggregate functions) a
+ * row passes when every group whose sequence fields are all null has only nulls — what the fold
+ * would make of it. Runs our writer produces pass; Java's writer keeps lone records unfolded, so
+ * its files may not. Aggregation never passes. Cached per decoded run.
+ */
 export function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
   const o = schema.options;
   const none = () => false;

@@ -392,8 +392,10 @@ export interface SiteApiMethods {
   syncStatus: { req: Record<string, never>; res: SyncStatus };
   deadLetters: { req: { status?: 'open' | 'replayed' | 'dismissed'; limit?: number }; res: DeadLetterView[] };
   replayDeadLetters: { req: { ids?: string[] }; res: { replayed: number; failed: number; notOpen: string[] } };
-  /** Shift lead or admin: closes open letters no replay can mend, as the signed-in user, with why. */
-  /** `alike`: also every other open letter with the topic and reason of one named (listed or not). */
+  /**
+   * Shift lead or admin: closes open letters no replay can mend, as the signed-in user, with why.
+   * `alike`: also every other open letter with the topic and reason of one named (listed or not).
+   */
   dismissDeadLetters: { req: { ids: string[]; note: string; alike?: boolean }; res: { dismissed: number; notOpen: string[] } };
   users: { req: Record<string, never>; res: UserView[] };
   addUser: { req: { name: string; roles: Role[]; secret: string; badge?: string }; res: UserView };

@@ -87,8 +87,10 @@ interface StateSlice {
   loadSync(): Promise<void>;
   loadDeadLetters(): Promise<void>;
   replayDeadLetters(): Promise<void>;
-  /** Resolves true when the site dismissed them (a failure is the visible error). */
-  /** `alike`: the site also closes every other open letter with the same topic and reason. */
+  /**
+   * Resolves true when the site dismissed them (a failure is the visible error). `alike`: the
+   * site also closes every other open letter with the same topic and reason.
+   */
   dismissDeadLetters(ids: string[], note: string, alike?: boolean): Promise<boolean>;
   loadUsers(): Promise<void>;
   addUser(name: string, roles: UserView['roles'], secret: string): Promise<void>;

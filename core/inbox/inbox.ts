@@ -333,11 +333,10 @@ export class Inbox {
     const wanted: string[] = [];
     const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail', 'action'];
     for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail, action] of snapshot ? inbox.scanRows({ snapshotId: snapshot.id }, { projection: columns }) : []) {
-      if (command === 'failed' && now - Number(commandAt) < this.resuggestMs) {
-        this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail: commandDetail === null || commandDetail === undefined ? null : String(commandDetail) });
-      }
+      const detail = commandDetail === null || commandDetail === undefined ? null : String(commandDetail);
+      if (command === 'failed' && now - Number(commandAt) < this.resuggestMs) this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail });
       if ((command === 'failed' || command === 'timed_out') && now - Number(commandAt) < this.endedKeptMs) {
-        this.ended.set(String(id), { id: String(id), action: String(action), state: command as EndedCommand['state'], atMs: Number(commandAt), detail: commandDetail === null || commandDetail === undefined ? null : String(commandDetail) });
+        this.ended.set(String(id), { id: String(id), action: String(action), state: command, atMs: Number(commandAt), detail });
       }
       const status = lightStatus(agentStatus, decision);
       const commandState = command === null || command === undefined ? null : ({ state: command, detail: commandDetail ?? null } as CommandProgress);

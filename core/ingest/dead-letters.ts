@@ -175,11 +175,26 @@ export function deadLetterHeads(table: Table, more: readonly ('topic' | 'reason'
 
 /** The whole letters at `positions` (each one of the table's), in that order. */
 export function wholeDeadLetters(table: Table, positions: readonly bigint[]): DeadLetter[] {
-  return deadLettersAt(table, positions).map((d, i) => {
+  return allFound(table, positions, deadLettersAt(table, positions));
+}
+
+/** `letters`, read at `positions`, when each was found; a missing one is an error naming it. */
+export function allFound(table: Table, positions: readonly bigint[], letters: readonly (DeadLetter | undefined)[]): DeadLetter[] {
+  return letters.map((d, i) => {
     if (!d) throw new Error(`dead letter ${positions[i]}: not in table ${table.name} (read at another snapshot?)`);
     return d;
   });
 }
+
+/** How many letters of the table are open (their heads only). */
+export function countOpenDeadLetters(table: Table): number {
+  let n = 0;
+  for (const h of deadLetterHeads(table)) if (h.status === 'open') n++;
+  return n;
+}
+
+/** Journal positions in ascending order. */
+export const comparePositions = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The whole letter at each of `positions`, undefined where there is none, in that order. */
 export function deadLettersAt(table: Table, positions: readonly bigint[]): (DeadLetter | undefined)[] {

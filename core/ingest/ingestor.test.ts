@@ -335,7 +335,7 @@ describe('Ingestor dead letters', () => {
     contracts.register(v2);
     const noContract = letters.find((d) => d.reason === 'no_contract')!.position;
     const violation = letters.find((d) => d.reason === 'contract_violation')!.position;
-    expect(i.replayDeadLetters([noContract, violation])).toEqual({ replayed: 1, failed: 1, notOpen: [] });
+    expect(await i.replayDeadLetters([noContract, violation])).toEqual({ replayed: 1, failed: 1, notOpen: [] });
     // The replayed event (seq 1) is older than seq 3 in inventory's sequence group: it cannot go back in time.
     expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 8, inventory_seq: 3 });
     expect(i.deadLetterCount()).toBe(cases.length - 1);
@@ -346,9 +346,9 @@ describe('Ingestor dead letters', () => {
     const p = await i.accept(t, event('inventory', 'stock', 4, { item: 'B-2', location: 'L1', qty: 6, note: null }, { name: 'inventory.stock', version: 3 }));
     expect(i.listDeadLetters({ status: 'open' }).find((d) => d.position === p)!.reason).toBe('no_contract');
     contracts.register({ ...v2, version: 3 });
-    expect(i.replayDeadLetters([p])).toEqual({ replayed: 1, failed: 0, notOpen: [] });
+    expect(await i.replayDeadLetters([p])).toEqual({ replayed: 1, failed: 0, notOpen: [] });
     // Asked again (now replayed) and for a position that never was a dead letter: named back.
-    expect(i.replayDeadLetters([p, 999_999n])).toEqual({ replayed: 0, failed: 0, notOpen: [String(p), '999999'] });
+    expect(await i.replayDeadLetters([p, 999_999n])).toEqual({ replayed: 0, failed: 0, notOpen: [String(p), '999999'] });
     expect(row('stock', { item: 'B-2', location: 'L1' })).toMatchObject({ on_hand: 6, inventory_seq: 4 });
 
     // Dead letters survive a restart with their status.
@@ -383,7 +383,7 @@ describe('Ingestor dead letters dismissed', () => {
     expect(i.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([other]);
     // Dismissed again, or replayed: neither touches them.
     expect(i.dismissDeadLetters([garbage], 'Per', 'again')).toEqual({ dismissed: 0, notOpen: [String(garbage)] });
-    expect(i.replayDeadLetters()).toEqual({ replayed: 0, failed: 1, notOpen: [] });
+    expect(await i.replayDeadLetters()).toEqual({ replayed: 0, failed: 1, notOpen: [] });
     expect(i.listDeadLetters({ status: 'dismissed' }).map((d) => d.dismissed!.by)).toEqual(['Lena', 'Lena']);
     expect(i.metrics()).toMatch(/tilstand_ingest_dead_letters_dismissed_total\{site="s1"\} 2/);
     expect(i.metrics()).toMatch(/tilstand_ingest_dead_letters_open\{site="s1"\} 1/);
@@ -466,7 +466,7 @@ describe('Ingestor dead letters by the thousand', () => {
     const slices = vi.spyOn(i, 'replayDeadLetterSlice');
     let turned = false;
     setImmediate(() => (turned = true));
-    const replaying = i.replayAllDeadLetters(10);
+    const replaying = i.replayDeadLetters(undefined, 10);
     expect(turned).toBe(false); // the first slice ran at once
     expect(await replaying).toEqual({ replayed: 25, failed: 3, notOpen: [] });
     expect(turned).toBe(true); // the event loop turned between slices

@@ -24,12 +24,14 @@ import { checkEnvelopeContract, type ContractRegistry } from './contracts.ts';
 import {
   DEAD_LETTERS_TABLE,
   DEAD_LETTERS_TABLE_NAME,
+  allFound,
+  comparePositions,
+  countOpenDeadLetters,
   deadLetterHeads,
   deadLetterRecord,
   deadLettersAt,
   openFirst,
   upgradeDeadLetters,
-  wholeDeadLetters,
   withOpenAlike,
   type DeadLetter,
   type DeadLetterStatus,
@@ -165,7 +167,7 @@ const DEFAULT_PROGRESS_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
 export const DEAD_LETTER_LIST_DEFAULT = 100;
 /**
- * Open dead letters replayed per slice by `replayAllDeadLetters`, and dismissed per slice by
+ * Open dead letters replayed per slice by `replayDeadLetters()`, and dismissed per slice by
  * core/site's dismiss.ts, with a turn of the event loop between slices. Measured on 200,000
  * letters of one stream (a scratch script, one machine): in one go the replay held the event loop
  * 5.3 s and took RSS from 450 to 625 MB; in slices of 10,000 each held it 0.1–0.7 s (1.2 s for
@@ -295,7 +297,7 @@ export class Ingestor {
     try {
       for (const def of defs.values()) this.openTarget(def, budgets.get(def.name)!);
       this.deadLetters = this.targets.get(DEAD_LETTERS_TABLE_NAME)!;
-      this.openDeadLetters = deadLetterHeads(this.deadLetters.table).filter((d) => d.status === 'open').length;
+      this.openDeadLetters = countOpenDeadLetters(this.deadLetters.table);
       this.recover();
     } catch (e) {
       this.releaseAll();
@@ -763,55 +765,40 @@ export class Ingestor {
     for (const d of this.uncommittedDeadLetters.values()) {
       if (after === null || d.position > after) byPosition.set(d.position, { position: d.position, status: d.status, topic: d.topic, reason: d.reason });
     }
-    return [...byPosition.values()].sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+    return [...byPosition.values()].sort((a, b) => comparePositions(a.position, b.position));
   }
 
   /** The whole letters at `positions` (heads of `letterHeads`), in that order. */
   private wholeLetters(positions: readonly bigint[]): DeadLetter[] {
-    const committed = wholeDeadLetters(
+    return allFound(this.deadLetters.table, positions, this.lettersAt(positions));
+  }
+
+  /** The letter at each of `positions`, committed or not (undefined where there is none), in that order. */
+  private lettersAt(positions: readonly bigint[]): (DeadLetter | undefined)[] {
+    const committed = deadLettersAt(
       this.deadLetters.table,
       positions.filter((p) => !this.uncommittedDeadLetters.has(p)),
     );
     let i = 0;
-    return positions.map((p) => this.uncommittedDeadLetters.get(p) ?? committed[i++]!);
+    return positions.map((p) => this.uncommittedDeadLetters.get(p) ?? committed[i++]);
   }
 
   /**
-   * Re-runs the pipeline (current contracts and bindings) on open dead letters — all, or those
-   * with the given positions. A success is written to its tables and the dead letter becomes
-   * 'replayed'; a failure stays open with the new reason. The target tables are committed before
-   * dead_letters, so a crash in between leaves the letter open (replayed again: at-least-once,
-   * harmless for tables ordered by the stream's seq). The sequencer is not consulted: the event's
-   * seq was consumed when it was first refused.
+   * Re-runs the pipeline (current contracts and bindings) on open dead letters — those with the
+   * given positions, in one go, or all of them, `slice` at a time (`replayDeadLetterSlice`) with a
+   * turn of the event loop between slices. A success is written to its tables and the dead letter
+   * becomes 'replayed'; a failure stays open with the new reason. The target tables are committed
+   * before dead_letters, so a crash in between leaves the letter open (replayed again:
+   * at-least-once, harmless for tables ordered by the stream's seq). The sequencer is not
+   * consulted: the event's seq was consumed when it was first refused.
    */
-  replayDeadLetters(ids?: bigint[]): { replayed: number; failed: number; notOpen: string[] } {
+  async replayDeadLetters(ids?: readonly bigint[], slice = DEAD_LETTER_SLICE): Promise<{ replayed: number; failed: number; notOpen: string[] }> {
     this.checkOpen();
     if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
-    const { letters, notOpen } = this.openLetters(ids);
-    return { ...this.replayLetters(letters), notOpen };
-  }
-
-  /**
-   * `replayDeadLetters()` in slices: the first `max` open letters after position `after` (null:
-   * from the first). `last` is the position to continue after, null when no open letter follows.
-   * A caller yields between slices (`replayAllDeadLetters`): a module that sent a
-   * contract version the site lacked for a day leaves hundreds of thousands, and replaying them in
-   * one go held the event loop (PUBACKs, the UI) for seconds and their payloads in memory at once.
-   */
-  replayDeadLetterSlice(after: bigint | null, max: number): { replayed: number; failed: number; last: bigint | null } {
-    this.checkOpen();
-    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
-    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`replayDeadLetterSlice: max: expected an integer ≥ 1, got ${max}`);
-    const heads = this.letterHeads([], after).filter((h) => h.status === 'open');
-    const letters = this.wholeLetters(heads.slice(0, max).map((h) => h.position));
-    return { ...this.replayLetters(letters), last: heads.length > max ? letters.at(-1)!.position : null };
-  }
-
-  /**
-   * Every open dead letter replayed, `slice` at a time (`replayDeadLetterSlice`), with a turn of
-   * the event loop between slices: what "replay all" does on a running site.
-   */
-  async replayAllDeadLetters(slice = DEAD_LETTER_SLICE): Promise<{ replayed: number; failed: number; notOpen: string[] }> {
+    if (ids) {
+      const { letters, notOpen } = this.openLetters(ids);
+      return { ...this.replayLetters(letters), notOpen };
+    }
     let replayed = 0;
     let failed = 0;
     let after: bigint | null = null;
@@ -823,6 +810,22 @@ export class Ingestor {
       after = r.last;
       await new Promise((resolve) => setImmediate(resolve));
     }
+  }
+
+  /**
+   * The first `max` open letters after position `after` (null: from the first) replayed. `last`
+   * is the position to continue after, null when no open letter follows. `replayDeadLetters()`
+   * goes through all of them this way: a module that sent a contract version the site lacked for
+   * a day leaves hundreds of thousands, and replaying them in one go held the event loop (PUBACKs,
+   * the UI) for seconds and their payloads in memory at once.
+   */
+  replayDeadLetterSlice(after: bigint | null, max: number): { replayed: number; failed: number; last: bigint | null } {
+    this.checkOpen();
+    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`replayDeadLetterSlice: max: expected an integer ≥ 1, got ${max}`);
+    const heads = this.letterHeads([], after).filter((h) => h.status === 'open');
+    const letters = this.wholeLetters(heads.slice(0, max).map((h) => h.position));
+    return { ...this.replayLetters(letters), last: heads.length > max ? letters.at(-1)!.position : null };
   }
 
   private replayLetters(letters: readonly DeadLetter[]): { replayed: number; failed: number } {
@@ -891,19 +894,15 @@ export class Ingestor {
     if (!ids) return { letters: this.wholeLetters(this.letterHeads().filter((h) => h.status === 'open').map((h) => h.position)), notOpen: [] };
     // Named letters are read by key, not found among every letter's head: a dismissal of
     // thousands goes in slices (core/site dismiss.ts), each as cheap as its own size.
-    const wanted = [...new Set(ids)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    const committed = deadLettersAt(
-      this.deadLetters.table,
-      wanted.filter((p) => !this.uncommittedDeadLetters.has(p)),
-    );
-    let i = 0;
+    const wanted = [...new Set(ids)].sort(comparePositions);
+    const found = this.lettersAt(wanted);
     const letters: DeadLetter[] = [];
     const notOpen: string[] = [];
-    for (const p of wanted) {
-      const d = this.uncommittedDeadLetters.get(p) ?? committed[i++];
+    wanted.forEach((p, i) => {
+      const d = found[i];
       if (d?.status === 'open') letters.push(d);
       else notOpen.push(String(p));
-    }
+    });
     return { letters, notOpen };
   }
 

@@ -166,7 +166,7 @@ export class SiteService implements SiteBackend {
       deadLetters: (req) =>
         this.deadLetters(req.status, req.limit ?? 200)
           .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
-      replayDeadLetters: (req) => (req.ids ? this.site.ingestor.replayDeadLetters(req.ids.map((id) => parsePosition(id))) : this.site.ingestor.replayAllDeadLetters()),
+      replayDeadLetters: (req) => this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id))),
       dismissDeadLetters: async (req, s) => {
         const ids = req.ids.map((id) => parsePosition(id));
         const { dismissed, notOpen } = await dismissAs(this.site.ingestor, ids, this.current(s).name, req.note, { log: (l) => this.site.logLine(l), via: 'floor UI' }, req.alike === true);

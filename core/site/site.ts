@@ -746,13 +746,7 @@ export class Site {
           }));
         },
       ],
-      [
-        'deadletters.replay',
-        (a) => {
-          const ids = positions(a.ids);
-          return ids ? ingestor.replayDeadLetters(ids) : ingestor.replayAllDeadLetters();
-        },
-      ],
+      ['deadletters.replay', (a) => ingestor.replayDeadLetters(positions(a.ids))],
       [
         'deadletters.dismiss',
         (a) =>

@@ -6,7 +6,7 @@
 
 import { existsSync } from 'node:fs';
 import { Catalog, type Table } from '../lsm/index.ts';
-import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads } from '../ingest/dead-letters.ts';
+import { DEAD_LETTERS_TABLE_NAME, countOpenDeadLetters } from '../ingest/dead-letters.ts';
 import { Journal } from '../ingest/journal.ts';
 import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
 import { catalogOptions, dataPaths, ingestBudgets, readConfig, type SiteConfig } from './config.ts';
@@ -188,7 +188,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
       snapshotId = c.snapshotId;
       rows = c.rows;
       lastCommitMs = t.latestSnapshot()?.timeMillis ?? null;
-      if (b.table === DEAD_LETTERS_TABLE_NAME) deadLettersOpen = deadLetterHeads(t).filter((h) => h.status === 'open').length;
+      if (b.table === DEAD_LETTERS_TABLE_NAME) deadLettersOpen = countOpenDeadLetters(t);
     }
     return { ...b, ageMs: null, withinBudget: null, pendingEvents: null, lastCommitMs, snapshotId, rows, breaches: null };
   });

@@ -311,7 +311,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     else {
       const ingest = openIngest(data, readConfig(data));
       try {
-        r = ids.length > 0 ? ingest.ingestor.replayDeadLetters(ids.map((i) => BigInt(i))) : await ingest.ingestor.replayAllDeadLetters();
+        r = await ingest.ingestor.replayDeadLetters(ids.length > 0 ? ids.map((i) => BigInt(i)) : undefined);
       } finally {
         ingest.ingestor.close();
         ingest.journal.close();

@@ -195,10 +195,12 @@ export class TableReader {
         const values = deserializeBinaryRow(schema.partitionTypes, b.partition, table.paths.root);
         if (!partPreds.every((p) => test(p, values[p.partPos]))) continue;
       }
-      const runs: RunData[][] = [];
+      // Each run's files are decoded as its cursor reaches them, not up front: a scan holds one
+      // file per run (and what the run cache keeps), not the whole bucket decoded at once.
+      const runs: RunParts[] = [];
       for (const run of table.runsOf(b.files)) {
-        const parts = run.files.filter((f) => this.fileMayMatch(f, preds)).map((f) => (keep ? table.loadRunProjected(b.partition, b.bucket, f, keep) : table.loadRun(b.partition, b.bucket, f)));
-        if (parts.length > 0) runs.push(parts);
+        const files = run.files.filter((f) => this.fileMayMatch(f, preds));
+        if (files.length > 0) runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep) : table.loadRun(b.partition, b.bucket, files[i]!)) });
       }
       // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
       // one by one: the generator frame stays out of the per-row work.
@@ -526,6 +528,12 @@ function projectAt(d: RunData, i: number, projection: number[] | undefined): unk
 const SCAN_BATCH = 256;
 
 /** A position in one sorted run (parts in key order) for the scan's merge. */
+/** A sorted run's files as a scan reads them: decoded one at a time, when the cursor reaches it. */
+interface RunParts {
+  readonly length: number;
+  load(i: number): RunData;
+}
+
 class ScanCursor {
   private fi = -1;
   part!: RunData;
@@ -542,7 +550,7 @@ class ScanCursor {
   done = false;
 
   constructor(
-    private readonly parts: RunData[],
+    private readonly parts: RunParts,
     private readonly loneIsRow: (d: RunData) => boolean,
     /** Undefined when this cursor is the bucket's only one: it is never compared. */
     private readonly stringKeys: readonly boolean[] | undefined,
@@ -557,7 +565,7 @@ class ScanCursor {
         this.done = true;
         return;
       }
-      const d = this.parts[this.fi]!;
+      const d = this.parts.load(this.fi);
       if (d.rowCount > 0) {
         this.part = d;
         this.keyCols = d.keyCols;
@@ -621,7 +629,7 @@ class BucketScan {
   private readonly foldRows: number[] = [];
 
   constructor(
-    runs: RunData[][],
+    runs: RunParts[],
     loneIsRow: (d: RunData) => boolean,
     private readonly cmps: readonly Comparator[],
     private readonly stringKeys: readonly boolean[],

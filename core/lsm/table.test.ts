@@ -251,6 +251,39 @@ describe('reads', () => {
     r.close();
   });
 
+  it("decodes a run's files as the scan reaches them, not the whole bucket up front", () => {
+    // One sorted run of many files (a full compaction rolled at 1 kb): a scan holds the file its
+    // cursor is in, so a cold scan that has handed out its first rows has read only the first files.
+    const { table } = setup({ ...STOCK, options: { bucket: '1', 'target-file-size': '1 kb' } });
+    const w = table.newWriter();
+    for (const add of [1, 0]) {
+      for (let i = 0; i < 2000; i++) w.writeRecord(row(`i${String(i).padStart(5, '0')}`, 'x', i + add));
+      w.commit(); // two overlapping runs: the full compaction merges them, rolling its output
+    }
+    w.compact(true);
+    w.close();
+    const cold = () => new Catalog(join(table.paths.root, '..', '..')).getTable({ database: 'db', table: 't' });
+    const [bucket] = [...table.buckets(table.latestSnapshot()!)];
+    const runs = table.runsOf(bucket!.files);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.files.length).toBeGreaterThan(4);
+    for (const projection of [undefined, ['qty']]) {
+      const fresh = cold();
+      const r = fresh.reader();
+      const before = fresh.cache.misses;
+      const rows = r.scan(projection ? { projection } : {});
+      const first = rows.next().value as unknown[];
+      expect(projection ? first : first.slice(0, 3)).toEqual(projection ? [0] : ['i00000', 'x', 0]);
+      const read = fresh.cache.misses - before;
+      // The first batch of rows (256) spans the first few files of the run, never all of them.
+      expect(read).toBeGreaterThan(0);
+      expect(read).toBeLessThan(runs[0]!.files.length);
+      expect([...rows]).toHaveLength(1999);
+      expect(fresh.cache.misses - before).toBe(runs[0]!.files.length);
+      r.close();
+    }
+  });
+
   it('looks keys up at any snapshot and sees deletes', () => {
     const { table } = setup();
     const w = table.newWriter();

@@ -335,7 +335,7 @@ describe('Ingestor dead letters', () => {
     contracts.register(v2);
     const noContract = letters.find((d) => d.reason === 'no_contract')!.position;
     const violation = letters.find((d) => d.reason === 'contract_violation')!.position;
-    expect(await i.replayDeadLetters([noContract, violation])).toEqual({ replayed: 1, failed: 1, notOpen: [] });
+    expect(await i.replayDeadLetters([noContract, violation])).toEqual({ replayed: 1, failed: 1, notOpen: [], alike: 0 });
     // The replayed event (seq 1) is older than seq 3 in inventory's sequence group: it cannot go back in time.
     expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 8, inventory_seq: 3 });
     expect(i.deadLetterCount()).toBe(cases.length - 1);
@@ -346,9 +346,9 @@ describe('Ingestor dead letters', () => {
     const p = await i.accept(t, event('inventory', 'stock', 4, { item: 'B-2', location: 'L1', qty: 6, note: null }, { name: 'inventory.stock', version: 3 }));
     expect(i.listDeadLetters({ status: 'open' }).find((d) => d.position === p)!.reason).toBe('no_contract');
     contracts.register({ ...v2, version: 3 });
-    expect(await i.replayDeadLetters([p])).toEqual({ replayed: 1, failed: 0, notOpen: [] });
+    expect(await i.replayDeadLetters([p])).toEqual({ replayed: 1, failed: 0, notOpen: [], alike: 0 });
     // Asked again (now replayed) and for a position that never was a dead letter: named back.
-    expect(await i.replayDeadLetters([p, 999_999n])).toEqual({ replayed: 0, failed: 0, notOpen: [String(p), '999999'] });
+    expect(await i.replayDeadLetters([p, 999_999n])).toEqual({ replayed: 0, failed: 0, notOpen: [String(p), '999999'], alike: 0 });
     expect(row('stock', { item: 'B-2', location: 'L1' })).toMatchObject({ on_hand: 6, inventory_seq: 4 });
 
     // Dead letters survive a restart with their status.
@@ -383,7 +383,7 @@ describe('Ingestor dead letters dismissed', () => {
     expect(i.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([other]);
     // Dismissed again, or replayed: neither touches them.
     expect(i.dismissDeadLetters([garbage], 'Per', 'again')).toEqual({ dismissed: 0, notOpen: [String(garbage)] });
-    expect(await i.replayDeadLetters()).toEqual({ replayed: 0, failed: 1, notOpen: [] });
+    expect(await i.replayDeadLetters()).toEqual({ replayed: 0, failed: 1, notOpen: [], alike: 0 });
     expect(i.listDeadLetters({ status: 'dismissed' }).map((d) => d.dismissed!.by)).toEqual(['Lena', 'Lena']);
     expect(i.metrics()).toMatch(/tilstand_ingest_dead_letters_dismissed_total\{site="s1"\} 2/);
     expect(i.metrics()).toMatch(/tilstand_ingest_dead_letters_open\{site="s1"\} 1/);
@@ -466,9 +466,9 @@ describe('Ingestor dead letters by the thousand', () => {
     const slices = vi.spyOn(i, 'replayDeadLetterSlice');
     let turned = false;
     setImmediate(() => (turned = true));
-    const replaying = i.replayDeadLetters(undefined, 10);
+    const replaying = i.replayDeadLetters(undefined, { slice: 10 });
     expect(turned).toBe(false); // the first slice ran at once
-    expect(await replaying).toEqual({ replayed: 25, failed: 3, notOpen: [] });
+    expect(await replaying).toEqual({ replayed: 25, failed: 3, notOpen: [], alike: 0 });
     expect(turned).toBe(true); // the event loop turned between slices
     expect(slices.mock.calls.map((c) => c[0])).toEqual([null, ps[9], ps[19]]);
     expect(slices.mock.results.map((r) => (r.value as { last: bigint | null }).last)).toEqual([ps[9], ps[19], null]);
@@ -476,6 +476,37 @@ describe('Ingestor dead letters by the thousand', () => {
     expect(i.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([ps[3], ps[13], ps[23]]);
     expect(row('stock', { item: 'I-27', location: 'L1' })).toMatchObject({ on_hand: 27 });
     expect(() => i.replayDeadLetterSlice(null, 0)).toThrow(/max: expected an integer ≥ 1, got 0/);
+  });
+
+  it('replays the letters like one named (its topic and reason) in slices, and not the others', async () => {
+    const i = start();
+    const t = topic('inventory', 'stock');
+    const v2 = { name: 'inventory.stock', version: 2 };
+    // inventory upgraded before its contract v2 was added: six no_contract letters of its stream,
+    // then one of its events that v1 refuses, and commerce sending a version the site lacks too.
+    const missing: bigint[] = [];
+    for (let k = 1; k <= 6; k++) missing.push(await i.accept(t, event('inventory', 'stock', k, { item: `I-${k}`, location: 'L1', qty: k, note: null }, v2)));
+    const wrong = await i.accept(t, event('inventory', 'stock', 7, { item: 'I-7', location: 'L1', qty: 'seven' }, { name: 'inventory.stock', version: 1 }));
+    const commerce = await i.accept(topic('commerce', 'reservations'), event('commerce', 'reservations', 1, { item: 'I-1', location: 'L1', reserved_qty: 1, note: 'x' }, { name: 'commerce.reservations', version: 9 }));
+    i.commitAll();
+    expect(i.deadLetterCount()).toBe(8);
+    contracts.register({ ...INVENTORY_STOCK, version: 2, fields: [...INVENTORY_STOCK.fields, { name: 'note', type: 'STRING', default: null }] });
+    await expect(i.replayDeadLetters(undefined, { alike: true })).rejects.toThrow(/alike needs the letters/);
+    const replays = vi.spyOn(i as unknown as { replayLetters: (l: unknown[]) => unknown }, 'replayLetters');
+    let turned = false;
+    setImmediate(() => (turned = true));
+    // Named: the fourth, and a position that is no letter. Slices of 4: named first, then the alike.
+    const r = await i.replayDeadLetters([missing[3]!, 999_999n], { alike: true, slice: 4 });
+    expect(r).toEqual({ replayed: 6, failed: 0, notOpen: ['999999'], alike: 5 });
+    expect(turned).toBe(true);
+    expect(replays.mock.calls.map((c) => (c[0] as { position: bigint }[]).map((d) => d.position))).toEqual([[missing[0], missing[1], missing[3]], [missing[2], missing[4], missing[5]]]);
+    for (let k = 1; k <= 6; k++) expect(row('stock', { item: `I-${k}`, location: 'L1' })).toMatchObject({ on_hand: k });
+    // The inventory event of another reason and commerce's letter stay open.
+    expect(i.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([wrong, commerce]);
+    expect(i.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual(missing);
+    // Named again (now replayed): named back, and nothing is like it any more.
+    expect(await i.replayDeadLetters([missing[0]!], { alike: true })).toEqual({ replayed: 0, failed: 0, notOpen: [String(missing[0])], alike: 0 });
+    await expect(i.replayDeadLetters([wrong], { slice: 0 })).rejects.toThrow(/slice: expected an integer ≥ 1, got 0/);
   });
 });
 

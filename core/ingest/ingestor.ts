@@ -223,6 +223,14 @@ interface Counters {
   dismissed: number;
 }
 
+/** What `replayDeadLetters` did (see there). */
+export interface ReplayResult {
+  replayed: number;
+  failed: number;
+  notOpen: string[];
+  alike: number;
+}
+
 export class Ingestor {
   private readonly o: IngestorOptions;
   private readonly clock: () => number;
@@ -785,19 +793,44 @@ export class Ingestor {
 
   /**
    * Re-runs the pipeline (current contracts and bindings) on open dead letters — those with the
-   * given positions, in one go, or all of them, `slice` at a time (`replayDeadLetterSlice`) with a
-   * turn of the event loop between slices. A success is written to its tables and the dead letter
-   * becomes 'replayed'; a failure stays open with the new reason. The target tables are committed
-   * before dead_letters, so a crash in between leaves the letter open (replayed again:
-   * at-least-once, harmless for tables ordered by the stream's seq). The sequencer is not
-   * consulted: the event's seq was consumed when it was first refused.
+   * given positions (with `alike`, also every other open letter from the topic of one of them with
+   * its reason: the letters of a module whose new contract version was missing, and not the other
+   * modules' malformed ones), or all of them — `slice` at a time (all of them:
+   * `replayDeadLetterSlice`) with a turn of the event loop between slices. A success is written to
+   * its tables and the dead letter becomes 'replayed'; a failure stays open with the new reason.
+   * The target tables are committed before dead_letters, so a crash in between leaves the letter
+   * open (replayed again: at-least-once, harmless for tables ordered by the stream's seq). The
+   * sequencer is not consulted: the event's seq was consumed when it was first refused.
+   * `notOpen`: named positions that are no open letter; `alike`: how many were replayed or tried
+   * because they were alike.
    */
-  async replayDeadLetters(ids?: readonly bigint[], slice = DEAD_LETTER_SLICE): Promise<{ replayed: number; failed: number; notOpen: string[] }> {
+  async replayDeadLetters(ids?: readonly bigint[], o: { alike?: boolean; slice?: number } = {}): Promise<ReplayResult> {
     this.checkOpen();
     if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    const slice = o.slice ?? DEAD_LETTER_SLICE;
+    if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`replayDeadLetters: slice: expected an integer ≥ 1, got ${slice}`);
+    if (o.alike && !ids) throw new RangeError('replayDeadLetters: alike needs the letters to be like (positions)');
     if (ids) {
-      const { letters, notOpen } = this.openLetters(ids);
-      return { ...this.replayLetters(letters), notOpen };
+      const named = [...new Set(ids)];
+      const others = o.alike ? this.openAlike(named).slice(named.length) : [];
+      let replayed = 0;
+      let failed = 0;
+      let alike = 0;
+      const notOpen: string[] = [];
+      const all = [...named, ...others];
+      for (let i = 0; i < all.length; i += slice) {
+        if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+        const part = all.slice(i, i + slice);
+        const { letters, notOpen: closed } = this.openLetters(part);
+        // An alike letter closed meanwhile (replayed or dismissed by someone else) was not asked for by name.
+        const namedHere = new Set(part.slice(0, Math.max(0, named.length - i)).map(String));
+        notOpen.push(...closed.filter((p) => namedHere.has(p)));
+        alike += letters.filter((d) => !namedHere.has(String(d.position))).length;
+        const r = this.replayLetters(letters);
+        replayed += r.replayed;
+        failed += r.failed;
+      }
+      return { replayed, failed, notOpen, alike };
     }
     let replayed = 0;
     let failed = 0;
@@ -806,7 +839,7 @@ export class Ingestor {
       const r = this.replayDeadLetterSlice(after, slice);
       replayed += r.replayed;
       failed += r.failed;
-      if (r.last === null) return { replayed, failed, notOpen: [] };
+      if (r.last === null) return { replayed, failed, notOpen: [], alike: 0 };
       after = r.last;
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -391,7 +391,12 @@ export interface SiteApiMethods {
   diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number; contains?: string }; res: DiffResult };
   syncStatus: { req: Record<string, never>; res: SyncStatus };
   deadLetters: { req: { status?: 'open' | 'replayed' | 'dismissed'; limit?: number }; res: DeadLetterView[] };
-  replayDeadLetters: { req: { ids?: string[] }; res: { replayed: number; failed: number; notOpen: string[] } };
+  /**
+   * Anyone but a viewer: re-runs open letters (those named, or all) with the site's contracts now.
+   * `alike` (with `ids`): also every other open letter with the topic and reason of one named —
+   * a module's letters once its missing contract version is added, not other modules' garbage.
+   */
+  replayDeadLetters: { req: { ids?: string[]; alike?: boolean }; res: { replayed: number; failed: number; notOpen: string[]; alike: number } };
   /**
    * Shift lead or admin: closes open letters no replay can mend, as the signed-in user, with why.
    * `alike`: also every other open letter with the topic and reason of one named (listed or not).

@@ -691,7 +691,7 @@ describe('SiteService', () => {
     // not; a letter of another reason stays open.
     const c3 = await mqtt.connectAsync(site.mqttUrl, { username: inv.username, password: inv.password, clientId: 'inventory-dismiss-test', protocolVersion: 4 });
     for (const junk of ['junk 1', 'junk 2']) await c3.publishAsync('tilstand/demo/events/inventory/stock', junk, { qos: 1 });
-    await c3.publishAsync('tilstand/demo/events/inventory/stock', '{}', { qos: 1 });
+    for (const empty of ['{}', '{ }']) await c3.publishAsync('tilstand/demo/events/inventory/stock', empty, { qos: 1 });
     await c3.endAsync();
     const openNow = await api.call('deadLetters', { status: 'open' }, lead);
     const other = openNow.find((x) => x.payload === '{}')!;
@@ -702,6 +702,14 @@ describe('SiteService', () => {
     const after = await api.call('deadLetters', {}, lead);
     for (const id of alike) expect(after.find((x) => x.id === id)).toMatchObject({ status: 'dismissed', dismissed: { by: 'Lena', note: 'the vendor test run' } });
     expect(after.find((x) => x.id === other.id)!.status).toBe('open');
+    // Replay `alike`: anyone but a viewer re-runs the letters like one (its topic and reason), and
+    // the site's log says who. These two are still no events: they stay open.
+    const empties = openNow.filter((x) => x.reason === other.reason && x.topic === other.topic);
+    expect(empties.map((x) => x.payload).sort()).toEqual(['{ }', '{}']);
+    expect(await kindOf(api.call('replayDeadLetters', { alike: true }, op))).toBe('invalid');
+    expect(await api.call('replayDeadLetters', { ids: [other.id], alike: true }, op)).toEqual({ replayed: 0, failed: 2, notOpen: [], alike: 1 });
+    expect((await api.call('deadLetters', { status: 'open' }, lead)).map((x) => x.id).sort()).toEqual(empties.map((x) => x.id).sort());
+    expect(readFileSync(join(dir, 'data', 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 0 replayed, 2 still failing, by Olav \(floor UI, with the open ones alike\)/);
   });
 
   it('raises module_refused and logs it when the broker refuses a module: a publish to a topic it may not, a wrong password', async () => {

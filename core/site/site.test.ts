@@ -150,12 +150,12 @@ describe('Site', () => {
     expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(1);
 
     // Replaying before the contract exists fails again; adding v2 then replaying succeeds.
-    expect(await controlRequest(sock, 'deadletters.replay')).toEqual({ replayed: 0, failed: 1, notOpen: [] });
+    expect(await controlRequest(sock, 'deadletters.replay')).toEqual({ replayed: 0, failed: 1, notOpen: [], alike: 0 });
     const v2 = { ...INVENTORY_STOCK, version: 2, fields: [...INVENTORY_STOCK.fields, { name: 'note', type: 'STRING', default: null }] };
     await expect(controlRequest(sock, 'contracts.add', { contract: { ...v2, version: 4 } })).rejects.toMatchObject({ kind: 'InvalidArgument' });
     expect(await controlRequest(sock, 'contracts.add', { contract: v2 })).toMatchObject({ name: 'inventory.stock', version: 2 });
     expect(await controlRequest(sock, 'contracts.list')).toContainEqual({ name: 'inventory.stock', versions: [1, 2] });
-    expect(await controlRequest(sock, 'deadletters.replay', { ids: [letters[0]!.position] })).toEqual({ replayed: 1, failed: 0, notOpen: [] });
+    expect(await controlRequest(sock, 'deadletters.replay', { ids: [letters[0]!.position] })).toEqual({ replayed: 1, failed: 0, notOpen: [], alike: 0 });
     // The command line, through the running site: a position that is no open dead letter is named.
     const again = await runCli(runDeadLetters, ['replay', '--data', data, '--id', letters[0]!.position]);
     expect(again.code).toBe(1);
@@ -195,6 +195,13 @@ describe('Site', () => {
     await expect(dismiss('--id', first, '--user', 'Lena', '--pin', '1111', '--note', 'test')).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/dismiss refused for user 'Lena': wrong PIN \(4 attempts left\)/) });
     await expect(dismiss('--id', first, '--user', 'Olav', '--pin', '3916', '--note', 'test')).rejects.toMatchObject({ exitCode: 3, message: expect.stringMatching(/user 'Olav' is operator; only shift_lead and admin dismiss dead letters/) });
     expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(5);
+    // Replay --alike: the named letter and every other open one from its topic with its reason
+    // (these are no events: they fail again and stay open); the site's log says so.
+    await expect(runCli(runDeadLetters, ['replay', '--data', data, '--alike'])).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining("option '--alike': name the letters") });
+    const replayed = await runCli(runDeadLetters, ['replay', '--data', data, '--id', second, '--alike']);
+    expect([replayed.code, replayed.out]).toEqual([3, 'replayed 0, still failing 4 (3 of them alike: open, from the same topic with the same reason)\n']);
+    expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(/dead letters: 0 replayed, 4 still failing \(tilstand deadletters replay, with the open ones alike\)/);
+    expect(((await controlRequest(sock, 'status')) as SiteStatus).deadLettersOpen).toBe(5);
     // Through the running site.
     const ok = await dismiss('--id', first, '--user', 'Lena', '--pin', '4827', '--note', 'test messages from the vendor');
     expect([ok.code, ok.out]).toEqual([0, 'dismissed 1 as Lena\n']);
@@ -213,6 +220,8 @@ describe('Site', () => {
     // On the directory, with no site running.
     await site.stop();
     expect(firstTwo((await runCli(runDeadLetters, ['list', '--data', data, '--limit', '2'])).out)).toEqual([`${other} open`, `${fourth} dismissed`]);
+    const offlineReplay = await runCli(runDeadLetters, ['replay', '--data', data, '--id', other, '--alike']);
+    expect([offlineReplay.code, offlineReplay.out]).toEqual([3, 'replayed 0, still failing 1 (0 of them alike: open, from the same topic with the same reason)\n']);
     const offline = await dismiss('--id', other, '--user', 'Lena', '--pin', '4827', '--note', 'a module test');
     expect([offline.code, offline.out]).toEqual([0, 'dismissed 1 as Lena\n']);
     const list = await runCli(runDeadLetters, ['list', '--data', data, '--status', 'dismissed']);

@@ -746,7 +746,16 @@ export class Site {
           }));
         },
       ],
-      ['deadletters.replay', (a) => ingestor.replayDeadLetters(positions(a.ids))],
+      [
+        'deadletters.replay',
+        (a) => {
+          if (a.alike === true && a.ids === undefined) throw Object.assign(new Error('alike: name the letters the others are to be like (ids)'), { kind: 'InvalidArgument' });
+          return ingestor.replayDeadLetters(positions(a.ids), { alike: a.alike === true }).then((r) => {
+            this.log(`dead letters: ${r.replayed} replayed, ${r.failed} still failing (tilstand deadletters replay${a.alike === true ? ', with the open ones alike' : a.ids === undefined ? ', every open one' : ''})`);
+            return r;
+          });
+        },
+      ],
       [
         'deadletters.dismiss',
         (a) =>

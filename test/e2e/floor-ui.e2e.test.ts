@@ -472,7 +472,7 @@ suite('the floor UI end to end (chromium)', () => {
     }
   });
 
-  it('lets the shift lead dismiss a dead letter no replay can mend, in its row, with a note kept under her name', async () => {
+  it('lets the shift lead replay a dead letter with those like it, then dismiss them in its row, with a note kept under her name', async () => {
     const secrets = JSON.parse(readFileSync(join(data, 'secrets/modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
     const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
     const inv = secrets.modules.inventory!;
@@ -498,6 +498,11 @@ suite('the floor UI end to end (chromium)', () => {
     await go('deadLetters');
     const row = `tr[data-letter="${id}"]`;
     await page.waitForSelector(`${row}.attention`);
+    // Replayed with the open ones like it (its topic, its reason), they fail again — they are no
+    // events — and stay open; the screen says so.
+    await page.click(`${row} button.replay-alike`);
+    await expect.poll(() => page.textContent('p.replay-result')).toBe('0 replayed, 3 still failing');
+    for (const other of ids) expect(await page.locator(`tr[data-letter="${other}"].attention`).count()).toBe(1);
     await page.click(`${row} button.dismiss`);
     const field = page.locator(`${row} form.dismiss input[name="dismissNote"]`);
     // No note, no dismissal: the button waits for one.

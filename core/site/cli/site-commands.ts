@@ -37,7 +37,9 @@ export const siteUsage = [
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
   '  tilstand deadletters list [--data <dir>] [--status open|replayed|dismissed] [--limit <n>] [--json]',
   '                                           the open ones first (oldest first), then the closed ones newest first',
-  '  tilstand deadletters replay [--data <dir>] [--id <position>]…',
+  '  tilstand deadletters replay [--data <dir>] [--id <position>… [--alike]]',
+  '                                           every open letter, or those named; --alike: also every other open letter',
+  '                                           from the same topic with the same reason',
   '  tilstand deadletters dismiss --id <position>… --user <name> --pin <pin> --note <why> [--alike] [--data <dir>]',
   '                                           close letters no replay can mend (shift lead or admin); kept, never replayed;',
   '                                           --alike: also every other open letter from the same topic with the same reason',
@@ -306,18 +308,20 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
   if (sub === 'replay') {
     const ids = a.strings('id');
     for (const i of ids) if (!/^\d+$/.test(i)) throw new CliError(EXIT.usage, `option '--id': expected a journal position (a whole number), got '${i}'`);
-    let r: { replayed: number; failed: number; notOpen?: string[] };
-    if (socket) r = (await controlRequest(socket, 'deadletters.replay', ids.length > 0 ? { ids } : {})) as typeof r;
+    const alike = a.boolean('alike');
+    if (alike && ids.length === 0) throw new CliError(EXIT.usage, "option '--alike': name the letters the others are to be like with --id <position>");
+    let r: { replayed: number; failed: number; notOpen?: string[]; alike?: number };
+    if (socket) r = (await controlRequest(socket, 'deadletters.replay', ids.length > 0 ? { ids, ...(alike ? { alike } : {}) } : {})) as typeof r;
     else {
       const ingest = openIngest(data, readConfig(data));
       try {
-        r = await ingest.ingestor.replayDeadLetters(ids.length > 0 ? ids.map((i) => BigInt(i)) : undefined);
+        r = await ingest.ingestor.replayDeadLetters(ids.length > 0 ? ids.map((i) => BigInt(i)) : undefined, { alike });
       } finally {
         ingest.ingestor.close();
         ingest.journal.close();
       }
     }
-    await print(io.stdout, [`replayed ${r.replayed}, still failing ${r.failed}`]);
+    await print(io.stdout, [`replayed ${r.replayed}, still failing ${r.failed}${alike ? ` (${r.alike ?? 0} of them alike: open, from the same topic with the same reason)` : ''}`]);
     const notOpen = r.notOpen ?? [];
     if (notOpen.length > 0) await print(io.stderr, notOpen.map((p) => `tilstand: no open dead letter at position ${p} (replayed or dismissed already, or not a dead letter; see 'tilstand deadletters list')`));
     return r.failed > 0 ? EXIT.conflict : notOpen.length > 0 ? EXIT.notFound : EXIT.ok;

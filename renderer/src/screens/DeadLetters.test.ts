@@ -1,5 +1,6 @@
 // The Dead letters screen rendered from the store's state (server-side markup, no browser): a
-// shift lead or an admin gets Dismiss on each open letter, an operator does not; a dismissed
+// shift lead or an admin gets Dismiss on each open letter, an operator does not; anyone but a
+// viewer gets Replay all and, in an open letter's row, replay of it and those like it; a dismissed
 // letter says who closed it, when and why, in the chosen language. Dismissing in the row is driven
 // in chromium (test/e2e/floor-ui.e2e.test.ts).
 import { createElement } from 'react';
@@ -49,6 +50,16 @@ describe('Dead letters screen', () => {
     // Replay: anyone but a viewer (the site refuses a viewer's).
     expect(render('operator')).toContain('>Replay all open</button>');
     expect(render('viewer')).not.toContain('Replay all open');
+    // In an open letter's row: replay it and every open one like it (its topic and reason).
+    for (const role of ['operator', 'shift_lead', 'admin'] as const) {
+      const html = render(role);
+      expect(rowOf(html, '11')).toMatch(/<button class="replay-alike" title="Every open letter from this topic with this reason, listed here or not[^"]*">Replay this and every open one like it<\/button>/);
+      expect(rowOf(html, '12')).not.toContain('replay-alike');
+      expect(rowOf(html, '13')).not.toContain('replay-alike');
+    }
+    expect(render('viewer')).not.toContain('replay-alike');
+    expect(rowOf(render('operator', 'nb'), '11')).toContain('>Kjør denne og alle åpne like den på nytt</button>');
+    expect(rowOf(render('operator', 'de'), '11')).toContain('>Dieses und alle gleichartigen offenen erneut verarbeiten</button>');
   });
 
   it('says who dismissed a letter, when and why; an open one stands out, a closed one does not', () => {

@@ -44,7 +44,7 @@ export function DeadLetters() {
           {t('dead.replay')}
         </button>
       )}
-      {result && <p role="status">{t('dead.replayed', { n: result.replayed, f: result.failed })}</p>}
+      {result && <p role="status" className="replay-result">{t('dead.replayed', { n: result.replayed, f: result.failed })}</p>}
       {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t('dead.moreOpen', { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
       {rows.length === 0 ? (
         <p>{t('dead.empty')}</p>
@@ -87,6 +87,11 @@ export function DeadLetters() {
                     </button>
                   )
                 ) : null}
+                {r.status === 'open' && mayReplay && dismissing !== r.id && (
+                  <button className="replay-alike" title={t('dead.replayAlikeTitle')} onClick={() => void replay([r.id], true)}>
+                    {t('dead.replayAlike')}
+                  </button>
+                )}
               </td>
             </tr>
           ))}

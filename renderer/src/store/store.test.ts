@@ -50,6 +50,17 @@ describe('renderer store', () => {
     expect(store.getState().error).toBe('secret: PIN 1111: one digit repeated');
   });
 
+  it('replays every open letter, or those named and the open ones like them, then shows what came of it', async () => {
+    const asked: unknown[] = [];
+    const { api, calls } = fakeApi({ replayDeadLetters: async (req) => (asked.push(req), { replayed: 3, failed: 1, notOpen: [], alike: 2 }) });
+    const store = createAppStore(api);
+    await store.getState().replayDeadLetters();
+    await store.getState().replayDeadLetters(['41'], true);
+    expect(asked).toEqual([{}, { ids: ['41'], alike: true }]);
+    expect(store.getState().replayResult).toMatchObject({ replayed: 3, failed: 1 });
+    expect(calls.filter((c) => c === 'deadLetters')).toHaveLength(2);
+  });
+
   it('asks for the newest tags only, and for those matching a search', async () => {
     const asked: unknown[] = [];
     const { api } = fakeApi({ tags: async (req) => (asked.push(req), [{ name: 'agent-1', snapshotId: 3, createdMs: 1 }]) });

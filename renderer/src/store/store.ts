@@ -86,7 +86,11 @@ interface StateSlice {
   loadTables(): Promise<void>;
   loadSync(): Promise<void>;
   loadDeadLetters(): Promise<void>;
-  replayDeadLetters(): Promise<void>;
+  /**
+   * Every open letter, or `ids` and — `alike` — every other open letter from the topic of one of
+   * them with its reason (listed or not: the site finds them).
+   */
+  replayDeadLetters(ids?: string[], alike?: boolean): Promise<void>;
   /**
    * Resolves true when the site dismissed them (a failure is the visible error). `alike`: the
    * site also closes every other open letter with the same topic and reason.
@@ -332,8 +336,8 @@ export function createAppStore(api: SiteApi): AppStore {
       loadTables: () => guard(async () => set({ tables: await api.tables({}) })),
       loadSync: () => guard(async () => set({ sync: await api.syncStatus({}) })),
       loadDeadLetters: () => guard(async () => set({ deadLetters: await api.deadLetters({}) })),
-      replayDeadLetters: () => guard(async () => {
-        set({ replayResult: await api.replayDeadLetters({}) });
+      replayDeadLetters: (ids, alike) => guard(async () => {
+        set({ replayResult: await api.replayDeadLetters(ids ? { ids, ...(alike ? { alike: true } : {}) } : {}) });
         await get().loadDeadLetters();
       }),
       dismissDeadLetters: (ids, note, alike) => succeeded(() => api.dismissDeadLetters({ ids, note, ...(alike ? { alike: true } : {}) }), () => get().loadDeadLetters()),

@@ -47,6 +47,21 @@ export interface RunData {
   readonly valueCols: Column[];
 }
 
+/**
+ * A sorted run's files as a merge reads them: `load(i)` decodes file i (through the run cache) when
+ * the merge's cursor reaches it, so a scan or a compaction holds one file per run beyond what the
+ * cache keeps, not every input decoded before the first row.
+ */
+export interface RunParts {
+  readonly length: number;
+  load(i: number): RunData;
+}
+
+/** Parts already decoded (in key order), as RunParts. */
+export function decodedParts(parts: readonly RunData[]): RunParts {
+  return { length: parts.length, load: (i) => parts[i]! };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Columns of decoded runs. A JS array costs 8 bytes per cell plus a heap object per bigint (and
 // per double that is not a small integer); a packed column costs the element width plus one bit.

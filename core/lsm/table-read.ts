@@ -7,7 +7,7 @@
 
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
-import { cell, kvAt, PackedColumn, rowAt, rowReader, type Column, type RunData } from './data-file.ts';
+import { cell, kvAt, PackedColumn, rowAt, rowReader, type Column, type RunData, type RunParts } from './data-file.ts';
 import { deserializeBinaryRow } from './binary-row.ts';
 import { invalidArgument } from './errors.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
@@ -528,12 +528,6 @@ function projectAt(d: RunData, i: number, projection: number[] | undefined): unk
 const SCAN_BATCH = 256;
 
 /** A position in one sorted run (parts in key order) for the scan's merge. */
-/** A sorted run's files as a scan reads them: decoded one at a time, when the cursor reaches it. */
-interface RunParts {
-  readonly length: number;
-  load(i: number): RunData;
-}
-
 class ScanCursor {
   private fi = -1;
   part!: RunData;

@@ -19,7 +19,7 @@ import { mergeRunsInto } from './compaction/compact-merge.ts';
 import { RunBuilder } from './compaction/run-builder.ts';
 import { planCompaction } from './compaction/compact-plan.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
-import { kvAt, runFromRecords, writeDataFile, type RunData } from './data-file.ts';
+import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
@@ -673,7 +673,8 @@ export class TableWriter {
     const dropDelete =
       unit.outputLevel !== 0 && unit.outputLevel >= highestNonEmptyLevel(allFiles) && schema.sequenceFieldIndexes.length === 0;
     const dv = this.dv;
-    const inputs = runs.map((files) => files.map((f) => (dv ? dv.visibleRun(s.partition, s.bucket, f) : table.loadRun(s.partition, s.bucket, f))));
+    // Each input file is decoded when the merge reaches it (RunParts), not all before the first row.
+    const inputs = runs.map((files): RunParts => ({ length: files.length, load: (i) => (dv ? dv.visibleRun(s.partition, s.bucket, files[i]!) : table.loadRun(s.partition, s.bucket, files[i]!)) }));
     const merge = createMergeFunction(schema);
     const pu = merge.resetThenAdded !== undefined ? merge : undefined;
     let inBytes = 0;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Catalog } from './catalog.ts';
 import { isCorruption, LsmError } from './errors.ts';
 import { localFileIO } from './file-io.ts';
@@ -282,6 +282,36 @@ describe('reads', () => {
       expect(fresh.cache.misses - before).toBe(runs[0]!.files.length);
       r.close();
     }
+  });
+
+  it("compacts decoding each input file when the merge reaches it: output is written before the last input is read", () => {
+    const { table } = setup({ ...STOCK, options: { bucket: '1', 'target-file-size': '1 kb' } });
+    const w = table.newWriter();
+    const write = (add: number) => {
+      for (let i = 0; i < 2000; i++) w.writeRecord(row(`i${String(i).padStart(5, '0')}`, 'x', i + add));
+      w.commit();
+    };
+    write(2);
+    write(1);
+    w.compact(true); // one run of many files at the top level
+    write(0); // and one level-0 file over it
+    w.close();
+    const fresh = new Catalog(join(table.paths.root, '..', '..')).getTable({ database: 'db', table: 't' });
+    const [bucket] = [...fresh.buckets(fresh.latestSnapshot()!)];
+    const inputs = bucket!.files.length;
+    expect(inputs).toBeGreaterThan(4);
+    const loads = vi.spyOn(fresh, 'loadRun');
+    const w2 = fresh.newWriter();
+    const writes: number[] = [];
+    const writeRun = (w2 as unknown as { writeRun: (...a: unknown[]) => unknown }).writeRun.bind(w2);
+    vi.spyOn(w2 as unknown as { writeRun: (...a: unknown[]) => unknown }, 'writeRun').mockImplementation((...a) => (writes.push(loads.mock.calls.length), writeRun(...a)));
+    w2.compact(true);
+    w2.close();
+    expect(loads).toHaveBeenCalledTimes(inputs);
+    expect(writes.length).toBeGreaterThan(2);
+    // When the first output file was written, only the first few inputs had been decoded.
+    expect(writes[0]).toBeLessThan(inputs / 2);
+    expect(fresh.scanRows().map((r) => r[2])).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 
   it('looks keys up at any snapshot and sees deletes', () => {

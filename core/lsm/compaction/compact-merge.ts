@@ -15,7 +15,7 @@
 // Invariant the reuse depends on: a merge function holds input records only between reset() and
 // result() (every engine in merge/ does), and the sink runs before any cursor advances again.
 
-import { BoolColumn, Int32BigIntColumn, PackedColumn, type BigInt64Column, type Float64Column, type Int32Column, type RunData } from '../data-file.ts';
+import { BoolColumn, decodedParts, Int32BigIntColumn, PackedColumn, type BigInt64Column, type Float64Column, type Int32Column, type RunData, type RunParts } from '../data-file.ts';
 import type { KeyValue, RowKind } from '../key-value.ts';
 import type { MergeFunction } from '../merge/merge-function.ts';
 import type { Comparator } from '../types.ts';
@@ -54,19 +54,20 @@ function rowFill(run: RunData): RowFill {
 }
 
 class Cursor {
+  /** Index of the next part to load. */
   private fi = 0;
   /** Position in the current part. */
   ri = 0;
   /** Key columns of the current part. */
   keyCols: unknown[][] = [];
   done = false;
-  private part!: RunData;
+  private part: RunData | undefined;
   private fill!: RowFill;
   /** The record handed to the merge function, refilled in place for every row. */
   readonly kv: KeyValue;
 
   constructor(
-    private readonly parts: RunData[],
+    private readonly parts: RunParts,
     keyArity: number,
     valueArity: number,
   ) {
@@ -74,18 +75,19 @@ class Cursor {
     this.settle();
   }
 
-  /** Moves past exhausted (or empty) parts; sets `done` after the last. */
+  /**
+   * Moves past an exhausted part to the next non-empty one, decoding it only now (the part left
+   * behind is no longer held here); sets `done` after the last.
+   */
   private settle(): void {
-    while (this.fi < this.parts.length && this.ri >= this.parts[this.fi]!.rowCount) {
-      this.fi++;
+    while (this.part === undefined || this.ri >= this.part.rowCount) {
+      if (this.fi >= this.parts.length) {
+        this.part = undefined;
+        this.done = true;
+        return;
+      }
+      const p = this.parts.load(this.fi++);
       this.ri = 0;
-    }
-    if (this.fi >= this.parts.length) {
-      this.done = true;
-      return;
-    }
-    const p = this.parts[this.fi]!;
-    if (p !== this.part) {
       this.part = p;
       this.keyCols = p.keyCols;
       this.fill = rowFill(p);
@@ -98,26 +100,28 @@ class Cursor {
     const i = this.ri;
     const key = kv.key;
     for (let k = 0; k < key.length; k++) key[k] = this.keyCols[k]![i];
-    kv.seq = this.part.seq[i]!;
-    kv.kind = this.part.kind[i] as RowKind;
+    const part = this.part!;
+    kv.seq = part.seq[i]!;
+    kv.kind = part.kind[i] as RowKind;
     this.fill(i, kv.value);
     return kv;
   }
 
   advance(): void {
     this.ri++;
-    if (this.ri >= this.part.rowCount) this.settle();
+    if (this.ri >= this.part!.rowCount) this.settle();
   }
 }
 
 /**
- * Merges `runs` (each a list of key-ordered parts, keys unique within a run) and calls `sink` with
+ * Merges `runs` (each a list of key-ordered parts, keys unique within a run: decoded, or RunParts
+ * that decode each when the merge reaches it) and calls `sink` with
  * each merged record, keys ascending. `keyCmps` are the key columns' comparators (the ones
  * `keyComparator` of merge-function.ts chains). The record passed to `sink` may share arrays with
  * cursor state: copy what you keep before returning.
  */
 export function mergeRunsInto(
-  runs: RunData[][],
+  runs: readonly (readonly RunData[] | RunParts)[],
   keyCmps: readonly Comparator[],
   valueArity: number,
   merge: MergeFunction,
@@ -126,7 +130,7 @@ export function mergeRunsInto(
   sink: (kv: KeyValue) => void,
 ): void {
   const nk = keyCmps.length;
-  const cursors = runs.map((r) => new Cursor(r, nk, valueArity)).filter((c) => !c.done);
+  const cursors = runs.map((r) => new Cursor(Array.isArray(r) ? decodedParts(r) : (r as RunParts), nk, valueArity)).filter((c) => !c.done);
   const group: KeyValue[] = [];
   const cmp = (ac: unknown[][], ai: number, bc: unknown[][], bi: number): number => {
     for (let k = 0; k < nk; k++) {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
+import { PROJECTED_KEY } from '../lsm/run-cache.ts';
 import { readConfigChanges, readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
 import { Inbox, readActiveCounts, readProposal, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
@@ -114,6 +115,22 @@ describe('submit', () => {
     } finally {
       parses.mockRestore();
     }
+  });
+
+  it("reads every proposal's status columns at its open without keeping them in the run cache", () => {
+    const i = inbox();
+    const made = propose(i, ...Array.from({ length: 300 }, (_, k) => `J-${k + 1}`));
+    i.submit({ runId: 'r2', proposals: [], withdrawals: made.slice(10).map((p) => ({ id: p.id, reason: 'done' })) });
+    i.close();
+    open.splice(0);
+    // A cold catalog, as at a site's start: the open's scan of every proposal is read once; the
+    // cache keeps only the whole rows it reads of the active ones (by key).
+    const cold = new Catalog(join(dir, 'warehouse'), { clock: () => now });
+    const j = inbox({ catalog: cold });
+    expect(j.openProposals()).toHaveLength(10);
+    const cached = [...cold.cacheBudget.entries.keys()].filter((k) => k.includes('/approval_inbox/'));
+    expect(cached.length).toBeGreaterThan(0);
+    expect(cached.filter((k) => k.includes(PROJECTED_KEY))).toEqual([]);
   });
 
   it('lists the proposals of one run newest first by their number (…-12 before …-9 before …-1)', () => {

@@ -326,25 +326,31 @@ export class Inbox {
     }
     // What this inbox needs of the past: the active proposals whole, and the recent decisions'
     // situations. The rest of the table (every proposal ever made) is read in a few columns only
-    // (the table store decodes only those: core/lsm/DESIGN.md, "Memory of a site process"); the
-    // read still grows with the table (three status columns of 400,000 proposals: 0.4–0.9 s).
+    // (the table store decodes only those: core/lsm/DESIGN.md, "Memory of a site process"), row
+    // by row, and once: the decoded files are not kept in the run cache (`fillCache`), which stays
+    // with the tables read again and again. The read still grows with the table.
     const now = this.clock();
     const snapshot = inbox.latestSnapshot();
     const wanted: string[] = [];
     const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail', 'action'];
-    for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail, action] of snapshot ? inbox.scanRows({ snapshotId: snapshot.id }, { projection: columns }) : []) {
-      const detail = commandDetail === null || commandDetail === undefined ? null : String(commandDetail);
-      if (command === 'failed' && now - Number(commandAt) < this.resuggestMs) this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail });
-      if ((command === 'failed' || command === 'timed_out') && now - Number(commandAt) < this.endedKeptMs) {
-        this.ended.set(String(id), { id: String(id), action: String(action), state: command, atMs: Number(commandAt), detail });
+    const reader = snapshot ? inbox.reader({ snapshotId: snapshot.id }) : undefined;
+    try {
+      for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail, action] of reader ? reader.scan({ projection: columns, fillCache: false }) : []) {
+        const detail = commandDetail === null || commandDetail === undefined ? null : String(commandDetail);
+        if (command === 'failed' && now - Number(commandAt) < this.resuggestMs) this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail });
+        if ((command === 'failed' || command === 'timed_out') && now - Number(commandAt) < this.endedKeptMs) {
+          this.ended.set(String(id), { id: String(id), action: String(action), state: command, atMs: Number(commandAt), detail });
+        }
+        const status = lightStatus(agentStatus, decision);
+        const commandState = command === null || command === undefined ? null : ({ state: command, detail: commandDetail ?? null } as CommandProgress);
+        const awaited = timedOutAcknowledged(commandState) && now - Number(commandAt) < this.resuggestMs;
+        if (status === 'open' || status === 'deferred' || (status === 'approved' && (commandInFlight(commandState) || awaited))) wanted.push(String(id));
+        if ((decision === 'approved' || decision === 'rejected') && now - Number(decidedAt) < this.resuggestMs && command !== 'failed') {
+          this.decidedAt.set(String(key), Math.max(this.decidedAt.get(String(key)) ?? 0, Number(decidedAt)));
+        }
       }
-      const status = lightStatus(agentStatus, decision);
-      const commandState = command === null || command === undefined ? null : ({ state: command, detail: commandDetail ?? null } as CommandProgress);
-      const awaited = timedOutAcknowledged(commandState) && now - Number(commandAt) < this.resuggestMs;
-      if (status === 'open' || status === 'deferred' || (status === 'approved' && (commandInFlight(commandState) || awaited))) wanted.push(String(id));
-      if ((decision === 'approved' || decision === 'rejected') && now - Number(decidedAt) < this.resuggestMs && command !== 'failed') {
-        this.decidedAt.set(String(key), Math.max(this.decidedAt.get(String(key)) ?? 0, Number(decidedAt)));
-      }
+    } finally {
+      reader?.close();
     }
     if (snapshot) for (const p of wholeProposals(inbox, snapshot.id, wanted)) this.index(p);
   }

@@ -63,7 +63,7 @@ export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions): G
       ? [...b.files].sort((x, y) => x.minSequenceNumber - y.minSequenceNumber)
       : table.runsOf(b.files.filter((f) => f.level > 0)).flatMap((r) => r.files);
     for (const f of files) {
-      const d = table.loadRun(b.partition, b.bucket, f);
+      const d = table.loadRun(b.partition, b.bucket, f, opts.fillCache !== false);
       const deleted = dvs?.deleted(b.partition, b.bucket, f.fileName);
       for (let i = 0; i < d.rowCount; i++) {
         if (deleted?.has(i)) continue;

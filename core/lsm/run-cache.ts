@@ -144,12 +144,17 @@ export class RunCache {
     this.shape = scope.shape ?? (() => 0);
   }
 
-  get(path: string, load: () => RunData): RunData {
+  /**
+   * The cached run of `path`, else `load()`'s — kept for later reads unless `fill` is false (a
+   * one-off scan of a large table, LevelDB's `fill_cache`: it uses what is cached and evicts
+   * nothing).
+   */
+  get(path: string, load: () => RunData, fill = true): RunData {
     const hit = this.peek(path);
     if (hit !== undefined) return hit;
     this.misses++;
     const run = load();
-    this.budget.insert(path, run, this.shape());
+    if (fill) this.budget.insert(path, run, this.shape());
     return run;
   }
 

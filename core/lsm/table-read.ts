@@ -34,6 +34,12 @@ export interface ScanOptions {
   /** Column names to return, in this order (default: all columns in schema order). */
   projection?: string[];
   where?: Predicate[];
+  /**
+   * Whether files this scan decodes are kept in the run cache (default true). False for a one-off
+   * read of a large table (an inbox's open at a site's start): it uses what the cache holds and
+   * leaves the cache to the tables read again and again (LevelDB's `fill_cache`).
+   */
+  fillCache?: boolean;
 }
 
 interface CompiledPredicate {
@@ -176,11 +182,11 @@ export class TableReader {
       return i;
     });
     // Append and deletion-vector tables read without a key merge (raw-scan.ts).
-    if (needsRawScan(this.table)) return this.snapshot ? rawScan(this.table, this.snapshot, opts) : this.scanChecked(preds, projection);
-    return this.scanChecked(preds, projection);
+    if (needsRawScan(this.table)) return this.snapshot ? rawScan(this.table, this.snapshot, opts) : this.scanChecked(preds, projection, true);
+    return this.scanChecked(preds, projection, opts.fillCache !== false);
   }
 
-  private *scanChecked(preds: CompiledPredicate[], projection: number[] | undefined): Generator<unknown[]> {
+  private *scanChecked(preds: CompiledPredicate[], projection: number[] | undefined, fill: boolean): Generator<unknown[]> {
     if (!this.snapshot) return;
     const table = this.table;
     const schema = table.schema;
@@ -200,7 +206,7 @@ export class TableReader {
       const runs: RunParts[] = [];
       for (const run of table.runsOf(b.files)) {
         const files = run.files.filter((f) => this.fileMayMatch(f, preds));
-        if (files.length > 0) runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep) : table.loadRun(b.partition, b.bucket, files[i]!)) });
+        if (files.length > 0) runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep, fill) : table.loadRun(b.partition, b.bucket, files[i]!, fill)) });
       }
       // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
       // one by one: the generator frame stays out of the per-row work.

@@ -284,6 +284,33 @@ describe('reads', () => {
     }
   });
 
+  it('scans without filling the run cache when asked (fillCache: false), using what it holds', () => {
+    const { table } = setup({ ...STOCK, options: { bucket: '1' } });
+    const w = table.newWriter();
+    for (const add of [1, 0]) {
+      for (let i = 0; i < 500; i++) w.writeRecord(row(`i${String(i).padStart(4, '0')}`, 'x', i + add));
+      w.commit(); // two runs
+    }
+    w.close();
+    const cold = new Catalog(join(table.paths.root, '..', '..'));
+    const fresh = cold.getTable({ database: 'db', table: 't' });
+    const qty = (rows: unknown[][]) => rows.map((r) => r[r.length === 1 ? 0 : 2]);
+    const want = Array.from({ length: 500 }, (_, i) => i);
+    for (const projection of [['qty'], undefined]) {
+      const misses = fresh.cache.misses;
+      expect(qty(fresh.scanRows({}, { fillCache: false, ...(projection ? { projection } : {}) }))).toEqual(want);
+      expect(fresh.cache.misses - misses).toBe(2);
+      expect(cold.cacheBudget.entries.size).toBe(0);
+      expect(cold.cacheBudget.usedBytes).toBe(0);
+    }
+    // A scan that fills; then one that does not still reads from the cache.
+    expect(qty(fresh.scanRows())).toEqual(want);
+    expect(cold.cacheBudget.entries.size).toBe(2);
+    const misses = fresh.cache.misses;
+    expect(qty(fresh.scanRows({}, { fillCache: false, projection: ['qty'] }))).toEqual(want);
+    expect(fresh.cache.misses).toBe(misses);
+  });
+
   it("compacts decoding each input file when the merge reaches it: output is written before the last input is read", () => {
     const { table } = setup({ ...STOCK, options: { bucket: '1', 'target-file-size': '1 kb' } });
     const w = table.newWriter();

@@ -293,34 +293,34 @@ export class Table {
     return r;
   }
 
-  /** A data file as a run, through the cache. */
-  loadRun(partition: Uint8Array, bucket: number, meta: DataFileMeta): RunData {
-    return this.loadRunAt(this.dataFilePath(partition, bucket, meta.fileName), meta);
+  /** A data file as a run, through the cache (`fill` false: a decode is not kept, RunCache.get). */
+  loadRun(partition: Uint8Array, bucket: number, meta: DataFileMeta, fill = true): RunData {
+    return this.loadRunAt(this.dataFilePath(partition, bucket, meta.fileName), meta, fill);
   }
 
   /** `loadRun` for a path already computed with `dataFilePath` (lookups keep it per file). */
-  loadRunAt(path: string, meta: DataFileMeta): RunData {
+  loadRunAt(path: string, meta: DataFileMeta, fill = true): RunData {
     return this.cache.get(path, () => {
       // A file of an older schema is read with that schema's names and types, then mapped to
       // the current columns by field id (data-file-format.ts).
       if (meta.schemaId === this.schema.id) return readDataFile(this.fileIO, this.schema, path, meta);
       const old = this.schemaById(meta.schemaId);
       return evolveRun(readDataFile(this.fileIO, old, path, meta), old, this.schema);
-    });
+    }, fill);
   }
 
   /**
    * A data file as a run for a scan that needs only some value columns (`ScanColumns`, and the
    * keys): the whole run when the cache holds it, else a run decoded with only those columns (the
    * others null), cached apart from the whole run (its key names the columns). An Avro file or a
-   * file of an older schema is read whole, as `loadRunAt` reads it.
+   * file of an older schema is read whole, as `loadRunAt` reads it. `fill`: as `loadRun`'s.
    */
-  loadRunProjected(partition: Uint8Array, bucket: number, meta: DataFileMeta, columns: ScanColumns): RunData {
+  loadRunProjected(partition: Uint8Array, bucket: number, meta: DataFileMeta, columns: ScanColumns, fill = true): RunData {
     const path = this.dataFilePath(partition, bucket, meta.fileName);
     const whole = this.cache.peek(path);
     if (whole !== undefined) return whole;
-    if (meta.schemaId !== this.schema.id || formatOfPath(path) !== 'parquet') return this.loadRunAt(path, meta);
-    return this.cache.get(`${path}${PROJECTED_KEY}${columns.key}`, () => readDataFile(this.fileIO, this.schema, path, meta, columns.keep));
+    if (meta.schemaId !== this.schema.id || formatOfPath(path) !== 'parquet') return this.loadRunAt(path, meta, fill);
+    return this.cache.get(`${path}${PROJECTED_KEY}${columns.key}`, () => readDataFile(this.fileIO, this.schema, path, meta, columns.keep), fill);
   }
 
   /** Sorted runs (newest first) of a bucket's files. */

@@ -16,7 +16,7 @@
 // batch it returned before, `ack()` does it at once. A batch returned but not acknowledged is
 // delivered again after a restart (at least once); acknowledged batches never are.
 
-import { cell } from './data-file.ts';
+import { cell, type RunData, type RunParts } from './data-file.ts';
 import { changelogEntries } from './changelog.ts';
 import { deletionVectorsEnabled, snapshotDeletionVectors, withoutDeleted, type SnapshotDeletionVectors } from './deletion-vector.ts';
 import { readConsumer, writeConsumer, checkConsumerId } from './consumer.ts';
@@ -161,7 +161,7 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
   const merge = createMergeFunction(schema);
   const order = mergeOrder(schema);
   for (const b of groupByBucket(added)) {
-    const runs = table.runsOf(b.files).map((r) => r.files.map((f) => table.loadRun(b.partition, b.bucket, f)));
+    const runs = table.runsOf(b.files).map((r): RunParts => ({ length: r.files.length, load: (i) => table.loadRun(b.partition, b.bucket, r.files[i]!) }));
     for (const kv of mergeRuns(runs, table.compareKeys, merge, order)) yield toChange(kv);
   }
 }
@@ -174,7 +174,9 @@ function* bucketRows(table: Table, b: BucketFiles | undefined, dvs: SnapshotDele
   if (!b) return;
   const schema = table.schema;
   const files = level !== undefined ? b.files.filter((f) => f.level === level) : dvs ? b.files.filter((f) => f.level > 0) : b.files;
-  const runs = table.runsOf(files).map((r) => r.files.map((f) => (dvs ? withoutDeleted(table.loadRun(b.partition, b.bucket, f), dvs.deleted(b.partition, b.bucket, f.fileName)) : table.loadRun(b.partition, b.bucket, f))));
+  // Each file decoded when the merge reaches it (RunParts): a diff holds one file per run of each state.
+  const load = (f: DataFileMeta): RunData => (dvs ? withoutDeleted(table.loadRun(b.partition, b.bucket, f), dvs.deleted(b.partition, b.bucket, f.fileName)) : table.loadRun(b.partition, b.bucket, f));
+  const runs = table.runsOf(files).map((r): RunParts => ({ length: r.files.length, load: (i) => load(r.files[i]!) }));
   for (const kv of mergeRuns(runs, table.compareKeys, createMergeFunction(schema), mergeOrder(schema))) if (isAdd(kv.kind)) yield kv;
 }
 

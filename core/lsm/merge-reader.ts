@@ -5,7 +5,7 @@
 // A run is one or more RunData whose key ranges do not overlap, in key order (a level ≥ 1), or a
 // single file (each level-0 file). Within a run keys are unique.
 
-import { kvAt, type RunData } from './data-file.ts';
+import { decodedParts, kvAt, type RunData, type RunParts } from './data-file.ts';
 import type { KeyValue } from './key-value.ts';
 import type { MergeFunction } from './merge/merge-function.ts';
 import type { Comparator } from './types.ts';
@@ -13,43 +13,45 @@ import type { Comparator } from './types.ts';
 export type KeyCompare = (a: unknown[], b: unknown[]) => number;
 
 class Cursor {
+  /** Index of the next part to load. */
   private fi = 0;
   private ri = 0;
+  private part: RunData | undefined;
   /** The current key, rewritten in place on advance (no array per row). */
-  readonly key: unknown[];
+  readonly key: unknown[] = [];
   done = false;
 
-  constructor(private readonly parts: RunData[]) {
-    this.key = new Array(parts[0]?.keyCols.length ?? 0);
-    this.skipEmpty();
-    this.loadKey();
+  constructor(private readonly parts: RunParts) {
+    this.settle();
   }
 
-  private skipEmpty(): void {
-    while (this.fi < this.parts.length && this.ri >= this.parts[this.fi]!.rowCount) {
-      this.fi++;
+  /**
+   * Moves past an exhausted (or empty) part to the next one, decoding it only now, and reads the
+   * key at the position; sets `done` after the last part.
+   */
+  private settle(): void {
+    while (this.part === undefined || this.ri >= this.part.rowCount) {
+      if (this.fi >= this.parts.length) {
+        this.part = undefined;
+        this.done = true;
+        return;
+      }
+      this.part = this.parts.load(this.fi++);
       this.ri = 0;
     }
-  }
-
-  private loadKey(): void {
-    if (this.fi >= this.parts.length) {
-      this.done = true;
-      return;
-    }
-    const cols = this.parts[this.fi]!.keyCols;
+    const cols = this.part.keyCols;
     const k = this.key;
-    for (let i = 0; i < k.length; i++) k[i] = cols[i]![this.ri];
+    k.length = cols.length;
+    for (let i = 0; i < cols.length; i++) k[i] = cols[i]![this.ri];
   }
 
   current(): KeyValue {
-    return kvAt(this.parts[this.fi]!, this.ri);
+    return kvAt(this.part!, this.ri);
   }
 
   advance(): void {
     this.ri++;
-    this.skipEmpty();
-    this.loadKey();
+    this.settle();
   }
 }
 
@@ -58,13 +60,13 @@ class Cursor {
  * them). `order` sorts the records of one key into merge order.
  */
 export function* mergeRuns(
-  runs: RunData[][],
+  runs: readonly (readonly RunData[] | RunParts)[],
   compareKeys: KeyCompare,
   merge: MergeFunction,
   order: (a: KeyValue, b: KeyValue) => number,
   onKeyMerged?: () => void,
 ): Generator<KeyValue> {
-  const cursors = runs.map((r) => new Cursor(r)).filter((c) => !c.done);
+  const cursors = runs.map((r) => new Cursor(Array.isArray(r) ? decodedParts(r) : (r as RunParts))).filter((c) => !c.done);
   const group: KeyValue[] = [];
   const minKey: unknown[] = [];
   while (cursors.length > 0) {

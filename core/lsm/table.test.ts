@@ -284,6 +284,35 @@ describe('reads', () => {
     }
   });
 
+  it("diffs two states decoding each file when the merge reaches it, not one whole state before the other", () => {
+    const { table } = setup({ ...STOCK, options: { bucket: '1', 'target-file-size': '1 kb' } });
+    const w = table.newWriter();
+    for (const add of [1, 0]) {
+      for (let i = 0; i < 2000; i++) w.writeRecord(row(`i${String(i).padStart(5, '0')}`, 'x', i + add));
+      w.commit();
+    }
+    w.compact(true); // one run of many files
+    const before = table.snapshots.latestId()!;
+    w.writeRecord(row('i00000', 'x', -1));
+    w.writeRecord(row('i01999', 'x', -1));
+    w.commit();
+    w.compact(true); // the whole state rewritten: every file of the later state is new
+    w.close();
+    const fresh = new Catalog(join(table.paths.root, '..', '..')).getTable({ database: 'db', table: 't' });
+    const names = (id: number) => new Set([...fresh.buckets(fresh.snapshots.get(id))][0]!.files.map((f) => f.fileName));
+    const [older, later] = [names(before), names(fresh.snapshots.latestId()!)];
+    expect(older.size).toBeGreaterThan(4);
+    const loads = vi.spyOn(fresh, 'loadRun');
+    const changes = [...fresh.changes({ from: before, mode: 'diff' })];
+    expect(changes.map((c) => [c.kind, c.row[0], c.row[2]])).toEqual([['-U', 'i00000', 0], ['+U', 'i00000', -1], ['-U', 'i01999', 1999], ['+U', 'i01999', -1]]);
+    // The two states advance together: the older state's first file, then the later state's
+    // (its first file was rewritten: key i00000 changed) — not every file of the older state first.
+    const loaded = loads.mock.calls.map((c) => c[2].fileName);
+    expect(older.has(loaded[0]!) && !later.has(loaded[0]!)).toBe(true);
+    expect(later.has(loaded[1]!) && !older.has(loaded[1]!)).toBe(true);
+    expect(new Set(loaded)).toEqual(new Set([...older, ...later]));
+  });
+
   it('scans without filling the run cache when asked (fillCache: false), using what it holds', () => {
     const { table } = setup({ ...STOCK, options: { bucket: '1' } });
     const w = table.newWriter();

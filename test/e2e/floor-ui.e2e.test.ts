@@ -189,7 +189,7 @@ suite('the floor UI end to end (chromium)', () => {
     const { job_id, resource_id } = p.params as { job_id: string; resource_id: string };
     await page.click(`[data-proposal="${p.id}"]`);
     await page.waitForSelector('.proposal .will-send');
-    expect(await page.textContent('.proposal .will-send')).toContain('assign_job');
+    expect(await page.textContent('.proposal .will-send')).toBe('Approving sends “Assignment” (assign_job) to operations.');
     await shot('inbox');
     // The README's screenshot is refreshed on request only, so a test run leaves the tree clean.
     if (process.env.UPDATE_DOCS_SCREENSHOT === '1') copyFileSync(join(SHOTS, 'inbox.png'), join(ROOT, 'docs/inbox.png'));

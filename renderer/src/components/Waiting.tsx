@@ -1,8 +1,6 @@
 import type { WaitingProposal } from '../../../core/site/api.ts';
 import { useApp, useT } from '../context.tsx';
-import type { MessageKey } from '../i18n/messages.ts';
-
-const ACTIONS = new Set(['assign_job', 'release_job', 'escalate_job', 'flag_idle_resource', 'replenish']);
+import { KNOWN_ACTIONS, type MessageKey } from '../i18n/messages.ts';
 
 /**
  * The proposals waiting for a decision about one row (a job, a resource, a stock row): one button
@@ -15,7 +13,7 @@ export function Waiting({ items }: { items: readonly WaitingProposal[] | undefin
   const select = useApp((s) => s.select);
   if (!items || items.length === 0) return null;
   // An action of a newer agent than this UI knows is shown as the agent named it.
-  const label = (action: string) => (ACTIONS.has(action) ? t(`waiting.action.${action}` as MessageKey) : action);
+  const label = (action: string) => (KNOWN_ACTIONS.has(action) ? t(`waiting.action.${action}` as MessageKey) : action);
   return (
     <>
       {items.map((w) => (

@@ -1,7 +1,7 @@
 // The alarm band in the reader's language: the alarms a shift lead acts on are worded in nb and
 // de from the values the site gives (durations and counts in the locale's format); English shows
-// the site's own message; an alarm without values, or of a kind worded only for IT, shows that
-// message in every language.
+// the site's own message, except a failed command, whose action every language names in words;
+// an alarm without values, or of a kind worded only for IT, shows that message in every language.
 import { describe, expect, it } from 'vitest';
 import type { Alarm } from '../../../core/site/api.ts';
 import { alarmText } from './messages.ts';
@@ -20,9 +20,15 @@ describe('alarmText', () => {
     expect(alarmText('de', letters)).toBe('abgewiesene Ereignisse, die auf Prüfung warten: 1.234');
 
     const failed = alarm('command_failed', 'assign_job for P-1 failed: resource busy', { action: 'assign_job', id: 'P-1', state: 'failed', detail: 'resource busy' });
-    expect(alarmText('nb', failed)).toBe('assign_job for P-1 feilet: resource busy');
+    expect(alarmText('nb', failed)).toBe('Tildeling for P-1 feilet: resource busy');
+    expect(alarmText('en', failed)).toBe('Assignment for P-1 failed: resource busy');
     const late = alarm('command_failed', 'replenish for P-2 timed out', { action: 'replenish', id: 'P-2', state: 'timed_out', detail: '' });
-    expect(alarmText('de', late)).toBe('replenish für P-2: keine Antwort in der Zeit');
+    expect(alarmText('de', late)).toBe('Nachbestellung für P-2: keine Antwort in der Zeit');
+    expect(alarmText('en', late)).toBe('Reorder for P-2 timed out');
+    // An action of a newer agent than this UI knows: as the agent named it.
+    const newer = alarm('command_failed', 'move_pallet for P-3 failed', { action: 'move_pallet', id: 'P-3', state: 'failed', detail: '' });
+    expect(alarmText('en', newer)).toBe('move_pallet for P-3 failed');
+    expect(alarmText('nb', newer)).toBe('move_pallet for P-3 feilet');
 
     const silent = alarm('stream_silent', 'operations/jobs: no event for 2 h (…)', { stream: 'operations/jobs', silentMs: 7_200_000, allowedMs: 1_800_000 });
     expect(alarmText('nb', silent)).toMatch(/^operations\/jobs: ingen hendelse på 2 t \(tillatt 30 min\) — kjører modulen/);

@@ -40,7 +40,8 @@ const en = {
   'detail.reject': 'Reject',
   'detail.defer': 'Defer',
   'detail.next': 'Next',
-  'detail.willSend': 'Approving sends “{action}” to {module}.',
+  'detail.willSend': 'Approving sends “{action}” ({command}) to {module}.',
+  'detail.willSendUnnamed': 'Approving sends “{command}” to {module}.',
   'detail.stale': 'Not sent: the situation changed since the agent looked. {reason}',
   'detail.withdrawn': 'Withdrawn by the agent: {reason}',
   'detail.failedBefore': 'Approved before, and the module did not carry it out ({n}×):',
@@ -111,6 +112,11 @@ const en = {
   'waiting.action.escalate_job': 'Escalation proposed',
   'waiting.action.flag_idle_resource': 'Idle notice',
   'waiting.action.replenish': 'Reorder proposed',
+  'action.assign_job': 'Assignment',
+  'action.release_job': 'Release',
+  'action.escalate_job': 'Escalation',
+  'action.flag_idle_resource': 'Idle notice',
+  'action.replenish': 'Reorder',
   'work.status.released': 'released',
   'work.status.blocked': 'blocked',
   'work.status.in_progress': 'in progress',
@@ -286,7 +292,8 @@ const nb: Messages = {
   'detail.reject': 'Avvis',
   'detail.defer': 'Utsett',
   'detail.next': 'Neste',
-  'detail.willSend': 'Godkjenning sender «{action}» til {module}.',
+  'detail.willSend': 'Godkjenning sender «{action}» ({command}) til {module}.',
+  'detail.willSendUnnamed': 'Godkjenning sender «{command}» til {module}.',
   'detail.stale': 'Ikke sendt: situasjonen har endret seg siden agenten så. {reason}',
   'detail.withdrawn': 'Trukket av agenten: {reason}',
   'detail.failedBefore': 'Godkjent før, men modulen utførte den ikke ({n}×):',
@@ -357,6 +364,11 @@ const nb: Messages = {
   'waiting.action.escalate_job': 'Eskalering foreslått',
   'waiting.action.flag_idle_resource': 'Varsel: ledig',
   'waiting.action.replenish': 'Bestilling foreslått',
+  'action.assign_job': 'Tildeling',
+  'action.release_job': 'Frigiving',
+  'action.escalate_job': 'Eskalering',
+  'action.flag_idle_resource': 'Varsel om ledig ressurs',
+  'action.replenish': 'Bestilling',
   'work.status.released': 'frigitt',
   'work.status.blocked': 'blokkert',
   'work.status.in_progress': 'pågår',
@@ -527,7 +539,8 @@ const de: Messages = {
   'detail.reject': 'Ablehnen',
   'detail.defer': 'Zurückstellen',
   'detail.next': 'Weiter',
-  'detail.willSend': 'Genehmigen sendet „{action}“ an {module}.',
+  'detail.willSend': 'Genehmigen sendet „{action}“ ({command}) an {module}.',
+  'detail.willSendUnnamed': 'Genehmigen sendet „{command}“ an {module}.',
   'detail.stale': 'Nicht gesendet: Die Lage hat sich geändert, seit der Agent nachsah. {reason}',
   'detail.withdrawn': 'Vom Agenten zurückgezogen: {reason}',
   'detail.failedBefore': 'Schon genehmigt, aber das Modul hat es nicht ausgeführt ({n}×):',
@@ -598,6 +611,11 @@ const de: Messages = {
   'waiting.action.escalate_job': 'Eskalation vorgeschlagen',
   'waiting.action.flag_idle_resource': 'Hinweis: untätig',
   'waiting.action.replenish': 'Nachbestellung vorgeschlagen',
+  'action.assign_job': 'Zuweisung',
+  'action.release_job': 'Freigabe',
+  'action.escalate_job': 'Eskalation',
+  'action.flag_idle_resource': 'Hinweis auf untätige Ressource',
+  'action.replenish': 'Nachbestellung',
   'work.status.released': 'freigegeben',
   'work.status.blocked': 'blockiert',
   'work.status.in_progress': 'in Arbeit',
@@ -844,6 +862,14 @@ export function formatBytes(lang: Lang, n: number): string {
   return new Intl.NumberFormat(LOCALES[lang], { style: 'unit', unit: units[i], unitDisplay: 'short', maximumFractionDigits: 1 }).format(v);
 }
 
+/** The actions of the agent's rules this UI names in words (waiting.action.*, action.*). */
+export const KNOWN_ACTIONS: ReadonlySet<string> = new Set(['assign_job', 'release_job', 'escalate_job', 'flag_idle_resource', 'replenish']);
+
+/** An action in words ("Assignment"); one of a newer agent than this UI knows, as the agent named it. */
+export function actionName(lang: Lang, action: string): string {
+  return KNOWN_ACTIONS.has(action) ? translate(lang, `action.${action}` as MessageKey) : action;
+}
+
 /** The alarm kinds worded here; the others show the site's English message. */
 const ALARM_KEYS: Partial<Record<Alarm['kind'], (p: Record<string, string | number>) => MessageKey>> = {
   budget_breach: () => 'alarm.budget_breach',
@@ -853,13 +879,17 @@ const ALARM_KEYS: Partial<Record<Alarm['kind'], (p: Record<string, string | numb
   sync_stalled: () => 'alarm.sync_stalled',
 };
 
+/** Kinds worded in English too: the site's message names the action by its identifier. */
+const WORDED_IN_EN: ReadonlySet<Alarm['kind']> = new Set(['command_failed']);
+
 /**
  * An alarm in the reader's language: the site's message in English (it says more), a worded one
- * in nb and de where the site gave its values; else the English message.
+ * in nb and de where the site gave its values; else the English message. A failed command names
+ * its action in words in every language ("Assignment for P-1 failed", not "assign_job …").
  */
 export function alarmText(lang: Lang, a: Alarm): string {
   const key = ALARM_KEYS[a.kind];
-  if (lang === 'en' || !key || !a.params) return a.message;
+  if ((lang === 'en' && !WORDED_IN_EN.has(a.kind)) || !key || !a.params) return a.message;
   const vars: Record<string, string | number> = {};
   for (const [k, v] of Object.entries(a.params)) {
     if (k.endsWith('Ms') && typeof v === 'number') vars[k.slice(0, -2)] = formatDuration(lang, v);
@@ -867,5 +897,6 @@ export function alarmText(lang: Lang, a: Alarm): string {
     else vars[k] = v;
   }
   if (typeof a.params.detail === 'string') vars.detail = a.params.detail === '' ? '' : `: ${a.params.detail}`;
+  if (a.kind === 'command_failed' && typeof a.params.action === 'string') vars.action = actionName(lang, a.params.action);
   return translate(lang, key(a.params), vars);
 }

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatDuration, formatNumber, formatTime, localizeInstants, proposalTexts, type MessageKey } from '../i18n/messages.ts';
+import { actionName, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, localizeInstants, proposalTexts, type MessageKey } from '../i18n/messages.ts';
 import { selectIsDecider, selectOpenCount, sortByUrgency } from '../store/store.ts';
 
 // What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
@@ -156,7 +156,7 @@ function ProposalPanel() {
       <p className="muted">{t('detail.rule', { id: p.ruleId, version: p.ruleVersion })}</p>
       {decidable && (
         <>
-          <p className="will-send">{t('detail.willSend', { action: p.action, module })}</p>
+          <p className="will-send">{t(KNOWN_ACTIONS.has(p.action) ? 'detail.willSend' : 'detail.willSendUnnamed', { action: actionName(lang, p.action), command: p.action, module })}</p>
           <label>
             {t('detail.comment')}
             <textarea name="comment" value={comment} onChange={(e) => setComment(e.target.value)} rows={2} />

@@ -116,3 +116,19 @@ describe('a long inbox', () => {
     expect(all).not.toContain('most urgent');
   });
 });
+
+describe('what approving sends', () => {
+  it("names the command in the reader's language, with the identifier the module gets", () => {
+    const render = (lang: 'en' | 'nb' | 'de', action: string) => {
+      const store = createAppStore({} as SiteApi);
+      store.setState({ lang, proposals: [{ ...P, action }], selected: { ...P, action }, user: { name: 'Lena', roles: ['shift_lead'] } });
+      store.getInitialState = store.getState;
+      return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+    };
+    expect(render('en', 'escalate_job')).toContain('<p class="will-send">Approving sends “Escalation” (escalate_job) to operations.</p>');
+    expect(render('nb', 'escalate_job')).toContain('<p class="will-send">Godkjenning sender «Eskalering» (escalate_job) til operations.</p>');
+    expect(render('de', 'assign_job')).toContain('<p class="will-send">Genehmigen sendet „Zuweisung“ (assign_job) an operations.</p>');
+    // An action of a newer agent than this UI knows: as the agent named it.
+    expect(render('en', 'move_pallet')).toContain('<p class="will-send">Approving sends “move_pallet” to operations.</p>');
+  });
+});

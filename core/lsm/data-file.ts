@@ -57,6 +57,48 @@ export interface RunParts {
   load(i: number): RunData;
 }
 
+/**
+ * The first non-empty part of `parts` at index `from` or after, decoded now, and the index after
+ * it; undefined when none is left. How the merges' cursors move from part to part.
+ */
+export function nextPart(parts: RunParts, from: number): { part: RunData; next: number } | undefined {
+  for (let i = from; i < parts.length; i++) {
+    const part = parts.load(i);
+    if (part.rowCount > 0) return { part, next: i + 1 };
+  }
+  return undefined;
+}
+
+/** A merge's position in one run (RunParts): the part it is in and the row; see `toNextPart`. */
+export class PartCursor {
+  /** The current part: undefined before the first `toNextPart` and after the last part. */
+  part: RunData | undefined;
+  /** Position in the current part. */
+  ri = 0;
+  done = false;
+  /** Index of the next part to load. */
+  private next = 0;
+
+  constructor(private readonly parts: RunParts) {}
+
+  /**
+   * Moves to the next non-empty part, decoding it only now (the part left behind is no longer held
+   * here); false, and `done`, after the last.
+   */
+  protected toNextPart(): boolean {
+    const n = nextPart(this.parts, this.next);
+    if (n === undefined) {
+      this.part = undefined;
+      this.done = true;
+      return false;
+    }
+    this.next = n.next;
+    this.part = n.part;
+    this.ri = 0;
+    return true;
+  }
+}
+
 /** Parts already decoded (in key order), as RunParts. */
 export function decodedParts(parts: readonly RunData[]): RunParts {
   return { length: parts.length, load: (i) => parts[i]! };

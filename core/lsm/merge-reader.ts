@@ -5,41 +5,26 @@
 // A run is one or more RunData whose key ranges do not overlap, in key order (a level ≥ 1), or a
 // single file (each level-0 file). Within a run keys are unique.
 
-import { decodedParts, kvAt, type RunData, type RunParts } from './data-file.ts';
+import { decodedParts, kvAt, PartCursor, type RunData, type RunParts } from './data-file.ts';
 import type { KeyValue } from './key-value.ts';
 import type { MergeFunction } from './merge/merge-function.ts';
 import type { Comparator } from './types.ts';
 
 export type KeyCompare = (a: unknown[], b: unknown[]) => number;
 
-class Cursor {
-  /** Index of the next part to load. */
-  private fi = 0;
-  private ri = 0;
-  private part: RunData | undefined;
+class Cursor extends PartCursor {
   /** The current key, rewritten in place on advance (no array per row). */
   readonly key: unknown[] = [];
-  done = false;
 
-  constructor(private readonly parts: RunParts) {
+  constructor(parts: RunParts) {
+    super(parts);
     this.settle();
   }
 
-  /**
-   * Moves past an exhausted (or empty) part to the next one, decoding it only now, and reads the
-   * key at the position; sets `done` after the last part.
-   */
+  /** Moves past an exhausted part (PartCursor.toNextPart) and reads the key at the position. */
   private settle(): void {
-    while (this.part === undefined || this.ri >= this.part.rowCount) {
-      if (this.fi >= this.parts.length) {
-        this.part = undefined;
-        this.done = true;
-        return;
-      }
-      this.part = this.parts.load(this.fi++);
-      this.ri = 0;
-    }
-    const cols = this.part.keyCols;
+    if ((this.part === undefined || this.ri >= this.part.rowCount) && !this.toNextPart()) return;
+    const cols = this.part!.keyCols;
     const k = this.key;
     k.length = cols.length;
     for (let i = 0; i < cols.length; i++) k[i] = cols[i]![this.ri];

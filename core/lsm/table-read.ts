@@ -7,7 +7,7 @@
 
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
-import { cell, kvAt, PackedColumn, rowAt, rowReader, type Column, type RunData, type RunParts } from './data-file.ts';
+import { cell, kvAt, nextPart, PackedColumn, rowAt, rowReader, type Column, type RunData, type RunParts } from './data-file.ts';
 import { deserializeBinaryRow } from './binary-row.ts';
 import { invalidArgument } from './errors.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
@@ -535,7 +535,8 @@ const SCAN_BATCH = 256;
 
 /** A position in one sorted run (parts in key order) for the scan's merge. */
 class ScanCursor {
-  private fi = -1;
+  /** Index of the next part to load. */
+  private fi = 0;
   part!: RunData;
   keyCols!: unknown[][];
   row = 0;
@@ -559,24 +560,20 @@ class ScanCursor {
   }
 
   nextPart(): void {
-    for (;;) {
-      this.fi++;
-      if (this.fi >= this.parts.length) {
-        this.done = true;
-        return;
-      }
-      const d = this.parts.load(this.fi);
-      if (d.rowCount > 0) {
-        this.part = d;
-        this.keyCols = d.keyCols;
-        this.row = 0;
-        this.end = d.rowCount;
-        this.lone = this.loneIsRow(d);
-        this.plain = this.stringKeys !== undefined && plainStrings(d, this.stringKeys);
-        this.read = rowReader(d);
-        return;
-      }
+    const n = nextPart(this.parts, this.fi);
+    if (n === undefined) {
+      this.done = true;
+      return;
     }
+    const d = n.part;
+    this.fi = n.next;
+    this.part = d;
+    this.keyCols = d.keyCols;
+    this.row = 0;
+    this.end = d.rowCount;
+    this.lone = this.loneIsRow(d);
+    this.plain = this.stringKeys !== undefined && plainStrings(d, this.stringKeys);
+    this.read = rowReader(d);
   }
 }
 

@@ -15,7 +15,7 @@
 // Invariant the reuse depends on: a merge function holds input records only between reset() and
 // result() (every engine in merge/ does), and the sink runs before any cursor advances again.
 
-import { BoolColumn, decodedParts, Int32BigIntColumn, PackedColumn, type BigInt64Column, type Float64Column, type Int32Column, type RunData, type RunParts } from '../data-file.ts';
+import { BoolColumn, decodedParts, Int32BigIntColumn, PackedColumn, PartCursor, type BigInt64Column, type Float64Column, type Int32Column, type RunData, type RunParts } from '../data-file.ts';
 import type { KeyValue, RowKind } from '../key-value.ts';
 import type { MergeFunction } from '../merge/merge-function.ts';
 import type { Comparator } from '../types.ts';
@@ -53,45 +53,25 @@ function rowFill(run: RunData): RowFill {
   return f;
 }
 
-class Cursor {
-  /** Index of the next part to load. */
-  private fi = 0;
-  /** Position in the current part. */
-  ri = 0;
+class Cursor extends PartCursor {
   /** Key columns of the current part. */
   keyCols: unknown[][] = [];
-  done = false;
-  private part: RunData | undefined;
   private fill!: RowFill;
   /** The record handed to the merge function, refilled in place for every row. */
   readonly kv: KeyValue;
 
-  constructor(
-    private readonly parts: RunParts,
-    keyArity: number,
-    valueArity: number,
-  ) {
+  constructor(parts: RunParts, keyArity: number, valueArity: number) {
+    super(parts);
     this.kv = { key: new Array(keyArity).fill(null), seq: 0, kind: 0 as RowKind, value: new Array(valueArity).fill(null) };
     this.settle();
   }
 
-  /**
-   * Moves past an exhausted part to the next non-empty one, decoding it only now (the part left
-   * behind is no longer held here); sets `done` after the last.
-   */
+  /** Moves to the next non-empty part (PartCursor.toNextPart) and takes its key columns and row fill. */
   private settle(): void {
-    while (this.part === undefined || this.ri >= this.part.rowCount) {
-      if (this.fi >= this.parts.length) {
-        this.part = undefined;
-        this.done = true;
-        return;
-      }
-      const p = this.parts.load(this.fi++);
-      this.ri = 0;
-      this.part = p;
-      this.keyCols = p.keyCols;
-      this.fill = rowFill(p);
-    }
+    if (!this.toNextPart()) return;
+    const p = this.part!;
+    this.keyCols = p.keyCols;
+    this.fill = rowFill(p);
   }
 
   /** The current record (valid until the next advance). */

@@ -478,6 +478,20 @@ describe('Ingestor dead letters by the thousand', () => {
     expect(() => i.replayDeadLetterSlice(null, 0)).toThrow(/max: expected an integer ≥ 1, got 0/);
   });
 
+  it("keeps dead letters' files out of the run cache (a flood would fill it), and the state tables' in it", async () => {
+    const catalog = new Catalog(join(dir, 'warehouse'));
+    const i = start({ catalog });
+    const t = topic('inventory', 'stock');
+    for (let k = 0; k < 3; k++) await i.accept(t, Buffer.from(`{junk ${k}`));
+    await i.accept(t, inv(1, 'A-1', 'L1', 5));
+    i.commitAll();
+    expect(i.deadLetterCount()).toBe(3);
+    const cached = [...catalog.cacheBudget.entries.keys()];
+    expect(cached.filter((k) => k.includes('/stock/bucket-')).length).toBeGreaterThan(0);
+    expect(cached.filter((k) => k.includes('/dead_letters/'))).toEqual([]);
+    expect(i.listDeadLetters().map((d) => d.payload.toString())).toEqual(['{junk 0', '{junk 1', '{junk 2']);
+  });
+
   it('replays the letters like one named (its topic and reason) in slices, and not the others', async () => {
     const i = start();
     const t = topic('inventory', 'stock');

@@ -326,7 +326,9 @@ export class Ingestor {
           options: { ...def.options },
           ...(def.comment === undefined ? {} : { comment: def.comment }),
         });
-    const writer = table.newWriter({ commitUser: COMMIT_USER });
+    // Dead letters are written much (a flood: every event) and read little (a list reads the
+    // heads and the few letters it shows): their files stay out of the run cache.
+    const writer = table.newWriter({ commitUser: COMMIT_USER, ...(def.name === DEAD_LETTERS_TABLE_NAME ? { cacheWrites: false } : {}) });
     const latest = table.latestSnapshot();
     let recovered: TableProgress;
     try {

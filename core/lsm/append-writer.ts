@@ -188,7 +188,7 @@ export class AppendWriter extends TableWriter {
     const fileName = this.appNamer.dataFile(formatForLevel(table.schema, level));
     const dir = table.paths.bucketDir(b.partitionPath, b.bucket);
     const meta = writeDataFile({ fileIO: table.fileIO, schema: table.schema, bucketDir: dir, fileName, run, level, fileSource, creationTimeMs: table.clock() });
-    table.cache.put(`${dir}/${fileName}`, run);
+    if (this.cacheWrites) table.cache.put(`${dir}/${fileName}`, run);
     return meta;
   }
 

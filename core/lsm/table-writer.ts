@@ -46,6 +46,13 @@ import { rollbackAsLatestEntries, rollbackChanges, rollbackDestructive, type Rol
 export interface WriterOptions {
   /** Recorded as the snapshots' `commitUser` (default: a random UUID per writer). */
   commitUser?: string;
+  /**
+   * Whether the files this writer writes (flushes, compaction outputs) are put into the run cache,
+   * so the first read after them needs no decode (default true). False for a table written much
+   * and read little — a site's dead letters in a flood would otherwise fill the cache the state
+   * tables are read from.
+   */
+  cacheWrites?: boolean;
 }
 
 interface BucketState {
@@ -80,6 +87,8 @@ export class TableWriter {
   private readonly lock: WriterLock;
   private readonly namer = new FileNamer();
   private readonly commitUser: string;
+  /** WriterOptions.cacheWrites. */
+  protected readonly cacheWrites: boolean;
   private readonly buckets = new Map<string, BucketState>();
   private readonly committed: Map<string, { partition: Uint8Array; bucket: number; files: DataFileMeta[] }>;
   private readonly partitions = new Map<string, { bytes: Uint8Array; path: string; hex: string }>();
@@ -116,6 +125,7 @@ export class TableWriter {
     try {
       table.snapshots.repairLatestHint();
       this.commitUser = o.commitUser ?? randomUUID();
+      this.cacheWrites = o.cacheWrites !== false;
       this.changelog = new ChangelogWriter(table, () => this.namer.changelogFile('parquet'));
       const schema = table.schema;
       this.mergeFn = createMergeFunction(schema);
@@ -293,7 +303,7 @@ export class TableWriter {
       fileSource,
       creationTimeMs: this.table.clock(),
     });
-    this.table.cache.put(`${dir}/${fileName}`, run);
+    if (this.cacheWrites) this.table.cache.put(`${dir}/${fileName}`, run);
     return meta;
   }
 

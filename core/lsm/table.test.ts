@@ -313,6 +313,38 @@ describe('reads', () => {
     expect(new Set(loaded)).toEqual(new Set([...older, ...later]));
   });
 
+  it('keeps the files a writer writes out of the run cache when asked (cacheWrites: false)', () => {
+    for (const cacheWrites of [true, false]) {
+      const { table, catalog } = setup({ ...STOCK, options: { bucket: '1', 'num-sorted-run.compaction-trigger': '2' } });
+      const w = table.newWriter(cacheWrites ? {} : { cacheWrites });
+      for (const add of [1, 0]) {
+        for (let i = 0; i < 100; i++) w.writeRecord(row(`i${i}`, 'x', i + add));
+        w.commit(); // the second commit compacts too
+      }
+      w.close();
+      const b = [...table.buckets(table.latestSnapshot()!)][0]!;
+      const files = b.files;
+      expect(files.length).toBeGreaterThan(0);
+      const cached = files.filter((f) => catalog.cacheBudget.entries.has(table.dataFilePath(b.partition, b.bucket, f.fileName)));
+      expect(cached.length, `cacheWrites ${cacheWrites}`).toBe(cacheWrites ? files.length : 0);
+      const rows = table.scanRows();
+      expect(rows).toHaveLength(100);
+      for (const r of rows) expect(r[2]).toBe(Number(String(r[0]).slice(1)));
+    }
+    // An append table's writer the same.
+    for (const cacheWrites of [true, false]) {
+      const { table, catalog } = setup({ fields: STOCK.fields });
+      const w = table.newWriter(cacheWrites ? {} : { cacheWrites });
+      for (let i = 0; i < 100; i++) w.writeRecord(row(`i${i}`, 'x', i));
+      w.commit();
+      w.close();
+      const paths = [...table.buckets(table.latestSnapshot()!)].flatMap((b) => b.files.map((f) => table.dataFilePath(b.partition, b.bucket, f.fileName)));
+      expect(paths.length).toBeGreaterThan(0);
+      expect(paths.filter((p) => catalog.cacheBudget.entries.has(p)).length, `append, cacheWrites ${cacheWrites}`).toBe(cacheWrites ? paths.length : 0);
+      expect(table.scanRows()).toHaveLength(100);
+    }
+  });
+
   it('scans without filling the run cache when asked (fillCache: false), using what it holds', () => {
     const { table } = setup({ ...STOCK, options: { bucket: '1' } });
     const w = table.newWriter();

@@ -1,4 +1,5 @@
-// Dismissing dead letters as a named user, with a note, logged. From the command line the person
+// Dismissing dead letters as a named user, with a note, logged; and replaying them, logged with who
+// asked (`replayLogged`, for the floor UI and the control op alike). From the command line the person
 // names themself and gives their PIN, as `tilstand decide` does, and must be a shift lead or an
 // admin (the roles that decide: a dismissed event never reaches the tables): `dismissWithPin`, for
 // the running site's control op and for the CLI on a directory no site runs on. The floor UI
@@ -6,7 +7,7 @@
 //
 // Concurrency: as the Ingestor's (one thread); the PIN check counts wrong PINs in site.db.
 
-import { DEAD_LETTER_SLICE, type Ingestor } from '../ingest/ingestor.ts';
+import { DEAD_LETTER_SLICE, type Ingestor, type ReplayResult } from '../ingest/ingestor.ts';
 import { DECIDER_ROLES } from '../inbox/inbox.ts';
 import type { UserStore } from '../inbox/users.ts';
 import { DISMISS_NOTE_MAX } from './api.ts';
@@ -73,6 +74,19 @@ async function dismiss(ingestor: Ingestor, named: readonly bigint[], by: string,
     log?.log(`dead letters: ${dismissed} dismissed by ${by} (${log.via}${alike ? ', with the open ones alike' : ''}): ${JSON.stringify(note)}`);
   }
   return { dismissed, notOpen, by, alike: ids.length - named.length };
+}
+
+/**
+ * Replays open dead letters (`Ingestor.replayDeadLetters`: `ids`, with `alike` the open ones like
+ * them, or all) and logs what came of it: replaying writes the state tables, so the site's log says
+ * who asked — `by` the signed-in user, or only how (`log.via`, the command line's).
+ */
+export async function replayLogged(ingestor: Ingestor, ids: readonly bigint[] | undefined, alike: boolean, log: DismissLog & { by?: string }): Promise<ReplayResult> {
+  if (alike && ids === undefined) throw Object.assign(new Error('alike: name the letters the others are to be like (ids)'), { kind: 'InvalidArgument' });
+  const r = await ingestor.replayDeadLetters(ids, { alike });
+  const how = `${log.via}${alike ? ', with the open ones alike' : ids === undefined ? ', every open one' : ''}`;
+  log.log(`dead letters: ${r.replayed} replayed, ${r.failed} still failing${log.by === undefined ? '' : `, by ${log.by}`} (${how})`);
+  return r;
 }
 
 /** The note, trimmed; an error naming `note` (missing, too long) or `ids` (none). */

@@ -57,7 +57,7 @@ import { ConfigError, decisionOptions, inboxBudget, parseReorderPolicyKey, reord
 import type { Site } from './site.ts';
 import { syncView } from './status.ts';
 import { refusalAlarms } from './refusals.ts';
-import { dismissAs } from './dismiss.ts';
+import { dismissAs, replayLogged } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import type { DeadLetter, DeadLetterStatus } from '../ingest/dead-letters.ts';
@@ -166,13 +166,8 @@ export class SiteService implements SiteBackend {
       deadLetters: (req) =>
         this.deadLetters(req.status, req.limit ?? 200)
           .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
-      replayDeadLetters: async (req, s) => {
-        if (req.alike && req.ids === undefined) throw new SiteApiError('invalid', 'alike: name the letters the others are to be like (ids)');
-        const r = await this.site.ingestor.replayDeadLetters(req.ids?.map((id) => parsePosition(id)), { alike: req.alike === true });
-        // Replaying writes the state tables: the site's log says who did it.
-        this.site.logLine(`dead letters: ${r.replayed} replayed, ${r.failed} still failing, by ${this.current(s).name} (floor UI${req.alike ? ', with the open ones alike' : req.ids === undefined ? ', every open one' : ''})`);
-        return r;
-      },
+      replayDeadLetters: (req, s) =>
+        replayLogged(this.site.ingestor, req.ids?.map((id) => parsePosition(id)), req.alike === true, { log: (l) => this.site.logLine(l), via: 'floor UI', by: this.current(s).name }),
       dismissDeadLetters: async (req, s) => {
         const ids = req.ids.map((id) => parsePosition(id));
         const { dismissed, notOpen } = await dismissAs(this.site.ingestor, ids, this.current(s).name, req.note, { log: (l) => this.site.logLine(l), via: 'floor UI' }, req.alike === true);

@@ -29,7 +29,7 @@ import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { refusalLogLine } from './refusals.ts';
-import { dismissWithPin } from './dismiss.ts';
+import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import { PromText } from '../ingest/metrics.ts';
 import { dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
@@ -746,16 +746,7 @@ export class Site {
           }));
         },
       ],
-      [
-        'deadletters.replay',
-        (a) => {
-          if (a.alike === true && a.ids === undefined) throw Object.assign(new Error('alike: name the letters the others are to be like (ids)'), { kind: 'InvalidArgument' });
-          return ingestor.replayDeadLetters(positions(a.ids), { alike: a.alike === true }).then((r) => {
-            this.log(`dead letters: ${r.replayed} replayed, ${r.failed} still failing (tilstand deadletters replay${a.alike === true ? ', with the open ones alike' : a.ids === undefined ? ', every open one' : ''})`);
-            return r;
-          });
-        },
-      ],
+      ['deadletters.replay', (a) => replayLogged(ingestor, positions(a.ids), a.alike === true, { log: this.log, via: 'tilstand deadletters replay' })],
       [
         'deadletters.dismiss',
         (a) =>

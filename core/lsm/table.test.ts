@@ -48,6 +48,12 @@ function setup(spec: SchemaSpec = STOCK, clock?: () => number): { catalog: Catal
 
 const row = (item: string, location: string, qty: number | null): Record<string, unknown> => ({ item, location, qty, price: 1999n, updated: 1_700_000_000_000_000 });
 
+/** Items i00000…i01999 at location x with qty i + add, committed (the many-file runs' tests). */
+function writeNumbered(w: ReturnType<Table['newWriter']>, add: number): void {
+  for (let i = 0; i < 2000; i++) w.writeRecord(row(`i${String(i).padStart(5, '0')}`, 'x', i + add));
+  w.commit();
+}
+
 describe('schema and options', () => {
   it('writes schema-0 as Paimon JSON with field ids and forced NOT NULL keys', () => {
     const { table } = setup();
@@ -256,10 +262,8 @@ describe('reads', () => {
     // cursor is in, so a cold scan that has handed out its first rows has read only the first files.
     const { table } = setup({ ...STOCK, options: { bucket: '1', 'target-file-size': '1 kb' } });
     const w = table.newWriter();
-    for (const add of [1, 0]) {
-      for (let i = 0; i < 2000; i++) w.writeRecord(row(`i${String(i).padStart(5, '0')}`, 'x', i + add));
-      w.commit(); // two overlapping runs: the full compaction merges them, rolling its output
-    }
+    // Two overlapping runs: the full compaction merges them, rolling its output.
+    for (const add of [1, 0]) writeNumbered(w, add);
     w.compact(true);
     w.close();
     const cold = () => new Catalog(join(table.paths.root, '..', '..')).getTable({ database: 'db', table: 't' });
@@ -287,10 +291,7 @@ describe('reads', () => {
   it("diffs two states decoding each file when the merge reaches it, not one whole state before the other", () => {
     const { table } = setup({ ...STOCK, options: { bucket: '1', 'target-file-size': '1 kb' } });
     const w = table.newWriter();
-    for (const add of [1, 0]) {
-      for (let i = 0; i < 2000; i++) w.writeRecord(row(`i${String(i).padStart(5, '0')}`, 'x', i + add));
-      w.commit();
-    }
+    for (const add of [1, 0]) writeNumbered(w, add);
     w.compact(true); // one run of many files
     const before = table.snapshots.latestId()!;
     w.writeRecord(row('i00000', 'x', -1));
@@ -375,14 +376,10 @@ describe('reads', () => {
   it("compacts decoding each input file when the merge reaches it: output is written before the last input is read", () => {
     const { table } = setup({ ...STOCK, options: { bucket: '1', 'target-file-size': '1 kb' } });
     const w = table.newWriter();
-    const write = (add: number) => {
-      for (let i = 0; i < 2000; i++) w.writeRecord(row(`i${String(i).padStart(5, '0')}`, 'x', i + add));
-      w.commit();
-    };
-    write(2);
-    write(1);
+    writeNumbered(w, 2);
+    writeNumbered(w, 1);
     w.compact(true); // one run of many files at the top level
-    write(0); // and one level-0 file over it
+    writeNumbered(w, 0); // and one level-0 file over it
     w.close();
     const fresh = new Catalog(join(table.paths.root, '..', '..')).getTable({ database: 'db', table: 't' });
     const [bucket] = [...fresh.buckets(fresh.latestSnapshot()!)];

@@ -814,12 +814,12 @@ export class Ingestor {
     if (o.alike && !ids) throw new RangeError('replayDeadLetters: alike needs the letters to be like (positions)');
     if (ids) {
       const named = [...new Set(ids)];
-      const others = o.alike ? this.openAlike(named).slice(named.length) : [];
+      // The named letters first, then (alike) the others like them.
+      const all = o.alike ? this.openAlike(named) : named;
       let replayed = 0;
       let failed = 0;
       let alike = 0;
       const notOpen: string[] = [];
-      const all = [...named, ...others];
       for (let i = 0; i < all.length; i += slice) {
         if (i > 0) await new Promise((resolve) => setImmediate(resolve));
         const part = all.slice(i, i + slice);

@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Catalog, Table, TableReader, valueToJson } from '../lsm/index.ts';
+import { Catalog, Table, TableReader, TableWriter, valueToJson } from '../lsm/index.ts';
 import type { Binding } from './binding.ts';
 import { ContractRegistry, type Contract } from './contracts.ts';
 import { DEAD_LETTERS_TABLE, DEAD_LETTERS_TARGET_FILE_SIZE } from './dead-letters.ts';
 import { DEAD_LETTER_REASONS } from './envelope.ts';
-import { Ingestor, type IngestorOptions } from './ingestor.ts';
+import { COMPACTION_SLICE_MS, Ingestor, type IngestorOptions } from './ingestor.ts';
 import { Journal } from './journal.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
 import { INVENTORY_STOCK, SEED_CONTRACTS } from './seed-contracts.ts';
@@ -490,6 +490,45 @@ describe('Ingestor dead letters by the thousand', () => {
     expect(cached.filter((k) => k.includes('/stock/bucket-')).length).toBeGreaterThan(0);
     expect(cached.filter((k) => k.includes('/dead_letters/'))).toEqual([]);
     expect(i.listDeadLetters().map((d) => d.payload.toString())).toEqual(['{junk 0', '{junk 1', '{junk 2']);
+  });
+
+  it("compacts dead letters in slices after the commit (turns of the event loop between), not inside it", async () => {
+    const catalog = new Catalog(join(dir, 'warehouse'));
+    const warnings: string[] = [];
+    const i = start({ catalog, onWarning: (w) => warnings.push(w) });
+    const t = topic('inventory', 'stock');
+    const letters = catalog.getTable({ database: DB, table: 'dead_letters' });
+    const trigger = letters.schema.options.compactionTrigger;
+    let n = 0;
+    // One run per commit, as many as the compaction trigger asks for.
+    for (let c = 0; c < trigger; c++) {
+      for (let k = 0; k < 50; k++) await i.accept(t, Buffer.from(`{junk ${n++}`));
+      i.commitAll();
+    }
+    expect(letters.latestSnapshot()!.commitKind).toBe('APPEND'); // the commit did not compact
+    expect(letters.runsOf(letters.buckets(letters.latestSnapshot()!)[0]!.files)).toHaveLength(trigger);
+    const steps = vi.spyOn(TableWriter.prototype, 'compactStep');
+    try {
+      for (let turn = 0; turn < 1000 && letters.latestSnapshot()!.commitKind !== 'COMPACT'; turn++) await new Promise((r) => setImmediate(r));
+      expect(letters.latestSnapshot()!.commitKind).toBe('COMPACT');
+      expect(steps.mock.calls.every((c) => c[0] === COMPACTION_SLICE_MS)).toBe(true);
+    } finally {
+      steps.mockRestore();
+    }
+    expect(letters.runsOf(letters.buckets(letters.latestSnapshot()!)[0]!.files).length).toBeLessThan(trigger);
+    expect(i.deadLetterCount()).toBe(n);
+    expect(i.listDeadLetters({ limit: 3 }).map((d) => d.payload.toString())).toEqual(['{junk 0', '{junk 1', '{junk 2']);
+    // Closed right after a commit planned a compaction: its slice does not run on the closed writer.
+    const runs = () => letters.runsOf(letters.buckets(letters.latestSnapshot()!)[0]!.files).length;
+    do {
+      for (let k = 0; k < 50; k++) await i.accept(t, Buffer.from(`{junk ${n++}`));
+      i.commitAll();
+    } while (runs() < trigger);
+    stop(i);
+    await new Promise((r) => setImmediate(r));
+    expect(warnings).toEqual([]);
+    const again = start({ catalog });
+    expect(again.deadLetterCount()).toBe(n);
   });
 
   it('replays the letters like one named (its topic and reason) in slices, and not the others', async () => {

@@ -175,6 +175,11 @@ export const DEAD_LETTER_LIST_DEFAULT = 100;
  */
 export const DEAD_LETTER_SLICE = 10_000;
 const COMMIT_USER = 'tilstand-ingest';
+/**
+ * The longest turn of the event loop a deferred compaction takes (dead_letters': see `compactSlice`),
+ * give or take one input file's decode or one output file's write.
+ */
+export const COMPACTION_SLICE_MS = 8;
 
 interface Target {
   readonly name: string;
@@ -257,6 +262,8 @@ export class Ingestor {
   private tickNowMs: number | undefined;
   private failed: Error | null = null;
   private closed = false;
+  /** Tables whose deferred compaction has its next slice scheduled (`compactSlice`). */
+  private readonly compactionScheduled = new Set<Target>();
   private recoveredEvents = 0;
   private recovering = false;
   private readonly c: Counters = {
@@ -327,8 +334,9 @@ export class Ingestor {
           ...(def.comment === undefined ? {} : { comment: def.comment }),
         });
     // Dead letters are written much (a flood: every event) and read little (a list reads the
-    // heads and the few letters it shows): their files stay out of the run cache.
-    const writer = table.newWriter({ commitUser: COMMIT_USER, ...(def.name === DEAD_LETTERS_TABLE_NAME ? { cacheWrites: false } : {}) });
+    // heads and the few letters it shows): their files stay out of the run cache, and their
+    // compaction runs in slices between events (`compactSlice`), not inside the commit.
+    const writer = table.newWriter({ commitUser: COMMIT_USER, ...(def.name === DEAD_LETTERS_TABLE_NAME ? { cacheWrites: false, compaction: 'deferred' } : {}) });
     const latest = table.latestSnapshot();
     let recovered: TableProgress;
     try {
@@ -660,6 +668,37 @@ export class Ingestor {
     if (made !== undefined || t.freshness.pendingEvents > 0) t.freshness.committed(nowMs);
     this.refreshReader(t.name);
     if (t === this.deadLetters) this.uncommittedDeadLetters.clear();
+    if (t.writer.compacting) this.scheduleCompaction(t);
+  }
+
+  private scheduleCompaction(t: Target): void {
+    if (this.compactionScheduled.has(t)) return;
+    this.compactionScheduled.add(t);
+    setImmediate(() => this.compactSlice(t));
+  }
+
+  /**
+   * One slice (COMPACTION_SLICE_MS) of a table's deferred compaction, then the next after the
+   * event loop has turned: the events, PUBACKs and requests that came meanwhile go first. A flood
+   * of dead letters compacted inside the commit held the loop 0.7–1.0 s at a time (scratch CPU
+   * profile, core/ingest DESIGN.md). A failure stops ingest as a failed commit does.
+   */
+  private compactSlice(t: Target): void {
+    this.compactionScheduled.delete(t);
+    if (this.closed || this.failed) return;
+    let done: boolean;
+    try {
+      const r = t.writer.compactStep(COMPACTION_SLICE_MS);
+      done = r.done;
+      if (r.snapshotId !== undefined) {
+        t.snapshotId = t.table.latestSnapshot()?.id ?? null;
+        this.refreshReader(t.name);
+      }
+    } catch (e) {
+      this.fail(e, `compacting table ${t.name}`);
+      return;
+    }
+    if (!done) this.scheduleCompaction(t);
   }
 
   private writeCheckpoint(): void {

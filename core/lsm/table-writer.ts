@@ -5,7 +5,8 @@
 // pass `write-buffer-size` they flush: each bucket's buffer becomes one sorted level-0 file.
 // `commit()` flushes, writes a manifest with the new files, the base and delta manifest lists,
 // and creates `snapshot-N` atomically (APPEND). Then, unless `write-only`, it compacts the
-// buckets the universal picker chooses (one COMPACT snapshot) and expires old snapshots.
+// buckets the universal picker chooses (one COMPACT snapshot) and expires old snapshots — or, with
+// `compaction: 'deferred'`, plans that compaction for the caller to run in `compactStep` slices.
 //
 // Invariants: sequence numbers grow strictly per bucket across restarts (they resume from the
 // largest in the bucket's live files); a file is referenced only after it is fully written and
@@ -15,15 +16,15 @@
 import { randomUUID } from 'node:crypto';
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
-import { mergeRunsInto } from './compaction/compact-merge.ts';
+import { RunsMerge } from './compaction/compact-merge.ts';
 import { RunBuilder } from './compaction/run-builder.ts';
-import { planCompaction } from './compaction/compact-plan.ts';
+import { planCompaction, type CompactStep } from './compaction/compact-plan.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
-import { highestNonEmptyLevel } from './levels.ts';
+import { highestNonEmptyLevel, type LevelSortedRun } from './levels.ts';
 import { ADD, DELETE, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { MANIFEST_MERGE_MIN_COUNT } from './manifest-store.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
@@ -53,6 +54,17 @@ export interface WriterOptions {
    * tables are read from.
    */
   cacheWrites?: boolean;
+  /**
+   * When a commit's compaction runs. 'inline' (default): before `commit()` returns. 'deferred': a
+   * commit only plans it, and the caller runs it in slices with `compactStep(budgetMs)` between its
+   * other work; when done it commits its own COMPACT snapshot (Paimon's asynchronous compaction,
+   * here on the caller's thread). Meanwhile writes and commits go on as usual; a commit that finds
+   * a bucket at `num-sorted-run.stop-trigger` runs the rest at once (the writer's backpressure),
+   * and `compact()` finishes it first. Only where a compaction may leave files as they are
+   * (primary-key tables without deletion vectors, changelog producer none or input, not
+   * first-row, no `full-compaction.delta-commits`).
+   */
+  compaction?: 'inline' | 'deferred';
 }
 
 interface BucketState {
@@ -68,6 +80,15 @@ interface BucketState {
   readonly buffer: WriteBuffer;
 }
 
+/** What `compactStep` did. */
+export interface CompactStepResult {
+  /** No compaction is left to run (none was planned, or this step finished and committed it). */
+  done: boolean;
+  /** The COMPACT snapshot this step committed, if any. */
+  snapshotId?: number;
+  expire?: ExpireResult;
+}
+
 export interface CommitResult {
   /** The APPEND snapshot, or undefined when there was nothing to commit. */
   snapshotId: number | undefined;
@@ -81,6 +102,36 @@ const SMALL_FILE_RATIO = 0.7;
 
 /** Thrown inside a compaction that must include the bottom level to stay correct. */
 class NeedsFullCompaction extends Error {}
+
+/** Keys a stepped merge merges between two looks at the clock. */
+const MERGE_STEP_KEYS = 256;
+
+/** A merge of some runs into new files, in steps (TableWriter.mergeJob). */
+interface MergeJob {
+  /** Merges until done (true) or `deadline` (performance.now() ms) has passed (false). */
+  advance(deadline: number): boolean;
+  /** The files written so far: all of them once `advance` returned true. */
+  readonly out: DataFileMeta[];
+}
+
+/** A bucket's compaction, in steps (TableWriter.bucketCompaction). */
+interface BucketCompaction {
+  /** Runs until done (true) or `deadline` (performance.now() ms) has passed (false). */
+  advance(deadline: number): boolean;
+  /** Files leaving the bucket's file list and joining it: complete once `advance` returned true. */
+  readonly removed: DataFileMeta[];
+  readonly added: DataFileMeta[];
+  /** Files written so far, none of them committed yet. */
+  written(): readonly DataFileMeta[];
+  /** Removes the files written so far; the compaction is not run further. */
+  abandon(): void;
+}
+
+interface CompactedBucket {
+  readonly s: BucketState;
+  readonly removed: readonly DataFileMeta[];
+  readonly added: readonly DataFileMeta[];
+}
 
 export class TableWriter {
   private readonly table: Table;
@@ -117,6 +168,10 @@ export class TableWriter {
   protected nextIndexManifest: string | null | undefined;
   /** APPEND snapshots since the last full compaction of every bucket (`full-compaction.delta-commits`). */
   private commitsSinceFull = 0;
+  /** WriterOptions.compaction is 'deferred'. */
+  private readonly deferred: boolean;
+  /** The deferred compaction planned by a commit and not yet committed (one task per bucket). */
+  private round: { readonly tasks: { s: BucketState; c: BucketCompaction }[]; next: number; readonly results: CompactedBucket[]; readonly changelog: ManifestEntry[] } | undefined;
 
   constructor(table: Table, o: WriterOptions) {
     this.table = table;
@@ -126,6 +181,10 @@ export class TableWriter {
       table.snapshots.repairLatestHint();
       this.commitUser = o.commitUser ?? randomUUID();
       this.cacheWrites = o.cacheWrites !== false;
+      if (o.compaction !== undefined && o.compaction !== 'inline' && o.compaction !== 'deferred') {
+        throw invalidArgument(`writer option 'compaction': expected 'inline' or 'deferred', got ${JSON.stringify(o.compaction)}`);
+      }
+      this.deferred = o.compaction === 'deferred';
       this.changelog = new ChangelogWriter(table, () => this.namer.changelogFile('parquet'));
       const schema = table.schema;
       this.mergeFn = createMergeFunction(schema);
@@ -137,6 +196,16 @@ export class TableWriter {
       if (deletionVectorsEnabled(so.raw)) checkDvWritable(schema, `writing table ${table.name}`);
       // Append tables accept the option and keep no vectors: no row of theirs is ever deleted here.
       this.dv = deletionVectorsEnabled(so.raw) && schema.isPrimaryKeyTable ? new DeletionVectorState(table) : undefined;
+      if (this.deferred) {
+        const why =
+          !schema.isPrimaryKeyTable ? 'it has no primary key'
+          : this.dv ? "it has 'deletion-vectors.enabled'"
+          : so.changelogProducer !== 'none' && so.changelogProducer !== 'input' ? `its 'changelog-producer' is ${so.changelogProducer}`
+          : so.mergeEngine === 'first-row' ? "its 'merge-engine' is first-row"
+          : so.fullCompactionDeltaCommits !== undefined ? "it has 'full-compaction.delta-commits'"
+          : undefined;
+        if (why) throw invalidArgument(`writer option 'compaction': 'deferred' needs a compaction that may leave files as they are, and table ${table.name} cannot (${why}); use 'inline'`);
+      }
       this.committed = new Map();
       if (latest) {
         for (const b of table.buckets(latest)) {
@@ -342,7 +411,13 @@ export class TableWriter {
       }
       let compactSnapshotId: number | undefined;
       let expire: ExpireResult | undefined;
-      if (!this.table.schema.options.writeOnly) {
+      if (this.deferred && !this.table.schema.options.writeOnly) {
+        // Deferred: plan a compaction when none is under way; run the rest of one at once when a
+        // bucket has as many runs as the stop trigger allows.
+        if (this.round && this.atStopTrigger()) compactSnapshotId = this.runRound(Infinity);
+        this.round ??= this.planRound();
+        if (snapshotId !== undefined || compactSnapshotId !== undefined) expire = expireSnapshots(this.table, this.uncommittedFiles());
+      } else if (!this.table.schema.options.writeOnly) {
         // `full-compaction.delta-commits`: every N APPEND snapshots, every bucket is fully compacted.
         const every = this.table.schema.isPrimaryKeyTable ? this.table.schema.options.fullCompactionDeltaCommits : undefined;
         if (every !== undefined && snapshotId !== undefined) this.commitsSinceFull++;
@@ -515,9 +590,92 @@ export class TableWriter {
    */
   compact(full = false): number | undefined {
     this.check();
+    // A deferred compaction under way is finished first: its inputs are what this one would pick.
+    const finished = this.round ? this.runRound(Infinity) : undefined;
     if (this.buckets.size > 0 || full) this.commitPendingOnly();
     this.addCommittedBuckets();
-    return this.compactBuckets(full);
+    return this.compactBuckets(full) ?? finished;
+  }
+
+  /** Whether a deferred compaction is planned and not yet committed (WriterOptions.compaction). */
+  get compacting(): boolean {
+    return this.round !== undefined;
+  }
+
+  /**
+   * Runs the deferred compaction a commit planned for about `budgetMs` (an input file's decode and
+   * an output file's write are not cut, so a step can take longer by one of those). When it is
+   * done it commits it (one COMPACT snapshot) and expires snapshots. An error abandons it (the
+   * files it wrote are removed) and is thrown; the next commit plans again.
+   */
+  compactStep(budgetMs: number): CompactStepResult {
+    this.check();
+    if (this.committing) throw new Error('assertion failed: compactStep inside a commit');
+    if (!this.round) return { done: true };
+    const id = this.runRound(performance.now() + budgetMs);
+    if (this.round) return { done: false };
+    const expire = id !== undefined ? expireSnapshots(this.table, this.uncommittedFiles()) : undefined;
+    return { done: true, ...(id !== undefined ? { snapshotId: id } : {}), ...(expire ? { expire } : {}) };
+  }
+
+  /** The deferred compaction of every bucket the picker finds work in; undefined when there is none. */
+  private planRound(): TableWriter['round'] {
+    const tasks: { s: BucketState; c: BucketCompaction }[] = [];
+    const changelog: ManifestEntry[] = [];
+    for (const s of this.buckets.values()) {
+      const c = this.planBucket(s, false, changelog);
+      if (c) tasks.push({ s, c });
+    }
+    return tasks.length > 0 ? { tasks, next: 0, results: [], changelog } : undefined;
+  }
+
+  /**
+   * Runs the deferred compaction until `deadline` (performance.now() ms; Infinity: to its end);
+   * when it ends, commits it and returns the COMPACT snapshot (undefined when every file stayed
+   * where it was).
+   */
+  private runRound(deadline: number): number | undefined {
+    const r = this.round!;
+    try {
+      while (r.next < r.tasks.length) {
+        const { s, c } = r.tasks[r.next]!;
+        if (!c.advance(deadline)) return undefined;
+        if (c.removed.length > 0 || c.added.length > 0) r.results.push({ s, removed: c.removed, added: c.added });
+        r.next++;
+        if (r.next < r.tasks.length && performance.now() >= deadline) return undefined;
+      }
+    } catch (e) {
+      this.abandonRound();
+      throw e;
+    }
+    this.round = undefined;
+    return this.commitCompaction(r.results, r.changelog);
+  }
+
+  /** Gives the deferred compaction up and removes the files it wrote. */
+  private abandonRound(): void {
+    const r = this.round;
+    this.round = undefined;
+    if (r) for (const t of r.tasks) t.c.abandon();
+  }
+
+  /** Whether a bucket of the deferred compaction has reached `num-sorted-run.stop-trigger` runs. */
+  private atStopTrigger(): boolean {
+    const stop = this.table.schema.options.stopTrigger;
+    for (const s of this.buckets.values()) if (this.table.runsOf(s.files).length >= stop) return true;
+    return false;
+  }
+
+  /**
+   * Paths of the files this writer wrote and no snapshot references yet — flushed rows, changelog
+   * files, what the deferred compaction wrote: an expiration's sweep must keep them.
+   */
+  private uncommittedFiles(): Set<string> {
+    const keep = new Set<string>();
+    for (const s of this.buckets.values()) for (const f of s.pending) keep.add(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+    for (const p of this.changelog.pendingPaths()) keep.add(p);
+    if (this.round) for (const { s, c } of this.round.tasks) for (const f of c.written()) keep.add(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+    return keep;
   }
 
   /** Every committed bucket gets a state, also those this writer has not touched. */
@@ -564,35 +722,43 @@ export class TableWriter {
   }
 
   private compactBuckets(full: boolean): number | undefined {
-    const o = this.table.schema.options;
-    const entries: ManifestEntry[] = [];
-    const results: Array<{ s: BucketState; removed: DataFileMeta[]; added: DataFileMeta[] }> = [];
+    const results: CompactedBucket[] = [];
     const changelog: ManifestEntry[] = []; // `full-compaction` producer: changelog files of full compactions
     for (const s of this.buckets.values()) {
-      const runs = this.table.runsOf(s.files);
-      let unit: CompactUnit | undefined = full ? fullCompaction(o.numLevels, runs) : pickUniversal(o, runs);
-      if (!unit && full && this.dv && this.changelog.atFullCompaction && runs.length === 1) {
-        // A DV bucket that is one top-level run with deleted positions is not fully compacted:
-        // its state differs from the top level the next full-compaction changelog starts from.
-        const dv = this.dv;
-        if (runs[0]!.files.some((f) => (dv.deleted(s.partition, s.bucket, f.fileName)?.size ?? 0) > 0)) unit = { outputLevel: o.numLevels - 1, runs: [...runs] };
-      }
-      if (!unit || (this.dv && unit.outputLevel === 0)) continue; // DV tables keep level 0 empty
-      let done: { removed: DataFileMeta[]; added: DataFileMeta[] };
-      try {
-        done = this.runCompaction(s, unit, changelog);
-      } catch (e) {
-        if (!(e instanceof NeedsFullCompaction)) throw e;
-        unit = fullCompaction(o.numLevels, runs)!;
-        done = this.runCompaction(s, unit, changelog);
-      }
-      const { removed, added } = done;
-      if (removed.length === 0 && added.length === 0) continue; // every file already where it belongs
-      for (const f of removed) entries.push(this.entry(DELETE, s, f));
-      for (const f of added) entries.push(this.entry(ADD, s, f));
-      results.push({ s, removed, added });
+      const c = this.planBucket(s, full, changelog);
+      if (!c) continue;
+      c.advance(Infinity);
+      if (c.removed.length > 0 || c.added.length > 0) results.push({ s, removed: c.removed, added: c.added });
     }
     if (full) this.commitsSinceFull = 0;
+    return this.commitCompaction(results, changelog);
+  }
+
+  /** The bucket's compaction as the picker (or `full`) chooses it, not yet run; undefined when there is none. */
+  private planBucket(s: BucketState, full: boolean, changelog: ManifestEntry[]): BucketCompaction | undefined {
+    const o = this.table.schema.options;
+    const runs = this.table.runsOf(s.files);
+    let unit: CompactUnit | undefined = full ? fullCompaction(o.numLevels, runs) : pickUniversal(o, runs);
+    if (!unit && full && this.dv && this.changelog.atFullCompaction && runs.length === 1) {
+      // A DV bucket that is one top-level run with deleted positions is not fully compacted:
+      // its state differs from the top level the next full-compaction changelog starts from.
+      const dv = this.dv;
+      if (runs[0]!.files.some((f) => (dv.deleted(s.partition, s.bucket, f.fileName)?.size ?? 0) > 0)) unit = { outputLevel: o.numLevels - 1, runs: [...runs] };
+    }
+    if (!unit || (this.dv && unit.outputLevel === 0)) return undefined; // DV tables keep level 0 empty
+    return this.bucketCompaction(s, unit, runs, changelog);
+  }
+
+  /**
+   * Commits what compactions did in one COMPACT snapshot (undefined when nothing changed) and
+   * updates the buckets' file lists and the run cache.
+   */
+  private commitCompaction(results: readonly CompactedBucket[], changelog: ManifestEntry[]): number | undefined {
+    const entries: ManifestEntry[] = [];
+    for (const { s, removed, added } of results) {
+      for (const f of removed) entries.push(this.entry(DELETE, s, f));
+      for (const f of added) entries.push(this.entry(ADD, s, f));
+    }
     if (entries.length === 0) return undefined;
     for (const { s, removed } of results) this.dv?.dropFiles(s.partition, s.bucket, removed);
     const id = this.commitChanges(entries, 'COMPACT', undefined, undefined, changelog);
@@ -608,57 +774,90 @@ export class TableWriter {
   }
 
   /**
-   * Compacts the unit into its output level: the files that overlap others (and small ones beside
-   * them) are merged into new files, large files alone with their keys only change level
-   * (compaction/compact-plan.ts), when this table allows that (`upgradesAllowed`). Returns the
-   * files leaving the bucket's file list and those joining it; a file already at the output level
-   * and alone with its keys is in neither. A full compaction (output at the top level: every run is
-   * in the unit) of a `full-compaction` table also writes the bucket's changelog — old top level vs
-   * merged output (changelog.ts) — and adds its entry to `changelog`.
+   * One bucket's compaction of `unit` into its output level, in steps: the files that overlap
+   * others (and small ones beside them) are merged into new files, large files alone with their
+   * keys only change level (compaction/compact-plan.ts), when this table allows that
+   * (`upgradesAllowed`). `removed` and `added` (complete once `advance` returns true) are the files
+   * leaving the bucket's file list and those joining it; a file already at the output level and
+   * alone with its keys is in neither. A full compaction (output at the top level: every run is in
+   * the unit) of a `full-compaction` table also writes the bucket's changelog — old top level vs
+   * merged output (changelog.ts) — and adds its entry to `changelog`. A merge that finds it must
+   * include the bottom level (partial-update's reset) starts over as a full compaction of `runs`.
+   * On an error, and on `abandon`, the files it wrote are removed.
    */
-  private runCompaction(s: BucketState, unit: CompactUnit, changelog: ManifestEntry[]): { removed: DataFileMeta[]; added: DataFileMeta[] } {
+  private bucketCompaction(s: BucketState, first: CompactUnit, runs: readonly LevelSortedRun[], changelog: ManifestEntry[]): BucketCompaction {
     const table = this.table;
     const o = table.schema.options;
-    if (!this.upgradesAllowed()) return { removed: unit.runs.flatMap((r) => r.files), added: this.mergeFiles(s, unit, unit.runs.map((r) => r.files), changelog) };
     const topLevel = o.numLevels - 1;
-    const outputFormat = formatForLevel(table.schema, unit.outputLevel);
-    const steps = planCompaction(
-      unit.runs,
-      {
-        outputLevel: unit.outputLevel,
-        maxLevel: topLevel,
-        minFileSize: Math.floor(o.targetFileBytes * SMALL_FILE_RATIO),
-        // file.format.per.level: a file changes level as it is only into a level of its own format.
-        mayUpgrade: (f) => f.fileName.endsWith(`.${outputFormat}`),
-      },
-      (f) => table.keyRange(f),
-      table.compareKeys,
-    );
+    let unit = first;
+    let steps: CompactStep[] = [];
+    let next = 0;
+    let job: MergeJob | undefined;
     const removed: DataFileMeta[] = [];
     const added: DataFileMeta[] = [];
     const written: DataFileMeta[] = [];
-    try {
-      for (const step of steps) {
-        if (step.kind === 'keep') continue;
-        if (step.kind === 'upgrade') {
-          removed.push(step.file);
-          added.push({ ...step.file, level: unit.outputLevel });
-          continue;
-        }
-        // The step's files by the run they came from, each still in key order.
-        const inStep = new Set(step.files);
-        const runs = unit.runs.map((r) => r.files.filter((f) => inStep.has(f))).filter((fs) => fs.length > 0);
-        const out = this.mergeFiles(s, unit, runs, changelog);
-        written.push(...out);
-        removed.push(...step.files);
-        added.push(...out);
+    const plan = (): void => {
+      removed.length = 0;
+      added.length = 0;
+      next = 0;
+      if (!this.upgradesAllowed()) {
+        steps = [{ kind: 'rewrite', files: unit.runs.flatMap((r) => r.files) }];
+        return;
       }
-    } catch (e) {
-      // A later step failed (or must become a full compaction): what earlier steps wrote is orphaned.
-      for (const f of written) table.fileIO.remove(table.dataFilePath(s.partition, s.bucket, f.fileName));
-      throw e;
-    }
-    return { removed, added };
+      const outputFormat = formatForLevel(table.schema, unit.outputLevel);
+      steps = planCompaction(
+        unit.runs,
+        {
+          outputLevel: unit.outputLevel,
+          maxLevel: topLevel,
+          minFileSize: Math.floor(o.targetFileBytes * SMALL_FILE_RATIO),
+          // file.format.per.level: a file changes level as it is only into a level of its own format.
+          mayUpgrade: (f) => f.fileName.endsWith(`.${outputFormat}`),
+        },
+        (f) => table.keyRange(f),
+        table.compareKeys,
+      );
+    };
+    const removeWritten = (): void => {
+      for (const f of job ? written.concat(job.out) : written) table.fileIO.remove(table.dataFilePath(s.partition, s.bucket, f.fileName));
+      written.length = 0;
+      job = undefined;
+    };
+    plan();
+    const advance = (deadline: number): boolean => {
+      try {
+        while (next < steps.length) {
+          const step = steps[next]!;
+          if (step.kind === 'upgrade') {
+            removed.push(step.file);
+            added.push({ ...step.file, level: unit.outputLevel });
+          } else if (step.kind === 'rewrite') {
+            if (!job) {
+              // The step's files by the run they came from, each still in key order.
+              const inStep = new Set(step.files);
+              const byRun = unit.runs.map((r) => r.files.filter((f) => inStep.has(f))).filter((fs) => fs.length > 0);
+              job = this.mergeJob(s, unit, byRun, changelog);
+            }
+            if (!job.advance(deadline)) return false;
+            written.push(...job.out);
+            removed.push(...step.files);
+            added.push(...job.out);
+            job = undefined;
+          }
+          next++;
+          if (next < steps.length && performance.now() >= deadline) return false;
+        }
+        return true;
+      } catch (e) {
+        // What earlier steps wrote is orphaned: removed now.
+        removeWritten();
+        if (!(e instanceof NeedsFullCompaction)) throw e;
+        unit = fullCompaction(o.numLevels, runs)!;
+        plan();
+        return advance(deadline); // a full unit writes to the top level: no second restart
+      }
+    };
+    return { removed, added, advance, abandon: removeWritten, written: () => (job ? written.concat(job.out) : written) };
   }
 
   /**
@@ -672,8 +871,14 @@ export class TableWriter {
     return !this.dv && (o.changelogProducer === 'none' || o.changelogProducer === 'input') && o.mergeEngine !== 'first-row';
   }
 
-  /** Merges `runs` (each a sorted run's files in key order) into new files at the unit's output level. */
-  private mergeFiles(s: BucketState, unit: CompactUnit, runs: readonly (readonly DataFileMeta[])[], changelog: ManifestEntry[]): DataFileMeta[] {
+  /**
+   * The merge of `runs` (each a sorted run's files in key order) into new files at the unit's
+   * output level, in steps: `advance(deadline)` merges until done (true) or until
+   * `performance.now()` passes `deadline` (false), checked every MERGE_STEP_KEYS keys; an input
+   * file's decode and an output file's write are not cut. `out` holds the files written so far;
+   * the caller removes them when it gives the merge up.
+   */
+  private mergeJob(s: BucketState, unit: CompactUnit, runs: readonly (readonly DataFileMeta[])[], changelog: ManifestEntry[]): MergeJob {
     const table = this.table;
     const schema = table.schema;
     const allFiles = [...s.files];
@@ -718,22 +923,27 @@ export class TableWriter {
       if (pu.resetThenAdded!()) throw new NeedsFullCompaction();
     } : undefined;
     const keyCmps = schema.keyTypes.map(comparatorFor); // as table.compareKeys (keyComparator) chains them
-    try {
-      // The record passed in shares arrays with the merge's cursors: copied here, not kept.
-      mergeRunsInto(inputs, keyCmps, nv, merge, mergeOrder(schema), check, (kv) => {
-        diff?.add({ key: kv.key.slice(), seq: kv.seq, kind: kv.kind, value: kv.value.slice() });
-        if (dropDelete && !isAdd(kv.kind)) return;
-        builder.add(kv);
-        if (builder.rowCount >= rowsPerFile) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));
-      });
-      if (builder.rowCount > 0) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));
-      if (diff) changelog.push(...this.changelog.write([{ partition: s.partition, partitionPath: s.partitionPath, bucket: s.bucket, records: diff.finish() }]));
-    } catch (e) {
-      // Files written by an abandoned compaction are orphans; remove them now.
-      for (const f of out) table.fileIO.remove(table.dataFilePath(s.partition, s.bucket, f.fileName));
-      throw e;
-    }
-    return out;
+    // The record passed in shares arrays with the merge's cursors: copied here, not kept.
+    const merging = new RunsMerge(inputs, keyCmps, nv, merge, mergeOrder(schema), check, (kv) => {
+      diff?.add({ key: kv.key.slice(), seq: kv.seq, kind: kv.kind, value: kv.value.slice() });
+      if (dropDelete && !isAdd(kv.kind)) return;
+      builder.add(kv);
+      if (builder.rowCount >= rowsPerFile) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));
+    });
+    let finished = false;
+    return {
+      out,
+      advance: (deadline: number): boolean => {
+        if (finished) return true;
+        if (deadline === Infinity) merging.step(Infinity);
+        else while (!merging.step(MERGE_STEP_KEYS) && performance.now() < deadline);
+        if (!merging.done) return false;
+        if (builder.rowCount > 0) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));
+        if (diff) changelog.push(...this.changelog.write([{ partition: s.partition, partitionPath: s.partitionPath, bucket: s.bucket, records: diff.finish() }]));
+        finished = true;
+        return true;
+      },
+    };
   }
 
   // ------------------------------------------------------------------------------------------
@@ -742,10 +952,7 @@ export class TableWriter {
   expire(): ExpireResult {
     this.check();
     // Flushed but uncommitted files are referenced by no snapshot; keep them from the sweep.
-    const pending = new Set<string>();
-    for (const s of this.buckets.values()) for (const f of s.pending) pending.add(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
-    for (const p of this.changelog.pendingPaths()) pending.add(p);
-    return expireSnapshots(this.table, pending);
+    return expireSnapshots(this.table, this.uncommittedFiles());
   }
 
   /**
@@ -759,6 +966,7 @@ export class TableWriter {
     for (const s of this.buckets.values()) {
       if (!s.buffer.isEmpty || s.pending.length > 0) throw invalidArgument(`the writer of ${this.table.name} has uncommitted rows; commit them (or close the writer) before a rollback`);
     }
+    this.abandonRound(); // planned against the state the rollback replaces
     let result: RollbackResult;
     if (o.keepHistory) {
       const { target, current, entries } = rollbackAsLatestEntries(this.table, to);
@@ -798,6 +1006,7 @@ export class TableWriter {
 
   removeOrphanFiles(olderThanMs: number): string[] {
     this.check();
+    this.abandonRound(); // its files are orphans until it commits; the next commit plans again
     return removeOrphanFiles(this.table, olderThanMs);
   }
 
@@ -805,7 +1014,11 @@ export class TableWriter {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.lock.release();
+    try {
+      this.abandonRound();
+    } finally {
+      this.lock.release();
+    }
   }
 }
 

@@ -13,7 +13,7 @@ import { RowKind, type KeyValue } from '../key-value.ts';
 import { createMergeFunction, keyComparator, mergeOrder } from '../merge/merge-function.ts';
 import { mergeRuns } from '../merge-reader.ts';
 import { comparatorFor } from '../types.ts';
-import { mergeRunsInto } from './compact-merge.ts';
+import { mergeRunsInto, RunsMerge } from './compact-merge.ts';
 import { mulberry32 } from '../testing/model.ts';
 
 const dirs: string[] = [];
@@ -94,6 +94,16 @@ describe('mergeRunsInto', () => {
         mergeRunsInto(runs, schema.keyTypes.map(comparatorFor), schema.fields.length, createMergeFunction(schema), mergeOrder(schema), () => checks2++, (kv) => got.push(copy(kv)));
         expect(got, `seed ${seed} trial ${trial}`).toEqual(want);
         expect(checks2).toBe(checks);
+        // In steps of a few keys (one run opened per step first): the same records and calls.
+        const stepped: ReturnType<typeof copy>[] = [];
+        let checks3 = 0;
+        const m = new RunsMerge(runs, schema.keyTypes.map(comparatorFor), schema.fields.length, createMergeFunction(schema), mergeOrder(schema), () => checks3++, (kv) => stepped.push(copy(kv)));
+        let steps = 0;
+        while (!m.step(1 + Math.floor(rnd() * 4))) steps++;
+        expect(m.done).toBe(true);
+        expect(stepped, `seed ${seed} trial ${trial}, stepped`).toEqual(want);
+        expect(checks3).toBe(checks);
+        expect(steps).toBeGreaterThanOrEqual(runs.length - 1 + Math.ceil(want.length / 4) - 1);
       }
     });
   }

@@ -109,50 +109,93 @@ export function mergeRunsInto(
   onKeyMerged: (() => void) | undefined,
   sink: (kv: KeyValue) => void,
 ): void {
-  const nk = keyCmps.length;
-  const cursors = runs.map((r) => new Cursor(Array.isArray(r) ? decodedParts(r) : (r as RunParts), nk, valueArity)).filter((c) => !c.done);
-  const group: KeyValue[] = [];
-  const cmp = (ac: unknown[][], ai: number, bc: unknown[][], bi: number): number => {
-    for (let k = 0; k < nk; k++) {
-      const r = keyCmps[k]!(ac[k]![ai], bc[k]![bi]);
-      if (r !== 0) return r;
+  new RunsMerge(runs, keyCmps, valueArity, merge, order, onKeyMerged, sink).step(Infinity);
+}
+
+/**
+ * mergeRunsInto in steps: `step(n)` merges at most n keys and says whether the merge is done, so a
+ * caller can spread one compaction over many turns of its event loop (TableWriter's deferred
+ * compaction). The records, their order and the calls are mergeRunsInto's whatever the steps.
+ */
+export class RunsMerge {
+  /** The runs' cursors in run order (the first among equal keys wins), those with rows left. */
+  private readonly cursors: Cursor[] = [];
+  /** Runs whose cursor is made (its first part decoded): a stepped merge opens one per step. */
+  private opened = 0;
+  private readonly nk: number;
+  private readonly group: KeyValue[] = [];
+  /** Positions in `cursors` of the cursors at the smallest key, ascending. */
+  private readonly at: number[] = [];
+
+  constructor(
+    private readonly runs: readonly (readonly RunData[] | RunParts)[],
+    private readonly keyCmps: readonly Comparator[],
+    private readonly valueArity: number,
+    private readonly merge: MergeFunction,
+    private readonly order: (a: KeyValue, b: KeyValue) => number,
+    private readonly onKeyMerged: (() => void) | undefined,
+    private readonly sink: (kv: KeyValue) => void,
+  ) {
+    this.nk = keyCmps.length;
+  }
+
+  get done(): boolean {
+    return this.opened === this.runs.length && this.cursors.length === 0;
+  }
+
+  /**
+   * Merges up to `maxKeys` keys; true when every key is merged. Before the first key every run's
+   * first part is decoded: all at once when `maxKeys` is Infinity, else one run per call.
+   */
+  step(maxKeys: number): boolean {
+    const { cursors, nk, keyCmps, group, at, merge, order, onKeyMerged, sink } = this;
+    while (this.opened < this.runs.length) {
+      const r = this.runs[this.opened++]!;
+      const c = new Cursor(Array.isArray(r) ? decodedParts(r) : (r as RunParts), nk, this.valueArity);
+      if (!c.done) cursors.push(c);
+      if (maxKeys !== Infinity) return false;
     }
-    return 0;
-  };
-  // Positions in `cursors` of the cursors at the smallest key, ascending.
-  const at: number[] = [];
-  while (cursors.length > 0) {
-    // The smallest key, first cursor among equals (as mergeRuns), and every cursor holding it, in
-    // cursor order — found in one pass: a cursor equal to the smallest so far joins it, a smaller
-    // one starts over (none before it can equal it, as they were not below the previous smallest).
-    let min = cursors[0]!;
-    let count = 1;
-    at[0] = 0;
-    for (let i = 1; i < cursors.length; i++) {
-      const c = cursors[i]!;
-      const r = cmp(c.keyCols, c.ri, min.keyCols, min.ri);
-      if (r < 0) {
-        min = c;
-        at[0] = i;
-        count = 1;
-      } else if (r === 0) at[count++] = i;
+    const cmp = (ac: unknown[][], ai: number, bc: unknown[][], bi: number): number => {
+      for (let k = 0; k < nk; k++) {
+        const r = keyCmps[k]!(ac[k]![ai], bc[k]![bi]);
+        if (r !== 0) return r;
+      }
+      return 0;
+    };
+    for (let n = 0; n < maxKeys && cursors.length > 0; n++) {
+      // The smallest key, first cursor among equals (as mergeRuns), and every cursor holding it, in
+      // cursor order — found in one pass: a cursor equal to the smallest so far joins it, a smaller
+      // one starts over (none before it can equal it, as they were not below the previous smallest).
+      let min = cursors[0]!;
+      let count = 1;
+      at[0] = 0;
+      for (let i = 1; i < cursors.length; i++) {
+        const c = cursors[i]!;
+        const r = cmp(c.keyCols, c.ri, min.keyCols, min.ri);
+        if (r < 0) {
+          min = c;
+          at[0] = i;
+          count = 1;
+        } else if (r === 0) at[count++] = i;
+      }
+      group.length = 0;
+      for (let g = 0; g < count; g++) {
+        const c = cursors[at[g]!]!;
+        group.push(c.current());
+        c.advance();
+      }
+      for (let g = count - 1; g >= 0; g--) if (cursors[at[g]!]!.done) cursors.splice(at[g]!, 1);
+      merge.reset();
+      if (group.length === 1) merge.add(group[0]!);
+      else {
+        sortGroup(group, order);
+        for (let i = 0; i < group.length; i++) merge.add(group[i]!);
+      }
+      const result = merge.result();
+      onKeyMerged?.();
+      if (result !== undefined) sink(result);
     }
-    group.length = 0;
-    for (let g = 0; g < count; g++) {
-      const c = cursors[at[g]!]!;
-      group.push(c.current());
-      c.advance();
-    }
-    for (let g = count - 1; g >= 0; g--) if (cursors[at[g]!]!.done) cursors.splice(at[g]!, 1);
-    merge.reset();
-    if (group.length === 1) merge.add(group[0]!);
-    else {
-      sortGroup(group, order);
-      for (let i = 0; i < group.length; i++) merge.add(group[i]!);
-    }
-    const result = merge.result();
-    onKeyMerged?.();
-    if (result !== undefined) sink(result);
+    return cursors.length === 0;
   }
 }
 

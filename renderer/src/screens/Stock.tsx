@@ -1,9 +1,10 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import type { ConfigChangeView, StockView } from '../../../core/site/api.ts';
 import { Table } from '../components/common.tsx';
 import { Waiting } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber, formatTime } from '../i18n/messages.ts';
+import { useSearchLoad } from '../search-load.ts';
 import { selectIsDecider, STOCK_ROWS } from '../store/store.ts';
 
 const COLUMNS = 9;
@@ -125,10 +126,8 @@ export function Stock() {
   const [below, setBelow] = useState(useApp((s) => s.stockBelow));
   const decider = useApp(selectIsDecider);
   const [editing, setEditing] = useState<string | null>(null);
-  useEffect(() => {
-    const h = setTimeout(() => void load(q, below), 250);
-    return () => clearTimeout(h);
-  }, [q, below, load]);
+  // Asks the site at once on opening; typing and the tick box wait a quarter second (search-load.ts).
+  useSearchLoad(() => void load(q, below), [q, below, load]);
   return (
     <section>
       <label className="search">

@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { Table } from '../components/common.tsx';
 import { Waiting, waitingBy } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber, formatWhen, timestampMs, type MessageKey } from '../i18n/messages.ts';
+import { useSearchLoad } from '../search-load.ts';
 import { WORK_ROWS } from '../store/store.ts';
 
 const STATUS_ORDER = ['blocked', 'released', 'in_progress', 'done'];
@@ -23,11 +24,8 @@ export function WorkQueue() {
   // The site's clock when it has told it (as the inbox does), else this PC's.
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
   const now = statusNow ?? Date.now();
-  // Typing waits a quarter second before asking the site (as the Stock screen's search).
-  useEffect(() => {
-    const h = setTimeout(() => void load(q), 250);
-    return () => clearTimeout(h);
-  }, [q, load]);
+  // Asks the site at once on opening; typing waits a quarter second (search-load.ts).
+  useSearchLoad(() => void load(q), [q, load]);
   // The site sends them sorted so (core/site/service.ts `jobs`), and cut after that order.
   const sorted = [...jobs].sort((a, b) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || (b.priority ?? 0) - (a.priority ?? 0));
   // A value outside the contract's symbols (a newer contract version) is shown as it came.

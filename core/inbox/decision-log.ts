@@ -47,8 +47,12 @@ export class DecisionLog {
   private readonly writer: TableWriter;
   private nextId: number;
 
-  constructor(private readonly table: Table) {
-    this.writer = table.newWriter({ commitUser: 'tilstand-inbox' });
+  /** `compaction`: the writer's (core/lsm WriterOptions); `afterCommit`: called with the writer after each commit (the Inbox runs a deferred compaction from there). */
+  constructor(
+    private readonly table: Table,
+    private readonly o: { compaction?: 'inline' | 'deferred'; afterCommit?: (w: TableWriter) => void } = {},
+  ) {
+    this.writer = table.newWriter({ commitUser: 'tilstand-inbox', ...(o.compaction ? { compaction: o.compaction } : {}) });
     const stored = table.committedProperties()[NEXT_ID_PROPERTY];
     this.nextId = stored === undefined ? this.scanNextId() : Number(stored);
     if (!Number.isSafeInteger(this.nextId) || this.nextId < 1) throw new Error(`assertion failed: decision_log next id ${stored}`);
@@ -79,6 +83,7 @@ export class DecisionLog {
 
   commit(): void {
     this.writer.commit({ [NEXT_ID_PROPERTY]: String(this.nextId) });
+    this.o.afterCommit?.(this.writer);
   }
 
   /** Expires the table's snapshots and tags without a commit (Inbox.expireIdle). */

@@ -623,6 +623,41 @@ describe('maintenance', () => {
   });
 });
 
+describe('compaction', () => {
+  const kinds = (i: Inbox) => [i.table, i.logTable].map((t) => t.latestSnapshot()!.commitKind);
+  const runs = (i: Inbox) => [i.table, i.logTable].map((t) => t.runsOf(t.buckets(t.latestSnapshot()!)[0]!.files).length);
+
+  it("inline (a replay's): the commit that reaches the trigger compacts before the operation returns", () => {
+    const i = inbox();
+    const trigger = i.table.schema.options.compactionTrigger;
+    for (let k = 0; k < trigger; k++) propose(i, `J-${k}`);
+    expect(kinds(i)).toEqual(['COMPACT', 'COMPACT']);
+  });
+
+  it("deferred (the site's): a decision returns without compacting; the tables compact in slices after it, and not after close", async () => {
+    const warnings: string[] = [];
+    const i = inbox({ compaction: 'deferred', onWarning: (m) => warnings.push(m) });
+    const trigger = i.table.schema.options.compactionTrigger;
+    const made = propose(i, 'J-0');
+    for (let k = 1; k < trigger - 1; k++) propose(i, `J-${k}`);
+    await i.decide(made[0]!.id, 'approve', { user: 'lena', pin: '1111' }); // the trigger-th commit of both
+    expect(kinds(i)).toEqual(['APPEND', 'APPEND']);
+    expect(runs(i)).toEqual([trigger, trigger]);
+    for (let turn = 0; turn < 1000 && kinds(i).some((k) => k !== 'COMPACT'); turn++) await new Promise((r) => setImmediate(r));
+    expect(kinds(i)).toEqual(['COMPACT', 'COMPACT']);
+    expect(runs(i).every((n) => n < trigger)).toBe(true);
+    expect(i.get(made[0]!.id)!.status).toBe('approved');
+    expect(readDecisionLog(i.logTable).map((e) => e.event)).toContain('approved');
+    // Closed right after a commit planned compactions: no slice runs on the closed writers.
+    while (runs(i)[0]! < trigger) propose(i, `J-${runs(i)[0]! + 100}`);
+    i.close();
+    open.splice(0);
+    await new Promise((r) => setImmediate(r));
+    expect(warnings.filter((m) => m.includes('compacting'))).toEqual([]);
+    expect(() => inbox({ compaction: 'later' as never })).toThrow(/writer option 'compaction': expected 'inline' or 'deferred'/);
+  });
+});
+
 describe('what the inbox keeps in memory', () => {
   it('group writes of active proposals open no table reader, a new run one (was its id used before?); ids stay unique across a reopen', async () => {
     const i = inbox();

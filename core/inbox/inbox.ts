@@ -25,7 +25,7 @@
 // (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
 // approved.
 
-import { LsmError, type Catalog, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
+import { CompactionSlicer, LsmError, type Catalog, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
@@ -70,6 +70,9 @@ import type { Role, SignInResult } from './users.ts';
 /** Roles that may decide proposals. */
 export const DECIDER_ROLES: readonly Role[] = ['shift_lead', 'admin'];
 
+/** The longest turn of the event loop the tables' deferred compaction takes (InboxOptions.compaction), give or take a file's decode or write. */
+export const INBOX_COMPACTION_SLICE_MS = 8;
+
 export type Snapshots = Record<string, number | null>;
 /** A re-check at approval. When it fails: why, as text (the record) and as a message (for the UI's languages; absent when the checker has none). */
 export type RecheckOutcome =
@@ -111,6 +114,14 @@ export interface InboxOptions {
    * Default false: each operation commits both tables before it returns.
    */
   deferCommits?: boolean;
+  /**
+   * When the tables' compactions run (core/lsm WriterOptions.compaction): 'inline' (default)
+   * inside the commit, so inside the decision that made it; 'deferred' in slices of
+   * INBOX_COMPACTION_SLICE_MS on the event loop after it (the site's floor: a decision returns
+   * without waiting for a compaction). A replay keeps 'inline': its snapshots follow its events
+   * and nothing else.
+   */
+  compaction?: 'inline' | 'deferred';
   /**
    * `expireIdle` expires (snapshots and tags, core/lsm) a table of this inbox that has not
    * committed for this long. Expiration otherwise runs only after a commit, and a quiet inbox (no
@@ -273,9 +284,16 @@ export class Inbox {
   /** Per table (inbox, log): when this inbox last committed it, or expired it idle (`expireIdle`); the open time before that. */
   private readonly maintainedAtMs: { inbox: number; log: number };
   private closed = false;
+  /** The tables' deferred compactions (InboxOptions.compaction), in slices after their commits. */
+  private readonly slicer = new CompactionSlicer(INBOX_COMPACTION_SLICE_MS);
 
   static open(o: InboxOptions): Inbox {
     return new Inbox(o);
+  }
+
+  /** When the tables compact (InboxOptions.compaction). */
+  get compaction(): 'inline' | 'deferred' {
+    return this.o.compaction ?? 'inline';
   }
 
   /** `decisionEvidenceRetentionMs` in force. */
@@ -310,9 +328,10 @@ export class Inbox {
     upgradeInboxTable(log, false);
     this.table = inbox;
     this.logTable = log;
-    this.writer = inbox.newWriter({ commitUser: 'tilstand-inbox' });
+    const compaction = this.compaction;
+    this.writer = inbox.newWriter({ commitUser: 'tilstand-inbox', compaction });
     try {
-      this.log = new DecisionLog(log);
+      this.log = new DecisionLog(log, { compaction, afterCommit: (w) => this.compactLater(w, log.name) });
     } catch (e) {
       this.writer.close();
       throw e;
@@ -663,10 +682,20 @@ export class Inbox {
     if (!this.uncommitted) return;
     // The claim lets the next open rebuild this commit's log entries if the log's commit never happens.
     this.writer.commit({ [LOG_NEXT_PROPERTY]: String(this.log.nextEntryId) });
+    this.compactLater(this.writer, this.table.name);
     this.maintainedAtMs.inbox = this.clock();
     this.pending.clear();
     this.commitLog();
     this.uncommitted = false;
+  }
+
+  /**
+   * After a commit of one of the tables: its deferred compaction (`compaction: 'deferred'`) in
+   * slices. A failed slice gives that compaction up (what it wrote is removed) and is a warning:
+   * the rows are committed, and the next commit plans the compaction again.
+   */
+  private compactLater(w: TableWriter, table: string): void {
+    this.slicer.after(w, { failed: (e) => this.warn(`compacting ${table} failed: ${(e as Error)?.message ?? String(e)}; the next commit tries again`) });
   }
 
   private commitLog(): void {
@@ -702,6 +731,7 @@ export class Inbox {
       this.commit();
     } finally {
       this.closed = true;
+      this.slicer.stop();
       try {
         this.writer.close();
       } finally {

@@ -18,7 +18,7 @@
 //   - after any failure inside apply or commit, nothing more is committed (`failure()` says why);
 //     the journal keeps accepting, and reopening replays what was not committed.
 
-import { Catalog, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
+import { Catalog, CompactionSlicer, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
 import { applyBinding, bindingName, bindingsFor, checkBinding, type Binding } from './binding.ts';
 import { checkEnvelopeContract, type ContractRegistry } from './contracts.ts';
 import {
@@ -176,7 +176,7 @@ export const DEAD_LETTER_LIST_DEFAULT = 100;
 export const DEAD_LETTER_SLICE = 10_000;
 const COMMIT_USER = 'tilstand-ingest';
 /**
- * The longest turn of the event loop a deferred compaction takes (dead_letters': see `compactSlice`),
+ * The longest turn of the event loop a deferred compaction takes (dead_letters': see `commit`),
  * give or take one input file's decode or one output file's write.
  */
 export const COMPACTION_SLICE_MS = 8;
@@ -262,8 +262,8 @@ export class Ingestor {
   private tickNowMs: number | undefined;
   private failed: Error | null = null;
   private closed = false;
-  /** Tables whose deferred compaction has its next slice scheduled (`compactSlice`). */
-  private readonly compactionScheduled = new Set<Target>();
+  /** dead_letters' deferred compaction, in slices between events (`commit`). */
+  private readonly slicer = new CompactionSlicer(COMPACTION_SLICE_MS);
   private recoveredEvents = 0;
   private recovering = false;
   private readonly c: Counters = {
@@ -335,7 +335,7 @@ export class Ingestor {
         });
     // Dead letters are written much (a flood: every event) and read little (a list reads the
     // heads and the few letters it shows): their files stay out of the run cache, and their
-    // compaction runs in slices between events (`compactSlice`), not inside the commit.
+    // compaction runs in slices between events (`commit`, core/lsm CompactionSlicer), not inside the commit.
     const writer = table.newWriter({ commitUser: COMMIT_USER, ...(def.name === DEAD_LETTERS_TABLE_NAME ? { cacheWrites: false, compaction: 'deferred' } : {}) });
     const latest = table.latestSnapshot();
     let recovered: TableProgress;
@@ -668,37 +668,17 @@ export class Ingestor {
     if (made !== undefined || t.freshness.pendingEvents > 0) t.freshness.committed(nowMs);
     this.refreshReader(t.name);
     if (t === this.deadLetters) this.uncommittedDeadLetters.clear();
-    if (t.writer.compacting) this.scheduleCompaction(t);
-  }
-
-  private scheduleCompaction(t: Target): void {
-    if (this.compactionScheduled.has(t)) return;
-    this.compactionScheduled.add(t);
-    setImmediate(() => this.compactSlice(t));
-  }
-
-  /**
-   * One slice (COMPACTION_SLICE_MS) of a table's deferred compaction, then the next after the
-   * event loop has turned: the events, PUBACKs and requests that came meanwhile go first. A flood
-   * of dead letters compacted inside the commit held the loop 0.7–1.0 s at a time (scratch CPU
-   * profile, core/ingest DESIGN.md). A failure stops ingest as a failed commit does.
-   */
-  private compactSlice(t: Target): void {
-    this.compactionScheduled.delete(t);
-    if (this.closed || this.failed) return;
-    let done: boolean;
-    try {
-      const r = t.writer.compactStep(COMPACTION_SLICE_MS);
-      done = r.done;
-      if (r.snapshotId !== undefined) {
+    // A deferred compaction (dead_letters') runs in slices with a turn of the event loop between:
+    // the events, PUBACKs and requests that came meanwhile go first. A flood of dead letters
+    // compacted inside the commit held the loop 0.7–1.0 s at a time (core/ingest DESIGN.md). A
+    // failed slice stops ingest as a failed commit does.
+    this.slicer.after(t.writer, {
+      committed: () => {
         t.snapshotId = t.table.latestSnapshot()?.id ?? null;
         this.refreshReader(t.name);
-      }
-    } catch (e) {
-      this.fail(e, `compacting table ${t.name}`);
-      return;
-    }
-    if (!done) this.scheduleCompaction(t);
+      },
+      failed: (e) => this.fail(e, `compacting table ${t.name}`),
+    });
   }
 
   private writeCheckpoint(): void {
@@ -1144,6 +1124,7 @@ export class Ingestor {
   }
 
   private fail(e: unknown, what: string): void {
+    this.slicer.stop();
     this.failed = new Error(`${what}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     this.o.onWarning?.(`ingest stopped applying (${this.failed.message}); events are still journaled; reopen to recover`);
   }
@@ -1153,6 +1134,7 @@ export class Ingestor {
   }
 
   private releaseAll(): void {
+    this.slicer.stop();
     for (const c of this.readers.values()) c.reader.close();
     this.readers.clear();
     for (const t of this.targets.values()) t.writer.close();

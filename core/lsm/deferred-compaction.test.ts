@@ -5,8 +5,9 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Catalog } from './catalog.ts';
+import { CompactionSlicer } from './compaction/slicer.ts';
 import { RowKind } from './key-value.ts';
 import type { SchemaSpec } from './schema.ts';
 import type { Table } from './table.ts';
@@ -250,5 +251,51 @@ describe('deferred compaction', () => {
     // The lock is released after a refusal: a writer can be opened.
     t.newWriter().close();
     lookup.newWriter().close();
+  });
+});
+
+describe('CompactionSlicer', () => {
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it('runs one slice per turn of the event loop until the compaction is committed', async () => {
+    const t = table();
+    const w = t.newWriter({ compaction: 'deferred' });
+    for (let c = 0; c < 3; c++) writeRange(w, 0, 2000, c);
+    const slicer = new CompactionSlicer(0.001); // a step per slice: a run opened, or 256 keys
+    const steps = vi.spyOn(w, 'compactStep');
+    const committed: number[] = [];
+    const hooks = { committed: (id: number) => committed.push(id), failed: (e: unknown) => { throw e; } };
+    slicer.after(w, hooks);
+    slicer.after(w, hooks); // one chain per writer
+    expect(steps).not.toHaveBeenCalled(); // not inside the commit's turn
+    await turn();
+    expect(steps).toHaveBeenCalledTimes(1);
+    for (let i = 0; i < 10_000 && committed.length === 0; i++) await turn();
+    expect(committed).toEqual([t.latestSnapshot()!.id]);
+    expect(steps.mock.calls.length).toBeGreaterThan(10);
+    expect(w.compacting).toBe(false);
+    w.close();
+    expect(() => new CompactionSlicer(0)).toThrow(/sliceMs: expected a positive number/);
+  });
+
+  it('reports a failed slice and runs no more; after stop() nothing runs', async () => {
+    const t = table();
+    const w = t.newWriter({ compaction: 'deferred' });
+    for (let c = 0; c < 3; c++) writeRange(w, 0, 2000, c);
+    const slicer = new CompactionSlicer(1);
+    const steps = vi.spyOn(w, 'compactStep').mockImplementationOnce(() => {
+      throw new Error('disk gone');
+    });
+    const failures: string[] = [];
+    slicer.after(w, { failed: (e) => failures.push((e as Error).message) });
+    for (let i = 0; i < 5; i++) await turn();
+    expect(failures).toEqual(['disk gone']);
+    expect(steps).toHaveBeenCalledTimes(1);
+    steps.mockClear();
+    slicer.after(w, { failed: (e) => failures.push((e as Error).message) });
+    slicer.stop();
+    for (let i = 0; i < 5; i++) await turn();
+    expect(steps).not.toHaveBeenCalled();
+    w.close();
   });
 });

@@ -7,6 +7,7 @@ export { TableSchema, type SchemaSpec, type TableSchemaJson } from './schema.ts'
 export { Table, type ReadPoint, type TableOpenOptions } from './table.ts';
 export { TableReader, type Predicate, type PredicateOp, type ScanOptions } from './table-read.ts';
 export { TableWriter, type CommitResult, type CompactStepResult, type WriterOptions } from './table-writer.ts';
+export { CompactionSlicer, type SlicerHooks } from './compaction/slicer.ts';
 export type { TagInfo } from './tags.ts';
 export { tagTimeLeftMs, RENEW_MARGIN_MS } from './tags.ts';
 export type { ExpireResult } from './expire.ts';

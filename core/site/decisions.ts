@@ -87,6 +87,9 @@ export class Decisions {
       freshen: () => o.ingestor.commitAll(),
       recheck: (p) => agent!.recheck(p),
       reevaluate: () => void this.runAgent(),
+      // A decision returns without waiting for a compaction of the inbox's tables; they compact in
+      // slices on the event loop after it (core/inbox DESIGN.md).
+      compaction: 'deferred',
       ...(o.decisionEvidenceRetentionMs !== undefined ? { decisionEvidenceRetentionMs: o.decisionEvidenceRetentionMs } : {}),
       onWarning: (m) => o.log(`inbox: ${m}`),
     });

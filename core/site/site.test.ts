@@ -248,6 +248,7 @@ describe('Site', () => {
     sites.push(site);
     expect(site.decisions!.agent.config).toMatchObject({ evidenceRetentionMs: 3 * DAY, baselineRetentionMs: 2 * DAY, ...agent });
     expect(site.decisions!.inbox.decisionEvidenceMs).toBe(10 * 365 * DAY);
+    expect(site.decisions!.inbox.compaction).toBe('deferred'); // a decision does not wait for one
 
     // A reload takes new retentions for the tags made from then on, and does not make the agent
     // look at every row again (no threshold changed).

@@ -2,28 +2,11 @@
 // pointer movement starts it again, it fires once, and stopping removes every listener; the input
 // age every call carries (trackInput).
 import { describe, expect, it } from 'vitest';
-import { ACTIVITY_EVENTS, trackInput, watchIdle, type IdleTimers } from './idle.ts';
+import { fakeTimers } from './fake-timers.ts';
+import { ACTIVITY_EVENTS, trackInput, watchIdle } from './idle.ts';
 
 function fakes() {
-  let now = 0;
-  const pending = new Map<number, { at: number; fn: () => void }>();
-  let next = 1;
-  const timers: IdleTimers = {
-    setTimeout: (fn, ms) => {
-      pending.set(next, { at: now + ms, fn });
-      return next++;
-    },
-    clearTimeout: (h) => void pending.delete(h as number),
-  };
-  const advance = (ms: number) => {
-    now += ms;
-    for (const [h, t] of [...pending].sort((a, b) => a[1].at - b[1].at)) {
-      if (t.at <= now) {
-        pending.delete(h);
-        t.fn();
-      }
-    }
-  };
+  const { timers, advance, pending } = fakeTimers();
   const target = new EventTarget();
   let listeners = 0;
   const counted = {
@@ -36,7 +19,7 @@ function fakes() {
       target.removeEventListener(type, fn, o);
     },
   };
-  return { timers, advance, target, counted, listeners: () => listeners, pending: () => pending.size };
+  return { timers, advance, target, counted, listeners: () => listeners, pending };
 }
 
 describe('watchIdle', () => {

@@ -832,21 +832,15 @@ export class Ingestor {
     if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`replayDeadLetters: slice: expected an integer ≥ 1, got ${slice}`);
     if (o.alike && !ids) throw new RangeError('replayDeadLetters: alike needs the letters to be like (positions)');
     if (ids) {
-      const named = [...new Set(ids)];
-      // The named letters first, then (alike) the others like them.
-      const all = o.alike ? this.openAlike(named) : named;
       let replayed = 0;
       let failed = 0;
       let alike = 0;
       const notOpen: string[] = [];
-      for (let i = 0; i < all.length; i += slice) {
-        if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-        const part = all.slice(i, i + slice);
+      for await (const { part, named } of this.deadLetterSlices(ids, o)) {
         const { letters, notOpen: closed } = this.openLetters(part);
         // An alike letter closed meanwhile (replayed or dismissed by someone else) was not asked for by name.
-        const namedHere = new Set(part.slice(0, Math.max(0, named.length - i)).map(String));
-        notOpen.push(...closed.filter((p) => namedHere.has(p)));
-        alike += letters.filter((d) => !namedHere.has(String(d.position))).length;
+        notOpen.push(...closed.filter((p) => named.has(p)));
+        alike += letters.filter((d) => !named.has(String(d.position))).length;
         const r = this.replayLetters(letters);
         replayed += r.replayed;
         failed += r.failed;
@@ -863,6 +857,26 @@ export class Ingestor {
       if (r.last === null) return { replayed, failed, notOpen: [], alike: 0 };
       after = r.last;
       await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * The positions a named replay or dismissal goes through, `slice` (DEAD_LETTER_SLICE) at a time
+   * with a turn of the event loop before every slice but the first: `ids` (each once, in order),
+   * then with `alike` every other open letter like one of them (`openAlike`). `named`: the slice's
+   * positions that were named, as text (the others are alike). "Every open letter like it" after a
+   * module sent garbage for a day is hundreds of thousands.
+   */
+  async *deadLetterSlices(ids: readonly bigint[], o: { alike?: boolean; slice?: number } = {}): AsyncGenerator<{ part: bigint[]; named: Set<string> }> {
+    const slice = o.slice ?? DEAD_LETTER_SLICE;
+    if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`deadLetterSlices: slice: expected an integer ≥ 1, got ${slice}`);
+    const named = [...new Set(ids)];
+    // The named letters first, then (alike) the others like them.
+    const all = o.alike ? this.openAlike(named) : named;
+    for (let i = 0; i < all.length; i += slice) {
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      const part = all.slice(i, i + slice);
+      yield { part, named: new Set(part.slice(0, Math.max(0, named.length - i)).map(String)) };
     }
   }
 

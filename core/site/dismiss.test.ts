@@ -57,3 +57,15 @@ it('dismisses many letters in slices with a turn of the event loop between, read
   expect(ingestor.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([other]);
   expect(ingestor.deadLetterCount()).toBe(1);
 });
+
+it('does not name an alike letter someone else closed meanwhile as "not open": only named ones are', async () => {
+  const topic = 'tilstand/s1/events/inventory/stock';
+  const ps: bigint[] = [];
+  for (let k = 0; k < 6; k++) ps.push(await ingestor.accept(topic, Buffer.from(`{garbage ${k}`)));
+  ingestor.commitAll();
+  const done = dismissAs(ingestor, [ps[0]!, 999_999n], 'Lena', 'all of it', undefined, true, 2);
+  // Before the second slice (after the first turn of the event loop), another dismissal closes an alike one.
+  setImmediate(() => ingestor.dismissDeadLetters([ps[4]!], 'Ada', 'meanwhile'));
+  expect(await done).toEqual({ dismissed: 5, notOpen: ['999999'], by: 'Lena', alike: 5 });
+  expect(ingestor.deadLetterCount()).toBe(0);
+});

@@ -54,26 +54,27 @@ export function dismissAs(ingestor: Ingestor, ids: readonly bigint[], by: string
 }
 
 /**
- * In slices of `slice` (DEAD_LETTER_SLICE) with a turn of the event loop between them: "every
- * other open letter like it" after a module sent garbage for a day is hundreds of thousands.
+ * In slices of `slice` (DEAD_LETTER_SLICE) with a turn of the event loop between them
+ * (`Ingestor.deadLetterSlices`, as a replay goes). `notOpen`: named positions that are no open
+ * letter (an alike one closed meanwhile was not asked for by name).
  */
-async function dismiss(ingestor: Ingestor, named: readonly bigint[], by: string, note: string, log: DismissLog | undefined, alike: boolean, slice = DEAD_LETTER_SLICE): Promise<DismissResult> {
-  const ids = alike ? ingestor.openAlike(named) : named;
+async function dismiss(ingestor: Ingestor, ids: readonly bigint[], by: string, note: string, log: DismissLog | undefined, alike: boolean, slice = DEAD_LETTER_SLICE): Promise<DismissResult> {
   let dismissed = 0;
+  let alikeCount = 0;
   const notOpen: string[] = [];
   try {
-    for (let i = 0; i < ids.length; i += slice) {
-      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-      const r = ingestor.dismissDeadLetters(ids.slice(i, i + slice), by, note);
+    for await (const { part, named } of ingestor.deadLetterSlices(ids, { alike, slice })) {
+      const r = ingestor.dismissDeadLetters(part, by, note);
       dismissed += r.dismissed;
-      notOpen.push(...r.notOpen);
+      notOpen.push(...r.notOpen.filter((p) => named.has(p)));
+      alikeCount += part.length - named.size;
     }
   } finally {
     // What was dismissed, also when a later slice failed (the site stopping). Quoted: the note is
     // the person's text and must not start a line of the log.
     log?.log(`dead letters: ${dismissed} dismissed by ${by} (${log.via}${alike ? ', with the open ones alike' : ''}): ${JSON.stringify(note)}`);
   }
-  return { dismissed, notOpen, by, alike: ids.length - named.length };
+  return { dismissed, notOpen, by, alike: alikeCount };
 }
 
 /**

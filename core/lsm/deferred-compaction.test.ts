@@ -2,9 +2,10 @@
 // compaction, `compactStep` runs it in slices and commits it; writes and commits go on meanwhile,
 // the stop trigger bounds the runs, and nothing it wrote is lost to expiration or left behind.
 
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Catalog } from './catalog.ts';
 import { CompactionSlicer } from './compaction/slicer.ts';
@@ -222,6 +223,44 @@ describe('deferred compaction', () => {
     expect(state(t).get(key(1500))).toBe(1502);
     w2.close();
   });
+
+  it('a kill -9 in the middle leaves the table whole at its last commit; what it wrote is an orphan the next writer sweeps', () => {
+    const t = table();
+    const w = t.newWriter();
+    for (let c = 0; c < 2; c++) writeRange(w, 0, 2000, c);
+    w.close();
+    // Another process: a third run (planning the compaction), then slices until it has written files, then SIGKILL.
+    const script = `
+      import { readdirSync } from 'node:fs';
+      import { Catalog } from ${JSON.stringify(resolve(__dirname, 'index.ts'))};
+      const t = new Catalog(${JSON.stringify(t.paths.root.slice(0, -'/db.db/t'.length))}).getTable({ database: 'db', table: 't' });
+      const w = t.newWriter({ compaction: 'deferred' });
+      for (let i = 0; i < 2000; i++) w.writeRecord({ k: 'k' + String(i).padStart(5, '0'), v: i + 2, note: 'x'.repeat(40) });
+      w.commit();
+      const live = t.buckets(t.latestSnapshot()).flatMap((b) => b.files).length;
+      for (let i = 0; i < 10000 && readdirSync(${JSON.stringify(join(t.paths.root, 'bucket-0'))}).length === live; i++) w.compactStep(0);
+      console.log('written ' + (readdirSync(${JSON.stringify(join(t.paths.root, 'bucket-0'))}).length - live));
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.signal).toBe('SIGKILL');
+    expect(r.stdout).toMatch(/^written [1-9]/);
+    expect(t.latestSnapshot()!.commitKind).toBe('APPEND');
+    expect(bucketFiles(t).length).toBeGreaterThan(liveFiles(t).length);
+    const s = state(t);
+    expect(s.size).toBe(2000);
+    expect([...s].every(([k, v]) => v === Number(k.slice(1)) + 2)).toBe(true);
+    // The dead process's lock is taken over; its files are orphans; the compaction is planned again.
+    const w2 = t.newWriter({ compaction: 'deferred' });
+    expect(w2.removeOrphanFiles(0).length).toBeGreaterThan(0);
+    expect(bucketFiles(t)).toEqual(liveFiles(t));
+    writeRange(w2, 0, 10, 7);
+    while (!w2.compactStep(5).done);
+    expect(t.latestSnapshot()!.commitKind).toBe('COMPACT');
+    expect(state(t).get(key(3))).toBe(10);
+    expect(state(t).get(key(1999))).toBe(2001);
+    w2.close();
+  }, 30_000);
 
   it('compact() finishes the one under way before its own', () => {
     const t = table();

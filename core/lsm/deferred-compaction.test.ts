@@ -212,8 +212,11 @@ describe('deferred compaction', () => {
     const live = liveFiles(t);
     for (let i = 0; i < 10_000 && bucketFiles(t).length === live.length; i++) w.compactStep(0);
     expect(bucketFiles(t).length).toBeGreaterThan(live.length);
+    const wrote = bucketFiles(t).filter((f) => !live.includes(f)).map((f) => join(t.paths.root, 'bucket-0', f));
+    expect(wrote.some((p) => t.cache.peek(p) !== undefined)).toBe(true); // its outputs go into the run cache
     w.close();
     expect(bucketFiles(t)).toEqual(live);
+    expect(wrote.filter((p) => t.cache.peek(p) !== undefined)).toEqual([]); // and leave it with their files
     const w2 = t.newWriter({ compaction: 'deferred' });
     writeRange(w2, 0, 10, 9);
     expect(w2.compacting).toBe(true);

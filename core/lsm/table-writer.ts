@@ -819,7 +819,11 @@ export class TableWriter {
       );
     };
     const removeWritten = (): void => {
-      for (const f of job ? written.concat(job.out) : written) table.fileIO.remove(table.dataFilePath(s.partition, s.bucket, f.fileName));
+      for (const f of job ? written.concat(job.out) : written) {
+        const path = table.dataFilePath(s.partition, s.bucket, f.fileName);
+        table.cache.drop(path);
+        table.fileIO.remove(path);
+      }
       written.length = 0;
       job = undefined;
     };

@@ -72,7 +72,7 @@ describe('harness (micro mode)', () => {
       expect(figures).toContain(f);
     }
     // The figures of issue #9 added later (no speeds asserted: only that they are there and well-formed).
-    for (const f of ['MQTT external broker', 'Publish → visible', 'Sync: bytes sent for a new tag', 'Replay:', 'Agent run over']) {
+    for (const f of ['MQTT external broker', 'Publish → visible', 'Dead-letter flood', 'Sync: bytes sent for a new tag', 'Replay:', 'Agent run over']) {
       expect(figures).toContain(f);
     }
     for (const r of rows) {
@@ -95,6 +95,10 @@ describe('harness (micro mode)', () => {
     }
     expect(['PASS', 'FAIL']).toContain(rows.find((r) => r.figure.startsWith('Publish → visible'))!.status);
     expect(json.raw.visible.samples).toBeGreaterThan(0);
+    // The flood: every event a dead letter, the probe's PUBACKs timed.
+    expect(json.raw.flood.deadLettersOpen).toBe(SCALES.micro.floodEvents);
+    expect(json.raw.flood.probes).toBeGreaterThan(0);
+    expect(json.raw.flood.probeWaitMs.max).toBeGreaterThan(0);
     expect(['PASS', 'FAIL']).toContain(rows.find((r) => r.figure.startsWith('Sync:'))!.status);
     expect(json.raw.sync.second.changedRows).toBe(Math.round(SCALES.micro.syncRows / 100));
     expect(json.raw.replay.result.events).toBeGreaterThan(0);

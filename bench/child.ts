@@ -25,6 +25,7 @@ const TASKS: Record<string, () => Promise<TaskFn>> = {
   memory: fromTasks('memory'),
   'mqtt-external': fromSiteTasks('mqttExternal'),
   visible: fromSiteTasks('visible'),
+  flood: fromSiteTasks('flood'),
   sync: fromSiteTasks('syncTags'),
   replay: fromSiteTasks('replay'),
   agent: fromSiteTasks('agentRun'),

@@ -14,7 +14,7 @@ import { SITE_LAUNCH } from '../core/site/v8-flags.ts';
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
 
-export const FIGURES = ['ingest', 'reads', 'flush', 'tags', 'mqtt', 'memory', 'mqtt-external', 'visible', 'sync', 'replay', 'agent'] as const;
+export const FIGURES = ['ingest', 'reads', 'flush', 'tags', 'mqtt', 'memory', 'mqtt-external', 'visible', 'flood', 'sync', 'replay', 'agent'] as const;
 export type Figure = (typeof FIGURES)[number];
 
 export interface Scale {
@@ -46,6 +46,8 @@ export interface Scale {
   /** visible: paced publish time (at 2,000 ev/s); every `visibleSampleEvery`-th event is a sample. */
   visibleMs: number;
   visibleSampleEvery: number;
+  /** flood: events of a contract version the site lacks, one module, while another probes. */
+  floodEvents: number;
   /** sync: stock rows of the first tag (1 % of them change before the second). */
   syncRows: number;
   /** replay: bench/replay.ts --events/--hours/--items (hours keep the full run's event density). */
@@ -62,19 +64,19 @@ export const SCALES: Record<Scale['name'], Scale> = {
     name: 'full', events: 2_000_000, keys: 100_000, ingestReps: 3, commitEvery: 100_000, ingestorPipeline: true, ingestorEvents: 500_000,
     lookups: 200_000, readReps: 3, flushKeys: 500_000, flushRuns: 5, tagSizes: [10_000, 100_000, 1_000_000], tagReps: 5,
     mqttPerPublisher: 20_000, mqttReps: 3, mqttMaxMs: 15_000, pacedMs: 5_000, memoryKeys: 1_000_000, memoryEvents: 1_200_000, memoryReps: 3,
-    extPerPublisher: 10_000, extReps: 3, visibleMs: 20_000, visibleSampleEvery: 20, syncRows: 1_000_000, replayEvents: 2_000_000, replayHours: 24, replayItems: 2000, agentJobs: 10_000, agentReps: 5,
+    extPerPublisher: 10_000, extReps: 3, visibleMs: 20_000, visibleSampleEvery: 20, floodEvents: 200_000, syncRows: 1_000_000, replayEvents: 2_000_000, replayHours: 24, replayItems: 2000, agentJobs: 10_000, agentReps: 5,
   },
   quick: {
     name: 'quick', events: 200_000, keys: 100_000, ingestReps: 3, commitEvery: 100_000, ingestorPipeline: true, ingestorEvents: 100_000,
     lookups: 50_000, readReps: 2, flushKeys: 100_000, flushRuns: 5, tagSizes: [10_000, 100_000], tagReps: 3,
     mqttPerPublisher: 5_000, mqttReps: 1, mqttMaxMs: 10_000, pacedMs: 2_000, memoryKeys: 100_000, memoryEvents: 200_000, memoryReps: 1,
-    extPerPublisher: 3_000, extReps: 1, visibleMs: 6_000, visibleSampleEvery: 20, syncRows: 100_000, replayEvents: 50_000, replayHours: 0.6, replayItems: 2000, agentJobs: 10_000, agentReps: 3,
+    extPerPublisher: 3_000, extReps: 1, visibleMs: 6_000, visibleSampleEvery: 20, floodEvents: 50_000, syncRows: 100_000, replayEvents: 50_000, replayHours: 0.6, replayItems: 2000, agentJobs: 10_000, agentReps: 3,
   },
   micro: {
     name: 'micro', events: 3_000, keys: 1_000, ingestReps: 1, commitEvery: 1_000, ingestorPipeline: true, ingestorEvents: 3_000,
     lookups: 1_000, readReps: 1, flushKeys: 2_000, flushRuns: 3, tagSizes: [1_000], tagReps: 2,
     mqttPerPublisher: 300, mqttReps: 1, mqttMaxMs: 5_000, pacedMs: 300, memoryKeys: 1_000, memoryEvents: 3_000, memoryReps: 1,
-    extPerPublisher: 300, extReps: 1, visibleMs: 2_000, visibleSampleEvery: 20, syncRows: 2_000, replayEvents: 3_000, replayHours: 0.036, replayItems: 200, agentJobs: 1_000, agentReps: 1,
+    extPerPublisher: 300, extReps: 1, visibleMs: 2_000, visibleSampleEvery: 20, floodEvents: 3_000, syncRows: 2_000, replayEvents: 3_000, replayHours: 0.036, replayItems: 200, agentJobs: 1_000, agentReps: 1,
   },
 };
 
@@ -82,6 +84,10 @@ export const SCALES: Record<Scale['name'], Scale> = {
 const VISIBLE_RATE = 2_000;
 const VISIBLE_BUDGET_MS = 2_000;
 const VISIBLE_POLL_MS = 5;
+/** flood: unacknowledged events at most, the probe's period, how long it probes after the flood. */
+const FLOOD_WINDOW = 1_000;
+const FLOOD_PROBE_MS = 100;
+const FLOOD_AFTER_MS = 3_000;
 /** sync: the fraction of rows changed between the two tags. */
 const SYNC_CHANGE = 0.01;
 /** replay: 2 M events in 10 minutes; the child is stopped after an hour. */
@@ -494,6 +500,26 @@ export async function runBench(o: BenchOptions): Promise<{ rows: Row[]; json: an
         target: `p99 ≤ budget + 100 ms = ${fmt(bound)} ms`,
         status: pass(ok),
         notes: `Site.start in the bench child (embedded broker, Ingestor, tick 250 ms, agent timer off, no UI); stock budget set to ${fmt(vi.budgetMs)} ms in config (default 10 min = a sample every 5 min; 2 s = the shortest default budget, approval_inbox/dead_letters); commit when the oldest pending event is budget/2 old. ${fmt(vi.samples)} samples (every ${s.visibleSampleEvery}th of ${fmt(vi.published)} events over ${s.visibleMs / 1000} s, achieved ${k(vi.achievedRate)} ev/s), ${vi.unseen} never seen; max ${fmt(vi.visibleMs.max, 0)} ms; a reader with its own Catalog polls the latest snapshot id every ${VISIBLE_POLL_MS} ms (${vi.snapshotsSeen} snapshots seen), publish and seen times as wall clock (performance.timeOrigin + now) across the two processes; PUBACK (= journaled) p50 ${fmt(vi.pubackP50Ms, 1)} / p99 ${fmt(vi.pubackP99Ms, 1)} ms, PUBACK → visible p50 ${fmt(vi.ackToVisibleMs.p50, 0)} / p99 ${fmt(vi.ackToVisibleMs.p99, 0)} ms (the commit cadence); freshness breaches counted by the site ${vi.stock?.breaches ?? 'n/a'}`,
+      });
+    }
+
+    // ------------------------------------------------------------------ dead-letter flood
+    if (only.has('flood')) {
+      const dir = join(tmp, 'flood');
+      fs.mkdirSync(dir, { recursive: true });
+      const fl = await timed('flood', () =>
+        runChild('flood', { dir, publisherScript: join(BENCH_DIR, 'mqtt-publisher.mjs'), events: s.floodEvents, window: FLOOD_WINDOW, probeEveryMs: FLOOD_PROBE_MS, afterMs: FLOOD_AFTER_MS }, { log }),
+      );
+      raw.flood = fl;
+      fs.rmSync(dir, { recursive: true, force: true });
+      rows.push({
+        figure: `Dead-letter flood: another module's PUBACK wait while ${fmt(fl.events)} events are refused (running site)`,
+        tilstand: `longest ${fmt(fl.probeWaitMs.max, 0)} ms (p50 ${fmt(fl.probeWaitMs.p50, 1)} / p99 ${fmt(fl.probeWaitMs.p99, 0)} ms)`,
+        sqlite: '—',
+        ratio: '—',
+        target: '—',
+        status: 'info',
+        notes: `Site.start in the bench child as for publish → visible; inventory publishes ${fmt(fl.events)} envelopes of a contract version the site lacks (≤ ${fmt(fl.window)} unacked), ${fmt(fl.floodRate, 0)} ev/s, ${fmt(fl.deadLettersOpen)} dead letters open after; procurement publishes a valid event every ${fl.probeEveryMs} ms until ${FLOOD_AFTER_MS / 1000} s after the flood and times its PUBACK (${fmt(fl.probes)} probes); peak RSS of the bench child ${fmt(fl.peakRssMB, 0)} MB (site and tsx, without the site's launch settings). No target in #9: the figure shows what a healthy module waits (dead_letters' flushes; its compaction runs in slices, core/ingest DESIGN.md)`,
       });
     }
 

@@ -12,7 +12,12 @@
 //       i % 3, seq ⌊i/3⌋ + 1) as epoch milliseconds with sub-ms resolution
 //       (performance.timeOrigin + performance.now(), comparable across processes) and of its
 //       PUBACK: `samples` = [[i, publishedAt, ackedAt], …].
-// Optional in both: `passwords` {module: password} (default 'bench' for every module).
+//   {port, site, flood: n, window, probeEveryMs, afterMs}  a dead-letter flood: inventory publishes
+//       n envelopes of a contract version the site lacks (99) as fast as `window` unacked allow,
+//       while procurement publishes one valid event every `probeEveryMs` until `afterMs` after
+//       the flood's last PUBACK and times each probe's PUBACK; prints the flood's rate and the
+//       probes' waits in milliseconds (p50, p99, max).
+// Optional in all: `passwords` {module: password} (default 'bench' for every module).
 // Output: one line `@@RESULT {json}` on stdout.
 import mqtt from 'mqtt';
 
@@ -23,7 +28,7 @@ const MODULES = [
   ['procurement', 'inbound', 'procurement.inbound', 'inbound_qty'],
 ];
 
-function payload(m, seq) {
+function payload(m, seq, version = 1) {
   const [module, stream, contract, qtyField] = MODULES[m];
   const k = (seq * 7919) % 100000;
   return JSON.stringify({
@@ -32,7 +37,7 @@ function payload(m, seq) {
     after: { item: `ITEM-${String(Math.floor(k / 5)).padStart(7, '0')}`, location: `LOC-0${k % 5}`, [qtyField]: seq % 1000 },
     source: { module, stream, seq },
     ts_ms: 1764576000000 + seq,
-    contract: { name: contract, version: 1 },
+    contract: { name: contract, version },
   });
 }
 
@@ -56,7 +61,42 @@ const clients = await Promise.all(MODULES.map((_, m) => connect(m)));
 const topics = MODULES.map(([module, stream]) => `tilstand/${args.site}/events/${module}/${stream}`);
 
 let result;
-if (!args.paced) {
+if (args.flood) {
+  const [inv, , probe] = clients;
+  const waits = [];
+  let probing = true;
+  let pseq = 0;
+  const probes = (async () => {
+    while (probing) {
+      const at = performance.now();
+      await new Promise((resolve, reject) => probe.publish(topics[2], payload(2, ++pseq), { qos: 1 }, (err) => (err ? reject(err) : resolve())));
+      waits.push(performance.now() - at);
+      await new Promise((resolve) => setTimeout(resolve, args.probeEveryMs));
+    }
+  })();
+  const t0 = performance.now();
+  let sent = 0;
+  let acked = 0;
+  await new Promise((resolve, reject) => {
+    const pump = () => {
+      while (sent < args.flood && sent - acked < args.window) {
+        inv.publish(topics[0], payload(0, ++sent, 99), { qos: 1 }, (err) => {
+          if (err) return reject(err);
+          if (++acked === args.flood) resolve();
+          else pump();
+        });
+      }
+    };
+    pump();
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  await new Promise((resolve) => setTimeout(resolve, args.afterMs));
+  probing = false;
+  await probes;
+  waits.sort((a, b) => a - b);
+  const pct = (p) => waits[Math.min(waits.length - 1, Math.max(0, Math.ceil((p / 100) * waits.length) - 1))];
+  result = { acked, seconds, rate: acked / seconds, probes: waits.length, probeP50Ms: pct(50), probeP99Ms: pct(99), probeMaxMs: waits[waits.length - 1] };
+} else if (!args.paced) {
   const t0 = performance.now();
   const deadline = t0 + args.maxMs;
   let lastAck = t0;

@@ -289,6 +289,67 @@ export async function visible(p: VisibleParams) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// Dead-letter flood: what another module's PUBACKs wait while one module's events are refused.
+
+export interface FloodParams {
+  dir: string;
+  publisherScript: string;
+  /** Events of a contract version the site lacks (every one a dead letter). */
+  events: number;
+  /** At most this many of them unacknowledged at a time. */
+  window: number;
+  /** The probe module publishes one valid event this often, until `afterMs` after the flood. */
+  probeEveryMs: number;
+  afterMs: number;
+}
+
+/**
+ * A site made by `initDataDir` (defaults) is started in this process with `Site.start` as for
+ * `visible` (embedded broker with durable PUBACK, Ingestor, tick 250 ms; agent timer off, no UI).
+ * The publisher child floods it as inventory with envelopes of contract version 99 (the site has
+ * v1: each is journaled, refused and written to dead_letters) while procurement publishes a valid
+ * event every `probeEveryMs` and times its PUBACK — the wait a healthy module sees while another
+ * sends garbage (dead_letters' flushes and its compaction, in slices since f13e257, share the
+ * event loop with every PUBACK). Peak RSS is this process's `maxRSS` (the site, run through tsx without its launch settings).
+ */
+export async function flood(p: FloodParams) {
+  const { initDataDir } = await import('../core/site/init.ts');
+  const { Site } = await import('../core/site/site.ts');
+  const data = join(p.dir, 'site');
+  await initDataDir({
+    data,
+    site: SITE,
+    scrypt: CHEAP_SCRYPT,
+    config: (c) => ({ ...c, broker: { ...c.broker, port: 0 } as typeof c.broker, http: { ...c.http, port: 0 } }),
+  });
+  const secrets = (JSON.parse(fs.readFileSync(join(data, 'secrets', 'modules.json'), 'utf8')) as { modules: Record<string, { password: string }> }).modules;
+  const passwords = Object.fromEntries(MODULES.map((m) => [m.module, secrets[m.module]!.password]));
+  const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, log: () => undefined });
+  const port = Number(new URL(site.mqttUrl).port);
+  let pub: Record<string, number>;
+  let deadLettersOpen: number;
+  try {
+    pub = (await runPublisher(p.publisherScript, { port, site: SITE, flood: p.events, window: p.window, probeEveryMs: p.probeEveryMs, afterMs: p.afterMs, passwords })) as Record<string, number>;
+    site.ingestor.commitAll();
+    deadLettersOpen = site.ingestor.deadLetterCount();
+  } finally {
+    await site.stop();
+  }
+  return {
+    events: p.events,
+    window: p.window,
+    acked: pub.acked,
+    floodSeconds: pub.seconds,
+    floodRate: pub.rate,
+    deadLettersOpen,
+    probes: pub.probes,
+    probeEveryMs: p.probeEveryMs,
+    probeWaitMs: { p50: pub.probeP50Ms, p99: pub.probeP99Ms, max: pub.probeMaxMs },
+    peakRssMB: (process.resourceUsage().maxRSS * 1024) / 2 ** 20,
+  };
+}
+
+// ----------------------------------------------------------------------------------------------
 // Sync: bytes sent for a new tag vs a full copy.
 
 export interface SyncParams {

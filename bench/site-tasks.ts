@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { median, nowMs, percentileSorted } from './util.ts';
 import { keyOf, MODULES, prng, SITE } from './workload.ts';
 import { runPublisher } from './publisher.ts';
+import type { SiteConfig } from '../core/site/config.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const DATABASE = `site_${SITE}`;
@@ -162,27 +163,30 @@ export interface VisibleParams {
  * applied in order), so each stream's pending samples are checked oldest first until one is not
  * visible yet.
  */
-export async function visible(p: VisibleParams) {
+/**
+ * A site data directory made by `initDataDir` in `dir`/site (its config as `config` makes it,
+ * listeners on ephemeral ports), started in this process with `Site.start` (no UI, agent timer
+ * off); the modules' broker passwords from the secrets file init wrote.
+ */
+async function startBenchSite(dir: string, config: (c: SiteConfig) => SiteConfig, log: (line: string) => void) {
   const { initDataDir } = await import('../core/site/init.ts');
   const { Site } = await import('../core/site/site.ts');
-  const { Catalog } = await import('../core/lsm/index.ts');
-  const data = join(p.dir, 'site');
-  await initDataDir({
-    data,
-    site: SITE,
-    scrypt: CHEAP_SCRYPT,
-    config: (c) => ({
-      ...c,
-      tables: c.tables.map((b) => (b.table === 'stock' ? { ...b, budgetMs: p.budgetMs, confirmedBy: 'bench: publish-to-visible figure' } : b)),
-      broker: { ...c.broker, port: 0 } as typeof c.broker,
-      http: { ...c.http, port: 0 },
-    }),
-  });
+  const data = join(dir, 'site');
+  await initDataDir({ data, site: SITE, scrypt: CHEAP_SCRYPT, config: (c) => ({ ...config(c), broker: { ...c.broker, port: 0 } as typeof c.broker, http: { ...c.http, port: 0 } }) });
   const secrets = (JSON.parse(fs.readFileSync(join(data, 'secrets', 'modules.json'), 'utf8')) as { modules: Record<string, { password: string }> }).modules;
   const passwords = Object.fromEntries(MODULES.map((m) => [m.module, secrets[m.module]!.password]));
+  const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, log });
+  return { data, site, port: Number(new URL(site.mqttUrl).port), passwords };
+}
+
+export async function visible(p: VisibleParams) {
+  const { Catalog } = await import('../core/lsm/index.ts');
   const logLines: string[] = [];
-  const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, log: (l) => logLines.push(l) });
-  const port = Number(new URL(site.mqttUrl).port);
+  const { data, site, port, passwords } = await startBenchSite(
+    p.dir,
+    (c) => ({ ...c, tables: c.tables.map((b) => (b.table === 'stock' ? { ...b, budgetMs: p.budgetMs, confirmedBy: 'bench: publish-to-visible figure' } : b)) }),
+    (l) => logLines.push(l),
+  );
   const stockBudget = site.status().tables.find((t) => t.table === 'stock')?.budgetMs;
 
   const table = new Catalog(join(data, 'warehouse')).getTable({ database: DATABASE, table: 'stock' });
@@ -313,19 +317,7 @@ export interface FloodParams {
  * event loop with every PUBACK). Peak RSS is this process's `maxRSS` (the site, run through tsx without its launch settings).
  */
 export async function flood(p: FloodParams) {
-  const { initDataDir } = await import('../core/site/init.ts');
-  const { Site } = await import('../core/site/site.ts');
-  const data = join(p.dir, 'site');
-  await initDataDir({
-    data,
-    site: SITE,
-    scrypt: CHEAP_SCRYPT,
-    config: (c) => ({ ...c, broker: { ...c.broker, port: 0 } as typeof c.broker, http: { ...c.http, port: 0 } }),
-  });
-  const secrets = (JSON.parse(fs.readFileSync(join(data, 'secrets', 'modules.json'), 'utf8')) as { modules: Record<string, { password: string }> }).modules;
-  const passwords = Object.fromEntries(MODULES.map((m) => [m.module, secrets[m.module]!.password]));
-  const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, log: () => undefined });
-  const port = Number(new URL(site.mqttUrl).port);
+  const { site, port, passwords } = await startBenchSite(p.dir, (c) => c, () => undefined);
   let pub: Record<string, number>;
   let deadLettersOpen: number;
   try {

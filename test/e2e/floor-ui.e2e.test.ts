@@ -36,6 +36,8 @@ if (!HAVE_CHROMIUM && !CI) {
 }
 
 let data: string;
+/** chromium's fresh --user-data-dir, removed with the site's data afterwards. */
+let profile: string | undefined;
 let child: ChildProcess | undefined;
 let out = '';
 let err = '';
@@ -117,7 +119,8 @@ suite('the floor UI end to end (chromium)', () => {
     await until(async () => (await jobs()).length >= 30 && (await api<unknown[]>('stock', {})).length > 0, 'the demo snapshot in the tables', 40_000);
     const agent = await run(['agent', 'run', '--data', data]);
     expect(agent.code, agent.stderr).toBe(0);
-    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'tilstand-chromium-')), {
+    profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
@@ -139,6 +142,7 @@ suite('the floor UI end to end (chromium)', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
     if (data) rmSync(data, { recursive: true, force: true });
+    if (profile) rmSync(profile, { recursive: true, force: true });
   }, 60_000);
 
   it('signs in and shows the proposals in the inbox', async () => {

@@ -1,4 +1,4 @@
-// mergeRunsInto (compaction's merge into columns) yields exactly what mergeRuns (merge-reader.ts)
+// RunsMerge (compaction's merge into columns) yields exactly what mergeRuns (merge-reader.ts)
 // yields — same keys, order, sequence numbers, kinds and rows — for random runs of several parts,
 // JS-array and packed columns, under deduplicate (with deletes) and partial-update with sequence
 // groups. Random: prints its seed; replay with COMPACT_MERGE_SEED=<seed>.
@@ -13,7 +13,7 @@ import { RowKind, type KeyValue } from '../key-value.ts';
 import { createMergeFunction, keyComparator, mergeOrder } from '../merge/merge-function.ts';
 import { mergeRuns } from '../merge-reader.ts';
 import { comparatorFor } from '../types.ts';
-import { mergeRunsInto, RunsMerge } from './compact-merge.ts';
+import { RunsMerge } from './compact-merge.ts';
 import { mulberry32 } from '../testing/model.ts';
 
 const dirs: string[] = [];
@@ -74,7 +74,7 @@ function randomRun(rnd: () => number, seq0: number, withDeletes: boolean): RunDa
 
 const copy = (kv: KeyValue) => ({ key: [...kv.key], seq: kv.seq, kind: kv.kind, value: [...kv.value] });
 
-describe('mergeRunsInto', () => {
+describe('RunsMerge', () => {
   const seed = Number(process.env.COMPACT_MERGE_SEED ?? Date.now() % 1_000_000);
   console.log(`compact-merge seed ${seed} (COMPACT_MERGE_SEED=${seed} to replay)`);
 
@@ -91,7 +91,7 @@ describe('mergeRunsInto', () => {
         const want = [...mergeRuns(runs, keyComparator(schema), createMergeFunction(schema), mergeOrder(schema), () => checks++)].map(copy);
         const got: ReturnType<typeof copy>[] = [];
         let checks2 = 0;
-        mergeRunsInto(runs, schema.keyTypes.map(comparatorFor), schema.fields.length, createMergeFunction(schema), mergeOrder(schema), () => checks2++, (kv) => got.push(copy(kv)));
+        new RunsMerge(runs, schema.keyTypes.map(comparatorFor), schema.fields.length, createMergeFunction(schema), mergeOrder(schema), () => checks2++, (kv) => got.push(copy(kv))).step(Infinity);
         expect(got, `seed ${seed} trial ${trial}`).toEqual(want);
         expect(checks2).toBe(checks);
         // In steps of a few keys (one run opened per step first): the same records and calls.

@@ -95,27 +95,13 @@ class Cursor extends PartCursor {
 
 /**
  * Merges `runs` (each a list of key-ordered parts, keys unique within a run: decoded, or RunParts
- * that decode each when the merge reaches it) and calls `sink` with
- * each merged record, keys ascending. `keyCmps` are the key columns' comparators (the ones
- * `keyComparator` of merge-function.ts chains). The record passed to `sink` may share arrays with
- * cursor state: copy what you keep before returning.
- */
-export function mergeRunsInto(
-  runs: readonly (readonly RunData[] | RunParts)[],
-  keyCmps: readonly Comparator[],
-  valueArity: number,
-  merge: MergeFunction,
-  order: (a: KeyValue, b: KeyValue) => number,
-  onKeyMerged: (() => void) | undefined,
-  sink: (kv: KeyValue) => void,
-): void {
-  new RunsMerge(runs, keyCmps, valueArity, merge, order, onKeyMerged, sink).step(Infinity);
-}
-
-/**
- * mergeRunsInto in steps: `step(n)` merges at most n keys and says whether the merge is done, so a
- * caller can spread one compaction over many turns of its event loop (TableWriter's deferred
- * compaction). The records, their order and the calls are mergeRunsInto's whatever the steps.
+ * that decode each when the merge reaches it) and calls `sink` with each merged record, keys
+ * ascending. `keyCmps` are the key columns' comparators (the ones `keyComparator` of
+ * merge-function.ts chains). The record passed to `sink` may share arrays with cursor state: copy
+ * what you keep before returning. In steps: `step(n)` merges at most n keys and says whether the
+ * merge is done (`step(Infinity)`: all of it), so a caller can spread one compaction over many
+ * turns of its event loop (TableWriter's deferred compaction); the records, their order and the
+ * calls are the same whatever the steps.
  */
 export class RunsMerge {
   /** The runs' cursors in run order (the first among equal keys wins), those with rows left. */

@@ -2,13 +2,19 @@
 //   inbox-child.ts <dir> <scenario>      one inbox scenario, killed (SIGKILL, by itself) at the one
 //                                        moment the test is about: after an operation's approval_inbox
 //                                        commit and before its decision_log commit;
-//   inbox-child.ts <dir> random <seed>   seeded random inbox operations (agent runs with
+//   inbox-child.ts <dir> random <seed> [inline|deferred]
+//                                        seeded random inbox operations (agent runs with
 //                                        withdrawals, approvals, rejections, deferrals, stale
-//                                        approvals, refusals, command progress) until the parent kills it;
-//                                        prints `ready` once open and `op <n>` after each operation.
+//                                        approvals, refusals, command progress) until the parent kills it,
+//                                        the tables compacting inline or, as on a site (core/site
+//                                        decisions.ts), in slices between operations; prints `ready`
+//                                        once open and `op <n> <slices> <compactions> <in flight>` after
+//                                        each operation: the deferred compactions' slices run and
+//                                        COMPACT snapshots committed so far, and 1 when a compaction
+//                                        is planned or half done (0 inline).
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { Catalog } from '../../../core/lsm/index.ts';
+import { Catalog, CompactionSlicer, TableWriter } from '../../../core/lsm/index.ts';
 import { DecisionLog } from '../../../core/inbox/decision-log.ts';
 import { Inbox } from '../../../core/inbox/inbox.ts';
 import { situationKey, type CommandState, type ProposalInput } from '../../../core/inbox/proposal.ts';
@@ -50,8 +56,29 @@ function dieAtNextLogCommit(): void {
 
 const NEXT_STATES: Record<string, CommandState[]> = { pending: ['sent', 'failed'], sent: ['acknowledged', 'applied', 'failed', 'timed_out'], acknowledged: ['applied', 'failed'], timed_out: ['applied', 'failed'] };
 
-async function random(dir: string, seed: number): Promise<void> {
+/** Counts the deferred compactions' slices and commits, and keeps the writers that had one planned. */
+function watchDeferredCompaction(): () => string {
+  const writers = new Set<TableWriter>();
+  let slices = 0;
+  let compactions = 0;
+  const after = CompactionSlicer.prototype.after;
+  CompactionSlicer.prototype.after = function (w, hooks) {
+    writers.add(w);
+    after.call(this, w, hooks);
+  };
+  const step = TableWriter.prototype.compactStep;
+  TableWriter.prototype.compactStep = function (budgetMs) {
+    slices++;
+    const r = step.call(this, budgetMs);
+    if (r.snapshotId !== undefined) compactions++;
+    return r;
+  };
+  return () => `${slices} ${compactions} ${[...writers].some((w) => w.compacting) ? 1 : 0}`;
+}
+
+async function random(dir: string, seed: number, compaction: 'inline' | 'deferred'): Promise<void> {
   const rnd = mulberry32(seed);
+  const compactionState = compaction === 'deferred' ? watchDeferredCompaction() : () => '0 0 0';
   const pick = <T>(xs: readonly T[]): T | undefined => (xs.length === 0 ? undefined : xs[Math.floor(rnd() * xs.length)]);
   const db = new Database(join(dir, 'site.db'));
   const users = new UserStore(db, { scrypt: { N: 1 << 10, r: 8, p: 1 }, failuresMax: 1_000_000 });
@@ -63,6 +90,7 @@ async function random(dir: string, seed: number): Promise<void> {
     users,
     recheck: () => (rnd() < 0.2 ? { holds: false, reason: 'the job changed', snapshots: { work_queue: 9 } } : { holds: true, snapshots: { work_queue: 9 } }),
     resuggestAfterDecisionMs: 0,
+    compaction,
     onWarning: (m) => process.stderr.write(`${m}\n`),
   });
   process.stdout.write('ready\n');
@@ -86,14 +114,17 @@ async function random(dir: string, seed: number): Promise<void> {
       const to = p?.command && pick(NEXT_STATES[p.command.state] ?? []);
       if (p && to) inbox.markCommand(p.id, to, rnd() < 0.5 ? null : `d${n}`, pick(['write-back', 'operations'])!);
     }
-    process.stdout.write(`op ${n}\n`);
+    process.stdout.write(`op ${n} ${compactionState()}\n`);
     await new Promise((res) => setImmediate(res));
   }
 }
 
 async function main(): Promise<void> {
-  const [dir, scenario, seed] = process.argv.slice(2) as [string, (typeof SCENARIOS)[number] | 'random', string | undefined];
-  if (scenario === 'random') return random(dir, Number(seed));
+  const [dir, scenario, seed, compaction = 'inline'] = process.argv.slice(2) as [string, (typeof SCENARIOS)[number] | 'random', string | undefined, string?];
+  if (scenario === 'random') {
+    if (compaction !== 'inline' && compaction !== 'deferred') throw new Error(`compaction: expected inline or deferred, got ${compaction}`);
+    return random(dir, Number(seed), compaction);
+  }
   let now = CHILD_T0;
   const { users } = childUsers(dir);
   await users.add({ name: 'lena', role: 'shift_lead', pin: '2580' });

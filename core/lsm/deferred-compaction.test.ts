@@ -281,6 +281,77 @@ describe('deferred compaction', () => {
     w.close();
   });
 
+  /** Rows the live files hold, tombstones included, and the levels of their runs. */
+  const held = (t: Table) => {
+    const files = t.buckets(t.latestSnapshot()!)[0]!.files;
+    return { rows: files.reduce((n, f) => n + f.rowCount, 0), levels: [...new Set(files.map((f) => f.level))].sort() };
+  };
+
+  /** A table of 2,000 keys at its top level, then the first `deleted` of them deleted in one more commit. */
+  function purged(w: ReturnType<Table['newWriter']>, deleted: number): void {
+    writeRange(w, 0, 2000, 0);
+    w.compact(true);
+    for (let i = 0; i < deleted; i++) w.writeRecord({ k: key(i), v: null, note: null }, RowKind.DELETE);
+    w.commit();
+  }
+
+  it('a full compaction asked for takes the deleted keys out of the files, in slices', () => {
+    const t = table();
+    const w = t.newWriter({ compaction: 'deferred' });
+    purged(w, 1500);
+    // Two runs are below the trigger: no compaction planned, and the tombstones stay beside the rows they delete.
+    expect(w.compacting).toBe(false);
+    expect(held(t).rows).toBe(3500);
+    expect(state(t).size).toBe(500);
+    expect(w.requestFullCompaction()).toBe(true);
+    expect(w.compacting).toBe(true);
+    let steps = 0;
+    let last;
+    do {
+      last = w.compactStep(0);
+      steps++;
+    } while (!last.done && steps < 10_000);
+    expect(steps).toBeGreaterThan(1);
+    expect(last.snapshotId).toBe(t.latestSnapshot()!.id);
+    expect(t.latestSnapshot()!.commitKind).toBe('COMPACT');
+    expect(held(t)).toEqual({ rows: 500, levels: [t.schema.options.numLevels - 1] });
+    expect(state(t).size).toBe(500);
+    // Asked for once: the next commit plans only what the picker finds.
+    writeRange(w, 5000, 5001, 0);
+    expect(w.compacting).toBe(false);
+    w.close();
+  });
+
+  it('asked for during a compaction, it is planned when that one is done', () => {
+    const t = table();
+    const w = t.newWriter({ compaction: 'deferred' });
+    purged(w, 100);
+    // Two small runs more (four in all, above the trigger of 3) of the same keys: the picker merges
+    // them and the tombstones into the level below the top, where tombstones stay.
+    writeRange(w, 3000, 3100, 0);
+    writeRange(w, 3000, 3100, 1);
+    expect(w.compacting).toBe(true);
+    expect(w.requestFullCompaction()).toBe(false);
+    const committed: { done: boolean; snapshotId?: number }[] = [];
+    for (let steps = 0; steps < 10_000; steps++) {
+      const r = w.compactStep(0);
+      if (r.snapshotId !== undefined) committed.push({ done: r.done, snapshotId: r.snapshotId });
+      if (r.done) break;
+    }
+    // The picker's round committed with more to come, then the full one.
+    expect(committed.map((c) => c.done)).toEqual([false, true]);
+    expect(held(t)).toEqual({ rows: 2000, levels: [t.schema.options.numLevels - 1] });
+    expect(state(t).size).toBe(2000);
+    w.close();
+  });
+
+  it('an inline writer is told to compact(true)', () => {
+    const t = table();
+    const w = t.newWriter();
+    expect(() => w.requestFullCompaction()).toThrow(/requestFullCompaction: the writer of .* compacts inline; call compact\(true\)/);
+    w.close();
+  });
+
   it('refuses a bad value and the tables it cannot defer for, naming the option', () => {
     const t = table();
     expect(() => t.newWriter({ compaction: 'later' as never })).toThrow(/writer option 'compaction': expected 'inline' or 'deferred', got "later"/);

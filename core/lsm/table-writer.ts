@@ -82,9 +82,12 @@ interface BucketState {
 
 /** What `compactStep` did. */
 export interface CompactStepResult {
-  /** No compaction is left to run (none was planned, or this step finished and committed it). */
+  /**
+   * No compaction is left to run (none was planned, or this step finished and committed it and
+   * no full compaction was asked for meanwhile: `requestFullCompaction`).
+   */
   done: boolean;
-  /** The COMPACT snapshot this step committed, if any. */
+  /** The COMPACT snapshot this step committed, if any (also with `done` false: a full compaction follows it). */
   snapshotId?: number;
   expire?: ExpireResult;
 }
@@ -170,6 +173,8 @@ export class TableWriter {
   private commitsSinceFull = 0;
   /** WriterOptions.compaction is 'deferred'. */
   private readonly deferred: boolean;
+  /** A full compaction was asked for (`requestFullCompaction`) and is not yet planned. */
+  private fullWanted = false;
   /** The deferred compaction planned by a commit and not yet committed (one task per bucket). */
   private round: { readonly tasks: { s: BucketState; c: BucketCompaction }[]; next: number; readonly results: CompactedBucket[]; readonly changelog: ManifestEntry[] } | undefined;
 
@@ -592,6 +597,7 @@ export class TableWriter {
     this.check();
     // A deferred compaction under way is finished first: its inputs are what this one would pick.
     const finished = this.round ? this.runRound(Infinity) : undefined;
+    if (full) this.fullWanted = false;
     if (this.buckets.size > 0 || full) this.commitPendingOnly();
     this.addCommittedBuckets();
     return this.compactBuckets(full) ?? finished;
@@ -606,7 +612,9 @@ export class TableWriter {
    * Runs the deferred compaction a commit planned for about `budgetMs` (an input file's decode and
    * an output file's write are not cut, so a step can take longer by one of those). When it is
    * done it commits it (one COMPACT snapshot) and expires snapshots. An error abandons it (the
-   * files it wrote are removed) and is thrown; the next commit plans again.
+   * files it wrote are removed) and is thrown; the next commit plans again. A full compaction
+   * asked for meanwhile (`requestFullCompaction`) is planned when this one is done, and the step
+   * says `done: false` with the snapshot it committed.
    */
   compactStep(budgetMs: number): CompactStepResult {
     this.check();
@@ -615,15 +623,39 @@ export class TableWriter {
     const id = this.runRound(performance.now() + budgetMs);
     if (this.round) return { done: false };
     const expire = id !== undefined ? expireSnapshots(this.table, this.uncommittedFiles()) : undefined;
-    return { done: true, ...(id !== undefined ? { snapshotId: id } : {}), ...(expire ? { expire } : {}) };
+    if (this.fullWanted) this.round = this.planRound();
+    return { done: this.round === undefined, ...(id !== undefined ? { snapshotId: id } : {}), ...(expire ? { expire } : {}) };
   }
 
-  /** The deferred compaction of every bucket the picker finds work in; undefined when there is none. */
+  /**
+   * Deferred writers: asks for a full compaction — every bucket merged into its highest level,
+   * where deleted keys leave the files (what a purge of many rows needs to give their space back;
+   * a universal pick may never reach the level they are in). Planned now when no compaction is
+   * under way, else when that one is done; run by `compactStep` like any other. Returns whether
+   * one is planned now (false: after the one under way, or nothing to merge). An inline writer
+   * compacts at once with `compact(true)` instead.
+   */
+  requestFullCompaction(): boolean {
+    this.check();
+    if (!this.deferred) throw invalidArgument(`requestFullCompaction: the writer of ${this.table.name} compacts inline; call compact(true)`);
+    this.fullWanted = true;
+    if (this.round) return false;
+    this.round = this.planRound();
+    return this.round !== undefined;
+  }
+
+  /**
+   * The deferred compaction of every bucket the picker finds work in (every committed bucket, into
+   * its highest level, when a full one is wanted); undefined when there is none.
+   */
   private planRound(): TableWriter['round'] {
+    const full = this.fullWanted;
+    this.fullWanted = false;
+    if (full) this.addCommittedBuckets();
     const tasks: { s: BucketState; c: BucketCompaction }[] = [];
     const changelog: ManifestEntry[] = [];
     for (const s of this.buckets.values()) {
-      const c = this.planBucket(s, false, changelog);
+      const c = this.planBucket(s, full, changelog);
       if (c) tasks.push({ s, c });
     }
     return tasks.length > 0 ? { tasks, next: 0, results: [], changelog } : undefined;

@@ -173,6 +173,46 @@ export function deadLetterHeads(table: Table, more: readonly ('topic' | 'reason'
   return out;
 }
 
+/** A closed letter as a purge reads it: what its tombstone carries (`tombstoneRecord`). */
+export interface ClosedLetterHead {
+  position: bigint;
+  status: 'replayed' | 'dismissed';
+  reason: string;
+  topic: string;
+  /** TIMESTAMP(3) columns in memory form (microseconds). */
+  receivedAt: number;
+  replayedAt: number | null;
+  dismissedAt: number | null;
+}
+
+/**
+ * The letters replayed or dismissed before `beforeMs` (their replayed_at or dismissed_at; a
+ * closed letter without that time is never among them), in position order, and how many letters
+ * the table holds. Reads the few columns it needs, never a payload.
+ */
+export function closedDeadLettersBefore(table: Table, beforeMs: number): { closed: ClosedLetterHead[]; letters: number } {
+  const closed: ClosedLetterHead[] = [];
+  const beforeUs = Math.trunc(beforeMs) * 1000;
+  let letters = 0;
+  for (const row of table.scanRows({}, { projection: ['position', 'status', 'reason', 'topic', 'received_at', 'replayed_at', 'dismissed_at'] })) {
+    letters++;
+    const status = row[1];
+    const at = status === 'replayed' ? row[5] : status === 'dismissed' ? row[6] : null;
+    if (typeof at !== 'number' || at >= beforeUs) continue;
+    closed.push({ position: row[0] as bigint, status: status as 'replayed' | 'dismissed', reason: row[2] as string, topic: row[3] as string, receivedAt: row[4] as number, replayedAt: row[5] as number | null, dismissedAt: row[6] as number | null });
+  }
+  return { closed, letters };
+}
+
+/**
+ * The record a purge deletes a closed letter with (a -D record): its key and what it was without
+ * its payload, detail and dismissal note — the values a -D record of a primary-key table carries
+ * are not read back, but its NOT NULL columns need one.
+ */
+export function tombstoneRecord(h: ClosedLetterHead): Record<string, unknown> {
+  return { position: h.position, status: h.status, reason: h.reason, topic: h.topic, payload: new Uint8Array(0), received_at: h.receivedAt, replayed_at: h.replayedAt, dismissed_at: h.dismissedAt };
+}
+
 /** The whole letters at `positions` (each one of the table's), in that order. */
 export function wholeDeadLetters(table: Table, positions: readonly bigint[]): DeadLetter[] {
   return allFound(table, positions, deadLettersAt(table, positions));

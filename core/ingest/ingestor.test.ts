@@ -359,6 +359,85 @@ describe('Ingestor dead letters', () => {
   });
 });
 
+describe('Ingestor closed dead letters purged', () => {
+  const HOUR = 3_600_000;
+  /** Rows the live files of dead_letters hold, deletions included. */
+  const held = (catalog: Catalog) => {
+    const t = catalog.getTable({ database: DB, table: 'dead_letters' });
+    return t.buckets(t.latestSnapshot()!)[0]!.files.reduce((n, f) => n + f.rowCount, 0);
+  };
+  /** Turns the event loop until dead_letters' files hold `rows` rows (its deferred compactions' slices ran), at most 1,000 times. */
+  const compactedTo = async (catalog: Catalog, rows: number) => {
+    for (let turn = 0; turn < 1000 && held(catalog) !== rows; turn++) await new Promise((res) => setImmediate(res));
+    expect(held(catalog)).toBe(rows);
+  };
+
+  it('deletes the letters replayed or dismissed before the cutoff, in slices, never an open one; a full compaction then takes them out of the files', async () => {
+    const catalog = new Catalog(join(dir, 'warehouse'));
+    const i = start({ catalog });
+    const t = topic('inventory', 'stock');
+    const oldOpen = await i.accept(t, Buffer.from('{not json, and nobody looked'));
+    const early = await i.accept(t, Buffer.from('{not json 1'));
+    const late = await i.accept(t, Buffer.from('{not json 2'));
+    const missing = await i.accept(t, event('inventory', 'stock', 1, { item: 'A-1', location: 'L1', qty: 5 }, { name: 'inventory.stock', version: 2 }));
+    i.commitAll();
+    now = T0 + HOUR;
+    expect(i.dismissDeadLetters([early], 'Lena', 'test messages')).toEqual({ dismissed: 1, notOpen: [] });
+    now = T0 + 2 * HOUR;
+    contracts.register({ ...INVENTORY_STOCK, version: 2 });
+    expect(await i.replayDeadLetters([missing])).toMatchObject({ replayed: 1, failed: 0 });
+    now = T0 + 3 * HOUR;
+    expect(i.dismissDeadLetters([late], 'Lena', 'test messages')).toEqual({ dismissed: 1, notOpen: [] });
+    const letters = catalog.getTable({ database: DB, table: 'dead_letters' });
+    const before = letters.latestSnapshot()!.id;
+
+    // Closed before 2.5 h: the early dismissal and the replay; the later dismissal and the open
+    // letter (older than all of them) stay.
+    await expect(i.purgeClosedDeadLetters(T0 + 2.5 * HOUR, { slice: 0 })).rejects.toThrow(/slice: expected an integer ≥ 1, got 0/);
+    const r = await i.purgeClosedDeadLetters(T0 + 2.5 * HOUR, { slice: 1 });
+    expect(r).toEqual({ purged: 2, fullCompaction: true });
+    expect(i.listDeadLetters().map((d) => d.position)).toEqual([oldOpen, late]);
+    expect(i.deadLetterCount()).toBe(1);
+    // One commit per slice, then the full compaction in slices after them.
+    expect(letters.snapshots.listIds().filter((id) => id > before && letters.snapshots.tryGet(id)!.commitKind === 'APPEND')).toHaveLength(2);
+    await compactedTo(catalog, 2);
+    expect(i.metrics()).toMatch(/tilstand_ingest_dead_letters_purged_total\{site="s1"\} 2/);
+    // Nothing more to purge at that cutoff; the replayed event's row stays in its table.
+    expect(await i.purgeClosedDeadLetters(T0 + 2.5 * HOUR)).toEqual({ purged: 0, fullCompaction: false });
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 5 });
+    stop(i);
+    const j = start();
+    expect(j.listDeadLetters().map((d) => [d.position, d.status])).toEqual([[oldOpen, 'open'], [late, 'dismissed']]);
+    expect(j.deadLetterCount()).toBe(1);
+  });
+
+  it('asks for a full compaction only once the deleted letters are a quarter of the table', async () => {
+    const catalog = new Catalog(join(dir, 'warehouse'));
+    const i = start({ catalog });
+    const t = topic('inventory', 'stock');
+    const positions: bigint[] = [];
+    for (let k = 0; k < 12; k++) positions.push(await i.accept(t, Buffer.from(`{not json ${k}`)));
+    i.commitAll();
+    for (const [k, p] of positions.entries()) {
+      now = T0 + k * HOUR;
+      i.dismissDeadLetters([p], 'Lena', 'junk');
+    }
+    // 2 of 12: below a quarter, the deletions stay in the files for now.
+    expect(await i.purgeClosedDeadLetters(T0 + 1.5 * HOUR)).toEqual({ purged: 2, fullCompaction: false });
+    // 1 more (3 since the last full compaction, of 12): a quarter.
+    const letters = catalog.getTable({ database: DB, table: 'dead_letters' });
+    // The dismissals' own compactions have run; what the files hold now keeps the two deletions.
+    await new Promise((res) => setTimeout(res, 50));
+    const rowsBefore = held(catalog);
+    expect(await i.purgeClosedDeadLetters(T0 + 2.5 * HOUR)).toEqual({ purged: 1, fullCompaction: true });
+    expect(rowsBefore).toBeGreaterThan(12);
+    await compactedTo(catalog, 9);
+    // And counting starts again: one more of nine is not a quarter.
+    expect(await i.purgeClosedDeadLetters(T0 + 3.5 * HOUR)).toEqual({ purged: 1, fullCompaction: false });
+    expect(i.listDeadLetters()).toHaveLength(8);
+  });
+});
+
 describe('Ingestor dead letters dismissed', () => {
   it('closes open letters under a name and a note: no longer open, never replayed, kept with their payload, across a restart', async () => {
     const i = start();

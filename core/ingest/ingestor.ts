@@ -25,12 +25,14 @@ import {
   DEAD_LETTERS_TABLE,
   DEAD_LETTERS_TABLE_NAME,
   allFound,
+  closedDeadLettersBefore,
   comparePositions,
   countOpenDeadLetters,
   deadLetterHeads,
   deadLetterRecord,
   deadLettersAt,
   openFirst,
+  tombstoneRecord,
   upgradeDeadLetters,
   withOpenAlike,
   type DeadLetter,
@@ -174,6 +176,13 @@ export const DEAD_LETTER_LIST_DEFAULT = 100;
  * the slice whose commit compacted dead_letters), 6.7 s in all, RSS to 575 MB.
  */
 export const DEAD_LETTER_SLICE = 10_000;
+/**
+ * A purge of closed dead letters asks dead_letters' writer for a full compaction once the letters
+ * deleted since the last one it asked for reach this share of the letters the table held: only
+ * a full compaction takes deleted letters out of the files (and gives their space back), and it
+ * rewrites the whole table (which sync then sends to HQ again), so not for every hourly few.
+ */
+export const PURGE_FULL_COMPACTION_SHARE = 0.25;
 const COMMIT_USER = 'tilstand-ingest';
 /**
  * The longest turn of the event loop a deferred compaction takes (dead_letters': see `commit`),
@@ -226,6 +235,15 @@ interface Counters {
   overflowDrops: number;
   replayed: number;
   dismissed: number;
+  purged: number;
+}
+
+/** What `purgeClosedDeadLetters` did (see there). */
+export interface PurgeResult {
+  /** Closed letters deleted. */
+  purged: number;
+  /** Whether dead_letters' writer was asked for a full compaction, to give their space back. */
+  fullCompaction: boolean;
 }
 
 /** What `replayDeadLetters` did (see there). */
@@ -276,7 +294,10 @@ export class Ingestor {
     overflowDrops: 0,
     replayed: 0,
     dismissed: 0,
+    purged: 0,
   };
+  /** Letters a purge deleted since dead_letters' writer was last asked for a full compaction (PURGE_FULL_COMPACTION_SHARE). */
+  private purgedSinceFull = 0;
 
   /** Creates missing tables, opens every writer, restores progress and replays the journal. */
   static open(o: IngestorOptions): Ingestor {
@@ -668,10 +689,16 @@ export class Ingestor {
     if (made !== undefined || t.freshness.pendingEvents > 0) t.freshness.committed(nowMs);
     this.refreshReader(t.name);
     if (t === this.deadLetters) this.uncommittedDeadLetters.clear();
-    // A deferred compaction (dead_letters') runs in slices with a turn of the event loop between:
-    // the events, PUBACKs and requests that came meanwhile go first. A flood of dead letters
-    // compacted inside the commit held the loop 0.7–1.0 s at a time (core/ingest DESIGN.md). A
-    // failed slice stops ingest as a failed commit does.
+    this.compactLater(t);
+  }
+
+  /**
+   * A deferred compaction (dead_letters') runs in slices with a turn of the event loop between:
+   * the events, PUBACKs and requests that came meanwhile go first. A flood of dead letters
+   * compacted inside the commit held the loop 0.7–1.0 s at a time (core/ingest DESIGN.md). A
+   * failed slice stops ingest as a failed commit does.
+   */
+  private compactLater(t: Target): void {
     this.slicer.after(t.writer, {
       committed: () => {
         t.snapshotId = t.table.latestSnapshot()?.id ?? null;
@@ -954,6 +981,62 @@ export class Ingestor {
   }
 
   /**
+   * Deletes the dead letters replayed or dismissed before `closedBeforeMs` (core/site's
+   * `deadLetters.closedRetentionMs`): a replayed letter's event is in its tables and a dismissed
+   * one was looked at and closed by a named person, yet each kept its payload for good — a module
+   * that sent the wrong contract version for a day leaves gigabytes. Open letters stay, however
+   * old. Letters written and not yet committed are left for the next purge. `slice`
+   * (DEAD_LETTER_SLICE) at a time, each one commit, with a turn of the event loop between. When
+   * the letters deleted since the last full compaction asked for reach PURGE_FULL_COMPACTION_SHARE
+   * of those the table held, dead_letters' writer is asked for one (run in slices as its others):
+   * only it takes deleted letters out of the files.
+   */
+  async purgeClosedDeadLetters(closedBeforeMs: number, o: { slice?: number } = {}): Promise<PurgeResult> {
+    this.checkOpen();
+    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    if (!Number.isFinite(closedBeforeMs)) throw new RangeError(`purgeClosedDeadLetters: closedBeforeMs: expected a time in ms, got ${closedBeforeMs}`);
+    const slice = o.slice ?? DEAD_LETTER_SLICE;
+    if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`purgeClosedDeadLetters: slice: expected an integer ≥ 1, got ${slice}`);
+    const t = this.deadLetters;
+    const { closed, letters } = closedDeadLettersBefore(t.table, closedBeforeMs);
+    let purged = 0;
+    for (let i = 0; i < closed.length; i += slice) {
+      if (i > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        // Closed, or stopped by a failure, meanwhile.
+        this.checkOpen();
+        const failed = this.failed as Error | null;
+        if (failed) throw new Error(`ingestor stopped: ${failed.message}`);
+      }
+      let n = 0;
+      try {
+        for (const h of closed.slice(i, i + slice)) {
+          // Written meanwhile (a recovery's rewrite): newer than what was read; the next purge decides.
+          if (this.uncommittedDeadLetters.has(h.position)) continue;
+          t.writer.writeRecord(tombstoneRecord(h), RowKind.DELETE);
+          n++;
+        }
+        if (n > 0) this.commit(t, this.clock());
+      } catch (e) {
+        if (!this.failed) this.fail(e, 'purging closed dead letters');
+        throw e;
+      }
+      purged += n;
+    }
+    this.c.purged += purged;
+    this.purgedSinceFull += purged;
+    let fullCompaction = false;
+    if (purged > 0 && this.purgedSinceFull >= PURGE_FULL_COMPACTION_SHARE * (letters - purged + this.purgedSinceFull)) {
+      t.writer.requestFullCompaction();
+      this.compactLater(t);
+      this.purgedSinceFull = 0;
+      fullCompaction = true;
+    }
+    if (purged > 0) this.writeCheckpoint();
+    return { purged, fullCompaction };
+  }
+
+  /**
    * The open dead letters at `ids` (all open ones without), and the asked-for positions that are
    * no open letter (replayed or dismissed already, or never one), in order: named back, so
    * "replayed 0" or "dismissed 0" is not mistaken for success.
@@ -1078,6 +1161,7 @@ export class Ingestor {
       )
       .family('tilstand_ingest_dead_letters_replayed_total', 'counter', 'Dead letters replayed successfully since open', [{ labels: { site }, value: this.c.replayed }])
       .family('tilstand_ingest_dead_letters_dismissed_total', 'counter', 'Dead letters dismissed by a user since open', [{ labels: { site }, value: this.c.dismissed }])
+      .family('tilstand_ingest_dead_letters_purged_total', 'counter', 'Closed dead letters deleted after their retention since open', [{ labels: { site }, value: this.c.purged }])
       .family('tilstand_ingest_resync_requests_total', 'counter', 'Resync requests published to modules', [{ labels: { site }, value: this.c.resyncs }])
       .family('tilstand_ingest_seq_skipped_total', 'counter', 'Sequence numbers given up after gap_give_up_ms', [{ labels: { site }, value: this.c.skippedSeqs }])
       .family('tilstand_ingest_reorder_held_events', 'gauge', 'Events waiting in the reorder buffer', [{ labels: { site }, value: this.heldPositions.size }])

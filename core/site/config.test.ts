@@ -46,6 +46,9 @@ describe('parseConfig', () => {
     expect(min.evidence).toEqual({ proposingRunsMs: 7 * 86_400_000, otherRunsMs: 86_400_000, decisionsMs: 365 * 86_400_000 });
     expect(parseConfig({ site: 'north', evidence: { decisionsMs: 5 * 365 * 86_400_000 } }).evidence.decisionsMs).toBe(5 * 365 * 86_400_000);
     // The floor UI signs out after 10 min without use, a site's config without `ui` included; 0 = never.
+    expect(min.deadLetters).toEqual({ closedRetentionMs: 30 * 86_400_000 });
+    expect(parseConfig({ site: 'north', deadLetters: { closedRetentionMs: 0 } }).deadLetters.closedRetentionMs).toBe(0);
+    expect(parseConfig({ site: 'north', deadLetters: { closedRetentionMs: 3_600_000 } }).deadLetters.closedRetentionMs).toBe(3_600_000);
     expect(min.ui).toEqual({ idleSignOutMs: 600_000 });
     expect(parseConfig({ site: 'north', ui: { idleSignOutMs: 0 } }).ui.idleSignOutMs).toBe(0);
     expect(parseConfig({ site: 'north', ui: { idleSignOutMs: 180_000 } }).ui.idleSignOutMs).toBe(180_000);
@@ -98,6 +101,10 @@ describe('parseConfig', () => {
       [{ site: 's', alarms: { silentMs: 1 } }, 'alarms.silentMs', /unknown key \(expected one of streamSilentMs\)/],
       [{ site: 's', evidence: { otherRunsMs: 60_000 } }, 'evidence.otherRunsMs', /integer from 3600000 to \d+, got 60000/],
       [{ site: 's', evidence: { runsMs: 1 } }, 'evidence.runsMs', /unknown key \(expected one of proposingRunsMs, otherRunsMs, decisionsMs\)/],
+      [{ site: 's', deadLetters: { closedRetentionMs: 60_000 } }, 'deadLetters.closedRetentionMs', /expected 0 \(keep closed letters for good\) or at least 3600000 ms \(1 h\), got 60000/],
+      [{ site: 's', deadLetters: { closedRetentionMs: -1 } }, 'deadLetters.closedRetentionMs', /integer from 0 to \d+, got -1/],
+      [{ site: 's', deadLetters: { closedRetentionMs: '30d' } }, 'deadLetters.closedRetentionMs', /integer from 0 to \d+, got "30d"/],
+      [{ site: 's', deadLetters: { keepMs: 1 } }, 'deadLetters.keepMs', /unknown key \(expected one of closedRetentionMs\)/],
       [{ site: 's', ui: { idleSignOutMs: 30_000 } }, 'ui.idleSignOutMs', /expected 0 \(never\) or at least 60000 ms, got 30000/],
       [{ site: 's', ui: { idleSignOutMs: 13 * 3_600_000 } }, 'ui.idleSignOutMs', /integer from 0 to 43200000, got 46800000/],
       [{ site: 's', ui: { idleMs: 1 } }, 'ui.idleMs', /unknown key \(expected one of idleSignOutMs\)/],

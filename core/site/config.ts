@@ -125,6 +125,13 @@ export interface SiteConfig {
    */
   readonly evidence: { readonly proposingRunsMs: number; readonly otherRunsMs: number; readonly decisionsMs: number };
   /**
+   * How long a dead letter stays once it is closed — replayed, or dismissed by a named person
+   * (`closedRetentionMs`; 0: for good). Open letters stay however old. The site deletes the older
+   * closed ones hourly (core/ingest `purgeClosedDeadLetters`): each kept its payload, and a module
+   * that sent a version the site lacked for a day leaves gigabytes of them.
+   */
+  readonly deadLetters: { readonly closedRetentionMs: number };
+  /**
    * The floor UI: `idleSignOutMs` signs the person at a screen out after that long without a
    * touch, click, key or pointer movement there (0: never), so the next person at a shared floor
    * PC does not decide under their name. The UI's timer does it, and the SiteService from the
@@ -197,6 +204,7 @@ export function defaultConfig(site: string): SiteConfig {
     memory: { tableCacheBytes: DEFAULT_TABLE_CACHE_BYTES, writeBufferBytes: DEFAULT_WRITE_BUFFER_BYTES },
     alarms: { streamSilentMs: {} },
     evidence: { proposingRunsMs: 7 * DAY_MS, otherRunsMs: DAY_MS, decisionsMs: 365 * DAY_MS },
+    deadLetters: { closedRetentionMs: 30 * DAY_MS },
     ui: { idleSignOutMs: DEFAULT_IDLE_SIGN_OUT_MS },
     agent: siteAgentOf(DEFAULT_AGENT_CONFIG),
   };
@@ -258,7 +266,7 @@ function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
 /** Validates a config object (as read from JSON), filling defaults for absent optional keys. */
 export function parseConfig(raw: unknown): SiteConfig {
   const o = obj(raw, '(top level)');
-  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms', 'evidence', 'ui', 'agent']);
+  known(o, '', ['format', 'site', 'tables', 'bindings', 'broker', 'http', 'hq', 'journal', 'diskBudget', 'memory', 'alarms', 'evidence', 'deadLetters', 'ui', 'agent']);
   const format = int(o, 'format', '', CONFIG_FORMAT, 1, 1);
   const site = o.site;
   const sp = siteIdProblem(site);
@@ -386,11 +394,16 @@ export function parseConfig(raw: unknown): SiteConfig {
     otherRunsMs: int(ev, 'otherRunsMs', 'evidence.', d.evidence.otherRunsMs, 3600_000, 100 * 365 * DAY_MS),
     decisionsMs: int(ev, 'decisionsMs', 'evidence.', d.evidence.decisionsMs, 3600_000, 100 * 365 * DAY_MS),
   };
+  const dl = obj(o.deadLetters ?? d.deadLetters, 'deadLetters');
+  known(dl, 'deadLetters', ['closedRetentionMs']);
+  const closedRetentionMs = int(dl, 'closedRetentionMs', 'deadLetters.', d.deadLetters.closedRetentionMs, 0, 100 * 365 * DAY_MS);
+  // At least an hour: a letter someone just dismissed or replayed stays to be looked at.
+  if (closedRetentionMs !== 0 && closedRetentionMs < 3600_000) throw new ConfigError('deadLetters.closedRetentionMs', `expected 0 (keep closed letters for good) or at least 3600000 ms (1 h), got ${closedRetentionMs}`);
   const u = obj(o.ui ?? d.ui, 'ui');
   known(u, 'ui', ['idleSignOutMs']);
   const idleSignOutMs = int(u, 'idleSignOutMs', 'ui.', d.ui.idleSignOutMs, 0, 12 * 3600_000);
   if (idleSignOutMs !== 0 && idleSignOutMs < 60_000) throw new ConfigError('ui.idleSignOutMs', `expected 0 (never) or at least 60000 ms, got ${idleSignOutMs}`);
-  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence, ui: { idleSignOutMs }, agent: parseSiteAgent(o.agent ?? d.agent) };
+  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence, deadLetters: { closedRetentionMs }, ui: { idleSignOutMs }, agent: parseSiteAgent(o.agent ?? d.agent) };
 }
 
 /** config.json's `agent` section, validated by core/agents' own `agentConfig` (errors keyed `agent.…`). */
@@ -504,8 +517,8 @@ function filesFrom(c: SiteConfig, data: string): SiteConfig {
 }
 
 /** The config.json sections a running site applies when it reloads the file (`Site.reloadConfig`). */
-export const LIVE_CONFIG_SECTIONS = ['agent', 'evidence', 'alarms', 'ui'] as const;
-/** The live sections as a list in words: 'agent, evidence, alarms and ui'. */
+export const LIVE_CONFIG_SECTIONS = ['agent', 'evidence', 'alarms', 'deadLetters', 'ui'] as const;
+/** The live sections as a list in words: 'agent, evidence, alarms, deadLetters and ui'. */
 export const LIVE_CONFIG_SECTIONS_TEXT = `${LIVE_CONFIG_SECTIONS.slice(0, -1).join(', ')} and ${LIVE_CONFIG_SECTIONS.at(-1)!}`;
 
 /**

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Ingestor } from '../ingest/ingestor.ts';
 import { INVENTORY_STOCK } from '../ingest/seed-contracts.ts';
 import { Inbox } from '../inbox/index.ts';
 import { runCli } from '../lsm/testing/cli.ts';
@@ -124,6 +125,24 @@ describe('Site', () => {
     }
   });
 
+  it("the journal's prune also purges closed dead letters, at most once an hour", async () => {
+    const purge = vi.spyOn(Ingestor.prototype, 'purgeClosedDeadLetters');
+    try {
+      const data = join(dir, 'purge');
+      await initDataDir({ data, site: 'purge' });
+      const site = await Site.start({ data, mqttPort: 0, httpPort: 0 });
+      sites.push(site);
+      await site.pruneNow();
+      expect(purge).toHaveBeenCalledTimes(1);
+      const [before] = purge.mock.calls[0]!;
+      expect(Math.abs(before - (Date.now() - 30 * 86_400_000))).toBeLessThan(60_000);
+      await site.pruneNow();
+      expect(purge).toHaveBeenCalledTimes(1);
+    } finally {
+      purge.mockRestore();
+    }
+  });
+
   it('turns an event of an unknown contract version into a dead letter and replays it once the contract is added', async () => {
     const data = join(dir, 'dl');
     await initDataDir({ data, site: 'dl', config: demoConfig });
@@ -165,6 +184,23 @@ describe('Site', () => {
     const st = await until('stock rows', () => controlRequest(sock, 'status') as Promise<SiteStatus>, (s) => s.tables.find((t) => t.table === 'stock')!.rows === 2);
     expect(st.deadLettersOpen).toBe(0);
     await expect(controlRequest(sock, 'no-such-op')).rejects.toMatchObject({ kind: 'UnknownOp' });
+
+    // The replayed letter stays for deadLetters.closedRetentionMs (30 days by default), then goes;
+    // with 0 (reloaded while the site runs) closed letters stay for good.
+    const DAY = 86_400_000;
+    expect(await site.purgeClosedDeadLetters()).toEqual({ purged: 0, fullCompaction: false });
+    const config = readConfig(data);
+    writeConfig(data, { ...config, deadLetters: { closedRetentionMs: 0 } });
+    expect(await controlRequest(sock, 'config.reload')).toMatchObject({ applied: ['deadLetters'] });
+    expect(await site.purgeClosedDeadLetters(Date.now() + 31 * DAY)).toBeUndefined();
+    expect(await controlRequest(sock, 'deadletters.list')).toHaveLength(1);
+    writeConfig(data, config);
+    await controlRequest(sock, 'config.reload');
+    expect(await site.purgeClosedDeadLetters(Date.now() + 31 * DAY)).toEqual({ purged: 1, fullCompaction: true });
+    expect(await controlRequest(sock, 'deadletters.list')).toEqual([]);
+    expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(
+      /dead letters: deleted 1 closed \(replayed or dismissed\) before \S+ \(deadLetters\.closedRetentionMs\); dead_letters compacts fully in the background/,
+    );
   });
 
   it('dismisses dead letters no replay can mend, from the command line as a named shift lead with a note: through the running site and on the directory', async () => {

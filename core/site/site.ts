@@ -46,7 +46,7 @@ import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
 import { type ConfigChange, type Json } from '../inbox/index.ts';
 import { FloorChanges } from './floor-changes.ts';
-import { DEAD_LETTER_LIST_DEFAULT, type Ingestor } from '../ingest/ingestor.ts';
+import { DEAD_LETTER_LIST_DEFAULT, type Ingestor, type PurgeResult } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
@@ -90,6 +90,8 @@ export interface SiteStartOptions {
 
 /** The renderer `npm run build` writes. */
 const DEFAULT_SYNC_INTERVAL_MS = 60_000;
+/** How often closed dead letters past their retention are deleted (config `deadLetters`). */
+const DEAD_LETTER_PURGE_EVERY_MS = 3_600_000;
 /** After a restore, how often a stream with no event yet is asked again to resend (`resyncAfterRestore`). */
 const RESTORE_RESYNC_REPEAT_MS = 30_000;
 /** How often a site whose sync lock another process holds tries to take it. */
@@ -200,6 +202,9 @@ export class Site {
   private pruneTimer: NodeJS.Timeout | undefined;
   private restoreTimer: NodeJS.Timeout | undefined;
   private pruning = false;
+  private purgingDeadLetters = false;
+  /** When the last dead-letter purge started (DEAD_LETTER_PURGE_EVERY_MS); 0: none yet, so the first prune after the start purges. */
+  private lastDeadLetterPurgeMs = 0;
   private stopping: Promise<void> | undefined;
   private readonly rowCounter = new RowCounter();
   private resolveStopped!: () => void;
@@ -565,6 +570,38 @@ export class Site {
     } finally {
       this.pruning = false;
     }
+    // With the journal's prune timer, at most once an hour: reading every letter's head is not
+    // free on a table a flood filled.
+    if (Date.now() - this.lastDeadLetterPurgeMs >= DEAD_LETTER_PURGE_EVERY_MS) await this.purgeClosedDeadLetters();
+  }
+
+  /**
+   * Deletes the dead letters closed (replayed or dismissed) longer ago than config
+   * `deadLetters.closedRetentionMs` at `nowMs` (0: keeps them; core/ingest
+   * `purgeClosedDeadLetters`); logs what it deleted. Runs hourly with the journal's prune, and
+   * from tests. Undefined when it did not run (kept for good, already running, stopping).
+   */
+  async purgeClosedDeadLetters(nowMs = Date.now()): Promise<PurgeResult | undefined> {
+    const keepMs = this.config.deadLetters.closedRetentionMs;
+    if (keepMs === 0 || this.purgingDeadLetters || this.stopping) return undefined;
+    this.purgingDeadLetters = true;
+    this.lastDeadLetterPurgeMs = Date.now();
+    try {
+      const before = nowMs - keepMs;
+      const r = await this.ingest.ingestor.purgeClosedDeadLetters(before);
+      if (r.purged > 0) {
+        this.log(
+          `dead letters: deleted ${r.purged} closed (replayed or dismissed) before ${new Date(before).toISOString()} (deadLetters.closedRetentionMs)` +
+            (r.fullCompaction ? '; dead_letters compacts fully in the background to give their space back' : ''),
+        );
+      }
+      return r;
+    } catch (e) {
+      this.log(`dead letters purge: ${(e as Error).message}`);
+      return undefined;
+    } finally {
+      this.purgingDeadLetters = false;
+    }
   }
 
   /** One agent run now (the control op `agent.run`, `tilstand agent run`). */
@@ -838,7 +875,7 @@ export class Site {
     if (applied.includes('agent') || applied.includes('evidence')) this.decisionParts?.agent.reconfigure(options.agent);
     if (applied.includes('evidence')) this.decisionParts?.inbox.setDecisionEvidenceRetention(options.decisionEvidenceRetentionMs);
     if (applied.includes('agent')) this.recordAgentConfig(next);
-    this.current = { ...now, agent: next.agent, evidence: next.evidence, alarms: next.alarms, ui: next.ui };
+    this.current = { ...now, agent: next.agent, evidence: next.evidence, alarms: next.alarms, deadLetters: next.deadLetters, ui: next.ui };
     this.log(
       `config reloaded: ${applied.length > 0 ? `applied ${applied.join(', ')}` : 'no change to apply'}` +
         (restartNeeded.length > 0 ? `; ${restartNeeded.join(', ')} changed and take effect at the next start` : ''),

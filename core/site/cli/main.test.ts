@@ -126,7 +126,7 @@ describe('tilstand', () => {
     expect(status.err).toContain('tilstand init');
   }, 60_000);
 
-  it('config reload (and SIGHUP) applies the agent, evidence, alarms and ui sections to a running site and names what takes a restart', async () => {
+  it('config reload (and SIGHUP) applies the agent, evidence, alarms, deadLetters and ui sections to a running site and names what takes a restart', async () => {
     const data = join(dir, 'r');
     const edit = await newSite(data);
     const stdout = new PassThrough();
@@ -145,7 +145,7 @@ describe('tilstand', () => {
     expect(await until(() => out, /site north running from/), out).toBe(true);
     expect(log).toContain('tilstand: SIGHUP: no site is running yet (or any more); config.json not reloaded');
     try {
-      expect((await run(['config', 'reload', '--data', data])).out).toBe('nothing to apply: agent, evidence, alarms and ui are as the site runs them\n');
+      expect((await run(['config', 'reload', '--data', data])).out).toBe('nothing to apply: agent, evidence, alarms, deadLetters and ui are as the site runs them\n');
       edit((c) => {
         c.agent.reorderByItem = { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } };
         c.http.port = 9999;

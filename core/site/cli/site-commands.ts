@@ -118,7 +118,7 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
  * names (TLS certificates and keys, the external broker's password file) readable, so a changed
  * config can be checked before a reload or a restart. A problem names the key
  * (ConfigError, exit 2). `tilstand config reload`: the running site reads it again
- * (Site.reloadConfig: the agent, evidence, alarms and ui sections apply at once; the rest at the next start).
+ * (Site.reloadConfig: the agent, evidence, alarms, deadLetters and ui sections apply at once; the rest at the next start).
  */
 export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   const [sub, rest] = subcommand(argv);

@@ -422,8 +422,20 @@ describe('Ingestor closed dead letters purged', () => {
       now = T0 + k * HOUR;
       i.dismissDeadLetters([p], 'Lena', 'junk');
     }
-    // 2 of 12: below a quarter, the deletions stay in the files for now.
-    expect(await i.purgeClosedDeadLetters(T0 + 1.5 * HOUR)).toEqual({ purged: 2, fullCompaction: false });
+    // 2 of 12: below a quarter, the deletions stay in the files for now. The letters' heads are
+    // read with turns of the event loop between (every 2 here): other work goes on meanwhile.
+    await expect(i.purgeClosedDeadLetters(T0, { scanTurnEvery: 0 })).rejects.toThrow(/scanTurnEvery: expected an integer ≥ 1, got 0/);
+    let turns = 0;
+    let purging = true;
+    const spin = () => {
+      if (!purging) return;
+      turns++;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    expect(await i.purgeClosedDeadLetters(T0 + 1.5 * HOUR, { scanTurnEvery: 2 })).toEqual({ purged: 2, fullCompaction: false });
+    purging = false;
+    expect(turns).toBeGreaterThanOrEqual(12 / 2);
     // 1 more (3 since the last full compaction, of 12): a quarter.
     const letters = catalog.getTable({ database: DB, table: 'dead_letters' });
     // The dismissals' own compactions have run; what the files hold now keeps the two deletions.

@@ -25,6 +25,7 @@ import {
   DEAD_LETTERS_TABLE,
   DEAD_LETTERS_TABLE_NAME,
   allFound,
+  CLOSED_SCAN_TURN_EVERY,
   closedDeadLettersBefore,
   comparePositions,
   countOpenDeadLetters,
@@ -985,29 +986,30 @@ export class Ingestor {
    * `deadLetters.closedRetentionMs`): a replayed letter's event is in its tables and a dismissed
    * one was looked at and closed by a named person, yet each kept its payload for good — a module
    * that sent the wrong contract version for a day leaves gigabytes. Open letters stay, however
-   * old. Letters written and not yet committed are left for the next purge. `slice`
-   * (DEAD_LETTER_SLICE) at a time, each one commit, with a turn of the event loop between. When
+   * old. Letters written and not yet committed are left for the next purge. The letters' heads
+   * are read with a turn of the event loop every `scanTurnEvery` (CLOSED_SCAN_TURN_EVERY); the
+   * deletions go `slice` (DEAD_LETTER_SLICE) at a time, each one commit, with a turn between. When
    * the letters deleted since the last full compaction asked for reach PURGE_FULL_COMPACTION_SHARE
    * of those the table held, dead_letters' writer is asked for one (run in slices as its others):
    * only it takes deleted letters out of the files.
    */
-  async purgeClosedDeadLetters(closedBeforeMs: number, o: { slice?: number } = {}): Promise<PurgeResult> {
+  async purgeClosedDeadLetters(closedBeforeMs: number, o: { slice?: number; scanTurnEvery?: number } = {}): Promise<PurgeResult> {
     this.checkOpen();
     if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
     if (!Number.isFinite(closedBeforeMs)) throw new RangeError(`purgeClosedDeadLetters: closedBeforeMs: expected a time in ms, got ${closedBeforeMs}`);
     const slice = o.slice ?? DEAD_LETTER_SLICE;
     if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`purgeClosedDeadLetters: slice: expected an integer ≥ 1, got ${slice}`);
+    const turnEvery = o.scanTurnEvery ?? CLOSED_SCAN_TURN_EVERY;
+    if (!Number.isSafeInteger(turnEvery) || turnEvery < 1) throw new RangeError(`purgeClosedDeadLetters: scanTurnEvery: expected an integer ≥ 1, got ${turnEvery}`);
     const t = this.deadLetters;
-    const { closed, letters } = closedDeadLettersBefore(t.table, closedBeforeMs);
+    const { closed, letters } = await closedDeadLettersBefore(t.table, closedBeforeMs, turnEvery);
     let purged = 0;
     for (let i = 0; i < closed.length; i += slice) {
-      if (i > 0) {
-        await new Promise((resolve) => setImmediate(resolve));
-        // Closed, or stopped by a failure, meanwhile.
-        this.checkOpen();
-        const failed = this.failed as Error | null;
-        if (failed) throw new Error(`ingestor stopped: ${failed.message}`);
-      }
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      // The scan and the slices before gave the event loop turns: closed, or stopped by a failure, meanwhile?
+      this.checkOpen();
+      const failed = this.failed as Error | null;
+      if (failed) throw new Error(`ingestor stopped: ${failed.message}`);
       let n = 0;
       try {
         for (const h of closed.slice(i, i + slice)) {

@@ -185,33 +185,46 @@ export interface ClosedLetterHead {
   dismissedAt: number | null;
 }
 
-/** Letters `closedDeadLettersBefore` reads between two turns of the event loop (≈ 30 ms here). */
+/** Letters `forClosedDeadLetters` reads between two turns of the event loop (≈ 30 ms here). */
 export const CLOSED_SCAN_TURN_EVERY = 20_000;
 
 /**
- * The letters replayed or dismissed before `beforeMs` (their replayed_at or dismissed_at; a
- * closed letter without that time is never among them), in position order, and how many letters
- * the table holds. Reads the few columns it needs, never a payload, from the latest snapshot (its
- * reader pins it), with a turn of the event loop every `turnEvery` letters: a table a flood filled
- * holds millions.
+ * Hands the letters replayed or dismissed before `beforeMs` (their replayed_at or dismissed_at; a
+ * closed letter without that time is never among them) to `each`, in position order, `batch` at a
+ * time; returns how many letters the table holds. Reads the few columns it needs, never a payload,
+ * from the latest snapshot (its reader pins it while `each` commits), with a turn of the event loop
+ * after each batch and every `turnEvery` letters read: a table a flood filled holds millions, and
+ * only a batch of them is held at once.
  */
-export async function closedDeadLettersBefore(table: Table, beforeMs: number, turnEvery = CLOSED_SCAN_TURN_EVERY): Promise<{ closed: ClosedLetterHead[]; letters: number }> {
-  const closed: ClosedLetterHead[] = [];
+export async function forClosedDeadLetters(
+  table: Table,
+  beforeMs: number,
+  o: { batch: number; turnEvery: number },
+  each: (heads: ClosedLetterHead[]) => void,
+): Promise<number> {
   const beforeUs = Math.trunc(beforeMs) * 1000;
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  let heads: ClosedLetterHead[] = [];
   let letters = 0;
   const reader = table.reader();
   try {
     for (const row of reader.scan({ projection: ['position', 'status', 'reason', 'topic', 'received_at', 'replayed_at', 'dismissed_at'] })) {
-      if (++letters % turnEvery === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (++letters % o.turnEvery === 0) await turn();
       const status = row[1];
       const at = status === 'replayed' ? row[5] : status === 'dismissed' ? row[6] : null;
       if (typeof at !== 'number' || at >= beforeUs) continue;
-      closed.push({ position: row[0] as bigint, status: status as 'replayed' | 'dismissed', reason: row[2] as string, topic: row[3] as string, receivedAt: row[4] as number, replayedAt: row[5] as number | null, dismissedAt: row[6] as number | null });
+      heads.push({ position: row[0] as bigint, status: status as 'replayed' | 'dismissed', reason: row[2] as string, topic: row[3] as string, receivedAt: row[4] as number, replayedAt: row[5] as number | null, dismissedAt: row[6] as number | null });
+      if (heads.length === o.batch) {
+        each(heads);
+        heads = [];
+        await turn();
+      }
     }
+    if (heads.length > 0) each(heads);
   } finally {
     reader.close();
   }
-  return { closed, letters };
+  return letters;
 }
 
 /**

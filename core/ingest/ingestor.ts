@@ -26,7 +26,7 @@ import {
   DEAD_LETTERS_TABLE_NAME,
   allFound,
   CLOSED_SCAN_TURN_EVERY,
-  closedDeadLettersBefore,
+  forClosedDeadLetters,
   comparePositions,
   countOpenDeadLetters,
   deadLetterHeads,
@@ -1002,17 +1002,15 @@ export class Ingestor {
     const turnEvery = o.scanTurnEvery ?? CLOSED_SCAN_TURN_EVERY;
     if (!Number.isSafeInteger(turnEvery) || turnEvery < 1) throw new RangeError(`purgeClosedDeadLetters: scanTurnEvery: expected an integer ≥ 1, got ${turnEvery}`);
     const t = this.deadLetters;
-    const { closed, letters } = await closedDeadLettersBefore(t.table, closedBeforeMs, turnEvery);
     let purged = 0;
-    for (let i = 0; i < closed.length; i += slice) {
-      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-      // The scan and the slices before gave the event loop turns: closed, or stopped by a failure, meanwhile?
+    const letters = await forClosedDeadLetters(t.table, closedBeforeMs, { batch: slice, turnEvery }, (heads) => {
+      // The event loop turned since the purge began: closed, or stopped by a failure, meanwhile?
       this.checkOpen();
       const failed = this.failed as Error | null;
       if (failed) throw new Error(`ingestor stopped: ${failed.message}`);
       let n = 0;
       try {
-        for (const h of closed.slice(i, i + slice)) {
+        for (const h of heads) {
           // Written meanwhile (a recovery's rewrite): newer than what was read; the next purge decides.
           if (this.uncommittedDeadLetters.has(h.position)) continue;
           t.writer.writeRecord(tombstoneRecord(h), RowKind.DELETE);
@@ -1024,8 +1022,8 @@ export class Ingestor {
         throw e;
       }
       purged += n;
-    }
-    this.c.purged += purged;
+      this.c.purged += n;
+    });
     this.purgedSinceFull += purged;
     let fullCompaction = false;
     if (purged > 0 && this.purgedSinceFull >= PURGE_FULL_COMPACTION_SHARE * (letters - purged + this.purgedSinceFull)) {

@@ -597,7 +597,8 @@ export class Site {
       }
       return r;
     } catch (e) {
-      this.log(`dead letters purge: ${(e as Error).message}`);
+      // Stopping closes the ingestor under a purge between two of its slices: not a failure.
+      if (!this.stopping) this.log(`dead letters purge: ${(e as Error).message}`);
       return undefined;
     } finally {
       this.purgingDeadLetters = false;

@@ -191,8 +191,8 @@ export const CLOSED_SCAN_TURN_EVERY = 20_000;
 /**
  * Hands the letters replayed or dismissed before `beforeMs` (their replayed_at or dismissed_at; a
  * closed letter without that time is never among them) to `each`, in position order, `batch` at a
- * time; returns how many letters the table holds. Reads the few columns it needs, never a payload,
- * from the latest snapshot (its reader pins it while `each` commits), with a turn of the event loop
+ * time (awaited); returns how many letters the table holds. Reads the few columns it needs, never a
+ * payload, from the latest snapshot (its reader pins it while `each` commits), with a turn of the event loop
  * after each batch and every `turnEvery` letters read: a table a flood filled holds millions, and
  * only a batch of them is held at once.
  */
@@ -200,7 +200,7 @@ export async function forClosedDeadLetters(
   table: Table,
   beforeMs: number,
   o: { batch: number; turnEvery: number },
-  each: (heads: ClosedLetterHead[]) => void,
+  each: (heads: ClosedLetterHead[]) => void | Promise<void>,
 ): Promise<number> {
   const beforeUs = Math.trunc(beforeMs) * 1000;
   const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -215,12 +215,12 @@ export async function forClosedDeadLetters(
       if (typeof at !== 'number' || at >= beforeUs) continue;
       heads.push({ position: row[0] as bigint, status: status as 'replayed' | 'dismissed', reason: row[2] as string, topic: row[3] as string, receivedAt: row[4] as number, replayedAt: row[5] as number | null, dismissedAt: row[6] as number | null });
       if (heads.length === o.batch) {
-        each(heads);
+        await each(heads);
         heads = [];
         await turn();
       }
     }
-    if (heads.length > 0) each(heads);
+    if (heads.length > 0) await each(heads);
   } finally {
     reader.close();
   }

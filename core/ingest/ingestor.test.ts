@@ -411,6 +411,43 @@ describe('Ingestor closed dead letters purged', () => {
     expect(j.deadLetterCount()).toBe(1);
   });
 
+  it("lets dead_letters' compaction finish before each slice: no purge commit finds one under way", async () => {
+    const catalog = new Catalog(join(dir, 'warehouse'));
+    const i = start({ catalog });
+    const t = topic('inventory', 'stock');
+    const positions: bigint[] = [];
+    for (let k = 0; k < 30; k++) positions.push(await i.accept(t, Buffer.from(`{not json ${k}`)));
+    i.commitAll();
+    i.dismissDeadLetters(positions, 'Lena', 'junk');
+    now = T0 + HOUR;
+    const letters = catalog.getTable({ database: DB, table: 'dead_letters' });
+    const before = letters.latestSnapshot()!.id;
+    // Whether dead_letters' writer had a compaction under way at each commit of the purge; each
+    // compaction takes three slices (two do nothing), as a table of large letters' does.
+    const underWay: boolean[] = [];
+    const commit = TableWriter.prototype.commit;
+    const step = TableWriter.prototype.compactStep;
+    let steps = 0;
+    TableWriter.prototype.commit = function (this: TableWriter, properties?: Record<string, string>) {
+      underWay.push(this.compacting);
+      return commit.call(this, properties);
+    };
+    TableWriter.prototype.compactStep = function (this: TableWriter, budgetMs: number) {
+      return ++steps % 3 === 0 ? step.call(this, budgetMs) : { done: false };
+    };
+    try {
+      expect(await i.purgeClosedDeadLetters(T0 + HOUR, { slice: 1 })).toMatchObject({ purged: 30 });
+    } finally {
+      TableWriter.prototype.commit = commit;
+      TableWriter.prototype.compactStep = step;
+    }
+    expect(underWay).toHaveLength(30);
+    expect(underWay.filter(Boolean)).toEqual([]);
+    // Compactions did run between the slices (five runs plan one here).
+    const kinds = letters.snapshots.listIds().filter((id) => id > before).map((id) => letters.snapshots.tryGet(id)!.commitKind);
+    expect(kinds.filter((k) => k === 'COMPACT').length).toBeGreaterThan(3);
+  });
+
   it('asks for a full compaction only once the deleted letters are a quarter of the table', async () => {
     const catalog = new Catalog(join(dir, 'warehouse'));
     const i = start({ catalog });

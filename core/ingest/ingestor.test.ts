@@ -88,6 +88,14 @@ const job = (seq: number, job_id: string, extra: Record<string, unknown> = {}) =
 const resource = (seq: number, resource_id: string, state: string) =>
   event('operations', 'resources', seq, { resource_id, kind: 'machine', capability: 'forklift', state, since: '2026-11-30T08:00:00.000Z' }, { name: 'operations.resources', version: 1 });
 
+/** `n` letters of garbage from inventory's stock stream, committed; their positions. */
+async function garbageLetters(i: Ingestor, n: number): Promise<bigint[]> {
+  const positions: bigint[] = [];
+  for (let k = 0; k < n; k++) positions.push(await i.accept(topic('inventory', 'stock'), Buffer.from(`{not json ${k}`)));
+  i.commitAll();
+  return positions;
+}
+
 /** The committed row of a table, in JSON form, or undefined. */
 function row(table: string, pk: Record<string, unknown>): Record<string, unknown> | undefined {
   const t = new Catalog(join(dir, 'warehouse')).getTable({ database: DB, table });
@@ -414,11 +422,7 @@ describe('Ingestor closed dead letters purged', () => {
   it("lets dead_letters' compaction finish before each slice: no purge commit finds one under way", async () => {
     const catalog = new Catalog(join(dir, 'warehouse'));
     const i = start({ catalog });
-    const t = topic('inventory', 'stock');
-    const positions: bigint[] = [];
-    for (let k = 0; k < 30; k++) positions.push(await i.accept(t, Buffer.from(`{not json ${k}`)));
-    i.commitAll();
-    i.dismissDeadLetters(positions, 'Lena', 'junk');
+    i.dismissDeadLetters(await garbageLetters(i, 30), 'Lena', 'junk');
     now = T0 + HOUR;
     const letters = catalog.getTable({ database: DB, table: 'dead_letters' });
     const before = letters.latestSnapshot()!.id;
@@ -451,10 +455,7 @@ describe('Ingestor closed dead letters purged', () => {
   it('asks for a full compaction only once the deleted letters are a quarter of the table', async () => {
     const catalog = new Catalog(join(dir, 'warehouse'));
     const i = start({ catalog });
-    const t = topic('inventory', 'stock');
-    const positions: bigint[] = [];
-    for (let k = 0; k < 12; k++) positions.push(await i.accept(t, Buffer.from(`{not json ${k}`)));
-    i.commitAll();
+    const positions = await garbageLetters(i, 12);
     for (const [k, p] of positions.entries()) {
       now = T0 + k * HOUR;
       i.dismissDeadLetters([p], 'Lena', 'junk');
@@ -552,9 +553,7 @@ describe('Ingestor dead letters by the thousand', () => {
   it('lists whole letters only of those it returns; open ones first when asked, uncommitted ones too', async () => {
     const i = start();
     const t = topic('inventory', 'stock');
-    const ps: bigint[] = [];
-    for (let k = 0; k < 30; k++) ps.push(await i.accept(t, Buffer.from(`{not json ${k}`)));
-    i.commitAll();
+    const ps = await garbageLetters(i, 30);
     expect(i.dismissDeadLetters(ps.slice(0, 20), 'Lena', 'a vendor test')).toEqual({ dismissed: 20, notOpen: [] });
     const late = await i.accept(t, Buffer.from('{still not json')); // not committed yet
     const scans = vi.spyOn(Table.prototype, 'scanRows');

@@ -12,6 +12,7 @@ import { CompactionSlicer } from './compaction/slicer.ts';
 import { RowKind } from './key-value.ts';
 import type { SchemaSpec } from './schema.ts';
 import type { Table } from './table.ts';
+import type { CompactStepResult } from './table-writer.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -57,6 +58,17 @@ function liveFiles(t: Table): string[] {
   return t.buckets(t.latestSnapshot()!)[0]!.files.map((f) => f.fileName).sort();
 }
 
+/** Runs `w`'s deferred compaction in steps of no time at all until it is done (at most 10,000): how many it took and the last. */
+function stepToEnd(w: ReturnType<Table['newWriter']>): { steps: number; last: CompactStepResult } {
+  let steps = 0;
+  let last: CompactStepResult;
+  do {
+    last = w.compactStep(0);
+    steps++;
+  } while (!last.done && steps < 10_000);
+  return { steps, last };
+}
+
 describe('deferred compaction', () => {
   it('a commit only plans it; compactStep runs it in slices and commits one COMPACT snapshot', () => {
     const t = table();
@@ -68,12 +80,7 @@ describe('deferred compaction', () => {
     expect(w.compacting).toBe(true);
     expect(t.latestSnapshot()!.commitKind).toBe('APPEND');
     expect(t.runsOf(t.buckets(t.latestSnapshot()!)[0]!.files)).toHaveLength(3);
-    let steps = 0;
-    let last;
-    do {
-      last = w.compactStep(0);
-      steps++;
-    } while (!last.done && steps < 10_000);
+    const { steps, last } = stepToEnd(w);
     // 3 runs of 2,000 keys: opening the runs, 256 keys per look at the clock, a file per ~16 kB.
     expect(steps).toBeGreaterThan(10);
     expect(last.snapshotId).toBe(t.latestSnapshot()!.id);
@@ -305,12 +312,7 @@ describe('deferred compaction', () => {
     expect(state(t).size).toBe(500);
     expect(w.requestFullCompaction()).toBe(true);
     expect(w.compacting).toBe(true);
-    let steps = 0;
-    let last;
-    do {
-      last = w.compactStep(0);
-      steps++;
-    } while (!last.done && steps < 10_000);
+    const { steps, last } = stepToEnd(w);
     expect(steps).toBeGreaterThan(1);
     expect(last.snapshotId).toBe(t.latestSnapshot()!.id);
     expect(t.latestSnapshot()!.commitKind).toBe('COMPACT');

@@ -163,6 +163,8 @@ export interface SiteStatus {
   tables: TableFreshness[];
   streams: StreamView[];
   deadLetters: number;
+  /** Config `deadLetters.closedRetentionMs`: a replayed or dismissed letter is deleted this long after it was closed; 0 = kept. */
+  deadLetterClosedRetentionMs: number;
   alarms: Alarm[];
   sync: SyncStatus;
   /** Proposals waiting for a decision: all of them (the inbox lists at most a few hundred). */

@@ -435,6 +435,9 @@ describe('SiteService', () => {
     const st = await api.call('status', {}, s);
     expect(st.siteId).toBe('demo');
     expect(st.sync.configured).toBe(false);
+    // How long a closed dead letter stays (the Dead letters screen says so): config deadLetters.
+    expect(st.deadLetterClosedRetentionMs).toBe(site.config.deadLetters.closedRetentionMs);
+    expect(st.deadLetterClosedRetentionMs).toBe(30 * 86_400_000);
   });
 
   it("shows the approval inbox's age against its budget while the agent keeps it current, and a breach as an alarm", async () => {

@@ -485,7 +485,8 @@ export class SiteService implements SiteBackend {
     for (const k of [...this.alarmSince.keys()]) if (!keys.has(k)) this.alarmSince.delete(k);
     const b = this.site.brokerInfo();
     const proposals = this.site.decisions?.inbox.activeCounts() ?? { open: 0, deferred: 0, oldestOpenMs: null };
-    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs } };
+    const deadLetterClosedRetentionMs = this.site.config.deadLetters.closedRetentionMs;
+    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs } };
   }
 
   private streams(now: number): StreamView[] {

@@ -18,9 +18,11 @@ const LETTERS: DeadLetterView[] = [
   { id: '13', reason: 'no_contract', detail: "contract 'inventory.stock' v2 is not registered", topic: 'tilstand/demo/events/inventory/stock', payload: '{}', receivedMs: AT, status: 'replayed', dismissed: null },
 ];
 
-function render(role: Role, lang: 'en' | 'nb' | 'de' = 'en', openAtSite: number | null = null): string {
-  const store = createAppStore({ deadLetters: async () => LETTERS } as unknown as SiteApi);
-  store.setState({ deadLetters: LETTERS, lang, user: { name: 'Someone', roles: [role] }, ...(openAtSite !== null ? { status: { deadLetters: openAtSite } as never } : {}) });
+function render(role: Role, lang: 'en' | 'nb' | 'de' = 'en', openAtSite: number | null = null, o: { letters?: DeadLetterView[]; keepClosedMs?: number } = {}): string {
+  const letters = o.letters ?? LETTERS;
+  const store = createAppStore({ deadLetters: async () => letters } as unknown as SiteApi);
+  const status = { ...(openAtSite !== null ? { deadLetters: openAtSite } : {}), ...(o.keepClosedMs !== undefined ? { deadLetterClosedRetentionMs: o.keepClosedMs } : {}) };
+  store.setState({ deadLetters: letters, lang, user: { name: 'Someone', roles: [role] }, ...(Object.keys(status).length > 0 ? { status: status as never } : {}) });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(DeadLetters)));
 }
@@ -37,6 +39,16 @@ describe('Dead letters screen', () => {
     expect(render('viewer', 'de', 1250)).toContain('Die ältesten 1 offenen Ereignisse werden gezeigt, von 1.250');
     expect(render('viewer', 'en', 1)).not.toContain('rows-cut');
     expect(render('viewer')).not.toContain('rows-cut');
+  });
+
+  it('says how long a replayed or dismissed letter stays, when the site deletes them and some are listed', () => {
+    const month = 30 * 86_400_000;
+    expect(render('viewer', 'en', null, { keepClosedMs: month })).toContain('<p class="muted retention">A replayed or dismissed letter is deleted 30 days after it was closed.</p>');
+    expect(render('viewer', 'nb', null, { keepClosedMs: month })).toContain('slettes 30 d etter at den ble lukket.');
+    expect(render('viewer', 'de', null, { keepClosedMs: month })).toContain('wird 30 Tg. nach dem Schließen gelöscht.');
+    // Kept for good (0), or only open letters listed: nothing to say.
+    expect(render('viewer', 'en', null, { keepClosedMs: 0 })).not.toContain('retention');
+    expect(render('viewer', 'en', null, { keepClosedMs: month, letters: LETTERS.filter((l) => l.status === 'open') })).not.toContain('retention');
   });
 
   it('offers Dismiss on open letters to a shift lead and an admin, not to an operator', () => {

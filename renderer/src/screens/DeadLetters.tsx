@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatNumber, formatTime } from '../i18n/messages.ts';
+import { formatDuration, formatNumber, formatTime } from '../i18n/messages.ts';
 import { selectIsDecider } from '../store/store.ts';
 
 export function DeadLetters() {
@@ -23,6 +23,8 @@ export function DeadLetters() {
   // sending one wrong value): one note closes them all, listed or not (the site finds them).
   const [alike, setAlike] = useState(false);
   const openCount = useApp((s) => s.status?.deadLetters ?? null);
+  // How long the site keeps a closed letter (config deadLetters.closedRetentionMs; 0: for good).
+  const keepClosedMs = useApp((s) => s.status?.deadLetterClosedRetentionMs ?? 0);
   useEffect(() => void load(), [load]);
   const othersLike = (id: string): string[] => {
     const r = rows.find((x) => x.id === id);
@@ -46,6 +48,7 @@ export function DeadLetters() {
       )}
       {result && <p role="status" className="replay-result">{t('dead.replayed', { n: result.replayed, f: result.failed })}</p>}
       {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t('dead.moreOpen', { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
+      {keepClosedMs > 0 && rows.some((r) => r.status !== 'open') && <p className="muted retention">{t('dead.retention', { span: formatDuration(lang, keepClosedMs) })}</p>}
       {rows.length === 0 ? (
         <p>{t('dead.empty')}</p>
       ) : (

@@ -3,7 +3,7 @@
 // the control socket answers status, and a dead letter is replayed after its contract arrives.
 
 import mqtt from 'mqtt';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -407,6 +407,11 @@ describe('Site', () => {
     expect(synced.some((p) => p.startsWith(join(folder, '.operations.state.json.')))).toBe(true);
     expect(synced).toContain(folder);
     expect(JSON.parse(readFileSync(join(folder, 'operations.state.json'), 'utf8')).state.jobs).toHaveLength(30);
+    // Nothing is saved after stop(): the save its first snapshot queued did not write the folder
+    // anew once the folder was gone (each run of this test left it behind in the temp directory).
+    rmSync(folder, { recursive: true });
+    await new Promise((r) => setImmediate(r));
+    expect(existsSync(folder)).toBe(false);
   });
 
   it('the demo operations module keeps work in its queue: done jobs are replaced, an hour of steps on', async () => {

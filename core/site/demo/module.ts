@@ -58,6 +58,8 @@ export abstract class DemoModule {
   private readonly statePath: string | undefined;
   private readonly warn: (message: string) => void;
   private saveQueued = false;
+  /** `stop()` was called: it saved the state; nothing is saved after it. */
+  private stopped = false;
 
   constructor(module: string, o: DemoModuleOptions) {
     if (!Number.isSafeInteger(o.stepMs) || o.stepMs < 10) throw new RangeError(`stepMs: expected an integer ≥ 10, got ${o.stepMs}`);
@@ -100,6 +102,7 @@ export abstract class DemoModule {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.stopped = true;
     this.saveOrWarn();
     await this.client.close();
   }
@@ -160,11 +163,12 @@ export abstract class DemoModule {
 
   protected emit(stream: string, op: Op, before: RowImage | null, after: RowImage | null, contract: ContractRef): void {
     // One save per burst of changes (a step, a command, the snapshot), after the burst.
-    if (!this.saveQueued && this.statePath !== undefined) {
+    if (!this.saveQueued && !this.stopped && this.statePath !== undefined) {
       this.saveQueued = true;
       setImmediate(() => {
         this.saveQueued = false;
-        this.saveOrWarn();
+        // A save queued before stop(), which saved: none after it (its folder may be gone by then).
+        if (!this.stopped) this.saveOrWarn();
       });
     }
     this.stats.published++;

@@ -1,10 +1,10 @@
 // The Electron shell with the `electron` module replaced by a fake that records what the shell
 // asks of it: the security checklist is checked as data, and IPC through the real handler.
 
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { InputAge, SessionContext, SiteBackend, SiteEvent } from '../core/site/api.ts';
 import { SiteApiError } from '../core/site/api.ts';
 import { CALL_CHANNEL, EVENT_CHANNEL } from './ipc.ts';
@@ -106,8 +106,15 @@ function fakeBackend() {
   return { backend, calls, disabled, emit: (ev: SiteEvent) => listeners.forEach((l) => l(ev)) };
 }
 
+/** The renderer folders `setup` made, removed at the end. */
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 function setup(opts: { locked?: boolean; kiosk?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'renderer-'));
+  dirs.push(dir);
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>t</title>');
   const { e, rec } = fakeElectron(opts);
   const b = fakeBackend();

@@ -1,15 +1,20 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { SiteApiError, type SessionContext, type SiteBackend, type SiteEvent } from './api.ts';
 import { SESSION_COOKIE, UiServer } from './ui-server.ts';
 
 let server: Server | undefined;
 let ui: UiServer | undefined;
+/** The renderer folders `start` made, removed at the end. */
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 afterEach(async () => {
   ui?.close();
   await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
@@ -18,6 +23,7 @@ afterEach(async () => {
 
 async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set<string> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ui-'));
+  dirs.push(dir);
   mkdirSync(join(dir, 'assets'));
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>x</title>');
   writeFileSync(join(dir, 'assets', 'app.js'), 'console.log(1)');

@@ -185,6 +185,9 @@ export interface ClosedLetterHead {
   dismissedAt: number | null;
 }
 
+/** One turn of the event loop: what came meanwhile (an event, a PUBACK, a request) goes first. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Letters `forClosedDeadLetters` reads between two turns of the event loop (≈ 30 ms here). */
 export const CLOSED_SCAN_TURN_EVERY = 20_000;
 
@@ -203,13 +206,12 @@ export async function forClosedDeadLetters(
   each: (heads: ClosedLetterHead[]) => void | Promise<void>,
 ): Promise<number> {
   const beforeUs = Math.trunc(beforeMs) * 1000;
-  const turn = () => new Promise((resolve) => setImmediate(resolve));
   let heads: ClosedLetterHead[] = [];
   let letters = 0;
   const reader = table.reader();
   try {
     for (const row of reader.scan({ projection: ['position', 'status', 'reason', 'topic', 'received_at', 'replayed_at', 'dismissed_at'] })) {
-      if (++letters % o.turnEvery === 0) await turn();
+      if (++letters % o.turnEvery === 0) await nextTurn();
       const status = row[1];
       const at = status === 'replayed' ? row[5] : status === 'dismissed' ? row[6] : null;
       if (typeof at !== 'number' || at >= beforeUs) continue;
@@ -217,7 +219,7 @@ export async function forClosedDeadLetters(
       if (heads.length === o.batch) {
         await each(heads);
         heads = [];
-        await turn();
+        await nextTurn();
       }
     }
     if (heads.length > 0) await each(heads);

@@ -32,6 +32,7 @@ import {
   deadLetterRecord,
   deadLettersAt,
   forClosedDeadLetters,
+  nextTurn,
   openFirst,
   tombstoneRecord,
   upgradeDeadLetters,
@@ -773,8 +774,7 @@ export class Ingestor {
 
   /** Commits every table with pending events now (approval compare-and-set, shutdown). */
   commitAll(): void {
-    this.checkOpen();
-    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    this.checkRunning();
     const now = this.clock();
     let committed = false;
     for (const t of this.targets.values()) {
@@ -856,8 +856,7 @@ export class Ingestor {
    * because they were alike.
    */
   async replayDeadLetters(ids?: readonly bigint[], o: { alike?: boolean; slice?: number } = {}): Promise<ReplayResult> {
-    this.checkOpen();
-    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    this.checkRunning();
     const slice = o.slice ?? DEAD_LETTER_SLICE;
     if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`replayDeadLetters: slice: expected an integer ≥ 1, got ${slice}`);
     if (o.alike && !ids) throw new RangeError('replayDeadLetters: alike needs the letters to be like (positions)');
@@ -886,7 +885,7 @@ export class Ingestor {
       failed += r.failed;
       if (r.last === null) return { replayed, failed, notOpen: [], alike: 0 };
       after = r.last;
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
   }
 
@@ -904,7 +903,7 @@ export class Ingestor {
     // The named letters first, then (alike) the others like them.
     const all = o.alike ? this.openAlike(named) : named;
     for (let i = 0; i < all.length; i += slice) {
-      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (i > 0) await nextTurn();
       const part = all.slice(i, i + slice);
       yield { part, named: new Set(part.slice(0, Math.max(0, named.length - i)).map(String)) };
     }
@@ -918,8 +917,7 @@ export class Ingestor {
    * the UI) for seconds and their payloads in memory at once.
    */
   replayDeadLetterSlice(after: bigint | null, max: number): { replayed: number; failed: number; last: bigint | null } {
-    this.checkOpen();
-    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    this.checkRunning();
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`replayDeadLetterSlice: max: expected an integer ≥ 1, got ${max}`);
     const heads = this.letterHeads([], after).filter((h) => h.status === 'open');
     const letters = this.wholeLetters(heads.slice(0, max).map((h) => h.position));
@@ -962,8 +960,7 @@ export class Ingestor {
    * payload, reason and position. Asked-for positions that are no open letter are named back.
    */
   dismissDeadLetters(ids: readonly bigint[], by: string, note: string): { dismissed: number; notOpen: string[] } {
-    this.checkOpen();
-    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    this.checkRunning();
     if (ids.length === 0) throw new RangeError('dismissDeadLetters: name the dead letters to dismiss (positions)');
     if (by.trim() === '') throw new RangeError('dismissDeadLetters: who dismisses them (a user name) is required');
     if (note.trim() === '') throw new RangeError('dismissDeadLetters: why (a note) is required');
@@ -996,8 +993,7 @@ export class Ingestor {
    * only it takes deleted letters out of the files.
    */
   async purgeClosedDeadLetters(closedBeforeMs: number, o: { slice?: number; scanTurnEvery?: number } = {}): Promise<PurgeResult> {
-    this.checkOpen();
-    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
+    this.checkRunning();
     if (!Number.isFinite(closedBeforeMs)) throw new RangeError(`purgeClosedDeadLetters: closedBeforeMs: expected a time in ms, got ${closedBeforeMs}`);
     const slice = o.slice ?? DEAD_LETTER_SLICE;
     if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`purgeClosedDeadLetters: slice: expected an integer ≥ 1, got ${slice}`);
@@ -1005,16 +1001,13 @@ export class Ingestor {
     if (!Number.isSafeInteger(turnEvery) || turnEvery < 1) throw new RangeError(`purgeClosedDeadLetters: scanTurnEvery: expected an integer ≥ 1, got ${turnEvery}`);
     const t = this.deadLetters;
     let purged = 0;
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
     const letters = await forClosedDeadLetters(t.table, closedBeforeMs, { batch: slice, turnEvery }, async (heads) => {
       // A purge is background work: the compaction the last slice's commit planned runs (in its
       // slices) before the next, or commits in a row would reach the stop trigger, where a commit
       // compacts at once (0.47 s turns in a purge of 200,000 letters before this wait).
-      for (let k = 0; k < PURGE_COMPACTION_WAIT_TURNS && t.writer.compacting && !this.closed; k++) await turn();
+      for (let k = 0; k < PURGE_COMPACTION_WAIT_TURNS && t.writer.compacting && !this.closed; k++) await nextTurn();
       // The event loop turned since the purge began: closed, or stopped by a failure, meanwhile?
-      this.checkOpen();
-      const failed = this.failed as Error | null;
-      if (failed) throw new Error(`ingestor stopped: ${failed.message}`);
+      this.checkRunning();
       let n = 0;
       try {
         for (const h of heads) {
@@ -1236,6 +1229,12 @@ export class Ingestor {
 
   private checkOpen(): void {
     if (this.closed) throw new Error('ingestor is closed');
+  }
+
+  /** Open, and not stopped by a failure. */
+  private checkRunning(): void {
+    this.checkOpen();
+    if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
   }
 
   private releaseAll(): void {

@@ -473,6 +473,43 @@ describe('deletion vectors: the older row in the merge', () => {
     w.close();
   });
 
+  it('a full compaction of one top-level run rewrites its marked files, each alone, and drops their vectors', () => {
+    // Removals leave nothing above the top level: the bucket is one run, its rows marked deleted.
+    const rows = Array.from({ length: 2000 }, (_, i) => [i, `value-${(i * 2654435761) % 4294967296}`, i]);
+    const d = mkdtempSync(join(tmpdir(), 'lsm-dvo-'));
+    dirs.push(d);
+    const c = new Catalog(d);
+    c.createDatabase('db');
+    const options = { bucket: '1', 'write-only': 'true', 'deletion-vectors.enabled': 'true', 'merge-engine': 'aggregation', 'aggregation.remove-record-on-delete': 'true', 'fields.s.aggregate-function': 'sum', 'target-file-size': '8 kb' };
+    const t = c.createTable({ database: 'db', table: 't' }, { fields: [{ name: 'k', type: 'INT' }, { name: 'v', type: 'STRING' }, { name: 's', type: 'INT' }], primaryKeys: ['k'], options });
+    const w = t.newWriter();
+    for (const r of rows) w.write([...r]);
+    w.commit();
+    w.compact(true);
+    const before = t.manifests.liveFiles(t.latestSnapshot()!).map((e) => e.file);
+    expect(before.length).toBeGreaterThan(2);
+    expect(new Set(before.map((f) => f.level))).toEqual(new Set([t.schema.options.numLevels - 1]));
+    w.write([3, null, null], RowKind.DELETE);
+    w.write([1999, null, null], RowKind.DELETE);
+    w.commit();
+    expect(level1(t)).toEqual([]);
+    expect(vectors(t).length).toBe(2);
+    w.compact(true);
+    expect(vectors(t)).toEqual([]);
+    const after = t.manifests.liveFiles(t.latestSnapshot()!).map((e) => e.file);
+    // The first and the last file were rewritten; those between keep their names.
+    expect(after.map((f) => f.fileName).filter((n) => before.some((b) => b.fileName === n))).toEqual(before.slice(1, -1).map((f) => f.fileName));
+    // Still one sorted run: no two files' keys overlap.
+    const ranges = after.map((f) => t.keyRange(f)).sort((a, b) => t.compareKeys(a.min, b.min));
+    for (let i = 1; i < ranges.length; i++) expect(t.compareKeys(ranges[i - 1]!.max, ranges[i]!.min)).toBeLessThan(0);
+    expect(byKey(t.scanRows())).toEqual(rows.filter((r) => r[0] !== 3 && r[0] !== 1999));
+    expect(t.manifests.liveFiles(t.latestSnapshot()!).every((e) => e.file.level === t.schema.options.numLevels - 1)).toBe(true);
+    const id = t.latestSnapshot()!.id;
+    w.compact(true); // nothing marked: nothing to do
+    expect(t.latestSnapshot()!.id).toBe(id);
+    w.close();
+  });
+
   it('first-row: a stored key keeps its row and nothing is marked; a new key is written', () => {
     const { t, w } = topLevelTable([{ name: 'v', type: 'STRING' }], { 'merge-engine': 'first-row' }, [[1, 'old']]);
     w.write([1, 'new']);

@@ -771,14 +771,22 @@ export class TableWriter {
     const o = this.table.schema.options;
     const runs = this.table.runsOf(s.files);
     let unit: CompactUnit | undefined = full ? fullCompaction(o.numLevels, runs) : pickUniversal(o, runs);
-    if (!unit && full && this.dv && this.changelog.atFullCompaction && runs.length === 1) {
-      // A DV bucket that is one top-level run with deleted positions is not fully compacted:
-      // its state differs from the top level the next full-compaction changelog starts from.
+    let alone: DataFileMeta[] | undefined;
+    if (!unit && full && this.dv && runs.length === 1) {
+      // A DV bucket that is one top-level run is not fully compacted while positions in it are
+      // marked deleted (removals, say, that wrote nothing above it): its files with a vector are
+      // rewritten, each alone so that the run stays sorted, and the vectors go with them
+      // (Paimon's full compaction does the same). With the full-compaction changelog the whole
+      // run is merged: that changelog is the diff of the bucket's top level, old against new.
       const dv = this.dv;
-      if (runs[0]!.files.some((f) => (dv.deleted(s.partition, s.bucket, f.fileName)?.size ?? 0) > 0)) unit = { outputLevel: o.numLevels - 1, runs: [...runs] };
+      const marked = runs[0]!.files.filter((f) => (dv.deleted(s.partition, s.bucket, f.fileName)?.size ?? 0) > 0);
+      if (marked.length > 0) {
+        unit = { outputLevel: o.numLevels - 1, runs: [...runs] };
+        if (!this.changelog.atFullCompaction) alone = marked;
+      }
     }
     if (!unit || (this.dv && unit.outputLevel === 0)) return undefined; // DV tables keep level 0 empty
-    return this.bucketCompaction(s, unit, runs, changelog);
+    return this.bucketCompaction(s, unit, runs, changelog, alone);
   }
 
   /**
@@ -815,9 +823,10 @@ export class TableWriter {
    * the unit) of a `full-compaction` table also writes the bucket's changelog — old top level vs
    * merged output (changelog.ts) — and adds its entry to `changelog`. A merge that finds it must
    * include the bottom level (partial-update's reset) starts over as a full compaction of `runs`.
+   * With `alone` (files of a top-level run), only those files are rewritten, each by itself.
    * On an error, and on `abandon`, the files it wrote are removed.
    */
-  private bucketCompaction(s: BucketState, first: CompactUnit, runs: readonly LevelSortedRun[], changelog: ManifestEntry[]): BucketCompaction {
+  private bucketCompaction(s: BucketState, first: CompactUnit, runs: readonly LevelSortedRun[], changelog: ManifestEntry[], alone?: readonly DataFileMeta[]): BucketCompaction {
     const table = this.table;
     const o = table.schema.options;
     const topLevel = o.numLevels - 1;
@@ -832,6 +841,10 @@ export class TableWriter {
       removed.length = 0;
       added.length = 0;
       next = 0;
+      if (alone) {
+        steps = alone.map((f) => ({ kind: 'rewrite', files: [f] }));
+        return;
+      }
       if (!this.upgradesAllowed()) {
         steps = [{ kind: 'rewrite', files: unit.runs.flatMap((r) => r.files) }];
         return;

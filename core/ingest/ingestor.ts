@@ -667,22 +667,35 @@ export class Ingestor {
     return f;
   }
 
-  private hwms(): Map<string, number> {
-    const out = new Map<string, number>();
+  /**
+   * Table t's progress for its next commit: the frontier and every stream's `issued`, but never
+   * less than t's recovered snapshot holds. After a restart the sequencer starts at the lowest H
+   * among a stream's tables, and the replay may hold again a run of seqs a gap skip had released
+   * before the crash (the skip comes only after the gap's age again), so `issued` and the frontier
+   * can sit below what t already holds; written as they are, a lower H or F would let a later
+   * recovery apply that run to t a second time (or reopen a dismissed letter). The maxima are
+   * exact: t holds (≤ F_t) ∪ (seqs ≤ H_t) from before and (≤ frontier) ∪ (issued seqs) from this
+   * run, whose replay skipped what t held.
+   */
+  private progressOf(t: Target): { position: bigint; hwm: Map<string, number> } {
+    const f = this.frontier();
+    const hwm = new Map<string, number>();
     for (const k of this.streams) {
       const { module, stream } = splitStreamKey(k);
-      out.set(k, this.sequencer.state(module, stream).issued);
+      const issued = this.sequencer.state(module, stream).issued;
+      const held = t.recovered.hwm.get(k) ?? 0;
+      hwm.set(k, issued > held ? issued : held);
     }
-    return out;
+    return { position: f > t.recovered.position ? f : t.recovered.position, hwm };
   }
 
   /** Commits table t with the current progress (same snapshot as its rows). */
   private commit(t: Target, nowMs: number): void {
     if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
-    const position = this.frontier();
+    const { position, hwm } = this.progressOf(t);
     let made: number | undefined;
     try {
-      made = t.writer.commit(progressProperties(position, this.hwms())).snapshotId;
+      made = t.writer.commit(progressProperties(position, hwm)).snapshotId;
     } catch (e) {
       this.fail(e, `committing table ${t.name}`);
       throw e;
@@ -1010,9 +1023,15 @@ export class Ingestor {
       this.checkRunning();
       let n = 0;
       try {
+        // A letter after the frontier (an earlier event still waits in the reorder buffer) is
+        // not covered by dead_letters' committed position: a recovery would replay its event,
+        // and an unsequenced one, found by key no more, would come back open. It waits for a
+        // later purge, when the frontier has passed it.
+        const through = this.progressOf(t).position;
         for (const h of heads) {
           // Written meanwhile (a recovery's rewrite): newer than what was read; the next purge decides.
           if (this.uncommittedDeadLetters.has(h.position)) continue;
+          if (h.position > through) continue;
           t.writer.writeRecord(tombstoneRecord(h), RowKind.DELETE);
           n++;
         }

@@ -287,6 +287,30 @@ describe('checkEnvelopeContract', () => {
     expect(good.ok && good.envelope.after).toMatchObject({ priority: 0, assigned_resource: null });
   });
 
+  it('reads an event of an older version as the latest: fields added since with a default get it, and a version registered later counts', () => {
+    const reg = new ContractRegistry(dir);
+    const v1 = { name: 'stock.level', version: 1, compatibility: 'BACKWARD' as const, fields: [{ name: 'sku', type: 'STRING NOT NULL' }, { name: 'qty', type: 'INT' , default: null }] };
+    reg.register(v1);
+    const event = (version: number, after: Record<string, unknown>): Envelope => env({ after, before: { ...after }, contract: { name: 'stock.level', version } });
+    // Only v1 registered: nothing added.
+    const only = checkEnvelopeContract(reg, event(1, { sku: 'A', qty: 1 }));
+    expect(only.ok && only.envelope.after).toEqual({ sku: 'A', qty: 1 });
+    reg.register({ ...v1, version: 2, fields: [...v1.fields, { name: 'note', type: 'STRING', default: null }] });
+    const r2 = checkEnvelopeContract(reg, event(1, { sku: 'A', qty: 1 }));
+    expect(r2.ok && r2.envelope.contract.version).toBe(1); // the writer's version stays recorded
+    expect(r2.ok && [r2.envelope.before, r2.envelope.after]).toEqual([
+      { sku: 'A', qty: 1, note: null },
+      { sku: 'A', qty: 1, note: null },
+    ]);
+    // v3 (FORWARD-only, so no default needed) adds a field without a default: not filled, the binding decides.
+    reg.register({ ...v1, version: 3, compatibility: 'FORWARD', fields: [...v1.fields, { name: 'note', type: 'STRING', default: null }, { name: 'bin', type: 'STRING NOT NULL' }, { name: 'zone', type: 'STRING', default: 'Z1' }] });
+    const r3 = checkEnvelopeContract(reg, event(1, { sku: 'A', qty: 1 }));
+    expect(r3.ok && r3.envelope.after).toEqual({ sku: 'A', qty: 1, note: null, zone: 'Z1' });
+    // An event of the latest version is validated as before (its own defaults).
+    const latest = checkEnvelopeContract(reg, event(3, { sku: 'A', qty: 1, bin: 'B' }));
+    expect(latest.ok && latest.envelope.after).toEqual({ sku: 'A', qty: 1, note: null, bin: 'B', zone: 'Z1' });
+  });
+
   it('a contract violation names up to eight errors and counts the rest', () => {
     const reg = new ContractRegistry(dir);
     const fields = Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, type: 'INT NOT NULL' }));

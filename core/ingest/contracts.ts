@@ -411,10 +411,11 @@ export type ContractCheck = { readonly ok: true; readonly envelope: Envelope; re
 /** Field errors a contract violation's detail names; the rest are counted. */
 const DETAIL_ERRORS = 8;
 
-export function checkEnvelopeContract(registry: Pick<ContractRegistry, 'get'>, envelope: Envelope): ContractCheck {
+export function checkEnvelopeContract(registry: Pick<ContractRegistry, 'get' | 'latest'>, envelope: Envelope): ContractCheck {
   const { name, version } = envelope.contract;
   const contract = registry.get(name, version);
   if (!contract) return refuse('no_contract', `contract '${name}' v${version} is not registered`, 'contract');
+  const added = addedSince(contract, registry.latest(name));
   let before = envelope.before;
   let after = envelope.after;
   const errors: FieldError[] = [];
@@ -436,7 +437,40 @@ export function checkEnvelopeContract(registry: Pick<ContractRegistry, 'get'>, e
     const more = errors.length > DETAIL_ERRORS ? ` (and ${errors.length - DETAIL_ERRORS} more)` : '';
     return { ...refuse('contract_violation', `${shown.join('; ')}${more}`, errors[0]!.path), errors };
   }
+  if (added.length > 0) {
+    if (before !== null) before = withDefaults(before, added);
+    if (after !== null) after = withDefaults(after, added);
+  }
   return { ok: true, contract, envelope: { ...envelope, before, after } };
+}
+
+/**
+ * The fields a later version added with a default, which an event of `writer` lacks: the event is
+ * read as the latest version (Avro's schema resolution, reader = latest), because bindings are
+ * checked against the latest version and may map such a field. Without this, every event of a
+ * module not yet upgraded became a `binding_error` dead letter the moment a binding mapped a new
+ * field — and its replay failed the same way — although the registry's compatibility check had
+ * accepted the version exactly so that old data stays readable. Fields without a default are not
+ * filled (a binding that maps one fails, as it should: the data does not have it). Cached per
+ * writer version until a newer version is registered.
+ */
+function addedSince(writer: Contract, latest: Contract | undefined): ReadonlyArray<readonly [string, unknown]> {
+  if (latest === undefined || latest.version <= writer.version) return NONE_ADDED;
+  const hit = addedCache.get(writer);
+  if (hit !== undefined && hit.latest === latest) return hit.added;
+  const had = new Set(writer.fields.map((f) => f.name));
+  const added = latest.fields.filter((f) => !had.has(f.name) && hasOwn(f, 'default')).map((f) => [f.name, f.default] as const);
+  addedCache.set(writer, { latest, added });
+  return added;
+}
+
+const NONE_ADDED: ReadonlyArray<readonly [string, unknown]> = [];
+const addedCache = new WeakMap<Contract, { latest: Contract; added: ReadonlyArray<readonly [string, unknown]> }>();
+
+function withDefaults(image: RowImage, added: ReadonlyArray<readonly [string, unknown]>): RowImage {
+  const out: RowImage = { ...image };
+  for (const [k, v] of added) if (!hasOwn(out, k)) out[k] = v;
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -28,10 +28,11 @@
 // one whose unit is no longer pending (crash, superseded) is deleted at the next plan.
 
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync, type ReadStream } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { pipeline } from 'node:stream';
 import type Database from 'better-sqlite3';
-import { Catalog, LsmError, type Table, type TableOpenOptions } from '../lsm/index.ts';
+import { Catalog, LsmError, type Snapshot, type Table, type TableOpenOptions } from '../lsm/index.ts';
 import { snapshotToJson, tagFromJson, type Tag } from '../lsm/snapshot.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { isSyncError, SyncError } from './errors.ts';
@@ -284,15 +285,16 @@ export class SyncEngine {
   // Planning.
 
   /**
-   * Whether HQ holds `key` (one HEAD); false when it does not, or when it cannot be asked (then
-   * `reach.ok` turns false and the round asks no more: what it plans is checked again when sent).
+   * Whether HQ holds `key` (one HEAD; with `bytes`, exactly these bytes); false when it does not,
+   * or when it cannot be asked (then `reach.ok` turns false and the round asks no more: what it
+   * plans is checked again when sent).
    */
-  private async hqHas(key: string, reach: { ok: boolean }): Promise<boolean> {
+  private async hqHas(key: string, reach: { ok: boolean }, bytes?: Uint8Array): Promise<boolean> {
     if (!reach.ok) return false;
     try {
       const info = await this.o.target.head(key);
       this.noteSuccess();
-      return info !== undefined;
+      return bytes === undefined ? info !== undefined : matches(info, hashBytes(bytes));
     } catch (e) {
       this.noteFailure(e);
       reach.ok = false;
@@ -314,126 +316,160 @@ export class SyncEngine {
     // What HQ holds is known from the outbox's record of verified steps, not from a listing of HQ
     // (which grows with everything HQ keeps): HQ is asked per key only what the record cannot say.
     const reach = { ok: true };
+    /** Tables whose planning failed this round, with the error. */
+    const failed = new Map<string, string>();
     for (const [name, table] of tables) {
-      const prefix = tablePrefix(this.o.site, name);
-      const priority = this.priorityOf(name);
-      const known = (key: string, size: number) => this.outbox.atHq(key, size);
-      // A unit the outbox does not know of may be at HQ already (a site restored from HQ, a site.db
-      // set up afresh): HQ is asked once, and a unit it holds is recorded as done.
-      const heldAtHq = async (unit: string, key: string): Promise<boolean> => {
-        if (!(await this.hqHas(key, reach))) return false;
-        this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, priority }, now);
-        return true;
-      };
-      const fileRows = (unit: string, s: Parameters<typeof referencedFiles>[1]): NewRow[] => {
-        const rows: NewRow[] = [];
-        for (const f of referencedFiles(table, s)) {
-          const key = prefix + f.rel;
-          let size: number;
-          try {
-            size = statSync(f.path).size;
-          } catch {
-            throw new LsmError('NotFound', `${name}: ${f.rel} referenced by snapshot ${s.id} is missing on the site`);
+      try {
+        const prefix = tablePrefix(this.o.site, name);
+        const priority = this.priorityOf(name);
+        const known = (key: string, size: number) => this.outbox.atHq(key, size);
+        // A unit the outbox does not know of may be at HQ already (a site restored from HQ, a site.db
+        // set up afresh): HQ is asked once, and a unit it holds is recorded as done.
+        // With `body`, HQ holds the unit only when its object is exactly these bytes, kept in the row.
+        const heldAtHq = async (unit: string, key: string, body?: Buffer): Promise<boolean> => {
+          if (!(await this.hqHas(key, reach, body))) return false;
+          this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, body, priority }, now);
+          return true;
+        };
+        const fileRows = (unit: string, s: Parameters<typeof referencedFiles>[1]): NewRow[] => {
+          const rows: NewRow[] = [];
+          for (const f of referencedFiles(table, s)) {
+            const key = prefix + f.rel;
+            let size: number;
+            try {
+              size = statSync(f.path).size;
+            } catch {
+              throw new LsmError('NotFound', `${name}: ${f.rel} referenced by snapshot ${s.id} is missing on the site`);
+            }
+            if (known(key, size)) continue;
+            rows.push({ unit, table_name: name, phase: f.phase, op: 'put', src: f.path, key, size, priority });
           }
-          if (known(key, size)) continue;
-          rows.push({ unit, table_name: name, phase: f.phase, op: 'put', src: f.path, key, size, priority });
-        }
-        return rows;
-      };
+          return rows;
+        };
 
-      // Tags HQ lacks (hold tags excepted), oldest first. A site holds thousands of tags per table
-      // (a week of run tags): those settled in an earlier round are passed over, and the outbox is
-      // asked about the rest, unit by unit when they are few, else all of the table's in one query.
-      const settled = this.settledTags.get(name) ?? new Map<string, string>();
-      this.settledTags.set(name, settled);
-      const tags = table
-        .listTags()
-        .filter((t) => !isHoldTag(t.name))
-        .map((tag) => ({ tag, unit: `tag:${name}:${tag.name}`, stamp: tagStamp(tag) }));
-      const listed = new Set(tags.map((t) => t.unit));
-      const unsettled = tags.filter((t) => settled.get(t.unit) !== t.stamp);
-      const tagUnits = unsettled.length > UNIT_QUERIES_PER_TABLE_MAX ? this.outbox.unitStates(`tag:${name}:`) : undefined;
-      const stateOf = (unit: string) => (tagUnits ? tagUnits.get(unit) : this.outbox.unitState(unit));
-      const sent = this.sentTagStamps(name);
-      // The tag's JSON as the site holds it now, recorded as what HQ gets; undefined: deleted since listing.
-      const tagJson = (unit: string, tag: string): Buffer | undefined => {
-        const path = table.paths.tagFile(tag);
-        const body = table.fileIO.readFileIfExists(path);
-        if (body !== undefined) sent.set(unit, tagStamp(tagFromJson(body.toString('utf8'), path)));
-        return body;
-      };
-      for (const { tag, unit, stamp } of unsettled) {
-        const key = `${prefix}tag/tag-${tag.name}`;
-        const pointer = (body: Buffer): NewRow => ({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority });
-        const state = stateOf(unit);
-        if (state === 'done' && sent.has(unit) && sent.get(unit) !== stamp) {
-          // Renewed on the site (core/lsm renewTag: a cited run tag's retention restarted): HQ gets
-          // the new JSON, so its copy — and a site restored from it — keeps the tag as long.
-          const body = tagJson(unit, tag.name);
-          if (body !== undefined) add(unit, [pointer(body)]);
-          continue;
+        // Tags HQ lacks (hold tags excepted), oldest first. A site holds thousands of tags per table
+        // (a week of run tags): those settled in an earlier round are passed over, and the outbox is
+        // asked about the rest, unit by unit when they are few, else all of the table's in one query.
+        const settled = this.settledTags.get(name) ?? new Map<string, string>();
+        this.settledTags.set(name, settled);
+        const tags = table
+          .listTags()
+          .filter((t) => !isHoldTag(t.name))
+          .map((tag) => ({ tag, unit: `tag:${name}:${tag.name}`, stamp: tagStamp(tag) }));
+        const listed = new Set(tags.map((t) => t.unit));
+        const unsettled = tags.filter((t) => settled.get(t.unit) !== t.stamp);
+        const tagUnits = unsettled.length > UNIT_QUERIES_PER_TABLE_MAX ? this.outbox.unitStates(`tag:${name}:`) : undefined;
+        const stateOf = (unit: string) => (tagUnits ? tagUnits.get(unit) : this.outbox.unitState(unit));
+        const sent = this.sentTagStamps(name);
+        // The tag's JSON as the site holds it now, recorded as what HQ gets; undefined: deleted since listing.
+        const tagJson = (unit: string, tag: string): { body: Buffer; snapshot: Snapshot } | undefined => {
+          const path = table.paths.tagFile(tag);
+          const body = table.fileIO.readFileIfExists(path);
+          if (body === undefined) return undefined;
+          const parsed = tagFromJson(body.toString('utf8'), path);
+          sent.set(unit, tagStamp(parsed));
+          return { body, snapshot: parsed.snapshot };
+        };
+        for (const { tag, unit, stamp } of unsettled) {
+          const key = `${prefix}tag/tag-${tag.name}`;
+          const pointer = (body: Buffer): NewRow => ({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority });
+          // The files of the tag's snapshot HQ lacks, then its JSON; undefined: the tag expired under us.
+          const unitRows = (json: { body: Buffer; snapshot: Snapshot }): NewRow[] | undefined => {
+            try {
+              return [...fileRows(unit, json.snapshot), pointer(json.body)];
+            } catch (e) {
+              if (e instanceof LsmError && e.kind === 'NotFound' && !table.tags.exists(tag.name)) return undefined;
+              throw e;
+            }
+          };
+          const state = stateOf(unit);
+          const was = sent.get(unit);
+          if (state === 'done' && was !== undefined && was !== stamp) {
+            const json = tagJson(unit, tag.name);
+            if (json === undefined) continue;
+            if (stampedSnapshotId(was) === json.snapshot.id) {
+              // Renewed on the site (core/lsm renewTag: a cited run tag's retention restarted): HQ gets
+              // the new JSON, so its copy — and a site restored from it — keeps the tag as long.
+              add(unit, [pointer(json.body)]);
+            } else {
+              // Deleted and created again on another snapshot (an operator moving "baseline"): that
+              // snapshot's files go before the JSON, as for a new tag.
+              const rows = unitRows(json);
+              if (rows) add(unit, rows);
+            }
+            continue;
+          }
+          if (state === 'done') settled.set(unit, stamp);
+          if (state !== undefined) continue;
+          const json = tagJson(unit, tag.name);
+          if (json === undefined) continue;
+          // Held at HQ only with these very bytes, recorded with the unit: a renewal or a move
+          // later is compared with what HQ has (an older version there is sent again whole).
+          if (await heldAtHq(unit, key, json.body)) continue;
+          const rows = unitRows(json);
+          if (rows) add(unit, rows);
         }
-        if (state === 'done') settled.set(unit, stamp);
-        if (state !== undefined || (await heldAtHq(unit, key))) continue;
-        const body = tagJson(unit, tag.name);
-        if (body === undefined) continue;
-        let rows: NewRow[];
-        try {
-          rows = fileRows(unit, tag.snapshot);
-        } catch (e) {
-          if (e instanceof LsmError && e.kind === 'NotFound' && !table.tags.exists(tag.name)) continue; // expired under us
-          throw e;
-        }
-        rows.push(pointer(body));
-        add(unit, rows);
-      }
-      for (const unit of sent.keys()) if (!listed.has(unit)) sent.delete(unit);
-      for (const unit of settled.keys()) if (!listed.has(unit)) settled.delete(unit);
+        for (const unit of sent.keys()) if (!listed.has(unit)) sent.delete(unit);
+        for (const unit of settled.keys()) if (!listed.has(unit)) settled.delete(unit);
 
-      // The latest snapshot, when HQ does not have it yet.
-      const latest = table.latestSnapshot();
-      const pending = this.outbox.pendingUnits(`snapshot:${name}:`);
-      if (latest) {
-        const unit = `snapshot:${name}:${latest.id}`;
-        const key = `${prefix}snapshot/snapshot-${latest.id}`;
-        if (this.outbox.unitState(unit) === undefined && !(await heldAtHq(unit, key))) {
-          const hold = holdTagName(latest.id);
-          try {
-            table.createTag(hold, latest.id);
-          } catch (e) {
-            if (!(e instanceof LsmError && e.kind === 'AlreadyExists')) throw e;
-          }
-          const rows = fileRows(unit, latest);
-          const body = table.fileIO.readFileIfExists(table.paths.snapshotFile(latest.id)) ?? Buffer.from(snapshotToJson(latest));
-          const id = Buffer.from(String(latest.id));
-          rows.push(
-            { unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority },
-            { unit, table_name: name, phase: PHASE.hints, op: 'pointer', body: id, key: `${prefix}snapshot/EARLIEST`, size: id.length, priority },
-            { unit, table_name: name, phase: PHASE.hints, op: 'pointer', body: id, key: `${prefix}snapshot/LATEST`, size: id.length, priority },
-            { unit, table_name: name, phase: PHASE.prune, op: 'prune', body: id, key: `${prefix}snapshot/`, priority },
-            { unit, table_name: name, phase: PHASE.release, op: 'release', body: Buffer.from(hold), priority },
-          );
-          add(unit, rows);
-          // Only the latest matters at HQ: an older snapshot still on its way is superseded.
-          for (const old of pending) {
-            if (old === unit) continue;
-            this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
-            this.log(`sync: ${old} superseded by snapshot ${latest.id}`);
+        // The latest snapshot, when HQ does not have it yet.
+        const latest = table.latestSnapshot();
+        const pending = this.outbox.pendingUnits(`snapshot:${name}:`);
+        if (latest) {
+          const unit = `snapshot:${name}:${latest.id}`;
+          const key = `${prefix}snapshot/snapshot-${latest.id}`;
+          if (this.outbox.unitState(unit) === undefined && !(await heldAtHq(unit, key))) {
+            const hold = holdTagName(latest.id);
+            try {
+              table.createTag(hold, latest.id);
+            } catch (e) {
+              if (!(e instanceof LsmError && e.kind === 'AlreadyExists')) throw e;
+            }
+            const rows = fileRows(unit, latest);
+            const body = table.fileIO.readFileIfExists(table.paths.snapshotFile(latest.id)) ?? Buffer.from(snapshotToJson(latest));
+            const id = Buffer.from(String(latest.id));
+            rows.push(
+              { unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority },
+              { unit, table_name: name, phase: PHASE.hints, op: 'pointer', body: id, key: `${prefix}snapshot/EARLIEST`, size: id.length, priority },
+              { unit, table_name: name, phase: PHASE.hints, op: 'pointer', body: id, key: `${prefix}snapshot/LATEST`, size: id.length, priority },
+              { unit, table_name: name, phase: PHASE.prune, op: 'prune', body: id, key: `${prefix}snapshot/`, priority },
+              { unit, table_name: name, phase: PHASE.release, op: 'release', body: Buffer.from(hold), priority },
+            );
+            add(unit, rows);
+            // Only the latest matters at HQ: an older snapshot still on its way is superseded.
+            for (const old of pending) {
+              if (old === unit) continue;
+              this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
+              this.log(`sync: ${old} superseded by snapshot ${latest.id}`);
+            }
           }
         }
+      } catch (e) {
+        // One table's failure (a data file missing on the site, a manifest that cannot be read)
+        // holds back that table alone: the others, the contracts and compaction go on, and the
+        // failure stays where status() reports it until a round plans the table again.
+        failed.set(name, errorText(e));
+        this.log(`sync: planning ${name} failed (tried again next round): ${errorText(e)}`);
       }
-      // Hold tags whose unit is no longer pending (finished, superseded, or a crash before release).
-      const stillPending = new Set(this.outbox.pendingUnits(`snapshot:${name}:`).map((u) => holdTagName(Number(u.slice(u.lastIndexOf(':') + 1)))));
-      for (const t of table.listTags()) {
-        if (isHoldTag(t.name) && !stillPending.has(t.name)) {
-          try {
-            table.deleteTag(t.name);
-          } catch {
-            // deleted concurrently
+      // Hold tags whose unit is no longer pending (finished, superseded, a crash before release, or
+      // made by a planning that failed before it added the unit).
+      try {
+        const stillPending = new Set(this.outbox.pendingUnits(`snapshot:${name}:`).map((u) => holdTagName(Number(u.slice(u.lastIndexOf(':') + 1)))));
+        for (const t of table.listTags()) {
+          if (isHoldTag(t.name) && !stillPending.has(t.name)) {
+            try {
+              table.deleteTag(t.name);
+            } catch {
+              // deleted concurrently
+            }
           }
         }
+      } catch (e) {
+        if (!failed.has(name)) failed.set(name, errorText(e));
+        this.log(`sync: releasing the hold tags of ${name} failed: ${errorText(e)}`);
       }
     }
+    this.notePlanFailures(failed, now);
 
     // contracts/: small files that may change in place; sent as pointers when their bytes change.
     const contractsDir = join(this.o.dataDir, 'contracts');
@@ -448,7 +484,12 @@ export class SyncEngine {
         if (this.outbox.lastShaForKey(key) === h.sha256) continue;
         rows.push({ unit, phase: PHASE.pointer, op: 'pointer', body, key, size: h.size, sha256: h.sha256, md5: h.md5, priority: PRIORITY.contracts });
       }
-      if (rows.length > 0) add(unit, rows);
+      if (rows.length > 0) {
+        // An older version still waiting (a failed send's retry) would land after this one and
+        // stay at HQ: planning compares the site's file with the newest row alone.
+        for (const r of rows) this.outbox.cancelKey(r.key!, `superseded by a newer version planned at ${now}`);
+        add(unit, rows);
+      }
     }
     const keepMs = this.o.outboxKeepMs ?? DEFAULT_OUTBOX_KEEP_MS;
     if (now - this.compactedAtMs >= keepMs / 10 || now < this.compactedAtMs) {
@@ -486,7 +527,24 @@ export class SyncEngine {
     this.outbox.compact(beforeMs, live, nowMs, removal);
   }
 
-  /** `tagStamps` of a table, read from the outbox on first use. A unit HQ was found holding (`addHeld`) has no body and no stamp. */
+  /**
+   * Keeps the tables whose planning failed this round in `sync_state` (`planFailures`), each with
+   * when it began failing, for statusOf(): no step of such a table exists, so the outbox's steps
+   * alone would say healthy with no error while the table never reaches HQ. Cleared per table by
+   * the first round that plans it.
+   */
+  private notePlanFailures(failed: ReadonlyMap<string, string>, nowMs: number): void {
+    const was = planFailures(this.outbox);
+    const now: Record<string, PlanFailure> = {};
+    for (const [table, error] of failed) now[table] = { sinceMs: was[table]?.sinceMs ?? nowMs, error };
+    this.outbox.setState(PLAN_FAILURES, failed.size > 0 ? JSON.stringify(now) : null);
+  }
+
+  /**
+   * `tagStamps` of a table, read from the outbox on first use. A tag unit HQ was found holding
+   * (`addHeld`) has the site's JSON HQ matched as its body; one recorded before that has none, and
+   * no stamp: its tag is not sent again when renewed or moved.
+   */
   private sentTagStamps(table: string): Map<string, string> {
     let m = this.tagStamps.get(table);
     if (m === undefined) {
@@ -606,7 +664,7 @@ export class SyncEngine {
           this.outbox.markDone(row.id, 0, this.clock());
           return 0;
         }
-        let src: NodeJS.ReadableStream;
+        let src: ReadStream;
         try {
           statSync(row.src!);
           src = createReadStream(row.src!);
@@ -618,10 +676,16 @@ export class SyncEngine {
         const metered = new MeteredStream(this.bucket, (n) => {
           if (this.current) this.current.bytes = n;
         });
-        src.on('error', (e) => metered.destroy(e));
-        src.pipe(metered);
+        // pipeline: an error on either side destroys both (a read error fails the put). A put that
+        // fails without reading the body to its end (HQ answers 503, the connection is refused)
+        // destroys the metered stream, and so the site file's: else each failed attempt, retried
+        // forever offline, would leave a file descriptor open.
+        pipeline(src, metered, () => {});
         try {
           await t.put(key, metered, h);
+        } catch (e) {
+          metered.destroy();
+          throw e;
         } finally {
           this.current = null;
         }
@@ -724,9 +788,17 @@ export class SyncEngine {
       try {
         await this.exclusive(async () => {
           if (this.stopped) return;
-          if (this.clock() - lastPlan >= intervalMs) {
-            lastPlan = this.clock();
-            await this.enqueueSnapshotSync();
+          const now = this.clock();
+          // A clock that stepped back (NTP after a boot with a wrong clock) makes planning due at
+          // once: waiting for it to catch up with the last plan would plan nothing for the step.
+          if (now - lastPlan >= intervalMs || now < lastPlan) {
+            lastPlan = now;
+            // A round that failed to plan must not hold back the steps planned before it.
+            try {
+              await this.enqueueSnapshotSync();
+            } catch (e) {
+              this.log(`sync: planning failed: ${errorText(e)}`);
+            }
           }
           await this.runOnce();
         });
@@ -735,7 +807,10 @@ export class SyncEngine {
       }
       if (this.stopped) return;
       const due = this.outbox.nextDueMs();
-      const wait = Math.max(50, Math.min(intervalMs - (this.clock() - lastPlan), due === undefined ? Infinity : due - this.clock()));
+      const now = this.clock();
+      // At most one interval: after a step back, the time to the next plan or retry by the old clock
+      // can pass setTimeout's 2^31 ms, which it takes as 1 ms (a busy loop).
+      const wait = Math.max(50, Math.min(intervalMs, intervalMs - (now - lastPlan), due === undefined ? Infinity : due - now));
       this.timer = setTimeout(() => void (this.running = tick()), wait);
     };
     this.running = tick();
@@ -794,10 +869,16 @@ export class SyncEngine {
   }
 }
 
-/** What a renewal changes in a tag's JSON: its creation time and retention. */
-function tagStamp(t: Pick<Tag, 'createTimeMillis' | 'retainedMillis'>): string {
-  return `${t.createTimeMillis ?? ''}/${t.retainedMillis ?? ''}`;
+/**
+ * What tells one JSON of a tag from another: the snapshot it names (a tag deleted and created
+ * again elsewhere), its creation time and retention (a renewal).
+ */
+function tagStamp(t: Pick<Tag, 'snapshot' | 'createTimeMillis' | 'retainedMillis'>): string {
+  return `${t.snapshot.id}/${t.createTimeMillis ?? ''}/${t.retainedMillis ?? ''}`;
 }
+
+/** The snapshot id in a `tagStamp`. */
+const stampedSnapshotId = (stamp: string): number => Number(stamp.slice(0, stamp.indexOf('/')));
 
 /** The id of the newest schema file in a table's directory (-1 when there is none). */
 function latestSchemaId(table: Table): number {
@@ -828,6 +909,25 @@ function walkFiles(dir: string): string[] {
   return out.sort();
 }
 
+/** `sync_state` key of the tables whose last planning failed (`notePlanFailures`). */
+const PLAN_FAILURES = 'planFailures';
+
+interface PlanFailure {
+  /** When the table's planning began failing (the first round of the run that still fails). */
+  sinceMs: number;
+  error: string;
+}
+
+function planFailures(outbox: Outbox): Record<string, PlanFailure> {
+  const v = outbox.getState(PLAN_FAILURES);
+  if (v === undefined) return {};
+  try {
+    return JSON.parse(v) as Record<string, PlanFailure>;
+  } catch {
+    return {};
+  }
+}
+
 /** The status of an outbox that holds nothing yet (or could not be read). */
 export const EMPTY_SYNC_STATUS: Readonly<SyncStatus> = Object.freeze({
   online: false,
@@ -849,6 +949,12 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   const lastError = outbox.getState('lastErrorMs');
   const lastSuccessMs = lastSuccess === undefined ? null : Number(lastSuccess);
   const oldestUnsyncedMs = t.oldestCreatedMs === null ? 0 : Math.max(0, nowMs - t.oldestCreatedMs);
+  // A table that cannot be planned (a file missing on the site: corruption, not weather) has no
+  // step to wait; it is reported at once and stalls health once it has failed for a whole window,
+  // whatever the other tables move meanwhile.
+  const failing = Object.entries(planFailures(outbox)).sort(([, a], [, b]) => a.sinceMs - b.sinceMs);
+  const failingSinceMs = failing.length === 0 ? null : failing[0]![1].sinceMs;
+  const planError = failing.length === 0 ? null : `planning ${failing.map(([table, f]) => `${table}: ${f.error}`).join('; ')}`;
   return {
     online: online ?? (lastSuccessMs !== null && lastSuccessMs >= Number(lastError ?? 0)),
     pendingItems: t.pendingItems,
@@ -860,7 +966,7 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     recentBytes: t.recentBytes,
     // Stalled = something has waited a whole window and nothing moved in it: not at once when a
     // step is planned after a quiet hour, nor at the first failure of a line that just went down.
-    healthy: t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs,
-    lastError: t.lastError,
+    healthy: (t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs) && (failingSinceMs === null || nowMs - failingSinceMs < windowMs),
+    lastError: planError ?? t.lastError,
   };
 }

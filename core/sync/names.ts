@@ -32,7 +32,13 @@ export const contractsPrefix = (site: string): string => `${sitePrefix(site)}.ti
 /** Tags the sync engine holds on a site table while it ships a snapshot; never shipped. */
 export const HOLD_TAG_PREFIX = 'sync-';
 export const holdTagName = (snapshotId: number): string => `${HOLD_TAG_PREFIX}${snapshotId}`;
-export const isHoldTag = (name: string): boolean => name.startsWith(HOLD_TAG_PREFIX);
+const HOLD_TAG = /^sync-[1-9]\d*$/;
+/**
+ * Whether a tag is one the engine names (`holdTagName`: `sync-` and a snapshot id, no leading
+ * zero). Not every `sync-*`: an operator's own `sync-before-upgrade` is shipped and kept like
+ * any tag, where planning deletes a hold tag whose unit is not pending.
+ */
+export const isHoldTag = (name: string): boolean => HOLD_TAG.test(name);
 
 /**
  * Throws InvalidArgument unless `key` is a clean relative key: no empty, `.` or `..` segment, not

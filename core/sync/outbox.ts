@@ -174,11 +174,14 @@ export class Outbox {
     return r !== undefined && (size === undefined || r.size === size);
   }
 
-  /** Records a unit HQ already holds as done (one pointer step, nothing sent), so it is not planned again. */
+  /**
+   * Records a unit HQ already holds as done (one pointer step, nothing sent), so it is not planned
+   * again; with the pointer's bytes when known (a tag's JSON: what a renewal is compared with).
+   */
   addHeld(row: NewRow, nowMs: number): void {
     this.db
-      .prepare(`INSERT INTO sync_outbox (unit, table_name, phase, op, key, size, priority, state, created_ms, done_ms) VALUES (?, ?, ?, ?, ?, 0, ?, 'done', ?, ?)`)
-      .run(row.unit, row.table_name ?? null, row.phase, row.op, row.key ?? null, row.priority, nowMs, nowMs);
+      .prepare(`INSERT INTO sync_outbox (unit, table_name, phase, op, body, key, size, priority, state, created_ms, done_ms) VALUES (?, ?, ?, ?, ?, ?, 0, ?, 'done', ?, ?)`)
+      .run(row.unit, row.table_name ?? null, row.phase, row.op, row.body ?? null, row.key ?? null, row.priority, nowMs, nowMs);
   }
 
   /**
@@ -258,6 +261,11 @@ export class Outbox {
   /** Cancels the pending steps of a unit (superseded snapshot, or its source vanished). */
   cancelUnit(unit: string, why: string): number {
     return this.db.prepare(`UPDATE sync_outbox SET state = 'cancelled', last_error = ? WHERE unit = ? AND state = 'pending'`).run(why, unit).changes;
+  }
+
+  /** Cancels the pending steps that write `key` (a contract's older version); returns how many. */
+  cancelKey(key: string, why: string): number {
+    return this.db.prepare(`UPDATE sync_outbox SET state = 'cancelled', last_error = ? WHERE key = ? AND state = 'pending'`).run(why, key).changes;
   }
 
   /** Units that start with `prefix` and have a pending step. */

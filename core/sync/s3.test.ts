@@ -1,11 +1,13 @@
 // core/sync against S3-compatible storage (s3rver on 127.0.0.1, port 0, in this process): the
 // client-side prefix guard, the HQ commands over S3, and transfers cut at random points — by a
 // TCP proxy that drops connections at seeded byte counts, and by kill -9 of a child process
-// running the sender. Completed PUTs are counted per key at the server (s3rver's events): an
+// running the sender — or refused before they start (a loopback server answering 503). Completed PUTs are counted per key at the server (s3rver's events): an
 // immutable file must never be completed twice.
 
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Table } from '../lsm/index.ts';
@@ -309,5 +311,45 @@ describe('transfers cut at random points', () => {
     await assertComplete(fx);
     // hold tags are released
     expect(fx.table('stock').listTags().map((t) => t.name)).toEqual(['agent-1']);
+  });
+
+  it('a PUT refused before its body is read (HQ answers 503) leaves no site file open, attempt after attempt', async () => {
+    // HEAD: 404 (not there yet); PUT: 503 at once, body unread (a gateway in maintenance, "SlowDown").
+    const server = http.createServer((req, res) => {
+      if (req.method === 'HEAD') return void res.writeHead(404).end();
+      res.writeHead(503, { 'content-type': 'application/xml', connection: 'close' }).end('<Error><Code>ServiceUnavailable</Code><Message>x</Message></Error>');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const fx = site('503', 30_000);
+    const warehouse = join(fx.data, 'warehouse');
+    /** File descriptors of this process open on the site's files. */
+    const openOnSite = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(warehouse);
+        } catch {
+          return false; // closed meanwhile
+        }
+      }).length;
+    let now = 1_000_000;
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: siteTarget(fx.site, endpoint), clock: () => now, retry: { baseMs: 1, maxMs: 1, jitter: 0 }, scheduledTags: null });
+    let failed = 0;
+    try {
+      await e.enqueueSnapshotSync();
+      // Files larger than the streams' buffers: their read streams were left paused, open.
+      expect(e.outbox.rows().filter((r) => r.op === 'put' && statSync(r.src!).size > 200_000).length).toBeGreaterThan(0);
+      for (let i = 0; i < 5; i++) {
+        now += 10;
+        failed += (await e.runOnce()).failed;
+      }
+    } finally {
+      await e.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+    expect(failed).toBeGreaterThan(5);
+    // A destroyed stream closes its file a turn or two later.
+    for (let i = 0; i < 50 && openOnSite() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(openOnSite()).toBe(0);
   });
 });

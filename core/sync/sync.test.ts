@@ -1,8 +1,8 @@
 // core/sync against a directory target (a mounted share): what travels, ordering, verification,
-// priority, retention after site-side expiration, restore, scheduled tags, backoff and the
-// outbox across restarts. S3, isolation and cut transfers are in s3.test.ts.
+// priority, retention after site-side expiration, restore, scheduled tags, backoff, the outbox
+// across restarts, and the loop. S3, isolation and cut transfers are in s3.test.ts.
 
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ForwardingFileIO, localFileIO, Table } from '../lsm/index.ts';
 import { RACY_MS } from '../lsm/file-identity.ts';
 import { RunCacheBudget } from '../lsm/run-cache.ts';
-import { SyncEngine } from './engine.ts';
+import { statusOf, SyncEngine } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { HqStore } from './hq/store.ts';
 import { sitePrefix } from './names.ts';
@@ -152,6 +152,22 @@ describe('what travels', () => {
         expect(r.problems, r.output).toBe(0);
       }
     }
+    await e.close();
+  });
+
+  it("ships and keeps an operator's own tag whose name starts with sync- (sync-before-upgrade): only the engine's sync-<snapshot id> is a hold tag", async () => {
+    const fx = site('23', 50);
+    const hq = hqDir();
+    const stock = fx.table('stock');
+    // `tilstand table tag create … stock sync-before-upgrade` accepts these names.
+    stock.createTag('sync-before-upgrade');
+    stock.createTag('sync-01');
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await e.enqueueSnapshotSync();
+    expect(stock.listTags().map((t) => t.name)).toEqual(['sync-01', `sync-${stock.latestSnapshot()!.id}`, 'sync-before-upgrade']);
+    await syncAll(e);
+    expect(stock.listTags().map((t) => t.name)).toEqual(['sync-01', 'sync-before-upgrade']); // the hold tag released
+    expect(Table.open(hqTable(hq, fx.site, 'stock')).listTags().map((t) => t.name)).toEqual(['sync-01', 'sync-before-upgrade']);
     await e.close();
   });
 
@@ -476,6 +492,37 @@ describe('what travels', () => {
     await e.close();
   });
 
+  it('a tag deleted and created again on another snapshot reaches HQ with that snapshot and its files, with retention or without', async () => {
+    const fx = site('24', 50);
+    const stock = fx.table('stock');
+    const first = stock.latestSnapshot()!.id;
+    stock.createTag('baseline', first); // no retention: the same stamp but for the snapshot
+    stock.createTag('weekly', first, 7 * 24 * 3600_000); // a new creation time: looked like a renewal
+    const hq = hqDir();
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(e);
+    const moved = writeStock(fx, 50, 80, 2);
+    await new Promise((r) => setTimeout(r, 5)); // another creation time for `weekly`
+    for (const [name, retained] of [['baseline', undefined], ['weekly', 7 * 24 * 3600_000]] as const) {
+      stock.deleteTag(name);
+      stock.createTag(name, moved, retained);
+    }
+    writeStock(fx, 80, 90, 3); // the latest is newer than the snapshot the tags name now
+    await syncAll(e);
+    const dir = hqTable(hq, fx.site, 'stock');
+    const missing = referencedFiles(stock, stock.tags.get('baseline')!.snapshot)
+      .map((f) => f.rel)
+      .filter((rel) => !existsSync(join(dir, ...rel.split('/'))));
+    expect(missing).toEqual([]);
+    const atHq = Table.open(dir);
+    expect(atHq.listTags().map((t) => [t.name, t.snapshot.id])).toEqual([
+      ['baseline', moved],
+      ['weekly', moved],
+    ]);
+    expect(scanSorted(atHq, { tag: 'baseline' })).toEqual(scanSorted(stock, { tag: 'baseline' }));
+    await e.close();
+  });
+
   it('a fresh outbox asks HQ per key what it already holds, and sends none of it again', async () => {
     const fx = site('9', 300);
     fx.table('stock').createTag('agent-1');
@@ -499,6 +546,37 @@ describe('what travels', () => {
     await again.enqueueSnapshotSync();
     expect(again.outbox.rows().length).toBe(before);
     await again.close();
+  });
+
+  it('a tag a fresh outbox found at HQ is recorded with its JSON: a later renewal reaches HQ, and a version HQ holds from before a renewal is sent again', async () => {
+    const fx = site('25', 50);
+    const stock = fx.table('stock');
+    const day = 24 * 3600_000;
+    stock.createTag('agent-1', undefined, 7 * day);
+    stock.createTag('agent-2', undefined, 7 * day);
+    const hq = hqDir();
+    const tagAtHq = (n: string) => readFileSync(join(hqTable(hq, fx.site, 'stock'), 'tag', `tag-${n}`), 'utf8');
+    const tagOnSite = (n: string) => readFileSync(join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock', 'tag', `tag-${n}`), 'utf8');
+    const first = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(first);
+    await first.close();
+    // site.db's outbox lost (as after `tilstand restore`); meanwhile agent-2 was renewed on the site.
+    const db = openOutboxDb(join(fx.data, 'site.db'));
+    db.exec('DELETE FROM sync_outbox; DELETE FROM sync_at_hq;');
+    db.close();
+    stock.renewTag('agent-2', 8 * day);
+    const spy = new Spy(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    const e = engine(fx, spy);
+    await syncAll(e);
+    expect(spy.ops.filter((o) => o.startsWith('pointer ') && o.includes('/tag/'))).toEqual([`pointer ${sitePrefix(fx.site)}stock/tag/tag-agent-2`]);
+    expect(tagAtHq('agent-2')).toBe(tagOnSite('agent-2'));
+    // agent-1 was found at HQ as the site has it; its renewal now goes too.
+    stock.renewTag('agent-1', 8 * day);
+    spy.ops.length = 0;
+    await syncAll(e);
+    expect(spy.ops).toEqual([`pointer ${sitePrefix(fx.site)}stock/tag/tag-agent-1`]);
+    expect(tagAtHq('agent-1')).toBe(tagOnSite('agent-1'));
+    await e.close();
   });
 
   it('a new target (a USB disk swapped, HQ moved) gets everything: the outbox starts again for it', async () => {
@@ -607,6 +685,79 @@ describe('order and atomicity', () => {
     lie = false;
     await syncAll(e);
     expect(scanSorted(Table.open(stockDir))).toEqual(scanSorted(fx.table('stock')));
+    await e.close();
+  });
+
+  it('a table that cannot be planned (a data file missing on the site) holds back itself alone, is reported, and goes once the file is back', async () => {
+    const fx = site('20', 50);
+    const hq = hqDir();
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(e);
+    // New work on two tables; a new data file of approval_inbox's latest snapshot is lost on the site.
+    const inbox = () => fx.table('approval_inbox');
+    const before = new Set(referencedFiles(inbox(), inbox().latestSnapshot()!).map((f) => f.path));
+    writeInbox(fx, 5, 8);
+    const stockLatest = writeStock(fx, 50, 60, 2);
+    const inboxLatest = inbox().latestSnapshot()!.id;
+    const lost = referencedFiles(inbox(), inbox().latestSnapshot()!).find((f) => f.phase === 0 && !before.has(f.path) && f.rel.includes('bucket-'))!;
+    const kept = readFileSync(lost.path);
+    unlinkSync(lost.path);
+
+    const plan = await e.enqueueSnapshotSync();
+    expect(plan.units).toContain(`snapshot:stock:${stockLatest}`);
+    expect(plan.units.filter((u) => u.startsWith('snapshot:approval_inbox:'))).toEqual([]);
+    expect(inbox().tags.exists(`sync-${inboxLatest}`)).toBe(false); // the failed planning's hold tag is released
+    // Reported at once; stalled once it has failed for a whole window, whatever else moves.
+    expect(e.status()).toMatchObject({ healthy: true, lastError: expect.stringMatching(/^planning approval_inbox: .*missing on the site/) });
+    expect(statusOf(e.outbox, Date.now() + 16 * 60_000, 15 * 60_000).healthy).toBe(false);
+
+    // The loop runs the steps already planned even when a whole planning round fails.
+    const planRound = e.enqueueSnapshotSync.bind(e);
+    e.enqueueSnapshotSync = async () => {
+      throw new Error('planning broke');
+    };
+    e.start(20);
+    for (let i = 0; i < 250 && e.status().pendingItems > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await e.stop();
+    expect(readFileSync(join(hqTable(hq, fx.site, 'stock'), 'snapshot', 'LATEST'), 'utf8')).toBe(String(stockLatest));
+
+    // The file back (from a backup): the next round plans the table, and the report clears.
+    e.enqueueSnapshotSync = planRound;
+    writeFileSync(lost.path, kept);
+    await syncAll(e);
+    expect(e.status()).toMatchObject({ healthy: true, lastError: null });
+    expect(readFileSync(join(hqTable(hq, fx.site, 'approval_inbox'), 'snapshot', 'LATEST'), 'utf8')).toBe(String(inboxLatest));
+    await e.close();
+  });
+
+  it('a contract edited while its older version waits for a retry: HQ ends with the version the site has', async () => {
+    const fx = site('26', 20);
+    const hq = hqDir();
+    const key = `${sitePrefix(fx.site)}.tilstand/contracts/inventory.stock/v1.json`;
+    const spy = new Spy(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    const putPointer = spy.putPointer.bind(spy);
+    let refused = 0;
+    spy.putPointer = async (k, bytes) => {
+      if (k === key && refused++ === 0) throw new SyncError('Transport', 'connection reset');
+      return putPointer(k, bytes);
+    };
+    let now = 1_000_000;
+    const e = engine(fx, spy, { clock: () => now, retry: { baseMs: 1000, maxMs: 5000, jitter: 0 } });
+    await e.enqueueSnapshotSync();
+    await e.runOnce(); // the contract's PUT fails: retried in 1 s
+    const file = join(fx.data, 'contracts', 'inventory.stock', 'v1.json');
+    writeFileSync(file, JSON.stringify({ name: 'inventory.stock', version: 1, fixed: 'typo' }));
+    now += 100;
+    await e.enqueueSnapshotSync(); // plans the edited contract
+    await e.runOnce();
+    now += 2000; // the older version's retry would be due now
+    for (let i = 0; i < 5 && e.status().pendingItems > 0; i++) {
+      await e.runOnce();
+      now += 5000;
+    }
+    expect(e.status().pendingItems).toBe(0);
+    expect(readFileSync(join(hq, ...key.split('/')), 'utf8')).toBe(readFileSync(file, 'utf8'));
+    expect(spy.ops.filter((o) => o === `pointer ${key}`)).toHaveLength(1); // the older version never went
     await e.close();
   });
 });
@@ -762,6 +913,53 @@ describe('outbox', () => {
     expect(fx.table('stock').listTags().filter((t) => t.name.startsWith('sync-'))).toEqual([]);
     expect(e.outbox.rows().some((r) => r.unit === `snapshot:stock:${first}` && r.state === 'cancelled')).toBe(true);
     expect(readdirSync(join(hqTable(hq, fx.site, 'stock'), 'snapshot')).sort()).toEqual(['EARLIEST', 'LATEST', `snapshot-${second}`]);
+    await e.close();
+  });
+});
+
+describe('the loop', () => {
+  /** Polls (bounded: 200 × 20 ms) until `done` holds. */
+  async function until(done: () => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  it('plans again at once after the wall clock stepped back (NTP after a boot with a clock an hour fast)', async () => {
+    const fx = site('21', 50);
+    const hq = hqDir();
+    let skew = 3_600_000;
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }), { clock: () => Date.now() + skew });
+    e.start(50);
+    await until(() => e.status().lastSuccessMs !== null && e.status().pendingItems === 0);
+    expect(e.status().pendingItems).toBe(0);
+    skew = 0;
+    const latest = writeStock(fx, 50, 60, 2);
+    const hqLatest = () => readFileSync(join(hqTable(hq, fx.site, 'stock'), 'snapshot', 'LATEST'), 'utf8');
+    await until(() => hqLatest() === String(latest));
+    await e.stop();
+    expect(hqLatest()).toBe(String(latest));
+    await e.close();
+  });
+
+  it('waits at most one interval: a step back beyond 2^31 ms does not overflow setTimeout into a busy loop', async () => {
+    const fx = site('22', 20);
+    let skew = 30 * 86_400_000;
+    const e = engine(fx, new DirectoryTarget(hqDir(), { writePrefix: sitePrefix(fx.site) }), { clock: () => Date.now() + skew });
+    e.start(1000);
+    await until(() => e.status().lastSuccessMs !== null && e.status().pendingItems === 0);
+    expect(e.status().pendingItems).toBe(0);
+    skew = 0;
+    let runs = 0;
+    const runOnce = e.runOnce.bind(e);
+    e.runOnce = () => {
+      runs++;
+      return runOnce();
+    };
+    await new Promise((r) => setTimeout(r, 1500));
+    const inWindow = runs;
+    await until(() => runs > 0);
+    await e.stop();
+    expect(runs).toBeGreaterThan(0); // it ran after the step
+    expect(inWindow).toBeLessThan(10); // one tick a second, not one a millisecond (hundreds)
     await e.close();
   });
 });

@@ -20,15 +20,26 @@ function transport(op: string, key: string, e: unknown): SyncError {
   return new SyncError('Transport', `${op} ${key} failed: ${(e as Error)?.message ?? e}`, { cause: e });
 }
 
-function fsyncPath(path: string): void {
-  let fd: number | undefined;
+/**
+ * Flushes a file or folder to stable storage. Throws: a share reports a failed write-back of the
+ * file's bytes here (NFS, SMB), so a put whose file fsync fails has not written it. A file is
+ * opened for writing: Windows flushes only a handle that may write.
+ */
+function fsync(path: string, flags: 'r' | 'r+'): void {
+  const fd = fs.openSync(path, flags);
   try {
-    fd = fs.openSync(path, 'r');
     fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Flushes a folder (a rename, a removal in it); an error is tolerated, unlike a file's. */
+function fsyncDir(path: string): void {
+  try {
+    fsync(path, 'r');
   } catch {
     // some filesystems (SMB) refuse fsync on directories; rename is still atomic there
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 
@@ -53,9 +64,9 @@ export class DirectoryTarget implements SyncTarget {
       await fs.promises.mkdir(dirname(dest), { recursive: true });
       const out = fs.createWriteStream(tmp, { flags: 'wx' });
       await pipeline(body instanceof Uint8Array ? Readable.from([Buffer.from(body)]) : body, out);
-      fsyncPath(tmp);
+      fsync(tmp, 'r+');
       await fs.promises.rename(tmp, dest);
-      fsyncPath(dirname(dest));
+      fsyncDir(dirname(dest));
     } catch (e) {
       await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
       throw transport('put', key, e);
@@ -129,7 +140,7 @@ export class DirectoryTarget implements SyncTarget {
     guardWrite(this.scope, key);
     try {
       await fs.promises.rm(this.path(key), { force: true });
-      fsyncPath(dirname(this.path(key)));
+      fsyncDir(dirname(this.path(key)));
     } catch (e) {
       throw transport('remove', key, e);
     }

@@ -90,6 +90,28 @@ describe('UserStore', () => {
     expect(await u.verifyPin('ola', '0000')).toMatchObject({ reason: 'wrong', failuresLeft: 2 });
   });
 
+  it('guesses sent side by side count before their hashes finish: no more than failuresMax run, and the right one among them does not lift the lockout', async () => {
+    const u = store();
+    await u.add({ name: 'lena', role: 'shift_lead', pin: '4711' });
+    // 20 wrong guesses and the right one in flight at once (an HTTP client can send them so).
+    const guesses = [...Array.from({ length: 20 }, (_, k) => String(1000 + k)), '4711'];
+    const results = await Promise.all(guesses.map((g) => u.verifyPin('lena', g)));
+    expect(results.filter((r) => r.ok)).toEqual([]);
+    // The fourth attempt found three counted and started the lockout; the three in flight then
+    // found the user locked.
+    expect(results.every((r) => !r.ok && r.reason === 'locked')).toBe(true);
+    expect(u.get('lena')!.lockedUntilMs).toBe(now + 60_000);
+    expect(await u.verifyPin('lena', '4711')).toMatchObject({ ok: false, reason: 'locked' });
+  });
+
+  it('a user disabled while their PIN is hashed does not sign in with it', async () => {
+    const u = store();
+    await u.add({ name: 'gone', role: 'shift_lead', pin: '4711' });
+    const pending = u.verifyPin('gone', '4711');
+    u.disable('gone');
+    expect(await pending).toEqual({ ok: false, reason: 'disabled' });
+  });
+
   it('signs in by badge, refuses a badge used twice, and disabled users by any means', async () => {
     const u = store();
     await u.add({ name: 'per', role: 'operator', badge: 'RFID-00A1B2C3' });

@@ -277,18 +277,34 @@ export class UserStore {
     if (blocked) return blocked;
     const stored = r[column];
     if (stored === null) return { ok: false, reason: 'no_secret' };
-    if (await verifySecret(secret, stored)) return this.succeed(r.name);
-    // Count the failure; the row that reaches failuresMax starts the lockout and resets the count.
-    const now = this.now();
-    const failed = Number(
-      this.db.prepare('UPDATE users SET failed_attempts = failed_attempts + 1 WHERE name = ? RETURNING failed_attempts').pluck().get(r.name),
-    );
-    if (failed >= this.failuresMax) {
-      const until = now + this.lockoutMs;
-      this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = ? WHERE name = ?').run(until, r.name);
-      return { ok: false, reason: 'locked', lockedUntilMs: until };
-    }
+    // The attempt is counted as a failure before the hash, and taken back if the secret is right:
+    // the hash takes a while on the threadpool, and guesses sent side by side (an HTTP client can)
+    // were each checked against a row none of the others had counted yet, so any number of them
+    // ran, and the right one among them signed in and lifted the lockout. Now at most failuresMax
+    // attempts are counted or in flight; the next one starts the lockout without hashing.
+    const attempt = this.db
+      .prepare('UPDATE users SET failed_attempts = failed_attempts + 1 WHERE name = ? AND failed_attempts < ? RETURNING failed_attempts')
+      .pluck()
+      .get(r.name, this.failuresMax);
+    if (attempt === undefined) return this.lock(r.name);
+    const ok = await verifySecret(secret, stored);
+    // Read again: the user may have been disabled, or locked by the attempts beside this one,
+    // while this one was hashed.
+    const now = this.row(r.name);
+    if (!now) return { ok: false, reason: 'unknown' };
+    const blockedNow = this.blocked(now);
+    if (blockedNow) return blockedNow;
+    if (ok) return this.succeed(r.name);
+    // The row that reaches failuresMax starts the lockout and resets the count.
+    const failed = Number(attempt);
+    if (failed >= this.failuresMax) return this.lock(r.name);
     return { ok: false, reason: 'wrong', failuresLeft: this.failuresMax - failed };
+  }
+
+  private lock(name: string): SignInResult {
+    const until = this.now() + this.lockoutMs;
+    this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = ? WHERE name = ?').run(until, name);
+    return { ok: false, reason: 'locked', lockedUntilMs: until };
   }
 
   private blocked(r: Row): SignInResult | undefined {

@@ -266,6 +266,38 @@ describe('write-back', () => {
     expect(inbox.get(p.id)!.command!.state).toBe('sent');
   });
 
+  it('resume does not publish again a command poll sent while resume waited for an earlier publish', async () => {
+    // Approved while no write-back listens (as before a restart): both commands stay pending.
+    const p1 = await approve('J-1');
+    const p2 = await approve('J-2');
+    const sent: { id: string; expires: number }[] = [];
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((r) => (releaseFirst = r));
+    const wb = new WriteBack({
+      inbox,
+      publish: async (_topic, payload) => {
+        const c = JSON.parse(payload) as { command_id: string; expires_at_ms: number };
+        sent.push({ id: c.command_id, expires: c.expires_at_ms });
+        if (c.command_id === p1.id) await firstHeld; // the broker is slow to take the first
+      },
+      onAck: () => undefined,
+      effectSeen: () => false,
+      clock: () => now,
+      appliedTimeoutMs: 60_000,
+      onWarning: () => undefined,
+    });
+    writeBacks.push(wb);
+    const resumed = wb.resume(); // waits for p1's publish
+    now += 1000;
+    wb.poll(); // p1 is being sent; p2 goes now
+    await until(() => inbox.get(p2.id)!.command!.state === 'sent', 'p2 sent by poll');
+    now += 30_000;
+    releaseFirst();
+    await resumed;
+    // Once, with the expiry its first send set (a second copy would expire 30 s later).
+    expect(sent.filter((s) => s.id === p2.id).map((s) => s.expires)).toEqual([T0 + 1000 + 60_000]);
+  });
+
   it('ignores acks that are not its own, malformed, or from the wrong module', async () => {
     const wb = await writeBack();
     await module(() => undefined);

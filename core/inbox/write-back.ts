@@ -155,7 +155,13 @@ export class WriteBack {
 
   /** Sends every command still pending (after a restart, or a failed publish). */
   async resume(): Promise<void> {
-    for (const p of this.o.inbox.commandsInFlight()) if (p.command?.state === 'pending') await this.send(p);
+    for (const listed of this.o.inbox.commandsInFlight()) {
+      if (listed.command?.state !== 'pending') continue;
+      // Read again: while an earlier send awaited its publish, poll() may have sent this one; the
+      // listed copy still says pending, and would publish it again with an expiry counted anew.
+      const p = this.o.inbox.get(listed.id);
+      if (p) await this.send(p);
+    }
   }
 
   handleAck(topic: string, payload: Buffer): void {

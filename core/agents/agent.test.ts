@@ -331,6 +331,34 @@ describe('evidence tags', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('keeps a cited tag with a short retention (90 min): renewed while core/lsm still allows it, not at half', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const warnings: string[] = [];
+    const { agent, inbox } = site.agentAndInbox({ agent: { onWarning: (m) => void warnings.push(m), config: { evidenceRetentionMs: 90 * 60_000, baselineRetentionMs: 3600_000 } } });
+    const first = agent.run();
+    const p = first.created.find((x) => x.ruleId === 'assign-job')!;
+    const tag = `agent-${first.runId}`;
+    const wq = site.catalog.getTable({ database: DB, table: 'work_queue' });
+    // Three hours of runs every minute, the situation unchanged; the table's expiration runs at
+    // its commits every 10 minutes.
+    for (let m = 1; m <= 180; m++) {
+      site.nowMs += 60_000;
+      if (m % 10 === 0) {
+        site.job({ job_id: `J-${100 + m}`, status: 'done' });
+        site.commit();
+      }
+      agent.run();
+    }
+    expect(inbox.get(p.id)!.status).toBe('open');
+    expect(warnings).toEqual([]); // was: "cannot renew tag …: it expires in 44 min (less than 60 min left …)"
+    expect(wq.tags.exists(tag)).toBe(true);
+    // Renewed once less than 62 min (an hour plus two runs) was left — every 29 runs —, not every run.
+    expect(tagTimeLeftMs(wq.tags.get(tag), site.nowMs)).toBeGreaterThan(62 * 60_000);
+  });
+
   it('says once that a cited tag could not be kept (it expired while the site was off)', () => {
     site = new TestSite();
     site.job({ job_id: 'J-1' });

@@ -23,7 +23,7 @@
 // nothing but tags (the only thing it needs a Table, not a ReadOnlyTable, for) and proposals.
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
 
-import { LsmError, tagTimeLeftMs, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
+import { LsmError, RENEW_MARGIN_MS, tagTimeLeftMs, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { situationKey, type EvidenceTable, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig, type AgentConfigInput } from './config.ts';
 import { AgentError } from './errors.ts';
@@ -349,7 +349,8 @@ export class Agent {
 
   /**
    * Keeps the run tags that open proposals cite while they wait for a person: a tag is renewed
-   * (its retention restarted, core/lsm `renewTag`) once half its retention has passed, so a
+   * (its retention restarted, core/lsm `renewTag`) once half its retention has passed (or, for a
+   * short retention, two runs before core/lsm's renewal margin would refuse it), so a
    * proposal left undecided longer than `evidenceRetentionMs` still has its whole snapshot when
    * someone decides (the decision then tags it for a year, core/inbox). Deferred proposals have
    * that decision tag already. Each tag is looked at again only when it is due (`citedTags`); one
@@ -375,11 +376,16 @@ export class Agent {
             seen.set(key, Infinity);
             continue;
           }
-          const half = tag.retainedMillis! / 2;
-          if (left < half) {
+          // Renewed once half the retention has passed, but never later than two runs before
+          // less than RENEW_MARGIN_MS is left (core/lsm refuses a renewal then): with a
+          // retention under about two hours, half of it was already inside the margin, every
+          // renewal was refused and the evidence of open proposals expired.
+          const renewBelow = Math.max(tag.retainedMillis! / 2, RENEW_MARGIN_MS + 2 * this.cfg.intervalMs);
+          if (left < renewBelow) {
             table.renewTag(e.tag);
-            seen.set(key, nowMs + half);
-          } else seen.set(key, nowMs + left - half);
+            const renewed = tagTimeLeftMs(table.tags.get(e.tag), nowMs) ?? 0;
+            seen.set(key, nowMs + Math.max(0, renewed - renewBelow));
+          } else seen.set(key, nowMs + left - renewBelow);
         } catch (err) {
           seen.set(key, Infinity);
           this.warn(`the evidence of ${p.id} (tag ${e.tag} on ${e.table}) is not kept beyond its retention: ${(err as Error).message}`);

@@ -5,6 +5,8 @@
 //   - navigation and new windows blocked; permission requests denied;
 //   - IPC answered only for frames of our own origin, every payload validated (ipc.ts).
 
+import { resolve, sep } from 'node:path';
+
 export const APP_SCHEME = 'tilstand';
 export const APP_ORIGIN = `${APP_SCHEME}://app`;
 
@@ -47,11 +49,24 @@ export function isAppUrl(url: string | undefined): boolean {
   }
 }
 
-/** Maps an app URL to a file below `root`, refusing anything that escapes it. */
+/**
+ * Maps an app URL to a file below `root`, refusing anything that escapes it (undefined: 404).
+ * A backslash, NUL or colon is refused as text, whatever the host: Windows (a packaged target)
+ * takes `\` as a separator, so `..%5C..%5C` would climb out there while a Linux test sees one
+ * name; a colon names a drive or a file's alternate stream there. No renderer file has any of them.
+ */
 export function resolveAppFile(root: string, url: string): string | undefined {
   if (!isAppUrl(url)) return undefined;
-  let path = decodeURIComponent(new URL(url).pathname);
+  let path: string;
+  try {
+    path = decodeURIComponent(new URL(url).pathname);
+  } catch {
+    return undefined; // a malformed escape
+  }
   if (path === '/' || path === '') path = '/index.html';
-  if (path.includes('\0') || path.split('/').some((seg) => seg === '..')) return undefined;
-  return `${root}${path}`;
+  if (/[\\\0:]/.test(path) || path.split('/').some((seg) => seg === '..')) return undefined;
+  // With '/' the only separator left, the file resolved against the root must stay inside it.
+  const base = resolve(root);
+  const file = resolve(base, `.${path}`);
+  return file.startsWith(base + sep) ? file : undefined;
 }

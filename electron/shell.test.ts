@@ -181,6 +181,18 @@ describe('Electron shell', () => {
     expect(readFileSync(join(dir, 'index.html'), 'utf8')).toContain('doctype');
   });
 
+  it('refuses a backslash, a colon or a malformed escape in an app URL, whatever the host (Windows reads a backslash as a separator)', async () => {
+    const { rec, shell } = setup();
+    await shell.ready;
+    for (const url of ['tilstand://app/..%5C..%5C..%5Csecret.txt', 'tilstand://app/assets%5C..%5C..%5Csecret.txt', 'tilstand://app/C:%2Fsecret.txt', 'tilstand://app/index.html%00.js', 'tilstand://app/assets/%E0%A4%A']) {
+      expect((await rec.protocolHandler!({ url })).status, url).toBe(404);
+    }
+    // As a packaged Windows app would ask; the check is text, so this host's path module does not matter.
+    const root = 'C:\\Program Files\\Tilstand\\resources\\renderer';
+    expect(resolveAppFile(root, 'tilstand://app/..%5C..%5C..%5Csecret.txt')).toBeUndefined();
+    expect(resolveAppFile(root, 'tilstand://app/assets/%E0%A4%A')).toBeUndefined();
+  });
+
   it('answers IPC only from app frames, validates payloads, keeps a session per window, and pushes events', async () => {
     const { rec, shell, calls, disabled, emit } = setup();
     await shell.ready;

@@ -56,6 +56,11 @@ describe('site API request validation', () => {
     expect(() => validateCall(method, request)).toThrow(message);
   });
 
+  it.each(['toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', '__defineGetter__'])('refuses a field named like an Object.prototype member: %s', (k) => {
+    expect(() => validateCall('status', { [k]: 1 })).toThrow(`unexpected field '${k}'`);
+    expect(() => validateCall('decide', { id: 'p', decision: 'approve', [k]: { evil: true } })).toThrow(`unexpected field '${k}'`);
+  });
+
   it('has a validator for every method', () => {
     for (const m of SITE_METHODS) expect(() => validateCall(m, undefined)).not.toThrow(/unknown method/);
   });

@@ -50,7 +50,9 @@ function object(fields: Record<string, { check: Check; optional?: boolean }>): C
     const o = v as Record<string, unknown>;
     if (Object.getPrototypeOf(o) !== Object.prototype && Object.getPrototypeOf(o) !== null) fail(p, 'a plain object', v);
     for (const k of Object.keys(o)) {
-      if (!(k in fields) || k === '__proto__' || k === 'constructor' || k === 'prototype') {
+      // Own keys only: `k in fields` would take toString, hasOwnProperty, __defineGetter__ … (the
+      // literal's prototype) as known fields, which then reach the backend unchecked.
+      if (!Object.hasOwn(fields, k) || k === '__proto__' || k === 'constructor' || k === 'prototype') {
         throw new ApiValidationError(`${p}: unexpected field '${k}'`);
       }
     }

@@ -75,6 +75,18 @@ describe('SiteHttpServer over plain HTTP', () => {
   });
 });
 
+describe('SiteHttpServer paths', () => {
+  it('answers 405 to a method other than GET or HEAD only on /metrics and /healthz; a path nobody claims is 404 for any method', async () => {
+    const { port } = await start();
+    const host = `127.0.0.1:${port}`;
+    for (const path of ['/metrics', '/healthz']) {
+      expect((await get(port, path, host, { method: 'POST' })).status, path).toBe(405);
+      expect((await get(port, path, host, { method: 'HEAD' })).status, path).toBe(200);
+    }
+    for (const method of ['GET', 'POST', 'PUT', 'DELETE']) expect((await get(port, '/nothing-here', host, { method })).status, method).toBe(404);
+  });
+});
+
 describe('loopbackHost', () => {
   it('takes the name from the Host header, ports and brackets aside', () => {
     expect(loopbackHost('127.0.0.1:8470', '127.0.0.1')).toBe(true);

@@ -66,7 +66,8 @@ export class SiteHttpServer {
       const path = (req.url ?? '/').split('?')[0];
       const machine = path === '/metrics' || path === '/healthz';
       if (!machine && endpoints.ui?.handle(req, res)) return;
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
+      // 405 says the path exists; only these two do here (anything else nobody claimed is 404).
+      if (machine && req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
         return;
       }

@@ -523,9 +523,10 @@ describe('SiteService', () => {
     // The page's background refreshes say how long ago its last input was: up to the limit, in.
     t += idle - 1_000;
     expect(await kindOf(api.call('status', {}, s, idle - 1_000))).toBe('ok');
-    // A touch: the next call's input age moves the mark.
+    // A touch within the limit (at its last ms), told by the next call only after the limit: the
+    // call's input age moves the mark. (A touch after the limit is the next person's: below.)
     t += 2_000;
-    expect(await kindOf(api.call('status', {}, s, 500))).toBe('ok');
+    expect(await kindOf(api.call('status', {}, s, 1_000))).toBe('ok');
     // A page opened again (closed, reloaded) has seen no input and says so: it says nothing of
     // Lena, so the limit runs from her last input on the page before.
     t += idle - 1_000;
@@ -566,6 +567,31 @@ describe('SiteService', () => {
     t += idle - 1;
     expect(await kindOf(api.call('status', {}, script))).toBe('ok');
     t += idle - 1;
+    expect(await kindOf(api.call('status', {}, script))).toBe('ok');
+  });
+
+  it('signs out a session idle past the limit though the first call after the silence reports a touch: the next person', async () => {
+    let t = Date.now();
+    const api = new SiteService(site, { now: () => t });
+    const idle = site.config.ui.idleSignOutMs;
+    const why = { kind: 'unauthenticated', idleMs: idle, message: 'Lena was signed out after 10 min without use of the screen; sign in again' };
+    // Lena signs in and walks away; the page is kept from running (frozen, the PC asleep): no
+    // timer, no refresh, no call for 30 minutes. The next person's touch says "input 50 ms ago".
+    const s = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, s, 0);
+    t += 30 * 60_000;
+    await expect(api.call('configChanges', {}, s, 50)).rejects.toMatchObject(why);
+    expect(s.user).toBeNull();
+    // `me`, which a page asks first, the same; and a touch just past the limit.
+    const m = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, m, 0);
+    t += idle + 1_000;
+    await expect(api.call('me', {}, m, 999)).rejects.toMatchObject(why);
+    expect(await api.call('me', {}, m, 0)).toBeNull();
+    // A caller outside the floor UI (no input age) has no screen, nor a next person at it: its call is use.
+    const script = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, script);
+    t += idle + 1_000;
     expect(await kindOf(api.call('status', {}, script))).toBe('ok');
   });
 

@@ -293,11 +293,28 @@ export class SiteService implements SiteBackend {
    * call from outside the floor UI is use itself; the UI's says how long ago its page last saw
    * input, or that it has seen none (a page just opened or reloaded, which says nothing of the
    * person signed in before).
+   *
+   * Input a page reports from after the limit had run out on the mark as it stood is the next
+   * person's, not a use of this session: it is signed out (`current` then says why), not revived.
+   * A page frozen for half an hour and then touched would otherwise run the touch as the person
+   * before. Input within the limit that the page reports only after it (pointer movement makes no
+   * call; the page asks `me` every 30 s) still counts, and so does a call from outside the UI (no
+   * input age: no screen, no next person at it).
    */
   private noteInput(session: SessionContext, input: InputAge): void {
     if (input === null || session.user === null || session.inputAtMs === undefined) return;
     const at = this.now() - (input ?? 0);
+    const idleMs = this.site.config.ui.idleSignOutMs;
+    if (input !== undefined && idleMs > 0 && at - session.inputAtMs > idleMs) {
+      this.signOutIdle(session, session.user.name, idleMs);
+      return;
+    }
     if (at > session.inputAtMs) session.inputAtMs = at;
+  }
+
+  private signOutIdle(session: SessionContext, user: string, idleMs: number): void {
+    session.signedOutIdle = { user, idleMs }; // before setUser: a transport keeps such a session to say why
+    session.setUser(null);
   }
 
   /** `tellWhy`: the error says an idle sign-out not yet told of (and it counts as told). */
@@ -308,8 +325,7 @@ export class SiteService implements SiteBackend {
     // does the backend, for a page that was closed, reloaded or kept from running its timer.
     const idleMs = this.site.config.ui.idleSignOutMs;
     if (idleMs > 0 && session.inputAtMs !== undefined && this.now() - session.inputAtMs > idleMs) {
-      session.signedOutIdle = { user: u.name, idleMs }; // before setUser: a transport keeps such a session to say why
-      session.setUser(null);
+      this.signOutIdle(session, u.name, idleMs);
       throw (tellWhy ? this.signedOutWhy(session) : undefined) ?? new SiteApiError('unauthenticated', `${u.name} was signed out`);
     }
     const stored = this.site.users.get(u.name);

@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,11 +17,13 @@ afterAll(() => {
 });
 afterEach(async () => {
   ui?.close();
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  // closeAllConnections: a request a test left unanswered does not hold the close up.
+  await new Promise<void>((r) => (server ? (server.close(() => r()), server.closeAllConnections()) : r()));
   server = undefined;
 });
 
-async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set<string> } = {}) {
+/** `answers`: what the backend does for a method instead of its usual answer (return a value, or throw). */
+async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set<string>; answers?: Record<string, () => unknown> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ui-'));
   dirs.push(dir);
   mkdirSync(join(dir, 'assets'));
@@ -53,6 +55,7 @@ async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set
         session.setUser({ name: r.user, roles: ['shift_lead'] });
         return session.user as never;
       }
+      if (o.answers?.[method]) return o.answers[method]() as never;
       if (method === 'me') return session.user as never;
       if (method === 'signOut') {
         session.setUser(null);
@@ -84,11 +87,13 @@ async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set
   return { base, emit: (e: SiteEvent) => listeners.forEach((l) => l(e)), inputs };
 }
 
+// A call the server never answers fails its test in seconds instead of the test's timeout.
 const post = (base: string, method: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}/api/${method}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', ...headers },
     body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
   });
 
 async function signIn(base: string): Promise<string> {
@@ -124,15 +129,36 @@ describe('headless UI server', () => {
     expect((await fetch(`${base}/api/status`, { headers: { Cookie: cookie } })).status).toBe(405);
   });
 
-  it('validates payloads and caps their size', async () => {
+  it('validates payloads', async () => {
     const { base } = await start();
     const cookie = await signIn(base);
     const bad = await post(base, 'decide', { id: 'p', decision: 'sure' }, { Cookie: cookie });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/decision/);
     expect((await post(base, 'nope', {}, { Cookie: cookie })).status).toBe(400);
-    const huge = await post(base, 'status', { x: 'y'.repeat(100_000) }, { Cookie: cookie }).catch(() => undefined);
-    expect(huge === undefined || huge.status === 400).toBe(true);
+  });
+
+  it('answers a body over 64 KiB with 413 and Connection: close, not a reset connection', async () => {
+    const { base } = await start();
+    const cookie = await signIn(base);
+    const port = Number(new URL(base).port);
+    for (const size of [70_000, 2_000_000]) {
+      const body = JSON.stringify({ x: 'y'.repeat(size) });
+      // node:http, which writes the whole body whatever comes back first (as a browser may).
+      const got = await new Promise<string>((resolve) => {
+        const req = request({ host: '127.0.0.1', port, path: '/api/status', method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', Cookie: cookie, 'Content-Length': Buffer.byteLength(body) } });
+        req.on('response', (res) => {
+          let text = '';
+          res.on('data', (b: Buffer) => (text += b.toString()));
+          res.on('end', () => resolve(`${res.statusCode} ${res.headers.connection} ${text}`));
+        });
+        req.on('error', (e: NodeJS.ErrnoException) => resolve(`error ${e.code ?? e.message}`));
+        req.end(body);
+      });
+      expect(got, String(size)).toBe('413 close {"ok":false,"error":{"kind":"invalid","message":"request body over 65536 bytes"}}');
+    }
+    // The server goes on answering.
+    expect((await post(base, 'status', {}, { Cookie: cookie })).status).toBe(200);
   });
 
   it("hands the backend each call's input age: the page's number, null for 'none', nothing without the header", async () => {
@@ -159,6 +185,50 @@ describe('headless UI server', () => {
     expect(r.headers.get('x-frame-options')).toBe('DENY');
     expect((await fetch(`${base}/assets/app.js`)).headers.get('content-type')).toContain('javascript');
     expect((await fetch(`${base}/assets/..%2f..%2fetc%2fpasswd`)).status).toBe(404);
+  });
+
+  it('answers a malformed percent-escape in a static path with 400, leaving no unhandled rejection', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (e: unknown) => rejections.push(e);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const { base } = await start();
+      const r = await fetch(`${base}/assets/%E0%A4%A`, { signal: AbortSignal.timeout(10_000) });
+      expect(r.status).toBe(400);
+      expect(r.headers.get('content-security-policy')).toContain("default-src 'self'");
+      expect((await fetch(`${base}/assets/app.js`)).status).toBe(200);
+      await new Promise((r) => setImmediate(r));
+      expect(rejections.map(String)).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
+
+  it('answers 500 to a call the backend fails in a way nobody foresaw, leaving no unhandled rejection', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (e: unknown) => rejections.push(e);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const { base } = await start({
+        answers: {
+          tables: () => 10n, // a value JSON cannot carry
+          tags: () => {
+            throw null; // not an Error: the API's own catch cannot read its message
+          },
+        },
+      });
+      const cookie = await signIn(base);
+      const bigint = await post(base, 'tables', {}, { Cookie: cookie });
+      expect(bigint.status).toBe(500);
+      expect(await bigint.json()).toMatchObject({ ok: false, error: { kind: 'internal', message: expect.stringMatching(/BigInt/) } });
+      const thrown = await post(base, 'tags', { table: 'stock' }, { Cookie: cookie });
+      expect(thrown.status).toBe(500);
+      expect(await thrown.json()).toEqual({ ok: false, error: { kind: 'internal', message: 'internal error' } });
+      await new Promise((r) => setImmediate(r));
+      expect(rejections.map(String)).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
   });
 
   it('pushes events over a WebSocket only to signed-in sessions from the same origin', async () => {
@@ -261,6 +331,29 @@ describe('headless UI server', () => {
     const third = await signIn(base);
     await post(base, 'signOut', {}, { Cookie: third });
     expect(ui!.sessionCount()).toBe(0);
+  });
+
+  it('gives every sign-in a new token and ends the session its request came with; a failed sign-in changes nothing', async () => {
+    const { base } = await start();
+    const tokenOf = (r: Response) => r.headers.get('set-cookie')?.split(';')[0];
+    const me = async (cookie: string) => ((await (await post(base, 'me', {}, { Cookie: cookie })).json()) as { value: { name: string } | null }).value;
+    const vera = tokenOf(await post(base, 'signIn', { user: 'Vera', secret: '1234' }))!;
+    expect(vera).toMatch(new RegExp(`^${SESSION_COOKIE}=`));
+    // Ada signs in on a browser that carries Vera's token (planted there, or the PC's last session).
+    const signedIn = await post(base, 'signIn', { user: 'Ada', secret: '1234' }, { Cookie: vera });
+    expect(signedIn.status).toBe(200);
+    const ada = tokenOf(signedIn)!;
+    expect(ada).toMatch(new RegExp(`^${SESSION_COOKIE}=`));
+    expect(ada).not.toBe(vera);
+    expect(await me(ada)).toMatchObject({ name: 'Ada' });
+    expect(await me(vera)).toBeNull();
+    expect((await post(base, 'status', {}, { Cookie: vera })).status).toBe(401);
+    // A wrong PIN on Ada's browser sends no cookie and leaves her signed in.
+    const wrong = await post(base, 'signIn', { user: 'Vera', secret: '0000' }, { Cookie: ada });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+    expect(await me(ada)).toMatchObject({ name: 'Ada' });
+    expect(ui!.sessionCount()).toBe(1);
   });
 
   it('keeps no session for a failed sign-in, and drops sessions idle longer than they live', async () => {

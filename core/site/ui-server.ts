@@ -4,13 +4,13 @@
 //
 // Security (a browser on the site network is not the trusted floor PC):
 //   - every API call but the public ones (api.ts PUBLIC_METHODS: firstRun, initSite, signIn, me) needs a session: a random 256-bit token in an HttpOnly,
-//     SameSite=Strict cookie (Secure when served over TLS), idle-expired;
+//     SameSite=Strict cookie (Secure when served over TLS), idle-expired, new at every sign-in;
 //   - cross-site requests are refused: POST only, JSON only, a custom `X-Tilstand` header that a
 //     cross-site form or fetch cannot send without a preflight this server never answers, and an
 //     `Origin` that must match the Host;
 //   - WebSocket upgrades need the session cookie and a matching Origin;
 //   - static responses carry the CSP, nosniff, frame denial and no referrer; paths cannot escape
-//     the renderer folder; request bodies are capped.
+//     the renderer folder; request bodies are capped (413).
 
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -74,12 +74,12 @@ export class UiServer {
   handle(req: IncomingMessage, res: ServerResponse): boolean {
     const path = (req.url ?? '/').split('?')[0]!;
     if (path.startsWith('/api/')) {
-      void this.api(req, res, path.slice('/api/'.length));
+      answered(res, this.api(req, res, path.slice('/api/'.length)));
       return true;
     }
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (path === '/' || path === '/index.html' || path.startsWith('/assets/') || path === '/favicon.ico') {
-        void this.serveStatic(res, path === '/' ? '/index.html' : path);
+        answered(res, this.serveStatic(res, path === '/' ? '/index.html' : path));
         return true;
       }
     }
@@ -180,8 +180,11 @@ export class UiServer {
 
   private async api(req: IncomingMessage, res: ServerResponse, method: string): Promise<void> {
     const reply = (status: number, body: ApiResult<unknown>) => {
+      // Serialized before the head is written: a value JSON cannot carry (a bigint) then fails
+      // into the 500 below instead of after the 200's head went out.
+      const text = JSON.stringify(body);
       res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...SECURITY_HEADERS });
-      res.end(JSON.stringify(body));
+      res.end(text);
     };
     if (req.method !== 'POST') return reply(405, { ok: false, error: { kind: 'invalid', message: 'POST only' } });
     if (req.headers['x-tilstand'] !== '1' || !sameOrigin(req, false) || !String(req.headers['content-type'] ?? '').startsWith('application/json')) {
@@ -191,6 +194,12 @@ export class UiServer {
     try {
       body = JSON.parse((await readBody(req, BODY_BYTES_MAX)) || '{}');
     } catch (e) {
+      if (e instanceof BodyTooLarge) {
+        // The rest of the body is not read: the connection ends once this answer is out (Node
+        // closes it after a response that says so), not before (a reset instead of an answer).
+        res.setHeader('Connection', 'close');
+        return reply(413, { ok: false, error: { kind: 'invalid', message: e.message } });
+      }
       return reply(400, { ok: false, error: { kind: 'invalid', message: (e as Error).message } });
     }
     let session = this.sessionOf(req);
@@ -202,14 +211,23 @@ export class UiServer {
     try {
       const call = validateCall(method, body);
       const input = validateInputAge(req.headers[INPUT_AGE_HEADER]);
-      if (method === 'signIn' && !session) session = created = this.newSession(res);
+      // Every sign-in gets a session and token of its own (session fixation): a token known before
+      // it (planted in the browser, or the last person's at this PC) never comes to name the one
+      // signing in now.
+      if (method === 'signIn') created = this.newSession(res);
       // Public calls without a session (me, firstRun, initSite) get a context that remembers nothing.
-      const context: SessionContext = session ?? { user: null, setUser: () => undefined };
+      const context: SessionContext = created ?? session ?? { user: null, setUser: () => undefined };
       const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context, input);
+      // Signed in: the session the request came with is over (its event sockets close at the next push).
+      if (created?.user && session) this.sessions.delete(session.token);
       reply(200, { ok: true, value: value ?? null });
     } catch (e) {
-      // A sign-in that failed keeps no session of its own (its cookie then names nothing).
-      if (created && !created.user) this.sessions.delete(created.token);
+      // A sign-in that failed keeps no session of its own, and sends no cookie: one the browser
+      // holds goes on naming what it named.
+      if (created && !created.user) {
+        this.sessions.delete(created.token);
+        res.removeHeader('Set-Cookie');
+      }
       if (e instanceof ApiValidationError) return reply(400, { ok: false, error: { kind: 'invalid', message: e.message } });
       if (e instanceof SiteApiError) {
         const status = { unauthenticated: 401, forbidden: 403, invalid: 400, not_found: 404, conflict: 409, internal: 500 }[e.kind];
@@ -223,7 +241,15 @@ export class UiServer {
 
   private async serveStatic(res: ServerResponse, path: string): Promise<void> {
     const root = resolve(this.o.rendererDir);
-    const file = normalize(join(root, decodeURIComponent(path)));
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      // A malformed escape (`%E0%A4%A`): any page the floor PC's browser opens can ask for one.
+      res.writeHead(400, { 'Content-Type': 'text/plain', ...SECURITY_HEADERS }).end('bad path\n');
+      return;
+    }
+    const file = normalize(join(root, decoded));
     if (!file.startsWith(root + sep)) {
       res.writeHead(404).end();
       return;
@@ -237,6 +263,26 @@ export class UiServer {
       res.end(path === '/index.html' ? 'the renderer is not built: run `npm run build`\n' : 'not found\n');
     }
   }
+}
+
+/**
+ * Ends a handler's promise. A failure nobody caught answers 500 (or, once a head went out, cuts
+ * the response off) and goes no further: an unhandled rejection ends a Node 20 process, here the
+ * whole site, and any web page the floor PC's browser opens can send the request.
+ */
+function answered(res: ServerResponse, handler: Promise<void>): void {
+  handler.catch(() => {
+    try {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const body: ApiResult<unknown> = { ok: false, error: { kind: 'internal', message: 'internal error' } };
+      res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8', ...SECURITY_HEADERS }).end(JSON.stringify(body));
+    } catch {
+      res.destroy();
+    }
+  });
 }
 
 /** The Origin (or, for browsers that omit it on same-origin POSTs, nothing) must match Host. */
@@ -259,19 +305,25 @@ function parseCookies(header: string | undefined): Record<string, string> {
   return out;
 }
 
+class BodyTooLarge extends Error {}
+
 function readBody(req: IncomingMessage, max: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let n = 0;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       n += c.length;
       if (n > max) {
-        reject(new Error(`request body over ${max} bytes`));
-        req.destroy();
+        // Stop reading, but leave the socket alone: the response goes out on it (413).
+        req.off('data', onData);
+        req.pause();
+        chunks.length = 0;
+        reject(new BodyTooLarge(`request body over ${max} bytes`));
         return;
       }
       chunks.push(c);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });

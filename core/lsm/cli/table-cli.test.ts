@@ -208,7 +208,29 @@ describe('table create', () => {
     await bad('{"fields": [{"name": "a", "type": "INT"}], "primaryKeys": ["a"], "options": {"bucket.count": "2"}}', /unknown option 'bucket.count'/);
     await bad('{"fields": [{"name": "a", "type": "INT"}], "primaryKeys": ["b"]}', /unknown column 'b'/);
     await bad('{"fields": [{"name": "a", "type": "INT"}], "primaryKeys": ["a"], "options": {"bucket": "zero"}}', /option 'bucket': expected an integer/);
-    expect((await run(['table', 'list', 'site_1', ...W()])).out).toBe('');
+    // No table made, and not the database made for it either.
+    expect((await run(['table', 'list', ...W()])).out).toBe('');
+  });
+
+  it('a refused create leaves no database behind, and keeps one that was there', async () => {
+    for (const [schema, why] of [
+      [{ fields: [{ name: 'k', type: 'STRNG' }], primaryKeys: ['k'] }, "unknown or unsupported type 'STRNG'"],
+      [{ fields: [{ name: 'k', type: 'INT' }], primaryKeys: ['k'], options: { 'bucket.count': '2' } }, "unknown option 'bucket.count'"],
+      [{ fields: [{ name: 'k', type: 'INT' }], primaryKeys: ['j'] }, "unknown column 'j'"],
+    ] as const) {
+      const f = join(dir, 'bad.json');
+      writeFileSync(f, JSON.stringify(schema));
+      const r = await run(['table', 'create', 'fresh.t', '--schema', f, ...W()]);
+      expect([r.code, r.err], why).toEqual([2, expect.stringContaining(why)]);
+      expect(existsSync(join(wh, 'fresh.db')), why).toBe(false);
+      // A database that was there before the call stays, empty or not.
+      await createStock();
+      new Catalog(wh).createDatabase('empty');
+      for (const name of ['site_1.t', 'empty.t']) expect((await run(['table', 'create', name, '--schema', f, ...W()])).code, name).toBe(2);
+      expect((await run(['table', 'list', ...W()])).out).toBe('empty\nsite_1\n');
+      expect((await run(['table', 'list', 'site_1', ...W()])).out).toBe('stock\n');
+      rmSync(wh, { recursive: true });
+    }
   });
 
   it('checks the table name and the required flags', async () => {

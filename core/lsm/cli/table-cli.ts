@@ -153,11 +153,23 @@ async function create(ctx: Context): Promise<number> {
   const id = identifier(ctx);
   const path = resolve(ctx.args.required('schema'));
   const spec = readSchemaFile(path);
+  // createTable checks the schema (types, options, key columns) only once the database is there:
+  // a database made for this table goes again when the table is refused, so a refused create
+  // leaves the warehouse as it was. Not with cascade: a table another writer has made in it since
+  // stays (and so does the database).
+  const newDatabase = !ctx.catalog.databaseExists(id.database);
   ctx.catalog.createDatabase(id.database, true);
   let table: Table;
   try {
     table = ctx.catalog.createTable(id, spec, ctx.args.boolean('ignore-if-exists'));
   } catch (e) {
+    if (newDatabase) {
+      try {
+        ctx.catalog.dropDatabase(id.database);
+      } catch {
+        // not empty any more, or gone: the refusal is what is reported
+      }
+    }
     if (e instanceof LsmError && (e.kind === 'InvalidArgument' || e.kind === 'NotSupported')) {
       throw new CliError(EXIT.usage, `schema file ${path}: ${e.message}`);
     }

@@ -95,6 +95,26 @@ describe('tilstand agent commands (no site running)', () => {
     expect(replenish).toMatchObject([{ params: { item: 'BOLT', location: 'A-01', qty: 170 }, risk: 'medium' }]);
   });
 
+  it('proposals: a bad --limit is refused on a new site too, before the inbox table exists', async () => {
+    for (const bad of ['-1', '0', 'ten']) {
+      const r = await run(['proposals', '--data', data, '--limit', bad]);
+      expect([r.code, r.out, r.err], bad).toEqual([2, '', `tilstand: option '--limit': expected a whole number ≥ 1, got '${bad}'\n`]);
+    }
+  });
+
+  it('refuses an argument a command does not take instead of ignoring it', async () => {
+    // `proposals open` meant --status open: it listed every proposal.
+    for (const [args, command, extra] of [
+      [['proposals', 'open'], 'proposals', 'open'],
+      [['agent', 'run', 'now'], 'agent', 'now'],
+      [['evidence', 'P-x', 'P-y'], 'evidence', 'P-y'],
+      [['decide', 'P-x', 'approve', 'now', '--user', 'ada', '--pin', '2468'], 'decide', 'now'],
+    ] as const) {
+      const r = await run([...args, '--data', data]);
+      expect([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', `tilstand: '${command}': unexpected argument '${extra}'\n`]);
+    }
+  });
+
   it('checks arguments', async () => {
     expect((await run(['decide', 'P-x', 'maybe', '--user', 'a', '--pin', '1', '--data', data])).code).toBe(2);
     expect((await run(['proposals', '--status', 'nope', '--data', data])).code).toBe(2);

@@ -34,7 +34,7 @@ import { catalogOptions, dataPaths, decisionOptions, readConfig } from '../confi
 import { controlRequest, ControlError, type ControlHandler } from '../control.ts';
 import { openIngest } from '../open-ingest.ts';
 import { openSiteDb } from '../site-db.ts';
-import { existingDataDir, json, positiveInt, print, runningSocket, type CliIO } from './common.ts';
+import { existingDataDir, json, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
 
 export const agentUsage = [
   '  tilstand proposals [--data <dir>] [--status open|deferred|approved|rejected|stale|withdrawn] [--limit <n>] [--json]',
@@ -45,12 +45,14 @@ export const agentUsage = [
 
 const DATA: FlagSpecs = { data: { type: 'string', value: '<dir>' } };
 
-async function parse(argv: string[], specs: FlagSpecs, command: string, io: CliIO): Promise<ParsedArgs | undefined> {
+/** The parsed flags, or undefined when the usage was asked for (and printed); arguments beyond the `takes` the command reads are refused. */
+async function parse(argv: string[], specs: FlagSpecs, command: string, io: CliIO, takes = 0): Promise<ParsedArgs | undefined> {
   const a = parseArgs(argv, specs, command);
   if (a.help) {
     await print(io.stdout, ['usage:', ...agentUsage.filter((l) => l.includes(`tilstand ${command.split(' ')[0]} `))]);
     return undefined;
   }
+  refuseExtraArguments(a, command, takes);
   return a;
 }
 
@@ -92,21 +94,23 @@ export async function runProposals(argv: string[], io: CliIO): Promise<number> {
   if (!a) return EXIT.ok;
   const status = a.string('status');
   if (status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(status)) throw new CliError(EXIT.usage, `option '--status': expected one of ${PROPOSAL_STATUSES.join(', ')}, got '${status}'`);
+  // Checked here, not where it is used: a new site has no approval_inbox table yet.
+  const limit = positiveInt(a.string('limit'), 'limit', 1) ?? 100;
   const data = existingDataDir(a.string('data'));
   const config = readConfig(data);
   const p = dataPaths(data, config.site);
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const id = { database: p.database!, table: APPROVAL_INBOX_TABLE };
-  const list = catalog.tableExists(id) ? readProposals(catalog.getTable(id), { ...(status ? { status: status as ProposalStatus } : {}), limit: positiveInt(a.string('limit'), 'limit', 1) ?? 100 }) : [];
+  const list = catalog.tableExists(id) ? readProposals(catalog.getTable(id), { ...(status ? { status: status as ProposalStatus } : {}), limit }) : [];
   await print(io.stdout, a.boolean('json') ? [json(list)] : proposalLines(list));
   return EXIT.ok;
 }
 
 export async function runEvidence(argv: string[], io: CliIO): Promise<number> {
-  const a = await parse(argv, { ...DATA, all: { type: 'boolean' }, json: { type: 'boolean' } }, 'evidence', io);
+  const a = await parse(argv, { ...DATA, all: { type: 'boolean' }, json: { type: 'boolean' } }, 'evidence', io, 1);
   if (!a) return EXIT.ok;
-  const [proposal, ...extra] = a.positionals;
-  if (proposal === undefined || extra.length > 0) throw new CliError(EXIT.usage, 'expected: tilstand evidence <proposal> [--data <dir>] [--all] [--json]');
+  const [proposal] = a.positionals;
+  if (proposal === undefined) throw new CliError(EXIT.usage, 'expected: tilstand evidence <proposal> [--data <dir>] [--all] [--json]');
   const data = existingDataDir(a.string('data'));
   const config = readConfig(data);
   const p = dataPaths(data, config.site);
@@ -150,10 +154,10 @@ async function withOffline<T>(data: string, f: (x: { inbox: Inbox; agent: Agent 
 }
 
 export async function runDecide(argv: string[], io: CliIO): Promise<number> {
-  const a = await parse(argv, { ...DATA, user: { type: 'string', value: '<name>' }, pin: { type: 'string', value: '<pin>' }, comment: { type: 'string', value: '<text>' }, json: { type: 'boolean' } }, 'decide', io);
+  const a = await parse(argv, { ...DATA, user: { type: 'string', value: '<name>' }, pin: { type: 'string', value: '<pin>' }, comment: { type: 'string', value: '<text>' }, json: { type: 'boolean' } }, 'decide', io, 2);
   if (!a) return EXIT.ok;
-  const [proposal, verb, ...extra] = a.positionals;
-  if (proposal === undefined || verb === undefined || extra.length > 0) throw new CliError(EXIT.usage, 'expected: tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin>');
+  const [proposal, verb] = a.positionals;
+  if (proposal === undefined || verb === undefined) throw new CliError(EXIT.usage, 'expected: tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin>');
   if (!(DECISIONS as readonly string[]).includes(verb)) throw new CliError(EXIT.usage, `expected approve, reject or defer, got '${verb}'`);
   const args = { proposal, decision: verb, user: a.required('user'), pin: a.required('pin'), ...(a.string('comment') !== undefined ? { comment: a.string('comment') } : {}) };
   const data = existingDataDir(a.string('data'));

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { CliError, EXIT } from '../../lsm/cli/args.ts';
+import { CliError, EXIT, usageError, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { DEFAULT_DATA_DIR, dataPaths } from '../config.ts';
 import { socketAnswers } from '../control.ts';
 
@@ -59,7 +59,16 @@ export function port(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
-/** A whole-number option (at least `min`: 1 for a `--limit`, where 0 would list nothing). */
+/**
+ * Refuses the arguments after the `takes` a command reads, as `tilstand table` does: ignored, a
+ * word meant as an option (`proposals open` for `--status open`) would run the command on
+ * something else than what was asked.
+ */
+export function refuseExtraArguments(a: ParsedArgs, command: string, takes = 0): void {
+  if (a.positionals.length > takes) throw usageError(`'${command}': unexpected argument '${a.positionals[takes]}'`);
+}
+
+/** A whole-number option (at least `min`: 1 for a `--limit`, where 0 would list nothing; DEMO_MIN_STEP_MS for a demo step). */
 export function positiveInt(value: string | undefined, flag: string, min = 0): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
@@ -67,5 +76,12 @@ export function positiveInt(value: string | undefined, flag: string, min = 0): n
   }
   return Number(value);
 }
+
+/**
+ * The shortest step of the demo modules (core/site/demo/module.ts refuses less): `--step-ms` and
+ * `--demo-step-ms` check it as they are parsed, so a refusal names the option, exits 2, and comes
+ * before `start --demo` has made a demo data directory.
+ */
+export const DEMO_MIN_STEP_MS = 10;
 
 export type { CliIO };

@@ -1,6 +1,6 @@
 // The `tilstand` dispatcher in-process: help, unknown commands, `start` refusals, and `table …` handed on.
 
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -212,6 +212,44 @@ describe('tilstand', () => {
 
     expect((await run(['config', 'show', '--data', data])).code).toBe(2);
     expect((await run(['config', 'check', '--data', join(dir, 'none')])).code).not.toBe(0);
+  });
+
+  it('demo --step-ms and start --demo --demo-step-ms under 10 ms are usage errors naming the option, before a demo directory is made', async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    const demo = await run(['demo', '--data', data, '--mqtt-url', 'mqtt://127.0.0.1:1', '--step-ms', '5']);
+    expect([demo.code, demo.err]).toEqual([2, "tilstand: option '--step-ms': expected a whole number ≥ 10, got '5'\n"]);
+    const fresh = join(dir, 'demo');
+    const start = await run(['start', '--demo', '--headless', '--demo-step-ms', '9', '--mqtt-port', '0', '--http-port', '0', '--data', fresh]);
+    expect([start.code, start.err]).toEqual([2, "tilstand: option '--demo-step-ms': expected a whole number ≥ 10, got '9'\n"]);
+    expect(existsSync(fresh), 'a demo data directory was made').toBe(false);
+  }, 60_000);
+
+  it('refuses an argument a site command does not take (exit 2, as `tilstand table` does) instead of ignoring it', async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    const fresh = join(dir, 'new');
+    for (const [args, command, extra] of [
+      [['status', 'x', '--data', data], 'status', 'x'],
+      [['config', 'check', 'x', '--data', data], 'config', 'x'],
+      [['users', 'list', 'x', '--data', data], 'users', 'x'],
+      [['contracts', 'list', 'x', '--data', data], 'contracts', 'x'],
+      [['modules', 'list', 'x', '--data', data], 'modules', 'x'],
+      // meant --id 17: ignored, it would replay every open letter
+      [['deadletters', 'replay', '17', '--data', data], 'deadletters', '17'],
+      [['sync', 'now', 'x', '--data', data], 'sync now', 'x'],
+      [['init', 'x', '--data', fresh, '--site', 'south'], 'init', 'x'],
+      // A bad option after it, so that without the check these refuse instead of running a site or the demo.
+      [['start', 'x', '--data', data, '--mqtt-port', 'none'], 'start', 'x'],
+      [['demo', 'x', '--data', data, '--mqtt-url', 'none'], 'demo', 'x'],
+    ] as const) {
+      const r = await run([...args]);
+      expect([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', `tilstand: '${command}': unexpected argument '${extra}'\n`]);
+    }
+    expect(existsSync(fresh)).toBe(false);
+    // --help still wins, and `--` makes no difference.
+    expect((await run(['status', 'x', '--help'])).code).toBe(0);
+    expect((await run(['status', '--data', data, '--', 'x'])).code).toBe(2);
   });
 
   it('start: a start that fails says why once, and the log says it as its last line', async () => {

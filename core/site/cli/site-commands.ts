@@ -22,7 +22,7 @@ import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
 import { formatStatus, statusFromDirectory, type SiteStatus } from '../status.ts';
-import { dataDir, existingDataDir, json, nextSignal, positiveInt, print, runningSocket, type CliIO } from './common.ts';
+import { dataDir, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
 
 export const siteUsage = [
   '  tilstand init --data <dir> --site <id> [--admin <name> --pin <pin>]',
@@ -69,12 +69,14 @@ function usageOf(command: string): string[] {
   return out;
 }
 
+/** The parsed flags, or undefined when the usage was asked for (and printed); no command here takes an argument. */
 async function withHelp(argv: string[], specs: FlagSpecs, command: string, io: CliIO): Promise<ParsedArgs | undefined> {
   const a = parseArgs(argv, specs, command);
   if (a.help) {
     await print(io.stdout, ['usage:', ...usageOf(command.split(' ')[0]!)]);
     return undefined;
   }
+  refuseExtraArguments(a, command);
   return a;
 }
 
@@ -471,6 +473,8 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
   if (!a) return EXIT.ok;
   const url = a.required('mqtt-url');
   if (!/^mqtts?:\/\/[^/]+/.test(url)) throw new CliError(EXIT.usage, `option '--mqtt-url': expected mqtt://host:port, got '${url}'`);
+  const seed = positiveInt(a.string('seed'), 'seed');
+  const stepMs = positiveInt(a.string('step-ms'), 'step-ms', DEMO_MIN_STEP_MS);
   const data = dataDir(a.string('data'));
   const p = dataPaths(data);
   let secrets;
@@ -479,8 +483,6 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
   } catch (e) {
     throw new CliError(EXIT.notFound, (e as Error).message);
   }
-  const seed = positiveInt(a.string('seed'), 'seed');
-  const stepMs = positiveInt(a.string('step-ms'), 'step-ms');
   const signal = nextSignal();
   const demo = runDemoModules({
     url,
@@ -512,6 +514,7 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   if (sub !== 'now') return runSync(argv, io);
   const a = parseArgs(rest, SYNC_FLAGS, 'sync now');
   if (a.help) return runSync(['help'], io);
+  refuseExtraArguments(a, 'sync now');
   const rounds = maxRounds(a.string('max-rounds'));
   const data = dataDir(a.string('data'));
   const socket = await runningSocket(data);

@@ -20,7 +20,7 @@ import { DEMO_HQ_DIR } from '../demo/site.ts';
 import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, reportedBySite, Site } from '../site.ts';
 import { UiServer } from '../ui-server.ts';
 import { missingLaunchSettings } from '../v8-flags.ts';
-import { dataDir, nextSignal, port, positiveInt, print, type CliIO } from './common.ts';
+import { dataDir, DEMO_MIN_STEP_MS, nextSignal, port, positiveInt, print, refuseExtraArguments, type CliIO } from './common.ts';
 import { exitCodeOf } from './exit-code.ts';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -85,12 +85,13 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     await print(io.stdout, ['usage:', ...startUsage]);
     return EXIT.ok;
   }
+  refuseExtraArguments(a, 'start');
   const data = dataDir(a.string('data'));
   const demo = a.boolean('demo');
   const mqttPort = port(a.string('mqtt-port'), 'mqtt-port');
   let httpPort = port(a.string('http-port'), 'http-port');
   const seed = positiveInt(a.string('demo-seed'), 'demo-seed');
-  const stepMs = positiveInt(a.string('demo-step-ms'), 'demo-step-ms');
+  const stepMs = positiveInt(a.string('demo-step-ms'), 'demo-step-ms', DEMO_MIN_STEP_MS);
   const signal = nextSignal();
   const hup = sighupReloads(io);
   try {

@@ -72,5 +72,9 @@ export function loadAgentSpec(arg: string | undefined): AgentSpec {
   } catch (e) {
     throw new Error(`--agent ${arg}: not JSON (${(e as Error).message})`);
   }
-  return agentSpecFrom(raw, basename(arg).replace(/\.json$/, ''));
+  try {
+    return agentSpecFrom(raw, basename(arg).replace(/\.json$/, ''));
+  } catch (e) {
+    throw new Error(`--agent ${arg}: ${(e as Error).message}`);
+  }
 }

@@ -4,15 +4,18 @@
 //   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms 250] [--scratch <dir>] [--progress]
 //   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement 0..1] [--max-changed n] [--examples n]
 //
-// Exit codes: 0 done (diff: gate passed); 1 the diff's acceptance gate was missed; 2 usage;
-// 5 anything else (the message says what).
+// Exit codes: 0 done (diff: gate passed); 1 the diff's acceptance gate was missed, or export's
+// --data is not a data directory (as the site commands); 2 usage (a bad option, a path given that
+// does not exist); 5 anything else (the message says what).
 
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
-import { parseDuration } from '../lsm/cli/values.ts';
-import { loadAgentSpec } from './agent-spec.ts';
+import { parseDuration, parseTime } from '../lsm/cli/values.ts';
+import { loadAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
-import { exportFixture } from './export.ts';
+import { exportFixture, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
 import { runReplay } from './replay.ts';
 import { writeReport } from './report.ts';
@@ -27,10 +30,14 @@ const EXPORT_FLAGS: FlagSpecs = { data: { type: 'string', value: '<dir>' }, tag:
 const RUN_FLAGS: FlagSpecs = { fixture: { type: 'string', value: '<dir|file.tar>' }, agent: { type: 'string', value: 'default|<rules.json>' }, out: { type: 'string', value: '<dir>' }, 'tick-ms': { type: 'string', value: '<ms>' }, scratch: { type: 'string', value: '<dir>' }, progress: { type: 'boolean' }, 'keep-scratch': { type: 'boolean' } };
 const DIFF_FLAGS: FlagSpecs = { out: { type: 'string', value: '<dir>' }, 'min-agreement': { type: 'string', value: '<0..1>' }, 'max-changed': { type: 'string', value: '<n>' }, examples: { type: 'string', value: '<n>' } };
 
-function time(flag: string, v: string): number {
-  const ms = Date.parse(v);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(ms)) throw usageError(`--${flag}: expected an ISO time such as 2026-11-30T18:00:00Z, got '${v}'`);
-  return ms;
+/**
+ * A path an option names that has to be there: refused naming the option (usage), not with the raw
+ * ENOENT of whatever first touched it.
+ */
+function existing(what: string, path: string, folder: boolean): string {
+  if (!existsSync(path)) throw usageError(`${what}: ${path} does not exist`);
+  if (folder && !statSync(path).isDirectory()) throw usageError(`${what}: ${path} is not a folder`);
+  return path;
 }
 
 function num(flag: string, v: string | undefined, min: number, max: number, integer: boolean): number | undefined {
@@ -45,15 +52,25 @@ const say = (io: CliIO, line: string) => void io.stderr.write(`${line}\n`);
 async function runExport(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, EXPORT_FLAGS, 'replay export');
   if (a.help) return say(io, replayUsage[0]!), EXIT.ok;
+  // Every option is checked before the export reads the site: a refused one tags nothing.
+  const tag = a.required('tag');
+  const tagProblem = fixtureTagProblem(tag);
+  if (tagProblem) throw usageError(`option '--tag': ${tagProblem}`);
+  const data = a.required('data');
+  // As the site commands (core/site/cli existingDataDir), which core/replay may not import.
+  if (!existsSync(join(data, 'config.json'))) throw new CliError(EXIT.notFound, `${resolve(data)} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${data} --site <id>\` first`);
+  const out = a.required('out');
+  if (out.endsWith('.tar') && !(existsSync(dirname(out)) && statSync(dirname(out)).isDirectory())) throw usageError(`option '--out': folder ${dirname(out)} does not exist`);
   const atArg = a.string('at');
   const until = a.required('until');
   const retainArg = a.string('retain');
   const retainMs = retainArg === undefined ? undefined : parseDuration(retainArg, 'retain');
   if (retainMs === 0) throw usageError(`option '--retain': expected a duration longer than 0, got '${retainArg}'`);
+  // Without a zone an ISO time is UTC, as every other time option of `tilstand` (lsm cli values.ts).
   const m = await exportFixture({
-    data: a.required('data'), tag: a.required('tag'), ...(until === 'now' ? {} : { untilMs: time('until', until) }), ...(atArg ? { atMs: time('at', atArg) } : {}), ...(retainMs !== undefined ? { retainMs } : {}), out: a.required('out'),
+    data, tag, ...(until === 'now' ? {} : { untilMs: parseTime(until, 'until') }), ...(atArg ? { atMs: parseTime(atArg, 'at') } : {}), ...(retainMs !== undefined ? { retainMs } : {}), out,
   });
-  io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${a.required('out')}: cut ${m.cutFrom !== undefined ? `at ${m.cutFrom}, ` : ''}${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
+  io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${out}: cut ${m.cutFrom !== undefined ? `at ${m.cutFrom}, ` : ''}${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
   // The site's tags of the cut pin its files: say how long, and how to release them.
   const kept = m.siteTag.expiresMs === null ? `until deleted (export with --retain 30d to let it expire)` : `until ${new Date(m.siteTag.expiresMs).toISOString()}`;
   io.stdout.write(`the site keeps tag ${m.tag}${m.siteTag.reused ? ', made by an earlier export,' : ''} ${kept}${m.siteTag.reused && retainMs !== undefined ? ': --retain applies to a cut when it is made' : ''}\n`);
@@ -63,13 +80,21 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
 async function runRun(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, RUN_FLAGS, 'replay run');
   if (a.help) return say(io, replayUsage[1]!), EXIT.ok;
-  const agent = loadAgentSpec(a.string('agent'));
+  let agent: AgentSpec;
+  try {
+    agent = loadAgentSpec(a.string('agent'));
+  } catch (e) {
+    // A missing file, bad JSON, an unknown rule or version, a bad threshold: a bad option.
+    throw usageError((e as Error).message);
+  }
   const tickMs = num('tick-ms', a.string('tick-ms'), 1, 60_000, true);
+  const fixture = existing("option '--fixture'", a.required('fixture'), false);
+  const scratch = a.string('scratch');
+  if (scratch) existing("option '--scratch'", scratch, true);
   const err = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
   const bar = err.isTTY || a.boolean('progress') ? progressBar(err) : undefined;
-  const scratch = a.string('scratch');
   const r = await runReplay({
-    fixture: a.required('fixture'),
+    fixture,
     agent,
     out: a.required('out'),
     ...(tickMs !== undefined ? { tickMs } : {}),
@@ -92,6 +117,7 @@ async function runDiff(argv: string[], io: CliIO): Promise<number> {
   const minAgreement = num('min-agreement', a.string('min-agreement'), 0, 1, false);
   const maxChanged = num('max-changed', a.string('max-changed'), 0, Number.MAX_SAFE_INTEGER, true);
   const examples = num('examples', a.string('examples'), 0, 1000, true);
+  for (const [i, run] of a.positionals.entries()) existing(`replay diff: ${i === 0 ? 'baseline' : 'candidate'} run`, run, true);
   const report = diffRuns(loadRun(a.positionals[0]!), loadRun(a.positionals[1]!), {
     ...(minAgreement !== undefined ? { minAgreement } : {}),
     ...(maxChanged !== undefined ? { maxChanged } : {}),

@@ -14,10 +14,10 @@
 // a rejection when it had none. agreement = agreeing judgements / judgements (null when there are
 // none). Deferrals are not judgements.
 
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../inbox/index.ts';
-import { REPORT_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
+import { isObject, readJsonFile, REPORT_FORMAT, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
 import type { RunManifest } from './replay.ts';
 
 export interface LoadedRun {
@@ -26,9 +26,24 @@ export interface LoadedRun {
   decisions: HumanDecision[];
 }
 
+/** A `replay run` output folder; a missing or damaged file is named (never a bare JSON or type error). */
 export function loadRun(dir: string): LoadedRun {
-  const read = (f: string) => JSON.parse(readFileSync(join(dir, f), 'utf8'));
-  return { manifest: read('run.json') as RunManifest, proposals: read('proposals.json') as ReplayProposal[], decisions: read('human-decisions.json') as HumanDecision[] };
+  if (!existsSync(dir)) throw new Error(`run ${dir} does not exist`);
+  if (!existsSync(join(dir, 'run.json'))) throw new Error(`${dir} is not a replay run (no run.json)`);
+  const manifest = readJsonFile<RunManifest>(join(dir, 'run.json'), (v) => {
+    if (!isObject(v)) return 'expected a JSON object';
+    if (v.format !== RUN_FORMAT) return `run format ${JSON.stringify(v.format)}, expected ${RUN_FORMAT}`;
+    const f = v.fixture;
+    if (!isObject(f) || typeof f.id !== 'string' || !Number.isSafeInteger(f.cutMs) || !Number.isSafeInteger(f.untilMs)) return 'fixture: expected {id, name, tag, site, cutMs, untilMs}';
+    const a = v.agent;
+    if (!isObject(a) || typeof a.label !== 'string' || !Array.isArray(a.rules)) return 'agent: expected {label, rules, …}';
+    return undefined;
+  });
+  const list = (f: string) => {
+    if (!existsSync(join(dir, f))) throw new Error(`run ${dir}: ${f} is missing`);
+    return readJsonFile<unknown[]>(join(dir, f), (v) => (Array.isArray(v) && v.every(isObject) ? undefined : 'expected a JSON array of objects'));
+  };
+  return { manifest, proposals: list('proposals.json') as ReplayProposal[], decisions: list('human-decisions.json') as HumanDecision[] };
 }
 
 const COMPARED = ['createdAtMs', 'ruleVersion', 'action', 'module', 'params', 'risk', 'riskReason', 'explanation', 'status'] as const;

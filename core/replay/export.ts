@@ -12,13 +12,14 @@
 // Reading a running site is safe: tables are read from immutable files, tags are created
 // atomically, and the journal is read through its own WAL-mode connection.
 
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createWriteStream } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import { Catalog, LsmError, tagTimeLeftMs, type Snapshot, type Table, type TagInfo } from '../lsm/index.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
+import { checkName } from '../lsm/partition-path.ts';
 import { snapshotToJson } from '../lsm/snapshot.ts';
 import { AGENT_TAG_PREFIX, AgentConfigError, agentConfig, compareRunIds, STATE_TABLES, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, readDecisionLog, readProposals, type Json } from '../inbox/index.ts';
@@ -42,7 +43,7 @@ export interface ExportOptions {
   untilMs?: number;
   /** The instant of the cut; default its newest tagged snapshot's time (the snapshots are the latest ones when the tag is new). */
   atMs?: number;
-  /** A folder (must not exist or be empty), or a file ending in `.tar`. */
+  /** A folder (must not exist or be empty), or a file ending in `.tar` (must not exist; its folder must). */
   out: string;
   /**
    * How long the site keeps the `replay-` tags of the cut it makes (ms from now); default until
@@ -114,11 +115,26 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
   const ends = (cutMs: number) => {
     if (o.untilMs !== undefined && o.untilMs < cutMs) throw new Error(`until (${new Date(o.untilMs).toISOString()}) is before the cut (${new Date(cutMs).toISOString()})`);
   };
-  // The cut's tags: made with the retention asked for (none: kept until deleted).
+  // The cut's tags: made with the retention asked for (none: kept until deleted). A tag that
+  // cannot be made takes back the ones made before it: half a cut would be reused as the cut.
   const tagAll = (): number | undefined => {
     let expires: number | undefined;
-    for (const { table, snapshot } of tables.values()) {
-      if (snapshot) expires = expiry(table.createTag(tag, snapshot.id, o.retainMs));
+    const made: Table[] = [];
+    try {
+      for (const { table, snapshot } of tables.values()) {
+        if (!snapshot) continue;
+        expires = expiry(table.createTag(tag, snapshot.id, o.retainMs));
+        made.push(table);
+      }
+    } catch (e) {
+      for (const t of made) {
+        try {
+          t.deleteTag(tag);
+        } catch {
+          // the error that stopped the cut says more
+        }
+      }
+      throw e;
     }
     return expires;
   };
@@ -176,6 +192,51 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
   ends(cutMs);
   const expires = tagAll();
   return { tag, cutMs, tables, reused: false, ...(expires !== undefined ? { expiresMs: expires } : {}) };
+}
+
+/** Removes the tags a cut made (an export that failed after making it leaves nothing on the site). */
+export function dropCut(cut: Cut): void {
+  if (cut.reused) return;
+  for (const { table, snapshot } of cut.tables.values()) {
+    try {
+      if (snapshot && table.tags.exists(cut.tag)) table.deleteTag(cut.tag);
+    } catch {
+      // the export's own error says more; `tilstand table tag delete` removes what is left
+    }
+  }
+}
+
+/**
+ * Why `--tag` cannot name a fixture, or undefined: an empty name, or one that makes no tag name of
+ * the table store (`replay-<name>`, and the tag to cut at when it names one).
+ */
+export function fixtureTagProblem(tagArg: string): string | undefined {
+  const tag = tagName(tagArg);
+  if (tag === TAG_PREFIX) return `expected a fixture name or a tag to cut at, got '${tagArg}'`;
+  for (const t of tag === tagArg ? [tag] : [tag, tagArg]) {
+    try {
+      checkName('tag', t);
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Refuses an `--out` the export could not finish into, before anything is tagged: a folder must
+ * be absent or empty, an archive absent and in a folder that exists.
+ */
+function checkOut(out: string, archive: boolean): void {
+  if (archive) {
+    if (existsSync(out)) throw new Error(`${out} exists`);
+    const parent = dirname(out);
+    if (!existsSync(parent) || !statSync(parent).isDirectory()) throw new Error(`${out}: folder ${parent} does not exist`);
+    return;
+  }
+  if (!existsSync(out)) return;
+  if (!statSync(out).isDirectory()) throw new Error(`${out} exists and is not a folder`);
+  if (readdirSync(out).length > 0) throw new Error(`${out} exists and is not empty`);
 }
 
 function copyInto(src: string, dst: string): void {
@@ -274,8 +335,13 @@ export interface ExportResult extends FixtureManifest {
 export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
   if (o.retainMs !== undefined && !(Number.isSafeInteger(o.retainMs) && o.retainMs > 0)) throw new Error(`retain: expected a positive duration, got ${o.retainMs}`);
   if (o.untilMs !== undefined && !Number.isSafeInteger(o.untilMs)) throw new Error(`until: expected a time, got ${o.untilMs}`);
+  const tagProblem = fixtureTagProblem(o.tag);
+  if (tagProblem) throw new Error(`tag: ${tagProblem}`);
   const tag = tagName(o.tag);
   const name = tag.slice(TAG_PREFIX.length);
+  const archive = o.out.endsWith('.tar');
+  checkOut(o.out, archive);
+  if (!existsSync(join(o.data, 'config.json'))) throw new Error(`${o.data} is not a Tilstand data directory (no config.json)`);
   const configText = readFileSync(join(o.data, 'config.json'), 'utf8');
   let rawConfig: Record<string, unknown>;
   try {
@@ -296,12 +362,14 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
   // `--tag hourly-…` names the fixture replay-hourly-… and, unless that cut exists, cuts at the hourly tag.
   const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(o.tag !== tag ? { from: o.tag } : {}), ...(o.retainMs !== undefined ? { retainMs: o.retainMs } : {}), clock: () => now, untilMs });
 
-  const archive = o.out.endsWith('.tar');
-  if (!archive && existsSync(o.out) && readdirSync(o.out).length > 0) throw new Error(`${o.out} exists and is not empty`);
-  if (archive && existsSync(o.out)) throw new Error(`${o.out} exists`);
-  const dir = archive ? mkdtempSync(join(dirname(o.out), '.tilstand-export-')) : o.out;
-  mkdirSync(dir, { recursive: true });
+  // Written into a folder beside --out and moved there whole at the end: a failed export leaves
+  // no half-written fixture (which a retry would refuse as not empty) and no tags it made.
+  let parentMade: string | undefined;
+  let tmpDir: string | undefined;
+  let tarTmp: string | undefined;
   try {
+    parentMade = archive ? undefined : mkdirSync(dirname(o.out), { recursive: true });
+    const dir = (tmpDir = mkdtempSync(join(dirname(o.out), '.tilstand-export-')));
     // Tables at the tag.
     const tables: Record<string, FixtureTable> = {};
     let after: bigint | undefined;
@@ -400,12 +468,20 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     };
     writeFileSync(join(dir, 'fixture.json'), `${stableJson(manifest)}\n`);
     if (archive) {
-      const tmp = `${o.out}.tmp-${process.pid}`;
-      writeTar(dir, tmp);
-      renameSync(tmp, o.out);
+      tarTmp = `${o.out}.tmp-${process.pid}`;
+      writeTar(dir, tarTmp);
+      renameSync(tarTmp, o.out);
+    } else {
+      if (existsSync(o.out)) rmdirSync(o.out); // empty (checked above); rename onto a folder is not portable
+      renameSync(dir, o.out);
     }
     return { ...manifest, siteTag: { reused: cut.reused, expiresMs: cut.expiresMs ?? null } };
+  } catch (e) {
+    dropCut(cut);
+    if (tarTmp) rmSync(tarTmp, { force: true });
+    if (parentMade) rmSync(parentMade, { recursive: true, force: true });
+    throw e;
   } finally {
-    if (archive) rmSync(dir, { recursive: true, force: true });
+    if (tmpDir) rmSync(tmpDir, { recursive: true, force: true }); // gone when moved to --out
   }
 }

@@ -15,16 +15,17 @@
 //   live/proposals.json          proposals the live agent made in the period (ReplayProposal[])
 //   live/agent-runs.json         run ids of the live agent in the period (from its evidence tags)
 //
-// Invariant: every file except fixture.json is listed in the manifest with its size and SHA-256;
-// `openFixture` checks them all before anything is read.
+// Invariant: every file except fixture.json is listed in the manifest with its size and SHA-256,
+// and no other file is there; `openFixture` checks both before anything is read.
 
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfigInput } from '../agents/index.ts';
 import type { Decision, Json, Proposal } from '../inbox/index.ts';
+import { jsonErrorWhere } from '../lsm/errors.ts';
 import { sha256File } from './json.ts';
-import { extractTar } from './tar.ts';
+import { extractTar, listFiles } from './tar.ts';
 
 export const FIXTURE_FORMAT = 'tilstand-replay-fixture-1';
 export const RUN_FORMAT = 'tilstand-replay-run-1';
@@ -175,19 +176,62 @@ export function openFixture(path: string, scratchParent = tmpdir()): OpenFixture
   try {
     const mf = join(dir, 'fixture.json');
     if (!existsSync(mf)) throw new Error(`${path} is not a replay fixture (no fixture.json)`);
-    const manifest = JSON.parse(readFileSync(mf, 'utf8')) as FixtureManifest;
-    if (manifest.format !== FIXTURE_FORMAT) throw new Error(`${path}: fixture format ${JSON.stringify(manifest.format)}, expected ${FIXTURE_FORMAT}`);
+    const label = extracted ? `${path}: fixture.json` : mf;
+    const raw = readJsonFile<Record<string, unknown>>(mf, (v) => (isObject(v) ? undefined : 'expected a JSON object'), label);
+    if (raw.format !== FIXTURE_FORMAT) throw new Error(`${path}: fixture format ${JSON.stringify(raw.format)}, expected ${FIXTURE_FORMAT}`);
+    const problem = manifestProblem(raw);
+    if (problem) throw new Error(`${label} is damaged: ${problem}`);
+    const manifest = raw as unknown as FixtureManifest;
+    const listed = new Set(['fixture.json']);
     for (const f of manifest.files) {
       const p = join(dir, ...f.path.split('/'));
       if (!existsSync(p)) throw new Error(`fixture ${path}: ${f.path} is missing`);
       const got = sha256File(p);
       if (got.bytes !== f.bytes || got.sha256 !== f.sha256) throw new Error(`fixture ${path}: ${f.path} does not match its checksum (${got.bytes} bytes, sha256 ${got.sha256.slice(0, 12)}…; expected ${f.bytes}, ${f.sha256.slice(0, 12)}…)`);
+      listed.add(f.path);
     }
+    // A file the export did not write would be read as if it had (the replay copies the warehouse
+    // and the contracts folder whole): it is damage too.
+    const unlisted = listFiles(dir).filter((f) => !listed.has(f));
+    if (unlisted.length > 0) throw new Error(`fixture ${path}: ${unlisted.slice(0, 5).join(', ')}${unlisted.length > 5 ? ` and ${unlisted.length - 5} more` : ''} ${unlisted.length === 1 ? 'is' : 'are'} not in its manifest`);
     return { dir, manifest, close };
   } catch (e) {
     close();
     throw e;
   }
+}
+
+/**
+ * A JSON file of a fixture or run, checked by `check` (which returns what is wrong, or undefined):
+ * truncation or a wrong shape is reported naming the file, never as a bare JSON or type error.
+ */
+export function readJsonFile<T>(path: string, check: (v: unknown) => string | undefined, label = path): T {
+  const text = readFileSync(path, 'utf8');
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${label} is damaged: ${jsonErrorWhere(text, e)}`);
+  }
+  const problem = check(v);
+  if (problem) throw new Error(`${label} is damaged: ${problem}`);
+  return v as T;
+}
+
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** What is wrong with a fixture manifest of this format (the fields the replay reads), or undefined. */
+function manifestProblem(v: Record<string, unknown>): string | undefined {
+  for (const k of ['name', 'tag', 'site', 'database'] as const) if (typeof v[k] !== 'string') return `${k}: expected a string`;
+  for (const k of ['cutMs', 'untilMs'] as const) if (!Number.isSafeInteger(v[k])) return `${k}: expected a time (epoch ms)`;
+  if (!isObject(v.tables)) return 'tables: expected an object';
+  const ev = v.events;
+  if (!isObject(ev) || typeof ev.file !== 'string' || !Number.isSafeInteger(ev.count) || typeof ev.afterPosition !== 'string' || !/^\d+$/.test(ev.afterPosition)) return 'events: expected {file, count, afterPosition, …}';
+  if (!isObject(v.liveAgent) || !Number.isSafeInteger(v.liveAgent.intervalMs)) return 'liveAgent: expected {baselineRunId, runIds, intervalMs, …}';
+  if (!Array.isArray(v.files)) return 'files: expected the list of files';
+  const bad = v.files.findIndex((f) => !isObject(f) || typeof f.path !== 'string' || !Number.isSafeInteger(f.bytes) || typeof f.sha256 !== 'string');
+  if (bad >= 0) return `files[${bad}]: expected {path, bytes, sha256}`;
+  return undefined;
 }
 
 /** SHA-256 of the manifest file: names a fixture in run outputs and reports. */

@@ -3,20 +3,18 @@
 // exported; the fixture replays to exactly the proposals the live agent made; replays are
 // byte-identical; a changed threshold shows in the difference report and the gate's exit code;
 // the archive form round-trips through the CLI.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Inbox } from '../inbox/index.ts';
+import { Journal } from '../ingest/journal.ts';
 import { Table } from '../lsm/index.ts';
-import { CliError } from '../lsm/cli/args.ts';
-import { runReplayCli } from './cli.ts';
 import { DemoEvents } from './demo-events.ts';
 import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, makeCut } from './export.ts';
 import type { FixtureManifest } from './fixture.ts';
 import { defaultScratchParent, runReplay, timerRunMs } from './replay.ts';
-import { LiveSite, T0 } from './test-support.ts';
-import { runCli } from '../lsm/testing/cli.ts';
+import { LiveSite, replayCli, T0 } from './test-support.ts';
 
 const MIN = 60_000;
 const CUT = T0 + 8 * MIN;
@@ -37,19 +35,6 @@ async function people(g: number, inbox: Inbox): Promise<void> {
   if (no) await inbox.decide(no.id, 'reject', { user: 'lena', pin: '-', comment: 'not this shift' });
 }
 
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  // `tilstand replay …` as core/site/cli/main.ts dispatches it (core/replay may not import core/site).
-  expect(argv[0]).toBe('replay');
-  return runCli(async (args, io) => {
-    try {
-      return await runReplayCli(args, io);
-    } catch (e) {
-      if (!(e instanceof CliError)) throw e;
-      io.stderr.write(`tilstand: ${e.message}\n`);
-      return e.exitCode;
-    }
-  }, argv.slice(1));
-}
 
 const read = (dir: string, f: string) => readFileSync(join(dir, f), 'utf8');
 
@@ -103,7 +88,7 @@ describe('replay', () => {
   it('a changed threshold shows as added/changed proposals, and the gate sets the exit code', async () => {
     const rules = join(work, 'reorder-12.json');
     writeFileSync(rules, JSON.stringify({ label: 'reorder-12', config: { defaultReorder: { reorderPoint: 12, orderUpTo: 30 } } }));
-    const run = await cli(['replay', 'run', '--fixture', fixture, '--agent', rules, '--out', join(work, 'run-c')]);
+    const run = await replayCli(['replay', 'run', '--fixture', fixture, '--agent', rules, '--out', join(work, 'run-c')]);
     expect(run.code, run.err).toBe(0);
     const report = diffRuns(loadRun(join(work, 'run-a')), loadRun(join(work, 'run-c')));
     const sr = report.perRule['stock-reorder']!;
@@ -111,12 +96,12 @@ describe('replay', () => {
     expect(report.perRule['assign-job']!.added + report.perRule['assign-job']!.removed).toBe(0);
     expect(report.agreement.baseline.judgements).toBe(manifest.decisions);
 
-    const gated = await cli(['replay', 'diff', join(work, 'run-a'), join(work, 'run-c'), '--out', join(work, 'diff-1'), '--max-changed', '0']);
+    const gated = await replayCli(['replay', 'diff', join(work, 'run-a'), join(work, 'run-c'), '--out', join(work, 'diff-1'), '--max-changed', '0']);
     expect(gated.code).toBe(1);
     expect(gated.err).toMatch(/more than --max-changed 0/);
-    const ok = await cli(['replay', 'diff', join(work, 'run-a'), join(work, 'run-c'), '--out', join(work, 'diff-2'), '--max-changed', '100000', '--min-agreement', '0']);
+    const ok = await replayCli(['replay', 'diff', join(work, 'run-a'), join(work, 'run-c'), '--out', join(work, 'diff-2'), '--max-changed', '100000', '--min-agreement', '0']);
     expect(ok.code, ok.err).toBe(0);
-    const same = await cli(['replay', 'diff', join(work, 'run-a'), join(work, 'run-b'), '--out', join(work, 'diff-3'), '--max-changed', '0']);
+    const same = await replayCli(['replay', 'diff', join(work, 'run-a'), join(work, 'run-b'), '--out', join(work, 'diff-3'), '--max-changed', '0']);
     expect(same.code, same.err).toBe(0);
     const html = read(join(work, 'diff-2'), 'report.html');
     expect(html).toContain('<svg');
@@ -127,10 +112,10 @@ describe('replay', () => {
 
   it('the archive form round-trips through the CLI', async () => {
     const tar = join(work, 'demo.tar');
-    const ex = await cli(['replay', 'export', '--data', live.dir, '--tag', 'replay-demo', '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', tar]);
+    const ex = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'replay-demo', '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', tar]);
     expect(ex.code, ex.err).toBe(0);
     expect(existsSync(tar)).toBe(true);
-    const run = await cli(['replay', 'run', '--fixture', tar, '--out', join(work, 'run-tar')]);
+    const run = await replayCli(['replay', 'run', '--fixture', tar, '--out', join(work, 'run-tar')]);
     expect(run.code, run.err).toBe(0);
     expect(read(join(work, 'run-tar'), 'proposals.json')).toBe(read(join(work, 'run-a'), 'proposals.json'));
     // A damaged archive is refused by its checksums.
@@ -142,42 +127,42 @@ describe('replay', () => {
     const j = copy.indexOf('lena');
     copy.write('LENA', j);
     writeFileSync(bad, copy);
-    const refused = await cli(['replay', 'run', '--fixture', bad, '--out', join(work, 'run-bad')]);
+    const refused = await replayCli(['replay', 'run', '--fixture', bad, '--out', join(work, 'run-bad')]);
     expect(refused.code).not.toBe(0);
     expect(refused.err).toMatch(/checksum/);
   }, 60_000);
 
   it('export: --until now ends the period at the export; a future or too-early end is refused before anything is tagged', async () => {
     const tags = () => Table.open(join(live.dir, 'warehouse', 'site_s1.db', 'stock')).listTags().map((t) => t.name);
-    const future = await cli(['replay', 'export', '--data', live.dir, '--tag', 'later', '--until', new Date(Date.now() + 3_600_000).toISOString(), '--out', join(work, 'fx-later')]);
+    const future = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'later', '--until', new Date(Date.now() + 3_600_000).toISOString(), '--out', join(work, 'fx-later')]);
     expect(future.code).not.toBe(0);
     expect(future.err).toMatch(/until \(.*\) is in the future: the events after now have not arrived/);
-    const early = await cli(['replay', 'export', '--data', live.dir, '--tag', 'early', '--at', new Date(UNTIL).toISOString(), '--until', new Date(CUT).toISOString(), '--out', join(work, 'fx-early')]);
+    const early = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'early', '--at', new Date(UNTIL).toISOString(), '--until', new Date(CUT).toISOString(), '--out', join(work, 'fx-early')]);
     expect(early.code).not.toBe(0);
     expect(early.err).toMatch(/is before the cut/);
     expect(tags()).not.toContain('replay-later');
     expect(tags()).not.toContain('replay-early');
     const before = Date.now();
-    const now = await cli(['replay', 'export', '--data', live.dir, '--tag', 'now', '--until', 'now', '--out', join(work, 'fx-now')]);
+    const now = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'now', '--until', 'now', '--out', join(work, 'fx-now')]);
     expect(now.code, now.err).toBe(0);
     expect(tags()).toContain('replay-now');
     const m = JSON.parse(read(join(work, 'fx-now'), 'fixture.json')) as FixtureManifest;
     expect(m.untilMs).toBeGreaterThanOrEqual(before);
     expect(m.cutMs).toBe(UNTIL); // the cut's newest snapshot (the live site's last commit), as a later export of the tag reads it
     expect(m.events.count).toBe(0);
-    const again = await cli(['replay', 'export', '--data', live.dir, '--tag', 'now', '--until', 'now', '--out', join(work, 'fx-now-again')]);
+    const again = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'now', '--until', 'now', '--out', join(work, 'fx-now-again')]);
     expect(again.code, again.err).toBe(0);
     expect((JSON.parse(read(join(work, 'fx-now-again'), 'fixture.json')) as FixtureManifest).cutMs).toBe(m.cutMs);
   }, 60_000);
 
   it('export: --retain lets the site expire the cut; without it the tag stays until deleted, and the output says which', async () => {
     const stockTag = (name: string) => Table.open(join(live.dir, 'warehouse', 'site_s1.db', 'stock')).listTags().find((t) => t.name === name);
-    const kept = await cli(['replay', 'export', '--data', live.dir, '--tag', 'kept', '--until', 'now', '--out', join(work, 'fx-kept')]);
+    const kept = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'kept', '--until', 'now', '--out', join(work, 'fx-kept')]);
     expect(kept.code, kept.err).toBe(0);
     expect(kept.out).toContain('the site keeps tag replay-kept until deleted (export with --retain 30d to let it expire)');
     expect(stockTag('replay-kept')?.retainedMillis).toBeUndefined();
     const before = Date.now();
-    const month = await cli(['replay', 'export', '--data', live.dir, '--tag', 'month', '--until', 'now', '--retain', '30d', '--out', join(work, 'fx-month')]);
+    const month = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'month', '--until', 'now', '--retain', '30d', '--out', join(work, 'fx-month')]);
     expect(month.code, month.err).toBe(0);
     // Every table's tag of the cut expires 30 days on (the site's expire removes it then).
     for (const t of ['stock', 'work_queue', 'resources', 'approval_inbox']) {
@@ -188,11 +173,11 @@ describe('replay', () => {
     expect(Date.parse(until!)).toBeGreaterThanOrEqual(before + 30 * 86_400_000 - 1000);
     expect(Date.parse(until!)).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000 + 1000);
     // The cut made before keeps its retention; the output says so.
-    const again = await cli(['replay', 'export', '--data', live.dir, '--tag', 'kept', '--until', 'now', '--retain', '7d', '--out', join(work, 'fx-kept-again')]);
+    const again = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'kept', '--until', 'now', '--retain', '7d', '--out', join(work, 'fx-kept-again')]);
     expect(again.code, again.err).toBe(0);
     expect(again.out).toContain('the site keeps tag replay-kept, made by an earlier export, until deleted (export with --retain 30d to let it expire): --retain applies to a cut when it is made');
     expect(stockTag('replay-kept')?.retainedMillis).toBeUndefined();
-    const bad = await cli(['replay', 'export', '--data', live.dir, '--tag', 'bad', '--until', 'now', '--retain', 'a month', '--out', join(work, 'fx-bad')]);
+    const bad = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'bad', '--until', 'now', '--retain', 'a month', '--out', join(work, 'fx-bad')]);
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/option '--retain': expected a duration such as 7d/);
     expect(stockTag('replay-bad')).toBeUndefined();
@@ -203,13 +188,13 @@ describe('replay', () => {
     const run = 'agent-20261130-061200-000'; // a live run in the middle of the period
     expect(wq().tags.exists(run)).toBe(true);
     const read = wq().tags.get(run).snapshot; // what that run read
-    const both = await cli(['replay', 'export', '--data', live.dir, '--tag', run, '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-both')]);
+    const both = await replayCli(['replay', 'export', '--data', live.dir, '--tag', run, '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-both')]);
     expect(both.code).not.toBe(0);
     expect(both.err).toContain(`give the cut once: --at, or a tag to cut at (${run})`);
     expect(wq().tags.exists(`replay-${run}`)).toBe(false);
 
     const dir = join(work, 'fx-run');
-    const r = await cli(['replay', 'export', '--data', live.dir, '--tag', run, '--until', new Date(UNTIL).toISOString(), '--out', dir]);
+    const r = await replayCli(['replay', 'export', '--data', live.dir, '--tag', run, '--until', new Date(UNTIL).toISOString(), '--out', dir]);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain(`(tag replay-${run}) to ${dir}: cut at ${run}, `);
     const m = JSON.parse(readFileSync(join(dir, 'fixture.json'), 'utf8')) as FixtureManifest;
@@ -222,6 +207,22 @@ describe('replay', () => {
     expect(out.manifest.ingestFailure).toBeNull();
     expect(JSON.parse(readFileSync(join(work, 'run-from-agent-tag', 'proposals.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(join(dir, 'live', 'proposals.json'), 'utf8')));
   }, 60_000);
+
+  it('export: an --out it could not write (a non-empty folder, an existing archive, an archive in a missing folder) is refused before anything is tagged', async () => {
+    const tags = () => Table.open(join(live.dir, 'warehouse', 'site_s1.db', 'stock')).listTags().map((t) => t.name);
+    const full = join(work, 'out-full');
+    mkdirSync(full);
+    writeFileSync(join(full, 'something'), 'x');
+    await expect(exportFixture({ data: live.dir, tag: 'out-1', untilMs: UNTIL, out: full })).rejects.toThrow(/out-full exists and is not empty/);
+    const tar = join(work, 'out-there.tar');
+    writeFileSync(tar, 'x');
+    await expect(exportFixture({ data: live.dir, tag: 'out-2', untilMs: UNTIL, out: tar })).rejects.toThrow(/out-there\.tar exists/);
+    await expect(exportFixture({ data: live.dir, tag: 'out-3', untilMs: UNTIL, out: join(work, 'no-such-folder', 'f.tar') })).rejects.toThrow(/folder .*no-such-folder does not exist/);
+    const cliRefused = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'out-4', '--until', 'now', '--out', join(work, 'no-such-folder', 'f.tar')]);
+    expect([cliRefused.code, cliRefused.err]).toEqual([2, `tilstand: option '--out': folder ${join(work, 'no-such-folder')} does not exist\n`]);
+    for (const t of ['out-1', 'out-2', 'out-3', 'out-4']) expect(tags()).not.toContain(`replay-${t}`);
+    expect(existsSync(join(work, 'no-such-folder'))).toBe(false);
+  });
 
   // Last in this block: it expires the live site's snapshots.
   it('export: an hourly tag is a cut after its snapshots have expired (--at could no longer find them)', async () => {
@@ -244,7 +245,7 @@ describe('replay', () => {
     }
     expect(held.size).toBeGreaterThanOrEqual(4);
     expect(expired).toBeGreaterThanOrEqual(3);
-    const late = await cli(['replay', 'export', '--data', live.dir, '--tag', 'too-late', '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-too-late')]);
+    const late = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'too-late', '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-too-late')]);
     expect(late.code).not.toBe(0);
     expect(late.err).toMatch(/no snapshot of site_s1\.\w+ at or before/);
 
@@ -252,13 +253,13 @@ describe('replay', () => {
     // its instant are gone: refused, pointing at the hourly tag, with nothing tagged.
     const run = 'agent-20261130-061400-000'; // not cut at before (the run of 06:12 was)
     expect(Table.open(join(db, 'work_queue')).tags.exists(run)).toBe(true);
-    const gone = await cli(['replay', 'export', '--data', live.dir, '--tag', run, '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-gone')]);
+    const gone = await replayCli(['replay', 'export', '--data', live.dir, '--tag', run, '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-gone')]);
     expect(gone.code).not.toBe(0);
     expect(gone.err).toMatch(new RegExp(`${run} is not a tag of (\\w+), and \\1 no longer has a snapshot of its instant .*Cut at a tag every table has, such as that hour's hourly-… tag`));
     expect(Table.open(join(db, 'work_queue')).tags.exists(`replay-${run}`)).toBe(false);
 
     const dir = join(work, 'fx-hourly');
-    const r = await cli(['replay', 'export', '--data', live.dir, '--tag', 'hourly-2026113006', '--until', new Date(UNTIL).toISOString(), '--out', dir]);
+    const r = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'hourly-2026113006', '--until', new Date(UNTIL).toISOString(), '--out', dir]);
     expect(r.code, r.err).toBe(0);
     const m = JSON.parse(readFileSync(join(dir, 'fixture.json'), 'utf8')) as FixtureManifest;
     for (const [n, id] of held) expect(m.tables[n]!.snapshotId, n).toBe(id);
@@ -296,7 +297,7 @@ describe('a site whose config.json sets the agent’s thresholds', () => {
       // A rules config that names only idleMsMin keeps the live reorder policy.
       const rules = join(dir, 'idle-1.json');
       writeFileSync(rules, JSON.stringify({ label: 'idle-1', config: { idleMsMin: MIN } }));
-      const run = await cli(['replay', 'run', '--fixture', join(dir, 'fixture'), '--agent', rules, '--out', join(dir, 'run-idle')]);
+      const run = await replayCli(['replay', 'run', '--fixture', join(dir, 'fixture'), '--agent', rules, '--out', join(dir, 'run-idle')]);
       expect(run.code, run.err).toBe(0);
       const idle = JSON.parse(read(join(dir, 'run-idle'), 'run.json')) as { agent: { config: Record<string, unknown> } };
       expect(idle.agent.config).toMatchObject({ defaultReorder: agent.defaultReorder, idleMsMin: MIN });
@@ -363,4 +364,62 @@ describe('a cut made before the live agent’s first run (a site that had just s
     expect(timerRunMs([id(T0 + 10_500)], MIN)).toBe(T0 + 10_500);
     expect(timerRunMs([], MIN)).toBeUndefined();
   });
+});
+
+describe('a period that ends off the tick grid (--until now: any millisecond)', () => {
+  it('feeds the events received after the period’s last tick instant too', async () => {
+    const site = new LiveSite();
+    try {
+      const gen = new DemoEvents({ site: site.site, seed: 3 });
+      site.receive(gen.initial(T0 + 100));
+      await site.advance(T0 + 20_000);
+      makeCut(site.catalog, site.database, 'replay-end', { clock: site.clock });
+      site.receive(gen.step(T0 + 30_000));
+      site.receive(gen.step(T0 + 40_100)); // received 100 ms after a tick instant
+      await site.advance(T0 + 40_250);
+      site.close();
+      const fx = join(work, 'fixture-end');
+      const m = await exportFixture({ data: site.dir, tag: 'end', untilMs: T0 + 40_200, out: fx });
+      expect(m.events.lastAtMs).toBe(T0 + 40_100);
+      const r = await runReplay({ fixture: fx, out: join(work, 'run-end') });
+      expect(r.manifest.ingestFailure).toBeNull();
+      expect(r.manifest.counts.events).toBe(m.events.count);
+    } finally {
+      site.remove();
+    }
+  }, 60_000);
+});
+
+describe('an export that fails part-way', () => {
+  it('leaves neither a half-written folder (a retry would refuse it) nor the tags it made', async () => {
+    const site = new LiveSite();
+    try {
+      const gen = new DemoEvents({ site: site.site, seed: 3 });
+      site.receive(gen.initial(T0 + 100));
+      await site.advance(T0 + 20_000);
+      makeCut(site.catalog, site.database, 'replay-pruned', { clock: site.clock });
+      for (let i = 0; i < 20; i++) site.receive(gen.step(T0 + 21_000 + i * 1000));
+      await site.advance(T0 + 45_000);
+      site.close();
+      // The journal no longer holds the events after either cut: the export fails after its tables.
+      const j = Journal.open(site.dir);
+      try {
+        await j.prune({ maxAgeMs: 0, keepAfter: j.lastPosition() - 1n });
+      } finally {
+        j.close();
+      }
+      const parent = join(work, 'failed-exports');
+      mkdirSync(parent);
+      const fx = join(parent, 'fixture');
+      await expect(exportFixture({ data: site.dir, tag: 'pruned', untilMs: T0 + 45_000, out: fx })).rejects.toThrow(/no longer holds position/);
+      await expect(exportFixture({ data: site.dir, tag: 'fresh', atMs: T0 + 20_000, untilMs: T0 + 45_000, out: join(parent, 'new', 'fixture') })).rejects.toThrow(/no longer holds position/);
+      expect(readdirSync(parent)).toEqual([]); // no fixture, no folder made for it, no temporary folder
+      // The cut made before stays; the one this export made is taken back.
+      const tags = Table.open(join(site.dir, 'warehouse', 'site_s1.db', 'stock')).listTags().map((t) => t.name);
+      expect(tags).toContain('replay-pruned');
+      expect(tags).not.toContain('replay-fresh');
+    } finally {
+      site.remove();
+    }
+  }, 60_000);
 });

@@ -303,7 +303,13 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       const ev = await peek();
       const tAgent = nextAgent <= m.untilMs ? nextAgent : Infinity;
       const tDecision = decisions[di]?.atMs ?? Infinity;
-      let T = Math.min(ev ? grid(ev.t) : Infinity, tAgent, tDecision, nextTick());
+      // An event is fed at the tick instant it arrived before, as the live site's tick finds it
+      // journaled; the last ones, received after the period's last tick instant, at the period's
+      // end (--until is any millisecond; --until now almost never falls on the grid). One after
+      // the period (none in an export's fixture) ends it, as before: capped, it would be the
+      // period's end again at every turn and never fed.
+      const tEvent = ev === undefined || ev.t > m.untilMs ? Infinity : Math.min(grid(ev.t), m.untilMs);
+      let T = Math.min(tEvent, tAgent, tDecision, nextTick());
       if (T === Infinity || T > m.untilMs) break;
       T = Math.max(T, now);
       // Events received at or before T, in journal order.

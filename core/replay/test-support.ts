@@ -15,7 +15,10 @@ import { Journal } from '../ingest/journal.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { CliError } from '../lsm/cli/args.ts';
 import { Catalog } from '../lsm/index.ts';
+import { runCli, type CliRun } from '../lsm/testing/cli.ts';
+import { runReplayCli } from './cli.ts';
 import type { DemoEvent } from './demo-events.ts';
 import { committedSnapshots, defaultScratchParent, DEFAULT_TICK_MS } from './replay.ts';
 
@@ -28,6 +31,23 @@ export const DEMO_BUDGETS = [
   { table: 'stock', budgetMs: 15_000, decision: 'demo', confirmedBy: 'test' },
   { table: 'dead_letters', budgetMs: 2_000, decision: 'demo', confirmedBy: 'test' },
 ];
+
+/**
+ * `tilstand replay …` as core/site/cli/main.ts dispatches it (core/replay may not import core/site):
+ * a CliError is printed as `tilstand: <message>` and its exit code returned.
+ */
+export async function replayCli(argv: string[]): Promise<CliRun> {
+  if (argv[0] !== 'replay') throw new Error(`replayCli: expected 'replay …', got '${argv[0]}'`);
+  return runCli(async (args, io) => {
+    try {
+      return await runReplayCli(args, io);
+    } catch (e) {
+      if (!(e instanceof CliError)) throw e;
+      io.stderr.write(`tilstand: ${e.message}\n`);
+      return e.exitCode;
+    }
+  }, argv.slice(1));
+}
 
 export type People = (at: number, inbox: Inbox) => Promise<void>;
 

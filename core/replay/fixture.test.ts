@@ -1,0 +1,105 @@
+// What `replay run` and `replay diff` read is checked before it is used: a fixture's files against
+// its manifest (nothing missing, changed or added), the manifest's and a run's JSON files for
+// their shape. Damage is reported naming the file, never as a bare JSON or type error, and never
+// read as if the export had written it. (Whole exported fixtures: replay.test.ts.)
+
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadRun } from './diff.ts';
+import { FIXTURE_FORMAT, openFixture, RUN_FORMAT } from './fixture.ts';
+import { sha256File, stableJson } from './json.ts';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-replay-fixture-test-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+/** A fixture folder holding `files`, with a manifest that lists them (what the export writes, in small). */
+function fixture(files: Record<string, string>): string {
+  const fx = join(dir, 'fx');
+  for (const [p, text] of Object.entries(files)) write(join(fx, ...p.split('/')), text);
+  const manifest = {
+    format: FIXTURE_FORMAT,
+    name: 'x',
+    tag: 'replay-x',
+    site: 's1',
+    database: 'site_s1',
+    cutMs: 0,
+    untilMs: 1,
+    tables: {},
+    events: { file: 'events.ndjson.gz', count: 0, afterPosition: '0', lastPosition: null, firstAtMs: null, lastAtMs: null },
+    liveAgent: { baselineRunId: null, runIds: 0, intervalMs: 60_000 },
+    decisions: 0,
+    liveProposals: 0,
+    files: Object.keys(files).map((p) => ({ path: p, ...sha256File(join(fx, ...p.split('/'))) })),
+  };
+  write(join(fx, 'fixture.json'), `${stableJson(manifest)}\n`);
+  return fx;
+}
+
+describe('openFixture', () => {
+  it('refuses a file its manifest does not list (the replay would use it as the export’s)', () => {
+    const fx = fixture({ 'decisions.json': '[]', 'config/contracts/stock/v1.json': '{}' });
+    expect(() => openFixture(fx).close()).not.toThrow();
+    // runReplay copies config/contracts whole into its registry: a slipped-in version would be registered.
+    write(join(fx, 'config', 'contracts', 'intruder', 'v1.json'), '{}');
+    expect(() => openFixture(fx)).toThrow(`fixture ${fx}: config/contracts/intruder/v1.json is not in its manifest`);
+  });
+
+  it('reports a truncated fixture.json as damaged, naming it', () => {
+    const fx = join(dir, 'fx');
+    write(join(fx, 'fixture.json'), '{"format":"tilstand-replay-fixture-1","fil');
+    expect(() => openFixture(fx)).toThrow(new RegExp(`^${join(fx, 'fixture.json')} is damaged: .*JSON`));
+  });
+
+  it('reports a manifest without its file list (or another field the replay reads) as damaged, not a TypeError', () => {
+    const fx = join(dir, 'fx');
+    write(join(fx, 'fixture.json'), JSON.stringify({ format: FIXTURE_FORMAT }));
+    expect(() => openFixture(fx)).toThrow(`${join(fx, 'fixture.json')} is damaged: name: expected a string`);
+    const ok = fixture({ 'decisions.json': '[]' });
+    const good = readFileSync(join(ok, 'fixture.json'), 'utf8');
+    for (const [key, broken, problem] of [
+      ['files', undefined, 'files: expected the list of files'],
+      ['files', [{ path: 'decisions.json' }], 'files[0]: expected {path, bytes, sha256}'],
+      ['events', { file: 'events.ndjson.gz' }, 'events: expected {file, count, afterPosition, …}'],
+    ] as const) {
+      write(join(ok, 'fixture.json'), JSON.stringify({ ...JSON.parse(good), [key]: broken }));
+      expect(() => openFixture(ok), key).toThrow(`${join(ok, 'fixture.json')} is damaged: ${problem}`);
+    }
+  });
+});
+
+describe('loadRun', () => {
+  const run = (files: Record<string, string>) => {
+    const r = join(dir, 'run');
+    for (const [p, text] of Object.entries(files)) write(join(r, p), text);
+    return r;
+  };
+
+  it('reports a truncated or foreign run.json as damaged, naming it', () => {
+    const r = run({ 'run.json': '{', 'proposals.json': '[]', 'human-decisions.json': '[]' });
+    expect(() => loadRun(r)).toThrow(new RegExp(`^${join(r, 'run.json')} is damaged: .*JSON`));
+    write(join(r, 'run.json'), '{"format":"tilstand-replay-fixture-1"}');
+    expect(() => loadRun(r)).toThrow(`${join(r, 'run.json')} is damaged: run format "tilstand-replay-fixture-1", expected ${RUN_FORMAT}`);
+  });
+
+  it('names a folder that is no run, and a run whose proposals are missing or damaged', () => {
+    expect(() => loadRun(join(dir, 'nowhere'))).toThrow(`run ${join(dir, 'nowhere')} does not exist`);
+    const r = run({ 'proposals.json': '[]' });
+    expect(() => loadRun(r)).toThrow(`${r} is not a replay run (no run.json)`);
+    write(join(r, 'run.json'), JSON.stringify({ format: RUN_FORMAT, fixture: { id: 'f', name: 'x', tag: 'replay-x', site: 's1', cutMs: 0, untilMs: 1 }, agent: { label: 'default', rules: [] } }));
+    expect(() => loadRun(r)).toThrow(`run ${r}: human-decisions.json is missing`);
+    write(join(r, 'human-decisions.json'), '{}');
+    expect(() => loadRun(r)).toThrow(`${join(r, 'human-decisions.json')} is damaged: expected a JSON array of objects`);
+    write(join(r, 'human-decisions.json'), '[]');
+    expect(loadRun(r).proposals).toEqual([]);
+  });
+});

@@ -452,6 +452,23 @@ describe('Journal errors and budget', () => {
     expect(b.full()).toBe(true);
   });
 
+  it('DiskBudget checks again after the clock stepped back, not only once it caught up', () => {
+    let used = 0;
+    let now = 10_000_000;
+    const b = new DiskBudget({
+      journal: { bytesUsed: () => used, path: join(dir, 'journal.db') },
+      journalBytesMax: 1000,
+      diskFreeBytesMin: 0,
+      checkIntervalMs: 250,
+      nowMs: () => now,
+      freeBytes: () => 1e9,
+    });
+    expect(b.full()).toBe(false);
+    now -= 3_600_000; // NTP corrects a clock an hour fast
+    used = 2000;
+    expect(b.full()).toBe(true); // was: "not full" until the clock reached the last check again
+  });
+
   it('journalSink parses event topics', async () => {
     expect(parseEventTopic('tilstand/s1/events/ops/work/items')).toEqual({ site: 's1', module: 'ops', stream: 'work/items' });
     expect(parseEventTopic('tilstand/s1/acks/ops')).toBeUndefined();

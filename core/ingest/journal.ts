@@ -1001,7 +1001,9 @@ export class DiskBudget {
   /** True when events must not be acknowledged. */
   full(): boolean {
     const now = this.o.nowMs();
-    if (now - this.checkedAtMs < this.o.checkIntervalMs) return this.isFull;
+    // A clock that stepped back (now before the last check) checks again: the answer kept until the
+    // clock caught up again said "room" for the whole step while the journal grew past its budget.
+    if (now >= this.checkedAtMs && now - this.checkedAtMs < this.o.checkIntervalMs) return this.isFull;
     this.checkedAtMs = now;
     const used = this.o.journal.bytesUsed();
     const free = this.o.freeBytes(dirname(this.o.journal.path));

@@ -24,13 +24,14 @@ import type { SyncTarget } from '../sync/targets/target.ts';
 import { readRestoreNote, RESTORE_NOTE } from '../sync/restore.ts';
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { refusalLogLine } from './refusals.ts';
 import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
+import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
 import { dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
@@ -92,6 +93,13 @@ export interface SiteStartOptions {
 const DEFAULT_SYNC_INTERVAL_MS = 60_000;
 /** How often closed dead letters past their retention are deleted (config `deadLetters`). */
 const DEAD_LETTER_PURGE_EVERY_MS = 3_600_000;
+/**
+ * How long the external source holds an event's PUBACK while the disk budget is full, before it
+ * drops the connection unacknowledged (mosquitto redelivers when it reconnects): the embedded
+ * broker's default `broker.diskFullHoldMaxMs`.
+ */
+const EXTERNAL_DISK_FULL_HOLD_MAX_MS = 30_000;
+const DISK_ROOM_POLL_MS = 100;
 /** After a restore, how often a stream with no event yet is asked again to resend (`resyncAfterRestore`). */
 const RESTORE_RESYNC_REPEAT_MS = 30_000;
 /** How often a site whose sync lock another process holds tries to take it. */
@@ -242,6 +250,9 @@ export class Site {
     if (existsSync(p.controlSocket) && (await socketAnswers(p.controlSocket))) {
       throw new SiteError('AlreadyRunning', `a site is already running on ${data} (${p.controlSocket} answers); stop it first`);
     }
+    // logs/ is made by init; one deleted to free space (or a copy without it) left the whole run
+    // without a log file.
+    mkdirSync(p.logs, { recursive: true });
     const log = siteLogger(p.logs, sink);
     const site = new Site(data, config, log);
     try {
@@ -301,12 +312,24 @@ export class Site {
       internalCreds = { username: TILSTAND_PRINCIPAL, password: runSecret };
     } else {
       const b = c.broker;
-      const password = readFileSync(b.passwordFile, 'utf8').trim();
+      let password: string;
+      try {
+        password = readFileSync(b.passwordFile, 'utf8').trim();
+      } catch (e) {
+        throw new ConfigError('broker.passwordFile', `cannot read ${b.passwordFile}: ${(e as Error).message}`);
+      }
+      const budget = this.ingest.diskBudget;
       this.source = new MqttSource({
         url: b.url,
         clientId: `tilstand-${c.site}`,
         groups: SITE_MODULES.map((m) => ({ name: m, topics: [`tilstand/${c.site}/events/${m}/#`] })),
-        sink: (topic, payload) => ingestor.accept(topic, payload),
+        // The disk budget holds the PUBACK here as the embedded broker does (mosquitto keeps the
+        // event in the session meanwhile): the external source journaled and acknowledged
+        // whatever the budget said, until the disk was full for the tables and site.db too.
+        sink: async (topic, payload) => {
+          if (budget.full()) await this.roomOnDisk(budget, EXTERNAL_DISK_FULL_HOLD_MAX_MS);
+          return ingestor.accept(topic, payload);
+        },
         username: b.username,
         password,
       });
@@ -572,7 +595,19 @@ export class Site {
     }
     // With the journal's prune timer, at most once an hour: reading every letter's head is not
     // free on a table a flood filled.
-    if (Date.now() - this.lastDeadLetterPurgeMs >= DEAD_LETTER_PURGE_EVERY_MS) await this.purgeClosedDeadLetters();
+    // A clock stepped back (since < 0) makes it due as well: else no purge until the clock caught up.
+    const since = Date.now() - this.lastDeadLetterPurgeMs;
+    if (since >= DEAD_LETTER_PURGE_EVERY_MS || since < 0) await this.purgeClosedDeadLetters();
+  }
+
+  /** Resolves once the disk budget has room; rejects after `holdMaxMs`, or when the site stops. */
+  private async roomOnDisk(budget: Pick<DiskBudget, 'full'>, holdMaxMs: number): Promise<void> {
+    const started = performance.now();
+    while (budget.full()) {
+      if (this.stopping) throw new Error('site stopping: event not acknowledged');
+      if (performance.now() - started >= holdMaxMs) throw new Error(`disk full: event not acknowledged after ${holdMaxMs} ms`);
+      await new Promise((r) => setTimeout(r, DISK_ROOM_POLL_MS));
+    }
   }
 
   /**

@@ -596,6 +596,24 @@ describe('Journal files of formats 1 and 2 (a row per event)', () => {
     j.close();
   });
 
+  it('reports a group lost right after the migrated rows: only a gap inside them is history', async () => {
+    legacyFile({ format: 2, crcColumn: true, rows: rowsOf([3, 4, 8, 9]), meta: { crc_from: '0', last_position: '9' } });
+    const j = Journal.open(dir);
+    expect(await Promise.all([j.append(ev(1)), j.append(ev(2))])).toEqual([10n, 11n]);
+    await new Promise((r) => setImmediate(r));
+    expect(await Promise.all([j.append(ev(3)), j.append(ev(4))])).toEqual([12n, 13n]);
+    j.close();
+    const db = new Database(join(dir, 'journal.db'));
+    db.prepare('DELETE FROM journal_groups WHERE first_position = 10').run(); // an acknowledged group lost
+    db.close();
+    const j2 = Journal.open(dir);
+    try {
+      expect(() => [...j2.readAfter(0n)]).toThrow(/a group at position 12 where position 10 was expected/);
+    } finally {
+      j2.close();
+    }
+  });
+
   it('refuses a format-1/2 file whose journal table lost a column', () => {
     legacyFile({ format: 2, crcColumn: true, rows: rowsOf([1]) });
     poke((db) => db.exec('ALTER TABLE journal RENAME COLUMN topic TO topix'));

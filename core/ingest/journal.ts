@@ -684,7 +684,9 @@ export class Journal {
           // is corruption, unless prune removed everything before it while this reader waited
           // between two pages (then no group before `expected` is left).
           const pruned = ri === 0 && first > expected && this.run('read', () => this.st.groupBefore.get(expected)) === undefined;
-          const legacyGap = first > expected && expected - 1 <= this.legacyGapsTo;
+          // A gap migrated rows left (format 1/2 had holes) lies wholly inside the legacy range; one
+          // that reaches into the groups written since is a lost group.
+          const legacyGap = first > expected && first - 1 <= this.legacyGapsTo;
           if (!pruned && !legacyGap) throw this.corrupt(`a group at position ${first} where position ${expected} was expected`);
         }
         expected = first + count;

@@ -57,6 +57,10 @@ export class Backoff {
   reset(): void {
     this.attempt = 0;
   }
+
+  get maxDelayMs(): number {
+    return this.o.maxDelayMs;
+  }
 }
 
 export interface SubscriberGroup {
@@ -113,6 +117,8 @@ class GroupConnection {
   private client: MqttClient | undefined;
   private readonly backoff: Backoff;
   private timer: unknown;
+  /** When the current connection got its CONNACK (performance.now()); undefined: not connected. */
+  private connectedAtMs: number | undefined;
   private stopping = false;
   private subscribedOnce = false;
 
@@ -145,6 +151,7 @@ class GroupConnection {
       this.o.sink(packet.topic, payload).then(
         () => {
           this.stats.messages++;
+          this.backoff.reset(); // the connection works: the next loss reconnects at once again
           done(); // now mqtt.js sends the PUBACK
         },
         (err: unknown) => {
@@ -166,7 +173,11 @@ class GroupConnection {
     const c = this.client!;
     this.stats.connected = true;
     this.stats.connects++;
-    this.backoff.reset();
+    // The backoff is not reset by a CONNACK alone: a sink that keeps failing (the journal's disk
+    // full, an I/O error) or a subscription refused drops each connection right after it, and a
+    // reset here made that a reconnect every 125–250 ms for good. It resets on an event acked,
+    // or when a connection that lasted a whole maximum delay ends (a quiet site's dropped link).
+    this.connectedAtMs = performance.now();
     if (!connack.sessionPresent && this.subscribedOnce) this.stats.sessionsLost++;
     if (connack.sessionPresent && this.subscribedOnce) return; // the broker kept our subscriptions
     c.subscribe(this.group.topics, { qos: 1 }, (err, granted) => {
@@ -183,6 +194,8 @@ class GroupConnection {
 
   private onClose(): void {
     this.stats.connected = false;
+    if (this.connectedAtMs !== undefined && performance.now() - this.connectedAtMs >= this.backoff.maxDelayMs) this.backoff.reset();
+    this.connectedAtMs = undefined;
     if (this.stopping || this.timer !== undefined) return;
     const delay = this.backoff.next();
     this.stats.reconnectDelaysMs.push(delay);

@@ -7,7 +7,7 @@ import { connect, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startMosquitto, type MosquittoHandle } from '../helpers/mosquitto.ts';
 import { Journal, journalSink } from '../../core/ingest/journal.ts';
-import { MqttSource, type MqttSourceOptions } from '../../core/ingest/mqtt-source.ts';
+import { MqttSource, type MqttSourceOptions, type Timers } from '../../core/ingest/mqtt-source.ts';
 
 const SITE = 's1';
 const USERS = { tilstand: 'til-pw', inventory: 'inv-pw', operations: 'ops-pw', commerce: 'com-pw', procurement: 'pro-pw' };
@@ -127,6 +127,36 @@ describe.skipIf(!mosq)('MqttSource against mosquitto', () => {
     expect(st.sessionsLost).toBe(0);
     expect(calls).toEqual(['m1', 'm1']);
     expect([...journal.readAfter(0n)].map((e) => e.payload.toString())).toEqual(['m1']);
+  });
+
+  /** Timers that run at once and record the delays asked for (the backoff is what is checked). */
+  function recordingTimers(requested: number[]): Timers {
+    return {
+      setTimeout: (f, ms) => {
+        requested.push(ms);
+        return setTimeout(f, 1);
+      },
+      clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+    };
+  }
+
+  it('backs off when the sink keeps failing right after each CONNACK (the journal full), not reconnect at the first delay for good', async () => {
+    const requested: number[] = [];
+    const s = source(mosq!.siteUrl, 'tilstand-backoff-sink', ['inventory'], {
+      sink: async () => {
+        throw new Error('journal: disk full');
+      },
+      backoff: { initialDelayMs: 100, maxDelayMs: 1000, multiplier: 2, jitterRatio: 0 },
+      timers: recordingTimers(requested),
+    });
+    await until('subscribed', () => s.stats()[0]!.subscribes === 1);
+    // The event fails the sink; every reconnect gets it redelivered from the session.
+    const pub = await publisher(mosq!.url, 'inventory');
+    await pub.publishAsync(`tilstand/${SITE}/events/inventory/main`, JSON.stringify({ seq: 1 }), { qos: 1 });
+    await until('6 reconnects scheduled', () => requested.length >= 6);
+    await s.stop();
+    expect(s.stats()[0]!.sinkFailures).toBeGreaterThanOrEqual(6);
+    expect(requested.slice(0, 6)).toEqual([100, 200, 400, 800, 1000, 1000]);
   });
 
   it('handles one packet per connection at a time (the reason for several connections)', async () => {

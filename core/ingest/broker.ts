@@ -373,7 +373,15 @@ export class EmbeddedBroker {
       this.noteRefusal('publish', p?.name ?? '(unauthenticated client)', packet.topic);
       return cb(new Error(`publish to ${packet.topic} not allowed for ${p?.name ?? 'unauthenticated client'}`));
     }
-    if (packet.topic.split('/')[2] !== 'events') return cb(null);
+    if (packet.topic.split('/')[2] !== 'events') {
+      // Not journaled, but a QoS ≥ 1 publish still waits behind the client's held events: PUBACKs
+      // leave in arrival order (MQTT-4.6.0-2), which a release at once broke.
+      const queue = this.fifo.get(client);
+      if (packet.qos === 0 || queue === undefined || queue.length === 0) return cb(null);
+      queue.push({ done: true, err: null, cb });
+      this.m.heldNow++;
+      return;
+    }
     if (packet.qos === 0) {
       // Fire and forget: journal it anyway, but there is no ack to hold.
       if (!this.diskIsFull()) this.sink(packet, p).catch(() => undefined);
@@ -386,9 +394,13 @@ export class EmbeddedBroker {
     this.m.heldNow++;
     // Admission is chained per client so a publish never overtakes one held for disk space:
     // the journal sees a client's events in arrival order.
+    // Once one is refused (held past diskFullHoldMaxMs: the client is disconnected), the rest of
+    // its chain is refused at once: each waited a whole hold of its own before, one after
+    // another, held in memory long after the connection was gone, and was journaled (never
+    // acknowledged) if room came meanwhile.
     const admitted = (this.admitChain.get(client) ?? Promise.resolve()).then(
       () => this.admit(),
-      () => this.admit(),
+      (e: unknown) => Promise.reject(e),
     );
     this.admitChain.set(client, admitted);
     admitted

@@ -1,7 +1,7 @@
 // `tilstand init` on real directories: layout, permissions, hashed credentials, refusals.
 
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { writeConfig } from './config.ts';
 import { FirstRunBackend } from './first-run.ts';
 import { initDataDir } from './init.ts';
 import { ModuleCredentials } from './site-db.ts';
+import { UserStore } from '../inbox/users.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -73,6 +74,25 @@ describe('init', () => {
     const bytes = ['site.db', 'site.db-wal'].filter((f) => existsSync(join(data, f))).map((f) => readFileSync(join(data, f)).toString('latin1')).join('');
     for (const m of Object.values(secrets.modules) as { password: string }[]) expect(bytes).not.toContain(m.password);
     expect(bytes).not.toContain('123456');
+  });
+
+  it('runs again after an init stopped once the admin was in site.db, with the PIN given the second time', async () => {
+    const data = join(dir, 'd');
+    const o = { data, site: 'oslo-1', admin: { name: 'kari', pin: '4711' }, scrypt: { N: 1024, r: 8, p: 1 } };
+    // An interruption after the admin was added, before the secrets and config.json: the
+    // secrets file cannot be written (a folder in its place).
+    mkdirSync(join(data, 'secrets', 'modules.json'), { recursive: true });
+    await expect(initDataDir(o)).rejects.toThrow(/EISDIR/);
+    rmSync(join(data, 'secrets', 'modules.json'), { recursive: true });
+    await initDataDir({ ...o, admin: { name: 'kari', pin: '5820' } }); // was: user 'kari' already exists
+    expect(readConfig(data).site).toBe('oslo-1');
+    const db = new Database(join(data, 'site.db'));
+    try {
+      const users = new UserStore(db, { scrypt: { N: 1024, r: 8, p: 1 } });
+      expect(await users.verifyPin('kari', '5820')).toMatchObject({ ok: true, user: { role: 'admin' } });
+    } finally {
+      db.close();
+    }
   });
 
   it('refuses a bad site id or admin name, and a directory that is already a site', async () => {

@@ -9,7 +9,8 @@
 //   secrets/modules.json          plaintext broker passwords, written once (dir 0700, file 0600)
 //
 // Order: everything else first, config.json last, so a directory with config.json is complete;
-// an init that failed half-way can be run again (it refuses only a directory with config.json).
+// an init that failed half-way can be run again (it refuses only a directory with config.json; an
+// admin an earlier run added gets the PIN given now).
 // A directory that already holds a site's tables — `tilstand restore` fills one before init, on a
 // replacement PC — is initialized only under that site's id: under another id the site would
 // start empty beside the restored state, and its restore note would ask the wrong modules.
@@ -95,7 +96,13 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
       await creds.set(m === TILSTAND_PRINCIPAL ? tilstandPrincipal : modulePrincipal(m), password);
       secrets.modules[m] = { username: m, password };
     }
-    if (o.admin) await users.add({ name: o.admin.name, role: 'admin' satisfies Role, pin: o.admin.pin });
+    if (o.admin) {
+      // An init stopped after this (a kill, a failed write of the files below) left the admin in
+      // site.db but no config.json: run again, it takes the PIN given now instead of failing on
+      // "already exists" for good.
+      if (users.get(o.admin.name)?.role === 'admin') await users.resetSecret(o.admin.name, { pin: o.admin.pin });
+      else await users.add({ name: o.admin.name, role: 'admin' satisfies Role, pin: o.admin.pin });
+    }
   } finally {
     db.close();
   }

@@ -161,6 +161,23 @@ describe('ModuleClient', () => {
     expect(await online.publish('stock', 'u', row(5), row(6), CONTRACT)).toEqual({ seq: 2 });
   });
 
+  it("sends the previous run's unacknowledged events before an event published before the first CONNACK", async () => {
+    const dead = net.createServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const deadUrl = `mqtt://127.0.0.1:${(dead.address() as AddressInfo).port}`;
+    await new Promise<void>((r) => dead.close(() => r()));
+    const offline = open({ url: deadUrl });
+    for (let q = 1; q <= 3; q++) offline.publish('stock', 'u', row(q - 1), row(q), CONTRACT).catch(() => undefined);
+    await offline.close();
+    clients.length = 0;
+
+    // The next run publishes at once after its start, before it has connected.
+    const online = open();
+    expect(await online.publish('stock', 'u', row(3), row(4), CONTRACT)).toEqual({ seq: 4 });
+    await waitFor(() => events().length === 4, 'the four events');
+    expect(events().map((e) => e.source.seq)).toEqual([1, 2, 3, 4]); // was [4, 1, 2, 3]
+  });
+
   it('answers a resync request by republishing the stream from its outbox', async () => {
     const c = open();
     await c.connected();

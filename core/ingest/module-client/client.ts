@@ -117,6 +117,11 @@ export class ModuleClient {
     });
     this.mqtt.on('message', (topic, payload) => this.onMessage(topic, payload));
     this.mqtt.on('error', (e) => this.warn(`mqtt: ${e.message}`));
+    // What an earlier run left unacknowledged goes first: queued now, before any publish of this
+    // run, it leads mqtt.js's offline queue, which is sent before 'connect' is emitted. Sent only
+    // from onConnect, it went out after an event published before the first CONNACK (per-stream
+    // order broken on the wire: Tilstand held the new event behind the gap, or asked a resync).
+    for (const event of this.outbox.unacked()) this.send(event).catch(() => undefined);
   }
 
   /** Resolves once the client has connected for the first time. */

@@ -880,3 +880,120 @@ describe('Ingestor recovery', () => {
     expect(journal.getCheckpoint('ingest')).toBeDefined();
   });
 });
+
+describe('Ingestor recovery: the progress a table commits after a restart', () => {
+  /** kill -9: nothing more is committed. */
+  const crash = (i: Ingestor): void => {
+    i.abandon();
+    open.splice(open.indexOf(i), 1);
+  };
+  const gapSkipAfter10s = { sequencer: { reorder_window_ms: 1_000, resync_retry_ms: 1_000, gap_give_up_ms: 10_000 } };
+  const committed = (table: string): Record<string, string> => new Catalog(join(dir, 'warehouse')).getTable({ database: DB, table }).committedProperties();
+  const badQty = (seq: number) => event('inventory', 'stock', seq, { item: 'A-1', location: 'L1', qty: 'x' }, { name: 'inventory.stock', version: 1 });
+
+  it('a run a gap skip released is not applied to stock again after a second crash (H and F never lowered)', async () => {
+    // Run 1: seq 1 applied, dead_letters' progress commit at hwm 1; seq 2 never comes, 3 and 4
+    // are held, the skip releases them, stock commits hwm 4 and dead_letters stays at 1.
+    const i = start(gapSkipAfter10s);
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    i.tick();
+    await i.accept(topic('inventory', 'stock'), inv(3, 'A-1', 'L1', 3));
+    await i.accept(topic('inventory', 'stock'), inv(4, 'A-1', 'L1', 4));
+    now += 10_000;
+    i.tick();
+    i.commitAll();
+    expect(committed('stock')['tilstand.hwm.inventory/stock']).toBe('4');
+    const stockPosition = BigInt(committed('stock')['tilstand.journal.position']!);
+    crash(i);
+
+    // Run 2: the sequencer starts at min(stock 4, dead_letters 1) = 1, so 3 and 4 are held again;
+    // another module's event makes stock commit meanwhile.
+    const j = start(gapSkipAfter10s);
+    expect(j.health().heldEvents).toBe(2);
+    await j.accept(topic('commerce', 'reservations'), res(1, 'A-1', 'L1', 2));
+    j.commitAll();
+    expect(committed('stock')['tilstand.hwm.inventory/stock']).toBe('4'); // was 1
+    expect(BigInt(committed('stock')['tilstand.journal.position']!)).toBeGreaterThanOrEqual(stockPosition);
+    crash(j);
+
+    // Run 3: the skip releases 3 and 4 again; stock holds them and writes nothing.
+    const k = start(gapSkipAfter10s);
+    now += 10_000;
+    k.tick();
+    expect(statusOf(k, 'stock').pendingEvents).toBe(0);
+  });
+
+  it('a dismissed dead letter of such a run is not reopened after a second crash', async () => {
+    const i = start(gapSkipAfter10s);
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    i.commitAll(); // stock: hwm 1
+    i.tick();
+    const bad = await i.accept(topic('inventory', 'stock'), badQty(3));
+    await i.accept(topic('inventory', 'stock'), inv(4, 'A-1', 'L1', 4));
+    now += 10_000;
+    i.tick(); // the skip: seq 3 → a dead letter (committed at once), seq 4 → stock (pending)
+    expect(i.deadLetterCount()).toBe(1);
+    crash(i);
+
+    const j = start(gapSkipAfter10s); // sequencer at min(stock 1, dead_letters 4) = 1: 3 and 4 held again
+    expect(j.dismissDeadLetters([bad], 'reviewer', 'test message')).toEqual({ dismissed: 1, notOpen: [] });
+    expect(committed('dead_letters')['tilstand.hwm.inventory/stock']).toBe('4');
+    crash(j);
+
+    const k = start(gapSkipAfter10s);
+    now += 10_000;
+    k.tick(); // the skip releases seq 3 again
+    expect({ open: k.deadLetterCount(), status: k.listDeadLetters().map((d) => d.status) }).toEqual({ open: 0, status: ['dismissed'] });
+  });
+
+  it('purges a closed letter after a held event only once the gap closed, and a crash does not bring it back', async () => {
+    const waitForever = { sequencer: { gap_give_up_ms: Infinity } };
+    const i = start(waitForever);
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    await i.accept(topic('inventory', 'stock'), inv(3, 'A-1', 'L1', 3)); // held: 2 is missing
+    const p = await i.accept(topic('inventory', 'stock'), Buffer.from('{not json')); // unsequenced
+    i.commitAll();
+    expect(i.dismissDeadLetters([p], 'reviewer', 'garbage')).toMatchObject({ dismissed: 1 });
+    now += 1_000;
+    // dead_letters' position stops before the held event: the letter is not purged yet.
+    expect(await i.purgeClosedDeadLetters(now)).toMatchObject({ purged: 0 });
+    crash(i);
+
+    const j = start(waitForever);
+    expect(j.listDeadLetters().map((d) => `${d.position} ${d.status}`)).toEqual([`${p} dismissed`]);
+    await j.accept(topic('inventory', 'stock'), inv(2, 'A-1', 'L1', 2)); // the gap closes: 2 and 3 applied
+    j.commitAll();
+    expect(await j.purgeClosedDeadLetters(now)).toMatchObject({ purged: 1 });
+    expect(j.listDeadLetters()).toEqual([]);
+    crash(j);
+
+    const k = start(waitForever);
+    expect(k.listDeadLetters()).toEqual([]);
+  });
+});
+
+describe('Ingestor: an event of an older contract version under a binding of the latest', () => {
+  // Modules and Tilstand upgrade independently (CONTRACTS.md): a binding is checked against a
+  // contract's latest version, and an event of an older version is read as the latest.
+  it('maps a field the latest version added with a default to that default', async () => {
+    contracts.register({ ...INVENTORY_STOCK, version: 2, fields: [...INVENTORY_STOCK.fields, { name: 'note', type: 'STRING', default: null }] });
+    const notes: TableDefinition = {
+      name: 'notes',
+      fields: [
+        { id: 0, name: 'item', type: 'STRING NOT NULL' },
+        { id: 1, name: 'qty', type: 'INT' },
+        { id: 2, name: 'note', type: 'STRING' },
+      ],
+      partitionKeys: [],
+      primaryKeys: ['item'],
+      options: { bucket: '1', 'merge-engine': 'deduplicate' },
+    };
+    const toNotes: Binding = { name: 'inventory→notes', topic: 'tilstand/+/events/inventory/notes', contract: 'inventory.stock', table: 'notes', columns: { item: 'after.item', qty: 'after.qty', note: 'after.note' } };
+    const i = start({ bindings: [...SEED_BINDINGS, toNotes], tables: [...SEED_TABLES, notes], budgets: [{ table: 'notes', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }] });
+    // The inventory module still publishes v1.
+    await i.accept(topic('inventory', 'notes'), event('inventory', 'notes', 1, { item: 'A-1', location: 'L1', qty: 3 }, { name: 'inventory.stock', version: 1 }));
+    i.commitAll();
+    expect(i.listDeadLetters().map((d) => `${d.reason}: ${d.detail}`)).toEqual([]); // was a binding_error: 'after.note' is absent
+    expect(row('notes', { item: 'A-1' })).toEqual({ item: 'A-1', qty: 3, note: null });
+  });
+});

@@ -238,6 +238,8 @@ describe('tilstand', () => {
       // meant --id 17: ignored, it would replay every open letter
       [['deadletters', 'replay', '17', '--data', data], 'deadletters', '17'],
       [['sync', 'now', 'x', '--data', data], 'sync now', 'x'],
+      [['sync', 'status', 'x', '--data', data], 'sync status', 'x'],
+      [['restore', 'x', '--data', fresh, '--site', 'south', '--hq', join(dir, 'no-hq')], 'restore', 'x'],
       [['init', 'x', '--data', fresh, '--site', 'south'], 'init', 'x'],
       // A bad option after it, so that without the check these refuse instead of running a site or the demo.
       [['start', 'x', '--data', data, '--mqtt-port', 'none'], 'start', 'x'],

@@ -678,7 +678,6 @@ export class Ingestor {
    * run, whose replay skipped what t held.
    */
   private progressOf(t: Target): { position: bigint; hwm: Map<string, number> } {
-    const f = this.frontier();
     const hwm = new Map<string, number>();
     for (const k of this.streams) {
       const { module, stream } = splitStreamKey(k);
@@ -686,7 +685,13 @@ export class Ingestor {
       const held = t.recovered.hwm.get(k) ?? 0;
       hwm.set(k, issued > held ? issued : held);
     }
-    return { position: f > t.recovered.position ? f : t.recovered.position, hwm };
+    return { position: this.positionOf(t), hwm };
+  }
+
+  /** The journal position table t's next commit records: the frontier, never below t's recovered one. */
+  private positionOf(t: Target): bigint {
+    const f = this.frontier();
+    return f > t.recovered.position ? f : t.recovered.position;
   }
 
   /** Commits table t with the current progress (same snapshot as its rows). */
@@ -1027,7 +1032,7 @@ export class Ingestor {
         // not covered by dead_letters' committed position: a recovery would replay its event,
         // and an unsequenced one, found by key no more, would come back open. It waits for a
         // later purge, when the frontier has passed it.
-        const through = this.progressOf(t).position;
+        const through = this.positionOf(t);
         for (const h of heads) {
           // Written meanwhile (a recovery's rewrite): newer than what was read; the next purge decides.
           if (this.uncommittedDeadLetters.has(h.position)) continue;

@@ -53,6 +53,9 @@ async function syncAll(e: SyncEngine, rounds = 50): Promise<void> {
 }
 
 const hqTable = (hq: string, site: string, table: string) => join(hq, sitePrefix(site), table);
+/** The JSON of stock's tag `name` at HQ and on the site. */
+const stockTagAtHq = (hq: string, site: string, name: string) => readFileSync(join(hqTable(hq, site, 'stock'), 'tag', `tag-${name}`), 'utf8');
+const stockTagOnSite = (fx: SiteFixture, name: string) => readFileSync(join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock', 'tag', `tag-${name}`), 'utf8');
 
 /** Every file under a directory, relative. */
 function filesUnder(dir: string, base = dir): string[] {
@@ -452,7 +455,7 @@ describe('what travels', () => {
     expect(asked()).toEqual({ many: 0, one: 1 });
     expect(e.outbox.unitState('tag:stock:agent-050')).toBe('pending');
     await syncAll(e);
-    expect(readFileSync(join(hqTable(hq, fx.site, 'stock'), 'tag', 'tag-agent-050'), 'utf8')).toBe(readFileSync(join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock', 'tag', 'tag-agent-050'), 'utf8'));
+    expect(stockTagAtHq(hq, fx.site, 'agent-050')).toBe(stockTagOnSite(fx, 'agent-050'));
     await e.close();
   });
 
@@ -463,8 +466,8 @@ describe('what travels', () => {
     stock.createTag('agent-1', undefined, 7 * day);
     stock.createTag('agent-2', undefined, 7 * day);
     const hq = hqDir();
-    const tagAtHq = (n: string) => readFileSync(join(hqTable(hq, fx.site, 'stock'), 'tag', `tag-${n}`), 'utf8');
-    const tagOnSite = (n: string) => readFileSync(join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock', 'tag', `tag-${n}`), 'utf8');
+    const tagAtHq = (n: string) => stockTagAtHq(hq, fx.site, n);
+    const tagOnSite = (n: string) => stockTagOnSite(fx, n);
     let spy = new Spy(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
     let e = engine(fx, spy);
     await syncAll(e);
@@ -555,8 +558,8 @@ describe('what travels', () => {
     stock.createTag('agent-1', undefined, 7 * day);
     stock.createTag('agent-2', undefined, 7 * day);
     const hq = hqDir();
-    const tagAtHq = (n: string) => readFileSync(join(hqTable(hq, fx.site, 'stock'), 'tag', `tag-${n}`), 'utf8');
-    const tagOnSite = (n: string) => readFileSync(join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock', 'tag', `tag-${n}`), 'utf8');
+    const tagAtHq = (n: string) => stockTagAtHq(hq, fx.site, n);
+    const tagOnSite = (n: string) => stockTagOnSite(fx, n);
     const first = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
     await syncAll(first);
     await first.close();

@@ -51,6 +51,15 @@ async function waitFor(pred: () => boolean, what: string, timeout_ms = 5_000): P
   }
 }
 
+/** The URL of a loopback port nothing listens on (bound, read, closed): a broker that is down. */
+async function unreachableUrl(): Promise<string> {
+  const dead = net.createServer();
+  await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+  const url = `mqtt://127.0.0.1:${(dead.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => dead.close(() => r()));
+  return url;
+}
+
 let broker: Broker;
 let dir: string;
 let observer: MqttClient;
@@ -138,10 +147,7 @@ describe('ModuleClient', () => {
   });
 
   it('keeps events in the outbox while the broker is unreachable and sends them on the next start', async () => {
-    const dead = net.createServer();
-    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
-    const deadUrl = `mqtt://127.0.0.1:${(dead.address() as AddressInfo).port}`;
-    await new Promise<void>((r) => dead.close(() => r()));
+    const deadUrl = await unreachableUrl();
 
     const offline = open({ url: deadUrl });
     const pending = offline.publish('stock', 'c', null, row(5), CONTRACT);
@@ -162,10 +168,7 @@ describe('ModuleClient', () => {
   });
 
   it("sends the previous run's unacknowledged events before an event published before the first CONNACK", async () => {
-    const dead = net.createServer();
-    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
-    const deadUrl = `mqtt://127.0.0.1:${(dead.address() as AddressInfo).port}`;
-    await new Promise<void>((r) => dead.close(() => r()));
+    const deadUrl = await unreachableUrl();
     const offline = open({ url: deadUrl });
     for (let q = 1; q <= 3; q++) offline.publish('stock', 'u', row(q - 1), row(q), CONTRACT).catch(() => undefined);
     await offline.close();

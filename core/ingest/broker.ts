@@ -27,6 +27,16 @@ import { createServer as createTlsServer } from 'node:tls';
 const CLIENT_IDS_MAX = 10_000;
 /** Refusal records kept (EmbeddedBroker.refusals); past it the one refused longest ago goes. */
 const REFUSALS_MAX = 64;
+/** Default `preAuthBytesMax`: a CONNECT is a few hundred bytes; this leaves room for a pipelined publish or two. */
+const PRE_AUTH_BYTES_MAX = 1024 * 1024;
+/** Default `packetBytesMax`: far above any event the envelope accepts (payload_bytes_max, 256 KiB). */
+const PACKET_BYTES_MAX = 16 * 1024 * 1024;
+
+/** The part of aedes' client (lib/client.js) the size guard reads: its mqtt-packet parser. */
+interface GuardedClient {
+  connected?: boolean;
+  _parser: { parse(buf: Buffer): number; packet: { length: number }; _list: { length: number } };
+}
 
 /**
  * Refusals of one kind for one name, counted since the broker started. A module refused here
@@ -82,6 +92,18 @@ export interface EmbeddedBrokerOptions {
   onRefused?: (r: BrokerRefusal, sinceLastReport: number) => void;
   /** Default 10 minutes. */
   refusalReportMs?: number;
+  /**
+   * Bytes a connection may send before it is authenticated, counting what a packet it began
+   * declares it will still send. aedes buffers a packet whole before parsing it, up to MQTT's
+   * 256 MB, so without this anyone who can reach the port holds that much of the site's memory per
+   * connection without a password. Past it the connection is closed. Default 1 MiB.
+   */
+  preAuthBytesMax?: number;
+  /**
+   * Largest packet an authenticated client may send (its declared remaining length); past it the
+   * connection is closed unacknowledged and the refusal is noted. Default 16 MiB.
+   */
+  packetBytesMax?: number;
   /** Passed to aedes (e.g. drainTimeout, heartbeatInterval). */
   aedes?: Pick<AedesOptions, 'drainTimeout' | 'heartbeatInterval' | 'connectTimeout' | 'concurrency' | 'keepaliveLimit'>;
 }
@@ -221,7 +243,7 @@ export class EmbeddedBroker {
           `or set allowInsecureNonLoopback: true to accept plaintext MQTT from the network`,
       );
     }
-    for (const k of ['diskFullHoldMaxMs', 'diskFullPollMs', 'port'] as const) {
+    for (const k of ['diskFullHoldMaxMs', 'diskFullPollMs', 'port', 'preAuthBytesMax', 'packetBytesMax'] as const) {
       const v = options[k];
       if (v !== undefined && (!Number.isInteger(v) || v < 0)) {
         throw new BrokerConfigError(k, `EmbeddedBroker ${k}: expected a non-negative integer, got ${v}`);
@@ -241,14 +263,14 @@ export class EmbeddedBroker {
     if (options.tls) {
       const tlsServer = createTlsServer(
         { cert: readFileSync(options.tls.certPath), key: readFileSync(options.tls.keyPath) },
-        (s) => this.aedes.handle(s),
+        (s) => this.guardSize(this.aedes.handle(s), s),
       );
       tlsServer.on('connection', onConnection);
       this.server = tlsServer;
     } else {
       this.server = createNetServer((s) => {
         onConnection(s);
-        this.aedes.handle(s);
+        this.guardSize(this.aedes.handle(s), s);
       });
     }
   }
@@ -318,6 +340,46 @@ export class EmbeddedBroker {
     await new Promise<void>((r) => this.aedes.close(() => r()));
     for (const s of this.sockets) s.destroy();
     await serverClosed;
+  }
+
+  /**
+   * Bounds what aedes' parser of one connection buffers: `preAuthBytesMax` in all until the client
+   * is authenticated, then `packetBytesMax` per packet. aedes hands each socket read to
+   * `client._parser.parse`; the check wraps that call (once per read, not per packet). A packet
+   * over the bound is refused by its declared length, before its bytes arrive.
+   */
+  private guardSize(client: Client, socket: Socket): void {
+    const c = client as unknown as GuardedClient;
+    const parser = c._parser;
+    const parse = parser.parse.bind(parser);
+    const preAuthMax = this.o.preAuthBytesMax ?? PRE_AUTH_BYTES_MAX;
+    const packetMax = this.o.packetBytesMax ?? PACKET_BYTES_MAX;
+    let received = 0;
+    const refuse = (kind: BrokerRefusal['kind'], who: string, why: string): number => {
+      this.noteRefusal(kind, who, why);
+      socket.destroy();
+      return 0;
+    };
+    parser.parse = (buf: Buffer): number => {
+      if (c.connected === true) {
+        const left = parse(buf);
+        const declared = parser.packet.length;
+        if (declared > packetMax) {
+          const p = this.principals.get(client);
+          return refuse('publish', p?.name ?? '(unknown)', `a packet of ${declared} bytes, more than packetBytesMax ${packetMax}`);
+        }
+        return left;
+      }
+      received += buf.length;
+      if (received > preAuthMax) return refuse('connect', socket.remoteAddress ?? '(unknown address)', `more than preAuthBytesMax ${preAuthMax} bytes before authentication`);
+      const left = parse(buf);
+      // What the packet being read still owes, on top of what has come: refused before it arrives.
+      const declared = parser.packet.length;
+      if (declared > 0 && received - parser._list.length + declared > preAuthMax) {
+        return refuse('connect', socket.remoteAddress ?? '(unknown address)', `a packet of ${declared} bytes before authentication, more than preAuthBytesMax ${preAuthMax}`);
+      }
+      return left;
+    };
   }
 
   private authenticate(

@@ -5,10 +5,11 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from './catalog.ts';
 import { expectCorruption, thrownLsmError } from './testing/corruption.ts';
-import { decodeDeletionVector, decodeRoaring, encodeDeletionVectorFile, encodeRoaring } from './deletion-vector.ts';
+import { decodeDeletionVector, decodeRoaring, DV64_MAGIC, encodeDeletionVectorFile, encodeRoaring } from './deletion-vector.ts';
 import { isCorruption, LsmError } from './errors.ts';
 import { encodeIndexManifest } from './manifest.ts';
 import { TableSchema } from './schema.ts';
@@ -87,6 +88,23 @@ describe('deletion vector bytes', () => {
     }
     expect(() => decodeDeletionVector(good, 1, 33, 'idx')).toThrow(/size 34/);
     expect(() => decodeDeletionVector(flip(0), 1, 34, 'idx')).toThrow(/version/);
+  });
+
+  it("refuses Java's 64-bit vector as not supported, not as a damaged file", () => {
+    // Bitmap64DeletionVector.serializeTo: int32 BE length | LE magic + roaring64 (empty: a LE int64
+    // count of 0) | int32 BE CRC32; it returns length + 8, which the index manifest records.
+    const bitmap = new Uint8Array(12);
+    new DataView(bitmap.buffer).setInt32(0, DV64_MAGIC, true);
+    const file = Buffer.alloc(1 + 4 + bitmap.length + 4);
+    file[0] = 1;
+    file.writeInt32BE(bitmap.length, 1);
+    file.set(bitmap, 5);
+    file.writeUInt32BE(crc32(bitmap) >>> 0, 5 + bitmap.length);
+    for (const length of [bitmap.length + 8, bitmap.length]) {
+      const err = thrownLsmError(() => decodeDeletionVector(file, 1, length, 'idx'));
+      expect(err.kind, err.message).toBe('NotSupported'); // was Corruption ("runs past the file") for the length Java records
+      expect(err.message).toMatch(/bitmap64/);
+    }
   });
 });
 

@@ -186,18 +186,20 @@ export function encodeDeletionVectorFile(vectors: ReadonlyMap<string, readonly n
 /** Decodes the deletion vector at `offset` (of the size int) with payload `length`. */
 export function decodeDeletionVector(file: Uint8Array, offset: number, length: number, path: string): number[] {
   if (file.length < 1 || file[0] !== 1) throw corruption(path, `deletion vector file version ${file[0]} (expected 1)`);
-  if (offset < 1 || offset + 8 + length > file.length) throw corruption(path, `deletion vector range ${offset}+${length} runs past the file (${file.length} bytes)`);
   const dv = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  // A 64-bit vector (Java's Bitmap64DeletionVector) is recorded with its length fields included
+  // (range length = bitmap + 8), so the checks below would call a sound one damaged: refuse it first.
+  if (offset >= 1 && offset + 8 <= file.length && dv.getInt32(offset + 4, true) === DV64_MAGIC) {
+    throw new LsmError('NotSupported', `64-bit deletion vectors (deletion-vectors.bitmap64) are not supported (${path})`, { path });
+  }
+  if (offset < 1 || offset + 8 + length > file.length) throw corruption(path, `deletion vector range ${offset}+${length} runs past the file (${file.length} bytes)`);
   const size = dv.getInt32(offset, false);
   if (size !== length) throw corruption(path, `deletion vector at ${offset} has size ${size}, the index manifest says ${length}`);
   const payload = file.subarray(offset + 4, offset + 4 + size);
   const want = dv.getUint32(offset + 4 + size, false);
   if ((crc32(payload) >>> 0) !== want) throw corruption(path, `deletion vector at ${offset}: CRC32 mismatch`);
   const magic = dv.getInt32(offset + 4, false);
-  if (magic !== DV_MAGIC) {
-    if (dv.getInt32(offset + 4, true) === DV64_MAGIC) throw new LsmError('NotSupported', `64-bit deletion vectors (deletion-vectors.bitmap64) are not supported (${path})`, { path });
-    throw corruption(path, `deletion vector at ${offset}: bad magic ${magic}`);
-  }
+  if (magic !== DV_MAGIC) throw corruption(path, `deletion vector at ${offset}: bad magic ${magic}`);
   return decodeRoaring(payload.subarray(4), path);
 }
 

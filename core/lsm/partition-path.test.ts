@@ -23,11 +23,19 @@ describe('partitionPath (legacy names)', () => {
     expect(partitionPath(F(['s', 'STRING']), [''], 'NULLPART')).toBe('s=NULLPART');
   });
 
+  it("takes blank as Java's Character.isWhitespace does, not as JS trim()", () => {
+    // Java: U+001C–U+001F are whitespace; the no-break spaces and U+FEFF are not (trim() says the opposite).
+    expect(partitionPath(F(['s', 'STRING']), ['\u001f \u001c\t'])).toBe('s=__DEFAULT_PARTITION__');
+    expect(partitionPath(F(['s', 'STRING']), ['\u2028\u3000'])).toBe('s=__DEFAULT_PARTITION__');
+    for (const v of ['\u00a0', '\u2007', '\u202f', '\ufeff']) expect(partitionPath(F(['s', 'STRING']), [v])).toBe(`s=${v}`);
+  });
+
   it('escapes reserved characters as %XX and leaves others alone', () => {
     expect(escapePathName('a/b=c:d%e?f#g"h\'i*j\\k{l}m[n]o^p\x01q\x7fr é')).toBe(
       'a%2Fb%3Dc%3Ad%25e%3Ff%23g%22h%27i%2Aj%5Ck%7Bl%7Dm%5Bn%5Do%5Ep%01q%7Fr é',
     );
     expect(partitionPath(F(['s', 'STRING']), ['x/y'])).toBe('s=x%2Fy');
+    expect(escapePathName('a\u0000b')).toBe('a%00b'); // Java escapes every char below ' ', NUL too
   });
 
   it('formats floating point like Java', () => {

@@ -15,7 +15,7 @@ import { decimalFromString, decimalToString, type DataField, type DataType } fro
 export const DEFAULT_PARTITION_NAME = '__DEFAULT_PARTITION__';
 
 const ESCAPED = new Set<number>([
-  ...Array.from({ length: 0x1f }, (_, i) => i + 1),
+  ...Array.from({ length: 0x20 }, (_, i) => i), // every char below ' ', NUL included (Java's CHAR_TO_ESCAPE)
   0x22, 0x23, 0x25, 0x27, 0x2a, 0x2f, 0x3a, 0x3d, 0x3f, 0x5c, 0x7f, 0x7b, 0x7d, 0x5b, 0x5d, 0x5e,
 ]);
 
@@ -103,13 +103,24 @@ function valueText(t: DataType, v: unknown): string | null {
   }
 }
 
+/**
+ * Java's `StringUtils.isNullOrWhitespaceOnly` for a non-null text: empty, or every char
+ * `Character.isWhitespace` — a space separator (Zs, Zl, Zp) other than the no-break spaces
+ * U+00A0, U+2007, U+202F, or one of \t \n \u000B \f \r \u001C–\u001F. Not JS `trim()`, which
+ * also strips the no-break spaces and U+FEFF and keeps U+001C–U+001F: a value of those would name
+ * another directory than Java's.
+ */
+function javaBlank(text: string): boolean {
+  return /^(?:(?![\u00a0\u2007\u202f])[\p{Zs}\p{Zl}\p{Zp}]|[\t\n\u000b\f\r\u001c-\u001f])*$/u.test(text);
+}
+
 /** `k1=v1/k2=v2` for the partition values (in `partitionKeys` order), '' when unpartitioned. */
 export function partitionPath(fields: readonly DataField[], values: readonly unknown[], defaultName = DEFAULT_PARTITION_NAME): string {
   if (fields.length !== values.length) throw invalidArgument(`${values.length} partition values for ${fields.length} partition fields`);
   const parts: string[] = [];
   for (let i = 0; i < fields.length; i++) {
     let text = valueText(fields[i]!.type, values[i]);
-    if (text === null || text.trim() === '') text = defaultName;
+    if (text === null || javaBlank(text)) text = defaultName;
     parts.push(`${escapePathName(fields[i]!.name)}=${escapePathName(text)}`);
   }
   return parts.join('/');

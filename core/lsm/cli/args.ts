@@ -33,6 +33,14 @@ export class CliError extends Error {
 
 export const usageError = (message: string): CliError => new CliError(EXIT.usage, message);
 
+/**
+ * Refuses the arguments after the `takes` a command reads. Ignored, a word meant as an option
+ * (`proposals open` for `--status open`) would run the command on something else than was asked.
+ */
+export function refuseExtraArguments(a: ParsedArgs, command: string, takes = 0): void {
+  if (a.positionals.length > takes) throw usageError(`'${command}': unexpected argument '${a.positionals[takes]}'`);
+}
+
 export interface FlagSpec {
   type: 'string' | 'boolean';
   /** May be given more than once; the values are collected in order. */

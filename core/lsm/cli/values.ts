@@ -126,7 +126,8 @@ export function parseWhere(table: Table, text: string): Predicate {
     throw usageError(`--where '${text}': a prefix condition (^=) needs a string column; '${column}' is ${typeToString(field.type)}`);
   }
   try {
-    return { column, op, value: valueFromText(field, m[3]!) };
+    // Spaces around the operator are layout (`qty >= 5`); quotes keep a string's own (`item=" A"`).
+    return { column, op, value: valueFromText(field, m[3]!.trim()) };
   } catch (e) {
     throw usageError(`--where '${text}': ${(e as Error).message}`);
   }

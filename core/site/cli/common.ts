@@ -5,6 +5,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { CliError, EXIT, usageError, type ParsedArgs } from '../../lsm/cli/args.ts';
+
+export { refuseExtraArguments } from '../../lsm/cli/args.ts';
 import { DEFAULT_DATA_DIR, dataPaths } from '../config.ts';
 import { socketAnswers } from '../control.ts';
 
@@ -59,14 +61,6 @@ export function port(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
-/**
- * Refuses the arguments after the `takes` a command reads, as `tilstand table` does: ignored, a
- * word meant as an option (`proposals open` for `--status open`) would run the command on
- * something else than what was asked.
- */
-export function refuseExtraArguments(a: ParsedArgs, command: string, takes = 0): void {
-  if (a.positionals.length > takes) throw usageError(`'${command}': unexpected argument '${a.positionals[takes]}'`);
-}
 
 /** A whole-number option (at least `min`: 1 for a `--limit`, where 0 would list nothing; DEMO_MIN_STEP_MS for a demo step). */
 export function positiveInt(value: string | undefined, flag: string, min = 0): number | undefined {

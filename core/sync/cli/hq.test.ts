@@ -27,6 +27,14 @@ describe('tilstand hq on a directory', () => {
     }
   });
 
+  it("refuses an argument it does not take ('proposals open' meant --status open), with exit 2", async () => {
+    for (const [args, word] of [[['proposals', 'open', '--site', '7'], 'open'], [['sites', 'extra'], 'extra']] as const) {
+      const r = await hq(args[0], '--hq', dir, ...args.slice(1));
+      expect(r.code, args[0]).toBe(2); // was 0: every proposal listed, the word ignored
+      expect(r.err, args[0]).toContain(`'hq ${args[0]}': unexpected argument '${word}'`);
+    }
+  });
+
   it('says so when no site has shipped to an HQ, and lists those that have', async () => {
     const empty = mkdtempSync(join(dir, 'empty-'));
     const none = await hq('sites', '--hq', empty);

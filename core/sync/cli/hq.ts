@@ -6,7 +6,7 @@
 
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { EXIT, parseArgs, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { EXIT, parseArgs, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type Table } from '../../lsm/index.ts';
@@ -109,6 +109,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
   }
   return guarded(io, async () => {
     const args = parseArgs(rest, FLAGS, `hq ${sub}`);
+    refuseExtraArguments(args, `hq ${sub}`);
     if (args.help) {
       const w = new LineWriter(io.stdout);
       await w.lines(['usage:', ...hqUsage.filter((l) => l.startsWith(`  tilstand hq ${sub} `))]);

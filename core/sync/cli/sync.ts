@@ -8,7 +8,7 @@
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CliError, EXIT, parseArgs, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { CliError, EXIT, parseArgs, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { openOutboxDb, Outbox } from '../outbox.ts';
@@ -95,7 +95,7 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
   }
   return guarded(io, async () => {
     const args = parseArgs(rest, SYNC_FLAGS, `sync ${sub}`);
-    refuseArguments(args, `sync ${sub}`);
+    refuseExtraArguments(args, `sync ${sub}`);
     const data = resolve(args.string('data') ?? 'tilstand-data');
     const out = new LineWriter(io.stdout);
     let status: SyncStatus;
@@ -141,14 +141,10 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
 }
 
 /** These commands take options only: a stray word (`sync status site-2`) is refused, as `tilstand table` does, not ignored. */
-function refuseArguments(args: ParsedArgs, command: string): void {
-  if (args.positionals.length > 0) throw usageError(`'${command}': unexpected argument '${args.positionals[0]}'`);
-}
-
 export async function runRestore(argv: readonly string[], io: CliIO): Promise<number> {
   return guarded(io, async () => {
     const args = parseArgs(argv, SYNC_FLAGS, 'restore');
-    refuseArguments(args, 'restore');
+    refuseExtraArguments(args, 'restore');
     const data = resolve(args.required('data'));
     const site = checkSiteId(args.required('site'));
     const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'));

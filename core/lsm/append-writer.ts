@@ -31,7 +31,7 @@ import { RowKind } from './key-value.ts';
 import { randomUUID } from 'node:crypto';
 import { snapshotDeletionVectors } from './deletion-vector.ts';
 import { ADD, DELETE, decodeIndexManifest, encodeIndexManifest, type DataFileMeta, type IndexManifestEntry, type ManifestEntry } from './manifest.ts';
-import { partitionPath } from './partition-path.ts';
+import { partitionCacheKey, partitionPath } from './partition-path.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
 import { TableWriter, type CommitResult, type WriterOptions } from './table-writer.ts';
@@ -128,7 +128,7 @@ export class AppendWriter extends TableWriter {
     let values: unknown[] = [];
     if (schema.partitionIndexes.length > 0) {
       values = schema.partitionIndexes.map((i) => row[i]);
-      partKey = values.map((v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : String(v))).join('\u0000');
+      partKey = partitionCacheKey(values);
     }
     let part = this.appPartitions.get(partKey);
     if (!part) {

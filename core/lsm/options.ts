@@ -205,6 +205,12 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
     bool('ignore-delete', false) || bool('deduplicate.ignore-delete', false) ||
     bool('partial-update.ignore-delete', false) || bool('first-row.ignore-delete', false);
 
+  const retainedMin = int('snapshot.num-retained.min', 10, 1);
+  const retainedMax = int('snapshot.num-retained.max', MAX_INT, 1);
+  // As Paimon's SchemaValidation: a max below the min (10 unless set) would be ignored silently.
+  if (retainedMin > retainedMax) {
+    throw invalidArgument(`option 'snapshot.num-retained.min' (${retainedMin}) must not be larger than 'snapshot.num-retained.max' (${retainedMax})`);
+  }
   return {
     raw: { ...raw },
     bucket,
@@ -230,8 +236,8 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
     sizeRatio: int('compaction.size-ratio', 1, 0),
     writeOnly: bool('write-only', false),
     fullCompactionDeltaCommits: get('full-compaction.delta-commits') === undefined ? undefined : int('full-compaction.delta-commits', 1, 1),
-    snapshotsRetainedMin: int('snapshot.num-retained.min', 10, 1),
-    snapshotsRetainedMax: int('snapshot.num-retained.max', MAX_INT, 1),
+    snapshotsRetainedMin: retainedMin,
+    snapshotsRetainedMax: retainedMax,
     snapshotTimeRetainedMs: get('snapshot.time-retained') === undefined ? 3_600_000 : parseDuration(get('snapshot.time-retained')!, 'snapshot.time-retained'),
     snapshotExpireLimit: int('snapshot.expire.limit', 50, 1),
     partitionDefaultName: get('partition.default-name') ?? '__DEFAULT_PARTITION__',

@@ -114,6 +114,28 @@ function javaBlank(text: string): boolean {
   return /^(?:(?![\u00a0\u2007\u202f])[\p{Zs}\p{Zl}\p{Zp}]|[\t\n\u000b\f\r\u001c-\u001f])*$/u.test(text);
 }
 
+/**
+ * A map key for a row's partition values, one-to-one: a null and the string 'null', 0 and -0 (a
+ * DOUBLE partition Java names '-0.0'), 'a\u0000b' and two values 'a', 'b' all differ. Writers
+ * cache a partition's bytes and path by it instead of encoding every row's values.
+ */
+export function partitionCacheKey(values: readonly unknown[]): string {
+  let key = '';
+  for (const v of values) {
+    if (v === null || v === undefined) key += 'N;';
+    else if (typeof v === 'string') key += `s${v.length}:${v};`;
+    else if (typeof v === 'number') key += Object.is(v, -0) ? 'n-0;' : `n${v};`;
+    else if (typeof v === 'bigint') key += `i${v};`;
+    else if (typeof v === 'boolean') key += v ? 'T;' : 'F;';
+    else if (v instanceof Uint8Array) key += `b${Buffer.from(v).toString('hex')};`;
+    else {
+      const text = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
+      key += `o${text.length}:${text};`;
+    }
+  }
+  return key;
+}
+
 /** `k1=v1/k2=v2` for the partition values (in `partitionKeys` order), '' when unpartitioned. */
 export function partitionPath(fields: readonly DataField[], values: readonly unknown[], defaultName = DEFAULT_PARTITION_NAME): string {
   if (fields.length !== values.length) throw invalidArgument(`${values.length} partition values for ${fields.length} partition fields`);

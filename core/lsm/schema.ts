@@ -142,6 +142,14 @@ export class TableSchema {
       throw notSupported(`option 'bucket': ${this.options.bucket} (${this.options.bucket === -1 ? 'dynamic' : 'postpone'} bucket mode) is not supported; use a fixed bucket count ≥ 1`);
     }
     if (this.options.bucket === 0) throw invalidArgument(`option 'bucket': expected a bucket count ≥ 1, got 0`);
+    // Paimon's SchemaValidation: with fixed buckets a key must stay in one partition.
+    const outside = this.partitionKeys.filter((k) => !pk.has(k));
+    if (outside.length > 0) {
+      throw invalidArgument(
+        `the primary key (${this.primaryKeys.join(', ')}) does not include the partition key ${outside.map((k) => `'${k}'`).join(', ')}: ` +
+          `a key that moves between partitions needs dynamic buckets (bucket = -1, cross-partition update), which this store does not write`,
+      );
+    }
     const engine = this.options.mergeEngine;
     validateMergeEngineOptions(this); // merge/engine-options.ts
     validateChangelogOptions(this.options, this.fieldIndex); // changelog-options.ts

@@ -29,7 +29,7 @@ import { ADD, DELETE, type DataFileMeta, type ManifestEntry } from './manifest.t
 import { MANIFEST_MERGE_MIN_COUNT } from './manifest-store.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { mergeRuns } from './merge-reader.ts';
-import { partitionPath } from './partition-path.ts';
+import { partitionCacheKey, partitionPath } from './partition-path.ts';
 import { SNAPSHOT_VERSION, type Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
@@ -295,7 +295,7 @@ export class TableWriter {
     let part: { bytes: Uint8Array; path: string; hex: string };
     if (schema.partitionIndexes.length > 0) {
       const values = schema.partitionIndexes.map((i) => row[i]);
-      const pk = values.map((v) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : String(v))).join('\u0000');
+      const pk = partitionCacheKey(values);
       let p = this.partitions.get(pk);
       if (!p) {
         const bytes = this.encodePartition(values);

@@ -10,6 +10,21 @@ const PROGRESS = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed'
 const DECISION_EVENTS = new Set(['approved', 'rejected', 'deferred', 'stale', 'withdrawn']);
 const REFUSALS = new Set(['unknown_user', 'disabled', 'locked', 'wrong_pin', 'no_pin', 'role']);
 const VERBS = new Set(['approve', 'reject', 'defer']);
+// Where a typed letter is the element's own (text, a picker's type-ahead): not a shortcut. A
+// focused button is not here — a letter does nothing to it, and the proposal just clicked has focus.
+const TYPING_TAGS = new Set(['INPUT', 'TEXTAREA', 'SELECT']);
+
+/**
+ * The shortcut a key press means (its key in lower case), or null: pressed with Ctrl, Cmd or Alt
+ * (select all, reload, bookmark…), held down (repeats), already handled, or typed into a field, a
+ * picker or editable text.
+ */
+function shortcutKey(e: Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'metaKey' | 'altKey' | 'repeat' | 'defaultPrevented' | 'target'>): string | null {
+  if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || e.defaultPrevented) return null;
+  const target = e.target as { tagName?: unknown; isContentEditable?: unknown } | null;
+  if (target && ((typeof target.tagName === 'string' && TYPING_TAGS.has(target.tagName.toUpperCase())) || target.isContentEditable === true)) return null;
+  return e.key.toLowerCase();
+}
 
 export function Inbox() {
   const t = useT();
@@ -63,22 +78,23 @@ function ProposalPanel() {
   const decide = useApp((s) => s.decide);
   const next = useApp((s) => s.selectNext);
   const canDecide = useApp(selectIsDecider);
+  // A decision on its way: not sent again (a double tap, a key held down).
+  const deciding = useApp((s) => s.deciding);
   const [comment, setComment] = useState('');
   const decidable = canDecide && (p.status === 'open' || p.status === 'deferred');
   useEffect(() => setComment(''), [p.id]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.target instanceof HTMLTextAreaElement || e.target instanceof HTMLInputElement) return;
-      const k = e.key.toLowerCase();
+      const k = shortcutKey(e);
       if (k === 'n') void next();
-      if (!decidable) return;
+      if (!decidable || deciding) return;
       if (k === 'a') void decide('approve', comment);
       else if (k === 'r') void decide('reject', comment);
       else if (k === 'd') void decide('defer', comment);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [decidable, comment, decide, next]);
+  }, [decidable, deciding, comment, decide, next]);
   const module = p.module ?? (p.params.module as string | undefined) ?? p.command?.module ?? '';
   // A log event in the chosen language; one this screen does not know is shown as it came.
   const trailEvent = (ev: string): string => {
@@ -162,13 +178,15 @@ function ProposalPanel() {
             <textarea name="comment" value={comment} onChange={(e) => setComment(e.target.value)} rows={2} />
           </label>
           <div className="actions">
-            <button className="primary approve" onClick={() => void decide('approve', comment)}>
+            <button className="primary approve" disabled={deciding} onClick={() => void decide('approve', comment)}>
               ✔ {t('detail.approve')}
             </button>
-            <button className="reject" onClick={() => void decide('reject', comment)}>
+            <button className="reject" disabled={deciding} onClick={() => void decide('reject', comment)}>
               ✖ {t('detail.reject')}
             </button>
-            <button onClick={() => void decide('defer', comment)}>‖ {t('detail.defer')}</button>
+            <button disabled={deciding} onClick={() => void decide('defer', comment)}>
+              ‖ {t('detail.defer')}
+            </button>
             <button onClick={() => void next()}>{t('detail.next')} →</button>
           </div>
           <p className="muted small">{t('detail.shortcuts')}</p>

@@ -1,22 +1,27 @@
-// The Tables screen's module streams rendered from the store's state (server-side markup, no
-// browser): a stream whose later events wait behind missing seqs says which, and for how long,
-// in each language; a stream without a gap says nothing of one.
+// The Tables screen rendered from the store's state (server-side markup, no browser): a stream
+// whose later events wait behind missing seqs says which, and for how long, in each language; a
+// stream without a gap says nothing of one; a table's age against its budget follows what the site
+// pushes while the screen stays open.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { SiteApi, SiteStatus, StreamView } from '../../../core/site/api.ts';
+import type { SiteApi, SiteStatus, StreamView, TableInfo } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
-import { createAppStore } from '../store/store.ts';
+import { createAppStore, type AppStore } from '../store/store.ts';
 import { Tables } from './Tables.tsx';
 
 const NOW = Date.UTC(2026, 11, 3, 12, 0);
+
+function markup(store: AppStore): string {
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Tables)));
+}
 
 function render(streams: StreamView[], lang: 'en' | 'nb' | 'de' = 'en'): string {
   const store = createAppStore({} as SiteApi);
   const status = { siteId: 'dc1', nowMs: NOW, streams, tables: [], alarms: [], deadLetters: 0 } as unknown as SiteStatus;
   store.setState({ status, tables: [], lang });
-  store.getInitialState = store.getState;
-  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Tables)));
+  return markup(store);
 }
 
 const stream = (o: Partial<StreamView>): StreamView => ({
@@ -35,5 +40,44 @@ describe('Tables screen: module streams', () => {
     const html = render([stream({})]);
     expect(html).toContain('inventory/stock');
     expect(html).not.toContain('missing for');
+  });
+});
+
+describe('Tables screen: freshness while it stays open', () => {
+  const flush = async () => {
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+  };
+  const info = (ageMs: number): TableInfo => ({
+    table: 'stock', budgetMs: 5_000, decision: 'replenish', confirmedBy: 'ops', ageMs, pendingEvents: ageMs > 5_000 ? 40 : 0,
+    lastCommitMs: 1, snapshotId: 3, breaches: ageMs > 5_000 ? 1 : 0, withinBudget: ageMs <= 5_000, snapshots: 3, tags: 0, bytes: 10, compactionDebt: 0,
+  });
+
+  // The site pushes a status every 5 s and a `tables` event on every commit; the header's chip
+  // followed them while the screen's rows kept the age read when it was opened.
+  it('does not keep showing a table as within budget after the site said it is over budget', async () => {
+    let truth = info(1_000);
+    const api = new Proxy({} as SiteApi, {
+      get(_t, m: string) {
+        if (m === 'tables') return async () => [truth];
+        if (m === 'status') return async () => ({ siteId: 'dc1', nowMs: 1, tables: [truth], streams: [], alarms: [], deadLetters: 0 });
+        return async () => [];
+      },
+    });
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'Kari', roles: ['shift_lead'] } });
+    store.getState().go('tables');
+    await flush();
+    expect(store.getState().tables[0]!.withinBudget).toBe(true);
+
+    // A minute later the stock table is 60 s old against its 5 s budget; the site says so.
+    truth = info(60_000);
+    const status = { siteId: 'dc1', nowMs: 60_000, tables: [truth], streams: [], alarms: [], deadLetters: 0 } as unknown as SiteStatus;
+    store.getState().applyEvent({ type: 'status', status });
+    store.getState().applyEvent({ type: 'tables', tables: ['stock'] });
+    await flush();
+
+    const row = /<tr[^>]*data-table="stock"[^>]*>.*?<\/tr>/s.exec(markup(store))![0];
+    expect(row).toContain('OVER BUDGET');
+    expect(row).not.toContain('within budget');
   });
 });

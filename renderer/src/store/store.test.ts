@@ -1,7 +1,7 @@
 // The store's actions against a fake API: they call the API, keep no business logic, surface
 // errors, and refetch what pushed events name.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ProposalDetail, ProposalView, SiteApi } from '../../../core/site/api.ts';
+import type { ProposalDetail, ProposalView, SiteApi, SiteStatus, TableFreshness, TableInfo } from '../../../core/site/api.ts';
 import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
 import { createAppStore, INBOX_ROWS, initialLang, selectOpenCount, sortByUrgency, STOCK_ROWS, TAGS_SHOWN, WORK_ROWS } from './store.ts';
 
@@ -10,9 +10,21 @@ const proposal = (id: string, risk: ProposalView['risk'], createdMs: number): Pr
   riskReason: 'r', explanation: `p ${id}`, createdMs,
 });
 
+const detail = (id: string): ProposalDetail => ({ ...proposal(id, 'low', 1), evidence: [], trail: [], failedBefore: [] });
+
+/** A reply the test releases when it likes (replies arriving out of order). */
+function deferred<T>(): { promise: Promise<T>; resolve(v: T): void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+/** Lets the store's pending promise chains run. */
+const flush = async () => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
+
 function fakeApi(overrides: Partial<SiteApi> = {}) {
   const calls: string[] = [];
-  const detail = (id: string): ProposalDetail => ({ ...proposal(id, 'low', 1), evidence: [], trail: [], failedBefore: [] });
   const api = new Proxy({} as SiteApi, {
     get(_t, method: string) {
       if (method in overrides) return (overrides as Record<string, unknown>)[method];
@@ -172,6 +184,181 @@ describe('renderer store', () => {
       await new Promise((r) => setTimeout(r, 0));
       expect(calls).toContain(method);
     }
+  });
+});
+
+describe('sign-out and sign-in as another person', () => {
+  it('leaves nothing of the previous person on the screen for the next one (admin users list, stock, history, screen)', async () => {
+    let who = 'admin';
+    const { api } = fakeApi({
+      signIn: async () => (who === 'admin' ? { name: 'Ada', roles: ['admin'] } : { name: 'Ola', roles: ['operator'] }),
+      signOut: async () => ({}) as never,
+      users: async () => [{ name: 'Kari', roles: ['admin'], disabled: false }] as never,
+      stock: async () => [{ item: 'SECRET-ITEM', location: 'A-01' }] as never,
+      history: async () => ({ table: 'stock', snapshotId: 3, snapshotMs: 1, columns: ['item'], types: ['STRING'], rows: [['SECRET-ITEM']], more: false }) as never,
+    });
+    const store = createAppStore(api);
+    await store.getState().signIn('Ada', '1234');
+    await store.getState().loadUsers();
+    await store.getState().loadStock('SECRET');
+    await store.getState().loadHistory('stock', { latest: true });
+    store.getState().go('users');
+    await flush();
+    expect(store.getState().users).toHaveLength(1);
+
+    await store.getState().signOut();
+    who = 'operator';
+    await store.getState().signIn('Ola', '5678');
+    const s = store.getState();
+    expect(s.user?.name).toBe('Ola');
+    // The operator must not be shown the admin's users list, stock search, history read or screen.
+    expect(s.users).toEqual([]);
+    expect(s.stock).toEqual([]);
+    expect(s.stockSearch).toBe('');
+    expect(s.history).toBeNull();
+    expect(s.screen).toBe('inbox');
+  });
+
+  it("clears the previous person's open proposal and list when the site answers unauthenticated (session ended elsewhere)", async () => {
+    let ended = false;
+    const { api } = fakeApi({
+      me: async () => {
+        if (ended) throw Object.assign(new Error('not signed in'), { kind: 'unauthenticated' });
+        return { name: 'Kari', roles: ['shift_lead'] };
+      },
+    });
+    const store = createAppStore(api);
+    await store.getState().signIn('Kari', '1234');
+    await store.getState().select('a');
+    ended = true; // an admin disabled Kari, or another tab signed out
+    await store.getState().loadMe();
+    expect(store.getState().user).toBeNull();
+    // Whoever signs in next must not find Kari's selected proposal (and its approve buttons) waiting.
+    expect(store.getState().selected).toBeNull();
+    expect(store.getState().proposals).toEqual([]);
+    expect(store.getState().error).toBe('not signed in');
+  });
+
+  it('clears the screen on an idle sign-out, and the rows of a search answered after it stay out', async () => {
+    const reply = deferred<never>();
+    const { api } = fakeApi({ stock: () => reply.promise });
+    const store = createAppStore(api);
+    await store.getState().signIn('Kari', '1234');
+    store.setState({ screen: 'stock', users: [{ name: 'Kari', roles: ['admin'], disabled: false }] as never, lastOutcome: { id: 'a', outcome: 'approved' } });
+    const late = store.getState().loadStock('ITEM');
+    await store.getState().signOutIdle(600_000);
+    reply.resolve([{ item: 'ITEM-1', location: 'A-01' }] as never);
+    await late;
+    expect(store.getState()).toMatchObject({ user: null, screen: 'inbox', users: [], stock: [], stockSearch: '', lastOutcome: null, proposals: [], signedOutIdleMs: 600_000 });
+  });
+});
+
+describe('replies arriving out of order', () => {
+  it('shows the proposal clicked last, not the one whose reply came last', async () => {
+    const replies = new Map([['a', deferred<ProposalDetail>()], ['b', deferred<ProposalDetail>()]]);
+    const { api } = fakeApi({ getProposal: (req) => replies.get(req.id)!.promise });
+    const store = createAppStore(api);
+    const first = store.getState().select('a');
+    const second = store.getState().select('b');
+    replies.get('b')!.resolve(detail('b'));
+    await second;
+    replies.get('a')!.resolve(detail('a'));
+    await first;
+    expect(store.getState().selected?.id).toBe('b');
+  });
+
+  it('keeps the proposal the person opened while a decision on another one was on its way', async () => {
+    const decideReply = deferred<never>();
+    const { api } = fakeApi({ decide: () => decideReply.promise });
+    const store = createAppStore(api);
+    await store.getState().select('a');
+    const deciding = store.getState().decide('approve');
+    await flush();
+    await store.getState().select('b'); // the person moves on to the next proposal
+    decideReply.resolve({ outcome: 'approved', proposal: proposal('a', 'low', 1) } as never);
+    await deciding;
+    expect(store.getState().selected?.id).toBe('b');
+  });
+
+  it('shows the rows of the search typed last, not of an older search answered later', async () => {
+    const replies = new Map([['A', deferred<never>()], ['AB', deferred<never>()]]);
+    const { api } = fakeApi({ workQueue: (req) => replies.get(req.search!)!.promise });
+    const store = createAppStore(api);
+    const older = store.getState().loadWork('A');
+    const newer = store.getState().loadWork('AB');
+    replies.get('AB')!.resolve({ jobs: [{ job_id: 'AB-1' }], resources: [], waiting: [] } as never);
+    await newer;
+    replies.get('A')!.resolve({ jobs: [{ job_id: 'A-1' }, { job_id: 'AX-2' }], resources: [], waiting: [] } as never);
+    await older;
+    expect(store.getState().workSearch).toBe('AB');
+    expect(store.getState().jobs.map((j) => j.job_id)).toEqual(['AB-1']);
+  });
+
+  it('shows the stock of the search typed last, not of an older search answered later', async () => {
+    const replies = new Map([['I', deferred<never>()], ['IT', deferred<never>()]]);
+    const { api } = fakeApi({ stock: (req) => replies.get(req.search!)!.promise });
+    const store = createAppStore(api);
+    const older = store.getState().loadStock('I');
+    const newer = store.getState().loadStock('IT');
+    replies.get('IT')!.resolve([{ item: 'IT-1', location: 'L' }] as never);
+    await newer;
+    replies.get('I')!.resolve([{ item: 'I-9', location: 'L' }] as never);
+    await older;
+    expect(store.getState().stockSearch).toBe('IT');
+    expect(store.getState().stock.map((r) => r.item)).toEqual(['IT-1']);
+  });
+});
+
+describe('a decision is sent once', () => {
+  it('sends one decision when approve is pressed twice before the site answers', async () => {
+    const sent: unknown[] = [];
+    const reply = deferred<never>();
+    const { api } = fakeApi({
+      decide: (req) => {
+        sent.push(req);
+        return reply.promise;
+      },
+    });
+    const store = createAppStore(api);
+    await store.getState().select('a');
+    const one = store.getState().decide('approve');
+    const two = store.getState().decide('approve'); // a double tap, or the 'a' key twice
+    expect(store.getState().deciding).toBe(true);
+    reply.resolve({ outcome: 'approved', proposal: proposal('a', 'low', 1) } as never);
+    await Promise.all([one, two]);
+    expect(sent).toHaveLength(1);
+    expect(store.getState().deciding).toBe(false);
+  });
+});
+
+describe('the Tables screen follows the site', () => {
+  const freshness = (ageMs: number): TableFreshness => ({
+    table: 'stock', budgetMs: 5_000, decision: 'replenish', confirmedBy: 'ops', ageMs, pendingEvents: 0, lastCommitMs: 1, snapshotId: 3, breaches: 0, withinBudget: ageMs <= 5_000,
+  });
+  const info = (ageMs: number, snapshots = 3): TableInfo => ({ ...freshness(ageMs), snapshots, tags: 0, bytes: 10, compactionDebt: 0 });
+
+  it("takes a status's freshness into its rows, and reloads them on a commit while it shows", async () => {
+    let truth = info(1_000);
+    let reads = 0;
+    const { api } = fakeApi({ tables: async () => (reads++, [truth]) });
+    const store = createAppStore(api);
+    store.getState().go('tables');
+    await flush();
+    expect(reads).toBe(1);
+    // A pushed status: the row's age and budget follow it, the rest stays as read.
+    store.getState().applyEvent({ type: 'status', status: { tables: [freshness(60_000)] } as SiteStatus });
+    expect(store.getState().tables).toEqual([info(60_000)]);
+    // A commit: the rows are read again.
+    truth = info(0, 4);
+    store.getState().applyEvent({ type: 'tables', tables: ['stock'] });
+    await flush();
+    expect(reads).toBe(2);
+    expect(store.getState().tables).toEqual([truth]);
+    // Not on another screen.
+    store.setState({ screen: 'sync' });
+    store.getState().applyEvent({ type: 'tables', tables: ['stock'] });
+    await flush();
+    expect(reads).toBe(2);
   });
 });
 

@@ -2,6 +2,12 @@
 // actions that call the site API and hold no business logic. Events pushed by the site arrive via
 // `applyEvent` and only say what to refetch. `createAppStore(api)` makes a fresh store — tests
 // make one per test.
+//
+// Invariants: what one person saw is gone when the session ends (sign-out, idle sign-out, the
+// site's `unauthenticated`) and before the next signs in (`resetSession`: every slice but the
+// language and the first-run state back to where it started); a reply applies only when it answers
+// the newest request of its kind (a proposal selected, a work or stock search) and the session it
+// was asked in; one decision is on its way at a time (`deciding`).
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type {
   DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
@@ -40,6 +46,8 @@ interface InboxSlice {
   proposals: ProposalView[];
   selected: ProposalDetail | null;
   lastOutcome: { id: string; outcome: ProposalStatus; reason?: string } | null;
+  /** A decision is on its way to the site: another is not sent (a double tap, a key held down). */
+  deciding: boolean;
   loadProposals(): Promise<void>;
   select(id: string | null): Promise<void>;
   decide(decision: 'approve' | 'reject' | 'defer', comment?: string): Promise<void>;
@@ -155,18 +163,100 @@ const savedLang = (): Lang => {
   return initialLang(saved, nav?.languages ?? (nav?.language ? [nav.language] : []));
 };
 
+/** The state one person's session fills in: every slice but the language and the first-run state. */
+type SessionState = Pick<
+  AppState,
+  | 'user' | 'screen' | 'error' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
+  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'replayResult' | 'users' | 'history' | 'diff' | 'tags'
+>;
+
+/** The session state before anyone signs in; `resetSession` puts it back. */
+const sessionStart = (): SessionState => ({
+  user: null,
+  screen: 'inbox',
+  error: null,
+  proposals: [],
+  selected: null,
+  lastOutcome: null,
+  deciding: false,
+  status: null,
+  jobs: [],
+  resources: [],
+  waiting: [],
+  workSearch: '',
+  jobsMore: false,
+  stock: [],
+  stockSearch: '',
+  stockMore: false,
+  stockBelow: false,
+  configChanges: null,
+  tables: [],
+  sync: null,
+  deadLetters: [],
+  replayResult: null,
+  users: [],
+  history: null,
+  diff: null,
+  tags: [],
+});
+
+/** The Tables screen's rows with the freshness (age, budget, pending…) of a pushed status; the rest as they were read. */
+function withFreshness(rows: TableInfo[], fresh: SiteStatus['tables']): TableInfo[] {
+  if (rows.length === 0 || fresh.length === 0) return rows;
+  const byTable = new Map(fresh.map((f) => [f.table, f]));
+  return rows.map((r) => {
+    const f = byTable.get(r.table);
+    return f ? { ...r, ...f } : r;
+  });
+}
+
 export function createAppStore(api: SiteApi): AppStore {
   return createStore<AppState>()((set, get) => {
+    // Replies can come back out of order (two quick clicks, a search typed on while the last one
+    // is answered, a sign-out while a request is out): requests are numbered per kind, and a
+    // reply is applied only while its request is the newest of its kind in the session it was
+    // asked in. `resetSession` starts a new session.
+    let session = 0;
+    const newest = { select: 0, work: 0, stock: 0 };
+    /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
+    const ask = (kind?: keyof typeof newest): (() => boolean) => {
+      const s = session;
+      const n = kind ? ++newest[kind] : 0;
+      return () => s === session && (kind === undefined || newest[kind] === n);
+    };
+    /** The proposal asked for last (undefined: none since the session began). */
+    let wantedProposal: string | null | undefined;
+    /** Whether proposal `id` is on screen and no other was asked for since. */
+    const isShown = (id: string) => get().selected?.id === id && (wantedProposal === undefined || wantedProposal === id);
+    /** Fetches proposal `id` (null: none) for the detail; applied only if no later one was asked for. */
+    const show = async (id: string | null, also: Partial<AppState> = {}) => {
+      const current = ask('select');
+      wantedProposal = id;
+      const selected = id === null ? null : await api.getProposal({ id });
+      if (current()) set({ selected, ...also });
+    };
+    /** Ends what the person on the screen saw: the next one starts from nothing (language and first-run state kept). */
+    const resetSession = () => {
+      session++;
+      wantedProposal = undefined;
+      set(sessionStart());
+    };
     /** Runs an API call; a failure becomes the visible error, never a silent no-op. */
     const guard = async (fn: () => Promise<void>) => {
+      const current = ask();
       try {
         await fn();
       } catch (e) {
+        // A request of a session that has ended: its failure is not the next person's.
+        if (!current()) return;
         const { kind, idleMs } = e as { kind?: string; idleMs?: number };
         // The site signed the person out for want of use: the sign-in screen says so in the
         // reader's language, as when this page's own timer does it.
-        if (kind === 'unauthenticated' && idleMs !== undefined) return set({ user: null, selected: null, proposals: [], signedOutIdleMs: idleMs });
-        if (kind === 'unauthenticated') set({ user: null });
+        if (kind === 'unauthenticated' && idleMs !== undefined) {
+          resetSession();
+          return set({ signedOutIdleMs: idleMs });
+        }
+        if (kind === 'unauthenticated') resetSession();
         set({ error: (e as Error).message });
       }
     };
@@ -215,9 +305,11 @@ export function createAppStore(api: SiteApi): AppStore {
           set({ firstRunError: (e as Error).message });
         }
       },
-      user: null,
+      // What a session fills in, across the slices (user, screen, proposals, rows…), as before anyone signs in.
+      ...sessionStart(),
       signInError: null,
       signIn: async (user, secret) => {
+        resetSession();
         try {
           set({ user: await api.signIn({ user, secret }), signInError: null, signedOutIdleMs: null });
           await get().loadProposals();
@@ -226,6 +318,7 @@ export function createAppStore(api: SiteApi): AppStore {
         }
       },
       signInBadge: async (badge) => {
+        resetSession();
         try {
           set({ user: await api.signIn({ badge }), signInError: null, signedOutIdleMs: null });
         } catch (e) {
@@ -234,12 +327,13 @@ export function createAppStore(api: SiteApi): AppStore {
       },
       signOut: () => guard(async () => {
         await api.signOut({});
-        set({ user: null, selected: null, proposals: [] });
+        resetSession();
       }),
       signedOutIdleMs: null,
       signOutIdle: async (idleMs) => {
         // The screen is cleared whether or not the server answers: nobody is at it.
-        set({ user: null, selected: null, proposals: [], signedOutIdleMs: idleMs });
+        resetSession();
+        set({ signedOutIdleMs: idleMs });
         try {
           await api.signOut({});
         } catch {
@@ -249,8 +343,6 @@ export function createAppStore(api: SiteApi): AppStore {
       loadMe: () => guard(async () => set({ user: await api.me({}) })),
       // ui
       lang: savedLang(),
-      screen: 'inbox',
-      error: null,
       setLang: (lang) => {
         try {
           localStorage.setItem('tilstand.lang', lang);
@@ -266,19 +358,26 @@ export function createAppStore(api: SiteApi): AppStore {
       },
       clearError: () => set({ error: null }),
       // inbox
-      proposals: [],
-      selected: null,
-      lastOutcome: null,
       // The most urgent INBOX_ROWS, in the inbox's order (the site sorts before it cuts).
       loadProposals: () => guard(async () => set({ proposals: await api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }) })),
-      select: (id) => guard(async () => set({ selected: id === null ? null : await api.getProposal({ id }), lastOutcome: null })),
+      select: (id) => guard(() => show(id, { lastOutcome: null })),
       decide: (decision, comment) => guard(async () => {
         const sel = get().selected;
-        if (!sel) return;
-        const r = await api.decide({ id: sel.id, decision, ...(comment ? { comment } : {}) });
-        set({ lastOutcome: { id: sel.id, outcome: r.outcome, ...(r.reason ? { reason: r.reason } : {}) } });
-        set({ selected: await api.getProposal({ id: sel.id }) });
-        await get().loadProposals();
+        if (!sel || get().deciding) return;
+        const current = ask();
+        set({ deciding: true });
+        try {
+          const r = await api.decide({ id: sel.id, decision, ...(comment ? { comment } : {}) });
+          if (!current()) return;
+          // Someone who opened another proposal meanwhile stays on it.
+          if (isShown(sel.id)) {
+            set({ lastOutcome: { id: sel.id, outcome: r.outcome, ...(r.reason ? { reason: r.reason } : {}) } });
+            await show(sel.id);
+          }
+          await get().loadProposals();
+        } finally {
+          if (current()) set({ deciding: false });
+        }
       }),
       selectNext: async () => {
         // The next row as the inbox shows them (most urgent first), not the order they arrived in.
@@ -289,37 +388,24 @@ export function createAppStore(api: SiteApi): AppStore {
         await get().select(shown[(i + 1) % shown.length]!.id);
       },
       // state
-      status: null,
-      jobs: [],
-      waiting: [],
-      resources: [],
-      workSearch: '',
-      jobsMore: false,
-      stock: [],
-      stockSearch: '',
-      stockMore: false,
-      stockBelow: false,
-      tables: [],
-      sync: null,
-      deadLetters: [],
-      replayResult: null,
-      users: [],
-      history: null,
-      diff: null,
-      tags: [],
       loadTags: (table, search) => guard(async () => set({ tags: await api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }) })),
       loadStatus: () => guard(async () => set({ status: await api.status({}) })),
-      // One row more than shown tells whether there are more.
+      // One row more than shown tells whether there are more. The search is the one asked for
+      // last (a refresh asks for it again); the rows are those of its reply.
       loadWork: (search) => guard(async () => {
         const q = search ?? get().workSearch;
+        const current = ask('work');
+        set({ workSearch: q });
         const r = await api.workQueue({ limit: WORK_ROWS + 1, ...filterBy('search', q) });
-        set({ ...r, workSearch: q, jobs: r.jobs.slice(0, WORK_ROWS), jobsMore: r.jobs.length > WORK_ROWS });
+        if (current()) set({ ...r, jobs: r.jobs.slice(0, WORK_ROWS), jobsMore: r.jobs.length > WORK_ROWS });
       }),
       loadStock: (search, below) => guard(async () => {
         const q = search ?? get().stockSearch;
         const b = below ?? get().stockBelow;
+        const current = ask('stock');
+        set({ stockSearch: q, stockBelow: b });
         const rows = await api.stock({ limit: STOCK_ROWS + 1, ...filterBy('search', q), ...(b ? { below: true } : {}) });
-        set({ stockSearch: q, stockBelow: b, stock: rows.slice(0, STOCK_ROWS), stockMore: rows.length > STOCK_ROWS });
+        if (current()) set({ stock: rows.slice(0, STOCK_ROWS), stockMore: rows.length > STOCK_ROWS });
       }),
       setReorderPolicy: async (item, location, policy) => {
         let saved = false;
@@ -331,7 +417,6 @@ export function createAppStore(api: SiteApi): AppStore {
         });
         return saved;
       },
-      configChanges: null,
       loadConfigChanges: () => guard(async () => set({ configChanges: await api.configChanges({ limit: CONFIG_CHANGES_SHOWN }) })),
       loadTables: () => guard(async () => set({ tables: await api.tables({}) })),
       loadSync: () => guard(async () => set({ sync: await api.syncStatus({}) })),
@@ -358,18 +443,20 @@ export function createAppStore(api: SiteApi): AppStore {
       loadHistory: (table, at, contains) => guard(async () => set({ history: await api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), diff: null })),
       loadDiff: (table, from, contains) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) }) })),
       applyEvent: (e) => {
-        if (e.type === 'status') set({ status: e.status });
+        // A status carries every table's freshness: the Tables screen's ages and budgets follow it.
+        if (e.type === 'status') set((s) => ({ status: e.status, tables: withFreshness(s.tables, e.status.tables) }));
         else if (e.type === 'sync') set({ sync: e.sync });
         else if (e.type === 'proposals') {
           void get().loadProposals();
           const sel = get().selected;
-          if (sel && e.changed.includes(sel.id)) void get().select(sel.id);
+          if (sel && e.changed.includes(sel.id) && isShown(sel.id)) void get().select(sel.id);
           // The work queue and stock show on their rows what waits for a decision.
           const screen = get().screen;
           if (screen === 'work' || screen === 'stock') void refreshScreen(screen);
         } else if (e.type === 'tables') {
           const screen = get().screen;
-          if ((screen === 'work' && e.tables.some((t) => t === 'work_queue' || t === 'resources')) || (screen === 'stock' && e.tables.includes('stock'))) {
+          // The Tables screen: a commit changes a table's snapshots, tags and size.
+          if ((screen === 'work' && e.tables.some((t) => t === 'work_queue' || t === 'resources')) || (screen === 'stock' && e.tables.includes('stock')) || screen === 'tables') {
             void refreshScreen(screen);
           }
         }

@@ -1,0 +1,151 @@
+// The inbox's keyboard shortcuts (A approve, R reject, D defer, N next), on the keydown handler
+// the open proposal's panel puts on `window`: a key with Ctrl, Cmd or Alt (select all, reload,
+// bookmark), a key held down, and a letter typed into a field, the language picker's <select>
+// (type-ahead: "d" for Deutsch) or editable text decide nothing; a focused button does not stop
+// them (the proposal just clicked has the focus). While a decision is on its way, approve, reject
+// and defer are disabled and their keys send nothing.
+//
+// No DOM here: React's hooks are replaced by minimal ones so the panel's effects run once, and
+// `window` is a plain EventTarget.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
+import { createAppStore, type AppStore } from '../store/store.ts';
+
+const holder: { store: AppStore | null } = { store: null };
+
+vi.mock('react', async (importOriginal) => {
+  const real = await importOriginal<typeof import('react')>();
+  const hooks = {
+    useEffect: (f: () => unknown) => void f(),
+    useLayoutEffect: (f: () => unknown) => void f(),
+    useState: (i: unknown) => [typeof i === 'function' ? (i as () => unknown)() : i, () => undefined],
+    useRef: (i: unknown) => ({ current: i }),
+    useContext: () => holder.store,
+    useSyncExternalStore: (_s: unknown, get: () => unknown) => get(),
+    useDebugValue: () => undefined,
+    useCallback: (f: unknown) => f,
+    useMemo: (f: () => unknown) => f(),
+  };
+  return { ...real, ...hooks, default: { ...real, ...hooks } };
+});
+
+// zustand (loaded outside vitest's transform) would call the real React: its hooks go too.
+vi.mock('zustand', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('zustand')>()),
+  useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()),
+}));
+vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => selector }));
+
+/** What a key event's target shows of a DOM element. */
+const element = (tagName: string, isContentEditable = false) => ({ tagName, isContentEditable });
+
+const detail: ProposalDetail = {
+  id: 'P-1', status: 'open', action: 'assign_job', module: 'operations', params: {}, ruleId: 'assign-job', ruleVersion: '1', risk: 'low',
+  riskReason: 'reversible', explanation: 'Start J-1 on M-1.', createdMs: 1, evidence: [], trail: [], failedBefore: [],
+};
+
+/** Lets a decision sent by a key come back (the store takes one at a time). */
+const flush = async () => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
+
+interface Press {
+  ctrlKey?: boolean;
+  metaKey?: boolean;
+  altKey?: boolean;
+  repeat?: boolean;
+  target?: unknown;
+}
+
+interface Element {
+  type: unknown;
+  props: { children?: unknown; className?: string; disabled?: boolean };
+}
+/** The buttons in a rendered tree (the panel's function called, its children's not). */
+const buttons = (node: unknown): Element[] => {
+  if (Array.isArray(node)) return node.flatMap(buttons);
+  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
+  const el = node as Element;
+  return [...(el.type === 'button' ? [el] : []), ...buttons(el.props.children)];
+};
+
+/**
+ * The open proposal's panel for a shift lead, its keydown handler on a fake `window`; `press`
+ * waits for what a key sent; `tree` is what the panel rendered.
+ */
+async function panelWithKeys(state: { deciding?: boolean } = {}): Promise<{ press(key: string, o?: Press): Promise<void>; decided: string[]; tree: unknown }> {
+  const win = new EventTarget();
+  vi.stubGlobal('window', win);
+  const decided: string[] = [];
+  const api = new Proxy({} as SiteApi, {
+    get(_t, m: string) {
+      if (m === 'decide') return async (req: { decision: string }) => (decided.push(req.decision), { outcome: 'approved' });
+      if (m === 'getProposal') return async () => detail;
+      return async () => [];
+    },
+  });
+  const store = createAppStore(api);
+  store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, selected: detail, proposals: [detail], ...state });
+  holder.store = store;
+  const { Inbox } = await import('./Inbox.tsx');
+  const tree = Inbox() as unknown as { props: { children: unknown[] } };
+  const panel = tree.props.children.find((c) => typeof c === 'object' && c !== null && typeof (c as { type: unknown }).type === 'function') as { type: (p: object) => unknown };
+  const rendered = panel.type({}); // runs the panel's effects: its keydown handler is now on `window`
+  return {
+    decided,
+    tree: rendered,
+    async press(key, o = {}) {
+      const { target, ...mods } = o;
+      const e = Object.assign(new Event('keydown'), { key, ctrlKey: false, metaKey: false, altKey: false, shiftKey: false, repeat: false, ...mods });
+      if (target !== undefined) Object.defineProperty(e, 'target', { value: target });
+      win.dispatchEvent(e);
+      await flush();
+    },
+  };
+}
+
+describe('inbox keyboard shortcuts', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('do not approve, reject or defer on Ctrl+A, Ctrl+R, Ctrl+D, Cmd+A, Alt+D or a key held down', async () => {
+    const k = await panelWithKeys();
+    await k.press('a', { ctrlKey: true }); // select all
+    await k.press('r', { ctrlKey: true }); // reload
+    await k.press('d', { ctrlKey: true }); // bookmark
+    await k.press('a', { metaKey: true }); // select all on a Mac keyboard
+    await k.press('d', { altKey: true });
+    await k.press('r', { repeat: true }); // the R key held down
+    await k.press('a'); // the shortcut itself works in this harness
+    expect(k.decided).toEqual(['approve']);
+  });
+
+  it('do not defer the proposal when "d" is typed on the language picker (a <select>), in a field or in editable text', async () => {
+    const k = await panelWithKeys();
+    await k.press('d', { target: element('SELECT') });
+    await k.press('d', { target: element('INPUT') });
+    await k.press('d', { target: element('TEXTAREA') });
+    await k.press('d', { target: element('DIV', true) });
+    await k.press('d', { target: element('BUTTON') }); // the proposal just clicked
+    expect(k.decided).toEqual(['defer']);
+  });
+});
+
+describe('a decision on its way', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('disables approve, reject and defer, and their keys send nothing; next stays', async () => {
+    const k = await panelWithKeys({ deciding: true });
+    const shown = buttons(k.tree).map((b) => [b.props.className ?? '', b.props.disabled === true]);
+    expect(shown).toEqual([
+      ['primary approve', true],
+      ['reject', true],
+      ['', true],
+      ['', false],
+    ]);
+    await k.press('a');
+    await k.press('d');
+    expect(k.decided).toEqual([]);
+    const idle = await panelWithKeys();
+    expect(buttons(idle.tree).map((b) => b.props.disabled === true)).toEqual([false, false, false, false]);
+  });
+});

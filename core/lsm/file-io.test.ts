@@ -1,8 +1,10 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Catalog } from './catalog.ts';
 import { ForwardingFileIO, LocalFileIO, type FileIO } from './file-io.ts';
+import { fsyncedDuring } from './testing/fsync-spy.ts';
 
 const root = fs.mkdtempSync(join(tmpdir(), 'tilstand-file-io-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -48,5 +50,27 @@ describe('ForwardingFileIO', () => {
     io.writeNew(join(root, 'c'), Buffer.alloc(7));
     expect(io.written).toBe(7);
     expect(io.size(join(root, 'c'))).toBe(7);
+  });
+});
+
+describe('LocalFileIO: the names of new files are durable before a snapshot names them', () => {
+  it('fsyncs the bucket and manifest directories of a commit once each, before the snapshot is written', () => {
+    const catalog = new Catalog(join(root, 'commit'));
+    catalog.createDatabase('db');
+    const table = catalog.createTable({ database: 'db', table: 't' }, { fields: [{ name: 'k', type: 'STRING' }, { name: 'v', type: 'INT' }], primaryKeys: ['k'], options: { bucket: '1' } });
+    const w = table.newWriter();
+    w.writeRecord({ k: 'a', v: 1 });
+    const synced = fsyncedDuring(() => w.commit());
+    w.close();
+    const t = resolve(table.paths.root);
+    const snapshotFile = synced.findIndex((p) => p.startsWith(join(t, 'snapshot', '.snapshot-')));
+    expect(snapshotFile).toBeGreaterThan(0);
+    // A file's fsync does not make its name durable: without its directory's, a power cut could
+    // keep the snapshot (its directory is fsynced) and lose the name of a file it lists.
+    for (const d of [join(t, 'bucket-0'), join(t, 'manifest')]) {
+      expect(synced.filter((p) => p === d), d).toHaveLength(1); // was 0
+      expect(synced.indexOf(d), d).toBeLessThan(snapshotFile);
+    }
+    expect(synced.filter((p) => p.startsWith(join(t, 'manifest', 'manifest-')))).not.toHaveLength(0);
   });
 });

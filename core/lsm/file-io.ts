@@ -8,6 +8,11 @@
 //     link(2) fails with EEXIST where rename(2) would silently overwrite — then the directory is
 //     fsynced.
 // `replaceAtomic` (hints, tags, consumers) may overwrite: temporary file + rename.
+// A file's fsync does not make its name durable: that is its directory's (fsync(2)). `writeNew` and
+// `mkdirs` note the directories whose entries changed, and the next `createAtomic` or
+// `replaceAtomic` — the snapshot, the tag, the hint that names those files — fsyncs them first, so a
+// power cut cannot keep a snapshot and lose the name of a file it lists. One fsync per directory
+// per commit, not one per file.
 
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -73,6 +78,25 @@ function writeAndSync(path: string, data: Uint8Array, flag: string): void {
 export const tempNameFor = (path: string): string => join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
 
 export class LocalFileIO implements FileIO {
+  /** Directories whose entries changed since the last atomic write (see the header). */
+  private readonly unsyncedDirs = new Set<string>();
+
+  /** Fsyncs the directories `writeNew` and `mkdirs` changed: before a file that names their files. */
+  private syncDirs(): void {
+    for (const d of this.unsyncedDirs) fsyncDir(d);
+    this.unsyncedDirs.clear();
+  }
+
+  /** `mkdirSync(dir, recursive)`, noting the parent of every directory it created. */
+  private makeDirs(dir: string): void {
+    const first = fs.mkdirSync(dir, { recursive: true });
+    if (first === undefined) return;
+    for (let d = dir; ; d = dirname(d)) {
+      this.unsyncedDirs.add(dirname(d));
+      if (d === first || dirname(d) === d) break;
+    }
+  }
+
   readFile(path: string): Buffer {
     try {
       return fs.readFileSync(path);
@@ -133,7 +157,7 @@ export class LocalFileIO implements FileIO {
 
   mkdirs(dir: string): void {
     try {
-      fs.mkdirSync(dir, { recursive: true });
+      this.makeDirs(dir);
     } catch (e) {
       throw ioError('mkdir', dir, e);
     }
@@ -142,6 +166,7 @@ export class LocalFileIO implements FileIO {
   writeNew(path: string, data: Uint8Array): void {
     try {
       writeAndSync(path, data, 'wx');
+      this.unsyncedDirs.add(dirname(path));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new LsmError('AlreadyExists', `file ${path} already exists`, { path, cause: e });
@@ -153,7 +178,8 @@ export class LocalFileIO implements FileIO {
   createAtomic(path: string, data: Uint8Array): boolean {
     const tmp = tempNameFor(path);
     try {
-      fs.mkdirSync(dirname(path), { recursive: true });
+      this.makeDirs(dirname(path));
+      this.syncDirs();
       writeAndSync(tmp, data, 'wx');
       try {
         fs.linkSync(tmp, path);
@@ -177,7 +203,8 @@ export class LocalFileIO implements FileIO {
   replaceAtomic(path: string, data: Uint8Array): void {
     const tmp = tempNameFor(path);
     try {
-      fs.mkdirSync(dirname(path), { recursive: true });
+      this.makeDirs(dirname(path));
+      this.syncDirs();
       writeAndSync(tmp, data, 'wx');
       fs.renameSync(tmp, path);
       fsyncDir(dirname(path));

@@ -12,7 +12,7 @@ import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../in
 import { catalogOptions, dataPaths, ingestBudgets, readConfig, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
-import { openOutboxDb, Outbox } from '../sync/outbox.ts';
+import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import type { StreamView, SyncStatus } from './api.ts';
 
@@ -123,8 +123,7 @@ function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): Syn
   if (!existsSync(path)) return config.hq.target ? view(config.hq.target, EMPTY_SYNC_STATUS) : null;
   const db = openOutboxDb(path, true);
   try {
-    const hasOutbox = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_outbox'`).get() !== undefined;
-    const outbox = hasOutbox ? new Outbox(db) : undefined;
+    const outbox = existingOutbox(db);
     const last = outbox?.getState('target');
     const target = config.hq.target ?? (last === undefined ? undefined : `${last} (given with --hq at the last start; not in config.json)`);
     if (target === undefined) return null;

@@ -85,6 +85,15 @@ export function openOutboxDb(path: string, readonly = false): Database.Database 
   return db;
 }
 
+/**
+ * The outbox in a database opened read-only (a stopped site's site.db, read by `status` and
+ * `sync status`), or undefined when the site has never synced: a reader does not create it.
+ */
+export function existingOutbox(db: Database.Database): Outbox | undefined {
+  const has = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_state'`).get() !== undefined;
+  return has ? new Outbox(db) : undefined;
+}
+
 export function ensureOutboxSchema(db: Database.Database): void {
   db.exec(SCHEMA);
   // An outbox from before `remove` steps: its CHECK refuses them, and SQLite cannot alter a CHECK,

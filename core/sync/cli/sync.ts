@@ -10,8 +10,8 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { DEFAULT_HEALTH_WINDOW_MS, SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
-import { openOutboxDb, Outbox } from '../outbox.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
+import { existingOutbox, openOutboxDb } from '../outbox.ts';
 import { restoreSite } from '../restore.ts';
 import { checkSiteId } from '../names.ts';
 import { guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
@@ -26,8 +26,7 @@ function lastTarget(data: string): string | undefined {
   if (!existsSync(path)) return undefined;
   const db = openOutboxDb(path, true);
   try {
-    const hasState = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_state'`).get() !== undefined;
-    return hasState ? new Outbox(db).getState('target') : undefined;
+    return existingOutbox(db)?.getState('target');
   } finally {
     db.close();
   }
@@ -102,9 +101,11 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     if (sub === 'status') {
       const path = join(data, 'site.db');
       if (!existsSync(path)) throw new CliError(EXIT.notFound, `${path} does not exist (is ${data} a site's data directory?)`);
-      const db = openOutboxDb(path);
+      // Read-only: a status changes nothing, not even an old outbox's schema.
+      const db = openOutboxDb(path, true);
       try {
-        status = statusOf(new Outbox(db), Date.now(), DEFAULT_HEALTH_WINDOW_MS);
+        const outbox = existingOutbox(db);
+        status = outbox ? statusOf(outbox, Date.now(), DEFAULT_HEALTH_WINDOW_MS) : { ...EMPTY_SYNC_STATUS };
       } finally {
         db.close();
       }

@@ -5,9 +5,18 @@ import { writeParquet } from '../../lsm/format/parquet/index.ts';
 import type { DataField } from '../../lsm/index.ts';
 import { rowToJson } from '../../lsm/cli/values.ts';
 
+/** A number as text (a DECIMAL's value, a signed count): not a formula, left as it is. */
+const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * One CSV cell. Text a site wrote (a comment, an explanation, a job name) that starts with = + - @
+ * (or a tab or CR) would run as a formula in the spreadsheet HQ opens the file with: it gets a
+ * leading `'`, the usual guard, unless it is a number.
+ */
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
-  const s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  let s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !NUMBER_TEXT.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

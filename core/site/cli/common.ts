@@ -61,12 +61,15 @@ export function port(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
-
-/** A whole-number option (at least `min`: 1 for a `--limit`, where 0 would list nothing; DEMO_MIN_STEP_MS for a demo step). */
-export function positiveInt(value: string | undefined, flag: string, min = 0): number | undefined {
+/**
+ * A whole-number option (at least `min`: 1 for a `--limit`, where 0 would list nothing;
+ * DEMO_MIN_STEP_MS for a demo step), at most `max` (a timer's period: DEMO_MAX_STEP_MS).
+ */
+export function positiveInt(value: string | undefined, flag: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
-    throw new CliError(EXIT.usage, `option '--${flag}': expected a whole number${min > 0 ? ` ≥ ${min}` : ''}, got '${value}'`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min || Number(value) > max) {
+    const range = max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : min > 0 ? ` ≥ ${min}` : '';
+    throw new CliError(EXIT.usage, `option '--${flag}': expected a whole number${range}, got '${value}'`);
   }
   return Number(value);
 }
@@ -77,5 +80,7 @@ export function positiveInt(value: string | undefined, flag: string, min = 0): n
  * before `start --demo` has made a demo data directory.
  */
 export const DEMO_MIN_STEP_MS = 10;
+/** The longest: a timer's period above 2^31 − 1 ms is taken as 1 ms by Node (TimeoutOverflowWarning). */
+export const DEMO_MAX_STEP_MS = 2 ** 31 - 1;
 
 export type { CliIO };

@@ -214,14 +214,17 @@ describe('tilstand', () => {
     expect((await run(['config', 'check', '--data', join(dir, 'none')])).code).not.toBe(0);
   });
 
-  it('demo --step-ms and start --demo --demo-step-ms under 10 ms are usage errors naming the option, before a demo directory is made', async () => {
+  it('demo --step-ms and start --demo --demo-step-ms under 10 ms or over 2^31 − 1 ms are usage errors naming the option, before a demo directory is made', async () => {
     const data = join(dir, 'd');
     await newSite(data);
     const demo = await run(['demo', '--data', data, '--mqtt-url', 'mqtt://127.0.0.1:1', '--step-ms', '5']);
-    expect([demo.code, demo.err]).toEqual([2, "tilstand: option '--step-ms': expected a whole number ≥ 10, got '5'\n"]);
+    expect([demo.code, demo.err]).toEqual([2, "tilstand: option '--step-ms': expected a whole number from 10 to 2147483647, got '5'\n"]);
+    // Above 2^31 − 1 ms the demo's timer would fire every millisecond (Node's TimeoutOverflowWarning).
+    const huge = await run(['demo', '--data', data, '--mqtt-url', 'mqtt://127.0.0.1:1', '--step-ms', '3000000000']);
+    expect([huge.code, huge.err]).toEqual([2, "tilstand: option '--step-ms': expected a whole number from 10 to 2147483647, got '3000000000'\n"]);
     const fresh = join(dir, 'demo');
     const start = await run(['start', '--demo', '--headless', '--demo-step-ms', '9', '--mqtt-port', '0', '--http-port', '0', '--data', fresh]);
-    expect([start.code, start.err]).toEqual([2, "tilstand: option '--demo-step-ms': expected a whole number ≥ 10, got '9'\n"]);
+    expect([start.code, start.err]).toEqual([2, "tilstand: option '--demo-step-ms': expected a whole number from 10 to 2147483647, got '9'\n"]);
     expect(existsSync(fresh), 'a demo data directory was made').toBe(false);
   }, 60_000);
 

@@ -22,7 +22,7 @@ import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
 import { formatStatus, statusFromDirectory, type SiteStatus } from '../status.ts';
-import { dataDir, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
+import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
 
 export const siteUsage = [
   '  tilstand init --data <dir> --site <id> [--admin <name> --pin <pin>]',
@@ -474,7 +474,7 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
   const url = a.required('mqtt-url');
   if (!/^mqtts?:\/\/[^/]+/.test(url)) throw new CliError(EXIT.usage, `option '--mqtt-url': expected mqtt://host:port, got '${url}'`);
   const seed = positiveInt(a.string('seed'), 'seed');
-  const stepMs = positiveInt(a.string('step-ms'), 'step-ms', DEMO_MIN_STEP_MS);
+  const stepMs = positiveInt(a.string('step-ms'), 'step-ms', DEMO_MIN_STEP_MS, DEMO_MAX_STEP_MS);
   const data = dataDir(a.string('data'));
   const p = dataPaths(data);
   let secrets;

@@ -20,7 +20,7 @@ import { DEMO_HQ_DIR } from '../demo/site.ts';
 import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, reportedBySite, Site } from '../site.ts';
 import { UiServer } from '../ui-server.ts';
 import { missingLaunchSettings } from '../v8-flags.ts';
-import { dataDir, DEMO_MIN_STEP_MS, nextSignal, port, positiveInt, print, refuseExtraArguments, type CliIO } from './common.ts';
+import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, nextSignal, port, positiveInt, print, refuseExtraArguments, type CliIO } from './common.ts';
 import { exitCodeOf } from './exit-code.ts';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -91,7 +91,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
   const mqttPort = port(a.string('mqtt-port'), 'mqtt-port');
   let httpPort = port(a.string('http-port'), 'http-port');
   const seed = positiveInt(a.string('demo-seed'), 'demo-seed');
-  const stepMs = positiveInt(a.string('demo-step-ms'), 'demo-step-ms', DEMO_MIN_STEP_MS);
+  const stepMs = positiveInt(a.string('demo-step-ms'), 'demo-step-ms', DEMO_MIN_STEP_MS, DEMO_MAX_STEP_MS);
   const signal = nextSignal();
   const hup = sighupReloads(io);
   try {

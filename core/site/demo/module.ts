@@ -62,7 +62,8 @@ export abstract class DemoModule {
   private stopped = false;
 
   constructor(module: string, o: DemoModuleOptions) {
-    if (!Number.isSafeInteger(o.stepMs) || o.stepMs < 10) throw new RangeError(`stepMs: expected an integer ≥ 10, got ${o.stepMs}`);
+    // Above 2^31 − 1 ms Node's setInterval runs every 1 ms instead.
+    if (!Number.isSafeInteger(o.stepMs) || o.stepMs < 10 || o.stepMs > 2 ** 31 - 1) throw new RangeError(`stepMs: expected an integer from 10 to ${2 ** 31 - 1}, got ${o.stepMs}`);
     this.module = module;
     this.now = o.nowMs ?? Date.now;
     this.rng = new Rng(subSeed(o.seed, module));

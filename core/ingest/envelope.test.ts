@@ -29,12 +29,12 @@ describe('parseEnvelope: accepts', () => {
     }
   });
 
-  it('u with or without before, d with before, r like c; seq 0 and surrogate pairs are fine', () => {
+  it('u with or without before, d with before, r like c; seq 1 and surrogate pairs are fine', () => {
     expect(parse({ ...good(), op: 'u' }).ok).toBe(true);
     expect(parse({ ...good(), op: 'u', before: { item: 'A-1' } }).ok).toBe(true);
     expect(parse({ ...good(), op: 'd', before: { item: 'A-1' }, after: null }).ok).toBe(true);
     expect(parse({ ...good(), op: 'r' }).ok).toBe(true);
-    expect(parse({ ...good(), source: { module: 'inventory', stream: 'stock', seq: 0 } }).ok).toBe(true);
+    expect(parse({ ...good(), source: { module: 'inventory', stream: 'stock', seq: 1 } }).ok).toBe(true);
     expect(parse({ ...good(), after: { item: 'box 📦', location: 'L1', qty: 1 } }).ok).toBe(true);
   });
 });
@@ -95,9 +95,11 @@ describe('parseEnvelope: refuses, with reason and path', () => {
     [{ op: 'u', after: null }, 'after', /op 'u' needs an after image/],
     [{ source: undefined }, 'source', /missing/],
     [{ source: { module: 'inventory', stream: 'stock' } }, 'source.seq', /missing/],
-    [{ source: { module: 'inventory', stream: 'stock', seq: -1 } }, 'source.seq', /non-negative safe integer, got number -1/],
+    [{ source: { module: 'inventory', stream: 'stock', seq: -1 } }, 'source.seq', /positive safe integer \(a stream starts at 1\), got number -1/],
+    // Was accepted, then taken for a duplicate by the sequencer and dropped after its PUBACK.
+    [{ source: { module: 'inventory', stream: 'stock', seq: 0 } }, 'source.seq', /positive safe integer \(a stream starts at 1\), got number 0/],
     [{ source: { module: 'inventory', stream: 'stock', seq: 1.5 } }, 'source.seq', /got number 1.5/],
-    [{ source: { module: 'inventory', stream: 'stock', seq: 2 ** 53 } }, 'source.seq', /non-negative safe integer/],
+    [{ source: { module: 'inventory', stream: 'stock', seq: 2 ** 53 } }, 'source.seq', /positive safe integer/],
     [{ source: { module: 'inventory', stream: 'stock', seq: '7' } }, 'source.seq', /got a string "7"/],
     [{ source: { stream: 'stock', seq: 1 } }, 'source.module', /missing/],
     [{ source: { module: 'inv/x', stream: 'stock', seq: 1 } }, 'source.module', /expected a name/],

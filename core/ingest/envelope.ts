@@ -311,7 +311,9 @@ export function checkEnvelope(v: unknown): ParseResult {
     }
   }
   if (source.seq === undefined) return bad('source.seq', 'missing');
-  if (!isNonNegInt(source.seq)) return bad('source.seq', `expected a non-negative safe integer, got ${kindOf(source.seq)}`);
+  // Streams start at 1: a 0 would be taken for "already applied" by the sequencer (its high-water
+  // mark starts at 0) and dropped after its PUBACK, so it is a dead letter instead.
+  if (!isNonNegInt(source.seq) || source.seq === 0) return bad('source.seq', `expected a positive safe integer (a stream starts at 1), got ${kindOf(source.seq)}`);
 
   if (v.ts_ms === undefined) return bad('ts_ms', 'missing');
   if (!isNonNegInt(v.ts_ms)) return bad('ts_ms', `expected a non-negative safe integer (epoch ms), got ${kindOf(v.ts_ms)}`);

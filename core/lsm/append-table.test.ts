@@ -133,6 +133,22 @@ describe('append tables', () => {
     expect(seqs).toContainEqual([35, 35]);
   });
 
+  it('orphan removal keeps the files the writer flushed but has not committed yet', () => {
+    const t = newTable(LOG);
+    const w = t.newWriter();
+    w.write([1000, 'a', 'ok', 1]);
+    w.commit();
+    w.write([2000, 'b', 'no', 2]);
+    w.flush(); // a data file, pending until the next commit
+    expect(w.removeOrphanFiles(0)).toEqual([]);
+    w.commit();
+    w.close();
+    expect(t.scanRows()).toEqual([
+      [1000, 'a', 'ok', 1],
+      [2000, 'b', 'no', 2],
+    ]);
+  });
+
   it('ALTERs an append table and reads its old files through field ids', () => {
     const t = newTable(LOG);
     let w = t.newWriter();

@@ -26,7 +26,7 @@ import { bucketOf } from './bucket.ts';
 import { formatForLevel } from './data-file-format.ts';
 import { cell, writeDataFile, type RunData } from './data-file.ts';
 import { corruption, invalidArgument } from './errors.ts';
-import { expireSnapshots, type ExpireResult } from './expire.ts';
+import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { RowKind } from './key-value.ts';
 import { randomUUID } from 'node:crypto';
 import { snapshotDeletionVectors } from './deletion-vector.ts';
@@ -364,9 +364,20 @@ export class AppendWriter extends TableWriter {
 
   override expire(): ExpireResult {
     this.appCheck();
+    return expireSnapshots(this.appTable, this.appPendingPaths());
+  }
+
+  /** As TableWriter's, keeping this writer's flushed files that the next commit will name. */
+  override removeOrphanFiles(olderThanMs: number): string[] {
+    this.appCheck();
+    return removeOrphanFiles(this.appTable, olderThanMs, this.appPendingPaths());
+  }
+
+  /** Paths of the files flushed and not committed yet: no snapshot references them, no sweep may take them. */
+  private appPendingPaths(): Set<string> {
     const pending = new Set<string>();
     for (const b of this.appBuckets.values()) for (const f of b.pending) pending.add(this.appTable.dataFilePath(b.partition, b.bucket, f.fileName));
-    return expireSnapshots(this.appTable, pending);
+    return pending;
   }
 
   override rollbackTo(to: SnapshotRef, o: { keepHistory?: boolean } = {}): RollbackResult {

@@ -3,15 +3,19 @@
 // everything that is still retained, never per deleted snapshot).
 //
 //   1. Snapshots are expired oldest first while all hold: more than `snapshot.num-retained.min`
-//      remain, the snapshot is not pinned by a reader in this process nor unread by a consumer,
-//      and it is older than `snapshot.time-retained` or beyond `snapshot.num-retained.max`; at
-//      most `snapshot.expire.limit` per run.
+//      remain, the snapshot is not pinned by a reader in this process (any Table object of the
+//      table: Table.pinnedSnapshots) nor unread by a consumer, and it is older than
+//      `snapshot.time-retained` or beyond `snapshot.num-retained.max`; at most
+//      `snapshot.expire.limit` per run. Only pins from EARLIEST on bound this: a pin below it (a
+//      reader at a tag of an expired snapshot) has no snapshot file to keep.
 //   2. EARLIEST is rewritten and the snapshot files are unlinked — before any data file goes, so
 //      a reader never finds a snapshot whose files are gone (Paimon #6978).
 //   3. Tags are listed (once, after 2, so a tag another process created before this listing is
 //      marked); those whose retention time has passed are deleted.
 //   4. Mark: every manifest, manifest list, index and data file of every remaining snapshot and
-//      tag. Sweep: the files no longer marked.
+//      tag, and of every pinned snapshot (a reader at a tag keeps its files when the tag expires
+//      or is deleted while it reads). Sweep: the files no longer marked, except the `keep` set
+//      (a writer's flushed, uncommitted files).
 // A crash between 2 and 4 leaves garbage, never damage; the next run (or orphan cleanup)
 // removes it. REQUIRES: the caller holds the writer lock, so no commit is in flight.
 //
@@ -21,13 +25,14 @@
 // once, and every file carries the number of retained roots that reference it. A run adds the
 // roots that appeared since the last run and releases those that are gone (expired snapshots,
 // expired or deleted tags, whoever deleted them); files whose count drops to zero are the sweep's
-// candidates. So a commit costs the snapshot and tag listings (validated caches: snapshot-manager
-// and tags.ts) plus work proportional to what changed, not to the retained history.
+// candidates. Pinned snapshots are roots as tags are, released by the first run after the last
+// unpin. So a commit costs the snapshot and tag listings (validated caches: snapshot-manager and
+// tags.ts) plus work proportional to what changed, not to the retained history.
 // The sweep deletes the released files. It lists the directories instead (deleting every
 // unmarked file, as orphan cleanup does) on the first run of a Table object, after the writer
 // lock changed hands, after a failed run, and every FULL_SWEEP_EVERY-th sweep — so files no
 // snapshot ever referenced (a failed commit's, a crashed process's) still go at the next start,
-// or within that many runs. removeOrphanFiles always lists.
+// or within that many runs. removeOrphanFiles always lists, with the same roots and keep set.
 // What the caches rely on: manifest and manifest-list files are never rewritten (unique names);
 // tag files are never rewritten in place (validated by file identity, tags.ts); snapshot files
 // change only under the writer lock (the snapshot cache is dropped when the lock's token differs
@@ -39,6 +44,7 @@ import { changelogEntries, changelogManifestNames } from './changelog.ts';
 import { minConsumerNextSnapshot } from './consumer.ts';
 import { localWallClockMillis } from './data-file.ts';
 import { markIndexFiles } from './dv-expire.ts';
+import { isCorruption } from './errors.ts';
 import type { ManifestEntry } from './manifest.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { TagInfo } from './tags.ts';
@@ -139,8 +145,10 @@ function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | 
     }
   }
   if (latest !== undefined && earliest !== undefined) {
-    const pinned = table.pinnedSnapshotIds();
-    const minPinned = pinned.length > 0 ? Math.min(...pinned) : Infinity;
+    // A pin below EARLIEST (a reader at a tag of an expired snapshot) has no snapshot file to
+    // keep; counting it would stop all expiration while that reader is open.
+    let minPinned = Infinity;
+    for (const id of table.pinnedSnapshotIds()) if (id >= earliest && id < minPinned) minPinned = id;
     // Consumers (consumer/consumer-<id>) protect every snapshot they have not read yet.
     const maxExclusive = Math.min(latest - o.snapshotsRetainedMin + 1, minPinned, minConsumerNextSnapshot(table, now));
     for (let id = earliest; id < maxExclusive && result.expiredSnapshots.length < o.snapshotExpireLimit; id++) {
@@ -179,9 +187,12 @@ function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | 
   return result;
 }
 
-/** Deletes unreferenced files older than `olderThanMs` (age by modification time). */
-export function removeOrphanFiles(table: Table, olderThanMs: number): string[] {
-  return withState(table, (state) => sweep(table, state, table.snapshots.listIds(), table.tags.list(), [], olderThanMs, undefined, true));
+/**
+ * Deletes unreferenced files older than `olderThanMs` (age by modification time). `keep`: as
+ * expireSnapshots's — a writer's uncommitted files, which no snapshot references yet.
+ */
+export function removeOrphanFiles(table: Table, olderThanMs: number, keep?: ReadonlySet<string>): string[] {
+  return withState(table, (state) => sweep(table, state, table.snapshots.listIds(), table.tags.list(), [], olderThanMs, keep, true));
 }
 
 /** Root keys by snapshot object (the snapshot and tag caches hand out the same objects each run). */
@@ -198,8 +209,8 @@ function rootKey(s: Snapshot): string {
 }
 
 /**
- * Brings the marks up to date with the retained snapshots and tags; returns the files no
- * retained root references any more (released in this call). `dying`: the contents of the
+ * Brings the marks up to date with the retained snapshots, tags and pinned snapshots; returns the
+ * files no retained root references any more (released in this call). `dying`: the contents of the
  * snapshots and tags expired in this run, released too even if they were never marked (a
  * snapshot committed since the last sweep).
  */
@@ -215,10 +226,31 @@ function mark(table: Table, state: MarkState, snapshotIds: readonly number[], ta
     const k = rootKey(t.snapshot);
     if (!current.has(k)) current.set(k, t.snapshot);
   }
+  // Readers in this process (any Table object of the table) keep what they read, also when their
+  // snapshot file or tag is gone (a tag expired while a reader at it is open).
+  const pinned = new Set<string>();
+  for (const s of table.pinnedSnapshots()) {
+    const k = rootKey(s);
+    if (!current.has(k)) {
+      current.set(k, s);
+      pinned.add(k);
+    }
+  }
   // New roots first, so a file moving from a released root to a new one never reaches zero.
   for (const [k, s] of current) {
     if (state.roots.has(k)) continue;
-    const refs = rootRefs(table, state, s);
+    let refs: Ref[];
+    try {
+      refs = rootRefs(table, state, s);
+    } catch (e) {
+      // A pinned content whose manifests are gone already (expired by another process before
+      // this one held the lock) has nothing left to keep; its reader fails on its own.
+      if (pinned.has(k) && isCorruption(e)) {
+        current.delete(k);
+        continue;
+      }
+      throw e;
+    }
     for (const r of refs) r.n++;
     state.roots.set(k, refs);
   }
@@ -243,20 +275,15 @@ function mark(table: Table, state: MarkState, snapshotIds: readonly number[], ta
   return released;
 }
 
-/** The files of one root, each once: manifest lists, manifests, index manifest and files, data and changelog files. */
+/**
+ * The files of one root, each once: manifest lists, manifests, index manifest and files, data and
+ * changelog files. Every file is read before any Ref is made, so a failed read leaves no
+ * unreferenced Ref in `state.refs` (the listing sweep would take it for live).
+ */
 function rootRefs(table: Table, state: MarkState, s: Snapshot): Ref[] {
-  const out: Ref[] = [];
-  const inRoot = new Set<Ref>();
+  const found = new Map<string, Ref['kind']>();
   const add = (path: string, kind: Ref['kind']) => {
-    let r = state.refs.get(path);
-    if (r === undefined) {
-      r = { path, kind, n: 0 };
-      state.refs.set(path, r);
-    }
-    if (!inRoot.has(r)) {
-      inRoot.add(r);
-      out.push(r);
-    }
+    if (!found.has(path)) found.set(path, kind);
   };
   const manifestDir = `${table.paths.manifestDir}/`;
   for (const n of table.manifests.referencedNames(s)) add(manifestDir + n, MANIFEST);
@@ -272,6 +299,15 @@ function rootRefs(table: Table, state: MarkState, s: Snapshot): Ref[] {
   for (const n of indexFiles) add(indexDir + n, INDEX);
   for (const e of table.manifests.liveFiles(s)) add(dataPath(table, state, e), DATA);
   for (const e of changelogEntries(table, s)) add(dataPath(table, state, e), DATA);
+  const out: Ref[] = [];
+  for (const [path, kind] of found) {
+    let r = state.refs.get(path);
+    if (r === undefined) {
+      r = { path, kind, n: 0 };
+      state.refs.set(path, r);
+    }
+    out.push(r);
+  }
   return out;
 }
 

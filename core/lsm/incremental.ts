@@ -88,17 +88,22 @@ export function* readChanges(table: Table, o: ChangesOptions): Generator<Change>
     for (const r of [from, to]) {
       if (r.id !== 0 && r.snapshot === undefined) throw notFound(`${r.label} has expired; diff needs both states (use a tag to keep one)`);
     }
-    const pins = [from, to].filter((r) => r.snapshot && table.snapshots.exists(r.id)).map((r) => r.id);
-    for (const id of pins) table.pin(id);
+    // Both states are pinned as they were resolved: a tag's snapshot, expired or not, keeps its
+    // files while this reads even if the tag expires meanwhile (a pin below EARLIEST holds no
+    // snapshot back, expire.ts).
+    const releases = [from, to].filter((r) => r.snapshot !== undefined).map((r) => table.pinSnapshot(r.snapshot!));
     try {
       for (const b of diffBuckets(table, from.snapshot, to.snapshot)) for (const kv of b.records) yield toChange(kv);
     } finally {
-      for (const id of pins) table.unpin(id);
+      for (const release of releases) release();
     }
     return;
   }
   if (from.id === to.id) return;
-  table.pin(from.id + 1);
+  // Pinning the first snapshot of the range keeps it and every later one (none when it has
+  // expired already: the check below then fails).
+  const first = table.snapshots.tryGet(from.id + 1);
+  const release = first ? table.pinSnapshot(first) : () => {};
   try {
     // Check the whole range first: a partial answer would look like a complete one.
     const snaps: Snapshot[] = [];
@@ -114,7 +119,7 @@ export function* readChanges(table: Table, o: ChangesOptions): Generator<Change>
     }
     for (const s of snaps) yield* snapshotChanges(table, s, mode);
   } finally {
-    table.unpin(from.id + 1);
+    release();
   }
 }
 

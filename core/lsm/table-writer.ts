@@ -1053,10 +1053,14 @@ export class TableWriter {
     }
   }
 
+  /**
+   * Deletes files no snapshot, tag or pinned reader references, older than `olderThanMs`; keeps
+   * this writer's flushed rows and changelog files that the next commit will name.
+   */
   removeOrphanFiles(olderThanMs: number): string[] {
     this.check();
     this.abandonRound(); // its files are orphans until it commits; the next commit plans again
-    return removeOrphanFiles(this.table, olderThanMs);
+    return removeOrphanFiles(this.table, olderThanMs, this.uncommittedFiles());
   }
 
   /** Releases the writer lock. Unflushed and uncommitted rows are dropped. */

@@ -549,6 +549,32 @@ describe('compaction', () => {
     w.close();
     expect(table.snapshots.exists(1)).toBe(false);
   });
+
+  it('never disturbs a reader of another Table object of the same table in this process', () => {
+    // The site's agent and sync engine read through Table objects of their own: pins are per process.
+    const { catalog } = setup({ ...STOCK, options: { bucket: '1', 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '1' } });
+    const writing = catalog.getTable({ database: 'db', table: 't' });
+    const reading = catalog.getTable({ database: 'db', table: 't' });
+    const w = writing.newWriter();
+    w.writeRecord(row('a', 'x', 1));
+    w.commit();
+    const r = reading.reader(); // pins snapshot 1
+    try {
+      w.writeRecord(row('a', 'x', 2));
+      w.commit();
+      w.compact(true);
+      w.writeRecord(row('b', 'x', 3));
+      w.commit(); // expires every snapshot but the latest, except pinned ones
+      expect(writing.snapshots.exists(1)).toBe(true);
+      expect([...r.scan()].map((x) => x.slice(0, 3))).toEqual([['a', 'x', 1]]);
+    } finally {
+      r.close();
+    }
+    w.writeRecord(row('c', 'x', 4));
+    w.commit();
+    w.close();
+    expect(writing.snapshots.listIds()).toEqual([writing.snapshots.latestId()]); // released by close
+  });
 });
 
 describe('tags and expiration', () => {
@@ -621,6 +647,87 @@ describe('tags and expiration', () => {
     expect(table.listTags()[0]!.retainedMillis).toBe(3_600_000);
   });
 
+  /** Snapshot 1 (qty 1 for k0…k4) held only by tag t1 (10 minutes), snapshots 2 and 3 retained. */
+  function taggedExpired() {
+    let now = 1_800_000_000_000;
+    const { table } = setup({ ...STOCK, options: { bucket: '1', 'snapshot.num-retained.min': '1', 'snapshot.time-retained': '1 ms' } }, () => now);
+    const w = table.newWriter();
+    for (let k = 0; k < 5; k++) w.writeRecord(row(`k${k}`, 'x', 1));
+    w.commit();
+    table.createTag('t1', 1, 10 * 60_000);
+    now += 1000;
+    for (let k = 0; k < 5; k++) w.writeRecord(row(`k${k}`, 'x', 2));
+    w.commit();
+    w.compact(true);
+    now += 1000;
+    w.expire();
+    expect(table.snapshots.exists(1)).toBe(false); // only the tag holds snapshot 1's files now
+    expect(table.scanRows({ tag: 't1' }).map((r) => r[2])).toEqual([1, 1, 1, 1, 1]);
+    return { table, w, advance: (ms: number) => (now += ms) };
+  }
+
+  it('keeps the files of a reader at a tag when the tag expires while it reads; frees them after close', () => {
+    const { table, w, advance } = taggedExpired();
+    const r = table.reader({ tag: 't1' });
+    const tagged = table.buckets(r.snapshot!)[0]!.files.map((f) => join(table.paths.root, 'bucket-0', f.fileName));
+    try {
+      advance(20 * 60_000); // the tag's retention ends while the reader is open
+      expect(w.expire().expiredTags).toEqual(['t1']);
+      expect([...r.scan()].map((row) => row[2])).toEqual([1, 1, 1, 1, 1]);
+    } finally {
+      r.close();
+    }
+    advance(1000);
+    w.writeRecord(row('k0', 'x', 3));
+    w.commit(); // expires snapshot 2 and sweeps what the closed reader no longer pins
+    w.close();
+    expect(tagged.some((p) => existsSync(p))).toBe(false);
+  });
+
+  it('a diff from a tag keeps the tag\'s files when the tag expires during the read', () => {
+    let now = 1_800_000_000_000;
+    const { table, catalog } = setup({ ...STOCK, options: { bucket: '2', 'snapshot.num-retained.min': '1', 'snapshot.time-retained': '1 ms' } }, () => now);
+    const w = table.newWriter();
+    for (let k = 0; k < 20; k++) w.writeRecord(row(`k${k}`, 'x', 1));
+    w.commit();
+    table.createTag('t1', 1, 10 * 60_000);
+    now += 1000;
+    for (let k = 0; k < 20; k++) w.writeRecord(row(`k${k}`, 'x', 2));
+    w.commit();
+    w.compact(true);
+    now += 1000;
+    w.expire();
+    expect(table.snapshots.exists(1)).toBe(false);
+    // Read through a Table object of its own (its own run cache), as the sync engine does.
+    const reading = catalog.getTable({ database: 'db', table: 't' });
+    const changes = reading.changes({ from: 't1', mode: 'diff' })[Symbol.iterator]();
+    const first = changes.next(); // the first bucket is read, the second not yet
+    now += 20 * 60_000;
+    expect(w.expire().expiredTags).toEqual(['t1']);
+    const all = [first.value!];
+    for (let c = changes.next(); !c.done; c = changes.next()) all.push(c.value);
+    w.close();
+    expect(all.filter((c) => c.kind === '-U').map((c) => c.row[2])).toEqual(Array(20).fill(1));
+    expect(all.filter((c) => c.kind === '+U').map((c) => c.row[2])).toEqual(Array(20).fill(2));
+  });
+
+  it('a reader at a tag of an expired snapshot does not hold back the expiration of later snapshots', () => {
+    const { table, w, advance } = taggedExpired();
+    const r = table.reader({ tag: 't1' }); // pins snapshot 1, below EARLIEST
+    try {
+      for (let i = 0; i < 3; i++) {
+        advance(1000);
+        w.writeRecord(row('k0', 'x', 10 + i));
+        w.commit();
+      }
+      expect(table.snapshots.listIds()).toEqual([table.snapshots.latestId()]);
+      expect([...r.scan()].map((row) => row[2])).toEqual([1, 1, 1, 1, 1]);
+    } finally {
+      r.close();
+      w.close();
+    }
+  });
+
   it('renews a tag: its retention restarts from now, on the same snapshot, and the expiration keeps it', () => {
     let now = 1_800_000_000_000;
     const { table } = setup(STOCK, () => now);
@@ -665,6 +772,23 @@ describe('tags and expiration', () => {
     expect(removed).toEqual([oldOrphan]);
     expect(existsSync(newOrphan)).toBe(true);
     expect(table.scanRows()).toHaveLength(1);
+  });
+
+  it('orphan removal keeps the files the writer flushed but has not committed yet', () => {
+    const { table } = setup({ ...STOCK, options: { bucket: '1', 'changelog-producer': 'input' } });
+    const w = table.newWriter();
+    w.writeRecord(row('a', 'x', 1));
+    w.commit();
+    w.writeRecord(row('b', 'x', 2));
+    w.flush(); // a level-0 file and an input-changelog file, pending until the next commit
+    expect(w.removeOrphanFiles(0)).toEqual([]);
+    w.commit();
+    w.close();
+    expect(table.scanRows().map((r) => r.slice(0, 3))).toEqual([
+      ['a', 'x', 1],
+      ['b', 'x', 2],
+    ]);
+    expect([...table.changes({ from: 1, mode: 'changelog' })].map((c) => [c.kind, c.row[0]])).toEqual([['+I', 'b']]);
   });
 });
 

@@ -3,9 +3,11 @@
 // table-writer.ts); reading needs no lock and works from any process.
 //
 // Concurrency: a Table object belongs to one thread. Readers pin the snapshot they read, so
-// expiration in this process never removes files a reader in progress still needs.
+// expiration in this process never removes files a reader in progress still needs: the pins live
+// in one registry per process, keyed by the table's resolved root directory, so every Table object
+// of a table (the writer's, the sync engine's, the agent's) sees the pins of all of them.
 
-import { join, sep } from 'node:path';
+import { join, resolve as resolvePath, sep } from 'node:path';
 import { deserializeBinaryRow } from './binary-row.ts';
 import { corruption, invalidArgument, LsmError, notFound } from './errors.ts';
 import { localFileIO, type FileIO } from './file-io.ts';
@@ -60,6 +62,17 @@ export interface ReadPoint {
 }
 
 const SCHEMA_NAME = /^schema-(\d+)$/;
+
+/**
+ * One pin: the snapshot a reader reads (undefined for an id pinned by number that has no snapshot
+ * file). A record per pin call, so two readers of one snapshot hold two records.
+ */
+interface Pin {
+  readonly id: number;
+  readonly snapshot: Snapshot | undefined;
+}
+/** The pins of this process by resolved table root, shared by every Table object of the table. */
+const processPins = new Map<string, Set<Pin>>();
 /**
  * The run cache of a Catalog (or of a table opened alone) unless `cacheBytes` says otherwise:
  * enough for a few million rows of a narrow table. A site sets its own from config.json.
@@ -90,7 +103,10 @@ export class Table {
   private currentSchema: TableSchema;
   private readonly writeBufferBytes: number | undefined;
   private readonly schemas = new Map<number, TableSchema>();
-  private readonly pins = new Map<number, number>();
+  /** Key of this table's pins in `processPins`. */
+  private readonly pinKey: string;
+  /** Releases of the pins made by id (`pin`), newest last, for `unpin`. */
+  private readonly idPins = new Map<number, (() => void)[]>();
   /** Per file meta object, so it lives exactly as long as the cached manifest entry holding it. */
   private readonly decodedKeys = new WeakMap<DataFileMeta, { min: unknown[]; max: unknown[] }>();
   private readonly partitionPaths = new Map<string, string>();
@@ -99,6 +115,7 @@ export class Table {
   private constructor(dir: string, schema: TableSchema, o: TableOpenOptions) {
     this.fileIO = o.fileIO ?? localFileIO;
     this.paths = new TablePaths(dir);
+    this.pinKey = resolvePath(this.paths.root);
     this.name = o.name ?? dir;
     this.clock = o.clock ?? Date.now;
     this.writeBufferBytes = o.writeBufferBytes;
@@ -208,11 +225,10 @@ export class Table {
     return this.snapshots.latest();
   }
 
-  /** A reader of one snapshot. It pins the snapshot until `close()`. */
+  /** A reader of one snapshot. It pins the snapshot (its content, also at a tag) until `close()`. */
   reader(at: ReadPoint = {}): TableReader {
     const snapshot = this.resolve(at);
-    if (snapshot) this.pin(snapshot.id);
-    return new TableReader(this, snapshot, () => snapshot && this.unpin(snapshot.id));
+    return new TableReader(this, snapshot, snapshot ? this.pinSnapshot(snapshot) : () => {});
   }
 
   /** Reads rows (schema order) at a read point; see TableReader.scan. */
@@ -225,16 +241,61 @@ export class Table {
     }
   }
 
+  /**
+   * Pins a snapshot for every expiration in this process, whichever Table object of this table
+   * runs it, until the returned function is called (once; later calls do nothing). Expiration
+   * keeps a pinned id from EARLIEST on, and keeps the files of every pinned snapshot's content
+   * even when its snapshot file or tag is gone (expire.ts).
+   */
+  pinSnapshot(snapshot: Snapshot): () => void {
+    return this.addPin({ id: snapshot.id, snapshot });
+  }
+
+  /** Pins snapshot `id` as it is now (see pinSnapshot); `unpin(id)` releases it. */
   pin(id: number): void {
-    this.pins.set(id, (this.pins.get(id) ?? 0) + 1);
+    const release = this.addPin({ id, snapshot: this.snapshots.tryGet(id) });
+    const stack = this.idPins.get(id);
+    if (stack) stack.push(release);
+    else this.idPins.set(id, [release]);
   }
+
+  /** Releases the latest `pin(id)` of this Table object; nothing when there is none. */
   unpin(id: number): void {
-    const n = (this.pins.get(id) ?? 0) - 1;
-    if (n <= 0) this.pins.delete(id);
-    else this.pins.set(id, n);
+    const stack = this.idPins.get(id);
+    if (!stack) return;
+    stack.pop()!();
+    if (stack.length === 0) this.idPins.delete(id);
   }
+
+  /** The ids pinned in this process on this table (by any of its Table objects), each once. */
   pinnedSnapshotIds(): number[] {
-    return [...this.pins.keys()];
+    return [...new Set([...(processPins.get(this.pinKey) ?? [])].map((p) => p.id))];
+  }
+
+  /** The snapshots pinned in this process on this table (by any of its Table objects). */
+  pinnedSnapshots(): Snapshot[] {
+    const out = new Set<Snapshot>();
+    for (const p of processPins.get(this.pinKey) ?? []) if (p.snapshot) out.add(p.snapshot);
+    return [...out];
+  }
+
+  private addPin(pin: Pin): () => void {
+    const key = this.pinKey;
+    let pins = processPins.get(key);
+    if (!pins) {
+      pins = new Set();
+      processPins.set(key, pins);
+    }
+    pins.add(pin);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const now = processPins.get(key);
+      if (!now) return;
+      now.delete(pin);
+      if (now.size === 0) processPins.delete(key);
+    };
   }
 
   // ------------------------------------------------------------------------------------------

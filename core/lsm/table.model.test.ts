@@ -32,6 +32,8 @@ function dedupFold(opts: { ignoreDelete?: boolean; seqField?: string; descending
   };
 }
 
+// A key is a row once a +I/+U was folded after the last row removal (Paimon's `meetInsert`); a
+// retraction that meets no row changes nothing (merge/partial-update.ts, rule 3).
 function partialFold(columns: string[], groups: Array<{ seq: string; cols: string[] }>, removeOnDelete: boolean): ModelFold {
   return (history) => {
     let row: Row | undefined;
@@ -41,8 +43,8 @@ function partialFold(columns: string[], groups: Array<{ seq: string; cols: strin
           if (r.kind === RowKind.DELETE) row = undefined;
           continue;
         }
+        if (row === undefined) continue;
         // groups: a newer-or-equal group sequence nulls the group's columns
-        row ??= Object.fromEntries(columns.map((c) => [c, KEYS.includes(c) ? r.row[c] : null]));
         for (const g of groups) {
           const inc = r.row[g.seq] as number | null;
           if (isNull(inc)) continue;

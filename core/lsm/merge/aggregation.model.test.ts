@@ -35,7 +35,9 @@ type GroupFn = 'sum' | 'max' | 'min' | 'bool_or' | 'last_value';
  * ignore-retract): a record with a non-null group sequence is aggregated — agg(stored, input)
  * when its sequence is ≥ the stored one, agg(input, stored) when older — and a retraction retracts
  * every function whatever its sequence; group columns without a function take newer values
- * (nulls included, a newer retraction nulls them); the stored sequence only advances.
+ * (nulls included, a newer retraction nulls them); the stored sequence only advances. A key is a
+ * row once a +I/+U was folded (Paimon's `meetInsert`); a retraction that meets no row changes
+ * nothing.
  */
 function partialAggFold(plain: string[], groups: Array<{ seq: string; cols: Record<string, GroupFn | undefined> }>, kinds: Record<string, ColModel['kind']>): ModelFold {
   const colModel = (c: string, fn: GroupFn): ColModel => ({ fn, kind: kinds[c]!, ...(fn === 'max' || fn === 'min' || fn === 'bool_or' ? { ignoreRetract: true } : {}) });
@@ -44,8 +46,9 @@ function partialAggFold(plain: string[], groups: Array<{ seq: string; cols: Reco
     const all = [...plain, ...groups.flatMap((g) => [g.seq, ...Object.keys(g.cols)])];
     const fresh = (r: Rec): Row => Object.fromEntries([...KEYS.map((k) => [k, r.row[k]]), ...all.map((c) => [c, null])]);
     for (const r of history) {
-      row ??= fresh(r);
       const retract = isRetract(r.kind);
+      if (retract && row === undefined) continue;
+      row ??= fresh(r);
       if (!retract) for (const c of plain) if (!isNull(r.row[c])) row[c] = r.row[c];
       for (const g of groups) {
         const inc = r.row[g.seq];

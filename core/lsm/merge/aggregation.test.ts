@@ -188,6 +188,60 @@ describe('partial-update sequence groups with aggregate functions', () => {
     const mf = new PartialUpdateMergeFunction(schemaOf(PU, FIELDS_PU));
     expect(foldAll(mf, [I(1, null, null, null, 'x'), I(1, null, null, null, null)])?.value).toEqual([1, null, null, null, 'x']);
   });
+
+  // first_value keeps "seen an input" per key; the write buffer's in-place fold (foldInto) must not
+  // use the state left by the fold of another key (here key 2, whose records carry no group
+  // sequence and so never set it).
+  it("first_value keeps each key's first value when the records of two keys interleave in one write buffer", () => {
+    const t = table(
+      { 'merge-engine': 'partial-update', 'fields.g.sequence-group': 'fv', 'fields.fv.aggregate-function': 'first_value' },
+      [
+        { name: 'id', type: 'INT NOT NULL' },
+        { name: 'g', type: 'INT' },
+        { name: 'fv', type: 'STRING' },
+      ],
+    );
+    const w = t.newWriter();
+    w.writeRecord({ id: 1, g: 1, fv: 'a1' });
+    w.writeRecord({ id: 1, g: 2, fv: 'a2' });
+    w.writeRecord({ id: 2, g: null, fv: 'b1' });
+    w.writeRecord({ id: 2, g: null, fv: 'b2' });
+    w.writeRecord({ id: 1, g: 3, fv: 'a3' });
+    w.commit();
+    w.close();
+    expect(t.reader().get({ id: 1 })).toEqual([1, 3, 'a1']);
+  });
+});
+
+describe('partial-update: retractions that meet no row', () => {
+  const FIELDS_G = [
+    { name: 'id', type: 'INT NOT NULL' },
+    { name: 'a', type: 'STRING' },
+    { name: 's', type: 'INT' },
+    { name: 'note', type: 'STRING' },
+  ];
+  const G = { 'merge-engine': 'partial-update', 'fields.s.sequence-group': 'a' };
+
+  it('a lone retraction folds to itself (a -U stays a -U), which reads as no row', () => {
+    const mf = new PartialUpdateMergeFunction(schemaOf(G, FIELDS_G));
+    const u = UB(1, 'x', 5, 'n');
+    expect(foldAll(mf, [u])).toEqual(u);
+    expect(mf.resetThenAdded()).toBe(false);
+  });
+
+  it('changes nothing in the fold; a -U/+U pair whose +U overwrites the group stays foldable', () => {
+    const mf = new PartialUpdateMergeFunction(schemaOf(G, FIELDS_G));
+    expect(foldAll(mf, [UB(1, 'x', 5, 'n'), kv(RowKind.UPDATE_AFTER, [1, 'y', 5, null])])?.value).toEqual([1, 'y', 5, null]);
+    expect(mf.resetThenAdded()).toBe(false);
+    expect(foldAll(mf, [D(1, 'x', 5, null), D(1, 'x', null, null)])?.kind).toBe(RowKind.DELETE);
+    expect(mf.resetThenAdded()).toBe(true); // the -D would retract a row below the fold
+  });
+
+  it('an add older than the retraction is taken, but the fold cannot stand in for the older records', () => {
+    const mf = new PartialUpdateMergeFunction(schemaOf(G, FIELDS_G));
+    expect(foldAll(mf, [D(1, null, 5, null), I(1, 'x', 3, null)])?.value).toEqual([1, 'x', 3, null]);
+    expect(mf.resetThenAdded()).toBe(true);
+  });
 });
 
 describe('table creation checks', () => {

@@ -9,7 +9,7 @@
 import type { RunData } from '../data-file.ts';
 import type { KeyValue, RowKind } from '../key-value.ts';
 import type { TableSchema } from '../schema.ts';
-import { comparatorFor, type Comparator } from '../types.ts';
+import { comparatorFor, withNullable, type Comparator } from '../types.ts';
 import { AggregateMergeFunction } from './aggregation.ts';
 import { DeduplicateMergeFunction } from './deduplicate.ts';
 import { FirstRowMergeFunction } from './first-row.ts';
@@ -76,18 +76,29 @@ export function keyComparator(schema: TableSchema): (a: unknown[], b: unknown[])
 
 /**
  * Order of two records of the same key: the one that sorts later is merged later and wins.
- * User sequence fields first (`sequence.field`, lexicographic, nulls oldest, optionally
- * descending), then the system sequence number. Returns undefined when the table has no
- * sequence fields and plain `seq` order applies.
+ * User sequence fields first (`sequence.field`, lexicographic, optionally descending), then the
+ * system sequence number. A null sequence value is the oldest in either sort order: `descending`
+ * reverses only the comparison of two non-null values (Paimon's UserDefinedSeqComparator, a
+ * generated row compare with nullIsLast=false). Returns undefined when the table has no sequence
+ * fields and plain `seq` order applies.
  */
 export function sequenceComparator(schema: TableSchema): ((a: KeyValue, b: KeyValue) => number) | undefined {
   const idx = schema.sequenceFieldIndexes;
   if (idx.length === 0) return undefined;
-  const cmps: Comparator[] = idx.map((i) => comparatorFor(schema.fields[i]!.type));
+  // Nulls are handled here, before the sign, so the comparators need none of their own.
+  const cmps: Comparator[] = idx.map((i) => comparatorFor(withNullable(schema.fields[i]!.type, false)));
   const sign = schema.options.sequenceSortOrder === 'descending' ? -1 : 1;
   return (a, b) => {
     for (let j = 0; j < idx.length; j++) {
-      const r = cmps[j]!(a.value[idx[j]!], b.value[idx[j]!]);
+      const x = a.value[idx[j]!];
+      const y = b.value[idx[j]!];
+      const xNull = x === null || x === undefined;
+      const yNull = y === null || y === undefined;
+      if (xNull || yNull) {
+        if (xNull !== yNull) return xNull ? -1 : 1;
+        continue;
+      }
+      const r = cmps[j]!(x, y);
       if (r !== 0) return sign * r;
     }
     return a.seq - b.seq;

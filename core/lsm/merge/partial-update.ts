@@ -11,6 +11,10 @@
 //      with sequence groups a retraction nulls the columns of each group it is newer for, and a
 //      -D of a group listed in `partial-update.remove-record-on-sequence-group` removes the row.
 //      Otherwise a retraction is refused with an error that lists the three options.
+//      A retraction never makes a row, and one that meets no row (no +I/+U since the start or
+//      the last row removal) changes nothing: a key that only ever received retractions has no
+//      row (Paimon's `meetInsert`: the fold is a DELETE, dropped where nothing older lies below).
+//      A fold of one record is that record, unchanged, so it retracts later what lies below it.
 //
 //   4. Aggregate functions (`fields.<f>.aggregate-function`, and `fields.default-aggregate-function`
 //      for group columns): in a group with a function the group sequence is an ordering key —
@@ -20,17 +24,24 @@
 //      outside groups with a function aggregates every record (needs some sequence group).
 //      Columns without a function behave exactly as in 1–3.
 //
+// Group sequences compare with null as the oldest value whatever the column's declared
+// nullability: the stored sequence of a group no record has set yet is null, and any non-null
+// incoming sequence (negative numbers, dates before 1970 included) is newer.
+//
 // Known hazard, handled by the callers: a row removal followed by updates, folded without the
 // older records below, would later merge with those older records as if no removal happened
 // (Paimon #5387). The same holds for a group retraction of a function other than sum (Paimon
-// #4670, see merge/README.md). `resetThenAdded()` reports such a fold; the write buffer flushes
-// before it and compaction widens to the bottom level instead.
+// #4670, see merge/README.md), and for a retraction that met no row in the fold but would retract
+// a row below it, unless a later record of the fold overwrites what it did (a -U/+U pair in a
+// group without functions does). `resetThenAdded()` reports such a fold; the write buffer flushes
+// before it and compaction widens to the bottom level instead. A fold of one record is always
+// exact (it is that record, or its own fold).
 
 import type { RunData } from '../data-file.ts';
 import { invalidArgument } from '../errors.ts';
 import { RowKind, type KeyValue } from '../key-value.ts';
 import type { TableSchema } from '../schema.ts';
-import { comparatorFor, type Comparator } from '../types.ts';
+import { comparatorFor, withNullable, type Comparator } from '../types.ts';
 import { cannotRetract, type FieldAggregator } from './aggregate/field-aggregator.ts';
 import { compareInPlace, runView, isNullAt, readAt, type CellView } from './cell-view.ts';
 import { aggregatorFor } from './field-options.ts';
@@ -39,9 +50,8 @@ import type { MergeFunction } from './merge-function.ts';
 interface Group {
   readonly name: string;
   readonly seqIndexes: number[];
+  /** Per sequence field: null first (oldest), whatever the type's declared nullability. */
   readonly cmps: Comparator[];
-  /** Per sequence field, whether its type is nullable (its comparator orders null first). */
-  readonly seqNullable: boolean[];
   /** Columns of the group, sequence fields included. */
   readonly columns: number[];
   readonly removeOnDelete: boolean;
@@ -90,6 +100,8 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   /** Aggregate function per column (rule 4), undefined where none. */
   private readonly aggs: Array<FieldAggregator | undefined>;
   private readonly anyAggregator: boolean;
+  /** Some aggregator keeps per-key state (first_value), which foldInto's in-place fold cannot restore. */
+  private readonly statefulAggregator: boolean;
 
   private row: unknown[] | null = null;
   private deleted = false;
@@ -97,6 +109,19 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   private maxSeq = -1;
   private sawReset = false;
   private addedAfterReset = false;
+  /** The row removed by the fold (its latest removal), for result(). */
+  private removal: KeyValue | undefined;
+  /** Records folded since reset() (ignored retractions not counted). */
+  private records = 0;
+  /**
+   * Retractions that met no row (see the header): per group, the largest sequence such a
+   * retraction carried (an arity-long row, only the group's sequence fields set), until a later
+   * record with a sequence ≥ it overwrites the group; `unmatched` counts the groups set.
+   */
+  private readonly unmatchedSeq: Array<unknown[] | undefined>;
+  private unmatched = 0;
+  /** A retraction that met no row did something a later record did not overwrite. */
+  private unmatchedDiverged = false;
   /** A group retraction of a function other than sum was folded (see the header). */
   private aggRetracted = false;
   /** foldAt's scratch: the cell views of its records. */
@@ -119,8 +144,8 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       return {
         name,
         seqIndexes,
-        cmps: seqIndexes.map((i) => comparatorFor(schema.fields[i]!.type)),
-        seqNullable: seqIndexes.map((i) => schema.fields[i]!.type.nullable),
+        // The stored sequence starts null also for a NOT NULL type: the comparator must order it.
+        cmps: seqIndexes.map((i) => comparatorFor(withNullable(schema.fields[i]!.type, true))),
         columns,
         removeOnDelete: schema.options.removeRecordOnSequenceGroup.some((r) => r === name || g.sequenceFields.includes(r)),
         aggregated: false,
@@ -128,6 +153,8 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     });
     this.aggs = partialUpdateAggregators(schema);
     this.anyAggregator = this.aggs.some((a) => a !== undefined);
+    this.statefulAggregator = this.aggs.some((a) => a?.reset !== undefined);
+    this.unmatchedSeq = new Array(this.groups.length).fill(undefined);
     this.groups = this.groups.map((g) => ({ ...g, aggregated: g.columns.some((c) => this.aggs[c] !== undefined) }));
     this.keyLike = [...keyLike];
     this.plain = [];
@@ -144,13 +171,20 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     this.maxSeq = -1;
     this.sawReset = false;
     this.addedAfterReset = false;
+    this.removal = undefined;
+    this.records = 0;
+    this.clearUnmatched();
     this.aggRetracted = false;
     if (this.anyAggregator) for (const a of this.aggs) a?.reset?.();
   }
 
-  /** True when this fold removed the row and then took updates, or folded an unsafe retraction (see the file header). */
+  /**
+   * True when this fold removed the row and then took updates, folded an unsafe retraction, or
+   * holds a retraction that met no row but would change a row below (see the file header).
+   */
   resetThenAdded(): boolean {
-    return this.addedAfterReset || this.aggRetracted;
+    if (this.records <= 1) return false; // the result is the record itself or its own fold
+    return this.addedAfterReset || this.aggRetracted || this.unmatched > 0 || this.unmatchedDiverged;
   }
 
   /** Why a -D/-U record is refused at write time: a group function that cannot retract. */
@@ -167,7 +201,10 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       if (this.ignoreDelete) return;
       if (kv.kind === RowKind.UPDATE_BEFORE && this.ignoreUpdateBefore) return;
       if (this.removeRecordOnDelete) {
-        if (kv.kind === RowKind.DELETE) this.removeRow(kv);
+        if (kv.kind === RowKind.DELETE) {
+          this.records++;
+          this.removeRow(kv);
+        }
         return;
       }
       if (this.groups.length === 0) {
@@ -176,10 +213,13 @@ export class PartialUpdateMergeFunction implements MergeFunction {
             "set 'ignore-delete', 'partial-update.remove-record-on-delete', or sequence groups ('fields.<seq>.sequence-group')",
         );
       }
+      this.records++;
       this.retractGroups(kv);
       return;
     }
+    this.records++;
     this.note(kv);
+    if (this.unmatched > 0) this.settleUnmatched(kv.value);
     if (this.sawReset) this.addedAfterReset = true;
     const v = kv.value;
     let row = this.row;
@@ -209,9 +249,12 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   /**
    * The write buffer's fast path: folds an add into `acc` in place. REQUIRES: `acc` is a result of
    * this function (its row is owned and normalized), so folding in place equals folding afresh.
-   * Returns false (nothing changed) when the generic fold is needed.
+   * Returns false (nothing changed) when the generic fold is needed: for a retraction, and with
+   * an aggregator that keeps per-key state (first_value's "seen an input"), which holds the state
+   * of the key folded last, not of `acc`'s; reset/add/result rebuild it from `acc`.
    */
   foldInto(acc: KeyValue, kv: KeyValue): boolean {
+    if (this.statefulAggregator) return false;
     if (kv.kind !== RowKind.INSERT && kv.kind !== RowKind.UPDATE_AFTER) return false;
     if (acc.kind !== RowKind.INSERT && acc.kind !== RowKind.UPDATE_AFTER) return false;
     this.applyAdd(acc.value, kv.value);
@@ -263,14 +306,15 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       // The winner: the last record newer than the group as stored after the records before it.
       let w = -1;
       if (g.seqIndexes.length === 1) {
-        // One sequence field (the usual group): groupIsNewerAt unrolled; a winner's is never null.
+        // One sequence field (the usual group): groupIsNewerAt unrolled; a winner's is never null,
+        // and the first non-null one beats the stored null.
         const s = g.seqIndexes[0]!;
         for (let k = 0; k < n; k++) {
           const c = views[k]![s]!;
           const i = rows[k]!;
           if (isNullAt(c, i)) continue;
           if (w < 0) {
-            if (g.seqNullable[0]! || g.cmps[0]!(readAt(c, i), null) >= 0) w = k;
+            w = k;
             continue;
           }
           const sc = views[w]![s]!;
@@ -308,7 +352,7 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     for (let q = 0; q < seqs.length; q++) {
       const s = seqs[q]!;
       let r: number;
-      if (stored === undefined) r = g.seqNullable[q] ? (isNullAt(cols[s]!, i) ? 0 : 1) : g.cmps[q]!(readAt(cols[s]!, i), null);
+      if (stored === undefined) r = isNullAt(cols[s]!, i) ? 0 : 1; // against the stored null
       else {
         r = isNullAt(cols[s]!, i) || isNullAt(stored[s]!, j) ? NaN : compareInPlace(cols[s]!, i, stored[s]!, j);
         if (r !== r) r = g.cmps[q]!(readAt(cols[s]!, i), readAt(stored[s]!, j));
@@ -334,8 +378,11 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   result(): KeyValue | undefined {
     const latest = this.latest;
     if (latest === undefined) return undefined;
-    if (this.deleted || this.row === null) {
-      return { key: latest.key, seq: this.maxSeq, kind: RowKind.DELETE, value: latest.value };
+    if (this.row === null) {
+      // No row: removed, or retractions only (rule 3). A lone retraction stays itself, so it
+      // retracts the same when merged later with older records (it may be a -U).
+      if (this.records === 1 && !this.deleted) return { key: latest.key, seq: latest.seq, kind: latest.kind, value: latest.value };
+      return { key: latest.key, seq: this.maxSeq, kind: RowKind.DELETE, value: (this.removal ?? latest).value };
     }
     return { key: latest.key, seq: this.maxSeq, kind: RowKind.INSERT, value: this.row };
   }
@@ -350,6 +397,8 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     this.row = null;
     this.deleted = true;
     this.sawReset = true;
+    this.removal = kv;
+    this.clearUnmatched(); // what lies below is gone with the row
     if (this.anyAggregator) for (const a of this.aggs) a?.reset?.();
   }
 
@@ -369,13 +418,12 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   private retractGroups(kv: KeyValue): void {
     this.note(kv);
     const v = kv.value;
-    let row = this.row;
+    const row = this.row;
     if (row === null) {
-      row = new Array(this.arity).fill(null);
-      for (const i of this.keyLike) row[i] = v[i];
-      this.row = row;
-      this.deleted = false;
+      this.retractNoRow(kv);
+      return;
     }
+    if (this.unmatched > 0) this.settleUnmatched(v);
     for (const g of this.groups) {
       if (g.aggregated && !g.seqIndexes.every((i) => v[i] === null || v[i] === undefined)) {
         // Rule 4: the functions retract whatever the sequence; other columns as below.
@@ -406,5 +454,55 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       const seq = new Set(g.seqIndexes);
       for (const c of g.columns) row[c] = seq.has(c) ? v[c] : null;
     }
+  }
+
+  /**
+   * A retraction that meets no row (rule 3) changes nothing here, but it would retract a row
+   * below the fold: note per group what it would do there (unmatchedSeq), or that it cannot be
+   * told apart later (a group with functions). A -D of a removing group removes (a fresh start).
+   */
+  private retractNoRow(kv: KeyValue): void {
+    const v = kv.value;
+    for (let gi = 0; gi < this.groups.length; gi++) {
+      const g = this.groups[gi]!;
+      if (g.seqIndexes.every((i) => v[i] === null || v[i] === undefined)) continue;
+      const stored = this.unmatchedSeq[gi];
+      if (kv.kind === RowKind.DELETE && g.removeOnDelete && (stored === undefined || this.groupIsNewer(g, v, stored))) {
+        this.removeRow(kv);
+        return;
+      }
+      if (g.aggregated) {
+        this.unmatchedDiverged = true;
+        continue;
+      }
+      if (stored === undefined) this.unmatched++;
+      else if (!this.groupIsNewer(g, v, stored)) continue;
+      const seq = new Array(this.arity).fill(null);
+      for (const i of g.seqIndexes) seq[i] = v[i];
+      this.unmatchedSeq[gi] = seq;
+    }
+  }
+
+  /**
+   * A record after retractions that met no row: for each group it carries a sequence for, it
+   * overwrites the group below exactly as here when that sequence is ≥ the retractions' (then
+   * the fold stands for its inputs again); an older one is taken here but not below.
+   */
+  private settleUnmatched(v: unknown[]): void {
+    for (let gi = 0; gi < this.groups.length; gi++) {
+      const stored = this.unmatchedSeq[gi];
+      if (stored === undefined) continue;
+      const g = this.groups[gi]!;
+      if (g.seqIndexes.every((i) => v[i] === null || v[i] === undefined)) continue;
+      if (!this.groupIsNewer(g, v, stored)) this.unmatchedDiverged = true;
+      this.unmatchedSeq[gi] = undefined;
+      this.unmatched--;
+    }
+  }
+
+  private clearUnmatched(): void {
+    if (this.unmatched > 0) this.unmatchedSeq.fill(undefined);
+    this.unmatched = 0;
+    this.unmatchedDiverged = false;
   }
 }

@@ -256,13 +256,12 @@ export class Agent {
     const runId = this.nextRunId(nowMs);
     const tag = `${AGENT_TAG_PREFIX}${runId}`;
     const tables = this.handles();
-    const pinned: [Table, number][] = [];
+    // The snapshots read are pinned for the run: no expiration in this process takes their files.
+    const releases: (() => void)[] = [];
     for (const name of STATE_TABLES) {
       const id = tables[name].snapshotId;
-      if (id !== null) {
-        this.table(name).pin(id);
-        pinned.push([this.table(name), id]);
-      }
+      const s = id === null ? undefined : this.table(name).snapshots.tryGet(id);
+      if (s) releases.push(this.table(name).pinSnapshot(s));
     }
     try {
       // A rule that reads only what changed since the previous run (stock-reorder) sees every row
@@ -343,7 +342,7 @@ export class Agent {
       this.keepCitedTags(open.filter((p) => p.status === 'open' && !keptIds.has(p.id)), nowMs);
       return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], ruleErrors };
     } finally {
-      for (const [t, id] of pinned) t.unpin(id);
+      for (const release of releases) release();
     }
   }
 

@@ -46,7 +46,7 @@ export interface ReadOnlyTable {
 const FORBIDDEN = new Set([
   'newWriter', 'createTag', 'deleteTag', 'alter', 'expireUnderLock', 'removeOrphansUnderLock',
   'write', 'writeRecord', 'commit', 'flush', 'compact', 'expire', 'rollbackTo', 'removeOrphanFiles',
-  'tags', 'snapshots', 'manifests', 'fileIO', 'paths', 'cache', 'follow', 'pin', 'unpin', 'pinSnapshot', 'table',
+  'tags', 'snapshots', 'manifests', 'fileIO', 'paths', 'cache', 'follow', 'pinSnapshot', 'table',
 ]);
 
 const EMPTY_CHANGES: readonly RowChange[] = Object.freeze([]);

@@ -63,13 +63,9 @@ export interface ReadPoint {
 
 const SCHEMA_NAME = /^schema-(\d+)$/;
 
-/**
- * One pin: the snapshot a reader reads (undefined for an id pinned by number that has no snapshot
- * file). A record per pin call, so two readers of one snapshot hold two records.
- */
+/** One pin: the snapshot a reader reads. A record per pin, so two readers of one snapshot hold two. */
 interface Pin {
-  readonly id: number;
-  readonly snapshot: Snapshot | undefined;
+  readonly snapshot: Snapshot;
 }
 /** The pins of this process by resolved table root, shared by every Table object of the table. */
 const processPins = new Map<string, Set<Pin>>();
@@ -105,8 +101,6 @@ export class Table {
   private readonly schemas = new Map<number, TableSchema>();
   /** Key of this table's pins in `processPins`. */
   private readonly pinKey: string;
-  /** Releases of the pins made by id (`pin`), newest last, for `unpin`. */
-  private readonly idPins = new Map<number, (() => void)[]>();
   /** Per file meta object, so it lives exactly as long as the cached manifest entry holding it. */
   private readonly decodedKeys = new WeakMap<DataFileMeta, { min: unknown[]; max: unknown[] }>();
   private readonly partitionPaths = new Map<string, string>();
@@ -248,38 +242,7 @@ export class Table {
    * even when its snapshot file or tag is gone (expire.ts).
    */
   pinSnapshot(snapshot: Snapshot): () => void {
-    return this.addPin({ id: snapshot.id, snapshot });
-  }
-
-  /** Pins snapshot `id` as it is now (see pinSnapshot); `unpin(id)` releases it. */
-  pin(id: number): void {
-    const release = this.addPin({ id, snapshot: this.snapshots.tryGet(id) });
-    const stack = this.idPins.get(id);
-    if (stack) stack.push(release);
-    else this.idPins.set(id, [release]);
-  }
-
-  /** Releases the latest `pin(id)` of this Table object; nothing when there is none. */
-  unpin(id: number): void {
-    const stack = this.idPins.get(id);
-    if (!stack) return;
-    stack.pop()!();
-    if (stack.length === 0) this.idPins.delete(id);
-  }
-
-  /** The ids pinned in this process on this table (by any of its Table objects), each once. */
-  pinnedSnapshotIds(): number[] {
-    return [...new Set([...(processPins.get(this.pinKey) ?? [])].map((p) => p.id))];
-  }
-
-  /** The snapshots pinned in this process on this table (by any of its Table objects). */
-  pinnedSnapshots(): Snapshot[] {
-    const out = new Set<Snapshot>();
-    for (const p of processPins.get(this.pinKey) ?? []) if (p.snapshot) out.add(p.snapshot);
-    return [...out];
-  }
-
-  private addPin(pin: Pin): () => void {
+    const pin: Pin = { snapshot };
     const key = this.pinKey;
     let pins = processPins.get(key);
     if (!pins) {
@@ -296,6 +259,16 @@ export class Table {
       now.delete(pin);
       if (now.size === 0) processPins.delete(key);
     };
+  }
+
+  /** The snapshots pinned in this process on this table (by any of its Table objects), each once. */
+  pinnedSnapshots(): Snapshot[] {
+    return [...new Set([...(processPins.get(this.pinKey) ?? [])].map((p) => p.snapshot))];
+  }
+
+  /** The ids of pinnedSnapshots. */
+  pinnedSnapshotIds(): number[] {
+    return [...new Set(this.pinnedSnapshots().map((s) => s.id))];
   }
 
   // ------------------------------------------------------------------------------------------

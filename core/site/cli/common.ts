@@ -75,12 +75,10 @@ export function positiveInt(value: string | undefined, flag: string, min = 0, ma
 }
 
 /**
- * The shortest step of the demo modules (core/site/demo/module.ts refuses less): `--step-ms` and
- * `--demo-step-ms` check it as they are parsed, so a refusal names the option, exits 2, and comes
- * before `start --demo` has made a demo data directory.
+ * The demo modules' step bounds (core/site/demo/module.ts refuses others): `--step-ms` and
+ * `--demo-step-ms` check them as they are parsed, so a refusal names the option, exits 2, and
+ * comes before `start --demo` has made a demo data directory.
  */
-export const DEMO_MIN_STEP_MS = 10;
-/** The longest: a timer's period above 2^31 − 1 ms is taken as 1 ms by Node (TimeoutOverflowWarning). */
-export const DEMO_MAX_STEP_MS = 2 ** 31 - 1;
+export { DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS } from '../demo/module.ts';
 
 export type { CliIO };

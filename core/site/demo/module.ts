@@ -20,6 +20,11 @@ import { ModuleClient } from '../../ingest/module-client/index.ts';
 import type { ContractRef, Op, RowImage } from '../../ingest/envelope.ts';
 import { Rng, subSeed } from './rng.ts';
 
+/** The shortest step of a demo module. */
+export const DEMO_MIN_STEP_MS = 10;
+/** The longest: a timer's period above 2^31 − 1 ms is taken as 1 ms by Node (TimeoutOverflowWarning). */
+export const DEMO_MAX_STEP_MS = 2 ** 31 - 1;
+
 export interface DemoModuleOptions {
   url: string;
   site: string;
@@ -62,8 +67,9 @@ export abstract class DemoModule {
   private stopped = false;
 
   constructor(module: string, o: DemoModuleOptions) {
-    // Above 2^31 − 1 ms Node's setInterval runs every 1 ms instead.
-    if (!Number.isSafeInteger(o.stepMs) || o.stepMs < 10 || o.stepMs > 2 ** 31 - 1) throw new RangeError(`stepMs: expected an integer from 10 to ${2 ** 31 - 1}, got ${o.stepMs}`);
+    if (!Number.isSafeInteger(o.stepMs) || o.stepMs < DEMO_MIN_STEP_MS || o.stepMs > DEMO_MAX_STEP_MS) {
+      throw new RangeError(`stepMs: expected an integer from ${DEMO_MIN_STEP_MS} to ${DEMO_MAX_STEP_MS}, got ${o.stepMs}`);
+    }
     this.module = module;
     this.now = o.nowMs ?? Date.now;
     this.rng = new Rng(subSeed(o.seed, module));

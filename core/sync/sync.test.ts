@@ -57,6 +57,17 @@ const hqTable = (hq: string, site: string, table: string) => join(hq, sitePrefix
 const stockTagAtHq = (hq: string, site: string, name: string) => readFileSync(join(hqTable(hq, site, 'stock'), 'tag', `tag-${name}`), 'utf8');
 const stockTagOnSite = (fx: SiteFixture, name: string) => readFileSync(join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock', 'tag', `tag-${name}`), 'utf8');
 
+/** A site whose stock table has run tags agent-1 and agent-2 (a week's retention), an empty HQ, and readers of a stock tag's JSON on each side. */
+function twoAgentTags(id: string, rows: number) {
+  const fx = site(id, rows);
+  const stock = fx.table('stock');
+  const day = 24 * 3600_000;
+  stock.createTag('agent-1', undefined, 7 * day);
+  stock.createTag('agent-2', undefined, 7 * day);
+  const hq = hqDir();
+  return { fx, stock, day, hq, tagAtHq: (n: string) => stockTagAtHq(hq, fx.site, n), tagOnSite: (n: string) => stockTagOnSite(fx, n) };
+}
+
 /** Every file under a directory, relative. */
 function filesUnder(dir: string, base = dir): string[] {
   if (!existsSync(dir)) return [];
@@ -460,14 +471,7 @@ describe('what travels', () => {
   });
 
   it('a tag renewed on the site reaches HQ again (its JSON alone), also after a restart', async () => {
-    const fx = site('14', 300);
-    const stock = fx.table('stock');
-    const day = 24 * 3600_000;
-    stock.createTag('agent-1', undefined, 7 * day);
-    stock.createTag('agent-2', undefined, 7 * day);
-    const hq = hqDir();
-    const tagAtHq = (n: string) => stockTagAtHq(hq, fx.site, n);
-    const tagOnSite = (n: string) => stockTagOnSite(fx, n);
+    const { fx, stock, day, hq, tagAtHq, tagOnSite } = twoAgentTags('14', 300);
     let spy = new Spy(new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
     let e = engine(fx, spy);
     await syncAll(e);
@@ -552,14 +556,7 @@ describe('what travels', () => {
   });
 
   it('a tag a fresh outbox found at HQ is recorded with its JSON: a later renewal reaches HQ, and a version HQ holds from before a renewal is sent again', async () => {
-    const fx = site('25', 50);
-    const stock = fx.table('stock');
-    const day = 24 * 3600_000;
-    stock.createTag('agent-1', undefined, 7 * day);
-    stock.createTag('agent-2', undefined, 7 * day);
-    const hq = hqDir();
-    const tagAtHq = (n: string) => stockTagAtHq(hq, fx.site, n);
-    const tagOnSite = (n: string) => stockTagOnSite(fx, n);
+    const { fx, stock, day, hq, tagAtHq, tagOnSite } = twoAgentTags('25', 50);
     const first = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
     await syncAll(first);
     await first.close();

@@ -68,7 +68,8 @@ function fieldOf(table: Table, column: string, what: string): DataField {
 }
 
 const isString = (t: DataType) => t.root === 'STRING' || t.root === 'VARCHAR' || t.root === 'CHAR';
-const NUMERIC_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+/** A number written as text: `5`, `-1.50`, `.5`, `2e3`. */
+export const NUMERIC_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /**
  * `valueFromJson` of a column, with the column named in every message (core's DATE, TIME and

@@ -3,20 +3,17 @@
 
 import { writeParquet } from '../../lsm/format/parquet/index.ts';
 import type { DataField } from '../../lsm/index.ts';
-import { rowToJson } from '../../lsm/cli/values.ts';
-
-/** A number as text (a DECIMAL's value, a signed count): not a formula, left as it is. */
-const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+import { NUMERIC_TEXT, rowToJson } from '../../lsm/cli/values.ts';
 
 /**
  * One CSV cell. Text a site wrote (a comment, an explanation, a job name) that starts with = + - @
  * (or a tab or CR) would run as a formula in the spreadsheet HQ opens the file with: it gets a
- * leading `'`, the usual guard, unless it is a number.
+ * leading `'`, the usual guard, unless it is a number (a DECIMAL's value, a signed count).
  */
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
   let s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !NUMBER_TEXT.test(s)) s = `'${s}`;
+  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !NUMERIC_TEXT.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

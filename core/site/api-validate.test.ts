@@ -61,6 +61,17 @@ describe('site API request validation', () => {
     expect(() => validateCall('decide', { id: 'p', decision: 'approve', [k]: { evil: true } })).toThrow(`unexpected field '${k}'`);
   });
 
+  it('refuses an array with holes (Electron IPC keeps them; forEach skipped them unchecked)', () => {
+    const holes = (...items: string[]) => {
+      const a = ['hole', ...items];
+      delete a[0];
+      return a;
+    };
+    expect(() => validateCall('listProposals', { status: holes('open') })).toThrow(/request\.status\[0\]: expected one of open, .*got undefined/);
+    expect(() => validateCall('dismissDeadLetters', { ids: holes('12'), note: 'x' })).toThrow(/request\.ids\[0\]: expected a string, got undefined/);
+    expect(() => validateCall('setRoles', { name: 'Kari', roles: holes() })).toThrow(/request\.roles\[0\]: expected one of viewer/);
+  });
+
   it('has a validator for every method', () => {
     for (const m of SITE_METHODS) expect(() => validateCall(m, undefined)).not.toThrow(/unknown method/);
   });

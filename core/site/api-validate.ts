@@ -41,7 +41,8 @@ const arrayOf = (item: Check, max = 1000): Check => (v, p) => {
   if (!Array.isArray(v)) fail(p, 'an array', v);
   const a = v as unknown[];
   if (a.length > max) throw new ApiValidationError(`${p}: more than ${max} items`);
-  a.forEach((x, i) => item(x, `${p}[${i}]`));
+  // Every index: forEach skips an array's holes, which structured clone (Electron IPC) keeps.
+  for (let i = 0; i < a.length; i++) item(a[i], `${p}[${i}]`);
 };
 
 function object(fields: Record<string, { check: Check; optional?: boolean }>): Check {

@@ -1,8 +1,8 @@
 // The site's HTTP server against DNS rebinding: over plain HTTP (loopback) it answers only a Host
 // that names a loopback address or localhost — a page of another name made to resolve to
 // 127.0.0.1 gets 421, for the UI, the API, /metrics and WebSocket upgrades alike.
-import { request } from 'node:http';
-import type { Socket } from 'node:net';
+import { request, type Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loopbackHost, SiteHttpServer } from './http-server.ts';
 
@@ -12,10 +12,11 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(): Promise<{ port: number; seen: string[] }> {
+/** `metrics`: what /metrics answers instead (return a text, or throw). */
+async function start(o: { metrics?: () => string } = {}): Promise<{ port: number; seen: string[] }> {
   const seen: string[] = [];
   server = new SiteHttpServer('127.0.0.1', 0, {
-    metrics: () => 'tilstand_site_up 1\n',
+    metrics: o.metrics ?? (() => 'tilstand_site_up 1\n'),
     health: () => ({ ok: true }),
     ui: {
       handle: (req, res) => {
@@ -24,7 +25,8 @@ async function start(): Promise<{ port: number; seen: string[] }> {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
         return true;
       },
-      upgrade: (_req, socket) => {
+      upgrade: (req, socket) => {
+        if (req.url !== '/api/events') return false;
         seen.push('upgrade');
         socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
         return true;
@@ -84,6 +86,62 @@ describe('SiteHttpServer paths', () => {
       expect((await get(port, path, host, { method: 'HEAD' })).status, path).toBe(200);
     }
     for (const method of ['GET', 'POST', 'PUT', 'DELETE']) expect((await get(port, '/nothing-here', host, { method })).status, method).toBe(404);
+  });
+});
+
+describe('SiteHttpServer failures', () => {
+  it('answers 500 when /metrics fails, and goes on answering', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const { port } = await start({
+        metrics: () => {
+          throw new Error('journal.db: disk I/O error');
+        },
+      });
+      const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) });
+      expect(r.status).toBe(500);
+      expect(await r.text()).toBe('journal.db: disk I/O error\n');
+      expect((await get(port, '/healthz', `127.0.0.1:${port}`)).status).toBe(200);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+
+  it('survives a client that resets the connection of an upgrade it refused (421, 403 or 404)', async () => {
+    const uncaught: unknown[] = [];
+    let woken: (() => void) | undefined;
+    const onUncaught = (e: unknown) => (uncaught.push(e), woken?.());
+    process.on('uncaughtException', onUncaught);
+    try {
+      const { port } = await start();
+      const node = (server as unknown as { server: Server }).server;
+      for (const [path, host, status] of [
+        ['/api/events', `evil.example:${port}`, 421],
+        ['/api/events', `127.0.0.1:${port}`, 403],
+        ['/elsewhere', `127.0.0.1:${port}`, 404],
+      ] as const) {
+        const serverSide = new Promise<Socket>((r) => node.once('connection', r));
+        const client = connect(port, '127.0.0.1');
+        client.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+        const answer = await new Promise<string>((r) => client.once('data', (b: Buffer) => r(b.toString())));
+        expect(answer, path).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+        const socket = await serverSide;
+        // The server's socket closes, or the reset becomes an error nobody handles (which ends the process).
+        const done = new Promise<void>((r) => {
+          woken = r;
+          socket.once('close', () => r());
+        });
+        client.resetAndDestroy();
+        await done;
+      }
+      expect(uncaught.map(String)).toEqual([]);
+      expect((await get(port, '/metrics', `127.0.0.1:${port}`)).status).toBe(200);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
   });
 });
 

@@ -72,10 +72,14 @@ export class SiteHttpServer {
         return;
       }
       try {
+        // Each body is made before its head is written: one that fails then answers 500 below
+        // (writing a second head would throw out of this handler and end the site's process).
         if (path === '/metrics') {
-          res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(req.method === 'HEAD' ? undefined : endpoints.metrics());
+          const body = req.method === 'HEAD' ? undefined : endpoints.metrics();
+          res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(body);
         } else if (path === '/healthz') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : `${JSON.stringify(endpoints.health())}\n`);
+          const body = req.method === 'HEAD' ? undefined : `${JSON.stringify(endpoints.health())}\n`;
+          res.writeHead(200, { 'content-type': 'application/json' }).end(body);
         } else {
           res.writeHead(404, { 'content-type': 'text/plain' }).end('not found (try /metrics or /healthz)\n');
         }
@@ -85,6 +89,9 @@ export class SiteHttpServer {
     };
     this.server = tls ? createHttpsServer({ cert: readFileSync(tls.certPath), key: readFileSync(tls.keyPath) }, handler) : createServer(handler);
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // Node hands the socket over without its own error handling: a client that resets it (after
+      // a refusal below, or ui-server's) would raise an 'error' nobody listens to, ending the process.
+      socket.on('error', () => socket.destroy());
       if (!tls && !loopbackHost(req.headers.host, host)) {
         socket.end(`HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${MISDIRECTED}`);
         return;

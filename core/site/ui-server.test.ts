@@ -249,6 +249,54 @@ describe('headless UI server', () => {
     ws.close();
   });
 
+  it('closes an event socket whose page sends an over-size frame, and goes on', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const { base, emit } = await start();
+      const cookie = await signIn(base);
+      const url = base.replace('http', 'ws') + '/api/events';
+      // Over the socket's 4 KiB limit: the server's receiver fails it (as any malformed frame).
+      const big = new WebSocket(url, { headers: { Origin: base, Cookie: cookie } });
+      await new Promise((r) => big.on('open', r));
+      const closed = new Promise<number>((r) => big.on('close', r));
+      big.send('x'.repeat(5000));
+      expect([1006, 1009]).toContain(await closed); // 1009 (too big) unless the server's close outran its frame
+      expect(uncaught.map(String)).toEqual([]);
+      // The server goes on answering and pushing to the sockets that behave.
+      expect((await post(base, 'status', {}, { Cookie: cookie })).status).toBe(200);
+      const ws = new WebSocket(url, { headers: { Origin: base, Cookie: cookie } });
+      await new Promise((r) => ws.on('open', r));
+      const got = new Promise((r) => ws.on('message', (m) => r(JSON.parse(String(m)))));
+      emit({ type: 'proposals', changed: ['p1'] });
+      expect(await got).toEqual({ type: 'proposals', changed: ['p1'] });
+      ws.close();
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+
+  it('ends an event socket whose page stopped reading once a MiB of events waits for it, instead of holding them all', async () => {
+    const { base, emit } = await start();
+    const cookie = await signIn(base);
+    const ws = new WebSocket(base.replace('http', 'ws') + '/api/events', { headers: { Origin: base, Cookie: cookie } });
+    await new Promise((r) => ws.on('open', r));
+    ws.pause(); // a page that reads nothing (stalled, or its network gone without a word)
+    // 64 MiB: more than the kernel's socket buffers on both ends take in.
+    const events = 64;
+    const changed = ['x'.repeat(1024 * 1024)];
+    for (let i = 0; i < events; i++) emit({ type: 'proposals', changed });
+    let got = 0;
+    const end = new Promise<string>((r) => {
+      ws.on('message', () => ++got === events && r('every event held for it'));
+      ws.on('close', () => r('closed'));
+    });
+    ws.resume();
+    expect(await end).toBe('closed');
+    expect(got).toBeLessThan(events);
+  });
+
   it('closes an event socket once its session ends or its user may no longer sign in', async () => {
     let now = 1_000_000;
     const disabled = new Set<string>();

@@ -10,7 +10,8 @@
 //     `Origin` that must match the Host;
 //   - WebSocket upgrades need the session cookie and a matching Origin;
 //   - static responses carry the CSP, nosniff, frame denial and no referrer; paths cannot escape
-//     the renderer folder; request bodies are capped (413).
+//     the renderer folder; request bodies are capped (413), and so are the events an event
+//     socket's page leaves unread (1 MiB, then the socket ends).
 
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -26,6 +27,12 @@ export const SESSION_COOKIE = 'tilstand_session';
 /** Close code of an event socket whose session ended (signed out, idle, or its user disabled). */
 export const SESSION_ENDED_CODE = 4401;
 const BODY_BYTES_MAX = 64 * 1024;
+/**
+ * Events waiting to go out on one event socket: beyond this its page has read nothing for a long
+ * while (stalled, or its network gone without a word), and the socket ends rather than hold every
+ * later push in memory. A page that reads takes a status push (a few KiB) every 5 s.
+ */
+const EVENTS_BUFFERED_BYTES_MAX = 1024 * 1024;
 const PUBLIC_METHODS = new Set<string>(API_PUBLIC_METHODS);
 
 export const UI_CONTENT_SECURITY_POLICY =
@@ -98,6 +105,9 @@ export class UiServer {
       this.sockets.set(ws, session);
       ws.on('close', () => this.sockets.delete(ws));
       ws.on('message', () => ws.close(1008, 'this socket only sends'));
+      // A frame over maxPayload or malformed: ws closes the socket and emits 'error', which,
+      // unheard, would end the site's process.
+      ws.on('error', () => ws.terminate());
     });
     return true;
   }
@@ -119,8 +129,9 @@ export class UiServer {
       if (ws.readyState !== ws.OPEN) continue;
       // A socket outlives neither its session (signed out, idle too long) nor its user's right
       // to sign in (disabled, locked or removed since): it is closed instead of sent to.
-      if (this.live(session)) ws.send(text);
-      else ws.close(SESSION_ENDED_CODE, 'signed out');
+      if (!this.live(session)) ws.close(SESSION_ENDED_CODE, 'signed out');
+      else if (ws.bufferedAmount > EVENTS_BUFFERED_BYTES_MAX) ws.terminate(); // the page reconnects if it lives
+      else ws.send(text);
     }
   }
 

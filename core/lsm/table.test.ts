@@ -2,7 +2,7 @@
 // commits and snapshots, time travel, filters, compaction, tags, expiration, corruption, and
 // what an independent reader (Apache's Avro via paimon-check, hyparquet) makes of our files.
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -154,6 +154,56 @@ describe('writer lock', () => {
     // A lock left by a process that died (pid that cannot exist) is stale.
     writeFileSync(table.paths.lockFile, JSON.stringify({ pid: 2 ** 22 + 12345, host: require('node:os').hostname(), token: 'x', sinceMs: 0 }));
     expect(run().stdout.trim()).toBe('acquired');
+  }, 30_000);
+});
+
+describe('writer lock, two processes at once', () => {
+  it('a process opening while another is between creating the lock and writing its owner neither steals it nor is let in twice', async () => {
+    const { table, dir } = setup();
+    const go = join(dir, 'go');
+    // The child stops inside its lock acquisition, at its first write of the owner record, until
+    // the parent has tried; what the parent can see of the lock then is what a concurrent opener sees.
+    const script = `
+      import fs from 'node:fs';
+      import { syncBuiltinESMExports } from 'node:module';
+      const write = fs.writeSync;
+      let paused = false;
+      fs.writeSync = (fd, data, ...rest) => {
+        if (!paused && typeof data === 'string' && data.includes('"token"')) {
+          paused = true;
+          process.stdout.write('paused\\n');
+          const cell = new Int32Array(new SharedArrayBuffer(4));
+          for (let i = 0; i < 1000 && !fs.existsSync(${JSON.stringify(go)}); i++) Atomics.wait(cell, 0, 0, 10);
+        }
+        return write(fd, data, ...rest);
+      };
+      syncBuiltinESMExports();
+      const { Catalog } = await import(${JSON.stringify(resolve(__dirname, 'index.ts'))});
+      const t = new Catalog(${JSON.stringify(dir)}).getTable({ database: 'db', table: 't' });
+      try { const w = t.newWriter(); console.log('acquired'); w.close(); } catch (e) { console.log(e.kind + ': ' + e.message); }
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const exited = new Promise<void>((done) => child.on('exit', () => done()));
+    await new Promise<void>((ready, fail) => {
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('paused')) ready();
+      });
+      child.on('exit', () => fail(new Error(`child exited early: ${out}`)));
+    });
+    let parent: ReturnType<Table['newWriter']> | string;
+    try {
+      parent = table.newWriter();
+    } catch (e) {
+      parent = (e as LsmError).kind;
+    }
+    writeFileSync(go, '');
+    await exited;
+    const childGot = out.replace('paused', '').trim();
+    if (typeof parent !== 'string') parent.close();
+    // Exactly one of the two holds the lock; the other is refused with a Conflict.
+    expect([typeof parent === 'string' ? parent : 'acquired', childGot.startsWith('Conflict') ? 'Conflict' : childGot].sort()).toEqual(['Conflict', 'acquired']);
   }, 30_000);
 });
 

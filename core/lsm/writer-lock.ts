@@ -1,8 +1,11 @@
 // One writer per table (and, with the same lock, one HQ sync sender per data directory:
 // core/sync/engine.ts). The lock is a hidden file in the table directory (`.writer.lock`,
-// ignored by Paimon's listings) created with O_EXCL and holding the owner's pid, host and a
-// token. A lock whose process is gone (kill -9, power cut) is stale and is taken over; a live
-// owner makes a second writer fail with Conflict naming the pid. Readers never take it.
+// ignored by Paimon's listings) holding the owner's pid, host and a token. It appears whole:
+// the record is written and fsynced in a temp file next to it, which is then linked to the lock
+// name (link(2) fails if the name exists), so no opener ever sees a lock without its owner — an
+// empty or torn lock was left by a crash of an older version and is stale. A lock whose process
+// is gone (kill -9, power cut) is stale and is taken over; a live owner makes a second writer
+// fail with Conflict naming the pid. Readers never take it.
 //
 // Limits: liveness is checked with kill(pid, 0) on this host only — a table on a shared
 // filesystem written from two hosts is not protected (the appliance owns its disk).
@@ -46,17 +49,26 @@ export class WriterLock {
     }
     const content: LockContent = { pid: process.pid, host: hostname(), token: randomUUID(), sinceMs: Date.now() };
     for (let attempt = 0; attempt < 3; attempt++) {
+      // Created whole (see the head of this file): with O_EXCL and then the content, an opener in
+      // between would find an empty lock, take it for stale and both would write.
+      const temp = `${path}.${content.token}`;
       try {
-        const fd = fs.openSync(path, 'wx', 0o644);
-        fs.writeSync(fd, JSON.stringify(content));
-        fs.fsyncSync(fd);
-        fs.closeSync(fd);
+        const fd = fs.openSync(temp, 'wx', 0o644);
+        try {
+          fs.writeSync(fd, JSON.stringify(content));
+          fs.fsyncSync(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+        fs.linkSync(temp, path);
         heldInProcess.add(path);
         return new WriterLock(path, content.token);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
           throw new LsmError('IOError', `cannot create writer lock ${path}: ${(e as Error).message}`, { path, cause: e });
         }
+      } finally {
+        fs.rmSync(temp, { force: true });
       }
       let holder: LockContent | undefined;
       try {

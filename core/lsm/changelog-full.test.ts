@@ -180,6 +180,25 @@ describe('full-compaction changelog producer', () => {
     w.close();
   });
 
+  it('after an ALTER lowers num-levels below the files, the top level stays where they are (changelog and rollback diffs)', () => {
+    const { table } = setup(SPEC({ 'changelog-producer.row-deduplicate': 'true' }));
+    let w = table.newWriter();
+    for (const k of ['a', 'b', 'c']) w.writeRecord({ k, v: 1 });
+    const first = w.compact(true)!; // top level 5 (num-levels 6 = trigger + 1)
+    w.close();
+    table.alter([{ kind: 'setOption', key: 'num-levels', value: '3' }]);
+    w = table.newWriter();
+    w.writeRecord({ k: 'b', v: 2 });
+    w.writeRecord({ k: 'c', v: null }, RowKind.DELETE);
+    const second = w.compact(true)!;
+    // Paimon's Levels count max(num-levels, highest file level + 1): the old state is still the top.
+    expect(show(table.changes({ from: first, to: second, mode: 'changelog' }))).toEqual(['-Ub,1,null', '+Ub,2,null', '-Dc,1,null'].sort());
+    expect(new Set(table.buckets(table.latestSnapshot()!).flatMap((b) => b.files.map((f) => f.level)))).toEqual(new Set([5]));
+    const r = w.rollbackTo(first, { keepHistory: true });
+    expect(show(table.changes({ from: second, to: r.snapshotId!, mode: 'changelog' }))).toEqual(['-Ub,2,null', '+Ub,1,null', '+Ic,1,null'].sort());
+    w.close();
+  });
+
   it('with deletion vectors: a delete marked in the top level is a -D at the next full compaction', () => {
     const { table } = setup(SPEC({ 'deletion-vectors.enabled': 'true' }));
     const w = table.newWriter();

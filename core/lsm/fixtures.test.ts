@@ -1,8 +1,10 @@
 // Tables written by Java Paimon (../shared/fixtures/paimon/, see PROVENANCE.md) read back with
 // the rows their provenance lists. Skips with a notice where ../shared is absent, never in CI.
 
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LsmError } from './errors.ts';
 import { Table } from './table.ts';
 import { castFunction } from './cast.ts';
@@ -135,5 +137,52 @@ describe.skipIf(!present)('tables written by Java Paimon', () => {
       [5_000_000, null, 5, 6_000_000, null, 6],
     ]);
     expect(t.scanRows({}, { projection: ['ts_micro'], where: [{ column: 'ts_micro', op: '>', value: 1 }] })).toEqual([[5]]);
+  });
+});
+
+describe.skipIf(!present)('committing to a table Java Paimon wrote', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('carries the watermark, the statistics file (while the schema stays) and nextRowId forward, as Paimon commits do', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-fixture-'));
+    dirs.push(dir);
+    cpSync(join(FIXTURES, 'java13-pk-parquet-mor-partitioned-2buckets'), dir, { recursive: true });
+    const t = Table.open(dir);
+    t.alter([{ kind: 'setOption', key: 'file.compression', value: 'snappy' }]); // Java's default zstd is not written here
+    // Java's last snapshot as if it had a watermark and a statistics file (ANALYZE TABLE after the ALTER).
+    const stats = 'stat-6b0c2f6e-9f49-4d8e-9d38-4d8f4f0a1c55-0';
+    mkdirSync(join(dir, 'statistics'));
+    writeFileSync(join(dir, 'statistics', stats), JSON.stringify({ snapshotId: 5, schemaId: 1, mergedRecordCount: 11, mergedRecordSize: 1024, colStats: {} }));
+    const file = join(dir, 'snapshot', 'snapshot-5');
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), schemaId: 1, watermark: 1756267000000, statistics: stats }, null, 2));
+    t.snapshots.invalidate();
+    const w = t.newWriter({ commitUser: 'tilstand-test' });
+    w.writeRecord({ f0: 'Zed', f1: 10, f2: 0, f3: 1.5 });
+    w.commit();
+    w.compact(true);
+    const carried = (id: number) => {
+      const s = t.snapshots.get(id);
+      return { watermark: s.watermark, statistics: s.statistics, nextRowId: s.nextRowId };
+    };
+    const kinds = [];
+    for (let id = 6; id <= t.latestSnapshot()!.id; id++) {
+      kinds.push(t.snapshots.get(id).commitKind);
+      expect(carried(id)).toEqual({ watermark: 1756267000000n, statistics: stats, nextRowId: 0 });
+    }
+    expect(kinds).toContain('APPEND');
+    expect(kinds).toContain('COMPACT');
+    // A rollback as latest takes the target's fields.
+    expect(carried(w.rollbackTo(5, { keepHistory: true }).snapshotId!)).toEqual({ watermark: 1756267000000n, statistics: stats, nextRowId: 0 });
+    w.close();
+    // Statistics of another schema are not inherited (Paimon: "Schema changed, stats will not be inherited").
+    t.alter([{ kind: 'addColumn', name: 'f4', type: 'INT' }]);
+    const w2 = t.newWriter({ commitUser: 'tilstand-test' });
+    w2.writeRecord({ f0: 'Zoe', f1: 20, f2: 1, f3: 2.5, f4: 4 });
+    expect(carried(w2.commit().snapshotId!)).toEqual({ watermark: 1756267000000n, statistics: null, nextRowId: 0 });
+    w2.close();
+    expect(t.scanRows().map((r) => r[0])).toContain('Zoe');
   });
 });

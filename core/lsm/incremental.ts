@@ -22,7 +22,7 @@ import { deletionVectorsEnabled, snapshotDeletionVectors, withoutDeleted, type S
 import { readConsumer, writeConsumer, checkConsumerId } from './consumer.ts';
 import { invalidArgument, LsmError, notFound } from './errors.ts';
 import { isAdd, RowKind, ROW_KIND_TEXT, type KeyValue, type RowKindText } from './key-value.ts';
-import { groupByBucket, type BucketFiles } from './levels.ts';
+import { bucketNumLevels, groupByBucket, type BucketFiles } from './levels.ts';
 import { ADD, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { createMergeFunction, mergeOrder } from './merge/merge-function.ts';
 import { mergeRuns } from './merge-reader.ts';
@@ -178,7 +178,8 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
 function* bucketRows(table: Table, b: BucketFiles | undefined, dvs: SnapshotDeletionVectors | undefined, level?: number): Generator<KeyValue> {
   if (!b) return;
   const schema = table.schema;
-  const files = level !== undefined ? b.files.filter((f) => f.level === level) : dvs ? b.files.filter((f) => f.level > 0) : b.files;
+  const top = level === undefined ? undefined : bucketNumLevels(level + 1, b.files) - 1;
+  const files = top !== undefined ? b.files.filter((f) => f.level === top) : dvs ? b.files.filter((f) => f.level > 0) : b.files;
   // Each file decoded when the merge reaches it (RunParts): a diff holds one file per run of each state.
   const load = (f: DataFileMeta): RunData => (dvs ? withoutDeleted(table.loadRun(b.partition, b.bucket, f), dvs.deleted(b.partition, b.bucket, f.fileName)) : table.loadRun(b.partition, b.bucket, f));
   const runs = table.runsOf(files).map((r): RunParts => ({ length: r.files.length, load: (i) => load(r.files[i]!) }));
@@ -239,8 +240,9 @@ function appendDiff(table: Table, a: BucketFiles | undefined, b: BucketFiles | u
 
 /**
  * Per bucket, the changes that turn state `from` into state `to` (undefined = empty table).
- * With `level`, the states are the files of that level only, read without deletion vectors (the
- * top level: the states of the last full compactions, for the `full-compaction` producer).
+ * With `level`, the states are the files of that level only (of a higher one where a bucket's
+ * files sit higher: levels.ts `bucketNumLevels`), read without deletion vectors (the top level:
+ * the states of the last full compactions, for the `full-compaction` producer).
  */
 export function* diffBuckets(
   table: Table,

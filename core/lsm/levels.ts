@@ -61,3 +61,12 @@ export function highestNonEmptyLevel(files: readonly DataFileMeta[]): number {
   for (const f of files) if (f.level > h) h = f.level;
   return h;
 }
+
+/**
+ * The levels of a bucket: `num-levels`, or more when a file sits higher — in a table whose
+ * `num-levels` an ALTER lowered — as Paimon's `Levels` counts them, so the top level (full
+ * compactions' output, the `full-compaction` changelog's old state) stays where the files are.
+ */
+export function bucketNumLevels(numLevels: number, files: readonly DataFileMeta[]): number {
+  return Math.max(numLevels, highestNonEmptyLevel(files) + 1);
+}

@@ -42,6 +42,10 @@ export class TablePaths {
   tagFile(name: string): string {
     return join(this.root, 'tag', `tag-${name}`);
   }
+  /** A table statistics file named by `Snapshot.statistics` (Java's ANALYZE writes them; this store never does). */
+  statisticsFile(name: string): string {
+    return join(this.root, 'statistics', name);
+  }
   get lockFile(): string {
     return join(this.root, '.writer.lock');
   }

@@ -24,7 +24,7 @@ import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from
 import { invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
-import { highestNonEmptyLevel, type LevelSortedRun } from './levels.ts';
+import { bucketNumLevels, highestNonEmptyLevel, type LevelSortedRun } from './levels.ts';
 import { ADD, DELETE, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { MANIFEST_MERGE_MIN_COUNT } from './manifest-store.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
@@ -481,7 +481,7 @@ export class TableWriter {
     entries: ManifestEntry[],
     kind: 'APPEND' | 'COMPACT' | 'OVERWRITE',
     properties?: Record<string, string>,
-    overwrite?: { changelog: ManifestEntry[]; properties: Record<string, string> | null },
+    overwrite?: { changelog: ManifestEntry[]; target: Snapshot },
     compactChangelog?: ManifestEntry[],
   ): number {
     const table = this.table;
@@ -531,10 +531,13 @@ export class TableWriter {
       totalRecordCount: (latest?.totalRecordCount ?? 0) + added,
       deltaRecordCount: added,
       changelogRecordCount: changelogRows,
-      watermark: null,
-      statistics: null,
-      properties: overwrite ? overwrite.properties : properties ? { ...(latest?.properties ?? {}), ...properties } : (latest?.properties ?? null),
-      nextRowId: null,
+      // Carried from the previous snapshot (a rollback: from its target), as Paimon's commit does,
+      // so a Java table keeps them: the watermark, the statistics file while the schema is the
+      // one it was computed for, the row-id counter (never going back).
+      watermark: (overwrite ? overwrite.target : latest)?.watermark ?? null,
+      statistics: inheritedStatistics(table, overwrite ? overwrite.target : latest, schema.id),
+      properties: overwrite ? overwrite.target.properties : properties ? { ...(latest?.properties ?? {}), ...properties } : (latest?.properties ?? null),
+      nextRowId: maxOrNull(latest?.nextRowId ?? null, overwrite?.target.nextRowId ?? null),
     };
     if (!table.snapshots.commit(snapshot)) {
       throw new LsmError('Conflict', `snapshot ${id} of ${table.name} was created by another writer; one writer per table`, {
@@ -770,7 +773,8 @@ export class TableWriter {
   private planBucket(s: BucketState, full: boolean, changelog: ManifestEntry[]): BucketCompaction | undefined {
     const o = this.table.schema.options;
     const runs = this.table.runsOf(s.files);
-    let unit: CompactUnit | undefined = full ? fullCompaction(o.numLevels, runs) : pickUniversal(o, runs);
+    const numLevels = bucketNumLevels(o.numLevels, s.files);
+    let unit: CompactUnit | undefined = full ? fullCompaction(numLevels, runs) : pickUniversal({ ...o, numLevels }, runs);
     let alone: DataFileMeta[] | undefined;
     if (!unit && full && this.dv && runs.length === 1) {
       // A DV bucket that is one top-level run is not fully compacted while positions in it are
@@ -781,7 +785,7 @@ export class TableWriter {
       const dv = this.dv;
       const marked = runs[0]!.files.filter((f) => (dv.deleted(s.partition, s.bucket, f.fileName)?.size ?? 0) > 0);
       if (marked.length > 0) {
-        unit = { outputLevel: o.numLevels - 1, runs: [...runs] };
+        unit = { outputLevel: numLevels - 1, runs: [...runs] };
         if (!this.changelog.atFullCompaction) alone = marked;
       }
     }
@@ -829,7 +833,7 @@ export class TableWriter {
   private bucketCompaction(s: BucketState, first: CompactUnit, runs: readonly LevelSortedRun[], changelog: ManifestEntry[], alone?: readonly DataFileMeta[]): BucketCompaction {
     const table = this.table;
     const o = table.schema.options;
-    const topLevel = o.numLevels - 1;
+    const topLevel = bucketNumLevels(o.numLevels, s.files) - 1;
     let unit = first;
     let steps: CompactStep[] = [];
     let next = 0;
@@ -901,7 +905,7 @@ export class TableWriter {
         // What earlier steps wrote is orphaned: removed now.
         removeWritten();
         if (!(e instanceof NeedsFullCompaction)) throw e;
-        unit = fullCompaction(o.numLevels, runs)!;
+        unit = fullCompaction(topLevel + 1, runs)!;
         plan();
         return advance(deadline); // a full unit writes to the top level: no second restart
       }
@@ -962,7 +966,7 @@ export class TableWriter {
     // sizing by all the input would hold memory for rows a merge folds away.
     const builder = new RunBuilder(schema.fields.map((f) => f.type), schema.keyIndexes, Math.min(rowsPerFile, largest));
     const nv = schema.fields.length;
-    const topLevel = schema.options.numLevels - 1;
+    const topLevel = bucketNumLevels(schema.options.numLevels, allFiles) - 1;
     const toTop = unit.outputLevel === topLevel; // only a unit of every run is written to the top level
     // The old top level is the state of the previous full compaction: read it raw (deletion
     // vectors marked since then are changes this changelog reports).
@@ -1028,7 +1032,7 @@ export class TableWriter {
         producer === 'lookup' ? this.changelog.write(rollbackChanges(this.table, current, target))
         : producer === 'full-compaction' ? this.changelog.write(diffBuckets(this.table, current, target, { level: this.table.schema.options.numLevels - 1 }))
         : [];
-      const id = this.commitChanges(entries, 'OVERWRITE', undefined, { changelog, properties: target.properties });
+      const id = this.commitChanges(entries, 'OVERWRITE', undefined, { changelog, target });
       result = { snapshotId: id, removedSnapshots: [], removedTags: [], deletedFiles: [] };
     } else {
       result = rollbackDestructive(this.table, to);
@@ -1076,6 +1080,24 @@ export class TableWriter {
 }
 
 const EMPTY_PARTITION: Uint8Array = new Uint8Array(0);
+
+/**
+ * The statistics file of `from` when it was computed for schema `schemaId` (Paimon's commit
+ * inherits it then, and drops it after a schema change); null when there is none, or it cannot
+ * be read.
+ */
+function inheritedStatistics(table: Table, from: Snapshot | undefined, schemaId: number): string | null {
+  const name = from?.statistics;
+  if (!name) return null;
+  try {
+    const stats = JSON.parse(table.fileIO.readFile(table.paths.statisticsFile(name)).toString('utf8')) as { schemaId?: unknown };
+    return stats.schemaId === schemaId ? name : null;
+  } catch {
+    return null;
+  }
+}
+
+const maxOrNull = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
 
 /** The records of a bucket's top-level files, ascending by key, as written (no deletion vectors). */
 function* topLevelRecords(table: Table, s: { partition: Uint8Array; bucket: number }, files: readonly DataFileMeta[], level: number): Generator<KeyValue> {

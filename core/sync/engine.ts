@@ -33,7 +33,7 @@ import { join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream';
 import type Database from 'better-sqlite3';
 import { Catalog, LsmError, type Snapshot, type Table, type TableOpenOptions } from '../lsm/index.ts';
-import { snapshotToJson, tagFromJson, type Tag } from '../lsm/snapshot.ts';
+import { snapshotFromJson, snapshotToJson, tagFromJson, type Tag } from '../lsm/snapshot.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
@@ -384,6 +384,16 @@ export class SyncEngine {
           };
           const state = stateOf(unit);
           const was = sent.get(unit);
+          if (state === 'pending' && was !== undefined && stampedSnapshotId(was) !== tag.snapshot.id) {
+            // Moved to another snapshot while its earlier version still waits (HQ unreachable):
+            // nothing holds that snapshot on the site any more, so its files may be swept and the
+            // steps would fail for good; and its JSON is not what the site has. The new version goes.
+            this.outbox.cancelUnit(unit, `tag ${tag.name} moved to snapshot ${tag.snapshot.id} on the site`);
+            const json = tagJson(unit, tag.name);
+            const rows = json === undefined ? undefined : unitRows(json);
+            if (rows) add(unit, rows);
+            continue;
+          }
           if (state === 'done' && was !== undefined && was !== stamp) {
             const json = tagJson(unit, tag.name);
             if (json === undefined) continue;
@@ -418,15 +428,30 @@ export class SyncEngine {
         if (latest) {
           const unit = `snapshot:${name}:${latest.id}`;
           const key = `${prefix}snapshot/snapshot-${latest.id}`;
-          if (this.outbox.unitState(unit) === undefined && !(await heldAtHq(unit, key))) {
+          const path = table.paths.snapshotFile(latest.id);
+          const file = table.fileIO.readFileIfExists(path);
+          const body = file ?? Buffer.from(snapshotToJson(latest));
+          // HQ has, or is getting, the snapshot JSON planned last. After a rollback on the site
+          // (`tilstand table rollback`: the later snapshots go, and the next commits take their ids
+          // again) the site's latest is an older unit than that, or one whose id HQ got for the
+          // snapshot rolled back: either is planned again.
+          const state = this.outbox.unitState(unit);
+          const last = state === undefined ? undefined : this.outbox.lastPointer(`snapshot:${name}:`, PHASE.pointer);
+          const rolledBack = last !== undefined && (last.unit !== unit || (last.body !== null && !last.body.equals(body)));
+          if (rolledBack) {
+            this.outbox.cancelUnit(unit, `snapshot ${latest.id} of ${name} is not the one HQ got last (rolled back on the site)`);
+            this.log(`sync: ${unit} planned again: the site rolled ${name} back`);
+          }
+          if ((state === undefined || rolledBack) && !(await heldAtHq(unit, key, body))) {
             const hold = holdTagName(latest.id);
             try {
               table.createTag(hold, latest.id);
             } catch (e) {
               if (!(e instanceof LsmError && e.kind === 'AlreadyExists')) throw e;
             }
-            const rows = fileRows(unit, latest);
-            const body = table.fileIO.readFileIfExists(table.paths.snapshotFile(latest.id)) ?? Buffer.from(snapshotToJson(latest));
+            // The files planned are those of the JSON sent: the table's cache keeps a snapshot by
+            // its id, and after a rollback the id names another one.
+            const rows = fileRows(unit, file === undefined ? latest : snapshotFromJson(file.toString('utf8'), path));
             const id = Buffer.from(String(latest.id));
             rows.push(
               { unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority },

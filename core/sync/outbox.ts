@@ -250,6 +250,13 @@ export class Outbox {
     return out;
   }
 
+  /** Among units whose name starts with `prefix`, the newest pointer step of `phase` not cancelled: its unit and body. */
+  lastPointer(prefix: string, phase: number): { unit: string; body: Buffer | null } | undefined {
+    return this.db
+      .prepare(`SELECT unit, body FROM sync_outbox WHERE unit >= ? AND unit < ? AND phase = ? AND op = 'pointer' AND state != 'cancelled' ORDER BY id DESC LIMIT 1`)
+      .get(...prefixRange(prefix), phase) as { unit: string; body: Buffer | null } | undefined;
+  }
+
   setHashes(id: number, sha256: string, md5: string, size: number): void {
     this.db.prepare('UPDATE sync_outbox SET sha256 = ?, md5 = ?, size = ? WHERE id = ?').run(sha256, md5, size, id);
   }

@@ -530,6 +530,78 @@ describe('what travels', () => {
     await e.close();
   });
 
+  it('a tag moved to another snapshot while its first version still waits for HQ: the new version goes, not a step stuck on files the site swept', async () => {
+    const fx = site('30', 50);
+    const stock = fx.table('stock');
+    const first = stock.latestSnapshot()!.id;
+    stock.createTag('baseline', first);
+    const hq = hqDir();
+    let up = false;
+    const down = (): void => {
+      if (!up) throw new SyncError('Transport', 'connect ENETUNREACH');
+    };
+    const target = new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) });
+    const e = engine(fx, {
+      description: target.description,
+      put: async (k, b, m) => (down(), target.put(k, b, m)),
+      putPointer: async (k, b) => (down(), target.putPointer(k, b)),
+      list: (p) => target.list(p),
+      get: (k) => target.get(k),
+      head: async (k) => (down(), target.head(k)),
+      remove: async (k) => (down(), target.remove(k)),
+      close: async () => {},
+    });
+    await e.enqueueSnapshotSync(); // HQ unreachable: baseline's unit waits with the first snapshot's files
+    await e.runOnce();
+    // The operator moves baseline while the line is down; the first snapshot expires, and once the
+    // next plan releases its hold tag, its own files (manifest lists at least) are swept.
+    writeStock(fx, 50, 80, 2);
+    const moved = writeStock(fx, 80, 90, 3);
+    stock.deleteTag('baseline');
+    stock.createTag('baseline', moved);
+    await e.enqueueSnapshotSync();
+    writeStock(fx, 90, 95, 4);
+    writeStock(fx, 95, 99, 5);
+    const stockDir = join(fx.data, 'warehouse', sitePrefix(fx.site), 'stock');
+    expect(existsSync(join(stockDir, 'snapshot', `snapshot-${first}`))).toBe(false);
+    up = true;
+    await e.syncNow(10);
+    expect(e.status().lastError).toBeNull();
+    expect(e.status().pendingItems).toBe(0);
+    const atHq = Table.open(hqTable(hq, fx.site, 'stock'));
+    expect(atHq.listTags().map((t) => [t.name, t.snapshot.id])).toEqual([['baseline', moved]]);
+    expect(scanSorted(atHq, { tag: 'baseline' })).toEqual(scanSorted(stock, { tag: 'baseline' }));
+    await e.close();
+  });
+
+  it('a table rolled back on the site (snapshot ids used again) reaches HQ: the snapshot HQ has is the one the site has', async () => {
+    const fx = site('33', 50);
+    const stock = fx.table('stock');
+    const good = stock.latestSnapshot()!.id;
+    stock.createTag('good', good);
+    const hq = hqDir();
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(e);
+    writeStock(fx, 50, 80, 2);
+    await syncAll(e);
+    writeStock(fx, 80, 90, 3);
+    await syncAll(e);
+    const atHq = () => Table.open(hqTable(hq, fx.site, 'stock'));
+    const w = stock.newWriter();
+    w.rollbackTo('good'); // an operator's `tilstand table rollback`: the later snapshots are gone
+    w.close();
+    expect(stock.latestSnapshot()!.id).toBe(good);
+    await syncAll(e);
+    expect(atHq().latestSnapshot()!.id).toBe(good);
+    expect(scanSorted(atHq())).toEqual(scanSorted(stock));
+    // The site writes on: its next snapshots have the ids of those rolled back, HQ shipped before.
+    writeStock(fx, 90, 95, 4);
+    await syncAll(e);
+    expect(atHq().latestSnapshot()!.id).toBe(good + 1);
+    expect(scanSorted(atHq())).toEqual(scanSorted(stock));
+    await e.close();
+  });
+
   it('a fresh outbox asks HQ per key what it already holds, and sends none of it again', async () => {
     const fx = site('9', 300);
     fx.table('stock').createTag('agent-1');

@@ -12,6 +12,7 @@ import { RACY_MS } from '../lsm/file-identity.ts';
 import { RunCacheBudget } from '../lsm/run-cache.ts';
 import { statusOf, SyncEngine } from './engine.ts';
 import { SyncError } from './errors.ts';
+import { mirrorSite } from './hq/mirror.ts';
 import { HqStore } from './hq/store.ts';
 import { sitePrefix } from './names.ts';
 import { openOutboxDb, Outbox } from './outbox.ts';
@@ -1114,5 +1115,127 @@ describe('retention and restore', () => {
     w2.close();
     // a second restore into a populated directory is refused
     await expect(restoreSite({ dataDir: fresh, target: new DirectoryTarget(hq), site: fx.site })).rejects.toThrow(/already holds tables/);
+  });
+});
+
+describe('HQ reading while a site syncs', () => {
+  it("an object store's copy never holds a snapshot or tag JSON without its files, when the site syncs between the pages of a listing", async () => {
+    const fx = site('31', 200);
+    const hq = hqDir();
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(e);
+    const stockPrefix = `${sitePrefix(fx.site)}stock/`;
+    let synced = false;
+    // An object store lists a site in pages, in key order: the site syncs a new snapshot and a new
+    // tag of stock after the page that ended with stock's data files and manifests was listed —
+    // while the copy is made (openTable lists the site's tables first, then mirrors).
+    let listings = 0;
+    const inner = new DirectoryTarget(hq);
+    const paged: SyncTarget = {
+      description: 'paged listing of an object store',
+      put: (k, b, m) => inner.put(k, b, m),
+      putPointer: (k, b) => inner.putPointer(k, b),
+      async list(prefix) {
+        const first = await inner.list(prefix);
+        if (synced || prefix !== sitePrefix(fx.site) || listings++ === 0) return first;
+        synced = true;
+        writeStock(fx, 200, 400, 2);
+        fx.table('stock').createTag('agent-2');
+        await syncAll(e);
+        const cut = `${stockPrefix}snapshot/`;
+        return [...first.filter((o) => o.key < cut), ...(await inner.list(prefix)).filter((o) => o.key >= cut)];
+      },
+      get: (k) => inner.get(k),
+      head: (k) => inner.head(k),
+      remove: (k) => inner.remove(k),
+      close: async () => {},
+    };
+    const cache = tempDir('hq-cache');
+    cleanup.push(cache);
+    const store = new HqStore(paged, { cacheDir: cache });
+    const atHq = await store.openTable(fx.site, 'stock');
+    expect(synced).toBe(true);
+    const pointers = [...atHq.listTags().map((t) => ({ what: `tag-${t.name}`, s: t.snapshot })), { what: 'latest', s: atHq.latestSnapshot()! }];
+    const missing = pointers.flatMap((p) => {
+      try {
+        return referencedFiles(atHq, p.s).filter((f) => !existsSync(f.path)).map((f) => `${p.what}: ${f.rel}`);
+      } catch (err) {
+        return [`${p.what}: ${(err as Error).message}`];
+      }
+    });
+    expect(missing).toEqual([]);
+    expect(scanSorted(atHq)).toEqual(scanSorted(fx.table('stock')));
+    await e.close();
+  });
+
+  it("an object store's copy is made when a snapshot or tag listed at HQ goes before it is read (superseded; a run tag its site expired)", async () => {
+    const fx = site('32', 200);
+    fx.table('stock').createTag('agent-1');
+    const hq = hqDir();
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(e);
+    const stockPrefix = `${sitePrefix(fx.site)}stock/`;
+    const inner = new DirectoryTarget(hq);
+    let synced = false;
+    // The first read of one of stock's JSON files comes after the site shipped a newer snapshot
+    // (the older one's JSON pruned at HQ) and took its expired run tag off HQ.
+    const racing: SyncTarget = {
+      description: 'an object store read while its site syncs',
+      put: (k, b, m) => inner.put(k, b, m),
+      putPointer: (k, b) => inner.putPointer(k, b),
+      list: (p) => inner.list(p),
+      async get(k) {
+        if (!synced && k.startsWith(stockPrefix) && /\/(snapshot-\d+|tag-[^/]+)$/.test(k)) {
+          synced = true;
+          writeStock(fx, 200, 400, 2);
+          fx.table('stock').deleteTag('agent-1');
+          await syncAll(e);
+          await new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }).remove(`${stockPrefix}tag/tag-agent-1`);
+        }
+        return inner.get(k);
+      },
+      head: (k) => inner.head(k),
+      remove: (k) => inner.remove(k),
+      close: async () => {},
+    };
+    const cache = tempDir('hq-cache');
+    cleanup.push(cache);
+    const atHq = await new HqStore(racing, { cacheDir: cache }).openTable(fx.site, 'stock');
+    expect(synced).toBe(true);
+    expect(atHq.latestSnapshot()!.id).toBe(fx.table('stock').latestSnapshot()!.id);
+    expect(atHq.listTags()).toEqual([]);
+    expect(scanSorted(atHq)).toEqual(scanSorted(fx.table('stock')));
+    await e.close();
+  });
+});
+
+describe('isolation at HQ', () => {
+  it("a key a site's credentials could write under its prefix never makes a copy write outside that site's folder (`..` in an object store key)", async () => {
+    const fx = site('34', 50);
+    const hq = hqDir();
+    const e = engine(fx, new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) }));
+    await syncAll(e);
+    await e.close();
+    // An object store takes `..` in a key literally, and a policy that limits a site's access key
+    // to `site_34.db/*` lets it write these (with any client but Tilstand's, which refuses them).
+    const inner = new DirectoryTarget(hq);
+    const planted = [`${sitePrefix(fx.site)}stock/../../site_35.db/stock/tag/tag-planted`, `${sitePrefix(fx.site)}.tilstand/contracts/../../planted.json`];
+    const store: SyncTarget = {
+      description: 'an object store holding keys with `..`',
+      put: (k, b, m) => inner.put(k, b, m),
+      putPointer: (k, b) => inner.putPointer(k, b),
+      list: async (p) => [...(await inner.list(p)), ...planted.filter((k) => k.startsWith(p)).map((key) => ({ key, size: 7 }))].sort((a, b) => (a.key < b.key ? -1 : 1)),
+      get: async (k) => (planted.includes(k) ? Buffer.from('planted') : inner.get(k)),
+      head: (k) => inner.head(k),
+      remove: (k) => inner.remove(k),
+      close: async () => {},
+    };
+    const into = tempDir('pulled');
+    cleanup.push(into);
+    const warehouse = join(into, 'warehouse');
+    const contracts = join(into, 'data', 'contracts');
+    await expect(mirrorSite(store, fx.site, warehouse, { contractsDir: contracts })).rejects.toThrow(/refused key .*segment '\.\.'/);
+    const written = filesUnder(into);
+    expect(written.filter((f) => !f.startsWith(join('warehouse', sitePrefix(fx.site))) && !f.startsWith(join('data', 'contracts') + '/'))).toEqual([]);
   });
 });

@@ -1,8 +1,11 @@
 // Copies what HQ holds for a site into a local warehouse: `hq pull`, `restore`, and the local
-// cache through which S3 tables are opened. Per table: immutable files first (skipped when the
-// local copy has the listed size — names are unique, so the size check is the resume check),
-// then snapshot and tag JSON, then the hints, then local snapshot JSON HQ no longer has is
-// removed, so the copy, like HQ, holds one snapshot with EARLIEST = LATEST. Every file is written
+// cache through which S3 tables are opened. Per table: the snapshot and tag JSON are read first
+// (one gone since the listing is left out), then the table's files are listed and copied (skipped
+// when the local copy has the listed size — names are unique, so the size check is the resume
+// check), then that JSON is written and the hints with the snapshot ids it names, then local
+// snapshot JSON HQ no longer has is removed, so the copy, like HQ, holds one snapshot with
+// EARLIEST = LATEST. Reading the JSON before listing the files is what keeps a copy made while
+// the site syncs whole: every file the JSON names was at HQ before it. Every file is written
 // to a hidden temporary file and renamed: an interrupted pull leaves nothing half-written, and a
 // rerun continues where it stopped. Local tags are kept (a pulled warehouse may hold tags of its
 // own) unless `dropGoneTags`: the cache through which `hq` commands read S3 (hq/store.ts) shows
@@ -11,8 +14,8 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { localFileIO } from '../../lsm/index.ts';
-import { SyncError } from '../errors.ts';
-import { contractsPrefix, sitePrefix } from '../names.ts';
+import { isSyncError, SyncError } from '../errors.ts';
+import { checkKey, contractsPrefix, sitePrefix } from '../names.ts';
 import type { ObjectInfo, SyncTarget } from '../targets/target.ts';
 
 export interface MirrorProgress {
@@ -43,6 +46,8 @@ export interface MirrorResult {
 
 const POINTER = /^(snapshot\/snapshot-\d+|tag\/tag-[^/]+)$/;
 const HINT = /^snapshot\/(EARLIEST|LATEST)$/;
+const HINT_KEY = /\/snapshot\/(EARLIEST|LATEST)$/;
+const SNAPSHOT_KEY = /\/snapshot\/snapshot-(\d+)$/;
 
 /** Tables of a site at HQ: folders under `site_<id>.db/` holding a schema file. */
 export function tablesOf(site: string, keys: readonly ObjectInfo[]): string[] {
@@ -55,6 +60,43 @@ export function tablesOf(site: string, keys: readonly ObjectInfo[]): string[] {
   return [...out].sort();
 }
 
+/**
+ * What the target lists under `prefix`, refused (InvalidArgument) when a key is not a clean
+ * relative path (names.ts `checkKey`): an object store takes `..` in a key literally, a policy
+ * that limits a site's access key to `site_<id>.db/*` lets it write one, and the copy would put it
+ * outside its folder — into another site's tables, or anywhere the user running it may write.
+ */
+async function listClean(target: SyncTarget, prefix: string): Promise<ObjectInfo[]> {
+  const out = await target.list(prefix);
+  for (const o of out) checkKey(o.key);
+  return out;
+}
+
+/**
+ * The bytes of a table's snapshot and tag JSON listed at HQ. One gone since the listing is left
+ * out (a run tag its site expired, a snapshot superseded: the newer one is put before the older
+ * goes, so the table's snapshot folder is listed again when every listed one is gone).
+ */
+async function getPointers(target: SyncTarget, listed: readonly ObjectInfo[], tablePrefix: string): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  const take = async (objects: readonly ObjectInfo[]) => {
+    for (const p of objects) {
+      try {
+        out.set(p.key, await target.get(p.key));
+      } catch (e) {
+        if (!isSyncError(e, 'NotFound')) throw e;
+      }
+    }
+  };
+  await take(listed);
+  const snapshots = (keys: Iterable<string>) => [...keys].filter((k) => SNAPSHOT_KEY.test(k)).length;
+  if (snapshots(listed.map((p) => p.key)) > 0 && snapshots(out.keys()) === 0) {
+    await take((await listClean(target, `${tablePrefix}snapshot/`)).filter((x) => SNAPSHOT_KEY.test(x.key)));
+    if (snapshots(out.keys()) === 0) throw new SyncError('NotFound', `${tablePrefix}: every snapshot listed at HQ was replaced while it was read; try again`);
+  }
+  return out;
+}
+
 function writeLocal(path: string, bytes: Uint8Array): void {
   fs.mkdirSync(dirname(path), { recursive: true });
   localFileIO.replaceAtomic(path, bytes);
@@ -62,16 +104,18 @@ function writeLocal(path: string, bytes: Uint8Array): void {
 
 export async function mirrorSite(target: SyncTarget, site: string, warehouse: string, o: MirrorOptions = {}): Promise<MirrorResult> {
   const prefix = sitePrefix(site);
-  const all = await target.list(prefix);
+  const all = await listClean(target, prefix);
   const tables = (o.tables ?? tablesOf(site, all)).slice();
   const known = new Set(tablesOf(site, all));
   for (const t of tables) if (!known.has(t)) throw new SyncError('NotFound', `HQ has no table '${t}' for site ${site}`);
   const dbDir = join(warehouse, `${prefix.slice(0, -1)}`);
   const result: MirrorResult = { tables, files: 0, downloadedFiles: 0, downloadedBytes: 0 };
-  const work = all.filter((x) => tables.some((t) => x.key.startsWith(`${prefix}${t}/`)));
+  const work = all.filter((x) => tables.some((t) => x.key.startsWith(`${prefix}${t}/`)) && !HINT_KEY.test(x.key));
   const contracts = o.contractsDir ? all.filter((x) => x.key.startsWith(contractsPrefix(site))) : [];
-  const totalFiles = work.length + contracts.length;
-  const totalBytes = [...work, ...contracts].reduce((s, x) => s + x.size, 0);
+  // Grown by the files a table's second listing finds (below).
+  let totalFiles = work.length + contracts.length;
+  let totalBytes = [...work, ...contracts].reduce((s, x) => s + x.size, 0);
+  const counted = new Set(work.map((x) => x.key));
   let doneFiles = 0;
   let doneBytes = 0;
   const progress = (table: string, key: string, size: number) => {
@@ -89,11 +133,20 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
   for (const t of tables) {
     const tp = `${prefix}${t}/`;
     const local = (key: string) => join(dbDir, t, ...key.slice(tp.length).split('/'));
-    const mine = work.filter((x) => x.key.startsWith(tp));
     const rel = (x: ObjectInfo) => x.key.slice(tp.length);
-    const files = mine.filter((x) => !POINTER.test(rel(x)) && !HINT.test(rel(x)));
-    const pointers = mine.filter((x) => POINTER.test(rel(x)));
-    const hints = mine.filter((x) => HINT.test(rel(x)));
+    // The snapshot and tag JSON first, then a listing of the files: a site puts a pointer only
+    // after its files, so every file a pointer read here names is in the listing that follows. The
+    // site's listing above does not do: an object store lists in pages, in key order, and a site
+    // that syncs between two pages shows a new snapshot or tag (keys after `bucket-*/` and
+    // `manifest/`) whose files came after the page that listed those.
+    const pointers = await getPointers(target, work.filter((x) => x.key.startsWith(tp) && POINTER.test(rel(x))), tp);
+    const listed = await listClean(target, tp);
+    const files = listed.filter((x) => !POINTER.test(rel(x)) && !HINT.test(rel(x)));
+    for (const f of files) {
+      if (counted.has(f.key)) continue;
+      totalFiles++;
+      totalBytes += f.size;
+    }
     for (const f of files) {
       const path = local(f.key);
       let have = -1;
@@ -106,12 +159,23 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
       result.files++;
       progress(t, f.key, f.size);
     }
-    for (const p of [...pointers, ...hints]) {
-      await fetch(p.key, local(p.key), undefined);
+    for (const [key, bytes] of pointers) {
+      writeLocal(local(key), bytes);
+      result.downloadedFiles++;
+      result.downloadedBytes += bytes.length;
       result.files++;
-      progress(t, p.key, p.size);
+      progress(t, key, bytes.length);
     }
-    const keep = new Set(pointers.map((p) => rel(p)));
+    // The hints name the snapshots copied (HQ's, read now, may name one that came after them).
+    const ids = [...pointers.keys()].flatMap((k) => {
+      const m = SNAPSHOT_KEY.exec(k);
+      return m ? [Number(m[1])] : [];
+    });
+    if (ids.length > 0) {
+      writeLocal(join(dbDir, t, 'snapshot', 'EARLIEST'), Buffer.from(String(Math.min(...ids))));
+      writeLocal(join(dbDir, t, 'snapshot', 'LATEST'), Buffer.from(String(Math.max(...ids))));
+    }
+    const keep = new Set([...pointers.keys()].map((k) => k.slice(tp.length)));
     const snapDir = join(dbDir, t, 'snapshot');
     for (const n of fs.existsSync(snapDir) ? fs.readdirSync(snapDir) : []) {
       if (/^snapshot-\d+$/.test(n) && !keep.has(`snapshot/${n}`)) fs.rmSync(join(snapDir, n), { force: true });

@@ -331,6 +331,35 @@ describe('evidence tags', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('keeps the run tag of a deferred proposal too: its decision tag may expire first (decisionEvidenceRetentionMs shorter than the wait)', async () => {
+    site = new TestSite({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '2', 'snapshot.time-retained': '1 ms' });
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', priority: 3, due_at_ms: T0 + 100 * DAY });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const warnings: string[] = [];
+    const { agent, inbox } = site.agentAndInbox({ agent: { onWarning: (m) => void warnings.push(m) }, inbox: { decisionEvidenceRetentionMs: DAY, onWarning: (m) => void warnings.push(m) } });
+    const first = agent.run();
+    const p = first.created.find((x) => x.ruleId === 'assign-job')!;
+    const tag = `agent-${first.runId}`;
+    const tables = p.evidence.map((e) => site.catalog.getTable({ database: DB, table: e.table }));
+    const atRun = tables.map((t) => t.scanRows({ tag }));
+    expect((await inbox.decide(p.id, 'defer', { user: 'lena', pin: '1234' })).outcome).toBe('deferred');
+    // Ten days of runs every 6 hours, still deferred; the decision tag (a day) expires meanwhile.
+    for (let i = 0; i < 40; i++) {
+      site.nowMs += DAY / 4;
+      site.job({ job_id: `J-${100 + i}`, status: 'done' });
+      site.resource(`M-${100 + i}`, 'pack', 'busy');
+      site.commit();
+      agent.run();
+    }
+    expect(inbox.get(p.id)!.status).toBe('deferred');
+    for (const [i, t] of tables.entries()) expect(t.scanRows({ tag }), t.name).toEqual(atRun[i]);
+    expect((await inbox.decide(p.id, 'approve', { user: 'lena', pin: '1234' })).outcome).toBe('approved');
+    for (const [i, t] of tables.entries()) expect(t.scanRows({ tag: `decision-${p.id}` }), t.name).toEqual(atRun[i]);
+    expect(warnings).toEqual([]);
+  });
+
   it('keeps a cited tag with a short retention (90 min): renewed while core/lsm still allows it, not at half', () => {
     site = new TestSite();
     site.job({ job_id: 'J-1' });

@@ -339,7 +339,7 @@ export class Agent {
         if (id !== null) this.checkedThrough.set(name, id);
       }
       const keptIds = new Set(kept.map((w) => w.id));
-      this.keepCitedTags(open.filter((p) => p.status === 'open' && !keptIds.has(p.id)), nowMs);
+      this.keepCitedTags(open.filter((p) => !keptIds.has(p.id)), nowMs);
       return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], ruleErrors };
     } finally {
       for (const release of releases) release();
@@ -351,8 +351,10 @@ export class Agent {
    * (its retention restarted, core/lsm `renewTag`) once half its retention has passed (or, for a
    * short retention, two runs before core/lsm's renewal margin would refuse it), so a
    * proposal left undecided longer than `evidenceRetentionMs` still has its whole snapshot when
-   * someone decides (the decision then tags it for a year, core/inbox). Deferred proposals have
-   * that decision tag already. Each tag is looked at again only when it is due (`citedTags`); one
+   * someone decides (the decision then tags it for a year, core/inbox). Deferred proposals too:
+   * the tag their deferral made lasts `decisionEvidenceRetentionMs`, which may be shorter than
+   * the wait (down to an hour), and the approval after it tags the evidence from the run tag.
+   * Each tag is looked at again only when it is due (`citedTags`); one
    * that cannot be kept (expired while the site was off) is reported once.
    */
   private keepCitedTags(open: readonly Proposal[], nowMs: number): void {

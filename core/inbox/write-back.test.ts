@@ -298,6 +298,32 @@ describe('write-back', () => {
     expect(sent.filter((s) => s.id === p2.id).map((s) => s.expires)).toEqual([T0 + 1000 + 60_000]);
   });
 
+  it('an ack handled before the publish returns (the module was quicker than the PUBACK) is kept: sent, then acknowledged', async () => {
+    let wb!: WriteBack;
+    const published: string[] = [];
+    wb = new WriteBack({
+      inbox,
+      publish: async (_topic, payload) => {
+        const c = JSON.parse(payload) as { command_id: string };
+        published.push(c.command_id);
+        wb.handleAck('tilstand/s1/acks/operations', Buffer.from(JSON.stringify({ command_id: c.command_id, module: 'operations', ok: true, result: { resource: 'M-1' } })));
+      },
+      onAck: () => undefined,
+      effectSeen: () => false,
+      clock: () => now,
+      resendAfterMs: 60_000,
+      onWarning: () => undefined,
+    });
+    writeBacks.push(wb);
+    const p = await approve('J-1');
+    expect(inbox.get(p.id)!.command).toMatchObject({ state: 'acknowledged', sentAtMs: T0, detail: '{"resource":"M-1"}' });
+    expect(inbox.history(p.id).map((e) => e.event)).toEqual(['proposed', 'approved', 'command_sent', 'command_acknowledged']);
+    // Acknowledged: not published again.
+    now += 61_000;
+    wb.poll();
+    expect(published).toEqual([p.id]);
+  });
+
   it('ignores acks that are not its own, malformed, or from the wrong module', async () => {
     const wb = await writeBack();
     await module(() => undefined);

@@ -400,13 +400,13 @@ describe('decide: who may', () => {
     expect(readDecisionLog(catalog.getTable({ database: DB, table: 'decision_log' })).map((e) => e.event)).toEqual(['proposed', 'config_changed']);
   });
 
-  it('refuses operators, viewers, unknown and disabled users, and logs each refusal', async () => {
+  it('refuses operators, viewers, unknown (as a wrong PIN) and disabled users, and logs each refusal', async () => {
     const i = inbox();
     const [p] = propose(i, 'J-1');
     for (const [user, pin, reason] of [
       ['olaf', '3333', 'role'],
       ['vic', '4444', 'role'],
-      ['nobody', '1234', 'unknown_user'],
+      ['nobody', '1234', 'wrong_pin'],
       ['gone', '5555', 'disabled'],
     ] as const) {
       const e = await i.decide(p!.id, 'approve', { user, pin }).catch((x: unknown) => x);
@@ -417,9 +417,27 @@ describe('decide: who may', () => {
     expect(i.history(p!.id).filter((e) => e.event === 'refused').map((e) => [e.actor, (e.detail as { reason: string }).reason])).toEqual([
       ['olaf', 'role'],
       ['vic', 'role'],
-      ['nobody', 'unknown_user'],
+      ['nobody', 'wrong_pin'],
       ['gone', 'disabled'],
     ]);
+  });
+
+  it('refuses an unknown user, and one without a PIN, as it refuses a wrong PIN: the same reason and message, to the lockout', async () => {
+    await users.add({ name: 'bea', role: 'shift_lead', badge: 'RFID-0042' });
+    const i = inbox();
+    const [p] = propose(i, 'J-1');
+    const said = async (user: string): Promise<string[]> => {
+      const out: string[] = [];
+      for (let k = 0; k < 4; k++) {
+        const e = (await i.decide(p!.id, 'approve', { user, pin: '9999' }).catch((x: unknown) => x)) as InboxError;
+        out.push(`${e.reason}: ${e.message.replaceAll(`'${user}'`, "'<name>'")}`);
+      }
+      return out;
+    };
+    const lena = await said('lena');
+    expect(lena[0]).toMatch(/^wrong_pin: .*'<name>' \(2 attempts left\)$/);
+    expect(await said('nobody')).toEqual(lena);
+    expect(await said('bea')).toEqual(lena);
   });
 
   it('wrong PINs lock the user out; a locked user is refused even with the right PIN', async () => {

@@ -64,12 +64,39 @@ describe('UserStore', () => {
     expect(await u.verifyPin('kari', '4711')).toMatchObject({ ok: true, user: { name: 'kari', role: 'shift_lead' } });
     expect(await u.verifyPassword('kari', 'correct horse')).toMatchObject({ ok: true });
     expect(await u.verifyPin('kari', '0000')).toMatchObject({ ok: false, reason: 'wrong', failuresLeft: 2 });
-    expect(await u.verifyPin('nobody', '4711')).toMatchObject({ ok: false, reason: 'unknown' });
+    expect(await u.verifyPin('nobody', '4711')).toEqual({ ok: false, reason: 'wrong', failuresLeft: 2 });
     db.pragma('wal_checkpoint(TRUNCATE)');
     const bytes = readFileSync(join(dir, 'site.db')).toString('latin1');
     expect(bytes).not.toContain('4711');
     expect(bytes).not.toContain('correct horse');
     expect(bytes).toContain('scrypt$');
+  });
+
+  it('answers an unknown name, and a user without that secret, as it answers a wrong PIN: the same count down, the same lockout', async () => {
+    const u = store();
+    await u.add({ name: 'kari', role: 'shift_lead', pin: '4711' });
+    await u.add({ name: 'per', role: 'operator', badge: 'RFID-00A1B2C3' }); // no PIN
+    const attempts = async (name: string) => {
+      const out = [];
+      for (let k = 0; k < 5; k++) out.push(await u.verifyPin(name, '0000'));
+      return out;
+    };
+    const real = await attempts('kari');
+    expect(real.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['wrong', 'wrong', 'locked', 'locked', 'locked']);
+    expect(await attempts('nobody')).toEqual(real);
+    expect(await attempts('per')).toEqual(real);
+    // Neither kept anything in site.db, and the user without a PIN was not locked by it.
+    expect(u.get('per')!.lockedUntilMs).toBeNull();
+    expect(await u.signInWithBadge('RFID-00A1B2C3')).toMatchObject({ ok: true });
+    // After the lockout the unknown name counts again from the start, as a user would.
+    now += 60_001;
+    expect(await u.verifyPin('nobody', '0000')).toEqual({ ok: false, reason: 'wrong', failuresLeft: 2 });
+    // Side by side too: each attempt is answered by its own count, as a user's is.
+    now += 60_001;
+    const together = async (name: string) => (await Promise.all([u.verifyPin(name, '1234'), u.verifyPin(name, '5678')])).map((r) => JSON.stringify(r)).sort();
+    const realTogether = await together('kari');
+    expect(realTogether).toEqual([JSON.stringify({ ok: false, reason: 'wrong', failuresLeft: 1 }), JSON.stringify({ ok: false, reason: 'wrong', failuresLeft: 2 })]);
+    expect(await together('ghost')).toEqual(realTogether);
   });
 
   it('locks a user after failuresMax wrong PINs for lockoutMs, then lets them in again', async () => {
@@ -117,7 +144,7 @@ describe('UserStore', () => {
     await u.add({ name: 'per', role: 'operator', badge: 'RFID-00A1B2C3' });
     await u.add({ name: 'lise', role: 'viewer', pin: '1357', badge: 'RFID-FFEE' });
     expect(await u.signInWithBadge('RFID-00A1B2C3')).toMatchObject({ ok: true, user: { name: 'per' } });
-    expect(await u.signInWithBadge('RFID-nope')).toEqual({ ok: false, reason: 'unknown' });
+    expect(await u.signInWithBadge('RFID-nope')).toEqual({ ok: false, reason: 'unknown', failuresLeft: 2 });
     await expect(u.add({ name: 'eve', role: 'admin', badge: 'RFID-FFEE' })).rejects.toMatchObject({ kind: 'AlreadyExists', field: 'badge' });
     u.disable('lise');
     expect(await u.signInWithBadge('RFID-FFEE')).toEqual({ ok: false, reason: 'disabled' });
@@ -130,6 +157,30 @@ describe('UserStore', () => {
     expect(() => u.enable('nobody')).toThrow(/user 'nobody' does not exist/);
     // The badge salt survives reopening: the same badge still finds its user.
     expect(await store().signInWithBadge('RFID-00A1B2C3')).toMatchObject({ ok: true });
+  });
+
+  it('failuresMax unknown badges in a row from one source stop badge sign-in from that source for lockoutMs; no user is locked, other sources go on', async () => {
+    const u = store();
+    await u.add({ name: 'per', role: 'operator', pin: '2468', badge: 'RFID-00A1B2C3' });
+    expect(await u.signInWithBadge('RFID-guess-1', 'reader-2')).toEqual({ ok: false, reason: 'unknown', failuresLeft: 2 });
+    expect(await u.signInWithBadge('RFID-guess-2', 'reader-2')).toEqual({ ok: false, reason: 'unknown', failuresLeft: 1 });
+    expect(await u.signInWithBadge('RFID-guess-3', 'reader-2')).toEqual({ ok: false, reason: 'locked', lockedUntilMs: now + 60_000 });
+    // The right badge too, from that source (else the lockout would still tell right from wrong).
+    expect(await u.signInWithBadge('RFID-00A1B2C3', 'reader-2')).toMatchObject({ ok: false, reason: 'locked' });
+    // Another source, the user's PIN, the user's record: untouched.
+    expect(await u.signInWithBadge('RFID-00A1B2C3', 'reader-1')).toMatchObject({ ok: true, user: { name: 'per' } });
+    expect(await u.verifyPin('per', '2468')).toMatchObject({ ok: true });
+    expect(u.get('per')!.lockedUntilMs).toBeNull();
+    now += 60_001;
+    expect(await u.signInWithBadge('RFID-00A1B2C3', 'reader-2')).toMatchObject({ ok: true });
+    // A right badge resets the count.
+    await u.signInWithBadge('RFID-guess-4', 'reader-2');
+    await u.signInWithBadge('RFID-00A1B2C3', 'reader-2');
+    expect(await u.signInWithBadge('RFID-guess-5', 'reader-2')).toMatchObject({ reason: 'unknown', failuresLeft: 2 });
+    // Sent side by side: no more than failuresMax are hashed, and the right one among them does not get in.
+    const guesses = [...Array.from({ length: 20 }, (_, k) => `RFID-x${k}`), 'RFID-00A1B2C3'];
+    const results = await Promise.all(guesses.map((g) => u.signInWithBadge(g, 'reader-3')));
+    expect(results.every((r) => !r.ok && r.reason === 'locked')).toBe(true);
   });
 
   it('hashes with the slow default parameters unless told otherwise', async () => {

@@ -6,7 +6,11 @@
 // (secret-hash.ts); badges are hashed with a per-site salt so they can be looked up by value.
 //
 // Lockout: `failuresMax` wrong PINs/passwords in a row lock the user for `lockoutMs`; a correct
-// one resets the count. A locked or disabled user cannot sign in by any means.
+// one resets the count. A locked or disabled user cannot sign in by any means. A name that is no
+// user, or a user without the secret asked for, gets the answers a wrong secret gets — `wrong` with
+// failures left, then `locked` — after a hash of the same cost, counted in memory only: the answer
+// does not tell whether a name is a user. Badges name no user until one matches, so unknown badges
+// count against where they were presented (`signInWithBadge`'s source), never against a user.
 //
 // Concurrency: one better-sqlite3 connection, owned by the caller (the site). Hashing is async
 // (libuv's pool), so verification never blocks the event loop for the hash; counters are updated
@@ -131,6 +135,27 @@ export const guessablePinMessage = (pin: string, why: string): string => `PIN ${
 
 const PASSWORD_CHARS_MIN = 8;
 const SECRET_CHARS_MAX = 256;
+/**
+ * Keys of the counts kept in memory (names that are no user, badge sources); past it the oldest is
+ * forgotten: one who sprays that many keys gets fresh counts for them, no more.
+ */
+const COUNTED_KEYS_MAX = 10_000;
+
+/** Wrong attempts in a row counted in memory for one key, and the lockout they started. */
+interface Counted {
+  failed: number;
+  lockedUntilMs: number | null;
+}
+
+/** `key`'s count in `map`, made when missing (the oldest key forgotten past COUNTED_KEYS_MAX). */
+function counted(map: Map<string, Counted>, key: string): Counted {
+  let c = map.get(key);
+  if (!c) {
+    if (map.size >= COUNTED_KEYS_MAX) map.delete(map.keys().next().value!);
+    map.set(key, (c = { failed: 0, lockedUntilMs: null }));
+  }
+  return c;
+}
 
 export class UserStore {
   private readonly db: Database.Database;
@@ -141,6 +166,10 @@ export class UserStore {
   private readonly badgeSalt: Buffer;
   /** A hash to spend the same time on for unknown names, so timing does not tell names apart. */
   private dummy: Promise<string> | undefined;
+  /** Wrong attempts of names that cannot sign in that way (`verifyNobody`), oldest first. */
+  private readonly phantoms = new Map<string, Counted>();
+  /** Unknown badges per source (`signInWithBadge`), oldest first. */
+  private readonly badgeSources = new Map<string, Counted>();
 
   constructor(db: Database.Database, options: UserStoreOptions = {}) {
     this.db = db;
@@ -254,29 +283,42 @@ export class UserStore {
     return this.verify(name, 'password_hash', password);
   }
 
-  /** Sign-in by badge string: finds the user whose badge hashes equal. */
-  async signInWithBadge(badge: string): Promise<SignInResult> {
+  /**
+   * Sign-in by badge string: finds the user whose badge hashes equal. `source`: where the badge
+   * was presented (a reader, a screen, a client's address); callers that give none share one.
+   *
+   * A badge that is no one's names no user to count it against, so the count is the source's:
+   * failuresMax unknown badges in a row from a source stop badge sign-in from it — the right
+   * badge too, else the lockout would still tell right from wrong — for lockoutMs; a right one
+   * resets it. Counted before the hash, as `verify` counts a PIN. No user is locked by it (a user
+   * lockout keyed on badges would let anyone with a card reader lock out everyone), and PINs,
+   * passwords and other sources go on. In memory: a restart forgets it.
+   */
+  async signInWithBadge(badge: string, source = ''): Promise<SignInResult> {
     if (typeof badge !== 'string' || badge.length === 0 || badge.length > SECRET_CHARS_MAX) return { ok: false, reason: 'unknown' };
+    const c = counted(this.badgeSources, String(source).slice(0, SECRET_CHARS_MAX));
+    const attempt = this.countAttempt(c);
+    if (typeof attempt !== 'number') return attempt;
     const h = await lookupHash(badge, this.badgeSalt, this.params);
+    // Read again: the attempts beside this one may have locked the source while this one was hashed.
+    const blockedNow = this.lockedCount(c);
+    if (blockedNow) return blockedNow;
     const r = this.db.prepare('SELECT * FROM users WHERE badge_hash = ?').get(h) as Row | undefined;
-    if (!r) return { ok: false, reason: 'unknown' };
-    const blocked = this.blocked(r);
-    if (blocked) return blocked;
+    if (!r) return this.failedCount(c, attempt, 'unknown');
+    c.failed = 0;
+    const blockedUser = this.blocked(r);
+    if (blockedUser) return blockedUser;
     return this.succeed(r.name);
   }
 
   private async verify(name: string, column: 'pin_hash' | 'password_hash', secret: string): Promise<SignInResult> {
     const r = typeof name === 'string' ? this.row(name) : undefined;
     if (typeof secret !== 'string' || secret.length > SECRET_CHARS_MAX) return { ok: false, reason: 'wrong' };
-    if (!r) {
-      this.dummy ??= hashSecret('not-a-user', this.params);
-      await verifySecret(secret, await this.dummy);
-      return { ok: false, reason: 'unknown' };
-    }
+    if (!r) return this.verifyNobody(String(name), secret);
     const blocked = this.blocked(r);
     if (blocked) return blocked;
     const stored = r[column];
-    if (stored === null) return { ok: false, reason: 'no_secret' };
+    if (stored === null) return this.verifyNobody(r.name, secret);
     // The attempt is counted as a failure before the hash, and taken back if the secret is right:
     // the hash takes a while on the threadpool, and guesses sent side by side (an HTTP client can)
     // were each checked against a row none of the others had counted yet, so any number of them
@@ -299,6 +341,50 @@ export class UserStore {
     const failed = Number(attempt);
     if (failed >= this.failuresMax) return this.lock(r.name);
     return { ok: false, reason: 'wrong', failuresLeft: this.failuresMax - failed };
+  }
+
+  /**
+   * A name that cannot sign in this way (no such user, or the user has no such secret) is answered
+   * as a wrong secret is: the same hash cost (a dummy hash), `wrong` with failures left, and after
+   * failuresMax the same lockout — counted in memory (`phantoms`), so that nothing is written for
+   * names that do not exist and a badge-only user is not locked by PIN guesses. Otherwise
+   * `unknown` or a missing count told whoever asked which names are users.
+   */
+  private async verifyNobody(name: string, secret: string): Promise<SignInResult> {
+    const c = counted(this.phantoms, name.slice(0, SECRET_CHARS_MAX));
+    // As `verify`: counted before the hash, read again after it, answered by its own count.
+    const attempt = this.countAttempt(c);
+    if (typeof attempt !== 'number') return attempt;
+    this.dummy ??= hashSecret('not-a-user', this.params);
+    await verifySecret(secret, await this.dummy);
+    return this.lockedCount(c) ?? this.failedCount(c, attempt, 'wrong');
+  }
+
+  /** The lockout of an in-memory count, while it lasts. */
+  private lockedCount(c: Counted): SignInResult | undefined {
+    return c.lockedUntilMs !== null && c.lockedUntilMs > this.now() ? { ok: false, reason: 'locked', lockedUntilMs: c.lockedUntilMs } : undefined;
+  }
+
+  /**
+   * Counts an attempt before its hash: its number in the count, or — locked, or at failuresMax
+   * already (that starts the lockout) — the refusal, without a hash.
+   */
+  private countAttempt(c: Counted): number | SignInResult {
+    const blocked = this.lockedCount(c);
+    if (blocked) return blocked;
+    if (c.failed >= this.failuresMax) return this.lockCount(c);
+    return ++c.failed;
+  }
+
+  /** Counted attempt number `attempt` failed: failures left, or the lockout when it was the last. */
+  private failedCount(c: Counted, attempt: number, reason: 'wrong' | 'unknown'): SignInResult {
+    return attempt >= this.failuresMax ? this.lockCount(c) : { ok: false, reason, failuresLeft: this.failuresMax - attempt };
+  }
+
+  private lockCount(c: Counted): SignInResult {
+    c.failed = 0;
+    c.lockedUntilMs = this.now() + this.lockoutMs;
+    return { ok: false, reason: 'locked', lockedUntilMs: c.lockedUntilMs };
   }
 
   private lock(name: string): SignInResult {

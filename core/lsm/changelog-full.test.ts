@@ -100,6 +100,42 @@ describe('full-compaction changelog producer', () => {
     w.close();
   });
 
+  it('as Paimon FullChangelogMergeFunctionWrapper: a key untouched since the last full compaction gives nothing', () => {
+    // One bucket, so the untouched keys share the compacted bucket with the changed ones.
+    const { table } = setup(SPEC({ bucket: '1' }));
+    const w = table.newWriter();
+    for (const k of ['a', 'b', 'c', 'd']) w.writeRecord({ k, v: 1 });
+    const first = w.compact(true)!;
+    w.writeRecord({ k: 'b', v: 2 }); // top level + newer record: -U/+U
+    w.writeRecord({ k: 'c', v: 1 }); // rewritten unchanged: still -U/+U without row-deduplicate
+    w.writeRecord({ k: 'd' }, RowKind.DELETE); // -D
+    w.writeRecord({ k: 'e', v: 5 }); // only below the top level: +I
+    const second = w.compact(true)!;
+    // a has only its top-level record: nothing.
+    expect(show(table.changes({ from: first, to: second, mode: 'changelog' }))).toEqual(['-Ub,1,null', '+Ub,2,null', '-Uc,1,null', '+Uc,1,null', '-Dd,1,null', '+Ie,5,null'].sort());
+    expect(table.snapshots.get(second).changelogRecordCount).toBe(6);
+    // Only b changes; a, c and e sit untouched in the top level.
+    w.writeRecord({ k: 'b', v: 3 });
+    const third = w.compact(true)!;
+    expect(show(table.changes({ from: second, to: third, mode: 'changelog' }))).toEqual(['+Ub,3,null', '-Ub,2,null']);
+    w.close();
+  });
+
+  it('untouched keys give nothing with deletion vectors either; a key whose top-level row is marked and rewritten is -U/+U', () => {
+    const { table } = setup(SPEC({ bucket: '1', 'deletion-vectors.enabled': 'true' }));
+    const w = table.newWriter();
+    for (const k of ['a', 'b', 'c']) w.writeRecord({ k, v: 1 });
+    const first = w.compact(true)!;
+    w.writeRecord({ k: 'b', v: 2 });
+    w.commit(); // the DV writer marks b's top-level row; b's new row is below the top level
+    w.writeRecord({ k: 'c', v: 1 });
+    w.writeRecord({ k: 'd', v: 4 });
+    w.commit();
+    const second = w.compact(true)!;
+    expect(show(table.changes({ from: first, to: second, mode: 'changelog' }))).toEqual(['-Ub,1,null', '+Ub,2,null', '-Uc,1,null', '+Uc,1,null', '+Id,4,null'].sort());
+    w.close();
+  });
+
   it('full-compaction.delta-commits=N fully compacts every bucket after N commits, producing the changelog', () => {
     const { table } = setup(SPEC({ 'full-compaction.delta-commits': '2' }));
     expect(table.schema.options.fullCompactionDeltaCommits).toBe(2);

@@ -15,7 +15,8 @@
 //           `compact --full`, `full-compaction.delta-commits`, or the universal picker), the
 //           bucket's old top level — its state at the previous full compaction, read without
 //           deletion vectors — is merge-joined with the compaction's output: +I, -U/+U (row-
-//           deduplicate applied), -D. The files are listed by the COMPACT snapshot.
+//           deduplicate applied), -D; nothing for a key whose only record was its old top-level
+//           one (untouched since). The files are listed by the COMPACT snapshot.
 //
 // The files of one commit are listed in a changelog manifest (ADD entries) referenced from the
 // snapshot's `changelogManifestList`; they are never in the base or delta lists, so batch reads
@@ -201,17 +202,21 @@ export class ChangelogWriter {
   /**
    * `full-compaction`: a merge-join of the bucket's old top level (`before`: ascending by key, at
    * most one record per key, read without deletion vectors) with the full compaction's merged
-   * output, fed key by key to `add` (ascending, retractions included). `finish` returns the
-   * changes: +I, -U/+U (row-deduplicate applied), -D. A retraction on either side means absent.
+   * output, fed key by key to `add` (ascending, retractions included; `single`: the merge folded
+   * one input record). `finish` returns the changes: +I, -U/+U (row-deduplicate applied), -D. A
+   * retraction on either side means absent. A key whose only input was its old top-level record
+   * (same sequence number) is untouched since the previous full compaction and gives nothing, as in
+   * Paimon's `FullChangelogMergeFunctionWrapper`; a key with newer records gives -U/+U even when
+   * the rows are equal, unless row-deduplicate.
    */
-  fullCompactionDiff(before: Iterable<KeyValue>): { add(after: KeyValue): void; finish(): KeyValue[] } {
+  fullCompactionDiff(before: Iterable<KeyValue>): { add(after: KeyValue, single: boolean): void; finish(): KeyValue[] } {
     const cmp = this.table.compareKeys;
     const it = before[Symbol.iterator]();
     let cur = it.next();
     const out: KeyValue[] = [];
     const row = (kv: KeyValue | undefined) => (kv && isAdd(kv.kind) ? kv.value : undefined);
     return {
-      add: (after) => {
+      add: (after, single) => {
         while (!cur.done && cmp(cur.value.key, after.key) < 0) {
           this.pushChange(out, cur.value.key, cur.value.seq, row(cur.value), undefined);
           cur = it.next();
@@ -221,6 +226,8 @@ export class ChangelogWriter {
           b = cur.value;
           cur = it.next();
         }
+        // With deletion vectors a marked top-level row is not an input: the single record is then newer.
+        if (single && b?.seq === after.seq) return;
         this.pushChange(out, after.key, after.seq, row(b), row(after));
       },
       finish: () => {

@@ -977,8 +977,8 @@ export class TableWriter {
     } : undefined;
     const keyCmps = schema.keyTypes.map(comparatorFor); // as table.compareKeys (keyComparator) chains them
     // The record passed in shares arrays with the merge's cursors: copied here, not kept.
-    const merging = new RunsMerge(inputs, keyCmps, nv, merge, mergeOrder(schema), check, (kv) => {
-      diff?.add({ key: kv.key.slice(), seq: kv.seq, kind: kv.kind, value: kv.value.slice() });
+    const merging = new RunsMerge(inputs, keyCmps, nv, merge, mergeOrder(schema), check, (kv, records) => {
+      diff?.add({ key: kv.key.slice(), seq: kv.seq, kind: kv.kind, value: kv.value.slice() }, records === 1);
       if (dropDelete && !isAdd(kv.kind)) return;
       builder.add(kv);
       if (builder.rowCount >= rowsPerFile) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));

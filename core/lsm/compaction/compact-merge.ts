@@ -96,9 +96,10 @@ class Cursor extends PartCursor {
 /**
  * Merges `runs` (each a list of key-ordered parts, keys unique within a run: decoded, or RunParts
  * that decode each when the merge reaches it) and calls `sink` with each merged record, keys
- * ascending. `keyCmps` are the key columns' comparators (the ones `keyComparator` of
- * merge-function.ts chains). The record passed to `sink` may share arrays with cursor state: copy
- * what you keep before returning. In steps: `step(n)` merges at most n keys and says whether the
+ * ascending, with the number of input records folded into it (one per run holding the key).
+ * `keyCmps` are the key columns' comparators (the ones `keyComparator` of merge-function.ts
+ * chains). The record passed to `sink` may share arrays with cursor state: copy what you keep
+ * before returning. In steps: `step(n)` merges at most n keys and says whether the
  * merge is done (`step(Infinity)`: all of it), so a caller can spread one compaction over many
  * turns of its event loop (TableWriter's deferred compaction); the records, their order and the
  * calls are the same whatever the steps.
@@ -120,7 +121,7 @@ export class RunsMerge {
     private readonly merge: MergeFunction,
     private readonly order: (a: KeyValue, b: KeyValue) => number,
     private readonly onKeyMerged: (() => void) | undefined,
-    private readonly sink: (kv: KeyValue) => void,
+    private readonly sink: (kv: KeyValue, records: number) => void,
   ) {
     this.nk = keyCmps.length;
   }
@@ -179,7 +180,7 @@ export class RunsMerge {
       }
       const result = merge.result();
       onKeyMerged?.();
-      if (result !== undefined) sink(result);
+      if (result !== undefined) sink(result, group.length);
     }
     return cursors.length === 0;
   }

@@ -12,18 +12,23 @@
 // said yes but the world had moved) and `reject` in the period is one judgement. A run agrees
 // with an approval when it had a proposal of that situation open at the decision's time, and with
 // a rejection when it had none. agreement = agreeing judgements / judgements (null when there are
-// none). Deferrals are not judgements.
+// none). Deferrals are not judgements. Whether it had one is the run's own record (decisions.json:
+// the replay made each decision again on its open proposal of that situation, `unmatched` when it
+// had none), which counts the proposals open since before the cut too: proposals.json lists only
+// those made in the period.
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../inbox/index.ts';
 import { isObject, readJsonFile, REPORT_FORMAT, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
-import type { RunManifest } from './replay.ts';
+import type { DecisionOutcome, RunManifest } from './replay.ts';
 
 export interface LoadedRun {
   manifest: RunManifest;
   proposals: ReplayProposal[];
   decisions: HumanDecision[];
+  /** What the replay made of each of `decisions` (same order): `unmatched` when it had no proposal of that situation open. */
+  outcomes: DecisionOutcome[];
 }
 
 /** A `replay run` output folder; a missing or damaged file is named (never a bare JSON or type error). */
@@ -43,19 +48,27 @@ export function loadRun(dir: string): LoadedRun {
     if (!existsSync(join(dir, f))) throw new Error(`run ${dir}: ${f} is missing`);
     return readJsonFile<unknown[]>(join(dir, f), (v) => (Array.isArray(v) && v.every(isObject) ? undefined : 'expected a JSON array of objects'));
   };
-  return { manifest, proposals: list('proposals.json') as ReplayProposal[], decisions: list('human-decisions.json') as HumanDecision[] };
+  const decisions = list('human-decisions.json') as HumanDecision[];
+  const outcomes = list('decisions.json') as DecisionOutcome[];
+  const odd = decisions.findIndex((d, i) => outcomes[i]?.atMs !== d.atMs || outcomes[i]?.liveProposalId !== d.proposalId || typeof outcomes[i]?.replayOutcome !== 'string');
+  if (odd >= 0 || outcomes.length !== decisions.length) throw new Error(`${join(dir, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's ${decisions.length} decisions, in order${odd >= 0 ? ` (entry ${odd} is not)` : ''}`);
+  return { manifest, proposals: list('proposals.json') as ReplayProposal[], decisions, outcomes };
 }
 
 const COMPARED = ['createdAtMs', 'ruleVersion', 'action', 'module', 'params', 'risk', 'riskReason', 'explanation', 'status'] as const;
 
+/** A proposal in the report: every field `changed` compares (the report shows both values), evidence. */
 export interface ProposalRef {
   id: string;
   ruleId: string;
+  ruleVersion: string;
   situationKey: string;
   createdAtMs: number;
   action: string;
+  module: string | null;
   params: unknown;
   risk: string;
+  riskReason: string;
   explanation: string;
   status: string;
   evidence: ReplayProposal['evidence'];
@@ -112,11 +125,14 @@ export interface DiffReport {
 const ref = (p: ReplayProposal): ProposalRef => ({
   id: p.id,
   ruleId: p.ruleId,
+  ruleVersion: p.ruleVersion,
   situationKey: p.situationKey,
   createdAtMs: p.createdAtMs,
   action: p.action,
+  module: p.module,
   params: p.params,
   risk: p.risk,
+  riskReason: p.riskReason,
   explanation: p.explanation,
   status: p.status,
   evidence: p.evidence,
@@ -136,17 +152,13 @@ function bySituation(ps: readonly ReplayProposal[]): Map<string, ReplayProposal[
   return m;
 }
 
-/** Was a proposal of `situationKey` open at `atMs` in this run? */
-function openAt(index: Map<string, ReplayProposal[]>, situationKey: string, atMs: number): boolean {
-  return (index.get(situationKey) ?? []).some((p) => p.createdAtMs <= atMs && closesAt(p) >= atMs);
-}
-
-export function agreementOf(proposals: readonly ReplayProposal[], decisions: readonly HumanDecision[], examples = 5): Agreement {
-  const index = bySituation(proposals);
+/** `decisions` and what the run made of each (`outcomes`, same order: LoadedRun). */
+export function agreementOf(decisions: readonly HumanDecision[], outcomes: readonly DecisionOutcome[], examples = 5): Agreement {
   const a: Agreement = { judgements: 0, agreed: 0, agreement: null, approvedProposed: 0, approvedMissed: 0, rejectedAvoided: 0, rejectedProposed: 0, perRule: {}, disagreements: [] };
-  for (const d of decisions) {
+  for (const [i, d] of decisions.entries()) {
     if (d.verb === 'defer') continue;
-    const had = openAt(index, d.situationKey, d.atMs);
+    // The replay's proposal of that situation open at the decision's time, if any, is the one it decided.
+    const had = outcomes[i]!.replayOutcome !== 'unmatched';
     const ok = d.verb === 'approve' ? had : !had;
     a.judgements++;
     if (ok) a.agreed++;
@@ -217,7 +229,7 @@ export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}):
   added.sort(order);
   removed.sort(order);
   changed.sort((a, b) => order(a.candidate, b.candidate));
-  const agreement = { baseline: agreementOf(base.proposals, base.decisions, n), candidate: agreementOf(cand.proposals, cand.decisions, n) };
+  const agreement = { baseline: agreementOf(base.decisions, base.outcomes, n), candidate: agreementOf(cand.decisions, cand.outcomes, n) };
 
   const failures: string[] = [];
   const total = added.length + removed.length + changed.length;

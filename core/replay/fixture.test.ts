@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadRun } from './diff.ts';
 import { FIXTURE_FORMAT, openFixture, RUN_FORMAT } from './fixture.ts';
 import { sha256File, stableJson } from './json.ts';
+import { writeTar } from './tar.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -77,6 +78,23 @@ describe('openFixture', () => {
   });
 });
 
+describe('a fixture archive', () => {
+  it('cut short at an entry’s end (a copy that stopped) is reported as a truncated archive, not as no fixture', () => {
+    // Entries are sorted: config/…, decisions.json, then fixture.json.
+    const fx = fixture({ 'config/config.json': '{"site":"s1"}', 'decisions.json': '[]' });
+    const tar = join(dir, 'fx.tar');
+    writeTar(fx, tar);
+    expect(() => openFixture(tar, dir).close()).not.toThrow();
+    const bytes = readFileSync(tar);
+    const short = join(dir, 'short.tar');
+    for (const blocks of [2, 4]) {
+      // Two blocks: config/config.json (header + data); four: decisions.json too — no end-of-archive blocks.
+      writeFileSync(short, bytes.subarray(0, blocks * 512));
+      expect(() => openFixture(short, dir), `${blocks} blocks`).toThrow(`fixture ${short}: tar: unexpected end of archive in the next entry's header or the end-of-archive blocks (the archive was cut short)`);
+    }
+  });
+});
+
 describe('loadRun', () => {
   const run = (files: Record<string, string>) => {
     const r = join(dir, 'run');
@@ -100,6 +118,13 @@ describe('loadRun', () => {
     write(join(r, 'human-decisions.json'), '{}');
     expect(() => loadRun(r)).toThrow(`${join(r, 'human-decisions.json')} is damaged: expected a JSON array of objects`);
     write(join(r, 'human-decisions.json'), '[]');
+    expect(() => loadRun(r)).toThrow(`run ${r}: decisions.json is missing`);
+    write(join(r, 'decisions.json'), '[]');
     expect(loadRun(r).proposals).toEqual([]);
+    // What the replay made of each decision (agreement reads it) has to be there for each, in order.
+    write(join(r, 'human-decisions.json'), JSON.stringify([{ atMs: 5, verb: 'reject', proposalId: 'P-1' }]));
+    expect(() => loadRun(r)).toThrow(`${join(r, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's 1 decisions, in order`);
+    write(join(r, 'decisions.json'), JSON.stringify([{ atMs: 5, liveProposalId: 'P-1', replayOutcome: 'unmatched' }]));
+    expect(loadRun(r).outcomes).toHaveLength(1);
   });
 });

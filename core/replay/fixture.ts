@@ -166,7 +166,7 @@ export function openFixture(path: string, scratchParent = tmpdir()): OpenFixture
       extractTar(path, extracted);
     } catch (e) {
       rmSync(extracted, { recursive: true, force: true });
-      throw e;
+      throw new Error(`fixture ${path}: ${(e as Error).message}`, { cause: e });
     }
     dir = extracted;
   }

@@ -110,6 +110,22 @@ describe('replay', () => {
     expect(JSON.parse(read(join(work, 'diff-2'), 'report.json')).summary).toEqual(report.summary);
   }, 60_000);
 
+  it('agreement counts what the run had open when people decided, proposals open since before the cut too', async () => {
+    // People rejected reorders the live agent made at 06:01, before the cut, still open in the
+    // period: the replay had them open and rejected them again. The live agent disagrees with
+    // those rejections (it scores below 1, README), though proposals.json lists only what the
+    // run made after the cut.
+    const outcomes = JSON.parse(read(join(work, 'run-a'), 'decisions.json')) as { verb: string; replayOutcome: string; liveProposalId: string }[];
+    const early = outcomes.filter((o) => o.verb === 'reject' && o.replayOutcome === 'rejected' && o.liveProposalId < 'P-20261130-0608');
+    expect(early.length).toBeGreaterThan(0);
+    const a = diffRuns(loadRun(join(work, 'run-a')), loadRun(join(work, 'run-b'))).agreement.baseline;
+    expect(a.judgements).toBe(outcomes.filter((o) => o.verb !== 'defer').length);
+    expect(a.rejectedProposed).toBe(outcomes.filter((o) => o.verb === 'reject' && o.replayOutcome !== 'unmatched').length);
+    expect(a.approvedProposed).toBe(outcomes.filter((o) => o.verb === 'approve' && o.replayOutcome !== 'unmatched').length);
+    expect(a.agreement).toBeLessThan(1);
+    expect(a.disagreements.some((d) => d.verb === 'reject' && d.runHadItOpen)).toBe(true);
+  }, 60_000);
+
   it('the archive form round-trips through the CLI', async () => {
     const tar = join(work, 'demo.tar');
     const ex = await replayCli(['replay', 'export', '--data', live.dir, '--tag', 'replay-demo', '--at', new Date(CUT).toISOString(), '--until', new Date(UNTIL).toISOString(), '--out', tar]);
@@ -364,6 +380,33 @@ describe('a cut made before the live agent’s first run (a site that had just s
     expect(timerRunMs([id(T0 + 10_500)], MIN)).toBe(T0 + 10_500);
     expect(timerRunMs([], MIN)).toBeUndefined();
   });
+});
+
+describe('a cut just after a run that a decision set off (a stale approval runs the agent at once)', () => {
+  it('replays on the live timer’s phase, not on that run’s', async () => {
+    const site = new LiveSite();
+    try {
+      const gen = new DemoEvents({ site: site.site, seed: 11 });
+      site.receive(gen.initial(T0 + 100));
+      for (let i = 0; i < 300; i++) site.receive(gen.step(T0 + 1000 + i * 1500 + ((i * 7919) % 1000)));
+      await site.advance(T0 + 3 * MIN + 30_000);
+      // What the inbox's `reevaluate` does after a stale approval: one run now, between the timer's.
+      site.runs.push(site.agent.run());
+      await site.advance(T0 + 3 * MIN + 40_000);
+      makeCut(site.catalog, site.database, 'replay-offphase', { clock: site.clock });
+      const until = T0 + 7 * MIN;
+      await site.advance(until, { people });
+      site.close();
+      const fx = join(work, 'fixture-offphase');
+      const m = await exportFixture({ data: site.dir, tag: 'offphase', untilMs: until, out: fx });
+      expect(m.liveAgent.baselineRunId).toBe('20261130-060330-000'); // the newest run before the cut
+      const r = await runReplay({ fixture: fx, out: join(work, 'run-offphase') });
+      expect(r.manifest.clock.firstAgentRunMs).toBe(T0 + 4 * MIN); // the timer's next minute
+      expect(JSON.parse(read(join(work, 'run-offphase'), 'proposals.json'))).toEqual(JSON.parse(read(fx, 'live/proposals.json')));
+    } finally {
+      site.remove();
+    }
+  }, 60_000);
 });
 
 describe('a period that ends off the tick grid (--until now: any millisecond)', () => {

@@ -259,14 +259,16 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     const config = agentConfigFor(spec, m.liveAgent.config);
     agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, config, clock, onWarning: () => undefined });
 
-    // The agent's schedule: the live timer's phase (its newest run before the cut), every intervalMs.
-    // A cut made before the live timer's first run (a site that had just started) has no such run:
-    // the phase is then that of the timer's runs in the period, and the first of them is the first.
+    // The agent's schedule: the live timer's phase, every intervalMs. The phase is that of the
+    // newest run before the cut and the runs in the period (timerRunMs): that newest run may be one
+    // a decision set off (a stale approval re-runs the agent at once, off the timer's minute), and
+    // a cut made before the live timer's first run (a site that had just started) has none; the
+    // timer's first run in the period is then the first.
     const interval = config.intervalMs;
-    const baseline = m.liveAgent.baselineRunId ? runIdMs(m.liveAgent.baselineRunId) : undefined;
     const livePath = join(fx.dir, 'live', 'agent-runs.json');
-    const timer = baseline === undefined && existsSync(livePath) ? timerRunMs(JSON.parse(readFileSync(livePath, 'utf8')) as string[], m.liveAgent.intervalMs) : undefined;
-    const base = baseline ?? timer ?? m.cutMs;
+    const liveRuns = existsSync(livePath) ? (JSON.parse(readFileSync(livePath, 'utf8')) as string[]) : [];
+    const timer = timerRunMs([...(m.liveAgent.baselineRunId ? [m.liveAgent.baselineRunId] : []), ...liveRuns], m.liveAgent.intervalMs);
+    const base = timer ?? m.cutMs;
     let nextAgent = timer !== undefined && timer > m.cutMs ? timer : base + (Math.floor((m.cutMs - base) / interval) + 1) * interval;
     const firstAgentRunMs = nextAgent <= m.untilMs ? nextAgent : null;
 

@@ -13,11 +13,14 @@ const agreement = (o: Partial<Agreement> = {}): Agreement => ({
 const proposal = (situationKey: string, item: string): ProposalRef => ({
   id: 'p1',
   ruleId: 'stock-reorder',
+  ruleVersion: '1',
   situationKey,
   createdAtMs: Date.UTC(2026, 11, 3, 11, 31, 55),
   action: 'replenish',
+  module: 'erp',
   params: { item, qty: 48 },
   risk: 'low',
+  riskReason: 'below the reorder point',
   explanation: `${item} at DOCK: below the reorder point`,
   status: 'open',
   evidence: [{ table: 'stock', snapshotId: 8, tag: 'agent-x', rows: [{ key: { item, location: 'DOCK' }, values: { on_hand: 33 } }] }],
@@ -65,6 +68,16 @@ describe('the Markdown report', () => {
     expect(d).toContain('lena\\_m approved ``stock-reorder|');
     expect(d).toContain('(“order \\*now\\* \\<b\\>urgent\\</b\\>”)');
     expect(lines.find((l) => l.startsWith('  - A'))).toBe('  - A\\|\\`B\\` at DOCK: below the reorder point');
+  });
+
+  it('keeps text with a carriage return on one line (a lone CR ends a line in CommonMark, as LF does)', () => {
+    const r = report();
+    r.agreement.baseline.disagreements[0]!.comment = 'checked\r- all clear\r\n# done';
+    r.examples.added = [{ ...r.examples.added[0]!, explanation: 'BOLT at DOCK\r| x | y |', evidence: [] }];
+    const out = toMarkdown(r).split(/\r\n|\r|\n/);
+    expect(out.find((l) => l.startsWith('- 2026-12-03T12:00:00Z '))).toContain('(“checked - all clear \\# done”)');
+    expect(out.filter((l) => l.startsWith('- all clear') || l.startsWith('\\# done') || l.startsWith('| x'))).toEqual([]);
+    expect(out).toContain('  - BOLT at DOCK \\| x \\| y \\|');
   });
 
   it('pads a code span whose text starts or ends with a backtick', () => {

@@ -9,11 +9,13 @@ import { stableJson } from './json.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)} %`);
+/** Line endings in CommonMark: LF, CR, CR LF (a lone CR ends a line too), with the blanks around them. */
+const LINE_END = /\s*[\r\n]\s*/g;
 /** Text in Markdown: CommonMark's inline markup characters backslash-escaped, one line. */
-const md = (s: string) => s.replace(/[\\`*_[\]<>|~&#!]/g, '\\$&').replace(/\s*\n\s*/g, ' ');
+const md = (s: string) => s.replace(/[\\`*_[\]<>|~&#!]/g, '\\$&').replace(LINE_END, ' ');
 /** A code span: backslashes are literal there, so the fence is one backtick longer than any run inside. */
 const code = (s: string) => {
-  const t = s.replace(/\s*\n\s*/g, ' ');
+  const t = s.replace(LINE_END, ' ');
   const fence = '`'.repeat(Math.max(0, ...(t.match(/`+/g) ?? []).map((r) => r.length)) + 1);
   const pad = t.startsWith('`') || t.endsWith('`') ? ' ' : '';
   return `${fence}${pad}${t}${pad}${fence}`;

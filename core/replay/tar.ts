@@ -2,7 +2,8 @@
 // directories, names up to 255 bytes (ustar prefix + name), sizes below 8 GiB. Written entries are
 // deterministic: sorted paths, mode 0644/0755, uid/gid 0, mtime 0, no user names.
 // Reading accepts what this writer writes (and plain ustar from other tools); anything else
-// (links, devices, PAX/GNU extensions) is refused with the entry's name.
+// (links, devices, PAX/GNU extensions) is refused with the entry's name, and so is an archive that
+// ends before its end-of-archive (zero) block.
 
 import { closeSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -115,9 +116,9 @@ export function extractTar(file: string, dir: string): string[] {
   const out: string[] = [];
   try {
     for (;;) {
-      const r = readSync(fd, h, 0, BLOCK, null);
-      if (r === 0) break;
-      if (r < BLOCK) readExactly(fd, h.subarray(r), BLOCK - r, 'a header');
+      // The writer ends every archive with zero blocks: an archive that stops at an entry's end
+      // without them was cut short (a copy that stopped), and its later entries are missing.
+      readExactly(fd, h, BLOCK, "the next entry's header or the end-of-archive blocks (the archive was cut short)");
       if (h.every((b) => b === 0)) break;
       let sum = 0;
       for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 32 : h[i]!;

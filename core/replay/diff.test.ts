@@ -1,0 +1,54 @@
+// The difference report's counts and examples, on runs built in memory (whole replays:
+// replay.test.ts). A matched proposal that changed shows each differing field's two values.
+
+import { describe, expect, it } from 'vitest';
+import { diffRuns, type LoadedRun } from './diff.ts';
+import type { ReplayProposal } from './fixture.ts';
+import type { RunManifest } from './replay.ts';
+import { toHtml, toMarkdown } from './report.ts';
+
+const T = Date.UTC(2026, 10, 30, 6, 0);
+
+const proposal = (o: Partial<ReplayProposal> = {}): ReplayProposal => ({
+  id: 'P-20261130-060100-000-1',
+  runId: '20261130-060100-000',
+  createdAtMs: T + 60_000,
+  ruleId: 'stock-reorder',
+  ruleVersion: '1',
+  situationKey: 'stock-reorder|replenish|item="BOLT"|location="DOCK"',
+  action: 'replenish',
+  module: 'erp',
+  params: { item: 'BOLT', qty: 20 },
+  risk: 'low',
+  riskReason: 'below the reorder point',
+  explanation: 'BOLT at DOCK: 4 on hand',
+  evidence: [],
+  status: 'open',
+  closedAtMs: null,
+  withdrawnReason: null,
+  decision: null,
+  ...o,
+});
+
+const run = (label: string, proposals: ReplayProposal[]): LoadedRun => ({
+  manifest: { fixture: { id: 'f1', name: 'day', tag: 'replay-day', site: 's1', cutMs: T, untilMs: T + 3_600_000 }, agent: { label, rules: [] } } as unknown as RunManifest,
+  proposals,
+  decisions: [],
+  outcomes: [],
+});
+
+describe('diffRuns', () => {
+  it('a changed example carries the values of every compared field (rule version, module, risk reason too)', () => {
+    const base = run('v1', [proposal()]);
+    const cand = run('v2', [proposal({ ruleVersion: '2', module: 'wms', riskReason: 'below the new reorder point' })]);
+    const r = diffRuns(base, cand);
+    expect(r.summary).toEqual({ added: 0, removed: 0, changed: 1, unchanged: 0 });
+    const c = r.examples.changed[0]!;
+    expect(c.fields).toEqual(['ruleVersion', 'module', 'riskReason']);
+    const md = toMarkdown(r);
+    expect(md).toContain('  - ruleVersion: `"1"` → `"2"`');
+    expect(md).toContain('  - module: `"erp"` → `"wms"`');
+    expect(md).toContain('  - riskReason: `"below the reorder point"` → `"below the new reorder point"`');
+    expect(toHtml(r)).toContain('ruleVersion: <del>&quot;1&quot;</del> → <ins>&quot;2&quot;</ins>');
+  });
+});

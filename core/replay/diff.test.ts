@@ -35,6 +35,7 @@ const run = (label: string, proposals: ReplayProposal[]): LoadedRun => ({
   proposals,
   decisions: [],
   outcomes: [],
+  ruleErrors: { count: 0, first: null },
 });
 
 describe('diffRuns', () => {
@@ -50,5 +51,25 @@ describe('diffRuns', () => {
     expect(md).toContain('  - module: `"erp"` → `"wms"`');
     expect(md).toContain('  - riskReason: `"below the reorder point"` → `"below the new reorder point"`');
     expect(toHtml(r)).toContain('ruleVersion: <del>&quot;1&quot;</del> → <ins>&quot;2&quot;</ins>');
+  });
+});
+
+describe('the gate', () => {
+  const errors = (count: number, first: string | null = null) => ({ count, first });
+
+  it('fails a candidate whose rules threw, whatever the thresholds (a rule that throws proposes nothing, which rejections score as agreement)', () => {
+    const cand = { ...run('v2', []), ruleErrors: errors(3, 'stock-reorder: boom') };
+    const r = diffRuns(run('v1', []), cand, { maxChanged: 10 });
+    expect(r.gate.passed).toBe(false);
+    expect(r.gate.failures).toEqual(["v2's rules threw 3 time(s) in its agent runs (first: stock-reorder: boom)"]);
+    // The baseline's own rule errors are the old version's: no reason to hold the candidate back.
+    expect(diffRuns({ ...run('v1', []), ruleErrors: errors(2, 'x: y') }, run('v2', [])).gate.passed).toBe(true);
+  });
+
+  it('fails when either run stopped ingesting: it saw part of the period only', () => {
+    const stopped = (r: LoadedRun): LoadedRun => ({ ...r, manifest: { ...r.manifest, ingestFailure: 'journal damaged' } });
+    expect(diffRuns(stopped(run('v1', [])), run('v2', [])).gate.failures).toEqual(['the run of v1 stopped ingesting (journal damaged): it covers part of the period only']);
+    expect(diffRuns(run('v1', []), stopped(run('v2', []))).gate.passed).toBe(false);
+    expect(diffRuns(run('v1', []), run('v2', [])).gate.passed).toBe(true);
   });
 });

@@ -21,7 +21,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../inbox/index.ts';
 import { isObject, readJsonFile, REPORT_FORMAT, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
-import type { DecisionOutcome, RunManifest } from './replay.ts';
+import type { AgentRunRecord, DecisionOutcome, RunManifest } from './replay.ts';
 
 export interface LoadedRun {
   manifest: RunManifest;
@@ -29,6 +29,8 @@ export interface LoadedRun {
   decisions: HumanDecision[];
   /** What the replay made of each of `decisions` (same order): `unmatched` when it had no proposal of that situation open. */
   outcomes: DecisionOutcome[];
+  /** Errors the run's rules threw over its agent runs (agent-runs.json): how many, and the first. */
+  ruleErrors: { count: number; first: string | null };
 }
 
 /** A `replay run` output folder; a missing or damaged file is named (never a bare JSON or type error). */
@@ -52,7 +54,15 @@ export function loadRun(dir: string): LoadedRun {
   const outcomes = list('decisions.json') as DecisionOutcome[];
   const odd = decisions.findIndex((d, i) => outcomes[i]?.atMs !== d.atMs || outcomes[i]?.liveProposalId !== d.proposalId || typeof outcomes[i]?.replayOutcome !== 'string');
   if (odd >= 0 || outcomes.length !== decisions.length) throw new Error(`${join(dir, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's ${decisions.length} decisions, in order${odd >= 0 ? ` (entry ${odd} is not)` : ''}`);
-  return { manifest, proposals: list('proposals.json') as ReplayProposal[], decisions, outcomes };
+  let count = 0;
+  let first: string | null = null;
+  for (const r of list('agent-runs.json') as Array<Partial<AgentRunRecord>>) {
+    if (!Array.isArray(r.ruleErrors)) throw new Error(`${join(dir, 'agent-runs.json')} is damaged: expected ruleErrors in every run`);
+    count += r.ruleErrors.length;
+    const e = r.ruleErrors[0] as { ruleId?: unknown; message?: unknown } | undefined;
+    if (first === null && e) first = `${String(e.ruleId)}: ${String(e.message)}`;
+  }
+  return { manifest, proposals: list('proposals.json') as ReplayProposal[], decisions, outcomes, ruleErrors: { count, first } };
 }
 
 const COMPARED = ['createdAtMs', 'ruleVersion', 'action', 'module', 'params', 'risk', 'riskReason', 'explanation', 'status'] as const;
@@ -232,6 +242,12 @@ export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}):
   const agreement = { baseline: agreementOf(base.decisions, base.outcomes, n), candidate: agreementOf(cand.decisions, cand.outcomes, n) };
 
   const failures: string[] = [];
+  // Whatever the thresholds: a run whose ingest stopped saw part of the period, and a candidate
+  // whose rules threw proposed less than it would have; neither is a basis for a release.
+  for (const r of [base, cand]) {
+    if (r.manifest.ingestFailure) failures.push(`the run of ${r.manifest.agent.label} stopped ingesting (${r.manifest.ingestFailure}): it covers part of the period only`);
+  }
+  if (cand.ruleErrors.count > 0) failures.push(`${cand.manifest.agent.label}'s rules threw ${cand.ruleErrors.count} time(s) in its agent runs (first: ${cand.ruleErrors.first})`);
   const total = added.length + removed.length + changed.length;
   if (o.minAgreement !== undefined) {
     const a = agreement.candidate.agreement;

@@ -120,7 +120,12 @@ describe('loadRun', () => {
     write(join(r, 'human-decisions.json'), '[]');
     expect(() => loadRun(r)).toThrow(`run ${r}: decisions.json is missing`);
     write(join(r, 'decisions.json'), '[]');
+    expect(() => loadRun(r)).toThrow(`run ${r}: agent-runs.json is missing`);
+    write(join(r, 'agent-runs.json'), JSON.stringify([{ runId: 'r1', atMs: 1 }]));
+    expect(() => loadRun(r)).toThrow(`${join(r, 'agent-runs.json')} is damaged: expected ruleErrors in every run`);
+    write(join(r, 'agent-runs.json'), JSON.stringify([{ runId: 'r1', atMs: 1, ruleErrors: [{ ruleId: 'a', message: 'b' }] }]));
     expect(loadRun(r).proposals).toEqual([]);
+    expect(loadRun(r).ruleErrors).toEqual({ count: 1, first: 'a: b' });
     // What the replay made of each decision (agreement reads it) has to be there for each, in order.
     write(join(r, 'human-decisions.json'), JSON.stringify([{ atMs: 5, verb: 'reject', proposalId: 'P-1' }]));
     expect(() => loadRun(r)).toThrow(`${join(r, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's 1 decisions, in order`);

@@ -26,6 +26,7 @@ function write(path: string, text: string): void {
 /** A fixture folder holding `files`, with a manifest that lists them (what the export writes, in small). */
 function fixture(files: Record<string, string>): string {
   const fx = join(dir, 'fx');
+  files = { 'events.ndjson.gz': '', ...files };
   for (const [p, text] of Object.entries(files)) write(join(fx, ...p.split('/')), text);
   const manifest = {
     format: FIXTURE_FORMAT,
@@ -71,6 +72,11 @@ describe('openFixture', () => {
       ['files', undefined, 'files: expected the list of files'],
       ['files', [{ path: 'decisions.json' }], 'files[0]: expected {path, bytes, sha256}'],
       ['events', { file: 'events.ndjson.gz' }, 'events: expected {file, count, afterPosition, …}'],
+      // Nothing outside the fixture is hashed or read for a hand-made manifest.
+      ['files', [{ path: '../../etc/passwd', bytes: 1, sha256: 'x' }], 'files[0]: "../../etc/passwd" is not a path inside the fixture'],
+      ['files', [{ path: '/etc/passwd', bytes: 1, sha256: 'x' }], 'files[0]: "/etc/passwd" is not a path inside the fixture'],
+      ['files', [{ path: 'config\\..\\..\\x', bytes: 1, sha256: 'x' }], 'files[0]: "config\\\\..\\\\..\\\\x" is not a path inside the fixture'],
+      ['events', { ...JSON.parse(good).events, file: '../elsewhere.ndjson.gz' }, 'events.file: "../elsewhere.ndjson.gz" is not one of its files'],
     ] as const) {
       write(join(ok, 'fixture.json'), JSON.stringify({ ...JSON.parse(good), [key]: broken }));
       expect(() => openFixture(ok), key).toThrow(`${join(ok, 'fixture.json')} is damaged: ${problem}`);

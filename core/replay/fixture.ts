@@ -231,8 +231,16 @@ function manifestProblem(v: Record<string, unknown>): string | undefined {
   if (!Array.isArray(v.files)) return 'files: expected the list of files';
   const bad = v.files.findIndex((f) => !isObject(f) || typeof f.path !== 'string' || !Number.isSafeInteger(f.bytes) || typeof f.sha256 !== 'string');
   if (bad >= 0) return `files[${bad}]: expected {path, bytes, sha256}`;
+  // Paths inside the fixture only: a hand-made manifest must not make the replay hash or read
+  // files elsewhere (an absolute path, `..`, a backslash Windows would take for a separator).
+  const outside = (v.files as Array<{ path: string }>).findIndex((f) => !insidePath(f.path));
+  if (outside >= 0) return `files[${outside}]: ${JSON.stringify((v.files as Array<{ path: string }>)[outside]!.path)} is not a path inside the fixture`;
+  if (!(v.files as Array<{ path: string }>).some((f) => f.path === ev.file)) return `events.file: ${JSON.stringify(ev.file)} is not one of its files`;
   return undefined;
 }
+
+/** A relative '/'-separated path with no empty, '.' or '..' part, backslash, colon or NUL. */
+const insidePath = (p: string): boolean => p.split('/').every((part) => part !== '' && part !== '.' && part !== '..' && !/[\\:\0]/.test(part));
 
 /** SHA-256 of the manifest file: names a fixture in run outputs and reports. */
 export function fixtureId(dir: string): string {

@@ -212,6 +212,8 @@ describe('Electron shell', () => {
     expect(await handler(app, 'signIn', { user: 'Kari', secret: '1234' })).toEqual({ ok: true, value: { name: 'Kari', roles: ['shift_lead'] } });
     expect(await handler(app, 'decide', { id: 'p1', decision: 'approve' })).toEqual({ ok: true, value: { ok: true } });
     expect(calls.map((c) => c.method)).toEqual(['decide', 'me', 'signIn', 'decide']);
+    // Unknown badges at this window count against it (core/inbox signInWithBadge's source), not against every caller.
+    expect(calls.map((c) => c.session.source)).toEqual(['window', 'window', 'window', 'window']);
     emit({ type: 'proposals', changed: ['p1'] });
     expect(sender.sent).toEqual([[EVENT_CHANNEL, { type: 'proposals', changed: ['p1'] }]]);
     disabled.add('Kari'); // disabled by an admin elsewhere: the window gets no more events

@@ -80,6 +80,9 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
     if (!s) {
       let user: SessionUser | null = null;
       s = {
+        // Unknown badges are counted per source (core/site api.ts SessionContext.source): the
+        // window, where a badge reader at this PC types.
+        source: 'window',
         get user() {
           return user;
         },

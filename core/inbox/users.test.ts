@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { guessablePin, UserError, UserStore, nameProblem } from './users.ts';
+import { hashSecret } from './secret-hash.ts';
 
 const FAST = { N: 1 << 10, r: 8, p: 1 }; // the hash's cost is not under test here
 
@@ -181,6 +182,35 @@ describe('UserStore', () => {
     const guesses = [...Array.from({ length: 20 }, (_, k) => `RFID-x${k}`), 'RFID-00A1B2C3'];
     const results = await Promise.all(guesses.map((g) => u.signInWithBadge(g, 'reader-3')));
     expect(results.every((r) => !r.ok && r.reason === 'locked')).toBe(true);
+  });
+
+  it('records every reset of a PIN or password, later than the one before whatever the clock did; an old site.db gets the column', async () => {
+    // A site.db from before the column: its users stay, with no reset recorded.
+    db.exec(`CREATE TABLE users (name TEXT PRIMARY KEY, role TEXT NOT NULL, pin_hash TEXT, password_hash TEXT, badge_hash TEXT UNIQUE,
+      disabled INTEGER NOT NULL DEFAULT 0, failed_attempts INTEGER NOT NULL DEFAULT 0, locked_until_ms INTEGER, created_at_ms INTEGER NOT NULL, last_sign_in_ms INTEGER)`);
+    db.prepare("INSERT INTO users (name, role, created_at_ms) VALUES ('old', 'viewer', 1)").run();
+    const u = store();
+    store(); // a second opener (the CLI beside the site) finds the column there
+    expect(u.get('old')).toMatchObject({ name: 'old', secretChangedMs: null });
+    await u.add({ name: 'kari', role: 'shift_lead', pin: '4711' });
+    expect(u.get('kari')!.secretChangedMs).toBeNull();
+    expect((await u.resetSecret('kari', { pin: '4826' })).secretChangedMs).toBe(now);
+    expect((await u.resetSecret('kari', { password: 'correct horse' })).secretChangedMs).toBe(now + 1);
+    now -= 60_000; // the clock set back
+    expect((await u.resetSecret('kari', { pin: '5937' })).secretChangedMs).toBe(now + 60_002);
+    expect((await u.verifyPin('kari', '5937'))).toMatchObject({ ok: true, user: { secretChangedMs: now + 60_002 } });
+  });
+
+  it('an old PIN whose check was under way when an admin reset it does not sign in', async () => {
+    const u = store();
+    await u.add({ name: 'kari', role: 'shift_lead', pin: '4711' });
+    // The old PIN hashed slowly (its parameters are in the hash), the new one quickly by another
+    // UserStore (the CLI beside the site): the reset lands while the old PIN is checked.
+    db.prepare("UPDATE users SET pin_hash = ? WHERE name = 'kari'").run(await hashSecret('4711', { N: 1 << 15, r: 8, p: 1 }));
+    const check = u.verifyPin('kari', '4711');
+    await store().resetSecret('kari', { pin: '4826' });
+    expect(await check).toEqual({ ok: false, reason: 'wrong', failuresLeft: 2 });
+    expect(await u.verifyPin('kari', '4826')).toMatchObject({ ok: true });
   });
 
   it('hashes with the slow default parameters unless told otherwise', async () => {

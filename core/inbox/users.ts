@@ -5,12 +5,14 @@
 // (what a card reader types). Every secret is stored as a slow salted scrypt hash
 // (secret-hash.ts); badges are hashed with a per-site salt so they can be looked up by value.
 //
-// Lockout: `failuresMax` wrong PINs/passwords in a row lock the user for `lockoutMs`; a correct
-// one resets the count. A locked or disabled user cannot sign in by any means. A name that is no
-// user, or a user without the secret asked for, gets the answers a wrong secret gets — `wrong` with
-// failures left, then `locked` — after a hash of the same cost, counted in memory only: the answer
-// does not tell whether a name is a user. Badges name no user until one matches, so unknown badges
-// count against where they were presented (`signInWithBadge`'s source), never against a user.
+// Lockout: `failuresMax` wrong PINs/passwords in a row lock the user for `lockoutMs`; a correct one
+// resets the count. A locked or disabled user cannot sign in by any means. An admin's reset of a
+// PIN or password is recorded (`secretChangedMs`), so that the sessions signed in before it can be
+// ended (core/site service.ts). A name that is no user, or a user without the secret asked for,
+// gets the answers a wrong secret gets — `wrong` with failures left, then `locked` — after a hash
+// of the same cost, counted in memory only: the answer does not tell whether a name is a user.
+// Badges name no user until one matches, so unknown badges count against where they were presented
+// (`signInWithBadge`'s source), never against a user.
 //
 // Concurrency: one better-sqlite3 connection, owned by the caller (the site). Hashing is async
 // (libuv's pool), so verification never blocks the event loop for the hash; counters are updated
@@ -36,6 +38,12 @@ export interface User {
   readonly lastSignInMs: number | null;
   /** Set while the user is locked out after too many failures. */
   readonly lockedUntilMs: number | null;
+  /**
+   * When `resetSecret` last replaced the PIN or password (null: not since the user was added);
+   * each reset gives a later value than the one before, whatever the clock did. UserStore always
+   * gives it; a session signed in under another value began before a reset.
+   */
+  readonly secretChangedMs?: number | null;
 }
 
 export interface NewUser {
@@ -96,7 +104,8 @@ CREATE TABLE IF NOT EXISTS users (
   failed_attempts INTEGER NOT NULL DEFAULT 0,
   locked_until_ms INTEGER,
   created_at_ms INTEGER NOT NULL,
-  last_sign_in_ms INTEGER
+  last_sign_in_ms INTEGER,
+  secret_changed_ms INTEGER
 );
 CREATE TABLE IF NOT EXISTS site_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
@@ -112,6 +121,7 @@ interface Row {
   locked_until_ms: number | null;
   created_at_ms: number;
   last_sign_in_ms: number | null;
+  secret_changed_ms: number | null;
 }
 
 const PIN = /^[0-9]{4,12}$/;
@@ -134,7 +144,8 @@ export function guessablePin(pin: string): string | undefined {
 export const guessablePinMessage = (pin: string, why: string): string => `PIN ${pin}: ${why} is among the first a colleague would try (five wrong PINs lock the user); choose another`;
 
 const PASSWORD_CHARS_MIN = 8;
-const SECRET_CHARS_MAX = 256;
+/** The longest password or badge a user can have, and so the longest secret worth checking. */
+export const SECRET_CHARS_MAX = 256;
 /**
  * Keys of the counts kept in memory (names that are no user, badge sources); past it the oldest is
  * forgotten: one who sprays that many keys gets fresh counts for them, no more.
@@ -180,6 +191,12 @@ export class UserStore {
     this.now = options.nowMs ?? Date.now;
     this.params = options.scrypt ?? DEFAULT_SCRYPT;
     db.exec(SCHEMA);
+    // A site.db from before `secret_changed_ms` gets it (null: no reset recorded). Checked under
+    // the write lock: the site and a `tilstand users` command may open an old file at once.
+    db.transaction(() => {
+      const columns = db.prepare('PRAGMA table_info(users)').all() as Array<{ name: string }>;
+      if (!columns.some((c) => c.name === 'secret_changed_ms')) db.exec('ALTER TABLE users ADD COLUMN secret_changed_ms INTEGER');
+    }).immediate();
     db.prepare("INSERT OR IGNORE INTO site_meta (key, value) VALUES ('badge_salt', ?)").run(randomBytes(16).toString('base64'));
     const salt = db.prepare("SELECT value FROM site_meta WHERE key = 'badge_salt'").pluck().get() as string;
     this.badgeSalt = Buffer.from(salt, 'base64');
@@ -254,7 +271,11 @@ export class UserStore {
     return this.get(name)!;
   }
 
-  /** Replaces a user's PIN or password, and lifts a lockout (an admin reset). */
+  /**
+   * Replaces a user's PIN or password, and lifts a lockout (an admin reset). Records it in
+   * `secretChangedMs`: the time, or one past the value before when the time is not later (two
+   * resets in a millisecond, a clock set back), so every reset changes it.
+   */
   async resetSecret(name: string, s: { pin: string } | { password: string }): Promise<User> {
     if (!this.row(name)) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
     let column: 'pin_hash' | 'password_hash';
@@ -271,7 +292,9 @@ export class UserStore {
       secret = s.password;
     }
     const hash = await hashSecret(secret, this.params);
-    this.db.prepare(`UPDATE users SET ${column} = ?, failed_attempts = 0, locked_until_ms = NULL WHERE name = ?`).run(hash, name);
+    this.db
+      .prepare(`UPDATE users SET ${column} = ?, failed_attempts = 0, locked_until_ms = NULL, secret_changed_ms = MAX(?, COALESCE(secret_changed_ms + 1, 0)) WHERE name = ?`)
+      .run(hash, this.now(), name);
     return this.get(name)!;
   }
 
@@ -331,12 +354,12 @@ export class UserStore {
     if (attempt === undefined) return this.lock(r.name);
     const ok = await verifySecret(secret, stored);
     // Read again: the user may have been disabled, or locked by the attempts beside this one,
-    // while this one was hashed.
+    // while this one was hashed; or the secret reset, and the old one no longer signs in.
     const now = this.row(r.name);
     if (!now) return { ok: false, reason: 'unknown' };
     const blockedNow = this.blocked(now);
     if (blockedNow) return blockedNow;
-    if (ok) return this.succeed(r.name);
+    if (ok && now[column] === stored) return this.succeed(r.name);
     // The row that reaches failuresMax starts the lockout and resets the count.
     const failed = Number(attempt);
     if (failed >= this.failuresMax) return this.lock(r.name);
@@ -420,6 +443,7 @@ export class UserStore {
       createdAtMs: Number(r.created_at_ms),
       lastSignInMs: r.last_sign_in_ms === null ? null : Number(r.last_sign_in_ms),
       lockedUntilMs: locked,
+      secretChangedMs: r.secret_changed_ms === null ? null : Number(r.secret_changed_ms),
     };
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SITE_METHODS } from './api.ts';
 import { ApiValidationError, validateCall } from './api-validate.ts';
+import { SECRET_CHARS_MAX } from '../inbox/users.ts';
 
 describe('site API request validation', () => {
   it('accepts well-formed calls of every shape', () => {
@@ -70,6 +71,18 @@ describe('site API request validation', () => {
     expect(() => validateCall('listProposals', { status: holes('open') })).toThrow(/request\.status\[0\]: expected one of open, .*got undefined/);
     expect(() => validateCall('dismissDeadLetters', { ids: holes('12'), note: 'x' })).toThrow(/request\.ids\[0\]: expected a string, got undefined/);
     expect(() => validateCall('setRoles', { name: 'Kari', roles: holes() })).toThrow(/request\.roles\[0\]: expected one of viewer/);
+  });
+
+  it('takes a secret as long as a password may be (users.ts SECRET_CHARS_MAX, 256), not one more', () => {
+    // A 200-character password the CLI set could not sign in from the UI (the API stopped at 128).
+    const longest = 'p'.repeat(SECRET_CHARS_MAX);
+    expect(SECRET_CHARS_MAX).toBe(256);
+    validateCall('signIn', { user: 'Kari', secret: longest });
+    validateCall('addUser', { name: 'Kari', roles: ['admin'], secret: longest });
+    validateCall('resetSecret', { name: 'Kari', secret: longest });
+    expect(() => validateCall('signIn', { user: 'Kari', secret: `${longest}p` })).toThrow(/request\.secret: longer than 256 characters/);
+    expect(() => validateCall('addUser', { name: 'Kari', roles: ['admin'], secret: `${longest}p` })).toThrow(/request\.secret: longer than 256/);
+    expect(() => validateCall('resetSecret', { name: 'Kari', secret: `${longest}p` })).toThrow(/request\.secret: longer than 256/);
   });
 
   it('has a validator for every method', () => {

@@ -4,6 +4,7 @@
 // prototype keys are refused with a message naming the field.
 
 import { DISMISS_NOTE_MAX, SITE_METHODS, type InputAge, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
+import { SECRET_CHARS_MAX } from '../inbox/users.ts';
 
 export class ApiValidationError extends Error {
   readonly kind = 'invalid' as const;
@@ -110,7 +111,7 @@ const pin: Check = (v, p) => {
 const VALIDATORS: { [M in SiteMethod]: Check } = {
   firstRun: empty,
   initSite: object({ siteId: req(siteId), adminName: req(name), adminPin: req(pin) }),
-  signIn: union('{user, secret} or {badge}', object({ user: req(name), secret: req(str(128)) }), object({ badge: req(str(256)) })),
+  signIn: union('{user, secret} or {badge}', object({ user: req(name), secret: req(str(SECRET_CHARS_MAX)) }), object({ badge: req(str(SECRET_CHARS_MAX)) })),
   signOut: empty,
   me: empty,
   status: empty,
@@ -134,10 +135,10 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)), alike: opt(bool) }),
   dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)), alike: opt(bool) }),
   users: empty,
-  addUser: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(128)), badge: opt(str(256)) }),
+  addUser: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(SECRET_CHARS_MAX)), badge: opt(str(SECRET_CHARS_MAX)) }),
   disableUser: object({ name: req(name) }),
   enableUser: object({ name: req(name) }),
-  resetSecret: object({ name: req(name), secret: req(str(128)) }),
+  resetSecret: object({ name: req(name), secret: req(str(SECRET_CHARS_MAX)) }),
   setRoles: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)) }),
 };
 

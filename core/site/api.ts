@@ -459,6 +459,19 @@ export interface SessionContext {
   user: SessionUser | null;
   setUser(user: SessionUser | null): void;
   /**
+   * Where the calls come from, as the transport knows it (never what a page says): the headless
+   * server's client address (ui-server.ts `clientSource`; every loopback address is `loopback`),
+   * `window` in the Electron shell. Unknown badges are counted per source (core/inbox
+   * `signInWithBadge`): one source's bad badges do not stop another's. Absent: one shared count.
+   */
+  readonly source?: string;
+  /**
+   * The backend's own record: the signed-in user's `secretChangedMs` (core/inbox User) at sign-in.
+   * A reset of their PIN or password since (the API's resetSecret, `tilstand users reset`) ends
+   * the session.
+   */
+  secretChangedMs?: number | null;
+  /**
    * The backend's own record (the transports leave it alone): when the person signed in here was
    * last known to use the screen, in the backend's clock (ms). Sign-in sets it; each call moves it
    * by what the call says (`InputAge`).

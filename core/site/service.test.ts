@@ -15,14 +15,18 @@ import type { SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
 import { DEMO_ADMIN, Site } from './site.ts';
 import { cutChanges, SiteService } from './service.ts';
+import { validateCall } from './api-validate.ts';
+import { runMain } from './cli/test-support.ts';
 import { formatStatus } from './status.ts';
 
 let dir: string;
 let site: Site;
 
-function session(): SessionContext {
+/** `source`: where its calls come from, as a transport names it (the client's address, the window). */
+function session(source?: string): SessionContext {
   let user: SessionUser | null = null;
   return {
+    ...(source !== undefined ? { source } : {}),
     get user() {
       return user;
     },
@@ -509,6 +513,71 @@ describe('SiteService', () => {
     expect(await kindOf(api.call('enableUser', { name: 'Kari' }, kari))).toBe('forbidden');
     expect(await kindOf(api.call('disableUser', { name: 'demo' }, admin))).toBe('conflict');
     expect(await kindOf(api.call('initSite', { siteId: 'x', adminName: 'y', adminPin: '1234' }, session()))).toBe('conflict');
+  });
+
+  it("counts unknown badges per source: one client's five stop badges from it, not from another; the answers name no user", async () => {
+    const api = site.service;
+    await site.users.add({ name: 'Badger', role: 'operator', badge: 'RFID-7F3A9C21' });
+    const messages: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      try {
+        await api.call('signIn', { badge: `RFID-guess-${i}` }, session('10.0.0.66'));
+      } catch (e) {
+        messages.push((e as Error).message);
+      }
+    }
+    expect(messages[0]).toBe('sign-in refused: unknown badge (4 attempts left)');
+    expect(messages[4]).toMatch(/^sign-in refused: badge refused until \d\d:\d\d:\d\d after too many wrong attempts$/);
+    // That source's right badge too (else the refusal told right from wrong), and it names nobody.
+    await expect(api.call('signIn', { badge: 'RFID-7F3A9C21' }, session('10.0.0.66'))).rejects.toThrow(/^sign-in refused: badge refused until/);
+    // Another client, and the floor PC's own screens, go on: the stranger's badges stopped only theirs.
+    expect(await api.call('signIn', { badge: 'RFID-7F3A9C21' }, session('loopback'))).toEqual({ name: 'Badger', roles: ['operator'] });
+    expect(await api.call('signIn', { badge: 'RFID-7F3A9C21' }, session('10.0.0.7'))).toEqual({ name: 'Badger', roles: ['operator'] });
+    // A name that is no user is locked as a user is, in the same words: they tell no one it is none.
+    const nobody: string[] = [];
+    for (let i = 0; i < 6; i++) await api.call('signIn', { user: 'Nobody', secret: '4826' }, session()).catch((e: Error) => nobody.push(e.message));
+    expect(nobody[0]).toBe('sign-in refused: wrong name, PIN or password (4 attempts left)');
+    expect(nobody[5]).toMatch(/^sign-in refused: locked until \d\d:\d\d:\d\d after too many wrong attempts$/);
+  });
+
+  it('ends the sessions a user began before an admin reset their PIN or password (API or `tilstand users reset`), events too; not the one that reset', async () => {
+    const api = site.service;
+    await site.users.add({ name: 'Reset', role: 'operator', pin: '4826' });
+    await site.users.add({ name: 'Boss', role: 'admin', pin: '5937' });
+    const admin = session();
+    await api.call('signIn', { user: 'Boss', secret: '5937' }, admin);
+    // Someone who learned the old PIN signed in with it; the reset ends that session at its next
+    // call, and its event socket at the next push (`signedIn`).
+    const before = session();
+    const pushed = session();
+    await api.call('signIn', { user: 'Reset', secret: '4826' }, before);
+    await api.call('signIn', { user: 'Reset', secret: '4826' }, pushed);
+    await api.call('resetSecret', { name: 'Reset', secret: '6284' }, admin);
+    await expect(api.call('status', {}, before)).rejects.toThrow('the PIN or password of Reset was reset after this sign-in; sign in again');
+    expect(before.user).toBeNull();
+    expect(api.signedIn(pushed)).toBe(false);
+    expect(await api.call('me', {}, pushed)).toBeNull();
+    // A sign-in with the new PIN is kept.
+    const after = session();
+    await api.call('signIn', { user: 'Reset', secret: '6284' }, after);
+    expect(await kindOf(api.call('status', {}, after))).toBe('ok');
+    expect(api.signedIn(after)).toBe(true);
+    // `tilstand users reset`, another process on site.db, ends it too: a password as long as one may
+    // be (256), which the UI's sign-in then takes (api-validate: it stopped at 128).
+    const password = 'correct horse battery staple '.repeat(9).slice(0, 256);
+    const cli = await runMain(['users', 'reset', '--data', join(dir, 'data'), '--name', 'Reset', '--password', password]);
+    expect(cli.code).toBe(0);
+    expect(await kindOf(api.call('status', {}, after))).toBe('unauthenticated');
+    const ui = validateCall('signIn', { user: 'Reset', secret: password });
+    const viaUi = session();
+    expect(await api.call(ui.method, ui.req, viaUi)).toEqual({ name: 'Reset', roles: ['operator'] });
+    expect(await kindOf(api.call('status', {}, viaUi))).toBe('ok');
+    // An admin who resets their own PIN keeps the session that did it; their others end.
+    const elsewhere = session();
+    await api.call('signIn', { user: 'Boss', secret: '5937' }, elsewhere);
+    await api.call('resetSecret', { name: 'Boss', secret: '7395' }, admin);
+    expect(await kindOf(api.call('users', {}, admin))).toBe('ok');
+    expect(await kindOf(api.call('users', {}, elsewhere))).toBe('unauthenticated');
   });
 
   it('signs out a session its screen has not been used at for ui.idleSignOutMs, whatever became of the page', async () => {

@@ -9,7 +9,8 @@
 //   shift_lead/admin decide (the Inbox re-checks the role itself)
 //   admin            users, addUser, disableUser, enableUser, resetSecret, setRoles
 // A signed-in session is re-checked against the UserStore on every call: a user disabled or
-// locked meanwhile is signed out at their next call, and role changes apply at once.
+// locked meanwhile, or whose PIN or password was reset since the session began, is signed out at
+// their next call, and role changes apply at once.
 //
 // Events (subscribe): the site tick (every `tickMs`, default 1 s) compares each table's snapshot
 // id with the last seen — the ingest tables from the Ingestor's memory, the inbox from its
@@ -183,7 +184,12 @@ export class SiteService implements SiteBackend {
         return userView(this.site.users.disable(req.name));
       },
       enableUser: (req) => userView(this.site.users.enable(req.name)),
-      resetSecret: async (req) => userView(await this.site.users.resetSecret(req.name, secretOf(req.secret))),
+      resetSecret: async (req, s) => {
+        const u = await this.site.users.resetSecret(req.name, secretOf(req.secret));
+        // The reset ends the user's other sessions (`current`), not the one that made it.
+        if (req.name === s.user?.name) s.secretChangedMs = u.secretChangedMs ?? null;
+        return userView(u);
+      },
       setRoles: (req, s) => {
         const role = oneRole(req.roles);
         if (req.name === s.user?.name && role !== 'admin') throw new SiteApiError('conflict', 'you cannot take the admin role from yourself');
@@ -333,6 +339,11 @@ export class SiteService implements SiteBackend {
       session.setUser(null);
       throw new SiteApiError('unauthenticated', `user ${u.name} can no longer sign in (${!stored ? 'removed' : stored.disabled ? 'disabled' : 'locked'}); sign in again`);
     }
+    // A session that began before a reset of the PIN or password (whoever knew the old one).
+    if ((stored.secretChangedMs ?? null) !== (session.secretChangedMs ?? null)) {
+      session.setUser(null);
+      throw new SiteApiError('unauthenticated', `the PIN or password of ${u.name} was reset after this sign-in; sign in again`);
+    }
     if (stored.role !== u.roles[0] || u.roles.length !== 1) session.setUser({ name: u.name, roles: [stored.role] });
     return session.user!;
   }
@@ -363,23 +374,30 @@ export class SiteService implements SiteBackend {
   private async signIn(req: SiteApiMethods['signIn']['req'], session: SessionContext): Promise<SessionUser> {
     const users = this.site.users;
     let r;
-    if ('badge' in req) r = await users.signInWithBadge(req.badge);
+    // Unknown badges count against where they come from (SessionContext.source), not everyone.
+    if ('badge' in req) r = await users.signInWithBadge(req.badge, session.source);
     else {
       const u = users.get(req.user);
       const isPin = /^[0-9]{4,12}$/.test(req.secret);
       r = u && isPin && u.hasPin ? await users.verifyPin(req.user, req.secret) : await users.verifyPassword(req.user, req.secret);
     }
     if (!r.ok) {
+      // Neither says whether a name is a user (an unknown one is locked as a user is) nor, for a
+      // badge, whose it is: a badge is refused for its source's count as for its user's lockout.
+      const left = 'failuresLeft' in r && r.failuresLeft !== undefined ? ` (${r.failuresLeft} attempts left)` : '';
       const why =
         r.reason === 'locked'
-          ? `locked until ${new Date(r.lockedUntilMs).toLocaleTimeString('en-GB')} after too many wrong attempts`
+          ? `${'badge' in req ? 'badge refused' : 'locked'} until ${new Date(r.lockedUntilMs).toLocaleTimeString('en-GB')} after too many wrong attempts`
           : r.reason === 'disabled'
             ? 'this user is disabled'
-            : `wrong name, PIN or password${'failuresLeft' in r && r.failuresLeft !== undefined ? ` (${r.failuresLeft} attempts left)` : ''}`;
+            : 'badge' in req
+              ? `unknown badge${left}`
+              : `wrong name, PIN or password${left}`;
       throw new SiteApiError('unauthenticated', `sign-in refused: ${why}`);
     }
     const user: SessionUser = { name: r.user.name, roles: [r.user.role] };
     session.setUser(user);
+    session.secretChangedMs = r.user.secretChangedMs ?? null;
     session.inputAtMs = this.now();
     session.signedOutIdle = undefined;
     return user;

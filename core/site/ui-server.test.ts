@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { SiteApiError, type SessionContext, type SiteBackend, type SiteEvent } from './api.ts';
-import { SESSION_COOKIE, UiServer } from './ui-server.ts';
+import { clientSource, SESSION_COOKIE, UiServer } from './ui-server.ts';
 
 let server: Server | undefined;
 let ui: UiServer | undefined;
@@ -31,6 +31,8 @@ async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set
   writeFileSync(join(dir, 'assets', 'app.js'), 'console.log(1)');
   const listeners: Array<(e: SiteEvent) => void> = [];
   const inputs: unknown[] = [];
+  /** Each sign-in's session source. */
+  const sources: unknown[] = [];
   // As the site's service tells of an idle sign-out (service.ts `signedOutWhy`): once, at any call.
   const told = (session: SessionContext) => {
     const idle = session.signedOutIdle;
@@ -50,6 +52,7 @@ async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set
         if (why) throw why;
       }
       if (method === 'signIn') {
+        sources.push(session.source);
         const r = req as { user: string; secret: string };
         if (r.secret !== '1234') throw new SiteApiError('unauthenticated', 'wrong name or PIN');
         session.setUser({ name: r.user, roles: ['shift_lead'] });
@@ -84,7 +87,7 @@ async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, emit: (e: SiteEvent) => listeners.forEach((l) => l(e)), inputs };
+  return { base, emit: (e: SiteEvent) => listeners.forEach((l) => l(e)), inputs, sources };
 }
 
 // A call the server never answers fails its test in seconds instead of the test's timeout.
@@ -175,6 +178,19 @@ describe('headless UI server', () => {
       expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/^input age: expected 'none' or a whole number of milliseconds/);
     }
     expect(inputs).toHaveLength(4);
+  });
+
+  it("gives a sign-in's session the client's address as its source (badges count per source), whatever the request's headers say", async () => {
+    const { base, sources } = await start();
+    await post(base, 'signIn', { user: 'Kari', secret: 'bad' }, { 'X-Forwarded-For': '10.0.0.9' });
+    await signIn(base);
+    expect(sources).toEqual(['loopback', 'loopback']);
+    // Every loopback address is the site PC's own screens: one source, not a fresh one per 127.x.
+    for (const a of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1']) expect(clientSource(a), a).toBe('loopback');
+    expect(clientSource('::ffff:10.0.0.7')).toBe('10.0.0.7');
+    expect(clientSource('10.0.0.7')).toBe('10.0.0.7');
+    expect(clientSource('fe80::1')).toBe('fe80::1');
+    expect(clientSource(undefined)).toBe('unknown');
   });
 
   it('serves the renderer with security headers and no path escape', async () => {

@@ -5,6 +5,8 @@
 // Security (a browser on the site network is not the trusted floor PC):
 //   - every API call but the public ones (api.ts PUBLIC_METHODS: firstRun, initSite, signIn, me) needs a session: a random 256-bit token in an HttpOnly,
 //     SameSite=Strict cookie (Secure when served over TLS), idle-expired, new at every sign-in;
+//   - a session's source (api.ts SessionContext.source, what unknown badges are counted against)
+//     is the client's address as the socket has it (`clientSource`), never a header;
 //   - cross-site requests are refused: POST only, JSON only, a custom `X-Tilstand` header that a
 //     cross-site form or fetch cannot send without a preflight this server never answers, and an
 //     `Origin` that must match the Host;
@@ -162,7 +164,7 @@ export class UiServer {
     return s;
   }
 
-  private newSession(res: ServerResponse): Session {
+  private newSession(req: IncomingMessage, res: ServerResponse): Session {
     // Sessions nobody came back to are dropped here (a session is otherwise checked only when
     // its cookie is presented), so failed or abandoned sign-ins do not pile up.
     const now = this.now();
@@ -171,6 +173,7 @@ export class UiServer {
     let user: SessionUser | null = null;
     const s: Session = {
       token,
+      source: clientSource(req.socket.remoteAddress),
       lastSeenMs: now,
       get user() {
         return user;
@@ -225,7 +228,7 @@ export class UiServer {
       // Every sign-in gets a session and token of its own (session fixation): a token known before
       // it (planted in the browser, or the last person's at this PC) never comes to name the one
       // signing in now.
-      if (method === 'signIn') created = this.newSession(res);
+      if (method === 'signIn') created = this.newSession(req, res);
       // Public calls without a session (me, firstRun, initSite) get a context that remembers nothing.
       const context: SessionContext = created ?? session ?? { user: null, setUser: () => undefined };
       const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context, input);
@@ -294,6 +297,21 @@ function answered(res: ServerResponse, handler: Promise<void>): void {
       res.destroy();
     }
   });
+}
+
+/**
+ * The source unknown badges are counted against (api.ts SessionContext.source) for a client
+ * address: the address, an IPv4 one without its IPv6 form (`::ffff:`), and every loopback address
+ * as one, `loopback`. Loopback clients are the site PC's own screens (its browser, a kiosk): they
+ * share a count, as a badge reader's screens would, so five unknown badges at the PC pause badges
+ * there (names and PINs go on), and a process on the PC cannot pick fresh 127.x addresses for
+ * fresh counts. A client on the site network has its own. Not a header (X-Forwarded-For): the
+ * client writes those, and would name a new source per try.
+ */
+export function clientSource(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const a = address.toLowerCase().startsWith('::ffff:') && address.includes('.') ? address.slice('::ffff:'.length) : address;
+  return a === '::1' || a.startsWith('127.') ? 'loopback' : a;
 }
 
 /** The Origin (or, for browsers that omit it on same-origin POSTs, nothing) must match Host. */

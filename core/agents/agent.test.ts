@@ -1,7 +1,7 @@
 // The agent: read-only handles, one snapshot per run, evidence tags, deduplication and withdrawal.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tagTimeLeftMs, type Table } from '../lsm/index.ts';
-import { evidenceReport, formatEvidence } from '../inbox/index.ts';
+import { evidenceReport, formatEvidence, type Inbox } from '../inbox/index.ts';
 import { Agent, compareRunIds, newestRunTag, runIdAt } from './agent.ts';
 import { TagManager } from '../lsm/tags.ts';
 import { AgentError } from './errors.ts';
@@ -241,6 +241,35 @@ describe('runs, deduplication and withdrawal', () => {
     const r = restarted.run();
     expect(r.created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
     expect(r.created[0]!.explanation).toMatch(/\(was 20\)/);
+  });
+
+  /** A stock change, then a run whose submit throws; `next` is the agent that runs after it. */
+  function failedSubmitThen(next: (agent: Agent, inbox: Inbox) => Agent) {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 20 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    agent.run();
+    site.stock('BOLT', 'A', { on_hand: 2 });
+    site.commit();
+    site.nowMs += 60_000;
+    const submit = vi.spyOn(inbox, 'submit').mockImplementationOnce(() => {
+      throw new Error('disk full');
+    });
+    expect(() => agent.run()).toThrow('disk full');
+    submit.mockRestore();
+    site.nowMs += 60_000;
+    return next(agent, inbox).run();
+  }
+
+  it('a run whose submit fails leaves the diff base where it was: the next run still sees the change', () => {
+    const r = failedSubmitThen((agent) => agent);
+    expect(r.created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+  });
+
+  it('a run whose submit fails leaves no newest tag behind: an agent restarted after it still sees the change', () => {
+    const r = failedSubmitThen((_, inbox) => new Agent({ catalog: site.catalog, database: DB, inbox, clock: site.clock, onWarning: () => undefined }));
+    expect(r.created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
   });
 });
 

@@ -13,7 +13,9 @@
 //      `baselineRetentionMs` (a day: only the next run's change-reading rules need it). A
 //      decision keeps its proposal's evidence for a year under its own tag (core/inbox,
 //      `decision-<proposal id>`). Tags are made before the proposals that cite them are submitted;
-//   6. submits proposals and withdrawals to the inbox (which deduplicates by situation key).
+//   6. submits proposals and withdrawals to the inbox (which deduplicates by situation key); the
+//      run becomes the next run's diff base only then. A submit that throws with nothing of the
+//      run in the inbox deletes the run's tags, so neither the next run nor a restart diffs from it.
 // `recheck(p)` and `effectSeen(p)` read the latest snapshots the same way, for the inbox's
 // compare-and-set and the write-back's "applied". Between runs, `recheckChanged()` (every
 // `recheckIntervalMs`) withdraws within a second the proposals whose cited rows a commit changed
@@ -332,8 +334,18 @@ export class Agent {
         const id = tables[name].snapshotId;
         if (id !== null) this.table(name).createTag(tag, id, tagRetentionMs);
       }
+      let submitted: SubmitResult;
+      try {
+        submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals: kept });
+      } catch (e) {
+        // Nothing of this run reached the inbox: its tags go and the diff base stays, so the next
+        // run — or a restart, from the newest agent-* tag — reads these changes again, and a
+        // situation first seen now is proposed then. Proposals the inbox holds keep their tag.
+        if (!this.o.inbox.openProposals().some((p) => p.runId === runId)) this.dropRunTag(tag, tables);
+        else this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
+        throw e;
+      }
       this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
-      const submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals: kept });
       for (const name of STATE_TABLES) {
         const id = tables[name].snapshotId;
         if (id !== null) this.checkedThrough.set(name, id);
@@ -343,6 +355,18 @@ export class Agent {
       return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], ruleErrors };
     } finally {
       for (const release of releases) release();
+    }
+  }
+
+  /** Deletes a run's tag from the tables it was made on (a run whose submit failed); a failure only warns. */
+  private dropRunTag(tag: string, tables: Record<StateTable, ReadOnlyTable>): void {
+    for (const name of STATE_TABLES) {
+      if (tables[name].snapshotId === null) continue;
+      try {
+        this.table(name).deleteTag(tag);
+      } catch (e) {
+        this.warn(`tag ${tag} of a run whose submit failed stays on ${name}: ${(e as Error).message}`);
+      }
     }
   }
 

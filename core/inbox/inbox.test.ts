@@ -333,7 +333,7 @@ describe('decide: who may', () => {
     now += 60_000;
     const [b] = i.submit({ runId: 'r2', proposals: [input('J-1')], withdrawals: [] }).created;
     expect(b).toBeDefined();
-    expect(i.failedBefore(b!.situationKey)).toEqual([{ id: a!.id, atMs: firstAt, detail: 'resource M-1 is reserved for maintenance' }]);
+    expect(i.failedBefore(b!.situationKey)).toEqual([{ id: a!.id, atMs: firstAt, detail: 'resource M-1 is reserved for maintenance', sent: true }]);
     await fail(i, b!, 'resource M-1 is reserved for maintenance');
     const lastAt = now;
     // Twice: quiet, here and after a reopen (from the tables), with both failures known.
@@ -348,7 +348,7 @@ describe('decide: who may', () => {
     now += 1; // the first failure is 8 h old: one left, so it may come back
     expect(j.failedBefore(input('J-1').situationKey).map((f) => f.id)).toEqual([b!.id]);
     expect(j.submit({ runId: 'r5', proposals: [input('J-1')], withdrawals: [] }).created).toHaveLength(1);
-    expect(j.failedBefore(input('J-1').situationKey)).toEqual([{ id: b!.id, atMs: lastAt, detail: 'resource M-1 is reserved for maintenance' }]);
+    expect(j.failedBefore(input('J-1').situationKey)).toEqual([{ id: b!.id, atMs: lastAt, detail: 'resource M-1 is reserved for maintenance', sent: true }]);
   });
 
   it('a decision keeps its evidence: tag decision-<id> at the snapshot read, for decisionEvidenceRetentionMs; a missing table only warns', async () => {

@@ -175,6 +175,11 @@ export interface CommandFailure {
   atMs: number;
   /** The module's reason, or the expiry's, as the write-back recorded it. */
   detail: string | null;
+  /**
+   * Whether the command reached the broker. One never sent (the write-back gave it up, core/inbox
+   * write-back.ts) says nothing of the module and does not count toward FAILURES_TO_QUIET.
+   */
+  sent: boolean;
 }
 
 /** An approved proposal's command that failed or timed out and has not moved on since (`Inbox.endedCommands`). */
@@ -190,7 +195,8 @@ export interface EndedCommand {
 
 /**
  * A situation whose approved commands failed this many times within the last
- * resuggestAfterDecisionMs is not proposed while that holds (until the older failure is that old).
+ * resuggestAfterDecisionMs, each after it was sent (one the write-back never sent says nothing of
+ * the module), is not proposed while that holds (until the older failure is that old).
  * One failure may be passing (the state moved on, the command came late), so the situation comes
  * back at once if it still holds; a module that refuses it again means it, and is not asked every
  * minute.
@@ -351,12 +357,12 @@ export class Inbox {
     const now = this.clock();
     const snapshot = inbox.latestSnapshot();
     const wanted: string[] = [];
-    const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail', 'action'];
+    const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail', 'action', 'command_sent_at_ms'];
     const reader = snapshot ? inbox.reader({ snapshotId: snapshot.id }) : undefined;
     try {
-      for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail, action] of reader ? reader.scan({ projection: columns, fillCache: false }) : []) {
+      for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail, action, sentAt] of reader ? reader.scan({ projection: columns, fillCache: false }) : []) {
         const detail = commandDetail === null || commandDetail === undefined ? null : String(commandDetail);
-        if (command === 'failed' && now - Number(commandAt) < this.resuggestMs) this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail });
+        if (command === 'failed' && now - Number(commandAt) < this.resuggestMs) this.failedAgain(String(key), { id: String(id), atMs: Number(commandAt), detail, sent: sentAt !== null && sentAt !== undefined });
         if ((command === 'failed' || command === 'timed_out') && now - Number(commandAt) < this.endedKeptMs) {
           this.ended.set(String(id), { id: String(id), action: String(action), state: command, atMs: Number(commandAt), detail });
         }
@@ -492,7 +498,7 @@ export class Inbox {
         result.duplicates.push(input.situationKey);
         continue;
       }
-      if (this.decidedAt.has(input.situationKey) || (this.failures.get(input.situationKey)?.length ?? 0) >= FAILURES_TO_QUIET) {
+      if (this.decidedAt.has(input.situationKey) || (this.failures.get(input.situationKey)?.filter((f) => f.sent).length ?? 0) >= FAILURES_TO_QUIET) {
         result.suppressed.push(input.situationKey);
         continue;
       }
@@ -627,7 +633,7 @@ export class Inbox {
     // unless its commands failed FAILURES_TO_QUIET times by now.
     if (state === 'failed') {
       if (this.decidedAt.get(p.situationKey) === p.decision!.atMs) this.decidedAt.delete(p.situationKey);
-      this.failedAgain(p.situationKey, { id, atMs: now, detail: c.detail });
+      this.failedAgain(p.situationKey, { id, atMs: now, detail: c.detail, sent: c.sentAtMs !== null });
     }
     return next;
   }

@@ -134,6 +134,10 @@ export const commandInFlight = (c: CommandProgress | null): boolean => c !== nul
 export const timedOutDetail = (sinceSentMs: number, lastState: CommandState): string =>
   `not applied ${Math.round(sinceSentMs / 1000)} s after it was sent (last state: ${lastState})`;
 
+/** Why write-back gave up a command it could not send in time (its `detail`, state `failed`). */
+export const notSentDetail = (windowMs: number, sinceApprovalMs: number): string =>
+  `not sent within ${Math.round(windowMs / 1000)} s of the approval (${Math.round(sinceApprovalMs / 1000)} s ago): nothing was done; decide again if it still holds`;
+
 /**
  * A command that timed out after the module acknowledged it: the module said it carried it out,
  * and its event is late. Read from the detail `timedOutDetail` wrote.

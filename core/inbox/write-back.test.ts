@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { Inbox } from './inbox.ts';
-import { situationKey, type Proposal, type ProposalInput } from './proposal.ts';
+import { notSentDetail, situationKey, type Proposal, type ProposalInput } from './proposal.ts';
 import { UserStore } from './users.ts';
 import { WriteBack, type WriteBackOptions } from './write-back.ts';
 
@@ -266,6 +266,68 @@ describe('write-back', () => {
     expect(inbox.get(p.id)!.command!.state).toBe('sent');
   });
 
+  it('a command not sent within appliedTimeoutMs of its approval is not sent: it fails, saying so, and the situation may be proposed again', async () => {
+    // Approved while no write-back could publish (the broker down, or a crash before the publish).
+    const late = await approve('J-1');
+    now += 40_000;
+    const inTime = await approve('J-2');
+    now += 21_000;
+    const wb = await writeBack(); // appliedTimeoutMs 60 s
+    const commands = await module(() => undefined);
+    await wb.resume();
+    await until(() => commands.length === 1, 'the command still in time');
+    await new Promise((r) => setTimeout(r, 100));
+    // J-1, approved 61 s ago, is never published; J-2 (21 s) is, and expires 60 s after its approval, not its send.
+    expect(commands.map((c) => [c.command_id, c.expires_at_ms])).toEqual([[inTime.id, T0 + 40_000 + 60_000]]);
+    expect(inbox.get(late.id)!.command).toMatchObject({ state: 'failed', detail: 'not sent within 60 s of the approval (61 s ago): nothing was done; decide again if it still holds' });
+    expect(inbox.history(late.id).map((e) => e.event)).toEqual(['proposed', 'approved', 'command_failed']);
+    wb.poll();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(commands).toHaveLength(1);
+    // Nothing was done: the situation is proposed again for a person to decide.
+    expect(inbox.submit({ runId: 'r2', proposals: [proposal('J-1')], withdrawals: [] }).created).toHaveLength(1);
+  });
+
+  it('commands given up unsent do not quiet their situation: only failures of sent commands count toward FAILURES_TO_QUIET', async () => {
+    // No write-back attached: each approval's command stays pending until it is given up, as the
+    // write-back does after appliedTimeoutMs (a broker down for an hour sees several such).
+    for (const run of ['r1', 'r2', 'r3']) {
+      const [p] = inbox.submit({ runId: run, proposals: [proposal('J-1')], withdrawals: [] }).created;
+      expect(p, `proposed again in ${run}`).toBeDefined();
+      expect((await inbox.decide(p!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('approved');
+      inbox.markCommand(p!.id, 'failed', notSentDetail(60_000, 61_000));
+    }
+    // Two failures of sent commands (the module refused twice) do quiet it.
+    for (const run of ['r4', 'r5']) {
+      const [p] = inbox.submit({ runId: run, proposals: [proposal('J-2')], withdrawals: [] }).created;
+      expect((await inbox.decide(p!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('approved');
+      inbox.markCommand(p!.id, 'sent', null);
+      inbox.markCommand(p!.id, 'failed', 'refused by the module: not now');
+    }
+    expect(inbox.submit({ runId: 'r6', proposals: [proposal('J-2')], withdrawals: [] }).suppressed).toEqual([proposal('J-2').situationKey]);
+  });
+
+  it('a broker that never sends PUBACK does not hold the approval: it returns with the command pending, and a poll sends it', async () => {
+    const held: (() => void)[] = [];
+    aedes.authorizePublish = (_client, packet, done) => {
+      if (packet.topic.startsWith('tilstand/s1/commands/')) held.push(() => done(null));
+      else done(null);
+    };
+    const wb = await writeBack({ publishTimeoutMs: 200 });
+    await module(() => ({ ok: true }));
+    const approving = approve('J-1');
+    const outcome = await Promise.race([approving.then(() => 'returned'), new Promise((r) => setTimeout(() => r('still waiting after 5 s'), 5000))]);
+    expect(outcome).toBe('returned');
+    const p = await approving;
+    expect(inbox.get(p.id)!.command!.state).toBe('pending');
+    expect(inbox.get(p.id)!.decision).toMatchObject({ kind: 'approved', by: 'lena' });
+    // The broker recovers; the write-back loop sends the command again.
+    aedes.authorizePublish = (_client, _packet, done) => done(null);
+    for (const release of held.splice(0)) release();
+    wb.poll();
+    await until(() => inbox.get(p.id)!.command!.state === 'acknowledged', 'the ack');
+  });
+
   it('resume does not publish again a command poll sent while resume waited for an earlier publish', async () => {
     // Approved while no write-back listens (as before a restart): both commands stay pending.
     const p1 = await approve('J-1');
@@ -294,8 +356,8 @@ describe('write-back', () => {
     now += 30_000;
     releaseFirst();
     await resumed;
-    // Once, with the expiry its first send set (a second copy would expire 30 s later).
-    expect(sent.filter((s) => s.id === p2.id).map((s) => s.expires)).toEqual([T0 + 1000 + 60_000]);
+    // Once (a copy not sent yet expires appliedTimeoutMs after the approval, when it is sent at all).
+    expect(sent.filter((s) => s.id === p2.id).map((s) => s.expires)).toEqual([T0 + 60_000]);
   });
 
   it('an ack handled before the publish returns (the module was quicker than the PUBACK) is kept: sent, then acknowledged', async () => {

@@ -17,8 +17,14 @@
 //            when that is (`expires_at_ms` = first send + appliedTimeoutMs), and the module
 //            client refuses one that arrives later (a module back after hours must not act on
 //            a decision the floor has moved on from): its `failed` ack says `expired`.
-// A publish that fails leaves the command `pending`; `resume()` (at start, and on every poll)
-// sends pending commands again — with the same command_id, so a module never acts twice.
+// A publish that fails, or that the broker has not taken (PUBACK) within `publishTimeoutMs`,
+// leaves the command `pending` (so an approval never waits longer for its publish); `resume()`
+// (at start) and every poll send pending commands again — with the same command_id, so a module
+// never acts twice. Only within `appliedTimeoutMs` of the approval, though: a command still
+// pending then (the broker down for longer, a site that crashed before the publish and started
+// again hours later) is `failed`, not sent — the decision was made on a floor that has moved on;
+// the situation is proposed again if it still holds. A copy published while pending expires
+// (`expires_at_ms`) at that same moment, so the module refuses one the broker delivers later.
 // A command the broker took (PUBACK) but the module has not acknowledged is published again every
 // `resendAfterMs` until it is acknowledged, applied or timed out: a broker can drop a queued
 // message (mosquitto does when another client takes the module's session, or past its queue
@@ -31,7 +37,7 @@
 
 import { InboxError } from './errors.ts';
 import type { Inbox } from './inbox.ts';
-import { commandInFlight, timedOutDetail, type Proposal } from './proposal.ts';
+import { commandInFlight, notSentDetail, timedOutDetail, type Proposal } from './proposal.ts';
 
 export interface WriteBackOptions {
   inbox: Inbox;
@@ -51,6 +57,8 @@ export interface WriteBackOptions {
   monotonic?: () => number;
   /** Sent but not applied after this long → timed_out. Default 10 minutes. */
   appliedTimeoutMs?: number;
+  /** A publish not taken by the broker (PUBACK) within this long counts as failed: the command stays pending. Default 10 s. */
+  publishTimeoutMs?: number;
   /** Sent but not acknowledged after this long → published again (same command_id). Default 1 minute. */
   resendAfterMs?: number;
   /** How often `start()` polls. Default 1000 ms. */
@@ -68,7 +76,7 @@ interface Ack {
   error?: string;
 }
 
-const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, resendAfterMs: 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
+const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, publishTimeoutMs: 10_000, resendAfterMs: 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
 
 export class WriteBack {
   private readonly o: WriteBackOptions;
@@ -92,6 +100,7 @@ export class WriteBack {
     this.mono = o.monotonic ?? (() => performance.now());
     this.limits = {
       appliedTimeoutMs: o.appliedTimeoutMs ?? DEFAULTS.appliedTimeoutMs,
+      publishTimeoutMs: o.publishTimeoutMs ?? DEFAULTS.publishTimeoutMs,
       resendAfterMs: o.resendAfterMs ?? DEFAULTS.resendAfterMs,
       pollMs: o.pollMs ?? DEFAULTS.pollMs,
       ackBytesMax: o.ackBytesMax ?? DEFAULTS.ackBytesMax,
@@ -126,9 +135,17 @@ export class WriteBack {
     };
   }
 
-  /** Publishes the command of an approved proposal and marks it sent. */
+  /**
+   * Publishes the command of an approved proposal and marks it sent; one still pending
+   * appliedTimeoutMs after its approval is marked failed instead (see the file header).
+   */
   async send(p: Proposal): Promise<void> {
-    if (p.module === null || p.command?.state !== 'pending') return;
+    if (p.module === null || p.command?.state !== 'pending' || this.sending.has(p.id)) return;
+    const sinceApproval = this.clock() - p.decision!.atMs;
+    if (sinceApproval >= this.limits.appliedTimeoutMs) {
+      this.o.inbox.markCommand(p.id, 'failed', notSentDetail(this.limits.appliedTimeoutMs, sinceApproval));
+      return;
+    }
     await this.publish(p, 'not sent (stays pending, retried on the next poll)', () => this.o.inbox.markCommand(p.id, 'sent', null));
   }
 
@@ -143,14 +160,20 @@ export class WriteBack {
     const monoMs = this.mono();
     const firstMonoMs = p.command.sentAtMs === null ? monoMs : this.published.get(p.id)?.firstMonoMs;
     this.published.set(p.id, { wallMs: now, monoMs, firstMonoMs });
-    // The timeout counts from the first send (a resend keeps its expiry).
-    const expiresAtMs = (p.command.sentAtMs ?? now) + this.limits.appliedTimeoutMs;
+    // The timeout counts from the first send (a resend keeps its expiry); a command not sent yet
+    // expires when send() would stop trying, appliedTimeoutMs after the approval.
+    const expiresAtMs = (p.command.sentAtMs ?? Math.min(now, p.decision!.atMs)) + this.limits.appliedTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await this.o.publish(p.command.topic, JSON.stringify(WriteBack.commandOf(p, now, expiresAtMs)));
+      const unanswered = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the broker did not take it (no PUBACK) within ${this.limits.publishTimeoutMs} ms`)), this.limits.publishTimeoutMs);
+      });
+      await Promise.race([this.o.publish(p.command.topic, JSON.stringify(WriteBack.commandOf(p, now, expiresAtMs))), unanswered]);
       then?.();
     } catch (e) {
       this.warn(`command for ${p.id} ${failed}: ${(e as Error).message}`);
     } finally {
+      clearTimeout(timer);
       this.sending.delete(p.id);
     }
   }

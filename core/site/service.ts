@@ -602,7 +602,7 @@ export class SiteService implements SiteBackend {
         const detail = trailDetail(e.detail, fields);
         return { atMs: e.atMs, event: e.event, user: e.actor, ...(detail ? { detail } : {}), ...(fields.length ? { fields } : {}) };
       }),
-      failedBefore: failedBefore(inbox, p).map((f) => ({ ...f })),
+      failedBefore: failedBefore(inbox, p).map((f) => ({ id: f.id, atMs: f.atMs, detail: f.detail })),
     };
   }
 

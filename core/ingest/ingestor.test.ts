@@ -1,5 +1,5 @@
 // The Ingestor on real files (journal.db, Paimon tables, contracts folder) with an injected clock.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -786,6 +786,21 @@ describe('Ingestor freshness budgets', () => {
     expect(() => start({ tables: [...SEED_TABLES, odd] })).toThrow(/table 'odd' has no freshness budget/);
   });
 
+  it('refuses progress and expiry options that are no whole count or ms, naming the option (a fraction made every tick throw an unnamed BigInt RangeError)', () => {
+    for (const [name, value] of [
+      ['progressLagMax', 0.5],
+      ['progressLagMax', -1],
+      ['progressIntervalMs', Number.NaN],
+      ['idleExpireMs', -5],
+      ['idleExpireMs', '60000'],
+    ] as const) {
+      expect(() => start({ [name]: value } as Partial<IngestorOptions>), `${name} ${String(value)}`).toThrow(new RegExp(`^${name}: expected an integer ≥ \\d+ \\(\\w+\\), got ${String(value)}$`));
+    }
+    const i = start({ progressLagMax: 1, progressIntervalMs: 0, idleExpireMs: 1 });
+    i.tick();
+    expect(i.health().failure).toBeNull();
+  });
+
   it('shows the disk alarm in status and metrics when given the DiskBudget', async () => {
     let full = false;
     const i = start({ diskBudget: { full: () => full } });
@@ -995,5 +1010,60 @@ describe('Ingestor: an event of an older contract version under a binding of the
     i.commitAll();
     expect(i.listDeadLetters().map((d) => `${d.reason}: ${d.detail}`)).toEqual([]); // was a binding_error: 'after.note' is absent
     expect(row('notes', { item: 'A-1' })).toEqual({ item: 'A-1', qty: 3, note: null });
+  });
+});
+
+describe('Ingestor: tables that hold journal positions the journal does not (a restore from HQ, a journal.db lost or restored from an older copy)', () => {
+  /** Replaces journal.db by `replacement` (a fresh journal when absent), as a restore onto a new PC leaves it. */
+  function swapJournal(replacement?: string): void {
+    journal.close();
+    for (const f of ['journal.db', 'journal.db-wal', 'journal.db-shm']) rmSync(join(dir, f), { force: true });
+    if (replacement !== undefined) cpSync(replacement, join(dir, 'journal.db'));
+    journal = Journal.open(dir);
+  }
+
+  it('numbers new events after every table’s position: a module’s resend after a restore is applied (numbered from 1 again, the first stopped ingest for good)', async () => {
+    const i = start();
+    for (let s = 1; s <= 5; s++) await i.accept(topic('inventory', 'stock'), inv(s, 'A-1', 'L1', s));
+    await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
+    stop(i); // every table committed through position 6
+    swapJournal(); // the new PC's journal.db starts empty; the tables came from HQ
+
+    const warnings: string[] = [];
+    const j = start({ onWarning: (w) => warnings.push(w) });
+    // The modules resend what came after the restored high-water marks.
+    const p = await j.accept(topic('inventory', 'stock'), inv(6, 'A-1', 'L1', 6));
+    await j.accept(topic('operations', 'jobs'), job(2, 'J-2'));
+    expect(p).toBe(7n);
+    j.commitAll();
+    expect(j.health().failure).toBeNull();
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 6, inventory_seq: 6 });
+    expect(row('work_queue', { job_id: 'J-2' })).toMatchObject({ ops_seq: 2 });
+    expect(warnings.join('\n')).toMatch(/journal\.db ends at position 0, before every table's .*numbered after 6/);
+    stop(j);
+    // The journal reads on across the positions it never had, and a restart replays nothing twice.
+    expect([...journal.readAfter(0n)].map((e) => e.position)).toEqual([7n, 8n]);
+    const k = start();
+    expect(k.health()).toMatchObject({ failure: null, recoveredEvents: 0 });
+  });
+
+  it('a journal.db older than every table (restored from a copy): new events are applied after the tables’ position', async () => {
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    stop(i);
+    journal.close();
+    const older = join(dir, 'older-journal.db');
+    cpSync(join(dir, 'journal.db'), older); // closed: the WAL is checkpointed into the file
+    journal = Journal.open(dir);
+    const i2 = start();
+    for (let s = 2; s <= 4; s++) await i2.accept(topic('inventory', 'stock'), inv(s, 'A-1', 'L1', s));
+    stop(i2); // tables through position 4
+    swapJournal(older); // journal.db ends at position 1
+
+    const j = start();
+    await j.accept(topic('inventory', 'stock'), inv(5, 'A-1', 'L1', 5));
+    j.commitAll();
+    expect(j.health().failure).toBeNull();
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 5, inventory_seq: 5 });
   });
 });

@@ -313,6 +313,13 @@ export class Ingestor {
     this.clock = o.clock ?? Date.now;
     this.limits = { ...DEFAULT_ENVELOPE_LIMITS, ...(o.limits ?? {}) };
     checkLimits(this.limits);
+    // Checked here, not at their first use in `tick`: a fraction made every tick throw BigInt's
+    // RangeError (no option named) and nothing committed; NaN never gave an idle table its
+    // progress commit (the journal's checkpoint and prune stood still) or expired every tick.
+    for (const [name, unit] of [['progressLagMax', 'positions'], ['progressIntervalMs', 'ms'], ['idleExpireMs', 'ms']] as const) {
+      const v: unknown = o[name];
+      if (v !== undefined && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) throw new RangeError(`${name}: expected an integer ≥ 0 (${unit}), got ${String(v)}`);
+    }
     this.sequencer = new Sequencer<Item>({ ...(o.sequencer ?? {}), now_ms: () => this.tickNowMs ?? this.clock() });
     this.duplicateWatch = new DuplicateWatch(o.duplicateWatch);
 
@@ -407,6 +414,23 @@ export class Ingestor {
     }
     let start: bigint | undefined;
     for (const t of this.targets.values()) if (start === undefined || t.recovered.position < start) start = t.recovered.position;
+    // A journal that ends before every table's position (a fresh journal.db under tables
+    // restored from HQ, one restored from an older copy) numbered its new events from there: the
+    // first was processed "before" the lowest table's position (the assertion in `process`
+    // stopped ingest for good), and one at or below a table's position would be taken for one the
+    // table holds. The journal can never bring those positions again, so new events continue
+    // after the highest table's; what the tables lack comes back by seq, as the modules resend
+    // (resync). (A journal that ends between the lowest and the highest table's position is what
+    // core/replay builds: the events above its end come again with the same positions.)
+    const journalLast = this.o.journal.lastPosition();
+    if (start !== undefined && journalLast < start) {
+      let ahead = this.deadLetters;
+      for (const t of this.targets.values()) if (t.recovered.position > ahead.recovered.position) ahead = t;
+      this.o.journal.continueAfter(ahead.recovered.position);
+      this.o.onWarning?.(
+        `ingest: journal.db ends at position ${journalLast}, before every table's (table ${ahead.name} holds events through ${ahead.recovered.position}): tables restored, or journal.db lost or older than them; new events are numbered after ${ahead.recovered.position}, and the modules resend what the tables lack`,
+      );
+    }
     this.lastProcessed = start ?? 0n;
     this.recovering = true;
     try {

@@ -366,6 +366,40 @@ describe('Journal errors and budget', () => {
     }
   });
 
+  it('refuses the first group left after a prune when it is missing: a reader from the checkpoint does not start at the group after it', async () => {
+    const j = Journal.open(dir);
+    await appendGroups(j, [1, 3, 1, 1]); // groups 1, 2..4, 5, 6
+    expect((await j.prune({ maxAgeMs: 0, keepAfter: 1n })).deletedRows).toBe(1);
+    j.close();
+    poke((db) => db.exec('DELETE FROM journal_groups WHERE first_position = 2')); // the group holding checkpoint + 1
+    const again = Journal.open(dir);
+    try {
+      expect(() => [...again.readAfter(1n)]).toThrowError(/corruption in .*journal\.db: .*position 2.*missing/);
+      expect(() => [...again.readAfter(0n)]).toThrowError(/corruption in .*journal\.db: .*position 2.*missing/);
+      expect([...again.readAfter(4n)].map((e) => e.position)).toEqual([5n, 6n]); // starting after the gap is fine
+    } finally {
+      again.close();
+    }
+    // What prune removed is no gap, read from anywhere before it; nor is a file whose oldest
+    // groups were pruned before the journal kept what it pruned.
+    const fresh = mkdtempSync(join(tmpdir(), 'tilstand-journal-'));
+    try {
+      const k = Journal.open(fresh);
+      const pos = await appendGroups(k, [2, 2, 2]);
+      await k.prune({ maxAgeMs: 0, keepAfter: pos[1]! });
+      expect([...k.readAfter(0n)].map((e) => e.position)).toEqual(pos.slice(2));
+      k.close();
+      const db = new Database(join(fresh, 'journal.db'));
+      db.exec("DELETE FROM meta WHERE key = 'pruned_through'");
+      db.close();
+      const k2 = Journal.open(fresh);
+      expect([...k2.readAfter(0n)].map((e) => e.position)).toEqual(pos.slice(2));
+      k2.close();
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a group that overlaps the previous one', async () => {
     const j = Journal.open(dir);
     await appendGroups(j, [1, 3, 1, 1]);

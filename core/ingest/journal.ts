@@ -435,9 +435,18 @@ export class Journal {
     groupBefore: Database.Statement;
     saveLast: Database.Statement;
   };
-  private readonly pruneBatch: (cutoff: number) => { events: number; more: boolean };
-  /** Groups that end at or before this position may be followed by a gap (rows migrated from a format-1/2 file with gaps). */
+  private readonly pruneBatch: (cutoff: number) => { events: number; more: boolean; through: number };
+  /**
+   * Groups that end at or before this position may be followed by a gap: rows migrated from a
+   * format-1/2 file with gaps, or positions skipped by `continueAfter`.
+   */
   private legacyGapsTo = 0;
+  /**
+   * Every position at or below this was deleted by prune (`meta.pruned_through`): a reader that
+   * finds no group holding its start takes the positions before the first group it finds for
+   * pruned only up to here. Beyond it a missing group is corruption.
+   */
+  private prunedThrough = 0;
   private queue: Pending[] = [];
   private flushScheduled = false;
   private closed = false;
@@ -521,6 +530,18 @@ export class Journal {
         last = Math.max(last, g.first + g.count - 1);
       }
       this.s.last = last;
+      // What prune removed. A file from before this was kept takes everything before its oldest
+      // group for pruned (and keeps that from now on); an empty one, everything up to its last position.
+      const pruned = db.prepare("SELECT value FROM meta WHERE key = 'pruned_through'").pluck().get();
+      if (pruned !== undefined) this.prunedThrough = this.metaNumber(pruned, 'pruned position');
+      else {
+        const oldest = db.prepare('SELECT MIN(first_position) FROM journal_groups').pluck().get();
+        if (oldest === null || oldest === undefined) this.prunedThrough = last;
+        else {
+          this.prunedThrough = this.metaNumber(oldest, 'oldest group position') - 1;
+          db.prepare("INSERT INTO meta (key, value) VALUES ('pruned_through', ?)").run(String(this.prunedThrough));
+        }
+      }
 
       this.st = {
         insert: db.prepare(`INSERT INTO journal_groups (${GROUP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`),
@@ -532,11 +553,13 @@ export class Journal {
       };
       const batch = db.prepare('SELECT first_position, event_count FROM journal_groups WHERE first_position <= ? ORDER BY first_position LIMIT ?');
       const del = db.prepare('DELETE FROM journal_groups WHERE first_position >= ? AND first_position <= ?');
+      const savePruned = db.prepare("INSERT INTO meta (key, value) VALUES ('pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
       this.pruneBatch = db.transaction((cutoff: number) => {
         const rows = batch.all(cutoff, this.opts.pruneBatchRows) as Array<{ first_position: unknown; event_count: unknown }>;
         let events = 0;
         let lo = -1;
         let hi = -1;
+        let through = -1;
         let more = rows.length === this.opts.pruneBatchRows;
         for (const r of rows) {
           if (typeof r.first_position !== 'bigint' || typeof r.event_count !== 'bigint') {
@@ -554,12 +577,15 @@ export class Journal {
           }
           if (lo < 0) lo = first;
           hi = first;
+          through = first + count - 1;
           events += count;
         }
-        if (events === 0) return { events: 0, more: false };
+        if (events === 0) return { events: 0, more: false, through: this.prunedThrough };
         this.st.saveLast.run(String(this.s.last));
+        const prunedThrough = Math.max(this.prunedThrough, through);
+        savePruned.run(String(prunedThrough));
         del.run(lo, hi);
-        return { events, more };
+        return { events, more, through: prunedThrough };
       });
     } catch (err) {
       db?.close();
@@ -663,7 +689,8 @@ export class Journal {
     const after = position < -1n ? -1 : Number(position);
     const span = this.opts.readPageRows;
     const start = this.run('read', () => this.st.startGroup.get(after + 1));
-    let lo = start === null || start === undefined ? after + 1 : this.headerNumber(start, after);
+    const noStartGroup = start === null || start === undefined;
+    let lo = noStartGroup ? after + 1 : this.headerNumber(start, after);
     /** The position right after the last group this call read (undefined before the first). */
     let expected: number | undefined;
     while (left > 0) {
@@ -679,6 +706,12 @@ export class Journal {
         const first = this.headerNumber(r.first_position, after);
         const count = this.headerNumber(r.event_count, after);
         if (count < 1) throw this.corrupt(`the group at position ${first} has a damaged event count`);
+        if (expected === undefined && noStartGroup) {
+          // No group holds the start, and the first one found begins after a position prune never
+          // deleted (it keeps the group holding keepAfter+1 whole): that group is lost.
+          const gone = Math.max(after, this.prunedThrough, this.legacyGapsTo);
+          if (first - 1 > gone) throw this.corrupt(`the group holding position ${gone + 1} is missing (pruned through ${this.prunedThrough}; the next group starts at ${first})`);
+        }
         if (expected !== undefined && first !== expected) {
           // Prune deletes only from the oldest end: a group that does not continue the previous one
           // is corruption, unless prune removed everything before it while this reader waited
@@ -725,6 +758,30 @@ export class Journal {
   }
 
   /**
+   * Makes the next position at least `position` + 1, for a journal that lacks positions its
+   * consumers already hold: a fresh journal.db under tables restored from HQ, or a journal.db
+   * restored from an older copy. Numbered from 1 again, its new events would be taken for ones the
+   * tables hold. Raises `meta.last_position` and marks the gap up to it as history, not damage
+   * (`legacy_gaps_to`), in one transaction. A position at or below the last one changes nothing.
+   * REQUIRES: nothing queued (no append is waiting for its group).
+   */
+  continueAfter(position: bigint): void {
+    if (this.queue.length > 0) throw new Error('assertion failed: continueAfter with appends queued');
+    if (position > BigInt(Number.MAX_SAFE_INTEGER)) throw new JournalError('InvalidArgument', this.path, `continueAfter: expected a position ≤ 2^53 − 1, got ${position}`);
+    const p = Number(position);
+    if (p <= this.s.last) return;
+    const gapsTo = Math.max(this.legacyGapsTo, p);
+    this.run('continueAfter', () =>
+      this.db.transaction(() => {
+        this.st.saveLast.run(String(p));
+        this.db.prepare("INSERT INTO meta (key, value) VALUES ('legacy_gaps_to', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(gapsTo));
+      })(),
+    );
+    this.s.last = p;
+    this.legacyGapsTo = gapsTo;
+  }
+
+  /**
    * Deletes old groups, oldest first: through the newest group whose events were all received more
    * than maxAgeMs ago, then (oldest first) as many as needed to bring the groups' size_bytes total
    * under maxBytes. Never deletes an event whose position is > keepAfter (e.g. the lowest consumer
@@ -760,6 +817,7 @@ export class Journal {
     if (cutoff <= 0) return { deletedRows: 0 };
     for (;;) {
       const r = this.run('prune', () => this.pruneBatch(cutoff));
+      this.prunedThrough = r.through;
       deleted += r.events;
       if (!r.more) break;
       await new Promise<void>((res) => setImmediate(res));

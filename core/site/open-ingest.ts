@@ -3,7 +3,8 @@
 // memory budget), the disk budget
 // and the Ingestor (which creates missing tables, dead_letters included, and replays the journal
 // after the lowest committed position). Used by `tilstand init` (open and close: the tables
-// exist afterwards) and by Site.start.
+// exist afterwards) and by Site.start. On a site `tilstand restore` rebuilt, an empty journal
+// first continues after the highest position its tables hold.
 //
 // Invariant: on failure nothing stays open.
 
@@ -11,8 +12,10 @@ import { Catalog } from '../lsm/index.ts';
 import { ContractRegistry } from '../ingest/contracts.ts';
 import { Ingestor, DEFAULT_CHECKPOINT_NAME } from '../ingest/ingestor.ts';
 import { DiskBudget, Journal } from '../ingest/journal.ts';
+import { readProgress } from '../ingest/progress.ts';
 import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { readRestoreNote } from '../sync/restore.ts';
 import { catalogOptions, configBindings, dataPaths, ingestBudgets, type SiteConfig } from './config.ts';
 
 export interface IngestParts {
@@ -40,6 +43,12 @@ export function openIngest(data: string, config: SiteConfig, o: OpenIngestOption
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const journal = Journal.open(data, o.clock ? { nowMs: o.clock } : {});
   try {
+    // A site `tilstand restore` rebuilt starts with an empty journal under tables that hold
+    // positions of the old PC's journal: numbered from 1 again, its first events would be taken,
+    // table by table, for ones a table holds, and skipped. The Ingestor continues after the tables
+    // only when every one of them is ahead of the journal; a table HQ did not have (new in
+    // config.json since, never synced) starts at 0 and would keep it from doing so.
+    if (journal.lastPosition() === 0n && readRestoreNote(data) !== undefined) journal.continueAfter(highestPosition(catalog, p.database!));
     const diskBudget = new DiskBudget({ journal, journalBytesMax: config.diskBudget.journalBytesMax, diskFreeBytesMin: config.diskBudget.diskFreeBytesMin });
     const ingestor = Ingestor.open({
       site: config.site,
@@ -61,4 +70,17 @@ export function openIngest(data: string, config: SiteConfig, o: OpenIngestOption
     journal.close();
     throw e;
   }
+}
+
+/** The highest journal position any table of `database` holds (core/ingest progress.ts); 0 for none. */
+function highestPosition(catalog: Catalog, database: string): bigint {
+  let high = 0n;
+  if (!catalog.databaseExists(database)) return high;
+  for (const name of catalog.listTables(database)) {
+    const table = catalog.getTable({ database, table: name });
+    if (!table.latestSnapshot()) continue;
+    const f = readProgress(table.committedProperties(), table.name).position;
+    if (f > high) high = f;
+  }
+  return high;
 }

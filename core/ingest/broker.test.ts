@@ -119,6 +119,25 @@ describe('EmbeddedBroker durable PUBACK', () => {
   });
 });
 
+describe('EmbeddedBroker retained publishes', () => {
+  it('keeps nothing a client publishes as retained (one per stream name would hold memory for good and come again to every subscriber)', async () => {
+    const b = await startBroker();
+    const inv = client(b.port, 'inventory');
+    await connected(inv);
+    await inv.publishAsync(`tilstand/${SITE}/events/inventory/stock`, 'retained event', { qos: 1, retain: true });
+    await inv.publishAsync(`tilstand/${SITE}/acks/inventory`, 'retained ack', { qos: 1, retain: true });
+    // A subscriber that comes later gets a retained message first, before anything published after
+    // it subscribed: the first message it sees tells whether one was kept.
+    const til = client(b.port, 'tilstand');
+    await connected(til);
+    const first = new Promise<string>((r) => til.once('message', (_t, p) => r(p.toString())));
+    await til.subscribeAsync([`tilstand/${SITE}/events/#`, `tilstand/${SITE}/acks/#`], { qos: 1 });
+    await inv.publishAsync(`tilstand/${SITE}/events/inventory/stock`, 'after', { qos: 1 });
+    expect(await first).toBe('after');
+    expect(journal.stats().events).toBe(2); // the retained event itself was journaled as any other
+  });
+});
+
 describe('EmbeddedBroker authentication and ACL', () => {
   it('refuses unauthenticated clients and bad passwords', async () => {
     const b = await startBroker();

@@ -435,6 +435,10 @@ export class EmbeddedBroker {
       this.noteRefusal('publish', p?.name ?? '(unauthenticated client)', packet.topic);
       return cb(new Error(`publish to ${packet.topic} not allowed for ${p?.name ?? 'unauthenticated client'}`));
     }
+    // Nothing is kept as retained: events are journaled, and aedes would keep one retained message
+    // per topic in memory for good (a module may name any stream) and send it again to every
+    // subscriber that connects (an ack, to the write-back at each reconnect).
+    packet.retain = false;
     if (packet.topic.split('/')[2] !== 'events') {
       // Not journaled, but a QoS ≥ 1 publish still waits behind the client's held events: PUBACKs
       // leave in arrival order (MQTT-4.6.0-2), which a release at once broke.

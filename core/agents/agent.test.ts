@@ -228,15 +228,21 @@ describe('runs, deduplication and withdrawal', () => {
     }
   });
 
-  it('after a restart the previous run is found through its tag (changes are read from it)', () => {
+  /** A run over BOLT at A with 20 on hand, then a commit that drops it to 2, a minute later. */
+  function stockDropAfterRun(): { agent: Agent; inbox: Inbox } {
     site = new TestSite();
     site.stock('BOLT', 'A', { on_hand: 20 });
     site.commit();
-    const { agent, inbox } = site.agentAndInbox();
-    agent.run();
+    const parts = site.agentAndInbox();
+    parts.agent.run();
     site.stock('BOLT', 'A', { on_hand: 2 });
     site.commit();
     site.nowMs += 60_000;
+    return parts;
+  }
+
+  it('after a restart the previous run is found through its tag (changes are read from it)', () => {
+    const { inbox } = stockDropAfterRun();
     const restarted = new Agent({ catalog: site.catalog, database: DB, inbox, clock: site.clock });
     const r = restarted.run();
     expect(r.created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
@@ -245,14 +251,7 @@ describe('runs, deduplication and withdrawal', () => {
 
   /** A stock change, then a run whose submit throws; `next` is the agent that runs after it. */
   function failedSubmitThen(next: (agent: Agent, inbox: Inbox) => Agent) {
-    site = new TestSite();
-    site.stock('BOLT', 'A', { on_hand: 20 });
-    site.commit();
-    const { agent, inbox } = site.agentAndInbox();
-    agent.run();
-    site.stock('BOLT', 'A', { on_hand: 2 });
-    site.commit();
-    site.nowMs += 60_000;
+    const { agent, inbox } = stockDropAfterRun();
     const submit = vi.spyOn(inbox, 'submit').mockImplementationOnce(() => {
       throw new Error('disk full');
     });

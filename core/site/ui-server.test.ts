@@ -107,6 +107,16 @@ async function signIn(base: string): Promise<string> {
   return cookie.split(';')[0]!;
 }
 
+/** A push the backend emits reaches an event socket the session opens now. */
+async function pushArrives(base: string, cookie: string, emit: (e: { type: 'proposals'; changed: string[] }) => void): Promise<void> {
+  const ws = new WebSocket(base.replace('http', 'ws') + '/api/events', { headers: { Origin: base, Cookie: cookie } });
+  await new Promise((r) => ws.on('open', r));
+  const got = new Promise((r) => ws.on('message', (m) => r(JSON.parse(String(m)))));
+  emit({ type: 'proposals', changed: ['p1'] });
+  expect(await got).toEqual({ type: 'proposals', changed: ['p1'] });
+  ws.close();
+}
+
 describe('headless UI server', () => {
   it('refuses API calls without a session, and answers them after sign-in', async () => {
     const { base } = await start();
@@ -256,13 +266,7 @@ describe('headless UI server', () => {
       ws.on('open', () => resolve(101));
     });
     expect(refused).toBe(403);
-    const cookie = await signIn(base);
-    const ws = new WebSocket(url, { headers: { Origin: base, Cookie: cookie } });
-    await new Promise((r) => ws.on('open', r));
-    const got = new Promise((r) => ws.on('message', (m) => r(JSON.parse(String(m)))));
-    emit({ type: 'proposals', changed: ['p1'] });
-    expect(await got).toEqual({ type: 'proposals', changed: ['p1'] });
-    ws.close();
+    await pushArrives(base, await signIn(base), emit);
   });
 
   it('closes an event socket whose page sends an over-size frame, and goes on', async () => {
@@ -282,12 +286,7 @@ describe('headless UI server', () => {
       expect(uncaught.map(String)).toEqual([]);
       // The server goes on answering and pushing to the sockets that behave.
       expect((await post(base, 'status', {}, { Cookie: cookie })).status).toBe(200);
-      const ws = new WebSocket(url, { headers: { Origin: base, Cookie: cookie } });
-      await new Promise((r) => ws.on('open', r));
-      const got = new Promise((r) => ws.on('message', (m) => r(JSON.parse(String(m)))));
-      emit({ type: 'proposals', changed: ['p1'] });
-      expect(await got).toEqual({ type: 'proposals', changed: ['p1'] });
-      ws.close();
+      await pushArrives(base, cookie, emit);
     } finally {
       process.off('uncaughtException', onUncaught);
     }

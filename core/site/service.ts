@@ -275,7 +275,9 @@ export class SiteService implements SiteBackend {
           this.inboxSnapshot = id;
         }
       }
-      if (now - this.lastStatusMs >= (this.o.statusEveryMs ?? 5000)) {
+      // A wall clock stepped back (now < lastStatusMs) makes it due as well: else no status or
+      // alarm went out until the clock had caught up with the last push, an hour for an hour.
+      if (now - this.lastStatusMs >= (this.o.statusEveryMs ?? 5000) || now < this.lastStatusMs) {
         this.lastStatusMs = now;
         const status = this.status();
         emit({ type: 'status', status });

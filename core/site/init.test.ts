@@ -49,6 +49,17 @@ describe('init', () => {
     expect(readdirSync(data).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 
+  it('makes the data directory 0700: site.db (PIN hashes a 4-digit space makes quick to try), journal.db and logs are the site user\'s only', async () => {
+    // Under the usual umask (022) a directory made with the default mode is readable by every local user.
+    const data = join(dir, 'new', 'd');
+    await initDataDir({ data, site: 'private', admin: { name: 'ada', pin: '4711' }, scrypt: { N: 1024, r: 8, p: 1 } });
+    expect(statSync(data).mode & 0o777).toBe(0o700);
+    // The first-run screen makes it the same way (FirstRunBackend → initDataDir).
+    const fresh = join(dir, 'first');
+    await new FirstRunBackend(fresh).call('initSite', { siteId: 'first', adminName: 'ada', adminPin: '4711' }, { user: null, setUser: () => undefined });
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
+  });
+
   it('writes module passwords once, 0600 in a 0700 folder, and keeps only scrypt hashes in site.db', async () => {
     const data = join(dir, 'd');
     await initDataDir({ data, site: 's1', admin: { name: 'admin', pin: '123456' } });

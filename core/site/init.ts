@@ -7,6 +7,7 @@
 //   contracts/                    the seed contracts, v1 each
 //   logs/
 //   secrets/modules.json          plaintext broker passwords, written once (dir 0700, file 0600)
+// The data directory itself is made 0700 (one that existed too).
 //
 // Order: everything else first, config.json last, so a directory with config.json is complete;
 // an init that failed half-way can be run again (it refuses only a directory with config.json; an
@@ -71,7 +72,11 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   if (o.config) config = o.config(config);
   if (config.site !== o.site) throw new ConfigError('site', 'the config adjustment must not change the site id');
 
+  // The site's user's only (0700, also a directory that was there): site.db holds the users' PIN
+  // hashes (4 to 12 digits, quickly tried offline by anyone who can read it), journal.db the
+  // events, logs/ names. Under the usual umask (022) the directory was readable by every local user.
   mkdirSync(data, { recursive: true });
+  chmodSync(data, 0o700);
   for (const dir of [p.warehouse, p.contracts, p.logs]) mkdirSync(dir, { recursive: true });
   mkdirSync(p.secrets, { recursive: true, mode: 0o700 });
   chmodSync(p.secrets, 0o700);

@@ -90,6 +90,9 @@ describe('parseConfig', () => {
       [{ site: 's', hq: { target: 'hq/share' } }, 'hq.target', /'hq\/share' is a relative directory; give an absolute one/],
       [{ site: 's', hq: { target: 's3://' } }, 'hq.target', /names no bucket/],
       [{ site: 's', bindings: 'all' }, 'bindings', /"seed" or an array/],
+      // Checked as the Ingestor checks them at start (which refused them naming no key).
+      [{ site: 's', bindings: [{ topic: 'tilstand/+/events/x/y', contract: 'x.y', table: 'stok', columns: {} }] }, 'bindings[0].table', /expected one of work_queue, resources, stock, dead_letters, got "stok"/],
+      [{ site: 's', bindings: [{ topic: 'tilstand/+/events/x/y', contract: 'x.y', table: 'stock', columns: { item: 'after.item' } }] }, 'bindings[0]', /binding 'x\.y→stock': key column 'location' of table 'stock' is not bound/],
       [{ site: 's', memory: { tableCacheBytes: -1 } }, 'memory.tableCacheBytes', /integer from 0 to \d+, got -1/],
       [{ site: 's', memory: { tableCacheBytes: '128 MiB' } }, 'memory.tableCacheBytes', /got "128 MiB"/],
       [{ site: 's', memory: { writeBufferBytes: 1000 } }, 'memory.writeBufferBytes', /integer from 1048576 to \d+, got 1000/],

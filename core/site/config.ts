@@ -12,10 +12,11 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { NAME_PATTERN } from '../ingest/envelope.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { nameProblem } from '../inbox/users.ts';
-import type { Binding } from '../ingest/binding.ts';
+import { BindingError, bindingName, checkBinding, type Binding } from '../ingest/binding.ts';
+import type { Contract } from '../ingest/contracts.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
-import { DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
+import { DEAD_LETTERS_TABLE, DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { targetProblem } from '../sync/targets/open.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
@@ -301,6 +302,7 @@ export function parseConfig(raw: unknown): SiteConfig {
       obj(bo.columns, `bindings[${i}].columns`);
       return bo as unknown as Binding;
     });
+    checkConfigBindings(bindings);
   }
 
   const b = obj(o.broker ?? d.broker, 'broker');
@@ -538,6 +540,38 @@ export function decisionOptions(c: Pick<SiteConfig, 'agent' | 'evidence'>): { ag
  */
 export function writeConfig(data: string, config: SiteConfig): void {
   localFileIO.replaceAtomic(dataPaths(data).config, Buffer.from(`${JSON.stringify(config, null, 2)}\n`));
+}
+
+/** The tables a binding in config.json may write: the ones the site's Ingestor opens. */
+const BINDABLE_TABLES = [...SEED_TABLES, DEAD_LETTERS_TABLE];
+
+/**
+ * Checks config.json's bindings as the Ingestor checks them at start (core/ingest `checkBinding`:
+ * the table and its columns, the key columns bound, the paths, the kinds), and, given `contract`
+ * (the contracts/ directory's latest version of a name; `tilstand config check`), each path into
+ * `after`/`before` against the contract's fields. A refusal names `bindings[<i>]`: without it,
+ * `config check` passed a binding that `start` then refused, naming no config key.
+ */
+export function checkConfigBindings(bindings: readonly Binding[], contract?: (name: string) => Contract | undefined): void {
+  for (const [i, b] of bindings.entries()) {
+    const table = BINDABLE_TABLES.find((t) => t.name === b.table);
+    if (!table) throw new ConfigError(`bindings[${i}].table`, `expected one of ${BINDABLE_TABLES.map((t) => t.name).join(', ')}, got ${JSON.stringify(b.table)}`);
+    const enrichTable = b.enrich ? BINDABLE_TABLES.find((t) => t.name === b.enrich!.table) : undefined;
+    const c = contract?.(b.contract);
+    try {
+      checkBinding(b, table, { ...(c ? { contract: c } : {}), ...(enrichTable ? { enrichTable } : {}) });
+    } catch (e) {
+      if (e instanceof BindingError) throw new ConfigError(`bindings[${i}]`, e.message);
+      throw e;
+    }
+  }
+}
+
+/** A BindingError the Ingestor raised at start for one of config.json's bindings, as a ConfigError naming it. */
+export function bindingConfigError(config: SiteConfig, e: unknown): unknown {
+  if (!(e instanceof BindingError) || config.bindings === 'seed') return e;
+  const i = config.bindings.findIndex((b) => bindingName(b) === e.binding);
+  return new ConfigError(i < 0 ? 'bindings' : `bindings[${i}]`, e.message);
 }
 
 /** The bindings a config names. */

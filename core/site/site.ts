@@ -33,7 +33,7 @@ import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
+import { bindingConfigError, dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { DEMO_HQ_DIR, demoConfig } from './demo/site.ts';
@@ -233,7 +233,8 @@ export class Site {
       });
     } catch (e) {
       this.siteDb.close();
-      throw e;
+      // A binding of config.json that its contract refuses (config check reads contracts/ too).
+      throw bindingConfigError(config, e);
     }
   }
 
@@ -254,7 +255,16 @@ export class Site {
     // without a log file.
     mkdirSync(p.logs, { recursive: true });
     const log = siteLogger(p.logs, sink);
-    const site = new Site(data, config, log);
+    let site: Site;
+    try {
+      site = new Site(data, config, log);
+    } catch (e) {
+      // Opening site.db or the ingest half failed (a damaged journal.db, the tables' writer locks
+      // held by a command): the log says why as its last line, as for a failure later in the start.
+      log(`site ${config.site} did not start: ${(e as Error)?.message ?? String(e)}`);
+      if (typeof e === 'object' && e !== null) reportedStartFailures.add(e);
+      throw e;
+    }
     try {
       await site.open(o);
     } catch (e) {
@@ -891,11 +901,17 @@ export class Site {
    * thresholds (`agent`, from its next run on), the retentions of the evidence tags made from now
    * on (`evidence`), the stream alarms (`alarms`) and the floor UI's sign-out (`ui`). Every other
    * section that changed is named in `restartNeeded` and keeps its running value until the next
-   * start. A file that does not validate throws (ConfigError) and
-   * changes nothing. `tilstand config reload` and SIGHUP call it.
+   * start. A file that does not validate throws (ConfigError), changes nothing and is logged
+   * (`config not reloaded: …`). `tilstand config reload` and SIGHUP call it.
    */
   reloadConfig(): { applied: string[]; restartNeeded: string[] } {
-    return this.applyConfig(readConfig(this.data));
+    try {
+      return this.applyConfig(readConfig(this.data));
+    } catch (e) {
+      // Said where a reload's success is said: SIGHUP (`systemctl reload`) tells its caller nothing.
+      this.log(`config not reloaded: ${(e as Error).message}`);
+      throw e;
+    }
   }
 
   /** `reloadConfig` of a config already read and validated (the one `setReorderPolicy` just wrote). */

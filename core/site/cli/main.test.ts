@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import mqtt from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SEED_BINDINGS } from '../../ingest/seed-bindings.ts';
 import { UserStore } from '../../inbox/users.ts';
 import { readModuleSecrets } from '../demo/run.ts';
 import { initDataDir } from '../init.ts';
@@ -170,6 +171,13 @@ describe('tilstand', () => {
       });
       process.emit('SIGHUP');
       expect(await until(() => log, /config reloaded: applied agent, alarms; http changed/), log).toBe(true);
+      // A bad file by SIGHUP (`systemctl reload` says nothing to whoever ran it): refused, said
+      // once on stderr and in logs/site.log, where the reload's success is said too.
+      edit((c) => (c.agent.idleMsMin = -7));
+      process.emit('SIGHUP');
+      expect(await until(() => log, /got -7/), log).toBe(true);
+      expect(log.split('\n').filter((l) => l.includes('got -7'))).toEqual(['tilstand: config not reloaded: config agent.idleMsMin: expected an integer ≥ 0, got -7']);
+      expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(/ config not reloaded: config agent\.idleMsMin: expected an integer ≥ 0, got -7\n/);
     } finally {
       process.emit('SIGINT');
       expect(await done).toBe(0);
@@ -212,6 +220,36 @@ describe('tilstand', () => {
 
     expect((await run(['config', 'show', '--data', data])).code).toBe(2);
     expect((await run(['config', 'check', '--data', join(dir, 'none')])).code).not.toBe(0);
+  });
+
+  it('config check refuses a binding that start would refuse, naming bindings[i] (exit 2), and start names it the same way', async () => {
+    const data = join(dir, 'd');
+    const edit = await newSite(data);
+    const seed = SEED_BINDINGS.map((b) => JSON.parse(JSON.stringify(b)) as Record<string, any>);
+    // Bindings of its own (CONTRACTS.md §3), as config.json takes them: fine as they are.
+    edit((c) => (c.bindings = seed));
+    expect((await run(['config', 'check', '--data', data])).code).toBe(0);
+    // A table that does not exist.
+    edit((c) => (c.bindings[1].table = 'stok'));
+    const table = await run(['config', 'check', '--data', data]);
+    expect([table.code, table.err]).toEqual([2, 'tilstand: config bindings[1].table: expected one of work_queue, resources, stock, dead_letters, got "stok"\n']);
+    // A column the table does not have.
+    edit((c) => {
+      c.bindings[1].table = 'stock';
+      c.bindings[1].columns.qty_reserved = 'after.reserved_qty';
+    });
+    const column = await run(['config', 'check', '--data', data]);
+    expect([column.code, column.err]).toEqual([2, "tilstand: config bindings[1]: binding 'commerce→stock': table 'stock' has no column 'qty_reserved'\n"]);
+    // A path into a field the contract (contracts/) does not have: start refused it, exit 5, naming no key.
+    edit((c) => {
+      delete c.bindings[1].columns.qty_reserved;
+      c.bindings[1].columns.reserved = 'after.reserved';
+    });
+    const field = await run(['config', 'check', '--data', data]);
+    const why = "config bindings[1]: binding 'commerce→stock': column 'reserved' ← 'after.reserved': contract 'commerce.reservations' has no field 'reserved'";
+    expect([field.code, field.err]).toEqual([2, `tilstand: ${why}\n`]);
+    const start = await run(['start', '--data', data, '--mqtt-port', '0', '--http-port', '0']);
+    expect([start.code, start.err.split('\n').filter((l) => l.includes('bindings['))]).toEqual([2, [`tilstand: site north did not start: ${why}`]]);
   });
 
   it('demo --step-ms and start --demo --demo-step-ms under 10 ms or over 2^31 − 1 ms are usage errors naming the option, before a demo directory is made', async () => {
@@ -280,6 +318,18 @@ describe('tilstand', () => {
     const bad = await run(['start', '--data', join(dir, 'e'), '--mqtt-port', '0', '--http-port', '0']);
     expect(bad.code).toBe(2);
     expect(bad.err).toBe('tilstand: config tables[0].budgetMs: expected an integer from 100 to 604800000, got "60s"\n');
+  });
+
+  it('start: a start that fails while opening its files (a damaged journal.db) ends the log with why, printed once', async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    writeFileSync(join(data, 'journal.db'), Buffer.alloc(8192, 0x5a));
+    const r = await run(['start', '--data', data, '--mqtt-port', '0', '--http-port', '0']);
+    expect(r.code).not.toBe(0);
+    const why = 'site north did not start: journal file';
+    expect(r.err.split('\n').filter((l) => l.includes('is corrupt'))).toEqual([expect.stringContaining(`tilstand: ${why}`)]);
+    const log = readFileSync(join(data, 'logs', 'site.log'), 'utf8').trimEnd().split('\n');
+    expect(log.at(-1)).toMatch(/ site north did not start: journal file .*journal\.db is corrupt \(open\): file is not a database$/);
   });
 
   it('contracts add: a contract file with a JSON syntax error is refused with its line and column', async () => {

@@ -12,7 +12,7 @@ import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
-import { catalogOptions, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
+import { catalogOptions, checkConfigBindings, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';
@@ -152,6 +152,11 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     return EXIT.ok;
   }
   const config = readConfig(data);
+  // The bindings' paths against their contracts, as the Ingestor checks them at start.
+  if (config.bindings !== 'seed') {
+    const contracts = new ContractRegistry(dataPaths(data).contracts);
+    checkConfigBindings(config.bindings, (name) => contracts.latest(name));
+  }
   for (const [key, path] of configFiles(config)) {
     try {
       accessSync(path, fsConstants.R_OK);

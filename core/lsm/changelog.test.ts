@@ -1,6 +1,6 @@
 // Unit tests of changelog producers, change reads, consumers and rollback (CHANGELOG-DESIGN.md).
 
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,49 @@ describe('input producer', () => {
     if (paimonCheckAvailable('the paimon-check part of the changelog flush-order test')) {
       expect(paimonCheck(table.paths.root).output).toMatch(/paimon-check: 0 problems/);
     }
+  });
+});
+
+describe('retractions the table ignores', () => {
+  // Paimon's TableWriteImpl drops them before the writer (RowKindFilter): they reach no
+  // changelog, and no file, so the lookup finds no change either.
+  it('input: ignore-delete and ignore-update-before records are not in the changelog', () => {
+    const { table } = setup(SPEC({ 'changelog-producer': 'input', 'ignore-delete': 'true' }));
+    const w = table.newWriter();
+    w.writeRecord({ k: 'a', v: 1 });
+    w.writeRecord({ k: 'a', v: 1 }, RowKind.UPDATE_BEFORE);
+    w.writeRecord({ k: 'a', v: 2 }, RowKind.UPDATE_AFTER);
+    w.writeRecord({ k: 'b', v: 3 });
+    w.writeRecord({ k: 'b', v: 3 }, RowKind.DELETE);
+    w.commit();
+    w.close();
+    expect(sorted(show(table.changes({ from: 0, mode: 'changelog' })))).toEqual(['+Ia,1,null', '+Ib,3,null', '+Ua,2,null']);
+    expect(sorted(table.scanRows().map((x) => x.join(',')))).toEqual(['a,2,', 'b,3,']);
+    const { table: t2 } = setup(SPEC({ 'changelog-producer': 'input', 'ignore-update-before': 'true' }));
+    const w2 = t2.newWriter();
+    w2.writeRecord({ k: 'a', v: 1 });
+    w2.writeRecord({ k: 'a', v: 1 }, RowKind.UPDATE_BEFORE);
+    w2.writeRecord({ k: 'a', v: 2 }, RowKind.UPDATE_AFTER);
+    w2.commit();
+    w2.close();
+    expect(show(t2.changes({ from: 0, mode: 'changelog' }))).toEqual(['+Ia,1,null', '+Ua,2,null']);
+  });
+
+  it('lookup: an ignored -D or -U changes nothing and gives no -U/+U pair', () => {
+    const { table } = setup(SPEC({ 'changelog-producer': 'lookup', 'ignore-delete': 'true' }));
+    const w = table.newWriter();
+    w.writeRecord({ k: 'a', v: 1 });
+    w.commit(); // 1
+    w.writeRecord({ k: 'a', v: 1 }, RowKind.DELETE);
+    w.writeRecord({ k: 'c', v: 5 });
+    w.commit(); // 2
+    w.writeRecord({ k: 'a', v: 1 }, RowKind.UPDATE_BEFORE);
+    w.writeRecord({ k: 'd', v: 6 });
+    w.commit(); // 3
+    w.close();
+    expect(show(table.changes({ from: 1, to: 2 }))).toEqual(['+Ic,5,null']);
+    expect(show(table.changes({ from: 2, to: 3 }))).toEqual(['+Id,6,null']);
+    expect(sorted(table.scanRows().map((x) => x.join(',')))).toEqual(['a,1,', 'c,5,', 'd,6,']);
   });
 });
 
@@ -234,6 +277,86 @@ describe('changelog files and expiration', () => {
     expect(kept.every((p) => existsSync(p))).toBe(true);
     expect(tagged.every((p) => existsSync(p))).toBe(true); // a tag keeps its snapshot's changelog
     expect(show(table.changes({ from: 3, to: 5, mode: 'changelog' }))).toEqual(['-Ua,3,null', '+Ua,4,null', '-Ua,4,null', '+Ua,5,null']);
+  });
+
+  /**
+   * What Java's expiration leaves with `changelog.num-retained.*` above the snapshot retention
+   * (ExpireSnapshotsImpl, changelog decoupled): snapshot `id` moved to `changelog/changelog-<id>`
+   * (the same JSON), its snapshot file gone; the files the changelog lists stay for Java's readers
+   * until ExpireChangelogImpl removes them.
+   */
+  function javaLongLivedChangelog(table: Table, id: number): void {
+    const dir = join(table.paths.root, 'changelog');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `changelog-${id}`), readFileSync(table.paths.snapshotFile(id)));
+    writeFileSync(join(dir, 'EARLIEST'), String(id));
+    writeFileSync(join(dir, 'LATEST'), String(id));
+    rmSync(table.paths.snapshotFile(id));
+    writeFileSync(table.paths.earliestHint, String(id + 1));
+  }
+
+  it("keeps the changelog files of Java's long-lived changelogs (changelog/changelog-N) through expiration", () => {
+    let now = Date.now();
+    const opts = { 'snapshot.num-retained.min': '1', 'snapshot.time-retained': '1 ms' };
+    // The changelog manifest list, its manifests and changelog files.
+    const { catalog, table } = setup(SPEC({ 'changelog-producer': 'input', ...opts }), () => now);
+    let w = table.newWriter();
+    w.writeRecord({ k: 'a', v: 1 });
+    w.commit(); // 1
+    w.writeRecord({ k: 'a', v: 2 });
+    w.commit(); // 2
+    w.close();
+    const s1 = table.snapshots.get(1);
+    const listed = [
+      table.paths.manifestFile(s1.changelogManifestList!),
+      ...decodeManifestList(readFileSync(table.paths.manifestFile(s1.changelogManifestList!)), 'list').map((m) => table.paths.manifestFile(m.fileName)),
+      ...changelogEntries(table, s1).map((e) => table.dataFilePath(e.partition, e.bucket, e.file.fileName)),
+    ];
+    javaLongLivedChangelog(table, 1);
+    const t = catalog.getTable({ database: 'db', table: 't' }); // a fresh Table: its first sweep lists the directories
+    w = t.newWriter();
+    now += 10_000;
+    w.writeRecord({ k: 'a', v: 3 });
+    w.commit();
+    w.compact(true);
+    now += 10_000;
+    w.writeRecord({ k: 'a', v: 4 });
+    w.commit();
+    expect(t.snapshots.earliestId()).toBeGreaterThan(2);
+    expect(w.removeOrphanFiles(0).filter((p) => listed.includes(p))).toEqual([]);
+    w.close();
+    expect(listed.filter((p) => !existsSync(p))).toEqual([]);
+  });
+
+  it("keeps the delta files of Java's long-lived changelogs of a table without a producer", () => {
+    let now = Date.now();
+    const opts = { 'snapshot.num-retained.min': '1', 'snapshot.time-retained': '1 ms' };
+    // The delta manifest list, its manifests and the data files it added.
+    const { catalog: c2, table: t2 } = setup(SPEC(opts), () => now);
+    let w = t2.newWriter();
+    w.writeRecord({ k: 'a', v: 1 });
+    w.commit(); // 1
+    w.writeRecord({ k: 'b', v: 2 });
+    w.commit(); // 2
+    w.close();
+    const d1 = t2.snapshots.get(1);
+    const deltaMetas = decodeManifestList(readFileSync(t2.paths.manifestFile(d1.deltaManifestList)), 'list');
+    const listed2 = [t2.paths.manifestFile(d1.deltaManifestList), ...deltaMetas.map((m) => t2.paths.manifestFile(m.fileName))];
+    for (const m of deltaMetas) for (const e of t2.manifests.readManifest(m)) listed2.push(t2.dataFilePath(e.partition, e.bucket, e.file.fileName));
+    javaLongLivedChangelog(t2, 1);
+    const t2b = c2.getTable({ database: 'db', table: 't' });
+    w = t2b.newWriter();
+    now += 10_000;
+    w.compact(true); // the data file of snapshot 1 leaves the table state
+    now += 10_000;
+    w.writeRecord({ k: 'c', v: 3 });
+    w.commit();
+    now += 10_000;
+    w.writeRecord({ k: 'd', v: 4 });
+    w.commit();
+    expect(t2b.snapshots.earliestId()).toBeGreaterThan(2);
+    w.close();
+    expect(listed2.filter((p) => !existsSync(p))).toEqual([]);
   });
 });
 

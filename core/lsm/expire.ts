@@ -14,7 +14,8 @@
 //      marked); those whose retention time has passed are deleted.
 //   4. Mark: every manifest, manifest list, index and data file of every remaining snapshot and
 //      tag, and of every pinned snapshot (a reader at a tag keeps its files when the tag expires
-//      or is deleted while it reads). Sweep: the files no longer marked, except the `keep` set
+//      or is deleted while it reads), and what Java's long-lived changelogs (changelog/changelog-N)
+//      still list. Sweep: the files no longer marked, except the `keep` set
 //      (a writer's flushed, uncommitted files).
 // A crash between 2 and 4 leaves garbage, never damage; the next run (or orphan cleanup)
 // removes it. REQUIRES: the caller holds the writer lock, so no commit is in flight.
@@ -45,8 +46,8 @@ import { minConsumerNextSnapshot } from './consumer.ts';
 import { localWallClockMillis } from './data-file.ts';
 import { markIndexFiles } from './dv-expire.ts';
 import { isCorruption } from './errors.ts';
-import type { ManifestEntry } from './manifest.ts';
-import type { Snapshot } from './snapshot.ts';
+import { ADD, type ManifestEntry } from './manifest.ts';
+import { snapshotFromJson, type Snapshot } from './snapshot.ts';
 import type { TagInfo } from './tags.ts';
 
 export interface ExpireResult {
@@ -226,6 +227,14 @@ function mark(table: Table, state: MarkState, snapshotIds: readonly number[], ta
     const k = rootKey(t.snapshot);
     if (!current.has(k)) current.set(k, t.snapshot);
   }
+  // Java's long-lived changelogs (changelog/changelog-N, written by its expiration when
+  // `changelog.num-retained.*` outlive the snapshots) keep what their readers need.
+  const longLived = new Set<string>();
+  for (const c of longLivedChangelogs(table)) {
+    const k = `changelog\n${rootKey(c)}`;
+    current.set(k, c);
+    longLived.add(k);
+  }
   // Readers in this process (any Table object of the table) keep what they read, also when their
   // snapshot file or tag is gone (a tag expired while a reader at it is open).
   const pinned = new Set<string>();
@@ -241,7 +250,7 @@ function mark(table: Table, state: MarkState, snapshotIds: readonly number[], ta
     if (state.roots.has(k)) continue;
     let refs: Ref[];
     try {
-      refs = rootRefs(table, state, s);
+      refs = longLived.has(k) ? changelogRootRefs(table, state, s) : rootRefs(table, state, s);
     } catch (e) {
       // A pinned content whose manifests are gone already (expired by another process before
       // this one held the lock) has nothing left to keep; its reader fails on its own.
@@ -299,6 +308,55 @@ function rootRefs(table: Table, state: MarkState, s: Snapshot): Ref[] {
   for (const n of indexFiles) add(indexDir + n, INDEX);
   for (const e of table.manifests.liveFiles(s)) add(dataPath(table, state, e), DATA);
   for (const e of changelogEntries(table, s)) add(dataPath(table, state, e), DATA);
+  const out: Ref[] = [];
+  for (const [path, kind] of found) {
+    let r = state.refs.get(path);
+    if (r === undefined) {
+      r = { path, kind, n: 0 };
+      state.refs.set(path, r);
+    }
+    out.push(r);
+  }
+  return out;
+}
+
+const CHANGELOG_FILE = /^changelog-\d+$/;
+
+/** The long-lived changelogs in `changelog/` (Paimon's ChangelogManager; snapshot JSON each). */
+function longLivedChangelogs(table: Table): Snapshot[] {
+  const dir = join(table.paths.root, 'changelog');
+  const out: Snapshot[] = [];
+  for (const name of table.fileIO.list(dir)) {
+    if (!CHANGELOG_FILE.test(name)) continue;
+    const bytes = table.fileIO.readFileIfExists(`${dir}/${name}`);
+    if (bytes !== undefined) out.push(snapshotFromJson(bytes.toString('utf8'), `${dir}/${name}`)); // else expired by Java meanwhile
+  }
+  return out;
+}
+
+/**
+ * The files a long-lived changelog keeps, as Paimon's expiration leaves them (SnapshotDeletion
+ * with the changelog decoupled; ChangelogDeletion removes them later): with a changelog producer
+ * the changelog manifest list, its manifests and changelog files; without, the base and delta
+ * manifest lists, their manifests and the data files the delta added. Lists Java has already
+ * removed are skipped.
+ */
+function changelogRootRefs(table: Table, state: MarkState, c: Snapshot): Ref[] {
+  const found = new Map<string, Ref['kind']>();
+  const manifestDir = `${table.paths.manifestDir}/`;
+  const list = (name: string, size: number | null, data: boolean) => {
+    if (!table.fileIO.exists(manifestDir + name)) return;
+    found.set(manifestDir + name, MANIFEST);
+    for (const m of table.manifests.readList(name, size)) {
+      found.set(manifestDir + m.fileName, MANIFEST);
+      if (data) for (const e of table.manifests.readManifest(m)) if (e.kind === ADD) found.set(dataPath(table, state, e), DATA);
+    }
+  };
+  if (c.changelogManifestList) list(c.changelogManifestList, c.changelogManifestListSize, true);
+  else {
+    list(c.baseManifestList, c.baseManifestListSize, false);
+    list(c.deltaManifestList, c.deltaManifestListSize, true);
+  }
   const out: Ref[] = [];
   for (const [path, kind] of found) {
     let r = state.refs.get(path);

@@ -263,6 +263,11 @@ export class TableWriter {
       if (problem) throw invalidArgument(`column '${fields[i]!.name}' (${typeToString(fields[i]!.type)}): ${problem}`);
     }
     if (kind === RowKind.DELETE || kind === RowKind.UPDATE_BEFORE) {
+      // Paimon's TableWriteImpl drops these before the writer (RowKindFilter): no file, no
+      // sequence number, and no changelog — the `input` changelog would list them, the `lookup`
+      // one a -U/+U pair of an unchanged row.
+      const o = schema.options;
+      if (o.ignoreDelete || (kind === RowKind.UPDATE_BEFORE && o.ignoreUpdateBefore)) return;
       if (this.refusesRetractions) {
         throw invalidArgument(
           `partial-update table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record; ` +

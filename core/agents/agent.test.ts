@@ -290,6 +290,7 @@ describe('evidence tags', () => {
     site.nowMs += 2 * DAY; // the run's own snapshot expires meanwhile; the run tag still holds it
     site.job({ job_id: 'J-50' });
     site.commit();
+    site.nowMs += 1_000; // a snapshot expires once the next one is older than time-retained (1 ms here)
     site.writers.work_queue.expire();
     expect(wq.snapshots.tryGet(tagged)).toBeUndefined();
     await inbox.decide(p.id, 'defer', { user: 'lena', pin: '1234', comment: 'after the stocktake' });
@@ -312,7 +313,7 @@ describe('evidence tags', () => {
     expect(t.readAt).toBe(`decision-${p.id}`);
     expect(t.matches).toBe(true);
     expect(t.atTag[0]!.values).toMatchObject({ job_id: 'J-1', status: 'released', priority: 3 });
-    expect(t.tagRetainedUntilMs).toBe(T0 + 2 * DAY + 365 * DAY);
+    expect(t.tagRetainedUntilMs).toBe(T0 + 2 * DAY + 1_000 + 365 * DAY);
     expect(report.trail.map((e) => e.event)).toEqual(['proposed', 'deferred']);
     expect(inbox.get(p.id)!.status).toBe('deferred');
     expect(formatEvidence(report).join('\n')).toContain(`(tag agent-${run.runId}, kept as decision-${p.id} until`);

@@ -4,8 +4,8 @@
 //
 //   1. Snapshots are expired oldest first while all hold: more than `snapshot.num-retained.min`
 //      remain, the snapshot is not pinned by a reader in this process (any Table object of the
-//      table: Table.pinnedSnapshots) nor unread by a consumer, and it is older than
-//      `snapshot.time-retained` or beyond `snapshot.num-retained.max`; at most
+//      table: Table.pinnedSnapshots) nor unread by a consumer, and the next snapshot is older
+//      than `snapshot.time-retained` (as Paimon) or it is beyond `snapshot.num-retained.max`; at most
 //      `snapshot.expire.limit` per run. Only pins from EARLIEST on bound this: a pin below it (a
 //      reader at a tag of an expired snapshot) has no snapshot file to keep.
 //   2. EARLIEST is rewritten and the snapshot files are unlinked — before any data file goes, so
@@ -156,7 +156,10 @@ function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | 
       const s = table.snapshots.tryGet(id);
       if (!s) continue;
       const beyondMax = latest - id + 1 > o.snapshotsRetainedMax;
-      const tooOld = s.timeMillis < now - o.snapshotTimeRetainedMs;
+      // As Paimon's ExpireSnapshotsImpl: a snapshot is the state of every time up to the next
+      // one's commit, so it goes only once the next snapshot is older than the retention time.
+      const next = table.snapshots.tryGet(id + 1);
+      const tooOld = (next?.timeMillis ?? s.timeMillis) < now - o.snapshotTimeRetainedMs;
       if (!beyondMax && !tooOld) break;
       result.expiredSnapshots.push(id);
       dying.push(s);

@@ -697,6 +697,32 @@ describe('compaction', () => {
   });
 });
 
+describe('time-based expiration', () => {
+  it('keeps a snapshot while the next one is younger than snapshot.time-retained: every time inside the window stays readable', () => {
+    // Paimon's ExpireSnapshotsImpl.expire: snapshot i goes only once snapshot i+1 is older than
+    // time-retained; i is the state of every time from its commit up to i+1's.
+    let now = 1_800_000_000_000;
+    const { table } = setup({ ...STOCK, options: { bucket: '1', 'snapshot.num-retained.min': '1', 'snapshot.time-retained': '1 h' } }, () => now);
+    const w = table.newWriter();
+    w.writeRecord(row('a', 'x', 1));
+    w.commit(); // 1 at t0
+    now += 59 * 60_000;
+    w.writeRecord(row('a', 'x', 2));
+    w.commit(); // 2 at t0 + 59 min
+    now += 2 * 60_000; // t0 + 61 min: 1 is older than an hour, 2 is not
+    w.expire();
+    const halfHourAgo = now - 30 * 60_000; // inside the window, before snapshot 2
+    expect(table.snapshots.exists(1)).toBe(true);
+    expect(table.scanRows({ timestampMs: halfHourAgo }).map((r) => r[2])).toEqual([1]);
+    now += 60 * 60_000; // now 2 is older than an hour too: 1 goes; 2 stays while 3 is young
+    w.writeRecord(row('a', 'x', 3));
+    w.commit();
+    w.expire();
+    w.close();
+    expect(table.snapshots.listIds()).toEqual([2, 3]);
+  });
+});
+
 describe('tags and expiration', () => {
   it('keeps a tag readable after its snapshot and files expire; deleting the tag frees them', () => {
     let now = 1_800_000_000_000;
@@ -728,6 +754,8 @@ describe('tags and expiration', () => {
     now += 10_000;
     w.writeRecord(row('a', 'x', 9));
     w.commit();
+    now += 10_000; // the snapshot before it expires once the new one is older than time-retained
+    w.expire();
     w.close();
     expect(tagged.some((n) => existsSync(join(table.paths.root, 'bucket-0', n)))).toBe(false);
     expect(table.listTags()).toEqual([]);
@@ -799,7 +827,9 @@ describe('tags and expiration', () => {
     }
     advance(1000);
     w.writeRecord(row('k0', 'x', 3));
-    w.commit(); // expires snapshot 2 and sweeps what the closed reader no longer pins
+    w.commit();
+    advance(1000);
+    w.expire(); // expires snapshot 3 and sweeps what the closed reader no longer pins
     w.close();
     expect(tagged.some((p) => existsSync(p))).toBe(false);
   });
@@ -840,6 +870,8 @@ describe('tags and expiration', () => {
         w.writeRecord(row('k0', 'x', 10 + i));
         w.commit();
       }
+      advance(1000);
+      w.expire();
       expect(table.snapshots.listIds()).toEqual([table.snapshots.latestId()]);
       expect([...r.scan()].map((row) => row[2])).toEqual([1, 1, 1, 1, 1]);
     } finally {

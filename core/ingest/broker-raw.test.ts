@@ -143,7 +143,8 @@ it('acknowledges an event above the envelope limit under the default packetBytes
   expect(packets.map((p) => p.cmd)).toEqual(['puback']);
 });
 
-it('refuses preAuthBytesMax and packetBytesMax that are not non-negative integers, naming the option', () => {
+it('refuses preAuthBytesMax, packetBytesMax and refusalReportMs that are not non-negative integers, naming the option', () => {
   expect(() => new EmbeddedBroker({ site: 's1', credentials, onEvent: journalSink(journal), port: 0, packetBytesMax: 1.5 })).toThrow(/packetBytesMax: expected a non-negative integer, got 1.5/);
   expect(() => new EmbeddedBroker({ site: 's1', credentials, onEvent: journalSink(journal), port: 0, preAuthBytesMax: -1 })).toThrow(/preAuthBytesMax: expected a non-negative integer, got -1/);
+  expect(() => new EmbeddedBroker({ site: 's1', credentials, onEvent: journalSink(journal), port: 0, refusalReportMs: NaN })).toThrow(/refusalReportMs: expected a non-negative integer, got NaN/);
 });

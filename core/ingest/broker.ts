@@ -243,7 +243,8 @@ export class EmbeddedBroker {
           `or set allowInsecureNonLoopback: true to accept plaintext MQTT from the network`,
       );
     }
-    for (const k of ['diskFullHoldMaxMs', 'diskFullPollMs', 'port', 'preAuthBytesMax', 'packetBytesMax'] as const) {
+    // refusalReportMs too: NaN never reported a refusal again after the first (no module_refused alarm).
+    for (const k of ['diskFullHoldMaxMs', 'diskFullPollMs', 'port', 'preAuthBytesMax', 'packetBytesMax', 'refusalReportMs'] as const) {
       const v = options[k];
       if (v !== undefined && (!Number.isInteger(v) || v < 0)) {
         throw new BrokerConfigError(k, `EmbeddedBroker ${k}: expected a non-negative integer, got ${v}`);

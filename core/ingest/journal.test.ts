@@ -503,6 +503,12 @@ describe('Journal errors and budget', () => {
     expect(b.full()).toBe(true); // was: "not full" until the clock reached the last check again
   });
 
+  it('DiskBudget refuses a checkIntervalMs that is no number of ms, naming it (NaN never looked at the disk again)', () => {
+    const options = { journal: { bytesUsed: () => 0, path: join(dir, 'journal.db') }, journalBytesMax: 1000, diskFreeBytesMin: 0, freeBytes: () => 1e9 };
+    for (const bad of [NaN, -1, Infinity]) expect(() => new DiskBudget({ ...options, checkIntervalMs: bad }), String(bad)).toThrow(`DiskBudget checkIntervalMs: expected a number of ms >= 0, got ${bad}`);
+    expect(new DiskBudget({ ...options, checkIntervalMs: 0 }).full()).toBe(false);
+  });
+
   it('journalSink parses event topics', async () => {
     expect(parseEventTopic('tilstand/s1/events/ops/work/items')).toEqual({ site: 's1', module: 'ops', stream: 'work/items' });
     expect(parseEventTopic('tilstand/s1/acks/ops')).toBeUndefined();

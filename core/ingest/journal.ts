@@ -1047,6 +1047,9 @@ export class DiskBudget {
     for (const k of ['journalBytesMax', 'diskFreeBytesMin'] as const) {
       if (!(options[k] >= 0)) throw new JournalError('InvalidArgument', options.journal.path, `DiskBudget ${k}: expected >= 0, got ${options[k]}`);
     }
+    // NaN never checked the disk again after the first look: a disk filled since went unnoticed.
+    const every = options.checkIntervalMs;
+    if (every !== undefined && !(Number.isFinite(every) && every >= 0)) throw new JournalError('InvalidArgument', options.journal.path, `DiskBudget checkIntervalMs: expected a number of ms >= 0, got ${every}`);
     this.o = {
       checkIntervalMs: 250,
       nowMs: Date.now,

@@ -311,16 +311,7 @@ function rootRefs(table: Table, state: MarkState, s: Snapshot): Ref[] {
   for (const n of indexFiles) add(indexDir + n, INDEX);
   for (const e of table.manifests.liveFiles(s)) add(dataPath(table, state, e), DATA);
   for (const e of changelogEntries(table, s)) add(dataPath(table, state, e), DATA);
-  const out: Ref[] = [];
-  for (const [path, kind] of found) {
-    let r = state.refs.get(path);
-    if (r === undefined) {
-      r = { path, kind, n: 0 };
-      state.refs.set(path, r);
-    }
-    out.push(r);
-  }
-  return out;
+  return refsOf(state, found);
 }
 
 const CHANGELOG_FILE = /^changelog-\d+$/;
@@ -360,6 +351,11 @@ function changelogRootRefs(table: Table, state: MarkState, c: Snapshot): Ref[] {
     list(c.baseManifestList, c.baseManifestListSize, false);
     list(c.deltaManifestList, c.deltaManifestListSize, true);
   }
+  return refsOf(state, found);
+}
+
+/** The mark's shared Ref of each file `found` (made on first sight). */
+function refsOf(state: MarkState, found: ReadonlyMap<string, Ref['kind']>): Ref[] {
   const out: Ref[] = [];
   for (const [path, kind] of found) {
     let r = state.refs.get(path);

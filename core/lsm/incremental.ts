@@ -3,7 +3,8 @@
 //
 // Modes, for snapshots (from, to] — start exclusive, end inclusive; ids or tag names:
 //   delta      per APPEND snapshot in range, the files it added, merged per bucket with the
-//              table's merge engine; retractions kept, row kinds as merged (Paimon's delta scan).
+//              table's merge engine; retractions kept, row kinds as merged. (Paimon's delta scan
+//              does not merge: it reads each added record as written; CHANGELOG-DESIGN.md.)
 //   changelog  per snapshot in range, the rows of the changelog files it lists, in order.
 //              InvalidArgument when the table has no changelog producer.
 //   diff       the two table states compared per key: +I, -U/+U, -D. Needs only the two states

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkEnvelopeContract, ContractError, ContractRegistry, validate, widens, type Contract, type Compatibility } from './contracts.ts';
+import { bindingView, checkEnvelopeContract, ContractError, ContractRegistry, validate, widens, type Contract, type Compatibility } from './contracts.ts';
 import { parseType } from '../lsm/types.ts';
 import { SEED_CONTRACTS, OPERATIONS_JOBS } from './seed-contracts.ts';
 import type { Envelope } from './envelope.ts';
@@ -309,6 +309,21 @@ describe('checkEnvelopeContract', () => {
     // An event of the latest version is validated as before (its own defaults).
     const latest = checkEnvelopeContract(reg, event(3, { sku: 'A', qty: 1, bin: 'B' }));
     expect(latest.ok && latest.envelope.after).toEqual({ sku: 'A', qty: 1, note: null, bin: 'B', zone: 'Z1' });
+  });
+
+  it('reads a field a later version dropped with the default an earlier version gave it, for events of every version', () => {
+    const reg = new ContractRegistry(dir);
+    const v1 = { name: 'stock.level', version: 1, compatibility: 'FULL_TRANSITIVE' as const, fields: [{ name: 'sku', type: 'STRING NOT NULL' }, { name: 'bin', type: 'STRING', default: 'B0' }, { name: 'qty', type: 'INT', default: null }] };
+    reg.register(v1);
+    reg.register({ ...v1, version: 2, fields: v1.fields.filter((f) => f.name !== 'bin') }); // FULL_TRANSITIVE: bin had a default
+    const event = (version: number, after: Record<string, unknown>): Envelope => env({ after, contract: { name: 'stock.level', version } });
+    const r2 = checkEnvelopeContract(reg, event(2, { sku: 'A', qty: 1 }));
+    expect(r2.ok && r2.envelope.after).toEqual({ sku: 'A', qty: 1, bin: 'B0' });
+    const r1 = checkEnvelopeContract(reg, event(1, { sku: 'A', bin: 'B7' }));
+    expect(r1.ok && r1.envelope.after).toEqual({ sku: 'A', bin: 'B7', qty: null });
+    // A binding may still map it: the view it is checked against has every version's fields.
+    expect(bindingView(reg, 'stock.level')!.fields.map((f) => f.name)).toEqual(['sku', 'qty', 'bin']);
+    expect(bindingView(reg, 'stock.level')!.version).toBe(2);
   });
 
   it('a contract violation names up to eight errors and counts the rest', () => {

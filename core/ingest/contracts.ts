@@ -415,7 +415,7 @@ export function checkEnvelopeContract(registry: Pick<ContractRegistry, 'get' | '
   const { name, version } = envelope.contract;
   const contract = registry.get(name, version);
   if (!contract) return refuse('no_contract', `contract '${name}' v${version} is not registered`, 'contract');
-  const added = addedSince(contract, registry.latest(name));
+  const added = defaultsFor(contract, registry);
   let before = envelope.before;
   let after = envelope.after;
   const errors: FieldError[] = [];
@@ -445,23 +445,59 @@ export function checkEnvelopeContract(registry: Pick<ContractRegistry, 'get' | '
 }
 
 /**
- * The fields a later version added with a default, which an event of `writer` lacks: the event is
- * read as the latest version (Avro's schema resolution, reader = latest), because bindings are
- * checked against the latest version and may map such a field. Without this, every event of a
- * module not yet upgraded became a `binding_error` dead letter the moment a binding mapped a new
- * field — and its replay failed the same way — although the registry's compatibility check had
- * accepted the version exactly so that old data stays readable. Fields without a default are not
- * filled (a binding that maps one fails, as it should: the data does not have it). Cached per
- * writer version until a newer version is registered.
+ * The fields other versions declare with a default, which an event of `writer` lacks: the event is
+ * read as the contract's reader sees it (Avro's schema resolution), a field taking the default of
+ * the newest version that declares it. Bindings are checked against every version's fields
+ * (`bindingView`) and may map such a field:
+ *   - added by a later version with a default: without this, every event of a module not yet
+ *     upgraded became a `binding_error` dead letter the moment a binding mapped the new field (and
+ *     its replay failed the same way), although the compatibility check had accepted the version
+ *     exactly so that old data stays readable;
+ *   - dropped by a later version (the writer's own, or one in between) after an earlier one gave it a
+ *     default: FULL_TRANSITIVE allows exactly that, "a field a binding maps can never vanish without
+ *     a default" (CONTRACTS.md), and every event of the upgraded module became a dead letter.
+ * Fields without a default are not filled (a binding that maps one fails, as it should: the data
+ * does not have it). Cached per writer version until a newer version is registered.
  */
-function addedSince(writer: Contract, latest: Contract | undefined): ReadonlyArray<readonly [string, unknown]> {
-  if (latest === undefined || latest.version <= writer.version) return NONE_ADDED;
+function defaultsFor(writer: Contract, registry: Pick<ContractRegistry, 'get' | 'latest'>): ReadonlyArray<readonly [string, unknown]> {
+  const latest = registry.latest(writer.name);
+  if (latest === undefined || latest.version === 1) return NONE_ADDED;
   const hit = addedCache.get(writer);
   if (hit !== undefined && hit.latest === latest) return hit.added;
   const had = new Set(writer.fields.map((f) => f.name));
-  const added = latest.fields.filter((f) => !had.has(f.name) && hasOwn(f, 'default')).map((f) => [f.name, f.default] as const);
+  const added: (readonly [string, unknown])[] = [];
+  for (const f of declaredFields(latest, registry)) if (!had.has(f.name) && hasOwn(f, 'default')) added.push([f.name, f.default] as const);
   addedCache.set(writer, { latest, added });
   return added;
+}
+
+/** Every field name of versions 1..latest, each as the newest version that has it declares it (latest's first, in order). */
+function declaredFields(latest: Contract, registry: Pick<ContractRegistry, 'get'>): ContractField[] {
+  const seen = new Set<string>();
+  const out: ContractField[] = [];
+  for (let v = latest.version; v >= 1; v--) {
+    const c = v === latest.version ? latest : registry.get(latest.name, v);
+    for (const f of c?.fields ?? []) {
+      if (seen.has(f.name)) continue;
+      seen.add(f.name);
+      out.push(f);
+    }
+  }
+  return out;
+}
+
+/**
+ * What a binding of contract `name` is checked against (`checkBinding`'s `contract`): the latest
+ * version, with the fields only earlier versions have appended (the newest declaration of each).
+ * An event of any version is read with the others' defaults (`checkEnvelopeContract`), so a field
+ * a later version dropped stays mappable; checked against the latest alone, registering a version
+ * that drops a mapped field (with a default, as FULL_TRANSITIVE demands) made the next start
+ * refuse the binding. undefined when no version is registered.
+ */
+export function bindingView(registry: Pick<ContractRegistry, 'get' | 'latest'>, name: string): Contract | undefined {
+  const latest = registry.latest(name);
+  if (latest === undefined || latest.version === 1) return latest;
+  return { ...latest, fields: declaredFields(latest, registry) };
 }
 
 const NONE_ADDED: ReadonlyArray<readonly [string, unknown]> = [];

@@ -1013,6 +1013,37 @@ describe('Ingestor: an event of an older contract version under a binding of the
   });
 });
 
+describe('Ingestor: a later contract version drops a mapped field that had a default', () => {
+  // FULL_TRANSITIVE lets operations.jobs v2 drop `blocked_reason` (v1 gave it `"default": null`):
+  // "a field a binding maps can never vanish without a default" (CONTRACTS.md) — the default is
+  // what the binding reads. Every v2 event became a binding_error dead letter (absent path), and
+  // the next start refused the seed binding (the latest version has no such field): ingest down.
+  const OPERATIONS_JOBS_V1: Contract = SEED_CONTRACTS.find((c) => c.name === 'operations.jobs')!;
+  const v2: Contract = { ...OPERATIONS_JOBS_V1, version: 2, fields: OPERATIONS_JOBS_V1.fields.filter((f) => f.name !== 'blocked_reason') };
+  const jobV2 = (seq: number, job_id: string) =>
+    event('operations', 'jobs', seq, { job_id, status: 'released', capability: 'forklift', priority: 5 }, { name: 'operations.jobs', version: 2 });
+
+  it('reads the default for it, registered while running and after a restart; v1 events keep their value', async () => {
+    const i = start();
+    await i.accept(topic('operations', 'jobs'), job(1, 'J-1', { status: 'blocked', blocked_reason: 'no material' }));
+    contracts.register(v2); // the module vendor's new version, added while the site runs
+    await i.accept(topic('operations', 'jobs'), jobV2(2, 'J-2'));
+    i.commitAll();
+    expect(i.listDeadLetters().map((d) => `${d.reason}: ${d.detail}`)).toEqual([]);
+    expect(row('work_queue', { job_id: 'J-1' })).toMatchObject({ status: 'blocked', blocked_reason: 'no material', ops_seq: 1 });
+    expect(row('work_queue', { job_id: 'J-2' })).toMatchObject({ status: 'released', blocked_reason: null, priority: 5, ops_seq: 2 });
+    stop(i);
+
+    const j = start(); // the seed binding still maps after.blocked_reason
+    await j.accept(topic('operations', 'jobs'), jobV2(3, 'J-3'));
+    await j.accept(topic('operations', 'jobs'), job(4, 'J-4', { status: 'blocked', blocked_reason: 'waiting' })); // a module rolled back to v1
+    j.commitAll();
+    expect(j.listDeadLetters()).toEqual([]);
+    expect(row('work_queue', { job_id: 'J-3' })).toMatchObject({ blocked_reason: null, ops_seq: 3 });
+    expect(row('work_queue', { job_id: 'J-4' })).toMatchObject({ blocked_reason: 'waiting', ops_seq: 4 });
+  });
+});
+
 describe('Ingestor: tables that hold journal positions the journal does not (a restore from HQ, a journal.db lost or restored from an older copy)', () => {
   /** Replaces journal.db by `replacement` (a fresh journal when absent), as a restore onto a new PC leaves it. */
   function swapJournal(replacement?: string): void {

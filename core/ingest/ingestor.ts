@@ -20,7 +20,7 @@
 
 import { Catalog, CompactionSlicer, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
 import { applyBinding, bindingName, bindingsFor, checkBinding, type Binding } from './binding.ts';
-import { checkEnvelopeContract, type ContractRegistry } from './contracts.ts';
+import { bindingView, checkEnvelopeContract, type ContractRegistry } from './contracts.ts';
 import {
   DEAD_LETTERS_TABLE,
   DEAD_LETTERS_TABLE_NAME,
@@ -337,7 +337,7 @@ export class Ingestor {
       const def = defs.get(b.table);
       if (!def) throw new RangeError(`binding '${bindingName(b)}': table '${b.table}' is not among the ingestor's tables`);
       const enrichTable = b.enrich ? defs.get(b.enrich.table) : undefined;
-      checkBinding(b, def, { contract: o.contracts.latest(b.contract), ...(enrichTable ? { enrichTable } : {}) });
+      checkBinding(b, def, { contract: bindingView(o.contracts, b.contract), ...(enrichTable ? { enrichTable } : {}) });
     }
 
     o.catalog.createDatabase(o.database, true);

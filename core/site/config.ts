@@ -548,7 +548,8 @@ const BINDABLE_TABLES = [...SEED_TABLES, DEAD_LETTERS_TABLE];
 /**
  * Checks config.json's bindings as the Ingestor checks them at start (core/ingest `checkBinding`:
  * the table and its columns, the key columns bound, the paths, the kinds), and, given `contract`
- * (the contracts/ directory's latest version of a name; `tilstand config check`), each path into
+ * (what the Ingestor checks them against: core/ingest `bindingView`, the latest version of a name in
+ * the contracts/ directory plus the fields only earlier versions have; `tilstand config check`), each path into
  * `after`/`before` against the contract's fields. A refusal names `bindings[<i>]`: without it,
  * `config check` passed a binding that `start` then refused, naming no config key.
  */

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import mqtt from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ContractRegistry } from '../../ingest/contracts.ts';
 import { SEED_BINDINGS } from '../../ingest/seed-bindings.ts';
+import { SEED_CONTRACTS } from '../../ingest/seed-contracts.ts';
 import { UserStore } from '../../inbox/users.ts';
 import { readModuleSecrets } from '../demo/run.ts';
 import { initDataDir } from '../init.ts';
@@ -250,6 +252,19 @@ describe('tilstand', () => {
     expect([field.code, field.err]).toEqual([2, `tilstand: ${why}\n`]);
     const start = await run(['start', '--data', data, '--mqtt-port', '0', '--http-port', '0']);
     expect([start.code, start.err.split('\n').filter((l) => l.includes('bindings['))]).toEqual([2, [`tilstand: site north did not start: ${why}`]]);
+  });
+
+  it('config check takes a field a later contract version dropped (with a default) as the Ingestor does: still mappable', async () => {
+    const data = join(dir, 'd');
+    const edit = await newSite(data);
+    edit((c) => (c.bindings = SEED_BINDINGS.map((b) => JSON.parse(JSON.stringify(b)) as Record<string, any>)));
+    // operations.jobs v2 drops blocked_reason, which v1 declared with a default (FULL_TRANSITIVE
+    // allows it) and the seed binding maps: start reads the default, so check must pass it too.
+    const v1 = SEED_CONTRACTS.find((c) => c.name === 'operations.jobs')!;
+    expect(v1.fields.find((f) => f.name === 'blocked_reason')).toHaveProperty('default');
+    new ContractRegistry(join(data, 'contracts')).register({ ...v1, version: 2, fields: v1.fields.filter((f) => f.name !== 'blocked_reason') });
+    const check = await run(['config', 'check', '--data', data]);
+    expect([check.code, check.err]).toEqual([0, '']);
   });
 
   it('demo --step-ms and start --demo --demo-step-ms under 10 ms or over 2^31 − 1 ms are usage errors naming the option, before a demo directory is made', async () => {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
-import { ContractRegistry, type Contract } from '../../ingest/contracts.ts';
+import { bindingView, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
@@ -155,7 +155,7 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   // The bindings' paths against their contracts, as the Ingestor checks them at start.
   if (config.bindings !== 'seed') {
     const contracts = new ContractRegistry(dataPaths(data).contracts);
-    checkConfigBindings(config.bindings, (name) => contracts.latest(name));
+    checkConfigBindings(config.bindings, (name) => bindingView(contracts, name));
   }
   for (const [key, path] of configFiles(config)) {
     try {

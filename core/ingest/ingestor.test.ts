@@ -778,6 +778,21 @@ describe('Ingestor freshness budgets', () => {
     expect(statusOf(i, 'work_queue')).toMatchObject({ budgetMs: 60_000, decision: expect.stringContaining('work-queue agent') });
   });
 
+  it('a replay of an old dead letter counts no breach: the letter was never pending, and the replay commits at once', async () => {
+    const i = start();
+    // Operations sends v2 before the site has it: a dead letter, replayed an hour later.
+    const p = await i.accept(topic('operations', 'jobs'), event('operations', 'jobs', 1, { job_id: 'J-1', status: 'released', capability: 'forklift' }, { name: 'operations.jobs', version: 2 }));
+    i.commitAll();
+    now += 60 * 60_000;
+    i.tick();
+    contracts.register({ ...SEED_CONTRACTS.find((c) => c.name === 'operations.jobs')!, version: 2 });
+    expect(await i.replayDeadLetters([p])).toMatchObject({ replayed: 1, failed: 0 });
+    expect(row('work_queue', { job_id: 'J-1' })).toMatchObject({ ops_seq: 1 });
+    // The hour the event spent as a dead letter was counted as a breach of work_queue's 60 s budget.
+    expect(statusOf(i, 'work_queue')).toMatchObject({ breaches: 0, withinBudget: true });
+    expect(i.metrics()).toMatch(/tilstand_ingest_table_budget_breaches_total\{site="s1",table="work_queue"\} 0/);
+  });
+
   it('takes declared budgets over the defaults and refuses a table without one', () => {
     const i = start({ budgets: [{ table: 'stock', budgetMs: 30_000, decision: 'pick list', confirmedBy: 'site lead, 2026-11-30' }] });
     expect(statusOf(i, 'stock')).toMatchObject({ budgetMs: 30_000, decision: 'pick list', confirmedBy: 'site lead, 2026-11-30' });

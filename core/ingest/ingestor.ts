@@ -973,7 +973,9 @@ export class Ingestor {
     const done: DeadLetter[] = [];
     try {
       for (const d of letters) {
-        const entry: Entry = { position: d.position, topic: d.topic, payload: d.payload, receivedAtMs: d.receivedAtMs };
+        // Its rows are pending from now (committed below), not from when the event came: aged from
+        // then, every replay of a letter older than a table's budget counted a breach of it.
+        const entry: Entry = { position: d.position, topic: d.topic, payload: d.payload, receivedAtMs: now };
         const why = this.replayOne(entry, d);
         if (why) {
           failed++;

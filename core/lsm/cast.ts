@@ -14,7 +14,7 @@
 // uses UTC as the session zone (the appliance runs in UTC; Paimon uses the JVM's zone).
 
 import { invalidArgument } from './errors.ts';
-import { isNestedType, typesEqual, withNullable, decimalToString, timestampFromString, timestampToString, typeToString, valueToJson, type DataType, type TypeRoot } from './types.ts';
+import { isNestedType, typesEqual, withNullable, decimalToString, timestampFromString, timestampToString, typeToString, utcMs, valueToJson, type DataType, type TypeRoot } from './types.ts';
 
 const INTEGERS: readonly TypeRoot[] = ['TINYINT', 'SMALLINT', 'INT', 'BIGINT'];
 const NUMERIC: readonly TypeRoot[] = [...INTEGERS, 'FLOAT', 'DOUBLE', 'DECIMAL'];
@@ -274,7 +274,7 @@ function fromStringValue(s: string, to: DataType, column: string): unknown {
     case 'DATE': {
       const m = /^(-?\d{4,})-(\d{1,2})-(\d{1,2})/.exec(t);
       if (!m) throw parseFail(column, s, to);
-      return Math.floor(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) / 86_400_000);
+      return Math.floor(utcMs(Number(m[1]), Number(m[2]), Number(m[3])) / 86_400_000);
     }
     case 'TIME': {
       const m = /^(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$/.exec(t);

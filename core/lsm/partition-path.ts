@@ -10,7 +10,7 @@
 // unpartitioned table. Binary partition columns are refused (Java would print `[B@hash`).
 
 import { invalidArgument, notSupported } from './errors.ts';
-import { decimalFromString, decimalToString, type DataField, type DataType } from './types.ts';
+import { decimalFromString, decimalToString, utcMs, type DataField, type DataType } from './types.ts';
 
 export const DEFAULT_PARTITION_NAME = '__DEFAULT_PARTITION__';
 
@@ -151,7 +151,7 @@ export function partitionPath(fields: readonly DataField[], values: readonly unk
 function parseLocalDateTime(text: string): number {
   const m = /^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$/.exec(text);
   if (!m) throw invalidArgument(`'${text}' is not a LocalDateTime`);
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
+  const ms = utcMs(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
   return ms * 1000 + Number((m[7] ?? '').padEnd(9, '0').slice(0, 6));
 }
 

@@ -7,6 +7,7 @@ import {
   valueFromJson,
   valueToJson,
 } from './types.ts';
+import { castFunction } from './cast.ts';
 
 describe('Paimon type strings', () => {
   it.each([
@@ -76,6 +77,38 @@ describe('values', () => {
     expect(sorted.map((x) => (x === null ? 'null' : Object.is(x, -0) ? '-0' : String(x)))).toEqual([
       'null', '-1', '-0', '0', '1', 'NaN',
     ]);
+  });
+});
+
+describe('dates before the year 100, zone offsets, base64 (values from modules)', () => {
+  // Date.UTC reads years 0–99 as 1900–1999: .NET's DateTime.MinValue (0001-01-01), a common "no
+  // date", was stored as 1901-01-01 and 0099-12-31 as 1999-12-31 (days as Java's LocalDate.toEpochDay).
+  it('reads and writes every four-digit year as it is, and years beyond as -0001 or 10000', () => {
+    const date = parseType('DATE');
+    for (const [text, days] of [['0001-01-01', -719162], ['0099-12-31', -683004], ['0100-01-01', -683003], ['1970-01-01', 0], ['-0001-06-01', -719742], ['10000-01-01', 2932897]] as const) {
+      expect([text, valueFromJson(date, text)]).toEqual([text, days]);
+      expect(valueToJson(date, days)).toBe(text);
+    }
+    expect(castFunction(parseType('STRING'), date, 'd')('0001-01-01')).toBe(-719162);
+    expect(() => valueFromJson(date, '0099-02-29', 'd')).toThrow(/no such date/);
+  });
+
+  it('refuses a timestamp it cannot hold exactly instead of moving it, and an offset beyond ±18:00', () => {
+    const ts = parseType('TIMESTAMP(6)');
+    expect(() => valueFromJson(ts, '0001-01-01T00:00:00', 'at')).toThrow(/column 'at'.*outside the timestamps this store holds/);
+    expect(valueToJson(ts, valueFromJson(ts, '1700-03-01T12:00:00.000001'))).toBe('1700-03-01T12:00:00.000001');
+    // +99:99 was read as 100 h 39 min, moving the value by four days.
+    expect(() => valueFromJson(ts, '2026-01-01T00:00:00+99:99', 'at')).toThrow(/no such zone offset/);
+    expect(() => valueFromJson(ts, '2026-01-01T00:00:00+18:30', 'at')).toThrow(/no such zone offset/);
+    expect(() => valueFromJson(ts, '2026-01-01T00:00:00+05:60', 'at')).toThrow(/no such zone offset/);
+    expect(valueToJson(ts, valueFromJson(ts, '2026-01-01T00:00:00-18:00'))).toBe('2026-01-01T18:00:00.000000');
+    expect(valueToJson(ts, valueFromJson(ts, '2026-01-01T05:30:00+05:30'))).toBe('2026-01-01T00:00:00.000000');
+  });
+
+  it('refuses base64 that holds no whole byte or is padded short, instead of reading nothing', () => {
+    const bytes = parseType('BYTES');
+    for (const bad of ['A', 'A=', 'AA=', 'AAAAA', 'AAAAA===']) expect(() => valueFromJson(bytes, bad, 'b')).toThrow(/column 'b'.*expected base64 text/);
+    for (const [good, n] of [['', 0], ['AA', 1], ['AA==', 1], ['AAA', 2], ['AAA=', 2], ['AAAA', 3]] as const) expect((valueFromJson(bytes, good) as Uint8Array).length).toBe(n);
   });
 });
 

@@ -522,11 +522,30 @@ export function decimalFromString(text: string, t: DataType): bigint {
   return m[1] === '-' ? -v : v;
 }
 
+/**
+ * Epoch milliseconds of a proleptic-Gregorian UTC date and time (month 1–12; out-of-range parts roll
+ * over, as Date's do). Not `Date.UTC`: it reads years 0–99 as 1900–1999, so .NET's
+ * `DateTime.MinValue` (0001-01-01), a common "no date", became 1901-01-01.
+ */
+export function utcMs(year: number, month: number, day: number, hours = 0, minutes = 0, seconds = 0): number {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  if (hours !== 0 || minutes !== 0 || seconds !== 0) d.setUTCHours(hours, minutes, seconds);
+  return d.getTime();
+}
+
+/** yyyy-mm-dd of a Date in UTC; a year outside 0–9999 as -0001 or 10000 (what `dateFromString` reads; toISOString writes ±00yyyy). */
+function isoDate(d: Date): string {
+  const y = d.getUTCFullYear();
+  const year = y < 0 ? `-${String(-y).padStart(4, '0')}` : String(y).padStart(4, '0');
+  return `${year}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-${String(d.getUTCDate()).padStart(2, '0')}`;
+}
+
 function dateFromString(text: string): number {
   const m = /^(-?\d{4,})-(\d{2})-(\d{2})$/.exec(text);
   if (!m) throw invalidArgument(`expected a date yyyy-mm-dd, got ${JSON.stringify(text)}`);
   const month = Number(m[2]);
-  const ms = Date.UTC(Number(m[1]), month - 1, Number(m[3]));
+  const ms = utcMs(Number(m[1]), month, Number(m[3]));
   const d = new Date(ms);
   if (month < 1 || month > 12 || d.getUTCDate() !== Number(m[3])) throw invalidArgument(`no such date ${text}`);
   return Math.round(ms / DAY_MS);
@@ -543,15 +562,23 @@ export function timestampFromString(text: string): number {
   let offsetMin = 0;
   if (m[6] && m[6] !== 'Z') {
     const z = m[6].replace(':', '');
-    offsetMin = (z[0] === '-' ? -1 : 1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(3, 5)));
+    const hours = Number(z.slice(1, 3));
+    const minutes = Number(z.slice(3, 5));
+    // ISO-8601 offsets as Java's ZoneOffset takes them (±18:00 at most): +99:99 shifted the value by four days.
+    if (minutes > 59 || hours * 60 + minutes > 18 * 60) throw invalidArgument(`no such zone offset in ${text} (expected from -18:00 to +18:00)`);
+    offsetMin = (z[0] === '-' ? -1 : 1) * (hours * 60 + minutes);
   }
-  return (days * 86_400 + secs - offsetMin * 60) * 1_000_000 + micros;
+  const v = (days * 86_400 + secs - offsetMin * 60) * 1_000_000 + micros;
+  // Microseconds since 1970 are held as a double: exact within ±2^53 only.
+  if (!Number.isSafeInteger(v)) throw invalidArgument(`${text} is outside the timestamps this store holds (1684-07-28T00:12:26 to 2255-06-05T23:47:34 UTC)`);
+  return v;
 }
 
 export function timestampToString(micros: number, precision: number, utcSuffix: boolean): string {
   const secs = Math.floor(micros / 1_000_000);
   const fraction = micros - secs * 1_000_000; // 0 ≤ fraction < 1e6, also before 1970
-  const base = new Date(secs * 1000).toISOString().slice(0, 19);
+  const d = new Date(secs * 1000);
+  const base = `${isoDate(d)}T${d.toISOString().slice(11, 19)}`;
   const frac = precision <= 0 ? '' : `.${String(fraction).padStart(6, '0').slice(0, precision)}`;
   return `${base}${frac}${utcSuffix ? 'Z' : ''}`;
 }
@@ -586,7 +613,7 @@ export function valueToJson(t: DataType, v: unknown): unknown {
     case 'BYTES':
       return Buffer.from(v as Uint8Array).toString('base64');
     case 'DATE':
-      return new Date((v as number) * DAY_MS).toISOString().slice(0, 10);
+      return isoDate(new Date((v as number) * DAY_MS));
     case 'TIME':
       return timeToString(v as number, t.precision!);
     case 'TIMESTAMP':
@@ -654,7 +681,10 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
     case 'VARBINARY':
     case 'BYTES':
       if (typeof j === 'string') {
-        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(j)) throw columnError(t, column, 'expected base64 text');
+        // Whole groups of four (padded), or an unpadded tail of two or three characters: 'A' or 'A='
+        // (no whole byte) decoded to nothing, and 'AA=' to one byte.
+        const padded = j.endsWith('=');
+        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(j) || j.length % 4 === 1 || (padded && j.length % 4 !== 0)) throw columnError(t, column, 'expected base64 text');
         v = new Uint8Array(Buffer.from(j, 'base64'));
       }
       break;

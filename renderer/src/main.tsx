@@ -9,7 +9,7 @@ import { trackInput } from './idle.ts';
 
 const api = createClient(trackInput(window));
 const store = createAppStore(api);
-followWhileSignedIn(store, (l) => api.subscribe(l));
+followWhileSignedIn(store, (l, onResume) => api.subscribe(l, onResume));
 // A session can end without this page doing anything (an admin disabled the user, another tab
 // signed out, it idled out): ask `me` when the server says so, and every 30 s while signed in
 // (Electron pushes no close), so the floor PC falls back to sign-in instead of showing old data.

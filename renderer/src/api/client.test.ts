@@ -53,4 +53,44 @@ describe('createClient', () => {
     await api.status({});
     expect(headers.map((h) => h[INPUT_AGE_HEADER])).toEqual(['none', '42']);
   });
+
+  it('says when the events flow again after the socket broke off (what was pushed meanwhile is lost), not when it first opens', () => {
+    vi.useFakeTimers();
+    try {
+      const sockets: FakeSocket[] = [];
+      class FakeSocket {
+        onopen: (() => void) | null = null;
+        onmessage: ((m: { data: string }) => void) | null = null;
+        onclose: ((e: { code: number }) => void) | null = null;
+        constructor(readonly url: string) {
+          sockets.push(this);
+        }
+        close() {}
+      }
+      vi.stubGlobal('window', { dispatchEvent: () => true });
+      vi.stubGlobal('location', { protocol: 'http:', host: '127.0.0.1:8080' });
+      vi.stubGlobal('WebSocket', FakeSocket);
+      const api = createClient(() => null);
+      const events: unknown[] = [];
+      let resumed = 0;
+      const stop = api.subscribe((e) => events.push(e), () => resumed++);
+      expect(sockets).toHaveLength(1);
+      sockets[0]!.onopen!();
+      sockets[0]!.onmessage!({ data: JSON.stringify({ type: 'proposals', changed: ['P-1'] }) });
+      expect(resumed).toBe(0); // the first socket: the page has just read what it shows
+      sockets[0]!.onclose!({ code: 1006 }); // the site restarted, a network blip, a slow reader cut off
+      vi.advanceTimersByTime(500);
+      expect(sockets).toHaveLength(2);
+      sockets[1]!.onclose!({ code: 1006 }); // refused while the site starts
+      vi.advanceTimersByTime(1000);
+      expect(sockets).toHaveLength(3);
+      expect(resumed).toBe(0);
+      sockets[2]!.onopen!();
+      expect(resumed).toBe(1);
+      expect(events).toEqual([{ type: 'proposals', changed: ['P-1'] }]);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

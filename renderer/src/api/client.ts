@@ -2,6 +2,15 @@
 // the Electron preload's bridge (`window.tilstand`), or HTTP + WebSocket to the headless server.
 import type { ApiErrorKind, ApiResult, SiteApi, SiteApiMethods, SiteEvent, SiteMethod } from '../../../core/site/api.ts';
 
+/**
+ * The site API as the page has it: `subscribe` also takes `onResume`, called when the events flow
+ * again after a break (a socket that closed, or never opened, and a new one that did): what the
+ * site pushed meanwhile is lost, so the page reads again what it shows.
+ */
+export type ClientApi = Omit<SiteApi, 'subscribe'> & {
+  subscribe(listener: (e: SiteEvent) => void, onResume?: () => void): () => void;
+};
+
 /** The header that carries a call's input age (kept in step with core/site/api.ts INPUT_AGE_HEADER). */
 export const INPUT_AGE_HEADER = 'X-Tilstand-Input-Age';
 /** Close code of an event socket whose session ended (kept in step with core/site/ui-server.ts SESSION_ENDED_CODE). */
@@ -23,7 +32,8 @@ export class ApiError extends Error {
 interface Bridge {
   /** `inputAge`: ms since the person's last input on this page, null before any (core/site/api.ts InputAge). */
   call(method: string, request: unknown, inputAge: number | null): Promise<ApiResult<unknown>>;
-  subscribe(listener: (e: SiteEvent) => void): () => void;
+  /** `onResume`: see ClientApi. The Electron bridge never breaks off (IPC) and need not call it. */
+  subscribe(listener: (e: SiteEvent) => void, onResume?: () => void): () => void;
 }
 
 declare global {
@@ -48,13 +58,20 @@ function httpBridge(): Bridge {
         return { ok: false, error: { kind: 'internal', message: `HTTP ${res.status}` } };
       }
     },
-    subscribe(listener) {
+    subscribe(listener, onResume) {
       let ws: WebSocket | undefined;
       let closed = false;
       let delay = 500;
+      // A socket closed (or refused) since the last one that opened: the events of the break are lost.
+      let broken = false;
       const open = () => {
         if (closed) return;
         ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/events`);
+        ws.onopen = () => {
+          if (closed || !broken) return;
+          broken = false;
+          onResume?.();
+        };
         ws.onmessage = (m) => {
           delay = 500;
           try {
@@ -65,6 +82,7 @@ function httpBridge(): Bridge {
         };
         ws.onclose = (ev) => {
           if (closed) return;
+          broken = true;
           // 4401: the server ended this session's events (signed out elsewhere, idle too long,
           // or the user disabled): the page asks `me` at once instead of showing stale data.
           if (ev.code === SESSION_ENDED_CODE) window.dispatchEvent(new Event(SESSION_ENDED_EVENT));
@@ -83,15 +101,15 @@ function httpBridge(): Bridge {
 }
 
 /** `inputAge` (idle.ts trackInput) goes with every call, so the site knows whether anyone is at the screen. */
-export function createClient(inputAge: () => number | null, bridge: Bridge = window.tilstand ?? httpBridge()): SiteApi {
+export function createClient(inputAge: () => number | null, bridge: Bridge = window.tilstand ?? httpBridge()): ClientApi {
   const call = async <M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req']): Promise<SiteApiMethods[M]['res']> => {
     const r = await bridge.call(method, req, inputAge());
     if (!r.ok) throw new ApiError(r.error.kind, r.error.message, typeof r.error.idleMs === 'number' ? r.error.idleMs : undefined);
     return r.value as SiteApiMethods[M]['res'];
   };
-  const api = { subscribe: (l: (e: SiteEvent) => void) => bridge.subscribe(l) } as Record<string, unknown>;
+  const api = { subscribe: (l: (e: SiteEvent) => void, onResume?: () => void) => bridge.subscribe(l, onResume) } as Record<string, unknown>;
   for (const m of METHODS) api[m] = (req: unknown) => call(m, (req ?? {}) as never);
-  return api as unknown as SiteApi;
+  return api as unknown as ClientApi;
 }
 
 // Kept in step with SITE_METHODS in core/site/api.ts (the renderer imports types only;

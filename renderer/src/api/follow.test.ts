@@ -20,13 +20,15 @@ function fakeApi(me: { name: string; roles: string[] } | null) {
 
 function fakeEvents() {
   const listeners = new Set<(e: SiteEvent) => void>();
+  const resumes = new Set<() => void>();
   let opened = 0;
-  const subscribe = (l: (e: SiteEvent) => void) => {
+  const subscribe = (l: (e: SiteEvent) => void, onResume: () => void) => {
     opened++;
     listeners.add(l);
-    return () => listeners.delete(l);
+    resumes.add(onResume);
+    return () => (listeners.delete(l), resumes.delete(onResume));
   };
-  return { subscribe, listeners, opened: () => opened };
+  return { subscribe, listeners, resumes, opened: () => opened };
 }
 
 describe('followWhileSignedIn', () => {
@@ -68,5 +70,29 @@ describe('followWhileSignedIn', () => {
     expect(ev.listeners.size).toBe(1);
     store.setState({ user: null }); // e.g. an API call answered unauthenticated
     expect(ev.listeners.size).toBe(0);
+  });
+
+  it('reads the inbox, the status and the open proposal again when the events flow again after a break', async () => {
+    const calls: string[] = [];
+    const base = fakeApi(null);
+    const api = new Proxy({} as SiteApi, {
+      get(_t, method: string) {
+        return async (req: unknown) => {
+          calls.push(method);
+          if (method === 'getProposal') return { id: (req as { id: string }).id, status: 'withdrawn', evidence: [], trail: [], failedBefore: [] };
+          return (base[method as keyof SiteApi] as (r: unknown) => Promise<unknown>)(req);
+        };
+      },
+    });
+    const store = createAppStore(api);
+    const ev = fakeEvents();
+    followWhileSignedIn(store, ev.subscribe);
+    await store.getState().signIn('Kari', '1111');
+    await store.getState().select('P-1');
+    calls.length = 0;
+    for (const r of ev.resumes) r();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(calls.sort()).toEqual(['getProposal', 'listProposals', 'status']);
+    expect(store.getState().selected?.status).toBe('withdrawn');
   });
 });

@@ -5,7 +5,8 @@
 import type { SiteEvent } from '../../../core/site/api.ts';
 import type { AppStore } from '../store/store.ts';
 
-type Subscribe = (listener: (e: SiteEvent) => void) => () => void;
+/** `onResume`: the events flow again after a break (api/client.ts ClientApi): the store reads again. */
+type Subscribe = (listener: (e: SiteEvent) => void, onResume: () => void) => () => void;
 
 /**
  * Opens the event subscription when the store gets a signed-in user and closes it when the user is
@@ -14,7 +15,7 @@ type Subscribe = (listener: (e: SiteEvent) => void) => () => void;
 export function followWhileSignedIn(store: AppStore, subscribe: Subscribe): () => void {
   let stop: (() => void) | undefined;
   const follow = (signedIn: boolean) => {
-    if (signedIn && stop === undefined) stop = subscribe((e) => store.getState().applyEvent(e));
+    if (signedIn && stop === undefined) stop = subscribe((e) => store.getState().applyEvent(e), () => store.getState().resync());
     else if (!signedIn && stop !== undefined) {
       stop();
       stop = undefined;

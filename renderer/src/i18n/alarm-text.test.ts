@@ -36,6 +36,15 @@ describe('alarmText', () => {
     expect(alarmText('de', alarm('sync_stalled', 'sync to HQ has made no progress; 3 steps waiting (timeout)', { pending: 3 }))).toBe('die Synchronisierung mit der Zentrale kommt nicht voran; 3 Schritte warten');
   });
 
+  it('never says an age over its budget as the budget itself (a 60 s budget, 90 s old; a 2 s budget, 2.9 s old)', () => {
+    const minute = alarm('budget_breach', 'work_queue is 90 s old; its budget is 60 s (agent)', { table: 'work_queue', ageMs: 90_000, budgetMs: 60_000 });
+    expect(alarmText('nb', minute)).toBe('work_queue er 1 min 30 sek gammel; budsjettet er 1 min');
+    expect(alarmText('de', minute)).toBe('work_queue ist 1 Min. 30 Sek. alt; das Budget ist 1 Min.');
+    const seconds = alarm('budget_breach', 'approval_inbox is 3 s old; its budget is 2 s (floor)', { table: 'approval_inbox', ageMs: 2_900, budgetMs: 2_000 });
+    expect(alarmText('nb', seconds)).toBe('approval_inbox er 2,9 sek gammel; budsjettet er 2 sek');
+    expect(alarmText('de', seconds)).toBe('approval_inbox ist 2,9 Sek. alt; das Budget ist 2 Sek.');
+  });
+
   it("shows the site's message for an alarm without values and for the kinds worded for IT only", () => {
     expect(alarmText('nb', alarm('dead_letters', 'dead letters waiting for a look: 2'))).toBe('dead letters waiting for a look: 2');
     expect(alarmText('de', alarm('module_refused', 'publishes by "inventory" refused: once …', { who: 'inventory' }))).toBe('publishes by "inventory" refused: once …');

@@ -15,8 +15,12 @@ export function SignIn() {
   const [badge, setBadge] = useState('');
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (badge) void signInBadge(badge);
-    else void signIn(user, secret);
+    if (badge) {
+      // A scan is sent once: one the site did not know must not stand in for the name and PIN
+      // typed next (nor wait in the field for the next person).
+      setBadge('');
+      void signInBadge(badge);
+    } else void signIn(user, secret);
   };
   return (
     <main className="signin">

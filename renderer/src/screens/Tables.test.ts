@@ -81,3 +81,16 @@ describe('Tables screen: freshness while it stays open', () => {
     expect(row).not.toContain('within budget');
   });
 });
+
+describe('a table over its budget', () => {
+  it('shows its age so that it does not read as the budget (90 s against 60 s is not "1 min" against "1 min")', () => {
+    const store = createAppStore({} as SiteApi);
+    const row: TableInfo = {
+      table: 'work_queue', budgetMs: 60_000, decision: 'the agent runs every minute', confirmedBy: 'ops', ageMs: 90_000, pendingEvents: 3, lastCommitMs: NOW - 90_000,
+      snapshotId: 4, breaches: 1, withinBudget: false, snapshots: 4, tags: 0, bytes: 10, compactionDebt: 0,
+    };
+    store.setState({ status: { siteId: 'dc1', nowMs: NOW, streams: [], tables: [row], alarms: [], deadLetters: 0 } as unknown as SiteStatus, tables: [row], lang: 'en' });
+    const cells = [.../<tr[^>]*data-table="work_queue"[^>]*>(.*?)<\/tr>/s.exec(markup(store))![1]!.matchAll(/<td class="num">(.*?)<\/td>/g)].map((m) => m[1]);
+    expect(cells.slice(0, 2)).toEqual(['1 min 30 secs', '1 min']);
+  });
+});

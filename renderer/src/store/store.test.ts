@@ -1,7 +1,7 @@
 // The store's actions against a fake API: they call the API, keep no business logic, surface
 // errors, and refetch what pushed events name.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ProposalDetail, ProposalView, SiteApi, SiteStatus, TableFreshness, TableInfo } from '../../../core/site/api.ts';
+import type { HistoryResult, ProposalDetail, ProposalView, SiteApi, SiteStatus, TableFreshness, TableInfo } from '../../../core/site/api.ts';
 import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
 import { createAppStore, INBOX_ROWS, initialLang, selectOpenCount, sortByUrgency, STOCK_ROWS, TAGS_SHOWN, WORK_ROWS } from './store.ts';
 
@@ -219,6 +219,20 @@ describe('sign-out and sign-in as another person', () => {
     expect(s.screen).toBe('inbox');
   });
 
+  it('signs out on the screen when the site cannot be reached, and says the sign-out did not reach it', async () => {
+    const { api } = fakeApi({
+      signOut: async () => {
+        throw new TypeError('Failed to fetch'); // the site restarting, the network down
+      },
+    });
+    const store = createAppStore(api);
+    await store.getState().signIn('Kari', '1234');
+    await store.getState().select('a');
+    await store.getState().signOut();
+    // The next person at the PC must not find Kari signed in, her proposal open with its buttons.
+    expect(store.getState()).toMatchObject({ user: null, selected: null, proposals: [], signInError: 'Failed to fetch' });
+  });
+
   it("clears the previous person's open proposal and list when the site answers unauthenticated (session ended elsewhere)", async () => {
     let ended = false;
     const { api } = fakeApi({
@@ -250,6 +264,30 @@ describe('sign-out and sign-in as another person', () => {
     reply.resolve([{ item: 'ITEM-1', location: 'A-01' }] as never);
     await late;
     expect(store.getState()).toMatchObject({ user: null, screen: 'inbox', users: [], stock: [], stockSearch: '', lastOutcome: null, proposals: [], signedOutIdleMs: 600_000 });
+  });
+});
+
+describe('another person signed in on the same browser (another tab)', () => {
+  it("shows the new person nothing of the last one's when the page asks who is signed in", async () => {
+    let who = { name: 'Ada', roles: ['admin'] };
+    const { api } = fakeApi({
+      signIn: async () => who as never,
+      me: async () => who as never,
+      users: async () => [{ name: 'Kari', roles: ['admin'], disabled: false }] as never,
+    });
+    const store = createAppStore(api);
+    await store.getState().signIn('Ada', '1234');
+    await store.getState().select('a');
+    await store.getState().loadUsers();
+    store.getState().go('users');
+    await flush();
+    await store.getState().loadMe(); // the 30 s check: still Ada, nothing changes
+    expect(store.getState()).toMatchObject({ screen: 'users', selected: { id: 'a' } });
+    who = { name: 'Ola', roles: ['shift_lead'] }; // Ada signed out in another tab, Ola signed in there
+    await store.getState().loadMe();
+    const s = store.getState();
+    expect(s.user?.name).toBe('Ola');
+    expect(s).toMatchObject({ screen: 'inbox', selected: null, users: [], proposals: [] });
   });
 });
 
@@ -309,6 +347,35 @@ describe('replies arriving out of order', () => {
   });
 });
 
+describe('the History screen shows what was asked for last', () => {
+  it('shows the table picked last, not the one whose read came back last', async () => {
+    const replies = new Map([['stock', deferred<HistoryResult>()], ['work_queue', deferred<HistoryResult>()]]);
+    const { api } = fakeApi({ history: (req) => replies.get(req.table)!.promise });
+    const store = createAppStore(api);
+    const read = (table: string): HistoryResult => ({ table, snapshotId: 3, snapshotMs: 1, columns: ['k'], types: ['STRING'], rows: [[table]], more: false });
+    const older = store.getState().loadHistory('stock', { latest: true }); // the screen opens on the stock…
+    const newer = store.getState().loadHistory('work_queue', { latest: true }); // …and the work queue is picked
+    replies.get('work_queue')!.resolve(read('work_queue'));
+    await newer;
+    replies.get('stock')!.resolve(read('stock')); // a big table answers late
+    await older;
+    expect(store.getState().history?.table).toBe('work_queue');
+  });
+
+  it('lists the tags of the table and search asked for last, not of an older search answered later', async () => {
+    const replies = new Map([['agent', deferred<never>()], ['agent-2026', deferred<never>()]]);
+    const { api } = fakeApi({ tags: (req) => replies.get(req.search!)!.promise });
+    const store = createAppStore(api);
+    const older = store.getState().loadTags('work_queue', 'agent');
+    const newer = store.getState().loadTags('work_queue', 'agent-2026');
+    replies.get('agent-2026')!.resolve([{ name: 'agent-2026-1', snapshotId: 9, createdMs: 1 }] as never);
+    await newer;
+    replies.get('agent')!.resolve([{ name: 'agent-1999', snapshotId: 2, createdMs: 1 }] as never);
+    await older;
+    expect(store.getState().tags.map((t) => t.name)).toEqual(['agent-2026-1']);
+  });
+});
+
 describe('a decision is sent once', () => {
   it('sends one decision when approve is pressed twice before the site answers', async () => {
     const sent: unknown[] = [];
@@ -328,6 +395,36 @@ describe('a decision is sent once', () => {
     await Promise.all([one, two]);
     expect(sent).toHaveLength(1);
     expect(store.getState().deciding).toBe(false);
+  });
+});
+
+describe('a decision goes to the proposal the person means', () => {
+  it('sends none while the next proposal they asked for (a tap on its row, N) is on its way: the one still shown is not the one they mean', async () => {
+    const sent: unknown[] = [];
+    const replies = new Map<string, ReturnType<typeof deferred<ProposalDetail>>>();
+    const { api } = fakeApi({
+      getProposal: (req) => {
+        const r = deferred<ProposalDetail>();
+        replies.set(req.id, r);
+        return r.promise;
+      },
+      decide: async (req) => (sent.push(req), { outcome: 'approved', proposal: proposal(req.id, 'low', 1) }) as never,
+    });
+    const store = createAppStore(api);
+    const first = store.getState().select('a');
+    replies.get('a')!.resolve(detail('a'));
+    await first;
+    const next = store.getState().select('b'); // N, or a tap on b's row
+    await store.getState().decide('approve'); // A at once: a is still on screen
+    expect(sent).toEqual([]);
+    replies.get('b')!.resolve(detail('b'));
+    await next;
+    expect(store.getState().selected?.id).toBe('b');
+    const refresh = store.getState().decide('approve');
+    await flush();
+    replies.get('b')!.resolve(detail('b'));
+    await refresh;
+    expect(sent).toEqual([{ id: 'b', decision: 'approve' }]);
   });
 });
 

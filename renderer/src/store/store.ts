@@ -115,7 +115,14 @@ interface StateSlice {
   loadDiff(table: string, from: ReadPointRequest, contains?: string): Promise<void>;
 }
 
-export type AppState = SessionSlice & UiSlice & InboxSlice & StateSlice & { applyEvent(e: SiteEvent): void };
+export type AppState = SessionSlice & UiSlice & InboxSlice & StateSlice & {
+  applyEvent(e: SiteEvent): void;
+  /**
+   * The pushed events were broken off and flow again (a new events socket): what they said
+   * meanwhile is lost, so the status, the inbox, the open proposal and the screen shown are read again.
+   */
+  resync(): void;
+};
 export type AppStore = StoreApi<AppState>;
 
 /** Tags the History screen asks for at most: the newest, or the newest whose name contains the search. */
@@ -217,7 +224,7 @@ export function createAppStore(api: SiteApi): AppStore {
     // reply is applied only while its request is the newest of its kind in the session it was
     // asked in. `resetSession` starts a new session.
     let session = 0;
-    const newest = { select: 0, work: 0, stock: 0 };
+    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
       const s = session;
@@ -325,10 +332,17 @@ export function createAppStore(api: SiteApi): AppStore {
           set({ signInError: (e as Error).message });
         }
       },
-      signOut: () => guard(async () => {
-        await api.signOut({});
+      signOut: async () => {
+        // Whoever pressed it is leaving a shared PC: the screen is cleared whether or not the site
+        // answers (as signOutIdle). Unanswered, the site's session ends at its idle limit; the
+        // sign-in screen says why it may not have ended yet.
         resetSession();
-      }),
+        try {
+          await api.signOut({});
+        } catch (e) {
+          if ((e as { kind?: string }).kind !== 'unauthenticated') set({ signInError: (e as Error).message });
+        }
+      },
       signedOutIdleMs: null,
       signOutIdle: async (idleMs) => {
         // The screen is cleared whether or not the server answers: nobody is at it.
@@ -340,7 +354,18 @@ export function createAppStore(api: SiteApi): AppStore {
           // the session ends on the server at its own idle limit
         }
       },
-      loadMe: () => guard(async () => set({ user: await api.me({}) })),
+      loadMe: () => guard(async () => {
+        const me = await api.me({});
+        // Someone else signed in on this browser meanwhile (another tab shares its session): what
+        // the last person saw is not theirs.
+        const was = get().user;
+        if (was !== null && me !== null && me.name !== was.name) resetSession();
+        // The same person with the same roles keeps the same object: the page asks every 30 s,
+        // and a new one each time restarted what follows the user (App's idle timer, which then
+        // never ran out).
+        const same = was !== null && me !== null && me.name === was.name && me.roles.length === was.roles.length && me.roles.every((r, i) => r === was.roles[i]);
+        if (!same) set({ user: me });
+      }),
       // ui
       lang: savedLang(),
       setLang: (lang) => {
@@ -363,7 +388,9 @@ export function createAppStore(api: SiteApi): AppStore {
       select: (id) => guard(() => show(id, { lastOutcome: null })),
       decide: (decision, comment) => guard(async () => {
         const sel = get().selected;
-        if (!sel || get().deciding) return;
+        // Not while another proposal the person asked for is on its way (a tap on the next row, N,
+        // then A before it came): the one still on screen is not the one they mean to decide.
+        if (!sel || get().deciding || !isShown(sel.id)) return;
         const current = ask();
         set({ deciding: true });
         try {
@@ -388,7 +415,12 @@ export function createAppStore(api: SiteApi): AppStore {
         await get().select(shown[(i + 1) % shown.length]!.id);
       },
       // state
-      loadTags: (table, search) => guard(async () => set({ tags: await api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }) })),
+      // The tags of the table picked last, matching the search typed last (not an older one answered later).
+      loadTags: (table, search) => guard(async () => {
+        const current = ask('tags');
+        const tags = await api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) });
+        if (current()) set({ tags });
+      }),
       loadStatus: () => guard(async () => set({ status: await api.status({}) })),
       // One row more than shown tells whether there are more. The search is the one asked for
       // last (a refresh asks for it again); the rows are those of its reply.
@@ -440,8 +472,28 @@ export function createAppStore(api: SiteApi): AppStore {
         await get().loadUsers();
       }),
       resetSecret: (name, secret) => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers()),
-      loadHistory: (table, at, contains) => guard(async () => set({ history: await api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), diff: null })),
-      loadDiff: (table, from, contains) => guard(async () => set({ diff: await api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) }) })),
+      // A read or a comparison: the one asked for last is shown (a table picked while the last was read).
+      loadHistory: (table, at, contains) => guard(async () => {
+        const current = ask('history');
+        const history = await api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) });
+        if (current()) set({ history, diff: null });
+      }),
+      loadDiff: (table, from, contains) => guard(async () => {
+        const current = ask('history');
+        const diff = await api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) });
+        if (current()) set({ diff });
+      }),
+      resync: () => {
+        if (get().user === null) return;
+        void get().loadStatus();
+        void get().loadProposals();
+        // The open proposal may have been decided, withdrawn or found stale meanwhile; what the last
+        // decision here came to (lastOutcome) stays.
+        const sel = get().selected;
+        if (sel && isShown(sel.id)) void guard(() => show(sel.id));
+        const screen = get().screen;
+        if (screen !== 'inbox') void refreshScreen(screen);
+      },
       applyEvent: (e) => {
         // A status carries every table's freshness: the Tables screen's ages and budgets follow it.
         if (e.type === 'status') set((s) => ({ status: e.status, tables: withFreshness(s.tables, e.status.tables) }));

@@ -36,6 +36,18 @@ describe('ContractRegistry', () => {
     expect(again.latest('nope')).toBeUndefined();
   });
 
+  it('names a file in contracts/ named like a contract, instead of failing with ENOTDIR', () => {
+    const contracts = join(dir, 'contracts');
+    new ContractRegistry(contracts).register(OPERATIONS_JOBS);
+    writeFileSync(join(contracts, 'readme.md'), 'the modules\' contracts\n');
+    expect(() => new ContractRegistry(contracts)).toThrow(ContractError);
+    expect(() => new ContractRegistry(contracts)).toThrow(`${join(contracts, 'readme.md')} is not a directory: a contract's versions are the files ${join(contracts, 'readme.md', 'v<N>.json')} (move or remove it)`);
+    // A name no contract can have is left alone.
+    rmSync(join(contracts, 'readme.md'));
+    writeFileSync(join(contracts, 'README.md'), 'x');
+    expect(new ContractRegistry(contracts).get('operations.jobs', 1)).toEqual(OPERATIONS_JOBS);
+  });
+
   it('names a hand-edited contract file that is not JSON, with the line and column', () => {
     const reg = new ContractRegistry(join(dir, 'contracts'));
     for (const c of SEED_CONTRACTS) reg.register(c);

@@ -523,8 +523,11 @@ export class ContractRegistry {
   /** Opens (creating if needed) `<data>/contracts`, loading every contract file in it. */
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true });
-    for (const name of readdirSync(dir).sort()) {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const name = entry.name;
       if (!CONTRACT_NAME.test(name)) continue;
+      // A file named like a contract (notes, readme.md) stopped the start with a bare ENOTDIR.
+      if (!entry.isDirectory()) throw new ContractError(name, `${join(dir, name)} is not a directory: a contract's versions are the files ${join(dir, name, 'v<N>.json')} (move or remove it)`);
       const versions = readdirSync(join(dir, name))
         .map((f) => /^v(\d+)\.json$/.exec(f))
         .filter((m): m is RegExpExecArray => m !== null)

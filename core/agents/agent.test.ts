@@ -451,6 +451,43 @@ describe('evidence tags', () => {
   });
 });
 
+  it('read back after an ALTER, in the columns the table had at the tag; a handle on the latest reads in today\'s', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1', priority: 3 });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const p = agent.run().created.find((x) => x.ruleId === 'assign-job')!;
+    const recorded = p.evidence.find((e) => e.table === 'work_queue')!.rows;
+    expect(recorded[0]!.values).toMatchObject({ job_id: 'J-1', status: 'released', blocked_reason: null, priority: 3 });
+
+    // ALTER work_queue (its writer closed meanwhile): rename, drop, widen, add.
+    site.writers.work_queue.close();
+    const wq = site.catalog.getTable({ database: DB, table: 'work_queue' });
+    wq.alter([
+      { kind: 'renameColumn', from: 'status', to: 'state' },
+      { kind: 'dropColumn', name: 'blocked_reason' },
+      { kind: 'updateColumnType', name: 'priority', type: 'BIGINT' },
+      { kind: 'addColumn', name: 'note', type: 'STRING' },
+    ]);
+    // No commit since: a handle on the latest snapshot (pinned by id) is in today's columns.
+    const now = readOnlyTable(wq, 'work_queue');
+    expect(now.columns).toContain('state');
+    expect(now.get({ job_id: 'J-1' })).toMatchObject({ state: 'released', note: null, priority: 3 });
+    expect(now.scan()[0]).not.toHaveProperty('status');
+
+    site.writers.work_queue = wq.newWriter({ commitUser: 'test-ingest' });
+    site.writers.work_queue.writeRecord({ job_id: 'J-1', state: 'in_progress', capability: 'pick', priority: 9n, note: 'moved', ops_seq: 1000n });
+    site.commit();
+
+    const report = evidenceReport(site.catalog, DB, p.id);
+    const t = report.tables.find((x) => x.table === 'work_queue')!;
+    expect(t.problem).toBeUndefined();
+    expect(t.atTag).toEqual(recorded);
+    expect(t.matches).toBe(true);
+    expect(readOnlyTable(wq, 'work_queue').get({ job_id: 'J-1' })).toMatchObject({ state: 'in_progress', priority: 9, note: 'moved' });
+  });
+
 describe('reconfigure', () => {
   it('uses the new tunables from the next run on, reschedules the timer for a new interval, and refuses a bad one whole', () => {
     site = new TestSite();

@@ -9,7 +9,11 @@
 //
 // Rows are in the JSON forms of core/lsm/types.ts (TIMESTAMP as ISO text without zone, UTC wall
 // clock; BIGINT as a number) and frozen; one handle scans its snapshot at most once (cached).
-// Invariant: every read of a handle is of the same snapshot (`snapshotId`).
+// Invariant: every read of a handle is of the same snapshot (`snapshotId`), in the same columns:
+// the table's latest schema when the handle was made. A handle is the state "now" — the snapshot
+// is pinned by id only so that its reads agree — so it reads in today's columns, also when that
+// snapshot was committed before an ALTER no commit has followed yet (not time travel, which would
+// read in the snapshot's own: core/lsm ReadPoint). `changesSince` (Table.changes) is in them too.
 
 import { valueToJson, type Predicate, type Table } from '../lsm/index.ts';
 import type { Json } from '../inbox/index.ts';
@@ -97,7 +101,10 @@ const SAME_IN_JSON_ROOTS = new Set(['STRING', 'VARCHAR', 'CHAR', 'BOOLEAN', 'TIN
  */
 const DIFFABLE_ROOTS = new Set(['STRING', 'VARCHAR', 'CHAR', 'BOOLEAN', 'TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'DECIMAL', 'DATE', 'FLOAT', 'DOUBLE']);
 
-/** A read-only handle on `table` at `snapshotId` (default: the latest snapshot now). */
+/**
+ * A read-only handle on `table` at `snapshotId` (default: the latest snapshot now; a caller passes
+ * the latest it found), in the table's latest columns (see the invariant above).
+ */
 export function readOnlyTable(table: Table, name: string, snapshotId?: number, cache?: ScanCache): ReadOnlyTable {
   const snapshot = table.resolve(snapshotId === undefined ? {} : { snapshotId });
   const id = snapshot?.id ?? null;
@@ -153,7 +160,7 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
   };
   let all: readonly Row[] | undefined;
   const read = <T>(f: (r: ReturnType<Table['reader']>) => T): T => {
-    const r = table.reader(id === null ? {} : { snapshotId: id });
+    const r = table.reader(id === null ? {} : { snapshotId: id, schemaId: schema.id });
     try {
       return f(r);
     } finally {

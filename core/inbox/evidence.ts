@@ -4,7 +4,10 @@
 // the rows the agent read, as long as the tag is retained (one year by default, core/agents).
 //
 // For each table in the evidence: the tag, its snapshot, the recorded rows, the same keys read
-// again at the tag (with `matches` = identical JSON), and optionally every row at the tag.
+// again at the tag (with `matches` = identical JSON), and optionally every row at the tag. Rows at
+// the tag are in the columns the table had at its snapshot (time travel reads in the snapshot's
+// schema, core/lsm), as the agent saw them: an ALTER since (a column renamed, dropped, added,
+// retyped) changes neither the keys looked up nor the rows compared.
 
 import { valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
@@ -40,9 +43,9 @@ export interface EvidenceReport {
   trail: DecisionLogEntry[];
 }
 
-/** Every row of a table at a read point, as evidence rows (JSON forms). */
-export function evidenceRows(table: Table, rows: Iterable<unknown[]>): EvidenceRow[] {
-  const s = table.schema;
+/** Rows in the columns of `reader.schema` (a reader's at a read point), as evidence rows (JSON forms). */
+export function evidenceRows(reader: Pick<Table, 'schema'>, rows: Iterable<unknown[]>): EvidenceRow[] {
+  const s = reader.schema;
   const out: EvidenceRow[] = [];
   for (const row of rows) {
     const values: Record<string, Json> = {};
@@ -89,10 +92,10 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
     const reader = table.reader({ tag });
     try {
       for (const rec of e.rows) {
-        const row = reader.get(keyInMemory(table, rec.key));
-        r.atTag.push(row ? evidenceRows(table, [row])[0]! : { key: rec.key, values: {} });
+        const row = reader.get(keyInMemory(reader, rec.key));
+        r.atTag.push(row ? evidenceRows(reader, [row])[0]! : { key: rec.key, values: {} });
       }
-      if (o.allRows) r.allRows = evidenceRows(table, reader.scan());
+      if (o.allRows) r.allRows = evidenceRows(reader, reader.scan());
     } finally {
       reader.close();
     }
@@ -101,10 +104,12 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
   return { proposal, tables, trail: readDecisionLog(log, proposalId, logFirstEntryOf(row)) };
 }
 
-function keyInMemory(table: Table, key: Record<string, Json>): Record<string, unknown> {
+/** A recorded key in memory form, by the key columns of `reader.schema`. */
+function keyInMemory(reader: Pick<Table, 'schema'>, key: Record<string, Json>): Record<string, unknown> {
+  const s = reader.schema;
   const out: Record<string, unknown> = {};
-  for (const k of table.schema.primaryKeys) {
-    const f = table.schema.fields[table.schema.fieldIndex.get(k)!]!;
+  for (const k of s.primaryKeys) {
+    const f = s.fields[s.fieldIndex.get(k)!]!;
     out[k] = jsonToMemory(f.type, key[k]);
   }
   return out;

@@ -25,7 +25,7 @@
 // (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
 // approved.
 
-import { CompactionSlicer, LsmError, type Catalog, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
+import { CompactionSlicer, LsmError, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
@@ -358,7 +358,7 @@ export class Inbox {
     const snapshot = inbox.latestSnapshot();
     const wanted: string[] = [];
     const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail', 'action', 'command_sent_at_ms'];
-    const reader = snapshot ? inbox.reader({ snapshotId: snapshot.id }) : undefined;
+    const reader = snapshot ? inbox.reader(latestAt(inbox, snapshot.id)) : undefined;
     try {
       for (const [id, key, agentStatus, decision, decidedAt, command, commandAt, commandDetail, action, sentAt] of reader ? reader.scan({ projection: columns, fillCache: false }) : []) {
         const detail = commandDetail === null || commandDetail === undefined ? null : String(commandDetail);
@@ -904,11 +904,22 @@ export function mostUrgentFirst(a: Pick<Proposal, 'risk' | 'createdAtMs' | 'id'>
   return RISK_RANK[a.risk] - RISK_RANK[b.risk] || a.createdAtMs - b.createdAtMs || proposalOrdinal(a.id) - proposalOrdinal(b.id) || (a.id < b.id ? -1 : 1);
 }
 
-/** Whole proposals by id, read at one snapshot (the ids were found there: each row exists). */
+/**
+ * Where this file reads "the latest" when it reads twice: the latest snapshot, found once and
+ * pinned by its id so that both reads agree, in today's columns. Not time travel, which reads a
+ * snapshot in its own schema's columns (core/lsm ReadPoint): rows committed before the upgrade's
+ * ALTER (`upgradeInboxTable`) read its new columns as null, also before the next commit.
+ */
+function latestAt(table: Table, snapshotId: number): ReadPoint {
+  return { snapshotId, schemaId: table.schema.id };
+}
+
+/** Whole proposals by id, read at the latest snapshot `snapshotId` (the ids were found there: each row exists). */
 function wholeProposals(table: Table, snapshotId: number, ids: readonly string[]): Proposal[] {
-  const reader = table.reader({ snapshotId });
+  const reader = table.reader(latestAt(table, snapshotId));
   try {
-    return ids.map((id) => proposalFromRow(rowRecord(table.schema.fields, reader.get({ proposal_id: id })!)));
+    const fields = reader.schema.fields;
+    return ids.map((id) => proposalFromRow(rowRecord(fields, reader.get({ proposal_id: id })!)));
   } finally {
     reader.close();
   }
@@ -945,7 +956,7 @@ export function readActiveCounts(table: Table): ActiveCounts {
   const c = countActive();
   const snapshot = table.latestSnapshot();
   if (snapshot) {
-    for (const [createdAtMs, agentStatus, decision] of table.scanRows({ snapshotId: snapshot.id }, { projection: ['created_at_ms', 'agent_status', 'decision'] })) {
+    for (const [createdAtMs, agentStatus, decision] of table.scanRows(latestAt(table, snapshot.id), { projection: ['created_at_ms', 'agent_status', 'decision'] })) {
       c.add(lightStatus(agentStatus, decision), Number(createdAtMs));
     }
   }
@@ -965,7 +976,7 @@ export function readProposals(table: Table, filter: ProposalFilter = {}): Propos
   const snapshot = table.latestSnapshot();
   if (!snapshot) return [];
   const picked: { id: string; createdAtMs: number }[] = [];
-  for (const [id, createdAtMs, agentStatus, decision, ruleId] of table.scanRows({ snapshotId: snapshot.id }, { projection: ['proposal_id', 'created_at_ms', 'agent_status', 'decision', 'rule_id'] })) {
+  for (const [id, createdAtMs, agentStatus, decision, ruleId] of table.scanRows(latestAt(table, snapshot.id), { projection: ['proposal_id', 'created_at_ms', 'agent_status', 'decision', 'rule_id'] })) {
     if (statuses && !statuses.has(lightStatus(agentStatus, decision))) continue;
     if (filter.ruleId !== undefined && ruleId !== filter.ruleId) continue;
     picked.push({ id: String(id), createdAtMs: Number(createdAtMs) });

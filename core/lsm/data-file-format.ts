@@ -6,10 +6,11 @@
 // snappy/deflate(gzip)/null; zstd is read-only here (no compressor on Node 20).
 //
 // Schema evolution on read (Paimon's SchemaEvolutionUtil): a data file records `_SCHEMA_ID`.
-// When it differs from the table's schema the file is read with the OLD schema's column names
-// and types, and its columns are mapped to the current ones by field id: an id the file lacks
-// reads as null, an id the table dropped is ignored, a renamed column is found by its id, and a
-// changed type is cast (cast.ts). `_KEY_<name>` columns are read by their old names likewise.
+// When it differs from the schema read in (the table's current one, or a time-travel reader's:
+// EVOLUTION-DESIGN.md §1) the file is read with its own schema's column names and types, and its
+// columns are mapped to the target's by field id: an id the file lacks reads as null, an id the
+// target lacks is ignored, a renamed column is found by its id, and a changed type is cast
+// (cast.ts). `_KEY_<name>` columns are read by the file's names likewise.
 
 import { castFunction, sameType, type CastFn } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
@@ -153,7 +154,7 @@ function mapColumn(src: Column | undefined, cast: CastFn | undefined, n: number)
   return out;
 }
 
-/** A run read with the schema it was written with, reshaped to the table's current schema. */
+/** A run read with the schema it was written with, reshaped to `table` (the schema read in: Table.loadRunAt). */
 export function evolveRun(run: RunData, file: TableSchema, table: TableSchema): RunData {
   if (file === table) return run;
   const m = mappingOf(file, table);

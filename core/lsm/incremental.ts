@@ -34,7 +34,12 @@ import { valuesEqual } from './types.ts';
 export type ChangeKind = RowKindText;
 export interface Change {
   kind: ChangeKind;
-  /** Every column, schema order, in memory form. */
+  /**
+   * Every column, in memory form, in the table's latest schema — for every mode and both states of
+   * a diff (files of older schemas mapped by field id), as Paimon's incremental reads use the
+   * table's schema. Unlike a reader at a snapshot, tag or time, which reads in the snapshot's own
+   * (EVOLUTION-DESIGN.md §1): one set of columns for changes that span an ALTER.
+   */
   row: unknown[];
 }
 export type ChangesMode = 'auto' | 'delta' | 'changelog' | 'diff';

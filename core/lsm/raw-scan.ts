@@ -3,13 +3,15 @@
 // writes them for DELETE/UPDATE on an append table with `deletion-vectors.enabled`) and
 // deletion-vector primary-key tables (level ≥ 1 files minus their deleted positions; level 0
 // skipped, as Paimon's batch scan of a DV table does — deletion-vector.ts).
-// Called from TableReader.scan; same ScanOptions (projection, where) and row shape.
+// Called from TableReader.scan; same ScanOptions (projection, where) and row shape, in the
+// reader's schema's columns.
 
 import { deserializeBinaryRow } from './binary-row.ts';
 import { cell } from './data-file.ts';
 import { deletionVectorsEnabled, snapshotDeletionVectors } from './deletion-vector.ts';
 import { invalidArgument } from './errors.ts';
 import { isAdd } from './key-value.ts';
+import type { TableSchema } from './schema.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import type { Predicate, ScanOptions } from './table-read.ts';
@@ -35,8 +37,8 @@ function holds(p: Compiled, v: unknown): boolean {
   return p.op === '=' ? c === 0 : p.op === '<' ? c < 0 : p.op === '<=' ? c <= 0 : p.op === '>' ? c > 0 : c >= 0;
 }
 
-export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions): Generator<unknown[]> {
-  const schema = table.schema;
+/** Rows of `snapshot` in the columns of `schema` (a reader's: Table.readSchema), names resolved against it. */
+export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions, schema: TableSchema = table.schema): Generator<unknown[]> {
   const preds: Compiled[] = (opts.where ?? []).map((p) => {
     const index = schema.fieldIndex.get(p.column);
     if (index === undefined) throw invalidArgument(`filter names unknown column '${p.column}'`);
@@ -63,7 +65,7 @@ export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions): G
       ? [...b.files].sort((x, y) => x.minSequenceNumber - y.minSequenceNumber)
       : table.runsOf(b.files.filter((f) => f.level > 0)).flatMap((r) => r.files);
     for (const f of files) {
-      const d = table.loadRun(b.partition, b.bucket, f, opts.fillCache !== false);
+      const d = table.loadRun(b.partition, b.bucket, f, opts.fillCache !== false, schema);
       const deleted = dvs?.deleted(b.partition, b.bucket, f.fileName);
       for (let i = 0; i < d.rowCount; i++) {
         if (deleted?.has(i)) continue;

@@ -8,7 +8,9 @@
 // file's path, so two Table objects of one table (the ingest writer's and a status reader's)
 // share a decoded file instead of holding it twice. A run is shaped by the schema it was read
 // for (data-file-format.ts evolves older files to the current columns); an entry records that
-// schema id, and a table reading with another schema treats it as a miss.
+// schema id, and a table reading with another schema treats it as a miss. A reader of an older
+// snapshot reads in that snapshot's columns (time travel, EVOLUTION-DESIGN.md §1): its runs are
+// kept under the path plus the schema id (`SHAPED_KEY`), beside the current shape's, not in its place.
 
 import { packRun, PackedColumn, type RunData } from './data-file.ts';
 import { invalidArgument } from './errors.ts';
@@ -128,6 +130,10 @@ export interface RunCacheScope {
 
 /** Between a data file's path and the columns of a run decoded with only those (Table.loadRunProjected), in a cache key; no path holds it. */
 export const PROJECTED_KEY = '\u0000columns=';
+/** Between a data file's path and the id of the schema a run is shaped for when that is not the table's current one (Table.loadRunAt). */
+export const SHAPED_KEY = '\u0000schema=';
+/** What every derived key of a path (PROJECTED_KEY, SHAPED_KEY) starts with after the path. */
+const DERIVED_KEY = '\u0000';
 
 /** One table's view of a budget: its hit and miss counts, and `clear` limited to its files. */
 export class RunCache {
@@ -147,22 +153,22 @@ export class RunCache {
   /**
    * The cached run of `path`, else `load()`'s — kept for later reads unless `fill` is false (a
    * one-off scan of a large table, LevelDB's `fill_cache`: it uses what is cached and evicts
-   * nothing).
+   * nothing). `shape`: the schema id the run is shaped for (default: the table's current one).
    */
-  get(path: string, load: () => RunData, fill = true): RunData {
-    const hit = this.peek(path);
+  get(path: string, load: () => RunData, fill = true, shape = this.shape()): RunData {
+    const hit = this.peek(path, shape);
     if (hit !== undefined) return hit;
     this.misses++;
     const run = load();
-    if (fill) this.budget.insert(path, run, this.shape());
+    if (fill) this.budget.insert(path, run, shape);
     return run;
   }
 
-  /** The cached run of `path` (counted as a hit), without loading it when it is not cached. */
-  peek(path: string): RunData | undefined {
+  /** The cached run of `path` shaped for `shape` (counted as a hit), without loading it when it is not cached. */
+  peek(path: string, shape = this.shape()): RunData | undefined {
     const b = this.budget;
     const e = b.entries.get(path);
-    if (e === undefined || e.shape !== this.shape()) return undefined;
+    if (e === undefined || e.shape !== shape) return undefined;
     this.hits++;
     e.used = ++b.tick;
     return e.run;
@@ -184,11 +190,11 @@ export class RunCache {
     for (const p of [...this.budget.entries.keys()]) if (p.startsWith(this.prefix)) this.budget.remove(p);
   }
 
-  /** Forgets the run of a file gone (compacted away, expired), and the runs of it a projected scan decoded. */
+  /** Forgets the run of a file gone (compacted away, expired), and its runs a projected scan or an older schema's reader decoded. */
   drop(path: string): void {
     this.budget.remove(path);
-    const projected = `${path}${PROJECTED_KEY}`;
-    for (const k of [...this.budget.entries.keys()]) if (k.startsWith(projected)) this.budget.remove(k);
+    const derived = `${path}${DERIVED_KEY}`;
+    for (const k of [...this.budget.entries.keys()]) if (k.startsWith(derived)) this.budget.remove(k);
   }
 
   /** Estimated bytes of this table's cached runs (the budget's `usedBytes` covers every table). */

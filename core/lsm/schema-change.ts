@@ -95,6 +95,43 @@ function renameInOptions(options: Record<string, string>, from: string, to: stri
   return out;
 }
 
+/**
+ * `options`, written for the columns of `from`, with the column names they hold changed to those
+ * of `to` by field id (a time-travel read takes the current options onto an older schema's
+ * columns: table.ts `readSchema`). A `fields.<c>.*` option of a column `to` lacks is left out, as
+ * is such a column in a list (an option left with an empty list goes). Names `from` does not know
+ * stay as they are.
+ */
+export function optionsInColumnsOf(options: Readonly<Record<string, string>>, from: TableSchema, to: TableSchema): Record<string, string> {
+  const nameById = new Map(to.fields.map((f) => [f.id, f.name]));
+  // `from`'s name → `to`'s name, or null when `to` lacks the column. All at once: renames may swap names.
+  const names = new Map(from.fields.map((f) => [f.name, nameById.get(f.id) ?? null]));
+  const mapList = (text: string): string[] => parseList(text).flatMap((c) => {
+    const n = names.get(c);
+    return n === undefined ? [c] : n === null ? [] : [n];
+  });
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options)) {
+    let key = k;
+    let value = v;
+    if (COLUMN_LIST_OPTIONS.includes(k)) {
+      const list = mapList(v);
+      if (list.length === 0) continue;
+      value = list.join(',');
+    }
+    const m = FIELD_OPTION.exec(k);
+    if (m) {
+      const columns = parseList(m[1]);
+      const list = mapList(m[1]!);
+      if (list.length < columns.length) continue;
+      key = `fields.${list.join(',')}.${m[2]}`;
+      if (m[2] === 'sequence-group') value = mapList(v).join(',');
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
 type FieldJson = TableSchemaJson['fields'][number];
 
 function insertAt(fields: FieldJson[], f: FieldJson, position: ColumnPosition | undefined): void {

@@ -3,7 +3,10 @@
 // retractions are dropped (Paimon's DropDeleteReader). Files whose key statistics rule out a
 // filter are never opened.
 //
-// A reader holds a pin on its snapshot; `close()` releases it.
+// A reader holds a pin on its snapshot; `close()` releases it. It reads in the columns of its
+// `schema`: the snapshot's own at a snapshot id, tag or time, the table's latest otherwise
+// (Table.reader, EVOLUTION-DESIGN.md §1); column names in projections, filters and keys are
+// resolved against it, and files are reshaped to it by field id (Table.loadRun).
 
 import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
@@ -17,6 +20,7 @@ import { keyHash, lookupKey } from './merge-reader.ts';
 import { runView, sortBySeq } from './merge/cell-view.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { needsRawScan, rawScan } from './raw-scan.ts';
+import type { TableSchema } from './schema.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import { comparatorFor, isStringType, withNullable, type Comparator, type DataType } from './types.ts';
@@ -120,8 +124,10 @@ export class TableReader {
     /** undefined: the table has no snapshot yet (reads are empty). */
     readonly snapshot: Snapshot | undefined,
     private readonly release: () => void,
+    /** The schema to read in (Table.readSchema); undefined: the table's schema at each call. */
+    private readonly fixedSchema?: TableSchema,
   ) {
-    const s = table.schema;
+    const s = this.schema;
     this.merge = createMergeFunction(s);
     this.order = mergeOrder(s);
     this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
@@ -137,6 +143,16 @@ export class TableReader {
     });
   }
 
+  /**
+   * The schema rows come in: their columns, in this order, and the names projections, filters
+   * and `get` keys use. At a snapshot id, tag or time the snapshot's own (a column added later is
+   * absent, a dropped one present, a renamed one under its old name, a retyped one in its old
+   * type); for the latest snapshot `table.schema` as it is now.
+   */
+  get schema(): TableSchema {
+    return this.fixedSchema ?? this.table.schema;
+  }
+
   close(): void {
     if (!this.closed) {
       this.closed = true;
@@ -145,7 +161,7 @@ export class TableReader {
   }
 
   private compile(where: Predicate[] | undefined): CompiledPredicate[] {
-    const s = this.table.schema;
+    const s = this.schema;
     return (where ?? []).map((p) => {
       const index = s.fieldIndex.get(p.column);
       if (index === undefined) throw invalidArgument(`filter names unknown column '${p.column}'`);
@@ -165,7 +181,7 @@ export class TableReader {
   private fileMayMatch(meta: DataFileMeta, preds: CompiledPredicate[]): boolean {
     const keyPreds = preds.filter((p) => p.keyPos >= 0);
     if (keyPreds.length === 0) return true;
-    const types = this.table.schema.keyTypes.map((t) => withNullable(t, true));
+    const types = this.schema.keyTypes.map((t) => withNullable(t, true));
     const mins = deserializeBinaryRow(types, meta.keyStats.minValues, meta.fileName);
     const maxs = deserializeBinaryRow(types, meta.keyStats.maxValues, meta.fileName);
     return keyPreds.every((p) => mayMatch(p, mins[p.keyPos], maxs[p.keyPos]));
@@ -174,7 +190,7 @@ export class TableReader {
   /** Merged rows (every column in schema order, or the projection), sorted by key within each bucket. */
   scan(opts: ScanOptions = {}): Generator<unknown[]> {
     // Arguments are checked now, not at the first next(), and also on an empty table.
-    const schema = this.table.schema;
+    const schema = this.schema;
     const preds = this.compile(opts.where);
     const projection = opts.projection?.map((c) => {
       const i = schema.fieldIndex.get(c);
@@ -182,14 +198,14 @@ export class TableReader {
       return i;
     });
     // Append and deletion-vector tables read without a key merge (raw-scan.ts).
-    if (needsRawScan(this.table)) return this.snapshot ? rawScan(this.table, this.snapshot, opts) : this.scanChecked(preds, projection, true);
+    if (needsRawScan(this.table)) return this.snapshot ? rawScan(this.table, this.snapshot, opts, schema) : this.scanChecked(preds, projection, true);
     return this.scanChecked(preds, projection, opts.fillCache !== false);
   }
 
   private *scanChecked(preds: CompiledPredicate[], projection: number[] | undefined, fill: boolean): Generator<unknown[]> {
     if (!this.snapshot) return;
     const table = this.table;
-    const schema = table.schema;
+    const schema = this.schema;
     const partPreds = preds.filter((p) => p.partPos >= 0);
     const merge = createMergeFunction(schema);
     const order = mergeOrder(schema);
@@ -206,7 +222,7 @@ export class TableReader {
       const runs: RunParts[] = [];
       for (const run of table.runsOf(b.files)) {
         const files = run.files.filter((f) => this.fileMayMatch(f, preds));
-        if (files.length > 0) runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep, fill) : table.loadRun(b.partition, b.bucket, files[i]!, fill)) });
+        if (files.length > 0) runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep, fill, schema) : table.loadRun(b.partition, b.bucket, files[i]!, fill, schema)) });
       }
       // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
       // one by one: the generator frame stays out of the per-row work.
@@ -223,7 +239,7 @@ export class TableReader {
    * partial-update with sequence groups only in runs whose rows are their own fold (runIsFolded).
    */
   private loneIsRow(d: RunData): boolean {
-    const o = this.table.schema.options;
+    const o = this.schema.options;
     if (o.mergeEngine === 'aggregation') return false;
     return o.mergeEngine === 'deduplicate' || o.sequenceGroups.length === 0 || this.folded(d);
   }
@@ -235,16 +251,15 @@ export class TableReader {
    */
   get(pk: Record<string, unknown>): unknown[] | undefined {
     if (!this.snapshot) return undefined;
-    if (!this.table.schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
+    const schema = this.schema;
+    if (!schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
     if (this.rawTable) {
       // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.
-      const s = this.table.schema;
-      const where = s.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
-      for (const row of rawScan(this.table, this.snapshot, { where })) return row;
+      const where = schema.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
+      for (const row of rawScan(this.table, this.snapshot, { where }, schema)) return row;
       return undefined;
     }
     const table = this.table;
-    const schema = table.schema;
     const fields = schema.fields;
     const keyNames = this.keyNames;
     const key = new Array(keyNames.length);
@@ -270,7 +285,7 @@ export class TableReader {
     for (const files of runs) {
       for (const f of files) {
         if (!inRange(f, key, cmps)) continue;
-        const d = table.loadRunAt(f.path, f.meta);
+        const d = table.loadRunAt(f.path, f.meta, true, schema);
         const i = lookupKey(d, key, cmps, (hash ??= keyHash(key)));
         if (i >= 0) {
           parts[n] = d;
@@ -291,7 +306,7 @@ export class TableReader {
   /** The row of the key whose n records `get` found (lookParts/lookRows, newest run first), or undefined. */
   private foldLookup(n: number): unknown[] | undefined {
     if (n === 0) return undefined;
-    const schema = this.table.schema;
+    const schema = this.schema;
     const parts = this.lookParts;
     const rows = this.lookRows;
     if (n === 1) {

@@ -14,13 +14,13 @@ import { localFileIO, type FileIO } from './file-io.ts';
 import { readDataFile, type RunData } from './data-file.ts';
 import { evolveRun, formatOfPath } from './data-file-format.ts';
 import { AppendWriter } from './append-writer.ts';
-import { alterTable, type SchemaChange } from './schema-change.ts';
+import { alterTable, optionsInColumnsOf, type SchemaChange } from './schema-change.ts';
 import { groupByBucket, sortedRuns, type BucketFiles } from './levels.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { ManifestStore } from './manifest-store.ts';
 import { keyComparator } from './merge/merge-function.ts';
 import { partitionPath } from './partition-path.ts';
-import { PROJECTED_KEY, RunCache, RunCacheBudget } from './run-cache.ts';
+import { PROJECTED_KEY, RunCache, RunCacheBudget, SHAPED_KEY } from './run-cache.ts';
 import { TableSchema } from './schema.ts';
 import { checkDvWritable } from './dv-writer.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -28,6 +28,7 @@ import { SnapshotManager } from './snapshot-manager.ts';
 import { TablePaths } from './table-paths.ts';
 import { TableReader, type ScanColumns } from './table-read.ts';
 import { TagManager, type TagInfo } from './tags.ts';
+import { typeToString } from './types.ts';
 import { TableWriter, type WriterOptions } from './table-writer.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { ChangeFollower, readChanges, type Change, type ChangesOptions, type FollowOptions } from './incremental.ts';
@@ -53,12 +54,23 @@ export interface TableOpenOptions {
   name?: string;
 }
 
-/** Where to read: the latest snapshot unless one of these is given. */
+/**
+ * Where to read: the latest snapshot unless one of `snapshotId`, `tag`, `timestampMs` is given.
+ * The columns rows come in (`TableReader.schema`): the latest schema's for the latest snapshot;
+ * the snapshot's own schema's at a snapshot id, tag or time (time travel, as Paimon's;
+ * EVOLUTION-DESIGN.md §1) — unless `schemaId` names the schema to read in.
+ */
 export interface ReadPoint {
   snapshotId?: number;
   tag?: string;
   /** Epoch milliseconds: the latest snapshot committed at or before it. */
   timestampMs?: number;
+  /**
+   * Read in the columns of this schema instead (`readSchema`). A caller that pins the snapshot it
+   * found latest by its id, and means "now", passes `table.schema.id`: after an ALTER that no
+   * commit has followed yet the latest snapshot's own schema is the older one.
+   */
+  schemaId?: number;
 }
 
 const SCHEMA_NAME = /^schema-(\d+)$/;
@@ -99,6 +111,10 @@ export class Table {
   private currentSchema: TableSchema;
   private readonly writeBufferBytes: number | undefined;
   private readonly schemas = new Map<number, TableSchema>();
+  /** `readSchema` by schema id (not the current one); emptied by an ALTER (they take the current options). */
+  private readonly readSchemas = new Map<number, TableSchema>();
+  /** Per schema a reader reads in (not the current one), the schema its runs are decoded for (`runSchemaOf`). */
+  private runSchemas = new WeakMap<TableSchema, TableSchema>();
   /** Key of this table's pins in `processPins`. */
   private readonly pinKey: string;
   /** Per file meta object, so it lives exactly as long as the cached manifest entry holding it. */
@@ -166,13 +182,13 @@ export class Table {
     return Object.assign(copy, s, { options: { ...s.options, writeBufferBytes: bytes } });
   }
 
-  /** The schema a data file was written with. */
+  /** The schema a data file (or a snapshot) was written with. */
   schemaById(id: number): TableSchema {
     let s = this.schemas.get(id);
     if (!s) {
       const file = this.paths.schemaFile(id);
       const bytes = this.fileIO.readFileIfExists(file);
-      if (bytes === undefined) throw corruption(file, `schema ${id} referenced by a data file is missing`);
+      if (bytes === undefined) throw corruption(file, `schema ${id} referenced by a data file or snapshot is missing`);
       s = TableSchema.parse(bytes.toString('utf8'), file);
       this.schemas.set(id, s);
     }
@@ -219,10 +235,39 @@ export class Table {
     return this.snapshots.latest();
   }
 
-  /** A reader of one snapshot. It pins the snapshot (its content, also at a tag) until `close()`. */
+  /**
+   * A reader of one snapshot. It pins the snapshot (its content, also at a tag) until `close()`.
+   * Its `schema` is the one rows come in (ReadPoint): the snapshot's at a snapshot id, tag or time;
+   * without one, the table's schema at each call (as `table.schema`, so an ALTER in this process
+   * shows at once).
+   */
   reader(at: ReadPoint = {}): TableReader {
     const snapshot = this.resolve(at);
-    return new TableReader(this, snapshot, snapshot ? this.pinSnapshot(snapshot) : () => {});
+    const travel = at.snapshotId !== undefined || at.tag !== undefined || at.timestampMs !== undefined;
+    const schemaId = at.schemaId ?? (travel ? snapshot?.schemaId : undefined);
+    const schema = schemaId === undefined ? undefined : this.readSchema(schemaId);
+    return new TableReader(this, snapshot, snapshot ? this.pinSnapshot(snapshot) : () => {}, schema);
+  }
+
+  /**
+   * The schema a read in the columns of schema `id` uses (a time-travel read, EVOLUTION-DESIGN.md
+   * §1): the current schema when `id` is its id, else schema `id`'s columns, keys and comments with
+   * the current options (this process's overrides included), as Paimon's time travel takes the
+   * table's options onto the snapshot's schema — the column names they hold changed to schema
+   * `id`'s by field id (Paimon would refuse an option naming a column by its newer name).
+   * NotFound when there is no schema `id`.
+   */
+  readSchema(id: number): TableSchema {
+    const current = this.currentSchema;
+    if (id === current.id) return current;
+    let s = this.readSchemas.get(id);
+    if (!s) {
+      if (!Number.isSafeInteger(id) || id < 0 || !this.fileIO.exists(this.paths.schemaFile(id))) throw notFound(`schema ${id} of ${this.name} does not exist`);
+      const own = this.schemaById(id);
+      s = this.effective(new TableSchema({ ...own.toJson(), options: optionsInColumnsOf(current.options.raw, current, own) }, false));
+      this.readSchemas.set(id, s);
+    }
+    return s;
   }
 
   /** Reads rows (schema order) at a read point; see TableReader.scan. */
@@ -327,34 +372,59 @@ export class Table {
     return r;
   }
 
-  /** A data file as a run, through the cache (`fill` false: a decode is not kept, RunCache.get). */
-  loadRun(partition: Uint8Array, bucket: number, meta: DataFileMeta, fill = true): RunData {
-    return this.loadRunAt(this.dataFilePath(partition, bucket, meta.fileName), meta, fill);
+  /**
+   * A data file as a run in the columns of `schema` (default: the current schema; a reader passes
+   * its own), through the cache (`fill` false: a decode is not kept, RunCache.get).
+   */
+  loadRun(partition: Uint8Array, bucket: number, meta: DataFileMeta, fill = true, schema: TableSchema = this.currentSchema): RunData {
+    return this.loadRunAt(this.dataFilePath(partition, bucket, meta.fileName), meta, fill, schema);
   }
 
   /** `loadRun` for a path already computed with `dataFilePath` (lookups keep it per file). */
-  loadRunAt(path: string, meta: DataFileMeta, fill = true): RunData {
-    return this.cache.get(path, () => {
-      // A file of an older schema is read with that schema's names and types, then mapped to
-      // the current columns by field id (data-file-format.ts).
-      if (meta.schemaId === this.schema.id) return readDataFile(this.fileIO, this.schema, path, meta);
-      const old = this.schemaById(meta.schemaId);
-      return evolveRun(readDataFile(this.fileIO, old, path, meta), old, this.schema);
-    }, fill);
+  loadRunAt(path: string, meta: DataFileMeta, fill = true, schema: TableSchema = this.currentSchema): RunData {
+    const target = this.runSchemaOf(schema);
+    const load = () => {
+      // A file of another schema is read with that schema's names and types, then mapped to the
+      // target's columns by field id (data-file-format.ts).
+      if (meta.schemaId === target.id) return readDataFile(this.fileIO, target, path, meta);
+      const own = this.schemaById(meta.schemaId);
+      return evolveRun(readDataFile(this.fileIO, own, path, meta), own, target);
+    };
+    if (target === this.currentSchema) return this.cache.get(path, load, fill);
+    return this.cache.get(`${path}${SHAPED_KEY}${target.id}`, load, fill, target.id);
   }
 
   /**
    * A data file as a run for a scan that needs only some value columns (`ScanColumns`, and the
    * keys): the whole run when the cache holds it, else a run decoded with only those columns (the
-   * others null), cached apart from the whole run (its key names the columns). An Avro file or a
-   * file of an older schema is read whole, as `loadRunAt` reads it. `fill`: as `loadRun`'s.
+   * others null), cached apart from the whole run (its key names the columns). An Avro file, a
+   * file of another schema than the current one and a read in an older schema's columns read
+   * whole, as `loadRunAt` reads them. `fill` and `schema`: as `loadRun`'s.
    */
-  loadRunProjected(partition: Uint8Array, bucket: number, meta: DataFileMeta, columns: ScanColumns, fill = true): RunData {
+  loadRunProjected(partition: Uint8Array, bucket: number, meta: DataFileMeta, columns: ScanColumns, fill = true, schema: TableSchema = this.currentSchema): RunData {
     const path = this.dataFilePath(partition, bucket, meta.fileName);
+    if (this.runSchemaOf(schema) !== this.currentSchema) return this.loadRunAt(path, meta, fill, schema);
     const whole = this.cache.peek(path);
     if (whole !== undefined) return whole;
     if (meta.schemaId !== this.schema.id || formatOfPath(path) !== 'parquet') return this.loadRunAt(path, meta, fill);
     return this.cache.get(`${path}${PROJECTED_KEY}${columns.key}`, () => readDataFile(this.fileIO, this.schema, path, meta, columns.keep), fill);
+  }
+
+  /**
+   * The schema runs read in the columns of `s` are decoded for: the current schema when `s` has its
+   * columns (same field ids and types in the same order — only names, options or comments differ),
+   * so such reads share the current runs; else `s`.
+   */
+  private runSchemaOf(s: TableSchema): TableSchema {
+    const current = this.currentSchema;
+    if (s === current) return s;
+    let r = this.runSchemas.get(s);
+    if (r === undefined) {
+      const same = s.fields.length === current.fields.length && s.fields.every((f, i) => f.id === current.fields[i]!.id && typeToString(f.type) === typeToString(current.fields[i]!.type));
+      r = same ? current : s;
+      this.runSchemas.set(s, r);
+    }
+    return r;
   }
 
   /** Sorted runs (newest first) of a bucket's files. */
@@ -392,6 +462,8 @@ export class Table {
     return alterTable(this, changes, (s) => {
       this.currentSchema = this.effective(s);
       this.schemas.set(s.id, s);
+      this.readSchemas.clear(); // they take the current options
+      this.runSchemas = new WeakMap();
       this.cache.clear(); // cached runs have the old schema's shape
     });
   }

@@ -649,11 +649,15 @@ export class SiteService implements SiteBackend {
     return this.site.catalog.tableExists(id) ? this.site.catalog.getTable(id) : undefined;
   }
 
-  /** Rows of the latest snapshot as objects in JSON form. */
+  /** Rows of the latest snapshot (or of `at`, in its snapshot's columns) as objects in JSON form. */
   private rows(name: string, at: ReadPoint = {}): Record<string, unknown>[] {
-    const t = this.table(name);
-    const fields = t.schema.fields;
-    return t.scanRows(at).map((r) => Object.fromEntries(fields.map((f, i) => [f.name, valueToJson(f.type, r[i])])));
+    const r = this.table(name).reader(at);
+    try {
+      const fields = r.schema.fields;
+      return [...r.scan()].map((row) => Object.fromEntries(fields.map((f, i) => [f.name, valueToJson(f.type, row[i])])));
+    } finally {
+      r.close();
+    }
   }
 
   /**
@@ -809,26 +813,26 @@ export class SiteService implements SiteBackend {
    */
   private history(name: string, at: ReadPointRequest, limit: number, contains?: string): HistoryResult {
     const t = this.table(name);
-    const snapshot = t.resolve(this.readPoint(t, at));
-    const fields = t.schema.fields;
+    // In the columns the table had at that snapshot (time travel reads in the snapshot's schema);
+    // the latest (no point) in today's.
+    const r = t.reader(this.readPoint(t, at));
+    const snapshot = r.snapshot;
+    const fields = r.schema.fields;
     const keep = cellFilter(contains);
     const rows: unknown[][] = [];
     let more = false;
-    if (snapshot) {
-      const r = t.reader({ snapshotId: snapshot.id });
-      try {
-        for (const row of r.scan()) {
-          const out = fields.map((f, i) => valueToJson(f.type, row[i]));
-          if (!keep(out)) continue;
-          if (rows.length === limit) {
-            more = true;
-            break;
-          }
-          rows.push(out);
+    try {
+      for (const row of r.scan()) {
+        const out = fields.map((f, i) => valueToJson(f.type, row[i]));
+        if (!keep(out)) continue;
+        if (rows.length === limit) {
+          more = true;
+          break;
         }
-      } finally {
-        r.close();
+        rows.push(out);
       }
+    } finally {
+      r.close();
     }
     return {
       table: name, snapshotId: snapshot?.id ?? null, snapshotMs: snapshot?.timeMillis ?? null,
@@ -841,6 +845,8 @@ export class SiteService implements SiteBackend {
     const t = this.table(name);
     const a = t.resolve(this.readPoint(t, from));
     const b = t.resolve(this.readPoint(t, to));
+    // Both states in today's columns (Table.changes compares two snapshots in the latest schema,
+    // mapping older files by field id), not in either snapshot's own: one set of columns for both.
     const fields = t.schema.fields;
     const keep = cellFilter(contains);
     function* kept(): Generator<DiffResult['changes'][number]> {

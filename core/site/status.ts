@@ -142,7 +142,9 @@ export class RowCounter {
     if (!s) return { snapshotId: null, rows: 0 };
     const hit = this.cache.get(table.name);
     if (hit && hit.snapshotId === s.id) return hit;
-    const r = table.reader({ snapshotId: s.id });
+    // The latest snapshot in today's columns (a count does not depend on them, and the runs read
+    // are then those the table's other readers cache).
+    const r = table.reader({ snapshotId: s.id, schemaId: table.schema.id });
     let rows = 0;
     try {
       for (const _ of r.scan()) rows++;

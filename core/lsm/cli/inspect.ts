@@ -61,7 +61,9 @@ export function inspectTable(name: string, table: Table, at: ReadPoint): Inspect
       totalBytes: 0,
     };
     if (!snapshot) return report;
-    const keyFields = table.schema.keyIndexes.map((i) => table.schema.fields[i]!);
+    // Key columns as the snapshot names them (a key column may have been renamed since).
+    const schema = reader.schema;
+    const keyFields = schema.keyIndexes.map((i) => schema.fields[i]!);
     const keyJson = (values: unknown[]) => Object.fromEntries(keyFields.map((f, i) => [f.name, valueToJson(f.type, values[i])]));
     for (const b of table.buckets(snapshot)) {
       const runs = table.runsOf(b.files);

@@ -251,12 +251,14 @@ function readPointOf(ctx: Context) {
 async function scan(ctx: Context): Promise<number> {
   const { table } = openTable(ctx);
   const at = readPointOf(ctx);
-  const where = ctx.args.strings('where').map((w) => parseWhere(table, w));
-  const columnsText = ctx.args.string('columns');
-  const projection = columnsText === undefined ? undefined : parseColumns(table, columnsText);
-  const fields = projection ? projection.map((c) => table.schema.fields[table.schema.fieldIndex.get(c)!]!) : table.schema.fields;
+  // At a snapshot, tag or time the columns are that snapshot's (the reader's schema).
   const reader = table.reader(at);
   try {
+    const schema = reader.schema;
+    const where = ctx.args.strings('where').map((w) => parseWhere(reader, w));
+    const columnsText = ctx.args.string('columns');
+    const projection = columnsText === undefined ? undefined : parseColumns(reader, columnsText);
+    const fields = projection ? projection.map((c) => schema.fields[schema.fieldIndex.get(c)!]!) : schema.fields;
     for (const row of reader.scan({ where, ...(projection ? { projection } : {}) })) {
       await ctx.out.line(JSON.stringify(rowToJson(fields, row)));
     }
@@ -269,11 +271,10 @@ async function scan(ctx: Context): Promise<number> {
 async function get(ctx: Context): Promise<number> {
   const { table } = openTable(ctx);
   const at = readPointOf(ctx);
-  const key = parseKey(table, ctx.args.required('key'));
   const reader = table.reader(at);
   let row: unknown[] | undefined;
   try {
-    row = reader.get(key);
+    row = reader.get(parseKey(reader, ctx.args.required('key')));
   } finally {
     reader.close();
   }
@@ -281,7 +282,7 @@ async function get(ctx: Context): Promise<number> {
     const where = reader.snapshot ? `snapshot ${reader.snapshot.id}` : 'the table (it has no snapshot yet)';
     throw new CliError(EXIT.notFound, `not found: key ${ctx.args.required('key')} in ${where}`);
   }
-  await ctx.out.line(JSON.stringify(rowToJson(table.schema.fields, row)));
+  await ctx.out.line(JSON.stringify(rowToJson(reader.schema.fields, row)));
   return EXIT.ok;
 }
 

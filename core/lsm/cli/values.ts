@@ -59,7 +59,7 @@ export function readPoint(o: { snapshot?: string | undefined; tag?: string | und
   return {};
 }
 
-function fieldOf(table: Table, column: string, what: string): DataField {
+function fieldOf(table: Pick<Table, 'schema'>, column: string, what: string): DataField {
   const i = table.schema.fieldIndex.get(column);
   if (i === undefined) {
     throw usageError(`${what} names unknown column '${column}' (columns: ${table.schema.fields.map((f) => f.name).join(', ')})`);
@@ -114,8 +114,8 @@ export function valueFromText(field: DataField, text: string): unknown {
 
 const OPS: Record<string, Predicate['op']> = { '=': '=', '<': '<', '<=': '<=', '>': '>', '>=': '>=', '^=': 'prefix' };
 
-/** `item=A1`, `qty>=5`, `item^=A` (prefix) → a Predicate. */
-export function parseWhere(table: Table, text: string): Predicate {
+/** `item=A1`, `qty>=5`, `item^=A` (prefix) → a Predicate, in the columns of `table.schema` (a reader's at a read point). */
+export function parseWhere(table: Pick<Table, 'schema'>, text: string): Predicate {
   const m = /^([^<>=^!]+?)\s*(>=|<=|\^=|!=|=|<|>)(.*)$/s.exec(text);
   if (!m) throw usageError(`option '--where': expected <column><op><value> with op one of = < <= > >= ^= (prefix), got '${text}'`);
   const column = m[1]!.trim();
@@ -135,7 +135,7 @@ export function parseWhere(table: Table, text: string): Predicate {
 }
 
 /** `a,b` → column names, checked against the schema. */
-export function parseColumns(table: Table, text: string): string[] {
+export function parseColumns(table: Pick<Table, 'schema'>, text: string): string[] {
   const cols = text.split(',').map((c) => c.trim());
   if (cols.some((c) => c.length === 0)) throw usageError(`option '--columns': expected a comma list of column names, got '${text}'`);
   for (const c of cols) fieldOf(table, c, '--columns');
@@ -143,7 +143,7 @@ export function parseColumns(table: Table, text: string): string[] {
 }
 
 /** `--key '{"item":"A1"}'` → the primary key by column name, in memory form. */
-export function parseKey(table: Table, text: string): Record<string, unknown> {
+export function parseKey(table: Pick<Table, 'schema'>, text: string): Record<string, unknown> {
   let j: unknown;
   try {
     j = JSON.parse(text);

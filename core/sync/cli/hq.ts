@@ -85,11 +85,13 @@ function format(args: ParsedArgs, allowed: readonly string[], dflt: string | und
   return f;
 }
 
-async function emitRows(out: LineWriter, table: Table, fmt: 'jsonl' | 'csv', rows: Iterable<unknown[]>): Promise<number> {
-  if (fmt === 'csv') await out.line(csvHeader(table.schema.fields));
+/** Rows in the columns of `reader.schema` (at a snapshot, tag or time: the snapshot's own). */
+async function emitRows(out: LineWriter, reader: Pick<Table, 'schema'>, fmt: 'jsonl' | 'csv', rows: Iterable<unknown[]>): Promise<number> {
+  const fields = reader.schema.fields;
+  if (fmt === 'csv') await out.line(csvHeader(fields));
   let n = 0;
   for (const r of rows) {
-    await out.line(formatRow(fmt, table.schema.fields, r));
+    await out.line(formatRow(fmt, fields, r));
     n++;
   }
   return n;
@@ -165,7 +167,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
           const r = withHqHint(() => t.reader(point), point);
           try {
-            await emitRows(out, t, format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv', r.scan({}));
+            await emitRows(out, r, format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv', r.scan({}));
           } finally {
             r.close();
           }
@@ -174,6 +176,8 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         case 'diff': {
           const t = await store.openTable(site(args), args.required('table'));
           const fmt = format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv';
+          // Both states in today's columns (Table.changes reads the two snapshots in the latest
+          // schema, older files mapped by field id): one set of columns for both sides.
           if (fmt === 'csv') await out.line(csvHeader(t.schema.fields, ['_kind']));
           for (const c of t.changes({ from: args.required('from'), to: args.required('to'), mode: 'diff' })) {
             await out.line(formatRow(fmt, t.schema.fields, c.row, { _kind: c.kind }));
@@ -219,9 +223,17 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const fmt = format(args, ['parquet', 'csv'], undefined);
           const dest = resolve(args.required('out'));
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
-          const rows = t.scanRows(point);
-          if (fmt === 'parquet') writeFileSync(dest, parquetBytes(t.schema.fields, rows));
-          else writeFileSync(dest, [csvHeader(t.schema.fields), ...rows.map((r) => formatRow('csv', t.schema.fields, r))].join('\n') + '\n');
+          // In the columns of the snapshot read (time travel reads in the snapshot's schema).
+          const r = withHqHint(() => t.reader(point), point);
+          let rows: unknown[][];
+          try {
+            rows = [...r.scan()];
+          } finally {
+            r.close();
+          }
+          const fields = r.schema.fields;
+          if (fmt === 'parquet') writeFileSync(dest, parquetBytes(fields, rows));
+          else writeFileSync(dest, [csvHeader(fields), ...rows.map((row) => formatRow('csv', fields, row))].join('\n') + '\n');
           await out.line(`exported ${rows.length} rows of ${t.name} to ${dest}`);
           break;
         }

@@ -3,7 +3,12 @@
 // snapshot j — with and without row-deduplicate, for deduplicate and partial-update tables, with
 // flushes, compactions, expirations, writer reopens and rollbacks (both kinds) mixed in. The fold
 // is strict: +I needs an absent key, -U/-D need the exact current row, +U needs the -U before it.
-// `diff` mode is checked the same way. The seed is printed on failure; rerun with MODEL_SEED=<seed>.
+// `diff` mode is checked the same way. After every commit and compaction the latest state is also
+// read as Java reads a lookup table (testing/java-read.ts: level 0 and only the newest record
+// above it), which holds only while every record a compaction writes above level 0 is its key's
+// complete value (compaction/lookup-levels.ts); the first step writes a large bottom run, so that
+// later picks write the small runs into a middle level above it. The seed is printed on failure;
+// rerun with MODEL_SEED=<seed>.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from './catalog.ts';
@@ -11,6 +16,7 @@ import { RowKind } from './key-value.ts';
 import type { SchemaSpec } from './schema.ts';
 import type { Table } from './table.ts';
 import type { TableWriter } from './table-writer.ts';
+import { javaRead } from './testing/java-read.ts';
 import { modelDir, modelSettings, removeModelDirs, rng, withSeed } from './testing/model.ts';
 import { anyRow, applyChanges, deleteKey, FIELDS, groupDelete, GROUPS, groupRow, smallOptions, stateOf, type Scenario, type State } from './testing/changelog-model.ts';
 
@@ -50,7 +56,12 @@ function runScenario(sc: Scenario, seed: number, steps: number): void {
     const latest = table.snapshots.latestId() ?? 0;
     for (let id = latest; id > 0 && !states.has(id); id--) states.set(id, stateOf(table.scanRows({ snapshotId: id })));
   };
+  /** The latest state as Java reads it (level 0 and the newest record above it) is this store's. */
+  const checkJava = (ctx: string) => {
+    expect([...stateOf(javaRead(table).rows).entries()].sort(), `${ctx}: Java's lookup read`).toEqual([...stateOf(table.scanRows()).entries()].sort());
+  };
   const check = (ctx: string) => {
+    checkJava(ctx);
     const earliest = table.snapshots.earliestId() ?? 1;
     const latest = table.snapshots.latestId() ?? 0;
     const ids = [0, ...[...states.keys()].filter((id) => id >= earliest && id <= latest).sort((a, b) => a - b)];
@@ -76,15 +87,23 @@ function runScenario(sc: Scenario, seed: number, steps: number): void {
   for (let step = 0; step < steps; step++) {
     const op = r();
     const ctx = `seed ${seed}, step ${step}`;
-    if (op < 0.7) {
+    if (step === 0) {
+      // A large bottom run under the small ones: later picks merge those into a level between 0
+      // and the top, above older records of their keys (compaction/lookup-levels.ts).
+      for (let i = 0; i < 200; i++) writer.writeRecord(sc.row(r, { item: `bulk${i}`, loc: 0, p: 0 }, step));
+      writer.compact(true);
+      now += 700;
+    } else if (op < 0.7) {
       const key = { item: `k${Math.floor(r() * 12)}`, loc: Math.floor(r() * 2), p: Math.floor(r() * 2) };
       const del = r() < 0.15;
       writer.writeRecord(del ? sc.deleteRow(r, key) : sc.row(r, key, step), del ? RowKind.DELETE : RowKind.INSERT);
     } else if (op < 0.85) {
       writer.commit();
       now += 700;
+      checkJava(ctx);
     } else if (op < 0.89) {
       writer.compact(r() < 0.5);
+      checkJava(ctx);
     } else if (op < 0.92) {
       now += 5_000;
       writer.expire();

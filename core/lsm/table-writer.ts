@@ -20,6 +20,7 @@ import { RunsMerge } from './compaction/compact-merge.ts';
 import { RunBuilder } from './compaction/run-builder.ts';
 import { planCompaction, type CompactStep } from './compaction/compact-plan.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
+import { lookupPolicy, olderRecords } from './compaction/lookup-levels.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
@@ -894,7 +895,7 @@ export class TableWriter {
               // The step's files by the run they came from, each still in key order.
               const inStep = new Set(step.files);
               const byRun = unit.runs.map((r) => r.files.filter((f) => inStep.has(f))).filter((fs) => fs.length > 0);
-              job = this.mergeJob(s, unit, byRun, changelog);
+              job = this.mergeJob(s, unit, byRun, changelog, runs.filter((r) => !unit.runs.includes(r)));
             }
             if (!job.advance(deadline)) return false;
             written.push(...job.out);
@@ -934,9 +935,10 @@ export class TableWriter {
    * output level, in steps: `advance(deadline)` merges until done (true) or until
    * `performance.now()` passes `deadline` (false), checked every MERGE_STEP_KEYS keys; an input
    * file's decode and an output file's write are not cut. `out` holds the files written so far;
-   * the caller removes them when it gives the merge up.
+   * the caller removes them when it gives the merge up. `older` are the bucket's runs the unit
+   * leaves out, where a lookup table's keys are looked up (compaction/lookup-levels.ts).
    */
-  private mergeJob(s: BucketState, unit: CompactUnit, runs: readonly (readonly DataFileMeta[])[], changelog: ManifestEntry[]): MergeJob {
+  private mergeJob(s: BucketState, unit: CompactUnit, runs: readonly (readonly DataFileMeta[])[], changelog: ManifestEntry[], older: readonly LevelSortedRun[]): MergeJob {
     const table = this.table;
     const schema = table.schema;
     const allFiles = [...s.files];
@@ -981,13 +983,17 @@ export class TableWriter {
       if (pu.resetThenAdded!()) throw new NeedsFullCompaction();
     } : undefined;
     const keyCmps = schema.keyTypes.map(comparatorFor); // as table.compareKeys (keyComparator) chains them
+    // Above level 0 of a lookup table only complete values (Java reads the newest one alone).
+    const lookup = olderRecords(lookupPolicy(schema, merge, dv !== undefined), older, (f) => table.keyRange(f), (f) => table.loadRun(s.partition, s.bucket, f), keyCmps, () => {
+      throw new NeedsFullCompaction();
+    });
     // The record passed in shares arrays with the merge's cursors: copied here, not kept.
     const merging = new RunsMerge(inputs, keyCmps, nv, merge, mergeOrder(schema), check, (kv, records) => {
       diff?.add({ key: kv.key.slice(), seq: kv.seq, kind: kv.kind, value: kv.value.slice() }, records === 1);
       if (dropDelete && !isAdd(kv.kind)) return;
       builder.add(kv);
       if (builder.rowCount >= rowsPerFile) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));
-    });
+    }, lookup);
     let finished = false;
     return {
       out,

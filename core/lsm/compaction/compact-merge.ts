@@ -14,6 +14,10 @@
 //
 // Invariant the reuse depends on: a merge function holds input records only between reset() and
 // result() (every engine in merge/ does), and the sink runs before any cursor advances again.
+//
+// With `older` (a lookup table's compaction, lookup-levels.ts) the key's records in the runs the
+// compaction leaves out join the group before the fold, and a fold that is the first of them (the
+// newest older record) is not passed on: it stands where it is.
 
 import { BoolColumn, decodedParts, Int32BigIntColumn, PackedColumn, PartCursor, type BigInt64Column, type Float64Column, type Int32Column, type RunData, type RunParts } from '../data-file.ts';
 import type { KeyValue, RowKind } from '../key-value.ts';
@@ -102,7 +106,9 @@ class Cursor extends PartCursor {
  * before returning. In steps: `step(n)` merges at most n keys and says whether the
  * merge is done (`step(Infinity)`: all of it), so a caller can spread one compaction over many
  * turns of its event loop (TableWriter's deferred compaction); the records, their order and the
- * calls are the same whatever the steps.
+ * calls are the same whatever the steps. `older(key)`, when given, returns the key's records in
+ * runs older than these (newest first; keys asked in ascending order): they are folded with the
+ * group, and a result that is `older(key)[0]` itself is not passed to `sink`.
  */
 export class RunsMerge {
   /** The runs' cursors in run order (the first among equal keys wins), those with rows left. */
@@ -122,6 +128,7 @@ export class RunsMerge {
     private readonly order: (a: KeyValue, b: KeyValue) => number,
     private readonly onKeyMerged: (() => void) | undefined,
     private readonly sink: (kv: KeyValue, records: number) => void,
+    private readonly older?: (key: readonly unknown[]) => readonly KeyValue[],
   ) {
     this.nk = keyCmps.length;
   }
@@ -135,7 +142,7 @@ export class RunsMerge {
    * first part is decoded: all at once when `maxKeys` is Infinity, else one run per call.
    */
   step(maxKeys: number): boolean {
-    const { cursors, nk, keyCmps, group, at, merge, order, onKeyMerged, sink } = this;
+    const { cursors, nk, keyCmps, group, at, merge, order, onKeyMerged, sink, older } = this;
     while (this.opened < this.runs.length) {
       const r = this.runs[this.opened++]!;
       const c = new Cursor(Array.isArray(r) ? decodedParts(r) : (r as RunParts), nk, this.valueArity);
@@ -172,6 +179,12 @@ export class RunsMerge {
         c.advance();
       }
       for (let g = count - 1; g >= 0; g--) if (cursors[at[g]!]!.done) cursors.splice(at[g]!, 1);
+      let stands: KeyValue | undefined;
+      if (older !== undefined) {
+        const found = older(group[0]!.key);
+        if (found.length > 0) stands = found[0];
+        for (let i = 0; i < found.length; i++) group.push(found[i]!);
+      }
       merge.reset();
       if (group.length === 1) merge.add(group[0]!);
       else {
@@ -180,7 +193,7 @@ export class RunsMerge {
       }
       const result = merge.result();
       onKeyMerged?.();
-      if (result !== undefined) sink(result, group.length);
+      if (result !== undefined && result !== stands) sink(result, group.length);
     }
     return cursors.length === 0;
   }

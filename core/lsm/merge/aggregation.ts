@@ -38,6 +38,8 @@ export function aggregationColumns(schema: TableSchema): Array<FieldAggregator |
   });
 }
 
+// No `absorbsOlder`: a complete fold folded again on top of older records counts them twice (sum),
+// so a lookup table's compaction widens instead of folding them in (compaction/lookup-levels.ts).
 export class AggregateMergeFunction implements MergeFunction {
   private readonly arity: number;
   private readonly names: string[];

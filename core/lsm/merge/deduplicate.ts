@@ -7,6 +7,8 @@ import type { TableOptions } from '../options.ts';
 import type { MergeFunction } from './merge-function.ts';
 
 export class DeduplicateMergeFunction implements MergeFunction {
+  /** MergeFunction.absorbsOlder: the newest record in merge order wins, whatever lies below it. */
+  readonly absorbsOlder = true;
   private latest: KeyValue | undefined;
   private readonly ignoreDelete: boolean;
   private readonly ignoreUpdateBefore: boolean;

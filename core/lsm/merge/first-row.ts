@@ -8,8 +8,10 @@
 // merges every level on read, so a freshly committed first row is visible at once; the result
 // is the same row Paimon shows after compaction, only sooner.
 //
-// A fold is always safe to write above older records: the oldest input of a fold never beats an
-// older record below it.
+// A fold is always right for this store's reader above older records (the oldest input of a fold
+// never beats an older record below it), but Java reads the files above level 0 of a first-row
+// table without merging them, so a key must sit in one of them only: compaction drops a key whose
+// first row lies in an older run (compaction/lookup-levels.ts, `absorbsOlder`).
 
 import { invalidArgument } from '../errors.ts';
 import { rowAt, type RunData } from '../data-file.ts';
@@ -21,6 +23,8 @@ const REFUSAL =
   "first-row tables take no -D/-U records (the first row of a key is kept forever); set 'ignore-delete' (or 'first-row.ignore-delete') to drop them";
 
 export class FirstRowMergeFunction implements MergeFunction {
+  /** MergeFunction.absorbsOlder: the oldest record wins, whatever lies above it. */
+  readonly absorbsOlder = true;
   private first: KeyValue | undefined;
   private readonly ignoreDelete: boolean;
   private readonly ignoreUpdateBefore: boolean;

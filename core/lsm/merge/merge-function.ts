@@ -26,6 +26,15 @@ export interface MergeFunction {
    * carry). The write buffer flushes instead of folding; compaction widens to the bottom level.
    */
   resetThenAdded?(): boolean;
+  /**
+   * True when the complete fold of a key (every record of it) stays the key's value when folded
+   * again on top of the key's older records: fold(older…, fold(older…, newer…)) equals
+   * fold(older…, newer…) — folds for which `resetThenAdded()` is true excepted (compaction widens
+   * those anyway). Then a compaction can write a key's complete value above older records it
+   * leaves in place, as Java's lookup tables need (compaction/lookup-levels.ts): a reader that
+   * folds every level reads the same. Not so where the older records would count twice (sum).
+   */
+  readonly absorbsOlder?: boolean;
   /** Why a -D/-U record is refused at write time (before it reaches a file), or undefined. */
   retractionRefusal?(kind: RowKind): string | undefined;
   /**

@@ -102,6 +102,12 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   private readonly anyAggregator: boolean;
   /** Some aggregator keeps per-key state (first_value), which foldInto's in-place fold cannot restore. */
   private readonly statefulAggregator: boolean;
+  /**
+   * MergeFunction.absorbsOlder: without aggregate functions a complete fold holds every column's
+   * and group's last word (non-null fields, the highest group sequences), so folding it again on
+   * top of older records changes nothing. A function (sum) would take the older records twice.
+   */
+  readonly absorbsOlder: boolean;
 
   private row: unknown[] | null = null;
   private deleted = false;
@@ -154,6 +160,7 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     this.aggs = partialUpdateAggregators(schema);
     this.anyAggregator = this.aggs.some((a) => a !== undefined);
     this.statefulAggregator = this.aggs.some((a) => a?.reset !== undefined);
+    this.absorbsOlder = !this.anyAggregator;
     this.unmatchedSeq = new Array(this.groups.length).fill(undefined);
     this.groups = this.groups.map((g) => ({ ...g, aggregated: g.columns.some((c) => this.aggs[c] !== undefined) }));
     this.keyLike = [...keyLike];

@@ -1,7 +1,7 @@
 // The floor UI's idle sign-out (idle.ts): the wait starts at once, each touch, click, key or
 // pointer movement starts it again, it fires once, and stopping removes every listener; the input
 // age every call carries (trackInput).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fakeTimers } from './fake-timers.ts';
 import { ACTIVITY_EVENTS, trackInput, watchIdle } from './idle.ts';
 
@@ -89,4 +89,27 @@ describe('trackInput', () => {
     now += 60_000;
     expect(age()).toBe(60_250);
   });
+
+  it('measures on the monotonic clock: the PC clock set back or ahead changes no age', () => {
+    const target = new EventTarget();
+    let mono = 1_000;
+    let wall = Date.UTC(2026, 11, 4, 9, 0);
+    const perf = vi.spyOn(performance, 'now').mockImplementation(() => mono);
+    const date = vi.spyOn(Date, 'now').mockImplementation(() => wall);
+    try {
+      const age = trackInput(target);
+      target.dispatchEvent(new Event('keydown'));
+      mono += 5_000;
+      wall -= 3_600_000; // five seconds later the PC's clock is set back an hour
+      expect(age()).toBe(5_000);
+      target.dispatchEvent(new Event('pointerdown'));
+      mono += 2_000;
+      wall += 2 * 3_600_000; // and then an hour ahead of where it was: not "input an hour ago"
+      expect(age()).toBe(2_000);
+    } finally {
+      perf.mockRestore();
+      date.mockRestore();
+    }
+  });
 });
+

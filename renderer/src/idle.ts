@@ -47,8 +47,10 @@ export function watchIdle(
 /**
  * Follows `ACTIVITY_EVENTS` on `target` (the window) for the page's life; returns how many ms ago
  * the last one was, or null before the first (a page just opened or reloaded has seen nobody).
+ * `now` is a monotonic clock (performance.now): the PC's clock set back or ahead (by hand, by NTP)
+ * must not make old input look new, nor new input old.
  */
-export function trackInput(target: Pick<EventTarget, 'addEventListener'>, now: () => number = () => Date.now()): () => number | null {
+export function trackInput(target: Pick<EventTarget, 'addEventListener'>, now: () => number = () => performance.now()): () => number | null {
   let last: number | null = null;
   const seen = () => {
     last = now();

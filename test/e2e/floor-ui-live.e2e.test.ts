@@ -123,8 +123,11 @@ suite('the floor UI keeps up with the site (chromium)', () => {
       if (new URL(r.url()).pathname === '/api/signIn') sent.push(JSON.parse(r.postData() ?? '{}'));
     };
     page.on('request', onRequest);
-    await page.fill('input[name="badge"]', '0000000042'); // a badge reader types the card's number
-    await page.press('input[name="badge"]', 'Enter');
+    // The badge field has focus when the screen appears: a badge reader (a keyboard wedge) types
+    // the card's number and Enter into whatever has focus, with nobody tapping the field first.
+    expect(await page.evaluate("document.activeElement?.getAttribute('name') ?? null")).toBe('badge');
+    await page.keyboard.type('0000000042');
+    await page.keyboard.press('Enter');
     await page.waitForSelector('.signin [role="alert"]');
     // Not known: Lena signs in with her name and PIN instead.
     await page.fill('input[name="user"]', 'Lena');
@@ -176,6 +179,8 @@ suite('the floor UI keeps up with the site (chromium)', () => {
       await idle.clock.runFor(5_000);
       await idle.waitForSelector('form input[name="user"]', { timeout: 5_000 });
       expect(await idle.locator('.signin [role="status"]').textContent()).toMatch(/Signed out after 10 mins? without use/);
+      // Ready for the next person's badge scan.
+      expect(await idle.evaluate("document.activeElement?.getAttribute('name') ?? null")).toBe('badge');
     } finally {
       await idle.close();
     }

@@ -18,11 +18,11 @@ const LETTERS: DeadLetterView[] = [
   { id: '13', reason: 'no_contract', detail: "contract 'inventory.stock' v2 is not registered", topic: 'tilstand/demo/events/inventory/stock', payload: '{}', receivedMs: AT, status: 'replayed', dismissed: null },
 ];
 
-function render(role: Role, lang: 'en' | 'nb' | 'de' = 'en', openAtSite: number | null = null, o: { letters?: DeadLetterView[]; keepClosedMs?: number } = {}): string {
+function render(role: Role, lang: 'en' | 'nb' | 'de' = 'en', openAtSite: number | null = null, o: { letters?: DeadLetterView[]; keepClosedMs?: number; busy?: boolean } = {}): string {
   const letters = o.letters ?? LETTERS;
   const store = createAppStore({ deadLetters: async () => letters } as unknown as SiteApi);
   const status = { ...(openAtSite !== null ? { deadLetters: openAtSite } : {}), ...(o.keepClosedMs !== undefined ? { deadLetterClosedRetentionMs: o.keepClosedMs } : {}) };
-  store.setState({ deadLetters: letters, lang, user: { name: 'Someone', roles: [role] }, ...(Object.keys(status).length > 0 ? { status: status as never } : {}) });
+  store.setState({ deadLetters: letters, lang, user: { name: 'Someone', roles: [role] }, ...(Object.keys(status).length > 0 ? { status: status as never } : {}), ...(o.busy ? { deadLettersBusy: true } : {}) });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(DeadLetters)));
 }
@@ -82,5 +82,14 @@ describe('Dead letters screen', () => {
     expect(rowOf(html, '12')).not.toContain('attention');
     expect(rowOf(render('admin', 'nb'), '12')).toContain('Avskrevet av Lena');
     expect(rowOf(render('admin', 'de'), '11')).toContain('>Verwerfen</button>');
+  });
+
+  it('disables Replay while a replay or dismissal is on its way (a double tap would say "replayed 0"), and enables it after', () => {
+    const busy = render('shift_lead', 'en', null, { busy: true });
+    expect(busy).toMatch(/<button class="primary" disabled="">Replay all open<\/button>/);
+    expect(rowOf(busy, '11')).toMatch(/<button class="replay-alike" title="[^"]*" disabled="">/);
+    const idle = render('shift_lead');
+    expect(idle).toMatch(/<button class="primary">Replay all open<\/button>/);
+    expect(rowOf(idle, '11')).not.toContain('disabled');
   });
 });

@@ -12,6 +12,9 @@ export function DeadLetters() {
   const load = useApp((s) => s.loadDeadLetters);
   const replay = useApp((s) => s.replayDeadLetters);
   const dismiss = useApp((s) => s.dismissDeadLetters);
+  // A replay or dismissal on its way: its buttons wait for it (a second tap would replace
+  // "replayed n" with "replayed 0", or dismiss what is already closed).
+  const busy = useApp((s) => s.deadLettersBusy);
   // A shift lead or an admin closes a letter no replay can mend (a test message, a value the
   // module got wrong) with a note, in its row, so the dead-letters alarm can clear.
   const mayDismiss = useApp(selectIsDecider);
@@ -42,7 +45,7 @@ export function DeadLetters() {
   return (
     <section>
       {mayReplay && (
-        <button className="primary" onClick={() => void replay()} disabled={!rows.some((r) => r.status === 'open')}>
+        <button className="primary" onClick={() => void replay()} disabled={busy || !rows.some((r) => r.status === 'open')}>
           {t('dead.replay')}
         </button>
       )}
@@ -77,7 +80,7 @@ export function DeadLetters() {
                           <input name="dismissAlike" type="checkbox" checked={alike} onChange={(e) => setAlike(e.target.checked)} /> {t('dead.alike', { n: othersLike(r.id).length })}
                         </label>
                       )}
-                      <button className="primary" type="submit" disabled={note.trim() === ''}>
+                      <button className="primary" type="submit" disabled={busy || note.trim() === ''}>
                         {t('dead.dismiss')}
                       </button>
                       <button type="button" onClick={close}>
@@ -91,7 +94,7 @@ export function DeadLetters() {
                   )
                 ) : null}
                 {r.status === 'open' && mayReplay && dismissing !== r.id && (
-                  <button className="replay-alike" title={t('dead.replayAlikeTitle')} onClick={() => void replay([r.id], true)}>
+                  <button className="replay-alike" title={t('dead.replayAlikeTitle')} disabled={busy} onClick={() => void replay([r.id], true)}>
                     {t('dead.replayAlike')}
                   </button>
                 )}

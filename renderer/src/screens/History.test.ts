@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiffResult, HistoryResult, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore, type AppState } from '../store/store.ts';
-import { History } from './History.tsx';
+import { History, readPoint } from './History.tsx';
 
 type Lang = 'en' | 'nb' | 'de';
 const T1 = Date.UTC(2026, 11, 3, 6, 0, 5);
@@ -72,4 +72,18 @@ describe('History screen', () => {
     expect(none).not.toContain('<table');
     expect(render({ diff: diff({ more: true }) }, 'de')).toContain('stock von Snapshot #41 (03.12.26, 07:00:05) bis zum aktuellen, #57 (03.12.26, 08:30:00). Änderungen: die ersten 2. Es gibt weitere');
   });
+
+  it('reads a point from the field of its own kind, and none while that field is empty or not a point', () => {
+    // A tag picked, then "time" chosen: the tag's name is not read as a time (it was: NaN, refused).
+    const picked = { tag: 'agent-1', snapshot: '', time: '' };
+    expect(readPoint('tag', picked)).toEqual({ tag: 'agent-1' });
+    expect(readPoint('time', picked)).toBeNull();
+    expect(readPoint('snapshot', picked)).toBeNull();
+    expect(readPoint('latest', picked)).toEqual({ latest: true });
+    expect(readPoint('time', { ...picked, time: '2026-12-03T08:30' })).toEqual({ timestampMs: T2 }); // this PC's (Oslo) wall clock
+    expect(readPoint('snapshot', { ...picked, snapshot: '41' })).toEqual({ snapshotId: 41 });
+    expect(readPoint('snapshot', { ...picked, snapshot: '4l' })).toBeNull();
+    expect(readPoint('tag', { ...picked, tag: '' })).toBeNull();
+  });
 });
+

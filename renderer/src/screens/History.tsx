@@ -3,9 +3,27 @@ import type { ReadPointRequest } from '../../../core/site/api.ts';
 import { Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatTime } from '../i18n/messages.ts';
+import { useSearchLoad } from '../search-load.ts';
 import { TAGS_SHOWN } from '../store/store.ts';
 
 type Kind = 'latest' | 'tag' | 'snapshot' | 'time';
+
+/** What is typed or picked for each kind of point: each keeps its own (a tag's name is no time). */
+export interface PointFields {
+  tag: string;
+  snapshot: string;
+  /** A datetime-local field's value: this PC's wall clock, `2026-12-03T07:30`. */
+  time: string;
+}
+
+/** The point to read, or null while the chosen kind's field holds none (nothing to send: the site would refuse it). */
+export function readPoint(kind: Kind, f: PointFields): ReadPointRequest | null {
+  if (kind === 'latest') return { latest: true };
+  if (kind === 'tag') return f.tag ? { tag: f.tag } : null;
+  if (kind === 'snapshot') return /^\s*\d+\s*$/.test(f.snapshot) ? { snapshotId: Number(f.snapshot) } : null;
+  const ms = f.time ? new Date(f.time).getTime() : NaN;
+  return Number.isFinite(ms) ? { timestampMs: ms } : null;
+}
 
 export function History() {
   const t = useT();
@@ -20,7 +38,8 @@ export function History() {
   const loadTags = useApp((s) => s.loadTags);
   const [table, setTable] = useState('stock');
   const [kind, setKind] = useState<Kind>('latest');
-  const [value, setValue] = useState('');
+  const [fields, setFields] = useState<PointFields>({ tag: '', snapshot: '', time: '' });
+  const setField = (k: keyof PointFields, v: string) => setFields((f) => ({ ...f, [k]: v }));
   const [tagSearch, setTagSearch] = useState('');
   const [contains, setContains] = useState('');
   // The filter the shown rows were read with (the field may have changed since).
@@ -34,21 +53,23 @@ export function History() {
     void loadHistory(table, { latest: true }, contains);
     // Not on `contains`: the filter is read when asked for, not at every keystroke.
   }, [table, kind, loadHistory]);
-  useEffect(() => void loadTags(table, tagSearch.trim() || undefined), [table, tagSearch, loadTags]);
+  // At once on opening; a search typed waits a quarter second (search-load.ts): not a request per key.
+  useSearchLoad(() => void loadTags(table, tagSearch.trim() || undefined), [table, tagSearch, loadTags]);
   // Picking "tag" offers the newest tag (agent runs tag what they read: `agent-<run id>`).
   useEffect(() => {
-    if (kind === 'tag' && !tags.some((x) => x.name === value) && tags[0]) setValue(tags[0].name);
-  }, [kind, tags, value]);
-  const point = (): ReadPointRequest =>
-    kind === 'tag' ? { tag: value } : kind === 'snapshot' ? { snapshotId: Number(value) } : kind === 'time' ? { timestampMs: new Date(value).getTime() } : { latest: true };
+    if (kind === 'tag' && !tags.some((x) => x.name === fields.tag) && tags[0]) setField('tag', tags[0].name);
+  }, [kind, tags, fields.tag]);
+  // Null while the chosen point is not filled in: Show and Compare wait for it.
+  const point = readPoint(kind, fields);
   return (
     <section>
       <form
         className="history-form"
         onSubmit={(e) => {
           e.preventDefault();
+          if (!point) return;
           setApplied(contains.trim());
-          void loadHistory(table, point(), contains);
+          void loadHistory(table, point, contains);
         }}
       >
         <label>
@@ -78,7 +99,7 @@ export function History() {
             </label>
             <label>
               {t('history.tag')}
-              <select name="tag" value={value} onChange={(e) => setValue(e.target.value)}>
+              <select name="tag" value={fields.tag} onChange={(e) => setField('tag', e.target.value)}>
                 {tags.map((x) => (
                   <option key={x.name} value={x.name}>
                     {x.name} (#{x.snapshotId})
@@ -88,24 +109,26 @@ export function History() {
             </label>
           </>
         )}
-        {kind !== 'latest' && kind !== 'tag' && (
+        {(kind === 'snapshot' || kind === 'time') && (
           <label>
             {t(kind === 'snapshot' ? 'history.snapshot' : 'history.time')}
-            <input name="value" type={kind === 'time' ? 'datetime-local' : 'text'} value={value} onChange={(e) => setValue(e.target.value)} />
+            <input key={kind} name="value" type={kind === 'time' ? 'datetime-local' : 'text'} value={fields[kind]} onChange={(e) => setField(kind, e.target.value)} />
           </label>
         )}
         <label>
           {t('history.contains')}
           <input name="contains" type="search" value={contains} title={t('history.containsHint')} placeholder={t('history.containsPlaceholder')} onChange={(e) => setContains(e.target.value)} />
         </label>
-        <button type="submit" className="primary">
+        <button type="submit" className="primary" disabled={!point}>
           {t('history.show')}
         </button>
         <button
           type="button"
+          disabled={!point}
           onClick={() => {
+            if (!point) return;
             setApplied(contains.trim());
-            void loadDiff(table, point(), contains);
+            void loadDiff(table, point, contains);
           }}
         >
           {t('history.compare')}

@@ -41,7 +41,9 @@ export function SignIn() {
         </label>
         <label>
           {t('signIn.badge')}
-          <input name="badge" autoComplete="off" value={badge} onChange={(e) => setBadge(e.target.value)} />
+          {/* Focused when the screen appears: a badge reader types the card's number and Enter
+              into whatever has focus, so a scan signs in without a tap on this field first. */}
+          <input name="badge" autoComplete="off" autoFocus value={badge} onChange={(e) => setBadge(e.target.value)} />
         </label>
         {error && (
           <p role="alert" className="error">

@@ -15,9 +15,9 @@ const USERS: UserView[] = [
   { name: 'Kari', roles: ['shift_lead'], disabled: true },
 ] as UserView[];
 
-function render(lang: 'en' | 'nb' | 'de' = 'en'): string {
+function render(lang: 'en' | 'nb' | 'de' = 'en', usersBusy = false): string {
   const store = createAppStore({ users: async () => USERS } as unknown as SiteApi);
-  store.setState({ users: USERS, lang, user: { name: 'Ada', roles: ['admin'] } });
+  store.setState({ users: USERS, lang, user: { name: 'Ada', roles: ['admin'] }, usersBusy });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Users)));
 }
@@ -51,5 +51,12 @@ describe('Users screen', () => {
     expect(render('nb')).toMatch(/<th[^>]*>Rolle<\/th>/);
     expect(render('de')).toMatch(/<th[^>]*>Rolle<\/th>/);
     expect(render()).not.toContain('Roles');
+  });
+
+  it('disables Disable and Enable while a change to the users is on its way, and enables them after', () => {
+    const busy = render('en', true);
+    expect(rowOf(busy, 'Per')).toContain('<button disabled="">Disable</button>');
+    expect(rowOf(busy, 'Kari')).toContain('<button disabled="">Enable</button>');
+    expect(rowOf(render(), 'Per')).toContain('<button>Disable</button>');
   });
 });

@@ -14,6 +14,9 @@ export function Users() {
   const disable = useApp((s) => s.disableUser);
   const enable = useApp((s) => s.enableUser);
   const reset = useApp((s) => s.resetSecret);
+  // A change on its way: the buttons that send another wait for its answer (a double tap on Add
+  // would be refused as a user that exists).
+  const busy = useApp((s) => s.usersBusy);
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('operator');
   const [secret, setSecret] = useState('');
@@ -23,18 +26,21 @@ export function Users() {
   const [newSecret, setNewSecret] = useState('');
   const [resetDone, setResetDone] = useState<string | null>(null);
   useEffect(() => void load(), [load]);
-  const submit = (e: FormEvent) => {
+  // The fields empty and the reset form closes only when the site took the change: refused (a PIN
+  // too simple, a name taken), what was typed stays to be corrected, beside the error.
+  const submit = async (e: FormEvent) => {
     e.preventDefault();
-    void add(name, [role], secret);
-    setName('');
-    setSecret('');
+    if (await add(name, [role], secret)) {
+      setName('');
+      setSecret('');
+    }
   };
   const submitReset = async (e: FormEvent, user: string) => {
     e.preventDefault();
-    const ok = await reset(user, newSecret);
+    if (!(await reset(user, newSecret))) return;
     setNewSecret('');
     setResetting(null);
-    if (ok) setResetDone(user);
+    setResetDone(user);
   };
   const roleName = (r: Role) => t(`role.${r}`);
   return (
@@ -49,9 +55,9 @@ export function Users() {
             <td>
               {/* The site refuses to disable the signed-in admin (core/site/service.ts): no button for it. */}
               {u.name === me ? null : u.disabled ? (
-                <button onClick={() => void enable(u.name)}>{t('users.enable')}</button>
+                <button disabled={busy} onClick={() => void enable(u.name)}>{t('users.enable')}</button>
               ) : (
-                <button onClick={() => void disable(u.name)}>{t('users.disable')}</button>
+                <button disabled={busy} onClick={() => void disable(u.name)}>{t('users.disable')}</button>
               )}
             </td>
             <td>
@@ -61,7 +67,7 @@ export function Users() {
                     {t('users.newSecret')}
                     <input name="resetSecret" type="password" autoComplete="new-password" autoFocus value={newSecret} onChange={(e) => setNewSecret(e.target.value)} />
                   </label>
-                  <button type="submit" className="primary" disabled={!newSecret}>
+                  <button type="submit" className="primary" disabled={busy || !newSecret}>
                     {t('users.setSecret')}
                   </button>
                   <button type="button" onClick={() => (setResetting(null), setNewSecret(''))}>
@@ -82,7 +88,7 @@ export function Users() {
           {t('users.secretSet', { name: resetDone })}
         </p>
       )}
-      <form className="add-user" onSubmit={submit}>
+      <form className="add-user" onSubmit={(e) => void submit(e)}>
         <label>
           {t('users.name')}
           <input name="name" value={name} onChange={(e) => setName(e.target.value)} />
@@ -101,7 +107,7 @@ export function Users() {
           {t('users.newSecret')}
           <input name="newSecret" type="password" autoComplete="new-password" value={secret} onChange={(e) => setSecret(e.target.value)} />
         </label>
-        <button type="submit" className="primary" disabled={!name || !secret}>
+        <button type="submit" className="primary" disabled={busy || !name || !secret}>
           {t('users.add')}
         </button>
       </form>

@@ -535,3 +535,114 @@ describe('the language at start', () => {
   });
 });
 
+
+describe('no reply from a session that has ended', () => {
+  // Each read asked while Ada (an admin) is signed in, answered after she signed out: the next
+  // person at the PC must not find her users list, dead letters, tables, sync state, status, inbox
+  // or reorder-point changes on the screen.
+  const reads = [
+    ['loadUsers', 'users', 'users', [{ name: 'Per', roles: ['operator'], disabled: false }], []],
+    ['loadDeadLetters', 'deadLetters', 'deadLetters', [{ id: '11', status: 'open' }], []],
+    ['loadTables', 'tables', 'tables', [{ table: 'stock' }], []],
+    ['loadSync', 'syncStatus', 'sync', { configured: true, online: true }, null],
+    ['loadStatus', 'status', 'status', { siteId: 'ada-site', tables: [], alarms: [] }, null],
+    ['loadProposals', 'listProposals', 'proposals', [proposal('a', 'high', 1)], []],
+    ['loadConfigChanges', 'configChanges', 'configChanges', [{ by: 'Ada' }], null],
+  ] as const;
+  for (const [action, method, field, value, empty] of reads) {
+    it(`${action}: a reply that comes after a sign-out is not applied`, async () => {
+      const reply = deferred<unknown>();
+      const overrides: Partial<SiteApi> = { signOut: async () => ({}) as never };
+      const { api } = fakeApi(overrides);
+      const store = createAppStore(api);
+      await store.getState().signIn('Ada', '1234');
+      Object.assign(overrides, { [method]: () => reply.promise }); // from here on the site is slow
+      const late = (store.getState()[action] as () => Promise<void>)();
+      await store.getState().signOut();
+      reply.resolve(value);
+      await late;
+      expect(store.getState()[field]).toEqual(empty);
+      expect(store.getState().user).toBeNull();
+    });
+  }
+
+  it('loadMe: an answer asked before a sign-out does not put the person who left back on the screen', async () => {
+    const reply = deferred<never>();
+    const { api } = fakeApi({ me: () => reply.promise, signOut: async () => ({}) as never });
+    const store = createAppStore(api);
+    await store.getState().signIn('Kari', '1234');
+    const late = store.getState().loadMe(); // the 30 s check, on its way
+    await store.getState().signOut();
+    reply.resolve({ name: 'Kari', roles: ['shift_lead'] } as never);
+    await late;
+    expect(store.getState().user).toBeNull();
+  });
+
+  it("replayDeadLetters: a result that comes after a sign-out is not shown to the next person", async () => {
+    const reply = deferred<never>();
+    const { api } = fakeApi({ replayDeadLetters: () => reply.promise, signOut: async () => ({}) as never });
+    const store = createAppStore(api);
+    await store.getState().signIn('Kari', '1234');
+    const late = store.getState().replayDeadLetters();
+    await store.getState().signOut();
+    reply.resolve({ replayed: 3, failed: 0, notOpen: [] } as never);
+    await late;
+    expect(store.getState().replayResult).toBeNull();
+  });
+});
+
+describe('one change to the dead letters or the users at a time', () => {
+  it('sends one replay when Replay is tapped twice before the site answers: "replayed 3" stays', async () => {
+    const replies = [deferred<never>(), deferred<never>()];
+    let n = 0;
+    const { api } = fakeApi({ replayDeadLetters: () => replies[n++]!.promise });
+    const store = createAppStore(api);
+    const first = store.getState().replayDeadLetters();
+    expect(store.getState().deadLettersBusy).toBe(true);
+    const second = store.getState().replayDeadLetters(); // the double tap
+    const dismiss = store.getState().dismissDeadLetters(['11'], 'test'); // nor a dismissal meanwhile
+    expect(await dismiss).toBe(false);
+    replies[0]!.resolve({ replayed: 3, failed: 0, notOpen: [] } as never);
+    replies[1]?.resolve({ replayed: 0, failed: 0, notOpen: [] } as never);
+    await Promise.all([first, second]);
+    expect(n).toBe(1);
+    expect(store.getState().replayResult).toMatchObject({ replayed: 3 });
+    expect(store.getState().deadLettersBusy).toBe(false);
+  });
+
+  it('sends one dismissal when Dismiss is tapped twice, and one new user when Add is', async () => {
+    const dismissReply = deferred<never>();
+    const addReply = deferred<never>();
+    const sent: string[] = [];
+    const { api } = fakeApi({
+      dismissDeadLetters: () => (sent.push('dismiss'), dismissReply.promise),
+      addUser: () => (sent.push('add'), addReply.promise),
+    });
+    const store = createAppStore(api);
+    const d1 = store.getState().dismissDeadLetters(['11'], 'vendor test');
+    const d2 = store.getState().dismissDeadLetters(['11'], 'vendor test');
+    const a1 = store.getState().addUser('Per', ['operator'], '2580');
+    expect(store.getState().usersBusy).toBe(true);
+    const a2 = store.getState().addUser('Per', ['operator'], '2580');
+    dismissReply.resolve({ dismissed: 1, notOpen: [] } as never);
+    addReply.resolve({} as never);
+    expect(await d1).toBe(true);
+    expect(await d2).toBe(false);
+    expect(await a1).toBe(true);
+    expect(await a2).toBe(false);
+    expect(sent).toEqual(['dismiss', 'add']);
+    expect(store.getState()).toMatchObject({ deadLettersBusy: false, usersBusy: false, error: null });
+  });
+
+  it('says whether a new user was added: false and the error shown when the site refuses', async () => {
+    const { api } = fakeApi({
+      addUser: async () => {
+        throw Object.assign(new Error('name: Per exists'), { kind: 'invalid' });
+      },
+    });
+    const store = createAppStore(api);
+    expect(await store.getState().addUser('Per', ['operator'], '2580')).toBe(false);
+    expect(store.getState().error).toBe('name: Per exists');
+    expect(store.getState().usersBusy).toBe(false);
+  });
+});

@@ -5,9 +5,10 @@
 //
 // Invariants: what one person saw is gone when the session ends (sign-out, idle sign-out, the
 // site's `unauthenticated`) and before the next signs in (`resetSession`: every slice but the
-// language and the first-run state back to where it started); a reply applies only when it answers
-// the newest request of its kind (a proposal selected, a work or stock search) and the session it
-// was asked in; one decision is on its way at a time (`deciding`).
+// language and the first-run state back to where it started); no reply applies after the session it
+// was asked in ended, and one of a numbered kind (a proposal selected, a work or stock search) only
+// when it answers the newest request of that kind; one decision is on its way at a time
+// (`deciding`), and one change to the dead letters or the users (`deadLettersBusy`, `usersBusy`).
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type {
   DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
@@ -74,7 +75,11 @@ interface StateSlice {
   sync: SyncStatus | null;
   deadLetters: DeadLetterView[];
   replayResult: { replayed: number; failed: number } | null;
+  /** A replay or a dismissal of dead letters is on its way: another is not sent (a double tap). */
+  deadLettersBusy: boolean;
   users: UserView[];
+  /** A change to the users (add, disable, enable, PIN reset) is on its way: another is not sent. */
+  usersBusy: boolean;
   history: HistoryResult | null;
   diff: DiffResult | null;
   /** Tags of the table the History screen shows, newest first. */
@@ -105,10 +110,11 @@ interface StateSlice {
    */
   dismissDeadLetters(ids: string[], note: string, alike?: boolean): Promise<boolean>;
   loadUsers(): Promise<void>;
-  addUser(name: string, roles: UserView['roles'], secret: string): Promise<void>;
+  /** Resolves true when the site added the user (a failure is the visible error; false too while another change is on its way). */
+  addUser(name: string, roles: UserView['roles'], secret: string): Promise<boolean>;
   disableUser(name: string): Promise<void>;
   enableUser(name: string): Promise<void>;
-  /** Resolves true when the site set the new secret (a failure is the visible error). */
+  /** Resolves true when the site set the new secret (a failure is the visible error; false too while another change is on its way). */
   resetSecret(name: string, secret: string): Promise<boolean>;
   /** `contains`: only rows with a cell that contains it (the site filters before the cut at HISTORY_ROWS). */
   loadHistory(table: string, at: ReadPointRequest, contains?: string): Promise<void>;
@@ -174,7 +180,8 @@ const savedLang = (): Lang => {
 type SessionState = Pick<
   AppState,
   | 'user' | 'screen' | 'error' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
-  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'replayResult' | 'users' | 'history' | 'diff' | 'tags'
+  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
+  | 'history' | 'diff' | 'tags'
 >;
 
 /** The session state before anyone signs in; `resetSession` puts it back. */
@@ -201,7 +208,9 @@ const sessionStart = (): SessionState => ({
   sync: null,
   deadLetters: [],
   replayResult: null,
+  deadLettersBusy: false,
   users: [],
+  usersBusy: false,
   history: null,
   diff: null,
   tags: [],
@@ -280,6 +289,26 @@ export function createAppStore(api: SiteApi): AppStore {
       });
       return done;
     };
+    /** Reads with `fetch` and applies the reply with `apply`, under guard, only while the session it was asked in lasts. */
+    const read = <T>(fetch: () => Promise<T>, apply: (v: T) => Partial<AppState>) => guard(async () => {
+      const current = ask();
+      const v = await fetch();
+      if (current()) set(apply(v));
+    });
+    /**
+     * Runs `fn` with `flag` set (a request on its way: the buttons that send another are disabled);
+     * not at all, resolving false, while it is set. The flag drops when `fn` ends, if its session lasts.
+     */
+    const once = async (flag: 'deadLettersBusy' | 'usersBusy', fn: () => Promise<boolean>): Promise<boolean> => {
+      if (get()[flag]) return false;
+      const current = ask();
+      set({ [flag]: true } as Partial<AppState>);
+      try {
+        return await fn();
+      } finally {
+        if (current()) set({ [flag]: false } as Partial<AppState>);
+      }
+    };
     const refreshScreen = (screen: Screen) => {
       const s = get();
       const load: Record<Screen, () => Promise<void>> = {
@@ -355,7 +384,10 @@ export function createAppStore(api: SiteApi): AppStore {
         }
       },
       loadMe: () => guard(async () => {
+        const current = ask();
         const me = await api.me({});
+        // Asked before a sign-out: it would put the person who left back on the screen.
+        if (!current()) return;
         // Someone else signed in on this browser meanwhile (another tab shares its session): what
         // the last person saw is not theirs.
         const was = get().user;
@@ -384,7 +416,7 @@ export function createAppStore(api: SiteApi): AppStore {
       clearError: () => set({ error: null }),
       // inbox
       // The most urgent INBOX_ROWS, in the inbox's order (the site sorts before it cuts).
-      loadProposals: () => guard(async () => set({ proposals: await api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }) })),
+      loadProposals: () => read(() => api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }), (proposals) => ({ proposals })),
       select: (id) => guard(() => show(id, { lastOutcome: null })),
       decide: (decision, comment) => guard(async () => {
         const sel = get().selected;
@@ -421,7 +453,7 @@ export function createAppStore(api: SiteApi): AppStore {
         const tags = await api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) });
         if (current()) set({ tags });
       }),
-      loadStatus: () => guard(async () => set({ status: await api.status({}) })),
+      loadStatus: () => read(() => api.status({}), (status) => ({ status })),
       // One row more than shown tells whether there are more. The search is the one asked for
       // last (a refresh asks for it again); the rows are those of its reply.
       loadWork: (search) => guard(async () => {
@@ -449,29 +481,35 @@ export function createAppStore(api: SiteApi): AppStore {
         });
         return saved;
       },
-      loadConfigChanges: () => guard(async () => set({ configChanges: await api.configChanges({ limit: CONFIG_CHANGES_SHOWN }) })),
-      loadTables: () => guard(async () => set({ tables: await api.tables({}) })),
-      loadSync: () => guard(async () => set({ sync: await api.syncStatus({}) })),
-      loadDeadLetters: () => guard(async () => set({ deadLetters: await api.deadLetters({}) })),
-      replayDeadLetters: (ids, alike) => guard(async () => {
-        set({ replayResult: await api.replayDeadLetters(ids ? { ids, ...(alike ? { alike: true } : {}) } : {}) });
-        await get().loadDeadLetters();
-      }),
-      dismissDeadLetters: (ids, note, alike) => succeeded(() => api.dismissDeadLetters({ ids, note, ...(alike ? { alike: true } : {}) }), () => get().loadDeadLetters()),
-      loadUsers: () => guard(async () => set({ users: await api.users({}) })),
-      addUser: (name, roles, secret) => guard(async () => {
-        await api.addUser({ name, roles, secret });
-        await get().loadUsers();
-      }),
-      disableUser: (name) => guard(async () => {
-        await api.disableUser({ name });
-        await get().loadUsers();
-      }),
-      enableUser: (name) => guard(async () => {
-        await api.enableUser({ name });
-        await get().loadUsers();
-      }),
-      resetSecret: (name, secret) => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers()),
+      loadConfigChanges: () => read(() => api.configChanges({ limit: CONFIG_CHANGES_SHOWN }), (configChanges) => ({ configChanges })),
+      loadTables: () => read(() => api.tables({}), (tables) => ({ tables })),
+      loadSync: () => read(() => api.syncStatus({}), (sync) => ({ sync })),
+      loadDeadLetters: () => read(() => api.deadLetters({}), (deadLetters) => ({ deadLetters })),
+      // One replay or dismissal at a time: a second tap on Replay would find nothing open and
+      // replace "replayed n" with "replayed 0".
+      replayDeadLetters: async (ids, alike) => {
+        await once('deadLettersBusy', async () => {
+          await guard(async () => {
+            const current = ask();
+            const replayResult = await api.replayDeadLetters(ids ? { ids, ...(alike ? { alike: true } : {}) } : {});
+            if (!current()) return;
+            set({ replayResult });
+            await get().loadDeadLetters();
+          });
+          return true;
+        });
+      },
+      dismissDeadLetters: (ids, note, alike) =>
+        once('deadLettersBusy', () => succeeded(() => api.dismissDeadLetters({ ids, note, ...(alike ? { alike: true } : {}) }), () => get().loadDeadLetters())),
+      loadUsers: () => read(() => api.users({}), (users) => ({ users })),
+      addUser: (name, roles, secret) => once('usersBusy', () => succeeded(() => api.addUser({ name, roles, secret }), () => get().loadUsers())),
+      disableUser: async (name) => {
+        await once('usersBusy', () => succeeded(() => api.disableUser({ name }), () => get().loadUsers()));
+      },
+      enableUser: async (name) => {
+        await once('usersBusy', () => succeeded(() => api.enableUser({ name }), () => get().loadUsers()));
+      },
+      resetSecret: (name, secret) => once('usersBusy', () => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers())),
       // A read or a comparison: the one asked for last is shown (a table picked while the last was read).
       loadHistory: (table, at, contains) => guard(async () => {
         const current = ask('history');

@@ -1,0 +1,211 @@
+// The floor UI's forms in chromium against a demo site, for what needs the page itself: what a form
+// keeps when the site refuses it (Users: a new user, a PIN reset), and what the History screen
+// sends when the kind of point changes (a tag's name is no time) and while a tag search is typed.
+// Set up as floor-ui-live.e2e.test.ts (the same demo site, an admin made with the users CLI, an
+// agent run for its tag, Debian's chromium through playwright-core).
+//
+// Without /usr/bin/chromium (or $CHROMIUM) the suite is skipped with a loud notice — and fails
+// under CI=true.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = join(ROOT, 'bin/tilstand.mjs');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const CI = process.env.CI === 'true';
+
+if (!HAVE_CHROMIUM && !CI) {
+  const bar = '!'.repeat(100);
+  console.warn(`\n${bar}\n!!! SKIPPED: test/e2e/floor-ui-forms.e2e.test.ts — no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM=…)\n${bar}\n`);
+}
+
+let data: string;
+let profile: string | undefined;
+let child: ChildProcess | undefined;
+let out = '';
+let err = '';
+let url = '';
+let context: BrowserContext;
+let page: Page;
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const c = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+async function until<T>(f: () => Promise<T | undefined | false> | T | undefined | false, what: string, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\nstdout:\n${out}\nstderr:\n${err.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The site API as the test's own session (not the page's). */
+let cookie = '';
+async function api<T>(method: string, body: unknown = {}): Promise<T> {
+  const r = await fetch(`${url}/api/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', cookie }, body: JSON.stringify(body) });
+  const set = r.headers.get('set-cookie');
+  if (set) cookie = set.split(';')[0]!;
+  const j = (await r.json()) as { ok: boolean; value: T; error?: { message: string } };
+  if (!j.ok) throw new Error(`${method}: ${j.error?.message}`);
+  return j.value;
+}
+
+/** The requests the page sends to site API `method`, with their bodies, from now until `stop()`. */
+function watch(method: string): { bodies: unknown[]; stop(): void } {
+  const bodies: unknown[] = [];
+  const on = (r: Request) => {
+    if (new URL(r.url()).pathname === `/api/${method}`) bodies.push(JSON.parse(r.postData() ?? '{}'));
+  };
+  page.on('request', on);
+  return { bodies, stop: () => void page.off('request', on) };
+}
+
+const go = async (screen: string) => {
+  await page.click(`nav [data-screen="${screen}"]`);
+  await page.waitForSelector(`nav [data-screen="${screen}"][aria-current="page"]`);
+};
+
+const suite = HAVE_CHROMIUM || CI ? describe : describe.skip;
+
+suite('the floor UI forms (chromium)', () => {
+  beforeAll(async () => {
+    expect(HAVE_CHROMIUM, `no chromium at ${CHROMIUM}: under CI=true the end-to-end suite must run`).toBe(true);
+    data = mkdtempSync(join(tmpdir(), 'tilstand-e2e-forms-'));
+    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    url = await until(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1], 'the site to print its UI URL', 30_000);
+    const add = await run(['users', 'add', '--data', data, '--name', 'Ada', '--role', 'admin', '--pin', '2580']);
+    expect(add.code, add.stderr).toBe(0);
+    const per = await run(['users', 'add', '--data', data, '--name', 'Per', '--role', 'operator', '--pin', '4711']);
+    expect(per.code, per.stderr).toBe(0);
+    // An agent run on the demo's first snapshot: its tag is what the History screen offers first.
+    await api('signIn', { user: 'Ada', secret: '2580' });
+    await until(async () => (await api<{ jobs: unknown[] }>('workQueue')).jobs.length >= 30, 'the demo snapshot in the tables', 40_000);
+    const agent = await run(['agent', 'run', '--data', data]);
+    expect(agent.code, agent.stderr).toBe(0);
+    profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      viewport: { width: 1280, height: 800 },
+      locale: 'en-GB',
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${url}/`);
+    await page.waitForSelector('form input[name="user"]');
+    await page.fill('input[name="user"]', 'Ada');
+    await page.fill('input[name="secret"]', '2580');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('nav [data-screen="users"]');
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => undefined);
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    if (data) rmSync(data, { recursive: true, force: true });
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  }, 60_000);
+
+  it('keeps what was typed for a new user when the site refuses it, and empties the fields when it is added', async () => {
+    await go('users');
+    await page.waitForSelector('tr[data-user="Ada"]');
+    await page.fill('form.add-user input[name="name"]', 'Ola');
+    await page.fill('form.add-user input[name="newSecret"]', '0000'); // one digit repeated: refused
+    await page.click('form.add-user button[type="submit"]');
+    await page.waitForSelector('p.error[role="alert"]');
+    expect(await page.textContent('p.error[role="alert"]')).toContain('one digit repeated');
+    // The name and PIN stay to be corrected (they were emptied as if it had worked).
+    expect(await page.inputValue('form.add-user input[name="name"]')).toBe('Ola');
+    expect(await page.inputValue('form.add-user input[name="newSecret"]')).toBe('0000');
+    expect(await page.locator('tr[data-user="Ola"]').count()).toBe(0);
+    await page.click('p.error[role="alert"]'); // dismissed
+    await page.fill('form.add-user input[name="newSecret"]', '0451');
+    await page.click('form.add-user button[type="submit"]');
+    await page.waitForSelector('tr[data-user="Ola"]');
+    await expect.poll(() => page.inputValue('form.add-user input[name="name"]')).toBe('');
+    expect(await page.inputValue('form.add-user input[name="newSecret"]')).toBe('');
+  });
+
+  it('keeps the PIN reset form open when the site refuses the new PIN, and closes it when it is set', async () => {
+    await go('users');
+    await page.waitForSelector('tr[data-user="Per"]');
+    if ((await page.locator('p.error[role="alert"]').count()) > 0) await page.click('p.error[role="alert"]'); // one left by the test before
+    await page.click('tr[data-user="Per"] button.reset');
+    await page.fill('tr[data-user="Per"] input[name="resetSecret"]', '0000');
+    await page.click('tr[data-user="Per"] form.reset-secret button[type="submit"]');
+    await page.waitForSelector('p.error[role="alert"]');
+    expect(await page.textContent('p.error[role="alert"]')).toContain('one digit repeated');
+    // Still open, with what was typed: the admin sees it did not work.
+    expect(await page.locator('tr[data-user="Per"] input[name="resetSecret"]').count()).toBe(1);
+    expect(await page.inputValue('tr[data-user="Per"] input[name="resetSecret"]')).toBe('0000');
+    expect(await page.locator('.reset-done').count()).toBe(0);
+    await page.click('p.error[role="alert"]');
+    await page.fill('tr[data-user="Per"] input[name="resetSecret"]', '7193');
+    await page.click('tr[data-user="Per"] form.reset-secret button[type="submit"]');
+    await page.waitForSelector('.reset-done');
+    expect(await page.locator('tr[data-user="Per"] input[name="resetSecret"]').count()).toBe(0);
+    expect(await page.textContent('.reset-done')).toContain('Per');
+  });
+
+  it('asks the site for tags once per pause in typing a tag search, not at every key', async () => {
+    await go('history');
+    await page.waitForSelector('.history-summary');
+    await page.selectOption('select[name="table"]', 'work_queue');
+    await page.selectOption('select[name="kind"]', 'tag');
+    await page.waitForSelector('select[name="tag"] option', { state: 'attached' });
+    await page.waitForTimeout(600); // the work queue's tags, asked a quarter second after the table was picked
+    const tags = watch('tags');
+    await page.click('input[name="tagSearch"]');
+    await page.keyboard.type('agent', { delay: 30 });
+    await page.waitForTimeout(800);
+    tags.stop();
+    expect(tags.bodies).toEqual([{ table: 'work_queue', limit: 200, search: 'agent' }]);
+    await page.fill('input[name="tagSearch"]', '');
+  });
+
+  it('sends a time, not the tag picked before, when the point changes from a tag to a time', async () => {
+    await page.selectOption('select[name="kind"]', 'tag');
+    await page.waitForSelector('select[name="tag"] option', { state: 'attached' });
+    await expect.poll(() => page.inputValue('select[name="tag"]')).toMatch(/^agent-/);
+    // Now a time: the field starts empty and Show waits for it (the tag's name was sent as NaN).
+    await page.selectOption('select[name="kind"]', 'time');
+    expect(await page.inputValue('input[name="value"]')).toBe('');
+    expect(await page.isDisabled('form.history-form button[type="submit"]')).toBe(true);
+    const reads = watch('history');
+    await page.fill('input[name="value"]', '2026-01-01T12:00');
+    await page.click('form.history-form button[type="submit"]');
+    await until(() => reads.bodies.length > 0, 'the read of the time');
+    reads.stop();
+    const at = (reads.bodies[0] as { at: { timestampMs?: unknown } }).at;
+    expect(typeof at.timestampMs, JSON.stringify(reads.bodies[0])).toBe('number');
+    expect(Number.isFinite(at.timestampMs)).toBe(true);
+    // Back to the tag: the one picked is still there.
+    await page.selectOption('select[name="kind"]', 'tag');
+    expect(await page.inputValue('select[name="tag"]')).toMatch(/^agent-/);
+  });
+});

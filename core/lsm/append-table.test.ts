@@ -49,6 +49,16 @@ const LOG: SchemaSpec = {
 };
 
 describe('append tables', () => {
+  it('reads a column named like an Object property from the record itself (null when left out)', () => {
+    const t = newTable({ fields: [{ name: 'site', type: 'STRING' }, { name: 'valueOf', type: 'STRING' }] });
+    const w = t.newWriter();
+    w.writeRecord({ site: 's1' });
+    w.writeRecord({ site: 's2', valueOf: 'v' });
+    w.commit();
+    w.close();
+    expect(t.scanRows()).toEqual([['s1', null], ['s2', 'v']]);
+  });
+
   it('appends rows and reads them back in write order, across commits', () => {
     const t = newTable(LOG);
     expect(t.schema.options.bucket).toBe(-1);

@@ -97,7 +97,8 @@ export class AppendWriter extends TableWriter {
   // Rows.
 
   override writeRecord(record: Record<string, unknown>, kind: RowKind = RowKind.INSERT): void {
-    this.write(this.appTable.schema.fields.map((f) => record[f.name] ?? null), kind);
+    // Own properties only, as TableWriter's compileRows: a column named `constructor` left out read a function.
+    this.write(this.appTable.schema.fields.map((f) => (Object.hasOwn(record, f.name) ? record[f.name] : null) ?? null), kind);
   }
 
   override write(row: unknown[], kind: RowKind = RowKind.INSERT): void {

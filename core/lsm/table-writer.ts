@@ -1163,8 +1163,11 @@ function acceptsFn(t: DataType): (v: unknown) => boolean {
 
 function compileRows(schema: TableSchema): CompiledRows {
   const names = schema.fields.map((f) => f.name);
-  // Constant property names make each read a named load (inline-cached per record shape).
-  const body = `return [${names.map((n) => `r[${JSON.stringify(n)}] ?? null`).join(', ')}];`;
+  // Constant property names make each read a named load (inline-cached per record shape). A name
+  // Object has too (constructor, toString, __proto__) is read only as the record's own property: a
+  // record leaving it out read the inherited function, and was refused as not fitting the column.
+  const read = (n: string) => (n in Object.prototype ? `(Object.hasOwn(r, ${JSON.stringify(n)}) ? r[${JSON.stringify(n)}] : null)` : `r[${JSON.stringify(n)}]`);
+  const body = `return [${names.map((n) => `${read(n)} ?? null`).join(', ')}];`;
   const rowOf = new Function('r', body) as (record: Record<string, unknown>) => unknown[];
   return {
     schema,

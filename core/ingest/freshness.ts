@@ -9,8 +9,12 @@
 //             the table older than its budget. A table with nothing pending is never due.
 //   breach    ageMs > budgetMs observed (in tick, status or at commit); counted once per episode
 //             (an episode ends when the pending events are committed).
+// Clocks: receive times, `nowMs` and ages are on a monotonic clock (the Ingestor's
+// `monotonicClock`, performance.now on a site): measured on the wall clock, a step forward (NTP
+// setting a PC's clock, a clock set by hand) aged every pending event by the step at once, counting
+// breaches and committing early. Only `lastCommitMs` is a wall-clock time (epoch ms, shown).
 //
-// Concurrency: single-threaded; the clock is passed in. No I/O.
+// Concurrency: single-threaded; the clocks are passed in. No I/O.
 
 export interface TableBudget {
   table: string;
@@ -52,7 +56,9 @@ export function resolveBudgets(tables: readonly string[], given: readonly TableB
 
 export class Freshness {
   pendingEvents = 0;
+  /** On the monotonic clock. */
   oldestPendingMs: number | null = null;
+  /** Epoch ms (the wall clock): when the table last committed, as status shows it. */
   lastCommitMs: number | null;
   breaches = 0;
   commits = 0;
@@ -65,15 +71,16 @@ export class Freshness {
     this.lastCommitMs = lastCommitMs;
   }
 
-  /** One event's effect was written (not yet visible). */
+  /** One event's effect was written (not yet visible); `receivedAtMs` on the monotonic clock. */
   noteWrite(receivedAtMs: number): void {
     this.pendingEvents++;
     if (this.oldestPendingMs === null || receivedAtMs < this.oldestPendingMs) this.oldestPendingMs = receivedAtMs;
   }
 
   ageMs(nowMs: number): number {
-    // A wall clock stepped back below the oldest pending event's receive time: its age counts
-    // from now on, or nothing would commit (and no breach show) until the clock caught up.
+    // A clock stepped back below the oldest pending event's receive time (an injected wall clock
+    // standing in for the monotonic one): its age counts from now on, or nothing would commit (and
+    // no breach show) until the clock caught up.
     if (this.oldestPendingMs !== null && nowMs < this.oldestPendingMs) this.oldestPendingMs = nowMs;
     return this.oldestPendingMs === null ? 0 : nowMs - this.oldestPendingMs;
   }
@@ -90,11 +97,12 @@ export class Freshness {
     }
   }
 
-  committed(nowMs: number): void {
+  /** The pending events became visible: `nowMs` on the monotonic clock, `wallMs` epoch ms. */
+  committed(nowMs: number, wallMs: number): void {
     this.observe(nowMs);
     this.pendingEvents = 0;
     this.oldestPendingMs = null;
-    this.lastCommitMs = nowMs;
+    this.lastCommitMs = wallMs;
     this.inBreach = false;
     this.commits++;
   }

@@ -164,6 +164,35 @@ describe('Ingestor pipeline', () => {
     expect(stock.tags.exists('agent-2')).toBe(false);
   });
 
+  it('expires an idle table on the monotonic clock: a wall clock stepped back does not hold it, one stepped forward does not bring it early', async () => {
+    let mono = 0;
+    const i = start({ monotonicClock: () => mono, idleExpireMs: 60_000 });
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 7));
+    now += 10 * 60_000;
+    mono += 10 * 60_000;
+    i.tick();
+    const stock = new Catalog(join(dir, 'warehouse')).getTable({ database: DB, table: 'stock' });
+    const snapshot = stock.latestSnapshot()!.id;
+    stock.createTag('agent-1', undefined, 1); // overdue a millisecond later
+    await new Promise((r) => setTimeout(r, 5));
+    now -= 3_600_000; // NTP steps the PC's clock back an hour
+    now += 60_000;
+    mono += 60_000;
+    i.tick();
+    expect(stock.tags.exists('agent-1')).toBe(false); // on the wall clock: kept until the hour came round
+    stock.createTag('agent-2', undefined, 1);
+    await new Promise((r) => setTimeout(r, 5));
+    now += 10 * 60_000; // and forward 10 min, a second later
+    mono += 1_000;
+    i.tick();
+    expect(stock.tags.exists('agent-2')).toBe(true); // idle for a second since the last expiry
+    now += 59_000;
+    mono += 59_000;
+    i.tick();
+    expect(stock.tags.exists('agent-2')).toBe(false);
+    expect(stock.latestSnapshot()!.id).toBe(snapshot); // expired, not committed
+  });
+
   it('stock: three modules write their own column groups without knowing each other', async () => {
     const i = start();
     await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 10));
@@ -236,6 +265,39 @@ describe('Ingestor pipeline', () => {
     expect(i.streamActivity()[0]).toMatchObject({ appliedSeq: 4, gap: null });
     i.commitAll();
     expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 4, inventory_seq: 4 });
+  });
+
+  it('a wall clock stepped forward 10 minutes skips no gap: it ages on the monotonic clock, and the resend fills it', async () => {
+    let mono = 0;
+    const i = start({ monotonicClock: () => mono });
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    await i.accept(topic('inventory', 'stock'), inv(3, 'A-1', 'L1', 3));
+    now += 10 * 60_000; // NTP steps the PC's clock forward 10 min, a second after seq 3 came
+    mono += 1_000;
+    i.tick();
+    // Aged on the wall clock, the gap was 10 min old: skipped past gap_give_up_ms (5 min), seq 3
+    // released, and the resend of seq 2 below dropped as a duplicate for good.
+    expect(i.health().heldEvents).toBe(1);
+    expect(i.metrics()).toMatch(/tilstand_ingest_seq_skipped_total\{site="s1"\} 0/);
+    // Status shows the gap in epoch ms (the stepped wall clock): open for a second, skipped 5 min on.
+    expect(i.streamActivity()[0]).toMatchObject({ appliedSeq: 1, gap: { from: 2, to: 2, sinceMs: now - 1_000, skipAtMs: now - 1_000 + 300_000 } });
+    now += 1_000;
+    mono += 1_000;
+    i.tick();
+    expect(resyncs).toEqual([{ module: 'inventory', stream: 'stock', from: 2 }]); // at reorder_window_ms (2 s)
+    await i.accept(topic('inventory', 'stock'), inv(2, 'A-1', 'L1', 2)); // the module's resend
+    expect(i.health().heldEvents).toBe(0);
+    i.commitAll();
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 3, inventory_seq: 3 });
+    // A gap that stays open is still skipped at gap_give_up_ms, on the monotonic clock.
+    await i.accept(topic('inventory', 'stock'), inv(5, 'A-1', 'L1', 5));
+    mono += 300_000 - 1;
+    i.tick();
+    expect(i.health().heldEvents).toBe(1);
+    mono += 1;
+    i.tick();
+    expect(i.health().heldEvents).toBe(0);
+    expect(i.metrics()).toMatch(/tilstand_ingest_seq_skipped_total\{site="s1"\} 1/);
   });
 
   it('enriches from the current COMMITTED row of another table', async () => {
@@ -742,6 +804,37 @@ describe('Ingestor freshness budgets', () => {
     expect(statusOf(i, 'work_queue').snapshotId).not.toBeNull();
   });
 
+  it('a wall clock stepped forward counts no breach and commits nothing early, one stepped back delays nothing: pending events age on the monotonic clock', async () => {
+    let mono = 0;
+    const i = start({ monotonicClock: () => mono });
+    await i.accept(topic('operations', 'jobs'), job(1, 'J-1')); // work_queue: 60 s budget, commit at 30 s
+    now += 10 * 60_000; // NTP steps the PC's clock forward 10 min, a second after the event came
+    mono += 1_000;
+    // Aged on the wall clock: 10 min old, a breach of the 60 s budget counted and shown.
+    expect(statusOf(i, 'work_queue')).toMatchObject({ pendingEvents: 1, ageMs: 1_000, withinBudget: true, breaches: 0 });
+    i.tick();
+    expect(statusOf(i, 'work_queue')).toMatchObject({ pendingEvents: 1, snapshotId: null, breaches: 0 });
+    now += 29_000;
+    mono += 29_000;
+    i.tick();
+    // Committed at half its budget; the commit time shown is the wall clock's (epoch ms).
+    expect(statusOf(i, 'work_queue')).toMatchObject({ pendingEvents: 0, breaches: 0, lastCommitMs: now });
+    expect(i.metrics()).toMatch(/tilstand_ingest_table_budget_breaches_total\{site="s1",table="work_queue"\} 0/);
+
+    // Stepped back an hour 20 s after an event came: it commits 10 s later, at 30 s of age, not
+    // 30 s after the step.
+    await i.accept(topic('operations', 'jobs'), job(2, 'J-2'));
+    const committed = statusOf(i, 'work_queue').snapshotId;
+    now += 20_000;
+    mono += 20_000;
+    now -= 3_600_000;
+    now += 10_000;
+    mono += 10_000;
+    i.tick();
+    expect(statusOf(i, 'work_queue')).toMatchObject({ pendingEvents: 0, breaches: 0, lastCommitMs: now });
+    expect(statusOf(i, 'work_queue').snapshotId).toBe(committed! + 1);
+  });
+
   it('gives a table that never committed a progress commit at once, and an idle one once its last commit is progressIntervalMs old and the journal moved on', async () => {
     const i = start({ progressIntervalMs: 60_000 });
     expect(journal.getCheckpoint('ingest')).toBe(0n);
@@ -763,6 +856,34 @@ describe('Ingestor freshness budgets', () => {
     now += 10 * 60_000;
     i.tick();
     expect(statusOf(i, 'dead_letters').snapshotId).toBe(2); // nothing new in the journal: no commit
+  });
+
+  it("an idle table's progress commit counts on the monotonic clock: a wall clock stepped back does not hold it, one stepped forward does not bring it early", async () => {
+    let mono = 0;
+    const i = start({ monotonicClock: () => mono, progressIntervalMs: 60_000 });
+    await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
+    now += 30_000;
+    mono += 30_000;
+    i.tick(); // work_queue due; dead_letters' first progress commit
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(1);
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1)); // the frontier moves past dead_letters
+    now -= 3_600_000; // NTP steps the PC's clock back an hour
+    now += 60_000;
+    mono += 60_000;
+    i.tick();
+    // Measured on the wall clock, it waited for the hour to come round again (the journal's
+    // checkpoint, and prune, with it).
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(2);
+    await i.accept(topic('inventory', 'stock'), inv(2, 'A-1', 'L1', 2));
+    now += 10 * 60_000; // and forward 10 min, a second later
+    mono += 1_000;
+    i.tick();
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(2);
+    now += 59_000;
+    mono += 59_000;
+    i.tick();
+    expect(statusOf(i, 'dead_letters').snapshotId).toBe(3);
+    expect(statusOf(i, 'dead_letters').lastCommitMs).toBe(now); // epoch ms, as shown
   });
 
   it('counts a breach when a table is seen older than its budget, once per episode', async () => {

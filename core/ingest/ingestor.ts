@@ -79,7 +79,17 @@ export interface IngestorOptions {
   tables: TableDefinition[];
   /** Per-table budgets; a table without one takes DEFAULT_TABLE_BUDGETS by name. */
   budgets: TableBudget[];
+  /** The wall clock, epoch ms: the times stored and shown (receive, commit, dead letter times). Default Date.now. */
   clock?: () => number;
+  /**
+   * A monotonic clock in ms, for every duration: freshness ages, gap ages (resync, skip), idle
+   * progress commits and expiry. The wall clock steps (NTP setting a PC's clock, a clock set by
+   * hand): a step forward aged every open gap past `gap_give_up_ms` at once (the gap skipped, the
+   * module's resend then dropped as a duplicate) and every pending event past its budget. Default:
+   * `clock` when only `clock` is given (a simulated clock — tests, core/replay — jumps only when
+   * told, and stays deterministic), else performance.now.
+   */
+  monotonicClock?: () => number;
   /** Ask a module to resend a stream from `fromSeq` (publish on tilstand/<site>/resync/<module>). */
   publishResync?: (module: string, stream: string, fromSeq: number) => void;
   limits?: Partial<EnvelopeLimits>;
@@ -203,12 +213,18 @@ interface Target {
   readonly recovered: TableProgress;
   /** Position of the last commit (for lag and the journal checkpoint). */
   committedPosition: bigint;
-  /** When this run last committed the table (rows or progress); the open time before that. */
+  /** When this run last committed the table (rows or progress); the open time before that. Monotonic clock. */
   committedAtMs: number;
-  /** When this run last expired the table without a commit (`idleExpireMs`). */
+  /** When this run last expired the table without a commit (`idleExpireMs`). Monotonic clock. */
   idleExpiredAtMs: number;
   snapshotId: number | null;
   readonly freshness: Freshness;
+}
+
+/** A moment on both clocks: `wallMs` epoch ms (stored, shown), `elapsedMs` monotonic (durations). */
+interface Instant {
+  readonly wallMs: number;
+  readonly elapsedMs: number;
 }
 
 interface Entry {
@@ -261,6 +277,7 @@ export interface ReplayResult {
 export class Ingestor {
   private readonly o: IngestorOptions;
   private readonly clock: () => number;
+  private readonly monotonic: () => number;
   private readonly limits: EnvelopeLimits;
   private readonly targets = new Map<string, Target>();
   private readonly deadLetters: Target;
@@ -281,7 +298,8 @@ export class Ingestor {
   private readonly uncommittedDeadLetters = new Map<bigint, DeadLetter>();
   private openDeadLetters = 0;
   private lastProcessed = 0n;
-  private tickNowMs: number | undefined;
+  /** The instant `tick` runs at, while it runs (its `nowMs` may differ from the clock's). */
+  private tickAt: Instant | undefined;
   private failed: Error | null = null;
   private closed = false;
   /** dead_letters' deferred compaction, in slices between events (`commit`). */
@@ -311,6 +329,7 @@ export class Ingestor {
   private constructor(o: IngestorOptions) {
     this.o = o;
     this.clock = o.clock ?? Date.now;
+    this.monotonic = o.monotonicClock ?? o.clock ?? (() => Math.floor(performance.now()));
     this.limits = { ...DEFAULT_ENVELOPE_LIMITS, ...(o.limits ?? {}) };
     checkLimits(this.limits);
     // Checked here, not at their first use in `tick`: a fraction made every tick throw BigInt's
@@ -320,7 +339,7 @@ export class Ingestor {
       const v: unknown = o[name];
       if (v !== undefined && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) throw new RangeError(`${name}: expected an integer ≥ 0 (${unit}), got ${String(v)}`);
     }
-    this.sequencer = new Sequencer<Item>({ ...(o.sequencer ?? {}), now_ms: () => this.tickNowMs ?? this.clock() });
+    this.sequencer = new Sequencer<Item>({ ...(o.sequencer ?? {}), now_ms: () => this.tickAt?.elapsedMs ?? this.monotonic() });
     this.duplicateWatch = new DuplicateWatch(o.duplicateWatch);
 
     const defs = new Map<string, TableDefinition>();
@@ -384,8 +403,8 @@ export class Ingestor {
       fields: table.schema.fields,
       recovered,
       committedPosition: recovered.position,
-      committedAtMs: this.clock(),
-      idleExpiredAtMs: this.clock(),
+      committedAtMs: this.monotonic(),
+      idleExpiredAtMs: this.monotonic(),
       snapshotId: latest?.id ?? null,
       freshness: new Freshness(budget, latest ? latest.timeMillis : null),
     });
@@ -444,7 +463,7 @@ export class Ingestor {
     if (this.failed) throw this.failed;
     // Commit what the replay wrote, and move every lagging table's position to the frontier, so
     // the next start replays from here (one snapshot per table and start, only when behind).
-    const now = this.clock();
+    const now = this.instant();
     const frontier = this.frontier();
     for (const t of this.targets.values()) {
       if (t.freshness.pendingEvents > 0 || t.committedPosition < frontier) this.commit(t, now);
@@ -580,6 +599,7 @@ export class Ingestor {
     seq: { key: string; seq: number } | undefined,
   ): { binding: string; refusal: Refusal }[] {
     const failures: { binding: string; refusal: Refusal }[] = [];
+    let receivedElapsedMs: number | undefined;
     for (const b of bindings) {
       const t = this.targets.get(b.table)!;
       if (seq && this.covered(t, entry, seq)) continue;
@@ -596,7 +616,7 @@ export class Ingestor {
         failures.push({ binding: bindingName(b), refusal: refuse('unfit_for_table', `binding '${bindingName(b)}': table ${t.name}: ${(e as Error).message}`) });
         continue;
       }
-      t.freshness.noteWrite(entry.receivedAtMs);
+      t.freshness.noteWrite((receivedElapsedMs ??= this.elapsedAt(entry.receivedAtMs)));
     }
     return failures;
   }
@@ -640,8 +660,25 @@ export class Ingestor {
 
   private writeDeadLetter(d: DeadLetter, receivedAtMs: number): void {
     this.deadLetters.writer.writeRecord(deadLetterRecord(d), RowKind.INSERT);
-    this.deadLetters.freshness.noteWrite(receivedAtMs);
+    this.deadLetters.freshness.noteWrite(this.elapsedAt(receivedAtMs));
     this.uncommittedDeadLetters.set(d.position, d);
+  }
+
+  /** Now on both clocks (the tick's instant while a tick runs). */
+  private instant(): Instant {
+    return this.tickAt ?? { wallMs: this.clock(), elapsedMs: this.monotonic() };
+  }
+
+  /**
+   * A wall-clock time (an event's receive time) on the monotonic clock: as far before now as it is
+   * on the wall clock, and never after now (a wall clock stepped back since). For a time from
+   * before this run (the journal's replay at open) that is the wall clock's distance.
+   */
+  private elapsedAt(wallMs: number): number {
+    const t = this.tickAt;
+    const elapsedMs = t ? t.elapsedMs : this.monotonic();
+    const nowMs = t ? t.wallMs : this.clock();
+    return Math.min(elapsedMs, elapsedMs - (nowMs - wallMs));
   }
 
   private requestResync(module: string, stream: string, from: number): void {
@@ -719,7 +756,7 @@ export class Ingestor {
   }
 
   /** Commits table t with the current progress (same snapshot as its rows). */
-  private commit(t: Target, nowMs: number): void {
+  private commit(t: Target, now: Instant): void {
     if (this.failed) throw new Error(`ingestor stopped: ${this.failed.message}`);
     const { position, hwm } = this.progressOf(t);
     let made: number | undefined;
@@ -730,9 +767,9 @@ export class Ingestor {
       throw e;
     }
     t.committedPosition = position;
-    t.committedAtMs = nowMs;
+    t.committedAtMs = now.elapsedMs;
     t.snapshotId = t.table.latestSnapshot()?.id ?? null;
-    if (made !== undefined || t.freshness.pendingEvents > 0) t.freshness.committed(nowMs);
+    if (made !== undefined || t.freshness.pendingEvents > 0) t.freshness.committed(now.elapsedMs, now.wallMs);
     this.refreshReader(t.name);
     if (t === this.deadLetters) this.uncommittedDeadLetters.clear();
     this.compactLater(t);
@@ -764,12 +801,15 @@ export class Ingestor {
   /**
    * Commits each table whose budget is due; gives idle tables a progress commit when they lag by
    * more than progressLagMax or progressIntervalMs; runs the sequencer's timeouts (resync
-   * requests, gap skips).
+   * requests, gap skips). Ages count on the monotonic clock; `nowMs` (a wall time, default the
+   * clock's) other than the clock's moves it by the difference (a test forcing the timeouts).
    */
-  tick(nowMs: number = this.clock()): void {
+  tick(nowMs?: number): void {
     this.checkOpen();
     if (this.failed) return;
-    this.tickNowMs = nowMs;
+    const wallMs = this.clock();
+    const at: Instant = { wallMs: nowMs ?? wallMs, elapsedMs: this.monotonic() + (nowMs === undefined ? 0 : nowMs - wallMs) };
+    this.tickAt = at;
     try {
       for (const a of this.sequencer.tick()) {
         if (a.type === 'resync') this.requestResync(a.module, a.stream, a.from);
@@ -783,28 +823,30 @@ export class Ingestor {
       this.fail(e, 'sequencer tick');
       return;
     } finally {
-      this.tickNowMs = undefined;
+      this.tickAt = undefined;
     }
     const lagMax = BigInt(this.o.progressLagMax ?? DEFAULT_PROGRESS_LAG_MAX);
     const progressEvery = this.o.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
     const frontier = this.frontier();
     let committed = false;
     for (const t of this.targets.values()) {
-      t.freshness.observe(nowMs);
+      t.freshness.observe(at.elapsedMs);
       // A table that has never committed (a new site's dead_letters) records its progress at once:
       // it would otherwise hold the journal's checkpoint at 0 for its first progressIntervalMs.
       const idleBehind =
-        t.freshness.pendingEvents === 0 && frontier > t.committedPosition && (t.snapshotId === null || frontier - t.committedPosition > lagMax || nowMs - t.committedAtMs >= progressEvery);
-      if (t.freshness.due(nowMs) || idleBehind) {
-        this.commit(t, nowMs);
+        t.freshness.pendingEvents === 0 &&
+        frontier > t.committedPosition &&
+        (t.snapshotId === null || frontier - t.committedPosition > lagMax || at.elapsedMs - t.committedAtMs >= progressEvery);
+      if (t.freshness.due(at.elapsedMs) || idleBehind) {
+        this.commit(t, at);
         committed = true;
       }
     }
     if (committed) this.writeCheckpoint();
     const idleExpire = this.o.idleExpireMs ?? DEFAULT_IDLE_EXPIRE_MS;
     for (const t of this.targets.values()) {
-      if (nowMs - Math.max(t.committedAtMs, t.idleExpiredAtMs) < idleExpire) continue;
-      t.idleExpiredAtMs = nowMs;
+      if (at.elapsedMs - Math.max(t.committedAtMs, t.idleExpiredAtMs) < idleExpire) continue;
+      t.idleExpiredAtMs = at.elapsedMs;
       try {
         t.writer.expire();
       } catch (e) {
@@ -817,7 +859,7 @@ export class Ingestor {
   /** Commits every table with pending events now (approval compare-and-set, shutdown). */
   commitAll(): void {
     this.checkRunning();
-    const now = this.clock();
+    const now = this.instant();
     let committed = false;
     for (const t of this.targets.values()) {
       if (t.freshness.pendingEvents > 0) {
@@ -967,7 +1009,8 @@ export class Ingestor {
   }
 
   private replayLetters(letters: readonly DeadLetter[]): { replayed: number; failed: number } {
-    const now = this.clock();
+    const at = this.instant();
+    const now = at.wallMs;
     let replayed = 0;
     let failed = 0;
     const done: DeadLetter[] = [];
@@ -985,9 +1028,9 @@ export class Ingestor {
           done.push(d);
         }
       }
-      for (const t of this.targets.values()) if (t !== this.deadLetters && t.freshness.pendingEvents > 0) this.commit(t, now);
+      for (const t of this.targets.values()) if (t !== this.deadLetters && t.freshness.pendingEvents > 0) this.commit(t, at);
       for (const d of done) this.writeDeadLetter({ ...d, status: 'replayed', replayedAtMs: now }, now);
-      if (this.deadLetters.freshness.pendingEvents > 0) this.commit(this.deadLetters, now);
+      if (this.deadLetters.freshness.pendingEvents > 0) this.commit(this.deadLetters, at);
     } catch (e) {
       if (!this.failed) this.fail(e, 'replaying dead letters');
       throw e;
@@ -1010,10 +1053,11 @@ export class Ingestor {
     if (note.trim() === '') throw new RangeError('dismissDeadLetters: why (a note) is required');
     const { letters, notOpen } = this.openLetters(ids);
     if (letters.length === 0) return { dismissed: 0, notOpen };
-    const now = this.clock();
+    const at = this.instant();
+    const now = at.wallMs;
     try {
       for (const d of letters) this.writeDeadLetter({ ...d, status: 'dismissed', dismissed: { atMs: now, by, note: note.trim() } }, now);
-      this.commit(this.deadLetters, now);
+      this.commit(this.deadLetters, at);
     } catch (e) {
       if (!this.failed) this.fail(e, 'dismissing dead letters');
       throw e;
@@ -1066,7 +1110,7 @@ export class Ingestor {
           t.writer.writeRecord(tombstoneRecord(h), RowKind.DELETE);
           n++;
         }
-        if (n > 0) this.commit(t, this.clock());
+        if (n > 0) this.commit(t, this.instant());
       } catch (e) {
         if (!this.failed) this.fail(e, 'purging closed dead letters');
         throw e;
@@ -1128,7 +1172,7 @@ export class Ingestor {
   // Status and metrics.
 
   status(): TableStatus[] {
-    const now = this.clock();
+    const now = this.monotonic();
     const disk = this.o.diskBudget ? this.o.diskBudget.full() : undefined;
     return [...this.targets.values()].map((t) => {
       const f = t.freshness;
@@ -1157,10 +1201,14 @@ export class Ingestor {
    * stopped module or connector shows (the tables' freshness cannot: nothing is pending).
    */
   streamActivity(): StreamActivity[] {
+    // The sequencer's gap times are on the monotonic clock; status shows epoch ms.
+    const toWall = this.clock() - this.monotonic();
     return [...this.streams].sort().map((k) => {
       const { module, stream } = splitStreamKey(k);
       const last = this.lastEvents.get(k);
-      return { module, stream, lastEventMs: last?.atMs ?? null, lastSeq: last?.seq ?? null, clockAheadMs: last ? last.tsMs - last.atMs : null, appliedSeq: this.sequencer.issued(module, stream), gap: this.sequencer.gap(module, stream) };
+      const g = this.sequencer.gap(module, stream);
+      const gap = g && { from: g.from, to: g.to, sinceMs: Math.round(g.sinceMs + toWall), skipAtMs: g.skipAtMs === null ? null : Math.round(g.skipAtMs + toWall) };
+      return { module, stream, lastEventMs: last?.atMs ?? null, lastSeq: last?.seq ?? null, clockAheadMs: last ? last.tsMs - last.atMs : null, appliedSeq: this.sequencer.issued(module, stream), gap };
     });
   }
 
@@ -1243,7 +1291,7 @@ export class Ingestor {
     if (this.closed) return;
     try {
       if (!this.failed) {
-        const now = this.clock();
+        const now = this.instant();
         const frontier = this.frontier();
         for (const t of this.targets.values()) {
           if (t.freshness.pendingEvents > 0 || t.committedPosition < frontier) this.commit(t, now);

@@ -26,6 +26,12 @@
 // missing range, the held run is released, and the caller records the loss. Events are absolute
 // row images, so later events repair the rows the lost ones touched; waiting forever would instead
 // freeze every row of the stream.
+// Clock: `now_ms` measures these ages, so it must be monotonic (the Ingestor gives its
+// `monotonicClock`, performance.now on a site). The wall clock steps: one step forward of 10 min
+// aged every open gap past gap_give_up_ms at once, skipped it, and dropped the module's resend of
+// the missing events as duplicates (below `issued` by then). A clock that goes back (a simulated
+// one) is tolerated: times ahead of now count from now. `gap()` answers on the same clock; the
+// caller converts to epoch ms for display.
 //
 // Concurrency: single-threaded, synchronous, deterministic given the clock. No I/O.
 
@@ -38,7 +44,10 @@ export interface SequencerOptions {
   readonly gap_give_up_ms: number;
   /** Held events per stream; bounds memory when a module races ahead of a lost event. */
   readonly reorder_buffer_max: number;
-  /** The clock (injected so tests and replays are deterministic). */
+  /**
+   * A monotonic clock in ms, on which gaps age (injected so tests and replays are deterministic).
+   * Not the wall clock: a step forward would skip every open gap at once (header).
+   */
   readonly now_ms: () => number;
 }
 
@@ -104,7 +113,7 @@ function checkOptions(o: SequencerOptions): void {
   if (o.gap_give_up_ms < o.reorder_window_ms) {
     throw new RangeError(`gap_give_up_ms: expected ≥ reorder_window_ms (${o.reorder_window_ms}), got ${o.gap_give_up_ms}`);
   }
-  if (typeof o.now_ms !== 'function') throw new TypeError('now_ms: expected a function returning epoch milliseconds');
+  if (typeof o.now_ms !== 'function') throw new TypeError('now_ms: expected a function returning monotonic milliseconds');
 }
 
 export class Sequencer<T> {
@@ -184,7 +193,7 @@ export class Sequencer<T> {
     const actions: TickAction<T>[] = [];
     for (const s of this.streams.values()) {
       if (s.held.size === 0) continue;
-      // A wall clock stepped back (NTP fixing a PC's clock) leaves these times ahead of now; they
+      // A clock stepped back (a wall clock given as now_ms) leaves these times ahead of now; they
       // count from now instead, or the gap would wait out the length of the step (an hour's step:
       // an hour with the stream frozen and no resync asked).
       for (const h of s.held.values()) if (h.arrived_ms > now) h.arrived_ms = now;
@@ -222,7 +231,7 @@ export class Sequencer<T> {
   /**
    * The stream's open gap: the seqs missing before the lowest held one, since when its age counts
    * (as `tick` counts it), and when it is skipped (null: `gap_give_up_ms` is Infinity); null when
-   * nothing is held.
+   * nothing is held. Times on the `now_ms` clock.
    */
   gap(module: string, stream: string): { from: number; to: number; sinceMs: number; skipAtMs: number | null } | null {
     const s = this.byModule.get(module)?.get(stream);

@@ -8,6 +8,7 @@ import { AgentError } from './errors.ts';
 import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
 import type { Rule } from './rule.ts';
 import { DB, TestSite, T0 } from './test-support.ts';
+import { assignJob, stockReorder } from './rules/index.ts';
 
 let site: TestSite;
 afterEach(() => site?.close());
@@ -269,6 +270,54 @@ describe('runs, deduplication and withdrawal', () => {
   it('a run whose submit fails leaves no newest tag behind: an agent restarted after it still sees the change', () => {
     const r = failedSubmitThen((_, inbox) => new Agent({ catalog: site.catalog, database: DB, inbox, clock: site.clock, onWarning: () => undefined }));
     expect(r.created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+  });
+});
+
+describe('a change-reading rule that fails in one run', () => {
+  it('reads, in its next run, the changes of the run it failed in: the reorder it missed is proposed then, and the other rules went on', () => {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 20 });
+    site.job({ job_id: 'J-1' });
+    site.commit();
+    let fail = false;
+    const flaky: Rule = { ...stockReorder, evaluate: (ctx) => (fail ? (() => { throw new Error('read failed'); })() : stockReorder.evaluate(ctx)) };
+    const { agent } = site.agentAndInbox({ agent: { rules: [assignJob, flaky] } });
+    expect(agent.run().created).toEqual([]);
+    site.stock('BOLT', 'A', { on_hand: 2 });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    site.nowMs += 60_000;
+    fail = true;
+    const failedRun = agent.run();
+    expect(failedRun.ruleErrors).toEqual([{ ruleId: 'stock-reorder', message: 'read failed' }]);
+    expect(failedRun.created.map((p) => p.ruleId)).toEqual(['assign-job']);
+    fail = false;
+    site.nowMs += 60_000;
+    const next = agent.run();
+    expect(next.created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+    expect(next.created[0]!.explanation).toMatch(/\(was 20\)/);
+    // Once it ran through, it reads from the newest run again: nothing twice.
+    site.nowMs += 60_000;
+    expect(agent.run().created).toEqual([]);
+  });
+});
+
+describe('a run after a changed threshold whose submit fails', () => {
+  it('leaves the next run reading every row: a row already under the raised reorder point is still proposed', () => {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 28 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    expect(agent.run().created).toHaveLength(0); // 28, above the default reorder point 5
+    agent.reconfigure({ reorderByItem: { BOLT: { reorderPoint: 50, orderUpTo: 100 } } });
+    site.nowMs += 60_000;
+    const submit = vi.spyOn(inbox, 'submit').mockImplementationOnce(() => {
+      throw new Error('disk full');
+    });
+    expect(() => agent.run()).toThrow('disk full');
+    submit.mockRestore();
+    site.nowMs += 60_000;
+    expect(agent.run().created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 72, position_before: 28 }]);
   });
 });
 

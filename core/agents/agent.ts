@@ -149,6 +149,13 @@ export class Agent {
   private lastRunId = '';
   /** The next run reads no baseline: every row counts as changed (`reevaluateAll`). */
   private everyRowNext = false;
+  /**
+   * Per rule that failed in the run that is now the baseline, the baseline it had then (null:
+   * every row): its next run reads the changes from there, so what changed in the run it failed
+   * is not lost to it (a `stock-reorder` that threw once would never propose the crossing it
+   * missed). Dropped once the rule runs through.
+   */
+  private failedBaselines = new Map<string, RuleContext['previousTags']>();
 
   constructor(o: AgentOptions) {
     this.o = o;
@@ -200,8 +207,14 @@ export class Agent {
         if (newest) this.previousTags[name] = newest;
       }
     }
+    return this.existingTags(this.previousTags);
+  }
+
+  /** Those of a baseline's tags that still exist (null: none, or no baseline: every row is new). */
+  private existingTags(tags: RuleContext['previousTags']): RuleContext['previousTags'] {
+    if (tags === null) return null;
     const out: Partial<Record<StateTable, string>> = {};
-    for (const [name, tag] of Object.entries(this.previousTags) as [StateTable, string][]) {
+    for (const [name, tag] of Object.entries(tags) as [StateTable, string][]) {
       if (this.table(name).tags.exists(tag)) out[name] = tag;
     }
     return Object.keys(out).length === 0 ? null : out;
@@ -269,8 +282,13 @@ export class Agent {
       // A rule that reads only what changed since the previous run (stock-reorder) sees every row
       // once after the thresholds changed: a row already under a raised reorder point has not
       // crossed it and would otherwise never be proposed.
+      // The flag stays until this run is the next one's baseline: a run whose submit fails with
+      // nothing in the inbox leaves the baseline where it was, and its successor must read every
+      // row again (else a row already under a raised reorder point is never proposed).
       const ctx = this.context(runId, tables, this.everyRowNext ? null : this.baseline(), nowMs);
-      this.everyRowNext = false;
+      // A rule that failed in the previous run reads from the baseline it had then.
+      const baselineOf = (rule: Rule): RuleContext['previousTags'] => (ctx.previousTags !== null && this.failedBaselines.has(rule.id) ? this.existingTags(this.failedBaselines.get(rule.id)!) : ctx.previousTags);
+      const nextFailedBaselines = new Map<string, RuleContext['previousTags']>();
       const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId])) as Record<StateTable, number | null>;
       const tags = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId === null ? null : tag])) as Record<StateTable, string | null>;
       const ruleErrors: RunResult['ruleErrors'] = [];
@@ -281,13 +299,15 @@ export class Agent {
       const evaluated: { rule: Rule; drafts: ReturnType<Rule['evaluate']>; read: Set<StateTable> }[] = [];
       let drafts = 0;
       for (const rule of this.rules) {
-        const rec = this.recording(ctx);
+        const own = baselineOf(rule);
+        const rec = this.recording(own === ctx.previousTags ? ctx : Object.freeze({ ...ctx, previousTags: own }));
         try {
           const ds = rule.evaluate(rec.ctx);
           drafts += ds.length;
           evaluated.push({ rule, drafts: ds, read: rec.read });
         } catch (e) {
           failed(rule, e);
+          nextFailedBaselines.set(rule.id, own);
         }
       }
       const ran = new Set(evaluated.map((x) => x.rule.id));
@@ -315,16 +335,22 @@ export class Agent {
       const duplicates: string[] = [];
       const broken = new Set<string>();
       for (const { rule, drafts: ds, read } of evaluated) {
+        const ruleInputs: ProposalInput[] = [];
+        const ruleDuplicates: string[] = [];
         try {
           for (const d of ds) {
             const key = situationKey(rule.id, d.action, this.keyParams(rule, d));
-            if (openKeys.has(key)) duplicates.push(key);
-            else inputs.push(this.toInput(rule, d, key, read, tables, tags, runId));
+            if (openKeys.has(key)) ruleDuplicates.push(key);
+            else ruleInputs.push(this.toInput(rule, d, key, read, tables, tags, runId));
           }
+          inputs.push(...ruleInputs);
+          duplicates.push(...ruleDuplicates);
         } catch (e) {
-          // As a rule that failed to evaluate: its drafts so far stand, its proposals are not withdrawn.
+          // As a rule that failed to evaluate: none of its drafts is proposed (not those before
+          // the one that failed either), and its proposals are not withdrawn.
           broken.add(rule.id);
           failed(rule, e);
+          nextFailedBaselines.set(rule.id, baselineOf(rule));
         }
       }
       const kept = withdrawals.filter((w) => !broken.has(w.ruleId)).map(({ ruleId: _, ...w }) => w);
@@ -342,10 +368,16 @@ export class Agent {
         // run — or a restart, from the newest agent-* tag — reads these changes again, and a
         // situation first seen now is proposed then. Proposals the inbox holds keep their tag.
         if (!this.o.inbox.openProposals().some((p) => p.runId === runId)) this.dropRunTag(tag, tables);
-        else this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
+        else {
+          this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
+          this.everyRowNext = false;
+          this.failedBaselines = nextFailedBaselines;
+        }
         throw e;
       }
       this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
+      this.everyRowNext = false;
+      this.failedBaselines = nextFailedBaselines;
       for (const name of STATE_TABLES) {
         const id = tables[name].snapshotId;
         if (id !== null) this.checkedThrough.set(name, id);

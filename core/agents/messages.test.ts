@@ -171,4 +171,36 @@ describe('what a run stores', () => {
     expect(r.created).toEqual([]);
     expect(r.ruleErrors).toEqual([{ ruleId: 'careless', message: expect.stringMatching(/rule careless: message 'careless\.(risk|why)' has no English template/) }]);
   });
+
+  it('a rule whose second draft has no English template proposes nothing, not its first draft either, and the other rules go on', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1' });
+    site.job({ job_id: 'J-2' });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const halfCareless: Rule = {
+      id: 'half-careless',
+      version: '1',
+      description: 'says the first thing and not the second',
+      messages: { 'half-careless.x': { en: 'job {job}', nb: 'jobb {job}', de: 'Auftrag {job}' } },
+      evaluate: (ctx) =>
+        ctx.tables.work_queue.scan().map((r) => ({
+          action: 'note',
+          module: null,
+          params: { job_id: String(r.job_id) },
+          keyParams: ['job_id'],
+          risk: 'low' as const,
+          riskReason: msg('half-careless.x', { job: String(r.job_id) }),
+          explanation: msg(r.job_id === 'J-2' ? 'half-careless.missing' : 'half-careless.x', { job: String(r.job_id) }),
+          evidence: [],
+        })),
+      recheck: () => ({ holds: true }),
+      effectSeen: () => false,
+    };
+    const { agent } = site.agentAndInbox({ agent: { rules: [halfCareless, ...DEFAULT_RULES] } });
+    const r = agent.run();
+    expect(r.created.filter((p) => p.ruleId === 'half-careless')).toEqual([]);
+    expect(r.created.filter((p) => p.ruleId === 'assign-job').map((p) => p.params)).toEqual([{ job_id: 'J-1', resource_id: 'M-1' }]);
+    expect(r.ruleErrors).toEqual([{ ruleId: 'half-careless', message: expect.stringMatching(/message 'half-careless\.missing' has no English template/) }]);
+  });
 });

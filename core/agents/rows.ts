@@ -78,10 +78,14 @@ export function byQueueOrder(a: Job, b: Job): number {
 /** A released job nobody runs yet. */
 export const waitingToStart = (j: Job): boolean => j.status === 'released' && j.assigned_resource === null;
 
-/** on_hand − reserved (nulls as 0). */
-export const available = (r: Row): number => (n(r.on_hand) ?? 0) - (n(r.reserved) ?? 0);
-/** What open purchase orders bring (null as 0). */
-export const inbound = (r: Row): number => n(r.inbound) ?? 0;
+/**
+ * on_hand − reserved (nulls as 0). A reservation is a quantity promised to orders and never less
+ * than none: a negative `reserved` (a module's correction sent as a delta, a bad count) counts as
+ * 0, or it would add stock that is not there (a job released on material the shelf does not hold).
+ */
+export const available = (r: Row): number => (n(r.on_hand) ?? 0) - Math.max(0, n(r.reserved) ?? 0);
+/** What open purchase orders bring (null, or a negative that is no order, as 0). */
+export const inbound = (r: Row): number => Math.max(0, n(r.inbound) ?? 0);
 /** available + inbound: what the item will have once open purchase orders arrive. */
 export const position = (r: Row): number => available(r) + inbound(r);
 

@@ -365,3 +365,46 @@ describe('stock-reorder (changelog-triggered)', () => {
     expect(agent.effectSeen(p)).toBe(false);
   });
 });
+
+describe('stock quantities a module got wrong (negative reserved or inbound)', () => {
+  it('counts a negative reservation as none: it adds no stock, so a job the shelf cannot cover is not released', () => {
+    site.job({ job_id: 'J-1', status: 'blocked', blocked_reason: 'material short: BOLT', material_item: 'BOLT', material_qty: 25 });
+    site.stock('BOLT', 'A', { on_hand: 10, reserved: -20 }); // 10 on the shelf, whatever commerce says
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    expect(agent.run().created.filter((p) => p.ruleId === 'release-blocked-job')).toEqual([]);
+  });
+
+  it('counts a negative inbound as no order: it does not trigger a reorder nor enlarge it', () => {
+    site.stock('NUT', 'A', { on_hand: 10, reserved: 0, inbound: -30 }); // position 10, above 5
+    site.stock('BOLT', 'A', { on_hand: 2, reserved: 0, inbound: -30 }); // position 2: order 18, not 48
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const re = agent.run().created.filter((p) => p.ruleId === 'stock-reorder');
+    expect(re.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+  });
+});
+
+describe('idle-resource with an approved assignment on its way to the module', () => {
+  it('does not flag the promised resource, nor count the promised job as waiting; its open notice is withdrawn', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'pick', priority: 5 });
+    site.resource('M-1', 'pick', 'free', T0 - 40 * 60_000);
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const first = agent.run().created;
+    const assign = first.find((p) => p.ruleId === 'assign-job')!;
+    const idle = first.find((p) => p.ruleId === 'idle-resource')!;
+    expect(idle.params).toMatchObject({ resource_id: 'M-1', waiting_jobs: ['J-1'] });
+    // Lena puts M-1 to work on J-1; the module has not answered yet, so M-1 still shows free.
+    expect(await inbox.decide(assign.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'approved' });
+    // A second pick resource idle as long: J-1 is promised M-1, so nothing waits for it either.
+    site.resource('M-2', 'pick', 'free', T0 - 40 * 60_000);
+    site.commit();
+    site.nowMs += 60_000;
+    const r = agent.run();
+    expect(r.created.filter((p) => p.ruleId === 'idle-resource')).toEqual([]);
+    expect(r.withdrawn.map((p) => p.id)).toEqual([idle.id]);
+    expect(inbox.get(idle.id)!.withdrawnReason).toMatch(new RegExp(`^resource M-1 is promised to job J-1 by the approved ${assign.id}`));
+  });
+});

@@ -13,8 +13,11 @@ import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 /** Per context (its `underway` list is its own): what `promised` found. */
 const promisedOf = new WeakMap<readonly unknown[], Map<string, { job: string; proposal: string }>>();
 
-/** The underway assignments whose job still waits to start: resource id → {job, proposal}. */
-function promised(ctx: RuleContext): Map<string, { job: string; proposal: string }> {
+/**
+ * The underway assignments whose job still waits to start: resource id → {job, proposal}. Also
+ * idle-resource's: a resource promised so is not idle, and its job no longer waits for one.
+ */
+export function promised(ctx: RuleContext): Map<string, { job: string; proposal: string }> {
   const cached = promisedOf.get(ctx.underway);
   if (cached) return cached;
   const out = new Map<string, { job: string; proposal: string }>();

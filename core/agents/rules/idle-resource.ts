@@ -2,11 +2,16 @@
 // (released and unassigned, or blocked, with its capability). A notice for the shift lead: no
 // module carries it out, so approving it only records that someone looked. The idle period
 // (`idle_since`) is part of the situation.
+//
+// An approved assignment on its way to the module (RuleContext.underway, assign-job's `promised`)
+// has taken its resource and its job: the resource is not flagged (the person has just put it to
+// work) and the job does not count as waiting; an open notice for such a resource no longer holds.
 
 import { groupedOnce, isoMs, job, resource } from '../rows.ts';
 import { msg, resourceState } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
+import { promised } from './assign-job.ts';
 
 const WAITING_LISTED_MAX = 10;
 
@@ -18,12 +23,13 @@ function waitingFor(ctx: RuleContext, capability: string): Row[] {
     const j = job(r);
     return j.capability !== null && ((j.status === 'released' && j.assigned_resource === null) || j.status === 'blocked') ? j.capability : undefined;
   });
-  return [...(groups.get(capability) ?? [])];
+  const promisedJobs = new Set([...promised(ctx).values()].map((x) => x.job));
+  return (groups.get(capability) ?? []).filter((r) => !promisedJobs.has(String(r.job_id)));
 }
 
 export const idleResource: Rule = {
   id: 'idle-resource',
-  version: '1',
+  version: '2',
   description: 'Flag a resource idle (free for a while) while work with its capability waits.',
   messages: {
     'idle-resource.explanation': {
@@ -34,6 +40,11 @@ export const idleResource: Rule = {
     'idle-resource.kindUnknown': { en: 'resource', nb: 'ressurs', de: 'Ressource' },
     'idle-resource.risk': { en: 'a notice: nothing is sent to any module', nb: 'et varsel: ingenting sendes til noen modul', de: 'ein Hinweis: an kein Modul wird etwas gesendet' },
     'idle-resource.recheckState': { en: 'resource {resource} is now {state} (since {since})', nb: 'ressurs {resource} er nå {state} (siden {since})', de: 'Ressource {resource} ist jetzt {state} (seit {since})' },
+    'idle-resource.recheckPromised': {
+      en: 'resource {resource} is promised to job {job} by the approved {proposal}',
+      nb: 'ressurs {resource} er lovet bort til jobb {job} av den godkjente {proposal}',
+      de: 'Ressource {resource} ist Auftrag {job} durch den genehmigten {proposal} zugesagt',
+    },
     'idle-resource.recheckNoWork': { en: 'no work needing {capability} waits any more', nb: 'ingen jobb som trenger {capability} venter lenger', de: 'es wartet keine Arbeit mit Bedarf an {capability} mehr' },
   },
 
@@ -42,6 +53,7 @@ export const idleResource: Rule = {
     for (const r of ctx.tables.resources.scan()) {
       const x = resource(r);
       if (x.state !== 'free' || x.capability === null || x.since_ms === null || ctx.nowMs - x.since_ms < ctx.config.idleMsMin) continue;
+      if (promised(ctx).has(x.resource_id)) continue;
       const waiting = waitingFor(ctx, x.capability);
       if (waiting.length === 0) continue;
       const idleMin = Math.round((ctx.nowMs - x.since_ms) / 60_000);
@@ -77,6 +89,8 @@ export const idleResource: Rule = {
     if (x.state !== 'free' || x.since_ms === null || isoMs(x.since_ms) !== p.params.idle_since) {
       return gone(msg('idle-resource.recheckState', { resource: x.resource_id, state: resourceState(x.state), since: x.since_ms === null ? '?' : isoMs(x.since_ms) }));
     }
+    const promise = promised(ctx).get(x.resource_id);
+    if (promise) return gone(msg('idle-resource.recheckPromised', { resource: x.resource_id, job: promise.job, proposal: promise.proposal }));
     if (x.capability === null || waitingFor(ctx, x.capability).length === 0) return gone(msg('idle-resource.recheckNoWork', { capability: String(x.capability) }));
     return HOLDS;
   },

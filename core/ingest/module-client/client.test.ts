@@ -1,5 +1,5 @@
 // ModuleClient against a real embedded aedes broker on 127.0.0.1 (port 0).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,10 +17,10 @@ interface Broker {
   close(): Promise<void>;
 }
 
-async function startBroker(): Promise<Broker> {
+async function startBroker(listenPort = 0): Promise<Broker> {
   const aedes = await Aedes.createBroker();
   const server = net.createServer(aedes.handle);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(listenPort, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   const seen = new Set<string>();
   const waiting = new Map<string, (() => void)[]>();
@@ -181,6 +181,42 @@ describe('ModuleClient', () => {
     expect(events().map((e) => e.source.seq)).toEqual([1, 2, 3, 4]); // was [4, 1, 2, 3]
   });
 
+  it('sends a backlog beyond 65 535 events (mqtt.js packet ids) once the broker is back: none lost, none held in memory', async () => {
+    // 65 600 appends and PUBACKs with synchronous=FULL: on tmpfs where there is one, or it takes minutes.
+    const shm = existsSync('/dev/shm') ? mkdtempSync(join('/dev/shm', 'tilstand-module-client-')) : dir;
+    const deadUrl = await unreachableUrl();
+    let late: Broker | undefined;
+    try {
+      const c = open({ url: deadUrl, outboxPath: join(shm, 'outbox.db'), events_inflight_max: 500 });
+      const N = 65_600;
+      let acked = 0;
+      for (let q = 1; q <= N; q++) c.publish('stock', 'u', row(q - 1), row(q), CONTRACT).then(() => acked++, () => undefined);
+      // While the broker is away, mqtt.js holds no more than the window.
+      expect(Object.keys((c as unknown as { mqtt: { outgoing: object } }).mqtt.outgoing).length).toBeLessThanOrEqual(500);
+      late = await startBroker(Number(new URL(deadUrl).port));
+      const seen = new Set<number>();
+      late.aedes.on('publish', (packet, client) => {
+        if (client && packet.topic === 'tilstand/s1/events/inventory/stock') seen.add((JSON.parse(packet.payload.toString()) as Envelope).source.seq);
+      });
+      // Bounded: until every publish settled, or nothing moved for 5 s, or 100 s.
+      const until = Date.now() + 100_000;
+      let last = -1;
+      let lastMoved = Date.now();
+      while (acked < N && Date.now() < until && Date.now() - lastMoved < 5_000) {
+        if (acked !== last) [last, lastMoved] = [acked, Date.now()];
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const missing = [];
+      for (let q = 1; q <= N && missing.length < 10; q++) if (!seen.has(q)) missing.push(q);
+      expect(missing).toEqual([]);
+      expect(acked).toBe(N);
+    } finally {
+      for (const c of clients.splice(0)) await c.close();
+      await late?.close();
+      if (shm !== dir) rmSync(shm, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('answers a resync request by republishing the stream from its outbox', async () => {
     const c = open();
     await c.connected();
@@ -214,6 +250,30 @@ describe('ModuleClient', () => {
     await waitFor(() => events().length === 2, 'the kept events');
     expect(events().map((e) => e.source.seq)).toEqual([4, 5]);
     expect(warnings.some((w) => /keeps only 4 and later; 1\.\.3 cannot be resent/.test(w))).toBe(true);
+  });
+
+  it('holds a command the broker delivers before onCommand is called, and runs it once a handler is set', async () => {
+    const c1 = open();
+    await c1.connected();
+    c1.onCommand(() => ({ ok: true }));
+    await broker.subscribed('tilstand/s1/commands/inventory');
+    await c1.close();
+    clients.length = 0;
+    // While the module is away Tilstand sends a command; the broker keeps it in the module's session
+    // and delivers it as soon as the module is back, before the module has set its handler.
+    await observer.publishAsync('tilstand/s1/commands/inventory', JSON.stringify({ command_id: 'cmd-early', action: 'release', job_id: 'J1' }), { qos: 1 });
+    const acks = () => received.filter((m) => m.topic === 'tilstand/s1/acks/inventory').map((m) => JSON.parse(m.text));
+    const c2 = open();
+    await c2.connected();
+    await new Promise((r) => setTimeout(r, 300));
+    const seen: unknown[] = [];
+    c2.onCommand((cmd) => {
+      seen.push(cmd.command_id);
+      return { ok: true, result: { released: cmd.job_id } };
+    });
+    await waitFor(() => acks().length >= 1, 'the ack');
+    expect(acks()[0]).toMatchObject({ command_id: 'cmd-early', ok: true, result: { released: 'J1' } }); // was ok: false, "this.handler is not a function", stored for good
+    expect(seen).toEqual(['cmd-early']);
   });
 
   it('runs each command once, acks it, and answers a redelivered command with the stored ack', async () => {

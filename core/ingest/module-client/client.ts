@@ -11,11 +11,12 @@
 //
 // Concurrency: one client per outbox file. Calls may interleave; commands run one at a time in
 // arrival order. Invariants: an event is on disk before its first PUBLISH; a publish() promise
-// resolves only after PUBACK and is rejected by close() otherwise (the event stays in the outbox).
+// resolves only after PUBACK and is rejected by close() otherwise (the event stays in the outbox);
+// at most events_inflight_max events are in mqtt.js's hands at once, the rest wait on disk.
 
 import mqtt, { type MqttClient } from 'mqtt';
 import { checkEnvelope, eventTopic, NAME_PATTERN, parseJsonSafely, type ContractRef, type Envelope, type Op, type RowImage } from '../envelope.ts';
-import { Outbox, type OutboxEvent, type OutboxOptions } from './outbox.ts';
+import { Outbox, type OutboxEvent, type OutboxKey, type OutboxOptions } from './outbox.ts';
 
 export interface ModuleClientOptions extends Partial<OutboxOptions> {
   readonly url: string;
@@ -31,6 +32,13 @@ export interface ModuleClientOptions extends Partial<OutboxOptions> {
   readonly payload_bytes_max?: number;
   /** Most events republished for one resync request. */
   readonly resync_events_max?: number;
+  /**
+   * Most events handed to mqtt.js at once (PUBLISHed or queued offline, not yet PUBACKed); the rest
+   * wait in the outbox on disk. Below 65 535: mqtt.js numbers packets with 16-bit ids, and a
+   * backlog beyond that (a broker down for hours) overwrote the oldest events in its memory store,
+   * so they were never sent, while every event of the backlog was held in memory.
+   */
+  readonly events_inflight_max?: number;
   /** Largest command or resync request read, in bytes. */
   readonly request_bytes_max?: number;
   /** Wait before reconnecting, in ms. */
@@ -58,6 +66,9 @@ export interface CommandAck {
   readonly ts_ms: number;
 }
 
+/** Commands kept in memory while no handler is set (Tilstand resends an unanswered one every minute). */
+const COMMANDS_HELD_MAX = 1_000;
+
 interface Waiter {
   resolve: () => void;
   reject: (e: Error) => void;
@@ -70,10 +81,26 @@ export class ModuleClient {
   private readonly mqtt: MqttClient;
   private readonly now: () => number;
   private readonly warn: (m: string) => void;
-  private readonly limits: { payload_bytes_max: number; resync_events_max: number; request_bytes_max: number };
-  /** `stream\0seq` → callers waiting for that event's PUBACK; present while a PUBLISH is in flight. */
-  private readonly inflight = new Map<string, Waiter[]>();
+  private readonly limits: { payload_bytes_max: number; resync_events_max: number; request_bytes_max: number; events_inflight_max: number };
+  /** `stream\0seq` → callers waiting for that event's PUBACK; present while it is queued or in flight. */
+  private readonly waiters = new Map<string, Waiter[]>();
+  /** Events handed to mqtt.js (`stream\0seq`), at most `events_inflight_max`. */
+  private readonly inflight = new Set<string>();
+  /**
+   * Events to hand to mqtt.js when the window has room, in order (keys only: payloads stay on
+   * disk): `queue` from `queueHead` on, and their `stream\0seq` in `queued`. (An array with a head
+   * index: taking the first of a Map that had many deleted made a 60 000-event backlog quadratic.)
+   */
+  private queue: OutboxKey[] = [];
+  private queueHead = 0;
+  private readonly queued = new Set<string>();
   private handler: CommandHandler | undefined;
+  /**
+   * Commands that arrived before onCommand() set a handler (the broker delivers what it kept for
+   * the session right after CONNACK), at most COMMANDS_HELD_MAX. Run once a handler is set; they
+   * were run with none and their refusal ("this.handler is not a function") stored for good.
+   */
+  private heldCommands: Buffer[] = [];
   private commandChain: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly topics: { commands: string; acks: string; resync: string };
@@ -91,10 +118,12 @@ export class ModuleClient {
       payload_bytes_max: options.payload_bytes_max ?? 256 * 1024,
       resync_events_max: options.resync_events_max ?? 10_000,
       request_bytes_max: options.request_bytes_max ?? 64 * 1024,
+      events_inflight_max: options.events_inflight_max ?? 1_000,
     };
     for (const [k, v] of Object.entries(this.limits)) {
       if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${k}: expected an integer ≥ 1, got ${String(v)}`);
     }
+    if (this.limits.events_inflight_max > 60_000) throw new RangeError(`events_inflight_max: expected an integer from 1 to 60000, got ${this.limits.events_inflight_max}`);
     const base = `tilstand/${this.site}`;
     this.topics = { commands: `${base}/commands/${this.module}`, acks: `${base}/acks/${this.module}`, resync: `${base}/resync/${this.module}` };
     this.outbox = new Outbox(options.outboxPath, options);
@@ -121,7 +150,7 @@ export class ModuleClient {
     // run, it leads mqtt.js's offline queue, which is sent before 'connect' is emitted. Sent only
     // from onConnect, it went out after an event published before the first CONNACK (per-stream
     // order broken on the wire: Tilstand held the new event behind the gap, or asked a resync).
-    for (const event of this.outbox.unacked()) this.send(event).catch(() => undefined);
+    this.resendUnacked();
   }
 
   /** Resolves once the client has connected for the first time. */
@@ -164,6 +193,10 @@ export class ModuleClient {
   onCommand(handler: CommandHandler): void {
     const first = this.handler === undefined;
     this.handler = handler;
+    if (first) {
+      for (const payload of this.heldCommands) this.queueCommand(payload);
+      this.heldCommands = [];
+    }
     if (first) this.mqtt.subscribe(this.topics.commands, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.commands}: ${e.message}`));
   }
 
@@ -174,52 +207,100 @@ export class ModuleClient {
     // A command still running finishes on its own; its ack is not stored once the outbox is closed.
     await this.mqtt.endAsync(true).catch(() => undefined);
     const err = new Error('module client closed before PUBACK; the event stays in the outbox and is sent on the next start');
-    for (const waiters of this.inflight.values()) for (const w of waiters) w.reject(err);
+    for (const waiters of this.waiters.values()) for (const w of waiters) w.reject(err);
+    this.waiters.clear();
     this.inflight.clear();
+    this.queued.clear();
+    this.queue = [];
     this.outbox.close();
   }
 
   // -------------------------------------------------------------------------------------------
 
-  private send(event: OutboxEvent): Promise<void> {
+  /**
+   * Resolves on the event's PUBACK. The event is queued and handed to mqtt.js once fewer than
+   * `events_inflight_max` are in flight; an event queued or in flight already is not sent twice.
+   */
+  private send(event: OutboxKey): Promise<void> {
     const key = `${event.stream}\u0000${event.seq}`;
     return new Promise<void>((resolve, reject) => {
-      const waiting = this.inflight.get(key);
-      if (waiting) {
-        waiting.push({ resolve, reject });
-        return;
+      const waiting = this.waiters.get(key);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.waiters.set(key, [{ resolve, reject }]);
+      if (this.inflight.has(key) || this.queued.has(key)) return;
+      this.enqueue(key, event);
+      this.pump();
+    });
+  }
+
+  /** Queues every unacknowledged event that is neither queued nor in flight (no caller waits on it). */
+  private resendUnacked(): void {
+    for (const event of this.outbox.unackedKeys()) {
+      const key = `${event.stream}\u0000${event.seq}`;
+      if (!this.inflight.has(key) && !this.queued.has(key)) this.enqueue(key, event);
+    }
+    this.pump();
+  }
+
+  private enqueue(key: string, event: OutboxKey): void {
+    this.queued.add(key);
+    this.queue.push({ stream: event.stream, seq: event.seq });
+  }
+
+  /** Hands queued events to mqtt.js, oldest first, while the in-flight window has room. */
+  private pump(): void {
+    while (!this.closed && this.inflight.size < this.limits.events_inflight_max && this.queueHead < this.queue.length) {
+      const event = this.queue[this.queueHead++]!;
+      if (this.queueHead >= 1024 && this.queueHead * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.queueHead);
+        this.queueHead = 0;
       }
-      this.inflight.set(key, [{ resolve, reject }]);
+      const key = `${event.stream}\u0000${event.seq}`;
+      this.queued.delete(key);
+      const payload = this.outbox.payload(event.stream, event.seq);
+      if (payload === undefined) {
+        // Pruned since it was queued (a resync of an old, acknowledged event): nothing to resend.
+        for (const w of this.waiters.get(key) ?? []) w.resolve();
+        this.waiters.delete(key);
+        continue;
+      }
+      this.inflight.add(key);
       const topic = eventTopic(this.site, this.module, event.stream);
-      this.mqtt.publish(topic, event.payload, { qos: 1 }, (err) => {
+      this.mqtt.publish(topic, payload, { qos: 1 }, (err) => {
         if (this.closed) return; // close() settles the waiters
-        const waiters = this.inflight.get(key) ?? [];
+        const waiters = this.waiters.get(key) ?? [];
+        this.waiters.delete(key);
         this.inflight.delete(key);
         if (err) {
           for (const w of waiters) w.reject(err);
-          return;
+        } else {
+          this.outbox.markAcked(event.stream, event.seq, this.now());
+          for (const w of waiters) w.resolve();
         }
-        this.outbox.markAcked(event.stream, event.seq, this.now());
-        for (const w of waiters) w.resolve();
+        this.pump();
       });
-    });
+    }
   }
 
   private onConnect(): void {
     this.mqtt.subscribe(this.topics.resync, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.resync}: ${e.message}`));
     if (this.handler) this.mqtt.subscribe(this.topics.commands, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.commands}: ${e.message}`));
     // Events stored by an earlier run (or whose PUBLISH failed) and not in flight now.
-    for (const event of this.outbox.unacked()) {
-      if (!this.inflight.has(`${event.stream}\u0000${event.seq}`)) this.send(event).catch(() => undefined);
-    }
+    this.resendUnacked();
   }
 
   private onMessage(topic: string, payload: Buffer): void {
     if (this.closed) return;
     if (topic === this.topics.resync) this.onResync(payload);
     else if (topic === this.topics.commands) {
-      this.commandChain = this.commandChain.then(() => this.onCommandMessage(payload)).catch((e) => this.warn(`command: ${(e as Error).message}`));
+      if (this.handler) this.queueCommand(payload);
+      else if (this.heldCommands.length < COMMANDS_HELD_MAX) this.heldCommands.push(payload);
+      else this.warn(`command dropped: ${COMMANDS_HELD_MAX} commands wait for onCommand() already (Tilstand sends it again)`);
     }
+  }
+
+  private queueCommand(payload: Buffer): void {
+    this.commandChain = this.commandChain.then(() => this.onCommandMessage(payload)).catch((e) => this.warn(`command: ${(e as Error).message}`));
   }
 
   private readRequest(payload: Buffer, what: string): Record<string, unknown> | undefined {

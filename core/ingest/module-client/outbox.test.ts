@@ -37,6 +37,20 @@ describe('Outbox', () => {
     o.close();
   });
 
+  it('prunes an event acknowledged after the retention line passed it (a backlog acked late)', () => {
+    const o = new Outbox(join(dir, 'o.db'), { events_acked_kept_max: 2 });
+    for (let i = 0; i < 5; i++) o.append('a', 0, (seq) => String(seq));
+    o.markAcked('a', 5, 1); // the line is at 3; 1..3 are not acknowledged yet, nothing goes
+    expect(o.from('a', 0, 10).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    o.markAcked('a', 1, 1);
+    o.markAcked('a', 3, 1);
+    expect(o.from('a', 0, 10).map((e) => e.seq)).toEqual([2, 4, 5]);
+    o.markAcked('a', 2, 1);
+    o.markAcked('a', 4, 1);
+    expect(o.from('a', 0, 10).map((e) => e.seq)).toEqual([4, 5]);
+    o.close();
+  });
+
   it('a build that throws consumes no seq', () => {
     const o = new Outbox(join(dir, 'o.db'));
     expect(() => o.append('a', 0, () => { throw new Error('bad'); })).toThrow('bad');

@@ -27,9 +27,12 @@ export const DEFAULT_OUTBOX_OPTIONS: OutboxOptions = {
   commands_kept_max: 10_000,
 };
 
-export interface OutboxEvent {
+export interface OutboxKey {
   readonly stream: string;
   readonly seq: number;
+}
+
+export interface OutboxEvent extends OutboxKey {
   readonly payload: string;
 }
 
@@ -51,13 +54,23 @@ export class Outbox {
   private readonly db: Database.Database;
   private readonly options: OutboxOptions;
   private unackedCount: number;
+  /**
+   * Per stream, the seq up to which the acknowledged events were pruned; an event at or below it
+   * that was unacknowledged then is deleted when it is acknowledged. (Pruning everything up to the
+   * retention line on each ack scanned every unacknowledged event below it: after a long outage
+   * the backlog's acks were quadratic, minutes of a blocked event loop for 60 000 events.)
+   */
+  private readonly prunedTo = new Map<string, number>();
   private readonly stmt: {
     lastSeq: Database.Statement<[string], { last_seq: number }>;
     setSeq: Database.Statement<[string, number]>;
     insert: Database.Statement<[string, number, string, number]>;
     ack: Database.Statement<[number, string, number]>;
-    prune: Database.Statement<[string, number]>;
+    prune: Database.Statement<[string, number, number]>;
+    pruneOne: Database.Statement<[string, number]>;
     unacked: Database.Statement<[], OutboxEvent>;
+    unackedKeys: Database.Statement<[], OutboxKey>;
+    get: Database.Statement<[string, number], { payload: string }>;
     from: Database.Statement<[string, number, number], OutboxEvent>;
     oldest: Database.Statement<[string], { seq: number | null }>;
     countUnacked: Database.Statement<[], { n: number }>;
@@ -86,8 +99,11 @@ export class Outbox {
       setSeq: this.db.prepare('INSERT INTO streams (stream, last_seq) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET last_seq = excluded.last_seq'),
       insert: this.db.prepare('INSERT INTO events (stream, seq, payload, created_ms) VALUES (?, ?, ?, ?)'),
       ack: this.db.prepare('UPDATE events SET acked_ms = ? WHERE stream = ? AND seq = ? AND acked_ms IS NULL'),
-      prune: this.db.prepare('DELETE FROM events WHERE stream = ? AND seq <= ? AND acked_ms IS NOT NULL'),
+      prune: this.db.prepare('DELETE FROM events WHERE stream = ? AND seq > ? AND seq <= ? AND acked_ms IS NOT NULL'),
+      pruneOne: this.db.prepare('DELETE FROM events WHERE stream = ? AND seq = ? AND acked_ms IS NOT NULL'),
       unacked: this.db.prepare('SELECT stream, seq, payload FROM events WHERE acked_ms IS NULL ORDER BY stream, seq'),
+      unackedKeys: this.db.prepare('SELECT stream, seq FROM events WHERE acked_ms IS NULL ORDER BY stream, seq'),
+      get: this.db.prepare('SELECT payload FROM events WHERE stream = ? AND seq = ?'),
       from: this.db.prepare('SELECT stream, seq, payload FROM events WHERE stream = ? AND seq >= ? ORDER BY seq LIMIT ?'),
       oldest: this.db.prepare('SELECT MIN(seq) AS seq FROM events WHERE stream = ?'),
       countUnacked: this.db.prepare('SELECT COUNT(*) AS n FROM events WHERE acked_ms IS NULL'),
@@ -124,11 +140,26 @@ export class Outbox {
     const changed = this.stmt.ack.run(now_ms, stream, seq).changes;
     if (changed > 0) this.unackedCount--;
     const keepFrom = this.lastSeq(stream) - this.options.events_acked_kept_max;
-    if (keepFrom > 0) this.stmt.prune.run(stream, keepFrom);
+    const pruned = this.prunedTo.get(stream) ?? 0;
+    if (seq <= pruned) this.stmt.pruneOne.run(stream, seq);
+    if (keepFrom > pruned) {
+      this.stmt.prune.run(stream, pruned, keepFrom);
+      this.prunedTo.set(stream, keepFrom);
+    }
   }
 
   unacked(): OutboxEvent[] {
     return this.stmt.unacked.all();
+  }
+
+  /** The stream and seq of every unacknowledged event, without payloads (a long outage's backlog stays on disk). */
+  unackedKeys(): OutboxKey[] {
+    return this.stmt.unackedKeys.all();
+  }
+
+  /** One event's payload; undefined when it was never stored or has been pruned. */
+  payload(stream: string, seq: number): string | undefined {
+    return this.stmt.get.get(stream, seq)?.payload;
   }
 
   /** Events of a stream from `seq` on (acknowledged or not), at most `limit`. */

@@ -65,6 +65,8 @@ export abstract class DemoModule {
   private saveQueued = false;
   /** `stop()` was called: it saved the state; nothing is saved after it. */
   private stopped = false;
+  /** `start()` was called (and loaded the saved state): only then does `stop()` save it. */
+  private started = false;
 
   constructor(module: string, o: DemoModuleOptions) {
     if (!Number.isSafeInteger(o.stepMs) || o.stepMs < DEMO_MIN_STEP_MS || o.stepMs > DEMO_MAX_STEP_MS) {
@@ -97,6 +99,7 @@ export abstract class DemoModule {
    */
   start(): void {
     this.load();
+    this.started = true;
     this.snapshot();
     this.timer = setInterval(() => this.step(), this.stepMs);
   }
@@ -110,7 +113,8 @@ export abstract class DemoModule {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.stopped = true;
-    this.saveOrWarn();
+    // A module never started holds the seed's state, not the saved one: saving it overwrote that.
+    if (this.started) this.saveOrWarn();
     await this.client.close();
   }
 

@@ -54,10 +54,33 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
   mkdirSync(o.outboxDir, { recursive: true, mode: 0o700 });
   const seed = o.seed ?? 1;
   const stepMs = o.stepMs ?? 1000;
-  const modules: DemoModule[] = [];
+  // Every module's credentials before any module is made: each one's client starts connecting (and
+  // reconnecting) as it is made, and a throw after the first left those running with no one to
+  // stop them (`tilstand demo` printed the error and never exited).
   for (const name of SITE_MODULES) {
-    const c = o.credentials[name];
-    if (!c) throw new Error(`no broker credentials for module '${name}'`);
+    if (!o.credentials[name]) throw new Error(`no broker credentials for module '${name}'`);
+  }
+  const modules: DemoModule[] = [];
+  try {
+    startAll(o, seed, stepMs, modules);
+  } catch (e) {
+    // Those made so far are closed (one not started saves nothing: its saved state stays as it was).
+    for (const m of modules) m.stop().catch(() => undefined);
+    throw e;
+  }
+  return {
+    connected: () => Promise.all(modules.map((m) => m.connected())).then(() => undefined),
+    modules,
+    stats: () => modules.map((m) => m.getStats()),
+    stop: async () => {
+      await Promise.all(modules.map((m) => m.stop()));
+    },
+  };
+}
+
+function startAll(o: DemoRunOptions, seed: number, stepMs: number, modules: DemoModule[]): void {
+  for (const name of SITE_MODULES) {
+    const c = o.credentials[name]!;
     modules.push(
       FACTORIES[name]({
         url: o.url,
@@ -74,12 +97,4 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
   }
   // Each connects (and reconnects) in the background; `connected()` waits for all.
   for (const m of modules) m.start();
-  return {
-    connected: () => Promise.all(modules.map((m) => m.connected())).then(() => undefined),
-    modules,
-    stats: () => modules.map((m) => m.getStats()),
-    stop: async () => {
-      await Promise.all(modules.map((m) => m.stop()));
-    },
-  };
 }

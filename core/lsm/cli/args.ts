@@ -142,6 +142,16 @@ export function parseArgs(argv: readonly string[], specs: FlagSpecs, command: st
   };
 }
 
+/**
+ * The value of a flag that names a file or directory, or undefined when it is not given. An empty
+ * value (`--warehouse "$W"` with W unset) is refused: resolved, it would be the current directory.
+ */
+export function pathOption(a: ParsedArgs, name: string, what: string): string | undefined {
+  const v = a.string(name);
+  if (v !== undefined && v.trim().length === 0) throw usageError(`option '--${name}': expected ${what}, got '${v}'`);
+  return v;
+}
+
 /** Usage text of a command's flags, one per line. */
 export function describeFlags(specs: FlagSpecs): string[] {
   return Object.entries(specs).map(([k, s]) => `--${k}${s.type === 'string' ? ` ${s.value ?? '<value>'}` : ''}${s.multiple ? ' (repeatable)' : ''}`);

@@ -3,7 +3,11 @@
 // slower than the table), and the aligned human tables.
 //
 // A consumer that goes away (`tilstand table scan … | head -1` → EPIPE) ends the output quietly:
-// `OutputClosed` is thrown to unwind the command, which then exits 0.
+// `OutputClosed` is thrown to unwind the command, which then exits 0. Any other write failure
+// (`… > out.jsonl` on a full disk: ENOSPC, EIO) is an error, exit 5: a truncated file must not
+// look like a finished one.
+
+import { CliError, EXIT } from './args.ts';
 
 /** The streams a command uses; `main` gets the process's, tests pass their own. */
 export interface CliIO {
@@ -18,6 +22,19 @@ export class OutputClosed extends Error {
     super('output closed', { cause });
     this.name = 'OutputClosed';
   }
+}
+
+/** Codes of a reader that went away: the output ends quietly. */
+const READER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/**
+ * The error a failed write unwinds the command with: OutputClosed (exit 0) when the reader went
+ * away, else a CliError(5) naming the failure.
+ */
+function writeFailure(cause: unknown): Error {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined || READER_GONE.has(code)) return new OutputClosed(cause);
+  return new CliError(EXIT.io, `cannot write the output: ${(cause as Error).message ?? String(cause)}`);
 }
 
 /** Bytes gathered before one write to the stream. */
@@ -48,7 +65,7 @@ export class LineWriter {
 
   /** Writes what is queued and waits for 'drain' when the stream asks for it. */
   async flush(): Promise<void> {
-    if (this.failure !== undefined) throw new OutputClosed(this.failure);
+    if (this.failure !== undefined) throw writeFailure(this.failure);
     if (this.chars === 0) return;
     const text = this.parts.join('');
     this.parts = [];
@@ -57,10 +74,10 @@ export class LineWriter {
     try {
       ok = this.out.write(text);
     } catch (e) {
-      throw new OutputClosed(e);
+      throw writeFailure(e);
     }
     if (!ok) await this.drain();
-    if (this.failure !== undefined) throw new OutputClosed(this.failure);
+    if (this.failure !== undefined) throw writeFailure(this.failure);
   }
 
   private drain(): Promise<void> {
@@ -70,7 +87,7 @@ export class LineWriter {
         this.out.off('error', onFail);
         this.out.off('close', onClose);
         if (err === undefined) resolve();
-        else reject(new OutputClosed(err));
+        else reject(writeFailure(err));
       };
       const onDrain = () => done();
       const onFail = (e: unknown) => done(e ?? new Error('stream error'));

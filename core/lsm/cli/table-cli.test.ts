@@ -250,6 +250,25 @@ describe('table create', () => {
     expect(x.code).toBe(2);
     expect(x.err).toContain("unexpected argument 'c.d'");
   });
+
+  it('refuses an empty --warehouse (an unset variable) rather than working in the current directory', async () => {
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const argv of [
+        ['table', 'create', 'site_1.stock', '--schema', schemaFile, '--warehouse', ''],
+        ['table', 'drop', 'site_1.stock', '--warehouse='],
+        ['table', 'list', '--warehouse', ' '],
+      ]) {
+        const r = await run(argv);
+        // Was 0: create made <cwd>/site_1.db/stock, drop deleted it again, list listed the cwd.
+        expect([r.code, r.out, r.err], argv.join(' ')).toEqual([2, '', `tilstand: option '--warehouse': expected the warehouse directory, got '${argv.at(-1)!.replace('--warehouse=', '')}'\n`]);
+      }
+      expect(readdirSync(dir).sort()).toEqual(['stock.json']);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
 });
 
 describe('table put and scan', () => {
@@ -292,6 +311,27 @@ describe('table put and scan', () => {
     const empty = await run(['table', 'put', 'site_1.stock', ...W()], '');
     expect(empty.code).toBe(0);
     expect(JSON.parse(empty.out)).toEqual({ snapshot: null, rows: 0 });
+  });
+
+  it('refuses a BIGINT or DECIMAL written as a JSON number with more digits than a double keeps', async () => {
+    writeFileSync(schemaFile, JSON.stringify({ fields: [{ name: 'id', type: 'STRING' }, { name: 'amount', type: 'DECIMAL(38, 2)' }, { name: 'n', type: 'BIGINT' }], primaryKeys: ['id'], options: { bucket: '1' } }));
+    await createStock('d.t');
+    for (const [line, column] of [
+      ['{"id":"a","amount":12345678901234567890.12}', "'amount' (DECIMAL(38, 2))"], // was stored as 12345678901234567000.00, exit 0
+      ['{"id":"a","n":12345678901234567}', "'n' (BIGINT)"], // was "expected an integer, got 12345678901234568"
+    ] as const) {
+      const r = await run(['table', 'put', 'd.t', ...W()], `${line}\n`);
+      expect([r.code, r.out], line).toEqual([2, '']);
+      expect(r.err).toMatch(new RegExp(`^tilstand: line 1: column ${column.replace(/[()]/g, '\\$&')}: the number \\S+ has more digits than a JSON number keeps exactly; write it as a string`));
+    }
+    expect(await scan([], 'd.t')).toEqual([]);
+    // As strings, and as numbers a double keeps, they are taken as written.
+    await putRows([{ id: 'a', amount: '12345678901234567890.12', n: '12345678901234567' }, { id: 'b', amount: 123456789012.34, n: 9007199254740991 }, { id: 'c', amount: 0.1, n: -5 }], 'd.t');
+    expect((await scan([], 'd.t')).sort((x, y) => String(x.id).localeCompare(String(y.id)))).toEqual([
+      { id: 'a', amount: '12345678901234567890.12', n: '12345678901234567' },
+      { id: 'b', amount: '123456789012.34', n: 9007199254740991 },
+      { id: 'c', amount: '0.10', n: -5 },
+    ]);
   });
 
   it('refuses a bad line naming the line number and column, and commits nothing', async () => {
@@ -731,6 +771,28 @@ describe('output', () => {
     const code = await runTableCli(['scan', 'site_1.stock', ...W()], { stdin: Readable.from([]), stdout: closing, stderr });
     expect(code).toBe(0);
     expect(err).toBe('');
+  });
+
+  it('a failed write (a full disk) is an error, not a quiet end: exit 5, named on stderr', async () => {
+    await createStock();
+    await putRows(Array.from({ length: 20_000 }, (_, i) => ({ site: 'S1', item: `I${i}`, qty: i })));
+    let seen = 0;
+    const full = new Writable({
+      highWaterMark: 1024,
+      write(chunk, _enc, done) {
+        seen += chunk.length;
+        if (seen > 100_000) done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
+        else done();
+      },
+    });
+    full.on('error', () => undefined);
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (d) => (err += d));
+    const code = await runTableCli(['scan', 'site_1.stock', ...W()], { stdin: Readable.from([]), stdout: full, stderr });
+    // Was 0 with nothing on stderr: `scan … > rows.jsonl` on a full disk left a truncated file that looked finished.
+    expect(code).toBe(5);
+    expect(err).toBe('tilstand: cannot write the output: ENOSPC: no space left on device, write\n');
   });
 });
 

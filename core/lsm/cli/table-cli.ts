@@ -24,7 +24,7 @@ import {
   type Table,
   type TableWriter,
 } from '../index.ts';
-import { CliError, EXIT, parseArgs, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
+import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
 import { inspectTable, inspectLines } from './inspect.ts';
 import { ALTER_COMMAND } from './table-cli-alter.ts';
 import { CHANGES_COMMANDS } from './table-cli-changes.ts';
@@ -653,7 +653,7 @@ export async function runTableCli(argv: readonly string[], io: CliIO): Promise<n
       throw usageError(`'table ${command.name}' needs <${missing}>: ${commandUsage(command)[0]!.slice('usage: '.length)}`);
     }
     refuseExtraArguments(args, `table ${command.name}`, command.positionals.length);
-    const catalog = new Catalog(resolve(args.required('warehouse')));
+    const catalog = new Catalog(resolve(pathOption(args, 'warehouse', 'the warehouse directory') ?? args.required('warehouse')));
     const code = await command.run({ args, io, out, catalog });
     await out.end();
     return code;

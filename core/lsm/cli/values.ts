@@ -76,6 +76,15 @@ export const NUMERIC_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
  * TIMESTAMP parsers leave it out).
  */
 export function columnValueFromJson(field: DataField, j: unknown): unknown {
+  // JSON numbers are doubles: past 15 significant digits the parsed value may not be what was
+  // written (12345678901234567890.12 reads as 12345678901234567000). A DECIMAL would store the
+  // rounded value; a BIGINT would be refused naming a number that was never written.
+  const root = field.type.root;
+  if (typeof j === 'number' && Number.isFinite(j) && !Number.isSafeInteger(j) && ((root === 'BIGINT' && Number.isInteger(j)) || (root === 'DECIMAL' && significantDigits(j) > 15))) {
+    throw usageError(
+      `column '${field.name}' (${typeToString(field.type)}): the number ${j} has more digits than a JSON number keeps exactly; write it as a string ("…")`,
+    );
+  }
   try {
     return valueFromJson(field.type, j, field.name);
   } catch (e) {
@@ -83,6 +92,12 @@ export function columnValueFromJson(field: DataField, j: unknown): unknown {
     if (message.includes(`column '${field.name}'`)) throw e;
     throw usageError(`column '${field.name}' (${typeToString(field.type)}): ${message}`);
   }
+}
+
+/** Significant digits of a double as JavaScript prints it: 1.5e21 → 2, 12345678901234567000 → 17. */
+function significantDigits(n: number): number {
+  const mantissa = String(Math.abs(n)).split('e')[0]!.replace('.', '');
+  return mantissa.replace(/^0+/, '').replace(/0+$/, '').length;
 }
 
 /** One value written as text on the command line, parsed by the column's type. */

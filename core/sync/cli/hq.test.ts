@@ -35,6 +35,13 @@ describe('tilstand hq on a directory', () => {
     }
   });
 
+  it("refuses an empty --out (an unset variable) rather than pulling into the current directory", async () => {
+    for (const args of [['pull', '--site', '7'], ['export', '--site', '7', '--table', 'stock', '--format', 'csv']]) {
+      const r = await hq(args[0]!, '--hq', dir, ...args.slice(1), '--out', '');
+      expect([r.code, r.out, r.err], args[0]).toEqual([2, '', "tilstand: option '--out': expected a path, got ''\n"]);
+    }
+  });
+
   it('says so when no site has shipped to an HQ, and lists those that have', async () => {
     const empty = mkdtempSync(join(dir, 'empty-'));
     const none = await hq('sites', '--hq', empty);

@@ -6,7 +6,7 @@
 
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { EXIT, parseArgs, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type Table } from '../../lsm/index.ts';
@@ -212,17 +212,18 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         }
         case 'pull': {
           const s = site(args);
-          const dest = resolve(args.required('out'));
+          const dest = resolve(pathOption(args, 'out', 'a path') ?? args.required('out'));
           const bar = progressBar(io.stderr);
           const r = await mirrorSite(target, s, dest, { onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
           await out.line(`pulled site ${s}: ${r.tables.length} tables, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);
           break;
         }
         case 'export': {
-          const t = await store.openTable(site(args), args.required('table'));
+          // The options first: a usage error says so before HQ is read.
           const fmt = format(args, ['parquet', 'csv'], undefined);
-          const dest = resolve(args.required('out'));
+          const dest = resolve(pathOption(args, 'out', 'a path') ?? args.required('out'));
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
+          const t = await store.openTable(site(args), args.required('table'));
           // In the columns of the snapshot read (time travel reads in the snapshot's schema).
           const r = withHqHint(() => t.reader(point), point);
           let rows: unknown[][];

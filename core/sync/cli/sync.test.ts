@@ -1,12 +1,12 @@
 // `tilstand sync status` of a stopped site reads its outbox and changes nothing in site.db.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lsm/testing/cli.ts';
 import { openOutboxDb } from '../outbox.ts';
-import { runSync } from './sync.ts';
+import { runRestore, runSync } from './sync.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tilstand-sync-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,5 +40,37 @@ describe('tilstand sync status', () => {
     expect(r.code, r.err).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ pendingItems: 0 });
     expect(tables(join(data, 'site.db'))).toEqual(before);
+  });
+});
+
+describe('--help', () => {
+  it('prints the usage and runs nothing: restore --help with its flags rebuilds no data directory', async () => {
+    const data = join(dir, 'help-restore');
+    const hq = join(dir, 'help-hq');
+    mkdirSync(hq);
+    const r = await runCli((argv, io) => runRestore(argv, io), ['--data', data, '--hq', hq, '--site', '7', '--help']);
+    // Was exit 1 "HQ … has no tables for site 7", with <data>/warehouse made: the restore ran.
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toBe('usage:\n  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force]   rebuild a site from HQ\n');
+    expect(existsSync(data)).toBe(false);
+    const bare = await runCli((argv, io) => runRestore(argv, io), ['--help']);
+    expect([bare.code, bare.err]).toEqual([0, '']); // was 2: "option '--data' <dir> is required"
+  });
+
+  it('sync status --help and sync now --help print their usage, exit 0', async () => {
+    const status = await sync('status', '--data', join(dir, 'no-site'), '--help');
+    expect([status.code, status.err, status.out]).toEqual([0, '', 'usage:\n  tilstand sync status --data <dir> [--json]                   outbox progress and health\n']);
+    const now = await sync('now', '--data', join(dir, 'no-site'), '--help');
+    expect([now.code, now.err]).toEqual([0, '']);
+    expect(now.out.split('\n')).toEqual(['usage:', expect.stringMatching(/^  tilstand sync now --data/), expect.stringMatching(/^ +ship to HQ now/), '']);
+  });
+
+  it('refuses an empty --data (an unset variable) rather than using the current directory', async () => {
+    const hq = join(dir, 'help-hq');
+    const r = await runCli((argv, io) => runRestore(argv, io), ['--data', '', '--hq', hq, '--site', '7']);
+    // Was 1 after it had started to restore into the current directory.
+    expect([r.code, r.out, r.err]).toEqual([2, '', "tilstand: option '--data': expected a site's data directory, got ''\n"]);
+    const s = await sync('status', '--data=');
+    expect([s.code, s.err]).toEqual([2, "tilstand: option '--data': expected a site's data directory, got ''\n"]);
   });
 });

@@ -8,7 +8,7 @@
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CliError, EXIT, parseArgs, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
@@ -94,8 +94,10 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
   }
   return guarded(io, async () => {
     const args = parseArgs(rest, SYNC_FLAGS, `sync ${sub}`);
+    // `--help` anywhere asks for the usage: it does not run the command (as `tilstand table` and `hq`).
+    if (args.help) return printUsage(io, `sync ${sub}`);
     refuseExtraArguments(args, `sync ${sub}`);
-    const data = resolve(args.string('data') ?? 'tilstand-data');
+    const data = resolve(pathOption(args, 'data', "a site's data directory") ?? 'tilstand-data');
     const out = new LineWriter(io.stdout);
     let status: SyncStatus;
     if (sub === 'status') {
@@ -141,12 +143,27 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
   });
 }
 
+/** The usage of one command (`sync now`, `restore`): its lines of `syncUsage`, continuations included. */
+async function printUsage(io: CliIO, command: string): Promise<number> {
+  const lines: string[] = [];
+  for (const l of syncUsage) {
+    if (l.startsWith(`  tilstand ${command} `) || (lines.length > 0 && !l.trimStart().startsWith('tilstand '))) lines.push(l);
+    else if (lines.length > 0) break;
+  }
+  const w = new LineWriter(io.stdout);
+  await w.lines(['usage:', ...lines]);
+  await w.end().catch(() => undefined);
+  return EXIT.ok;
+}
+
 /** These commands take options only: a stray word (`sync status site-2`) is refused, as `tilstand table` does, not ignored. */
 export async function runRestore(argv: readonly string[], io: CliIO): Promise<number> {
   return guarded(io, async () => {
     const args = parseArgs(argv, SYNC_FLAGS, 'restore');
+    // Asked for help, it prints the usage: it does not rebuild the data directory it was given.
+    if (args.help) return printUsage(io, 'restore');
     refuseExtraArguments(args, 'restore');
-    const data = resolve(args.required('data'));
+    const data = resolve(pathOption(args, 'data', "a site's data directory") ?? args.required('data'));
     const site = checkSiteId(args.required('site'));
     const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'));
     const bar = progressBar(io.stderr);

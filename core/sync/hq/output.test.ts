@@ -8,6 +8,10 @@ describe('csvCell', () => {
     expect(csvLine(['a', 'b,c', 'say "hi"', 'two\nlines', ' pad', 5, -5n, null, true])).toBe('a,"b,c","say ""hi""","two\nlines"," pad",5,-5,,true');
   });
 
+  it('writes an empty text as "" and a null as nothing, so the two read apart', () => {
+    expect(csvLine(['', null, 'x', undefined])).toBe('"",,x,');
+  });
+
   it("puts a ' before text that a spreadsheet would run as a formula, not before a number", () => {
     expect(csvCell('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`); // was the formula as it came
     expect(csvCell('+1+cmd')).toBe("'+1+cmd");

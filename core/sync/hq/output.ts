@@ -9,12 +9,14 @@ import { NUMERIC_TEXT, rowToJson } from '../../lsm/cli/values.ts';
  * One CSV cell. Text a site wrote (a comment, an explanation, a job name) that starts with = + - @
  * (or a tab or CR) would run as a formula in the spreadsheet HQ opens the file with: it gets a
  * leading `'`, the usual guard, unless it is a number (a DECIMAL's value, a signed count).
+ * null is an empty cell, an empty text `""`.
  */
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
   let s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
   if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !NUMERIC_TEXT.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replace(/"/g, '""')}"` : s;
+  // An empty text quoted, a null left empty: the two read apart (COPY … CSV, DuckDB, pandas).
+  return s === '' || /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 export const csvLine = (cells: readonly unknown[]): string => cells.map(csvCell).join(',');

@@ -22,7 +22,9 @@ export async function print(out: NodeJS.WritableStream, lines: readonly string[]
 
 export const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : Buffer.isBuffer(x) ? x.toString('utf8') : x), 2);
 
+/** `--data`, or the default; an empty value (`--data "$D"` with D unset) is refused: resolved, it is the current directory. */
 export function dataDir(value: string | undefined): string {
+  if (value !== undefined && value.trim() === '') throw usageError(`option '--data': expected the site's data directory, got '${value}'`);
   return resolve(value ?? DEFAULT_DATA_DIR);
 }
 

@@ -224,6 +224,13 @@ describe('tilstand', () => {
     expect((await run(['config', 'check', '--data', join(dir, 'none')])).code).not.toBe(0);
   });
 
+  it('refuses an empty --data (an unset variable) instead of taking the current directory', async () => {
+    for (const args of [['status', '--data', ''], ['users', 'list', '--data', ' '], ['sync', 'now', '--data', '']]) {
+      const r = await run(args);
+      expect([args.join(' '), r.code, r.err]).toEqual([args.join(' '), 2, `tilstand: option '--data': expected the site's data directory, got '${args[args.length - 1]}'\n`]);
+    }
+  });
+
   it('config check refuses a binding that start would refuse, naming bindings[i] (exit 2), and start names it the same way', async () => {
     const data = join(dir, 'd');
     const edit = await newSite(data);

@@ -105,6 +105,19 @@ describe('dates before the year 100, zone offsets, base64 (values from modules)'
     expect(valueToJson(ts, valueFromJson(ts, '2026-01-01T05:30:00+05:30'))).toBe('2026-01-01T00:00:00.000000');
   });
 
+  // A JSON number prints in exponent notation below 1e-6 and from 1e21 on: 0.00000001 into a
+  // DECIMAL(10, 8) was refused as "expected a decimal, got \"1e-8\"".
+  it('reads a decimal written in exponent notation, as a number or as text', () => {
+    const small = parseType('DECIMAL(10, 8)');
+    expect(valueFromJson(small, 0.00000001)).toBe(1n);
+    expect(valueFromJson(small, '-2.5E-7')).toBe(-25n);
+    expect(valueToJson(small, valueFromJson(small, 1.5e-7))).toBe('0.00000015');
+    expect(valueFromJson(parseType('DECIMAL(38, 0)'), 1e21)).toBe(10n ** 21n);
+    expect(valueFromJson(parseType('DECIMAL(38, 2)'), '1.25e2')).toBe(12500n);
+    expect(() => valueFromJson(small, 1e-9, 'p')).toThrow(/column 'p'.*"1e-9" has more than 8 decimal places/);
+    expect(() => valueFromJson(small, '1e', 'p')).toThrow(/expected a decimal/);
+  });
+
   it('refuses base64 that holds no whole byte or is padded short, instead of reading nothing', () => {
     const bytes = parseType('BYTES');
     for (const bad of ['A', 'A=', 'AA=', 'AAAAA', 'AAAAA===']) expect(() => valueFromJson(bytes, bad, 'b')).toThrow(/column 'b'.*expected base64 text/);

@@ -510,13 +510,28 @@ export function decimalToString(unscaled: bigint, scale: number): string {
   return `${neg ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
 }
 
-export function decimalFromString(text: string, t: DataType): bigint {
+/**
+ * Text of a decimal in exponent notation (`1e-8`, `1.5E+21`: how a JSON number prints below 1e-6
+ * and from 1e21 on) as plain digits (`0.00000001`), else the text as it is.
+ */
+function withoutExponent(text: string): string {
+  const m = /^\s*([+-]?)(\d+)(?:\.(\d*))?[eE]([+-]?\d{1,4})\s*$/.exec(text);
+  if (!m) return text;
+  const digits = m[2]! + (m[3] ?? '');
+  const point = m[2]!.length + Number(m[4]);
+  if (point <= 0) return `${m[1]}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${m[1]}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${m[1]}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+export function decimalFromString(input: string, t: DataType): bigint {
+  const text = withoutExponent(input);
   const m = /^\s*([+-])?(\d*)(?:\.(\d*))?\s*$/.exec(text);
-  if (!m || (m[2] === '' && (m[3] ?? '') === '')) throw invalidArgument(`expected a decimal, got ${JSON.stringify(text)}`);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) throw invalidArgument(`expected a decimal, got ${JSON.stringify(input)}`);
   const scale = t.scale!;
   const frac = m[3] ?? '';
   if (frac.length > scale && /[1-9]/.test(frac.slice(scale))) {
-    throw invalidArgument(`${JSON.stringify(text)} has more than ${scale} decimal places`);
+    throw invalidArgument(`${JSON.stringify(input)} has more than ${scale} decimal places`);
   }
   const v = BigInt((m[2] || '0') + frac.slice(0, scale).padEnd(scale, '0'));
   return m[1] === '-' ? -v : v;

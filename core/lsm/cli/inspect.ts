@@ -2,8 +2,16 @@
 // its levels, files (level, rows, bytes, key range, sequence range), the number of sorted runs
 // against the compaction and stop triggers, and the totals. Read-only; the snapshot is pinned
 // while it is read.
+//
+// A damaged file is reported as corruption, never silently skipped: besides what the manifests
+// say, every data file the snapshot references and every index (deletion-vector) file its index
+// manifest lists is stat'ed — one stat per file, nothing decoded — and a file that is missing or
+// whose size differs from the manifest's `fileSize` makes the report a Corruption error (exit 4)
+// naming each such file.
 
-import { valueToJson, type ReadPoint, type Table } from '../index.ts';
+import { LsmError, valueToJson, type ReadPoint, type Snapshot, type Table } from '../index.ts';
+import { corruption } from '../errors.ts';
+import { decodeIndexManifest } from '../manifest.ts';
 import { formatBytes, formatTable } from './output.ts';
 
 type FileMeta = ReturnType<Table['buckets']>[number]['files'][number];
@@ -65,7 +73,9 @@ export function inspectTable(name: string, table: Table, at: ReadPoint): Inspect
     const schema = reader.schema;
     const keyFields = schema.keyIndexes.map((i) => schema.fields[i]!);
     const keyJson = (values: unknown[]) => Object.fromEntries(keyFields.map((f, i) => [f.name, valueToJson(f.type, values[i])]));
+    const damaged: Damaged[] = [];
     for (const b of table.buckets(snapshot)) {
+      for (const f of b.files) checkFile(table, table.dataFilePath(b.partition, b.bucket, f.fileName), f.fileSize, damaged);
       const runs = table.runsOf(b.files);
       // Files in read order: newest level-0 run first, then each level by key.
       const ordered: FileMeta[] = runs.flatMap((r) => r.files);
@@ -104,10 +114,50 @@ export function inspectTable(name: string, table: Table, at: ReadPoint): Inspect
       report.totalRows += bucket.rows;
       report.totalBytes += bucket.bytes;
     }
+    checkIndexFiles(table, snapshot, damaged);
+    if (damaged.length > 0) throw damagedFiles(name, snapshot, damaged);
     return report;
   } finally {
     reader.close();
   }
+}
+
+/** Names at most this many damaged files in the error: one stderr line stays readable; the count says how many there are. */
+const DAMAGED_NAMED_MAX = 20;
+
+/** A referenced file that is missing (`size` undefined) or not the size its manifest records. */
+interface Damaged {
+  path: string;
+  size: number | undefined;
+  manifestSize: number;
+}
+
+/** One stat: notes the file in `damaged` unless it is there at `bytes`. */
+function checkFile(table: Table, path: string, bytes: number, damaged: Damaged[]): void {
+  const io = table.fileIO;
+  const size = io.stat ? io.stat(path)?.size : io.exists(path) ? io.size(path) : undefined;
+  if (size !== bytes) damaged.push({ path, size, manifestSize: bytes });
+}
+
+/** The live index files (deletion vectors, hash indexes) of the snapshot's index manifest, if it has one. */
+function checkIndexFiles(table: Table, snapshot: Snapshot, damaged: Damaged[]): void {
+  if (!snapshot.indexManifest) return;
+  const path = table.paths.manifestFile(snapshot.indexManifest);
+  const bytes = table.fileIO.readFileIfExists(path);
+  if (bytes === undefined) throw corruption(path, `index manifest of snapshot ${snapshot.id} is missing`);
+  for (const e of decodeIndexManifest(bytes, path)) {
+    if (e.kind === 0) checkFile(table, `${table.paths.root}/index/${e.fileName}`, e.fileSize, damaged);
+  }
+}
+
+function damagedFiles(name: string, snapshot: Snapshot, damaged: readonly Damaged[]): LsmError {
+  const named = damaged
+    .slice(0, DAMAGED_NAMED_MAX)
+    .map((d) => (d.size === undefined ? `${d.path} is missing` : `${d.path} is ${d.size} bytes, its manifest says ${d.manifestSize}`))
+    .join('; ');
+  const more = damaged.length > DAMAGED_NAMED_MAX ? `; and ${damaged.length - DAMAGED_NAMED_MAX} more` : '';
+  const n = damaged.length === 1 ? '1 damaged file' : `${damaged.length} damaged files`;
+  return new LsmError('Corruption', `snapshot ${snapshot.id} of ${name} references ${n}: ${named}${more}`, { path: damaged[0]!.path });
 }
 
 /** The human form of a report. */

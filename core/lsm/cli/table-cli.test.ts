@@ -7,7 +7,7 @@
 // binary tests below go through `main` for real.
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -584,6 +584,51 @@ describe('table compact, expire and inspect', () => {
     const plain = await run(['table', 'compact', 'd.kv', ...W()]);
     expect(plain.code, plain.err).toBe(0);
     expect(JSON.parse(plain.out)).toMatchObject({ full: false });
+  });
+
+  it('inspect reports a missing and a truncated data file as corruption, naming both, with exit 4', async () => {
+    expect((await run(['table', 'create', 'd.kv', '--schema', compactSchema({ 'write-only': 'true' }), ...W()])).code).toBe(0);
+    for (let i = 0; i < 3; i++) await putRows([{ k: i, v: `v${i}` }, { k: 10 + i, v: 'x' }], 'd.kv');
+    const intact = await run(['table', 'inspect', 'd.kv', '--json', ...W()]);
+    expect([intact.code, intact.err]).toEqual([0, '']);
+    const files = (JSON.parse(intact.out).buckets[0].files as Array<{ name: string; bytes: number }>).map((f) => ({ ...f, path: join(wh, 'd.db', 'kv', 'bucket-0', f.name) }));
+    expect(files).toHaveLength(3);
+    const [gone, cut, ok] = files as [(typeof files)[0], (typeof files)[0], (typeof files)[0]];
+    rmSync(gone.path);
+    truncateSync(cut.path, cut.bytes - 10);
+    for (const json of [[], ['--json']]) {
+      const r = await run(['table', 'inspect', 'd.kv', ...json, ...W()]);
+      // Was exit 0 with both files listed as healthy, at the sizes the manifest recorded.
+      expect(r.code, r.err).toBe(4);
+      expect(r.out).toBe('');
+      expect(r.err).toMatch(/^tilstand: snapshot 3 of d\.kv references 2 damaged files: /);
+      expect(r.err).toContain(`${gone.path} is missing`);
+      expect(r.err).toContain(`${cut.path} is ${cut.bytes - 10} bytes, its manifest says ${cut.bytes}`);
+      expect(r.err).not.toContain(ok.name);
+      expect(r.err.split('\n')).toHaveLength(2); // one line
+    }
+    // Files are listed newest first: snapshot 1 has only the intact file, snapshot 2 also the truncated one.
+    const first = await run(['table', 'inspect', 'd.kv', '--snapshot', '1', ...W()]);
+    expect([first.code, first.err]).toEqual([0, '']);
+    const second = await run(['table', 'inspect', 'd.kv', '--snapshot', '2', ...W()]);
+    expect([second.code, second.err]).toEqual([4, `tilstand: snapshot 2 of d.kv references 1 damaged file: ${cut.path} is ${cut.bytes - 10} bytes, its manifest says ${cut.bytes}\n`]);
+  });
+
+  it('inspect checks the deletion-vector files a snapshot lists', async () => {
+    expect((await run(['table', 'create', 'd.kv', '--schema', compactSchema({ bucket: '1', 'deletion-vectors.enabled': 'true' }), ...W()])).code).toBe(0);
+    await putRows([0, 1, 2, 3].map((k) => ({ k, v: `v${k}` })), 'd.kv');
+    expect((await run(['table', 'compact', 'd.kv', '--full', ...W()])).code).toBe(0);
+    await putRows([{ k: 1, v: 'new' }], 'd.kv');
+    await putRows([{ k: 2, v: 'new' }], 'd.kv');
+    const index = join(wh, 'd.db', 'kv', 'index');
+    const dvFiles = readdirSync(index);
+    expect(dvFiles.length).toBeGreaterThan(0);
+    const intact = await run(['table', 'inspect', 'd.kv', ...W()]);
+    expect([intact.code, intact.err]).toEqual([0, '']);
+    for (const f of dvFiles) rmSync(join(index, f));
+    const r = await run(['table', 'inspect', 'd.kv', ...W()]);
+    expect(r.code, r.err).toBe(4);
+    expect(r.err).toMatch(new RegExp(`references 1 damaged file: .*/index/index-.* is missing\n$`));
   });
 
   it('inspect of an empty table', async () => {

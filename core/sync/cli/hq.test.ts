@@ -1,15 +1,18 @@
 // `tilstand hq …` against a directory HQ, in-process: a --hq that names no directory is an error
 // that says so (the commands only read: it is a typo, or no site has synced there yet), and an
 // HQ no site has shipped to says that instead of printing nothing.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lsm/testing/cli.ts';
+import { parquetBytes } from '../hq/output.ts';
 import { SyncEngine } from '../engine.ts';
 import { sitePrefix } from '../names.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
-import { makeSite } from '../test-support/site-fixture.ts';
+import { makeSite, type SiteFixture } from '../test-support/site-fixture.ts';
 import { runHq } from './hq.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tilstand-hq-cli-'));
@@ -75,3 +78,100 @@ describe('tilstand hq on a directory', () => {
     }
   });
 });
+
+/** Syncs a site of `rows` stock rows into the directory HQ `hqDir`; returns the site (its data removed by the caller). */
+async function shipSite(hqDir: string, rows: number): Promise<SiteFixture> {
+  const fx = makeSite('7', { rows });
+  const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: new DirectoryTarget(hqDir, { writePrefix: sitePrefix(fx.site) }), retry: { baseMs: 1, maxMs: 5, jitter: 0 }, scheduledTags: null });
+  try {
+    await e.enqueueSnapshotSync();
+    for (let i = 0; i < 50 && e.status().pendingItems > 0; i++) {
+      await e.runOnce();
+      if (e.status().pendingItems > 0) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(e.status().pendingItems).toBe(0);
+  } finally {
+    await e.close();
+  }
+  return fx;
+}
+
+describe('tilstand hq export', () => {
+  let small: string;
+  let big: string;
+  const sites: SiteFixture[] = [];
+  beforeAll(async () => {
+    small = mkdtempSync(join(dir, 'hq-small-'));
+    big = mkdtempSync(join(dir, 'hq-big-'));
+    sites.push(await shipSite(small, 5), await shipSite(big, 6000));
+  });
+  afterAll(() => {
+    for (const fx of sites) rmSync(fx.data, { recursive: true, force: true });
+  });
+
+  it('writes the same CSV as before, and as `hq scan --format csv` prints, and Parquet of the rows read', async () => {
+    const out = mkdtempSync(join(dir, 'out-'));
+    const csv = join(out, 'stock.csv');
+    const r = await hq('export', '--hq', small, '--site', '7', '--table', 'stock', '--format', 'csv', '--out', csv);
+    expect([r.code, r.err, r.out]).toEqual([0, '', `exported 5 rows of site_7.stock to ${csv}\n`]);
+    // The file as the export wrote it before it streamed (one string, header first, rows bucket by bucket).
+    expect(readFileSync(csv, 'utf8')).toBe(EXPECTED_STOCK_CSV);
+    for (const table of ['stock', 'approval_inbox', 'decision_log']) {
+      const f = join(out, `${table}.csv`);
+      expect((await hq('export', '--hq', small, '--site', '7', '--table', table, '--format', 'csv', '--out', f)).code, table).toBe(0);
+      expect(readFileSync(f, 'utf8'), table).toBe((await hq('scan', '--hq', small, '--site', '7', '--table', table, '--format', 'csv')).out);
+    }
+    const pq = join(out, 'stock.parquet');
+    expect((await hq('export', '--hq', small, '--site', '7', '--table', 'stock', '--format', 'parquet', '--out', pq)).code).toBe(0);
+    const fields = sites[0]!.table('stock').schema.fields;
+    const rows = (await hq('scan', '--hq', small, '--site', '7', '--table', 'stock')).out.trim().split('\n').map((l) => Object.values(JSON.parse(l) as object));
+    expect(Buffer.compare(readFileSync(pq), Buffer.from(parquetBytes(fields, rows)))).toBe(0);
+    // Nothing else left beside them: the temporary files were renamed into place.
+    expect(readdirSync(out).sort()).toEqual(['approval_inbox.csv', 'decision_log.csv', 'stock.csv', 'stock.parquet']);
+  });
+
+  it('leaves no file at --out and no temporary file when the table turns out damaged midway (exit 4)', async () => {
+    const hqCopy = mkdtempSync(join(dir, 'hq-damaged-'));
+    cpSync(big, hqCopy, { recursive: true });
+    const bucket1 = join(hqCopy, 'site_7.db', 'stock', 'bucket-1');
+    for (const f of readdirSync(bucket1)) truncateSync(join(bucket1, f), Math.floor(statSync(join(bucket1, f)).size / 2));
+    const out = mkdtempSync(join(dir, 'out-'));
+    const csv = join(out, 'stock.csv');
+    const r = await hq('export', '--hq', hqCopy, '--site', '7', '--table', 'stock', '--format', 'csv', '--out', csv);
+    expect(r.code, r.err).toBe(4);
+    expect(r.out).toBe('');
+    expect(r.err).toContain('bucket-1');
+    expect(readdirSync(out)).toEqual([]);
+  });
+
+  it.skipIf(process.platform === 'win32')('leaves no truncated file at --out when the disk refuses a write midway (exit 5)', () => {
+    // A real write error: the child may write at most 64 KiB to any file (ulimit -f; Node ignores
+    // SIGXFSZ, so write(2) fails with EFBIG), and the export is larger than that.
+    const out = mkdtempSync(join(dir, 'out-'));
+    const csv = join(out, 'stock.csv');
+    const bin = join(REPO, 'bin', 'tilstand.mjs');
+    const r = spawnSync('bash', ['-c', 'ulimit -f 64 && exec "$0" "$@"', process.execPath, bin, 'hq', 'export', '--hq', big, '--site', '7', '--table', 'stock', '--format', 'csv', '--out', csv], { encoding: 'utf8', timeout: 60_000 });
+    // Was a 64 KiB file at --out that looked like a finished export.
+    expect(readdirSync(out), r.stderr).toEqual([]);
+    expect(r.status, r.stderr).toBe(5);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`tilstand: cannot write ${csv}: EFBIG: file too large, write\n`);
+    // The same export without the limit is whole.
+    const ok = spawnSync(process.execPath, [bin, 'hq', 'export', '--hq', big, '--site', '7', '--table', 'stock', '--format', 'csv', '--out', csv], { encoding: 'utf8', timeout: 60_000 });
+    expect([ok.status, ok.stderr]).toEqual([0, '']);
+    expect(statSync(csv).size).toBeGreaterThan(64 * 1024);
+    expect(readFileSync(csv, 'utf8').trimEnd().split('\n')).toHaveLength(6001);
+  });
+});
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+const EXPECTED_STOCK_CSV = [
+  'item,location,qty,note',
+  'item-0,loc-0,0,"note 0 "', // a trailing space quoted
+  'item-1,loc-0,1,note 1 x',
+  'item-2,loc-0,2,note 2 xx',
+  'item-3,loc-0,3,note 3 xxx',
+  'item-4,loc-0,4,note 4 xxxx',
+  '',
+].join('\n');

@@ -4,7 +4,7 @@
 //   [--status] | pull --site --out <warehouse> | export --site --table --format parquet|csv --out
 // S3 credentials: TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY or --access-key/--secret-key.
 
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
@@ -12,6 +12,7 @@ import { readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type Table } from '../../lsm/index.ts';
 import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord } from '../../inbox/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
+import { ExportFile } from '../hq/export-file.ts';
 import { csvHeader, formatRow, parquetBytes } from '../hq/output.ts';
 import { HqStore } from '../hq/store.ts';
 import { SyncError } from '../errors.ts';
@@ -226,16 +227,35 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const t = await store.openTable(site(args), args.required('table'));
           // In the columns of the snapshot read (time travel reads in the snapshot's schema).
           const r = withHqHint(() => t.reader(point), point);
-          let rows: unknown[][];
+          const fields = r.schema.fields;
+          // Through a temporary file beside the target, renamed into place only when complete: a
+          // failure midway (the scan throws, the disk fills) leaves no file that looks finished.
+          let file: ExportFile | undefined;
+          let rows = 0;
           try {
-            rows = [...r.scan()];
+            file = new ExportFile(dest);
+            if (fmt === 'parquet') {
+              // The Parquet writer takes whole columns (one row group), so a Parquet export holds
+              // the table in memory; CSV below streams.
+              const all = [...r.scan()];
+              rows = all.length;
+              file.bytes(parquetBytes(fields, all));
+            } else {
+              // Row by row, in bounded chunks: memory stays flat however large the table.
+              file.line(csvHeader(fields));
+              for (const row of r.scan()) {
+                file.line(formatRow('csv', fields, row));
+                rows++;
+              }
+            }
+            file.commit();
+          } catch (e) {
+            file?.abort();
+            throw e;
           } finally {
             r.close();
           }
-          const fields = r.schema.fields;
-          if (fmt === 'parquet') writeFileSync(dest, parquetBytes(fields, rows));
-          else writeFileSync(dest, [csvHeader(fields), ...rows.map((row) => formatRow('csv', fields, row))].join('\n') + '\n');
-          await out.line(`exported ${rows.length} rows of ${t.name} to ${dest}`);
+          await out.line(`exported ${rows} rows of ${t.name} to ${dest}`);
           break;
         }
       }

@@ -51,19 +51,8 @@ describe('tilstand hq on a directory', () => {
     expect([none.code, none.out, none.err]).toEqual([0, '', `tilstand: no site has shipped to ${empty} yet\n`]);
     expect((await hq('sites', '--hq', empty, '--json')).out).toBe('[]\n');
 
-    const fx = makeSite('7', { rows: 20 });
+    const fx = await shipSite(empty, 20);
     try {
-      const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: new DirectoryTarget(empty, { writePrefix: sitePrefix(fx.site) }), retry: { baseMs: 1, maxMs: 5, jitter: 0 }, scheduledTags: null });
-      try {
-        await e.enqueueSnapshotSync();
-        for (let i = 0; i < 50 && e.status().pendingItems > 0; i++) {
-          await e.runOnce();
-          if (e.status().pendingItems > 0) await new Promise((r) => setTimeout(r, 10));
-        }
-        expect(e.status().pendingItems).toBe(0);
-      } finally {
-        await e.close();
-      }
       // Each site with its tables and how current HQ's copy is: its newest synced commit.
       const newest = Math.max(...['stock', 'approval_inbox', 'decision_log'].map((t) => fx.table(t).latestSnapshot()?.timeMillis ?? 0));
       const some = await hq('sites', '--hq', empty);

@@ -261,7 +261,7 @@ export function snapshotDeletionVectors(table: Table, snapshot: Snapshot): Snaps
       if (!r) return undefined;
       let set = decoded.get(key);
       if (!set) {
-        const indexPath = `${table.paths.root}/index/${r.indexFile}`;
+        const indexPath = table.paths.indexFile(r.indexFile);
         let file = files.get(r.indexFile);
         if (!file) {
           const b = table.fileIO.readFileIfExists(indexPath);

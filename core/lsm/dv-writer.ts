@@ -118,17 +118,13 @@ export class DeletionVectorState {
     v = { partition, bucket, files: new Map() };
     for (const e of this.base) {
       if (e.indexType !== DV_INDEX_TYPE || e.bucket !== bucket || bucketKey(e.partition, e.bucket) !== key) continue;
-      const path = this.indexPath(e.fileName);
+      const path = this.table.paths.indexFile(e.fileName);
       const bytes = this.table.fileIO.readFileIfExists(path);
       if (bytes === undefined) throw corruption(path, 'deletion vector index file listed in the index manifest is missing');
       for (const r of e.dvRanges ?? []) v.files.set(r.dataFileName, new Set(decodeDeletionVector(bytes, r.offset, r.length, path)));
     }
     this.loaded.set(key, v);
     return v;
-  }
-
-  private indexPath(name: string): string {
-    return `${this.table.paths.root}/index/${name}`;
   }
 
   /** True when vectors changed since the last index manifest was written. */
@@ -177,7 +173,7 @@ export class DeletionVectorState {
       const { bytes, ranges } = encodeDeletionVectorFile(vectors);
       const name = `index-${this.uuid}-${this.counter++}`;
       io.mkdirs(`${this.table.paths.root}/index`);
-      io.writeNew(this.indexPath(name), bytes);
+      io.writeNew(this.table.paths.indexFile(name), bytes);
       next.push({ kind: ADD, partition: v.partition, bucket: v.bucket, indexType: DV_INDEX_TYPE, fileName: name, fileSize: bytes.length, rowCount: ranges.length, dvRanges: ranges, externalPath: null });
     }
     const name = `index-manifest-${this.uuid}-${this.counter++}`;

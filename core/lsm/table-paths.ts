@@ -36,6 +36,10 @@ export class TablePaths {
   manifestFile(name: string): string {
     return join(this.root, 'manifest', name);
   }
+  /** An index file (deletion vectors, hash index) the index manifest lists. */
+  indexFile(name: string): string {
+    return join(this.root, 'index', name);
+  }
   get tagDir(): string {
     return join(this.root, 'tag');
   }

@@ -146,7 +146,7 @@ function checkIndexFiles(table: Table, snapshot: Snapshot, damaged: Damaged[]): 
   const bytes = table.fileIO.readFileIfExists(path);
   if (bytes === undefined) throw corruption(path, `index manifest of snapshot ${snapshot.id} is missing`);
   for (const e of decodeIndexManifest(bytes, path)) {
-    if (e.kind === 0) checkFile(table, `${table.paths.root}/index/${e.fileName}`, e.fileSize, damaged);
+    if (e.kind === 0) checkFile(table, table.paths.indexFile(e.fileName), e.fileSize, damaged);
   }
 }
 

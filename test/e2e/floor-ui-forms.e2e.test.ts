@@ -8,23 +8,14 @@
 // under CI=true.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { join } from 'node:path';
+import { type BrowserContext, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiSession, BIN, CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, ROOT, runCli, stopChild, untilWith, warnSkipped } from './support.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = join(ROOT, 'bin/tilstand.mjs');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const CI = process.env.CI === 'true';
-
-if (!HAVE_CHROMIUM && !CI) {
-  const bar = '!'.repeat(100);
-  console.warn(`\n${bar}\n!!! SKIPPED: test/e2e/floor-ui-forms.e2e.test.ts — no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM=…)\n${bar}\n`);
-}
+warnSkipped('test/e2e/floor-ui-forms.e2e.test.ts');
 
 let data: string;
 let profile: string | undefined;
@@ -35,37 +26,12 @@ let url = '';
 let context: BrowserContext;
 let page: Page;
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res) => {
-    const c = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d) => (stdout += d));
-    c.stderr.on('data', (d) => (stderr += d));
-    c.on('close', (code) => res({ code, stdout, stderr }));
-  });
-}
+const run = runCli;
 
-async function until<T>(f: () => Promise<T | undefined | false> | T | undefined | false, what: string, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\nstdout:\n${out}\nstderr:\n${err.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = untilWith(() => ({ out, err }));
 
 /** The site API as the test's own session (not the page's). */
-let cookie = '';
-async function api<T>(method: string, body: unknown = {}): Promise<T> {
-  const r = await fetch(`${url}/api/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', cookie }, body: JSON.stringify(body) });
-  const set = r.headers.get('set-cookie');
-  if (set) cookie = set.split(';')[0]!;
-  const j = (await r.json()) as { ok: boolean; value: T; error?: { message: string } };
-  if (!j.ok) throw new Error(`${method}: ${j.error?.message}`);
-  return j.value;
-}
+const api = apiSession(() => url);
 
 /** The requests the page sends to site API `method`, with their bodies, from now until `stop()`. */
 function watch(method: string): { bodies: unknown[]; stop(): void } {
@@ -102,13 +68,7 @@ suite('the floor UI forms (chromium)', () => {
     const agent = await run(['agent', 'run', '--data', data]);
     expect(agent.code, agent.stderr).toBe(0);
     profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      viewport: { width: 1280, height: 800 },
-      locale: 'en-GB',
-    });
+    context = await launchChromium(profile);
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(15_000);
     await page.goto(`${url}/`);
@@ -121,12 +81,7 @@ suite('the floor UI forms (chromium)', () => {
 
   afterAll(async () => {
     await context?.close().catch(() => undefined);
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child!.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
+    await stopChild(child);
     if (data) rmSync(data, { recursive: true, force: true });
     if (profile) rmSync(profile, { recursive: true, force: true });
   }, 60_000);

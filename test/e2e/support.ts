@@ -1,0 +1,85 @@
+// What the floor-UI browser tests share: where the CLI and chromium are, the loud notice when
+// chromium is missing, the CLI as a child process, polling with the site's output in the error,
+// the site API as the test's own session, chromium launched as the tests run it, and the demo
+// site's child stopped at the end.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = join(ROOT, 'bin/tilstand.mjs');
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+export const HAVE_CHROMIUM = existsSync(CHROMIUM);
+export const CI = process.env.CI === 'true';
+
+/** The loud notice of a suite skipped for want of chromium (under CI=true the suite fails instead). */
+export function warnSkipped(file: string, extra = ''): void {
+  if (HAVE_CHROMIUM || CI) return;
+  const bar = '!'.repeat(100);
+  console.warn(`\n${bar}\n!!! SKIPPED: ${file} — no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM=…)\n${extra}${bar}\n`);
+}
+
+/** `tilstand <args>` as a child process, run to its end. */
+export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const c = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+/** Polls `f` every 100 ms until it gives a value; on timeout the error holds `output()` (the site's stdout and stderr). */
+export function untilWith(output: () => { out: string; err: string }) {
+  return async function until<T>(f: () => Promise<T | undefined | false> | T | undefined | false, what: string, ms = 20_000): Promise<T> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const v = await f();
+      if (v) return v;
+      if (Date.now() > end) {
+        const { out, err } = output();
+        throw new Error(`timed out waiting for ${what}\nstdout:\n${out}\nstderr:\n${err.slice(-3000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+}
+
+/** The site API as the test's own session (not the page's): its cookie kept between calls. */
+export function apiSession(base: () => string) {
+  let cookie = '';
+  return async function api<T>(method: string, body: unknown = {}): Promise<T> {
+    const r = await fetch(`${base()}/api/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', cookie }, body: JSON.stringify(body) });
+    const set = r.headers.get('set-cookie');
+    if (set) cookie = set.split(';')[0]!;
+    const j = (await r.json()) as { ok: boolean; value: T; error?: { message: string } };
+    if (!j.ok) throw new Error(`${method}: ${j.error?.message}`);
+    return j.value;
+  };
+}
+
+/** Debian's chromium, headless, with a fresh profile directory, at 1280×800 in en-GB. */
+export function launchChromium(profile: string, o: { bypassCSP?: boolean } = {}): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    viewport: { width: 1280, height: 800 },
+    locale: 'en-GB',
+    ...o,
+  });
+}
+
+/** Stops the site's child: SIGTERM, and SIGKILL if it has not exited within 15 s. */
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}

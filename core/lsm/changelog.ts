@@ -31,6 +31,7 @@ import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import { ADD, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { findKey, mergeRuns } from './merge-reader.ts';
+import { foldsLowestLevelOnly } from './merge/lookup-rule.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import { valuesEqual } from './types.ts';
@@ -165,12 +166,18 @@ export class ChangelogWriter {
     const order = mergeOrder(schema);
     const committed = lookupRuns(table, b.partition, b.bucket, b.files);
     const pending = lookupRuns(table, b.partition, b.bucket, b.pending);
+    // As reads fold the key (merge/lookup-rule.ts): its level-0 records and its lowest record above
+    // level 0 — committed runs come newest first, so the first one above level 0 holding the key
+    // ends the search. The pending files are level 0.
+    const levels = foldsLowestLevelOnly(schema) ? table.runsOf([...b.files]).map((r) => r.level) : undefined;
     const out: KeyValue[] = [];
     for (const key of distinctKeys(pending.map((r) => r.map((f) => f.run)), table.compareKeys)) {
       const older: KeyValue[] = [];
-      for (const run of committed) {
-        const kv = lookupInRun(run, key, table.compareKeys);
-        if (kv) older.push(kv);
+      for (let r = 0; r < committed.length; r++) {
+        const kv = lookupInRun(committed[r]!, key, table.compareKeys);
+        if (!kv) continue;
+        older.push(kv);
+        if (levels !== undefined && levels[r]! > 0) break;
       }
       const all = [...older];
       for (const run of pending) {

@@ -25,6 +25,7 @@ import { invalidArgument, LsmError, notFound } from './errors.ts';
 import { isAdd, RowKind, ROW_KIND_TEXT, type KeyValue, type RowKindText } from './key-value.ts';
 import { bucketNumLevels, groupByBucket, type BucketFiles } from './levels.ts';
 import { ADD, type DataFileMeta, type ManifestEntry } from './manifest.ts';
+import { foldsLowestLevelOnly } from './merge/lookup-rule.ts';
 import { createMergeFunction, mergeOrder } from './merge/merge-function.ts';
 import { mergeRuns } from './merge-reader.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -188,8 +189,11 @@ function* bucketRows(table: Table, b: BucketFiles | undefined, dvs: SnapshotDele
   const files = top !== undefined ? b.files.filter((f) => f.level === top) : dvs ? b.files.filter((f) => f.level > 0) : b.files;
   // Each file decoded when the merge reaches it (RunParts): a diff holds one file per run of each state.
   const load = (f: DataFileMeta): RunData => (dvs ? withoutDeleted(table.loadRun(b.partition, b.bucket, f), dvs.deleted(b.partition, b.bucket, f.fileName)) : table.loadRun(b.partition, b.bucket, f));
-  const runs = table.runsOf(files).map((r): RunParts => ({ length: r.files.length, load: (i) => load(r.files[i]!) }));
-  for (const kv of mergeRuns(runs, table.compareKeys, createMergeFunction(schema), mergeOrder(schema))) if (isAdd(kv.kind)) yield kv;
+  const sorted = table.runsOf(files);
+  const runs = sorted.map((r): RunParts => ({ length: r.files.length, load: (i) => load(r.files[i]!) }));
+  // A lookup table's state is what its reader gives: level 0 and the lowest level above it per key (merge/lookup-rule.ts).
+  const levels = foldsLowestLevelOnly(schema) ? sorted.map((r) => r.level) : undefined;
+  for (const kv of mergeRuns(runs, table.compareKeys, createMergeFunction(schema), mergeOrder(schema), undefined, levels)) if (isAdd(kv.kind)) yield kv;
 }
 
 /** The rows of an append-table file minus the positions deleted in `dvs`. */

@@ -18,6 +18,7 @@ import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { keyHash, lookupKey } from './merge-reader.ts';
 import { runView, sortBySeq } from './merge/cell-view.ts';
+import { foldsLowestLevelOnly } from './merge/lookup-rule.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { needsRawScan, rawScan } from './raw-scan.ts';
 import type { TableSchema } from './schema.ts';
@@ -108,6 +109,14 @@ export class TableReader {
   private readonly seqOrder: boolean;
   /** needsRawScan of the table (lookups scan a deletion-vector table's visible rows). */
   private readonly rawTable: boolean;
+  /**
+   * Whether a key is its level-0 records and its lowest record above level 0 only (Java's
+   * LookupMergeFunction, merge/lookup-rule.ts): scans fold through LowestLevelBucketScan, `get`
+   * through getLowestLevel — so other tables read by the plain paths, untouched.
+   */
+  private readonly lowestLevel: boolean;
+  /** rawTable or lowestLevel: `get` leaves its plain path (one test, as rawTable alone was). */
+  private readonly ownGet: boolean;
   /** The trimmed key columns' names (a lookup's key, from its primary-key record). */
   private readonly keyNames: string[];
   /** Per key column, its comparator (lookups binary-search the key columns directly). */
@@ -133,6 +142,8 @@ export class TableReader {
     this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
     this.seqOrder = s.sequenceFieldIndexes.length === 0;
     this.rawTable = needsRawScan(table);
+    this.lowestLevel = foldsLowestLevelOnly(s);
+    this.ownGet = this.rawTable || this.lowestLevel;
     this.keyNames = s.keyIndexes.map((i) => s.fields[i]!.name);
     this.keyCmps = s.keyTypes.map(comparatorFor);
     this.folded = runIsFolded(s);
@@ -220,13 +231,19 @@ export class TableReader {
       // Each run's files are decoded as its cursor reaches them, not up front: a scan holds one
       // file per run (and what the run cache keeps), not the whole bucket decoded at once.
       const runs: RunParts[] = [];
+      const levels: number[] | undefined = this.lowestLevel ? [] : undefined;
       for (const run of table.runsOf(b.files)) {
         const files = run.files.filter((f) => this.fileMayMatch(f, preds));
-        if (files.length > 0) runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep, fill, schema) : table.loadRun(b.partition, b.bucket, files[i]!, fill, schema)) });
+        if (files.length > 0) {
+          runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep, fill, schema) : table.loadRun(b.partition, b.bucket, files[i]!, fill, schema)) });
+          levels?.push(run.level);
+        }
       }
       // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
       // one by one: the generator frame stays out of the per-row work.
-      const scan = new BucketScan(runs, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection);
+      const scan = levels !== undefined
+        ? new LowestLevelBucketScan(runs, levels, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection)
+        : new BucketScan(runs, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection);
       for (let n = scan.fill(batch); n > 0; n = scan.fill(batch)) {
         for (let i = 0; i < n; i++) yield batch[i]!;
       }
@@ -253,7 +270,8 @@ export class TableReader {
     if (!this.snapshot) return undefined;
     const schema = this.schema;
     if (!schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
-    if (this.rawTable) {
+    if (this.ownGet) {
+      if (!this.rawTable) return this.getLowestLevel(pk);
       // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.
       const where = schema.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
       for (const row of rawScan(this.table, this.snapshot, { where }, schema)) return row;
@@ -301,6 +319,67 @@ export class TableReader {
     } finally {
       for (let k = 0; k < n; k++) parts[k] = NO_RUN; // hold no run past the call
     }
+  }
+
+  /**
+   * `get` of a table that folds a key's lowest record above level 0 only (lowestLevel): the runs
+   * come newest first — level-0 files, then levels 1, 2, … — so the search stops at the first run
+   * above level 0 that holds the key; the key's records in higher levels are stale.
+   */
+  private getLowestLevel(pk: Record<string, unknown>): unknown[] | undefined {
+    const at = this.locate(pk);
+    if (at === undefined) return undefined;
+    const { key, runs } = at;
+    const table = this.table;
+    const schema = this.schema;
+    const cmps = this.keyCmps;
+    const parts = this.lookParts;
+    const rows = this.lookRows;
+    let n = 0;
+    const hash = keyHash(key);
+    for (const files of runs) {
+      let found = false;
+      for (const f of files) {
+        if (!inRange(f, key, cmps)) continue;
+        const d = table.loadRunAt(f.path, f.meta, true, schema);
+        const i = lookupKey(d, key, cmps, hash);
+        if (i >= 0) {
+          parts[n] = d;
+          rows[n++] = i;
+          found = true;
+        }
+        break; // files of one run do not overlap
+      }
+      if (found && (this.newestWins || files[0]!.meta.level > 0)) break;
+    }
+    try {
+      return this.foldLookup(n);
+    } finally {
+      for (let k = 0; k < n; k++) parts[k] = NO_RUN;
+    }
+  }
+
+  /**
+   * The key of `pk` and the runs of its bucket (undefined: no such bucket), checked as `get` checks
+   * them. `get`'s plain path keeps its own inline copy of this: it is the point-lookup hot path.
+   */
+  private locate(pk: Record<string, unknown>): { key: unknown[]; runs: LookupFile[][] } | undefined {
+    const schema = this.schema;
+    const keyNames = this.keyNames;
+    const key = new Array(keyNames.length);
+    for (let i = 0; i < key.length; i++) {
+      const v = pk[keyNames[i]!];
+      if (v === undefined || v === null) throw invalidArgument(`lookup needs primary-key column '${keyNames[i]!}'`);
+      key[i] = v;
+    }
+    let partitionBytes = EMPTY_PARTITION;
+    if (schema.partitionIndexes.length > 0) {
+      const partition = schema.partitionIndexes.map((i) => pk[schema.fields[i]!.name]);
+      if (partition.some((v) => v === undefined || v === null)) throw invalidArgument('lookup needs every partition-key column');
+      partitionBytes = partitionEncoder(schema.partitionTypes)(partition);
+    }
+    const runs = this.lookupRuns(partitionBytes, bucketFor(schema, pk));
+    return runs === undefined ? undefined : { key, runs };
   }
 
   /** The row of the key whose n records `get` found (lookParts/lookRows, newest run first), or undefined. */
@@ -564,9 +643,11 @@ class ScanCursor {
   /** The current part's row reader. */
   read!: (i: number) => unknown[];
   done = false;
+  /** The run's level (set by LowestLevelBucketScan only; plain scans never look at it). */
+  level = 0;
 
   constructor(
-    private readonly parts: RunParts,
+    readonly parts: RunParts,
     private readonly loneIsRow: (d: RunData) => boolean,
     /** Undefined when this cursor is the bucket's only one: it is never compared. */
     private readonly stringKeys: readonly boolean[] | undefined,
@@ -632,9 +713,9 @@ function plainStrings(d: RunData, stringKeys: readonly boolean[]): boolean {
  * per-row work beyond handing them out.
  */
 class BucketScan {
-  private readonly cursors: ScanCursor[] = [];
+  protected readonly cursors: ScanCursor[] = [];
   /** The cursors positioned on the current minimum key (first `ns` entries). */
-  private readonly same: ScanCursor[];
+  protected readonly same: ScanCursor[];
   private readonly nk: number;
   /** Scratch for `fold`: the records of one key by position, in merge order. */
   private readonly foldParts: RunData[] = [];
@@ -751,7 +832,7 @@ class BucketScan {
   }
 
   /** The merge function's fold of the first `ns` cursors' records (one key), as a row, or undefined. */
-  private fold(ns: number): unknown[] | undefined {
+  protected fold(ns: number): unknown[] | undefined {
     const merge = this.merge;
     const same = this.same;
     if (this.seqOrder && merge.foldAt !== undefined) {
@@ -808,6 +889,47 @@ class BucketScan {
     return { key, seq: d.seq[i]!, kind: d.kind[i] as KeyValue['kind'], value: c.read(i) };
   }
 }
+
+/**
+ * BucketScan for tables whose key is its level-0 records and its lowest record above level 0 only
+ * (merge/lookup-rule.ts, Java's LookupMergeFunction). Only a key held by several runs can hold a
+ * stale record, and those go through `fold`: it folds the level-0 records and the record of the
+ * lowest level above 0, and leaves the others out (they still advance: `fill` moves every cursor
+ * on the key). A key in one run is read as in BucketScan.
+ */
+class LowestLevelBucketScan extends BucketScan {
+  constructor(runs: RunParts[], levels: readonly number[], ...rest: BucketScanRest) {
+    super(runs, ...rest);
+    // The base keeps the cursors of non-empty runs, in run order: match them to their runs' levels.
+    const cursors = this.cursors;
+    for (let r = 0, c = 0; r < runs.length && c < cursors.length; r++) {
+      if (cursors[c]!.parts === runs[r]) cursors[c++]!.level = levels[r]!;
+    }
+  }
+
+  protected override fold(ns: number): unknown[] | undefined {
+    const same = this.same;
+    // The lowest level above 0 among the key's cursors (a level holds a key once).
+    let low = -1;
+    for (let k = 0; k < ns; k++) {
+      const l = same[k]!.level;
+      if (l > 0 && (low === -1 || l < same[low]!.level)) low = k;
+    }
+    // The folded cursors first (level 0, the lowest above it), the stale ones after them: `fill`
+    // advances all ns whatever their order.
+    let kept = 0;
+    for (let k = 0; k < ns; k++) {
+      const c = same[k]!;
+      if (c.level > 0 && k !== low) continue;
+      same[k] = same[kept]!;
+      same[kept++] = c;
+    }
+    return super.fold(kept);
+  }
+}
+
+/** BucketScan's constructor parameters after `runs`. */
+type BucketScanRest = ConstructorParameters<typeof BucketScan> extends [RunParts[], ...infer R] ? R : never;
 
 const encoders = new WeakMap<readonly DataType[], (v: readonly unknown[]) => Uint8Array>();
 export function partitionEncoder(types: readonly DataType[]): (v: readonly unknown[]) => Uint8Array {

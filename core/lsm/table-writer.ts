@@ -21,6 +21,7 @@ import { RunBuilder } from './compaction/run-builder.ts';
 import { planCompaction, type CompactStep } from './compaction/compact-plan.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
 import { lookupPolicy, olderRecords } from './compaction/lookup-levels.ts';
+import { foldsLowestLevelOnly } from './merge/lookup-rule.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
@@ -993,7 +994,7 @@ export class TableWriter {
       if (dropDelete && !isAdd(kv.kind)) return;
       builder.add(kv);
       if (builder.rowCount >= rowsPerFile) out.push(this.writeRun(s, builder.finish(), unit.outputLevel, 1));
-    }, lookup);
+    }, lookup, foldsLowestLevelOnly(schema) ? runs.map((files) => files[0]!.level) : undefined); // merge/lookup-rule.ts
     let finished = false;
     return {
       out,

@@ -18,6 +18,12 @@
 // With `older` (a lookup table's compaction, lookup-levels.ts) the key's records in the runs the
 // compaction leaves out join the group before the fold, and a fold that is the first of them (the
 // newest older record) is not passed on: it stands where it is.
+//
+// With `levels` (tables that fold a key's lowest record above level 0 only, merge/lookup-rule.ts)
+// the group is cut as Java's LookupMergeFunction cuts it: the level-0 records and the record of
+// the lowest level above 0 are folded, the key's records in higher levels dropped (stale). Only
+// when the unit holds no record of the key above level 0 is `older` asked, and only its first
+// record (the lowest older level) joins — LookupChangelogMergeFunctionWrapper's lookup.
 
 import { BoolColumn, decodedParts, Int32BigIntColumn, PackedColumn, PartCursor, type BigInt64Column, type Float64Column, type Int32Column, type RunData, type RunParts } from '../data-file.ts';
 import type { KeyValue, RowKind } from '../key-value.ts';
@@ -63,6 +69,8 @@ class Cursor extends PartCursor {
   private fill!: RowFill;
   /** The record handed to the merge function, refilled in place for every row. */
   readonly kv: KeyValue;
+  /** The run's level, when the merge was given them (RunsMerge's `levels`). */
+  level = 0;
 
   constructor(parts: RunParts, keyArity: number, valueArity: number) {
     super(parts);
@@ -108,7 +116,8 @@ class Cursor extends PartCursor {
  * turns of its event loop (TableWriter's deferred compaction); the records, their order and the
  * calls are the same whatever the steps. `older(key)`, when given, returns the key's records in
  * runs older than these (newest first; keys asked in ascending order): they are folded with the
- * group, and a result that is `older(key)[0]` itself is not passed to `sink`.
+ * group, and a result that is `older(key)[0]` itself is not passed to `sink`. `levels` (each
+ * run's level), given for tables that fold a key's lowest record above level 0 only: see the header.
  */
 export class RunsMerge {
   /** The runs' cursors in run order (the first among equal keys wins), those with rows left. */
@@ -119,6 +128,8 @@ export class RunsMerge {
   private readonly group: KeyValue[] = [];
   /** Positions in `cursors` of the cursors at the smallest key, ascending. */
   private readonly at: number[] = [];
+  /** Whether a key's group goes through `complete` (older or levels given): decided once, not per key. */
+  private readonly completes: boolean;
 
   constructor(
     private readonly runs: readonly (readonly RunData[] | RunParts)[],
@@ -129,8 +140,11 @@ export class RunsMerge {
     private readonly onKeyMerged: (() => void) | undefined,
     private readonly sink: (kv: KeyValue, records: number) => void,
     private readonly older?: (key: readonly unknown[]) => readonly KeyValue[],
+    private readonly levels?: readonly number[],
   ) {
     this.nk = keyCmps.length;
+    this.completes = older !== undefined || levels !== undefined;
+    if (levels !== undefined && levels.length !== runs.length) throw new Error(`assertion failed: ${levels.length} levels for ${runs.length} runs`);
   }
 
   get done(): boolean {
@@ -142,10 +156,12 @@ export class RunsMerge {
    * first part is decoded: all at once when `maxKeys` is Infinity, else one run per call.
    */
   step(maxKeys: number): boolean {
-    const { cursors, nk, keyCmps, group, at, merge, order, onKeyMerged, sink, older } = this;
+    const { cursors, nk, keyCmps, group, at, merge, order, onKeyMerged, sink, completes } = this;
     while (this.opened < this.runs.length) {
+      const level = this.levels?.[this.opened] ?? 0;
       const r = this.runs[this.opened++]!;
       const c = new Cursor(Array.isArray(r) ? decodedParts(r) : (r as RunParts), nk, this.valueArity);
+      c.level = level;
       if (!c.done) cursors.push(c);
       if (maxKeys !== Infinity) return false;
     }
@@ -178,13 +194,9 @@ export class RunsMerge {
         group.push(c.current());
         c.advance();
       }
+      // Before the splice: `complete` reads the levels of the group's cursors.
+      const stands = completes ? this.complete(count) : undefined;
       for (let g = count - 1; g >= 0; g--) if (cursors[at[g]!]!.done) cursors.splice(at[g]!, 1);
-      let stands: KeyValue | undefined;
-      if (older !== undefined) {
-        const found = older(group[0]!.key);
-        if (found.length > 0) stands = found[0];
-        for (let i = 0; i < found.length; i++) group.push(found[i]!);
-      }
       merge.reset();
       if (group.length === 1) merge.add(group[0]!);
       else {
@@ -196,6 +208,40 @@ export class RunsMerge {
       if (result !== undefined && result !== stands) sink(result, group.length);
     }
     return cursors.length === 0;
+  }
+
+  /**
+   * Completes the group of `count` records (cursors[at[g]]'s) as `older` and `levels` say (the
+   * class header); returns the older record that stands if the fold is it, else undefined.
+   */
+  private complete(count: number): KeyValue | undefined {
+    const { group, older, levels, cursors, at } = this;
+    if (levels !== undefined) {
+      let low = -1;
+      let lowLevel = 0;
+      for (let g = 0; g < count; g++) {
+        const l = cursors[at[g]!]!.level;
+        if (l > 0 && (low === -1 || l < lowLevel)) {
+          low = g;
+          lowLevel = l;
+        }
+      }
+      if (low !== -1) {
+        // The unit holds the key's complete value: its higher records are stale, nothing older is asked.
+        let n = 0;
+        for (let g = 0; g < count; g++) if (g === low || cursors[at[g]!]!.level === 0) group[n++] = group[g]!;
+        group.length = n;
+        return undefined;
+      }
+      if (older === undefined) return undefined;
+      const found = older(group[0]!.key);
+      if (found.length === 0) return undefined;
+      group.push(found[0]!); // the lowest older level's; the ones above it are stale
+      return found[0];
+    }
+    const found = older!(group[0]!.key);
+    for (let i = 0; i < found.length; i++) group.push(found[i]!);
+    return found.length > 0 ? found[0] : undefined;
   }
 }
 

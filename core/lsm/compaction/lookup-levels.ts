@@ -12,9 +12,10 @@
 // one. Paimon keeps it by looking every key of a compaction that takes level 0 up in the levels
 // below the output (LookupChangelogMergeFunctionWrapper).
 //
-// This store's reader folds every record of a key in merge order instead, and a compaction merges
-// only the newest runs of a bucket (the universal pick). Its fold, written above older records,
-// was right for this store and wrong for Java: a partial-update column lost, a sum short, a late
+// This store's reader folded every record of a key in merge order instead (it still does for
+// first-row; `lookup` tables now read by Java's rule, merge/lookup-rule.ts), and a compaction
+// merges only the newest runs of a bucket (the universal pick). Its fold, written above older
+// records, was right for that reader and wrong for Java: a partial-update column lost, a sum short, a late
 // record with a lower `sequence.field` value hiding the winner, a first-row key read twice. So
 // a compaction of such a table looks each key it writes up in the runs it leaves out (all older
 // than the unit: a unit is the newest runs of its bucket), per the table's policy:
@@ -28,6 +29,13 @@
 //     again with the older records would count them twice, so a key found there turns the
 //     compaction into a full one (every run: nothing older left) — as a partial-update reset
 //     does. A key then has at most one record above level 0 at any time.
+//
+// Since reads and compactions of `lookup` tables (without vectors, not first-row) fold by Java's
+// rule too (merge/lookup-rule.ts: level 0 and the lowest record above it), RunsMerge asks these
+// runs only for a key the unit holds no record of above level 0, and folds in the first record
+// found (the lowest older level), not all. With that reader a 'widen' would no longer be needed
+// for correctness (the older records are never folded again); it is kept as it was — a full
+// compaction is correct under either rule — and could become a 'fold' of that first record.
 //   - 'none': deduplicate without `sequence.field` (the newest record is in the unit), tables with
 //     deletion vectors (dv-writer.ts looks each key up when it moves level 0 up and marks the older
 //     row: one visible record per key above level 0), and tables Java reads by merging every

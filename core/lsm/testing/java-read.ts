@@ -7,7 +7,9 @@
 //   - changelog-producer=lookup: per key, the fold of its level-0 records and of its record of the
 //     lowest level above 0 only (LookupMergeFunction, which PrimaryKeyFileStoreTable hands to
 //     MergeFileSplitRead);
-//   - any other table: every record of the key folded (this store's own rule).
+//   - any other table: every record of the key folded (as this store folds them).
+// Since merge/lookup-rule.ts this store reads `changelog-producer=lookup` tables by the same rule;
+// this stays an independent model of it (no use of table-read.ts or merge-reader.ts).
 // The merge engines are this store's (merge/), standing in for Java's.
 
 import { kvAt } from '../data-file.ts';

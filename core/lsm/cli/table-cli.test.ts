@@ -703,6 +703,51 @@ describe('one writer per table', () => {
   });
 });
 
+describe('drop of a table whose schema does not open', () => {
+  it('is refused while another process holds the writer lock, as for a table that opens (exit 3), and goes through once it is released', async () => {
+    await createStock();
+    await putRows(ROWS);
+    // This process holds the writer, as a site does; the drop runs as its own process (the binary).
+    const writer = holdWriter();
+    const bin = join(REPO, 'bin', 'tilstand.mjs');
+    const drop = () => spawnSync(process.execPath, [bin, 'table', 'drop', 'site_1.stock', ...W()], { encoding: 'utf8', timeout: 60_000 });
+    const table = join(wh, 'site_1.db', 'stock');
+    let intact: ReturnType<typeof drop>;
+    let damaged: ReturnType<typeof drop>;
+    try {
+      intact = drop();
+      writeFileSync(join(table, 'schema', 'schema-0'), '{"version": 3, "id": 0, "fields": [');
+      damaged = drop();
+    } finally {
+      writer.close();
+    }
+    const refusal = new RegExp(`^tilstand: table site_1\\.stock is being written by process ${process.pid} since .*; one writer per table\\n$`);
+    expect([intact.status, intact.stdout], intact.stderr).toEqual([3, '']);
+    expect(intact.stderr).toMatch(refusal);
+    // Was exit 0 and the table deleted under its writer: the schema did not open, so no lock was taken.
+    expect([damaged.status, damaged.stdout], damaged.stderr).toEqual([3, '']);
+    expect(damaged.stderr).toMatch(refusal);
+    expect(existsSync(join(table, 'schema', 'schema-0'))).toBe(true);
+    // Nobody writes it any more: the damaged table can be dropped.
+    const free = await run(['table', 'drop', 'site_1.stock', ...W()]);
+    expect([free.code, free.out, free.err]).toEqual([0, 'dropped site_1.stock\n', '']);
+    expect(existsSync(table)).toBe(false);
+  }, 120_000);
+
+  it('is refused in the same process while a writer is open on it, and the lock is free again after a refusal', async () => {
+    await createStock();
+    const writer = holdWriter();
+    try {
+      writeFileSync(join(wh, 'site_1.db', 'stock', 'schema', 'schema-0'), 'not json');
+      const r = await run(['table', 'drop', 'site_1.stock', ...W()]);
+      expect([r.code, r.err]).toEqual([3, 'tilstand: table site_1.stock already has a writer in this process; one writer per table\n']);
+    } finally {
+      writer.close();
+    }
+    expect((await run(['table', 'drop', 'site_1.stock', ...W()])).code).toBe(0);
+  });
+});
+
 describe('not found, list and drop', () => {
   it('an unknown table exits 1 for every command', async () => {
     await createStock();

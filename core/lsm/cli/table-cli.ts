@@ -24,6 +24,8 @@ import {
   type Table,
   type TableWriter,
 } from '../index.ts';
+import { TablePaths, tableDir } from '../table-paths.ts';
+import { WriterLock } from '../writer-lock.ts';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
 import { inspectTable, inspectLines } from './inspect.ts';
 import { ALTER_COMMAND } from './table-cli-alter.ts';
@@ -433,18 +435,15 @@ async function list(ctx: Context): Promise<number> {
 async function drop(ctx: Context): Promise<number> {
   const id = identifier(ctx);
   if (!ctx.catalog.tableExists(id)) throw new LsmError('NotFound', `table '${id.database}.${id.table}' does not exist`);
-  // Take the writer so a table being written is not pulled from under its writer. A table too
-  // damaged to open can still be dropped.
-  let writer: TableWriter | undefined;
-  try {
-    writer = ctx.catalog.getTable(id).newWriter({ commitUser: 'tilstand-cli' });
-  } catch (e) {
-    if (e instanceof LsmError && e.kind === 'Conflict') throw e;
-  }
+  // Take the table's writer lock so a table being written is not pulled from under its writer.
+  // The lock file itself, not a TableWriter: a table too damaged to open (its schema, its latest
+  // snapshot) can still be dropped, and is refused the same way while it is written.
+  const name = `${id.database}.${id.table}`;
+  const lock = WriterLock.acquire(new TablePaths(tableDir(ctx.catalog.warehouse, id.database, id.table)).lockFile, `table ${name}`);
   try {
     ctx.catalog.dropTable(id);
   } finally {
-    writer?.close();
+    lock.release();
   }
   await ctx.out.line(`dropped ${id.database}.${id.table}`);
   return EXIT.ok;

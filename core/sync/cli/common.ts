@@ -69,11 +69,21 @@ export function readSiteConfig(dataDir: string): SiteConfigLite {
   return { site: j.site, hqTarget: typeof j.hq?.target === 'string' ? j.hq.target : null };
 }
 
-/** A progress bar on stderr: redrawn in place on a terminal, a line per 10 % otherwise. */
+/**
+ * A progress bar on stderr: redrawn in place on a terminal, a line per 10 % otherwise. It is only
+ * a courtesy: when stderr fails (a closed pipe, `… 2>&1 | head -1`: EPIPE) the bar stops and the
+ * command goes on; without the 'error' listener that failure would kill the process.
+ */
 export function progressBar(stderr: NodeJS.WritableStream): (done: number, total: number, bytes: number, label: string) => void {
   const tty = (stderr as NodeJS.WriteStream).isTTY === true;
   let lastDecile = -1;
+  let broken = false;
+  // Stays attached after the command: a write's failure is emitted later (and again on a later write).
+  stderr.on('error', () => {
+    broken = true;
+  });
   return (done, total, bytes, label) => {
+    if (broken) return;
     const frac = total === 0 ? 1 : done / total;
     const width = 30;
     const bar = '#'.repeat(Math.round(frac * width)).padEnd(width, ' ');

@@ -1,12 +1,13 @@
 // `tilstand hq …` against a directory HQ, in-process: a --hq that names no directory is an error
 // that says so (the commands only read: it is a typo, or no site has synced there yet), and an
 // HQ no site has shipped to says that instead of printing nothing.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Catalog } from '../../lsm/index.ts';
 import { runCli } from '../../lsm/testing/cli.ts';
 import { parquetBytes } from '../hq/output.ts';
 import { SyncEngine } from '../engine.ts';
@@ -151,6 +152,31 @@ describe('tilstand hq export', () => {
     expect(statSync(csv).size).toBeGreaterThan(64 * 1024);
     expect(readFileSync(csv, 'utf8').trimEnd().split('\n')).toHaveLength(6001);
   });
+});
+
+describe('tilstand hq pull', () => {
+  it.skipIf(process.platform === 'win32')('goes on to its normal exit when stderr is a closed pipe (`2>&1 | head -1`): the progress bar stops, the process does not crash', async () => {
+    const hqDir = mkdtempSync(join(dir, 'hq-pull-'));
+    const fx = await shipSite(hqDir, 20);
+    try {
+      const dest = join(mkdtempSync(join(dir, 'pulled-')), 'warehouse');
+      const child = spawn(process.execPath, [join(REPO, 'bin', 'tilstand.mjs'), 'hq', 'pull', '--hq', hqDir, '--site', '7', '--out', dest], { stdio: ['ignore', 'pipe', 'pipe'] });
+      // The reader of stderr goes away before the first progress line: every write to it is EPIPE.
+      child.stderr!.destroy();
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) => child.on('close', (c, sig) => done([c, sig])));
+      // Was exit 1: the EPIPE on stderr was an unhandled 'error' event, which ended the process.
+      expect([code, signal], out).toEqual([0, null]);
+      expect(out).toMatch(/^pulled site 7: \d+ tables, \d+ files \(\d+ downloaded, \d+ bytes\) into /);
+      expect(out.endsWith(` into ${dest}\n`), out).toBe(true);
+      // And the pull is whole: the pulled table reads as the site's.
+      expect(readdirSync(join(dest, 'site_7.db')).sort()).toEqual(['approval_inbox', 'decision_log', 'stock']);
+      expect(new Catalog(dest).getTable({ database: 'site_7', table: 'stock' }).scanRows({})).toEqual(fx.table('stock').scanRows({}));
+    } finally {
+      rmSync(fx.data, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');

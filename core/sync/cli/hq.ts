@@ -12,8 +12,8 @@ import { readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type Table } from '../../lsm/index.ts';
 import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord } from '../../inbox/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
-import { ExportFile } from '../hq/export-file.ts';
-import { csvHeader, formatRow, parquetBytes } from '../hq/output.ts';
+import { exportRows, type ExportFormat } from '../hq/export.ts';
+import { csvHeader, formatRow } from '../hq/output.ts';
 import { HqStore } from '../hq/store.ts';
 import { SyncError } from '../errors.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
@@ -228,30 +228,12 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           // In the columns of the snapshot read (time travel reads in the snapshot's schema).
           const r = withHqHint(() => t.reader(point), point);
           const fields = r.schema.fields;
-          // Through a temporary file beside the target, renamed into place only when complete: a
-          // failure midway (the scan throws, the disk fills) leaves no file that looks finished.
-          let file: ExportFile | undefined;
-          let rows = 0;
+          // Streamed (CSV in bounded chunks, Parquet a row group at a time) through a temporary file
+          // beside the target, renamed into place only when complete: a failure midway (the scan
+          // throws, the disk fills) leaves no file that looks finished.
+          let rows: number;
           try {
-            file = new ExportFile(dest);
-            if (fmt === 'parquet') {
-              // The Parquet writer takes whole columns (one row group), so a Parquet export holds
-              // the table in memory; CSV below streams.
-              const all = [...r.scan()];
-              rows = all.length;
-              file.bytes(parquetBytes(fields, all));
-            } else {
-              // Row by row, in bounded chunks: memory stays flat however large the table.
-              file.line(csvHeader(fields));
-              for (const row of r.scan()) {
-                file.line(formatRow('csv', fields, row));
-                rows++;
-              }
-            }
-            file.commit();
-          } catch (e) {
-            file?.abort();
-            throw e;
+            rows = exportRows(dest, fmt as ExportFormat, fields, r.scan());
           } finally {
             r.close();
           }

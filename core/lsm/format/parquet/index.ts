@@ -33,6 +33,12 @@ export function writeParquet(columns: ParquetColumn[], values: ColumnValues[], r
   return writeParquetFile(columns, values, rowCount, opts);
 }
 
+/**
+ * A Parquet file written one row group at a time, each handed to `sink` as it is encoded, the
+ * footer at `finish` (stream-writer.ts): memory holds one group, not the file.
+ */
+export { ParquetStreamWriter } from './stream-writer.ts';
+
 export interface ParquetReadColumn {
   name: string;
   type: DataType;

@@ -120,7 +120,7 @@ export function writeParquetFile(columns: WriteColumn[], values: ColumnValues[],
  * `===`, except that 0 and -0 differ (a DOUBLE writes them differently). Chunk bytes depend on
  * nothing else (a column's name and field id live in the footer).
  */
-function sameChunkInput(la: LeafSchema, ca: ValueCodec, va: ColumnValues, lb: LeafSchema, cb: ValueCodec, vb: ColumnValues, from: number, to: number): boolean {
+export function sameChunkInput(la: LeafSchema, ca: ValueCodec, va: ColumnValues, lb: LeafSchema, cb: ValueCodec, vb: ColumnValues, from: number, to: number): boolean {
   if (la.physical !== lb.physical || la.required !== lb.required || (la.typeLength ?? 0) !== (lb.typeLength ?? 0)) return false;
   if (ca.kind !== cb.kind || ca.divisor !== cb.divisor || ca.width !== cb.width) return false;
   if (va === vb) return true;

@@ -90,6 +90,38 @@ describe('checkBinding', () => {
     expectRefusal({ ...JOBS_TO_WORK_QUEUE, sequenceGroup: { field: 'ops_seq', columns: ['status'] } }, WORK_QUEUE_TABLE, /sequenceGroup needs a partial-update table; 'work_queue' uses 'deduplicate'/);
   });
 
+  it("refuses a binding that leaves the table's sequence.field unbound (null sorts oldest: a late or replayed event would win)", () => {
+    const { ops_seq: _, ...noSeq } = JOBS_TO_WORK_QUEUE.columns;
+    expectRefusal(
+      { ...JOBS_TO_WORK_QUEUE, columns: noSeq },
+      WORK_QUEUE_TABLE,
+      /^binding 'operations\.jobs→work_queue': table 'work_queue' orders its rows by option 'sequence\.field' = 'ops_seq', and column 'ops_seq' is not bound in columns; expected a path giving the stream's order, usually 'ops_seq': 'source\.seq'/,
+      'ops_seq',
+    );
+    // Filled by enrich instead: a lookup that finds no row leaves it null all the same.
+    const enriched: Binding = { ...JOBS_TO_WORK_QUEUE, columns: noSeq, enrich: { table: 'resources', key: { resource_id: 'after.assigned_resource' }, columns: { ops_seq: 'ops_seq' } } };
+    expect(() => checkBinding(enriched, WORK_QUEUE_TABLE, { enrichTable: RESOURCES_TABLE })).toThrow(/column 'ops_seq' is not bound in columns \(enrich leaves it null when the lookup finds no row\)/);
+    // Every column of a comma list.
+    const twoSeq: TableDefinition = { ...WORK_QUEUE_TABLE, options: { ...WORK_QUEUE_TABLE.options, 'sequence.field': 'ops_seq, priority' } };
+    const { priority: __, ...noPriority } = JOBS_TO_WORK_QUEUE.columns;
+    expectRefusal({ ...JOBS_TO_WORK_QUEUE, columns: noPriority }, twoSeq, /'sequence\.field' = 'ops_seq, priority', and column 'priority' is not bound/, 'priority');
+    expect(() => checkBinding(JOBS_TO_WORK_QUEUE, twoSeq, { contract: contractOf(JOBS_TO_WORK_QUEUE.contract) })).not.toThrow();
+  });
+
+  it("lets a sequenceGroup binding leave a table-wide sequence.field unbound (its group field orders all it writes)", () => {
+    const both: TableDefinition = { ...STOCK_TABLE, fields: [...STOCK_TABLE.fields, { id: 99, name: 'row_seq', type: 'BIGINT' }], options: { ...STOCK_TABLE.options, 'sequence.field': 'row_seq' } };
+    expect(() => checkBinding(INVENTORY_TO_STOCK, both, { contract: contractOf(INVENTORY_TO_STOCK.contract) })).not.toThrow();
+    const { sequenceGroup: _, ...ungrouped } = INVENTORY_TO_STOCK;
+    expect(() => checkBinding({ ...ungrouped, columns: { item: 'after.item', location: 'after.location', row_seq: 'source.seq' } }, both)).not.toThrow();
+    expect(() => checkBinding({ ...ungrouped, columns: { item: 'after.item', location: 'after.location' } }, both)).toThrow(/column 'row_seq' is not bound in columns/);
+  });
+
+  it('refuses a sequence-group field filled by enrich (a missing lookup row nulls it: the group ignores the event)', () => {
+    const { inventory_seq: _, ...noSeq } = INVENTORY_TO_STOCK.columns;
+    const b: Binding = { ...INVENTORY_TO_STOCK, columns: noSeq, enrich: { table: 'resources', key: { resource_id: 'after.item' }, columns: { inventory_seq: 'ops_seq' } } };
+    expect(() => checkBinding(b, STOCK_TABLE, { enrichTable: RESOURCES_TABLE })).toThrow(/sequence-group field 'inventory_seq' is bound by enrich; expected it in columns/);
+  });
+
   it('checks enrichment against both tables', () => {
     const b: Binding = {
       ...JOBS_TO_WORK_QUEUE,

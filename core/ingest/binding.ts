@@ -193,7 +193,13 @@ export interface CheckBindingOptions {
  *      no other non-key column is bound (a writer touches only its own group);
  *   6. without sequenceGroup, no bound column may belong to a table sequence group;
  *   7. enrich: key columns exist in the enrichment table (if given), paths parse, target columns
- *      exist and obey 5/6 like bound columns.
+ *      exist and obey 5/6 like bound columns;
+ *   8. every column of the table's `sequence.field` (unless the binding has a sequenceGroup, whose
+ *      field orders all it writes), and a sequenceGroup's field, is bound in
+ *      `columns` (not by enrich, whose missing lookup row leaves it absent): an absent sequence
+ *      is null, and null orders as the oldest — rows of one binding then fall back to arrival
+ *      order, so a replayed dead letter or any late event overwrote a newer row, and a row with
+ *      a sequence beat every later one without.
  */
 export function checkBinding(binding: Binding, table: TableDefinition, options: CheckBindingOptions = {}): void {
   const name = bindingName(binding);
@@ -251,6 +257,19 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
     if (!written.has(key)) fail(`key column '${key}' of table '${table.name}' is not bound`, key);
   }
 
+  const bound = binding.columns ?? {};
+  // A sequenceGroup binding writes only its group's columns (rule 5), which its group field
+  // orders; the table-wide sequence then stays null in its rows, harmlessly: partial-update skips
+  // nulls, so those rows set no column the table-wide sequence orders.
+  for (const f of binding.sequenceGroup ? [] : sequenceFieldsOf(table)) {
+    if (Object.prototype.hasOwnProperty.call(bound, f)) continue;
+    fail(
+      `table '${table.name}' orders its rows by option 'sequence.field' = '${table.options['sequence.field']}', and column '${f}' is not bound in columns${written.has(f) ? ' (enrich leaves it null when the lookup finds no row)' : ''}; ` +
+        `expected a path giving the stream's order, usually '${f}': 'source.seq' (a null sequence sorts as the oldest, so a late or replayed event would overwrite a newer row)`,
+      f,
+    );
+  }
+
   for (const [op, kind] of Object.entries(binding.kinds ?? {})) {
     if (!(OPS as readonly string[]).includes(op)) fail(`kinds: '${op}' is not an op (c, u, d, r)`);
     if (!ROW_KINDS.includes(kind as RowKind)) fail(`kinds: '${String(kind)}' is not a row kind (+I, -U, +U, -D)`);
@@ -265,6 +284,9 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
     }
     if (!columns.has(sg.field)) fail(`sequence-group field '${sg.field}' is not a column of '${table.name}'`, sg.field);
     if (!written.has(sg.field)) fail(`sequence-group field '${sg.field}' is not bound`, sg.field);
+    if (!Object.prototype.hasOwnProperty.call(bound, sg.field)) {
+      fail(`sequence-group field '${sg.field}' is bound by enrich; expected it in columns, usually '${sg.field}': 'source.seq' (a missing lookup row leaves it null, and the group ignores the event)`, sg.field);
+    }
     const declared = groups.find((g) => g.fields.includes(sg.field));
     if (!declared) fail(`table '${table.name}' has no option 'fields.${sg.field}.sequence-group'`, sg.field);
     for (const c of sg.columns) {
@@ -286,6 +308,12 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
       if (owner) fail(`column '${c}' belongs to the sequence group of '${owner.fields.join(',')}'; declare sequenceGroup`, c);
     }
   }
+}
+
+/** The columns of the table's `sequence.field` option (comma-separated), none when unset. */
+function sequenceFieldsOf(table: TableDefinition): string[] {
+  const v = table.options['sequence.field'];
+  return v === undefined ? [] : v.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
 // ---------------------------------------------------------------------------------------------

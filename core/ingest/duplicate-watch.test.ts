@@ -23,6 +23,16 @@ describe('DuplicateWatch', () => {
     expect(w.stuck(20_000)).toEqual([]); // a new run of one
   });
 
+  it('counts its windows on the clock it is given for durations, and reports the wall times', () => {
+    const w = new DuplicateWatch(o);
+    const WALL = 1_700_000_000_000;
+    // The wall clock steps forward an hour after the first duplicate; the monotonic one runs on.
+    for (let k = 0; k < 5; k++) w.duplicate('m', 's', k, 10, k * 1_000, WALL + k * 1_000 + (k > 0 ? 3_600_000 : 0));
+    expect(w.stuck(4_000)).toEqual([{ module: 'm', stream: 's', count: 5, firstMs: WALL, lastMs: WALL + 3_604_000, lowSeq: 0, highSeq: 4, issued: 10 }]);
+    expect(w.stuck(4_000 + 9_999)).toHaveLength(1);
+    expect(w.stuck(4_000 + 10_000)).toEqual([]);
+  });
+
   it('keeps streams apart', () => {
     const w = new DuplicateWatch(o);
     for (let k = 0; k < 5; k++) w.duplicate('m', 'a', k, 10, k * 1_000);

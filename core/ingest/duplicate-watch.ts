@@ -13,7 +13,13 @@
 // publishing an event a minute is reported after about `minMoments` minutes. The report goes away
 // when the stream's duplicates stop for `quietMs`.
 //
-// Concurrency: single-threaded; the caller passes the clock. No I/O.
+// Clocks: the windows (moments, minSpanMs, quietMs) are durations, measured on a monotonic clock
+// the caller passes (the Ingestor's monotonicClock); each duplicate also brings its wall time,
+// which is what a report shows (firstMs, lastMs). On the wall clock a step forward of 30 min
+// cleared a stuck stream's report at once (its duplicates looked quiet) and a step of 2 min made
+// one early; a step back held both off by its length.
+//
+// Concurrency: single-threaded; the caller passes the clocks. No I/O.
 
 export interface DuplicateWatchOptions {
   readonly minMoments: number;
@@ -28,7 +34,7 @@ const MOMENT_MS = 1_000;
 export interface DuplicateRun {
   readonly module: string;
   readonly stream: string;
-  /** Duplicates in a row, and when the first and the latest arrived. */
+  /** Duplicates in a row, and when the first and the latest arrived (wall clock, epoch ms). */
   readonly count: number;
   readonly firstMs: number;
   readonly lastMs: number;
@@ -42,9 +48,13 @@ export interface DuplicateRun {
 interface Run {
   count: number;
   moments: number;
+  /** Monotonic: the last counted moment, the first and the latest duplicate. */
   momentMs: number;
   firstMs: number;
   lastMs: number;
+  /** Wall clock, for the report: the first and the latest duplicate. */
+  firstWallMs: number;
+  lastWallMs: number;
   lowSeq: number;
   highSeq: number;
   issued: number;
@@ -56,13 +66,16 @@ export class DuplicateWatch {
 
   constructor(private readonly o: DuplicateWatchOptions = DEFAULT_DUPLICATE_WATCH) {}
 
-  /** A duplicate of `seq` arrived; the stream had issued up to `issued`. */
-  duplicate(module: string, stream: string, seq: number, issued: number, nowMs: number): void {
+  /**
+   * A duplicate of `seq` arrived; the stream had issued up to `issued`. `nowMs` on the monotonic
+   * clock (the windows), `wallMs` on the wall clock (the report; the same clock when not given).
+   */
+  duplicate(module: string, stream: string, seq: number, issued: number, nowMs: number, wallMs: number = nowMs): void {
     let byStream = this.runs.get(module);
     if (!byStream) this.runs.set(module, (byStream = new Map()));
     const r = byStream.get(stream);
     if (!r || nowMs - r.lastMs >= this.o.quietMs) {
-      byStream.set(stream, { count: 1, moments: 1, momentMs: nowMs, firstMs: nowMs, lastMs: nowMs, lowSeq: seq, highSeq: seq, issued });
+      byStream.set(stream, { count: 1, moments: 1, momentMs: nowMs, firstMs: nowMs, lastMs: nowMs, firstWallMs: wallMs, lastWallMs: wallMs, lowSeq: seq, highSeq: seq, issued });
       return;
     }
     r.count++;
@@ -71,6 +84,7 @@ export class DuplicateWatch {
       r.momentMs = nowMs;
     }
     r.lastMs = nowMs;
+    r.lastWallMs = wallMs;
     if (seq < r.lowSeq) r.lowSeq = seq;
     if (seq > r.highSeq) r.highSeq = seq;
     r.issued = issued;
@@ -82,14 +96,14 @@ export class DuplicateWatch {
     if (byStream?.size) byStream.delete(stream);
   }
 
-  /** The streams that look stuck below their high-water mark now. */
+  /** The streams that look stuck below their high-water mark now (`nowMs` on the monotonic clock). */
   stuck(nowMs: number): DuplicateRun[] {
     const out: DuplicateRun[] = [];
     for (const [module, byStream] of this.runs) {
       for (const [stream, r] of byStream) {
         if (nowMs - r.lastMs >= this.o.quietMs) continue;
         if (r.moments >= this.o.minMoments && r.lastMs - r.firstMs >= this.o.minSpanMs) {
-          out.push({ module, stream, count: r.count, firstMs: r.firstMs, lastMs: r.lastMs, lowSeq: r.lowSeq, highSeq: r.highSeq, issued: r.issued });
+          out.push({ module, stream, count: r.count, firstMs: r.firstWallMs, lastMs: r.lastWallMs, lowSeq: r.lowSeq, highSeq: r.highSeq, issued: r.issued });
         }
       }
     }

@@ -244,6 +244,35 @@ describe('Ingestor pipeline', () => {
     expect(i.stuckStreams()).toEqual([]);
   });
 
+  it('measures the duplicate windows on the monotonic clock: a wall clock step neither brings a report early nor clears one', async () => {
+    let mono = 0;
+    const i = start({ monotonicClock: () => mono });
+    for (let seq = 1; seq <= 10; seq++) await i.accept(topic('inventory', 'stock'), inv(seq, 'A-1', 'L1', seq));
+    // The module was restored: it numbers its events from 1 again, one every 3 s on both clocks.
+    const dup = async (seq: number) => {
+      now += 3_000;
+      mono += 3_000;
+      await i.accept(topic('inventory', 'stock'), inv(seq, 'A-1', 'L1', 100 + seq));
+    };
+    for (let seq = 1; seq <= 10; seq++) await dup(seq);
+    now += 2 * 60_000; // NTP steps the wall clock forward 2 minutes
+    for (let seq = 1; seq <= 10; seq++) await dup(seq);
+    // 20 moments over 57 s: on the wall clock they spanned 2 min 57 s and were reported already.
+    expect(i.stuckStreams()).toEqual([]);
+    for (let k = 0; k < 21; k++) await dup(1 + (k % 10));
+    // 41 duplicates over 2 min 0 s on the monotonic clock; the report's times are wall times.
+    expect(i.stuckStreams()).toEqual([{ module: 'inventory', stream: 'stock', count: 41, firstMs: T0 + 3_000, lastMs: now, lowSeq: 1, highSeq: 10, issued: 10 }]);
+    // A step forward of 31 minutes: on the wall clock the duplicates looked quiet for quietMs (30
+    // min) and the report was cleared while they kept coming.
+    now += 31 * 60_000;
+    expect(i.stuckStreams()).toHaveLength(1);
+    expect(i.stuckStreams(now)).toHaveLength(1);
+    expect(i.metrics()).toMatch(/tilstand_ingest_streams_only_duplicates\{site="s1"\} 1/);
+    // Quiet for 30 minutes on the monotonic clock: cleared.
+    mono += 30 * 60_000;
+    expect(i.stuckStreams()).toEqual([]);
+  });
+
   it('holds a gap in the reorder window, asks for a resync after it, and applies in seq order once filled', async () => {
     const i = start({ sequencer: { reorder_window_ms: 2_000, resync_retry_ms: 10_000 } });
     await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
@@ -265,6 +294,27 @@ describe('Ingestor pipeline', () => {
     expect(i.streamActivity()[0]).toMatchObject({ appliedSeq: 4, gap: null });
     i.commitAll();
     expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 4, inventory_seq: 4 });
+  });
+
+  it('bounds the reorder buffer by bytes too (reorder_buffer_bytes_max): large held events overflow as the count bound does, a resync at once', async () => {
+    const big = (seq: number) => inv(seq, `A-${seq}-${'x'.repeat(1_000)}`, 'L1', seq);
+    expect(big(3).length).toBeGreaterThan(1_000);
+    const i = start({ sequencer: { reorder_buffer_bytes_max: 2 * big(3).length + 10 } });
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    await i.accept(topic('inventory', 'stock'), big(3));
+    await i.accept(topic('inventory', 'stock'), big(4));
+    expect(i.health().heldEvents).toBe(2);
+    expect(resyncs).toEqual([]);
+    // Far below reorder_buffer_max (1,024 events): the bytes decide.
+    await i.accept(topic('inventory', 'stock'), big(5));
+    expect(resyncs).toEqual([{ module: 'inventory', stream: 'stock', from: 2 }]);
+    expect(i.health().heldEvents).toBe(2);
+    expect(i.metrics()).toMatch(/tilstand_ingest_resync_requests_total\{site="s1"\} 1/);
+    // The resend from 2 fills the gap; the dropped 5 comes again with it.
+    for (const seq of [2, 3, 4, 5]) await i.accept(topic('inventory', 'stock'), seq === 2 ? inv(2, 'A-1', 'L1', 2) : big(seq));
+    expect(i.health().heldEvents).toBe(0);
+    expect(i.streamActivity()[0]).toMatchObject({ appliedSeq: 5, gap: null });
+    expect(() => start({ sequencer: { reorder_buffer_bytes_max: 0 } })).toThrow('reorder_buffer_bytes_max: expected an integer ≥ 1, got 0');
   });
 
   it('a wall clock stepped forward 10 minutes skips no gap: it ages on the monotonic clock, and the resend fills it', async () => {
@@ -426,6 +476,20 @@ describe('Ingestor dead letters', () => {
     const j = start({ limits: { payload_bytes_max: 400 }, tables: [...SEED_TABLES, TINY], bindings: [...SEED_BINDINGS, TO_TINY, WRONG], budgets: [{ table: 'tiny', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }] });
     expect(j.deadLetterCount()).toBe(cases.length - 1);
     expect(j.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual([noContract, p]);
+  });
+});
+
+describe('Ingestor bindings checked at open', () => {
+  it("refuses a binding that leaves its table's sequence.field unbound, naming the table, the column and what was expected", () => {
+    // Unbound, ops_seq is null: null sorts as the oldest, rows fall back to arrival order, and a
+    // replayed dead letter of seq 1 overwrote the job's row from seq 2.
+    const { ops_seq: _, ...columns } = SEED_BINDINGS.find((b) => b.table === 'work_queue')!.columns;
+    const bindings = SEED_BINDINGS.map((b) => (b.table === 'work_queue' ? { ...b, columns } : b));
+    expect(() => start({ bindings })).toThrow(
+      "binding 'operations.jobs→work_queue': table 'work_queue' orders its rows by option 'sequence.field' = 'ops_seq', and column 'ops_seq' is not bound in columns; " +
+        "expected a path giving the stream's order, usually 'ops_seq': 'source.seq' (a null sequence sorts as the oldest, so a late or replayed event would overwrite a newer row)",
+    );
+    expect(start().status().map((s) => s.table)).toContain('work_queue');
   });
 });
 

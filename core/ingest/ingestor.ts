@@ -83,9 +83,10 @@ export interface IngestorOptions {
   clock?: () => number;
   /**
    * A monotonic clock in ms, for every duration: freshness ages, gap ages (resync, skip), idle
-   * progress commits and expiry. The wall clock steps (NTP setting a PC's clock, a clock set by
-   * hand): a step forward aged every open gap past `gap_give_up_ms` at once (the gap skipped, the
-   * module's resend then dropped as a duplicate) and every pending event past its budget. Default:
+   * progress commits and expiry, the duplicate watch's windows. The wall clock steps (NTP setting
+   * a PC's clock, a clock set by hand): a step forward aged every open gap past `gap_give_up_ms`
+   * at once (the gap skipped, the module's resend then dropped as a duplicate) and every pending
+   * event past its budget. Default:
    * `clock` when only `clock` is given (a simulated clock — tests, core/replay — jumps only when
    * told, and stays deterministic), else performance.now.
    */
@@ -554,11 +555,12 @@ export class Ingestor {
       last.tsMs = env.ts_ms;
     }
     const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
-    const offer = this.sequencer.offer(module, stream, seq, item);
+    // Held, the event costs its payload (and the parse of it): the byte bound counts the payload.
+    const offer = this.sequencer.offer(module, stream, seq, item, entry.payload.length);
     if (offer.kind === 'duplicate') {
       this.c.duplicates++;
       // Not while the journal is replayed at open: those events arrived before (their times are old).
-      if (!this.recovering) this.duplicateWatch.duplicate(module, stream, seq, this.sequencer.issued(module, stream), this.clock());
+      if (!this.recovering) this.duplicateWatch.duplicate(module, stream, seq, this.sequencer.issued(module, stream), this.monotonic(), this.clock());
       return;
     }
     this.duplicateWatch.progress(module, stream);
@@ -569,14 +571,17 @@ export class Ingestor {
       case 'gap':
         this.heldPositions.add(entry.position);
         return;
-      case 'overflow':
-        this.c.overflowDrops++;
-        if (offer.dropped.item !== item) {
-          this.heldPositions.delete(offer.dropped.item.entry.position);
-          this.heldPositions.add(entry.position);
+      case 'overflow': {
+        this.c.overflowDrops += offer.dropped.length;
+        let kept = true;
+        for (const d of offer.dropped) {
+          if (d.item === item) kept = false;
+          else this.heldPositions.delete(d.item.entry.position);
         }
+        if (kept) this.heldPositions.add(entry.position);
         this.requestResync(offer.resync.module, offer.resync.stream, offer.resync.from);
         return;
+      }
     }
   }
 
@@ -1216,8 +1221,10 @@ export class Ingestor {
    * Streams that have delivered only duplicates for a while (duplicate-watch.ts): most likely a
    * module whose sequence went back, whose new events are all dropped.
    */
-  stuckStreams(nowMs: number = this.clock()): DuplicateRun[] {
-    return this.duplicateWatch.stuck(nowMs);
+  stuckStreams(nowMs?: number): DuplicateRun[] {
+    // The watch's windows are on the monotonic clock; a wall `nowMs` (a caller's tick) moves it by
+    // its distance from the wall clock now, as `tick` does.
+    return this.duplicateWatch.stuck(this.monotonic() + (nowMs === undefined ? 0 : nowMs - this.clock()));
   }
 
   health(): IngestorHealth {

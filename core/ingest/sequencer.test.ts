@@ -136,10 +136,50 @@ describe('Sequencer: gaps', () => {
     s.offer('m', 's', 3, 3);
     s.offer('m', 's', 5, 5);
     const o = s.offer('m', 's', 4, 4);
-    expect(o).toEqual({ kind: 'overflow', seq: 4, dropped: { seq: 5, item: 5 }, resync: { module: 'm', stream: 's', from: 1, to: 2 } });
+    expect(o).toEqual({ kind: 'overflow', seq: 4, dropped: [{ seq: 5, item: 5 }], resync: { module: 'm', stream: 's', from: 1, to: 2 } });
     const o2 = s.offer('m', 's', 9, 9);
-    expect(o2).toMatchObject({ kind: 'overflow', dropped: { seq: 9 } });
+    expect(o2).toMatchObject({ kind: 'overflow', dropped: [{ seq: 9 }] });
     expect(s.state('m', 's').held).toEqual([3, 4]);
+  });
+
+  it('bounds the held bytes too: past reorder_buffer_bytes_max the highest seqs go until the rest fits, and a resync is due at once', () => {
+    const c = clock();
+    const s = new Sequencer<number>({ now_ms: c.now_ms, reorder_buffer_max: 100, reorder_buffer_bytes_max: 100, reorder_window_ms: 10, resync_retry_ms: 1_000 });
+    expect(s.offer('m', 's', 3, 3, 40).kind).toBe('gap');
+    expect(s.offer('m', 's', 5, 5, 40).kind).toBe('gap');
+    // 120 bytes: the highest (5) goes, far below the count bound.
+    expect(s.offer('m', 's', 4, 4, 40)).toEqual({ kind: 'overflow', seq: 4, dropped: [{ seq: 5, item: 5 }], resync: { module: 'm', stream: 's', from: 1, to: 2 } });
+    // The new event is the highest: it is the one dropped.
+    expect(s.offer('m', 's', 6, 6, 90)).toMatchObject({ kind: 'overflow', dropped: [{ seq: 6, item: 6 }] });
+    expect(s.state('m', 's').held).toEqual([3, 4]);
+    // A large low one stays; as many higher ones go as it takes (highest first).
+    expect(s.offer('m', 's', 2, 2, 90)).toEqual({ kind: 'overflow', seq: 2, dropped: [{ seq: 4, item: 4 }, { seq: 3, item: 3 }], resync: { module: 'm', stream: 's', from: 1, to: 1 } });
+    expect(s.state('m', 's').held).toEqual([2]);
+    // The overflow asked for its resync: tick repeats it only after resync_retry_ms.
+    c.advance(10);
+    expect(s.tick()).toEqual([]);
+    // Released bytes are free again: the drain gives them back.
+    expect(s.offer('m', 's', 1, 1, 90)).toMatchObject({ kind: 'next', ready: [{ seq: 1 }, { seq: 2 }] });
+    expect(s.offer('m', 's', 4, 4, 60).kind).toBe('gap');
+    expect(s.offer('m', 's', 5, 5, 40).kind).toBe('gap');
+    expect(s.state('m', 's').held).toEqual([4, 5]);
+    // One event above the bound alone: dropped itself, nothing held, no gap left open; the resync
+    // asks from the next seq (it comes back in order, never held).
+    s.restore('m', 't', 10);
+    expect(s.offer('m', 't', 12, 12, 101)).toEqual({ kind: 'overflow', seq: 12, dropped: [{ seq: 12, item: 12 }], resync: { module: 'm', stream: 't', from: 11, to: 11 } });
+    expect(s.state('m', 't').held).toEqual([]);
+    expect(s.gap('m', 't')).toBeNull();
+    expect(s.offer('m', 't', 11, 11, 101)).toMatchObject({ kind: 'next' });
+    expect(s.offer('m', 't', 12, 12, 101)).toMatchObject({ kind: 'next' });
+  });
+
+  it('refuses a byte bound or an event size that is no whole number of bytes, naming it', () => {
+    for (const bad of [0, 1.5, -1, NaN, Infinity]) {
+      expect(() => new Sequencer({ now_ms: () => 0, reorder_buffer_bytes_max: bad })).toThrow(`reorder_buffer_bytes_max: expected an integer ≥ 1, got ${bad}`);
+    }
+    const s = new Sequencer<number>({ now_ms: () => 0 });
+    expect(() => s.offer('m', 's', 2, 2, -1)).toThrow('bytes: expected a non-negative integer, got -1');
+    expect(() => s.offer('m', 's', 2, 2, 0.5)).toThrow('bytes: expected a non-negative integer, got 0.5');
   });
 });
 
@@ -152,7 +192,7 @@ interface Module {
   resend(from: number): number[];
 }
 
-function runScenario(seed: number, opts: { n: number; displacement: number; dupRate: number; lossRate: number; bufferMax: number }) {
+function runScenario(seed: number, opts: { n: number; displacement: number; dupRate: number; lossRate: number; bufferMax: number; bytesMax?: number }) {
   const r = rng(seed);
   const c = clock();
   const window = 50;
@@ -162,6 +202,7 @@ function runScenario(seed: number, opts: { n: number; displacement: number; dupR
     resync_retry_ms: 200,
     gap_give_up_ms: Infinity,
     reorder_buffer_max: opts.bufferMax,
+    ...(opts.bytesMax === undefined ? {} : { reorder_buffer_bytes_max: opts.bytesMax }),
   });
   // Arrival plan: seq i arrives at position i + jitter (bounded displacement); some are duplicated
   // later, some lost in flight (only a resync brings them back).
@@ -172,6 +213,9 @@ function runScenario(seed: number, opts: { n: number; displacement: number; dupR
     if (r() < opts.dupRate) plan.push({ at: i + r() * opts.displacement, seq: i });
   }
   plan.sort((a, b) => a.at - b.at);
+  // Each seq's size (1..100 bytes), the same whenever it is sent again; drawn after the plan, so a
+  // seed gives the plan it gave before sizes were drawn.
+  const sizes = Array.from({ length: opts.n + 1 }, () => 1 + Math.floor(r() * 100));
 
   const applied: number[] = [];
   let resyncs = 0;
@@ -189,12 +233,12 @@ function runScenario(seed: number, opts: { n: number; displacement: number; dupR
     for (const a of actions) {
       expect(a.type).toBe('resync'); // give-up is Infinity: never skip
       resyncs++;
-      for (const seq of module.resend(a.from)) take(s.offer('m', 's', seq, seq));
+      for (const seq of module.resend(a.from)) take(s.offer('m', 's', seq, seq, sizes[seq]));
     }
   };
   for (const p of plan) {
     c.advance(1);
-    const o = s.offer('m', 's', p.seq, p.seq);
+    const o = s.offer('m', 's', p.seq, p.seq, sizes[p.seq]);
     take(o);
     if (o.kind === 'overflow') onActions([{ type: 'resync', ...o.resync }]);
     onActions(s.tick());
@@ -233,6 +277,15 @@ describe('Sequencer: randomized against the model', () => {
       const seed = SEED + 2000 + round;
       const { applied } = runScenario(seed, { n: 300, displacement: 15, dupRate: 0.1, lossRate: 0.02, bufferMax: 4 });
       expect(applied, `seed ${seed}`).toEqual(expected(300));
+    }
+  });
+
+  it(`with a byte bound that overflows (events of 1-100 bytes, 250 held at most), still every seq once, in order (seed ${SEED})`, () => {
+    for (let round = 0; round < 20; round++) {
+      const seed = SEED + 3000 + round;
+      const { applied, state } = runScenario(seed, { n: 300, displacement: 15, dupRate: 0.1, lossRate: 0.02, bufferMax: 64, bytesMax: 250 });
+      expect(applied, `seed ${seed}`).toEqual(expected(300));
+      expect(state.held, `seed ${seed}`).toEqual([]);
     }
   });
 });

@@ -11,9 +11,15 @@
 //   s ≤ issued, or s held             → duplicate (drop; already applied, pending or waiting)
 //   s = issued+1                      → next: ready = [s, s+1, …] as long as they are held
 //   s > issued+1, buffer has room     → gap (held)
-//   s > issued+1, buffer full         → overflow: the highest of (held ∪ {s}) is dropped, and a
-//                                       resync from issued+1 is due at once. Dropping is safe: a
-//                                       resync makes the module resend everything from `from`.
+//   s > issued+1, buffer full         → overflow: the highest of (held ∪ {s}) are dropped until
+//                                       the rest fits, and a resync from issued+1 is due at once.
+//                                       Dropping is safe: a resync makes the module resend
+//                                       everything from `from`.
+// "Full" counts events (`reorder_buffer_max`) and their bytes (`reorder_buffer_bytes_max`, the
+// size the caller gives with each offer): a module sending large payloads otherwise held up to
+// reorder_buffer_max × payload_bytes_max (256 MiB) per stream. Past the byte bound more than one
+// held event can go (the lowest seqs stay: they close the gap soonest); an event larger than the
+// bound alone is dropped itself, and comes back through the resync in order, never held.
 // Gap policy (`tick`): a gap is open while something is held. Its age is measured from the
 // earliest arrival among the held events, or from the stream's last in-order progress if that is
 // later: a stream whose events keep arriving in order is not stuck behind a lost event, it holds
@@ -44,6 +50,8 @@ export interface SequencerOptions {
   readonly gap_give_up_ms: number;
   /** Held events per stream; bounds memory when a module races ahead of a lost event. */
   readonly reorder_buffer_max: number;
+  /** Held bytes per stream (the sizes given to `offer`): the count bound alone let large payloads hold far more. */
+  readonly reorder_buffer_bytes_max: number;
   /**
    * A monotonic clock in ms, on which gaps age (injected so tests and replays are deterministic).
    * Not the wall clock: a step forward would skip every open gap at once (header).
@@ -56,6 +64,7 @@ export const DEFAULT_SEQUENCER_OPTIONS: Omit<SequencerOptions, 'now_ms'> = {
   resync_retry_ms: 10_000,
   gap_give_up_ms: 5 * 60_000,
   reorder_buffer_max: 1_024,
+  reorder_buffer_bytes_max: 16 * 1024 * 1024,
 };
 
 export interface Ready<T> {
@@ -76,7 +85,8 @@ export type Offer<T> =
   | { readonly kind: 'duplicate'; readonly seq: number }
   | { readonly kind: 'next'; readonly ready: readonly Ready<T>[] }
   | { readonly kind: 'gap'; readonly seq: number; readonly missing: GapReport }
-  | { readonly kind: 'overflow'; readonly seq: number; readonly dropped: Ready<T>; readonly resync: GapReport };
+  /** `dropped`: the highest seqs of held ∪ {seq}, highest first (one, unless the byte bound needed more). */
+  | { readonly kind: 'overflow'; readonly seq: number; readonly dropped: readonly Ready<T>[]; readonly resync: GapReport };
 
 export type TickAction<T> =
   | ({ readonly type: 'resync' } & GapReport)
@@ -93,7 +103,9 @@ interface Stream<T> {
   readonly stream: string;
   committed: number;
   issued: number;
-  readonly held: Map<number, { item: T; arrived_ms: number }>;
+  readonly held: Map<number, { item: T; arrived_ms: number; bytes: number }>;
+  /** Sum of the held events' bytes. */
+  held_bytes: number;
   /** When a resync was last asked for the current gap; undefined when none was. */
   resync_at_ms: number | undefined;
   /** When `issued` last moved on while something was held (an in-order arrival); -Infinity: never. */
@@ -110,6 +122,7 @@ function checkOptions(o: SequencerOptions): void {
   int('resync_retry_ms', 1);
   int('gap_give_up_ms', 1, true);
   int('reorder_buffer_max', 1);
+  int('reorder_buffer_bytes_max', 1);
   if (o.gap_give_up_ms < o.reorder_window_ms) {
     throw new RangeError(`gap_give_up_ms: expected ≥ reorder_window_ms (${o.reorder_window_ms}), got ${o.gap_give_up_ms}`);
   }
@@ -134,6 +147,7 @@ export class Sequencer<T> {
     s.committed = hwm;
     s.issued = hwm;
     s.held.clear();
+    s.held_bytes = 0;
     s.resync_at_ms = undefined;
     s.progress_ms = -Infinity;
   }
@@ -144,8 +158,10 @@ export class Sequencer<T> {
     this.restore(module, stream, s.committed);
   }
 
-  offer(module: string, stream: string, seq: number, item: T): Offer<T> {
+  /** `bytes`: what holding `item` costs (the Ingestor gives the payload's length); counted against reorder_buffer_bytes_max. */
+  offer(module: string, stream: string, seq: number, item: T, bytes = 0): Offer<T> {
     if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError(`seq: expected a non-negative integer, got ${seq}`);
+    if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`bytes: expected a non-negative integer, got ${bytes}`);
     const s = this.get(module, stream);
     if (seq <= s.issued || s.held.has(seq)) return { kind: 'duplicate', seq };
     if (seq === s.issued + 1) {
@@ -160,22 +176,32 @@ export class Sequencer<T> {
       return { kind: 'next', ready };
     }
     const now = this.options.now_ms();
-    if (s.held.size < this.options.reorder_buffer_max) {
-      s.held.set(seq, { item, arrived_ms: now });
+    const { reorder_buffer_max: countMax, reorder_buffer_bytes_max: bytesMax } = this.options;
+    if (s.held.size < countMax && s.held_bytes + bytes <= bytesMax) {
+      s.held.set(seq, { item, arrived_ms: now, bytes });
+      s.held_bytes += bytes;
       return { kind: 'gap', seq, missing: this.gapOf(s) };
     }
-    // Full: keep the lowest seqs (they close the gap soonest); drop the highest.
-    let highest = seq;
-    for (const h of s.held.keys()) if (h > highest) highest = h;
-    let dropped: Ready<T>;
-    if (highest === seq) dropped = { seq, item };
-    else {
-      dropped = { seq: highest, item: s.held.get(highest)!.item };
+    // Full: keep the lowest seqs (they close the gap soonest); drop the highest until the rest fits.
+    s.held.set(seq, { item, arrived_ms: now, bytes });
+    s.held_bytes += bytes;
+    const dropped: Ready<T>[] = [];
+    while (s.held.size > countMax || s.held_bytes > bytesMax) {
+      let highest = -1;
+      for (const h of s.held.keys()) if (h > highest) highest = h;
+      const h = s.held.get(highest)!;
       s.held.delete(highest);
-      s.held.set(seq, { item, arrived_ms: now });
+      s.held_bytes -= h.bytes;
+      dropped.push({ seq: highest, item: h.item });
     }
-    s.resync_at_ms = now;
-    return { kind: 'overflow', seq, dropped, resync: this.gapOf(s) };
+    if (s.held.size > 0) {
+      s.resync_at_ms = now;
+      return { kind: 'overflow', seq, dropped, resync: this.gapOf(s) };
+    }
+    // Nothing fits (one event above the byte bound): no gap stays open; the resync covers all
+    // dropped, whose lowest is the last one.
+    s.resync_at_ms = undefined;
+    return { kind: 'overflow', seq, dropped, resync: { module, stream, from: s.issued + 1, to: dropped[dropped.length - 1]!.seq - 1 } };
   }
 
   /** Records that everything up to `seq` is durable. REQUIRES: committed ≤ seq ≤ issued. */
@@ -250,7 +276,7 @@ export class Sequencer<T> {
     }
     let s = byStream.get(stream);
     if (!s) {
-      s = { module, stream, committed: 0, issued: 0, held: new Map(), resync_at_ms: undefined, progress_ms: -Infinity };
+      s = { module, stream, committed: 0, issued: 0, held: new Map(), held_bytes: 0, resync_at_ms: undefined, progress_ms: -Infinity };
       // `streams` keeps creation order for tick's "stream order".
       this.streams.set(key(module, stream), s);
       byStream.set(stream, s);
@@ -261,6 +287,7 @@ export class Sequencer<T> {
   private drain(s: Stream<T>, ready: Ready<T>[]): void {
     for (let next = s.held.get(s.issued + 1); next !== undefined; next = s.held.get(s.issued + 1)) {
       s.held.delete(s.issued + 1);
+      s.held_bytes -= next.bytes;
       s.issued += 1;
       ready.push({ seq: s.issued, item: next.item });
     }

@@ -5,6 +5,15 @@
 //   response  {"id": 1, "ok": true, "value": …}
 //           | {"id": 1, "ok": false, "error": {"kind": "…", "message": "…"}}
 //
+// A request may ask for heartbeats: {"id": 1, "op": "…", "heartbeatMs": 1000} (an integer from
+// HEARTBEAT_MS_MIN to HEARTBEAT_MS_MAX). While its handler runs, the site then writes
+// {"id": 1, "working": true, "elapsedMs": …} every heartbeatMs, before the response. A client that
+// asks waits for the answer as long as heartbeats come, and gives up only after a silence: a
+// replay of a whole flood outlasted any fixed deadline and the CLI reported a failure while the
+// site went on and finished it. Heartbeats are timers, so they also stop when the site's event
+// loop does; a site that is gone closes the connection. Without the field nothing changes (an
+// older CLI reads the first line as the answer).
+//
 // Ops are whatever handlers the site registers (site.ts: status, deadletters.list,
 // deadletters.replay, contracts.list, contracts.add, agent.run, sync.now, prune, stop, and the
 // inbox's). Requests on one connection are answered in order. Limits: a request line of at most
@@ -21,7 +30,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export type ControlHandler = (args: Record<string, unknown>) => unknown | Promise<unknown>;
 
-export type ControlErrorKind = 'AlreadyRunning' | 'NotRunning' | 'NotConfigured' | 'UnknownOp' | 'InvalidArgument' | 'Failed' | 'Timeout';
+/** 'Disconnected': the site closed the connection before it answered (stopped, crashed). */
+export type ControlErrorKind = 'AlreadyRunning' | 'NotRunning' | 'NotConfigured' | 'UnknownOp' | 'InvalidArgument' | 'Failed' | 'Timeout' | 'Disconnected';
 
 export class ControlError extends Error {
   readonly kind: ControlErrorKind;
@@ -37,6 +47,10 @@ export interface ControlServerOptions {
   connectionsMax?: number;
   idleMs?: number;
 }
+
+/** The heartbeat periods a request may ask for (`heartbeatMs`). */
+export const HEARTBEAT_MS_MIN = 100;
+export const HEARTBEAT_MS_MAX = 60_000;
 
 /** Error kinds a handler may throw through (an Error with `kind` keeps it; others are 'Failed'). */
 function errorOf(e: unknown): { kind: string; message: string } {
@@ -129,7 +143,7 @@ export class ControlServer {
         if (inFlight++ === 0) s.setTimeout(0);
         chain = chain.then(async () => {
           try {
-            const answer = await this.answer(line);
+            const answer = await this.answer(line, s);
             if (!s.destroyed) s.write(`${JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
           } finally {
             if (--inFlight === 0 && !s.destroyed) s.setTimeout(this.o.idleMs);
@@ -139,8 +153,8 @@ export class ControlServer {
     });
   }
 
-  private async answer(line: string): Promise<Record<string, unknown>> {
-    let req: { id?: unknown; op?: unknown; args?: unknown };
+  private async answer(line: string, s: Socket): Promise<Record<string, unknown>> {
+    let req: { id?: unknown; op?: unknown; args?: unknown; heartbeatMs?: unknown };
     try {
       req = JSON.parse(line) as typeof req;
     } catch {
@@ -151,20 +165,53 @@ export class ControlServer {
     const h = this.handlers.get(req.op);
     if (!h) return { id, ok: false, error: { kind: 'UnknownOp', message: `unknown op '${req.op}' (ops: ${[...this.handlers.keys()].join(', ')})` } };
     const args = req.args && typeof req.args === 'object' && !Array.isArray(req.args) ? (req.args as Record<string, unknown>) : {};
+    const hb = req.heartbeatMs;
+    if (hb !== undefined && !(typeof hb === 'number' && Number.isSafeInteger(hb) && hb >= HEARTBEAT_MS_MIN && hb <= HEARTBEAT_MS_MAX)) {
+      return { id, ok: false, error: { kind: 'InvalidArgument', message: `heartbeatMs: expected an integer from ${HEARTBEAT_MS_MIN} to ${HEARTBEAT_MS_MAX} (ms), got ${JSON.stringify(hb)}` } };
+    }
+    const started = performance.now();
+    const beat =
+      hb === undefined
+        ? undefined
+        : setInterval(() => {
+            if (!s.destroyed) s.write(`${JSON.stringify({ id, working: true, elapsedMs: Math.round(performance.now() - started) })}\n`);
+          }, hb);
     try {
       return { id, ok: true, value: (await h(args)) ?? null };
     } catch (e) {
       return { id, ok: false, error: errorOf(e) };
+    } finally {
+      if (beat) clearInterval(beat);
     }
   }
 }
 
-/** Sends one request to the site listening on `path`; resolves with its value or throws ControlError. */
-export function controlRequest(path: string, op: string, args: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<unknown> {
+export interface ControlRequestOptions {
+  /**
+   * Ask the site for a heartbeat this often while it works on the request: `timeoutMs` then bounds
+   * the silence between two lines, not the whole wait (for ops whose length grows with the data: a
+   * dead-letter replay of a flood).
+   */
+  readonly heartbeatMs?: number;
+  /** Called at each heartbeat with the time the site has worked on the request. */
+  readonly onWorking?: (elapsedMs: number) => void;
+}
+
+/**
+ * Sends one request to the site listening on `path`; resolves with its value or throws
+ * ControlError. `timeoutMs`: the whole wait, or with `heartbeatMs` the longest silence.
+ */
+export function controlRequest(path: string, op: string, args: Record<string, unknown> = {}, timeoutMs = 10_000, options: ControlRequestOptions = {}): Promise<unknown> {
+  const { heartbeatMs, onWorking } = options;
+  if (heartbeatMs !== undefined && !(Number.isSafeInteger(heartbeatMs) && heartbeatMs >= HEARTBEAT_MS_MIN && heartbeatMs <= HEARTBEAT_MS_MAX)) {
+    throw new RangeError(`heartbeatMs: expected an integer from ${HEARTBEAT_MS_MIN} to ${HEARTBEAT_MS_MAX} (ms), got ${heartbeatMs}`);
+  }
+  if (heartbeatMs !== undefined && !(timeoutMs > heartbeatMs)) throw new RangeError(`timeoutMs: expected more than heartbeatMs (${heartbeatMs}), got ${timeoutMs}`);
   return new Promise((resolve, reject) => {
     const s = connect(path);
     let buffer = '';
     let settled = false;
+    let heard = false;
     const finish = (f: () => void) => {
       if (settled) return;
       settled = true;
@@ -172,25 +219,47 @@ export function controlRequest(path: string, op: string, args: Record<string, un
       s.destroy();
       f();
     };
-    const t = setTimeout(() => finish(() => reject(new ControlError('Timeout', `no answer to '${op}' from ${path} within ${timeoutMs} ms`))), timeoutMs);
+    const silent = () =>
+      finish(() =>
+        reject(
+          new ControlError(
+            'Timeout',
+            heartbeatMs !== undefined && heard
+              ? `the site on ${path} went silent for ${timeoutMs} ms while it worked on '${op}'; it may still be working on it or have finished it (its result is unknown)`
+              : `no answer to '${op}' from ${path} within ${timeoutMs} ms`,
+          ),
+        ),
+      );
+    let t = setTimeout(silent, timeoutMs);
     s.setEncoding('utf8');
-    s.once('connect', () => s.write(`${JSON.stringify({ id: 1, op, args })}\n`));
+    s.once('connect', () => s.write(`${JSON.stringify({ id: 1, op, args, ...(heartbeatMs === undefined ? {} : { heartbeatMs }) })}\n`));
     s.on('data', (chunk: string) => {
       buffer += chunk;
-      const nl = buffer.indexOf('\n');
-      if (nl < 0) return;
-      let res: { ok?: boolean; value?: unknown; error?: { kind?: string; message?: string } };
-      try {
-        res = JSON.parse(buffer.slice(0, nl)) as typeof res;
-      } catch {
-        return finish(() => reject(new ControlError('Failed', `unreadable answer from ${path}`)));
+      let nl: number;
+      while (!settled && (nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        let res: { ok?: boolean; working?: boolean; elapsedMs?: number; value?: unknown; error?: { kind?: string; message?: string } };
+        try {
+          res = JSON.parse(line) as typeof res;
+        } catch {
+          return finish(() => reject(new ControlError('Failed', `unreadable answer from ${path}`)));
+        }
+        if (heartbeatMs !== undefined && res.working === true && res.ok === undefined) {
+          heard = true;
+          clearTimeout(t);
+          t = setTimeout(silent, timeoutMs);
+          onWorking?.(typeof res.elapsedMs === 'number' ? res.elapsedMs : 0);
+          continue;
+        }
+        if (res.ok) finish(() => resolve(res.value));
+        else finish(() => reject(new ControlError((res.error?.kind as ControlErrorKind) ?? 'Failed', res.error?.message ?? 'failed')));
       }
-      if (res.ok) finish(() => resolve(res.value));
-      else finish(() => reject(new ControlError((res.error?.kind as ControlErrorKind) ?? 'Failed', res.error?.message ?? 'failed')));
     });
     s.once('error', (e) =>
       finish(() => reject(new ControlError('NotRunning', `no site answers on ${path} (${(e as NodeJS.ErrnoException).code ?? e.message})`))),
     );
-    s.once('close', () => finish(() => reject(new ControlError('Failed', `${path} closed the connection without an answer`))));
+    // The site stopped or crashed before it answered: what it did is unknown, but it is gone.
+    s.once('close', () => finish(() => reject(new ControlError('Disconnected', `${path} closed the connection without an answer to '${op}' (the site stopped?)`))));
   });
 }

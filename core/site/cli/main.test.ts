@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import mqtt from 'mqtt';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ContractRegistry } from '../../ingest/contracts.ts';
 import { SEED_BINDINGS } from '../../ingest/seed-bindings.ts';
-import { SEED_CONTRACTS } from '../../ingest/seed-contracts.ts';
+import { INVENTORY_STOCK, SEED_CONTRACTS } from '../../ingest/seed-contracts.ts';
 import { UserStore } from '../../inbox/users.ts';
 import { readModuleSecrets } from '../demo/run.ts';
 import { initDataDir } from '../init.ts';
@@ -261,6 +261,24 @@ describe('tilstand', () => {
     expect([start.code, start.err.split('\n').filter((l) => l.includes('bindings['))]).toEqual([2, [`tilstand: site north did not start: ${why}`]]);
   });
 
+  it("config check refuses a binding that leaves its table's sequence.field unbound (rows would fall back to arrival order), and start refuses it the same way", async () => {
+    const data = join(dir, 'd');
+    const edit = await newSite(data);
+    edit((c) => {
+      c.bindings = SEED_BINDINGS.map((b) => JSON.parse(JSON.stringify(b)) as Record<string, any>);
+      expect(c.bindings[3].table).toBe('work_queue');
+      delete c.bindings[3].columns.ops_seq;
+    });
+    const why =
+      "config bindings[3]: binding 'operations.jobs→work_queue': table 'work_queue' orders its rows by option 'sequence.field' = 'ops_seq', and column 'ops_seq' is not bound in columns; " +
+      "expected a path giving the stream's order, usually 'ops_seq': 'source.seq' (a null sequence sorts as the oldest, so a late or replayed event would overwrite a newer row)";
+    const check = await run(['config', 'check', '--data', data]);
+    expect([check.code, check.err]).toEqual([2, `tilstand: ${why}\n`]);
+    // start reads config.json with the same check: refused before anything is opened.
+    const start = await run(['start', '--data', data, '--mqtt-port', '0', '--http-port', '0']);
+    expect([start.code, start.err.split('\n').filter((l) => l.includes('bindings['))]).toEqual([2, [`tilstand: ${why}`]]);
+  });
+
   it('config check takes a field a later contract version dropped (with a default) as the Ingestor does: still mappable', async () => {
     const data = join(dir, 'd');
     const edit = await newSite(data);
@@ -464,6 +482,49 @@ describe('tilstand', () => {
     const ext = await run(['modules', 'password', '--module', 'inventory', '--data', data]);
     expect(ext.code).toBe(2);
     expect(ext.err).toMatch(/external broker .*mosquitto_passwd/);
+  });
+
+  it('deadletters replay on a running site waits for the result past 10 s while the site works on it, with progress; an error when the site goes away', { timeout: 60_000 }, async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    let stopped = false;
+    try {
+      // A letter of a contract version the site lacks, then the version added over the socket.
+      const event = { op: 'u', before: null, after: { item: 'A-1', location: 'L1', qty: 5, note: 'x' }, source: { module: 'inventory', stream: 'stock', seq: 1 }, ts_ms: Date.now(), contract: { name: 'inventory.stock', version: 2 } };
+      await site.ingestor.accept('tilstand/north/events/inventory/stock', Buffer.from(JSON.stringify(event)));
+      site.ingestor.commitAll();
+      expect(site.ingestor.listDeadLetters({ status: 'open' }).map((d) => d.reason)).toEqual(['no_contract']);
+      const file = join(dir, 'inventory.stock.v2.json');
+      writeFileSync(file, JSON.stringify({ ...INVENTORY_STOCK, version: 2, fields: [...INVENTORY_STOCK.fields, { name: 'note', type: 'STRING', default: null }] }));
+      expect((await run(['contracts', 'add', '--data', data, '--file', file])).code).toBe(0);
+
+      // The replay of a flood outlasts the old fixed 10 s wait: here 11 s before the real replay runs.
+      const replay = site.ingestor.replayDeadLetters.bind(site.ingestor);
+      const slow = vi.spyOn(site.ingestor, 'replayDeadLetters').mockImplementation(async (...a) => {
+        await new Promise((r) => setTimeout(r, 11_000));
+        return replay(...a);
+      });
+      const r = await run(['deadletters', 'replay', '--data', data]);
+      expect([r.code, r.out]).toEqual([0, 'replayed 1, still failing 0\n']);
+      expect(r.err).toBe('tilstand: the site is still replaying dead letters (10 s)…\n');
+      expect(site.ingestor.listDeadLetters({ status: 'open' })).toEqual([]);
+
+      // The site stops while it replays: an error (exit 5) that says the outcome is unknown.
+      let finish: () => void = () => undefined;
+      slow.mockImplementation(() => new Promise((r) => (finish = () => r({ replayed: 0, failed: 0, notOpen: [], alike: 0 }))));
+      const pending = run(['deadletters', 'replay', '--data', data]);
+      await new Promise((r) => setTimeout(r, 1_500));
+      await site.stop();
+      stopped = true;
+      const gone = await pending;
+      finish();
+      expect(gone.code).toBe(5);
+      expect(gone.out).toBe('');
+      expect(gone.err).toMatch(/^tilstand: .*control\.sock closed the connection without an answer to 'deadletters\.replay' \(the site stopped\?\); the replay's outcome is unknown: letters it committed stay replayed, see 'tilstand deadletters list'\n$/);
+    } finally {
+      if (!stopped) await site.stop();
+    }
   });
 
   it('hands `table …` to the table command line', async () => {

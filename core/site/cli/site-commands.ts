@@ -318,7 +318,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     const alike = a.boolean('alike');
     if (alike && ids.length === 0) throw new CliError(EXIT.usage, "option '--alike': name the letters the others are to be like with --id <position>");
     let r: { replayed: number; failed: number; notOpen?: string[]; alike?: number };
-    if (socket) r = (await controlRequest(socket, 'deadletters.replay', ids.length > 0 ? { ids, ...(alike ? { alike } : {}) } : {})) as typeof r;
+    if (socket) r = (await replayOnSite(socket, ids.length > 0 ? { ids, ...(alike ? { alike } : {}) } : {}, io)) as typeof r;
     else {
       const ingest = openIngest(data, readConfig(data));
       try {
@@ -334,6 +334,38 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     return r.failed > 0 ? EXIT.conflict : notOpen.length > 0 ? EXIT.notFound : EXIT.ok;
   }
   throw new CliError(EXIT.usage, `expected 'tilstand deadletters list|replay|dismiss', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+}
+
+/** How often the site tells a waiting `deadletters replay` it is still at it, and how long a silence ends the wait. */
+export const REPLAY_HEARTBEAT_MS = 1_000;
+export const REPLAY_SILENCE_MS = 30_000;
+/** How often the CLI says on stderr that the replay is still going on. */
+export const REPLAY_PROGRESS_EVERY_MS = 10_000;
+
+/**
+ * `deadletters.replay` on a running site, waiting as long as the site works on it (heartbeats):
+ * with a fixed 10 s deadline a flood's replay was reported failed while the site went on and
+ * finished it. A site that is gone (the connection closes) or silent for REPLAY_SILENCE_MS is an
+ * error that says what is known: slices committed before stay replayed.
+ */
+async function replayOnSite(socket: string, args: Record<string, unknown>, io: CliIO): Promise<unknown> {
+  let said = 0;
+  try {
+    return await controlRequest(socket, 'deadletters.replay', args, REPLAY_SILENCE_MS, {
+      heartbeatMs: REPLAY_HEARTBEAT_MS,
+      onWorking: (ms) => {
+        if (ms - said < REPLAY_PROGRESS_EVERY_MS) return;
+        said = ms;
+        io.stderr.write(`tilstand: the site is still replaying dead letters (${Math.round(ms / 1000)} s)…\n`);
+      },
+    });
+  } catch (e) {
+    // Not a refusal of the site's (those say what failed): the request went out and no answer came.
+    if (e instanceof ControlError && (e.kind === 'Timeout' || e.kind === 'Disconnected')) {
+      throw new ControlError(e.kind, `${e.message}; the replay's outcome is unknown: letters it committed stay replayed, see 'tilstand deadletters list'`);
+    }
+    throw e;
+  }
 }
 
 /** `--pin` as a person chose it: one a colleague would try first is refused (inbox users.ts). */

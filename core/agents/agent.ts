@@ -220,9 +220,9 @@ export class Agent {
     return Object.keys(out).length === 0 ? null : out;
   }
 
-  private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number): RuleContext {
+  private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number, open: readonly Proposal[] = this.o.inbox.openProposals()): RuleContext {
     const underway = Object.freeze(this.o.inbox.commandsUnderway());
-    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config, underway });
+    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config, underway, open: Object.freeze(open) });
   }
 
   /** A context that records which tables a rule reads. */
@@ -312,7 +312,8 @@ export class Agent {
       }
       const ran = new Set(evaluated.map((x) => x.rule.id));
       const withdrawals: { id: string; reason: string; message: Message; ruleId: string }[] = [];
-      const open = this.o.inbox.openProposals();
+      // The rules saw the same list (nothing changes the inbox while they evaluate).
+      const open = ctx.open;
       for (const p of open) {
         const rule = this.ruleById.get(p.ruleId);
         if (!rule || !ran.has(rule.id)) continue;
@@ -540,7 +541,8 @@ export class Agent {
     if (changed.length === 0) return { changed, checked: 0, withdrawn: [] };
     const nowMs = this.clock();
     const candidates: { p: Proposal; rule: Rule; tables: string[] }[] = [];
-    for (const p of this.o.inbox.openProposals()) {
+    const open = this.o.inbox.openProposals();
+    for (const p of open) {
       const rule = this.ruleById.get(p.ruleId);
       if (!rule) continue; // the run reports it; the compare-and-set refuses it
       const hit: string[] = [];
@@ -561,7 +563,7 @@ export class Agent {
         cache.prevKey = cache.prevRows = cache.prevByKey = undefined;
         shareScan(cache, this.scans.get(name));
       }
-      const ctx = this.context('recheck', handles, null, nowMs);
+      const ctx = this.context('recheck', handles, null, nowMs, open);
       for (const { p, rule, tables } of candidates) {
         try {
           const r = rule.recheck(ctx, p);

@@ -79,6 +79,10 @@ describe('the templates', () => {
       'R-1 (resource, pick) has been free for 12 min while 1 job(s) needing pick wait: J-1.',
     );
     expect(en('stock-reorder.riskLarge', { qty: 800, mediumFrom: 500 })).toBe('a large order: 800 units (medium from 500)');
+    // release-blocked-job v3's risk reason: no longer said, kept for the proposals v3 stored.
+    const v3 = msg('release-blocked-job.riskBelowReorder', { qty: 5, rest: 6, item: 'BOLT', share: '', left: 1, reorderPoint: 5 });
+    expect(renderMessage(v3, CATALOG, 'en')).toBe('the job uses 5 of 6 available BOLT, leaving 1, below the reorder point 5');
+    expect(renderMessage(v3, CATALOG, 'nb')).toBe('jobben bruker 5 av 6 tilgjengelige BOLT, og 1 blir igjen, under bestillingspunktet 5');
     expect(en('release-blocked-job.share', { ahead: 40, jobs: msg('list.more', { ids: ['J-1', 'J-2', 'J-3'], n: 2 }) })).toBe(' after 40 for J-1, J-2, J-3 and 2 more ahead of it in the queue');
   });
 });
@@ -118,8 +122,8 @@ describe('what a run stores', () => {
     expect(release.explanation).toBe('Job J-2 is blocked (no reason given) but 10 BOLT are now available (needs 5 after 4 for J-3 ahead of it in the queue). Release it.');
     const t = translations(release, agent.messages);
     expect(t.nb!.explanation).toBe('Jobb J-2 er blokkert (ingen årsak oppgitt), men nå er 10 BOLT tilgjengelig (trenger 5 etter 4 til J-3 foran den i køen). Frigi den.');
-    expect(release.riskReason).toBe('the job uses 5 of 6 available BOLT after 4 for J-3 ahead of it in the queue, leaving 1, below the reorder point 5');
-    expect(t.de!.riskReason).toBe('der Auftrag verbraucht 5 von 6 verfügbaren BOLT nach 4 für J-3, die in der Warteschlange vor ihm stehen; übrig bleiben 1, unter dem Meldebestand 5');
+    expect(release.riskReason).toBe('the job uses 5 of 6 available BOLT after 4 for J-3 ahead of it in the queue; only 1 can be taken without a location falling below its reorder point (A: 5)');
+    expect(t.de!.riskReason).toBe('der Auftrag verbraucht 5 von 6 verfügbaren BOLT nach 4 für J-3, die in der Warteschlange vor ihm stehen; nur 1 lassen sich entnehmen, ohne dass ein Lagerort unter seinen Meldebestand fällt (A: 5)');
   });
 
   it("stores why a run withdrew a proposal and why an approval found one stale, in English and as messages that translate", async () => {

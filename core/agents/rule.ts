@@ -37,6 +37,13 @@ export interface RuleContext {
    * promise it twice. Each rule decides from the state whether the module acted already.
    */
   readonly underway: readonly Proposal[];
+  /**
+   * The open and deferred proposals of every rule (core/inbox `openProposals`) as the context was
+   * made: what waits for a person. A rule that hands something out once (assign-job: a resource)
+   * leaves what an open proposal of its own names to that proposal while it still holds, so two
+   * open proposals do not offer it twice.
+   */
+  readonly open: readonly Proposal[];
 }
 
 export interface ProposalDraft {

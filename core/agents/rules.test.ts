@@ -1,7 +1,11 @@
 // Each rule on a real warehouse: what it proposes, what it leaves alone, recheck and effect.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { timedOutDetail } from '../inbox/proposal.ts';
-import { TestSite, T0 } from './test-support.ts';
+import { agentConfig } from './config.ts';
+import { readOnlyTable } from './read-only-table.ts';
+import { STATE_TABLES, type RuleContext } from './rule.ts';
+import { assignJob, idleResource, releaseBlockedJob } from './rules/index.ts';
+import { DB, TestSite, T0 } from './test-support.ts';
 
 let site: TestSite;
 beforeEach(() => (site = new TestSite()));
@@ -60,18 +64,20 @@ describe('assign-job with an approved assignment on its way to the module', () =
     const { agent, inbox } = site.agentAndInbox();
     const p1 = agent.run().created.find((p) => p.ruleId === 'assign-job')!;
     expect(p1.params).toEqual({ job_id: 'J-1', resource_id: 'M-1' });
-    // A job ahead of J-1 arrives: the next run offers it M-1 (J-1's own proposal still holds).
+    // A job ahead of J-1 arrives; J-1's open proposal names M-1, so J-0 is not offered it.
     site.job({ job_id: 'J-0', capability: 'pick', priority: 9 });
     site.commit();
-    const p0 = agent.run().created.find((p) => p.ruleId === 'assign-job')!;
-    expect(p0.params).toEqual({ job_id: 'J-0', resource_id: 'M-1' });
-    // Lena approves J-1 → M-1; the module has not answered yet, so the tables still show M-1 free.
+    expect(agent.run().created.filter((p) => p.ruleId === 'assign-job')).toEqual([]);
+    // An open proposal for M-1 made before assign-job v3 (which offered it again) goes stale
+    // once Lena approves J-1 → M-1: the module has not answered yet, the tables still show M-1 free.
+    const { id: _id, createdAtMs: _c, agentStatus: _a, withdrawnReason: _w, agentUpdatedAtMs: _u, decision: _d, command: _cmd, status: _s, ...input } = p1;
+    const [p0] = inbox.submit({ runId: 'before-v3', proposals: [{ ...input, ruleVersion: '2', situationKey: 'assign-job|assign_job|job_id="J-0"', params: { job_id: 'J-0', resource_id: 'M-1' } }], withdrawals: [] }).created;
     expect(await inbox.decide(p1.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'approved' });
     expect(inbox.get(p1.id)!.command!.state).toBe('pending');
     const promised = `resource M-1 is promised to job J-1 by the approved ${p1.id}`;
-    expect(agent.recheck(p0)).toMatchObject({ holds: false, reason: promised });
-    expect(await inbox.decide(p0.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'stale', reason: promised });
-    // Another job arrives with a second free resource: it gets M-2, never M-1, and J-1 is not proposed again.
+    expect(agent.recheck(p0!)).toMatchObject({ holds: false, reason: promised });
+    expect(await inbox.decide(p0!.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'stale', reason: promised });
+    // Another job arrives with a second free resource: J-0 gets M-2, never M-1, and J-1 is not proposed again.
     site.job({ job_id: 'J-5', capability: 'pick', priority: 5 });
     site.resource('M-2', 'pick', 'free');
     site.commit();
@@ -126,6 +132,45 @@ describe('assign-job with an approved assignment on its way to the module', () =
   });
 });
 
+describe('assign-job with an open proposal for the resource', () => {
+  it('offers a resource an open proposal names to no other job, in this run or later ones, until it is decided or withdrawn', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'pick', priority: 1 });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [assignJob] } });
+    const p1 = agent.run().created[0]!;
+    expect(p1).toMatchObject({ ruleVersion: '3', params: { job_id: 'J-1', resource_id: 'M-1' } });
+    // J-0 comes ahead of J-1, and M-2 (another capability) is free: M-1 stays J-1's while its proposal is open.
+    site.job({ job_id: 'J-0', capability: 'pick', priority: 9 });
+    site.resource('M-2', 'pack', 'free');
+    site.commit();
+    site.nowMs += 60_000;
+    let r = agent.run();
+    expect(r.created).toEqual([]);
+    expect(r.withdrawn).toEqual([]);
+    // Deferred, the proposal still names M-1.
+    expect(await inbox.decide(p1.id, 'defer', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'deferred' });
+    site.nowMs += 60_000;
+    expect(agent.run().created).toEqual([]);
+    // A second pick resource goes to J-0, the job without one; J-1 keeps its proposal.
+    site.resource('M-3', 'pick', 'free');
+    site.commit();
+    site.nowMs += 60_000;
+    r = agent.run();
+    expect(r.created.map((p) => p.params)).toEqual([{ job_id: 'J-0', resource_id: 'M-3' }]);
+    // J-1 starts elsewhere: its proposal is withdrawn and M-1 is offered in that same run — to J-2,
+    // as J-0 has M-3 by its open proposal.
+    site.job({ job_id: 'J-1', capability: 'pick', status: 'in_progress', assigned_resource: 'M-9' });
+    site.job({ job_id: 'J-2', capability: 'pick', priority: 0 });
+    site.commit();
+    site.nowMs += 60_000;
+    r = agent.run();
+    expect(r.withdrawn.map((p) => p.id)).toEqual([p1.id]);
+    expect(r.created.map((p) => p.params)).toEqual([{ job_id: 'J-2', resource_id: 'M-1' }]);
+  });
+});
+
 describe('release-blocked-job', () => {
   it('releases a job blocked on material once on_hand − reserved covers it (summed over locations)', () => {
     site.job({ job_id: 'J-1', status: 'blocked', blocked_reason: 'material short: BOLT', material_item: 'BOLT', material_qty: 10 });
@@ -149,11 +194,45 @@ describe('release-blocked-job', () => {
     const { agent } = site.agentAndInbox();
     const p = agent.run().created.find((x) => x.ruleId === 'release-blocked-job')!;
     expect(p.risk).toBe('medium');
-    expect(p.riskReason).toMatch(/leaving 2, below the reorder point 5/);
+    expect(p.riskReason).toBe('the job uses 10 of 12 available BOLT; only 7 can be taken without a location falling below its reorder point (A: 5)');
     site.stock('BOLT', 'A', { reserved: 5 });
     site.commit();
     expect(agent.recheck(p)).toMatchObject({ holds: false, reason: 'only 7 BOLT available now; the job needs 10' });
   });
+  it("is medium risk exactly when the release takes a location below its own reorder point, as stock-reorder counts it", () => {
+    // BOLT's point (40) applies to each location, as stock-reorder reads it: three locations at 15
+    // are each below it (three reorders), though the item's 45 in all are above one point of 40.
+    site.job({ job_id: 'J-1', status: 'blocked', material_item: 'BOLT', material_qty: 5 });
+    for (const loc of ['A', 'B', 'C']) site.stock('BOLT', loc, { on_hand: 15, reserved: 0 });
+    // NUT: only the pick face A has its own point (2); the reserve R has the default (5). A holds 8,
+    // 6 above its point; the 5 the job takes leave 3 ≥ 2 there, so nothing is reordered.
+    site.job({ job_id: 'J-2', status: 'blocked', material_item: 'NUT', material_qty: 5 });
+    site.stock('NUT', 'A', { on_hand: 8, reserved: 0 });
+    site.stock('NUT', 'R', { on_hand: 0, reserved: 0 });
+    // WASHER: what a location has on order counts as stock-reorder counts it (its position), but
+    // no more than is on the shelf: W1 holds 6 with 20 on order, point 5 — all 6 can go.
+    site.job({ job_id: 'J-3', status: 'blocked', material_item: 'WASHER', material_qty: 6 });
+    site.stock('WASHER', 'W1', { on_hand: 6, reserved: 0, inbound: 20 });
+    site.commit();
+    const config = { reorderByItem: { BOLT: { reorderPoint: 40, orderUpTo: 100 }, NUT: { locations: { A: { reorderPoint: 2, orderUpTo: 10 } } } } };
+    const { agent } = site.agentAndInbox({ agent: { config } });
+    const created = agent.run().created;
+    const rel = (job: string) => created.find((p) => p.ruleId === 'release-blocked-job' && p.params.job_id === job)!;
+    expect(rel('J-1')).toMatchObject({ ruleVersion: '4', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
+    // …and stock-reorder, in the same run, orders each of those locations.
+    expect(created.filter((p) => p.ruleId === 'stock-reorder' && p.params.item === 'BOLT').map((p) => p.params.location)).toEqual(['A', 'B', 'C']);
+    expect(rel('J-2')).toMatchObject({ risk: 'low', riskReason: '3 NUT stay available after the job takes 5' });
+    expect(created.filter((p) => p.ruleId === 'stock-reorder' && p.params.item === 'NUT').map((p) => p.params.location)).toEqual(['R']);
+    expect(rel('J-3')).toMatchObject({ risk: 'low' });
+    // The shares of a snapshot pair are kept between calls; a reconfigured point is read all the
+    // same (a run after `reconfigure` on unchanged tables sees the same scan arrays).
+    const tables = Object.fromEntries(STATE_TABLES.map((n) => [n, readOnlyTable(site.catalog.getTable({ database: DB, table: n }), n)])) as RuleContext['tables'];
+    const ctxWith = (c: Parameters<typeof agentConfig>[0]): RuleContext => ({ nowMs: site.nowMs, runId: 'test', tables, previousTags: null, config: agentConfig(c), underway: [], open: [] });
+    const nutRisk = (c: Parameters<typeof agentConfig>[0]) => releaseBlockedJob.evaluate(ctxWith(c)).find((d) => d.params.job_id === 'J-2')!.risk;
+    expect(nutRisk(config)).toBe('low');
+    expect(nutRisk({ reorderByItem: { NUT: { locations: { A: { reorderPoint: 4, orderUpTo: 10 } } } } })).toBe('medium'); // 4 above A's point: 5 do not fit
+  });
+
   it('serves jobs waiting for the same item in queue order, each from what the jobs ahead left', () => {
     site.job({ job_id: 'J-A', status: 'blocked', material_item: 'BOLT', material_qty: 25, priority: 5 });
     site.job({ job_id: 'J-B', status: 'blocked', material_item: 'BOLT', material_qty: 20, priority: 1 });
@@ -166,7 +245,7 @@ describe('release-blocked-job', () => {
     expect(rel.map((p) => p.params.job_id).sort()).toEqual(['J-A', 'J-C']);
     const c = rel.find((p) => p.params.job_id === 'J-C')!;
     expect(c.explanation).toMatch(/needs 5 after 25 for J-A ahead of it in the queue/);
-    expect(c.risk).toBe('medium'); // 5 − 5 = 0 left, below the reorder point 5
+    expect(c.risk).toBe('medium'); // 25 of 30 are above A's point 5, and J-A takes them all
     expect(c.evidence.find((e) => e.table === 'work_queue')!.rows.map((r) => r.key)).toEqual([{ job_id: 'J-C' }, { job_id: 'J-A' }]);
   });
 
@@ -238,7 +317,31 @@ describe('escalate-late-job', () => {
     const [esc] = agent.run().created.filter((p) => p.ruleId === 'escalate-late-job');
     expect(esc!.params.reason).toBe('will finish less than a minute after its due time');
     expect(esc!.explanation).toContain('so it ends less than a minute late');
-    expect(esc!.ruleVersion).toBe('2');
+    expect(esc!.ruleVersion).toBe('3');
+  });
+
+  it('does not escalate a job whose priority was lowered since the proposal; the next run proposes it from its priority now', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 5 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { config: { jobDurationMsByCapability: { weld: 3 * H } } } });
+    const esc = agent.run().created.find((p) => p.ruleId === 'escalate-late-job')!;
+    expect(esc.params.priority_from).toBe(5);
+    // A planner lowers J-1 to 3 before Lena gets to the proposal ("raise its priority from 5").
+    // Approved, the module would raise it to 4, and the effect (above 5) would never be seen.
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 3 });
+    site.commit();
+    const lowered = "job J-1's priority was lowered to 3 since the proposal (from 5)";
+    expect(agent.recheck(esc)).toMatchObject({ holds: false, reason: lowered });
+    expect(await inbox.decide(esc.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'stale', reason: lowered });
+    // The stale approval has the agent run again (the inbox's reevaluate): J-1 is proposed from 3.
+    const again = inbox.openProposals().find((p) => p.ruleId === 'escalate-late-job')!;
+    expect(again.id).not.toBe(esc.id);
+    expect(again.params.priority_from).toBe(3);
+    expect(again.explanation).toMatch(/Raise its priority from 3\.$/);
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 4 }); // the module's escalate_job
+    site.commit();
+    expect(agent.effectSeen(again)).toBe(true);
   });
 });
 
@@ -258,26 +361,69 @@ describe('idle-resource', () => {
   });
 });
 
+describe('idle-resource: the waiting jobs most urgent first, and a raised idleMsMin', () => {
+  it('cites the waiting jobs in queue order (priority, then due time), not by id', () => {
+    site.resource('T-1', 'pack', 'free', T0 - 40 * 60_000, 'team');
+    site.job({ job_id: 'J-1', capability: 'pack', priority: 1 });
+    site.job({ job_id: 'J-2', capability: 'pack', priority: 5, due_at_ms: T0 + 8 * H });
+    site.job({ job_id: 'J-3', capability: 'pack', priority: 5, due_at_ms: T0 + 2 * H, status: 'blocked', material_item: 'BOX', material_qty: 1 });
+    site.job({ job_id: 'J-4', capability: 'pack', priority: 9 });
+    site.commit();
+    const { agent } = site.agentAndInbox({ agent: { rules: [idleResource] } });
+    const [idle] = agent.run().created;
+    expect(idle!.ruleVersion).toBe('3');
+    expect(idle!.params.waiting_jobs).toEqual(['J-4', 'J-3', 'J-2', 'J-1']);
+    expect(idle!.explanation).toMatch(/wait: J-4, J-3, J-2, J-1\.$/);
+    expect(idle!.evidence.find((e) => e.table === 'work_queue')!.rows.map((r) => r.key.job_id)).toEqual(['J-4', 'J-3', 'J-2', 'J-1']);
+  });
+
+  it('withdraws an open notice whose resource no longer meets a raised idleMsMin, and flags it again once it does', () => {
+    site.resource('T-1', 'pack', 'free', T0 - 40 * 60_000, 'team');
+    site.job({ job_id: 'J-1', capability: 'pack' });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [idleResource] } });
+    const idle = agent.run().created[0]!;
+    expect(idle.params.resource_id).toBe('T-1');
+    agent.reconfigure({ idleMsMin: 60 * 60_000 });
+    site.nowMs += 60_000;
+    const r = agent.run();
+    expect(r.withdrawn.map((p) => p.id)).toEqual([idle.id]);
+    expect(inbox.get(idle.id)!.withdrawnReason).toMatch(/^resource T-1 has been free for 41 min, less than the 60 min that make it idle \(run /);
+    expect(r.created).toEqual([]);
+    // Twenty minutes on, T-1 has been free an hour: the same idle period is flagged again.
+    site.nowMs += 19 * 60_000;
+    expect(agent.run().created.map((p) => p.params.idle_since)).toEqual([new Date(T0 - 40 * 60_000).toISOString()]);
+  });
+});
+
 describe('idle-resource over many jobs and capabilities (waiting jobs grouped once per snapshot)', () => {
-  it('lists, for each idle resource, exactly the waiting jobs of its capability in key order, on the first and a later run', () => {
+  it('lists, for each idle resource, exactly the waiting jobs of its capability in queue order, on the first and a later run', () => {
     const seed = 20261201;
     console.log(`idle-resource grouping: seed ${seed}`);
     let x = seed;
     const rnd = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32);
     const caps = ['pack', 'pick', 'weld', 'load'];
     const statuses = ['released', 'blocked', 'in_progress', 'done'];
-    const jobs: { id: string; cap: string; status: string; assigned: string | null }[] = [];
+    const jobs: { id: string; cap: string; status: string; assigned: string | null; priority: number; due: number }[] = [];
     for (let i = 0; i < 300; i++) {
       const status = statuses[Math.floor(rnd() * statuses.length)]!;
       const assigned = status === 'in_progress' || (status === 'released' && rnd() < 0.3) ? 'R-X' : null;
-      jobs.push({ id: `J-${String(i).padStart(3, '0')}`, cap: caps[Math.floor(rnd() * caps.length)]!, status, assigned });
-      site.job({ job_id: jobs[i]!.id, capability: jobs[i]!.cap, status, assigned_resource: assigned, ...(status === 'blocked' ? { material_item: 'BOX', material_qty: 1 } : {}) });
+      // Few priorities and due times, so that ties fall through to the next key.
+      const priority = Math.floor(rnd() * 4);
+      const due = T0 + Math.floor(rnd() * 4) * H;
+      jobs.push({ id: `J-${String(i).padStart(3, '0')}`, cap: caps[Math.floor(rnd() * caps.length)]!, status, assigned, priority, due });
+      site.job({ job_id: jobs[i]!.id, capability: jobs[i]!.cap, status, assigned_resource: assigned, priority, due_at_ms: due, ...(status === 'blocked' ? { material_item: 'BOX', material_qty: 1 } : {}) });
     }
     for (const c of caps) site.resource(`R-${c}`, c, 'free', T0 - 60 * 60_000);
     site.resource('R-busy', 'pack', 'busy', T0 - 60 * 60_000);
     site.commit();
     // The reference: a filter over every job per resource (what the rule did before it grouped).
-    const expected = (cap: string) => jobs.filter((j) => j.cap === cap && ((j.status === 'released' && j.assigned === null) || j.status === 'blocked')).map((j) => j.id);
+    // In queue order: higher priority first, then earlier due, then id.
+    const expected = (cap: string) =>
+      jobs
+        .filter((j) => j.cap === cap && ((j.status === 'released' && j.assigned === null) || j.status === 'blocked'))
+        .sort((a, b) => b.priority - a.priority || a.due - b.due || (a.id < b.id ? -1 : 1))
+        .map((j) => j.id);
     const { agent } = site.agentAndInbox();
     const first = agent.run().created.filter((p) => p.ruleId === 'idle-resource');
     expect(first.map((p) => p.params.resource_id).sort()).toEqual(caps.map((c) => `R-${c}`).sort());

@@ -5,6 +5,13 @@
 // An approved assignment on its way to the module (RuleContext.underway) has promised its
 // resource: while its job still waits to start, the resource is offered to no other job and the
 // job is not proposed again, and an open proposal for that resource no longer holds.
+//
+// An open (or deferred) assignment that still holds (RuleContext.open, its recheck) has named its
+// resource: the resource is offered to no other job until a person decides that proposal or the
+// agent withdraws it, also to a job that came ahead of it in the queue since. v2 offered it again
+// to such a job: two open proposals named one resource, and approving both sent a command the
+// module had to refuse (or the compare-and-set found the second stale). The person sees the
+// open proposal and can reject it to free the resource for the next run.
 
 import { byQueueOrder, job, resource, waitingToStart } from '../rows.ts';
 import { jobStatus, msg, resourceState } from '../messages.ts';
@@ -30,10 +37,23 @@ export function promised(ctx: RuleContext): Map<string, { job: string; proposal:
   return out;
 }
 
+/**
+ * The open and deferred assignments that still hold: resource id → job id. Their recheck is the
+ * run's own (it withdraws the others in the same run, freeing their resources now).
+ */
+function named(ctx: RuleContext): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of ctx.open) {
+    if (p.action !== 'assign_job' || p.ruleId !== assignJob.id) continue;
+    if (assignJob.recheck(ctx, p).holds) out.set(String(p.params.resource_id), String(p.params.job_id));
+  }
+  return out;
+}
+
 export const assignJob: Rule = {
   id: 'assign-job',
-  version: '2',
-  description: 'Assign a released, unassigned job to a free resource with the needed capability; a resource an approved assignment promised is not offered again.',
+  version: '3',
+  description: 'Assign a released, unassigned job to a free resource with the needed capability; a resource an approved assignment promised, or an open one names, is not offered again.',
   messages: {
     'assign-job.explanation': {
       en: 'Job {job} (priority {priority}) is released and waiting; {resource} is free and can {capability}. Start it there.',
@@ -59,12 +79,19 @@ export const assignJob: Rule = {
     jobs.sort((a, b) => byQueueOrder(a.j, b.j));
     const free = ctx.tables.resources.scan().map((r) => ({ r, x: resource(r) })).filter((f) => f.x.state === 'free');
     const promises = promised(ctx);
-    const used = new Set<string>(promises.keys());
+    const claims = named(ctx);
+    const used = new Set<string>([...promises.keys(), ...claims.keys()]);
     const waitingForIt = new Set([...promises.values()].map((x) => x.job));
+    // A job an open proposal names a resource for is matched to that one again: its draft is the
+    // open proposal's duplicate (the run reports it so), and it takes no other resource.
+    const claimOf = new Map<string, string>();
+    for (const [resourceId, jobId] of claims) claimOf.set(jobId, resourceId);
     const drafts = [];
     for (const { r, j } of jobs) {
       if (waitingForIt.has(j.job_id)) continue;
-      const match = free.find((f) => !used.has(f.x.resource_id) && f.x.capability !== null && f.x.capability === j.capability);
+      const own = claimOf.get(j.job_id);
+      const match =
+        own !== undefined ? free.find((f) => f.x.resource_id === own) : free.find((f) => !used.has(f.x.resource_id) && f.x.capability !== null && f.x.capability === j.capability);
       if (!match) continue;
       used.add(match.x.resource_id);
       drafts.push({

@@ -2,6 +2,13 @@
 // or blocked): now + the run time of its capability (config) > due_at. The due time is part of the
 // situation, so a job whose due time moves is a new situation. Jobs at the top priority (9) are
 // left alone. Command: operations `escalate_job {job_id, reason}` (priority + 1).
+//
+// The proposal says "raise its priority from {priority_from}", and its effect is seen when the
+// job's priority is above that. Both hold only while the job still has that priority: one raised
+// since is escalated already; one lowered since (a planner's decision the proposal predates) would
+// be raised from the lower priority, to no more than priority_from, and the effect never seen (v2
+// approved it and its command timed out). So the recheck — the compare-and-set at approval, and
+// each run — holds only at priority_from; a run then proposes the job anew from its priority now.
 
 import { jobDurationMs } from '../config.ts';
 import { isoMs, job } from '../rows.ts';
@@ -12,8 +19,8 @@ const PRIORITY_MAX = 9;
 
 export const escalateLateJob: Rule = {
   id: 'escalate-late-job',
-  version: '2',
-  description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at).',
+  version: '3',
+  description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at), from the priority it has when approved.',
   messages: {
     'escalate-late-job.explanation': {
       en: 'Job {job} is {state} and due {due}. Started now it takes about {minutes} min ({capability}), so it ends {late} late. Raise its priority from {priority}.',
@@ -34,6 +41,11 @@ export const escalateLateJob: Rule = {
     },
     'escalate-late-job.noDue': { en: 'none', nb: 'ingen', de: 'keinen' },
     'escalate-late-job.recheckPriority': { en: 'job {job} already has priority {priority}', nb: 'jobb {job} har allerede prioritet {priority}', de: 'Auftrag {job} hat bereits Priorität {priority}' },
+    'escalate-late-job.recheckLowered': {
+      en: "job {job}'s priority was lowered to {priority} since the proposal (from {from})",
+      nb: 'prioriteten til jobb {job} er senket til {priority} siden forslaget (fra {from})',
+      de: 'die Priorität von Auftrag {job} wurde seit dem Vorschlag auf {priority} gesenkt (von {from})',
+    },
     'escalate-late-job.recheckInTime': { en: 'job {job} can now make its due time', nb: 'jobb {job} kan nå bli ferdig innen fristen', de: 'Auftrag {job} kann seinen Termin jetzt einhalten' },
   },
 
@@ -80,7 +92,9 @@ export const escalateLateJob: Rule = {
     if (j.due_at_ms === null || isoMs(j.due_at_ms) !== p.params.due_at) {
       return gone(msg('escalate-late-job.recheckDue', { job: j.job_id, due: j.due_at_ms === null ? msg('escalate-late-job.noDue') : isoMs(j.due_at_ms) }));
     }
-    if (j.priority > Number(p.params.priority_from)) return gone(msg('escalate-late-job.recheckPriority', { job: j.job_id, priority: j.priority }));
+    const from = Number(p.params.priority_from);
+    if (j.priority > from) return gone(msg('escalate-late-job.recheckPriority', { job: j.job_id, priority: j.priority }));
+    if (j.priority < from) return gone(msg('escalate-late-job.recheckLowered', { job: j.job_id, priority: j.priority, from }));
     if (ctx.nowMs + jobDurationMs(ctx.config, j.capability) <= j.due_at_ms) return gone(msg('escalate-late-job.recheckInTime', { job: j.job_id }));
     return HOLDS;
   },

@@ -6,8 +6,14 @@
 // An approved assignment on its way to the module (RuleContext.underway, assign-job's `promised`)
 // has taken its resource and its job: the resource is not flagged (the person has just put it to
 // work) and the job does not count as waiting; an open notice for such a resource no longer holds.
+//
+// The waiting jobs are cited most urgent first, in the work queue's order (rows.ts byQueueOrder,
+// as assign-job and release-blocked-job serve them), so the first ten a shift lead reads are the
+// ones to start. An open notice no longer holds once the resource has been free for less than
+// `idleMsMin` (raised by a reconfigure), as a stock-reorder proposal is withdrawn once a changed
+// reorder point is no longer above the position.
 
-import { groupedOnce, isoMs, job, resource } from '../rows.ts';
+import { byQueueOrder, groupedOnce, isoMs, job, resource } from '../rows.ts';
 import { msg, resourceState } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
@@ -15,22 +21,31 @@ import { promised } from './assign-job.ts';
 
 const WAITING_LISTED_MAX = 10;
 
-/** A work-queue scan's waiting jobs (released and unassigned, or blocked) by capability, in scan order; built once per scan array. */
+/** A work-queue scan's waiting jobs (released and unassigned, or blocked) by capability, in queue order; built once per scan array. */
 const waitingByCapability = new WeakMap<readonly Row[], Map<string, Row[]>>();
 
+const waitingCapability = (r: Row): string | undefined => {
+  const j = job(r);
+  return j.capability !== null && ((j.status === 'released' && j.assigned_resource === null) || j.status === 'blocked') ? j.capability : undefined;
+};
+const inQueueOrder = (a: Row, b: Row): number => byQueueOrder(job(a), job(b));
+
 function waitingFor(ctx: RuleContext, capability: string): Row[] {
-  const groups = groupedOnce(ctx.tables.work_queue.scan(), waitingByCapability, (r) => {
-    const j = job(r);
-    return j.capability !== null && ((j.status === 'released' && j.assigned_resource === null) || j.status === 'blocked') ? j.capability : undefined;
-  });
+  const rows = ctx.tables.work_queue.scan();
+  let groups = waitingByCapability.get(rows);
+  if (groups === undefined) {
+    // Sorted once, when the scan's groups are made: later calls on the same scan find them sorted.
+    groups = groupedOnce(rows, waitingByCapability, waitingCapability);
+    for (const g of groups.values()) g.sort(inQueueOrder);
+  }
   const promisedJobs = new Set([...promised(ctx).values()].map((x) => x.job));
   return (groups.get(capability) ?? []).filter((r) => !promisedJobs.has(String(r.job_id)));
 }
 
 export const idleResource: Rule = {
   id: 'idle-resource',
-  version: '2',
-  description: 'Flag a resource idle (free for a while) while work with its capability waits.',
+  version: '3',
+  description: 'Flag a resource idle (free for a while) while work with its capability waits, citing the waiting jobs most urgent first.',
   messages: {
     'idle-resource.explanation': {
       en: '{resource} ({kind}, {capability}) has been free for {minutes} min while {count} job(s) needing {capability} wait: {jobs}.',
@@ -44,6 +59,11 @@ export const idleResource: Rule = {
       en: 'resource {resource} is promised to job {job} by the approved {proposal}',
       nb: 'ressurs {resource} er lovet bort til jobb {job} av den godkjente {proposal}',
       de: 'Ressource {resource} ist Auftrag {job} durch den genehmigten {proposal} zugesagt',
+    },
+    'idle-resource.recheckNotIdleLong': {
+      en: 'resource {resource} has been free for {minutes} min, less than the {threshold} min that make it idle',
+      nb: 'ressurs {resource} har vært ledig i {minutes} min, mindre enn de {threshold} min før den regnes som uvirksom',
+      de: 'Ressource {resource} ist seit {minutes} Min. frei, weniger als die {threshold} Min., ab denen sie als untätig gilt',
     },
     'idle-resource.recheckNoWork': { en: 'no work needing {capability} waits any more', nb: 'ingen jobb som trenger {capability} venter lenger', de: 'es wartet keine Arbeit mit Bedarf an {capability} mehr' },
   },
@@ -88,6 +108,9 @@ export const idleResource: Rule = {
     const x = resource(rr);
     if (x.state !== 'free' || x.since_ms === null || isoMs(x.since_ms) !== p.params.idle_since) {
       return gone(msg('idle-resource.recheckState', { resource: x.resource_id, state: resourceState(x.state), since: x.since_ms === null ? '?' : isoMs(x.since_ms) }));
+    }
+    if (ctx.nowMs - x.since_ms < ctx.config.idleMsMin) {
+      return gone(msg('idle-resource.recheckNotIdleLong', { resource: x.resource_id, minutes: Math.round((ctx.nowMs - x.since_ms) / 60_000), threshold: Math.round(ctx.config.idleMsMin / 60_000) }));
     }
     const promise = promised(ctx).get(x.resource_id);
     if (promise) return gone(msg('idle-resource.recheckPromised', { resource: x.resource_id, job: promise.job, proposal: promise.proposal }));

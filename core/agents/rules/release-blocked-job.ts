@@ -1,9 +1,14 @@
 // Rule: release a job blocked on material once the stock covers it: the item's available
 // quantity (on_hand − reserved, summed over locations) is at least the job's material_qty.
 // Only jobs blocked for material (no reason, or a reason that names material/stock/short).
-// Command: operations `release_job {job_id}`. Medium risk when releasing would take the item
-// below its reorder point (the item's own, not a location's: the job's material is counted over
-// all of the item's locations).
+// Command: operations `release_job {job_id}`. Medium risk when releasing would take a location of
+// the item below its reorder point: stock-reorder compares each (item, location) row's position
+// with that location's point (its own, else the item's, else the default), so the release counts
+// what each location holds above its point (`spare`: at most its available quantity) and is medium
+// when the jobs ahead and this one need more than all of it — whichever locations the material
+// comes from, one of them then falls below its point, and stock-reorder orders. (v3 compared the
+// item's total with one location's point: three locations at 15 under a point of 40 were 45 ≥ 40,
+// low risk, while each was already being reordered.)
 //
 // Jobs waiting for the same item share its stock: the blocked jobs of an item are served in
 // queue order (priority, then due time, then id), each from what the jobs before it left, and a
@@ -17,8 +22,8 @@
 // takes its quantity before every job in the queue (whatever the stock now says: the module will
 // release it), and it is not proposed again.
 
-import { reorderPolicy } from '../config.ts';
-import { available, byQueueOrder, job, stockOf, type Job } from '../rows.ts';
+import { reorderPolicy, type AgentConfig } from '../config.ts';
+import { available, byQueueOrder, job, position, stockOf, type Job } from '../rows.ts';
 import type { Json } from '../../inbox/index.ts';
 import { jobStatus, msg } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
@@ -42,6 +47,9 @@ interface Share {
   promised: boolean;
   /** Whether a job ahead took its share as an approved release on its way (not by queue order). */
   promisedAhead: boolean;
+  /** What the item's locations hold above their own reorder points (before any job), and those points. */
+  spare: number;
+  points: Json;
 }
 
 function blockedOnMaterial(j: Job): boolean {
@@ -55,10 +63,11 @@ function promisedJobs(ctx: RuleContext): Set<string> {
 }
 
 /**
- * Per snapshot pair (work_queue scan, stock scan) and the promised jobs (their ids joined):
- * every blocked job's share, by job id.
+ * Per snapshot pair (work_queue scan, stock scan), the promised jobs (their ids joined) and the
+ * config (its reorder points make `spare`; `reconfigure` replaces the object): every blocked job's
+ * share, by job id.
  */
-const shares = new WeakMap<readonly Row[], WeakMap<readonly Row[], { promised: string; out: Map<string, Share> }>>();
+const shares = new WeakMap<readonly Row[], WeakMap<readonly Row[], { promised: string; config: AgentConfig; out: Map<string, Share> }>>();
 
 function allocate(ctx: RuleContext): Map<string, Share> {
   const wq = ctx.tables.work_queue.scan();
@@ -68,24 +77,25 @@ function allocate(ctx: RuleContext): Map<string, Share> {
   let byStock = shares.get(wq);
   if (!byStock) shares.set(wq, (byStock = new WeakMap()));
   const cached = byStock.get(stockRows);
-  if (cached && cached.promised === promisedKey) return cached.out;
+  if (cached && cached.promised === promisedKey && cached.config === ctx.config) return cached.out;
   const out = new Map<string, Share>();
   const jobs = wq.map((r) => ({ r, j: job(r), promised: false })).filter((x) => blockedOnMaterial(x.j));
   for (const x of jobs) x.promised = promised.has(x.j.job_id);
   jobs.sort((a, b) => Number(b.promised) - Number(a.promised) || byQueueOrder(a.j, b.j));
-  const left = new Map<string, { available: number; rows: Row[]; taken: number; takers: Row[]; promised: boolean }>();
+  const left = new Map<string, { available: number; rows: Row[]; taken: number; takers: Row[]; promised: boolean; spare: number; points: Json }>();
   for (const { r, j, promised: isPromised } of jobs) {
     const item = j.material_item!;
     let s = left.get(item);
     if (!s) {
       const rows = stockOf(ctx.tables.stock, item);
-      left.set(item, (s = { available: rows.reduce((sum, r) => sum + available(r), 0), rows, taken: 0, takers: [], promised: false }));
+      const { spare, points } = spareOf(ctx, item, rows);
+      left.set(item, (s = { available: rows.reduce((sum, r) => sum + available(r), 0), rows, taken: 0, takers: [], promised: false, spare, points }));
     }
     const covered = s.available - s.taken >= j.material_qty!;
     // The takers so far, without a copy per job: the list only grows, so a view of its head.
     const takers = s.takers;
     const n = takers.length;
-    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promised: isPromised, promisedAhead: s.promised });
+    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promised: isPromised, promisedAhead: s.promised, spare: s.spare, points: s.points });
     // A promised job takes its quantity even when the stock no longer covers it: the module
     // releases it all the same.
     if (covered || isPromised) {
@@ -94,8 +104,26 @@ function allocate(ctx: RuleContext): Map<string, Share> {
       s.promised ||= isPromised;
     }
   }
-  byStock.set(stockRows, { promised: promisedKey, out });
+  byStock.set(stockRows, { promised: promisedKey, config: ctx.config, out });
   return out;
+}
+
+/**
+ * What an item's locations hold above their own reorder points, as stock-reorder sees them: per
+ * row, position (available + inbound) − the location's point, but no more than the row's available
+ * quantity (inbound is not on the shelf yet) and no less than 0 (a location already under its
+ * point gives nothing). And the points by location, for the risk reason.
+ */
+function spareOf(ctx: RuleContext, item: string, rows: readonly Row[]): { spare: number; points: Json } {
+  let spare = 0;
+  const points: string[] = [];
+  for (const r of rows) {
+    const location = String(r.location);
+    const point = reorderPolicy(ctx.config, item, location).reorderPoint;
+    spare += Math.max(0, Math.min(available(r), position(r) - point));
+    points.push(`${location}: ${point}`);
+  }
+  return { spare, points: points.length <= 3 ? points : msg('list.more', { ids: points.slice(0, 3), n: points.length - 3 }) };
 }
 
 /** The first three jobs of a list by id, and how many more (a message parameter). */
@@ -106,9 +134,9 @@ function jobList(rows: readonly Row[]): Json {
 
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
-  version: '3',
+  version: '4',
   description:
-    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after those an approved release promised it to.',
+    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after those an approved release promised it to; medium risk when it takes a location below its own reorder point.',
   messages: {
     'release-blocked-job.explanation': {
       en: 'Job {job} is blocked ({reason}) but {available} {item} are now available (needs {qty}{share}). Release it.',
@@ -126,6 +154,12 @@ export const releaseBlockedJob: Rule = {
       nb: ' etter {ahead} til {jobs}, godkjent for frigivelse eller foran den i køen',
       de: ' nach {ahead} für {jobs}, zur Freigabe genehmigt oder in der Warteschlange vor ihm',
     },
+    'release-blocked-job.riskBelowLocationPoint': {
+      en: 'the job uses {qty} of {rest} available {item}{share}; only {spare} can be taken without a location falling below its reorder point ({points})',
+      nb: 'jobben bruker {qty} av {rest} tilgjengelige {item}{share}; bare {spare} kan tas uten at en lagerplass faller under bestillingspunktet sitt ({points})',
+      de: 'der Auftrag verbraucht {qty} von {rest} verfügbaren {item}{share}; nur {spare} lassen sich entnehmen, ohne dass ein Lagerort unter seinen Meldebestand fällt ({points})',
+    },
+    // v3's (the item's total against one point): kept so that proposals stored by v3 still translate.
     'release-blocked-job.riskBelowReorder': {
       en: 'the job uses {qty} of {rest} available {item}{share}, leaving {left}, below the reorder point {reorderPoint}',
       nb: 'jobben bruker {qty} av {rest} tilgjengelige {item}{share}, og {left} blir igjen, under bestillingspunktet {reorderPoint}',
@@ -173,7 +207,9 @@ export const releaseBlockedJob: Rule = {
       if (!c?.covered || c.promised) continue;
       const rest = c.available - c.ahead;
       const left = rest - j.material_qty!;
-      const rp = reorderPolicy(ctx.config, j.material_item!).reorderPoint;
+      // What stays above the locations' points for this job, after the jobs ahead took theirs.
+      const spare = Math.max(0, c.spare - c.ahead);
+      const belowPoint = j.material_qty! > spare;
       const share = c.ahead > 0 ? msg(c.promisedAhead ? 'release-blocked-job.sharePromised' : 'release-blocked-job.share', { ahead: c.ahead, jobs: jobList(c.aheadRows) }) : '';
       const item = j.material_item!;
       const qty = j.material_qty!;
@@ -182,11 +218,10 @@ export const releaseBlockedJob: Rule = {
         module: 'operations',
         params: { job_id: j.job_id, material_item: j.material_item, material_qty: j.material_qty },
         keyParams: ['job_id'],
-        risk: left < rp ? ('medium' as const) : ('low' as const),
-        riskReason:
-          left < rp
-            ? msg('release-blocked-job.riskBelowReorder', { qty, rest, item, share, left, reorderPoint: rp })
-            : msg('release-blocked-job.riskLow', { left, item, qty, share }),
+        risk: belowPoint ? ('medium' as const) : ('low' as const),
+        riskReason: belowPoint
+          ? msg('release-blocked-job.riskBelowLocationPoint', { qty, rest, item, share, spare: Math.min(spare, rest), points: c.points })
+          : msg('release-blocked-job.riskLow', { left, item, qty, share }),
         explanation: msg('release-blocked-job.explanation', { job: j.job_id, reason: j.blocked_reason ?? msg('reason.notGiven'), available: c.available, item, qty, share }),
         evidence: [
           // The jobs ahead that share the item explain the share: the first few are cited (the

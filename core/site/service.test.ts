@@ -190,8 +190,9 @@ describe('SiteService', () => {
     expect(all.length).toBeGreaterThan(0);
     for (const r of all) {
       if (r.on_hand === null) continue;
-      expect(r.available).toBe(r.on_hand - (r.reserved ?? 0));
-      expect(r.projected).toBe(r.available! + (r.inbound ?? 0));
+      // A negative reserved or inbound counts as 0, as the agent counts it.
+      expect(r.available).toBe(r.on_hand - Math.max(0, r.reserved ?? 0));
+      expect(r.projected).toBe(r.available! + Math.max(0, r.inbound ?? 0));
     }
     const item = all[0]!.item;
     expect((await api.call('stock', { search: item.toLowerCase() }, s)).every((r) => r.item.startsWith(item))).toBe(true);
@@ -211,8 +212,8 @@ describe('SiteService', () => {
       expect([r.reorder_point, r.order_up_to]).toEqual(r.item !== 'ITEM-001' ? [5, 20] : r.location === 'DOCK' ? [2000, 3000] : [1000, 2000]);
       // The item's own levels on every row of it, the DOCK row (its location has its own) included.
       expect(r.item_policy).toEqual(r.item === 'ITEM-001' ? { reorder_point: 1000, order_up_to: 2000 } : null);
-      // The agent's position: on hand − reserved + inbound, nulls as 0.
-      expect(r.below_reorder_point).toBe((r.on_hand ?? 0) - (r.reserved ?? 0) + (r.inbound ?? 0) < r.reorder_point);
+      // The agent's position: on hand − reserved + inbound, nulls (and a negative reserved or inbound) as 0.
+      expect(r.below_reorder_point).toBe((r.on_hand ?? 0) - Math.max(0, r.reserved ?? 0) + Math.max(0, r.inbound ?? 0) < r.reorder_point);
     }
     const below = await api.call('stock', { below: true }, s);
     expect(below.map((r) => `${r.item}|${r.location}`)).toEqual(all.filter((r) => r.below_reorder_point).map((r) => `${r.item}|${r.location}`));
@@ -889,5 +890,33 @@ describe('SiteService', () => {
       spy.mockRestore();
     }
     expect((await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_only_duplicates')).toEqual([]);
+  });
+
+  // Last in this file: it adds a stock row (ITEM-NEG) the tests before do not expect.
+  it("counts a negative reserved or inbound (a module's correction) as 0 in available and projected, as the agent does for the row's below flag", async () => {
+    const api = site.service;
+    const s = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, s);
+    const streams = [
+      { module: 'inventory', stream: 'stock', contract: 'inventory.stock', after: { item: 'ITEM-NEG', location: 'NEG-01', qty: 3 } },
+      { module: 'commerce', stream: 'reservations', contract: 'commerce.reservations', after: { item: 'ITEM-NEG', location: 'NEG-01', reserved_qty: -4 } },
+      { module: 'procurement', stream: 'inbound', contract: 'procurement.inbound', after: { item: 'ITEM-NEG', location: 'NEG-01', inbound_qty: -3, next_due_at: null } },
+    ];
+    // Each demo module's snapshot (80 rows) applied, nothing held: the next seq is the stream's own.
+    const activity = (module: string, stream: string) => site.ingestor.streamActivity().find((a) => a.module === module && a.stream === stream);
+    const settled = () => streams.every((x) => (activity(x.module, x.stream)?.appliedSeq ?? 0) >= 80 && activity(x.module, x.stream)?.gap === null);
+    for (let i = 0; i < 100 && !settled(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(settled(), 'the demo modules delivered their snapshots').toBe(true);
+    for (const x of streams) {
+      const seq = activity(x.module, x.stream)!.appliedSeq + 1;
+      const envelope = { op: 'c', before: null, after: x.after, source: { module: x.module, stream: x.stream, seq }, ts_ms: Date.now(), contract: { name: x.contract, version: 1 } };
+      await site.ingestor.accept(`tilstand/demo/events/${x.module}/${x.stream}`, Buffer.from(JSON.stringify(envelope)));
+    }
+    site.ingestor.commitAll();
+    const [row] = await api.call('stock', { search: 'ITEM-NEG' }, s);
+    // The raw values as the modules sent them; available 3 − 0 and projected 3 + 0, not 7 and 4:
+    // 7 available on a row marked below its reorder point of 5 contradicted itself.
+    expect(row).toMatchObject({ item: 'ITEM-NEG', location: 'NEG-01', on_hand: 3, reserved: -4, inbound: -3, available: 3, projected: 3, reorder_point: 5, below_reorder_point: true });
+    expect((await api.call('stock', { below: true, search: 'ITEM-NEG' }, s)).map((r) => r.item)).toEqual(['ITEM-NEG']);
   });
 });

@@ -90,6 +90,9 @@ const JOB_STATUS_ORDER = ['blocked', 'released', 'in_progress', 'done'];
 /** Tags listed for the History screen at most (a site keeps thousands: a day of agent runs is 1,440 per table). */
 const TAGS_LIMIT = 200;
 
+/** A stock cell as the view shows it: a number, else null (module-level: it runs per row). */
+const numberOrNull = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
 /** The earlier approvals of a proposal's situation whose command failed (the inbox's window), not the proposal's own. */
 const failedBefore = (inbox: Inbox, p: Proposal): readonly CommandFailure[] => inbox.failedBefore(p.situationKey).filter((f) => f.id !== p.id);
 
@@ -738,22 +741,25 @@ export class SiteService implements SiteBackend {
         const item = String(itemV ?? '');
         const location = String(locationV ?? '');
         if (q && !item.toLowerCase().startsWith(q) && !location.toLowerCase().startsWith(q)) continue;
-        const n = (v: unknown) => (typeof v === 'number' ? v : null);
-        const onHand = n(onHandV);
-        const reserved = n(reservedV);
-        const inbound = n(inboundV);
+        const onHand = numberOrNull(onHandV);
+        const reserved = numberOrNull(reservedV);
+        const inbound = numberOrNull(inboundV);
         const { policy, scope } = reorderLookup(config, item, location);
         const { reorderPoint, orderUpTo } = policy;
         const set = scope === 'default' ? undefined : this.site.lastFloorSetting(reorderPolicyKey(item, scope === 'location' ? location : null));
         const after = set?.after as { reorderPoint?: unknown; orderUpTo?: unknown } | null | undefined;
         // Only while config.json still holds what was set: a hand edit since is nobody's.
         const reorderSet = set && after?.reorderPoint === reorderPoint && after.orderUpTo === orderUpTo ? { by: set.user, atMs: set.atMs } : null;
-        // The agent's own position (nulls as 0), so a row only commerce or procurement has
-        // written yet counts as the agent counts it.
-        const belowPoint = stockPosition({ on_hand: onHand, reserved, inbound }) < reorderPoint;
+        // The agent's own position (nulls as 0; a negative reserved or inbound, a module's
+        // correction, as 0), so a row only commerce or procurement has written yet counts as the
+        // agent counts it.
+        const position = stockPosition({ on_hand: onHand, reserved, inbound });
+        const belowPoint = position < reorderPoint;
         if (below && !belowPoint) continue;
-        const available = onHand === null ? null : onHand - (reserved ?? 0);
-        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: available === null ? null : available + (inbound ?? 0), reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, reorder_set: reorderSet, item_policy: itemPolicy(item), below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
+        // available and projected by the same helper: computed here from the raw values, a
+        // negative reserved showed more available than the agent counts, on a row it marks below.
+        const available = onHand === null ? null : stockPosition({ on_hand: onHand, reserved, inbound: 0 });
+        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: onHand === null ? null : position, reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, reorder_set: reorderSet, item_policy: itemPolicy(item), below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
         if (out.length >= limit) break;
       }
     } finally {

@@ -13,7 +13,7 @@ import { Sync } from './screens/Sync.tsx';
 import { Tables } from './screens/Tables.tsx';
 import { Users } from './screens/Users.tsx';
 import { WorkQueue } from './screens/WorkQueue.tsx';
-import { selectAlarms, selectIsAdmin, selectOpenCount, type Screen } from './store/store.ts';
+import { selectAlarms, selectIsAdmin, selectWaitingCount, type Screen } from './store/store.ts';
 
 const SCREENS: Array<{ id: Screen; label: MessageKey; admin?: boolean }> = [
   { id: 'inbox', label: 'nav.inbox' },
@@ -35,7 +35,8 @@ export function App() {
   const clearError = useApp((s) => s.clearError);
   const alarms = useApp(selectAlarms);
   const lang = useApp((s) => s.lang);
-  const open = useApp(selectOpenCount);
+  // The inbox heading's count (open and deferred): the two never say different numbers.
+  const waiting = useApp(selectWaitingCount);
   const isAdmin = useApp(selectIsAdmin);
   const status = useApp((s) => s.status);
   const signOut = useApp((s) => s.signOut);
@@ -82,7 +83,7 @@ export function App() {
         {SCREENS.filter((s) => !s.admin || isAdmin).map((s) => (
           <button key={s.id} className={screen === s.id ? 'current' : ''} aria-current={screen === s.id ? 'page' : undefined} onClick={() => go(s.id)} data-screen={s.id}>
             {t(s.label)}
-            {s.id === 'inbox' && open > 0 ? <span className="count"> {open}</span> : null}
+            {s.id === 'inbox' && waiting > 0 ? <span className="count"> {waiting}</span> : null}
           </button>
         ))}
       </nav>

@@ -217,6 +217,54 @@ suite('the floor UI end to end (chromium)', () => {
     await expect.poll(selected, { timeout: 15_000 }).toBe(want);
   });
 
+  it('keeps the keyboard focus on Defer while the decision is on its way (aria-disabled, not disabled), and sends it once', async () => {
+    await go('inbox');
+    const open = await api<ProposalView[]>('listProposals', { status: ['open'] });
+    // Not an assignment: the tests after this one approve those.
+    const p = open.find((x) => x.action !== 'assign_job') ?? open.at(-1)!;
+    await page.click(`[data-proposal="${p.id}"]`);
+    await page.waitForSelector('.proposal .will-send');
+    // The decision held on its way until the test lets it go.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let sent = 0;
+    await page.route('**/api/decide', async (route) => {
+      sent++;
+      await held;
+      await route.continue();
+    });
+    try {
+      const defer = page.locator('.proposal .actions button', { hasText: 'Defer' });
+      await defer.focus();
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.proposal .actions button[aria-disabled="true"]');
+      // The focused button's text, else the focused element's tag (BODY: the focus was lost), read
+      // after a rendered frame or two: chromium moves the focus off a button made `disabled` when
+      // it next renders, not at once. As text: a function passed from here would carry tsx's name
+      // helper, which the page lacks.
+      const focused = async () =>
+        (await page.evaluate(
+          "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => { const a = document.activeElement; r(a && a.tagName === 'BUTTON' ? a.textContent : a ? a.tagName : null); }, 100))))",
+        )) as string | null;
+      expect(await focused()).toBe('‖ Defer');
+      // Still shown disabled (styles.css), in words too: aria-disabled is what a screen reader says.
+      expect(await page.evaluate(`[...document.querySelectorAll('.proposal .actions button[aria-disabled="true"]')].map((b) => [b.textContent, getComputedStyle(b).opacity])`)).toEqual([
+        ['✔ Approve', '0.6'],
+        ['✖ Reject', '0.6'],
+        ['‖ Defer', '0.6'],
+      ]);
+      await page.keyboard.press('Enter'); // again, on the button that still has the focus: nothing more is sent
+      release();
+      await expect.poll(async () => (await api<ProposalView>('getProposal', { id: p.id })).status).toBe('deferred');
+      await expect.poll(() => page.$$('.proposal .actions button[aria-disabled="true"]').then((b) => b.length)).toBe(0);
+      expect(await focused()).toBe('‖ Defer'); // a deferred one can still be decided: its buttons stay, and the focus on them
+      expect(sent).toBe(1);
+    } finally {
+      release();
+      await page.unroute('**/api/decide');
+    }
+  });
+
   it('switches language: Norwegian and German labels, numbers and dates in the locale format', async () => {
     // A proposal's trail shows dates (formatTime); the tables screen shows sizes (formatBytes).
     await go('inbox');

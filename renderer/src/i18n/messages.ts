@@ -26,6 +26,7 @@ const en = {
   'language': 'Language',
   'inbox.empty': 'Nothing waits for a decision.',
   'inbox.waiting': '{n} waiting for a decision',
+  'inbox.waitingDeferred': '{n} waiting for a decision, {d} of them deferred',
   'inbox.mostUrgent': 'The {n} most urgent are listed, of {all} that wait: decide these first.',
   'inbox.risk': 'Risk',
   'inbox.age': 'Waiting',
@@ -279,6 +280,7 @@ const nb: Messages = {
   'language': 'Språk',
   'inbox.empty': 'Ingenting venter på beslutning.',
   'inbox.waiting': '{n} venter på beslutning',
+  'inbox.waitingDeferred': '{n} venter på beslutning, {d} av dem utsatt',
   'inbox.mostUrgent': 'De {n} mest hastende vises, av {all} som venter: avgjør disse først.',
   'inbox.risk': 'Risiko',
   'inbox.age': 'Venter',
@@ -527,6 +529,7 @@ const de: Messages = {
   'language': 'Sprache',
   'inbox.empty': 'Nichts wartet auf eine Entscheidung.',
   'inbox.waiting': '{n} warten auf eine Entscheidung',
+  'inbox.waitingDeferred': '{n} warten auf eine Entscheidung, {d} davon zurückgestellt',
   'inbox.mostUrgent': 'Die {n} dringendsten werden gezeigt, von {all}, die warten: entscheiden Sie diese zuerst.',
   'inbox.risk': 'Risiko',
   'inbox.age': 'Wartet seit',
@@ -859,11 +862,17 @@ export function proposalTexts(
   };
 }
 
-/** A point in time for the floor, in this PC's time zone: weekday, day, month, hours and minutes. */
-export function formatWhen(lang: Lang, ms: number | null | undefined): string {
-  return ms === null || ms === undefined
-    ? '–'
-    : dateFormat(lang, 'when', { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }).format(new Date(ms));
+/**
+ * A point in time for the floor, in this PC's time zone: weekday, day, month, hours and minutes;
+ * the year too when it is not the year of `nowMs` (this PC's time zone as well), or a job due last
+ * December read as due this December.
+ */
+export function formatWhen(lang: Lang, ms: number | null | undefined, nowMs: number = Date.now()): string {
+  if (ms === null || ms === undefined) return '–';
+  const at = new Date(ms);
+  return at.getFullYear() === new Date(nowMs).getFullYear()
+    ? dateFormat(lang, 'when', { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }).format(at)
+    : dateFormat(lang, 'whenYear', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' }).format(at);
 }
 
 const DURATION_UNITS: ReadonlyArray<readonly [Intl.RelativeTimeFormatUnit, number]> = [['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000], ['second', 1000]];

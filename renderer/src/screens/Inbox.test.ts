@@ -3,7 +3,8 @@
 // bookmark), a key held down, and a letter typed into a field, the language picker's <select>
 // (type-ahead: "d" for Deutsch) or editable text decide nothing; a focused button does not stop
 // them (the proposal just clicked has the focus). While a decision is on its way, approve, reject
-// and defer are disabled and their keys send nothing.
+// and defer are marked disabled (aria-disabled: a `disabled` button drops the keyboard focus to the
+// page) and neither a click on them nor their keys send anything.
 //
 // No DOM here: React's hooks are replaced by minimal ones so the panel's effects run once, and
 // `window` is a plain EventTarget.
@@ -59,7 +60,7 @@ interface Press {
 
 interface Element {
   type: unknown;
-  props: { children?: unknown; className?: string; disabled?: boolean };
+  props: { children?: unknown; className?: string; disabled?: boolean; 'aria-disabled'?: boolean; onClick?: () => void };
 }
 /** The buttons in a rendered tree (the panel's function called, its children's not). */
 const buttons = (node: unknown): Element[] => {
@@ -133,19 +134,26 @@ describe('inbox keyboard shortcuts', () => {
 describe('a decision on its way', () => {
   afterEach(() => vi.unstubAllGlobals());
 
-  it('disables approve, reject and defer, and their keys send nothing; next stays', async () => {
+  it('marks approve, reject and defer disabled but keeps them focusable; neither a click nor their keys send; next stays', async () => {
     const k = await panelWithKeys({ deciding: true });
-    const shown = buttons(k.tree).map((b) => [b.props.className ?? '', b.props.disabled === true]);
+    const shown = buttons(k.tree).map((b) => [b.props.className ?? '', b.props['aria-disabled'] === true]);
     expect(shown).toEqual([
       ['primary approve', true],
       ['reject', true],
       ['', true],
       ['', false],
     ]);
+    // Not `disabled`: the browser moves the focus off a button that becomes disabled.
+    expect(buttons(k.tree).map((b) => b.props.disabled)).toEqual([undefined, undefined, undefined, undefined]);
+    for (const b of buttons(k.tree).slice(0, 3)) b.props.onClick!(); // a click, or Enter on the focused button
+    await flush();
     await k.press('a');
     await k.press('d');
     expect(k.decided).toEqual([]);
     const idle = await panelWithKeys();
-    expect(buttons(idle.tree).map((b) => b.props.disabled === true)).toEqual([false, false, false, false]);
+    expect(buttons(idle.tree).map((b) => b.props['aria-disabled'] === true)).toEqual([false, false, false, false]);
+    buttons(idle.tree)[1]!.props.onClick!(); // the same click once nothing is on its way
+    await flush();
+    expect(idle.decided).toEqual(['reject']);
   });
 });

@@ -3,7 +3,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { actionName, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, localizeInstants, proposalTexts, type MessageKey } from '../i18n/messages.ts';
-import { selectIsDecider, selectOpenCount, sortByUrgency } from '../store/store.ts';
+import { selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
 
 // What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
 const PROGRESS = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed', 'timed_out']);
@@ -32,18 +32,24 @@ export function Inbox() {
   const proposals = useApp(useShallow((s) => sortByUrgency(s.proposals)));
   const selected = useApp((s) => s.selected);
   const select = useApp((s) => s.select);
-  const open = useApp(selectOpenCount);
-  // All that wait (the site's count), against those listed: a long inbox lists the most urgent.
-  const waitingAll = useApp((s) => (s.status?.proposals ? s.status.proposals.open + s.status.proposals.deferred : null));
+  // What waits, open and deferred as the list shows them; more than listed: a long inbox lists the most urgent.
+  const waiting = useApp(selectWaitingCount);
+  const deferred = useApp(selectDeferredCount);
   // Select the server time only: a selector returning Date.now() would change on every call (render loop).
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
   const now = statusNow ?? Date.now();
   return (
     <div className="inbox">
       <section className="inbox-list" aria-label={t('nav.inbox')}>
-        <h2>{proposals.length === 0 ? t('inbox.empty') : t('inbox.waiting', { n: formatNumber(lang, open) })}</h2>
-        {waitingAll !== null && waitingAll > proposals.length && proposals.length > 0 && (
-          <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waitingAll) })}</p>
+        <h2>
+          {proposals.length === 0
+            ? t('inbox.empty')
+            : deferred > 0
+              ? t('inbox.waitingDeferred', { n: formatNumber(lang, waiting), d: formatNumber(lang, deferred) })
+              : t('inbox.waiting', { n: formatNumber(lang, waiting) })}
+        </h2>
+        {waiting > proposals.length && proposals.length > 0 && (
+          <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waiting) })}</p>
         )}
         {proposals.length > 0 && (
           <Table label={t('nav.inbox')} head={[t('inbox.risk'), t('inbox.action'), t('inbox.age'), t('inbox.status')]}>
@@ -177,14 +183,18 @@ function ProposalPanel() {
             {t('detail.comment')}
             <textarea name="comment" value={comment} onChange={(e) => setComment(e.target.value)} rows={2} />
           </label>
+          {/* aria-disabled, not disabled, while a decision is on its way: a disabled button loses
+              the keyboard focus to the page, and whoever works from the keys loses their place.
+              A click or Enter on one then sends nothing (the store's decide returns while
+              `deciding`). */}
           <div className="actions">
-            <button className="primary approve" disabled={deciding} onClick={() => void decide('approve', comment)}>
+            <button className="primary approve" aria-disabled={deciding || undefined} onClick={() => void decide('approve', comment)}>
               ✔ {t('detail.approve')}
             </button>
-            <button className="reject" disabled={deciding} onClick={() => void decide('reject', comment)}>
+            <button className="reject" aria-disabled={deciding || undefined} onClick={() => void decide('reject', comment)}>
               ✖ {t('detail.reject')}
             </button>
-            <button disabled={deciding} onClick={() => void decide('defer', comment)}>
+            <button aria-disabled={deciding || undefined} onClick={() => void decide('defer', comment)}>
               ‖ {t('detail.defer')}
             </button>
             <button onClick={() => void next()}>{t('detail.next')} →</button>

@@ -6,7 +6,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
-import { createAppStore } from '../store/store.ts';
+import { createAppStore, INBOX_ROWS } from '../store/store.ts';
 import { Inbox } from './Inbox.tsx';
 
 const T = Date.UTC(2026, 11, 1, 12, 0);
@@ -98,22 +98,34 @@ describe("an agent's explanation and risk reason", () => {
 });
 
 describe('a long inbox', () => {
-  function list(lang: 'en' | 'nb', listed: number, open: number, deferred: number): string {
+  /** The inbox with `listed` proposals listed (the last `listedDeferred` of them deferred) and the site's status counts. */
+  function list(lang: 'en' | 'nb', listed: number, open: number, deferred: number, listedDeferred = 0): string {
     const store = createAppStore({} as SiteApi);
-    const proposals = Array.from({ length: listed }, (_, i) => ({ ...P, id: `P-${i}` }));
+    const proposals = Array.from({ length: listed }, (_, i) => ({ ...P, id: `P-${i}`, status: i >= listed - listedDeferred ? ('deferred' as const) : ('open' as const) }));
     store.setState({ lang, proposals, selected: null, status: { proposals: { open, deferred } } as never });
     store.getInitialState = store.getState;
     return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
   }
 
-  it('counts every proposal that waits, and says that the most urgent are listed', () => {
-    const en = list('en', 3, 1250, 50);
-    expect(en).toContain('<h2>1,250 waiting for a decision</h2>');
-    expect(en).toContain('The 3 most urgent are listed, of 1,300 that wait: decide these first.');
-    expect(list('nb', 3, 1250, 50)).toMatch(/De 3 mest hastende vises, av 1[\s\u00a0]300 som venter/);
-    const all = list('en', 3, 2, 1);
-    expect(all).toContain('<h2>2 waiting for a decision</h2>');
+  it('counts every proposal that waits, deferred ones too, and says that the most urgent are listed', () => {
+    // A full list (the site cut it at INBOX_ROWS): the site's count of all that wait.
+    const en = list('en', INBOX_ROWS, 1250, 50, 4);
+    expect(en).toContain('<h2>1,300 waiting for a decision, 50 of them deferred</h2>');
+    expect(en).toContain('The 200 most urgent are listed, of 1,300 that wait: decide these first.');
+    expect(list('nb', INBOX_ROWS, 1250, 50, 4)).toMatch(/<h2>1[\s\u00a0]300 venter på beslutning, 50 av dem utsatt<\/h2>/);
+    expect(list('nb', INBOX_ROWS, 1250, 50)).toMatch(/De 200 mest hastende vises, av 1[\s\u00a0]300 som venter/);
+    const all = list('en', 3, 3, 0);
+    expect(all).toContain('<h2>3 waiting for a decision</h2>');
     expect(all).not.toContain('most urgent');
+  });
+
+  it('says the number of rows listed while the list holds all that wait: deferred ones counted, a status not yet pushed after a decision no matter', () => {
+    // Two open and one deferred listed; the heading counted the open ones only ("2 waiting") over three rows.
+    expect(list('en', 3, 2, 1, 1)).toContain('<h2>3 waiting for a decision, 1 of them deferred</h2>');
+    // One just decided here: the list is read again at once, the status comes every few seconds.
+    const lagging = list('en', 2, 3, 0);
+    expect(lagging).toContain('<h2>2 waiting for a decision</h2>');
+    expect(lagging).not.toContain('most urgent');
   });
 });
 

@@ -8,7 +8,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryResult, ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
-import { formatCell, localizeInstants } from '../i18n/messages.ts';
+import { formatCell, formatWhen, localizeInstants } from '../i18n/messages.ts';
 import { createAppStore } from '../store/store.ts';
 import { History } from './History.tsx';
 import { Inbox } from './Inbox.tsx';
@@ -80,5 +80,29 @@ describe('table cells', () => {
     expect(html.replace(/ title="[^"]*"/g, '')).not.toContain('2026-12-01T23:40:36.012Z'); // shown nowhere else
     expect(html.split('due 02/12/2026, 00:40:36').length - 1).toBe(4); // list, panel's name, heading, trail
     expect(html).toContain('<td title="2026-12-01T23:40:36.012">02/12/2026, 00:40:36</td>'); // the evidence row
+  });
+});
+
+describe('a point in time for the floor (formatWhen)', () => {
+  let tz: string | undefined;
+  beforeAll(() => {
+    tz = env.TZ;
+    env.TZ = 'Europe/Oslo'; // UTC+1 in winter
+  });
+  afterAll(() => {
+    if (tz === undefined) delete env.TZ;
+    else env.TZ = tz;
+  });
+
+  it("shows the year when it is not this year's, in local time; this year's short", () => {
+    const now = Date.UTC(2027, 0, 1, 9, 0); // 1 January 2027, 10:00 in Oslo
+    // 23:30 UTC on New Year's Eve is already 2027 in Oslo: this year, no year shown.
+    expect(formatWhen('en', Date.UTC(2026, 11, 31, 23, 30), now)).toBe('Fri 1 Jan, 00:30');
+    // An hour earlier is still 2026 in Oslo: read without its year it was this December's.
+    expect(formatWhen('en', Date.UTC(2026, 11, 31, 22, 30), now)).toBe('Thu, 31 Dec 2026, 23:30');
+    expect(formatWhen('nb', Date.UTC(2026, 11, 31, 22, 30), now)).toBe('tor. 31. des. 2026, 23:30');
+    expect(formatWhen('de', Date.UTC(2026, 11, 31, 22, 30), now)).toBe('Do., 31. Dez. 2026, 23:30');
+    expect(formatWhen('en', Date.UTC(2028, 5, 1, 8, 0), now)).toContain('2028'); // a later year too
+    expect(formatWhen('en', null, now)).toBe('–');
   });
 });

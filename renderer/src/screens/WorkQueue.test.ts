@@ -81,6 +81,10 @@ describe('Work queue screen', () => {
     expect(shown).not.toContain('09:36');
     expect(shown).not.toContain('2026-12-02T');
     expect(row(html, 'data-resource="PICK-A"')).toContain('08:05');
+    expect(shown).not.toContain('2026'); // this year's: no year
+    // The site's clock in the next year: a job due last December says so (its year, by the site's clock, not this PC's).
+    const nextYear = render([job({ job_id: 'J-1', due_at: '2026-12-02T09:36:13.017' })], [], Date.UTC(2027, 0, 4, 8, 0));
+    expect(row(nextYear, 'data-job="J-1"').replace(/ title="[^"]*"/g, '')).toContain('2 Dec 2026, 10:36');
   });
 
   it('marks a job past its due time as overdue unless it is done', () => {

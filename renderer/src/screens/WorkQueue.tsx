@@ -32,7 +32,7 @@ export function WorkQueue() {
   const status = (s: string) => (JOB_STATUSES.has(s) ? t(`work.status.${s}` as MessageKey) : s);
   const state = (s: string | null) => (s === null ? '' : RESOURCE_STATES.has(s) ? t(`work.state.${s}` as MessageKey) : s);
   // A TIMESTAMP's text (`ms` read from it) in this PC's time zone; text that is no time as it came.
-  const when = (text: string | null, ms: number | null) => (text === null ? '' : ms === null ? text : formatWhen(lang, ms));
+  const when = (text: string | null, ms: number | null) => (text === null ? '' : ms === null ? text : formatWhen(lang, ms, now));
   return (
     <div className="work">
       <section>

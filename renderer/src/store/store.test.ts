@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HistoryResult, ProposalDetail, ProposalView, SiteApi, SiteStatus, TableFreshness, TableInfo } from '../../../core/site/api.ts';
 import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
-import { createAppStore, INBOX_ROWS, initialLang, selectOpenCount, sortByUrgency, STOCK_ROWS, TAGS_SHOWN, WORK_ROWS } from './store.ts';
+import { createAppStore, INBOX_ROWS, initialLang, selectDeferredCount, selectWaitingCount, sortByUrgency, STOCK_ROWS, TAGS_SHOWN, WORK_ROWS } from './store.ts';
 
 const proposal = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({
   id, status: 'open', action: 'assign_job', params: { module: 'operations' }, ruleId: 'assign', ruleVersion: '1', risk,
@@ -472,16 +472,24 @@ describe('languages', () => {
 });
 
 describe('long lists', () => {
-  it('asks the site for the most urgent proposals, sorted and cut there; counts what waits from the status', async () => {
+  it('asks the site for the most urgent proposals, sorted and cut there; counts what waits as listed, or from the status when the list is cut', async () => {
     const asked: unknown[] = [];
     const { api } = fakeApi({ listProposals: async (req) => (asked.push(req), []) as never });
     const store = createAppStore(api);
     await store.getState().loadProposals();
     expect(asked).toEqual([{ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }]);
     store.setState({ proposals: [proposal('a', 'low', 1)] });
-    expect(selectOpenCount(store.getState())).toBe(1);
+    expect(selectWaitingCount(store.getState())).toBe(1);
+    // A list that holds all that wait counts its own rows (the status lags a decision by seconds).
     store.setState({ status: { proposals: { open: 1300, deferred: 4 } } as never });
-    expect(selectOpenCount(store.getState())).toBe(1300);
+    expect(selectWaitingCount(store.getState())).toBe(1);
+    // A full list (the site cut it): the site's count of all, deferred ones included.
+    const full = Array.from({ length: INBOX_ROWS }, (_, i) => ({ ...proposal(`p${i}`, 'low', i), status: i < 3 ? ('deferred' as const) : ('open' as const) }));
+    store.setState({ proposals: full });
+    expect([selectWaitingCount(store.getState()), selectDeferredCount(store.getState())]).toEqual([1304, 4]);
+    // Never fewer than listed (a status from before the last proposals arrived).
+    store.setState({ status: { proposals: { open: 10, deferred: 1 } } as never });
+    expect([selectWaitingCount(store.getState()), selectDeferredCount(store.getState())]).toEqual([INBOX_ROWS, 3]);
   });
 
   it('asks the site for one job and one stock row more than it shows, and says when there were more', async () => {

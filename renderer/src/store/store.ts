@@ -556,8 +556,25 @@ export function createAppStore(api: SiteApi): AppStore {
 }
 
 // Selectors.
-/** Open proposals: all the site has (its status), else those listed. */
-export const selectOpenCount = (s: AppState): number => s.status?.proposals?.open ?? s.proposals.filter((p) => p.status === 'open').length;
+/**
+ * Proposals waiting for a decision, open and deferred, as the inbox lists them: the list's own count
+ * while it holds all that wait (fewer than INBOX_ROWS), else the site's count of all, never fewer
+ * than listed. Not the status alone: it counted only the open ones under a list showing the
+ * deferred too, and it comes every few seconds, so it lags a decision just made or a proposal just
+ * listed while the list is read again at once (a `proposals` event, the decision's reply).
+ */
+export const selectWaitingCount = (s: AppState): number => {
+  const listed = s.proposals.length;
+  const site = s.status?.proposals;
+  return listed < INBOX_ROWS || !site ? listed : Math.max(listed, site.open + site.deferred);
+};
+/** Of those (selectWaitingCount), the deferred ones, counted the same way. */
+export const selectDeferredCount = (s: AppState): number => {
+  let listed = 0;
+  for (const p of s.proposals) if (p.status === 'deferred') listed++;
+  const site = s.status?.proposals;
+  return s.proposals.length < INBOX_ROWS || !site ? listed : Math.max(listed, site.deferred);
+};
 const NO_ALARMS: never[] = [];
 export const selectAlarms = (s: AppState) => s.status?.alarms ?? NO_ALARMS;
 export const selectIsDecider = (s: AppState): boolean => !!s.user?.roles.some((r) => r === 'shift_lead' || r === 'admin');

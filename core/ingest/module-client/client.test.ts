@@ -1,13 +1,15 @@
 // ModuleClient against a real embedded aedes broker on 127.0.0.1 (port 0).
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Aedes } from 'aedes';
+import Database from 'better-sqlite3';
 import mqtt, { type MqttClient } from 'mqtt';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseEnvelope, type Envelope } from '../envelope.ts';
-import { ModuleClient, type ModuleClientOptions } from './client.ts';
+import { ModuleClient, type ModuleClientOptions, type ResyncShortfall } from './client.ts';
 import { Outbox } from './outbox.ts';
 
 interface Broker {
@@ -58,6 +60,33 @@ async function unreachableUrl(): Promise<string> {
   const url = `mqtt://127.0.0.1:${(dead.address() as AddressInfo).port}`;
   await new Promise<void>((r) => dead.close(() => r()));
   return url;
+}
+
+/**
+ * The transactions committed to a SQLite file's write-ahead log since it was last reset: its
+ * frames that carry a commit (a nonzero database size) and the log's current salts.
+ */
+function walCommits(dbPath: string): number {
+  let wal: Buffer;
+  try {
+    wal = readFileSync(`${dbPath}-wal`);
+  } catch {
+    return 0;
+  }
+  if (wal.length < 32) return 0;
+  const pageSize = wal.readUInt32BE(8);
+  const [salt1, salt2] = [wal.readUInt32BE(16), wal.readUInt32BE(20)];
+  let commits = 0;
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    if (wal.readUInt32BE(at + 8) !== salt1 || wal.readUInt32BE(at + 12) !== salt2) break; // a frame of an earlier round
+    if (wal.readUInt32BE(at + 4) !== 0) commits++;
+  }
+  return commits;
+}
+
+/** The client's outbox database, with automatic checkpoints off (they reset the log walCommits reads). */
+function noCheckpoints(c: ModuleClient): void {
+  (c as unknown as { outbox: { db: Database.Database } }).outbox.db.pragma('wal_autocheckpoint = 0');
 }
 
 let broker: Broker;
@@ -240,7 +269,8 @@ describe('ModuleClient', () => {
   });
 
   it('says so when a resync reaches beyond what the outbox keeps', async () => {
-    const c = open({ events_acked_kept_max: 2 });
+    const shortfalls: ResyncShortfall[] = [];
+    const c = open({ events_acked_kept_max: 2, onResyncShortfall: (s) => shortfalls.push(s) });
     await c.connected();
     await broker.subscribed('tilstand/s1/resync/inventory');
     for (let q = 1; q <= 5; q++) await c.publish('stock', 'u', row(q - 1), row(q), CONTRACT);
@@ -250,7 +280,149 @@ describe('ModuleClient', () => {
     await waitFor(() => events().length === 2, 'the kept events');
     expect(events().map((e) => e.source.seq)).toEqual([4, 5]);
     expect(warnings.some((w) => /keeps only 4 and later; 1\.\.3 cannot be resent/.test(w))).toBe(true);
+    expect(shortfalls).toEqual([{ reason: 'pruned', stream: 'stock', from: 1, oldest_kept: 4, last_seq: 5, resent: 2 }]);
   });
+
+  it('says so, to the module\'s code and in the log, when a resync asks for a stream its outbox holds nothing of (a reinstalled module)', async () => {
+    const shortfalls: ResyncShortfall[] = [];
+    const c = open({ onResyncShortfall: (s) => shortfalls.push(s) });
+    await c.connected();
+    await broker.subscribed('tilstand/s1/resync/inventory');
+    const ask = (v: unknown) => observer.publishAsync('tilstand/s1/resync/inventory', JSON.stringify(v), { qos: 1 });
+    // Nothing was taken here and the site asks from 1: nothing is missing, nothing to say.
+    await ask({ stream: 'moves', from: 1 });
+    // The site lost seqs 41… of a stream this (reinstalled) module's outbox has never held: was silence.
+    await ask({ stream: 'stock', from: 41 });
+    await waitFor(() => shortfalls.length >= 1, 'the shortfall');
+    expect(shortfalls).toEqual([{ reason: 'empty', stream: 'stock', from: 41, oldest_kept: null, last_seq: 0, resent: 0 }]);
+    expect(warnings.filter((w) => w.startsWith('resync'))).toEqual([
+      'resync of stock from 41: the outbox holds no event of stock (the last seq taken here is 0); nothing resent, and Tilstand will skip the seqs it waits for after its gap timeout',
+    ]);
+    // The same for a stream whose last event is on record: the seq after it is no shortfall.
+    expect(await c.publish('moves', 'c', null, row(1), CONTRACT)).toEqual({ seq: 1 });
+    await ask({ stream: 'moves', from: 2 });
+    await ask({ stream: 'stock', from: 2 });
+    await waitFor(() => shortfalls.length >= 2, 'the second shortfall');
+    expect(shortfalls.map((x) => `${x.reason} ${x.stream} ${x.from}`)).toEqual(['empty stock 41', 'empty stock 2']);
+    expect(warnings.filter((w) => w.startsWith('resync'))).toHaveLength(2);
+    // Said at once when the client is made, not at the first shortfall.
+    expect(() => open({ outboxPath: join(dir, 'other.db'), onResyncShortfall: 'log' as never })).toThrow(/onResyncShortfall: expected a function, got string/);
+  });
+
+  it('answers a resync from the seqs alone: no payload is loaded until its event goes out', async () => {
+    const c = open({ events_inflight_max: 2 });
+    await c.connected();
+    await broker.subscribed('tilstand/s1/resync/inventory');
+    for (let q = 1; q <= 6; q++) await c.publish('stock', 'u', row(q - 1), row(q), CONTRACT);
+    await waitFor(() => events().length === 6, 'six events');
+    received.length = 0;
+    const from = vi.spyOn(Outbox.prototype, 'from');
+    const payload = vi.spyOn(Outbox.prototype, 'payload');
+    try {
+      await observer.publishAsync('tilstand/s1/resync/inventory', JSON.stringify({ stream: 'stock', from: 2 }), { qos: 1 });
+      await waitFor(() => events().length === 5, 'the resent events');
+      expect(events().map((e) => e.source.seq)).toEqual([2, 3, 4, 5, 6]);
+      expect(from).not.toHaveBeenCalled(); // read 10 000 payloads to take their keys
+      expect(payload).toHaveBeenCalledTimes(5); // each once, as it went out
+    } finally {
+      from.mockRestore();
+      payload.mockRestore();
+    }
+  });
+
+  it('commits the PUBACKs of one event-loop turn in one transaction, and resolves a publish only once its acknowledgement is committed', async () => {
+    const c = open();
+    await c.connected();
+    noCheckpoints(c);
+    const path = join(dir, 'outbox.db');
+    // PUBACKs held, to be let go all in one turn.
+    const mq = (c as unknown as { mqtt: MqttClient }).mqtt;
+    const real = mq.publish.bind(mq);
+    const held: (() => void)[] = [];
+    mq.publish = ((topic: string, payload: string, opts: object, cb: (e?: Error) => void) =>
+      real(topic, payload, opts as never, (e?: Error) => held.push(() => cb(e)))) as never;
+    const N = 50;
+    const reader = new Database(path, { readonly: true });
+    const ackedOnDisk = (seq: number) => reader.prepare('SELECT acked_ms FROM events WHERE stream = ? AND seq = ?').get('stock', seq) as { acked_ms: number | null };
+    const committedAtResolve: boolean[] = [];
+    const start = walCommits(path);
+    const all = Array.from({ length: N }, () =>
+      c.publish('stock', 'u', row(0), row(1), CONTRACT).then(({ seq }) => committedAtResolve.push(ackedOnDisk(seq).acked_ms !== null)),
+    );
+    expect(walCommits(path) - start).toBe(N); // one per append: the count is the log's own
+    await waitFor(() => held.length === N, 'every PUBACK');
+    const beforeAcks = walCommits(path);
+    for (const release of held.splice(0)) release(); // N PUBACKs in one turn
+    expect(committedAtResolve).toEqual([]); // nothing resolved before the commit
+    await Promise.all(all);
+    reader.close();
+    expect(walCommits(path) - beforeAcks).toBe(1); // was N: one fsynced transaction per PUBACK
+    expect(committedAtResolve).toEqual(Array(N).fill(true));
+  });
+
+  it('resolves a delivered event whose acknowledgement could not be stored, says so, and sends it again on the next start', async () => {
+    const c = open();
+    await c.connected();
+    const fail = vi.spyOn(Outbox.prototype, 'markAckedMany').mockImplementationOnce(() => {
+      throw new Error('database or disk is full');
+    });
+    try {
+      expect(await c.publish('stock', 'c', null, row(1), CONTRACT)).toEqual({ seq: 1 }); // the broker has it: not a failure to publish anew
+    } finally {
+      fail.mockRestore();
+    }
+    expect(warnings).toEqual(['the acknowledgement of 1 events could not be stored (database or disk is full); they are sent again on the next connect (Tilstand drops the duplicates)']);
+    await c.close();
+    clients.length = 0;
+    received.length = 0;
+    const again = open();
+    await again.connected();
+    await waitFor(() => events().length === 1, 'the event sent again');
+    expect(events()[0]!.source.seq).toBe(1);
+  });
+
+  it('against the broker, commits far fewer transactions than PUBACKs', async () => {
+    const c = open();
+    await c.connected();
+    noCheckpoints(c);
+    const path = join(dir, 'outbox.db');
+    const N = 500;
+    const before = walCommits(path);
+    await Promise.all(Array.from({ length: N }, (_, q) => c.publish('stock', 'u', row(q), row(q + 1), CONTRACT)));
+    const ackCommits = walCommits(path) - before - N;
+    console.log(`module-client: ${N} PUBACKs committed in ${ackCommits} transactions`);
+    expect(ackCommits).toBeGreaterThanOrEqual(1);
+    expect(ackCommits).toBeLessThan(N / 2); // was N
+  });
+
+  it('loses no acknowledgement it promised when the process is killed among a stream of PUBACKs', async () => {
+    // A module in a child process publishes, prints each seq whose publish() resolved, and is
+    // killed (SIGKILL: nothing flushed, nothing closed) after the 300th.
+    const outboxPath = join(dir, 'crash.db');
+    const script = `
+      import { ModuleClient } from ${JSON.stringify(new URL('./client.ts', import.meta.url).pathname)};
+      const c = new ModuleClient({ url: ${JSON.stringify(broker.url)}, site: 's1', module: 'crashing', outboxPath: ${JSON.stringify(outboxPath)}, onWarning: () => {} });
+      await c.connected();
+      let resolved = 0;
+      for (let q = 1; q <= 2000; q++) {
+        c.publish('stock', 'c', null, { item: 'A-' + q, location: 'L1', qty: q }, { name: 'inventory.stock', version: 1 }).then(({ seq }) => {
+          process.stdout.write(seq + '\\n');
+          if (++resolved === 300) process.kill(process.pid, 'SIGKILL');
+        });
+      }
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    const signal = await new Promise<NodeJS.Signals | null>((r) => child.on('close', (_code, sig) => r(sig)));
+    expect(signal).toBe('SIGKILL');
+    const promised = out.split('\n').filter(Boolean).map(Number);
+    expect(promised.length).toBeGreaterThanOrEqual(300);
+    const db = new Database(outboxPath, { readonly: true });
+    const acked = new Set((db.prepare("SELECT seq FROM events WHERE stream = 'stock' AND acked_ms IS NOT NULL").pluck().all() as number[]));
+    db.close();
+    expect(promised.filter((seq) => !acked.has(seq))).toEqual([]);
+  }, 60_000);
 
   it('holds a command the broker delivers before onCommand is called, and runs it once a handler is set', async () => {
     const c1 = open();

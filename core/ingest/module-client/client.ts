@@ -1,10 +1,14 @@
 // ModuleClient: what a site module embeds to talk to Tilstand over MQTT.
 //   publish   builds the envelope with the stream's next seq, stores it in the outbox (on disk)
 //             first, publishes it QoS 1 on tilstand/<site>/events/<module>/<stream>, and marks it
-//             acknowledged on PUBACK. Events not acknowledged before a restart are sent again on
-//             the next connect; Tilstand drops the duplicates by seq.
+//             acknowledged on PUBACK: the PUBACKs of one event-loop turn in one transaction (one
+//             fsync), and each publish() resolves once its acknowledgement is on disk. Events not
+//             acknowledged on disk before a restart are sent again on the next connect; Tilstand
+//             drops the duplicates by seq.
 //   resync    answers {stream, from} on tilstand/<site>/resync/<module> by republishing the
-//             stream from `from` out of the outbox (as far as retention keeps it).
+//             stream from `from` out of the outbox (as far as retention keeps it; the seqs read
+//             first, each payload when its turn to go comes). What it cannot resend (an outbox
+//             that holds none of the stream, pruned events) is a warning and an onResyncShortfall.
 //   commands  onCommand(handler) subscribes to tilstand/<site>/commands/<module>; each command
 //             {command_id, …} runs the handler once and its answer is published on
 //             tilstand/<site>/acks/<module>; a redelivered command gets the stored answer again.
@@ -12,7 +16,9 @@
 // Concurrency: one client per outbox file. Calls may interleave; commands run one at a time in
 // arrival order. Invariants: an event is on disk before its first PUBLISH; a publish() promise
 // resolves only after PUBACK and is rejected by close() otherwise (the event stays in the outbox);
-// at most events_inflight_max events are in mqtt.js's hands at once, the rest wait on disk.
+// at most events_inflight_max events are in mqtt.js's hands at once, the rest wait on disk; a
+// publish() that resolved has its acknowledgement on disk (a crash then cannot send it again),
+// unless storing it failed, which onWarning says (flushAcks).
 
 import mqtt, { type MqttClient } from 'mqtt';
 import { checkEnvelope, eventTopic, NAME_PATTERN, parseJsonSafely, type ContractRef, type Envelope, type Op, type RowImage } from '../envelope.ts';
@@ -46,6 +52,31 @@ export interface ModuleClientOptions extends Partial<OutboxOptions> {
   readonly now_ms?: () => number;
   /** Problems that have no caller to return to (bad command payloads, resync beyond retention). */
   readonly onWarning?: (message: string) => void;
+  /**
+   * A resync request the outbox cannot answer in full (besides the warning): the site asked for
+   * events this outbox does not hold, so Tilstand will skip them after its gap timeout unless the
+   * module sends them some other way (a reinstalled module whose outbox started empty, a request
+   * beyond retention).
+   */
+  readonly onResyncShortfall?: (shortfall: ResyncShortfall) => void;
+}
+
+/**
+ * What a resync request asked for that the outbox could not resend. `reason`: `empty`, the outbox
+ * holds no event of the stream (`oldest_kept` null); `pruned`, it holds the stream from
+ * `oldest_kept` on only, and resent that part.
+ */
+export interface ResyncShortfall {
+  readonly reason: 'empty' | 'pruned';
+  readonly stream: string;
+  /** The first seq the site asked for. */
+  readonly from: number;
+  /** The oldest seq of the stream the outbox still holds; null when it holds none. */
+  readonly oldest_kept: number | null;
+  /** The last seq this outbox took for the stream (0: none, as after a reinstall). */
+  readonly last_seq: number;
+  /** Events queued to be resent for the request. */
+  readonly resent: number;
 }
 
 export interface Command {
@@ -74,6 +105,14 @@ interface Waiter {
   reject: (e: Error) => void;
 }
 
+/** A PUBACKed event whose acknowledgement is not on disk yet, with the callers waiting for it. */
+interface Acking {
+  readonly key: string;
+  readonly stream: string;
+  readonly seq: number;
+  readonly waiters: Waiter[];
+}
+
 export class ModuleClient {
   readonly site: string;
   readonly module: string;
@@ -94,6 +133,16 @@ export class ModuleClient {
   private queue: OutboxKey[] = [];
   private queueHead = 0;
   private readonly queued = new Set<string>();
+  /**
+   * PUBACKed events to mark acknowledged together, at the end of this event-loop turn (`flushAcks`
+   * on setImmediate: after the I/O callbacks of the turn, so every PUBACK one socket read brought),
+   * and their `stream\0seq` in `ackingKeys` (not resent by a reconnect meanwhile). Their waiters
+   * are resolved once the group is on disk.
+   */
+  private acking: Acking[] = [];
+  private readonly ackingKeys = new Set<string>();
+  private ackFlush: ReturnType<typeof setImmediate> | undefined;
+  private readonly onResyncShortfall: ((s: ResyncShortfall) => void) | undefined;
   private handler: CommandHandler | undefined;
   /**
    * Commands that arrived before onCommand() set a handler (the broker delivers what it kept for
@@ -114,6 +163,10 @@ export class ModuleClient {
     this.module = options.module;
     this.now = options.now_ms ?? Date.now;
     this.warn = options.onWarning ?? ((m) => console.warn(`module-client ${options.module}: ${m}`));
+    if (options.onResyncShortfall !== undefined && typeof options.onResyncShortfall !== 'function') {
+      throw new TypeError(`onResyncShortfall: expected a function, got ${typeof options.onResyncShortfall}`);
+    }
+    this.onResyncShortfall = options.onResyncShortfall;
     this.limits = {
       payload_bytes_max: options.payload_bytes_max ?? 256 * 1024,
       resync_events_max: options.resync_events_max ?? 10_000,
@@ -206,6 +259,9 @@ export class ModuleClient {
     this.closed = true;
     // A command still running finishes on its own; its ack is not stored once the outbox is closed.
     await this.mqtt.endAsync(true).catch(() => undefined);
+    // PUBACKs already received: on disk, and their publish() resolved, before the outbox closes.
+    if (this.ackFlush !== undefined) clearImmediate(this.ackFlush);
+    this.flushAcks();
     const err = new Error('module client closed before PUBACK; the event stays in the outbox and is sent on the next start');
     for (const waiters of this.waiters.values()) for (const w of waiters) w.reject(err);
     this.waiters.clear();
@@ -237,7 +293,7 @@ export class ModuleClient {
   private resendUnacked(): void {
     for (const event of this.outbox.unackedKeys()) {
       const key = `${event.stream}\u0000${event.seq}`;
-      if (!this.inflight.has(key) && !this.queued.has(key)) this.enqueue(key, event);
+      if (!this.inflight.has(key) && !this.queued.has(key) && !this.ackingKeys.has(key)) this.enqueue(key, event);
     }
     this.pump();
   }
@@ -274,13 +330,38 @@ export class ModuleClient {
         if (err) {
           for (const w of waiters) w.reject(err);
         } else {
-          this.outbox.markAcked(event.stream, event.seq, this.now());
-          for (const w of waiters) w.resolve();
+          this.acking.push({ key, stream: event.stream, seq: event.seq, waiters });
+          this.ackingKeys.add(key);
+          this.ackFlush ??= setImmediate(this.flushAcks);
         }
         this.pump();
       });
     }
   }
+
+  /**
+   * Marks the PUBACKed events acknowledged in one transaction, then resolves their publish()
+   * calls: a resolved publish is never sent again after a crash, while a crash before the commit
+   * only sends the group again (duplicates Tilstand drops by seq). A commit that fails (disk full)
+   * still resolves them, since the broker has them: they stay unacknowledged on disk and go again
+   * on the next connect or start; a rejection would invite the module to publish them anew, under
+   * new seqs that Tilstand would not take for duplicates.
+   */
+  private readonly flushAcks = (): void => {
+    this.ackFlush = undefined;
+    const group = this.acking;
+    if (group.length === 0) return;
+    this.acking = [];
+    try {
+      this.outbox.markAckedMany(group, this.now());
+    } catch (e) {
+      this.warn(`the acknowledgement of ${group.length} events could not be stored (${(e as Error).message}); they are sent again on the next connect (Tilstand drops the duplicates)`);
+    }
+    for (const a of group) {
+      this.ackingKeys.delete(a.key);
+      for (const w of a.waiters) w.resolve();
+    }
+  };
 
   private onConnect(): void {
     this.mqtt.subscribe(this.topics.resync, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.resync}: ${e.message}`));
@@ -329,12 +410,35 @@ export class ModuleClient {
       this.warn(`resync request refused: expected {stream, from}, got ${JSON.stringify(req).slice(0, 200)}`);
       return;
     }
+    // Seqs only: each payload is read from disk when the in-flight window takes the event (pump).
+    const seqs = this.outbox.seqsFrom(stream, from, this.limits.resync_events_max);
+    for (const seq of seqs) this.send({ stream, seq }).catch(() => undefined);
     const oldest = this.outbox.oldestKept(stream);
-    if (oldest !== undefined && oldest > from) {
+    const lastSeq = this.outbox.lastSeq(stream);
+    if (oldest === undefined) {
+      // Asked for the seq after the last taken here (a restored site asking whether there is
+      // more; seqs start at 1): nothing is missing. Anything else was issued by an outbox this one
+      // is not (the module was reinstalled, its file replaced) or deleted: the site waits in vain.
+      if (Math.max(from, 1) === lastSeq + 1) return;
+      this.warn(
+        `resync of ${stream} from ${from}: the outbox holds no event of ${stream} (the last seq taken here is ${lastSeq}); nothing resent, ` +
+          `and Tilstand will skip the seqs it waits for after its gap timeout`,
+      );
+      this.reportShortfall({ reason: 'empty', stream, from, oldest_kept: null, last_seq: lastSeq, resent: 0 });
+    } else if (oldest > from) {
       this.warn(`resync of ${stream} from ${from}: the outbox keeps only ${oldest} and later; ${from}..${oldest - 1} cannot be resent`);
+      this.reportShortfall({ reason: 'pruned', stream, from, oldest_kept: oldest, last_seq: lastSeq, resent: seqs.length });
     }
-    const events = this.outbox.from(stream, from, this.limits.resync_events_max);
-    for (const event of events) this.send(event).catch(() => undefined);
+  }
+
+  /** The module's onResyncShortfall; what it throws is a warning, not a failure of the client. */
+  private reportShortfall(shortfall: ResyncShortfall): void {
+    if (!this.onResyncShortfall) return;
+    try {
+      this.onResyncShortfall(shortfall);
+    } catch (e) {
+      this.warn(`onResyncShortfall threw: ${(e as Error)?.message ?? String(e)}`);
+    }
   }
 
   private async onCommandMessage(payload: Buffer): Promise<void> {

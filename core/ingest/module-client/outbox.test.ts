@@ -51,6 +51,34 @@ describe('Outbox', () => {
     o.close();
   });
 
+  it('lists a stream\'s seqs from a point without payloads, and acknowledges a group in one transaction as one by one would', () => {
+    const one = new Outbox(join(dir, 'one.db'), { events_acked_kept_max: 2 });
+    const many = new Outbox(join(dir, 'many.db'), { events_acked_kept_max: 2 });
+    for (const o of [one, many]) {
+      for (let i = 0; i < 5; i++) o.append('a', 0, (seq) => `a${seq}`);
+      for (let i = 0; i < 2; i++) o.append('b', 0, (seq) => `b${seq}`);
+    }
+    expect(one.seqsFrom('a', 2, 3)).toEqual([2, 3, 4]);
+    expect(one.seqsFrom('c', 1, 10)).toEqual([]);
+    const keys = [{ stream: 'a', seq: 5 }, { stream: 'a', seq: 1 }, { stream: 'b', seq: 1 }, { stream: 'a', seq: 3 }, { stream: 'a', seq: 3 }];
+    for (const k of keys) one.markAcked(k.stream, k.seq, 1);
+    many.markAckedMany(keys, 1);
+    for (const o of [one, many]) {
+      expect(o.from('a', 0, 10).map((e) => e.seq)).toEqual([2, 4, 5]); // 1 and 3 pruned once acknowledged
+      expect(o.unackedKeys()).toEqual([{ stream: 'a', seq: 2 }, { stream: 'a', seq: 4 }, { stream: 'b', seq: 2 }]);
+    }
+    // The unacknowledged count moved by the three acknowledged once: two more fit under a bound of 5.
+    one.close();
+    many.close();
+    const bounded = new Outbox(join(dir, 'many.db'), { events_acked_kept_max: 2, events_unacked_max: 5 });
+    bounded.markAckedMany([{ stream: 'a', seq: 2 }, { stream: 'a', seq: 2 }], 1);
+    bounded.append('c', 0, () => 'c');
+    bounded.append('c', 0, () => 'c');
+    bounded.append('c', 0, () => 'c');
+    expect(() => bounded.append('c', 0, () => 'c')).toThrow(OutboxFullError);
+    bounded.close();
+  });
+
   it('a build that throws consumes no seq', () => {
     const o = new Outbox(join(dir, 'o.db'));
     expect(() => o.append('a', 0, () => { throw new Error('bad'); })).toThrow('bad');

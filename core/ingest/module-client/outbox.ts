@@ -4,7 +4,10 @@
 // so a redelivered command is answered again without running twice.
 //
 // Concurrency: one process owns the file (WAL mode; synchronous=FULL so an appended event is on
-// disk before it is published). All calls are synchronous.
+// disk before it is published, and an acknowledgement before the publish() it answers resolves).
+// Each write is one transaction, so one fsync: an append, and a group of acknowledgements
+// (`markAckedMany`: the client commits the PUBACKs of one event-loop turn together; one fsync
+// per PUBACK was thousands a second under load). All calls are synchronous.
 // Invariants: per stream, seqs are 1, 2, 3, … without gaps and never reused (streams.last_seq
 // outlives pruned rows); an unacknowledged event is never pruned; at most events_unacked_max
 // events are unacknowledged (append refuses beyond that); per stream at most events_acked_kept_max
@@ -72,12 +75,15 @@ export class Outbox {
     unackedKeys: Database.Statement<[], OutboxKey>;
     get: Database.Statement<[string, number], { payload: string }>;
     from: Database.Statement<[string, number, number], OutboxEvent>;
+    seqsFrom: Database.Statement<[string, number, number], number>;
     oldest: Database.Statement<[string], { seq: number | null }>;
     countUnacked: Database.Statement<[], { n: number }>;
     getCommand: Database.Statement<[string], { ack: string }>;
     putCommand: Database.Statement<[string, string, number]>;
     pruneCommands: Database.Statement<[number]>;
   };
+  /** markAckedMany's transaction (made once: it runs per group of PUBACKs). Returns how many were unacknowledged. */
+  private readonly ackTx: (keys: readonly OutboxKey[], now_ms: number, prunedTo: Map<string, number>) => number;
 
   constructor(path: string, options: Partial<OutboxOptions> = {}) {
     this.options = { ...DEFAULT_OUTBOX_OPTIONS, ...options };
@@ -105,6 +111,8 @@ export class Outbox {
       unackedKeys: this.db.prepare('SELECT stream, seq FROM events WHERE acked_ms IS NULL ORDER BY stream, seq'),
       get: this.db.prepare('SELECT payload FROM events WHERE stream = ? AND seq = ?'),
       from: this.db.prepare('SELECT stream, seq, payload FROM events WHERE stream = ? AND seq >= ? ORDER BY seq LIMIT ?'),
+      // The primary key alone (stream, seq): no payload is read into memory.
+      seqsFrom: this.db.prepare<[string, number, number], number>('SELECT seq FROM events WHERE stream = ? AND seq >= ? ORDER BY seq LIMIT ?').pluck(),
       oldest: this.db.prepare('SELECT MIN(seq) AS seq FROM events WHERE stream = ?'),
       countUnacked: this.db.prepare('SELECT COUNT(*) AS n FROM events WHERE acked_ms IS NULL'),
       getCommand: this.db.prepare('SELECT ack FROM commands WHERE command_id = ?'),
@@ -114,6 +122,21 @@ export class Outbox {
       ),
     };
     this.unackedCount = this.stmt.countUnacked.get()!.n;
+    // The prune lines reached are staged in `prunedTo` and kept only once the transaction committed.
+    this.ackTx = this.db.transaction((keys: readonly OutboxKey[], now_ms: number, prunedTo: Map<string, number>) => {
+      let acked = 0;
+      for (const { stream, seq } of keys) {
+        acked += this.stmt.ack.run(now_ms, stream, seq).changes;
+        const keepFrom = this.lastSeq(stream) - this.options.events_acked_kept_max;
+        const pruned = prunedTo.get(stream) ?? this.prunedTo.get(stream) ?? 0;
+        if (seq <= pruned) this.stmt.pruneOne.run(stream, seq);
+        if (keepFrom > pruned) {
+          this.stmt.prune.run(stream, pruned, keepFrom);
+          prunedTo.set(stream, keepFrom);
+        }
+      }
+      return acked;
+    });
   }
 
   lastSeq(stream: string): number {
@@ -137,15 +160,18 @@ export class Outbox {
 
   /** Marks an event acknowledged (idempotent) and prunes the stream's acknowledged tail. */
   markAcked(stream: string, seq: number, now_ms: number): void {
-    const changed = this.stmt.ack.run(now_ms, stream, seq).changes;
-    if (changed > 0) this.unackedCount--;
-    const keepFrom = this.lastSeq(stream) - this.options.events_acked_kept_max;
-    const pruned = this.prunedTo.get(stream) ?? 0;
-    if (seq <= pruned) this.stmt.pruneOne.run(stream, seq);
-    if (keepFrom > pruned) {
-      this.stmt.prune.run(stream, pruned, keepFrom);
-      this.prunedTo.set(stream, keepFrom);
-    }
+    this.markAckedMany([{ stream, seq }], now_ms);
+  }
+
+  /**
+   * Marks events acknowledged (idempotent) and prunes their streams' acknowledged tails, in one
+   * transaction: on disk all together once this returns, or (it throws) none of them.
+   */
+  markAckedMany(keys: readonly OutboxKey[], now_ms: number): void {
+    if (keys.length === 0) return;
+    const prunedTo = new Map<string, number>();
+    this.unackedCount -= this.ackTx(keys, now_ms, prunedTo);
+    for (const [stream, seq] of prunedTo) this.prunedTo.set(stream, seq);
   }
 
   unacked(): OutboxEvent[] {
@@ -165,6 +191,11 @@ export class Outbox {
   /** Events of a stream from `seq` on (acknowledged or not), at most `limit`. */
   from(stream: string, seq: number, limit: number): OutboxEvent[] {
     return this.stmt.from.all(stream, seq, limit);
+  }
+
+  /** The seqs of a stream's events from `seq` on (acknowledged or not), at most `limit`, without their payloads. */
+  seqsFrom(stream: string, seq: number, limit: number): number[] {
+    return this.stmt.seqsFrom.all(stream, seq, limit);
   }
 
   /** The oldest seq still kept for a stream; undefined when none is. */

@@ -11,6 +11,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
+import type { FocusDocument } from './Inbox.tsx';
 
 const holder: { store: AppStore | null } = { store: null };
 
@@ -155,5 +156,64 @@ describe('a decision on its way', () => {
     buttons(idle.tree)[1]!.props.onClick!(); // the same click once nothing is on its way
     await flush();
     expect(idle.decided).toEqual(['reject']);
+  });
+});
+
+describe('the keyboard focus after a decision', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  /** A page whose list shows `ids`; the focus on `active` (the body: it fell to the page); `focused` what was focused since. */
+  const page = (ids: string[], active: 'body' | 'picker' = 'body'): FocusDocument & { focused: string | null } => {
+    const body = { tagName: 'BODY' };
+    const doc: { focused: string | null; body: unknown; activeElement: unknown; querySelector?: unknown; querySelectorAll?: unknown } = {
+      focused: null,
+      body,
+      activeElement: active === 'body' ? body : { tagName: 'SELECT' },
+    };
+    doc.querySelector = (sel: string) => (sel === '.inbox-list' ? { focus: () => void (doc.focused = 'list') } : null);
+    doc.querySelectorAll = (sel: string) =>
+      sel === '.inbox-list [data-proposal]' ? ids.map((id) => ({ getAttribute: (n: string) => (n === 'data-proposal' ? id : null), focus: () => void (doc.focused = id) })) : [];
+    return doc as unknown as FocusDocument & { focused: string | null };
+  };
+
+  it('goes to the row after the decided one once its buttons are gone, else to the list; stays where the person put it', async () => {
+    const { keepPlaceAfterDecision } = await import('./Inbox.tsx');
+    const approved = { id: 'P-2', status: 'approved' };
+    let doc = page(['P-1', 'P-3']);
+    keepPlaceAfterDecision(doc, { decided: 'P-2', next: 'P-3' }, approved);
+    expect(doc.focused).toBe('P-3');
+    doc = page(['P-1', 'P-3']);
+    keepPlaceAfterDecision(doc, { decided: 'P-2', next: 'P-3' }, { id: 'P-2', status: 'stale' });
+    expect(doc.focused).toBe('P-3');
+    doc = page([]); // the last one decided: the emptied list
+    keepPlaceAfterDecision(doc, { decided: 'P-2', next: null }, approved);
+    expect(doc.focused).toBe('list');
+    doc = page(['P-1', 'P-3'], 'picker'); // the person moved on to the language picker meanwhile
+    keepPlaceAfterDecision(doc, { decided: 'P-2', next: 'P-3' }, approved);
+    expect(doc.focused).toBe(null);
+    doc = page(['P-1', 'P-2', 'P-3']); // deferred: still decidable, its buttons (and the focus on them) stay
+    keepPlaceAfterDecision(doc, { decided: 'P-2', next: 'P-3' }, { id: 'P-2', status: 'deferred' });
+    expect(doc.focused).toBe(null);
+    doc = page(['P-1', 'P-3']); // another proposal opened meanwhile: not this decision's place
+    keepPlaceAfterDecision(doc, { decided: 'P-2', next: 'P-3' }, { id: 'P-1', status: 'approved' });
+    expect(doc.focused).toBe(null);
+  });
+
+  it('is moved by the inbox once the decided proposal and the reloaded list are on the page', async () => {
+    const doc = page(['P-3']);
+    vi.stubGlobal('document', doc);
+    vi.stubGlobal('window', new EventTarget());
+    const api = new Proxy({} as SiteApi, { get: () => async () => [] });
+    const store = createAppStore(api);
+    store.setState({
+      user: { name: 'Kari', roles: ['shift_lead'] },
+      selected: { ...detail, id: 'P-2', status: 'approved' },
+      proposals: [{ ...detail, id: 'P-3' }],
+      afterDecision: { decided: 'P-2', next: 'P-3' },
+    });
+    holder.store = store;
+    const { Inbox } = await import('./Inbox.tsx');
+    Inbox(); // its effects run here (the hooks above)
+    expect(doc.focused).toBe('P-3');
   });
 });

@@ -26,6 +26,25 @@ function shortcutKey(e: Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'metaKey' | 'alt
   return e.key.toLowerCase();
 }
 
+/** What of the page `keepPlaceAfterDecision` uses (a fake one in the unit test). */
+export type FocusDocument = Pick<Document, 'activeElement' | 'body' | 'querySelector' | 'querySelectorAll'>;
+
+/**
+ * After a decision made here that left the open proposal undecidable (approved, rejected, stale),
+ * its buttons are gone and, with the decided row leaving the list, the keyboard focus fell to the
+ * page: it goes to the row after the decided one (Enter opens it, N opens the same one), else to
+ * the list. A focus the person put elsewhere meanwhile (a field, the language picker) stays.
+ */
+export function keepPlaceAfterDecision(doc: FocusDocument, after: { decided: string; next: string | null } | null, selected: { id: string; status: string } | null): void {
+  if (!after || !selected || selected.id !== after.decided || selected.status === 'open' || selected.status === 'deferred') return;
+  if (doc.activeElement !== null && doc.activeElement !== doc.body) return;
+  const rows = doc.querySelectorAll<HTMLElement>('.inbox-list [data-proposal]');
+  for (let i = 0; i < rows.length; i++) {
+    if (rows[i]!.getAttribute('data-proposal') === after.next) return rows[i]!.focus();
+  }
+  doc.querySelector<HTMLElement>('.inbox-list')?.focus();
+}
+
 export function Inbox() {
   const t = useT();
   const lang = useApp((s) => s.lang);
@@ -38,9 +57,16 @@ export function Inbox() {
   // Select the server time only: a selector returning Date.now() would change on every call (render loop).
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
   const now = statusNow ?? Date.now();
+  const afterDecision = useApp((s) => s.afterDecision);
+  // Runs once the decided proposal's panel and the reloaded list are on the page (both are set
+  // before afterDecision is).
+  useEffect(() => {
+    if (typeof document !== 'undefined') keepPlaceAfterDecision(document, afterDecision, selected);
+  }, [afterDecision]); // once per decision, with the panel as it is then
   return (
     <div className="inbox">
-      <section className="inbox-list" aria-label={t('nav.inbox')}>
+      {/* tabIndex -1: the focus can be put here (an emptied list after a decision), Tab does not stop here. */}
+      <section className="inbox-list" aria-label={t('nav.inbox')} tabIndex={-1}>
         <h2>
           {proposals.length === 0
             ? t('inbox.empty')

@@ -112,6 +112,31 @@ describe('renderer store', () => {
     expect(seen).toEqual(['c', 'b', 'a', 'c']);
   });
 
+  it('after a decision, N goes on from the decided proposal\'s place in the list, not from the top', async () => {
+    // Shown c, b, a (most urgent first); b is approved and leaves the list.
+    let listed = [proposal('a', 'low', 1), proposal('b', 'high', 5), proposal('c', 'high', 2)];
+    const { api } = fakeApi({
+      listProposals: async () => listed,
+      decide: async (req) => {
+        listed = listed.filter((p) => p.id !== req.id);
+        return { outcome: 'approved', proposal: proposal(req.id, 'high', 5) } as never;
+      },
+    });
+    const store = createAppStore(api);
+    await store.getState().signIn('Kari', '1234');
+    await store.getState().select('b');
+    await store.getState().decide('approve');
+    expect(store.getState().afterDecision).toEqual({ decided: 'b', next: 'a' });
+    await store.getState().selectNext();
+    expect(store.getState().selected!.id).toBe('a'); // was c, the top of the list
+    // The last one decided: on from the top (as N wraps); none left: nowhere.
+    await store.getState().decide('approve');
+    expect(store.getState().afterDecision).toEqual({ decided: 'a', next: 'c' });
+    await store.getState().select('c');
+    await store.getState().decide('reject');
+    expect(store.getState().afterDecision).toEqual({ decided: 'c', next: null });
+  });
+
   it('records a stale outcome with its reason and refreshes the proposal', async () => {
     const { api, calls } = fakeApi();
     const store = createAppStore(api);

@@ -49,6 +49,12 @@ interface InboxSlice {
   lastOutcome: { id: string; outcome: ProposalStatus; reason?: string } | null;
   /** A decision is on its way to the site: another is not sent (a double tap, a key held down). */
   deciding: boolean;
+  /**
+   * After a decision made here, the proposal that followed the decided one in the list as it was
+   * shown then (wrapping, as N does), among those still listed; null when none is. The decided one
+   * leaves the list, so N and the keyboard focus (Inbox.tsx) go on from its place, not the top.
+   */
+  afterDecision: { decided: string; next: string | null } | null;
   loadProposals(): Promise<void>;
   select(id: string | null): Promise<void>;
   decide(decision: 'approve' | 'reject' | 'defer', comment?: string): Promise<void>;
@@ -179,7 +185,7 @@ const savedLang = (): Lang => {
 /** The state one person's session fills in: every slice but the language and the first-run state. */
 type SessionState = Pick<
   AppState,
-  | 'user' | 'screen' | 'error' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
+  | 'user' | 'screen' | 'error' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'tags'
 >;
@@ -193,6 +199,7 @@ const sessionStart = (): SessionState => ({
   selected: null,
   lastOutcome: null,
   deciding: false,
+  afterDecision: null,
   status: null,
   jobs: [],
   resources: [],
@@ -424,6 +431,8 @@ export function createAppStore(api: SiteApi): AppStore {
         // then A before it came): the one still on screen is not the one they mean to decide.
         if (!sel || get().deciding || !isShown(sel.id)) return;
         const current = ask();
+        // The list as the person saw it when deciding: where to go on from once the decided one left it.
+        const before = sortByUrgency(get().proposals).map((p) => p.id);
         set({ deciding: true });
         try {
           const r = await api.decide({ id: sel.id, decision, ...(comment ? { comment } : {}) });
@@ -434,17 +443,20 @@ export function createAppStore(api: SiteApi): AppStore {
             await show(sel.id);
           }
           await get().loadProposals();
+          if (current() && isShown(sel.id)) set({ afterDecision: { decided: sel.id, next: followingIn(before, sel.id, get().proposals) } });
         } finally {
           if (current()) set({ deciding: false });
         }
       }),
       selectNext: async () => {
         // The next row as the inbox shows them (most urgent first), not the order they arrived in.
-        const { proposals, selected } = get();
+        const { proposals, selected, afterDecision } = get();
         if (proposals.length === 0) return;
         const shown = sortByUrgency(proposals);
         const i = selected ? shown.findIndex((p) => p.id === selected.id) : -1;
-        await get().select(shown[(i + 1) % shown.length]!.id);
+        // The open one was just decided here and has left the list: on from its place, not the top.
+        const after = i < 0 && afterDecision && afterDecision.decided === selected?.id && afterDecision.next !== null ? afterDecision.next : undefined;
+        await get().select(after !== undefined && shown.some((p) => p.id === after) ? after : shown[(i + 1) % shown.length]!.id);
       },
       // state
       // The tags of the table picked last, matching the search typed last (not an older one answered later).
@@ -582,6 +594,22 @@ export const selectIsAdmin = (s: AppState): boolean => !!s.user?.roles.includes(
 const RISK_ORDER = { high: 0, medium: 1, low: 2 } as const;
 /** A proposal's number within its agent run (`P-<run id>-<n>`): the rules' order in that run. */
 const ordinal = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1)) || 0;
+/**
+ * The first id after `id` in `order` (wrapping) that `now` still lists; when `order` lacks `id`
+ * (it was opened from elsewhere), the first other row `now` shows; null when there is none.
+ */
+export function followingIn(order: readonly string[], id: string, now: readonly ProposalView[]): string | null {
+  const listed = new Set(now.map((p) => p.id));
+  const i = order.indexOf(id);
+  if (i >= 0) {
+    for (let k = 1; k < order.length; k++) {
+      const next = order[(i + k) % order.length]!;
+      if (listed.has(next)) return next;
+    }
+  }
+  return sortByUrgency([...now]).find((p) => p.id !== id)?.id ?? null;
+}
+
 /** Most urgent first: risk, then age (oldest first), then the run's own order. */
 export const sortByUrgency = (ps: ProposalView[]): ProposalView[] =>
   [...ps].sort((a, b) => RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs || ordinal(a.id) - ordinal(b.id));

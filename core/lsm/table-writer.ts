@@ -21,7 +21,7 @@ import { RunBuilder } from './compaction/run-builder.ts';
 import { planCompaction, type CompactStep } from './compaction/compact-plan.ts';
 import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/universal-compaction.ts';
 import { lookupPolicy, olderRecords } from './compaction/lookup-levels.ts';
-import { foldsLowestLevelOnly } from './merge/lookup-rule.ts';
+import { foldsLowestLevelOnly, forceLookup } from './merge/lookup-rule.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
 import { invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
@@ -64,7 +64,7 @@ export interface WriterOptions {
    * a bucket at `num-sorted-run.stop-trigger` runs the rest at once (the writer's backpressure),
    * and `compact()` finishes it first. Only where a compaction may leave files as they are
    * (primary-key tables without deletion vectors, changelog producer none or input, not
-   * first-row, no `full-compaction.delta-commits`).
+   * first-row, no `full-compaction.delta-commits`, no `force-lookup`).
    */
   compaction?: 'inline' | 'deferred';
 }
@@ -209,6 +209,7 @@ export class TableWriter {
           : this.dv ? "it has 'deletion-vectors.enabled'"
           : so.changelogProducer !== 'none' && so.changelogProducer !== 'input' ? `its 'changelog-producer' is ${so.changelogProducer}`
           : so.mergeEngine === 'first-row' ? "its 'merge-engine' is first-row"
+          : forceLookup(so.raw) ? "it has 'force-lookup'"
           : so.fullCompactionDeltaCommits !== undefined ? "it has 'full-compaction.delta-commits'"
           : undefined;
         if (why) throw invalidArgument(`writer option 'compaction': 'deferred' needs a compaction that may leave files as they are, and table ${table.name} cannot (${why}); use 'inline'`);
@@ -924,11 +925,12 @@ export class TableWriter {
    * Whether a compaction may move a file to another level without merging it. Not where the
    * compaction must see every record: changelog producers lookup and full-compaction (they derive
    * the changelog from the merge), deletion vectors (level 0 is invisible to readers until
-   * compacted), first-row (a key's first row is decided against the levels below).
+   * compacted), first-row (a key's first row is decided against the levels below), `force-lookup`
+   * (a level-0 file moved up as it is would stand as its keys' whole value: merge/lookup-rule.ts).
    */
   private upgradesAllowed(): boolean {
     const o = this.table.schema.options;
-    return !this.dv && (o.changelogProducer === 'none' || o.changelogProducer === 'input') && o.mergeEngine !== 'first-row';
+    return !this.dv && (o.changelogProducer === 'none' || o.changelogProducer === 'input') && o.mergeEngine !== 'first-row' && !forceLookup(o.raw);
   }
 
   /**

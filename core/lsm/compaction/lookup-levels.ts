@@ -2,8 +2,8 @@
 // (Paimon's LookupMergeFunction, LookupMergeTreeCompactRewriter, LookupLevels).
 //
 // Java wraps the merge engine in LookupMergeFunction when a primary-key table needs lookup
-// (CoreOptions.lookupStrategy: changelog-producer=lookup, deletion vectors, force-lookup;
-// first-row is left unwrapped) and then folds, per key, its level-0 records and only the newest
+// (CoreOptions.lookupStrategy: changelog-producer=lookup, deletion vectors, force-lookup — an
+// option of Java's tables, merge/lookup-rule.ts; first-row is left unwrapped) and then folds, per key, its level-0 records and only the newest
 // record above level 0 (the lowest level holding the key) — in its compactions and in its batch
 // reads (PrimaryKeyFileStoreTable hands the wrapped function to MergeFileSplitRead). With deletion
 // vectors, and for first-row, a batch read skips level 0 and reads the other files without
@@ -39,7 +39,7 @@
 //   - 'none': deduplicate without `sequence.field` (the newest record is in the unit), tables with
 //     deletion vectors (dv-writer.ts looks each key up when it moves level 0 up and marks the older
 //     row: one visible record per key above level 0), and tables Java reads by merging every
-//     level (changelog producer none, input or full-compaction, without vectors) — there a
+//     level (changelog producer none, input or full-compaction, without vectors or `force-lookup`) — there a
 //     compaction looks nothing up and costs what it did.
 // Cost with 'fold'/'widen': per written key one probe per older run (the file found by walking
 // the run as keys ascend, a binary search in its decoded rows); one decoded file per older run
@@ -53,6 +53,7 @@ import { findKeyCols } from '../merge-reader.ts';
 import type { MergeFunction } from '../merge/merge-function.ts';
 import type { TableSchema } from '../schema.ts';
 import type { Comparator } from '../types.ts';
+import { forceLookup } from '../merge/lookup-rule.ts';
 
 export type LookupPolicy = 'none' | 'fold' | 'widen';
 
@@ -60,7 +61,7 @@ export type LookupPolicy = 'none' | 'fold' | 'widen';
 export function lookupPolicy(schema: TableSchema, merge: MergeFunction, deletionVectors: boolean): LookupPolicy {
   const o = schema.options;
   if (deletionVectors) return 'none';
-  if (o.changelogProducer !== 'lookup' && o.mergeEngine !== 'first-row') return 'none';
+  if (o.changelogProducer !== 'lookup' && !forceLookup(o.raw) && o.mergeEngine !== 'first-row') return 'none';
   if (o.mergeEngine === 'deduplicate' && schema.sequenceFieldIndexes.length === 0) return 'none';
   return merge.absorbsOlder === true ? 'fold' : 'widen';
 }

@@ -4,7 +4,7 @@
 //   - deletion vectors (merge-on-read off) or first-row: level 0 is skipped
 //     (CoreOptions.batchScanSkipLevel0) and the files above it are read minus their vectors,
 //     unmerged (MergeTreeSplitGenerator: raw-convertible when no file holds retractions);
-//   - changelog-producer=lookup: per key, the fold of its level-0 records and of its record of the
+//   - changelog-producer=lookup or force-lookup: per key, the fold of its level-0 records and of its record of the
 //     lowest level above 0 only (LookupMergeFunction, which PrimaryKeyFileStoreTable hands to
 //     MergeFileSplitRead);
 //   - any other table: every record of the key folded (as this store folds them).
@@ -22,19 +22,22 @@ export interface JavaRead {
   rows: unknown[][];
   /** Why Java would not take the raw path this emulation assumes (a file with retractions), or undefined. */
   notRaw?: string;
+  /** Per key of a merged table, the records Java folds (merge order), retractions included. */
+  picked: KeyValue[][];
 }
 
 /** The rows Java reads at `at` (default latest), in no particular order. */
 export function javaRead(t: Table, at: ReadPoint = {}): JavaRead {
   const s = t.resolve(at);
-  if (!s) return { rows: [] };
+  if (!s) return { rows: [], picked: [] };
   const schema = t.schema;
   const o = schema.options;
   const dv = (o.raw['deletion-vectors.enabled'] ?? '').trim().toLowerCase() === 'true';
   const raw = dv || o.mergeEngine === 'first-row';
-  const lookup = !raw && o.changelogProducer === 'lookup';
+  const lookup = !raw && (o.changelogProducer === 'lookup' || (o.raw['force-lookup'] ?? '').trim().toLowerCase() === 'true');
   const vectors = snapshotDeletionVectors(t, s);
   const rows: unknown[][] = [];
+  const pickedAll: KeyValue[][] = [];
   let notRaw: string | undefined;
   const merge = createMergeFunction(schema);
   const order = mergeOrder(schema);
@@ -62,11 +65,12 @@ export function javaRead(t: Table, at: ReadPoint = {}): JavaRead {
       let high: { kv: KeyValue; level: number } | undefined;
       for (const r of records) if (r.level > 0 && (high === undefined || r.level < high.level)) high = r;
       const picked = (lookup ? records.filter((r) => r.level === 0 || r === high) : records).map((r) => r.kv).sort(order);
+      pickedAll.push(picked);
       merge.reset();
       for (const kv of picked) merge.add(kv);
       const r = merge.result();
       if (r && isAdd(r.kind)) rows.push(r.value);
     }
   }
-  return notRaw === undefined ? { rows } : { rows, notRaw };
+  return notRaw === undefined ? { rows, picked: pickedAll } : { rows, notRaw, picked: pickedAll };
 }

@@ -12,7 +12,9 @@
 //     scenario's retractions), commits, compactions (minor and full), tags, expirations, writer
 //     reopens and point lookups, then compares the table with the scenario's in-memory model at
 //     the latest snapshot, at a random retained earlier snapshot, at every tag (also after the
-//     tagged snapshots expired) and after a final full compaction.
+//     tagged snapshots expired) and after a final full compaction; a `changelog-producer=lookup`
+//     table also with Java's read (testing/java-read.ts) by scan and `get` after every commit and
+//     compaction.
 //
 // The model of an engine is a `ModelFold`: the state of one key from its full history (every
 // record written for the key, in write order), written plainly and independently of core/lsm/merge.
@@ -27,6 +29,7 @@ import { RowKind } from '../key-value.ts';
 import type { SchemaSpec } from '../schema.ts';
 import type { Table } from '../table.ts';
 import type { TableWriter } from '../table-writer.ts';
+import { javaRead } from './java-read.ts';
 
 // ------------------------------------------------------------------------------------------------
 // Seeded randomness and settings.
@@ -295,6 +298,28 @@ export function runTableModel(sc: TableScenario, seed: number, steps: number): n
     expect(err.message, `${ctx}: writer error`).toMatch(want.pattern);
     return true;
   };
+  /**
+   * A `changelog-producer=lookup` table (without deletion vectors, not first-row): the latest state
+   * by scan and by `get` of every key the model knows is what Java reads (testing/java-read.ts:
+   * level 0 and the lowest level above it per key) — checked after every commit and compaction.
+   */
+  const o = sc.spec.options ?? {};
+  const javaLookup = o['changelog-producer'] === 'lookup' && o['merge-engine'] !== 'first-row' && o['deletion-vectors.enabled'] !== 'true';
+  const checkJava = (ctx: string) => {
+    if (!javaLookup || modelRows(committed) instanceof ModelError) return;
+    const java = new Map<string, string>();
+    for (const row of javaRead(table).rows) java.set(keyOf(Object.fromEntries(cols.map((c, i) => [c, row[i]]))), normalize(row, cols));
+    expect(tableRows(), `${ctx}: scan as Java reads it`).toEqual([...java.values()].sort());
+    const reader = table.reader();
+    try {
+      for (const k of committed.keys()) {
+        const [item, loc, p] = k.split('|');
+        expect(normalize(reader.get({ item, loc: Number(loc), p: Number(p) }), cols), `${ctx}: get ${k} as Java reads it`).toBe(java.get(k) ?? 'undefined');
+      }
+    } finally {
+      reader.close();
+    }
+  };
   const noteSnapshots = () => {
     const latest = table.snapshots.latestId() ?? 0;
     for (let id = latest; id > 0 && !snaps.has(id); id--) snaps.set(id, committed);
@@ -327,11 +352,13 @@ export function runTableModel(sc: TableScenario, seed: number, steps: number): n
       if (writerOp(ctx, () => writer.commit())) return written;
       committed = copy(history);
       noteSnapshots();
+      checkJava(ctx);
       now += 700;
     } else if (op < 0.83) {
       if (writerOp(ctx, () => writer.compact(r.chance(0.4)))) return written;
       committed = copy(history);
       noteSnapshots();
+      checkJava(ctx);
     } else if (op < 0.87) {
       if (table.latestSnapshot()) {
         const name = `t${step}`;
@@ -391,6 +418,7 @@ export function runTableModel(sc: TableScenario, seed: number, steps: number): n
   if (writerOp('final full compaction', () => writer.compact(true))) return written;
   writer.expire();
   compare(`seed ${seed}: after full compaction`, committed);
+  checkJava(`seed ${seed}: after full compaction`);
   for (const [name, m] of tags) compare(`seed ${seed}: tag ${name} after compaction`, m, { tag: name });
   writer.close();
   return written;

@@ -41,6 +41,11 @@ export interface AgentInbox {
   openProposals(): Proposal[];
   /** Approved proposals whose effect may still come (RuleContext.underway; core/inbox `commandsUnderway`). */
   commandsUnderway(): Proposal[];
+  /**
+   * Whether a proposal of this situation would be suppressed now (decided lately; RuleContext.quiet;
+   * core/inbox `isQuiet`). An inbox without it suppresses nothing the rules are told of.
+   */
+  isQuiet?(situationKey: string): boolean;
   submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
@@ -220,9 +225,12 @@ export class Agent {
     return Object.keys(out).length === 0 ? null : out;
   }
 
+  /** RuleContext.quiet: made once, not per context (contexts are made per recheck and per effect). */
+  private readonly quiet = (situationKey: string): boolean => this.o.inbox.isQuiet?.(situationKey) ?? false;
+
   private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number, open: readonly Proposal[] = this.o.inbox.openProposals()): RuleContext {
     const underway = Object.freeze(this.o.inbox.commandsUnderway());
-    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config, underway, open: Object.freeze(open) });
+    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet });
   }
 
   /** A context that records which tables a rule reads. */

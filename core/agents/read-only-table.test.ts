@@ -152,3 +152,83 @@ describe('read-only table shortcuts', () => {
     w.close();
   });
 });
+
+describe('versionsSince', () => {
+  it("lists one key's versions commit by commit after a snapshot, oldest first; undefined once a commit in between expired", () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1', priority: 5 });
+    site.job({ job_id: 'J-2', priority: 1 });
+    site.commit();
+    const table = site.catalog.getTable({ database: DB, table: 'work_queue' });
+    const from = table.snapshots.latestId()!;
+    site.job({ job_id: 'J-1', priority: 3 });
+    site.job({ job_id: 'J-2', priority: 7 });
+    site.commit();
+    site.job({ job_id: 'J-2', priority: 8 });
+    site.commit();
+    site.job({ job_id: 'J-1', priority: 4 });
+    site.commit();
+    const h = readOnlyTable(table, 'work_queue');
+    expect(h.versionsSince(from, { job_id: 'J-1' })!.map((c) => [c.kind, c.row.priority])).toEqual([['+I', 3], ['+I', 4]]);
+    expect(h.versionsSince(from, { job_id: 'J-2' })!.map((c) => c.row.priority)).toEqual([7, 8]);
+    expect(h.versionsSince(from, { job_id: 'J-9' })).toEqual([]);
+    expect(h.versionsSince(h.snapshotId!, { job_id: 'J-1' })).toEqual([]);
+    expect(() => h.versionsSince(-1, { job_id: 'J-1' })).toThrow(/versionsSince: expected a snapshot id ≥ 0, got -1/);
+  });
+
+  it('is undefined when a commit of the range has expired, unless a handle with the same cache read it before', () => {
+    // Two snapshots kept: the one the cache read up to and the next.
+    site = new TestSite({ 'snapshot.num-retained.min': '2', 'snapshot.num-retained.max': '2', 'snapshot.time-retained': '1 ms' });
+    site.job({ job_id: 'J-1', priority: 5 });
+    site.commit();
+    const table = site.catalog.getTable({ database: DB, table: 'work_queue' });
+    const from = table.snapshots.latestId()!;
+    // A handle with the agent's cache reads the range once; a later one only the commits after it.
+    const cache: ScanCache = {};
+    for (const p of [4, 3]) {
+      site.nowMs += 1000;
+      site.job({ job_id: 'J-1', priority: p });
+      site.commit();
+    }
+    const read = readOnlyTable(table, 'work_queue', undefined, cache);
+    expect(read.versionsSince(from, { job_id: 'J-1' })!.map((c) => c.row.priority)).toEqual([4, 3]);
+    site.nowMs += 1000;
+    site.job({ job_id: 'J-1', priority: 2 });
+    site.commit();
+    site.nowMs += 1000; // a snapshot expires once the next one is older than time-retained
+    site.writers.work_queue.expire();
+    expect(table.snapshots.earliestId()).toBeGreaterThan(from + 1);
+    expect(readOnlyTable(table, 'work_queue').versionsSince(from, { job_id: 'J-1' })).toBeUndefined();
+    const changes = vi.spyOn(table, 'changes');
+    expect(readOnlyTable(table, 'work_queue', undefined, cache).versionsSince(from, { job_id: 'J-1' })!.map((c) => c.row.priority)).toEqual([4, 3, 2]);
+    expect(changes.mock.calls.map((c) => c[0].from)).toEqual([read.snapshotId]);
+  });
+});
+
+describe('getAt', () => {
+  it("reads one key at an earlier snapshot in the handle's columns; null once that snapshot expired", () => {
+    site = new TestSite({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '3', 'snapshot.time-retained': '1 ms' });
+    const table = site.catalog.getTable({ database: DB, table: 'stock' });
+    site.stock('NUT', 'A', { on_hand: 5, inbound: 3 });
+    site.commit();
+    const first = table.snapshots.latestId()!;
+    site.nowMs += 1000;
+    site.stock('NUT', 'A', { on_hand: 1 });
+    site.stock('BOLT', 'A', { on_hand: 9 });
+    site.commit();
+    const h = readOnlyTable(table, 'stock');
+    expect(h.getAt(first, { item: 'NUT', location: 'A' })).toMatchObject({ on_hand: 5, inbound: 3 });
+    expect(h.getAt(first, { item: 'BOLT', location: 'A' })).toBeUndefined();
+    expect(h.getAt(h.snapshotId!, { item: 'NUT', location: 'A' })).toMatchObject({ on_hand: 1, inbound: 3 });
+    expect(() => h.getAt(h.snapshotId! + 1, { item: 'NUT', location: 'A' })).toThrow(/getAt: expected a snapshot id from 1 to this handle's \d+, got \d+/);
+    for (let i = 0; i < 3; i++) {
+      site.nowMs += 1000;
+      site.stock('NUT', 'A', { on_hand: i });
+      site.commit();
+    }
+    site.nowMs += 1000;
+    site.writers.stock.expire();
+    expect(table.snapshots.earliestId()).toBeGreaterThan(first);
+    expect(readOnlyTable(table, 'stock').getAt(first, { item: 'NUT', location: 'A' })).toBeNull();
+  });
+});

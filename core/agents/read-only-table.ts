@@ -1,7 +1,8 @@
 // ReadOnlyTable: what a rule gets instead of a Table — one snapshot of one table, readable and
 // nothing else. No writer, no tags, no expiration, no way back to the Table.
 //
-// Read-only by type: the interface has only `scan`, `get`, `changesSince` and a few names.
+// Read-only by type: the interface has only `scan`, `get`, `getAt`, `changesSince`,
+// `versionsSince` and a few names.
 // Read-only at runtime: the handle is a frozen object behind a Proxy whose closures hold the
 // Table; it has no property that leads to it, and naming any Table or TableWriter mutator on it
 // (`newWriter`, `createTag`, `deleteTag`, `write`, `commit`, …, also through a cast) throws
@@ -15,7 +16,7 @@
 // snapshot was committed before an ALTER no commit has followed yet (not time travel, which would
 // read in the snapshot's own: core/lsm ReadPoint). `changesSince` (Table.changes) is in them too.
 
-import { valueToJson, type Predicate, type Table } from '../lsm/index.ts';
+import { LsmError, valueToJson, type Predicate, type Table } from '../lsm/index.ts';
 import type { Json } from '../inbox/index.ts';
 import { AgentError } from './errors.ts';
 
@@ -38,10 +39,24 @@ export interface ReadOnlyTable {
   /** The row of one primary key (JSON forms), or undefined. */
   get(key: Readonly<Record<string, Json>>): Row | undefined;
   /**
+   * The row of one primary key at an earlier snapshot of the table (`snapshotId`, at most this
+   * handle's), in this handle's columns: undefined when the key had no row there, null when that
+   * snapshot has expired (nothing can be said of it).
+   */
+  getAt(snapshotId: number, key: Readonly<Record<string, Json>>): Row | undefined | null;
+  /**
    * The changes from `from` (a tag name or snapshot id; null = the empty table) to this handle's
    * snapshot, one per changed key: +I, -U/+U pairs, -D (Table.changes, mode `diff`).
    */
   changesSince(from: string | number | null): readonly RowChange[];
+  /**
+   * The versions of one key that the commits after snapshot `from` up to this handle's snapshot
+   * wrote, oldest first: one per commit that wrote the key, as that commit left it (Table.changes,
+   * mode `delta`; compactions add none). Values a key held only between two events of one commit
+   * are not among them. Undefined when a snapshot of that range has expired (its commit can no
+   * longer be read); empty when `from` is this snapshot or later.
+   */
+  versionsSince(from: number, key: Readonly<Record<string, Json>>): readonly RowChange[] | undefined;
   /** The row's primary key as a record. */
   keyOf(row: Row): Record<string, Json>;
 }
@@ -79,7 +94,17 @@ export interface ScanCache {
   prevRows?: readonly Row[];
   /** `byKey` of that snapshot, when it was built. */
   prevByKey?: Map<string, Row>;
+  /**
+   * `versionsSince` answers by `<schema id>/<from>/<key>`: the versions read up to snapshot `to`.
+   * A later handle reads only the commits after `to` (the write-back asks every second while a
+   * command waits for its effect; a re-read of the whole range each time grew with it). Kept
+   * across snapshots; at most VERSIONS_KEPT_MAX entries.
+   */
+  versions?: Map<string, { to: number; list: readonly RowChange[] }>;
 }
+
+/** `ScanCache.versions` entries beyond which the map starts anew (one per command awaiting its effect). */
+const VERSIONS_KEPT_MAX = 256;
 
 /**
  * After this many `get`s on one snapshot, lookups go through an index of the full scan instead of a
@@ -158,6 +183,16 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
     }
     return Object.freeze(r);
   };
+  // A key in JSON forms as a reader takes it (BIGINT as bigint).
+  const storedKey = (key: Readonly<Record<string, Json>>): Record<string, unknown> => {
+    const pk: Record<string, unknown> = {};
+    for (const k of schema.primaryKeys) {
+      const f = fields[schema.fieldIndex.get(k)!]!;
+      const v = key[k];
+      pk[k] = f.type.root === 'BIGINT' && v !== null && v !== undefined ? BigInt(v as number | string) : v;
+    }
+    return pk;
+  };
   let all: readonly Row[] | undefined;
   const read = <T>(f: (r: ReturnType<Table['reader']>) => T): T => {
     const r = table.reader(id === null ? {} : { snapshotId: id, schemaId: schema.id });
@@ -190,14 +225,31 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
         }
         return state.byKey.get(k);
       }
-      const pk: Record<string, unknown> = {};
-      for (const k of schema.primaryKeys) {
-        const f = fields[schema.fieldIndex.get(k)!]!;
-        const v = key[k];
-        pk[k] = f.type.root === 'BIGINT' && v !== null && v !== undefined ? BigInt(v as number | string) : v;
-      }
-      const row = read((r) => r.get(pk));
+      const row = read((r) => r.get(storedKey(key)));
       return row && toRow(row);
+    },
+    getAt(at, key) {
+      if (!Number.isSafeInteger(at) || at < 1 || id === null || at > id) {
+        throw new AgentError('InvalidArgument', `getAt: expected a snapshot id from 1 to this handle's ${String(id)}, got ${String(at)}`);
+      }
+      if (at === id) return handle.get(key);
+      // The earliest snapshot on disk, not tryGet: a Table object that only reads keeps the
+      // snapshots it parsed in memory after they expired (core/lsm snapshot-manager).
+      if (at < (table.snapshots.earliestId() ?? Infinity)) return null;
+      let r: ReturnType<Table['reader']>;
+      try {
+        r = table.reader({ snapshotId: at, schemaId: schema.id });
+      } catch (e) {
+        // Expired between the look and the read.
+        if (e instanceof LsmError && e.kind === 'NotFound') return null;
+        throw e;
+      }
+      try {
+        const row = r.get(storedKey(key));
+        return row && toRow(row);
+      } finally {
+        r.close();
+      }
     },
     changesSince(from) {
       if (id === null) return [];
@@ -240,6 +292,36 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
       }
       const out: RowChange[] = [];
       for (const c of table.changes({ from: from ?? 0, to: id, mode: 'diff' })) out.push(Object.freeze({ kind: c.kind, row: toRow(c.row) }));
+      return Object.freeze(out);
+    },
+    versionsSince(from, key) {
+      if (!Number.isSafeInteger(from) || from < 0) throw new AgentError('InvalidArgument', `versionsSince: expected a snapshot id ≥ 0, got ${String(from)}`);
+      if (id === null || from >= id) return EMPTY_CHANGES;
+      const wanted = JSON.stringify(keyFields.map((f) => key[f.name] ?? null));
+      const keyIdx = keyFields.map((f) => schema.fieldIndex.get(f.name)!);
+      const memoKey = `${schema.id}/${from}/${wanted}`;
+      const known = cache?.versions?.get(memoKey);
+      // What an earlier handle read stays true: only the commits after it are read.
+      const start = known !== undefined && known.to <= id ? known.to : from;
+      const out: RowChange[] = start === from ? [] : [...known!.list];
+      // As in getAt: the snapshot files on disk decide, not what this Table object parsed before.
+      if (start < id && start + 1 < (table.snapshots.earliestId() ?? Infinity)) return undefined;
+      try {
+        if (start < id) for (const c of table.changes({ from: start, to: id, mode: 'delta' })) {
+          // The key's columns alone first: a commit writes many keys, the caller wants one.
+          if (JSON.stringify(keyIdx.map((i, j) => valueToJson(keyFields[j]!.type, c.row[i]) ?? null)) !== wanted) continue;
+          out.push(Object.freeze({ kind: c.kind, row: toRow(c.row) }));
+        }
+      } catch (e) {
+        // A commit of the range has expired: what it wrote is gone, and a partial answer would
+        // look like a whole one.
+        if (e instanceof LsmError && e.kind === 'NotFound') return undefined;
+        throw e;
+      }
+      if (cache) {
+        if (cache.versions === undefined || cache.versions.size >= VERSIONS_KEPT_MAX) cache.versions = new Map();
+        cache.versions.set(memoKey, { to: id, list: Object.freeze(out) });
+      }
       return Object.freeze(out);
     },
     keyOf(row) {

@@ -44,6 +44,13 @@ export interface RuleContext {
    * open proposals do not offer it twice.
    */
   readonly open: readonly Proposal[];
+  /**
+   * Whether the inbox would suppress a proposal of this situation key now (core/inbox `isQuiet`:
+   * approved or rejected within `resuggestAfterDecisionMs`, or its commands failed again and
+   * again). A rule that hands something out once (assign-job: a resource) skips such a draft, so
+   * what it would have taken goes to the next situation in the same run.
+   */
+  readonly quiet: (situationKey: string) => boolean;
 }
 
 export interface ProposalDraft {

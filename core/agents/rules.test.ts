@@ -4,7 +4,7 @@ import { timedOutDetail } from '../inbox/proposal.ts';
 import { agentConfig } from './config.ts';
 import { readOnlyTable } from './read-only-table.ts';
 import { STATE_TABLES, type RuleContext } from './rule.ts';
-import { assignJob, idleResource, releaseBlockedJob } from './rules/index.ts';
+import { assignJob, idleResource, releaseBlockedJob, stockReorder } from './rules/index.ts';
 import { DB, TestSite, T0 } from './test-support.ts';
 
 let site: TestSite;
@@ -140,7 +140,7 @@ describe('assign-job with an open proposal for the resource', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [assignJob] } });
     const p1 = agent.run().created[0]!;
-    expect(p1).toMatchObject({ ruleVersion: '3', params: { job_id: 'J-1', resource_id: 'M-1' } });
+    expect(p1).toMatchObject({ ruleVersion: '4', params: { job_id: 'J-1', resource_id: 'M-1' } });
     // J-0 comes ahead of J-1, and M-2 (another capability) is free: M-1 stays J-1's while its proposal is open.
     site.job({ job_id: 'J-0', capability: 'pick', priority: 9 });
     site.resource('M-2', 'pack', 'free');
@@ -167,6 +167,50 @@ describe('assign-job with an open proposal for the resource', () => {
     site.nowMs += 60_000;
     r = agent.run();
     expect(r.withdrawn.map((p) => p.id)).toEqual([p1.id]);
+    expect(r.created.map((p) => p.params)).toEqual([{ job_id: 'J-2', resource_id: 'M-1' }]);
+  });
+});
+
+describe('assign-job and a situation the inbox keeps quiet', () => {
+  it('gives the resource a rejected assignment would take to the next waiting job in the same run', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'pick', priority: 5 });
+    site.job({ job_id: 'J-2', capability: 'pick', priority: 1 });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [assignJob] } });
+    const p1 = agent.run().created[0]!;
+    expect(p1.params).toEqual({ job_id: 'J-1', resource_id: 'M-1' });
+    expect(await inbox.decide(p1.id, 'reject', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'rejected' });
+    expect(inbox.isQuiet(p1.situationKey)).toBe(true);
+    // J-1 still waits and M-1 is still free, but the inbox would suppress J-1 → M-1 for
+    // resuggestAfterDecisionMs: M-1 goes to J-2 now (v3 matched it to J-1 and proposed nothing).
+    site.nowMs += 60_000;
+    const r = agent.run();
+    expect(r.suppressed).toEqual([]);
+    expect(r.created.map((p) => p.params)).toEqual([{ job_id: 'J-2', resource_id: 'M-1' }]);
+    expect(r.created[0]!.ruleVersion).toBe('4');
+  });
+
+  it('gives the resource to the next job when the module refused the assignment FAILURES_TO_QUIET times', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'pick', priority: 5 });
+    site.job({ job_id: 'J-2', capability: 'pick', priority: 1 });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [assignJob] } });
+    for (let i = 0; i < 2; i++) {
+      // One refusal may be passing: the situation comes back at once; the second keeps it quiet.
+      const [p] = agent.run().created;
+      expect(p!.params).toEqual({ job_id: 'J-1', resource_id: 'M-1' });
+      await inbox.decide(p!.id, 'approve', { user: 'lena', pin: '1234' });
+      inbox.markCommand(p!.id, 'sent');
+      inbox.markCommand(p!.id, 'failed', 'resource M-1 is reserved');
+      site.nowMs += 60_000;
+    }
+    expect(inbox.isQuiet('assign-job|assign_job|job_id="J-1"')).toBe(true);
+    const r = agent.run();
+    expect(r.suppressed).toEqual([]);
     expect(r.created.map((p) => p.params)).toEqual([{ job_id: 'J-2', resource_id: 'M-1' }]);
   });
 });
@@ -227,7 +271,7 @@ describe('release-blocked-job', () => {
     // The shares of a snapshot pair are kept between calls; a reconfigured point is read all the
     // same (a run after `reconfigure` on unchanged tables sees the same scan arrays).
     const tables = Object.fromEntries(STATE_TABLES.map((n) => [n, readOnlyTable(site.catalog.getTable({ database: DB, table: n }), n)])) as RuleContext['tables'];
-    const ctxWith = (c: Parameters<typeof agentConfig>[0]): RuleContext => ({ nowMs: site.nowMs, runId: 'test', tables, previousTags: null, config: agentConfig(c), underway: [], open: [] });
+    const ctxWith = (c: Parameters<typeof agentConfig>[0]): RuleContext => ({ nowMs: site.nowMs, runId: 'test', tables, previousTags: null, config: agentConfig(c), underway: [], open: [], quiet: () => false });
     const nutRisk = (c: Parameters<typeof agentConfig>[0]) => releaseBlockedJob.evaluate(ctxWith(c)).find((d) => d.params.job_id === 'J-2')!.risk;
     expect(nutRisk(config)).toBe('low');
     expect(nutRisk({ reorderByItem: { NUT: { locations: { A: { reorderPoint: 4, orderUpTo: 10 } } } } })).toBe('medium'); // 4 above A's point: 5 do not fit
@@ -317,7 +361,7 @@ describe('escalate-late-job', () => {
     const [esc] = agent.run().created.filter((p) => p.ruleId === 'escalate-late-job');
     expect(esc!.params.reason).toBe('will finish less than a minute after its due time');
     expect(esc!.explanation).toContain('so it ends less than a minute late');
-    expect(esc!.ruleVersion).toBe('3');
+    expect(esc!.ruleVersion).toBe('4');
   });
 
   it('does not escalate a job whose priority was lowered since the proposal; the next run proposes it from its priority now', async () => {
@@ -342,6 +386,30 @@ describe('escalate-late-job', () => {
     site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 4 }); // the module's escalate_job
     site.commit();
     expect(agent.effectSeen(again)).toBe(true);
+  });
+
+  it('sees the effect of an approved escalation whose job was lowered before the module acted', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 5 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { config: { jobDurationMsByCapability: { weld: 3 * H } } } });
+    const esc = agent.run().created.find((p) => p.ruleId === 'escalate-late-job')!;
+    expect(await inbox.decide(esc.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'approved' });
+    const approved = inbox.get(esc.id)!;
+    expect(approved.decision!.snapshots.checked.work_queue).toBe(site.catalog.getTable({ database: DB, table: 'work_queue' }).snapshots.latestId());
+    // A planner lowers J-1 to 3 after the approval, before the module acts: not the effect.
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 3 });
+    site.commit();
+    expect(agent.effectSeen(approved)).toBe(false);
+    // The module's escalate_job raises it from 3 to 4 — below priority_from (5), and the effect
+    // all the same (v3 compared with 5 only, and the command timed out).
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 4 });
+    site.commit();
+    expect(agent.effectSeen(approved)).toBe(true);
+    // Still seen after later commits (a planner lowers it again: the raise stays among the versions).
+    site.job({ job_id: 'J-1', capability: 'weld', due_at_ms: T0 + 2 * H, priority: 2 });
+    site.commit();
+    expect(agent.effectSeen(approved)).toBe(true);
   });
 });
 
@@ -509,6 +577,29 @@ describe('stock-reorder (changelog-triggered)', () => {
     site.stock('NUT', 'A', { reserved: 2, inbound: 18 });
     site.commit();
     expect(agent.effectSeen(p)).toBe(false);
+  });
+
+  it('sees the order over the row the approval checked, when a delivery and a pick moved it after the proposal', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.stock('NUT', 'A', { on_hand: 0, reserved: 0, inbound: 3 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
+    const p = agent.run().created[0]!;
+    expect(p).toMatchObject({ ruleVersion: '3', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    // The 3 on order arrive (inbound 3 → 0, on hand 0 → 3), then 2 are picked: position 1, still
+    // below the point, so the approval's recheck holds.
+    site.stock('NUT', 'A', { on_hand: 3, inbound: 0 });
+    site.commit();
+    site.stock('NUT', 'A', { on_hand: 1 });
+    site.commit();
+    expect(await inbox.decide(p.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'approved' });
+    const approved = inbox.get(p.id)!;
+    expect(agent.effectSeen(approved)).toBe(false);
+    // Procurement opens the order of 17: position 18 (not 3 + 17), inbound 17 (not 3 + 17) — v2
+    // saw neither and the command timed out; over the checked row (inbound 0, position 1) it shows.
+    site.stock('NUT', 'A', { inbound: 17 });
+    site.commit();
+    expect(agent.effectSeen(approved)).toBe(true);
   });
 });
 

@@ -478,6 +478,21 @@ export class Inbox {
   // ------------------------------------------------------------------------------------------
   // The agent side.
 
+  /**
+   * Whether `submit` would suppress a proposal of this situation now (decided within
+   * resuggestAfterDecisionMs, or its commands failed FAILURES_TO_QUIET times within it: the same
+   * test as `submit`'s, which prunes the old entries first) — asked
+   * before the draft, by a rule that hands something out once (core/agents assign-job): a draft
+   * that would be suppressed must not take a resource another job could have.
+   */
+  isQuiet(situationKey: string): boolean {
+    this.check();
+    const now = this.clock();
+    const at = this.decidedAt.get(situationKey);
+    if (at !== undefined && now - at < this.resuggestMs) return true;
+    return this.failures.has(situationKey) && this.recentFailures(situationKey, now).filter((f) => f.sent).length >= FAILURES_TO_QUIET;
+  }
+
   submit(batch: SubmitBatch): SubmitResult {
     this.check();
     const now = this.clock();

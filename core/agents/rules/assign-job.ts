@@ -12,7 +12,13 @@
 // to such a job: two open proposals named one resource, and approving both sent a command the
 // module had to refuse (or the compare-and-set found the second stale). The person sees the
 // open proposal and can reject it to free the resource for the next run.
+//
+// A job whose situation the inbox would suppress (RuleContext.quiet: its assignment was rejected,
+// or approved and its command timed out unanswered, within resuggestAfterDecisionMs) is skipped
+// before it takes a resource: v3 matched it, the inbox dropped the draft, and the resource went to
+// no job in that run — for as long as the decision kept the situation quiet (8 h by default).
 
+import { situationKey } from '../../inbox/index.ts';
 import { byQueueOrder, job, resource, waitingToStart } from '../rows.ts';
 import { jobStatus, msg, resourceState } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
@@ -52,7 +58,7 @@ function named(ctx: RuleContext): Map<string, string> {
 
 export const assignJob: Rule = {
   id: 'assign-job',
-  version: '3',
+  version: '4',
   description: 'Assign a released, unassigned job to a free resource with the needed capability; a resource an approved assignment promised, or an open one names, is not offered again.',
   messages: {
     'assign-job.explanation': {
@@ -90,6 +96,9 @@ export const assignJob: Rule = {
     for (const { r, j } of jobs) {
       if (waitingForIt.has(j.job_id)) continue;
       const own = claimOf.get(j.job_id);
+      // A situation the inbox would suppress (decided lately) gets no draft: v3 drafted it, the
+      // inbox dropped the draft, and the resource it took in this run went to no one.
+      if (own === undefined && ctx.quiet(situationKey(assignJob.id, 'assign_job', { job_id: j.job_id }))) continue;
       const match =
         own !== undefined ? free.find((f) => f.x.resource_id === own) : free.find((f) => !used.has(f.x.resource_id) && f.x.capability !== null && f.x.capability === j.capability);
       if (!match) continue;

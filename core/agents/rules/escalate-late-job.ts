@@ -9,6 +9,15 @@
 // be raised from the lower priority, to no more than priority_from, and the effect never seen (v2
 // approved it and its command timed out). So the recheck — the compare-and-set at approval, and
 // each run — holds only at priority_from; a run then proposes the job anew from its priority now.
+//
+// Lowered after the approval, before the module acts, the job is raised from the lower priority:
+// v3 looked for a priority above priority_from only, missed that effect, and the command timed
+// out. v4 also counts a raise among the job's versions since the snapshot the approval checked
+// (`decision.snapshots.checked`; ReadOnlyTable.versionsSince). The priority at that snapshot is
+// priority_from itself (the recheck held only there), so reading that snapshot alone would tell
+// nothing: only the versions after it show a lowering followed by the module's raise. A raise by
+// a planner looks the same; a lowering and the raise in one commit, or a commit of the range
+// expired (snapshot retention), leave only the comparison with priority_from.
 
 import { jobDurationMs } from '../config.ts';
 import { isoMs, job } from '../rows.ts';
@@ -19,7 +28,7 @@ const PRIORITY_MAX = 9;
 
 export const escalateLateJob: Rule = {
   id: 'escalate-late-job',
-  version: '3',
+  version: '4',
   description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at), from the priority it has when approved.',
   messages: {
     'escalate-late-job.explanation': {
@@ -100,7 +109,26 @@ export const escalateLateJob: Rule = {
   },
 
   effectSeen(ctx, p) {
-    const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
-    return jr !== undefined && job(jr).priority > Number(p.params.priority_from);
+    const wq = ctx.tables.work_queue;
+    const jr = wq.get({ job_id: p.params.job_id! });
+    if (jr === undefined) return false;
+    const from = Number(p.params.priority_from);
+    if (job(jr).priority > from) return true;
+    // Lowered after the approval, before the module acted: the module raises from the lower
+    // priority, to no more than priority_from. Its effect is then a raise in the job's versions
+    // since the snapshot the approval checked, where the job had priority_from (the recheck held
+    // only there).
+    const checked = p.decision?.snapshots.checked.work_queue;
+    if (typeof checked !== 'number') return false;
+    const versions = wq.versionsSince(checked, { job_id: p.params.job_id! });
+    if (versions === undefined) return false;
+    let before = from;
+    for (const c of versions) {
+      if (c.kind === '-U' || c.kind === '-D') continue;
+      const priority = job(c.row).priority;
+      if (priority > before) return true;
+      before = priority;
+    }
+    return false;
   },
 };

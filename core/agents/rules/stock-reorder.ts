@@ -6,7 +6,11 @@
 // else `defaultReorder`) and was not before (or is new). The first run (no previous tag) sees every row as new.
 // Command: procurement `replenish {item, location, qty}` for qty = orderUpTo − position.
 // Effect: the position rose by qty, or — when orders reserved more meanwhile, which lowers the
-// position by as much — the row's inbound rose by qty over the proposal's evidence row.
+// position by as much — the row's inbound rose by qty over the proposal's evidence row; or either
+// rose by qty over the row at the snapshot the approval checked (v3). The recheck holds for any
+// position below the point, so the state may have moved between the proposal and the approval: a
+// delivery (inbound down, on_hand up) and a pick after it left the order's effect short of both
+// v2 baselines, and its command timed out. Moves after the approval can still hide it.
 
 import { reorderPolicy } from '../config.ts';
 import { inbound, position } from '../rows.ts';
@@ -15,7 +19,7 @@ import { gone, HOLDS, type Rule } from '../rule.ts';
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '2',
+  version: '3',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
   messages: {
     'stock-reorder.explanation': {
@@ -90,11 +94,20 @@ export const stockReorder: Rule = {
   },
 
   effectSeen(ctx, p) {
-    const r = ctx.tables.stock.get({ item: p.params.item!, location: p.params.location! });
+    const stock = ctx.tables.stock;
+    const key = { item: p.params.item!, location: p.params.location! };
+    const r = stock.get(key);
     if (r === undefined) return false;
     const qty = Number(p.params.qty);
     if (position(r) >= Number(p.params.position_before) + qty) return true;
     const seen = p.evidence.find((e) => e.table === 'stock')?.rows.find((e) => e.key.item === p.params.item && e.key.location === p.params.location);
-    return seen !== undefined && inbound(r) >= inbound(seen.values) + qty;
+    if (seen !== undefined && inbound(r) >= inbound(seen.values) + qty) return true;
+    // The row the approval's recheck accepted (any position below the point holds): a delivery
+    // that lowered inbound and a pick that lowered the position before it leave both comparisons
+    // with the proposal's row short of qty (v2 timed such a command out).
+    const checked = p.decision?.snapshots.checked.stock;
+    if (typeof checked !== 'number' || stock.snapshotId === null || checked > stock.snapshotId) return false;
+    const c = stock.getAt(checked, key);
+    return c !== undefined && c !== null && (position(r) >= position(c) + qty || inbound(r) >= inbound(c) + qty);
   },
 };

@@ -377,8 +377,10 @@ describe('ModuleClient', () => {
     received.length = 0;
     const again = open();
     await again.connected();
-    await waitFor(() => events().length === 1, 'the event sent again');
-    expect(events()[0]!.source.seq).toBe(1);
+    // At least once: mqtt.js may hand an event queued before the first CONNACK over twice (its
+    // offline queue and its session store); Tilstand drops the second by seq.
+    await waitFor(() => events().length >= 1, 'the event sent again');
+    expect(new Set(events().map((e) => e.source.seq))).toEqual(new Set([1]));
   });
 
   it('against the broker, commits far fewer transactions than PUBACKs', async () => {

@@ -38,6 +38,8 @@ export interface DuplicateRun {
   readonly count: number;
   readonly firstMs: number;
   readonly lastMs: number;
+  /** From the first to the latest, on the clock for durations (a wall-clock step does not skew it). */
+  readonly spanMs: number;
   /** Lowest and highest seq among them. */
   readonly lowSeq: number;
   readonly highSeq: number;
@@ -103,7 +105,7 @@ export class DuplicateWatch {
       for (const [stream, r] of byStream) {
         if (nowMs - r.lastMs >= this.o.quietMs) continue;
         if (r.moments >= this.o.minMoments && r.lastMs - r.firstMs >= this.o.minSpanMs) {
-          out.push({ module, stream, count: r.count, firstMs: r.firstWallMs, lastMs: r.lastWallMs, lowSeq: r.lowSeq, highSeq: r.highSeq, issued: r.issued });
+          out.push({ module, stream, count: r.count, firstMs: r.firstWallMs, lastMs: r.lastWallMs, spanMs: r.lastMs - r.firstMs, lowSeq: r.lowSeq, highSeq: r.highSeq, issued: r.issued });
         }
       }
     }

@@ -237,7 +237,7 @@ describe('Ingestor pipeline', () => {
       await i.accept(topic('inventory', 'stock'), inv(seq, 'A-1', 'L1', 1000 + seq));
     }
     // One run since the burst (nothing new came between): 160 duplicates over 6 minutes.
-    expect(i.stuckStreams()).toEqual([{ module: 'inventory', stream: 'stock', count: 160, firstMs: T0, lastMs: now, lowSeq: 1, highSeq: 100, issued: 100 }]);
+    expect(i.stuckStreams()).toEqual([{ module: 'inventory', stream: 'stock', count: 160, firstMs: T0, lastMs: now, spanMs: now - T0, lowSeq: 1, highSeq: 100, issued: 100 }]);
     expect(i.metrics()).toMatch(/tilstand_ingest_streams_only_duplicates\{site="s1"\} 1/);
     // A new event clears it.
     await i.accept(topic('inventory', 'stock'), inv(101, 'A-1', 'L1', 5));
@@ -261,7 +261,7 @@ describe('Ingestor pipeline', () => {
     expect(i.stuckStreams()).toEqual([]);
     for (let k = 0; k < 21; k++) await dup(1 + (k % 10));
     // 41 duplicates over 2 min 0 s on the monotonic clock; the report's times are wall times.
-    expect(i.stuckStreams()).toEqual([{ module: 'inventory', stream: 'stock', count: 41, firstMs: T0 + 3_000, lastMs: now, lowSeq: 1, highSeq: 10, issued: 10 }]);
+    expect(i.stuckStreams()).toEqual([{ module: 'inventory', stream: 'stock', count: 41, firstMs: T0 + 3_000, lastMs: now, spanMs: 120_000, lowSeq: 1, highSeq: 10, issued: 10 }]);
     // A step forward of 31 minutes: on the wall clock the duplicates looked quiet for quietMs (30
     // min) and the report was cleared while they kept coming.
     now += 31 * 60_000;
@@ -305,11 +305,14 @@ describe('Ingestor pipeline', () => {
     await i.accept(topic('inventory', 'stock'), big(4));
     expect(i.health().heldEvents).toBe(2);
     expect(resyncs).toEqual([]);
+    expect(i.metrics()).toMatch(/\ntilstand_ingest_reorder_overflow_drops_total\{site="s1"\} 0\n/);
     // Far below reorder_buffer_max (1,024 events): the bytes decide.
     await i.accept(topic('inventory', 'stock'), big(5));
     expect(resyncs).toEqual([{ module: 'inventory', stream: 'stock', from: 2 }]);
     expect(i.health().heldEvents).toBe(2);
     expect(i.metrics()).toMatch(/tilstand_ingest_resync_requests_total\{site="s1"\} 1/);
+    // The dropped event (5) counts, so an operator sees the buffer bound cut in (and can raise it).
+    expect(i.metrics()).toMatch(/\n# TYPE tilstand_ingest_reorder_overflow_drops_total counter\ntilstand_ingest_reorder_overflow_drops_total\{site="s1"\} 1\n/);
     // The resend from 2 fills the gap; the dropped 5 comes again with it.
     for (const seq of [2, 3, 4, 5]) await i.accept(topic('inventory', 'stock'), seq === 2 ? inv(2, 'A-1', 'L1', 2) : big(seq));
     expect(i.health().heldEvents).toBe(0);

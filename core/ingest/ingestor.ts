@@ -1270,6 +1270,12 @@ export class Ingestor {
       .family('tilstand_ingest_resync_requests_total', 'counter', 'Resync requests published to modules', [{ labels: { site }, value: this.c.resyncs }])
       .family('tilstand_ingest_seq_skipped_total', 'counter', 'Sequence numbers given up after gap_give_up_ms', [{ labels: { site }, value: this.c.skippedSeqs }])
       .family('tilstand_ingest_reorder_held_events', 'gauge', 'Events waiting in the reorder buffer', [{ labels: { site }, value: this.heldPositions.size }])
+      .family(
+        'tilstand_ingest_reorder_overflow_drops_total',
+        'counter',
+        'Events dropped from a full reorder buffer (reorder_buffer_max or reorder_buffer_bytes_max) and asked of their module again by a resync',
+        [{ labels: { site }, value: this.c.overflowDrops }],
+      )
       .family('tilstand_ingest_streams_only_duplicates', 'gauge', 'Streams delivering only duplicates for a while (a module whose sequence went back?)', [{ labels: { site }, value: this.stuckStreams().length }])
       .family(
         'tilstand_ingest_stream_last_event_timestamp_seconds',

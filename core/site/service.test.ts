@@ -859,7 +859,8 @@ describe('SiteService', () => {
     const s = session();
     await api.call('signIn', { user: 'Olav', secret: '1357' }, s);
     const t = Date.now();
-    const run = { module: 'inventory', stream: 'stock', count: 120, firstMs: t - 300_000, lastMs: t, lowSeq: 1, highSeq: 120, issued: 1436 };
+    // The wall times are an hour apart (a clock step within the run); the duration is the monotonic span.
+    const run = { module: 'inventory', stream: 'stock', count: 120, firstMs: t - 300_000 - 3_600_000, lastMs: t, spanMs: 300_000, lowSeq: 1, highSeq: 120, issued: 1436 };
     const spy = vi.spyOn(site.ingestor, 'stuckStreams').mockReturnValue([run]);
     try {
       const first = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_only_duplicates');
@@ -867,12 +868,12 @@ describe('SiteService', () => {
         {
           kind: 'stream_only_duplicates',
           message: expect.stringMatching(/^inventory\/stock: 120 events in 5 min, seq 1…120, all at or below 1436 \(already applied\) and dropped — did the module's sequence go back/),
-          sinceMs: t - 300_000,
+          sinceMs: t - 300_000 - 3_600_000,
         },
       ]);
       spy.mockReturnValue([{ ...run, count: 130, lastMs: t + 10_000 }]);
       const second = (await api.call('status', {}, s)).alarms.filter((a) => a.kind === 'stream_only_duplicates');
-      expect(second.map((a) => a.sinceMs)).toEqual([t - 300_000]);
+      expect(second.map((a) => a.sinceMs)).toEqual([t - 300_000 - 3_600_000]);
       // `tilstand status` (the control socket) asked first: the app still gets its alarm event.
       expect(site.status().alarms).toContainEqual(expect.objectContaining({ kind: 'stream_only_duplicates' }));
       const events: SiteEvent[] = [];

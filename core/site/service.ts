@@ -495,7 +495,7 @@ export class SiteService implements SiteBackend {
       alarms.push({
         kind: 'stream_only_duplicates',
         message:
-          `${d.module}/${d.stream}: ${d.count} events in ${secs(d.lastMs - d.firstMs)}, seq ${d.lowSeq}…${d.highSeq}, all at or below ${d.issued} (already applied) and dropped — ` +
+          `${d.module}/${d.stream}: ${d.count} events in ${secs(d.spanMs)}, seq ${d.lowSeq}…${d.highSeq}, all at or below ${d.issued} (already applied) and dropped — ` +
           `did the module's sequence go back (restored, reinstalled)? Its rows are not changing (docs/operations.md, "A module's sequence went back")`,
         sinceMs: d.firstMs,
       });

@@ -527,6 +527,47 @@ describe('tilstand', () => {
     }
   });
 
+  it('deadletters dismiss --alike on a running site waits for the result past 10 s while the site works on it, with progress; an error when the site goes away', { timeout: 60_000 }, async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    let stopped = false;
+    try {
+      await site.users.add({ name: 'Lena', role: 'shift_lead', pin: '4827' });
+      for (const garbage of ['not json', 'nor this']) await site.ingestor.accept('tilstand/north/events/inventory/stock', Buffer.from(garbage));
+      site.ingestor.commitAll();
+      const [first] = site.ingestor.listDeadLetters({ status: 'open' }).map((d) => d.position.toString());
+      const dismiss = () => run(['deadletters', 'dismiss', '--data', data, '--id', first!, '--alike', '--user', 'Lena', '--pin', '4827', '--note', 'a module sent garbage']);
+
+      // Dismissing a flood's letters outlasts the old fixed 10 s wait: here 11 s before the slices come.
+      const slices = site.ingestor.deadLetterSlices.bind(site.ingestor);
+      const slow = vi.spyOn(site.ingestor, 'deadLetterSlices').mockImplementation(async function* (...a) {
+        await new Promise((r) => setTimeout(r, 11_000));
+        yield* slices(...a);
+      });
+      const r = await dismiss();
+      expect([r.code, r.out]).toEqual([0, 'dismissed 2 as Lena (1 of them alike: open, from the same topic with the same reason)\n']);
+      expect(r.err).toBe('tilstand: the site is still dismissing dead letters (10 s)…\n');
+      expect(site.ingestor.listDeadLetters({ status: 'open' })).toEqual([]);
+
+      // The site stops while it dismisses: an error (exit 5) that says the outcome is unknown.
+      let finish: () => void = () => undefined;
+      slow.mockImplementation(async function* () {
+        await new Promise<void>((r) => (finish = r));
+      });
+      const pending = dismiss();
+      await new Promise((r) => setTimeout(r, 1_500));
+      await site.stop();
+      stopped = true;
+      const gone = await pending;
+      finish();
+      expect([gone.code, gone.out]).toEqual([5, '']);
+      expect(gone.err).toMatch(/^tilstand: .*control\.sock closed the connection without an answer to 'deadletters\.dismiss' \(the site stopped\?\); the dismissal's outcome is unknown: letters it committed stay dismissed, see 'tilstand deadletters list'\n$/);
+    } finally {
+      if (!stopped) await site.stop();
+    }
+  });
+
   it('hands `table …` to the table command line', async () => {
     const r = await run(['table', 'list', '--warehouse', join(dir, 'nowhere')]);
     expect(r.code).toBe(1);

@@ -290,7 +290,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     const req = { ids, user: a.required('user'), pin: a.required('pin'), note: a.required('note'), alike: a.boolean('alike') };
     let r: { dismissed: number; notOpen: string[]; by: string; alike: number };
     try {
-      if (socket) r = (await controlRequest(socket, 'deadletters.dismiss', req)) as typeof r;
+      if (socket) r = (await workOnSite(socket, 'deadletters.dismiss', req, io, DISMISS_WORK)) as typeof r;
       else {
         const ingest = openIngest(data, readConfig(data));
         const db = openSiteDb(dataPaths(data).siteDb);
@@ -318,7 +318,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     const alike = a.boolean('alike');
     if (alike && ids.length === 0) throw new CliError(EXIT.usage, "option '--alike': name the letters the others are to be like with --id <position>");
     let r: { replayed: number; failed: number; notOpen?: string[]; alike?: number };
-    if (socket) r = (await replayOnSite(socket, ids.length > 0 ? { ids, ...(alike ? { alike } : {}) } : {}, io)) as typeof r;
+    if (socket) r = (await workOnSite(socket, 'deadletters.replay', ids.length > 0 ? { ids, ...(alike ? { alike } : {}) } : {}, io, REPLAY_WORK)) as typeof r;
     else {
       const ingest = openIngest(data, readConfig(data));
       try {
@@ -336,33 +336,45 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
   throw new CliError(EXIT.usage, `expected 'tilstand deadletters list|replay|dismiss', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
 }
 
-/** How often the site tells a waiting `deadletters replay` it is still at it, and how long a silence ends the wait. */
+/**
+ * How often the site tells a waiting `deadletters replay` or `dismiss` it is still at it, and how
+ * long a silence ends the wait.
+ */
 export const REPLAY_HEARTBEAT_MS = 1_000;
 export const REPLAY_SILENCE_MS = 30_000;
-/** How often the CLI says on stderr that the replay is still going on. */
+/** How often the CLI says on stderr that the replay (or dismissal) is still going on. */
 export const REPLAY_PROGRESS_EVERY_MS = 10_000;
 
+/** What `workOnSite` says: the work going on, and what is known when no answer came. */
+interface SiteWork {
+  readonly doing: string;
+  readonly unknown: string;
+}
+const REPLAY_WORK: SiteWork = { doing: 'replaying dead letters', unknown: "the replay's outcome is unknown: letters it committed stay replayed, see 'tilstand deadletters list'" };
+const DISMISS_WORK: SiteWork = { doing: 'dismissing dead letters', unknown: "the dismissal's outcome is unknown: letters it committed stay dismissed, see 'tilstand deadletters list'" };
+
 /**
- * `deadletters.replay` on a running site, waiting as long as the site works on it (heartbeats):
- * with a fixed 10 s deadline a flood's replay was reported failed while the site went on and
- * finished it. A site that is gone (the connection closes) or silent for REPLAY_SILENCE_MS is an
- * error that says what is known: slices committed before stay replayed.
+ * A dead-letter op (`deadletters.replay`, `deadletters.dismiss`) on a running site, waiting as long
+ * as the site works on it (heartbeats): both go through a flood's letters in slices, and with a
+ * fixed 10 s deadline one was reported failed while the site went on and finished it. A site that
+ * is gone (the connection closes) or silent for REPLAY_SILENCE_MS is an error that says what is
+ * known: slices committed before stay done.
  */
-async function replayOnSite(socket: string, args: Record<string, unknown>, io: CliIO): Promise<unknown> {
+async function workOnSite(socket: string, op: string, args: Record<string, unknown>, io: CliIO, work: SiteWork): Promise<unknown> {
   let said = 0;
   try {
-    return await controlRequest(socket, 'deadletters.replay', args, REPLAY_SILENCE_MS, {
+    return await controlRequest(socket, op, args, REPLAY_SILENCE_MS, {
       heartbeatMs: REPLAY_HEARTBEAT_MS,
       onWorking: (ms) => {
         if (ms - said < REPLAY_PROGRESS_EVERY_MS) return;
         said = ms;
-        io.stderr.write(`tilstand: the site is still replaying dead letters (${Math.round(ms / 1000)} s)…\n`);
+        io.stderr.write(`tilstand: the site is still ${work.doing} (${Math.round(ms / 1000)} s)…\n`);
       },
     });
   } catch (e) {
     // Not a refusal of the site's (those say what failed): the request went out and no answer came.
     if (e instanceof ControlError && (e.kind === 'Timeout' || e.kind === 'Disconnected')) {
-      throw new ControlError(e.kind, `${e.message}; the replay's outcome is unknown: letters it committed stay replayed, see 'tilstand deadletters list'`);
+      throw new ControlError(e.kind, `${e.message}; ${work.unknown}`);
     }
     throw e;
   }

@@ -179,6 +179,20 @@ describe('tilstand hq pull', () => {
   }, 120_000);
 });
 
+describe('tilstand hq sites', () => {
+  it.skipIf(process.platform === 'win32')('on an HQ no site has shipped to, exits 0 when stderr is a closed pipe (`2>&1 | head -1`): the note is lost, the process does not crash', async () => {
+    const empty = mkdtempSync(join(dir, 'empty-pipe-'));
+    const child = spawn(process.execPath, [join(REPO, 'bin', 'tilstand.mjs'), 'hq', 'sites', '--hq', empty], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The reader of stderr goes away before the note is written: the write is EPIPE.
+    child.stderr!.destroy();
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) => child.on('close', (c, sig) => done([c, sig])));
+    // Was exit 1: the EPIPE on stderr was an unhandled 'error' event, which ended the process.
+    expect([code, signal, out]).toEqual([0, null, '']);
+  }, 60_000);
+});
+
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 const EXPECTED_STOCK_CSV = [

@@ -133,8 +133,13 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         case 'sites': {
           const sites = await store.siteStates();
           if (args.boolean('json')) await out.line(JSON.stringify(sites));
-          else if (sites.length === 0) io.stderr.write(`tilstand: no site has shipped to ${target.description.replace(/^dir:/, '')} yet\n`);
-          else {
+          else if (sites.length === 0) {
+            // Only a note, as the pull's progress bar (common.ts progressBar): a closed stderr
+            // (EPIPE, `… 2>&1 | head -1`) must not end the process, and a write's failure is
+            // emitted after the write, so the listener stays.
+            io.stderr.on('error', () => undefined);
+            io.stderr.write(`tilstand: no site has shipped to ${target.description.replace(/^dir:/, '')} yet\n`);
+          } else {
             // "State as of": the newest commit HQ holds from the site — how far behind its picture is.
             const now = Date.now();
             const asOf = (ms: number | null) => (ms === null ? 'no snapshot yet' : utcText(ms));

@@ -487,7 +487,11 @@ export class Inbox {
    */
   isQuiet(situationKey: string): boolean {
     this.check();
-    const now = this.clock();
+    return this.quietAt(situationKey, this.clock());
+  }
+
+  /** isQuiet at `now` (submit's test, after its pruning too). */
+  private quietAt(situationKey: string, now: number): boolean {
     const at = this.decidedAt.get(situationKey);
     if (at !== undefined && now - at < this.resuggestMs) return true;
     return this.failures.has(situationKey) && this.recentFailures(situationKey, now).filter((f) => f.sent).length >= FAILURES_TO_QUIET;
@@ -513,7 +517,7 @@ export class Inbox {
         result.duplicates.push(input.situationKey);
         continue;
       }
-      if (this.decidedAt.has(input.situationKey) || (this.failures.get(input.situationKey)?.filter((f) => f.sent).length ?? 0) >= FAILURES_TO_QUIET) {
+      if (this.quietAt(input.situationKey, now)) {
         result.suppressed.push(input.situationKey);
         continue;
       }

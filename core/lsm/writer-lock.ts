@@ -24,7 +24,8 @@ interface LockContent {
 
 const heldInProcess = new Set<string>();
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid runs on this host (EPERM: it does, as another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -76,7 +77,7 @@ export class WriterLock {
       } catch {
         holder = undefined; // torn or vanished: treat as stale
       }
-      if (holder && holder.host === content.host && holder.pid !== process.pid && alive(holder.pid)) {
+      if (holder && holder.host === content.host && holder.pid !== process.pid && processAlive(holder.pid)) {
         throw new LsmError(
           'Conflict',
           `${what} is being written by process ${holder.pid} since ${new Date(holder.sinceMs).toISOString()}; ${rule}`,

@@ -22,6 +22,7 @@ import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeS
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { CliError, EXIT } from '../../lsm/cli/args.ts';
+import { processAlive } from '../../lsm/writer-lock.ts';
 
 /** Characters gathered before one write(2): bounds the memory a CSV export holds. */
 const CHUNK_CHARS = 64 * 1024;
@@ -34,16 +35,6 @@ const WRITE_BYTES_MAX = 1024 * 1024;
 const HOST = hostname().replace(/[^A-Za-z0-9-]/g, '-').slice(0, 64);
 /** What follows `.<name>.` in a temporary file's name: owner pid, host, uuid. */
 const TEMP_TAIL = /^(\d+)@([A-Za-z0-9-]*)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it exists, as another user.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the temporary files of exports to `dest` that a process of this host left when it died
@@ -64,7 +55,7 @@ export function removeStaleTemps(dest: string): string[] {
     const m = TEMP_TAIL.exec(name.slice(prefix.length));
     if (!m || m[2] !== HOST) continue;
     const pid = Number(m[1]);
-    if (pid === process.pid || alive(pid)) continue;
+    if (pid === process.pid || processAlive(pid)) continue;
     try {
       rmSync(join(dir, name), { force: true });
       removed.push(join(dir, name));

@@ -15,6 +15,8 @@ export type KeyCompare = (a: unknown[], b: unknown[]) => number;
 class Cursor extends PartCursor {
   /** The current key, rewritten in place on advance (no array per row). */
   readonly key: unknown[] = [];
+  /** The run's level (mergeRuns' `levels`; 0 without them: every record folds). */
+  level = 0;
 
   constructor(parts: RunParts) {
     super(parts);
@@ -43,8 +45,9 @@ class Cursor extends PartCursor {
 /**
  * Yields one merged record per key (retractions included; the caller decides whether to drop
  * them). `order` sorts the records of one key into merge order. `levels` (each run's level), for
- * tables that fold a key's lowest record above level 0 only (merge/lookup-rule.ts): a key's
- * records in higher levels are left out of its fold (mergeRunsByLevel).
+ * tables that fold a key's lowest record above level 0 only (merge/lookup-rule.ts, Java's
+ * LookupMergeFunction): a key's level-0 records and its record of the lowest level above 0 are
+ * folded, its records in higher levels left out. Without them every run counts as level 0.
  */
 export function* mergeRuns(
   runs: readonly (readonly RunData[] | RunParts)[],
@@ -54,9 +57,14 @@ export function* mergeRuns(
   onKeyMerged?: () => void,
   levels?: readonly number[],
 ): Generator<KeyValue> {
-  // Decided once per merge: the plain loop below stays as it was for every other table.
-  if (levels !== undefined) return yield* mergeRunsByLevel(runs, levels, compareKeys, merge, order, onKeyMerged);
-  const cursors = runs.map((r) => new Cursor(Array.isArray(r) ? decodedParts(r) : (r as RunParts))).filter((c) => !c.done);
+  if (levels !== undefined && levels.length !== runs.length) throw new Error(`assertion failed: ${levels.length} levels for ${runs.length} runs`);
+  const cursors: Cursor[] = [];
+  for (let r = 0; r < runs.length; r++) {
+    const run = runs[r]!;
+    const c = new Cursor(Array.isArray(run) ? decodedParts(run) : (run as RunParts));
+    if (levels !== undefined) c.level = levels[r]!;
+    if (!c.done) cursors.push(c);
+  }
   const group: KeyValue[] = [];
   const minKey: unknown[] = [];
   while (cursors.length > 0) {
@@ -70,10 +78,17 @@ export function* mergeRuns(
     minKey.length = min.length;
     for (let i = 0; i < min.length; i++) minKey[i] = min[i];
     group.length = 0;
+    // The key's record of the lowest level above 0 (only with `levels`: else every level is 0).
+    let high: KeyValue | undefined;
+    let highLevel = 0;
     for (let i = 0; i < cursors.length; i++) {
       const c = cursors[i]!;
       if (compareKeys(c.key, minKey) === 0) {
-        group.push(c.current());
+        if (c.level <= 0) group.push(c.current());
+        else if (high === undefined || c.level < highLevel) {
+          high = c.current();
+          highLevel = c.level;
+        }
         c.advance();
         if (c.done) {
           cursors.splice(i, 1);
@@ -81,6 +96,7 @@ export function* mergeRuns(
         }
       }
     }
+    if (high !== undefined) group.push(high);
     let result: KeyValue | undefined;
     if (group.length === 1) {
       merge.reset();
@@ -92,63 +108,6 @@ export function* mergeRuns(
       for (const kv of group) merge.add(kv);
       result = merge.result();
     }
-    onKeyMerged?.();
-    if (result !== undefined) yield result;
-  }
-}
-
-/**
- * mergeRuns by Java's LookupMergeFunction: per key, the records of level-0 runs and the record of
- * the lowest level above 0 are folded in merge order; the key's records in higher levels are not.
- */
-function* mergeRunsByLevel(
-  runs: readonly (readonly RunData[] | RunParts)[],
-  levels: readonly number[],
-  compareKeys: KeyCompare,
-  merge: MergeFunction,
-  order: (a: KeyValue, b: KeyValue) => number,
-  onKeyMerged?: () => void,
-): Generator<KeyValue> {
-  if (levels.length !== runs.length) throw new Error(`assertion failed: ${levels.length} levels for ${runs.length} runs`);
-  const cursors: Array<{ c: Cursor; level: number }> = [];
-  for (let r = 0; r < runs.length; r++) {
-    const run = runs[r]!;
-    const c = new Cursor(Array.isArray(run) ? decodedParts(run) : (run as RunParts));
-    if (!c.done) cursors.push({ c, level: levels[r]! });
-  }
-  const group: KeyValue[] = [];
-  const minKey: unknown[] = [];
-  while (cursors.length > 0) {
-    let min = cursors[0]!.c.key;
-    for (let i = 1; i < cursors.length; i++) {
-      const k = cursors[i]!.c.key;
-      if (compareKeys(k, min) < 0) min = k;
-    }
-    minKey.length = min.length;
-    for (let i = 0; i < min.length; i++) minKey[i] = min[i];
-    group.length = 0;
-    let high: KeyValue | undefined;
-    let highLevel = 0;
-    for (let i = 0; i < cursors.length; i++) {
-      const { c, level } = cursors[i]!;
-      if (compareKeys(c.key, minKey) !== 0) continue;
-      const kv = c.current();
-      if (level <= 0) group.push(kv);
-      else if (high === undefined || level < highLevel) {
-        high = kv;
-        highLevel = level;
-      }
-      c.advance();
-      if (c.done) {
-        cursors.splice(i, 1);
-        i--;
-      }
-    }
-    if (high !== undefined) group.push(high);
-    group.sort(order);
-    merge.reset();
-    for (const kv of group) merge.add(kv);
-    const result = merge.result();
     onKeyMerged?.();
     if (result !== undefined) yield result;
   }

@@ -164,12 +164,13 @@ export class ChangelogWriter {
     const schema = table.schema;
     const merge = createMergeFunction(schema);
     const order = mergeOrder(schema);
-    const committed = lookupRuns(table, b.partition, b.bucket, b.files);
-    const pending = lookupRuns(table, b.partition, b.bucket, b.pending);
+    const committedRuns = table.runsOf([...b.files]);
+    const committed = lookupRuns(table, b.partition, b.bucket, committedRuns);
+    const pending = lookupRuns(table, b.partition, b.bucket, table.runsOf([...b.pending]));
     // As reads fold the key (merge/lookup-rule.ts): its level-0 records and its lowest record above
     // level 0 — committed runs come newest first, so the first one above level 0 holding the key
     // ends the search. The pending files are level 0.
-    const levels = foldsLowestLevelOnly(schema) ? table.runsOf([...b.files]).map((r) => r.level) : undefined;
+    const levels = foldsLowestLevelOnly(schema) ? committedRuns.map((r) => r.level) : undefined;
     const out: KeyValue[] = [];
     for (const key of distinctKeys(pending.map((r) => r.map((f) => f.run)), table.compareKeys)) {
       const older: KeyValue[] = [];
@@ -263,8 +264,8 @@ interface LookupPart {
 }
 
 /** The bucket's sorted runs, newest first, each a list of files with decoded key ranges. */
-function lookupRuns(table: Table, partition: Uint8Array, bucket: number, files: readonly DataFileMeta[]): LookupPart[][] {
-  return table.runsOf([...files]).map((r) => r.files.map((meta) => ({ run: table.loadRun(partition, bucket, meta), ...table.keyRange(meta) })));
+function lookupRuns(table: Table, partition: Uint8Array, bucket: number, runs: ReturnType<Table['runsOf']>): LookupPart[][] {
+  return runs.map((r) => r.files.map((meta) => ({ run: table.loadRun(partition, bucket, meta), ...table.keyRange(meta) })));
 }
 
 function lookupInRun(run: LookupPart[], key: unknown[], cmp: (a: unknown[], b: unknown[]) => number): KeyValue | undefined {

@@ -98,14 +98,35 @@ export class LineWriter {
     });
   }
 
-  /** Flushes and stops listening to the stream. */
+  /**
+   * Flushes and hands the stream to the shared quiet listener. The last write may still be
+   * pending in the OS (a pipe whose reader has stopped reading: `… | less`, then q) and fail after
+   * the command has returned; with no listener that EPIPE would be an unhandled 'error' that ends
+   * the process with exit 1 and a stack trace.
+   */
   async end(): Promise<void> {
     try {
       await this.flush();
     } finally {
       this.out.off('error', this.onError);
+      keepQuiet(this.out);
     }
   }
+}
+
+/** Streams that already carry `ignoreLateError` (one listener per stream, however many writers). */
+const quietStreams = new WeakSet<NodeJS.WritableStream>();
+
+/**
+ * A failure of a write nobody waits for any more: the command's exit code is already decided
+ * (the reader went away, or the output was complete when the command ended).
+ */
+function ignoreLateError(): void {}
+
+function keepQuiet(out: NodeJS.WritableStream): void {
+  if (quietStreams.has(out)) return;
+  quietStreams.add(out);
+  out.on('error', ignoreLateError);
 }
 
 /**

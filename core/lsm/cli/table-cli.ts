@@ -18,8 +18,9 @@ import {
   LsmError,
   parseIdentifier,
   ROW_KIND_TEXT,
+  RowKind,
+  typeToString,
   type Identifier,
-  type RowKind,
   type SchemaSpec,
   type Table,
   type TableWriter,
@@ -88,7 +89,7 @@ function withWriter<T>(table: Table, f: (w: TableWriter) => T): T {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 /** Paimon stores tag creation times as local wall-clock millis: print them without a zone. */
-const localIso = (ms: number): string => new Date(ms).toISOString().slice(0, 23);
+const localIso = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, ''); // past year 9999: `+010000-…`, longer
 
 // ---------------------------------------------------------------------------------------------
 // create: the schema file.
@@ -153,7 +154,7 @@ function readSchemaFile(path: string): SchemaSpec {
 
 async function create(ctx: Context): Promise<number> {
   const id = identifier(ctx);
-  const path = resolve(ctx.args.required('schema'));
+  const path = resolve(pathOption(ctx.args, 'schema', 'a schema file') ?? ctx.args.required('schema'));
   const spec = readSchemaFile(path);
   // createTable checks the schema (types, options, key columns) only once the database is there:
   // a database made for this table goes again when the table is refused, so a refused create
@@ -210,6 +211,24 @@ function parseLine(table: Table, text: string, lineNo: number): InputRow {
     const i = (ROW_KIND_TEXT as readonly unknown[]).indexOf(o._kind);
     if (i < 0) throw usageError(`${at}: column '_kind': expected "+I", "-U", "+U" or "-D", got ${JSON.stringify(o._kind)}`);
     kind = i as RowKind;
+  }
+  // Said here, with the line, rather than by the writer once every line is read.
+  if (kind !== RowKind.INSERT && schema.primaryKeys.length === 0) {
+    throw usageError(`${at}: column '_kind': an append table (no primary key) takes only "+I" rows, got "${ROW_KIND_TEXT[kind]}"`);
+  }
+  if (kind === RowKind.DELETE && schema.primaryKeys.length > 0) {
+    // "The key is enough" holds for nullable columns only: Paimon writes no null into a NOT NULL
+    // column, not even in a delete (TableWriteImpl's nullability check), and its SQL DELETE
+    // writes the whole row it read. Values are not made up here: on an aggregation or a
+    // sequence-group table they are what the delete retracts.
+    const missing = schema.fields.filter((f) => !f.type.nullable && !schema.primaryKeys.includes(f.name) && (o[f.name] === undefined || o[f.name] === null));
+    if (missing.length > 0) {
+      const cols = missing.map((f) => `'${f.name}' (${typeToString(f.type)})`).join(', ');
+      throw usageError(
+        `${at}: a -D row must also give the NOT NULL column${missing.length > 1 ? 's' : ''} ${cols}: Paimon writes no null there, not even in a delete; ` +
+          'give the deleted row\'s values (`tilstand table get` prints them)',
+      );
+    }
   }
   const row = schema.fields.map((f) => {
     try {

@@ -33,12 +33,21 @@ export function parseSnapshotId(text: string, flag = 'snapshot'): number {
   return Number(text);
 }
 
+/** The largest time a JavaScript Date holds, in epoch milliseconds. */
+const MAX_DATE_MS = 8.64e15;
+
 const LTZ = parseType('TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL');
 
 /** ISO-8601 text (no zone = UTC) or epoch milliseconds → epoch milliseconds. */
 export function parseTime(text: string, flag: string): number {
   const t = text.trim();
-  if (/^\d+$/.test(t)) return Number(t);
+  if (/^\d+$/.test(t)) {
+    // Beyond a Date's range (year 275760) it is no time at all, most likely digits typed twice:
+    // read as "the latest", it would hide the mistake.
+    const ms = Number(t);
+    if (ms > MAX_DATE_MS) throw usageError(`option '--${flag}': epoch milliseconds must be at most ${MAX_DATE_MS}, got '${text}'`);
+    return ms;
+  }
   try {
     return (valueFromJson(LTZ, t, flag) as number) / 1000;
   } catch {
@@ -154,6 +163,9 @@ export function parseColumns(table: Pick<Table, 'schema'>, text: string): string
   const cols = text.split(',').map((c) => c.trim());
   if (cols.some((c) => c.length === 0)) throw usageError(`option '--columns': expected a comma list of column names, got '${text}'`);
   for (const c of cols) fieldOf(table, c, '--columns');
+  // Each row is printed as one JSON object: a column named twice would come out once.
+  const twice = cols.find((c, i) => cols.indexOf(c) !== i);
+  if (twice !== undefined) throw usageError(`option '--columns': column '${twice}' is named twice in '${text}'`);
   return cols;
 }
 
@@ -167,6 +179,7 @@ export function parseKey(table: Pick<Table, 'schema'>, text: string): Record<str
   }
   if (j === null || typeof j !== 'object' || Array.isArray(j)) throw usageError(`option '--key': expected a JSON object of the primary-key columns, got ${text}`);
   const pk = table.schema.primaryKeys;
+  if (pk.length === 0) throw usageError("option '--key': the table has no primary key (an append table); find its rows with `scan --where`");
   const key: Record<string, unknown> = {};
   for (const name of Object.keys(j)) {
     if (!pk.includes(name)) throw usageError(`option '--key': '${name}' is not a primary-key column (the primary key is ${pk.join(', ')})`);

@@ -42,7 +42,12 @@ export async function guarded(io: CliIO, body: () => Promise<number>): Promise<n
 }
 
 export function targetFromFlags(hq: string | undefined, accessKey: string | undefined, secretKey: string | undefined, site?: string): SyncTarget {
-  if (!hq) throw usageError("option '--hq' is required: a directory or s3://bucket/prefix?endpoint=…");
+  if (hq === undefined) throw usageError("option '--hq' is required: a directory or s3://bucket/prefix?endpoint=…");
+  // An empty value is an unset variable (`--hq "$HQ"`); another scheme (`S3://…`, `ftp://…`) would
+  // be taken for a relative directory of that name and read as "no HQ there".
+  if (hq.trim() === '' || (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(hq) && !hq.startsWith('s3://') && !hq.startsWith('file://'))) {
+    throw usageError(`option '--hq': expected a directory or s3://bucket/prefix?endpoint=…, got '${hq}'`);
+  }
   return openTarget(hq, { ...(site ? { site } : {}), ...(accessKey ? { accessKey } : {}), ...(secretKey ? { secretKey } : {}) });
 }
 

@@ -3,9 +3,10 @@
 //   [--format jsonl|csv] | diff --site --table --from <tag> --to <tag> | proposals --site
 //   [--status] | pull --site --out <warehouse> | export --site --table --format parquet|csv --out
 // S3 credentials: TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY or --access-key/--secret-key.
+// Each command takes its own flags (HQ_FLAGS) and refuses the others' with exit 2.
 
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { readPoint } from '../../lsm/cli/values.ts';
@@ -17,40 +18,58 @@ import { csvHeader, formatRow } from '../hq/output.ts';
 import { HqStore } from '../hq/store.ts';
 import { SyncError } from '../errors.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
+import type { SyncTarget } from '../targets/target.ts';
 import { checkSiteId } from '../names.ts';
 import { guarded, progressBar, targetFromFlags } from './common.ts';
 
-const FLAGS: FlagSpecs = {
+// How HQ is reached: taken by every hq command, so a script can pass one set of them to all
+// (`--cache` only matters to the commands that read tables from S3, through the mirror).
+const CONNECTION: FlagSpecs = {
   hq: { type: 'string', value: '<dir|s3://bucket/prefix?endpoint=…>' },
   'access-key': { type: 'string', value: '<key>' },
   'secret-key': { type: 'string', value: '<secret>' },
   cache: { type: 'string', value: '<dir>' },
-  site: { type: 'string', value: '<id>' },
-  table: { type: 'string', value: '<name>' },
+};
+const SITE: FlagSpecs = { site: { type: 'string', value: '<id>' } };
+const TABLE: FlagSpecs = { table: { type: 'string', value: '<name>' } };
+const JSON_FLAG: FlagSpecs = { json: { type: 'boolean' } };
+const READ_POINT: FlagSpecs = {
   tag: { type: 'string', value: '<name>' },
   snapshot: { type: 'string', value: '<id>' },
   at: { type: 'string', value: '<ISO time>' },
-  format: { type: 'string', value: '<fmt>' },
-  from: { type: 'string', value: '<tag>' },
-  to: { type: 'string', value: '<tag>' },
-  status: { type: 'string', value: '<status>' },
-  out: { type: 'string', value: '<path>' },
-  json: { type: 'boolean' },
 };
+const FORMAT: FlagSpecs = { format: { type: 'string', value: '<fmt>' } };
+const OUT: FlagSpecs = { out: { type: 'string', value: '<path>' } };
+
+/**
+ * The flags each command takes. Only its own: a flag another command takes (`hq pull --format
+ * csv`, `hq scan --out f`) is refused naming it (exit 2) rather than ignored, since the person
+ * giving it expected it to do something.
+ */
+export const HQ_FLAGS = {
+  sites: { ...CONNECTION, ...JSON_FLAG },
+  tables: { ...CONNECTION, ...SITE, ...JSON_FLAG },
+  tags: { ...CONNECTION, ...SITE, ...TABLE, ...JSON_FLAG },
+  scan: { ...CONNECTION, ...SITE, ...TABLE, ...READ_POINT, ...FORMAT },
+  diff: { ...CONNECTION, ...SITE, ...TABLE, from: { type: 'string', value: '<tag>' }, to: { type: 'string', value: '<tag>' }, ...FORMAT },
+  proposals: { ...CONNECTION, ...SITE, status: { type: 'string', value: '<status>' }, ...FORMAT },
+  pull: { ...CONNECTION, ...SITE, ...OUT },
+  export: { ...CONNECTION, ...SITE, ...TABLE, ...READ_POINT, ...FORMAT, ...OUT },
+} as const satisfies Record<string, FlagSpecs>;
 
 export const hqUsage = [
   '  tilstand hq sites --hq <dir|s3://…> [--json]                 sites that shipped to HQ: their tables, and how current HQ\'s copy is',
-  '  tilstand hq tables --hq … --site <id>                        their tables',
-  '  tilstand hq tags --hq … --site <id> --table <t>              synced tags',
+  '  tilstand hq tables --hq … --site <id> [--json]               their tables',
+  '  tilstand hq tags --hq … --site <id> --table <t> [--json]     synced tags',
   '  tilstand hq scan --hq … --site <id> --table <t> [--tag|--snapshot|--at] [--format jsonl|csv]',
-  '  tilstand hq diff --hq … --site <id> --table <t> --from <tag> --to <tag>',
+  '  tilstand hq diff --hq … --site <id> --table <t> --from <tag> --to <tag> [--format jsonl|csv]',
   '  tilstand hq proposals --hq … --site <id> [--status <s>] [--format jsonl|csv|text]   rows of approval_inbox, newest first, with each one\'s status (text: a line each, for reading)',
   '  tilstand hq pull --hq … --site <id> --out <warehouse>        copy a site into a local warehouse',
   '  tilstand hq export --hq … --site <id> --table <t> --format parquet|csv --out <file>',
 ];
 
-const SUBS = ['sites', 'tables', 'tags', 'scan', 'diff', 'proposals', 'pull', 'export'] as const;
-type Sub = (typeof SUBS)[number];
+type Sub = keyof typeof HQ_FLAGS;
+const SUBS = Object.keys(HQ_FLAGS) as Sub[];
 
 function site(args: ParsedArgs): string {
   const s = args.required('site');
@@ -111,7 +130,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
     return asked ? EXIT.ok : EXIT.usage;
   }
   return guarded(io, async () => {
-    const args = parseArgs(rest, FLAGS, `hq ${sub}`);
+    const args = parseArgs(rest, HQ_FLAGS[sub as Sub], `hq ${sub}`);
     refuseExtraArguments(args, `hq ${sub}`);
     if (args.help) {
       const w = new LineWriter(io.stdout);
@@ -125,7 +144,11 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
     if (target instanceof DirectoryTarget && !existsSync(target.root)) {
       throw new SyncError('NotFound', `no HQ at ${target.root}: the directory does not exist (check --hq; a site makes it at its first sync)`);
     }
-    const cache = args.string('cache');
+    // A file read as a directory lists nothing: it would pass for an HQ no site has shipped to.
+    if (target instanceof DirectoryTarget && !statSync(target.root).isDirectory()) {
+      throw usageError(`option '--hq': ${target.root} is a file; expected a directory or s3://bucket/prefix?endpoint=…`);
+    }
+    const cache = pathOption(args, 'cache', 'a directory');
     const store = new HqStore(target, cache ? { cacheDir: resolve(cache) } : {});
     const out = new LineWriter(io.stdout);
     try {
@@ -219,6 +242,11 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         case 'pull': {
           const s = site(args);
           const dest = resolve(pathOption(args, 'out', 'a path') ?? args.required('out'));
+          pullDestination(dest, target);
+          // A site HQ has nothing of (a mistyped --site) would "pull" 0 tables and exit 0.
+          if ((await store.tables(s)).length === 0) {
+            throw new SyncError('NotFound', `HQ has no tables of site ${s} (check --site; \`tilstand hq sites\` lists the sites that shipped)`);
+          }
           const bar = progressBar(io.stderr);
           const r = await mirrorSite(target, s, dest, { onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
           await out.line(`pulled site ${s}: ${r.tables.length} tables, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);
@@ -228,6 +256,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           // The options first: a usage error says so before HQ is read.
           const fmt = format(args, ['parquet', 'csv'], undefined);
           const dest = resolve(pathOption(args, 'out', 'a path') ?? args.required('out'));
+          exportDestination(dest);
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
           const t = await store.openTable(site(args), args.required('table'));
           // In the columns of the snapshot read (time travel reads in the snapshot's schema).
@@ -252,6 +281,50 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
       await target.close();
     }
   });
+}
+
+/**
+ * Refuses an export's `--out` that can never be written — a directory, or a file in a directory
+ * that does not exist — before HQ is read, as the usage error it is (else exit 5, naming the
+ * temporary file the export writes first).
+ */
+function exportDestination(dest: string): void {
+  let isDir: boolean | undefined;
+  try {
+    isDir = statSync(dest).isDirectory();
+  } catch {
+    // not there: the usual case
+  }
+  if (isDir) throw usageError(`option '--out': ${dest} is a directory; expected a file path`);
+  const parent = dirname(dest);
+  let parentIsDir = false;
+  try {
+    parentIsDir = statSync(parent).isDirectory();
+  } catch {
+    // missing
+  }
+  if (!parentIsDir) throw usageError(`option '--out': ${parent} is not a directory (the file's directory must exist)`);
+}
+
+/**
+ * Refuses a pull's `--out` that is a file (it must be a warehouse directory, made when missing),
+ * or that is HQ's own directory or lies inside it: the pull would write HQ's files onto
+ * themselves, or add a warehouse of copies to what HQ holds.
+ */
+function pullDestination(dest: string, target: SyncTarget): void {
+  let isDir: boolean | undefined;
+  try {
+    isDir = statSync(dest).isDirectory();
+  } catch {
+    // not there yet: made by the pull
+  }
+  if (isDir === false) throw usageError(`option '--out': ${dest} is a file; expected the directory of a warehouse to pull into`);
+  if (target instanceof DirectoryTarget) {
+    const rel = relative(target.root, dest);
+    if (rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))) {
+      throw usageError(`option '--out': ${dest} is ${rel === '' ? 'the HQ directory itself' : `inside the HQ directory ${target.root}`}; pull into a warehouse outside it`);
+    }
+  }
 }
 
 /**

@@ -275,6 +275,19 @@ export interface ReplayResult {
   alike: number;
 }
 
+/**
+ * How far a `replayDeadLetters` has come, after each slice: `done` of `total` letters gone through
+ * (replayed, failed again, or named and not open), `replayed` and `failed` of them. Without ids
+ * `total` is the open letters at the start plus those that came since: a flood that goes on while
+ * it is replayed is replayed too.
+ */
+export interface ReplayProgress {
+  done: number;
+  total: number;
+  replayed: number;
+  failed: number;
+}
+
 export class Ingestor {
   private readonly o: IngestorOptions;
   private readonly clock: () => number;
@@ -942,19 +955,25 @@ export class Ingestor {
    * open (replayed again: at-least-once, harmless for tables ordered by the stream's seq). The
    * sequencer is not consulted: the event's seq was consumed when it was first refused.
    * `notOpen`: named positions that are no open letter; `alike`: how many were replayed or tried
-   * because they were alike.
+   * because they were alike. `onProgress` is called once per slice, after its commits (a site's
+   * control socket sends the counts with its heartbeats to a waiting `tilstand deadletters replay`).
    */
-  async replayDeadLetters(ids?: readonly bigint[], o: { alike?: boolean; slice?: number } = {}): Promise<ReplayResult> {
+  async replayDeadLetters(
+    ids?: readonly bigint[],
+    o: { alike?: boolean; slice?: number; onProgress?: (p: ReplayProgress) => void } = {},
+  ): Promise<ReplayResult> {
     this.checkRunning();
     const slice = o.slice ?? DEAD_LETTER_SLICE;
     if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`replayDeadLetters: slice: expected an integer ≥ 1, got ${slice}`);
     if (o.alike && !ids) throw new RangeError('replayDeadLetters: alike needs the letters to be like (positions)');
+    if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw new TypeError(`replayDeadLetters: onProgress: expected a function, got ${typeof o.onProgress}`);
     if (ids) {
       let replayed = 0;
       let failed = 0;
       let alike = 0;
+      let done = 0;
       const notOpen: string[] = [];
-      for await (const { part, named } of this.deadLetterSlices(ids, o)) {
+      for await (const { part, named, total } of this.deadLetterSlices(ids, o)) {
         const { letters, notOpen: closed } = this.openLetters(part);
         // An alike letter closed meanwhile (replayed or dismissed by someone else) was not asked for by name.
         notOpen.push(...closed.filter((p) => named.has(p)));
@@ -962,6 +981,8 @@ export class Ingestor {
         const r = this.replayLetters(letters);
         replayed += r.replayed;
         failed += r.failed;
+        done += part.length;
+        o.onProgress?.({ done, total, replayed, failed });
       }
       return { replayed, failed, notOpen, alike };
     }
@@ -972,6 +993,11 @@ export class Ingestor {
       const r = this.replayDeadLetterSlice(after, slice);
       replayed += r.replayed;
       failed += r.failed;
+      // The letters that failed again are still open and behind the cursor; every other open
+      // letter (those that came meanwhile included) is ahead of it: what is left is the open
+      // count less those, and the whole is that plus what was gone through.
+      const done = replayed + failed;
+      o.onProgress?.({ done, total: r.last === null ? done : Math.max(done, replayed + this.openDeadLetters), replayed, failed });
       if (r.last === null) return { replayed, failed, notOpen: [], alike: 0 };
       after = r.last;
       await nextTurn();
@@ -982,10 +1008,10 @@ export class Ingestor {
    * The positions a named replay or dismissal goes through, `slice` (DEAD_LETTER_SLICE) at a time
    * with a turn of the event loop before every slice but the first: `ids` (each once, in order),
    * then with `alike` every other open letter like one of them (`openAlike`). `named`: the slice's
-   * positions that were named, as text (the others are alike). "Every open letter like it" after a
+   * positions that were named, as text (the others are alike); `total`: the positions in all slices. "Every open letter like it" after a
    * module sent garbage for a day is hundreds of thousands.
    */
-  async *deadLetterSlices(ids: readonly bigint[], o: { alike?: boolean; slice?: number } = {}): AsyncGenerator<{ part: bigint[]; named: Set<string> }> {
+  async *deadLetterSlices(ids: readonly bigint[], o: { alike?: boolean; slice?: number } = {}): AsyncGenerator<{ part: bigint[]; named: Set<string>; total: number }> {
     const slice = o.slice ?? DEAD_LETTER_SLICE;
     if (!Number.isSafeInteger(slice) || slice < 1) throw new RangeError(`deadLetterSlices: slice: expected an integer ≥ 1, got ${slice}`);
     const named = [...new Set(ids)];
@@ -994,7 +1020,7 @@ export class Ingestor {
     for (let i = 0; i < all.length; i += slice) {
       if (i > 0) await nextTurn();
       const part = all.slice(i, i + slice);
-      yield { part, named: new Set(part.slice(0, Math.max(0, named.length - i)).map(String)) };
+      yield { part, named: new Set(part.slice(0, Math.max(0, named.length - i)).map(String)), total: all.length };
     }
   }
 

@@ -7,7 +7,9 @@
 //
 // A request may ask for heartbeats: {"id": 1, "op": "…", "heartbeatMs": 1000} (an integer from
 // HEARTBEAT_MS_MIN to HEARTBEAT_MS_MAX). While its handler runs, the site then writes
-// {"id": 1, "working": true, "elapsedMs": …} every heartbeatMs, before the response. A client that
+// {"id": 1, "working": true, "elapsedMs": …} every heartbeatMs, before the response, with
+// "progress": {…} once the handler has reported how far it has come (`ControlWork.progress`: a
+// dead-letter replay's counts, once per slice). A client that
 // asks waits for the answer as long as heartbeats come, and gives up only after a silence: a
 // replay of a whole flood outlasted any fixed deadline and the CLI reported a failure while the
 // site went on and finished it. Heartbeats are timers, so they also stop when the site's event
@@ -28,7 +30,13 @@
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
-export type ControlHandler = (args: Record<string, unknown>) => unknown | Promise<unknown>;
+/** What a handler may tell a client waiting on heartbeats while it works. */
+export interface ControlWork {
+  /** How far the work has come (plain JSON), sent with the heartbeats from then on; the last one counts. */
+  progress(p: Record<string, unknown>): void;
+}
+
+export type ControlHandler = (args: Record<string, unknown>, work: ControlWork) => unknown | Promise<unknown>;
 
 /** 'Disconnected': the site closed the connection before it answered (stopped, crashed). */
 export type ControlErrorKind = 'AlreadyRunning' | 'NotRunning' | 'NotConfigured' | 'UnknownOp' | 'InvalidArgument' | 'Failed' | 'Timeout' | 'Disconnected';
@@ -170,14 +178,21 @@ export class ControlServer {
       return { id, ok: false, error: { kind: 'InvalidArgument', message: `heartbeatMs: expected an integer from ${HEARTBEAT_MS_MIN} to ${HEARTBEAT_MS_MAX} (ms), got ${JSON.stringify(hb)}` } };
     }
     const started = performance.now();
+    // Kept, not sent: a handler reports as often as it likes, the client hears it at the next beat.
+    let progress: Record<string, unknown> | undefined;
+    const work: ControlWork = {
+      progress: (p) => {
+        progress = p;
+      },
+    };
     const beat =
       hb === undefined
         ? undefined
         : setInterval(() => {
-            if (!s.destroyed) s.write(`${JSON.stringify({ id, working: true, elapsedMs: Math.round(performance.now() - started) })}\n`);
+            if (!s.destroyed) s.write(`${JSON.stringify({ id, working: true, elapsedMs: Math.round(performance.now() - started), ...(progress === undefined ? {} : { progress }) })}\n`);
           }, hb);
     try {
-      return { id, ok: true, value: (await h(args)) ?? null };
+      return { id, ok: true, value: (await h(args, work)) ?? null };
     } catch (e) {
       return { id, ok: false, error: errorOf(e) };
     } finally {
@@ -193,8 +208,11 @@ export interface ControlRequestOptions {
    * dead-letter replay of a flood).
    */
   readonly heartbeatMs?: number;
-  /** Called at each heartbeat with the time the site has worked on the request. */
-  readonly onWorking?: (elapsedMs: number) => void;
+  /**
+   * Called at each heartbeat with the time the site has worked on the request and, once its
+   * handler has said, how far it has come (`ControlWork.progress`; an object, else undefined).
+   */
+  readonly onWorking?: (elapsedMs: number, progress: Record<string, unknown> | undefined) => void;
 }
 
 /**
@@ -239,7 +257,7 @@ export function controlRequest(path: string, op: string, args: Record<string, un
       while (!settled && (nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
-        let res: { ok?: boolean; working?: boolean; elapsedMs?: number; value?: unknown; error?: { kind?: string; message?: string } };
+        let res: { ok?: boolean; working?: boolean; elapsedMs?: number; progress?: unknown; value?: unknown; error?: { kind?: string; message?: string } };
         try {
           res = JSON.parse(line) as typeof res;
         } catch {
@@ -249,7 +267,8 @@ export function controlRequest(path: string, op: string, args: Record<string, un
           heard = true;
           clearTimeout(t);
           t = setTimeout(silent, timeoutMs);
-          onWorking?.(typeof res.elapsedMs === 'number' ? res.elapsedMs : 0);
+          const p = res.progress;
+          onWorking?.(typeof res.elapsedMs === 'number' ? res.elapsedMs : 0, p !== null && typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : undefined);
           continue;
         }
         if (res.ok) finish(() => resolve(res.value));

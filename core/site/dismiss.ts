@@ -7,7 +7,7 @@
 //
 // Concurrency: as the Ingestor's (one thread); the PIN check counts wrong PINs in site.db.
 
-import { DEAD_LETTER_SLICE, type Ingestor, type ReplayResult } from '../ingest/ingestor.ts';
+import { DEAD_LETTER_SLICE, type Ingestor, type ReplayProgress, type ReplayResult } from '../ingest/ingestor.ts';
 import { DECIDER_ROLES } from '../inbox/inbox.ts';
 import type { UserStore } from '../inbox/users.ts';
 import { DISMISS_NOTE_MAX } from './api.ts';
@@ -82,9 +82,15 @@ async function dismiss(ingestor: Ingestor, ids: readonly bigint[], by: string, n
  * them, or all) and logs what came of it: replaying writes the state tables, so the site's log says
  * who asked — `by` the signed-in user, or only how (`log.via`, the command line's).
  */
-export async function replayLogged(ingestor: Ingestor, ids: readonly bigint[] | undefined, alike: boolean, log: DismissLog & { by?: string }): Promise<ReplayResult> {
+export async function replayLogged(
+  ingestor: Ingestor,
+  ids: readonly bigint[] | undefined,
+  alike: boolean,
+  log: DismissLog & { by?: string },
+  onProgress?: (p: ReplayProgress) => void,
+): Promise<ReplayResult> {
   if (alike && ids === undefined) throw Object.assign(new Error('alike: name the letters the others are to be like (ids)'), { kind: 'InvalidArgument' });
-  const r = await ingestor.replayDeadLetters(ids, { alike });
+  const r = await ingestor.replayDeadLetters(ids, { alike, ...(onProgress ? { onProgress } : {}) });
   const how = `${log.via}${alike ? ', with the open ones alike' : ids === undefined ? ', every open one' : ''}`;
   log.log(`dead letters: ${r.replayed} replayed, ${r.failed} still failing${log.by === undefined ? '' : `, by ${log.by}`} (${how})`);
   return r;

@@ -9,7 +9,8 @@ import { Catalog, type Table } from '../lsm/index.ts';
 import { DEAD_LETTERS_TABLE_NAME, countOpenDeadLetters } from '../ingest/dead-letters.ts';
 import { Journal } from '../ingest/journal.ts';
 import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
-import { catalogOptions, dataPaths, ingestBudgets, readConfig, type SiteConfig } from './config.ts';
+import { resolveBudgets } from '../ingest/freshness.ts';
+import { catalogOptions, dataPaths, ingestBudgets, readConfig, SITE_TABLES, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
@@ -177,8 +178,13 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const counter = new RowCounter();
   let deadLettersOpen = 0;
-  // Ingest's tables: the inbox's age exists only while a site's agent checks it.
-  const tables: TableState[] = ingestBudgets(config).map((b) => {
+  // Ingest's tables: the inbox's age exists only while a site's agent checks it. Every one the
+  // site's Ingestor keeps, with the budget it would keep (config.json's, else the default), as a
+  // running site lists them: config `tables` may name only some, and the rest (dead_letters and
+  // its open count among them) went missing here.
+  const budgets = resolveBudgets(SITE_TABLES, ingestBudgets(config));
+  const tables: TableState[] = SITE_TABLES.map((name) => {
+    const b = budgets.get(name)!;
     const id = { database: p.database!, table: b.table };
     let snapshotId: number | null = null;
     let rows: number | null = null;

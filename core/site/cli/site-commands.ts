@@ -365,10 +365,10 @@ async function workOnSite(socket: string, op: string, args: Record<string, unkno
   try {
     return await controlRequest(socket, op, args, REPLAY_SILENCE_MS, {
       heartbeatMs: REPLAY_HEARTBEAT_MS,
-      onWorking: (ms) => {
+      onWorking: (ms, progress) => {
         if (ms - said < REPLAY_PROGRESS_EVERY_MS) return;
         said = ms;
-        io.stderr.write(`tilstand: the site is still ${work.doing} (${Math.round(ms / 1000)} s)…\n`);
+        io.stderr.write(`tilstand: the site is still ${work.doing} (${Math.round(ms / 1000)} s${progressText(progress)})…\n`);
       },
     });
   } catch (e) {
@@ -378,6 +378,19 @@ async function workOnSite(socket: string, op: string, args: Record<string, unkno
     }
     throw e;
   }
+}
+
+/**
+ * A replay's counts as its heartbeats carry them (core/ingest `ReplayProgress`): `; 20000 of
+ * 200000 letters, 12 still failing`. Nothing from a site that sends none (an older one, a dismissal).
+ */
+export function progressText(p: Record<string, unknown> | undefined): string {
+  const count = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+  const done = count(p?.done);
+  const total = count(p?.total);
+  if (done === undefined || total === undefined) return '';
+  const failed = count(p?.failed) ?? 0;
+  return `; ${done} of ${total} letters${failed > 0 ? `, ${failed} still failing` : ''}`;
 }
 
 /** `--pin` as a person chose it: one a colleague would try first is refused (inbox users.ts). */

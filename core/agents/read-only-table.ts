@@ -233,8 +233,11 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
         throw new AgentError('InvalidArgument', `getAt: expected a snapshot id from 1 to this handle's ${String(id)}, got ${String(at)}`);
       }
       if (at === id) return handle.get(key);
-      // The earliest snapshot on disk, not tryGet: a Table object that only reads keeps the
-      // snapshots it parsed in memory after they expired (core/lsm snapshot-manager).
+      // EARLIEST decides, not only what the reader finds: core/lsm reads a snapshot expired in this
+      // process as NotFound, but one expired by another process while this Table object held it
+      // parsed (and its plan) can meet a missing data file first, reported as Corruption
+      // (core/lsm DESIGN.md, "Reads"); and a snapshot file a crashed expiration left below EARLIEST
+      // is expired all the same. Reading EARLIEST also tells the snapshot cache.
       if (at < (table.snapshots.earliestId() ?? Infinity)) return null;
       let r: ReturnType<Table['reader']>;
       try {
@@ -304,7 +307,8 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
       // What an earlier handle read stays true: only the commits after it are read.
       const start = known !== undefined && known.to <= id ? known.to : from;
       const out: RowChange[] = start === from ? [] : [...known!.list];
-      // As in getAt: the snapshot files on disk decide, not what this Table object parsed before.
+      // As in getAt, EARLIEST decides (a leftover snapshot file below it too); an expiration
+      // between this look and the read is NotFound from Table.changes, caught below.
       if (start < id && start + 1 < (table.snapshots.earliestId() ?? Infinity)) return undefined;
       try {
         if (start < id) for (const c of table.changes({ from: start, to: id, mode: 'delta' })) {

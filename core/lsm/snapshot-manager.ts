@@ -4,7 +4,12 @@
 // LATEST. The `LATEST` and `EARLIEST` files are hints that may lag: `latestId` trusts LATEST = n
 // only when snapshot-(n+1) does not exist, and otherwise lists the directory. A snapshot file that
 // exists but does not parse is corruption, never "no snapshot".
+//
+// Parsed snapshots are cached by id. Expiration removes snapshot files oldest first, writing
+// EARLIEST before it unlinks them; a cached snapshot below the highest EARLIEST seen in this
+// process (`Floor`) is read from disk again, so an expired one is NotFound as if never cached.
 
+import { resolve } from 'node:path';
 import { corruption, LsmError, notFound } from './errors.ts';
 import type { FileIO } from './file-io.ts';
 import { snapshotFromJson, snapshotToJson, type Snapshot } from './snapshot.ts';
@@ -12,18 +17,66 @@ import type { TablePaths } from './table-paths.ts';
 
 const SNAPSHOT_NAME = /^snapshot-(\d+)$/;
 
+/**
+ * What every SnapshotManager of one table in this process shares, as the pins are (table.ts), so a
+ * reader's cache learns of the writer's expiration and rollback at no cost:
+ * - `id`: below it a cached snapshot is not trusted but read again — the highest EARLIEST any of
+ *   them wrote (expiration writes it before it unlinks) or found. Expiration in another process is
+ *   learnt when this process next asks for the earliest snapshot (`earliestId`, `isRetained`).
+ * - `epoch`: bumped when a rollback here removes retained snapshots (their ids will be used again)
+ *   or writes back a tag's expired snapshot (EARLIEST goes down, so does `id`); each cache is
+ *   dropped at its next use after a bump.
+ */
+interface Floor {
+  id: number;
+  epoch: number;
+}
+/** Floors by resolved table root; one small record per table this process opened. */
+const processFloors = new Map<string, Floor>();
+
 export class SnapshotManager {
   private readonly cache = new Map<number, Snapshot>();
   /** The cache's size at which `remember` next drops what expiration removed (see there). */
   private pruneAt = 64;
+  private readonly floor: Floor;
+  /** The floor's epoch this cache is of. */
+  private epoch: number;
 
   constructor(
     private readonly fileIO: FileIO,
     private readonly paths: TablePaths,
-  ) {}
+  ) {
+    const key = resolve(paths.root);
+    let floor = processFloors.get(key);
+    if (floor === undefined) processFloors.set(key, (floor = { id: 0, epoch: 0 }));
+    this.floor = floor;
+    this.epoch = floor.epoch;
+  }
+
+  /**
+   * A table was just created at this root: whatever this process learnt of a table dropped from
+   * there before no longer holds (its floor would keep every id below it out of the cache).
+   */
+  tableCreated(): void {
+    this.floor.id = 0;
+    this.floor.epoch++;
+  }
+
+  private raiseFloor(id: number): void {
+    if (id > this.floor.id) this.floor.id = id;
+  }
+
+  /** The cache, emptied first when a rollback in this process happened since it was last used. */
+  private current(): Map<number, Snapshot> {
+    if (this.epoch !== this.floor.epoch) {
+      this.cache.clear();
+      this.epoch = this.floor.epoch;
+    }
+    return this.cache;
+  }
 
   exists(id: number): boolean {
-    return this.cache.has(id) || this.fileIO.exists(this.paths.snapshotFile(id));
+    return (id >= this.floor.id && this.current().has(id)) || this.fileIO.exists(this.paths.snapshotFile(id));
   }
 
   /** Every snapshot id on disk, ascending. */
@@ -63,17 +116,26 @@ export class SnapshotManager {
     return true;
   }
 
+  /** The earliest snapshot on disk; raises the floor to it (ids below it are expired or being expired). */
   earliestId(): number | undefined {
     const hint = this.readHint(this.paths.earliestHint);
-    if (hint !== undefined && this.exists(hint)) return hint;
-    const ids = this.listIds();
-    return ids.length === 0 ? undefined : ids[0];
+    let earliest: number | undefined;
+    if (hint !== undefined && this.exists(hint)) earliest = hint;
+    else earliest = this.listIds()[0];
+    if (earliest !== undefined) this.raiseFloor(earliest);
+    return earliest;
   }
 
-  /** Reads snapshot `id`; NotFound when it does not exist (e.g. expired). */
+  /**
+   * Reads snapshot `id`; NotFound when it does not exist (e.g. expired). A cached snapshot is
+   * returned without a look at the disk unless its id is below the floor (see Floor).
+   */
   get(id: number): Snapshot {
-    const cached = this.cache.get(id);
-    if (cached) return cached;
+    const cached = this.current().get(id);
+    if (cached !== undefined) {
+      if (id >= this.floor.id) return cached;
+      this.cache.delete(id); // expired, or about to be: as if never read
+    }
     const path = this.paths.snapshotFile(id);
     const bytes = this.fileIO.readFileIfExists(path);
     if (bytes === undefined) throw notFound(`snapshot ${id} does not exist in ${this.paths.root}`);
@@ -99,9 +161,32 @@ export class SnapshotManager {
     this.pruneAt = Math.max(64, 2 * this.cache.size);
   }
 
+  /**
+   * Whether snapshot `s`, as a reader got it (from this cache, or from a tag), is still on disk with
+   * the same content: false once expiration removed its file, also in another process, or a
+   * rollback gave the id other content. Reads EARLIEST and the file; for error paths only (a read
+   * that found a file of `s` missing asks whether `s` expired under it, table.ts). A snapshot file
+   * that does not parse counts as retained: that is corruption of its own.
+   */
+  isRetained(s: Snapshot): boolean {
+    const earliest = this.earliestId();
+    const bytes = earliest !== undefined && s.id < earliest ? undefined : this.fileIO.readFileIfExists(this.paths.snapshotFile(s.id));
+    let same = false;
+    if (bytes !== undefined) {
+      try {
+        const now = snapshotFromJson(bytes.toString('utf8'), this.paths.snapshotFile(s.id));
+        same = now.baseManifestList === s.baseManifestList && now.deltaManifestList === s.deltaManifestList;
+      } catch {
+        return true;
+      }
+    }
+    if (!same && this.cache.get(s.id) === s) this.cache.delete(s.id);
+    return same;
+  }
+
   /** How many parsed snapshots are cached (tests). */
   cachedCount(): number {
-    return this.cache.size;
+    return this.current().size;
   }
 
   tryGet(id: number): Snapshot | undefined {
@@ -154,9 +239,12 @@ export class SnapshotManager {
     return ok;
   }
 
-  /** Removes a snapshot file (expiration). */
+  /** Removes a snapshot file (expiration, rollback). */
   remove(id: number): void {
-    this.cache.delete(id);
+    // At or above the floor it is a rollback's (expiration writes EARLIEST past what it removes):
+    // the id will be committed again with other content, which no cache here may keep.
+    if (id >= this.floor.id) this.floor.epoch++;
+    this.current().delete(id);
     this.fileIO.remove(this.paths.snapshotFile(id));
   }
 
@@ -171,7 +259,13 @@ export class SnapshotManager {
     this.cache.clear();
   }
 
+  /** Writes EARLIEST (the lock holder); every Table object of the table in this process then reads ids below it from disk. */
   writeEarliestHint(id: number): void {
+    if (id < this.floor.id) {
+      // A rollback wrote back a tag's expired snapshot: ids from it on are live again.
+      this.floor.id = id;
+      this.floor.epoch++;
+    } else this.raiseFloor(id);
     this.fileIO.replaceAtomic(this.paths.earliestHint, Buffer.from(String(id)));
   }
 }

@@ -16,7 +16,7 @@ import { evolveRun, formatOfPath } from './data-file-format.ts';
 import { AppendWriter } from './append-writer.ts';
 import { alterTable, optionsInColumnsOf, type SchemaChange } from './schema-change.ts';
 import { groupByBucket, sortedRuns, type BucketFiles } from './levels.ts';
-import type { DataFileMeta } from './manifest.ts';
+import type { DataFileMeta, ManifestEntry } from './manifest.ts';
 import { ManifestStore } from './manifest-store.ts';
 import { keyComparator } from './merge/merge-function.ts';
 import { partitionPath } from './partition-path.ts';
@@ -31,7 +31,7 @@ import { TagManager, type TagInfo } from './tags.ts';
 import { typeToString } from './types.ts';
 import { TableWriter, type WriterOptions } from './table-writer.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
-import { ChangeFollower, readChanges, type Change, type ChangesOptions, type FollowOptions } from './incremental.ts';
+import { ChangeFollower, readChanges, type Change, type ChangesOptions, type FollowOptions, type SnapshotRef } from './incremental.ts';
 
 export interface TableOpenOptions {
   fileIO?: FileIO;
@@ -152,7 +152,9 @@ export class Table {
     if (!io.createAtomic(paths.schemaFile(0), Buffer.from(schema.serialize()))) {
       throw new LsmError('AlreadyExists', `table ${o.name ?? dir} already exists`, { path: dir });
     }
-    return new Table(dir, schema, o);
+    const table = new Table(dir, schema, o);
+    table.snapshots.tableCreated();
+    return table;
   }
 
   static open(dir: string, o: TableOpenOptions = {}): Table {
@@ -334,7 +336,13 @@ export class Table {
     // A rollback can give a snapshot id new content: the delta list names the content.
     if (idx && idx.delta !== snapshot.deltaManifestList) idx = undefined;
     if (!idx) {
-      const list = groupByBucket(this.manifests.liveFiles(snapshot));
+      let live: ManifestEntry[];
+      try {
+        live = this.manifests.liveFiles(snapshot);
+      } catch (e) {
+        throw this.expiredUnder(e, snapshot);
+      }
+      const list = groupByBucket(live);
       idx = { list, byId: new Map(list.map((b) => [`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, b])), delta: snapshot.deltaManifestList };
       if (this.bucketIndexes.size >= 8) this.bucketIndexes.delete(this.bucketIndexes.keys().next().value as number);
       this.bucketIndexes.set(snapshot.id, idx);
@@ -440,9 +448,79 @@ export class Table {
   // ------------------------------------------------------------------------------------------
   // Changes (incremental.ts): between two points, and followed under a named consumer.
 
-  /** Changes in (from, to] (ids or tag names) as +I/-U/+U/-D rows; mode auto, delta, changelog or diff. */
+  /**
+   * Changes in (from, to] (ids or tag names) as +I/-U/+U/-D rows; mode auto, delta, changelog or
+   * diff. NotFound when a snapshot the read needs has expired, also when it expired in another
+   * process after this Table object had read it (`changesExpired`).
+   */
   changes(o: ChangesOptions): Iterable<Change> {
-    return readChanges(this, o);
+    return this.changesChecked(o);
+  }
+
+  private *changesChecked(o: ChangesOptions): Generator<Change> {
+    try {
+      yield* readChanges(this, o);
+    } catch (e) {
+      throw this.changesExpired(e, o);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Expired under a read. The snapshot cache reads ids below EARLIEST from disk again
+  // (snapshot-manager.ts), so a snapshot expired in this process is NotFound before anything of it
+  // is read. Expiration in another process is learnt when EARLIEST is next read; until then a
+  // cached snapshot may be handed out whose files are gone. A file found missing then is checked
+  // against the disk here, on the error path only: NotFound when the snapshot has expired,
+  // Corruption (the error as it was) when its snapshot or a tag of it is still there.
+
+  /**
+   * `e`, or NotFound when `e` is a corruption met while reading `s` and `s` is retained by nothing
+   * on disk any more: its snapshot file is gone (or holds other content) and no tag holds it.
+   */
+  private expiredUnder(e: unknown, s: Snapshot): unknown {
+    if (!(e instanceof LsmError) || e.kind !== 'Corruption') return e;
+    try {
+      if (this.snapshots.isRetained(s) || this.tags.list().some((t) => t.snapshot.id === s.id && t.snapshot.deltaManifestList === s.deltaManifestList)) return e;
+    } catch {
+      return e; // the look itself failed: report what was met first
+    }
+    return this.expiredError(s.id, e);
+  }
+
+  /** `e`, or NotFound when `e` is a corruption met by `changes(o)` and a snapshot the read needs has expired. */
+  private changesExpired(e: unknown, o: ChangesOptions): unknown {
+    if (!(e instanceof LsmError) || e.kind !== 'Corruption') return e;
+    try {
+      const earliest = this.snapshots.earliestId(); // raises the snapshot cache's floor
+      const from = this.refId(o.from);
+      if (o.mode === 'diff') {
+        // Both states are read: an id whose snapshot is gone (a tag holds its own state).
+        for (const r of [from, o.to === undefined ? undefined : this.refId(o.to)]) {
+          if (r !== undefined && !r.tag && r.id > 0 && !this.snapshots.exists(r.id)) return this.expiredError(r.id, e);
+        }
+      } else if (from !== undefined && (earliest === undefined || from.id + 1 < earliest)) {
+        // Every snapshot of (from, to] is read; expiration takes the oldest first.
+        return this.expiredError(from.id + 1, e);
+      }
+    } catch {
+      return e;
+    }
+    return e;
+  }
+
+  /** The snapshot id a changes() reference names now, and whether a tag names it; undefined when neither. */
+  private refId(ref: SnapshotRef): { id: number; tag: boolean } | undefined {
+    if (typeof ref === 'string' && this.tags.exists(ref)) return { id: this.tags.get(ref).snapshot.id, tag: true };
+    const id = typeof ref === 'number' ? ref : /^\d+$/.test(ref) ? Number(ref) : NaN;
+    return Number.isSafeInteger(id) ? { id, tag: false } : undefined;
+  }
+
+  private expiredError(id: number, e: LsmError): LsmError {
+    // Not the corruption as `cause`: isCorruption walks causes, and nothing here is damaged.
+    return notFound(
+      `snapshot ${id} of ${this.name} has expired (retained: ${this.snapshots.earliestId() ?? 'none'}..${this.snapshots.latestId() ?? 'none'}); ` +
+        `reading it found its files gone (${e.path ?? e.message})`,
+    );
   }
 
   /** A poll-driven follower whose progress is stored in `consumer/consumer-<id>`. */

@@ -33,7 +33,7 @@ export const siteUsage = [
   `  tilstand config reload [--data <dir>]    a running site reads config.json again: ${LIVE_CONFIG_SECTIONS_TEXT} apply at once (also on SIGHUP)`,
   '  tilstand config changes [--data <dir>] [--limit <n>] [--json]',
   '                                           who changed which key from the floor UI (reorder points), newest first',
-  '  tilstand contracts list [--data <dir>]   registered event contracts',
+  '  tilstand contracts list [--data <dir>] [--json]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
   '  tilstand deadletters list [--data <dir>] [--status open|replayed|dismissed] [--limit <n>] [--json]',
   '                                           the open ones first (oldest first), then the closed ones newest first',
@@ -43,7 +43,7 @@ export const siteUsage = [
   '  tilstand deadletters dismiss --id <position>… --user <name> --pin <pin> --note <why> [--alike] [--data <dir>]',
   '                                           close letters no replay can mend (shift lead or admin); kept, never replayed;',
   '                                           --alike: also every other open letter from the same topic with the same reason',
-  '  tilstand users list [--data <dir>]',
+  '  tilstand users list [--data <dir>] [--json]',
   '  tilstand users add --name <name> --role viewer|operator|shift_lead|admin [--pin <pin>] [--password <pw>] [--badge <text>] [--data <dir>]',
   '  tilstand users disable --name <name> [--data <dir>]',
   '  tilstand users enable --name <name> [--data <dir>]   a disabled user may sign in again',
@@ -77,6 +77,56 @@ async function withHelp(argv: string[], specs: FlagSpecs, command: string, io: C
     return undefined;
   }
   refuseExtraArguments(a, command);
+  return a;
+}
+
+const JSON_FLAG: FlagSpecs = { json: { type: 'boolean' } };
+const LIMIT: FlagSpecs = { limit: { type: 'string', value: '<n>' } };
+const PIN: FlagSpecs = { pin: { type: 'string', value: '<pin>' } };
+const ALIKE: FlagSpecs = { alike: { type: 'boolean' } };
+const IDS: FlagSpecs = { id: { type: 'string', multiple: true, value: '<position>' } };
+const NAME: FlagSpecs = { name: { type: 'string', value: '<name>' } };
+const PASSWORD: FlagSpecs = { password: { type: 'string', value: '<pw>' } };
+
+/**
+ * The flags each subcommand of a group takes (its usage line). Only its own: one a sibling takes
+ * (`users list --role admin`, `deadletters replay --note x`, `config check --limit 5`) is refused
+ * naming it (exit 2) rather than ignored, since the person giving it expected it to do something.
+ */
+export const SITE_SUBCOMMAND_FLAGS = {
+  config: { check: { ...DATA, ...JSON_FLAG }, reload: { ...DATA }, changes: { ...DATA, ...LIMIT, ...JSON_FLAG } },
+  contracts: { list: { ...DATA, ...JSON_FLAG }, add: { ...DATA, file: { type: 'string', value: '<contract.json>' } } },
+  deadletters: {
+    list: { ...DATA, status: { type: 'string', value: 'open|replayed|dismissed' }, ...LIMIT, ...JSON_FLAG },
+    replay: { ...DATA, ...IDS, ...ALIKE },
+    dismiss: { ...DATA, ...IDS, user: { type: 'string', value: '<name>' }, ...PIN, note: { type: 'string', value: '<why>' }, ...ALIKE },
+  },
+  users: {
+    list: { ...DATA, ...JSON_FLAG },
+    add: { ...DATA, ...NAME, role: { type: 'string', value: '<role>' }, ...PIN, ...PASSWORD, badge: { type: 'string', value: '<text>' } },
+    disable: { ...DATA, ...NAME },
+    enable: { ...DATA, ...NAME },
+    reset: { ...DATA, ...NAME, ...PIN, ...PASSWORD },
+  },
+  modules: { list: { ...DATA }, password: { ...DATA, module: { type: 'string', value: '<name>' } } },
+} as const satisfies Record<string, Record<string, FlagSpecs>>;
+
+/**
+ * `withHelp` for a group's subcommand, against that subcommand's own flags (SITE_SUBCOMMAND_FLAGS),
+ * named `<group> <sub>` in an unknown option's message. A missing or unknown subcommand is parsed
+ * against all of the group's flags: `--help` still prints the group's usage, and the caller says
+ * which subcommands there are.
+ */
+async function withSubHelp(group: keyof typeof SITE_SUBCOMMAND_FLAGS, sub: string | undefined, argv: string[], io: CliIO): Promise<ParsedArgs | undefined> {
+  const table: Record<string, FlagSpecs> = SITE_SUBCOMMAND_FLAGS[group];
+  const own = sub !== undefined && Object.hasOwn(table, sub) ? table[sub] : undefined;
+  const a = parseArgs(argv, own ?? Object.assign({}, ...Object.values(table)), own ? `${group} ${sub}` : group);
+  if (a.help) {
+    await print(io.stdout, ['usage:', ...usageOf(group)]);
+    return undefined;
+  }
+  // Named as before (`'users': unexpected argument …`): only the unknown option names the subcommand.
+  refuseExtraArguments(a, group);
   return a;
 }
 
@@ -124,7 +174,7 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
  */
 export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   const [sub, rest] = subcommand(argv);
-  const a = await withHelp(rest, { ...DATA, json: { type: 'boolean' }, limit: { type: 'string', value: '<n>' } }, 'config', io);
+  const a = await withSubHelp('config', sub, rest, io);
   if (!a) return EXIT.ok;
   if (sub !== 'check' && sub !== 'reload' && sub !== 'changes') throw new CliError(EXIT.usage, `expected: tilstand config check|reload|changes [--data <dir>], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
   const data = existingDataDir(a.string('data'));
@@ -191,7 +241,7 @@ function configFiles(c: SiteConfig): Array<[string, string]> {
 
 export async function runContracts(argv: string[], io: CliIO): Promise<number> {
   const [sub, rest] = subcommand(argv);
-  const a = await withHelp(rest, { ...DATA, file: { type: 'string', value: '<contract.json>' }, json: { type: 'boolean' } }, 'contracts', io);
+  const a = await withSubHelp('contracts', sub, rest, io);
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
   const socket = await runningSocket(data);
@@ -237,22 +287,7 @@ interface LetterView {
 
 export async function runDeadLetters(argv: string[], io: CliIO): Promise<number> {
   const [sub, rest] = subcommand(argv);
-  const a = await withHelp(
-    rest,
-    {
-      ...DATA,
-      id: { type: 'string', multiple: true, value: '<position>' },
-      status: { type: 'string', value: 'open|replayed|dismissed' },
-      limit: { type: 'string', value: '<n>' },
-      json: { type: 'boolean' },
-      user: { type: 'string', value: '<name>' },
-      pin: { type: 'string', value: '<pin>' },
-      note: { type: 'string', value: '<why>' },
-      alike: { type: 'boolean' },
-    },
-    'deadletters',
-    io,
-  );
+  const a = await withSubHelp('deadletters', sub, rest, io);
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
   const socket = await runningSocket(data);
@@ -401,12 +436,7 @@ function refuseGuessablePin(pin: string | undefined): void {
 
 export async function runUsers(argv: string[], io: CliIO): Promise<number> {
   const [sub, rest] = subcommand(argv);
-  const a = await withHelp(
-    rest,
-    { ...DATA, name: { type: 'string', value: '<name>' }, role: { type: 'string', value: '<role>' }, pin: { type: 'string', value: '<pin>' }, password: { type: 'string', value: '<pw>' }, badge: { type: 'string', value: '<text>' }, json: { type: 'boolean' } },
-    'users',
-    io,
-  );
+  const a = await withSubHelp('users', sub, rest, io);
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
   const db = openSiteDb(dataPaths(data).siteDb);
@@ -480,7 +510,7 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
  */
 export async function runModules(argv: string[], io: CliIO): Promise<number> {
   const [sub, rest] = subcommand(argv);
-  const a = await withHelp(rest, { ...DATA, module: { type: 'string', value: '<name>' } }, 'modules', io);
+  const a = await withSubHelp('modules', sub, rest, io);
   if (!a) return EXIT.ok;
   if (sub !== 'list' && sub !== 'password') throw new CliError(EXIT.usage, `expected 'tilstand modules list|password', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
   const data = existingDataDir(a.string('data'));
@@ -574,7 +604,7 @@ const SYNC_NOW_TIMEOUT_MS = 30 * 60_000;
 export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'now') return runSync(argv, io);
-  const a = parseArgs(rest, SYNC_FLAGS, 'sync now');
+  const a = parseArgs(rest, SYNC_FLAGS['sync now'], 'sync now');
   if (a.help) return runSync(['help'], io);
   refuseExtraArguments(a, 'sync now');
   const rounds = maxRounds(a.string('max-rounds'));

@@ -12,7 +12,7 @@
 // starts on the same port and the browser continues at the sign-in screen.
 
 import { createRequire } from 'node:module';
-import { EXIT, parseArgs, type FlagSpecs } from '../../lsm/cli/args.ts';
+import { EXIT, parseArgs, usageError, type FlagSpecs } from '../../lsm/cli/args.ts';
 import { dataPaths } from '../config.ts';
 import { FirstRunBackend, isInitialized } from '../first-run.ts';
 import { SiteHttpServer } from '../http-server.ts';
@@ -38,7 +38,7 @@ export const START_FLAGS: FlagSpecs = {
 };
 
 export const startUsage = [
-  '  tilstand start [--data <dir>] [--demo] [--headless] [--mqtt-port <n>] [--http-port <n>] [--hq <dir or s3 URL>]',
+  '  tilstand start [--data <dir>] [--demo [--demo-seed <n>] [--demo-step-ms <ms>]] [--headless] [--mqtt-port <n>] [--http-port <n>] [--hq <dir or s3 URL>]',
   '                                           run the site and its UI until Ctrl-C (--demo: a demo site with simulated',
   '                                           modules; port 0 = any free port; a new directory without --demo serves',
   '                                           the first-run screen; --no-agent-timer: the agent runs only on demand;',
@@ -88,6 +88,10 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
   refuseExtraArguments(a, 'start');
   const data = dataDir(a.string('data'));
   const demo = a.boolean('demo');
+  // The seed and pace of the simulated modules, which only --demo runs: without it they were taken and ignored.
+  for (const f of ['demo-seed', 'demo-step-ms']) {
+    if (a.has(f) && !demo) throw usageError(`option '--${f}' sets the simulated modules of a demo site: give --demo with it, or leave it out`);
+  }
   const mqttPort = port(a.string('mqtt-port'), 'mqtt-port');
   let httpPort = port(a.string('http-port'), 'http-port');
   const seed = positiveInt(a.string('demo-seed'), 'demo-seed');

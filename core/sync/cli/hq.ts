@@ -1,7 +1,8 @@
 // `tilstand hq …`: HQ's commands over what sites shipped (a directory or an S3 prefix, `--hq`).
 //   sites | tables --site | tags --site --table | scan --site --table [--tag|--snapshot|--at]
 //   [--format jsonl|csv] | diff --site --table --from <tag> --to <tag> | proposals --site
-//   [--status] | pull --site --out <warehouse> | export --site --table --format parquet|csv --out
+//   [--status] | pull --site --out <warehouse> | export --site --table [--tag|--snapshot|--at]
+//   --format parquet|csv --out
 // S3 credentials: TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY or --access-key/--secret-key.
 // Each command takes its own flags (HQ_FLAGS) and refuses the others' with exit 2.
 
@@ -65,7 +66,7 @@ export const hqUsage = [
   '  tilstand hq diff --hq … --site <id> --table <t> --from <tag> --to <tag> [--format jsonl|csv]',
   '  tilstand hq proposals --hq … --site <id> [--status <s>] [--format jsonl|csv|text]   rows of approval_inbox, newest first, with each one\'s status (text: a line each, for reading)',
   '  tilstand hq pull --hq … --site <id> --out <warehouse>        copy a site into a local warehouse',
-  '  tilstand hq export --hq … --site <id> --table <t> --format parquet|csv --out <file>',
+  '  tilstand hq export --hq … --site <id> --table <t> [--tag|--snapshot|--at] --format parquet|csv --out <file>',
 ];
 
 type Sub = keyof typeof HQ_FLAGS;

@@ -1,4 +1,5 @@
-// `tilstand sync status|now --data <dir> [--hq …] [--json]` and `tilstand restore`.
+// `tilstand sync status|now --data <dir> [--hq …] [--json]` and `tilstand restore`; each takes only
+// its own flags (SYNC_FLAGS) and refuses the others' with exit 2.
 //   sync status  the outbox as it stands (works while the site runs: its own read-only connection)
 //   sync now     plans and runs until nothing is due (bounded), with the site's configured target
 //                (else the directory target the outbox last sent to, given with `start --hq`);
@@ -32,17 +33,26 @@ function lastTarget(data: string): string | undefined {
   }
 }
 
-/** The flags of `sync` and `restore` (core/site's `sync now` on a running site parses the same). */
-export const SYNC_FLAGS: FlagSpecs = {
-  data: { type: 'string', value: '<dir>' },
+// Where HQ is and how it is reached (the credentials only matter to an S3 target).
+const HQ: FlagSpecs = {
   hq: { type: 'string', value: '<dir|s3://…>' },
-  site: { type: 'string', value: '<id>' },
   'access-key': { type: 'string', value: '<key>' },
   'secret-key': { type: 'string', value: '<secret>' },
-  json: { type: 'boolean' },
-  force: { type: 'boolean' },
-  'max-rounds': { type: 'string', value: '<n>' },
 };
+const DATA: FlagSpecs = { data: { type: 'string', value: '<dir>' } };
+const JSON_FLAG: FlagSpecs = { json: { type: 'boolean' } };
+
+/**
+ * The flags each command takes. Only its own: one another command takes (`sync status
+ * --max-rounds 3`, `sync now --force`, `restore --max-rounds 2`) is refused naming it (exit 2)
+ * rather than ignored, since the person giving it expected it to do something. core/site's `sync
+ * now` on a running site parses `now`'s.
+ */
+export const SYNC_FLAGS = {
+  'sync status': { ...DATA, ...JSON_FLAG },
+  'sync now': { ...DATA, ...HQ, ...JSON_FLAG, 'max-rounds': { type: 'string', value: '<n>' } },
+  restore: { ...DATA, ...HQ, site: { type: 'string', value: '<id>' }, ...JSON_FLAG, force: { type: 'boolean' } },
+} as const satisfies Record<string, FlagSpecs>;
 
 export const syncUsage = [
   '  tilstand sync status --data <dir> [--json]                   outbox progress and health',
@@ -93,7 +103,7 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     return EXIT.usage;
   }
   return guarded(io, async () => {
-    const args = parseArgs(rest, SYNC_FLAGS, `sync ${sub}`);
+    const args = parseArgs(rest, SYNC_FLAGS[`sync ${sub}`], `sync ${sub}`);
     // `--help` anywhere asks for the usage: it does not run the command (as `tilstand table` and `hq`).
     if (args.help) return printUsage(io, `sync ${sub}`);
     refuseExtraArguments(args, `sync ${sub}`);
@@ -159,7 +169,7 @@ async function printUsage(io: CliIO, command: string): Promise<number> {
 /** These commands take options only: a stray word (`sync status site-2`) is refused, as `tilstand table` does, not ignored. */
 export async function runRestore(argv: readonly string[], io: CliIO): Promise<number> {
   return guarded(io, async () => {
-    const args = parseArgs(argv, SYNC_FLAGS, 'restore');
+    const args = parseArgs(argv, SYNC_FLAGS.restore, 'restore');
     // Asked for help, it prints the usage: it does not rebuild the data directory it was given.
     if (args.help) return printUsage(io, 'restore');
     refuseExtraArguments(args, 'restore');

@@ -27,16 +27,17 @@
 // every later snapshot). The last step of the unit deletes the tag. Hold tags are never shipped;
 // one whose unit is no longer pending (crash, superseded) is deleted at the next plan.
 
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync, type ReadStream } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { join, sep } from 'node:path';
 import { pipeline } from 'node:stream';
 import type Database from 'better-sqlite3';
 import { Catalog, LsmError, type Snapshot, type Table, type TableOpenOptions } from '../lsm/index.ts';
 import { snapshotFromJson, snapshotToJson, tagFromJson, type Tag } from '../lsm/snapshot.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { isSyncError, SyncError } from './errors.ts';
-import { contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
+import { checkKey, contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
 import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
 import { PHASE, referencedFiles } from './plan.ts';
 import { createScheduledTags, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
@@ -215,6 +216,8 @@ export class SyncEngine {
   private readonly settledTags = new Map<string, Map<string, string>>();
   /** The site's tables as the last round opened them (`openTables`). */
   private tables = new Map<string, Table>();
+  /** Contract keys the target refused when sent (`planContracts` leaves them out), with its error. */
+  private readonly refusedKeys = new Map<string, string>();
   /** Where the walk through the record of what HQ holds goes on (`pruneAtHq`); '' = from its start. */
   private atHqCursor = '';
 
@@ -460,13 +463,16 @@ export class SyncEngine {
               { unit, table_name: name, phase: PHASE.prune, op: 'prune', body: id, key: `${prefix}snapshot/`, priority },
               { unit, table_name: name, phase: PHASE.release, op: 'release', body: Buffer.from(hold), priority },
             );
-            add(unit, rows);
-            // Only the latest matters at HQ: an older snapshot still on its way is superseded.
-            for (const old of pending) {
-              if (old === unit) continue;
-              this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
-              this.log(`sync: ${old} superseded by snapshot ${latest.id}`);
-            }
+            // Only the latest matters at HQ: an older snapshot still on its way is superseded, in
+            // the transaction that plans the new one. A crash between the two left both pending, and
+            // nothing cancels the older one later (the latest's unit exists): its pointer, retried
+            // after the newer one's, wrote HQ's hints back to it and pruned the newer snapshot.
+            const superseded = pending.filter((old) => old !== unit);
+            this.outbox.db.transaction(() => {
+              for (const old of superseded) this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
+              add(unit, rows);
+            })();
+            for (const old of superseded) this.log(`sync: ${old} superseded by snapshot ${latest.id}`);
           }
         }
       } catch (e) {
@@ -494,28 +500,9 @@ export class SyncEngine {
         this.log(`sync: releasing the hold tags of ${name} failed: ${errorText(e)}`);
       }
     }
+    this.planContracts(now, add, failed);
     this.notePlanFailures(failed, now);
 
-    // contracts/: small files that may change in place; sent as pointers when their bytes change.
-    const contractsDir = join(this.o.dataDir, 'contracts');
-    if (existsSync(contractsDir)) {
-      const rows: NewRow[] = [];
-      const unit = `contracts:${now}`;
-      for (const path of walkFiles(contractsDir)) {
-        const rel = relative(contractsDir, path).split(sep).join('/');
-        const body = readFileSync(path);
-        const h = hashBytes(body);
-        const key = contractsPrefix(this.o.site) + rel;
-        if (this.outbox.lastShaForKey(key) === h.sha256) continue;
-        rows.push({ unit, phase: PHASE.pointer, op: 'pointer', body, key, size: h.size, sha256: h.sha256, md5: h.md5, priority: PRIORITY.contracts });
-      }
-      if (rows.length > 0) {
-        // An older version still waiting (a failed send's retry) would land after this one and
-        // stay at HQ: planning compares the site's file with the newest row alone.
-        for (const r of rows) this.outbox.cancelKey(r.key!, `superseded by a newer version planned at ${now}`);
-        add(unit, rows);
-      }
-    }
     const keepMs = this.o.outboxKeepMs ?? DEFAULT_OUTBOX_KEEP_MS;
     if (now - this.compactedAtMs >= keepMs / 10 || now < this.compactedAtMs) {
       this.compactedAtMs = now;
@@ -524,6 +511,57 @@ export class SyncEngine {
     this.pruneAtHq();
     for (const t of tables.values()) t.cache.clear();
     return result;
+  }
+
+  /**
+   * contracts/: small files that may change in place, sent as pointers when their bytes change,
+   * each on its own (a batch's steps do not wait for one another). A file that cannot go — a name
+   * HQ's keys refuse (a backslash or a control character: an archive unpacked from another system,
+   * an operator's copy), a name that is not UTF-8, a file that cannot be read — is left out and
+   * added to `failed` under `contracts/<path>`: the others go, and status() names it. Planned, it
+   * cancelled the whole batch at its first step, every round, with nothing but a log line to say why.
+   */
+  private planContracts(now: number, add: (unit: string, rows: NewRow[]) => void, failed: Map<string, string>): void {
+    const dir = join(this.o.dataDir, 'contracts');
+    if (!existsSync(dir)) return;
+    const was = planFailures(this.outbox);
+    const fail = (what: string, error: string) => {
+      failed.set(what, error);
+      // Once, not every round: the line would bury the log's other errors.
+      if (was[what]?.error !== error) this.log(`sync: ${what} is not sent to HQ: ${error}`);
+    };
+    const rows: NewRow[] = [];
+    const unit = `contracts:${now}`;
+    for (const f of contractFiles(dir)) {
+      const what = `contracts/${printable(f.rel)}`;
+      if (f.problem !== undefined) {
+        fail(what, f.problem);
+        continue;
+      }
+      const key = contractsPrefix(this.o.site) + f.rel;
+      const refused = this.refusedKeys.get(key) ?? keyRefusal(key);
+      if (refused !== undefined) {
+        fail(what, `${refused} (rename the file; the other contracts go)`);
+        continue;
+      }
+      let body: Buffer;
+      try {
+        body = readFileSync(f.path);
+      } catch (e) {
+        // Removed since the listing: nothing to send.
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') fail(what, `cannot be read: ${errorText(e)}`);
+        continue;
+      }
+      const h = hashBytes(body);
+      if (this.outbox.lastShaForKey(key) === h.sha256) continue;
+      rows.push({ unit, phase: PHASE.pointer, op: 'pointer', body, key, size: h.size, sha256: h.sha256, md5: h.md5, priority: PRIORITY.contracts });
+    }
+    if (rows.length > 0) {
+      // An older version still waiting (a failed send's retry) would land after this one and
+      // stay at HQ: planning compares the site's file with the newest row alone.
+      for (const r of rows) this.outbox.cancelKey(r.key!, `superseded by a newer version planned at ${now}`);
+      add(unit, rows);
+    }
   }
 
   /**
@@ -553,15 +591,17 @@ export class SyncEngine {
   }
 
   /**
-   * Keeps the tables whose planning failed this round in `sync_state` (`planFailures`), each with
-   * when it began failing, for statusOf(): no step of such a table exists, so the outbox's steps
-   * alone would say healthy with no error while the table never reaches HQ. Cleared per table by
-   * the first round that plans it.
+   * Keeps the tables whose planning failed this round, and the contract files left out
+   * (`contracts/<path>`, planContracts), in `sync_state` (`planFailures`), each with when it began
+   * failing, for statusOf(): no step of such a table or file exists, so the outbox's steps alone
+   * would say healthy with no error while it never reaches HQ. Cleared per entry by the first
+   * round that plans it.
    */
   private notePlanFailures(failed: ReadonlyMap<string, string>, nowMs: number): void {
     const was = planFailures(this.outbox);
     const now: Record<string, PlanFailure> = {};
-    for (const [table, error] of failed) now[table] = { sinceMs: was[table]?.sinceMs ?? nowMs, error };
+    // Not later than now: a failure noted by a clock that was fast must still stall health.
+    for (const [table, error] of failed) now[table] = { sinceMs: Math.min(was[table]?.sinceMs ?? nowMs, nowMs), error };
     this.outbox.setState(PLAN_FAILURES, failed.size > 0 ? JSON.stringify(now) : null);
   }
 
@@ -608,8 +648,10 @@ export class SyncEngine {
   async runOnce(): Promise<RunResult> {
     const r: RunResult = { done: 0, failed: 0, sentBytes: 0, skipped: 0 };
     const tried = new Set<number>();
-    // After the clock stepped back, retries planned by the old clock would wait out the step too.
+    // After the clock stepped back, retries planned by the old clock would wait out the step too,
+    // and health would read the old clock's times as progress still to come.
     this.outbox.clampRetries(this.clock() + this.maxBackoffMs());
+    this.outbox.clampFuture(this.clock());
     for (;;) {
       const row = this.outbox.next(this.clock());
       if (!row || tried.has(row.id)) break;
@@ -624,6 +666,14 @@ export class SyncEngine {
         this.current = null;
         if (isSyncError(e, 'InvalidArgument') || isSyncError(e, 'Forbidden')) {
           // Never retried: a bad key or a key outside the prefix is a bug, not weather.
+          if (row.unit.startsWith('contracts:') && row.key !== null) {
+            // A contract goes alone: the batch's other files are not held back by it, and planning
+            // leaves this key out and reports it (planContracts) instead of planning it each round.
+            this.refusedKeys.set(row.key, errorText(e));
+            this.outbox.cancelKey(row.key, errorText(e));
+            this.log(`sync: ${row.key} cancelled: ${errorText(e)}`);
+            continue;
+          }
           this.outbox.cancelUnit(row.unit, errorText(e));
           this.log(`sync: ${row.unit} cancelled: ${errorText(e)}`);
           continue;
@@ -923,22 +973,67 @@ function splitUnit(unit: string): [string, string | undefined, string | undefine
   return [unit.slice(0, a), unit.slice(a + 1, b), unit.slice(b + 1)];
 }
 
-function walkFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const d of readdirSync(dir, { withFileTypes: true })) {
-    if (d.name.startsWith('.')) continue;
-    const p = join(dir, d.name);
-    if (d.isDirectory()) out.push(...walkFiles(p));
-    else if (d.isFile()) out.push(p);
-  }
-  return out.sort();
+interface ContractFile {
+  /** '/'-separated, relative to contracts/. */
+  rel: string;
+  /** Bytes: a name that is not UTF-8 is reached by its own bytes. */
+  path: Buffer;
+  /** Why it cannot be sent (planContracts reports it). */
+  problem?: string;
 }
 
-/** `sync_state` key of the tables whose last planning failed (`notePlanFailures`). */
+const SEP = Buffer.from(sep);
+
+/**
+ * The files under contracts/ (dot names left out), sorted by path. Walked by the names' bytes: a
+ * name that is not UTF-8 (an archive from a Windows PC) came back from a string listing with U+FFFD
+ * in it, a path no read could open (ENOENT), and that failed the whole planning round. A folder
+ * that cannot be listed is one problem, not the walk's end.
+ */
+function contractFiles(dir: string): ContractFile[] {
+  const out: ContractFile[] = [];
+  const walk = (path: Buffer, rel: string): void => {
+    let entries: Array<{ name: Buffer; isDirectory(): boolean; isFile(): boolean }>;
+    try {
+      entries = readdirSync(path, { withFileTypes: true, encoding: 'buffer' });
+    } catch (e) {
+      out.push({ rel: rel === '' ? '' : `${rel}/`, path, problem: `cannot be listed: ${errorText(e)}` });
+      return;
+    }
+    for (const d of entries) {
+      if (d.name[0] === 0x2e) continue; // '.'
+      const name = d.name.toString('utf8');
+      const r = rel === '' ? name : `${rel}/${name}`;
+      const p = Buffer.concat([path, SEP, d.name]);
+      if (!isUtf8(d.name)) {
+        if (d.isDirectory() || d.isFile()) out.push({ rel: r, path: p, problem: 'its name is not UTF-8 (rename it; the other contracts go)' });
+      } else if (d.isDirectory()) walk(p, r);
+      else if (d.isFile()) out.push({ rel: r, path: p });
+    }
+  };
+  walk(Buffer.from(dir), '');
+  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+}
+
+/** Why checkKey refuses `key`, or undefined. */
+function keyRefusal(key: string): string | undefined {
+  try {
+    checkKey(key);
+    return undefined;
+  } catch (e) {
+    if (isSyncError(e)) return e.message;
+    throw e;
+  }
+}
+
+/** A site path fit for a message: control characters and backslashes escaped, as checkKey prints keys. */
+const printable = (s: string): string => JSON.stringify(s).slice(1, -1);
+
+/** `sync_state` key of the tables and contract files whose last planning failed (`notePlanFailures`). */
 const PLAN_FAILURES = 'planFailures';
 
 interface PlanFailure {
-  /** When the table's planning began failing (the first round of the run that still fails). */
+  /** When the table's (or contract file's) planning began failing (the first round of the run that still fails). */
   sinceMs: number;
   error: string;
 }
@@ -979,7 +1074,8 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   // whatever the other tables move meanwhile.
   const failing = Object.entries(planFailures(outbox)).sort(([, a], [, b]) => a.sinceMs - b.sinceMs);
   const failingSinceMs = failing.length === 0 ? null : failing[0]![1].sinceMs;
-  const planError = failing.length === 0 ? null : `planning ${failing.map(([table, f]) => `${table}: ${f.error}`).join('; ')}`;
+  // A table's entry is its name; a contract file's (planContracts) `contracts/<path>`: no table name has a '/'.
+  const planError = failing.length === 0 ? null : failing.map(([what, f]) => `${what.startsWith('contracts/') ? 'not sent' : 'planning'} ${what}: ${f.error}`).join('; ');
   return {
     online: online ?? (lastSuccessMs !== null && lastSuccessMs >= Number(lastError ?? 0)),
     pendingItems: t.pendingItems,
@@ -992,6 +1088,7 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     // Stalled = something has waited a whole window and nothing moved in it: not at once when a
     // step is planned after a quiet hour, nor at the first failure of a line that just went down.
     healthy: (t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs) && (failingSinceMs === null || nowMs - failingSinceMs < windowMs),
-    lastError: planError ?? t.lastError,
+    // Both: a file or table left out of planning must not hide why the planned steps wait (HQ down).
+    lastError: planError === null ? t.lastError : t.lastError === null ? planError : `${planError}; ${t.lastError}`,
   };
 }

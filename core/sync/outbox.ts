@@ -162,6 +162,26 @@ export class Outbox {
     return this.db.prepare(`UPDATE sync_outbox SET next_attempt_ms = ? WHERE state = 'pending' AND next_attempt_ms > ?`).run(latestMs, latestMs).changes;
   }
 
+  /**
+   * Brings every time the outbox holds from after `nowMs` back to `nowMs`: steps created or
+   * finished, and `lastSuccessMs`/`lastErrorMs`. They come from a clock that stepped back (a PC
+   * that booted with a clock hours fast, then NTP), and health reads them against now: a step
+   * finished "in the future" counted as progress within the window, and a step waiting since then
+   * as waiting for no time, so health said healthy for the length of the step whatever moved.
+   * Returns the rows moved.
+   */
+  clampFuture(nowMs: number): number {
+    return this.db.transaction(() => {
+      let n = this.db.prepare(`UPDATE sync_outbox SET created_ms = ? WHERE created_ms > ?`).run(nowMs, nowMs).changes;
+      n += this.db.prepare(`UPDATE sync_outbox SET done_ms = ? WHERE state = 'done' AND done_ms > ?`).run(nowMs, nowMs).changes;
+      for (const k of ['lastSuccessMs', 'lastErrorMs']) {
+        const v = this.getState(k);
+        if (v !== undefined && Number(v) > nowMs) this.setState(k, String(nowMs));
+      }
+      return n;
+    })();
+  }
+
   /** Earliest time a pending step becomes due (for the loop's sleep), or undefined. */
   nextDueMs(): number | undefined {
     const r = this.db.prepare(`SELECT MIN(next_attempt_ms) AS t FROM sync_outbox WHERE state = 'pending'`).get() as { t: number | null };
@@ -297,7 +317,8 @@ export class Outbox {
 
   totals(nowMs: number, windowMs: number): { pendingItems: number; pendingBytes: number; oldestCreatedMs: number | null; recentBytes: number; recentItems: number; lastError: string | null } {
     const p = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS b, MIN(created_ms) AS t FROM sync_outbox WHERE state = 'pending'`).get() as { n: number; b: number; t: number | null };
-    const r = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(sent_bytes), 0) AS b FROM sync_outbox WHERE state = 'done' AND done_ms >= ?`).get(nowMs - windowMs) as { n: number; b: number };
+    // Not after now: a step finished by a clock that was fast is no progress now (`clampFuture`).
+    const r = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(sent_bytes), 0) AS b FROM sync_outbox WHERE state = 'done' AND done_ms >= ? AND done_ms <= ?`).get(nowMs - windowMs, nowMs) as { n: number; b: number };
     const e = this.db.prepare(`SELECT last_error FROM sync_outbox WHERE state = 'pending' AND last_error IS NOT NULL ORDER BY next_attempt_ms DESC LIMIT 1`).get() as { last_error: string } | undefined;
     return { pendingItems: p.n, pendingBytes: p.b, oldestCreatedMs: p.t, recentBytes: r.b, recentItems: r.n, lastError: e?.last_error ?? null };
   }
@@ -316,7 +337,8 @@ export class Outbox {
    * the unit and its pointer's key and returns the step that takes the pointer off HQ (the engine
    * does so for run tags the site expired), added in the same transaction that forgets the unit,
    * so a crash never forgets the one without the other. Finished `untag:` units go whole.
-   * Returns the rows deleted.
+   * Contract steps that ended before `beforeMs` go when cancelled, or done and replaced by a newer
+   * done step of their key. Returns the rows deleted.
    */
   compact(beforeMs: number, live: (unit: string) => boolean, nowMs: number, removal?: (unit: string, pointerKey: string) => NewRow | undefined): number {
     const ended = this.db
@@ -339,6 +361,16 @@ export class Outbox {
         deleted += whole.run(u.unit).changes;
         if (step) this.add([step], nowMs);
       }
+      // Contracts: a step cancelled (superseded, or refused — an engine before planContracts
+      // planned and cancelled a whole batch every round behind one refused name) and a finished
+      // step a newer finished one of its key replaced. `lastShaForKey` reads the newest step not
+      // cancelled, which stays.
+      deleted += this.db
+        .prepare(
+          `DELETE FROM sync_outbox WHERE unit >= 'contracts:' AND unit < 'contracts;' AND COALESCE(done_ms, created_ms) < ?
+             AND (state = 'cancelled' OR (state = 'done' AND EXISTS (SELECT 1 FROM sync_outbox n WHERE n.key = sync_outbox.key AND n.state = 'done' AND n.id > sync_outbox.id)))`,
+        )
+        .run(beforeMs).changes;
     })();
     return deleted;
   }

@@ -12,6 +12,8 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { Catalog } from '../lsm/index.ts';
+import { WriterLock } from '../lsm/writer-lock.ts';
+import { SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { mirrorSite, type MirrorProgress } from './hq/mirror.ts';
 import { siteDatabase } from './names.ts';
@@ -79,7 +81,27 @@ export function readRestoreNote(dataDir: string): RestoreNote | undefined {
   return fs.existsSync(p) ? (JSON.parse(fs.readFileSync(p, 'utf8')) as RestoreNote) : undefined;
 }
 
+/**
+ * Rebuilds the site's warehouse and contracts/ from HQ. Holds the data directory's sender lock
+ * (`sync.lock`, engine.ts) throughout: a site that syncs from the directory, or a `sync now`, holds
+ * it, and a restore under it (`--force`) deleted the tables that sender was reading and shipping,
+ * and replaced what its outbox says HQ has. Either fails with Conflict naming the other process.
+ */
 export async function restoreSite(o: RestoreOptions): Promise<RestoreNote> {
+  fs.mkdirSync(o.dataDir, { recursive: true });
+  const lock = WriterLock.acquire(
+    join(o.dataDir, SYNC_LOCK_FILE),
+    `the data directory ${o.dataDir}`,
+    'a restore replaces the tables a syncing site reads: stop the site (or its `tilstand sync now`) first',
+  );
+  try {
+    return await restoreLocked(o);
+  } finally {
+    lock.release();
+  }
+}
+
+async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   const warehouse = join(o.dataDir, 'warehouse');
   const catalog = new Catalog(warehouse);
   const db = siteDatabase(o.site);

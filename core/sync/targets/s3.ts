@@ -26,9 +26,16 @@ export interface S3TargetOptions extends TargetScope {
   region?: string;
   accessKeyId: string;
   secretAccessKey: string;
-  /** Milliseconds before a request is abandoned (default 60 s). */
+  /**
+   * Milliseconds a request may go without a byte sent or received (and a connection may take to
+   * open) before it is abandoned as a Transport error and retried (default 60 s). Idle time, not
+   * the whole request: an upload of a large file at a capped bandwidth keeps going.
+   */
   requestTimeoutMs?: number;
 }
+
+/** `requestTimeoutMs` when not given. */
+export const DEFAULT_S3_REQUEST_TIMEOUT_MS = 60_000;
 
 function statusOf(e: unknown): number | undefined {
   return (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
@@ -80,7 +87,13 @@ export class S3Target implements SyncTarget {
       responseChecksumValidation: 'WHEN_REQUIRED',
     };
     if (o.endpoint) config.endpoint = o.endpoint;
-    if (o.requestTimeoutMs) config.requestHandler = { requestTimeout: o.requestTimeoutMs } as S3ClientConfig['requestHandler'];
+    // The SDK's `requestTimeout` only logs a warning when exceeded (it abandons nothing), and by
+    // default it waits for ever: a server that accepts and never answers, or a connection the
+    // line dropped silently, held a step — and the sync loop, and the site's stop — for good.
+    // The socket's idle timeout abandons it.
+    const timeout = o.requestTimeoutMs ?? DEFAULT_S3_REQUEST_TIMEOUT_MS;
+    if (!Number.isFinite(timeout) || timeout <= 0) throw new SyncError('InvalidArgument', `requestTimeoutMs: expected a positive number of milliseconds, got ${timeout}`);
+    config.requestHandler = { connectionTimeout: timeout, socketTimeout: timeout } as S3ClientConfig['requestHandler'];
     this.client = new this.sdk.S3Client(config);
   }
 

@@ -51,7 +51,7 @@ describe('--help', () => {
     const r = await runCli((argv, io) => runRestore(argv, io), ['--data', data, '--hq', hq, '--site', '7', '--help']);
     // Was exit 1 "HQ … has no tables for site 7", with <data>/warehouse made: the restore ran.
     expect([r.code, r.err]).toEqual([0, '']);
-    expect(r.out).toBe('usage:\n  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force]   rebuild a site from HQ\n');
+    expect(r.out).toBe('usage:\n  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force] [--json]   rebuild a site from HQ\n');
     expect(existsSync(data)).toBe(false);
     const bare = await runCli((argv, io) => runRestore(argv, io), ['--help']);
     expect([bare.code, bare.err]).toEqual([0, '']); // was 2: "option '--data' <dir> is required"

@@ -58,7 +58,7 @@ export const syncUsage = [
   '  tilstand sync status --data <dir> [--json]                   outbox progress and health',
   '  tilstand sync now --data <dir> [--hq <dir|s3://…>] [--json] [--max-rounds <n>]',
   '                                           ship to HQ now (a running site is asked to)',
-  '  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force]   rebuild a site from HQ',
+  '  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force] [--json]   rebuild a site from HQ',
 ];
 
 /** `--max-rounds`: a positive integer, default 5. */

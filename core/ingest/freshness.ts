@@ -3,12 +3,18 @@
 //
 // Rule (per table):
 //   pending   events written to the table's writer but not yet committed (not visible);
-//   ageMs     now − receivedAt of the oldest pending event (0 when nothing is pending);
-//   due       pending > 0 and ageMs ≥ budgetMs / 2. Committing at half the budget leaves the
-//             other half for the commit itself and for the tick interval, so a reader never sees
-//             the table older than its budget. A table with nothing pending is never due.
+//   held      events bound for the table waiting in the reorder buffer behind a missing seq, and,
+//             once ingest has stopped on an error, events journaled for it and never applied:
+//             received, not visible, and no commit can show them;
+//   ageMs     now − receivedAt of the oldest pending or held event (0 when there is none): how far
+//             the table is behind what the site has received;
+//   due       pending > 0 and the oldest *pending* event ≥ budgetMs / 2 old. Committing at half
+//             the budget leaves the other half for the commit itself and for the tick interval, so
+//             a reader never sees the table older than its budget. Held events do not make a
+//             table due (a commit cannot show them; counted, a gap of minutes committed every tick).
 //   breach    ageMs > budgetMs observed (in tick, status or at commit); counted once per episode
-//             (an episode ends when the pending events are committed).
+//             (an episode ends when the table is seen within its budget again: at a commit that
+//             leaves no held event over the budget, or when its held events are let go).
 // Clocks: receive times, `nowMs` and ages are on a monotonic clock (the Ingestor's
 // `monotonicClock`, performance.now on a site): measured on the wall clock, a step forward (NTP
 // setting a PC's clock, a clock set by hand) aged every pending event by the step at once, counting
@@ -63,6 +69,12 @@ export class Freshness {
   breaches = 0;
   commits = 0;
   private inBreach = false;
+  /** Held events (position → receive time, monotonic): rare, so kept one by one. */
+  private readonly held = new Map<bigint, number>();
+  /** The oldest of `held`; undefined: to be found again (the oldest was let go). */
+  private oldestHeld: number | null | undefined = null;
+  /** Since ingest stopped: the oldest event journaled for the table and not applied (monotonic), or null. */
+  private oldestUnappliedMs: number | null = null;
 
   constructor(
     readonly budget: TableBudget,
@@ -77,24 +89,46 @@ export class Freshness {
     if (this.oldestPendingMs === null || receivedAtMs < this.oldestPendingMs) this.oldestPendingMs = receivedAtMs;
   }
 
+  /** Events for this table held behind a gap in the reorder buffer. */
+  get heldEvents(): number {
+    return this.held.size;
+  }
+
+  /** An event for this table is held in the reorder buffer (journal `position`, `receivedAtMs` monotonic). */
+  hold(position: bigint, receivedAtMs: number): void {
+    this.held.set(position, receivedAtMs);
+    if (this.oldestHeld === null || (this.oldestHeld !== undefined && receivedAtMs < this.oldestHeld)) this.oldestHeld = receivedAtMs;
+  }
+
+  /** The held event at `position` was released (then written: `noteWrite`) or dropped; unknown positions are ignored. */
+  unhold(position: bigint): void {
+    const at = this.held.get(position);
+    if (at === undefined) return;
+    this.held.delete(position);
+    // Found again lazily, at the next age asked for: a run of held events is let go at once.
+    if (this.held.size === 0) this.oldestHeld = null;
+    else if (at === this.oldestHeld) this.oldestHeld = undefined;
+  }
+
+  /** Ingest stopped: an event for this table was journaled and will not be applied in this run. */
+  noteUnapplied(receivedAtMs: number): void {
+    if (this.oldestUnappliedMs === null || receivedAtMs < this.oldestUnappliedMs) this.oldestUnappliedMs = receivedAtMs;
+  }
+
   ageMs(nowMs: number): number {
-    // A clock stepped back below the oldest pending event's receive time (an injected wall clock
-    // standing in for the monotonic one): its age counts from now on, or nothing would commit (and
-    // no breach show) until the clock caught up.
-    if (this.oldestPendingMs !== null && nowMs < this.oldestPendingMs) this.oldestPendingMs = nowMs;
-    return this.oldestPendingMs === null ? 0 : nowMs - this.oldestPendingMs;
+    const oldest = min(min(this.pendingSince(nowMs), this.heldSince(nowMs)), this.unappliedSince(nowMs));
+    return oldest === null ? 0 : nowMs - oldest;
   }
 
   due(nowMs: number): boolean {
-    return this.pendingEvents > 0 && this.ageMs(nowMs) >= this.budget.budgetMs / 2;
+    return this.pendingEvents > 0 && nowMs - this.pendingSince(nowMs)! >= this.budget.budgetMs / 2;
   }
 
   /** Counts a breach when the oldest invisible event is older than the budget (once per episode). */
   observe(nowMs: number): void {
-    if (!this.inBreach && this.ageMs(nowMs) > this.budget.budgetMs) {
-      this.inBreach = true;
-      this.breaches++;
-    }
+    const over = this.ageMs(nowMs) > this.budget.budgetMs;
+    if (over && !this.inBreach) this.breaches++;
+    this.inBreach = over;
   }
 
   /** The pending events became visible: `nowMs` on the monotonic clock, `wallMs` epoch ms. */
@@ -103,7 +137,40 @@ export class Freshness {
     this.pendingEvents = 0;
     this.oldestPendingMs = null;
     this.lastCommitMs = wallMs;
-    this.inBreach = false;
     this.commits++;
+    // Held events older than the budget keep the episode going: one breach per wait, not per
+    // commit of the table's other streams meanwhile.
+    this.observe(nowMs);
   }
+
+  // A clock stepped back below a receive time (an injected wall clock standing in for the
+  // monotonic one): the age counts from now on, or nothing would commit (and no breach show) until
+  // the clock caught up.
+  private pendingSince(nowMs: number): number | null {
+    if (this.oldestPendingMs !== null && nowMs < this.oldestPendingMs) this.oldestPendingMs = nowMs;
+    return this.oldestPendingMs;
+  }
+
+  private heldSince(nowMs: number): number | null {
+    if (this.oldestHeld === undefined) {
+      let oldest = Infinity;
+      for (const at of this.held.values()) if (at < oldest) oldest = at;
+      this.oldestHeld = oldest === Infinity ? null : oldest;
+    }
+    if (this.oldestHeld !== null && nowMs < this.oldestHeld) {
+      for (const [p, at] of this.held) if (at > nowMs) this.held.set(p, nowMs);
+      this.oldestHeld = nowMs;
+    }
+    return this.oldestHeld;
+  }
+
+  private unappliedSince(nowMs: number): number | null {
+    if (this.oldestUnappliedMs !== null && nowMs < this.oldestUnappliedMs) this.oldestUnappliedMs = nowMs;
+    return this.oldestUnappliedMs;
+  }
+}
+
+/** The lower of two times, null being none. */
+function min(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null || a <= b ? a : b;
 }

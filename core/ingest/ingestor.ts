@@ -129,7 +129,11 @@ export interface IngestorOptions {
 export interface StreamActivity {
   module: string;
   stream: string;
-  /** Receive time of its newest event since the Ingestor opened (journal replay included); null: none. */
+  /**
+   * Receive time of its newest event since the Ingestor opened (journal replay included), epoch ms
+   * as the wall clock reads now (measured on the monotonic clock: after a step of the PC's clock,
+   * now − it is still the silence); null: none.
+   */
   lastEventMs: number | null;
   /** That event's seq, or null. */
   lastSeq: number | null;
@@ -154,8 +158,15 @@ export interface TableStatus {
   budgetMs: number;
   decision: string;
   confirmedBy: string;
+  /**
+   * How far the table is behind what the site has received: the oldest event not visible in it —
+   * pending (written, not committed), held behind a gap in the reorder buffer, or, once ingest
+   * has stopped, journaled and not applied. 0 when there is none. Monotonic clock.
+   */
   ageMs: number;
   pendingEvents: number;
+  /** Events for the table held in the reorder buffer behind a missing seq (they count in `ageMs`). */
+  heldEvents: number;
   lastCommitMs: number | null;
   snapshotId: number | null;
   breaches: number;
@@ -232,7 +243,10 @@ interface Entry {
   readonly position: bigint;
   readonly topic: string;
   readonly payload: Buffer;
+  /** Epoch ms (stored in letters, the journal). */
   readonly receivedAtMs: number;
+  /** The same moment on the monotonic clock, taken once at accept: every age counts from it. */
+  readonly receivedElapsedMs: number;
 }
 
 /** What the sequencer holds: a parsed event waiting for its turn. */
@@ -301,8 +315,13 @@ export class Ingestor {
   private readonly heldPositions = new Set<bigint>();
   /** Streams the sequencer knows (for the hwm properties). */
   private readonly streams = new Set<string>();
-  /** Per stream key: the newest event's receive time and seq (streamActivity). */
-  private readonly lastEvents = new Map<string, { atMs: number; seq: number; tsMs: number }>();
+  /**
+   * Per stream key: the newest event's receive time on both clocks and seq (streamActivity).
+   * `elapsedMs` (monotonic) orders events and dates them for display; `atMs` (wall) only serves
+   * `clockAheadMs`. Kept on the wall clock, a step forward made every quiet stream silent at once
+   * and after a step back the newest event stopped counting until the clock caught up.
+   */
+  private readonly lastEvents = new Map<string, { atMs: number; elapsedMs: number; seq: number; tsMs: number }>();
   /** module → stream → streamKey, for the streams in `streams` (no key string built per event). */
   private readonly streamKeys = new Map<string, Map<string, string>>();
   /** The enrichment lookup, as the options object applyBinding takes (one object, not one per event). */
@@ -468,7 +487,7 @@ export class Ingestor {
     this.recovering = true;
     try {
       for (const e of this.o.journal.readAfter(this.lastProcessed)) {
-        this.process({ position: e.position, topic: e.topic, payload: e.payload, receivedAtMs: e.receivedAtMs });
+        this.process({ position: e.position, topic: e.topic, payload: e.payload, receivedAtMs: e.receivedAtMs, receivedElapsedMs: this.elapsedAt(e.receivedAtMs) });
         this.recoveredEvents++;
       }
     } finally {
@@ -525,27 +544,42 @@ export class Ingestor {
   async accept(topic: string, payload: Buffer, receivedAtMs?: number): Promise<bigint> {
     if (this.closed) throw new Error('ingestor is closed');
     const at = receivedAtMs ?? this.clock();
+    // Taken now, before the journal's wait: ages count from when the site received the event.
+    const atElapsed = receivedAtMs === undefined ? this.monotonic() : this.elapsedAt(receivedAtMs);
     const parsed = parseEnvelope(topic, payload, this.limits, { site: this.o.site });
     const parts = parseEventTopic(topic);
     const journaled: Parameters<Journal['append']>[0] = { topic, payload, receivedAtMs: at, module: parts?.module ?? '', stream: parts?.stream ?? '' };
     if (parsed.ok) journaled.seq = parsed.envelope.source.seq;
     const position = await this.o.journal.append(journaled);
     this.c.accepted++;
-    if (!this.closed) this.process({ position, topic, payload, receivedAtMs: at }, parsed);
+    if (!this.closed) this.process({ position, topic, payload, receivedAtMs: at, receivedElapsedMs: atElapsed }, parsed);
     return position;
   }
 
   private process(entry: Entry, parsed?: ParseResult): void {
-    if (this.failed) return;
+    if (this.failed) return this.unapplied(entry, parsed);
     try {
       if (entry.position <= this.lastProcessed) {
         throw new Error(`assertion failed: journal position ${entry.position} processed after ${this.lastProcessed}`);
       }
       this.lastProcessed = entry.position;
-      this.route(entry, parsed ?? parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site }));
+      this.route(entry, (parsed ??= parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site })));
     } catch (e) {
       this.fail(e, `applying journal position ${entry.position}`);
+      this.unapplied(entry, parsed);
     }
+  }
+
+  /**
+   * Ingest has stopped: the event is journaled and will not be applied in this run, so the tables
+   * it is for are behind from its receive time (their age grows, and the screen shows them late).
+   * Which tables: its bindings' (by topic), dead_letters for what would be refused.
+   */
+  private unapplied(entry: Entry, parsed: ParseResult | undefined): void {
+    const p = parsed ?? parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site });
+    const bindings = p.ok && checkEnvelopeContract(this.o.contracts, p.envelope).ok ? bindingsFor(this.o.bindings, entry.topic) : [];
+    if (bindings.length === 0) return this.deadLetters.freshness.noteUnapplied(entry.receivedElapsedMs);
+    for (const b of bindings) this.targets.get(b.table)!.freshness.noteUnapplied(entry.receivedElapsedMs);
   }
 
   private route(entry: Entry, parsed: ParseResult): void {
@@ -561,9 +595,10 @@ export class Ingestor {
     }
     const key = this.streamKeyOf(module, stream);
     const last = this.lastEvents.get(key);
-    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, seq, tsMs: env.ts_ms });
-    else if (entry.receivedAtMs >= last.atMs) {
+    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, elapsedMs: entry.receivedElapsedMs, seq, tsMs: env.ts_ms });
+    else if (entry.receivedElapsedMs >= last.elapsedMs) {
       last.atMs = entry.receivedAtMs;
+      last.elapsedMs = entry.receivedElapsedMs;
       last.seq = seq;
       last.tsMs = env.ts_ms;
     }
@@ -583,25 +618,54 @@ export class Ingestor {
         return;
       case 'gap':
         this.heldPositions.add(entry.position);
+        this.hold(item, seq);
         return;
       case 'overflow': {
         this.c.overflowDrops += offer.dropped.length;
         let kept = true;
         for (const d of offer.dropped) {
           if (d.item === item) kept = false;
-          else this.heldPositions.delete(d.item.entry.position);
+          else {
+            this.heldPositions.delete(d.item.entry.position);
+            this.unhold(d.item);
+          }
         }
-        if (kept) this.heldPositions.add(entry.position);
+        if (kept) {
+          this.heldPositions.add(entry.position);
+          this.hold(item, seq);
+        }
         this.requestResync(offer.resync.module, offer.resync.stream, offer.resync.from);
         return;
       }
     }
   }
 
+  /**
+   * A held event counts toward the age of the tables it is for from its receive time: received,
+   * and not visible there. (Counted nowhere, work_queue showed "within budget" while a job update
+   * waited minutes for a missing seq.) Rare: the common path only asks `heldPositions`.
+   */
+  private hold(item: Item, seq: number): void {
+    const { entry } = item;
+    if (item.refusal) return this.deadLetters.freshness.hold(entry.position, entry.receivedElapsedMs);
+    for (const b of item.bindings) {
+      const t = this.targets.get(b.table)!;
+      // A table whose recovered snapshot holds the event already is not behind on it.
+      if (!this.covered(t, entry, { key: item.key, seq })) t.freshness.hold(entry.position, entry.receivedElapsedMs);
+    }
+  }
+
+  /** The held event was released (its writes then count as pending) or dropped (its module resends it). */
+  private unhold(item: Item): void {
+    const p = item.entry.position;
+    this.deadLetters.freshness.unhold(p);
+    for (const b of item.bindings) this.targets.get(b.table)!.freshness.unhold(p);
+  }
+
   /** An event whose turn came: contract refusal → dead letter; else every matching binding. */
   private release(r: Ready<Item>): void {
     const { entry, envelope, refusal, bindings } = r.item;
-    this.heldPositions.delete(entry.position);
+    if (this.heldPositions.delete(entry.position)) this.unhold(r.item);
     const seq = { key: r.item.key, seq: r.seq };
     if (refusal) return this.deadLetter(entry, refusal, seq, null);
     const failures = this.applyBindings(entry, envelope, bindings, seq);
@@ -617,7 +681,6 @@ export class Ingestor {
     seq: { key: string; seq: number } | undefined,
   ): { binding: string; refusal: Refusal }[] {
     const failures: { binding: string; refusal: Refusal }[] = [];
-    let receivedElapsedMs: number | undefined;
     for (const b of bindings) {
       const t = this.targets.get(b.table)!;
       if (seq && this.covered(t, entry, seq)) continue;
@@ -634,7 +697,7 @@ export class Ingestor {
         failures.push({ binding: bindingName(b), refusal: refuse('unfit_for_table', `binding '${bindingName(b)}': table ${t.name}: ${(e as Error).message}`) });
         continue;
       }
-      t.freshness.noteWrite((receivedElapsedMs ??= this.elapsedAt(entry.receivedAtMs)));
+      t.freshness.noteWrite(entry.receivedElapsedMs);
     }
     return failures;
   }
@@ -663,7 +726,7 @@ export class Ingestor {
       replayedAtMs: null,
       dismissed: null,
     };
-    this.writeDeadLetter(d, entry.receivedAtMs);
+    this.writeDeadLetter(d, entry.receivedElapsedMs);
     this.openDeadLetters++;
   }
 
@@ -676,9 +739,10 @@ export class Ingestor {
     }
   }
 
-  private writeDeadLetter(d: DeadLetter, receivedAtMs: number): void {
+  /** `receivedElapsedMs`: when its age counts from, on the monotonic clock. */
+  private writeDeadLetter(d: DeadLetter, receivedElapsedMs: number): void {
     this.deadLetters.writer.writeRecord(deadLetterRecord(d), RowKind.INSERT);
-    this.deadLetters.freshness.noteWrite(this.elapsedAt(receivedAtMs));
+    this.deadLetters.freshness.noteWrite(receivedElapsedMs);
     this.uncommittedDeadLetters.set(d.position, d);
   }
 
@@ -1049,18 +1113,18 @@ export class Ingestor {
       for (const d of letters) {
         // Its rows are pending from now (committed below), not from when the event came: aged from
         // then, every replay of a letter older than a table's budget counted a breach of it.
-        const entry: Entry = { position: d.position, topic: d.topic, payload: d.payload, receivedAtMs: now };
+        const entry: Entry = { position: d.position, topic: d.topic, payload: d.payload, receivedAtMs: now, receivedElapsedMs: at.elapsedMs };
         const why = this.replayOne(entry, d);
         if (why) {
           failed++;
-          this.writeDeadLetter({ ...d, reason: why.reason, detail: why.detail, path: why.path ?? null }, now);
+          this.writeDeadLetter({ ...d, reason: why.reason, detail: why.detail, path: why.path ?? null }, at.elapsedMs);
         } else {
           replayed++;
           done.push(d);
         }
       }
       for (const t of this.targets.values()) if (t !== this.deadLetters && t.freshness.pendingEvents > 0) this.commit(t, at);
-      for (const d of done) this.writeDeadLetter({ ...d, status: 'replayed', replayedAtMs: now }, now);
+      for (const d of done) this.writeDeadLetter({ ...d, status: 'replayed', replayedAtMs: now }, at.elapsedMs);
       if (this.deadLetters.freshness.pendingEvents > 0) this.commit(this.deadLetters, at);
     } catch (e) {
       if (!this.failed) this.fail(e, 'replaying dead letters');
@@ -1087,7 +1151,7 @@ export class Ingestor {
     const at = this.instant();
     const now = at.wallMs;
     try {
-      for (const d of letters) this.writeDeadLetter({ ...d, status: 'dismissed', dismissed: { atMs: now, by, note: note.trim() } }, now);
+      for (const d of letters) this.writeDeadLetter({ ...d, status: 'dismissed', dismissed: { atMs: now, by, note: note.trim() } }, at.elapsedMs);
       this.commit(this.deadLetters, at);
     } catch (e) {
       if (!this.failed) this.fail(e, 'dismissing dead letters');
@@ -1216,6 +1280,7 @@ export class Ingestor {
         confirmedBy: f.budget.confirmedBy,
         ageMs,
         pendingEvents: f.pendingEvents,
+        heldEvents: f.heldEvents,
         lastCommitMs: f.lastCommitMs,
         snapshotId: t.snapshotId,
         breaches: f.breaches,
@@ -1232,14 +1297,16 @@ export class Ingestor {
    * stopped module or connector shows (the tables' freshness cannot: nothing is pending).
    */
   streamActivity(): StreamActivity[] {
-    // The sequencer's gap times are on the monotonic clock; status shows epoch ms.
+    // The sequencer's gap times and the newest events' are on the monotonic clock; status shows
+    // epoch ms, as the wall clock reads now (after a step, the wall time of an event reads moved
+    // by the step, and now − it stays the true silence).
     const toWall = this.clock() - this.monotonic();
     return [...this.streams].sort().map((k) => {
       const { module, stream } = splitStreamKey(k);
       const last = this.lastEvents.get(k);
       const g = this.sequencer.gap(module, stream);
       const gap = g && { from: g.from, to: g.to, sinceMs: Math.round(g.sinceMs + toWall), skipAtMs: g.skipAtMs === null ? null : Math.round(g.skipAtMs + toWall) };
-      return { module, stream, lastEventMs: last?.atMs ?? null, lastSeq: last?.seq ?? null, clockAheadMs: last ? last.tsMs - last.atMs : null, appliedSeq: this.sequencer.issued(module, stream), gap };
+      return { module, stream, lastEventMs: last ? Math.round(last.elapsedMs + toWall) : null, lastSeq: last?.seq ?? null, clockAheadMs: last ? last.tsMs - last.atMs : null, appliedSeq: this.sequencer.issued(module, stream), gap };
     });
   }
 
@@ -1275,9 +1342,10 @@ export class Ingestor {
         return v === null ? [] : [{ labels: { site, module: s.module, stream: s.stream }, value: v / 1000 }];
       });
     const p = new PromText()
-      .family('tilstand_ingest_table_age_ms', 'gauge', 'Age of the oldest event not yet visible in the table (0 when none pending)', per((s) => s.ageMs))
+      .family('tilstand_ingest_table_age_ms', 'gauge', 'Age of the oldest event received and not yet visible in the table: pending, held behind a gap, or not applied since ingest stopped (0 when none)', per((s) => s.ageMs))
       .family('tilstand_ingest_table_budget_ms', 'gauge', 'Freshness budget of the table', per((s) => s.budgetMs))
       .family('tilstand_ingest_table_pending_events', 'gauge', 'Events written to the table but not committed', per((s) => s.pendingEvents))
+      .family('tilstand_ingest_table_held_events', 'gauge', 'Events for the table held in the reorder buffer behind a missing seq', per((s) => s.heldEvents))
       .family('tilstand_ingest_table_budget_breaches_total', 'counter', 'Times the table was seen older than its budget', per((s) => s.breaches))
       .family('tilstand_ingest_table_commits_total', 'counter', 'Commits of the table by ingest since open', st.map((s) => ({ labels: { site, table: s.table }, value: this.targets.get(s.table)!.freshness.commits })))
       .family('tilstand_ingest_dead_letters_open', 'gauge', 'Dead letters not yet replayed', [{ labels: { site }, value: this.openDeadLetters }])

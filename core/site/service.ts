@@ -411,20 +411,24 @@ export class SiteService implements SiteBackend {
   // ------------------------------------------------------------------------------------------
   // Status and alarms.
 
-  private freshness(): TableFreshness[] {
+  /** `held`, when given, gets each ingest table's events held behind a gap (they count in its age). */
+  private freshness(held?: Map<string, number>): TableFreshness[] {
     const inbox = this.inboxFreshness();
-    const ingest = this.site.ingestor.status().map((t) => ({
-      table: t.table,
-      budgetMs: t.budgetMs,
-      decision: t.decision,
-      confirmedBy: t.confirmedBy,
-      ageMs: t.ageMs,
-      pendingEvents: t.pendingEvents,
-      lastCommitMs: t.lastCommitMs,
-      snapshotId: t.snapshotId,
-      breaches: t.breaches,
-      withinBudget: t.withinBudget,
-    }));
+    const ingest = this.site.ingestor.status().map((t) => {
+      held?.set(t.table, t.heldEvents);
+      return {
+        table: t.table,
+        budgetMs: t.budgetMs,
+        decision: t.decision,
+        confirmedBy: t.confirmedBy,
+        ageMs: t.ageMs,
+        pendingEvents: t.pendingEvents,
+        lastCommitMs: t.lastCommitMs,
+        snapshotId: t.snapshotId,
+        breaches: t.breaches,
+        withinBudget: t.withinBudget,
+      };
+    });
     return inbox ? [inbox, ...ingest] : ingest;
   }
 
@@ -463,16 +467,20 @@ export class SiteService implements SiteBackend {
 
   status(): SiteStatus {
     const now = this.now();
-    const tables = this.freshness();
+    const held = new Map<string, number>();
+    const tables = this.freshness(held);
     const health = this.site.ingestor.health();
     const sync = this.syncStatus();
     const deadLetters = this.site.ingestor.deadLetterCount();
     const alarms: Alarm[] = [];
     for (const t of tables) {
       if (!t.withinBudget) {
+        // Why no commit mends it: events that wait behind a gap, or ingest that stopped.
+        const n = held.get(t.table) ?? 0;
+        const why = `${n > 0 ? `; ${n === 1 ? '1 event for it waits' : `${n} events for it wait`} behind a missing one (streams: gap)` : ''}${health.failure ? '; ingest stopped, events are only journaled' : ''}`;
         alarms.push({
           kind: 'budget_breach',
-          message: `${t.table} is ${secs(t.ageMs)} old; its budget is ${secs(t.budgetMs)} (${t.decision})`,
+          message: `${t.table} is ${secs(t.ageMs)} old; its budget is ${secs(t.budgetMs)} (${t.decision})${why}`,
           sinceMs: now - Math.max(0, t.ageMs - t.budgetMs),
           params: { table: t.table, ageMs: t.ageMs, budgetMs: t.budgetMs },
         });

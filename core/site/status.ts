@@ -22,7 +22,10 @@ export interface TableState {
   budgetMs: number;
   decision: string;
   confirmedBy: string;
-  /** Age of the oldest event not yet visible (running), or null when unknown (not running). */
+  /**
+   * Age of the oldest event received and not yet visible — pending, held behind a gap, or not
+   * applied since ingest stopped — (running), or null when unknown (not running).
+   */
   ageMs: number | null;
   withinBudget: boolean | null;
   pendingEvents: number | null;

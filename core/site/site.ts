@@ -18,13 +18,13 @@
 
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, type SyncStatus } from '../sync/engine.ts';
 import { Outbox } from '../sync/outbox.ts';
-import { LsmError } from '../lsm/index.ts';
+import { localFileIO, LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
 import { readRestoreNote, RESTORE_NOTE } from '../sync/restore.ts';
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
@@ -586,7 +586,8 @@ export class Site {
       this.publishResync(r.module, r.stream, r.afterSeq + 1);
       this.log(`restore: ${first ? 'asked' : 'asking again:'} ${key(r)} to resend after seq ${r.afterSeq}${first ? '' : ' (not heard from since the restore)'}`);
     }
-    const save = () => writeFileSync(path, `${JSON.stringify({ ...note, resyncSentAtMs: note.resyncSentAtMs ?? Date.now(), resyncAnswered: answered }, null, 2)}\n`);
+    // Replaced whole (temp, fsync, rename): torn by a crash, the note failed the next start.
+    const save = () => localFileIO.replaceAtomic(path, Buffer.from(`${JSON.stringify({ ...note, resyncSentAtMs: note.resyncSentAtMs ?? Date.now(), resyncAnswered: answered }, null, 2)}\n`));
     if (first) save();
     this.restoreTimer = setInterval(() => {
       const heard = new Map(this.ingest.ingestor.streamActivity().map((a) => [key(a), a]));

@@ -11,7 +11,7 @@
 
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { Catalog } from '../lsm/index.ts';
+import { Catalog, localFileIO } from '../lsm/index.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
@@ -118,6 +118,8 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     tables[name] = { snapshotId: t.latestSnapshot()?.id ?? null, tags: t.listTags().map((x) => x.name) };
   }
   const note: RestoreNote = { site: o.site, restoredAtMs: (o.clock ?? Date.now)(), hq: o.target.description, tables, resync: resyncRequests(o.dataDir, o.site) };
-  fs.writeFileSync(join(o.dataDir, RESTORE_NOTE), JSON.stringify(note, null, 2) + '\n');
+  // Temp file, fsync, rename: a crash mid-write leaves the old note or none, never a torn one
+  // the site's next start would fail to parse.
+  localFileIO.replaceAtomic(join(o.dataDir, RESTORE_NOTE), Buffer.from(JSON.stringify(note, null, 2) + '\n'));
   return note;
 }

@@ -365,11 +365,11 @@ export class TableWriter {
     if (s.buffer.isEmpty) return;
     const schema = this.table.schema;
     const before = s.buffer.estimatedBytes;
-    const run = s.buffer.drain(schema.fields.length, mergeOrder(schema));
+    // Usually one run; with `sequence.field` a key whose records cannot fold as one gives its
+    // later parts to later runs (WriteBuffer.drainRuns), written as consecutive level-0 files.
+    const runs = s.buffer.drainRuns(schema.fields.length, mergeOrder(schema));
     this.bufferedBytes = Math.max(0, this.bufferedBytes - before);
-    if (run === undefined) return;
-    const meta = this.writeRun(s, run, 0, 0);
-    s.pending.push(meta);
+    for (const run of runs) s.pending.push(this.writeRun(s, run, 0, 0));
   }
 
   private writeRun(s: BucketState, run: RunData, level: number, fileSource: 0 | 1): DataFileMeta {

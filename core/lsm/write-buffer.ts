@@ -1,7 +1,8 @@
 // The write buffer of one (partition, bucket): records merged per key as they arrive, so a flush
 // writes one record per key (Paimon's SortBufferWriteBuffer with its merge function). Records of
 // a key arrive in sequence order, so they fold on arrival; a table with `sequence.field` keeps
-// every record of a key instead and folds them in user-sequence order at flush.
+// every record of a key instead and folds them in user-sequence order at flush, cut into several
+// runs where a fold could not stand in for its records (`drainRuns`).
 //
 // Layout (for speed and memory, see DESIGN.md "Performance"): every distinct key gets a slot
 // number; a slot's key values, row, sequence number, kind and "owned" flag live in parallel
@@ -90,8 +91,28 @@ const HIGH_UNITS = /[\uD800-\uFFFF]/;
 const compareLowStrings: Comparator = (a, b) => (a === b ? 0 : (a as string) < (b as string) ? -1 : 1);
 
 const EMPTY_KEY: unknown[] = [];
+
 /** Up to this many keys under one first value are ordered by insertion sort in `drain`. */
 const SMALL_SORT = 16;
+
+/** A run of one record per key, `records` in key order. */
+function recordsRun(records: readonly KeyValue[], keyArity: number, valueArity: number): RunData {
+  const n = records.length;
+  const keyCols: unknown[][] = [];
+  for (let k = 0; k < keyArity; k++) keyCols.push(new Array(n));
+  const valueCols: unknown[][] = [];
+  for (let c = 0; c < valueArity; c++) valueCols.push(new Array(n));
+  const seq = new Array<number>(n);
+  const kind = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const r = records[i]!;
+    for (let k = 0; k < keyArity; k++) keyCols[k]![i] = r.key[k];
+    for (let c = 0; c < valueArity; c++) valueCols[c]![i] = r.value[c] ?? null;
+    seq[i] = r.seq;
+    kind[i] = r.kind;
+  }
+  return { rowCount: n, keyCols, seq, kind, valueCols };
+}
 
 export class WriteBuffer {
   private readonly arity: number;
@@ -119,7 +140,9 @@ export class WriteBuffer {
   private lowStrings: boolean[];
   private readonly stringKey: boolean[];
   private readonly keyCmps: Comparator[];
-  // Scratch records for the in-place fold (never retained by foldInto).
+  /** drainRuns' scratch: the fold of the key `foldList` folded as one. */
+  private folded: KeyValue | undefined;
+  // Scratch records for the in-place fold (never retained by foldInto); accKv also for sortsAtLast.
   private readonly accKv: KeyValue = { key: EMPTY_KEY, seq: 0, kind: 0, value: EMPTY_KEY };
   private readonly inKv: KeyValue = { key: EMPTY_KEY, seq: 0, kind: 0, value: EMPTY_KEY };
 
@@ -128,7 +151,11 @@ export class WriteBuffer {
     keyTypes: readonly DataType[],
     private readonly merge: MergeFunction,
     private readonly keepAll: boolean,
-    /** Called when a fold needs the records below to stay separate (see PartialUpdateMergeFunction). */
+    /**
+     * The merge function's `resetThenAdded`: true when the fold so far needs the records below it
+     * to stay separate (see PartialUpdateMergeFunction). `add` then refuses (the caller flushes);
+     * with `keepAll`, `drainRuns` cuts the key's records there.
+     */
     private readonly mustSplit: (() => boolean) | undefined,
   ) {
     this.arity = keyIndexes.length;
@@ -275,23 +302,44 @@ export class WriteBuffer {
 
   /**
    * The buffer's content as one sorted run (one record per key, sorted by key), or undefined when
-   * no key stands. Folds kept lists in `order`. Leaves the buffer empty.
+   * no key stands. Leaves the buffer empty. Only for buffers that never split a key's records
+   * (no `sequence.field`, where `add` already flushes before an unsafe fold); else `drainRuns`.
    */
   drain(valueArity: number, order: (a: KeyValue, b: KeyValue) => number): RunData | undefined {
+    const runs = this.drainRuns(valueArity, order);
+    if (runs.length > 1) throw new Error(`assertion failed: the write buffer drained ${runs.length} runs; use drainRuns`);
+    return runs[0];
+  }
+
+  /**
+   * The buffer's content as sorted runs, to be written as consecutive level-0 files: usually one
+   * (one record per key, sorted by key), none when no key stands. Leaves the buffer empty.
+   *
+   * With `sequence.field` the buffer folds each key's kept records here, in `order`. Where the
+   * merge function says a fold could not stand in for its inputs (`resetThenAdded`, the check `add`
+   * makes at arrival without sequence fields), the key's sorted records are cut into parts
+   * folded apart, part p of every key going to run p; a part of one record is that record. Each
+   * part keeps its last record's place in merge order (`foldList`), so readers and compactions
+   * fold the parts (and older files) exactly as they would fold the records.
+   */
+  drainRuns(valueArity: number, order: (a: KeyValue, b: KeyValue) => number): RunData[] {
     const n = this.rows.length;
+    // Per slot with more than one part: its parts (oldest first), when some key was cut.
+    let parts: Map<number, KeyValue[]> | undefined;
     if (this.keepAll) {
       for (let s = 0; s < n; s++) {
         const list = this.lists[s]!;
         if (list.length === 0) continue;
         list.sort(order);
-        this.merge.reset();
-        for (const kv of list) this.merge.add(kv);
-        const r = this.merge.result();
+        const cut = this.foldList(list, order);
+        const r = cut === undefined ? this.folded : cut[0];
+        this.folded = undefined;
         if (r !== undefined) {
           this.rows[s] = r.value;
           this.seqs[s] = r.seq;
           this.flags[s] = r.kind;
         }
+        if (cut !== undefined && cut.length > 1) (parts ??= new Map()).set(s, cut);
       }
     }
     const cols = this.keyCols;
@@ -316,8 +364,95 @@ export class WriteBuffer {
       kind[j] = this.flags[s]! & 3;
       for (let c = 0; c < valueArity; c++) valueCols[c]![j] = row[c] ?? null;
     }
+    const runs: RunData[] = m === 0 ? [] : [{ rowCount: m, keyCols, seq, kind, valueCols }];
+    if (parts !== undefined) {
+      // Later parts, each run in key order (perm holds every cut key: its first part stands).
+      const later: KeyValue[][] = [];
+      for (let j = 0; j < m; j++) {
+        const ps = parts.get(perm[j]!);
+        if (ps === undefined) continue;
+        for (let p = 1; p < ps.length; p++) (later[p - 1] ??= []).push(ps[p]!);
+      }
+      for (const records of later) runs.push(recordsRun(records, this.arity, valueArity));
+    }
     this.clear();
-    return m === 0 ? undefined : { rowCount: m, keyCols, seq, kind, valueCols };
+    return runs;
+  }
+
+  /**
+   * Folds a key's records (sorted in merge order) with the merge function. Returns undefined when
+   * they fold as one, the fold then in `folded` (the common case: no cut, no allocation).
+   * Otherwise the parts, oldest first: each a record as it came or the fold of a stretch of
+   * records that stands in for them (`resetThenAdded` false) and sorts where the stretch's last
+   * record sorts. Parts therefore sort in their records' order, among themselves and among the
+   * key's records in other files.
+   */
+  private foldList(list: KeyValue[], order: (a: KeyValue, b: KeyValue) => number): KeyValue[] | undefined {
+    const merge = this.merge;
+    const check = this.mustSplit;
+    // One record is written as it came (as Paimon's buffer does): its own fold may differ from it
+    // (an aggregation -U folds into a +I row, its sequence field retracted to null).
+    if (list.length === 1) return [list[0]!];
+    merge.reset();
+    let cut: KeyValue[] | undefined;
+    let start = 0;
+    for (let i = 0; i < list.length; i++) {
+      merge.add(list[i]!);
+      if (check === undefined || i === start || !check()) continue;
+      // list[start..i) folds safely, list[start..i] does not: close the part, start one at i.
+      this.cutParts((cut ??= []), list, start, i, order);
+      start = i;
+      merge.reset();
+      merge.add(list[i]!);
+    }
+    if (cut === undefined) {
+      // The whole fold must sort where the last record does (else older files would meet it out
+      // of order): true unless a fold changed the sequence fields.
+      const r = merge.result();
+      if (this.sortsAtLast(r, list[list.length - 1]!, order)) {
+        this.folded = r;
+        return undefined;
+      }
+      cut = [];
+    }
+    this.cutParts(cut, list, start, list.length, order);
+    return cut;
+  }
+
+  /**
+   * Appends the parts of list[from..to) to `out`: its fold, or when that would not sort where
+   * list[to - 1] does (an aggregation fold ending in a retraction: the sequence field's
+   * last_value retracted to null sorts first), the fold of the longest stretch from `from` that
+   * does, then the remaining records as they came. Leaves the merge function dirty.
+   */
+  private cutParts(out: KeyValue[], list: readonly KeyValue[], from: number, to: number, order: (a: KeyValue, b: KeyValue) => number): void {
+    const merge = this.merge;
+    let raw = from; // list[raw..to) is written as it came
+    for (let end = to; end - from > 1; end--) {
+      merge.reset();
+      for (let i = from; i < end; i++) merge.add(list[i]!);
+      const r = merge.result();
+      if (!this.sortsAtLast(r, list[end - 1]!, order)) continue;
+      // The system sequence number of the stretch's last record, not the engines' largest of the
+      // stretch: that could sort the part after the next one when sequence fields tie. The key's
+      // last part keeps the engine's (the largest the key had, ≥ its last record's). A fold of
+      // nothing (every record ignored) is left out, as a flush leaves out such a key.
+      if (r !== undefined) out.push(end === list.length ? r : { key: r.key, seq: list[end - 1]!.seq, kind: r.kind, value: r.value });
+      raw = end;
+      break;
+    }
+    for (let i = raw; i < to; i++) out.push(list[i]!);
+  }
+
+  /** Whether `r` (a fold ending with `last`) has `last`'s sequence-field values (undefined: nothing to place). */
+  private sortsAtLast(r: KeyValue | undefined, last: KeyValue, order: (a: KeyValue, b: KeyValue) => number): boolean {
+    if (r === undefined) return true;
+    const probe = this.accKv; // scratch: order reads value and seq only
+    probe.value = r.value;
+    probe.seq = last.seq;
+    const same = order(probe, last) === 0;
+    probe.value = EMPTY_KEY;
+    return same;
   }
 
   /** The live slots sorted by the key columns with `cmps` (every arity; drain's general case). */

@@ -20,11 +20,8 @@ export function validateMergeEngineOptions(schema: TableSchema): void {
       throw invalidArgument(`option 'aggregation.remove-record-on-delete': expected 'true' or 'false', got '${removeOnDelete}'`);
     }
     if (t === 'true' && engine !== 'aggregation') throw invalidArgument(`option 'aggregation.remove-record-on-delete' needs merge-engine 'aggregation'`);
-    if (t === 'true' && schema.sequenceFieldIndexes.length > 0) {
-      // The write buffer folds a key's records at flush there, without the check that keeps a
-      // removal followed by updates apart (as for partial-update.remove-record-on-delete).
-      throw notSupported(`option 'aggregation.remove-record-on-delete' together with 'sequence.field' is not supported`);
-    }
+    // With 'sequence.field' too: the write buffer cuts a removal followed by adds apart at flush
+    // (WriteBuffer.drainRuns), as it does at arrival without sequence fields.
   }
   switch (engine) {
     case 'aggregation': {

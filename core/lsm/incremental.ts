@@ -193,7 +193,9 @@ function* bucketRows(table: Table, b: BucketFiles | undefined, dvs: SnapshotDele
   const runs = sorted.map((r): RunParts => ({ length: r.files.length, load: (i) => load(r.files[i]!) }));
   // A lookup table's state is what its reader gives: level 0 and the lowest level above it per key (merge/lookup-rule.ts).
   const levels = foldsLowestLevelOnly(schema) ? sorted.map((r) => r.level) : undefined;
-  for (const kv of mergeRuns(runs, table.compareKeys, createMergeFunction(schema), mergeOrder(schema), undefined, levels)) if (isAdd(kv.kind)) yield kv;
+  // `lone`: a key's one record as the scan reads it (as it came; a retraction no row; folded in a
+  // lookup table), so a diff is the difference of the two scans.
+  for (const kv of mergeRuns(runs, table.compareKeys, createMergeFunction(schema), mergeOrder(schema), undefined, levels, levels === undefined)) if (isAdd(kv.kind)) yield kv;
 }
 
 /** The rows of an append-table file minus the positions deleted in `dvs`. */

@@ -1,6 +1,13 @@
 // The k-way merge of a bucket's sorted runs (Paimon's SortMergeReaderWithMinHeap): all records of
-// a key, from every run, folded by the table's merge engine, keys in ascending order. Used by
-// reads, lookups and compaction alike, so every path agrees on what a key holds.
+// a key, from every run, folded by the table's merge engine, keys in ascending order. Used by the
+// incremental and changelog reads, deletion-vector promotion and the writer's merge of pending
+// runs; scans and lookups (table-read.ts) and compaction (compaction/compact-merge.ts) run their
+// own copies of the loop. Every key is folded here, a lone one (one record in all the runs) too,
+// unless the caller asks for `lone` (below): some callers pass merge functions that must see every
+// record (dv-writer.ts's collector). Scans and lookups pass a lone record on as it is, as Java
+// does (merge/README.md, "A key's lone record"; lookup tables fold it), so a merge that must agree
+// with them (the incremental diff of two states, the stop trigger's merge of pending runs) asks
+// for the same with `lone`. Compaction writes a lone record as it is too.
 //
 // A run is one or more RunData whose key ranges do not overlap, in key order (a level ≥ 1), or a
 // single file (each level-0 file). Within a run keys are unique.
@@ -48,6 +55,9 @@ class Cursor extends PartCursor {
  * tables that fold a key's lowest record above level 0 only (merge/lookup-rule.ts, Java's
  * LookupMergeFunction): a key's level-0 records and its record of the lowest level above 0 are
  * folded, its records in higher levels left out. Without them every run counts as level 0.
+ * `lone`: a key with one record in all the runs (counted before the `levels` pick, as Java's
+ * ReducerMergeFunctionWrapper counts around LookupMergeFunction) yields that record as it is,
+ * without the merge function or `onKeyMerged` — what table-read.ts reads.
  */
 export function* mergeRuns(
   runs: readonly (readonly RunData[] | RunParts)[],
@@ -56,6 +66,7 @@ export function* mergeRuns(
   order: (a: KeyValue, b: KeyValue) => number,
   onKeyMerged?: () => void,
   levels?: readonly number[],
+  lone = false,
 ): Generator<KeyValue> {
   if (levels !== undefined && levels.length !== runs.length) throw new Error(`assertion failed: ${levels.length} levels for ${runs.length} runs`);
   const cursors: Cursor[] = [];
@@ -81,9 +92,12 @@ export function* mergeRuns(
     // The key's record of the lowest level above 0 (only with `levels`: else every level is 0).
     let high: KeyValue | undefined;
     let highLevel = 0;
+    /** The key's records in all the runs, before the pick. */
+    let held = 0;
     for (let i = 0; i < cursors.length; i++) {
       const c = cursors[i]!;
       if (compareKeys(c.key, minKey) === 0) {
+        held++;
         if (c.level <= 0) group.push(c.current());
         else if (high === undefined || c.level < highLevel) {
           high = c.current();
@@ -97,6 +111,10 @@ export function* mergeRuns(
       }
     }
     if (high !== undefined) group.push(high);
+    if (lone && held === 1) {
+      yield group[0]!;
+      continue;
+    }
     let result: KeyValue | undefined;
     if (group.length === 1) {
       merge.reset();

@@ -1,7 +1,10 @@
 // Reading one snapshot of a table: merged scans with projection and key filters, and point
 // lookups. The merge is the k-way merge of merge-reader.ts with the table's merge engine, then
-// retractions are dropped (Paimon's DropDeleteReader). Files whose key statistics rule out a
-// filter are never opened.
+// retractions are dropped (Paimon's DropDeleteReader). A key's lone record — its only record in
+// all the runs read — is not folded: it is its row when an add and no row when a retraction, as
+// Java's ReducerMergeFunctionWrapper passes it on unfolded; lookup tables fold it, as Java's
+// readers meet it after the level-0 compaction of each commit there (merge/README.md, "A key's
+// lone record"). Files whose key statistics rule out a filter are never opened.
 //
 // A reader holds a pin on its snapshot; `close()` releases it. It reads in the columns of its
 // `schema`: the snapshot's own at a snapshot id, tag or time, the table's latest otherwise
@@ -121,7 +124,7 @@ export class TableReader {
   private readonly keyNames: string[];
   /** Per key column, its comparator (lookups binary-search the key columns directly). */
   private readonly keyCmps: Comparator[];
-  /** Whether a run's +I/+U rows are their own single-record fold (see `runIsFolded`). */
+  /** Whether a run's +I/+U rows are their own single-record fold (see `runIsFolded`; lookup tables). */
   private readonly folded: (d: RunData) => boolean;
   /** Per key column, its comparator with an identity shortcut for strings (scans' merge). */
   private readonly scanKeyCmps: Comparator[];
@@ -242,25 +245,28 @@ export class TableReader {
       // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
       // one by one: the generator frame stays out of the per-row work.
       const scan = levels !== undefined
-        ? new LowestLevelBucketScan(runs, levels, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection)
-        : new BucketScan(runs, (d) => this.loneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection);
+        ? new LowestLevelBucketScan(runs, levels, (d) => this.lookupLoneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection)
+        : new BucketScan(runs, undefined, this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection);
       for (let n = scan.fill(batch); n > 0; n = scan.fill(batch)) {
         for (let i = 0; i < n; i++) yield batch[i]!;
       }
     }
   }
 
+
   /**
-   * A record that is alone with its key (one run holds it) and is read as is when it is an add:
-   * never for aggregation (a lone retraction still folds into a row: sum stores -x); for
-   * partial-update with sequence groups only in runs whose rows are their own fold (runIsFolded).
+   * A lookup table's record alone with its key (one run holds it) that is read as it is when an
+   * add: its fold is the record itself — never for aggregation (a lone retraction folds into a
+   * row: sum stores -x); for partial-update with sequence groups only in runs whose rows are their
+   * own fold (runIsFolded). Lookup tables fold a lone record, unlike the others (merge/README.md,
+   * "A key's lone record": Java compacts their level 0 at every commit with
+   * LookupChangelogMergeFunctionWrapper, which folds every key, so its readers meet them folded).
    */
-  private loneIsRow(d: RunData): boolean {
+  private lookupLoneIsRow(d: RunData): boolean {
     const o = this.schema.options;
     if (o.mergeEngine === 'aggregation') return false;
     return o.mergeEngine === 'deduplicate' || o.sequenceGroups.length === 0 || this.folded(d);
   }
-
 
   /**
    * The row of one primary key, or undefined. `pk` holds every primary-key column (partition
@@ -315,7 +321,9 @@ export class TableReader {
       if (n > 0 && this.newestWins) break;
     }
     try {
-      return this.foldLookup(n);
+      // n counts every record of the key (newestWins stops at one, but there one add is its own
+      // fold and one retraction no row either way).
+      return this.foldLookup(n, n === 1);
     } finally {
       for (let k = 0; k < n; k++) parts[k] = NO_RUN; // hold no run past the call
     }
@@ -353,7 +361,8 @@ export class TableReader {
       if (found && (this.newestWins || files[0]!.meta.level > 0)) break;
     }
     try {
-      return this.foldLookup(n);
+      // A lookup table folds a lone record too (lookupLoneIsRow).
+      return this.foldLookup(n, false);
     } finally {
       for (let k = 0; k < n; k++) parts[k] = NO_RUN;
     }
@@ -382,18 +391,20 @@ export class TableReader {
     return runs === undefined ? undefined : { key, runs };
   }
 
-  /** The row of the key whose n records `get` found (lookParts/lookRows, newest run first), or undefined. */
-  private foldLookup(n: number): unknown[] | undefined {
+  /**
+   * The row of the key whose n records `get` found (lookParts/lookRows, newest run first), or
+   * undefined. `lone`: the one record found is the key's only one, read as it is (not folded).
+   */
+  private foldLookup(n: number, lone: boolean): unknown[] | undefined {
     if (n === 0) return undefined;
-    const schema = this.schema;
     const parts = this.lookParts;
     const rows = this.lookRows;
     if (n === 1) {
       const first = parts[0]!;
       const add = isAdd(first.kind[rows[0]!]!);
-      if (this.newestWins) return add ? rowAt(first, rows[0]!) : undefined;
-      // A lone record that is its own fold: no merge function needed.
-      if (add && schema.options.mergeEngine !== 'aggregation' && this.folded(first)) return rowAt(first, rows[0]!);
+      if (lone || this.newestWins) return add ? rowAt(first, rows[0]!) : undefined;
+      // A lookup table's record found alone: folded, unless the fold is the record itself.
+      if (add && this.schema.options.mergeEngine !== 'aggregation' && this.folded(first)) return rowAt(first, rows[0]!);
     }
     if (n > 1 && this.seqOrder && this.merge.foldAt !== undefined) {
       sortBySeq(parts, rows, n); // into merge order by position
@@ -531,12 +542,13 @@ export function scanColumns(schema: Table['schema'], projection: readonly number
 }
 
 /**
- * A test of whether every row of a run is +I/+U and equals its own single-record fold, so reads can
- * take it as is. True for deduplicate and first-row (a lone add stands as it is) and for
- * partial-update without sequence groups; with sequence groups (and no aggregate functions) a
- * row passes when every group whose sequence fields are all null has only nulls — what the fold
- * would make of it. Runs our writer produces pass; Java's writer keeps lone records unfolded, so
- * its files may not. Aggregation never passes. Cached per decoded run.
+ * A test of whether every row of a run is +I/+U and equals its own single-record fold, so a lookup
+ * table (which folds a lone record) may read such a record as it is. True for deduplicate and
+ * first-row (a lone add stands as it is) and for partial-update without sequence groups; with
+ * sequence groups (and no aggregate functions) a row passes when every group whose sequence
+ * fields are all null has only nulls — what the fold would make of it. Lone adds are written
+ * unfolded (write buffer, compaction), so such a row may fail it. Aggregation never passes.
+ * Cached per decoded run.
  */
 export function runIsFolded(schema: Table['schema']): (d: RunData) => boolean {
   const o = schema.options;
@@ -636,8 +648,8 @@ class ScanCursor {
   row = 0;
   /** The current part's row count. */
   end = 0;
-  /** Whether the current part's records stand as they are when alone with their key. */
-  lone = false;
+  /** Whether the current part's records stand as they are when alone with their key (always but for lookup tables). */
+  lone = true;
   /** Whether the current part's string key columns compare natively (plainStrings; false when never compared). */
   plain = false;
   /** The current part's row reader. */
@@ -648,7 +660,8 @@ class ScanCursor {
 
   constructor(
     readonly parts: RunParts,
-    private readonly loneIsRow: (d: RunData) => boolean,
+    /** Undefined: every record alone with its key is read as it is (all tables but lookup ones). */
+    private readonly loneIsRow: ((d: RunData) => boolean) | undefined,
     /** Undefined when this cursor is the bucket's only one: it is never compared. */
     private readonly stringKeys: readonly boolean[] | undefined,
   ) {
@@ -667,7 +680,7 @@ class ScanCursor {
     this.keyCols = d.keyCols;
     this.row = 0;
     this.end = d.rowCount;
-    this.lone = this.loneIsRow(d);
+    if (this.loneIsRow !== undefined) this.lone = this.loneIsRow(d);
     this.plain = this.stringKeys !== undefined && plainStrings(d, this.stringKeys);
     this.read = rowReader(d);
   }
@@ -706,9 +719,10 @@ function plainStrings(d: RunData, stringKeys: readonly boolean[]): boolean {
 
 /**
  * The merged rows of one bucket's sorted runs: merge-reader.ts's k-way merge (order and fold),
- * specialized for scans. Cursors compare key columns in place; a key held by one run whose records
- * stand as they are is read as a row without a KeyValue or the merge function; a single such run
- * is read in a tight loop; a key held by several runs is folded by position (MergeFunction.foldAt)
+ * specialized for scans. Cursors compare key columns in place; a key held by one run is lone and
+ * read as it is, without a KeyValue or the merge function (its row when an add, none when a
+ * retraction: Java's ReducerMergeFunctionWrapper, whatever the engine); the last run left is read
+ * in a tight loop; a key held by several runs is folded by position (MergeFunction.foldAt)
  * where the engine offers it. Rows come out in batches (`fill`), so the caller's generator does no
  * per-row work beyond handing them out.
  */
@@ -723,7 +737,8 @@ class BucketScan {
 
   constructor(
     runs: RunParts[],
-    loneIsRow: (d: RunData) => boolean,
+    /** Lookup tables' lookupLoneIsRow; undefined: a lone record is read as it is. */
+    loneIsRow: ((d: RunData) => boolean) | undefined,
     private readonly cmps: readonly Comparator[],
     private readonly stringKeys: readonly boolean[],
     private readonly merge: MergeFunction,
@@ -769,6 +784,8 @@ class BucketScan {
       }
       let row: unknown[] | undefined;
       if (ns === 1 && min.lone) {
+        // The key's lone record: its row when an add, none when a retraction — Java's
+        // ReducerMergeFunctionWrapper, not the engine (lookup tables: only where that is the fold).
         const d = min.part;
         const i = min.row;
         const kd = d.kind[i]!;
@@ -788,12 +805,12 @@ class BucketScan {
     return n;
   }
 
-  /** The rows of one run whose records stand as they are, from its position on. */
+  /** The rows of the last run left, from its position on: each of its records is lone (while its parts' are read as they are). */
   private fillLone(c: ScanCursor, out: unknown[][], n: number): number {
     const preds = this.preds;
     const projection = this.projection;
     const max = out.length;
-    while (n < max && !c.done) {
+    while (n < max && !c.done && c.lone) {
       const d = c.part;
       const kind = d.kind;
       const read = c.read;
@@ -895,7 +912,8 @@ class BucketScan {
  * (merge/lookup-rule.ts, Java's LookupMergeFunction). Only a key held by several runs can hold a
  * stale record, and those go through `fold`: it folds the level-0 records and the record of the
  * lowest level above 0, and leaves the others out (they still advance: `fill` moves every cursor
- * on the key). A key in one run is read as in BucketScan.
+ * on the key), also when only one record is left to fold: that one is folded, as Java's reducer
+ * sees the key's records before the pick. A key in one run is lone, read as in BucketScan.
  */
 class LowestLevelBucketScan extends BucketScan {
   constructor(runs: RunParts[], levels: readonly number[], ...rest: BucketScanRest) {

@@ -585,7 +585,9 @@ export class TableWriter {
     const check = () => {
       if (pu?.resetThenAdded!()) split = true;
     };
-    for (const kv of mergeRuns(runs, table.compareKeys, merge, mergeOrder(schema), check)) {
+    // `lone`: a key's one record stays as it came, as reads and compaction leave it (merge/README.md,
+    // "A key's lone record"); folded, a lone retraction became a row the reader would then show.
+    for (const kv of mergeRuns(runs, table.compareKeys, merge, mergeOrder(schema), check, undefined, true)) {
       // A removal followed by updates cannot be folded without the older runs: keep the runs.
       if (split) return;
       out.push(kv);

@@ -1,7 +1,9 @@
 // RunsMerge (compaction's merge into columns) yields exactly what mergeRuns (merge-reader.ts)
 // yields — same keys, order, sequence numbers, kinds and rows — for random runs of several parts,
 // JS-array and packed columns, under deduplicate (with deletes) and partial-update with sequence
-// groups. Random: prints its seed; replay with COMPACT_MERGE_SEED=<seed>.
+// groups, but for a key's lone add, which RunsMerge passes on unfolded (Java's
+// ReducerMergeFunctionWrapper; `asJavaReducer` below gives mergeRuns the same rule). Random:
+// prints its seed; replay with COMPACT_MERGE_SEED=<seed>.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../catalog.ts';
 import { packRun, type RunData } from '../data-file.ts';
 import { RowKind, type KeyValue } from '../key-value.ts';
+import type { MergeFunction } from '../merge/merge-function.ts';
 import { createMergeFunction, keyComparator, mergeOrder } from '../merge/merge-function.ts';
 import { mergeRuns } from '../merge-reader.ts';
 import { comparatorFor } from '../types.ts';
@@ -72,6 +75,42 @@ function randomRun(rnd: () => number, seq0: number, withDeletes: boolean): RunDa
   return rnd() < 0.5 ? parts.map((p) => packRun(p)) : parts;
 }
 
+/**
+ * `mf` behind Java's ReducerMergeFunctionWrapper, for adds only (RunsMerge's rule): a key whose
+ * one record is an add is that record, unfolded; `folded` says whether the last key was folded.
+ */
+function asJavaReducer(mf: MergeFunction): MergeFunction & { folded: boolean } {
+  let first: KeyValue | undefined;
+  let n = 0;
+  const w = {
+    folded: false,
+    reset() {
+      first = undefined;
+      n = 0;
+    },
+    add(kv: KeyValue) {
+      if (n++ === 0) first = kv;
+      else {
+        if (n === 2) {
+          mf.reset();
+          mf.add(first!);
+        }
+        mf.add(kv);
+      }
+    },
+    result() {
+      w.folded = n !== 1;
+      if (!w.folded) return first;
+      if (n === 1) {
+        mf.reset();
+        mf.add(first!);
+      }
+      return mf.result();
+    },
+  };
+  return w;
+}
+
 const copy = (kv: KeyValue) => ({ key: [...kv.key], seq: kv.seq, kind: kv.kind, value: [...kv.value] });
 
 describe('RunsMerge', () => {
@@ -88,7 +127,8 @@ describe('RunsMerge', () => {
       for (let trial = 0; trial < 40; trial++) {
         const runs = Array.from({ length: 1 + Math.floor(rnd() * 5) }, () => randomRun(rnd, Math.floor(rnd() * 40), deletes));
         let checks = 0;
-        const want = [...mergeRuns(runs, keyComparator(schema), createMergeFunction(schema), mergeOrder(schema), () => checks++)].map(copy);
+        const reducer = asJavaReducer(createMergeFunction(schema));
+        const want = [...mergeRuns(runs, keyComparator(schema), reducer, mergeOrder(schema), () => (checks += reducer.folded ? 1 : 0))].map(copy);
         const got: ReturnType<typeof copy>[] = [];
         let checks2 = 0;
         new RunsMerge(runs, schema.keyTypes.map(comparatorFor), schema.fields.length, createMergeFunction(schema), mergeOrder(schema), () => checks2++, (kv) => got.push(copy(kv))).step(Infinity);

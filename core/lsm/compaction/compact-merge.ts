@@ -1,16 +1,16 @@
 // Compaction's k-way merge of sorted runs, written straight into output columns.
 //
-// It yields exactly the records mergeRuns (merge-reader.ts) yields, in the same order, folded by
-// the same merge function: the same linear scan for the smallest key (first cursor wins; the
-// cursors holding it are gathered in the same pass), the same group of one record per run holding
-// that key (in run order), the same stable sort by the merge order (an insertion sort: no work
-// array per key), the same reset/add/result and the same per-key callback. What differs is the
-// memory: mergeRuns builds a fresh KeyValue (key array, row array) for every input record, and
-// compaction then copies every merged record into a run; here each run has one KeyValue whose key
-// and row are refilled in place from its columns, and the merged record goes to a sink that must
-// copy what it keeps before returning (compaction's sink: run-builder.ts, straight into packed
-// columns). At 5 runs in and 1 out that is 15 short-lived objects per output row fewer for the
-// scavenger.
+// It yields the records mergeRuns (merge-reader.ts) yields, in the same order, folded by the same
+// merge function, a key's lone record excepted (below): the same linear scan for the smallest key
+// (first cursor wins; the cursors holding it are gathered in the same pass), the same group of
+// one record per run holding that key (in run order), the same stable sort by the merge order (an
+// insertion sort: no work array per key), the same reset/add/result and the same per-key callback
+// for every key it folds. What differs is the memory: mergeRuns builds a fresh KeyValue (key
+// array, row array) for every input record, and compaction then copies every merged record into a
+// run; here each run has one KeyValue whose key and row are refilled in place from its columns,
+// and the merged record goes to a sink that must copy what it keeps before returning
+// (compaction's sink: run-builder.ts, straight into packed columns). At 5 runs in and 1 out that
+// is 15 short-lived objects per output row fewer for the scavenger.
 //
 // Invariant the reuse depends on: a merge function holds input records only between reset() and
 // result() (every engine in merge/ does), and the sink runs before any cursor advances again.
@@ -24,6 +24,17 @@
 // the lowest level above 0 are folded, the key's records in higher levels dropped (stale). Only
 // when the unit holds no record of the key above level 0 is `older` asked, and only its first
 // record (the lowest older level) joins — LookupChangelogMergeFunctionWrapper's lookup.
+//
+// A key's lone record — its only record in the runs merged, no older record joined — is written
+// as it is, unfolded, as Java's MergeTreeCompactRewriter writes it (ReducerMergeFunctionWrapper;
+// merge/README.md, "A key's lone record"); a lone retraction is then dropped by the sink when the
+// output drops deletes (table-writer.ts), as Java's DropDeleteReader drops it. For most engines
+// the fold of one add is the add itself; not for `collect`/`listagg` with `distinct` or a blank
+// `listagg` input in aggregation, nor for partial-update's groups whose sequence is null (the
+// fold nulls them), nor for an aggregation retraction (its fold is a row, `sum` -x, that reads
+// where the retraction read as none). Not with `levels` when a run is at level 0: Java's lookup
+// compaction of level 0 (LookupChangelogMergeFunctionWrapper) folds every key, lone ones too.
+// `onKeyMerged` is called after folds only (a lone record has no fold to check).
 
 import { BoolColumn, decodedParts, Int32BigIntColumn, PackedColumn, PartCursor, type BigInt64Column, type Float64Column, type Int32Column, type RunData, type RunParts } from '../data-file.ts';
 import type { KeyValue, RowKind } from '../key-value.ts';
@@ -118,6 +129,7 @@ class Cursor extends PartCursor {
  * runs older than these (newest first; keys asked in ascending order): they are folded with the
  * group, and a result that is `older(key)[0]` itself is not passed to `sink`. `levels` (each
  * run's level), given for tables that fold a key's lowest record above level 0 only: see the header.
+ * A key's lone record goes to `sink` unfolded, without `onKeyMerged` (the header).
  */
 export class RunsMerge {
   /** The runs' cursors in run order (the first among equal keys wins), those with rows left. */
@@ -130,6 +142,8 @@ export class RunsMerge {
   private readonly at: number[] = [];
   /** Whether a key's group goes through `complete` (older or levels given): decided once, not per key. */
   private readonly completes: boolean;
+  /** Whether a lone record is written unfolded (the header): decided once, not per key. */
+  private readonly loneAsIs: boolean;
 
   constructor(
     private readonly runs: readonly (readonly RunData[] | RunParts)[],
@@ -144,6 +158,7 @@ export class RunsMerge {
   ) {
     this.nk = keyCmps.length;
     this.completes = older !== undefined || levels !== undefined;
+    this.loneAsIs = levels === undefined || !levels.includes(0);
     if (levels !== undefined && levels.length !== runs.length) throw new Error(`assertion failed: ${levels.length} levels for ${runs.length} runs`);
   }
 
@@ -156,7 +171,7 @@ export class RunsMerge {
    * first part is decoded: all at once when `maxKeys` is Infinity, else one run per call.
    */
   step(maxKeys: number): boolean {
-    const { cursors, nk, keyCmps, group, at, merge, order, onKeyMerged, sink, completes } = this;
+    const { cursors, nk, keyCmps, group, at, merge, order, onKeyMerged, sink, completes, loneAsIs } = this;
     while (this.opened < this.runs.length) {
       const level = this.levels?.[this.opened] ?? 0;
       const r = this.runs[this.opened++]!;
@@ -197,6 +212,10 @@ export class RunsMerge {
       // Before the splice: `complete` reads the levels of the group's cursors.
       const stands = completes ? this.complete(count) : undefined;
       for (let g = count - 1; g >= 0; g--) if (cursors[at[g]!]!.done) cursors.splice(at[g]!, 1);
+      if (loneAsIs && count === 1 && group.length === 1) {
+        sink(group[0]!, 1);
+        continue;
+      }
       merge.reset();
       if (group.length === 1) merge.add(group[0]!);
       else {

@@ -277,12 +277,12 @@ describe('tables', () => {
     w.close();
   });
 
-  it('show a lone retraction folded (sum stores the negated value), also from a single run', () => {
+  it("read a lone retraction as no row, as Java does (ReducerMergeFunctionWrapper, DropDeleteReader), and fold it once a record meets it", () => {
     const t = table({ 'merge-engine': 'aggregation', 'fields.qty.aggregate-function': 'sum', 'fields.hi.aggregate-function': 'last_value' });
     const w = t.newWriter();
     w.writeRecord({ id: 1, qty: 5 }, RowKind.DELETE);
     w.commit();
-    expect(t.scanRows()).toEqual([[1, -5, null, null]]);
+    expect(t.scanRows()).toEqual([]);
     w.writeRecord({ id: 1, qty: 8, note: 'x' });
     w.commit();
     expect(t.scanRows()).toEqual([[1, 3, null, 'x']]);

@@ -1,6 +1,12 @@
 // Test-only: a plain in-memory model of Paimon's aggregate functions and of the aggregation merge
 // engine, written from the specification (/work/shared/paimon-features.md §1) and NOT from
 // core/lsm/merge: no production merge code is called here. Used by the model tests.
+//
+// `aggregationFold` is the engine's fold of a key's records, the same whatever their number. What
+// a read gives of a key whose only record is a retraction (no row, as Java's reader passes a lone
+// record on and drops it; merge/README.md, "A key's lone record") is the read's rule, not the
+// engine's: model.ts's `readOutcomes` applies it for every engine, together with what a
+// compaction may have made of such a record.
 
 import { RowKind } from '../key-value.ts';
 import { anyOf, isNull, isRetract, KEYS, ModelError, type ModelFold, type Rec, type Row } from './model.ts';

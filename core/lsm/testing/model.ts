@@ -12,13 +12,16 @@
 //     scenario's retractions), commits, compactions (minor and full), tags, expirations, writer
 //     reopens and point lookups, then compares the table with the scenario's in-memory model at
 //     the latest snapshot, at a random retained earlier snapshot, at every tag (also after the
-//     tagged snapshots expired) and after a final full compaction; a `changelog-producer=lookup`
-//     table also with Java's read (testing/java-read.ts) by scan and `get` after every commit and
-//     compaction.
+//     tagged snapshots expired) and after a final full compaction; every merged table (not
+//     first-row, no deletion vectors) also with Java's read of its files (testing/java-read.ts)
+//     by scan and `get` after every commit and compaction.
 //
 // The model of an engine is a `ModelFold`: the state of one key from its full history (every
 // record written for the key, in write order), written plainly and independently of core/lsm/merge.
 // A fold may throw `ModelError` to say "reading this key must fail with this error" (overflow).
+// What a key reads is its fold, except where the files decide (`readOutcomes`): a key's lone
+// record is read as it is, as Java reads it (merge/README.md, "A key's lone record"), and a
+// bottom-level compaction may drop what folds to no row, so the key starts afresh there.
 
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -178,6 +181,63 @@ export function normalize(row: Row | unknown[] | undefined, cols: string[]): str
 }
 
 // ------------------------------------------------------------------------------------------------
+// What a key may read as.
+
+/** One way a key may read: its row as `normalize` writes it ('undefined': no row), or an error. */
+export type Outcome = { text: string; error?: undefined } | { error: ModelError; text?: undefined };
+
+/**
+ * What a key whose history is `h` may read as. The reader takes a key's lone record — its only
+ * record in the files — as it is (Java's ReducerMergeFunctionWrapper): an add is its row as
+ * written, a retraction no row. So where the files decide, so does the model:
+ *   - a history of one record is that record alone in the files; its fold by the engine is also
+ *     allowed, since some merges fold a lone record (compaction of a lone retraction, a lookup
+ *     table's compaction of level 0, the writer's merge of pending runs);
+ *   - a compaction to the bottom level drops a key whose records fold to no row (a tombstone, a
+ *     retraction), and would drop a lone retraction as Java does: the key then starts afresh, and
+ *     every such point of the history is a possible start (which one, only the layout knows).
+ * Otherwise — one start, two records or more — the key reads as the fold of its history.
+ */
+export function readOutcomes(fold: ModelFold, h: readonly Rec[], cols: string[]): Outcome[] {
+  const foldOf = (seg: Rec[]): Outcome => {
+    try {
+      return { text: normalize(fold(seg), cols) };
+    } catch (e) {
+      if (e instanceof ModelError) return { error: e };
+      throw e;
+    }
+  };
+  const starts = [0];
+  for (let k = 0; k < starts.length && k < h.length + 1; k++) {
+    const d = starts[k]!;
+    for (let j = d + 1; j <= h.length; j++) {
+      if (starts.includes(j)) continue;
+      const seg = h.slice(d, j);
+      const gone = seg.length === 1 ? isRetract(seg[0]!.kind) || foldOf(seg).text === 'undefined' : foldOf(seg).text === 'undefined';
+      if (gone) starts.push(j);
+    }
+  }
+  const out: Outcome[] = [];
+  const seen = new Set<string>();
+  const push = (o: Outcome) => {
+    const id = o.text ?? `error ${o.error!.pattern.source}`;
+    if (!seen.has(id)) {
+      seen.add(id);
+      out.push(o);
+    }
+  };
+  for (const d of starts) {
+    const seg = h.slice(d);
+    if (seg.length === 0) push({ text: 'undefined' });
+    else if (seg.length === 1) {
+      push(isRetract(seg[0]!.kind) ? { text: 'undefined' } : { text: normalize(seg[0]!.row, cols) });
+      push(foldOf(seg));
+    } else push(foldOf(seg));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
 // The table driver.
 
 /** The key columns of every model table: `item`, `loc`, and `p` (the partition). */
@@ -256,57 +316,68 @@ export function runTableModel(sc: TableScenario, seed: number, steps: number): n
   const items = sc.items ?? 12;
   const retractRate = sc.retract ? (sc.retractRate ?? 0.18) : 0;
 
-  /** Model rows of a history map, or the ModelError when some key must fail. */
-  const modelRows = (m: Map<string, Rec[]>): string[] | ModelError => {
-    const out: string[] = [];
-    // Every key's error: the table reads keys in its own order and may fail on any of them first.
+  /** Per key of a history map, what it may read as (readOutcomes). */
+  const modelOutcomes = (m: Map<string, Rec[]>): Map<string, Outcome[]> => new Map([...m].map(([k, h]) => [k, readOutcomes(sc.fold, h, cols)]));
+  /**
+   * The errors some key's read may raise, as one ModelError (the table reads keys in its own
+   * order and may fail on any of them first), or undefined.
+   */
+  const modelErrors = (outs: Map<string, Outcome[]>): ModelError | undefined => {
     const errors: ModelError[] = [];
-    for (const h of m.values()) {
-      let x: Row | undefined;
-      try {
-        x = sc.fold(h);
-      } catch (e) {
-        if (e instanceof ModelError) {
-          errors.push(e);
-          continue;
-        }
-        throw e;
-      }
-      if (x !== undefined) out.push(normalize(x, cols));
+    for (const os of outs.values()) for (const o of os) if (o.error) errors.push(o.error);
+    return errors.length > 0 ? anyOf(errors) : undefined;
+  };
+  /**
+   * The model's rows for what the table read (`got`, by key): per key the outcome the table gave
+   * when it is one of the key's, else the key's first — so a mismatch shows as a diff of rows.
+   */
+  const wantRows = (outs: Map<string, Outcome[]>, got: Map<string, string>): string[] => {
+    const out: string[] = [];
+    for (const [k, os] of outs) {
+      const g = got.get(k) ?? 'undefined';
+      const texts = os.filter((o) => o.text !== undefined).map((o) => o.text!);
+      const t = texts.includes(g) ? g : (texts[0] ?? `an error (${os.map((o) => o.error?.pattern).join(' or ')})`);
+      if (t !== 'undefined') out.push(t);
     }
-    if (errors.length > 0) return anyOf(errors);
     return out.sort();
   };
   const tableRows = (at: { tag?: string; snapshotId?: number } = {}) => table.scanRows(at).map((row) => normalize(row, cols)).sort();
+  const byKeyText = (rows: unknown[][]): Map<string, string> => new Map(rows.map((row) => [keyOf(Object.fromEntries(cols.map((c, i) => [c, row[i]]))), normalize(row, cols)]));
   /** Compares; returns true when both agree on an expected error (the trial then ends). */
   const compare = (ctx: string, m: Map<string, Rec[]>, at: { tag?: string; snapshotId?: number } = {}): boolean => {
-    const want = modelRows(m);
-    if (want instanceof ModelError) {
-      const err = errorOf(() => tableRows(at));
-      expect(err?.message, `${ctx}: the model fails with ${want.pattern}`).toMatch(want.pattern);
+    const outs = modelOutcomes(m);
+    let rows: unknown[][] = [];
+    const err = errorOf(() => (rows = table.scanRows(at)));
+    const errs = modelErrors(outs);
+    if (err !== undefined) {
+      if (errs === undefined) throw err;
+      expect(err.message, `${ctx}: the model fails with ${errs.pattern}`).toMatch(errs.pattern);
       return true;
     }
-    expect(tableRows(at), ctx).toEqual(want);
+    const got = byKeyText(rows);
+    expect(rows.map((row) => normalize(row, cols)).sort(), ctx).toEqual(wantRows(outs, got));
     return false;
   };
   /** Runs a writer operation; an error must be one the model predicts for the written history. */
   const writerOp = (ctx: string, f: () => void): boolean => {
     const err = errorOf(f);
     if (err === undefined) return false;
-    const want = modelRows(history);
-    if (!(want instanceof ModelError)) throw err;
+    const want = modelErrors(modelOutcomes(history));
+    if (want === undefined) throw err;
     expect(err.message, `${ctx}: writer error`).toMatch(want.pattern);
     return true;
   };
   /**
-   * A `changelog-producer=lookup` table (without deletion vectors, not first-row): the latest state
-   * by scan and by `get` of every key the model knows is what Java reads (testing/java-read.ts:
-   * level 0 and the lowest level above it per key) — checked after every commit and compaction.
+   * A merged table (without deletion vectors, not first-row: Java reads those raw, skipping level
+   * 0): the latest state by scan and by `get` of every key the model knows is what Java reads of
+   * the same files (testing/java-read.ts: a key's lone record as it is; for `changelog-producer=
+   * lookup`, level 0 and the lowest level above it per key) — checked after every commit and
+   * compaction. Exact where the history model allows several outcomes.
    */
   const o = sc.spec.options ?? {};
-  const javaLookup = o['changelog-producer'] === 'lookup' && o['merge-engine'] !== 'first-row' && o['deletion-vectors.enabled'] !== 'true';
+  const javaMerged = o['merge-engine'] !== 'first-row' && o['deletion-vectors.enabled'] !== 'true';
   const checkJava = (ctx: string) => {
-    if (!javaLookup || modelRows(committed) instanceof ModelError) return;
+    if (!javaMerged || modelErrors(modelOutcomes(committed)) !== undefined) return;
     const java = new Map<string, string>();
     for (const row of javaRead(table).rows) java.set(keyOf(Object.fromEntries(cols.map((c, i) => [c, row[i]]))), normalize(row, cols));
     expect(tableRows(), `${ctx}: scan as Java reads it`).toEqual([...java.values()].sort());
@@ -380,19 +451,16 @@ export function runTableModel(sc: TableScenario, seed: number, steps: number): n
         for (const [k, h] of committed) {
           if (!r.chance(0.3)) continue;
           const [item, loc, p] = k.split('|');
-          let want: string | ModelError;
-          try {
-            const x = sc.fold(h);
-            want = normalize(x, cols);
-          } catch (e) {
-            if (!(e instanceof ModelError)) throw e;
-            want = e;
-          }
-          if (want instanceof ModelError) {
-            expect(errorOf(() => reader.get({ item, loc: Number(loc), p: Number(p) }))?.message, `${ctx}: get ${k}`).toMatch(want.pattern);
+          const outs = readOutcomes(sc.fold, h, cols);
+          let row: unknown[] | undefined;
+          const err = errorOf(() => (row = reader.get({ item, loc: Number(loc), p: Number(p) })));
+          const errs = modelErrors(new Map([[k, outs]]));
+          if (err !== undefined) {
+            if (errs === undefined) throw err;
+            expect(err.message, `${ctx}: get ${k}`).toMatch(errs.pattern);
             return written;
           }
-          expect(normalize(reader.get({ item, loc: Number(loc), p: Number(p) }), cols), `${ctx}: get ${k}`).toBe(want);
+          expect(wantRows(new Map([[k, outs]]), new Map(row ? [[k, normalize(row, cols)]] : [])), `${ctx}: get ${k}`).toEqual(row ? [normalize(row, cols)] : []);
         }
       } finally {
         reader.close();

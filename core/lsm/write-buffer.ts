@@ -15,7 +15,7 @@
 // Sizes are estimates of JS heap bytes, calibrated against measured heap growth (DESIGN.md); the
 // table writer flushes all buffers when their sum passes `write-buffer-size`.
 
-import type { RunData } from './data-file.ts';
+import { runFromRecords, type RunData } from './data-file.ts';
 import type { KeyValue, RowKind } from './key-value.ts';
 import type { MergeFunction } from './merge/merge-function.ts';
 import { comparatorFor, type Comparator, type DataType } from './types.ts';
@@ -94,25 +94,6 @@ const EMPTY_KEY: unknown[] = [];
 
 /** Up to this many keys under one first value are ordered by insertion sort in `drain`. */
 const SMALL_SORT = 16;
-
-/** A run of one record per key, `records` in key order. */
-function recordsRun(records: readonly KeyValue[], keyArity: number, valueArity: number): RunData {
-  const n = records.length;
-  const keyCols: unknown[][] = [];
-  for (let k = 0; k < keyArity; k++) keyCols.push(new Array(n));
-  const valueCols: unknown[][] = [];
-  for (let c = 0; c < valueArity; c++) valueCols.push(new Array(n));
-  const seq = new Array<number>(n);
-  const kind = new Array<number>(n);
-  for (let i = 0; i < n; i++) {
-    const r = records[i]!;
-    for (let k = 0; k < keyArity; k++) keyCols[k]![i] = r.key[k];
-    for (let c = 0; c < valueArity; c++) valueCols[c]![i] = r.value[c] ?? null;
-    seq[i] = r.seq;
-    kind[i] = r.kind;
-  }
-  return { rowCount: n, keyCols, seq, kind, valueCols };
-}
 
 export class WriteBuffer {
   private readonly arity: number;
@@ -373,7 +354,7 @@ export class WriteBuffer {
         if (ps === undefined) continue;
         for (let p = 1; p < ps.length; p++) (later[p - 1] ??= []).push(ps[p]!);
       }
-      for (const records of later) runs.push(recordsRun(records, this.arity, valueArity));
+      for (const records of later) runs.push(runFromRecords(records, this.arity, valueArity));
     }
     this.clear();
     return runs;

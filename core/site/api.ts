@@ -126,7 +126,9 @@ export interface Alarm {
    * The message's values, for a UI that words the alarm in its reader's language (renderer i18n
    * `alarm.<kind>`; a value named `…Ms` is a duration). Given for the alarms a shift lead acts on
    * (budget_breach, dead_letters, command_failed, stream_silent, sync_stalled); the others, for
-   * IT, are worded in English only.
+   * IT, are worded in English only. budget_breach adds why no commit mends the table: `held` (its
+   * events waiting behind a missing seq) with `streams` (those with an open gap that feed it,
+   * comma-separated) when there are any, and `stopped: 1` once ingest has stopped on an error.
    */
   params?: Record<string, string | number>;
 }

@@ -54,14 +54,16 @@ import {
   type TableInfo,
   type UserView,
 } from './api.ts';
-import { ConfigError, decisionOptions, inboxBudget, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
+import { ConfigError, configBindings, decisionOptions, inboxBudget, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 import { syncView } from './status.ts';
 import { refusalAlarms } from './refusals.ts';
 import { dismissAs, replayLogged } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
-import type { DeadLetter, DeadLetterStatus } from '../ingest/dead-letters.ts';
+import { DEAD_LETTERS_TABLE_NAME, type DeadLetter, type DeadLetterStatus } from '../ingest/dead-letters.ts';
+import { bindingsFor } from '../ingest/binding.ts';
+import { eventTopic } from '../ingest/envelope.ts';
 
 /** What the service needs of a sync engine (core/sync's SyncEngine.status()). */
 export interface SyncStatusSource {
@@ -482,7 +484,7 @@ export class SiteService implements SiteBackend {
           kind: 'budget_breach',
           message: `${t.table} is ${secs(t.ageMs)} old; its budget is ${secs(t.budgetMs)} (${t.decision})${why}`,
           sinceMs: now - Math.max(0, t.ageMs - t.budgetMs),
-          params: { table: t.table, ageMs: t.ageMs, budgetMs: t.budgetMs },
+          params: { table: t.table, ageMs: t.ageMs, budgetMs: t.budgetMs, ...(n > 0 ? { held: n, streams: this.gapStreams(t.table) } : {}), ...(health.failure ? { stopped: 1 } : {}) },
         });
       }
     }
@@ -534,6 +536,23 @@ export class SiteService implements SiteBackend {
     const proposals = this.site.decisions?.inbox.activeCounts() ?? { open: 0, deferred: 0, oldestOpenMs: null };
     const deadLetterClosedRetentionMs = this.site.config.deadLetters.closedRetentionMs;
     return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs } };
+  }
+
+  /**
+   * The streams (`module/stream`) with an open gap whose bindings feed `table` (any such stream for
+   * dead_letters, where a held event may end), for budget_breach's `streams`: the floor's UI names
+   * them, where the English message only points at the streams' gap column. Asked only while a
+   * table has held events (rare).
+   */
+  private gapStreams(table: string): string {
+    const bindings = configBindings(this.site.config);
+    const out: string[] = [];
+    for (const s of this.site.ingestor.streamActivity()) {
+      if (s.gap === null) continue;
+      const topic = eventTopic(this.site.config.site, s.module, s.stream);
+      if (table === DEAD_LETTERS_TABLE_NAME || bindingsFor(bindings, topic).some((b) => b.table === table)) out.push(`${s.module}/${s.stream}`);
+    }
+    return out.join(', ');
   }
 
   private streams(now: number): StreamView[] {

@@ -246,6 +246,10 @@ const en = {
   // The alarms a shift lead acts on, in the reader's language (core/site Alarm.params; a `…Ms`
   // value is shown as a duration). English shows the site's own message, which says more.
   'alarm.budget_breach': '{table} is {age} old; its budget is {budget}',
+  // Why no commit mends it (params held, streams, stopped), each after a '; '.
+  'alarm.budget_breach.held_one': '{held} event for it waits behind a missing seq',
+  'alarm.budget_breach.held': '{held} events for it wait behind a missing seq',
+  'alarm.budget_breach.stopped': 'ingest stopped, events are only journaled',
   'alarm.dead_letters': 'dead letters waiting for a look: {n}',
   'alarm.command_failed': '{action} for {id} failed{detail}',
   'alarm.command_timed_out': '{action} for {id} timed out{detail}',
@@ -498,6 +502,9 @@ const nb: Messages = {
   'role.admin': 'Administrator',
   'alarm.title': 'Krever oppmerksomhet',
   'alarm.budget_breach': '{table} er {age} gammel; budsjettet er {budget}',
+  'alarm.budget_breach.held_one': '{held} hendelse for den venter bak en manglende seq',
+  'alarm.budget_breach.held': '{held} hendelser for den venter bak en manglende seq',
+  'alarm.budget_breach.stopped': 'innlesingen har stoppet, hendelser lagres bare i journalen',
   'alarm.dead_letters': 'avviste hendelser som venter på å bli sett på: {n}',
   'alarm.command_failed': '{action} for {id} feilet{detail}',
   'alarm.command_timed_out': '{action} for {id} fikk ikke svar i tide{detail}',
@@ -747,6 +754,9 @@ const de: Messages = {
   'role.admin': 'Administrator',
   'alarm.title': 'Erfordert Aufmerksamkeit',
   'alarm.budget_breach': '{table} ist {age} alt; das Budget ist {budget}',
+  'alarm.budget_breach.held_one': '{held} Ereignis dafür wartet hinter einer fehlenden Seq',
+  'alarm.budget_breach.held': '{held} Ereignisse dafür warten hinter einer fehlenden Seq',
+  'alarm.budget_breach.stopped': 'Einlesen gestoppt, Ereignisse werden nur im Journal gespeichert',
   'alarm.dead_letters': 'abgewiesene Ereignisse, die auf Prüfung warten: {n}',
   'alarm.command_failed': '{action} für {id} ist fehlgeschlagen{detail}',
   'alarm.command_timed_out': '{action} für {id}: keine Antwort in der Zeit{detail}',
@@ -947,5 +957,20 @@ export function alarmText(lang: Lang, a: Alarm): string {
   }
   if (typeof a.params.detail === 'string') vars.detail = a.params.detail === '' ? '' : `: ${a.params.detail}`;
   if (a.kind === 'command_failed' && typeof a.params.action === 'string') vars.action = actionName(lang, a.params.action);
-  return translate(lang, key(a.params), vars);
+  const text = translate(lang, key(a.params), vars);
+  return a.kind === 'budget_breach' ? text + breachReasons(lang, a.params, vars) : text;
+}
+
+/**
+ * Why a table over its budget stays late (core/site budget_breach `held`, `streams`, `stopped`),
+ * as the site's English message says it: without it, nb and de told a shift lead only the age.
+ */
+function breachReasons(lang: Lang, p: Record<string, string | number>, vars: Record<string, string | number>): string {
+  let out = '';
+  if (typeof p.held === 'number' && p.held > 0) {
+    out += `; ${translate(lang, p.held === 1 ? 'alarm.budget_breach.held_one' : 'alarm.budget_breach.held', vars)}`;
+    if (typeof p.streams === 'string' && p.streams !== '') out += ` (${p.streams})`;
+  }
+  if (p.stopped === 1) out += `; ${translate(lang, 'alarm.budget_breach.stopped')}`;
+  return out;
 }

@@ -183,6 +183,39 @@ describe('snapshots expired under a Table object that read them', () => {
     const { r, read, latest } = expiredByAnotherProcess();
     expect(errorOf(() => r.changes({ from: read[1]!, to: latest, mode: 'diff' }))).toMatch(new RegExp(`^NotFound: snapshot ${read[1]} of .* has expired`));
   }, 60_000);
+
+  it('expired by a writer in another process: a scan and a get at a snapshot whose plan is cached, meeting its missing data files, are NotFound', () => {
+    const { dir, r, read } = expiredByAnotherProcess();
+    const last = Math.max(...read); // r planned it last: its plan is among the eight cached
+    // Readers made before anything taught r of the expiration: r hands out its cached snapshot.
+    const scanner = r.reader({ snapshotId: last });
+    const getter = r.reader({ snapshotId: last });
+    expect(scanner.snapshot!.id).toBe(last);
+    const expired = new RegExp(`^NotFound: snapshot ${last} of .* has expired.*found its files gone \\(.*bucket-0/data-`);
+    // Both read before either is checked, so each shows what it gives on its own.
+    const got = { scan: errorOf(() => scanner.scan()), get: errorOf(() => getter.get({ k: 0 })) };
+    expect(got).toEqual({ scan: expect.stringMatching(expired), get: expect.stringMatching(expired) });
+    scanner.close();
+    getter.close();
+    expect(r.snapshots.tryGet(last)).toBeUndefined();
+    expect(r.scanRows()).toEqual(Table.open(dir).scanRows());
+  }, 60_000);
+
+  it('a missing data file of a snapshot that is still there is Corruption at a scan and a get whose plan is cached', () => {
+    const { dir, table } = newTable({ 'write-only': 'true' }); // APPEND snapshots only, nothing expires
+    const w = table.newWriter();
+    commits(w, 1, 3);
+    w.close();
+    const r = Table.open(dir, { cacheBytes: 0 });
+    const reader = r.reader();
+    expect([...reader.scan()].length).toBeGreaterThan(0);
+    expect(reader.get({ k: 0 })).toEqual([0, 3]); // plans the snapshot (cached) and reads its files
+    for (const e of r.manifests.liveFiles(reader.snapshot!)) unlinkSync(r.dataFilePath(e.partition, e.bucket, e.file.fileName));
+    expect(errorOf(() => reader.scan())).toMatch(/^Corruption: .*data file listed in the manifest is missing/);
+    expect(errorOf(() => reader.get({ k: 0 }))).toMatch(/^Corruption: .*data file listed in the manifest is missing/);
+    reader.close();
+  });
+
   it('a missing manifest of a tag whose snapshot expired is Corruption: the tag keeps its files', () => {
     const { dir, table } = newTable();
     const w = table.newWriter();

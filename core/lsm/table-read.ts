@@ -226,30 +226,36 @@ export class TableReader {
     const keep = projection ? scanColumns(schema, projection, preds) : undefined;
     // One batch per scan (two scans of one reader may be interleaved by their consumers).
     const batch: unknown[][] = new Array(SCAN_BATCH);
-    for (const b of table.buckets(this.snapshot)) {
-      if (partPreds.length > 0) {
-        const values = deserializeBinaryRow(schema.partitionTypes, b.partition, table.paths.root);
-        if (!partPreds.every((p) => test(p, values[p.partPos]))) continue;
-      }
-      // Each run's files are decoded as its cursor reaches them, not up front: a scan holds one
-      // file per run (and what the run cache keeps), not the whole bucket decoded at once.
-      const runs: RunParts[] = [];
-      const levels: number[] | undefined = this.lowestLevel ? [] : undefined;
-      for (const run of table.runsOf(b.files)) {
-        const files = run.files.filter((f) => this.fileMayMatch(f, preds));
-        if (files.length > 0) {
-          runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep, fill, schema) : table.loadRun(b.partition, b.bucket, files[i]!, fill, schema)) });
-          levels?.push(run.level);
+    // A file missing under a snapshot this object still had cached (and planned) may have been
+    // deleted by an expiration in another process: asked of the table on the error path only.
+    try {
+      for (const b of table.buckets(this.snapshot)) {
+        if (partPreds.length > 0) {
+          const values = deserializeBinaryRow(schema.partitionTypes, b.partition, table.paths.root);
+          if (!partPreds.every((p) => test(p, values[p.partPos]))) continue;
+        }
+        // Each run's files are decoded as its cursor reaches them, not up front: a scan holds one
+        // file per run (and what the run cache keeps), not the whole bucket decoded at once.
+        const runs: RunParts[] = [];
+        const levels: number[] | undefined = this.lowestLevel ? [] : undefined;
+        for (const run of table.runsOf(b.files)) {
+          const files = run.files.filter((f) => this.fileMayMatch(f, preds));
+          if (files.length > 0) {
+            runs.push({ length: files.length, load: (i) => (keep ? table.loadRunProjected(b.partition, b.bucket, files[i]!, keep, fill, schema) : table.loadRun(b.partition, b.bucket, files[i]!, fill, schema)) });
+            levels?.push(run.level);
+          }
+        }
+        // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
+        // one by one: the generator frame stays out of the per-row work.
+        const scan = levels !== undefined
+          ? new LowestLevelBucketScan(runs, levels, (d) => this.lookupLoneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection)
+          : new BucketScan(runs, undefined, this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection);
+        for (let n = scan.fill(batch); n > 0; n = scan.fill(batch)) {
+          for (let i = 0; i < n; i++) yield batch[i]!;
         }
       }
-      // The bucket's merged rows, made in batches by a plain loop (BucketScan.fill) and handed out
-      // one by one: the generator frame stays out of the per-row work.
-      const scan = levels !== undefined
-        ? new LowestLevelBucketScan(runs, levels, (d) => this.lookupLoneIsRow(d), this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection)
-        : new BucketScan(runs, undefined, this.scanKeyCmps, this.scanKeyFast, merge, order, this.seqOrder, preds, projection);
-      for (let n = scan.fill(batch); n > 0; n = scan.fill(batch)) {
-        for (let i = 0; i < n; i++) yield batch[i]!;
-      }
+    } catch (e) {
+      throw table.expiredUnder(e, this.snapshot);
     }
   }
 
@@ -274,58 +280,64 @@ export class TableReader {
    */
   get(pk: Record<string, unknown>): unknown[] | undefined {
     if (!this.snapshot) return undefined;
-    const schema = this.schema;
-    if (!schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
-    if (this.ownGet) {
-      if (!this.rawTable) return this.getLowestLevel(pk);
-      // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.
-      const where = schema.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
-      for (const row of rawScan(this.table, this.snapshot, { where }, schema)) return row;
-      return undefined;
-    }
-    const table = this.table;
-    const fields = schema.fields;
-    const keyNames = this.keyNames;
-    const key = new Array(keyNames.length);
-    for (let i = 0; i < key.length; i++) {
-      const v = pk[keyNames[i]!];
-      if (v === undefined || v === null) throw invalidArgument(`lookup needs primary-key column '${keyNames[i]!}'`);
-      key[i] = v;
-    }
-    let partitionBytes = EMPTY_PARTITION;
-    if (schema.partitionIndexes.length > 0) {
-      const partition = schema.partitionIndexes.map((i) => pk[fields[i]!.name]);
-      if (partition.some((v) => v === undefined || v === null)) throw invalidArgument('lookup needs every partition-key column');
-      partitionBytes = partitionEncoder(schema.partitionTypes)(partition);
-    }
-    const runs = this.lookupRuns(partitionBytes, bucketFor(schema, pk));
-    if (runs === undefined) return undefined;
-    const cmps = this.keyCmps;
-    // The key's records as (run, row) positions, newest run first; KeyValues only for the generic fold.
-    const parts = this.lookParts;
-    const rows = this.lookRows;
-    let n = 0;
-    let hash: number | undefined;
-    for (const files of runs) {
-      for (const f of files) {
-        if (!inRange(f, key, cmps)) continue;
-        const d = table.loadRunAt(f.path, f.meta, true, schema);
-        const i = lookupKey(d, key, cmps, (hash ??= keyHash(key)));
-        if (i >= 0) {
-          parts[n] = d;
-          rows[n++] = i;
-        }
-        break; // files of one run do not overlap
-      }
-      // Deduplicate without sequence fields: the newest run holding the key decides.
-      if (n > 0 && this.newestWins) break;
-    }
+    // As in scan: a data file gone under a snapshot this object had cached and planned may have
+    // been deleted by an expiration in another process. A try around the whole body costs nothing.
     try {
-      // n counts every record of the key (newestWins stops at one, but there one add is its own
-      // fold and one retraction no row either way).
-      return this.foldLookup(n, n === 1);
-    } finally {
-      for (let k = 0; k < n; k++) parts[k] = NO_RUN; // hold no run past the call
+      const schema = this.schema;
+      if (!schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
+      if (this.ownGet) {
+        if (!this.rawTable) return this.getLowestLevel(pk);
+        // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.
+        const where = schema.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
+        for (const row of rawScan(this.table, this.snapshot, { where }, schema)) return row;
+        return undefined;
+      }
+      const table = this.table;
+      const fields = schema.fields;
+      const keyNames = this.keyNames;
+      const key = new Array(keyNames.length);
+      for (let i = 0; i < key.length; i++) {
+        const v = pk[keyNames[i]!];
+        if (v === undefined || v === null) throw invalidArgument(`lookup needs primary-key column '${keyNames[i]!}'`);
+        key[i] = v;
+      }
+      let partitionBytes = EMPTY_PARTITION;
+      if (schema.partitionIndexes.length > 0) {
+        const partition = schema.partitionIndexes.map((i) => pk[fields[i]!.name]);
+        if (partition.some((v) => v === undefined || v === null)) throw invalidArgument('lookup needs every partition-key column');
+        partitionBytes = partitionEncoder(schema.partitionTypes)(partition);
+      }
+      const runs = this.lookupRuns(partitionBytes, bucketFor(schema, pk));
+      if (runs === undefined) return undefined;
+      const cmps = this.keyCmps;
+      // The key's records as (run, row) positions, newest run first; KeyValues only for the generic fold.
+      const parts = this.lookParts;
+      const rows = this.lookRows;
+      let n = 0;
+      let hash: number | undefined;
+      for (const files of runs) {
+        for (const f of files) {
+          if (!inRange(f, key, cmps)) continue;
+          const d = table.loadRunAt(f.path, f.meta, true, schema);
+          const i = lookupKey(d, key, cmps, (hash ??= keyHash(key)));
+          if (i >= 0) {
+            parts[n] = d;
+            rows[n++] = i;
+          }
+          break; // files of one run do not overlap
+        }
+        // Deduplicate without sequence fields: the newest run holding the key decides.
+        if (n > 0 && this.newestWins) break;
+      }
+      try {
+        // n counts every record of the key (newestWins stops at one, but there one add is its own
+        // fold and one retraction no row either way).
+        return this.foldLookup(n, n === 1);
+      } finally {
+        for (let k = 0; k < n; k++) parts[k] = NO_RUN; // hold no run past the call
+      }
+    } catch (e) {
+      throw this.table.expiredUnder(e, this.snapshot);
     }
   }
 

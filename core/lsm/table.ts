@@ -476,8 +476,10 @@ export class Table {
   /**
    * `e`, or NotFound when `e` is a corruption met while reading `s` and `s` is retained by nothing
    * on disk any more: its snapshot file is gone (or holds other content) and no tag holds it.
+   * Planning asks it (`bucketIndex`), and so does TableReader when a data file of a snapshot whose
+   * plan is cached turns out missing. Call it on the error path only: it reads the disk.
    */
-  private expiredUnder(e: unknown, s: Snapshot): unknown {
+  expiredUnder(e: unknown, s: Snapshot): unknown {
     if (!(e instanceof LsmError) || e.kind !== 'Corruption') return e;
     try {
       if (this.snapshots.isRetained(s) || this.tags.list().some((t) => t.snapshot.id === s.id && t.snapshot.deltaManifestList === s.deltaManifestList)) return e;

@@ -362,7 +362,7 @@ export class WriteBuffer {
 
   /**
    * Folds a key's records (sorted in merge order) with the merge function. Returns undefined when
-   * they fold as one, the fold then in `folded` (the common case: no cut, no allocation).
+   * they fold as one (or there is one), the fold (or that record) then in `folded` (the common case: no cut, no allocation).
    * Otherwise the parts, oldest first: each a record as it came or the fold of a stretch of
    * records that stands in for them (`resetThenAdded` false) and sorts where the stretch's last
    * record sorts. Parts therefore sort in their records' order, among themselves and among the
@@ -372,8 +372,12 @@ export class WriteBuffer {
     const merge = this.merge;
     const check = this.mustSplit;
     // One record is written as it came (as Paimon's buffer does): its own fold may differ from it
-    // (an aggregation -U folds into a +I row, its sequence field retracted to null).
-    if (list.length === 1) return [list[0]!];
+    // (an aggregation -U folds into a +I row, its sequence field retracted to null). Handed back
+    // as `folded`, like a fold of several: no one-element parts array per lone key.
+    if (list.length === 1) {
+      this.folded = list[0];
+      return undefined;
+    }
     merge.reset();
     let cut: KeyValue[] | undefined;
     let start = 0;

@@ -5,10 +5,13 @@
 // skipped, as Paimon's batch scan of a DV table does — deletion-vector.ts).
 // Called from TableReader.scan; same ScanOptions (projection, where) and row shape, in the
 // reader's schema's columns.
+// A file missing under a snapshot whose plan the Table still caches may have been deleted by an
+// expiration in another process: Table.expiredUnder turns that into NotFound, asked on the error
+// path only (a try around opening each file, none around the per-row loop).
 
 import { deserializeBinaryRow } from './binary-row.ts';
-import { cell } from './data-file.ts';
-import { deletionVectorsEnabled, snapshotDeletionVectors } from './deletion-vector.ts';
+import { cell, type RunData } from './data-file.ts';
+import { deletionVectorsEnabled, snapshotDeletionVectors, type SnapshotDeletionVectors } from './deletion-vector.ts';
 import { invalidArgument } from './errors.ts';
 import { isAdd } from './key-value.ts';
 import type { TableSchema } from './schema.ts';
@@ -54,7 +57,12 @@ export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions, sc
   const append = !schema.isPrimaryKeyTable;
   // Append tables: whatever vectors the snapshot lists (none without an index manifest), whether or
   // not this store would write them; a damaged vector is a Corruption naming its index file.
-  const dvs = snapshotDeletionVectors(table, snapshot);
+  let dvs: SnapshotDeletionVectors;
+  try {
+    dvs = snapshotDeletionVectors(table, snapshot);
+  } catch (e) {
+    throw table.expiredUnder(e, snapshot);
+  }
   const width = schema.fields.length;
   for (const b of table.buckets(snapshot)) {
     if (partPreds.length > 0) {
@@ -65,8 +73,14 @@ export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions, sc
       ? [...b.files].sort((x, y) => x.minSequenceNumber - y.minSequenceNumber)
       : table.runsOf(b.files.filter((f) => f.level > 0)).flatMap((r) => r.files);
     for (const f of files) {
-      const d = table.loadRun(b.partition, b.bucket, f, opts.fillCache !== false, schema);
-      const deleted = dvs?.deleted(b.partition, b.bucket, f.fileName);
+      let d: RunData;
+      let deleted: ReadonlySet<number> | undefined;
+      try {
+        d = table.loadRun(b.partition, b.bucket, f, opts.fillCache !== false, schema);
+        deleted = dvs.deleted(b.partition, b.bucket, f.fileName);
+      } catch (e) {
+        throw table.expiredUnder(e, snapshot);
+      }
       for (let i = 0; i < d.rowCount; i++) {
         if (deleted?.has(i)) continue;
         if (!append && !isAdd(d.kind[i]!)) continue;

@@ -553,7 +553,19 @@ export class Table {
     });
   }
 
+  /**
+   * Tags snapshot `snapshotId` (the latest when not given). NotFound when that snapshot has expired
+   * and no tag holds it — also when this object's snapshot cache still holds it.
+   */
   createTag(name: string, snapshotId?: number, retainedMs?: number): TagInfo {
+    if (snapshotId !== undefined) {
+      // The cache may hold a snapshot another process has since expired (learnt only when EARLIEST
+      // is next read) or rolled back: a tag of it would name files that are gone. isRetained looks
+      // at the disk once (this path is rare) and drops such a snapshot from the cache, so the tag is
+      // made from the snapshot file, or from a tag that holds it, or refused.
+      const cached = this.snapshots.tryGet(snapshotId);
+      if (cached !== undefined) this.snapshots.isRetained(cached);
+    }
     return this.tags.create(name, snapshotId, retainedMs);
   }
 

@@ -57,6 +57,14 @@ export interface AgentOptions {
   rules?: readonly Rule[];
   config?: AgentConfigInput;
   clock?: () => number;
+  /**
+   * A monotonic clock in ms, for the inbox's age (`oldestUncheckedCommitMs`): a snapshot's time is
+   * the wall clock's at the commit, and a step of the PC's clock (NTP, a clock set by hand) moved
+   * the age by the step — a false budget breach forward, a stuck agent hidden back. Default, as
+   * core/ingest's Ingestor: `clock` when only `clock` is given (a simulated clock stays
+   * deterministic), else performance.now.
+   */
+  monotonicClock?: () => number;
   onWarning?: (message: string) => void;
   /**
    * How often `start()`'s timer looks for state-table commits between runs (`recheckChanged`);
@@ -97,6 +105,11 @@ export interface RunResult {
   ruleErrors: { ruleId: string; message: string }[];
 }
 
+/** performance.now in whole ms: the default monotonic clock (module-level: it is called every second). */
+function monotonicNow(): number {
+  return Math.floor(performance.now());
+}
+
 /** `yyyyMMdd-HHmmss-SSS` in UTC: sortable, and usable in a tag name. */
 export function runIdAt(ms: number): string {
   const iso = new Date(ms).toISOString(); // 2026-11-30T08:00:00.000Z
@@ -128,6 +141,7 @@ export class Agent {
   private readonly ruleById = new Map<string, Rule>();
   private readonly o: AgentOptions;
   private readonly clock: () => number;
+  private readonly monotonic: () => number;
   private readonly warn: (m: string) => void;
   private readonly tables = new Map<StateTable, Table>();
   /** Per table, the rows of the newest snapshot scanned: the next run reuses them while the table has not committed. */
@@ -149,6 +163,17 @@ export class Agent {
    * read, or the latest `recheckChanged` looked at. Commits after it are what the next check reads.
    */
   private readonly checkedThrough = new Map<StateTable, number>();
+  /**
+   * Per state table, when (monotonic) a look last found no commit after `checkedThrough`: a run's or
+   * check's read of the latest snapshot, or a look that found nothing new. A commit not yet checked
+   * was made after it.
+   */
+  private readonly quietAtMono = new Map<StateTable, number>();
+  /**
+   * Per state table, the first commit after `checkedThrough` = `from` as first seen: when it was
+   * made, on the monotonic clock (`sightUnchecked`). Stale once `checkedThrough` moves.
+   */
+  private readonly uncheckedSince = new Map<StateTable, { from: number; atMono: number }>();
   /** `citedKeys` per proposal object (the inbox makes a new object when a proposal changes). */
   private readonly cited = new WeakMap<Proposal, [StateTable, string[]][]>();
   private lastRunId = '';
@@ -175,6 +200,7 @@ export class Agent {
     }
     this.messages = messageCatalog(this.rules);
     this.clock = o.clock ?? Date.now;
+    this.monotonic = o.monotonicClock ?? o.clock ?? monotonicNow;
     this.warn = o.onWarning ?? ((m) => console.warn(`agent: ${m}`));
     this.recheckIntervalMs = o.recheckIntervalMs ?? DEFAULT_RECHECK_INTERVAL_MS;
     if (!Number.isSafeInteger(this.recheckIntervalMs) || this.recheckIntervalMs < 0) {
@@ -278,6 +304,8 @@ export class Agent {
     const nowMs = this.clock();
     const runId = this.nextRunId(nowMs);
     const tag = `${AGENT_TAG_PREFIX}${runId}`;
+    // Taken before the latest snapshots are read: a commit after them was made after this moment.
+    const lookedMono = this.monotonic();
     const tables = this.handles();
     // The snapshots read are pinned for the run: no expiration in this process takes their files.
     const releases: (() => void)[] = [];
@@ -389,7 +417,7 @@ export class Agent {
       this.failedBaselines = nextFailedBaselines;
       for (const name of STATE_TABLES) {
         const id = tables[name].snapshotId;
-        if (id !== null) this.checkedThrough.set(name, id);
+        if (id !== null) this.checked(name, id, lookedMono);
       }
       const keptIds = new Set(kept.map((w) => w.id));
       this.keepCitedTags(open.filter((p) => !keptIds.has(p.id)), nowMs);
@@ -532,6 +560,7 @@ export class Agent {
     const changed: StateTable[] = [];
     const keys = new Map<StateTable, Set<string> | 'all'>();
     const latest = new Map<StateTable, number>();
+    const lookedMono = this.monotonic();
     for (const name of STATE_TABLES) {
       const table = this.table(name);
       const id = table.snapshots.latestId();
@@ -540,9 +569,11 @@ export class Agent {
       latest.set(name, id);
       if (from === undefined || from >= id) {
         // Nothing checked against this table yet (the first run does), or nothing new.
-        if (from === undefined) this.checkedThrough.set(name, id);
+        this.checked(name, from === undefined ? id : from, lookedMono);
         continue;
       }
+      // Seen now, should this check fail: the inbox's age then counts from the commit.
+      this.sightUnchecked(name, from, id, lookedMono);
       changed.push(name);
       keys.set(name, changedKeys(table, from, id));
     }
@@ -585,7 +616,7 @@ export class Agent {
       }
     }
     const submitted = withdrawals.length > 0 ? this.o.inbox.submit({ runId: `recheck-${runIdAt(nowMs)}`, proposals: [], withdrawals }) : undefined;
-    for (const name of changed) this.checkedThrough.set(name, latest.get(name)!);
+    for (const name of changed) this.checked(name, latest.get(name)!, lookedMono);
     return { changed, checked: candidates.length, withdrawn: submitted?.withdrawn ?? [] };
   }
 
@@ -595,24 +626,61 @@ export class Agent {
   }
 
   /**
-   * The time (the snapshot's, epoch ms) of the oldest state-table commit the open proposals have
-   * not been checked against — by a run or `recheckChanged` —, or null when there is none: the
-   * inbox's age is now minus this, how long it may have offered a proposal the state had
+   * The time (epoch ms, as the wall clock reads now) of the oldest state-table commit the open
+   * proposals have not been checked against — by a run or `recheckChanged` —, or null when there is
+   * none: the inbox's age is now minus this, how long it may have offered a proposal the state had
    * overtaken. A table no check has looked at yet (no run since start) does not count.
+   *
+   * Measured on the monotonic clock from the moment the agent first sees the commit
+   * (`sightUnchecked`) and given as the wall clock reads now, as core/ingest's `streamActivity`
+   * gives a stream's newest event: now − this is the true age across a step of the PC's clock
+   * (the snapshot's own time is the wall clock's at the commit: a step forward made the inbox look
+   * late, one back hid a stuck agent for the size of the step). Called every second: a read of the
+   * latest snapshot id per table, and one snapshot read per commit first seen.
    */
   oldestUncheckedCommitMs(): number | null {
+    const monoNow = this.monotonic();
     let oldest: number | null = null;
     for (const name of STATE_TABLES) {
       const from = this.checkedThrough.get(name);
       if (from === undefined) continue;
-      const snapshots = this.table(name).snapshots;
-      const latest = snapshots.latestId();
-      if (latest === undefined || latest <= from) continue;
-      // The first commit after the check; expired already, the oldest one left is younger than it.
-      const s = snapshots.tryGet(from + 1) ?? snapshots.tryGet(Math.max(from + 1, snapshots.earliestId() ?? latest)) ?? snapshots.tryGet(latest);
-      if (s && (oldest === null || s.timeMillis < oldest)) oldest = s.timeMillis;
+      const latest = this.table(name).snapshots.latestId();
+      if (latest === undefined || latest <= from) {
+        this.checked(name, from, monoNow);
+        continue;
+      }
+      const at = this.sightUnchecked(name, from, latest, monoNow);
+      if (oldest === null || at < oldest) oldest = at;
     }
-    return oldest;
+    return oldest === null ? null : this.clock() - (monoNow - oldest);
+  }
+
+  /** `name` is checked through snapshot `id`, read (or found with nothing after it) at `atMono`. */
+  private checked(name: StateTable, id: number, atMono: number): void {
+    this.checkedThrough.set(name, id);
+    this.quietAtMono.set(name, atMono);
+    // What was seen after the old mark is checked now (or, found quiet, there is nothing after it).
+    this.uncheckedSince.delete(name);
+  }
+
+  /**
+   * When (monotonic) the first commit after `from` was made, estimated once, when first seen: then
+   * by its snapshot's wall-clock age, bounded by the last look that found the table quiet (the
+   * commit came after it), so a step of the wall clock between the commit and this sight moves the
+   * estimate by at most the time between two looks (a second while the checks run); a step after
+   * it moves nothing.
+   */
+  private sightUnchecked(name: StateTable, from: number, latest: number, monoNow: number): number {
+    const seen = this.uncheckedSince.get(name);
+    if (seen !== undefined && seen.from === from) return seen.atMono;
+    const snapshots = this.table(name).snapshots;
+    // The first commit after the check; expired already, the oldest one left is younger than it.
+    const s = snapshots.tryGet(from + 1) ?? snapshots.tryGet(Math.max(from + 1, snapshots.earliestId() ?? latest)) ?? snapshots.tryGet(latest);
+    const quiet = this.quietAtMono.get(name) ?? monoNow;
+    const wallAge = s ? this.clock() - s.timeMillis : 0;
+    const atMono = monoNow - Math.min(Math.max(0, wallAge), Math.max(0, monoNow - quiet));
+    this.uncheckedSince.set(name, { from, atMono });
+    return atMono;
   }
 
   /** The rows a proposal's evidence cites, per state table, as `changedKeys` writes keys (made once per proposal). */

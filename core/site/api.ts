@@ -107,6 +107,12 @@ export interface TableFreshness {
   snapshotId: number | null;
   breaches: number;
   withinBudget: boolean;
+  /**
+   * false: no binding of the site's config.json writes to the table (nor does anything else), so
+   * nothing can make it late — its age of 0 says nothing about how current it is, and the UIs show
+   * "no source" instead. It raises no alarm by itself. Absent (an older site) or true: fed.
+   */
+  fed?: boolean;
 }
 
 export interface TableInfo extends TableFreshness {
@@ -118,17 +124,19 @@ export interface TableInfo extends TableFreshness {
 }
 
 export interface Alarm {
-  kind: 'budget_breach' | 'disk_budget' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates' | 'stream_silent' | 'clock_ahead' | 'module_refused';
+  kind: 'budget_breach' | 'disk_budget' | 'ingest_stopped' | 'sync_stalled' | 'command_failed' | 'dead_letters' | 'stream_only_duplicates' | 'stream_silent' | 'clock_ahead' | 'module_refused';
   /** In English. */
   message: string;
   sinceMs: number;
   /**
    * The message's values, for a UI that words the alarm in its reader's language (renderer i18n
    * `alarm.<kind>`; a value named `…Ms` is a duration). Given for the alarms a shift lead acts on
-   * (budget_breach, dead_letters, command_failed, stream_silent, sync_stalled); the others, for
+   * (budget_breach, ingest_stopped, dead_letters, command_failed, stream_silent, sync_stalled); the others, for
    * IT, are worded in English only. budget_breach adds why no commit mends the table: `held` (its
    * events waiting behind a missing seq) with `streams` (those with an open gap that feed it,
    * comma-separated) when there are any, and `stopped: 1` once ingest has stopped on an error.
+   * ingest_stopped (the Ingestor stopped applying after an error; events are only journaled until
+   * a restart) gives `failure`, the error as the Ingestor has it (English, as logged).
    */
   params?: Record<string, string | number>;
 }

@@ -33,7 +33,7 @@ import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
+import { bindingConfigError, configBindings, dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { DEMO_HQ_DIR, demoConfig } from './demo/site.ts';
@@ -42,7 +42,7 @@ import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
-import { journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
+import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
 import { type ConfigChange, type Json } from '../inbox/index.ts';
@@ -738,6 +738,7 @@ export class Site {
     // The approval inbox first, as the app shows it (its age: commits the agent has not checked
     // the open proposals against; present while the agent's timers run), then ingest's tables.
     const inbox = app?.tables.filter((t) => t.table === 'approval_inbox') ?? [];
+    const fed = fedTables(configBindings(this.config));
     const tables = [...inbox, ...ingestor.status()].map((t) => {
       let rows: number | null = null;
       try {
@@ -757,6 +758,7 @@ export class Site {
         snapshotId: t.snapshotId,
         rows,
         breaches: t.breaches,
+        fed: t.table === 'approval_inbox' || fed.has(t.table),
       };
     });
     const b = this.config.broker;

@@ -7,10 +7,11 @@
 import { existsSync } from 'node:fs';
 import { Catalog, type Table } from '../lsm/index.ts';
 import { DEAD_LETTERS_TABLE_NAME, countOpenDeadLetters } from '../ingest/dead-letters.ts';
+import type { Binding } from '../ingest/binding.ts';
 import { Journal } from '../ingest/journal.ts';
 import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
 import { resolveBudgets } from '../ingest/freshness.ts';
-import { catalogOptions, dataPaths, ingestBudgets, readConfig, SITE_TABLES, type SiteConfig } from './config.ts';
+import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, SITE_TABLES, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
@@ -34,6 +35,11 @@ export interface TableState {
   /** Rows at the latest snapshot. */
   rows: number | null;
   breaches: number | null;
+  /**
+   * false: no binding of config.json writes to the table (`fedTables`): its age of 0 and "within
+   * budget" would say nothing, so the human form says it has no source. Absent (an older site): fed.
+   */
+  fed?: boolean;
 }
 
 export interface SiteStatus {
@@ -137,6 +143,13 @@ function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): Syn
   }
 }
 
+/** The tables `bindings` write to, and dead_letters (every stream's refused events go there). */
+export function fedTables(bindings: readonly Binding[]): Set<string> {
+  const out = new Set<string>([DEAD_LETTERS_TABLE_NAME]);
+  for (const b of bindings) out.add(b.table);
+  return out;
+}
+
 /** Counts a table's rows at its latest snapshot, remembering the count per snapshot id. */
 export class RowCounter {
   private readonly cache = new Map<string, { snapshotId: number; rows: number }>();
@@ -186,6 +199,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
   // running site lists them: config `tables` may name only some, and the rest (dead_letters and
   // its open count among them) went missing here.
   const budgets = resolveBudgets(SITE_TABLES, ingestBudgets(config));
+  const fed = fedTables(configBindings(config));
   const tables: TableState[] = SITE_TABLES.map((name) => {
     const b = budgets.get(name)!;
     const id = { database: p.database!, table: b.table };
@@ -200,7 +214,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
       lastCommitMs = t.latestSnapshot()?.timeMillis ?? null;
       if (b.table === DEAD_LETTERS_TABLE_NAME) deadLettersOpen = countOpenDeadLetters(t);
     }
-    return { ...b, ageMs: null, withinBudget: null, pendingEvents: null, lastCommitMs, snapshotId, rows, breaches: null };
+    return { ...b, ageMs: null, withinBudget: null, pendingEvents: null, lastCommitMs, snapshotId, rows, breaches: null, fed: fed.has(b.table) };
   });
   let journal: SiteStatus['journal'] = { lastPosition: '0', committedPosition: '0', uncommittedEvents: '0', oldestUncommittedMs: null, bytesUsed: 0 };
   if (existsSync(p.journal)) {
@@ -257,9 +271,12 @@ export function formatStatus(s: SiteStatus): string[] {
   lines.push('');
   const rows: string[][] = [['table', 'rows', 'freshness', 'budget', 'pending', 'last commit', 'state']];
   for (const t of s.tables) {
-    const state = t.withinBudget === null ? '–' : t.withinBudget ? 'within budget' : 'OVER BUDGET';
+    // A table no binding feeds is 0 ms behind forever: said as what it is, not as current.
+    const unfed = t.fed === false;
+    const state = unfed ? 'no binding feeds it' : t.withinBudget === null ? '–' : t.withinBudget ? 'within budget' : 'OVER BUDGET';
     const lastCommit = t.lastCommitMs === null ? 'never' : `${secs(Math.max(0, s.nowMs - t.lastCommitMs))} ago`;
-    rows.push([t.table, t.rows === null ? '–' : String(t.rows), t.ageMs === null ? '–' : `${secs(t.ageMs)} behind`, secs(t.budgetMs), t.pendingEvents === null ? '–' : String(t.pendingEvents), lastCommit, state]);
+    const freshness = unfed ? 'no source' : t.ageMs === null ? '–' : `${secs(t.ageMs)} behind`;
+    rows.push([t.table, t.rows === null ? '–' : String(t.rows), freshness, secs(t.budgetMs), t.pendingEvents === null ? '–' : String(t.pendingEvents), lastCommit, state]);
   }
   lines.push(...pad(rows));
   lines.push('');

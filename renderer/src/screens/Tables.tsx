@@ -22,11 +22,10 @@ export function Tables() {
               {x.table}
               <div className="muted small">{x.decision}</div>
             </td>
-            <td className="num">{formatDuration(lang, x.ageMs)}</td>
+            {/* A table no binding feeds is 0 ms old forever: a green gauge would read as current. */}
+            <td className="num">{x.fed === false ? `⊘ ${t('tables.unfed')}` : formatDuration(lang, x.ageMs)}</td>
             <td className="num">{formatDuration(lang, x.budgetMs)}</td>
-            <td>
-              <BudgetGauge ageMs={x.ageMs} budgetMs={x.budgetMs} label={`${x.table} ${t('tables.age')}`} />
-            </td>
+            <td>{x.fed === false ? <span className="muted small">{t('tables.unfedHint')}</span> : <BudgetGauge ageMs={x.ageMs} budgetMs={x.budgetMs} label={`${x.table} ${t('tables.age')}`} />}</td>
             <td className="num">{formatNumber(lang, x.pendingEvents)}</td>
             <td className="num">{formatNumber(lang, x.snapshots)}</td>
             <td className="num">{formatNumber(lang, x.tags)}</td>

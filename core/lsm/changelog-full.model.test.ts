@@ -46,6 +46,20 @@ function scenarios(): Scenario[] {
   }
   out.push({ name: 'deduplicate, full-compaction.delta-commits=3', options: { ...small, 'full-compaction.delta-commits': '3' }, row: anyRow, deleteRow: deleteKey });
   out.push({ name: 'aggregation, deletion vectors, full-compaction.delta-commits=2', options: { ...small, ...dv, 'full-compaction.delta-commits': '2', 'merge-engine': 'aggregation', 'fields.on_hand.aggregate-function': 'sum', 'aggregation.remove-record-on-delete': 'true' }, row: aggRow, deleteRow: deleteKey });
+  // Row removals with sequence.field (sequence values in any order; the changelog must still fold
+  // onto the states, whatever the states are).
+  out.push({
+    name: 'partial-update with remove-record-on-delete and sequence.field',
+    options: { ...small, 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true', 'sequence.field': 'inv_seq' },
+    row: anyRow,
+    deleteRow: (r, key) => ({ ...key, inv_seq: BigInt(Math.floor(r() * 3)) }),
+  });
+  out.push({
+    name: 'partial-update with sequence groups, remove-record-on-sequence-group and sequence.field',
+    options: { ...small, ...GROUPS, 'partial-update.remove-record-on-sequence-group': 'inv_seq', 'sequence.field': 'com_seq' },
+    row: groupRow,
+    deleteRow: groupDelete,
+  });
   return out;
 }
 

@@ -38,6 +38,20 @@ function scenarios(): Scenario[] {
       deleteRow: deleteKey,
     });
   }
+  // Row removals with sequence.field (sequence values in any order; the changelog must still fold
+  // onto the states, whatever the states are).
+  out.push({
+    name: 'partial-update with remove-record-on-delete and sequence.field',
+    options: { ...small, 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true', 'sequence.field': 'inv_seq' },
+    row: anyRow,
+    deleteRow: (r, key) => ({ ...key, inv_seq: BigInt(Math.floor(r() * 3)) }),
+  });
+  out.push({
+    name: 'partial-update with sequence groups, remove-record-on-sequence-group and sequence.field',
+    options: { ...small, ...GROUPS, 'partial-update.remove-record-on-sequence-group': 'inv_seq', 'sequence.field': 'com_seq' },
+    row: groupRow,
+    deleteRow: groupDelete,
+  });
   return out;
 }
 

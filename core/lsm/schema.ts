@@ -165,15 +165,9 @@ export class TableSchema {
         throw invalidArgument(`option 'partial-update.remove-record-on-sequence-group': '${g}' is not a sequence group`);
       }
     }
-    // With 'sequence.field' the write buffer keeps a key's records and folds them at flush in
-    // sequence order, without the check that keeps a row removal followed by updates apart
-    // (merge/partial-update.ts, Paimon #5387): the removal would be lost against older files.
-    if (this.options.removeRecordOnDelete && this.sequenceFieldIndexes.length > 0) {
-      throw notSupported(`option 'partial-update.remove-record-on-delete' together with 'sequence.field' is not supported`);
-    }
-    if (this.options.removeRecordOnSequenceGroup.length > 0 && this.sequenceFieldIndexes.length > 0) {
-      throw notSupported(`option 'partial-update.remove-record-on-sequence-group' together with 'sequence.field' is not supported`);
-    }
+    // Both removal options work with 'sequence.field' (Paimon accepts them): the write buffer cuts a
+    // removal apart from the adds after it at flush (WriteBuffer.drainRuns), compaction widens to
+    // the bottom level (merge/README.md, partial-update-remove-seqfield.test.ts).
     if (this.options.removeRecordOnDelete && engine !== 'partial-update') {
       throw invalidArgument(`option 'partial-update.remove-record-on-delete' needs merge-engine 'partial-update'`);
     }

@@ -206,8 +206,8 @@ describe('write buffer with sequence.field: folds that cannot stand in for their
 });
 
 describe('WriteBuffer.drainRuns cuts a key where the merge function resets', () => {
-  // partial-update's row removals cannot be combined with sequence.field at table creation yet
-  // (schema.ts); the buffer is driven directly with the sequence order of column `ts`.
+  // The buffer alone, driven with the sequence order of column `ts` (end to end, through tables:
+  // partial-update-remove-seqfield.test.ts).
   const fields = [
     { name: 'k', type: 'INT NOT NULL' },
     { name: 'ts', type: 'INT' },

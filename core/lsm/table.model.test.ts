@@ -162,6 +162,16 @@ function scenarios(): TableScenario[] {
       ...common,
     },
     {
+      // com_seq rises with the write order, so merge order is write order and partialFold applies
+      // (a record sorting before an earlier fold would meet the fold: merge/README.md, Known limits).
+      name: 'partial-update with remove-record-on-delete and sequence.field',
+      spec: { fields: FIELDS, ...PK, options: { ...SMALL_TABLE, 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true', 'sequence.field': 'com_seq' } },
+      fold: partialFold(COLS, [], true),
+      row: anyRow,
+      retract: retraction(),
+      ...common,
+    },
+    {
       name: 'partial-update with sequence groups',
       spec: {
         fields: FIELDS,

@@ -84,12 +84,6 @@ describe('schema and options', () => {
     // Paimon's SchemaValidation refuses both; accepted, the max was silently ignored.
     [{ 'snapshot.num-retained.min': '20', 'snapshot.num-retained.max': '5' }, /option 'snapshot.num-retained.min' \(20\) must not be larger than 'snapshot.num-retained.max' \(5\)/],
     [{ 'snapshot.num-retained.max': '5' }, /'snapshot.num-retained.min' \(10\) must not be larger/],
-    // The write buffer folds a key's records at flush with sequence.field: a row removal followed
-    // by an update came out as one row that merged with the older file as if nothing was removed.
-    [
-      { 'merge-engine': 'partial-update', 'sequence.field': 'qty', 'fields.updated.sequence-group': 'price', 'partial-update.remove-record-on-sequence-group': 'updated' },
-      /option 'partial-update.remove-record-on-sequence-group' together with 'sequence.field' is not supported/,
-    ],
   ])('refuses options %j naming the option', (options, message) => {
     expect(() => TableSchema.fromSpec({ ...STOCK, options: { ...STOCK.options, ...options } as Record<string, string> }, 0)).toThrow(message);
   });

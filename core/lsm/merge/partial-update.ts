@@ -33,9 +33,13 @@
 // (Paimon #5387). The same holds for a group retraction of a function other than sum (Paimon
 // #4670, see merge/README.md), and for a retraction that met no row in the fold but would retract
 // a row below it, unless a later record of the fold overwrites what it did (a -U/+U pair in a
-// group without functions does). `resetThenAdded()` reports such a fold; the write buffer flushes
-// before it and compaction widens to the bottom level instead. A fold of one record is always
-// exact (it is that record, or its own fold).
+// group without functions does). And for a row removal by a -D of a
+// `remove-record-on-sequence-group` group in a fold of several records: it removes the row below
+// only when that row's group sequence is not newer; otherwise the row stays and takes the fold's
+// other records, which the fold (a DELETE, or a row started afresh) no longer carries.
+// `resetThenAdded()` reports such a fold; the write buffer flushes before it (or, with
+// `sequence.field`, cuts the key's records there) and compaction widens to the bottom level
+// instead. A fold of one record is always exact (it is that record, or its own fold).
 
 import type { RunData } from '../data-file.ts';
 import { invalidArgument } from '../errors.ts';
@@ -130,6 +134,12 @@ export class PartialUpdateMergeFunction implements MergeFunction {
   private unmatchedDiverged = false;
   /** A group retraction of a function other than sum was folded (see the header). */
   private aggRetracted = false;
+  /**
+   * A -D of a `remove-record-on-sequence-group` group removed the row in this fold. Whether it
+   * removes the row below too depends on that row's group sequence, which the fold does not know
+   * (see the header).
+   */
+  private groupRemoved = false;
   /** foldAt's scratch: the cell views of its records. */
   private readonly views: CellView[][] = [];
 
@@ -182,16 +192,18 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     this.records = 0;
     this.clearUnmatched();
     this.aggRetracted = false;
+    this.groupRemoved = false;
     if (this.anyAggregator) for (const a of this.aggs) a?.reset?.();
   }
 
   /**
-   * True when this fold removed the row and then took updates, folded an unsafe retraction, or
-   * holds a retraction that met no row but would change a row below (see the file header).
+   * True when this fold removed the row and then took updates, removed it by a group -D, folded an
+   * unsafe retraction, or holds a retraction that met no row but would change a row below (see
+   * the file header).
    */
   resetThenAdded(): boolean {
     if (this.records <= 1) return false; // the result is the record itself or its own fold
-    return this.addedAfterReset || this.aggRetracted || this.unmatched > 0 || this.unmatchedDiverged;
+    return this.addedAfterReset || this.aggRetracted || this.groupRemoved || this.unmatched > 0 || this.unmatchedDiverged;
   }
 
   /** Why a -D/-U record is refused at write time: a group function that cannot retract. */
@@ -437,6 +449,7 @@ export class PartialUpdateMergeFunction implements MergeFunction {
         const newer = this.groupIsNewer(g, v, row);
         if (newer && kv.kind === RowKind.DELETE && g.removeOnDelete) {
           this.removeRow(kv);
+          this.groupRemoved = true;
           return;
         }
         for (const c of g.columns) {
@@ -456,6 +469,7 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       if (!this.groupIsNewer(g, v, row)) continue;
       if (kv.kind === RowKind.DELETE && g.removeOnDelete) {
         this.removeRow(kv);
+        this.groupRemoved = true;
         return;
       }
       const seq = new Set(g.seqIndexes);
@@ -476,6 +490,7 @@ export class PartialUpdateMergeFunction implements MergeFunction {
       const stored = this.unmatchedSeq[gi];
       if (kv.kind === RowKind.DELETE && g.removeOnDelete && (stored === undefined || this.groupIsNewer(g, v, stored))) {
         this.removeRow(kv);
+        this.groupRemoved = true;
         return;
       }
       if (g.aggregated) {

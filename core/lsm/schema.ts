@@ -171,6 +171,20 @@ export class TableSchema {
     if (this.options.removeRecordOnDelete && engine !== 'partial-update') {
       throw invalidArgument(`option 'partial-update.remove-record-on-delete' needs merge-engine 'partial-update'`);
     }
+    // Paimon's partial-update factory refuses these three pairs (a Paimon engine could not write or
+    // compact such a table): a -D cannot both be dropped and remove the row, and a whole-row
+    // removal by any -D would overrule the groups' own sequences.
+    if (this.options.ignoreDelete) {
+      if (this.options.removeRecordOnDelete) {
+        throw invalidArgument(`option 'partial-update.remove-record-on-delete' conflicts with 'ignore-delete' (one removes the row on -D, the other drops the -D): expected at most one of them`);
+      }
+      if (this.options.removeRecordOnSequenceGroup.length > 0) {
+        throw invalidArgument(`option 'partial-update.remove-record-on-sequence-group' conflicts with 'ignore-delete' (one removes the row on a group's -D, the other drops the -D): expected at most one of them`);
+      }
+    }
+    if (this.options.removeRecordOnDelete && this.options.sequenceGroups.length > 0) {
+      throw invalidArgument(`option 'partial-update.remove-record-on-delete' conflicts with sequence groups ('fields.<f>.sequence-group'): expected one of them (with groups, 'partial-update.remove-record-on-sequence-group' removes the row)`);
+    }
   }
 
   toJson(): TableSchemaJson {

@@ -84,6 +84,13 @@ describe('schema and options', () => {
     // Paimon's SchemaValidation refuses both; accepted, the max was silently ignored.
     [{ 'snapshot.num-retained.min': '20', 'snapshot.num-retained.max': '5' }, /option 'snapshot.num-retained.min' \(20\) must not be larger than 'snapshot.num-retained.max' \(5\)/],
     [{ 'snapshot.num-retained.max': '5' }, /'snapshot.num-retained.min' \(10\) must not be larger/],
+    // Paimon's partial-update factory refuses these pairs; a table Java engines cannot write was made.
+    [{ 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true', 'ignore-delete': 'true' }, /option 'partial-update.remove-record-on-delete' conflicts with 'ignore-delete'/],
+    [
+      { 'merge-engine': 'partial-update', 'fields.updated.sequence-group': 'price', 'partial-update.remove-record-on-sequence-group': 'updated', 'partial-update.ignore-delete': 'true' },
+      /option 'partial-update.remove-record-on-sequence-group' conflicts with 'ignore-delete'/,
+    ],
+    [{ 'merge-engine': 'partial-update', 'fields.updated.sequence-group': 'price', 'partial-update.remove-record-on-delete': 'true' }, /option 'partial-update.remove-record-on-delete' conflicts with sequence groups/],
   ])('refuses options %j naming the option', (options, message) => {
     expect(() => TableSchema.fromSpec({ ...STOCK, options: { ...STOCK.options, ...options } as Record<string, string> }, 0)).toThrow(message);
   });

@@ -22,6 +22,11 @@
 // once — fails with Conflict instead of sending the same steps twice and writing HQ's pointers
 // out of order. In one process, the loop and syncNow() take turns (`exclusive`).
 //
+// One sender per site at HQ: `site_<id>.db/.tilstand/sender.json` names the data directory that
+// sends (sender.ts). Read at each planning, before a round's first step and before each pointer,
+// prune and remove; another sender's id stops the engine (Conflict: nothing written or removed,
+// status unhealthy, lastError names the owner) until a take-over.
+//
 // Snapshot hold: while a table's snapshot N is being shipped, tag `sync-N` on the site table keeps
 // its files from expiring (a tag pins exactly that snapshot's files; a consumer would pin N and
 // every later snapshot). The last step of the unit deletes the tag. Hold tags are never shipped;
@@ -39,6 +44,7 @@ import { WriterLock } from '../lsm/writer-lock.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { checkKey, contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
 import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
+import { conflictMessage, localSender, MARKER_SINCE, markerDir, readMarker, SENDER_CONFLICT, writeMarker, type SenderMarker } from './sender.ts';
 import { PHASE, referencedFiles } from './plan.ts';
 import { createScheduledTags, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
 import type { ObjectInfo, SyncTarget } from './targets/target.ts';
@@ -90,6 +96,12 @@ export interface SyncEngineOptions {
    * budget instead of a library-default budget of their own. Default: the library's defaults.
    */
   catalog?: TableOpenOptions;
+  /**
+   * Write HQ's sender marker with this data directory's id at the first planning, whoever it names
+   * (`tilstand sync now --take-over`): this directory becomes the site's sender, and the one the
+   * marker named stops at its next check (sender.ts).
+   */
+  takeOver?: boolean;
   clock?: () => number;
   random?: () => number;
   log?: (line: string) => void;
@@ -124,6 +136,10 @@ export interface RunResult {
   failed: number;
   sentBytes: number;
   skipped: number;
+  /** HQ's sender marker names another data directory: nothing was run (status().lastError says which). */
+  refused?: boolean;
+  /** The round ended to plan again: the prefix was taken over for this directory from outside (`forgetHq`). */
+  replan?: boolean;
 }
 
 /** What syncNow() did: its plan, the bytes it sent, and the status after. */
@@ -221,6 +237,15 @@ export class SyncEngine {
   /** Where the walk through the record of what HQ holds goes on (`pruneAtHq`); '' = from its start. */
   private atHqCursor = '';
 
+  /** This data directory's sender id (sender.ts), the one HQ's marker must name. */
+  readonly sender: string;
+  /** `takeOver` not yet done. */
+  private takeOverPending: boolean;
+  /** The last check found HQ's marker naming another sender (cleared by a check that finds ours). */
+  private refused = false;
+  /** What the outbox knew HQ holds was dropped (`forgetHq`): plan again before running. */
+  private replan = false;
+
   /** Held from construction to close(): one sender per data directory. */
   private readonly lock: WriterLock;
   /** The loop's ticks and syncNow() run one at a time, in call order. */
@@ -249,9 +274,15 @@ export class SyncEngine {
     const was = this.outbox.getState('target');
     if (was !== undefined && was !== o.target.description) {
       const n = this.outbox.forgetTarget();
+      // The old target's sender marker, and a refusal by it, say nothing of the new one.
+      this.outbox.setState(SENDER_CONFLICT, null);
+      this.outbox.setState(MARKER_SINCE, null);
       this.log(`sync: the target changed from ${was} to ${o.target.description}: ${n} steps of the old one dropped; everything is sent again`);
     }
     if (was !== o.target.description) this.outbox.setState('target', o.target.description);
+    this.sender = localSender(this.outbox, o.dataDir, this.log);
+    this.takeOverPending = o.takeOver === true;
+    this.refused = this.outbox.getState(SENDER_CONFLICT) !== undefined;
     this.online = statusOf(this.outbox, this.clock(), 0).online;
   }
 
@@ -306,6 +337,9 @@ export class SyncEngine {
   }
 
   async enqueueSnapshotSync(): Promise<PlanResult> {
+    if (this.takeOverPending) await this.takeOverNow();
+    else await this.peekSender();
+    this.replan = false;
     const now = this.clock();
     const tables = this.openTables();
     const tagsCreated = createScheduledTags(tables, this.o.scheduledTags === undefined ? DEFAULT_SCHEDULED_TAGS : this.o.scheduledTags, now);
@@ -652,18 +686,31 @@ export class SyncEngine {
     // and health would read the old clock's times as progress still to come.
     this.outbox.clampRetries(this.clock() + this.maxBackoffMs());
     this.outbox.clampFuture(this.clock());
+    // HQ's sender marker is read once per round before the first step (and again before each
+    // pointer, prune and remove): a round with nothing due asks HQ nothing.
+    let checked = false;
     for (;;) {
       const row = this.outbox.next(this.clock());
       if (!row || tried.has(row.id)) break;
       tried.add(row.id);
       try {
+        if (!checked) await this.checkSender();
+        checked = true;
         const sent = await this.execute(row);
         if (sent === 0) r.skipped++;
         r.sentBytes += sent;
         r.done++;
       } catch (e) {
-        r.failed++;
         this.current = null;
+        if (isSyncError(e, 'Conflict')) {
+          // Another data directory owns the site's prefix: the step stays pending as it was (no
+          // attempt counted), and nothing more is run until a check finds the prefix ours again.
+          // Or the prefix became ours by a take-over from outside: the steps are gone, plan again.
+          if (this.refused) r.refused = true;
+          else r.replan = true;
+          break;
+        }
+        r.failed++;
         if (isSyncError(e, 'InvalidArgument') || isSyncError(e, 'Forbidden')) {
           // Never retried: a bad key or a key outside the prefix is a bug, not weather.
           if (row.unit.startsWith('contracts:') && row.key !== null) {
@@ -778,6 +825,8 @@ export class SyncEngine {
           this.outbox.markDone(row.id, 0, this.clock());
           return 0;
         }
+        // A pointer decides what HQ's readers see: written only while the prefix is this sender's.
+        await this.checkSender();
         this.current = { file: key, bytes: 0, total: body.length };
         try {
           if (this.bucket) await this.bucket.take(body.length);
@@ -794,7 +843,12 @@ export class SyncEngine {
       case 'prune': {
         // One snapshot per table at HQ: remove every snapshot JSON but the one just shipped.
         const keep = `snapshot-${row.body!.toString()}`;
-        for (const o of await t.list(row.key!)) {
+        const listed = await t.list(row.key!);
+        // Checked after the listing: a snapshot JSON another sender wrote is in it only if that
+        // sender's marker was at HQ before (it checks its own before each pointer), so this check
+        // sees it and removes nothing (the race of two first senders, DESIGN.md).
+        await this.checkSender();
+        for (const o of listed) {
           const name = o.key.slice(row.key!.length);
           if (/^snapshot-\d+$/.test(name) && name !== keep) await t.remove(o.key);
         }
@@ -804,6 +858,7 @@ export class SyncEngine {
       }
       case 'remove': {
         // A pointer the site no longer has (an expired run tag): gone at HQ too. Idempotent.
+        await this.checkSender();
         await t.remove(row.key!);
         this.noteSuccess();
         this.outbox.markDone(row.id, 0, this.clock());
@@ -823,6 +878,128 @@ export class SyncEngine {
         return 0;
       }
     }
+  }
+
+  /**
+   * Throws Conflict unless HQ's sender marker names this data directory. A prefix without one
+   * (the first send, or a site that synced before markers) is taken: the marker is written and
+   * read back, so a sender that wrote at the same moment as another and lost learns it now or at
+   * its next check. A marker naming this directory that it did not write (`sync now --take-over`
+   * from the command line while the site runs) also throws, once, after `forgetHq`: the round
+   * ends, and planning starts again from what HQ holds.
+   */
+  private async checkSender(): Promise<void> {
+    let m = await this.readMarker();
+    if (m === undefined) {
+      await this.writeOwnMarker('first send');
+      m = await this.readMarker();
+    }
+    await this.judgeMarker(m);
+  }
+
+  /** HQ's marker; one that is not a marker is a refusal (`refuse`), as another sender's. */
+  private async readMarker(): Promise<SenderMarker | undefined> {
+    try {
+      return await readMarker(this.o.target, this.o.site);
+    } catch (e) {
+      if (isSyncError(e, 'Conflict')) this.refuse(e.message);
+      throw e;
+    }
+  }
+
+  /** Returns when `m` names this directory and its outbox knew it; else throws Conflict (see checkSender). */
+  private async judgeMarker(m: SenderMarker | undefined): Promise<void> {
+    const site = this.o.site;
+    this.noteSuccess();
+    if (m !== undefined && m.sender === this.sender) {
+      if (this.refused) {
+        this.refused = false;
+        this.outbox.setState(SENDER_CONFLICT, null);
+        this.log(`sync: HQ's sender marker names this data directory again: sending resumes`);
+      }
+      if (this.outbox.getState(MARKER_SINCE) !== String(m.sinceMs)) {
+        this.outbox.setState(MARKER_SINCE, String(m.sinceMs));
+        this.forgetHq(`HQ's sender marker was rewritten with this directory's id (${m.by} at ${new Date(m.sinceMs).toISOString()})`);
+        throw new SyncError('Conflict', 'planning again after a take-over');
+      }
+      return;
+    }
+    const message = m === undefined ? `HQ's sender marker for site ${site} vanished right after it was written: nothing is sent this round` : conflictMessage(site, this.sender, markerDir(this.o.dataDir), m);
+    this.refuse(message);
+    throw new SyncError('Conflict', message);
+  }
+
+  /** Keeps a refusal for status() (`senderConflict`) and the loop; logged once per message. */
+  private refuse(message: string): void {
+    const was = senderConflict(this.outbox);
+    // Logged once per refusal, not every round: the line would bury the log's other errors.
+    if (was?.message !== message) this.log(`sync: stopped: ${message}`);
+    this.refused = true;
+    this.outbox.setState(SENDER_CONFLICT, JSON.stringify({ sinceMs: Math.min(was?.sinceMs ?? Infinity, this.clock()), message }));
+  }
+
+  /**
+   * At each planning (one GET): a take-over from outside (the marker names this directory with a
+   * time its outbox does not know) drops what the outbox knew HQ holds before planning — with
+   * nothing due, no step would check it, and planning would trust a record another sender made
+   * stale; another sender's marker, or one that is not a marker, is reported at once. Writes
+   * nothing; HQ unreachable: left to the steps' checks.
+   */
+  private async peekSender(): Promise<void> {
+    try {
+      const m = await this.readMarker();
+      if (m !== undefined) await this.judgeMarker(m);
+    } catch (e) {
+      if (!isSyncError(e)) throw e;
+    }
+  }
+
+  private async writeOwnMarker(by: 'first send' | 'take-over'): Promise<void> {
+    const m = await writeMarker(this.o.target, this.o.site, { sender: this.sender, dataDir: markerDir(this.o.dataDir), sinceMs: this.clock(), by });
+    this.outbox.setState(MARKER_SINCE, String(m.sinceMs));
+    this.log(`sync: HQ's sender marker for site ${this.o.site} now names this data directory (sender ${this.sender}, ${by})`);
+  }
+
+  /**
+   * `takeOver`, at the first planning: the marker is written whoever it names. When it named
+   * another sender, that one may have written and removed pointers since this outbox last sent,
+   * so what the outbox knows HQ holds is dropped (`forgetHq`) before planning. Errors propagate:
+   * `sync now --take-over` with HQ unreachable fails saying so.
+   */
+  private async takeOverNow(): Promise<void> {
+    let was: string | undefined;
+    try {
+      was = (await readMarker(this.o.target, this.o.site))?.sender;
+    } catch (e) {
+      if (!isSyncError(e, 'Conflict')) throw e;
+      was = '(unreadable)';
+    }
+    await this.writeOwnMarker('take-over');
+    this.takeOverPending = false;
+    if (this.refused) {
+      this.refused = false;
+      this.outbox.setState(SENDER_CONFLICT, null);
+    }
+    if (was !== undefined && was !== this.sender) this.forgetHq(`this directory took HQ's prefix over from sender ${was}`);
+  }
+
+  /**
+   * Drops every step and the record of what HQ holds, as for a new target: another sender owned
+   * the prefix meanwhile (a tag's JSON it removed, a pointer it wrote), so planning asks HQ again
+   * (a `head` per unit and file; nothing HQ has is sent again).
+   */
+  private forgetHq(why: string): void {
+    const n = this.outbox.forgetTarget();
+    this.tagStamps.clear();
+    this.settledTags.clear();
+    this.atHqCursor = '';
+    this.replan = true;
+    this.log(`sync: ${why}: ${n} steps and the record of what HQ holds dropped; planning asks HQ again`);
+  }
+
+  /** Whether the last check found HQ's sender marker naming another data directory (nothing is sent). */
+  get refusedByHq(): boolean {
+    return this.refused;
   }
 
   private async verify(key: string, h: Hashes): Promise<void> {
@@ -866,7 +1043,7 @@ export class SyncEngine {
           const now = this.clock();
           // A clock that stepped back (NTP after a boot with a wrong clock) makes planning due at
           // once: waiting for it to catch up with the last plan would plan nothing for the step.
-          if (now - lastPlan >= intervalMs || now < lastPlan) {
+          if (now - lastPlan >= intervalMs || now < lastPlan || this.replan) {
             lastPlan = now;
             // A round that failed to plan must not hold back the steps planned before it.
             try {
@@ -885,7 +1062,8 @@ export class SyncEngine {
       const now = this.clock();
       // At most one interval: after a step back, the time to the next plan or retry by the old clock
       // can pass setTimeout's 2^31 ms, which it takes as 1 ms (a busy loop).
-      const wait = Math.max(50, Math.min(intervalMs, intervalMs - (now - lastPlan), due === undefined ? Infinity : due - now));
+      // Refused by HQ's sender marker, the pending steps stay due: checked again at the next plan, not every 50 ms.
+      const wait = this.replan ? 50 : Math.max(50, Math.min(intervalMs, intervalMs - (now - lastPlan), due === undefined || this.refused ? Infinity : due - now));
       this.timer = setTimeout(() => void (this.running = tick()), wait);
     };
     this.running = tick();
@@ -918,7 +1096,15 @@ export class SyncEngine {
         const r = await this.runOnce();
         rounds++;
         sentBytes += r.sentBytes;
-        if (this.status().pendingItems === 0 || rounds >= maxRounds || this.halt) break;
+        if (r.replan) {
+          const again = await this.enqueueSnapshotSync();
+          plan.units.push(...again.units);
+          plan.items += again.items;
+          plan.bytes += again.bytes;
+          plan.tagsCreated.push(...again.tagsCreated);
+          continue;
+        }
+        if (this.status().pendingItems === 0 || rounds >= maxRounds || this.halt || r.refused) break;
         const wait = (this.outbox.nextDueMs() ?? this.clock()) - this.clock();
         await new Promise((res) => setTimeout(res, Math.min(2000, Math.max(50, wait))));
       }
@@ -1038,6 +1224,18 @@ interface PlanFailure {
   error: string;
 }
 
+/** The refusal the last check of HQ's sender marker found (checkSender), if any. */
+function senderConflict(outbox: Outbox): { sinceMs: number; message: string } | undefined {
+  const v = outbox.getState(SENDER_CONFLICT);
+  if (v === undefined) return undefined;
+  try {
+    const c = JSON.parse(v) as { sinceMs?: unknown; message?: unknown };
+    return { sinceMs: typeof c.sinceMs === 'number' ? c.sinceMs : 0, message: typeof c.message === 'string' ? c.message : v };
+  } catch {
+    return { sinceMs: 0, message: v };
+  }
+}
+
 function planFailures(outbox: Outbox): Record<string, PlanFailure> {
   const v = outbox.getState(PLAN_FAILURES);
   if (v === undefined) return {};
@@ -1076,6 +1274,10 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   const failingSinceMs = failing.length === 0 ? null : failing[0]![1].sinceMs;
   // A table's entry is its name; a contract file's (planContracts) `contracts/<path>`: no table name has a '/'.
   const planError = failing.length === 0 ? null : failing.map(([what, f]) => `${what.startsWith('contracts/') ? 'not sent' : 'planning'} ${what}: ${f.error}`).join('; ');
+  // HQ's sender marker names another data directory: unhealthy at once (no window: waiting mends
+  // nothing), and said first.
+  const refused = senderConflict(outbox);
+  const errors = [refused?.message ?? null, planError, t.lastError].filter((x): x is string => x !== null);
   return {
     online: online ?? (lastSuccessMs !== null && lastSuccessMs >= Number(lastError ?? 0)),
     pendingItems: t.pendingItems,
@@ -1087,8 +1289,8 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     recentBytes: t.recentBytes,
     // Stalled = something has waited a whole window and nothing moved in it: not at once when a
     // step is planned after a quiet hour, nor at the first failure of a line that just went down.
-    healthy: (t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs) && (failingSinceMs === null || nowMs - failingSinceMs < windowMs),
-    // Both: a file or table left out of planning must not hide why the planned steps wait (HQ down).
-    lastError: planError === null ? t.lastError : t.lastError === null ? planError : `${planError}; ${t.lastError}`,
+    healthy: refused === undefined && (t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs) && (failingSinceMs === null || nowMs - failingSinceMs < windowMs),
+    // All: a file or table left out of planning must not hide why the planned steps wait (HQ down).
+    lastError: errors.length === 0 ? null : errors.join('; '),
   };
 }

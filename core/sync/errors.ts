@@ -5,8 +5,10 @@
 //   NotFound         an object or local file that is not there
 //   Verification     an uploaded object whose size or SHA-256 differs from what was sent
 //   Transport        network or I/O failure — retried with backoff
+//   Conflict         HQ's sender marker names another data directory (sender.ts) — nothing is
+//                    sent until a round finds the prefix this sender's again (a take-over)
 
-export type SyncErrorKind = 'InvalidArgument' | 'Forbidden' | 'NotFound' | 'Verification' | 'Transport';
+export type SyncErrorKind = 'InvalidArgument' | 'Forbidden' | 'NotFound' | 'Verification' | 'Transport' | 'Conflict';
 
 export class SyncError extends Error {
   readonly kind: SyncErrorKind;

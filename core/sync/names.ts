@@ -8,6 +8,7 @@
 //   site_<id>.db/<table>/snapshot/EARLIEST, LATEST  both = N
 //   site_<id>.db/<table>/tag/tag-<name>             every synced tag
 //   site_<id>.db/.tilstand/contracts/…              a copy of <data>/contracts/
+//   site_<id>.db/.tilstand/sender.json              which data directory sends for the site (sender.ts)
 //
 // Keys are relative to the target's root, '/'-separated. `checkKey` is the one gate every target
 // applies before touching storage.
@@ -28,6 +29,8 @@ export const siteDatabase = (site: string): string => `site_${checkSiteId(site)}
 export const sitePrefix = (site: string): string => `${siteDatabase(site)}.db/`;
 export const tablePrefix = (site: string, table: string): string => `${sitePrefix(site)}${table}/`;
 export const contractsPrefix = (site: string): string => `${sitePrefix(site)}.tilstand/contracts/`;
+/** The sender marker (sender.ts): the data directory that owns the site's prefix. */
+export const senderMarkerKey = (site: string): string => `${sitePrefix(site)}.tilstand/sender.json`;
 
 /** Tags the sync engine holds on a site table while it ships a snapshot; never shipped. */
 export const HOLD_TAG_PREFIX = 'sync-';

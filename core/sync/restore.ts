@@ -8,6 +8,10 @@
 // tables resends after the smallest H among them (the tables with a larger H drop the duplicates
 // by their sequence fields). The note `<data>/restore-note.json` lists both; publishing to
 // `tilstand/<site>/resync/<module>` is the site's job (`resyncRequests` returns the list).
+//
+// The restored directory is the site's legitimate successor: once the tables are in place it
+// writes HQ's sender marker (sender.ts) with its own sender id, so the replaced PC, should it come
+// back online, is the one that stops sending.
 
 import * as fs from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +21,8 @@ import { SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { mirrorSite, type MirrorProgress } from './hq/mirror.ts';
 import { siteDatabase } from './names.ts';
+import { openOutboxDb, Outbox } from './outbox.ts';
+import { localSender, MARKER_SINCE, markerDir, writeMarker } from './sender.ts';
 import type { SyncTarget } from './targets/target.ts';
 
 export const HWM_PREFIX = 'tilstand.hwm.';
@@ -39,6 +45,12 @@ export interface RestoreNote {
   hq: string;
   tables: Record<string, { snapshotId: number | null; tags: string[] }>;
   resync: ResyncRequest[];
+  /**
+   * This directory's sender id, and whether HQ's sender marker now names it. Not adopted (a
+   * target that cannot be written, e.g. read-only credentials): `error` says why, and the first
+   * send is refused while the marker names the replaced PC (`tilstand sync now --take-over`).
+   */
+  sender?: { id: string; adopted: boolean; error?: string };
 }
 
 export interface RestoreOptions {
@@ -117,9 +129,32 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     const t = catalog.getTable({ database: db, table: name });
     tables[name] = { snapshotId: t.latestSnapshot()?.id ?? null, tags: t.listTags().map((x) => x.name) };
   }
-  const note: RestoreNote = { site: o.site, restoredAtMs: (o.clock ?? Date.now)(), hq: o.target.description, tables, resync: resyncRequests(o.dataDir, o.site) };
+  const restoredAtMs = (o.clock ?? Date.now)();
+  const note: RestoreNote = { site: o.site, restoredAtMs, hq: o.target.description, tables, resync: resyncRequests(o.dataDir, o.site), sender: await adoptMarker(o, restoredAtMs) };
   // Temp file, fsync, rename: a crash mid-write leaves the old note or none, never a torn one
   // the site's next start would fail to parse.
   localFileIO.replaceAtomic(join(o.dataDir, RESTORE_NOTE), Buffer.from(JSON.stringify(note, null, 2) + '\n'));
   return note;
+}
+
+/**
+ * Writes HQ's sender marker with this directory's sender id (minted in its outbox, `site.db`),
+ * after the tables are in place: a restore that failed midway leaves the prefix to its sender.
+ * A marker that cannot be written does not undo the restore; the note says why.
+ */
+async function adoptMarker(o: RestoreOptions, nowMs: number): Promise<NonNullable<RestoreNote['sender']>> {
+  const outbox = new Outbox(openOutboxDb(join(o.dataDir, 'site.db')));
+  try {
+    const id = localSender(outbox, o.dataDir);
+    try {
+      await writeMarker(o.target, o.site, { sender: id, dataDir: markerDir(o.dataDir), sinceMs: nowMs, by: 'restore' });
+    } catch (e) {
+      return { id, adopted: false, error: (e as Error).message };
+    }
+    // The marker is this outbox's own: its first send does not take it for a take-over from outside.
+    outbox.setState(MARKER_SINCE, String(nowMs));
+    return { id, adopted: true };
+  } finally {
+    outbox.db.close();
+  }
 }

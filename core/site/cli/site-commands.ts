@@ -15,7 +15,7 @@ import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { catalogOptions, checkConfigBindings, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
-import { maxRounds, SYNC_FLAGS, syncNowLine } from '../../sync/cli/sync.ts';
+import { maxRounds, SYNC_FLAGS, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
@@ -618,6 +618,9 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   } catch (e) {
     throw new CliError(EXIT.usage, `option '--hq': ${(e as Error).message}`);
   }
+  // The running site's engine holds the sender lock: the marker is written from here with its
+  // sender id, and the engine reads it before its next step (core/sync/DESIGN.md, "One sender per site at HQ").
+  const tookOver = a.boolean('take-over') ? await takeOverRunningSite(data, a) : undefined;
   let r: SyncNowResult;
   try {
     r = (await controlRequest(socket, 'sync.now', { maxRounds: rounds, ...(place === undefined ? {} : { hq: place }) }, SYNC_NOW_TIMEOUT_MS)) as SyncNowResult;
@@ -626,6 +629,6 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
     throw e;
   }
   if (a.boolean('json')) await print(io.stdout, [JSON.stringify(r.status)]);
-  else await print(io.stdout, [`${syncNowLine(r)} (by the site running on ${data})`, ...syncStatusLines(r.status)]);
+  else await print(io.stdout, [...(tookOver === undefined ? [] : [tookOver]), `${syncNowLine(r)} (by the site running on ${data})`, ...syncStatusLines(r.status)]);
   return r.status.pendingItems > 0 ? EXIT.io : EXIT.ok;
 }

@@ -25,6 +25,8 @@ export function exitCodeOf(e: unknown): number {
         return EXIT.corruption;
       case 'Transport':
         return EXIT.io;
+      case 'Conflict':
+        return EXIT.conflict;
     }
   }
   return lsmExitCode(e);

@@ -24,10 +24,10 @@ const run = (command: string, args: string[]) => (command === 'restore' ? runCli
 // What each command takes (its usage line; --access-key/--secret-key with every command that reaches HQ).
 const TAKES: Record<string, readonly string[]> = {
   'sync status': ['data', 'json'],
-  'sync now': ['data', 'hq', 'access-key', 'secret-key', 'json', 'max-rounds'],
+  'sync now': ['data', 'hq', 'access-key', 'secret-key', 'json', 'max-rounds', 'take-over'],
   restore: ['data', 'hq', 'site', 'access-key', 'secret-key', 'json', 'force'],
 };
-const SWITCHES = new Set(['json', 'force']);
+const SWITCHES = new Set(['json', 'force', 'take-over']);
 /** A flag as a person would give it: a switch alone, a string flag with a plausible value. */
 const given = (flag: string) => (SWITCHES.has(flag) ? [`--${flag}`] : [`--${flag}`, flag === 'max-rounds' ? '3' : flag === 'site' ? '7' : join(dir, flag)]);
 
@@ -65,8 +65,8 @@ describe('tilstand sync and restore refuse a flag their command does not take', 
         checked++;
       }
     }
-    // status refuses 6 (hq, access-key, secret-key, max-rounds, site, force), now 2, restore 1.
-    expect(checked).toBe(9);
+    // status refuses 7 (hq, access-key, secret-key, max-rounds, take-over, site, force), now 2, restore 2.
+    expect(checked).toBe(11);
     expect(existsSync(missingData), 'a refused restore made the data directory').toBe(false);
   });
 
@@ -82,6 +82,20 @@ describe('tilstand sync and restore refuse a flag their command does not take', 
     const restore = await run('restore', ['--data', join(dir, 'restored'), '--hq', missingHq, '--site', '7', '--access-key', 'k', '--secret-key', 's', '--json', '--force']);
     expect(restore.code, restore.err).toBe(1);
     expect(restore.err).not.toMatch(/unknown option/);
+  });
+});
+
+describe('tilstand sync and restore usage', () => {
+  it("each command's usage names every flag it takes", async () => {
+    for (const [command, own] of Object.entries(TAKES)) {
+      // The command's lines as `--help` prints them (continuations included).
+      const r = await run(command, ['--help']);
+      expect(r.code, command).toBe(0);
+      for (const flag of own) {
+        // `sync now` and `restore` left out --access-key and --secret-key, which they take.
+        expect(r.out, `${command} --${flag}`).toMatch(new RegExp(`--${flag}\\b`));
+      }
+    }
   });
 });
 

@@ -51,7 +51,9 @@ describe('--help', () => {
     const r = await runCli((argv, io) => runRestore(argv, io), ['--data', data, '--hq', hq, '--site', '7', '--help']);
     // Was exit 1 "HQ … has no tables for site 7", with <data>/warehouse made: the restore ran.
     expect([r.code, r.err]).toEqual([0, '']);
-    expect(r.out).toBe('usage:\n  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force] [--json]   rebuild a site from HQ\n');
+    expect(r.out).toBe(
+      'usage:\n  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--access-key <key>] [--secret-key <secret>]\n                    [--force] [--json]      rebuild a site from HQ\n',
+    );
     expect(existsSync(data)).toBe(false);
     const bare = await runCli((argv, io) => runRestore(argv, io), ['--help']);
     expect([bare.code, bare.err]).toEqual([0, '']); // was 2: "option '--data' <dir> is required"
@@ -62,7 +64,7 @@ describe('--help', () => {
     expect([status.code, status.err, status.out]).toEqual([0, '', 'usage:\n  tilstand sync status --data <dir> [--json]                   outbox progress and health\n']);
     const now = await sync('now', '--data', join(dir, 'no-site'), '--help');
     expect([now.code, now.err]).toEqual([0, '']);
-    expect(now.out.split('\n')).toEqual(['usage:', expect.stringMatching(/^  tilstand sync now --data/), expect.stringMatching(/^ +ship to HQ now/), '']);
+    expect(now.out.split('\n')).toEqual(['usage:', expect.stringMatching(/^  tilstand sync now --data/), expect.stringMatching(/^ +\[--json\]/), expect.stringMatching(/^ +ship to HQ now/), expect.stringMatching(/^ +this directory becomes/), '']);
   });
 
   it('refuses an empty --data (an unset variable) rather than using the current directory', async () => {

@@ -5,7 +5,9 @@
 //                (else the directory target the outbox last sent to, given with `start --hq`);
 //                refused (Conflict) while another engine holds the directory's sync.lock — on a
 //                running site the dispatcher (core/site/cli/site-commands.ts) asks the site instead
-//   restore      rebuilds <data>/warehouse and contracts/ from HQ and writes restore-note.json
+//                `--take-over`: writes HQ's sender marker with this directory's id first (sender.ts)
+//   restore      rebuilds <data>/warehouse and contracts/ from HQ and writes restore-note.json;
+//                HQ's sender marker then names the restored directory
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -14,6 +16,7 @@ import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
 import { restoreSite } from '../restore.ts';
+import { takeOverFor } from '../sender.ts';
 import { checkSiteId } from '../names.ts';
 import { guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
 
@@ -33,6 +36,22 @@ function lastTarget(data: string): string | undefined {
   }
 }
 
+/**
+ * The HQ `sync now` sends to: `--hq`, else config.json's `hq.target`, else the directory target
+ * the outbox last sent to (given with `start --hq`; `fromOutbox`). An S3 target the outbox names
+ * must be given again (its options are not kept). Undefined: none anywhere.
+ */
+function hqOf(data: string, args: ParsedArgs, cfg: { hqTarget: string | null }): { hq: string | undefined; fromOutbox: boolean } {
+  const hq = args.string('hq') ?? cfg.hqTarget ?? undefined;
+  if (hq !== undefined) return { hq, fromOutbox: false };
+  const last = lastTarget(data);
+  if (last?.startsWith('dir:')) return { hq: last.slice('dir:'.length), fromOutbox: true };
+  if (last !== undefined) {
+    throw new CliError(EXIT.usage, `option '--hq' is required: config.json names no HQ target, and the site last synced to ${last}, given with --hq at its start; give it again (s3://bucket/prefix?endpoint=…: the outbox keeps no S3 options)`);
+  }
+  return { hq: undefined, fromOutbox: false };
+}
+
 // Where HQ is and how it is reached (the credentials only matter to an S3 target).
 const HQ: FlagSpecs = {
   hq: { type: 'string', value: '<dir|s3://…>' },
@@ -50,16 +69,47 @@ const JSON_FLAG: FlagSpecs = { json: { type: 'boolean' } };
  */
 export const SYNC_FLAGS = {
   'sync status': { ...DATA, ...JSON_FLAG },
-  'sync now': { ...DATA, ...HQ, ...JSON_FLAG, 'max-rounds': { type: 'string', value: '<n>' } },
+  'sync now': { ...DATA, ...HQ, ...JSON_FLAG, 'max-rounds': { type: 'string', value: '<n>' }, 'take-over': { type: 'boolean' } },
   restore: { ...DATA, ...HQ, site: { type: 'string', value: '<id>' }, ...JSON_FLAG, force: { type: 'boolean' } },
 } as const satisfies Record<string, FlagSpecs>;
 
 export const syncUsage = [
   '  tilstand sync status --data <dir> [--json]                   outbox progress and health',
-  '  tilstand sync now --data <dir> [--hq <dir|s3://…>] [--json] [--max-rounds <n>]',
-  '                                           ship to HQ now (a running site is asked to)',
-  '  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--force] [--json]   rebuild a site from HQ',
+  '  tilstand sync now --data <dir> [--hq <dir|s3://…>] [--access-key <key>] [--secret-key <secret>]',
+  '                    [--json] [--max-rounds <n>] [--take-over]',
+  '                                           ship to HQ now (a running site is asked to); --take-over:',
+  "                                           this directory becomes the site's sender at HQ",
+  '  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--access-key <key>] [--secret-key <secret>]',
+  '                    [--force] [--json]      rebuild a site from HQ',
 ];
+
+/**
+ * `sync now --take-over` on a running site (core/site's dispatcher, before it asks the site to
+ * sync): writes HQ's sender marker with the id of the directory's outbox, which the site's engine
+ * reads at its next planning. HQ as `sync now` finds it (`--hq`, else config.json's `hq.target`,
+ * else the outbox's directory target). Returns the line to print; undefined when the outbox has no
+ * sender id — no engine runs there (a site without HQ target): the command's own engine takes over.
+ */
+export async function takeOverRunningSite(data: string, args: ParsedArgs): Promise<string | undefined> {
+  const path = join(data, 'site.db');
+  if (!existsSync(path)) return undefined;
+  const db = openOutboxDb(path, true);
+  try {
+    const outbox = existingOutbox(db);
+    if (outbox === undefined) return undefined;
+    const cfg = readSiteConfig(data);
+    const { hq } = hqOf(data, args, cfg);
+    const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site);
+    try {
+      const m = await takeOverFor(outbox, data, cfg.site, target, Date.now());
+      return m === undefined ? undefined : `HQ's sender marker for site ${cfg.site} now names this directory (sender ${m.sender})`;
+    } finally {
+      await target.close();
+    }
+  } finally {
+    db.close();
+  }
+}
 
 /** `--max-rounds`: a positive integer, default 5. */
 export function maxRounds(v: string | undefined): number {
@@ -110,6 +160,8 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     const data = resolve(pathOption(args, 'data', "a site's data directory") ?? 'tilstand-data');
     const out = new LineWriter(io.stdout);
     let status: SyncStatus;
+    /** HQ's sender marker names another data directory (`sync now`: exit 3). */
+    let refused = false;
     if (sub === 'status') {
       const path = join(data, 'site.db');
       if (!existsSync(path)) throw new CliError(EXIT.notFound, `${path} does not exist (is ${data} a site's data directory?)`);
@@ -124,22 +176,15 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     } else {
       const rounds = maxRounds(args.string('max-rounds'));
       const cfg = readSiteConfig(data);
-      let hq = args.string('hq') ?? cfg.hqTarget ?? undefined;
-      if (hq === undefined) {
-        const last = lastTarget(data);
-        if (last?.startsWith('dir:')) {
-          hq = last.slice('dir:'.length);
-          if (!args.boolean('json')) await out.line(`syncing to ${hq}: config.json names no HQ target, and the site's last start was given this one with --hq`);
-        } else if (last !== undefined) {
-          throw new CliError(EXIT.usage, `option '--hq' is required: config.json names no HQ target, and the site last synced to ${last}, given with --hq at its start; give it again (s3://bucket/prefix?endpoint=…: the outbox keeps no S3 options)`);
-        }
-      }
+      const { hq, fromOutbox } = hqOf(data, args, cfg);
+      if (fromOutbox && !args.boolean('json')) await out.line(`syncing to ${hq}: config.json names no HQ target, and the site's last start was given this one with --hq`);
       const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site);
       let engine: SyncEngine | undefined;
       try {
-        engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 } });
+        engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 }, takeOver: args.boolean('take-over') });
         const r = await engine.syncNow(rounds);
         status = r.status;
+        refused = engine.refusedByHq;
         if (!args.boolean('json')) await out.line(syncNowLine(r));
       } finally {
         await engine?.close();
@@ -149,6 +194,7 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     if (args.boolean('json')) await out.line(JSON.stringify(status));
     else await out.lines(syncStatusLines(status));
     await out.end();
+    if (refused) return EXIT.conflict;
     return sub === 'now' && status.pendingItems > 0 ? EXIT.io : EXIT.ok;
   });
 }
@@ -175,7 +221,8 @@ export async function runRestore(argv: readonly string[], io: CliIO): Promise<nu
     refuseExtraArguments(args, 'restore');
     const data = resolve(pathOption(args, 'data', "a site's data directory") ?? args.required('data'));
     const site = checkSiteId(args.required('site'));
-    const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'));
+    // Scoped to the site: the restore writes HQ's sender marker in its prefix (and nothing else).
+    const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'), site);
     const bar = progressBar(io.stderr);
     try {
       const note = await restoreSite({ dataDir: data, target, site, force: args.boolean('force'), onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
@@ -184,6 +231,8 @@ export async function runRestore(argv: readonly string[], io: CliIO): Promise<nu
       else {
         await out.line(`restored site ${site} into ${data}: ${Object.entries(note.tables).map(([t, x]) => `${t}@${x.snapshotId ?? '-'}`).join(', ')}`);
         for (const r of note.resync) await out.line(`resync ${r.module}/${r.stream} after seq ${r.afterSeq} (${r.topic})`);
+        if (note.sender?.adopted) await out.line(`HQ's sender marker names this directory (sender ${note.sender.id}): the replaced PC, if it comes back, stops sending`);
+        else if (note.sender) await out.line(`HQ's sender marker was not written (${note.sender.error}): the first send is refused while it names the replaced PC; \`tilstand sync now --take-over --data ${data}\` then`);
         await out.line(`note: ${join(data, 'restore-note.json')}`);
       }
       await out.end();

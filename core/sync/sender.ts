@@ -1,0 +1,160 @@
+// The sender marker (DESIGN.md "One sender per site at HQ"): which data directory owns a site's
+// prefix at HQ. Two PCs sending as one site (a replaced PC back online after its successor was
+// restored from HQ, a copied data directory) each wrote their own snapshot, hints and tags there,
+// and each one's prune removed the other's snapshot JSON: HQ's latest flipped between two states.
+//
+//   local  `sync_state` senderId (random, minted once) and senderWhere {machine, dataDir}: where
+//          it was minted (machine: /etc/machine-id, '' where there is none). An outbox found on another machine or in another directory (a copy,
+//          a clone of the data disk, a move) mints a new id: the copy is refused at HQ until
+//          taken over.
+//   HQ     `site_<id>.db/.tilstand/sender.json` {format, sender, host, dataDir, sinceMs, by}:
+//          written by the first send when absent, by `restore` (the successor adopts it) and by
+//          a take-over. The engine reads it at each planning, once per round and before each
+//          pointer, prune and remove; another sender's id stops it.
+
+import { randomUUID } from 'node:crypto';
+import { readFileSync, realpathSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { SyncError, isSyncError } from './errors.ts';
+import { senderMarkerKey } from './names.ts';
+import type { Outbox } from './outbox.ts';
+import type { SyncTarget } from './targets/target.ts';
+
+/** Why a marker was written: the first send to a prefix without one, a restore from HQ, an operator's take-over. */
+export type MarkerCause = 'first send' | 'restore' | 'take-over';
+
+export interface SenderMarker {
+  format: 1;
+  /** The owning data directory's sender id (`sync_state` senderId). */
+  sender: string;
+  host: string;
+  dataDir: string;
+  /** When this sender took the prefix. */
+  sinceMs: number;
+  by: MarkerCause;
+}
+
+const SENDER_ID = 'senderId';
+const SENDER_WHERE = 'senderWhere';
+/** `sync_state` key: the `sinceMs` of the marker naming this directory that its outbox knows of (wrote or was told of). */
+export const MARKER_SINCE = 'senderMarkerSinceMs';
+/** `sync_state` key of the refusal the last check found (statusOf reports it). */
+export const SENDER_CONFLICT = 'senderConflict';
+
+let machine: string | undefined;
+/**
+ * This machine's id: /etc/machine-id (systemd; regenerated when an installed system is cloned
+ * properly), else D-Bus's copy, else '' — only the folder then tells a copy (Windows, a container
+ * without one). Not the host name: a PC renamed by IT, or a container recreated with a new name,
+ * would read as a copy, and its sync would stop until someone took the prefix over.
+ */
+export function machineId(): string {
+  if (machine !== undefined) return machine;
+  for (const p of ['/etc/machine-id', '/var/lib/dbus/machine-id']) {
+    try {
+      const v = readFileSync(p, 'utf8').trim();
+      if (/^[0-9a-f]{16,64}$/i.test(v)) return (machine = v);
+    } catch {
+      // not there: the next
+    }
+  }
+  return (machine = '');
+}
+
+function canonicalDir(dataDir: string): string {
+  try {
+    return realpathSync(dataDir);
+  } catch {
+    return resolve(dataDir);
+  }
+}
+
+/**
+ * This data directory's sender id, minted on first use. An id recorded on another machine or for
+ * another directory path is replaced by a new one (logged): the copy must not send as the
+ * original. A moved directory is taken for a copy too; `sync now --take-over` settles either.
+ */
+export function localSender(outbox: Outbox, dataDir: string, log: (line: string) => void = () => {}): string {
+  const here = { machine: machineId(), dataDir: canonicalDir(dataDir) };
+  const id = outbox.getState(SENDER_ID);
+  let was: { machine?: unknown; dataDir?: unknown } | undefined;
+  try {
+    was = JSON.parse(outbox.getState(SENDER_WHERE) ?? 'null') ?? undefined;
+  } catch {
+    was = undefined;
+  }
+  if (id !== undefined && was?.machine === here.machine && was?.dataDir === here.dataDir) return id;
+  const fresh = randomUUID();
+  outbox.db.transaction(() => {
+    outbox.setState(SENDER_ID, fresh);
+    outbox.setState(SENDER_WHERE, JSON.stringify(here));
+  })();
+  if (id !== undefined) {
+    log(
+      `sync: this outbox was sender ${id} on machine ${String(was?.machine)} in ${String(was?.dataDir)}, and is now on ${here.machine} in ${here.dataDir} (a copied or moved data directory): ` +
+        `it sends as ${fresh}, which HQ refuses while its marker names another sender (\`tilstand sync now --take-over\` if this copy is the one to send)`,
+    );
+  }
+  return fresh;
+}
+
+/** The marker at HQ; undefined when there is none. Throws Conflict when it cannot be read as one. */
+export async function readMarker(target: SyncTarget, site: string): Promise<SenderMarker | undefined> {
+  const key = senderMarkerKey(site);
+  let bytes: Buffer;
+  try {
+    bytes = await target.get(key);
+  } catch (e) {
+    if (isSyncError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+  let m: Partial<SenderMarker> | null = null;
+  try {
+    m = JSON.parse(bytes.toString('utf8')) as Partial<SenderMarker>;
+  } catch {
+    // reported below
+  }
+  if (m === null || typeof m !== 'object' || typeof m.sender !== 'string' || m.sender === '') {
+    throw new SyncError('Conflict', `HQ's sender marker ${key} is not one (expected JSON with a "sender" id): nothing is sent; \`tilstand sync now --take-over\` rewrites it`);
+  }
+  return {
+    format: 1,
+    sender: m.sender,
+    host: typeof m.host === 'string' ? m.host : '?',
+    dataDir: typeof m.dataDir === 'string' ? m.dataDir : '?',
+    sinceMs: typeof m.sinceMs === 'number' ? m.sinceMs : 0,
+    by: m.by === 'restore' || m.by === 'take-over' ? m.by : 'first send',
+  };
+}
+
+/** Writes this data directory's marker (a pointer: visible whole). */
+export async function writeMarker(target: SyncTarget, site: string, m: Omit<SenderMarker, 'format' | 'host'>): Promise<SenderMarker> {
+  const marker: SenderMarker = { format: 1, sender: m.sender, host: hostname(), dataDir: m.dataDir, sinceMs: m.sinceMs, by: m.by };
+  await target.putPointer(senderMarkerKey(site), Buffer.from(JSON.stringify(marker, null, 2) + '\n'));
+  return marker;
+}
+
+/** The refusal: which sender owns the prefix, since when, and what to do. */
+export function conflictMessage(site: string, own: string, dataDir: string, m: SenderMarker): string {
+  return (
+    `HQ's site_${site}.db/ belongs to another sender: ${m.sender} on ${m.host} (${m.dataDir}), since ${new Date(m.sinceMs).toISOString()} (${m.by}); ` +
+    `this data directory (${dataDir}) is sender ${own}. Nothing is sent to or removed at HQ. ` +
+    `If that PC replaced this one (restored from HQ), retire this one; ` +
+    `if this one is to send for site ${site}, run \`tilstand sync now --take-over --data ${dataDir}\` (the other stops at its next step)`
+  );
+}
+
+/**
+ * Writes HQ's marker with the sender id a data directory's outbox holds, without an engine: for
+ * `sync now --take-over` on a running site, whose engine holds the sender lock and reads the marker
+ * at its next planning. Undefined when the outbox has no sender id (no engine ever ran on it).
+ */
+export async function takeOverFor(outbox: Outbox, dataDir: string, site: string, target: SyncTarget, nowMs: number): Promise<SenderMarker | undefined> {
+  const id = outbox.getState(SENDER_ID);
+  if (id === undefined) return undefined;
+  return writeMarker(target, site, { sender: id, dataDir: canonicalDir(dataDir), sinceMs: nowMs, by: 'take-over' });
+}
+
+/** `dataDir` as the marker records it. */
+export const markerDir = canonicalDir;

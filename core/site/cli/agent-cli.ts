@@ -1,7 +1,7 @@
 // The agent and inbox commands of `tilstand` (dispatched from main.ts through AGENT_COMMANDS):
 //
 //   tilstand proposals [--data <dir>] [--status <s>] [--limit <n>] [--json]
-//   tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin> [--comment <text>] [--data <dir>]
+//   tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin> [--comment <text>] [--data <dir>] [--json]
 //   tilstand agent run [--data <dir>] [--json]
 //   tilstand evidence <proposal> [--data <dir>] [--all] [--json]
 //
@@ -38,12 +38,21 @@ import { existingDataDir, json, positiveInt, print, refuseExtraArguments, runnin
 
 export const agentUsage = [
   '  tilstand proposals [--data <dir>] [--status open|deferred|approved|rejected|stale|withdrawn] [--limit <n>] [--json]',
-  '  tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin> [--comment <text>] [--data <dir>]',
+  '  tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin> [--comment <text>] [--data <dir>] [--json]',
   '  tilstand agent run [--data <dir>] [--json]      one agent run now',
   '  tilstand evidence <proposal> [--data <dir>] [--all] [--json]   what the agent saw, and the decision trail',
 ];
 
 const DATA: FlagSpecs = { data: { type: 'string', value: '<dir>' } };
+const JSON_FLAG: FlagSpecs = { json: { type: 'boolean' } };
+
+/** The flags each command takes; its usage line in `agentUsage` shows each (usage-flags.test.ts). */
+export const AGENT_FLAGS = {
+  proposals: { ...DATA, status: { type: 'string', value: '<status>' }, limit: { type: 'string', value: '<n>' }, ...JSON_FLAG },
+  decide: { ...DATA, user: { type: 'string', value: '<name>' }, pin: { type: 'string', value: '<pin>' }, comment: { type: 'string', value: '<text>' }, ...JSON_FLAG },
+  agent: { ...DATA, ...JSON_FLAG },
+  evidence: { ...DATA, all: { type: 'boolean' }, ...JSON_FLAG },
+} as const satisfies Record<string, FlagSpecs>;
 
 /** The parsed flags, or undefined when the usage was asked for (and printed); arguments beyond the `takes` the command reads are refused. */
 async function parse(argv: string[], specs: FlagSpecs, command: string, io: CliIO, takes = 0): Promise<ParsedArgs | undefined> {
@@ -54,6 +63,12 @@ async function parse(argv: string[], specs: FlagSpecs, command: string, io: CliI
   }
   refuseExtraArguments(a, command, takes);
   return a;
+}
+
+/** A proposal id argument; an empty one (`"$ID"` unset) was looked up and "proposal  does not exist", exit 1. */
+function proposalId(id: string): string {
+  if (id.trim() === '') throw new CliError(EXIT.usage, `expected a proposal id (\`tilstand proposals\` lists them), got '${id}'`);
+  return id;
 }
 
 function cliErrorOf(e: unknown): unknown {
@@ -90,7 +105,7 @@ function proposalLines(list: readonly Proposal[]): string[] {
 }
 
 export async function runProposals(argv: string[], io: CliIO): Promise<number> {
-  const a = await parse(argv, { ...DATA, status: { type: 'string', value: '<status>' }, limit: { type: 'string', value: '<n>' }, json: { type: 'boolean' } }, 'proposals', io);
+  const a = await parse(argv, AGENT_FLAGS.proposals, 'proposals', io);
   if (!a) return EXIT.ok;
   const status = a.string('status');
   if (status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(status)) throw new CliError(EXIT.usage, `option '--status': expected one of ${PROPOSAL_STATUSES.join(', ')}, got '${status}'`);
@@ -107,10 +122,11 @@ export async function runProposals(argv: string[], io: CliIO): Promise<number> {
 }
 
 export async function runEvidence(argv: string[], io: CliIO): Promise<number> {
-  const a = await parse(argv, { ...DATA, all: { type: 'boolean' }, json: { type: 'boolean' } }, 'evidence', io, 1);
+  const a = await parse(argv, AGENT_FLAGS.evidence, 'evidence', io, 1);
   if (!a) return EXIT.ok;
   const [proposal] = a.positionals;
   if (proposal === undefined) throw new CliError(EXIT.usage, 'expected: tilstand evidence <proposal> [--data <dir>] [--all] [--json]');
+  proposalId(proposal);
   const data = existingDataDir(a.string('data'));
   const config = readConfig(data);
   const p = dataPaths(data, config.site);
@@ -154,10 +170,11 @@ async function withOffline<T>(data: string, f: (x: { inbox: Inbox; agent: Agent 
 }
 
 export async function runDecide(argv: string[], io: CliIO): Promise<number> {
-  const a = await parse(argv, { ...DATA, user: { type: 'string', value: '<name>' }, pin: { type: 'string', value: '<pin>' }, comment: { type: 'string', value: '<text>' }, json: { type: 'boolean' } }, 'decide', io, 2);
+  const a = await parse(argv, AGENT_FLAGS.decide, 'decide', io, 2);
   if (!a) return EXIT.ok;
   const [proposal, verb] = a.positionals;
   if (proposal === undefined || verb === undefined) throw new CliError(EXIT.usage, 'expected: tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin>');
+  proposalId(proposal);
   if (!(DECISIONS as readonly string[]).includes(verb)) throw new CliError(EXIT.usage, `expected approve, reject or defer, got '${verb}'`);
   const args = { proposal, decision: verb, user: a.required('user'), pin: a.required('pin'), ...(a.string('comment') !== undefined ? { comment: a.string('comment') } : {}) };
   const data = existingDataDir(a.string('data'));
@@ -194,7 +211,7 @@ function runLines(r: RunResult): string[] {
 
 export async function runAgent(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
-  const a = await parse(rest, { ...DATA, json: { type: 'boolean' } }, 'agent', io);
+  const a = await parse(rest, AGENT_FLAGS.agent, 'agent', io);
   if (!a) return EXIT.ok;
   if (sub !== 'run') throw new CliError(EXIT.usage, `expected 'tilstand agent run', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
   const data = existingDataDir(a.string('data'));

@@ -5,8 +5,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
-import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
-import { bindingView, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
+import { CliError, EXIT, parseArgs, pathOption, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { bindingView, checkContract, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
@@ -251,7 +251,8 @@ export async function runContracts(argv: string[], io: CliIO): Promise<number> {
     return EXIT.ok;
   }
   if (sub === 'add') {
-    const file = a.required('file');
+    // An empty --file (an unset variable) would be read as the file '' and fail as ENOENT.
+    const file = pathOption(a, 'file', 'a contract file') ?? a.required('file');
     let text: string;
     let contract: Contract;
     try {
@@ -263,6 +264,14 @@ export async function runContracts(argv: string[], io: CliIO): Promise<number> {
       contract = JSON.parse(text) as Contract;
     } catch (e) {
       throw new CliError(EXIT.usage, `cannot read a contract from ${file}: not valid JSON: ${jsonErrorWhere(text, e)}`);
+    }
+    // A malformed contract is bad input (exit 2), said before the registry is asked: its refusals
+    // are of what the site already holds (a version taken, a gap, an incompatible change), exit 3.
+    try {
+      if (contract === null || typeof contract !== 'object' || Array.isArray(contract)) throw new Error('expected a JSON object (name, version, fields, …)');
+      checkContract(contract);
+    } catch (e) {
+      throw new CliError(EXIT.usage, `${file} is not a valid contract: ${(e as Error).message}`);
     }
     try {
       const c = socket ? ((await controlRequest(socket, 'contracts.add', { contract })) as Contract) : new ContractRegistry(dataPaths(data).contracts).register(contract);

@@ -50,6 +50,11 @@ export function targetFromFlags(hq: string | undefined, accessKey: string | unde
   if (hq.trim() === '' || (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(hq) && !hq.startsWith('s3://') && !hq.startsWith('file://'))) {
     throw usageError(`option '--hq': expected a directory or s3://bucket/prefix?endpoint=…, got '${hq}'`);
   }
+  // An empty key is an unset variable (`--access-key "$KEY"`): taken as not given, the
+  // environment's keys were used instead of the ones meant, or the error asked for a variable.
+  for (const [flag, v] of [['access-key', accessKey], ['secret-key', secretKey]] as const) {
+    if (v !== undefined && v.trim() === '') throw usageError(`option '--${flag}': expected the S3 ${flag === 'access-key' ? 'access key' : 'secret key'}, got '${v}'`);
+  }
   return openTarget(hq, { ...(site ? { site } : {}), ...(accessKey ? { accessKey } : {}), ...(secretKey ? { secretKey } : {}) });
 }
 

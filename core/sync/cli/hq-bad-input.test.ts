@@ -68,7 +68,7 @@ describe('tilstand hq refuses values it cannot use', () => {
     // Beside HQ is fine, but no site has shipped here.
     const none = await hq(...base, join(dir, 'pulled'));
     // Was exit 0, "pulled site 7: 0 tables, 0 files …": a mistyped --site looked like a pull.
-    expect([none.code, none.out, none.err]).toEqual([1, '', 'tilstand: HQ has no tables of site 7 (check --site; `tilstand hq sites` lists the sites that shipped)\n']);
+    expect([none.code, none.out, none.err]).toEqual([1, '', `tilstand: HQ has no site 7 (check --site; no site has shipped to ${hqDir} yet)\n`]);
     expect(readdirSync(hqDir)).toEqual([]);
   });
 });

@@ -3,11 +3,12 @@
 //   [--format jsonl|csv] | diff --site --table --from <tag> --to <tag> | proposals --site
 //   [--status] | pull --site --out <warehouse> | export --site --table [--tag|--snapshot|--at]
 //   --format parquet|csv --out
-// S3 credentials: TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY or --access-key/--secret-key.
-// Each command takes its own flags (HQ_FLAGS) and refuses the others' with exit 2.
+// S3 credentials: --access-key/--secret-key, else TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY.
+// Each command takes its own flags (HQ_FLAGS) and refuses the others' with exit 2. A --site HQ
+// holds nothing of is exit 1 for every command that takes one (knownSite).
 
-import { existsSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { readPoint } from '../../lsm/cli/values.ts';
@@ -20,7 +21,7 @@ import { HqStore } from '../hq/store.ts';
 import { SyncError } from '../errors.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
 import type { SyncTarget } from '../targets/target.ts';
-import { checkSiteId } from '../names.ts';
+import { checkSiteId, sitePrefix } from '../names.ts';
 import { guarded, progressBar, targetFromFlags } from './common.ts';
 
 // How HQ is reached: taken by every hq command, so a script can pass one set of them to all
@@ -58,16 +59,35 @@ export const HQ_FLAGS = {
   export: { ...CONNECTION, ...SITE, ...TABLE, ...READ_POINT, ...FORMAT, ...OUT },
 } as const satisfies Record<string, FlagSpecs>;
 
+/** How HQ is reached, for every hq command: printed after the commands' lines and with each command's `--help`. */
+const CONNECTION_USAGE = [
+  '      every hq command takes --hq <dir|s3://bucket/prefix?endpoint=…&region=…> [--access-key <key> --secret-key <secret>] [--cache <dir>]',
+  '      (S3: the keys given, else TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY from the environment; --cache: where S3 tables are mirrored to be read)',
+];
+
 export const hqUsage = [
   '  tilstand hq sites --hq <dir|s3://…> [--json]                 sites that shipped to HQ: their tables, and how current HQ\'s copy is',
   '  tilstand hq tables --hq … --site <id> [--json]               their tables',
   '  tilstand hq tags --hq … --site <id> --table <t> [--json]     synced tags',
-  '  tilstand hq scan --hq … --site <id> --table <t> [--tag|--snapshot|--at] [--format jsonl|csv]',
+  '  tilstand hq scan --hq … --site <id> --table <t> [--tag <name> | --snapshot <id> | --at <ISO time>] [--format jsonl|csv]',
   '  tilstand hq diff --hq … --site <id> --table <t> --from <tag> --to <tag> [--format jsonl|csv]',
-  '  tilstand hq proposals --hq … --site <id> [--status <s>] [--format jsonl|csv|text]   rows of approval_inbox, newest first, with each one\'s status (text: a line each, for reading)',
+  `  tilstand hq proposals --hq … --site <id> [--status ${PROPOSAL_STATUSES.join('|')}] [--format jsonl|csv|text]`,
+  '                                           rows of approval_inbox, newest first, with each one\'s status (text: a line each, for reading)',
   '  tilstand hq pull --hq … --site <id> --out <warehouse>        copy a site into a local warehouse',
-  '  tilstand hq export --hq … --site <id> --table <t> [--tag|--snapshot|--at] --format parquet|csv --out <file>',
+  '  tilstand hq export --hq … --site <id> --table <t> [--tag <name> | --snapshot <id> | --at <ISO time>] --format parquet|csv --out <file>',
+  ...CONNECTION_USAGE,
 ];
+
+/** The usage of one hq command: its line, the lines that continue it, and how HQ is reached. */
+function commandUsage(sub: string): string[] {
+  const out: string[] = [];
+  let taking = false;
+  for (const l of hqUsage.slice(0, -CONNECTION_USAGE.length)) {
+    if (l.startsWith('  tilstand ')) taking = l.startsWith(`  tilstand hq ${sub} `);
+    if (taking) out.push(l);
+  }
+  return [...out, ...CONNECTION_USAGE];
+}
 
 type Sub = keyof typeof HQ_FLAGS;
 const SUBS = Object.keys(HQ_FLAGS) as Sub[];
@@ -77,7 +97,38 @@ function site(args: ParsedArgs): string {
   try {
     return checkSiteId(s);
   } catch (e) {
-    throw usageError((e as Error).message);
+    throw usageError(`option '--site': ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Throws NotFound (exit 1) when HQ has no `site_<id>.db/`: a mistyped --site (or a site that never
+ * synced) must not read as a site without tables (`hq tables` printed nothing, exit 0) or one
+ * without the table asked for. Called once a command found nothing, so the look is not paid on
+ * the way to an answer. A directory HQ's sites are its `site_<id>.db` folders, named in the
+ * message; an object store would have to list every key for them, so there it points at `hq sites`.
+ */
+async function knownSite(target: SyncTarget, s: string): Promise<void> {
+  if (target instanceof DirectoryTarget) {
+    const ids = readdirSync(target.root, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => /^site_([A-Za-z0-9][A-Za-z0-9_-]*)\.db$/.exec(d.name)?.[1])
+      .filter((x): x is string => x !== undefined)
+      .sort();
+    if (ids.includes(s)) return;
+    throw new SyncError('NotFound', `HQ has no site ${s} (check --site; ${ids.length > 0 ? `sites at HQ: ${ids.join(', ')}` : `no site has shipped to ${target.root} yet`})`);
+  }
+  if ((await target.list(sitePrefix(s))).length > 0) return;
+  throw new SyncError('NotFound', `HQ has no site ${s} (check --site; \`tilstand hq sites\` lists the sites that shipped)`);
+}
+
+/** `store.openTable`, with a --site HQ has nothing of named as such rather than as a missing table. */
+async function openSiteTable(store: HqStore, target: SyncTarget, s: string, table: string): Promise<Table> {
+  try {
+    return await store.openTable(s, table);
+  } catch (e) {
+    if (e instanceof SyncError && e.kind === 'NotFound') await knownSite(target, s);
+    throw e;
   }
 }
 
@@ -100,9 +151,11 @@ function actionText(action: string, params: Readonly<Record<string, unknown>>): 
   return [action, ...Object.entries(params).map(([k, v]) => `${k}=${value(v)}`)].join(' ');
 }
 
-function format(args: ParsedArgs, allowed: readonly string[], dflt: string | undefined): string {
+function format(args: ParsedArgs, allowed: readonly string[], dflt: string | undefined, command: string): string {
   const f = args.string('format') ?? dflt;
-  if (f === undefined || !allowed.includes(f)) throw usageError(`option '--format': expected ${allowed.join(' or ')}, got '${f ?? ''}'`);
+  // Not given where there is no default (`hq export`): said so, not as a value '' it was never given.
+  if (f === undefined) throw usageError(`option '--format' ${allowed.join('|')} is required for '${command}'`);
+  if (!allowed.includes(f)) throw usageError(`option '--format': expected ${allowed.join(' or ')}, got '${f}'`);
   return f;
 }
 
@@ -135,7 +188,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
     refuseExtraArguments(args, `hq ${sub}`);
     if (args.help) {
       const w = new LineWriter(io.stdout);
-      await w.lines(['usage:', ...hqUsage.filter((l) => l.startsWith(`  tilstand hq ${sub} `))]);
+      await w.lines(['usage:', ...commandUsage(sub)]);
       await w.end().catch(() => undefined);
       return EXIT.ok;
     }
@@ -173,13 +226,15 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           break;
         }
         case 'tables': {
-          const tables = await store.tables(site(args));
+          const s = site(args);
+          const tables = await store.tables(s);
+          if (tables.length === 0) await knownSite(target, s);
           if (args.boolean('json')) await out.line(JSON.stringify(tables));
           else await out.lines(tables);
           break;
         }
         case 'tags': {
-          const t = await store.openTable(site(args), args.required('table'));
+          const t = await openSiteTable(store, target, site(args), args.required('table'));
           const tags = t.listTags();
           if (args.boolean('json')) await out.line(JSON.stringify(tags.map((x) => ({ name: x.name, snapshotId: x.snapshot.id, timeMillis: x.snapshot.timeMillis }))));
           else
@@ -193,23 +248,27 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           break;
         }
         case 'scan': {
-          const t = await store.openTable(site(args), args.required('table'));
+          // The options first, as export: a usage error says so before HQ is read.
+          const fmt = format(args, ['jsonl', 'csv'], 'jsonl', `hq ${sub}`) as 'jsonl' | 'csv';
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
+          const t = await openSiteTable(store, target, site(args), args.required('table'));
           const r = withHqHint(() => t.reader(point), point);
           try {
-            await emitRows(out, r, format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv', r.scan({}));
+            await emitRows(out, r, fmt, r.scan({}));
           } finally {
             r.close();
           }
           break;
         }
         case 'diff': {
-          const t = await store.openTable(site(args), args.required('table'));
-          const fmt = format(args, ['jsonl', 'csv'], 'jsonl') as 'jsonl' | 'csv';
+          const fmt = format(args, ['jsonl', 'csv'], 'jsonl', `hq ${sub}`) as 'jsonl' | 'csv';
+          const from = args.required('from');
+          const to = args.required('to');
+          const t = await openSiteTable(store, target, site(args), args.required('table'));
           // Both states in today's columns (Table.changes reads the two snapshots in the latest
           // schema, older files mapped by field id): one set of columns for both sides.
           if (fmt === 'csv') await out.line(csvHeader(t.schema.fields, ['_kind']));
-          for (const c of t.changes({ from: args.required('from'), to: args.required('to'), mode: 'diff' })) {
+          for (const c of t.changes({ from, to, mode: 'diff' })) {
             await out.line(formatRow(fmt, t.schema.fields, c.row, { _kind: c.kind }));
           }
           break;
@@ -221,8 +280,8 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           if (status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(status)) {
             throw usageError(`option '--status': expected one of ${PROPOSAL_STATUSES.join(', ')}, got '${status}'`);
           }
-          const fmt = format(args, ['jsonl', 'csv', 'text'], 'jsonl') as 'jsonl' | 'csv' | 'text';
-          const t = await store.openTable(site(args), 'approval_inbox');
+          const fmt = format(args, ['jsonl', 'csv', 'text'], 'jsonl', `hq ${sub}`) as 'jsonl' | 'csv' | 'text';
+          const t = await openSiteTable(store, target, site(args), 'approval_inbox');
           const fields = t.schema.fields;
           const rows = t.scanRows({}).map((row) => ({ row, p: proposalFromRow(rowRecord(fields, row)) }));
           const picked = rows.filter((r) => status === undefined || r.p.status === status);
@@ -246,6 +305,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           pullDestination(dest, target);
           // A site HQ has nothing of (a mistyped --site) would "pull" 0 tables and exit 0.
           if ((await store.tables(s)).length === 0) {
+            await knownSite(target, s);
             throw new SyncError('NotFound', `HQ has no tables of site ${s} (check --site; \`tilstand hq sites\` lists the sites that shipped)`);
           }
           const bar = progressBar(io.stderr);
@@ -255,11 +315,11 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         }
         case 'export': {
           // The options first: a usage error says so before HQ is read.
-          const fmt = format(args, ['parquet', 'csv'], undefined);
+          const fmt = format(args, ['parquet', 'csv'], undefined, `hq ${sub}`);
           const dest = resolve(pathOption(args, 'out', 'a path') ?? args.required('out'));
           exportDestination(dest);
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
-          const t = await store.openTable(site(args), args.required('table'));
+          const t = await openSiteTable(store, target, site(args), args.required('table'));
           // In the columns of the snapshot read (time travel reads in the snapshot's schema).
           const r = withHqHint(() => t.reader(point), point);
           const fields = r.schema.fields;

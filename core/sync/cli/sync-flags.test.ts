@@ -85,6 +85,21 @@ describe('tilstand sync and restore refuse a flag their command does not take', 
   });
 });
 
+describe('tilstand sync now and restore refuse an empty key', () => {
+  it("names the option, exit 2, before HQ is reached (an unset variable: the environment's keys were used in its place)", async () => {
+    const s3 = 's3://bucket/prefix?endpoint=http://127.0.0.1:1&region=r';
+    for (const [command, args] of [
+      ['restore', ['--data', missingData, '--hq', s3, '--site', '7', '--access-key', '', '--secret-key', 's']],
+      ['restore', ['--data', missingData, '--hq', s3, '--site', '7', '--access-key', 'k', '--secret-key', ' ']],
+    ] as const) {
+      const r = await run(command, [...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err).toMatch(/option '--(access|secret)-key': expected the S3 (access|secret) key/);
+    }
+    expect(existsSync(missingData), 'a refused restore made the data directory').toBe(false);
+  });
+});
+
 describe('tilstand sync and restore usage', () => {
   it("each command's usage names every flag it takes", async () => {
     for (const [command, own] of Object.entries(TAKES)) {

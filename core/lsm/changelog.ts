@@ -122,6 +122,15 @@ export class ChangelogWriter {
     return out;
   }
 
+  /**
+   * `input`: rows written and not yet listed by a snapshot. They need a snapshot even when the
+   * write buffer folded them to nothing (no data file), as Paimon commits an APPEND snapshot for a
+   * changelog-only increment (FileStoreCommitImpl: changelog files alone are not an empty commit).
+   */
+  get hasUncommitted(): boolean {
+    return this.flushed.size > 0 || this.input.size > 0;
+  }
+
   /** The commit that listed the produced files succeeded. */
   committed(): void {
     this.flushed.clear();

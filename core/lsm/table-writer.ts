@@ -401,7 +401,8 @@ export class TableWriter {
    * `properties` are stored in the snapshot (Paimon's `properties` map) atomically with its rows —
    * e.g. ingest's high-water marks. A commit with properties but no new rows still makes a
    * snapshot, so progress is never lost. Later snapshots (compaction) carry them forward;
-   * `Table.committedProperties()` reads the latest.
+   * `Table.committedProperties()` reads the latest. So does a commit of `changelog-producer=input`
+   * rows the buffer folded to nothing: their changelog belongs to this snapshot (Paimon's too).
    */
   commit(properties?: Record<string, string>): CommitResult {
     this.check();
@@ -415,7 +416,7 @@ export class TableWriter {
       }
       let snapshotId: number | undefined;
       const changed = properties !== undefined && !sameProperties(properties, this.table.latestSnapshot()?.properties ?? null);
-      if (adds.length > 0 || changed || this.dv?.changed || this.hasDvChangelog()) {
+      if (adds.length > 0 || changed || this.dv?.changed || this.hasDvChangelog() || this.changelog.hasUncommitted) {
         snapshotId = this.commitChanges(adds, 'APPEND', properties);
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
@@ -754,7 +755,7 @@ export class TableWriter {
       this.flush();
       const adds: ManifestEntry[] = this.dv ? this.promoteLevel0() : [];
       if (!this.dv) for (const s of this.buckets.values()) for (const f of s.pending) adds.push(this.entry(ADD, s, f));
-      if (adds.length > 0 || this.dv?.changed || this.hasDvChangelog()) {
+      if (adds.length > 0 || this.dv?.changed || this.hasDvChangelog() || this.changelog.hasUncommitted) {
         this.commitChanges(adds, 'APPEND');
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
@@ -1035,6 +1036,8 @@ export class TableWriter {
     for (const s of this.buckets.values()) {
       if (!s.buffer.isEmpty || s.pending.length > 0) throw invalidArgument(`the writer of ${this.table.name} has uncommitted rows; commit them (or close the writer) before a rollback`);
     }
+    // `input` rows the buffer folded to nothing are still uncommitted changes (their changelog).
+    if (this.changelog.hasUncommitted) throw invalidArgument(`the writer of ${this.table.name} has uncommitted rows; commit them (or close the writer) before a rollback`);
     this.abandonRound(); // planned against the state the rollback replaces
     let result: RollbackResult;
     if (o.keepHistory) {

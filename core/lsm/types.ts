@@ -16,7 +16,8 @@
 // JSON (CLI, site API): BIGINT as a number when it is a safe integer, else a string; DECIMAL as a
 // string; BYTES as base64; DATE as `yyyy-mm-dd`; TIMESTAMP as ISO-8601 text (`…Z` for LTZ);
 // ARRAY as a JSON array; MAP with a CHAR/VARCHAR/STRING key as an object, any other MAP as an
-// array of [key, value] pairs (both forms, and Map objects, are accepted on input).
+// array of [key, value] pairs (both forms, and Map objects, are accepted on input; a key given
+// twice is refused, not kept last).
 // ARRAY and MAP have no order: they cannot be primary-key, partition, bucket-key or sequence
 // columns, cannot be compared by predicates or min/max, and their file statistics are null.
 // Nested ROW and MULTISET are refused with NotSupported.
@@ -662,6 +663,11 @@ function columnError(t: DataType, column: string, why: string): Error {
   return invalidArgument(`column '${column}' (${typeToString(t)}): ${why}`);
 }
 
+/** A map key as the input gave it, for messages (JSON text; a bigint of a Map input as digits). */
+function givenKeyText(k: unknown): string {
+  return typeof k === 'bigint' ? String(k) : (JSON.stringify(k) ?? String(k));
+}
+
 function parseNamed(t: DataType, column: string, parse: () => number): number {
   try {
     return parse();
@@ -734,7 +740,17 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
       }
       if (pairs) {
         const keyType = withNullable(t.key!, false);
-        v = new Map(pairs.map(([k, x]) => [valueFromJson(keyType, k, `${column} key`), valueFromJson(t.value!, x, `${column}[${JSON.stringify(k)}]`)]));
+        const m = new Map<unknown, unknown>();
+        for (let i = 0; i < pairs.length; i++) {
+          const [k, x] = pairs[i]!;
+          const key = valueFromJson(keyType, k, `${column} key`);
+          // A Map keeps the last value of a repeated key and says nothing ([["k",1],["k",2]] was
+          // {k: 2}); the Map being built finds it without another allocation. Uint8Array keys are
+          // told apart by identity here: checkValue below refuses two with the same bytes.
+          if (m.has(key)) throw columnError(t, column, `key ${givenKeyText(k)} is given twice; expected each key once`);
+          m.set(key, valueFromJson(t.value!, x, `${column}[${givenKeyText(k)}]`));
+        }
+        v = m;
       }
       break;
     }

@@ -1,8 +1,10 @@
 // `tilstand replay …` (wired into core/site/cli/main.ts as one dispatch entry):
 //
 //   tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>
-//   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms 250] [--scratch <dir>] [--progress]
-//   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement 0..1] [--max-changed n] [--examples n]
+//   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms <ms>] [--scratch <dir>] [--keep-scratch] [--progress]
+//   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>] [--examples <n>]
+//
+// `--help` prints the usage to stdout, exit 0, as every other `tilstand` command.
 //
 // Exit codes: 0 done (diff: gate passed); 1 the diff's acceptance gate was missed, or export's
 // --data is not a data directory (as the site commands); 2 usage (a bad option, a path given that
@@ -22,8 +24,8 @@ import { writeReport } from './report.ts';
 
 export const replayUsage: readonly string[] = [
   '  tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>',
-  '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--progress]',
-  '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>]',
+  '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms <ms>] [--scratch <dir>] [--keep-scratch] [--progress]',
+  '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>] [--examples <n>]',
 ];
 
 const EXPORT_FLAGS: FlagSpecs = { data: { type: 'string', value: '<dir>' }, tag: { type: 'string', value: '<name>' }, until: { type: 'string', value: '<ISO time>' }, at: { type: 'string', value: '<ISO time>' }, retain: { type: 'string', value: '<duration>' }, out: { type: 'string', value: '<dir|file.tar>' } };
@@ -48,10 +50,12 @@ function num(flag: string, v: string | undefined, min: number, max: number, inte
 }
 
 const say = (io: CliIO, line: string) => void io.stderr.write(`${line}\n`);
+/** A subcommand's `--help`: its usage line on stdout (what was asked for, not a complaint), exit 0. */
+const help = (io: CliIO, line: string): number => (io.stdout.write(`usage:\n${line}\n`), EXIT.ok);
 
 async function runExport(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, EXPORT_FLAGS, 'replay export');
-  if (a.help) return say(io, replayUsage[0]!), EXIT.ok;
+  if (a.help) return help(io, replayUsage[0]!);
   // Every option is checked before the export reads the site: a refused one tags nothing.
   const tag = a.required('tag');
   const tagProblem = fixtureTagProblem(tag);
@@ -79,7 +83,7 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
 
 async function runRun(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, RUN_FLAGS, 'replay run');
-  if (a.help) return say(io, replayUsage[1]!), EXIT.ok;
+  if (a.help) return help(io, replayUsage[1]!);
   let agent: AgentSpec;
   try {
     agent = loadAgentSpec(a.string('agent'));
@@ -112,7 +116,7 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
 
 async function runDiff(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, DIFF_FLAGS, 'replay diff');
-  if (a.help) return say(io, replayUsage[2]!), EXIT.ok;
+  if (a.help) return help(io, replayUsage[2]!);
   if (a.positionals.length !== 2) throw usageError(`replay diff: expected two run folders (baseline, candidate), got ${a.positionals.length}`);
   const minAgreement = num('min-agreement', a.string('min-agreement'), 0, 1, false);
   const maxChanged = num('max-changed', a.string('max-changed'), 0, Number.MAX_SAFE_INTEGER, true);

@@ -110,14 +110,14 @@ describe('init', () => {
     for (const site of ['../up', 'a/b', 'a..b', 'x\u0007']) {
       const r = await cli(['init', '--data', join(dir, 'x'), '--site', site]);
       expect(r.code, site).toBe(2);
-      expect(r.err).toMatch(/^tilstand: site id .*(slash|'\.\.'|control characters)/);
+      expect(r.err).toMatch(/^tilstand: option '--site': site id .*(slash|'\.\.'|control characters)/);
     }
     const easy = await cli(['init', '--data', join(dir, 'x'), '--site', 'ok', '--admin', 'root', '--pin', '1234']);
     expect(easy.code).toBe(2);
     expect(easy.err).toMatch(/option '--pin': PIN 1234: digits in a row is among the first a colleague would try/);
     const bad = await cli(['init', '--data', join(dir, 'x'), '--site', 'ok', '--admin', '../root', '--pin', '4711']);
     expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/admin name "..\/root": must not contain a slash/);
+    expect(bad.err).toMatch(/option '--admin': admin name "..\/root": must not contain a slash/);
     expect(existsSync(join(dir, 'x', 'config.json'))).toBe(false);
     expect((await cli(['init', '--data', join(dir, 'y'), '--site', 'ok'])).code).toBe(0);
     const weak = await cli(['users', 'add', '--data', join(dir, 'y'), '--name', 'Lena', '--role', 'shift_lead', '--pin', '0000']);

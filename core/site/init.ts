@@ -43,10 +43,13 @@ export interface ModuleSecrets {
 
 export class InitError extends Error {
   readonly kind: 'InvalidArgument' | 'AlreadyExists';
-  constructor(kind: 'InvalidArgument' | 'AlreadyExists', message: string) {
+  /** The InitOptions input the message is about, when it is one (the CLI names its option). */
+  readonly input: 'site' | 'admin' | 'pin' | undefined;
+  constructor(kind: 'InvalidArgument' | 'AlreadyExists', message: string, input?: 'site' | 'admin' | 'pin') {
     super(message);
     this.name = `InitError(${kind})`;
     this.kind = kind;
+    this.input = input;
   }
 }
 
@@ -58,11 +61,11 @@ export interface InitResult {
 
 export async function initDataDir(o: InitOptions): Promise<InitResult> {
   const sp = siteIdProblem(o.site);
-  if (sp) throw new InitError('InvalidArgument', `site id ${JSON.stringify(o.site)}: ${sp}`);
+  if (sp) throw new InitError('InvalidArgument', `site id ${JSON.stringify(o.site)}: ${sp}`, 'site');
   if (o.admin) {
     const np = nameProblem(o.admin.name);
-    if (np) throw new InitError('InvalidArgument', `admin name ${JSON.stringify(o.admin.name)}: ${np}`);
-    if (!/^[0-9]{4,12}$/.test(o.admin.pin)) throw new InitError('InvalidArgument', 'admin PIN: expected 4 to 12 digits');
+    if (np) throw new InitError('InvalidArgument', `admin name ${JSON.stringify(o.admin.name)}: ${np}`, 'admin');
+    if (!/^[0-9]{4,12}$/.test(o.admin.pin)) throw new InitError('InvalidArgument', 'admin PIN: expected 4 to 12 digits', 'pin');
   }
   const data = resolve(o.data);
   const p = dataPaths(data, o.site);

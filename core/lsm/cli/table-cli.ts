@@ -32,7 +32,7 @@ import { inspectTable, inspectLines } from './inspect.ts';
 import { ALTER_COMMAND } from './table-cli-alter.ts';
 import { CHANGES_COMMANDS } from './table-cli-changes.ts';
 import { formatDuration, formatTable, LineWriter, OutputClosed, type CliIO } from './output.ts';
-import { columnValueFromJson, parseColumns, parseDuration, parseKey, parseSnapshotId, parseWhere, readPoint, rowToJson } from './values.ts';
+import { columnValueFromJson, parseColumns, parseDuration, parseKey, parseSnapshotId, parseWhere, readPoint, repeatedKeyProblem, rowToJson } from './values.ts';
 
 interface Context {
   args: ParsedArgs;
@@ -190,55 +190,6 @@ interface InputRow {
   kind: RowKind;
 }
 
-/**
- * The first key an object of `text` (valid JSON) gives twice, and the column it is in when that
- * object is a column's value (a MAP's JSON object), or undefined. JSON.parse keeps the last value
- * of a repeated key and says nothing, so `{"item":"a","qty":1,"qty":2}` was written as qty 2: a
- * line that gives a column twice is a mistake (two sources pasted together, an edit), not a
- * choice. One pass over the characters, strings skipped; keys with escapes are decoded.
- */
-function repeatedKey(text: string): { key: string; column: string | undefined } | undefined {
-  const objects: (Set<string> | null)[] = []; // per open bracket: its keys, or null for an array
-  let column: string | undefined;
-  let expectKey = false;
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // The closing quote: the next one after an even run of backslashes (indexOf: strings are
-      // most of a line, and this runs on every line a put reads).
-      let j = text.indexOf('"', i + 1);
-      for (;;) {
-        if (j < 0) return undefined;
-        let k = j - 1;
-        while (text.charCodeAt(k) === 0x5c) k--;
-        if ((j - 1 - k) % 2 === 0) break;
-        j = text.indexOf('"', j + 1);
-      }
-      if (expectKey) {
-        let key = text.slice(i + 1, j);
-        if (key.includes('\\')) key = JSON.parse(text.slice(i, j + 1)) as string;
-        const keys = objects[objects.length - 1]!;
-        if (keys.has(key)) return { key, column: objects.length === 1 ? undefined : column };
-        keys.add(key);
-        if (objects.length === 1) column = key;
-        expectKey = false;
-      }
-      i = j + 1;
-      continue;
-    }
-    if (c === 0x7b) {
-      objects.push(new Set());
-      expectKey = true;
-    } else if (c === 0x5b) objects.push(null);
-    else if (c === 0x7d || c === 0x5d) objects.pop();
-    else if (c === 0x2c) expectKey = objects[objects.length - 1] != null;
-    i++;
-  }
-  return undefined;
-}
-
 function parseLine(table: Table, text: string, lineNo: number): InputRow {
   const at = `line ${lineNo}`;
   let j: unknown;
@@ -248,14 +199,8 @@ function parseLine(table: Table, text: string, lineNo: number): InputRow {
     throw usageError(`${at}: not valid JSON: ${(e as Error).message}`);
   }
   if (j === null || typeof j !== 'object' || Array.isArray(j)) throw usageError(`${at}: expected a JSON object keyed by column name`);
-  const twice = repeatedKey(text);
-  if (twice) {
-    throw usageError(
-      twice.column === undefined
-        ? `${at}: column '${twice.key}' is given twice; expected each column once (JSON would keep only the last)`
-        : `${at}: column '${twice.column}': key '${twice.key}' is given twice; expected each key once (JSON would keep only the last)`,
-    );
-  }
+  const twice = repeatedKeyProblem(text);
+  if (twice) throw usageError(`${at}: ${twice}`);
   const o = j as Record<string, unknown>;
   const schema = table.schema;
   for (const k of Object.keys(o)) {

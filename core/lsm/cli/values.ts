@@ -169,6 +169,65 @@ export function parseColumns(table: Pick<Table, 'schema'>, text: string): string
   return cols;
 }
 
+/**
+ * The first key an object of `text` (valid JSON) gives twice, and the column it is in when that
+ * object is a column's value (a MAP's JSON object), or undefined. JSON.parse keeps the last value
+ * of a repeated key and says nothing, so `{"item":"a","qty":1,"qty":2}` was written as qty 2: a
+ * line that gives a column twice is a mistake (two sources pasted together, an edit), not a
+ * choice (put's lines, get's --key). One pass over the characters, strings skipped; keys with
+ * escapes are decoded.
+ */
+export function repeatedKey(text: string): { key: string; column: string | undefined } | undefined {
+  const objects: (Set<string> | null)[] = []; // per open bracket: its keys, or null for an array
+  let column: string | undefined;
+  let expectKey = false;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // The closing quote: the next one after an even run of backslashes (indexOf: strings are
+      // most of a line, and this runs on every line a put reads).
+      let j = text.indexOf('"', i + 1);
+      for (;;) {
+        if (j < 0) return undefined;
+        let k = j - 1;
+        while (text.charCodeAt(k) === 0x5c) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      if (expectKey) {
+        let key = text.slice(i + 1, j);
+        if (key.includes('\\')) key = JSON.parse(text.slice(i, j + 1)) as string;
+        const keys = objects[objects.length - 1]!;
+        if (keys.has(key)) return { key, column: objects.length === 1 ? undefined : column };
+        keys.add(key);
+        if (objects.length === 1) column = key;
+        expectKey = false;
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === 0x7b) {
+      objects.push(new Set());
+      expectKey = true;
+    } else if (c === 0x5b) objects.push(null);
+    else if (c === 0x7d || c === 0x5d) objects.pop();
+    else if (c === 0x2c) expectKey = objects[objects.length - 1] != null;
+    i++;
+  }
+  return undefined;
+}
+
+/** What `repeatedKey` found in `text`, said for a message (after where it is: a line, an option), or undefined. */
+export function repeatedKeyProblem(text: string): string | undefined {
+  const twice = repeatedKey(text);
+  if (!twice) return undefined;
+  return twice.column === undefined
+    ? `column '${twice.key}' is given twice; expected each column once (JSON would keep only the last)`
+    : `column '${twice.column}': key '${twice.key}' is given twice; expected each key once (JSON would keep only the last)`;
+}
+
 /** `--key '{"item":"A1"}'` → the primary key by column name, in memory form. */
 export function parseKey(table: Pick<Table, 'schema'>, text: string): Record<string, unknown> {
   let j: unknown;
@@ -178,6 +237,8 @@ export function parseKey(table: Pick<Table, 'schema'>, text: string): Record<str
     throw usageError(`option '--key': not valid JSON: ${(e as Error).message}`);
   }
   if (j === null || typeof j !== 'object' || Array.isArray(j)) throw usageError(`option '--key': expected a JSON object of the primary-key columns, got ${text}`);
+  const twice = repeatedKeyProblem(text);
+  if (twice) throw usageError(`option '--key': ${twice}`);
   const pk = table.schema.primaryKeys;
   if (pk.length === 0) throw usageError("option '--key': the table has no primary key (an append table); find its rows with `scan --where`");
   const key: Record<string, unknown> = {};

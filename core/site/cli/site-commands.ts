@@ -150,7 +150,8 @@ export async function runInit(argv: string[], io: CliIO): Promise<number> {
     ]);
     return EXIT.ok;
   } catch (e) {
-    if (e instanceof InitError) throw new CliError(e.kind === 'AlreadyExists' ? EXIT.conflict : EXIT.usage, e.message);
+    // A bad --site/--admin/--pin is named as the option it came in (`site id "": …` did not say which).
+    if (e instanceof InitError) throw new CliError(e.kind === 'AlreadyExists' ? EXIT.conflict : EXIT.usage, e.input ? `option '--${e.input}': ${e.message}` : e.message);
     throw e;
   }
 }

@@ -909,7 +909,11 @@ export class Site {
           }
           const rounds = a.maxRounds === undefined ? 5 : a.maxRounds;
           if (typeof rounds !== 'number' || !Number.isSafeInteger(rounds) || rounds < 1) throw Object.assign(new Error('maxRounds: expected a positive integer'), { kind: 'InvalidArgument' });
-          return this.sync.syncNow(rounds);
+          const sync = this.sync;
+          // `refused`: HQ's sender marker names another data directory, so the command exits 3 as it
+          // does with no site running (pending steps alone read as exit 5). An added field: an older
+          // CLI ignores it.
+          return sync.syncNow(rounds).then((r) => ({ ...r, refused: sync.refusedByHq }));
         },
       ],
       ['prune', async () => (await this.prune(), journalState(this.ingest.journal))],

@@ -245,6 +245,15 @@ export class SyncEngine {
   private refused = false;
   /** What the outbox knew HQ holds was dropped (`forgetHq`): plan again before running. */
   private replan = false;
+  /**
+   * Steps that failed and are still pending, by outbox id: HQ's answers counted at the step's last
+   * failure, and since when it has failed while HQ answered other requests (`noteStepFailure`).
+   */
+  private readonly failingSteps = new Map<number, { answersAtLastFailure: number; aloneSinceMs: number | undefined }>();
+  /** Requests HQ answered in this process (`noteSuccess`). */
+  private hqAnswers = 0;
+  /** The step `sync_state` `stuckStep` names: the one failing longest while HQ answers. */
+  private stuck: StuckStep | undefined;
 
   /** Held from construction to close(): one sender per data directory. */
   private readonly lock: WriterLock;
@@ -280,6 +289,11 @@ export class SyncEngine {
       this.log(`sync: the target changed from ${was} to ${o.target.description}: ${n} steps of the old one dropped; everything is sent again`);
     }
     if (was !== o.target.description) this.outbox.setState('target', o.target.description);
+    // The old target's failing step is gone with its steps.
+    if (was !== undefined && was !== o.target.description) this.outbox.setState(STUCK_STEP, null);
+    // A step failing for good is still failing after a restart: its count goes on from the outbox.
+    this.stuck = storedStuckStep(this.outbox);
+    if (this.stuck) this.failingSteps.set(this.stuck.id, { answersAtLastFailure: 0, aloneSinceMs: this.stuck.sinceMs });
     this.sender = localSender(this.outbox, o.dataDir, this.log);
     this.takeOverPending = o.takeOver === true;
     this.refused = this.outbox.getState(SENDER_CONFLICT) !== undefined;
@@ -340,6 +354,7 @@ export class SyncEngine {
     if (this.takeOverPending) await this.takeOverNow();
     else await this.peekSender();
     this.replan = false;
+    this.pruneFailingSteps();
     const now = this.clock();
     const tables = this.openTables();
     const tagsCreated = createScheduledTags(tables, this.o.scheduledTags === undefined ? DEFAULT_SCHEDULED_TAGS : this.o.scheduledTags, now);
@@ -697,6 +712,7 @@ export class SyncEngine {
         if (!checked) await this.checkSender();
         checked = true;
         const sent = await this.execute(row);
+        if (this.failingSteps.delete(row.id) && row.id === this.stuck?.id) this.saveStuckStep();
         if (sent === 0) r.skipped++;
         r.sentBytes += sent;
         r.done++;
@@ -728,6 +744,7 @@ export class SyncEngine {
         this.noteFailure(e);
         const delay = this.backoff(row.attempts + 1);
         this.outbox.markFailed(row.id, errorText(e), this.clock() + delay);
+        this.noteStepFailure(row.id);
         this.log(`sync: ${row.key ?? row.op} failed (attempt ${row.attempts + 1}, retry in ${delay} ms): ${errorText(e)}`);
       }
       if (this.halt) break;
@@ -750,6 +767,47 @@ export class SyncEngine {
 
   private noteSuccess(): void {
     this.online = true;
+    this.hqAnswers++;
+  }
+
+  /**
+   * A step failed (and will be retried). It counts as failing while HQ answers — for good (a share
+   * that corrupts one file: Verification each time), not the line — from a failure that came after
+   * HQ answered a request since the step's previous one (another step, the marker's read, a HEAD;
+   * for its first failure, any answer in this process); a failure with no answer since the one
+   * before is the line (a timeout, a refused connection), and clears that count. The
+   * oldest such step is kept in `sync_state` `stuckStep` for statusOf(): once it has failed so for
+   * a whole health window it stalls health, whatever the other units move.
+   */
+  private noteStepFailure(id: number): void {
+    const now = this.clock();
+    const was = this.failingSteps.get(id);
+    const answered = this.hqAnswers > (was?.answersAtLastFailure ?? 0);
+    const aloneSinceMs = answered ? Math.min(was?.aloneSinceMs ?? now, now) : undefined;
+    this.failingSteps.set(id, { answersAtLastFailure: this.hqAnswers, aloneSinceMs });
+    if (aloneSinceMs === undefined ? id === this.stuck?.id : this.stuck === undefined || aloneSinceMs < this.stuck.sinceMs) this.saveStuckStep();
+  }
+
+  /** Writes `stuckStep`: the step of `failingSteps` failing longest while HQ answers, or none. */
+  private saveStuckStep(): void {
+    let oldest: StuckStep | undefined;
+    for (const [id, f] of this.failingSteps) {
+      if (f.aloneSinceMs !== undefined && (oldest === undefined || f.aloneSinceMs < oldest.sinceMs)) oldest = { id, sinceMs: f.aloneSinceMs };
+    }
+    if (oldest?.id === this.stuck?.id && oldest?.sinceMs === this.stuck?.sinceMs) return;
+    this.stuck = oldest;
+    this.outbox.setState(STUCK_STEP, oldest === undefined ? null : JSON.stringify(oldest));
+  }
+
+  /**
+   * Forgets failing steps that are no longer pending (cancelled, superseded, dropped for a new
+   * target or a take-over): once per planning, one query, only while some step fails.
+   */
+  private pruneFailingSteps(): void {
+    if (this.failingSteps.size === 0) return;
+    const pending = new Set(this.outbox.db.prepare(`SELECT id FROM sync_outbox WHERE state = 'pending' AND attempts > 0`).pluck().all() as number[]);
+    for (const id of this.failingSteps.keys()) if (!pending.has(id)) this.failingSteps.delete(id);
+    this.saveStuckStep();
   }
 
   private noteFailure(e: unknown): void {
@@ -955,8 +1013,12 @@ export class SyncEngine {
   }
 
   private async writeOwnMarker(by: 'first send' | 'take-over'): Promise<void> {
-    const m = await writeMarker(this.o.target, this.o.site, { sender: this.sender, dataDir: markerDir(this.o.dataDir), sinceMs: this.clock(), by });
-    this.outbox.setState(MARKER_SINCE, String(m.sinceMs));
+    // Recorded before the write: a put whose answer the line lost may still have landed, and the
+    // next check, finding this directory's id with a time its outbox did not know, took it for a
+    // take-over from outside and dropped every step and the record of what HQ holds.
+    const sinceMs = this.clock();
+    this.outbox.setState(MARKER_SINCE, String(sinceMs));
+    await writeMarker(this.o.target, this.o.site, { sender: this.sender, dataDir: markerDir(this.o.dataDir), sinceMs, by });
     this.log(`sync: HQ's sender marker for site ${this.o.site} now names this data directory (sender ${this.sender}, ${by})`);
   }
 
@@ -1236,6 +1298,37 @@ function senderConflict(outbox: Outbox): { sinceMs: number; message: string } | 
   }
 }
 
+/** `sync_state` key of the step failing longest while HQ answers (`noteStepFailure`). */
+const STUCK_STEP = 'stuckStep';
+
+interface StuckStep {
+  /** The step's outbox id (ids are never reused: AUTOINCREMENT). */
+  id: number;
+  /** Since when it has failed while HQ answered other requests. */
+  sinceMs: number;
+}
+
+function storedStuckStep(outbox: Outbox): StuckStep | undefined {
+  const v = outbox.getState(STUCK_STEP);
+  if (v === undefined) return undefined;
+  try {
+    const s = JSON.parse(v) as { id?: unknown; sinceMs?: unknown };
+    return Number.isSafeInteger(s.id) && typeof s.sinceMs === 'number' ? { id: s.id as number, sinceMs: s.sinceMs } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The stored `stuckStep` while its step is still pending, with what the outbox says of it. */
+function stuckStepOf(outbox: Outbox): (StuckStep & { what: string; attempts: number; error: string | null }) | undefined {
+  const s = storedStuckStep(outbox);
+  if (s === undefined) return undefined;
+  const r = outbox.db.prepare(`SELECT unit, op, key, attempts, last_error FROM sync_outbox WHERE id = ? AND state = 'pending'`).get(s.id) as
+    | { unit: string; op: string; key: string | null; attempts: number; last_error: string | null }
+    | undefined;
+  return r === undefined ? undefined : { ...s, what: r.key ?? `${r.op} of ${r.unit}`, attempts: r.attempts, error: r.last_error };
+}
+
 function planFailures(outbox: Outbox): Record<string, PlanFailure> {
   const v = outbox.getState(PLAN_FAILURES);
   if (v === undefined) return {};
@@ -1277,7 +1370,17 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   // HQ's sender marker names another data directory: unhealthy at once (no window: waiting mends
   // nothing), and said first.
   const refused = senderConflict(outbox);
-  const errors = [refused?.message ?? null, planError, t.lastError].filter((x): x is string => x !== null);
+  // A step that has failed for a whole window while HQ answered other requests (a share that
+  // always corrupts one file) stalls health however much else moves, and is said first after a
+  // refusal; a failure that then succeeds, or that the line explains, never gets here.
+  const stuck = stuckStepOf(outbox);
+  const stalledStep = stuck !== undefined && nowMs - Math.min(stuck.sinceMs, nowMs) >= windowMs ? stuck : undefined;
+  const stepError =
+    stalledStep === undefined
+      ? null
+      : `${stalledStep.what} has failed since ${new Date(stalledStep.sinceMs).toISOString()} while HQ took other requests (${stalledStep.attempts} attempts): ${stalledStep.error ?? 'no error recorded'}`;
+  const waiting = stalledStep !== undefined && t.lastError === stalledStep.error ? null : t.lastError;
+  const errors = [refused?.message ?? null, stepError, planError, waiting].filter((x): x is string => x !== null);
   return {
     online: online ?? (lastSuccessMs !== null && lastSuccessMs >= Number(lastError ?? 0)),
     pendingItems: t.pendingItems,
@@ -1289,7 +1392,11 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     recentBytes: t.recentBytes,
     // Stalled = something has waited a whole window and nothing moved in it: not at once when a
     // step is planned after a quiet hour, nor at the first failure of a line that just went down.
-    healthy: refused === undefined && (t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs) && (failingSinceMs === null || nowMs - failingSinceMs < windowMs),
+    healthy:
+      refused === undefined &&
+      stalledStep === undefined &&
+      (t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs) &&
+      (failingSinceMs === null || nowMs - failingSinceMs < windowMs),
     // All: a file or table left out of planning must not hide why the planned steps wait (HQ down).
     lastError: errors.length === 0 ? null : errors.join('; '),
   };

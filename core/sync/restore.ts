@@ -146,13 +146,14 @@ async function adoptMarker(o: RestoreOptions, nowMs: number): Promise<NonNullabl
   const outbox = new Outbox(openOutboxDb(join(o.dataDir, 'site.db')));
   try {
     const id = localSender(outbox, o.dataDir);
+    // The marker is this outbox's own: its first send does not take it for a take-over from
+    // outside. Recorded before the write, which may land though its answer is lost.
+    outbox.setState(MARKER_SINCE, String(nowMs));
     try {
       await writeMarker(o.target, o.site, { sender: id, dataDir: markerDir(o.dataDir), sinceMs: nowMs, by: 'restore' });
     } catch (e) {
       return { id, adopted: false, error: (e as Error).message };
     }
-    // The marker is this outbox's own: its first send does not take it for a take-over from outside.
-    outbox.setState(MARKER_SINCE, String(nowMs));
     return { id, adopted: true };
   } finally {
     outbox.db.close();

@@ -503,3 +503,34 @@ describe('over S3', () => {
   });
 });
 
+
+describe('a marker write whose answer the line lost', () => {
+  it('is not taken for a take-over from outside: the steps and the record of what HQ holds stay', async () => {
+    const hq = hqDir();
+    const a = site(200);
+    const inner = dirTarget(hq);
+    let lost = 0;
+    // The marker lands at HQ, and the answer never comes back (a connection cut after the request).
+    const target: SyncTarget = Object.assign(Object.create(inner) as SyncTarget, {
+      async putPointer(key: string, bytes: Buffer): Promise<void> {
+        await inner.putPointer(key, bytes);
+        if (key === senderMarkerKey(SITE) && lost++ === 0) throw new SyncError('Transport', 'connection reset after the request was sent');
+      },
+    });
+    const logs: string[] = [];
+    const e = engine(a.data, target, { log: (l) => logs.push(l) });
+    await e.enqueueSnapshotSync();
+    // runOnce alone, as a caller that does not plan again: had the steps been dropped, nothing
+    // would be pending and HQ would lack the table.
+    for (let i = 0; i < 30 && e.status().pendingItems > 0; i++) {
+      await e.runOnce();
+      await new Promise((res) => setTimeout(res, 2));
+    }
+    expect(lost).toBe(1);
+    expect(logs.join('\n')).not.toContain('planning asks HQ again');
+    expect(e.status().pendingItems).toBe(0);
+    expect(stockSnapshots(hq).length).toBe(1);
+    expect(marker(hq).sender).toBe(senderOf(a.data));
+    await e.close();
+  });
+});

@@ -631,14 +631,17 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   // The running site's engine holds the sender lock: the marker is written from here with its
   // sender id, and the engine reads it before its next step (core/sync/DESIGN.md, "One sender per site at HQ").
   const tookOver = a.boolean('take-over') ? await takeOverRunningSite(data, a) : undefined;
-  let r: SyncNowResult;
+  // `refused` (HQ's sender marker names another data directory) is absent from an older site's answer.
+  let r: SyncNowResult & { refused?: boolean };
   try {
-    r = (await controlRequest(socket, 'sync.now', { maxRounds: rounds, ...(place === undefined ? {} : { hq: place }) }, SYNC_NOW_TIMEOUT_MS)) as SyncNowResult;
+    r = (await controlRequest(socket, 'sync.now', { maxRounds: rounds, ...(place === undefined ? {} : { hq: place }) }, SYNC_NOW_TIMEOUT_MS)) as SyncNowResult & { refused?: boolean };
   } catch (e) {
     if (e instanceof ControlError && e.kind === 'NotConfigured') return runSync(argv, io);
     throw e;
   }
   if (a.boolean('json')) await print(io.stdout, [JSON.stringify(r.status)]);
   else await print(io.stdout, [...(tookOver === undefined ? [] : [tookOver]), `${syncNowLine(r)} (by the site running on ${data})`, ...syncStatusLines(r.status)]);
+  // As `sync now` with no site running: refused by HQ's sender marker is exit 3, not 5 (steps pending).
+  if (r.refused === true) return EXIT.conflict;
   return r.status.pendingItems > 0 ? EXIT.io : EXIT.ok;
 }

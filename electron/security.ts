@@ -1,8 +1,8 @@
 // The Electron security checklist, as data and small pure functions the main process applies
 // (https-free: the app is served from its own `tilstand://app/` scheme, never file://).
-//   - context isolation, sandbox, no node integration, web security on, no webview;
+//   - context isolation, sandbox, no node integration, web security on, no webview, no DevTools;
 //   - a strict Content-Security-Policy on every response;
-//   - navigation and new windows blocked; permission requests denied;
+//   - navigation and new windows blocked; permission requests and checks denied;
 //   - IPC answered only for frames of our own origin, every payload validated (ipc.ts).
 
 import { resolve, sep } from 'node:path';
@@ -34,6 +34,11 @@ export function webPreferences(preloadPath: string): Record<string, unknown> {
     webSecurity: true,
     allowRunningInsecureContent: false,
     webviewTag: false,
+    // No DevTools (Electron's default menu opens them with Ctrl+Shift+I, hidden menu bar or not): on
+    // a shared floor PC whoever opened them could leave a script in the page that acts as the next
+    // person to sign in there — an admin's sign-in then adds the script's own admin. The renderer
+    // is debugged in a browser against the headless server instead.
+    devTools: false,
     spellcheck: false,
   };
 }

@@ -76,6 +76,7 @@ function fakeElectron(opts: { locked?: boolean } = {}) {
       defaultSession: {
         webRequest: { onHeadersReceived: (cb) => void (rec.headers = cb) },
         setPermissionRequestHandler: (cb) => void (rec.permission = cb),
+        setPermissionCheckHandler: () => undefined,
       },
     },
   };

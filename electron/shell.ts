@@ -3,9 +3,9 @@
 // Electron binary. The site core runs in this (main) process, never in the renderer.
 //
 // Invariants: one instance per machine (single-instance lock; a second start focuses the first);
-// every window is sandboxed with context isolation and no node; every response carries the CSP;
-// navigation, new windows, webviews and permission requests are refused; IPC answers only frames
-// of the app's own origin and validates every payload.
+// every window is sandboxed with context isolation, no node and no DevTools; every response
+// carries the CSP; navigation, new windows, webviews, permission requests and permission checks are
+// refused; IPC answers only frames of the app's own origin and validates every payload.
 
 import { readFile } from 'node:fs/promises';
 import type { SessionContext, SessionUser, SiteBackend } from '../core/site/api.ts';
@@ -49,6 +49,11 @@ export interface ElectronLike {
     defaultSession: {
       webRequest: { onHeadersReceived(cb: (d: { responseHeaders?: Record<string, string[]> }, done: (r: { responseHeaders: Record<string, string[]> }) => void) => void): void };
       setPermissionRequestHandler(cb: (wc: unknown, permission: string, done: (granted: boolean) => void) => void): void;
+      /**
+       * Electron answers a permission *check* yes when no handler is set, and many web APIs check
+       * before they ask (so a denied request handler is never reached).
+       */
+      setPermissionCheckHandler(cb: (wc: unknown, permission: string) => boolean): void;
     };
   };
 }
@@ -120,6 +125,8 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
       done({ responseHeaders: { ...(d.responseHeaders ?? {}), 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
     });
     e.session.defaultSession.setPermissionRequestHandler((_wc, _permission, done) => done(false));
+    // Checks too: without a handler Electron grants every check (the renderer needs no permission).
+    e.session.defaultSession.setPermissionCheckHandler(() => false);
     e.protocol.handle(APP_SCHEME, async (request) => {
       const file = resolveAppFile(o.rendererDir, request.url);
       if (!file) return new Response('not found', { status: 404 });

@@ -159,7 +159,7 @@ export default {
   },
   ipcMain: { handle: (ch, fn) => void ipc.set(ch, fn) },
   protocol: { registerSchemesAsPrivileged() {}, handle: (_s, fn) => void (scheme = fn) },
-  session: { defaultSession: { webRequest: { onHeadersReceived() {} }, setPermissionRequestHandler() {} } },
+  session: { defaultSession: { webRequest: { onHeadersReceived() {} }, setPermissionRequestHandler() {}, setPermissionCheckHandler() {} } },
 };
 `;
 

@@ -7,10 +7,13 @@
 //     SameSite=Strict cookie (Secure when served over TLS), idle-expired, new at every sign-in;
 //   - a session's source (api.ts SessionContext.source, what unknown badges are counted against)
 //     is the client's address as the socket has it (`clientSource`), never a header;
+//   - sign-ins are checked one at a time (each costs a scrypt hash, a name that is no user too),
+//     sources taking turns, at most 4 waiting per source and 64 in all (429 beyond: `SignInGate`);
 //   - cross-site requests are refused: POST only, JSON only, a custom `X-Tilstand` header that a
 //     cross-site form or fetch cannot send without a preflight this server never answers, and an
 //     `Origin` that must match the Host;
-//   - WebSocket upgrades need the session cookie and a matching Origin;
+//   - WebSocket upgrades need the session cookie and a matching Origin, and a user has at most
+//     16 event sockets open;
 //   - static responses carry the CSP, nosniff, frame denial and no referrer; paths cannot escape
 //     the renderer folder; request bodies are capped (413), and so are the events an event
 //     socket's page leaves unread (1 MiB, then the socket ends).
@@ -35,7 +38,26 @@ const BODY_BYTES_MAX = 64 * 1024;
  * later push in memory. A page that reads takes a status push (a few KiB) every 5 s.
  */
 const EVENTS_BUFFERED_BYTES_MAX = 1024 * 1024;
+/**
+ * Event sockets one user may have open (all their sessions together): each may hold up to
+ * EVENTS_BUFFERED_BYTES_MAX of pushes its page leaves unread, so without a bound one account — a
+ * viewer's will do — could open thousands that never read and grow the site's memory without end.
+ * Beyond it the upgrade is refused (429); the page tries again every 2 s, and gets in once one of
+ * the user's sockets has ended (a page gone without a word ends with its TCP connection).
+ */
+const EVENT_SOCKETS_PER_USER_MAX = 16;
 const PUBLIC_METHODS = new Set<string>(API_PUBLIC_METHODS);
+/**
+ * Sign-ins checked at once. Each costs a scrypt hash (about 0.1–0.3 s of a core and 32 MiB), and
+ * a name that is no user costs one too (core/inbox users.ts `verifyNobody`), five per name before
+ * its lockout: a client without credentials that sent sign-ins side by side under ever new names
+ * kept every threadpool thread hashing (four, on a site PC of two cores) for as long as it liked.
+ */
+const SIGN_INS_AT_ONCE = 1;
+/** Sign-ins one source (`clientSource`) may have waiting for their turn; the next is refused (429). */
+const SIGN_INS_WAITING_PER_SOURCE = 4;
+/** Sign-ins waiting from all sources together; the next is refused (429). */
+const SIGN_INS_WAITING_MAX = 64;
 
 export const UI_CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
@@ -69,6 +91,7 @@ export class UiServer {
   private readonly unsubscribe: () => void;
   private readonly idleMs: number;
   private readonly now: () => number;
+  private readonly signIns = new SignInGate(SIGN_INS_AT_ONCE, SIGN_INS_WAITING_PER_SOURCE, SIGN_INS_WAITING_MAX);
 
   constructor(
     private readonly backend: SiteBackend,
@@ -101,6 +124,12 @@ export class UiServer {
     const session = this.sessionOf(req);
     if (!session?.user || !sameOrigin(req, true)) {
       socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
+      return true;
+    }
+    let open = 0;
+    for (const s of this.sockets.values()) if (s.user?.name === session.user.name) open++;
+    if (open >= EVENT_SOCKETS_PER_USER_MAX) {
+      socket.end(`HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${session.user.name} has ${open} event sockets open already\n`);
       return true;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
@@ -218,6 +247,7 @@ export class UiServer {
     }
     let session = this.sessionOf(req);
     let created: Session | undefined;
+    let signInTurn = false;
     // A session kept only to say why it was signed out goes on to the backend, which says so.
     if (!PUBLIC_METHODS.has(method) && !session?.user && !session?.signedOutIdle) {
       return reply(401, { ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
@@ -225,6 +255,14 @@ export class UiServer {
     try {
       const call = validateCall(method, body);
       const input = validateInputAge(req.headers[INPUT_AGE_HEADER]);
+      if (method === 'signIn') {
+        // One sign-in hashes at a time, the sources waiting taking turns (SIGN_INS_AT_ONCE).
+        const source = clientSource(req.socket.remoteAddress);
+        if (!(await this.signIns.enter(source))) {
+          return reply(429, { ok: false, error: { kind: 'unauthenticated', message: 'sign-in refused: too many sign-ins from here at once; try again in a moment' } });
+        }
+        signInTurn = true;
+      }
       // Every sign-in gets a session and token of its own (session fixation): a token known before
       // it (planted in the browser, or the last person's at this PC) never comes to name the one
       // signing in now.
@@ -249,6 +287,7 @@ export class UiServer {
       }
       reply(500, { ok: false, error: { kind: 'internal', message: (e as Error).message } });
     } finally {
+      if (signInTurn) this.signIns.leave();
       this.forgetSignedOut(session);
     }
   }
@@ -335,6 +374,51 @@ function parseCookies(header: string | undefined): Record<string, string> {
 }
 
 class BodyTooLarge extends Error {}
+
+/**
+ * At most `atOnce` callers between `enter` and `leave`; the others wait, the sources taking turns
+ * (a source with many waiting goes to the back after each of its turns), so one client's pile of
+ * sign-ins delays another's by a turn, not by the pile.
+ */
+export class SignInGate {
+  private running = 0;
+  private waitingCount = 0;
+  /** Per source, its waiting callers in order; the Map's order is the order of turns. */
+  private readonly waiting = new Map<string, Array<() => void>>();
+
+  constructor(
+    private readonly atOnce: number,
+    private readonly perSource: number,
+    private readonly max: number,
+  ) {}
+
+  /** Resolves true when the caller's turn has come (it must `leave` then); false at once when too many wait. */
+  enter(source: string): Promise<boolean> {
+    if (this.running < this.atOnce && this.waitingCount === 0) {
+      this.running++;
+      return Promise.resolve(true);
+    }
+    const queue = this.waiting.get(source) ?? [];
+    if (queue.length >= this.perSource || this.waitingCount >= this.max) return Promise.resolve(false);
+    if (queue.length === 0) this.waiting.set(source, queue);
+    this.waitingCount++;
+    return new Promise<boolean>((resolve) => queue.push(() => resolve(true)));
+  }
+
+  leave(): void {
+    this.running--;
+    const next = this.waiting.entries().next();
+    if (next.done) return;
+    const [source, queue] = next.value;
+    const turn = queue.shift()!;
+    // To the back of the turns, or gone when nothing of it waits.
+    this.waiting.delete(source);
+    if (queue.length > 0) this.waiting.set(source, queue);
+    this.waitingCount--;
+    this.running++;
+    turn();
+  }
+}
 
 function readBody(req: IncomingMessage, max: number): Promise<string> {
   return new Promise((resolve, reject) => {

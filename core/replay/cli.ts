@@ -19,7 +19,7 @@ import { loadAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
-import { runReplay } from './replay.ts';
+import { runReplay, type ReplayResult } from './replay.ts';
 import { writeReport } from './report.ts';
 
 export const replayUsage: readonly string[] = [
@@ -97,16 +97,26 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
   if (scratch) existing("option '--scratch'", scratch, true);
   const err = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
   const bar = err.isTTY || a.boolean('progress') ? progressBar(err) : undefined;
-  const r = await runReplay({
-    fixture,
-    agent,
-    out: a.required('out'),
-    ...(tickMs !== undefined ? { tickMs } : {}),
-    ...(scratch ? { scratchParent: scratch } : {}),
-    keepScratch: a.boolean('keep-scratch'),
-    ...(bar ? { onProgress: (p) => bar.update(p) } : {}),
-  });
-  bar?.done();
+  const keepScratch = a.boolean('keep-scratch');
+  let kept: string | undefined;
+  let r: ReplayResult;
+  try {
+    r = await runReplay({
+      fixture,
+      agent,
+      out: a.required('out'),
+      ...(tickMs !== undefined ? { tickMs } : {}),
+      ...(scratch ? { scratchParent: scratch } : {}),
+      keepScratch,
+      ...(keepScratch ? { onScratch: (dir) => void (kept = resolve(dir)) } : {}),
+      ...(bar ? { onProgress: (p) => bar.update(p) } : {}),
+    });
+  } finally {
+    bar?.done();
+    // Its name is made up by mkdtemp: without this line a kept folder is found only by searching.
+    // Said also when the run fails, when it is most likely wanted.
+    if (kept !== undefined) say(io, `replay: scratch folder kept: ${kept}`);
+  }
   const c = r.manifest.counts;
   io.stdout.write(`replayed ${c.events} events with agent ${agent.label}: ${c.agentRuns} agent runs, ${c.proposals} proposals, ${c.decisionsApplied} decisions applied (${c.decisionsUnmatched} unmatched) → ${a.required('out')}\n`);
   say(io, `replay: ${(r.wallMs / 1000).toFixed(1)} s wall, ${Math.round(r.eventsPerSecond)} events/s`);

@@ -68,6 +68,11 @@ export interface ReplayOptions {
    */
   scratchParent?: string;
   keepScratch?: boolean;
+  /**
+   * Told the scratch folder (a `tilstand-replay-…` folder under scratchParent) once it is made,
+   * before anything can fail in it: with keepScratch it is left there, also when the run fails.
+   */
+  onScratch?: (dir: string) => void;
   onProgress?: (p: ReplayProgress) => void;
 }
 
@@ -194,6 +199,7 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
   const scratch = mkdtempSync(join(scratchParent, 'tilstand-replay-'));
   const closers: (() => void)[] = [];
   try {
+    o.onScratch?.(scratch);
     // The state at the tag, the contracts, a journal whose positions continue the live ones.
     if (existsSync(join(fx.dir, 'warehouse'))) cpSync(join(fx.dir, 'warehouse'), join(scratch, 'warehouse'), { recursive: true });
     mkdirSync(join(scratch, 'warehouse'), { recursive: true });

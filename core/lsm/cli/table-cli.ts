@@ -32,7 +32,7 @@ import { inspectTable, inspectLines } from './inspect.ts';
 import { ALTER_COMMAND } from './table-cli-alter.ts';
 import { CHANGES_COMMANDS } from './table-cli-changes.ts';
 import { formatDuration, formatTable, LineWriter, OutputClosed, type CliIO } from './output.ts';
-import { columnValueFromJson, parseColumns, parseDuration, parseKey, parseSnapshotId, parseWhere, readPoint, repeatedKeyProblem, rowToJson } from './values.ts';
+import { columnValueFromJson, parseColumns, parseDuration, parseKey, parseSnapshotId, parseWhere, readPoint, repeatedKeyPath, repeatedKeyProblem, rowToJson } from './values.ts';
 
 interface Context {
   args: ParsedArgs;
@@ -114,6 +114,10 @@ function readSchemaFile(path: string): SchemaSpec {
     throw usageError(`schema file ${path} is not valid JSON: ${(e as Error).message}`);
   }
   const bad = (why: string) => usageError(`schema file ${path}: ${why}`);
+  // JSON.parse keeps the last of a repeated key and says nothing: `"bucket": "1", "bucket": "4"`
+  // made a table of 4 buckets. Which one was meant is not the command's to guess.
+  const twice = repeatedKeyPath(text);
+  if (twice !== undefined) throw bad(`key '${twice}' is given twice; expected each key once (JSON would keep only the last)`);
   if (j === null || typeof j !== 'object' || Array.isArray(j)) throw bad('expected a JSON object with fields, primaryKeys, partitionKeys and options');
   const o = j as Record<string, unknown>;
   for (const k of Object.keys(o)) {

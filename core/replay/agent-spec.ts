@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { agentConfig, DEFAULT_RULES, type AgentConfig, type AgentConfigInput, type Rule } from '../agents/index.ts';
+import { repeatedKeyPath } from '../lsm/json-keys.ts';
 
 export interface AgentSpec {
   label: string;
@@ -72,6 +73,8 @@ export function loadAgentSpec(arg: string | undefined): AgentSpec {
   } catch (e) {
     throw new Error(`--agent ${arg}: not JSON (${(e as Error).message})`);
   }
+  const twice = repeatedKeyPath(text);
+  if (twice !== undefined) throw new Error(`--agent ${arg}: '${twice}' is given twice; expected each key once (JSON would keep only the last)`);
   try {
     return agentSpecFrom(raw, basename(arg).replace(/\.json$/, ''));
   } catch (e) {

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { NAME_PATTERN } from '../ingest/envelope.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
+import { repeatedKeyPath } from '../lsm/json-keys.ts';
 import { nameProblem } from '../inbox/users.ts';
 import { BindingError, bindingName, checkBinding, type Binding } from '../ingest/binding.ts';
 import type { Contract } from '../ingest/contracts.ts';
@@ -442,11 +443,17 @@ function readRawConfig(data: string): unknown {
     const code = (e as { code?: string }).code;
     throw new ConfigError('(file)', code === 'ENOENT' ? `${file} does not exist (run \`tilstand init --data ${data} --site <id>\` first)` : `cannot read ${file}: ${(e as Error).message}`);
   }
+  let raw: unknown;
   try {
-    return JSON.parse(text);
+    raw = JSON.parse(text);
   } catch (e) {
     throw new ConfigError('(file)', `${file} is not valid JSON: ${jsonErrorWhere(text, e)}`);
   }
+  // JSON.parse keeps the last of a key given twice: a hand edit that added `"site": "s2"` below
+  // `"site": "s1"` ran as s2, and `config check` said ok.
+  const twice = repeatedKeyPath(text);
+  if (twice !== undefined) throw new ConfigError(twice, `given twice in ${file}; expected each key once (JSON would keep only the last)`);
+  return raw;
 }
 
 /** A JSON object's own member (`__proto__` included, as JSON.parse makes it), or undefined. */

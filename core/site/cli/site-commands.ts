@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, pathOption, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { bindingView, checkContract, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
+import { repeatedKeyPath } from '../../lsm/json-keys.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
@@ -266,6 +267,8 @@ export async function runContracts(argv: string[], io: CliIO): Promise<number> {
     } catch (e) {
       throw new CliError(EXIT.usage, `cannot read a contract from ${file}: not valid JSON: ${jsonErrorWhere(text, e)}`);
     }
+    const twice = repeatedKeyPath(text);
+    if (twice !== undefined) throw new CliError(EXIT.usage, `${file} is not a valid contract: '${twice}' is given twice; expected each key once (JSON would keep only the last)`);
     // A malformed contract is bad input (exit 2), said before the registry is asked: its refusals
     // are of what the site already holds (a version taken, a gap, an incompatible change), exit 3.
     try {

@@ -516,9 +516,18 @@ export class SyncEngine {
             // the transaction that plans the new one. A crash between the two left both pending, and
             // nothing cancels the older one later (the latest's unit exists): its pointer, retried
             // after the newer one's, wrote HQ's hints back to it and pruned the newer snapshot.
+            // HQ's copy of the table has been behind since the oldest superseded unit whose pointer
+            // did not reach HQ was planned; the new unit keeps that for health, or an outage where a
+            // table commits every minute read as a wait of one minute, healthy for hours.
             const superseded = pending.filter((old) => old !== unit);
             this.outbox.db.transaction(() => {
-              for (const old of superseded) this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
+              let behindMs: number | undefined;
+              for (const old of superseded) {
+                const since = this.outbox.behindSince(old, PHASE.pointer);
+                if (since !== undefined && (behindMs === undefined || since < behindMs)) behindMs = since;
+                this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
+              }
+              if (behindMs !== undefined) for (const r of rows) r.behind_ms = behindMs;
               add(unit, rows);
             })();
             for (const old of superseded) this.log(`sync: ${old} superseded by snapshot ${latest.id}`);

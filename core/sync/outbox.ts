@@ -9,7 +9,9 @@
 // release | remove), src (local file), body (pointer bytes captured at plan time), key (target
 // key), size, sha256/md5 (computed on first send), priority (0 = proposals and decisions first),
 // state (pending | done | cancelled), attempts, next_attempt_ms, last_error, created_ms,
-// done_ms, sent_bytes (0 when HQ already had it).
+// done_ms, sent_bytes (0 when HQ already had it), behind_ms (health's start of the wait when it is
+// earlier than created_ms: a snapshot unit that superseded one whose pointer had not reached HQ
+// carries when that one's wait began, as HQ's copy of the table has been behind since then).
 // `sync_state` holds small facts other processes read (`sync status` from the CLI).
 
 import Database from 'better-sqlite3';
@@ -37,9 +39,11 @@ export interface OutboxRow {
   created_ms: number;
   done_ms: number | null;
   sent_bytes: number;
+  /** Null unless the unit superseded a pending one: then when HQ's copy first fell behind. */
+  behind_ms: number | null;
 }
 
-export type NewRow = Pick<OutboxRow, 'unit' | 'phase' | 'op' | 'priority'> & Partial<Pick<OutboxRow, 'table_name' | 'src' | 'body' | 'key' | 'size' | 'sha256' | 'md5'>>;
+export type NewRow = Pick<OutboxRow, 'unit' | 'phase' | 'op' | 'priority'> & Partial<Pick<OutboxRow, 'table_name' | 'src' | 'body' | 'key' | 'size' | 'sha256' | 'md5' | 'behind_ms'>>;
 
 /** The steps' table; `name` differs only while an older table is rebuilt (ensureOutboxSchema). */
 const outboxTable = (name: string) => `
@@ -62,7 +66,8 @@ CREATE TABLE IF NOT EXISTS ${name} (
   last_error TEXT,
   created_ms INTEGER NOT NULL,
   done_ms INTEGER,
-  sent_bytes INTEGER NOT NULL DEFAULT 0
+  sent_bytes INTEGER NOT NULL DEFAULT 0,
+  behind_ms INTEGER
 );`;
 
 const SCHEMA = `${outboxTable('sync_outbox')}
@@ -96,6 +101,9 @@ export function existingOutbox(db: Database.Database): Outbox | undefined {
 
 export function ensureOutboxSchema(db: Database.Database): void {
   db.exec(SCHEMA);
+  // An outbox from before behind_ms: the column is added (last, where the definition has it, so
+  // the rebuild below copies rows column for column); its rows keep null, health's old reading.
+  if (!hasColumn(db, 'behind_ms')) db.exec('ALTER TABLE sync_outbox ADD COLUMN behind_ms INTEGER');
   // An outbox from before `remove` steps: its CHECK refuses them, and SQLite cannot alter a CHECK,
   // so the table is rebuilt once with every row (ids kept).
   const sql = db.prepare(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sync_outbox'`).pluck().get() as string;
@@ -116,6 +124,10 @@ export function ensureOutboxSchema(db: Database.Database): void {
   })();
 }
 
+function hasColumn(db: Database.Database, column: string): boolean {
+  return db.prepare(`SELECT 1 FROM pragma_table_info('sync_outbox') WHERE name = ?`).get(column) !== undefined;
+}
+
 /**
  * The unit names that start with `prefix` as a range [prefix, prefix's successor), for the unit
  * index: LIKE is case-insensitive (it would also match another table whose name differs only in
@@ -126,15 +138,17 @@ function prefixRange(prefix: string): [string, string] {
 }
 
 export class Outbox {
+  /** Whether sync_outbox has behind_ms: not one an older version wrote, read here read-only (`sync status`). */
+  private behindColumn: boolean | undefined;
   constructor(readonly db: Database.Database) {}
 
   add(rows: readonly NewRow[], nowMs: number): void {
     const ins = this.db.prepare(
-      'INSERT INTO sync_outbox (unit, table_name, phase, op, src, body, key, size, sha256, md5, priority, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO sync_outbox (unit, table_name, phase, op, src, body, key, size, sha256, md5, priority, created_ms, behind_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.db.transaction(() => {
       for (const r of rows) {
-        ins.run(r.unit, r.table_name ?? null, r.phase, r.op, r.src ?? null, r.body ?? null, r.key ?? null, r.size ?? 0, r.sha256 ?? null, r.md5 ?? null, r.priority, nowMs);
+        ins.run(r.unit, r.table_name ?? null, r.phase, r.op, r.src ?? null, r.body ?? null, r.key ?? null, r.size ?? 0, r.sha256 ?? null, r.md5 ?? null, r.priority, nowMs, r.behind_ms ?? null);
       }
     })();
   }
@@ -164,7 +178,7 @@ export class Outbox {
 
   /**
    * Brings every time the outbox holds from after `nowMs` back to `nowMs`: steps created or
-   * finished, and `lastSuccessMs`/`lastErrorMs`. They come from a clock that stepped back (a PC
+   * finished, a wait carried by a superseding unit (`behind_ms`), and `lastSuccessMs`/`lastErrorMs`. They come from a clock that stepped back (a PC
    * that booted with a clock hours fast, then NTP), and health reads them against now: a step
    * finished "in the future" counted as progress within the window, and a step waiting since then
    * as waiting for no time, so health said healthy for the length of the step whatever moved.
@@ -172,7 +186,10 @@ export class Outbox {
    */
   clampFuture(nowMs: number): number {
     return this.db.transaction(() => {
-      let n = this.db.prepare(`UPDATE sync_outbox SET created_ms = ? WHERE created_ms > ?`).run(nowMs, nowMs).changes;
+      // One pass for both: a unit planned after the step back can carry a wait begun before it.
+      let n = this.db
+        .prepare(`UPDATE sync_outbox SET created_ms = MIN(created_ms, ?), behind_ms = MIN(behind_ms, ?) WHERE created_ms > ? OR behind_ms > ?`)
+        .run(nowMs, nowMs, nowMs, nowMs).changes;
       n += this.db.prepare(`UPDATE sync_outbox SET done_ms = ? WHERE state = 'done' AND done_ms > ?`).run(nowMs, nowMs).changes;
       for (const k of ['lastSuccessMs', 'lastErrorMs']) {
         const v = this.getState(k);
@@ -294,6 +311,21 @@ export class Outbox {
     this.db.prepare(`UPDATE sync_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_ms = ? WHERE id = ?`).run(error.slice(0, 1000), nextAttemptMs, id);
   }
 
+  /**
+   * When HQ's copy began waiting for what a pending unit carries, if its pointer (of phase
+   * `pointerPhase`) has not reached HQ: the wait a unit that supersedes it takes over for health
+   * (`behind_ms`). Undefined once the pointer is done: HQ then had that state, and what is behind
+   * is only what came after.
+   */
+  behindSince(unit: string, pointerPhase: number): number | undefined {
+    // Phases run in order, so a pending step at or below the pointer's phase means the pointer is not at HQ.
+    const t = this.db
+      .prepare(`SELECT MIN(COALESCE(behind_ms, created_ms)) FROM sync_outbox WHERE unit = ? AND state = 'pending' AND phase <= ?`)
+      .pluck()
+      .get(unit, pointerPhase) as number | null;
+    return t ?? undefined;
+  }
+
   /** Cancels the pending steps of a unit (superseded snapshot, or its source vanished). */
   cancelUnit(unit: string, why: string): number {
     return this.db.prepare(`UPDATE sync_outbox SET state = 'cancelled', last_error = ? WHERE unit = ? AND state = 'pending'`).run(why, unit).changes;
@@ -316,7 +348,10 @@ export class Outbox {
   }
 
   totals(nowMs: number, windowMs: number): { pendingItems: number; pendingBytes: number; oldestCreatedMs: number | null; recentBytes: number; recentItems: number; lastError: string | null } {
-    const p = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS b, MIN(created_ms) AS t FROM sync_outbox WHERE state = 'pending'`).get() as { n: number; b: number; t: number | null };
+    // A unit that superseded one HQ never got whole waits since that one was planned (`behindSince`).
+    this.behindColumn ??= hasColumn(this.db, 'behind_ms');
+    const since = this.behindColumn ? 'COALESCE(behind_ms, created_ms)' : 'created_ms';
+    const p = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS b, MIN(${since}) AS t FROM sync_outbox WHERE state = 'pending'`).get() as { n: number; b: number; t: number | null };
     // Not after now: a step finished by a clock that was fast is no progress now (`clampFuture`).
     const r = this.db.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(sent_bytes), 0) AS b FROM sync_outbox WHERE state = 'done' AND done_ms >= ? AND done_ms <= ?`).get(nowMs - windowMs, nowMs) as { n: number; b: number };
     const e = this.db.prepare(`SELECT last_error FROM sync_outbox WHERE state = 'pending' AND last_error IS NOT NULL ORDER BY next_attempt_ms DESC LIMIT 1`).get() as { last_error: string } | undefined;

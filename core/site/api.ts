@@ -200,7 +200,12 @@ export interface SyncStatus {
   recentItems: number;
   recentBytes: number;
   windowMs: number;
-  /** False once a step has waited the whole health window with nothing sent in it (`sync_stalled`). */
+  /**
+   * False (`sync_stalled`, whose params.reason says which) when HQ's sender marker names another
+   * data directory (at once), a step has failed for the whole health window while HQ took other
+   * requests, a table or contract file has been left out of planning for the window, or a step has
+   * waited the whole window with nothing sent in it (core/sync DESIGN.md, "Retry, backoff, health").
+   */
   healthy: boolean;
   /** The last failure's message (a closed line, a refused key, a full disk at HQ). */
   lastError: string | null;

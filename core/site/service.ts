@@ -513,11 +513,15 @@ export class SiteService implements SiteBackend {
     }
     const src = this.o.sync?.status();
     if (src && !src.healthy) {
+      // Which case it is (params.reason): "no progress" read as "the line is down" to whoever HQ
+      // refused (a take-over, not a cable) or whose one step or table fails while others go.
+      const windowMs = this.o.sync!.windowMs;
+      const reason = syncStallReason(src);
       alarms.push({
         kind: 'sync_stalled',
-        message: `sync to HQ has made no progress; ${src.pendingItems} steps waiting${src.lastError ? ` (${src.lastError})` : ''}`,
+        message: `${SYNC_STALL_TEXT[reason]}; ${src.pendingItems} steps waiting${src.lastError ? ` (${src.lastError})` : ''}`,
         sinceMs: now - src.oldestUnsyncedMs,
-        params: { pending: src.pendingItems },
+        params: { pending: src.pendingItems, reason, windowMs },
       });
     }
     alarms.push(...this.failedCommands());
@@ -1009,6 +1013,25 @@ function secretOf(secret: string): { pin: string } | { password: string } {
 function parsePosition(id: string): bigint {
   if (!/^[0-9]{1,20}$/.test(id)) throw new SiteApiError('invalid', `ids: expected journal positions (digits), got ${JSON.stringify(id.slice(0, 32))}`);
   return BigInt(id);
+}
+
+/** Why sync is not healthy (`sync_stalled` params.reason; the floor UI words each case). */
+export type SyncStallReason = 'refused' | 'step' | 'waiting' | 'planning' | 'other';
+
+const SYNC_STALL_TEXT: Record<SyncStallReason, string> = {
+  refused: 'sync to HQ is refused: another PC sends for this site (docs/operations.md, "Two PCs for one site")',
+  step: 'sync to HQ is not healthy: a step has failed for the whole health window while HQ took other requests',
+  waiting: 'sync to HQ has made no progress within the health window',
+  planning: 'sync to HQ is not healthy: a table or contract file has been left out of planning for the whole health window',
+  other: 'sync to HQ is not healthy',
+};
+
+/**
+ * Which of core/sync statusOf()'s causes makes `st` unhealthy: the first of its `problems` (most
+ * pressing first), or 'other' when it gives none (an engine before `problems`).
+ */
+export function syncStallReason(st: Pick<EngineSyncStatus, 'problems'>): SyncStallReason {
+  return st.problems?.[0] ?? 'other';
 }
 
 /** One key per alarm and subject (a table, a command, a stream), whatever its message says now. */

@@ -112,17 +112,27 @@ export interface SyncStatus {
   online: boolean;
   pendingItems: number;
   pendingBytes: number;
-  /** Age of the oldest unsynced step, ms; 0 when nothing is pending. */
+  /** How long HQ has been behind, ms: the oldest pending step's wait (a superseded unit's carried over); 0 when nothing is pending. */
   oldestUnsyncedMs: number;
   lastSuccessMs: number | null;
   current: { file: string; bytes: number; total: number } | null;
   /** Steps and bytes finished within the health window. */
   recentItems: number;
   recentBytes: number;
-  /** Nothing pending, or progress within the health window. */
+  /** Nothing pending, or progress within the health window (and none of `problems`). */
   healthy: boolean;
+  /**
+   * Why `healthy` is false, the most pressing first (empty or absent when healthy; absent from an
+   * older engine's answer): `refused` — HQ's sender marker names another data directory; `step` —
+   * one step has failed for a whole window while HQ answered others; `waiting` — steps waited a
+   * whole window and nothing reached HQ; `planning` — a table or contract file was left out of
+   * planning for a whole window. For the UIs, which word each case (`lastError` is English).
+   */
+  problems?: SyncProblem[];
   lastError: string | null;
 }
+
+export type SyncProblem = 'refused' | 'step' | 'waiting' | 'planning';
 
 export interface PlanResult {
   units: string[];
@@ -1359,6 +1369,7 @@ export const EMPTY_SYNC_STATUS: Readonly<SyncStatus> = Object.freeze({
   recentItems: 0,
   recentBytes: 0,
   healthy: true,
+  problems: [],
   lastError: null,
 });
 
@@ -1390,6 +1401,11 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
       : `${stalledStep.what} has failed since ${new Date(stalledStep.sinceMs).toISOString()} while HQ took other requests (${stalledStep.attempts} attempts): ${stalledStep.error ?? 'no error recorded'}`;
   const waiting = stalledStep !== undefined && t.lastError === stalledStep.error ? null : t.lastError;
   const errors = [refused?.message ?? null, stepError, planError, waiting].filter((x): x is string => x !== null);
+  const problems: SyncProblem[] = [];
+  if (refused !== undefined) problems.push('refused');
+  if (stalledStep !== undefined) problems.push('step');
+  if (!(t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs)) problems.push('waiting');
+  if (failingSinceMs !== null && nowMs - failingSinceMs >= windowMs) problems.push('planning');
   return {
     online: online ?? (lastSuccessMs !== null && lastSuccessMs >= Number(lastError ?? 0)),
     pendingItems: t.pendingItems,
@@ -1401,11 +1417,8 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     recentBytes: t.recentBytes,
     // Stalled = something has waited a whole window and nothing moved in it: not at once when a
     // step is planned after a quiet hour, nor at the first failure of a line that just went down.
-    healthy:
-      refused === undefined &&
-      stalledStep === undefined &&
-      (t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs) &&
-      (failingSinceMs === null || nowMs - failingSinceMs < windowMs),
+    healthy: problems.length === 0,
+    problems,
     // All: a file or table left out of planning must not hide why the planned steps wait (HQ down).
     lastError: errors.length === 0 ? null : errors.join('; '),
   };

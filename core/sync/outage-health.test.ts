@@ -113,7 +113,8 @@ describe('health through an outage with only superseded snapshot units pending',
     expect(stalledAt, 'stalled once HQ had been behind a whole window').toBe(behindMs + WINDOW);
     expect(e.status().recentItems).toBe(0);
     expect(e.status().lastError).toMatch(/ENETUNREACH/);
-    expect(statusFromOutbox(s.fx, s.clock.now)).toMatchObject({ healthy: false, oldestUnsyncedMs: WINDOW });
+    expect(e.status().problems).toEqual(['waiting']);
+    expect(statusFromOutbox(s.fx, s.clock.now)).toMatchObject({ healthy: false, problems: ['waiting'], oldestUnsyncedMs: WINDOW });
     // The line comes back: the latest unit goes, and health with it.
     s.line.down = false;
     const st = await minute(e, s.fx, s.clock, 40);

@@ -113,6 +113,7 @@ describe('two data directories sending as one site', () => {
     expect(contents(hq)).toEqual(before);
     const sb = eb.status();
     expect(sb.healthy).toBe(false);
+    expect(sb.problems).toEqual(['refused']);
     expect(sb.lastError).toContain(`belongs to another sender: ${senderOf(a.data)}`);
     expect(sb.lastError).toContain('--take-over');
     expect(sb.pendingItems).toBeGreaterThan(0);

@@ -128,7 +128,8 @@ describe('a step that fails for good while other units move', () => {
     // Said once, not again as the error of the steps that wait.
     expect(s.lastError!.match(/does not match/g)).toHaveLength(1);
     // `sync status` reads the same from the outbox.
-    expect(statusFromOutbox(fx, clock.now)).toMatchObject({ healthy: false, lastError: s.lastError });
+    expect(s.problems).toEqual(['step']);
+    expect(statusFromOutbox(fx, clock.now)).toMatchObject({ healthy: false, problems: ['step'], lastError: s.lastError });
 
     // A restart does not start the count again.
     await e.close();

@@ -33,7 +33,9 @@ describe('alarmText', () => {
     const silent = alarm('stream_silent', 'operations/jobs: no event for 2 h (…)', { stream: 'operations/jobs', silentMs: 7_200_000, allowedMs: 1_800_000 });
     expect(alarmText('nb', silent)).toMatch(/^operations\/jobs: ingen hendelse på 2 t \(tillatt 30 min\) — kjører modulen/);
 
-    expect(alarmText('de', alarm('sync_stalled', 'sync to HQ has made no progress; 3 steps waiting (timeout)', { pending: 3 }))).toBe('die Synchronisierung mit der Zentrale kommt nicht voran; 3 Schritte warten');
+    expect(alarmText('de', alarm('sync_stalled', 'sync to HQ has made no progress within the health window; 3 steps waiting (timeout)', { pending: 3, reason: 'waiting', windowMs: 900_000 }))).toBe(
+      'die Synchronisierung mit der Zentrale kommt seit 15 Min. nicht voran; 3 Schritte warten',
+    );
   });
 
   it('never says an age over its budget as the budget itself (a 60 s budget, 90 s old; a 2 s budget, 2.9 s old)', () => {

@@ -204,7 +204,13 @@ const en = {
   'sync.online': 'Online',
   'sync.offline': 'OFFLINE',
   'sync.notConfigured': 'No headquarters target is configured: the site works alone. An administrator sets hq.target in the data directory’s config.json (docs/operations.md, “Connecting to headquarters”).',
-  'sync.stalled': 'STALLED: steps have waited 15 minutes or more and nothing reached headquarters',
+  // Health is more than "the line is down" (core/sync statusOf): the headline is neutral, the
+  // reason follows where the site's sync_stalled alarm names it (params.reason).
+  'sync.unhealthy': 'NOT HEALTHY',
+  'sync.reason.refused': 'Headquarters refuses this PC: another PC sends for this site. If that PC replaced this one, retire this one; if this one is to send, an administrator takes over (docs/operations.md, “Two PCs for one site”).',
+  'sync.reason.step': 'One step has failed for {window} or more while headquarters took other requests (a share that damages one file); the last error names it.',
+  'sync.reason.waiting': 'Steps have waited {window} or more and nothing reached headquarters.',
+  'sync.reason.planning': 'A table or contract file has been left out of sending for {window} or more; the last error names it.',
   'sync.lastError': 'Last error',
   'sync.pending': '{items} steps, {bytes} pending',
   'sync.target': 'Syncing to',
@@ -257,7 +263,12 @@ const en = {
   'alarm.command_failed': '{action} for {id} failed{detail}',
   'alarm.command_timed_out': '{action} for {id} timed out{detail}',
   'alarm.stream_silent': '{stream}: no event for {silent} (allowed {allowed}) — is the module running and connected? Its rows stay as they were',
-  'alarm.sync_stalled': 'sync to HQ has made no progress; {pending} steps waiting',
+  // By params.reason (core/site syncStallReason); 'alarm.sync_stalled' is "waiting".
+  'alarm.sync_stalled': 'sync to HQ has made no progress within {window}; {pending} steps waiting',
+  'alarm.sync_stalled.refused': 'sync to HQ is refused: another PC sends for this site (docs/operations.md, “Two PCs for one site”); {pending} steps waiting',
+  'alarm.sync_stalled.step': 'sync to HQ is not healthy: a step has failed for {window} while HQ took other requests; {pending} steps waiting',
+  'alarm.sync_stalled.planning': 'sync to HQ is not healthy: a table or contract file has been left out of sending for {window}; {pending} steps waiting',
+  'alarm.sync_stalled.other': 'sync to HQ is not healthy; {pending} steps waiting',
   'error.generic': 'Something went wrong: {message}',
   'never': 'never',
   'ago': '{t} ago',
@@ -465,7 +476,11 @@ const nb: Messages = {
   'sync.online': 'Tilkoblet',
   'sync.offline': 'FRAKOBLET',
   'sync.notConfigured': 'Ingen hovedkontor-mottaker er satt opp: anlegget arbeider alene. En administrator setter hq.target i datakatalogens config.json (docs/operations.md, «Connecting to headquarters»).',
-  'sync.stalled': 'STOPPET: steg har ventet i 15 minutter eller mer uten at noe nådde hovedkontoret',
+  'sync.unhealthy': 'IKKE I ORDEN',
+  'sync.reason.refused': 'Hovedkontoret avviser denne PC-en: en annen PC sender for dette anlegget. Har den PC-en erstattet denne, tas denne ut av drift; skal denne sende, tar en administrator over (docs/operations.md, «Two PCs for one site»).',
+  'sync.reason.step': 'Ett steg har feilet i {window} eller mer mens hovedkontoret tok imot andre forespørsler (en deling som skader én fil); siste feil nevner det.',
+  'sync.reason.waiting': 'Steg har ventet i {window} eller mer uten at noe nådde hovedkontoret.',
+  'sync.reason.planning': 'En tabell eller kontraktfil har vært utelatt fra sendingen i {window} eller mer; siste feil nevner den.',
   'sync.lastError': 'Siste feil',
   'sync.pending': '{items} steg, {bytes} venter',
   'sync.target': 'Synkroniserer til',
@@ -515,7 +530,11 @@ const nb: Messages = {
   'alarm.command_failed': '{action} for {id} feilet{detail}',
   'alarm.command_timed_out': '{action} for {id} fikk ikke svar i tide{detail}',
   'alarm.stream_silent': '{stream}: ingen hendelse på {silent} (tillatt {allowed}) — kjører modulen, og er den tilkoblet? Radene står som de var',
-  'alarm.sync_stalled': 'synkroniseringen til hovedkontoret står stille; {pending} steg venter',
+  'alarm.sync_stalled': 'synkroniseringen til hovedkontoret har stått stille i {window}; {pending} steg venter',
+  'alarm.sync_stalled.refused': 'hovedkontoret avviser synkroniseringen: en annen PC sender for dette anlegget (docs/operations.md, «Two PCs for one site»); {pending} steg venter',
+  'alarm.sync_stalled.step': 'synkroniseringen til hovedkontoret er ikke i orden: ett steg har feilet i {window} mens hovedkontoret tok imot andre forespørsler; {pending} steg venter',
+  'alarm.sync_stalled.planning': 'synkroniseringen til hovedkontoret er ikke i orden: en tabell eller kontraktfil har vært utelatt fra sendingen i {window}; {pending} steg venter',
+  'alarm.sync_stalled.other': 'synkroniseringen til hovedkontoret er ikke i orden; {pending} steg venter',
   'error.generic': 'Noe gikk galt: {message}',
   'never': 'aldri',
   'ago': 'for {t} siden',
@@ -720,7 +739,11 @@ const de: Messages = {
   'sync.online': 'Verbunden',
   'sync.offline': 'GETRENNT',
   'sync.notConfigured': 'Kein Zentral-Ziel konfiguriert: der Standort arbeitet allein. Ein Administrator setzt hq.target in der config.json des Datenverzeichnisses (docs/operations.md, „Connecting to headquarters“).',
-  'sync.stalled': 'BLOCKIERT: Schritte warten seit 15 Minuten oder länger, und nichts hat die Zentrale erreicht',
+  'sync.unhealthy': 'NICHT IN ORDNUNG',
+  'sync.reason.refused': 'Die Zentrale weist diesen PC ab: ein anderer PC sendet für diesen Standort. Hat jener PC diesen ersetzt, wird dieser außer Betrieb genommen; soll dieser senden, übernimmt ein Administrator (docs/operations.md, „Two PCs for one site“).',
+  'sync.reason.step': 'Ein Schritt schlägt seit {window} oder länger fehl, während die Zentrale andere Anfragen annimmt (eine Freigabe, die eine Datei beschädigt); der letzte Fehler nennt ihn.',
+  'sync.reason.waiting': 'Schritte warten seit {window} oder länger, und nichts hat die Zentrale erreicht.',
+  'sync.reason.planning': 'Eine Tabelle oder Vertragsdatei wird seit {window} oder länger nicht gesendet; der letzte Fehler nennt sie.',
   'sync.lastError': 'Letzter Fehler',
   'sync.pending': '{items} Schritte, {bytes} ausstehend',
   'sync.target': 'Synchronisiert nach',
@@ -770,7 +793,11 @@ const de: Messages = {
   'alarm.command_failed': '{action} für {id} ist fehlgeschlagen{detail}',
   'alarm.command_timed_out': '{action} für {id}: keine Antwort in der Zeit{detail}',
   'alarm.stream_silent': '{stream}: seit {silent} kein Ereignis (erlaubt {allowed}) — läuft das Modul, und ist es verbunden? Seine Zeilen bleiben, wie sie waren',
-  'alarm.sync_stalled': 'die Synchronisierung mit der Zentrale kommt nicht voran; {pending} Schritte warten',
+  'alarm.sync_stalled': 'die Synchronisierung mit der Zentrale kommt seit {window} nicht voran; {pending} Schritte warten',
+  'alarm.sync_stalled.refused': 'die Zentrale weist die Synchronisierung ab: ein anderer PC sendet für diesen Standort (docs/operations.md, „Two PCs for one site“); {pending} Schritte warten',
+  'alarm.sync_stalled.step': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: ein Schritt schlägt seit {window} fehl, während die Zentrale andere Anfragen annimmt; {pending} Schritte warten',
+  'alarm.sync_stalled.planning': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: eine Tabelle oder Vertragsdatei wird seit {window} nicht gesendet; {pending} Schritte warten',
+  'alarm.sync_stalled.other': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung; {pending} Schritte warten',
   'error.generic': 'Etwas ist schiefgelaufen: {message}',
   'never': 'nie',
   'ago': 'vor {t}',
@@ -945,8 +972,27 @@ const ALARM_KEYS: Partial<Record<Alarm['kind'], (p: Record<string, string | numb
   dead_letters: () => 'alarm.dead_letters',
   command_failed: (p) => (p.state === 'timed_out' ? 'alarm.command_timed_out' : 'alarm.command_failed'),
   stream_silent: () => 'alarm.stream_silent',
-  sync_stalled: () => 'alarm.sync_stalled',
+  sync_stalled: (p) => syncStallKey(p.reason),
 };
+
+/** sync_stalled's text by the site's params.reason; one this UI does not know (or none) is said neutrally. */
+function syncStallKey(reason: string | number | undefined): MessageKey {
+  switch (reason) {
+    case 'waiting':
+      return 'alarm.sync_stalled';
+    case 'refused':
+    case 'step':
+    case 'planning':
+      return `alarm.sync_stalled.${reason}`;
+    default:
+      return 'alarm.sync_stalled.other';
+  }
+}
+
+/** The Sync screen's sentence for a reason the site named (sync_stalled params.reason); undefined for one it words no better than the last error. */
+export function syncReasonKey(reason: string | number | undefined): MessageKey | undefined {
+  return reason === 'refused' || reason === 'step' || reason === 'waiting' || reason === 'planning' ? `sync.reason.${reason}` : undefined;
+}
 
 /** Kinds worded in English too: the site's message names the action by its identifier. */
 const WORDED_IN_EN: ReadonlySet<Alarm['kind']> = new Set(['command_failed']);

@@ -44,10 +44,10 @@ describe('Sync screen', () => {
 
   it('shows a stalled sync and the last error', () => {
     const html = render({ ...base, online: false, pendingItems: 3, oldestUnsyncedMs: 16 * 60_000, healthy: false, lastError: 'Transport: connect ECONNREFUSED 10.0.0.9:443' });
-    expect(html).toContain('STALLED');
+    expect(html).toContain('NOT HEALTHY');
     expect(html).toContain('Last error: <code>Transport: connect ECONNREFUSED 10.0.0.9:443</code>');
     const ok = render(base);
-    expect(ok).not.toContain('STALLED');
+    expect(ok).not.toContain('NOT HEALTHY');
     expect(ok).not.toContain('Last error');
     expect(ok).toContain('Oldest unsent step has waited: –');
   });

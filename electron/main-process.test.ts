@@ -15,7 +15,7 @@ import { APP_ORIGIN } from './security.ts';
 import type { ElectronLike, WebContentsLike } from './shell.ts';
 
 function fakeElectron(locked = false) {
-  const rec = { quit: 0, windows: [] as Array<Record<string, unknown>>, handlers: new Map<string, (...a: unknown[]) => Promise<unknown>>(), schemes: 0, log: [] as string[], errorBoxes: [] as Array<{ title: string; content: string }> };
+  const rec = { quit: 0, windows: [] as Array<Record<string, unknown>>, handlers: new Map<string, (...a: unknown[]) => Promise<unknown>>(), schemes: 0, menus: [] as unknown[], log: [] as string[], errorBoxes: [] as Array<{ title: string; content: string }> };
   let id = 1;
   const contents = (): WebContentsLike => ({ id: id++, send: () => undefined, on: () => undefined, setWindowOpenHandler: () => undefined, isDestroyed: () => false });
   const e: ElectronLike = {
@@ -42,6 +42,7 @@ function fakeElectron(locked = false) {
       restore() {}
       focus() {}
     },
+    Menu: { setApplicationMenu: (m) => void rec.menus.push(m) },
     ipcMain: { handle: (ch, fn) => void rec.handlers.set(ch, fn as never) },
     protocol: { registerSchemesAsPrivileged: () => void rec.schemes++, handle: () => undefined },
     session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
@@ -87,6 +88,8 @@ describe('electron main process', () => {
     expect(s.started).toEqual([expect.objectContaining({ data: '/tmp/nowhere-demo', demo: true, demoHq: true, ui: false, httpPort: 0 })]);
     expect(rec.windows).toHaveLength(1);
     expect(rec.windows[0]).toMatchObject({ kiosk: true, fullscreen: true });
+    // The kiosk has no application menu (its default one's Ctrl+W / Ctrl+Q would close it).
+    expect(rec.menus).toEqual([null]);
     expect(await call('status')).toEqual({ ok: true, value: { from: 'site' } });
     await app.quit();
     expect(rec.log).toEqual(['site.stop', 'app.quit']);

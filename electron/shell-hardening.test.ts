@@ -39,6 +39,7 @@ function standIn() {
       restore() {}
       focus() {}
     },
+    Menu: { setApplicationMenu: () => undefined },
     ipcMain: { handle: () => undefined },
     protocol: { registerSchemesAsPrivileged: () => undefined, handle: () => undefined },
     session: {

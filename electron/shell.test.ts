@@ -21,6 +21,8 @@ function fakeElectron(opts: { locked?: boolean } = {}) {
     permission: undefined as undefined | ((wc: unknown, p: string, done: (g: boolean) => void) => void),
     protocolHandler: undefined as undefined | ((r: { url: string }) => Promise<Response>),
     schemes: [] as unknown[],
+    /** The application menus set, in order (`null`: none). */
+    menus: [] as unknown[],
   };
   class FakeContents implements WebContentsLike {
     static next = 1;
@@ -65,6 +67,7 @@ function fakeElectron(opts: { locked?: boolean } = {}) {
       restore() {}
       focus() {}
     },
+    Menu: { setApplicationMenu: (m) => void rec.menus.push(m) },
     ipcMain: { handle: (channel, fn) => void rec.handlers.set(channel, fn as never) },
     protocol: {
       registerSchemesAsPrivileged: (s) => void rec.schemes.push(...s),

@@ -3,6 +3,7 @@
 // Electron binary. The site core runs in this (main) process, never in the renderer.
 //
 // Invariants: one instance per machine (single-instance lock; a second start focuses the first);
+// no application menu (so no accelerators: Ctrl+W, Ctrl+Q, Ctrl+R);
 // every window is sandboxed with context isolation, no node and no DevTools; every response
 // carries the CSP; navigation, new windows, webviews, permission requests and permission checks are
 // refused; IPC answers only frames of the app's own origin and validates every payload.
@@ -40,6 +41,8 @@ export interface ElectronLike {
   /** Electron's `dialog`: a modal error box, the only way a floor PC's user learns why the app did not start. */
   dialog: { showErrorBox(title: string, content: string): void };
   BrowserWindow: new (options: Record<string, unknown>) => BrowserWindowLike;
+  /** Electron's `Menu`: only to set no application menu (its default one quits, closes, reloads). */
+  Menu: { setApplicationMenu(menu: null): void };
   ipcMain: { handle(channel: string, fn: (event: { sender: WebContentsLike; senderFrame?: { url: string } | null }, ...args: unknown[]) => Promise<unknown>): void };
   protocol: {
     registerSchemesAsPrivileged(schemes: Array<{ scheme: string; privileges: Record<string, boolean> }>): void;
@@ -121,6 +124,11 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
   });
 
   const ready = e.app.whenReady().then(async () => {
+    // No application menu, kiosk or not: the app has no menu items of its own, and Electron's
+    // default menu (set at ready unless one is) brings accelerators that work with the menu bar
+    // hidden — Ctrl+W and Ctrl+Q close the floor PC's window, Ctrl+R reloads it, and Alt shows
+    // the menu. Set here, after Electron's own ready handler, before the window exists.
+    e.Menu.setApplicationMenu(null);
     e.session.defaultSession.webRequest.onHeadersReceived((d, done) => {
       done({ responseHeaders: { ...(d.responseHeaders ?? {}), 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
     });

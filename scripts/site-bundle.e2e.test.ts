@@ -131,6 +131,7 @@ import { existsSync } from 'node:fs';
 const say = (o) => process.stdout.write('@@STUB ' + JSON.stringify(o) + '\\n');
 let scheme;
 const ipc = new Map();
+const menus = [];
 const contents = () => ({ id: 1, send() {}, on() {}, setWindowOpenHandler() {}, isDestroyed: () => false });
 export default {
   app: {
@@ -150,13 +151,14 @@ export default {
       const [channel, handle] = [...ipc][0];
       const frame = { sender: { id: 7 }, senderFrame: { url } };
       const signIn = await handle(frame, 'signIn', { user: 'demo', secret: '1234' });
-      say({ preload: this.preload, preloadExists: existsSync(this.preload), status: r.status, html: await r.text(), channel, signIn });
+      say({ preload: this.preload, preloadExists: existsSync(this.preload), status: r.status, html: await r.text(), channel, signIn, menus });
     }
     on() {}
     isMinimized() { return false; }
     restore() {}
     focus() {}
   },
+  Menu: { setApplicationMenu: (m) => void menus.push(m) },
   ipcMain: { handle: (ch, fn) => void ipc.set(ch, fn) },
   protocol: { registerSchemesAsPrivileged() {}, handle: (_s, fn) => void (scheme = fn) },
   session: { defaultSession: { webRequest: { onHeadersReceived() {} }, setPermissionRequestHandler() {}, setPermissionCheckHandler() {} } },
@@ -202,6 +204,8 @@ describe('the Electron bundle (dist/electron/main.mjs)', () => {
     expect(win!.html).toBe(readFileSync(RENDERER_INDEX, 'utf8'));
     expect(win!.channel).toBe('tilstand:call');
     expect(win!.signIn).toEqual({ ok: true, value: { name: 'demo', roles: ['admin'] } });
+    // No application menu (electron/shell.ts): the real main path hands Menu through to the shell.
+    expect(win!.menus).toEqual([null]);
     expect(err).not.toContain('memory:');
 
     child.kill('SIGINT');

@@ -4,7 +4,8 @@
 //   the UI         when a UiServer is given: `/`, `/assets/…`, `POST /api/<method>`, and the
 //                  WebSocket `/api/events` (ui-server.ts owns their security)
 // /metrics and /healthz are answered first and stay read-only (GET/HEAD only, else 405);
-// anything nobody claims is 404.
+// anything nobody claims is 404. One that fails answers 500 with an error id, never the error's
+// text (paths, a decoder's complaint); `HttpEndpoints.log` gets the whole error under the id.
 //
 // DNS rebinding: a web page of another name (evil.example) whose name is made to resolve to
 // 127.0.0.1 reaches a loopback server as "same origin" — its requests carry Origin and Host
@@ -37,10 +38,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { describeError, internalErrorId, internalErrorMessage } from './internal-error.ts';
+
+const logToStderr = (line: string): void => void process.stderr.write(`${line}\n`);
 
 export interface HttpEndpoints {
   metrics(): string;
   health(): Record<string, unknown>;
+  /** The site's log (logs/site.log): a failing /metrics or /healthz is written here under its error id; stderr when absent. */
+  log?: (line: string) => void;
   /** The UI (UiServer): claims its own paths and WebSocket upgrades. */
   ui?: {
     handle(req: IncomingMessage, res: ServerResponse): boolean;
@@ -84,7 +90,11 @@ export class SiteHttpServer {
           res.writeHead(404, { 'content-type': 'text/plain' }).end('not found (try /metrics or /healthz)\n');
         }
       } catch (e) {
-        res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(e as Error).message}\n`);
+        // Unauthenticated, and reachable from the site network when served over TLS: the error's
+        // text (paths, a decoder's complaint) goes to the log under an id, the client gets the id.
+        const id = internalErrorId();
+        (endpoints.log ?? logToStderr)(`internal error ${id} in ${path}: ${describeError(e)}`);
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`${internalErrorMessage(id)}\n`);
       }
     };
     this.server = tls ? createHttpsServer({ cert: readFileSync(tls.certPath), key: readFileSync(tls.keyPath) }, handler) : createServer(handler);

@@ -60,6 +60,7 @@ import { fedTables, syncView } from './status.ts';
 import { refusalAlarms } from './refusals.ts';
 import { dismissAs, replayLogged } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
+import { describeError, internalErrorId, internalErrorMessage } from './internal-error.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { DEAD_LETTERS_TABLE_NAME, type DeadLetter, type DeadLetterStatus } from '../ingest/dead-letters.ts';
 import { bindingsFor } from '../ingest/binding.ts';
@@ -211,16 +212,17 @@ export class SiteService implements SiteBackend {
   async call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext, input?: InputAge): Promise<SiteApiMethods[M]['res']> {
     const h = this.handlers[method] as Handler<M> | undefined;
     if (!h) throw new SiteApiError('invalid', `unknown method ${method}`);
-    this.noteInput(session, input);
-    if (ACCESS[method].who !== 'anyone') {
-      const user = this.current(session);
-      const why = refusal(method, user.name, user.roles);
-      if (why !== null) throw new SiteApiError('forbidden', why);
-    }
+    // The session's checks are inside too: they read the user store, which can fail like any handler.
     try {
+      this.noteInput(session, input);
+      if (ACCESS[method].who !== 'anyone') {
+        const user = this.current(session);
+        const why = refusal(method, user.name, user.roles);
+        if (why !== null) throw new SiteApiError('forbidden', why);
+      }
       return await h(req, session);
     } catch (e) {
-      throw apiError(e);
+      throw apiError(e, method, session, this.site);
     }
   }
 
@@ -1082,8 +1084,13 @@ function dirBytes(dir: string): number {
   return n;
 }
 
-/** Subsystem errors → the API's kinds. */
-function apiError(e: unknown): Error {
+/**
+ * Subsystem errors → the API's kinds. The kinds a person can act on (a bad argument, something
+ * not found, a conflict, a refusal) keep their message: the UI shows it. Anything else is a
+ * failure nobody foresaw, whose message may name files, SQL or stack fragments: the client gets a
+ * generic text with an id, the site's log the whole error under that id (internal-error.ts).
+ */
+function apiError(e: unknown, method: string, session: SessionContext, site: { logLine(line: string): void }): Error {
   if (e instanceof SiteApiError) return e;
   const err = e as Error & { kind?: string; reason?: string };
   // config.json refused a change (a reorder point set from the Stock screen): the key is named.
@@ -1100,7 +1107,10 @@ function apiError(e: unknown): Error {
     case 'AlreadyExists':
     case 'Conflict':
       return new SiteApiError('conflict', err.message);
-    default:
-      return new SiteApiError('internal', err?.message ?? String(e));
+    default: {
+      const id = internalErrorId();
+      site.logLine(`internal error ${id} in ${method} (${session.user ? `user ${session.user.name}` : 'not signed in'}): ${describeError(e)}`);
+      return new SiteApiError('internal', internalErrorMessage(id));
+    }
   }
 }

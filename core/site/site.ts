@@ -426,7 +426,7 @@ export class Site {
     if (o.ui !== false) this.ui = new UiServer(this.siteService, { rendererDir: o.rendererDir ?? DEFAULT_RENDERER_DIR, secure: c.http.tls !== null });
     const ui = this.ui;
     this.http = await listenWithFallback(
-      (port) => new SiteHttpServer(c.http.host, port, { metrics: () => this.metrics(), health: () => this.health(), ...(ui ? { ui } : {}) }, c.http.tls),
+      (port) => new SiteHttpServer(c.http.host, port, { metrics: () => this.metrics(), health: () => this.health(), log: this.log, ...(ui ? { ui } : {}) }, c.http.tls),
       o.httpPort ?? c.http.port,
       fallback,
       'http',

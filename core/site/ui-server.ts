@@ -4,7 +4,9 @@
 //
 // Security (a browser on the site network is not the trusted floor PC):
 //   - every API call but the public ones (api.ts PUBLIC_METHODS: firstRun, initSite, signIn, me) needs a session: a random 256-bit token in an HttpOnly,
-//     SameSite=Strict cookie (Secure when served over TLS), idle-expired, new at every sign-in;
+//     SameSite=Strict cookie (Secure and named `__Host-tilstand_session` when served over TLS),
+//     idle-expired, new at every sign-in; of several cookies of the name only one that names a
+//     held session counts, two such are none (`sessionOf`);
 //   - a session's source (api.ts SessionContext.source, what unknown badges are counted against)
 //     is the client's address as the socket has it (`clientSource`), never a header;
 //   - sign-ins are checked one at a time (each costs a scrypt hash, a name that is no user too),
@@ -28,7 +30,14 @@ import { ApiValidationError, validateCall, validateInputAge } from './api-valida
 import { rendererContentType } from './renderer-files.ts';
 import { INPUT_AGE_HEADER, PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
 
+/** The session cookie's name over plain HTTP (loopback only, config.ts): `__Host-` needs Secure. */
 export const SESSION_COOKIE = 'tilstand_session';
+/**
+ * Its name over TLS. The `__Host-` prefix makes the browser refuse the cookie unless it is Secure,
+ * Path=/ and without Domain, so a sibling host (or a page over plain HTTP) cannot plant one the
+ * site would read.
+ */
+export const SESSION_COOKIE_TLS = `__Host-${SESSION_COOKIE}`;
 /** Close code of an event socket whose session ended (signed out, idle, or its user disabled). */
 export const SESSION_ENDED_CODE = 4401;
 const BODY_BYTES_MAX = 64 * 1024;
@@ -92,6 +101,7 @@ export class UiServer {
   private readonly idleMs: number;
   private readonly now: () => number;
   private readonly signIns = new SignInGate(SIGN_INS_AT_ONCE, SIGN_INS_WAITING_PER_SOURCE, SIGN_INS_WAITING_MAX);
+  private readonly cookieName: string;
 
   constructor(
     private readonly backend: SiteBackend,
@@ -99,6 +109,7 @@ export class UiServer {
   ) {
     this.idleMs = o.sessionIdleMs ?? 12 * 3_600_000;
     this.now = o.now ?? Date.now;
+    this.cookieName = o.secure ? SESSION_COOKIE_TLS : SESSION_COOKIE;
     this.unsubscribe = backend.subscribe((e) => this.broadcast(e));
   }
 
@@ -183,14 +194,30 @@ export class UiServer {
     if (s && s.user === null && s.signedOutIdle === undefined) this.sessions.delete(s.token);
   }
 
+  /**
+   * The session the request's cookie names. A browser sends every cookie of the name it holds (one
+   * planted by another port of the same host, or with a longer Path, comes first), so each value is
+   * looked up: the one that names a session held here is taken; when several do, none is (the
+   * server cannot tell the planted one; the page asks for a sign-in, which ends them all).
+   */
   private sessionOf(req: IncomingMessage): Session | undefined {
-    const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
-    if (!token) return undefined;
-    const s = this.sessions.get(token);
     const now = this.now();
-    if (!s || this.expired(s, now)) return undefined;
-    s.lastSeenMs = now;
-    return s;
+    let found: Session | undefined;
+    for (const token of cookieValues(req.headers.cookie, this.cookieName)) {
+      const s = this.sessions.get(token);
+      if (!s || s === found || this.expired(s, now)) continue;
+      if (found) return undefined;
+      found = s;
+    }
+    if (found) found.lastSeenMs = now;
+    return found;
+  }
+
+  /** Ends every session the request's cookies name (at a sign-in: a planted one does not outlive it). */
+  private endNamedSessions(req: IncomingMessage, keep: Session): void {
+    for (const token of cookieValues(req.headers.cookie, this.cookieName)) {
+      if (token !== keep.token) this.sessions.delete(token);
+    }
   }
 
   private newSession(req: IncomingMessage, res: ServerResponse): Session {
@@ -217,7 +244,8 @@ export class UiServer {
     this.sessions.set(token, s);
     const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${Math.floor(this.idleMs / 1000)}`];
     if (this.o.secure) attrs.push('Secure');
-    res.setHeader('Set-Cookie', `${SESSION_COOKIE}=${token}; ${attrs.join('; ')}`);
+    // No Domain, Path=/ and (over TLS) Secure: what the `__Host-` name requires.
+    res.setHeader('Set-Cookie', `${this.cookieName}=${token}; ${attrs.join('; ')}`);
     return s;
   }
 
@@ -270,8 +298,9 @@ export class UiServer {
       // Public calls without a session (me, firstRun, initSite) get a context that remembers nothing.
       const context: SessionContext = created ?? session ?? { user: null, setUser: () => undefined };
       const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context, input);
-      // Signed in: the session the request came with is over (its event sockets close at the next push).
-      if (created?.user && session) this.sessions.delete(session.token);
+      // Signed in: the sessions the request came with are over (their event sockets close at the
+      // next push), also one planted beside the browser's own that made the request ambiguous.
+      if (created?.user) this.endNamedSessions(req, created);
       reply(200, { ok: true, value: value ?? null });
     } catch (e) {
       // A sign-in that failed keeps no session of its own, and sends no cookie: one the browser
@@ -364,11 +393,16 @@ function sameOrigin(req: IncomingMessage, required: boolean): boolean {
   }
 }
 
-function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
+/** Every value the Cookie header gives `name`, in the header's order (a name may come more than once). */
+function cookieValues(header: string | undefined, name: string): string[] {
+  const out: string[] = [];
+  if (!header) return out;
+  for (const part of header.split(';')) {
     const i = part.indexOf('=');
-    if (i > 0) out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+    if (i > 0 && part.slice(0, i).trim() === name) {
+      const value = part.slice(i + 1).trim();
+      if (value) out.push(value);
+    }
   }
   return out;
 }

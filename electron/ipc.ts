@@ -1,15 +1,19 @@
 // The one IPC contract between main and renderer: a single invoke channel carrying
 // (method, request, input age) of the typed site API, and one event channel. The preload builds
 // the bridge from these names; main answers through `handleCall`, which checks the sender's
-// origin and validates every payload before the backend sees it.
+// origin and validates every payload before the backend sees it. A failure that is no
+// SiteApiError answers a generic text with an error id; the log gets the whole error.
 
 import { validateCall, validateInputAge } from '../core/site/api-validate.ts';
 import type { ApiErrorKind, ApiResult, SessionContext, SiteBackend } from '../core/site/api.ts';
 import { SiteApiError } from '../core/site/api.ts';
+import { describeError, internalErrorId, internalErrorMessage } from '../core/site/internal-error.ts';
 import { isAppUrl } from './security.ts';
 
 export const CALL_CHANNEL = 'tilstand:call';
 export const EVENT_CHANNEL = 'tilstand:event';
+
+const logToStderr = (line: string): void => void process.stderr.write(`${line}\n`);
 
 export async function handleCall(
   backend: SiteBackend,
@@ -18,6 +22,8 @@ export async function handleCall(
   method: unknown,
   request: unknown,
   inputAge?: unknown,
+  /** Where a failure that is no SiteApiError is written, whole, under its error id; stderr when absent. */
+  log: (line: string) => void = logToStderr,
 ): Promise<ApiResult<unknown>> {
   if (!isAppUrl(senderUrl)) return failure('forbidden', 'IPC from a frame outside the app is refused');
   let call;
@@ -35,7 +41,13 @@ export async function handleCall(
     return { ok: true, value };
   } catch (e) {
     if (e instanceof SiteApiError) return { ok: false, error: e.body() };
-    return failure('internal', (e as Error).message ?? 'internal error');
+    // Nobody foresaw it (the SiteService answers such failures itself; the first-run backend's
+    // initSite failing on EACCES does not): its text may name a path of the data directory, so
+    // the window gets an id and the log the whole error (core/site/internal-error.ts; `|| String(e)`:
+    // describeError gives nothing for a thrown null or undefined).
+    const id = internalErrorId();
+    log(`internal error ${id} in ${call.method} (${session.user ? `user ${session.user.name}` : 'not signed in'}): ${describeError(e) || String(e)}`);
+    return failure('internal', internalErrorMessage(id));
   }
 }
 

@@ -22,6 +22,7 @@ export function internalErrorMessage(id: string): string {
  * causes, newlines folded so the id's line holds all of it.
  */
 export function describeError(e: unknown): string {
+  if (e === null || e === undefined) return String(e); // a thrown null: said, not an empty line
   const parts: string[] = [];
   let cur: unknown = e;
   // Bounded: a cause chain can loop (a.cause = b, b.cause = a).

@@ -423,7 +423,7 @@ export class Site {
     if (c.http.tls === null && !isLoopbackHost(c.http.host)) {
       throw new ConfigError('http.tls', `http.host is ${c.http.host}, not loopback: the UI and its sessions need TLS there; set http.tls {certPath, keyPath}, or http.host to 127.0.0.1`);
     }
-    if (o.ui !== false) this.ui = new UiServer(this.siteService, { rendererDir: o.rendererDir ?? DEFAULT_RENDERER_DIR, secure: c.http.tls !== null });
+    if (o.ui !== false) this.ui = new UiServer(this.siteService, { rendererDir: o.rendererDir ?? DEFAULT_RENDERER_DIR, secure: c.http.tls !== null, log: this.log });
     const ui = this.ui;
     this.http = await listenWithFallback(
       (port) => new SiteHttpServer(c.http.host, port, { metrics: () => this.metrics(), health: () => this.health(), log: this.log, ...(ui ? { ui } : {}) }, c.http.tls),

@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 /** `answers`: what the backend does for a method instead of its usual answer (return a value, or throw). */
-async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set<string>; answers?: Record<string, () => unknown> } = {}) {
+async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set<string>; answers?: Record<string, () => unknown>; log?: (line: string) => void } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ui-'));
   dirs.push(dir);
   mkdirSync(join(dir, 'assets'));
@@ -78,7 +78,7 @@ async function start(o: { now?: () => number; disabled?: Set<string>; idle?: Set
       return s.user !== null && !o.disabled?.has(s.user.name);
     },
   };
-  ui = new UiServer(backend, { rendererDir: dir, secure: false, ...(o.now ? { now: o.now } : {}) });
+  ui = new UiServer(backend, { rendererDir: dir, secure: false, ...(o.now ? { now: o.now } : {}), ...(o.log ? { log: o.log } : {}) });
   server = createServer((req, res) => {
     if (!ui!.handle(req, res)) res.writeHead(404).end();
   });
@@ -235,21 +235,31 @@ describe('headless UI server', () => {
     const onRejection = (e: unknown) => rejections.push(e);
     process.on('unhandledRejection', onRejection);
     try {
+      const log: string[] = [];
       const { base } = await start({
         answers: {
           tables: () => 10n, // a value JSON cannot carry
           tags: () => {
-            throw null; // not an Error: the API's own catch cannot read its message
+            throw null; // not an Error: no message to read
           },
         },
+        log: (l) => void log.push(l),
       });
       const cookie = await signIn(base);
+      // The client is told an id, not the error's text; the log has the error under that id.
+      const generic = /^internal error \(id ([0-9a-f]{8})\); the site's log \(logs\/site\.log\) has the details under that id$/;
       const bigint = await post(base, 'tables', {}, { Cookie: cookie });
       expect(bigint.status).toBe(500);
-      expect(await bigint.json()).toMatchObject({ ok: false, error: { kind: 'internal', message: expect.stringMatching(/BigInt/) } });
+      const bigintBody = (await bigint.json()) as { ok: false; error: { kind: string; message: string } };
+      expect(bigintBody).toMatchObject({ ok: false, error: { kind: 'internal', message: expect.stringMatching(generic) } });
+      expect(bigintBody.error.message).not.toMatch(/BigInt/);
+      expect(log[0]).toMatch(new RegExp(`^internal error ${generic.exec(bigintBody.error.message)![1]} in tables \\(user Kari\\): TypeError: .*BigInt`));
       const thrown = await post(base, 'tags', { table: 'stock' }, { Cookie: cookie });
       expect(thrown.status).toBe(500);
-      expect(await thrown.json()).toEqual({ ok: false, error: { kind: 'internal', message: 'internal error' } });
+      const thrownBody = (await thrown.json()) as { ok: false; error: { kind: string; message: string } };
+      expect(thrownBody).toMatchObject({ ok: false, error: { kind: 'internal', message: expect.stringMatching(generic) } });
+      expect(log[1]).toBe(`internal error ${generic.exec(thrownBody.error.message)![1]} in tags (user Kari): null`);
+      expect(log).toHaveLength(2);
       await new Promise((r) => setImmediate(r));
       expect(rejections.map(String)).toEqual([]);
     } finally {

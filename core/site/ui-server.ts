@@ -29,6 +29,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiValidationError, validateCall, validateInputAge } from './api-validate.ts';
 import { rendererContentType } from './renderer-files.ts';
 import { INPUT_AGE_HEADER, PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
+import { describeError, internalErrorId, internalErrorMessage } from './internal-error.ts';
 
 /** The session cookie's name over plain HTTP (loopback only, config.ts): `__Host-` needs Secure. */
 export const SESSION_COOKIE = 'tilstand_session';
@@ -85,7 +86,15 @@ export interface UiServerOptions {
   secure: boolean;
   sessionIdleMs?: number;
   now?: () => number;
+  /**
+   * Where a failure that is no SiteApiError is written, whole, under the error id its client is
+   * told (the site's log, logs/site.log); stderr when absent (the first-run screen has no site
+   * log yet).
+   */
+  log?: (line: string) => void;
 }
+
+const logToStderr = (line: string): void => void process.stderr.write(`${line}\n`);
 
 interface Session extends SessionContext {
   readonly token: string;
@@ -314,7 +323,15 @@ export class UiServer {
         const status = { unauthenticated: 401, forbidden: 403, invalid: 400, not_found: 404, conflict: 409, internal: 500 }[e.kind];
         return reply(status, { ok: false, error: e.body() });
       }
-      reply(500, { ok: false, error: { kind: 'internal', message: (e as Error).message } });
+      // Nobody foresaw it (a backend other than the SiteService, which answers such failures
+      // itself: the first-run screen's initSite failing on EACCES, say; or an answer JSON cannot
+      // carry). Its text may name a path of the data directory and the client may not be signed
+      // in: the client gets an id, the log the whole error under it (internal-error.ts;
+      // `|| String(e)`: describeError gives nothing for a thrown null or undefined).
+      const id = internalErrorId();
+      const who = session?.user ?? created?.user;
+      (this.o.log ?? logToStderr)(`internal error ${id} in ${method} (${who ? `user ${who.name}` : 'not signed in'}): ${describeError(e) || String(e)}`);
+      reply(500, { ok: false, error: { kind: 'internal', message: internalErrorMessage(id) } });
     } finally {
       if (signInTurn) this.signIns.leave();
       this.forgetSignedOut(session);

@@ -6,7 +6,8 @@
 //   --set-type <name>:<TYPE>        a cast Paimon permits (widening, or an explicit cast)
 //   --set-option <key>=<value>      mutable options only
 //   --remove-option <key>
-// Every flag may repeat. The changes are applied as ONE ALTER (one new schema file), in this
+// Every flag may repeat, but an option is named at most once (set twice, removed twice, or set and
+// removed: exit 2). The changes are applied as ONE ALTER (one new schema file), in this
 // order: add, rename, drop, set-type, set-option, remove-option. Takes the table's writer lock
 // (exit 3 while a writer holds the table). Prints {"schema":N,"fields":["id:name:TYPE",…]}.
 
@@ -55,11 +56,24 @@ export function alterChanges(args: ParsedArgs): SchemaChange[] {
     const [name, type] = split(s, ':', 'set-type', '<name>:<TYPE>');
     changes.push({ kind: 'updateColumnType', name, type });
   }
+  // An option named twice in one ALTER (set twice, removed twice, or set and removed) is refused:
+  // applied in order, `--set-option k=5 --set-option k=7` stored 7 and said nothing of the 5.
+  const optionFlags = new Map<string, string>();
+  const once = (key: string, given: string): void => {
+    const before = optionFlags.get(key);
+    if (before !== undefined) throw usageError(`option '${key}' is named twice (${before}, ${given}); expected each option at most once per alter, set or removed`);
+    optionFlags.set(key, given);
+  };
   for (const o of args.strings('set-option')) {
     const [key, value] = split(o, '=', 'set-option', '<key>=<value>');
+    once(key, `--set-option ${o}`);
     changes.push({ kind: 'setOption', key, value });
   }
-  for (const k of args.strings('remove-option')) changes.push({ kind: 'removeOption', key: k.trim() });
+  for (const k of args.strings('remove-option')) {
+    const key = k.trim();
+    once(key, `--remove-option ${k}`);
+    changes.push({ kind: 'removeOption', key });
+  }
   if (changes.length === 0) {
     throw usageError("'table alter' needs at least one of --add-column, --rename-column, --drop-column, --set-type, --set-option, --remove-option");
   }

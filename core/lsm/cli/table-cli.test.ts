@@ -202,7 +202,7 @@ describe('table create', () => {
     await bad('{"fields": [', /is not valid JSON/);
     await bad('[]', /expected a JSON object/);
     await bad('{"fields": []}', /'fields' must be a non-empty list/);
-    await bad('{"fields": [{"name": "a"}]}', /field 'a' needs a 'type' string/);
+    await bad('{"fields": [{"name": "a"}]}', /field 'a' needs a 'type': a string such as .*, or Paimon's JSON type object/);
     await bad('{"fields": [{"name": "a", "type": "INT"}], "primaryKey": ["a"]}', /unknown key 'primaryKey'/);
     await bad('{"fields": [{"name": "a", "type": "INTEGRAL"}], "primaryKeys": ["a"]}', /unknown or unsupported type 'INTEGRAL'/);
     await bad('{"fields": [{"name": "a", "type": "INT"}], "primaryKeys": ["a"], "options": {"bucket.count": "2"}}', /unknown option 'bucket.count'/);

@@ -17,6 +17,7 @@ import {
   localFileIO,
   LsmError,
   parseIdentifier,
+  parseType,
   ROW_KIND_TEXT,
   RowKind,
   typeToString,
@@ -26,6 +27,7 @@ import {
   type TableWriter,
 } from '../index.ts';
 import { TablePaths, tableDir } from '../table-paths.ts';
+import type { NestedTypeJson, TypeJson } from '../types.ts';
 import { WriterLock } from '../writer-lock.ts';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
 import { inspectTable, inspectLines } from './inspect.ts';
@@ -128,9 +130,20 @@ function readSchemaFile(path: string): SchemaSpec {
     if (f === null || typeof f !== 'object') throw bad(`field ${i} must be an object with 'name' and 'type'`);
     const { name, type, description } = f as Record<string, unknown>;
     if (typeof name !== 'string' || name.length === 0) throw bad(`field ${i} needs a 'name' string`);
-    if (typeof type !== 'string') throw bad(`field '${name}' needs a 'type' string such as "INT NOT NULL" or "DECIMAL(10, 2)"`);
+    // A type object is Paimon's JSON for ARRAY/MAP, as a schema file Java wrote has it (README):
+    // parsed here so a wrong one names its field; createTable parses it again from the spec.
+    if (type !== null && typeof type === 'object' && !Array.isArray(type)) {
+      try {
+        parseType(type as NestedTypeJson);
+      } catch (e) {
+        if (e instanceof LsmError && (e.kind === 'InvalidArgument' || e.kind === 'NotSupported')) throw bad(`field '${name}': ${e.message}`);
+        throw e;
+      }
+    } else if (typeof type !== 'string') {
+      throw bad(`field '${name}' needs a 'type': a string such as "INT NOT NULL" or "ARRAY<INT>", or Paimon's JSON type object such as {"type":"ARRAY","element":"INT"}`);
+    }
     if (description !== undefined && typeof description !== 'string') throw bad(`field '${name}': 'description' must be a string`);
-    return { name, type, ...(description === undefined ? {} : { description }) };
+    return { name, type: type as TypeJson, ...(description === undefined ? {} : { description }) };
   });
   const names = (k: 'primaryKeys' | 'partitionKeys'): string[] => {
     const v = o[k];

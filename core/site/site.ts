@@ -807,7 +807,7 @@ export class Site {
       const st = this.sync.status();
       p.family('tilstand_sync_pending_items', 'gauge', 'Sync steps waiting for HQ', [{ labels: { site }, value: st.pendingItems }])
         .family('tilstand_sync_pending_bytes', 'gauge', 'Bytes waiting for HQ', [{ labels: { site }, value: st.pendingBytes }])
-        .family('tilstand_sync_oldest_unsynced_seconds', 'gauge', 'Age of the oldest unsynced step', [{ labels: { site }, value: Math.round(st.oldestUnsyncedMs / 1000) }])
+        .family('tilstand_sync_oldest_unsynced_seconds', 'gauge', "How long HQ has been behind: the oldest pending step's wait, carried over superseded snapshot units", [{ labels: { site }, value: Math.round(st.oldestUnsyncedMs / 1000) }])
         .family('tilstand_sync_last_success_timestamp_seconds', 'gauge', 'Last successful HQ request (0: never)', [{ labels: { site }, value: st.lastSuccessMs === null ? 0 : Math.round(st.lastSuccessMs / 1000) }])
         .family('tilstand_sync_healthy', 'gauge', '1 while sync makes progress or has nothing to do', [{ labels: { site }, value: st.healthy ? 1 : 0 }]);
     }

@@ -529,16 +529,21 @@ export class SyncEngine {
             // HQ's copy of the table has been behind since the oldest superseded unit whose pointer
             // did not reach HQ was planned; the new unit keeps that for health, or an outage where a
             // table commits every minute read as a wait of one minute, healthy for hours.
+            // A superseded pointer that kept failing while HQ answered (HQ refuses that write) passes
+            // its failure on to the new unit's pointer, or it never failed a whole window under one id.
             const superseded = pending.filter((old) => old !== unit);
             this.outbox.db.transaction(() => {
               let behindMs: number | undefined;
+              let failing: FailingPointer | undefined;
               for (const old of superseded) {
                 const since = this.outbox.behindSince(old, PHASE.pointer);
                 if (since !== undefined && (behindMs === undefined || since < behindMs)) behindMs = since;
+                failing = this.failingPointer(old, failing);
                 this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
               }
               if (behindMs !== undefined) for (const r of rows) r.behind_ms = behindMs;
               add(unit, rows);
+              if (failing !== undefined) this.carryFailingPointer(failing, unit);
             })();
             for (const old of superseded) this.log(`sync: ${old} superseded by snapshot ${latest.id}`);
           }
@@ -805,6 +810,33 @@ export class SyncEngine {
     const aloneSinceMs = answered ? Math.min(was?.aloneSinceMs ?? now, now) : undefined;
     this.failingSteps.set(id, { answersAtLastFailure: this.hqAnswers, aloneSinceMs });
     if (aloneSinceMs === undefined ? id === this.stuck?.id : this.stuck === undefined || aloneSinceMs < this.stuck.sinceMs) this.saveStuckStep();
+  }
+
+  /**
+   * The pointer step of `unit` (about to be superseded) if it has been failing while HQ answers,
+   * or `than` when that one has failed so longer. Only when HQ has answered since its last failure
+   * (this planning's marker read, at least): else that failure may be the line going down, which its
+   * retry would have told (`noteStepFailure`), and the new pointer does not run while its files fail.
+   */
+  private failingPointer(unit: string, than: FailingPointer | undefined): FailingPointer | undefined {
+    if (this.failingSteps.size === 0) return than;
+    const row = this.outbox.failedStep(unit, PHASE.pointer);
+    const f = row === undefined ? undefined : this.failingSteps.get(row.id);
+    if (row === undefined || f?.aloneSinceMs === undefined || this.hqAnswers <= f.answersAtLastFailure) return than;
+    if (than !== undefined && than.failing.aloneSinceMs! <= f.aloneSinceMs) return than;
+    return { id: row.id, attempts: row.attempts, error: row.last_error, failing: f };
+  }
+
+  /**
+   * The pointer of `unit`, which superseded the unit of `from`, takes over its failure: since when
+   * it has failed while HQ answers, its attempts and error (status reports one failure). The
+   * pointer writes the same table's state to HQ; only the snapshot it names is newer.
+   */
+  private carryFailingPointer(from: FailingPointer, unit: string): void {
+    const id = this.outbox.inheritFailure(unit, PHASE.pointer, from.attempts, from.error);
+    this.failingSteps.delete(from.id);
+    if (id !== undefined) this.failingSteps.set(id, { ...from.failing });
+    this.saveStuckStep();
   }
 
   /** Writes `stuckStep`: the step of `failingSteps` failing longest while HQ answers, or none. */
@@ -1319,6 +1351,14 @@ function senderConflict(outbox: Outbox): { sinceMs: number; message: string } | 
 
 /** `sync_state` key of the step failing longest while HQ answers (`noteStepFailure`). */
 const STUCK_STEP = 'stuckStep';
+
+/** A superseded unit's pointer step that was failing while HQ answered (`failingPointer`). */
+interface FailingPointer {
+  id: number;
+  attempts: number;
+  error: string | null;
+  failing: { answersAtLastFailure: number; aloneSinceMs: number | undefined };
+}
 
 interface StuckStep {
   /** The step's outbox id (ids are never reused: AUTOINCREMENT). */

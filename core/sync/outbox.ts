@@ -326,6 +326,24 @@ export class Outbox {
     return t ?? undefined;
   }
 
+  /** A pending unit's pending step of `phase` that has failed (attempts > 0), if any: read before it is superseded. */
+  failedStep(unit: string, phase: number): { id: number; attempts: number; last_error: string | null } | undefined {
+    return this.db
+      .prepare(`SELECT id, attempts, last_error FROM sync_outbox WHERE unit = ? AND phase = ? AND state = 'pending' AND attempts > 0 ORDER BY id LIMIT 1`)
+      .get(unit, phase) as { id: number; attempts: number; last_error: string | null } | undefined;
+  }
+
+  /**
+   * Gives the pending step of `phase` in `unit` (a unit that superseded one whose step of that phase
+   * kept failing) that step's attempts and last error, so status reports the failure as one; returns its id.
+   */
+  inheritFailure(unit: string, phase: number, attempts: number, lastError: string | null): number | undefined {
+    return this.db
+      .prepare(`UPDATE sync_outbox SET attempts = ?, last_error = ? WHERE id = (SELECT id FROM sync_outbox WHERE unit = ? AND phase = ? AND state = 'pending' ORDER BY id LIMIT 1) RETURNING id`)
+      .pluck()
+      .get(attempts, lastError, unit, phase) as number | undefined;
+  }
+
   /** Cancels the pending steps of a unit (superseded snapshot, or its source vanished). */
   cancelUnit(unit: string, why: string): number {
     return this.db.prepare(`UPDATE sync_outbox SET state = 'cancelled', last_error = ? WHERE unit = ? AND state = 'pending'`).run(why, unit).changes;

@@ -44,7 +44,7 @@ import { WriterLock } from '../lsm/writer-lock.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { checkKey, contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
 import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
-import { conflictMessage, localSender, MARKER_SINCE, markerDir, readMarker, SENDER_CONFLICT, writeMarker, type SenderMarker } from './sender.ts';
+import { claimMarker, conflictMessage, localSender, MARKER_SINCE, markerDir, readMarker, SENDER_CONFLICT, type SenderMarker } from './sender.ts';
 import { PHASE, referencedFiles } from './plan.ts';
 import { createScheduledTags, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
 import type { ObjectInfo, SyncTarget } from './targets/target.ts';
@@ -1064,12 +1064,7 @@ export class SyncEngine {
   }
 
   private async writeOwnMarker(by: 'first send' | 'take-over'): Promise<void> {
-    // Recorded before the write: a put whose answer the line lost may still have landed, and the
-    // next check, finding this directory's id with a time its outbox did not know, took it for a
-    // take-over from outside and dropped every step and the record of what HQ holds.
-    const sinceMs = this.clock();
-    this.outbox.setState(MARKER_SINCE, String(sinceMs));
-    await writeMarker(this.o.target, this.o.site, { sender: this.sender, dataDir: markerDir(this.o.dataDir), sinceMs, by });
+    await claimMarker(this.outbox, this.o.target, this.o.site, { sender: this.sender, dataDir: markerDir(this.o.dataDir), sinceMs: this.clock(), by });
     this.log(`sync: HQ's sender marker for site ${this.o.site} now names this data directory (sender ${this.sender}, ${by})`);
   }
 

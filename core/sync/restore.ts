@@ -22,7 +22,7 @@ import { SyncError } from './errors.ts';
 import { mirrorSite, type MirrorProgress } from './hq/mirror.ts';
 import { siteDatabase } from './names.ts';
 import { openOutboxDb, Outbox } from './outbox.ts';
-import { localSender, MARKER_SINCE, markerDir, writeMarker } from './sender.ts';
+import { claimMarker, localSender, markerDir } from './sender.ts';
 import type { SyncTarget } from './targets/target.ts';
 
 export const HWM_PREFIX = 'tilstand.hwm.';
@@ -146,11 +146,9 @@ async function adoptMarker(o: RestoreOptions, nowMs: number): Promise<NonNullabl
   const outbox = new Outbox(openOutboxDb(join(o.dataDir, 'site.db')));
   try {
     const id = localSender(outbox, o.dataDir);
-    // The marker is this outbox's own: its first send does not take it for a take-over from
-    // outside. Recorded before the write, which may land though its answer is lost.
-    outbox.setState(MARKER_SINCE, String(nowMs));
     try {
-      await writeMarker(o.target, o.site, { sender: id, dataDir: markerDir(o.dataDir), sinceMs: nowMs, by: 'restore' });
+      // The outbox's own marker: its first send does not take it for a take-over from outside.
+      await claimMarker(outbox, o.target, o.site, { sender: id, dataDir: markerDir(o.dataDir), sinceMs: nowMs, by: 'restore' });
     } catch (e) {
       return { id, adopted: false, error: (e as Error).message };
     }

@@ -135,6 +135,18 @@ export async function writeMarker(target: SyncTarget, site: string, m: Omit<Send
   return marker;
 }
 
+/**
+ * Writes HQ's marker naming this outbox's directory, its time recorded in the outbox first
+ * (`MARKER_SINCE`): a put whose answer the line lost may still have landed, and the engine's next
+ * check, finding this directory's id with a time its outbox did not know, took it for a take-over
+ * from outside and dropped every step and the record of what HQ holds. The engine's first send
+ * and take-over, and `restore`.
+ */
+export async function claimMarker(outbox: Outbox, target: SyncTarget, site: string, m: Omit<SenderMarker, 'format' | 'host'>): Promise<SenderMarker> {
+  outbox.setState(MARKER_SINCE, String(m.sinceMs));
+  return writeMarker(target, site, m);
+}
+
 /** The refusal: which sender owns the prefix, since when, and what to do. */
 export function conflictMessage(site: string, own: string, dataDir: string, m: SenderMarker): string {
   return (

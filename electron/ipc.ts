@@ -7,13 +7,11 @@
 import { validateCall, validateInputAge } from '../core/site/api-validate.ts';
 import type { ApiErrorKind, ApiResult, SessionContext, SiteBackend } from '../core/site/api.ts';
 import { SiteApiError } from '../core/site/api.ts';
-import { describeError, internalErrorId, internalErrorMessage } from '../core/site/internal-error.ts';
+import { callIn, logToStderr, reportInternalError } from '../core/site/internal-error.ts';
 import { isAppUrl } from './security.ts';
 
 export const CALL_CHANNEL = 'tilstand:call';
 export const EVENT_CHANNEL = 'tilstand:event';
-
-const logToStderr = (line: string): void => void process.stderr.write(`${line}\n`);
 
 export async function handleCall(
   backend: SiteBackend,
@@ -43,11 +41,8 @@ export async function handleCall(
     if (e instanceof SiteApiError) return { ok: false, error: e.body() };
     // Nobody foresaw it (the SiteService answers such failures itself; the first-run backend's
     // initSite failing on EACCES does not): its text may name a path of the data directory, so
-    // the window gets an id and the log the whole error (core/site/internal-error.ts; `|| String(e)`:
-    // describeError gives nothing for a thrown null or undefined).
-    const id = internalErrorId();
-    log(`internal error ${id} in ${call.method} (${session.user ? `user ${session.user.name}` : 'not signed in'}): ${describeError(e) || String(e)}`);
-    return failure('internal', internalErrorMessage(id));
+    // the window gets an id and the log the whole error (core/site/internal-error.ts).
+    return failure('internal', reportInternalError(log, callIn(call.method, session.user), e));
   }
 }
 

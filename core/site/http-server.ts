@@ -38,9 +38,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { describeError, internalErrorId, internalErrorMessage } from './internal-error.ts';
-
-const logToStderr = (line: string): void => void process.stderr.write(`${line}\n`);
+import { logToStderr, reportInternalError } from './internal-error.ts';
 
 export interface HttpEndpoints {
   metrics(): string;
@@ -92,9 +90,7 @@ export class SiteHttpServer {
       } catch (e) {
         // Unauthenticated, and reachable from the site network when served over TLS: the error's
         // text (paths, a decoder's complaint) goes to the log under an id, the client gets the id.
-        const id = internalErrorId();
-        (endpoints.log ?? logToStderr)(`internal error ${id} in ${path}: ${describeError(e)}`);
-        res.writeHead(500, { 'content-type': 'text/plain' }).end(`${internalErrorMessage(id)}\n`);
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`${reportInternalError(endpoints.log ?? logToStderr, path, e)}\n`);
       }
     };
     this.server = tls ? createHttpsServer({ cert: readFileSync(tls.certPath), key: readFileSync(tls.keyPath) }, handler) : createServer(handler);

@@ -33,3 +33,22 @@ export function describeError(e: unknown): string {
   }
   return parts.join(' | caused by: ');
 }
+
+/** Where an internal error is written when the caller gives no log (the first-run screen has no site log yet). */
+export const logToStderr = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/**
+ * Logs `e` whole under a new id — `internal error <id> in <where>: …`, where = a path, or a method
+ * with who called it (`callIn`) — and returns what the client is told (`internalErrorMessage`).
+ * The one place for the site API, the UI server's fallback, /metrics and /healthz, and the IPC.
+ */
+export function reportInternalError(log: (line: string) => void, where: string, e: unknown): string {
+  const id = internalErrorId();
+  log(`internal error ${id} in ${where}: ${describeError(e)}`);
+  return internalErrorMessage(id);
+}
+
+/** `where` for a call: the method and who made it. */
+export function callIn(method: string, user: { name: string } | null | undefined): string {
+  return `${method} (${user ? `user ${user.name}` : 'not signed in'})`;
+}

@@ -60,7 +60,7 @@ import { fedTables, syncView } from './status.ts';
 import { refusalAlarms } from './refusals.ts';
 import { dismissAs, replayLogged } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
-import { describeError, internalErrorId, internalErrorMessage } from './internal-error.ts';
+import { callIn, reportInternalError } from './internal-error.ts';
 import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { DEAD_LETTERS_TABLE_NAME, type DeadLetter, type DeadLetterStatus } from '../ingest/dead-letters.ts';
 import { bindingsFor } from '../ingest/binding.ts';
@@ -1107,10 +1107,7 @@ function apiError(e: unknown, method: string, session: SessionContext, site: { l
     case 'AlreadyExists':
     case 'Conflict':
       return new SiteApiError('conflict', err.message);
-    default: {
-      const id = internalErrorId();
-      site.logLine(`internal error ${id} in ${method} (${session.user ? `user ${session.user.name}` : 'not signed in'}): ${describeError(e)}`);
-      return new SiteApiError('internal', internalErrorMessage(id));
-    }
+    default:
+      return new SiteApiError('internal', reportInternalError((l) => site.logLine(l), callIn(method, session.user), e));
   }
 }

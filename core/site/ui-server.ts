@@ -29,7 +29,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiValidationError, validateCall, validateInputAge } from './api-validate.ts';
 import { rendererContentType } from './renderer-files.ts';
 import { INPUT_AGE_HEADER, PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
-import { describeError, internalErrorId, internalErrorMessage } from './internal-error.ts';
+import { callIn, logToStderr, reportInternalError } from './internal-error.ts';
 
 /** The session cookie's name over plain HTTP (loopback only, config.ts): `__Host-` needs Secure. */
 export const SESSION_COOKIE = 'tilstand_session';
@@ -93,8 +93,6 @@ export interface UiServerOptions {
    */
   log?: (line: string) => void;
 }
-
-const logToStderr = (line: string): void => void process.stderr.write(`${line}\n`);
 
 interface Session extends SessionContext {
   readonly token: string;
@@ -326,12 +324,9 @@ export class UiServer {
       // Nobody foresaw it (a backend other than the SiteService, which answers such failures
       // itself: the first-run screen's initSite failing on EACCES, say; or an answer JSON cannot
       // carry). Its text may name a path of the data directory and the client may not be signed
-      // in: the client gets an id, the log the whole error under it (internal-error.ts;
-      // `|| String(e)`: describeError gives nothing for a thrown null or undefined).
-      const id = internalErrorId();
-      const who = session?.user ?? created?.user;
-      (this.o.log ?? logToStderr)(`internal error ${id} in ${method} (${who ? `user ${who.name}` : 'not signed in'}): ${describeError(e) || String(e)}`);
-      reply(500, { ok: false, error: { kind: 'internal', message: internalErrorMessage(id) } });
+      // in: the client gets an id, the log the whole error under it (internal-error.ts).
+      const message = reportInternalError(this.o.log ?? logToStderr, callIn(method, session?.user ?? created?.user), e);
+      reply(500, { ok: false, error: { kind: 'internal', message } });
     } finally {
       if (signInTurn) this.signIns.leave();
       this.forgetSignedOut(session);

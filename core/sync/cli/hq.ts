@@ -17,7 +17,7 @@ import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord } from '../.
 import { mirrorSite } from '../hq/mirror.ts';
 import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
-import { HqStore } from '../hq/store.ts';
+import { HqStore, sitesOf } from '../hq/store.ts';
 import { SyncError } from '../errors.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
 import type { SyncTarget } from '../targets/target.ts';
@@ -110,11 +110,8 @@ function site(args: ParsedArgs): string {
  */
 async function knownSite(target: SyncTarget, s: string): Promise<void> {
   if (target instanceof DirectoryTarget) {
-    const ids = readdirSync(target.root, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => /^site_([A-Za-z0-9][A-Za-z0-9_-]*)\.db$/.exec(d.name)?.[1])
-      .filter((x): x is string => x !== undefined)
-      .sort();
+    // The root's folders, not a listing of every key under it.
+    const ids = sitesOf(readdirSync(target.root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => ({ key: `${d.name}/` })));
     if (ids.includes(s)) return;
     throw new SyncError('NotFound', `HQ has no site ${s} (check --site; ${ids.length > 0 ? `sites at HQ: ${ids.join(', ')}` : `no site has shipped to ${target.root} yet`})`);
   }

@@ -29,7 +29,8 @@ export interface SiteState {
 /** A table's snapshot file at HQ: `site_<id>.db/<table>/snapshot/snapshot-<n>` → the table's folder and n. */
 const SNAPSHOT_KEY = /^(site_[A-Za-z0-9][A-Za-z0-9_-]*\.db\/[^/.][^/]*\/)snapshot\/snapshot-(\d+)$/;
 
-function sitesOf(keys: readonly ObjectInfo[]): string[] {
+/** The site ids among `keys` (each `site_<id>.db/…`), sorted. */
+export function sitesOf(keys: readonly Pick<ObjectInfo, 'key'>[]): string[] {
   const out = new Set<string>();
   for (const { key } of keys) {
     const m = /^site_([A-Za-z0-9][A-Za-z0-9_-]*)\.db\//.exec(key);

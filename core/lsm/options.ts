@@ -78,7 +78,7 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'merge-engine': 'deduplicate (default), partial-update, aggregation or first-row (merge/README.md)',
   'sequence.field': 'comma list of columns compared before the system sequence number',
   'sequence.field.sort-order': 'ascending (default) or descending',
-  'ignore-delete': 'drop -D and -U input',
+  'ignore-delete': 'drop -D and -U input; of it and its fallback keys the first present decides, in this order (Paimon)',
   'ignore-update-before': 'drop -U input',
   'deduplicate.ignore-delete': 'fallback of ignore-delete',
   'partial-update.ignore-delete': 'fallback of ignore-delete',
@@ -91,13 +91,13 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'changelog-producer.row-deduplicate': 'lookup, full-compaction: no -U/+U pair when a value did not change (default false)',
   'full-compaction.delta-commits': 'primary-key tables: a full compaction after every N commits (default none, as Paimon; Flink sinks use 1 with full-compaction)',
   'changelog-producer.row-deduplicate-ignore-fields': 'columns left out of the row-deduplicate comparison',
-  'changelog.num-retained.min': 'accepted; changelog files follow their snapshot (snapshot.num-retained.min)',
-  'changelog.num-retained.max': 'accepted; changelog files follow their snapshot (snapshot.num-retained.max)',
-  'changelog.time-retained': 'accepted; changelog files follow their snapshot (snapshot.time-retained)',
+  'changelog.num-retained.min': 'checked (≥ 1, ≤ max); changelog files follow their snapshot, so a value above snapshot.num-retained.min is refused at creation and ALTER',
+  'changelog.num-retained.max': 'checked; changelog files follow their snapshot, so a value above snapshot.num-retained.max is refused at creation and ALTER',
+  'changelog.time-retained': 'checked; changelog files follow their snapshot, so a value above snapshot.time-retained is refused at creation and ALTER',
   'write-buffer-size': 'bytes of rows buffered in memory before a flush to level 0 (default 256 mb)',
-  'target-file-size': 'size at which a compaction output file is rolled (default 128 mb)',
+  'target-file-size': 'size at which a compaction output file is rolled (default 128 mb; append tables 256 mb, as Paimon)',
   'num-sorted-run.compaction-trigger': 'sorted runs that trigger a compaction (default 5)',
-  'num-sorted-run.stop-trigger': 'sorted runs at which writes wait for compaction (default trigger + 3)',
+  'num-sorted-run.stop-trigger': 'sorted runs at which writes wait for compaction (default trigger + 3; below the trigger refused at creation, read as the trigger in a table written elsewhere, as Paimon)',
   'num-levels': 'LSM levels (default trigger + 1)',
   'compaction.max-size-amplification-percent': 'size amplification that triggers a full compaction (default 200)',
   'compaction.size-ratio': 'size ratio percentage for universal compaction (default 1)',
@@ -110,13 +110,41 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'commit.max-retries': 'commit retries after a lost race (default 10)',
 };
 
-/** Paimon options accepted and stored but not acted upon by this store. */
+/**
+ * Paimon options accepted and stored but not acted upon by this store (`partition.legacy-name`
+ * only as 'true', its default: parseOptions).
+ */
 const PASS_THROUGH = new Set([
   'path', 'type', 'comment', 'owner', 'file.compression.zstd-level', 'metadata.stats-mode',
   'manifest.format', 'manifest.target-file-size', 'manifest.merge-min-count', 'data-file.prefix',
   'changelog-file.prefix', 'partition.legacy-name', 'consumer.expiration-time', 'tag.automatic-creation',
   'continuous.discovery-interval', 'scan.mode', 'snapshot.clean-empty-directories',
 ]);
+/** `ignore-delete` and its fallback keys, in the order Paimon looks them up. */
+const IGNORE_DELETE_KEYS = ['ignore-delete', 'first-row.ignore-delete', 'deduplicate.ignore-delete', 'partial-update.ignore-delete'] as const;
+
+/**
+ * `changelog.num-retained.min|max` and `changelog.time-retained` fall back to the snapshot values
+ * and are checked as Paimon's SchemaValidation checks them (min ≥ 1, min ≤ max). A changelog kept
+ * longer than its snapshots (CoreOptions.changelogLifecycleDecoupled) is not written here: creating
+ * such a table is refused (`strict`; ALTER calls this strictly when it changes one of these); one
+ * Java made opens (expire.ts leaves Java's `changelog/` files alone).
+ */
+export function checkChangelogRetention(raw: Readonly<Record<string, string>>, strict: boolean, snapMin: number, snapMax: number, snapTimeMs: number): void {
+  const min = raw['changelog.num-retained.min'] === undefined ? snapMin : parseInt32(raw['changelog.num-retained.min'], 'changelog.num-retained.min', 1);
+  const max = raw['changelog.num-retained.max'] === undefined ? snapMax : parseInt32(raw['changelog.num-retained.max'], 'changelog.num-retained.max', 1);
+  if (min > max) throw invalidArgument(`option 'changelog.num-retained.min' (${min}) must not be larger than 'changelog.num-retained.max' (${max})`);
+  const timeMs = raw['changelog.time-retained'] === undefined ? snapTimeMs : parseDuration(raw['changelog.time-retained'], 'changelog.time-retained');
+  if (!strict) return;
+  const longer = max > snapMax ? `'changelog.num-retained.max' (${max}) above 'snapshot.num-retained.max' (${snapMax})`
+    : min > snapMin ? `'changelog.num-retained.min' (${min}) above 'snapshot.num-retained.min' (${snapMin})`
+    : timeMs > snapTimeMs ? `'changelog.time-retained' (${timeMs} ms) above 'snapshot.time-retained' (${snapTimeMs} ms)`
+    : undefined;
+  if (longer) {
+    throw notSupported(`option ${longer}: a changelog kept longer than its snapshots is not supported here (changelog files expire with their snapshot); expected changelog retention no longer than the snapshots'`);
+  }
+}
+
 const FIELD_OPTION = /^fields\.(.+)\.(sequence-group|aggregate-function|ignore-retract|list-agg-delimiter|distinct|default-value)$/;
 
 export interface TableOptions {
@@ -156,9 +184,9 @@ export interface TableOptions {
 
 /**
  * Parses and validates a table's options. `strict` (table creation) refuses unknown options;
- * otherwise they are kept but ignored.
+ * otherwise they are kept but ignored. `hasPrimaryKey` picks Paimon's default target file size.
  */
-export function parseOptions(raw: Record<string, string>, strict: boolean): TableOptions {
+export function parseOptions(raw: Record<string, string>, strict: boolean, hasPrimaryKey = true): TableOptions {
   for (const [k, v] of Object.entries(raw)) {
     if (typeof v !== 'string') throw invalidArgument(`option '${k}': expected a string value, got ${typeof v}`);
     if (strict && !(k in DECLARED_OPTIONS) && !PASS_THROUGH.has(k) && !FIELD_OPTION.test(k)) {
@@ -189,7 +217,9 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
   const mergeEngine = parseEnum(get('merge-engine') ?? 'deduplicate', 'merge-engine', ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const);
   const changelogProducer = parseEnum(get('changelog-producer') ?? 'none', 'changelog-producer', ['none', 'input', 'lookup', 'full-compaction'] as const);
   const trigger = int('num-sorted-run.compaction-trigger', 5, 2);
-  const stopTrigger = int('num-sorted-run.stop-trigger', trigger + 3, trigger);
+  // Paimon takes max(trigger, stop-trigger) (CoreOptions.numSortedRunStopTrigger): a table written
+  // elsewhere with a lower stop trigger opens; creating one here is refused as meaningless.
+  const stopTrigger = strict ? int('num-sorted-run.stop-trigger', trigger + 3, trigger) : Math.max(trigger, int('num-sorted-run.stop-trigger', trigger + 3, 1));
   const numLevels = int('num-levels', trigger + 1, 2);
 
   const sequenceGroups: Array<{ sequenceFields: string[]; columns: string[] }> = [];
@@ -201,9 +231,25 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
       sequenceGroups.push({ sequenceFields: parseList(m[1]), columns });
     }
   }
-  const ignoreDelete =
-    bool('ignore-delete', false) || bool('deduplicate.ignore-delete', false) ||
-    bool('partial-update.ignore-delete', false) || bool('first-row.ignore-delete', false);
+  // Paimon's fallback keys: the first key present decides (CoreOptions.IGNORE_DELETE), so an
+  // explicit 'ignore-delete' = 'false' wins over 'partial-update.ignore-delete' = 'true'. Every one
+  // present must still parse.
+  let ignoreDelete: boolean | undefined;
+  for (const k of IGNORE_DELETE_KEYS) {
+    if (get(k) === undefined) continue;
+    const v = bool(k, false);
+    if (ignoreDelete === undefined) ignoreDelete = v;
+  }
+  // Read elsewhere from the raw options (deletion-vector.ts, schema-change.ts): checked here so a
+  // value such as 'yes' is refused, not read as false.
+  bool('deletion-vectors.enabled', false);
+  bool('disable-explicit-type-casting', false);
+  // Partition directories are always written with Paimon's legacy names (partition-path.ts); a
+  // Java reader of a table saying 'false' would look for DATE, TIME, TIMESTAMP, DECIMAL, FLOAT and
+  // DOUBLE partitions elsewhere, so creating one is refused rather than the option ignored.
+  if (!bool('partition.legacy-name', true) && strict) {
+    throw notSupported(`option 'partition.legacy-name': 'false' is not supported (partition directories are written with Paimon's legacy names); expected 'true' or no value`);
+  }
 
   const retainedMin = int('snapshot.num-retained.min', 10, 1);
   const retainedMax = int('snapshot.num-retained.max', MAX_INT, 1);
@@ -211,6 +257,8 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
   if (retainedMin > retainedMax) {
     throw invalidArgument(`option 'snapshot.num-retained.min' (${retainedMin}) must not be larger than 'snapshot.num-retained.max' (${retainedMax})`);
   }
+  const snapshotTimeRetainedMs = get('snapshot.time-retained') === undefined ? 3_600_000 : parseDuration(get('snapshot.time-retained')!, 'snapshot.time-retained');
+  checkChangelogRetention(raw, strict, retainedMin, retainedMax, snapshotTimeRetainedMs);
   return {
     raw: { ...raw },
     bucket,
@@ -221,14 +269,15 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
     mergeEngine,
     sequenceFields: parseList(get('sequence.field')),
     sequenceSortOrder: parseEnum(get('sequence.field.sort-order') ?? 'ascending', 'sequence.field.sort-order', ['ascending', 'descending'] as const),
-    ignoreDelete,
+    ignoreDelete: ignoreDelete ?? false,
     ignoreUpdateBefore: bool('ignore-update-before', false),
     removeRecordOnDelete: bool('partial-update.remove-record-on-delete', false),
     removeRecordOnSequenceGroup: parseList(get('partial-update.remove-record-on-sequence-group')),
     sequenceGroups,
     changelogProducer,
     writeBufferBytes: get('write-buffer-size') === undefined ? 256 * 1024 * 1024 : parseMemorySize(get('write-buffer-size')!, 'write-buffer-size'),
-    targetFileBytes: get('target-file-size') === undefined ? 128 * 1024 * 1024 : parseMemorySize(get('target-file-size')!, 'target-file-size'),
+    // Paimon's default differs by table kind (CoreOptions.targetFileSize(hasPrimaryKey)).
+    targetFileBytes: get('target-file-size') === undefined ? (hasPrimaryKey ? 128 : 256) * 1024 * 1024 : parseMemorySize(get('target-file-size')!, 'target-file-size'),
     compactionTrigger: trigger,
     stopTrigger,
     numLevels,
@@ -238,7 +287,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean): Tabl
     fullCompactionDeltaCommits: get('full-compaction.delta-commits') === undefined ? undefined : int('full-compaction.delta-commits', 1, 1),
     snapshotsRetainedMin: retainedMin,
     snapshotsRetainedMax: retainedMax,
-    snapshotTimeRetainedMs: get('snapshot.time-retained') === undefined ? 3_600_000 : parseDuration(get('snapshot.time-retained')!, 'snapshot.time-retained'),
+    snapshotTimeRetainedMs,
     snapshotExpireLimit: int('snapshot.expire.limit', 50, 1),
     partitionDefaultName: get('partition.default-name') ?? '__DEFAULT_PARTITION__',
     commitMaxRetries: int('commit.max-retries', 10, 0),

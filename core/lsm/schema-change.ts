@@ -18,7 +18,7 @@
 
 import { checkTypeChange, sameType } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
-import { DECLARED_OPTIONS, parseList } from './options.ts';
+import { checkChangelogRetention, DECLARED_OPTIONS, parseList } from './options.ts';
 import { TableSchema, type TableSchemaJson } from './schema.ts';
 import type { Table } from './table.ts';
 import { parseType, typeToJson, withNullable } from './types.ts';
@@ -273,8 +273,23 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
     timeMillis: nowMillis,
   };
   // Validates everything the constructor checks (columns named by options exist, keys NOT NULL, …).
-  return new TableSchema(next, false);
+  const schema = new TableSchema(next, false);
+  // The first of 'ignore-delete' and its fallback keys decides (options.ts): an explicit 'false'
+  // set beside a fallback key's 'true' turns it off as surely as changing the key itself.
+  if (current.options.ignoreDelete && !schema.options.ignoreDelete) {
+    throw invalidArgument(`option 'ignore-delete' cannot be changed from true to false (records already dropped cannot come back); it is true through ${IGNORE_DELETE_SOURCES.filter((k) => current.options.raw[k] !== undefined).map((k) => `'${k}' = '${current.options.raw[k]}'`).join(', ')}`);
+  }
+  // Lenient above (a Java table's own options pass); a retention changed here may not make the
+  // changelog outlive its snapshots, which this store does not keep (options.ts).
+  if (changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && RETENTION_OPTION.test(c.key))) {
+    const o = schema.options;
+    checkChangelogRetention(o.raw, true, o.snapshotsRetainedMin, o.snapshotsRetainedMax, o.snapshotTimeRetainedMs);
+  }
+  return schema;
 }
+
+const IGNORE_DELETE_SOURCES = ['ignore-delete', 'first-row.ignore-delete', 'deduplicate.ignore-delete', 'partial-update.ignore-delete'];
+const RETENTION_OPTION = /^(snapshot|changelog)\.(num-retained\.(min|max)|time-retained)$/;
 
 /** Options this store accepts on ALTER besides DECLARED_OPTIONS (Paimon options it passes through). */
 const KNOWN_MUTABLE = new Set([

@@ -13,7 +13,7 @@ import { validateChangelogOptions } from './changelog-options.ts';
 import { validateMergeEngineOptions } from './merge/engine-options.ts';
 import { checkName } from './partition-path.ts';
 import { validateAppendTable } from './append-table.ts';
-import { isNestedType, parseType, typeToJson, typeToString, withNullable, type DataField, type DataType, type TypeJson } from './types.ts';
+import { isNestedType, parseStoredType, parseType, typeToJson, typeToString, withNullable, type DataField, type DataType, type TypeJson } from './types.ts';
 
 export const SCHEMA_VERSION = 3;
 /** Field ids of the system columns of a primary-key data file (SpecialFields.java). */
@@ -71,13 +71,15 @@ export class TableSchema {
     this.fields = json.fields.map((f) => ({
       id: f.id,
       name: f.name,
-      type: parseType(f.type),
+      // A schema file on disk is read as Paimon reads it (unknown keys ignored); creation checked
+      // what the person wrote (fromSpec) before it got here.
+      type: parseStoredType(f.type),
       ...(f.description === undefined ? {} : { description: f.description }),
     }));
     this.highestFieldId = json.highestFieldId;
     this.partitionKeys = [...json.partitionKeys];
     this.primaryKeys = [...json.primaryKeys];
-    this.options = parseOptions(json.options, strictOptions);
+    this.options = parseOptions(json.options, strictOptions, json.primaryKeys.length > 0);
     this.comment = json.comment;
     this.timeMillis = json.timeMillis;
     this.fieldIndex = new Map(this.fields.map((f, i) => [f.name, i]));

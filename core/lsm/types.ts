@@ -85,10 +85,24 @@ const MAX_LEN = 2147483647;
 
 /**
  * Parses a Paimon type: a string such as `DECIMAL(10, 2) NOT NULL`, `ARRAY<INT>` or
- * `MAP<STRING, BIGINT> NOT NULL`, or a schema-file JSON object for a nested type.
+ * `MAP<STRING, BIGINT> NOT NULL`, or a schema-file JSON object for a nested type. A type object's
+ * unknown key is refused, named: this is for what a person wrote (a schema spec, a contract).
  */
 export function parseType(text: TypeJson): DataType {
-  if (text !== null && typeof text === 'object' && !Array.isArray(text)) return parseTypeJson(text);
+  return parseTypeOf(text, true);
+}
+
+/**
+ * The same for a type read from a table's own schema file: an unknown key in a type object is
+ * ignored, as Paimon's parser ignores it, so a key a newer Java adds does not make the table
+ * unreadable here.
+ */
+export function parseStoredType(text: TypeJson): DataType {
+  return parseTypeOf(text, false);
+}
+
+function parseTypeOf(text: TypeJson, strictKeys: boolean): DataType {
+  if (text !== null && typeof text === 'object' && !Array.isArray(text)) return parseTypeJson(text, strictKeys);
   if (typeof text !== 'string') throw invalidArgument(`expected a type string, got ${JSON.stringify(text)}`);
   const nested = parseNestedString(text);
   if (nested) return nested;
@@ -208,20 +222,41 @@ function parseNestedString(text: string): DataType | undefined {
   return { root: 'MAP', nullable, key: parseType(parts[0]!), value: parseType(parts[1]!) };
 }
 
-function parseTypeJson(j: NestedTypeJson): DataType {
+function parseTypeJson(j: NestedTypeJson, strictKeys: boolean): DataType {
   if (typeof j.type !== 'string') throw invalidArgument(`type object without a 'type' string: ${JSON.stringify(j)}`);
   const { body, nullable } = splitNullable(j.type);
   const name = body.toUpperCase();
+  if (strictKeys && (name === 'ARRAY' || name === 'MAP')) checkTypeObjectKeys(name, j);
   if (name === 'ARRAY') {
     if (j.element === undefined) throw invalidArgument(`ARRAY type object without 'element': ${JSON.stringify(j)}`);
-    return { root: 'ARRAY', nullable, element: parseType(j.element) };
+    return { root: 'ARRAY', nullable, element: parseTypeOf(j.element, strictKeys) };
   }
   if (name === 'MAP') {
     if (j.key === undefined || j.value === undefined) throw invalidArgument(`MAP type object without 'key'/'value': ${JSON.stringify(j)}`);
-    return { root: 'MAP', nullable, key: parseType(j.key), value: parseType(j.value) };
+    return { root: 'MAP', nullable, key: parseTypeOf(j.key, strictKeys), value: parseTypeOf(j.value, strictKeys) };
   }
   if (name === 'ROW' || name === 'MULTISET') throw notSupported(`nested ${name} columns are not supported (ARRAY and MAP are)`);
   throw invalidArgument(`unknown type object ${JSON.stringify(j)}`);
+}
+
+/** The keys Java's serializeJson writes for each type object we read (ArrayType, MapType). */
+const TYPE_OBJECT_KEYS: Readonly<Record<'ARRAY' | 'MAP', readonly string[]>> = {
+  ARRAY: ['type', 'element'],
+  MAP: ['type', 'key', 'value'],
+};
+
+// Paimon's parser ignores keys it does not read, so a misspelt key ('elemnt') would only surface
+// as the missing one; naming it is the useful error for what a person wrote. Java writes no other
+// keys today; a table's own schema files are read leniently (parseStoredType).
+function checkTypeObjectKeys(name: 'ARRAY' | 'MAP', j: NestedTypeJson): void {
+  const allowed = TYPE_OBJECT_KEYS[name];
+  for (const k of Object.keys(j)) {
+    if (!allowed.includes(k)) {
+      throw invalidArgument(
+        `${name} type object has unknown key '${k}': expected only ${allowed.map((a) => `'${a}'`).join(', ')} (${JSON.stringify(j)})`,
+      );
+    }
+  }
 }
 
 /** The type as Paimon's schema JSON writes it: a string, or an object for ARRAY/MAP. */

@@ -124,12 +124,12 @@ export class UiServer {
   handle(req: IncomingMessage, res: ServerResponse): boolean {
     const path = (req.url ?? '/').split('?')[0]!;
     if (path.startsWith('/api/')) {
-      answered(res, this.api(req, res, path.slice('/api/'.length)));
+      answered(res, this.api(req, res, path.slice('/api/'.length)), this.o.log ?? logToStderr, `${req.method} ${path}`);
       return true;
     }
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (path === '/' || path === '/index.html' || path.startsWith('/assets/') || path === '/favicon.ico') {
-        answered(res, this.serveStatic(res, path === '/' ? '/index.html' : path));
+        answered(res, this.serveStatic(res, path === '/' ? '/index.html' : path), this.o.log ?? logToStderr, `${req.method} ${path}`);
         return true;
       }
     }
@@ -362,16 +362,20 @@ export class UiServer {
 /**
  * Ends a handler's promise. A failure nobody caught answers 500 (or, once a head went out, cuts
  * the response off) and goes no further: an unhandled rejection ends a Node 20 process, here the
- * whole site, and any web page the floor PC's browser opens can send the request.
+ * whole site, and any web page the floor PC's browser opens can send the request. Like every
+ * other internal error it is logged whole under an id and the client gets only the id
+ * (internal-error.ts); `where` is the request's method and path. Exported for its tests.
  */
-function answered(res: ServerResponse, handler: Promise<void>): void {
-  handler.catch(() => {
+export function answered(res: ServerResponse, handler: Promise<void>, log: (line: string) => void, where: string): void {
+  handler.catch((e: unknown) => {
     try {
       if (res.headersSent) {
         res.destroy();
+        // Nobody is told this id (the response is cut off), but the error is not lost.
+        reportInternalError(log, `${where} (response cut off)`, e);
         return;
       }
-      const body: ApiResult<unknown> = { ok: false, error: { kind: 'internal', message: 'internal error' } };
+      const body: ApiResult<unknown> = { ok: false, error: { kind: 'internal', message: reportInternalError(log, where, e) } };
       res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8', ...SECURITY_HEADERS }).end(JSON.stringify(body));
     } catch {
       res.destroy();

@@ -201,12 +201,17 @@ export interface SyncStatus {
   recentBytes: number;
   windowMs: number;
   /**
-   * False (`sync_stalled`, whose params.reason says which) when HQ's sender marker names another
+   * False (`sync_stalled`; `problems` says which) when HQ's sender marker names another
    * data directory (at once), a step has failed for the whole health window while HQ took other
    * requests, a table or contract file has been left out of planning for the window, or a step has
    * waited the whole window with nothing sent in it (core/sync DESIGN.md, "Retry, backoff, health").
    */
   healthy: boolean;
+  /**
+   * Why not healthy, most pressing first (core/sync's SyncProblem: 'refused', 'step', 'waiting',
+   * 'planning', or one a newer site adds); empty when healthy; absent from an older site's answer.
+   */
+  problems?: string[];
   /** The last failure's message (a closed line, a refused key, a full disk at HQ). */
   lastError: string | null;
 }

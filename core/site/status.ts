@@ -13,7 +13,7 @@ import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../in
 import { resolveBudgets } from '../ingest/freshness.ts';
 import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, SITE_TABLES, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
-import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncProblem, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import type { StreamView, SyncStatus } from './api.ts';
@@ -68,7 +68,8 @@ export interface SiteStatus {
   alarms: { kind: string; message: string; sinceMs: number }[] | null;
   /**
    * HQ sync as the UI's Sync screen shows it (`syncView`), from the running site or, when none
-   * runs, from the outbox in site.db; null when the site has no HQ target.
+   * runs, from the outbox in site.db; null when the site has no HQ target. `problems` is absent
+   * from an older running site's answer over the control socket.
    */
   sync: SyncStatus | null;
   /**
@@ -98,8 +99,15 @@ export function restoreWaiting(data: string): string[] | null {
   return waiting.length > 0 ? waiting : null;
 }
 
-/** A sync engine's status as the site shows it (the UI's Sync screen, `tilstand status`). */
-export function syncView(target: string, windowMs: number, s: EngineSyncStatus): SyncStatus {
+/**
+ * The site API's SyncStatus with why it is not healthy: core/sync's `problems`, most pressing
+ * first (the first is the `sync_stalled` alarm's params.reason), empty when healthy or when an
+ * older engine gave none. The UIs word each case from it; `lastError` is English.
+ */
+export type SyncView = SyncStatus & { problems: SyncProblem[] };
+
+/** A sync engine's status as the site shows it (the UI's Sync screen and header, `tilstand status`). */
+export function syncView(target: string, windowMs: number, s: EngineSyncStatus): SyncView {
   return {
     configured: true,
     target,
@@ -113,6 +121,9 @@ export function syncView(target: string, windowMs: number, s: EngineSyncStatus):
     recentBytes: s.recentBytes,
     windowMs,
     healthy: s.healthy,
+    // Only while unhealthy: a site waiting for the sender lock reports the outbox's problems as
+    // healthy (another process sends), and a view saying both would contradict itself.
+    problems: s.healthy ? [] : [...(s.problems ?? [])],
     lastError: s.lastError,
   };
 }
@@ -127,7 +138,7 @@ export function redactTarget(text: string): string {
  * given only with `tilstand start --hq` is not in config.json; the outbox remembers the one it last
  * sent to (core/sync engine.ts, `sync_state` `target`), and that is shown, saying so.
  */
-function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): SyncStatus | null {
+function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): SyncView | null {
   const path = dataPaths(data).siteDb;
   const view = (target: string, s: EngineSyncStatus) => syncView(redactTarget(target), DEFAULT_HEALTH_WINDOW_MS, s);
   if (!existsSync(path)) return config.hq.target ? view(config.hq.target, EMPTY_SYNC_STATUS) : null;
@@ -249,6 +260,14 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
   };
 }
 
+/** `tilstand status`'s words for each of SyncView's `problems` (one a newer engine adds shows as named). */
+const SYNC_PROBLEM_TEXT: Partial<Record<string, string>> = {
+  refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',
+  step: 'a step has failed for the whole health window while HQ took other requests',
+  waiting: 'nothing reached HQ within the health window',
+  planning: 'a table or contract file has been left out of sending for the whole health window',
+};
+
 const secs = (ms: number | null): string => (ms === null ? '–' : ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`);
 
 function pad(rows: string[][]): string[] {
@@ -299,7 +318,9 @@ export function formatStatus(s: SiteStatus): string[] {
   else {
     const waited = y.oldestUnsyncedMs === null ? '' : ` (the oldest waited ${secs(y.oldestUnsyncedMs)})`;
     const last = y.lastSuccessMs === null ? 'never' : `${secs(Math.max(0, s.nowMs - y.lastSuccessMs))} ago`;
-    lines.push(`sync: to ${y.target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : ', STALLED'}, ${y.pendingItems} steps pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
+    // Why, in words: "STALLED" beside "online" read as a line problem to whoever HQ refused.
+    const why = y.problems && y.problems.length > 0 ? ` (${y.problems.map((p) => SYNC_PROBLEM_TEXT[p] ?? p).join('; ')})` : '';
+    lines.push(`sync: to ${y.target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : `, STALLED${why}`}, ${y.pendingItems} steps pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
   }
   if (s.restoreWaiting) {
     lines.push(`restore: not heard from since the restore: ${s.restoreWaiting.join(', ')} (${s.running ? 'asked every 30 s to resend what came after the restored state' : 'the site asks them once it runs'}; a module needs its new broker password to connect)`);

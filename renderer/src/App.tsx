@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import { watchIdle } from './idle.ts';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
+import { SyncChip } from './components/SyncChip.tsx';
 import { useApp, useT } from './context.tsx';
 import { alarmText, type MessageKey } from './i18n/messages.ts';
 import { DeadLetters } from './screens/DeadLetters.tsx';
@@ -71,9 +72,7 @@ export function App() {
         <span className={`chip ${breaches > 0 ? 'chip-alert' : ''}`} data-testid="freshness">
           {breaches > 0 ? `⚠ ${breaches} ${t('tables.breach')}` : `● ${t('tables.within')}`}
         </span>
-        <span className={`chip ${status && status.sync.configured && !status.sync.online ? 'chip-alert' : ''}`}>
-          {status?.sync.configured ? (status.sync.online ? t('sync.online') : `⚠ ${t('sync.offline')}`) : t('nav.sync') + ': –'}
-        </span>
+        <SyncChip />
         <span className="spacer" />
         <LanguagePicker />
         <span className="muted">{t('signedInAs', { name: user.name })}</span>

@@ -27,6 +27,9 @@ const en = {
   'inbox.empty': 'Nothing waits for a decision.',
   'inbox.waiting': '{n} waiting for a decision',
   'inbox.waitingDeferred': '{n} waiting for a decision, {d} of them deferred',
+  // Where the count takes the singular (pluralKey): "1 wartet", not "1 warten"; with one waiting, it is the deferred one.
+  'inbox.waiting_one': '{n} waiting for a decision',
+  'inbox.waitingDeferred_one': '{n} waiting for a decision, deferred',
   'inbox.mostUrgent': 'The {n} most urgent are listed, of {all} that wait: decide these first.',
   'inbox.risk': 'Risk',
   'inbox.age': 'Waiting',
@@ -205,16 +208,20 @@ const en = {
   'sync.offline': 'OFFLINE',
   'sync.notConfigured': 'No headquarters target is configured: the site works alone. An administrator sets hq.target in the data directory’s config.json (docs/operations.md, “Connecting to headquarters”).',
   // Health is more than "the line is down" (core/sync statusOf): the headline is neutral, the
-  // reason follows where the site's sync_stalled alarm names it (params.reason).
+  // reason follows where the sync view names one (its first `problems`, the sync_stalled alarm's reason).
   'sync.unhealthy': 'NOT HEALTHY',
+  // The header's chip when the view's problems say 'refused': "Online" was true of the line and said nothing of the refusal.
+  'sync.refused': 'REFUSED BY HQ',
   'sync.reason.refused': 'Headquarters refuses this PC: another PC sends for this site. If that PC replaced this one, retire this one; if this one is to send, an administrator takes over (docs/operations.md, “Two PCs for one site”).',
   'sync.reason.step': 'One step has failed for {window} or more while headquarters took other requests (a share that damages one file); the last error names it.',
   'sync.reason.waiting': 'Steps have waited {window} or more and nothing reached headquarters.',
   'sync.reason.planning': 'A table or contract file has been left out of sending for {window} or more; the last error names it.',
   'sync.lastError': 'Last error',
   'sync.pending': '{items} steps, {bytes} pending',
+  'sync.pending_one': '{items} step, {bytes} pending',
   'sync.target': 'Syncing to',
   'sync.recent': 'In the last {window}: {items} steps done, {bytes} sent',
+  'sync.recent_one': 'In the last {window}: {items} step done, {bytes} sent',
   'sync.lastSuccess': 'Last success',
   'sync.oldest': 'Oldest unsent step has waited',
   'sync.current': 'Sending {file}',
@@ -228,6 +235,7 @@ const en = {
   'dead.dismiss': 'Dismiss',
   'dead.alike': 'Also every other open letter from this topic with this reason ({n} listed here)',
   'dead.moreOpen': 'The oldest {n} open letters are listed, of {all}: replay or dismiss these, and the next ones show.',
+  'dead.moreOpen_one': 'The oldest open letter is listed, of {all}: replay or dismiss it, and the next ones show.',
   'dead.note': 'Why (kept with your name)',
   'dead.dismissedBy': 'Dismissed by {name}, {time}: {note}',
   'dead.wasReplayed': 'Replayed',
@@ -264,11 +272,14 @@ const en = {
   'alarm.command_timed_out': '{action} for {id} timed out{detail}',
   'alarm.stream_silent': '{stream}: no event for {silent} (allowed {allowed}) — is the module running and connected? Its rows stay as they were',
   // By params.reason (core/site syncStallReason); 'alarm.sync_stalled' is "waiting".
-  'alarm.sync_stalled': 'sync to HQ has made no progress within {window}; {pending} steps waiting',
-  'alarm.sync_stalled.refused': 'sync to HQ is refused: another PC sends for this site (docs/operations.md, “Two PCs for one site”); {pending} steps waiting',
-  'alarm.sync_stalled.step': 'sync to HQ is not healthy: a step has failed for {window} while HQ took other requests; {pending} steps waiting',
-  'alarm.sync_stalled.planning': 'sync to HQ is not healthy: a table or contract file has been left out of sending for {window}; {pending} steps waiting',
-  'alarm.sync_stalled.other': 'sync to HQ is not healthy; {pending} steps waiting',
+  'alarm.sync_stalled': 'sync to HQ has made no progress within {window}',
+  'alarm.sync_stalled.refused': 'sync to HQ is refused: another PC sends for this site (docs/operations.md, “Two PCs for one site”)',
+  'alarm.sync_stalled.step': 'sync to HQ is not healthy: a step has failed for {window} while HQ took other requests',
+  'alarm.sync_stalled.planning': 'sync to HQ is not healthy: a table or contract file has been left out of sending for {window}',
+  'alarm.sync_stalled.other': 'sync to HQ is not healthy',
+  // After each of them, following a '; ' (params.pending; `_one` where the count takes the singular, pluralKey).
+  'alarm.sync_stalled.pending': '{pending} steps waiting',
+  'alarm.sync_stalled.pending_one': '{pending} step waiting',
   'error.generic': 'Something went wrong: {message}',
   'never': 'never',
   'ago': '{t} ago',
@@ -299,6 +310,8 @@ const nb: Messages = {
   'inbox.empty': 'Ingenting venter på beslutning.',
   'inbox.waiting': '{n} venter på beslutning',
   'inbox.waitingDeferred': '{n} venter på beslutning, {d} av dem utsatt',
+  'inbox.waiting_one': '{n} venter på beslutning',
+  'inbox.waitingDeferred_one': '{n} venter på beslutning, utsatt',
   'inbox.mostUrgent': 'De {n} mest hastende vises, av {all} som venter: avgjør disse først.',
   'inbox.risk': 'Risiko',
   'inbox.age': 'Venter',
@@ -477,14 +490,17 @@ const nb: Messages = {
   'sync.offline': 'FRAKOBLET',
   'sync.notConfigured': 'Ingen hovedkontor-mottaker er satt opp: anlegget arbeider alene. En administrator setter hq.target i datakatalogens config.json (docs/operations.md, «Connecting to headquarters»).',
   'sync.unhealthy': 'IKKE I ORDEN',
+  'sync.refused': 'AVVIST AV HOVEDKONTORET',
   'sync.reason.refused': 'Hovedkontoret avviser denne PC-en: en annen PC sender for dette anlegget. Har den PC-en erstattet denne, tas denne ut av drift; skal denne sende, tar en administrator over (docs/operations.md, «Two PCs for one site»).',
   'sync.reason.step': 'Ett steg har feilet i {window} eller mer mens hovedkontoret tok imot andre forespørsler (en deling som skader én fil); siste feil nevner det.',
   'sync.reason.waiting': 'Steg har ventet i {window} eller mer uten at noe nådde hovedkontoret.',
   'sync.reason.planning': 'En tabell eller kontraktfil har vært utelatt fra sendingen i {window} eller mer; siste feil nevner den.',
   'sync.lastError': 'Siste feil',
   'sync.pending': '{items} steg, {bytes} venter',
+  'sync.pending_one': '{items} steg, {bytes} venter',
   'sync.target': 'Synkroniserer til',
   'sync.recent': 'Siste {window}: {items} steg utført, {bytes} sendt',
+  'sync.recent_one': 'Siste {window}: {items} steg utført, {bytes} sendt',
   'sync.lastSuccess': 'Siste vellykkede',
   'sync.oldest': 'Eldste usendte steg har ventet',
   'sync.current': 'Sender {file}',
@@ -498,6 +514,7 @@ const nb: Messages = {
   'dead.dismiss': 'Avskriv',
   'dead.alike': 'Også alle andre åpne hendelser fra dette emnet med denne årsaken ({n} i listen her)',
   'dead.moreOpen': 'De {n} eldste åpne hendelsene vises, av {all}: kjør dem på nytt eller avskriv dem, så vises de neste.',
+  'dead.moreOpen_one': 'Den eldste åpne hendelsen vises, av {all}: kjør den på nytt eller avskriv den, så vises de neste.',
   'dead.note': 'Hvorfor (lagres med navnet ditt)',
   'dead.dismissedBy': 'Avskrevet av {name}, {time}: {note}',
   'dead.wasReplayed': 'Kjørt på nytt',
@@ -530,11 +547,13 @@ const nb: Messages = {
   'alarm.command_failed': '{action} for {id} feilet{detail}',
   'alarm.command_timed_out': '{action} for {id} fikk ikke svar i tide{detail}',
   'alarm.stream_silent': '{stream}: ingen hendelse på {silent} (tillatt {allowed}) — kjører modulen, og er den tilkoblet? Radene står som de var',
-  'alarm.sync_stalled': 'synkroniseringen til hovedkontoret har stått stille i {window}; {pending} steg venter',
-  'alarm.sync_stalled.refused': 'hovedkontoret avviser synkroniseringen: en annen PC sender for dette anlegget (docs/operations.md, «Two PCs for one site»); {pending} steg venter',
-  'alarm.sync_stalled.step': 'synkroniseringen til hovedkontoret er ikke i orden: ett steg har feilet i {window} mens hovedkontoret tok imot andre forespørsler; {pending} steg venter',
-  'alarm.sync_stalled.planning': 'synkroniseringen til hovedkontoret er ikke i orden: en tabell eller kontraktfil har vært utelatt fra sendingen i {window}; {pending} steg venter',
-  'alarm.sync_stalled.other': 'synkroniseringen til hovedkontoret er ikke i orden; {pending} steg venter',
+  'alarm.sync_stalled': 'synkroniseringen til hovedkontoret har stått stille i {window}',
+  'alarm.sync_stalled.refused': 'hovedkontoret avviser synkroniseringen: en annen PC sender for dette anlegget (docs/operations.md, «Two PCs for one site»)',
+  'alarm.sync_stalled.step': 'synkroniseringen til hovedkontoret er ikke i orden: ett steg har feilet i {window} mens hovedkontoret tok imot andre forespørsler',
+  'alarm.sync_stalled.planning': 'synkroniseringen til hovedkontoret er ikke i orden: en tabell eller kontraktfil har vært utelatt fra sendingen i {window}',
+  'alarm.sync_stalled.other': 'synkroniseringen til hovedkontoret er ikke i orden',
+  'alarm.sync_stalled.pending': '{pending} steg venter',
+  'alarm.sync_stalled.pending_one': '{pending} steg venter',
   'error.generic': 'Noe gikk galt: {message}',
   'never': 'aldri',
   'ago': 'for {t} siden',
@@ -562,6 +581,8 @@ const de: Messages = {
   'inbox.empty': 'Nichts wartet auf eine Entscheidung.',
   'inbox.waiting': '{n} warten auf eine Entscheidung',
   'inbox.waitingDeferred': '{n} warten auf eine Entscheidung, {d} davon zurückgestellt',
+  'inbox.waiting_one': '{n} wartet auf eine Entscheidung',
+  'inbox.waitingDeferred_one': '{n} wartet auf eine Entscheidung, zurückgestellt',
   'inbox.mostUrgent': 'Die {n} dringendsten werden gezeigt, von {all}, die warten: entscheiden Sie diese zuerst.',
   'inbox.risk': 'Risiko',
   'inbox.age': 'Wartet seit',
@@ -740,14 +761,17 @@ const de: Messages = {
   'sync.offline': 'GETRENNT',
   'sync.notConfigured': 'Kein Zentral-Ziel konfiguriert: der Standort arbeitet allein. Ein Administrator setzt hq.target in der config.json des Datenverzeichnisses (docs/operations.md, „Connecting to headquarters“).',
   'sync.unhealthy': 'NICHT IN ORDNUNG',
+  'sync.refused': 'VON DER ZENTRALE ABGEWIESEN',
   'sync.reason.refused': 'Die Zentrale weist diesen PC ab: ein anderer PC sendet für diesen Standort. Hat jener PC diesen ersetzt, wird dieser außer Betrieb genommen; soll dieser senden, übernimmt ein Administrator (docs/operations.md, „Two PCs for one site“).',
   'sync.reason.step': 'Ein Schritt schlägt seit {window} oder länger fehl, während die Zentrale andere Anfragen annimmt (eine Freigabe, die eine Datei beschädigt); der letzte Fehler nennt ihn.',
   'sync.reason.waiting': 'Schritte warten seit {window} oder länger, und nichts hat die Zentrale erreicht.',
   'sync.reason.planning': 'Eine Tabelle oder Vertragsdatei wird seit {window} oder länger nicht gesendet; der letzte Fehler nennt sie.',
   'sync.lastError': 'Letzter Fehler',
   'sync.pending': '{items} Schritte, {bytes} ausstehend',
+  'sync.pending_one': '{items} Schritt, {bytes} ausstehend',
   'sync.target': 'Synchronisiert nach',
   'sync.recent': 'In den letzten {window}: {items} Schritte erledigt, {bytes} gesendet',
+  'sync.recent_one': 'In den letzten {window}: {items} Schritt erledigt, {bytes} gesendet',
   'sync.lastSuccess': 'Letzter Erfolg',
   'sync.oldest': 'Ältester ungesendeter Schritt wartet seit',
   'sync.current': 'Sende {file}',
@@ -761,6 +785,7 @@ const de: Messages = {
   'dead.dismiss': 'Verwerfen',
   'dead.alike': 'Auch alle anderen offenen Ereignisse aus diesem Topic mit diesem Grund ({n} hier gelistet)',
   'dead.moreOpen': 'Die ältesten {n} offenen Ereignisse werden gezeigt, von {all}: verarbeiten oder verwerfen Sie diese, dann erscheinen die nächsten.',
+  'dead.moreOpen_one': 'Das älteste offene Ereignis wird gezeigt, von {all}: verarbeiten oder verwerfen Sie es, dann erscheinen die nächsten.',
   'dead.note': 'Warum (wird mit Ihrem Namen gespeichert)',
   'dead.dismissedBy': 'Verworfen von {name}, {time}: {note}',
   'dead.wasReplayed': 'Erneut verarbeitet',
@@ -793,11 +818,13 @@ const de: Messages = {
   'alarm.command_failed': '{action} für {id} ist fehlgeschlagen{detail}',
   'alarm.command_timed_out': '{action} für {id}: keine Antwort in der Zeit{detail}',
   'alarm.stream_silent': '{stream}: seit {silent} kein Ereignis (erlaubt {allowed}) — läuft das Modul, und ist es verbunden? Seine Zeilen bleiben, wie sie waren',
-  'alarm.sync_stalled': 'die Synchronisierung mit der Zentrale kommt seit {window} nicht voran; {pending} Schritte warten',
-  'alarm.sync_stalled.refused': 'die Zentrale weist die Synchronisierung ab: ein anderer PC sendet für diesen Standort (docs/operations.md, „Two PCs for one site“); {pending} Schritte warten',
-  'alarm.sync_stalled.step': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: ein Schritt schlägt seit {window} fehl, während die Zentrale andere Anfragen annimmt; {pending} Schritte warten',
-  'alarm.sync_stalled.planning': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: eine Tabelle oder Vertragsdatei wird seit {window} nicht gesendet; {pending} Schritte warten',
-  'alarm.sync_stalled.other': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung; {pending} Schritte warten',
+  'alarm.sync_stalled': 'die Synchronisierung mit der Zentrale kommt seit {window} nicht voran',
+  'alarm.sync_stalled.refused': 'die Zentrale weist die Synchronisierung ab: ein anderer PC sendet für diesen Standort (docs/operations.md, „Two PCs for one site“)',
+  'alarm.sync_stalled.step': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: ein Schritt schlägt seit {window} fehl, während die Zentrale andere Anfragen annimmt',
+  'alarm.sync_stalled.planning': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: eine Tabelle oder Vertragsdatei wird seit {window} nicht gesendet',
+  'alarm.sync_stalled.other': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung',
+  'alarm.sync_stalled.pending': '{pending} Schritte warten',
+  'alarm.sync_stalled.pending_one': '{pending} Schritt wartet',
   'error.generic': 'Etwas ist schiefgelaufen: {message}',
   'never': 'nie',
   'ago': 'vor {t}',
@@ -808,6 +835,22 @@ export const MESSAGES: Record<Lang, Messages> = { en, nb, de };
 export function translate(lang: Lang, key: MessageKey, vars: Record<string, string | number> = {}): string {
   const text = MESSAGES[lang][key] ?? MESSAGES.en[key];
   return text.replace(/\{(\w+)\}/g, (_, k: string) => String(vars[k] ?? `{${k}}`));
+}
+
+const pluralRules = new Map<Lang, Intl.PluralRules>();
+
+/**
+ * `key`, or its `_one` form where the count `n` takes the singular in `lang` (Intl.PluralRules'
+ * "one": 1 in en, nb and de; 0 is plural in all three). A message with a count before a noun or
+ * verb has a `_one` form in every language, the same text where the language does not change
+ * ("1 steg venter"): without it, German said "1 Schritte warten".
+ */
+export function pluralKey(lang: Lang, key: MessageKey, n: number): MessageKey {
+  const one = `${key}_one`;
+  if (!Object.hasOwn(en, one)) return key;
+  let rules = pluralRules.get(lang);
+  if (rules === undefined) pluralRules.set(lang, (rules = new Intl.PluralRules(LOCALES[lang])));
+  return rules.select(n) === 'one' ? (one as MessageKey) : key;
 }
 
 // One Intl formatter per language and form, made when first used: making one costs some 0.03 to
@@ -989,7 +1032,7 @@ function syncStallKey(reason: string | number | undefined): MessageKey {
   }
 }
 
-/** The Sync screen's sentence for a reason the site named (sync_stalled params.reason); undefined for one it words no better than the last error. */
+/** The Sync screen's sentence for why sync is not healthy (the view's first problem, core/site syncView); undefined for one it words no better than the last error. */
 export function syncReasonKey(reason: string | number | undefined): MessageKey | undefined {
   return reason === 'refused' || reason === 'step' || reason === 'waiting' || reason === 'planning' ? `sync.reason.${reason}` : undefined;
 }
@@ -1014,7 +1057,10 @@ export function alarmText(lang: Lang, a: Alarm): string {
   if (typeof a.params.detail === 'string') vars.detail = a.params.detail === '' ? '' : `: ${a.params.detail}`;
   if (a.kind === 'command_failed' && typeof a.params.action === 'string') vars.action = actionName(lang, a.params.action);
   const text = translate(lang, key(a.params), vars);
-  return a.kind === 'budget_breach' ? text + breachReasons(lang, a.params, vars) : text;
+  if (a.kind === 'budget_breach') return text + breachReasons(lang, a.params, vars);
+  // The steps waiting, counted in the count's number ("1 Schritt wartet"); none said without a count.
+  if (a.kind === 'sync_stalled' && typeof a.params.pending === 'number') return `${text}; ${translate(lang, pluralKey(lang, 'alarm.sync_stalled.pending', a.params.pending), vars)}`;
+  return text;
 }
 
 /**
@@ -1024,7 +1070,7 @@ export function alarmText(lang: Lang, a: Alarm): string {
 function breachReasons(lang: Lang, p: Record<string, string | number>, vars: Record<string, string | number>): string {
   let out = '';
   if (typeof p.held === 'number' && p.held > 0) {
-    out += `; ${translate(lang, p.held === 1 ? 'alarm.budget_breach.held_one' : 'alarm.budget_breach.held', vars)}`;
+    out += `; ${translate(lang, pluralKey(lang, 'alarm.budget_breach.held', p.held), vars)}`;
     if (typeof p.streams === 'string' && p.streams !== '') out += ` (${p.streams})`;
   }
   if (p.stopped === 1) out += `; ${translate(lang, 'alarm.budget_breach.stopped')}`;

@@ -21,7 +21,7 @@ describe('sync_stalled by reason', () => {
   it('one step failing while HQ takes the others, and a table left out of sending, for the window', () => {
     const step = stalled({ pending: 1, reason: 'step', windowMs: WINDOW });
     expect(alarmText('nb', step)).toBe('synkroniseringen til hovedkontoret er ikke i orden: ett steg har feilet i 15 min mens hovedkontoret tok imot andre forespørsler; 1 steg venter');
-    expect(alarmText('de', step)).toBe('die Synchronisierung mit der Zentrale ist nicht in Ordnung: ein Schritt schlägt seit 15 Min. fehl, während die Zentrale andere Anfragen annimmt; 1 Schritte warten');
+    expect(alarmText('de', step)).toBe('die Synchronisierung mit der Zentrale ist nicht in Ordnung: ein Schritt schlägt seit 15 Min. fehl, während die Zentrale andere Anfragen annimmt; 1 Schritt wartet');
     const planning = stalled({ pending: 0, reason: 'planning', windowMs: WINDOW });
     expect(alarmText('nb', planning)).toBe('synkroniseringen til hovedkontoret er ikke i orden: en tabell eller kontraktfil har vært utelatt fra sendingen i 15 min; 0 steg venter');
     expect(alarmText('de', planning)).toBe('die Synchronisierung mit der Zentrale ist nicht in Ordnung: eine Tabelle oder Vertragsdatei wird seit 15 Min. nicht gesendet; 0 Schritte warten');

@@ -35,8 +35,10 @@ const rowOf = (html: string, id: string): string => {
 
 describe('Dead letters screen', () => {
   it('says when more letters are open at the site than are listed (the oldest open ones come first)', () => {
-    expect(render('viewer', 'en', 1250)).toContain('The oldest 1 open letters are listed, of 1,250: replay or dismiss these, and the next ones show.');
-    expect(render('viewer', 'de', 1250)).toContain('Die ältesten 1 offenen Ereignisse werden gezeigt, von 1.250');
+    // One listed: the singular (pluralKey), not "the oldest 1 open letters".
+    expect(render('viewer', 'en', 1250)).toContain('The oldest open letter is listed, of 1,250: replay or dismiss it, and the next ones show.');
+    expect(render('viewer', 'de', 1250)).toContain('Das älteste offene Ereignis wird gezeigt, von 1.250');
+    expect(render('viewer', 'nb', 1250)).toContain('Den eldste åpne hendelsen vises, av 1\u00a0250');
     expect(render('viewer', 'en', 1)).not.toContain('rows-cut');
     expect(render('viewer')).not.toContain('rows-cut');
   });

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatDuration, formatNumber, formatTime } from '../i18n/messages.ts';
+import { formatDuration, formatNumber, formatTime, pluralKey } from '../i18n/messages.ts';
 import { selectIsDecider } from '../store/store.ts';
 
 export function DeadLetters() {
@@ -50,7 +50,7 @@ export function DeadLetters() {
         </button>
       )}
       {result && <p role="status" className="replay-result">{t('dead.replayed', { n: result.replayed, f: result.failed })}</p>}
-      {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t('dead.moreOpen', { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
+      {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t(pluralKey(lang, 'dead.moreOpen', openShown), { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
       {keepClosedMs > 0 && rows.some((r) => r.status !== 'open') && <p className="muted retention">{t('dead.retention', { span: formatDuration(lang, keepClosedMs) })}</p>}
       {rows.length === 0 ? (
         <p>{t('dead.empty')}</p>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { actionName, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, localizeInstants, proposalTexts, type MessageKey } from '../i18n/messages.ts';
+import { actionName, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, localizeInstants, pluralKey, proposalTexts, type MessageKey } from '../i18n/messages.ts';
 import { selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
 
 // What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
@@ -71,8 +71,8 @@ export function Inbox() {
           {proposals.length === 0
             ? t('inbox.empty')
             : deferred > 0
-              ? t('inbox.waitingDeferred', { n: formatNumber(lang, waiting), d: formatNumber(lang, deferred) })
-              : t('inbox.waiting', { n: formatNumber(lang, waiting) })}
+              ? t(pluralKey(lang, 'inbox.waitingDeferred', waiting), { n: formatNumber(lang, waiting), d: formatNumber(lang, deferred) })
+              : t(pluralKey(lang, 'inbox.waiting', waiting), { n: formatNumber(lang, waiting) })}
         </h2>
         {waiting > proposals.length && proposals.length > 0 && (
           <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waiting) })}</p>

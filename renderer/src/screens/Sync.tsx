@@ -1,19 +1,19 @@
 import { useEffect } from 'react';
 import { useApp, useT } from '../context.tsx';
-import { formatBytes, formatDuration, formatNumber, formatTime, syncReasonKey } from '../i18n/messages.ts';
+import { syncProblems } from '../components/SyncChip.tsx';
+import { formatBytes, formatDuration, formatNumber, formatTime, pluralKey, syncReasonKey } from '../i18n/messages.ts';
 
 export function Sync() {
   const t = useT();
   const lang = useApp((s) => s.lang);
   const sync = useApp((s) => s.sync);
   const load = useApp((s) => s.loadSync);
-  // Why it is not healthy, as the site classified it for its sync_stalled alarm (the status's
-  // alarms): the sync status itself carries only the last error.
-  const reason = useApp((s) => s.status?.alarms.find((a) => a.kind === 'sync_stalled')?.params?.reason);
   useEffect(() => void load(), [load]);
   if (!sync) return null;
   if (!sync.configured) return <p>{t('sync.notConfigured')}</p>;
-  const reasonKey = syncReasonKey(reason);
+  // Why it is not healthy: the view's own problems (the first is the sync_stalled alarm's reason),
+  // so the reason and `healthy` come from the same answer.
+  const reasonKey = syncReasonKey(syncProblems(sync)[0]);
   return (
     <section className="sync">
       <h2 className={sync.online ? '' : 'alert'}>{sync.online ? `● ${t('sync.online')}` : `⚠ ${t('sync.offline')}`}</h2>
@@ -28,9 +28,9 @@ export function Sync() {
           {t('sync.target')}: <code>{sync.target}</code>
         </p>
       )}
-      <p>{t('sync.pending', { items: formatNumber(lang, sync.pendingItems), bytes: formatBytes(lang, sync.pendingBytes) })}</p>
+      <p>{t(pluralKey(lang, 'sync.pending', sync.pendingItems), { items: formatNumber(lang, sync.pendingItems), bytes: formatBytes(lang, sync.pendingBytes) })}</p>
       <p>
-        {t('sync.recent', { window: formatDuration(lang, sync.windowMs), items: formatNumber(lang, sync.recentItems), bytes: formatBytes(lang, sync.recentBytes) })}
+        {t(pluralKey(lang, 'sync.recent', sync.recentItems), { window: formatDuration(lang, sync.windowMs), items: formatNumber(lang, sync.recentItems), bytes: formatBytes(lang, sync.recentBytes) })}
       </p>
       <p>
         {t('sync.lastSuccess')}: {sync.lastSuccessMs ? formatTime(lang, sync.lastSuccessMs) : t('never')}

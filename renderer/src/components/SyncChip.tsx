@@ -1,0 +1,39 @@
+import type { SyncStatus } from '../../../core/site/api.ts';
+import { useApp, useT } from '../context.tsx';
+
+/**
+ * Why sync is not healthy, most pressing first, as the site's sync view says it (core/site
+ * syncView `problems`: 'refused', 'step', 'waiting', 'planning', or one of a newer site); empty
+ * when healthy or from an older site, which sends none.
+ */
+export function syncProblems(sync: SyncStatus | null | undefined): readonly string[] {
+  return sync?.problems ?? [];
+}
+
+/**
+ * The header's sync chip. A refusal comes first: HQ answers (the line is "online") and takes
+ * nothing, and waiting for the line mends nothing. Then offline (it explains a stall). Online and
+ * not healthy otherwise (a step or a table failing, or no reason known) says so: "Online" beside
+ * the sync_stalled alarm read as all well. The Sync screen says why.
+ */
+export function SyncChip() {
+  const t = useT();
+  const sync = useApp((s) => s.status?.sync);
+  let text = `${t('nav.sync')}: –`;
+  let alert = false;
+  if (sync?.configured) {
+    alert = true;
+    if (syncProblems(sync).includes('refused')) text = `⚠ ${t('sync.refused')}`;
+    else if (!sync.online) text = `⚠ ${t('sync.offline')}`;
+    else if (!sync.healthy) text = `⚠ ${t('nav.sync')}: ${t('sync.unhealthy')}`;
+    else {
+      text = t('sync.online');
+      alert = false;
+    }
+  }
+  return (
+    <span className={`chip ${alert ? 'chip-alert' : ''}`} data-testid="sync-chip">
+      {text}
+    </span>
+  );
+}

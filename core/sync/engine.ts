@@ -41,6 +41,7 @@ import type Database from 'better-sqlite3';
 import { Catalog, LsmError, type Snapshot, type Table, type TableOpenOptions } from '../lsm/index.ts';
 import { snapshotFromJson, snapshotToJson, tagFromJson, type Tag } from '../lsm/snapshot.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
+import { ACCESS_DENIED, accessDeniedMessage, WatchedTarget } from './access.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { checkKey, contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
 import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
@@ -119,7 +120,11 @@ export interface SyncStatus {
   /** Steps and bytes finished within the health window. */
   recentItems: number;
   recentBytes: number;
-  /** Nothing pending, or progress within the health window (and none of `problems`). */
+  /**
+   * Nothing pending, or progress within the health window (and none of `problems`), and HQ
+   * accepts this site's credentials (a refusal, HTTP 403/401, is unhealthy at once; `lastError`
+   * says so; no `problems` entry yet, see DESIGN.md "Retry, backoff, health").
+   */
   healthy: boolean;
   /**
    * Why `healthy` is false, the most pressing first (empty or absent when healthy; absent from an
@@ -265,6 +270,8 @@ export class SyncEngine {
   /** The step `sync_state` `stuckStep` names: the one failing longest while HQ answers. */
   private stuck: StuckStep | undefined;
 
+  /** `o.target`, noting what HQ says of this site's credentials (access.ts). */
+  private readonly target: WatchedTarget;
   /** Held from construction to close(): one sender per data directory. */
   private readonly lock: WriterLock;
   /** The loop's ticks and syncNow() run one at a time, in call order. */
@@ -296,9 +303,11 @@ export class SyncEngine {
       // The old target's sender marker, and a refusal by it, say nothing of the new one.
       this.outbox.setState(SENDER_CONFLICT, null);
       this.outbox.setState(MARKER_SINCE, null);
+      this.outbox.setState(ACCESS_DENIED, null);
       this.log(`sync: the target changed from ${was} to ${o.target.description}: ${n} steps of the old one dropped; everything is sent again`);
     }
     if (was !== o.target.description) this.outbox.setState('target', o.target.description);
+    this.target = new WatchedTarget(o.target, this.outbox, this.clock, this.log);
     // The old target's failing step is gone with its steps.
     if (was !== undefined && was !== o.target.description) this.outbox.setState(STUCK_STEP, null);
     // A step failing for good is still failing after a restart: its count goes on from the outbox.
@@ -350,7 +359,7 @@ export class SyncEngine {
   private async hqHas(key: string, reach: { ok: boolean }, bytes?: Uint8Array): Promise<boolean> {
     if (!reach.ok) return false;
     try {
-      const info = await this.o.target.head(key);
+      const info = await this.target.head(key);
       this.noteSuccess();
       return bytes === undefined ? info !== undefined : matches(info, hashBytes(bytes));
     } catch (e) {
@@ -449,11 +458,26 @@ export class SyncEngine {
           if (state === 'pending' && was !== undefined && stampedSnapshotId(was) !== tag.snapshot.id) {
             // Moved to another snapshot while its earlier version still waits (HQ unreachable):
             // nothing holds that snapshot on the site any more, so its files may be swept and the
-            // steps would fail for good; and its JSON is not what the site has. The new version goes.
-            this.outbox.cancelUnit(unit, `tag ${tag.name} moved to snapshot ${tag.snapshot.id} on the site`);
+            // steps would fail for good; and its JSON is not what the site has. The new version goes,
+            // waiting (for health) since the first was planned: HQ got no version of the tag since.
+            // The earlier version is cancelled also when the new one cannot be planned (the table's
+            // planning fails and is reported).
             const json = tagJson(unit, tag.name);
-            const rows = json === undefined ? undefined : unitRows(json);
-            if (rows) add(unit, rows);
+            let rows: NewRow[] | undefined;
+            let unplanned: unknown;
+            try {
+              rows = json === undefined ? undefined : unitRows(json);
+            } catch (e) {
+              unplanned = e;
+            }
+            this.outbox.db.transaction(() => {
+              const behindMs = this.outbox.behindSince(unit, PHASE.pointer);
+              this.outbox.cancelUnit(unit, `tag ${tag.name} moved to snapshot ${tag.snapshot.id} on the site`);
+              if (rows === undefined) return;
+              if (behindMs !== undefined) for (const r of rows) r.behind_ms = behindMs;
+              add(unit, rows);
+            })();
+            if (unplanned !== undefined) throw unplanned;
             continue;
           }
           if (state === 'done' && was !== undefined && was !== stamp) {
@@ -500,6 +524,9 @@ export class SyncEngine {
           const state = this.outbox.unitState(unit);
           const last = state === undefined ? undefined : this.outbox.lastPointer(`snapshot:${name}:`, PHASE.pointer);
           const rolledBack = last !== undefined && (last.unit !== unit || (last.body !== null && !last.body.equals(body)));
+          // A unit of this name still pending (the one rolled back, HQ unreachable): HQ has been
+          // behind since it was planned, and the unit planned again keeps that, as a superseding one.
+          let behindMs = rolledBack ? this.outbox.behindSince(unit, PHASE.pointer) : undefined;
           if (rolledBack) {
             this.outbox.cancelUnit(unit, `snapshot ${latest.id} of ${name} is not the one HQ got last (rolled back on the site)`);
             this.log(`sync: ${unit} planned again: the site rolled ${name} back`);
@@ -530,20 +557,21 @@ export class SyncEngine {
             // did not reach HQ was planned; the new unit keeps that for health, or an outage where a
             // table commits every minute read as a wait of one minute, healthy for hours.
             // A superseded pointer that kept failing while HQ answered (HQ refuses that write) passes
-            // its failure on to the new unit's pointer, or it never failed a whole window under one id.
+            // its failure on to the new unit's pointer, and a data file the new unit plans again (same
+            // name, same content) to the new step of its key, or neither ever failed a whole window
+            // under one id.
             const superseded = pending.filter((old) => old !== unit);
             this.outbox.db.transaction(() => {
-              let behindMs: number | undefined;
-              let failing: FailingPointer | undefined;
+              const failing = new Map<string, FailingStep>();
               for (const old of superseded) {
                 const since = this.outbox.behindSince(old, PHASE.pointer);
                 if (since !== undefined && (behindMs === undefined || since < behindMs)) behindMs = since;
-                failing = this.failingPointer(old, failing);
+                this.failingOf(old, failing);
                 this.outbox.cancelUnit(old, `superseded by snapshot ${latest.id}`);
               }
               if (behindMs !== undefined) for (const r of rows) r.behind_ms = behindMs;
               add(unit, rows);
-              if (failing !== undefined) this.carryFailingPointer(failing, unit);
+              if (failing.size > 0) this.carryFailures(failing, unit);
             })();
             for (const old of superseded) this.log(`sync: ${old} superseded by snapshot ${latest.id}`);
           }
@@ -813,29 +841,39 @@ export class SyncEngine {
   }
 
   /**
-   * The pointer step of `unit` (about to be superseded) if it has been failing while HQ answers,
-   * or `than` when that one has failed so longer. Only when HQ has answered since its last failure
-   * (this planning's marker read, at least): else that failure may be the line going down, which its
-   * retry would have told (`noteStepFailure`), and the new pointer does not run while its files fail.
+   * Adds to `into` the steps of `unit` (about to be superseded) that have been failing while HQ
+   * answers, by what takes them over in the new unit: its pointer (`POINTER_STEP`: another key,
+   * the same table's state) or the put of the same key (a data file both snapshots reference; a
+   * name in Paimon is one content). Where two superseded units have one, the one failing longer.
+   * Only when HQ has answered since its last failure (this planning's marker read, at least): else
+   * that failure may be the line going down, which its retry would have told (`noteStepFailure`),
+   * and the new pointer does not run while its files fail.
    */
-  private failingPointer(unit: string, than: FailingPointer | undefined): FailingPointer | undefined {
-    if (this.failingSteps.size === 0) return than;
-    const row = this.outbox.failedStep(unit, PHASE.pointer);
-    const f = row === undefined ? undefined : this.failingSteps.get(row.id);
-    if (row === undefined || f?.aloneSinceMs === undefined || this.hqAnswers <= f.answersAtLastFailure) return than;
-    if (than !== undefined && than.failing.aloneSinceMs! <= f.aloneSinceMs) return than;
-    return { id: row.id, attempts: row.attempts, error: row.last_error, failing: f };
+  private failingOf(unit: string, into: Map<string, FailingStep>): void {
+    if (this.failingSteps.size === 0) return;
+    for (const row of this.outbox.failedSteps(unit)) {
+      const what = row.phase === PHASE.pointer ? POINTER_STEP : row.op === 'put' ? row.key : null;
+      const f = this.failingSteps.get(row.id);
+      if (what === null || f?.aloneSinceMs === undefined || this.hqAnswers <= f.answersAtLastFailure) continue;
+      const than = into.get(what);
+      if (than !== undefined && than.failing.aloneSinceMs! <= f.aloneSinceMs) continue;
+      into.set(what, { id: row.id, attempts: row.attempts, error: row.last_error, failing: f });
+    }
   }
 
   /**
-   * The pointer of `unit`, which superseded the unit of `from`, takes over its failure: since when
-   * it has failed while HQ answers, its attempts and error (status reports one failure). The
-   * pointer writes the same table's state to HQ; only the snapshot it names is newer.
+   * The steps of `unit`, which superseded the units `failingOf` read, take over their failures:
+   * since when each has failed while HQ answers, its attempts and error (status reports one
+   * failure). A file the new unit does not plan (HQ got it meanwhile, or the new snapshot no longer
+   * references it) passes nothing on.
    */
-  private carryFailingPointer(from: FailingPointer, unit: string): void {
-    const id = this.outbox.inheritFailure(unit, PHASE.pointer, from.attempts, from.error);
-    this.failingSteps.delete(from.id);
-    if (id !== undefined) this.failingSteps.set(id, { ...from.failing });
+  private carryFailures(failing: ReadonlyMap<string, FailingStep>, unit: string): void {
+    for (const [what, from] of failing) {
+      const id =
+        what === POINTER_STEP ? this.outbox.inheritFailure(unit, PHASE.pointer, from.attempts, from.error) : this.outbox.inheritFailureOfKey(unit, what, from.attempts, from.error);
+      this.failingSteps.delete(from.id);
+      if (id !== undefined) this.failingSteps.set(id, { ...from.failing });
+    }
     this.saveStuckStep();
   }
 
@@ -862,15 +900,15 @@ export class SyncEngine {
   }
 
   private noteFailure(e: unknown): void {
-    if (isSyncError(e, 'Transport') || isSyncError(e, 'NotFound') || isSyncError(e, 'Verification')) {
-      this.online = !isSyncError(e, 'Transport') && this.online;
+    if (isSyncError(e, 'Transport') || isSyncError(e, 'AccessDenied') || isSyncError(e, 'NotFound') || isSyncError(e, 'Verification')) {
+      this.online = !isSyncError(e, 'Transport') && !isSyncError(e, 'AccessDenied') && this.online;
       this.outbox.setState('lastErrorMs', String(this.clock()));
     }
   }
 
   /** Runs one step; returns the bytes actually sent (0 when HQ already had them). */
   private async execute(row: OutboxRow): Promise<number> {
-    const t = this.o.target;
+    const t = this.target;
     switch (row.op) {
       case 'put': {
         const key = row.key!;
@@ -1009,7 +1047,7 @@ export class SyncEngine {
   /** HQ's marker; one that is not a marker is a refusal (`refuse`), as another sender's. */
   private async readMarker(): Promise<SenderMarker | undefined> {
     try {
-      return await readMarker(this.o.target, this.o.site);
+      return await readMarker(this.target, this.o.site);
     } catch (e) {
       if (isSyncError(e, 'Conflict')) this.refuse(e.message);
       throw e;
@@ -1064,7 +1102,7 @@ export class SyncEngine {
   }
 
   private async writeOwnMarker(by: 'first send' | 'take-over'): Promise<void> {
-    await claimMarker(this.outbox, this.o.target, this.o.site, { sender: this.sender, dataDir: markerDir(this.o.dataDir), sinceMs: this.clock(), by });
+    await claimMarker(this.outbox, this.target, this.o.site, { sender: this.sender, dataDir: markerDir(this.o.dataDir), sinceMs: this.clock(), by });
     this.log(`sync: HQ's sender marker for site ${this.o.site} now names this data directory (sender ${this.sender}, ${by})`);
   }
 
@@ -1077,7 +1115,7 @@ export class SyncEngine {
   private async takeOverNow(): Promise<void> {
     let was: string | undefined;
     try {
-      was = (await readMarker(this.o.target, this.o.site))?.sender;
+      was = (await readMarker(this.target, this.o.site))?.sender;
     } catch (e) {
       if (!isSyncError(e, 'Conflict')) throw e;
       was = '(unreadable)';
@@ -1111,7 +1149,7 @@ export class SyncEngine {
   }
 
   private async verify(key: string, h: Hashes): Promise<void> {
-    const info = await this.o.target.head(key);
+    const info = await this.target.head(key);
     if (!matches(info, h)) {
       throw new SyncError(
         'Verification',
@@ -1347,8 +1385,11 @@ function senderConflict(outbox: Outbox): { sinceMs: number; message: string } | 
 /** `sync_state` key of the step failing longest while HQ answers (`noteStepFailure`). */
 const STUCK_STEP = 'stuckStep';
 
-/** A superseded unit's pointer step that was failing while HQ answered (`failingPointer`). */
-interface FailingPointer {
+/** `failingOf`'s entry for a unit's pointer (keys are never empty). */
+const POINTER_STEP = '';
+
+/** A superseded unit's step that was failing while HQ answered (`failingOf`). */
+interface FailingStep {
   id: number;
   attempts: number;
   error: string | null;
@@ -1434,8 +1475,11 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     stalledStep === undefined
       ? null
       : `${stalledStep.what} has failed since ${new Date(stalledStep.sinceMs).toISOString()} while HQ took other requests (${stalledStep.attempts} attempts): ${stalledStep.error ?? 'no error recorded'}`;
-  const waiting = stalledStep !== undefined && t.lastError === stalledStep.error ? null : t.lastError;
-  const errors = [refused?.message ?? null, stepError, planError, waiting].filter((x): x is string => x !== null);
+  // HQ refuses this site's credentials (a 403: a key revoked, a policy): unhealthy at once, as
+  // waiting mends nothing, and said after a sender refusal; the steps' own errors would repeat it.
+  const denied = accessDeniedMessage(outbox);
+  const waiting = (stalledStep !== undefined && t.lastError === stalledStep.error) || (t.lastError !== null && denied?.errors.has(t.lastError)) ? null : t.lastError;
+  const errors = [refused?.message ?? null, denied?.message ?? null, stepError, planError, waiting].filter((x): x is string => x !== null);
   const problems: SyncProblem[] = [];
   if (refused !== undefined) problems.push('refused');
   if (stalledStep !== undefined) problems.push('step');
@@ -1452,7 +1496,9 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     recentBytes: t.recentBytes,
     // Stalled = something has waited a whole window and nothing moved in it: not at once when a
     // step is planned after a quiet hour, nor at the first failure of a line that just went down.
-    healthy: problems.length === 0,
+    // A refusal of the credentials has no `problems` entry yet (the site's alarm words each
+    // entry and knows none for it: DESIGN.md); `lastError` says it first after a sender refusal.
+    healthy: problems.length === 0 && denied === undefined,
     problems,
     // All: a file or table left out of planning must not hide why the planned steps wait (HQ down).
     lastError: errors.length === 0 ? null : errors.join('; '),

@@ -5,10 +5,13 @@
 //   NotFound         an object or local file that is not there
 //   Verification     an uploaded object whose size or SHA-256 differs from what was sent
 //   Transport        network or I/O failure — retried with backoff
+//   AccessDenied     HQ answered but refused this site's credentials (HTTP 403/401: a key wrong,
+//                    expired or revoked, a policy that does not allow the request) — retried with
+//                    backoff, but reported at once: waiting for the line mends nothing
 //   Conflict         HQ's sender marker names another data directory (sender.ts) — nothing is
 //                    sent until a round finds the prefix this sender's again (a take-over)
 
-export type SyncErrorKind = 'InvalidArgument' | 'Forbidden' | 'NotFound' | 'Verification' | 'Transport' | 'Conflict';
+export type SyncErrorKind = 'InvalidArgument' | 'Forbidden' | 'NotFound' | 'Verification' | 'Transport' | 'AccessDenied' | 'Conflict';
 
 export class SyncError extends Error {
   readonly kind: SyncErrorKind;

@@ -326,11 +326,11 @@ export class Outbox {
     return t ?? undefined;
   }
 
-  /** A pending unit's pending step of `phase` that has failed (attempts > 0), if any: read before it is superseded. */
-  failedStep(unit: string, phase: number): { id: number; attempts: number; last_error: string | null } | undefined {
+  /** A pending unit's pending steps that have failed (attempts > 0): read before it is superseded. */
+  failedSteps(unit: string): Array<{ id: number; phase: number; op: OutboxOp; key: string | null; attempts: number; last_error: string | null }> {
     return this.db
-      .prepare(`SELECT id, attempts, last_error FROM sync_outbox WHERE unit = ? AND phase = ? AND state = 'pending' AND attempts > 0 ORDER BY id LIMIT 1`)
-      .get(unit, phase) as { id: number; attempts: number; last_error: string | null } | undefined;
+      .prepare(`SELECT id, phase, op, key, attempts, last_error FROM sync_outbox WHERE unit = ? AND state = 'pending' AND attempts > 0 ORDER BY id`)
+      .all(unit) as Array<{ id: number; phase: number; op: OutboxOp; key: string | null; attempts: number; last_error: string | null }>;
   }
 
   /**
@@ -342,6 +342,14 @@ export class Outbox {
       .prepare(`UPDATE sync_outbox SET attempts = ?, last_error = ? WHERE id = (SELECT id FROM sync_outbox WHERE unit = ? AND phase = ? AND state = 'pending' ORDER BY id LIMIT 1) RETURNING id`)
       .pluck()
       .get(attempts, lastError, unit, phase) as number | undefined;
+  }
+
+  /** `inheritFailure` for the pending `put` of `key` in `unit` (a file the superseded unit had too); returns its id. */
+  inheritFailureOfKey(unit: string, key: string, attempts: number, lastError: string | null): number | undefined {
+    return this.db
+      .prepare(`UPDATE sync_outbox SET attempts = ?, last_error = ? WHERE id = (SELECT id FROM sync_outbox WHERE unit = ? AND key = ? AND op = 'put' AND state = 'pending' ORDER BY id LIMIT 1) RETURNING id`)
+      .pluck()
+      .get(attempts, lastError, unit, key) as number | undefined;
   }
 
   /** Cancels the pending steps of a unit (superseded snapshot, or its source vanished). */

@@ -25,6 +25,8 @@ export function exitCodeOf(e: unknown): number {
         return EXIT.corruption;
       case 'Transport':
         return EXIT.io;
+      case 'AccessDenied':
+        return EXIT.conflict;
       case 'Conflict':
         return EXIT.conflict;
     }

@@ -41,12 +41,22 @@ function statusOf(e: unknown): number | undefined {
   return (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 }
 
-function wrap(op: string, key: string, e: unknown): SyncError {
+function wrap(op: string, key: string, e: unknown, where: string): SyncError {
   if (e instanceof SyncError) return e;
   const status = statusOf(e);
   const name = (e as Error)?.name ?? 'Error';
   if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') return new SyncError('NotFound', `${op} ${key}: not found`, { cause: e });
   if (name === 'BadDigest' || name === 'InvalidDigest') return new SyncError('Verification', `${op} ${key}: the server received different bytes (${name})`, { cause: e });
+  // HQ answered and refused the request: a key wrong, expired or revoked, a policy without this
+  // request (an S3 HEAD of a missing key is 403 without s3:ListBucket), or a clock too far off
+  // (RequestTimeTooSkewed). Not the line: its own kind, reported at once (engine.ts).
+  if (status === 403 || status === 401) {
+    // A HEAD's answer has no body: the SDK names it Unknown, or by its status.
+    const code = name === String(status) || name === 'Unknown' || name === 'UnknownError' ? '' : ` ${name}`;
+    const text = (e as Error)?.message;
+    const said = code !== '' && text && text !== name && text !== 'UnknownError' ? `: ${text}` : '';
+    return new SyncError('AccessDenied', `${op} ${key}: ${where} refused the credentials (HTTP ${status}${code}${said})`, { cause: e });
+  }
   return new SyncError('Transport', `${op} ${key} failed: ${name}${status ? ` (HTTP ${status})` : ''}: ${(e as Error)?.message ?? e}`, { cause: e });
 }
 
@@ -115,7 +125,7 @@ export class S3Target implements SyncTarget {
         }),
       );
     } catch (e) {
-      throw wrap('put', key, e);
+      throw wrap('put', key, e, this.description);
     }
   }
 
@@ -139,7 +149,7 @@ export class S3Target implements SyncTarget {
         token = r.IsTruncated ? r.NextContinuationToken : undefined;
       } while (token);
     } catch (e) {
-      throw wrap('list', prefix, e);
+      throw wrap('list', prefix, e, this.description);
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
@@ -149,7 +159,7 @@ export class S3Target implements SyncTarget {
       const r = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
       return Buffer.from(await r.Body!.transformToByteArray());
     } catch (e) {
-      throw wrap('get', key, e);
+      throw wrap('get', key, e, this.description);
     }
   }
 
@@ -162,7 +172,7 @@ export class S3Target implements SyncTarget {
       if (/^[0-9a-f]{32}$/i.test(etag)) info.md5 = etag.toLowerCase();
       return info;
     } catch (e) {
-      const w = wrap('head', key, e);
+      const w = wrap('head', key, e, this.description);
       if (w.kind === 'NotFound') return undefined;
       throw w;
     }
@@ -173,7 +183,7 @@ export class S3Target implements SyncTarget {
     try {
       await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
     } catch (e) {
-      throw wrap('remove', key, e);
+      throw wrap('remove', key, e, this.description);
     }
   }
 

@@ -3,7 +3,8 @@
 // Format: written per level — `file.format.per.level` ('0:avro,5:parquet') overrides
 // `file.format` — and read by the file's extension (.parquet / .avro; .orc is refused), as
 // Paimon does. Compression comes from `file.compression`: Parquet snappy/gzip/none, Avro
-// snappy/deflate(gzip)/null; zstd is read-only here (no compressor on Node 20).
+// snappy/deflate(gzip)/null; zstd is read-only here (no compressor on Node 20), as is any other
+// codec a table written elsewhere names (lz4, brotli…): writing a data file into it is refused.
 //
 // Schema evolution on read (Paimon's SchemaEvolutionUtil): a data file records `_SCHEMA_ID`.
 // When it differs from the schema read in (the table's current one, or a time-travel reader's:
@@ -66,6 +67,15 @@ export function formatOfPath(path: string): DataFormat {
   throw new LsmError('NotSupported', `data file ${path} has no known format extension`, { path });
 }
 
+/** NotSupported naming the table's `file.compression` as written in its options (lz4, brotli… are held as 'zstd'). */
+function unwritableCompression(schema: TableSchema): LsmError {
+  const text = schema.options.raw['file.compression'] ?? 'zstd';
+  return notSupported(
+    `option 'file.compression' = '${text}': data files with this codec cannot be written here (the table can still be read); ` +
+      "to write it here, ALTER 'file.compression' to snappy, gzip or none (files already written keep their codec)",
+  );
+}
+
 function avroCodec(schema: TableSchema): AvroDataCodec {
   const c = schema.options.fileCompression;
   if (c === 'none') return 'null';
@@ -77,6 +87,9 @@ function avroCodec(schema: TableSchema): AvroDataCodec {
 /** Encodes a data file in the format its name's extension says. */
 /** `values`: JS arrays; Parquet also takes typed numeric columns (format/parquet TypedValues), Avro does not. */
 export function encodeDataFile(schema: TableSchema, fileName: string, columns: ParquetColumn[], values: ColumnValues[], rowCount: number): Uint8Array {
+  // Refused when a data file is written, not when the writer opens: a table Java made with its
+  // default zstd still expires, tags and rolls back here.
+  if (schema.options.fileCompression === 'zstd') throw unwritableCompression(schema);
   if (formatOfPath(fileName) === 'avro') {
     if (!values.every((v) => Array.isArray(v))) throw new Error('assertion failed: Avro data files are written from JS arrays');
     return writeAvroData(columns, values as unknown[][], rowCount, avroCodec(schema));

@@ -161,3 +161,20 @@ describe("ALTER of 'ignore-delete' through its fallback keys", () => {
     expect(applySchemaChanges(s, [{ kind: 'setOption', key: 'ignore-delete', value: 'true' }], 1).options.ignoreDelete).toBe(true);
   });
 });
+
+describe("file.compression 'zstd' named at creation", () => {
+  it('a Parquet table asking for zstd is refused when it is created, naming the option, not at its first flush', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zstd-create-'));
+    try {
+      const catalog = new Catalog(dir);
+      catalog.createDatabase('d');
+      expect(() =>
+        catalog.createTable({ database: 'd', table: 't' }, { fields: [{ name: 'k', type: 'INT' }, { name: 'v', type: 'INT' }], primaryKeys: ['k'], options: { 'file.compression': 'zstd' } }),
+      ).toThrow(/option 'file\.compression': zstd data files cannot be written here/);
+      // The default (snappy) and the other writable codecs are created as before.
+      catalog.createTable({ database: 'd', table: 'u' }, { fields: [{ name: 'k', type: 'INT' }, { name: 'v', type: 'INT' }], primaryKeys: ['k'], options: { 'file.compression': 'gzip' } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

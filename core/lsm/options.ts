@@ -5,7 +5,8 @@
 // Creating a table validates strictly: an unknown option, or a value that does not parse, is an
 // InvalidArgument naming the option and what was expected. Opening a table written elsewhere is
 // lenient about options this store does not know (Paimon has hundreds), strict about the ones it
-// uses.
+// uses; the ones a write depends on and this store does not implement make its writer refuse
+// (write-options.ts).
 
 import { invalidArgument, notSupported } from './errors.ts';
 import { formatsPerLevel } from './data-file-format.ts';
@@ -73,8 +74,8 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'file.format.per.level': "data file format per LSM level, e.g. '0:avro,5:parquet' (data-file-format.ts)",
   'deletion-vectors.enabled': 'tables with deletion vectors are read (deletion-vector.ts) and written (dv-writer.ts: every merge engine, sequence.field, changelog none/input/lookup/full-compaction (num-levels ≥ 3); append tables: read, kept across commits, applied by compaction)',
   'disable-explicit-type-casting': 'ALTER may only widen column types (schema-change.ts)',
-  'file.compression': 'data file compression: zstd (Paimon default; read only here), snappy, gzip (deflate for Avro) or none',
-  'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null',
+  'file.compression': 'data file compression: zstd (Paimon default; read only here, refused at creation), snappy, gzip (deflate for Avro) or none; a table written elsewhere may name any codec (read; a data file written into it is refused)',
+  'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null; a table written elsewhere may name any (manifests written here use deflate)',
   'merge-engine': 'deduplicate (default), partial-update, aggregation or first-row (merge/README.md)',
   'sequence.field': 'comma list of columns compared before the system sequence number',
   'sequence.field.sort-order': 'ascending (default) or descending',
@@ -112,7 +113,9 @@ export const DECLARED_OPTIONS: Record<string, string> = {
 
 /**
  * Paimon options accepted and stored but not acted upon by this store (`partition.legacy-name`
- * only as 'true', its default: parseOptions).
+ * only as 'true', its default: parseOptions; `type`, `manifest.format` and
+ * `tag.automatic-creation` only with values a write here honours: write-options.ts, checked by
+ * Table.create and ALTER).
  */
 const PASS_THROUGH = new Set([
   'path', 'type', 'comment', 'owner', 'file.compression.zstd-level', 'metadata.stats-mode',
@@ -120,6 +123,8 @@ const PASS_THROUGH = new Set([
   'changelog-file.prefix', 'partition.legacy-name', 'consumer.expiration-time', 'tag.automatic-creation',
   'continuous.discovery-interval', 'scan.mode', 'snapshot.clean-empty-directories',
 ]);
+/** `file.compression` values this store writes (data-file-format.ts); the others are read only. */
+const WRITABLE_COMPRESSION = new Set(['snappy', 'gzip', 'deflate', 'none', 'uncompressed']);
 /** `ignore-delete` and its fallback keys, in the order Paimon looks them up. */
 const IGNORE_DELETE_KEYS = ['ignore-delete', 'first-row.ignore-delete', 'deduplicate.ignore-delete', 'partial-update.ignore-delete'] as const;
 
@@ -136,13 +141,26 @@ export function checkChangelogRetention(raw: Readonly<Record<string, string>>, s
   if (min > max) throw invalidArgument(`option 'changelog.num-retained.min' (${min}) must not be larger than 'changelog.num-retained.max' (${max})`);
   const timeMs = raw['changelog.time-retained'] === undefined ? snapTimeMs : parseDuration(raw['changelog.time-retained'], 'changelog.time-retained');
   if (!strict) return;
-  const longer = max > snapMax ? `'changelog.num-retained.max' (${max}) above 'snapshot.num-retained.max' (${snapMax})`
-    : min > snapMin ? `'changelog.num-retained.min' (${min}) above 'snapshot.num-retained.min' (${snapMin})`
-    : timeMs > snapTimeMs ? `'changelog.time-retained' (${timeMs} ms) above 'snapshot.time-retained' (${snapTimeMs} ms)`
-    : undefined;
+  const longer = changelogOutlivesSnapshots(raw, snapMin, snapMax, snapTimeMs)?.text;
   if (longer) {
     throw notSupported(`option ${longer}: a changelog kept longer than its snapshots is not supported here (changelog files expire with their snapshot); expected changelog retention no longer than the snapshots'`);
   }
+}
+
+/**
+ * Which changelog retention outlives the snapshots' (CoreOptions.changelogLifecycleDecoupled), as
+ * text naming both options; undefined when none does. The values must have passed
+ * checkChangelogRetention. A writer refuses such a table (write-options.ts): expiration here
+ * deletes a changelog with its snapshot.
+ */
+export function changelogOutlivesSnapshots(raw: Readonly<Record<string, string>>, snapMin: number, snapMax: number, snapTimeMs: number): { key: string; text: string } | undefined {
+  const min = raw['changelog.num-retained.min'] === undefined ? snapMin : parseInt32(raw['changelog.num-retained.min'], 'changelog.num-retained.min', 1);
+  const max = raw['changelog.num-retained.max'] === undefined ? snapMax : parseInt32(raw['changelog.num-retained.max'], 'changelog.num-retained.max', 1);
+  const timeMs = raw['changelog.time-retained'] === undefined ? snapTimeMs : parseDuration(raw['changelog.time-retained'], 'changelog.time-retained');
+  return max > snapMax ? { key: 'changelog.num-retained.max', text: `'changelog.num-retained.max' (${max}) above 'snapshot.num-retained.max' (${snapMax})` }
+    : min > snapMin ? { key: 'changelog.num-retained.min', text: `'changelog.num-retained.min' (${min}) above 'snapshot.num-retained.min' (${snapMin})` }
+    : timeMs > snapTimeMs ? { key: 'changelog.time-retained', text: `'changelog.time-retained' (${timeMs} ms) above 'snapshot.time-retained' (${snapTimeMs} ms)` }
+    : undefined;
 }
 
 const FIELD_OPTION = /^fields\.(.+)\.(sequence-group|aggregate-function|ignore-retract|list-agg-delimiter|distinct|default-value)$/;
@@ -205,14 +223,29 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
       if (strict) throw notSupported(`option 'file.format': '${format}' data files are not supported; use 'parquet' or 'avro'`);
     } else throw invalidArgument(`option 'file.format': expected 'parquet', 'avro' or 'orc', got '${format}'`);
   }
-  const compression = parseEnum(get('file.compression') ?? 'zstd', 'file.compression', ['zstd', 'snappy', 'gzip', 'deflate', 'none', 'uncompressed', 'lz4'] as const);
+  // A table written elsewhere may name any codec its format takes (lzo, brotli, lz4_raw, zlib…):
+  // every data file records its own codec, so it opens and reads; a codec this store cannot write
+  // (zstd and the rest) is refused when a data file is written (data-file-format.ts).
+  const compressionText = get('file.compression') ?? 'zstd';
+  const compression = strict || WRITABLE_COMPRESSION.has(compressionText.trim().toLowerCase())
+    ? parseEnum(compressionText, 'file.compression', ['zstd', 'snappy', 'gzip', 'deflate', 'none', 'uncompressed', 'lz4'] as const)
+    : 'zstd';
   if (strict) {
     // Avro data files (data-file-format.ts): per-level formats must parse; zstd cannot be written.
     const avro = format === 'avro' || [...formatsPerLevel(raw).values()].includes('avro');
     if (avro && compression === 'zstd') throw notSupported("option 'file.compression': zstd Avro data files cannot be written here (no zstd compressor on Node 20); use snappy, deflate or none");
   }
+  // Parquet too (format/parquet/compression.ts): named at creation, not at the first flush.
+  if (strict && compression === 'zstd' && get('file.compression') !== undefined) {
+    throw notSupported("option 'file.compression': zstd data files cannot be written here (no zstd compressor on Node 20); use snappy, gzip or none");
+  }
   if (strict && compression === 'lz4') throw notSupported(`option 'file.compression': 'lz4' is not supported; use zstd, snappy, gzip or none`);
-  const manifestCompression = parseEnum(get('manifest.compression') ?? 'deflate', 'manifest.compression', ['deflate', 'snappy', 'null', 'none', 'zstd'] as const);
+  // Elsewhere-written: any Avro codec (bzip2, xz, zstd…) is kept; manifests written here use
+  // deflate then, which Java reads (an Avro file names its codec in its header).
+  const manifestText = get('manifest.compression') ?? 'deflate';
+  const manifestCompression = strict || ['deflate', 'snappy', 'null', 'none'].includes(manifestText.trim().toLowerCase())
+    ? parseEnum(manifestText, 'manifest.compression', ['deflate', 'snappy', 'null', 'none', 'zstd'] as const)
+    : 'zstd';
   if (strict && manifestCompression === 'zstd') throw notSupported(`option 'manifest.compression': zstd is not written here; use deflate, snappy or null`);
   const mergeEngine = parseEnum(get('merge-engine') ?? 'deduplicate', 'merge-engine', ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const);
   const changelogProducer = parseEnum(get('changelog-producer') ?? 'none', 'changelog-producer', ['none', 'input', 'lookup', 'full-compaction'] as const);
@@ -245,8 +278,9 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   bool('deletion-vectors.enabled', false);
   bool('disable-explicit-type-casting', false);
   // Partition directories are always written with Paimon's legacy names (partition-path.ts); a
-  // Java reader of a table saying 'false' would look for DATE, TIME, TIMESTAMP, DECIMAL, FLOAT and
-  // DOUBLE partitions elsewhere, so creating one is refused rather than the option ignored.
+  // Java reader of a table saying 'false' would look for DATE, TIME and TIMESTAMP partitions
+  // elsewhere, so creating one is refused rather than the option ignored (a table written
+  // elsewhere: its writer is refused when it has such a partition column, write-options.ts).
   if (!bool('partition.legacy-name', true) && strict) {
     throw notSupported(`option 'partition.legacy-name': 'false' is not supported (partition directories are written with Paimon's legacy names); expected 'true' or no value`);
   }
@@ -264,6 +298,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
     bucket,
     bucketKey: parseList(get('bucket-key')),
     fileFormat: format === 'avro' ? 'avro' : 'parquet',
+    // 'zstd' stands for every codec not written here (lz4 and the others kept above).
     fileCompression: compression === 'uncompressed' ? 'none' : compression === 'lz4' ? 'zstd' : compression === 'deflate' ? 'gzip' : compression,
     manifestCompression: manifestCompression === 'none' ? 'null' : manifestCompression === 'zstd' ? 'deflate' : manifestCompression,
     mergeEngine,

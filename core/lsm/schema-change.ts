@@ -23,6 +23,7 @@ import { TableSchema, type TableSchemaJson } from './schema.ts';
 import type { Table } from './table.ts';
 import { parseType, typeToJson, withNullable } from './types.ts';
 import { WriterLock } from './writer-lock.ts';
+import { describeRefusal, writeRefusals } from './write-options.ts';
 
 export type ColumnPosition = { first: true } | { after: string };
 
@@ -285,6 +286,11 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
     const o = schema.options;
     checkChangelogRetention(o.raw, true, o.snapshotsRetainedMin, o.snapshotsRetainedMax, o.snapshotTimeRetainedMs);
   }
+  // An ALTER may not make the table unwritable here (write-options.ts: e.g. 'tag.automatic-creation',
+  // or 'write-only' turned off beside it); a Java table already refused for an option stays alterable.
+  const before = new Set(writeRefusals(current).map((r) => r.key));
+  const added = writeRefusals(schema).find((r) => !before.has(r.key));
+  if (added) throw notSupported(`ALTER: ${describeRefusal(added, false)}`);
   return schema;
 }
 

@@ -41,6 +41,7 @@ import type { TableSchema } from './schema.ts';
 import { WriterLock } from './writer-lock.ts';
 import { deletionVectorsEnabled } from './deletion-vector.ts';
 import { checkDvWritable, DeletionVectorState, promoteLevel0 } from './dv-writer.ts';
+import { checkWritableOptions } from './write-options.ts';
 import { formatForLevel } from './data-file-format.ts';
 import { ChangelogWriter, type BucketChanges } from './changelog.ts';
 import { diffBuckets, type SnapshotRef } from './incremental.ts';
@@ -201,6 +202,8 @@ export class TableWriter {
       this.encodeBucketKey = binaryRowEncoder(schema.bucketKeyIndexes.map((i) => schema.fields[i]!.type));
       const latest = table.latestSnapshot();
       if (deletionVectorsEnabled(so.raw)) checkDvWritable(schema, `writing table ${table.name}`);
+      // A table Java made may carry options a write here would not honour (write-options.ts).
+      checkWritableOptions(schema, `writing table ${table.name}`);
       // Append tables accept the option and keep no vectors: no row of theirs is ever deleted here.
       this.dv = deletionVectorsEnabled(so.raw) && schema.isPrimaryKeyTable ? new DeletionVectorState(table) : undefined;
       if (this.deferred) {

@@ -23,6 +23,7 @@ import { partitionPath } from './partition-path.ts';
 import { PROJECTED_KEY, RunCache, RunCacheBudget, SHAPED_KEY } from './run-cache.ts';
 import { TableSchema } from './schema.ts';
 import { checkDvWritable } from './dv-writer.ts';
+import { checkWritableOptions } from './write-options.ts';
 import type { Snapshot } from './snapshot.ts';
 import { SnapshotManager } from './snapshot-manager.ts';
 import { TablePaths } from './table-paths.ts';
@@ -146,6 +147,7 @@ export class Table {
     if ((schema.options.raw['deletion-vectors.enabled'] ?? 'false').trim().toLowerCase() === 'true') {
       checkDvWritable(schema, `option 'deletion-vectors.enabled' on table ${o.name ?? dir}`);
     }
+    checkWritableOptions(schema, `table ${o.name ?? dir}`, false);
     const io = o.fileIO ?? localFileIO;
     const paths = new TablePaths(dir);
     io.mkdirs(paths.schemaDir);

@@ -1,0 +1,113 @@
+// Paimon options that change what a write must do and that this store does not implement
+// (DESIGN.md, "Options a write depends on"). A table created here cannot carry them (creation is
+// strict, and Table.create checks the pass-through ones), but a table Java made may: it opens and
+// reads as any other, and its writer is refused (TableWriter's constructor) — with NotSupported
+// naming the option and its value — rather than writing files Java would read wrongly or leaving a
+// state no Java writer would leave. Expiration, compaction, rollback and the CLI's maintenance all
+// go through a writer, so they are refused too.
+
+import { notSupported } from './errors.ts';
+import { changelogOutlivesSnapshots } from './options.ts';
+import type { TableSchema } from './schema.ts';
+
+/** One option that makes the table unwritable here: its key, its value and what it would need. */
+export interface WriteRefusal {
+  readonly key: string;
+  readonly value: string;
+  readonly why: string;
+}
+
+const isTrue = (v: string | undefined): boolean => (v ?? '').trim().toLowerCase() === 'true';
+const lower = (v: string | undefined): string => (v ?? '').trim().toLowerCase();
+
+/** Partition types whose directory name differs between legacy and non-legacy names (Paimon's InternalRowPartitionComputer: toString() vs a cast to STRING). */
+const LEGACY_NAME_TYPES = new Set(['DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ']);
+
+/**
+ * Every option of `schema` that a writer here would not honour, in a fixed order (empty when the
+ * table is writable as far as options go; deletion vectors and file formats are checked
+ * elsewhere: dv-writer.ts, data-file-format.ts).
+ */
+export function writeRefusals(schema: TableSchema): WriteRefusal[] {
+  const raw = schema.options.raw;
+  const out: WriteRefusal[] = [];
+  const refuse = (key: string, why: string): void => {
+    out.push({ key, value: raw[key]!, why });
+  };
+  const has = (key: string): boolean => raw[key] !== undefined && raw[key]!.trim() !== '';
+  // Java skips partition expiration and tag creation at commit for write-only tables (its
+  // TableCommitImpl gets neither), so these two bind only writers that are not write-only.
+  const writeOnly = schema.options.writeOnly;
+
+  const type = lower(raw['type']);
+  if (type !== '' && type !== 'table' && type !== 'materialized-table') {
+    refuse('type', 'only Paimon\'s own LSM tables (\'table\', \'materialized-table\') are written here');
+  }
+  if (has('manifest.format') && lower(raw['manifest.format']) !== 'avro') {
+    refuse('manifest.format', 'manifests are written in Avro here; Java reads them in the format this option names');
+  }
+  if (has('bucket-function.type') && lower(raw['bucket-function.type']) !== 'default' && schema.options.bucket > 0) {
+    refuse('bucket-function.type', 'rows are bucketed by the default hash here; Java would look for a key in another bucket');
+  }
+  if (schema.isPrimaryKeyTable && has('rowkind.field')) {
+    refuse('rowkind.field', 'the row kind is taken from the writer call here, not from the column');
+  }
+  if (isTrue(raw['sequence.snapshot-ordering'])) {
+    refuse('sequence.snapshot-ordering', 'records are ordered by sequence number here, not by the snapshot that committed them');
+  }
+  if (lower(raw['write.sequence-number-init-mode']) === 'snapshot') {
+    refuse('write.sequence-number-init-mode', "the maximum sequence number is not recorded in snapshot properties here; a Java writer starting from them would write records older than ours");
+  }
+  if (schema.isPrimaryKeyTable && has('record-level.expire-time')) {
+    refuse('record-level.expire-time', 'compaction here does not drop expired records');
+  }
+  if (!writeOnly && has('partition.expiration-time') && schema.partitionKeys.length > 0) {
+    refuse('partition.expiration-time', 'commits here do not expire partitions');
+  }
+  if (!writeOnly && has('tag.automatic-creation') && lower(raw['tag.automatic-creation']) !== 'none') {
+    refuse('tag.automatic-creation', 'commits here do not create tags');
+  }
+  if (has('commit.callbacks')) refuse('commit.callbacks', 'Java commit callbacks cannot run here');
+  if (has('metadata.iceberg.storage') && lower(raw['metadata.iceberg.storage']) !== 'disabled') {
+    refuse('metadata.iceberg.storage', 'commits here do not write Iceberg metadata');
+  }
+  if (isTrue(raw['chain-table.enabled'])) refuse('chain-table.enabled', 'chain tables (snapshot and delta branches) are not written here');
+  if (isTrue(raw['row-tracking.enabled'])) refuse('row-tracking.enabled', 'row ids (_FIRST_ROW_ID, the snapshot\'s next row id) are not assigned here');
+  if (isTrue(raw['data-evolution.enabled'])) refuse('data-evolution.enabled', 'data-evolution tables are not written here');
+  if (isTrue(raw['pk-clustering-override'])) refuse('pk-clustering-override', 'data files are sorted by the primary key here, not by the clustering columns');
+  if (has('data-file.path-directory')) {
+    refuse('data-file.path-directory', 'data files are written under the table directory here; Java would look for them under this directory');
+  }
+  if (has('data-file.external-paths') && has('data-file.external-paths.strategy') && lower(raw['data-file.external-paths.strategy']) !== 'none') {
+    refuse('data-file.external-paths', 'data files are written under the table directory here, and files at external paths are neither read nor deleted here');
+  }
+  if (isTrue(raw['index-file-in-data-file-dir']) && isTrue(raw['deletion-vectors.enabled'])) {
+    refuse('index-file-in-data-file-dir', "deletion-vector index files are written under 'index/' here; Java would look for them in the bucket directory");
+  }
+  const o = schema.options;
+  const changelog = changelogOutlivesSnapshots(raw, o.snapshotsRetainedMin, o.snapshotsRetainedMax, o.snapshotTimeRetainedMs);
+  if (changelog) {
+    refuse(changelog.key, `${changelog.text}: a changelog kept longer than its snapshots is not kept here (expiration deletes it with its snapshot)`);
+  }
+  if (lower(raw['partition.legacy-name']) === 'false') {
+    const cols = schema.partitionIndexes.map((i) => schema.fields[i]!).filter((f) => LEGACY_NAME_TYPES.has(f.type.root));
+    if (cols.length > 0) {
+      refuse('partition.legacy-name', `partition directories are written with legacy names here, which differ for ${cols.map((f) => `'${f.name}' (${f.type.root})`).join(', ')}`);
+    }
+  }
+  return out;
+}
+
+/** The message of a refusal: the option, its value, why, and (for a table that exists) that reading still works. */
+export function describeRefusal(r: WriteRefusal, exists = true): string {
+  return `option '${r.key}' = '${r.value}' is not supported for writing (${r.why})` + (exists ? '; the table can still be read here' : '');
+}
+
+/**
+ * NotSupported naming the first option of `schema` a writer here would not honour. `exists`:
+ * false when the table is being created (nothing to read yet).
+ */
+export function checkWritableOptions(schema: TableSchema, what: string, exists = true): void {
+  const r = writeRefusals(schema);
+  if (r.length > 0) throw notSupported(`${what}: ${describeRefusal(r[0]!, exists)}`);
+}

@@ -48,7 +48,7 @@ import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow }
 import { claimMarker, conflictMessage, localSender, MARKER_SINCE, markerDir, readMarker, SENDER_CONFLICT, type SenderMarker } from './sender.ts';
 import { PHASE, referencedFiles } from './plan.ts';
 import { createScheduledTags, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
-import type { ObjectInfo, SyncTarget } from './targets/target.ts';
+import { shownDescription, type ObjectInfo, type SyncTarget } from './targets/target.ts';
 import { MeteredStream, TokenBucket } from './throttle.ts';
 
 export interface RetryOptions {
@@ -139,6 +139,22 @@ export interface SyncStatus {
 
 export type SyncProblem = 'refused' | 'step' | 'waiting' | 'planning';
 
+/**
+ * Each problem in words for the person at the PC: one table for `tilstand sync status` and
+ * `tilstand status` (core/site), so both say the same. The UIs have their own translated words.
+ */
+export const SYNC_PROBLEM_TEXT: Readonly<Record<SyncProblem, string>> = Object.freeze({
+  refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',
+  step: 'a step has failed for the whole health window while HQ took other requests',
+  waiting: 'nothing reached HQ within the health window',
+  planning: 'a table or contract file has been left out of sending for the whole health window',
+});
+
+/** A problem's words; one this version does not know (a newer engine's) as it came. */
+export function syncProblemText(p: string): string {
+  return Object.hasOwn(SYNC_PROBLEM_TEXT, p) ? SYNC_PROBLEM_TEXT[p as SyncProblem] : p;
+}
+
 export interface PlanResult {
   units: string[];
   items: number;
@@ -222,6 +238,11 @@ export class SyncEngine {
   private readonly bucket: TokenBucket | undefined;
   private readonly priorityTables: ReadonlySet<string>;
   private readonly log: (line: string) => void;
+  /**
+   * The log line saying the outbox was last used with another target and starts again for this
+   * one, or undefined: `tilstand sync now` prints it (it runs without the site's log).
+   */
+  readonly targetChanged: string | undefined;
   private current: SyncStatus['current'] = null;
   private online = false;
   private timer: NodeJS.Timeout | undefined;
@@ -297,16 +318,20 @@ export class SyncEngine {
     this.priorityTables = new Set(o.priorityTables ?? DEFAULT_PRIORITY_TABLES);
     this.log = o.log ?? (() => {});
     // The outbox knows what one target holds: for another, it starts again (sync_at_hq, units).
-    const was = this.outbox.getState('target');
+    const kept = this.outbox.getState('target');
+    // An S3 description an older version kept with the endpoint's user info is the same target:
+    // compared as this version writes it (resending everything would not be what changed).
+    const was = kept === undefined ? undefined : shownDescription(kept);
     if (was !== undefined && was !== o.target.description) {
       const n = this.outbox.forgetTarget();
       // The old target's sender marker, and a refusal by it, say nothing of the new one.
       this.outbox.setState(SENDER_CONFLICT, null);
       this.outbox.setState(MARKER_SINCE, null);
       this.outbox.setState(ACCESS_DENIED, null);
-      this.log(`sync: the target changed from ${was} to ${o.target.description}: ${n} steps of the old one dropped; everything is sent again`);
+      this.targetChanged = `sync: the target changed from ${was} to ${o.target.description}: ${n} steps of the old one dropped; everything is sent again`;
+      this.log(this.targetChanged);
     }
-    if (was !== o.target.description) this.outbox.setState('target', o.target.description);
+    if (kept !== o.target.description) this.outbox.setState('target', o.target.description);
     this.target = new WatchedTarget(o.target, this.outbox, this.clock, this.log);
     // The old target's failing step is gone with its steps.
     if (was !== undefined && was !== o.target.description) this.outbox.setState(STUCK_STEP, null);

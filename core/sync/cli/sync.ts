@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, type SyncNowResult, type SyncStatus } from '../engine.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
 import { restoreSite } from '../restore.ts';
 import { takeOverFor } from '../sender.ts';
@@ -39,9 +39,10 @@ function lastTarget(data: string): string | undefined {
 /**
  * The HQ `sync now` sends to: `--hq`, else config.json's `hq.target`, else the directory target
  * the outbox last sent to (given with `start --hq`; `fromOutbox`). An S3 target the outbox names
- * must be given again (its options are not kept). Undefined: none anywhere.
+ * must be given again (its options are not kept). None anywhere: refused, naming `--hq` and
+ * config.json's `hq.target`.
  */
-function hqOf(data: string, args: ParsedArgs, cfg: { hqTarget: string | null }): { hq: string | undefined; fromOutbox: boolean } {
+function hqOf(data: string, args: ParsedArgs, cfg: { hqTarget: string | null }): { hq: string; fromOutbox: boolean } {
   const hq = args.string('hq') ?? cfg.hqTarget ?? undefined;
   if (hq !== undefined) return { hq, fromOutbox: false };
   const last = lastTarget(data);
@@ -49,7 +50,8 @@ function hqOf(data: string, args: ParsedArgs, cfg: { hqTarget: string | null }):
   if (last !== undefined) {
     throw new CliError(EXIT.usage, `option '--hq' is required: config.json names no HQ target, and the site last synced to ${last}, given with --hq at its start; give it again (s3://bucket/prefix?endpoint=…: the outbox keeps no S3 options)`);
   }
-  return { hq: undefined, fromOutbox: false };
+  // `sync now`'s own words: targetFromFlags's "--hq is required" read as if a flag were all it lacked.
+  throw new CliError(EXIT.usage, `option '--hq' is required: config.json names no HQ target (hq.target) and the site has not synced from this directory; give --hq <dir|s3://bucket/prefix?endpoint=…>, or set hq.target in ${join(data, 'config.json')}`);
 }
 
 // Where HQ is and how it is reached (the credentials only matter to an S3 target).
@@ -127,8 +129,13 @@ export function syncNowLine(r: Pick<SyncNowResult, 'plan' | 'sentBytes'>): strin
 /** `sync status` and `sync now` as text. */
 export function syncStatusLines(s: SyncStatus): string[] {
   const age = (ms: number) => (ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
+  // Why, in the words `tilstand status` uses: a bare STALLED beside "online: yes" read as the line.
+  // HQ refusing the credentials has no `problems` entry: the last error says it.
+  const problems = s.problems ?? [];
+  const why = s.healthy ? [] : problems.length > 0 ? [`why:              ${problems.map(syncProblemText).join('; ')}`] : s.lastError ? ['why:              the last error below'] : [];
   return [
     `health:           ${s.healthy ? 'ok' : 'STALLED'} (${s.recentItems} steps, ${s.recentBytes} bytes in the last window)`,
+    ...why,
     `online:           ${s.online ? 'yes' : 'no'}`,
     `pending:          ${s.pendingItems} steps, ${s.pendingBytes} bytes`,
     `oldest unsynced:  ${s.pendingItems === 0 ? '-' : age(s.oldestUnsyncedMs)}`,
@@ -162,6 +169,9 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     let status: SyncStatus;
     /** HQ's sender marker names another data directory (`sync now`: exit 3). */
     let refused = false;
+    /** The rounds `sync now` ran (for the note when steps remain). */
+    let ran = 0;
+    let site = '';
     if (sub === 'status') {
       const path = join(data, 'site.db');
       if (!existsSync(path)) throw new CliError(EXIT.notFound, `${path} does not exist (is ${data} a site's data directory?)`);
@@ -176,14 +186,22 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     } else {
       const rounds = maxRounds(args.string('max-rounds'));
       const cfg = readSiteConfig(data);
+      site = cfg.site;
       const { hq, fromOutbox } = hqOf(data, args, cfg);
       if (fromOutbox && !args.boolean('json')) await out.line(`syncing to ${hq}: config.json names no HQ target, and the site's last start was given this one with --hq`);
       const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site);
       let engine: SyncEngine | undefined;
       try {
         engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 }, takeOver: args.boolean('take-over') });
+        // A running site logs it; here the person who gave the new --hq must read it. On stderr
+        // with --json, whose stdout is the status alone.
+        if (engine.targetChanged !== undefined) {
+          if (args.boolean('json')) await note(io, engine.targetChanged);
+          else await out.line(engine.targetChanged);
+        }
         const r = await engine.syncNow(rounds);
         status = r.status;
+        ran = r.rounds;
         refused = engine.refusedByHq;
         if (!args.boolean('json')) await out.line(syncNowLine(r));
       } finally {
@@ -194,9 +212,32 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     if (args.boolean('json')) await out.line(JSON.stringify(status));
     else await out.lines(syncStatusLines(status));
     await out.end();
-    if (refused) return EXIT.conflict;
-    return sub === 'now' && status.pendingItems > 0 ? EXIT.io : EXIT.ok;
+    // A failing exit says why on stderr, where a script's log or a service manager looks (the
+    // status on stdout may be JSON, or not kept).
+    if (refused) {
+      await note(io, `tilstand: nothing was sent: HQ's sender marker names another data directory for site ${site} (the last error says which; --take-over makes this directory the sender)`);
+      return EXIT.conflict;
+    }
+    if (sub === 'now' && status.pendingItems > 0) {
+      const held = status.lastError ? 'the last error says what holds them' : 'run it again, or let the site send them';
+      await note(io, `tilstand: ${count(status.pendingItems, 'step')} still pending after ${count(ran, 'round')} (--max-rounds allows more): ${held}`);
+      return EXIT.io;
+    }
+    return EXIT.ok;
   });
+}
+
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** A line on stderr; when stderr is gone (a closed pipe) the note is lost and the command goes on. */
+async function note(io: CliIO, line: string): Promise<void> {
+  const w = new LineWriter(io.stderr);
+  try {
+    await w.line(line);
+    await w.end();
+  } catch {
+    // nobody reads stderr
+  }
 }
 
 /** The usage of one command (`sync now`, `restore`): its lines of `syncUsage`, continuations included. */

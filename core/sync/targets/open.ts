@@ -9,7 +9,7 @@ import { SyncError } from '../errors.ts';
 import { checkPrefix, sitePrefix } from '../names.ts';
 import { DirectoryTarget } from './directory.ts';
 import { S3Target } from './s3.ts';
-import type { SyncTarget } from './target.ts';
+import { shownEndpoint, type SyncTarget } from './target.ts';
 
 export interface OpenTargetOptions {
   /** Writes are allowed under `site_<site>.db/` only; without it the target is read-only. */
@@ -33,7 +33,40 @@ export function targetProblem(text: unknown, o: { relative?: boolean } = {}): st
   }
 }
 
-type ParsedTarget = { kind: 's3'; bucket: string; root: string; url: URL } | { kind: 'dir'; dir: string };
+type ParsedTarget = { kind: 's3'; bucket: string; root: string; endpoint?: string; region?: string } | { kind: 'dir'; dir: string };
+
+/** The parameters an s3:// target takes, as its errors name them. */
+const S3_PARAMETERS = 'endpoint=<http:// or https:// URL> and region=<name>';
+
+/**
+ * An s3:// URL's endpoint and region. Any other parameter is refused: one mistyped (`endpiont=`,
+ * `Endpoint=`) was ignored, and the site sent to AWS. So is an empty one (an unset variable) and
+ * an endpoint that is not an http(s) URL, which failed every request as a Transport error
+ * ("Invalid URL") retried for ever. Messages show the endpoint without its user info.
+ */
+function s3Parameters(url: URL): { endpoint?: string; region?: string } {
+  const out: { endpoint?: string; region?: string } = {};
+  for (const k of new Set(url.searchParams.keys())) {
+    if (k !== 'endpoint' && k !== 'region') throw new SyncError('InvalidArgument', `s3:// target: unknown parameter '${k}' (it takes ${S3_PARAMETERS})`);
+    const vs = url.searchParams.getAll(k);
+    if (vs.length > 1) throw new SyncError('InvalidArgument', `s3:// target: parameter '${k}' given ${vs.length} times (once: ${S3_PARAMETERS})`);
+    const v = vs[0]!;
+    if (v.trim() === '') throw new SyncError('InvalidArgument', `s3:// target: parameter '${k}' is empty (it takes ${S3_PARAMETERS}; leave it out for AWS)`);
+    if (k === 'endpoint') {
+      let e: URL | undefined;
+      try {
+        e = new URL(v);
+      } catch {
+        e = undefined;
+      }
+      if (e === undefined || (e.protocol !== 'http:' && e.protocol !== 'https:') || e.hostname === '') {
+        throw new SyncError('InvalidArgument', `s3:// target: endpoint must be an http:// or https:// URL (endpoint=http://host:9000), got '${shownEndpoint(v)}'`);
+      }
+    }
+    out[k] = v;
+  }
+  return out;
+}
 
 function parseTarget(text: unknown, relative: boolean): ParsedTarget {
   if (typeof text !== 'string' || text.trim() === '') throw new SyncError('InvalidArgument', 'no HQ target given');
@@ -49,7 +82,7 @@ function parseTarget(text: unknown, relative: boolean): ParsedTarget {
     let root = decodeURIComponent(url.pathname.replace(/^\/+/, ''));
     if (root !== '' && !root.endsWith('/')) root += '/';
     if (root !== '') checkPrefix(root);
-    return { kind: 's3', bucket, root, url };
+    return { kind: 's3', bucket, root, ...s3Parameters(url) };
   }
   if (text.startsWith('file://')) return { kind: 'dir', dir: fileURLToPath(text) };
   if (!relative && !isAbsolute(text)) {
@@ -71,15 +104,13 @@ export function openTarget(text: string, o: OpenTargetOptions = {}): SyncTarget 
   const scope = o.site === undefined ? {} : { writePrefix: sitePrefix(o.site) };
   const t = parseTarget(text, true);
   if (t.kind === 's3') {
-    const { bucket, root, url } = t;
+    const { bucket, root, endpoint, region } = t;
     const env = o.env ?? process.env;
     const accessKeyId = o.accessKey ?? env.TILSTAND_HQ_ACCESS_KEY;
     const secretAccessKey = o.secretKey ?? env.TILSTAND_HQ_SECRET_KEY;
     if (!accessKeyId || !secretAccessKey) {
       throw new SyncError('InvalidArgument', 'S3 target needs credentials: set TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY in the environment (the hq, sync and restore commands also take --access-key and --secret-key)');
     }
-    const endpoint = url.searchParams.get('endpoint') ?? undefined;
-    const region = url.searchParams.get('region') ?? undefined;
     return new S3Target({ bucket, root, accessKeyId, secretAccessKey, ...(endpoint ? { endpoint } : {}), ...(region ? { region } : {}), ...scope });
   }
   return new DirectoryTarget(t.dir, scope);

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { SyncError } from '../errors.ts';
 import { checkKey, checkPrefix } from '../names.ts';
-import { guardWrite, type ObjectInfo, type PutBody, type PutMeta, type SyncTarget, type TargetScope } from './target.ts';
+import { guardWrite, shownEndpoint, type ObjectInfo, type PutBody, type PutMeta, type SyncTarget, type TargetScope } from './target.ts';
 
 export interface S3TargetOptions extends TargetScope {
   bucket: string;
@@ -45,6 +45,8 @@ function wrap(op: string, key: string, e: unknown, where: string): SyncError {
   if (e instanceof SyncError) return e;
   const status = statusOf(e);
   const name = (e as Error)?.name ?? 'Error';
+  // A bucket HQ does not have read "put …: not found", as if the file were missing on the site.
+  if (name === 'NoSuchBucket') return new SyncError('NotFound', `${op} ${key}: ${where}: no such bucket (check the bucket the s3:// URL names)`, { cause: e });
   if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') return new SyncError('NotFound', `${op} ${key}: not found`, { cause: e });
   if (name === 'BadDigest' || name === 'InvalidDigest') return new SyncError('Verification', `${op} ${key}: the server received different bytes (${name})`, { cause: e });
   // HQ answered and refused the request: a key wrong, expired or revoked, a policy without this
@@ -86,7 +88,7 @@ export class S3Target implements SyncTarget {
     this.bucket = o.bucket;
     this.root = o.root ?? '';
     if (this.root !== '') checkPrefix(this.root);
-    this.description = `s3://${o.bucket}/${this.root}${o.endpoint ? ` (${o.endpoint})` : ''}`;
+    this.description = `s3://${o.bucket}/${this.root}${o.endpoint ? ` (${shownEndpoint(o.endpoint)})` : ''}`;
     const config: S3ClientConfig = {
       forcePathStyle: true,
       region: o.region ?? 'us-east-1',

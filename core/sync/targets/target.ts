@@ -65,3 +65,25 @@ export function guardWrite(scope: TargetScope, key: string): string {
   if (!key.startsWith(scope.writePrefix)) throw new SyncError('Forbidden', `key '${key}' is outside this site's prefix '${scope.writePrefix}'`);
   return key;
 }
+
+/** An endpoint's user info (`user:pass@`), with or without a scheme before it. */
+const ENDPOINT_USER_INFO = /^((?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\/)?[^/?#\s]*@/;
+
+/**
+ * An endpoint as the description shows it: without user info, query or fragment — a URL copied
+ * with a password or a signed query would be printed in status, logs and errors, and kept in
+ * site.db. Otherwise as written, not normalised (`https://host:443` stays): the outbox compares the
+ * description with the one it kept, and another text reads as another target (everything resent).
+ */
+export function shownEndpoint(endpoint: string): string {
+  return endpoint.replace(ENDPOINT_USER_INFO, '$1').replace(/[?#][^]*$/, '');
+}
+
+/**
+ * A description an older version kept (sync_state `target`) as this one writes it: the endpoint
+ * in its parentheses without user info, query or fragment. Others unchanged.
+ */
+export function shownDescription(description: string): string {
+  const m = /^(s3:\/\/[^ ]*) \(([^]*)\)$/.exec(description);
+  return m === null ? description : `${m[1]} (${shownEndpoint(m[2]!)})`;
+}

@@ -50,10 +50,23 @@ export interface BrokerRefusal {
   who: string;
   /** The latest refusal's reason (connect) or topic (publish; control characters as \uXXXX), at most 200 characters. */
   what: string;
+  /**
+   * Why, as a value (the latest refusal's), so a reader advises the right fix: a client id
+   * another principal holds (CONNACK 2) was told to check the password.
+   */
+  reason: BrokerRefusalReason;
   count: number;
   firstMs: number;
   lastMs: number;
 }
+
+/**
+ * `credentials`: none, or a wrong username or password (CONNACK 4); `client_id`: the client id is
+ * another principal's (CONNACK 2); `credential_store`: the store failed (CONNACK 3);
+ * `pre_auth_bytes`: more bytes before the CONNECT was answered than `preAuthBytesMax` (`who` is
+ * the address); `topic`: a PUBLISH the ACL refused; `packet_bytes`: a packet over `packetBytesMax`.
+ */
+export type BrokerRefusalReason = 'credentials' | 'client_id' | 'credential_store' | 'pre_auth_bytes' | 'topic' | 'packet_bytes';
 
 export interface Principal {
   name: string;
@@ -300,10 +313,10 @@ export class EmbeddedBroker {
 
   /** Who was refused and how often (at most REFUSALS_MAX names), the latest refused first. */
   refusals(): BrokerRefusal[] {
-    return [...this.refused.values()].reverse().map(({ kind, who, what, count, firstMs, lastMs }) => ({ kind, who, what, count, firstMs, lastMs }));
+    return [...this.refused.values()].reverse().map(({ kind, who, what, reason, count, firstMs, lastMs }) => ({ kind, who, what, reason, count, firstMs, lastMs }));
   }
 
-  private noteRefusal(kind: BrokerRefusal['kind'], who: string, what: string): void {
+  private noteRefusal(kind: BrokerRefusal['kind'], who: string, what: string, reason: BrokerRefusalReason): void {
     const now = Date.now();
     const name = who.length > 64 ? `${who.slice(0, 63)}…` : who;
     const key = `${kind}|${name}`;
@@ -311,11 +324,12 @@ export class EmbeddedBroker {
     if (r) this.refused.delete(key); // re-inserted below: the map stays in order of lastMs
     else {
       if (this.refused.size >= REFUSALS_MAX) this.refused.delete(this.refused.keys().next().value!);
-      r = { kind, who: name, what: '', count: 0, firstMs: now, lastMs: now, reportedMs: -Infinity, unreported: 0 };
+      r = { kind, who: name, what: '', reason, count: 0, firstMs: now, lastMs: now, reportedMs: -Infinity, unreported: 0 };
     }
     // A topic comes from the client: control characters are escaped, so a log line stays one line.
     const shown = what.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
     r.what = shown.length > 200 ? `${shown.slice(0, 199)}…` : shown;
+    r.reason = reason;
     r.count++;
     r.unreported++;
     r.lastMs = now;
@@ -325,7 +339,7 @@ export class EmbeddedBroker {
       r.reportedMs = now;
       r.unreported = 0;
       try {
-        this.o.onRefused({ kind, who: r.who, what: r.what, count: r.count, firstMs: r.firstMs, lastMs: r.lastMs }, since);
+        this.o.onRefused({ kind, who: r.who, what: r.what, reason, count: r.count, firstMs: r.firstMs, lastMs: r.lastMs }, since);
       } catch {
         // a failing observer must not change what the broker answers
       }
@@ -357,7 +371,7 @@ export class EmbeddedBroker {
     const packetMax = this.o.packetBytesMax ?? PACKET_BYTES_MAX;
     let received = 0;
     const refuse = (kind: BrokerRefusal['kind'], who: string, why: string): number => {
-      this.noteRefusal(kind, who, why);
+      this.noteRefusal(kind, who, why, kind === 'publish' ? 'packet_bytes' : 'pre_auth_bytes');
       socket.destroy();
       return 0;
     };
@@ -389,9 +403,9 @@ export class EmbeddedBroker {
     password: Buffer | undefined,
     done: (error: (Error & { returnCode: number }) | null, success: boolean | null) => void,
   ): void {
-    const refuse = (code: number, why: string) => {
+    const refuse = (code: 2 | 3 | 4, why: string) => {
       this.m.authFailures++;
-      this.noteRefusal('connect', username ?? '(no username)', why);
+      this.noteRefusal('connect', username ?? '(no username)', why, code === 2 ? 'client_id' : code === 3 ? 'credential_store' : 'credentials');
       done(Object.assign(new Error(why), { returnCode: code }), false);
     };
     if (username === undefined || password === undefined) return refuse(4, 'credentials required');
@@ -399,7 +413,7 @@ export class EmbeddedBroker {
       (p) => {
         if (!p) return refuse(4, 'bad username or password');
         const owner = this.idOwners.get(client.id);
-        if (owner !== undefined && owner !== p.name) return refuse(2, `client id ${JSON.stringify(client.id)} belongs to another principal`);
+        if (owner !== undefined && owner !== p.name) return refuse(2, `client id ${JSON.stringify(client.id)} is taken by ${JSON.stringify(owner)}`);
         if (owner === undefined) this.bindClientId(client.id, p.name);
         this.principals.set(client, p);
         this.m.connectionsAccepted++;
@@ -433,7 +447,7 @@ export class EmbeddedBroker {
     const p = client ? this.principals.get(client) : undefined;
     if (!client || !p || !this.acl.canPublish(p, packet.topic)) {
       this.m.publishRefused++;
-      this.noteRefusal('publish', p?.name ?? '(unauthenticated client)', packet.topic);
+      this.noteRefusal('publish', p?.name ?? '(unauthenticated client)', packet.topic, 'topic');
       return cb(new Error(`publish to ${packet.topic} not allowed for ${p?.name ?? 'unauthenticated client'}`));
     }
     // Nothing is kept as retained: events are journaled, and aedes would keep one retained message

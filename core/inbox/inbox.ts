@@ -557,7 +557,7 @@ export class Inbox {
     if (!signIn.ok) {
       const reason = REFUSAL[signIn.reason] ?? 'wrong_pin';
       this.refuse(id, o.user, verb, reason);
-      const extra = signIn.reason === 'locked' ? ` until ${new Date(signIn.lockedUntilMs).toISOString()}` : signIn.reason === 'wrong' && signIn.failuresLeft !== undefined ? ` (${signIn.failuresLeft} attempts left)` : '';
+      const extra = signIn.reason === 'locked' ? ` until ${new Date(signIn.lockedUntilMs).toISOString()}` : signIn.reason === 'wrong' && signIn.failuresLeft !== undefined ? ` (${signIn.failuresLeft} attempt${signIn.failuresLeft === 1 ? '' : 's'} left)` : '';
       throw new InboxError('Refused', `${verb} ${id} refused: ${reason.replace('_', ' ')} for user '${o.user.slice(0, 64)}'${extra}`, reason);
     }
     const user = signIn.user;

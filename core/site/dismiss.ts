@@ -40,7 +40,7 @@ export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: Di
   const note = checkRequest(r.ids, r.note);
   const signIn = await users.verifyPin(r.user, r.pin);
   if (!signIn.ok) {
-    const why = signIn.reason === 'locked' ? `locked until ${new Date(signIn.lockedUntilMs).toISOString()}` : signIn.reason === 'wrong' ? `wrong PIN${signIn.failuresLeft !== undefined ? ` (${signIn.failuresLeft} attempts left)` : ''}` : signIn.reason.replace('_', ' ');
+    const why = signIn.reason === 'locked' ? `locked until ${new Date(signIn.lockedUntilMs).toISOString()}` : signIn.reason === 'wrong' ? `wrong PIN${signIn.failuresLeft !== undefined ? ` (${signIn.failuresLeft} attempt${signIn.failuresLeft === 1 ? '' : 's'} left)` : ''}` : signIn.reason.replace('_', ' ');
     throw new DismissRefused(`dismiss refused for user '${r.user.slice(0, 64)}': ${why}`);
   }
   const user = signIn.user;

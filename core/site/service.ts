@@ -395,7 +395,7 @@ export class SiteService implements SiteBackend {
     if (!r.ok) {
       // Neither says whether a name is a user (an unknown one is locked as a user is) nor, for a
       // badge, whose it is: a badge is refused for its source's count as for its user's lockout.
-      const left = 'failuresLeft' in r && r.failuresLeft !== undefined ? ` (${r.failuresLeft} attempts left)` : '';
+      const left = 'failuresLeft' in r && r.failuresLeft !== undefined ? ` (${r.failuresLeft} attempt${r.failuresLeft === 1 ? '' : 's'} left)` : '';
       const why =
         r.reason === 'locked'
           ? `${'badge' in req ? 'badge refused' : 'locked'} until ${new Date(r.lockedUntilMs).toLocaleTimeString('en-GB')} after too many wrong attempts`
@@ -521,7 +521,7 @@ export class SiteService implements SiteBackend {
       const reason = syncStallReason(src);
       alarms.push({
         kind: 'sync_stalled',
-        message: `${SYNC_STALL_TEXT[reason]}; ${src.pendingItems} steps waiting${src.lastError ? ` (${src.lastError})` : ''}`,
+        message: `${SYNC_STALL_TEXT[reason]}; ${src.pendingItems} step${src.pendingItems === 1 ? '' : 's'} waiting${src.lastError ? ` (${src.lastError})` : ''}`,
         sinceMs: now - src.oldestUnsyncedMs,
         params: { pending: src.pendingItems, reason, windowMs },
       });

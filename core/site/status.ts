@@ -320,7 +320,7 @@ export function formatStatus(s: SiteStatus): string[] {
     const last = y.lastSuccessMs === null ? 'never' : `${secs(Math.max(0, s.nowMs - y.lastSuccessMs))} ago`;
     // Why, in words: "STALLED" beside "online" read as a line problem to whoever HQ refused.
     const why = y.problems && y.problems.length > 0 ? ` (${y.problems.map((p) => SYNC_PROBLEM_TEXT[p] ?? p).join('; ')})` : '';
-    lines.push(`sync: to ${y.target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : `, STALLED${why}`}, ${y.pendingItems} steps pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
+    lines.push(`sync: to ${y.target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : `, STALLED${why}`}, ${y.pendingItems} step${y.pendingItems === 1 ? '' : 's'} pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
   }
   if (s.restoreWaiting) {
     lines.push(`restore: not heard from since the restore: ${s.restoreWaiting.join(', ')} (${s.running ? 'asked every 30 s to resend what came after the restored state' : 'the site asks them once it runs'}; a module needs its new broker password to connect)`);

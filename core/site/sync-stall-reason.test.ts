@@ -70,7 +70,7 @@ describe('sync_stalled names why sync is not healthy', () => {
     const step = 'site_demo.db/stock/bucket-0/data-1.parquet has failed since 2026-12-05T07:40:00.000Z while HQ took other requests (14 attempts): Verification: size 10 at HQ, 12 here';
     st = { ...healthy, healthy: false, problems: ['step'], pendingItems: 1, oldestUnsyncedMs: 20 * 60_000, recentItems: 40, lastError: step };
     expect(stall()?.params).toEqual({ pending: 1, reason: 'step', windowMs: WINDOW });
-    expect(stall()?.message).toBe(`sync to HQ is not healthy: a step has failed for the whole health window while HQ took other requests; 1 steps waiting (${step})`);
+    expect(stall()?.message).toBe(`sync to HQ is not healthy: a step has failed for the whole health window while HQ took other requests; 1 step waiting (${step})`);
 
     // Nothing pending: a table whose files are missing is left out of planning.
     st = { ...healthy, healthy: false, problems: ['planning'], lastError: 'planning stock: NotFound: data-9.parquet is missing' };

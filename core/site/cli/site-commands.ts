@@ -438,7 +438,7 @@ export function progressText(p: Record<string, unknown> | undefined): string {
   const total = count(p?.total);
   if (done === undefined || total === undefined) return '';
   const failed = count(p?.failed) ?? 0;
-  return `; ${done} of ${total} letters${failed > 0 ? `, ${failed} still failing` : ''}`;
+  return `; ${done} of ${total} letter${total === 1 ? '' : 's'}${failed > 0 ? `, ${failed} still failing` : ''}`;
 }
 
 /** `--pin` as a person chose it: one a colleague would try first is refused (inbox users.ts). */

@@ -18,6 +18,7 @@ import type { Contract } from '../ingest/contracts.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { DEAD_LETTERS_TABLE, DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
+import { isLoopback } from '../ingest/broker.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { targetProblem } from '../sync/targets/open.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
@@ -431,6 +432,32 @@ function parseSiteAgent(raw: unknown): SiteAgentConfig {
 /** Reads and validates `<data>/config.json`. */
 export function readConfig(data: string): SiteConfig {
   return filesFrom(parseConfig(readRawConfig(data)), resolve(data));
+}
+
+/** Loopback hosts need no TLS for the UI; anything else does (like the broker). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * The rules a whole config must meet to start, beyond each key's own value: a listener on a
+ * non-loopback address needs TLS (the broker's may be let off with allowInsecureNonLoopback).
+ * `Site.start` checks them before it opens anything, and `tilstand config check` with it, so the
+ * check passes no file the start refuses. Not in parseConfig: `status` and the other commands
+ * still read such a file.
+ */
+export function checkStartRules(c: SiteConfig): void {
+  if (c.http.tls === null && !isLoopbackHost(c.http.host)) {
+    throw new ConfigError('http.tls', `http.host is ${c.http.host}, not loopback: the UI and its sessions need TLS there; set http.tls {certPath, keyPath}, or http.host to 127.0.0.1`);
+  }
+  const b = c.broker;
+  // The broker's own test (EmbeddedBroker refuses the same), so the two never disagree.
+  if (b.mode === 'embedded' && b.tls === null && !b.allowInsecureNonLoopback && !isLoopback(b.host)) {
+    throw new ConfigError(
+      'broker.tls',
+      `broker.host is ${b.host}, not loopback: the modules' MQTT needs TLS there; set broker.tls {certPath, keyPath}, or broker.allowInsecureNonLoopback true to accept plaintext MQTT from the site network, or broker.host to 127.0.0.1`,
+    );
+  }
 }
 
 /** config.json as its JSON says, before validation and defaults. */

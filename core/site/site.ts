@@ -29,11 +29,12 @@ import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { refusalLogLine } from './refusals.ts';
+import { describeError, internalErrorId } from './internal-error.ts';
 import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, configBindings, dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { DEMO_HQ_DIR, demoConfig } from './demo/site.ts';
@@ -106,11 +107,6 @@ const RESTORE_RESYNC_REPEAT_MS = 30_000;
 const SYNC_LOCK_RETRY_MS = 10_000;
 
 export const DEFAULT_RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
-
-/** Loopback hosts need no TLS for the UI; anything else does (like the broker). */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
 
 export class SiteError extends Error {
   readonly kind: 'AlreadyRunning' | 'NotInitialized' | 'Listen';
@@ -226,6 +222,8 @@ export class Site {
   /** Why sync is not open yet (another process holds the sender lock), while the site waits for it. */
   private syncWaiting: string | undefined;
   private syncRetry: NodeJS.Timeout | undefined;
+  /** The ingest failure as /healthz tells of it: when the site saw it, and the id of its log line. */
+  private ingestStop: { failure: Error; id: string; atMs: number } | undefined;
   /** The HQ target this run syncs to, as given (`--hq` or config `hq.target`). */
   private hqTarget: string | undefined;
 
@@ -283,6 +281,15 @@ export class Site {
     // without a log file.
     mkdirSync(p.logs, { recursive: true });
     const log = siteLogger(p.logs, sink);
+    try {
+      // Before anything opens or listens: a refused config used to start the broker and the
+      // write-back first, whose errors as they closed came before the reason.
+      checkStartRules(config);
+    } catch (e) {
+      log(`site ${config.site} did not start: ${(e as Error).message}`);
+      reportedStartFailures.add(e as Error);
+      throw e;
+    }
     let site: Site;
     try {
       site = new Site(data, config, log);
@@ -412,6 +419,8 @@ export class Site {
       } catch (e) {
         this.log(`ingest tick: ${(e as Error).message}`);
       }
+      // Here, not only at /healthz, so its time is when it happened (within a tick).
+      this.noteIngestFailure();
       try {
         this.decisionParts?.inbox.expireIdle();
       } catch (e) {
@@ -420,9 +429,6 @@ export class Site {
     }, tickMs);
     this.pruneTimer = setInterval(() => void this.prune(), c.journal.pruneIntervalMs);
 
-    if (c.http.tls === null && !isLoopbackHost(c.http.host)) {
-      throw new ConfigError('http.tls', `http.host is ${c.http.host}, not loopback: the UI and its sessions need TLS there; set http.tls {certPath, keyPath}, or http.host to 127.0.0.1`);
-    }
     if (o.ui !== false) this.ui = new UiServer(this.siteService, { rendererDir: o.rendererDir ?? DEFAULT_RENDERER_DIR, secure: c.http.tls !== null, log: this.log });
     const ui = this.ui;
     this.http = await listenWithFallback(
@@ -831,9 +837,35 @@ export class Site {
     return p.toString() + this.ingest.ingestor.metrics();
   }
 
+  /**
+   * /healthz, which anyone who reaches the port reads (unauthenticated): that ingest stopped, since
+   * when and the id of the log line with the error, never the error's text — it names files of the
+   * data directory (a path of the warehouse, a decoder's view of a damaged file). The signed-in
+   * alarm, `tilstand status` and logs/site.log keep the text.
+   */
   health(): Record<string, unknown> {
     const h = this.ingest.ingestor.health();
-    return { ok: h.failure === null, site: this.config.site, ingestFailure: h.failure, diskFull: h.diskFull, mqtt: this.mqttUrl };
+    const stop = this.noteIngestFailure();
+    return {
+      ok: stop === undefined,
+      site: this.config.site,
+      ingestFailure: stop ? `ingest stopped (error id ${stop.id}); the site's log (logs/site.log) has the details under that id` : null,
+      ingestStoppedAtMs: stop ? stop.atMs : null,
+      ingestErrorId: stop ? stop.id : null,
+      diskFull: h.diskFull,
+      mqtt: this.mqttUrl,
+    };
+  }
+
+  /** The ingest failure, if any; a new one gets its time, an id, and the whole error in the log under that id. */
+  private noteIngestFailure(): { failure: Error; id: string; atMs: number } | undefined {
+    const failure = this.ingest.ingestor.failure();
+    if (failure === null) return undefined;
+    if (this.ingestStop?.failure !== failure) {
+      this.ingestStop = { failure, id: internalErrorId(), atMs: Date.now() };
+      this.log(`ingest stopped (error id ${this.ingestStop.id}): ${describeError(failure)}`);
+    }
+    return this.ingestStop;
   }
 
   private controlHandlers(): Map<string, ControlHandler> {
@@ -942,7 +974,10 @@ export class Site {
    */
   reloadConfig(): { applied: string[]; restartNeeded: string[] } {
     try {
-      return this.applyConfig(readConfig(this.data));
+      const next = readConfig(this.data);
+      // A file the next start would refuse is said now, not found at that start.
+      checkStartRules(next);
+      return this.applyConfig(next);
     } catch (e) {
       // Said where a reload's success is said: SIGHUP (`systemctl reload`) tells its caller nothing.
       this.log(`config not reloaded: ${(e as Error).message}`);

@@ -13,7 +13,7 @@ import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
-import { catalogOptions, checkConfigBindings, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
+import { catalogOptions, checkConfigBindings, checkStartRules, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { maxRounds, SYNC_FLAGS, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
@@ -204,6 +204,8 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     return EXIT.ok;
   }
   const config = readConfig(data);
+  // What start refuses of the config as a whole (a non-loopback listener without TLS).
+  checkStartRules(config);
   // The bindings' paths against their contracts, as the Ingestor checks them at start.
   if (config.bindings !== 'seed') {
     const contracts = new ContractRegistry(dataPaths(data).contracts);

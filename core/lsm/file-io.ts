@@ -47,9 +47,16 @@ export interface FileIO {
   removeDir(dir: string): void;
 }
 
-function ioError(op: string, path: string, cause: unknown): LsmError {
+/**
+ * An IOError for a failed file operation: `<op> <path> failed: <code>: <message>`. Node's message
+ * already starts with its code ("EEXIST: file already exists, mkdir '…'"), which was then said
+ * twice ("EEXIST EEXIST: …"); it is said once.
+ */
+export function ioError(op: string, path: string, cause: unknown): LsmError {
   const code = (cause as NodeJS.ErrnoException)?.code ?? 'unknown';
-  return new LsmError('IOError', `${op} ${path} failed: ${code} ${(cause as Error)?.message ?? ''}`.trim(), { path, cause });
+  const message = (cause as Error)?.message ?? '';
+  const text = message.startsWith(`${code}:`) || message.startsWith(`${code} `) || message === code ? message : `${code} ${message}`.trim();
+  return new LsmError('IOError', `${op} ${path} failed: ${text}`, { path, cause });
 }
 
 function fsyncDir(dir: string): void {

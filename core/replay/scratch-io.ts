@@ -27,12 +27,7 @@ import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { LocalFileIO, LsmError, type FileIO } from '../lsm/index.ts';
 import type { FileStat } from '../lsm/file-io.ts';
-import { tempNameFor } from '../lsm/file-io.ts';
-
-function ioError(op: string, path: string, cause: unknown): LsmError {
-  const code = (cause as NodeJS.ErrnoException)?.code ?? 'unknown';
-  return new LsmError('IOError', `${op} ${path} failed: ${code} ${(cause as Error)?.message ?? ''}`.trim(), { path, cause });
-}
+import { ioError, tempNameFor } from '../lsm/file-io.ts';
 
 /** Immutable metadata files whose bytes are kept. */
 const CACHED_FILE = /[/\\](?:tag[/\\]tag-|snapshot[/\\]snapshot-|manifest[/\\])[^/\\]+$/;

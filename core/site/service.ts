@@ -61,7 +61,7 @@ import { refusalAlarms } from './refusals.ts';
 import { dismissAs, replayLogged } from './dismiss.ts';
 import { ACCESS, refusal } from './access.ts';
 import { callIn, reportInternalError } from './internal-error.ts';
-import type { SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
+import type { SyncProblem, SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { DEAD_LETTERS_TABLE_NAME, type DeadLetter, type DeadLetterStatus } from '../ingest/dead-letters.ts';
 import { bindingsFor } from '../ingest/binding.ts';
 import { eventTopic } from '../ingest/envelope.ts';
@@ -1018,10 +1018,11 @@ function parsePosition(id: string): bigint {
 }
 
 /** Why sync is not healthy (`sync_stalled` params.reason; the floor UI words each case). */
-export type SyncStallReason = 'refused' | 'step' | 'waiting' | 'planning' | 'other';
+export type SyncStallReason = SyncProblem | 'other';
 
 const SYNC_STALL_TEXT: Record<SyncStallReason, string> = {
   refused: 'sync to HQ is refused: another PC sends for this site (docs/operations.md, "Two PCs for one site")',
+  credentials: "sync to HQ is refused: HQ does not accept this site's credentials (check the access key and HQ's policy for the site)",
   step: 'sync to HQ is not healthy: a step has failed for the whole health window while HQ took other requests',
   waiting: 'sync to HQ has made no progress within the health window',
   planning: 'sync to HQ is not healthy: a table or contract file has been left out of planning for the whole health window',

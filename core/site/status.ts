@@ -13,7 +13,7 @@ import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../in
 import { resolveBudgets } from '../ingest/freshness.ts';
 import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, SITE_TABLES, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
-import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, type SyncProblem, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
+import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, syncProblemText, type SyncProblem, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import type { StreamView, SyncStatus } from './api.ts';
@@ -260,14 +260,6 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
   };
 }
 
-/** `tilstand status`'s words for each of SyncView's `problems` (one a newer engine adds shows as named). */
-const SYNC_PROBLEM_TEXT: Partial<Record<string, string>> = {
-  refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',
-  step: 'a step has failed for the whole health window while HQ took other requests',
-  waiting: 'nothing reached HQ within the health window',
-  planning: 'a table or contract file has been left out of sending for the whole health window',
-};
-
 const secs = (ms: number | null): string => (ms === null ? '–' : ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`);
 
 function pad(rows: string[][]): string[] {
@@ -319,7 +311,7 @@ export function formatStatus(s: SiteStatus): string[] {
     const waited = y.oldestUnsyncedMs === null ? '' : ` (the oldest waited ${secs(y.oldestUnsyncedMs)})`;
     const last = y.lastSuccessMs === null ? 'never' : `${secs(Math.max(0, s.nowMs - y.lastSuccessMs))} ago`;
     // Why, in words: "STALLED" beside "online" read as a line problem to whoever HQ refused.
-    const why = y.problems && y.problems.length > 0 ? ` (${y.problems.map((p) => SYNC_PROBLEM_TEXT[p] ?? p).join('; ')})` : '';
+    const why = y.problems && y.problems.length > 0 ? ` (${y.problems.map((p) => syncProblemText(p)).join('; ')})` : '';
     lines.push(`sync: to ${y.target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : `, STALLED${why}`}, ${y.pendingItems} step${y.pendingItems === 1 ? '' : 's'} pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
   }
   if (s.restoreWaiting) {

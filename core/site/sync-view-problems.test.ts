@@ -62,8 +62,8 @@ describe('tilstand status of a directory HQ refuses', () => {
 
   it('a problem this site does not word (a newer engine) is named as it came; healthy says nothing', () => {
     const base = emptyStatus();
-    const newer = formatStatus({ ...base, sync: { ...syncView('/mnt/hq', WINDOW, engine({ healthy: false })), problems: ['credentials', 'waiting'] } });
-    expect(newer.find((l) => l.startsWith('sync: '))).toContain('STALLED (credentials; nothing reached HQ within the health window)');
+    const newer = formatStatus({ ...base, sync: { ...syncView('/mnt/hq', WINDOW, engine({ healthy: false })), problems: ['quota', 'waiting'] } });
+    expect(newer.find((l) => l.startsWith('sync: '))).toContain('STALLED (quota; nothing reached HQ within the health window)');
     const healthy = formatStatus({ ...base, sync: syncView('/mnt/hq', WINDOW, engine({ healthy: true })) });
     expect(healthy.find((l) => l.startsWith('sync: '))).toMatch(/^sync: to \/mnt\/hq, OFFLINE, 0 steps pending/);
   });

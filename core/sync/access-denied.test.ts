@@ -83,6 +83,7 @@ describe('S3 answers 403/401', () => {
       const st = e.status();
       // At once: no health window waited out (a line down would still read healthy here).
       expect(st.healthy).toBe(false);
+      expect(st.problems).toEqual(['credentials']);
       expect(st.online).toBe(false);
       expect(st.lastError).toMatch(/^HQ refuses this site's credentials: s3:\/\/hq\/ \(http:\/\/127\.0\.0\.1:\d+\) has refused its (head|put|get)/);
       expect(st.lastError).toMatch(/check the site's access key/);
@@ -118,6 +119,7 @@ describe('S3 answers 403/401', () => {
       const after = e.status();
       expect(after.pendingItems).toBe(0);
       expect(after.healthy).toBe(true);
+      expect(after.problems).toEqual([]);
       expect(after.lastError).toBeNull();
       expect(e.outbox.getState('accessDenied')).toBeUndefined();
     } finally {

@@ -121,14 +121,14 @@ export interface SyncStatus {
   recentItems: number;
   recentBytes: number;
   /**
-   * Nothing pending, or progress within the health window (and none of `problems`), and HQ
-   * accepts this site's credentials (a refusal, HTTP 403/401, is unhealthy at once; `lastError`
-   * says so; no `problems` entry yet, see DESIGN.md "Retry, backoff, health").
+   * Nothing pending, or progress within the health window, and none of `problems`.
    */
   healthy: boolean;
   /**
    * Why `healthy` is false, the most pressing first (empty or absent when healthy; absent from an
-   * older engine's answer): `refused` — HQ's sender marker names another data directory; `step` —
+   * older engine's answer): `refused` — HQ's sender marker names another data directory;
+   * `credentials` — HQ refuses this site's credentials (S3 403/401: a key wrong, expired or
+   * revoked, a policy without the request; at once, `lastError` says what was refused); `step` —
    * one step has failed for a whole window while HQ answered others; `waiting` — steps waited a
    * whole window and nothing reached HQ; `planning` — a table or contract file was left out of
    * planning for a whole window. For the UIs, which word each case (`lastError` is English).
@@ -137,7 +137,7 @@ export interface SyncStatus {
   lastError: string | null;
 }
 
-export type SyncProblem = 'refused' | 'step' | 'waiting' | 'planning';
+export type SyncProblem = 'refused' | 'credentials' | 'step' | 'waiting' | 'planning';
 
 /**
  * Each problem in words for the person at the PC: one table for `tilstand sync status` and
@@ -145,6 +145,7 @@ export type SyncProblem = 'refused' | 'step' | 'waiting' | 'planning';
  */
 export const SYNC_PROBLEM_TEXT: Readonly<Record<SyncProblem, string>> = Object.freeze({
   refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',
+  credentials: "HQ refuses this site's credentials: check its access key and HQ's policy for the site (the last error says what was refused)",
   step: 'a step has failed for the whole health window while HQ took other requests',
   waiting: 'nothing reached HQ within the health window',
   planning: 'a table or contract file has been left out of sending for the whole health window',
@@ -1507,6 +1508,7 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   const errors = [refused?.message ?? null, denied?.message ?? null, stepError, planError, waiting].filter((x): x is string => x !== null);
   const problems: SyncProblem[] = [];
   if (refused !== undefined) problems.push('refused');
+  if (denied !== undefined) problems.push('credentials');
   if (stalledStep !== undefined) problems.push('step');
   if (!(t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs)) problems.push('waiting');
   if (failingSinceMs !== null && nowMs - failingSinceMs >= windowMs) problems.push('planning');
@@ -1521,9 +1523,8 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     recentBytes: t.recentBytes,
     // Stalled = something has waited a whole window and nothing moved in it: not at once when a
     // step is planned after a quiet hour, nor at the first failure of a line that just went down.
-    // A refusal of the credentials has no `problems` entry yet (the site's alarm words each
-    // entry and knows none for it: DESIGN.md); `lastError` says it first after a sender refusal.
-    healthy: problems.length === 0 && denied === undefined,
+    // A refusal (of this PC, of the credentials) is unhealthy at once: waiting mends nothing.
+    healthy: problems.length === 0,
     problems,
     // All: a file or table left out of planning must not hide why the planned steps wait (HQ down).
     lastError: errors.length === 0 ? null : errors.join('; '),

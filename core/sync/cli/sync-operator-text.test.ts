@@ -65,18 +65,18 @@ describe('sync status says why it is STALLED', () => {
 
   it('every problem, joined most pressing first; an unknown one as it came; none: the last error', () => {
     const stalled = { ...EMPTY_SYNC_STATUS, healthy: false, lastError: 'HQ refuses this site\'s credentials: …' };
-    const lines = syncStatusLines({ ...stalled, problems: ['refused', 'step', 'waiting', 'planning'] });
-    expect(lines[1]).toBe(`why:              ${[SYNC_PROBLEM_TEXT.refused, SYNC_PROBLEM_TEXT.step, SYNC_PROBLEM_TEXT.waiting, SYNC_PROBLEM_TEXT.planning].join('; ')}`);
-    expect(syncStatusLines({ ...stalled, problems: ['credentials' as never] })[1]).toBe('why:              credentials');
-    // A refusal of the credentials has no problems entry (DESIGN.md): the last error says it.
+    const lines = syncStatusLines({ ...stalled, problems: ['refused', 'credentials', 'step', 'waiting', 'planning'] });
+    expect(lines[1]).toBe(`why:              ${[SYNC_PROBLEM_TEXT.refused, SYNC_PROBLEM_TEXT.credentials, SYNC_PROBLEM_TEXT.step, SYNC_PROBLEM_TEXT.waiting, SYNC_PROBLEM_TEXT.planning].join('; ')}`);
+    expect(syncStatusLines({ ...stalled, problems: ['quota' as never] })[1]).toBe('why:              quota');
+    // An engine that gave no problems (an older one): the last error says it.
     expect(syncStatusLines({ ...stalled, problems: [] })[1]).toBe('why:              the last error below');
     expect(syncStatusLines({ ...stalled, problems: [] }).at(-1)).toBe("last error:       HQ refuses this site's credentials: …");
   });
 
-  it('the words are those tilstand status prints (core/site formatStatus)', () => {
-    // core/site/status.ts keeps its own copy until it imports this table; the two must agree.
+  it('the words are those tilstand status prints (core/site formatStatus reads the same table)', () => {
     expect(SYNC_PROBLEM_TEXT).toEqual({
       refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',
+      credentials: "HQ refuses this site's credentials: check its access key and HQ's policy for the site (the last error says what was refused)",
       step: 'a step has failed for the whole health window while HQ took other requests',
       waiting: 'nothing reached HQ within the health window',
       planning: 'a table or contract file has been left out of sending for the whole health window',

@@ -130,7 +130,7 @@ export function syncNowLine(r: Pick<SyncNowResult, 'plan' | 'sentBytes'>): strin
 export function syncStatusLines(s: SyncStatus): string[] {
   const age = (ms: number) => (ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
   // Why, in the words `tilstand status` uses: a bare STALLED beside "online: yes" read as the line.
-  // HQ refusing the credentials has no `problems` entry: the last error says it.
+  // An engine that gave no `problems` (an older one): the last error says it.
   const problems = s.problems ?? [];
   const why = s.healthy ? [] : problems.length > 0 ? [`why:              ${problems.map(syncProblemText).join('; ')}`] : s.lastError ? ['why:              the last error below'] : [];
   return [

@@ -15,6 +15,7 @@ import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, S
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, syncProblemText, type SyncProblem, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
+import { shownTarget } from '../sync/targets/open.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import type { StreamView, SyncStatus } from './api.ts';
 
@@ -128,9 +129,12 @@ export function syncView(target: string, windowMs: number, s: EngineSyncStatus):
   };
 }
 
-/** A target's text for logs and messages: credentials in a URL's authority hidden. */
+/**
+ * A target's text for logs, status and messages: as core/sync shows it (`shownTarget`: an s3://
+ * URL without the endpoint's user info or any query secret, percent-encoded or not).
+ */
 export function redactTarget(text: string): string {
-  return text.replace(/\/\/[^@/]*@/, '//…@');
+  return shownTarget(text);
 }
 
 /**

@@ -92,6 +92,23 @@ function parseTarget(text: unknown, relative: boolean): ParsedTarget {
 }
 
 /**
+ * A target's text as logs, status and messages show it: an s3:// URL as its target's description
+ * reads (bucket, prefix, and the endpoint without user info, query or fragment — a percent-encoded
+ * one too), a directory as given. Text that does not parse as a target loses its query and has
+ * user info blanked. Never opens anything, so no credentials are needed.
+ */
+export function shownTarget(text: string): string {
+  let t: ParsedTarget | undefined;
+  try {
+    t = parseTarget(text, true);
+  } catch {
+    t = undefined;
+  }
+  if (t === undefined) return text.replace(/\/\/[^@/?#]*@/, '//…@').replace(/[?#][^]*$/, '');
+  return t.kind === 's3' ? `s3://${t.bucket}/${t.root}${t.endpoint ? ` (${shownEndpoint(t.endpoint)})` : ''}` : text;
+}
+
+/**
  * The place a target's text names, comparable between texts: an s3:// URL as written, a
  * directory's absolute path (a relative one resolved against this process's working directory).
  */

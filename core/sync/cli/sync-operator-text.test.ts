@@ -73,6 +73,12 @@ describe('sync status says why it is STALLED', () => {
     expect(syncStatusLines({ ...stalled, problems: [] }).at(-1)).toBe("last error:       HQ refuses this site's credentials: …");
   });
 
+  it('one step, one byte in the singular', () => {
+    const lines = syncStatusLines({ ...EMPTY_SYNC_STATUS, recentItems: 1, recentBytes: 1, pendingItems: 1, pendingBytes: 2 });
+    expect(lines[0]).toBe('health:           ok (1 step, 1 byte in the last window)');
+    expect(lines[2]).toBe('pending:          1 step, 2 bytes');
+  });
+
   it('the words are those tilstand status prints (core/site formatStatus reads the same table)', () => {
     expect(SYNC_PROBLEM_TEXT).toEqual({
       refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',

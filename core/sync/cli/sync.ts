@@ -129,15 +129,16 @@ export function syncNowLine(r: Pick<SyncNowResult, 'plan' | 'sentBytes'>): strin
 /** `sync status` and `sync now` as text. */
 export function syncStatusLines(s: SyncStatus): string[] {
   const age = (ms: number) => (ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
+  const n = (k: number, one: string) => `${k} ${one}${k === 1 ? '' : 's'}`;
   // Why, in the words `tilstand status` uses: a bare STALLED beside "online: yes" read as the line.
   // An engine that gave no `problems` (an older one): the last error says it.
   const problems = s.problems ?? [];
   const why = s.healthy ? [] : problems.length > 0 ? [`why:              ${problems.map(syncProblemText).join('; ')}`] : s.lastError ? ['why:              the last error below'] : [];
   return [
-    `health:           ${s.healthy ? 'ok' : 'STALLED'} (${s.recentItems} steps, ${s.recentBytes} bytes in the last window)`,
+    `health:           ${s.healthy ? 'ok' : 'STALLED'} (${n(s.recentItems, 'step')}, ${n(s.recentBytes, 'byte')} in the last window)`,
     ...why,
     `online:           ${s.online ? 'yes' : 'no'}`,
-    `pending:          ${s.pendingItems} steps, ${s.pendingBytes} bytes`,
+    `pending:          ${n(s.pendingItems, 'step')}, ${n(s.pendingBytes, 'byte')}`,
     `oldest unsynced:  ${s.pendingItems === 0 ? '-' : age(s.oldestUnsyncedMs)}`,
     `last success:     ${s.lastSuccessMs === null ? 'never' : new Date(s.lastSuccessMs).toISOString()}`,
     ...(s.current ? [`sending:          ${s.current.file} ${s.current.bytes}/${s.current.total}`] : []),

@@ -16,7 +16,7 @@ import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { catalogOptions, checkConfigBindings, checkStartRules, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
-import { maxRounds, SYNC_FLAGS, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
+import { maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
@@ -646,7 +646,10 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   }
   if (a.boolean('json')) await print(io.stdout, [JSON.stringify(r.status)]);
   else await print(io.stdout, [...(tookOver === undefined ? [] : [tookOver]), `${syncNowLine(r)} (by the site running on ${data})`, ...syncStatusLines(r.status)]);
-  // As `sync now` with no site running: refused by HQ's sender marker is exit 3, not 5 (steps pending).
-  if (r.refused === true) return EXIT.conflict;
-  return r.status.pendingItems > 0 ? EXIT.io : EXIT.ok;
+  // As `sync now` with no site running: refused by HQ's sender marker is exit 3, not 5 (steps
+  // pending), and a failing exit says why on stderr in the same words.
+  const failed = syncNowFailure(readConfig(data).site, r.status, r.rounds, r.refused === true);
+  if (failed === undefined) return EXIT.ok;
+  await print(io.stderr, [failed.note]);
+  return failed.code;
 }

@@ -215,17 +215,25 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
     await out.end();
     // A failing exit says why on stderr, where a script's log or a service manager looks (the
     // status on stdout may be JSON, or not kept).
-    if (refused) {
-      await note(io, `tilstand: nothing was sent: HQ's sender marker names another data directory for site ${site} (the last error says which; --take-over makes this directory the sender)`);
-      return EXIT.conflict;
-    }
-    if (sub === 'now' && status.pendingItems > 0) {
-      const held = status.lastError ? 'the last error says what holds them' : 'run it again, or let the site send them';
-      await note(io, `tilstand: ${count(status.pendingItems, 'step')} still pending after ${count(ran, 'round')} (--max-rounds allows more): ${held}`);
-      return EXIT.io;
-    }
-    return EXIT.ok;
+    const failed = sub === 'now' ? syncNowFailure(site, status, ran, refused) : undefined;
+    if (failed === undefined) return EXIT.ok;
+    await note(io, failed.note);
+    return failed.code;
   });
+}
+
+/**
+ * Why `sync now` exits failing — 3 when HQ's sender marker refused this directory, 5 with steps
+ * still pending — as the line for stderr, or undefined for exit 0. One text for the command run on
+ * a directory and for a running site asked to sync (core/site).
+ */
+export function syncNowFailure(site: string, status: SyncStatus, rounds: number, refused: boolean): { code: number; note: string } | undefined {
+  if (refused) {
+    return { code: EXIT.conflict, note: `tilstand: nothing was sent: HQ's sender marker names another data directory for site ${site} (the last error says which; --take-over makes this directory the sender)` };
+  }
+  if (status.pendingItems === 0) return undefined;
+  const held = status.lastError ? 'the last error says what holds them' : 'run it again, or let the site send them';
+  return { code: EXIT.io, note: `tilstand: ${count(status.pendingItems, 'step')} still pending after ${count(rounds, 'round')} (--max-rounds allows more): ${held}` };
 }
 
 const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;

@@ -14,6 +14,7 @@
 // explanation and risk reason are messages with a template in every language (messages.ts).
 
 import type { Json, Message, Proposal, RiskLevel } from '../inbox/index.ts';
+import { timedOutAcknowledged } from '../inbox/proposal.ts';
 import type { AgentConfig } from './config.ts';
 import type { MessageTemplates } from './messages.ts';
 import type { ReadOnlyTable, Row } from './read-only-table.ts';
@@ -83,3 +84,17 @@ export interface Rule {
 
 export const HOLDS: Recheck = Object.freeze({ holds: true });
 export const gone = (reason: Message): Recheck => ({ holds: false, reason });
+
+/**
+ * Whether the module answered the proposal's command with an ok ack (acknowledged, or timed out
+ * after it: core/inbox write-back). A rule's `effectSeen` counts it only where the state can no
+ * longer show the effect (the row gone, the commits since the approval's check expired, the effect
+ * netted into one commit with another change): the module said it carried the command out. The
+ * ack alone is not the effect: it comes before the module's events reach the tables, and what is
+ * underway must stay promised until they do (core/agents DESIGN.md, "Applied"). A refusal is a
+ * `failed` ack and never counts.
+ */
+export function moduleAcknowledged(p: Proposal): boolean {
+  const c = p.command;
+  return c !== null && (c.state === 'acknowledged' || c.state === 'applied' || timedOutAcknowledged(c));
+}

@@ -262,7 +262,7 @@ describe('release-blocked-job', () => {
     const { agent } = site.agentAndInbox({ agent: { config } });
     const created = agent.run().created;
     const rel = (job: string) => created.find((p) => p.ruleId === 'release-blocked-job' && p.params.job_id === job)!;
-    expect(rel('J-1')).toMatchObject({ ruleVersion: '4', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
+    expect(rel('J-1')).toMatchObject({ ruleVersion: '5', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
     // …and stock-reorder, in the same run, orders each of those locations.
     expect(created.filter((p) => p.ruleId === 'stock-reorder' && p.params.item === 'BOLT').map((p) => p.params.location)).toEqual(['A', 'B', 'C']);
     expect(rel('J-2')).toMatchObject({ risk: 'low', riskReason: '3 NUT stay available after the job takes 5' });
@@ -361,7 +361,7 @@ describe('escalate-late-job', () => {
     const [esc] = agent.run().created.filter((p) => p.ruleId === 'escalate-late-job');
     expect(esc!.params.reason).toBe('will finish less than a minute after its due time');
     expect(esc!.explanation).toContain('so it ends less than a minute late');
-    expect(esc!.ruleVersion).toBe('4');
+    expect(esc!.ruleVersion).toBe('5');
   });
 
   it('does not escalate a job whose priority was lowered since the proposal; the next run proposes it from its priority now', async () => {
@@ -585,7 +585,7 @@ describe('stock-reorder (changelog-triggered)', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '3', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    expect(p).toMatchObject({ ruleVersion: '4', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
     // The 3 on order arrive (inbound 3 → 0, on hand 0 → 3), then 2 are picked: position 1, still
     // below the point, so the approval's recheck holds.
     site.stock('NUT', 'A', { on_hand: 3, inbound: 0 });

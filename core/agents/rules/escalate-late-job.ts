@@ -16,19 +16,21 @@
 // (`decision.snapshots.checked`; ReadOnlyTable.versionsSince). The priority at that snapshot is
 // priority_from itself (the recheck held only there), so reading that snapshot alone would tell
 // nothing: only the versions after it show a lowering followed by the module's raise. A raise by
-// a planner looks the same; a lowering and the raise in one commit, or a commit of the range
-// expired (snapshot retention), leave only the comparison with priority_from.
+// a planner looks the same. v5: where the versions cannot show the raise — a lowering and the
+// raise in one commit (only the net lowering is written), a commit of the range expired (snapshot
+// retention), or the job gone from the queue — the module's ok ack counts instead; v4 timed such
+// a command out though the module had acted. A refusal is a failed ack and never counts.
 
 import { jobDurationMs } from '../config.ts';
 import { isoMs, job } from '../rows.ts';
 import { jobStatus, msg } from '../messages.ts';
-import { gone, HOLDS, type Rule } from '../rule.ts';
+import { gone, HOLDS, moduleAcknowledged, type Rule } from '../rule.ts';
 
 const PRIORITY_MAX = 9;
 
 export const escalateLateJob: Rule = {
   id: 'escalate-late-job',
-  version: '4',
+  version: '5',
   description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at), from the priority it has when approved.',
   messages: {
     'escalate-late-job.explanation': {
@@ -111,24 +113,28 @@ export const escalateLateJob: Rule = {
   effectSeen(ctx, p) {
     const wq = ctx.tables.work_queue;
     const jr = wq.get({ job_id: p.params.job_id! });
-    if (jr === undefined) return false;
     const from = Number(p.params.priority_from);
-    if (job(jr).priority > from) return true;
+    if (jr !== undefined && job(jr).priority > from) return true;
     // Lowered after the approval, before the module acted: the module raises from the lower
     // priority, to no more than priority_from. Its effect is then a raise in the job's versions
     // since the snapshot the approval checked, where the job had priority_from (the recheck held
     // only there).
     const checked = p.decision?.snapshots.checked.work_queue;
-    if (typeof checked !== 'number') return false;
-    const versions = wq.versionsSince(checked, { job_id: p.params.job_id! });
-    if (versions === undefined) return false;
+    const versions = typeof checked === 'number' ? wq.versionsSince(checked, { job_id: p.params.job_id! }) : undefined;
     let before = from;
-    for (const c of versions) {
+    let lowered = false;
+    for (const c of versions ?? []) {
       if (c.kind === '-U' || c.kind === '-D') continue;
       const priority = job(c.row).priority;
       if (priority > before) return true;
+      lowered ||= priority < from;
       before = priority;
     }
-    return false;
+    // Where the tables cannot show the raise, the module's ok ack counts (v5; v4 timed these out
+    // though the module had acted): the job left the queue (escalated, run, removed), a commit of
+    // the range expired, or the job was lowered below priority_from since — a lowering and the
+    // module's raise in one commit show only the net lowering, which the versions cannot tell
+    // from a raise still on its way.
+    return (jr === undefined || versions === undefined || lowered) && moduleAcknowledged(p);
   },
 };

@@ -21,12 +21,17 @@
 // (RuleContext.underway) has been promised its material: while it is still blocked here, it
 // takes its quantity before every job in the queue (whatever the stock now says: the module will
 // release it), and it is not proposed again.
+//
+// Effect (v5): the job is no longer blocked, or one of its versions since the approval's check
+// shows it released (blocked again or removed since); a job gone from the queue whose versions
+// cannot tell counts when the module acknowledged the command. (v4 counted any job gone as
+// released: one deleted before the module acted was marked applied while the module refused it.)
 
 import { reorderPolicy, type AgentConfig } from '../config.ts';
 import { available, byQueueOrder, job, position, stockOf, type Job } from '../rows.ts';
 import type { Json } from '../../inbox/index.ts';
 import { jobStatus, msg } from '../messages.ts';
-import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
+import { gone, HOLDS, moduleAcknowledged, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 
 const MATERIAL_REASON = /material|stock|short/i;
@@ -134,7 +139,7 @@ function jobList(rows: readonly Row[]): Json {
 
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
-  version: '4',
+  version: '5',
   description:
     'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after those an approved release promised it to; medium risk when it takes a location below its own reorder point.',
   messages: {
@@ -258,7 +263,23 @@ export const releaseBlockedJob: Rule = {
   },
 
   effectSeen(ctx, p) {
-    const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
-    return jr === undefined || job(jr).status !== 'blocked';
+    const wq = ctx.tables.work_queue;
+    const key = { job_id: p.params.job_id! };
+    const jr = wq.get(key);
+    if (jr !== undefined && job(jr).status !== 'blocked') return true;
+    // Blocked, or gone from the queue (v4 called that released: a job deleted before the module
+    // acted was marked applied, and the module's refusal, "no such job", came too late to count).
+    // Released if a version since the snapshot the approval checked (where the job was blocked:
+    // the recheck held only there) shows it not blocked — released, then blocked again or removed
+    // before the write-back looked…
+    const checked = p.decision?.snapshots.checked.work_queue;
+    const versions = typeof checked === 'number' ? wq.versionsSince(checked, key) : undefined;
+    if (versions !== undefined) {
+      for (const c of versions) if ((c.kind === '+I' || c.kind === '+U') && job(c.row).status !== 'blocked') return true;
+    }
+    // …or, for a job gone, where the tables cannot tell (released and removed in one commit, or a
+    // commit of the range expired), the module's ok ack: it released it. A refusal is a failed ack
+    // instead. A job still blocked waits for its release to show.
+    return jr === undefined && moduleAcknowledged(p);
   },
 };

@@ -10,16 +10,20 @@
 // rose by qty over the row at the snapshot the approval checked (v3). The recheck holds for any
 // position below the point, so the state may have moved between the proposal and the approval: a
 // delivery (inbound down, on_hand up) and a pick after it left the order's effect short of both
-// v2 baselines, and its command timed out. Moves after the approval can still hide it.
+// v2 baselines, and its command timed out. v4: moves after the approval (a delivery and a pick
+// between the approval and procurement's order) hid it from all of those; procurement's own
+// versions of the row since the checked snapshot show the order as a step of inbound by qty. Where
+// the tables cannot tell (the checked snapshot or a commit since expired), the module's ok ack
+// counts. Still hidden: a delivery and the order in one commit (a net step short of qty).
 
 import { reorderPolicy } from '../config.ts';
 import { inbound, position } from '../rows.ts';
 import { msg } from '../messages.ts';
-import { gone, HOLDS, type Rule } from '../rule.ts';
+import { gone, HOLDS, moduleAcknowledged, type Rule } from '../rule.ts';
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '3',
+  version: '4',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
   messages: {
     'stock-reorder.explanation': {
@@ -108,6 +112,24 @@ export const stockReorder: Rule = {
     const checked = p.decision?.snapshots.checked.stock;
     if (typeof checked !== 'number' || stock.snapshotId === null || checked > stock.snapshotId) return false;
     const c = stock.getAt(checked, key);
-    return c !== undefined && c !== null && (position(r) >= position(c) + qty || inbound(r) >= inbound(c) + qty);
+    // That snapshot expired (a command awaited long after its timeout): the tables cannot tell,
+    // the module's ok ack does (v4).
+    if (c === null) return moduleAcknowledged(p);
+    if (c !== undefined && (position(r) >= position(c) + qty || inbound(r) >= inbound(c) + qty)) return true;
+    // Moves after the approval (v4): a delivery of an earlier order lowers inbound as much as it
+    // raises on_hand, and a pick lowers the position, so neither the row now nor the checked row
+    // shows the order. Procurement's own writes do: its order is a step of inbound by qty from one
+    // of its versions to the next. On this partial-update table a commit's version holds only the
+    // columns its events wrote; a null inbound is no procurement write.
+    const versions = stock.versionsSince(checked, key);
+    if (versions === undefined) return moduleAcknowledged(p);
+    let before = c === undefined ? null : inbound(c);
+    for (const v of versions) {
+      if (v.kind === '-U' || v.kind === '-D' || typeof v.row.inbound !== 'number') continue;
+      const now = Math.max(0, v.row.inbound);
+      if (before !== null && now >= before + qty) return true;
+      before = now;
+    }
+    return false;
   },
 };

@@ -93,9 +93,14 @@ export function App() {
           ))}
         </section>
       )}
+      {/* A click on it closes it, and so does its button, which a keyboard reaches too and which
+          shows that it can be closed. */}
       {error && (
         <p role="alert" className="error" onClick={clearError}>
-          {t('error.generic', { message: error })}
+          <span>{t('error.generic', { message: error })}</span>
+          <button type="button" className="close-error" aria-label={t('error.close')} title={t('error.close')} onClick={clearError}>
+            ✖
+          </button>
         </p>
       )}
       <main>

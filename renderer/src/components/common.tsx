@@ -56,3 +56,22 @@ export function BudgetGauge({ ageMs, budgetMs, label }: { ageMs: number; budgetM
     </div>
   );
 }
+
+/**
+ * Puts the keyboard focus on the element `selector` finds once the closing of an inline form has
+ * been rendered: the form's Cancel or Save had the focus, and with the form gone it fell to the
+ * page (Tab started again from the top). Nothing happens when no such element is there.
+ */
+export function focusAfterClose(selector: string): void {
+  if (typeof document === 'undefined') return;
+  setTimeout(() => document.querySelector<HTMLElement>(selector)?.focus(), 0);
+}
+
+/** Escape in an inline form closes it, as its Cancel button does. */
+export function escapeCloses(close: () => void) {
+  return (e: { key: string; preventDefault(): void }) => {
+    if (e.key !== 'Escape') return;
+    e.preventDefault();
+    close();
+  };
+}

@@ -1,8 +1,12 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { Table } from '../components/common.tsx';
+import { escapeCloses, focusAfterClose, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatDuration, formatNumber, formatTime, pluralKey } from '../i18n/messages.ts';
+import { formatDuration, formatNumber, formatTime, pluralKey, type MessageKey } from '../i18n/messages.ts';
 import { selectIsDecider } from '../store/store.ts';
+
+// The reasons core/ingest gives a dead letter (DEAD_LETTER_REASONS), said in words; another, from a
+// newer site, is shown as it came.
+const REASONS = new Set(['too_large', 'bad_json', 'unsafe_json', 'bad_envelope', 'topic_mismatch', 'no_contract', 'contract_violation', 'no_binding', 'binding_error', 'unfit_for_table']);
 
 export function DeadLetters() {
   const t = useT();
@@ -34,6 +38,8 @@ export function DeadLetters() {
     return r ? rows.filter((x) => x.id !== id && x.status === 'open' && x.topic === r.topic && x.reason === r.reason).map((x) => x.id) : [];
   };
   const close = () => (setDismissing(null), setNote(''), setAlike(false));
+  // Cancelled (its button or Escape): the focus goes back to the row's Dismiss, where it was.
+  const cancel = (id: string) => (close(), focusAfterClose(`tr[data-letter="${CSS.escape(id)}"] button.dismiss`));
   const submit = async (e: FormEvent, id: string) => {
     e.preventDefault();
     if (note.trim() === '') return;
@@ -60,7 +66,9 @@ export function DeadLetters() {
             <tr key={r.id} data-letter={r.id} className={r.status === 'open' ? 'attention' : ''}>
               <td>{formatTime(lang, r.receivedMs)}</td>
               <td>
-                <strong>{r.reason}</strong>
+                {/* The reason in words, the code beside it for whoever fixes the module or binding. */}
+                <strong>{REASONS.has(r.reason) ? t(`dead.why.${r.reason}` as MessageKey) : r.reason}</strong>
+                {REASONS.has(r.reason) ? <span className="mono small reason-code"> {r.reason}</span> : null}
                 <div className="small">{r.detail}</div>
                 {r.dismissed && <div className="small dismissed">{t('dead.dismissedBy', { name: r.dismissed.by, time: formatTime(lang, r.dismissed.atMs), note: r.dismissed.note })}</div>}
                 {r.status === 'replayed' && <div className="small">{t('dead.wasReplayed')}</div>}
@@ -70,7 +78,7 @@ export function DeadLetters() {
               <td>
                 {r.status === 'open' && mayDismiss ? (
                   dismissing === r.id ? (
-                    <form className="dismiss" onSubmit={(e) => void submit(e, r.id)}>
+                    <form className="dismiss" onSubmit={(e) => void submit(e, r.id)} onKeyDown={escapeCloses(() => cancel(r.id))}>
                       <label>
                         {t('dead.note')}
                         <input name="dismissNote" autoFocus maxLength={500} value={note} onChange={(e) => setNote(e.target.value)} />
@@ -83,7 +91,7 @@ export function DeadLetters() {
                       <button className="primary" type="submit" disabled={busy || note.trim() === ''}>
                         {t('dead.dismiss')}
                       </button>
-                      <button type="button" onClick={close}>
+                      <button type="button" onClick={() => cancel(r.id)}>
                         {t('users.cancel')}
                       </button>
                     </form>
@@ -94,7 +102,8 @@ export function DeadLetters() {
                   )
                 ) : null}
                 {r.status === 'open' && mayReplay && dismissing !== r.id && (
-                  <button className="replay-alike" title={t('dead.replayAlikeTitle')} disabled={busy} onClick={() => void replay([r.id], true)}>
+                  // aria-disabled while busy, not disabled: a letter still failing keeps its button, and the keyboard focus on it.
+                  <button className="replay-alike" title={t('dead.replayAlikeTitle')} aria-disabled={busy || undefined} onClick={() => void replay([r.id], true)}>
                     {t('dead.replayAlike')}
                   </button>
                 )}

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
@@ -115,6 +115,14 @@ function ProposalPanel() {
   const [comment, setComment] = useState('');
   const decidable = canDecide && (p.status === 'open' || p.status === 'deferred');
   useEffect(() => setComment(''), [p.id]);
+  // A proposal opened from far down a long list (or, below 1100 px, from the list above the
+  // panel) would open out of sight, and the tap seem to do nothing: its panel is brought into view.
+  // A block body: newer chromium's scrollIntoView returns a promise, which React would take for
+  // the effect's cleanup and call, taking the whole page down.
+  const panel = useRef<HTMLElement>(null);
+  useEffect(() => {
+    panel.current?.scrollIntoView({ block: 'nearest' });
+  }, [p.id]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const k = shortcutKey(e);
@@ -148,7 +156,7 @@ function ProposalPanel() {
     return localizeInstants(lang, v);
   };
   return (
-    <section className="proposal" aria-label={texts.explanation}>
+    <section className="proposal" ref={panel} aria-label={texts.explanation}>
       <h2 title={p.explanation}>
         <RiskBadge risk={p.risk} /> {texts.explanation}
       </h2>
@@ -182,26 +190,8 @@ function ProposalPanel() {
           {t('detail.command', { progress: t(`progress.${p.command.progress}`) })}
         </p>
       )}
-      <h3>{t('detail.evidence')}</h3>
-      {p.evidence.map((ev) => (
-        <div key={ev.table} className="evidence">
-          <p className="muted">
-            {ev.table}: {ev.snapshotId === null ? t('detail.noSnapshot') : t('detail.snapshot', { id: ev.snapshotId, tag: ev.tag ?? '–' })}
-          </p>
-          {ev.rows.length > 0 && (
-            <Table label={ev.table} head={Object.keys(ev.rows[0]!)}>
-              {ev.rows.map((r, i) => (
-                <tr key={i}>
-                  {Object.entries(r).map(([column, v], j) => (
-                    <ValueCell key={j} lang={lang} type={ev.types[column]} value={v} />
-                  ))}
-                </tr>
-              ))}
-            </Table>
-          )}
-        </div>
-      ))}
-      <p className="muted">{t('detail.rule', { id: p.ruleId, version: p.ruleVersion })}</p>
+      {/* What to do comes before what the agent saw: on the floor PC's 1366 × 768 screen the
+          evidence tables pushed Approve below the fold (the decision is why the panel is open). */}
       {decidable && (
         <>
           <p className="will-send">{t(KNOWN_ACTIONS.has(p.action) ? 'detail.willSend' : 'detail.willSendUnnamed', { action: actionName(lang, p.action), command: p.action, module })}</p>
@@ -228,6 +218,26 @@ function ProposalPanel() {
           <p className="muted small">{t('detail.shortcuts')}</p>
         </>
       )}
+      <h3>{t('detail.evidence')}</h3>
+      {p.evidence.map((ev) => (
+        <div key={ev.table} className="evidence">
+          <p className="muted">
+            {ev.table}: {ev.snapshotId === null ? t('detail.noSnapshot') : t('detail.snapshot', { id: ev.snapshotId, tag: ev.tag ?? '–' })}
+          </p>
+          {ev.rows.length > 0 && (
+            <Table label={ev.table} head={Object.keys(ev.rows[0]!)}>
+              {ev.rows.map((r, i) => (
+                <tr key={i}>
+                  {Object.entries(r).map(([column, v], j) => (
+                    <ValueCell key={j} lang={lang} type={ev.types[column]} value={v} />
+                  ))}
+                </tr>
+              ))}
+            </Table>
+          )}
+        </div>
+      ))}
+      <p className="muted">{t('detail.rule', { id: p.ruleId, version: p.ruleVersion })}</p>
       <h3>{t('detail.trail')}</h3>
       <ol className="trail">
         {p.trail.map((e, i) => (

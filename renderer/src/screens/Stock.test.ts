@@ -102,7 +102,7 @@ describe('Stock screen', () => {
   it('offers a shift lead or an admin, and no one else, to change a row\'s reorder point', () => {
     for (const role of ['shift_lead', 'admin'] as const) {
       expect(rowOf(render(stock, 'en', false, role), 'ITEM-001')).toContain(
-        '5<button type="button" class="edit-policy" aria-label="Change the reorder point of ITEM-001 at A-01" aria-expanded="false">✎</button></td>',
+        '5<button type="button" class="edit-policy" data-row="ITEM-001|A-01" aria-label="Change the reorder point of ITEM-001 at A-01" aria-expanded="false">✎</button></td>',
       );
     }
     for (const role of ['viewer', 'operator'] as const) expect(render(stock, 'en', false, role)).not.toContain('edit-policy');

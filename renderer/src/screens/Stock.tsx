@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import type { ConfigChangeView, StockView } from '../../../core/site/api.ts';
-import { Table } from '../components/common.tsx';
+import { escapeCloses, focusAfterClose, Table } from '../components/common.tsx';
 import { Waiting } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber, formatTime } from '../i18n/messages.ts';
@@ -12,6 +12,11 @@ const COLUMNS = 9;
 /** "Set by <name>, <time>" of a row's reorder point set from this screen; null when nobody did. */
 function setByText(t: ReturnType<typeof useT>, lang: Parameters<typeof formatTime>[0], row: StockView): string | null {
   return row.reorder_set ? t('stock.setBy', { name: row.reorder_set.by, time: formatTime(lang, row.reorder_set.atMs) }) : null;
+}
+
+/** Whether the site takes these levels: order up to above the reorder point (an empty field the form's `required` catches). */
+export function levelsOk(point: string, upTo: string): boolean {
+  return point === '' || upTo === '' || Number(upTo) > Number(point);
 }
 
 /**
@@ -43,15 +48,20 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
     setBusy(false);
     if (ok) onDone();
   };
+  // The site refuses an order-up-to level at or below the reorder point, in English and naming
+  // config keys; said here, by the field, in the reader's language, before anything is sent.
+  const [tried, setTried] = useState(false);
+  const upToLow = tried && !levelsOk(point, upTo);
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    if (!levelsOk(point, upTo)) return setTried(true);
     void run({ reorderPoint: Number(point), orderUpTo: Number(upTo) });
   };
   // Only a setting of the chosen scope that exists can be removed: the location's own, or the
   // item's (also from a row whose location has its own).
   const removable = scope === 'location' ? row.reorder_scope === 'location' : row.item_policy !== null;
   return (
-    <form className="policy-form" onSubmit={submit} aria-label={t('stock.policyFor', { item: row.item, location: row.location })}>
+    <form className="policy-form" onSubmit={submit} onKeyDown={escapeCloses(onDone)} aria-label={t('stock.policyFor', { item: row.item, location: row.location })}>
       <fieldset>
         <legend>{t('stock.policyFor', { item: row.item, location: row.location })}</legend>
         <label>
@@ -67,7 +77,7 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
       </label>
       <label>
         {t('stock.orderUpToField')}
-        <input type="number" name="orderUpTo" min={1} step={1} required value={upTo} onChange={(e) => setUpTo(e.target.value)} />
+        <input type="number" name="orderUpTo" min={1} step={1} required value={upTo} aria-invalid={upToLow || undefined} aria-describedby={upToLow ? 'policy-problem' : undefined} onChange={(e) => setUpTo(e.target.value)} />
       </label>
       <button type="submit" className="primary" disabled={busy}>
         {t('stock.savePolicy')}
@@ -80,6 +90,11 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
       <button type="button" name="cancel" onClick={onDone}>
         {t('stock.cancel')}
       </button>
+      {upToLow ? (
+        <p id="policy-problem" className="hint alert" role="alert">
+          ⚠ {t('stock.upToNotAbove', { point: formatNumber(lang, Number(point)) })}
+        </p>
+      ) : null}
       {row.reorder_set ? <p className="set-by">{setByText(t, lang, row)}</p> : null}
       <p className="hint">{t('stock.policyNote')}</p>
     </form>
@@ -122,8 +137,11 @@ export function Stock() {
   const stock = useApp((s) => s.stock);
   const more = useApp((s) => s.stockMore);
   const load = useApp((s) => s.loadStock);
-  const [q, setQ] = useState(useApp((s) => s.stockSearch));
-  const [below, setBelow] = useState(useApp((s) => s.stockBelow));
+  // What the rows on the screen were asked with (the fields may be ahead of them).
+  const askedSearch = useApp((s) => s.stockSearch);
+  const askedBelow = useApp((s) => s.stockBelow);
+  const [q, setQ] = useState(askedSearch);
+  const [below, setBelow] = useState(askedBelow);
   const decider = useApp(selectIsDecider);
   const [editing, setEditing] = useState<string | null>(null);
   // Asks the site at once on opening; typing and the tick box wait a quarter second (search-load.ts).
@@ -167,6 +185,7 @@ export function Stock() {
                 <button
                   type="button"
                   className="edit-policy"
+                  data-row={`${r.item}|${r.location}`}
                   aria-label={t('stock.editPolicy', { item: r.item, location: r.location })}
                   aria-expanded={editing === `${r.item}|${r.location}`}
                   onClick={() => setEditing(editing === `${r.item}|${r.location}` ? null : `${r.item}|${r.location}`)}
@@ -182,12 +201,14 @@ export function Stock() {
           editing === `${r.item}|${r.location}` ? (
             <tr key={`${r.item}|${r.location}|edit`} className="policy-edit">
               <td colSpan={COLUMNS}>
-                <PolicyForm row={r} onDone={() => setEditing(null)} />
+                <PolicyForm row={r} onDone={() => (setEditing(null), focusAfterClose(`button.edit-policy[data-row="${CSS.escape(`${r.item}|${r.location}`)}"]`))} />
               </td>
             </tr>
           ) : null,
         ])}
       </Table>
+      {/* A search or the filter that matches nothing: said, not an empty table that looks unloaded. */}
+      {stock.length === 0 && (askedSearch.trim() !== '' || askedBelow) ? <p className="muted no-rows">{t('rows.noMatch')}</p> : null}
       <PolicyChanges />
     </section>
   );

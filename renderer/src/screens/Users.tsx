@@ -1,9 +1,18 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import type { Role } from '../../../core/site/api.ts';
-import { Table } from '../components/common.tsx';
+import { escapeCloses, focusAfterClose, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 
 const ROLES: Role[] = ['viewer', 'operator', 'shift_lead', 'admin'];
+
+/**
+ * Whether the site takes `secret` as a PIN (4 to 12 digits) or a password (8 characters or more),
+ * by its length alone (the site says which PINs are too easy to guess). Anything else the site
+ * refuses in English as a password too short, which reads wrong under a field named PIN.
+ */
+export function secretLengthOk(secret: string): boolean {
+  return /^[0-9]{4,12}$/.test(secret) || secret.length >= 8;
+}
 
 export function Users() {
   const t = useT();
@@ -25,24 +34,39 @@ export function Users() {
   const [resetting, setResetting] = useState<string | null>(null);
   const [newSecret, setNewSecret] = useState('');
   const [resetDone, setResetDone] = useState<string | null>(null);
+  const [addTried, setAddTried] = useState(false);
+  const [resetTried, setResetTried] = useState(false);
   useEffect(() => void load(), [load]);
   // The fields empty and the reset form closes only when the site took the change: refused (a PIN
   // too simple, a name taken), what was typed stays to be corrected, beside the error.
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    if (!secretLengthOk(secret)) return setAddTried(true);
     if (await add(name, [role], secret)) {
       setName('');
       setSecret('');
+      setAddTried(false);
     }
   };
   const submitReset = async (e: FormEvent, user: string) => {
     e.preventDefault();
+    if (!secretLengthOk(newSecret)) return setResetTried(true);
     if (!(await reset(user, newSecret))) return;
     setNewSecret('');
     setResetting(null);
     setResetDone(user);
+    focusAfterClose(`tr[data-user="${CSS.escape(user)}"] button.reset`);
   };
   const roleName = (r: Role) => t(`role.${r}`);
+  const cancelReset = (user: string) => {
+    setResetting(null);
+    setNewSecret('');
+    focusAfterClose(`tr[data-user="${CSS.escape(user)}"] button.reset`);
+  };
+  // Said when one is sent that neither a PIN nor a password can be (not while it is typed:
+  // every PIN starts too short), until it is put right.
+  const addShort = addTried && secret !== '' && !secretLengthOk(secret);
+  const resetShort = resetTried && newSecret !== '' && !secretLengthOk(newSecret);
   return (
     <section>
       <Table label={t('nav.users')} head={[t('users.name'), t('users.roles'), '', '']}>
@@ -52,30 +76,38 @@ export function Users() {
               {u.name} {u.name === me ? `(${t('users.you')})` : ''} {u.disabled ? `(${t('users.disabled')})` : ''}
             </td>
             <td>{u.roles.map(roleName).join(', ')}</td>
+            {/* aria-disabled, not disabled, while a change is on its way: a disabled button drops
+                the keyboard focus to the page (the store sends nothing meanwhile, usersBusy). The
+                button clicked stays the row's (Disable turns into Enable) and keeps the focus. */}
             <td>
               {/* The site refuses to disable the signed-in admin (core/site/service.ts): no button for it. */}
               {u.name === me ? null : u.disabled ? (
-                <button disabled={busy} onClick={() => void enable(u.name)}>{t('users.enable')}</button>
+                <button aria-disabled={busy || undefined} onClick={() => void enable(u.name)}>{t('users.enable')}</button>
               ) : (
-                <button disabled={busy} onClick={() => void disable(u.name)}>{t('users.disable')}</button>
+                <button aria-disabled={busy || undefined} onClick={() => void disable(u.name)}>{t('users.disable')}</button>
               )}
             </td>
             <td>
               {resetting === u.name ? (
-                <form className="reset-secret" onSubmit={(e) => void submitReset(e, u.name)}>
+                <form className="reset-secret" onSubmit={(e) => void submitReset(e, u.name)} onKeyDown={escapeCloses(() => cancelReset(u.name))}>
                   <label>
                     {t('users.newSecret')}
-                    <input name="resetSecret" type="password" autoComplete="new-password" autoFocus value={newSecret} onChange={(e) => setNewSecret(e.target.value)} />
+                    <input name="resetSecret" type="password" autoComplete="new-password" autoFocus value={newSecret} aria-invalid={resetShort || undefined} onChange={(e) => setNewSecret(e.target.value)} />
                   </label>
                   <button type="submit" className="primary" disabled={busy || !newSecret}>
                     {t('users.setSecret')}
                   </button>
-                  <button type="button" onClick={() => (setResetting(null), setNewSecret(''))}>
+                  <button type="button" onClick={() => cancelReset(u.name)}>
                     {t('users.cancel')}
                   </button>
+                  {resetShort ? (
+                    <p className="secret-rule alert" role="alert">
+                      ⚠ {t('users.secretRule')}
+                    </p>
+                  ) : null}
                 </form>
               ) : (
-                <button className="reset" onClick={() => (setResetting(u.name), setNewSecret(''), setResetDone(null))}>
+                <button className="reset" onClick={() => (setResetting(u.name), setNewSecret(''), setResetDone(null), setResetTried(false))}>
                   {t('users.reset')}
                 </button>
               )}
@@ -105,11 +137,16 @@ export function Users() {
         </label>
         <label>
           {t('users.newSecret')}
-          <input name="newSecret" type="password" autoComplete="new-password" value={secret} onChange={(e) => setSecret(e.target.value)} />
+          <input name="newSecret" type="password" autoComplete="new-password" value={secret} aria-invalid={addShort || undefined} onChange={(e) => setSecret(e.target.value)} />
         </label>
         <button type="submit" className="primary" disabled={busy || !name || !secret}>
           {t('users.add')}
         </button>
+        {addShort ? (
+          <p className="secret-rule alert" role="alert">
+            ⚠ {t('users.secretRule')}
+          </p>
+        ) : null}
       </form>
     </section>
   );

@@ -20,7 +20,9 @@ export function WorkQueue() {
   const byResource = waitingBy(waiting, (w) => w.resource_id);
   const load = useApp((s) => s.loadWork);
   const more = useApp((s) => s.jobsMore);
-  const [q, setQ] = useState(useApp((s) => s.workSearch));
+  // What the rows on the screen were asked with (the field may be ahead of them).
+  const askedSearch = useApp((s) => s.workSearch);
+  const [q, setQ] = useState(askedSearch);
   // The site's clock when it has told it (as the inbox does), else this PC's.
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
   const now = statusNow ?? Date.now();
@@ -65,6 +67,8 @@ export function WorkQueue() {
             );
           })}
         </Table>
+        {/* A search that matches nothing: said, not an empty table that looks unloaded. */}
+        {jobs.length === 0 && askedSearch.trim() !== '' ? <p className="muted no-rows">{t('rows.noMatch')}</p> : null}
       </section>
       <section>
         <h2>{t('work.resources')}</h2>

@@ -292,6 +292,8 @@ export function createAppStore(api: SiteApi): AppStore {
       await guard(async () => {
         await act();
         done = true;
+        // What the site refused before is settled by this success: its error no longer stands.
+        set({ error: null });
         await reload();
       });
       return done;
@@ -417,7 +419,8 @@ export function createAppStore(api: SiteApi): AppStore {
         set({ lang });
       },
       go: (screen) => {
-        set({ screen });
+        // An error is about what was done on the screen left: it does not follow to the next one.
+        set({ screen, error: null });
         void refreshScreen(screen);
       },
       clearError: () => set({ error: null }),
@@ -488,6 +491,7 @@ export function createAppStore(api: SiteApi): AppStore {
         await guard(async () => {
           await api.setReorderPolicy({ item, location, policy });
           saved = true;
+          set({ error: null });
           await get().loadStock();
           if (get().configChanges !== null) await get().loadConfigChanges();
         });

@@ -23,7 +23,8 @@ export function SyncChip() {
   let alert = false;
   if (sync?.configured) {
     alert = true;
-    if (syncProblems(sync).includes('refused')) text = `⚠ ${t('sync.refused')}`;
+    // HQ refusing this PC or its access key: the line is up, and waiting mends neither.
+    if (syncProblems(sync).some((p) => p === 'refused' || p === 'credentials')) text = `⚠ ${t('sync.refused')}`;
     else if (!sync.online) text = `⚠ ${t('sync.offline')}`;
     else if (!sync.healthy) text = `⚠ ${t('nav.sync')}: ${t('sync.unhealthy')}`;
     else {

@@ -215,6 +215,7 @@ const en = {
   // The header's chip when the view's problems say 'refused': "Online" was true of the line and said nothing of the refusal.
   'sync.refused': 'REFUSED BY HQ',
   'sync.reason.refused': 'Headquarters refuses this PC: another PC sends for this site. If that PC replaced this one, retire this one; if this one is to send, an administrator takes over (docs/operations.md, “Two PCs for one site”).',
+  'sync.reason.credentials': 'Headquarters refuses this site’s access key (wrong, expired or revoked, or headquarters’ policy for the site does not allow the request). An administrator checks the key given to the service and the policy at headquarters; sending resumes by itself once it is accepted. The last error says which requests were refused.',
   'sync.reason.step': 'One step has failed for {window} or more while headquarters took other requests (a share that damages one file); the last error names it.',
   'sync.reason.waiting': 'Steps have waited {window} or more and nothing reached headquarters.',
   'sync.reason.planning': 'A table or contract file has been left out of sending for {window} or more; the last error names it.',
@@ -287,6 +288,7 @@ const en = {
   // By params.reason (core/site syncStallReason); 'alarm.sync_stalled' is "waiting".
   'alarm.sync_stalled': 'sync to HQ has made no progress within {window}',
   'alarm.sync_stalled.refused': 'sync to HQ is refused: another PC sends for this site (docs/operations.md, “Two PCs for one site”)',
+  'alarm.sync_stalled.credentials': 'sync to HQ is refused: HQ does not accept this site’s access key (check the key and HQ’s policy for the site)',
   'alarm.sync_stalled.step': 'sync to HQ is not healthy: a step has failed for {window} while HQ took other requests',
   'alarm.sync_stalled.planning': 'sync to HQ is not healthy: a table or contract file has been left out of sending for {window}',
   'alarm.sync_stalled.other': 'sync to HQ is not healthy',
@@ -508,6 +510,7 @@ const nb: Messages = {
   'sync.unhealthy': 'IKKE I ORDEN',
   'sync.refused': 'AVVIST AV HOVEDKONTORET',
   'sync.reason.refused': 'Hovedkontoret avviser denne PC-en: en annen PC sender for dette anlegget. Har den PC-en erstattet denne, tas denne ut av drift; skal denne sende, tar en administrator over (docs/operations.md, «Two PCs for one site»).',
+  'sync.reason.credentials': 'Hovedkontoret avviser anleggets tilgangsnøkkel (feil, utløpt eller tilbakekalt, eller hovedkontorets regler for anlegget tillater ikke forespørselen). En administrator sjekker nøkkelen tjenesten har fått og reglene hos hovedkontoret; sendingen fortsetter av seg selv når den godtas. Siste feil sier hvilke forespørsler som ble avvist.',
   'sync.reason.step': 'Ett steg har feilet i {window} eller mer mens hovedkontoret tok imot andre forespørsler (en deling som skader én fil); siste feil nevner det.',
   'sync.reason.waiting': 'Steg har ventet i {window} eller mer uten at noe nådde hovedkontoret.',
   'sync.reason.planning': 'En tabell eller kontraktfil har vært utelatt fra sendingen i {window} eller mer; siste feil nevner den.',
@@ -576,6 +579,7 @@ const nb: Messages = {
   'alarm.stream_silent': '{stream}: ingen hendelse på {silent} (tillatt {allowed}) — kjører modulen, og er den tilkoblet? Radene står som de var',
   'alarm.sync_stalled': 'synkroniseringen til hovedkontoret har stått stille i {window}',
   'alarm.sync_stalled.refused': 'hovedkontoret avviser synkroniseringen: en annen PC sender for dette anlegget (docs/operations.md, «Two PCs for one site»)',
+  'alarm.sync_stalled.credentials': 'hovedkontoret avviser synkroniseringen: anleggets tilgangsnøkkel godtas ikke (sjekk nøkkelen og hovedkontorets regler for anlegget)',
   'alarm.sync_stalled.step': 'synkroniseringen til hovedkontoret er ikke i orden: ett steg har feilet i {window} mens hovedkontoret tok imot andre forespørsler',
   'alarm.sync_stalled.planning': 'synkroniseringen til hovedkontoret er ikke i orden: en tabell eller kontraktfil har vært utelatt fra sendingen i {window}',
   'alarm.sync_stalled.other': 'synkroniseringen til hovedkontoret er ikke i orden',
@@ -793,6 +797,7 @@ const de: Messages = {
   'sync.unhealthy': 'NICHT IN ORDNUNG',
   'sync.refused': 'VON DER ZENTRALE ABGEWIESEN',
   'sync.reason.refused': 'Die Zentrale weist diesen PC ab: ein anderer PC sendet für diesen Standort. Hat jener PC diesen ersetzt, wird dieser außer Betrieb genommen; soll dieser senden, übernimmt ein Administrator (docs/operations.md, „Two PCs for one site“).',
+  'sync.reason.credentials': 'Die Zentrale weist den Zugangsschlüssel dieses Standorts ab (falsch, abgelaufen oder widerrufen, oder die Regeln der Zentrale für den Standort erlauben die Anfrage nicht). Ein Administrator prüft den Schlüssel des Dienstes und die Regeln in der Zentrale; das Senden geht von selbst weiter, sobald er angenommen wird. Der letzte Fehler nennt die abgewiesenen Anfragen.',
   'sync.reason.step': 'Ein Schritt schlägt seit {window} oder länger fehl, während die Zentrale andere Anfragen annimmt (eine Freigabe, die eine Datei beschädigt); der letzte Fehler nennt ihn.',
   'sync.reason.waiting': 'Schritte warten seit {window} oder länger, und nichts hat die Zentrale erreicht.',
   'sync.reason.planning': 'Eine Tabelle oder Vertragsdatei wird seit {window} oder länger nicht gesendet; der letzte Fehler nennt sie.',
@@ -861,6 +866,7 @@ const de: Messages = {
   'alarm.stream_silent': '{stream}: seit {silent} kein Ereignis (erlaubt {allowed}) — läuft das Modul, und ist es verbunden? Seine Zeilen bleiben, wie sie waren',
   'alarm.sync_stalled': 'die Synchronisierung mit der Zentrale kommt seit {window} nicht voran',
   'alarm.sync_stalled.refused': 'die Zentrale weist die Synchronisierung ab: ein anderer PC sendet für diesen Standort (docs/operations.md, „Two PCs for one site“)',
+  'alarm.sync_stalled.credentials': 'die Zentrale weist die Synchronisierung ab: der Zugangsschlüssel dieses Standorts wird nicht angenommen (Schlüssel und Regeln der Zentrale für den Standort prüfen)',
   'alarm.sync_stalled.step': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: ein Schritt schlägt seit {window} fehl, während die Zentrale andere Anfragen annimmt',
   'alarm.sync_stalled.planning': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: eine Tabelle oder Vertragsdatei wird seit {window} nicht gesendet',
   'alarm.sync_stalled.other': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung',
@@ -1066,6 +1072,7 @@ function syncStallKey(reason: string | number | undefined): MessageKey {
     case 'waiting':
       return 'alarm.sync_stalled';
     case 'refused':
+    case 'credentials':
     case 'step':
     case 'planning':
       return `alarm.sync_stalled.${reason}`;
@@ -1076,7 +1083,7 @@ function syncStallKey(reason: string | number | undefined): MessageKey {
 
 /** The Sync screen's sentence for why sync is not healthy (the view's first problem, core/site syncView); undefined for one it words no better than the last error. */
 export function syncReasonKey(reason: string | number | undefined): MessageKey | undefined {
-  return reason === 'refused' || reason === 'step' || reason === 'waiting' || reason === 'planning' ? `sync.reason.${reason}` : undefined;
+  return reason === 'refused' || reason === 'credentials' || reason === 'step' || reason === 'waiting' || reason === 'planning' ? `sync.reason.${reason}` : undefined;
 }
 
 /** Kinds worded in English too: the site's message names the action by its identifier. */

@@ -18,6 +18,12 @@ describe('sync_stalled by reason', () => {
     expect(alarmText('en', a)).toBe(a.message);
   });
 
+  it("HQ refusing the site's access key: said as a refusal, with what to check", () => {
+    const a = stalled({ pending: 3, reason: 'credentials', windowMs: WINDOW });
+    expect(alarmText('nb', a)).toBe('hovedkontoret avviser synkroniseringen: anleggets tilgangsnøkkel godtas ikke (sjekk nøkkelen og hovedkontorets regler for anlegget); 3 steg venter');
+    expect(alarmText('de', a)).toBe('die Zentrale weist die Synchronisierung ab: der Zugangsschlüssel dieses Standorts wird nicht angenommen (Schlüssel und Regeln der Zentrale für den Standort prüfen); 3 Schritte warten');
+  });
+
   it('one step failing while HQ takes the others, and a table left out of sending, for the window', () => {
     const step = stalled({ pending: 1, reason: 'step', windowMs: WINDOW });
     expect(alarmText('nb', step)).toBe('synkroniseringen til hovedkontoret er ikke i orden: ett steg har feilet i 15 min mens hovedkontoret tok imot andre forespørsler; 1 steg venter');

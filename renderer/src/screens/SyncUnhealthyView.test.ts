@@ -62,6 +62,7 @@ describe('Sync screen: the reason is the view’s', () => {
   it('says the view’s first problem with no alarm in the status', () => {
     expect(renderSync(view({}, ['step', 'waiting']))).toContain('⚠ NOT HEALTHY — One step has failed for 15 mins or more');
     expect(renderSync(view({}, ['refused']), [], 'de')).toContain('⚠ NICHT IN ORDNUNG — Die Zentrale weist diesen PC ab');
+    expect(renderSync(view({ online: false }, ['credentials']), [], 'nb')).toContain('IKKE I ORDEN — Hovedkontoret avviser anleggets tilgangsnøkkel');
   });
 
   it('the view, not a stale alarm from an earlier status', () => {
@@ -73,7 +74,7 @@ describe('Sync screen: the reason is the view’s', () => {
   });
 
   it('a problem of a newer site, or none: the headline alone', () => {
-    expect(renderSync(view({}, ['credentials']))).toContain('<p class="alert sync-stalled">⚠ NOT HEALTHY</p>');
+    expect(renderSync(view({}, ['quota']))).toContain('<p class="alert sync-stalled">⚠ NOT HEALTHY</p>');
     // An older site's view without problems.
     expect(renderSync(base)).toContain('<p class="alert sync-stalled">⚠ NOT HEALTHY</p>');
   });
@@ -87,10 +88,13 @@ describe('header chip', () => {
     expect(chip(refused, 'de')).toBe('[alert] ⚠ VON DER ZENTRALE ABGEWIESEN');
     // Waiting for the line mends no refusal: it stays first when the line is down too.
     expect(chip(view({ online: false }, ['refused', 'waiting']))).toBe('[alert] ⚠ REFUSED BY HQ');
+    // HQ refusing the site's access key (S3 403): the engine counts the line as down, and the chip
+    // says refused, not OFFLINE.
+    expect(chip(view({ online: false }, ['credentials']))).toBe('[alert] ⚠ REFUSED BY HQ');
   });
 
   it('online but not healthy otherwise (one step or a table failing, a reason it does not know): says so', () => {
-    for (const problems of [['step'], ['planning'], ['credentials'], []]) expect(chip(view({ online: true }, problems))).toBe('[alert] ⚠ Sync: NOT HEALTHY');
+    for (const problems of [['step'], ['planning'], ['quota'], []]) expect(chip(view({ online: true }, problems))).toBe('[alert] ⚠ Sync: NOT HEALTHY');
     expect(chip(view({ online: true }, ['step']), 'nb')).toBe('[alert] ⚠ Synkronisering: IKKE I ORDEN');
     expect(chip(view({ online: true }, ['step']), 'de')).toBe('[alert] ⚠ Synchronisation: NICHT IN ORDNUNG');
   });

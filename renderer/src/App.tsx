@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { watchIdle } from './idle.ts';
+import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { SyncChip } from './components/SyncChip.tsx';
 import { useApp, useT } from './context.tsx';
@@ -104,14 +105,18 @@ export function App() {
         </p>
       )}
       <main>
-        {screen === 'inbox' && <Inbox />}
-        {screen === 'work' && <WorkQueue />}
-        {screen === 'stock' && <Stock />}
-        {screen === 'tables' && <Tables />}
-        {screen === 'history' && <History />}
-        {screen === 'sync' && <Sync />}
-        {screen === 'deadLetters' && <DeadLetters />}
-        {screen === 'users' && isAdmin && <Users />}
+        {/* A screen that fails to render says so under a header and navigation that still work;
+            keyed by screen, so another screen picked starts without the failure. */}
+        <ErrorBoundary key={screen} scope="screen" name={screen}>
+          {screen === 'inbox' && <Inbox />}
+          {screen === 'work' && <WorkQueue />}
+          {screen === 'stock' && <Stock />}
+          {screen === 'tables' && <Tables />}
+          {screen === 'history' && <History />}
+          {screen === 'sync' && <Sync />}
+          {screen === 'deadLetters' && <DeadLetters />}
+          {screen === 'users' && isAdmin && <Users />}
+        </ErrorBoundary>
       </main>
     </div>
   );

@@ -3,6 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
 import { createClient, SESSION_ENDED_EVENT } from './api/client.ts';
 import { followWhileSignedIn } from './api/follow.ts';
+import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { StoreContext } from './context.tsx';
 import { createAppStore } from './store/store.ts';
 import { trackInput } from './idle.ts';
@@ -23,7 +24,10 @@ document.documentElement.lang = store.getState().lang;
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <StoreContext.Provider value={store}>
-      <App />
+      {/* The last resort: the shell itself failed (header, alarms); a message and Reload, not a white page. */}
+      <ErrorBoundary scope="app" name="app">
+        <App />
+      </ErrorBoundary>
     </StoreContext.Provider>
   </StrictMode>,
 );

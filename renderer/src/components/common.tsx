@@ -67,6 +67,24 @@ export function focusAfterClose(selector: string): void {
   setTimeout(() => document.querySelector<HTMLElement>(selector)?.focus(), 0);
 }
 
+/** What of the page `focusFirstOf` uses (a fake one in the unit test). */
+export type QueryDocument = Pick<Document, 'querySelector'>;
+
+/**
+ * Puts the keyboard focus on the first of `selectors` that finds an element once what was just
+ * done has been rendered (as `focusAfterClose`, with places to fall back to); nothing when none
+ * does. `doc` is the page (a fake one in the unit test).
+ */
+export function focusFirstOf(selectors: readonly string[], doc: QueryDocument | undefined = typeof document === 'undefined' ? undefined : document): void {
+  if (!doc) return;
+  setTimeout(() => {
+    for (const s of selectors) {
+      const el = doc.querySelector<HTMLElement>(s);
+      if (el) return void el.focus();
+    }
+  }, 0);
+}
+
 /** Escape in an inline form closes it, as its Cancel button does. */
 export function escapeCloses(close: () => void) {
   return (e: { key: string; preventDefault(): void }) => {

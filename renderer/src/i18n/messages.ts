@@ -297,6 +297,20 @@ const en = {
   'alarm.sync_stalled.pending_one': '{pending} step waiting',
   'error.generic': 'Something went wrong: {message}',
   'error.close': 'Close',
+  // A screen (or the whole UI) that failed to render (components/ErrorBoundary.tsx): a kiosk PC showed white until someone reloaded.
+  'crash.screenTitle': 'This screen could not be shown',
+  'crash.screenBody': 'The rest of the UI still works: pick another screen above, try this one again or reload the page. If it happens again, tell IT: the details are in the browser’s console.',
+  'crash.appTitle': 'The floor UI stopped on an error',
+  'crash.appBody': 'Reload the page to go on. If it happens again, tell IT: the details are in the browser’s console.',
+  'crash.retry': 'Try again',
+  'crash.reload': 'Reload the page',
+  // The decisions core/ingest's default freshness budgets name (DEFAULT_TABLE_BUDGETS), word for
+  // word: the Tables screen translates a table's decision only while it is this text (tableDecision).
+  'tables.decision.approval_inbox': 'a shift lead approves or rejects a proposal on the floor PC',
+  'tables.decision.work_queue': 'the work-queue agent proposes the next job every minute',
+  'tables.decision.stock': 'material availability checked before a job is released',
+  'tables.decision.resources': 'the work-queue agent matches jobs to free resources every minute',
+  'tables.decision.dead_letters': 'an operator sees a refused event and fixes its contract or binding',
   'never': 'never',
   'ago': '{t} ago',
 } as const;
@@ -587,6 +601,17 @@ const nb: Messages = {
   'alarm.sync_stalled.pending_one': '{pending} steg venter',
   'error.generic': 'Noe gikk galt: {message}',
   'error.close': 'Lukk',
+  'crash.screenTitle': 'Dette skjermbildet kunne ikke vises',
+  'crash.screenBody': 'Resten av brukergrensesnittet virker: velg et annet skjermbilde over, prøv dette på nytt eller last inn siden på nytt. Skjer det igjen, si fra til IT: detaljene står i nettleserens konsoll.',
+  'crash.appTitle': 'Brukergrensesnittet stoppet på en feil',
+  'crash.appBody': 'Last inn siden på nytt for å fortsette. Skjer det igjen, si fra til IT: detaljene står i nettleserens konsoll.',
+  'crash.retry': 'Prøv igjen',
+  'crash.reload': 'Last inn siden på nytt',
+  'tables.decision.approval_inbox': 'en skiftleder godkjenner eller avviser et forslag på gulv-PC-en',
+  'tables.decision.work_queue': 'arbeidskø-agenten foreslår neste jobb hvert minutt',
+  'tables.decision.stock': 'materialtilgangen sjekkes før en jobb frigis',
+  'tables.decision.resources': 'arbeidskø-agenten kobler jobber til ledige ressurser hvert minutt',
+  'tables.decision.dead_letters': 'en operatør ser en avvist hendelse og retter kontrakten eller bindingen',
   'never': 'aldri',
   'ago': 'for {t} siden',
 };
@@ -874,6 +899,17 @@ const de: Messages = {
   'alarm.sync_stalled.pending_one': '{pending} Schritt wartet',
   'error.generic': 'Etwas ist schiefgelaufen: {message}',
   'error.close': 'Schließen',
+  'crash.screenTitle': 'Diese Ansicht konnte nicht angezeigt werden',
+  'crash.screenBody': 'Der Rest der Oberfläche funktioniert: oben eine andere Ansicht wählen, diese erneut versuchen oder die Seite neu laden. Passiert es wieder, die IT informieren: die Einzelheiten stehen in der Konsole des Browsers.',
+  'crash.appTitle': 'Die Oberfläche wurde durch einen Fehler angehalten',
+  'crash.appBody': 'Die Seite neu laden, um weiterzumachen. Passiert es wieder, die IT informieren: die Einzelheiten stehen in der Konsole des Browsers.',
+  'crash.retry': 'Erneut versuchen',
+  'crash.reload': 'Seite neu laden',
+  'tables.decision.approval_inbox': 'eine Schichtleitung genehmigt oder lehnt einen Vorschlag am Hallen-PC ab',
+  'tables.decision.work_queue': 'der Agent des Arbeitsvorrats schlägt jede Minute den nächsten Auftrag vor',
+  'tables.decision.stock': 'die Materialverfügbarkeit wird geprüft, bevor ein Auftrag freigegeben wird',
+  'tables.decision.resources': 'der Agent des Arbeitsvorrats ordnet jede Minute Aufträge freien Ressourcen zu',
+  'tables.decision.dead_letters': 'ein Bediener sieht ein abgewiesenes Ereignis und korrigiert dessen Vertrag oder Bindung',
   'never': 'nie',
   'ago': 'vor {t}',
 };
@@ -1054,6 +1090,16 @@ export const KNOWN_ACTIONS: ReadonlySet<string> = new Set(['assign_job', 'releas
 /** An action in words ("Assignment"); one of a newer agent than this UI knows, as the agent named it. */
 export function actionName(lang: Lang, action: string): string {
   return KNOWN_ACTIONS.has(action) ? translate(lang, `action.${action}` as MessageKey) : action;
+}
+
+/**
+ * A table's decision (its freshness budget's `decision`) in the chosen language while it is core's
+ * default text for that table, word for word (`tables.decision.<table>` in English); a site's own
+ * text, or a default a newer site words otherwise, is shown as written.
+ */
+export function tableDecision(lang: Lang, table: string, decision: string): string {
+  const key = `tables.decision.${table}`;
+  return Object.hasOwn(en, key) && en[key as MessageKey] === decision ? translate(lang, key as MessageKey) : decision;
 }
 
 /** The alarm kinds worded here; the others show the site's English message. */

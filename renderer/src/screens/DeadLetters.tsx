@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { escapeCloses, focusAfterClose, Table } from '../components/common.tsx';
+import type { DeadLetterView } from '../../../core/site/api.ts';
+import { escapeCloses, focusAfterClose, focusFirstOf, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatDuration, formatNumber, formatTime, pluralKey, type MessageKey } from '../i18n/messages.ts';
 import { selectIsDecider } from '../store/store.ts';
@@ -7,6 +8,23 @@ import { selectIsDecider } from '../store/store.ts';
 // The reasons core/ingest gives a dead letter (DEAD_LETTER_REASONS), said in words; another, from a
 // newer site, is shown as it came.
 const REASONS = new Set(['too_large', 'bad_json', 'unsafe_json', 'bad_envelope', 'topic_mismatch', 'no_contract', 'contract_violation', 'no_binding', 'binding_error', 'unfit_for_table']);
+
+/** A CSS attribute value in double quotes (a letter id is the site's; no `CSS.escape` outside a browser). */
+const quoted = (v: string): string => `"${v.replace(/["\\]/g, '\\$&')}"`;
+
+/**
+ * Where the keyboard focus goes once letter `id` was dismissed: its form and its Dismiss are gone,
+ * and the focus fell to the page. The Dismiss of the next open letter as listed (wrapping round),
+ * skipping those the same dismissal closed (`alike`: the open ones with its topic and reason; a
+ * row without a Dismiss is passed over when the focus is placed), else the list itself.
+ */
+export function focusAfterDismissal(rows: readonly Pick<DeadLetterView, 'id' | 'status' | 'topic' | 'reason'>[], id: string, alike: boolean): string[] {
+  const at = rows.findIndex((r) => r.id === id);
+  const me = rows[at];
+  const order = at < 0 ? rows : [...rows.slice(at + 1), ...rows.slice(0, at)];
+  const next = order.filter((r) => r.status === 'open' && r.id !== id && !(alike && me && r.topic === me.topic && r.reason === me.reason));
+  return [...next.map((r) => `tr[data-letter=${quoted(r.id)}] button.dismiss`), 'section.dead-letters .table-wrap'];
+}
 
 export function DeadLetters() {
   const t = useT();
@@ -43,13 +61,15 @@ export function DeadLetters() {
   const submit = async (e: FormEvent, id: string) => {
     e.preventDefault();
     if (note.trim() === '') return;
-    if (await dismiss([id], note, alike)) close();
+    // The open letters as listed now: after the reload the dismissed one has moved among the closed.
+    const then = focusAfterDismissal(rows, id, alike);
+    if (await dismiss([id], note, alike)) (close(), focusFirstOf(then));
   };
   const openShown = rows.filter((r) => r.status === 'open').length;
   // More open than listed: some like it may not be on the screen.
   const unlisted = openCount !== null && openCount > openShown;
   return (
-    <section>
+    <section className="dead-letters">
       {mayReplay && (
         <button className="primary" onClick={() => void replay()} disabled={busy || !rows.some((r) => r.status === 'open')}>
           {t('dead.replay')}

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
+import type { ProposalDetail } from '../../../core/site/api.ts';
 import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { actionName, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, localizeInstants, pluralKey, proposalTexts, type MessageKey } from '../i18n/messages.ts';
@@ -24,6 +25,21 @@ function shortcutKey(e: Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'metaKey' | 'alt
   const target = e.target as { tagName?: unknown; isContentEditable?: unknown } | null;
   if (target && ((typeof target.tagName === 'string' && TYPING_TAGS.has(target.tagName.toUpperCase())) || target.isContentEditable === true)) return null;
   return e.key.toLowerCase();
+}
+
+/**
+ * Who decided the proposal and when: the site's `decidedBy`/`decidedMs` for an approval, a
+ * rejection or a stale approval; a deferral the site leaves out of those (it is not a decision the
+ * proposal ends on), so its trail's latest `deferred` entry says it. Null when neither tells.
+ */
+export function decidedBy(p: Pick<ProposalDetail, 'status' | 'decidedBy' | 'decidedMs' | 'trail'>): { by: string; atMs: number | undefined } | null {
+  if (p.decidedBy) return { by: p.decidedBy, atMs: p.decidedMs };
+  if (p.status !== 'deferred') return null;
+  for (let i = p.trail.length - 1; i >= 0; i--) {
+    const e = p.trail[i]!;
+    if (e.event === 'deferred') return e.user ? { by: e.user, atMs: e.atMs } : null;
+  }
+  return null;
 }
 
 /** What of the page `keepPlaceAfterDecision` uses (a fake one in the unit test). */
@@ -146,6 +162,7 @@ function ProposalPanel() {
     return ev === 'proposed' || ev === 'refused' ? t(`trail.${ev}`) : ev;
   };
   const texts = proposalTexts(lang, p);
+  const decider = decidedBy(p);
   // A refusal's reason and the decision it refused are codes: said in words; a withdrawal's or a
   // stale approval's reason is the proposal's own, said in the chosen language; the rest is text.
   const trailValue = (ev: string, field: string, v: string): string => {
@@ -165,7 +182,7 @@ function ProposalPanel() {
       </p>
       <p>
         <strong>{t('inbox.status')}:</strong> {t(`status.${p.status}`)}
-        {p.decidedBy ? ` — ${p.decidedBy}, ${formatTime(lang, p.decidedMs)}` : ''}
+        {decider ? ` — ${decider.by}, ${formatTime(lang, decider.atMs)}` : ''}
       </p>
       {p.status === 'stale' || outcome?.outcome === 'stale' ? (
         <p role="alert" className="alert">

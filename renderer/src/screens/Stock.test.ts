@@ -36,7 +36,7 @@ function render(stock: StockView[], lang: 'en' | 'nb' | 'de' = 'en', stockBelow 
 }
 
 const rowOf = (html: string, item: string): string => {
-  const at = html.indexOf(`<td>${item}</td>`);
+  const at = html.indexOf(`<td class="code">${item}</td>`);
   expect(at, `${item} in the markup`).toBeGreaterThanOrEqual(0);
   const start = html.lastIndexOf('<tr', at);
   return html.slice(start, html.indexOf('</tr>', at));

@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { BudgetGauge, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatBytes, formatDuration, formatNumber } from '../i18n/messages.ts';
+import { formatBytes, formatDuration, formatNumber, tableDecision } from '../i18n/messages.ts';
 
 export function Tables() {
   const t = useT();
@@ -20,7 +20,8 @@ export function Tables() {
           <tr key={x.table} className={x.withinBudget ? '' : 'attention'} data-table={x.table}>
             <td>
               {x.table}
-              <div className="muted small">{x.decision}</div>
+              {/* core's default decision in the chosen language; a site's own text as written. */}
+              <div className="muted small" title={x.decision}>{tableDecision(lang, x.table, x.decision)}</div>
             </td>
             {/* A table no binding feeds is 0 ms old forever: a green gauge would read as current. */}
             <td className="num">{x.fed === false ? `⊘ ${t('tables.unfed')}` : formatDuration(lang, x.ageMs)}</td>

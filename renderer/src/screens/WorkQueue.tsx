@@ -50,7 +50,7 @@ export function WorkQueue() {
             const overdue = due !== null && due < now && j.status !== 'done';
             return (
               <tr key={j.job_id} className={j.status === 'blocked' ? 'attention' : ''} data-job={j.job_id}>
-                <td>{j.job_id}</td>
+                <td className="code">{j.job_id}</td>
                 <td data-status={j.status}>{j.status === 'blocked' ? `⊘ ${status(j.status)}` : status(j.status)}</td>
                 <td>{j.blocked_reason ?? ''}</td>
                 <td>{j.capability ?? ''}</td>
@@ -59,7 +59,7 @@ export function WorkQueue() {
                   {when(j.due_at, due)}
                   {overdue ? <span className="chip-alert overdue-tag"> {t('work.overdue')}</span> : null}
                 </td>
-                <td className="assigned">{j.assigned_resource ?? ''}</td>
+                <td className="assigned code">{j.assigned_resource ?? ''}</td>
                 <td className="waiting-cell">
                   <Waiting items={byJob.get(j.job_id)} />
                 </td>
@@ -77,7 +77,7 @@ export function WorkQueue() {
             const since = timestampMs(r.since);
             return (
               <tr key={r.resource_id} className={r.state === 'down' ? 'attention' : ''} data-resource={r.resource_id}>
-                <td>{r.resource_id}</td>
+                <td className="code">{r.resource_id}</td>
                 <td>{r.capability ?? ''}</td>
                 <td data-state={r.state ?? ''}>{r.state === 'down' ? `⚠ ${state(r.state)}` : state(r.state)}</td>
                 <td title={r.since ?? undefined}>{when(r.since, since)}</td>

@@ -10,16 +10,14 @@
 // - the Tables screen's decisions are in nb and de (core's default texts).
 // And, without a browser: the renderer's English copy of core's default decisions is core's text.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TABLE_BUDGETS } from '../../core/ingest/freshness.ts';
 import { MESSAGES, tableDecision, type MessageKey } from '../../renderer/src/i18n/messages.ts';
-import { apiSession, BIN, CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, ROOT, runCli, stopChild, untilWith, warnSkipped } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild } from './support.ts';
 
 describe('the Tables screen’s default decisions (no browser)', () => {
   // The renderer may import only types from core: its English copy of the defaults is checked here.
@@ -35,17 +33,15 @@ describe('the Tables screen’s default decisions (no browser)', () => {
 
 warnSkipped('test/e2e/floor-ui-robust.e2e.test.ts');
 
-let data: string;
-let profile: string | undefined;
-let child: ChildProcess | undefined;
-let out = '';
-let err = '';
+const output = { out: '', err: '' };
+let demo: DemoChild | undefined;
+let browser: { context: BrowserContext; page: Page; profile: string } | undefined;
+let data = '';
 let url = '';
-let context: BrowserContext;
 let page: Page;
 const pageErrors: string[] = [];
 
-const until = untilWith(() => ({ out, err }));
+const until = untilWith(() => output);
 const api = apiSession(() => url);
 const SHOTS = join(ROOT, 'test-artifacts/screenshots');
 
@@ -60,36 +56,20 @@ const suite = HAVE_CHROMIUM || CI ? describe : describe.skip;
 suite('the floor UI when something goes wrong (chromium)', () => {
   beforeAll(async () => {
     expect(HAVE_CHROMIUM, `no chromium at ${CHROMIUM}: under CI=true the end-to-end suite must run`).toBe(true);
-    data = mkdtempSync(join(tmpdir(), 'tilstand-e2e-robust-'));
-    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    url = await until(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1], 'the site to print its UI URL', 30_000);
+    demo = await startDemo('tilstand-e2e-robust-', output);
+    ({ data, url } = demo);
     await api('signIn', { user: 'demo', secret: '1234' });
     await until(async () => (await api<unknown[]>('stock')).length >= 10, 'the demo snapshot in the tables', 40_000);
     // The agent's proposals on the stock rows (their "waiting" chips) narrow the item column as the reviewer saw it.
     const agent = await runCli(['agent', 'run', '--data', data]);
     expect(agent.code, agent.stderr).toBe(0);
     mkdirSync(SHOTS, { recursive: true });
-    profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
-    context = await launchChromium(profile);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    await page.setViewportSize({ width: 1366, height: 768 });
-    await page.goto(`${url}/`);
-    await page.waitForSelector('form input[name="user"]');
-    await page.fill('input[name="user"]', 'demo');
-    await page.fill('input[name="secret"]', '1234');
-    await page.click('button[type="submit"]');
-    await page.waitForSelector('nav [data-screen="users"]');
+    browser = await signedInPage(url, 'demo', '1234', pageErrors);
+    page = browser.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await stopChild(child);
-    if (data) rmSync(data, { recursive: true, force: true });
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await stopDemo(demo, browser);
   }, 60_000);
 
   it('says in the chosen language that a screen failed, and the navigation still works', async () => {
@@ -159,7 +139,7 @@ suite('the floor UI when something goes wrong (chromium)', () => {
 
   it('puts the focus on the next letter’s Dismiss after one is dismissed from the keyboard', async () => {
     const secrets = JSON.parse(readFileSync(join(data, 'secrets/modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
-    const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(output.out)![1]!;
     const inv = secrets.modules.inventory!;
     const client = await mqtt.connectAsync(mqttUrl, { username: inv.username, password: inv.password, clientId: 'e2e-robust', reconnectPeriod: 0 });
     for (const n of [1, 2, 3]) await client.publishAsync('tilstand/demo/events/inventory/stock', `robust test ${n}`, { qos: 1 });

@@ -16,27 +16,22 @@
 // chromium through playwright-core). Without /usr/bin/chromium (or $CHROMIUM) the suite is
 // skipped with a loud notice — and fails under CI=true.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, BIN, CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, ROOT, runCli, stopChild, untilWith, warnSkipped } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-shift.e2e.test.ts');
 
-let data: string;
-let profile: string | undefined;
-let child: ChildProcess | undefined;
-let out = '';
-let err = '';
+const output = { out: '', err: '' };
+let demo: DemoChild | undefined;
+let browser: { context: BrowserContext; page: Page; profile: string } | undefined;
+let data = '';
 let url = '';
-let context: BrowserContext;
 let page: Page;
 const pageErrors: string[] = [];
 
-const until = untilWith(() => ({ out, err }));
+const until = untilWith(() => output);
 const api = apiSession(() => url);
 
 /** How many requests the page sends to site API `method` from now until `stop()`. */
@@ -64,11 +59,8 @@ const suite = HAVE_CHROMIUM || CI ? describe : describe.skip;
 suite("a shift lead's hour on the floor UI (chromium)", () => {
   beforeAll(async () => {
     expect(HAVE_CHROMIUM, `no chromium at ${CHROMIUM}: under CI=true the end-to-end suite must run`).toBe(true);
-    data = mkdtempSync(join(tmpdir(), 'tilstand-e2e-shift-'));
-    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    url = await until(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1], 'the site to print its UI URL', 30_000);
+    demo = await startDemo('tilstand-e2e-shift-', output);
+    ({ data, url } = demo);
     const per = await runCli(['users', 'add', '--data', data, '--name', 'Per', '--role', 'operator', '--pin', '4711']);
     expect(per.code, per.stderr).toBe(0);
     await api('signIn', { user: 'demo', secret: '1234' });
@@ -76,25 +68,12 @@ suite("a shift lead's hour on the floor UI (chromium)", () => {
     const agent = await runCli(['agent', 'run', '--data', data]);
     expect(agent.code, agent.stderr).toBe(0);
     await until(async () => (await api<unknown[]>('listProposals', { status: ['open'] })).length >= 6, 'six proposals or more', 20_000);
-    profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
-    context = await launchChromium(profile);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    await page.setViewportSize({ width: 1366, height: 768 });
-    await page.goto(`${url}/`);
-    await page.waitForSelector('form input[name="user"]');
-    await page.fill('input[name="user"]', 'demo');
-    await page.fill('input[name="secret"]', '1234');
-    await page.click('button[type="submit"]');
-    await page.waitForSelector('nav [data-screen="users"]');
+    browser = await signedInPage(url, 'demo', '1234', pageErrors);
+    page = browser.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await stopChild(child);
-    if (data) rmSync(data, { recursive: true, force: true });
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await stopDemo(demo, browser);
   }, 60_000);
 
   it('shows Approve on the 1366 × 768 floor PC for every proposal opened, the last of the list too, and the page stays', async () => {

@@ -1,13 +1,15 @@
 // What the floor-UI browser tests share: where the CLI and chromium are, the loud notice when
 // chromium is missing, the CLI as a child process, polling with the site's output in the error,
 // the site API as the test's own session, chromium launched as the tests run it, and the demo
-// site's child stopped at the end.
+// site's child stopped at the end; for the newer suites, the demo started and a signed-in page
+// (startDemo, signedInPage, stopDemo).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = join(ROOT, 'bin/tilstand.mjs');
@@ -82,4 +84,56 @@ export async function stopChild(child: ChildProcess | undefined): Promise<void> 
   child.kill('SIGTERM');
   await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
   if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** A demo site started as a child for a browser suite, and its output so far. */
+export interface DemoChild {
+  child: ChildProcess;
+  data: string;
+  /** The UI's base address (http://127.0.0.1:<port>). */
+  url: string;
+  output: { out: string; err: string };
+}
+
+/**
+ * `tilstand start --demo --headless` in a new data directory (`tmpdir()/<prefix>…`) on free ports,
+ * the demo's modules stepping once per 10 min and no agent timer (a suite runs the agent when it
+ * wants proposals); resolves once the site printed its UI's address. `output` fills as the site
+ * writes, for `untilWith`.
+ */
+export async function startDemo(prefix: string, output: { out: string; err: string }): Promise<DemoChild> {
+  const data = mkdtempSync(join(tmpdir(), prefix));
+  const child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
+  child.stdout!.on('data', (d) => (output.out += d));
+  child.stderr!.on('data', (d) => (output.err += d));
+  const url = await untilWith(() => output)(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1], 'the site to print its UI URL', 30_000);
+  return { child, data, url, output };
+}
+
+/**
+ * Chromium with a fresh profile, one page at `size` (the floor PC's 1366×768 unless given) on the
+ * UI at `url`, signed in through the sign-in form as `user`; page errors go to `pageErrors`.
+ */
+export async function signedInPage(url: string, user: string, secret: string, pageErrors: string[], size = { width: 1366, height: 768 }): Promise<{ context: BrowserContext; page: Page; profile: string }> {
+  const profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
+  const context = await launchChromium(profile);
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.setViewportSize(size);
+  await page.goto(`${url}/`);
+  await page.waitForSelector('form input[name="user"]');
+  await page.fill('input[name="user"]', user);
+  await page.fill('input[name="secret"]', secret);
+  await page.click('button[type="submit"]');
+  await page.waitForSelector('nav [data-screen="users"]');
+  return { context, page, profile };
+}
+
+/** The end of a suite that used startDemo and signedInPage: chromium closed, the site stopped, both folders removed. */
+export async function stopDemo(demo: DemoChild | undefined, browser: { context: BrowserContext; profile: string } | undefined): Promise<void> {
+  await browser?.context.close().catch(() => undefined);
+  await stopChild(demo?.child);
+  if (demo) rmSync(demo.data, { recursive: true, force: true });
+  if (browser) rmSync(browser.profile, { recursive: true, force: true });
 }

@@ -463,6 +463,43 @@ export interface ApiErrorBody {
    * of the screen (`ui.idleSignOutMs`), so the sign-in screen can say why in the reader's language.
    */
   idleMs?: number;
+  /**
+   * On the refusals a floor user meets most (RefusalCode): what was refused, as data, so the floor
+   * UI can say it in the reader's language. `message` stays the English text (logs, the CLI, older
+   * UIs, and any code a UI does not know).
+   */
+  code?: RefusalCode;
+  params?: Record<string, string | number>;
+}
+
+/**
+ * The refusals that carry a `code` (ApiErrorBody), with their params:
+ * - `signin.wrong` (left?: attempts before the lockout), `signin.locked` (untilMs),
+ *   `signin.badgeUnknown` (left?), `signin.badgeLocked` (untilMs), `signin.disabled`;
+ * - `pin.guessable` (pin, why: `repeated` | `sequence`) at addUser and resetSecret;
+ * - `role.refused` (user, role, allowed: the roles that may, comma-separated) for any method;
+ * - `proposal.notFound` (id), `proposal.notOpen` (id, status) at getProposal and decide;
+ * - `user.exists` (name) at addUser, `user.selfDisable`, `user.selfDemote`.
+ * A new code is additive: a UI that does not know it shows `message`.
+ */
+export type RefusalCode =
+  | 'signin.wrong' | 'signin.locked' | 'signin.badgeUnknown' | 'signin.badgeLocked' | 'signin.disabled'
+  | 'pin.guessable' | 'role.refused' | 'proposal.notFound' | 'proposal.notOpen'
+  | 'user.exists' | 'user.selfDisable' | 'user.selfDemote';
+
+/** A refusal's code and params (ApiErrorBody). */
+export interface Refusal {
+  code: RefusalCode;
+  params?: Record<string, string | number>;
+}
+
+/** core/inbox `guessablePin`'s reasons, as `pin.guessable`'s `why`. */
+const GUESSABLE_WHY: Readonly<Record<string, string>> = { 'one digit repeated': 'repeated', 'digits in a row': 'sequence' };
+
+/** The `pin.guessable` refusal for a guessable PIN; none for a reason the floor UI has no words for. */
+export function guessablePinRefusal(pin: string, why: string): Refusal | undefined {
+  const w = GUESSABLE_WHY[why];
+  return w === undefined ? undefined : { code: 'pin.guessable', params: { pin, why: w } };
 }
 
 export type ApiResult<T> = { ok: true; value: T } | { ok: false; error: ApiErrorBody };
@@ -534,12 +571,19 @@ export class SiteApiError extends Error {
     message: string,
     /** See `ApiErrorBody.idleMs`. */
     readonly idleMs?: number,
+    /** See `ApiErrorBody.code`. */
+    readonly refusal?: Refusal,
   ) {
     super(message);
   }
 
   /** The error as it crosses a transport. */
   body(): ApiErrorBody {
-    return { kind: this.kind, message: this.message, ...(this.idleMs !== undefined ? { idleMs: this.idleMs } : {}) };
+    return {
+      kind: this.kind,
+      message: this.message,
+      ...(this.idleMs !== undefined ? { idleMs: this.idleMs } : {}),
+      ...(this.refusal ? { code: this.refusal.code, ...(this.refusal.params ? { params: this.refusal.params } : {}) } : {}),
+    };
   }
 }

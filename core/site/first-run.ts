@@ -9,7 +9,7 @@
 
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { SiteApiError, type InputAge, type SessionContext, type SiteApiMethods, type SiteBackend, type SiteEvent, type SiteMethod } from './api.ts';
+import { guessablePinRefusal, SiteApiError, type InputAge, type SessionContext, type SiteApiMethods, type SiteBackend, type SiteEvent, type SiteMethod } from './api.ts';
 import { dataPaths, readConfig } from './config.ts';
 import { initDataDir, InitError } from './init.ts';
 import { readRestoreNote } from '../sync/restore.ts';
@@ -48,7 +48,7 @@ export class FirstRunBackend implements SiteBackend {
   private async init(req: SiteApiMethods['initSite']['req']): Promise<SiteApiMethods['firstRun']['res']> {
     if (this.busy || isInitialized(this.data)) throw new SiteApiError('conflict', 'this site is already set up');
     const why = guessablePin(req.adminPin);
-    if (why) throw new SiteApiError('invalid', `adminPin: ${guessablePinMessage(req.adminPin, why)}`);
+    if (why) throw new SiteApiError('invalid', `adminPin: ${guessablePinMessage(req.adminPin, why)}`, undefined, guessablePinRefusal(req.adminPin, why));
     this.busy = true;
     try {
       await initDataDir({ data: this.data, site: req.siteId, admin: { name: req.adminName, pin: req.adminPin } });

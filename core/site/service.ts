@@ -35,6 +35,8 @@ import {
   type ProposalDetail,
   type ProposalView,
   type ReadPointRequest,
+  type Refusal,
+  guessablePinRefusal,
   type InputAge,
   type JobView,
   type Role,
@@ -188,7 +190,7 @@ export class SiteService implements SiteBackend {
         return userView(await this.site.users.add({ name: req.name, role, ...secretOf(req.secret), ...(req.badge ? { badge: req.badge } : {}) }));
       },
       disableUser: (req, s) => {
-        if (req.name === s.user?.name) throw new SiteApiError('conflict', 'you cannot disable yourself');
+        if (req.name === s.user?.name) throw new SiteApiError('conflict', 'you cannot disable yourself', undefined, { code: 'user.selfDisable' });
         return userView(this.site.users.disable(req.name));
       },
       enableUser: (req) => userView(this.site.users.enable(req.name)),
@@ -200,7 +202,7 @@ export class SiteService implements SiteBackend {
       },
       setRoles: (req, s) => {
         const role = oneRole(req.roles);
-        if (req.name === s.user?.name && role !== 'admin') throw new SiteApiError('conflict', 'you cannot take the admin role from yourself');
+        if (req.name === s.user?.name && role !== 'admin') throw new SiteApiError('conflict', 'you cannot take the admin role from yourself', undefined, { code: 'user.selfDemote' });
         return userView(this.site.users.setRole(req.name, role));
       },
     };
@@ -218,11 +220,15 @@ export class SiteService implements SiteBackend {
       if (ACCESS[method].who !== 'anyone') {
         const user = this.current(session);
         const why = refusal(method, user.name, user.roles);
-        if (why !== null) throw new SiteApiError('forbidden', why);
+        if (why !== null) {
+          const a = ACCESS[method];
+          const allowed = a.who === 'roles' ? a.roles.join(',') : '';
+          throw new SiteApiError('forbidden', why, undefined, { code: 'role.refused', params: { user: user.name, role: user.roles.join(','), allowed } });
+        }
       }
       return await h(req, session);
     } catch (e) {
-      throw apiError(e, method, session, this.site);
+      throw apiError(e, method, session, this.site, req);
     }
   }
 
@@ -396,15 +402,23 @@ export class SiteService implements SiteBackend {
       // Neither says whether a name is a user (an unknown one is locked as a user is) nor, for a
       // badge, whose it is: a badge is refused for its source's count as for its user's lockout.
       const left = 'failuresLeft' in r && r.failuresLeft !== undefined ? ` (${r.failuresLeft} attempt${r.failuresLeft === 1 ? '' : 's'} left)` : '';
+      const badge = 'badge' in req;
       const why =
         r.reason === 'locked'
-          ? `${'badge' in req ? 'badge refused' : 'locked'} until ${new Date(r.lockedUntilMs).toLocaleTimeString('en-GB')} after too many wrong attempts`
+          ? `${badge ? 'badge refused' : 'locked'} until ${new Date(r.lockedUntilMs).toLocaleTimeString('en-GB')} after too many wrong attempts`
           : r.reason === 'disabled'
             ? 'this user is disabled'
-            : 'badge' in req
+            : badge
               ? `unknown badge${left}`
               : `wrong name, PIN or password${left}`;
-      throw new SiteApiError('unauthenticated', `sign-in refused: ${why}`);
+      // The same refusal as data, for the floor UI to say in the reader's language (api.ts RefusalCode).
+      const coded: Refusal =
+        r.reason === 'locked'
+          ? { code: badge ? 'signin.badgeLocked' : 'signin.locked', params: { untilMs: r.lockedUntilMs } }
+          : r.reason === 'disabled'
+            ? { code: 'signin.disabled' }
+            : { code: badge ? 'signin.badgeUnknown' : 'signin.wrong', ...('failuresLeft' in r && r.failuresLeft !== undefined ? { params: { left: r.failuresLeft } } : {}) };
+      throw new SiteApiError('unauthenticated', `sign-in refused: ${why}`, undefined, coded);
     }
     const user: SessionUser = { name: r.user.name, roles: [r.user.role] };
     session.setUser(user);
@@ -652,7 +666,7 @@ export class SiteService implements SiteBackend {
   private proposalDetail(id: string): ProposalDetail {
     const inbox = this.inbox();
     const p = inbox.get(id);
-    if (!p) throw new SiteApiError('not_found', `proposal ${id} does not exist`);
+    if (!p) throw new SiteApiError('not_found', `proposal ${id} does not exist`, undefined, { code: 'proposal.notFound', params: { id } });
     return {
       ...proposalView(p),
       evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })), types: this.columnTypes(e.table) })),
@@ -675,7 +689,18 @@ export class SiteService implements SiteBackend {
     const d = this.site.decisions;
     if (!d) throw new SiteApiError('internal', 'the approval inbox is not running on this site');
     const user = session.user!;
-    const r = await d.inbox.decide(req.id, req.decision, { user: user.name, pin: d.tickets.issue(user.name), ...(req.comment ? { comment: req.comment } : {}) });
+    let r;
+    try {
+      r = await d.inbox.decide(req.id, req.decision, { user: user.name, pin: d.tickets.issue(user.name), ...(req.comment ? { comment: req.comment } : {}) });
+    } catch (e) {
+      // Decided (or withdrawn) meanwhile, or gone: the inbox's message stays, the code says which.
+      if (e instanceof InboxError && (e.kind === 'Conflict' || e.kind === 'NotFound')) {
+        const p = d.inbox.get(req.id);
+        if (!p) throw new SiteApiError('not_found', e.message, undefined, { code: 'proposal.notFound', params: { id: req.id } });
+        if (p.status !== 'open' && p.status !== 'deferred') throw new SiteApiError('conflict', e.message, undefined, { code: 'proposal.notOpen', params: { id: req.id, status: p.status } });
+      }
+      throw e;
+    }
     return { outcome: r.outcome, ...(r.outcome === 'stale' ? { reason: r.reason } : {}), proposal: proposalView(r.proposal) };
   }
 
@@ -1008,7 +1033,7 @@ function oneRole(roles: Role[]): InboxRole {
 function secretOf(secret: string): { pin: string } | { password: string } {
   if (!/^[0-9]{4,12}$/.test(secret)) return { password: secret };
   const why = guessablePin(secret);
-  if (why) throw new SiteApiError('invalid', `secret: ${guessablePinMessage(secret, why)}`);
+  if (why) throw new SiteApiError('invalid', `secret: ${guessablePinMessage(secret, why)}`, undefined, guessablePinRefusal(secret, why));
   return { pin: secret };
 }
 
@@ -1091,11 +1116,16 @@ function dirBytes(dir: string): number {
  * failure nobody foresaw, whose message may name files, SQL or stack fragments: the client gets a
  * generic text with an id, the site's log the whole error under that id (internal-error.ts).
  */
-function apiError(e: unknown, method: string, session: SessionContext, site: { logLine(line: string): void }): Error {
+function apiError(e: unknown, method: string, session: SessionContext, site: { logLine(line: string): void }, req?: unknown): Error {
   if (e instanceof SiteApiError) return e;
   const err = e as Error & { kind?: string; reason?: string };
   // config.json refused a change (a reorder point set from the Stock screen): the key is named.
   if (e instanceof ConfigError) return new SiteApiError('invalid', err.message);
+  // A name taken at addUser (core/inbox users.ts UserError, field `name`).
+  if (err?.kind === 'AlreadyExists' && (err as { field?: string }).field === 'name' && method === 'addUser') {
+    const name = (req as { name?: unknown } | undefined)?.name;
+    return new SiteApiError('conflict', err.message, undefined, { code: 'user.exists', params: { name: typeof name === 'string' ? name : '' } });
+  }
   if (e instanceof InboxError) {
     const kind = ({ NotFound: 'not_found', InvalidArgument: 'invalid', Refused: 'forbidden', Conflict: 'conflict' } as const)[e.kind];
     return new SiteApiError(kind, err.message);

@@ -62,7 +62,13 @@ describe('session authority on a running site', () => {
     expect((await api('setRoles', { name: 'lena', roles: ['operator'] }, admin)).status).toBe(200);
     const after = await api('decide', { id: 'p-none', decision: 'approve' }, lena);
     expect(after.status).toBe(403);
-    expect(after.body.error).toEqual({ kind: 'forbidden', message: 'lena is operator; only a shift lead or an admin decides' });
+    // With the refusal's code and params, for the floor UI to word it (api.ts RefusalCode).
+    expect(after.body.error).toEqual({
+      kind: 'forbidden',
+      message: 'lena is operator; only a shift lead or an admin decides',
+      code: 'role.refused',
+      params: { user: 'lena', role: 'operator', allowed: 'shift_lead,admin' },
+    });
     expect((await api('me', {}, lena)).body.value).toEqual({ name: 'lena', roles: ['operator'] });
     // The same for the other decider-only methods, and admin-only ones for a demoted admin.
     expect((await api('dismissDeadLetters', { ids: ['0'], note: 'x' }, lena)).status).toBe(403);

@@ -15,7 +15,7 @@ import { Sync } from './screens/Sync.tsx';
 import { Tables } from './screens/Tables.tsx';
 import { Users } from './screens/Users.tsx';
 import { WorkQueue } from './screens/WorkQueue.tsx';
-import { selectAlarms, selectIsAdmin, selectWaitingCount, type Screen } from './store/store.ts';
+import { selectAlarms, selectErrorText, selectIsAdmin, selectWaitingCount, type Screen } from './store/store.ts';
 
 const SCREENS: Array<{ id: Screen; label: MessageKey; admin?: boolean }> = [
   { id: 'inbox', label: 'nav.inbox' },
@@ -33,7 +33,7 @@ export function App() {
   const user = useApp((s) => s.user);
   const screen = useApp((s) => s.screen);
   const go = useApp((s) => s.go);
-  const error = useApp((s) => s.error);
+  const error = useApp(selectErrorText);
   const clearError = useApp((s) => s.clearError);
   const alarms = useApp(selectAlarms);
   const lang = useApp((s) => s.lang);

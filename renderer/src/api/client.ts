@@ -24,6 +24,9 @@ export class ApiError extends Error {
     message: string,
     /** On `unauthenticated`: the site signed the person out after this long without use (ApiErrorBody.idleMs). */
     readonly idleMs?: number,
+    /** The refusal's code and params, for the common ones (ApiErrorBody.code; i18n refusalText words them). */
+    readonly code?: string,
+    readonly params?: Record<string, string | number>,
   ) {
     super(message);
   }
@@ -104,7 +107,10 @@ function httpBridge(): Bridge {
 export function createClient(inputAge: () => number | null, bridge: Bridge = window.tilstand ?? httpBridge()): ClientApi {
   const call = async <M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req']): Promise<SiteApiMethods[M]['res']> => {
     const r = await bridge.call(method, req, inputAge());
-    if (!r.ok) throw new ApiError(r.error.kind, r.error.message, typeof r.error.idleMs === 'number' ? r.error.idleMs : undefined);
+    if (!r.ok) {
+      const { kind, message, idleMs, code, params } = r.error;
+      throw new ApiError(kind, message, typeof idleMs === 'number' ? idleMs : undefined, typeof code === 'string' ? code : undefined, params !== null && typeof params === 'object' ? params : undefined);
+    }
     return r.value as SiteApiMethods[M]['res'];
   };
   const api = { subscribe: (l: (e: SiteEvent) => void, onResume?: () => void) => bridge.subscribe(l, onResume) } as Record<string, unknown>;

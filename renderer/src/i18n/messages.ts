@@ -297,6 +297,24 @@ const en = {
   'alarm.sync_stalled.pending_one': '{pending} step waiting',
   'error.generic': 'Something went wrong: {message}',
   'error.close': 'Close',
+  // The site's refusals by code (core/site/api.ts RefusalCode; refusalText): English shows the
+  // site's own message, which says the same; these are the keys nb and de word.
+  'refusal.signin.wrong': 'Wrong name, PIN or password',
+  'refusal.signin.badgeUnknown': 'Unknown badge',
+  'refusal.signin.left': '{left} attempts left',
+  'refusal.signin.left_one': '{left} attempt left',
+  'refusal.signin.locked': 'Locked until {until} after too many wrong attempts',
+  'refusal.signin.badgeLocked': 'Badge refused until {until} after too many wrong attempts',
+  'refusal.signin.disabled': 'This user is disabled',
+  'refusal.pin.guessable.repeated': 'PIN {pin}: one digit repeated is among the first a colleague would try (five wrong PINs lock the user); choose another',
+  'refusal.pin.guessable.sequence': 'PIN {pin}: digits in a row are among the first a colleague would try (five wrong PINs lock the user); choose another',
+  'refusal.role.refused': '{user} is {role}; this takes {allowed}',
+  'refusal.proposal.notFound': 'Proposal {id} does not exist',
+  'refusal.proposal.notOpen': 'Proposal {id} is already {status}; only open or deferred proposals can be decided',
+  'refusal.user.exists': 'User {name} already exists',
+  'refusal.user.selfDisable': 'You cannot disable yourself',
+  'refusal.user.selfDemote': 'You cannot take the admin role from yourself',
+  'refusal.or': ' or ',
   // A screen (or the whole UI) that failed to render (components/ErrorBoundary.tsx): a kiosk PC showed white until someone reloaded.
   'crash.screenTitle': 'This screen could not be shown',
   'crash.screenBody': 'The rest of the UI still works: pick another screen above, try this one again or reload the page. If it happens again, tell IT: the details are in the browser’s console.',
@@ -601,6 +619,22 @@ const nb: Messages = {
   'alarm.sync_stalled.pending_one': '{pending} steg venter',
   'error.generic': 'Noe gikk galt: {message}',
   'error.close': 'Lukk',
+  'refusal.signin.wrong': 'Feil navn, PIN eller passord',
+  'refusal.signin.badgeUnknown': 'Ukjent kort',
+  'refusal.signin.left': '{left} forsøk igjen',
+  'refusal.signin.left_one': '{left} forsøk igjen',
+  'refusal.signin.locked': 'Sperret til {until} etter for mange feil forsøk',
+  'refusal.signin.badgeLocked': 'Kortet avvises til {until} etter for mange feil forsøk',
+  'refusal.signin.disabled': 'Denne brukeren er deaktivert',
+  'refusal.pin.guessable.repeated': 'PIN {pin}: ett siffer gjentatt er blant det første en kollega ville prøve (fem feil PIN-er sperrer brukeren); velg en annen',
+  'refusal.pin.guessable.sequence': 'PIN {pin}: sifre på rad er blant det første en kollega ville prøve (fem feil PIN-er sperrer brukeren); velg en annen',
+  'refusal.role.refused': '{user} er {role}; dette krever {allowed}',
+  'refusal.proposal.notFound': 'Forslag {id} finnes ikke',
+  'refusal.proposal.notOpen': 'Forslag {id} er allerede {status}; bare åpne eller utsatte forslag kan avgjøres',
+  'refusal.user.exists': 'Brukeren {name} finnes allerede',
+  'refusal.user.selfDisable': 'Du kan ikke deaktivere deg selv',
+  'refusal.user.selfDemote': 'Du kan ikke ta administratorrollen fra deg selv',
+  'refusal.or': ' eller ',
   'crash.screenTitle': 'Dette skjermbildet kunne ikke vises',
   'crash.screenBody': 'Resten av brukergrensesnittet virker: velg et annet skjermbilde over, prøv dette på nytt eller last inn siden på nytt. Skjer det igjen, si fra til IT: detaljene står i nettleserens konsoll.',
   'crash.appTitle': 'Brukergrensesnittet stoppet på en feil',
@@ -899,6 +933,22 @@ const de: Messages = {
   'alarm.sync_stalled.pending_one': '{pending} Schritt wartet',
   'error.generic': 'Etwas ist schiefgelaufen: {message}',
   'error.close': 'Schließen',
+  'refusal.signin.wrong': 'Falscher Name, falsche PIN oder falsches Passwort',
+  'refusal.signin.badgeUnknown': 'Unbekannter Ausweis',
+  'refusal.signin.left': 'noch {left} Versuche',
+  'refusal.signin.left_one': 'noch {left} Versuch',
+  'refusal.signin.locked': 'Gesperrt bis {until} nach zu vielen Fehlversuchen',
+  'refusal.signin.badgeLocked': 'Ausweis abgewiesen bis {until} nach zu vielen Fehlversuchen',
+  'refusal.signin.disabled': 'Dieser Benutzer ist deaktiviert',
+  'refusal.pin.guessable.repeated': 'PIN {pin}: eine wiederholte Ziffer gehört zum Ersten, was ein Kollege probieren würde (fünf falsche PINs sperren den Benutzer); bitte eine andere wählen',
+  'refusal.pin.guessable.sequence': 'PIN {pin}: Ziffern in Folge gehören zum Ersten, was ein Kollege probieren würde (fünf falsche PINs sperren den Benutzer); bitte eine andere wählen',
+  'refusal.role.refused': '{user} ist {role}; dafür braucht es {allowed}',
+  'refusal.proposal.notFound': 'Vorschlag {id} gibt es nicht',
+  'refusal.proposal.notOpen': 'Vorschlag {id} ist bereits {status}; nur offene oder zurückgestellte Vorschläge können entschieden werden',
+  'refusal.user.exists': 'Benutzer {name} gibt es bereits',
+  'refusal.user.selfDisable': 'Sie können sich nicht selbst deaktivieren',
+  'refusal.user.selfDemote': 'Sie können sich nicht selbst die Administratorrolle nehmen',
+  'refusal.or': ' oder ',
   'crash.screenTitle': 'Diese Ansicht konnte nicht angezeigt werden',
   'crash.screenBody': 'Der Rest der Oberfläche funktioniert: oben eine andere Ansicht wählen, diese erneut versuchen oder die Seite neu laden. Passiert es wieder, die IT informieren: die Einzelheiten stehen in der Konsole des Browsers.',
   'crash.appTitle': 'Die Oberfläche wurde durch einen Fehler angehalten',
@@ -1170,4 +1220,94 @@ function breachReasons(lang: Lang, p: Record<string, string | number>, vars: Rec
   }
   if (p.stopped === 1) out += `; ${translate(lang, 'alarm.budget_breach.stopped')}`;
   return out;
+}
+
+/** A refusal as the site sent it (core/site/api.ts ApiErrorBody): its English message and, for the common ones, a code. */
+export interface RefusalLike {
+  message: string;
+  code?: string;
+  params?: Record<string, string | number>;
+}
+
+const ROLE_NAMES: ReadonlySet<string> = new Set(['viewer', 'operator', 'shift_lead', 'admin']);
+const STATUS_NAMES: ReadonlySet<string> = new Set(['open', 'deferred', 'approved', 'rejected', 'stale', 'withdrawn']);
+
+/** A role's name in `lang` (a role the UI does not know: as sent). */
+function roleName(lang: Lang, role: string): string {
+  if (!ROLE_NAMES.has(role)) return role;
+  const name = translate(lang, `role.${role}` as MessageKey);
+  // Inside a sentence: Norwegian writes a role in lower case, German keeps its nouns capitalised.
+  return lang === 'nb' ? name.toLocaleLowerCase(LOCALES.nb) : name;
+}
+
+function paramStr(p: Record<string, string | number>, k: string): string | undefined {
+  return typeof p[k] === 'string' ? (p[k] as string) : undefined;
+}
+function paramNum(p: Record<string, string | number>, k: string): number | undefined {
+  return typeof p[k] === 'number' && Number.isFinite(p[k]) ? (p[k] as number) : undefined;
+}
+/** A sign-in refusal with the attempts left before the lockout, when the site said. */
+function withLeft(lang: Lang, text: string, p: Record<string, string | number>): string {
+  const n = paramNum(p, 'left');
+  return n === undefined ? text : `${text} (${translate(lang, pluralKey(lang, 'refusal.signin.left', n), { left: formatNumber(lang, n) })})`;
+}
+
+/**
+ * A refusal of the site in the reader's language: the site's message in English (it is the same
+ * refusal, and logs and the CLI say it so), a worded one in nb and de for a code this UI knows;
+ * else — a code from a newer site, a param missing, no code at all — the English message.
+ */
+export function refusalText(lang: Lang, r: RefusalLike): string {
+  if (lang === 'en' || typeof r.code !== 'string') return r.message;
+  const p = r.params ?? {};
+  switch (r.code) {
+    case 'signin.wrong':
+      return withLeft(lang, translate(lang, 'refusal.signin.wrong'), p);
+    case 'signin.badgeUnknown':
+      return withLeft(lang, translate(lang, 'refusal.signin.badgeUnknown'), p);
+    case 'signin.locked':
+    case 'signin.badgeLocked': {
+      const until = paramNum(p, 'untilMs');
+      if (until === undefined) break;
+      return translate(lang, r.code === 'signin.locked' ? 'refusal.signin.locked' : 'refusal.signin.badgeLocked', { until: formatTime(lang, until) });
+    }
+    case 'signin.disabled':
+      return translate(lang, 'refusal.signin.disabled');
+    case 'pin.guessable': {
+      const pin = paramStr(p, 'pin');
+      const why = paramStr(p, 'why');
+      if (pin === undefined || (why !== 'repeated' && why !== 'sequence')) break;
+      return translate(lang, why === 'repeated' ? 'refusal.pin.guessable.repeated' : 'refusal.pin.guessable.sequence', { pin });
+    }
+    case 'role.refused': {
+      const user = paramStr(p, 'user');
+      const role = paramStr(p, 'role');
+      const allowed = paramStr(p, 'allowed');
+      if (user === undefined || role === undefined || !allowed) break;
+      const names = allowed.split(',').map((x) => roleName(lang, x));
+      const list = names.length > 1 ? `${names.slice(0, -1).join(', ')}${translate(lang, 'refusal.or')}${names[names.length - 1]}` : names[0]!;
+      return translate(lang, 'refusal.role.refused', { user, role: role.split(',').map((x) => roleName(lang, x)).join(', '), allowed: list });
+    }
+    case 'proposal.notFound': {
+      const id = paramStr(p, 'id');
+      if (id === undefined) break;
+      return translate(lang, 'refusal.proposal.notFound', { id });
+    }
+    case 'proposal.notOpen': {
+      const id = paramStr(p, 'id');
+      const status = paramStr(p, 'status');
+      if (id === undefined || status === undefined || !STATUS_NAMES.has(status)) break;
+      return translate(lang, 'refusal.proposal.notOpen', { id, status: translate(lang, `status.${status}` as MessageKey) });
+    }
+    case 'user.exists': {
+      const name = paramStr(p, 'name');
+      if (!name) break;
+      return translate(lang, 'refusal.user.exists', { name });
+    }
+    case 'user.selfDisable':
+      return translate(lang, 'refusal.user.selfDisable');
+    case 'user.selfDemote':
+      return translate(lang, 'refusal.user.selfDemote');
+  }
+  return r.message;
 }

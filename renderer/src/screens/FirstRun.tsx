@@ -4,11 +4,12 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { LanguagePicker } from '../components/LanguagePicker.tsx';
 import { useApp, useT } from '../context.tsx';
+import { selectFirstRunErrorText } from '../store/store.ts';
 
 export function FirstRun() {
   const t = useT();
   const firstRun = useApp((s) => s.firstRun);
-  const error = useApp((s) => s.firstRunError);
+  const error = useApp(selectFirstRunErrorText);
   const initSite = useApp((s) => s.initSite);
   const loadFirstRun = useApp((s) => s.loadFirstRun);
   // A directory `tilstand restore` filled can only become the restored site: its id is given.

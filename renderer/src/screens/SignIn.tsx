@@ -2,12 +2,13 @@ import { useState, type FormEvent } from 'react';
 import { useApp, useT } from '../context.tsx';
 import { LanguagePicker } from '../components/LanguagePicker.tsx';
 import { formatDuration } from '../i18n/messages.ts';
+import { selectSignInErrorText } from '../store/store.ts';
 
 export function SignIn() {
   const t = useT();
   const signIn = useApp((s) => s.signIn);
   const signInBadge = useApp((s) => s.signInBadge);
-  const error = useApp((s) => s.signInError);
+  const error = useApp(selectSignInErrorText);
   const idleMs = useApp((s) => s.signedOutIdleMs);
   const lang = useApp((s) => s.lang);
   const [user, setUser] = useState('');

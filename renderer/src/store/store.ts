@@ -14,7 +14,7 @@ import type {
   DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
   ConfigChangeView, SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
-import type { Lang } from '../i18n/messages.ts';
+import { refusalText, type Lang, type RefusalLike } from '../i18n/messages.ts';
 
 export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
 
@@ -22,10 +22,14 @@ interface SessionSlice {
   /** null until asked; `initialized: false` shows the first-run screen. */
   firstRun: FirstRunStatus | null;
   firstRunError: string | null;
+  /** The refusal behind `firstRunError` (a guessable PIN), for `selectFirstRunErrorText`. */
+  firstRunRefusal: RefusalLike | null;
   loadFirstRun(): Promise<void>;
   initSite(siteId: string, adminName: string, adminPin: string): Promise<void>;
   user: SessionUser | null;
   signInError: string | null;
+  /** The refusal behind `signInError` as the site sent it (code, params), for `selectSignInErrorText`. */
+  signInRefusal: RefusalLike | null;
   signIn(user: string, secret: string): Promise<void>;
   signInBadge(badge: string): Promise<void>;
   signOut(): Promise<void>;
@@ -39,6 +43,8 @@ interface UiSlice {
   lang: Lang;
   screen: Screen;
   error: string | null;
+  /** The refusal behind `error` as the site sent it (code, params), for `selectErrorText`. */
+  errorRefusal: RefusalLike | null;
   setLang(lang: Lang): void;
   go(screen: Screen): void;
   clearError(): void;
@@ -185,7 +191,7 @@ const savedLang = (): Lang => {
 /** The state one person's session fills in: every slice but the language and the first-run state. */
 type SessionState = Pick<
   AppState,
-  | 'user' | 'screen' | 'error' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
+  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'tags'
 >;
@@ -195,6 +201,7 @@ const sessionStart = (): SessionState => ({
   user: null,
   screen: 'inbox',
   error: null,
+  errorRefusal: null,
   proposals: [],
   selected: null,
   lastOutcome: null,
@@ -231,6 +238,37 @@ function withFreshness(rows: TableInfo[], fresh: SiteStatus['tables']): TableInf
     const f = byTable.get(r.table);
     return f ? { ...r, ...f } : r;
   });
+}
+
+/** A failure's message with the site's refusal code and params, when it carried them (api/client.ts ApiError). */
+function refusalOf(e: unknown): RefusalLike {
+  const { message, code, params } = e as { message?: unknown; code?: unknown; params?: unknown };
+  return {
+    message: typeof message === 'string' ? message : String(e),
+    ...(typeof code === 'string' ? { code } : {}),
+    ...(params !== null && typeof params === 'object' ? { params: params as Record<string, string | number> } : {}),
+  };
+}
+
+/**
+ * The visible error in the reader's language: a refusal the site coded, worded (i18n refusalText);
+ * anything else, or an error set without its refusal, as its message.
+ */
+export function selectErrorText(s: Pick<AppState, 'lang' | 'error' | 'errorRefusal'>): string | null {
+  if (s.error === null) return null;
+  return s.errorRefusal?.message === s.error ? refusalText(s.lang, s.errorRefusal) : s.error;
+}
+
+/** The sign-in screen's error in the reader's language (as selectErrorText). */
+export function selectSignInErrorText(s: Pick<AppState, 'lang' | 'signInError' | 'signInRefusal'>): string | null {
+  if (s.signInError === null) return null;
+  return s.signInRefusal?.message === s.signInError ? refusalText(s.lang, s.signInRefusal) : s.signInError;
+}
+
+/** The first-run screen's error in the reader's language (as selectErrorText). */
+export function selectFirstRunErrorText(s: Pick<AppState, 'lang' | 'firstRunError' | 'firstRunRefusal'>): string | null {
+  if (s.firstRunError === null) return null;
+  return s.firstRunRefusal?.message === s.firstRunError ? refusalText(s.lang, s.firstRunRefusal) : s.firstRunError;
 }
 
 export function createAppStore(api: SiteApi): AppStore {
@@ -280,7 +318,7 @@ export function createAppStore(api: SiteApi): AppStore {
           return set({ signedOutIdleMs: idleMs });
         }
         if (kind === 'unauthenticated') resetSession();
-        set({ error: (e as Error).message });
+        set({ error: (e as Error).message, errorRefusal: refusalOf(e) });
       }
     };
     /**
@@ -336,6 +374,7 @@ export function createAppStore(api: SiteApi): AppStore {
       // session
       firstRun: null,
       firstRunError: null,
+      firstRunRefusal: null,
       loadFirstRun: async () => {
         try {
           set({ firstRun: await api.firstRun({}) });
@@ -347,19 +386,20 @@ export function createAppStore(api: SiteApi): AppStore {
         try {
           set({ firstRun: await api.initSite({ siteId, adminName, adminPin }), firstRunError: null });
         } catch (e) {
-          set({ firstRunError: (e as Error).message });
+          set({ firstRunError: (e as Error).message, firstRunRefusal: refusalOf(e) });
         }
       },
       // What a session fills in, across the slices (user, screen, proposals, rows…), as before anyone signs in.
       ...sessionStart(),
       signInError: null,
+      signInRefusal: null,
       signIn: async (user, secret) => {
         resetSession();
         try {
           set({ user: await api.signIn({ user, secret }), signInError: null, signedOutIdleMs: null });
           await get().loadProposals();
         } catch (e) {
-          set({ signInError: (e as Error).message });
+          set({ signInError: (e as Error).message, signInRefusal: refusalOf(e) });
         }
       },
       signInBadge: async (badge) => {
@@ -367,7 +407,7 @@ export function createAppStore(api: SiteApi): AppStore {
         try {
           set({ user: await api.signIn({ badge }), signInError: null, signedOutIdleMs: null });
         } catch (e) {
-          set({ signInError: (e as Error).message });
+          set({ signInError: (e as Error).message, signInRefusal: refusalOf(e) });
         }
       },
       signOut: async () => {
@@ -378,7 +418,7 @@ export function createAppStore(api: SiteApi): AppStore {
         try {
           await api.signOut({});
         } catch (e) {
-          if ((e as { kind?: string }).kind !== 'unauthenticated') set({ signInError: (e as Error).message });
+          if ((e as { kind?: string }).kind !== 'unauthenticated') set({ signInError: (e as Error).message, signInRefusal: refusalOf(e) });
         }
       },
       signedOutIdleMs: null,

@@ -20,3 +20,13 @@ describe('redactTarget', () => {
     expect(redactTarget('s3://k:secret@/x?sig=1')).not.toContain('secret');
   });
 });
+
+describe('targetProblem', () => {
+  it("a target that does not parse is named without its user info or query", async () => {
+    const { targetProblem } = await import('../sync/targets/open.ts');
+    const p = targetProblem('s3://KEY:SECRET@/prefix?sig=abc');
+    expect(p).toMatch(/names no bucket|is not an s3/);
+    expect(p).not.toContain('SECRET');
+    expect(p).not.toContain('sig=abc');
+  });
+});

@@ -68,6 +68,11 @@ function s3Parameters(url: URL): { endpoint?: string; region?: string } {
   return out;
 }
 
+/** A text that is no target, as a message shows it: user info blanked, no query (either may hold a secret). */
+function unparsedShown(text: string): string {
+  return text.replace(/\/\/[^@/?#]*@/, '//…@').replace(/[?#][^]*$/, '');
+}
+
 function parseTarget(text: unknown, relative: boolean): ParsedTarget {
   if (typeof text !== 'string' || text.trim() === '') throw new SyncError('InvalidArgument', 'no HQ target given');
   if (text.startsWith('s3://')) {
@@ -75,10 +80,10 @@ function parseTarget(text: unknown, relative: boolean): ParsedTarget {
     try {
       url = new URL(text);
     } catch {
-      throw new SyncError('InvalidArgument', `'${text}' is not an s3://bucket/prefix URL`);
+      throw new SyncError('InvalidArgument', `'${unparsedShown(text)}' is not an s3://bucket/prefix URL`);
     }
     const bucket = url.hostname;
-    if (!bucket) throw new SyncError('InvalidArgument', `'${text}' names no bucket`);
+    if (!bucket) throw new SyncError('InvalidArgument', `'${unparsedShown(text)}' names no bucket`);
     let root = decodeURIComponent(url.pathname.replace(/^\/+/, ''));
     if (root !== '' && !root.endsWith('/')) root += '/';
     if (root !== '') checkPrefix(root);
@@ -104,7 +109,7 @@ export function shownTarget(text: string): string {
   } catch {
     t = undefined;
   }
-  if (t === undefined) return text.replace(/\/\/[^@/?#]*@/, '//…@').replace(/[?#][^]*$/, '');
+  if (t === undefined) return unparsedShown(text);
   return t.kind === 's3' ? `s3://${t.bucket}/${t.root}${t.endpoint ? ` (${shownEndpoint(t.endpoint)})` : ''}` : text;
 }
 

@@ -142,7 +142,9 @@ function toChange(kv: KeyValue): Change {
 /** The changes one snapshot made, in `delta` or `changelog` mode. */
 export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'changelog'): Generator<Change> {
   if (mode === 'changelog') {
-    const entries = changelogEntries(table, s).filter((e) => e.kind === ADD);
+    // bucket ≥ 0: a postpone table's 'bucket-postpone' files are read once its compaction has
+    // moved them into real buckets (AbstractBatchTableScan, DataTableStreamScan: onlyReadRealBuckets).
+    const entries = changelogEntries(table, s).filter((e) => e.kind === ADD && e.bucket >= 0);
     entries.sort((a, b) => Buffer.compare(Buffer.from(a.partition), Buffer.from(b.partition)) || a.bucket - b.bucket || a.file.minSequenceNumber - b.file.minSequenceNumber);
     for (const e of entries) {
       const d = table.loadRun(e.partition, e.bucket, e.file);
@@ -156,7 +158,7 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
   }
   if (s.commitKind !== 'APPEND') return;
   const added: ManifestEntry[] = [];
-  for (const m of table.manifests.readList(s.deltaManifestList, s.deltaManifestListSize)) for (const e of table.manifests.readManifest(m)) if (e.kind === ADD) added.push(e);
+  for (const m of table.manifests.readList(s.deltaManifestList, s.deltaManifestListSize)) for (const e of table.manifests.readManifest(m)) if (e.kind === ADD && e.bucket >= 0) added.push(e);
   const schema = table.schema;
   if (!schema.isPrimaryKeyTable) {
     // Append tables: the added rows in write order, minus the positions the snapshot's deletion
@@ -264,8 +266,8 @@ export function* diffBuckets(
 ): Generator<{ partition: Uint8Array; partitionPath: string; bucket: number; records: KeyValue[] }> {
   const id = (b: BucketFiles) => `${Buffer.from(b.partition).toString('hex')}/${String(b.bucket).padStart(10, '0')}`;
   const pairs = new Map<string, { a?: BucketFiles; b?: BucketFiles }>();
-  for (const b of from ? table.buckets(from) : []) pairs.set(id(b), { a: b });
-  for (const b of to ? table.buckets(to) : []) pairs.set(id(b), { ...pairs.get(id(b)), b });
+  for (const b of from ? table.readBuckets(from) : []) pairs.set(id(b), { a: b });
+  for (const b of to ? table.readBuckets(to) : []) pairs.set(id(b), { ...pairs.get(id(b)), b });
   const cmp = table.compareKeys;
   const n = table.schema.fields.length;
   const dv = o.level === undefined && table.schema.isPrimaryKeyTable && deletionVectorsEnabled(table.schema.options.raw);

@@ -68,7 +68,7 @@ export function parseList(text: string | undefined): string[] {
 
 /** Options this store reads. Any other option is refused at table creation unless listed in PASS_THROUGH. */
 export const DECLARED_OPTIONS: Record<string, string> = {
-  bucket: 'fixed bucket count per partition (≥ 1); Paimon defaults to -1 (dynamic), which this store does not write',
+  bucket: 'fixed bucket count per partition (≥ 1); Paimon defaults to -1 (dynamic); tables Java made with -1 (dynamic) or -2 (postpone) are read here, not created or written',
   'bucket-key': 'comma list of primary-key columns hashed to choose the bucket (default: the trimmed primary key)',
   'file.format': 'data file format: parquet (default) or avro',
   'file.format.per.level': "data file format per LSM level, e.g. '0:avro,5:parquet' (data-file-format.ts)",

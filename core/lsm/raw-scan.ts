@@ -64,7 +64,7 @@ export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions, sc
     throw table.expiredUnder(e, snapshot);
   }
   const width = schema.fields.length;
-  for (const b of table.buckets(snapshot)) {
+  for (const b of table.readBuckets(snapshot)) {
     if (partPreds.length > 0) {
       const values = deserializeBinaryRow(schema.partitionTypes, b.partition, table.paths.root);
       if (!partPreds.every((p) => holds(p, values[p.partPos]))) continue;

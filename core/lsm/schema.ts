@@ -96,14 +96,27 @@ export class TableSchema {
     const bucketKey = this.options.bucketKey.length > 0 ? this.options.bucketKey : this.keyIndexes.map((i) => this.fields[i]!.name);
     this.bucketKeyIndexes = bucketKey.map((k) => index(k, "option 'bucket-key'"));
     this.sequenceFieldIndexes = this.options.sequenceFields.map((k) => index(k, "option 'sequence.field'"));
-    this.validate(bucketKey);
+    this.validate(bucketKey, strictOptions);
   }
 
   get isPrimaryKeyTable(): boolean {
     return this.primaryKeys.length > 0;
   }
 
-  private validate(bucketKey: string[]): void {
+  /**
+   * A primary-key table whose key's bucket is not the hash of its bucket key modulo `bucket`:
+   * dynamic (-1, Paimon's HASH index) or postpone (-2, a per-partition bucket count) mode.
+   */
+  get keyBucketUnknown(): boolean {
+    return this.primaryKeys.length > 0 && this.options.bucket < 0;
+  }
+
+  /** Paimon's TableSchema.crossPartitionUpdate: the primary key lacks a partition column. */
+  get crossPartitionUpdate(): boolean {
+    return this.primaryKeys.length > 0 && this.partitionKeys.some((k) => !this.primaryKeys.includes(k));
+  }
+
+  private validate(bucketKey: string[], strict: boolean): void {
     const names = new Set<string>();
     const ids = new Set<number>();
     for (const f of this.fields) {
@@ -140,13 +153,19 @@ export class TableSchema {
       if (!pk.has(k)) throw invalidArgument(`option 'bucket-key': column '${k}' is not in the primary key`);
       if (this.partitionKeys.includes(k)) throw invalidArgument(`option 'bucket-key': column '${k}' is a partition key`);
     }
-    if (this.options.bucket === -1 || this.options.bucket === -2) {
-      throw notSupported(`option 'bucket': ${this.options.bucket} (${this.options.bucket === -1 ? 'dynamic' : 'postpone'} bucket mode) is not supported; use a fixed bucket count ≥ 1`);
+    // Dynamic (-1) and postpone (-2) tables Java made are read (DESIGN.md, "Dynamic and postpone
+    // buckets"); this store writes neither, so creating one is refused (strict = being created).
+    if ((this.options.bucket === -1 || this.options.bucket === -2) && strict) {
+      throw notSupported(
+        `option 'bucket': ${this.options.bucket} (${this.options.bucket === -1 ? 'dynamic' : 'postpone'} bucket mode) is not supported for creating a table here ` +
+          `(such tables made by Paimon in Java are read here, but not written); use a fixed bucket count ≥ 1`,
+      );
     }
-    if (this.options.bucket === 0) throw invalidArgument(`option 'bucket': expected a bucket count ≥ 1, got 0`);
-    // Paimon's SchemaValidation: with fixed buckets a key must stay in one partition.
+    if (this.options.bucket === 0 || this.options.bucket < -2) throw invalidArgument(`option 'bucket': expected a bucket count ≥ 1 (or, in a table made elsewhere, -1 or -2), got ${this.options.bucket}`);
+    // Paimon's SchemaValidation: with fixed buckets a key must stay in one partition; with dynamic
+    // buckets the key moves (cross-partition update, KeyValueFileStore.bucketMode KEY_DYNAMIC).
     const outside = this.partitionKeys.filter((k) => !pk.has(k));
-    if (outside.length > 0) {
+    if (outside.length > 0 && this.options.bucket !== -1) {
       throw invalidArgument(
         `the primary key (${this.primaryKeys.join(', ')}) does not include the partition key ${outside.map((k) => `'${k}'`).join(', ')}: ` +
           `a key that moves between partitions needs dynamic buckets (bucket = -1, cross-partition update), which this store does not write`,

@@ -55,7 +55,9 @@ export class TablePaths {
   }
   /** `<partition path>/bucket-<b>` relative to the table root ('' partition path when unpartitioned). */
   bucketDir(partitionPath: string, bucket: number): string {
-    return partitionPath === '' ? join(this.root, `bucket-${bucket}`) : join(this.root, partitionPath, `bucket-${bucket}`);
+    // Paimon's FileStorePathFactory.relativeBucketPath names the postpone bucket (-2) 'bucket-postpone'.
+    const name = bucket === -2 ? 'bucket-postpone' : `bucket-${bucket}`;
+    return partitionPath === '' ? join(this.root, name) : join(this.root, partitionPath, name);
   }
 }
 

@@ -118,7 +118,12 @@ export class TableReader {
    * through getLowestLevel — so other tables read by the plain paths, untouched.
    */
   private readonly lowestLevel: boolean;
-  /** rawTable or lowestLevel: `get` leaves its plain path (one test, as rawTable alone was). */
+  /**
+   * A dynamic- or postpone-bucket table (schema.keyBucketUnknown): the key's bucket cannot be
+   * computed from the key, so `get` searches the partition's buckets (getAnyBucket).
+   */
+  private readonly anyBucket: boolean;
+  /** rawTable, lowestLevel or anyBucket: `get` leaves its plain path (one test, as rawTable alone was). */
   private readonly ownGet: boolean;
   /** The trimmed key columns' names (a lookup's key, from its primary-key record). */
   private readonly keyNames: string[];
@@ -146,7 +151,8 @@ export class TableReader {
     this.seqOrder = s.sequenceFieldIndexes.length === 0;
     this.rawTable = needsRawScan(table);
     this.lowestLevel = foldsLowestLevelOnly(s);
-    this.ownGet = this.rawTable || this.lowestLevel;
+    this.anyBucket = s.keyBucketUnknown;
+    this.ownGet = this.rawTable || this.lowestLevel || this.anyBucket;
     this.keyNames = s.keyIndexes.map((i) => s.fields[i]!.name);
     this.keyCmps = s.keyTypes.map(comparatorFor);
     this.folded = runIsFolded(s);
@@ -229,7 +235,7 @@ export class TableReader {
     // A file missing under a snapshot this object still had cached (and planned) may have been
     // deleted by an expiration in another process: asked of the table on the error path only.
     try {
-      for (const b of table.buckets(this.snapshot)) {
+      for (const b of table.readBuckets(this.snapshot)) {
         if (partPreds.length > 0) {
           const values = deserializeBinaryRow(schema.partitionTypes, b.partition, table.paths.root);
           if (!partPreds.every((p) => test(p, values[p.partPos]))) continue;
@@ -286,9 +292,11 @@ export class TableReader {
       const schema = this.schema;
       if (!schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
       if (this.ownGet) {
-        if (!this.rawTable) return this.getLowestLevel(pk);
+        if (!this.rawTable) return this.anyBucket ? this.getAnyBucket(pk) : this.getLowestLevel(pk);
         // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.
         const where = schema.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
+        // A cross-partition-update key (dynamic buckets) is looked up in the partition given, if any.
+        if (schema.crossPartitionUpdate) for (const k of schema.partitionKeys) if (!schema.primaryKeys.includes(k) && pk[k] !== undefined && pk[k] !== null) where.push({ column: k, op: '=', value: pk[k] });
         for (const row of rawScan(this.table, this.snapshot, { where }, schema)) return row;
         return undefined;
       }
@@ -378,6 +386,75 @@ export class TableReader {
     } finally {
       for (let k = 0; k < n; k++) parts[k] = NO_RUN;
     }
+  }
+
+  /**
+   * `get` of a dynamic- or postpone-bucket table. Paimon keeps a key in one bucket of its
+   * partition (the HASH index of a dynamic table; hash modulo the partition's own bucket count
+   * after a postpone compaction), but which one is not computable here, so each real bucket of the
+   * partition is searched as `get` searches one, and the first that folds to a row gives it. A
+   * cross-partition-update table looked up without its partition columns is scanned with the key
+   * as a filter: the key's row may be in any partition (the old ones hold its retraction).
+   */
+  private getAnyBucket(pk: Record<string, unknown>): unknown[] | undefined {
+    const schema = this.schema;
+    const fields = schema.fields;
+    const partValues = schema.partitionIndexes.map((i) => pk[fields[i]!.name]);
+    if (partValues.some((v) => v === undefined || v === null)) {
+      if (!schema.crossPartitionUpdate) throw invalidArgument('lookup needs every partition-key column');
+      const where: Predicate[] = [];
+      for (const k of schema.primaryKeys) {
+        if (pk[k] === undefined || pk[k] === null) throw invalidArgument(`lookup needs primary-key column '${k}'`);
+        where.push({ column: k, op: '=', value: pk[k] });
+      }
+      // The partition columns that are given narrow it (a key in another partition is not this one).
+      for (const k of schema.partitionKeys) if (!schema.primaryKeys.includes(k) && pk[k] !== undefined && pk[k] !== null) where.push({ column: k, op: '=', value: pk[k] });
+      for (const row of this.scanChecked(this.compile(where), undefined, true)) return row;
+      return undefined;
+    }
+    const keyNames = this.keyNames;
+    const key = new Array(keyNames.length);
+    for (let i = 0; i < key.length; i++) {
+      const v = pk[keyNames[i]!];
+      if (v === undefined || v === null) throw invalidArgument(`lookup needs primary-key column '${keyNames[i]!}'`);
+      key[i] = v;
+    }
+    const partition = partitionEncoder(schema.partitionTypes)(partValues);
+    const cmps = this.keyCmps;
+    const parts = this.lookParts;
+    const rows = this.lookRows;
+    const hash = keyHash(key);
+    const lowest = this.lowestLevel;
+    for (const b of this.table.readBuckets(this.snapshot!)) {
+      if (Buffer.compare(b.partition, partition) !== 0) continue;
+      const runs = this.lookupRuns(b.partition, b.bucket);
+      if (runs === undefined) continue;
+      let n = 0;
+      for (const files of runs) {
+        let found = false;
+        for (const f of files) {
+          if (!inRange(f, key, cmps)) continue;
+          const d = this.table.loadRunAt(f.path, f.meta, true, schema);
+          const i = lookupKey(d, key, cmps, hash);
+          if (i >= 0) {
+            parts[n] = d;
+            rows[n++] = i;
+            found = true;
+          }
+          break; // files of one run do not overlap
+        }
+        // As get and getLowestLevel stop.
+        if (found && (this.newestWins || (lowest && files[0]!.meta.level > 0))) break;
+      }
+      let row: unknown[] | undefined;
+      try {
+        row = this.foldLookup(n, !lowest && n === 1);
+      } finally {
+        for (let k = 0; k < n; k++) parts[k] = NO_RUN;
+      }
+      if (row !== undefined) return row;
+    }
+    return undefined;
   }
 
   /**

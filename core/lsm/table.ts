@@ -121,7 +121,7 @@ export class Table {
   /** Per file meta object, so it lives exactly as long as the cached manifest entry holding it. */
   private readonly decodedKeys = new WeakMap<DataFileMeta, { min: unknown[]; max: unknown[] }>();
   private readonly partitionPaths = new Map<string, string>();
-  private readonly bucketIndexes = new Map<number, { list: BucketFiles[]; byId: Map<string, BucketFiles>; delta?: string }>();
+  private readonly bucketIndexes = new Map<number, { list: BucketFiles[]; real: BucketFiles[]; byId: Map<string, BucketFiles>; delta?: string }>();
 
   private constructor(dir: string, schema: TableSchema, o: TableOpenOptions) {
     this.fileIO = o.fileIO ?? localFileIO;
@@ -328,12 +328,21 @@ export class Table {
     return this.bucketIndex(snapshot).list;
   }
 
+  /**
+   * The buckets a read takes: `buckets` without the postpone bucket (-2) of a postpone-mode
+   * table, which Paimon's batch and changelog scans skip until its compaction moves the files into
+   * real buckets (AbstractBatchTableScan: `onlyReadRealBuckets`). The same array otherwise.
+   */
+  readBuckets(snapshot: Snapshot): BucketFiles[] {
+    return this.bucketIndex(snapshot).real;
+  }
+
   /** The live files of one (partition, bucket) of a snapshot, or undefined when it has none. */
   bucketFiles(snapshot: Snapshot, partition: Uint8Array, bucket: number): BucketFiles | undefined {
     return this.bucketIndex(snapshot).byId.get(`${Buffer.from(partition).toString('hex')}/${bucket}`);
   }
 
-  private bucketIndex(snapshot: Snapshot): { list: BucketFiles[]; byId: Map<string, BucketFiles> } {
+  private bucketIndex(snapshot: Snapshot): { list: BucketFiles[]; real: BucketFiles[]; byId: Map<string, BucketFiles> } {
     let idx = this.bucketIndexes.get(snapshot.id);
     // A rollback can give a snapshot id new content: the delta list names the content.
     if (idx && idx.delta !== snapshot.deltaManifestList) idx = undefined;
@@ -345,7 +354,8 @@ export class Table {
         throw this.expiredUnder(e, snapshot);
       }
       const list = groupByBucket(live);
-      idx = { list, byId: new Map(list.map((b) => [`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, b])), delta: snapshot.deltaManifestList };
+      const real = list.some((b) => b.bucket < 0) ? list.filter((b) => b.bucket >= 0) : list;
+      idx = { list, real, byId: new Map(list.map((b) => [`${Buffer.from(b.partition).toString('hex')}/${b.bucket}`, b])), delta: snapshot.deltaManifestList };
       if (this.bucketIndexes.size >= 8) this.bucketIndexes.delete(this.bucketIndexes.keys().next().value as number);
       this.bucketIndexes.set(snapshot.id, idx);
     }

@@ -39,6 +39,17 @@ export function writeRefusals(schema: TableSchema): WriteRefusal[] {
   // TableCommitImpl gets neither), so these two bind only writers that are not write-only.
   const writeOnly = schema.options.writeOnly;
 
+  // Dynamic buckets need Paimon's HASH index (a key keeps the bucket the index gave it; new keys
+  // fill buckets up to dynamic-bucket.target-row-num); postpone buckets need its postpone writer
+  // and the compaction that moves files into real buckets. Neither is written here.
+  if (schema.keyBucketUnknown) {
+    refuse(
+      'bucket',
+      schema.options.bucket === -1
+        ? "dynamic bucket mode: a key's bucket comes from Paimon's HASH index, which is not kept here (nor the global index of a cross-partition update)"
+        : "postpone bucket mode: writes go to 'bucket-postpone' and Paimon's postpone compaction assigns real buckets, neither of which is done here",
+    );
+  }
   const type = lower(raw['type']);
   if (type !== '' && type !== 'table' && type !== 'materialized-table') {
     refuse('type', 'only Paimon\'s own LSM tables (\'table\', \'materialized-table\') are written here');

@@ -62,6 +62,8 @@ export function javaRead(t: Table, at: ReadPoint = {}, opts: JavaReadOptions = {
   const merge = createMergeFunction(schema);
   const order = mergeOrder(schema);
   for (const b of t.buckets(s)) {
+    // Java's batch scan of a postpone table reads real buckets only (AbstractBatchTableScan: onlyReadRealBuckets).
+    if (b.bucket < 0) continue;
     const byKey = new Map<string, Array<{ kv: KeyValue; level: number }>>();
     for (const f of b.files) {
       if (raw && f.level === 0) continue;

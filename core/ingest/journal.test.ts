@@ -328,7 +328,7 @@ describe('Journal errors and budget', () => {
     ['a payload length that overruns the group', (r: GroupRow) => (r.events = r.events.subarray(0, r.events.length - 1)), /overruns the group/],
     ['a count that disagrees with the frames', (r: GroupRow) => (r.event_count = 2n), /bytes after its 2 events/],
     ['a count larger than the frames', (r: GroupRow) => (r.event_count = 4n), /overruns the group/],
-    ['bytes after the last frame', (r: GroupRow) => (r.events = Buffer.concat([r.events, Buffer.from([0])])), /bytes after its 3 events/],
+    ['bytes after the last frame', (r: GroupRow) => (r.events = Buffer.concat([r.events, Buffer.from([0])])), /1 byte after its 3 events/],
     ['an unknown framing version', (r: GroupRow) => (r.events = Buffer.concat([Buffer.from([9]), r.events.subarray(1)])), /unknown framing version/],
     ['no topics', (r: GroupRow) => (r.events = Buffer.concat([r.events.subarray(0, 1), Buffer.from([0]), r.events.subarray(2)])), /0 topics for 3 events/],
     ['a frame naming a topic the group does not have', (r: GroupRow) => {

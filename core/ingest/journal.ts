@@ -199,6 +199,9 @@ class GroupEncoder {
 }
 
 /** A cursor over the events of one group whose CRC was checked; every framing error is corruption. */
+/** `1 event`, `2 events`: a damaged group's counts as the corruption error says them. */
+const counted = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 class GroupCursor {
   private pos = 1;
   private readonly topics: string[] = [];
@@ -221,7 +224,7 @@ class GroupCursor {
   ) {
     if (blob.length < 2 || blob[0] !== FRAMING_VERSION) throw fail(`an unknown framing version ${blob[0]}`);
     const nt = this.varint();
-    if (nt < 1 || nt > count) throw fail(`${nt} topics for ${count} events`);
+    if (nt < 1 || nt > count) throw fail(`${counted(nt, 'topic')} for ${counted(count, 'event')}`);
     for (let x = 0; x < nt; x++) {
       this.topics.push(this.str());
       this.modules.push(this.str());
@@ -289,7 +292,7 @@ class GroupCursor {
 
   /** After `count` events: the framing must have consumed the blob exactly. */
   end(): void {
-    if (this.pos !== this.blob.length) throw this.fail(`${this.blob.length - this.pos} bytes after its ${this.count} events`);
+    if (this.pos !== this.blob.length) throw this.fail(`${counted(this.blob.length - this.pos, 'byte')} after its ${counted(this.count, 'event')}`);
   }
 }
 

@@ -27,7 +27,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
+import { BrokerConfigError, EmbeddedBroker, type BrokerRefusal, type CredentialStore, type Principal } from '../ingest/broker.ts';
 import { refusalLogLine } from './refusals.ts';
 import { describeError, internalErrorId } from './internal-error.ts';
 import { dismissWithPin, replayLogged } from './dismiss.ts';
@@ -174,6 +174,28 @@ async function listenWithFallback<T extends { listen(): Promise<number>; close()
     await second.listen();
     return second;
   }
+}
+
+/**
+ * A listener's refusal of what the config gave it, as the ConfigError naming the key: exit 2, in
+ * the words of `config check`. Unmapped, an unreadable or unusable TLS file and the broker's own
+ * BrokerConfigError were exit 5 naming no key (config.ts reads no TLS file; an API caller's
+ * mqttPort is checked by the broker alone). Anything else is returned as it is.
+ */
+function listenerConfigError(e: unknown, section: 'broker' | 'http', tls: { certPath: string; keyPath: string } | null, portOption: string | undefined): unknown {
+  if (e instanceof BrokerConfigError) {
+    const o = e.option;
+    const key = o === 'port' && portOption ? portOption : o === 'site' ? 'site' : o === 'allowInsecureNonLoopback' ? 'broker.tls' : `broker.${o}`;
+    return new ConfigError(key, e.message.replace(/^(EmbeddedBroker[^:]*|site): /, ''));
+  }
+  if (!tls) return e;
+  const err = e as NodeJS.ErrnoException;
+  for (const k of ['certPath', 'keyPath'] as const) {
+    if (err.path === tls[k]) return new ConfigError(`${section}.tls.${k}`, `${tls[k]} cannot be read (${err.code ?? err.message})`);
+  }
+  // OpenSSL's refusal of the PEM (not one, or a key that does not match the certificate).
+  if (typeof err.code === 'string' && err.code.startsWith('ERR_OSSL')) return new ConfigError(`${section}.tls`, `the certificate or its key cannot be used: ${err.message}`);
+  return e;
 }
 
 /** Errors of `Site.start` that the site's log has already reported (its last line, on the console too). */
@@ -334,19 +356,24 @@ export class Site {
       const b = c.broker;
       const credentials = new SiteCredentials(new ModuleCredentials(this.siteDb), Buffer.from(runSecret));
       this.broker = await listenWithFallback(
-        (port) =>
-          new EmbeddedBroker({
-            site: c.site,
-            credentials,
-            onEvent: (topic, payload) => ingestor.accept(topic, payload),
-            host: b.host,
-            port,
-            ...(b.tls ? { tls: b.tls } : {}),
-            allowInsecureNonLoopback: b.allowInsecureNonLoopback,
-            diskFull: () => this.ingest.diskBudget.full(),
-            diskFullHoldMaxMs: b.diskFullHoldMaxMs,
-            onRefused: (r, since) => this.log(refusalLogLine(c.site, r, since)),
-          }),
+        (port) => {
+          try {
+            return new EmbeddedBroker({
+              site: c.site,
+              credentials,
+              onEvent: (topic, payload) => ingestor.accept(topic, payload),
+              host: b.host,
+              port,
+              ...(b.tls ? { tls: b.tls } : {}),
+              allowInsecureNonLoopback: b.allowInsecureNonLoopback,
+              diskFull: () => this.ingest.diskBudget.full(),
+              diskFullHoldMaxMs: b.diskFullHoldMaxMs,
+              onRefused: (r, since) => this.log(refusalLogLine(c.site, r, since)),
+            });
+          } catch (e) {
+            throw listenerConfigError(e, 'broker', b.tls, o.mqttPort !== undefined ? '--mqtt-port' : undefined);
+          }
+        },
         o.mqttPort ?? b.port,
         fallback,
         'broker',
@@ -432,7 +459,13 @@ export class Site {
     if (o.ui !== false) this.ui = new UiServer(this.siteService, { rendererDir: o.rendererDir ?? DEFAULT_RENDERER_DIR, secure: c.http.tls !== null, log: this.log });
     const ui = this.ui;
     this.http = await listenWithFallback(
-      (port) => new SiteHttpServer(c.http.host, port, { metrics: () => this.metrics(), health: () => this.health(), log: this.log, ...(ui ? { ui } : {}) }, c.http.tls),
+      (port) => {
+        try {
+          return new SiteHttpServer(c.http.host, port, { metrics: () => this.metrics(), health: () => this.health(), log: this.log, ...(ui ? { ui } : {}) }, c.http.tls);
+        } catch (e) {
+          throw listenerConfigError(e, 'http', c.http.tls, undefined);
+        }
+      },
       o.httpPort ?? c.http.port,
       fallback,
       'http',
@@ -632,7 +665,7 @@ export class Site {
       const j = this.ingest.journal;
       const keepAfter = j.getCheckpoint(INGEST_CHECKPOINT) ?? 0n;
       const r = await j.prune({ maxAgeMs: this.config.journal.retentionAgeMs, maxBytes: this.config.journal.retentionBytesMax, keepAfter });
-      if (r.deletedRows > 0) this.log(`journal: pruned ${r.deletedRows} events (kept everything after position ${keepAfter})`);
+      if (r.deletedRows > 0) this.log(`journal: pruned ${r.deletedRows} event${r.deletedRows === 1 ? '' : 's'} (kept everything after position ${keepAfter})`);
     } catch (e) {
       this.log(`journal prune: ${(e as Error).message}`);
     } finally {

@@ -18,6 +18,7 @@ import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
+import type { DemoModuleStats } from '../demo/module.ts';
 import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { openIngest } from '../open-ingest.ts';
@@ -603,8 +604,13 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
   await print(io.stdout, [`tilstand demo: modules of site ${secrets.site} publishing to ${url}; stop with Ctrl-C`]);
   const s = await signal;
   await demo.stop();
-  await print(io.stdout, [`tilstand demo: received ${s}; stopped`, ...demo.stats().map((x) => `  ${x.module}: ${x.acked}/${x.published} acknowledged, ${x.commands} commands`)]);
+  await print(io.stdout, [`tilstand demo: received ${s}; stopped`, ...demo.stats().map(demoStatsLine)]);
   return EXIT.ok;
+}
+
+/** One demo module's counts as `tilstand demo` ends: `  operations: 40/41 acknowledged, 1 command`. */
+export function demoStatsLine(x: DemoModuleStats): string {
+  return `  ${x.module}: ${x.acked}/${x.published} acknowledged, ${x.commands} command${x.commands === 1 ? '' : 's'}`;
 }
 
 /** How long `sync now` waits for a running site's answer (its rounds are bounded by --max-rounds). */

@@ -2,33 +2,30 @@
 // keeps when the site refuses it (Users: a new user, a PIN reset), and what the History screen
 // sends when the kind of point changes (a tag's name is no time) and while a tag search is typed.
 // Set up as floor-ui-live.e2e.test.ts (the same demo site, an admin made with the users CLI, an
-// agent run for its tag, Debian's chromium through playwright-core).
+// agent run for its tag, Debian's chromium through playwright-core; support.ts's startDemo and
+// signedInPage, at 1280×800).
 //
 // Without /usr/bin/chromium (or $CHROMIUM) the suite is skipped with a loud notice — and fails
 // under CI=true.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, type Page, type Request } from 'playwright-core';
+import { type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, BIN, CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, ROOT, runCli, stopChild, untilWith, warnSkipped } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-forms.e2e.test.ts');
 
+const output = { out: '', err: '' };
+let demo: DemoChild | undefined;
+let browser: SuiteBrowser | undefined;
 let data: string;
-let profile: string | undefined;
-let child: ChildProcess | undefined;
-let out = '';
-let err = '';
 let url = '';
-let context: BrowserContext;
 let page: Page;
+/** Errors thrown in the page (signedInPage collects them; this suite asserts nothing on them). */
+const pageErrors: string[] = [];
 
 const run = runCli;
 
-const until = untilWith(() => ({ out, err }));
+const until = untilWith(() => output);
 
 /** The site API as the test's own session (not the page's). */
 const api = apiSession(() => url);
@@ -53,11 +50,8 @@ const suite = HAVE_CHROMIUM || CI ? describe : describe.skip;
 suite('the floor UI forms (chromium)', () => {
   beforeAll(async () => {
     expect(HAVE_CHROMIUM, `no chromium at ${CHROMIUM}: under CI=true the end-to-end suite must run`).toBe(true);
-    data = mkdtempSync(join(tmpdir(), 'tilstand-e2e-forms-'));
-    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    url = await until(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1], 'the site to print its UI URL', 30_000);
+    demo = await startDemo('tilstand-e2e-forms-', output);
+    ({ data, url } = demo);
     const add = await run(['users', 'add', '--data', data, '--name', 'Ada', '--role', 'admin', '--pin', '2580']);
     expect(add.code, add.stderr).toBe(0);
     const per = await run(['users', 'add', '--data', data, '--name', 'Per', '--role', 'operator', '--pin', '4711']);
@@ -67,23 +61,13 @@ suite('the floor UI forms (chromium)', () => {
     await until(async () => (await api<{ jobs: unknown[] }>('workQueue')).jobs.length >= 30, 'the demo snapshot in the tables', 40_000);
     const agent = await run(['agent', 'run', '--data', data]);
     expect(agent.code, agent.stderr).toBe(0);
-    profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
-    context = await launchChromium(profile);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
-    await page.goto(`${url}/`);
-    await page.waitForSelector('form input[name="user"]');
-    await page.fill('input[name="user"]', 'Ada');
-    await page.fill('input[name="secret"]', '2580');
-    await page.click('button[type="submit"]');
-    await page.waitForSelector('nav [data-screen="users"]');
+    // At 1280×800, the size this suite has always run at (signedInPage's own is the floor PC's).
+    browser = await signedInPage(url, 'Ada', '2580', pageErrors, { width: 1280, height: 800 });
+    page = browser.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await stopChild(child);
-    if (data) rmSync(data, { recursive: true, force: true });
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await stopDemo(demo, browser);
   }, 60_000);
 
   it('keeps what was typed for a new user when the site refuses it, and empties the fields when it is added', async () => {

@@ -1,27 +1,23 @@
 // The floor UI's live state in chromium against a demo site (`tilstand start --demo --headless`),
 // for what needs the page itself: the events socket breaking off and coming back. Set up as
 // floor-ui.e2e.test.ts (the same demo site, a shift lead made with the users CLI, Debian's
-// chromium through playwright-core), with the events socket routed through the test so it can cut it.
+// chromium through playwright-core; support.ts's startDemo and openPage), with the events socket
+// routed through the test so it can cut it.
 //
 // Without /usr/bin/chromium (or $CHROMIUM) the suite is skipped with a loud notice — and fails
 // under CI=true.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type BrowserContext, type Page, type WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, BIN, CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, ROOT, runCli, stopChild, untilWith, warnSkipped } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
 import type { ProposalView } from '../../core/site/api.ts';
 
 warnSkipped('test/e2e/floor-ui-live.e2e.test.ts');
 
+const output = { out: '', err: '' };
+let demo: DemoChild | undefined;
+let browser: SuiteBrowser | undefined;
 let data: string;
-let profile: string | undefined;
-let child: ChildProcess | undefined;
-let out = '';
-let err = '';
 let url = '';
 let context: BrowserContext;
 let page: Page;
@@ -31,7 +27,7 @@ let eventsDown = false;
 
 const run = runCli;
 
-const until = untilWith(() => ({ out, err }));
+const until = untilWith(() => output);
 
 /** The site API as the test's own session (another shift lead's screen, say). */
 const api = apiSession(() => url);
@@ -41,21 +37,17 @@ const suite = HAVE_CHROMIUM || CI ? describe : describe.skip;
 suite('the floor UI keeps up with the site (chromium)', () => {
   beforeAll(async () => {
     expect(HAVE_CHROMIUM, `no chromium at ${CHROMIUM}: under CI=true the end-to-end suite must run`).toBe(true);
-    data = mkdtempSync(join(tmpdir(), 'tilstand-e2e-live-'));
-    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    url = await until(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1], 'the site to print its UI URL', 30_000);
+    demo = await startDemo('tilstand-e2e-live-', output);
+    ({ data, url } = demo);
     const add = await run(['users', 'add', '--data', data, '--name', 'Lena', '--role', 'shift_lead', '--pin', '2580']);
     expect(add.code, add.stderr).toBe(0);
     await api('signIn', { user: 'Lena', secret: '2580' });
     await until(async () => (await api<{ jobs: unknown[] }>('workQueue')).jobs.length >= 30, 'the demo snapshot in the tables', 40_000);
     const agent = await run(['agent', 'run', '--data', data]);
     expect(agent.code, agent.stderr).toBe(0);
-    profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
-    context = await launchChromium(profile);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
+    // Not signed in yet: the events socket is routed through the test first, and the first test signs in.
+    browser = await openPage();
+    ({ context, page } = browser);
     await page.routeWebSocket(/\/api\/events$/, (ws) => {
       if (eventsDown) return void ws.close({ code: 1011, reason: 'the test keeps the events down' });
       ws.connectToServer();
@@ -66,10 +58,7 @@ suite('the floor UI keeps up with the site (chromium)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await stopChild(child);
-    if (data) rmSync(data, { recursive: true, force: true });
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await stopDemo(demo, browser);
   }, 60_000);
 
   it('signs in with name and PIN after a badge the site did not know (the scan is not sent again)', async () => {

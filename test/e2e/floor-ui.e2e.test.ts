@@ -13,32 +13,29 @@
 // under CI=true. The demo modules step only every 10 minutes here, so nothing but the test
 // changes the world while it runs.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { type BrowserContext, type Page, type Request } from 'playwright-core';
+import { type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, BIN, CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, ROOT, runCli, stopChild, untilWith, warnSkipped } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, ROOT, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
 import type { ProposalView, StockView } from '../../core/site/api.ts';
 
 const SHOTS = join(ROOT, 'test-artifacts/screenshots');
 warnSkipped('test/e2e/floor-ui.e2e.test.ts', '!!! The floor UI was NOT tested end to end. Under CI=true this is a failure.\n');
 
+/** The site's stdout and stderr so far. */
+const output = { out: '', err: '' };
+let demo: DemoChild | undefined;
+/** chromium with its fresh --user-data-dir, removed with the site's data afterwards. */
+let browser: SuiteBrowser | undefined;
 let data: string;
-/** chromium's fresh --user-data-dir, removed with the site's data afterwards. */
-let profile: string | undefined;
-let child: ChildProcess | undefined;
-let out = '';
-let err = '';
 let url = '';
-let context: BrowserContext;
 let page: Page;
 
 const run = runCli;
 
-const until = untilWith(() => ({ out, err }));
+const until = untilWith(() => output);
 
 /** The site API as the test's own session (to find proposals and check the world). */
 const api = apiSession(() => url);
@@ -73,11 +70,8 @@ suite('the floor UI end to end (chromium)', () => {
   beforeAll(async () => {
     expect(HAVE_CHROMIUM, `no chromium at ${CHROMIUM}: under CI=true the end-to-end suite must run`).toBe(true);
     mkdirSync(SHOTS, { recursive: true });
-    data = mkdtempSync(join(tmpdir(), 'tilstand-e2e-'));
-    child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    url = await until(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1], 'the site to print its UI URL', 30_000);
+    demo = await startDemo('tilstand-e2e-', output);
+    ({ data, url } = demo);
     const add = await run(['users', 'add', '--data', data, '--name', 'Lena', '--role', 'shift_lead', '--pin', '2580']);
     expect(add.code, add.stderr).toBe(0);
     await api('signIn', { user: 'Lena', secret: '2580' });
@@ -85,20 +79,14 @@ suite('the floor UI end to end (chromium)', () => {
     await until(async () => (await jobs()).length >= 30 && (await api<unknown[]>('stock', {})).length > 0, 'the demo snapshot in the tables', 40_000);
     const agent = await run(['agent', 'run', '--data', data]);
     expect(agent.code, agent.stderr).toBe(0);
-    profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
-    context = await launchChromium(profile, {
-      // axe-core is injected as an inline script; the app's CSP (tested in core/site) forbids that.
-      bypassCSP: true,
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(15_000);
+    // axe-core is injected as an inline script; the app's CSP (tested in core/site) forbids that.
+    // Not signed in: the first test signs in through the page and watches what it sends before.
+    browser = await openPage({ bypassCSP: true });
+    page = browser.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await stopChild(child);
-    if (data) rmSync(data, { recursive: true, force: true });
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await stopDemo(demo, browser);
   }, 60_000);
 
   it('signs in and shows the proposals in the inbox', async () => {
@@ -186,7 +174,7 @@ suite('the floor UI end to end (chromium)', () => {
     // Change the world behind the inbox's back: the operations module is told (directly, as the
     // site's own principal) to start that job, so its events assign it before anyone approves.
     const secrets = JSON.parse(readFileSync(join(data, 'secrets/modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
-    const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(output.out)![1]!;
     const client = await mqtt.connectAsync(mqttUrl, { username: 'tilstand', password: secrets.modules.tilstand!.password, clientId: 'e2e-world-changer', reconnectPeriod: 0 });
     await client.publishAsync('tilstand/demo/commands/operations', JSON.stringify({ command_id: `e2e-${Date.now()}`, action: 'assign_job', job_id, resource_id, ts_ms: Date.now() }), { qos: 1 });
     await client.endAsync();
@@ -513,7 +501,7 @@ suite('the floor UI end to end (chromium)', () => {
 
   it('lets the shift lead replay a dead letter with those like it, then dismiss them in its row, with a note kept under her name', async () => {
     const secrets = JSON.parse(readFileSync(join(data, 'secrets/modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
-    const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+    const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(output.out)![1]!;
     const inv = secrets.modules.inventory!;
     const client = await mqtt.connectAsync(mqttUrl, { username: inv.username, password: inv.password, clientId: 'e2e-garbage', reconnectPeriod: 0 });
     // The vendor's test run: three messages that are no events, from the same topic.

@@ -1,8 +1,8 @@
 // What the floor-UI browser tests share: where the CLI and chromium are, the loud notice when
 // chromium is missing, the CLI as a child process, polling with the site's output in the error,
-// the site API as the test's own session, chromium launched as the tests run it, and the demo
-// site's child stopped at the end; for the newer suites, the demo started and a signed-in page
-// (startDemo, signedInPage, stopDemo).
+// the site API as the test's own session, chromium launched as the tests run it, the demo site
+// started as a child (startDemo), chromium's page signed in (signedInPage) or not yet on the UI
+// for a suite that signs in itself (openPage), and both stopped at the end (stopDemo).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -106,28 +106,56 @@ export async function startDemo(prefix: string, output: { out: string; err: stri
   const child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
   child.stdout!.on('data', (d) => (output.out += d));
   child.stderr!.on('data', (d) => (output.err += d));
-  const url = await untilWith(() => output)(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1], 'the site to print its UI URL', 30_000);
+  let url: string;
+  try {
+    url = await untilWith(() => output)(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1], 'the site to print its UI URL', 30_000);
+  } catch (e) {
+    // The caller gets no DemoChild to stop: a site that never said its address would outlive the suite.
+    await stopChild(child);
+    rmSync(data, { recursive: true, force: true });
+    throw e;
+  }
   return { child, data, url, output };
+}
+
+/** Chromium as a suite holds it: its context, its one page and the profile folder stopDemo removes. */
+export interface SuiteBrowser {
+  context: BrowserContext;
+  page: Page;
+  profile: string;
+}
+
+/**
+ * Chromium with a fresh profile and its one page (15 s timeouts), not yet on the UI: for a suite
+ * that signs in itself or routes the page's requests first. At launchChromium's 1280×800 unless
+ * `size` is given; page errors go to `pageErrors` when given; `bypassCSP` lets a suite inject
+ * axe-core as an inline script (the app's CSP forbids that).
+ */
+export async function openPage(o: { size?: { width: number; height: number }; pageErrors?: string[]; bypassCSP?: boolean } = {}): Promise<SuiteBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
+  const context = await launchChromium(profile, o.bypassCSP ? { bypassCSP: true } : {});
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(15_000);
+  const errors = o.pageErrors;
+  if (errors) page.on('pageerror', (e) => errors.push(e.message));
+  if (o.size) await page.setViewportSize(o.size);
+  return { context, page, profile };
 }
 
 /**
  * Chromium with a fresh profile, one page at `size` (the floor PC's 1366×768 unless given) on the
  * UI at `url`, signed in through the sign-in form as `user`; page errors go to `pageErrors`.
  */
-export async function signedInPage(url: string, user: string, secret: string, pageErrors: string[], size = { width: 1366, height: 768 }): Promise<{ context: BrowserContext; page: Page; profile: string }> {
-  const profile = mkdtempSync(join(tmpdir(), 'tilstand-chromium-'));
-  const context = await launchChromium(profile);
-  const page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(15_000);
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.setViewportSize(size);
+export async function signedInPage(url: string, user: string, secret: string, pageErrors: string[], size = { width: 1366, height: 768 }): Promise<SuiteBrowser> {
+  const browser = await openPage({ size, pageErrors });
+  const { page } = browser;
   await page.goto(`${url}/`);
   await page.waitForSelector('form input[name="user"]');
   await page.fill('input[name="user"]', user);
   await page.fill('input[name="secret"]', secret);
   await page.click('button[type="submit"]');
   await page.waitForSelector('nav [data-screen="users"]');
-  return { context, page, profile };
+  return browser;
 }
 
 /** The end of a suite that used startDemo and signedInPage: chromium closed, the site stopped, both folders removed. */

@@ -1,5 +1,6 @@
 // HQ refusing this site's credentials (AccessDenied: S3's HTTP 403/401 — a key wrong, expired or
-// revoked, a bucket policy without the request, a clock too far off). Retried as the line is, but
+// revoked, a bucket policy without the request, a clock too far off; a directory HQ whose folder
+// the site's user may not write, or mounted read-only). Retried as the line is, but
 // not weather: waiting mends nothing, so status() is unhealthy from the first refusal and says so
 // (DESIGN.md "Retry, backoff, health"). Kept per kind of request in `sync_state` `accessDenied`
 // (for `sync status` and a restart) and cleared when that kind of request goes through again: a
@@ -32,6 +33,12 @@ export function accessDenials(outbox: Outbox): Partial<Record<AccessOp, Denial>>
     return {};
   }
 }
+
+/**
+ * Whether a target's description is a directory's (targets/directory.ts: `dir:<path>`): its
+ * refusals are the folder's permissions for the site's user, not an access key.
+ */
+const isDirectory = (description: string): boolean => description.startsWith('dir:');
 
 const errorText = (e: unknown): string => (e instanceof Error ? `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}` : String(e));
 
@@ -138,7 +145,7 @@ export class WatchedTarget implements SyncTarget {
     const error = errorText(e);
     if (was?.error === error) return e;
     // Logged once per kind of request, not at every retry: the line would bury the log's other errors.
-    if (was === undefined) this.log(`sync: ${this.description} refuses this site's ${op} requests (check its access key and HQ's policy; retried): ${error}`);
+    if (was === undefined) this.log(`sync: ${this.description} refuses this site's ${op} requests (${isDirectory(this.description) ? "check that the site's user may write the folder" : "check its access key and HQ's policy"}; retried): ${error}`);
     this.denied[op] = { sinceMs: Math.min(was?.sinceMs ?? Infinity, this.clock()), error };
     this.save();
     return e;
@@ -161,6 +168,14 @@ export function accessDeniedMessage(outbox: Outbox): { message: string; errors: 
   const since = new Date(denied[0]![1].sinceMs).toISOString();
   // Each error names the target too (s3.ts): said once, at the start.
   const last = denied.map(([op, d]) => `${op}: ${d.error.replace(/^SyncError: /, '').replace(`${target} refused the credentials `, 'refused ')}`).join('; ');
+  if (isDirectory(target)) {
+    return {
+      message:
+        `HQ's folder refuses this site's writes: ${target} has refused its ${denied.map(([op]) => op).join(', ')} requests since ${since} (${last}); ` +
+        `check that the folder is writable for the user the site runs as and not mounted read-only (under systemd also ReadWritePaths: docs/operations.md, "Connecting to headquarters") — retried at backoff, sending resumes once it is`,
+      errors: new Set(denied.map(([, d]) => d.error)),
+    };
+  }
   const clock = denied.some(([, d]) => d.error.includes('RequestTimeTooSkewed')) ? "; HQ says this PC's clock is too far off: set it right" : '';
   return {
     message:

@@ -128,7 +128,8 @@ export interface SyncStatus {
    * Why `healthy` is false, the most pressing first (empty or absent when healthy; absent from an
    * older engine's answer): `refused` — HQ's sender marker names another data directory;
    * `credentials` — HQ refuses this site's credentials (S3 403/401: a key wrong, expired or
-   * revoked, a policy without the request; at once, `lastError` says what was refused); `step` —
+   * revoked, a policy without the request; a directory HQ whose folder the site's user may not
+   * write; at once, `lastError` says what was refused); `step` —
    * one step has failed for a whole window while HQ answered others; `waiting` — steps waited a
    * whole window and nothing reached HQ; `planning` — a table or contract file was left out of
    * planning for a whole window. For the UIs, which word each case (`lastError` is English).
@@ -145,7 +146,7 @@ export type SyncProblem = 'refused' | 'credentials' | 'step' | 'waiting' | 'plan
  */
 export const SYNC_PROBLEM_TEXT: Readonly<Record<SyncProblem, string>> = Object.freeze({
   refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',
-  credentials: "HQ refuses this site's credentials: check its access key and HQ's policy for the site (the last error says what was refused)",
+  credentials: "HQ refuses this site's credentials: check its access key and HQ's policy for the site, or, for a directory HQ, that the site's user may write its folder (the last error says what was refused)",
   step: 'a step has failed for the whole health window while HQ took other requests',
   waiting: 'nothing reached HQ within the health window',
   planning: 'a table or contract file has been left out of sending for the whole health window',
@@ -423,9 +424,14 @@ export class SyncEngine {
         // A unit the outbox does not know of may be at HQ already (a site restored from HQ, a site.db
         // set up afresh): HQ is asked once, and a unit it holds is recorded as done.
         // With `body`, HQ holds the unit only when its object is exactly these bytes, kept in the row.
-        const heldAtHq = async (unit: string, key: string, body?: Buffer): Promise<boolean> => {
+        // `cancelWhy`: the pending unit of this name (rolled back on the site) is cancelled in the
+        // transaction that records HQ's copy, so a crash never leaves it pending beside that record.
+        const heldAtHq = async (unit: string, key: string, body?: Buffer, cancelWhy?: string): Promise<boolean> => {
           if (!(await this.hqHas(key, reach, body))) return false;
-          this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, body, priority }, now);
+          this.outbox.db.transaction(() => {
+            if (cancelWhy !== undefined) this.outbox.cancelUnit(unit, cancelWhy);
+            this.outbox.addHeld({ unit, table_name: name, phase: PHASE.pointer, op: 'pointer', key, body, priority }, now);
+          })();
           return true;
         };
         const fileRows = (unit: string, s: Parameters<typeof referencedFiles>[1]): NewRow[] => {
@@ -550,23 +556,29 @@ export class SyncEngine {
           const state = this.outbox.unitState(unit);
           const last = state === undefined ? undefined : this.outbox.lastPointer(`snapshot:${name}:`, PHASE.pointer);
           const rolledBack = last !== undefined && (last.unit !== unit || (last.body !== null && !last.body.equals(body)));
-          // A unit of this name still pending (the one rolled back, HQ unreachable): HQ has been
-          // behind since it was planned, and the unit planned again keeps that, as a superseding one.
-          let behindMs = rolledBack ? this.outbox.behindSince(unit, PHASE.pointer) : undefined;
-          if (rolledBack) {
-            this.outbox.cancelUnit(unit, `snapshot ${latest.id} of ${name} is not the one HQ got last (rolled back on the site)`);
-            this.log(`sync: ${unit} planned again: the site rolled ${name} back`);
-          }
-          if ((state === undefined || rolledBack) && !(await heldAtHq(unit, key, body))) {
+          // The unit of this name still pending after a rollback (HQ unreachable) is cancelled in the
+          // transaction that plans it again (or records HQ's copy): cancelled apart, a crash before
+          // the planning lost when HQ fell behind (below), as the cancelled unit has nothing pending.
+          const rollbackWhy = rolledBack ? `snapshot ${latest.id} of ${name} is not the one HQ got last (rolled back on the site)` : undefined;
+          if (rolledBack) this.log(`sync: ${unit} planned again: the site rolled ${name} back`);
+          if ((state === undefined || rolledBack) && !(await heldAtHq(unit, key, body, rollbackWhy))) {
             const hold = holdTagName(latest.id);
+            let rows: NewRow[];
             try {
-              table.createTag(hold, latest.id);
+              try {
+                table.createTag(hold, latest.id);
+              } catch (e) {
+                if (!(e instanceof LsmError && e.kind === 'AlreadyExists')) throw e;
+              }
+              // The files planned are those of the JSON sent: the table's cache keeps a snapshot by
+              // its id, and after a rollback the id names another one.
+              rows = fileRows(unit, file === undefined ? latest : snapshotFromJson(file.toString('utf8'), path));
             } catch (e) {
-              if (!(e instanceof LsmError && e.kind === 'AlreadyExists')) throw e;
+              // The unit rolled back goes also when the new one cannot be planned (reported as the
+              // table's planning failure): its JSON is not the site's, its files may be gone.
+              if (rollbackWhy !== undefined) this.outbox.cancelUnit(unit, rollbackWhy);
+              throw e;
             }
-            // The files planned are those of the JSON sent: the table's cache keeps a snapshot by
-            // its id, and after a rollback the id names another one.
-            const rows = fileRows(unit, file === undefined ? latest : snapshotFromJson(file.toString('utf8'), path));
             const id = Buffer.from(String(latest.id));
             rows.push(
               { unit, table_name: name, phase: PHASE.pointer, op: 'pointer', body, key, size: body.length, priority },
@@ -588,6 +600,10 @@ export class SyncEngine {
             // under one id.
             const superseded = pending.filter((old) => old !== unit);
             this.outbox.db.transaction(() => {
+              // A unit of this name still pending (the one rolled back): HQ has been behind since it
+              // was planned, and the unit planned again keeps that, as a superseding one.
+              let behindMs = rollbackWhy === undefined ? undefined : this.outbox.behindSince(unit, PHASE.pointer);
+              if (rollbackWhy !== undefined) this.outbox.cancelUnit(unit, rollbackWhy);
               const failing = new Map<string, FailingStep>();
               for (const old of superseded) {
                 const since = this.outbox.behindSince(old, PHASE.pointer);

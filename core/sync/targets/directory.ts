@@ -20,6 +20,9 @@ function transport(op: string, key: string, e: unknown): SyncError {
   return new SyncError('Transport', `${op} ${key} failed: ${(e as Error)?.message ?? e}`, { cause: e });
 }
 
+/** A folder or file that cannot be created: the site's user may not write there, or it is mounted read-only. */
+const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS']);
+
 /**
  * Flushes a file or folder to stable storage. Throws: a share reports a failed write-back of the
  * file's bytes here (NFS, SMB), so a put whose file fsync fails has not written it. A file is
@@ -60,15 +63,25 @@ export class DirectoryTarget implements SyncTarget {
   private async writeVia(key: string, body: PutBody): Promise<void> {
     const dest = this.path(key);
     const tmp = join(dirname(dest), `.${basename(dest)}.${randomUUID()}.tmp`);
+    let created = false;
     try {
       await fs.promises.mkdir(dirname(dest), { recursive: true });
-      const out = fs.createWriteStream(tmp, { flags: 'wx' });
+      const out = fs.createWriteStream(tmp, { fd: await fs.promises.open(tmp, 'wx') });
+      created = true;
       await pipeline(body instanceof Uint8Array ? Readable.from([Buffer.from(body)]) : body, out);
       fsync(tmp, 'r+');
       await fs.promises.rename(tmp, dest);
       fsyncDir(dirname(dest));
     } catch (e) {
       await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+      // Creating a folder or a new, uniquely named file is refused only by the folder's permissions
+      // (or a read-only mount): waiting mends nothing, and "offline" would send the operator to the
+      // line. AccessDenied, retried at backoff as HQ refusing S3 credentials is, so a fixed folder
+      // resumes without a restart. Later errors stay Transport: on a share a rename over a file
+      // another process holds open, or a write-back, can fail so and pass.
+      if (!created && NOT_WRITABLE.has((e as NodeJS.ErrnoException)?.code ?? '')) {
+        throw new SyncError('AccessDenied', `put ${key}: HQ's folder ${this.root} cannot be written by this site (${(e as Error).message})`, { cause: e });
+      }
       throw transport('put', key, e);
     }
   }

@@ -21,8 +21,9 @@ export interface OpenTargetOptions {
 
 /**
  * What is wrong with a target's text, or undefined: no text, an s3:// URL without a bucket or with
- * a bad prefix, or — where `relative` is false, as in config.json, whose readers run in whatever
- * directory a service manager chose — a relative directory. Credentials are not checked here.
+ * a bad prefix or with keys in it (`s3://KEY:SECRET@bucket`), or — where `relative` is false, as in
+ * config.json, whose readers run in whatever directory a service manager chose — a relative
+ * directory. Whether the keys are set is not checked here.
  */
 export function targetProblem(text: unknown, o: { relative?: boolean } = {}): string | undefined {
   try {
@@ -34,6 +35,9 @@ export function targetProblem(text: unknown, o: { relative?: boolean } = {}): st
 }
 
 type ParsedTarget = { kind: 's3'; bucket: string; root: string; endpoint?: string; region?: string } | { kind: 'dir'; dir: string };
+
+/** Where an S3 target's keys are given, as the errors that ask for them say it. */
+const S3_KEYS_GO = 'set TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY in the environment (the hq, sync and restore commands also take --access-key and --secret-key)';
 
 /** The parameters an s3:// target takes, as its errors name them. */
 const S3_PARAMETERS = 'endpoint=<http:// or https:// URL> and region=<name>';
@@ -68,9 +72,13 @@ function s3Parameters(url: URL): { endpoint?: string; region?: string } {
   return out;
 }
 
-/** A text that is no target, as a message shows it: user info blanked, no query (either may hold a secret). */
+/**
+ * A text that is no target, as a message shows it: user info blanked, no query (either may hold a
+ * secret). User info up to the last `@` before the query: an S3 secret may hold a `/`, which ends
+ * the URL's authority early (the text then does not parse, or reads as a host with a port).
+ */
 function unparsedShown(text: string): string {
-  return text.replace(/\/\/[^@/?#]*@/, '//…@').replace(/[?#][^]*$/, '');
+  return text.replace(/\/\/[^?#]*@/, '//…@').replace(/[?#][^]*$/, '');
 }
 
 function parseTarget(text: unknown, relative: boolean): ParsedTarget {
@@ -84,6 +92,12 @@ function parseTarget(text: unknown, relative: boolean): ParsedTarget {
     }
     const bucket = url.hostname;
     if (!bucket) throw new SyncError('InvalidArgument', `'${unparsedShown(text)}' names no bucket`);
+    // Keys written into the URL were ignored: requests went out with the other keys or none (access
+    // denied), and the secret stayed in config.json or the shell's history. Refused, never echoed.
+    if (url.username !== '' || url.password !== '') throw new SyncError('InvalidArgument', `'${unparsedShown(text)}' carries keys in the URL, which are not read from there: take them out of the target and ${S3_KEYS_GO}`);
+    // A port was dropped (the bucket is the host name alone); it is the server's, or the digits of a
+    // secret cut at its `/` (`s3://KEY:12/x@bucket`, which the URL reads as host KEY, port 12).
+    if (url.port !== '') throw new SyncError('InvalidArgument', `'${unparsedShown(text)}' is not an s3://bucket/prefix URL: a bucket has no port (the server goes in endpoint=http://host:port; keys: ${S3_KEYS_GO})`);
     let root = decodeURIComponent(url.pathname.replace(/^\/+/, ''));
     if (root !== '' && !root.endsWith('/')) root += '/';
     if (root !== '') checkPrefix(root);
@@ -131,7 +145,7 @@ export function openTarget(text: string, o: OpenTargetOptions = {}): SyncTarget 
     const accessKeyId = o.accessKey ?? env.TILSTAND_HQ_ACCESS_KEY;
     const secretAccessKey = o.secretKey ?? env.TILSTAND_HQ_SECRET_KEY;
     if (!accessKeyId || !secretAccessKey) {
-      throw new SyncError('InvalidArgument', 'S3 target needs credentials: set TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY in the environment (the hq, sync and restore commands also take --access-key and --secret-key)');
+      throw new SyncError('InvalidArgument', `S3 target needs credentials: ${S3_KEYS_GO}`);
     }
     return new S3Target({ bucket, root, accessKeyId, secretAccessKey, ...(endpoint ? { endpoint } : {}), ...(region ? { region } : {}), ...scope });
   }

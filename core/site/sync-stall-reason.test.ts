@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { SyncStatus } from '../sync/engine.ts';
+import { EMPTY_SYNC_STATUS, type SyncStatus } from '../sync/engine.ts';
 import { senderMarkerKey } from '../sync/names.ts';
 import { SiteService } from './service.ts';
 import { Site } from './site.ts';
@@ -21,19 +21,8 @@ afterAll(async () => {
 });
 
 const WINDOW = 15 * 60_000;
-const healthy: SyncStatus = {
-  online: true,
-  pendingItems: 0,
-  pendingBytes: 0,
-  oldestUnsyncedMs: 0,
-  lastSuccessMs: Date.UTC(2026, 11, 5, 8),
-  current: null,
-  recentItems: 0,
-  recentBytes: 0,
-  healthy: true,
-  problems: [],
-  lastError: null,
-};
+// A site whose last request went through: nothing pending, nothing wrong.
+const healthy: SyncStatus = { ...EMPTY_SYNC_STATUS, online: true, lastSuccessMs: Date.UTC(2026, 11, 5, 8) };
 
 describe('sync_stalled names why sync is not healthy', () => {
   let site: Site;

@@ -6,52 +6,31 @@
 // (outage-health.test.ts). Time is a simulated clock.
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SyncEngine } from './engine.ts';
+import type { SyncEngine } from './engine.ts';
 import { SyncError } from './errors.ts';
-import { sitePrefix } from './names.ts';
-import { DirectoryTarget } from './targets/directory.ts';
-import type { SyncTarget } from './targets/target.ts';
-import { makeSite, tempDir, writeStock } from './test-support/site-fixture.ts';
+import { drain, faultyTarget, healthSite, MINUTE, WINDOW } from './test-support/health-site.ts';
+import { writeStock } from './test-support/site-fixture.ts';
 
 const cleanup: string[] = [];
 afterAll(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
 });
 
-const MINUTE = 60_000;
-const WINDOW = 15 * MINUTE;
-
 /** A site and a directory HQ behind a line the test controls (`down` refuses every request). */
 function setup(id: string) {
-  const fx = makeSite(id, { rows: 30 });
-  const hq = tempDir('hq');
-  cleanup.push(fx.data, hq);
-  const inner = new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) });
   const line = { down: false };
-  const check = () => {
-    if (line.down) throw new SyncError('Transport', 'connect ENETUNREACH');
-  };
-  const target: SyncTarget = {
-    description: inner.description,
-    put: async (k, b, m) => (check(), inner.put(k, b, m)),
-    putPointer: async (k, b) => (check(), inner.putPointer(k, b)),
-    list: async (p) => (check(), inner.list(p)),
-    get: async (k) => (check(), inner.get(k)),
-    head: async (k) => (check(), inner.head(k)),
-    remove: async (k) => (check(), inner.remove(k)),
-    close: async () => {},
-  };
-  const clock = { now: Date.UTC(2026, 11, 5, 8, 0, 0) };
-  const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target, clock: () => clock.now, random: () => 0, retry: { baseMs: 1000, maxMs: MINUTE, jitter: 0 }, scheduledTags: null, healthWindowMs: WINDOW });
-  return { fx, line, clock, e };
+  const s = healthSite(id, cleanup, {
+    target: (inner) =>
+      faultyTarget(inner, () => {
+        if (line.down) throw new SyncError('Transport', 'connect ENETUNREACH');
+      }),
+  });
+  return { fx: s.fx, line, clock: s.clock, e: s.open() };
 }
 
 async function round(e: SyncEngine): Promise<void> {
   await e.enqueueSnapshotSync();
-  for (let i = 0; i < 10; i++) {
-    const r = await e.runOnce();
-    if (r.done + r.failed === 0) break;
-  }
+  await drain(e);
 }
 
 describe('behind_ms across a unit planned again under the same name', () => {

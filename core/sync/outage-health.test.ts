@@ -7,82 +7,31 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { statusOf, SyncEngine, type SyncStatus } from './engine.ts';
+import { statusOf, type SyncEngine } from './engine.ts';
 import { SyncError } from './errors.ts';
-import { sitePrefix } from './names.ts';
 import { existingOutbox, openOutboxDb } from './outbox.ts';
-import { DirectoryTarget } from './targets/directory.ts';
-import type { SyncTarget } from './targets/target.ts';
-import { makeSite, tempDir, writeStock, type SiteFixture } from './test-support/site-fixture.ts';
+import { drain, faultyTarget, healthSite, MINUTE, stockMinute as minute, statusFromOutbox, WINDOW } from './test-support/health-site.ts';
+import { tempDir, writeStock } from './test-support/site-fixture.ts';
 
 const cleanup: string[] = [];
 afterAll(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
 });
 
-const MINUTE = 60_000;
-const WINDOW = 15 * MINUTE;
-
 /**
  * A site and a directory HQ behind a line the test controls: `down` refuses every request;
  * `refusePointer` lets files through and refuses the pointer writes it names (a send that got partway).
  */
 function setup(id: string) {
-  const fx = makeSite(id, { rows: 30 });
-  const hq = tempDir('hq');
-  cleanup.push(fx.data, hq);
-  const inner = new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) });
   const line: { down: boolean; refusePointer?: (key: string) => boolean } = { down: false };
-  const check = () => {
-    if (line.down) throw new SyncError('Transport', 'connect ENETUNREACH');
-  };
-  const target: SyncTarget = {
-    description: inner.description,
-    put: async (k, b, m) => (check(), inner.put(k, b, m)),
-    putPointer: async (k, b) => {
-      check();
-      if (line.refusePointer?.(k)) throw new SyncError('Transport', 'connection reset');
-      return inner.putPointer(k, b);
-    },
-    list: async (p) => (check(), inner.list(p)),
-    get: async (k) => (check(), inner.get(k)),
-    head: async (k) => (check(), inner.head(k)),
-    remove: async (k) => (check(), inner.remove(k)),
-    close: async () => {},
-  };
-  const clock = { now: Date.UTC(2026, 11, 5, 8, 0, 0) };
-  // No scheduled tags: hourly tags are units nothing supersedes, and would stall health by
-  // themselves (a site with them off, or before its first, has only snapshot units).
-  const open = () =>
-    new SyncEngine({ dataDir: fx.data, site: fx.site, target, clock: () => clock.now, random: () => 0, retry: { baseMs: 1000, maxMs: MINUTE, jitter: 0 }, scheduledTags: null, healthWindowMs: WINDOW });
-  return { fx, line, clock, open };
-}
-
-/** One simulated minute: stock commits, the engine plans and runs what is due. */
-async function minute(e: SyncEngine, fx: SiteFixture, clock: { now: number }, n: number): Promise<SyncStatus> {
-  clock.now += MINUTE;
-  writeStock(fx, 30 + n, 31 + n, 2 + n);
-  await e.enqueueSnapshotSync();
-  await drain(e);
-  return e.status();
-}
-
-/** `tilstand sync status`: the outbox read by another, read-only connection. */
-function statusFromOutbox(fx: SiteFixture, nowMs: number): SyncStatus {
-  const db = openOutboxDb(join(fx.data, 'site.db'), true);
-  try {
-    return statusOf(existingOutbox(db)!, nowMs, WINDOW);
-  } finally {
-    db.close();
-  }
-}
-
-/** Runs what is due until a round does nothing (bounded). */
-async function drain(e: SyncEngine): Promise<void> {
-  for (let i = 0; i < 10; i++) {
-    const r = await e.runOnce();
-    if (r.done + r.failed === 0) break;
-  }
+  const s = healthSite(id, cleanup, {
+    target: (inner) =>
+      faultyTarget(inner, (request, key) => {
+        if (line.down) throw new SyncError('Transport', 'connect ENETUNREACH');
+        if (request === 'putPointer' && line.refusePointer?.(key)) throw new SyncError('Transport', 'connection reset');
+      }),
+  });
+  return { ...s, line };
 }
 
 const pendingUnits = (e: SyncEngine) => [...new Set(e.outbox.rows().filter((r) => r.state === 'pending').map((r) => r.unit))];

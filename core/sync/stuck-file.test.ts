@@ -7,69 +7,31 @@
 // bounded number of them.
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SyncEngine, type SyncStatus } from './engine.ts';
 import { SyncError } from './errors.ts';
-import { sitePrefix } from './names.ts';
-import { DirectoryTarget } from './targets/directory.ts';
-import type { SyncTarget } from './targets/target.ts';
-import { makeSite, tempDir, writeStock, type SiteFixture } from './test-support/site-fixture.ts';
+import { drain, escapeRegExp as escape, faultyTarget, healthSite, stockMinute as minute, WINDOW } from './test-support/health-site.ts';
 
 const cleanup: string[] = [];
 afterAll(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
 });
 
-const MINUTE = 60_000;
-const WINDOW = 15 * MINUTE;
-
 /** A directory HQ that, while `refuse` is set, damages every put of `bad` (a data file of stock's first snapshot). */
 function setup(id: string) {
-  const fx = makeSite(id, { rows: 30 });
+  const hqSide = { refuse: true, refused: 0, bad: '' };
+  const s = healthSite(id, cleanup, {
+    target: (inner) =>
+      faultyTarget(inner, (request, key) => {
+        if (request === 'put' && hqSide.refuse && key === hqSide.bad) {
+          hqSide.refused++;
+          throw new SyncError('Verification', `${key} at HQ does not match what was sent (the share damages it)`);
+        }
+      }),
+  });
   // No compaction: the refused file stays in every later snapshot, as a file of a high level does
   // for a long time on a site (a compaction that rewrites it ends the refusal: the file is gone).
-  fx.table('stock').alter([{ kind: 'setOption', key: 'write-only', value: 'true' }]);
-  const hq = tempDir('hq');
-  cleanup.push(fx.data, hq);
-  const inner = new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) });
-  const hqSide = { refuse: true, refused: 0, bad: '' };
-  const target: SyncTarget = {
-    description: inner.description,
-    put: async (k, b, m) => {
-      if (hqSide.refuse && k === hqSide.bad) {
-        hqSide.refused++;
-        throw new SyncError('Verification', `${k} at HQ does not match what was sent (the share damages it)`);
-      }
-      return inner.put(k, b, m);
-    },
-    putPointer: (k, b) => inner.putPointer(k, b),
-    list: (p) => inner.list(p),
-    get: (k) => inner.get(k),
-    head: (k) => inner.head(k),
-    remove: (k) => inner.remove(k),
-    close: async () => {},
-  };
-  const clock = { now: Date.UTC(2026, 11, 5, 8, 0, 0) };
-  const open = () =>
-    new SyncEngine({ dataDir: fx.data, site: fx.site, target, clock: () => clock.now, random: () => 0, retry: { baseMs: 1000, maxMs: MINUTE, jitter: 0 }, scheduledTags: null, healthWindowMs: WINDOW });
-  return { fx, hqSide, clock, open };
+  s.fx.table('stock').alter([{ kind: 'setOption', key: 'write-only', value: 'true' }]);
+  return { ...s, hqSide };
 }
-
-async function drain(e: SyncEngine): Promise<void> {
-  for (let i = 0; i < 10; i++) {
-    const r = await e.runOnce();
-    if (r.done + r.failed === 0) break;
-  }
-}
-
-async function minute(e: SyncEngine, fx: SiteFixture, clock: { now: number }, n: number): Promise<SyncStatus> {
-  clock.now += MINUTE;
-  writeStock(fx, 30 + n, 31 + n, 2 + n);
-  await e.enqueueSnapshotSync();
-  await drain(e);
-  return e.status();
-}
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('a data file HQ refuses for good while each minute supersedes its unit', () => {
   it('stalls health a window after its first failure and names the file; mends when HQ takes it', async () => {

@@ -6,90 +6,36 @@
 // window never shows. Time is a simulated clock: one commit, one planning and one run per
 // simulated minute, a bounded number of them.
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { statusOf, SyncEngine, type SyncStatus } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { sitePrefix } from './names.ts';
-import { existingOutbox, openOutboxDb } from './outbox.ts';
-import { DirectoryTarget } from './targets/directory.ts';
-import type { SyncTarget } from './targets/target.ts';
-import { makeSite, tempDir, writeStock, type SiteFixture } from './test-support/site-fixture.ts';
+import { drain, escapeRegExp as escape, faultyTarget, healthSite, MINUTE, stockMinute as minute, statusFromOutbox, WINDOW } from './test-support/health-site.ts';
 
 const cleanup: string[] = [];
 afterAll(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
 });
 
-const MINUTE = 60_000;
-const WINDOW = 15 * MINUTE;
-
 /**
  * A directory HQ that, while `refuse` is set, answers every put of stock's snapshot JSON with a
  * refusal; `down` fails every request as a line that is down does.
  */
 function setup(id: string) {
-  const fx = makeSite(id, { rows: 30 });
-  const hq = tempDir('hq');
-  cleanup.push(fx.data, hq);
-  const inner = new DirectoryTarget(hq, { writePrefix: sitePrefix(fx.site) });
-  const snapshots = `${sitePrefix(fx.site)}stock/snapshot/snapshot-`;
   const hqSide = { refuse: false, refused: 0, down: false };
-  const line = () => {
-    if (hqSide.down) throw new SyncError('Transport', 'connect ENETUNREACH');
-  };
-  const target: SyncTarget = {
-    description: inner.description,
-    put: async (k, b, m) => (line(), inner.put(k, b, m)),
-    putPointer: async (k, b) => {
-      line();
-      if (hqSide.refuse && k.startsWith(snapshots)) {
-        hqSide.refused++;
-        throw new SyncError('Transport', 'HTTP 403 AccessDenied: the bucket policy forbids this write');
-      }
-      return inner.putPointer(k, b);
+  const s = healthSite(id, cleanup, {
+    target: (inner, fx) => {
+      const snapshots = `${sitePrefix(fx.site)}stock/snapshot/snapshot-`;
+      return faultyTarget(inner, (request, key) => {
+        if (hqSide.down) throw new SyncError('Transport', 'connect ENETUNREACH');
+        if (request === 'putPointer' && hqSide.refuse && key.startsWith(snapshots)) {
+          hqSide.refused++;
+          throw new SyncError('Transport', 'HTTP 403 AccessDenied: the bucket policy forbids this write');
+        }
+      });
     },
-    list: async (p) => (line(), inner.list(p)),
-    get: async (k) => (line(), inner.get(k)),
-    head: async (k) => (line(), inner.head(k)),
-    remove: async (k) => (line(), inner.remove(k)),
-    close: async () => {},
-  };
-  const clock = { now: Date.UTC(2026, 11, 5, 8, 0, 0) };
-  // No scheduled tags: only stock's snapshot units come and go.
-  const open = () =>
-    new SyncEngine({ dataDir: fx.data, site: fx.site, target, clock: () => clock.now, random: () => 0, retry: { baseMs: 1000, maxMs: MINUTE, jitter: 0 }, scheduledTags: null, healthWindowMs: WINDOW });
-  return { fx, hqSide, clock, open };
+  });
+  return { ...s, hqSide };
 }
-
-/** Runs what is due until a round does nothing (bounded). */
-async function drain(e: SyncEngine): Promise<void> {
-  for (let i = 0; i < 10; i++) {
-    const r = await e.runOnce();
-    if (r.done + r.failed === 0) break;
-  }
-}
-
-/** One simulated minute: stock commits, the engine plans and runs what is due. */
-async function minute(e: SyncEngine, fx: SiteFixture, clock: { now: number }, n: number): Promise<SyncStatus> {
-  clock.now += MINUTE;
-  writeStock(fx, 30 + n, 31 + n, 2 + n);
-  await e.enqueueSnapshotSync();
-  await drain(e);
-  return e.status();
-}
-
-/** `tilstand sync status`: the outbox read by another, read-only connection. */
-function statusFromOutbox(fx: SiteFixture, nowMs: number): SyncStatus {
-  const db = openOutboxDb(join(fx.data, 'site.db'), true);
-  try {
-    return statusOf(existingOutbox(db)!, nowMs, WINDOW);
-  } finally {
-    db.close();
-  }
-}
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('a snapshot pointer HQ refuses for good while each minute supersedes its unit', () => {
   it('stalls health a window after its first failure, names the latest pointer, through a restart, and mends', async () => {

@@ -4,23 +4,19 @@
 // failures the line explains (HQ down, then back), do not stall it. Time is a simulated clock:
 // one planning and one run per simulated minute, a bounded number of them.
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { statusOf, SyncEngine, type SyncStatus } from './engine.ts';
+import type { SyncEngine, SyncStatus } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { sitePrefix } from './names.ts';
-import { existingOutbox, openOutboxDb } from './outbox.ts';
-import { DirectoryTarget } from './targets/directory.ts';
+import type { DirectoryTarget } from './targets/directory.ts';
 import type { ObjectInfo, PutBody, PutMeta, SyncTarget } from './targets/target.ts';
-import { makeSite, tempDir, writeInbox, type SiteFixture } from './test-support/site-fixture.ts';
+import { healthSite, MINUTE, statusFromOutbox, WINDOW } from './test-support/health-site.ts';
+import { writeInbox, type SiteFixture } from './test-support/site-fixture.ts';
 
 const cleanup: string[] = [];
 afterAll(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
 });
-
-const MINUTE = 60_000;
-const WINDOW = 15 * MINUTE;
 
 /**
  * A directory target whose share corrupts one file: `head` of the first stock data file it is
@@ -31,9 +27,10 @@ class FaultyShare implements SyncTarget {
   corrupt = true;
   down = false;
   badKey: string | undefined;
-  readonly inner: DirectoryTarget;
-  constructor(hq: string, site: string) {
-    this.inner = new DirectoryTarget(hq, { writePrefix: sitePrefix(site) });
+  constructor(
+    readonly inner: DirectoryTarget,
+    site: string,
+  ) {
     this.stockFiles = `${sitePrefix(site)}stock/bucket-`;
   }
   private readonly stockFiles: string;
@@ -73,15 +70,8 @@ class FaultyShare implements SyncTarget {
 }
 
 function setup(id: string) {
-  const fx: SiteFixture = makeSite(id, { rows: 300 });
-  cleanup.push(fx.data);
-  const hq = tempDir('hq');
-  cleanup.push(hq);
-  const share = new FaultyShare(hq, fx.site);
-  const clock = { now: Date.UTC(2026, 11, 5, 8, 0, 0) };
-  const open = () =>
-    new SyncEngine({ dataDir: fx.data, site: fx.site, target: share, clock: () => clock.now, random: () => 0, retry: { baseMs: 1000, maxMs: MINUTE, jitter: 0 }, scheduledTags: null });
-  return { fx, share, clock, open };
+  const s = healthSite(id, cleanup, { rows: 300, target: (inner, fx) => new FaultyShare(inner, fx.site) });
+  return { fx: s.fx, share: s.target, clock: s.clock, open: s.open };
 }
 
 /** One simulated minute: the agent's inbox moves (a new unit), the engine plans and runs what is due. */
@@ -91,16 +81,6 @@ async function minute(e: SyncEngine, fx: SiteFixture, clock: { now: number }, n:
   await e.enqueueSnapshotSync();
   await e.runOnce();
   return e.status();
-}
-
-/** `tilstand sync status`: the outbox read by another, read-only connection. */
-function statusFromOutbox(fx: SiteFixture, nowMs: number): SyncStatus {
-  const db = openOutboxDb(join(fx.data, 'site.db'), true);
-  try {
-    return statusOf(existingOutbox(db)!, nowMs, WINDOW);
-  } finally {
-    db.close();
-  }
 }
 
 describe('a step that fails for good while other units move', () => {

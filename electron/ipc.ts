@@ -3,11 +3,14 @@
 // the bridge from these names; main answers through `handleCall`, which checks the sender's
 // origin and validates every payload before the backend sees it. A failure that is no
 // SiteApiError answers a generic text with an error id; the log gets the whole error.
+// `reportClientError` (core/site/api.ts CLIENT_ERROR_METHOD: the page's own failure) is answered
+// here, never by the backend, as the headless server answers it: validated as there, written to
+// the log through the window's ClientErrorLog (the same rate bounds), open before a sign-in.
 
-import { validateCall, validateInputAge } from '../core/site/api-validate.ts';
+import { validateCall, validateClientErrorReport, validateInputAge } from '../core/site/api-validate.ts';
 import type { ApiErrorKind, ApiResult, SessionContext, SiteBackend } from '../core/site/api.ts';
-import { SiteApiError } from '../core/site/api.ts';
-import { callIn, logToStderr, reportInternalError } from '../core/site/internal-error.ts';
+import { CLIENT_ERROR_METHOD, SiteApiError } from '../core/site/api.ts';
+import { callIn, logToStderr, reportInternalError, type ClientErrorLog } from '../core/site/internal-error.ts';
 import { isAppUrl } from './security.ts';
 
 export const CALL_CHANNEL = 'tilstand:call';
@@ -22,8 +25,23 @@ export async function handleCall(
   inputAge?: unknown,
   /** Where a failure that is no SiteApiError is written, whole, under its error id; stderr when absent. */
   log: (line: string) => void = logToStderr,
+  /** The window's log of the page's own failures; absent: `reportClientError` is an unknown method. */
+  clientErrors?: ClientErrorLog,
 ): Promise<ApiResult<unknown>> {
   if (!isAppUrl(senderUrl)) return failure('forbidden', 'IPC from a frame outside the app is refused');
+  if (method === CLIENT_ERROR_METHOD && clientErrors) {
+    let report;
+    try {
+      report = validateClientErrorReport(request);
+    } catch (e) {
+      return failure('invalid', (e as Error).message);
+    }
+    // One window is one caller: signed in, its budget is the window's session; else the window
+    // (SessionContext.source) is the address the headless server would count it by.
+    const user = session.user?.name ?? null;
+    const id = clientErrors.report({ user, ...(user !== null ? { session: 'window' } : {}), source: session.source ?? 'window' }, report);
+    return { ok: true, value: { id } };
+  }
   let call;
   let input;
   try {

@@ -119,6 +119,8 @@ export function relaunchWithLaunchSettings(app: RelaunchApp, argv: readonly stri
 export interface RunningSite {
   readonly service: SiteBackend;
   stop(): Promise<void>;
+  /** A line in the site's log (logs/site.log and `log`); core/site's Site has it. */
+  logLine?(line: string): void;
 }
 
 export interface MainDeps {
@@ -232,6 +234,9 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
     kiosk: args.kiosk,
     fullscreen: args.fullscreen,
     backend,
+    // The site's log once it runs (the page's error reports and IPC's unforeseen failures are
+    // looked up there by id); before it (the first run), the main process's own.
+    log: (line) => (site?.logLine ? site.logLine(line) : log(line)),
   });
   await shell.ready;
   return { site: () => site, quit };

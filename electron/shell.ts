@@ -10,6 +10,7 @@
 
 import { readFile } from 'node:fs/promises';
 import type { SessionContext, SessionUser, SiteBackend } from '../core/site/api.ts';
+import { ClientErrorLog, logToStderr } from '../core/site/internal-error.ts';
 import { rendererContentType } from '../core/site/renderer-files.ts';
 import { CALL_CHANNEL, EVENT_CHANNEL, handleCall } from './ipc.ts';
 import { APP_ORIGIN, APP_SCHEME, CONTENT_SECURITY_POLICY, isAppUrl, resolveAppFile, webPreferences } from './security.ts';
@@ -69,6 +70,11 @@ export interface ShellOptions {
   backend: SiteBackend;
   width?: number;
   height?: number;
+  /**
+   * The site's log (logs/site.log, as main-process.ts has it): where the page's reports of its own
+   * failures and an IPC call's unforeseen failure go; stderr when absent.
+   */
+  log?: (line: string) => void;
 }
 
 /** Must run before the app is ready (Electron's rule for privileged schemes). */
@@ -83,6 +89,14 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
   }
   let main: BrowserWindowLike | undefined;
   const sessions = new Map<number, SessionContext>();
+  const log = o.log ?? logToStderr;
+  // Per window, as the headless server bounds each session and address (core/site internal-error.ts).
+  const clientErrors = new Map<number, ClientErrorLog>();
+  const clientErrorsFor = (wc: WebContentsLike): ClientErrorLog => {
+    let c = clientErrors.get(wc.id);
+    if (!c) clientErrors.set(wc.id, (c = new ClientErrorLog(log)));
+    return c;
+  };
   const sessionFor = (wc: WebContentsLike): SessionContext => {
     let s = sessions.get(wc.id);
     if (!s) {
@@ -112,7 +126,7 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
   e.app.on('web-contents-created', ((_ev: unknown, contents: WebContentsLike) => lockDown(contents)) as (...a: never[]) => void);
 
   e.ipcMain.handle(CALL_CHANNEL, (event, method, request, inputAge) =>
-    handleCall(o.backend, sessionFor(event.sender), event.senderFrame?.url, method, request, inputAge),
+    handleCall(o.backend, sessionFor(event.sender), event.senderFrame?.url, method, request, inputAge, log, clientErrorsFor(event.sender)),
   );
   // Events go to the window only while someone is signed in there (as the headless server
   // sends them only to signed-in sessions' sockets), and stop when that user is disabled.
@@ -154,8 +168,12 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
       autoHideMenuBar: true,
       webPreferences: webPreferences(o.preloadPath),
     });
+    const contents = main.webContents;
     main.on('closed', () => {
       main = undefined;
+      // What the window's reports dropped over the rate is said, not lost with the window.
+      clientErrors.get(contents.id)?.flush(true);
+      clientErrors.delete(contents.id);
     });
     await main.loadURL(`${APP_ORIGIN}/index.html`);
     return main;

@@ -70,16 +70,33 @@ export interface UserStoreOptions {
 
 export type UserErrorKind = 'InvalidArgument' | 'AlreadyExists' | 'NotFound';
 
+/**
+ * A UserError as data, for the floor UI to say in the reader's language (core/site api.ts
+ * RefusalCode `user.*`, where the params are listed); the message stays the English text.
+ */
+export interface UserRefusal {
+  code: 'user.nameInvalid' | 'user.noSecret' | 'user.roleInvalid' | 'user.pinInvalid' | 'user.passwordLength' | 'user.badgeLength' | 'user.exists' | 'user.badgeTaken' | 'user.notFound';
+  params?: Record<string, string | number>;
+}
+
 export class UserError extends Error {
   readonly kind: UserErrorKind;
   readonly field: string;
-  constructor(kind: UserErrorKind, field: string, message: string) {
+  /** Absent on the store's own options (failuresMax, lockoutMs): no person at a screen chose those. */
+  readonly refusal?: UserRefusal;
+  constructor(kind: UserErrorKind, field: string, message: string, refusal?: UserRefusal) {
     super(message);
     this.name = `UserError(${kind})`;
     this.kind = kind;
     this.field = field;
+    if (refusal) this.refusal = refusal;
   }
 }
+
+const notFound = (name: string): UserError => new UserError('NotFound', 'name', `user '${name}' does not exist`, { code: 'user.notFound', params: { name } });
+const exists = (name: string): UserError => new UserError('AlreadyExists', 'name', `user '${name}' already exists`, { code: 'user.exists', params: { name } });
+const badRole = (role: unknown): UserError =>
+  new UserError('InvalidArgument', 'role', `role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`, { code: 'user.roleInvalid', params: { role: String(role) } });
 
 /** Why `value` cannot be a name that ends up in paths, logs and topics; undefined when it can. */
 export function nameProblem(value: unknown, maxChars = 64): string | undefined {
@@ -146,6 +163,12 @@ export const guessablePinMessage = (pin: string, why: string): string => `PIN ${
 const PASSWORD_CHARS_MIN = 8;
 /** The longest password or badge a user can have, and so the longest secret worth checking. */
 export const SECRET_CHARS_MAX = 256;
+const BADGE_CHARS_MIN = 4;
+
+const badPin = (): UserError => new UserError('InvalidArgument', 'pin', 'PIN: expected 4 to 12 digits', { code: 'user.pinInvalid', params: { min: 4, max: 12 } });
+const badPassword = (): UserError =>
+  new UserError('InvalidArgument', 'password', `password: expected ${PASSWORD_CHARS_MIN} to ${SECRET_CHARS_MAX} characters`, { code: 'user.passwordLength', params: { min: PASSWORD_CHARS_MIN, max: SECRET_CHARS_MAX } });
+
 /**
  * Keys of the counts kept in memory (names that are no user, badge sources); past it the oldest is
  * forgotten: one who sprays that many keys gets fresh counts for them, no more.
@@ -204,33 +227,31 @@ export class UserStore {
 
   async add(u: NewUser): Promise<User> {
     const problem = nameProblem(u.name);
-    if (problem) throw new UserError('InvalidArgument', 'name', `user name ${JSON.stringify(u.name)}: ${problem}`);
-    if (!(ROLES as readonly string[]).includes(u.role)) throw new UserError('InvalidArgument', 'role', `role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(u.role)}`);
+    if (problem) throw new UserError('InvalidArgument', 'name', `user name ${JSON.stringify(u.name)}: ${problem}`, { code: 'user.nameInvalid', params: { name: String(u.name) } });
+    if (!(ROLES as readonly string[]).includes(u.role)) throw badRole(u.role);
     if (u.pin === undefined && u.password === undefined && u.badge === undefined) {
-      throw new UserError('InvalidArgument', 'pin', `user '${u.name}': expected at least one of a PIN, a password or a badge`);
+      throw new UserError('InvalidArgument', 'pin', `user '${u.name}': expected at least one of a PIN, a password or a badge`, { code: 'user.noSecret', params: { name: u.name } });
     }
-    if (u.pin !== undefined && !PIN.test(u.pin)) throw new UserError('InvalidArgument', 'pin', 'PIN: expected 4 to 12 digits');
-    if (u.password !== undefined && (u.password.length < PASSWORD_CHARS_MIN || u.password.length > SECRET_CHARS_MAX)) {
-      throw new UserError('InvalidArgument', 'password', `password: expected ${PASSWORD_CHARS_MIN} to ${SECRET_CHARS_MAX} characters`);
+    if (u.pin !== undefined && !PIN.test(u.pin)) throw badPin();
+    if (u.password !== undefined && (u.password.length < PASSWORD_CHARS_MIN || u.password.length > SECRET_CHARS_MAX)) throw badPassword();
+    if (u.badge !== undefined && (u.badge.length < BADGE_CHARS_MIN || u.badge.length > SECRET_CHARS_MAX)) {
+      throw new UserError('InvalidArgument', 'badge', `badge: expected ${BADGE_CHARS_MIN} to ${SECRET_CHARS_MAX} characters`, { code: 'user.badgeLength', params: { min: BADGE_CHARS_MIN, max: SECRET_CHARS_MAX } });
     }
-    if (u.badge !== undefined && (u.badge.length < 4 || u.badge.length > SECRET_CHARS_MAX)) {
-      throw new UserError('InvalidArgument', 'badge', `badge: expected 4 to ${SECRET_CHARS_MAX} characters`);
-    }
-    if (this.row(u.name)) throw new UserError('AlreadyExists', 'name', `user '${u.name}' already exists`);
+    if (this.row(u.name)) throw exists(u.name);
     const [pinHash, passwordHash, badgeHash] = await Promise.all([
       u.pin === undefined ? null : hashSecret(u.pin, this.params),
       u.password === undefined ? null : hashSecret(u.password, this.params),
       u.badge === undefined ? null : lookupHash(u.badge, this.badgeSalt, this.params),
     ]);
     if (badgeHash !== null && this.db.prepare('SELECT 1 FROM users WHERE badge_hash = ?').get(badgeHash)) {
-      throw new UserError('AlreadyExists', 'badge', 'that badge already belongs to another user');
+      throw new UserError('AlreadyExists', 'badge', 'that badge already belongs to another user', { code: 'user.badgeTaken' });
     }
     try {
       this.db
         .prepare('INSERT INTO users (name, role, pin_hash, password_hash, badge_hash, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)')
         .run(u.name, u.role, pinHash, passwordHash, badgeHash, this.now());
     } catch (e) {
-      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new UserError('AlreadyExists', 'name', `user '${u.name}' already exists`);
+      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw exists(u.name);
       throw e;
     }
     return this.get(u.name)!;
@@ -252,22 +273,22 @@ export class UserStore {
   /** Disables a user (kept, so the name stays attached to their decisions). */
   disable(name: string): User {
     const info = this.db.prepare('UPDATE users SET disabled = 1 WHERE name = ?').run(name);
-    if (info.changes === 0) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
+    if (info.changes === 0) throw notFound(name);
     return this.get(name)!;
   }
 
   /** Lets a disabled user sign in again (back from leave, disabled by mistake); their PIN, password and badge are as they were. */
   enable(name: string): User {
     const info = this.db.prepare('UPDATE users SET disabled = 0 WHERE name = ?').run(name);
-    if (info.changes === 0) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
+    if (info.changes === 0) throw notFound(name);
     return this.get(name)!;
   }
 
   /** Changes a user's role (the name and their past decisions stay). */
   setRole(name: string, role: Role): User {
-    if (!(ROLES as readonly string[]).includes(role)) throw new UserError('InvalidArgument', 'role', `role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);
+    if (!(ROLES as readonly string[]).includes(role)) throw badRole(role);
     const info = this.db.prepare('UPDATE users SET role = ? WHERE name = ?').run(role, name);
-    if (info.changes === 0) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
+    if (info.changes === 0) throw notFound(name);
     return this.get(name)!;
   }
 
@@ -277,17 +298,15 @@ export class UserStore {
    * resets in a millisecond, a clock set back), so every reset changes it.
    */
   async resetSecret(name: string, s: { pin: string } | { password: string }): Promise<User> {
-    if (!this.row(name)) throw new UserError('NotFound', 'name', `user '${name}' does not exist`);
+    if (!this.row(name)) throw notFound(name);
     let column: 'pin_hash' | 'password_hash';
     let secret: string;
     if ('pin' in s) {
-      if (!PIN.test(s.pin)) throw new UserError('InvalidArgument', 'pin', 'PIN: expected 4 to 12 digits');
+      if (!PIN.test(s.pin)) throw badPin();
       column = 'pin_hash';
       secret = s.pin;
     } else {
-      if (typeof s.password !== 'string' || s.password.length < PASSWORD_CHARS_MIN || s.password.length > SECRET_CHARS_MAX) {
-        throw new UserError('InvalidArgument', 'password', `password: expected ${PASSWORD_CHARS_MIN} to ${SECRET_CHARS_MAX} characters`);
-      }
+      if (typeof s.password !== 'string' || s.password.length < PASSWORD_CHARS_MIN || s.password.length > SECRET_CHARS_MAX) throw badPassword();
       column = 'password_hash';
       secret = s.password;
     }

@@ -3,7 +3,7 @@
 // must have exactly the shape its type says — unknown keys, wrong types, oversized strings and
 // prototype keys are refused with a message naming the field.
 
-import { DISMISS_NOTE_MAX, SITE_METHODS, type InputAge, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
+import { CLIENT_ERROR_MESSAGE_MAX, CLIENT_ERROR_STACK_MAX, DISMISS_NOTE_MAX, SITE_METHODS, type ClientErrorReport, type InputAge, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
 import { SECRET_CHARS_MAX } from '../inbox/users.ts';
 
 export class ApiValidationError extends Error {
@@ -165,4 +165,19 @@ export function validateCall<M extends SiteMethod>(method: unknown, request: unk
   if (!isSiteMethod(method)) throw new ApiValidationError(`unknown method ${JSON.stringify(String(method)).slice(0, 80)}`);
   VALIDATORS[method](request ?? {}, 'request');
   return { method: method as M, req: (request ?? {}) as SiteApiMethods[M]['req'] };
+}
+
+const clientErrorReport = object({
+  kind: req(oneOf(['render', 'error', 'rejection'])),
+  message: req(str(CLIENT_ERROR_MESSAGE_MAX)),
+  stack: opt(str(CLIENT_ERROR_STACK_MAX)),
+  screen: opt(str(64)),
+  lang: opt(str(16)),
+  version: opt(str(64)),
+});
+
+/** Checks a client-error report (api.ts ClientErrorReport) from outside; throws ApiValidationError naming the field. */
+export function validateClientErrorReport(request: unknown): ClientErrorReport {
+  clientErrorReport(request ?? {}, 'request');
+  return request as ClientErrorReport;
 }

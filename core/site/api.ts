@@ -434,6 +434,35 @@ export interface SiteApiMethods {
 
 export type SiteMethod = keyof SiteApiMethods;
 
+/**
+ * What the floor UI reports of its own failure (a screen its error boundary caught, an uncaught
+ * error or rejection on the page): `POST /api/reportClientError`, public (the sign-in and first-run
+ * screens can fail too). Not a SiteMethod: the transport that holds the session and the log answers
+ * it (ui-server.ts), not the backend. The site logs it once under an id and answers the id
+ * (`null`: over the rate, not logged but counted — core/site DESIGN.md, "Errors the floor UI
+ * reports"). Strings are bounded by api-validate.ts `validateClientErrorReport`.
+ */
+export interface ClientErrorReport {
+  /** `render`: an error boundary caught it; `error`, `rejection`: window 'error' / 'unhandledrejection'. */
+  kind: 'render' | 'error' | 'rejection';
+  message: string;
+  /** The component stack (render) or the error's stack, trimmed by the UI (CLIENT_ERROR_STACK_MAX). */
+  stack?: string;
+  /** The screen shown (`inbox`, `stock`, `signIn`, `firstRun`, …). */
+  screen?: string;
+  /** The UI's language. */
+  lang?: string;
+  /** The UI's version, when it knows it. */
+  version?: string;
+}
+
+/** The path segment of the client-error report (`POST /api/<it>`). */
+export const CLIENT_ERROR_METHOD = 'reportClientError';
+/** Longest `message` of a ClientErrorReport. */
+export const CLIENT_ERROR_MESSAGE_MAX = 500;
+/** Longest `stack` of a ClientErrorReport (the UI trims to it; the site refuses longer). */
+export const CLIENT_ERROR_STACK_MAX = 4000;
+
 /** Longest note kept with a dismissal of dead letters. */
 export const DISMISS_NOTE_MAX = 500;
 
@@ -479,13 +508,39 @@ export interface ApiErrorBody {
  * - `pin.guessable` (pin, why: `repeated` | `sequence`) at addUser and resetSecret;
  * - `role.refused` (user, role, allowed: the roles that may, comma-separated) for any method;
  * - `proposal.notFound` (id), `proposal.notOpen` (id, status) at getProposal and decide;
- * - `user.exists` (name) at addUser, `user.selfDisable`, `user.selfDemote`.
+ * - `user.exists` (name) at addUser, `user.selfDisable`, `user.selfDemote`;
+ * - `session.required`: a call that needs a session came without one held (never signed in here,
+ *   or the session ended: signed out, idle past its life, the site restarted) — ui-server.ts, and service.ts for a
+ *   session context without a user (the Electron window after a sign-out);
+ *   `signin.busy`: too many sign-ins from the client's address waiting (429);
+ * - first run (first-run.ts): `site.notSetUp` (any method but firstRun and initSite),
+ *   `site.alreadySetUp` (initSite again), and init.ts's refusals of the data directory:
+ *   `init.exists`, `init.restoredOther` (site: the restored one), `init.otherSite` (sites: the
+ *   ids whose tables the warehouse holds, comma-separated), `init.restoreNote` (unreadable);
+ * - `session.ended` (user, why: `disabled` | `locked` | `removed` (the user, since the sign-in),
+ *   `secretReset` (their PIN or password reset since), `idle` (with idleMs, as ApiErrorBody's)):
+ *   the backend ended the session at this call — service.ts `current`;
+ * - the user store's refusals (core/inbox users.ts UserError) at addUser, resetSecret, setRoles,
+ *   disableUser and enableUser: `user.nameInvalid` (name), `user.noSecret` (name),
+ *   `user.roleInvalid` (role), `user.pinInvalid` (min, max: digits), `user.passwordLength` and
+ *   `user.badgeLength` (min, max: characters), `user.badgeTaken`, `user.notFound` (name);
+ * - at setReorderPolicy (config.json refused the change, config.ts ConfigError):
+ *   `reorder.levels` (item, location?: absent for the item's own levels, reorderPoint, orderUpTo:
+ *   order-up-to not above the reorder point), `config.refused` (key: the config.json key that does
+ *   not validate, the file left as it was).
  * A new code is additive: a UI that does not know it shows `message`.
  */
-export type RefusalCode =
-  | 'signin.wrong' | 'signin.locked' | 'signin.badgeUnknown' | 'signin.badgeLocked' | 'signin.disabled'
-  | 'pin.guessable' | 'role.refused' | 'proposal.notFound' | 'proposal.notOpen'
-  | 'user.exists' | 'user.selfDisable' | 'user.selfDemote';
+export const REFUSAL_CODES = [
+  'signin.wrong', 'signin.locked', 'signin.badgeUnknown', 'signin.badgeLocked', 'signin.disabled', 'signin.busy',
+  'pin.guessable', 'role.refused', 'proposal.notFound', 'proposal.notOpen',
+  'user.exists', 'user.selfDisable', 'user.selfDemote',
+  'session.required', 'site.notSetUp', 'site.alreadySetUp',
+  'init.exists', 'init.restoredOther', 'init.otherSite', 'init.restoreNote',
+  'session.ended',
+  'user.nameInvalid', 'user.noSecret', 'user.roleInvalid', 'user.pinInvalid', 'user.passwordLength', 'user.badgeLength', 'user.badgeTaken', 'user.notFound',
+  'reorder.levels', 'config.refused',
+] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
 /** A refusal's code and params (ApiErrorBody). */
 export interface Refusal {

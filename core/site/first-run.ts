@@ -33,7 +33,7 @@ export class FirstRunBackend implements SiteBackend {
     if (method === 'me') return null as R;
     if (method === 'firstRun') return this.state() as R;
     if (method === 'initSite') return (await this.init(req as SiteApiMethods['initSite']['req'])) as R;
-    throw new SiteApiError('conflict', 'this site is not set up yet: finish the first-run screen (site id and first admin)');
+    throw new SiteApiError('conflict', 'this site is not set up yet: finish the first-run screen (site id and first admin)', undefined, { code: 'site.notSetUp' });
   }
 
   subscribe(_listener: (e: SiteEvent) => void): () => void {
@@ -46,7 +46,7 @@ export class FirstRunBackend implements SiteBackend {
   }
 
   private async init(req: SiteApiMethods['initSite']['req']): Promise<SiteApiMethods['firstRun']['res']> {
-    if (this.busy || isInitialized(this.data)) throw new SiteApiError('conflict', 'this site is already set up');
+    if (this.busy || isInitialized(this.data)) throw new SiteApiError('conflict', 'this site is already set up', undefined, { code: 'site.alreadySetUp' });
     const why = guessablePin(req.adminPin);
     if (why) throw new SiteApiError('invalid', `adminPin: ${guessablePinMessage(req.adminPin, why)}`, undefined, guessablePinRefusal(req.adminPin, why));
     this.busy = true;
@@ -54,7 +54,8 @@ export class FirstRunBackend implements SiteBackend {
       await initDataDir({ data: this.data, site: req.siteId, admin: { name: req.adminName, pin: req.adminPin } });
     } catch (e) {
       this.busy = false;
-      if (e instanceof InitError) throw new SiteApiError(e.kind === 'AlreadyExists' ? 'conflict' : 'invalid', e.message);
+      // Its code, when it has one, lets the first-run screen word it (the message names the data directory: IT's words).
+      if (e instanceof InitError) throw new SiteApiError(e.kind === 'AlreadyExists' ? 'conflict' : 'invalid', e.message, undefined, e.refusal);
       throw e;
     }
     this.doneResolve(req.siteId);

@@ -21,6 +21,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'no
 import { resolve } from 'node:path';
 import { UserStore, nameProblem, type Role } from '../inbox/users.ts';
 import type { ScryptParams } from '../inbox/secret-hash.ts';
+import type { Refusal } from './api.ts';
 import { dataPaths, defaultConfig, siteIdProblem, writeConfig, ConfigError, type SiteConfig } from './config.ts';
 import { readRestoreNote } from '../sync/restore.ts';
 import { openIngest } from './open-ingest.ts';
@@ -45,11 +46,14 @@ export class InitError extends Error {
   readonly kind: 'InvalidArgument' | 'AlreadyExists';
   /** The InitOptions input the message is about, when it is one (the CLI names its option). */
   readonly input: 'site' | 'admin' | 'pin' | undefined;
-  constructor(kind: 'InvalidArgument' | 'AlreadyExists', message: string, input?: 'site' | 'admin' | 'pin') {
+  /** The refusal's code and params, for the first-run screen to word it (api.ts RefusalCode `init.*`). */
+  readonly refusal: Refusal | undefined;
+  constructor(kind: 'InvalidArgument' | 'AlreadyExists', message: string, input?: 'site' | 'admin' | 'pin', refusal?: Refusal) {
     super(message);
     this.name = `InitError(${kind})`;
     this.kind = kind;
     this.input = input;
+    this.refusal = refusal;
   }
 }
 
@@ -69,7 +73,7 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   }
   const data = resolve(o.data);
   const p = dataPaths(data, o.site);
-  if (existsSync(p.config)) throw new InitError('AlreadyExists', `${data} is already a Tilstand data directory (it has config.json)`);
+  if (existsSync(p.config)) throw new InitError('AlreadyExists', `${data} is already a Tilstand data directory (it has config.json)`, undefined, { code: 'init.exists' });
   refuseAnotherSitesState(data, p.warehouse, o.site, `${p.database!}.db`);
   let config = defaultConfig(o.site);
   if (o.config) config = o.config(config);
@@ -131,14 +135,17 @@ function refuseAnotherSitesState(data: string, warehouse: string, site: string, 
   try {
     restored = readRestoreNote(data)?.site;
   } catch (e) {
-    throw new InitError('InvalidArgument', `${data} has an unreadable restore-note.json (${(e as Error).message}); check it, or remove it if the directory is not a restore`);
+    throw new InitError('InvalidArgument', `${data} has an unreadable restore-note.json (${(e as Error).message}); check it, or remove it if the directory is not a restore`, undefined, { code: 'init.restoreNote' });
   }
   if (restored !== undefined && restored !== site) {
-    throw new InitError('InvalidArgument', `${data} holds a restore of site '${restored}' (restore-note.json): initialize it with site id '${restored}', or use another directory for a new site`);
+    throw new InitError('InvalidArgument', `${data} holds a restore of site '${restored}' (restore-note.json): initialize it with site id '${restored}', or use another directory for a new site`, undefined, { code: 'init.restoredOther', params: { site: restored } });
   }
   const others = existsSync(warehouse) ? readdirSync(warehouse).filter((n) => /^site_.+\.db$/.test(n) && n !== ownDatabaseDir) : [];
   if (others.length > 0) {
     const ids = others.map((n) => `'${n.slice('site_'.length, -'.db'.length)}'`).join(', ');
-    throw new InitError('InvalidArgument', `${warehouse} already holds the tables of site ${ids}: initialize it with that site id, or use another directory for a new site`);
+    throw new InitError('InvalidArgument', `${warehouse} already holds the tables of site ${ids}: initialize it with that site id, or use another directory for a new site`, undefined, {
+      code: 'init.otherSite',
+      params: { sites: others.map((n) => n.slice('site_'.length, -'.db'.length)).join(',') },
+    });
   }
 }

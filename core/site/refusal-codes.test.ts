@@ -122,6 +122,11 @@ describe('refusal codes', () => {
   });
 
   it('a refusal without a code crosses as before: kind and message only', async () => {
-    expect(await refused(site.service.call('status', {}, session()))).toEqual({ kind: 'unauthenticated', message: 'sign in first' });
+    // ("sign in first" has a code since: session.required, refusal-codes-session-user.test.ts.)
+    const admin = await signedIn(DEMO_ADMIN.name, DEMO_ADMIN.pin);
+    expect(await refused(site.service.call('addUser', { name: 'Two', roles: ['viewer', 'admin'], secret: '5820' }, admin))).toEqual({
+      kind: 'invalid',
+      message: 'roles: a user has exactly one role (viewer, operator, shift_lead or admin), got 2',
+    });
   });
 });

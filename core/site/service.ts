@@ -24,7 +24,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
-import { guessablePin, guessablePinMessage, InboxError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations } from '../agents/index.ts';
 import {
   SiteApiError,
@@ -343,23 +343,24 @@ export class SiteService implements SiteBackend {
   /** `tellWhy`: the error says an idle sign-out not yet told of (and it counts as told). */
   private current(session: SessionContext, tellWhy = true): SessionUser {
     const u = session.user;
-    if (!u) throw (tellWhy ? this.signedOutWhy(session) : undefined) ?? new SiteApiError('unauthenticated', 'sign in first');
+    if (!u) throw (tellWhy ? this.signedOutWhy(session) : undefined) ?? new SiteApiError('unauthenticated', 'sign in first', undefined, { code: 'session.required' });
     // A shared floor PC: the UI signs the person out after `ui.idleSignOutMs` without use, and so
     // does the backend, for a page that was closed, reloaded or kept from running its timer.
     const idleMs = this.site.config.ui.idleSignOutMs;
     if (idleMs > 0 && session.inputAtMs !== undefined && this.now() - session.inputAtMs > idleMs) {
       this.signOutIdle(session, u.name, idleMs);
-      throw (tellWhy ? this.signedOutWhy(session) : undefined) ?? new SiteApiError('unauthenticated', `${u.name} was signed out`);
+      throw (tellWhy ? this.signedOutWhy(session) : undefined) ?? new SiteApiError('unauthenticated', `${u.name} was signed out`, undefined, { code: 'session.ended', params: { user: u.name, why: 'idle', idleMs } });
     }
     const stored = this.site.users.get(u.name);
     if (!stored || stored.disabled || stored.lockedUntilMs !== null) {
       session.setUser(null);
-      throw new SiteApiError('unauthenticated', `user ${u.name} can no longer sign in (${!stored ? 'removed' : stored.disabled ? 'disabled' : 'locked'}); sign in again`);
+      const why = !stored ? 'removed' : stored.disabled ? 'disabled' : 'locked';
+      throw new SiteApiError('unauthenticated', `user ${u.name} can no longer sign in (${why}); sign in again`, undefined, { code: 'session.ended', params: { user: u.name, why } });
     }
     // A session that began before a reset of the PIN or password (whoever knew the old one).
     if ((stored.secretChangedMs ?? null) !== (session.secretChangedMs ?? null)) {
       session.setUser(null);
-      throw new SiteApiError('unauthenticated', `the PIN or password of ${u.name} was reset after this sign-in; sign in again`);
+      throw new SiteApiError('unauthenticated', `the PIN or password of ${u.name} was reset after this sign-in; sign in again`, undefined, { code: 'session.ended', params: { user: u.name, why: 'secretReset' } });
     }
     if (stored.role !== u.roles[0] || u.roles.length !== 1) session.setUser({ name: u.name, roles: [stored.role] });
     return session.user!;
@@ -385,7 +386,7 @@ export class SiteService implements SiteBackend {
     if (!idle) return undefined;
     session.signedOutIdle = undefined;
     const msg = `${idle.user} was signed out after ${Math.round(idle.idleMs / 60_000)} min without use of the screen; sign in again`;
-    return new SiteApiError('unauthenticated', msg, idle.idleMs);
+    return new SiteApiError('unauthenticated', msg, idle.idleMs, { code: 'session.ended', params: { user: idle.user, why: 'idle', idleMs: idle.idleMs } });
   }
 
   private async signIn(req: SiteApiMethods['signIn']['req'], session: SessionContext): Promise<SessionUser> {
@@ -1047,7 +1048,7 @@ export type SyncStallReason = SyncProblem | 'other';
 
 const SYNC_STALL_TEXT: Record<SyncStallReason, string> = {
   refused: 'sync to HQ is refused: another PC sends for this site (docs/operations.md, "Two PCs for one site")',
-  credentials: "sync to HQ is refused: HQ does not accept this site's credentials (check the access key and HQ's policy for the site)",
+  credentials: "sync to HQ is refused: HQ does not accept this site's credentials (check the access key and HQ's policy for the site; for a directory HQ, that the site may write its folder)",
   step: 'sync to HQ is not healthy: a step has failed for the whole health window while HQ took other requests',
   waiting: 'sync to HQ has made no progress within the health window',
   planning: 'sync to HQ is not healthy: a table or contract file has been left out of planning for the whole health window',
@@ -1111,6 +1112,22 @@ function dirBytes(dir: string): number {
 }
 
 /**
+ * A ConfigError at setReorderPolicy as a refusal: the levels given (order-up-to not above the
+ * reorder point) when it names the key being set and they are the fault, else the key of
+ * config.json that does not validate (a hand edit of the file; nothing was changed).
+ */
+function configRefusal(e: ConfigError, method: string, req: unknown): Refusal | undefined {
+  if (method !== 'setReorderPolicy' || e.key.startsWith('--') || e.key === '(file)') return undefined;
+  const r = req as SiteApiMethods['setReorderPolicy']['req'];
+  const location = r.location ?? null;
+  if (r.policy && r.policy.orderUpTo <= r.policy.reorderPoint && e.key === reorderPolicyKey(r.item, location)) {
+    const params = { item: r.item, reorderPoint: r.policy.reorderPoint, orderUpTo: r.policy.orderUpTo };
+    return { code: 'reorder.levels', params: location === null ? params : { ...params, location } };
+  }
+  return { code: 'config.refused', params: { key: e.key } };
+}
+
+/**
  * Subsystem errors → the API's kinds. The kinds a person can act on (a bad argument, something
  * not found, a conflict, a refusal) keep their message: the UI shows it. Anything else is a
  * failure nobody foresaw, whose message may name files, SQL or stack fragments: the client gets a
@@ -1120,11 +1137,11 @@ function apiError(e: unknown, method: string, session: SessionContext, site: { l
   if (e instanceof SiteApiError) return e;
   const err = e as Error & { kind?: string; reason?: string };
   // config.json refused a change (a reorder point set from the Stock screen): the key is named.
-  if (e instanceof ConfigError) return new SiteApiError('invalid', err.message);
-  // A name taken at addUser (core/inbox users.ts UserError, field `name`).
-  if (err?.kind === 'AlreadyExists' && (err as { field?: string }).field === 'name' && method === 'addUser') {
-    const name = (req as { name?: unknown } | undefined)?.name;
-    return new SiteApiError('conflict', err.message, undefined, { code: 'user.exists', params: { name: typeof name === 'string' ? name : '' } });
+  if (e instanceof ConfigError) return new SiteApiError('invalid', err.message, undefined, configRefusal(e, method, req));
+  // The user store's refusals carry their code (a name taken, a password too short, a user removed meanwhile).
+  if (e instanceof UserError && e.refusal) {
+    const kind = ({ NotFound: 'not_found', InvalidArgument: 'invalid', AlreadyExists: 'conflict' } as const)[e.kind];
+    return new SiteApiError(kind, err.message, undefined, e.refusal);
   }
   if (e instanceof InboxError) {
     const kind = ({ NotFound: 'not_found', InvalidArgument: 'invalid', Refused: 'forbidden', Conflict: 'conflict' } as const)[e.kind];

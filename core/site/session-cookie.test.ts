@@ -113,7 +113,7 @@ describe('the session cookie over TLS', () => {
     const token = tokenOf(await call('signIn', { user: 'Kari', secret: '1234' }), SESSION_COOKIE_TLS);
     const r = await call('status', {}, `${SESSION_COOKIE}=${token}`);
     expect(r.status).toBe(401);
-    expect(r.body.error).toEqual({ kind: 'unauthenticated', message: 'sign in first' });
+    expect(r.body.error).toEqual({ kind: 'unauthenticated', message: 'sign in first', code: 'session.required' });
   });
 
   it('takes, of several cookies of the name, the one that names a held session, in either order', async () => {

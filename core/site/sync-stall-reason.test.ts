@@ -79,7 +79,7 @@ describe('sync_stalled names why sync is not healthy', () => {
     const denied = "HQ refuses this site's credentials: s3://hq/ (http://127.0.0.1:9000) has refused its put requests since 2026-12-05T07:40:00.000Z (…)";
     st = { ...healthy, healthy: false, problems: ['credentials'], online: false, pendingItems: 3, oldestUnsyncedMs: 5_000, lastError: denied };
     expect(stall()?.params).toEqual({ pending: 3, reason: 'credentials', windowMs: WINDOW });
-    expect(stall()?.message).toBe(`sync to HQ is refused: HQ does not accept this site's credentials (check the access key and HQ's policy for the site); 3 steps waiting (${denied})`);
+    expect(stall()?.message).toBe(`sync to HQ is refused: HQ does not accept this site's credentials (check the access key and HQ's policy for the site; for a directory HQ, that the site may write its folder); 3 steps waiting (${denied})`);
 
     // Unhealthy with no cause given (an engine before `problems`): said so, without guessing.
     st = { ...healthy, healthy: false, problems: undefined, lastError: 'something new' };

@@ -122,7 +122,7 @@ describe('headless UI server', () => {
     const { base } = await start();
     const anon = await post(base, 'status', {});
     expect(anon.status).toBe(401);
-    expect(await anon.json()).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
+    expect(await anon.json()).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'sign in first', code: 'session.required' } });
     expect((await post(base, 'signIn', { user: 'Kari', secret: 'bad' })).status).toBe(401);
     const cookie = await signIn(base);
     const r = await post(base, 'status', {}, { Cookie: cookie });
@@ -393,7 +393,7 @@ describe('headless UI server', () => {
     expect(status.status).toBe(401);
     expect(await status.json()).toEqual(why);
     expect(ui!.sessionCount()).toBe(0);
-    expect(await (await post(base, 'status', {}, { Cookie: again })).json()).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
+    expect(await (await post(base, 'status', {}, { Cookie: again })).json()).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'sign in first', code: 'session.required' } });
     // Told by the call that found it, in the backend's own check.
     const found = await signIn(base);
     idle.add('Kari');

@@ -3,7 +3,8 @@
 // the Electron preload exposes, so the same renderer runs in both.
 //
 // Security (a browser on the site network is not the trusted floor PC):
-//   - every API call but the public ones (api.ts PUBLIC_METHODS: firstRun, initSite, signIn, me) needs a session: a random 256-bit token in an HttpOnly,
+//   - every API call but the public ones (api.ts PUBLIC_METHODS: firstRun, initSite, signIn, me; and
+//     reportClientError, answered here and rate-bounded, internal-error.ts ClientErrorLog) needs a session: a random 256-bit token in an HttpOnly,
 //     SameSite=Strict cookie (Secure and named `__Host-tilstand_session` when served over TLS),
 //     idle-expired, new at every sign-in; of several cookies of the name only one that names a
 //     held session counts, two such are none (`sessionOf`);
@@ -26,10 +27,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ApiValidationError, validateCall, validateInputAge } from './api-validate.ts';
+import { ApiValidationError, validateCall, validateClientErrorReport, validateInputAge } from './api-validate.ts';
 import { rendererContentType } from './renderer-files.ts';
-import { INPUT_AGE_HEADER, PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
-import { callIn, logToStderr, reportInternalError } from './internal-error.ts';
+import { CLIENT_ERROR_METHOD, INPUT_AGE_HEADER, PUBLIC_METHODS as API_PUBLIC_METHODS, SiteApiError, type ApiResult, type SessionContext, type SessionUser, type SiteBackend, type SiteEvent } from './api.ts';
+import { callIn, ClientErrorLog, logToStderr, reportInternalError } from './internal-error.ts';
 
 /** The session cookie's name over plain HTTP (loopback only, config.ts): `__Host-` needs Secure. */
 export const SESSION_COOKIE = 'tilstand_session';
@@ -109,6 +110,8 @@ export class UiServer {
   private readonly now: () => number;
   private readonly signIns = new SignInGate(SIGN_INS_AT_ONCE, SIGN_INS_WAITING_PER_SOURCE, SIGN_INS_WAITING_MAX);
   private readonly cookieName: string;
+  /** The floor UI's reports of its own failures (`POST /api/reportClientError`), rate-bounded. */
+  private readonly clientErrors: ClientErrorLog;
 
   constructor(
     private readonly backend: SiteBackend,
@@ -118,6 +121,7 @@ export class UiServer {
     this.now = o.now ?? Date.now;
     this.cookieName = o.secure ? SESSION_COOKIE_TLS : SESSION_COOKIE;
     this.unsubscribe = backend.subscribe((e) => this.broadcast(e));
+    this.clientErrors = new ClientErrorLog(o.log ?? logToStderr, this.now);
   }
 
   /** Handles the request if it is the UI's; returns false to let the caller answer it. */
@@ -167,6 +171,7 @@ export class UiServer {
   }
 
   close(): void {
+    this.clientErrors.flush(true);
     this.unsubscribe();
     for (const ws of this.sockets.keys()) ws.terminate();
     this.wss.close();
@@ -281,11 +286,24 @@ export class UiServer {
       return reply(400, { ok: false, error: { kind: 'invalid', message: (e as Error).message } });
     }
     let session = this.sessionOf(req);
+    // Public (a sign-in or first-run screen fails too), after the same origin, header and body
+    // checks as any call; answered here, where the session and the log are (api.ts ClientErrorReport).
+    if (method === CLIENT_ERROR_METHOD) {
+      let report;
+      try {
+        report = validateClientErrorReport(body);
+      } catch (e) {
+        return reply(400, { ok: false, error: { kind: 'invalid', message: (e as Error).message } });
+      }
+      const user = session?.user?.name ?? null;
+      const id = this.clientErrors.report({ user, ...(session && user !== null ? { session: session.token } : {}), source: clientSource(req.socket.remoteAddress) }, report);
+      return reply(200, { ok: true, value: { id } });
+    }
     let created: Session | undefined;
     let signInTurn = false;
     // A session kept only to say why it was signed out goes on to the backend, which says so.
     if (!PUBLIC_METHODS.has(method) && !session?.user && !session?.signedOutIdle) {
-      return reply(401, { ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
+      return reply(401, { ok: false, error: { kind: 'unauthenticated', message: 'sign in first', code: 'session.required' } });
     }
     try {
       const call = validateCall(method, body);
@@ -294,7 +312,7 @@ export class UiServer {
         // One sign-in hashes at a time, the sources waiting taking turns (SIGN_INS_AT_ONCE).
         const source = clientSource(req.socket.remoteAddress);
         if (!(await this.signIns.enter(source))) {
-          return reply(429, { ok: false, error: { kind: 'unauthenticated', message: 'sign-in refused: too many sign-ins from here at once; try again in a moment' } });
+          return reply(429, { ok: false, error: { kind: 'unauthenticated', message: 'sign-in refused: too many sign-ins from here at once; try again in a moment', code: 'signin.busy' } });
         }
         signInTurn = true;
       }

@@ -15,7 +15,7 @@ import { Sync } from './screens/Sync.tsx';
 import { Tables } from './screens/Tables.tsx';
 import { Users } from './screens/Users.tsx';
 import { WorkQueue } from './screens/WorkQueue.tsx';
-import { selectAlarms, selectErrorText, selectIsAdmin, selectWaitingCount, type Screen } from './store/store.ts';
+import { selectAlarms, selectErrorLine, selectIsAdmin, selectWaitingCount, type Screen } from './store/store.ts';
 
 const SCREENS: Array<{ id: Screen; label: MessageKey; admin?: boolean }> = [
   { id: 'inbox', label: 'nav.inbox' },
@@ -33,7 +33,7 @@ export function App() {
   const user = useApp((s) => s.user);
   const screen = useApp((s) => s.screen);
   const go = useApp((s) => s.go);
-  const error = useApp(selectErrorText);
+  const error = useApp(selectErrorLine);
   const clearError = useApp((s) => s.clearError);
   const alarms = useApp(selectAlarms);
   const lang = useApp((s) => s.lang);
@@ -98,7 +98,7 @@ export function App() {
           shows that it can be closed. */}
       {error && (
         <p role="alert" className="error" onClick={clearError}>
-          <span>{t('error.generic', { message: error })}</span>
+          <span>{error}</span>
           <button type="button" className="close-error" aria-label={t('error.close')} title={t('error.close')} onClick={clearError}>
             ✖
           </button>

@@ -1,6 +1,6 @@
 // The renderer's only door to the site: the typed SiteApi over whichever transport is present —
 // the Electron preload's bridge (`window.tilstand`), or HTTP + WebSocket to the headless server.
-import type { ApiErrorKind, ApiResult, SiteApi, SiteApiMethods, SiteEvent, SiteMethod } from '../../../core/site/api.ts';
+import type { ApiErrorKind, ApiResult, ClientErrorReport, SiteApi, SiteApiMethods, SiteEvent, SiteMethod } from '../../../core/site/api.ts';
 
 /**
  * The site API as the page has it: `subscribe` also takes `onResume`, called when the events flow
@@ -9,7 +9,12 @@ import type { ApiErrorKind, ApiResult, SiteApi, SiteApiMethods, SiteEvent, SiteM
  */
 export type ClientApi = Omit<SiteApi, 'subscribe'> & {
   subscribe(listener: (e: SiteEvent) => void, onResume?: () => void): () => void;
+  /** The page's own failure, told to the site (report-error.ts; core/site/api.ts ClientErrorReport). */
+  reportClientError(report: ClientErrorReport): Promise<{ id: string | null }>;
 };
+
+/** Kept in step with core/site/api.ts CLIENT_ERROR_METHOD (not a SiteMethod: the transport answers it). */
+const CLIENT_ERROR_METHOD = 'reportClientError';
 
 /** The header that carries a call's input age (kept in step with core/site/api.ts INPUT_AGE_HEADER). */
 export const INPUT_AGE_HEADER = 'X-Tilstand-Input-Age';
@@ -105,7 +110,7 @@ function httpBridge(): Bridge {
 
 /** `inputAge` (idle.ts trackInput) goes with every call, so the site knows whether anyone is at the screen. */
 export function createClient(inputAge: () => number | null, bridge: Bridge = window.tilstand ?? httpBridge()): ClientApi {
-  const call = async <M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req']): Promise<SiteApiMethods[M]['res']> => {
+  const call = async <M extends SiteMethod>(method: M | typeof CLIENT_ERROR_METHOD, req: SiteApiMethods[M]['req'] | ClientErrorReport): Promise<SiteApiMethods[M]['res']> => {
     const r = await bridge.call(method, req, inputAge());
     if (!r.ok) {
       const { kind, message, idleMs, code, params } = r.error;
@@ -115,6 +120,7 @@ export function createClient(inputAge: () => number | null, bridge: Bridge = win
   };
   const api = { subscribe: (l: (e: SiteEvent) => void, onResume?: () => void) => bridge.subscribe(l, onResume) } as Record<string, unknown>;
   for (const m of METHODS) api[m] = (req: unknown) => call(m, (req ?? {}) as never);
+  api[CLIENT_ERROR_METHOD] = (report: ClientErrorReport) => call(CLIENT_ERROR_METHOD, report) as Promise<unknown> as Promise<{ id: string | null }>;
   return api as unknown as ClientApi;
 }
 

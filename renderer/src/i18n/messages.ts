@@ -215,7 +215,7 @@ const en = {
   // The header's chip when the view's problems say 'refused': "Online" was true of the line and said nothing of the refusal.
   'sync.refused': 'REFUSED BY HQ',
   'sync.reason.refused': 'Headquarters refuses this PC: another PC sends for this site. If that PC replaced this one, retire this one; if this one is to send, an administrator takes over (docs/operations.md, “Two PCs for one site”).',
-  'sync.reason.credentials': 'Headquarters refuses this site’s access key (wrong, expired or revoked, or headquarters’ policy for the site does not allow the request). An administrator checks the key given to the service and the policy at headquarters; sending resumes by itself once it is accepted. The last error says which requests were refused.',
+  'sync.reason.credentials': 'Headquarters refuses this site’s access key (wrong, expired or revoked, or headquarters’ policy for the site does not allow the request), or, when headquarters is a folder, the site may not write that folder (its permissions, or mounted read-only). An administrator checks the key given to the service and the policy at headquarters, or the folder’s permissions; sending resumes by itself once it is accepted. The last error says which requests were refused.',
   'sync.reason.step': 'One step has failed for {window} or more while headquarters took other requests (a share that damages one file); the last error names it.',
   'sync.reason.waiting': 'Steps have waited {window} or more and nothing reached headquarters.',
   'sync.reason.planning': 'A table or contract file has been left out of sending for {window} or more; the last error names it.',
@@ -288,7 +288,7 @@ const en = {
   // By params.reason (core/site syncStallReason); 'alarm.sync_stalled' is "waiting".
   'alarm.sync_stalled': 'sync to HQ has made no progress within {window}',
   'alarm.sync_stalled.refused': 'sync to HQ is refused: another PC sends for this site (docs/operations.md, “Two PCs for one site”)',
-  'alarm.sync_stalled.credentials': 'sync to HQ is refused: HQ does not accept this site’s access key (check the key and HQ’s policy for the site)',
+  'alarm.sync_stalled.credentials': 'sync to HQ is refused: HQ does not accept this site’s access key (check the key and HQ’s policy for the site; for a folder, that the site may write it)',
   'alarm.sync_stalled.step': 'sync to HQ is not healthy: a step has failed for {window} while HQ took other requests',
   'alarm.sync_stalled.planning': 'sync to HQ is not healthy: a table or contract file has been left out of sending for {window}',
   'alarm.sync_stalled.other': 'sync to HQ is not healthy',
@@ -296,6 +296,7 @@ const en = {
   'alarm.sync_stalled.pending': '{pending} steps waiting',
   'alarm.sync_stalled.pending_one': '{pending} step waiting',
   'error.generic': 'Something went wrong: {message}',
+  'error.internal': 'Something went wrong on the site (error {id}): if it happens again, tell IT; the site’s log has the details under that id.',
   'error.close': 'Close',
   // The site's refusals by code (core/site/api.ts RefusalCode; refusalText): English shows the
   // site's own message, which says the same; these are the keys nb and de word.
@@ -314,12 +315,39 @@ const en = {
   'refusal.user.exists': 'User {name} already exists',
   'refusal.user.selfDisable': 'You cannot disable yourself',
   'refusal.user.selfDemote': 'You cannot take the admin role from yourself',
+  'refusal.signin.busy': 'Too many sign-ins from this PC at once; try again in a moment',
+  'refusal.session.required': 'Not signed in (the session ended, or the site restarted): sign in',
+  'refusal.site.notSetUp': 'This site is not set up yet: finish the first-run screen (site id and first admin)',
+  'refusal.site.alreadySetUp': 'This site is already set up: reload the page to sign in',
+  'refusal.init.exists': 'This PC’s data directory is already set up: reload the page to sign in',
+  'refusal.init.restoredOther': 'This PC holds a restore of site {site}: set it up with site id {site}',
+  'refusal.init.otherSite': 'This PC already holds the tables of site {sites}: set it up with that site id, or ask IT for another data directory',
+  'refusal.init.restoreNote': 'This PC’s restore note (restore-note.json) cannot be read: ask IT',
   'refusal.or': ' or ',
+  'refusal.session.ended.disabled': '{user} was signed out: the user has been disabled. Sign in again',
+  'refusal.session.ended.locked': '{user} was signed out: the user is locked after too many wrong attempts. Sign in again',
+  'refusal.session.ended.removed': '{user} was signed out: the user no longer exists. Sign in again',
+  'refusal.session.ended.secretReset': '{user} was signed out: their PIN or password was reset after this sign-in. Sign in again',
+  'refusal.session.ended.idle': '{user} was signed out after {after} without use of the screen. Sign in again',
+  'refusal.user.nameInvalid': 'User name {name} cannot be used: 1 to 64 characters, without a slash, “..”, control characters or a space at the start or end',
+  'refusal.user.noSecret': 'User {name}: give a PIN, a password or a badge',
+  'refusal.user.roleInvalid': 'There is no role {role}',
+  'refusal.user.pinInvalid': 'A PIN has {min} to {max} digits',
+  'refusal.user.passwordLength': 'A password has {min} to {max} characters',
+  'refusal.user.badgeLength': 'A badge has {min} to {max} characters',
+  'refusal.user.badgeTaken': 'That badge already belongs to another user',
+  'refusal.user.notFound': 'User {name} does not exist',
+  'refusal.reorder.levels': '{item}: “Order up to” ({upTo}) must be more than the reorder point ({point})',
+  'refusal.reorder.levels.location': '{item} at {location}: “Order up to” ({upTo}) must be more than the reorder point ({point})',
+  'refusal.config.refused': 'Not saved: the site’s settings file (config.json) has an error at {key}; ask IT',
   // A screen (or the whole UI) that failed to render (components/ErrorBoundary.tsx): a kiosk PC showed white until someone reloaded.
   'crash.screenTitle': 'This screen could not be shown',
-  'crash.screenBody': 'The rest of the UI still works: pick another screen above, try this one again or reload the page. If it happens again, tell IT: the details are in the browser’s console.',
+  'crash.screenBody': 'The rest of the UI still works: pick another screen above, try this one again or reload the page.',
   'crash.appTitle': 'The floor UI stopped on an error',
-  'crash.appBody': 'Reload the page to go on. If it happens again, tell IT: the details are in the browser’s console.',
+  'crash.appBody': 'Reload the page to go on.',
+  // The site logged the failure under this id (core/site ClientErrorLog): what IT looks up in logs/site.log.
+  'crash.reported': 'If it happens again, tell IT: the site’s log has it as {id}.',
+  'crash.notReported': 'If it happens again, tell IT: the details are in the browser’s console.',
   'crash.retry': 'Try again',
   'crash.reload': 'Reload the page',
   // The decisions core/ingest's default freshness budgets name (DEFAULT_TABLE_BUDGETS), word for
@@ -542,7 +570,7 @@ const nb: Messages = {
   'sync.unhealthy': 'IKKE I ORDEN',
   'sync.refused': 'AVVIST AV HOVEDKONTORET',
   'sync.reason.refused': 'Hovedkontoret avviser denne PC-en: en annen PC sender for dette anlegget. Har den PC-en erstattet denne, tas denne ut av drift; skal denne sende, tar en administrator over (docs/operations.md, «Two PCs for one site»).',
-  'sync.reason.credentials': 'Hovedkontoret avviser anleggets tilgangsnøkkel (feil, utløpt eller tilbakekalt, eller hovedkontorets regler for anlegget tillater ikke forespørselen). En administrator sjekker nøkkelen tjenesten har fått og reglene hos hovedkontoret; sendingen fortsetter av seg selv når den godtas. Siste feil sier hvilke forespørsler som ble avvist.',
+  'sync.reason.credentials': 'Hovedkontoret avviser anleggets tilgangsnøkkel (feil, utløpt eller tilbakekalt, eller hovedkontorets regler for anlegget tillater ikke forespørselen), eller, når hovedkontoret er en mappe, får anlegget ikke skrive i mappen (rettighetene, eller den er montert skrivebeskyttet). En administrator sjekker nøkkelen tjenesten har fått og reglene hos hovedkontoret, eller mappens rettigheter; sendingen fortsetter av seg selv når den godtas. Siste feil sier hvilke forespørsler som ble avvist.',
   'sync.reason.step': 'Ett steg har feilet i {window} eller mer mens hovedkontoret tok imot andre forespørsler (en deling som skader én fil); siste feil nevner det.',
   'sync.reason.waiting': 'Steg har ventet i {window} eller mer uten at noe nådde hovedkontoret.',
   'sync.reason.planning': 'En tabell eller kontraktfil har vært utelatt fra sendingen i {window} eller mer; siste feil nevner den.',
@@ -611,13 +639,14 @@ const nb: Messages = {
   'alarm.stream_silent': '{stream}: ingen hendelse på {silent} (tillatt {allowed}) — kjører modulen, og er den tilkoblet? Radene står som de var',
   'alarm.sync_stalled': 'synkroniseringen til hovedkontoret har stått stille i {window}',
   'alarm.sync_stalled.refused': 'hovedkontoret avviser synkroniseringen: en annen PC sender for dette anlegget (docs/operations.md, «Two PCs for one site»)',
-  'alarm.sync_stalled.credentials': 'hovedkontoret avviser synkroniseringen: anleggets tilgangsnøkkel godtas ikke (sjekk nøkkelen og hovedkontorets regler for anlegget)',
+  'alarm.sync_stalled.credentials': 'hovedkontoret avviser synkroniseringen: anleggets tilgangsnøkkel godtas ikke (sjekk nøkkelen og hovedkontorets regler for anlegget; for en mappe, at anlegget får skrive i den)',
   'alarm.sync_stalled.step': 'synkroniseringen til hovedkontoret er ikke i orden: ett steg har feilet i {window} mens hovedkontoret tok imot andre forespørsler',
   'alarm.sync_stalled.planning': 'synkroniseringen til hovedkontoret er ikke i orden: en tabell eller kontraktfil har vært utelatt fra sendingen i {window}',
   'alarm.sync_stalled.other': 'synkroniseringen til hovedkontoret er ikke i orden',
   'alarm.sync_stalled.pending': '{pending} steg venter',
   'alarm.sync_stalled.pending_one': '{pending} steg venter',
   'error.generic': 'Noe gikk galt: {message}',
+  'error.internal': 'Noe gikk galt på stedet (feil {id}): skjer det igjen, si fra til IT; stedets logg har detaljene under denne id-en.',
   'error.close': 'Lukk',
   'refusal.signin.wrong': 'Feil navn, PIN eller passord',
   'refusal.signin.badgeUnknown': 'Ukjent kort',
@@ -634,11 +663,37 @@ const nb: Messages = {
   'refusal.user.exists': 'Brukeren {name} finnes allerede',
   'refusal.user.selfDisable': 'Du kan ikke deaktivere deg selv',
   'refusal.user.selfDemote': 'Du kan ikke ta administratorrollen fra deg selv',
+  'refusal.signin.busy': 'For mange innlogginger fra denne PC-en samtidig; prøv igjen om et øyeblikk',
+  'refusal.session.required': 'Ikke pålogget (økten er avsluttet, eller stedet startet på nytt): logg inn',
+  'refusal.site.notSetUp': 'Dette stedet er ikke satt opp ennå: fullfør førstegangsoppsettet (steds-id og første administrator)',
+  'refusal.site.alreadySetUp': 'Dette stedet er allerede satt opp: last inn siden på nytt for å logge inn',
+  'refusal.init.exists': 'Datamappen på denne PC-en er allerede satt opp: last inn siden på nytt for å logge inn',
+  'refusal.init.restoredOther': 'Denne PC-en har en gjenoppretting av stedet {site}: sett den opp med steds-id {site}',
+  'refusal.init.otherSite': 'Denne PC-en har allerede tabellene til stedet {sites}: sett den opp med den steds-id-en, eller be IT om en annen datamappe',
+  'refusal.init.restoreNote': 'Gjenopprettingsnotatet på denne PC-en (restore-note.json) kan ikke leses: si fra til IT',
   'refusal.or': ' eller ',
+  'refusal.session.ended.disabled': '{user} ble logget ut: brukeren er deaktivert. Logg inn igjen',
+  'refusal.session.ended.locked': '{user} ble logget ut: brukeren er sperret etter for mange feil forsøk. Logg inn igjen',
+  'refusal.session.ended.removed': '{user} ble logget ut: brukeren finnes ikke lenger. Logg inn igjen',
+  'refusal.session.ended.secretReset': '{user} ble logget ut: PIN-en eller passordet ble tilbakestilt etter denne innloggingen. Logg inn igjen',
+  'refusal.session.ended.idle': '{user} ble logget ut etter {after} uten bruk av skjermen. Logg inn igjen',
+  'refusal.user.nameInvalid': 'Brukernavnet {name} kan ikke brukes: 1 til 64 tegn, uten skråstrek, «..», kontrolltegn eller mellomrom først eller sist',
+  'refusal.user.noSecret': 'Brukeren {name}: oppgi en PIN, et passord eller et kort',
+  'refusal.user.roleInvalid': 'Rollen {role} finnes ikke',
+  'refusal.user.pinInvalid': 'En PIN har {min} til {max} sifre',
+  'refusal.user.passwordLength': 'Et passord har {min} til {max} tegn',
+  'refusal.user.badgeLength': 'Et kort har {min} til {max} tegn',
+  'refusal.user.badgeTaken': 'Det kortet tilhører allerede en annen bruker',
+  'refusal.user.notFound': 'Brukeren {name} finnes ikke',
+  'refusal.reorder.levels': '{item}: «Bestill opp til» ({upTo}) må være større enn bestillingspunktet ({point})',
+  'refusal.reorder.levels.location': '{item} på {location}: «Bestill opp til» ({upTo}) må være større enn bestillingspunktet ({point})',
+  'refusal.config.refused': 'Ikke lagret: stedets innstillingsfil (config.json) har en feil ved {key}; spør IT',
   'crash.screenTitle': 'Dette skjermbildet kunne ikke vises',
-  'crash.screenBody': 'Resten av brukergrensesnittet virker: velg et annet skjermbilde over, prøv dette på nytt eller last inn siden på nytt. Skjer det igjen, si fra til IT: detaljene står i nettleserens konsoll.',
+  'crash.screenBody': 'Resten av brukergrensesnittet virker: velg et annet skjermbilde over, prøv dette på nytt eller last inn siden på nytt.',
   'crash.appTitle': 'Brukergrensesnittet stoppet på en feil',
-  'crash.appBody': 'Last inn siden på nytt for å fortsette. Skjer det igjen, si fra til IT: detaljene står i nettleserens konsoll.',
+  'crash.appBody': 'Last inn siden på nytt for å fortsette.',
+  'crash.reported': 'Skjer det igjen, si fra til IT: stedets logg har feilen som {id}.',
+  'crash.notReported': 'Skjer det igjen, si fra til IT: detaljene står i nettleserens konsoll.',
   'crash.retry': 'Prøv igjen',
   'crash.reload': 'Last inn siden på nytt',
   'tables.decision.approval_inbox': 'en skiftleder godkjenner eller avviser et forslag på gulv-PC-en',
@@ -856,7 +911,7 @@ const de: Messages = {
   'sync.unhealthy': 'NICHT IN ORDNUNG',
   'sync.refused': 'VON DER ZENTRALE ABGEWIESEN',
   'sync.reason.refused': 'Die Zentrale weist diesen PC ab: ein anderer PC sendet für diesen Standort. Hat jener PC diesen ersetzt, wird dieser außer Betrieb genommen; soll dieser senden, übernimmt ein Administrator (docs/operations.md, „Two PCs for one site“).',
-  'sync.reason.credentials': 'Die Zentrale weist den Zugangsschlüssel dieses Standorts ab (falsch, abgelaufen oder widerrufen, oder die Regeln der Zentrale für den Standort erlauben die Anfrage nicht). Ein Administrator prüft den Schlüssel des Dienstes und die Regeln in der Zentrale; das Senden geht von selbst weiter, sobald er angenommen wird. Der letzte Fehler nennt die abgewiesenen Anfragen.',
+  'sync.reason.credentials': 'Die Zentrale weist den Zugangsschlüssel dieses Standorts ab (falsch, abgelaufen oder widerrufen, oder die Regeln der Zentrale für den Standort erlauben die Anfrage nicht), oder, wenn die Zentrale ein Ordner ist, darf der Standort nicht in diesen Ordner schreiben (Berechtigungen, oder schreibgeschützt eingehängt). Ein Administrator prüft den Schlüssel des Dienstes und die Regeln in der Zentrale oder die Berechtigungen des Ordners; das Senden geht von selbst weiter, sobald er angenommen wird. Der letzte Fehler nennt die abgewiesenen Anfragen.',
   'sync.reason.step': 'Ein Schritt schlägt seit {window} oder länger fehl, während die Zentrale andere Anfragen annimmt (eine Freigabe, die eine Datei beschädigt); der letzte Fehler nennt ihn.',
   'sync.reason.waiting': 'Schritte warten seit {window} oder länger, und nichts hat die Zentrale erreicht.',
   'sync.reason.planning': 'Eine Tabelle oder Vertragsdatei wird seit {window} oder länger nicht gesendet; der letzte Fehler nennt sie.',
@@ -925,13 +980,14 @@ const de: Messages = {
   'alarm.stream_silent': '{stream}: seit {silent} kein Ereignis (erlaubt {allowed}) — läuft das Modul, und ist es verbunden? Seine Zeilen bleiben, wie sie waren',
   'alarm.sync_stalled': 'die Synchronisierung mit der Zentrale kommt seit {window} nicht voran',
   'alarm.sync_stalled.refused': 'die Zentrale weist die Synchronisierung ab: ein anderer PC sendet für diesen Standort (docs/operations.md, „Two PCs for one site“)',
-  'alarm.sync_stalled.credentials': 'die Zentrale weist die Synchronisierung ab: der Zugangsschlüssel dieses Standorts wird nicht angenommen (Schlüssel und Regeln der Zentrale für den Standort prüfen)',
+  'alarm.sync_stalled.credentials': 'die Zentrale weist die Synchronisierung ab: der Zugangsschlüssel dieses Standorts wird nicht angenommen (Schlüssel und Regeln der Zentrale für den Standort prüfen; bei einem Ordner, ob der Standort hineinschreiben darf)',
   'alarm.sync_stalled.step': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: ein Schritt schlägt seit {window} fehl, während die Zentrale andere Anfragen annimmt',
   'alarm.sync_stalled.planning': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: eine Tabelle oder Vertragsdatei wird seit {window} nicht gesendet',
   'alarm.sync_stalled.other': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung',
   'alarm.sync_stalled.pending': '{pending} Schritte warten',
   'alarm.sync_stalled.pending_one': '{pending} Schritt wartet',
   'error.generic': 'Etwas ist schiefgelaufen: {message}',
+  'error.internal': 'Am Standort ist etwas schiefgelaufen (Fehler {id}): passiert es wieder, die IT informieren; das Protokoll des Standorts hat die Einzelheiten unter dieser Kennung.',
   'error.close': 'Schließen',
   'refusal.signin.wrong': 'Falscher Name, falsche PIN oder falsches Passwort',
   'refusal.signin.badgeUnknown': 'Unbekannter Ausweis',
@@ -948,11 +1004,37 @@ const de: Messages = {
   'refusal.user.exists': 'Benutzer {name} gibt es bereits',
   'refusal.user.selfDisable': 'Sie können sich nicht selbst deaktivieren',
   'refusal.user.selfDemote': 'Sie können sich nicht selbst die Administratorrolle nehmen',
+  'refusal.signin.busy': 'Zu viele Anmeldungen von diesem PC gleichzeitig; gleich noch einmal versuchen',
+  'refusal.session.required': 'Nicht angemeldet (die Sitzung ist abgelaufen oder der Standort wurde neu gestartet): bitte anmelden',
+  'refusal.site.notSetUp': 'Dieser Standort ist noch nicht eingerichtet: die Ersteinrichtung abschließen (Standort-ID und erster Administrator)',
+  'refusal.site.alreadySetUp': 'Dieser Standort ist bereits eingerichtet: die Seite neu laden, um sich anzumelden',
+  'refusal.init.exists': 'Das Datenverzeichnis dieses PCs ist bereits eingerichtet: die Seite neu laden, um sich anzumelden',
+  'refusal.init.restoredOther': 'Dieser PC enthält eine Wiederherstellung des Standorts {site}: mit der Standort-ID {site} einrichten',
+  'refusal.init.otherSite': 'Dieser PC enthält bereits die Tabellen des Standorts {sites}: mit dieser Standort-ID einrichten oder die IT um ein anderes Datenverzeichnis bitten',
+  'refusal.init.restoreNote': 'Die Wiederherstellungsnotiz dieses PCs (restore-note.json) ist nicht lesbar: die IT informieren',
   'refusal.or': ' oder ',
+  'refusal.session.ended.disabled': '{user} wurde abgemeldet: der Benutzer wurde deaktiviert. Bitte erneut anmelden',
+  'refusal.session.ended.locked': '{user} wurde abgemeldet: der Benutzer ist nach zu vielen Fehlversuchen gesperrt. Bitte erneut anmelden',
+  'refusal.session.ended.removed': '{user} wurde abgemeldet: den Benutzer gibt es nicht mehr. Bitte erneut anmelden',
+  'refusal.session.ended.secretReset': '{user} wurde abgemeldet: PIN oder Passwort wurde nach dieser Anmeldung zurückgesetzt. Bitte erneut anmelden',
+  'refusal.session.ended.idle': '{user} wurde nach {after} ohne Benutzung des Bildschirms abgemeldet. Bitte erneut anmelden',
+  'refusal.user.nameInvalid': 'Der Benutzername {name} ist nicht möglich: 1 bis 64 Zeichen, ohne Schrägstrich, „..“, Steuerzeichen oder Leerzeichen am Anfang oder Ende',
+  'refusal.user.noSecret': 'Benutzer {name}: eine PIN, ein Passwort oder einen Ausweis angeben',
+  'refusal.user.roleInvalid': 'Die Rolle {role} gibt es nicht',
+  'refusal.user.pinInvalid': 'Eine PIN hat {min} bis {max} Ziffern',
+  'refusal.user.passwordLength': 'Ein Passwort hat {min} bis {max} Zeichen',
+  'refusal.user.badgeLength': 'Ein Ausweis hat {min} bis {max} Zeichen',
+  'refusal.user.badgeTaken': 'Dieser Ausweis gehört schon einem anderen Benutzer',
+  'refusal.user.notFound': 'Den Benutzer {name} gibt es nicht',
+  'refusal.reorder.levels': '{item}: „Auffüllen bis“ ({upTo}) muss größer sein als der Meldebestand ({point})',
+  'refusal.reorder.levels.location': '{item} an {location}: „Auffüllen bis“ ({upTo}) muss größer sein als der Meldebestand ({point})',
+  'refusal.config.refused': 'Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) hat einen Fehler bei {key}; bitte die IT fragen',
   'crash.screenTitle': 'Diese Ansicht konnte nicht angezeigt werden',
-  'crash.screenBody': 'Der Rest der Oberfläche funktioniert: oben eine andere Ansicht wählen, diese erneut versuchen oder die Seite neu laden. Passiert es wieder, die IT informieren: die Einzelheiten stehen in der Konsole des Browsers.',
+  'crash.screenBody': 'Der Rest der Oberfläche funktioniert: oben eine andere Ansicht wählen, diese erneut versuchen oder die Seite neu laden.',
   'crash.appTitle': 'Die Oberfläche wurde durch einen Fehler angehalten',
-  'crash.appBody': 'Die Seite neu laden, um weiterzumachen. Passiert es wieder, die IT informieren: die Einzelheiten stehen in der Konsole des Browsers.',
+  'crash.appBody': 'Die Seite neu laden, um weiterzumachen.',
+  'crash.reported': 'Passiert es wieder, die IT informieren: das Protokoll des Standorts führt den Fehler als {id}.',
+  'crash.notReported': 'Passiert es wieder, die IT informieren: die Einzelheiten stehen in der Konsole des Browsers.',
   'crash.retry': 'Erneut versuchen',
   'crash.reload': 'Seite neu laden',
   'tables.decision.approval_inbox': 'eine Schichtleitung genehmigt oder lehnt einen Vorschlag am Hallen-PC ab',
@@ -1225,11 +1307,15 @@ function breachReasons(lang: Lang, p: Record<string, string | number>, vars: Rec
 /** A refusal as the site sent it (core/site/api.ts ApiErrorBody): its English message and, for the common ones, a code. */
 export interface RefusalLike {
   message: string;
+  /** The site's error kind (core/site/api.ts ApiErrorKind); absent: no answer of the site (the network). */
+  kind?: string;
   code?: string;
   params?: Record<string, string | number>;
 }
 
 const ROLE_NAMES: ReadonlySet<string> = new Set(['viewer', 'operator', 'shift_lead', 'admin']);
+/** core/site api.ts RefusalCode `session.ended`'s `why`s. */
+const SESSION_ENDED_WHY: ReadonlySet<string> = new Set(['disabled', 'locked', 'removed', 'secretReset', 'idle']);
 const STATUS_NAMES: ReadonlySet<string> = new Set(['open', 'deferred', 'approved', 'rejected', 'stale', 'withdrawn']);
 
 /** A role's name in `lang` (a role the UI does not know: as sent). */
@@ -1308,6 +1394,84 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
       return translate(lang, 'refusal.user.selfDisable');
     case 'user.selfDemote':
       return translate(lang, 'refusal.user.selfDemote');
+    case 'signin.busy':
+    case 'session.required':
+    case 'site.notSetUp':
+    case 'site.alreadySetUp':
+    case 'init.exists':
+    case 'init.restoreNote':
+      return translate(lang, `refusal.${r.code}`);
+    case 'init.restoredOther': {
+      const site = paramStr(p, 'site');
+      if (!site) break;
+      return translate(lang, 'refusal.init.restoredOther', { site });
+    }
+    case 'init.otherSite': {
+      const sites = paramStr(p, 'sites');
+      if (!sites) break;
+      return translate(lang, 'refusal.init.otherSite', { sites: sites.split(',').join(', ') });
+    }
+    case 'session.ended': {
+      const user = paramStr(p, 'user');
+      const why = paramStr(p, 'why');
+      if (!user || why === undefined || !SESSION_ENDED_WHY.has(why)) break;
+      if (why !== 'idle') return translate(lang, `refusal.session.ended.${why}` as MessageKey, { user });
+      const idleMs = paramNum(p, 'idleMs');
+      if (idleMs === undefined) break;
+      return translate(lang, 'refusal.session.ended.idle', { user, after: formatDuration(lang, idleMs) });
+    }
+    case 'user.nameInvalid':
+    case 'user.notFound':
+    case 'user.noSecret': {
+      const name = paramStr(p, 'name');
+      if (name === undefined) break;
+      return translate(lang, `refusal.${r.code}`, { name });
+    }
+    case 'user.roleInvalid': {
+      const role = paramStr(p, 'role');
+      if (role === undefined) break;
+      return translate(lang, 'refusal.user.roleInvalid', { role });
+    }
+    case 'user.pinInvalid':
+    case 'user.passwordLength':
+    case 'user.badgeLength': {
+      const min = paramNum(p, 'min');
+      const max = paramNum(p, 'max');
+      if (min === undefined || max === undefined) break;
+      return translate(lang, `refusal.${r.code}`, { min: formatNumber(lang, min), max: formatNumber(lang, max) });
+    }
+    case 'user.badgeTaken':
+      return translate(lang, 'refusal.user.badgeTaken');
+    case 'reorder.levels': {
+      const item = paramStr(p, 'item');
+      const point = paramNum(p, 'reorderPoint');
+      const upTo = paramNum(p, 'orderUpTo');
+      const location = paramStr(p, 'location');
+      if (!item || point === undefined || upTo === undefined) break;
+      const levels = { item, point: formatNumber(lang, point), upTo: formatNumber(lang, upTo) };
+      return location === undefined ? translate(lang, 'refusal.reorder.levels', levels) : translate(lang, 'refusal.reorder.levels.location', { ...levels, location });
+    }
+    case 'config.refused': {
+      const key = paramStr(p, 'key');
+      if (!key) break;
+      return translate(lang, 'refusal.config.refused', { key });
+    }
   }
   return r.message;
+}
+
+/** The site's text for an internal error (core/site internal-error.ts internalErrorMessage): its id. */
+const INTERNAL_ERROR_ID = /^internal error \(id ([0-9a-f]{8})\)/;
+
+/**
+ * An error line as shown. A refusal — the site answered with a kind other than `internal`: the
+ * person asked for something not allowed or not possible — reads as itself (`text`, already in the
+ * reader's language where refusalText could word it), not as a failure. An internal error says
+ * that something went wrong and keeps its id (the line of logs/site.log IT looks for); anything
+ * else (no kind: the network failed, or the reply was no API answer) is framed the same way.
+ */
+export function errorLine(lang: Lang, text: string, kind: string | undefined): string {
+  if (kind !== undefined && kind !== 'internal') return text;
+  const id = kind === 'internal' ? INTERNAL_ERROR_ID.exec(text)?.[1] : undefined;
+  return id !== undefined ? translate(lang, 'error.internal', { id }) : translate(lang, 'error.generic', { message: text });
 }

@@ -20,8 +20,8 @@ describe('sync_stalled by reason', () => {
 
   it("HQ refusing the site's access key: said as a refusal, with what to check", () => {
     const a = stalled({ pending: 3, reason: 'credentials', windowMs: WINDOW });
-    expect(alarmText('nb', a)).toBe('hovedkontoret avviser synkroniseringen: anleggets tilgangsnøkkel godtas ikke (sjekk nøkkelen og hovedkontorets regler for anlegget); 3 steg venter');
-    expect(alarmText('de', a)).toBe('die Zentrale weist die Synchronisierung ab: der Zugangsschlüssel dieses Standorts wird nicht angenommen (Schlüssel und Regeln der Zentrale für den Standort prüfen); 3 Schritte warten');
+    expect(alarmText('nb', a)).toBe('hovedkontoret avviser synkroniseringen: anleggets tilgangsnøkkel godtas ikke (sjekk nøkkelen og hovedkontorets regler for anlegget; for en mappe, at anlegget får skrive i den); 3 steg venter');
+    expect(alarmText('de', a)).toBe('die Zentrale weist die Synchronisierung ab: der Zugangsschlüssel dieses Standorts wird nicht angenommen (Schlüssel und Regeln der Zentrale für den Standort prüfen; bei einem Ordner, ob der Standort hineinschreiben darf); 3 Schritte warten');
   });
 
   it('one step failing while HQ takes the others, and a table left out of sending, for the window', () => {

@@ -14,7 +14,7 @@ import type {
   DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
   ConfigChangeView, SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
-import { refusalText, type Lang, type RefusalLike } from '../i18n/messages.ts';
+import { errorLine, refusalText, type Lang, type RefusalLike } from '../i18n/messages.ts';
 
 export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
 
@@ -242,9 +242,10 @@ function withFreshness(rows: TableInfo[], fresh: SiteStatus['tables']): TableInf
 
 /** A failure's message with the site's refusal code and params, when it carried them (api/client.ts ApiError). */
 function refusalOf(e: unknown): RefusalLike {
-  const { message, code, params } = e as { message?: unknown; code?: unknown; params?: unknown };
+  const { message, code, params, kind } = (e ?? {}) as { message?: unknown; code?: unknown; params?: unknown; kind?: unknown };
   return {
     message: typeof message === 'string' ? message : String(e),
+    ...(typeof kind === 'string' ? { kind } : {}),
     ...(typeof code === 'string' ? { code } : {}),
     ...(params !== null && typeof params === 'object' ? { params: params as Record<string, string | number> } : {}),
   };
@@ -259,16 +260,29 @@ export function selectErrorText(s: Pick<AppState, 'lang' | 'error' | 'errorRefus
   return s.errorRefusal?.message === s.error ? refusalText(s.lang, s.errorRefusal) : s.error;
 }
 
-/** The sign-in screen's error in the reader's language (as selectErrorText). */
-export function selectSignInErrorText(s: Pick<AppState, 'lang' | 'signInError' | 'signInRefusal'>): string | null {
-  if (s.signInError === null) return null;
-  return s.signInRefusal?.message === s.signInError ? refusalText(s.lang, s.signInRefusal) : s.signInError;
+/**
+ * The error line as shown: a refusal (the site answered that what was asked is not allowed or not
+ * possible, a 4xx) as itself, in the reader's language; a failure of the system — an internal
+ * error (its id kept) or no answer at all (the network, a reply that is no API answer) — framed as
+ * "Something went wrong" (i18n errorLine).
+ */
+export function selectErrorLine(s: Pick<AppState, 'lang' | 'error' | 'errorRefusal'>): string | null {
+  const text = selectErrorText(s);
+  if (text === null) return null;
+  return errorLine(s.lang, text, s.errorRefusal?.message === s.error ? s.errorRefusal?.kind : undefined);
 }
 
-/** The first-run screen's error in the reader's language (as selectErrorText). */
+/** The sign-in screen's error in the reader's language, framed as selectErrorLine frames it. */
+export function selectSignInErrorText(s: Pick<AppState, 'lang' | 'signInError' | 'signInRefusal'>): string | null {
+  if (s.signInError === null) return null;
+  // A refusal as itself, a failure of the site or the network framed as one (errorLine).
+  return s.signInRefusal?.message === s.signInError ? errorLine(s.lang, refusalText(s.lang, s.signInRefusal), s.signInRefusal.kind) : errorLine(s.lang, s.signInError, undefined);
+}
+
+/** The first-run screen's error in the reader's language, framed as selectErrorLine frames it. */
 export function selectFirstRunErrorText(s: Pick<AppState, 'lang' | 'firstRunError' | 'firstRunRefusal'>): string | null {
   if (s.firstRunError === null) return null;
-  return s.firstRunRefusal?.message === s.firstRunError ? refusalText(s.lang, s.firstRunRefusal) : s.firstRunError;
+  return s.firstRunRefusal?.message === s.firstRunError ? errorLine(s.lang, refusalText(s.lang, s.firstRunRefusal), s.firstRunRefusal.kind) : errorLine(s.lang, s.firstRunError, undefined);
 }
 
 export function createAppStore(api: SiteApi): AppStore {
@@ -317,7 +331,12 @@ export function createAppStore(api: SiteApi): AppStore {
           resetSession();
           return set({ signedOutIdleMs: idleMs });
         }
-        if (kind === 'unauthenticated') resetSession();
+        if (kind === 'unauthenticated') {
+          resetSession();
+          // The site ended the session (signed out elsewhere, the user disabled, the PIN reset,
+          // the site restarted): the sign-in screen, which shows no error line, says why.
+          return set({ error: (e as Error).message, errorRefusal: refusalOf(e), signInError: (e as Error).message, signInRefusal: refusalOf(e) });
+        }
         set({ error: (e as Error).message, errorRefusal: refusalOf(e) });
       }
     };

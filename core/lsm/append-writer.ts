@@ -330,7 +330,7 @@ export class AppendWriter extends TableWriter {
     for (const { b, removed, added } of results) {
       const gone = new Set(removed.map((f) => f.fileName));
       b.files = b.files.filter((f) => !gone.has(f.fileName)).concat(added);
-      for (const f of removed) table.cache.drop(table.dataFilePath(b.partition, b.bucket, f.fileName));
+      for (const f of removed) table.cache.drop(table.dataFilePath(b.partition, b.bucket, f.fileName, f.externalPath));
       this.appCommitted.set(b.id, b.files);
     }
     return id;
@@ -377,7 +377,7 @@ export class AppendWriter extends TableWriter {
   /** Paths of the files flushed and not committed yet: no snapshot references them, no sweep may take them. */
   private appPendingPaths(): Set<string> {
     const pending = new Set<string>();
-    for (const b of this.appBuckets.values()) for (const f of b.pending) pending.add(this.appTable.dataFilePath(b.partition, b.bucket, f.fileName));
+    for (const b of this.appBuckets.values()) for (const f of b.pending) pending.add(this.appTable.dataFilePath(b.partition, b.bucket, f.fileName, f.externalPath));
     return pending;
   }
 

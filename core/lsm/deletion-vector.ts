@@ -246,8 +246,11 @@ export function snapshotDeletionVectors(table: Table, snapshot: Snapshot): Snaps
   if (bytes === undefined) throw corruption(path, `index manifest of snapshot ${snapshot.id} is missing`);
   const entries: IndexManifestEntry[] = decodeIndexManifest(bytes, path);
   const ranges = new Map<string, { indexFile: string; offset: number; length: number }>();
+  // The path of each index file, where its table puts it (Table.indexFilePath: index/, the bucket directory, an external path).
+  const indexPaths = new Map<string, string>();
   for (const e of entries) {
     if (e.indexType !== 'DELETION_VECTORS' || e.kind !== 0) continue;
+    indexPaths.set(e.fileName, table.indexFilePath(e));
     for (const r of e.dvRanges ?? []) {
       ranges.set(`${Buffer.from(e.partition).toString('hex')}/${e.bucket}/${r.dataFileName}`, { indexFile: e.fileName, offset: r.offset, length: r.length });
     }
@@ -261,7 +264,7 @@ export function snapshotDeletionVectors(table: Table, snapshot: Snapshot): Snaps
       if (!r) return undefined;
       let set = decoded.get(key);
       if (!set) {
-        const indexPath = table.paths.indexFile(r.indexFile);
+        const indexPath = indexPaths.get(r.indexFile)!;
         let file = files.get(r.indexFile);
         if (!file) {
           const b = table.fileIO.readFileIfExists(indexPath);

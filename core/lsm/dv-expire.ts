@@ -1,5 +1,6 @@
 // Marking for expire.ts's sweep: the index manifests of retained snapshots and tags, and the
-// index files (`index/index-…`, deletion vectors) they list, are live.
+// index files (deletion vectors: `index/index-…`, or where the table puts them, Table.indexFilePath)
+// they list, are live. `indexFiles` gets their paths.
 
 import { decodeIndexManifest } from './manifest.ts';
 import type { Snapshot } from './snapshot.ts';
@@ -15,6 +16,6 @@ export function markIndexFiles(table: Table, retained: readonly Snapshot[], mani
     const path = table.paths.manifestFile(name);
     const bytes = table.fileIO.readFileIfExists(path);
     if (bytes === undefined) continue; // a missing index manifest is the reader's Corruption, not the sweep's
-    for (const e of decodeIndexManifest(bytes, path)) indexFiles.add(e.fileName);
+    for (const e of decodeIndexManifest(bytes, path)) indexFiles.add(table.indexFilePath(e));
   }
 }

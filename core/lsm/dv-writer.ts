@@ -118,7 +118,7 @@ export class DeletionVectorState {
     v = { partition, bucket, files: new Map() };
     for (const e of this.base) {
       if (e.indexType !== DV_INDEX_TYPE || e.bucket !== bucket || bucketKey(e.partition, e.bucket) !== key) continue;
-      const path = this.table.paths.indexFile(e.fileName);
+      const path = this.table.indexFilePath(e);
       const bytes = this.table.fileIO.readFileIfExists(path);
       if (bytes === undefined) throw corruption(path, 'deletion vector index file listed in the index manifest is missing');
       for (const r of e.dvRanges ?? []) v.files.set(r.dataFileName, new Set(decodeDeletionVector(bytes, r.offset, r.length, path)));

@@ -39,7 +39,7 @@
 // change only under the writer lock (the snapshot cache is dropped when the lock's token differs
 // from the last run's). Any error drops the Table's mark state (the next run starts over).
 
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { Table } from './table.ts';
 import { changelogEntries, changelogManifestNames } from './changelog.ts';
 import { minConsumerNextSnapshot } from './consumer.ts';
@@ -307,8 +307,7 @@ function rootRefs(table: Table, state: MarkState, s: Snapshot): Ref[] {
   const indexFiles = new Set<string>();
   markIndexFiles(table, [s], indexManifests, indexFiles);
   for (const n of indexManifests) add(manifestDir + n, MANIFEST);
-  const indexDir = `${join(table.paths.root, 'index')}/`;
-  for (const n of indexFiles) add(indexDir + n, INDEX);
+  for (const p of indexFiles) add(p, INDEX);
   for (const e of table.manifests.liveFiles(s)) add(dataPath(table, state, e), DATA);
   for (const e of changelogEntries(table, s)) add(dataPath(table, state, e), DATA);
   return refsOf(state, found);
@@ -371,7 +370,7 @@ function refsOf(state: MarkState, found: ReadonlyMap<string, Ref['kind']>): Ref[
 function dataPath(table: Table, state: MarkState, e: ManifestEntry): string {
   let p = state.dataPaths.get(e);
   if (p === undefined) {
-    p = table.dataFilePath(e.partition, e.bucket, e.file.fileName);
+    p = table.dataFilePath(e.partition, e.bucket, e.file.fileName, e.file.externalPath);
     state.dataPaths.set(e, p);
   }
   return p;
@@ -390,6 +389,14 @@ function sweep(
   const released = mark(table, state, snapshotIds, tags, dying);
   const full = list || state.listNext || state.sweeps % FULL_SWEEP_EVERY === 0;
   const deleted = full ? sweepListed(table, state, minAgeMs, keep) : sweepReleased(table, released, keep);
+  // A released file outside the table's directory (Java's `_EXTERNAL_PATH`) is in no listing: it
+  // goes by its path, as Java's expiration deletes it (DataFilePathFactory.toPath). Orphans there
+  // are never looked for: only what a snapshot of this table named is ever deleted there.
+  if (full) {
+    const inside = join(table.paths.root, sep);
+    const outside = released.filter((r) => !r.path.startsWith(inside));
+    if (outside.length > 0) deleted.push(...sweepReleased(table, outside, keep));
+  }
   state.sweeps++;
   // An age threshold leaves young unmarked files (released ones too): the next sweep lists again.
   if (full) state.listNext = minAgeMs > 0;

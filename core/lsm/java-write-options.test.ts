@@ -4,7 +4,7 @@
 // ALTER cannot make a table unwritable; data-file codecs this store cannot write open (read) and
 // are refused when a data file is written, naming the table's own value.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,16 @@ function javaTable(spec: SchemaSpec, options: Record<string, string>, createOpti
   json.id = 1;
   json.options = { ...json.options, ...options };
   writeFileSync(join(dir, 'schema', 'schema-1'), JSON.stringify(json, null, 2));
+  // Where Java would have put the files (java-file-locations.test.ts covers every read path).
+  const dataDir = options['data-file.path-directory'];
+  if (dataDir !== undefined) {
+    mkdirSync(join(dir, dataDir));
+    renameSync(join(dir, 'bucket-0'), join(dir, dataDir, 'bucket-0'));
+  }
+  if (options['partition.legacy-name'] === 'false' && spec === PARTED) {
+    // DATE partitions cast to STRING: day 19000 is 2022-01-08.
+    for (const [day, date] of [['19000', '2022-01-08'], ['19001', '2022-01-09']]) renameSync(join(dir, `d=${day}`), join(dir, `d=${date}`));
+  }
   return dir;
 }
 

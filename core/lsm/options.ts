@@ -97,7 +97,7 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'changelog.time-retained': 'checked; changelog files follow their snapshot, so a value above snapshot.time-retained is refused at creation and ALTER',
   'write-buffer-size': 'bytes of rows buffered in memory before a flush to level 0 (default 256 mb)',
   'target-file-size': 'size at which a compaction output file is rolled (default 128 mb; append tables 256 mb, as Paimon)',
-  'num-sorted-run.compaction-trigger': 'sorted runs that trigger a compaction (default 5)',
+  'num-sorted-run.compaction-trigger': 'sorted runs that trigger a compaction (default 5; at least 1 here — any value of a table written elsewhere is read, a writer refused below 1)',
   'num-sorted-run.stop-trigger': 'sorted runs at which writes wait for compaction (default trigger + 3; below the trigger refused at creation, read as the trigger in a table written elsewhere, as Paimon)',
   'num-levels': 'LSM levels (default trigger + 1)',
   'compaction.max-size-amplification-percent': 'size amplification that triggers a full compaction (default 200)',
@@ -108,6 +108,7 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'snapshot.time-retained': 'age after which snapshots beyond the minimum expire (default 1 h)',
   'snapshot.expire.limit': 'snapshots expired per run at most (default 50)',
   'partition.default-name': 'directory name of a null partition value',
+  'tag.default-time-retained': 'retention of a tag created without one (as Paimon\'s manual tag creation); tag expiration honours it (default: kept until deleted)',
   'commit.max-retries': 'commit retries after a lost race (default 10)',
 };
 
@@ -121,8 +122,38 @@ const PASS_THROUGH = new Set([
   'path', 'type', 'comment', 'owner', 'file.compression.zstd-level', 'metadata.stats-mode',
   'manifest.format', 'manifest.target-file-size', 'manifest.merge-min-count', 'data-file.prefix',
   'changelog-file.prefix', 'partition.legacy-name', 'consumer.expiration-time', 'tag.automatic-creation',
+  'file.compression.per.level',
   'continuous.discovery-interval', 'scan.mode', 'snapshot.clean-empty-directories',
 ]);
+/**
+ * `tag.default-time-retained` in ms, undefined when not set. A zero (Java's tag would expire at
+ * once) is refused when set here (`strict`: creation and ALTER); a table written elsewhere with it
+ * opens, and a tag created here without a retention is refused then (Table.createTag).
+ */
+export function tagDefaultRetention(raw: Readonly<Record<string, string>>, strict: boolean): number | undefined {
+  const text = raw['tag.default-time-retained'];
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text, 'tag.default-time-retained');
+  if (strict && ms <= 0) throw invalidArgument(`option 'tag.default-time-retained': expected a positive duration such as '7 d', got '${text}'`);
+  return ms;
+}
+
+/**
+ * `file.compression.per.level` ('0:lz4,1:zstd', Paimon's map of level to codec): InvalidArgument
+ * unless every part is a level number and a codec name.
+ */
+export function compressionPerLevel(raw: Readonly<Record<string, string>>): Map<number, string> {
+  const out = new Map<number, string>();
+  const text = raw['file.compression.per.level'];
+  if (text === undefined || text.trim() === '') return out;
+  for (const part of text.split(',')) {
+    const m = /^\s*(\d+)\s*:\s*([A-Za-z0-9_]+)\s*$/.exec(part);
+    if (!m) throw invalidArgument(`option 'file.compression.per.level': expected 'level:codec,…' such as '0:lz4,1:zstd', got '${text}'`);
+    out.set(Number(m[1]), m[2]!.toLowerCase());
+  }
+  return out;
+}
+
 /** `file.compression` values this store writes (data-file-format.ts); the others are read only. */
 const WRITABLE_COMPRESSION = new Set(['snappy', 'gzip', 'deflate', 'none', 'uncompressed']);
 /** `ignore-delete` and its fallback keys, in the order Paimon looks them up. */
@@ -197,6 +228,14 @@ export interface TableOptions {
   readonly snapshotTimeRetainedMs: number;
   readonly snapshotExpireLimit: number;
   readonly partitionDefaultName: string;
+  /** `partition.legacy-name` (default true): false names DATE/TIME/TIMESTAMP partition directories by a cast to STRING (partition-path.ts). */
+  readonly partitionLegacyName: boolean;
+  /** `data-file.path-directory`: the directory bucket directories are under (relative to the table root), when set. */
+  readonly dataFilePathDirectory: string | undefined;
+  /** `index-file-in-data-file-dir`: index files (deletion vectors) without an external path are in their bucket directory, not `index/`. */
+  readonly indexFileInDataFileDir: boolean;
+  /** `tag.default-time-retained`: the retention a tag created without one gets (Paimon's manual tag creation). */
+  readonly tagDefaultTimeRetainedMs: number | undefined;
   readonly commitMaxRetries: number;
 }
 
@@ -249,7 +288,11 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   if (strict && manifestCompression === 'zstd') throw notSupported(`option 'manifest.compression': zstd is not written here; use deflate, snappy or null`);
   const mergeEngine = parseEnum(get('merge-engine') ?? 'deduplicate', 'merge-engine', ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const);
   const changelogProducer = parseEnum(get('changelog-producer') ?? 'none', 'changelog-producer', ['none', 'input', 'lookup', 'full-compaction'] as const);
-  const trigger = int('num-sorted-run.compaction-trigger', 5, 2);
+  // Paimon checks no bound (CoreOptions.numSortedRunCompactionTrigger): a table Java made with any
+  // trigger opens and reads; a writer here is refused below 1 (write-options.ts), where Java's
+  // universal compaction picks more runs than there are. 1 (compact whenever a bucket has two runs)
+  // works as in Java and may be created.
+  const trigger = int('num-sorted-run.compaction-trigger', 5, strict ? 1 : -MAX_INT - 1);
   // Paimon takes max(trigger, stop-trigger) (CoreOptions.numSortedRunStopTrigger): a table written
   // elsewhere with a lower stop trigger opens; creating one here is refused as meaningless.
   const stopTrigger = strict ? int('num-sorted-run.stop-trigger', trigger + 3, trigger) : Math.max(trigger, int('num-sorted-run.stop-trigger', trigger + 3, 1));
@@ -276,6 +319,9 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   // Read elsewhere from the raw options (deletion-vector.ts, schema-change.ts): checked here so a
   // value such as 'yes' is refused, not read as false.
   bool('deletion-vectors.enabled', false);
+  // Stored for Java's writers (this store writes every level with 'file.compression'; a reader
+  // takes each file's own codec): checked for its form where it is set here, creation and ALTER.
+  if (strict) compressionPerLevel(raw);
   bool('disable-explicit-type-casting', false);
   // Partition directories are always written with Paimon's legacy names (partition-path.ts); a
   // Java reader of a table saying 'false' would look for DATE, TIME and TIMESTAMP partitions
@@ -293,6 +339,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   }
   const snapshotTimeRetainedMs = get('snapshot.time-retained') === undefined ? 3_600_000 : parseDuration(get('snapshot.time-retained')!, 'snapshot.time-retained');
   checkChangelogRetention(raw, strict, retainedMin, retainedMax, snapshotTimeRetainedMs);
+  const tagDefaultTimeRetained = tagDefaultRetention(raw, strict);
   return {
     raw: { ...raw },
     bucket,
@@ -325,6 +372,10 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
     snapshotTimeRetainedMs,
     snapshotExpireLimit: int('snapshot.expire.limit', 50, 1),
     partitionDefaultName: get('partition.default-name') ?? '__DEFAULT_PARTITION__',
+    partitionLegacyName: bool('partition.legacy-name', true),
+    dataFilePathDirectory: get('data-file.path-directory')?.trim() || undefined,
+    indexFileInDataFileDir: bool('index-file-in-data-file-dir', false),
+    tagDefaultTimeRetainedMs: tagDefaultTimeRetained,
     commitMaxRetries: int('commit.max-retries', 10, 0),
   };
 }

@@ -4,7 +4,10 @@
 // With Paimon's default `partition.legacy-name=true` a partition value is rendered as the Java
 // `toString()` of its *internal* value: DATE as its day number, TIME as milliseconds of the day,
 // TIMESTAMP as `LocalDateTime.toString()`, DECIMAL as `BigDecimal.toPlainString()`, FLOAT/DOUBLE as
-// `Float/Double.toString()`. Null, empty and blank values become the default partition name.
+// `Float/Double.toString()`. With `partition.legacy-name=false` (a table Java made; this store
+// does not create one) a value is cast to STRING instead, which differs only for DATE
+// (`2024-05-01`), TIME (`10:15:00`), TIMESTAMP (`2024-05-01 10:15:00.000000`, escaped `%3A`) and
+// TIMESTAMP_LTZ (`castText`). Null, empty and blank values become the default partition name.
 // Invariants: readers recompute this text from `_PARTITION`, so it must match Java byte for byte;
 // the result has no trailing `/` (Java's `generatePartitionPath` appends one), and is '' for an
 // unpartitioned table. Binary partition columns are refused (Java would print `[B@hash`).
@@ -83,6 +86,96 @@ export function localDateTimeToString(micros: number): string {
   return s;
 }
 
+/** Java's `int4`/`int2` of DateTimeUtils: digits by truncating division, as Java computes them (a year beyond 0..9999 prints as Java prints it). */
+function digits(n: number, width: number): string {
+  let out = '';
+  for (let d = 10 ** (width - 1); d >= 1; d /= 10) out += String.fromCharCode(48 + (Math.trunc(n / d) % 10));
+  return out;
+}
+
+/** `DateTimeUtils.formatDate` (a cast of DATE to STRING): `yyyy-MM-dd` of a day number, by its Julian-day arithmetic. */
+export function castDateToString(days: number): string {
+  const j = days + 2440588 + 32044; // EPOCH_JULIAN + the shift to March 1, 4801 BC
+  const g = Math.trunc(j / 146097);
+  const dg = j % 146097;
+  const c = Math.trunc((Math.trunc(dg / 36524) + 1) * 3 / 4);
+  const dc = dg - c * 36524;
+  const b = Math.trunc(dc / 1461);
+  const db = dc % 1461;
+  const a = Math.trunc((Math.trunc(db / 365) + 1) * 3 / 4);
+  const da = db - a * 365;
+  const y = g * 400 + c * 100 + b * 4 + a;
+  const m = Math.trunc((da * 5 + 308) / 153) - 2;
+  const d = da - Math.trunc((m + 4) * 153 / 5) + 122;
+  return `${digits(y - 4800 + Math.trunc((m + 2) / 12), 4)}-${digits(((m + 2) % 12) + 1, 2)}-${digits(d + 1, 2)}`;
+}
+
+/** `DateTimeUtils.formatTimestampMillis(time, precision)` (a cast of TIME(p) to STRING): `HH:mm:ss[.f]`, the fraction cut at its last non-zero digit. */
+export function castTimeToString(millis: number, precision: number): string {
+  let time = millis;
+  while (time < 0) time += 86_400_000;
+  const h = Math.trunc(time / 3_600_000);
+  const t2 = time % 3_600_000;
+  let ms = (t2 % 60_000) % 1000;
+  let out = `${digits(h, 2)}:${digits(Math.trunc(t2 / 60_000), 2)}:${digits(Math.trunc((t2 % 60_000) / 1000), 2)}`;
+  if (precision > 0) {
+    out += '.';
+    for (let p = precision; p > 0; p--) {
+      out += String.fromCharCode(48 + Math.trunc(ms / 100));
+      ms = (ms % 100) * 10;
+      if (ms === 0) break; // "keep consistent with Timestamp.toString()" in Java
+    }
+  }
+  return out;
+}
+
+/**
+ * `DateTimeUtils.formatTimestamp(ts, precision)` (a cast of TIMESTAMP(p) to STRING) of epoch
+ * microseconds read as a wall clock: `yyyy-MM-dd HH:mm:ss[.f]`, the 9-digit nanosecond fraction
+ * stripped of trailing zeros down to `precision` digits (so TIMESTAMP(3) keeps `.000`).
+ */
+export function castTimestampToString(micros: number, precision: number): string {
+  const secs = Math.floor(micros / 1_000_000);
+  const nanos = (micros - secs * 1_000_000) * 1000;
+  const days = Math.floor(secs / 86_400);
+  const sod = secs - days * 86_400;
+  let fraction = String(nanos).padStart(9, '0');
+  while (fraction.length > precision && fraction.endsWith('0')) fraction = fraction.slice(0, -1);
+  const hms = `${digits(Math.trunc(sod / 3600), 2)}:${digits(Math.trunc((sod % 3600) / 60), 2)}:${digits(sod % 60, 2)}`;
+  return `${castDateToString(days)} ${hms}${fraction.length > 0 ? `.${fraction}` : ''}`;
+}
+
+/**
+ * A TIMESTAMP_LTZ cast to STRING: Java renders the instant in the JVM's default zone
+ * (TimestampToStringCastRule: `TimeZone.getDefault()`); the nearest equivalent here is this
+ * process's local zone, the same on the machine that wrote it.
+ */
+function castLtzToString(micros: number, precision: number): string {
+  const offsetMin = -new Date(Math.floor(micros / 1000)).getTimezoneOffset();
+  return castTimestampToString(micros + offsetMin * 60_000_000, precision);
+}
+
+/**
+ * A partition value as Paimon names it with `partition.legacy-name` = false: a cast to STRING
+ * (InternalRowPartitionComputer.generatePartValues). Only DATE, TIME, TIMESTAMP and
+ * TIMESTAMP_LTZ differ from the legacy `toString()` (numbers, booleans and strings cast to what
+ * they print; binary partitions are refused either way).
+ */
+function castText(t: DataType, v: unknown): string | null {
+  switch (t.root) {
+    case 'DATE':
+      return castDateToString(v as number);
+    case 'TIME':
+      return castTimeToString(v as number, t.precision ?? 0);
+    case 'TIMESTAMP':
+      return castTimestampToString(v as number, t.precision ?? 6);
+    case 'TIMESTAMP_LTZ':
+      return castLtzToString(v as number, t.precision ?? 6);
+    default:
+      return valueText(t, v);
+  }
+}
+
 function valueText(t: DataType, v: unknown): string | null {
   if (v === null || v === undefined) return null;
   switch (t.root) {
@@ -136,12 +229,16 @@ export function partitionCacheKey(values: readonly unknown[]): string {
   return key;
 }
 
-/** `k1=v1/k2=v2` for the partition values (in `partitionKeys` order), '' when unpartitioned. */
-export function partitionPath(fields: readonly DataField[], values: readonly unknown[], defaultName = DEFAULT_PARTITION_NAME): string {
+/**
+ * `k1=v1/k2=v2` for the partition values (in `partitionKeys` order), '' when unpartitioned.
+ * `legacy` false: the values named as `partition.legacy-name` = false names them (`castText`).
+ */
+export function partitionPath(fields: readonly DataField[], values: readonly unknown[], defaultName = DEFAULT_PARTITION_NAME, legacy = true): string {
   if (fields.length !== values.length) throw invalidArgument(`${values.length} partition values for ${fields.length} partition fields`);
   const parts: string[] = [];
   for (let i = 0; i < fields.length; i++) {
-    let text = valueText(fields[i]!.type, values[i]);
+    const v = values[i];
+    let text = legacy || v === null || v === undefined ? valueText(fields[i]!.type, v) : castText(fields[i]!.type, v);
     if (text === null || javaBlank(text)) text = defaultName;
     parts.push(`${escapePathName(fields[i]!.name)}=${escapePathName(text)}`);
   }

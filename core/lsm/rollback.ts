@@ -66,7 +66,7 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
   if (!table.snapshots.exists(target.id)) {
     // A tag of an expired snapshot: every snapshot was after it and is gone; write it back.
     for (const e of table.manifests.liveFiles(target)) {
-      const path = table.dataFilePath(e.partition, e.bucket, e.file.fileName);
+      const path = table.dataFilePath(e.partition, e.bucket, e.file.fileName, e.file.externalPath);
       if (!table.fileIO.exists(path)) throw new LsmError('NotFound', `cannot restore snapshot ${target.id}: its file ${path} is gone`, { path });
     }
     if (!table.snapshots.commit(target)) throw new LsmError('Conflict', `snapshot ${target.id} appeared during rollback`);
@@ -92,7 +92,7 @@ export function rollbackAsLatestEntries(table: Table, ref: SnapshotRef): { targe
   for (const [id, e] of now) if (!then.has(id)) entries.push({ ...e, kind: DELETE });
   for (const [id, e] of then) {
     if (now.has(id)) continue;
-    const path = table.dataFilePath(e.partition, e.bucket, e.file.fileName);
+    const path = table.dataFilePath(e.partition, e.bucket, e.file.fileName, e.file.externalPath);
     if (!table.fileIO.exists(path)) {
       throw new LsmError('NotFound', `cannot restore snapshot ${target.id}: its file ${path} was removed by expiration; only a retained snapshot or a tag can be restored`, { path });
     }

@@ -18,7 +18,7 @@
 
 import { checkTypeChange, sameType } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
-import { checkChangelogRetention, DECLARED_OPTIONS, parseList } from './options.ts';
+import { checkChangelogRetention, compressionPerLevel, DECLARED_OPTIONS, parseList, tagDefaultRetention } from './options.ts';
 import { TableSchema, type TableSchemaJson } from './schema.ts';
 import type { Table } from './table.ts';
 import { parseType, typeToJson, withNullable } from './types.ts';
@@ -286,6 +286,9 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
     const o = schema.options;
     checkChangelogRetention(o.raw, true, o.snapshotsRetainedMin, o.snapshotsRetainedMax, o.snapshotTimeRetainedMs);
   }
+  // Lenient above; a default tag retention set here must be one a tag can have (options.ts).
+  if (changes.some((c) => c.kind === 'setOption' && c.key === 'tag.default-time-retained')) tagDefaultRetention(schema.options.raw, true);
+  if (changes.some((c) => c.kind === 'setOption' && c.key === 'file.compression.per.level')) compressionPerLevel(schema.options.raw);
   // An ALTER may not make the table unwritable here (write-options.ts: e.g. 'tag.automatic-creation',
   // or 'write-only' turned off beside it); a Java table already refused for an option stays alterable.
   const before = new Set(writeRefusals(current).map((r) => r.key));

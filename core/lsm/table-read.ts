@@ -540,7 +540,7 @@ export class TableReader {
             const { min, max } = this.table.keyRange(meta);
             const strings = this.scanKeyFast;
             const plain = strings.every((str, k) => !str || (isPlainString(min[k]) && isPlainString(max[k])));
-            return { meta, path: this.table.dataFilePath(b.partition, b.bucket, meta.fileName), min, max, plain };
+            return { meta, path: this.table.dataFilePath(b.partition, b.bucket, meta.fileName, meta.externalPath), min, max, plain };
           }),
         )
       : undefined;

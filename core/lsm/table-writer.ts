@@ -466,10 +466,10 @@ export class TableWriter {
       entries.push(...r.entries);
       const gone = new Set(r.removed.map((f) => f.fileName));
       s.files = s.files.filter((f) => !gone.has(f.fileName));
-      for (const f of r.removed) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+      for (const f of r.removed) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath));
       for (const f of s.pending) {
         // Uncommitted level-0 files merged up: referenced by nothing, removed now.
-        const path = this.table.dataFilePath(s.partition, s.bucket, f.fileName);
+        const path = this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath);
         this.table.cache.drop(path);
         this.table.fileIO.remove(path);
       }
@@ -600,7 +600,7 @@ export class TableWriter {
     const old = s.pending;
     s.pending = out.length > 0 ? [this.writeRun(s, runFromRecords(out, schema.keyIndexes.length, schema.fields.length), 0, 0)] : [];
     for (const f of old) {
-      const path = table.dataFilePath(s.partition, s.bucket, f.fileName);
+      const path = table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath);
       table.cache.drop(path);
       table.fileIO.remove(path);
     }
@@ -721,9 +721,9 @@ export class TableWriter {
    */
   private uncommittedFiles(): Set<string> {
     const keep = new Set<string>();
-    for (const s of this.buckets.values()) for (const f of s.pending) keep.add(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+    for (const s of this.buckets.values()) for (const f of s.pending) keep.add(this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath));
     for (const p of this.changelog.pendingPaths()) keep.add(p);
-    if (this.round) for (const { s, c } of this.round.tasks) for (const f of c.written()) keep.add(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+    if (this.round) for (const { s, c } of this.round.tasks) for (const f of c.written()) keep.add(this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath));
     return keep;
   }
 
@@ -825,7 +825,7 @@ export class TableWriter {
       s.files = s.files.filter((f) => !gone.has(f.fileName)).concat(added);
       // An upgraded file keeps its name and bytes (and its decoded run in the cache).
       const kept = new Set(added.map((f) => f.fileName));
-      for (const f of removed) if (!kept.has(f.fileName)) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName));
+      for (const f of removed) if (!kept.has(f.fileName)) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath));
       this.committed.set(s.id, { partition: s.partition, bucket: s.bucket, files: s.files });
     }
     return id;
@@ -883,7 +883,7 @@ export class TableWriter {
     };
     const removeWritten = (): void => {
       for (const f of job ? written.concat(job.out) : written) {
-        const path = table.dataFilePath(s.partition, s.bucket, f.fileName);
+        const path = table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath);
         table.cache.drop(path);
         table.fileIO.remove(path);
       }

@@ -26,7 +26,7 @@ import { checkDvWritable } from './dv-writer.ts';
 import { checkWritableOptions } from './write-options.ts';
 import type { Snapshot } from './snapshot.ts';
 import { SnapshotManager } from './snapshot-manager.ts';
-import { TablePaths } from './table-paths.ts';
+import { localPathOf, TablePaths } from './table-paths.ts';
 import { TableReader, type ScanColumns } from './table-read.ts';
 import { TagManager, type TagInfo } from './tags.ts';
 import { typeToString } from './types.ts';
@@ -131,6 +131,7 @@ export class Table {
     this.clock = o.clock ?? Date.now;
     this.writeBufferBytes = o.writeBufferBytes;
     this.currentSchema = this.effective(schema);
+    this.paths.setDataDirectory(schema.options.dataFilePathDirectory);
     this.schemas.set(schema.id, schema);
     this.snapshots = new SnapshotManager(this.fileIO, this.paths);
     this.manifests = new ManifestStore(this.fileIO, this.paths);
@@ -368,14 +369,33 @@ export class Table {
     if (p === undefined) {
       const s = this.schema;
       const values = deserializeBinaryRow(s.partitionTypes, partition, this.paths.root);
-      p = partitionPath(s.partitionIndexes.map((i) => s.fields[i]!), values, s.options.partitionDefaultName);
+      p = partitionPath(s.partitionIndexes.map((i) => s.fields[i]!), values, s.options.partitionDefaultName, s.options.partitionLegacyName);
       this.partitionPaths.set(k, p);
     }
     return p;
   }
 
-  dataFilePath(partition: Uint8Array, bucket: number, fileName: string): string {
+  /**
+   * Where a data or changelog file of (partition, bucket) is: at its `_EXTERNAL_PATH` when its
+   * manifest entry records one (a table Java wrote with `data-file.external-paths`:
+   * DataFilePathFactory.toPath), else in its bucket directory (`TablePaths.bucketDir`: under
+   * `data-file.path-directory` when the table has one).
+   */
+  dataFilePath(partition: Uint8Array, bucket: number, fileName: string, externalPath?: string | null): string {
+    if (externalPath) return localPathOf(externalPath, `data file ${fileName}`);
     return `${this.paths.bucketDir(this.partitionPathOf(partition), bucket)}/${fileName}`;
+  }
+
+  /**
+   * Where an index file (deletion vectors, hash index) of the index manifest is: at its
+   * `_EXTERNAL_PATH` when one is recorded, in its bucket directory with
+   * `index-file-in-data-file-dir` (IndexInDataFileDirPathFactory.toPath), else under `index/`
+   * (FileStorePathFactory.globalIndexFileFactory).
+   */
+  indexFilePath(e: { partition: Uint8Array; bucket: number; fileName: string; externalPath: string | null }): string {
+    if (e.externalPath) return localPathOf(e.externalPath, `index file ${e.fileName}`);
+    if (this.schema.options.indexFileInDataFileDir) return `${this.paths.bucketDir(this.partitionPathOf(e.partition), e.bucket)}/${e.fileName}`;
+    return this.paths.indexFile(e.fileName);
   }
 
   /** Decoded min and max key of a data file. */
@@ -397,7 +417,7 @@ export class Table {
    * its own), through the cache (`fill` false: a decode is not kept, RunCache.get).
    */
   loadRun(partition: Uint8Array, bucket: number, meta: DataFileMeta, fill = true, schema: TableSchema = this.currentSchema): RunData {
-    return this.loadRunAt(this.dataFilePath(partition, bucket, meta.fileName), meta, fill, schema);
+    return this.loadRunAt(this.dataFilePath(partition, bucket, meta.fileName, meta.externalPath), meta, fill, schema);
   }
 
   /** `loadRun` for a path already computed with `dataFilePath` (lookups keep it per file). */
@@ -427,7 +447,7 @@ export class Table {
    * whole, as `loadRunAt` reads them. `fill` and `schema`: as `loadRun`'s.
    */
   loadRunProjected(partition: Uint8Array, bucket: number, meta: DataFileMeta, columns: ScanColumns, fill = true, schema: TableSchema = this.currentSchema): RunData {
-    const path = this.dataFilePath(partition, bucket, meta.fileName);
+    const path = this.dataFilePath(partition, bucket, meta.fileName, meta.externalPath);
     if (this.runSchemaOf(schema) !== this.currentSchema) return this.loadRunAt(path, meta, fill, schema);
     const whole = this.cache.peek(path);
     if (whole !== undefined) return whole;
@@ -558,6 +578,7 @@ export class Table {
   alter(changes: readonly SchemaChange[]): TableSchema {
     return alterTable(this, changes, (s) => {
       this.currentSchema = this.effective(s);
+      this.paths.setDataDirectory(s.options.dataFilePathDirectory);
       this.schemas.set(s.id, s);
       this.readSchemas.clear(); // they take the current options
       this.runSchemas = new WeakMap();
@@ -567,9 +588,21 @@ export class Table {
 
   /**
    * Tags snapshot `snapshotId` (the latest when not given). NotFound when that snapshot has expired
-   * and no tag holds it — also when this object's snapshot cache still holds it.
+   * and no tag holds it — also when this object's snapshot cache still holds it. `retainedMs`
+   * undefined: the table's `tag.default-time-retained` when it has one (as Paimon's manual tag
+   * creation, AbstractFileStoreTable.createTag), else kept until deleted; null: kept until deleted
+   * whatever the table's default (a hold this store's own code needs, never Java's).
    */
-  createTag(name: string, snapshotId?: number, retainedMs?: number): TagInfo {
+  createTag(name: string, snapshotId?: number, retainedMs?: number | null): TagInfo {
+    let retained = retainedMs ?? undefined;
+    if (retainedMs === undefined && this.schema.options.tagDefaultTimeRetainedMs !== undefined) {
+      retained = this.schema.options.tagDefaultTimeRetainedMs;
+      // A table written elsewhere may say 0 (Java's tag would expire at once); named here rather
+      // than as a bad argument the caller never gave.
+      if (retained <= 0) {
+        throw invalidArgument(`cannot tag '${name}': the table's option 'tag.default-time-retained' is '${this.schema.options.raw['tag.default-time-retained']}', expected a positive duration; give the tag a retention`);
+      }
+    }
     if (snapshotId !== undefined) {
       // The cache may hold a snapshot another process has since expired (learnt only when EARLIEST
       // is next read) or rolled back: a tag of it would name files that are gone. isRetained looks
@@ -578,7 +611,7 @@ export class Table {
       const cached = this.snapshots.tryGet(snapshotId);
       if (cached !== undefined) this.snapshots.isRetained(cached);
     }
-    return this.tags.create(name, snapshotId, retainedMs);
+    return this.tags.create(name, snapshotId, retained);
   }
 
   /** Restarts a tag's retention time from now (TagManager.renew). */

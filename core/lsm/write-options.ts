@@ -87,15 +87,20 @@ export function writeRefusals(schema: TableSchema): WriteRefusal[] {
   if (isTrue(raw['data-evolution.enabled'])) refuse('data-evolution.enabled', 'data-evolution tables are not written here');
   if (isTrue(raw['pk-clustering-override'])) refuse('pk-clustering-override', 'data files are sorted by the primary key here, not by the clustering columns');
   if (has('data-file.path-directory')) {
-    refuse('data-file.path-directory', 'data files are written under the table directory here; Java would look for them under this directory');
+    refuse('data-file.path-directory', 'files under this directory are read here, but orphan removal lists only the table directory, and writing this layout is not done here');
   }
   if (has('data-file.external-paths') && has('data-file.external-paths.strategy') && lower(raw['data-file.external-paths.strategy']) !== 'none') {
-    refuse('data-file.external-paths', 'data files are written under the table directory here, and files at external paths are neither read nor deleted here');
+    refuse('data-file.external-paths', 'data files are written under the table directory here, not at the external paths this option names (files Java put there are read)');
   }
   if (isTrue(raw['index-file-in-data-file-dir']) && isTrue(raw['deletion-vectors.enabled'])) {
     refuse('index-file-in-data-file-dir', "deletion-vector index files are written under 'index/' here; Java would look for them in the bucket directory");
   }
   const o = schema.options;
+  // Paimon accepts any trigger; below 1 its universal compaction asks for more runs than the bucket
+  // has (UniversalCompaction.pick: runs − trigger + 1), and the default num-levels (trigger + 1)
+  // is below Levels' minimum of 2, so no Java writer writes such a table either. (An explicit
+  // num-levels below 2 is refused when the options are parsed.)
+  if (o.compactionTrigger < 1) refuse('num-sorted-run.compaction-trigger', "a compaction trigger below 1 would pick more sorted runs than a bucket has (so would Java's writer)");
   const changelog = changelogOutlivesSnapshots(raw, o.snapshotsRetainedMin, o.snapshotsRetainedMax, o.snapshotTimeRetainedMs);
   if (changelog) {
     refuse(changelog.key, `${changelog.text}: a changelog kept longer than its snapshots is not kept here (expiration deletes it with its snapshot)`);

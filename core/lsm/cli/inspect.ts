@@ -75,7 +75,7 @@ export function inspectTable(name: string, table: Table, at: ReadPoint): Inspect
     const keyJson = (values: unknown[]) => Object.fromEntries(keyFields.map((f, i) => [f.name, valueToJson(f.type, values[i])]));
     const damaged: Damaged[] = [];
     for (const b of table.buckets(snapshot)) {
-      for (const f of b.files) checkFile(table, table.dataFilePath(b.partition, b.bucket, f.fileName), f.fileSize, damaged);
+      for (const f of b.files) checkFile(table, table.dataFilePath(b.partition, b.bucket, f.fileName, f.externalPath), f.fileSize, damaged);
       const runs = table.runsOf(b.files);
       // Files in read order: newest level-0 run first, then each level by key.
       const ordered: FileMeta[] = runs.flatMap((r) => r.files);
@@ -146,7 +146,7 @@ function checkIndexFiles(table: Table, snapshot: Snapshot, damaged: Damaged[]): 
   const bytes = table.fileIO.readFileIfExists(path);
   if (bytes === undefined) throw corruption(path, `index manifest of snapshot ${snapshot.id} is missing`);
   for (const e of decodeIndexManifest(bytes, path)) {
-    if (e.kind === 0) checkFile(table, table.paths.indexFile(e.fileName), e.fileSize, damaged);
+    if (e.kind === 0) checkFile(table, table.indexFilePath(e), e.fileSize, damaged);
   }
 }
 

@@ -410,7 +410,9 @@ async function tagCreate(ctx: Context): Promise<number> {
   const retainMs = retainText === undefined ? undefined : parseDuration(retainText, 'retain');
   if (retainMs === 0) throw usageError(`option '--retain': expected a positive duration, got '${retainText}'`);
   const tag = table.createTag(name, snapshotId, retainMs);
-  await ctx.out.line(`created tag '${tag.name}' on snapshot ${tag.snapshot.id}${retainMs === undefined ? '' : `, retained for ${formatDuration(retainMs)}`}`);
+  // Without --retain the table's 'tag.default-time-retained' may still apply (Table.createTag): say what the tag got.
+  const retained = tag.retainedMillis;
+  await ctx.out.line(`created tag '${tag.name}' on snapshot ${tag.snapshot.id}${retained === undefined ? '' : `, retained for ${formatDuration(retained)}${retainMs === undefined ? " (the table's tag.default-time-retained)" : ''}`}`);
   return EXIT.ok;
 }
 

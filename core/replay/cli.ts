@@ -19,7 +19,8 @@ import { loadAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
-import { runReplay, type ReplayResult } from './replay.ts';
+import type { FixtureManifest } from './fixture.ts';
+import { runReplay, type ReplayResult, type RunManifest } from './replay.ts';
 import { writeReport } from './report.ts';
 
 export const replayUsage: readonly string[] = [
@@ -74,11 +75,28 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
   const m = await exportFixture({
     data, tag, ...(until === 'now' ? {} : { untilMs: parseTime(until, 'until') }), ...(atArg ? { atMs: parseTime(atArg, 'at') } : {}), ...(retainMs !== undefined ? { retainMs } : {}), out,
   });
-  io.stdout.write(`exported fixture ${m.name} (tag ${m.tag}) to ${out}: cut ${m.cutFrom !== undefined ? `at ${m.cutFrom}, ` : ''}${new Date(m.cutMs).toISOString()}, ${m.events.count} events until ${new Date(m.untilMs).toISOString()}, ${m.decisions} decisions, ${m.liveProposals} live proposals, ${m.files.length} files\n`);
+  io.stdout.write(`${exportedLine(m, out)}\n`);
   // The site's tags of the cut pin its files: say how long, and how to release them.
   const kept = m.siteTag.expiresMs === null ? `until deleted (export with --retain 30d to let it expire)` : `until ${new Date(m.siteTag.expiresMs).toISOString()}`;
   io.stdout.write(`the site keeps tag ${m.tag}${m.siteTag.reused ? ', made by an earlier export,' : ''} ${kept}${m.siteTag.reused && retainMs !== undefined ? ': --retain applies to a cut when it is made' : ''}\n`);
   return EXIT.ok;
+}
+
+/** `n` and its noun, in the singular for one ("1 event", "2 events"). */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** The line `replay export` prints once the fixture is written. */
+export function exportedLine(m: Pick<FixtureManifest, 'name' | 'tag' | 'cutFrom' | 'cutMs' | 'untilMs' | 'events' | 'decisions' | 'liveProposals' | 'files'>, out: string): string {
+  const cut = `${m.cutFrom !== undefined ? `at ${m.cutFrom}, ` : ''}${new Date(m.cutMs).toISOString()}`;
+  // A fixture holds its manifest's files and more: never one file.
+  return `exported fixture ${m.name} (tag ${m.tag}) to ${out}: cut ${cut}, ${counted(m.events.count, 'event')} until ${new Date(m.untilMs).toISOString()}, ${counted(m.decisions, 'decision')}, ${counted(m.liveProposals, 'live proposal')}, ${m.files.length} files`;
+}
+
+/** The line `replay run` prints once the run is written. */
+export function replayedLine(c: Pick<RunManifest['counts'], 'events' | 'agentRuns' | 'proposals' | 'decisionsApplied' | 'decisionsUnmatched'>, agent: string, out: string): string {
+  return `replayed ${counted(c.events, 'event')} with agent ${agent}: ${counted(c.agentRuns, 'agent run')}, ${counted(c.proposals, 'proposal')}, ${counted(c.decisionsApplied, 'decision')} applied (${c.decisionsUnmatched} unmatched) → ${out}`;
 }
 
 async function runRun(argv: string[], io: CliIO): Promise<number> {
@@ -118,7 +136,7 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
     if (kept !== undefined) say(io, `replay: scratch folder kept: ${kept}`);
   }
   const c = r.manifest.counts;
-  io.stdout.write(`replayed ${c.events} events with agent ${agent.label}: ${c.agentRuns} agent runs, ${c.proposals} proposals, ${c.decisionsApplied} decisions applied (${c.decisionsUnmatched} unmatched) → ${a.required('out')}\n`);
+  io.stdout.write(`${replayedLine(c, agent.label, a.required('out'))}\n`);
   say(io, `replay: ${(r.wallMs / 1000).toFixed(1)} s wall, ${Math.round(r.eventsPerSecond)} events/s`);
   if (r.manifest.ingestFailure) say(io, `replay: ingest stopped: ${r.manifest.ingestFailure}`);
   return r.manifest.ingestFailure ? EXIT.io : EXIT.ok;

@@ -61,7 +61,7 @@ describe('the gate', () => {
     const cand = { ...run('v2', []), ruleErrors: errors(3, 'stock-reorder: boom') };
     const r = diffRuns(run('v1', []), cand, { maxChanged: 10 });
     expect(r.gate.passed).toBe(false);
-    expect(r.gate.failures).toEqual(["v2's rules threw 3 time(s) in its agent runs (first: stock-reorder: boom)"]);
+    expect(r.gate.failures).toEqual(["v2's rules threw 3 times in its agent runs (first: stock-reorder: boom)"]);
     // The baseline's own rule errors are the old version's: no reason to hold the candidate back.
     expect(diffRuns({ ...run('v1', []), ruleErrors: errors(2, 'x: y') }, run('v2', [])).gate.passed).toBe(true);
   });

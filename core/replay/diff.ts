@@ -33,6 +33,11 @@ export interface LoadedRun {
   ruleErrors: { count: number; first: string | null };
 }
 
+/** `n` and its noun, in the singular for one ("1 proposal", "2 proposals"). */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** A `replay run` output folder; a missing or damaged file is named (never a bare JSON or type error). */
 export function loadRun(dir: string): LoadedRun {
   if (!existsSync(dir)) throw new Error(`run ${dir} does not exist`);
@@ -53,7 +58,7 @@ export function loadRun(dir: string): LoadedRun {
   const decisions = list('human-decisions.json') as HumanDecision[];
   const outcomes = list('decisions.json') as DecisionOutcome[];
   const odd = decisions.findIndex((d, i) => outcomes[i]?.atMs !== d.atMs || outcomes[i]?.liveProposalId !== d.proposalId || typeof outcomes[i]?.replayOutcome !== 'string');
-  if (odd >= 0 || outcomes.length !== decisions.length) throw new Error(`${join(dir, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's ${decisions.length} decisions, in order${odd >= 0 ? ` (entry ${odd} is not)` : ''}`);
+  if (odd >= 0 || outcomes.length !== decisions.length) throw new Error(`${join(dir, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's ${counted(decisions.length, 'decision')}, in order${odd >= 0 ? ` (entry ${odd} is not)` : ''}`);
   let count = 0;
   let first: string | null = null;
   for (const r of list('agent-runs.json') as Array<Partial<AgentRunRecord>>) {
@@ -247,14 +252,14 @@ export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}):
   for (const r of [base, cand]) {
     if (r.manifest.ingestFailure) failures.push(`the run of ${r.manifest.agent.label} stopped ingesting (${r.manifest.ingestFailure}): it covers part of the period only`);
   }
-  if (cand.ruleErrors.count > 0) failures.push(`${cand.manifest.agent.label}'s rules threw ${cand.ruleErrors.count} time(s) in its agent runs (first: ${cand.ruleErrors.first})`);
+  if (cand.ruleErrors.count > 0) failures.push(`${cand.manifest.agent.label}'s rules threw ${counted(cand.ruleErrors.count, 'time')} in its agent runs (first: ${cand.ruleErrors.first})`);
   const total = added.length + removed.length + changed.length;
   if (o.minAgreement !== undefined) {
     const a = agreement.candidate.agreement;
     if (a === null) failures.push(`agreement of ${cand.manifest.agent.label} cannot be measured: the fixture holds no approvals or rejections`);
     else if (a < o.minAgreement) failures.push(`agreement of ${cand.manifest.agent.label} with the people's decisions is ${a.toFixed(3)}, below --min-agreement ${o.minAgreement}`);
   }
-  if (o.maxChanged !== undefined && total > o.maxChanged) failures.push(`${total} proposals added, removed or changed, more than --max-changed ${o.maxChanged}`);
+  if (o.maxChanged !== undefined && total > o.maxChanged) failures.push(`${counted(total, 'proposal')} added, removed or changed, more than --max-changed ${o.maxChanged}`);
 
   const side = (r: LoadedRun) => ({ label: r.manifest.agent.label, rules: r.manifest.agent.rules, proposals: r.proposals.length });
   return {

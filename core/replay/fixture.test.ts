@@ -134,7 +134,7 @@ describe('loadRun', () => {
     expect(loadRun(r).ruleErrors).toEqual({ count: 1, first: 'a: b' });
     // What the replay made of each decision (agreement reads it) has to be there for each, in order.
     write(join(r, 'human-decisions.json'), JSON.stringify([{ atMs: 5, verb: 'reject', proposalId: 'P-1' }]));
-    expect(() => loadRun(r)).toThrow(`${join(r, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's 1 decisions, in order`);
+    expect(() => loadRun(r)).toThrow(`${join(r, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's 1 decision, in order`);
     write(join(r, 'decisions.json'), JSON.stringify([{ atMs: 5, liveProposalId: 'P-1', replayOutcome: 'unmatched' }]));
     expect(loadRun(r).outcomes).toHaveLength(1);
   });

@@ -16,7 +16,7 @@ export function progressBar(out: NodeJS.WritableStream & { isTTY?: boolean }, wi
       const f = p.totalEvents === 0 ? 1 : p.events / p.totalEvents;
       const filled = Math.round(f * width);
       const rate = p.events / Math.max((now - t0) / 1000, 1e-3);
-      const line = `replay [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(f * 100).toFixed(1).padStart(5)} %  ${p.events}/${p.totalEvents} events  ${Math.round(rate)} ev/s  sim ${new Date(p.simMs).toISOString().slice(0, 19)}Z  ${p.agentRuns} agent runs`;
+      const line = `replay [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(f * 100).toFixed(1).padStart(5)} %  ${p.events}/${p.totalEvents} events  ${Math.round(rate)} ev/s  sim ${new Date(p.simMs).toISOString().slice(0, 19)}Z  ${p.agentRuns} agent run${p.agentRuns === 1 ? '' : 's'}`;
       out.write(tty ? `\r${line}` : `${line}\n`);
       shown = true;
     },

@@ -330,7 +330,7 @@ export class SyncEngine {
       this.outbox.setState(SENDER_CONFLICT, null);
       this.outbox.setState(MARKER_SINCE, null);
       this.outbox.setState(ACCESS_DENIED, null);
-      this.targetChanged = `sync: the target changed from ${was} to ${o.target.description}: ${n} steps of the old one dropped; everything is sent again`;
+      this.targetChanged = `sync: the target changed from ${was} to ${o.target.description}: ${counted(n, 'step')} of the old one dropped; everything is sent again`;
       this.log(this.targetChanged);
     }
     if (kept !== o.target.description) this.outbox.setState('target', o.target.description);
@@ -1182,7 +1182,7 @@ export class SyncEngine {
     this.settledTags.clear();
     this.atHqCursor = '';
     this.replan = true;
-    this.log(`sync: ${why}: ${n} steps and the record of what HQ holds dropped; planning asks HQ again`);
+    this.log(`sync: ${why}: ${counted(n, 'step')} and the record of what HQ holds dropped; planning asks HQ again`);
   }
 
   /** Whether the last check found HQ's sender marker naming another data directory (nothing is sent). */
@@ -1207,7 +1207,7 @@ export class SyncEngine {
     const owner = kind === 'tag' ? name! : holdTagName(Number(name));
     if (!t || !t.tags.exists(owner)) {
       const n = this.outbox.cancelUnit(row.unit, `source ${row.src} is gone (its ${kind} was removed on the site)`);
-      this.log(`sync: ${row.unit} cancelled (${n} steps): ${kind} removed on the site before it reached HQ`);
+      this.log(`sync: ${row.unit} cancelled (${counted(n, 'step')}): ${kind} removed on the site before it reached HQ`);
       return 0;
     }
     throw new SyncError('NotFound', `${row.src} is missing on the site although ${kind} ${name} of ${table} still references it`);
@@ -1424,6 +1424,11 @@ function senderConflict(outbox: Outbox): { sinceMs: number; message: string } | 
   }
 }
 
+/** `n` and its noun, in the singular for one ("1 step", "2 steps"). */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** `sync_state` key of the step failing longest while HQ answers (`noteStepFailure`). */
 const STUCK_STEP = 'stuckStep';
 
@@ -1516,7 +1521,7 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   const stepError =
     stalledStep === undefined
       ? null
-      : `${stalledStep.what} has failed since ${new Date(stalledStep.sinceMs).toISOString()} while HQ took other requests (${stalledStep.attempts} attempts): ${stalledStep.error ?? 'no error recorded'}`;
+      : `${stalledStep.what} has failed since ${new Date(stalledStep.sinceMs).toISOString()} while HQ took other requests (${counted(stalledStep.attempts, 'attempt')}): ${stalledStep.error ?? 'no error recorded'}`;
   // HQ refuses this site's credentials (a 403: a key revoked, a policy): unhealthy at once, as
   // waiting mends nothing, and said after a sender refusal; the steps' own errors would repeat it.
   const denied = accessDeniedMessage(outbox);

@@ -371,7 +371,7 @@ describe('ModuleClient', () => {
     } finally {
       fail.mockRestore();
     }
-    expect(warnings).toEqual(['the acknowledgement of 1 events could not be stored (database or disk is full); they are sent again on the next connect (Tilstand drops the duplicates)']);
+    expect(warnings).toEqual(['the acknowledgement of 1 event could not be stored (database or disk is full); it is sent again on the next connect (Tilstand drops the duplicates)']);
     await c.close();
     clients.length = 0;
     received.length = 0;

@@ -355,7 +355,8 @@ export class ModuleClient {
     try {
       this.outbox.markAckedMany(group, this.now());
     } catch (e) {
-      this.warn(`the acknowledgement of ${group.length} events could not be stored (${(e as Error).message}); they are sent again on the next connect (Tilstand drops the duplicates)`);
+      const one = group.length === 1;
+      this.warn(`the acknowledgement of ${group.length} event${one ? '' : 's'} could not be stored (${(e as Error).message}); ${one ? 'it is' : 'they are'} sent again on the next connect (Tilstand drops the duplicates)`);
     }
     for (const a of group) {
       this.ackingKeys.delete(a.key);

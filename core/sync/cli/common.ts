@@ -9,7 +9,7 @@ import { exitCodeOf as lsmExitCode, writeError } from '../../lsm/cli/table-cli.t
 import type { CliIO } from '../../lsm/cli/output.ts';
 import { OutputClosed } from '../../lsm/cli/output.ts';
 import { SyncError } from '../errors.ts';
-import { openTarget } from '../targets/open.ts';
+import { openTarget, unparsedShown } from '../targets/open.ts';
 import type { SyncTarget } from '../targets/target.ts';
 
 export function exitCodeOf(e: unknown): number {
@@ -48,9 +48,10 @@ export async function guarded(io: CliIO, body: () => Promise<number>): Promise<n
 export function targetFromFlags(hq: string | undefined, accessKey: string | undefined, secretKey: string | undefined, site?: string): SyncTarget {
   if (hq === undefined) throw usageError("option '--hq' is required: a directory or s3://bucket/prefix?endpoint=…");
   // An empty value is an unset variable (`--hq "$HQ"`); another scheme (`S3://…`, `ftp://…`) would
-  // be taken for a relative directory of that name and read as "no HQ there".
+  // be taken for a relative directory of that name and read as "no HQ there". Shown as a text
+  // that is no target is (user info blanked, no query): `ftp://user:secret@host/…` holds a secret.
   if (hq.trim() === '' || (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(hq) && !hq.startsWith('s3://') && !hq.startsWith('file://'))) {
-    throw usageError(`option '--hq': expected a directory or s3://bucket/prefix?endpoint=…, got '${hq}'`);
+    throw usageError(`option '--hq': expected a directory or s3://bucket/prefix?endpoint=…, got '${unparsedShown(hq)}'`);
   }
   // An empty key is an unset variable (`--access-key "$KEY"`): taken as not given, the
   // environment's keys were used instead of the ones meant, or the error asked for a variable.

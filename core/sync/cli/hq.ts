@@ -307,7 +307,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           }
           const bar = progressBar(io.stderr);
           const r = await mirrorSite(target, s, dest, { onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
-          await out.line(`pulled site ${s}: ${r.tables.length} tables, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);
+          await out.line(`pulled site ${s}: ${r.tables.length} table${r.tables.length === 1 ? '' : 's'}, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);
           break;
         }
         case 'export': {
@@ -329,7 +329,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           } finally {
             r.close();
           }
-          await out.line(`exported ${rows} rows of ${t.name} to ${dest}`);
+          await out.line(`exported ${rows} row${rows === 1 ? '' : 's'} of ${t.name} to ${dest}`);
           break;
         }
       }

@@ -123,7 +123,7 @@ export function maxRounds(v: string | undefined): number {
 
 /** The first line `sync now` prints. */
 export function syncNowLine(r: Pick<SyncNowResult, 'plan' | 'sentBytes'>): string {
-  return `planned ${r.plan.units.length} units (${r.plan.items} steps, ${r.plan.bytes} bytes); sent ${r.sentBytes} bytes`;
+  return `planned ${count(r.plan.units.length, 'unit')} (${count(r.plan.items, 'step')}, ${r.plan.bytes} bytes); sent ${r.sentBytes} bytes`;
 }
 
 /** `sync status` and `sync now` as text. */

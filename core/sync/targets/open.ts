@@ -77,7 +77,7 @@ function s3Parameters(url: URL): { endpoint?: string; region?: string } {
  * secret). User info up to the last `@` before the query: an S3 secret may hold a `/`, which ends
  * the URL's authority early (the text then does not parse, or reads as a host with a port).
  */
-function unparsedShown(text: string): string {
+export function unparsedShown(text: string): string {
   return text.replace(/\/\/[^?#]*@/, '//…@').replace(/[?#][^]*$/, '');
 }
 

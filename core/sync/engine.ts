@@ -566,7 +566,9 @@ export class SyncEngine {
             let rows: NewRow[];
             try {
               try {
-                table.createTag(hold, latest.id);
+                // null: kept until released, not the table's tag.default-time-retained (a hold that
+                // expired would take the files of a unit still waiting for the line).
+                table.createTag(hold, latest.id, null);
               } catch (e) {
                 if (!(e instanceof LsmError && e.kind === 'AlreadyExists')) throw e;
               }

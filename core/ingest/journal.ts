@@ -535,14 +535,23 @@ export class Journal {
       this.s.last = last;
       // What prune removed. A file from before this was kept takes everything before its oldest
       // group for pruned (and keeps that from now on); an empty one, everything up to its last position.
+      // So does a file an earlier version pruned since (a rollback of the install, then this version
+      // again): it knows nothing of pruned_through, and each of its prune batches rewrote only
+      // last_position, so pruned_through counts only beside the last_position it was written with
+      // (`pruned_through_last`). Without this, its prune read as a lost group (docs/operations.md, "Upgrading").
       const pruned = db.prepare("SELECT value FROM meta WHERE key = 'pruned_through'").pluck().get();
-      if (pruned !== undefined) this.prunedThrough = this.metaNumber(pruned, 'pruned position');
+      const prunedBeside = db.prepare("SELECT value FROM meta WHERE key = 'pruned_through_last'").pluck().get();
+      if (pruned !== undefined && prunedBeside === (fromMeta ?? '')) this.prunedThrough = this.metaNumber(pruned, 'pruned position');
       else {
         const oldest = db.prepare('SELECT MIN(first_position) FROM journal_groups').pluck().get();
         if (oldest === null || oldest === undefined) this.prunedThrough = last;
         else {
           this.prunedThrough = this.metaNumber(oldest, 'oldest group position') - 1;
-          db.prepare("INSERT INTO meta (key, value) VALUES ('pruned_through', ?)").run(String(this.prunedThrough));
+          const save = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+          db.transaction(() => {
+            save.run('pruned_through', String(this.prunedThrough));
+            save.run('pruned_through_last', String(fromMeta ?? ''));
+          })();
         }
       }
 
@@ -556,7 +565,7 @@ export class Journal {
       };
       const batch = db.prepare('SELECT first_position, event_count FROM journal_groups WHERE first_position <= ? ORDER BY first_position LIMIT ?');
       const del = db.prepare('DELETE FROM journal_groups WHERE first_position >= ? AND first_position <= ?');
-      const savePruned = db.prepare("INSERT INTO meta (key, value) VALUES ('pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+      const savePruned = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
       this.pruneBatch = db.transaction((cutoff: number) => {
         const rows = batch.all(cutoff, this.opts.pruneBatchRows) as Array<{ first_position: unknown; event_count: unknown }>;
         let events = 0;
@@ -586,7 +595,8 @@ export class Journal {
         if (events === 0) return { events: 0, more: false, through: this.prunedThrough };
         this.st.saveLast.run(String(this.s.last));
         const prunedThrough = Math.max(this.prunedThrough, through);
-        savePruned.run(String(prunedThrough));
+        savePruned.run('pruned_through', String(prunedThrough));
+        savePruned.run('pruned_through_last', String(this.s.last));
         del.run(lo, hi);
         return { events, more, through: prunedThrough };
       });
@@ -778,6 +788,8 @@ export class Journal {
       this.db.transaction(() => {
         this.st.saveLast.run(String(p));
         this.db.prepare("INSERT INTO meta (key, value) VALUES ('legacy_gaps_to', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(gapsTo));
+        // pruned_through stands beside the last_position it was written with (open, above).
+        this.db.prepare("UPDATE meta SET value = ? WHERE key = 'pruned_through_last'").run(String(p));
       })(),
     );
     this.s.last = p;

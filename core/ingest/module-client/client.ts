@@ -32,7 +32,7 @@ export interface ModuleClientOptions extends Partial<OutboxOptions> {
   readonly module: string;
   /** The outbox's better-sqlite3 file. */
   readonly outboxPath: string;
-  /** MQTT client id; default `tilstand-<site>-<module>` (stable, so the broker keeps the session). */
+  /** MQTT client id; default `module-<site>-<module>` (stable, so the broker keeps the session; not `tilstand-…`, the prefix of Tilstand's own connections). */
   readonly clientId?: string;
   /** Largest event accepted, in bytes (match Tilstand's payload_bytes_max). */
   readonly payload_bytes_max?: number;

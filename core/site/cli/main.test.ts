@@ -473,9 +473,10 @@ describe('tilstand', () => {
     const again = await run(['modules', 'password', '--module', 'commerce', '--data', data]);
     expect(again.code).toBe(0);
     expect(again.out).not.toContain('also written');
-    const bad = await run(['modules', 'password', '--module', 'billing', '--data', data]);
+    // Any module name is taken (a new module: modules-password-new-module.test.ts); one that is no topic level is not.
+    const bad = await run(['modules', 'password', '--module', 'bill/ing', '--data', data]);
     expect(bad.code).toBe(2);
-    expect(bad.err).toContain("option '--module': expected one of operations, inventory, commerce, procurement, got 'billing'");
+    expect(bad.err).toContain(`option '--module': expected a module name ([A-Za-z0-9][A-Za-z0-9_-]{0,63}, the <module> level of its topics), got "bill/ing"`);
     edit((c) => {
       c.broker = { mode: 'external', url: 'mqtt://127.0.0.1:1884', username: 'tilstand', passwordFile: join(data, 'secrets', 'broker.pw') };
     });

@@ -8,6 +8,7 @@ import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSy
 import { CliError, EXIT, parseArgs, pathOption, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { bindingView, checkContract, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { repeatedKeyPath } from '../../lsm/json-keys.ts';
+import { NAME_PATTERN } from '../../ingest/envelope.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
@@ -53,7 +54,7 @@ export const siteUsage = [
   '                                           a new PIN or password for a user (one forgotten), and the lockout lifted',
   '  tilstand modules list [--data <dir>]    the broker users of the site\'s modules (embedded broker)',
   '  tilstand modules password --module <name> [--data <dir>]',
-  '                                           a new broker password for a module (one lost, or one to replace): printed once',
+  '                                           a new broker password for a module (a new module, one lost, or one to replace): printed once',
   '  tilstand demo --mqtt-url <url> [--data <dir>] [--seed <n>] [--step-ms <ms>]',
   '                                           run only the simulated modules against a broker',
 ];
@@ -545,21 +546,30 @@ export async function runModules(argv: string[], io: CliIO): Promise<number> {
     }
     // sub === 'password'
     const module = a.required('module');
-    if (!(SITE_MODULES as readonly string[]).includes(module)) throw new CliError(EXIT.usage, `option '--module': expected one of ${SITE_MODULES.join(', ')}, got '${module}'`);
+    // Any module the site adds gets a user, not only the seed ones: a new module (a yard system, a
+    // QC station) had no way to connect at all. Its name is the topic level and source.module of
+    // its events (core/ingest/CONTRACTS.md), so it must be one; the site's own users are not.
+    if (!NAME_PATTERN.test(module)) throw new CliError(EXIT.usage, `option '--module': expected a module name ([A-Za-z0-9][A-Za-z0-9_-]{0,63}, the <module> level of its topics), got ${JSON.stringify(module)}`);
+    if (RESERVED_USERS.includes(module)) throw new CliError(EXIT.usage, `option '--module': '${module}' is the site's own broker user, not a module; expected a module name such as ${SITE_MODULES.join(', ')} or one of your own`);
+    const known = creds.principals().some((x) => x.name === module);
     const password = randomBytes(18).toString('base64url');
     await creds.set(modulePrincipal(module), password);
     const lines = [`new broker password for module ${module} (user '${module}'): ${password}`];
+    if (!known) lines.push(`  '${module}' is a new module user: it may publish on tilstand/<site>/events/${module}/<stream> and tilstand/<site>/acks/${module}, and subscribe to tilstand/<site>/commands/${module} and tilstand/<site>/resync/${module} (docs/modules.md)`);
     if (existsSync(p.moduleSecrets)) {
       updateModuleSecret(p.moduleSecrets, module, password);
       lines.push(`  also written to ${p.moduleSecrets} (delete it once the module has its password)`);
     }
-    lines.push(`  the module's next connection needs it (with the old one it is refused: the module_refused alarm); a connection open now stays until it ends`);
+    if (known) lines.push(`  the module's next connection needs it (with the old one it is refused: the module_refused alarm); a connection open now stays until it ends`);
     await print(io.stdout, lines);
     return EXIT.ok;
   } finally {
     db.close();
   }
 }
+
+/** Broker users that are the site's own (site-db.ts principal kinds), never a module's. */
+const RESERVED_USERS: readonly string[] = ['tilstand', 'admin'];
 
 /** Sets one module's password in secrets/modules.json, replacing the file whole (mode 0600). */
 function updateModuleSecret(path: string, module: string, password: string): void {

@@ -12,6 +12,7 @@ import { resolve } from 'node:path';
 import { guessablePinRefusal, SiteApiError, type InputAge, type SessionContext, type SiteApiMethods, type SiteBackend, type SiteEvent, type SiteMethod } from './api.ts';
 import { dataPaths, readConfig } from './config.ts';
 import { initDataDir, InitError } from './init.ts';
+import { DataFormatError } from './data-format.ts';
 import { readRestoreNote } from '../sync/restore.ts';
 import { guessablePin, guessablePinMessage } from '../inbox/users.ts';
 
@@ -56,6 +57,8 @@ export class FirstRunBackend implements SiteBackend {
       this.busy = false;
       // Its code, when it has one, lets the first-run screen word it (the message names the data directory: IT's words).
       if (e instanceof InitError) throw new SiteApiError(e.kind === 'AlreadyExists' ? 'conflict' : 'invalid', e.message, undefined, e.refusal);
+      // A directory a newer version marked (its restore): the screen says so, not "something went wrong".
+      if (e instanceof DataFormatError) throw new SiteApiError('conflict', e.message);
       throw e;
     }
     this.doneResolve(req.siteId);

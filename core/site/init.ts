@@ -4,6 +4,7 @@
 //   warehouse/site_<id>.db/<t>/   the seed state tables and dead_letters, empty (schema-0 only)
 //   journal.db                    the ingest journal, empty
 //   site.db                       broker credentials (scrypt hashes) and users (core/inbox)
+//   data-format.json              the data format mark (data-format.ts), written before the rest
 //   contracts/                    the seed contracts, v1 each
 //   logs/
 //   secrets/modules.json          plaintext broker passwords, written once (dir 0700, file 0600)
@@ -26,6 +27,7 @@ import { dataPaths, defaultConfig, siteIdProblem, writeConfig, ConfigError, type
 import { readRestoreNote } from '../sync/restore.ts';
 import { openIngest } from './open-ingest.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, modulePrincipal, openSiteDb, tilstandPrincipal } from './site-db.ts';
+import { checkDataFormat, raiseDataFormat } from './data-format.ts';
 
 export interface InitOptions {
   data: string;
@@ -74,6 +76,8 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   const data = resolve(o.data);
   const p = dataPaths(data, o.site);
   if (existsSync(p.config)) throw new InitError('AlreadyExists', `${data} is already a Tilstand data directory (it has config.json)`, undefined, { code: 'init.exists' });
+  // A directory a newer program marked (its restore, or its init stopped half-way) is refused unchanged.
+  checkDataFormat(data);
   refuseAnotherSitesState(data, p.warehouse, o.site, `${p.database!}.db`);
   let config = defaultConfig(o.site);
   if (o.config) config = o.config(config);
@@ -84,6 +88,8 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   // events, logs/ names. Under the usual umask (022) the directory was readable by every local user.
   mkdirSync(data, { recursive: true });
   chmodSync(data, 0o700);
+  // This version's data format mark, before any file it describes (data-format.ts).
+  raiseDataFormat(data);
   for (const dir of [p.warehouse, p.contracts, p.logs]) mkdirSync(dir, { recursive: true });
   mkdirSync(p.secrets, { recursive: true, mode: 0o700 });
   chmodSync(p.secrets, 0o700);

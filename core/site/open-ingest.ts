@@ -6,7 +6,7 @@
 // exist afterwards) and by Site.start. On a site `tilstand restore` rebuilt, an empty journal
 // first continues after the highest position its tables hold.
 //
-// Invariant: on failure nothing stays open.
+// Invariant: on failure nothing stays open. The data format mark is raised first (data-format.ts).
 
 import { Catalog } from '../lsm/index.ts';
 import { ContractRegistry } from '../ingest/contracts.ts';
@@ -17,6 +17,7 @@ import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { readRestoreNote } from '../sync/restore.ts';
 import { catalogOptions, configBindings, dataPaths, ingestBudgets, type SiteConfig } from './config.ts';
+import { raiseDataFormat } from './data-format.ts';
 
 export interface IngestParts {
   journal: Journal;
@@ -36,6 +37,9 @@ export interface OpenIngestOptions {
 export const INGEST_CHECKPOINT = DEFAULT_CHECKPOINT_NAME;
 
 export function openIngest(data: string, config: SiteConfig, o: OpenIngestOptions = {}): IngestParts {
+  // The data format mark before the journal or a table is opened: the Ingestor creates and alters
+  // tables (a schema change is a migration), and a directory a newer program requires is refused.
+  raiseDataFormat(data);
   const p = dataPaths(data, config.site);
   const contracts = new ContractRegistry(p.contracts);
   for (const c of SEED_CONTRACTS) contracts.register(c);

@@ -5,11 +5,14 @@
 // salted scrypt hash of its password. `ModuleCredentials` is the broker's `CredentialStore`.
 // Concurrency: one connection per process; the CLI opens its own while a site runs (WAL lets
 // readers and one writer share the file; busy_timeout covers short write overlaps).
-// Invariants: no plaintext password is stored in site.db.
+// Invariants: no plaintext password is stored in site.db. A connection opened for writing has
+// raised the data directory's format mark (data-format.ts) before anyone changed a table.
 
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { CredentialStore, Principal } from '../ingest/broker.ts';
 import { hashSecret, verifySecret, type ScryptParams } from '../inbox/secret-hash.ts';
+import { raiseDataFormat } from './data-format.ts';
 
 /** The modules a site starts with; each gets broker credentials at init. */
 export const SITE_MODULES = ['operations', 'inventory', 'commerce', 'procurement'] as const;
@@ -17,6 +20,9 @@ export const SITE_MODULES = ['operations', 'inventory', 'commerce', 'procurement
 export const TILSTAND_PRINCIPAL = 'tilstand';
 
 export function openSiteDb(path: string, options: { readonly?: boolean } = {}): Database.Database {
+  // The data format mark first, before site.db is touched and any caller's migration (UserStore,
+  // the outbox) alters a table: a directory a newer program requires is refused unchanged.
+  if (!options.readonly) raiseDataFormat(dirname(path));
   const db = new Database(path, { readonly: options.readonly === true, fileMustExist: options.readonly === true });
   db.pragma('busy_timeout = 5000');
   if (!options.readonly) {

@@ -43,6 +43,7 @@ import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
+import { checkDataFormat } from './data-format.ts';
 import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
@@ -290,6 +291,9 @@ export class Site {
     const data = resolve(o.data);
     const p = dataPaths(data);
     const sink = o.log ?? (() => undefined);
+    // Before anything is read or written (the log, config.json, site.db): a directory a newer
+    // program requires is refused unchanged (data-format.ts; its mark is raised in site.db's open).
+    checkDataFormat(data);
     if (!existsSync(p.config)) {
       if (!o.demo) throw new SiteError('NotInitialized', `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${o.data} --site <id>\`, or start with --demo`);
       await initDataDir({ data, site: 'demo', config: (c) => demoConfig(c, o.demoHq ? join(data, DEMO_HQ_DIR) : undefined), admin: DEMO_ADMIN });

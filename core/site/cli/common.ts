@@ -9,6 +9,7 @@ import { CliError, EXIT, usageError, type ParsedArgs } from '../../lsm/cli/args.
 export { refuseExtraArguments } from '../../lsm/cli/args.ts';
 import { DEFAULT_DATA_DIR, dataPaths } from '../config.ts';
 import { socketAnswers } from '../control.ts';
+import { checkDataFormat } from '../data-format.ts';
 
 export async function print(out: NodeJS.WritableStream, lines: readonly string[]): Promise<void> {
   const w = new LineWriter(out);
@@ -28,12 +29,19 @@ export function dataDir(value: string | undefined): string {
   return resolve(value ?? DEFAULT_DATA_DIR);
 }
 
-/** The data directory of an initialized site, or a CliError naming what is missing. */
+/**
+ * The data directory of an initialized site, or a CliError naming what is missing; one that
+ * requires a newer program is refused (DataFormatError), whatever the command: what this program
+ * would misread, a read-only command would misreport (dismissed dead letters shown open).
+ */
 export function existingDataDir(value: string | undefined): string {
   const data = dataDir(value);
   if (!existsSync(dataPaths(data).config)) {
     throw new CliError(EXIT.notFound, `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${value ?? '<dir>'} --site <id>\` first`);
   }
+  // Before config.json is read: a newer program's config (a section this one does not know) would
+  // be refused as a bad key, and the advice to remove it would be wrong.
+  checkDataFormat(data);
   return data;
 }
 

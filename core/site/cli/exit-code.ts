@@ -4,11 +4,16 @@
 import { CliError, EXIT } from '../../lsm/cli/args.ts';
 import { ConfigError } from '../config.ts';
 import { ControlError } from '../control.ts';
+import { DataFormatError } from '../data-format.ts';
 import { SiteError } from '../site.ts';
 
 export function exitCodeOf(e: unknown): number {
   if (e instanceof CliError) return e.exitCode;
   if (e instanceof ConfigError) return EXIT.usage;
+  // A directory a newer program made, which this one would misread: the operator ran the wrong
+  // program on it (as an older program refusing a config key it does not know, exit 2); the files
+  // are sound, so not corruption. A mark that is not numbers is damage (4).
+  if (e instanceof DataFormatError) return e.kind === 'TooNew' ? EXIT.usage : EXIT.corruption;
   if (e instanceof SiteError) return e.kind === 'AlreadyRunning' ? EXIT.conflict : e.kind === 'NotInitialized' ? EXIT.notFound : EXIT.io;
   if (e instanceof ControlError) return e.kind === 'InvalidArgument' || e.kind === 'UnknownOp' ? EXIT.usage : EXIT.io;
   return EXIT.io;

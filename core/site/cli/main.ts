@@ -14,7 +14,7 @@ import { EXIT } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { runTableCli, tableUsage, writeError } from '../../lsm/cli/table-cli.ts';
 import { exitCodeOf } from './exit-code.ts';
-import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runModules, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
+import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runModules, runSiteReplay, runSiteRestore, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
 import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
 import { SYNC_COMMANDS, syncCommandsUsage } from '../../sync/cli/commands.ts';
@@ -72,6 +72,9 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   // `sync now` asks a running site that syncs (it holds the sender lock); the rest is core/sync's.
   sync: runSiteSync,
   ...REPLAY_COMMANDS,
+  // Through the data format gate first (data-format.ts), which core/sync and core/replay cannot import.
+  restore: runSiteRestore,
+  replay: runSiteReplay,
 };
 
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {

@@ -14,9 +14,13 @@ import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
-import { catalogOptions, checkConfigBindings, checkStartRules, ConfigError, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
+import { catalogOptions, checkConfigBindings, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
+import { runRestore } from '../../sync/cli/sync.ts';
+import { runReplayCli } from '../../replay/cli.ts';
+import { checkDataFormat, raiseDataFormat } from '../data-format.ts';
+import { resolve } from 'node:path';
 import { maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import type { DemoModuleStats } from '../demo/module.ts';
@@ -634,12 +638,17 @@ const SYNC_NOW_TIMEOUT_MS = 30 * 60_000;
  */
 export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub !== 'now') return runSync(argv, io);
+  if (sub !== 'now') {
+    // `sync status` reads the outbox, whose meaning a newer format may have changed.
+    if (sub === 'status') gateDataFlag(rest, DEFAULT_DATA_DIR);
+    return runSync(argv, io);
+  }
   const a = parseArgs(rest, SYNC_FLAGS['sync now'], 'sync now');
   if (a.help) return runSync(['help'], io);
   refuseExtraArguments(a, 'sync now');
   const rounds = maxRounds(a.string('max-rounds'));
   const data = dataDir(a.string('data'));
+  checkDataFormat(data);
   const socket = await runningSocket(data);
   if (!socket) return runSync(argv, io);
   const hq = a.string('hq');
@@ -668,4 +677,52 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   if (failed === undefined) return EXIT.ok;
   await print(io.stderr, [failed.note]);
   return failed.code;
+}
+
+/**
+ * The value of `--data` in a command's arguments as core/lsm's parser reads it (`--data <dir>` or
+ * `--data=<dir>`; a value that starts with `--` needs the `=` form), or `fallback`; undefined when
+ * the usage is asked for or the value is empty (the command then says what it expects).
+ */
+function dataFlagOf(argv: readonly string[], fallback?: string): string | undefined {
+  if (argv.some((x) => x === '--help' || x === '-h')) return undefined;
+  let v: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const x = argv[i]!;
+    if (x === '--') break;
+    if (x.startsWith('--data=')) v = x.slice('--data='.length);
+    else if (x === '--data' && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) v = argv[i + 1];
+  }
+  if (v !== undefined && v.trim() === '') return undefined;
+  return v ?? fallback;
+}
+
+/**
+ * The data format gate (data-format.ts) for a command core/site hands on to another folder's
+ * parser (`sync status`, `restore`, `replay export`), which core/sync and core/replay cannot
+ * import: checked on the `--data` the command will open, before it runs.
+ */
+function gateDataFlag(argv: readonly string[], fallback?: string): string | undefined {
+  const v = dataFlagOf(argv, fallback);
+  if (v === undefined) return undefined;
+  const data = resolve(v);
+  checkDataFormat(data);
+  return data;
+}
+
+/**
+ * `tilstand restore` (core/sync): refused on a directory a newer program requires; once it has
+ * rebuilt the directory, it gets this version's data format mark, as init's would.
+ */
+export async function runSiteRestore(argv: string[], io: CliIO): Promise<number> {
+  const data = gateDataFlag(argv);
+  const code = await runRestore(argv, io);
+  if (code === EXIT.ok && data !== undefined && existsSync(data)) raiseDataFormat(data);
+  return code;
+}
+
+/** `tilstand replay …` (core/replay): `export` reads the site's tables and tags them, so it passes the gate first. */
+export async function runSiteReplay(argv: string[], io: CliIO): Promise<number> {
+  if (argv[0] === 'export') gateDataFlag(argv.slice(1));
+  return runReplayCli(argv, io);
 }

@@ -14,6 +14,7 @@
 import { createRequire } from 'node:module';
 import { EXIT, parseArgs, usageError, type FlagSpecs } from '../../lsm/cli/args.ts';
 import { dataPaths } from '../config.ts';
+import { checkDataFormat } from '../data-format.ts';
 import { FirstRunBackend, isInitialized } from '../first-run.ts';
 import { SiteHttpServer } from '../http-server.ts';
 import { DEMO_HQ_DIR } from '../demo/site.ts';
@@ -100,6 +101,8 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
   const hup = sighupReloads(io);
   try {
     if (!demo && !isInitialized(data)) {
+      // Before the first-run screen offers to set up a directory a newer version marked (its restore).
+      checkDataFormat(data);
       const bound = await firstRun(data, httpPort, io, signal);
       if (bound === undefined) return EXIT.ok;
       httpPort = bound;

@@ -19,18 +19,19 @@
 //     TimeToStringCastRule, TimestampToStringCastRule → utils/DateTimeUtils formatDate,
 //     formatTimestampMillis, formatTimestamp), so DATE, TIME and TIMESTAMP directories differ.
 
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inspectTable } from './cli/inspect.ts';
 import { LsmError } from './errors.ts';
 import { RowKind } from './key-value.ts';
-import { decodeIndexManifest, decodeManifest, decodeManifestList, encodeIndexManifest, encodeManifest, encodeManifestList, type IndexManifestEntry, type ManifestEntry } from './manifest.ts';
+import { decodeIndexManifest } from './manifest.ts';
 import { castDateToString, castTimestampToString, castTimeToString } from './partition-path.ts';
 import { TableSchema, type SchemaSpec } from './schema.ts';
 import { Table } from './table.ts';
 import { mulberry32 } from './testing/prng.ts';
+import { rewriteAsJava } from './testing/java-layout.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -51,56 +52,6 @@ const SPEC: SchemaSpec = {
 };
 
 const sorted = (rows: unknown[][]): unknown[][] => [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-
-/**
- * Rewrites every manifest (and the lists and snapshot/tag files naming them) with `entry` applied
- * to each entry, every index manifest with `index` applied to each entry, then sets `options` in
- * the schema. As dynamic-bucket.test.ts does, re-encoded with the table's manifest codec.
- */
-function rewriteAsJava(dir: string, options: Record<string, string>, entry: (e: ManifestEntry) => ManifestEntry, index: (e: IndexManifestEntry) => IndexManifestEntry = (e) => e): void {
-  const codec = Table.open(dir).schema.options.manifestCompression;
-  const m = (n: string) => join(dir, 'manifest', n);
-  const manifestSizes = new Map<string, number>();
-  const listSizes = new Map<string, number>();
-  const indexDone = new Set<string>();
-  const rewriteList = (name: string): number => {
-    const done = listSizes.get(name);
-    if (done !== undefined) return done;
-    const metas = decodeManifestList(readFileSync(m(name)), name).map((meta) => {
-      let size = manifestSizes.get(meta.fileName);
-      if (size === undefined) {
-        const bytes = encodeManifest(decodeManifest(readFileSync(m(meta.fileName)), meta.fileName).map(entry), codec);
-        writeFileSync(m(meta.fileName), bytes);
-        manifestSizes.set(meta.fileName, (size = bytes.length));
-      }
-      return { ...meta, fileSize: size };
-    });
-    const bytes = encodeManifestList(metas, codec);
-    writeFileSync(m(name), bytes);
-    listSizes.set(name, bytes.length);
-    return bytes.length;
-  };
-  const files = [
-    ...readdirSync(join(dir, 'snapshot')).filter((f) => f.startsWith('snapshot-')).map((f) => join(dir, 'snapshot', f)),
-    ...(existsSync(join(dir, 'tag')) ? readdirSync(join(dir, 'tag')).filter((f) => f.startsWith('tag-')).map((f) => join(dir, 'tag', f)) : []),
-  ];
-  for (const f of files) {
-    const s = JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown>;
-    s.baseManifestListSize = rewriteList(s.baseManifestList as string);
-    s.deltaManifestListSize = rewriteList(s.deltaManifestList as string);
-    if (s.changelogManifestList) s.changelogManifestListSize = rewriteList(s.changelogManifestList as string);
-    const im = s.indexManifest as string | null | undefined;
-    if (im && !indexDone.has(im)) {
-      indexDone.add(im);
-      writeFileSync(m(im), encodeIndexManifest(decodeIndexManifest(readFileSync(m(im)), im).map(index), codec));
-    }
-    writeFileSync(f, JSON.stringify(s, null, 2));
-  }
-  const schemaFile = join(dir, 'schema', 'schema-0');
-  const json = JSON.parse(readFileSync(schemaFile, 'utf8')) as { options: Record<string, string> };
-  Object.assign(json.options, options);
-  writeFileSync(schemaFile, JSON.stringify(json, null, 2));
-}
 
 /** Every data and changelog file in the bucket directories under `dir`: its directory relative to `dir`, and its name. */
 function bucketFiles(dir: string): Array<{ rel: string; name: string }> {
@@ -350,13 +301,13 @@ describe('deletion-vector index files outside index/', () => {
     const tp = Table.open(dir);
     const homes = new Map<string, string>(); // index file → its new path
     const inDataDir = how.startsWith('index-file-in-data-file-dir');
-    rewriteAsJava(dir, inDataDir ? { 'index-file-in-data-file-dir': 'true' } : {}, (e) => e, (e) => {
+    rewriteAsJava(dir, inDataDir ? { 'index-file-in-data-file-dir': 'true' } : {}, (e) => e, { indexEntry: (e) => {
       const home = inDataDir ? join(dir, tp.partitionPathOf(e.partition), `bucket-${e.bucket}`, e.fileName) : join(ext, tp.partitionPathOf(e.partition), `bucket-${e.bucket}`, e.fileName);
       // One index file per (partition, bucket) here, so it has one home.
       expect(homes.get(e.fileName) ?? home).toBe(home);
       homes.set(e.fileName, home);
       return inDataDir ? e : { ...e, externalPath: `file://${home}` };
-    });
+    } });
     for (const [name, home] of homes) if (existsSync(join(dir, 'index', name))) move(join(dir, 'index', name), home);
     expect(readdirSync(join(dir, 'index')).filter((n) => homes.has(n))).toEqual([]);
 

@@ -358,28 +358,8 @@ export class TableReader {
     const at = this.locate(pk);
     if (at === undefined) return undefined;
     const { key, runs } = at;
-    const table = this.table;
-    const schema = this.schema;
-    const cmps = this.keyCmps;
     const parts = this.lookParts;
-    const rows = this.lookRows;
-    let n = 0;
-    const hash = keyHash(key);
-    for (const files of runs) {
-      let found = false;
-      for (const f of files) {
-        if (!inRange(f, key, cmps)) continue;
-        const d = table.loadRunAt(f.path, f.meta, true, schema);
-        const i = lookupKey(d, key, cmps, hash);
-        if (i >= 0) {
-          parts[n] = d;
-          rows[n++] = i;
-          found = true;
-        }
-        break; // files of one run do not overlap
-      }
-      if (found && (this.newestWins || files[0]!.meta.level > 0)) break;
-    }
+    const n = this.gatherRuns(runs, key, this.keyCmps, keyHash(key), true);
     try {
       // A lookup table folds a lone record too (lookupLoneIsRow).
       return this.foldLookup(n, false);
@@ -422,30 +402,13 @@ export class TableReader {
     const partition = partitionEncoder(schema.partitionTypes)(partValues);
     const cmps = this.keyCmps;
     const parts = this.lookParts;
-    const rows = this.lookRows;
     const hash = keyHash(key);
     const lowest = this.lowestLevel;
     for (const b of this.table.readBuckets(this.snapshot!)) {
       if (Buffer.compare(b.partition, partition) !== 0) continue;
       const runs = this.lookupRuns(b.partition, b.bucket);
       if (runs === undefined) continue;
-      let n = 0;
-      for (const files of runs) {
-        let found = false;
-        for (const f of files) {
-          if (!inRange(f, key, cmps)) continue;
-          const d = this.table.loadRunAt(f.path, f.meta, true, schema);
-          const i = lookupKey(d, key, cmps, hash);
-          if (i >= 0) {
-            parts[n] = d;
-            rows[n++] = i;
-            found = true;
-          }
-          break; // files of one run do not overlap
-        }
-        // As get and getLowestLevel stop.
-        if (found && (this.newestWins || (lowest && files[0]!.meta.level > 0))) break;
-      }
+      const n = this.gatherRuns(runs, key, cmps, hash, lowest);
       let row: unknown[] | undefined;
       try {
         row = this.foldLookup(n, !lowest && n === 1);
@@ -455,6 +418,38 @@ export class TableReader {
       if (row !== undefined) return row;
     }
     return undefined;
+  }
+
+  /**
+   * The records of `key` in one bucket's `runs` (newest first) into lookParts/lookRows; returns
+   * their count. At most one file per run can hold the key. The search stops at the first run
+   * holding the key when newestWins (deduplicate without sequence fields), or, when
+   * `stopAboveLevelZero` (lowestLevel tables), at the first such run above level 0: the key's
+   * records in higher levels are stale. A plain method, no closures: getLowestLevel and
+   * getAnyBucket are lookup paths (`get`'s plain path keeps its own inline copy).
+   */
+  private gatherRuns(runs: LookupFile[][], key: readonly unknown[], cmps: readonly Comparator[], hash: number, stopAboveLevelZero: boolean): number {
+    const table = this.table;
+    const schema = this.schema;
+    const parts = this.lookParts;
+    const rows = this.lookRows;
+    let n = 0;
+    for (const files of runs) {
+      let found = false;
+      for (const f of files) {
+        if (!inRange(f, key, cmps)) continue;
+        const d = table.loadRunAt(f.path, f.meta, true, schema);
+        const i = lookupKey(d, key, cmps, hash);
+        if (i >= 0) {
+          parts[n] = d;
+          rows[n++] = i;
+          found = true;
+        }
+        break; // files of one run do not overlap
+      }
+      if (found && (this.newestWins || (stopAboveLevelZero && files[0]!.meta.level > 0))) break;
+    }
+    return n;
   }
 
   /**

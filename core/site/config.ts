@@ -20,6 +20,7 @@ import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { DEAD_LETTERS_TABLE, DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { isLoopback } from '../ingest/broker.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
+import { SITE_MODULES } from './site-db.ts';
 import { targetProblem } from '../sync/targets/open.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
 import { localFileIO } from '../lsm/index.ts';
@@ -90,6 +91,13 @@ export type BrokerConfig =
       readonly username: string;
       /** A file holding the password (kept out of config.json). */
       readonly passwordFile: string;
+      /**
+       * The modules whose events the site reads: one subscription (and mosquitto session) per
+       * module on `tilstand/<site>/events/<module>/#`. Absent: the seed modules
+       * (`externalBrokerModules`); left absent when config.json does not give it, so a config
+       * written back keeps the file's shape.
+       */
+      readonly modules?: readonly string[];
     };
 
 export interface SiteConfig {
@@ -266,6 +274,36 @@ function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
   return v;
 }
 
+/**
+ * Names a module may not have in `broker.modules`: `tilstand` and `admin` are the site's own broker
+ * users (as `tilstand modules password` refuses them, site-commands.ts RESERVED_USERS), and
+ * `site` would give its subscriber the client id `tilstand-<site>-site` of the site's internal
+ * client, so mosquitto would cut the two off each other in turn.
+ */
+const RESERVED_EXTERNAL_MODULES: readonly string[] = ['tilstand', 'admin', 'site'];
+
+/** config `broker.modules` (external broker): the modules whose events the site subscribes to. */
+function externalModules(v: unknown): readonly string[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.length === 0) {
+    throw new ConfigError('broker.modules', `expected a non-empty array of module names (e.g. ${JSON.stringify(SITE_MODULES)}), got ${Array.isArray(v) ? 'an empty array' : describe(v)}`);
+  }
+  const out: string[] = [];
+  for (const [i, m] of v.entries()) {
+    const key = `broker.modules[${i}]`;
+    if (typeof m !== 'string' || !NAME_PATTERN.test(m)) throw new ConfigError(key, `expected a module name (${NAME_PATTERN.source}, the <module> level of its topics), got ${describe(m)}`);
+    if (RESERVED_EXTERNAL_MODULES.includes(m)) throw new ConfigError(key, `'${m}' is reserved for the site itself, not a module; expected a module name such as ${SITE_MODULES.join(', ')} or one of your own`);
+    if (out.includes(m)) throw new ConfigError(key, `'${m}' is listed twice; expected each module once (each has one subscription)`);
+    out.push(m);
+  }
+  return out;
+}
+
+/** The modules an external broker's subscriber reads (config `broker.modules`, else the seed modules). */
+export function externalBrokerModules(b: Extract<BrokerConfig, { mode: 'external' }>): readonly string[] {
+  return b.modules ?? SITE_MODULES;
+}
+
 /** Validates a config object (as read from JSON), filling defaults for absent optional keys. */
 export function parseConfig(raw: unknown): SiteConfig {
   const o = obj(raw, '(top level)');
@@ -311,6 +349,8 @@ export function parseConfig(raw: unknown): SiteConfig {
   let broker: BrokerConfig;
   const mode = b.mode ?? 'embedded';
   if (mode === 'embedded') {
+    // The embedded broker hands the site every module's events; only a subscriber needs the list.
+    if (b.modules !== undefined) throw new ConfigError('broker.modules', 'only with broker.mode "external": the embedded broker passes every module\'s events to the site');
     known(b, 'broker', ['mode', 'host', 'port', 'tls', 'allowInsecureNonLoopback', 'diskFullHoldMaxMs']);
     let tls: { certPath: string; keyPath: string } | null = null;
     if (b.tls !== undefined && b.tls !== null) {
@@ -327,10 +367,11 @@ export function parseConfig(raw: unknown): SiteConfig {
       diskFullHoldMaxMs: int(b, 'diskFullHoldMaxMs', 'broker.', 30_000, 0, 3600_000),
     };
   } else if (mode === 'external') {
-    known(b, 'broker', ['mode', 'url', 'username', 'passwordFile']);
+    known(b, 'broker', ['mode', 'url', 'username', 'passwordFile', 'modules']);
     const url = str(b, 'url', 'broker.');
     if (!/^mqtts?:\/\/[^/]+/.test(url)) throw new ConfigError('broker.url', `expected mqtt://host:port or mqtts://host:port, got ${JSON.stringify(url)}`);
-    broker = { mode: 'external', url, username: str(b, 'username', 'broker.'), passwordFile: str(b, 'passwordFile', 'broker.') };
+    const modules = externalModules(b.modules);
+    broker = { mode: 'external', url, username: str(b, 'username', 'broker.'), passwordFile: str(b, 'passwordFile', 'broker.'), ...(modules ? { modules } : {}) };
   } else {
     throw new ConfigError('broker.mode', `expected "embedded" or "external", got ${describe(mode)}`);
   }

@@ -34,7 +34,7 @@ import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { DEMO_HQ_DIR, demoConfig } from './demo/site.ts';
@@ -398,7 +398,11 @@ export class Site {
       this.source = new MqttSource({
         url: b.url,
         clientId: `tilstand-${c.site}`,
-        groups: SITE_MODULES.map((m) => ({ name: m, topics: [`tilstand/${c.site}/events/${m}/#`] })),
+        // One group per module named in config (`broker.modules`): a module left out has no
+        // subscriber, and mosquitto drops its events. No `events/+/#` wildcard: one connection
+        // carries one event per group commit (mqtt-source.ts), so the modules would queue behind
+        // each other, and beside the per-module groups it would read their events twice.
+        groups: externalBrokerModules(b).map((m) => ({ name: m, topics: [`tilstand/${c.site}/events/${m}/#`] })),
         // The disk budget holds the PUBACK here as the embedded broker does (mosquitto keeps the
         // event in the session meanwhile): the external source journaled and acknowledged
         // whatever the budget said, until the disk was full for the tables and site.db too.

@@ -74,7 +74,10 @@ export function readDataFormat(data: string): DataFormatMark | undefined {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // No mark: none written yet, or no directory there at all (a parent that is a file: ENOTDIR),
+    // which is for the caller to report as what it is, not as a damaged mark.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw new DataFormatError('Unreadable', `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   const damaged = (why: string) =>

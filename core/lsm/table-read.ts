@@ -296,7 +296,7 @@ export class TableReader {
         // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.
         const where = schema.primaryKeys.map((k) => ({ column: k, op: '=' as const, value: pk[k] }));
         // A cross-partition-update key (dynamic buckets) is looked up in the partition given, if any.
-        if (schema.crossPartitionUpdate) for (const k of schema.partitionKeys) if (!schema.primaryKeys.includes(k) && pk[k] !== undefined && pk[k] !== null) where.push({ column: k, op: '=', value: pk[k] });
+        if (schema.crossPartitionUpdate) this.narrowToGivenPartition(where, pk);
         for (const row of rawScan(this.table, this.snapshot, { where }, schema)) return row;
         return undefined;
       }
@@ -369,6 +369,15 @@ export class TableReader {
   }
 
   /**
+   * Adds to a cross-partition-update lookup's filter the partition columns the caller gave (those
+   * outside the primary key): a key's row in another partition is not the one asked for.
+   */
+  private narrowToGivenPartition(where: Predicate[], pk: Record<string, unknown>): void {
+    const schema = this.schema;
+    for (const k of schema.partitionKeys) if (!schema.primaryKeys.includes(k) && pk[k] !== undefined && pk[k] !== null) where.push({ column: k, op: '=', value: pk[k] });
+  }
+
+  /**
    * `get` of a dynamic- or postpone-bucket table. Paimon keeps a key in one bucket of its
    * partition (the HASH index of a dynamic table; hash modulo the partition's own bucket count
    * after a postpone compaction), but which one is not computable here, so each real bucket of the
@@ -387,8 +396,7 @@ export class TableReader {
         if (pk[k] === undefined || pk[k] === null) throw invalidArgument(`lookup needs primary-key column '${k}'`);
         where.push({ column: k, op: '=', value: pk[k] });
       }
-      // The partition columns that are given narrow it (a key in another partition is not this one).
-      for (const k of schema.partitionKeys) if (!schema.primaryKeys.includes(k) && pk[k] !== undefined && pk[k] !== null) where.push({ column: k, op: '=', value: pk[k] });
+      this.narrowToGivenPartition(where, pk);
       for (const row of this.scanChecked(this.compile(where), undefined, true)) return row;
       return undefined;
     }

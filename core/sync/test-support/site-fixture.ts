@@ -1,11 +1,15 @@
 // Test support: a site data directory with real tables (Paimon format, core/lsm), an s3rver on
-// loopback that counts completed PUTs per key, a TCP proxy that cuts connections at seeded byte
+// loopback that counts completed PUTs per key and stores a PUT whole or not at all, a TCP proxy that cuts connections at seeded byte
 // counts, and a seeded PRNG. Not imported by production code.
 
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import S3rver from 's3rver';
 import { Catalog, RowKind, type Table } from '../../lsm/index.ts';
 import { mulberry32 } from '../../lsm/testing/prng.ts';
@@ -120,6 +124,7 @@ export interface S3Fixture {
 export async function startS3(bucket = 'hq'): Promise<S3Fixture> {
   const directory = tempDir('s3rver');
   const srv = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] } as ConstructorParameters<typeof S3rver>[0]);
+  wholePuts(srv);
   const addr = (await srv.run()) as net.AddressInfo;
   const puts = new Map<string, number>();
   srv.on('event', (e: { Records: { eventName: string; s3: { object: { key: string } } }[] }) => {
@@ -139,6 +144,73 @@ export async function startS3(bucket = 'hq'): Promise<S3Fixture> {
       rmSync(directory, { recursive: true, force: true });
     },
   };
+}
+
+interface S3rverObject {
+  bucket: string;
+  key: string;
+  content: IncomingMessage | Buffer;
+  metadata: Record<string, string>;
+}
+
+interface S3rverStore {
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5: string): Promise<void>;
+  putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
+}
+
+let partFiles = 0;
+
+/**
+ * s3rver writes a PUT's body straight over the stored object as it arrives and never checks
+ * Content-MD5, so a PUT whose connection breaks mid-body leaves a torn object that every later GET
+ * returns. S3 (and MinIO, Ceph, Garage) never shows one: a PUT becomes visible whole when it
+ * completes or not at all, which the S3 target relies on (targets/s3.ts) — with s3rver's
+ * behaviour a cut PUT of HQ's sender marker read as "not a marker" and stopped sending for good.
+ * The fixture's store takes the body whole first (a body shorter than its Content-Length, or
+ * aborted, stores nothing), answers BadDigest when Content-MD5 does not match, and renames the
+ * object into place after its metadata.
+ */
+function wholePuts(srv: S3rver): void {
+  const store = (srv as unknown as { store: S3rverStore }).store;
+  const S3Error = createRequire(import.meta.url)('s3rver/lib/models/error.js') as new (code: string, message: string) => Error;
+  store.putObject = async (object) => {
+    const body = Buffer.isBuffer(object.content) ? object.content : await wholeBody(object.content);
+    const md5 = createHash('md5').update(body).digest();
+    const sent = Buffer.isBuffer(object.content) ? undefined : object.content.headers['content-md5'];
+    if (typeof sent === 'string' && sent !== md5.toString('base64')) throw new S3Error('BadDigest', 'The Content-MD5 you specified did not match what we received.');
+    const path = store.getResourcePath(object.bucket, object.key, 'object');
+    const part = `${path}.part-${process.pid}-${++partFiles}`;
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(part, body);
+    try {
+      await store.putMetadata(object.bucket, object.key, object.metadata, md5.toString('hex'));
+      await rename(part, path);
+    } catch (e) {
+      await unlink(part).catch(() => {});
+      throw e;
+    }
+    return { size: body.length, md5: md5.toString('hex') };
+  };
+}
+
+/** The request's body; rejects when the connection ends before Content-Length bytes arrived. */
+function wholeBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const expected = Number(req.headers['content-length'] ?? NaN);
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('error', reject);
+    req.on('aborted', () => reject(new Error('the PUT connection ended mid-body')));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (Number.isFinite(expected) && body.length !== expected) reject(new Error(`the PUT body has ${body.length} of ${expected} bytes`));
+      else resolve(body);
+    });
+    req.on('close', () => {
+      if (!req.complete) reject(new Error('the PUT connection ended mid-body'));
+    });
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 // here, never by the backend, as the headless server answers it: validated as there, written to
 // the log through the window's ClientErrorLog (the same rate bounds), open before a sign-in.
 
-import { validateCall, validateClientErrorReport, validateInputAge } from '../core/site/api-validate.ts';
+import { ApiValidationError, validateCall, validateClientErrorReport, validateInputAge } from '../core/site/api-validate.ts';
 import type { ApiErrorKind, ApiResult, SessionContext, SiteBackend } from '../core/site/api.ts';
 import { CLIENT_ERROR_METHOD, SiteApiError } from '../core/site/api.ts';
 import { callIn, logToStderr, reportInternalError, type ClientErrorLog } from '../core/site/internal-error.ts';
@@ -50,6 +50,8 @@ export async function handleCall(
     // absent one is taken as "no input on this page yet", never as use of the screen.
     input = validateInputAge(inputAge) ?? null;
   } catch (e) {
+    // With its code and field (api.ts `input.*`), as the headless server sends it: the floor UI words it.
+    if (e instanceof ApiValidationError) return { ok: false, error: e.body() };
     return failure('invalid', (e as Error).message);
   }
   try {

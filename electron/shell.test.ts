@@ -209,6 +209,11 @@ describe('Electron shell', () => {
     });
     expect(await handler(app, 'decide', { id: 'p1', decision: 'yes' })).toMatchObject({ ok: false, error: { kind: 'invalid' } });
     expect(await handler(app, 'require', { module: 'fs' })).toMatchObject({ ok: false, error: { kind: 'invalid', message: expect.stringContaining('unknown method') } });
+    // A refusal of the request's shape crosses with its code and field, for the floor UI to word (api.ts `input.*`).
+    expect(await handler(app, 'signIn', { user: 'Kåre', secret: '2580' })).toMatchObject({
+      ok: false,
+      error: { kind: 'invalid', message: expect.stringContaining('request.user: not a valid name'), code: 'input.name', params: { field: 'user', max: 64 } },
+    });
     expect(await handler(app, 'decide', { id: 'p1', decision: 'approve' })).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'sign in first' } });
     // An idle sign-out crosses with its limit, for the sign-in screen to say why.
     expect(await handler(app, 'me', {})).toEqual({ ok: false, error: { kind: 'unauthenticated', message: 'Kari was signed out', idleMs: 600_000 } });
@@ -233,7 +238,7 @@ describe('Electron shell', () => {
     for (const age of [1234, 0, null, undefined]) expect(await handler(app, 'status', {}, age)).toEqual({ ok: true, value: { ok: true } });
     expect(calls.map((c) => c.input)).toEqual([1234, 0, null, null]);
     for (const age of [-1, 1.5, 'soon', {}]) {
-      expect(await handler(app, 'status', {}, age)).toEqual({ ok: false, error: { kind: 'invalid', message: expect.stringMatching(/^input age: expected/) } });
+      expect(await handler(app, 'status', {}, age)).toEqual({ ok: false, error: { kind: 'invalid', message: expect.stringMatching(/^input age: expected/), code: 'input.refused', params: { field: 'inputAge' } } });
     }
     expect(calls).toHaveLength(4);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SITE_METHODS } from './api.ts';
-import { ApiValidationError, validateCall } from './api-validate.ts';
+import { ApiValidationError, validateCall, validateInputAge } from './api-validate.ts';
 import { SECRET_CHARS_MAX } from '../inbox/users.ts';
 
 describe('site API request validation', () => {
@@ -83,6 +83,84 @@ describe('site API request validation', () => {
     expect(() => validateCall('signIn', { user: 'Kari', secret: `${longest}p` })).toThrow(/request\.secret: longer than 256 characters/);
     expect(() => validateCall('addUser', { name: 'Kari', roles: ['admin'], secret: `${longest}p` })).toThrow(/request\.secret: longer than 256/);
     expect(() => validateCall('resetSecret', { name: 'Kari', secret: `${longest}p` })).toThrow(/request\.secret: longer than 256/);
+  });
+
+  /** The refusal `validateCall` throws, as the transports send it (code and params beside the message). */
+  const refusalOf = (method: string, request: unknown) => {
+    try {
+      validateCall(method, request);
+    } catch (e) {
+      expect(e).toBeInstanceOf(ApiValidationError);
+      return (e as ApiValidationError).body();
+    }
+    throw new Error('expected a refusal');
+  };
+
+  // What a floor UI form sends as typed (renderer FirstRun, SignIn, Users, Inbox, Work queue,
+  // Stock, History): each refusal's code names the field and the limit, for the UI to word.
+  it.each([
+    ['signIn', { user: 'Kåre', secret: '2580' }, 'input.name', { field: 'user', max: 64 }],
+    ['signIn', { user: '', secret: '2580' }, 'input.name', { field: 'user', max: 64 }],
+    ['signIn', { user: 'Kari', secret: 'p'.repeat(257) }, 'input.tooLong', { field: 'secret', max: 256 }],
+    ['signIn', { badge: 'b'.repeat(257) }, 'input.tooLong', { field: 'badge', max: 256 }],
+    ['initSite', { siteId: 'osl1', adminName: 'Ola Nordmann/IT', adminPin: '4826' }, 'input.name', { field: 'adminName', max: 64 }],
+    ['initSite', { siteId: 'osl1', adminName: 'a'.repeat(65), adminPin: '4826' }, 'input.name', { field: 'adminName', max: 64 }],
+    ['addUser', { name: 'Per Åsen', roles: ['operator'], secret: '4826' }, 'input.name', { field: 'name', max: 64 }],
+    ['addUser', { name: 'Per', roles: ['operator'], secret: 'p'.repeat(257) }, 'input.tooLong', { field: 'secret', max: 256 }],
+    ['resetSecret', { name: 'Per', secret: 'p'.repeat(257) }, 'input.tooLong', { field: 'secret', max: 256 }],
+    ['disableUser', { name: 'Kåre' }, 'input.name', { field: 'name', max: 64 }],
+    ['decide', { id: 'P-1', decision: 'reject', comment: 'x'.repeat(2001) }, 'input.tooLong', { field: 'comment', max: 2000 }],
+    ['workQueue', { search: 'x'.repeat(129) }, 'input.tooLong', { field: 'search', max: 128 }],
+    ['stock', { search: 'x'.repeat(129) }, 'input.tooLong', { field: 'search', max: 128 }],
+    ['tags', { table: 'stock', search: 'x'.repeat(129) }, 'input.tooLong', { field: 'search', max: 128 }],
+    ['history', { table: 'stock', at: { latest: true }, contains: 'x'.repeat(129) }, 'input.tooLong', { field: 'contains', max: 128 }],
+    ['setReorderPolicy', { item: 'BOLT', location: 'A-01', policy: { reorderPoint: 1e20, orderUpTo: 30 } }, 'input.range', { field: 'policy.reorderPoint', min: 0, max: Number.MAX_SAFE_INTEGER }],
+    ['setReorderPolicy', { item: 'BOLT', policy: { reorderPoint: 5, orderUpTo: 1e17 } }, 'input.range', { field: 'policy.orderUpTo', min: 1, max: Number.MAX_SAFE_INTEGER }],
+    ['history', { table: 'stock', at: { snapshotId: 0 } }, 'input.range', { field: 'at.snapshotId', min: 1, max: Number.MAX_SAFE_INTEGER }],
+    ['history', { table: 'stock', at: { timestampMs: -3_600_000 } }, 'input.range', { field: 'at.timestampMs', min: 0, max: Number.MAX_SAFE_INTEGER }],
+    ['diff', { table: 'stock', from: { snapshotId: 0 }, to: { latest: true } }, 'input.range', { field: 'from.snapshotId', min: 1, max: Number.MAX_SAFE_INTEGER }],
+    ['dismissDeadLetters', { ids: ['12'], note: 'x'.repeat(501) }, 'input.tooLong', { field: 'note', max: 500 }],
+  ])('%s %#: %s', (method, request, code, params) => {
+    expect(refusalOf(method, request)).toMatchObject({ kind: 'invalid', code, params });
+  });
+
+  it('keeps the English message as it was: the code comes beside it', () => {
+    expect(refusalOf('signIn', { user: 'Kåre', secret: '2580' })).toEqual({
+      kind: 'invalid',
+      message: "request: expected {user, secret} or {badge} (request.user: not a valid name (letters, digits, space, . _ @ -); request: unexpected field 'user')",
+      code: 'input.name',
+      params: { field: 'user', max: 64 },
+    });
+    expect(refusalOf('initSite', { siteId: 'osl1', adminName: 'a'.repeat(65), adminPin: '4826' }).message).toBe('request.adminName: longer than 64 characters');
+  });
+
+  // Only a hand-made request (or a UI of another version) sends these: one code, the field named.
+  it.each([
+    ['nope', {}, 'method'],
+    ['decide', { id: 'p', decision: 'maybe' }, 'decision'],
+    ['decide', { decision: 'approve' }, 'id'],
+    ['status', { extra: 1 }, 'extra'],
+    ['signIn', [], ''],
+    ['signIn', { user: 'Kari' }, 'secret'],
+    ['history', { table: '../etc', at: { latest: true } }, 'table'],
+    ['history', { table: 'stock', at: { time: '2026-01-01' } }, 'at.time'],
+    ['initSite', { siteId: 'osl 1', adminName: 'Ada', adminPin: '4826' }, 'siteId'],
+    ['initSite', { siteId: 'osl1', adminName: 'Ada', adminPin: '12' }, 'adminPin'],
+    ['dismissDeadLetters', { ids: [7], note: 'x' }, 'ids[0]'],
+    ['setReorderPolicy', { item: 'BOLT', location: 7, policy: null }, 'location'],
+  ])('%s %j: input.refused naming %j', (method, request, field) => {
+    expect(refusalOf(method, request)).toMatchObject({ kind: 'invalid', code: 'input.refused', params: { field } });
+  });
+
+  it('refuses a bad input age with input.refused (field inputAge)', () => {
+    let err: unknown;
+    try {
+      validateInputAge(-1);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ApiValidationError);
+    expect((err as ApiValidationError).body()).toMatchObject({ kind: 'invalid', code: 'input.refused', params: { field: 'inputAge' } });
   });
 
   it('has a validator for every method', () => {

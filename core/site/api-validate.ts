@@ -1,13 +1,30 @@
 // Validation of every site API request at the boundary (IPC from the renderer, HTTP from a
 // browser). Whatever arrives is untrusted: the method must be one of SITE_METHODS and the request
 // must have exactly the shape its type says — unknown keys, wrong types, oversized strings and
-// prototype keys are refused with a message naming the field.
+// prototype keys are refused with a message naming the field. The message stays English (logs, the
+// CLI, scripts); each refusal also carries an `input.*` code with the field and limit (api.ts
+// RefusalCode), which the floor UI words in the reader's language.
 
-import { CLIENT_ERROR_MESSAGE_MAX, CLIENT_ERROR_STACK_MAX, DISMISS_NOTE_MAX, SITE_METHODS, type ClientErrorReport, type InputAge, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
+import { CLIENT_ERROR_MESSAGE_MAX, CLIENT_ERROR_STACK_MAX, DISMISS_NOTE_MAX, SITE_METHODS, SiteApiError, type ClientErrorReport, type InputAge, type Refusal, type RefusalCode, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
 import { SECRET_CHARS_MAX } from '../inbox/users.ts';
 
-export class ApiValidationError extends Error {
-  readonly kind = 'invalid' as const;
+/**
+ * A request refused at the boundary: kind `invalid`, the English message naming the field, and its
+ * refusal as data (`input.name`, `input.tooLong`, `input.range` for what a floor UI form can send;
+ * `input.refused` for the rest, which only a hand-made request or a mismatched UI sends).
+ */
+export class ApiValidationError extends SiteApiError {
+  declare readonly kind: 'invalid';
+  declare readonly refusal: Refusal;
+
+  constructor(
+    message: string,
+    refusal: Refusal,
+    /** How deep in the request it failed (0: the request itself): `union` keeps the deepest alternative's refusal. */
+    readonly depth = 0,
+  ) {
+    super('invalid', message, undefined, refusal);
+  }
 }
 
 const ROLES: readonly Role[] = ['viewer', 'operator', 'shift_lead', 'admin'];
@@ -17,21 +34,32 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/;
 
 type Check = (v: unknown, path: string) => void;
 
-const fail = (path: string, expected: string, v: unknown): never => {
-  const got = v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
-  throw new ApiValidationError(`${path}: expected ${expected}, got ${got}`);
+/** The field a path names, as the refusal's `field` param: `request.policy.reorderPoint` → `policy.reorderPoint`; the request itself → ''. */
+const fieldOf = (path: string): string => path.replace(/^request\.?/, '');
+const depthOf = (path: string): number => (path.match(/[.[]/g) ?? []).length;
+
+/** Refuses the value at `path` (`what`: the English after "<path>: "), with its code and params beside the field. */
+const refuse = (path: string, what: string, code: RefusalCode = 'input.refused', params: Record<string, string | number> = {}): never => {
+  throw new ApiValidationError(`${path}: ${what}`, { code, params: { field: fieldOf(path), ...params } }, depthOf(path));
 };
+
+const gotOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v);
+const fail = (path: string, expected: string, v: unknown): never => refuse(path, `expected ${expected}, got ${gotOf(v)}`);
 
 const str = (max = STRING_MAX): Check => (v, p) => {
   if (typeof v !== 'string') fail(p, 'a string', v);
-  if ((v as string).length > max) throw new ApiValidationError(`${p}: longer than ${max} characters`);
+  if ((v as string).length > max) refuse(p, `longer than ${max} characters`, 'input.tooLong', { max });
 };
+// A user name too long or with a character the API does not take are one refusal to the reader:
+// the rule for a name (a floor form sends what was typed, "Kåre" or "Ola/Per" included).
+const NAME_MAX = 64;
 const name: Check = (v, p) => {
-  str(64)(v, p);
-  if (!NAME.test(v as string)) throw new ApiValidationError(`${p}: not a valid name (letters, digits, space, . _ @ -)`);
+  if (typeof v !== 'string') fail(p, 'a string', v);
+  if ((v as string).length > NAME_MAX) refuse(p, `longer than ${NAME_MAX} characters`, 'input.name', { max: NAME_MAX });
+  if (!NAME.test(v as string)) refuse(p, 'not a valid name (letters, digits, space, . _ @ -)', 'input.name', { max: NAME_MAX });
 };
 const int = (min: number, max: number): Check => (v, p) => {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(p, `an integer in ${min}..${max}`, v);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) refuse(p, `expected an integer in ${min}..${max}, got ${gotOf(v)}`, 'input.range', { min, max });
 };
 const bool: Check = (v, p) => (typeof v === 'boolean' ? undefined : fail(p, 'true or false', v));
 const isNull: Check = (v, p) => (v === null ? undefined : fail(p, 'null', v));
@@ -41,7 +69,7 @@ const oneOf = (values: readonly string[]): Check => (v, p) => {
 const arrayOf = (item: Check, max = 1000): Check => (v, p) => {
   if (!Array.isArray(v)) fail(p, 'an array', v);
   const a = v as unknown[];
-  if (a.length > max) throw new ApiValidationError(`${p}: more than ${max} items`);
+  if (a.length > max) refuse(p, `more than ${max} items`);
   // Every index: forEach skips an array's holes, which structured clone (Electron IPC) keeps.
   for (let i = 0; i < a.length; i++) item(a[i], `${p}[${i}]`);
 };
@@ -55,12 +83,13 @@ function object(fields: Record<string, { check: Check; optional?: boolean }>): C
       // Own keys only: `k in fields` would take toString, hasOwnProperty, __defineGetter__ … (the
       // literal's prototype) as known fields, which then reach the backend unchecked.
       if (!Object.hasOwn(fields, k) || k === '__proto__' || k === 'constructor' || k === 'prototype') {
-        throw new ApiValidationError(`${p}: unexpected field '${k}'`);
+        // The refusal names the field sent; its depth is the object's (the shape did not fit).
+        throw new ApiValidationError(`${p}: unexpected field '${k}'`, { code: 'input.refused', params: { field: fieldOf(`${p}.${k}`) } }, depthOf(p));
       }
     }
     for (const [k, f] of Object.entries(fields)) {
       if (o[k] === undefined) {
-        if (!f.optional) throw new ApiValidationError(`${p}.${k}: required`);
+        if (!f.optional) refuse(`${p}.${k}`, 'required');
         continue;
       }
       f.check(o[k], `${p}.${k}`);
@@ -68,19 +97,28 @@ function object(fields: Record<string, { check: Check; optional?: boolean }>): C
   };
 }
 
-/** One of the alternatives; a value that fits none is refused naming them (`expected`). */
+/**
+ * One of the alternatives; a value that fits none is refused naming them (`expected`), with the
+ * refusal of the alternative it came nearest to: the one refused deepest in the value (a sign-in's
+ * name not valid, not "unexpected field 'user'" of the badge's shape), on a tie one with a code of
+ * its own over `input.refused`, else the first.
+ */
 function union(expected: string, ...alternatives: Check[]): Check {
   return (v, p) => {
     const errors = new Set<string>();
+    let nearest: ApiValidationError | undefined;
+    const rank = (e: ApiValidationError) => e.depth * 2 + (e.refusal.code === 'input.refused' ? 0 : 1);
     for (const a of alternatives) {
       try {
         a(v, p);
         return;
       } catch (e) {
         errors.add((e as Error).message);
+        if (e instanceof ApiValidationError && (!nearest || rank(e) > rank(nearest))) nearest = e;
       }
     }
-    throw new ApiValidationError(`${p}: expected ${expected} (${[...errors].join('; ')})`);
+    const message = `${p}: expected ${expected} (${[...errors].join('; ')})`;
+    throw new ApiValidationError(message, nearest?.refusal ?? { code: 'input.refused', params: { field: fieldOf(p) } }, nearest?.depth ?? depthOf(p));
   };
 }
 
@@ -96,16 +134,18 @@ const readPoint = union(
 );
 const tableName: Check = (v, p) => {
   str(128)(v, p);
-  if (!/^[a-z][a-z0-9_]{0,63}$/.test(v as string)) throw new ApiValidationError(`${p}: not a table name`);
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(v as string)) refuse(p, 'not a table name');
 };
 
 const siteId: Check = (v, p) => {
   str(64)(v, p);
-  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(v as string)) throw new ApiValidationError(`${p}: not a site id (letters, digits, _ and -, at most 64)`);
+  // The first-run form checks the same pattern before it sends (FirstRun.tsx): only a hand-made request meets this.
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(v as string)) refuse(p, 'not a site id (letters, digits, _ and -, at most 64)');
 };
 const pin: Check = (v, p) => {
   str(12)(v, p);
-  if (!/^[0-9]{4,12}$/.test(v as string)) throw new ApiValidationError(`${p}: expected 4 to 12 digits`);
+  // As the site id: the first-run form's pattern keeps such a PIN from being sent.
+  if (!/^[0-9]{4,12}$/.test(v as string)) refuse(p, 'expected 4 to 12 digits');
 };
 
 const VALIDATORS: { [M in SiteMethod]: Check } = {
@@ -155,14 +195,14 @@ export function validateInputAge(v: unknown): InputAge {
   if (v === null || v === 'none') return null;
   const n = typeof v === 'string' && /^[0-9]{1,15}$/.test(v) ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-    throw new ApiValidationError(`input age: expected 'none' or a whole number of milliseconds ≥ 0, got ${(typeof v === 'string' ? JSON.stringify(v) : String(v)).slice(0, 40)}`);
+    throw new ApiValidationError(`input age: expected 'none' or a whole number of milliseconds ≥ 0, got ${(typeof v === 'string' ? JSON.stringify(v) : String(v)).slice(0, 40)}`, { code: 'input.refused', params: { field: 'inputAge' } });
   }
   return n;
 }
 
 /** Checks a call from outside; returns the typed request or throws ApiValidationError. */
 export function validateCall<M extends SiteMethod>(method: unknown, request: unknown): { method: M; req: SiteApiMethods[M]['req'] } {
-  if (!isSiteMethod(method)) throw new ApiValidationError(`unknown method ${JSON.stringify(String(method)).slice(0, 80)}`);
+  if (!isSiteMethod(method)) throw new ApiValidationError(`unknown method ${JSON.stringify(String(method)).slice(0, 80)}`, { code: 'input.refused', params: { field: 'method' } });
   VALIDATORS[method](request ?? {}, 'request');
   return { method: method as M, req: (request ?? {}) as SiteApiMethods[M]['req'] };
 }

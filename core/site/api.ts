@@ -527,7 +527,17 @@ export interface ApiErrorBody {
  * - at setReorderPolicy (config.json refused the change, config.ts ConfigError):
  *   `reorder.levels` (item, location?: absent for the item's own levels, reorderPoint, orderUpTo:
  *   order-up-to not above the reorder point), `config.refused` (key: the config.json key that does
- *   not validate, the file left as it was).
+ *   not validate, the file left as it was), `config.file` (config.json cannot be read as a config:
+ *   missing, unreadable, not JSON, or JSON but not an object such as `[]` or `3`; left as it was);
+ * - api-validate.ts's refusals of a request's shape at any method (kind `invalid`; `field`: the
+ *   request's field as a path, `policy.reorderPoint`, `ids[2]`, '' for the request itself):
+ *   `input.name` (field, max: characters) a user name too long or with a character other than
+ *   A–Z, digits, space and . _ @ - (the sign-in, first-run and users forms send what was typed);
+ *   `input.tooLong` (field, max: characters) a comment, search, PIN or password… too long;
+ *   `input.range` (field, min, max) a number out of its range (a reorder point, a snapshot id, a
+ *   time before 1970); `input.refused` (field) any other, which no floor form sends (a missing or
+ *   mistyped field, an unknown one, an unknown method (field `method`), a bad input age (field
+ *   `inputAge`)).
  * A new code is additive: a UI that does not know it shows `message`.
  */
 export const REFUSAL_CODES = [
@@ -538,7 +548,8 @@ export const REFUSAL_CODES = [
   'init.exists', 'init.restoredOther', 'init.otherSite', 'init.restoreNote',
   'session.ended',
   'user.nameInvalid', 'user.noSecret', 'user.roleInvalid', 'user.pinInvalid', 'user.passwordLength', 'user.badgeLength', 'user.badgeTaken', 'user.notFound',
-  'reorder.levels', 'config.refused',
+  'reorder.levels', 'config.refused', 'config.file',
+  'input.name', 'input.tooLong', 'input.range', 'input.refused',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -191,4 +191,24 @@ describe('reorder.levels and config.refused: config.json refusing a reorder poin
       writeFileSync(path, before);
     }
   });
+
+  it('says config.file when config.json is JSON but no object ([] or 3), and leaves the file as it was', async () => {
+    const api = site.service;
+    const lead = session();
+    await site.users.add({ name: 'Tor', role: 'shift_lead', pin: '3816' });
+    await api.call('signIn', { user: 'Tor', secret: '3816' }, lead);
+    const path = join(data, 'config.json');
+    const before = readFileSync(path, 'utf8');
+    try {
+      for (const text of ['[]\n', '3\n']) {
+        writeFileSync(path, text);
+        const body = await refused(api.call('setReorderPolicy', { item: 'BOLT', policy: { reorderPoint: 5, orderUpTo: 20 } }, lead));
+        // The English message (logs, the CLI) as config.ts says it; the code for the floor UI.
+        expect(body).toEqual({ kind: 'invalid', message: expect.stringMatching(/config\.json: expected a JSON object, got (an array|3)$/), code: 'config.file' });
+        expect(readFileSync(path, 'utf8')).toBe(text);
+      }
+    } finally {
+      writeFileSync(path, before);
+    }
+  });
 });

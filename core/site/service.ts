@@ -1114,10 +1114,12 @@ function dirBytes(dir: string): number {
 /**
  * A ConfigError at setReorderPolicy as a refusal: the levels given (order-up-to not above the
  * reorder point) when it names the key being set and they are the fault, else the key of
- * config.json that does not validate (a hand edit of the file; nothing was changed).
+ * config.json that does not validate (a hand edit of the file; nothing was changed), or the file
+ * as a whole (`(file)`: gone, unreadable, not JSON, or JSON but no object, `[]` or `3`).
  */
 function configRefusal(e: ConfigError, method: string, req: unknown): Refusal | undefined {
-  if (method !== 'setReorderPolicy' || e.key.startsWith('--') || e.key === '(file)') return undefined;
+  if (method !== 'setReorderPolicy' || e.key.startsWith('--')) return undefined;
+  if (e.key === '(file)') return { code: 'config.file' };
   const r = req as SiteApiMethods['setReorderPolicy']['req'];
   const location = r.location ?? null;
   if (r.policy && r.policy.orderUpTo <= r.policy.reorderPoint && e.key === reorderPolicyKey(r.item, location)) {

@@ -334,7 +334,8 @@ export class UiServer {
         this.sessions.delete(created.token);
         res.removeHeader('Set-Cookie');
       }
-      if (e instanceof ApiValidationError) return reply(400, { ok: false, error: { kind: 'invalid', message: e.message } });
+      // The refusal's code and field travel with the message: the floor UI words it (api.ts `input.*`).
+      if (e instanceof ApiValidationError) return reply(400, { ok: false, error: e.body() });
       if (e instanceof SiteApiError) {
         const status = { unauthenticated: 401, forbidden: 403, invalid: 400, not_found: 404, conflict: 409, internal: 500 }[e.kind];
         return reply(status, { ok: false, error: e.body() });

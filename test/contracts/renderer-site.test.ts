@@ -75,6 +75,11 @@ const SAMPLES: Record<RefusalCode, Record<string, string | number> | undefined> 
   'user.notFound': { name: 'Per' },
   'reorder.levels': { item: 'BOLT', reorderPoint: 50, orderUpTo: 10 },
   'config.refused': { key: 'agent.reorderByItem.NUT' },
+  'config.file': undefined,
+  'input.name': { field: 'adminName', max: 64 },
+  'input.tooLong': { field: 'comment', max: 2000 },
+  'input.range': { field: 'policy.reorderPoint', min: 0, max: Number.MAX_SAFE_INTEGER },
+  'input.refused': { field: 'ids[0]' },
 };
 
 describe("the renderer's words for the site's refusal codes", () => {

@@ -1,5 +1,6 @@
 // The floor UI's forms in chromium against a demo site, for what needs the page itself: what a form
-// keeps when the site refuses it (Users: a new user, a PIN reset), and what the History screen
+// keeps when the site refuses it (Users: a new user, a PIN reset), the site's refusal of what was
+// typed in the reader's language (a user name with "å": api-validate.ts `input.name`), and what the History screen
 // sends when the kind of point changes (a tag's name is no time) and while a tag search is typed.
 // Set up as floor-ui-live.e2e.test.ts (the same demo site, an admin made with the users CLI, an
 // agent run for its tag, Debian's chromium through playwright-core; support.ts's startDemo and
@@ -109,6 +110,32 @@ suite('the floor UI forms (chromium)', () => {
     await page.waitForSelector('.reset-done');
     expect(await page.locator('tr[data-user="Per"] input[name="resetSecret"]').count()).toBe(0);
     expect(await page.textContent('.reset-done')).toContain('Per');
+  });
+
+  it('says a user name the site does not take in the chosen language (input.name), keeping what was typed', async () => {
+    await go('users');
+    await page.waitForSelector('tr[data-user="Ada"]');
+    if ((await page.locator('p.error[role="alert"]').count()) > 0) await page.click('p.error[role="alert"]'); // one left by a test before
+    const lang = (l: string) => page.selectOption('header select[name="lang"]', l);
+    try {
+      await lang('nb');
+      // "å" is no letter A–Z: the site's request check (api-validate.ts) refuses it before the user store sees it.
+      await page.fill('form.add-user input[name="name"]', 'Kåre');
+      await page.fill('form.add-user input[name="newSecret"]', '5927');
+      await page.click('form.add-user button[type="submit"]');
+      await page.waitForSelector('p.error[role="alert"]');
+      expect(await page.textContent('p.error[role="alert"]')).toMatch(/^Brukernavn: 1 til 64 tegn, bare bokstavene A–Z \(ikke æ, ø eller å\), sifre, mellomrom og \. _ @ -/);
+      await lang('de');
+      expect(await page.textContent('p.error[role="alert"]')).toMatch(/^Benutzername: 1 bis 64 Zeichen, nur die Buchstaben A–Z \(keine Umlaute, kein ß\)/);
+      // English shows the site's own message (logs and the CLI say it so).
+      await lang('en');
+      expect(await page.textContent('p.error[role="alert"]')).toContain('request.name: not a valid name (letters, digits, space, . _ @ -)');
+      expect(await page.inputValue('form.add-user input[name="name"]')).toBe('Kåre');
+      expect(await page.locator('tr[data-user="Kåre"]').count()).toBe(0);
+      await page.click('p.error[role="alert"]');
+    } finally {
+      await lang('en');
+    }
   });
 
   it('asks the site for tags once per pause in typing a tag search, not at every key', async () => {

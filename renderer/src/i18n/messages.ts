@@ -340,6 +340,29 @@ const en = {
   'refusal.reorder.levels': '{item}: “Order up to” ({upTo}) must be more than the reorder point ({point})',
   'refusal.reorder.levels.location': '{item} at {location}: “Order up to” ({upTo}) must be more than the reorder point ({point})',
   'refusal.config.refused': 'Not saved: the site’s settings file (config.json) has an error at {key}; ask IT',
+  'refusal.config.file': 'Not saved: the site’s settings file (config.json) cannot be read as settings (it must hold one JSON object); ask IT',
+  // What the site refuses in a request before it looks at it (core/site api-validate.ts, `input.*`):
+  // {field} is the field's name below (`field.*`), or the request's own for one no form has.
+  'refusal.input.name': '{field}: 1 to {max} characters, only the letters A–Z, digits, space and . _ @ -, beginning with a letter or digit',
+  'refusal.input.tooLong': '{field}: at most {max} characters',
+  'refusal.input.range': '{field}: a whole number from {min} to {max}',
+  'refusal.input.refused': 'The site refused the request ({field}): reload the page; if it happens again, tell IT',
+  'refusal.input.refused.request': 'The site refused the request: reload the page; if it happens again, tell IT',
+  'field.name': 'User name',
+  'field.secret': 'PIN or password',
+  'field.pin': 'PIN',
+  'field.badge': 'Badge',
+  'field.comment': 'Comment',
+  'field.note': 'Why',
+  'field.search': 'Search',
+  'field.reorderPoint': 'Reorder point',
+  'field.orderUpTo': 'Order up to',
+  'field.snapshot': 'Snapshot',
+  'field.time': 'Time',
+  'field.tag': 'Tag',
+  'field.item': 'Item',
+  'field.location': 'Location',
+  'field.siteId': 'Site id',
   // A screen (or the whole UI) that failed to render (components/ErrorBoundary.tsx): a kiosk PC showed white until someone reloaded.
   'crash.screenTitle': 'This screen could not be shown',
   'crash.screenBody': 'The rest of the UI still works: pick another screen above, try this one again or reload the page.',
@@ -688,6 +711,27 @@ const nb: Messages = {
   'refusal.reorder.levels': '{item}: «Bestill opp til» ({upTo}) må være større enn bestillingspunktet ({point})',
   'refusal.reorder.levels.location': '{item} på {location}: «Bestill opp til» ({upTo}) må være større enn bestillingspunktet ({point})',
   'refusal.config.refused': 'Ikke lagret: stedets innstillingsfil (config.json) har en feil ved {key}; spør IT',
+  'refusal.config.file': 'Ikke lagret: stedets innstillingsfil (config.json) kan ikke leses som innstillinger (den må inneholde ett JSON-objekt); spør IT',
+  'refusal.input.name': '{field}: 1 til {max} tegn, bare bokstavene A–Z (ikke æ, ø eller å), sifre, mellomrom og . _ @ -, og første tegn en bokstav eller et siffer',
+  'refusal.input.tooLong': '{field}: høyst {max} tegn',
+  'refusal.input.range': '{field}: et helt tall fra {min} til {max}',
+  'refusal.input.refused': 'Stedet avviste forespørselen ({field}): last inn siden på nytt; skjer det igjen, si fra til IT',
+  'refusal.input.refused.request': 'Stedet avviste forespørselen: last inn siden på nytt; skjer det igjen, si fra til IT',
+  'field.name': 'Brukernavn',
+  'field.secret': 'PIN eller passord',
+  'field.pin': 'PIN',
+  'field.badge': 'Kort',
+  'field.comment': 'Kommentar',
+  'field.note': 'Hvorfor',
+  'field.search': 'Søk',
+  'field.reorderPoint': 'Bestillingspunkt',
+  'field.orderUpTo': 'Bestill opp til',
+  'field.snapshot': 'Øyeblikksbilde',
+  'field.time': 'Tidspunkt',
+  'field.tag': 'Merke',
+  'field.item': 'Vare',
+  'field.location': 'Lokasjon',
+  'field.siteId': 'Anleggs-id',
   'crash.screenTitle': 'Dette skjermbildet kunne ikke vises',
   'crash.screenBody': 'Resten av brukergrensesnittet virker: velg et annet skjermbilde over, prøv dette på nytt eller last inn siden på nytt.',
   'crash.appTitle': 'Brukergrensesnittet stoppet på en feil',
@@ -1029,6 +1073,27 @@ const de: Messages = {
   'refusal.reorder.levels': '{item}: „Auffüllen bis“ ({upTo}) muss größer sein als der Meldebestand ({point})',
   'refusal.reorder.levels.location': '{item} an {location}: „Auffüllen bis“ ({upTo}) muss größer sein als der Meldebestand ({point})',
   'refusal.config.refused': 'Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) hat einen Fehler bei {key}; bitte die IT fragen',
+  'refusal.config.file': 'Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) ist als Einstellungen nicht lesbar (sie muss ein JSON-Objekt enthalten); bitte die IT fragen',
+  'refusal.input.name': '{field}: 1 bis {max} Zeichen, nur die Buchstaben A–Z (keine Umlaute, kein ß), Ziffern, Leerzeichen und . _ @ -, am Anfang ein Buchstabe oder eine Ziffer',
+  'refusal.input.tooLong': '{field}: höchstens {max} Zeichen',
+  'refusal.input.range': '{field}: eine ganze Zahl von {min} bis {max}',
+  'refusal.input.refused': 'Der Standort hat die Anfrage abgelehnt ({field}): die Seite neu laden; wenn es wieder passiert, die IT informieren',
+  'refusal.input.refused.request': 'Der Standort hat die Anfrage abgelehnt: die Seite neu laden; wenn es wieder passiert, die IT informieren',
+  'field.name': 'Benutzername',
+  'field.secret': 'PIN oder Passwort',
+  'field.pin': 'PIN',
+  'field.badge': 'Ausweis',
+  'field.comment': 'Kommentar',
+  'field.note': 'Warum',
+  'field.search': 'Suche',
+  'field.reorderPoint': 'Meldebestand',
+  'field.orderUpTo': 'Auffüllen bis',
+  'field.snapshot': 'Snapshot',
+  'field.time': 'Zeit',
+  'field.tag': 'Tag',
+  'field.item': 'Artikel',
+  'field.location': 'Lagerort',
+  'field.siteId': 'Standort-ID',
   'crash.screenTitle': 'Diese Ansicht konnte nicht angezeigt werden',
   'crash.screenBody': 'Der Rest der Oberfläche funktioniert: oben eine andere Ansicht wählen, diese erneut versuchen oder die Seite neu laden.',
   'crash.appTitle': 'Die Oberfläche wurde durch einen Fehler angehalten',
@@ -1332,6 +1397,36 @@ function paramStr(p: Record<string, string | number>, k: string): string | undef
 function paramNum(p: Record<string, string | number>, k: string): number | undefined {
   return typeof p[k] === 'number' && Number.isFinite(p[k]) ? (p[k] as number) : undefined;
 }
+/**
+ * The words for a request's field an `input.*` refusal names (core/site api-validate.ts: a path,
+ * `policy.reorderPoint`, `at.snapshotId`, `ids[2]`), by its last name: a field a floor form has is
+ * called as the form calls it; another (only a hand-made request has it) is named as sent.
+ */
+const FIELD_NAMES: Readonly<Record<string, MessageKey>> = {
+  user: 'field.name',
+  name: 'field.name',
+  adminName: 'field.name',
+  secret: 'field.secret',
+  adminPin: 'field.pin',
+  badge: 'field.badge',
+  comment: 'field.comment',
+  note: 'field.note',
+  search: 'field.search',
+  contains: 'field.search',
+  reorderPoint: 'field.reorderPoint',
+  orderUpTo: 'field.orderUpTo',
+  snapshotId: 'field.snapshot',
+  timestampMs: 'field.time',
+  tag: 'field.tag',
+  item: 'field.item',
+  location: 'field.location',
+  siteId: 'field.siteId',
+};
+function fieldName(lang: Lang, path: string): string {
+  const last = (path.split('.').pop() ?? '').replace(/\[\d+\]$/, '');
+  return Object.hasOwn(FIELD_NAMES, last) ? translate(lang, FIELD_NAMES[last]!) : path;
+}
+
 /** A sign-in refusal with the attempts left before the lockout, when the site said. */
 function withLeft(lang: Lang, text: string, p: Record<string, string | number>): string {
   const n = paramNum(p, 'left');
@@ -1455,6 +1550,27 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
       const key = paramStr(p, 'key');
       if (!key) break;
       return translate(lang, 'refusal.config.refused', { key });
+    }
+    case 'config.file':
+      return translate(lang, 'refusal.config.file');
+    case 'input.name':
+    case 'input.tooLong': {
+      const field = paramStr(p, 'field');
+      const max = paramNum(p, 'max');
+      if (field === undefined || max === undefined) break;
+      return translate(lang, `refusal.${r.code}`, { field: fieldName(lang, field), max: formatNumber(lang, max) });
+    }
+    case 'input.range': {
+      const field = paramStr(p, 'field');
+      const min = paramNum(p, 'min');
+      const max = paramNum(p, 'max');
+      if (field === undefined || min === undefined || max === undefined) break;
+      return translate(lang, 'refusal.input.range', { field: fieldName(lang, field), min: formatNumber(lang, min), max: formatNumber(lang, max) });
+    }
+    case 'input.refused': {
+      const field = paramStr(p, 'field');
+      if (field === undefined) break;
+      return field === '' ? translate(lang, 'refusal.input.refused.request') : translate(lang, 'refusal.input.refused', { field: fieldName(lang, field) });
     }
   }
   return r.message;

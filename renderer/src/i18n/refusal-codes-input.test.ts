@@ -1,0 +1,140 @@
+// What the site refuses in a request before it looks at it (core/site api-validate.ts: the
+// `input.*` codes, with the field and the limit), and config.json that is no settings file at all
+// (`config.file`), in the reader's language: worded in nb and de, the site's English message in
+// en, and the English message for a code without the params it needs. Through the real client,
+// store and screens (server-side markup) where a person meets them; the bodies are as the site
+// sends them (core/site/api-validate.test.ts, refusal-codes-session-user.test.ts).
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { ApiErrorBody, ApiResult, SiteApi } from '../../../core/site/api.ts';
+import { App } from '../App.tsx';
+import { createClient } from '../api/client.ts';
+import { StoreContext } from '../context.tsx';
+import { FirstRun } from '../screens/FirstRun.tsx';
+import { SignIn } from '../screens/SignIn.tsx';
+import { createAppStore } from '../store/store.ts';
+import { formatNumber, refusalText, type Lang } from './messages.ts';
+
+/** A store signed in as an admin whose site refuses `method` with `error`, else answers empty. */
+function storeRefusing(method: string, error: ApiErrorBody) {
+  const bridge = {
+    call: async (m: string): Promise<ApiResult<unknown>> => (m === method ? { ok: false, error } : { ok: true, value: [] }),
+    subscribe: () => () => {},
+  };
+  const store = createAppStore(createClient(() => null, bridge) as unknown as SiteApi);
+  store.setState({ firstRun: { initialized: true } as never, user: { name: 'Ada', roles: ['admin'] } });
+  return store;
+}
+
+type Store = ReturnType<typeof storeRefusing>;
+
+/** The error line `component` shows in `lang`, as text. */
+function render(store: Store, lang: Lang, component: () => unknown): string {
+  store.setState({ lang });
+  // Server-side markup reads the store's initial state (useSyncExternalStore): the current one here.
+  store.getInitialState = store.getState;
+  const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(component as () => null)));
+  const line = /<p role="alert" class="error"[^>]*>(.*?)<\/p>/.exec(html)?.[1];
+  expect(line, 'the error line').toBeDefined();
+  return line!.replace(/<[^>]+>/g, '').replace(/✖$/, '').replace(/&#x27;/g, "'").replace(/&quot;/g, '"').replace(/&gt;/g, '>').replace(/&lt;/g, '<').replace(/&amp;/g, '&');
+}
+
+const MAX = Number.MAX_SAFE_INTEGER;
+
+describe('a user name the site does not take (input.name)', () => {
+  const error: ApiErrorBody = {
+    kind: 'invalid',
+    message: "request: expected {user, secret} or {badge} (request.user: not a valid name (letters, digits, space, . _ @ -); request: unexpected field 'user')",
+    code: 'input.name',
+    params: { field: 'user', max: 64 },
+  };
+
+  it('on the sign-in screen: worded in nb and de, the site’s message in en', async () => {
+    const store = storeRefusing('signIn', error);
+    store.setState({ user: null });
+    await store.getState().signIn('Kåre', '2580');
+    expect(render(store, 'nb', SignIn)).toBe('Brukernavn: 1 til 64 tegn, bare bokstavene A–Z (ikke æ, ø eller å), sifre, mellomrom og . _ @ -, og første tegn en bokstav eller et siffer');
+    expect(render(store, 'de', SignIn)).toBe('Benutzername: 1 bis 64 Zeichen, nur die Buchstaben A–Z (keine Umlaute, kein ß), Ziffern, Leerzeichen und . _ @ -, am Anfang ein Buchstabe oder eine Ziffer');
+    expect(render(store, 'en', SignIn)).toBe(error.message);
+  });
+
+  it('on the first-run screen (the first admin’s name) and the users screen (a new user’s)', async () => {
+    const first = storeRefusing('initSite', { kind: 'invalid', message: 'request.adminName: longer than 64 characters', code: 'input.name', params: { field: 'adminName', max: 64 } });
+    first.setState({ firstRun: { initialized: false, siteId: null, restoredSite: null }, user: null });
+    await first.getState().initSite('osl1', 'a'.repeat(65), '4826');
+    expect(render(first, 'nb', FirstRun)).toMatch(/^Brukernavn: 1 til 64 tegn, bare bokstavene A–Z/);
+    expect(render(first, 'de', FirstRun)).toMatch(/^Benutzername: 1 bis 64 Zeichen/);
+    expect(render(first, 'en', FirstRun)).toBe('request.adminName: longer than 64 characters');
+
+    const users = storeRefusing('addUser', { kind: 'invalid', message: 'request.name: not a valid name (letters, digits, space, . _ @ -)', code: 'input.name', params: { field: 'name', max: 64 } });
+    users.setState({ screen: 'users' });
+    expect(await users.getState().addUser('Per Åsen', ['operator'], '4826')).toBe(false);
+    expect(render(users, 'nb', App)).toMatch(/^Brukernavn: 1 til 64 tegn, bare bokstavene A–Z \(ikke æ, ø eller å\)/);
+    expect(render(users, 'de', App)).toMatch(/^Benutzername: 1 bis 64 Zeichen, nur die Buchstaben A–Z \(keine Umlaute, kein ß\)/);
+  });
+});
+
+describe('text too long (input.tooLong) and a number out of range (input.range)', () => {
+  it('a search too long on the stock screen’s error line', async () => {
+    const store = storeRefusing('stock', { kind: 'invalid', message: 'request.search: longer than 128 characters', code: 'input.tooLong', params: { field: 'search', max: 128 } });
+    store.setState({ screen: 'stock' });
+    await store.getState().loadStock('x'.repeat(129));
+    expect(render(store, 'nb', App)).toBe('Søk: høyst 128 tegn');
+    expect(render(store, 'de', App)).toBe('Suche: höchstens 128 Zeichen');
+    expect(render(store, 'en', App)).toBe('request.search: longer than 128 characters');
+  });
+
+  it('a reorder point too large on the stock screen’s error line', async () => {
+    const message = `request.policy: expected {reorderPoint, orderUpTo} or null (request.policy: expected null, got object; request.policy.reorderPoint: expected an integer in 0..${MAX}, got number)`;
+    const store = storeRefusing('setReorderPolicy', { kind: 'invalid', message, code: 'input.range', params: { field: 'policy.reorderPoint', min: 0, max: MAX } });
+    store.setState({ screen: 'stock' });
+    expect(await store.getState().setReorderPolicy('BOLT', 'A-01', { reorderPoint: 1e20, orderUpTo: 30 })).toBe(false);
+    expect(render(store, 'nb', App)).toBe(`Bestillingspunkt: et helt tall fra 0 til ${formatNumber('nb', MAX)}`);
+    expect(render(store, 'de', App)).toBe(`Meldebestand: eine ganze Zahl von 0 bis ${formatNumber('de', MAX)}`);
+    expect(render(store, 'en', App)).toBe(message);
+  });
+
+  it('names each field a floor form has as the form does', () => {
+    const r = (code: string, params: Record<string, string | number>) => ({ message: 'the English text', code, params });
+    expect(refusalText('nb', r('input.tooLong', { field: 'comment', max: 2000 }))).toBe(`Kommentar: høyst ${formatNumber('nb', 2000)} tegn`);
+    expect(refusalText('de', r('input.tooLong', { field: 'secret', max: 256 }))).toBe('PIN oder Passwort: höchstens 256 Zeichen');
+    expect(refusalText('nb', r('input.tooLong', { field: 'badge', max: 256 }))).toBe('Kort: høyst 256 tegn');
+    expect(refusalText('de', r('input.tooLong', { field: 'contains', max: 128 }))).toBe('Suche: höchstens 128 Zeichen');
+    expect(refusalText('nb', r('input.tooLong', { field: 'note', max: 500 }))).toBe('Hvorfor: høyst 500 tegn');
+    expect(refusalText('nb', r('input.range', { field: 'policy.orderUpTo', min: 1, max: MAX }))).toBe(`Bestill opp til: et helt tall fra 1 til ${formatNumber('nb', MAX)}`);
+    expect(refusalText('nb', r('input.range', { field: 'at.snapshotId', min: 1, max: MAX }))).toBe(`Øyeblikksbilde: et helt tall fra 1 til ${formatNumber('nb', MAX)}`);
+    expect(refusalText('de', r('input.range', { field: 'from.timestampMs', min: 0, max: MAX }))).toBe(`Zeit: eine ganze Zahl von 0 bis ${formatNumber('de', MAX)}`);
+  });
+
+  it('falls back to the English message without the params it needs', () => {
+    expect(refusalText('nb', { message: 'the English text', code: 'input.tooLong', params: { field: 'comment' } })).toBe('the English text');
+    expect(refusalText('de', { message: 'the English text', code: 'input.range', params: { field: 'limit', max: 10 } })).toBe('the English text');
+    expect(refusalText('nb', { message: 'the English text', code: 'input.name', params: { max: 64 } })).toBe('the English text');
+    expect(refusalText('de', { message: 'the English text', code: 'input.refused' })).toBe('the English text');
+  });
+});
+
+describe('what only a hand-made request sends (input.refused)', () => {
+  it('says the site refused the request, naming the field as sent (or none), never the English', () => {
+    const message = "request.ids[0]: expected a string, got number";
+    expect(refusalText('nb', { message, code: 'input.refused', params: { field: 'ids[0]' } })).toBe('Stedet avviste forespørselen (ids[0]): last inn siden på nytt; skjer det igjen, si fra til IT');
+    expect(refusalText('de', { message, code: 'input.refused', params: { field: 'method' } })).toBe('Der Standort hat die Anfrage abgelehnt (method): die Seite neu laden; wenn es wieder passiert, die IT informieren');
+    expect(refusalText('nb', { message: 'request: expected an object, got an array', code: 'input.refused', params: { field: '' } })).toBe('Stedet avviste forespørselen: last inn siden på nytt; skjer det igjen, si fra til IT');
+    // A field a form has keeps the form's word for it.
+    expect(refusalText('de', { message: 'request.siteId: not a site id', code: 'input.refused', params: { field: 'siteId' } })).toMatch(/^Der Standort hat die Anfrage abgelehnt \(Standort-ID\)/);
+    expect(refusalText('en', { message, code: 'input.refused', params: { field: 'ids[0]' } })).toBe(message);
+  });
+});
+
+describe('config.json that is no settings file (config.file), on the stock screen’s error line', () => {
+  it('words it in nb and de, the site’s message in en', async () => {
+    const message = '/var/lib/tilstand/config.json: expected a JSON object, got an array';
+    const store = storeRefusing('setReorderPolicy', { kind: 'invalid', message, code: 'config.file' });
+    store.setState({ screen: 'stock' });
+    expect(await store.getState().setReorderPolicy('BOLT', null, { reorderPoint: 5, orderUpTo: 20 })).toBe(false);
+    expect(render(store, 'nb', App)).toBe('Ikke lagret: stedets innstillingsfil (config.json) kan ikke leses som innstillinger (den må inneholde ett JSON-objekt); spør IT');
+    expect(render(store, 'de', App)).toBe('Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) ist als Einstellungen nicht lesbar (sie muss ein JSON-Objekt enthalten); bitte die IT fragen');
+    expect(render(store, 'en', App)).toBe(message);
+  });
+});

@@ -12,8 +12,8 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { readPoint } from '../../lsm/cli/values.ts';
-import { LsmError, type Table } from '../../lsm/index.ts';
-import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord } from '../../inbox/index.ts';
+import { LsmError, type ReadPoint, type Table } from '../../lsm/index.ts';
+import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
 import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
@@ -137,6 +137,29 @@ function ago(ms: number): string {
   return ms < 120_000 ? `${Math.round(ms / 1000)} s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)} min` : ms < 172_800_000 ? `${(ms / 3_600_000).toFixed(1)} h` : `${(ms / 86_400_000).toFixed(1)} d`;
 }
 
+/**
+ * For each proposal, the tag HQ holds of the snapshots its agent read, and on which tables, for
+ * `hq scan --tag`: `decision-<proposal id>` once someone decided (kept a year on the site, and
+ * at HQ), else the run's `agent-<run id>` (gone from HQ once the site expired it, after days).
+ * `rows only` when HQ holds neither: the cited rows are still in the proposal's `evidence`
+ * column. `–` for a proposal that cites no table. One listing of each cited table's tags.
+ */
+async function evidenceAtHq(store: HqStore, s: string, proposals: readonly Proposal[]): Promise<string[]> {
+  const held = new Map<string, Set<string>>();
+  for (const p of proposals) for (const e of p.evidence) if (e.tag !== null && !held.has(e.table)) held.set(e.table, await store.tagNames(s, e.table));
+  return proposals.map((p) => {
+    const cited = p.evidence.filter((e) => e.tag !== null);
+    if (cited.length === 0) return '–';
+    const found = new Map<string, string[]>(); // tag → tables that hold it
+    for (const e of cited) {
+      const tags = held.get(e.table)!;
+      const tag = p.decision !== null && tags.has(`decision-${p.id}`) ? `decision-${p.id}` : tags.has(e.tag!) ? e.tag! : null;
+      if (tag !== null) found.set(tag, [...(found.get(tag) ?? []), e.table]);
+    }
+    return found.size === 0 ? 'rows only' : [...found].map(([tag, tables]) => `${tag} (${tables.join(', ')})`).join('; ');
+  });
+}
+
 /** `text` at most `max` characters, the cut marked with an ellipsis (`--format jsonl` has it whole). */
 function cut(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
@@ -235,9 +258,12 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const tags = t.listTags();
           if (args.boolean('json')) await out.line(JSON.stringify(tags.map((x) => ({ name: x.name, snapshotId: x.snapshot.id, timeMillis: x.snapshot.timeMillis }))));
           else
+            // FILE RECORDS: the snapshot's records across its data files before they are merged by
+            // key — more than the rows a scan returns of a primary-key table (80 stock rows showed
+            // as 122 "RECORDS"); `hq scan --tag … | wc -l` counts the rows.
             await out.lines(
               formatTable(
-                ['NAME', 'SNAPSHOT', 'SNAPSHOT TIME', 'RECORDS'],
+                ['NAME', 'SNAPSHOT', 'SNAPSHOT TIME', 'FILE RECORDS'],
                 tags.map((x) => [x.name, String(x.snapshot.id), new Date(x.snapshot.timeMillis).toISOString(), String(x.snapshot.totalRecordCount ?? '')]),
                 new Set([1, 3]),
               ),
@@ -249,7 +275,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const fmt = format(args, ['jsonl', 'csv'], 'jsonl', `hq ${sub}`) as 'jsonl' | 'csv';
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
           const t = await openSiteTable(store, target, site(args), args.required('table'));
-          const r = withHqHint(() => t.reader(point), point);
+          const r = hqReader(t, point, io);
           try {
             await emitRows(out, r, fmt, r.scan({}));
           } finally {
@@ -284,10 +310,11 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const picked = rows.filter((r) => status === undefined || r.p.status === status);
           picked.sort((a, b) => newestFirst(a.p, b.p));
           if (fmt === 'text') {
-            // For a person at HQ: one line per proposal.
+            // For a person at HQ: one line per proposal, with the tag HQ holds of what the agent saw.
+            const evidence = await evidenceAtHq(store, site(args), picked.map((r) => r.p));
             const lines = formatTable(
-              ['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'why'],
-              picked.map(({ p }) => [p.id, p.status, utcText(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', cut(p.explanation, 80)]),
+              ['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'evidence at HQ', 'why'],
+              picked.map(({ p }, i) => [p.id, p.status, utcText(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', evidence[i]!, cut(p.explanation, 80)]),
             );
             for (const l of picked.length > 0 ? lines : ['no proposals']) await out.line(l);
             break;
@@ -318,7 +345,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const point = readPoint({ snapshot: args.string('snapshot'), tag: args.string('tag'), at: args.string('at') });
           const t = await openSiteTable(store, target, site(args), args.required('table'));
           // In the columns of the snapshot read (time travel reads in the snapshot's schema).
-          const r = withHqHint(() => t.reader(point), point);
+          const r = hqReader(t, point, io);
           const fields = r.schema.fields;
           // Streamed (CSV in bounded chunks, Parquet a row group at a time) through a temporary file
           // beside the target, renamed into place only when complete: a failure midway (the scan
@@ -386,17 +413,50 @@ function pullDestination(dest: string, target: SyncTarget): void {
 }
 
 /**
- * HQ holds a table's latest synced snapshot and its tags, not the site's snapshot history, so a
- * point in time before that snapshot is found among the tags: say so where the table store says
- * there is no snapshot that old.
+ * A reader of `point` in HQ's copy of a table. HQ holds a table's latest synced snapshot and its
+ * tags, not the site's snapshot history, so the table store alone finds no snapshot before the
+ * latest: `--at` a time before it, or `--snapshot` of a tagged one, failed although HQ holds a tag
+ * of that state. Here a `--snapshot` HQ has only as a tag reads that tag (the same snapshot), and
+ * `--at` reads the newest state HQ holds at or before the time — the latest snapshot or a tag —
+ * and says on stderr which one and when it was committed: the site may have committed after it
+ * and before the time asked, states HQ never got.
  */
-function withHqHint<T>(f: () => T, point: { timestampMs?: number }): T {
+function hqReader(t: Table, point: ReadPoint, io: CliIO): ReturnType<Table['reader']> {
+  if (point.snapshotId !== undefined && point.snapshotId !== t.latestSnapshot()?.id) {
+    const tag = t.listTags().find((x) => x.snapshot.id === point.snapshotId);
+    if (tag !== undefined) return t.reader({ tag: tag.name });
+  }
+  if (point.timestampMs !== undefined) {
+    const at = point.timestampMs;
+    const latest = t.latestSnapshot();
+    let read: { point: ReadPoint; what: string; id: number; ms: number } | undefined;
+    if (latest !== undefined && latest.timeMillis <= at) read = { point, what: 'the latest synced snapshot', id: latest.id, ms: latest.timeMillis };
+    else {
+      // The newest tagged state at or before the time; of tags on one snapshot, the first listed.
+      for (const x of t.listTags()) {
+        if (x.snapshot.timeMillis > at) continue;
+        if (read === undefined || x.snapshot.timeMillis > read.ms || (x.snapshot.timeMillis === read.ms && x.snapshot.id > read.id)) {
+          read = { point: { tag: x.name }, what: `tag ${x.name}`, id: x.snapshot.id, ms: x.snapshot.timeMillis };
+        }
+      }
+    }
+    if (read !== undefined) {
+      note(io, `--at ${utcText(at)}: reading ${read.what} (snapshot ${read.id}, committed ${utcText(read.ms)}), the newest state HQ holds at or before that time`);
+      return t.reader(read.point);
+    }
+  }
   try {
-    return f();
+    return t.reader(point);
   } catch (e) {
     if (point.timestampMs !== undefined && e instanceof LsmError && e.kind === 'NotFound') {
-      e.message += '; HQ keeps the latest synced snapshot and the tags: pick a tag at or before that time with --tag (`tilstand hq tags` lists them with their times)';
+      e.message += '; HQ keeps the latest synced snapshot and the tags, and none of them is that old (`tilstand hq tags` lists the tags with their times)';
     }
     throw e;
   }
+}
+
+/** A note on stderr that must not end the process when stderr is a closed pipe (as `hq sites`'s). */
+function note(io: CliIO, text: string): void {
+  io.stderr.on('error', () => undefined);
+  io.stderr.write(`tilstand: ${text}\n`);
 }

@@ -9,25 +9,32 @@ import { NUMERIC_TEXT, rowToJson } from '../../lsm/cli/values.ts';
 /**
  * One CSV cell. Text a site wrote (a comment, an explanation, a job name) that starts with = + - @
  * (or a tab or CR) would run as a formula in the spreadsheet HQ opens the file with: it gets a
- * leading `'`, the usual guard, unless it is a number (a DECIMAL's value, a signed count).
- * null is an empty cell, an empty text `""`.
+ * leading `'`, the usual guard, unless it is a number (a DECIMAL's value, a signed count) or
+ * `guard` is false (a value the command itself writes, formatRow). null is an empty cell, an
+ * empty text `""`.
  */
-export function csvCell(v: unknown): string {
+export function csvCell(v: unknown, guard = true): string {
   if (v === null || v === undefined) return '';
   let s = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !NUMERIC_TEXT.test(s)) s = `'${s}`;
+  if (guard && typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !NUMERIC_TEXT.test(s)) s = `'${s}`;
   // An empty text quoted, a null left empty: the two read apart (COPY … CSV, DuckDB, pandas).
   return s === '' || /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export const csvLine = (cells: readonly unknown[]): string => cells.map(csvCell).join(',');
+export const csvLine = (cells: readonly unknown[]): string => cells.map((c) => csvCell(c)).join(',');
 
 /** One row as an object of JSON values (column names → values), as `tilstand table scan` prints. */
 export const rowObject = (fields: readonly DataField[], row: readonly unknown[]): Record<string, unknown> => rowToJson(fields, row);
 
+/**
+ * One row, after the columns the command adds (`extra`: `hq diff`'s `_kind`, `hq proposals`'
+ * `status`). In CSV those are the command's own words, not text a site wrote, so they are not
+ * guarded as formulas: `hq diff`'s kinds were `'+I`, `'-U`, `'+U`, `'-D`, which no tool reading
+ * the file took for the row kinds of the JSON lines and of Paimon.
+ */
 export function formatRow(format: 'jsonl' | 'csv', fields: readonly DataField[], row: readonly unknown[], extra?: Record<string, unknown>): string {
-  const o = { ...(extra ?? {}), ...rowObject(fields, row) };
-  return format === 'jsonl' ? JSON.stringify(o) : csvLine(Object.values(o));
+  if (format === 'jsonl') return JSON.stringify({ ...(extra ?? {}), ...rowObject(fields, row) });
+  return [...Object.values(extra ?? {}).map((v) => csvCell(v, false)), ...Object.values(rowObject(fields, row)).map((v) => csvCell(v))].join(',');
 }
 
 export function csvHeader(fields: readonly DataField[], extra: readonly string[] = []): string {

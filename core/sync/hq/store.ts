@@ -89,6 +89,15 @@ export class HqStore {
     return tablesOf(site, await this.target.list(sitePrefix(site)));
   }
 
+  /**
+   * The names of a table's tags at HQ, from one listing of its `tag/` folder (no table opened, no
+   * mirror: what `hq proposals` needs to say which evidence tags HQ still holds).
+   */
+  async tagNames(site: string, table: string): Promise<Set<string>> {
+    const prefix = `${sitePrefix(checkSiteId(site))}${table}/tag/tag-`;
+    return new Set((await this.target.list(prefix)).map((o) => o.key.slice(prefix.length)).filter((n) => n.length > 0 && !n.includes('/')));
+  }
+
   /** The warehouse directory that holds `site_<id>.db/` for reading (the share itself, or the cache). */
   async warehouseFor(site: string, tables?: readonly string[]): Promise<string> {
     if (this.target instanceof DirectoryTarget) return this.target.root;

@@ -18,6 +18,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { localFileIO } from '../lsm/index.ts';
+import type { ProgramDataFormat } from '../sync/hq-data-format.ts';
 
 /** The data format this program writes and understands. */
 export const DATA_FORMAT = 1;
@@ -57,6 +58,15 @@ export function programVersion(): string {
     }
   }
   return program;
+}
+
+/**
+ * This program's data format as core/sync takes it (which may not import this file): the sync
+ * engine raises HQ's data format mark to it, and `restore` refuses an HQ that requires more
+ * (core/sync/DESIGN.md, "HQ's data format mark").
+ */
+export function programDataFormat(): ProgramDataFormat {
+  return { written: DATA_FORMAT, requires: DATA_FORMAT_REQUIRES, by: programVersion() };
 }
 
 /** `<data>/data-format.json`. */

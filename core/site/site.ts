@@ -43,7 +43,7 @@ import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
-import { checkDataFormat } from './data-format.ts';
+import { checkDataFormat, programDataFormat } from './data-format.ts';
 import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
@@ -526,7 +526,8 @@ export class Site {
     this.syncRetry = undefined;
     if (this.stopping) return;
     try {
-      this.sync = new SyncEngine({ dataDir: this.data, site, target, catalog: { cacheBudget: this.ingest.catalog.cacheBudget }, log: this.log });
+      // With this program's data format: the engine keeps HQ's data format mark up to it, which `restore` reads.
+      this.sync = new SyncEngine({ dataDir: this.data, site, target, catalog: { cacheBudget: this.ingest.catalog.cacheBudget }, dataFormat: programDataFormat(), log: this.log });
     } catch (e) {
       const conflict = e instanceof LsmError && e.kind === 'Conflict';
       if (first && !conflict) throw e;

@@ -27,6 +27,11 @@
 // prune and remove; another sender's id stops the engine (Conflict: nothing written or removed,
 // status unhealthy, lastError names the owner) until a take-over.
 //
+// HQ's data format mark: with `dataFormat` (the site's DATA_FORMAT / DATA_FORMAT_REQUIRES, passed in),
+// `site_<id>.db/.tilstand/data-format.json` is read once per engine and raised when this program's
+// numbers are higher, after the first sender check and before the first step (hq-data-format.ts):
+// `tilstand restore` of an older program refuses what it would misread.
+//
 // Snapshot hold: while a table's snapshot N is being shipped, tag `sync-N` on the site table keeps
 // its files from expiring (a tag pins exactly that snapshot's files; a consumer would pin N and
 // every later snapshot). The last step of the unit deletes the tag. Hold tags are never shipped;
@@ -45,6 +50,7 @@ import { ACCESS_DENIED, accessDeniedMessage, WatchedTarget } from './access.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { checkKey, contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
 import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
+import { raisedHqDataFormat, readHqDataFormat, writeHqDataFormat, type HqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
 import { claimMarker, conflictMessage, localSender, MARKER_SINCE, markerDir, readMarker, SENDER_CONFLICT, type SenderMarker } from './sender.ts';
 import { PHASE, referencedFiles } from './plan.ts';
 import { createScheduledTags, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
@@ -103,6 +109,13 @@ export interface SyncEngineOptions {
    * marker named stops at its next check (sender.ts).
    */
   takeOver?: boolean;
+  /**
+   * The site program's data format (core/site data-format.ts: DATA_FORMAT, DATA_FORMAT_REQUIRES and
+   * its version), which core/sync may not import. Given, HQ's data format mark
+   * (`site_<id>.db/.tilstand/data-format.json`) is read once per engine and raised to it before the
+   * first step (hq-data-format.ts); `tilstand restore` reads it first. Absent: no mark is written.
+   */
+  dataFormat?: ProgramDataFormat;
   clock?: () => number;
   random?: () => number;
   log?: (line: string) => void;
@@ -281,6 +294,11 @@ export class SyncEngine {
   private takeOverPending: boolean;
   /** The last check found HQ's marker naming another sender (cleared by a check that finds ours). */
   private refused = false;
+  /**
+   * HQ's data format mark was read (and raised where it said less) since this engine started or
+   * the prefix last became this sender's again (`markDataFormat`).
+   */
+  private formatMarked = false;
   /** What the outbox knew HQ holds was dropped (`forgetHq`): plan again before running. */
   private replan = false;
   /**
@@ -805,7 +823,11 @@ export class SyncEngine {
       if (!row || tried.has(row.id)) break;
       tried.add(row.id);
       try {
-        if (!checked) await this.checkSender();
+        if (!checked) {
+          await this.checkSender();
+          // Before the first step this engine runs: HQ never holds what this program sent without the mark.
+          await this.markDataFormat();
+        }
         checked = true;
         const sent = await this.execute(row);
         if (this.failingSteps.delete(row.id) && row.id === this.stuck?.id) this.saveStuckStep();
@@ -1105,6 +1127,7 @@ export class SyncEngine {
     if (m !== undefined && m.sender === this.sender) {
       if (this.refused) {
         this.refused = false;
+        this.formatMarked = false;
         this.outbox.setState(SENDER_CONFLICT, null);
         this.log(`sync: HQ's sender marker names this data directory again: sending resumes`);
       }
@@ -1184,7 +1207,36 @@ export class SyncEngine {
     this.settledTags.clear();
     this.atHqCursor = '';
     this.replan = true;
+    // The other sender may have written a mark of its own (an older program's): read it again.
+    this.formatMarked = false;
     this.log(`sync: ${why}: ${counted(n, 'step')} and the record of what HQ holds dropped; planning asks HQ again`);
+  }
+
+  /**
+   * HQ's data format mark (hq-data-format.ts), once per engine (and again after the prefix was
+   * another sender's): one GET, and a PUT only when this program's numbers are higher than HQ's,
+   * or HQ has none or a damaged one. Errors propagate: the round ends as for a failed marker read,
+   * and no step runs before the mark is right.
+   */
+  private async markDataFormat(): Promise<void> {
+    const program = this.o.dataFormat;
+    if (program === undefined || this.formatMarked) return;
+    let found: HqDataFormat | undefined | 'damaged';
+    try {
+      found = await readHqDataFormat(this.target, this.o.site);
+    } catch (e) {
+      if (!isSyncError(e, 'Verification')) throw e;
+      this.log(`sync: ${(e as Error).message}: written again with this program's numbers`);
+      found = 'damaged';
+    }
+    this.noteSuccess();
+    const next = raisedHqDataFormat(found, program);
+    if (next !== undefined) {
+      await writeHqDataFormat(this.target, this.o.site, next);
+      this.noteSuccess();
+      this.log(`sync: HQ's data format mark for site ${this.o.site} now says data format ${next.written}, requires ${next.requires} (${next.by})`);
+    }
+    this.formatMarked = true;
   }
 
   /** Whether the last check found HQ's sender marker naming another data directory (nothing is sent). */

@@ -6,6 +6,7 @@ export { checkKey, sitePrefix, siteDatabase, holdTagName, isHoldTag } from './na
 export { openOutboxDb, Outbox } from './outbox.ts';
 export { referencedFiles } from './plan.ts';
 export { createScheduledTags, hourlyTagName, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
+export { hqDataFormatKey, readHqDataFormat, type HqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
 export { restoreSite, resyncRequests, readRestoreNote, type ResyncRequest, type RestoreNote } from './restore.ts';
 export { HqStore } from './hq/store.ts';
 export { mirrorSite } from './hq/mirror.ts';

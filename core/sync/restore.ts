@@ -9,6 +9,10 @@
 // by their sequence fields). The note `<data>/restore-note.json` lists both; publishing to
 // `tilstand/<site>/resync/<module>` is the site's job (`resyncRequests` returns the list).
 //
+// HQ's data format mark (hq-data-format.ts) is read first, before anything is written here or at
+// HQ: an HQ a newer program sent to, whose `requires` this program does not know, is refused
+// (exit 2) — restored, it would be a directory this program misreads. No mark: restored as before.
+//
 // The restored directory is the site's legitimate successor: once the tables are in place it
 // writes HQ's sender marker (sender.ts) with its own sender id, so the replaced PC, should it come
 // back online, is the one that stops sending.
@@ -19,6 +23,7 @@ import { Catalog, localFileIO } from '../lsm/index.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
+import { checkHqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
 import { mirrorSite, type MirrorProgress } from './hq/mirror.ts';
 import { siteDatabase } from './names.ts';
 import { openOutboxDb, Outbox } from './outbox.ts';
@@ -59,6 +64,12 @@ export interface RestoreOptions {
   site: string;
   /** Replace tables already in the data directory (default: refuse). */
   force?: boolean;
+  /**
+   * The restoring program's data format (core/site data-format.ts, which core/sync may not import):
+   * given, HQ's data format mark is read first and an HQ that requires a newer program is refused
+   * before anything is written. Absent: not read.
+   */
+  dataFormat?: ProgramDataFormat;
   onProgress?: (p: MirrorProgress) => void;
   clock?: () => number;
 }
@@ -100,6 +111,8 @@ export function readRestoreNote(dataDir: string): RestoreNote | undefined {
  * and replaced what its outbox says HQ has. Either fails with Conflict naming the other process.
  */
 export async function restoreSite(o: RestoreOptions): Promise<RestoreNote> {
+  // First, before the directory, its lock or anything at HQ is written.
+  if (o.dataFormat !== undefined) await checkHqDataFormat(o.target, o.site, o.dataFormat);
   fs.mkdirSync(o.dataDir, { recursive: true });
   const lock = WriterLock.acquire(
     join(o.dataDir, SYNC_LOCK_FILE),

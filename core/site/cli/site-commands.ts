@@ -14,13 +14,14 @@ import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
-import { catalogOptions, checkConfigBindings, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
+import { catalogOptions, checkConfigBindings, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { runRestore } from '../../sync/cli/sync.ts';
 import { runReplayCli } from '../../replay/cli.ts';
-import { checkDataFormat, raiseDataFormat } from '../data-format.ts';
-import { resolve } from 'node:path';
+import { checkDataFormat, dataFormatPath, programDataFormat, raiseDataFormat } from '../data-format.ts';
+import { dirname, resolve } from 'node:path';
+import { runTableCli } from '../../lsm/cli/table-cli.ts';
 import { maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import type { DemoModuleStats } from '../demo/module.ts';
@@ -641,7 +642,7 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   if (sub !== 'now') {
     // `sync status` reads the outbox, whose meaning a newer format may have changed.
     if (sub === 'status') gateDataFlag(rest, DEFAULT_DATA_DIR);
-    return runSync(argv, io);
+    return runSync(argv, io, { dataFormat: programDataFormat() });
   }
   const a = parseArgs(rest, SYNC_FLAGS['sync now'], 'sync now');
   if (a.help) return runSync(['help'], io);
@@ -650,7 +651,7 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   const data = dataDir(a.string('data'));
   checkDataFormat(data);
   const socket = await runningSocket(data);
-  if (!socket) return runSync(argv, io);
+  if (!socket) return runSync(argv, io, { dataFormat: programDataFormat() });
   const hq = a.string('hq');
   let place: string | undefined;
   try {
@@ -666,7 +667,7 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   try {
     r = (await controlRequest(socket, 'sync.now', { maxRounds: rounds, ...(place === undefined ? {} : { hq: place }) }, SYNC_NOW_TIMEOUT_MS)) as SyncNowResult & { refused?: boolean };
   } catch (e) {
-    if (e instanceof ControlError && e.kind === 'NotConfigured') return runSync(argv, io);
+    if (e instanceof ControlError && e.kind === 'NotConfigured') return runSync(argv, io, { dataFormat: programDataFormat() });
     throw e;
   }
   if (a.boolean('json')) await print(io.stdout, [JSON.stringify(r.status)]);

@@ -15,6 +15,7 @@ import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
+import type { ProgramDataFormat } from '../hq-data-format.ts';
 import { restoreSite } from '../restore.ts';
 import { takeOverFor } from '../sender.ts';
 import { checkSiteId } from '../names.ts';
@@ -146,7 +147,16 @@ export function syncStatusLines(s: SyncStatus): string[] {
   ];
 }
 
-export async function runSync(argv: readonly string[], io: CliIO): Promise<number> {
+/**
+ * What the site's dispatcher passes to `sync now` and `restore`: the program's data format
+ * (core/site data-format.ts, which core/sync may not import), for HQ's data format mark
+ * (hq-data-format.ts). Without it `sync now` writes no mark and `restore` reads none.
+ */
+export interface SyncCommandOptions {
+  dataFormat?: ProgramDataFormat;
+}
+
+export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommandOptions = {}): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'help' || sub === '--help' || sub === '-h') {
     const w = new LineWriter(io.stdout);
@@ -193,7 +203,7 @@ export async function runSync(argv: readonly string[], io: CliIO): Promise<numbe
       const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site);
       let engine: SyncEngine | undefined;
       try {
-        engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 }, takeOver: args.boolean('take-over') });
+        engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 }, takeOver: args.boolean('take-over'), ...(o.dataFormat ? { dataFormat: o.dataFormat } : {}) });
         // A running site logs it; here the person who gave the new --hq must read it. On stderr
         // with --json, whose stdout is the status alone.
         if (engine.targetChanged !== undefined) {
@@ -263,7 +273,7 @@ async function printUsage(io: CliIO, command: string): Promise<number> {
 }
 
 /** These commands take options only: a stray word (`sync status site-2`) is refused, as `tilstand table` does, not ignored. */
-export async function runRestore(argv: readonly string[], io: CliIO): Promise<number> {
+export async function runRestore(argv: readonly string[], io: CliIO, o: SyncCommandOptions = {}): Promise<number> {
   return guarded(io, async () => {
     const args = parseArgs(argv, SYNC_FLAGS.restore, 'restore');
     // Asked for help, it prints the usage: it does not rebuild the data directory it was given.
@@ -275,7 +285,14 @@ export async function runRestore(argv: readonly string[], io: CliIO): Promise<nu
     const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'), site);
     const bar = progressBar(io.stderr);
     try {
-      const note = await restoreSite({ dataDir: data, target, site, force: args.boolean('force'), onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
+      const note = await restoreSite({
+        dataDir: data,
+        target,
+        site,
+        force: args.boolean('force'),
+        ...(o.dataFormat ? { dataFormat: o.dataFormat } : {}),
+        onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table),
+      });
       const out = new LineWriter(io.stdout);
       if (args.boolean('json')) await out.line(JSON.stringify(note));
       else {

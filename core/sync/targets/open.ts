@@ -21,7 +21,7 @@ export interface OpenTargetOptions {
 
 /**
  * What is wrong with a target's text, or undefined: no text, an s3:// URL without a bucket or with
- * a bad prefix or with keys in it (`s3://KEY:SECRET@bucket`), or — where `relative` is false, as in
+ * a bad prefix or with keys in it (`s3://KEY:SECRET@bucket`, `?endpoint=http://KEY:SECRET@host`), or — where `relative` is false, as in
  * config.json, whose readers run in whatever directory a service manager chose — a relative
  * directory. Whether the keys are set is not checked here.
  */
@@ -43,12 +43,29 @@ const S3_KEYS_GO = 'set TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY in the
 const S3_PARAMETERS = 'endpoint=<http:// or https:// URL> and region=<name>';
 
 /**
+ * An endpoint with its user info blanked (`http://…@host:9000`), as the bucket's is in a refusal:
+ * everything up to the last `@` before the query, so also a secret with a `/` in it, which ends
+ * the URL's authority early and which `shownEndpoint` does not see as user info. No query or
+ * fragment.
+ */
+function blankedEndpoint(endpoint: string): string {
+  return endpoint.replace(/[?#][^]*$/, '').replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)?[^]*@/, '$1…@');
+}
+
+/** An endpoint as messages and `shownTarget` show it: `shownEndpoint`, or blanked where an `@` is left. */
+function refusedEndpointShown(endpoint: string): string {
+  const shown = shownEndpoint(endpoint);
+  return shown.includes('@') ? blankedEndpoint(shown) : shown;
+}
+
+/**
  * An s3:// URL's endpoint and region. Any other parameter is refused: one mistyped (`endpiont=`,
  * `Endpoint=`) was ignored, and the site sent to AWS. So is an empty one (an unset variable) and
  * an endpoint that is not an http(s) URL, which failed every request as a Transport error
- * ("Invalid URL") retried for ever. Messages show the endpoint without its user info.
+ * ("Invalid URL") retried for ever, and, unless `display`, an endpoint with keys in it
+ * (`endpoint=http://KEY:SECRET@host:9000`). Messages show the endpoint without its user info.
  */
-function s3Parameters(url: URL): { endpoint?: string; region?: string } {
+function s3Parameters(url: URL, text: string, display: boolean): { endpoint?: string; region?: string } {
   const out: { endpoint?: string; region?: string } = {};
   for (const k of new Set(url.searchParams.keys())) {
     if (k !== 'endpoint' && k !== 'region') throw new SyncError('InvalidArgument', `s3:// target: unknown parameter '${k}' (it takes ${S3_PARAMETERS})`);
@@ -64,7 +81,18 @@ function s3Parameters(url: URL): { endpoint?: string; region?: string } {
         e = undefined;
       }
       if (e === undefined || (e.protocol !== 'http:' && e.protocol !== 'https:') || e.hostname === '') {
-        throw new SyncError('InvalidArgument', `s3:// target: endpoint must be an http:// or https:// URL (endpoint=http://host:9000), got '${shownEndpoint(v)}'`);
+        throw new SyncError('InvalidArgument', `s3:// target: endpoint must be an http:// or https:// URL (endpoint=http://host:9000), got '${refusedEndpointShown(v)}'`);
+      }
+      // Keys in the endpoint were never read either: the SDK signs with the keys it is given, the
+      // server got the other keys or none, and the secret sat in config.json, the shell's history
+      // and (before descriptions left it out) site.db. Refused as keys in the bucket's part are. An
+      // `@` anywhere before the query counts: a secret with a `/` in it ends the authority early,
+      // and the URL reads the rest as a port and a path (`http://KEY:12/xSECRET@host`).
+      if (!display && (e.username !== '' || e.password !== '' || /@/.test(v.replace(/[?#][^]*$/, '')))) {
+        throw new SyncError(
+          'InvalidArgument',
+          `'${unparsedShown(text)}' carries keys in its endpoint (${blankedEndpoint(v)}), which are not read from there: take them out of the endpoint and ${S3_KEYS_GO}`,
+        );
       }
     }
     out[k] = v;
@@ -81,7 +109,11 @@ export function unparsedShown(text: string): string {
   return text.replace(/\/\/[^?#]*@/, '//…@').replace(/[?#][^]*$/, '');
 }
 
-function parseTarget(text: unknown, relative: boolean): ParsedTarget {
+/**
+ * `display`: for showing a text only (`shownTarget`), an endpoint's keys are not refused (the
+ * description leaves them out); every reader that uses the target refuses them.
+ */
+function parseTarget(text: unknown, relative: boolean, display = false): ParsedTarget {
   if (typeof text !== 'string' || text.trim() === '') throw new SyncError('InvalidArgument', 'no HQ target given');
   if (text.startsWith('s3://')) {
     let url: URL;
@@ -101,7 +133,7 @@ function parseTarget(text: unknown, relative: boolean): ParsedTarget {
     let root = decodeURIComponent(url.pathname.replace(/^\/+/, ''));
     if (root !== '' && !root.endsWith('/')) root += '/';
     if (root !== '') checkPrefix(root);
-    return { kind: 's3', bucket, root, ...s3Parameters(url) };
+    return { kind: 's3', bucket, root, ...s3Parameters(url, text, display) };
   }
   if (text.startsWith('file://')) return { kind: 'dir', dir: fileURLToPath(text) };
   if (!relative && !isAbsolute(text)) {
@@ -119,12 +151,12 @@ function parseTarget(text: unknown, relative: boolean): ParsedTarget {
 export function shownTarget(text: string): string {
   let t: ParsedTarget | undefined;
   try {
-    t = parseTarget(text, true);
+    t = parseTarget(text, true, true);
   } catch {
     t = undefined;
   }
   if (t === undefined) return unparsedShown(text);
-  return t.kind === 's3' ? `s3://${t.bucket}/${t.root}${t.endpoint ? ` (${shownEndpoint(t.endpoint)})` : ''}` : text;
+  return t.kind === 's3' ? `s3://${t.bucket}/${t.root}${t.endpoint ? ` (${refusedEndpointShown(t.endpoint)})` : ''}` : text;
 }
 
 /**

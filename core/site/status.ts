@@ -15,7 +15,8 @@ import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, S
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, syncProblemText, type SyncProblem, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
-import { shownTarget } from '../sync/targets/open.ts';
+import { shownTarget, targetPlace } from '../sync/targets/open.ts';
+import { shownDescription } from '../sync/targets/target.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import type { StreamView, SyncStatus } from './api.ts';
 
@@ -138,19 +139,42 @@ export function redactTarget(text: string): string {
 }
 
 /**
- * The sync state of a site that is not running: its configured target and its outbox. A target
- * given only with `tilstand start --hq` is not in config.json; the outbox remembers the one it last
- * sent to (core/sync engine.ts, `sync_state` `target`), and that is shown, saying so.
+ * A target's text as its engine describes it (core/sync `SyncTarget.description`, kept in the
+ * outbox's `sync_state` `target`): `dir:<absolute path>`, or an s3:// URL as `shownTarget` shows
+ * it. Undefined for text that is no target (config.json's is checked as it is read).
+ */
+function targetDescription(text: string): string | undefined {
+  try {
+    return text.startsWith('s3://') ? shownTarget(text) : `dir:${targetPlace(text)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The sync state of a site that is not running: the target its outbox last sent to (core/sync
+ * engine.ts, `sync_state` `target`) with the outbox's state, which is that target's, not
+ * config.json's. A target given with `tilstand start --hq` (or `sync now --hq`) is not in
+ * config.json, or another than the one config.json names: shown, saying which config.json names
+ * (a start without --hq syncs there, and the engine then sends everything again). Without an
+ * outbox that has sent, config.json's target.
  */
 function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): SyncView | null {
   const path = dataPaths(data).siteDb;
-  const view = (target: string, s: EngineSyncStatus) => syncView(redactTarget(target), DEFAULT_HEALTH_WINDOW_MS, s);
-  if (!existsSync(path)) return config.hq.target ? view(config.hq.target, EMPTY_SYNC_STATUS) : null;
+  const configured = config.hq.target;
+  const view = (target: string, s: EngineSyncStatus) => syncView(target, DEFAULT_HEALTH_WINDOW_MS, s);
+  if (!existsSync(path)) return configured ? view(redactTarget(configured), EMPTY_SYNC_STATUS) : null;
   const db = openOutboxDb(path, true);
   try {
     const outbox = existingOutbox(db);
-    const last = outbox?.getState('target');
-    const target = config.hq.target ?? (last === undefined ? undefined : `${last} (given with --hq at the last start; not in config.json)`);
+    const kept = outbox?.getState('target');
+    // As the engine compares it (an older version's S3 description kept the endpoint's user info).
+    const last = kept === undefined ? undefined : shownDescription(kept);
+    let target: string | undefined;
+    if (last === undefined) target = configured ? redactTarget(configured) : undefined;
+    else if (!configured) target = `${last} (given with --hq at the last start; not in config.json)`;
+    else if (last === targetDescription(configured)) target = redactTarget(configured);
+    else target = `${last} (where it last synced; config.json names ${redactTarget(configured)}, where a start without --hq syncs, sending everything again)`;
     if (target === undefined) return null;
     return view(target, outbox ? statusOf(outbox, nowMs, DEFAULT_HEALTH_WINDOW_MS) : EMPTY_SYNC_STATUS);
   } finally {

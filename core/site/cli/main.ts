@@ -1,7 +1,8 @@
 // The `tilstand` command's dispatcher (bin/tilstand.mjs calls `main`). It returns the exit code
 // rather than exiting, and takes its streams as an argument, so tests run it in-process.
 //
-//   tilstand table …        the table store's command line (core/lsm/cli)
+//   tilstand table …        the table store's command line (core/lsm/cli), after the data format
+//                           mark of the data directory whose warehouse it is given (site-commands.ts)
 //   tilstand start …        run the site (start.ts)
 //   tilstand init|status|config|contracts|deadletters|users|demo …   site commands (site-commands.ts)
 //   tilstand proposals|decide|agent|evidence …   the inbox and the agent (agent-cli.ts)
@@ -12,9 +13,9 @@
 
 import { EXIT } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { runTableCli, tableUsage, writeError } from '../../lsm/cli/table-cli.ts';
+import { tableUsage, writeError } from '../../lsm/cli/table-cli.ts';
 import { exitCodeOf } from './exit-code.ts';
-import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runModules, runSiteReplay, runSiteRestore, runSiteSync, runUsers, siteUsage } from './site-commands.ts';
+import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runModules, runSiteReplay, runSiteRestore, runSiteSync, runSiteTable, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
 import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
 import { SYNC_COMMANDS, syncCommandsUsage } from '../../sync/cli/commands.ts';
@@ -72,14 +73,15 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   // `sync now` asks a running site that syncs (it holds the sender lock); the rest is core/sync's.
   sync: runSiteSync,
   ...REPLAY_COMMANDS,
-  // Through the data format gate first (data-format.ts), which core/sync and core/replay cannot import.
+  // Through the data format gate first (data-format.ts), which core/sync, core/replay and core/lsm cannot import.
   restore: runSiteRestore,
   replay: runSiteReplay,
+  // `--warehouse <data>/warehouse`: the data directory's mark first; a bare warehouse as before.
+  table: runSiteTable,
 };
 
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'table') return runTableCli(rest, io);
   if (command === 'help' || command === '--help' || command === '-h') {
     await print(io.stdout, usage());
     return EXIT.ok;

@@ -4,7 +4,7 @@
 // work on the directory (the CLI then owns the tables' writer locks for the moment it runs).
 
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync, realpathSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, pathOption, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { bindingView, checkContract, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { repeatedKeyPath } from '../../lsm/json-keys.ts';
@@ -226,7 +226,10 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     }
   }
   if (a.boolean('json')) {
-    await print(io.stdout, [json(config)]);
+    // With the defaults filled in, as the usage says: the modules an external broker's site reads
+    // are the seed modules when config.json lists none (config.ts keeps them absent then).
+    const b = config.broker;
+    await print(io.stdout, [json(b.mode === 'external' ? { ...config, broker: { ...b, modules: externalBrokerModules(b) } } : config)]);
     return EXIT.ok;
   }
   const ag = config.agent;
@@ -236,9 +239,27 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   await print(io.stdout, [
     `config ok: ${dataPaths(data).config} (site ${config.site})`,
     `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${policies.filter((x) => x !== '').map((x) => `; ${x}`).join('')}`,
+    ...brokerLines(config),
     `a running site takes ${LIVE_CONFIG_SECTIONS_TEXT} with \`tilstand config reload\`; the other sections at its next start`,
   ]);
   return EXIT.ok;
+}
+
+/**
+ * `config check`'s word on an external broker: which modules the site reads there. A module not
+ * listed has no subscription and mosquitto drops its events (DESIGN.md, Lifecycle 4), so the IT
+ * person adding one must see the list, and whether it is the default, without reading JSON.
+ */
+function brokerLines(c: SiteConfig): string[] {
+  const b = c.broker;
+  if (b.mode !== 'external') return [];
+  const modules = externalBrokerModules(b);
+  const given = b.modules !== undefined;
+  return [
+    `broker: external ${b.url} as ${b.username}; reads the events of ${modules.length} module${modules.length === 1 ? '' : 's'}: ${modules.join(', ')}` +
+      (given ? ' (config broker.modules)' : ' (the default, the seed modules: config broker.modules lists others)') +
+      '; a module not listed is not read',
+  ];
 }
 
 /** The files a config names, by key (paths already resolved against the data directory). */
@@ -599,6 +620,10 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
   const seed = positiveInt(a.string('seed'), 'seed');
   const stepMs = positiveInt(a.string('step-ms'), 'step-ms', DEMO_MIN_STEP_MS, DEMO_MAX_STEP_MS);
   const data = dataDir(a.string('data'));
+  // The mark first, as every command that opens a directory (data-format.ts): the modules keep
+  // their outboxes and state under <data>/demo/ and a newer program may have changed those, or
+  // secrets/modules.json, in ways this one misreads.
+  checkDataFormat(data);
   const p = dataPaths(data);
   let secrets;
   try {
@@ -681,18 +706,19 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
 }
 
 /**
- * The value of `--data` in a command's arguments as core/lsm's parser reads it (`--data <dir>` or
- * `--data=<dir>`; a value that starts with `--` needs the `=` form), or `fallback`; undefined when
- * the usage is asked for or the value is empty (the command then says what it expects).
+ * The value of `--data` (or another path flag: `--warehouse`) in a command's arguments as core/lsm's
+ * parser reads it (`--data <dir>` or `--data=<dir>`; a value that starts with `--` needs the `=`
+ * form), or `fallback`; undefined when the usage is asked for or the value is empty (the command
+ * then says what it expects).
  */
-function dataFlagOf(argv: readonly string[], fallback?: string): string | undefined {
+function dataFlagOf(argv: readonly string[], fallback?: string, flag = 'data'): string | undefined {
   if (argv.some((x) => x === '--help' || x === '-h')) return undefined;
   let v: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const x = argv[i]!;
     if (x === '--') break;
-    if (x.startsWith('--data=')) v = x.slice('--data='.length);
-    else if (x === '--data' && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) v = argv[i + 1];
+    if (x.startsWith(`--${flag}=`)) v = x.slice(`--${flag}=`.length);
+    else if (x === `--${flag}` && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) v = argv[i + 1];
   }
   if (v !== undefined && v.trim() === '') return undefined;
   return v ?? fallback;
@@ -712,12 +738,51 @@ function gateDataFlag(argv: readonly string[], fallback?: string): string | unde
 }
 
 /**
+ * The data directory a `--warehouse` is the warehouse of (`<data>/warehouse`, dataPaths, with the
+ * mark, site.db or config.json beside it); none for a bare Paimon warehouse. Both the path as given
+ * and the one it resolves to count (so two at most): a warehouse moved to another disk and linked
+ * back, or one reached through a link to it.
+ */
+function dataDirsOfWarehouse(warehouse: string): string[] {
+  const given = resolve(warehouse);
+  let real = given;
+  try {
+    real = realpathSync(given);
+  } catch {
+    // Not there (yet: `table create` makes it); the path as given.
+  }
+  const out: string[] = [];
+  for (const w of new Set([given, real])) {
+    const data = dirname(w);
+    const p = dataPaths(data);
+    if (p.warehouse === w && [dataFormatPath(data), p.siteDb, p.config].some((f) => existsSync(f))) out.push(data);
+  }
+  return out;
+}
+
+/**
+ * `tilstand table …` (core/lsm/cli, which imports nothing of the site): on the warehouse of a data
+ * directory, that directory's data format mark is read first, as by every command that opens it
+ * (refused: exit 2 too new, 4 damaged, before the table store opens anything). Its writing
+ * commands (compact, expire, tag create/delete, rollback, put, alter, drop) would change tables a
+ * newer program may have changed in ways this one misreads, and its reading ones misreport them.
+ * A warehouse with no data directory around it is read as before.
+ */
+export async function runSiteTable(argv: string[], io: CliIO): Promise<number> {
+  const warehouse = dataFlagOf(argv, undefined, 'warehouse');
+  if (warehouse !== undefined) for (const data of dataDirsOfWarehouse(warehouse)) checkDataFormat(data);
+  return runTableCli(argv, io);
+}
+
+/**
  * `tilstand restore` (core/sync): refused on a directory a newer program requires; once it has
  * rebuilt the directory, it gets this version's data format mark, as init's would.
  */
 export async function runSiteRestore(argv: string[], io: CliIO): Promise<number> {
   const data = gateDataFlag(argv);
-  const code = await runRestore(argv, io);
+  // With this program's data format: HQ's data format mark is read first, and an HQ a newer
+  // program sent to is refused before anything is written (core/sync/DESIGN.md).
+  const code = await runRestore(argv, io, { dataFormat: programDataFormat() });
   if (code === EXIT.ok && data !== undefined && existsSync(data)) raiseDataFormat(data);
   return code;
 }

@@ -531,8 +531,9 @@ export interface ApiErrorBody {
  *   missing, unreadable, not JSON, or JSON but not an object such as `[]` or `3`; left as it was);
  * - api-validate.ts's refusals of a request's shape at any method (kind `invalid`; `field`: the
  *   request's field as a path, `policy.reorderPoint`, `ids[2]`, '' for the request itself):
- *   `input.name` (field, max: characters) a user name too long or with a character other than
- *   A–Z, digits, space and . _ @ - (the sign-in, first-run and users forms send what was typed);
+ *   `input.name` (field, max: characters) a user name the user store does not take (core/inbox
+ *   nameProblem: too long, a slash, `..`, a control character, a space at either end; the
+ *   sign-in, first-run and users forms send what was typed);
  *   `input.tooLong` (field, max: characters) a comment, search, PIN or password… too long;
  *   `input.range` (field, min, max) a number out of its range (a reorder point, a snapshot id, a
  *   time before 1970); `input.refused` (field) any other, which no floor form sends (a missing or

@@ -343,7 +343,7 @@ const en = {
   'refusal.config.file': 'Not saved: the site’s settings file (config.json) cannot be read as settings (it must hold one JSON object); ask IT',
   // What the site refuses in a request before it looks at it (core/site api-validate.ts, `input.*`):
   // {field} is the field's name below (`field.*`), or the request's own for one no form has.
-  'refusal.input.name': '{field}: 1 to {max} characters, only the letters A–Z, digits, space and . _ @ -, beginning with a letter or digit',
+  'refusal.input.name': '{field}: 1 to {max} characters, without / or \\, .., control characters, or a space at the start or end',
   'refusal.input.tooLong': '{field}: at most {max} characters',
   'refusal.input.range': '{field}: a whole number from {min} to {max}',
   'refusal.input.refused': 'The site refused the request ({field}): reload the page; if it happens again, tell IT',
@@ -712,7 +712,7 @@ const nb: Messages = {
   'refusal.reorder.levels.location': '{item} på {location}: «Bestill opp til» ({upTo}) må være større enn bestillingspunktet ({point})',
   'refusal.config.refused': 'Ikke lagret: stedets innstillingsfil (config.json) har en feil ved {key}; spør IT',
   'refusal.config.file': 'Ikke lagret: stedets innstillingsfil (config.json) kan ikke leses som innstillinger (den må inneholde ett JSON-objekt); spør IT',
-  'refusal.input.name': '{field}: 1 til {max} tegn, bare bokstavene A–Z (ikke æ, ø eller å), sifre, mellomrom og . _ @ -, og første tegn en bokstav eller et siffer',
+  'refusal.input.name': '{field}: 1 til {max} tegn, uten / eller \\, .., kontrolltegn eller mellomrom først eller sist',
   'refusal.input.tooLong': '{field}: høyst {max} tegn',
   'refusal.input.range': '{field}: et helt tall fra {min} til {max}',
   'refusal.input.refused': 'Stedet avviste forespørselen ({field}): last inn siden på nytt; skjer det igjen, si fra til IT',
@@ -1074,7 +1074,7 @@ const de: Messages = {
   'refusal.reorder.levels.location': '{item} an {location}: „Auffüllen bis“ ({upTo}) muss größer sein als der Meldebestand ({point})',
   'refusal.config.refused': 'Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) hat einen Fehler bei {key}; bitte die IT fragen',
   'refusal.config.file': 'Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) ist als Einstellungen nicht lesbar (sie muss ein JSON-Objekt enthalten); bitte die IT fragen',
-  'refusal.input.name': '{field}: 1 bis {max} Zeichen, nur die Buchstaben A–Z (keine Umlaute, kein ß), Ziffern, Leerzeichen und . _ @ -, am Anfang ein Buchstabe oder eine Ziffer',
+  'refusal.input.name': '{field}: 1 bis {max} Zeichen, ohne / oder \\, .., Steuerzeichen oder Leerzeichen am Anfang oder Ende',
   'refusal.input.tooLong': '{field}: höchstens {max} Zeichen',
   'refusal.input.range': '{field}: eine ganze Zahl von {min} bis {max}',
   'refusal.input.refused': 'Der Standort hat die Anfrage abgelehnt ({field}): die Seite neu laden; wenn es wieder passiert, die IT informieren',

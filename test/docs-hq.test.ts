@@ -13,11 +13,9 @@ import { agentColumns, APPROVAL_INBOX_SPEC, APPROVAL_INBOX_TABLE, decisionColumn
 import { EXIT } from '../core/lsm/cli/args.ts';
 import { Catalog, RowKind } from '../core/lsm/index.ts';
 import { runMain } from '../core/site/cli/test-support.ts';
-import { SyncEngine } from '../core/sync/engine.ts';
-import { sitePrefix } from '../core/sync/names.ts';
 import { DEFAULT_SCHEDULED_TAGS, hourlyTagName } from '../core/sync/scheduled-tags.ts';
-import { DirectoryTarget } from '../core/sync/targets/directory.ts';
 import { makeSite, writeStock, type SiteFixture } from '../core/sync/test-support/site-fixture.ts';
+import { shipToDirectory } from '../core/sync/test-support/ship.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const DOC = readFileSync(join(ROOT, 'docs/hq.md'), 'utf8');
@@ -111,17 +109,7 @@ beforeAll(async () => {
   } finally {
     vi.useRealTimers();
   }
-  const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: new DirectoryTarget(hqDir, { writePrefix: sitePrefix(fx.site) }), retry: { baseMs: 1, maxMs: 5, jitter: 0 }, scheduledTags: null });
-  try {
-    await e.enqueueSnapshotSync();
-    for (let i = 0; i < 50 && e.status().pendingItems > 0; i++) {
-      await e.runOnce();
-      if (e.status().pendingItems > 0) await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(e.status().pendingItems).toBe(0);
-  } finally {
-    await e.close();
-  }
+  await shipToDirectory(fx.data, fx.site, hqDir);
 }, 60_000);
 afterAll(() => {
   rmSync(fx.data, { recursive: true, force: true });

@@ -9,10 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentColumns, APPROVAL_INBOX_TABLE, decisionColumns, type EvidenceTable, type InboxRow } from '../../inbox/index.ts';
 import { runCli } from '../../lsm/testing/cli.ts';
-import { SyncEngine } from '../engine.ts';
-import { sitePrefix } from '../names.ts';
-import { DirectoryTarget } from '../targets/directory.ts';
 import { makeSite, writeStock, type SiteFixture } from '../test-support/site-fixture.ts';
+import { shipToDirectory } from '../test-support/ship.ts';
 import { runHq } from './hq.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tilstand-hq-analyst-'));
@@ -64,17 +62,7 @@ beforeAll(async () => {
   } finally {
     w.close();
   }
-  const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: new DirectoryTarget(hqDir, { writePrefix: sitePrefix(fx.site) }), retry: { baseMs: 1, maxMs: 5, jitter: 0 }, scheduledTags: null });
-  try {
-    await e.enqueueSnapshotSync();
-    for (let i = 0; i < 50 && e.status().pendingItems > 0; i++) {
-      await e.runOnce();
-      if (e.status().pendingItems > 0) await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(e.status().pendingItems).toBe(0);
-  } finally {
-    await e.close();
-  }
+  await shipToDirectory(fx.data, fx.site, hqDir);
 }, 60_000);
 afterAll(() => {
   rmSync(fx.data, { recursive: true, force: true });

@@ -10,10 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../../lsm/index.ts';
 import { runCli } from '../../lsm/testing/cli.ts';
 import { parquetBytes } from '../hq/output.ts';
-import { SyncEngine } from '../engine.ts';
-import { sitePrefix } from '../names.ts';
-import { DirectoryTarget } from '../targets/directory.ts';
 import { makeSite, type SiteFixture } from '../test-support/site-fixture.ts';
+import { shipToDirectory } from '../test-support/ship.ts';
 import { runHq } from './hq.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tilstand-hq-cli-'));
@@ -72,17 +70,7 @@ describe('tilstand hq on a directory', () => {
 /** Syncs a site of `rows` stock rows into the directory HQ `hqDir`; returns the site (its data removed by the caller). */
 async function shipSite(hqDir: string, rows: number): Promise<SiteFixture> {
   const fx = makeSite('7', { rows });
-  const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: new DirectoryTarget(hqDir, { writePrefix: sitePrefix(fx.site) }), retry: { baseMs: 1, maxMs: 5, jitter: 0 }, scheduledTags: null });
-  try {
-    await e.enqueueSnapshotSync();
-    for (let i = 0; i < 50 && e.status().pendingItems > 0; i++) {
-      await e.runOnce();
-      if (e.status().pendingItems > 0) await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(e.status().pendingItems).toBe(0);
-  } finally {
-    await e.close();
-  }
+  await shipToDirectory(fx.data, fx.site, hqDir);
   return fx;
 }
 

@@ -7,9 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog, RowKind } from '../../lsm/index.ts';
 import { runCli } from '../../lsm/testing/cli.ts';
-import { SyncEngine } from '../engine.ts';
-import { sitePrefix } from '../names.ts';
-import { DirectoryTarget } from '../targets/directory.ts';
+import { shipToDirectory } from '../test-support/ship.ts';
 import { runHq } from './hq.ts';
 import { runSync, syncNowLine } from './sync.ts';
 
@@ -36,24 +34,12 @@ function siteWith(site: string, tables: string[], rows: number): string {
   return data;
 }
 
-/** Sends the site to the directory HQ `hq` through the engine (bounded: 50 rounds). */
-async function ship(data: string, site: string, hq: string): Promise<void> {
-  const e = new SyncEngine({ dataDir: data, site, target: new DirectoryTarget(hq, { writePrefix: sitePrefix(site) }), retry: { baseMs: 1, maxMs: 5, jitter: 0 }, scheduledTags: null });
-  try {
-    await e.enqueueSnapshotSync();
-    for (let i = 0; i < 50 && e.status().pendingItems > 0; i++) await e.runOnce();
-    expect(e.status().pendingItems).toBe(0);
-  } finally {
-    await e.close();
-  }
-}
-
 describe('tilstand hq pull and export say one table, one row', () => {
   it('"1 table", "exported 1 row"; "2 tables", "exported 2 rows"', async () => {
     for (const [site, tables, rows] of [['1', ['stock'], 1], ['2', ['stock', 'resources'], 2]] as const) {
       const hq = join(dir, `hq-${site}`);
       mkdirSync(hq);
-      await ship(siteWith(site, [...tables], rows), site, hq);
+      await shipToDirectory(siteWith(site, [...tables], rows), site, hq);
       const into = join(dir, `pulled-${site}`);
       const pulled = await runCli(runHq, ['pull', '--hq', hq, '--site', site, '--out', into]);
       expect([pulled.code, pulled.err.replace(/^\[.*\n?/gm, '')], pulled.err).toEqual([0, '']);

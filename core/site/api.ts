@@ -538,8 +538,14 @@ export interface ApiErrorBody {
  *   `input.range` (field, min, max) a number out of its range (a reorder point, a snapshot id, a
  *   time before 1970); `input.refused` (field) any other, which no floor form sends (a missing or
  *   mistyped field, an unknown one, an unknown method (field `method`), a bad input age (field
- *   `inputAge`)).
- * A new code is additive: a UI that does not know it shows `message`.
+ *   `inputAge`));
+ * - ui-server.ts's refusals of a request as a whole, before api-validate.ts sees it:
+ *   `request.tooLarge` (max: bytes) a body over its size limit (413; a long pasted comment is
+ *   one), `request.refused` any other (a body that is no JSON, a method other than POST, a missing
+ *   `X-Tilstand` header, a content type other than JSON, an Origin not the host's), which only a
+ *   hand-made request meets.
+ * The floor UI words each code it knows in every language, English included (renderer
+ * i18n/messages.ts refusalText); a new code is additive: a UI that does not know it shows `message`.
  */
 export const REFUSAL_CODES = [
   'signin.wrong', 'signin.locked', 'signin.badgeUnknown', 'signin.badgeLocked', 'signin.disabled', 'signin.busy',
@@ -551,6 +557,7 @@ export const REFUSAL_CODES = [
   'user.nameInvalid', 'user.noSecret', 'user.roleInvalid', 'user.pinInvalid', 'user.passwordLength', 'user.badgeLength', 'user.badgeTaken', 'user.notFound',
   'reorder.levels', 'config.refused', 'config.file',
   'input.name', 'input.tooLong', 'input.range', 'input.refused',
+  'request.tooLarge', 'request.refused',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

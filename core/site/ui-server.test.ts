@@ -142,6 +142,21 @@ describe('headless UI server', () => {
     expect((await fetch(`${base}/api/status`, { headers: { Cookie: cookie } })).status).toBe(405);
   });
 
+  it('gives its refusals of a request as a whole a code the floor UI words (api.ts request.refused), beside the English message', async () => {
+    const { base } = await start();
+    const cookie = await signIn(base);
+    const refusal = async (r: Response) => [r.status, await r.json()];
+    const refused = (status: number, kind: string, message: string) => [status, { ok: false, error: { kind, message, code: 'request.refused' } }];
+    const crossSite = refused(403, 'forbidden', 'cross-site request refused');
+    expect(await refusal(await fetch(`${base}/api/status`, { method: 'POST', headers: { 'Content-Type': 'application/json', Cookie: cookie }, body: '{}' }))).toEqual(crossSite);
+    expect(await refusal(await post(base, 'status', {}, { Cookie: cookie, Origin: 'http://evil.invalid' }))).toEqual(crossSite);
+    expect(await refusal(await fetch(`${base}/api/status`, { method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-Tilstand': '1', Cookie: cookie }, body: '{}' }))).toEqual(crossSite);
+    expect(await refusal(await fetch(`${base}/api/status`, { headers: { Cookie: cookie } }))).toEqual(refused(405, 'invalid', 'POST only'));
+    const notJson = await fetch(`${base}/api/status`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', Cookie: cookie }, body: '{"comment": "half' });
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as { error: unknown }).error).toMatchObject({ kind: 'invalid', code: 'request.refused' });
+  });
+
   it('validates payloads', async () => {
     const { base } = await start();
     const cookie = await signIn(base);
@@ -168,7 +183,7 @@ describe('headless UI server', () => {
         req.on('error', (e: NodeJS.ErrnoException) => resolve(`error ${e.code ?? e.message}`));
         req.end(body);
       });
-      expect(got, String(size)).toBe('413 close {"ok":false,"error":{"kind":"invalid","message":"request body over 65536 bytes"}}');
+      expect(got, String(size)).toBe('413 close {"ok":false,"error":{"kind":"invalid","message":"request body over 65536 bytes","code":"request.tooLarge","params":{"max":65536}}}');
     }
     // The server goes on answering.
     expect((await post(base, 'status', {}, { Cookie: cookie })).status).toBe(200);

@@ -269,9 +269,11 @@ export class UiServer {
       res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...SECURITY_HEADERS });
       res.end(text);
     };
-    if (req.method !== 'POST') return reply(405, { ok: false, error: { kind: 'invalid', message: 'POST only' } });
+    // The refusals of a request as a whole carry codes as the API's own do (api.ts `request.*`), so
+    // the floor UI words them; only the one over the size limit can come from the floor UI itself.
+    if (req.method !== 'POST') return reply(405, { ok: false, error: { kind: 'invalid', message: 'POST only', code: 'request.refused' } });
     if (req.headers['x-tilstand'] !== '1' || !sameOrigin(req, false) || !String(req.headers['content-type'] ?? '').startsWith('application/json')) {
-      return reply(403, { ok: false, error: { kind: 'forbidden', message: 'cross-site request refused' } });
+      return reply(403, { ok: false, error: { kind: 'forbidden', message: 'cross-site request refused', code: 'request.refused' } });
     }
     let body: unknown;
     try {
@@ -281,9 +283,9 @@ export class UiServer {
         // The rest of the body is not read: the connection ends once this answer is out (Node
         // closes it after a response that says so), not before (a reset instead of an answer).
         res.setHeader('Connection', 'close');
-        return reply(413, { ok: false, error: { kind: 'invalid', message: e.message } });
+        return reply(413, { ok: false, error: { kind: 'invalid', message: e.message, code: 'request.tooLarge', params: { max: BODY_BYTES_MAX } } });
       }
-      return reply(400, { ok: false, error: { kind: 'invalid', message: (e as Error).message } });
+      return reply(400, { ok: false, error: { kind: 'invalid', message: (e as Error).message, code: 'request.refused' } });
     }
     let session = this.sessionOf(req);
     // Public (a sign-in or first-run screen fails too), after the same origin, header and body

@@ -2,7 +2,7 @@
 // DOM's types, so the few names it keeps of its own are read from its source here and checked
 // against the site's: its API methods, the client-error report's method, the input-age header and
 // the close code of an ended session's event socket. And every refusal code the site sends
-// (api.ts RefusalCode) has the renderer's words in each of its languages.
+// (api.ts RefusalCode) is worded by the renderer in each of its languages, English included.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -80,15 +80,17 @@ const SAMPLES: Record<RefusalCode, Record<string, string | number> | undefined> 
   'input.tooLong': { field: 'comment', max: 2000 },
   'input.range': { field: 'policy.reorderPoint', min: 0, max: Number.MAX_SAFE_INTEGER },
   'input.refused': { field: 'ids[0]' },
+  'request.tooLarge': { max: 65_536 },
+  'request.refused': undefined,
 };
 
 describe("the renderer's words for the site's refusal codes", () => {
   const MESSAGE = 'the site’s English message';
-  it.each([...REFUSAL_CODES])('%s: worded in nb and de (not the English message, nothing left unfilled), with its text in every catalog', (code) => {
+  it.each([...REFUSAL_CODES])('%s: worded in en, nb and de (not the site’s message, nothing left unfilled), with its text in every catalog', (code) => {
     const r = { message: MESSAGE, code, ...(SAMPLES[code] ? { params: SAMPLES[code] } : {}) };
-    // English shows the site's own message (it is the same refusal, and logs and the CLI say it so).
-    expect(refusalText('en', r)).toBe(MESSAGE);
-    for (const lang of ['nb', 'de'] as const satisfies readonly Lang[]) {
+    // English too is worded from its catalog: the site's message is for logs and the CLI
+    // ("request.user: not a user name: …"), and is shown only for a code a UI does not know.
+    for (const lang of ['en', 'nb', 'de'] as const satisfies readonly Lang[]) {
       const text = refusalText(lang, r);
       expect(text, `${code} in ${lang}`).not.toBe(MESSAGE);
       expect(text, `${code} in ${lang}`).not.toMatch(/\{\w+\}/);
@@ -100,6 +102,13 @@ describe("the renderer's words for the site's refusal codes", () => {
       for (const lang of ['en', 'nb', 'de'] as const) expect((MESSAGES[lang] as Record<string, string>)[k], `${k} in ${lang}`).toBeTruthy();
       expect((MESSAGES.nb as Record<string, string>)[k], `${k} in nb`).not.toBe((MESSAGES.en as Record<string, string>)[k]);
       expect((MESSAGES.de as Record<string, string>)[k], `${k} in de`).not.toBe((MESSAGES.en as Record<string, string>)[k]);
+    }
+  });
+
+  it('shows the site’s message for a code this UI does not know, in every language', () => {
+    for (const lang of ['en', 'nb', 'de'] as const satisfies readonly Lang[]) {
+      expect(refusalText(lang, { message: MESSAGE, code: 'some.newerCode', params: { x: 1 } }), lang).toBe(MESSAGE);
+      expect(refusalText(lang, { message: MESSAGE }), lang).toBe(MESSAGE);
     }
   });
 });

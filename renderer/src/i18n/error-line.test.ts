@@ -51,7 +51,7 @@ describe('the error line', () => {
     await store.getState().loadStock('', false);
     expect(render(store, 'nb')).toBe('Olav er operatør; dette krever skiftleder eller administrator');
     expect(render(store, 'de')).toBe('Olav ist Bediener; dafür braucht es Schichtleitung oder Administrator');
-    expect(render(store, 'en')).toBe(ROLE.message);
+    expect(render(store, 'en')).toBe('Olav is Operator; this takes Shift lead or Admin');
   });
 
   it('shows a refusal without a code as the site said it', async () => {

@@ -298,8 +298,8 @@ const en = {
   'error.generic': 'Something went wrong: {message}',
   'error.internal': 'Something went wrong on the site (error {id}): if it happens again, tell IT; the site’s log has the details under that id.',
   'error.close': 'Close',
-  // The site's refusals by code (core/site/api.ts RefusalCode; refusalText): English shows the
-  // site's own message, which says the same; these are the keys nb and de word.
+  // The site's refusals by code (core/site/api.ts RefusalCode; refusalText), in every language:
+  // the site's own message (English, for logs and the CLI) is shown only for a code this UI does not know.
   'refusal.signin.wrong': 'Wrong name, PIN or password',
   'refusal.signin.badgeUnknown': 'Unknown badge',
   'refusal.signin.left': '{left} attempts left',
@@ -348,6 +348,10 @@ const en = {
   'refusal.input.range': '{field}: a whole number from {min} to {max}',
   'refusal.input.refused': 'The site refused the request ({field}): reload the page; if it happens again, tell IT',
   'refusal.input.refused.request': 'The site refused the request: reload the page; if it happens again, tell IT',
+  // The UI server's refusals of a request as a whole (core/site ui-server.ts, `request.*`): one over
+  // its size ({max}: formatBytes), which a long pasted comment can be; any other only a hand-made request meets.
+  'refusal.request.tooLarge': 'The site refused this: a request may be at most {max}; shorten what you typed (a comment, say) and send it again',
+  'refusal.request.refused': 'The site refused the request: reload the page; if it happens again, tell IT',
   'field.name': 'User name',
   'field.secret': 'PIN or password',
   'field.pin': 'PIN',
@@ -717,6 +721,8 @@ const nb: Messages = {
   'refusal.input.range': '{field}: et helt tall fra {min} til {max}',
   'refusal.input.refused': 'Stedet avviste forespørselen ({field}): last inn siden på nytt; skjer det igjen, si fra til IT',
   'refusal.input.refused.request': 'Stedet avviste forespørselen: last inn siden på nytt; skjer det igjen, si fra til IT',
+  'refusal.request.tooLarge': 'Stedet avviste dette: en forespørsel kan være på høyst {max}; gjør det du skrev kortere (for eksempel en kommentar) og send igjen',
+  'refusal.request.refused': 'Stedet avviste forespørselen: last inn siden på nytt; skjer det igjen, si fra til IT',
   'field.name': 'Brukernavn',
   'field.secret': 'PIN eller passord',
   'field.pin': 'PIN',
@@ -1079,6 +1085,8 @@ const de: Messages = {
   'refusal.input.range': '{field}: eine ganze Zahl von {min} bis {max}',
   'refusal.input.refused': 'Der Standort hat die Anfrage abgelehnt ({field}): die Seite neu laden; wenn es wieder passiert, die IT informieren',
   'refusal.input.refused.request': 'Der Standort hat die Anfrage abgelehnt: die Seite neu laden; wenn es wieder passiert, die IT informieren',
+  'refusal.request.tooLarge': 'Der Standort hat das abgelehnt: eine Anfrage darf höchstens {max} groß sein; das Eingegebene (etwa einen Kommentar) kürzen und erneut senden',
+  'refusal.request.refused': 'Der Standort hat die Anfrage abgelehnt: die Seite neu laden; wenn es wieder passiert, die IT informieren',
   'field.name': 'Benutzername',
   'field.secret': 'PIN oder Passwort',
   'field.pin': 'PIN',
@@ -1434,12 +1442,13 @@ function withLeft(lang: Lang, text: string, p: Record<string, string | number>):
 }
 
 /**
- * A refusal of the site in the reader's language: the site's message in English (it is the same
- * refusal, and logs and the CLI say it so), a worded one in nb and de for a code this UI knows;
- * else — a code from a newer site, a param missing, no code at all — the English message.
+ * A refusal of the site in the reader's language, English too: a code this UI knows is worded from
+ * the catalog (the site's message is written for logs and the CLI: "request.user: not a user name:
+ * must not contain a slash" is no line for the floor); else — a code from a newer site, a param
+ * missing, no code at all — the site's English message.
  */
 export function refusalText(lang: Lang, r: RefusalLike): string {
-  if (lang === 'en' || typeof r.code !== 'string') return r.message;
+  if (typeof r.code !== 'string') return r.message;
   const p = r.params ?? {};
   switch (r.code) {
     case 'signin.wrong':
@@ -1572,6 +1581,13 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
       if (field === undefined) break;
       return field === '' ? translate(lang, 'refusal.input.refused.request') : translate(lang, 'refusal.input.refused', { field: fieldName(lang, field) });
     }
+    case 'request.tooLarge': {
+      const max = paramNum(p, 'max');
+      if (max === undefined) break;
+      return translate(lang, 'refusal.request.tooLarge', { max: formatBytes(lang, max) });
+    }
+    case 'request.refused':
+      return translate(lang, 'refusal.request.refused');
   }
   return r.message;
 }

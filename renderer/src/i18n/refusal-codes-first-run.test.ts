@@ -1,7 +1,7 @@
 // The first run's refusals, the UI server's "sign in first" and its sign-in queue in the reader's
 // language (core/site/api.ts RefusalCode `init.*`, `site.*`, `session.required`, `signin.busy`):
-// worded in nb and de, the site's English message in en, and the English message for a code
-// without the params it needs. Through the real client, store and screens (server-side markup).
+// worded in en, nb and de (not the site's message, which names the data directory's path), and
+// the English message for a code without the params it needs. Through the real client, store and screens (server-side markup).
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
@@ -38,13 +38,13 @@ const RESTORED: ApiErrorBody = {
 };
 
 describe('the first run in the reader’s language', () => {
-  it('words a directory restored for another site on the first-run screen, and says it in English in en', async () => {
+  it('words a directory restored for another site on the first-run screen, in en too', async () => {
     const store = storeRefusing(RESTORED);
     store.setState({ firstRun: { initialized: false, siteId: null, restoredSite: null } });
     await store.getState().initSite('north', 'Ada', '5820');
     expect(render(store, 'nb', FirstRun)).toBe('Denne PC-en har en gjenoppretting av stedet south: sett den opp med steds-id south');
     expect(render(store, 'de', FirstRun)).toBe('Dieser PC enthält eine Wiederherstellung des Standorts south: mit der Standort-ID south einrichten');
-    expect(render(store, 'en', FirstRun)).toBe(RESTORED.message);
+    expect(render(store, 'en', FirstRun)).toBe('This PC holds a restore of site south: set it up with site id south');
   });
 
   it('words the other first-run refusals, and falls back to English without their params', () => {
@@ -67,7 +67,7 @@ describe('the session and the sign-in queue in the reader’s language', () => {
     expect(ended.getState().user).toBeNull();
     // Signed out by the site: App shows the sign-in screen, which says why.
     expect(render(ended, 'nb', App)).toBe('Ikke pålogget (økten er avsluttet, eller stedet startet på nytt): logg inn');
-    expect(render(ended, 'en', App)).toBe('sign in first');
+    expect(render(ended, 'en', App)).toBe('Not signed in (the session ended, or the site restarted): sign in');
     // A reason the site sends without a code (a user disabled meanwhile) as it came.
     const disabled = storeRefusing({ kind: 'unauthenticated', message: 'user Ada can no longer sign in (disabled); sign in again' });
     disabled.setState({ firstRun: { initialized: true, siteId: 'demo', restoredSite: null }, user: { name: 'Ada', roles: ['admin'] } });

@@ -1,7 +1,8 @@
 // What the site refuses in a request before it looks at it (core/site api-validate.ts: the
 // `input.*` codes, with the field and the limit), and config.json that is no settings file at all
-// (`config.file`), in the reader's language: worded in nb and de, the site's English message in
-// en, and the English message for a code without the params it needs. Through the real client,
+// (`config.file`), in the reader's language: worded in en, nb and de (never the site's message,
+// written for logs: "request.user: not a user name: …"), and the English message for a code
+// without the params it needs. Through the real client,
 // store and screens (server-side markup) where a person meets them; the bodies are as the site
 // sends them (core/site/api-validate.test.ts, refusal-codes-session-user.test.ts).
 import { createElement } from 'react';
@@ -50,13 +51,14 @@ describe('a user name the site does not take (input.name)', () => {
     params: { field: 'user', max: 64 },
   };
 
-  it('on the sign-in screen: worded in nb and de, the site’s message in en', async () => {
+  it('on the sign-in screen: worded in en, nb and de, not with the site’s message', async () => {
     const store = storeRefusing('signIn', error);
     store.setState({ user: null });
     await store.getState().signIn('Ola/Per', '2580');
     expect(render(store, 'nb', SignIn)).toBe('Brukernavn: 1 til 64 tegn, uten / eller \\, .., kontrolltegn eller mellomrom først eller sist');
     expect(render(store, 'de', SignIn)).toBe('Benutzername: 1 bis 64 Zeichen, ohne / oder \\, .., Steuerzeichen oder Leerzeichen am Anfang oder Ende');
-    expect(render(store, 'en', SignIn)).toBe(error.message);
+    // The English shift lead who typed "Ola/Per" reads the rule, not the site's validator.
+    expect(render(store, 'en', SignIn)).toBe('User name: 1 to 64 characters, without / or \\, .., control characters, or a space at the start or end');
   });
 
   it('on the first-run screen (the first admin’s name) and the users screen (a new user’s)', async () => {
@@ -65,13 +67,14 @@ describe('a user name the site does not take (input.name)', () => {
     await first.getState().initSite('osl1', 'a'.repeat(65), '4826');
     expect(render(first, 'nb', FirstRun)).toMatch(/^Brukernavn: 1 til 64 tegn, uten \/ eller/);
     expect(render(first, 'de', FirstRun)).toMatch(/^Benutzername: 1 bis 64 Zeichen/);
-    expect(render(first, 'en', FirstRun)).toBe('request.adminName: not a user name: expected at most 64 characters, got 65');
+    expect(render(first, 'en', FirstRun)).toMatch(/^User name: 1 to 64 characters, without \/ or/);
 
     const users = storeRefusing('addUser', { kind: 'invalid', message: 'request.name: not a user name: must not contain a slash', code: 'input.name', params: { field: 'name', max: 64 } });
     users.setState({ screen: 'users' });
     expect(await users.getState().addUser('Per/Åsen', ['operator'], '4826')).toBe(false);
     expect(render(users, 'nb', App)).toMatch(/^Brukernavn: 1 til 64 tegn, uten \/ eller \\, \.\., kontrolltegn/);
     expect(render(users, 'de', App)).toMatch(/^Benutzername: 1 bis 64 Zeichen, ohne \/ oder \\, \.\., Steuerzeichen/);
+    expect(render(users, 'en', App)).toMatch(/^User name: 1 to 64 characters, without \/ or \\, \.\., control characters/);
   });
 });
 
@@ -82,7 +85,7 @@ describe('text too long (input.tooLong) and a number out of range (input.range)'
     await store.getState().loadStock('x'.repeat(129));
     expect(render(store, 'nb', App)).toBe('Søk: høyst 128 tegn');
     expect(render(store, 'de', App)).toBe('Suche: höchstens 128 Zeichen');
-    expect(render(store, 'en', App)).toBe('request.search: longer than 128 characters');
+    expect(render(store, 'en', App)).toBe('Search: at most 128 characters');
   });
 
   it('a reorder point too large on the stock screen’s error line', async () => {
@@ -92,7 +95,7 @@ describe('text too long (input.tooLong) and a number out of range (input.range)'
     expect(await store.getState().setReorderPolicy('BOLT', 'A-01', { reorderPoint: 1e20, orderUpTo: 30 })).toBe(false);
     expect(render(store, 'nb', App)).toBe(`Bestillingspunkt: et helt tall fra 0 til ${formatNumber('nb', MAX)}`);
     expect(render(store, 'de', App)).toBe(`Meldebestand: eine ganze Zahl von 0 bis ${formatNumber('de', MAX)}`);
-    expect(render(store, 'en', App)).toBe(message);
+    expect(render(store, 'en', App)).toBe(`Reorder point: a whole number from 0 to ${formatNumber('en', MAX)}`);
   });
 
   it('names each field a floor form has as the form does', () => {
@@ -112,6 +115,7 @@ describe('text too long (input.tooLong) and a number out of range (input.range)'
     expect(refusalText('de', { message: 'the English text', code: 'input.range', params: { field: 'limit', max: 10 } })).toBe('the English text');
     expect(refusalText('nb', { message: 'the English text', code: 'input.name', params: { max: 64 } })).toBe('the English text');
     expect(refusalText('de', { message: 'the English text', code: 'input.refused' })).toBe('the English text');
+    expect(refusalText('en', { message: 'the English text', code: 'input.tooLong', params: { field: 'comment' } })).toBe('the English text');
   });
 });
 
@@ -123,18 +127,18 @@ describe('what only a hand-made request sends (input.refused)', () => {
     expect(refusalText('nb', { message: 'request: expected an object, got an array', code: 'input.refused', params: { field: '' } })).toBe('Stedet avviste forespørselen: last inn siden på nytt; skjer det igjen, si fra til IT');
     // A field a form has keeps the form's word for it.
     expect(refusalText('de', { message: 'request.siteId: not a site id', code: 'input.refused', params: { field: 'siteId' } })).toMatch(/^Der Standort hat die Anfrage abgelehnt \(Standort-ID\)/);
-    expect(refusalText('en', { message, code: 'input.refused', params: { field: 'ids[0]' } })).toBe(message);
+    expect(refusalText('en', { message, code: 'input.refused', params: { field: 'ids[0]' } })).toBe('The site refused the request (ids[0]): reload the page; if it happens again, tell IT');
   });
 });
 
 describe('config.json that is no settings file (config.file), on the stock screen’s error line', () => {
-  it('words it in nb and de, the site’s message in en', async () => {
+  it('words it in en, nb and de, not with the site’s message (which names the file’s path)', async () => {
     const message = '/var/lib/tilstand/config.json: expected a JSON object, got an array';
     const store = storeRefusing('setReorderPolicy', { kind: 'invalid', message, code: 'config.file' });
     store.setState({ screen: 'stock' });
     expect(await store.getState().setReorderPolicy('BOLT', null, { reorderPoint: 5, orderUpTo: 20 })).toBe(false);
     expect(render(store, 'nb', App)).toBe('Ikke lagret: stedets innstillingsfil (config.json) kan ikke leses som innstillinger (den må inneholde ett JSON-objekt); spør IT');
     expect(render(store, 'de', App)).toBe('Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) ist als Einstellungen nicht lesbar (sie muss ein JSON-Objekt enthalten); bitte die IT fragen');
-    expect(render(store, 'en', App)).toBe(message);
+    expect(render(store, 'en', App)).toBe('Not saved: the site’s settings file (config.json) cannot be read as settings (it must hold one JSON object); ask IT');
   });
 });

@@ -1,7 +1,7 @@
 // The site's refusals in the reader's language: a refusal that carries a code (core/site/api.ts
-// RefusalCode) is worded in nb and de on the error line and the sign-in screen; in English, and for
-// a code this UI does not know, the site's English message is shown. Through the real client,
-// store and screens (server-side markup), the site answering as its transports do.
+// RefusalCode) is worded in en, nb and de on the error line and the sign-in screen; for a code this
+// UI does not know, the site's English message is shown. Through the real client, store and
+// screens (server-side markup), the site answering as its transports do.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
@@ -53,7 +53,7 @@ const GUESSABLE: ApiErrorBody = {
 };
 
 describe('the site refusals in the reader’s language', () => {
-  it('words a guessable PIN on the error line in nb and de, and keeps the English message in en', async () => {
+  it('words a guessable PIN on the error line in en, nb and de, not with the site’s message', async () => {
     const store = storeRefusing(GUESSABLE);
     store.setState({ user: { name: 'Ada', roles: ['admin'] }, screen: 'users' });
     expect(await store.getState().addUser('Easy', ['operator'], '1111')).toBe(false);
@@ -61,7 +61,7 @@ describe('the site refusals in the reader’s language', () => {
     expect(alertOf(renderApp(store, 'nb'))).toMatch(/^PIN 1111: ett siffer gjentatt er blant det første en kollega ville prøve/);
     expect(alertOf(renderApp(store, 'nb'))).not.toMatch(/one digit repeated/);
     expect(alertOf(renderApp(store, 'de'))).toMatch(/^PIN 1111: eine wiederholte Ziffer gehört zum Ersten/);
-    expect(alertOf(renderApp(store, 'en'))).toBe(`${GUESSABLE.message}✖`);
+    expect(alertOf(renderApp(store, 'en'))).toBe('PIN 1111: one digit repeated is among the first a colleague would try (five wrong PINs lock the user); choose another✖');
   });
 
   it('shows the English message for a code it does not know, and for a known code without its params', async () => {
@@ -79,7 +79,8 @@ describe('the site refusals in the reader’s language', () => {
     await wrong.getState().signIn('Per', '9182');
     expect(renderSignIn(wrong, 'nb')).toContain('Feil navn, PIN eller passord (4 forsøk igjen)');
     expect(renderSignIn(wrong, 'de')).toContain('Falscher Name, falsche PIN oder falsches Passwort (noch 4 Versuche)');
-    expect(renderSignIn(wrong, 'en')).toContain('sign-in refused: wrong name, PIN or password (4 attempts left)');
+    expect(renderSignIn(wrong, 'en')).toContain('Wrong name, PIN or password (4 attempts left)');
+    expect(renderSignIn(wrong, 'en')).not.toContain('sign-in refused');
     const untilMs = Date.UTC(2026, 11, 5, 9, 30);
     const locked = storeRefusing({ kind: 'unauthenticated', message: 'sign-in refused: locked until …', code: 'signin.locked', params: { untilMs } });
     await locked.getState().signIn('Per', '9182');
@@ -98,14 +99,15 @@ describe('the site refusals in the reader’s language', () => {
     };
     expect(render('de')).toContain('PIN 9876: Ziffern in Folge gehören zum Ersten');
     expect(render('nb')).toContain('PIN 9876: sifre på rad er blant det første');
-    expect(render('en')).toContain('adminPin: PIN 9876: digits in a row');
+    expect(render('en')).toContain('PIN 9876: digits in a row are among the first');
+    expect(render('en')).not.toContain('adminPin: PIN');
   });
 
   it('words a role that may not, an already decided proposal and a name taken', () => {
     const role = { message: 'Olav is operator; only a shift lead or an admin decides', code: 'role.refused', params: { user: 'Olav', role: 'operator', allowed: 'shift_lead,admin' } };
     expect(refusalText('nb', role)).toBe('Olav er operatør; dette krever skiftleder eller administrator');
     expect(refusalText('de', role)).toBe('Olav ist Bediener; dafür braucht es Schichtleitung oder Administrator');
-    expect(refusalText('en', role)).toBe(role.message);
+    expect(refusalText('en', role)).toBe('Olav is Operator; this takes Shift lead or Admin');
     const decided = { message: 'proposal P-7 is rejected (…); only open or deferred proposals can be decided', code: 'proposal.notOpen', params: { id: 'P-7', status: 'rejected' } };
     expect(refusalText('nb', decided)).toBe('Forslag P-7 er allerede avvist; bare åpne eller utsatte forslag kan avgjøres');
     expect(refusalText('de', { message: "user 'Per' already exists", code: 'user.exists', params: { name: 'Per' } })).toBe('Benutzer Per gibt es bereits');

@@ -36,7 +36,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function api(method: string, body: unknown, cookie?: string): Promise<{ status: number; body: { ok: boolean; value?: unknown; error?: { kind: string; message: string } }; cookie?: string }> {
+async function api(method: string, body: unknown, cookie?: string): Promise<{ status: number; body: { ok: boolean; value?: unknown; error?: { kind: string; message: string; code?: string } }; cookie?: string }> {
   const res = await fetch(`${base}/api/${method}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', Origin: base, ...(cookie ? { Cookie: cookie } : {}) },

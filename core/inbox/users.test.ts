@@ -59,6 +59,112 @@ describe('UserStore', () => {
     expect(nameProblem('Åse Nilsen')).toBeUndefined();
   });
 
+  // Every decision names its user: a new name must not pass for another on a screen.
+  it.each([
+    ['200B', 'zero-width space'],
+    ['200E', 'left-to-right mark'],
+    ['200F', 'right-to-left mark'],
+    ['202A', 'left-to-right embedding'],
+    ['202E', 'right-to-left override'],
+    ['2066', 'left-to-right isolate'],
+    ['2069', 'pop directional isolate'],
+    ['FEFF', 'byte order mark'],
+    ['00AD', 'soft hyphen'],
+    ['2060', 'word joiner'],
+    ['3164', 'Hangul filler'],
+  ])('refuses a new name with U+%s (%s), naming the character by code point', async (hex) => {
+    const ch = String.fromCodePoint(parseInt(hex, 16));
+    const code = `U+${hex}`;
+    const u = store();
+    for (const name of [`anna${ch}`, `${ch}anna`, `an${ch}na`]) {
+      const e = await u.add({ name, role: 'viewer', pin: '4826' }).catch((x: unknown) => x);
+      expect(e, JSON.stringify(name)).toBeInstanceOf(UserError);
+      expect(e).toMatchObject({ kind: 'InvalidArgument', field: 'name', refusal: { code: 'user.nameInvalid', params: { name } } });
+      expect((e as Error).message).toContain(`must not contain ${code}, an invisible or direction-changing character`);
+    }
+    expect(u.count()).toBe(0);
+  });
+
+  it.each(['00A0', '2000', '2003', '200A', '202F', '205F', '3000', '2028', '1680'])('refuses a new name with the space U+%s in it, naming it by code point', async (hex) => {
+    const ch = String.fromCodePoint(parseInt(hex, 16));
+    const code = `U+${hex}`;
+    await expect(store().add({ name: `Anna${ch}Berg`, role: 'viewer', pin: '4826' })).rejects.toThrow(`must not contain ${code}, a space other than the plain one (U+0020)`);
+    expect(nameProblem(`Anna${ch}Berg`)).toMatch(code);
+  });
+
+  it('takes names in any script with plain spaces; refuses half of a character pair (SQLite would keep another name)', async () => {
+    const u = store();
+    for (const name of ['Kåre Ødegård', 'Jürgen Groß', 'Zoë O’Neill', '李小龙', 'محمد علي', 'Ola (night shift)']) {
+      expect(nameProblem(name), name).toBeUndefined();
+      expect((await u.add({ name, role: 'viewer', pin: '4826' })).name).toBe(name);
+    }
+    await expect(u.add({ name: 'ann\uD800a', role: 'viewer', pin: '4826' })).rejects.toThrow('must not contain U+D800, half of a character pair');
+  });
+
+  it('stores a new name composed (NFC), and finds the user by either form', async () => {
+    const u = store();
+    const typed = 'A\u030Ase Nilsen'; // Å as A + combining ring, as some keyboards and pastes give it
+    const added = await u.add({ name: typed, role: 'operator', pin: '4826' });
+    expect(added.name).toBe('\u00C5se Nilsen');
+    expect(db.prepare('SELECT name FROM users').pluck().all()).toEqual(['\u00C5se Nilsen']);
+    expect(u.get(typed)?.name).toBe('\u00C5se Nilsen');
+    expect(await u.verifyPin(typed, '4826')).toMatchObject({ ok: true, user: { name: '\u00C5se Nilsen' } });
+    expect(u.disable(typed).disabled).toBe(true);
+    expect(u.enable(typed).disabled).toBe(false);
+    expect(u.setRole(typed, 'shift_lead').role).toBe('shift_lead');
+    expect((await u.resetSecret(typed, { pin: '5937' })).name).toBe('\u00C5se Nilsen');
+    expect(await u.verifyPin('\u00C5se Nilsen', '5937')).toMatchObject({ ok: true });
+  });
+
+  it('refuses a new name that looks like an existing one (case, composition, invisible characters, spaces), with that user named', async () => {
+    const u = store();
+    await u.add({ name: 'Anna Berg', role: 'operator', pin: '4826' });
+    await u.add({ name: 'Straße', role: 'operator', pin: '4826' });
+    for (const like of ['anna berg', 'ANNA BERG', 'Anna  Berg']) {
+      await expect(u.add({ name: like, role: 'viewer', pin: '5937' }), like).rejects.toMatchObject({ kind: 'AlreadyExists', field: 'name', refusal: { code: 'user.exists', params: { name: 'Anna Berg' } } });
+    }
+    await expect(u.add({ name: 'STRASSE', role: 'viewer', pin: '5937' })).rejects.toThrow(`user name "STRASSE" looks like the existing user 'Straße'`);
+    // Names an older version took as typed: decomposed, with an invisible character, an odd space.
+    const insert = db.prepare("INSERT INTO users (name, role, pin_hash, created_at_ms) VALUES (?, 'operator', NULL, 0)");
+    for (const old of ['A\u030Ase', 'ola\u200B', 'per\u00A0hansen']) insert.run(old);
+    await expect(u.add({ name: '\u00C5se', role: 'viewer', pin: '5937' })).rejects.toMatchObject({ refusal: { code: 'user.exists', params: { name: 'A\u030Ase' } } });
+    await expect(u.add({ name: 'ola', role: 'viewer', pin: '5937' })).rejects.toThrow(`looks like the existing user 'ola<U+200B>'`);
+    await expect(u.add({ name: 'Per Hansen', role: 'viewer', pin: '5937' })).rejects.toThrow(`looks like the existing user 'per<U+00A0>hansen'`);
+    // Names that only share letters are other users.
+    for (const other of ['Anna B', 'Anna Bergh', 'Ola N', 'Ase']) expect((await u.add({ name: other, role: 'viewer', pin: '5937' })).name).toBe(other);
+    expect(u.count()).toBe(9);
+  });
+
+  it('two adds of look-alike names side by side: one is refused, though each was free when its hash began', async () => {
+    const u = store();
+    const results = await Promise.allSettled([u.add({ name: 'Anna', role: 'viewer', pin: '4826' }), u.add({ name: 'anna', role: 'viewer', pin: '5937' })]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { refusal: { code: 'user.exists' } } });
+    expect(u.count()).toBe(1);
+  });
+
+  it('a user whose name an older version took (invisible characters, odd spaces) still signs in and is managed after the upgrade', async () => {
+    // Rows as an older UserStore wrote them, before the stricter rule: inserted as it inserted
+    // them, then site.db opened again as the new version opens it.
+    store();
+    const pinHash = await hashSecret('4826', FAST);
+    const insert = db.prepare("INSERT INTO users (name, role, pin_hash, created_at_ms) VALUES (?, 'operator', ?, 0)");
+    const old = ['anna\u200B', '\u202Eanna', 'per\u00A0hansen', 'A\u030Ase'];
+    for (const name of old) insert.run(name, pinHash);
+    const u = store();
+    expect(u.list().map((x) => x.name).sort()).toEqual([...old].sort());
+    for (const name of old) {
+      expect(nameProblem(name) === undefined, JSON.stringify(name)).toBe(name === 'A\u030Ase');
+      expect(await u.verifyPin(name, '4826'), JSON.stringify(name)).toMatchObject({ ok: true, user: { name } });
+      expect(u.disable(name).disabled).toBe(true);
+      expect(await u.verifyPin(name, '4826')).toEqual({ ok: false, reason: 'disabled' });
+      expect(u.enable(name).disabled).toBe(false);
+      expect(u.setRole(name, 'shift_lead').role).toBe('shift_lead');
+      expect((await u.resetSecret(name, { pin: '5937' })).name).toBe(name);
+      expect(await u.verifyPin(name, '5937')).toMatchObject({ ok: true, user: { name } });
+    }
+  });
+
   it('verifies PINs and passwords, and stores neither in plaintext', async () => {
     const u = store();
     await u.add({ name: 'kari', role: 'shift_lead', pin: '4711', password: 'correct horse' });

@@ -18,7 +18,9 @@
 // (libuv's pool), so verification never blocks the event loop for the hash; counters are updated
 // with single UPDATE statements, so two verifications racing each count.
 // Invariants: no plaintext secret is ever written; a name is never reused for another user (a
-// disabled user stays, so the decisions signed with the name keep meaning).
+// disabled user stays, so the decisions signed with the name keep meaning), and a new user's name
+// cannot look like an existing one's (`nameProblem`, `add`): the audit trail names users, and
+// "anna" must not read as "anna\u200B" or "Anna". Names stored by an older, laxer rule keep working.
 
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -98,8 +100,13 @@ const exists = (name: string): UserError => new UserError('AlreadyExists', 'name
 const badRole = (role: unknown): UserError =>
   new UserError('InvalidArgument', 'role', `role: expected one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`, { code: 'user.roleInvalid', params: { role: String(role) } });
 
-/** Why `value` cannot be a name that ends up in paths, logs and topics; undefined when it can. */
-export function nameProblem(value: unknown, maxChars = 64): string | undefined {
+/**
+ * Why `value` cannot name an existing user — the rule every name was created under before
+ * `nameProblem` got stricter — or undefined. For the names a request refers to (sign-in, disable,
+ * enable, reset, roles): a site.db from an older version may hold "anna\u200B", and that user
+ * must still sign in and be managed after an upgrade.
+ */
+export function existingNameProblem(value: unknown, maxChars = 64): string | undefined {
   if (typeof value !== 'string' || value.length === 0) return 'expected a non-empty string';
   if (value.length > maxChars) return `expected at most ${maxChars} characters, got ${value.length}`;
   // eslint-disable-next-line no-control-regex
@@ -108,6 +115,56 @@ export function nameProblem(value: unknown, maxChars = 64): string | undefined {
   if (value.includes('..')) return "must not contain '..'";
   if (value.trim() !== value) return 'must not start or end with a space';
   return undefined;
+}
+
+/** Characters that show nothing, or only turn the text around them: format characters (Cf: U+200B, U+200E/F, U+202A–202E, U+2066–2069, U+FEFF, U+00AD…) and the other default-ignorable ones (U+034F, U+3164, variation selectors). */
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+/** Spaces other than U+0020 (U+00A0, U+2000–200A, U+202F, U+3000, U+2028/2029…): on a screen they pass for a plain one. */
+const ODD_SPACE = /[\p{White_Space}\p{Zs}]/u;
+const codePoint = (ch: string): string => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/**
+ * Why `value` cannot be the name of a new user (UserStore.add, `tilstand init`'s admin, the API's
+ * addUser and initSite), or of anything else that ends up in paths, logs and topics; undefined
+ * when it can. The name is shown on every decision the user makes, so beside `existingNameProblem`
+ * it refuses what would let two names look alike on a screen: an invisible or direction-changing
+ * character ("anna\u200B" reads as "anna", "\u202Eanna" as "anna" reversed) and a space other than
+ * U+0020, each named by its code point; the rest of the rule on the NFC form, which `add` stores.
+ */
+export function nameProblem(value: unknown, maxChars = 64): string | undefined {
+  if (typeof value !== 'string') return existingNameProblem(value, maxChars);
+  // A lone half of a surrogate pair is no character: SQLite would store U+FFFD in its place, and
+  // the name kept would not be the name given.
+  if (/\p{Cs}/u.test(value)) return `must not contain ${codePoint(/\p{Cs}/u.exec(value)![0])}, half of a character pair`;
+  // The characters as given (NFC turns U+2000 into U+2002), before the checks of the ends: "anna\uFEFF"
+  // is told U+FEFF, not a space at the end. Control characters are left to existingNameProblem.
+  if (value.length <= maxChars) {
+    for (const ch of value) {
+      if (ch === ' ' || /\p{Cc}/u.test(ch)) continue;
+      if (INVISIBLE.test(ch)) return `must not contain ${codePoint(ch)}, an invisible or direction-changing character`;
+      if (ODD_SPACE.test(ch)) return `must not contain ${codePoint(ch)}, a space other than the plain one (U+0020)`;
+    }
+  }
+  return existingNameProblem(value.normalize('NFC'), maxChars);
+}
+
+/**
+ * What a reader of a name sees, for telling whether two names look alike: without invisible
+ * characters, compatibility forms folded (NFKC: U+00A0 and U+3000 as a space, "ﬁ" as "fi"), runs of
+ * spaces as one (a browser shows them so), and case folded (toUpperCase().toLowerCase() also folds
+ * ß/SS and final sigma). Letters from other scripts that look the same (Cyrillic "а", Latin "a")
+ * are not folded: that needs Unicode's confusables table, which this does not carry.
+ */
+function lookalikeKey(name: string): string {
+  const bare = name.replace(new RegExp(INVISIBLE.source, 'gu'), '').normalize('NFKC');
+  return bare.replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC');
+}
+
+/** `name` with its invisible characters and odd spaces shown as <U+XXXX>, for a message about it. */
+export function visibleName(name: string): string {
+  let out = '';
+  for (const ch of name) out += ch !== ' ' && (INVISIBLE.test(ch) || ODD_SPACE.test(ch)) ? `<${codePoint(ch)}>` : ch;
+  return out;
 }
 
 const SCHEMA = `
@@ -225,19 +282,29 @@ export class UserStore {
     this.badgeSalt = Buffer.from(salt, 'base64');
   }
 
+  /**
+   * Adds a user under `u.name` in NFC (the returned user's name). Stored composed rather than
+   * refused when not: "Å" typed as A + U+030A looks the same as U+00C5, so an admin told "not in
+   * NFC" could not see what to change; the lookups take either form (`row`). Refused, besides
+   * `nameProblem`'s names: one that looks like an existing user's (`lookalikeKey`: the same but for
+   * case, invisible characters, composition or odd spaces) — `user.exists` with that user's name.
+   * Two people "Anna" and "anna" cannot be told apart in a list or on a decision; the admin adds a
+   * surname or an initial. Names already in site.db are left as they are.
+   */
   async add(u: NewUser): Promise<User> {
     const problem = nameProblem(u.name);
     if (problem) throw new UserError('InvalidArgument', 'name', `user name ${JSON.stringify(u.name)}: ${problem}`, { code: 'user.nameInvalid', params: { name: String(u.name) } });
+    const name = u.name.normalize('NFC');
     if (!(ROLES as readonly string[]).includes(u.role)) throw badRole(u.role);
     if (u.pin === undefined && u.password === undefined && u.badge === undefined) {
-      throw new UserError('InvalidArgument', 'pin', `user '${u.name}': expected at least one of a PIN, a password or a badge`, { code: 'user.noSecret', params: { name: u.name } });
+      throw new UserError('InvalidArgument', 'pin', `user '${name}': expected at least one of a PIN, a password or a badge`, { code: 'user.noSecret', params: { name } });
     }
     if (u.pin !== undefined && !PIN.test(u.pin)) throw badPin();
     if (u.password !== undefined && (u.password.length < PASSWORD_CHARS_MIN || u.password.length > SECRET_CHARS_MAX)) throw badPassword();
     if (u.badge !== undefined && (u.badge.length < BADGE_CHARS_MIN || u.badge.length > SECRET_CHARS_MAX)) {
       throw new UserError('InvalidArgument', 'badge', `badge: expected ${BADGE_CHARS_MIN} to ${SECRET_CHARS_MAX} characters`, { code: 'user.badgeLength', params: { min: BADGE_CHARS_MIN, max: SECRET_CHARS_MAX } });
     }
-    if (this.row(u.name)) throw exists(u.name);
+    this.refuseTaken(name);
     const [pinHash, passwordHash, badgeHash] = await Promise.all([
       u.pin === undefined ? null : hashSecret(u.pin, this.params),
       u.password === undefined ? null : hashSecret(u.password, this.params),
@@ -247,14 +314,34 @@ export class UserStore {
       throw new UserError('AlreadyExists', 'badge', 'that badge already belongs to another user', { code: 'user.badgeTaken' });
     }
     try {
-      this.db
-        .prepare('INSERT INTO users (name, role, pin_hash, password_hash, badge_hash, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(u.name, u.role, pinHash, passwordHash, badgeHash, this.now());
+      // Checked again with the insert under the write lock: another add (the site's, a `tilstand
+      // users add` beside it) may have taken a look-alike name while this one hashed.
+      this.db.transaction(() => {
+        this.refuseTaken(name);
+        this.db
+          .prepare('INSERT INTO users (name, role, pin_hash, password_hash, badge_hash, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(name, u.role, pinHash, passwordHash, badgeHash, this.now());
+      }).immediate();
     } catch (e) {
-      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw exists(u.name);
+      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw exists(name);
       throw e;
     }
-    return this.get(u.name)!;
+    return this.get(name)!;
+  }
+
+  /** Refuses `name` (NFC) for a new user when it is a user's, or looks like one's (`lookalikeKey`). */
+  private refuseTaken(name: string): void {
+    if (this.row(name)) throw exists(name);
+    const key = lookalikeKey(name);
+    const names = this.db.prepare('SELECT name FROM users').pluck().all() as string[];
+    const like = names.find((n) => lookalikeKey(n) === key);
+    if (like === undefined) return;
+    throw new UserError(
+      'AlreadyExists',
+      'name',
+      `user name ${JSON.stringify(name)} looks like the existing user '${visibleName(like)}' (names that differ only in case, invisible characters, spaces or how letters are composed read as one); choose another`,
+      { code: 'user.exists', params: { name: like } },
+    );
   }
 
   get(name: string): User | undefined {
@@ -272,24 +359,27 @@ export class UserStore {
 
   /** Disables a user (kept, so the name stays attached to their decisions). */
   disable(name: string): User {
-    const info = this.db.prepare('UPDATE users SET disabled = 1 WHERE name = ?').run(name);
-    if (info.changes === 0) throw notFound(name);
-    return this.get(name)!;
+    const r = this.row(name);
+    if (!r) throw notFound(name);
+    this.db.prepare('UPDATE users SET disabled = 1 WHERE name = ?').run(r.name);
+    return this.get(r.name)!;
   }
 
   /** Lets a disabled user sign in again (back from leave, disabled by mistake); their PIN, password and badge are as they were. */
   enable(name: string): User {
-    const info = this.db.prepare('UPDATE users SET disabled = 0 WHERE name = ?').run(name);
-    if (info.changes === 0) throw notFound(name);
-    return this.get(name)!;
+    const r = this.row(name);
+    if (!r) throw notFound(name);
+    this.db.prepare('UPDATE users SET disabled = 0 WHERE name = ?').run(r.name);
+    return this.get(r.name)!;
   }
 
   /** Changes a user's role (the name and their past decisions stay). */
   setRole(name: string, role: Role): User {
     if (!(ROLES as readonly string[]).includes(role)) throw badRole(role);
-    const info = this.db.prepare('UPDATE users SET role = ? WHERE name = ?').run(role, name);
-    if (info.changes === 0) throw notFound(name);
-    return this.get(name)!;
+    const r = this.row(name);
+    if (!r) throw notFound(name);
+    this.db.prepare('UPDATE users SET role = ? WHERE name = ?').run(role, r.name);
+    return this.get(r.name)!;
   }
 
   /**
@@ -298,7 +388,8 @@ export class UserStore {
    * resets in a millisecond, a clock set back), so every reset changes it.
    */
   async resetSecret(name: string, s: { pin: string } | { password: string }): Promise<User> {
-    if (!this.row(name)) throw notFound(name);
+    const r = this.row(name);
+    if (!r) throw notFound(name);
     let column: 'pin_hash' | 'password_hash';
     let secret: string;
     if ('pin' in s) {
@@ -313,8 +404,8 @@ export class UserStore {
     const hash = await hashSecret(secret, this.params);
     this.db
       .prepare(`UPDATE users SET ${column} = ?, failed_attempts = 0, locked_until_ms = NULL, secret_changed_ms = MAX(?, COALESCE(secret_changed_ms + 1, 0)) WHERE name = ?`)
-      .run(hash, this.now(), name);
-    return this.get(name)!;
+      .run(hash, this.now(), r.name);
+    return this.get(r.name)!;
   }
 
   verifyPin(name: string, pin: string): Promise<SignInResult> {
@@ -446,8 +537,17 @@ export class UserStore {
     return { ok: true, user: this.get(name)! };
   }
 
+  /**
+   * The user `name` names: the one stored under it, else the one stored under its NFC form (`add`
+   * stores that), so "Åse" typed as A + U+030A finds the user added as "Åse". Exact first: a
+   * site.db from before holds names as they were typed, composed or not.
+   */
   private row(name: string): Row | undefined {
-    return this.db.prepare('SELECT * FROM users WHERE name = ?').get(name) as Row | undefined;
+    const get = this.db.prepare('SELECT * FROM users WHERE name = ?');
+    const r = get.get(name) as Row | undefined;
+    if (r || typeof name !== 'string') return r;
+    const nfc = name.normalize('NFC');
+    return nfc === name ? undefined : (get.get(nfc) as Row | undefined);
   }
 
   private toUser(r: Row): User {

@@ -144,6 +144,35 @@ describe('site API request validation', () => {
     expect(() => validateCall('disableUser', { name: n })).not.toThrow();
   });
 
+  // A new user's name (addUser, initSite) meets the store's rule for new names: no invisible or
+  // direction-changing character, no space but U+0020, each named by code point in the message.
+  it.each([
+    ['anna\u200B', 'U+200B'],
+    ['\u202Eanna', 'U+202E'],
+    ['\u2066anna\u2069', 'U+2066'],
+    ['an\u00ADna', 'U+00AD'],
+    ['anna\uFEFF', 'U+FEFF'],
+    ['Anna\u00A0Berg', 'U+00A0'],
+    ['Anna\u3000Berg', 'U+3000'],
+  ])('refuses %j as a new user name (%s), at addUser and initSite', (n, code) => {
+    expect(refusalOf('addUser', { name: n, roles: ['operator'], secret: '4826' })).toMatchObject({ kind: 'invalid', code: 'input.name', params: { field: 'name', max: 64 } });
+    expect(refusalOf('addUser', { name: n, roles: ['operator'], secret: '4826' }).message.startsWith(`request.name: not a user name: must not contain ${code}, `)).toBe(true);
+    expect(refusalOf('initSite', { siteId: 'osl1', adminName: n, adminPin: '4826' })).toMatchObject({ code: 'input.name', params: { field: 'adminName', max: 64 } });
+  });
+
+  // A name that refers to a user is checked only as names were before: a user an older version
+  // added as "anna\u200B" still signs in, and an admin can still disable, enable, reset and set
+  // the roles of that user (user-names-upgrade.test.ts runs it against a site).
+  it.each(['anna\u200B', '\u202Eanna', 'Anna\u00A0Berg', 'A\u030Ase'])('takes %j where it names an existing user', (n) => {
+    expect(() => validateCall('signIn', { user: n, secret: '2580' })).not.toThrow();
+    expect(() => validateCall('disableUser', { name: n })).not.toThrow();
+    expect(() => validateCall('enableUser', { name: n })).not.toThrow();
+    expect(() => validateCall('resetSecret', { name: n, secret: '4826' })).not.toThrow();
+    expect(() => validateCall('setRoles', { name: n, roles: ['viewer'] })).not.toThrow();
+    // Still refused there: what the old rule refused.
+    expect(refusalOf('disableUser', { name: `${n}/x` })).toMatchObject({ code: 'input.name', params: { field: 'name' } });
+  });
+
   // Only a hand-made request (or a UI of another version) sends these: one code, the field named.
   it.each([
     ['nope', {}, 'method'],

@@ -6,7 +6,7 @@
 // RefusalCode), which the floor UI words in the reader's language.
 
 import { CLIENT_ERROR_MESSAGE_MAX, CLIENT_ERROR_STACK_MAX, DISMISS_NOTE_MAX, SITE_METHODS, SiteApiError, type ClientErrorReport, type InputAge, type Refusal, type RefusalCode, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
-import { nameProblem, SECRET_CHARS_MAX } from '../inbox/users.ts';
+import { existingNameProblem, nameProblem, SECRET_CHARS_MAX } from '../inbox/users.ts';
 
 /**
  * A request refused at the boundary: kind `invalid`, the English message naming the field, and its
@@ -49,15 +49,21 @@ const str = (max = STRING_MAX): Check => (v, p) => {
   if (typeof v !== 'string') fail(p, 'a string', v);
   if ((v as string).length > max) refuse(p, `longer than ${max} characters`, 'input.tooLong', { max });
 };
-// A user name is checked by the user store's own rule (core/inbox nameProblem): every name
-// `tilstand users add` takes — "Kåre Ødegård", "Jürgen" — can sign in and be managed from the
-// floor UI. A name the store refuses ("Ola/Per", too long) is one refusal to the reader.
+// A user name is checked by the user store's own rules (core/inbox): every name `tilstand users
+// add` takes — "Kåre Ødegård", "Jürgen" — can sign in and be managed from the floor UI. A name the
+// store refuses ("Ola/Per", too long) is one refusal to the reader. A new user's name (addUser,
+// initSite) meets `nameProblem`, which refuses invisible and direction-changing characters and odd
+// spaces; a name that refers to a user (sign-in, disable, enable, reset, roles) only
+// `existingNameProblem`, the rule names were created under before: a user an older version added
+// as "anna\u200B" still signs in and can be disabled after an upgrade.
 const NAME_MAX = 64;
-const name: Check = (v, p) => {
+const userName = (problemOf: (v: unknown, max: number) => string | undefined): Check => (v, p) => {
   if (typeof v !== 'string') fail(p, 'a string', v);
-  const problem = nameProblem(v, NAME_MAX);
+  const problem = problemOf(v, NAME_MAX);
   if (problem !== undefined) refuse(p, `not a user name: ${problem}`, 'input.name', { max: NAME_MAX });
 };
+const newName = userName(nameProblem);
+const name = userName(existingNameProblem);
 const int = (min: number, max: number): Check => (v, p) => {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) refuse(p, `expected an integer in ${min}..${max}, got ${gotOf(v)}`, 'input.range', { min, max });
 };
@@ -150,7 +156,7 @@ const pin: Check = (v, p) => {
 
 const VALIDATORS: { [M in SiteMethod]: Check } = {
   firstRun: empty,
-  initSite: object({ siteId: req(siteId), adminName: req(name), adminPin: req(pin) }),
+  initSite: object({ siteId: req(siteId), adminName: req(newName), adminPin: req(pin) }),
   signIn: union('{user, secret} or {badge}', object({ user: req(name), secret: req(str(SECRET_CHARS_MAX)) }), object({ badge: req(str(SECRET_CHARS_MAX)) })),
   signOut: empty,
   me: empty,
@@ -175,7 +181,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)), alike: opt(bool) }),
   dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)), alike: opt(bool) }),
   users: empty,
-  addUser: object({ name: req(name), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(SECRET_CHARS_MAX)), badge: opt(str(SECRET_CHARS_MAX)) }),
+  addUser: object({ name: req(newName), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(SECRET_CHARS_MAX)), badge: opt(str(SECRET_CHARS_MAX)) }),
   disableUser: object({ name: req(name) }),
   enableUser: object({ name: req(name) }),
   resetSecret: object({ name: req(name), secret: req(str(SECRET_CHARS_MAX)) }),

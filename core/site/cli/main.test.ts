@@ -437,6 +437,26 @@ describe('tilstand', () => {
     expect([both.code, both.err]).toEqual([2, "tilstand: users reset: give exactly one of '--pin' or '--password'\n"]);
   });
 
+  it('users add refuses a name with an invisible character or like an existing one; users list shows the odd characters of a name an older version took', async () => {
+    const data = join(dir, 'd');
+    await newSite(data);
+    const zw = await run(['users', 'add', '--data', data, '--name', 'ola\u200B', '--role', 'operator', '--pin', '4827']);
+    expect([zw.code, zw.err]).toEqual([2, 'tilstand: user name "ola\u200B": must not contain U+200B, an invisible or direction-changing character\n']);
+    expect((await run(['users', 'add', '--data', data, '--name', 'Anna', '--role', 'operator', '--pin', '4827'])).code).toBe(0);
+    const like = await run(['users', 'add', '--data', data, '--name', 'anna', '--role', 'operator', '--pin', '4827']);
+    expect([like.code, like.err]).toEqual([3, expect.stringContaining(`user name "anna" looks like the existing user 'Anna'`)]);
+    // A row as an older version wrote it.
+    const db = openSiteDb(join(data, 'site.db'));
+    try {
+      db.prepare("INSERT INTO users (name, role, pin_hash, created_at_ms) VALUES ('per\u200B', 'operator', NULL, 0)").run();
+    } finally {
+      db.close();
+    }
+    const list = (await run(['users', 'list', '--data', data])).out.split('\n');
+    expect(list.find((l) => l.startsWith('Anna  '))).not.toContain('(name');
+    expect(list.find((l) => l.startsWith('per\u200B  '))).toContain('(name "per<U+200B>": must not contain U+200B, an invisible or direction-changing character; kept for this user, refused for a new one)');
+  });
+
   it('modules password: a new broker password for a module, stored as a hash and printed once; the running broker takes it at the next connection', async () => {
     const data = join(dir, 'd');
     const edit = await newSite(data);

@@ -11,7 +11,7 @@ import { repeatedKeyPath } from '../../lsm/json-keys.ts';
 import { NAME_PATTERN } from '../../ingest/envelope.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
-import { guessablePin, guessablePinMessage, ROLES, UserStore, type Role } from '../../inbox/users.ts';
+import { guessablePin, guessablePinMessage, nameProblem, ROLES, UserStore, visibleName, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { catalogOptions, checkConfigBindings, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
@@ -477,6 +477,16 @@ function refuseGuessablePin(pin: string | undefined): void {
   if (why) throw new CliError(EXIT.usage, `option '--pin': ${guessablePinMessage(pin!, why)}`);
 }
 
+/**
+ * For `users list`: a name an older version took that a new user could not have ("anna\u200B"
+ * looks like "anna"), shown with its invisible characters and odd spaces as <U+XXXX>, so an admin
+ * can tell it from the user it looks like. The user keeps it and signs in with it (inbox users.ts).
+ */
+function oddName(name: string): string {
+  const problem = nameProblem(name);
+  return problem === undefined ? '' : `  (name ${JSON.stringify(visibleName(name))}: ${problem}; kept for this user, refused for a new one)`;
+}
+
 export async function runUsers(argv: string[], io: CliIO): Promise<number> {
   const [sub, rest] = subcommand(argv);
   const a = await withSubHelp('users', sub, rest, io);
@@ -492,7 +502,7 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
       else {
         await print(
           io.stdout,
-          list.map((u) => `${u.name}  ${u.role}${u.disabled ? '  DISABLED' : ''}${u.lockedUntilMs ? `  locked until ${new Date(u.lockedUntilMs).toISOString()}` : ''}  sign-in: ${[u.hasPin && 'pin', u.hasPassword && 'password', u.hasBadge && 'badge'].filter(Boolean).join(', ')}`),
+          list.map((u) => `${u.name}  ${u.role}${u.disabled ? '  DISABLED' : ''}${u.lockedUntilMs ? `  locked until ${new Date(u.lockedUntilMs).toISOString()}` : ''}  sign-in: ${[u.hasPin && 'pin', u.hasPassword && 'password', u.hasBadge && 'badge'].filter(Boolean).join(', ')}${oddName(u.name)}`),
         );
       }
       return EXIT.ok;

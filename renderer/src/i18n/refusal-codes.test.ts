@@ -110,6 +110,10 @@ describe('the site refusals in the reader’s language', () => {
     expect(refusalText('en', role)).toBe('Olav is Operator; this takes Shift lead or Admin');
     const decided = { message: 'proposal P-7 is rejected (…); only open or deferred proposals can be decided', code: 'proposal.notOpen', params: { id: 'P-7', status: 'rejected' } };
     expect(refusalText('nb', decided)).toBe('Forslag P-7 er allerede avvist; bare åpne eller utsatte forslag kan avgjøres');
-    expect(refusalText('de', { message: "user 'Per' already exists", code: 'user.exists', params: { name: 'Per' } })).toBe('Benutzer Per gibt es bereits');
+    expect(refusalText('de', { message: "user 'Per' already exists", code: 'user.exists', params: { name: 'Per' } })).toBe('Einen Benutzer Per gibt es bereits (Namen, die sich nur in Groß-/Kleinschreibung, Leerzeichen oder unsichtbaren Zeichen unterscheiden, lesen sich gleich)');
+    // A look-alike name is refused naming the user it looks like (core/inbox users.ts lookalikeKey).
+    expect(refusalText('en', { message: 'user name "anna" looks like the existing user \'Anna\' (…); choose another', code: 'user.exists', params: { name: 'Anna' } })).toBe(
+      'There is already a user Anna (names that differ only in case, spaces or invisible characters read as one)',
+    );
   });
 });

@@ -97,6 +97,12 @@ describe('refusal codes', () => {
     expect(taken).toEqual({ kind: 'conflict', message: "user 'Olav' already exists", code: 'user.exists', params: { name: 'Olav' } });
     expect(await refused(api.call('disableUser', { name: DEMO_ADMIN.name }, admin))).toMatchObject({ kind: 'conflict', code: 'user.selfDisable' });
     expect(await refused(api.call('setRoles', { name: DEMO_ADMIN.name, roles: ['viewer'] }, admin))).toMatchObject({ kind: 'conflict', code: 'user.selfDemote' });
+    // Oneself by another spelling the store finds one by: an admin "Åse" named as A + U+030A.
+    await api.call('addUser', { name: '\u00C5se', roles: ['admin'], secret: '5820' }, admin);
+    const ase = await signedIn('\u00C5se', '5820');
+    expect(await refused(api.call('disableUser', { name: 'A\u030Ase' }, ase))).toMatchObject({ kind: 'conflict', code: 'user.selfDisable' });
+    expect(await refused(api.call('setRoles', { name: 'A\u030Ase', roles: ['viewer'] }, ase))).toMatchObject({ kind: 'conflict', code: 'user.selfDemote' });
+    expect(site.users.get('\u00C5se')).toMatchObject({ role: 'admin', disabled: false });
   });
 
   it('proposals: one that does not exist, one decided already', async () => {

@@ -190,22 +190,31 @@ export class SiteService implements SiteBackend {
         return userView(await this.site.users.add({ name: req.name, role, ...secretOf(req.secret), ...(req.badge ? { badge: req.badge } : {}) }));
       },
       disableUser: (req, s) => {
-        if (req.name === s.user?.name) throw new SiteApiError('conflict', 'you cannot disable yourself', undefined, { code: 'user.selfDisable' });
+        if (this.isSelf(req.name, s)) throw new SiteApiError('conflict', 'you cannot disable yourself', undefined, { code: 'user.selfDisable' });
         return userView(this.site.users.disable(req.name));
       },
       enableUser: (req) => userView(this.site.users.enable(req.name)),
       resetSecret: async (req, s) => {
         const u = await this.site.users.resetSecret(req.name, secretOf(req.secret));
         // The reset ends the user's other sessions (`current`), not the one that made it.
-        if (req.name === s.user?.name) s.secretChangedMs = u.secretChangedMs ?? null;
+        if (this.isSelf(req.name, s)) s.secretChangedMs = u.secretChangedMs ?? null;
         return userView(u);
       },
       setRoles: (req, s) => {
         const role = oneRole(req.roles);
-        if (req.name === s.user?.name && role !== 'admin') throw new SiteApiError('conflict', 'you cannot take the admin role from yourself', undefined, { code: 'user.selfDemote' });
+        if (this.isSelf(req.name, s) && role !== 'admin') throw new SiteApiError('conflict', 'you cannot take the admin role from yourself', undefined, { code: 'user.selfDemote' });
         return userView(this.site.users.setRole(req.name, role));
       },
     };
+  }
+
+  /**
+   * Whether `name` is the signed-in user's: the user it finds, not its text, since the store finds
+   * a user by the name's composed form too (core/inbox users.ts `row`): "A\u030Ase" from a
+   * hand-made request is the admin "Åse", who must not disable or demote themselves with it.
+   */
+  private isSelf(name: string, s: SessionContext): boolean {
+    return s.user !== null && (name === s.user.name || this.site.users.get(name)?.name === s.user.name);
   }
 
   // ------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@
 
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { agentConfig, DEFAULT_RULES, type AgentConfig, type AgentConfigInput, type Rule } from '../agents/index.ts';
+import { agentConfig, AgentConfigError, DEFAULT_RULES, type AgentConfig, type AgentConfigInput, type Rule } from '../agents/index.ts';
 import { repeatedKeyPath } from '../lsm/json-keys.ts';
 
 export interface AgentSpec {
@@ -49,7 +49,14 @@ export function agentSpecFrom(raw: unknown, fallbackLabel: string): AgentSpec {
     });
   }
   const overrides = (o.config ?? {}) as AgentConfigInput;
-  agentConfig(overrides); // refused here, before a fixture is opened, not at the first run
+  try {
+    agentConfig(overrides); // refused here, before a fixture is opened, not at the first run
+  } catch (e) {
+    // Named by its path in this file, as site config names it `agent.…` in config.json: the
+    // thresholds sit under `config`, and agentConfig's "(top level)" is that key here.
+    if (!(e instanceof AgentConfigError)) throw e;
+    throw new Error(`agent rules config ${e.key === '(top level)' ? 'config' : `config.${e.key}`}: ${e.problem}`);
+  }
   return { label, rules, overrides, source: raw };
 }
 

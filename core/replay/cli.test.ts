@@ -83,6 +83,21 @@ describe('replay run and diff', () => {
     expect([version.code, version.err]).toEqual([2, expect.stringContaining('is installed at version')]);
   });
 
+  it('a bad threshold in a rules config is named by its path in that file (config.…), not as a top level', async () => {
+    const fx = join(work, 'no-fixture');
+    const rules = join(work, 'thresholds.json');
+    const refused = async (config: unknown) => {
+      writeFileSync(rules, JSON.stringify({ label: 'x', config }));
+      const r = await replayCli(['replay', 'run', '--fixture', fx, '--agent', rules, '--out', join(work, 'o')]);
+      expect(r.code).toBe(2);
+      return r.err;
+    };
+    expect(await refused({ defaultReorder: { reorderPoint: 30, orderUpTo: 20 } })).toBe(`tilstand: --agent ${rules}: agent rules config config.defaultReorder: expected orderUpTo > reorderPoint, got 20 ≤ 30\n`);
+    expect(await refused({ reorderByItem: { 'ITEM-007': { locations: { 'A-01': { reorderPoint: 4 } } } } })).toContain(': agent rules config config.reorderByItem.ITEM-007.locations.A-01.orderUpTo: ');
+    expect(await refused({ idleMs: 0 })).toContain(': agent rules config config.idleMs: unknown key (expected one of intervalMs, ');
+    expect(await refused([1])).toBe(`tilstand: --agent ${rules}: agent rules config config: expected an object of agent config keys, got an array\n`);
+  });
+
   it('a --fixture, --scratch or run folder that does not exist is a usage error (exit 2) naming it', async () => {
     const nowhere = join(work, 'nowhere');
     const fixture = await replayCli(['replay', 'run', '--fixture', nowhere, '--out', join(work, 'o')]);

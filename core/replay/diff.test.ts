@@ -54,6 +54,49 @@ describe('diffRuns', () => {
   });
 });
 
+describe('what the candidate changes', () => {
+  // A report of "default → reorder-15" that does not say what reorder-15 is cannot be checked: the
+  // rules, versions and thresholds that differ come first, from each run's run.json.
+  const withAgent = (label: string, rules: { id: string; version: string }[], config: Record<string, unknown>): LoadedRun => {
+    const r = run(label, []);
+    return { ...r, manifest: { ...r.manifest, agent: { label, rules, config, source: 'default' } } };
+  };
+  const live = { defaultReorder: { reorderPoint: 5, orderUpTo: 20 }, idleMsMin: 900_000, intervalMs: 60_000 };
+
+  it('lists the rules run at another version or by one side only, and the config keys that differ, in the report', () => {
+    const base = withAgent('default', [{ id: 'assign-job', version: '4' }, { id: 'idle-resource', version: '3' }, { id: 'stock-reorder', version: '4' }], live);
+    const cand = withAgent('reorder-15', [{ id: 'assign-job', version: '4' }, { id: 'stock-reorder', version: '5' }, { id: 'yard-check', version: '1' }], { ...live, defaultReorder: { reorderPoint: 15, orderUpTo: 40 } });
+    const r = diffRuns(base, cand);
+    expect(r.agentChanges).toEqual({
+      rules: [
+        { id: 'idle-resource', baseline: '3', candidate: null },
+        { id: 'stock-reorder', baseline: '4', candidate: '5' },
+        { id: 'yard-check', baseline: null, candidate: '1' },
+      ],
+      config: [{ key: 'defaultReorder', baseline: { reorderPoint: 5, orderUpTo: 20 }, candidate: { reorderPoint: 15, orderUpTo: 40 } }],
+    });
+    const md = toMarkdown(r).split('\n');
+    const at = md.indexOf('## What the candidate changes');
+    expect(md.slice(at + 2, at + 6)).toEqual([
+      '- rule idle-resource: version 3 → not run',
+      '- rule stock-reorder: version 4 → version 5',
+      '- rule yard-check: not run → version 1',
+      '- config `defaultReorder`: `{"orderUpTo":20,"reorderPoint":5}` → `{"orderUpTo":40,"reorderPoint":15}`',
+    ]);
+    const html = toHtml(r);
+    expect(html).toContain('<h2>What the candidate changes</h2>');
+    expect(html).toContain('<li>rule stock-reorder: version 4 → version 5</li>');
+    expect(html).toContain('<li>config <code>defaultReorder</code>: <code>{&quot;orderUpTo&quot;:20,&quot;reorderPoint&quot;:5}</code> → <code>{&quot;orderUpTo&quot;:40,&quot;reorderPoint&quot;:15}</code></li>');
+  });
+
+  it('says so when the two agents are the same', () => {
+    const same = withAgent('default', [{ id: 'assign-job', version: '4' }], live);
+    const r = diffRuns(same, { ...same });
+    expect(r.agentChanges).toEqual({ rules: [], config: [] });
+    expect(toMarkdown(r)).toContain('## What the candidate changes\n\nNothing: the same rules at the same versions, with the same config.\n');
+  });
+});
+
 describe('the gate', () => {
   const errors = (count: number, first: string | null = null) => ({ count, first });
 

@@ -125,11 +125,39 @@ export interface GateResult {
   failures: string[];
 }
 
+/** What the candidate agent differs in from the baseline: what the report is about, said first. */
+export interface AgentChanges {
+  /** Rules one side ran and the other did not, or at another version: the version each ran (null: not run). */
+  rules: { id: string; baseline: string | null; candidate: string | null }[];
+  /** Agent config keys whose values differ (run.json `agent.config`): each side's value (null: not set). */
+  config: { key: string; baseline: unknown; candidate: unknown }[];
+}
+
+export function agentChanges(b: RunManifest['agent'], c: RunManifest['agent']): AgentChanges {
+  const versions = (a: RunManifest['agent']) => new Map(a.rules.map((r) => [r.id, r.version]));
+  const bv = versions(b);
+  const cv = versions(c);
+  const rules = [...new Set([...bv.keys(), ...cv.keys()])]
+    .sort()
+    .filter((id) => bv.get(id) !== cv.get(id))
+    .map((id) => ({ id, baseline: bv.get(id) ?? null, candidate: cv.get(id) ?? null }));
+  // A run written before run.json carried the config compares as none.
+  const cfg = (a: RunManifest['agent']) => (isObject(a.config) ? a.config : {});
+  const bc = cfg(b);
+  const cc = cfg(c);
+  const config = [...new Set([...Object.keys(bc), ...Object.keys(cc)])]
+    .sort()
+    .filter((k) => canonicalJson(bc[k] ?? null) !== canonicalJson(cc[k] ?? null))
+    .map((key) => ({ key, baseline: bc[key] ?? null, candidate: cc[key] ?? null }));
+  return { rules, config };
+}
+
 export interface DiffReport {
   format: typeof REPORT_FORMAT;
   fixture: { id: string; name: string; tag: string; site: string; cutMs: number; untilMs: number };
   baseline: { label: string; rules: { id: string; version: string }[]; proposals: number };
   candidate: { label: string; rules: { id: string; version: string }[]; proposals: number };
+  agentChanges: AgentChanges;
   summary: { added: number; removed: number; changed: number; unchanged: number };
   perRule: Record<string, RuleCounts>;
   agreement: { baseline: Agreement; candidate: Agreement };
@@ -267,6 +295,7 @@ export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}):
     fixture: { id: fb.id, name: fb.name, tag: fb.tag, site: fb.site, cutMs: fb.cutMs, untilMs: fb.untilMs },
     baseline: side(base),
     candidate: side(cand),
+    agentChanges: agentChanges(base.manifest.agent, cand.manifest.agent),
     summary: { added: added.length, removed: removed.length, changed: changed.length, unchanged },
     perRule: Object.fromEntries(Object.keys(perRule).sort().map((k) => [k, perRule[k]!])),
     agreement,

@@ -263,7 +263,13 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     });
     closers.unshift(() => inbox.close());
     const config = agentConfigFor(spec, m.liveAgent.config);
-    agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, config, clock, onWarning: () => undefined });
+    // The agent starts on the live thresholds and takes the rules config's as a site takes a
+    // changed config.json `agent` section (Agent.reconfigure): a changed threshold makes its first
+    // run evaluate every row, not only what changed since the live baseline run — else a row
+    // already under a raised reorder point, and still there, is never proposed. The live
+    // thresholds (`--agent default`) change nothing, so the replay still reproduces the live runs.
+    agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, config: agentConfigFor(defaultAgentSpec(), m.liveAgent.config), clock, onWarning: () => undefined });
+    agent.reconfigure(config);
 
     // The agent's schedule: the live timer's phase, every intervalMs. The phase is that of the
     // newest run before the cut and the runs in the period (timerRunMs): that newest run may be one

@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { Agreement, DiffReport, ProposalRef } from './diff.ts';
-import { toMarkdown } from './report.ts';
+import { toHtml, toMarkdown } from './report.ts';
 
 const agreement = (o: Partial<Agreement> = {}): Agreement => ({
   judgements: 0, agreed: 0, agreement: null, approvedProposed: 0, approvedMissed: 0, rejectedAvoided: 0, rejectedProposed: 0, perRule: {}, disagreements: [], ...o,
@@ -34,6 +34,7 @@ function report(): DiffReport {
     fixture: { id: '0123456789abcdef0123', name: 'day_1', tag: 'replay-day_1', site: 'demo', cutMs: Date.UTC(2026, 11, 3), untilMs: Date.UTC(2026, 11, 4) },
     baseline: { label: 'live', rules: [], proposals: 0 },
     candidate: { label: 'reorder | *40*', rules: [], proposals: 1 },
+    agentChanges: { rules: [], config: [] },
     summary: { added: 1, removed: 0, changed: 0, unchanged: 0 },
     perRule: { 'stock-reorder': { baseline: 0, candidate: 1, added: 1, removed: 0, changed: 0, unchanged: 0 } },
     agreement: {
@@ -84,5 +85,22 @@ describe('the Markdown report', () => {
     const r = report();
     r.examples.added = [{ ...r.examples.added[0]!, situationKey: '`x`' }];
     expect(toMarkdown(r)).toContain('** `` `x` `` at');
+  });
+});
+
+describe('the examples of a report', () => {
+  // The examples are the first --examples of each kind, by creation time over every rule: a list
+  // that looks whole while the summary counts more sends the reader looking for the rest.
+  it('say when they are the first few of more, and how to see more (Markdown and HTML)', () => {
+    const r = report();
+    r.summary = { added: 14, removed: 0, changed: 0, unchanged: 0 };
+    const md = toMarkdown(r).split('\n');
+    const at = md.indexOf('### Added (candidate only)');
+    expect(md.slice(at + 1, at + 3)).toEqual(['', 'The first 1 of 14, by creation time (`--examples <n>` shows more).']);
+    expect(toHtml(r)).toContain('<h3>Added (candidate only)</h3><p>The first 1 of 14, by creation time (<code>--examples &lt;n&gt;</code> shows more).</p>');
+    // All of them shown, or none to show: no such line.
+    r.summary.added = 1;
+    expect(toMarkdown(r)).not.toContain('The first');
+    expect(toHtml(r)).not.toContain('The first');
   });
 });

@@ -4,7 +4,8 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Agreement, Changed, DiffReport, ProposalRef } from './diff.ts';
+import { canonicalJson } from '../inbox/index.ts';
+import type { AgentChanges, Agreement, Changed, DiffReport, ProposalRef } from './diff.ts';
 import { stableJson } from './json.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
@@ -26,6 +27,25 @@ const params = (p: unknown) => JSON.stringify(p);
 function evidenceLines(p: ProposalRef): string[] {
   return p.evidence.flatMap((e) => e.rows.slice(0, 3).map((r) => `${e.table} ${JSON.stringify(r.key)}: ${JSON.stringify(r.values)}`));
 }
+
+/**
+ * The examples are the first `--examples` of each kind, by creation time over every rule: when the
+ * summary counts more, the report says so (a list that looks whole sends the reader looking for
+ * the rest, or lets one rule's many crowd out another's few unnoticed). Undefined when all are shown.
+ */
+function firstOf(shown: number, total: number): { text: string; flag: string; after: string } | undefined {
+  return shown > 0 && shown < total ? { text: `The first ${shown} of ${total}, by creation time (`, flag: '--examples <n>', after: ' shows more).' } : undefined;
+}
+
+const version = (v: string | null) => (v === null ? 'not run' : `version ${v}`);
+/** What the candidate changes, one item each: a rule's text, and a config key with its two values (JSON). */
+function changeItems(c: AgentChanges): { rule?: string; key?: string; from?: string; to?: string }[] {
+  return [
+    ...c.rules.map((r) => ({ rule: `rule ${r.id}: ${version(r.baseline)} → ${version(r.candidate)}` })),
+    ...c.config.map((k) => ({ key: k.key, from: canonicalJson(k.baseline), to: canonicalJson(k.candidate) })),
+  ];
+}
+const NO_CHANGES = 'Nothing: the same rules at the same versions, with the same config.';
 
 function agreementRows(a: Agreement): string[][] {
   return [
@@ -50,6 +70,12 @@ export function toMarkdown(r: DiffReport): string {
   L.push(`**Gate: ${r.gate.passed ? 'PASSED' : 'FAILED'}**${r.gate.minAgreement !== null ? ` · min agreement ${r.gate.minAgreement}` : ''}${r.gate.maxChanged !== null ? ` · max changed ${r.gate.maxChanged}` : ''}`, '');
   for (const f of r.gate.failures) L.push(`- ${md(f)}`);
   if (r.gate.failures.length) L.push('');
+  // What the report is about comes first: a label alone does not say what the candidate is.
+  L.push('## What the candidate changes', '');
+  const changes = changeItems(r.agentChanges);
+  if (changes.length === 0) L.push(NO_CHANGES);
+  for (const c of changes) L.push(c.rule !== undefined ? `- ${md(c.rule)}` : `- config ${code(c.key!)}: ${code(c.from!)} → ${code(c.to!)}`);
+  L.push('');
   L.push('## Summary', '');
   table(['', 'count'], [
     ['proposals (baseline)', String(r.baseline.proposals)],
@@ -74,13 +100,20 @@ export function toMarkdown(r: DiffReport): string {
     L.push(`- **${md(p.ruleId)}** ${code(p.situationKey)} at ${iso(p.createdAtMs)} — ${md(p.action)} ${code(params(p.params))}, risk ${md(p.risk)}, ${md(p.status)}`, `  - ${md(p.explanation)}`);
     for (const e of evidenceLines(p)) L.push(`  - evidence: ${code(e)}`);
   };
+  const partial = (shown: number, total: number) => {
+    const s = firstOf(shown, total);
+    if (s) L.push(`${s.text}${code(s.flag)}${s.after}`, '');
+  };
   L.push('## Examples', '', '### Added (candidate only)', '');
+  partial(r.examples.added.length, r.summary.added);
   if (r.examples.added.length === 0) L.push('none');
   r.examples.added.forEach(one);
   L.push('', '### Removed (baseline only)', '');
+  partial(r.examples.removed.length, r.summary.removed);
   if (r.examples.removed.length === 0) L.push('none');
   r.examples.removed.forEach(one);
   L.push('', '### Changed', '');
+  partial(r.examples.changed.length, r.summary.changed);
   if (r.examples.changed.length === 0) L.push('none');
   for (const c of r.examples.changed) {
     L.push(`- **${md(c.ruleId)}** ${code(c.situationKey)}: ${md(c.fields.join(', '))}`);
@@ -138,6 +171,10 @@ export function toHtml(r: DiffReport): string {
       .map((f) => `<li>${esc(f)}: <del>${esc(JSON.stringify((c.baseline as unknown as Record<string, unknown>)[f] ?? null))}</del> → <ins>${esc(JSON.stringify((c.candidate as unknown as Record<string, unknown>)[f] ?? null))}</ins></li>`)
       .join('')}${evidenceLines(c.candidate).map((e) => `<li class="ev">${esc(e)}</li>`).join('')}</ul></li>`;
   const list = (items: string[]) => (items.length === 0 ? '<p>none</p>' : `<ul>${items.join('\n')}</ul>`);
+  const partial = (shown: number, total: number) => {
+    const s = firstOf(shown, total);
+    return s ? `<p>${esc(s.text)}<code>${esc(s.flag)}</code>${esc(s.after)}</p>` : '';
+  };
   const ag = agreementRows(r.agreement.baseline).map((row, i) => [row[0]!, row[1]!, agreementRows(r.agreement.candidate)[i]![1]!]);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Replay difference: ${esc(r.baseline.label)} → ${esc(r.candidate.label)}</title>
@@ -152,6 +189,8 @@ del{color:#b3261e}ins{color:#146c2e;text-decoration:none}
 <p>Fixture <b>${esc(r.fixture.name)}</b> (tag <code>${esc(r.fixture.tag)}</code>, site ${esc(r.fixture.site)}), period ${iso(r.fixture.cutMs)} – ${iso(r.fixture.untilMs)}.</p>
 <p class="${r.gate.passed ? 'pass' : 'fail'}"><b>Gate: ${r.gate.passed ? 'PASSED' : 'FAILED'}</b></p>
 ${r.gate.failures.length ? `<ul>${r.gate.failures.map((f) => `<li class="fail">${esc(f)}</li>`).join('')}</ul>` : ''}
+<h2>What the candidate changes</h2>
+${changeItems(r.agentChanges).length === 0 ? `<p>${esc(NO_CHANGES)}</p>` : `<ul>${changeItems(r.agentChanges).map((c) => (c.rule !== undefined ? `<li>${esc(c.rule)}</li>` : `<li>config <code>${esc(c.key!)}</code>: <code>${esc(c.from!)}</code> → <code>${esc(c.to!)}</code></li>`)).join('')}</ul>`}
 ${chart(r)}
 <h2>Summary</h2>
 <table>${rows([
@@ -169,9 +208,9 @@ ${rows(Object.entries(r.perRule).map(([k, c]) => [k, c.baseline, c.candidate, c.
 <p>A run agrees with an approval when it had a proposal of that situation open at the decision’s time, and with a rejection when it had none (deferrals are not counted).</p>
 <table><tr><th></th><th>${esc(r.baseline.label)}</th><th>${esc(r.candidate.label)}</th></tr>${rows(ag)}</table>
 <h2>Examples</h2>
-<h3>Added (candidate only)</h3>${list(r.examples.added.map(example))}
-<h3>Removed (baseline only)</h3>${list(r.examples.removed.map(example))}
-<h3>Changed</h3>${list(r.examples.changed.map(changedItem))}
+<h3>Added (candidate only)</h3>${partial(r.examples.added.length, r.summary.added)}${list(r.examples.added.map(example))}
+<h3>Removed (baseline only)</h3>${partial(r.examples.removed.length, r.summary.removed)}${list(r.examples.removed.map(example))}
+<h3>Changed</h3>${partial(r.examples.changed.length, r.summary.changed)}${list(r.examples.changed.map(changedItem))}
 </body></html>
 `;
 }

@@ -5,41 +5,13 @@
 // without the params it needs. Through the real client,
 // store and screens (server-side markup) where a person meets them; the bodies are as the site
 // sends them (core/site/api-validate.test.ts, refusal-codes-session-user.test.ts).
-import { createElement } from 'react';
-import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { ApiErrorBody, ApiResult, SiteApi } from '../../../core/site/api.ts';
+import type { ApiErrorBody } from '../../../core/site/api.ts';
 import { App } from '../App.tsx';
-import { createClient } from '../api/client.ts';
-import { StoreContext } from '../context.tsx';
 import { FirstRun } from '../screens/FirstRun.tsx';
 import { SignIn } from '../screens/SignIn.tsx';
-import { createAppStore } from '../store/store.ts';
-import { formatNumber, refusalText, type Lang } from './messages.ts';
-
-/** A store signed in as an admin whose site refuses `method` with `error`, else answers empty. */
-function storeRefusing(method: string, error: ApiErrorBody) {
-  const bridge = {
-    call: async (m: string): Promise<ApiResult<unknown>> => (m === method ? { ok: false, error } : { ok: true, value: [] }),
-    subscribe: () => () => {},
-  };
-  const store = createAppStore(createClient(() => null, bridge) as unknown as SiteApi);
-  store.setState({ firstRun: { initialized: true } as never, user: { name: 'Ada', roles: ['admin'] } });
-  return store;
-}
-
-type Store = ReturnType<typeof storeRefusing>;
-
-/** The error line `component` shows in `lang`, as text. */
-function render(store: Store, lang: Lang, component: () => unknown): string {
-  store.setState({ lang });
-  // Server-side markup reads the store's initial state (useSyncExternalStore): the current one here.
-  store.getInitialState = store.getState;
-  const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(component as () => null)));
-  const line = /<p role="alert" class="error"[^>]*>(.*?)<\/p>/.exec(html)?.[1];
-  expect(line, 'the error line').toBeDefined();
-  return line!.replace(/<[^>]+>/g, '').replace(/✖$/, '').replace(/&#x27;/g, "'").replace(/&quot;/g, '"').replace(/&gt;/g, '>').replace(/&lt;/g, '<').replace(/&amp;/g, '&');
-}
+import { formatNumber, refusalText } from './messages.ts';
+import { errorLine, storeRefusing } from './refusal-testing.ts';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 
@@ -55,26 +27,26 @@ describe('a user name the site does not take (input.name)', () => {
     const store = storeRefusing('signIn', error);
     store.setState({ user: null });
     await store.getState().signIn('Ola/Per', '2580');
-    expect(render(store, 'nb', SignIn)).toBe('Brukernavn: 1 til 64 tegn, uten / eller \\, .., kontrolltegn, usynlige tegn, andre mellomrom enn det vanlige eller mellomrom først eller sist');
-    expect(render(store, 'de', SignIn)).toBe('Benutzername: 1 bis 64 Zeichen, ohne / oder \\, .., Steuerzeichen, unsichtbare Zeichen, andere Leerzeichen als das normale oder Leerzeichen am Anfang oder Ende');
+    expect(errorLine(store, 'nb', SignIn)).toBe('Brukernavn: 1 til 64 tegn, uten / eller \\, .., kontrolltegn, usynlige tegn, andre mellomrom enn det vanlige eller mellomrom først eller sist');
+    expect(errorLine(store, 'de', SignIn)).toBe('Benutzername: 1 bis 64 Zeichen, ohne / oder \\, .., Steuerzeichen, unsichtbare Zeichen, andere Leerzeichen als das normale oder Leerzeichen am Anfang oder Ende');
     // The English shift lead who typed "Ola/Per" reads the rule, not the site's validator.
-    expect(render(store, 'en', SignIn)).toBe('User name: 1 to 64 characters, without / or \\, .., control characters, invisible characters, spaces other than the plain one, or a space at the start or end');
+    expect(errorLine(store, 'en', SignIn)).toBe('User name: 1 to 64 characters, without / or \\, .., control characters, invisible characters, spaces other than the plain one, or a space at the start or end');
   });
 
   it('on the first-run screen (the first admin’s name) and the users screen (a new user’s)', async () => {
     const first = storeRefusing('initSite', { kind: 'invalid', message: 'request.adminName: not a user name: expected at most 64 characters, got 65', code: 'input.name', params: { field: 'adminName', max: 64 } });
     first.setState({ firstRun: { initialized: false, siteId: null, restoredSite: null }, user: null });
     await first.getState().initSite('osl1', 'a'.repeat(65), '4826');
-    expect(render(first, 'nb', FirstRun)).toMatch(/^Brukernavn: 1 til 64 tegn, uten \/ eller/);
-    expect(render(first, 'de', FirstRun)).toMatch(/^Benutzername: 1 bis 64 Zeichen/);
-    expect(render(first, 'en', FirstRun)).toMatch(/^User name: 1 to 64 characters, without \/ or/);
+    expect(errorLine(first, 'nb', FirstRun)).toMatch(/^Brukernavn: 1 til 64 tegn, uten \/ eller/);
+    expect(errorLine(first, 'de', FirstRun)).toMatch(/^Benutzername: 1 bis 64 Zeichen/);
+    expect(errorLine(first, 'en', FirstRun)).toMatch(/^User name: 1 to 64 characters, without \/ or/);
 
     const users = storeRefusing('addUser', { kind: 'invalid', message: 'request.name: not a user name: must not contain a slash', code: 'input.name', params: { field: 'name', max: 64 } });
     users.setState({ screen: 'users' });
     expect(await users.getState().addUser('Per/Åsen', ['operator'], '4826')).toBe(false);
-    expect(render(users, 'nb', App)).toMatch(/^Brukernavn: 1 til 64 tegn, uten \/ eller \\, \.\., kontrolltegn/);
-    expect(render(users, 'de', App)).toMatch(/^Benutzername: 1 bis 64 Zeichen, ohne \/ oder \\, \.\., Steuerzeichen/);
-    expect(render(users, 'en', App)).toMatch(/^User name: 1 to 64 characters, without \/ or \\, \.\., control characters/);
+    expect(errorLine(users, 'nb', App)).toMatch(/^Brukernavn: 1 til 64 tegn, uten \/ eller \\, \.\., kontrolltegn/);
+    expect(errorLine(users, 'de', App)).toMatch(/^Benutzername: 1 bis 64 Zeichen, ohne \/ oder \\, \.\., Steuerzeichen/);
+    expect(errorLine(users, 'en', App)).toMatch(/^User name: 1 to 64 characters, without \/ or \\, \.\., control characters/);
   });
 });
 
@@ -83,9 +55,9 @@ describe('text too long (input.tooLong) and a number out of range (input.range)'
     const store = storeRefusing('stock', { kind: 'invalid', message: 'request.search: longer than 128 characters', code: 'input.tooLong', params: { field: 'search', max: 128 } });
     store.setState({ screen: 'stock' });
     await store.getState().loadStock('x'.repeat(129));
-    expect(render(store, 'nb', App)).toBe('Søk: høyst 128 tegn');
-    expect(render(store, 'de', App)).toBe('Suche: höchstens 128 Zeichen');
-    expect(render(store, 'en', App)).toBe('Search: at most 128 characters');
+    expect(errorLine(store, 'nb', App)).toBe('Søk: høyst 128 tegn');
+    expect(errorLine(store, 'de', App)).toBe('Suche: höchstens 128 Zeichen');
+    expect(errorLine(store, 'en', App)).toBe('Search: at most 128 characters');
   });
 
   it('a reorder point too large on the stock screen’s error line', async () => {
@@ -93,9 +65,9 @@ describe('text too long (input.tooLong) and a number out of range (input.range)'
     const store = storeRefusing('setReorderPolicy', { kind: 'invalid', message, code: 'input.range', params: { field: 'policy.reorderPoint', min: 0, max: MAX } });
     store.setState({ screen: 'stock' });
     expect(await store.getState().setReorderPolicy('BOLT', 'A-01', { reorderPoint: 1e20, orderUpTo: 30 })).toBe(false);
-    expect(render(store, 'nb', App)).toBe(`Bestillingspunkt: et helt tall fra 0 til ${formatNumber('nb', MAX)}`);
-    expect(render(store, 'de', App)).toBe(`Meldebestand: eine ganze Zahl von 0 bis ${formatNumber('de', MAX)}`);
-    expect(render(store, 'en', App)).toBe(`Reorder point: a whole number from 0 to ${formatNumber('en', MAX)}`);
+    expect(errorLine(store, 'nb', App)).toBe(`Bestillingspunkt: et helt tall fra 0 til ${formatNumber('nb', MAX)}`);
+    expect(errorLine(store, 'de', App)).toBe(`Meldebestand: eine ganze Zahl von 0 bis ${formatNumber('de', MAX)}`);
+    expect(errorLine(store, 'en', App)).toBe(`Reorder point: a whole number from 0 to ${formatNumber('en', MAX)}`);
   });
 
   it('names each field a floor form has as the form does', () => {
@@ -137,8 +109,8 @@ describe('config.json that is no settings file (config.file), on the stock scree
     const store = storeRefusing('setReorderPolicy', { kind: 'invalid', message, code: 'config.file' });
     store.setState({ screen: 'stock' });
     expect(await store.getState().setReorderPolicy('BOLT', null, { reorderPoint: 5, orderUpTo: 20 })).toBe(false);
-    expect(render(store, 'nb', App)).toBe('Ikke lagret: stedets innstillingsfil (config.json) kan ikke leses som innstillinger (den må inneholde ett JSON-objekt); spør IT');
-    expect(render(store, 'de', App)).toBe('Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) ist als Einstellungen nicht lesbar (sie muss ein JSON-Objekt enthalten); bitte die IT fragen');
-    expect(render(store, 'en', App)).toBe('Not saved: the site’s settings file (config.json) cannot be read as settings (it must hold one JSON object); ask IT');
+    expect(errorLine(store, 'nb', App)).toBe('Ikke lagret: stedets innstillingsfil (config.json) kan ikke leses som innstillinger (den må inneholde ett JSON-objekt); spør IT');
+    expect(errorLine(store, 'de', App)).toBe('Nicht gespeichert: die Einstellungsdatei des Standorts (config.json) ist als Einstellungen nicht lesbar (sie muss ein JSON-Objekt enthalten); bitte die IT fragen');
+    expect(errorLine(store, 'en', App)).toBe('Not saved: the site’s settings file (config.json) cannot be read as settings (it must hold one JSON object); ask IT');
   });
 });

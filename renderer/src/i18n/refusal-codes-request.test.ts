@@ -4,49 +4,23 @@
 // "request body over 65536 bytes"; the others (no JSON, not POST, a header missing: only a
 // hand-made request) say the site refused the request. Through the real client, store and screens
 // (server-side markup), the body as ui-server.ts sends it.
-import { createElement } from 'react';
-import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { ApiErrorBody, ApiResult, SiteApi } from '../../../core/site/api.ts';
+import type { ApiErrorBody } from '../../../core/site/api.ts';
 import { App } from '../App.tsx';
-import { createClient } from '../api/client.ts';
-import { StoreContext } from '../context.tsx';
-import { createAppStore } from '../store/store.ts';
-import { formatBytes, refusalText, type Lang } from './messages.ts';
-
-/** A store signed in as a shift lead whose site refuses `method` with `error`, else answers empty. */
-function storeRefusing(method: string, error: ApiErrorBody) {
-  const bridge = {
-    call: async (m: string): Promise<ApiResult<unknown>> => (m === method ? { ok: false, error } : { ok: true, value: [] }),
-    subscribe: () => () => {},
-  };
-  const store = createAppStore(createClient(() => null, bridge) as unknown as SiteApi);
-  store.setState({ firstRun: { initialized: true } as never, user: { name: 'Ada', roles: ['shift_lead'] } });
-  return store;
-}
-
-/** The error line App shows in `lang`, as text. */
-function render(store: ReturnType<typeof storeRefusing>, lang: Lang): string {
-  store.setState({ lang });
-  // Server-side markup reads the store's initial state (useSyncExternalStore): the current one here.
-  store.getInitialState = store.getState;
-  const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(App)));
-  const line = /<p role="alert" class="error"[^>]*>(.*?)<\/p>/.exec(html)?.[1];
-  expect(line, 'the error line').toBeDefined();
-  return line!.replace(/<[^>]+>/g, '').replace(/✖$/, '').replace(/&#x27;/g, "'");
-}
+import { formatBytes, refusalText } from './messages.ts';
+import { errorLine, storeRefusing } from './refusal-testing.ts';
 
 const TOO_LARGE: ApiErrorBody = { kind: 'invalid', message: 'request body over 65536 bytes', code: 'request.tooLarge', params: { max: 65_536 } };
 
 describe('a request over the UI server’s size limit (request.tooLarge)', () => {
   it('says the limit and what to do in en, nb and de, never the server’s message', async () => {
-    const store = storeRefusing('stock', TOO_LARGE);
+    const store = storeRefusing('stock', TOO_LARGE, 'shift_lead');
     store.setState({ screen: 'stock' });
     await store.getState().loadStock('x'.repeat(70_000));
-    expect(render(store, 'en')).toBe(`The site refused this: a request may be at most ${formatBytes('en', 65_536)}; shorten what you typed (a comment, say) and send it again`);
-    expect(render(store, 'nb')).toBe(`Stedet avviste dette: en forespørsel kan være på høyst ${formatBytes('nb', 65_536)}; gjør det du skrev kortere (for eksempel en kommentar) og send igjen`);
-    expect(render(store, 'de')).toBe(`Der Standort hat das abgelehnt: eine Anfrage darf höchstens ${formatBytes('de', 65_536)} groß sein; das Eingegebene (etwa einen Kommentar) kürzen und erneut senden`);
-    for (const lang of ['en', 'nb', 'de'] as const) expect(render(store, lang)).not.toContain('65536');
+    expect(errorLine(store, 'en', App)).toBe(`The site refused this: a request may be at most ${formatBytes('en', 65_536)}; shorten what you typed (a comment, say) and send it again`);
+    expect(errorLine(store, 'nb', App)).toBe(`Stedet avviste dette: en forespørsel kan være på høyst ${formatBytes('nb', 65_536)}; gjør det du skrev kortere (for eksempel en kommentar) og send igjen`);
+    expect(errorLine(store, 'de', App)).toBe(`Der Standort hat das abgelehnt: eine Anfrage darf höchstens ${formatBytes('de', 65_536)} groß sein; das Eingegebene (etwa einen Kommentar) kürzen und erneut senden`);
+    for (const lang of ['en', 'nb', 'de'] as const) expect(errorLine(store, lang, App)).not.toContain('65536');
   });
 
   it('falls back to the server’s message without the limit', () => {

@@ -3,39 +3,12 @@
 // `config.refused`) in the reader's language: worded in en, nb and de, and the site's English
 // message for a code without the params it needs. Through the real client,
 // store and screens (server-side markup) where a person meets them.
-import { createElement } from 'react';
-import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { ApiErrorBody, ApiResult, SiteApi } from '../../../core/site/api.ts';
+import type { ApiErrorBody } from '../../../core/site/api.ts';
 import { App } from '../App.tsx';
-import { createClient } from '../api/client.ts';
-import { StoreContext } from '../context.tsx';
 import { SignIn } from '../screens/SignIn.tsx';
-import { createAppStore } from '../store/store.ts';
-import { refusalText, type Lang } from './messages.ts';
-
-/** A store signed in as an admin whose site refuses `method` with `error`, else answers empty. */
-function storeRefusing(method: string, error: ApiErrorBody) {
-  const bridge = {
-    call: async (m: string): Promise<ApiResult<unknown>> => (m === method ? { ok: false, error } : { ok: true, value: [] }),
-    subscribe: () => () => {},
-  };
-  const store = createAppStore(createClient(() => null, bridge) as unknown as SiteApi);
-  store.setState({ firstRun: { initialized: true } as never, user: { name: 'Ada', roles: ['admin'] } });
-  return store;
-}
-
-type Store = ReturnType<typeof storeRefusing>;
-
-function render(store: Store, lang: Lang, component: () => unknown): string {
-  store.setState({ lang });
-  // Server-side markup reads the store's initial state (useSyncExternalStore): the current one here.
-  store.getInitialState = store.getState;
-  const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(component as () => null)));
-  const line = /<p role="alert" class="error"[^>]*>(.*?)<\/p>/.exec(html)?.[1];
-  expect(line, 'the error line').toBeDefined();
-  return line!.replace(/<[^>]+>/g, '').replace(/✖$/, '').replace(/&#x27;/g, "'").replace(/&quot;/g, '"').replace(/&gt;/g, '>').replace(/&lt;/g, '<').replace(/&amp;/g, '&');
-}
+import { refusalText } from './messages.ts';
+import { errorLine, storeRefusing } from './refusal-testing.ts';
 
 describe('why the site ended the session, on the sign-in screen', () => {
   it('words a user disabled since the sign-in in en, nb and de', async () => {
@@ -43,9 +16,9 @@ describe('why the site ended the session, on the sign-in screen', () => {
     const store = storeRefusing('setReorderPolicy', error);
     expect(await store.getState().setReorderPolicy('BOLT', null, { reorderPoint: 5, orderUpTo: 20 })).toBe(false);
     expect(store.getState().user).toBeNull();
-    expect(render(store, 'nb', SignIn)).toBe('Ada ble logget ut: brukeren er deaktivert. Logg inn igjen');
-    expect(render(store, 'de', SignIn)).toBe('Ada wurde abgemeldet: der Benutzer wurde deaktiviert. Bitte erneut anmelden');
-    expect(render(store, 'en', SignIn)).toBe('Ada was signed out: the user has been disabled. Sign in again');
+    expect(errorLine(store, 'nb', SignIn)).toBe('Ada ble logget ut: brukeren er deaktivert. Logg inn igjen');
+    expect(errorLine(store, 'de', SignIn)).toBe('Ada wurde abgemeldet: der Benutzer wurde deaktiviert. Bitte erneut anmelden');
+    expect(errorLine(store, 'en', SignIn)).toBe('Ada was signed out: the user has been disabled. Sign in again');
   });
 
   it('words the other reasons, and falls back to the message for a reason or params it does not know', () => {
@@ -66,9 +39,9 @@ describe("the user store's refusals, on the users screen's error line", () => {
     const store = storeRefusing('addUser', error);
     store.setState({ screen: 'users' });
     expect(await store.getState().addUser('Nils', ['operator'], 'abc')).toBe(false);
-    expect(render(store, 'nb', App)).toBe('Et passord har 8 til 256 tegn');
-    expect(render(store, 'de', App)).toBe('Ein Passwort hat 8 bis 256 Zeichen');
-    expect(render(store, 'en', App)).toBe('A password has 8 to 256 characters');
+    expect(errorLine(store, 'nb', App)).toBe('Et passord har 8 til 256 tegn');
+    expect(errorLine(store, 'de', App)).toBe('Ein Passwort hat 8 bis 256 Zeichen');
+    expect(errorLine(store, 'en', App)).toBe('A password has 8 to 256 characters');
   });
 
   it('words each of the others, and falls back to the message without their params', () => {
@@ -97,9 +70,9 @@ describe('config.json refusing a reorder point, on the stock screen’s error li
     const store = storeRefusing('setReorderPolicy', error);
     store.setState({ screen: 'stock' });
     expect(await store.getState().setReorderPolicy('BOLT', null, { reorderPoint: 50, orderUpTo: 10 })).toBe(false);
-    expect(render(store, 'nb', App)).toBe('BOLT: «Bestill opp til» (10) må være større enn bestillingspunktet (50)');
-    expect(render(store, 'de', App)).toBe('BOLT: „Auffüllen bis“ (10) muss größer sein als der Meldebestand (50)');
-    expect(render(store, 'en', App)).toBe('BOLT: “Order up to” (10) must be more than the reorder point (50)');
+    expect(errorLine(store, 'nb', App)).toBe('BOLT: «Bestill opp til» (10) må være større enn bestillingspunktet (50)');
+    expect(errorLine(store, 'de', App)).toBe('BOLT: „Auffüllen bis“ (10) muss größer sein als der Meldebestand (50)');
+    expect(errorLine(store, 'en', App)).toBe('BOLT: “Order up to” (10) must be more than the reorder point (50)');
     const at = { message: 'x', code: 'reorder.levels', params: { item: 'BOLT', location: 'A-01', reorderPoint: 7, orderUpTo: 7 } };
     expect(refusalText('nb', at)).toBe('BOLT på A-01: «Bestill opp til» (7) må være større enn bestillingspunktet (7)');
     expect(refusalText('de', { ...at, params: { item: 'BOLT' } })).toBe('x');

@@ -397,7 +397,10 @@ async function tags(ctx: Context): Promise<number> {
     t.createTimeMillis === undefined ? '-' : localIso(t.createTimeMillis),
     t.retainedMillis === undefined ? 'forever' : formatDuration(t.retainedMillis),
   ]);
-  await ctx.out.lines(formatTable(['NAME', 'SNAPSHOT', 'SNAPSHOT TIME', 'RECORDS', 'CREATED (LOCAL)', 'RETAINED'], rows, new Set([1, 3])));
+  // FILE RECORDS, as `tilstand hq tags` calls it: the snapshot's records across its data files
+  // before they are merged by key, more than the rows of a primary-key table not yet compacted
+  // ("RECORDS" read as rows). The JSON keeps `recordCount`: scripts read it.
+  await ctx.out.lines(formatTable(['NAME', 'SNAPSHOT', 'SNAPSHOT TIME', 'FILE RECORDS', 'CREATED (LOCAL)', 'RETAINED'], rows, new Set([1, 3])));
   return EXIT.ok;
 }
 

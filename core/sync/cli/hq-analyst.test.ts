@@ -143,4 +143,22 @@ describe('tilstand hq tags', () => {
     expect(r.code).toBe(0);
     expect(r.out.split('\n')[0]).toMatch(/^NAME +SNAPSHOT +SNAPSHOT TIME +FILE RECORDS$/);
   });
+
+  it('prints each snapshot time to the millisecond, so `hq scan --at` with it reads that snapshot; its JSON the milliseconds', async () => {
+    const r = await hq('tags', '--site', '7', '--table', 'stock');
+    expect(r.code, r.err).toBe(0);
+    const rows = r.out.trimEnd().split('\n').slice(1).map((l) => l.split(/ {2,}/));
+    expect(rows.map((c) => c[0]).sort()).toEqual([...tagged.keys()].sort());
+    for (const c of rows) {
+      expect(c[2], c[0]).toBe(new Date(tagged.get(c[0]!)!.ms).toISOString());
+      // The time as printed, copied into --at: that snapshot, not the one before (a time cut to
+      // the second read the state before a commit made later in that second).
+      const at = await hq('scan', '--site', '7', '--table', 'stock', '--at', c[2]!);
+      expect(at.code, at.err).toBe(0);
+      expect(at.err).toContain(`(snapshot ${tagged.get(c[0]!)!.id}, committed`);
+    }
+    const json = JSON.parse((await hq('tags', '--site', '7', '--table', 'stock', '--json')).out) as Array<{ name: string; snapshotId: number; timeMillis: number }>;
+    expect(json).toHaveLength(tagged.size);
+    for (const t of json) expect(t).toEqual({ name: t.name, snapshotId: tagged.get(t.name)!.id, timeMillis: tagged.get(t.name)!.ms });
+  });
 });

@@ -260,7 +260,9 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           else
             // FILE RECORDS: the snapshot's records across its data files before they are merged by
             // key — more than the rows a scan returns of a primary-key table (80 stock rows showed
-            // as 122 "RECORDS"); `hq scan --tag … | wc -l` counts the rows.
+            // as 122 "RECORDS"); `hq scan --tag … | wc -l` counts the rows. The time to the
+            // millisecond (ISO), not the other listings' seconds: copied into `hq scan --at`, it
+            // reads that tag, where the time cut to the second read the state before it.
             await out.lines(
               formatTable(
                 ['NAME', 'SNAPSHOT', 'SNAPSHOT TIME', 'FILE RECORDS'],

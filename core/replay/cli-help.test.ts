@@ -16,10 +16,10 @@ describe('replay --help', () => {
     }
   });
 
-  it('shows every option of run and diff (tick-ms, scratch, keep-scratch, examples)', async () => {
+  it('shows every option of run and diff (tick-ms, scratch, keep-scratch, examples, force)', async () => {
     const run = await replayCli(['replay', 'run', '--help']);
     for (const flag of ['--tick-ms <ms>', '--scratch <dir>', '[--keep-scratch]', '[--progress]']) expect(run.out).toContain(flag);
     const diff = await replayCli(['replay', 'diff', '--help']);
-    expect(diff.out).toContain('[--examples <n>]');
+    for (const flag of ['[--examples <n>]', '[--force]']) expect(diff.out).toContain(flag);
   });
 });

@@ -2,15 +2,16 @@
 //
 //   tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>
 //   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms <ms>] [--scratch <dir>] [--keep-scratch] [--progress]
-//   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>] [--examples <n>]
+//   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>] [--examples <n>] [--force]
 //
 // `--help` prints the usage to stdout, exit 0, as every other `tilstand` command.
 //
 // Exit codes: 0 done (diff: gate passed); 1 the diff's acceptance gate was missed, or export's
 // --data is not a data directory (as the site commands); 2 usage (a bad option, a path given that
-// does not exist); 5 anything else (the message says what).
+// does not exist, a run's --out that is not empty, a diff's --out that holds a report and no
+// --force); 5 anything else (the message says what).
 
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
@@ -21,17 +22,17 @@ import { exportFixture, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
 import type { FixtureManifest } from './fixture.ts';
 import { runReplay, type ReplayResult, type RunManifest } from './replay.ts';
-import { writeReport } from './report.ts';
+import { REPORT_FILES, writeReport } from './report.ts';
 
 export const replayUsage: readonly string[] = [
   '  tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>',
   '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms <ms>] [--scratch <dir>] [--keep-scratch] [--progress]',
-  '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>] [--examples <n>]',
+  '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>] [--examples <n>] [--force]',
 ];
 
 const EXPORT_FLAGS: FlagSpecs = { data: { type: 'string', value: '<dir>' }, tag: { type: 'string', value: '<name>' }, until: { type: 'string', value: '<ISO time>' }, at: { type: 'string', value: '<ISO time>' }, retain: { type: 'string', value: '<duration>' }, out: { type: 'string', value: '<dir|file.tar>' } };
 const RUN_FLAGS: FlagSpecs = { fixture: { type: 'string', value: '<dir|file.tar>' }, agent: { type: 'string', value: 'default|<rules.json>' }, out: { type: 'string', value: '<dir>' }, 'tick-ms': { type: 'string', value: '<ms>' }, scratch: { type: 'string', value: '<dir>' }, progress: { type: 'boolean' }, 'keep-scratch': { type: 'boolean' } };
-const DIFF_FLAGS: FlagSpecs = { out: { type: 'string', value: '<dir>' }, 'min-agreement': { type: 'string', value: '<0..1>' }, 'max-changed': { type: 'string', value: '<n>' }, examples: { type: 'string', value: '<n>' } };
+const DIFF_FLAGS: FlagSpecs = { out: { type: 'string', value: '<dir>' }, 'min-agreement': { type: 'string', value: '<0..1>' }, 'max-changed': { type: 'string', value: '<n>' }, examples: { type: 'string', value: '<n>' }, force: { type: 'boolean' } };
 
 /**
  * A path an option names that has to be there: refused naming the option (usage), not with the raw
@@ -41,6 +42,19 @@ function existing(what: string, path: string, folder: boolean): string {
   if (!existsSync(path)) throw usageError(`${what}: ${path} does not exist`);
   if (folder && !statSync(path).isDirectory()) throw usageError(`${what}: ${path} is not a folder`);
   return path;
+}
+
+/** An `--out` folder given that is a file: refused naming it, not with the ENOTDIR or EEXIST of the write. */
+function outFolder(out: string): boolean {
+  if (!existsSync(out)) return false;
+  if (!statSync(out).isDirectory()) throw usageError(`option '--out': ${out} is a file, not a folder`);
+  return true;
+}
+
+/** A few of a folder's entries, for a message that says what is in the way. */
+function someOf(names: string[]): string {
+  const shown = names.slice(0, 3).join(', ');
+  return names.length > 3 ? `${shown} and ${names.length - 3} more` : shown;
 }
 
 function num(flag: string, v: string | undefined, min: number, max: number, integer: boolean): number | undefined {
@@ -102,6 +116,11 @@ export function replayedLine(c: Pick<RunManifest['counts'], 'events' | 'agentRun
 async function runRun(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(argv, RUN_FLAGS, 'replay run');
   if (a.help) return help(io, replayUsage[1]!);
+  // First, before anything is opened (a large fixture takes a while to extract and check):
+  // runReplay refuses a folder that is not empty too, but only once it has opened the fixture.
+  const out = a.required('out');
+  const held = outFolder(out) ? readdirSync(out).sort() : [];
+  if (held.length > 0) throw usageError(`option '--out': folder ${out} is not empty (it holds ${someOf(held)}); give a new or empty folder`);
   let agent: AgentSpec;
   try {
     agent = loadAgentSpec(a.string('agent'));
@@ -122,7 +141,7 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
     r = await runReplay({
       fixture,
       agent,
-      out: a.required('out'),
+      out,
       ...(tickMs !== undefined ? { tickMs } : {}),
       ...(scratch ? { scratchParent: scratch } : {}),
       keepScratch,
@@ -136,7 +155,7 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
     if (kept !== undefined) say(io, `replay: scratch folder kept: ${kept}`);
   }
   const c = r.manifest.counts;
-  io.stdout.write(`${replayedLine(c, agent.label, a.required('out'))}\n`);
+  io.stdout.write(`${replayedLine(c, agent.label, out)}\n`);
   say(io, `replay: ${(r.wallMs / 1000).toFixed(1)} s wall, ${Math.round(r.eventsPerSecond)} events/s`);
   if (r.manifest.ingestFailure) say(io, `replay: ingest stopped: ${r.manifest.ingestFailure}`);
   return r.manifest.ingestFailure ? EXIT.io : EXIT.ok;
@@ -150,12 +169,18 @@ async function runDiff(argv: string[], io: CliIO): Promise<number> {
   const maxChanged = num('max-changed', a.string('max-changed'), 0, Number.MAX_SAFE_INTEGER, true);
   const examples = num('examples', a.string('examples'), 0, 1000, true);
   for (const [i, run] of a.positionals.entries()) existing(`replay diff: ${i === 0 ? 'baseline' : 'candidate'} run`, run, true);
+  // An earlier report is kept unless asked: a second diff into the same folder (a script's fixed
+  // path) replaced it without a word. --force (the flag `tilstand restore` takes for its own yes)
+  // replaces the report's three files and leaves everything else in the folder.
+  const out = a.required('out');
+  const earlier = outFolder(out) ? REPORT_FILES.filter((f) => existsSync(join(out, f))) : [];
+  if (earlier.length > 0 && !a.boolean('force')) throw usageError(`option '--out': folder ${out} already holds a report (${earlier.join(', ')}); give another folder, or --force to replace it`);
   const report = diffRuns(loadRun(a.positionals[0]!), loadRun(a.positionals[1]!), {
     ...(minAgreement !== undefined ? { minAgreement } : {}),
     ...(maxChanged !== undefined ? { maxChanged } : {}),
     ...(examples !== undefined ? { examples } : {}),
   });
-  writeReport(report, a.required('out'));
+  writeReport(report, out);
   const s = report.summary;
   const ag = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
   io.stdout.write(`${report.baseline.label} → ${report.candidate.label}: ${s.added} added, ${s.removed} removed, ${s.changed} changed, ${s.unchanged} unchanged; agreement ${ag(report.agreement.baseline.agreement)} → ${ag(report.agreement.candidate.agreement)}; gate ${report.gate.passed ? 'passed' : 'FAILED'}\n`);

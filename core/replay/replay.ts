@@ -405,7 +405,13 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       },
       ingestFailure: ingestor.failure()?.message ?? null,
     };
-    mkdirSync(o.out, { recursive: true });
+    try {
+      mkdirSync(o.out, { recursive: true });
+    } catch (e) {
+      // Known only now (the CLI refuses a folder in the way before the run, not one it cannot make):
+      // said as what it is, not as a bare ENOTDIR or EACCES of mkdir.
+      throw new Error(`cannot create the run folder ${o.out}: ${(e as Error).message}`);
+    }
     writeStableJson(join(o.out, 'run.json'), manifest);
     writeStableJson(join(o.out, 'proposals.json'), proposals);
     writeStableJson(join(o.out, 'agent-runs.json'), runs);

@@ -215,9 +215,16 @@ ${rows(Object.entries(r.perRule).map(([k, c]) => [k, c.baseline, c.candidate, c.
 `;
 }
 
-/** Writes report.md, report.html and report.json into `out`. */
+/** The files a report is: what `replay diff` refuses to overwrite without `--force`. */
+export const REPORT_FILES = ['report.md', 'report.html', 'report.json'] as const;
+
+/** Writes report.md, report.html and report.json into `out` (replacing those, touching nothing else). */
 export function writeReport(r: DiffReport, out: string): void {
-  mkdirSync(out, { recursive: true });
+  try {
+    mkdirSync(out, { recursive: true });
+  } catch (e) {
+    throw new Error(`cannot create the report folder ${out}: ${(e as Error).message}`);
+  }
   writeFileSync(join(out, 'report.json'), `${stableJson(r)}\n`);
   writeFileSync(join(out, 'report.md'), toMarkdown(r));
   writeFileSync(join(out, 'report.html'), toHtml(r));

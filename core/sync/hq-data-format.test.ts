@@ -236,7 +236,7 @@ describe("restore reads HQ's data format mark first", () => {
       const r = await runCli((argv, io) => runRestore(argv, io, { dataFormat: V1 }), ['--data', fresh, '--hq', hq, '--site', fx.site]);
       expect(r.code, bytes).toBe(4);
       expect(r.err, bytes).toBe(
-        `tilstand: HQ's data format mark ${hqDataFormatKey(fx.site)} at dir:${hq} is damaged: ${why}; expected {"written": <n>, "requires": <n>, "by": "<program>"} with whole numbers from 1 (the site's next sync writes it again)\n`,
+        `tilstand: HQ's data format mark ${hqDataFormatKey(fx.site)} at dir:${hq} is damaged: ${why}; expected {"written": <n>, "requires": <n>, "by": "<program>"} with whole numbers from 1 (a running site's next sync writes it again; for a site that is gone, remove it at HQ and restore with the version the site last ran, or a later one)\n`,
       );
       expect(existsSync(fresh), bytes).toBe(false);
     }

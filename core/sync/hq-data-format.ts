@@ -55,7 +55,7 @@ export async function readHqDataFormat(target: SyncTarget, site: string): Promis
   const damaged = (why: string) =>
     new SyncError(
       'Verification',
-      `HQ's data format mark ${key} at ${target.description} is damaged: ${why}; expected {"written": <n>, "requires": <n>, "by": "<program>"} with whole numbers from 1 (the site's next sync writes it again)`,
+      `HQ's data format mark ${key} at ${target.description} is damaged: ${why}; expected {"written": <n>, "requires": <n>, "by": "<program>"} with whole numbers from 1 (a running site's next sync writes it again; for a site that is gone, remove it at HQ and restore with the version the site last ran, or a later one)`,
     );
   let v: unknown;
   try {

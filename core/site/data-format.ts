@@ -18,7 +18,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { localFileIO } from '../lsm/index.ts';
-import type { ProgramDataFormat } from '../sync/hq-data-format.ts';
+import { parseFormatMark, type ProgramDataFormat } from '../sync/hq-data-format.ts';
 
 /** The data format this program writes and understands. */
 export const DATA_FORMAT = 1;
@@ -90,24 +90,9 @@ export function readDataFormat(data: string): DataFormatMark | undefined {
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw new DataFormatError('Unreadable', `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  const damaged = (why: string) =>
-    new DataFormatError('Unreadable', `${path}: ${why}; expected {"written": <n>, "requires": <n>, "by": "<program>"} with whole numbers from 1 (the data format mark is damaged: restore the directory from its copy, docs/operations.md "Upgrading")`);
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    throw damaged('not JSON');
-  }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw damaged('not a JSON object');
-  const o = v as Record<string, unknown>;
-  const num = (k: 'written' | 'requires'): number => {
-    const n = o[k];
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw damaged(`'${k}' is ${JSON.stringify(n) ?? 'missing'}`);
-    return n;
-  };
-  const written = num('written');
-  const requires = num('requires');
-  return { written, requires, by: typeof o.by === 'string' ? o.by : null };
+  const m = parseFormatMark(text);
+  if (typeof m !== 'string') return m;
+  throw new DataFormatError('Unreadable', `${path}: ${m}; expected {"written": <n>, "requires": <n>, "by": "<program>"} with whole numbers from 1 (the data format mark is damaged: restore the directory from its copy, docs/operations.md "Upgrading")`);
 }
 
 /** The refusal of a directory whose mark requires more than this program knows. */

@@ -52,25 +52,33 @@ export async function readHqDataFormat(target: SyncTarget, site: string): Promis
     if (isSyncError(e, 'NotFound')) return undefined;
     throw e;
   }
-  const damaged = (why: string) =>
-    new SyncError(
-      'Verification',
-      `HQ's data format mark ${key} at ${target.description} is damaged: ${why}; expected {"written": <n>, "requires": <n>, "by": "<program>"} with whole numbers from 1 (a running site's next sync writes it again; for a site that is gone, remove it at HQ and restore with the version the site last ran, or a later one)`,
-    );
+  const m = parseFormatMark(bytes.toString('utf8'));
+  if (typeof m !== 'string') return m;
+  throw new SyncError(
+    'Verification',
+    `HQ's data format mark ${key} at ${target.description} is damaged: ${m}; expected {"written": <n>, "requires": <n>, "by": "<program>"} with whole numbers from 1 (a running site's next sync writes it again; for a site that is gone, remove it at HQ and restore with the version the site last ran, or a later one)`,
+  );
+}
+
+/**
+ * A data format mark's text, `{written, requires, by}` — the site's `<data>/data-format.json`
+ * (core/site data-format.ts) and HQ's copy of it alike — or why it is not one (`not JSON`,
+ * `'written' is 0`, …), for the caller to say in its own words where the mark is and what to do.
+ */
+export function parseFormatMark(text: string): HqDataFormat | string {
   let v: unknown;
   try {
-    v = JSON.parse(bytes.toString('utf8'));
+    v = JSON.parse(text);
   } catch {
-    throw damaged('not JSON');
+    return 'not JSON';
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw damaged('not a JSON object');
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object';
   const o = v as Record<string, unknown>;
-  const num = (k: 'written' | 'requires'): number => {
+  for (const k of ['written', 'requires'] as const) {
     const n = o[k];
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw damaged(`'${k}' is ${JSON.stringify(n) ?? 'missing'}`);
-    return n;
-  };
-  return { written: num('written'), requires: num('requires'), by: typeof o.by === 'string' ? o.by : null };
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) return `'${k}' is ${JSON.stringify(n) ?? 'missing'}`;
+  }
+  return { written: o.written as number, requires: o.requires as number, by: typeof o.by === 'string' ? o.by : null };
 }
 
 /** Writes HQ's mark whole (a pointer). */

@@ -14,9 +14,9 @@
 // restore option `dataFormat`). Never lowered, as the directory's mark is not: a site taken back
 // to an older version (the copy from before an upgrade) leaves at HQ the tags the newer one sent.
 
-import { SyncError, isSyncError } from './errors.ts';
+import { SyncError } from './errors.ts';
 import { sitePrefix } from './names.ts';
-import type { SyncTarget } from './targets/target.ts';
+import { getIfPresent, type SyncTarget } from './targets/target.ts';
 
 /** The running program's data format, as core/site gives it (its data-format.ts). */
 export interface ProgramDataFormat {
@@ -45,13 +45,8 @@ export const hqDataFormatKey = (site: string): string => `${sitePrefix(site)}.ti
  */
 export async function readHqDataFormat(target: SyncTarget, site: string): Promise<HqDataFormat | undefined> {
   const key = hqDataFormatKey(site);
-  let bytes: Buffer;
-  try {
-    bytes = await target.get(key);
-  } catch (e) {
-    if (isSyncError(e, 'NotFound')) return undefined;
-    throw e;
-  }
+  const bytes = await getIfPresent(target, key);
+  if (bytes === undefined) return undefined;
   const m = parseFormatMark(bytes.toString('utf8'));
   if (typeof m !== 'string') return m;
   throw new SyncError(

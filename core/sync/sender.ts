@@ -16,10 +16,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { SyncError, isSyncError } from './errors.ts';
+import { SyncError } from './errors.ts';
 import { senderMarkerKey } from './names.ts';
 import type { Outbox } from './outbox.ts';
-import type { SyncTarget } from './targets/target.ts';
+import { getIfPresent, type SyncTarget } from './targets/target.ts';
 
 /** Why a marker was written: the first send to a prefix without one, a restore from HQ, an operator's take-over. */
 export type MarkerCause = 'first send' | 'restore' | 'take-over';
@@ -102,13 +102,8 @@ export function localSender(outbox: Outbox, dataDir: string, log: (line: string)
 /** The marker at HQ; undefined when there is none. Throws Conflict when it cannot be read as one. */
 export async function readMarker(target: SyncTarget, site: string): Promise<SenderMarker | undefined> {
   const key = senderMarkerKey(site);
-  let bytes: Buffer;
-  try {
-    bytes = await target.get(key);
-  } catch (e) {
-    if (isSyncError(e, 'NotFound')) return undefined;
-    throw e;
-  }
+  const bytes = await getIfPresent(target, key);
+  if (bytes === undefined) return undefined;
   let m: Partial<SenderMarker> | null = null;
   try {
     m = JSON.parse(bytes.toString('utf8')) as Partial<SenderMarker>;

@@ -14,9 +14,9 @@
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { localFileIO } from '../../lsm/index.ts';
-import { isSyncError, SyncError } from '../errors.ts';
+import { SyncError } from '../errors.ts';
 import { checkKey, contractsPrefix, sitePrefix } from '../names.ts';
-import type { ObjectInfo, SyncTarget } from '../targets/target.ts';
+import { getIfPresent, type ObjectInfo, type SyncTarget } from '../targets/target.ts';
 
 export interface MirrorProgress {
   table: string;
@@ -81,11 +81,8 @@ async function getPointers(target: SyncTarget, listed: readonly ObjectInfo[], ta
   const out = new Map<string, Buffer>();
   const take = async (objects: readonly ObjectInfo[]) => {
     for (const p of objects) {
-      try {
-        out.set(p.key, await target.get(p.key));
-      } catch (e) {
-        if (!isSyncError(e, 'NotFound')) throw e;
-      }
+      const bytes = await getIfPresent(target, p.key);
+      if (bytes !== undefined) out.set(p.key, bytes);
     }
   };
   await take(listed);

@@ -16,7 +16,7 @@
 // `checkKey` (no `..`, absolute paths, backslashes or control characters).
 
 import type { Readable } from 'node:stream';
-import { SyncError } from '../errors.ts';
+import { isSyncError, SyncError } from '../errors.ts';
 import { checkKey } from '../names.ts';
 
 export interface ObjectInfo {
@@ -59,6 +59,16 @@ export interface TargetScope {
 }
 
 /** The client-side prefix guard every target applies to writes. */
+/** `target.get(key)`, or undefined when HQ has no such key (NotFound); any other error propagates. */
+export async function getIfPresent(target: SyncTarget, key: string): Promise<Buffer | undefined> {
+  try {
+    return await target.get(key);
+  } catch (e) {
+    if (isSyncError(e, 'NotFound')) return undefined;
+    throw e;
+  }
+}
+
 export function guardWrite(scope: TargetScope, key: string): string {
   checkKey(key);
   if (scope.writePrefix === undefined) throw new SyncError('Forbidden', `target is read-only: refused write of '${key}'`);

@@ -10,7 +10,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { siteAcl, type Principal } from '../core/ingest/broker.ts';
 import { checkEnvelopeContract, ContractRegistry, type Contract } from '../core/ingest/contracts.ts';
 import { DEAD_LETTER_REASONS, parseEnvelope, type Envelope } from '../core/ingest/envelope.ts';
-import { checkConfigBindings } from '../core/site/config.ts';
+import { checkConfigBindings, parseConfig, siteTableDefinitions } from '../core/site/config.ts';
+import { SEED_BINDINGS } from '../core/ingest/seed-bindings.ts';
+import { RESERVED_TABLE_NAMES } from '../core/ingest/site-tables.ts';
+import type { Binding } from '../core/ingest/binding.ts';
 import { runMain } from '../core/site/cli/test-support.ts';
 import { WriteBack } from '../core/inbox/write-back.ts';
 import type { Proposal } from '../core/inbox/proposal.ts';
@@ -125,17 +128,30 @@ describe('docs/modules.md', () => {
 
   it('has a binding example config check accepts, and quotes its refusal of another table', () => {
     const contract = JSON.parse(block('"compatibility"')) as Contract;
-    const binding = JSON.parse(block('"columns"'));
+    const binding = JSON.parse(block('"table": "resources"'));
     expect(() => checkConfigBindings([binding], (n) => (n === contract.name ? contract : undefined))).not.toThrow();
     let message = '';
     try {
-      checkConfigBindings([...Array(5).fill(binding), { ...binding, table: 'yard_doors' }]);
+      checkConfigBindings([...Array(5).fill(binding), { ...binding, table: 'yard_gates' }]);
     } catch (e) {
       message = (e as Error).message;
     }
     const quoted = /`(config bindings\[5\]\.table: expected one of [^`]+)`/.exec(DOC.replace(/\s+/g, ' '))?.[1];
-    expect(quoted).toBeDefined();
-    expect(message.startsWith(quoted!), `${message} vs ${quoted}`).toBe(true);
+    expect(message).toBe(quoted);
+  });
+
+  it("has a table of the site's own and its binding that config check accepts, with the rules the page gives", () => {
+    const contract = JSON.parse(block('"compatibility"')) as Contract;
+    const entry = JSON.parse(block('"primaryKeys"')) as Record<string, unknown>;
+    const binding = JSON.parse(block('"name": "yard.doors→yard_doors"')) as Binding;
+    const config = parseConfig({ format: 1, site: 'north', tables: [entry], bindings: [...SEED_BINDINGS, binding] });
+    const [def] = siteTableDefinitions(config);
+    expect(def).toMatchObject({ name: 'yard_doors', primaryKeys: ['door_id'] });
+    checkConfigBindings([binding], (n) => (n === contract.name ? contract : undefined), [def!]);
+    // The names the page says are Tilstand's own are the ones refused.
+    const listed = /not one of Tilstand's tables \(([^)]+)\)/.exec(DOC.replace(/\s+/g, ' '))?.[1];
+    expect(listed?.split(', ').map((n) => n.replace(/`/g, '')).sort()).toEqual([...RESERVED_TABLE_NAMES].sort());
+    expect(() => parseConfig({ format: 1, site: 'north', tables: [{ ...entry, table: 'decision_log' }] })).toThrow(/one of Tilstand's own tables/);
   });
 
   it('shows a command with the fields, in the order, the write-back sends, and acks it reads', () => {

@@ -62,6 +62,7 @@ import { PromText } from './metrics.ts';
 import { NO_PROGRESS, progressProperties, readProgress, splitStreamKey, streamKey, type TableProgress } from './progress.ts';
 import { Sequencer, type Ready, type SequencerOptions } from './sequencer.ts';
 import type { TableDefinition } from './seed-tables.ts';
+import { evolveToDefinition } from './site-tables.ts';
 
 export type { TableBudget } from './freshness.ts';
 export { DEFAULT_TABLE_BUDGETS } from './freshness.ts';
@@ -409,7 +410,9 @@ export class Ingestor {
     const table = this.o.catalog.tableExists(id)
       ? def.name === DEAD_LETTERS_TABLE_NAME
         ? upgradeDeadLetters(this.o.catalog.getTable(id))
-        : this.o.catalog.getTable(id)
+        : def.definedBy !== undefined
+          ? evolvedToDefinition(this.o.catalog.getTable(id), def)
+          : this.o.catalog.getTable(id)
       : this.o.catalog.createTable(id, {
           fields: def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description })),
           primaryKeys: [...def.primaryKeys],
@@ -1471,4 +1474,10 @@ function combine(failures: { binding: string; refusal: Refusal }[]): Refusal {
   const first = failures[0]!.refusal;
   if (failures.length === 1) return first;
   return { ...first, detail: failures.map((f) => f.refusal.detail).join('; ') };
+}
+
+/** A table of the site's own, brought to its definition (columns added; other differences refused). */
+function evolvedToDefinition(table: Table, def: TableDefinition): Table {
+  evolveToDefinition(table, def);
+  return table;
 }

@@ -27,6 +27,11 @@ export interface TableDefinition {
   readonly primaryKeys: readonly string[];
   readonly options: Readonly<Record<string, string>>;
   readonly comment?: string;
+  /**
+   * The config key of a table the site defines (`tables[5]`, core/ingest site-tables.ts); absent
+   * for Tilstand's own tables. The Ingestor brings such a table to its definition at open.
+   */
+  readonly definedBy?: string;
 }
 
 const fields = (list: [string, string, string?][]): TableFieldDefinition[] =>

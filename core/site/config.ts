@@ -16,7 +16,8 @@ import { nameProblem } from '../inbox/users.ts';
 import { BindingError, bindingName, checkBinding, type Binding } from '../ingest/binding.ts';
 import type { Contract } from '../ingest/contracts.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
-import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { SEED_TABLES, type TableDefinition } from '../ingest/seed-tables.ts';
+import { DEFINITION_KEYS, parseTableDefinition, TableDefinitionError } from '../ingest/site-tables.ts';
 import { DEAD_LETTERS_TABLE, DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { isLoopback } from '../ingest/broker.ts';
 import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
@@ -47,7 +48,26 @@ export const MIN_INBOX_BUDGET_MS = 2 * DEFAULT_RECHECK_INTERVAL_MS;
 
 /** The budgets ingest keeps (config `tables` without approval_inbox). */
 export function ingestBudgets(c: Pick<SiteConfig, 'tables'>): TableBudget[] {
-  return c.tables.filter((b) => SITE_TABLES.includes(b.table)).map((b) => ({ ...b }));
+  const names = siteTables(c);
+  return c.tables.filter((b) => names.includes(b.table)).map((b) => ({ table: b.table, budgetMs: b.budgetMs, decision: b.decision, confirmedBy: b.confirmedBy }));
+}
+
+/**
+ * The tables the site defines for its own modules' data (config `tables` entries with `columns`;
+ * core/ingest site-tables.ts), in config order. parseConfig has checked them.
+ */
+export function siteTableDefinitions(c: Pick<SiteConfig, 'tables'>): TableDefinition[] {
+  const out: TableDefinition[] = [];
+  for (const [i, b] of c.tables.entries()) {
+    const def = parseTableDefinition(b as unknown as Record<string, unknown>, `tables[${i}]`);
+    if (def) out.push(def);
+  }
+  return out;
+}
+
+/** Every table the site's ingest keeps: SITE_TABLES, then the site's own (config order). */
+export function siteTables(c: Pick<SiteConfig, 'tables'>): string[] {
+  return [...SITE_TABLES, ...siteTableDefinitions(c).map((d) => d.name)];
 }
 
 /** approval_inbox's budget: config `tables`' entry, else core/ingest's default (2 s). */
@@ -100,11 +120,25 @@ export type BrokerConfig =
       readonly modules?: readonly string[];
     };
 
+/**
+ * A config `tables` entry: a freshness budget, and for a table of the site's own its definition
+ * (core/ingest site-tables.ts `parseTableDefinition`: columns, primary key, Paimon options).
+ */
+export interface SiteTableEntry extends TableBudget {
+  readonly comment?: string;
+  readonly columns?: readonly { readonly name: string; readonly type: string; readonly description?: string }[];
+  readonly primaryKeys?: readonly string[];
+  readonly options?: Readonly<Record<string, string>>;
+}
+
 export interface SiteConfig {
   readonly format: number;
   readonly site: string;
-  /** Freshness budget per table (ingest's TableBudget: table, budgetMs, decision, confirmedBy). */
-  readonly tables: readonly TableBudget[];
+  /**
+   * Freshness budget per table (ingest's TableBudget: table, budgetMs, decision, confirmedBy); an
+   * entry that gives `columns` also defines a table of the site's own (`siteTableDefinitions`).
+   */
+  readonly tables: readonly SiteTableEntry[];
   /** 'seed' = core/ingest's seed bindings; otherwise the bindings themselves. */
   readonly bindings: 'seed' | readonly Binding[];
   readonly broker: BrokerConfig;
@@ -315,13 +349,23 @@ export function parseConfig(raw: unknown): SiteConfig {
   const d = defaultConfig(site as string);
 
   if (o.tables !== undefined && !Array.isArray(o.tables)) throw new ConfigError('tables', `expected an array of {table, budgetMs, decision, confirmedBy}, got ${describe(o.tables)}`);
-  const tables: TableBudget[] = [];
+  const tables: SiteTableEntry[] = [];
+  const definitions: TableDefinition[] = [];
   for (const [i, v] of ((o.tables as unknown[] | undefined) ?? d.tables).entries()) {
     const b = obj(v, `tables[${i}]`);
     const key = `tables[${i}].`;
-    known(b, `tables[${i}]`, ['table', 'budgetMs', 'decision', 'confirmedBy']);
+    known(b, `tables[${i}]`, ['table', 'budgetMs', 'decision', 'confirmedBy', ...DEFINITION_KEYS]);
     const table = str(b, 'table', key);
-    if (!BUDGET_TABLES.includes(table)) throw new ConfigError(`${key}table`, `expected one of ${BUDGET_TABLES.join(', ')}, got ${JSON.stringify(table)}`);
+    let def: TableDefinition | undefined;
+    try {
+      def = parseTableDefinition(b, `tables[${i}]`);
+    } catch (e) {
+      if (e instanceof TableDefinitionError) throw new ConfigError(e.path, e.message.slice(e.path.length + 2));
+      throw e;
+    }
+    if (!def && !BUDGET_TABLES.includes(table)) {
+      throw new ConfigError(`${key}table`, `expected one of ${BUDGET_TABLES.join(', ')}, or a table of the site's own with 'columns' and 'primaryKeys' (docs/modules.md, section 5), got ${JSON.stringify(table)}`);
+    }
     if (tables.some((t) => t.table === table)) throw new ConfigError(`${key}table`, `table '${table}' has a budget already`);
     const budgetMs = int(b, 'budgetMs', key, NaN, 100, 7 * DAY_MS);
     if (table === APPROVAL_INBOX_TABLE && budgetMs < MIN_INBOX_BUDGET_MS) {
@@ -330,7 +374,10 @@ export function parseConfig(raw: unknown): SiteConfig {
         `expected at least ${MIN_INBOX_BUDGET_MS} for ${APPROVAL_INBOX_TABLE} (twice the agent's check of the open proposals, every ${DEFAULT_RECHECK_INTERVAL_MS} ms), got ${budgetMs}`,
       );
     }
-    tables.push({ table, budgetMs, decision: str(b, 'decision', key), confirmedBy: str(b, 'confirmedBy', key) });
+    const budget = { table, budgetMs, decision: str(b, 'decision', key), confirmedBy: str(b, 'confirmedBy', key) };
+    if (def) definitions.push(def);
+    // A definition is kept as config.json gave it (written back unchanged by writeConfig).
+    tables.push(def ? { ...budget, ...(b.comment === undefined ? {} : { comment: def.comment! }), columns: def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description })), primaryKeys: [...def.primaryKeys], ...(b.options === undefined ? {} : { options: { ...def.options } }) } : budget);
   }
 
   let bindings: SiteConfig['bindings'] = 'seed';
@@ -342,7 +389,7 @@ export function parseConfig(raw: unknown): SiteConfig {
       obj(bo.columns, `bindings[${i}].columns`);
       return bo as unknown as Binding;
     });
-    checkConfigBindings(bindings);
+    checkConfigBindings(bindings, undefined, definitions);
   }
 
   const b = obj(o.broker ?? d.broker, 'broker');
@@ -617,7 +664,7 @@ export function writeConfig(data: string, config: SiteConfig): void {
   localFileIO.replaceAtomic(dataPaths(data).config, Buffer.from(`${JSON.stringify(config, null, 2)}\n`));
 }
 
-/** The tables a binding in config.json may write: the ones the site's Ingestor opens. */
+/** Tilstand's tables a binding in config.json may write (with the site's own: the ones the site's Ingestor opens). */
 const BINDABLE_TABLES = [...SEED_TABLES, DEAD_LETTERS_TABLE];
 
 /**
@@ -628,11 +675,12 @@ const BINDABLE_TABLES = [...SEED_TABLES, DEAD_LETTERS_TABLE];
  * `after`/`before` against the contract's fields. A refusal names `bindings[<i>]`: without it,
  * `config check` passed a binding that `start` then refused, naming no config key.
  */
-export function checkConfigBindings(bindings: readonly Binding[], contract?: (name: string) => Contract | undefined): void {
+export function checkConfigBindings(bindings: readonly Binding[], contract?: (name: string) => Contract | undefined, siteDefinitions: readonly TableDefinition[] = []): void {
+  const bindable = [...BINDABLE_TABLES, ...siteDefinitions];
   for (const [i, b] of bindings.entries()) {
-    const table = BINDABLE_TABLES.find((t) => t.name === b.table);
-    if (!table) throw new ConfigError(`bindings[${i}].table`, `expected one of ${BINDABLE_TABLES.map((t) => t.name).join(', ')}, got ${JSON.stringify(b.table)}`);
-    const enrichTable = b.enrich ? BINDABLE_TABLES.find((t) => t.name === b.enrich!.table) : undefined;
+    const table = bindable.find((t) => t.name === b.table);
+    if (!table) throw new ConfigError(`bindings[${i}].table`, `expected one of ${bindable.map((t) => t.name).join(', ')}, got ${JSON.stringify(b.table)}`);
+    const enrichTable = b.enrich ? bindable.find((t) => t.name === b.enrich!.table) : undefined;
     const c = contract?.(b.contract);
     try {
       checkBinding(b, table, { ...(c ? { contract: c } : {}), ...(enrichTable ? { enrichTable } : {}) });
@@ -645,6 +693,8 @@ export function checkConfigBindings(bindings: readonly Binding[], contract?: (na
 
 /** A BindingError the Ingestor raised at start for one of config.json's bindings, as a ConfigError naming it. */
 export function bindingConfigError(config: SiteConfig, e: unknown): unknown {
+  // A table of the site's own that no longer fits its definition (core/ingest evolveToDefinition).
+  if (e instanceof TableDefinitionError) return new ConfigError(e.path, e.message.slice(e.path.length + 2));
   if (!(e instanceof BindingError) || config.bindings === 'seed') return e;
   const i = config.bindings.findIndex((b) => bindingName(b) === e.binding);
   return new ConfigError(i < 0 ? 'bindings' : `bindings[${i}]`, e.message);

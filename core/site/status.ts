@@ -11,7 +11,7 @@ import type { Binding } from '../ingest/binding.ts';
 import { Journal } from '../ingest/journal.ts';
 import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
 import { resolveBudgets } from '../ingest/freshness.ts';
-import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, SITE_TABLES, type SiteConfig } from './config.ts';
+import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, siteTables, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, syncProblemText, type SyncProblem, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
@@ -237,9 +237,10 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
   // site's Ingestor keeps, with the budget it would keep (config.json's, else the default), as a
   // running site lists them: config `tables` may name only some, and the rest (dead_letters and
   // its open count among them) went missing here.
-  const budgets = resolveBudgets(SITE_TABLES, ingestBudgets(config));
+  const names = siteTables(config);
+  const budgets = resolveBudgets(names, ingestBudgets(config));
   const fed = fedTables(configBindings(config));
-  const tables: TableState[] = SITE_TABLES.map((name) => {
+  const tables: TableState[] = names.map((name) => {
     const b = budgets.get(name)!;
     const id = { database: p.database!, table: b.table };
     let snapshotId: number | null = null;

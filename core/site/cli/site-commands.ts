@@ -14,7 +14,7 @@ import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, nameProblem, ROLES, UserStore, visibleName, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
-import { catalogOptions, checkConfigBindings, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
+import { bindingConfigError, catalogOptions, checkConfigBindings, configBindings, siteTableDefinitions, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { runRestore } from '../../sync/cli/sync.ts';
@@ -27,7 +27,7 @@ import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import type { DemoModuleStats } from '../demo/module.ts';
 import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
-import { openIngest } from '../open-ingest.ts';
+import { checkSiteTablesOnDisk, openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
 import { formatStatus, statusFromDirectory, type SiteStatus } from '../status.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
@@ -216,7 +216,14 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   // The bindings' paths against their contracts, as the Ingestor checks them at start.
   if (config.bindings !== 'seed') {
     const contracts = new ContractRegistry(dataPaths(data).contracts);
-    checkConfigBindings(config.bindings, (name) => bindingView(contracts, name));
+    checkConfigBindings(config.bindings, (name) => bindingView(contracts, name), siteTableDefinitions(config));
+  }
+  // A table of the site's own that exists already must still fit its definition, as start checks.
+  let siteTables: ReturnType<typeof checkSiteTablesOnDisk>;
+  try {
+    siteTables = checkSiteTablesOnDisk(data, config);
+  } catch (e) {
+    throw bindingConfigError(config, e);
   }
   for (const [key, path] of configFiles(config)) {
     try {
@@ -240,9 +247,22 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     `config ok: ${dataPaths(data).config} (site ${config.site})`,
     `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${policies.filter((x) => x !== '').map((x) => `; ${x}`).join('')}`,
     ...brokerLines(config),
+    ...siteTableLines(config, siteTables),
     `a running site takes ${LIVE_CONFIG_SECTIONS_TEXT} with \`tilstand config reload\`; the other sections at its next start`,
   ]);
   return EXIT.ok;
+}
+
+/**
+ * `config check`'s word on the tables of the site's own: what the next start does to each (makes
+ * it, adds columns, nothing), and one no binding feeds (it would show "no source" for good).
+ */
+function siteTableLines(c: SiteConfig, tables: ReturnType<typeof checkSiteTablesOnDisk>): string[] {
+  const fed = new Set(configBindings(c).map((b) => b.table));
+  return tables.map((t) => {
+    const what = !t.exists ? 'made at the next start' : t.adds.length > 0 ? `the next start adds column${t.adds.length === 1 ? '' : 's'} ${t.adds.join(', ')}` : 'on disk as defined';
+    return `table ${t.table} (the site's own): ${what}${fed.has(t.table) ? '' : '; no binding writes it'}`;
+  });
 }
 
 /**

@@ -1,0 +1,196 @@
+// Tables a site defines for its own modules' data (config.json `tables` entries that give
+// `columns`), next to the seed tables. A definition is checked whole before anything is opened —
+// its name, columns, key and options, the options by the table store itself (the schema it would
+// write, and whether this store can write it) — so `tilstand config check` refuses what `start`
+// would. A table that exists already is brought to its definition only by adding columns at the
+// end (Paimon's schema evolution, `schema-<N+1>`; earlier rows read them as null); any other
+// difference is refused, naming the config entry and the difference, because the table's files,
+// HQ's copy and every engine reading it follow the schema it was made with.
+
+import { TableSchema } from '../lsm/schema.ts';
+import type { Table } from '../lsm/table.ts';
+import type { SchemaChange } from '../lsm/schema-change.ts';
+import { parseType, typeToString, withNullable } from '../lsm/types.ts';
+import { checkWritableOptions } from '../lsm/write-options.ts';
+import type { TableDefinition } from './seed-tables.ts';
+
+/** A refused definition; `path` is the config key it is about (`tables[5].columns[2].type`). */
+export class TableDefinitionError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(`${path}: ${message}`);
+    this.name = 'TableDefinitionError';
+  }
+}
+
+/**
+ * Names a site may not give a table of its own: Tilstand's tables (DESIGN.md, "Shared names"),
+ * made or read by the site whatever config says.
+ */
+export const RESERVED_TABLE_NAMES: readonly string[] = ['work_queue', 'resources', 'stock', 'approval_inbox', 'decision_log', 'dead_letters'];
+
+/**
+ * Lower case only: HQ reads the tables with Flink, Spark, Trino, StarRocks or Doris, and Hive-style
+ * catalogs and Trino fold identifiers to lower case, so `DoorState` would be unreadable there.
+ */
+const TABLE_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const COLUMN_NAME = /^[a-z_][a-z0-9_]{0,63}$/;
+
+/** The keys of a `tables` entry that define a table (besides table, budgetMs, decision, confirmedBy). */
+export const DEFINITION_KEYS = ['comment', 'columns', 'primaryKeys', 'options'] as const;
+
+const describe = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`);
+
+/**
+ * The table a config `tables` entry defines, or undefined when it defines none (no `columns`: a
+ * budget for one of Tilstand's tables). `path` is the entry's config key (`tables[5]`).
+ */
+export function parseTableDefinition(entry: Readonly<Record<string, unknown>>, path: string): TableDefinition | undefined {
+  const name = entry.table;
+  if (typeof name !== 'string') throw new TableDefinitionError(`${path}.table`, `expected a string, got ${describe(name)}`);
+  const given = DEFINITION_KEYS.filter((k) => entry[k] !== undefined);
+  if (entry.columns === undefined) {
+    if (given.length > 0) throw new TableDefinitionError(`${path}.${given[0]}`, `only a table of the site's own, with 'columns', takes '${given[0]}'`);
+    return undefined;
+  }
+  if (RESERVED_TABLE_NAMES.includes(name)) {
+    throw new TableDefinitionError(`${path}.columns`, `'${name}' is one of Tilstand's own tables; its columns are not config's to give (a table of the site's own needs another name)`);
+  }
+  if (!TABLE_NAME.test(name)) {
+    throw new TableDefinitionError(`${path}.table`, `expected a table name of lower-case letters, digits and '_' (a letter first, at most 64; engines at HQ fold names to lower case), got ${JSON.stringify(name)}`);
+  }
+
+  const columns = entry.columns;
+  if (!Array.isArray(columns) || columns.length === 0) throw new TableDefinitionError(`${path}.columns`, `expected a non-empty array of {name, type, description?}, got ${describe(columns)}`);
+  const fields: { id: number; name: string; type: string; description?: string }[] = [];
+  for (const [i, c] of columns.entries()) {
+    const at = `${path}.columns[${i}]`;
+    if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new TableDefinitionError(at, `expected {name, type, description?}, got ${describe(c)}`);
+    const o = c as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!['name', 'type', 'description'].includes(k)) throw new TableDefinitionError(`${at}.${k}`, `unknown key (expected name, type, description)`);
+    if (typeof o.name !== 'string' || !COLUMN_NAME.test(o.name)) {
+      throw new TableDefinitionError(`${at}.name`, `expected a column name of lower-case letters, digits and '_' (not a digit first, at most 64), got ${describe(o.name)}`);
+    }
+    if (fields.some((f) => f.name === o.name)) throw new TableDefinitionError(`${at}.name`, `column '${o.name}' is given twice`);
+    if (typeof o.type !== 'string') throw new TableDefinitionError(`${at}.type`, `expected a Paimon type such as "STRING", "BIGINT", "DECIMAL(10, 2)" or "TIMESTAMP(3)", got ${describe(o.type)}`);
+    try {
+      parseType(o.type);
+    } catch (e) {
+      throw new TableDefinitionError(`${at}.type`, `not a Paimon type: ${(e as Error).message}`);
+    }
+    if (o.description !== undefined && typeof o.description !== 'string') throw new TableDefinitionError(`${at}.description`, `expected a string, got ${describe(o.description)}`);
+    fields.push({ id: i, name: o.name, type: o.type, ...(o.description === undefined ? {} : { description: o.description as string }) });
+  }
+
+  const pk = entry.primaryKeys;
+  if (!Array.isArray(pk) || pk.length === 0 || pk.some((k) => typeof k !== 'string')) {
+    throw new TableDefinitionError(`${path}.primaryKeys`, `expected a non-empty array of column names (a site's table is a primary-key table: one row per key, as its module reports it), got ${describe(pk)}`);
+  }
+  for (const [i, k] of (pk as string[]).entries()) {
+    if (!fields.some((f) => f.name === k)) throw new TableDefinitionError(`${path}.primaryKeys[${i}]`, `'${k}' is not one of the columns (${fields.map((f) => f.name).join(', ')})`);
+    if ((pk as string[]).indexOf(k) !== i) throw new TableDefinitionError(`${path}.primaryKeys[${i}]`, `'${k}' is given twice`);
+  }
+
+  const raw = entry.options ?? {};
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new TableDefinitionError(`${path}.options`, `expected an object of Paimon table options (strings), got ${describe(raw)}`);
+  const options: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+    if (typeof v !== 'string') throw new TableDefinitionError(`${path}.options.${k}`, `expected a string (Paimon options are strings: "1", "true"), got ${describe(v)}`);
+    if (k === 'partition' || k === 'primary-key') throw new TableDefinitionError(`${path}.options.${k}`, `not an option here: the key is 'primaryKeys', and a site's table has no partitions`);
+    options[k] = v;
+  }
+
+  if (entry.comment !== undefined && typeof entry.comment !== 'string') throw new TableDefinitionError(`${path}.comment`, `expected a string, got ${describe(entry.comment)}`);
+  const def: TableDefinition = {
+    name,
+    fields,
+    partitionKeys: [],
+    primaryKeys: [...(pk as string[])],
+    options,
+    ...(entry.comment === undefined ? {} : { comment: entry.comment as string }),
+    definedBy: path,
+  };
+  // The schema the table would be made with, checked as the table store checks it at creation:
+  // option names and values (a bad one names the option), and what this store can write.
+  try {
+    checkWritableOptions(definitionSchema(def), `table ${name}`, false);
+  } catch (e) {
+    throw new TableDefinitionError(`${path}.options`, (e as Error).message);
+  }
+  return def;
+}
+
+/**
+ * The tables a config `tables` list defines (entries with `columns`), in order; entries that are
+ * not objects are left to the config's own check. For readers of a config.json or a replay
+ * fixture's budgets.json outside core/site.
+ */
+export function tableDefinitionsIn(entries: unknown): TableDefinition[] {
+  if (!Array.isArray(entries)) return [];
+  const out: TableDefinition[] = [];
+  for (const [i, e] of entries.entries()) {
+    if (e === null || typeof e !== 'object' || Array.isArray(e)) continue;
+    const def = parseTableDefinition(e as Record<string, unknown>, `tables[${i}]`);
+    if (def) out.push(def);
+  }
+  return out;
+}
+
+/** The schema `def` makes a new table with (Paimon's defaults filled in, key columns NOT NULL). */
+export function definitionSchema(def: TableDefinition): TableSchema {
+  return TableSchema.fromSpec(
+    {
+      fields: def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description })),
+      primaryKeys: [...def.primaryKeys],
+      partitionKeys: [...def.partitionKeys],
+      options: { ...def.options },
+      ...(def.comment === undefined ? {} : { comment: def.comment }),
+    },
+    0,
+  );
+}
+
+/**
+ * Brings an existing table to a site definition: columns the definition adds after the table's
+ * last are added (one schema change); anything else that differs is refused with the definition's
+ * config key and the difference. Returns the changes it made (none when the table matches); with
+ * `apply` false only checks and returns them (`tilstand config check`).
+ */
+export function evolveToDefinition(table: Table, def: TableDefinition, apply = true): SchemaChange[] {
+  const where = def.definedBy ?? def.name;
+  const want = definitionSchema(def);
+  const have = table.schema;
+  const problems: string[] = [];
+  const show = (f: { name: string; type: Parameters<typeof typeToString>[0] }) => `${f.name} ${typeToString(f.type)}`;
+  for (const [i, f] of have.fields.entries()) {
+    const w = want.fields[i];
+    if (!w) problems.push(`column '${f.name}' (${typeToString(f.type)}) is not in the definition: a column cannot be dropped`);
+    else if (w.name !== f.name) problems.push(`column ${i + 1} is '${f.name}' in the table and '${w.name}' in the definition: columns cannot be renamed or reordered`);
+    // A column added to an existing table is nullable (its earlier rows have none), whatever the
+    // definition says: NOT NULL there holds for tables made with it.
+    else if (typeToString(f.type.nullable ? withNullable(w.type, true) : w.type) !== typeToString(f.type)) problems.push(`column '${f.name}' is ${typeToString(f.type)} in the table and ${typeToString(w.type)} in the definition: a column's type cannot change`);
+  }
+  if (want.primaryKeys.join(',') !== have.primaryKeys.join(',')) problems.push(`the primary key is (${have.primaryKeys.join(', ')}) in the table and (${want.primaryKeys.join(', ')}) in the definition`);
+  for (const [k, v] of Object.entries(def.options)) {
+    const now = have.options.raw[k];
+    if (now !== v) problems.push(`option '${k}' is ${now === undefined ? 'not set' : JSON.stringify(now)} in the table and ${JSON.stringify(v)} in the definition`);
+  }
+  if (problems.length > 0) {
+    throw new TableDefinitionError(
+      where,
+      `table '${def.name}' exists with columns (${have.fields.map(show).join(', ')}) and differs from its definition: ${problems.join('; ')}. A table of the site's own can only gain columns at the end; to change it otherwise, give the new shape another table name`,
+    );
+  }
+  const changes: SchemaChange[] = [];
+  let after = have.fields.at(-1)!.name;
+  for (const f of def.fields.slice(have.fields.length)) {
+    // Added columns are nullable whatever the definition says: rows written before have none.
+    const type = typeToString(withNullable(parseType(f.type), true));
+    changes.push({ kind: 'addColumn', name: f.name, type, ...(f.description === undefined ? {} : { description: f.description }), position: { after } });
+    after = f.name;
+  }
+  if (apply && changes.length > 0) table.alter(changes);
+  return changes;
+}

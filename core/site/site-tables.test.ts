@@ -1,0 +1,229 @@
+// A table of the site's own (config.json `tables` entry with `columns`; core/ingest site-tables.ts):
+// a new module's stream gets a table of its own instead of squeezing into a seed table. End to end
+// on a real data directory and the embedded broker: config check, start creates the table, events
+// land in it, status lists it with its budget, a column added later evolves the table (earlier rows
+// read it as null), and a definition that no longer fits the table on disk is refused, naming the
+// config entry, by config check and by start alike.
+import mqtt from 'mqtt';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
+import { Catalog, valueToJson } from '../lsm/index.ts';
+import { ConfigError, parseConfig, readConfig, siteTables, writeConfig, type SiteConfig } from './config.ts';
+import { initDataDir } from './init.ts';
+import { Site } from './site.ts';
+import { runMain as run } from './cli/test-support.ts';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-site-tables-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const CONTRACT = {
+  name: 'yard.doors',
+  version: 1,
+  compatibility: 'FULL_TRANSITIVE',
+  fields: [
+    { name: 'door_id', type: 'STRING NOT NULL' },
+    { name: 'state', type: 'STRING NOT NULL', symbols: ['free', 'occupied', 'down'] },
+    { name: 'trailer_id', type: 'STRING', default: null },
+  ],
+};
+
+const DOORS = {
+  table: 'yard_doors',
+  budgetMs: 30_000,
+  decision: 'the gate crew sees which dock door is free',
+  confirmedBy: 'test',
+  comment: 'Dock doors as the yard system reports them; one row per door.',
+  columns: [
+    { name: 'door_id', type: 'STRING NOT NULL' },
+    { name: 'state', type: 'STRING', description: 'free | occupied | down' },
+    { name: 'yard_seq', type: 'BIGINT', description: 'source.seq of yard/doors' },
+  ],
+  primaryKeys: ['door_id'],
+  options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
+};
+
+const BINDING = { name: 'yard.doors→yard_doors', topic: 'tilstand/+/events/yard/doors', contract: 'yard.doors', table: 'yard_doors', columns: { door_id: 'after.door_id', state: 'after.state', yard_seq: 'source.seq' } };
+
+const withDoors = (c: SiteConfig, doors: Record<string, unknown> = DOORS, binding: Record<string, unknown> = BINDING): SiteConfig =>
+  ({ ...c, tables: [...c.tables, doors], bindings: [...SEED_BINDINGS, binding] }) as unknown as SiteConfig;
+
+/** The rows of a table of the site, latest snapshot, in key order, as JSON values. */
+function rowsOf(data: string, table: string): Record<string, unknown>[] {
+  const t = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table });
+  const r = t.reader();
+  try {
+    return [...r.scan()].map((row) => Object.fromEntries(t.schema.fields.map((f, i) => [f.name, valueToJson(f.type, row[i])])));
+  } finally {
+    r.close();
+  }
+}
+
+async function publishDoors(site: Site, password: string, events: { seq: number; door: string; state: string; trailer?: string }[]): Promise<void> {
+  const client = await mqtt.connectAsync(site.mqttUrl, { username: 'yard', password, clientId: 'module-north-yard', protocolVersion: 4, reconnectPeriod: 0, clean: false });
+  try {
+    for (const e of events) {
+      const after = { door_id: e.door, state: e.state, ...(e.trailer ? { trailer_id: e.trailer } : {}) };
+      await client.publishAsync('tilstand/north/events/yard/doors', JSON.stringify({ op: 'u', before: null, after, source: { module: 'yard', stream: 'doors', seq: e.seq }, ts_ms: Date.now(), contract: { name: 'yard.doors', version: 1 } }), { qos: 1 });
+    }
+  } finally {
+    await client.endAsync();
+  }
+}
+
+describe("a table of the site's own", () => {
+  it('is made at start from config.json, fed by its binding, listed with its budget, and gains a column later', { timeout: 90_000 }, async () => {
+    const data = join(dir, 'd');
+    await initDataDir({ data, site: 'north' });
+    const pw = /\): (\S+)$/m.exec((await run(['modules', 'password', '--module', 'yard', '--data', data])).out)![1]!;
+    writeFileSync(join(dir, 'yard.doors.v1.json'), JSON.stringify(CONTRACT));
+    expect((await run(['contracts', 'add', '--file', join(dir, 'yard.doors.v1.json'), '--data', data])).code).toBe(0);
+    writeConfig(data, withDoors(readConfig(data)));
+    const check = await run(['config', 'check', '--data', data]);
+    expect(check.code, check.err).toBe(0);
+    expect(check.out).toContain("table yard_doors (the site's own): made at the next start\n");
+    expect(siteTables(readConfig(data))).toEqual(['work_queue', 'resources', 'stock', 'dead_letters', 'yard_doors']);
+
+    let site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    try {
+      await publishDoors(site, pw, [
+        { seq: 1, door: 'D-01', state: 'free' },
+        { seq: 2, door: 'D-02', state: 'occupied' },
+        { seq: 3, door: 'D-01', state: 'occupied' },
+      ]);
+      const deadline = Date.now() + 20_000;
+      while (site.ingestor.status().find((t) => t.table === 'yard_doors')?.snapshotId == null && Date.now() < deadline) {
+        site.ingestor.commitAll();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      site.ingestor.commitAll();
+      expect(site.ingestor.listDeadLetters({ status: 'open' })).toEqual([]);
+      const st = site.ingestor.status().find((t) => t.table === 'yard_doors');
+      expect(st).toMatchObject({ table: 'yard_doors', budgetMs: 30_000, decision: DOORS.decision });
+    } finally {
+      await site.stop();
+    }
+    expect(rowsOf(data, 'yard_doors')).toEqual([
+      { door_id: 'D-01', state: 'occupied', yard_seq: 3 },
+      { door_id: 'D-02', state: 'occupied', yard_seq: 2 },
+    ]);
+    const table = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' });
+    expect(table.schema.comment).toBe(DOORS.comment);
+    expect(table.schema.options.raw['merge-engine']).toBe('deduplicate');
+    // `tilstand status` on the stopped site lists it, fed, with its budget.
+    const status = JSON.parse((await run(['status', '--data', data, '--json'])).out) as { tables: { table: string; rows: number | null; budgetMs: number; fed: boolean }[] };
+    expect(status.tables.find((t) => t.table === 'yard_doors')).toMatchObject({ rows: 2, budgetMs: 30_000, fed: true });
+
+    // A column added at the end of the definition (and bound): the table gains it at the next start.
+    const wider = { ...DOORS, columns: [...DOORS.columns, { name: 'trailer_id', type: 'STRING NOT NULL' }] };
+    const before = readConfig(data);
+    writeConfig(data, { ...before, tables: before.tables.map((t) => (t.table === 'yard_doors' ? wider : t)), bindings: [...SEED_BINDINGS, { ...BINDING, columns: { ...BINDING.columns, trailer_id: 'after.trailer_id' } }] } as unknown as SiteConfig);
+    const adds = await run(['config', 'check', '--data', data]);
+    expect(adds.code, adds.err).toBe(0);
+    expect(adds.out).toContain("table yard_doors (the site's own): the next start adds column trailer_id\n");
+    site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    try {
+      await publishDoors(site, pw, [{ seq: 4, door: 'D-03', state: 'occupied', trailer: 'TR-9' }]);
+      const deadline = Date.now() + 20_000;
+      while (rowsOfLive(site) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await site.stop();
+    }
+    // Earlier rows read the new column as null; the column is nullable (its earlier rows have none).
+    expect(rowsOf(data, 'yard_doors')).toEqual([
+      { door_id: 'D-01', state: 'occupied', yard_seq: 3, trailer_id: null },
+      { door_id: 'D-02', state: 'occupied', yard_seq: 2, trailer_id: null },
+      { door_id: 'D-03', state: 'occupied', yard_seq: 4, trailer_id: 'TR-9' },
+    ]);
+    const evolved = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' });
+    expect(evolved.schema.id).toBe(1);
+    expect(evolved.schema.fields.at(-1)!.type.nullable).toBe(true);
+    // The same definition again changes nothing (no schema-2).
+    site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    await site.stop();
+    expect((await run(['config', 'check', '--data', data])).out).toContain("table yard_doors (the site's own): on disk as defined\n");
+    // Without its binding it is kept but fed by nothing: config check says so.
+    const unbound = readConfig(data);
+    writeConfig(data, { ...unbound, bindings: 'seed' });
+    expect((await run(['config', 'check', '--data', data])).out).toContain("table yard_doors (the site's own): on disk as defined; no binding writes it\n");
+    writeConfig(data, unbound);
+    expect(new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' }).schema.id).toBe(1);
+
+    // A definition that changes a column's type no longer fits the table: refused by config check
+    // and by start, naming the entry and the difference; the table is left as it was.
+    const config = readConfig(data);
+    const i = config.tables.findIndex((t) => t.table === 'yard_doors');
+    writeConfig(data, { ...config, tables: config.tables.map((t) => (t.table === 'yard_doors' ? { ...t, columns: t.columns!.map((c) => (c.name === 'state' ? { ...c, type: 'INT' } : c)) } : t)) });
+    const refused = await run(['config', 'check', '--data', data]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toContain(`config tables[${i}]: table 'yard_doors' exists with columns (door_id STRING NOT NULL, state STRING, yard_seq BIGINT, trailer_id STRING)`);
+    expect(refused.err).toContain("column 'state' is STRING in the table and INT in the definition: a column's type cannot change");
+    let startError: unknown;
+    try {
+      await (await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false })).stop();
+    } catch (e) {
+      startError = e;
+    }
+    expect(startError).toBeInstanceOf(ConfigError);
+    expect((startError as ConfigError).key).toBe(`tables[${i}]`);
+    expect(new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' }).schema.id).toBe(1);
+  });
+
+  it('is checked whole by config check: name, columns, key, options, and a binding to a table that is none', () => {
+    const base = JSON.parse(JSON.stringify({ format: 1, site: 'north' }));
+    const refusal = (entry: Record<string, unknown>, bindings?: unknown[]): string => {
+      try {
+        parseConfig({ ...base, tables: [entry], ...(bindings ? { bindings } : {}) });
+      } catch (e) {
+        expect(e).toBeInstanceOf(ConfigError);
+        return (e as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refusal(DOORS)).toBe('accepted');
+    expect(refusal({ ...DOORS, table: 'stock' })).toBe("config tables[0].columns: 'stock' is one of Tilstand's own tables; its columns are not config's to give (a table of the site's own needs another name)");
+    expect(refusal({ ...DOORS, table: 'YardDoors' })).toMatch(/^config tables\[0\]\.table: expected a table name of lower-case letters, digits and '_' .*got "YardDoors"$/);
+    expect(refusal({ ...DOORS, columns: [...DOORS.columns, { name: 'since', type: 'TIMESTAMPZ' }] })).toMatch(/^config tables\[0\]\.columns\[3\]\.type: not a Paimon type: /);
+    expect(refusal({ ...DOORS, columns: [...DOORS.columns, { name: 'state', type: 'INT' }] })).toBe("config tables[0].columns[3].name: column 'state' is given twice");
+    expect(refusal({ ...DOORS, primaryKeys: ['door'] })).toBe("config tables[0].primaryKeys[0]: 'door' is not one of the columns (door_id, state, yard_seq)");
+    expect(refusal({ ...DOORS, primaryKeys: [] })).toMatch(/^config tables\[0\]\.primaryKeys: expected a non-empty array of column names/);
+    expect(refusal({ ...DOORS, options: { 'merge-engine': 'newest' } })).toMatch(/^config tables\[0\]\.options: .*merge-engine/);
+    expect(refusal({ ...DOORS, options: { bucket: 1 } })).toBe('config tables[0].options.bucket: expected a string (Paimon options are strings: "1", "true"), got number 1');
+    expect(refusal({ ...DOORS, partitionKeys: ['state'] })).toMatch(/^config tables\[0\]\.partitionKeys: /);
+    const { columns: _c, ...noColumns } = DOORS;
+    expect(refusal(noColumns)).toBe("config tables[0].comment: only a table of the site's own, with 'columns', takes 'comment'");
+    expect(refusal({ table: 'yard_doors', budgetMs: 1000, decision: 'd', confirmedBy: 'c' })).toMatch(/^config tables\[0\]\.table: expected one of approval_inbox, work_queue, resources, stock, dead_letters, or a table of the site's own with 'columns' and 'primaryKeys'/);
+    // A binding may write the site's table once it is defined, and names it among the tables when not.
+    expect(refusal(DOORS, [BINDING])).toBe('accepted');
+    expect(refusal({ ...DOORS, table: 'yard_gates' }, [BINDING])).toMatch(/^config bindings\[0\]\.table: expected one of work_queue, resources, stock, dead_letters, yard_gates, got "yard_doors"$/);
+    // A binding of a column the table does not have is refused as for a seed table.
+    expect(refusal(DOORS, [{ ...BINDING, columns: { ...BINDING.columns, dock: 'after.trailer_id' } }])).toMatch(/^config bindings\[0\]: .*dock/);
+  });
+
+  it('is written back by writeConfig as config.json gave it', () => {
+    const c = parseConfig({ format: 1, site: 'north', tables: [DOORS] });
+    expect(JSON.parse(JSON.stringify(c)).tables).toEqual([DOORS]);
+    expect(parseConfig(JSON.parse(JSON.stringify(c)))).toEqual(c);
+  });
+});
+
+/** Rows of yard_doors the running site's ingest has committed (commits first). */
+function rowsOfLive(site: Site): number {
+  site.ingestor.commitAll();
+  return site.ingestor.status().find((t) => t.table === 'yard_doors')?.snapshotId == null ? 0 : countRows(site);
+}
+
+function countRows(site: Site): number {
+  const t = site.catalog.getTable({ database: 'site_north', table: 'yard_doors' });
+  const r = t.reader();
+  try {
+    return [...r.scan()].length;
+  } finally {
+    r.close();
+  }
+}

@@ -29,6 +29,7 @@ import { Journal } from '../ingest/journal.ts';
 import { POSITION_PROPERTY } from '../ingest/progress.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { tableDefinitionsIn } from '../ingest/site-tables.ts';
 import { byCreation, FIXTURE_FORMAT, replayProposal, TAG_PREFIX, type FixtureFile, type FixtureManifest, type FixtureTable, type HumanDecision } from './fixture.ts';
 import { sha256File, stableJson, writeStableJson } from './json.ts';
 import { snapshotFiles } from './table-files.ts';
@@ -372,12 +373,14 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     const dir = (tmpDir = mkdtempSync(join(dirname(o.out), '.tilstand-export-')));
     // Tables at the tag.
     const tables: Record<string, FixtureTable> = {};
+    // Tilstand's ingest tables and the site's own (config.json `tables` entries with columns).
+    const ingestTables = [...INGEST_TABLES, ...tableDefinitionsIn(rawConfig.tables).map((d) => d.name)];
     let after: bigint | undefined;
     let baselineRunId: string | null = null;
     for (const [n, { table, snapshot }] of [...cut.tables].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const props = snapshot?.properties ?? {};
       const pos = props[POSITION_PROPERTY];
-      if (INGEST_TABLES.includes(n)) {
+      if (ingestTables.includes(n)) {
         const p = pos === undefined ? 0n : BigInt(pos);
         if (after === undefined || p < after) after = p;
       }
@@ -386,7 +389,7 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
       tables[n] = { snapshotId: snapshot?.id ?? null, journalPosition: pos ?? null, snapshotTimeMs: snapshot?.timeMillis ?? null, baselineAgentTag: baseline };
       if (snapshot) exportTable(table, snapshot, tag, baseline, join(dir, 'warehouse', `${database}.db`, n));
     }
-    for (const n of INGEST_TABLES) if (!cut.tables.has(n)) after = 0n;
+    for (const n of ingestTables) if (!cut.tables.has(n)) after = 0n;
 
     // Events after the lowest position, up to until.
     const events = await exportEvents(o.data, after ?? 0n, untilMs, join(dir, 'events.ndjson.gz'));

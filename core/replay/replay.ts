@@ -33,6 +33,7 @@ import type { TableBudget } from '../ingest/freshness.ts';
 import { Ingestor } from '../ingest/ingestor.ts';
 import { Journal } from '../ingest/journal.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { TableDefinitionError, tableDefinitionsIn } from '../ingest/site-tables.ts';
 import { Catalog } from '../lsm/index.ts';
 import { agentConfigFor, defaultAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { runIdMs } from './export.ts';
@@ -221,18 +222,29 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     closers.push(() => journal.close());
     const contracts = new ContractRegistry(join(scratch, 'contracts'));
     let warnings = 0;
-    const ingestor = Ingestor.open({
-      site: m.site,
-      catalog,
-      database: m.database,
-      journal,
-      contracts,
-      bindings,
-      tables: [...SEED_TABLES],
-      budgets: budgets.filter((b) => b.table !== 'approval_inbox'),
-      clock,
-      onWarning: () => void warnings++,
-    });
+    let ingestor: Ingestor;
+    try {
+      ingestor = Ingestor.open({
+        site: m.site,
+        catalog,
+        database: m.database,
+        journal,
+        contracts,
+        bindings,
+        // The site's own tables are defined in its `tables` entries (budgets.json is config's
+        // list), so the replay makes them, or brings the cut's copy to the definition, as a start.
+        tables: [...SEED_TABLES, ...tableDefinitionsIn(budgets)],
+        budgets: budgets.filter((b) => b.table !== 'approval_inbox').map((b) => ({ table: b.table, budgetMs: b.budgetMs, decision: b.decision, confirmedBy: b.confirmedBy })),
+        clock,
+        onWarning: () => void warnings++,
+      });
+    } catch (e) {
+      // A definition that no longer fits the table's files at the cut (config.json changed after
+      // the table was made, and exported before a start refused it): `tables[4]` alone would read
+      // as the site's config.json.
+      if (e instanceof TableDefinitionError) throw new Error(`fixture config/budgets.json: ${e.message}`);
+      throw e;
+    }
     closers.unshift(() => ingestor.close());
 
     // The people: each recorded decision is made again, by the same name and role.

@@ -1,20 +1,22 @@
 // A "live" site for tests and the benchmark, built from the real parts on a simulated clock:
-// data directory with config.json and contracts, Journal, Ingestor (seed tables, bindings,
-// budgets), Inbox and Agent wired as core/site wires them (freshen = commitAll, recheck =
-// agent.recheck, reevaluate = one run). `advance(untilMs)` moves time in steps of the site's
-// ingest tick (250 ms): events received in the step are accepted, then the tick, then the
-// people's decisions for that instant, then the agent when its minute has come.
+// data directory with config.json and contracts, Journal, Ingestor (seed tables and any of the
+// site's own, bindings, budgets), Inbox and Agent wired as core/site wires them (freshen =
+// commitAll, recheck = agent.recheck, reevaluate = one run). `advance(untilMs)` moves time in
+// steps of the site's ingest tick (250 ms): events received in the step are accepted, then the
+// tick, then the people's decisions for that instant, then the agent when its minute has come.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, type AgentConfig, type RunResult } from '../agents/index.ts';
 import { Inbox, type SignInResult } from '../inbox/index.ts';
-import { ContractRegistry } from '../ingest/contracts.ts';
+import type { Binding } from '../ingest/binding.ts';
+import { ContractRegistry, type Contract } from '../ingest/contracts.ts';
 import { Ingestor } from '../ingest/ingestor.ts';
 import { Journal } from '../ingest/journal.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
+import { tableDefinitionsIn } from '../ingest/site-tables.ts';
 import { CliError } from '../lsm/cli/args.ts';
 import { Catalog } from '../lsm/index.ts';
 import { runCli, type CliRun } from '../lsm/testing/cli.ts';
@@ -67,21 +69,27 @@ export class LiveSite {
   private lastStep: number;
   private closed = false;
 
-  constructor(o: { startMs?: number; agent?: Partial<AgentConfig>; parent?: string } = {}) {
+  /**
+   * `own`: tables of the site's own (config.json `tables` entries with `columns`), the bindings
+   * that write them (after the seed ones) and their modules' contracts, as core/site opens them.
+   */
+  constructor(o: { startMs?: number; agent?: Partial<AgentConfig>; parent?: string; own?: { tables: Record<string, unknown>[]; bindings: Binding[]; contracts: Contract[] } } = {}) {
     this.now = o.startMs ?? T0;
     this.lastStep = this.now;
     this.dir = mkdtempSync(join(o.parent ?? defaultScratchParent(), 'tilstand-live-'));
     // The agent's thresholds as a site keeps them: config.json's `agent` section (core/site), which
     // the export records (the evidence retentions are the site's `evidence` section).
     const { evidenceRetentionMs: _e, baselineRetentionMs: _b, ...siteAgent } = o.agent ?? {};
-    const config = { format: 1, site: this.site, tables: DEMO_BUDGETS, bindings: 'seed', ...(o.agent ? { agent: siteAgent } : {}) };
+    const tables = [...DEMO_BUDGETS, ...(o.own?.tables ?? [])];
+    const bindings = [...SEED_BINDINGS, ...(o.own?.bindings ?? [])];
+    const config = { format: 1, site: this.site, tables, bindings: o.own ? bindings : 'seed', ...(o.agent ? { agent: siteAgent } : {}) };
     writeFileSync(join(this.dir, 'config.json'), JSON.stringify(config, null, 2));
     mkdirSync(join(this.dir, 'contracts'), { recursive: true });
     const contracts = new ContractRegistry(join(this.dir, 'contracts'));
-    for (const c of SEED_CONTRACTS) contracts.register(c);
+    for (const c of [...SEED_CONTRACTS, ...(o.own?.contracts ?? [])]) contracts.register(c);
     this.catalog = new Catalog(join(this.dir, 'warehouse'), { clock: this.clock });
     this.journal = Journal.open(this.dir, { nowMs: this.clock });
-    this.ingestor = Ingestor.open({ site: this.site, catalog: this.catalog, database: this.database, journal: this.journal, contracts, bindings: [...SEED_BINDINGS], tables: [...SEED_TABLES], budgets: DEMO_BUDGETS, clock: this.clock, onWarning: () => undefined });
+    this.ingestor = Ingestor.open({ site: this.site, catalog: this.catalog, database: this.database, journal: this.journal, contracts, bindings, tables: [...SEED_TABLES, ...tableDefinitionsIn(tables)], budgets: tables.map((t) => ({ table: t.table as string, budgetMs: t.budgetMs as number, decision: t.decision as string, confirmedBy: t.confirmedBy as string })), clock: this.clock, onWarning: () => undefined });
     const users = { verifyPin: async (name: string): Promise<SignInResult> => ({ ok: true, user: { name, role: 'shift_lead', disabled: false, hasPin: true, hasPassword: false, hasBadge: false, createdAtMs: 0, lastSignInMs: null, lockedUntilMs: null } }) };
     let agent!: Agent;
     this.inbox = Inbox.open({

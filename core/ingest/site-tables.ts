@@ -38,6 +38,17 @@ export const RESERVED_TABLE_NAMES: readonly string[] = ['work_queue', 'resources
 const TABLE_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const COLUMN_NAME = /^[a-z_][a-z0-9_]{0,63}$/;
 
+/**
+ * Paimon options a site's table may not take, with why: the site must find every file of the table
+ * where it made it (sync, restore and backups copy `warehouse/`), and its writer is the only
+ * compaction it gets.
+ */
+const REFUSED_OPTIONS: readonly [(key: string) => boolean, string][] = [
+  [(k) => k === 'path', "a site's table lives in warehouse/site_<id>.db/<table>/, where sync, restore and backups find it"],
+  [(k) => k.startsWith('data-file.external-paths'), "a site's table keeps its files in warehouse/site_<id>.db/<table>/, where sync, restore and backups find them"],
+  [(k) => k === 'write-only', "the site's writer is the only compaction a site's table gets (Paimon's write-only leaves it to a separate job)"],
+];
+
 /** The keys of a `tables` entry that define a table (besides table, budgetMs, decision, confirmedBy). */
 export const DEFINITION_KEYS = ['comment', 'columns', 'primaryKeys', 'options'] as const;
 
@@ -99,6 +110,8 @@ export function parseTableDefinition(entry: Readonly<Record<string, unknown>>, p
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
     if (typeof v !== 'string') throw new TableDefinitionError(`${path}.options.${k}`, `expected a string (Paimon options are strings: "1", "true"), got ${describe(v)}`);
     if (k === 'partition' || k === 'primary-key') throw new TableDefinitionError(`${path}.options.${k}`, `not an option here: the key is 'primaryKeys', and a site's table has no partitions`);
+    const refused = REFUSED_OPTIONS.find(([test]) => test(k));
+    if (refused) throw new TableDefinitionError(`${path}.options.${k}`, refused[1]);
     options[k] = v;
   }
 

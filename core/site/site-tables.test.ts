@@ -226,6 +226,12 @@ describe("a table of the site's own", () => {
     expect(refusal({ ...DOORS, options: { 'merge-engine': 'newest' } })).toMatch(/^config tables\[0\]\.options: .*merge-engine/);
     expect(refusal({ ...DOORS, options: { bucket: 1 } })).toBe('config tables[0].options.bucket: expected a string (Paimon options are strings: "1", "true"), got number 1');
     expect(refusal({ ...DOORS, partitionKeys: ['state'] })).toMatch(/^config tables\[0\]\.partitionKeys: /);
+    expect(refusal({ ...DOORS, options: { 'sequence.field': 'seq' } })).toBe("config tables[0].options: option 'sequence.field' names unknown column 'seq'");
+    // Files outside the table's folder would be missed by sync, restore and backups; write-only
+    // would leave the table without compaction.
+    expect(refusal({ ...DOORS, options: { path: '/srv/doors' } })).toMatch(/^config tables\[0\]\.options\.path: a site's table lives in warehouse\/site_<id>\.db\/<table>\//);
+    expect(refusal({ ...DOORS, options: { 'data-file.external-paths': 'file:///mnt/a' } })).toMatch(/^config tables\[0\]\.options\.data-file\.external-paths: /);
+    expect(refusal({ ...DOORS, options: { 'write-only': 'true' } })).toMatch(/^config tables\[0\]\.options\.write-only: the site's writer is the only compaction/);
     const { columns: _c, ...noColumns } = DOORS;
     expect(refusal(noColumns)).toBe("config tables[0].comment: only a table of the site's own, with 'columns', takes 'comment'");
     expect(refusal({ table: 'yard_doors', budgetMs: 1000, decision: 'd', confirmedBy: 'c' })).toMatch(/^config tables\[0\]\.table: expected one of approval_inbox, work_queue, resources, stock, dead_letters, or a table of the site's own with 'columns' and 'primaryKeys'/);

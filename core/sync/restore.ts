@@ -16,9 +16,15 @@
 // The restored directory is the site's legitimate successor: once the tables are in place it
 // writes HQ's sender marker (sender.ts) with its own sender id, so the replaced PC, should it come
 // back online, is the one that stops sending.
+//
+// HQ holds the tables, not config.json: a table of the site's own (a config.json `tables` entry
+// with `columns`) comes back with its data, tags and schemas, but the site `tilstand init` then
+// makes defines none, so nothing would write it. The note lists such tables (`ownTables`) and the
+// command's output says what to put back.
 
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from '../inbox/index.ts';
 import { Catalog, localFileIO } from '../lsm/index.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { SYNC_LOCK_FILE } from './engine.ts';
@@ -44,11 +50,24 @@ export interface ResyncRequest {
   tables: Record<string, number>;
 }
 
+/**
+ * Tilstand's own tables (../shared/DESIGN.md, "Shared names"; core/ingest's RESERVED_TABLE_NAMES,
+ * which this folder may not import): made by the site whatever config.json says. Any other table
+ * of a site is one of its own, defined in config.json.
+ */
+const TILSTAND_TABLES: readonly string[] = ['work_queue', 'resources', 'stock', APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, 'dead_letters'];
+
 export interface RestoreNote {
   site: string;
   restoredAtMs: number;
   hq: string;
   tables: Record<string, { snapshotId: number | null; tags: string[] }>;
+  /**
+   * The restored tables of the site's own (not Tilstand's; absent when there are none): their definitions and bindings live in
+   * config.json, which HQ does not hold. Until they are put back into the restored site's
+   * config.json the site neither lists nor writes these tables (sync still keeps HQ's copy).
+   */
+  ownTables?: string[];
   resync: ResyncRequest[];
   /**
    * This directory's sender id, and whether HQ's sender marker now names it. Not adopted (a
@@ -143,7 +162,8 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     tables[name] = { snapshotId: t.latestSnapshot()?.id ?? null, tags: t.listTags().map((x) => x.name) };
   }
   const restoredAtMs = (o.clock ?? Date.now)();
-  const note: RestoreNote = { site: o.site, restoredAtMs, hq: o.target.description, tables, resync: resyncRequests(o.dataDir, o.site), sender: await adoptMarker(o, restoredAtMs) };
+  const ownTables = mirrored.tables.filter((t) => !TILSTAND_TABLES.includes(t));
+  const note: RestoreNote = { site: o.site, restoredAtMs, hq: o.target.description, tables, ...(ownTables.length > 0 ? { ownTables } : {}), resync: resyncRequests(o.dataDir, o.site), sender: await adoptMarker(o, restoredAtMs) };
   // Temp file, fsync, rename: a crash mid-write leaves the old note or none, never a torn one
   // the site's next start would fail to parse.
   localFileIO.replaceAtomic(join(o.dataDir, RESTORE_NOTE), Buffer.from(JSON.stringify(note, null, 2) + '\n'));

@@ -298,6 +298,10 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
       else {
         await out.line(`restored site ${site} into ${data}: ${Object.entries(note.tables).map(([t, x]) => `${t}@${x.snapshotId ?? '-'}`).join(', ')}`);
         for (const r of note.resync) await out.line(`resync ${r.module}/${r.stream} after seq ${r.afterSeq} (${r.topic})`);
+        // HQ holds no config.json: without the definition back, the site would keep the table and write nothing into it.
+        for (const t of note.ownTables ?? []) {
+          await out.line(`${t} is a table of the site's own: HQ does not hold config.json, which defines it. After \`tilstand init\`, put its \`tables\` entry and its bindings back into ${join(data, 'config.json')} (from the replaced PC's copy; the restored table fits the entry it last had); until then the site does not list or write ${t}`);
+        }
         if (note.sender?.adopted) await out.line(`HQ's sender marker names this directory (sender ${note.sender.id}): the replaced PC, if it comes back, stops sending`);
         else if (note.sender) await out.line(`HQ's sender marker was not written (${note.sender.error}): the first send is refused while it names the replaced PC; \`tilstand sync now --take-over --data ${data}\` then`);
         await out.line(`note: ${join(data, 'restore-note.json')}`);

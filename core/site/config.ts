@@ -375,9 +375,20 @@ export function parseConfig(raw: unknown): SiteConfig {
       );
     }
     const budget = { table, budgetMs, decision: str(b, 'decision', key), confirmedBy: str(b, 'confirmedBy', key) };
-    if (def) definitions.push(def);
-    // A definition is kept as config.json gave it (written back unchanged by writeConfig).
-    tables.push(def ? { ...budget, ...(b.comment === undefined ? {} : { comment: def.comment! }), columns: def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description })), primaryKeys: [...def.primaryKeys], ...(b.options === undefined ? {} : { options: { ...def.options } }) } : budget);
+    if (!def) {
+      tables.push(budget);
+      continue;
+    }
+    definitions.push(def);
+    // The definition's keys as config.json gave them (writeConfig writes them back the same).
+    const columns = def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description }));
+    tables.push({
+      ...budget,
+      ...(def.comment === undefined ? {} : { comment: def.comment }),
+      columns,
+      primaryKeys: [...def.primaryKeys],
+      ...(b.options === undefined ? {} : { options: { ...def.options } }),
+    });
   }
 
   let bindings: SiteConfig['bindings'] = 'seed';

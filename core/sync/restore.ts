@@ -20,12 +20,16 @@
 // HQ holds the tables, not config.json: a table of the site's own (a config.json `tables` entry
 // with `columns`) comes back with its data, tags and schemas, but the site `tilstand init` then
 // makes defines none, so nothing would write it. The note lists such tables (`ownTables`) and the
-// command's output says what to put back.
+// command's output says what to put back. When a PC dies its config.json often goes with it, so
+// the restore also drafts each such table's `tables` entry from its latest schema, which says all
+// the definition said but the budget: `<data>/restored-tables.json` (`draftTableEntries`).
 
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from '../inbox/index.ts';
-import { Catalog, localFileIO } from '../lsm/index.ts';
+import { Catalog, localFileIO, type TableSchema } from '../lsm/index.ts';
+import { DEFAULT_FILE_COMPRESSION } from '../lsm/schema.ts';
+import { typeToString } from '../lsm/types.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
@@ -38,6 +42,8 @@ import type { SyncTarget } from './targets/target.ts';
 
 export const HWM_PREFIX = 'tilstand.hwm.';
 export const RESTORE_NOTE = 'restore-note.json';
+/** The drafted config.json `tables` entries of the restored tables of the site's own (`draftTableEntries`). */
+export const RESTORED_TABLES = 'restored-tables.json';
 
 export interface ResyncRequest {
   module: string;
@@ -66,6 +72,7 @@ export interface RestoreNote {
    * The restored tables of the site's own (not Tilstand's; absent when there are none): their definitions and bindings live in
    * config.json, which HQ does not hold. Until they are put back into the restored site's
    * config.json the site neither lists nor writes these tables (sync still keeps HQ's copy).
+   * Their entries, drafted from their schemas, are in `<data>/restored-tables.json`.
    */
   ownTables?: string[];
   resync: ResyncRequest[];
@@ -123,6 +130,63 @@ export function readRestoreNote(dataDir: string): RestoreNote | undefined {
   return fs.existsSync(p) ? (JSON.parse(fs.readFileSync(p, 'utf8')) as RestoreNote) : undefined;
 }
 
+/** A config.json `tables` entry drafted from a restored table's schema (core/ingest site-tables.ts reads it). */
+export interface DraftTableEntry {
+  table: string;
+  budgetMs: number;
+  decision: string;
+  confirmedBy: string;
+  comment?: string;
+  columns: { name: string; type: string; description?: string }[];
+  primaryKeys: string[];
+  options?: Record<string, string>;
+}
+
+/** A draft's budget and decision: HQ holds no budget, so these are placeholders that say so, for a person to set. */
+export const DRAFT_BUDGET_MS = 60_000;
+export const DRAFT_DECISION = "restored from HQ's schema: say what this table's freshness serves";
+export const DRAFT_CONFIRMED_BY = 'nobody yet';
+
+/**
+ * The options the table store fills in when a definition leaves them out (core/lsm TableSchema.fromSpec),
+ * each with the value it fills in. A draft leaves them out too when the table has that value: the
+ * definition then makes the same schema, and one the site set to another value is kept.
+ */
+const FILLED_IN_OPTIONS = (primaryKey: boolean): Record<string, string> => ({
+  bucket: primaryKey ? '1' : '-1',
+  'file.format': 'parquet',
+  'file.compression': DEFAULT_FILE_COMPRESSION,
+  'manifest.compression': 'deflate',
+});
+
+/**
+ * The config.json `tables` entry that defines a table with `schema` (its latest), as a person would
+ * have written it: columns in the table's order with the store's type text (key columns NOT NULL,
+ * a column added later nullable, as they are: the definition then finds the table "as defined"),
+ * the key, the options the site set, the comment. The budget is not in the schema: `budgetMs`,
+ * `decision` and `confirmedBy` are placeholders that say they are to be filled in.
+ */
+export function draftTableEntry(name: string, schema: TableSchema): DraftTableEntry {
+  const filled = FILLED_IN_OPTIONS(schema.primaryKeys.length > 0);
+  const options = Object.fromEntries(Object.entries(schema.options.raw).filter(([k, v]) => filled[k] !== v));
+  return {
+    table: name,
+    budgetMs: DRAFT_BUDGET_MS,
+    decision: DRAFT_DECISION,
+    confirmedBy: DRAFT_CONFIRMED_BY,
+    ...(schema.comment === undefined ? {} : { comment: schema.comment }),
+    columns: schema.fields.map((f) => ({ name: f.name, type: typeToString(f.type), ...(f.description === undefined ? {} : { description: f.description }) })),
+    primaryKeys: [...schema.primaryKeys],
+    ...(Object.keys(options).length > 0 ? { options } : {}),
+  };
+}
+
+/** The drafted entries of the tables of the site's own in `dataDir`'s warehouse, in the order given. */
+export function draftTableEntries(dataDir: string, site: string, tables: readonly string[]): DraftTableEntry[] {
+  const catalog = new Catalog(join(dataDir, 'warehouse'));
+  return tables.map((t) => draftTableEntry(t, catalog.getTable({ database: siteDatabase(site), table: t }).schema));
+}
+
 /**
  * Rebuilds the site's warehouse and contracts/ from HQ. Holds the data directory's sender lock
  * (`sync.lock`, engine.ts) throughout: a site that syncs from the directory, or a `sync now`, holds
@@ -163,6 +227,11 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   }
   const restoredAtMs = (o.clock ?? Date.now)();
   const ownTables = mirrored.tables.filter((t) => !TILSTAND_TABLES.includes(t));
+  // The drafts of their config.json entries; none without such tables, and one a restore with
+  // --force left from an earlier restore goes: it would name tables this warehouse may not have.
+  const drafts = join(o.dataDir, RESTORED_TABLES);
+  if (ownTables.length > 0) localFileIO.replaceAtomic(drafts, Buffer.from(JSON.stringify(draftTableEntries(o.dataDir, o.site, ownTables), null, 2) + '\n'));
+  else fs.rmSync(drafts, { force: true });
   const note: RestoreNote = { site: o.site, restoredAtMs, hq: o.target.description, tables, ...(ownTables.length > 0 ? { ownTables } : {}), resync: resyncRequests(o.dataDir, o.site), sender: await adoptMarker(o, restoredAtMs) };
   // Temp file, fsync, rename: a crash mid-write leaves the old note or none, never a torn one
   // the site's next start would fail to parse.

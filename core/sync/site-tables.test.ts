@@ -4,7 +4,9 @@
 // read the added column as null), and `tilstand restore` brings it back. HQ does not hold
 // config.json, where the table is defined, so a restored site (`tilstand init` after the restore)
 // starts without the definition: the table is on disk but nothing writes it until the entry is put
-// back. The restore's output names such tables and says so.
+// back. The restore's output names such tables and says so, and drafts their entries from HQ's
+// schemas into `<data>/restored-tables.json`: pasted into config.json with a binding, the draft
+// defines the table as it is on disk (the person sets its budget and decision).
 //
 // The site is made by `tilstand init` and checked by `tilstand config check` / `status` in child
 // processes (core/site, which this folder may not import); yard_doors is made with core/lsm as the
@@ -41,6 +43,18 @@ const DOORS = {
   primaryKeys: ['door_id'],
   options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
 };
+/** The contract yard_doors' binding reads (core/site/site-tables.test.ts). */
+const CONTRACT = {
+  name: 'yard.doors',
+  version: 1,
+  compatibility: 'FULL_TRANSITIVE',
+  fields: [
+    { name: 'door_id', type: 'STRING NOT NULL' },
+    { name: 'state', type: 'STRING NOT NULL', symbols: ['free', 'occupied', 'down'] },
+    { name: 'trailer_id', type: 'STRING', default: null },
+  ],
+};
+const BINDING = { name: 'yard.doors→yard_doors', topic: 'tilstand/+/events/yard/doors', contract: 'yard.doors', table: 'yard_doors', columns: { door_id: 'after.door_id', state: 'after.state', yard_seq: 'source.seq' } };
 /** The same entry after a column was added at the end. */
 const WIDER = { ...DOORS, columns: [...DOORS.columns, { name: 'trailer_id', type: 'STRING NOT NULL' }] };
 
@@ -63,6 +77,12 @@ function setDoorsEntry(data: string, entry: Record<string, unknown> | undefined)
   const c = JSON.parse(readFileSync(path, 'utf8')) as { tables: { table: string }[] };
   c.tables = [...c.tables.filter((t) => t.table !== 'yard_doors'), ...(entry ? [entry as { table: string }] : [])];
   writeFileSync(path, `${JSON.stringify(c, null, 2)}\n`);
+}
+
+/** config.json of `data` with `bindings` as its bindings. */
+function setBindings(data: string, bindings: unknown[]): void {
+  const path = join(data, 'config.json');
+  writeFileSync(path, `${JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), bindings }, null, 2)}\n`);
 }
 
 /** yard_doors as the Ingestor makes it from DOORS (core/ingest site-tables.ts definitionSchema). */
@@ -111,6 +131,10 @@ describe("a table of the site's own at HQ", () => {
     const hq = join(dir, 'hq');
     const init = await tilstand(['init', '--data', data, '--site', 'north']);
     expect(init.code, init.err).toBe(0);
+    // Its binding's contract, registered on the site, travels to HQ and comes back with the restore.
+    writeFileSync(join(dir, 'yard.doors.v1.json'), JSON.stringify(CONTRACT));
+    const added = await tilstand(['contracts', 'add', '--file', join(dir, 'yard.doors.v1.json'), '--data', data]);
+    expect(added.code, added.out + added.err).toBe(0);
     setDoorsEntry(data, DOORS);
     const doors = makeDoors(data);
     writeDoors(doors, [['D-01', 'free', 1n], ['D-02', 'occupied', 2n]], 2);
@@ -184,5 +208,55 @@ describe("a table of the site's own at HQ", () => {
     expect(fits.code, fits.out + fits.err).toBe(0);
     const withDoors = JSON.parse((await tilstand(['status', '--data', fresh, '--json'])).out) as Status;
     expect(withDoors.tables.find((t) => t.table === 'yard_doors')).toMatchObject({ rows: 3 });
+
+    // When the replaced PC's config.json is lost with it: the restore drafted the entry from HQ's
+    // latest schema — the columns as the table has them (the key NOT NULL, the added column
+    // nullable), the key, the options the site set (not those the table store fills in), the
+    // comment — with a budget and decision that say they are to be set.
+    const draftPath = join(fresh, 'restored-tables.json');
+    expect(restored.out).toContain(`Its entry, drafted from HQ's schema, is in ${draftPath}: after \`tilstand init\`, add it to ${join(fresh, 'config.json')} \`tables\`, with its binding`);
+    const drafts = JSON.parse(readFileSync(draftPath, 'utf8')) as Record<string, unknown>[];
+    expect(drafts).toEqual([
+      {
+        table: 'yard_doors',
+        budgetMs: 60_000,
+        decision: "restored from HQ's schema: say what this table's freshness serves",
+        confirmedBy: 'nobody yet',
+        comment: DOORS.comment,
+        columns: [...DOORS.columns, { name: 'trailer_id', type: 'STRING' }],
+        primaryKeys: ['door_id'],
+        options: DOORS.options,
+      },
+    ]);
+    // Pasted into the restored site's config.json with its binding: config check takes it and
+    // finds the table on disk as the draft defines it (nothing to add, nothing refused).
+    setDoorsEntry(fresh, drafts[0]);
+    setBindings(fresh, [BINDING]);
+    const drafted = await tilstand(['config', 'check', '--data', fresh]);
+    expect(drafted.code, drafted.out + drafted.err).toBe(0);
+    expect(drafted.out).toContain("table yard_doors (the site's own): on disk as defined\n");
+
+    // A site with none of its own tables gets no draft file; a --force restore of such a site over
+    // this one takes away the draft it no longer fits.
+    const plain = join(dir, 'plain');
+    const plainHq = join(dir, 'plain-hq');
+    const plainCatalog = new Catalog(join(plain, 'warehouse'));
+    plainCatalog.createDatabase('site_north');
+    const queue = plainCatalog.createTable({ database: 'site_north', table: 'work_queue' }, { fields: [{ name: 'job_id', type: 'STRING NOT NULL' }], primaryKeys: ['job_id'] });
+    const w = queue.newWriter();
+    try {
+      w.write(['J-1'], RowKind.INSERT);
+      w.commit({});
+    } finally {
+      w.close();
+    }
+    await ship(plain, plainHq, h14);
+    const none = await runCli((a, io) => runRestore(a, io), ['--data', join(dir, 'plain-restored'), '--hq', plainHq, '--site', 'north']);
+    expect(none.code, none.err).toBe(0);
+    expect(none.out).not.toContain('restored-tables.json');
+    expect(existsSync(join(dir, 'plain-restored', 'restored-tables.json'))).toBe(false);
+    const over = await runCli((a, io) => runRestore(a, io), ['--data', fresh, '--hq', plainHq, '--site', 'north', '--force']);
+    expect(over.code, over.err).toBe(0);
+    expect(existsSync(draftPath)).toBe(false);
   });
 });

@@ -6,8 +6,9 @@
 //                refused (Conflict) while another engine holds the directory's sync.lock — on a
 //                running site the dispatcher (core/site/cli/site-commands.ts) asks the site instead
 //                `--take-over`: writes HQ's sender marker with this directory's id first (sender.ts)
-//   restore      rebuilds <data>/warehouse and contracts/ from HQ and writes restore-note.json;
-//                HQ's sender marker then names the restored directory
+//   restore      rebuilds <data>/warehouse and contracts/ from HQ and writes restore-note.json
+//                (and restored-tables.json: the drafted config.json entries of the site's own
+//                tables); HQ's sender marker then names the restored directory
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -16,7 +17,7 @@ import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
 import type { ProgramDataFormat } from '../hq-data-format.ts';
-import { restoreSite } from '../restore.ts';
+import { RESTORED_TABLES, restoreSite } from '../restore.ts';
 import { takeOverFor } from '../sender.ts';
 import { checkSiteId } from '../names.ts';
 import { guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
@@ -300,7 +301,7 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
         for (const r of note.resync) await out.line(`resync ${r.module}/${r.stream} after seq ${r.afterSeq} (${r.topic})`);
         // HQ holds no config.json: without the definition back, the site would keep the table and write nothing into it.
         for (const t of note.ownTables ?? []) {
-          await out.line(`${t} is a table of the site's own: HQ does not hold config.json, which defines it. After \`tilstand init\`, put its \`tables\` entry and its bindings back into ${join(data, 'config.json')} (from the replaced PC's copy; the restored table fits the entry it last had); until then the site does not list or write ${t}`);
+          await out.line(`${t} is a table of the site's own: HQ does not hold config.json, which defines it. Its entry, drafted from HQ's schema, is in ${join(data, RESTORED_TABLES)}: after \`tilstand init\`, add it to ${join(data, 'config.json')} \`tables\`, with its binding (set its budget and decision; the replaced PC's copy, if there is one, says them); until then the site does not list or write ${t}`);
         }
         if (note.sender?.adopted) await out.line(`HQ's sender marker names this directory (sender ${note.sender.id}): the replaced PC, if it comes back, stops sending`);
         else if (note.sender) await out.line(`HQ's sender marker was not written (${note.sender.error}): the first send is refused while it names the replaced PC; \`tilstand sync now --take-over --data ${data}\` then`);

@@ -2,14 +2,16 @@
 // `columns`), next to the seed tables. A definition is checked whole before anything is opened —
 // its name, columns, key and options, the options by the table store itself (the schema it would
 // write, and whether this store can write it) — so `tilstand config check` refuses what `start`
-// would. A table that exists already is brought to its definition only by adding columns at the
-// end (Paimon's schema evolution, `schema-<N+1>`; earlier rows read them as null); any other
-// difference is refused, naming the config entry and the difference, because the table's files,
-// HQ's copy and every engine reading it follow the schema it was made with.
+// would. A table that exists already is brought to its definition as Paimon's ALTER TABLE would
+// (schema evolution, `schema-<N+1>`): columns added at the end (earlier rows read them as null),
+// descriptions and the options Paimon lets change; any other difference (a column dropped, renamed
+// or retyped, the key, an option fixed at creation) is refused, naming the config entry and the
+// difference, because the table's files, HQ's copy and every engine reading it follow the schema
+// it was made with.
 
 import { TableSchema } from '../lsm/schema.ts';
 import type { Table } from '../lsm/table.ts';
-import type { SchemaChange } from '../lsm/schema-change.ts';
+import { applySchemaChanges, type SchemaChange } from '../lsm/schema-change.ts';
 import { parseType, typeToString, withNullable } from '../lsm/types.ts';
 import { checkWritableOptions } from '../lsm/write-options.ts';
 import type { TableDefinition } from './seed-tables.ts';
@@ -166,17 +168,27 @@ export function definitionSchema(def: TableDefinition): TableSchema {
 }
 
 /**
- * Brings an existing table to a site definition: columns the definition adds after the table's
- * last are added (one schema change); anything else that differs is refused with the definition's
- * config key and the difference. Returns the changes it made (none when the table matches); with
- * `apply` false only checks and returns them (`tilstand config check`).
+ * Options the table store fills in when a definition leaves them out (TableSchema.fromSpec): they
+ * are compared only when the definition gives them, so a later version's different default does not
+ * turn into a change of every site table at its upgrade.
+ */
+const FILLED_OPTIONS = ['bucket', 'file.format', 'file.compression', 'manifest.compression'];
+
+/**
+ * Brings an existing table to a site definition, as Paimon's ALTER TABLE would: columns the
+ * definition adds after the table's last are added; an option it sets, changes or no longer gives
+ * is set or removed where Paimon lets an option change after creation; a changed description or
+ * comment is written. A column dropped, renamed, moved or retyped, another key, or an option that
+ * is fixed at creation (merge-engine, bucket, sequence groups, …) is refused with the definition's
+ * config key and every difference. Returns the changes (none when the table matches); with `apply`
+ * false only checks them (`tilstand config check`).
  */
 export function evolveToDefinition(table: Table, def: TableDefinition, apply = true): SchemaChange[] {
   const where = def.definedBy ?? def.name;
   const want = definitionSchema(def);
   const have = table.schema;
   const problems: string[] = [];
-  const show = (f: { name: string; type: Parameters<typeof typeToString>[0] }) => `${f.name} ${typeToString(f.type)}`;
+  const changes: SchemaChange[] = [];
   for (const [i, f] of have.fields.entries()) {
     const w = want.fields[i];
     if (!w) problems.push(`column '${f.name}' (${typeToString(f.type)}) is not in the definition: a column cannot be dropped`);
@@ -184,26 +196,66 @@ export function evolveToDefinition(table: Table, def: TableDefinition, apply = t
     // A column added to an existing table is nullable (its earlier rows have none), whatever the
     // definition says: NOT NULL there holds for tables made with it.
     else if (typeToString(f.type.nullable ? withNullable(w.type, true) : w.type) !== typeToString(f.type)) problems.push(`column '${f.name}' is ${typeToString(f.type)} in the table and ${typeToString(w.type)} in the definition: a column's type cannot change`);
+    else if ((w.description ?? null) !== (f.description ?? null)) changes.push({ kind: 'updateColumnComment', name: f.name, comment: w.description ?? null });
   }
   if (want.primaryKeys.join(',') !== have.primaryKeys.join(',')) problems.push(`the primary key is (${have.primaryKeys.join(', ')}) in the table and (${want.primaryKeys.join(', ')}) in the definition`);
-  for (const [k, v] of Object.entries(def.options)) {
-    const now = have.options.raw[k];
-    if (now !== v) problems.push(`option '${k}' is ${now === undefined ? 'not set' : JSON.stringify(now)} in the table and ${JSON.stringify(v)} in the definition`);
+  if ((want.comment ?? null) !== (have.comment ?? null)) changes.push({ kind: 'updateComment', comment: want.comment ?? null });
+
+  const wantOptions = want.options.raw;
+  const haveOptions = have.options.raw;
+  const optionChanges: SchemaChange[] = [];
+  for (const [k, v] of Object.entries(wantOptions)) {
+    if (FILLED_OPTIONS.includes(k) && def.options[k] === undefined) continue;
+    if (haveOptions[k] !== v) optionChanges.push({ kind: 'setOption', key: k, value: v });
+  }
+  for (const k of Object.keys(haveOptions)) if (wantOptions[k] === undefined && !FILLED_OPTIONS.includes(k)) optionChanges.push({ kind: 'removeOption', key: k });
+  for (const c of optionChanges) {
+    // Each option on its own, so every refused one is named with both values.
+    try {
+      applySchemaChanges(have, [c], 0);
+    } catch (e) {
+      const k = (c as { key: string }).key;
+      const was = haveOptions[k] === undefined ? 'not set' : JSON.stringify(haveOptions[k]);
+      const now = c.kind === 'setOption' ? JSON.stringify(c.value) : 'not set';
+      problems.push(`option '${k}' is ${was} in the table and ${now} in the definition: ${(e as Error).message}`);
+    }
+  }
+  changes.push(...optionChanges);
+
+  let after = have.fields.at(-1)!.name;
+  for (const f of want.fields.slice(have.fields.length)) {
+    // Added columns are nullable whatever the definition says: rows written before have none.
+    const type = typeToString(withNullable(f.type, true));
+    changes.push({ kind: 'addColumn', name: f.name, type, ...(f.description === undefined ? {} : { description: f.description }), position: { after } });
+    after = f.name;
+  }
+  if (problems.length === 0 && changes.length > 0) {
+    // The table as the changes would leave it must be one this store can write.
+    try {
+      checkWritableOptions(applySchemaChanges(have, changes, 0), `table ${def.name}`);
+    } catch (e) {
+      problems.push((e as Error).message);
+    }
   }
   if (problems.length > 0) {
     throw new TableDefinitionError(
       where,
-      `table '${def.name}' exists with columns (${have.fields.map(show).join(', ')}) and differs from its definition: ${problems.join('; ')}. A table of the site's own can only gain columns at the end; to change it otherwise, give the new shape another table name`,
+      `table '${def.name}' exists with columns (${have.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ')}) and differs from its definition: ${problems.join('; ')}. A table of the site's own can gain columns at the end and change its descriptions and the options Paimon lets change; for another shape, give the table another name`,
     );
-  }
-  const changes: SchemaChange[] = [];
-  let after = have.fields.at(-1)!.name;
-  for (const f of def.fields.slice(have.fields.length)) {
-    // Added columns are nullable whatever the definition says: rows written before have none.
-    const type = typeToString(withNullable(parseType(f.type), true));
-    changes.push({ kind: 'addColumn', name: f.name, type, ...(f.description === undefined ? {} : { description: f.description }), position: { after } });
-    after = f.name;
   }
   if (apply && changes.length > 0) table.alter(changes);
   return changes;
+}
+
+/** The changes `evolveToDefinition` found, in words for `tilstand config check` ("" for none). */
+export function describeChanges(changes: readonly SchemaChange[]): string {
+  const added = changes.flatMap((c) => (c.kind === 'addColumn' ? [c.name] : []));
+  const options = changes.flatMap((c) => (c.kind === 'setOption' || c.kind === 'removeOption' ? [c.key] : []));
+  const words = changes.some((c) => c.kind === 'updateColumnComment' || c.kind === 'updateComment');
+  const parts = [
+    added.length > 0 ? `adds column${added.length === 1 ? '' : 's'} ${added.join(', ')}` : '',
+    options.length > 0 ? `changes option${options.length === 1 ? '' : 's'} ${options.join(', ')}` : '',
+    words ? 'updates its descriptions' : '',
+  ].filter((p) => p !== '');
+  return parts.length === 0 ? '' : parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)!}`;
 }

@@ -15,7 +15,7 @@ import { DiskBudget, Journal } from '../ingest/journal.ts';
 import { readProgress } from '../ingest/progress.ts';
 import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
-import { evolveToDefinition } from '../ingest/site-tables.ts';
+import { describeChanges, evolveToDefinition } from '../ingest/site-tables.ts';
 import { readRestoreNote } from '../sync/restore.ts';
 import { catalogOptions, configBindings, dataPaths, ingestBudgets, siteTableDefinitions, type SiteConfig } from './config.ts';
 import { raiseDataFormat } from './data-format.ts';
@@ -78,18 +78,18 @@ export function openIngest(data: string, config: SiteConfig, o: OpenIngestOption
 }
 
 /**
- * Checks, without changing anything, that each table of the site's own that exists already fits
- * its definition (columns only added at the end), as the Ingestor does at start: `tilstand config
- * check` refuses what `start` would. Throws core/ingest's TableDefinitionError naming the entry.
+ * Checks, without changing anything, that each table of the site's own that exists already can be
+ * brought to its definition, as the Ingestor does at start (core/ingest evolveToDefinition): `tilstand
+ * config check` refuses what `start` would, and says what start will change. Throws core/ingest's
+ * TableDefinitionError naming the entry.
  */
-export function checkSiteTablesOnDisk(data: string, config: SiteConfig): { table: string; exists: boolean; adds: string[] }[] {
+export function checkSiteTablesOnDisk(data: string, config: SiteConfig): { table: string; exists: boolean; changes: string }[] {
   const p = dataPaths(data, config.site);
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   return siteTableDefinitions(config).map((def) => {
     const id = { database: p.database!, table: def.name };
-    if (!catalog.tableExists(id)) return { table: def.name, exists: false, adds: [] };
-    const changes = evolveToDefinition(catalog.getTable(id), def, false);
-    return { table: def.name, exists: true, adds: changes.flatMap((c) => (c.kind === 'addColumn' ? [c.name] : [])) };
+    if (!catalog.tableExists(id)) return { table: def.name, exists: false, changes: '' };
+    return { table: def.name, exists: true, changes: describeChanges(evolveToDefinition(catalog.getTable(id), def, false)) };
   });
 }
 

@@ -148,6 +148,44 @@ describe("a table of the site's own", () => {
     writeConfig(data, unbound);
     expect(new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' }).schema.id).toBe(1);
 
+    // Descriptions, the comment and the options Paimon lets change follow the definition (ALTER
+    // TABLE … SET/UNSET, COMMENT); an option fixed at creation does not.
+    const c0 = readConfig(data);
+    const retuned = (f: (t: Record<string, unknown>) => Record<string, unknown>) =>
+      writeConfig(data, { ...readConfig(data), tables: readConfig(data).tables.map((t) => (t.table === 'yard_doors' ? f(t as unknown as Record<string, unknown>) : t)) } as unknown as SiteConfig);
+    retuned((t) => ({
+      ...t,
+      comment: 'Dock doors at the north gate.',
+      columns: (t.columns as { name: string }[]).map((c) => (c.name === 'state' ? { ...c, description: 'free | occupied | down | reserved' } : c)),
+      options: { ...(t.options as object), 'snapshot.num-retained.max': '50' },
+    }));
+    expect((await run(['config', 'check', '--data', data])).out).toContain(
+      "table yard_doors (the site's own): the next start changes option snapshot.num-retained.max and updates its descriptions\n",
+    );
+    site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    await site.stop();
+    let retunedTable = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' });
+    expect(retunedTable.schema.id).toBe(2);
+    expect(retunedTable.schema.comment).toBe('Dock doors at the north gate.');
+    expect(retunedTable.schema.fields.find((f) => f.name === 'state')!.description).toBe('free | occupied | down | reserved');
+    expect(retunedTable.schema.options.raw['snapshot.num-retained.max']).toBe('50');
+    // Given no more, the option is removed again.
+    retuned((t) => ({ ...t, options: DOORS.options }));
+    expect((await run(['config', 'check', '--data', data])).out).toContain("table yard_doors (the site's own): the next start changes option snapshot.num-retained.max\n");
+    site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    await site.stop();
+    retunedTable = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' });
+    expect(retunedTable.schema.id).toBe(3);
+    expect(retunedTable.schema.options.raw['snapshot.num-retained.max']).toBeUndefined();
+    // Another merge engine is another table: refused, naming the option and both values.
+    retuned((t) => ({ ...t, options: { ...DOORS.options, 'merge-engine': 'partial-update' } }));
+    const engine = await run(['config', 'check', '--data', data]);
+    expect(engine.code).not.toBe(0);
+    expect(engine.err).toContain(`option 'merge-engine' is "deduplicate" in the table and "partial-update" in the definition: option 'merge-engine' cannot be changed after the table is created`);
+    writeConfig(data, c0);
+    retuned((t) => ({ ...t, comment: 'Dock doors at the north gate.', columns: (t.columns as { name: string }[]).map((c) => (c.name === 'state' ? { ...c, description: 'free | occupied | down | reserved' } : c)) }));
+    expect((await run(['config', 'check', '--data', data])).out).toContain("table yard_doors (the site's own): on disk as defined\n");
+
     // A definition that changes a column's type no longer fits the table: refused by config check
     // and by start, naming the entry and the difference; the table is left as it was.
     const config = readConfig(data);
@@ -165,7 +203,7 @@ describe("a table of the site's own", () => {
     }
     expect(startError).toBeInstanceOf(ConfigError);
     expect((startError as ConfigError).key).toBe(`tables[${i}]`);
-    expect(new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' }).schema.id).toBe(1);
+    expect(new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: 'yard_doors' }).schema.id).toBe(3);
   });
 
   it("takes the events its module sent before the table existed, from dead letters, once defined and bound", { timeout: 90_000 }, async () => {

@@ -255,12 +255,13 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
 
 /**
  * `config check`'s word on the tables of the site's own: what the next start does to each (makes
- * it, adds columns, nothing), and one no binding feeds (it would show "no source" for good).
+ * it, adds columns, changes options or descriptions, nothing), and one no binding feeds (it would
+ * show "no source" for good).
  */
 function siteTableLines(c: SiteConfig, tables: ReturnType<typeof checkSiteTablesOnDisk>): string[] {
   const fed = new Set(configBindings(c).map((b) => b.table));
   return tables.map((t) => {
-    const what = !t.exists ? 'made at the next start' : t.adds.length > 0 ? `the next start adds column${t.adds.length === 1 ? '' : 's'} ${t.adds.join(', ')}` : 'on disk as defined';
+    const what = !t.exists ? 'made at the next start' : t.changes !== '' ? `the next start ${t.changes}` : 'on disk as defined';
     return `table ${t.table} (the site's own): ${what}${fed.has(t.table) ? '' : '; no binding writes it'}`;
   });
 }

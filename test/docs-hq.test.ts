@@ -104,7 +104,8 @@ beforeAll(async () => {
     vi.setSystemTime(new Date('2026-12-05T14:00:14Z'));
     writeStock(fx, 5, 8, 2);
     stock.createTag(hourlyTagName(Date.now()));
-    vi.setSystemTime(new Date('2026-12-05T14:40:00Z'));
+    // The site's newest commit, not on a whole second: `hq sites` prints it as the page shows it.
+    vi.setSystemTime(new Date('2026-12-05T14:40:07.318Z'));
     writeStock(fx, 8, 10, 3);
   } finally {
     vi.useRealTimers();
@@ -167,6 +168,21 @@ describe('docs/hq.md', () => {
     const tag = await runMain(argv(line.replace(/--at \S+/, '--tag hourly-2026120514')));
     expect(r.out).toBe(tag.out);
     expect(r.out.split('\n')[0]).toBe('item,location,qty,note'); // CSV: a header line first
+  });
+
+  it("shows hq sites' state-as-of time as it prints, and --at with it reads each table as HQ holds it", async () => {
+    const r = await runMain(['hq', 'sites', '--hq', hqDir]);
+    expect(r.code, r.err).toBe(0);
+    const [header, line] = r.out.trimEnd().split('\n');
+    const asOf = line!.split(/\s{2,}/)[header!.split(/\s{2,}/).indexOf('state as of')]!;
+    const quoted = /`state as of`, the newest commit HQ holds from the site \(UTC to the millisecond, such as\s+`([^`]+)`: given to `hq scan --at`/.exec(DOC)![1]!;
+    expect(asOf).toBe(quoted);
+    // The time as printed (was cut to the second: 14:40:07Z read stock before its newest commit).
+    for (const t of ['stock', 'approval_inbox', 'decision_log', 'work_queue']) {
+      const at = await runMain(['hq', 'scan', '--hq', hqDir, '--site', 'demo', '--table', t, '--at', asOf]);
+      expect([at.code, at.out], `${t}: ${at.err}`).toEqual([0, (await runMain(['hq', 'scan', '--hq', hqDir, '--site', 'demo', '--table', t])).out]);
+      expect(at.err, t).toMatch(/: reading the latest synced snapshot \(snapshot \d+,/);
+    }
   });
 
   it("agrees with the site's own scan at a tag, as the page says", async () => {

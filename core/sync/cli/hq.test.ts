@@ -6,11 +6,11 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, trunc
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Catalog } from '../../lsm/index.ts';
 import { runCli } from '../../lsm/testing/cli.ts';
 import { parquetBytes } from '../hq/output.ts';
-import { makeSite, type SiteFixture } from '../test-support/site-fixture.ts';
+import { makeSite, writeStock, type SiteFixture } from '../test-support/site-fixture.ts';
 import { shipToDirectory } from '../test-support/ship.ts';
 import { runHq } from './hq.ts';
 
@@ -50,16 +50,40 @@ describe('tilstand hq on a directory', () => {
     expect([none.code, none.out, none.err]).toEqual([0, '', `tilstand: no site has shipped to ${empty} yet\n`]);
     expect((await hq('sites', '--hq', empty, '--json')).out).toBe('[]\n');
 
-    const fx = await shipSite(empty, 20);
+    // The site's commits made within one second, the newest 318 ms into it: its time cut to the
+    // second, copied into `hq scan --at`, read before every state HQ holds (exit 1).
+    const second = Math.floor(Date.now() / 1000) * 1000 - 1000;
+    let fx: SiteFixture;
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(second + 100);
+      fx = makeSite('7', { rows: 20 });
+      vi.setSystemTime(second + 318);
+      writeStock(fx, 20, 25, 2);
+    } finally {
+      vi.useRealTimers();
+    }
+    await shipToDirectory(fx.data, fx.site, empty);
     try {
       // Each site with its tables and how current HQ's copy is: its newest synced commit.
-      const newest = Math.max(...['stock', 'approval_inbox', 'decision_log'].map((t) => fx.table(t).latestSnapshot()?.timeMillis ?? 0));
+      const tables = ['stock', 'approval_inbox', 'decision_log'];
+      const newest = Math.max(...tables.map((t) => fx.table(t).latestSnapshot()?.timeMillis ?? 0));
+      expect(newest).toBe(second + 318);
       const some = await hq('sites', '--hq', empty);
       expect([some.code, some.err]).toEqual([0, '']);
       const lines = some.out.trimEnd().split('\n');
       expect(lines[0]).toMatch(/^site +tables +state as of +behind$/);
       expect(lines.slice(1)).toHaveLength(1);
-      expect(lines[1]).toMatch(new RegExp(`^7 +3 +${new Date(newest).toISOString().slice(0, 19).replace('T', ' ')}Z +\\d+ (s|min)$`));
+      // To the millisecond, as `hq tags` prints its times.
+      expect(lines[1]).toMatch(new RegExp(`^7 +3 +${new Date(newest).toISOString().replaceAll('.', '\\.')} +\\d+ (s|min)$`));
+      // The time as printed, copied into --at: every table reads the state HQ holds of it, the
+      // state the line describes (was exit 1: the time cut to the second was before all of them).
+      const asOf = lines[1]!.split(/ {2,}/)[2]!;
+      for (const t of tables) {
+        const at = await hq('scan', '--hq', empty, '--site', '7', '--table', t, '--at', asOf);
+        expect([at.code, at.out], `${t}: ${at.err}`).toEqual([0, (await hq('scan', '--hq', empty, '--site', '7', '--table', t)).out]);
+        expect(at.err, t).toContain(`reading the latest synced snapshot (snapshot ${fx.table(t).latestSnapshot()!.id}, committed`);
+      }
       expect(JSON.parse((await hq('sites', '--hq', empty, '--json')).out)).toEqual([{ site: '7', tables: 3, stateAsOfMs: newest }]);
     } finally {
       rmSync(fx.data, { recursive: true, force: true });

@@ -238,8 +238,11 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
             io.stderr.write(`tilstand: no site has shipped to ${target.description.replace(/^dir:/, '')} yet\n`);
           } else {
             // "State as of": the newest commit HQ holds from the site — how far behind its picture is.
+            // To the millisecond (ISO, one word), as `hq tags` prints its times: copied into `hq scan
+            // --at`, it reads that state, where the time cut to the second read the state before a
+            // commit made later in that second (or nothing HQ holds).
             const now = Date.now();
-            const asOf = (ms: number | null) => (ms === null ? 'no snapshot yet' : utcText(ms));
+            const asOf = (ms: number | null) => (ms === null ? 'no snapshot yet' : new Date(ms).toISOString());
             const behind = (ms: number | null) => (ms === null ? '–' : ago(Math.max(0, now - ms)));
             await out.lines(formatTable(['site', 'tables', 'state as of', 'behind'], sites.map((x) => [x.site, String(x.tables), asOf(x.stateAsOfMs), behind(x.stateAsOfMs)])));
           }

@@ -487,7 +487,9 @@ describe('table snapshots and tags', () => {
     const human = await run(['table', 'snapshots', 'site_1.stock', ...W()]);
     expect(human.code).toBe(0);
     const [header, ...rows] = human.out.trimEnd().split('\n');
-    expect(header).toMatch(/^ID\s+KIND\s+TIME\s+TOTAL\s+DELTA\s+CHANGELOG\s+SCHEMA\s+TAGS$/);
+    // FILE RECORDS, as `table tags` and `hq tags` call it (was TOTAL, read as rows): snapshot 2
+    // counts 5 records in its files, of 4 rows (one put twice).
+    expect(header).toMatch(/^ID\s+KIND\s+TIME\s+FILE RECORDS\s+DELTA\s+CHANGELOG\s+SCHEMA\s+TAGS$/);
     expect(rows).toHaveLength(2);
     expect(rows[1]).toMatch(/^ 2\s+APPEND\s+\d{4}-\d\d-\d\dT[\d:.]+Z\s+5\s+1\s+0\s+0\s+nightly$/);
     // Aligned: the TIME column starts at the same offset on every line.

@@ -365,7 +365,10 @@ async function snapshots(ctx: Context): Promise<number> {
     String(s.schemaId),
     (tagsBySnapshot.get(s.id) ?? []).join(','),
   ]);
-  await ctx.out.lines(formatTable(['ID', 'KIND', 'TIME', 'TOTAL', 'DELTA', 'CHANGELOG', 'SCHEMA', 'TAGS'], rows, new Set([0, 3, 4, 5, 6])));
+  // FILE RECORDS, as `tags` and `tilstand hq tags` call the same count (totalRecordCount): the
+  // records in the snapshot's data files before they are merged by key, not its rows ("TOTAL"
+  // read as rows: 122 for 80 stock rows). The JSON keeps `totalRecordCount`: scripts read it.
+  await ctx.out.lines(formatTable(['ID', 'KIND', 'TIME', 'FILE RECORDS', 'DELTA', 'CHANGELOG', 'SCHEMA', 'TAGS'], rows, new Set([0, 3, 4, 5, 6])));
   return EXIT.ok;
 }
 

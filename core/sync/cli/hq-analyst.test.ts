@@ -78,8 +78,12 @@ describe('tilstand hq scan/export at a time or a snapshot id', () => {
     expect(atTag.out.trim().split('\n')).toHaveLength(8);
     const at = await hq('scan', '--site', '7', '--table', 'stock', '--at', String(b.ms));
     expect([at.code, at.out]).toEqual([0, atTag.out]);
-    const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
-    expect(at.err).toBe(`tilstand: --at ${utc(b.ms)}: reading tag hourly-b (snapshot ${b.id}, committed ${utc(b.ms)}), the newest state HQ holds at or before that time\n`);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    expect(at.err).toBe(`tilstand: --at ${iso(b.ms)}: reading tag hourly-b (snapshot ${b.id}, committed ${iso(b.ms)}), the newest state HQ holds at or before that time\n`);
+    // The committed time it names, pasted into --at, reads the same state again.
+    const committed = /committed (\S+)\)/.exec(at.err)![1]!;
+    const again = await hq('scan', '--site', '7', '--table', 'stock', '--at', committed);
+    expect([again.code, again.out]).toEqual([0, atTag.out]);
     // Between the two tags: the older one (of the three tags on that snapshot, the first listed).
     const between = await hq('scan', '--site', '7', '--table', 'stock', '--at', new Date(b.ms - 1).toISOString());
     expect([between.code, between.out]).toEqual([0, (await hq('scan', '--site', '7', '--table', 'stock', '--tag', 'hourly-a')).out]);

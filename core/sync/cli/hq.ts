@@ -446,7 +446,9 @@ function hqReader(t: Table, point: ReadPoint, io: CliIO): ReturnType<Table['read
       }
     }
     if (read !== undefined) {
-      note(io, `--at ${utcText(at)}: reading ${read.what} (snapshot ${read.id}, committed ${utcText(read.ms)}), the newest state HQ holds at or before that time`);
+      // Times to the millisecond, as `hq tags` and `hq sites` print them: the committed time pasted
+      // into --at reads this state again (cut to the second it read the one before).
+      note(io, `--at ${new Date(at).toISOString()}: reading ${read.what} (snapshot ${read.id}, committed ${new Date(read.ms).toISOString()}), the newest state HQ holds at or before that time`);
       return t.reader(read.point);
     }
   }

@@ -128,7 +128,7 @@ describe('docs/modules.md', () => {
 
   it('has a binding example config check accepts, and quotes its refusal of another table', () => {
     const contract = JSON.parse(block('"compatibility"')) as Contract;
-    const binding = JSON.parse(block('"table": "resources"'));
+    const binding = JSON.parse(block('"name": "yard.doors→resources"'));
     expect(() => checkConfigBindings([binding], (n) => (n === contract.name ? contract : undefined))).not.toThrow();
     let message = '';
     try {
@@ -138,6 +138,13 @@ describe('docs/modules.md', () => {
     }
     const quoted = /`(config bindings\[5\]\.table: expected one of [^`]+)`/.exec(DOC.replace(/\s+/g, ' '))?.[1];
     expect(message).toBe(quoted);
+  });
+
+  it('writes out the seed bindings as config.json takes them, so a site adding its own can copy them', () => {
+    const seed = JSON.parse(block('"name": "inventory→stock"')) as Binding[];
+    expect(seed).toEqual(JSON.parse(JSON.stringify(SEED_BINDINGS)));
+    expect(parseConfig({ format: 1, site: 'north', bindings: seed }).bindings).toEqual(seed);
+    expect(() => checkConfigBindings(seed)).not.toThrow();
   });
 
   it("has a table of the site's own and its binding that config check accepts, with the rules the page gives", () => {

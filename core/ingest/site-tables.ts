@@ -54,7 +54,7 @@ const REFUSED_OPTIONS: readonly [(key: string) => boolean, string][] = [
 /** The keys of a `tables` entry that define a table (besides table, budgetMs, decision, confirmedBy). */
 export const DEFINITION_KEYS = ['comment', 'columns', 'primaryKeys', 'options'] as const;
 
-const describe = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`);
+const describe = (v: unknown): string => (v === undefined ? 'nothing (the key is missing)' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`);
 
 /**
  * The table a config `tables` entry defines, or undefined when it defines none (no `columns`: a
@@ -189,8 +189,17 @@ export function evolveToDefinition(table: Table, def: TableDefinition, apply = t
   const have = table.schema;
   const problems: string[] = [];
   const changes: SchemaChange[] = [];
+  // A column new to the table but given before one of its columns (inserted, not added at the
+  // end) is named once; the table's later columns are then compared by name, not each reported
+  // as renamed because it moved down one place.
+  let inserted = false;
   for (const [i, f] of have.fields.entries()) {
-    const w = want.fields[i];
+    let w: (typeof want.fields)[number] | undefined = want.fields[i];
+    if (!inserted && w && w.name !== f.name && !have.fields.some((h) => h.name === w!.name) && want.fields.some((x) => x.name === f.name)) {
+      inserted = true;
+      problems.push(`column '${w.name}' is new and given before '${f.name}': a new column goes at the end of columns`);
+    }
+    if (inserted) w = want.fields.find((x) => x.name === f.name);
     if (!w) problems.push(`column '${f.name}' (${typeToString(f.type)}) is not in the definition: a column cannot be dropped`);
     else if (w.name !== f.name) problems.push(`column ${i + 1} is '${f.name}' in the table and '${w.name}' in the definition: columns cannot be renamed or reordered`);
     // A column added to an existing table is nullable (its earlier rows have none), whatever the

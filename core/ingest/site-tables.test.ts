@@ -1,0 +1,74 @@
+// The messages a module's developer reads when a definition in config.json `tables` is wrong
+// (docs/modules.md section 5): each must name what is wrong in words, and a column inserted in the
+// middle of an existing table's columns must be named as such, not as every later column renamed.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Catalog } from '../lsm/index.ts';
+import { evolveToDefinition, parseTableDefinition } from './site-tables.ts';
+
+/** The entry of docs/modules.md section 5 (core/site/site-tables.test.ts DOORS). */
+const DOORS = {
+  table: 'yard_doors',
+  budgetMs: 30_000,
+  decision: 'the gate crew sees which dock door is free',
+  confirmedBy: 'test',
+  comment: 'Dock doors as the yard system reports them; one row per door.',
+  columns: [
+    { name: 'door_id', type: 'STRING NOT NULL' },
+    { name: 'state', type: 'STRING', description: 'free | occupied | down' },
+    { name: 'trailer_id', type: 'STRING' },
+    { name: 'yard_seq', type: 'BIGINT' },
+  ],
+  primaryKeys: ['door_id'],
+  options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
+};
+
+const refusal = (f: () => unknown): string => {
+  try {
+    f();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return 'accepted';
+};
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tilstand-site-tables-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('site table definitions', () => {
+  it('says a key left out is missing, not "undefined undefined"', () => {
+    const { primaryKeys: _pk, ...noKey } = DOORS;
+    const noPk = refusal(() => parseTableDefinition(noKey, 'tables[5]'));
+    expect(noPk).toMatch(/^tables\[5\]\.primaryKeys: expected a non-empty array of column names .*, got nothing \(the key is missing\)$/);
+    const noType = refusal(() => parseTableDefinition({ ...DOORS, columns: [...DOORS.columns, { name: 'bay' }] }, 'tables[5]'));
+    expect(noType).toMatch(/^tables\[5\]\.columns\[4\]\.type: expected a Paimon type .*, got nothing \(the key is missing\)$/);
+    expect(noPk + noType).not.toContain('undefined');
+  });
+
+  it('names a column inserted before the last one once, and still every other difference', () => {
+    const catalog = new Catalog(join(dir, 'warehouse'));
+    catalog.createDatabase('site_north');
+    const table = catalog.createTable(
+      { database: 'site_north', table: 'yard_doors' },
+      { fields: DOORS.columns.map((c) => ({ ...c })), primaryKeys: [...DOORS.primaryKeys], options: { ...DOORS.options }, comment: DOORS.comment },
+    );
+    // `zone` given second, and trailer_id retyped: two differences, two problems.
+    const columns = [DOORS.columns[0]!, { name: 'zone', type: 'STRING' }, ...DOORS.columns.slice(1).map((c) => (c.name === 'trailer_id' ? { ...c, type: 'INT' } : c))];
+    const def = parseTableDefinition({ ...DOORS, columns }, 'tables[5]')!;
+    const message = refusal(() => evolveToDefinition(table, def, false));
+    expect(message).toContain("column 'zone' is new and given before 'state': a new column goes at the end of columns; column 'trailer_id' is STRING in the table and INT in the definition: a column's type cannot change.");
+    expect(message).not.toContain('renamed or reordered');
+    // A rename is still one: the table's column is not in the definition.
+    const renamed = parseTableDefinition({ ...DOORS, columns: DOORS.columns.map((c) => (c.name === 'state' ? { ...c, name: 'status' } : c)) }, 'tables[5]')!;
+    expect(refusal(() => evolveToDefinition(table, renamed, false))).toContain("column 2 is 'state' in the table and 'status' in the definition: columns cannot be renamed or reordered");
+    // Added at the end, it is a change, not a refusal.
+    const added = parseTableDefinition({ ...DOORS, columns: [...DOORS.columns, { name: 'zone', type: 'STRING' }] }, 'tables[5]')!;
+    expect(evolveToDefinition(table, added, false)).toMatchObject([{ kind: 'addColumn', name: 'zone' }]);
+  });
+});

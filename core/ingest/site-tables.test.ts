@@ -72,3 +72,23 @@ describe('site table definitions', () => {
     expect(evolveToDefinition(table, added, false)).toMatchObject([{ kind: 'addColumn', name: 'zone' }]);
   });
 });
+
+describe("a site table's rows are ordered by its module's seq", () => {
+  // An event can reach a table twice (a dead letter replayed after its stream was bound also comes
+  // by the journal or the module's resend): only a table ordered by the seq keeps the newest row.
+  const parse = (options: Record<string, string>, columns = DOORS.columns) => refusal(() => parseTableDefinition({ ...DOORS, columns, options }, 'tables[5]'));
+
+  it('takes deduplicate and partial-update with the seq, and first-row as it is', () => {
+    expect(parse({ 'sequence.field': 'yard_seq' })).toBe('accepted');
+    expect(parse({ 'merge-engine': 'partial-update', 'sequence.field': 'yard_seq' })).toBe('accepted');
+    expect(parse({ 'merge-engine': 'partial-update', 'fields.yard_seq.sequence-group': 'state,trailer_id' })).toBe('accepted');
+    expect(parse({ 'merge-engine': 'first-row' })).toBe('accepted');
+  });
+
+  it('refuses a table an old event written again would overwrite or count twice, saying what to do', () => {
+    expect(parse({})).toMatch(/^tables\[5\]\.options: a deduplicate table of the site's own needs 'sequence\.field': an event can reach a table twice .*bind the module's source\.seq to a BIGINT column and name it in 'sequence\.field'$/);
+    expect(parse({ 'merge-engine': 'partial-update' })).toMatch(/^tables\[5\]\.options: a partial-update table of the site's own needs 'sequence\.field', or a sequence group/);
+    expect(parse({ 'merge-engine': 'partial-update', 'fields.yard_seq.sequence-group': 'state' })).toMatch(/a sequence group \('fields\.<seq column>\.sequence-group'\) over every column \(not in one: trailer_id\)/);
+    expect(parse({ 'merge-engine': 'aggregation', 'sequence.field': 'yard_seq', 'fields.trailer_id.aggregate-function': 'last_value' })).toMatch(/^tables\[5\]\.options: merge-engine 'aggregation' is not taken for a site's table: .* an aggregate would count it twice/);
+  });
+});

@@ -14,7 +14,7 @@ import type { Table } from '../lsm/table.ts';
 import { applySchemaChanges, type SchemaChange } from '../lsm/schema-change.ts';
 import { parseType, typeToString, withNullable } from '../lsm/types.ts';
 import { checkWritableOptions } from '../lsm/write-options.ts';
-import type { TableDefinition } from './seed-tables.ts';
+import { sequenceGroups, type TableDefinition } from './seed-tables.ts';
 
 /** A refused definition; `path` is the config key it is about (`tables[5].columns[2].type`). */
 export class TableDefinitionError extends Error {
@@ -134,7 +134,35 @@ export function parseTableDefinition(entry: Readonly<Record<string, unknown>>, p
   } catch (e) {
     throw new TableDefinitionError(`${path}.options`, (e as Error).message);
   }
+  const unordered = orderProblem(def);
+  if (unordered) throw new TableDefinitionError(`${path}.options`, unordered);
   return def;
+}
+
+/**
+ * Why the table's rows would not be ordered by its module's seq, or undefined. An event can reach
+ * a table twice: a dead letter replayed (`tilstand deadletters replay`, which does not go through
+ * the sequencer) after its stream was bound also comes by the journal read at the start that made
+ * the table, or by the module's resend, and a replay interrupted by a crash runs again. A
+ * table ordered by the seq (`sequence.field`, or a sequence group over every column) keeps the
+ * newest row whatever comes again; otherwise an old event written again overwrites a newer row,
+ * and an aggregate counts it twice. The seed tables are ordered so (CONTRACTS.md "Seed tables").
+ */
+function orderProblem(def: TableDefinition): string | undefined {
+  const engine = (def.options['merge-engine'] ?? 'deduplicate').trim().toLowerCase();
+  const hint = "bind the module's source.seq to a BIGINT column and name it in 'sequence.field'";
+  if (engine === 'first-row') return undefined; // the first row stays: an event again changes nothing
+  if (engine === 'aggregation') {
+    return `merge-engine 'aggregation' is not taken for a site's table: an event can reach a table twice (a dead letter replayed after its stream was bound also comes by the journal or the module's resend), and an aggregate would count it twice; use deduplicate or partial-update and ${hint}`;
+  }
+  if (def.options['sequence.field'] !== undefined) return undefined;
+  if (engine === 'partial-update') {
+    const grouped = new Set(sequenceGroups(def).flatMap((g) => [...g.fields, ...g.columns]));
+    const loose = def.fields.filter((f) => !def.primaryKeys.includes(f.name) && !grouped.has(f.name)).map((f) => f.name);
+    if (grouped.size > 0 && loose.length === 0) return undefined;
+    return `a partial-update table of the site's own needs 'sequence.field', or a sequence group ('fields.<seq column>.sequence-group') over every column${loose.length > 0 && grouped.size > 0 ? ` (not in one: ${loose.join(', ')})` : ''}: an event can reach a table twice (a dead letter replayed after its stream was bound also comes by the journal or the module's resend), and without the seq an old one overwrites a newer row`;
+  }
+  return `a ${engine} table of the site's own needs 'sequence.field': an event can reach a table twice (a dead letter replayed after its stream was bound also comes by the journal or the module's resend), and without the seq an old one overwrites a newer row; ${hint}`;
 }
 
 /**

@@ -65,9 +65,12 @@ export function siteTableDefinitions(c: Pick<SiteConfig, 'tables'>): TableDefini
   return out;
 }
 
-/** Every table the site's ingest keeps: SITE_TABLES, then the site's own (config order). */
+/**
+ * Every table the site's ingest keeps, in the order a running site lists them (the Ingestor's):
+ * the seed tables, the site's own (config order), dead_letters.
+ */
 export function siteTables(c: Pick<SiteConfig, 'tables'>): string[] {
-  return [...SITE_TABLES, ...siteTableDefinitions(c).map((d) => d.name)];
+  return [...SEED_TABLES.map((t) => t.name), ...siteTableDefinitions(c).map((d) => d.name), DEAD_LETTERS_TABLE_NAME];
 }
 
 /** approval_inbox's budget: config `tables`' entry, else core/ingest's default (2 s). */

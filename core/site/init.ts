@@ -5,7 +5,7 @@
 //   journal.db                    the ingest journal, empty
 //   site.db                       broker credentials (scrypt hashes) and users (core/inbox)
 //   data-format.json              the data format mark (data-format.ts), written before the rest
-//   contracts/                    the seed contracts, v1 each
+//   contracts/                    the seed contracts, v1 each (and `contracts`: the demo's yard.doors)
 //   logs/
 //   secrets/modules.json          plaintext broker passwords, written once (dir 0700, file 0600)
 // The data directory itself is made 0700 (one that existed too).
@@ -26,6 +26,7 @@ import type { Refusal } from './api.ts';
 import { dataPaths, defaultConfig, siteIdProblem, writeConfig, ConfigError, type SiteConfig } from './config.ts';
 import { readRestoreNote } from '../sync/restore.ts';
 import { openIngest } from './open-ingest.ts';
+import { ContractRegistry, type Contract } from '../ingest/contracts.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, modulePrincipal, openSiteDb, tilstandPrincipal } from './site-db.ts';
 import { checkDataFormat, raiseDataFormat } from './data-format.ts';
 
@@ -36,6 +37,10 @@ export interface InitOptions {
   /** Adjust the default config before it is written (tests: ephemeral ports). */
   config?: (c: SiteConfig) => SiteConfig;
   scrypt?: ScryptParams;
+  /** Module users besides the seed modules (the demo's yard system), in site.db and secrets/modules.json. */
+  modules?: readonly string[];
+  /** Contracts registered besides the seed ones, before the bindings are opened (the demo's yard.doors). */
+  contracts?: readonly Contract[];
 }
 
 export interface ModuleSecrets {
@@ -94,6 +99,8 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   mkdirSync(p.secrets, { recursive: true, mode: 0o700 });
   chmodSync(p.secrets, 0o700);
 
+  const registry = new ContractRegistry(p.contracts);
+  for (const c of o.contracts ?? []) registry.register(c);
   // The Ingestor creates the tables (dead_letters too) and registers nothing it has not got:
   // opening and closing it once leaves journal.db, contracts/ and the empty tables in place.
   const ingest = openIngest(data, config);
@@ -109,7 +116,7 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   try {
     const creds = new ModuleCredentials(db, o.scrypt);
     const users = new UserStore(db, o.scrypt ? { scrypt: o.scrypt } : {});
-    for (const m of [...SITE_MODULES, TILSTAND_PRINCIPAL]) {
+    for (const m of [...new Set([...SITE_MODULES, ...(o.modules ?? [])]), TILSTAND_PRINCIPAL]) {
       const password = randomBytes(18).toString('base64url');
       await creds.set(m === TILSTAND_PRINCIPAL ? tilstandPrincipal : modulePrincipal(m), password);
       secrets.modules[m] = { username: m, password };

@@ -367,7 +367,7 @@ describe('SiteService', () => {
     const s = session();
     await api.call('signIn', { user: 'Lena', secret: '2580' }, s);
     const tables = await api.call('tables', {}, s);
-    expect(tables.map((t) => t.table).sort()).toEqual(['dead_letters', 'resources', 'stock', 'work_queue']);
+    expect(tables.map((t) => t.table).sort()).toEqual(['dead_letters', 'resources', 'stock', 'work_queue', 'yard_doors']);
     const wq = tables.find((t) => t.table === 'work_queue')!;
     expect(wq.bytes).toBeGreaterThan(0);
     expect(wq.snapshots).toBeGreaterThan(0);

@@ -21,7 +21,7 @@ import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
 import { initDataDir } from './init.ts';
 import { Catalog } from '../lsm/index.ts';
 import { readConfig, writeConfig } from './config.ts';
-import { Site, SiteError } from './site.ts';
+import { DEMO_ADMIN, Site, SiteError } from './site.ts';
 import type { SiteStatus } from './status.ts';
 
 let dir: string;
@@ -75,10 +75,14 @@ describe('Site', () => {
     const st = await until(
       'rows in every state table',
       () => controlRequest(join(data, 'control.sock'), 'status') as Promise<SiteStatus>,
-      (s) => ['work_queue', 'resources', 'stock'].every((t) => (s.tables.find((x) => x.table === t)?.rows ?? 0) > 0),
+      (s) => ['work_queue', 'resources', 'stock', 'yard_doors'].every((t) => (s.tables.find((x) => x.table === t)?.rows ?? 0) > 0),
     );
     const rows = Object.fromEntries(st.tables.map((t) => [t.table, t.rows]));
     expect(rows.resources).toBe(6);
+    // The demo's table of its own: one row per dock door, written by the yard module, with its budget.
+    expect(st.tables.map((t) => t.table)).toContain('yard_doors');
+    expect(rows.yard_doors).toBe(6);
+    expect(st.tables.find((t) => t.table === 'yard_doors')!.budgetMs).toBe(10_000);
     expect(rows.stock).toBeGreaterThan(0);
     expect(rows.stock).toBeLessThanOrEqual(80);
     expect(rows.work_queue).toBeGreaterThanOrEqual(1);
@@ -90,7 +94,7 @@ describe('Site', () => {
     }
     expect(st.deadLettersOpen).toBe(0);
     expect(st.broker.mode === 'embedded' && st.broker.metrics!.authFailures).toBe(0);
-    expect(st.demo!.map((d) => d.module).sort()).toEqual(['commerce', 'inventory', 'operations', 'procurement']);
+    expect(st.demo!.map((d) => d.module).sort()).toEqual(['commerce', 'inventory', 'operations', 'procurement', 'yard']);
 
     const res = await fetch(`${site.httpUrl}/metrics`);
     expect(res.status).toBe(200);
@@ -112,6 +116,26 @@ describe('Site', () => {
     const logLines = readFileSync(join(data, 'logs', 'site.log'), 'utf8').trimEnd().split('\n');
     expect(logLines.find((l) => / site demo started \(pid \d+\): mqtt mqtt:\/\/127\.0\.0\.1:\d+, http http:\/\/127\.0\.0\.1:\d+, data /.test(l))).toBeDefined();
     expect(logLines.at(-1)).toMatch(/^\S+ site stopped$/);
+  });
+
+  it('runs the demo on a demo directory made before the yard module: the four seed modules, and one line saying why no yard', async () => {
+    const data = join(dir, 'older');
+    // As an earlier version made it: config.json without yard_doors (seed bindings), secrets without yard.
+    await initDataDir({ data, site: 'demo', config: (c) => ({ ...demoConfig(c), tables: demoConfig(c).tables.filter((t) => t.table !== 'yard_doors'), bindings: 'seed' }), admin: DEMO_ADMIN });
+    expect(Object.keys(readModuleSecrets(join(data, 'secrets', 'modules.json')).modules).sort()).toEqual(['commerce', 'inventory', 'operations', 'procurement', 'tilstand']);
+    const logged: string[] = [];
+    const site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, demoStepMs: 100, demoSeed: 7, log: (l) => logged.push(l) });
+    sites.push(site);
+    const st = await until(
+      'rows in every state table',
+      () => controlRequest(join(data, 'control.sock'), 'status') as Promise<SiteStatus>,
+      (s) => ['work_queue', 'resources', 'stock'].every((t) => (s.tables.find((x) => x.table === t)?.rows ?? 0) > 0),
+    );
+    expect(st.demo!.map((d) => d.module).sort()).toEqual(['commerce', 'inventory', 'operations', 'procurement']);
+    expect(st.tables.map((t) => t.table)).not.toContain('yard_doors');
+    expect(st.deadLettersOpen).toBe(0);
+    expect(logged.filter((l) => /yard/.test(l))).toEqual([expect.stringMatching(/demo: the yard module is not part of this older demo directory/)]);
+    expect(logged.find((l) => /demo modules running: /.test(l))).toMatch(/demo modules running: operations, inventory, commerce, procurement$/);
   });
 
   it("its tick expires the inbox's quiet tables as well as the ingest's (Inbox.expireIdle)", async () => {

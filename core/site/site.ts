@@ -34,15 +34,15 @@ import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, siteTables, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
-import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
-import { DEMO_HQ_DIR, demoConfig } from './demo/site.ts';
+import { DEMO_YARD_MODULE, runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
+import { DEMO_CONTRACTS, DEMO_EXTRA_MODULES, DEMO_HQ_DIR, DEMO_YARD_TABLE, demoConfig } from './demo/site.ts';
 import { SiteHttpServer } from './http-server.ts';
 import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
-import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
+import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
 import { checkDataFormat, programDataFormat } from './data-format.ts';
 import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
@@ -231,6 +231,11 @@ export class Site {
   private http: SiteHttpServer | undefined;
   private control: ControlServer | undefined;
   private demo: DemoModules | undefined;
+
+  /** The simulated modules a `--demo` start runs (none without --demo, or before they start). */
+  get demoModules(): string[] {
+    return this.demo ? this.demo.modules.map((m) => m.module) : [];
+  }
   private decisionParts: Decisions | undefined;
   /**
    * The decision log's `config_changed` entries (configChanges, lastFloorSetting), kept in site.db
@@ -296,7 +301,7 @@ export class Site {
     checkDataFormat(data);
     if (!existsSync(p.config)) {
       if (!o.demo) throw new SiteError('NotInitialized', `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${o.data} --site <id>\`, or start with --demo`);
-      await initDataDir({ data, site: 'demo', config: (c) => demoConfig(c, o.demoHq ? join(data, DEMO_HQ_DIR) : undefined), admin: DEMO_ADMIN });
+      await initDataDir({ data, site: 'demo', config: (c) => demoConfig(c, o.demoHq ? join(data, DEMO_HQ_DIR) : undefined), admin: DEMO_ADMIN, modules: DEMO_EXTRA_MODULES, contracts: DEMO_CONTRACTS });
       sink(`initialized a demo site in ${data} (admin '${DEMO_ADMIN.name}', PIN ${DEMO_ADMIN.pin}: a demo, never a real site)`);
     }
     const config = readConfig(data);
@@ -497,16 +502,21 @@ export class Site {
         this.log(`demo modules not started: ${(e as Error).message}`);
       }
       if (secrets) {
+        // The yard system writes yard_doors, a table of the demo site's own: a demo directory made
+        // before it has neither its broker user nor the table, and runs the four seed modules only.
+        const yard = secrets.modules[DEMO_YARD_MODULE] !== undefined && siteTables(c).includes(DEMO_YARD_TABLE);
         this.demo = runDemoModules({
           url,
           site: c.site,
           credentials: secrets.modules,
           outboxDir: p.demo,
+          yard,
           ...(o.demoSeed !== undefined ? { seed: o.demoSeed } : {}),
           ...(o.demoStepMs !== undefined ? { stepMs: o.demoStepMs } : {}),
           onWarning: (m) => this.log(`demo: ${m}`),
         });
-        this.log(`demo modules running: ${SITE_MODULES.join(', ')}`);
+        this.log(`demo modules running: ${this.demo.modules.map((m) => m.module).join(', ')}`);
+        if (!yard) this.log(`demo: the yard module is not part of this older demo directory (no '${DEMO_YARD_MODULE}' in ${p.moduleSecrets} or no ${DEMO_YARD_TABLE} table in config.json); a new demo directory has it`);
       }
     }
     // The log's first line of each run, so logs/site.log (which `start` names) exists from the

@@ -326,12 +326,14 @@ suite('the floor UI end to end (chromium)', () => {
 
   it('shows budget gauges on the tables screen', async () => {
     const gauges = page.locator('table meter');
-    await expect.poll(() => gauges.count()).toBeGreaterThanOrEqual(4);
-    for (const t of ['work_queue', 'resources', 'stock', 'dead_letters']) expect(await page.locator(`[data-table="${t}"] meter`).count()).toBe(1);
+    await expect.poll(() => gauges.count()).toBeGreaterThanOrEqual(5);
+    // yard_doors: the demo's table of its own, fed by its yard system.
+    for (const t of ['work_queue', 'resources', 'stock', 'dead_letters', 'yard_doors']) expect(await page.locator(`[data-table="${t}"] meter`).count()).toBe(1);
     // Each module stream with its last event (the demo's modules published their snapshot at
     // start) and the silence its alarm allows (the demo: 10 min).
     await page.waitForSelector('[data-stream="inventory/stock"]');
-    for (const st of ['commerce/reservations', 'inventory/stock', 'operations/jobs', 'operations/resources', 'procurement/inbound']) {
+    await page.waitForSelector('[data-stream="yard/doors"]');
+    for (const st of ['commerce/reservations', 'inventory/stock', 'operations/jobs', 'operations/resources', 'procurement/inbound', 'yard/doors']) {
       expect(await page.locator(`[data-stream="${st}"] td`).nth(1).textContent(), st).toMatch(/ago$/);
       expect(await page.locator(`[data-stream="${st}"] td`).nth(3).textContent(), st).toMatch(/^10 mins?$/);
     }

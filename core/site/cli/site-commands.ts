@@ -672,7 +672,10 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
     ...(stepMs !== undefined ? { stepMs } : {}),
     onWarning: (m) => io.stderr.write(`tilstand demo: ${m}\n`),
   });
-  await print(io.stdout, [`tilstand demo: modules of site ${secrets.site} publishing to ${url}; stop with Ctrl-C`]);
+  await print(io.stdout, [
+    `tilstand demo: modules of site ${secrets.site} publishing to ${url}; stop with Ctrl-C`,
+    ...demo.notRunning.map((m) => `tilstand demo: the ${m} module is not part of this older demo directory (no '${m}' in ${p.moduleSecrets}); a new demo directory has it`),
+  ]);
   const s = await signal;
   await demo.stop();
   await print(io.stdout, [`tilstand demo: received ${s}; stopped`, ...demo.stats().map(demoStatsLine)]);

@@ -52,13 +52,14 @@ describe('tilstand start --demo (child process)', () => {
     expect(status, `stdout:\n${out}\nstderr:\n${err}`).toBeDefined();
     expect(status!.running).toBe(true);
     // The approval inbox first (the agent's timers run: it is kept current), then ingest's tables.
-    expect(status!.tables.map((t) => t.table)).toEqual(['approval_inbox', 'work_queue', 'resources', 'stock', 'dead_letters']);
+    expect(status!.tables.map((t) => t.table)).toEqual(['approval_inbox', 'work_queue', 'resources', 'stock', 'yard_doors', 'dead_letters']);
     for (const t of status!.tables) expect(t.withinBudget, t.table).toBe(true);
     expect(status!.tables.find((t) => t.table === 'resources')!.rows).toBe(6);
     expect(out).toMatch(/mqtt:\s+mqtt:\/\/127\.0\.0\.1:(\d+)/);
     const httpUrl = /http:\s+(http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(out)![1]!;
     expect(Number(/:(\d+)$/.exec(httpUrl)![1])).toBeGreaterThan(0);
     expect(out).toContain(`ui:      ${httpUrl}/`);
+    expect(out).toContain("demo:    simulated modules publishing: operations, inventory, commerce, procurement, yard (its dock doors fill yard_doors, a table of the site's own)");
     expect(out).toMatch(/headless|Electron/);
     expect(out).toContain(`memory:  started without ${missingLaunchSettings([], env).join(' ')}: a higher peak RSS`);
     const metrics = await (await fetch(`${httpUrl}/metrics`)).text();
@@ -98,6 +99,9 @@ describe('tilstand start --demo (child process)', () => {
     expect(after.running).toBe(false);
     expect(after.alarms).toBeNull();
     expect(after.tables.find((t) => t.table === 'resources')!.rows).toBe(6);
+    // In the order the running site listed them (the demo's own table before dead_letters; the
+    // inbox's age is there only while a site's agent checks it).
+    expect(after.tables.map((t) => t.table)).toEqual(status!.tables.map((t) => t.table).filter((t) => t !== 'approval_inbox'));
     expect(after.journal.uncommittedEvents).toBe('0');
   });
 });

@@ -142,7 +142,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
             `  hq:      syncing to ${site.hqShown}${demo && site.hqShown === resolve(data, DEMO_HQ_DIR) ? ' (a directory standing in for headquarters)' : ''}`,
             `           read it as HQ does: tilstand hq tables --hq ${site.hqShown} --site ${site.config.site}`,
           ]),
-      ...(demo ? ['  demo:    simulated operations, inventory, commerce and procurement modules are publishing', `           sign in as '${DEMO_ADMIN.name}' with PIN ${DEMO_ADMIN.pin} (a new demo site's admin), or add a user:`,
+      ...(demo ? [`  demo:    simulated modules publishing: ${demoModulesText(site.demoModules)}`, `           sign in as '${DEMO_ADMIN.name}' with PIN ${DEMO_ADMIN.pin} (a new demo site's admin), or add a user:`,
             `           tilstand users add --data ${data} --name <name> --role shift_lead --pin <pin>`] : []),
       `  logs:    ${join(dataPaths(data).logs, 'site.log')}`,
       ...(unlaunched.length > 0 ? [`  memory:  started without ${unlaunched.join(' ')}: a higher peak RSS (docs/operations.md, "Memory settings")`] : []),
@@ -192,4 +192,10 @@ function sighupReloads(io: CliIO): { site: Site | undefined; close(): void } {
   };
   if (process.platform !== 'win32') process.on('SIGHUP', on);
   return h;
+}
+
+/** The demo's modules in words for the start banner: the yard system writes a table of the site's own. */
+function demoModulesText(modules: readonly string[]): string {
+  const named = modules.map((m) => (m === 'yard' ? "yard (its dock doors fill yard_doors, a table of the site's own)" : m));
+  return named.length === 0 ? 'none yet (see logs/site.log)' : named.join(', ');
 }

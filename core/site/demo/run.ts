@@ -1,8 +1,13 @@
-// Runs the four simulated modules against a broker: `runDemoModules` (in-process, from
-// `tilstand start --demo`) and `readModuleSecrets` (credentials from `<data>/secrets/modules.json`).
+// Runs the four simulated modules against a broker, and the yard system when the data directory
+// has one: `runDemoModules` (in-process, from `tilstand start --demo`) and `readModuleSecrets`
+// (credentials from `<data>/secrets/modules.json`).
 //
 // Rate: each module steps every `stepMs` (default 1000 ms, so ~4 events/s in all, more for
 // operations' paired changes) after a snapshot burst of ~200 `r` events at start.
+//
+// The yard module (yard.ts) is not a seed module: a demo directory made before it existed has no
+// broker user for it (and no yard_doors table), so it runs only when its credentials are there
+// and the caller does not say otherwise (`yard: false`); `DemoModules.notRunning` names it then.
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +16,7 @@ import { SITE_MODULES } from '../site-db.ts';
 import type { DemoModule, DemoModuleOptions, DemoModuleStats } from './module.ts';
 import { OperationsModule } from './operations.ts';
 import { commerceModule, inventoryModule, procurementModule } from './stock-modules.ts';
+import { YardModule } from './yard.ts';
 
 const FACTORIES: Record<(typeof SITE_MODULES)[number], (o: DemoModuleOptions) => DemoModule> = {
   operations: (o) => new OperationsModule(o),
@@ -18,6 +24,9 @@ const FACTORIES: Record<(typeof SITE_MODULES)[number], (o: DemoModuleOptions) =>
   commerce: commerceModule,
   procurement: procurementModule,
 };
+
+/** The demo's module that is not a seed module (its table is the demo site's own, demo/site.ts). */
+export const DEMO_YARD_MODULE = 'yard';
 
 export interface DemoRunOptions {
   url: string;
@@ -29,10 +38,14 @@ export interface DemoRunOptions {
   seed?: number;
   stepMs?: number;
   onWarning?: (message: string) => void;
+  /** Run the yard module (default: when `credentials` has it); false where the site has no table for it. */
+  yard?: boolean;
 }
 
 export interface DemoModules {
   modules: readonly DemoModule[];
+  /** The demo's modules not run: `yard` in a directory made before it (no credentials), or `yard: false`. */
+  notRunning: readonly string[];
   stats(): DemoModuleStats[];
   connected(): Promise<void>;
   stop(): Promise<void>;
@@ -60,9 +73,13 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
   for (const name of SITE_MODULES) {
     if (!o.credentials[name]) throw new Error(`no broker credentials for module '${name}'`);
   }
+  const names: string[] = [...SITE_MODULES];
+  const yard = o.yard ?? o.credentials[DEMO_YARD_MODULE] !== undefined;
+  if (yard && !o.credentials[DEMO_YARD_MODULE]) throw new Error(`no broker credentials for module '${DEMO_YARD_MODULE}'`);
+  if (yard) names.push(DEMO_YARD_MODULE);
   const modules: DemoModule[] = [];
   try {
-    startAll(o, seed, stepMs, modules);
+    startAll(o, names, seed, stepMs, modules);
   } catch (e) {
     // Those made so far are closed (one not started saves nothing: its saved state stays as it was).
     for (const m of modules) m.stop().catch(() => undefined);
@@ -71,6 +88,7 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
   return {
     connected: () => Promise.all(modules.map((m) => m.connected())).then(() => undefined),
     modules,
+    notRunning: yard ? [] : [DEMO_YARD_MODULE],
     stats: () => modules.map((m) => m.getStats()),
     stop: async () => {
       await Promise.all(modules.map((m) => m.stop()));
@@ -78,11 +96,12 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
   };
 }
 
-function startAll(o: DemoRunOptions, seed: number, stepMs: number, modules: DemoModule[]): void {
-  for (const name of SITE_MODULES) {
+function startAll(o: DemoRunOptions, names: readonly string[], seed: number, stepMs: number, modules: DemoModule[]): void {
+  for (const name of names) {
     const c = o.credentials[name]!;
+    const make = name === DEMO_YARD_MODULE ? (x: DemoModuleOptions) => new YardModule(x) : FACTORIES[name as (typeof SITE_MODULES)[number]];
     modules.push(
-      FACTORIES[name]({
+      make({
         url: o.url,
         site: o.site,
         username: c.username,

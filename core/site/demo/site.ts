@@ -1,11 +1,54 @@
 // The demo site's config: the defaults with budgets short enough that changes show within
 // seconds (a real site's budgets come from the decisions they serve; see config.ts), two
 // items with a reorder policy of their own, and one location of them with its own; and, when
-// given one, a directory standing in for headquarters, so sync shows too.
+// given one, a directory standing in for headquarters, so sync shows too. Besides the seed tables
+// it has a table of its own, `yard_doors` (docs/modules.md, section 5), which the simulated yard
+// system (yard.ts) feeds through its binding: the Tables and History screens show it.
 
-import type { SiteConfig } from '../config.ts';
+import type { Binding } from '../../ingest/binding.ts';
+import type { Contract } from '../../ingest/contracts.ts';
+import { SEED_BINDINGS } from '../../ingest/seed-bindings.ts';
+import type { SiteConfig, SiteTableEntry } from '../config.ts';
+import { YARD_DOORS } from './yard.ts';
 
 const DEMO_BUDGET_MS: Readonly<Record<string, number>> = { work_queue: 5_000, resources: 5_000, stock: 15_000, dead_letters: 2_000 };
+
+const CONFIRMED_BY = 'demo site: short budgets so changes show within seconds';
+
+/** The demo's table of its own, written by the yard module's `doors` stream. */
+export const DEMO_YARD_TABLE = 'yard_doors';
+
+export const DEMO_YARD_DOORS_TABLE: SiteTableEntry = {
+  table: DEMO_YARD_TABLE,
+  budgetMs: 10_000,
+  decision: 'the gate crew sees which dock door is free',
+  confirmedBy: CONFIRMED_BY,
+  comment: 'Dock doors as the yard system reports them; one row per door.',
+  columns: [
+    { name: 'door_id', type: 'STRING NOT NULL' },
+    { name: 'state', type: 'STRING', description: 'free | occupied | down' },
+    { name: 'trailer_id', type: 'STRING' },
+    { name: 'since', type: 'TIMESTAMP(3)', description: 'when the door took this state' },
+    { name: 'yard_seq', type: 'BIGINT', description: 'source.seq of yard/doors' },
+  ],
+  primaryKeys: ['door_id'],
+  options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
+};
+
+export const DEMO_YARD_BINDING: Binding = {
+  name: 'yard.doors→yard_doors',
+  topic: 'tilstand/+/events/yard/doors',
+  contract: 'yard.doors',
+  table: DEMO_YARD_TABLE,
+  columns: { door_id: 'after.door_id', state: 'after.state', trailer_id: 'after.trailer_id', since: 'after.since', yard_seq: 'source.seq' },
+};
+
+/**
+ * What a new demo directory gets beside its config (`tilstand init`'s `modules` and `contracts`):
+ * a broker user for the yard module and its contract, so the yard system can publish at once.
+ */
+export const DEMO_EXTRA_MODULES: readonly string[] = ['yard'];
+export const DEMO_CONTRACTS: readonly Contract[] = [YARD_DOORS];
 
 /** The directory in a demo's data directory that `tilstand start --demo` syncs to, standing in for HQ. */
 export const DEMO_HQ_DIR = 'demo-hq';
@@ -15,7 +58,12 @@ export function demoConfig(c: SiteConfig, hq?: string): SiteConfig {
   return {
     ...c,
     ...(hq !== undefined ? { hq: { ...c.hq, target: hq } } : {}),
-    tables: c.tables.map((b) => ({ ...b, budgetMs: DEMO_BUDGET_MS[b.table] ?? b.budgetMs, confirmedBy: 'demo site: short budgets so changes show within seconds' })),
+    tables: [
+      ...c.tables.filter((b) => b.table !== DEMO_YARD_TABLE).map((b) => ({ ...b, budgetMs: DEMO_BUDGET_MS[b.table] ?? b.budgetMs, confirmedBy: CONFIRMED_BY })),
+      DEMO_YARD_DOORS_TABLE,
+    ],
+    // The seed bindings written out, as a site that adds one must (docs/modules.md, section 5).
+    bindings: [...(c.bindings === 'seed' ? SEED_BINDINGS : c.bindings).filter((b) => b.name !== DEMO_YARD_BINDING.name), DEMO_YARD_BINDING],
     // At the default pace every simulated stream publishes within a minute or two: ten silent
     // minutes mean a module stopped (or the demo was slowed down that far with --demo-step-ms).
     alarms: { streamSilentMs: { '*': 600_000 } },

@@ -1,0 +1,101 @@
+// Simulated yard system: six dock doors (D-01 … D-06) reported on stream `doors` with contract
+// `yard.doors` v1 (docs/modules.md, section 4). A trailer arrives at a free door (occupied, with
+// its trailer id), leaves again (free), and now and then a door goes down and is repaired. It is
+// not one of the seed modules: its rows go to `yard_doors`, a table of the demo site's own
+// (demo/site.ts), which the Tables and History screens show beside the seed tables.
+//
+// Pace: a change in about a third of the steps (one every ~3 s at the default step), so the
+// table moves while someone watches, but a door keeps its state long enough to be read.
+
+import type { Contract } from '../../ingest/contracts.ts';
+import { DemoModule, type DemoModuleOptions } from './module.ts';
+import { isoMs } from './warehouse.ts';
+
+export const YARD_DOORS: Contract = {
+  name: 'yard.doors',
+  version: 1,
+  compatibility: 'FULL_TRANSITIVE',
+  doc: 'A dock door and the trailer at it, as the yard system reports it.',
+  fields: [
+    { name: 'door_id', type: 'STRING NOT NULL' },
+    { name: 'state', type: 'STRING NOT NULL', symbols: ['free', 'occupied', 'down'] },
+    { name: 'trailer_id', type: 'STRING', default: null },
+    { name: 'since', type: 'TIMESTAMP(3)', default: null },
+  ],
+};
+
+export const DEMO_DOORS: readonly string[] = Array.from({ length: 6 }, (_, i) => `D-${String(i + 1).padStart(2, '0')}`);
+
+/** Share of the steps that change a door. */
+const CHANGE = 0.35;
+/** Of those, the share in which a free door goes down (rare: a door is mostly free or occupied). */
+const BREAKS = 0.05;
+
+const STATES = new Set<unknown>(['free', 'occupied', 'down']);
+
+interface Door {
+  door_id: string;
+  state: 'free' | 'occupied' | 'down';
+  trailer_id: string | null;
+  since: string;
+}
+
+export class YardModule extends DemoModule {
+  private readonly doors = new Map<string, Door>();
+  private nextTrailer = 1;
+
+  constructor(o: DemoModuleOptions) {
+    super('yard', o);
+    const since = isoMs(this.now());
+    for (const door_id of DEMO_DOORS) {
+      const occupied = this.rng.chance(0.5);
+      this.doors.set(door_id, { door_id, state: occupied ? 'occupied' : 'free', trailer_id: occupied ? this.trailer() : null, since });
+    }
+  }
+
+  protected exportState(): unknown {
+    return { nextTrailer: this.nextTrailer, doors: [...this.doors.values()] };
+  }
+
+  protected importState(state: unknown): void {
+    const v = state as { nextTrailer?: unknown; doors?: unknown } | null;
+    if (!v || !Number.isSafeInteger(v.nextTrailer) || !Array.isArray(v.doors)) throw new Error('expected {nextTrailer, doors}');
+    const doors = v.doors as Door[];
+    for (const d of doors) if (!this.doors.has(d?.door_id) || !STATES.has(d.state)) throw new Error(`not a door of the demo yard: ${JSON.stringify(d)}`);
+    if (new Set(doors.map((d) => d.door_id)).size !== this.doors.size) throw new Error(`${doors.length} doors, expected ${DEMO_DOORS.join(', ')}`);
+    this.doors.clear();
+    for (const d of doors) this.doors.set(d.door_id, d);
+    this.nextTrailer = v.nextTrailer as number;
+  }
+
+  protected snapshot(): void {
+    for (const d of this.doors.values()) this.emit('doors', 'r', null, { ...d }, YARD_DOORS);
+  }
+
+  protected step(): void {
+    if (!this.rng.chance(CHANGE)) return;
+    const door = this.rng.pick([...this.doors.values()]);
+    if (door.state === 'down') {
+      // Repaired within a few changes.
+      if (this.rng.chance(0.5)) this.set(door, 'free', null);
+    } else if (door.state === 'occupied') {
+      this.set(door, 'free', null); // the trailer leaves
+    } else if (this.rng.chance(BREAKS)) {
+      this.set(door, 'down', null);
+    } else {
+      this.set(door, 'occupied', this.trailer()); // a trailer arrives
+    }
+  }
+
+  private trailer(): string {
+    return `TR-${String(this.nextTrailer++).padStart(4, '0')}`;
+  }
+
+  private set(door: Door, state: Door['state'], trailer: string | null): void {
+    const before = { ...door };
+    door.state = state;
+    door.trailer_id = trailer;
+    door.since = isoMs(this.now());
+    this.emit('doors', 'u', before, { ...door }, YARD_DOORS);
+  }
+}

@@ -93,7 +93,8 @@ describe('bad input', () => {
     const BROKER_N = pick(3000, 30_000);
     const seqs = new Map<string, number>();
     const credentials: CredentialStore = { verify: async (u) => (MODULES.some((m) => m.module === u) ? { name: u, kind: 'module', module: u } : null) };
-    const broker = new EmbeddedBroker({ site: 's1', credentials, onEvent: (topic, p) => ingestor.accept(topic, p) });
+    // Any free port: 1883 is the appliance's own, and a site running on this PC holds it.
+    const broker = new EmbeddedBroker({ site: 's1', credentials, onEvent: (topic, p) => ingestor.accept(topic, p), port: 0 });
     const port = await broker.listen();
     const pubs = new Map<string, Publisher>();
     for (const m of MODULES) pubs.set(m.module, await Publisher.connect({ url: `mqtt://127.0.0.1:${port}`, username: m.module, password: 'x', clientId: `fz-${m.module}`, reconnect: true }));

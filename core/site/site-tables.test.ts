@@ -222,15 +222,23 @@ describe("a table of the site's own", () => {
       ]);
       site.ingestor.commitAll();
       expect(site.ingestor.listDeadLetters({ status: 'open' }).map((d) => d.reason)).toEqual(['no_binding', 'no_binding']);
+      // The table and its binding written into config.json while the site runs: a replay now
+      // still fails (the site has not loaded them), and says why and what to do.
+      writeConfig(data, withDoors(readConfig(data)));
+      const early = await run(['deadletters', 'replay', '--data', data]);
+      expect([early.code, early.out]).toEqual([3, 'replayed 0, still failing 2\n']);
+      expect(early.err).toBe(
+        "tilstand: config.json's bindings and tables changed since the site started and take effect at its next start; restart it, then replay again: the letters that still fail may be the ones they are for\n",
+      );
     } finally {
       await site.stop();
     }
-    writeConfig(data, withDoors(readConfig(data)));
     site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
     try {
       const replayed = await run(['deadletters', 'replay', '--data', data]);
       expect(replayed.code, replayed.err).toBe(0);
       expect(replayed.out).toContain('replayed 2, still failing 0');
+      expect(replayed.err).toBe('');
       // The module goes on after them, in order.
       await publishDoors(site, pw, [{ seq: 3, door: 'D-02', state: 'free' }]);
       await untilRows(site, data, (rows) => rows.some((r) => r.yard_seq === 3));

@@ -945,7 +945,16 @@ export class Site {
         },
       ],
       // The counts so far go out with the heartbeats `tilstand deadletters replay` asks for.
-      ['deadletters.replay', (a, work) => replayLogged(ingestor, positions(a.ids), a.alike === true, { log: this.log, via: 'tilstand deadletters replay' }, (p) => work.progress({ ...p }))],
+      [
+        'deadletters.replay',
+        async (a, work) => {
+          const r = await replayLogged(ingestor, positions(a.ids), a.alike === true, { log: this.log, via: 'tilstand deadletters replay' }, (p) => work.progress({ ...p }));
+          // Letters still failing while config.json holds bindings or tables the running site has
+          // not loaded (they take effect at the next start): the person is told, not left guessing.
+          const pending = r.failed > 0 ? this.startPendingSections(['bindings', 'tables']) : [];
+          return pending.length > 0 ? { ...r, startPending: pending } : r;
+        },
+      ],
       [
         'deadletters.dismiss',
         (a) =>
@@ -1035,6 +1044,20 @@ export class Site {
       this.log(`config not reloaded: ${(e as Error).message}`);
       throw e;
     }
+  }
+
+  /**
+   * Which of `sections` config.json now says otherwise than the running site (they take effect at
+   * its next start); none when the file cannot be read (the failure is `config reload`'s to say).
+   */
+  private startPendingSections(sections: readonly (keyof SiteConfig)[]): string[] {
+    let next: SiteConfig;
+    try {
+      next = readConfig(this.data);
+    } catch {
+      return [];
+    }
+    return sections.filter((k) => JSON.stringify(next[k]) !== JSON.stringify(this.current[k]));
   }
 
   /** `reloadConfig` of a config already read and validated (the one `setReorderPolicy` just wrote). */

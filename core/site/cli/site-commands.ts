@@ -416,7 +416,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     for (const i of ids) if (!/^\d+$/.test(i)) throw new CliError(EXIT.usage, `option '--id': expected a journal position (a whole number), got '${i}'`);
     const alike = a.boolean('alike');
     if (alike && ids.length === 0) throw new CliError(EXIT.usage, "option '--alike': name the letters the others are to be like with --id <position>");
-    let r: { replayed: number; failed: number; notOpen?: string[]; alike?: number };
+    let r: { replayed: number; failed: number; notOpen?: string[]; alike?: number; startPending?: string[] };
     if (socket) r = (await workOnSite(socket, 'deadletters.replay', ids.length > 0 ? { ids, ...(alike ? { alike } : {}) } : {}, io, REPLAY_WORK)) as typeof r;
     else {
       const ingest = openIngest(data, readConfig(data));
@@ -430,6 +430,11 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     await print(io.stdout, [`replayed ${r.replayed}, still failing ${r.failed}${alike ? ` (${r.alike ?? 0} of them alike: open, from the same topic with the same reason)` : ''}`]);
     const notOpen = r.notOpen ?? [];
     if (notOpen.length > 0) await print(io.stderr, notOpen.map((p) => `tilstand: no open dead letter at position ${p} (replayed or dismissed already, or not a dead letter; see 'tilstand deadletters list')`));
+    // The running site replays with the bindings and tables it started with.
+    const pending = r.startPending ?? [];
+    if (pending.length > 0) {
+      await print(io.stderr, [`tilstand: config.json's ${pending.join(' and ')} changed since the site started and take effect at its next start; restart it, then replay again: the letters that still fail may be the ones they are for`]);
+    }
     return r.failed > 0 ? EXIT.conflict : notOpen.length > 0 ? EXIT.notFound : EXIT.ok;
   }
   throw new CliError(EXIT.usage, `expected 'tilstand deadletters list|replay|dismiss', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);

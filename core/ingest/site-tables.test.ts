@@ -8,22 +8,17 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { evolveToDefinition, parseTableDefinition } from './site-tables.ts';
+import { YARD_DOORS } from './test-support/yard-doors.ts';
 
-/** The entry of docs/modules.md section 5 (core/site/site-tables.test.ts DOORS). */
+/** The entry of docs/modules.md section 5, with its trailer column. */
 const DOORS = {
-  table: 'yard_doors',
-  budgetMs: 30_000,
-  decision: 'the gate crew sees which dock door is free',
-  confirmedBy: 'test',
-  comment: 'Dock doors as the yard system reports them; one row per door.',
+  ...YARD_DOORS,
   columns: [
     { name: 'door_id', type: 'STRING NOT NULL' },
     { name: 'state', type: 'STRING', description: 'free | occupied | down' },
     { name: 'trailer_id', type: 'STRING' },
     { name: 'yard_seq', type: 'BIGINT' },
   ],
-  primaryKeys: ['door_id'],
-  options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
 };
 
 const refusal = (f: () => unknown): string => {

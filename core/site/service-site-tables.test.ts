@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
+import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../ingest/test-support/yard-doors.ts';
 import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { readConfig, writeConfig, type SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
@@ -23,33 +24,9 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const ADMIN = { name: 'kari', pin: '2468' };
 
-const CONTRACT = {
-  name: 'yard.doors',
-  version: 1,
-  compatibility: 'FULL_TRANSITIVE',
-  fields: [
-    { name: 'door_id', type: 'STRING NOT NULL' },
-    { name: 'state', type: 'STRING NOT NULL', symbols: ['free', 'occupied', 'down'] },
-    { name: 'trailer_id', type: 'STRING', default: null },
-  ],
-};
-
-const DOORS = {
-  table: 'yard_doors',
-  budgetMs: 30_000,
-  decision: 'the gate crew sees which dock door is free',
-  confirmedBy: 'Kari',
-  comment: 'Dock doors as the yard system reports them; one row per door.',
-  columns: [
-    { name: 'door_id', type: 'STRING NOT NULL' },
-    { name: 'state', type: 'STRING', description: 'free | occupied | down' },
-    { name: 'yard_seq', type: 'BIGINT' },
-  ],
-  primaryKeys: ['door_id'],
-  options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
-};
-
-const BINDING = { name: 'yard.doors→yard_doors', topic: 'tilstand/+/events/yard/doors', contract: 'yard.doors', table: 'yard_doors', columns: { door_id: 'after.door_id', state: 'after.state', yard_seq: 'source.seq' } };
+const CONTRACT = YARD_CONTRACT;
+const DOORS = { ...YARD_DOORS, confirmedBy: 'Kari' };
+const BINDING = YARD_BINDING;
 
 function session(): SessionContext {
   let user: SessionUser | null = null;

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
+import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../ingest/test-support/yard-doors.ts';
 import { Catalog, valueToJson } from '../lsm/index.ts';
 import { ConfigError, parseConfig, readConfig, siteTables, writeConfig, type SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
@@ -22,35 +23,11 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const CONTRACT = {
-  name: 'yard.doors',
-  version: 1,
-  compatibility: 'FULL_TRANSITIVE',
-  fields: [
-    { name: 'door_id', type: 'STRING NOT NULL' },
-    { name: 'state', type: 'STRING NOT NULL', symbols: ['free', 'occupied', 'down'] },
-    { name: 'trailer_id', type: 'STRING', default: null },
-  ],
-};
+const CONTRACT = YARD_CONTRACT;
+const DOORS = YARD_DOORS;
+const BINDING = YARD_BINDING;
 
-const DOORS = {
-  table: 'yard_doors',
-  budgetMs: 30_000,
-  decision: 'the gate crew sees which dock door is free',
-  confirmedBy: 'test',
-  comment: 'Dock doors as the yard system reports them; one row per door.',
-  columns: [
-    { name: 'door_id', type: 'STRING NOT NULL' },
-    { name: 'state', type: 'STRING', description: 'free | occupied | down' },
-    { name: 'yard_seq', type: 'BIGINT', description: 'source.seq of yard/doors' },
-  ],
-  primaryKeys: ['door_id'],
-  options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
-};
-
-const BINDING = { name: 'yard.doors→yard_doors', topic: 'tilstand/+/events/yard/doors', contract: 'yard.doors', table: 'yard_doors', columns: { door_id: 'after.door_id', state: 'after.state', yard_seq: 'source.seq' } };
-
-const withDoors = (c: SiteConfig, doors: Record<string, unknown> = DOORS, binding: Record<string, unknown> = BINDING): SiteConfig =>
+const withDoors = (c: SiteConfig, doors: Record<string, unknown> = DOORS, binding: object = BINDING): SiteConfig =>
   ({ ...c, tables: [...c.tables, doors], bindings: [...SEED_BINDINGS, binding] }) as unknown as SiteConfig;
 
 /** The rows of a table of the site, latest snapshot, in key order, as JSON values. */

@@ -16,6 +16,7 @@ import mqtt from 'mqtt';
 import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEED_BINDINGS } from '../../core/ingest/seed-bindings.ts';
+import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../../core/ingest/test-support/yard-doors.ts';
 import { BIN, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-site-table.e2e.test.ts', "!!! A table of the site's own was NOT tested on the floor UI. Under CI=true this is a failure.\n");
@@ -32,35 +33,11 @@ const pageErrors: string[] = [];
 
 const ADMIN = { name: 'kari', pin: '2468' };
 
-const CONTRACT = {
-  name: 'yard.doors',
-  version: 1,
-  compatibility: 'FULL_TRANSITIVE',
-  fields: [
-    { name: 'door_id', type: 'STRING NOT NULL' },
-    { name: 'state', type: 'STRING NOT NULL', symbols: ['free', 'occupied', 'down'] },
-    { name: 'trailer_id', type: 'STRING', default: null },
-  ],
-};
-
+const CONTRACT = YARD_CONTRACT;
 // A budget of 4 s: the Ingestor commits a table once its oldest pending event is half its budget
 // old, so the module's events show within seconds.
-const DOORS = {
-  table: 'yard_doors',
-  budgetMs: 4_000,
-  decision: 'the gate crew sees which dock door is free',
-  confirmedBy: 'Kari',
-  comment: 'Dock doors as the yard system reports them; one row per door.',
-  columns: [
-    { name: 'door_id', type: 'STRING NOT NULL' },
-    { name: 'state', type: 'STRING', description: 'free | occupied | down' },
-    { name: 'yard_seq', type: 'BIGINT' },
-  ],
-  primaryKeys: ['door_id'],
-  options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
-};
-
-const BINDING = { name: 'yard.doors→yard_doors', topic: 'tilstand/+/events/yard/doors', contract: 'yard.doors', table: 'yard_doors', columns: { door_id: 'after.door_id', state: 'after.state', yard_seq: 'source.seq' } };
+const DOORS = { ...YARD_DOORS, budgetMs: 4_000, confirmedBy: 'Kari' };
+const BINDING = YARD_BINDING;
 
 async function publishDoors(events: { seq: number; door: string; state: string }[]): Promise<void> {
   const client = await mqtt.connectAsync(mqttUrl, { username: 'yard', password, clientId: 'module-north-yard', protocolVersion: 4, reconnectPeriod: 0, clean: false });

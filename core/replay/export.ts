@@ -195,6 +195,18 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
   return { tag, cutMs, tables, reused: false, ...(expires !== undefined ? { expiresMs: expires } : {}) };
 }
 
+/**
+ * True when the table was made after the instant (its first schema's time): it did not exist at
+ * the cut. A table whose first schema cannot be read counts as made before (the safe answer).
+ */
+function madeAfter(table: Table, atMs: number): boolean {
+  try {
+    return table.schemaById(0).timeMillis > atMs;
+  } catch {
+    return false;
+  }
+}
+
 /** Removes the tags a cut made (an export that failed after making it leaves nothing on the site). */
 export function dropCut(cut: Cut): void {
   if (cut.reused) return;
@@ -374,13 +386,23 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     // Tables at the tag.
     const tables: Record<string, FixtureTable> = {};
     // Tilstand's ingest tables and the site's own (config.json `tables` entries with columns).
-    const ingestTables = [...INGEST_TABLES, ...tableDefinitionsIn(rawConfig.tables).map((d) => d.name)];
+    const ownTables = tableDefinitionsIn(rawConfig.tables)
+      .map((d) => d.name)
+      .filter((n) => !INGEST_TABLES.includes(n));
+    const ingestTables = [...INGEST_TABLES, ...ownTables];
     let after: bigint | undefined;
     let baselineRunId: string | null = null;
     for (const [n, { table, snapshot }] of [...cut.tables].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const props = snapshot?.properties ?? {};
       const pos = props[POSITION_PROPERTY];
-      if (ingestTables.includes(n)) {
+      // An ingest table with no snapshot at the cut starts the events at position 0 (whatever it
+      // had pending then is in them), but not a table of the site's own made after the cut (defined
+      // in config.json later than an older hourly- tag or --at), nor one not made yet (not in the
+      // database): it had nothing pending. Its stream's events before it existed were dead letters
+      // (no binding), which the cut's dead_letters holds, and the ones after the cut come after
+      // every other table's position anyway. Counted as 0 it made the fixture start at the
+      // journal's first position, which a pruned journal no longer holds: the export was refused.
+      if (ingestTables.includes(n) && !(snapshot === undefined && ownTables.includes(n) && madeAfter(table, cut.cutMs))) {
         const p = pos === undefined ? 0n : BigInt(pos);
         if (after === undefined || p < after) after = p;
       }
@@ -389,7 +411,7 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
       tables[n] = { snapshotId: snapshot?.id ?? null, journalPosition: pos ?? null, snapshotTimeMs: snapshot?.timeMillis ?? null, baselineAgentTag: baseline };
       if (snapshot) exportTable(table, snapshot, tag, baseline, join(dir, 'warehouse', `${database}.db`, n));
     }
-    for (const n of ingestTables) if (!cut.tables.has(n)) after = 0n;
+    for (const n of INGEST_TABLES) if (!cut.tables.has(n)) after = 0n;
 
     // Events after the lowest position, up to until.
     const events = await exportEvents(o.data, after ?? 0n, untilMs, join(dir, 'events.ndjson.gz'));

@@ -1,7 +1,8 @@
 // A table of the site's own (config.json `tables` entry with `columns`; core/ingest site-tables.ts)
 // in a fixture and its replay: the export counts it among the ingest tables (its snapshot at the cut
-// may hold fewer events than the seed tables', and the fixture's events start after the lowest), the
-// fixture's config/budgets.json carries its definition, and the replay makes it in the scratch
+// may hold fewer events than the seed tables', and the fixture's events start after the lowest; one
+// made after the cut does not lower that, one made before it with no snapshot yet starts them at 0),
+// the fixture's config/budgets.json carries its definition, and the replay makes it in the scratch
 // warehouse and ingests the period's yard events into it as the site did. A fixture whose
 // definition no longer fits the table's files at the cut is refused, naming the table.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Binding } from '../ingest/binding.ts';
 import type { Contract } from '../ingest/contracts.ts';
+import { Journal } from '../ingest/journal.ts';
+import { POSITION_PROPERTY } from '../ingest/progress.ts';
 import { Catalog, Table, valueToJson } from '../lsm/index.ts';
 import { DemoEvents, type DemoEvent } from './demo-events.ts';
 import { exportFixture, makeCut } from './export.ts';
@@ -174,4 +177,110 @@ describe("a table of the site's own in a replay", () => {
     expect(cli.code).toBe(5);
     expect(cli.err).toContain(`tilstand: fixture config/budgets.json: tables[${at}]: table 'yard_doors' exists`);
   }, 60_000);
+});
+
+describe("a table of the site's own made after the cut", () => {
+  it("does not start the fixture's events at position 0: the export runs on a pruned journal, and so does the replay", async () => {
+    // The site ran without yard_doors, was cut, and was started again a minute later with
+    // yard_doors defined in config.json (the yard module publishing from then on): at the cut the
+    // table did not exist. Then the journal was pruned up to the cut, as a site's retention does.
+    const first = new LiveSite();
+    let again: LiveSite | undefined;
+    const out = join(work, 'made-after');
+    try {
+      const gen = new DemoEvents({ site: first.site, seed: 12 });
+      first.receive(gen.initial(T0 + 100));
+      const demo: DemoEvent[] = [];
+      for (let i = 0; i < 300; i++) demo.push(...gen.step(T0 + 1000 + i * 1000));
+      first.receive(demo);
+      await first.advance(CUT);
+      makeCut(first.catalog, first.database, 'replay-later', { clock: first.clock });
+      first.close();
+      const restart = CUT + MIN;
+      const until = restart + 3 * MIN;
+      again = new LiveSite({ dir: first.dir, startMs: restart, own: { tables: [DOORS], bindings: [BINDING], contracts: [CONTRACT] } });
+      const later: DemoEvent[] = [door(restart + 30_000, 1, 'D-02', 'occupied'), door(restart + 60_000, 2, 'D-01', 'occupied')];
+      for (let i = 0; i < 150; i++) later.push(...gen.step(restart + 1000 + i * 1000));
+      again.receive(later.sort((a, b) => a.atMs - b.atMs));
+      await again.advance(until);
+      again.ingestor.commitAll();
+      const doorsLive = rowsOf(again.catalog.getTable({ database: again.database, table: 'yard_doors' }));
+      again.close();
+
+      // The seed tables' lowest position at the cut; the journal keeps only what comes after it.
+      const tagged = (n: string) => BigInt(Table.open(join(first.dir, 'warehouse', 'site_s1.db', n)).tags.get('replay-later').snapshot.properties?.[POSITION_PROPERTY] ?? '');
+      const lowest = ['work_queue', 'resources', 'stock', 'dead_letters'].map(tagged).reduce((a, b) => (b < a ? b : a));
+      expect(lowest).toBeGreaterThan(1n);
+      const j = Journal.open(first.dir);
+      try {
+        await j.prune({ maxAgeMs: 0, keepAfter: lowest });
+      } finally {
+        j.close();
+      }
+
+      // Was: yard_doors (no snapshot at the cut) counted as position 0, and the export was refused
+      // ("the journal no longer holds position 1").
+      const m = await exportFixture({ data: first.dir, tag: 'later', untilMs: until, out });
+      expect(m.tables.yard_doors).toMatchObject({ snapshotId: null, journalPosition: null });
+      expect(m.events.afterPosition).toBe(String(lowest));
+      expect(yardEvents(fixtureEvents(out)).map(([, ...e]) => e)).toEqual([
+        [1, 'D-02', 'occupied'],
+        [2, 'D-01', 'occupied'],
+      ]);
+
+      let scratch = '';
+      const r = await runReplay({ fixture: out, out: join(work, 'run-made-after'), keepScratch: true, onScratch: (d) => void (scratch = d) });
+      try {
+        expect(r.manifest.ingestFailure).toBeNull();
+        expect(r.manifest.counts.events).toBe(m.events.count);
+        const t = new Catalog(join(scratch, 'warehouse')).getTable({ database: 'site_s1', table: 'yard_doors' });
+        expect(rowsOf(t)).toEqual(doorsLive);
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
+    } finally {
+      again?.close();
+      first.remove();
+    }
+  }, 120_000);
+
+  it('one that existed at the cut with no snapshot yet still starts them at position 0: its pending events are in the fixture', async () => {
+    // yard_doors made at the start; the yard event is the first (nothing moved the frontier past
+    // yard_doors before it), pending at the cut under its two-minute budget, which the seed tables
+    // had gone past. Starting after their lowest position would lose it.
+    const site = new LiveSite({ own: { tables: [DOORS], bindings: [BINDING], contracts: [CONTRACT] } });
+    const out = join(work, 'pending-at-cut');
+    try {
+      const gen = new DemoEvents({ site: site.site, seed: 13 });
+      const cut = T0 + 30_000;
+      const until = T0 + 2 * MIN;
+      site.receive([door(T0 + 100, 1, 'D-01', 'free'), ...gen.initial(T0 + 200)]);
+      const demo: DemoEvent[] = [];
+      for (let i = 0; i < 100; i++) demo.push(...gen.step(T0 + 1000 + i * 1000));
+      site.receive(demo);
+      await site.advance(cut);
+      makeCut(site.catalog, site.database, 'replay-pending', { clock: site.clock });
+      await site.advance(until);
+      site.ingestor.commitAll();
+      const doorsLive = rowsOf(site.catalog.getTable({ database: site.database, table: 'yard_doors' }));
+      site.close();
+      expect(doorsLive).toEqual([{ door_id: 'D-01', state: 'free', yard_seq: 1 }]);
+
+      const m = await exportFixture({ data: site.dir, tag: 'pending', untilMs: until, out });
+      expect(m.tables.yard_doors).toMatchObject({ snapshotId: null, journalPosition: null });
+      expect(BigInt(m.tables.work_queue!.journalPosition!)).toBeGreaterThan(1n);
+      expect(m.events.afterPosition).toBe('0');
+      let scratch = '';
+      const r = await runReplay({ fixture: out, out: join(work, 'run-pending-at-cut'), keepScratch: true, onScratch: (d) => void (scratch = d) });
+      try {
+        expect(r.manifest.ingestFailure).toBeNull();
+        const t = new Catalog(join(scratch, 'warehouse')).getTable({ database: 'site_s1', table: 'yard_doors' });
+        expect(rowsOf(t)).toEqual(doorsLive);
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
+    } finally {
+      site.remove();
+    }
+  }, 120_000);
 });

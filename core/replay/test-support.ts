@@ -72,11 +72,13 @@ export class LiveSite {
   /**
    * `own`: tables of the site's own (config.json `tables` entries with `columns`), the bindings
    * that write them (after the seed ones) and their modules' contracts, as core/site opens them.
+   * `dir`: the data directory of a LiveSite closed before, started again there with this config.json
+   * (a restart after config.json changed, e.g. to add `own`); give a `startMs` after its last instant.
    */
-  constructor(o: { startMs?: number; agent?: Partial<AgentConfig>; parent?: string; own?: { tables: Record<string, unknown>[]; bindings: Binding[]; contracts: Contract[] } } = {}) {
+  constructor(o: { startMs?: number; agent?: Partial<AgentConfig>; parent?: string; dir?: string; own?: { tables: Record<string, unknown>[]; bindings: Binding[]; contracts: Contract[] } } = {}) {
     this.now = o.startMs ?? T0;
     this.lastStep = this.now;
-    this.dir = mkdtempSync(join(o.parent ?? defaultScratchParent(), 'tilstand-live-'));
+    this.dir = o.dir ?? mkdtempSync(join(o.parent ?? defaultScratchParent(), 'tilstand-live-'));
     // The agent's thresholds as a site keeps them: config.json's `agent` section (core/site), which
     // the export records (the evidence retentions are the site's `evidence` section).
     const { evidenceRetentionMs: _e, baselineRetentionMs: _b, ...siteAgent } = o.agent ?? {};

@@ -15,7 +15,7 @@ import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, s
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, statusOf, syncProblemText, type SyncProblem, type SyncStatus as EngineSyncStatus } from '../sync/engine.ts';
 import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
-import { shownTarget, targetPlace } from '../sync/targets/open.ts';
+import { shownTarget, targetDescription } from '../sync/targets/open.ts';
 import { shownDescription } from '../sync/targets/target.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import type { StreamView, SyncStatus } from './api.ts';
@@ -136,19 +136,6 @@ export function syncView(target: string, windowMs: number, s: EngineSyncStatus):
  */
 export function redactTarget(text: string): string {
   return shownTarget(text);
-}
-
-/**
- * A target's text as its engine describes it (core/sync `SyncTarget.description`, kept in the
- * outbox's `sync_state` `target`): `dir:<absolute path>`, or an s3:// URL as `shownTarget` shows
- * it. Undefined for text that is no target (config.json's is checked as it is read).
- */
-function targetDescription(text: string): string | undefined {
-  try {
-    return text.startsWith('s3://') ? shownTarget(text) : `dir:${targetPlace(text)}`;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -12,7 +12,7 @@ export { HqStore } from './hq/store.ts';
 export { mirrorSite } from './hq/mirror.ts';
 export { DirectoryTarget } from './targets/directory.ts';
 export { S3Target, type S3TargetOptions } from './targets/s3.ts';
-export { openTarget, targetPlace, targetProblem } from './targets/open.ts';
+export { openTarget, targetDescription, targetPlace, targetProblem } from './targets/open.ts';
 export type { SyncTarget, ObjectInfo, PutMeta } from './targets/target.ts';
 export { runHq, hqUsage } from './cli/hq.ts';
 export { runSync, runRestore, syncUsage, syncStatusLines } from './cli/sync.ts';

@@ -46,6 +46,11 @@ function fsyncDir(path: string): void {
   }
 }
 
+/** A directory target's description (`SyncTarget.description`): `dir:<root>`. */
+export function directoryDescription(root: string): string {
+  return `dir:${root}`;
+}
+
 export class DirectoryTarget implements SyncTarget {
   readonly description: string;
 
@@ -53,7 +58,7 @@ export class DirectoryTarget implements SyncTarget {
     readonly root: string,
     private readonly scope: TargetScope = {},
   ) {
-    this.description = `dir:${root}`;
+    this.description = directoryDescription(root);
   }
 
   private path(key: string): string {

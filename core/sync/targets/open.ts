@@ -7,8 +7,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SyncError } from '../errors.ts';
 import { checkPrefix, sitePrefix } from '../names.ts';
-import { DirectoryTarget } from './directory.ts';
-import { S3Target } from './s3.ts';
+import { DirectoryTarget, directoryDescription } from './directory.ts';
+import { S3Target, s3Description } from './s3.ts';
 import { shownEndpoint, type SyncTarget } from './target.ts';
 
 export interface OpenTargetOptions {
@@ -166,6 +166,24 @@ export function shownTarget(text: string): string {
 export function targetPlace(text: string): string {
   const t = parseTarget(text, true);
   return t.kind === 's3' ? text : t.dir;
+}
+
+/**
+ * The description (`SyncTarget.description`, kept in the outbox's `sync_state` `target`) of the
+ * target `openTarget(text)` opens, without opening it (no credentials needed): `dir:<absolute
+ * path>` (a relative directory resolved against this process's working directory), or
+ * `s3://bucket/prefix (endpoint)` with the endpoint as `shownEndpoint` shows it. `tilstand status`
+ * of a stopped site compares config.json's target with the one the outbox kept this way. Undefined
+ * for text that is no target, which `openTarget` refuses (`targetProblem` says why).
+ */
+export function targetDescription(text: string): string | undefined {
+  let t: ParsedTarget;
+  try {
+    t = parseTarget(text, true);
+  } catch {
+    return undefined;
+  }
+  return t.kind === 's3' ? s3Description(t.bucket, t.root, t.endpoint) : directoryDescription(t.dir);
 }
 
 export function openTarget(text: string, o: OpenTargetOptions = {}): SyncTarget {

@@ -77,6 +77,14 @@ const loadSdk = (): typeof S3 => {
   return (sdk ??= createRequire(import.meta.url)('@aws-sdk/client-s3') as typeof S3);
 };
 
+/**
+ * An S3 target's description (`SyncTarget.description`): `s3://bucket/prefix`, and the endpoint as
+ * `shownEndpoint` shows it, in parentheses, when one is given.
+ */
+export function s3Description(bucket: string, root: string, endpoint?: string): string {
+  return `s3://${bucket}/${root}${endpoint ? ` (${shownEndpoint(endpoint)})` : ''}`;
+}
+
 export class S3Target implements SyncTarget {
   readonly description: string;
   private readonly client: S3Client;
@@ -88,7 +96,7 @@ export class S3Target implements SyncTarget {
     this.bucket = o.bucket;
     this.root = o.root ?? '';
     if (this.root !== '') checkPrefix(this.root);
-    this.description = `s3://${o.bucket}/${this.root}${o.endpoint ? ` (${shownEndpoint(o.endpoint)})` : ''}`;
+    this.description = s3Description(o.bucket, this.root, o.endpoint);
     const config: S3ClientConfig = {
       forcePathStyle: true,
       region: o.region ?? 'us-east-1',

@@ -9,10 +9,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Binding } from '../ingest/binding.ts';
-import type { Contract } from '../ingest/contracts.ts';
 import { Journal } from '../ingest/journal.ts';
 import { POSITION_PROPERTY } from '../ingest/progress.ts';
+import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../ingest/test-support/yard-doors.ts';
 import { Catalog, Table, valueToJson } from '../lsm/index.ts';
 import { DemoEvents, type DemoEvent } from './demo-events.ts';
 import { exportFixture, makeCut } from './export.ts';
@@ -22,36 +21,14 @@ import { LiveSite, replayCli, T0 } from './test-support.ts';
 
 const MIN = 60_000;
 
-const CONTRACT: Contract = {
-  name: 'yard.doors',
-  version: 1,
-  compatibility: 'FULL_TRANSITIVE',
-  fields: [
-    { name: 'door_id', type: 'STRING NOT NULL' },
-    { name: 'state', type: 'STRING NOT NULL', symbols: ['free', 'occupied', 'down'] },
-    { name: 'trailer_id', type: 'STRING', default: null },
-  ],
-};
+const CONTRACT = YARD_CONTRACT;
 
 // A budget of two minutes (a table commits when its oldest pending event is half its budget old):
 // the yard event 40 s before the cut is still pending in yard_doors at the cut, while the seed
 // tables (budgets of 5–15 s) and dead_letters (its progress commit, every 5 min) have gone past it.
-const DOORS = {
-  table: 'yard_doors',
-  budgetMs: 120_000,
-  decision: 'the gate crew sees which dock door is free',
-  confirmedBy: 'test',
-  comment: 'Dock doors as the yard system reports them; one row per door.',
-  columns: [
-    { name: 'door_id', type: 'STRING NOT NULL' },
-    { name: 'state', type: 'STRING', description: 'free | occupied | down' },
-    { name: 'yard_seq', type: 'BIGINT', description: 'source.seq of yard/doors' },
-  ],
-  primaryKeys: ['door_id'],
-  options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' },
-};
+const DOORS = { ...YARD_DOORS, budgetMs: 120_000 };
 
-const BINDING: Binding = { name: 'yard.doors→yard_doors', topic: 'tilstand/+/events/yard/doors', contract: 'yard.doors', table: 'yard_doors', columns: { door_id: 'after.door_id', state: 'after.state', yard_seq: 'source.seq' } };
+const BINDING = YARD_BINDING;
 
 const door = (atMs: number, seq: number, id: string, state: string): DemoEvent => ({
   topic: 'tilstand/s1/events/yard/doors',

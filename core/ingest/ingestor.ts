@@ -1476,7 +1476,7 @@ function combine(failures: { binding: string; refusal: Refusal }[]): Refusal {
   return { ...first, detail: failures.map((f) => f.refusal.detail).join('; ') };
 }
 
-/** A table of the site's own, brought to its definition (columns added; other differences refused). */
+/** A table of the site's own, brought to its definition as ALTER TABLE would (site-tables.ts evolveToDefinition). */
 function evolvedToDefinition(table: Table, def: TableDefinition): Table {
   evolveToDefinition(table, def);
   return table;

@@ -29,7 +29,7 @@ import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG,
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
-/** The tables a site's ingest keeps (the seed state tables and dead_letters). */
+/** Tilstand's own tables a site's ingest keeps (the seed state tables and dead_letters); with the site's own: `siteTables`. */
 export const SITE_TABLES: readonly string[] = [...SEED_TABLES.map((t) => t.name), DEAD_LETTERS_TABLE_NAME];
 
 /**

@@ -3,13 +3,12 @@
 // no binding writes it; `history` and `diff` read it; the tick's `tables` event names it when a
 // commit changes it (the floor UI refreshes its Tables screen on that). A real data directory, the
 // module's events through the embedded broker and the site's ingest, as core/site/site-tables.test.ts.
-import mqtt from 'mqtt';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
-import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../ingest/test-support/yard-doors.ts';
+import { publishYardDoors, YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../ingest/test-support/yard-doors.ts';
 import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
 import { readConfig, writeConfig, type SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
@@ -36,18 +35,6 @@ function session(): SessionContext {
     },
     setUser: (u) => void (user = u),
   };
-}
-
-async function publishDoors(site: Site, password: string, events: { seq: number; door: string; state: string }[]): Promise<void> {
-  const client = await mqtt.connectAsync(site.mqttUrl, { username: 'yard', password, clientId: 'module-north-yard', protocolVersion: 4, reconnectPeriod: 0, clean: false });
-  try {
-    for (const e of events) {
-      const after = { door_id: e.door, state: e.state };
-      await client.publishAsync('tilstand/north/events/yard/doors', JSON.stringify({ op: 'u', before: null, after, source: { module: 'yard', stream: 'doors', seq: e.seq }, ts_ms: Date.now(), contract: { name: 'yard.doors', version: 1 } }), { qos: 1 });
-    }
-  } finally {
-    await client.endAsync();
-  }
 }
 
 /** Commits until yard_doors holds `rows` rows (bounded: 20 s). */
@@ -91,7 +78,7 @@ describe("the site API on a table of the site's own", () => {
     try {
       const s = session();
       await site.service.call('signIn', { user: ADMIN.name, secret: ADMIN.pin }, s);
-      await publishDoors(site, pw, [
+      await publishYardDoors(site.mqttUrl, pw, [
         { seq: 1, door: 'D-01', state: 'free' },
         { seq: 2, door: 'D-02', state: 'occupied' },
       ]);
@@ -114,7 +101,7 @@ describe("the site API on a table of the site's own", () => {
       try {
         site.service.tick(); // what the tick had not seen yet goes out now; from here on only what changes
         events.length = 0;
-        await publishDoors(site, pw, [{ seq: 3, door: 'D-01', state: 'occupied' }]);
+        await publishYardDoors(site.mqttUrl, pw, [{ seq: 3, door: 'D-01', state: 'occupied' }]);
         const deadline = Date.now() + 20_000;
         for (let i = 0; i < 400 && Date.now() < deadline && !events.some((e) => e.type === 'tables' && e.tables.includes('yard_doors')); i++) {
           site.ingestor.commitAll();

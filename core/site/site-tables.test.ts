@@ -4,13 +4,12 @@
 // land in it, status lists it with its budget, a column added later evolves the table (earlier rows
 // read it as null), and a definition that no longer fits the table on disk is refused, naming the
 // config entry, by config check and by start alike.
-import mqtt from 'mqtt';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
-import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../ingest/test-support/yard-doors.ts';
+import { publishYardDoors, YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../ingest/test-support/yard-doors.ts';
 import { Catalog, valueToJson } from '../lsm/index.ts';
 import { ConfigError, parseConfig, readConfig, siteTables, writeConfig, type SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
@@ -41,18 +40,6 @@ function rowsOf(data: string, table: string): Record<string, unknown>[] {
   }
 }
 
-async function publishDoors(site: Site, password: string, events: { seq: number; door: string; state: string; trailer?: string }[]): Promise<void> {
-  const client = await mqtt.connectAsync(site.mqttUrl, { username: 'yard', password, clientId: 'module-north-yard', protocolVersion: 4, reconnectPeriod: 0, clean: false });
-  try {
-    for (const e of events) {
-      const after = { door_id: e.door, state: e.state, ...(e.trailer ? { trailer_id: e.trailer } : {}) };
-      await client.publishAsync('tilstand/north/events/yard/doors', JSON.stringify({ op: 'u', before: null, after, source: { module: 'yard', stream: 'doors', seq: e.seq }, ts_ms: Date.now(), contract: { name: 'yard.doors', version: 1 } }), { qos: 1 });
-    }
-  } finally {
-    await client.endAsync();
-  }
-}
-
 describe("a table of the site's own", () => {
   it('is made at start from config.json, fed by its binding, listed with its budget, and gains a column later', { timeout: 90_000 }, async () => {
     const data = join(dir, 'd');
@@ -69,7 +56,7 @@ describe("a table of the site's own", () => {
 
     let site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
     try {
-      await publishDoors(site, pw, [
+      await publishYardDoors(site.mqttUrl, pw, [
         { seq: 1, door: 'D-01', state: 'free' },
         { seq: 2, door: 'D-02', state: 'occupied' },
         { seq: 3, door: 'D-01', state: 'occupied' },
@@ -101,7 +88,7 @@ describe("a table of the site's own", () => {
     expect(adds.out).toContain("table yard_doors (the site's own): the next start adds column trailer_id\n");
     site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
     try {
-      await publishDoors(site, pw, [{ seq: 4, door: 'D-03', state: 'occupied', trailer: 'TR-9' }]);
+      await publishYardDoors(site.mqttUrl, pw, [{ seq: 4, door: 'D-03', state: 'occupied', trailer: 'TR-9' }]);
       await untilRows(site, data, (rows) => rows.some((r) => r.yard_seq === 4));
     } finally {
       await site.stop();
@@ -193,7 +180,7 @@ describe("a table of the site's own", () => {
     // The yard system goes live before the site has a table for it: its events wait as no_binding.
     let site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
     try {
-      await publishDoors(site, pw, [
+      await publishYardDoors(site.mqttUrl, pw, [
         { seq: 1, door: 'D-01', state: 'free' },
         { seq: 2, door: 'D-02', state: 'down' },
       ]);
@@ -217,7 +204,7 @@ describe("a table of the site's own", () => {
       expect(replayed.out).toContain('replayed 2, still failing 0');
       expect(replayed.err).toBe('');
       // The module goes on after them, in order.
-      await publishDoors(site, pw, [{ seq: 3, door: 'D-02', state: 'free' }]);
+      await publishYardDoors(site.mqttUrl, pw, [{ seq: 3, door: 'D-02', state: 'free' }]);
       await untilRows(site, data, (rows) => rows.some((r) => r.yard_seq === 3));
     } finally {
       await site.stop();

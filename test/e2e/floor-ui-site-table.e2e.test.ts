@@ -12,11 +12,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mqtt from 'mqtt';
 import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEED_BINDINGS } from '../../core/ingest/seed-bindings.ts';
-import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../../core/ingest/test-support/yard-doors.ts';
+import { publishYardDoors, YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../../core/ingest/test-support/yard-doors.ts';
 import { BIN, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-site-table.e2e.test.ts', "!!! A table of the site's own was NOT tested on the floor UI. Under CI=true this is a failure.\n");
@@ -38,18 +37,6 @@ const CONTRACT = YARD_CONTRACT;
 // old, so the module's events show within seconds.
 const DOORS = { ...YARD_DOORS, budgetMs: 4_000, confirmedBy: 'Kari' };
 const BINDING = YARD_BINDING;
-
-async function publishDoors(events: { seq: number; door: string; state: string }[]): Promise<void> {
-  const client = await mqtt.connectAsync(mqttUrl, { username: 'yard', password, clientId: 'module-north-yard', protocolVersion: 4, reconnectPeriod: 0, clean: false });
-  try {
-    for (const e of events) {
-      const after = { door_id: e.door, state: e.state };
-      await client.publishAsync('tilstand/north/events/yard/doors', JSON.stringify({ op: 'u', before: null, after, source: { module: 'yard', stream: 'doors', seq: e.seq }, ts_ms: Date.now(), contract: { name: 'yard.doors', version: 1 } }), { qos: 1 });
-    }
-  } finally {
-    await client.endAsync();
-  }
-}
 
 const suite = HAVE_CHROMIUM || CI ? describe : describe.skip;
 
@@ -102,13 +89,13 @@ suite("a table of the site's own on the floor UI (chromium)", () => {
     // WebSocket) reloads the screen, its snapshots with it.
     const snapshots = async () => Number((await row.locator('td').nth(5).textContent())!.replace(/\D/g, ''));
     expect(await snapshots()).toBe(0);
-    await publishDoors([
+    await publishYardDoors(mqttUrl, password, [
       { seq: 1, door: 'D-01', state: 'free' },
       { seq: 2, door: 'D-02', state: 'occupied' },
     ]);
     await expect.poll(snapshots, { timeout: 15_000 }).toBeGreaterThan(0);
     const before = await snapshots();
-    await publishDoors([{ seq: 3, door: 'D-01', state: 'occupied' }]);
+    await publishYardDoors(mqttUrl, password, [{ seq: 3, door: 'D-01', state: 'occupied' }]);
     await expect.poll(snapshots, { timeout: 15_000 }).toBeGreaterThan(before);
   });
 

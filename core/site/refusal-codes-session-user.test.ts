@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError, UserStore } from '../inbox/index.ts';
-import type { ApiErrorBody, SessionContext, SessionUser } from './api.ts';
+import type { ApiErrorBody, SessionContext } from './api.ts';
+import { session } from './test-support/session.ts';
 import { SiteApiError } from './api.ts';
 import { demoConfig } from './demo/site.ts';
 import { initDataDir } from './init.ts';
@@ -19,16 +20,6 @@ import { DEMO_ADMIN, Site } from './site.ts';
 let dir: string;
 let data: string;
 let site: Site;
-
-function session(): SessionContext {
-  let user: SessionUser | null = null;
-  return {
-    get user() {
-      return user;
-    },
-    setUser: (u) => void (user = u),
-  };
-}
 
 /** The error body a call's refusal crosses the transport as. */
 async function refused(p: Promise<unknown>): Promise<ApiErrorBody> {

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiErrorBody, SessionContext, SessionUser } from './api.ts';
+import type { ApiErrorBody, SessionContext } from './api.ts';
+import { session } from './test-support/session.ts';
 import { SiteApiError } from './api.ts';
 import { demoConfig } from './demo/site.ts';
 import { initDataDir } from './init.ts';
@@ -14,16 +15,6 @@ import { FirstRunBackend } from './first-run.ts';
 
 let dir: string;
 let site: Site;
-
-function session(): SessionContext {
-  let user: SessionUser | null = null;
-  return {
-    get user() {
-      return user;
-    },
-    setUser: (u) => void (user = u),
-  };
-}
 
 /** The error body a call's refusal crosses the transport as. */
 async function refused(p: Promise<unknown>): Promise<ApiErrorBody> {

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { publishYardDoors, YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../ingest/test-support/yard-doors.ts';
-import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
+import type { SiteEvent } from './api.ts';
+import { session } from './test-support/session.ts';
 import { readConfig, writeConfig, type SiteConfig } from './config.ts';
 import { initDataDir } from './init.ts';
 import { Site } from './site.ts';
@@ -26,16 +27,6 @@ const ADMIN = { name: 'kari', pin: '2468' };
 const CONTRACT = YARD_CONTRACT;
 const DOORS = { ...YARD_DOORS, confirmedBy: 'Kari' };
 const BINDING = YARD_BINDING;
-
-function session(): SessionContext {
-  let user: SessionUser | null = null;
-  return {
-    get user() {
-      return user;
-    },
-    setUser: (u) => void (user = u),
-  };
-}
 
 /** Commits until yard_doors holds `rows` rows (bounded: 20 s). */
 async function untilRows(site: Site, rows: number): Promise<void> {

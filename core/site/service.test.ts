@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { SessionContext, SessionUser, SiteEvent } from './api.ts';
+import type { SiteEvent } from './api.ts';
+import { session } from './test-support/session.ts';
 import { SiteApiError } from './api.ts';
 import { readDecisionLog } from '../inbox/index.ts';
 import { readModuleSecrets } from './demo/run.ts';
@@ -21,18 +22,6 @@ import { formatStatus } from './status.ts';
 
 let dir: string;
 let site: Site;
-
-/** `source`: where its calls come from, as a transport names it (the client's address, the window). */
-function session(source?: string): SessionContext {
-  let user: SessionUser | null = null;
-  return {
-    ...(source !== undefined ? { source } : {}),
-    get user() {
-      return user;
-    },
-    setUser: (u) => void (user = u),
-  };
-}
 
 const kindOf = async (p: Promise<unknown>): Promise<string> => {
   try {

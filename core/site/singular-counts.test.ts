@@ -9,9 +9,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import { UserStore } from '../inbox/users.ts';
 import { EMPTY_SYNC_STATUS } from '../sync/engine.ts';
-import type { SessionContext, SessionUser } from './api.ts';
 import { progressText } from './cli/site-commands.ts';
 import { dismissWithPin } from './dismiss.ts';
+import { session } from './test-support/session.ts';
 import { initDataDir } from './init.ts';
 import { Site } from './site.ts';
 import { formatStatus, syncView } from './status.ts';
@@ -25,16 +25,6 @@ afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function session(): SessionContext {
-  let user: SessionUser | null = null;
-  return {
-    get user() {
-      return user;
-    },
-    setUser: (u) => void (user = u),
-  };
-}
 
 describe('one of a count is said in the singular', () => {
   it('a sign-in with a wrong PIN: "(1 attempt left)" before the lockout', async () => {

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../inbox/secret-hash.ts';
-import type { ApiErrorBody, SessionContext, SessionUser, SiteMethod, SiteApiMethods } from './api.ts';
+import type { ApiErrorBody, SessionContext, SiteMethod, SiteApiMethods } from './api.ts';
+import { session } from './test-support/session.ts';
 import { SiteApiError } from './api.ts';
 import { validateCall } from './api-validate.ts';
 import { dataPaths } from './config.ts';
@@ -23,16 +24,6 @@ const OLD = ['anna\u200B', '\u202Eanna', 'per\u00A0hansen'];
 
 let dir: string;
 let site: Site;
-
-function session(): SessionContext {
-  let user: SessionUser | null = null;
-  return {
-    get user() {
-      return user;
-    },
-    setUser: (u) => void (user = u),
-  };
-}
 
 /** A call as a transport makes it: checked at the boundary, then the service. */
 async function call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], s: SessionContext): Promise<SiteApiMethods[M]['res']> {

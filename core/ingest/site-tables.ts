@@ -9,7 +9,7 @@
 // difference, because the table's files, HQ's copy and every engine reading it follow the schema
 // it was made with.
 
-import { TableSchema } from '../lsm/schema.ts';
+import { specDefaultOptions, TableSchema } from '../lsm/schema.ts';
 import type { Table } from '../lsm/table.ts';
 import { applySchemaChanges, type SchemaChange } from '../lsm/schema-change.ts';
 import { parseType, typeToString, withNullable } from '../lsm/types.ts';
@@ -196,11 +196,11 @@ export function definitionSchema(def: TableDefinition): TableSchema {
 }
 
 /**
- * Options the table store fills in when a definition leaves them out (TableSchema.fromSpec): they
- * are compared only when the definition gives them, so a later version's different default does not
- * turn into a change of every site table at its upgrade.
+ * Options the table store fills in when a definition leaves them out (core/lsm specDefaultOptions):
+ * they are compared only when the definition gives them, so a later version's different default
+ * does not turn into a change of every site table at its upgrade.
  */
-const FILLED_OPTIONS = ['bucket', 'file.format', 'file.compression', 'manifest.compression'];
+const FILLED_OPTIONS = Object.keys(specDefaultOptions(true));
 
 /**
  * Brings an existing table to a site definition, as Paimon's ALTER TABLE would: columns the

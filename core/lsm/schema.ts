@@ -256,11 +256,7 @@ export class TableSchema {
     const pk = spec.primaryKeys ?? [];
     const options = { ...(spec.options ?? {}) };
     for (const [k, v] of Object.entries(options)) if (typeof v !== 'string') options[k] = String(v);
-    // Append tables default to bucket-unaware mode (-1), as Paimon does (append-table.ts).
-    if (options.bucket === undefined) options.bucket = pk.length > 0 ? '1' : '-1';
-    if (options['file.format'] === undefined) options['file.format'] = 'parquet';
-    if (options['file.compression'] === undefined) options['file.compression'] = DEFAULT_FILE_COMPRESSION;
-    if (options['manifest.compression'] === undefined) options['manifest.compression'] = 'deflate';
+    for (const [k, v] of Object.entries(specDefaultOptions(pk.length > 0))) if (options[k] === undefined) options[k] = v;
     const fields = spec.fields.map((f, i) => {
       if (!f || typeof f.name !== 'string' || (typeof f.type !== 'string' && (typeof f.type !== 'object' || f.type === null))) {
         throw invalidArgument(`schema: field ${i} needs a 'name' and a 'type' (a string, or a type object for ARRAY/MAP)`);
@@ -289,6 +285,15 @@ export class TableSchema {
 
 /** What this store writes when a table does not say (Paimon's own default is zstd). */
 export const DEFAULT_FILE_COMPRESSION = 'snappy';
+
+/**
+ * The options `TableSchema.fromSpec` writes into a new table's schema when the spec leaves them
+ * out, with their values. Append tables default to bucket-unaware mode (-1), as Paimon does
+ * (append-table.ts).
+ */
+export function specDefaultOptions(hasPrimaryKey: boolean): Readonly<Record<string, string>> {
+  return { bucket: hasPrimaryKey ? '1' : '-1', 'file.format': 'parquet', 'file.compression': DEFAULT_FILE_COMPRESSION, 'manifest.compression': 'deflate' };
+}
 
 function invalidArgumentOrCorrupt(path: string, why: string): Error {
   return corruption(path, `schema file: ${why}`);

@@ -22,13 +22,13 @@
 // makes defines none, so nothing would write it. The note lists such tables (`ownTables`) and the
 // command's output says what to put back. When a PC dies its config.json often goes with it, so
 // the restore also drafts each such table's `tables` entry from its latest schema, which says all
-// the definition said but the budget: `<data>/restored-tables.json` (`draftTableEntries`).
+// the definition said but the budget: `<data>/restored-tables.json` (`draftTableEntry`).
 
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from '../inbox/index.ts';
 import { Catalog, localFileIO, type TableSchema } from '../lsm/index.ts';
-import { DEFAULT_FILE_COMPRESSION } from '../lsm/schema.ts';
+import { specDefaultOptions } from '../lsm/schema.ts';
 import { typeToString } from '../lsm/types.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { SYNC_LOCK_FILE } from './engine.ts';
@@ -42,7 +42,7 @@ import type { SyncTarget } from './targets/target.ts';
 
 export const HWM_PREFIX = 'tilstand.hwm.';
 export const RESTORE_NOTE = 'restore-note.json';
-/** The drafted config.json `tables` entries of the restored tables of the site's own (`draftTableEntries`). */
+/** The drafted config.json `tables` entries of the restored tables of the site's own (`draftTableEntry`). */
 export const RESTORED_TABLES = 'restored-tables.json';
 
 export interface ResyncRequest {
@@ -148,18 +148,6 @@ export const DRAFT_DECISION = "restored from HQ's schema: say what this table's 
 export const DRAFT_CONFIRMED_BY = 'nobody yet';
 
 /**
- * The options the table store fills in when a definition leaves them out (core/lsm TableSchema.fromSpec),
- * each with the value it fills in. A draft leaves them out too when the table has that value: the
- * definition then makes the same schema, and one the site set to another value is kept.
- */
-const FILLED_IN_OPTIONS = (primaryKey: boolean): Record<string, string> => ({
-  bucket: primaryKey ? '1' : '-1',
-  'file.format': 'parquet',
-  'file.compression': DEFAULT_FILE_COMPRESSION,
-  'manifest.compression': 'deflate',
-});
-
-/**
  * The config.json `tables` entry that defines a table with `schema` (its latest), as a person would
  * have written it: columns in the table's order with the store's type text (key columns NOT NULL,
  * a column added later nullable, as they are: the definition then finds the table "as defined"),
@@ -167,7 +155,9 @@ const FILLED_IN_OPTIONS = (primaryKey: boolean): Record<string, string> => ({
  * `decision` and `confirmedBy` are placeholders that say they are to be filled in.
  */
 export function draftTableEntry(name: string, schema: TableSchema): DraftTableEntry {
-  const filled = FILLED_IN_OPTIONS(schema.primaryKeys.length > 0);
+  // The options the table store fills in when a definition leaves them out are left out too when
+  // the table has that value: the definition then makes the same schema; another value is kept.
+  const filled = specDefaultOptions(schema.primaryKeys.length > 0);
   const options = Object.fromEntries(Object.entries(schema.options.raw).filter(([k, v]) => filled[k] !== v));
   return {
     table: name,
@@ -179,12 +169,6 @@ export function draftTableEntry(name: string, schema: TableSchema): DraftTableEn
     primaryKeys: [...schema.primaryKeys],
     ...(Object.keys(options).length > 0 ? { options } : {}),
   };
-}
-
-/** The drafted entries of the tables of the site's own in `dataDir`'s warehouse, in the order given. */
-export function draftTableEntries(dataDir: string, site: string, tables: readonly string[]): DraftTableEntry[] {
-  const catalog = new Catalog(join(dataDir, 'warehouse'));
-  return tables.map((t) => draftTableEntry(t, catalog.getTable({ database: siteDatabase(site), table: t }).schema));
 }
 
 /**
@@ -221,16 +205,20 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   const mirrored = await mirrorSite(o.target, o.site, warehouse, { contractsDir: join(o.dataDir, 'contracts'), ...(o.onProgress ? { onProgress: o.onProgress } : {}) });
   if (mirrored.tables.length === 0) throw new SyncError('NotFound', `HQ (${o.target.description}) has no tables for site ${o.site}`);
   const tables: RestoreNote['tables'] = {};
+  const ownTables: string[] = [];
+  const entries: DraftTableEntry[] = [];
   for (const name of mirrored.tables) {
     const t = catalog.getTable({ database: db, table: name });
     tables[name] = { snapshotId: t.latestSnapshot()?.id ?? null, tags: t.listTags().map((x) => x.name) };
+    if (TILSTAND_TABLES.includes(name)) continue;
+    ownTables.push(name);
+    entries.push(draftTableEntry(name, t.schema));
   }
   const restoredAtMs = (o.clock ?? Date.now)();
-  const ownTables = mirrored.tables.filter((t) => !TILSTAND_TABLES.includes(t));
   // The drafts of their config.json entries; none without such tables, and one a restore with
   // --force left from an earlier restore goes: it would name tables this warehouse may not have.
   const drafts = join(o.dataDir, RESTORED_TABLES);
-  if (ownTables.length > 0) localFileIO.replaceAtomic(drafts, Buffer.from(JSON.stringify(draftTableEntries(o.dataDir, o.site, ownTables), null, 2) + '\n'));
+  if (ownTables.length > 0) localFileIO.replaceAtomic(drafts, Buffer.from(JSON.stringify(entries, null, 2) + '\n'));
   else fs.rmSync(drafts, { force: true });
   const note: RestoreNote = { site: o.site, restoredAtMs, hq: o.target.description, tables, ...(ownTables.length > 0 ? { ownTables } : {}), resync: resyncRequests(o.dataDir, o.site), sender: await adoptMarker(o, restoredAtMs) };
   // Temp file, fsync, rename: a crash mid-write leaves the old note or none, never a torn one

@@ -31,6 +31,14 @@ export interface TableBudget {
   confirmedBy: string;
 }
 
+/**
+ * The budget of a config.json `tables` entry, without what else the entry says (the definition of
+ * a table of the site's own: its columns, key, options), which a budget shown or kept must not carry.
+ */
+export function budgetOf(entry: TableBudget): TableBudget {
+  return { table: entry.table, budgetMs: entry.budgetMs, decision: entry.decision, confirmedBy: entry.confirmedBy };
+}
+
 const UNCONFIRMED = 'default in core/ingest/freshness.ts (not yet confirmed by the site)';
 
 export const DEFAULT_TABLE_BUDGETS: readonly TableBudget[] = [

@@ -29,7 +29,7 @@ import { Agent, type RunResult } from '../agents/index.ts';
 import { Inbox, readProposals, type SignInResult } from '../inbox/index.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { ContractRegistry } from '../ingest/contracts.ts';
-import type { TableBudget } from '../ingest/freshness.ts';
+import { budgetOf, type TableBudget } from '../ingest/freshness.ts';
 import { Ingestor } from '../ingest/ingestor.ts';
 import { Journal } from '../ingest/journal.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
@@ -234,7 +234,7 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
         // The site's own tables are defined in its `tables` entries (budgets.json is config's
         // list), so the replay makes them, or brings the cut's copy to the definition, as a start.
         tables: [...SEED_TABLES, ...tableDefinitionsIn(budgets)],
-        budgets: budgets.filter((b) => b.table !== 'approval_inbox').map((b) => ({ table: b.table, budgetMs: b.budgetMs, decision: b.decision, confirmedBy: b.confirmedBy })),
+        budgets: budgets.filter((b) => b.table !== 'approval_inbox').map(budgetOf),
         clock,
         onWarning: () => void warnings++,
       });

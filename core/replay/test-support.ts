@@ -11,6 +11,7 @@ import { Agent, type AgentConfig, type RunResult } from '../agents/index.ts';
 import { Inbox, type SignInResult } from '../inbox/index.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { ContractRegistry, type Contract } from '../ingest/contracts.ts';
+import { budgetOf, type TableBudget } from '../ingest/freshness.ts';
 import { Ingestor } from '../ingest/ingestor.ts';
 import { Journal } from '../ingest/journal.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
@@ -91,7 +92,7 @@ export class LiveSite {
     for (const c of [...SEED_CONTRACTS, ...(o.own?.contracts ?? [])]) contracts.register(c);
     this.catalog = new Catalog(join(this.dir, 'warehouse'), { clock: this.clock });
     this.journal = Journal.open(this.dir, { nowMs: this.clock });
-    this.ingestor = Ingestor.open({ site: this.site, catalog: this.catalog, database: this.database, journal: this.journal, contracts, bindings, tables: [...SEED_TABLES, ...tableDefinitionsIn(tables)], budgets: tables.map((t) => ({ table: t.table as string, budgetMs: t.budgetMs as number, decision: t.decision as string, confirmedBy: t.confirmedBy as string })), clock: this.clock, onWarning: () => undefined });
+    this.ingestor = Ingestor.open({ site: this.site, catalog: this.catalog, database: this.database, journal: this.journal, contracts, bindings, tables: [...SEED_TABLES, ...tableDefinitionsIn(tables)], budgets: (tables as TableBudget[]).map(budgetOf), clock: this.clock, onWarning: () => undefined });
     const users = { verifyPin: async (name: string): Promise<SignInResult> => ({ ok: true, user: { name, role: 'shift_lead', disabled: false, hasPin: true, hasPassword: false, hasBadge: false, createdAtMs: 0, lastSignInMs: null, lockedUntilMs: null } }) };
     let agent!: Agent;
     this.inbox = Inbox.open({

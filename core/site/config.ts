@@ -20,7 +20,7 @@ import { SEED_TABLES, type TableDefinition } from '../ingest/seed-tables.ts';
 import { DEFINITION_KEYS, parseTableDefinition, TableDefinitionError } from '../ingest/site-tables.ts';
 import { DEAD_LETTERS_TABLE, DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-letters.ts';
 import { isLoopback } from '../ingest/broker.ts';
-import { DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
+import { budgetOf, DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { SITE_MODULES } from './site-db.ts';
 import { targetProblem } from '../sync/targets/open.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
@@ -49,7 +49,7 @@ export const MIN_INBOX_BUDGET_MS = 2 * DEFAULT_RECHECK_INTERVAL_MS;
 /** The budgets ingest keeps (config `tables` without approval_inbox). */
 export function ingestBudgets(c: Pick<SiteConfig, 'tables'>): TableBudget[] {
   const names = siteTables(c);
-  return c.tables.filter((b) => names.includes(b.table)).map((b) => ({ table: b.table, budgetMs: b.budgetMs, decision: b.decision, confirmedBy: b.confirmedBy }));
+  return c.tables.filter((b) => names.includes(b.table)).map(budgetOf);
 }
 
 /**

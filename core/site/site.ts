@@ -1057,13 +1057,13 @@ export class Site {
     } catch {
       return [];
     }
-    return sections.filter((k) => JSON.stringify(next[k]) !== JSON.stringify(this.current[k]));
+    return sections.filter((k) => sectionChanged(next, this.current, k));
   }
 
   /** `reloadConfig` of a config already read and validated (the one `setReorderPolicy` just wrote). */
   private applyConfig(next: SiteConfig): { applied: string[]; restartNeeded: string[] } {
     const now = this.current;
-    const changed = (k: keyof SiteConfig) => JSON.stringify(next[k]) !== JSON.stringify(now[k]);
+    const changed = (k: keyof SiteConfig) => sectionChanged(next, now, k);
     const live = LIVE_CONFIG_SECTIONS as readonly string[];
     const applied = LIVE_CONFIG_SECTIONS.filter(changed);
     const restartNeeded = (Object.keys(next) as (keyof SiteConfig)[]).filter((k) => !live.includes(k) && changed(k));
@@ -1136,4 +1136,9 @@ export class Site {
     await step('site.db', () => this.siteDb.close());
     this.log(failedStart === undefined ? 'site stopped' : `site ${this.config.site} did not start: ${(failedStart as Error)?.message ?? String(failedStart)}`);
   }
+}
+
+/** Whether config.json section `k` says otherwise in `next` than in `now` (config reload, replay's note). */
+function sectionChanged(next: SiteConfig, now: SiteConfig, k: keyof SiteConfig): boolean {
+  return JSON.stringify(next[k]) !== JSON.stringify(now[k]);
 }

@@ -18,15 +18,16 @@ import { OperationsModule } from './operations.ts';
 import { commerceModule, inventoryModule, procurementModule } from './stock-modules.ts';
 import { YardModule } from './yard.ts';
 
-const FACTORIES: Record<(typeof SITE_MODULES)[number], (o: DemoModuleOptions) => DemoModule> = {
+/** The demo's module that is not a seed module (its table is the demo site's own, demo/site.ts). */
+export const DEMO_YARD_MODULE = 'yard';
+
+const FACTORIES: Record<(typeof SITE_MODULES)[number] | typeof DEMO_YARD_MODULE, (o: DemoModuleOptions) => DemoModule> = {
   operations: (o) => new OperationsModule(o),
   inventory: inventoryModule,
   commerce: commerceModule,
   procurement: procurementModule,
+  [DEMO_YARD_MODULE]: (o) => new YardModule(o),
 };
-
-/** The demo's module that is not a seed module (its table is the demo site's own, demo/site.ts). */
-export const DEMO_YARD_MODULE = 'yard';
 
 export interface DemoRunOptions {
   url: string;
@@ -73,7 +74,7 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
   for (const name of SITE_MODULES) {
     if (!o.credentials[name]) throw new Error(`no broker credentials for module '${name}'`);
   }
-  const names: string[] = [...SITE_MODULES];
+  const names: (keyof typeof FACTORIES)[] = [...SITE_MODULES];
   const yard = o.yard ?? o.credentials[DEMO_YARD_MODULE] !== undefined;
   if (yard && !o.credentials[DEMO_YARD_MODULE]) throw new Error(`no broker credentials for module '${DEMO_YARD_MODULE}'`);
   if (yard) names.push(DEMO_YARD_MODULE);
@@ -96,12 +97,11 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
   };
 }
 
-function startAll(o: DemoRunOptions, names: readonly string[], seed: number, stepMs: number, modules: DemoModule[]): void {
+function startAll(o: DemoRunOptions, names: readonly (keyof typeof FACTORIES)[], seed: number, stepMs: number, modules: DemoModule[]): void {
   for (const name of names) {
     const c = o.credentials[name]!;
-    const make = name === DEMO_YARD_MODULE ? (x: DemoModuleOptions) => new YardModule(x) : FACTORIES[name as (typeof SITE_MODULES)[number]];
     modules.push(
-      make({
+      FACTORIES[name]({
         url: o.url,
         site: o.site,
         username: c.username,

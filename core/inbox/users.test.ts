@@ -135,6 +135,50 @@ describe('UserStore', () => {
     expect(u.count()).toBe(9);
   });
 
+  // Cyrillic "О" (U+041E) and Greek "Ο" (U+039F) look like Latin "O": "Оla" would read as "Ola".
+  it('refuses a word that mixes Latin, Cyrillic and Greek letters, naming them by code point and script; takes names wholly in one script, and words of different scripts side by side', async () => {
+    const u = store();
+    expect(nameProblem('Оla')).toBe('must not mix scripts in one word: "Оla" has U+041E (Cyrillic) among Latin letters');
+    const e = await u.add({ name: 'Оla', role: 'viewer', pin: '4826' }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ kind: 'InvalidArgument', field: 'name', refusal: { code: 'user.nameInvalid', params: { name: 'Оla' } } });
+    expect((e as Error).message).toBe('user name "Оla": must not mix scripts in one word: "Оla" has U+041E (Cyrillic) among Latin letters');
+    // The word named is the one that mixes; its letters of the other scripts, once each.
+    expect(nameProblem('Kari Nоrdmаnn-Olsen')).toBe('must not mix scripts in one word: "Nоrdmаnn" has U+043E, U+0430 (Cyrillic) among Latin letters');
+    expect(nameProblem('Ανna')).toBe('must not mix scripts in one word: "Ανna" has U+0391, U+03BD (Greek) among Latin letters');
+    expect(nameProblem('Олеnа')).toBe('must not mix scripts in one word: "Олеnа" has U+006E (Latin) among Cyrillic letters');
+    // Math bold Greek Omicron is a Greek letter once compatibility forms are folded.
+    expect(nameProblem('\u{1D6B6}la')).toBe('must not mix scripts in one word: "\u{1D6B6}la" has U+1D6B6 (Greek) among Latin letters');
+    expect(u.count()).toBe(0);
+    for (const name of ['Олена Петренко', 'Ελένη Παπαδοπούλου', 'Ola Nordmann', 'Olena Петренко', 'Олена (night shift)', 'Мар’яна', 'Jean-Пьер']) {
+      expect(nameProblem(name), name).toBeUndefined();
+      expect((await u.add({ name, role: 'viewer', pin: '4826' })).name).toBe(name);
+    }
+  });
+
+  it('refuses a new name in Cyrillic or Greek letters that look like an existing Latin one, and the other way round, with that user named', async () => {
+    const u = store();
+    for (const name of ['Ola', 'Joe', 'Ivo', 'NOA', 'Toma']) await u.add({ name, role: 'operator', pin: '4826' });
+    // All Cyrillic: О, palochka ӏ, а; Ј, о, е. All Greek: capital Iota, small nu, omicron; capital Nu, Omicron, Alpha.
+    for (const [like, existing] of [['Оӏа', 'Ola'], ['Јое', 'Joe'], ['ЈОЕ', 'Joe'], ['Ινο', 'Ivo'], ['ΝΟΑ', 'NOA']] as const) {
+      expect(nameProblem(like), like).toBeUndefined();
+      await expect(u.add({ name: like, role: 'viewer', pin: '5937' }), like).rejects.toMatchObject({ kind: 'AlreadyExists', field: 'name', refusal: { code: 'user.exists', params: { name: existing } } });
+    }
+    await expect(u.add({ name: 'Јое', role: 'viewer', pin: '5937' })).rejects.toThrow(`user name "Јое" looks like the existing user 'Joe'`);
+    // The other way round: the Cyrillic and Greek users came first.
+    const v = store();
+    db.prepare('DELETE FROM users').run();
+    for (const name of ['Јое', 'Ινο']) await v.add({ name, role: 'operator', pin: '4826' });
+    for (const [like, existing] of [['Joe', 'Јое'], ['JOE', 'Јое'], ['Ivo', 'Ινο']] as const) {
+      await expect(v.add({ name: like, role: 'viewer', pin: '5937' }), like).rejects.toMatchObject({ refusal: { code: 'user.exists', params: { name: existing } } });
+    }
+    // A small letter whose capital looks Latin does not itself ("м" is no "m"), and two Cyrillic
+    // names that differ only in case are still one.
+    await v.add({ name: 'Нина', role: 'viewer', pin: '5937' });
+    await expect(v.add({ name: 'нина', role: 'viewer', pin: '5937' })).rejects.toMatchObject({ refusal: { code: 'user.exists', params: { name: 'Нина' } } });
+    expect((await v.add({ name: 'Toma', role: 'viewer', pin: '5937' })).name).toBe('Toma');
+    expect((await v.add({ name: 'Тома', role: 'viewer', pin: '5937' })).name).toBe('Тома');
+  });
+
   it('two adds of look-alike names side by side: one is refused, though each was free when its hash began', async () => {
     const u = store();
     const results = await Promise.allSettled([u.add({ name: 'Anna', role: 'viewer', pin: '4826' }), u.add({ name: 'anna', role: 'viewer', pin: '5937' })]);
@@ -163,6 +207,23 @@ describe('UserStore', () => {
       expect((await u.resetSecret(name, { pin: '5937' })).name).toBe(name);
       expect(await u.verifyPin(name, '5937')).toMatchObject({ ok: true, user: { name } });
     }
+  });
+
+  it('a user whose name an older version took with mixed scripts in a word still signs in and is managed', async () => {
+    store();
+    const pinHash = await hashSecret('4826', FAST);
+    db.prepare("INSERT INTO users (name, role, pin_hash, created_at_ms) VALUES (?, 'operator', ?, 0)").run('Оla', pinHash);
+    const u = store();
+    expect(nameProblem('Оla')).toMatch(/must not mix scripts in one word/);
+    expect(await u.verifyPin('Оla', '4826')).toMatchObject({ ok: true, user: { name: 'Оla' } });
+    expect(u.disable('Оla').disabled).toBe(true);
+    expect(await u.verifyPin('Оla', '4826')).toEqual({ ok: false, reason: 'disabled' });
+    expect(u.enable('Оla').disabled).toBe(false);
+    expect(u.setRole('Оla', 'shift_lead').role).toBe('shift_lead');
+    expect((await u.resetSecret('Оla', { pin: '5937' })).name).toBe('Оla');
+    expect(await u.verifyPin('Оla', '5937')).toMatchObject({ ok: true, user: { name: 'Оla' } });
+    // And the Latin name it looks like is not given to a new user.
+    await expect(u.add({ name: 'Ola', role: 'viewer', pin: '5937' })).rejects.toMatchObject({ refusal: { code: 'user.exists', params: { name: 'Оla' } } });
   });
 
   it('verifies PINs and passwords, and stores neither in plaintext', async () => {

@@ -20,7 +20,8 @@
 // Invariants: no plaintext secret is ever written; a name is never reused for another user (a
 // disabled user stays, so the decisions signed with the name keep meaning), and a new user's name
 // cannot look like an existing one's (`nameProblem`, `add`): the audit trail names users, and
-// "anna" must not read as "anna\u200B" or "Anna". Names stored by an older, laxer rule keep working.
+// "anna" must not read as "anna\u200B", "Anna" or "аnna" (Cyrillic а). Names stored by an older,
+// laxer rule keep working.
 
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -129,7 +130,8 @@ const codePoint = (ch: string): string => `U+${ch.codePointAt(0)!.toString(16).t
  * when it can. The name is shown on every decision the user makes, so beside `existingNameProblem`
  * it refuses what would let two names look alike on a screen: an invisible or direction-changing
  * character ("anna\u200B" reads as "anna", "\u202Eanna" as "anna" reversed) and a space other than
- * U+0020, each named by its code point; the rest of the rule on the NFC form, which `add` stores.
+ * U+0020, each named by its code point, and a word that mixes Latin, Cyrillic and Greek letters
+ * (`mixedScriptProblem`); the rest of the rule on the NFC form, which `add` stores.
  */
 export function nameProblem(value: unknown, maxChars = 64): string | undefined {
   if (typeof value !== 'string') return existingNameProblem(value, maxChars);
@@ -145,20 +147,105 @@ export function nameProblem(value: unknown, maxChars = 64): string | undefined {
       if (ODD_SPACE.test(ch)) return `must not contain ${codePoint(ch)}, a space other than the plain one (U+0020)`;
     }
   }
-  return existingNameProblem(value.normalize('NFC'), maxChars);
+  const nfc = value.normalize('NFC');
+  return existingNameProblem(nfc, maxChars) ?? mixedScriptProblem(nfc);
+}
+
+/** The scripts whose letters pass for one another ("О" U+041E, "Ο" U+039F and "O" look the same). */
+const LOOKALIKE_SCRIPTS = [
+  ['Latin', /\p{Script=Latin}/u],
+  ['Cyrillic', /\p{Script=Cyrillic}/u],
+  ['Greek', /\p{Script=Greek}/u],
+] as const;
+/** What ends a word in a name: a space, a hyphen or dash, an apostrophe, a period. */
+const WORD_BREAK = /[ \p{Pd}'\u2019\u02BC.]+/u;
+
+/** The lookalike script whose letter `ch` is, by its compatibility form (math bold "𝚶" is Greek "Ο"), or undefined. */
+function letterScript(ch: string): string | undefined {
+  for (const c of ch.normalize('NFKC')) {
+    if (!/\p{L}/u.test(c)) continue;
+    for (const [script, re] of LOOKALIKE_SCRIPTS) if (re.test(c)) return script;
+  }
+  return undefined;
+}
+
+/**
+ * Why `name` (NFC) mixes scripts in a word, or undefined: a word with letters of two of Latin,
+ * Cyrillic and Greek ("Оla" with a Cyrillic О) reads as a Latin word and is almost never a real
+ * name. The letters of the script with most letters in the word (Latin on a tie) are the word's;
+ * the others are named by code point and script.
+ *
+ * Per word, not per name (UTS #39's "highly restrictive" level asks one script of the whole
+ * string): "Olena Петренко" or "Олена (night shift)" are names people write, and a word whole in
+ * another script that looks like a Latin one ("Јое" beside "Joe") is the confusable fold's
+ * (`confusableKey`), which compares whole names, not this rule's.
+ */
+function mixedScriptProblem(name: string): string | undefined {
+  for (const word of name.split(WORD_BREAK)) {
+    const byScript = new Map<string, string[]>();
+    for (const ch of word) {
+      const script = letterScript(ch);
+      if (script !== undefined) byScript.set(script, [...(byScript.get(script) ?? []), ch]);
+    }
+    if (byScript.size < 2) continue;
+    // In LOOKALIKE_SCRIPTS' order, so that on a tie the earlier script (Latin first) is the word's.
+    const scripts = LOOKALIKE_SCRIPTS.map(([s]) => s).filter((s) => byScript.has(s));
+    const main = scripts.reduce((a, b) => (byScript.get(b)!.length > byScript.get(a)!.length ? b : a));
+    const others = scripts.filter((s) => s !== main).map((s) => `${[...new Set(byScript.get(s))].map(codePoint).join(', ')} (${s})`);
+    return `must not mix scripts in one word: ${JSON.stringify(word)} has ${others.join(' and ')} among ${main} letters`;
+  }
+  return undefined;
 }
 
 /**
  * What a reader of a name sees, for telling whether two names look alike: without invisible
- * characters, compatibility forms folded (NFKC: U+00A0 and U+3000 as a space, "ﬁ" as "fi"), runs of
- * spaces as one (a browser shows them so), and case folded (toUpperCase().toLowerCase() also folds
- * ß/SS and final sigma). Letters from other scripts that look the same (Cyrillic "а", Latin "a")
- * are not folded: that needs Unicode's confusables table, which this does not carry.
+ * characters, compatibility forms folded (NFKC: U+00A0 and U+3000 as a space, "ﬁ" as "fi", math
+ * bold "𝐎" as "O"), runs of spaces as one (a browser shows them so), and case folded
+ * (toUpperCase().toLowerCase() also folds ß/SS and final sigma). Letters of other scripts that look
+ * like Latin ones are `confusableKey`'s.
  */
 function lookalikeKey(name: string): string {
-  const bare = name.replace(new RegExp(INVISIBLE.source, 'gu'), '').normalize('NFKC');
-  return bare.replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC');
+  return caseFold(bareName(name));
 }
+
+/**
+ * `lookalikeKey` with the Cyrillic and Greek letters that look like Latin ones (CONFUSABLE) made
+ * those Latin letters before the case fold: "Јое" (all Cyrillic) and "Ινο" (all Greek) key as
+ * "joe" and "ivo". A second key beside `lookalikeKey`, not a change of it: a letter looks Latin
+ * in one case and not the other (capital "Н" is "H", small "н" is no "h"), so the table is applied
+ * to the letters as written, and two names that differ only in case must still read as one
+ * ("Нина" beside "нина") by `lookalikeKey`. Accents stay (taken apart first, so "Ё" is "Ë").
+ */
+function confusableKey(name: string): string {
+  let out = '';
+  for (const ch of bareName(name).normalize('NFD')) out += CONFUSABLE.get(ch) ?? ch;
+  return caseFold(out);
+}
+
+/** `name` without invisible characters, in NFKC, with runs of spaces as one and no space at the ends. */
+const bareName = (name: string): string => name.replace(new RegExp(INVISIBLE.source, 'gu'), '').normalize('NFKC').replace(/\s+/gu, ' ').trim();
+const caseFold = (s: string): string => s.toUpperCase().toLowerCase().normalize('NFKC');
+
+/**
+ * Cyrillic and Greek letters that look like a Latin letter of the same case in common UI fonts,
+ * as written (before the case fold; `confusableKey`): a hand-picked subset of Unicode's
+ * confusables table (UTS #39), not the whole. Left out: pairs that differ on a second look (Greek
+ * "α", "ι", "κ", "υ", "χ"; Cyrillic small "в", "к", "м", "н", "т", whose capitals are in) and
+ * letters NFKC has already made others (lunate sigma "ϲ" is "ς" by then).
+ */
+const CONFUSABLE = new Map<string, string>([
+  // Cyrillic capitals
+  ['А', 'A'], ['В', 'B'], ['Е', 'E'], ['К', 'K'], ['М', 'M'], ['Н', 'H'], ['О', 'O'], ['Р', 'P'], ['С', 'C'], ['Т', 'T'], ['Х', 'X'],
+  ['Ү', 'Y'], ['Ѕ', 'S'], ['І', 'I'], ['Ј', 'J'], ['Ԛ', 'Q'], ['Ԝ', 'W'], ['Ӏ', 'I'],
+  // Cyrillic small
+  ['а', 'a'], ['е', 'e'], ['о', 'o'], ['р', 'p'], ['с', 'c'], ['у', 'y'], ['х', 'x'], ['ү', 'y'], ['ѕ', 's'], ['і', 'i'], ['ј', 'j'],
+  ['ԁ', 'd'], ['һ', 'h'], ['ӏ', 'l'], ['ԛ', 'q'], ['ԝ', 'w'],
+  // Greek capitals
+  ['Α', 'A'], ['Β', 'B'], ['Ε', 'E'], ['Ζ', 'Z'], ['Η', 'H'], ['Ι', 'I'], ['Κ', 'K'], ['Μ', 'M'], ['Ν', 'N'], ['Ο', 'O'], ['Ρ', 'P'],
+  ['Τ', 'T'], ['Υ', 'Y'], ['Χ', 'X'], ['Ϳ', 'J'],
+  // Greek small
+  ['ο', 'o'], ['ν', 'v'], ['ρ', 'p'], ['ϳ', 'j'],
+]);
 
 /** `name` with its invisible characters and odd spaces shown as <U+XXXX>, for a message about it. */
 export function visibleName(name: string): string {
@@ -287,7 +374,8 @@ export class UserStore {
    * refused when not: "Å" typed as A + U+030A looks the same as U+00C5, so an admin told "not in
    * NFC" could not see what to change; the lookups take either form (`row`). Refused, besides
    * `nameProblem`'s names: one that looks like an existing user's (`lookalikeKey`: the same but for
-   * case, invisible characters, composition or odd spaces) — `user.exists` with that user's name.
+   * case, invisible characters, composition or odd spaces; `confusableKey`: or for Cyrillic and
+   * Greek letters that look like Latin ones) — `user.exists` with that user's name.
    * Two people "Anna" and "anna" cannot be told apart in a list or on a decision; the admin adds a
    * surname or an initial. Names already in site.db are left as they are.
    */
@@ -329,17 +417,18 @@ export class UserStore {
     return this.get(name)!;
   }
 
-  /** Refuses `name` (NFC) for a new user when it is a user's, or looks like one's (`lookalikeKey`). */
+  /** Refuses `name` (NFC) for a new user when it is a user's, or looks like one's (`lookalikeKey`, `confusableKey`). */
   private refuseTaken(name: string): void {
     if (this.row(name)) throw exists(name);
     const key = lookalikeKey(name);
+    const confusable = confusableKey(name);
     const names = this.db.prepare('SELECT name FROM users').pluck().all() as string[];
-    const like = names.find((n) => lookalikeKey(n) === key);
+    const like = names.find((n) => lookalikeKey(n) === key || confusableKey(n) === confusable);
     if (like === undefined) return;
     throw new UserError(
       'AlreadyExists',
       'name',
-      `user name ${JSON.stringify(name)} looks like the existing user '${visibleName(like)}' (names that differ only in case, invisible characters, spaces or how letters are composed read as one); choose another`,
+      `user name ${JSON.stringify(name)} looks like the existing user '${visibleName(like)}' (names that differ only in case, invisible characters, spaces, how letters are composed, or in Cyrillic or Greek letters that look like Latin ones read as one); choose another`,
       { code: 'user.exists', params: { name: like } },
     );
   }

@@ -125,12 +125,12 @@ suite('the floor UI forms (chromium)', () => {
       await page.fill('form.add-user input[name="newSecret"]', '5927');
       await page.click('form.add-user button[type="submit"]');
       await page.waitForSelector('p.error[role="alert"]');
-      expect(await page.textContent('p.error[role="alert"]')).toMatch(/^Brukernavn: 1 til 64 tegn, uten \/ eller \\, \.\., kontrolltegn, usynlige tegn, andre mellomrom enn det vanlige eller mellomrom først eller sist/);
+      expect(await page.textContent('p.error[role="alert"]')).toMatch(/^Brukernavn: 1 til 64 tegn, uten \/ eller \\, \.\., kontrolltegn, usynlige tegn, andre mellomrom enn det vanlige, mellomrom først eller sist, eller ord som blander latinske, kyrilliske og greske bokstaver/);
       await lang('de');
       expect(await page.textContent('p.error[role="alert"]')).toMatch(/^Benutzername: 1 bis 64 Zeichen, ohne \/ oder \\, \.\., Steuerzeichen/);
       // English is worded too: the rule, not the site's message for logs ("request.name: not a user name: …").
       await lang('en');
-      expect(await page.textContent('p.error[role="alert"]')).toMatch(/^User name: 1 to 64 characters, without \/ or \\, \.\., control characters, invisible characters, spaces other than the plain one, or a space at the start or end/);
+      expect(await page.textContent('p.error[role="alert"]')).toMatch(/^User name: 1 to 64 characters, without \/ or \\, \.\., control characters, invisible characters, spaces other than the plain one, a space at the start or end, or a word that mixes Latin, Cyrillic and Greek letters/);
       expect(await page.inputValue('form.add-user input[name="name"]')).toBe('Ola/Per');
       expect(await page.locator('tr[data-user="Ola/Per"]').count()).toBe(0);
       await page.click('p.error[role="alert"]');

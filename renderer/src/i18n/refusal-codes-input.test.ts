@@ -27,10 +27,10 @@ describe('a user name the site does not take (input.name)', () => {
     const store = storeRefusing('signIn', error);
     store.setState({ user: null });
     await store.getState().signIn('Ola/Per', '2580');
-    expect(errorLine(store, 'nb', SignIn)).toBe('Brukernavn: 1 til 64 tegn, uten / eller \\, .., kontrolltegn, usynlige tegn, andre mellomrom enn det vanlige eller mellomrom først eller sist');
-    expect(errorLine(store, 'de', SignIn)).toBe('Benutzername: 1 bis 64 Zeichen, ohne / oder \\, .., Steuerzeichen, unsichtbare Zeichen, andere Leerzeichen als das normale oder Leerzeichen am Anfang oder Ende');
+    expect(errorLine(store, 'nb', SignIn)).toBe('Brukernavn: 1 til 64 tegn, uten / eller \\, .., kontrolltegn, usynlige tegn, andre mellomrom enn det vanlige, mellomrom først eller sist, eller ord som blander latinske, kyrilliske og greske bokstaver');
+    expect(errorLine(store, 'de', SignIn)).toBe('Benutzername: 1 bis 64 Zeichen, ohne / oder \\, .., Steuerzeichen, unsichtbare Zeichen, andere Leerzeichen als das normale, Leerzeichen am Anfang oder Ende oder Wörter, die lateinische, kyrillische und griechische Buchstaben mischen');
     // The English shift lead who typed "Ola/Per" reads the rule, not the site's validator.
-    expect(errorLine(store, 'en', SignIn)).toBe('User name: 1 to 64 characters, without / or \\, .., control characters, invisible characters, spaces other than the plain one, or a space at the start or end');
+    expect(errorLine(store, 'en', SignIn)).toBe('User name: 1 to 64 characters, without / or \\, .., control characters, invisible characters, spaces other than the plain one, a space at the start or end, or a word that mixes Latin, Cyrillic and Greek letters');
   });
 
   it('on the first-run screen (the first admin’s name) and the users screen (a new user’s)', async () => {

@@ -13,6 +13,8 @@ import { Journal } from './journal.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
 import { INVENTORY_STOCK, SEED_CONTRACTS } from './seed-contracts.ts';
 import { SEED_TABLES, type TableDefinition } from './seed-tables.ts';
+import { parseTableDefinition } from './site-tables.ts';
+import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from './test-support/yard-doors.ts';
 
 const SITE = 's1';
 const DB = 'site_s1';
@@ -479,6 +481,99 @@ describe('Ingestor dead letters', () => {
     const j = start({ limits: { payload_bytes_max: 400 }, tables: [...SEED_TABLES, TINY], bindings: [...SEED_BINDINGS, TO_TINY, WRONG], budgets: [{ table: 'tiny', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }] });
     expect(j.deadLetterCount()).toBe(cases.length - 1);
     expect(j.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual([noContract, p]);
+  });
+});
+
+describe("Ingestor: a table made at a start and the dead letters of the events it reads from the journal", () => {
+  // A new module went live before the site had a table for it: its events wait as no_binding
+  // letters. The start that makes the table and its binding reads the journal into it; the
+  // letters of the events it applied are closed as replayed, not left open for a replay to find
+  // nothing to do.
+  const YARD = parseTableDefinition(YARD_DOORS, 'tables[5]')!;
+  const withYard = (): Partial<IngestorOptions> => ({
+    tables: [...SEED_TABLES, YARD],
+    bindings: [...SEED_BINDINGS, YARD_BINDING],
+    budgets: [{ table: 'yard_doors', budgetMs: 30_000, decision: 'test', confirmedBy: 'test' }],
+  });
+  const door = (seq: number, door_id: string, state: string) => event('yard', 'doors', seq, { door_id, state }, { name: 'yard.doors', version: 1 });
+
+  beforeEach(() => contracts.register(YARD_CONTRACT));
+
+  it('closes the letters of the events the journal read applied, as replayed at that start; for good', async () => {
+    const i = start();
+    const p1 = await i.accept(topic('yard', 'doors'), door(1, 'D-01', 'free'));
+    const p2 = await i.accept(topic('yard', 'doors'), door(2, 'D-02', 'down'));
+    const bad = await i.accept(topic('yard', 'doors'), Buffer.from('{"op":'));
+    stop(i);
+    now = T0 + 60_000;
+    const j = start(withYard());
+    expect(row('yard_doors', { door_id: 'D-02' })).toMatchObject({ state: 'down', yard_seq: 2 });
+    expect(j.listDeadLetters({ status: 'replayed' }).map((d) => [d.position, d.reason, d.replayedAtMs])).toEqual([
+      [p1, 'no_binding', T0 + 60_000],
+      [p2, 'no_binding', T0 + 60_000],
+    ]);
+    // Malformed then, malformed now: still open.
+    expect(j.listDeadLetters({ status: 'open' }).map((d) => [d.position, d.reason])).toEqual([[bad, 'bad_json']]);
+    expect(j.deadLetterCount()).toBe(1);
+    expect(j.health().lettersClosedAtOpen).toBe(2);
+    expect(j.metrics()).toMatch(/tilstand_ingest_dead_letters_open\{site="s1"\} 1\n/);
+    expect(await j.replayDeadLetters()).toMatchObject({ replayed: 0, failed: 1 });
+    stop(j);
+    const k = start(withYard());
+    expect(k.health().lettersClosedAtOpen).toBe(0);
+    expect(k.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual([p1, p2]);
+    expect(k.deadLetterCount()).toBe(1);
+  });
+
+  it('leaves open a letter whose event a table holding it already skips: only a replay brings it there', async () => {
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 5));
+    // A contract version the site lacks: refused whole; stock commits past its position.
+    const p = await i.accept(topic('inventory', 'stock'), event('inventory', 'stock', 2, { item: 'B-2', location: 'L1', qty: 6, note: null }, { name: 'inventory.stock', version: 2 }));
+    await i.accept(topic('inventory', 'stock'), inv(3, 'A-1', 'L1', 7));
+    stop(i);
+    contracts.register({ ...INVENTORY_STOCK, version: 2, fields: [...INVENTORY_STOCK.fields, { name: 'note', type: 'STRING', default: null }] });
+    // A second table bound to the same stream is made at this start: the journal is read into it
+    // from the first event, and stock, which holds those positions, skips them. The letter's
+    // event reaches the new table and not stock, so it stays open.
+    const counts = parseTableDefinition(
+      {
+        table: 'stock_counts',
+        columns: [
+          { name: 'item', type: 'STRING NOT NULL' },
+          { name: 'location', type: 'STRING NOT NULL' },
+          { name: 'qty', type: 'INT' },
+          { name: 'count_seq', type: 'BIGINT' },
+        ],
+        primaryKeys: ['item', 'location'],
+        options: { 'sequence.field': 'count_seq' },
+      },
+      'tables[5]',
+    )!;
+    const toCounts: Binding = { name: 'inventory.stock→stock_counts', topic: 'tilstand/+/events/inventory/stock', contract: 'inventory.stock', table: 'stock_counts', columns: { item: 'after.item', location: 'after.location', qty: 'after.qty', count_seq: 'source.seq' } };
+    const j = start({ tables: [...SEED_TABLES, counts], bindings: [...SEED_BINDINGS, toCounts], budgets: [{ table: 'stock_counts', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }] });
+    expect(row('stock_counts', { item: 'B-2', location: 'L1' })).toMatchObject({ qty: 6, count_seq: 2 });
+    expect(row('stock', { item: 'B-2', location: 'L1' })).toBeUndefined();
+    expect(j.health().lettersClosedAtOpen).toBe(0);
+    expect(j.listDeadLetters({ status: 'open' }).map((d) => [d.position, d.reason])).toEqual([[p, 'no_contract']]);
+    expect(await j.replayDeadLetters([p])).toMatchObject({ replayed: 1, failed: 0 });
+    expect(row('stock', { item: 'B-2', location: 'L1' })).toMatchObject({ on_hand: 6 });
+  });
+
+  it('closes the letter of an event held for a gap at open when the gap fills after it', async () => {
+    const i = start();
+    const p1 = await i.accept(topic('yard', 'doors'), door(1, 'D-01', 'free'));
+    const p3 = await i.accept(topic('yard', 'doors'), door(3, 'D-01', 'occupied'));
+    stop(i);
+    const j = start(withYard());
+    // seq 1 applied at open; seq 3 waits for seq 2.
+    expect(j.health().lettersClosedAtOpen).toBe(1);
+    expect(j.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([p3]);
+    await j.accept(topic('yard', 'doors'), door(2, 'D-01', 'down'));
+    j.commitAll();
+    expect(row('yard_doors', { door_id: 'D-01' })).toMatchObject({ state: 'occupied', yard_seq: 3 });
+    expect(j.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual([p1, p3]);
+    expect(j.deadLetterCount()).toBe(0);
   });
 });
 

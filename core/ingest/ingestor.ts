@@ -186,6 +186,8 @@ export interface IngestorHealth {
   frontier: bigint;
   /** Events re-applied from the journal at open. */
   recoveredEvents: number;
+  /** Open dead letters closed as replayed at open: the journal's read applied their events (`closeLetters`). */
+  lettersClosedAtOpen: number;
 }
 
 export const DEFAULT_CHECKPOINT_NAME = 'ingest';
@@ -340,6 +342,17 @@ export class Ingestor {
   private readonly slicer = new CompactionSlicer(COMPACTION_SLICE_MS);
   private recoveredEvents = 0;
   private recovering = false;
+  /**
+   * Open dead letters after the lowest table's position at open: the journal's read at open goes
+   * through their events again. One whose event it now applies to every table bound to it (a
+   * table made at this start, a binding added since) has reached its tables, so it is closed as
+   * replayed (`closeLetters`). Undefined when there is none (the common start: one check per
+   * released event).
+   */
+  private lettersToClose: Set<bigint> | undefined;
+  /** Of those, the ones applied during the read at open, closed together after it. */
+  private readonly lettersApplied: bigint[] = [];
+  private closedAtOpen = 0;
   private readonly c: Counters = {
     accepted: 0,
     applied: 0,
@@ -487,6 +500,8 @@ export class Ingestor {
       );
     }
     this.lastProcessed = start ?? 0n;
+    const open = deadLetterHeads(this.deadLetters.table, [], this.lastProcessed).filter((h) => h.status === 'open');
+    if (open.length > 0) this.lettersToClose = new Set(open.map((h) => h.position));
     this.recovering = true;
     try {
       for (const e of this.o.journal.readAfter(this.lastProcessed)) {
@@ -497,6 +512,10 @@ export class Ingestor {
       this.recovering = false;
     }
     if (this.failed) throw this.failed;
+    this.closedAtOpen = this.closeLetters(this.lettersApplied.splice(0));
+    // An event still held for a gap may yet be released and applied; the others were read.
+    if (this.lettersToClose) for (const p of this.lettersToClose) if (!this.heldPositions.has(p)) this.lettersToClose.delete(p);
+    if (this.lettersToClose?.size === 0) this.lettersToClose = undefined;
     // Commit what the replay wrote, and move every lagging table's position to the frontier, so
     // the next start replays from here (one snapshot per table and start, only when behind).
     const now = this.instant();
@@ -671,9 +690,42 @@ export class Ingestor {
     if (this.heldPositions.delete(entry.position)) this.unhold(r.item);
     const seq = { key: r.item.key, seq: r.seq };
     if (refusal) return this.deadLetter(entry, refusal, seq, null);
+    // An open letter of this event (refused whole before): closed if every bound table takes it
+    // now; a table that holds the event already (covered) skips it, and the letter stays open.
+    const closes = this.lettersToClose?.delete(entry.position) === true && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
     const failures = this.applyBindings(entry, envelope, bindings, seq);
     if (failures.length > 0) this.deadLetter(entry, combine(failures), seq, failures.map((f) => f.binding));
-    else this.c.applied++;
+    else {
+      this.c.applied++;
+      if (closes) {
+        if (this.recovering) this.lettersApplied.push(entry.position);
+        else this.closeLetters([entry.position]);
+      }
+    }
+  }
+
+  /**
+   * Marks replayed the open letters at `positions` whose events were just applied to every table
+   * bound to them, as a replay would have (`replayLetters`): the events a new module sent before
+   * its table was defined and bound are read from the journal by the start that makes the table,
+   * and left open their letters counted as unresolved until someone replayed them for nothing. A
+   * letter of some bindings' failure only (`bindings` set: the others took the event) is left.
+   * Written to dead_letters, committed with the tables' rows (the journal is read again for a
+   * table whose commit did not land, and a letter left open is replayed harmlessly). Returns how
+   * many it closed.
+   */
+  private closeLetters(positions: readonly bigint[]): number {
+    if (positions.length === 0) return 0;
+    const at = this.instant();
+    let n = 0;
+    for (const d of this.lettersAt(positions)) {
+      if (d === undefined || d.status !== 'open' || d.bindings !== null) continue;
+      this.writeDeadLetter({ ...d, status: 'replayed', replayedAtMs: at.wallMs }, at.elapsedMs);
+      n++;
+    }
+    this.openDeadLetters -= n;
+    this.c.replayed += n;
+    return n;
   }
 
   /** Runs bindings and writes their rows; returns the failures (each binding independently). */
@@ -1330,6 +1382,7 @@ export class Ingestor {
       heldEvents: this.heldPositions.size,
       frontier: this.frontier(),
       recoveredEvents: this.recoveredEvents,
+      lettersClosedAtOpen: this.closedAtOpen,
     };
   }
 

@@ -285,6 +285,9 @@ export class Site {
         publishResync: (module, stream, from) => this.publishResync(module, stream, from),
         onWarning: (m) => this.log(m),
       });
+      // Said where someone looks for the letters they expected a replay to close.
+      const closed = this.ingest.ingestor.health().lettersClosedAtOpen;
+      if (closed > 0) log(`ingest: ${closed} dead letter${closed === 1 ? '' : 's'} closed as replayed: the journal's read at start applied ${closed === 1 ? 'its event' : 'their events'} to the tables now bound to ${closed === 1 ? 'it' : 'them'}`);
     } catch (e) {
       this.siteDb.close();
       // A binding of config.json that its contract refuses (config check reads contracts/ too).

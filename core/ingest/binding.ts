@@ -199,7 +199,19 @@ export interface CheckBindingOptions {
  *      `columns` (not by enrich, whose missing lookup row leaves it absent): an absent sequence
  *      is null, and null orders as the oldest — rows of one binding then fall back to arrival
  *      order, so a replayed dead letter or any late event overwrote a newer row, and a row with
- *      a sequence beat every later one without.
+ *      a sequence beat every later one without;
+ *   9. a table of the site's own (`definedBy` set): the column that orders what the binding writes
+ *      is written from exactly `source.seq` — the first of `sequence.field`'s columns, or a
+ *      sequenceGroup's field. Rule 8 asks only that it is bound, which a seed binding (written
+ *      here, with the seq) meets; a site's binding from `after.x` or `ts_ms` would pass it, and
+ *      an event that comes twice (a dead letter replayed, a module's resend) could then overwrite
+ *      a newer row, which the table's definition was made to prevent (site-tables.ts
+ *      `orderProblem`). Only the first column of several: Paimon compares them in order, and two
+ *      events of one stream differ in their seq unless the same event came twice, when either
+ *      copy is the same row; the later columns only break that tie;
+ *  10. a table of the site's own, with a column that orders what the binding writes (rule 9): the
+ *      topic filter names one module and one stream (`checkOrderingStreams` checks that no other
+ *      binding writes that column from another stream).
  */
 export function checkBinding(binding: Binding, table: TableDefinition, options: CheckBindingOptions = {}): void {
   const name = bindingName(binding);
@@ -258,10 +270,33 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
   }
 
   const bound = binding.columns ?? {};
+  const own = table.definedBy !== undefined;
+  // Rule 9: `role` says what the column is to the table, for the message.
+  const fromSeq = (column: string, role: string): void => {
+    const has = Object.prototype.hasOwnProperty.call(bound, column);
+    if (has && bound[column] === 'source.seq') return;
+    const now = has
+      ? `it is written from ${bound[column]}`
+      : written.has(column)
+        ? `it is filled by enrich from ${binding.enrich!.table}.${binding.enrich!.columns[column]}`
+        : 'it is not written';
+    fail(`column ${column} is ${role} and must be written from source.seq (${now}): rows are ordered by the module's seq, so an event that comes twice cannot overwrite a newer row`, column);
+  };
+  const tableSeq = sequenceFieldsOf(table);
+  if (own && !binding.sequenceGroup && tableSeq.length > 0) {
+    fromSeq(tableSeq[0]!, tableSeq.length === 1 ? `table ${table.name}'s sequence field` : `the first of table ${table.name}'s sequence fields (${tableSeq.join(', ')})`);
+  }
+  // Rule 10.
+  const ordering = orderingColumn(binding, table);
+  if (own && ordering !== undefined && streamOfFilter(binding.topic) === undefined) {
+    fail(
+      `topic filter '${binding.topic}' can match more than one stream, and table ${table.name} orders what it writes by one stream's seq (column ${ordering}): the seqs of two streams say nothing about which row is newer; name one module and stream ('tilstand/+/events/<module>/<stream>'), a binding for each`,
+    );
+  }
   // A sequenceGroup binding writes only its group's columns (rule 5), which its group field
   // orders; the table-wide sequence then stays null in its rows, harmlessly: partial-update skips
   // nulls, so those rows set no column the table-wide sequence orders.
-  for (const f of binding.sequenceGroup ? [] : sequenceFieldsOf(table)) {
+  for (const f of binding.sequenceGroup ? [] : tableSeq) {
     if (Object.prototype.hasOwnProperty.call(bound, f)) continue;
     fail(
       `table '${table.name}' orders its rows by option 'sequence.field' = '${table.options['sequence.field']}', and column '${f}' is not bound in columns${written.has(f) ? ' (enrich leaves it null when the lookup finds no row)' : ''}; ` +
@@ -283,6 +318,8 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
       fail(`sequenceGroup needs a partial-update table; '${table.name}' uses '${table.options['merge-engine'] ?? 'deduplicate'}'`, sg.field);
     }
     if (!columns.has(sg.field)) fail(`sequence-group field '${sg.field}' is not a column of '${table.name}'`, sg.field);
+    const group = groups.find((g) => g.fields.includes(sg.field));
+    if (own && group) fromSeq(sg.field, `the sequence field of table ${table.name}'s sequence group (${group.columns.join(', ')})`);
     if (!written.has(sg.field)) fail(`sequence-group field '${sg.field}' is not bound`, sg.field);
     if (!Object.prototype.hasOwnProperty.call(bound, sg.field)) {
       fail(`sequence-group field '${sg.field}' is bound by enrich; expected it in columns, usually '${sg.field}': 'source.seq' (a missing lookup row leaves it null, and the group ignores the event)`, sg.field);
@@ -311,6 +348,54 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
 }
 
 /** The columns of the table's `sequence.field` option (comma-separated), none when unset. */
+/**
+ * The column that orders the rows `binding` writes to a table: its sequence group's field, else
+ * the first of the table's `sequence.field`; undefined for a table that orders nothing (first-row).
+ */
+function orderingColumn(binding: Binding, table: TableDefinition): string | undefined {
+  return binding.sequenceGroup?.field ?? sequenceFieldsOf(table)[0];
+}
+
+/**
+ * The one stream whose events the filter matches, `<module>/<stream>`, when it names them
+ * (`tilstand/<site or +>/events/<module>/<stream>`); undefined when it can match several.
+ */
+function streamOfFilter(filter: string): string | undefined {
+  const l = filter.split('/');
+  if (l.length !== 5 || l[0] !== 'tilstand' || l[2] !== 'events' || l[1] === '#') return undefined;
+  const [module, stream] = [l[3]!, l[4]!];
+  return module === '+' || module === '#' || stream === '+' || stream === '#' ? undefined : `${module}/${stream}`;
+}
+
+/**
+ * Checks the bindings of the tables of the site's own together (each checked alone by
+ * `checkBinding` first): the bindings that write one ordering column — a table's sequence field,
+ * or one sequence group's — read one stream. A module's seq orders the events of its stream only:
+ * yard/doors' seq 900 and yard/gates' seq 12 say nothing about which came later, so with two
+ * streams behind one column a row would keep whichever stream counts higher. Throws BindingError
+ * naming the later binding of a pair. The seed tables are left as they are (one stream per column).
+ */
+export function checkOrderingStreams(bindings: readonly Binding[], tables: readonly TableDefinition[]): void {
+  const first = new Map<string, { binding: Binding; stream: string }>();
+  for (const b of bindings) {
+    const table = tables.find((t) => t.name === b.table);
+    if (table?.definedBy === undefined) continue;
+    const column = orderingColumn(b, table);
+    const stream = streamOfFilter(b.topic);
+    if (column === undefined || stream === undefined) continue;
+    const key = `${table.name}\u0000${column}`;
+    const seen = first.get(key);
+    if (seen === undefined) first.set(key, { binding: b, stream });
+    else if (seen.stream !== stream) {
+      throw new BindingError(
+        bindingName(b),
+        `writes column ${column} of table ${table.name} from the seq of stream ${stream}, and binding '${bindingName(seen.binding)}' from that of ${seen.stream}: the seqs of two streams say nothing about which row is newer; give each stream its own table, or its own sequence group (partial-update)`,
+        column,
+      );
+    }
+  }
+}
+
 function sequenceFieldsOf(table: TableDefinition): string[] {
   const v = table.options['sequence.field'];
   return v === undefined ? [] : v.split(',').map((s) => s.trim()).filter(Boolean);

@@ -589,6 +589,16 @@ describe('Ingestor bindings checked at open', () => {
     );
     expect(start().status().map((s) => s.table)).toContain('work_queue');
   });
+
+  it("refuses two streams writing one sequence field of a table of the site's own, before any table is made", () => {
+    const yard = parseTableDefinition(YARD_DOORS, 'tables[5]')!;
+    const gates: Binding = { ...YARD_BINDING, name: 'yard.gates→yard_doors', topic: 'tilstand/+/events/yard/gates' };
+    const budgets = [{ table: 'yard_doors', budgetMs: 30_000, decision: 'test', confirmedBy: 'test' }];
+    expect(() => start({ tables: [...SEED_TABLES, yard], bindings: [...SEED_BINDINGS, YARD_BINDING, gates], budgets })).toThrow(
+      /^binding 'yard\.gates→yard_doors': writes column yard_seq of table yard_doors from the seq of stream yard\/gates, and binding 'yard\.doors→yard_doors' from that of yard\/doors/,
+    );
+    expect(new Catalog(join(dir, 'warehouse')).tableExists({ database: DB, table: 'yard_doors' })).toBe(false);
+  });
 });
 
 describe('Ingestor closed dead letters purged', () => {

@@ -19,7 +19,7 @@
 //     the journal keeps accepting, and reopening replays what was not committed.
 
 import { Catalog, CompactionSlicer, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
-import { applyBinding, bindingName, bindingsFor, checkBinding, type Binding } from './binding.ts';
+import { applyBinding, bindingName, bindingsFor, checkBinding, checkOrderingStreams, type Binding } from './binding.ts';
 import { bindingView, checkEnvelopeContract, type ContractRegistry } from './contracts.ts';
 import {
   DEAD_LETTERS_TABLE,
@@ -405,6 +405,7 @@ export class Ingestor {
       const enrichTable = b.enrich ? defs.get(b.enrich.table) : undefined;
       checkBinding(b, def, { contract: bindingView(o.contracts, b.contract), ...(enrichTable ? { enrichTable } : {}) });
     }
+    checkOrderingStreams(o.bindings, [...defs.values()]);
 
     o.catalog.createDatabase(o.database, true);
     try {

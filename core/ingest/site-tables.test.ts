@@ -7,8 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
+import { checkBinding, checkOrderingStreams, type Binding } from './binding.ts';
+import { SEED_BINDINGS } from './seed-bindings.ts';
+import { SEED_TABLES } from './seed-tables.ts';
 import { evolveToDefinition, parseTableDefinition } from './site-tables.ts';
-import { YARD_DOORS } from './test-support/yard-doors.ts';
+import { YARD_BINDING, YARD_DOORS } from './test-support/yard-doors.ts';
 
 /** The entry of docs/modules.md section 5, with its trailer column. */
 const DOORS = {
@@ -85,5 +88,68 @@ describe("a site table's rows are ordered by its module's seq", () => {
     expect(parse({ 'merge-engine': 'partial-update' })).toMatch(/^tables\[5\]\.options: a partial-update table of the site's own needs 'sequence\.field', or a sequence group/);
     expect(parse({ 'merge-engine': 'partial-update', 'fields.yard_seq.sequence-group': 'state' })).toMatch(/a sequence group \('fields\.<seq column>\.sequence-group'\) over every column \(not in one: trailer_id\)/);
     expect(parse({ 'merge-engine': 'aggregation', 'sequence.field': 'yard_seq', 'fields.trailer_id.aggregate-function': 'last_value' })).toMatch(/^tables\[5\]\.options: merge-engine 'aggregation' is not taken for a site's table: .* an aggregate would count it twice/);
+  });
+
+  it('refuses the seq sorted descending (the lowest seq kept), and takes it ascending as given', () => {
+    expect(parse({ 'sequence.field': 'yard_seq', 'sequence.field.sort-order': 'descending' })).toBe(
+      "tables[5].options: option 'sequence.field.sort-order' = 'descending' keeps the row with the lowest seq: a module's newer events would never replace its first, and an old one that comes again (a dead letter replayed, a resend) would replace newer rows; leave the option out (ascending)",
+    );
+    expect(parse({ 'merge-engine': 'partial-update', 'fields.yard_seq.sequence-group': 'state,trailer_id', 'sequence.field.sort-order': 'DESCENDING' })).toMatch(/'sequence\.field\.sort-order' = 'DESCENDING' keeps the row with the lowest seq/);
+    expect(parse({ 'sequence.field': 'yard_seq', 'sequence.field.sort-order': 'Ascending' })).toBe('accepted');
+  });
+});
+
+describe("the bindings of a table of the site's own read the stream whose seq orders it", () => {
+  const doors = parseTableDefinition(YARD_DOORS, 'tables[5]')!;
+  const gates: Binding = { ...YARD_BINDING, name: 'yard.gates→yard_doors', topic: 'tilstand/+/events/yard/gates' };
+  const check = (b: Binding, def = doors) => refusal(() => checkBinding(b, def));
+  const together = (bindings: Binding[], defs = [doors]) => refusal(() => checkOrderingStreams(bindings, defs));
+
+  it('refuses a topic filter that can match several streams, where a seq orders the rows', () => {
+    expect(check({ ...YARD_BINDING, topic: 'tilstand/+/events/yard/+' })).toBe(
+      "binding 'yard.doors→yard_doors': topic filter 'tilstand/+/events/yard/+' can match more than one stream, and table yard_doors orders what it writes by one stream's seq (column yard_seq): the seqs of two streams say nothing about which row is newer; name one module and stream ('tilstand/+/events/<module>/<stream>'), a binding for each",
+    );
+    expect(check({ ...YARD_BINDING, topic: 'tilstand/+/events/#' })).toMatch(/topic filter 'tilstand\/\+\/events\/#' can match more than one stream/);
+    expect(check({ ...YARD_BINDING, topic: 'tilstand/+/events/+/doors' })).toMatch(/can match more than one stream/);
+    expect(check(YARD_BINDING)).toBe('accepted');
+    expect(check({ ...YARD_BINDING, topic: 'tilstand/north/events/yard/doors' })).toBe('accepted');
+    // A first-row table orders nothing: the first row of a key stays whichever stream sent it.
+    const firstRow = parseTableDefinition({ ...YARD_DOORS, options: { 'merge-engine': 'first-row' } }, 'tables[5]')!;
+    expect(check({ ...YARD_BINDING, topic: 'tilstand/+/events/yard/+' }, firstRow)).toBe('accepted');
+    // The seed tables are as they were (their bindings are Tilstand's own).
+    const stock = SEED_TABLES.find((t) => t.name === 'stock')!;
+    const inventory = SEED_BINDINGS.find((b) => b.table === 'stock')!;
+    expect(check({ ...inventory, topic: 'tilstand/+/events/inventory/+' }, stock)).toBe('accepted');
+  });
+
+  it('refuses two streams writing one ordering column, naming both; one stream twice, or a sequence group each, is taken', () => {
+    expect(together([YARD_BINDING, gates])).toBe(
+      "binding 'yard.gates→yard_doors': writes column yard_seq of table yard_doors from the seq of stream yard/gates, and binding 'yard.doors→yard_doors' from that of yard/doors: the seqs of two streams say nothing about which row is newer; give each stream its own table, or its own sequence group (partial-update)",
+    );
+    expect(together([YARD_BINDING, { ...YARD_BINDING, name: 'again', topic: 'tilstand/north/events/yard/doors' }])).toBe('accepted');
+    // A partial-update table whose two groups are each ordered by their own stream's seq.
+    const split = parseTableDefinition(
+      {
+        ...YARD_DOORS,
+        columns: [
+          { name: 'door_id', type: 'STRING NOT NULL' },
+          { name: 'state', type: 'STRING' },
+          { name: 'yard_seq', type: 'BIGINT' },
+          { name: 'gate', type: 'STRING' },
+          { name: 'gate_seq', type: 'BIGINT' },
+        ],
+        options: { 'merge-engine': 'partial-update', 'fields.yard_seq.sequence-group': 'state', 'fields.gate_seq.sequence-group': 'gate' },
+      },
+      'tables[5]',
+    )!;
+    const doorsGroup: Binding = { ...YARD_BINDING, columns: { door_id: 'after.door_id', state: 'after.state', yard_seq: 'source.seq' }, sequenceGroup: { field: 'yard_seq', columns: ['state'] } };
+    const gatesGroup: Binding = { ...gates, columns: { door_id: 'after.door_id', gate: 'after.state', gate_seq: 'source.seq' }, sequenceGroup: { field: 'gate_seq', columns: ['gate'] } };
+    expect(check(doorsGroup, split)).toBe('accepted');
+    expect(check(gatesGroup, split)).toBe('accepted');
+    expect(together([doorsGroup, gatesGroup], [split])).toBe('accepted');
+    expect(together([doorsGroup, { ...gatesGroup, columns: { door_id: 'after.door_id', state: 'after.state', yard_seq: 'source.seq' }, sequenceGroup: { field: 'yard_seq', columns: ['state'] } }], [split])).toMatch(
+      /^binding 'yard\.gates→yard_doors': writes column yard_seq of table yard_doors from the seq of stream yard\/gates/,
+    );
+    expect(together([...SEED_BINDINGS], [...SEED_TABLES])).toBe('accepted');
   });
 });

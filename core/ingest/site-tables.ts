@@ -155,6 +155,12 @@ function orderProblem(def: TableDefinition): string | undefined {
   if (engine === 'aggregation') {
     return `merge-engine 'aggregation' is not taken for a site's table: an event can reach a table twice (a dead letter replayed after its stream was bound also comes by the journal or the module's resend), and an aggregate would count it twice; use deduplicate or partial-update and ${hint}`;
   }
+  // Valid values were checked before (checkWritableOptions). Descending keeps the lowest seq: the
+  // module's first event for a key would stay for good, and an old one sent again replace newer rows.
+  const sortOrder = def.options['sequence.field.sort-order'];
+  if (sortOrder !== undefined && sortOrder.trim().toLowerCase() !== 'ascending') {
+    return `option 'sequence.field.sort-order' = '${sortOrder}' keeps the row with the lowest seq: a module's newer events would never replace its first, and an old one that comes again (a dead letter replayed, a resend) would replace newer rows; leave the option out (ascending)`;
+  }
   if (def.options['sequence.field'] !== undefined) return undefined;
   if (engine === 'partial-update') {
     const grouped = new Set(sequenceGroups(def).flatMap((g) => [...g.fields, ...g.columns]));

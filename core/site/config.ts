@@ -13,7 +13,7 @@ import { NAME_PATTERN } from '../ingest/envelope.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { repeatedKeyPath } from '../lsm/json-keys.ts';
 import { nameProblem } from '../inbox/users.ts';
-import { BindingError, bindingName, checkBinding, type Binding } from '../ingest/binding.ts';
+import { BindingError, bindingName, checkBinding, checkOrderingStreams, type Binding } from '../ingest/binding.ts';
 import type { Contract } from '../ingest/contracts.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_TABLES, type TableDefinition } from '../ingest/seed-tables.ts';
@@ -702,6 +702,12 @@ export function checkConfigBindings(bindings: readonly Binding[], contract?: (na
       if (e instanceof BindingError) throw new ConfigError(`bindings[${i}]`, e.message);
       throw e;
     }
+  }
+  try {
+    checkOrderingStreams(bindings, siteDefinitions);
+  } catch (e) {
+    if (e instanceof BindingError) throw new ConfigError(`bindings[${bindings.findIndex((b) => bindingName(b) === e.binding)}]`, e.message);
+    throw e;
   }
 }
 

@@ -258,6 +258,88 @@ describe("a table of the site's own", () => {
     expect(refusal({ ...DOORS, table: 'yard_gates' }, [BINDING])).toMatch(/^config bindings\[0\]\.table: expected one of work_queue, resources, stock, dead_letters, yard_gates, got "yard_doors"$/);
     // A binding of a column the table does not have is refused as for a seed table.
     expect(refusal(DOORS, [{ ...BINDING, columns: { ...BINDING.columns, dock: 'after.trailer_id' } }])).toMatch(/^config bindings\[0\]: .*dock/);
+    // Its sequence field from one stream's seq: a filter of several streams, or a second stream
+    // writing it, is refused (the second named, with the first).
+    expect(refusal(DOORS, [{ ...BINDING, topic: 'tilstand/+/events/yard/+' }])).toMatch(/^config bindings\[0\]: binding 'yard\.doors→yard_doors': topic filter 'tilstand\/\+\/events\/yard\/\+' can match more than one stream/);
+    expect(refusal(DOORS, [BINDING, { ...BINDING, name: 'yard.gates→yard_doors', topic: 'tilstand/+/events/yard/gates' }])).toMatch(
+      /^config bindings\[1\]: binding 'yard\.gates→yard_doors': writes column yard_seq of table yard_doors from the seq of stream yard\/gates, and binding 'yard\.doors→yard_doors' from that of yard\/doors: /,
+    );
+  });
+
+  describe("is written by its binding from the module's seq: config check refuses a sequence field written from anything but source.seq", () => {
+    const seqRefusal = (entry: Record<string, unknown>, bindings: unknown[]): string => {
+      try {
+        parseConfig({ format: 1, site: 'north', tables: [entry], bindings });
+      } catch (e) {
+        expect(e).toBeInstanceOf(ConfigError);
+        return (e as Error).message;
+      }
+      return 'accepted';
+    };
+    const why = "rows are ordered by the module's seq, so an event that comes twice cannot overwrite a newer row";
+
+    it('takes the yard fixture as it is (yard_seq from source.seq)', () => {
+      expect(seqRefusal(DOORS, [...SEED_BINDINGS, BINDING])).toBe('accepted');
+      // A first-row table keeps the first row and has no sequence field (the table store refuses
+      // one there): its binding writes what it likes.
+      const { yard_seq: _, ...noSeq } = BINDING.columns;
+      expect(seqRefusal({ ...DOORS, options: { 'merge-engine': 'first-row' } }, [{ ...BINDING, columns: noSeq }])).toBe('accepted');
+    });
+
+    it('refuses it from another path or from the envelope\'s time', () => {
+      expect(seqRefusal(DOORS, [...SEED_BINDINGS, { ...BINDING, columns: { ...BINDING.columns, yard_seq: 'after.door_no' } }])).toBe(
+        `config bindings[5]: binding 'yard.doors→yard_doors': column yard_seq is table yard_doors's sequence field and must be written from source.seq (it is written from after.door_no): ${why}`,
+      );
+      expect(seqRefusal(DOORS, [{ ...BINDING, columns: { ...BINDING.columns, yard_seq: 'ts_ms' } }])).toBe(
+        `config bindings[0]: binding 'yard.doors→yard_doors': column yard_seq is table yard_doors's sequence field and must be written from source.seq (it is written from ts_ms): ${why}`,
+      );
+    });
+
+    it('refuses it not written', () => {
+      const { yard_seq: _, ...noSeq } = BINDING.columns;
+      expect(seqRefusal(DOORS, [{ ...BINDING, columns: noSeq }])).toBe(
+        `config bindings[0]: binding 'yard.doors→yard_doors': column yard_seq is table yard_doors's sequence field and must be written from source.seq (it is not written): ${why}`,
+      );
+    });
+
+    it('asks it of the first of several sequence fields (Paimon compares them in order)', () => {
+      const since = { ...DOORS, columns: [...DOORS.columns, { name: 'since', type: 'BIGINT' }] };
+      const withSince = { ...BINDING, columns: { ...BINDING.columns, since: 'ts_ms' } };
+      expect(seqRefusal({ ...since, options: { 'sequence.field': 'yard_seq,since' } }, [withSince])).toBe('accepted');
+      expect(seqRefusal({ ...since, options: { 'sequence.field': 'since,yard_seq' } }, [withSince])).toBe(
+        `config bindings[0]: binding 'yard.doors→yard_doors': column since is the first of table yard_doors's sequence fields (since, yard_seq) and must be written from source.seq (it is written from ts_ms): ${why}`,
+      );
+    });
+
+    it("asks it of a partial-update table's sequence group the binding writes", () => {
+      const grouped = { ...DOORS, options: { 'merge-engine': 'partial-update', 'fields.yard_seq.sequence-group': 'state' } };
+      const groupBinding = { ...BINDING, sequenceGroup: { field: 'yard_seq', columns: ['state'] } };
+      expect(seqRefusal(grouped, [groupBinding])).toBe('accepted');
+      expect(seqRefusal(grouped, [{ ...groupBinding, columns: { ...BINDING.columns, yard_seq: 'after.state' } }])).toBe(
+        `config bindings[0]: binding 'yard.doors→yard_doors': column yard_seq is the sequence field of table yard_doors's sequence group (state) and must be written from source.seq (it is written from after.state): ${why}`,
+      );
+    });
+
+    it('leaves the seed tables\' rules as they were', () => {
+      // Their own bindings write the seq; another path there is not this check's (core/ingest
+      // checkBinding's rule 8 asks only that a seed table's sequence field is bound).
+      const jobs = SEED_BINDINGS.findIndex((b) => b.table === 'work_queue');
+      const seedFromTime = SEED_BINDINGS.map((b, i) => (i === jobs ? { ...b, columns: { ...b.columns, ops_seq: 'ts_ms' } } : b));
+      expect(seqRefusal(DOORS, [...seedFromTime, BINDING])).toBe('accepted');
+    });
+  });
+
+  it("config check and start print the binding that writes a site table's sequence field from elsewhere", { timeout: 30_000 }, async () => {
+    const data = join(dir, 'd');
+    await initDataDir({ data, site: 'north' });
+    writeConfig(data, withDoors(readConfig(data), DOORS, { ...BINDING, columns: { ...BINDING.columns, yard_seq: 'ts_ms' } }));
+    const why =
+      "config bindings[5]: binding 'yard.doors→yard_doors': column yard_seq is table yard_doors's sequence field and must be written from source.seq (it is written from ts_ms): " +
+      "rows are ordered by the module's seq, so an event that comes twice cannot overwrite a newer row";
+    const check = await run(['config', 'check', '--data', data]);
+    expect([check.code, check.err]).toEqual([2, `tilstand: ${why}\n`]);
+    const start = await run(['start', '--data', data, '--mqtt-port', '0', '--http-port', '0']);
+    expect([start.code, start.err.split('\n').filter((l) => l.includes('bindings['))]).toEqual([2, [`tilstand: ${why}`]]);
   });
 
   it('is written back by writeConfig as config.json gave it', () => {

@@ -254,6 +254,8 @@ export class Site {
   private ingestStop: { failure: Error; id: string; atMs: number } | undefined;
   /** The HQ target this run syncs to, as given (`--hq` or config `hq.target`). */
   private hqTarget: string | undefined;
+  /** That target's description (`SyncTarget.description`), which `tilstand status` compares config.json's with. */
+  private hqDescription: string | undefined;
 
   /** The HQ target this run syncs to, with any credentials in it blanked; undefined: none. */
   get hqShown(): string | undefined {
@@ -450,6 +452,7 @@ export class Site {
     this.recordAgentConfig(c);
     this.floorChanges = new FloorChanges(this.siteDb, this.decisionParts.inbox.logTable);
     this.hqTarget = hqTarget ?? undefined;
+    this.hqDescription = target?.description;
     if (hqTarget && target) this.openSync(c.site, hqTarget, target, o.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS, true);
     this.siteService = new SiteService(this, {
       sync: hqTarget && target ? { target: this.hqShown!, windowMs: DEFAULT_HEALTH_WINDOW_MS, status: () => this.syncStatus() } : null,
@@ -846,6 +849,7 @@ export class Site {
       sync: app?.sync.configured ? app.sync : null,
       restoreWaiting: restoreWaiting(this.data),
       proposals: this.decisions ? this.decisions.inbox.activeCounts() : null,
+      syncDescription: this.hqDescription ?? null,
     };
   }
 

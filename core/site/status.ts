@@ -82,6 +82,22 @@ export interface SiteStatus {
   restoreWaiting: string[] | null;
   /** Proposals waiting for a decision (the approval inbox); null on a site whose inbox has no table yet. */
   proposals: ActiveCounts | null;
+  /**
+   * A running site's HQ target as its sync engine compares targets (`targetDescription`:
+   * `dir:<absolute path>` or `s3://bucket/prefix (endpoint)`), null when it syncs nowhere: what
+   * `tilstand status` compares config.json's `hq.target` with. Absent from a stopped site's status
+   * and from an older running site's answer.
+   */
+  syncDescription?: string | null;
+  /**
+   * Set by `tilstand status` on a running site's status (`withConfigSyncTarget`) when config.json
+   * names another HQ target than the one the site syncs to — edited while it runs, or the site was
+   * started with --hq: config.json's target as shown (`redactTarget`), which the next start without
+   * --hq syncs to, or null when config.json names none (the site's target was given with --hq).
+   * Absent when they are the same, or config.json could not be read. `sync.target` stays the
+   * running site's.
+   */
+  configSyncTarget?: string | null;
 }
 
 /** The restore note as the site keeps it: `tilstand restore`'s, plus what the site has asked and heard. */
@@ -167,6 +183,28 @@ function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): Syn
   } finally {
     db.close();
   }
+}
+
+/**
+ * A running site's status with `configSyncTarget` set when config.json in `data`, read now, names
+ * another HQ target than the one the site syncs to (compared as the engine compares them and as
+ * `syncFromDirectory` does: `targetDescription`). The site read config.json when it started; an
+ * `hq.target` edited since, or one overridden with --hq, applies at the next start only. A status
+ * from a stopped site or an older one (no `syncDescription`), or a config.json that cannot be read,
+ * is returned as it is.
+ */
+export function withConfigSyncTarget(s: SiteStatus, data: string): SiteStatus {
+  if (!s.running || s.syncDescription === undefined) return s;
+  let configured: string | null;
+  try {
+    configured = readConfig(data).hq.target;
+  } catch {
+    return s;
+  }
+  const running = s.syncDescription;
+  if (configured === null) return running === null ? s : { ...s, configSyncTarget: null };
+  if (running !== null && targetDescription(configured) === running) return s;
+  return { ...s, configSyncTarget: redactTarget(configured) };
 }
 
 /** The tables `bindings` write to, and dead_letters (every stream's refused events go there). */
@@ -322,13 +360,18 @@ export function formatStatus(s: SiteStatus): string[] {
   if (s.diskFull) lines.push('DISK BUDGET FULL: events are not being acknowledged');
   if (s.demo) lines.push(`demo modules: ${s.demo.map((d) => `${d.module} ${d.acked}/${d.published} acked`).join(', ')}`);
   const y = s.sync;
-  if (!y) lines.push('sync: no HQ target (config hq.target; docs/operations.md, "Connecting to headquarters")');
+  // config.json's hq.target where the running site syncs elsewhere (`withConfigSyncTarget`).
+  const other = s.configSyncTarget;
+  if (!y && typeof other === 'string') lines.push(`sync: no HQ target in this run (config.json names ${other}, used from the next start)`);
+  else if (!y) lines.push('sync: no HQ target (config hq.target; docs/operations.md, "Connecting to headquarters")');
   else {
+    const target =
+      other === undefined ? y.target : other === null ? `${y.target} (given with --hq; not in config.json)` : `${y.target} (config.json names ${other}, used from the next start without --hq, sending everything again)`;
     const waited = y.oldestUnsyncedMs === null ? '' : ` (the oldest waited ${secs(y.oldestUnsyncedMs)})`;
     const last = y.lastSuccessMs === null ? 'never' : `${secs(Math.max(0, s.nowMs - y.lastSuccessMs))} ago`;
     // Why, in words: "STALLED" beside "online" read as a line problem to whoever HQ refused.
     const why = y.problems && y.problems.length > 0 ? ` (${y.problems.map((p) => syncProblemText(p)).join('; ')})` : '';
-    lines.push(`sync: to ${y.target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : `, STALLED${why}`}, ${y.pendingItems} step${y.pendingItems === 1 ? '' : 's'} pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
+    lines.push(`sync: to ${target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : `, STALLED${why}`}, ${y.pendingItems} step${y.pendingItems === 1 ? '' : 's'} pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
   }
   if (s.restoreWaiting) {
     lines.push(`restore: not heard from since the restore: ${s.restoreWaiting.join(', ')} (${s.running ? 'asked every 30 s to resend what came after the restored state' : 'the site asks them once it runs'}; a module needs its new broker password to connect)`);

@@ -24,12 +24,13 @@ import { dirname, resolve } from 'node:path';
 import { runTableCli } from '../../lsm/cli/table-cli.ts';
 import { maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
+import { demoYardMissing } from '../demo/site.ts';
 import type { DemoModuleStats } from '../demo/module.ts';
 import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { checkSiteTablesOnDisk, openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
-import { formatStatus, statusFromDirectory, type SiteStatus } from '../status.ts';
+import { formatStatus, statusFromDirectory, withConfigSyncTarget, type SiteStatus } from '../status.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
 
 export const siteUsage = [
@@ -169,7 +170,8 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
   const socket = await runningSocket(data);
-  const s = socket ? ((await controlRequest(socket, 'status')) as SiteStatus) : statusFromDirectory(data);
+  // A running site shows the target it syncs to; config.json, read here, may name another by now.
+  const s = socket ? withConfigSyncTarget((await controlRequest(socket, 'status')) as SiteStatus, data) : statusFromDirectory(data);
   await print(io.stdout, a.boolean('json') ? [json(s)] : formatStatus(s));
   return EXIT.ok;
 }

@@ -34,10 +34,10 @@ import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, siteTables, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
-import { DEMO_YARD_MODULE, runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
-import { DEMO_CONTRACTS, DEMO_EXTRA_MODULES, DEMO_HQ_DIR, DEMO_YARD_TABLE, demoConfig } from './demo/site.ts';
+import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
+import { DEMO_CONTRACTS, DEMO_EXTRA_MODULES, DEMO_HQ_DIR, demoConfig, demoYardMissing } from './demo/site.ts';
 import { SiteHttpServer } from './http-server.ts';
 import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
@@ -509,8 +509,10 @@ export class Site {
       }
       if (secrets) {
         // The yard system writes yard_doors, a table of the demo site's own: a demo directory made
-        // before it has neither its broker user nor the table, and runs the four seed modules only.
-        const yard = secrets.modules[DEMO_YARD_MODULE] !== undefined && siteTables(c).includes(DEMO_YARD_TABLE);
+        // before it has neither its broker user nor the table (nor its binding), and runs the four
+        // seed modules only.
+        const noYard = demoYardMissing(c, secrets.modules, p.moduleSecrets);
+        const yard = noYard === undefined;
         this.demo = runDemoModules({
           url,
           site: c.site,
@@ -522,7 +524,7 @@ export class Site {
           onWarning: (m) => this.log(`demo: ${m}`),
         });
         this.log(`demo modules running: ${this.demo.modules.map((m) => m.module).join(', ')}`);
-        if (!yard) this.log(`demo: the yard module is not part of this older demo directory (no '${DEMO_YARD_MODULE}' in ${p.moduleSecrets} or no ${DEMO_YARD_TABLE} table in config.json); a new demo directory has it`);
+        if (noYard !== undefined) this.log(`demo: the yard module does not run here (${noYard}); a new demo directory has it`);
       }
     }
     // The log's first line of each run, so logs/site.log (which `start` names) exists from the

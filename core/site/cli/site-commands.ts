@@ -669,19 +669,29 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
   } catch (e) {
     throw new CliError(EXIT.notFound, (e as Error).message);
   }
+  // The yard module only where config.json defines yard_doors and binds it (demo/site.ts
+  // `demoYardMissing`): elsewhere the site would dead-letter every event it sends. A config.json
+  // that cannot be read does not stop the seed modules.
+  let noYard: string | undefined;
+  try {
+    noYard = demoYardMissing(readConfig(data), secrets.modules, p.moduleSecrets);
+  } catch (e) {
+    noYard = `config.json cannot be read: ${(e as Error).message}`;
+  }
   const signal = nextSignal();
   const demo = runDemoModules({
     url,
     site: secrets.site,
     credentials: secrets.modules,
     outboxDir: p.demo,
+    yard: noYard === undefined,
     ...(seed !== undefined ? { seed } : {}),
     ...(stepMs !== undefined ? { stepMs } : {}),
     onWarning: (m) => io.stderr.write(`tilstand demo: ${m}\n`),
   });
   await print(io.stdout, [
     `tilstand demo: modules of site ${secrets.site} publishing to ${url}; stop with Ctrl-C`,
-    ...demo.notRunning.map((m) => `tilstand demo: the ${m} module is not part of this older demo directory (no '${m}' in ${p.moduleSecrets}); a new demo directory has it`),
+    ...(noYard === undefined ? [] : [`tilstand demo: the yard module does not run here (${noYard}); a new demo directory has it`]),
   ]);
   const s = await signal;
   await demo.stop();

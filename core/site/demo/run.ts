@@ -8,6 +8,8 @@
 // The yard module (yard.ts) is not a seed module: a demo directory made before it existed has no
 // broker user for it (and no yard_doors table), so it runs only when its credentials are there
 // and the caller does not say otherwise (`yard: false`); `DemoModules.notRunning` names it then.
+// Both callers (`tilstand start --demo`, `tilstand demo`) pass `yard` from the data directory's
+// config.json (demo/site.ts `demoYardMissing`: the table defined and a binding writing it).
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

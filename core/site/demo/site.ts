@@ -8,7 +8,7 @@
 import type { Binding } from '../../ingest/binding.ts';
 import type { Contract } from '../../ingest/contracts.ts';
 import { SEED_BINDINGS } from '../../ingest/seed-bindings.ts';
-import type { SiteConfig, SiteTableEntry } from '../config.ts';
+import { configBindings, siteTableDefinitions, type SiteConfig, type SiteTableEntry } from '../config.ts';
 import { YARD_DOORS } from './yard.ts';
 
 const DEMO_BUDGET_MS: Readonly<Record<string, number>> = { work_queue: 5_000, resources: 5_000, stock: 15_000, dead_letters: 2_000 };
@@ -49,6 +49,22 @@ export const DEMO_YARD_BINDING: Binding = {
  */
 export const DEMO_EXTRA_MODULES: readonly string[] = ['yard'];
 export const DEMO_CONTRACTS: readonly Contract[] = [YARD_DOORS];
+
+/**
+ * Why the yard module is not run on a data directory, or undefined when it is: it needs its broker
+ * user (`yard` in secrets/modules.json, `secretsPath`), and config.json must define yard_doors (a
+ * `tables` entry with columns) and have a binding write it — elsewhere its events would only be
+ * dead letters. A demo directory made before the yard system has none of these; a site whose
+ * config.json lost the table or the binding, the last two. `tilstand start --demo` and `tilstand
+ * demo` ask this and pass runDemoModules `yard`.
+ */
+export function demoYardMissing(c: SiteConfig, modules: Readonly<Record<string, unknown>>, secretsPath: string): string | undefined {
+  const missing: string[] = [];
+  if (modules.yard === undefined) missing.push(`no 'yard' in ${secretsPath}`);
+  if (!siteTableDefinitions(c).some((d) => d.name === DEMO_YARD_TABLE)) missing.push(`no ${DEMO_YARD_TABLE} table (a tables entry with columns) in config.json`);
+  if (!configBindings(c).some((b) => b.table === DEMO_YARD_TABLE)) missing.push(`no binding in config.json writes ${DEMO_YARD_TABLE}`);
+  return missing.length === 0 ? undefined : missing.join('; ');
+}
 
 /** The directory in a demo's data directory that `tilstand start --demo` syncs to, standing in for HQ. */
 export const DEMO_HQ_DIR = 'demo-hq';

@@ -20,7 +20,7 @@ const TAKES: Record<string, readonly string[]> = {
   tables: ['site', 'json'],
   tags: ['site', 'table', 'json'],
   scan: ['site', 'table', 'tag', 'snapshot', 'at', 'format'],
-  diff: ['site', 'table', 'from', 'to', 'format'],
+  diff: ['site', 'table', 'from', 'from-snapshot', 'from-at', 'to', 'to-snapshot', 'to-at', 'format'],
   proposals: ['site', 'status', 'format'],
   pull: ['site', 'out'],
   export: ['site', 'table', 'tag', 'snapshot', 'at', 'format', 'out'],

@@ -81,7 +81,10 @@ describe('tilstand hq --site of a site HQ has nothing of', () => {
       [['export', '--site', '8', '--table', 'stock', '--out', join(dir, 'x.csv')], "option '--format' parquet|csv is required for 'hq export'"],
       // Was exit 1 (no table / no site): HQ was read before the options were checked.
       [['scan', '--site', '8', '--table', 'stock', '--format', 'xml'], "option '--format': expected jsonl or csv, got 'xml'"],
-      [['diff', '--site', '8', '--table', 'stock', '--from', 'a'], "option '--to' <tag> is required for 'hq diff'"],
+      // A diff needs its from side (its to side may be left out: the latest), in one form.
+      [['diff', '--site', '8', '--table', 'stock', '--to', 'b'], "option '--from' <tag>, '--from-snapshot' <id> or '--from-at' <ISO time> is required for 'hq diff'"],
+      [['diff', '--site', '8', '--table', 'stock', '--from', 'a', '--from-at', '2026-12-05T08:00:00Z'], "give one of --from, --from-snapshot, --from-at for 'hq diff' (got --from and --from-at)"],
+      [['diff', '--site', '8', '--table', 'stock', '--from-snapshot', '0'], "option '--from-snapshot': expected a snapshot id (a positive integer), got '0'"],
       // Was the bare id check, naming no option.
       [['tags', '--site', '../7', '--table', 'stock'], "option '--site': site id '../7' must be 1–64 letters, digits, '_' or '-'"],
     ];

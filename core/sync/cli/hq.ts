@@ -1,6 +1,6 @@
 // `tilstand hq …`: HQ's commands over what sites shipped (a directory or an S3 prefix, `--hq`).
 //   sites | tables --site | tags --site --table | scan --site --table [--tag|--snapshot|--at]
-//   [--format jsonl|csv] | diff --site --table --from <tag> --to <tag> | proposals --site
+//   [--format jsonl|csv] | diff --site --table --from[-snapshot|-at] [--to[-snapshot|-at]] | proposals --site
 //   [--status] | pull --site --out <warehouse> | export --site --table [--tag|--snapshot|--at]
 //   --format parquet|csv --out
 // S3 credentials: --access-key/--secret-key, else TILSTAND_HQ_ACCESS_KEY / TILSTAND_HQ_SECRET_KEY.
@@ -11,7 +11,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { readPoint } from '../../lsm/cli/values.ts';
+import { parseSnapshotId, parseTime, readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type ReadPoint, type Table } from '../../lsm/index.ts';
 import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
@@ -40,6 +40,15 @@ const READ_POINT: FlagSpecs = {
   snapshot: { type: 'string', value: '<id>' },
   at: { type: 'string', value: '<ISO time>' },
 };
+// Each side of `hq diff` as a tag, a snapshot id or a time, as READ_POINT is for scan and export.
+const DIFF_SIDES: FlagSpecs = {
+  from: { type: 'string', value: '<tag>' },
+  'from-snapshot': { type: 'string', value: '<id>' },
+  'from-at': { type: 'string', value: '<ISO time>' },
+  to: { type: 'string', value: '<tag>' },
+  'to-snapshot': { type: 'string', value: '<id>' },
+  'to-at': { type: 'string', value: '<ISO time>' },
+};
 const FORMAT: FlagSpecs = { format: { type: 'string', value: '<fmt>' } };
 const OUT: FlagSpecs = { out: { type: 'string', value: '<path>' } };
 
@@ -53,7 +62,7 @@ export const HQ_FLAGS = {
   tables: { ...CONNECTION, ...SITE, ...JSON_FLAG },
   tags: { ...CONNECTION, ...SITE, ...TABLE, ...JSON_FLAG },
   scan: { ...CONNECTION, ...SITE, ...TABLE, ...READ_POINT, ...FORMAT },
-  diff: { ...CONNECTION, ...SITE, ...TABLE, from: { type: 'string', value: '<tag>' }, to: { type: 'string', value: '<tag>' }, ...FORMAT },
+  diff: { ...CONNECTION, ...SITE, ...TABLE, ...DIFF_SIDES, ...FORMAT },
   proposals: { ...CONNECTION, ...SITE, status: { type: 'string', value: '<status>' }, ...FORMAT },
   pull: { ...CONNECTION, ...SITE, ...OUT },
   export: { ...CONNECTION, ...SITE, ...TABLE, ...READ_POINT, ...FORMAT, ...OUT },
@@ -70,7 +79,8 @@ export const hqUsage = [
   '  tilstand hq tables --hq … --site <id> [--json]               their tables',
   '  tilstand hq tags --hq … --site <id> --table <t> [--json]     synced tags',
   '  tilstand hq scan --hq … --site <id> --table <t> [--tag <name> | --snapshot <id> | --at <ISO time>] [--format jsonl|csv]',
-  '  tilstand hq diff --hq … --site <id> --table <t> --from <tag> --to <tag> [--format jsonl|csv]',
+  '  tilstand hq diff --hq … --site <id> --table <t> (--from <tag> | --from-snapshot <id> | --from-at <ISO time>) [--to <tag> | --to-snapshot <id> | --to-at <ISO time>] [--format jsonl|csv]',
+  '                                           what changed between two states, each a tag, a snapshot id or a time (the newest state HQ holds at or before it, as hq scan reads a time); no --to side: the latest snapshot HQ holds',
   `  tilstand hq proposals --hq … --site <id> [--status ${PROPOSAL_STATUSES.join('|')}] [--format jsonl|csv|text]`,
   '                                           rows of approval_inbox, newest first, with each one\'s status (text: a line each, for reading)',
   '  tilstand hq pull --hq … --site <id> --out <warehouse>        copy a site into a local warehouse',
@@ -290,14 +300,30 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         }
         case 'diff': {
           const fmt = format(args, ['jsonl', 'csv'], 'jsonl', `hq ${sub}`) as 'jsonl' | 'csv';
-          const from = args.required('from');
-          const to = args.required('to');
+          const fromSide = diffSide(args, 'from')!;
+          const toSide = diffSide(args, 'to');
           const t = await openSiteTable(store, target, site(args), args.required('table'));
+          const from = diffRef(t, fromSide, io);
+          // No --to side: the latest snapshot HQ holds (Table.changes' default).
+          const to = toSide === undefined ? undefined : diffRef(t, toSide, io);
           // Both states in today's columns (Table.changes reads the two snapshots in the latest
           // schema, older files mapped by field id): one set of columns for both sides.
+          const changes = t.changes({ from, ...(to === undefined ? {} : { to }), mode: 'diff' })[Symbol.iterator]();
+          // The first change before the CSV header: a side HQ does not hold fails here, before
+          // anything is written.
+          let next: IteratorResult<{ kind: string; row: unknown[] }>;
+          try {
+            next = changes.next();
+          } catch (e) {
+            // HQ keeps one snapshot per table: an id it has no tag of is gone for good at HQ.
+            if (e instanceof LsmError && e.kind === 'NotFound' && / has expired; diff needs both states/.test(e.message)) {
+              e.message += '; HQ keeps the latest synced snapshot and the tags (`tilstand hq tags` lists them with their snapshot ids)';
+            }
+            throw e;
+          }
           if (fmt === 'csv') await out.line(csvHeader(t.schema.fields, ['_kind']));
-          for (const c of t.changes({ from, to, mode: 'diff' })) {
-            await out.line(formatRow(fmt, t.schema.fields, c.row, { _kind: c.kind }));
+          for (; !next.done; next = changes.next()) {
+            await out.line(formatRow(fmt, t.schema.fields, next.value.row, { _kind: next.value.kind }));
           }
           break;
         }
@@ -428,38 +454,112 @@ function pullDestination(dest: string, target: SyncTarget): void {
  */
 function hqReader(t: Table, point: ReadPoint, io: CliIO): ReturnType<Table['reader']> {
   if (point.snapshotId !== undefined && point.snapshotId !== t.latestSnapshot()?.id) {
-    const tag = t.listTags().find((x) => x.snapshot.id === point.snapshotId);
-    if (tag !== undefined) return t.reader({ tag: tag.name });
+    const tag = tagOf(t, point.snapshotId);
+    if (tag !== undefined) return t.reader({ tag });
   }
   if (point.timestampMs !== undefined) {
     const at = point.timestampMs;
-    const latest = t.latestSnapshot();
-    let read: { point: ReadPoint; what: string; id: number; ms: number } | undefined;
-    if (latest !== undefined && latest.timeMillis <= at) read = { point, what: 'the latest synced snapshot', id: latest.id, ms: latest.timeMillis };
-    else {
-      // The newest tagged state at or before the time; of tags on one snapshot, the first listed.
-      for (const x of t.listTags()) {
-        if (x.snapshot.timeMillis > at) continue;
-        if (read === undefined || x.snapshot.timeMillis > read.ms || (x.snapshot.timeMillis === read.ms && x.snapshot.id > read.id)) {
-          read = { point: { tag: x.name }, what: `tag ${x.name}`, id: x.snapshot.id, ms: x.snapshot.timeMillis };
-        }
-      }
-    }
+    const read = heldAt(t, at);
     if (read !== undefined) {
-      // Times to the millisecond, as `hq tags` and `hq sites` print them: the committed time pasted
-      // into --at reads this state again (cut to the second it read the one before).
-      note(io, `--at ${new Date(at).toISOString()}: reading ${read.what} (snapshot ${read.id}, committed ${new Date(read.ms).toISOString()}), the newest state HQ holds at or before that time`);
-      return t.reader(read.point);
+      atNote(io, 'at', at, read);
+      return t.reader(read.tag !== undefined ? { tag: read.tag } : point);
     }
   }
   try {
     return t.reader(point);
   } catch (e) {
-    if (point.timestampMs !== undefined && e instanceof LsmError && e.kind === 'NotFound') {
-      e.message += '; HQ keeps the latest synced snapshot and the tags, and none of them is that old (`tilstand hq tags` lists the tags with their times)';
-    }
+    if (point.timestampMs !== undefined && e instanceof LsmError && e.kind === 'NotFound') e.message += NONE_THAT_OLD;
     throw e;
   }
+}
+
+/** Said after "no snapshot … at or before <time>" at HQ, where older states are only in the tags. */
+const NONE_THAT_OLD = '; HQ keeps the latest synced snapshot and the tags, and none of them is that old (`tilstand hq tags` lists the tags with their times)';
+
+/** The first listed tag HQ holds of snapshot `id`, if any. */
+function tagOf(t: Table, id: number): string | undefined {
+  return t.listTags().find((x) => x.snapshot.id === id)?.name;
+}
+
+/** A state HQ holds of a table: its latest synced snapshot (no tag) or a tag. */
+interface HeldState {
+  tag: string | undefined;
+  what: string;
+  id: number;
+  ms: number;
+}
+
+/**
+ * The newest state HQ holds at or before `at`: the latest synced snapshot when it was committed by
+ * then, else the newest tag (of tags on one snapshot, the first listed); undefined when none is
+ * that old.
+ */
+function heldAt(t: Table, at: number): HeldState | undefined {
+  const latest = t.latestSnapshot();
+  if (latest !== undefined && latest.timeMillis <= at) return { tag: undefined, what: 'the latest synced snapshot', id: latest.id, ms: latest.timeMillis };
+  let read: HeldState | undefined;
+  for (const x of t.listTags()) {
+    if (x.snapshot.timeMillis > at) continue;
+    if (read === undefined || x.snapshot.timeMillis > read.ms || (x.snapshot.timeMillis === read.ms && x.snapshot.id > read.id)) {
+      read = { tag: x.name, what: `tag ${x.name}`, id: x.snapshot.id, ms: x.snapshot.timeMillis };
+    }
+  }
+  return read;
+}
+
+/** Which state a `--<flag> <time>` read, on stderr: the site may have committed states after it and before the time, which HQ never got. */
+function atNote(io: CliIO, flag: string, at: number, read: HeldState): void {
+  // Times to the millisecond, as `hq tags` and `hq sites` print them: the committed time pasted
+  // into --at reads this state again (cut to the second it read the one before).
+  note(io, `--${flag} ${new Date(at).toISOString()}: reading ${read.what} (snapshot ${read.id}, committed ${new Date(read.ms).toISOString()}), the newest state HQ holds at or before that time`);
+}
+
+/** One side of `hq diff`, as given: `--from <tag>`, `--from-snapshot <id>` or `--from-at <time>` (`--to…` likewise). */
+type DiffSide = { flag: string; tag: string } | { flag: string; snapshotId: number } | { flag: string; atMs: number };
+
+/**
+ * The side `side` of `hq diff` from its options, checked before HQ is read: exactly one form for
+ * `from`, at most one for `to` (undefined when none: the latest snapshot).
+ */
+function diffSide(args: ParsedArgs, side: 'from' | 'to'): DiffSide | undefined {
+  const forms = [side, `${side}-snapshot`, `${side}-at`];
+  const given = forms.filter((f) => args.string(f) !== undefined);
+  if (given.length > 1) throw usageError(`give ${side === 'from' ? 'one' : 'at most one'} of ${forms.map((f) => `--${f}`).join(', ')} for 'hq diff' (got ${given.map((g) => `--${g}`).join(' and ')})`);
+  if (given.length === 0) {
+    if (side === 'to') return undefined;
+    throw usageError(`option '--from' <tag>, '--from-snapshot' <id> or '--from-at' <ISO time> is required for 'hq diff'`);
+  }
+  const flag = given[0]!;
+  const text = args.string(flag)!;
+  // A tag goes to Table.changes as it is given, as before the other forms existed.
+  if (flag === side) return { flag, tag: text };
+  if (flag.endsWith('-snapshot')) return { flag, snapshotId: parseSnapshotId(text, flag) };
+  return { flag, atMs: parseTime(text, flag) };
+}
+
+/**
+ * What Table.changes is given for a side: a tag name or a snapshot id of HQ's copy. HQ holds a
+ * table's latest synced snapshot and its tags: a snapshot id HQ has as a tag is read from the tag,
+ * and a time as `hq scan --at` reads it (the newest state held at or before it, named on stderr).
+ * An id below the latest that no tag holds goes on as an id, for Table.changes to say it expired.
+ */
+function diffRef(t: Table, side: DiffSide, io: CliIO): string | number {
+  if ('tag' in side) return side.tag;
+  const latest = t.latestSnapshot();
+  if ('snapshotId' in side) {
+    const id = side.snapshotId;
+    if (id === latest?.id) return id;
+    const tag = tagOf(t, id);
+    if (tag !== undefined) return tag;
+    if (latest === undefined || id > latest.id) {
+      throw new SyncError('NotFound', `snapshot ${id} of ${t.name} does not exist (${latest === undefined ? 'HQ holds no snapshot of it' : `the latest HQ holds is ${latest.id}`})`);
+    }
+    return id;
+  }
+  const read = heldAt(t, side.atMs);
+  if (read === undefined) throw new SyncError('NotFound', `no snapshot of ${t.name} at or before ${new Date(side.atMs).toISOString()} (--${side.flag})${NONE_THAT_OLD}`);
+  atNote(io, side.flag, side.atMs, read);
+  return read.tag ?? read.id;
 }
 
 /** A note on stderr that must not end the process when stderr is a closed pipe (as `hq sites`'s). */

@@ -319,7 +319,8 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
     }
     if (!columns.has(sg.field)) fail(`sequence-group field '${sg.field}' is not a column of '${table.name}'`, sg.field);
     const group = groups.find((g) => g.fields.includes(sg.field));
-    if (own && group) fromSeq(sg.field, `the sequence field of table ${table.name}'s sequence group (${group.columns.join(', ')})`);
+    // Of a group ordered by several fields ('fields.a,b.sequence-group'), the first, as for sequence.field.
+    if (own && group) fromSeq(group.fields[0]!, `the ${group.fields.length === 1 ? '' : 'first '}sequence field of table ${table.name}'s sequence group (${group.columns.join(', ')})`);
     if (!written.has(sg.field)) fail(`sequence-group field '${sg.field}' is not bound`, sg.field);
     if (!Object.prototype.hasOwnProperty.call(bound, sg.field)) {
       fail(`sequence-group field '${sg.field}' is bound by enrich; expected it in columns, usually '${sg.field}': 'source.seq' (a missing lookup row leaves it null, and the group ignores the event)`, sg.field);
@@ -349,11 +350,14 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
 
 /** The columns of the table's `sequence.field` option (comma-separated), none when unset. */
 /**
- * The column that orders the rows `binding` writes to a table: its sequence group's field, else
- * the first of the table's `sequence.field`; undefined for a table that orders nothing (first-row).
+ * The column that orders the rows `binding` writes to a table: the first field of its sequence
+ * group, else the first of the table's `sequence.field`; undefined for a table that orders nothing
+ * (first-row).
  */
 function orderingColumn(binding: Binding, table: TableDefinition): string | undefined {
-  return binding.sequenceGroup?.field ?? sequenceFieldsOf(table)[0];
+  const sg = binding.sequenceGroup;
+  if (sg === undefined) return sequenceFieldsOf(table)[0];
+  return sequenceGroups(table).find((g) => g.fields.includes(sg.field))?.fields[0] ?? sg.field;
 }
 
 /**

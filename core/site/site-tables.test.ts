@@ -318,6 +318,12 @@ describe("a table of the site's own", () => {
       expect(seqRefusal(grouped, [{ ...groupBinding, columns: { ...BINDING.columns, yard_seq: 'after.state' } }])).toBe(
         `config bindings[0]: binding 'yard.doors→yard_doors': column yard_seq is the sequence field of table yard_doors's sequence group (state) and must be written from source.seq (it is written from after.state): ${why}`,
       );
+      // A group ordered by two fields: the first is the one compared first, so the seq goes there.
+      const since = { ...DOORS, columns: [...DOORS.columns, { name: 'since', type: 'BIGINT' }] };
+      expect(seqRefusal({ ...since, options: { 'merge-engine': 'partial-update', 'fields.yard_seq,since.sequence-group': 'state' } }, [groupBinding])).toBe('accepted');
+      expect(seqRefusal({ ...since, options: { 'merge-engine': 'partial-update', 'fields.since,yard_seq.sequence-group': 'state' } }, [groupBinding])).toBe(
+        `config bindings[0]: binding 'yard.doors→yard_doors': column since is the first sequence field of table yard_doors's sequence group (state) and must be written from source.seq (it is not written): ${why}`,
+      );
     });
 
     it('leaves the seed tables\' rules as they were', () => {

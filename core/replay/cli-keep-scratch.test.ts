@@ -2,11 +2,13 @@
 // name mkdtemp makes up: the run says where (stderr, `replay: scratch folder kept: <path>`), also
 // when the run fails after the folder was made. Without --keep-scratch nothing is said and nothing
 // is left.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DemoEvents } from './demo-events.ts';
 import { exportFixture } from './export.ts';
+import type { FixtureManifest } from './fixture.ts';
+import { sha256File, stableJson } from './json.ts';
 import { defaultScratchParent } from './replay.ts';
 import { LiveSite, replayCli, T0 } from './test-support.ts';
 
@@ -50,15 +52,22 @@ describe('replay run --keep-scratch', () => {
   it('says it also when the run fails after the folder was made', async () => {
     const scratch = join(work, 'scratch-failed');
     mkdirSync(scratch);
-    // The output folder cannot be made under a file: found when the run writes its output, at the end.
-    const notAFolder = join(work, 'a-file');
-    writeFileSync(notAFolder, '');
-    const r = await replayCli(['replay', 'run', '--fixture', fixture, '--out', join(notAFolder, 'run'), '--scratch', scratch, '--keep-scratch']);
+    // A fixture whose bindings are not JSON, with checksums that match (so it opens): the run fails
+    // once the scratch folder is made, when it reads them. (An --out that cannot be made is
+    // refused before the folder is made, cli-out.test.ts.)
+    const bad = join(work, 'fixture-bad-bindings');
+    cpSync(fixture, bad, { recursive: true });
+    writeFileSync(join(bad, 'config', 'bindings.json'), '[not json');
+    const m = JSON.parse(readFileSync(join(bad, 'fixture.json'), 'utf8')) as FixtureManifest;
+    m.files = m.files.map((f) => (f.path === 'config/bindings.json' ? { ...f, ...sha256File(join(bad, 'config', 'bindings.json')) } : f));
+    writeFileSync(join(bad, 'fixture.json'), `${stableJson(m)}\n`);
+    const r = await replayCli(['replay', 'run', '--fixture', bad, '--out', join(work, 'run-failed'), '--scratch', scratch, '--keep-scratch']);
     expect(r.code).toBe(5);
     const left = readdirSync(scratch);
     expect(left).toEqual([expect.stringMatching(/^tilstand-replay-/)]);
     expect(keptLines(r.err)).toEqual([`replay: scratch folder kept: ${join(scratch, left[0]!)}`]);
-    expect(r.err).toMatch(/\ntilstand: .*ENOTDIR/);
+    expect(r.err).toMatch(/\ntilstand: .*JSON/);
+    expect(existsSync(join(work, 'run-failed'))).toBe(false);
   }, 60_000);
 
   it('without --keep-scratch says nothing of it and leaves nothing', async () => {

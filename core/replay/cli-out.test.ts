@@ -2,11 +2,16 @@
 // error (exit 2) naming it and what it holds, before the fixture is opened (it was exit 5, after a
 // large fixture's extraction and check); an empty one is used. diff: a folder that already holds a
 // report is refused (exit 2) naming the report's files, unless --force, which replaces those files
-// and nothing else (it was overwritten without a word). A folder that cannot be made stays exit 5,
-// said as that.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// and nothing else (it was overwritten without a word). run and export: an --out (or run's
+// --scratch) that cannot be written — a file where a parent folder should be, no permission — is
+// refused as a usage error before the work (run: exit 5 after the last event; export: exit 5, a bare
+// ENOTDIR or EACCES, after the cut was tagged). diff's report folder that cannot be made stays exit
+// 5, said as that.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Table } from '../lsm/index.ts';
 import { DemoEvents } from './demo-events.ts';
 import { exportFixture } from './export.ts';
 import { defaultScratchParent } from './replay.ts';
@@ -15,6 +20,24 @@ import { LiveSite, replayCli, T0 } from './test-support.ts';
 let site: LiveSite;
 let work: string;
 let fixture: string;
+let archive: string;
+
+// chmod 0o555 does not stop root from writing: as root (CI) a folder is made unwritable with the
+// immutable attribute instead (chattr +i, EPERM for root too), as core/sync's
+// directory-permission.test.ts does.
+const asRoot = process.getuid?.() === 0;
+
+/** Makes `dir` refuse new entries to this process, and checks that it does. */
+function lock(dir: string): void {
+  if (asRoot) execFileSync('chattr', ['+i', dir]);
+  else chmodSync(dir, 0o555);
+  expect(() => writeFileSync(join(dir, 'probe'), 'x'), `${dir} could not be made unwritable here`).toThrow(/EACCES|EPERM/);
+}
+
+function unlock(dir: string): void {
+  if (asRoot) execFileSync('chattr', ['-i', dir]);
+  else chmodSync(dir, 0o755);
+}
 
 beforeAll(async () => {
   site = new LiveSite();
@@ -24,6 +47,8 @@ beforeAll(async () => {
   work = mkdtempSync(join(defaultScratchParent(), 'tilstand-replay-out-test-'));
   fixture = join(work, 'fixture');
   await exportFixture({ data: site.dir, tag: 'out', atMs: T0 + 10_000, untilMs: T0 + 20_000, out: fixture });
+  archive = join(work, 'fixture.tar');
+  await exportFixture({ data: site.dir, tag: 'out-tar', atMs: T0 + 10_000, untilMs: T0 + 20_000, out: archive });
 }, 60_000);
 
 afterAll(() => {
@@ -48,17 +73,130 @@ describe('replay run --out', () => {
     expect([onFile.code, onFile.err]).toEqual([2, `tilstand: option '--out': ${file} is a file, not a folder\n`]);
   });
 
-  it('an empty folder is used; one that cannot be made is exit 5, said as that', async () => {
+  it('an empty folder is used', async () => {
     const out = join(work, 'empty');
     mkdirSync(out);
     const r = await replayCli(['replay', 'run', '--fixture', fixture, '--out', out]);
     expect(r.code, r.err).toBe(0);
     expect(existsSync(join(out, 'run.json'))).toBe(true);
+  });
+});
+
+/** A new empty folder under the test's work folder. */
+function folder(name: string): string {
+  const dir = join(work, name);
+  mkdirSync(dir);
+  return dir;
+}
+
+/** `fn` with `dir` unwritable (`lock`), made writable again after, so the work folder can be removed. */
+async function readOnly<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  lock(dir);
+  try {
+    return await fn();
+  } finally {
+    unlock(dir);
+  }
+}
+
+describe('replay run: an --out or --scratch that cannot be written is refused before the run', () => {
+  // Observed through the scratch folder: a run extracts the archive there first and, with
+  // --keep-scratch, leaves its scratch warehouse there (and says so on stderr), also when it fails;
+  // --progress would print the replay's progress on stderr. A refusal leaves the folder empty and
+  // says one line.
+  const run = (out: string, scratch: string) => replayCli(['replay', 'run', '--fixture', archive, '--out', out, '--scratch', scratch, '--keep-scratch', '--progress']);
+
+  it('an --out under a file: exit 2 naming the file, nothing extracted or replayed', async () => {
+    const scratch = folder('scratch-under-file');
     const blocked = join(work, 'a-file-in-the-way');
     writeFileSync(blocked, 'x');
-    const cannot = await replayCli(['replay', 'run', '--fixture', fixture, '--out', join(blocked, 'run')]);
-    expect(cannot.code).toBe(5);
-    expect(cannot.err).toContain(`tilstand: cannot create the run folder ${join(blocked, 'run')}: ENOTDIR`);
+    const out = join(blocked, 'runs', 'a');
+    const r = await run(out, scratch);
+    expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot create the run folder ${out}: ${blocked} is a file, not a folder\n`, '']);
+    expect(readdirSync(scratch)).toEqual([]);
+  });
+
+  it('an --out that can be made is made only at the end: a run that fails first leaves no folder', async () => {
+    const out = join(work, 'not-yet', 'deeper', 'run');
+    const notAFixture = folder('not-a-fixture-either');
+    const r = await replayCli(['replay', 'run', '--fixture', notAFixture, '--out', out]);
+    expect([r.code, r.err]).toEqual([5, `tilstand: ${notAFixture} is not a replay fixture (no fixture.json)\n`]);
+    expect(existsSync(join(work, 'not-yet'))).toBe(false);
+  });
+
+  it('an --out in a read-only folder (a new one, or an empty one there): exit 2, nothing extracted or replayed', async () => {
+    const scratch = folder('scratch-read-only-out');
+    const ro = folder('read-only-runs');
+    const emptyThere = join(ro, 'empty');
+    mkdirSync(emptyThere);
+    lock(emptyThere);
+    try {
+      await readOnly(ro, async () => {
+        const r = await run(join(ro, 'run'), scratch);
+        expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot create the run folder ${join(ro, 'run')}: no permission to write in ${ro}\n`, '']);
+      });
+      const inEmpty = await run(emptyThere, scratch);
+      expect([inEmpty.code, inEmpty.err]).toEqual([2, `tilstand: option '--out': cannot write the run into ${emptyThere}: no permission to write in ${emptyThere}\n`]);
+    } finally {
+      unlock(emptyThere);
+    }
+    expect(readdirSync(scratch)).toEqual([]);
+    expect(readdirSync(ro)).toEqual(['empty']);
+    expect(readdirSync(emptyThere)).toEqual([]);
+  });
+
+  it('a read-only --scratch: exit 2 naming it, before the archive is extracted', async () => {
+    const ro = folder('read-only-scratch');
+    const out = join(work, 'run-scratch-read-only');
+    const r = await readOnly(ro, () => run(out, ro));
+    expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--scratch': no permission to write in ${ro}\n`, '']);
+    expect(readdirSync(ro)).toEqual([]);
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('replay export: an --out that cannot be written is refused before the site is read or tagged', () => {
+  const tags = () => Table.open(join(site.dir, 'warehouse', 'site_s1.db', 'stock')).listTags().map((t) => t.name);
+  const exportTo = (data: string, tag: string, out: string) => replayCli(['replay', 'export', '--data', data, '--tag', tag, '--until', 'now', '--out', out]);
+  // A data directory whose config.json the export cannot read (exit 5 when it does): refused about
+  // --out instead, the site was not read.
+  const unreadSite = () => {
+    const dir = mkdtempSync(join(work, 'unread-site-'));
+    writeFileSync(join(dir, 'config.json'), '{ not json');
+    return dir;
+  };
+
+  it('a fixture folder or archive under a file, a folder that is not empty: exit 2 naming it, no tag made', async () => {
+    const blocked = join(work, 'a-file-where-the-fixtures-go');
+    writeFileSync(blocked, 'x');
+    const out = join(blocked, 'fx');
+    const r = await exportTo(site.dir, 'early-1', out);
+    expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot create the fixture folder ${out}: ${blocked} is a file, not a folder\n`, '']);
+    const unread = await exportTo(unreadSite(), 'early-2', out);
+    expect([unread.code, unread.err]).toEqual([2, `tilstand: option '--out': cannot create the fixture folder ${out}: ${blocked} is a file, not a folder\n`]);
+    const tar = await exportTo(site.dir, 'early-3', join(blocked, 'f.tar'));
+    expect([tar.code, tar.err]).toEqual([2, `tilstand: option '--out': ${blocked} is a file, not a folder\n`]);
+    const full = folder('fixture-folder-in-use');
+    writeFileSync(join(full, 'something'), 'x');
+    const inUse = await exportTo(site.dir, 'early-4', full);
+    expect([inUse.code, inUse.err]).toEqual([2, `tilstand: option '--out': ${full} exists and is not empty\n`]);
+    for (const t of ['early-1', 'early-2', 'early-3', 'early-4']) expect(tags()).not.toContain(`replay-${t}`);
+  });
+
+  it('a fixture folder or archive in a read-only folder: exit 2, no tag made, nothing left there', async () => {
+    const ro = folder('read-only-fixtures');
+    await readOnly(ro, async () => {
+      const tar = join(ro, 'f.tar');
+      const r = await exportTo(site.dir, 'early-5', tar);
+      expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot write the archive ${tar}: no permission to write in ${ro}\n`, '']);
+      const unread = await exportTo(unreadSite(), 'early-6', tar);
+      expect([unread.code, unread.err]).toEqual([2, `tilstand: option '--out': cannot write the archive ${tar}: no permission to write in ${ro}\n`]);
+      const dir = join(ro, 'fx');
+      const inFolder = await exportTo(site.dir, 'early-7', dir);
+      expect([inFolder.code, inFolder.err]).toEqual([2, `tilstand: option '--out': cannot create the fixture folder ${dir}: no permission to write in ${ro}\n`]);
+    });
+    expect(readdirSync(ro)).toEqual([]);
+    for (const t of ['early-5', 'early-6', 'early-7']) expect(tags()).not.toContain(`replay-${t}`);
   });
 });
 

@@ -8,21 +8,23 @@
 //
 // Exit codes: 0 done (diff: gate passed); 1 the diff's acceptance gate was missed, or export's
 // --data is not a data directory (as the site commands); 2 usage (a bad option, a path given that
-// does not exist, a run's --out that is not empty, a diff's --out that holds a report and no
-// --force); 5 anything else (the message says what).
+// does not exist, a run's --out that is not empty, an export's or run's --out or a --scratch that
+// cannot be written, a diff's --out that holds a report and no --force); 5 anything else (the
+// message says what).
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
 import { parseDuration, parseTime } from '../lsm/cli/values.ts';
 import { loadAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
-import { exportFixture, fixtureTagProblem } from './export.ts';
+import { exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
 import type { FixtureManifest } from './fixture.ts';
 import { runReplay, type ReplayResult, type RunManifest } from './replay.ts';
 import { REPORT_FILES, writeReport } from './report.ts';
+import { writeProblem } from './writable.ts';
 
 export const replayUsage: readonly string[] = [
   '  tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>',
@@ -78,8 +80,11 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
   const data = a.required('data');
   // As the site commands (core/site/cli existingDataDir), which core/replay may not import.
   if (!existsSync(join(data, 'config.json'))) throw new CliError(EXIT.notFound, `${resolve(data)} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${data} --site <id>\` first`);
+  // An --out the export could not finish into (in the way, or in a folder it cannot write) is
+  // refused here, before the cut is made and the journal read.
   const out = a.required('out');
-  if (out.endsWith('.tar') && !(existsSync(dirname(out)) && statSync(dirname(out)).isDirectory())) throw usageError(`option '--out': folder ${dirname(out)} does not exist`);
+  const outProblem = exportOutProblem(out);
+  if (outProblem !== undefined) throw usageError(`option '--out': ${outProblem}`);
   const atArg = a.string('at');
   const until = a.required('until');
   const retainArg = a.string('retain');
@@ -121,6 +126,12 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
   const out = a.required('out');
   const held = outFolder(out) ? readdirSync(out).sort() : [];
   if (held.length > 0) throw usageError(`option '--out': folder ${out} is not empty (it holds ${someOf(held)}); give a new or empty folder`);
+  // And one the run could not be written into (a file where a parent folder should be, no
+  // permission, a read-only mount), which runReplay finds only after the last event: tried now
+  // by making the folder and removing it again (made for good at the end, as before, so a run
+  // that fails for another reason leaves no empty folder).
+  const outWhy = writeProblem(out);
+  if (outWhy !== undefined) throw usageError(`option '--out': ${existsSync(out) ? `cannot write the run into ${out}` : `cannot create the run folder ${out}`}: ${outWhy}`);
   let agent: AgentSpec;
   try {
     agent = loadAgentSpec(a.string('agent'));
@@ -131,7 +142,13 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
   const tickMs = num('tick-ms', a.string('tick-ms'), 1, 60_000, true);
   const fixture = existing("option '--fixture'", a.required('fixture'), false);
   const scratch = a.string('scratch');
-  if (scratch) existing("option '--scratch'", scratch, true);
+  if (scratch) {
+    existing("option '--scratch'", scratch, true);
+    // The fixture is extracted and the scratch warehouse made there: refused now, not after a
+    // large fixture's checksums were read.
+    const why = writeProblem(scratch);
+    if (why !== undefined) throw usageError(`option '--scratch': ${why}`);
+  }
   const err = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
   const bar = err.isTTY || a.boolean('progress') ? progressBar(err) : undefined;
   const keepScratch = a.boolean('keep-scratch');

@@ -34,6 +34,7 @@ import { byCreation, FIXTURE_FORMAT, replayProposal, TAG_PREFIX, type FixtureFil
 import { sha256File, stableJson, writeStableJson } from './json.ts';
 import { snapshotFiles } from './table-files.ts';
 import { listFiles, writeTar } from './tar.ts';
+import { writeProblem } from './writable.ts';
 
 export interface ExportOptions {
   /** The site's data directory. */
@@ -237,19 +238,28 @@ export function fixtureTagProblem(tagArg: string): string | undefined {
 }
 
 /**
- * Refuses an `--out` the export could not finish into, before anything is tagged: a folder must
- * be absent or empty, an archive absent and in a folder that exists.
+ * Why the export could not finish into `out`, found before anything is tagged or read: a folder
+ * must be absent or empty, an archive absent and in a folder that exists; and the folder the
+ * fixture is written in beside it (and the archive's folder) must be writable — else a file where
+ * a parent folder should be, or no permission, was found only after the cut was made. Undefined
+ * when it can. The CLI says it as a bad `--out` (exit 2).
  */
-function checkOut(out: string, archive: boolean): void {
-  if (archive) {
-    if (existsSync(out)) throw new Error(`${out} exists`);
-    const parent = dirname(out);
-    if (!existsSync(parent) || !statSync(parent).isDirectory()) throw new Error(`${out}: folder ${parent} does not exist`);
-    return;
+export function exportOutProblem(out: string): string | undefined {
+  const parent = dirname(out);
+  if (out.endsWith('.tar')) {
+    if (existsSync(out)) return `${out} exists`;
+    if (!existsSync(parent)) return `folder ${parent} does not exist`;
+    if (!statSync(parent).isDirectory()) return `${parent} is a file, not a folder`;
+    const why = writeProblem(parent);
+    return why === undefined ? undefined : `cannot write the archive ${out}: ${why}`;
   }
-  if (!existsSync(out)) return;
-  if (!statSync(out).isDirectory()) throw new Error(`${out} exists and is not a folder`);
-  if (readdirSync(out).length > 0) throw new Error(`${out} exists and is not empty`);
+  if (existsSync(out)) {
+    if (!statSync(out).isDirectory()) return `${out} exists and is not a folder`;
+    if (readdirSync(out).length > 0) return `${out} exists and is not empty`;
+  }
+  // Written beside --out and renamed onto it: its parent is what has to be writable.
+  const why = writeProblem(parent);
+  return why === undefined ? undefined : `cannot create the fixture folder ${out}: ${why}`;
 }
 
 function copyInto(src: string, dst: string): void {
@@ -353,7 +363,8 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
   const tag = tagName(o.tag);
   const name = tag.slice(TAG_PREFIX.length);
   const archive = o.out.endsWith('.tar');
-  checkOut(o.out, archive);
+  const outProblem = exportOutProblem(o.out);
+  if (outProblem !== undefined) throw new Error(outProblem);
   if (!existsSync(join(o.data, 'config.json'))) throw new Error(`${o.data} is not a Tilstand data directory (no config.json)`);
   const configText = readFileSync(join(o.data, 'config.json'), 'utf8');
   let rawConfig: Record<string, unknown>;

@@ -420,8 +420,8 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     try {
       mkdirSync(o.out, { recursive: true });
     } catch (e) {
-      // Known only now (the CLI refuses a folder in the way before the run, not one it cannot make):
-      // said as what it is, not as a bare ENOTDIR or EACCES of mkdir.
+      // The CLI tried this before the run; still possible here for a caller of runReplay, or when
+      // the folder changed during the run: said as what it is, not as a bare ENOTDIR or EACCES.
       throw new Error(`cannot create the run folder ${o.out}: ${(e as Error).message}`);
     }
     writeStableJson(join(o.out, 'run.json'), manifest);

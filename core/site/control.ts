@@ -1,5 +1,6 @@
-// The control socket: `<data>/control.sock`, a unix socket (mode 0600) through which the CLI
-// talks to a running site. One JSON object per line each way:
+// The control socket: `<data>/control.sock`, a unix socket (mode 0600, and closed to other users
+// from the moment it exists: `ControlServer.listen`) through which the CLI talks to a running
+// site. One JSON object per line each way:
 //
 //   request   {"id": 1, "op": "status"}                         (id: any JSON value, echoed)
 //   response  {"id": 1, "ok": true, "value": …}
@@ -103,11 +104,23 @@ export class ControlServer {
     const cs = new ControlServer(path, handlers, o);
     await new Promise<void>((resolve, reject) => {
       cs.server.once('error', reject);
-      cs.server.listen(path, () => {
-        cs.server.off('error', reject);
-        resolve();
-      });
+      // The socket file is made by bind(2) with 0777 less the umask, and Node binds a pipe
+      // synchronously inside listen() (net.js setupListenHandle; a failure is emitted later as
+      // 'error'). So a umask that takes group and other away for this one call makes the file
+      // 0700 from its first moment: with the chmod alone, any local user could connect between
+      // the bind and the chmod. The umask is the process's, and the libuv thread pool may create
+      // a file or folder meanwhile: 077 (not 177) leaves the owner's rights to whatever that is.
+      const umask = process.umask(0o077);
+      try {
+        cs.server.listen(path, () => {
+          cs.server.off('error', reject);
+          resolve();
+        });
+      } finally {
+        process.umask(umask);
+      }
     });
+    // Second guard, and the mode the protocol names (the umask left an x bit sockets do not use).
     chmodSync(path, 0o600);
     return cs;
   }

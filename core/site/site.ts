@@ -36,6 +36,7 @@ import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
 import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
+import { internalClientTls } from './internal-client-tls.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
 import { DEMO_CONTRACTS, DEMO_EXTRA_MODULES, DEMO_HQ_DIR, demoConfig, demoYardMissing } from './demo/site.ts';
 import { SiteHttpServer } from './http-server.ts';
@@ -429,7 +430,8 @@ export class Site {
     }
     this.brokerUrl = url;
 
-    this.internal = mqtt.connect(url, { ...internalCreds, clientId: `tilstand-${c.site}-site`, clean: true, reconnectPeriod: 1000, rejectUnauthorized: false });
+    // With broker.tls, the certificate the broker was given and no other (internal-client-tls.ts).
+    this.internal = mqtt.connect(url, { ...internalCreds, ...internalClientTls(c.broker), clientId: `tilstand-${c.site}-site`, clean: true, reconnectPeriod: 1000 });
     let warned = false;
     this.internal.on('error', (e) => {
       if (!warned) this.log(`internal MQTT client: ${e.message}`);

@@ -3,11 +3,11 @@
 // umask's mode (0755 under 022) between the bind and the chmod, and another user could connect
 // and send control requests. The process umask is the caller's again after listen, also when the
 // listen fails.
-import { mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ControlServer, controlRequest, type ControlHandler } from './control.ts';
+import { ControlError, ControlServer, controlRequest, socketAnswers, type ControlHandler } from './control.ts';
 
 // control.ts's chmodSync, made a no-op in a test that wants to see the mode the bind gave.
 const chmod = vi.hoisted(() => ({ skip: false }));
@@ -72,5 +72,22 @@ describe('control socket mode', () => {
     // (libuv reports a bind in a missing folder as EACCES.)
     await expect(ControlServer.listen(join(dir, 'gone', 'control.sock'), handlers)).rejects.toMatchObject({ syscall: 'listen', code: expect.stringMatching(/^(EACCES|ENOENT)$/) });
     expect(currentUmask()).toBe(0o022);
+  });
+
+  it('refuses a path longer than a unix socket takes, and binds nothing at the path Node would cut it to', async () => {
+    const deep = join(dir, 'x'.repeat(120));
+    mkdirSync(deep);
+    const path = join(deep, 'control.sock');
+    const err = await ControlServer.listen(path, handlers).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ControlError);
+    expect((err as Error).message).toBe(`${path}: its path is ${Buffer.byteLength(path)} bytes, longer than the 107 a unix socket takes (a data directory with a shorter path has one)`);
+    // Node would have bound the first 107 bytes: nothing there, nothing answering.
+    const cut = Buffer.from(path).subarray(0, 107).toString();
+    expect(existsSync(cut)).toBe(false);
+    expect(readdirSync(deep)).toEqual([]);
+    expect(await socketAnswers(path)).toBe(false);
   });
 });

@@ -69,6 +69,8 @@ function errorOf(e: unknown): { kind: string; message: string } {
 
 /** True when a site answers on the socket. */
 export function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> {
+  // Node would connect to the path cut short: another socket's, if any.
+  if (socketPathProblem(path) !== undefined) return Promise.resolve(false);
   return new Promise((resolve) => {
     const s = connect(path);
     const done = (v: boolean) => {
@@ -80,6 +82,20 @@ export function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> 
     s.once('connect', () => done(true));
     s.once('error', () => done(false));
   });
+}
+
+/**
+ * The longest path a unix socket is bound to or reached at (Linux's sun_path, 108 bytes with its
+ * NUL). Node cuts a longer one short without a word: the site listened at the shortened path,
+ * its chmod of the whole path then failed, and the server it had opened went on answering there
+ * (`stop` included), where another folder's socket could be.
+ */
+export const SOCKET_PATH_BYTES_MAX = 107;
+
+/** Why `path` cannot be a control socket's (too long), or undefined. */
+export function socketPathProblem(path: string): string | undefined {
+  const n = Buffer.byteLength(path);
+  return n <= SOCKET_PATH_BYTES_MAX ? undefined : `its path is ${n} bytes, longer than the ${SOCKET_PATH_BYTES_MAX} a unix socket takes (a data directory with a shorter path has one)`;
 }
 
 export class ControlServer {
@@ -97,6 +113,8 @@ export class ControlServer {
   }
 
   static async listen(path: string, handlers: ReadonlyMap<string, ControlHandler>, o: ControlServerOptions = {}): Promise<ControlServer> {
+    const tooLong = socketPathProblem(path);
+    if (tooLong !== undefined) throw new ControlError('Failed', `${path}: ${tooLong}`);
     if (existsSync(path)) {
       if (await socketAnswers(path)) throw new ControlError('AlreadyRunning', `a site is already running here (${path} answers)`);
       unlinkSync(path); // left by a site that did not stop cleanly
@@ -121,7 +139,13 @@ export class ControlServer {
       }
     });
     // Second guard, and the mode the protocol names (the umask left an x bit sockets do not use).
-    chmodSync(path, 0o600);
+    try {
+      chmodSync(path, 0o600);
+    } catch (e) {
+      // Not left listening: a server the caller never got would answer for good.
+      await cs.close();
+      throw e;
+    }
     return cs;
   }
 

@@ -3,7 +3,8 @@
 // umask's mode (0755 under 022) between the bind and the chmod, and another user could connect
 // and send control requests. The process umask is the caller's again after listen, also when the
 // listen fails.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -72,6 +73,20 @@ describe('control socket mode', () => {
     // (libuv reports a bind in a missing folder as EACCES.)
     await expect(ControlServer.listen(join(dir, 'gone', 'control.sock'), handlers)).rejects.toMatchObject({ syscall: 'listen', code: expect.stringMatching(/^(EACCES|ENOENT)$/) });
     expect(currentUmask()).toBe(0o022);
+  });
+
+  it('deletes a socket a site left, and refuses a file that is no socket, leaving it', async () => {
+    const path = join(dir, 'control.sock');
+    // A site killed: its socket stays (a clean close removes it), and nothing answers.
+    spawnSync(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`]);
+    expect(lstatSync(path).isSocket()).toBe(true);
+    server = await ControlServer.listen(path, handlers);
+    expect(await controlRequest(path, 'quick')).toBe('ok');
+    await server.close();
+    server = undefined;
+    writeFileSync(path, 'notes');
+    await expect(ControlServer.listen(path, handlers)).rejects.toThrow(`${path} is there and is no socket; move it away`);
+    expect(statSync(path).isFile()).toBe(true);
   });
 
   it('refuses a path longer than a unix socket takes, and binds nothing at the path Node would cut it to', async () => {

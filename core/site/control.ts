@@ -28,7 +28,7 @@
 // removed and the listener takes its place. A socket that accepts a connection belongs to a
 // running site: listening fails with kind 'AlreadyRunning'.
 
-import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** What a handler may tell a client waiting on heartbeats while it works. */
@@ -117,7 +117,9 @@ export class ControlServer {
     if (tooLong !== undefined) throw new ControlError('Failed', `${path}: ${tooLong}`);
     if (existsSync(path)) {
       if (await socketAnswers(path)) throw new ControlError('AlreadyRunning', `a site is already running here (${path} answers)`);
-      unlinkSync(path); // left by a site that did not stop cleanly
+      // Left by a site that did not stop cleanly; anything else there is not the site's to delete.
+      if (!lstatSync(path).isSocket()) throw new ControlError('Failed', `${path} is there and is no socket; move it away`);
+      unlinkSync(path);
     }
     const cs = new ControlServer(path, handlers, o);
     await new Promise<void>((resolve, reject) => {

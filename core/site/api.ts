@@ -208,7 +208,7 @@ export interface SyncStatus {
    */
   healthy: boolean;
   /**
-   * Why not healthy, most pressing first (core/sync's SyncProblem: 'refused', 'step', 'waiting',
+   * Why not healthy, most pressing first (core/sync's SyncProblem: 'refused', 'credentials', 'gone', 'step', 'waiting',
    * 'planning', or one a newer site adds); empty when healthy; absent from an older site's answer.
    */
   problems?: string[];

@@ -1057,6 +1057,7 @@ export type SyncStallReason = SyncProblem | 'other';
 
 const SYNC_STALL_TEXT: Record<SyncStallReason, string> = {
   refused: 'sync to HQ is refused: another PC sends for this site (docs/operations.md, "Two PCs for one site")',
+  gone: "sync to HQ is stopped: HQ no longer holds this site's sender marker (is HQ's share mounted? was HQ's copy deleted?); nothing is sent until it is back (docs/operations.md, \"HQ's folder is empty\")",
   credentials: "sync to HQ is refused: HQ does not accept this site's credentials (check the access key and HQ's policy for the site; for a directory HQ, that the site may write its folder)",
   step: 'sync to HQ is not healthy: a step has failed for the whole health window while HQ took other requests',
   waiting: 'sync to HQ has made no progress within the health window',

@@ -25,7 +25,8 @@
 // One sender per site at HQ: `site_<id>.db/.tilstand/sender.json` names the data directory that
 // sends (sender.ts). Read at each planning, before a round's first step and before each pointer,
 // prune and remove; another sender's id stops the engine (Conflict: nothing written or removed,
-// status unhealthy, lastError names the owner) until a take-over.
+// status unhealthy, lastError names the owner) until a take-over. So does no marker where this
+// outbox had one (a share not mounted, HQ's copy deleted) until it is back or taken over.
 //
 // HQ's data format mark: with `dataFormat` (the site's DATA_FORMAT / DATA_FORMAT_REQUIRES, passed in),
 // `site_<id>.db/.tilstand/data-format.json` is read once per engine and raised when this program's
@@ -51,7 +52,7 @@ import { isSyncError, SyncError } from './errors.ts';
 import { checkKey, contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
 import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
 import { raisedHqDataFormat, readHqDataFormat, writeHqDataFormat, type HqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
-import { claimMarker, conflictMessage, localSender, MARKER_SINCE, markerDir, readMarker, SENDER_CONFLICT, type SenderMarker } from './sender.ts';
+import { claimMarker, conflictMessage, goneMessage, localSender, MARKER_SINCE, MARKER_UNCONFIRMED, markerDir, markerHeldSince, readMarker, SENDER_CONFLICT, type SenderMarker } from './sender.ts';
 import { PHASE, referencedFiles } from './plan.ts';
 import { createScheduledTags, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
 import { shownDescription, type ObjectInfo, type SyncTarget } from './targets/target.ts';
@@ -140,6 +141,8 @@ export interface SyncStatus {
   /**
    * Why `healthy` is false, the most pressing first (empty or absent when healthy; absent from an
    * older engine's answer): `refused` — HQ's sender marker names another data directory;
+   * `gone` — HQ no longer holds the marker this directory had there (a share not mounted, HQ's
+   * copy deleted; at once, nothing is sent, `lastError` says what to do);
    * `credentials` — HQ refuses this site's credentials (S3 403/401: a key wrong, expired or
    * revoked, a policy without the request; a directory HQ whose folder the site's user may not
    * write; at once, `lastError` says what was refused); `step` —
@@ -151,7 +154,7 @@ export interface SyncStatus {
   lastError: string | null;
 }
 
-export type SyncProblem = 'refused' | 'credentials' | 'step' | 'waiting' | 'planning';
+export type SyncProblem = 'refused' | 'gone' | 'credentials' | 'step' | 'waiting' | 'planning';
 
 /**
  * Each problem in words for the person at the PC: one table for `tilstand sync status` and
@@ -159,6 +162,7 @@ export type SyncProblem = 'refused' | 'credentials' | 'step' | 'waiting' | 'plan
  */
 export const SYNC_PROBLEM_TEXT: Readonly<Record<SyncProblem, string>> = Object.freeze({
   refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',
+  gone: "HQ no longer holds this site's sender marker: is HQ's share mounted, or was HQ's copy deleted? Nothing is sent until it is back; `tilstand sync now --take-over` sends everything again if it was removed on purpose (docs/operations.md \"HQ's folder is empty\")",
   credentials: "HQ refuses this site's credentials: check its access key and HQ's policy for the site, or, for a directory HQ, that the site's user may write its folder (the last error says what was refused)",
   step: 'a step has failed for the whole health window while HQ took other requests',
   waiting: 'nothing reached HQ within the health window',
@@ -347,6 +351,7 @@ export class SyncEngine {
       // The old target's sender marker, and a refusal by it, say nothing of the new one.
       this.outbox.setState(SENDER_CONFLICT, null);
       this.outbox.setState(MARKER_SINCE, null);
+      this.outbox.setState(MARKER_UNCONFIRMED, null);
       this.outbox.setState(ACCESS_DENIED, null);
       this.targetChanged = `sync: the target changed from ${was} to ${o.target.description}: ${counted(n, 'step')} of the old one dropped; everything is sent again`;
       this.log(this.targetChanged);
@@ -1095,7 +1100,8 @@ export class SyncEngine {
 
   /**
    * Throws Conflict unless HQ's sender marker names this data directory. A prefix without one
-   * (the first send, or a site that synced before markers) is taken: the marker is written and
+   * where this outbox never had one (the first send, or a site that synced before markers) is
+   * taken (where it had one, `refuseIfGone` throws: HQ's copy is not there): the marker is written and
    * read back, so a sender that wrote at the same moment as another and lost learns it now or at
    * its next check. A marker naming this directory that it did not write (`sync now --take-over`
    * from the command line while the site runs) also throws, once, after `forgetHq`: the round
@@ -1104,6 +1110,7 @@ export class SyncEngine {
   private async checkSender(): Promise<void> {
     let m = await this.readMarker();
     if (m === undefined) {
+      this.refuseIfGone();
       await this.writeOwnMarker('first send');
       m = await this.readMarker();
     }
@@ -1125,6 +1132,8 @@ export class SyncEngine {
     const site = this.o.site;
     this.noteSuccess();
     if (m !== undefined && m.sender === this.sender) {
+      // Seen at HQ: from now on its absence means HQ's copy went (`refuseIfGone`).
+      if (this.outbox.getState(MARKER_UNCONFIRMED) !== undefined) this.outbox.setState(MARKER_UNCONFIRMED, null);
       if (this.refused) {
         this.refused = false;
         this.formatMarked = false;
@@ -1143,26 +1152,49 @@ export class SyncEngine {
     throw new SyncError('Conflict', message);
   }
 
-  /** Keeps a refusal for status() (`senderConflict`) and the loop; logged once per message. */
-  private refuse(message: string): void {
+  /**
+   * Keeps a refusal for status() (`senderConflict`) and the loop; logged once per message. `gone`:
+   * HQ no longer holds the marker this directory had there (`refuseIfGone`), not another sender's.
+   */
+  private refuse(message: string, gone = false): void {
     const was = senderConflict(this.outbox);
     // Logged once per refusal, not every round: the line would bury the log's other errors.
     if (was?.message !== message) this.log(`sync: stopped: ${message}`);
     this.refused = true;
-    this.outbox.setState(SENDER_CONFLICT, JSON.stringify({ sinceMs: Math.min(was?.sinceMs ?? Infinity, this.clock()), message }));
+    this.outbox.setState(SENDER_CONFLICT, JSON.stringify({ sinceMs: Math.min(was?.sinceMs ?? Infinity, this.clock()), message, ...(gone ? { gone: true } : {}) }));
+  }
+
+  /**
+   * HQ has no marker, and this outbox had one there (`markerHeldSince`): a directory target whose
+   * share is not mounted (the empty local mount point: the PC booted before the NAS, the mount
+   * failed), or HQ's copy deleted. Writing the marker and going on would put HQ's files on this
+   * PC's own disk, where HQ never sees them — and only those the outbox does not already count as
+   * sent — while status said healthy. So it is refused as another sender's marker is: nothing is
+   * written, the step stays pending, unhealthy at once; a check that finds the marker again clears
+   * it, and a take-over (a deliberate wipe) sends everything again. Returns when the outbox never
+   * had a marker there: the first send, a site that synced before markers, adopt it.
+   */
+  private refuseIfGone(): void {
+    const since = markerHeldSince(this.outbox);
+    if (since === undefined) return;
+    const message = goneMessage(this.o.site, this.o.target.description, markerDir(this.o.dataDir), since);
+    this.refuse(message, true);
+    throw new SyncError('Conflict', message);
   }
 
   /**
    * At each planning (one GET): a take-over from outside (the marker names this directory with a
    * time its outbox does not know) drops what the outbox knew HQ holds before planning — with
    * nothing due, no step would check it, and planning would trust a record another sender made
-   * stale; another sender's marker, or one that is not a marker, is reported at once. Writes
+   * stale; another sender's marker, one that is not a marker, or none where this outbox had one
+   * (`refuseIfGone`) is reported at once. Writes
    * nothing; HQ unreachable: left to the steps' checks.
    */
   private async peekSender(): Promise<void> {
     try {
       const m = await this.readMarker();
       if (m !== undefined) await this.judgeMarker(m);
+      else this.refuseIfGone();
     } catch (e) {
       if (!isSyncError(e)) throw e;
     }
@@ -1181,6 +1213,9 @@ export class SyncEngine {
    */
   private async takeOverNow(): Promise<void> {
     let was: string | undefined;
+    // No marker where this outbox had one: HQ's copy was removed (or the share is not mounted, and
+    // the operator takes it over all the same). The outbox's record of what HQ holds is then false.
+    const held = markerHeldSince(this.outbox);
     try {
       was = (await readMarker(this.target, this.o.site))?.sender;
     } catch (e) {
@@ -1194,6 +1229,7 @@ export class SyncEngine {
       this.outbox.setState(SENDER_CONFLICT, null);
     }
     if (was !== undefined && was !== this.sender) this.forgetHq(`this directory took HQ's prefix over from sender ${was}`);
+    else if (was === undefined && held !== undefined) this.forgetHq(`this directory took HQ's prefix over, which no longer held the marker it wrote at ${new Date(held).toISOString()}`);
   }
 
   /**
@@ -1239,7 +1275,10 @@ export class SyncEngine {
     this.formatMarked = true;
   }
 
-  /** Whether the last check found HQ's sender marker naming another data directory (nothing is sent). */
+  /**
+   * Whether the last check found HQ's sender marker naming another data directory, or no marker
+   * where this outbox had one (nothing is sent; `status().problems` says which).
+   */
   get refusedByHq(): boolean {
     return this.refused;
   }
@@ -1467,14 +1506,14 @@ interface PlanFailure {
 }
 
 /** The refusal the last check of HQ's sender marker found (checkSender), if any. */
-function senderConflict(outbox: Outbox): { sinceMs: number; message: string } | undefined {
+function senderConflict(outbox: Outbox): { sinceMs: number; message: string; gone: boolean } | undefined {
   const v = outbox.getState(SENDER_CONFLICT);
   if (v === undefined) return undefined;
   try {
-    const c = JSON.parse(v) as { sinceMs?: unknown; message?: unknown };
-    return { sinceMs: typeof c.sinceMs === 'number' ? c.sinceMs : 0, message: typeof c.message === 'string' ? c.message : v };
+    const c = JSON.parse(v) as { sinceMs?: unknown; message?: unknown; gone?: unknown };
+    return { sinceMs: typeof c.sinceMs === 'number' ? c.sinceMs : 0, message: typeof c.message === 'string' ? c.message : v, gone: c.gone === true };
   } catch {
-    return { sinceMs: 0, message: v };
+    return { sinceMs: 0, message: v, gone: false };
   }
 }
 
@@ -1564,8 +1603,8 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   const failingSinceMs = failing.length === 0 ? null : failing[0]![1].sinceMs;
   // A table's entry is its name; a contract file's (planContracts) `contracts/<path>`: no table name has a '/'.
   const planError = failing.length === 0 ? null : failing.map(([what, f]) => `${what.startsWith('contracts/') ? 'not sent' : 'planning'} ${what}: ${f.error}`).join('; ');
-  // HQ's sender marker names another data directory: unhealthy at once (no window: waiting mends
-  // nothing), and said first.
+  // HQ's sender marker names another data directory, or HQ no longer holds the one this directory
+  // had there: unhealthy at once (no window: waiting for the line mends neither), and said first.
   const refused = senderConflict(outbox);
   // A step that has failed for a whole window while HQ answered other requests (a share that
   // always corrupts one file) stalls health however much else moves, and is said first after a
@@ -1582,7 +1621,7 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
   const waiting = (stalledStep !== undefined && t.lastError === stalledStep.error) || (t.lastError !== null && denied?.errors.has(t.lastError)) ? null : t.lastError;
   const errors = [refused?.message ?? null, denied?.message ?? null, stepError, planError, waiting].filter((x): x is string => x !== null);
   const problems: SyncProblem[] = [];
-  if (refused !== undefined) problems.push('refused');
+  if (refused !== undefined) problems.push(refused.gone ? 'gone' : 'refused');
   if (denied !== undefined) problems.push('credentials');
   if (stalledStep !== undefined) problems.push('step');
   if (!(t.pendingItems === 0 || t.recentItems > 0 || oldestUnsyncedMs < windowMs)) problems.push('waiting');

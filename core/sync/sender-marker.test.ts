@@ -14,7 +14,7 @@ import { SyncError } from './errors.ts';
 import { senderMarkerKey, sitePrefix } from './names.ts';
 import { openOutboxDb, Outbox } from './outbox.ts';
 import { restoreSite } from './restore.ts';
-import { takeOverFor } from './sender.ts';
+import { MARKER_SINCE, takeOverFor } from './sender.ts';
 import { DirectoryTarget } from './targets/directory.ts';
 import { S3Target } from './targets/s3.ts';
 import type { ObjectInfo, PutBody, PutMeta, SyncTarget } from './targets/target.ts';
@@ -260,10 +260,20 @@ describe('taking the prefix over', () => {
   it('a prefix without a marker (synced before markers) is adopted silently by the first sender to come', async () => {
     const hq = hqDir();
     const a = site(300);
-    const ea = engine(a.data, dirTarget(hq));
-    await syncRounds(ea);
+    const first = engine(a.data, dirTarget(hq));
+    await syncRounds(first);
+    await first.close();
+    // What a version before markers left: HQ without one, and an outbox that never knew one (an
+    // outbox that had one finds HQ's copy gone instead: marker-gone.test.ts).
     rmSync(join(hq, senderMarkerKey(SITE)));
+    const db = openOutboxDb(join(a.data, 'site.db'));
+    try {
+      new Outbox(db).setState(MARKER_SINCE, null);
+    } finally {
+      db.close();
+    }
     const next = writeStock(a, 300, 330, 2);
+    const ea = engine(a.data, dirTarget(hq));
     await syncRounds(ea);
     expect(ea.status()).toMatchObject({ pendingItems: 0, lastError: null, healthy: true });
     expect(marker(hq)).toMatchObject({ sender: senderOf(a.data), by: 'first send' });

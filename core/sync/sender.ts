@@ -10,7 +10,8 @@
 //   HQ     `site_<id>.db/.tilstand/sender.json` {format, sender, host, dataDir, sinceMs, by}:
 //          written by the first send when absent, by `restore` (the successor adopts it) and by
 //          a take-over. The engine reads it at each planning, once per round and before each
-//          pointer, prune and remove; another sender's id stops it.
+//          pointer, prune and remove; another sender's id stops it, and so does its absence where
+//          this outbox had one (`markerHeldSince`: a share not mounted, HQ's copy deleted).
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
@@ -39,6 +40,12 @@ const SENDER_ID = 'senderId';
 const SENDER_WHERE = 'senderWhere';
 /** `sync_state` key: the `sinceMs` of the marker naming this directory that its outbox knows of (wrote or was told of). */
 export const MARKER_SINCE = 'senderMarkerSinceMs';
+/**
+ * `sync_state` key: the `sinceMs` of a marker this outbox is writing and has not yet seen at HQ (a
+ * put that failed, or whose answer the line lost). While it is set, a marker absent at HQ is no
+ * proof that HQ's copy went (`markerHeldSince`).
+ */
+export const MARKER_UNCONFIRMED = 'senderMarkerUnconfirmed';
 /** `sync_state` key of the refusal the last check found (statusOf reports it). */
 export const SENDER_CONFLICT = 'senderConflict';
 
@@ -138,8 +145,43 @@ export async function writeMarker(target: SyncTarget, site: string, m: Omit<Send
  * and take-over, and `restore`.
  */
 export async function claimMarker(outbox: Outbox, target: SyncTarget, site: string, m: Omit<SenderMarker, 'format' | 'host'>): Promise<SenderMarker> {
-  outbox.setState(MARKER_SINCE, String(m.sinceMs));
-  return writeMarker(target, site, m);
+  outbox.db.transaction(() => {
+    outbox.setState(MARKER_SINCE, String(m.sinceMs));
+    outbox.setState(MARKER_UNCONFIRMED, String(m.sinceMs));
+  })();
+  const written = await writeMarker(target, site, m);
+  outbox.setState(MARKER_UNCONFIRMED, null);
+  return written;
+}
+
+/**
+ * When the marker naming this directory that HQ is known to have held was written (`MARKER_SINCE`):
+ * this outbox wrote it, or a check found it there. Undefined for an outbox that never had one at
+ * this target — the first send, a site that synced before markers (its outbox has no
+ * `MARKER_SINCE`), a new target (its constructor drops it) — or whose only write of one was not
+ * seen to land (`MARKER_UNCONFIRMED`): for those an absent marker is adopted.
+ */
+export function markerHeldSince(outbox: Outbox): number | undefined {
+  const since = outbox.getState(MARKER_SINCE);
+  if (since === undefined || outbox.getState(MARKER_UNCONFIRMED) !== undefined) return undefined;
+  const n = Number(since);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/**
+ * The refusal when HQ no longer holds the marker this directory had there: the share not mounted
+ * (a directory target then is the empty local mount point) or HQ's copy deleted. Writing the
+ * marker again would send HQ's files onto this PC's own disk, or leave HQ a copy whose earlier
+ * files the outbox says it has; a deliberate wipe is settled by a take-over, which sends everything.
+ */
+export function goneMessage(site: string, description: string, dataDir: string, sinceMs: number): string {
+  const where = description.startsWith('dir:')
+    ? `HQ's folder no longer holds this site's sender marker (site_${site}.db/.tilstand/sender.json), which this data directory (${dataDir}) wrote at ${new Date(sinceMs).toISOString()}: is the share mounted at ${description.slice('dir:'.length)}?`
+    : `HQ (${description}) no longer holds this site's sender marker (site_${site}.db/.tilstand/sender.json), which this data directory (${dataDir}) wrote at ${new Date(sinceMs).toISOString()}: was HQ's copy deleted?`;
+  return (
+    `${where} Nothing is sent to or removed at HQ; sending resumes by itself once the marker is there again. ` +
+    `If HQ's copy of site ${site} was removed on purpose, run \`tilstand sync now --take-over --data ${dataDir}\`: it sends everything again`
+  );
 }
 
 /** The refusal: which sender owns the prefix, since when, and what to do. */

@@ -82,6 +82,7 @@ describe('sync status says why it is STALLED', () => {
   it('the words are those tilstand status prints (core/site formatStatus reads the same table)', () => {
     expect(SYNC_PROBLEM_TEXT).toEqual({
       refused: 'HQ refuses this PC: another PC sends for this site, docs/operations.md "Two PCs for one site"',
+      gone: "HQ no longer holds this site's sender marker: is HQ's share mounted, or was HQ's copy deleted? Nothing is sent until it is back; `tilstand sync now --take-over` sends everything again if it was removed on purpose (docs/operations.md \"HQ's folder is empty\")",
       credentials: "HQ refuses this site's credentials: check its access key and HQ's policy for the site, or, for a directory HQ, that the site's user may write its folder (the last error says what was refused)",
       step: 'a step has failed for the whole health window while HQ took other requests',
       waiting: 'nothing reached HQ within the health window',

@@ -234,11 +234,16 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
 }
 
 /**
- * Why `sync now` exits failing — 3 when HQ's sender marker refused this directory, 5 with steps
+ * Why `sync now` exits failing — 3 when HQ's sender marker refused this directory (or is gone where
+ * this directory had one), 5 with steps
  * still pending — as the line for stderr, or undefined for exit 0. One text for the command run on
  * a directory and for a running site asked to sync (core/site).
  */
 export function syncNowFailure(site: string, status: SyncStatus, rounds: number, refused: boolean): { code: number; note: string } | undefined {
+  if (refused && status.problems?.includes('gone')) {
+    // Not another PC: HQ's copy (or its share) is not there; --take-over sends everything again.
+    return { code: EXIT.conflict, note: `tilstand: nothing was sent: HQ no longer holds the sender marker this directory wrote for site ${site} (is HQ's share mounted? the last error says more; --take-over sends everything again if HQ's copy was removed on purpose)` };
+  }
   if (refused) {
     return { code: EXIT.conflict, note: `tilstand: nothing was sent: HQ's sender marker names another data directory for site ${site} (the last error says which; --take-over makes this directory the sender)` };
   }

@@ -3,7 +3,7 @@ import { useApp, useT } from '../context.tsx';
 
 /**
  * Why sync is not healthy, most pressing first, as the site's sync view says it (core/site
- * syncView `problems`: 'refused', 'step', 'waiting', 'planning', or one of a newer site); empty
+ * syncView `problems`: 'refused', 'credentials', 'gone', 'step', 'waiting', 'planning', or one of a newer site); empty
  * when healthy or from an older site, which sends none.
  */
 export function syncProblems(sync: SyncStatus | null | undefined): readonly string[] {
@@ -25,6 +25,8 @@ export function SyncChip() {
     alert = true;
     // HQ refusing this PC or its access key: the line is up, and waiting mends neither.
     if (syncProblems(sync).some((p) => p === 'refused' || p === 'credentials')) text = `⚠ ${t('sync.refused')}`;
+    // HQ's folder no longer holds what this PC sent (a share not mounted): the line may be up.
+    else if (syncProblems(sync).includes('gone')) text = `⚠ ${t('sync.gone')}`;
     else if (!sync.online) text = `⚠ ${t('sync.offline')}`;
     else if (!sync.healthy) text = `⚠ ${t('nav.sync')}: ${t('sync.unhealthy')}`;
     else {

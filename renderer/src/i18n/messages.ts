@@ -214,7 +214,10 @@ const en = {
   'sync.unhealthy': 'NOT HEALTHY',
   // The header's chip when the view's problems say 'refused': "Online" was true of the line and said nothing of the refusal.
   'sync.refused': 'REFUSED BY HQ',
+  // …and when HQ no longer holds what this PC sent there (the share not mounted, or the copy deleted).
+  'sync.gone': 'HQ FOLDER EMPTY',
   'sync.reason.refused': 'Headquarters refuses this PC: another PC sends for this site. If that PC replaced this one, retire this one; if this one is to send, an administrator takes over (docs/operations.md, “Two PCs for one site”).',
+  'sync.reason.gone': 'Headquarters’ folder no longer holds this site’s sender marker, which this PC wrote there: is the headquarters share mounted on this PC (or was headquarters’ copy of the site deleted)? Nothing is sent until it is back, and sending resumes by itself then. If headquarters’ copy was removed on purpose, an administrator takes over, which sends everything again (docs/operations.md, “HQ’s folder is empty”).',
   'sync.reason.credentials': 'Headquarters refuses this site’s access key (wrong, expired or revoked, or headquarters’ policy for the site does not allow the request), or, when headquarters is a folder, the site may not write that folder (its permissions, or mounted read-only). An administrator checks the key given to the service and the policy at headquarters, or the folder’s permissions; sending resumes by itself once it is accepted. The last error says which requests were refused.',
   'sync.reason.step': 'One step has failed for {window} or more while headquarters took other requests (a share that damages one file); the last error names it.',
   'sync.reason.waiting': 'Steps have waited {window} or more and nothing reached headquarters.',
@@ -288,6 +291,7 @@ const en = {
   // By params.reason (core/site syncStallReason); 'alarm.sync_stalled' is "waiting".
   'alarm.sync_stalled': 'sync to HQ has made no progress within {window}',
   'alarm.sync_stalled.refused': 'sync to HQ is refused: another PC sends for this site (docs/operations.md, “Two PCs for one site”)',
+  'alarm.sync_stalled.gone': 'sync to HQ is stopped: HQ no longer holds this site’s sender marker (is HQ’s share mounted? was HQ’s copy deleted?); nothing is sent until it is back (docs/operations.md, “HQ’s folder is empty”)',
   'alarm.sync_stalled.credentials': 'sync to HQ is refused: HQ does not accept this site’s access key (check the key and HQ’s policy for the site; for a folder, that the site may write it)',
   'alarm.sync_stalled.step': 'sync to HQ is not healthy: a step has failed for {window} while HQ took other requests',
   'alarm.sync_stalled.planning': 'sync to HQ is not healthy: a table or contract file has been left out of sending for {window}',
@@ -596,7 +600,9 @@ const nb: Messages = {
   'sync.notConfigured': 'Ingen hovedkontor-mottaker er satt opp: anlegget arbeider alene. En administrator setter hq.target i datakatalogens config.json (docs/operations.md, «Connecting to headquarters»).',
   'sync.unhealthy': 'IKKE I ORDEN',
   'sync.refused': 'AVVIST AV HOVEDKONTORET',
+  'sync.gone': 'HOVEDKONTORETS MAPPE TOM',
   'sync.reason.refused': 'Hovedkontoret avviser denne PC-en: en annen PC sender for dette anlegget. Har den PC-en erstattet denne, tas denne ut av drift; skal denne sende, tar en administrator over (docs/operations.md, «Two PCs for one site»).',
+  'sync.reason.gone': 'Hovedkontorets mappe har ikke lenger anleggets avsendermerke, som denne PC-en skrev der: er hovedkontorets deling montert på denne PC-en (eller ble hovedkontorets kopi av anlegget slettet)? Ingenting sendes før det er tilbake, og da fortsetter sendingen av seg selv. Ble hovedkontorets kopi fjernet med vilje, tar en administrator over, og alt sendes på nytt (docs/operations.md, «HQ’s folder is empty»).',
   'sync.reason.credentials': 'Hovedkontoret avviser anleggets tilgangsnøkkel (feil, utløpt eller tilbakekalt, eller hovedkontorets regler for anlegget tillater ikke forespørselen), eller, når hovedkontoret er en mappe, får anlegget ikke skrive i mappen (rettighetene, eller den er montert skrivebeskyttet). En administrator sjekker nøkkelen tjenesten har fått og reglene hos hovedkontoret, eller mappens rettigheter; sendingen fortsetter av seg selv når den godtas. Siste feil sier hvilke forespørsler som ble avvist.',
   'sync.reason.step': 'Ett steg har feilet i {window} eller mer mens hovedkontoret tok imot andre forespørsler (en deling som skader én fil); siste feil nevner det.',
   'sync.reason.waiting': 'Steg har ventet i {window} eller mer uten at noe nådde hovedkontoret.',
@@ -666,6 +672,7 @@ const nb: Messages = {
   'alarm.stream_silent': '{stream}: ingen hendelse på {silent} (tillatt {allowed}) — kjører modulen, og er den tilkoblet? Radene står som de var',
   'alarm.sync_stalled': 'synkroniseringen til hovedkontoret har stått stille i {window}',
   'alarm.sync_stalled.refused': 'hovedkontoret avviser synkroniseringen: en annen PC sender for dette anlegget (docs/operations.md, «Two PCs for one site»)',
+  'alarm.sync_stalled.gone': 'synkroniseringen til hovedkontoret er stanset: hovedkontoret har ikke lenger anleggets avsendermerke (er hovedkontorets deling montert? ble hovedkontorets kopi slettet?); ingenting sendes før det er tilbake (docs/operations.md, «HQ’s folder is empty»)',
   'alarm.sync_stalled.credentials': 'hovedkontoret avviser synkroniseringen: anleggets tilgangsnøkkel godtas ikke (sjekk nøkkelen og hovedkontorets regler for anlegget; for en mappe, at anlegget får skrive i den)',
   'alarm.sync_stalled.step': 'synkroniseringen til hovedkontoret er ikke i orden: ett steg har feilet i {window} mens hovedkontoret tok imot andre forespørsler',
   'alarm.sync_stalled.planning': 'synkroniseringen til hovedkontoret er ikke i orden: en tabell eller kontraktfil har vært utelatt fra sendingen i {window}',
@@ -960,7 +967,9 @@ const de: Messages = {
   'sync.notConfigured': 'Kein Zentral-Ziel konfiguriert: der Standort arbeitet allein. Ein Administrator setzt hq.target in der config.json des Datenverzeichnisses (docs/operations.md, „Connecting to headquarters“).',
   'sync.unhealthy': 'NICHT IN ORDNUNG',
   'sync.refused': 'VON DER ZENTRALE ABGEWIESEN',
+  'sync.gone': 'ORDNER DER ZENTRALE LEER',
   'sync.reason.refused': 'Die Zentrale weist diesen PC ab: ein anderer PC sendet für diesen Standort. Hat jener PC diesen ersetzt, wird dieser außer Betrieb genommen; soll dieser senden, übernimmt ein Administrator (docs/operations.md, „Two PCs for one site“).',
+  'sync.reason.gone': 'Der Ordner der Zentrale enthält die Absendermarke dieses Standorts nicht mehr, die dieser PC dort geschrieben hat: Ist die Freigabe der Zentrale auf diesem PC eingehängt (oder wurde die Kopie des Standorts in der Zentrale gelöscht)? Bis sie wieder da ist, wird nichts gesendet; danach geht das Senden von selbst weiter. Wurde die Kopie der Zentrale absichtlich entfernt, übernimmt ein Administrator, und alles wird erneut gesendet (docs/operations.md, „HQ’s folder is empty“).',
   'sync.reason.credentials': 'Die Zentrale weist den Zugangsschlüssel dieses Standorts ab (falsch, abgelaufen oder widerrufen, oder die Regeln der Zentrale für den Standort erlauben die Anfrage nicht), oder, wenn die Zentrale ein Ordner ist, darf der Standort nicht in diesen Ordner schreiben (Berechtigungen, oder schreibgeschützt eingehängt). Ein Administrator prüft den Schlüssel des Dienstes und die Regeln in der Zentrale oder die Berechtigungen des Ordners; das Senden geht von selbst weiter, sobald er angenommen wird. Der letzte Fehler nennt die abgewiesenen Anfragen.',
   'sync.reason.step': 'Ein Schritt schlägt seit {window} oder länger fehl, während die Zentrale andere Anfragen annimmt (eine Freigabe, die eine Datei beschädigt); der letzte Fehler nennt ihn.',
   'sync.reason.waiting': 'Schritte warten seit {window} oder länger, und nichts hat die Zentrale erreicht.',
@@ -1030,6 +1039,7 @@ const de: Messages = {
   'alarm.stream_silent': '{stream}: seit {silent} kein Ereignis (erlaubt {allowed}) — läuft das Modul, und ist es verbunden? Seine Zeilen bleiben, wie sie waren',
   'alarm.sync_stalled': 'die Synchronisierung mit der Zentrale kommt seit {window} nicht voran',
   'alarm.sync_stalled.refused': 'die Zentrale weist die Synchronisierung ab: ein anderer PC sendet für diesen Standort (docs/operations.md, „Two PCs for one site“)',
+  'alarm.sync_stalled.gone': 'die Synchronisierung mit der Zentrale ist angehalten: die Zentrale hat die Absendermarke dieses Standorts nicht mehr (ist die Freigabe der Zentrale eingehängt? wurde die Kopie der Zentrale gelöscht?); bis sie wieder da ist, wird nichts gesendet (docs/operations.md, „HQ’s folder is empty“)',
   'alarm.sync_stalled.credentials': 'die Zentrale weist die Synchronisierung ab: der Zugangsschlüssel dieses Standorts wird nicht angenommen (Schlüssel und Regeln der Zentrale für den Standort prüfen; bei einem Ordner, ob der Standort hineinschreiben darf)',
   'alarm.sync_stalled.step': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: ein Schritt schlägt seit {window} fehl, während die Zentrale andere Anfragen annimmt',
   'alarm.sync_stalled.planning': 'die Synchronisierung mit der Zentrale ist nicht in Ordnung: eine Tabelle oder Vertragsdatei wird seit {window} nicht gesendet',
@@ -1323,6 +1333,7 @@ function syncStallKey(reason: string | number | undefined): MessageKey {
     case 'waiting':
       return 'alarm.sync_stalled';
     case 'refused':
+    case 'gone':
     case 'credentials':
     case 'step':
     case 'planning':
@@ -1334,7 +1345,7 @@ function syncStallKey(reason: string | number | undefined): MessageKey {
 
 /** The Sync screen's sentence for why sync is not healthy (the view's first problem, core/site syncView); undefined for one it words no better than the last error. */
 export function syncReasonKey(reason: string | number | undefined): MessageKey | undefined {
-  return reason === 'refused' || reason === 'credentials' || reason === 'step' || reason === 'waiting' || reason === 'planning' ? `sync.reason.${reason}` : undefined;
+  return reason === 'refused' || reason === 'gone' || reason === 'credentials' || reason === 'step' || reason === 'waiting' || reason === 'planning' ? `sync.reason.${reason}` : undefined;
 }
 
 /** Kinds worded in English too: the site's message names the action by its identifier. */

@@ -77,6 +77,10 @@ describe('tilstand hq diff between any two points', () => {
     const toLatest = await hq('diff', ...stock, '--from-snapshot', String(at.get('noon')!.id), '--to-snapshot', String(at.get('latest')!.id), '--format', 'csv');
     expect([toLatest.code, toLatest.err]).toEqual([0, '']);
     expect(toLatest.out.trim().split('\n').map((l) => l.split(',').slice(0, 2).join(' '))).toEqual(['_kind item', '-D item-2', '+I item-7']);
+    // A snapshot id given where a tag is asked, no tag being named so: read as --from-snapshot
+    // reads it (it was called expired, HQ holding the snapshot only by its tag).
+    const plain = await hq('diff', ...stock, '--from', String(at.get('morning')!.id), '--to', String(at.get('noon')!.id));
+    expect([plain.code, plain.err, plain.out]).toEqual([0, '', byTag.out]);
   });
 
   it('takes times, each read as `hq scan --at` reads it, and names on stderr the state read', async () => {

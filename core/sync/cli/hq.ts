@@ -544,6 +544,10 @@ function diffSide(args: ParsedArgs, side: 'from' | 'to'): DiffSide | undefined {
  * An id below the latest that no tag holds goes on as an id, for Table.changes to say it expired.
  */
 function diffRef(t: Table, side: DiffSide, io: CliIO): string | number {
+  // A number given as a tag that no tag is named (Table.changes takes it as a snapshot id, as the
+  // site's `table` commands do): read as --from-snapshot reads it, so a tagged snapshot at HQ is
+  // read from its tag and not called expired.
+  if ('tag' in side && /^\d+$/.test(side.tag) && !t.tags.exists(side.tag)) return diffRef(t, { flag: `${side.flag}-snapshot`, snapshotId: Number(side.tag) }, io);
   if ('tag' in side) return side.tag;
   const latest = t.latestSnapshot();
   if ('snapshotId' in side) {

@@ -8,11 +8,16 @@
 // the tag are in the columns the table had at its snapshot (time travel reads in the snapshot's
 // schema, core/lsm), as the agent saw them: an ALTER since (a column renamed, dropped, added,
 // retyped) changes neither the keys looked up nor the rows compared.
+//
+// For an approved or stale proposal also the state its approval was checked against (the
+// compare-and-set's re-check, `decision.snapshots.checked`): each table's snapshot, its tag
+// `checked-<proposal id>` (inbox.ts `keepChecked`), and the rows the evidence cites read again
+// there — what the rule saw when it let the command go, or found the world moved.
 
 import { valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import { InboxError } from './errors.ts';
-import { decisionTagName, openInboxTables, readProposalRow } from './inbox.ts';
+import { checkedTagName, decisionTagName, openInboxTables, readProposalRow } from './inbox.ts';
 import { logFirstEntryOf, proposalFromRow } from './inbox-tables.ts';
 import { canonicalJson, type EvidenceRow, type Json, type Proposal } from './proposal.ts';
 
@@ -37,9 +42,28 @@ export interface EvidenceTableReport {
   problem?: string;
 }
 
+/** One table of the state an approval was checked against (`EvidenceReport.checked`). */
+export interface EvidenceCheckedReport {
+  table: string;
+  /** The snapshot the re-check read (null: the table had none then). */
+  snapshotId: number | null;
+  /** `checked-<proposal id>`, made at the decision and kept for the decision's retention. */
+  tag: string;
+  /** Whether the tag still exists, and until when it is retained (null: no retention time). */
+  tagExists: boolean;
+  tagRetainedUntilMs: number | null;
+  /** The rows the evidence cites on this table, read at the tag (empty when it cites none or the tag is gone). */
+  cited: EvidenceRow[];
+  /** Whether those rows are the ones the evidence recorded; null when the evidence cites no row of this table or the tag is gone. */
+  matchesEvidence: boolean | null;
+  problem?: string;
+}
+
 export interface EvidenceReport {
   proposal: Proposal;
   tables: EvidenceTableReport[];
+  /** For an approved or stale proposal: the state its approval was checked against, per table; else empty. */
+  checked: EvidenceCheckedReport[];
   trail: DecisionLogEntry[];
 }
 
@@ -101,7 +125,51 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
     }
     r.matches = r.problem === undefined && canonicalJson(r.atTag) === canonicalJson(e.rows);
   }
-  return { proposal, tables, trail: readDecisionLog(log, proposalId, logFirstEntryOf(row)) };
+  return { proposal, tables, checked: checkedReport(catalog, database, proposal), trail: readDecisionLog(log, proposalId, logFirstEntryOf(row)) };
+}
+
+/** The state an approved or stale proposal's approval was checked against, read at its `checked-<id>` tags. */
+function checkedReport(catalog: Catalog, database: string, proposal: Proposal): EvidenceCheckedReport[] {
+  const d = proposal.decision;
+  if (d === null || (d.kind !== 'approved' && d.kind !== 'stale')) return [];
+  const tag = checkedTagName(proposal.id);
+  const out: EvidenceCheckedReport[] = [];
+  for (const [name, snapshotId] of Object.entries(d.snapshots.checked)) {
+    const r: EvidenceCheckedReport = { table: name, snapshotId, tag, tagExists: false, tagRetainedUntilMs: null, cited: [], matchesEvidence: null };
+    out.push(r);
+    if (snapshotId === null) {
+      r.problem = 'the table had no snapshot when the approval was checked';
+      continue;
+    }
+    let table: Table;
+    try {
+      table = catalog.getTable({ database, table: name });
+    } catch (err) {
+      r.problem = (err as Error).message;
+      continue;
+    }
+    if (!table.tags.exists(tag)) {
+      r.problem = `tag '${tag}' does not exist (a decision from before checked tags, expired, or deleted); the snapshot id is all that is left`;
+      continue;
+    }
+    const info = table.tags.get(tag);
+    r.tagExists = true;
+    r.tagRetainedUntilMs = info.createTimeMillis !== undefined && info.retainedMillis !== undefined ? info.createTimeMillis + info.retainedMillis : null;
+    if (info.snapshot.id !== snapshotId) r.problem = `tag '${tag}' points at snapshot ${info.snapshot.id}, the decision recorded ${snapshotId}`;
+    const recorded = proposal.evidence.filter((e) => e.table === name).flatMap((e) => e.rows);
+    if (recorded.length === 0) continue;
+    const reader = table.reader({ tag });
+    try {
+      for (const rec of recorded) {
+        const row = reader.get(keyInMemory(reader, rec.key));
+        r.cited.push(row ? evidenceRows(reader, [row])[0]! : { key: rec.key, values: {} });
+      }
+    } finally {
+      reader.close();
+    }
+    r.matchesEvidence = canonicalJson(r.cited) === canonicalJson(recorded);
+  }
+  return out;
 }
 
 /** A recorded key in memory form, by the key columns of `reader.schema`. */
@@ -142,6 +210,16 @@ export function formatEvidence(r: EvidenceReport): string[] {
     if (t.allRows) {
       lines.push(`    every row at the tag (${t.allRows.length}):`);
       for (const row of t.allRows) lines.push(`      ${JSON.stringify(row.values)}`);
+    }
+  }
+  if (r.checked.length > 0) {
+    lines.push('', `  checked at ${p.status === 'stale' ? 'the approval found stale' : 'approval'} (the state the re-check read):`);
+    for (const c of r.checked) {
+      const kept = c.tagExists ? `, kept until ${iso(c.tagRetainedUntilMs)}` : ', gone';
+      const rows = c.matchesEvidence === null ? '' : c.matchesEvidence ? ' — cited rows as the evidence recorded' : ' — CITED ROWS DIFFER FROM THE EVIDENCE';
+      lines.push(`  ${c.table} at snapshot ${c.snapshotId ?? '-'} (tag ${c.tag}${kept})${rows}`);
+      if (c.problem) lines.push(`    note: ${c.problem}`);
+      for (const row of c.cited) lines.push(`    ${JSON.stringify(row.values)}`);
     }
   }
   lines.push('', '  decision trail:');

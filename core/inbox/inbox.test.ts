@@ -9,6 +9,7 @@ import { Catalog } from '../lsm/index.ts';
 import { PROJECTED_KEY } from '../lsm/run-cache.ts';
 import { readConfigChanges, readDecisionLog } from './decision-log.ts';
 import { InboxError } from './errors.ts';
+import { evidenceReport, formatEvidence } from './evidence.ts';
 import { Inbox, readActiveCounts, readProposal, readProposalRow, readProposals, type InboxOptions, type RecheckOutcome } from './inbox.ts';
 import { APPROVAL_INBOX_SPEC, DECISION_LOG_SPEC } from './inbox-tables.ts';
 import { situationKey, timedOutDetail, type Proposal, type ProposalInput } from './proposal.ts';
@@ -353,7 +354,8 @@ describe('decide: who may', () => {
 
   it('a decision keeps its evidence: tag decision-<id> at the snapshot read, for decisionEvidenceRetentionMs; a missing table only warns', async () => {
     const warnings: string[] = [];
-    const i = inbox({ decisionEvidenceRetentionMs: 30 * 86_400_000, onWarning: (m) => warnings.push(m) }); // creates the database
+    // The approval re-checks at the snapshot there is (its checked tag is the next test's).
+    const i = inbox({ decisionEvidenceRetentionMs: 30 * 86_400_000, onWarning: (m) => warnings.push(m), recheck: () => ({ holds: true, snapshots: { work_queue: 1 } }) }); // creates the database
     const wq = catalog.createTable({ database: DB, table: 'work_queue' }, { fields: [{ name: 'job_id', type: 'STRING NOT NULL' }], primaryKeys: ['job_id'], options: { bucket: '1' } });
     const w = wq.newWriter();
     w.writeRecord({ job_id: 'J-1' });
@@ -384,6 +386,104 @@ describe('decide: who may', () => {
     await i.decide(d!.id, 'reject', { user: 'lena', pin: '1111' });
     expect(wq.tags.get(`decision-${d!.id}`).retainedMillis).toBe(90 * 86_400_000);
     expect(wq.tags.get(`decision-${a!.id}`).retainedMillis).toBe(30 * 86_400_000);
+  });
+
+  it('an approval, and one found stale, keeps the state it was checked against: tag checked-<id> at the checked snapshots, for decisionEvidenceRetentionMs, beyond snapshot expiry; a reject or defer checked nothing', async () => {
+    const DAY = 86_400_000;
+    const warnings: string[] = [];
+    const i = inbox({
+      decisionEvidenceRetentionMs: 30 * DAY,
+      onWarning: (m) => warnings.push(m),
+      // The latest snapshot of each table, as the agent's recheck reads them; stock has none yet. J-2 has moved on.
+      recheck: (p) => {
+        const snapshots = { work_queue: wq.latestSnapshot()!.id, resources: res.latestSnapshot()!.id, stock: null };
+        return p.params.job_id === 'J-2' ? { holds: false, reason: 'J-2 is in_progress', snapshots } : { holds: true, snapshots };
+      },
+    });
+    // Few snapshots kept, and not for long: expiration really removes the checked ones.
+    const options = { bucket: '1', 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '2', 'snapshot.time-retained': '1 min' };
+    const wq = catalog.createTable({ database: DB, table: 'work_queue' }, { fields: [{ name: 'job_id', type: 'STRING NOT NULL' }, { name: 'status', type: 'STRING' }], primaryKeys: ['job_id'], options });
+    const res = catalog.createTable({ database: DB, table: 'resources' }, { fields: [{ name: 'resource_id', type: 'STRING NOT NULL' }], primaryKeys: ['resource_id'], options });
+    const wqw = wq.newWriter();
+    const resw = res.newWriter();
+    const put = (rows: Record<string, unknown>[]) => {
+      for (const r of rows) wqw.writeRecord(r);
+      wqw.commit();
+    };
+    try {
+      put(['J-1', 'J-2', 'J-3', 'J-4'].map((job_id) => ({ job_id, status: 'released' }))); // snapshot 1
+      resw.writeRecord({ resource_id: 'M-1' });
+      resw.commit(); // resources snapshot 1
+      wq.createTag('agent-r1', 1, 3600_000);
+      res.createTag('agent-r1', 1, 3600_000);
+      const at = (job: string): ProposalInput => ({
+        ...input(job),
+        evidence: [
+          { table: 'work_queue', snapshotId: 1, tag: 'agent-r1', rows: [{ key: { job_id: job }, values: { job_id: job, status: 'released' } }] },
+          { table: 'resources', snapshotId: 1, tag: 'agent-r1', rows: [{ key: { resource_id: 'M-1' }, values: { resource_id: 'M-1' } }] },
+        ],
+      });
+      const [a, b, c, d] = i.submit({ runId: 'r1', proposals: [at('J-1'), at('J-2'), at('J-3'), at('J-4')], withdrawals: [] }).created;
+      now += 5000;
+      put([{ job_id: 'J-9', status: 'released' }]); // snapshot 2: another job
+      expect((await i.decide(a!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('approved');
+      put([{ job_id: 'J-2', status: 'in_progress' }]); // snapshot 3: J-2 moved on
+      expect((await i.decide(b!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('stale');
+      await i.decide(c!.id, 'reject', { user: 'lena', pin: '1111' });
+      await i.decide(d!.id, 'defer', { user: 'lena', pin: '1111' });
+
+      expect(i.get(a!.id)!.decision!.snapshots.checked).toEqual({ work_queue: 2, resources: 1, stock: null });
+      for (const [p, wqAt] of [[a!, 2], [b!, 3]] as const) {
+        const t = wq.tags.get(`checked-${p.id}`);
+        expect(t.snapshot.id).toBe(wqAt);
+        expect(t.retainedMillis).toBe(30 * DAY);
+        // On resources the checked snapshot is the evidence's: tagged all the same.
+        expect(res.tags.get(`checked-${p.id}`).snapshot.id).toBe(1);
+        expect(res.tags.get(`decision-${p.id}`).snapshot.id).toBe(1);
+      }
+      // Nothing was checked for a reject or a defer.
+      for (const p of [c!, d!]) for (const t of [wq, res]) expect(t.tags.exists(`checked-${p.id}`)).toBe(false);
+      // stock had no snapshot when checked: nothing to tag, nothing to warn of.
+      expect(warnings).toEqual([]);
+
+      // Hours later, after more writes: the checked snapshots have expired, their tags still read them.
+      now += 2 * 3600_000;
+      put([{ job_id: 'J-10', status: 'released' }]);
+      now += 2 * 3600_000;
+      put([{ job_id: 'J-11', status: 'released' }]);
+      wqw.expire();
+      for (const id of [1, 2, 3]) expect(wq.snapshots.tryGet(id)).toBeUndefined();
+      expect(wq.tags.exists('agent-r1')).toBe(false);
+      expect(wq.scanRows({ tag: `checked-${a!.id}` }).map((r) => r.join(':'))).toEqual(['J-1:released', 'J-2:released', 'J-3:released', 'J-4:released', 'J-9:released']);
+      expect(wq.scanRows({ tag: `checked-${b!.id}` }).find((r) => r[0] === 'J-2')).toEqual(['J-2', 'in_progress']);
+
+      // The evidence report shows the checked state beside the evidence: the cited rows read at the checked tag.
+      const approved = evidenceReport(catalog, DB, a!.id);
+      expect(approved.checked).toEqual([
+        { table: 'work_queue', snapshotId: 2, tag: `checked-${a!.id}`, tagExists: true, tagRetainedUntilMs: T0 + 5000 + 30 * DAY, cited: [{ key: { job_id: 'J-1' }, values: { job_id: 'J-1', status: 'released' } }], matchesEvidence: true },
+        { table: 'resources', snapshotId: 1, tag: `checked-${a!.id}`, tagExists: true, tagRetainedUntilMs: T0 + 5000 + 30 * DAY, cited: [{ key: { resource_id: 'M-1' }, values: { resource_id: 'M-1' } }], matchesEvidence: true },
+        { table: 'stock', snapshotId: null, tag: `checked-${a!.id}`, tagExists: false, tagRetainedUntilMs: null, cited: [], matchesEvidence: null, problem: 'the table had no snapshot when the approval was checked' },
+      ]);
+      const text = formatEvidence(approved).join('\n');
+      expect(text).toContain(`checked at approval (the state the re-check read):\n  work_queue at snapshot 2 (tag checked-${a!.id}, kept until ${new Date(T0 + 5000 + 30 * DAY).toISOString()}) — cited rows as the evidence recorded\n    {"job_id":"J-1","status":"released"}`);
+      const stale = evidenceReport(catalog, DB, b!.id);
+      expect(stale.checked[0]).toMatchObject({ table: 'work_queue', snapshotId: 3, tagExists: true, cited: [{ values: { job_id: 'J-2', status: 'in_progress' } }], matchesEvidence: false });
+      expect(formatEvidence(stale).join('\n')).toMatch(/checked at the approval found stale[\s\S]*work_queue at snapshot 3 .* CITED ROWS DIFFER FROM THE EVIDENCE\n {4}\{"job_id":"J-2","status":"in_progress"\}/);
+      expect(evidenceReport(catalog, DB, c!.id).checked).toEqual([]);
+      expect(formatEvidence(evidenceReport(catalog, DB, c!.id)).join('\n')).not.toContain('checked at');
+    } finally {
+      wqw.close();
+      resw.close();
+    }
+  });
+
+  it('a checked snapshot that cannot be tagged only warns: the approval stands', async () => {
+    const warnings: string[] = [];
+    const i = inbox({ onWarning: (m) => warnings.push(m), recheck: () => ({ holds: true, snapshots: { nowhere: 4 } }) });
+    const [p] = propose(i, 'J-1');
+    expect((await i.decide(p!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('approved');
+    expect(i.get(p!.id)!.status).toBe('approved');
+    expect(warnings.filter((m) => m.includes('nowhere'))).toEqual([expect.stringMatching(new RegExp(`^the state ${p!.id}'s approval was checked against in nowhere \\(snapshot 4\\) is not kept`))]);
   });
 
   it('records a config change under the person who made it: a decision_log entry of no proposal, committed at once', () => {

@@ -18,6 +18,7 @@
 //   4. the proposal must still be open or deferred (the agent may have withdrawn it meanwhile);
 //   5. if the world moved, the decision is `stale`, nothing is sent, and `reevaluate` runs;
 //      otherwise the decision is `approved` and the approval listeners (the write-back) run.
+//      Either way the snapshots step 3 read are tagged `checked-<proposal id>` (`keepChecked`).
 // Steps 4–5 run without an await in between, so nothing interleaves with the write.
 //
 // Concurrency: single-threaded; one Inbox per data directory (it holds both tables' writer
@@ -102,8 +103,9 @@ export interface InboxOptions {
   commentCharsMax?: number;
   /**
    * How long the evidence of a decided proposal is kept: tag `decision-<proposal id>` on each
-   * table it read, at the snapshot it read. The agent keeps its own run tags for days only.
-   * Default 365 days.
+   * table it read, at the snapshot it read; and, for an approved or stale one, tag
+   * `checked-<proposal id>` at each snapshot its approval was re-checked against. The agent keeps
+   * its own run tags for days only. Default 365 days.
    */
   decisionEvidenceRetentionMs?: number;
   /**
@@ -230,6 +232,12 @@ const DEFAULT_LIST_LIMIT = 1000;
 /** The tag that keeps a decided proposal's evidence (on each table it read). */
 export const DECISION_TAG_PREFIX = 'decision-';
 export const decisionTagName = (proposalId: string): string => `${DECISION_TAG_PREFIX}${proposalId}`;
+/**
+ * The tag that keeps the state an approval was checked against (`snapshots.checked`: each table's
+ * latest snapshot at the compare-and-set), on an approved or stale proposal.
+ */
+export const CHECKED_TAG_PREFIX = 'checked-';
+export const checkedTagName = (proposalId: string): string => `${CHECKED_TAG_PREFIX}${proposalId}`;
 
 /** Command transitions; a late ack or effect after timed_out still moves the command on. */
 const NEXT: Record<CommandState, readonly CommandState[]> = {
@@ -585,6 +593,7 @@ export class Inbox {
       const next = this.decideAs(p, { kind: 'stale', by: user.name, role: user.role, atMs, comment, snapshots: { seen, checked: check.snapshots }, reason: check.reason }, withMessage(p, 'staleReason', check.message));
       this.commitBoth();
       this.keepEvidence(next);
+      this.keepChecked(next);
       try {
         await this.o.reevaluate?.(next);
       } catch (e) {
@@ -599,6 +608,7 @@ export class Inbox {
     }
     this.commitBoth();
     this.keepEvidence(next);
+    this.keepChecked(next);
     for (const l of this.approvedListeners) {
       try {
         await l(next);
@@ -624,6 +634,29 @@ export class Inbox {
         if (!table.tags.exists(name)) table.createTag(name, e.snapshotId, this.decisionEvidence);
       } catch (err) {
         this.warn(`the evidence of ${p.id} in ${e.table} is not kept beyond the agent's run tag: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /**
+   * Keeps the state an approval was checked against: tag `checked-<proposal id>` on each table the
+   * re-check read (`decision.snapshots.checked`), at the snapshot it read, for
+   * `decisionEvidenceRetentionMs` — for an approved or a stale decision, the only ones that
+   * checked. The tables keep an untagged snapshot about an hour, and this is the state that decided
+   * whether the command was sent. Tagged also where it is the evidence's snapshot: a second tag
+   * costs a tag file, and a reader finds the checked state under one name on every table. A
+   * failure only warns: the decision stands, and its recorded snapshot ids remain.
+   */
+  private keepChecked(p: Proposal): void {
+    if (p.decision === null || (p.decision.kind !== 'approved' && p.decision.kind !== 'stale')) return;
+    const name = checkedTagName(p.id);
+    for (const [tableName, snapshotId] of Object.entries(p.decision.snapshots.checked)) {
+      if (snapshotId === null) continue; // the table had no snapshot: nothing to keep
+      try {
+        const table = this.o.catalog.getTable({ database: this.o.database, table: tableName });
+        if (!table.tags.exists(name)) table.createTag(name, snapshotId, this.decisionEvidence);
+      } catch (err) {
+        this.warn(`the state ${p.id}'s approval was checked against in ${tableName} (snapshot ${snapshotId}) is not kept beyond the table's snapshot retention: ${(err as Error).message}`);
       }
     }
   }

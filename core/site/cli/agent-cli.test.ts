@@ -67,6 +67,17 @@ describe('tilstand agent commands (no site running)', () => {
     expect(ok.out).toMatch(/command pending on tilstand\/s1\/commands\/operations \(no site running/);
     expect((await run(['proposals', '--data', data, '--status', 'approved'])).out).toMatch(/approved by ada \[pending\]/);
     expect((await run(['evidence', id, '--data', data])).out).toMatch(/refused[\s\S]*approved\s+ada/);
+
+    // Beside the evidence, the state the approval was checked against: each table's checked
+    // snapshot, its tag checked-<id>, and the cited rows read there.
+    const wq = new Catalog(dataPaths(data).warehouse).getTable({ database: 'site_s1', table: 'work_queue' });
+    const checkedAt = wq.tags.get(`checked-${id}`).snapshot.id;
+    const after = await run(['evidence', id, '--data', data]);
+    expect(after.out).toMatch(new RegExp(`checked at approval \\(the state the re-check read\\):\\n  work_queue at snapshot ${checkedAt} \\(tag checked-${id}, kept until \\S+\\) — cited rows as the evidence recorded\\n {4}\\{"job_id":"J-1"`));
+    const report = JSON.parse((await run(['evidence', id, '--data', data, '--json'])).out) as { tables: unknown[]; checked: { table: string; snapshotId: number; tag: string; tagExists: boolean; matchesEvidence: boolean | null }[] };
+    expect(report.tables.length).toBeGreaterThan(0); // the evidence as before
+    expect(report.checked.map((c) => c.table).sort()).toEqual(['resources', 'stock', 'work_queue']);
+    expect(report.checked.find((c) => c.table === 'work_queue')).toMatchObject({ snapshotId: checkedAt, tag: `checked-${id}`, tagExists: true, matchesEvidence: true });
   });
 
   it('keeps evidence as config.json evidence says: run tags proposingRunsMs, decision tags decisionsMs', async () => {

@@ -40,7 +40,7 @@ export const agentUsage = [
   '  tilstand proposals [--data <dir>] [--status open|deferred|approved|rejected|stale|withdrawn] [--limit <n>] [--json]',
   '  tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin> [--comment <text>] [--data <dir>] [--json]',
   '  tilstand agent run [--data <dir>] [--json]      one agent run now',
-  '  tilstand evidence <proposal> [--data <dir>] [--all] [--json]   what the agent saw, and the decision trail',
+  '  tilstand evidence <proposal> [--data <dir>] [--all] [--json]   what the agent saw, what an approval was checked against, and the decision trail',
 ];
 
 const DATA: FlagSpecs = { data: { type: 'string', value: '<dir>' } };

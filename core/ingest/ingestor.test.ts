@@ -560,6 +560,26 @@ describe("Ingestor: a table made at a start and the dead letters of the events i
     expect(row('stock', { item: 'B-2', location: 'L1' })).toMatchObject({ on_hand: 6 });
   });
 
+  it('says a long journal read at open before and after it, naming the tables it is for', async () => {
+    const i = start();
+    for (let s = 1; s <= 5; s++) await i.accept(topic('yard', 'doors'), door(s, `D-0${s}`, 'free'));
+    stop(i);
+    const notes: string[] = [];
+    start({ ...withYard(), onInfo: (m) => notes.push(m), journalReadNoteEvents: 5 });
+    expect(notes).toHaveLength(2);
+    expect(notes[0]).toBe('ingest: reading 5 journal events after position 0 into yard_doors (new); the site answers once they are read');
+    expect(notes[1]).toMatch(/^ingest: read 5 journal events in \d+\.\d s$/);
+  });
+
+  it('says nothing of a read shorter than journalReadNoteEvents', async () => {
+    const i = start();
+    for (let s = 1; s <= 5; s++) await i.accept(topic('yard', 'doors'), door(s, `D-0${s}`, 'free'));
+    stop(i);
+    const notes: string[] = [];
+    start({ ...withYard(), onInfo: (m) => notes.push(m), journalReadNoteEvents: 6 });
+    expect(notes).toEqual([]);
+  });
+
   it('closes the letter of an event held for a gap at open when the gap fills after it', async () => {
     const i = start();
     const p1 = await i.accept(topic('yard', 'doors'), door(1, 'D-01', 'free'));
@@ -1101,6 +1121,7 @@ describe('Ingestor freshness budgets', () => {
       ['progressIntervalMs', Number.NaN],
       ['idleExpireMs', -5],
       ['idleExpireMs', '60000'],
+      ['journalReadNoteEvents', 1.5],
     ] as const) {
       expect(() => start({ [name]: value } as Partial<IngestorOptions>), `${name} ${String(value)}`).toThrow(new RegExp(`^${name}: expected an integer ≥ \\d+ \\(\\w+\\), got ${String(value)}$`));
     }

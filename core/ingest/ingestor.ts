@@ -123,6 +123,14 @@ export interface IngestorOptions {
   checkpointName?: string;
   /** Loud events without a caller to return to (gap skips, apply failures). */
   onWarning?: (message: string) => void;
+  /**
+   * What an operator waits for and should be told of: a journal read at open of at least
+   * `journalReadNoteEvents` events (a table made at this start reads the whole retained journal),
+   * said before it and when it is done.
+   */
+  onInfo?: (message: string) => void;
+  /** The journal read at open that `onInfo` tells of, in events. Default 100 000 (about a second here). */
+  journalReadNoteEvents?: number;
 }
 
 /** When a stream last delivered an event (journaled and sequenced, a duplicate included). */
@@ -193,6 +201,7 @@ export const DEFAULT_CHECKPOINT_NAME = 'ingest';
 const DEFAULT_PROGRESS_LAG_MAX = 50_000;
 const DEFAULT_PROGRESS_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
+const DEFAULT_JOURNAL_READ_NOTE_EVENTS = 100_000;
 export const DEAD_LETTER_LIST_DEFAULT = 100;
 /**
  * Open dead letters replayed per slice by `replayDeadLetters()`, and dismissed per slice by
@@ -381,7 +390,7 @@ export class Ingestor {
     // Checked here, not at their first use in `tick`: a fraction made every tick throw BigInt's
     // RangeError (no option named) and nothing committed; NaN never gave an idle table its
     // progress commit (the journal's checkpoint and prune stood still) or expired every tick.
-    for (const [name, unit] of [['progressLagMax', 'positions'], ['progressIntervalMs', 'ms'], ['idleExpireMs', 'ms']] as const) {
+    for (const [name, unit] of [['progressLagMax', 'positions'], ['progressIntervalMs', 'ms'], ['idleExpireMs', 'ms'], ['journalReadNoteEvents', 'events']] as const) {
       const v: unknown = o[name];
       if (v !== undefined && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) throw new RangeError(`${name}: expected an integer ≥ 0 (${unit}), got ${String(v)}`);
     }
@@ -508,6 +517,15 @@ export class Ingestor {
       if (h.position > this.lastProcessed) after.push(h.position);
     }
     if (after.length > 0) this.lettersToClose = new Set(after);
+    // The open holds the event loop for the read (the broker and the UI are not up yet): a long
+    // one is said, naming the tables it is for, so a start that takes a minute is not taken for hung.
+    const toRead = this.o.journal.lastPosition() - this.lastProcessed;
+    const note = toRead >= BigInt(this.o.journalReadNoteEvents ?? DEFAULT_JOURNAL_READ_NOTE_EVENTS) && this.o.onInfo !== undefined;
+    const readStart = performance.now();
+    if (note) {
+      const behind = [...this.targets.values()].filter((t) => t.recovered.position === this.lastProcessed).map((t) => (t.snapshotId === null ? `${t.name} (new)` : t.name));
+      this.o.onInfo!(`ingest: reading ${toRead} journal events after position ${this.lastProcessed} into ${behind.join(', ')}; the site answers once they are read`);
+    }
     this.recovering = true;
     try {
       for (const e of this.o.journal.readAfter(this.lastProcessed)) {
@@ -518,6 +536,7 @@ export class Ingestor {
       this.recovering = false;
     }
     if (this.failed) throw this.failed;
+    if (note) this.o.onInfo!(`ingest: read ${this.recoveredEvents} journal events in ${((performance.now() - readStart) / 1000).toFixed(1)} s`);
     this.closedAtOpen = this.closeLetters(this.lettersApplied.splice(0));
     // An event still held for a gap may yet be released and applied; the others were read.
     if (this.lettersToClose) for (const p of this.lettersToClose) if (!this.heldPositions.has(p)) this.lettersToClose.delete(p);

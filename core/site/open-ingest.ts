@@ -31,6 +31,8 @@ export interface IngestParts {
 export interface OpenIngestOptions {
   publishResync?: (module: string, stream: string, fromSeq: number) => void;
   onWarning?: (message: string) => void;
+  /** The Ingestor's notes an operator waits for (a long journal read at open). */
+  onInfo?: (message: string) => void;
   clock?: () => number;
 }
 
@@ -69,6 +71,7 @@ export function openIngest(data: string, config: SiteConfig, o: OpenIngestOption
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.publishResync ? { publishResync: o.publishResync } : {}),
       ...(o.onWarning ? { onWarning: o.onWarning } : {}),
+      ...(o.onInfo ? { onInfo: o.onInfo } : {}),
     });
     return { journal, contracts, catalog, diskBudget, ingestor };
   } catch (e) {

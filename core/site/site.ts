@@ -287,6 +287,7 @@ export class Site {
       this.ingest = openIngest(data, config, {
         publishResync: (module, stream, from) => this.publishResync(module, stream, from),
         onWarning: (m) => this.log(m),
+        onInfo: (m) => this.log(m),
       });
       // Said where someone looks for the letters they expected a replay to close.
       const closed = this.ingest.ingestor.health().lettersClosedAtOpen;

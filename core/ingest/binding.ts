@@ -290,7 +290,7 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
   const ordering = orderingColumn(binding, table);
   if (own && ordering !== undefined && streamOfFilter(binding.topic) === undefined) {
     fail(
-      `topic filter '${binding.topic}' can match more than one stream, and table ${table.name} orders what it writes by one stream's seq (column ${ordering}): the seqs of two streams say nothing about which row is newer; name one module and stream ('tilstand/+/events/<module>/<stream>'), a binding for each`,
+      `topic filter '${binding.topic}' does not name one module and stream ('tilstand/+/events/<module>/<stream>'), and table ${table.name} orders what it writes by one stream's seq (column ${ordering}): the seqs of two streams say nothing about which row is newer; a binding for each stream`,
     );
   }
   // A sequenceGroup binding writes only its group's columns (rule 5), which its group field
@@ -348,7 +348,6 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
   }
 }
 
-/** The columns of the table's `sequence.field` option (comma-separated), none when unset. */
 /**
  * The column that orders the rows `binding` writes to a table: the first field of its sequence
  * group, else the first of the table's `sequence.field`; undefined for a table that orders nothing
@@ -400,6 +399,7 @@ export function checkOrderingStreams(bindings: readonly Binding[], tables: reado
   }
 }
 
+/** The columns of the table's `sequence.field` option (comma-separated), none when unset. */
 function sequenceFieldsOf(table: TableDefinition): string[] {
   const v = table.options['sequence.field'];
   return v === undefined ? [] : v.split(',').map((s) => s.trim()).filter(Boolean);

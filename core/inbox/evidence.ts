@@ -216,7 +216,7 @@ export function formatEvidence(r: EvidenceReport): string[] {
     lines.push('', `  checked at ${p.status === 'stale' ? 'the approval found stale' : 'approval'} (the state the re-check read):`);
     for (const c of r.checked) {
       const kept = c.tagExists ? `, kept until ${iso(c.tagRetainedUntilMs)}` : ', gone';
-      const rows = c.matchesEvidence === null ? '' : c.matchesEvidence ? ' — cited rows as the evidence recorded' : ' — CITED ROWS DIFFER FROM THE EVIDENCE';
+      const rows = c.matchesEvidence === null ? '' : c.matchesEvidence ? ' — cited rows as the evidence recorded' : ' — cited rows changed since the agent read them';
       lines.push(`  ${c.table} at snapshot ${c.snapshotId ?? '-'} (tag ${c.tag}${kept})${rows}`);
       if (c.problem) lines.push(`    note: ${c.problem}`);
       for (const row of c.cited) lines.push(`    ${JSON.stringify(row.values)}`);

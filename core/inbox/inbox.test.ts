@@ -468,7 +468,7 @@ describe('decide: who may', () => {
       expect(text).toContain(`checked at approval (the state the re-check read):\n  work_queue at snapshot 2 (tag checked-${a!.id}, kept until ${new Date(T0 + 5000 + 30 * DAY).toISOString()}) — cited rows as the evidence recorded\n    {"job_id":"J-1","status":"released"}`);
       const stale = evidenceReport(catalog, DB, b!.id);
       expect(stale.checked[0]).toMatchObject({ table: 'work_queue', snapshotId: 3, tagExists: true, cited: [{ values: { job_id: 'J-2', status: 'in_progress' } }], matchesEvidence: false });
-      expect(formatEvidence(stale).join('\n')).toMatch(/checked at the approval found stale[\s\S]*work_queue at snapshot 3 .* CITED ROWS DIFFER FROM THE EVIDENCE\n {4}\{"job_id":"J-2","status":"in_progress"\}/);
+      expect(formatEvidence(stale).join('\n')).toMatch(/checked at the approval found stale[\s\S]*work_queue at snapshot 3 .* cited rows changed since the agent read them\n {4}\{"job_id":"J-2","status":"in_progress"\}/);
       expect(evidenceReport(catalog, DB, c!.id).checked).toEqual([]);
       expect(formatEvidence(evidenceReport(catalog, DB, c!.id)).join('\n')).not.toContain('checked at');
     } finally {

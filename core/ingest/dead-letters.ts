@@ -252,6 +252,30 @@ export function allFound(table: Table, positions: readonly bigint[], letters: re
 }
 
 /** How many letters of the table are open (their heads only). */
+/** Open letters of one topic with one reason (`openLetterGroups`). */
+export interface OpenLetterGroup {
+  topic: string;
+  reason: string;
+  count: number;
+}
+
+/**
+ * The open letters grouped by topic and reason, the largest groups first (then by topic): what an
+ * operator asks first — which module sends what the site refuses, and why. A module that sent a
+ * contract version the site lacked leaves one group of thousands, not thousands of lines.
+ */
+export function openLetterGroups(table: Table): OpenLetterGroup[] {
+  const groups = new Map<string, OpenLetterGroup>();
+  for (const h of deadLetterHeads(table, ['topic', 'reason'])) {
+    if (h.status !== 'open') continue;
+    const key = `${h.topic}\u0000${h.reason}`;
+    const g = groups.get(key);
+    if (g) g.count++;
+    else groups.set(key, { topic: h.topic ?? '', reason: h.reason ?? '', count: 1 });
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count || (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.reason < b.reason ? -1 : 1));
+}
+
 export function countOpenDeadLetters(table: Table): number {
   let n = 0;
   for (const h of deadLetterHeads(table)) if (h.status === 'open') n++;

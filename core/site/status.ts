@@ -6,7 +6,7 @@
 
 import { existsSync } from 'node:fs';
 import { Catalog, type Table } from '../lsm/index.ts';
-import { DEAD_LETTERS_TABLE_NAME, countOpenDeadLetters } from '../ingest/dead-letters.ts';
+import { DEAD_LETTERS_TABLE_NAME, countOpenDeadLetters, openLetterGroups, type OpenLetterGroup } from '../ingest/dead-letters.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { Journal } from '../ingest/journal.ts';
 import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
@@ -98,6 +98,12 @@ export interface SiteStatus {
    * running site's.
    */
   configSyncTarget?: string | null;
+  /**
+   * Set by `tilstand status` (`withOpenLetterGroups`) when letters are open: they grouped by topic
+   * and reason, the largest groups first, as dead_letters holds them committed (a running site's
+   * newest letters may not be in it yet). Absent when none are open or the table was not read.
+   */
+  deadLettersOpenBy?: OpenLetterGroup[];
 }
 
 /** The restore note as the site keeps it: `tilstand restore`'s, plus what the site has asked and heard. */
@@ -206,6 +212,31 @@ export function withConfigSyncTarget(s: SiteStatus, data: string): SiteStatus {
   if (running !== null && targetDescription(configured) === running) return s;
   return { ...s, configSyncTarget: redactTarget(configured) };
 }
+
+/**
+ * The status with `deadLettersOpenBy` set from `data`'s dead_letters table when letters are open:
+ * which module sends what the site refuses, and why, on the status screen an operator reads first
+ * (the count alone sent them to `deadletters list` to find out). Read by the command, not by the
+ * running site (the floor UI's status is sent every second, and the heads of a day's letters are
+ * hundreds of thousands). A directory that cannot be read leaves the status as it is.
+ */
+export function withOpenLetterGroups(s: SiteStatus, data: string): SiteStatus {
+  if (s.deadLettersOpen === 0) return s;
+  try {
+    const config = readConfig(data);
+    const p = dataPaths(data, config.site);
+    const catalog = new Catalog(p.warehouse, catalogOptions(config));
+    const id = { database: p.database!, table: DEAD_LETTERS_TABLE_NAME };
+    if (!catalog.tableExists(id)) return s;
+    const groups = openLetterGroups(catalog.getTable(id));
+    return groups.length === 0 ? s : { ...s, deadLettersOpenBy: groups };
+  } catch {
+    return s;
+  }
+}
+
+/** The open letters' groups `formatStatus` lists, the largest first; the rest are counted. */
+const LETTER_GROUPS_SHOWN = 5;
 
 /** The tables `bindings` write to, and dead_letters (every stream's refused events go there). */
 export function fedTables(bindings: readonly Binding[]): Set<string> {
@@ -351,6 +382,12 @@ export function formatStatus(s: SiteStatus): string[] {
     lines.push(`proposals: ${q.open} open${oldest}, ${q.deferred} deferred${q.open + q.deferred > 0 ? ' (tilstand proposals --status open)' : ''}`);
   }
   lines.push(`dead letters: ${s.deadLettersOpen} open${s.deadLettersOpen > 0 ? ' (tilstand deadletters list)' : ''}`);
+  const groups = s.deadLettersOpenBy ?? [];
+  for (const g of groups.slice(0, LETTER_GROUPS_SHOWN)) lines.push(`  ${g.count} ${g.reason} from ${g.topic}`);
+  if (groups.length > LETTER_GROUPS_SHOWN) {
+    const rest = groups.slice(LETTER_GROUPS_SHOWN);
+    lines.push(`  and ${rest.reduce((n, g) => n + g.count, 0)} more from ${rest.length} other topic${rest.length === 1 ? '' : 's'} or reason${rest.length === 1 ? '' : 's'}`);
+  }
   const j = s.journal;
   // The checkpoint is the lowest position every table has recorded (an idle table records its
   // progress every few minutes): what a restart re-reads, not what is missing from the tables —

@@ -30,7 +30,7 @@ import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { checkSiteTablesOnDisk, openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
-import { formatStatus, statusFromDirectory, withConfigSyncTarget, type SiteStatus } from '../status.ts';
+import { formatStatus, statusFromDirectory, withConfigSyncTarget, withOpenLetterGroups, type SiteStatus } from '../status.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
 
 export const siteUsage = [
@@ -171,7 +171,7 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
   const data = existingDataDir(a.string('data'));
   const socket = await runningSocket(data);
   // A running site shows the target it syncs to; config.json, read here, may name another by now.
-  const s = socket ? withConfigSyncTarget((await controlRequest(socket, 'status')) as SiteStatus, data) : statusFromDirectory(data);
+  const s = withOpenLetterGroups(socket ? withConfigSyncTarget((await controlRequest(socket, 'status')) as SiteStatus, data) : statusFromDirectory(data), data);
   await print(io.stdout, a.boolean('json') ? [json(s)] : formatStatus(s));
   return EXIT.ok;
 }

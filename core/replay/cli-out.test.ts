@@ -5,17 +5,27 @@
 // and nothing else (it was overwritten without a word). run and export: an --out (or run's
 // --scratch) that cannot be written — a file where a parent folder should be, no permission — is
 // refused as a usage error before the work (run: exit 5 after the last event; export: exit 5, a bare
-// ENOTDIR or EACCES, after the cut was tagged). diff's report folder that cannot be made stays exit
-// 5, said as that.
+// ENOTDIR or EACCES, after the cut was tagged); so is diff's (it was exit 5, the bare error of the
+// write). run without --scratch: a default scratch place that cannot be written is refused before
+// the fixture is opened, exit 5 naming it and --scratch (it was a bare EROFS or EACCES of mkdtemp,
+// for a fixture folder after its checksums were read); a writable one is where the run scratches.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Table } from '../lsm/index.ts';
 import { DemoEvents } from './demo-events.ts';
 import { exportFixture } from './export.ts';
 import { defaultScratchParent } from './replay.ts';
 import { LiveSite, replayCli, T0 } from './test-support.ts';
+
+// The default scratch place is /dev/shm on Linux, shared with every other process: a test cannot
+// make it read-only. It is swapped for a folder of the test's while `override` is set.
+const scratchDefault = vi.hoisted(() => ({ override: undefined as string | undefined }));
+vi.mock('./replay.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./replay.ts')>();
+  return { ...real, defaultScratchParent: () => scratchDefault.override ?? real.defaultScratchParent() };
+});
 
 let site: LiveSite;
 let work: string;
@@ -155,6 +165,46 @@ describe('replay run: an --out or --scratch that cannot be written is refused be
   });
 });
 
+describe('replay run without --scratch: the default scratch place is tried before the run', () => {
+  /** `fn` with `dir` as the default scratch place. */
+  async function withDefaultScratch<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+    scratchDefault.override = dir;
+    try {
+      return await fn();
+    } finally {
+      scratchDefault.override = undefined;
+    }
+  }
+
+  it('one that cannot be written or is missing: exit 5 naming it and --scratch, before the fixture is opened', async () => {
+    const ro = folder('read-only-default-scratch');
+    const out = join(work, 'run-default-scratch-read-only');
+    // --progress would print the replay's progress on stderr: a refusal says one line.
+    const run = (fx: string) => replayCli(['replay', 'run', '--fixture', fx, '--out', out, '--progress']);
+    const refused = (place: string, why: string) => [5, `tilstand: cannot make the scratch folder in ${place}, the default place for it: ${why}; give another with --scratch <dir>\n`, ''];
+    for (const fx of [fixture, archive]) {
+      const r = await withDefaultScratch(ro, () => readOnly(ro, () => run(fx)));
+      expect([r.code, r.err, r.out]).toEqual(refused(ro, `no permission to write in ${ro}`));
+    }
+    const missing = join(work, 'no-such-scratch-place');
+    const r = await withDefaultScratch(missing, () => run(archive));
+    expect([r.code, r.err, r.out]).toEqual(refused(missing, `${missing} does not exist`));
+    expect(existsSync(missing)).toBe(false);
+    expect(readdirSync(ro)).toEqual([]);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('one that can be written is where the run makes its scratch folder', async () => {
+    const place = folder('default-scratch');
+    const out = join(work, 'run-default-scratch');
+    const r = await withDefaultScratch(place, () => replayCli(['replay', 'run', '--fixture', archive, '--out', out, '--keep-scratch']));
+    expect(r.code, r.err).toBe(0);
+    const kept = readdirSync(place);
+    expect(kept).toEqual([expect.stringMatching(/^tilstand-replay-/)]);
+    expect(r.err).toContain(`replay: scratch folder kept: ${join(place, kept[0]!)}\n`);
+  });
+});
+
 describe('replay export: an --out that cannot be written is refused before the site is read or tagged', () => {
   const tags = () => Table.open(join(site.dir, 'warehouse', 'site_s1.db', 'stock')).listTags().map((t) => t.name);
   const exportTo = (data: string, tag: string, out: string) => replayCli(['replay', 'export', '--data', data, '--tag', tag, '--until', 'now', '--out', out]);
@@ -223,7 +273,20 @@ describe('replay diff --out', () => {
     const blocked = join(work, 'another-file-in-the-way');
     writeFileSync(blocked, 'x');
     const cannot = await replayCli(['replay', 'diff', a, b, '--out', join(blocked, 'report')]);
-    expect(cannot.code).toBe(5);
-    expect(cannot.err).toContain(`tilstand: cannot create the report folder ${join(blocked, 'report')}: ENOTDIR`);
+    expect([cannot.code, cannot.err, cannot.out]).toEqual([2, `tilstand: option '--out': cannot create the report folder ${join(blocked, 'report')}: ${blocked} is a file, not a folder\n`, '']);
+  });
+
+  it('a report folder in a read-only folder, or a read-only one: exit 2 naming it, nothing written', async () => {
+    const [a, b] = [join(work, 'run-a'), join(work, 'run-b')];
+    for (const run of [a, b]) if (!existsSync(run)) expect((await replayCli(['replay', 'run', '--fixture', fixture, '--out', run])).code).toBe(0);
+    const ro = folder('read-only-reports');
+    await readOnly(ro, async () => {
+      const inside = join(ro, 'report');
+      const r = await replayCli(['replay', 'diff', a, b, '--out', inside]);
+      expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot create the report folder ${inside}: no permission to write in ${ro}\n`, '']);
+      const there = await replayCli(['replay', 'diff', a, b, '--out', ro]);
+      expect([there.code, there.err, there.out]).toEqual([2, `tilstand: option '--out': cannot write the report into ${ro}: no permission to write in ${ro}\n`, '']);
+    });
+    expect(readdirSync(ro)).toEqual([]);
   });
 });

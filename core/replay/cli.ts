@@ -9,8 +9,8 @@
 // Exit codes: 0 done (diff: gate passed); 1 the diff's acceptance gate was missed, or export's
 // --data is not a data directory (as the site commands); 2 usage (a bad option, a path given that
 // does not exist, a run's --out that is not empty, an export's or run's --out or a --scratch that
-// cannot be written, a diff's --out that holds a report and no --force); 5 anything else (the
-// message says what).
+// cannot be written, a diff's --out that holds a report and no --force, or that cannot be written);
+// 5 anything else (the message says what), also a default scratch place that cannot be written.
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -22,7 +22,7 @@ import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
 import type { FixtureManifest } from './fixture.ts';
-import { runReplay, type ReplayResult, type RunManifest } from './replay.ts';
+import { defaultScratchParent, runReplay, type ReplayResult, type RunManifest } from './replay.ts';
 import { REPORT_FILES, writeReport } from './report.ts';
 import { writeProblem } from './writable.ts';
 
@@ -142,12 +142,23 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
   const tickMs = num('tick-ms', a.string('tick-ms'), 1, 60_000, true);
   const fixture = existing("option '--fixture'", a.required('fixture'), false);
   const scratch = a.string('scratch');
+  let scratchParent: string;
   if (scratch) {
     existing("option '--scratch'", scratch, true);
     // The fixture is extracted and the scratch warehouse made there: refused now, not after a
     // large fixture's checksums were read.
     const why = writeProblem(scratch);
     if (why !== undefined) throw usageError(`option '--scratch': ${why}`);
+    scratchParent = scratch;
+  } else {
+    // The default place (/dev/shm or the temp folder) is tried the same way: it failed as a bare
+    // EROFS or EACCES of mkdtemp, for a fixture folder only after all its checksums were read.
+    // Exit 5, not 2: no option given was wrong, the machine's folder is (5 is what the tilstand
+    // commands give for a file system that fails them); the message says the way round it. A full
+    // one is not found here (making a folder takes no space): that fails when written, ENOSPC.
+    scratchParent = defaultScratchParent();
+    const why = existsSync(scratchParent) ? writeProblem(scratchParent) : `${scratchParent} does not exist`;
+    if (why !== undefined) throw new CliError(EXIT.io, `cannot make the scratch folder in ${scratchParent}, the default place for it: ${why}; give another with --scratch <dir>`);
   }
   const err = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
   const bar = err.isTTY || a.boolean('progress') ? progressBar(err) : undefined;
@@ -160,7 +171,7 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
       agent,
       out,
       ...(tickMs !== undefined ? { tickMs } : {}),
-      ...(scratch ? { scratchParent: scratch } : {}),
+      scratchParent,
       keepScratch,
       ...(keepScratch ? { onScratch: (dir) => void (kept = resolve(dir)) } : {}),
       ...(bar ? { onProgress: (p) => bar.update(p) } : {}),
@@ -192,6 +203,11 @@ async function runDiff(argv: string[], io: CliIO): Promise<number> {
   const out = a.required('out');
   const earlier = outFolder(out) ? REPORT_FILES.filter((f) => existsSync(join(out, f))) : [];
   if (earlier.length > 0 && !a.boolean('force')) throw usageError(`option '--out': folder ${out} already holds a report (${earlier.join(', ')}); give another folder, or --force to replace it`);
+  // And one the report could not be written into (a file where a parent folder should be, no
+  // permission, a read-only mount): refused as run's --out is, not as the bare ENOTDIR or EACCES
+  // of the write at the end (exit 5). Tried by making the folder and removing it again.
+  const outWhy = writeProblem(out);
+  if (outWhy !== undefined) throw usageError(`option '--out': ${existsSync(out) ? `cannot write the report into ${out}` : `cannot create the report folder ${out}`}: ${outWhy}`);
   const report = diffRuns(loadRun(a.positionals[0]!), loadRun(a.positionals[1]!), {
     ...(minAgreement !== undefined ? { minAgreement } : {}),
     ...(maxChanged !== undefined ? { maxChanged } : {}),

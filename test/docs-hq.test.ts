@@ -78,6 +78,8 @@ beforeAll(async () => {
     }
     wq.createTag(RUN_TAG);
     wq.createTag(`decision-${DECIDED}`);
+    // What its approval was checked against, the same snapshot here (core/inbox keepChecked).
+    wq.createTag(`checked-${DECIDED}`);
     const inbox = fx.table(APPROVAL_INBOX_TABLE).newWriter();
     try {
       const created = Date.parse('2026-12-05T13:59:22.752Z');

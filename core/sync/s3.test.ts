@@ -179,13 +179,14 @@ describe('HQ commands over S3', () => {
     expect((await run('proposals', '--site', 'cli')).out.trim().split('\n').map((l) => JSON.parse(l).proposal_id)).toEqual(['p-4', 'p-3', 'p-2', 'p-1', 'p-0']);
     const text = await run('proposals', '--site', 'cli', '--format', 'text');
     const lines = text.out.trim().split('\n');
-    expect(lines[0]).toMatch(/^proposal +status +created +risk +action +decided by +command +evidence at HQ +why$/);
+    expect(lines[0]).toMatch(/^proposal +status +created +risk +action +decided by +command +evidence at HQ +checked at HQ +why$/);
     expect(lines.slice(1).map((l) => l.split(/ +/).slice(0, 2).join(' '))).toEqual(['p-4 open', 'p-3 approved', 'p-2 open', 'p-1 approved', 'p-0 open']);
-    expect(lines[2]).toMatch(/^p-3 +approved +2026-03-05 09:00:00Z +low +move_item item=item-3 +lead-anna +– +– +move 3$/); // no evidence cited: –
+    // No evidence cited, no snapshot ids of what the approval checked: – and –.
+    expect(lines[2]).toMatch(/^p-3 +approved +2026-03-05 09:00:00Z +low +move_item item=item-3 +lead-anna +– +– +– +move 3$/);
     // The action as `name key=value …`, cut at 60 characters, the explanation at 80 (jsonl has both whole).
     expect(lines[5]).toContain(' move_item item=item-0 to_location=A-01 note="count again be… ');
     expect(lines[5]).toMatch(/ move 0: the pallet is in the wrong aisle and blocks the pick face; the pallet i…$/);
-    expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(240); // 220 before the column "evidence at HQ"
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(255); // 220 before the column "evidence at HQ", 242 with "checked at HQ"
     const badStatus = await run('proposals', '--site', 'cli', '--status', 'pending');
     expect(badStatus.code).toBe(2);
     expect(badStatus.err).toMatch(/option '--status': expected one of open, deferred, approved, rejected, stale, withdrawn, got 'pending'/);

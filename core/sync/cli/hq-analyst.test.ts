@@ -1,8 +1,8 @@
 // What an analyst at HQ gets from `tilstand hq …` on what a site shipped: HQ holds each table's
 // latest synced snapshot alone and every tag, so a read at a time or at a snapshot id finds the
 // tag that holds that state; `hq diff --format csv` writes the row kinds as they are; `hq
-// proposals --format text` names the tag HQ holds of each proposal's evidence; `hq tags` says
-// what its record count counts.
+// proposals --format text` names the tag HQ holds of each proposal's evidence and of the state its
+// approval was checked against; `hq tags` says what its record count counts.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,11 +26,16 @@ function nextMs(): void {
   for (let i = 0; i < 1e8 && Date.now() === t; i++);
 }
 
-/** A proposal row citing `evidence`, decided (approved by lead-anna) when `decided`. */
-function proposal(id: string, atMs: number, evidence: EvidenceTable[], decided: boolean): InboxRow {
+/**
+ * A proposal row citing `evidence`, decided by lead-anna when `decided` (approved unless said),
+ * its approval checked against the snapshots `checked`.
+ */
+function proposal(id: string, atMs: number, evidence: EvidenceTable[], decided: boolean, o: { kind?: 'approved' | 'rejected' | 'stale'; checked?: Record<string, number | null> } = {}): InboxRow {
   const input = { situationKey: `s|${id}`, ruleId: 'move', ruleVersion: '1', action: 'move_item', module: 'inventory', params: { item: 'item-1' }, risk: 'low' as const, riskReason: 'test', explanation: `move for ${id}`, evidence, runId: `run-${id}` };
   const r: InboxRow = { ...agentColumns(id, input, atMs, 'open', null, atMs), agent_seq: 1n };
-  return decided ? { ...r, ...decisionColumns({ kind: 'approved', by: 'lead-anna', role: 'shift_lead', atMs: atMs + 1, comment: null, snapshots: { seen: {}, checked: {} }, reason: null }), decision_seq: 1n } : r;
+  const kind = o.kind ?? 'approved';
+  const decision = { kind, by: 'lead-anna', role: 'shift_lead', atMs: atMs + 1, comment: null, snapshots: { seen: {}, checked: o.checked ?? {} }, reason: kind === 'stale' ? 'moved on' : null };
+  return decided ? { ...r, ...decisionColumns(decision), decision_seq: 1n } : r;
 }
 
 beforeAll(async () => {
@@ -50,11 +55,20 @@ beforeAll(async () => {
   tag('hourly-b');
   nextMs();
   writeStock(fx, 8, 10, 3);
+  // The state two approvals were checked against, the latest (as core/inbox keepChecked tags it);
+  // p-stale's on resources too, a table HQ has not got.
+  const latest = stock.latestSnapshot()!.id;
+  tag('checked-p-decided');
+  tag('checked-p-stale');
   const ev = (t: string | null): EvidenceTable[] => [{ table: 'stock', snapshotId: tagged.get('hourly-a')!.id, tag: t, rows: [] }];
   const w = fx.table(APPROVAL_INBOX_TABLE).newWriter();
   try {
     const t0 = Date.UTC(2026, 2, 5, 10);
-    w.writeRecord(proposal('p-decided', t0 + 1, ev('agent-run-1'), true));
+    w.writeRecord(proposal('p-decided', t0 + 1, ev('agent-run-1'), true, { checked: { stock: latest } }));
+    w.writeRecord(proposal('p-rejected', t0 + 5, ev('agent-run-1'), true, { kind: 'rejected' }));
+    w.writeRecord(proposal('p-stale', t0 + 6, ev('agent-run-1'), true, { kind: 'stale', checked: { stock: latest, resources: 4, work_queue: null } }));
+    // Approved before the site tagged what it checked: HQ has the snapshot ids only.
+    w.writeRecord(proposal('p-untagged', t0 + 7, ev('agent-run-1'), true, { checked: { stock: latest } }));
     w.writeRecord(proposal('p-open', t0 + 2, ev('agent-run-1'), false));
     w.writeRecord(proposal('p-expired', t0 + 3, ev('agent-run-gone'), false));
     w.writeRecord(proposal('p-none', t0 + 4, [], false));
@@ -127,17 +141,37 @@ describe('tilstand hq diff --format csv', () => {
 });
 
 describe('tilstand hq proposals --format text', () => {
-  it('names the tag HQ holds of each proposal\'s evidence: decision-<id> once decided, else the run tag, else "rows only"', async () => {
+  /** Reads `hq proposals --format text`: the value in column `name` of proposal `id`'s line. */
+  async function proposalColumns(): Promise<{ header: string; cell: (name: string, id: string) => string | undefined }> {
     const r = await hq('proposals', '--site', '7', '--format', 'text');
     expect(r.code, r.err).toBe(0);
     const lines = r.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^proposal +status +created +risk +action +decided by +command +evidence at HQ +why$/);
-    const col = lines[0]!.indexOf('evidence at HQ');
-    const evidence = (id: string) => lines.find((l) => l.startsWith(`${id} `))!.slice(col).split(/ {2,}/)[0];
+    return { header: lines[0]!, cell: (name, id) => lines.find((l) => l.startsWith(`${id} `))!.slice(lines[0]!.indexOf(name)).split(/ {2,}/)[0] };
+  }
+
+  it('names the tag HQ holds of each proposal\'s evidence: decision-<id> once decided, else the run tag, else "rows only"', async () => {
+    const { header, cell } = await proposalColumns();
+    expect(header).toMatch(/^proposal +status +created +risk +action +decided by +command +evidence at HQ +checked at HQ +why$/);
+    const evidence = (id: string) => cell('evidence at HQ', id);
     expect(evidence('p-decided')).toBe('decision-p-decided (stock)');
     expect(evidence('p-open')).toBe('agent-run-1 (stock)');
     expect(evidence('p-expired')).toBe('rows only');
     expect(evidence('p-none')).toBe('–');
+  });
+
+  it('says whether HQ holds the state an approved or stale proposal was checked against (its checked-<id> tag); "ids only" when not, "–" when nothing was checked', async () => {
+    const { header, cell } = await proposalColumns();
+    expect(header).toContain(' checked at HQ ');
+    const checked = (id: string) => cell('checked at HQ', id);
+    // On every table it checked that had a snapshot: the tag's name, for `hq scan --tag`.
+    expect(checked('p-decided')).toBe('checked-p-decided');
+    // A stale approval checked too; HQ has the tag on stock, not on resources: the tables that have it.
+    expect(checked('p-stale')).toBe('checked-p-stale (stock)');
+    expect(checked('p-untagged')).toBe('ids only');
+    // A rejection, an open proposal: no approval checked anything.
+    for (const id of ['p-rejected', 'p-open', 'p-expired', 'p-none']) expect(checked(id), id).toBe('–');
+    // The evidence column is as before: the rejected proposal's run tag.
+    expect(cell('evidence at HQ', 'p-rejected')).toBe('agent-run-1 (stock)');
   });
 });
 

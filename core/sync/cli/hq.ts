@@ -13,7 +13,7 @@ import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type Fla
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { parseSnapshotId, parseTime, readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type ReadPoint, type Table } from '../../lsm/index.ts';
-import { newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
+import { checkedTagName, newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
 import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
@@ -147,27 +147,57 @@ function ago(ms: number): string {
   return ms < 120_000 ? `${Math.round(ms / 1000)} s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)} min` : ms < 172_800_000 ? `${(ms / 3_600_000).toFixed(1)} h` : `${(ms / 86_400_000).toFixed(1)} d`;
 }
 
-/**
- * For each proposal, the tag HQ holds of the snapshots its agent read, and on which tables, for
- * `hq scan --tag`: `decision-<proposal id>` once someone decided (kept a year on the site, and
- * at HQ), else the run's `agent-<run id>` (gone from HQ once the site expired it, after days).
- * `rows only` when HQ holds neither: the cited rows are still in the proposal's `evidence`
- * column. `–` for a proposal that cites no table. One listing of each cited table's tags.
- */
-async function evidenceAtHq(store: HqStore, s: string, proposals: readonly Proposal[]): Promise<string[]> {
+/** The tables the approval of `p` was checked against, where it found a snapshot; none unless approved or stale. */
+function checkedTables(p: Proposal): string[] {
+  if (p.decision === null || (p.decision.kind !== 'approved' && p.decision.kind !== 'stale')) return [];
+  return Object.entries(p.decision.snapshots.checked).flatMap(([table, id]) => (id === null ? [] : [table]));
+}
+
+/** The tag names HQ holds of each table `proposals` cite or were checked against: one listing of each table's tags. */
+async function tagsAtHq(store: HqStore, s: string, proposals: readonly Proposal[]): Promise<Map<string, Set<string>>> {
   const held = new Map<string, Set<string>>();
-  for (const p of proposals) for (const e of p.evidence) if (e.tag !== null && !held.has(e.table)) held.set(e.table, await store.tagNames(s, e.table));
-  return proposals.map((p) => {
-    const cited = p.evidence.filter((e) => e.tag !== null);
-    if (cited.length === 0) return '–';
-    const found = new Map<string, string[]>(); // tag → tables that hold it
-    for (const e of cited) {
-      const tags = held.get(e.table)!;
-      const tag = p.decision !== null && tags.has(`decision-${p.id}`) ? `decision-${p.id}` : tags.has(e.tag!) ? e.tag! : null;
-      if (tag !== null) found.set(tag, [...(found.get(tag) ?? []), e.table]);
+  for (const p of proposals) {
+    for (const table of [...p.evidence.filter((e) => e.tag !== null).map((e) => e.table), ...checkedTables(p)]) {
+      if (!held.has(table)) held.set(table, await store.tagNames(s, table));
     }
-    return found.size === 0 ? 'rows only' : [...found].map(([tag, tables]) => `${tag} (${tables.join(', ')})`).join('; ');
-  });
+  }
+  return held;
+}
+
+/**
+ * The tag HQ holds of the snapshots a proposal's agent read, and on which tables, for `hq scan
+ * --tag`: `decision-<proposal id>` once someone decided (kept a year on the site, and at HQ), else
+ * the run's `agent-<run id>` (gone from HQ once the site expired it, after days). `rows only` when
+ * HQ holds neither: the cited rows are still in the proposal's `evidence` column. `–` for a
+ * proposal that cites no table.
+ */
+function evidenceAtHq(held: ReadonlyMap<string, Set<string>>, p: Proposal): string {
+  const cited = p.evidence.filter((e) => e.tag !== null);
+  if (cited.length === 0) return '–';
+  const found = new Map<string, string[]>(); // tag → tables that hold it
+  for (const e of cited) {
+    const tags = held.get(e.table)!;
+    const tag = p.decision !== null && tags.has(`decision-${p.id}`) ? `decision-${p.id}` : tags.has(e.tag!) ? e.tag! : null;
+    if (tag !== null) found.set(tag, [...(found.get(tag) ?? []), e.table]);
+  }
+  return found.size === 0 ? 'rows only' : [...found].map(([tag, tables]) => `${tag} (${tables.join(', ')})`).join('; ');
+}
+
+/**
+ * Whether HQ holds the state an approved or stale proposal's approval was checked against, its
+ * `checked-<proposal id>` tag (core/inbox `keepChecked`): the tag's name when HQ has it on every
+ * table the approval checked (the agent's re-check reads every state table: naming them all on
+ * each line would double the column), the tables that have it when only some do (the others still
+ * to be sent). `ids only` when HQ has it on none — a decision made before the site made these
+ * tags, or one not sent yet: the snapshot ids are still in the proposal's `decision_snapshots`
+ * column. `–` for a proposal no approval checked (open, deferred, rejected, withdrawn).
+ */
+function checkedAtHq(held: ReadonlyMap<string, Set<string>>, p: Proposal): string {
+  const checked = checkedTables(p);
+  if (checked.length === 0) return '–';
+  const tag = checkedTagName(p.id);
+  const holding = checked.filter((t) => held.get(t)!.has(tag));
+  return holding.length === 0 ? 'ids only' : holding.length === checked.length ? tag : `${tag} (${holding.join(', ')})`;
 }
 
 /** `text` at most `max` characters, the cut marked with an ellipsis (`--format jsonl` has it whole). */
@@ -341,11 +371,12 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const picked = rows.filter((r) => status === undefined || r.p.status === status);
           picked.sort((a, b) => newestFirst(a.p, b.p));
           if (fmt === 'text') {
-            // For a person at HQ: one line per proposal, with the tag HQ holds of what the agent saw.
-            const evidence = await evidenceAtHq(store, site(args), picked.map((r) => r.p));
+            // For a person at HQ: one line per proposal, with the tag HQ holds of what the agent saw
+            // and the one of the state its approval was checked against.
+            const held = await tagsAtHq(store, site(args), picked.map((r) => r.p));
             const lines = formatTable(
-              ['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'evidence at HQ', 'why'],
-              picked.map(({ p }, i) => [p.id, p.status, utcText(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', evidence[i]!, cut(p.explanation, 80)]),
+              ['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'evidence at HQ', 'checked at HQ', 'why'],
+              picked.map(({ p }) => [p.id, p.status, utcText(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', evidenceAtHq(held, p), checkedAtHq(held, p), cut(p.explanation, 80)]),
             );
             for (const l of picked.length > 0 ? lines : ['no proposals']) await out.line(l);
             break;

@@ -252,6 +252,15 @@ export function allFound(table: Table, positions: readonly bigint[], letters: re
 }
 
 /** How many letters of the table are open (their heads only). */
+/**
+ * The heads of one topic and/or one reason (exactly as stored; heads read with those columns), or
+ * all of them: the letters of one group `tilstand status` names (`openLetterGroups`).
+ */
+export function lettersOf(heads: LetterHead[], o: { topic?: string; reason?: string }): LetterHead[] {
+  if (o.topic === undefined && o.reason === undefined) return heads;
+  return heads.filter((h) => (o.topic === undefined || h.topic === o.topic) && (o.reason === undefined || h.reason === o.reason));
+}
+
 /** Open letters of one topic with one reason (`openLetterGroups`). */
 export interface OpenLetterGroup {
   topic: string;

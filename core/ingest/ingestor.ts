@@ -28,6 +28,7 @@ import {
   CLOSED_SCAN_TURN_EVERY,
   comparePositions,
   deadLetterHeads,
+  lettersOf,
   deadLetterRecord,
   deadLettersAt,
   forClosedDeadLetters,
@@ -1040,14 +1041,15 @@ export class Ingestor {
   }
 
   /**
-   * Dead letters (committed ones plus those not yet committed): the first `limit` in position
+   * Dead letters (committed ones plus those not yet committed; of one topic and/or reason when
+   * given: `lettersOf`): the first `limit` in position
    * order, or with `openFirst` as a person looks at them (dead-letters.ts `openFirst`). Whole
    * letters only of those returned; of the others, position and status (`deadLetterHeads`).
    */
-  listDeadLetters(opts: { limit?: number; status?: DeadLetterStatus; openFirst?: boolean } = {}): DeadLetter[] {
+  listDeadLetters(opts: { limit?: number; status?: DeadLetterStatus; openFirst?: boolean; topic?: string; reason?: string } = {}): DeadLetter[] {
     this.checkOpen();
     const limit = opts.limit ?? DEAD_LETTER_LIST_DEFAULT;
-    const heads = this.letterHeads();
+    const heads = lettersOf(this.letterHeads(opts.topic !== undefined || opts.reason !== undefined ? ['topic', 'reason'] : []), opts);
     const status = opts.status;
     const chosen = status !== undefined ? heads.filter((h) => h.status === status).slice(0, limit) : opts.openFirst ? openFirst(heads, limit) : heads.slice(0, limit);
     return this.wholeLetters(chosen.map((h) => h.position));

@@ -949,7 +949,9 @@ export class Site {
           const limit = a.limit === undefined ? undefined : Number(a.limit);
           const status = a.status === 'open' || a.status === 'replayed' || a.status === 'dismissed' ? a.status : undefined;
           const n = limit !== undefined && Number.isSafeInteger(limit) && limit > 0 ? limit : DEAD_LETTER_LIST_DEFAULT;
-          return ingestor.listDeadLetters({ limit: n, ...(status ? { status } : { openFirst: true }) }).map((d) => ({
+          const topic = typeof a.topic === 'string' ? a.topic : undefined;
+          const reason = typeof a.reason === 'string' ? a.reason : undefined;
+          return ingestor.listDeadLetters({ limit: n, ...(status ? { status } : { openFirst: true }), ...(topic !== undefined ? { topic } : {}), ...(reason !== undefined ? { reason } : {}) }).map((d) => ({
             ...d,
             position: d.position.toString(),
             payload: d.payload.toString('utf8').slice(0, 2000),

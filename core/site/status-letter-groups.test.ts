@@ -17,6 +17,20 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** How many letters `deadletters list` shows of: the stock group, stock's with another reason, the counts stream's. */
+async function groupListed(data: string): Promise<number[]> {
+  const count = async (...filter: string[]) => {
+    const r = await run(['deadletters', 'list', '--data', data, '--json', ...filter]);
+    expect(r.code, r.err).toBe(0);
+    return (JSON.parse(r.out) as unknown[]).length;
+  };
+  return [
+    await count('--topic', 'tilstand/north/events/inventory/stock', '--reason', 'bad_json'),
+    await count('--topic', 'tilstand/north/events/inventory/stock', '--reason', 'no_binding'),
+    await count('--topic', 'tilstand/north/events/inventory/counts'),
+  ];
+}
+
 const letterLines = (out: string): string[] => {
   const lines = out.split('\n');
   const at = lines.findIndex((l) => l.startsWith('dead letters: '));
@@ -51,9 +65,13 @@ describe('tilstand status: the open dead letters by topic and reason', () => {
         { topic: 'tilstand/north/events/inventory/stock', reason: 'bad_json', count: 3 },
         { topic: 'tilstand/north/events/inventory/counts', reason: 'no_binding', count: 1 },
       ]);
+      expect(await groupListed(data)).toEqual([3, 0, 1]);
     } finally {
       await site.stop();
     }
+    expect(await groupListed(data)).toEqual([3, 0, 1]);
+    const refused = await run(['deadletters', 'list', '--data', data, '--reason', 'garbage']);
+    expect([refused.code, refused.err]).toEqual([2, expect.stringMatching(/^tilstand: option '--reason': expected one of too_large, .*, got 'garbage'\n$/)]);
     const stopped = await run(['status', '--data', data]);
     expect(letterLines(stopped.out)).toEqual([
       'dead letters: 4 open (tilstand deadletters list)',

@@ -9,7 +9,8 @@ import { CliError, EXIT, parseArgs, pathOption, type FlagSpecs, type ParsedArgs 
 import { bindingView, checkContract, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { repeatedKeyPath } from '../../lsm/json-keys.ts';
 import { NAME_PATTERN } from '../../ingest/envelope.ts';
-import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
+import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, lettersOf, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
+import { DEAD_LETTER_REASONS } from '../../ingest/envelope.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, nameProblem, ROLES, UserStore, visibleName, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
@@ -44,7 +45,7 @@ export const siteUsage = [
   '                                           who changed which key from the floor UI (reorder points), newest first',
   '  tilstand contracts list [--data <dir>] [--json]   registered event contracts',
   '  tilstand contracts add --file <contract.json> [--data <dir>]',
-  '  tilstand deadletters list [--data <dir>] [--status open|replayed|dismissed] [--limit <n>] [--json]',
+  '  tilstand deadletters list [--data <dir>] [--status open|replayed|dismissed] [--topic <topic>] [--reason <reason>] [--limit <n>] [--json]',
   '                                           the open ones first (oldest first), then the closed ones newest first',
   '  tilstand deadletters replay [--data <dir>] [--id <position>… [--alike]]',
   '                                           every open letter, or those named; --alike: also every other open letter',
@@ -106,7 +107,7 @@ export const SITE_SUBCOMMAND_FLAGS = {
   config: { check: { ...DATA, ...JSON_FLAG }, reload: { ...DATA }, changes: { ...DATA, ...LIMIT, ...JSON_FLAG } },
   contracts: { list: { ...DATA, ...JSON_FLAG }, add: { ...DATA, file: { type: 'string', value: '<contract.json>' } } },
   deadletters: {
-    list: { ...DATA, status: { type: 'string', value: 'open|replayed|dismissed' }, ...LIMIT, ...JSON_FLAG },
+    list: { ...DATA, status: { type: 'string', value: 'open|replayed|dismissed' }, topic: { type: 'string', value: '<topic>' }, reason: { type: 'string', value: '<reason>' }, ...LIMIT, ...JSON_FLAG },
     replay: { ...DATA, ...IDS, ...ALIKE },
     dismiss: { ...DATA, ...IDS, user: { type: 'string', value: '<name>' }, ...PIN, note: { type: 'string', value: '<why>' }, ...ALIKE },
   },
@@ -361,8 +362,13 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     const status = a.string('status');
     if (status !== undefined && status !== 'open' && status !== 'replayed' && status !== 'dismissed') throw new CliError(EXIT.usage, `option '--status': expected open, replayed or dismissed, got '${status}'`);
     const limit = positiveInt(a.string('limit'), 'limit', 1) ?? 100;
+    // One group of those `tilstand status` lists (topic and reason as it prints them).
+    const topic = a.string('topic');
+    const reason = a.string('reason');
+    if (reason !== undefined && !(DEAD_LETTER_REASONS as readonly string[]).includes(reason)) throw new CliError(EXIT.usage, `option '--reason': expected one of ${DEAD_LETTER_REASONS.join(', ')}, got '${reason}'`);
+    const group = { ...(topic !== undefined ? { topic } : {}), ...(reason !== undefined ? { reason } : {}) };
     let letters: LetterView[];
-    if (socket) letters = (await controlRequest(socket, 'deadletters.list', { limit, ...(status ? { status } : {}) })) as LetterView[];
+    if (socket) letters = (await controlRequest(socket, 'deadletters.list', { limit, ...(status ? { status } : {}), ...group })) as LetterView[];
     else {
       const config = readConfig(data);
       const p = dataPaths(data, config.site);
@@ -371,7 +377,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
       letters = [];
       if (catalog.tableExists(id)) {
         const t = catalog.getTable(id);
-        const heads = deadLetterHeads(t);
+        const heads = lettersOf(deadLetterHeads(t, topic !== undefined || reason !== undefined ? ['topic', 'reason'] : []), group);
         const chosen = status ? heads.filter((d) => d.status === status).slice(0, limit) : openFirst(heads, limit);
         letters = wholeDeadLetters(
           t,

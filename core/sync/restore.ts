@@ -58,10 +58,11 @@ export interface ResyncRequest {
 
 /**
  * Tilstand's own tables (../shared/DESIGN.md, "Shared names"; core/ingest's RESERVED_TABLE_NAMES,
- * which this folder may not import): made by the site whatever config.json says. Any other table
- * of a site is one of its own, defined in config.json.
+ * which this folder may not import, names the same: core/site's table-names.test.ts holds them
+ * equal): made by the site whatever config.json says. Any other table of a site is one of its
+ * own, defined in config.json.
  */
-const TILSTAND_TABLES: readonly string[] = ['work_queue', 'resources', 'stock', APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, 'dead_letters'];
+export const TILSTAND_TABLES: readonly string[] = ['work_queue', 'resources', 'stock', APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, 'dead_letters'];
 
 export interface RestoreNote {
   site: string;

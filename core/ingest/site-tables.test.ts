@@ -72,8 +72,8 @@ describe('site table definitions', () => {
 });
 
 describe("a site table's rows are ordered by its module's seq", () => {
-  // An event can reach a table twice (a dead letter replayed after its stream was bound also comes
-  // by the journal or the module's resend): only a table ordered by the seq keeps the newest row.
+  // An event can reach a table twice (the module's resend, a dead letter replayed, a replay a crash
+  // cut short): only a table ordered by the seq keeps the newest row.
   const parse = (options: Record<string, string>, columns = DOORS.columns) => refusal(() => parseTableDefinition({ ...DOORS, columns, options }, 'tables[5]'));
 
   it('takes deduplicate and partial-update with the seq, and first-row as it is', () => {

@@ -139,11 +139,15 @@ export function parseTableDefinition(entry: Readonly<Record<string, unknown>>, p
   return def;
 }
 
+/** How an event reaches a table twice, in the refusals below. */
+const TWICE = "(the module's resend, a dead letter replayed, a replay a crash cut short)";
+
 /**
  * Why the table's rows would not be ordered by its module's seq, or undefined. An event can reach
- * a table twice: a dead letter replayed (`tilstand deadletters replay`, which does not go through
- * the sequencer) after its stream was bound also comes by the journal read at the start that made
- * the table, or by the module's resend, and a replay interrupted by a crash runs again. A
+ * a table twice: the module resends what it is asked to (a resync) or what it was not sure went,
+ * a dead letter is replayed (`tilstand deadletters replay`, which does not go through the
+ * sequencer) after its stream was bound to a table that already has the event from the module's
+ * resend, and a replay interrupted by a crash runs again. A
  * table ordered by the seq (`sequence.field`, or a sequence group over every column) keeps the
  * newest row whatever comes again; otherwise an old event written again overwrites a newer row,
  * and an aggregate counts it twice. The seed tables are ordered so (CONTRACTS.md "Seed tables").
@@ -153,7 +157,7 @@ function orderProblem(def: TableDefinition): string | undefined {
   const hint = "bind the module's source.seq to a BIGINT column and name it in 'sequence.field'";
   if (engine === 'first-row') return undefined; // the first row stays: an event again changes nothing
   if (engine === 'aggregation') {
-    return `merge-engine 'aggregation' is not taken for a site's table: an event can reach a table twice (a dead letter replayed after its stream was bound also comes by the journal or the module's resend), and an aggregate would count it twice; use deduplicate or partial-update and ${hint}`;
+    return `merge-engine 'aggregation' is not taken for a site's table: an event can reach a table twice ${TWICE}, and an aggregate would count it twice; use deduplicate or partial-update and ${hint}`;
   }
   // Valid values were checked before (checkWritableOptions). Descending keeps the lowest seq: the
   // module's first event for a key would stay for good, and an old one sent again replace newer rows.
@@ -166,9 +170,9 @@ function orderProblem(def: TableDefinition): string | undefined {
     const grouped = new Set(sequenceGroups(def).flatMap((g) => [...g.fields, ...g.columns]));
     const loose = def.fields.filter((f) => !def.primaryKeys.includes(f.name) && !grouped.has(f.name)).map((f) => f.name);
     if (grouped.size > 0 && loose.length === 0) return undefined;
-    return `a partial-update table of the site's own needs 'sequence.field', or a sequence group ('fields.<seq column>.sequence-group') over every column${loose.length > 0 && grouped.size > 0 ? ` (not in one: ${loose.join(', ')})` : ''}: an event can reach a table twice (a dead letter replayed after its stream was bound also comes by the journal or the module's resend), and without the seq an old one overwrites a newer row`;
+    return `a partial-update table of the site's own needs 'sequence.field', or a sequence group ('fields.<seq column>.sequence-group') over every column${loose.length > 0 && grouped.size > 0 ? ` (not in one: ${loose.join(', ')})` : ''}: an event can reach a table twice ${TWICE}, and without the seq an old one overwrites a newer row`;
   }
-  return `a ${engine} table of the site's own needs 'sequence.field': an event can reach a table twice (a dead letter replayed after its stream was bound also comes by the journal or the module's resend), and without the seq an old one overwrites a newer row; ${hint}`;
+  return `a ${engine} table of the site's own needs 'sequence.field': an event can reach a table twice ${TWICE}, and without the seq an old one overwrites a newer row; ${hint}`;
 }
 
 /**

@@ -251,7 +251,6 @@ export function allFound(table: Table, positions: readonly bigint[], letters: re
   });
 }
 
-/** How many letters of the table are open (their heads only). */
 /**
  * The heads of one topic and/or one reason (exactly as stored; heads read with those columns), or
  * all of them: the letters of one group `tilstand status` names (`openLetterGroups`).
@@ -274,8 +273,13 @@ export interface OpenLetterGroup {
  * contract version the site lacked leaves one group of thousands, not thousands of lines.
  */
 export function openLetterGroups(table: Table): OpenLetterGroup[] {
+  return groupOpenLetters(deadLetterHeads(table, ['topic', 'reason']));
+}
+
+/** `openLetterGroups` of heads read with topic and reason (the Ingestor's include those not yet committed). */
+export function groupOpenLetters(heads: readonly LetterHead[]): OpenLetterGroup[] {
   const groups = new Map<string, OpenLetterGroup>();
-  for (const h of deadLetterHeads(table, ['topic', 'reason'])) {
+  for (const h of heads) {
     if (h.status !== 'open') continue;
     const key = `${h.topic}\u0000${h.reason}`;
     const g = groups.get(key);
@@ -285,6 +289,7 @@ export function openLetterGroups(table: Table): OpenLetterGroup[] {
   return [...groups.values()].sort((a, b) => b.count - a.count || (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.reason < b.reason ? -1 : 1));
 }
 
+/** How many letters of the table are open (their heads only). */
 export function countOpenDeadLetters(table: Table): number {
   let n = 0;
   for (const h of deadLetterHeads(table)) if (h.status === 'open') n++;

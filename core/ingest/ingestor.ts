@@ -32,6 +32,7 @@ import {
   deadLetterRecord,
   deadLettersAt,
   forClosedDeadLetters,
+  groupOpenLetters,
   nextTurn,
   openFirst,
   tombstoneRecord,
@@ -40,6 +41,7 @@ import {
   type DeadLetter,
   type DeadLetterStatus,
   type LetterHead,
+  type OpenLetterGroup,
 } from './dead-letters.ts';
 import {
   DEAD_LETTER_REASONS,
@@ -1062,6 +1064,15 @@ export class Ingestor {
   openAlike(ids: readonly bigint[]): bigint[] {
     this.checkOpen();
     return withOpenAlike(this.letterHeads(['topic', 'reason']) as Required<LetterHead>[], ids);
+  }
+
+  /**
+   * The open letters grouped by topic and reason, the largest first (dead-letters.ts
+   * `groupOpenLetters`), those not yet committed included: where the open letters come from.
+   */
+  openLetterGroups(): OpenLetterGroup[] {
+    this.checkOpen();
+    return groupOpenLetters(this.letterHeads(['topic', 'reason']));
   }
 
   /** Every letter's head (after position `after`), committed or not, in position order. */

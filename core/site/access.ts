@@ -38,6 +38,7 @@ export const ACCESS: { readonly [M in SiteMethod]: Access } = {
   diff: signedIn,
   syncStatus: signedIn,
   deadLetters: signedIn,
+  deadLetterGroups: signedIn,
   // A viewer only looks: a replay writes the state tables.
   replayDeadLetters: {
     who: 'roles',

@@ -178,6 +178,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   diff: object({ table: req(tableName), from: req(readPoint), to: req(readPoint), limit: opt(int(1, 10_000)), contains: opt(str(128)) }),
   syncStatus: empty,
   deadLetters: object({ status: opt(oneOf(['open', 'replayed', 'dismissed'])), limit: opt(int(1, 10_000)) }),
+  deadLetterGroups: empty,
   replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)), alike: opt(bool) }),
   dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)), alike: opt(bool) }),
   users: empty,

@@ -307,6 +307,13 @@ export interface DeadLetterView {
   dismissed: { by: string; atMs: number; note: string } | null;
 }
 
+/** Open dead letters of one topic with one reason, and how many (`deadLetterGroups`). */
+export interface DeadLetterGroupView {
+  topic: string;
+  reason: string;
+  count: number;
+}
+
 export interface UserView {
   name: string;
   roles: Role[];
@@ -414,6 +421,11 @@ export interface SiteApiMethods {
   syncStatus: { req: Record<string, never>; res: SyncStatus };
   deadLetters: { req: { status?: 'open' | 'replayed' | 'dismissed'; limit?: number }; res: DeadLetterView[] };
   /**
+   * Where the open letters come from: every topic-and-reason group of them, the largest first
+   * (those not yet committed included) — the few of a list can all be one module's.
+   */
+  deadLetterGroups: { req: Record<string, never>; res: DeadLetterGroupView[] };
+  /**
    * Anyone but a viewer: re-runs open letters (those named, or all) with the site's contracts now.
    * `alike` (with `ids`): also every other open letter with the topic and reason of one named —
    * a module's letters once its missing contract version is added, not other modules' garbage.
@@ -469,7 +481,7 @@ export const DISMISS_NOTE_MAX = 500;
 /** The methods in one list, for the preload bridge and the server's router. */
 export const SITE_METHODS: readonly SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
-  'setReorderPolicy', 'configChanges', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'dismissDeadLetters', 'users',
+  'setReorderPolicy', 'configChanges', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'deadLetterGroups', 'replayDeadLetters', 'dismissDeadLetters', 'users',
   'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ] as const;
 

@@ -29,6 +29,7 @@ import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translatio
 import {
   SiteApiError,
   type Alarm,
+  type DeadLetterGroupView,
   type DeadLetterView,
   type DiffResult,
   type HistoryResult,
@@ -177,6 +178,9 @@ export class SiteService implements SiteBackend {
       deadLetters: (req) =>
         this.deadLetters(req.status, req.limit ?? 200)
           .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
+      // Asked when the Dead letters screen loads, not with the per-second status: it reads every
+      // letter's head, and a flood leaves hundreds of thousands.
+      deadLetterGroups: () => this.site.ingestor.openLetterGroups().map((g): DeadLetterGroupView => ({ topic: g.topic, reason: g.reason, count: g.count })),
       replayDeadLetters: (req, s) =>
         replayLogged(this.site.ingestor, req.ids?.map((id) => parsePosition(id)), req.alike === true, { log: (l) => this.site.logLine(l), via: 'floor UI', by: this.current(s).name }),
       dismissDeadLetters: async (req, s) => {

@@ -128,6 +128,6 @@ export function createClient(inputAge: () => number | null, bridge: Bridge = win
 // test/contracts/renderer-site.test.ts checks it).
 const METHODS: SiteMethod[] = [
   'firstRun', 'initSite', 'signIn', 'signOut', 'me', 'status', 'listProposals', 'getProposal', 'decide', 'workQueue', 'stock',
-  'setReorderPolicy', 'configChanges', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'replayDeadLetters', 'dismissDeadLetters', 'users',
+  'setReorderPolicy', 'configChanges', 'tables', 'tags', 'history', 'diff', 'syncStatus', 'deadLetters', 'deadLetterGroups', 'replayDeadLetters', 'dismissDeadLetters', 'users',
   'addUser', 'disableUser', 'enableUser', 'resetSecret', 'setRoles',
 ];

@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import type { DeadLetterView } from '../../../core/site/api.ts';
+import type { DeadLetterGroupView, DeadLetterView } from '../../../core/site/api.ts';
 import { escapeCloses, focusAfterClose, focusFirstOf, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatDuration, formatNumber, formatTime, pluralKey, type MessageKey } from '../i18n/messages.ts';
@@ -8,6 +8,37 @@ import { selectIsDecider } from '../store/store.ts';
 // The reasons core/ingest gives a dead letter (DEAD_LETTER_REASONS), said in words; another, from a
 // newer site, is shown as it came.
 const REASONS = new Set(['too_large', 'bad_json', 'unsafe_json', 'bad_envelope', 'topic_mismatch', 'no_contract', 'contract_violation', 'no_binding', 'binding_error', 'unfit_for_table']);
+
+/** The open letters' groups the summary names, the largest first (`tilstand status` names as many); the rest are counted. */
+export const SOURCES_SHOWN = 5;
+
+/** Module and stream of a topic: its last two levels (`tilstand/<site>/events/<module>/<stream>`). */
+export const sourceOf = (topic: string): string => topic.split('/').slice(-2).join('/');
+
+/**
+ * Where the open letters come from, above the list: the list shows the oldest few, and a module
+ * sending thousands a minute fills it while another's two are out of sight. The largest groups of
+ * one topic and reason, worded, and how many letters the others hold.
+ */
+function LetterSources({ groups }: { groups: readonly DeadLetterGroupView[] }) {
+  const t = useT();
+  const lang = useApp((s) => s.lang);
+  if (groups.length === 0) return null;
+  const rest = groups.slice(SOURCES_SHOWN).reduce((n, g) => n + g.count, 0);
+  return (
+    <div className="letter-sources">
+      {t('dead.sources')}
+      <ul>
+        {groups.slice(0, SOURCES_SHOWN).map((g) => (
+          <li key={`${g.topic}\u0000${g.reason}`} title={g.topic}>
+            {t('dead.fromSource', { n: formatNumber(lang, g.count), reason: REASONS.has(g.reason) ? t(`dead.why.${g.reason}` as MessageKey) : g.reason, source: sourceOf(g.topic) })}
+          </li>
+        ))}
+        {rest > 0 && <li>{t(pluralKey(lang, 'dead.sourcesMore', rest), { n: formatNumber(lang, rest) })}</li>}
+      </ul>
+    </div>
+  );
+}
 
 /** A CSS attribute value in double quotes (a letter id is the site's; no `CSS.escape` outside a browser). */
 const quoted = (v: string): string => `"${v.replace(/["\\]/g, '\\$&')}"`;
@@ -30,6 +61,7 @@ export function DeadLetters() {
   const t = useT();
   const lang = useApp((s) => s.lang);
   const rows = useApp((s) => s.deadLetters);
+  const groups = useApp((s) => s.deadLetterGroups);
   const result = useApp((s) => s.replayResult);
   const load = useApp((s) => s.loadDeadLetters);
   const replay = useApp((s) => s.replayDeadLetters);
@@ -75,6 +107,7 @@ export function DeadLetters() {
           {t('dead.replay')}
         </button>
       )}
+      <LetterSources groups={groups} />
       {result && <p role="status" className="replay-result">{t('dead.replayed', { n: result.replayed, f: result.failed })}</p>}
       {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t(pluralKey(lang, 'dead.moreOpen', openShown), { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
       {keepClosedMs > 0 && rows.some((r) => r.status !== 'open') && <p className="muted retention">{t('dead.retention', { span: formatDuration(lang, keepClosedMs) })}</p>}

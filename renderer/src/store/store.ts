@@ -11,7 +11,7 @@
 // (`deciding`), and one change to the dead letters or the users (`deadLettersBusy`, `usersBusy`).
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type {
-  DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
+  DeadLetterGroupView, DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
   ConfigChangeView, SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
 import { errorLine, refusalText, type Lang, type RefusalLike } from '../i18n/messages.ts';
@@ -86,6 +86,8 @@ interface StateSlice {
   tables: TableInfo[];
   sync: SyncStatus | null;
   deadLetters: DeadLetterView[];
+  /** Where the open letters come from: topic-and-reason groups, the largest first (asked with the list). */
+  deadLetterGroups: DeadLetterGroupView[];
   replayResult: { replayed: number; failed: number } | null;
   /** A replay or a dismissal of dead letters is on its way: another is not sent (a double tap). */
   deadLettersBusy: boolean;
@@ -192,7 +194,7 @@ const savedLang = (): Lang => {
 type SessionState = Pick<
   AppState,
   | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
-  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
+  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'tags'
 >;
 
@@ -221,6 +223,7 @@ const sessionStart = (): SessionState => ({
   tables: [],
   sync: null,
   deadLetters: [],
+  deadLetterGroups: [],
   replayResult: null,
   deadLettersBusy: false,
   users: [],
@@ -559,7 +562,14 @@ export function createAppStore(api: SiteApi): AppStore {
       loadConfigChanges: () => read(() => api.configChanges({ limit: CONFIG_CHANGES_SHOWN }), (configChanges) => ({ configChanges })),
       loadTables: () => read(() => api.tables({}), (tables) => ({ tables })),
       loadSync: () => read(() => api.syncStatus({}), (sync) => ({ sync })),
-      loadDeadLetters: () => read(() => api.deadLetters({}), (deadLetters) => ({ deadLetters })),
+      // The list and, beside it, where the open letters come from: a list shows the first few, all
+      // of one module when it floods. Asked here only, not with the per-second status.
+      loadDeadLetters: async () => {
+        await Promise.all([
+          read(() => api.deadLetters({}), (deadLetters) => ({ deadLetters })),
+          read(() => api.deadLetterGroups({}), (deadLetterGroups) => ({ deadLetterGroups })),
+        ]);
+      },
       // One replay or dismissal at a time: a second tap on Replay would find nothing open and
       // replace "replayed n" with "replayed 0".
       replayDeadLetters: async (ids, alike) => {

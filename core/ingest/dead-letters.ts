@@ -289,13 +289,6 @@ export function groupOpenLetters(heads: readonly LetterHead[]): OpenLetterGroup[
   return [...groups.values()].sort((a, b) => b.count - a.count || (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.reason < b.reason ? -1 : 1));
 }
 
-/** How many letters of the table are open (their heads only). */
-export function countOpenDeadLetters(table: Table): number {
-  let n = 0;
-  for (const h of deadLetterHeads(table)) if (h.status === 'open') n++;
-  return n;
-}
-
 /** Journal positions in ascending order. */
 export const comparePositions = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
 

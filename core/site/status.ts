@@ -6,7 +6,7 @@
 
 import { existsSync } from 'node:fs';
 import { Catalog, type Table } from '../lsm/index.ts';
-import { DEAD_LETTERS_TABLE_NAME, countOpenDeadLetters, openLetterGroups, type OpenLetterGroup } from '../ingest/dead-letters.ts';
+import { DEAD_LETTERS_TABLE_NAME, openLetterGroups, type OpenLetterGroup } from '../ingest/dead-letters.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { Journal } from '../ingest/journal.ts';
 import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
@@ -192,21 +192,16 @@ function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): Syn
 }
 
 /**
- * A running site's status with `configSyncTarget` set when config.json in `data`, read now, names
+ * A running site's status with `configSyncTarget` set when `config` (config.json, read now) names
  * another HQ target than the one the site syncs to (compared as the engine compares them and as
  * `syncFromDirectory` does: `targetDescription`). The site read config.json when it started; an
  * `hq.target` edited since, or one overridden with --hq, applies at the next start only. A status
- * from a stopped site or an older one (no `syncDescription`), or a config.json that cannot be read,
- * is returned as it is.
+ * from a stopped site or an older one (no `syncDescription`), or without a config (config.json
+ * could not be read), is returned as it is.
  */
-export function withConfigSyncTarget(s: SiteStatus, data: string): SiteStatus {
-  if (!s.running || s.syncDescription === undefined) return s;
-  let configured: string | null;
-  try {
-    configured = readConfig(data).hq.target;
-  } catch {
-    return s;
-  }
+export function withConfigSyncTarget(s: SiteStatus, config: SiteConfig | undefined): SiteStatus {
+  if (!s.running || s.syncDescription === undefined || config === undefined) return s;
+  const configured = config.hq.target;
   const running = s.syncDescription;
   if (configured === null) return running === null ? s : { ...s, configSyncTarget: null };
   if (running !== null && targetDescription(configured) === running) return s;
@@ -214,16 +209,16 @@ export function withConfigSyncTarget(s: SiteStatus, data: string): SiteStatus {
 }
 
 /**
- * The status with `deadLettersOpenBy` set from `data`'s dead_letters table when letters are open:
- * which module sends what the site refuses, and why, on the status screen an operator reads first
- * (the count alone sent them to `deadletters list` to find out). Read by the command, not by the
- * running site (the floor UI's status is sent every second, and the heads of a day's letters are
- * hundreds of thousands). A directory that cannot be read leaves the status as it is.
+ * A running site's status with `deadLettersOpenBy` set from `data`'s dead_letters table when
+ * letters are open: which module sends what the site refuses, and why, on the status screen an
+ * operator reads first (the count alone sent them to `deadletters list` to find out). Read by the
+ * command, not by the running site (the floor UI's status is sent every second, and the heads of a
+ * day's letters are hundreds of thousands); `statusFromDirectory` groups them as it counts them. A
+ * directory that cannot be read leaves the status as it is.
  */
-export function withOpenLetterGroups(s: SiteStatus, data: string): SiteStatus {
-  if (s.deadLettersOpen === 0) return s;
+export function withOpenLetterGroups(s: SiteStatus, data: string, config: SiteConfig | undefined): SiteStatus {
+  if (s.deadLettersOpen === 0 || config === undefined) return s;
   try {
-    const config = readConfig(data);
     const p = dataPaths(data, config.site);
     const catalog = new Catalog(p.warehouse, catalogOptions(config));
     const id = { database: p.database!, table: DEAD_LETTERS_TABLE_NAME };
@@ -289,6 +284,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const counter = new RowCounter();
   let deadLettersOpen = 0;
+  let deadLettersOpenBy: OpenLetterGroup[] = [];
   // Ingest's tables: the inbox's age exists only while a site's agent checks it. Every one the
   // site's Ingestor keeps, with the budget it would keep (config.json's, else the default), as a
   // running site lists them: config `tables` may name only some, and the rest (dead_letters and
@@ -308,7 +304,11 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
       snapshotId = c.snapshotId;
       rows = c.rows;
       lastCommitMs = t.latestSnapshot()?.timeMillis ?? null;
-      if (b.table === DEAD_LETTERS_TABLE_NAME) deadLettersOpen = countOpenDeadLetters(t);
+      if (b.table === DEAD_LETTERS_TABLE_NAME) {
+        // One pass over the letters' heads gives the count and the groups `formatStatus` lists.
+        deadLettersOpenBy = openLetterGroups(t);
+        for (const g of deadLettersOpenBy) deadLettersOpen += g.count;
+      }
     }
     return { ...b, ageMs: null, withinBudget: null, pendingEvents: null, lastCommitMs, snapshotId, rows, breaches: null, fed: fed.has(b.table) };
   });
@@ -333,6 +333,7 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
     http: { url: null },
     tables,
     deadLettersOpen,
+    ...(deadLettersOpenBy.length > 0 ? { deadLettersOpenBy } : {}),
     journal,
     ingestFailure: null,
     diskFull: null,

@@ -171,8 +171,18 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
   const socket = await runningSocket(data);
-  // A running site shows the target it syncs to; config.json, read here, may name another by now.
-  const s = withOpenLetterGroups(socket ? withConfigSyncTarget((await controlRequest(socket, 'status')) as SiteStatus, data) : statusFromDirectory(data), data);
+  let s: SiteStatus;
+  if (socket) {
+    // A running site shows the target it syncs to; config.json, read here once, may name another
+    // by now. The open letters' groups are read here too (a stopped site's status has them).
+    let config: SiteConfig | undefined;
+    try {
+      config = readConfig(data);
+    } catch {
+      config = undefined;
+    }
+    s = withOpenLetterGroups(withConfigSyncTarget((await controlRequest(socket, 'status')) as SiteStatus, config), data, config);
+  } else s = statusFromDirectory(data);
   await print(io.stdout, a.boolean('json') ? [json(s)] : formatStatus(s));
   return EXIT.ok;
 }

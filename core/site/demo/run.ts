@@ -7,9 +7,9 @@
 //
 // The yard module (yard.ts) is not a seed module: a demo directory made before it existed has no
 // broker user for it (and no yard_doors table), so it runs only when its credentials are there
-// and the caller does not say otherwise (`yard: false`); `DemoModules.notRunning` names it then.
-// Both callers (`tilstand start --demo`, `tilstand demo`) pass `yard` from the data directory's
-// config.json (demo/site.ts `demoYardMissing`: the table defined and a binding writing it).
+// and the caller does not say otherwise (`yard: false`). Both callers (`tilstand start --demo`,
+// `tilstand demo`) pass `yard` from the data directory's config.json (demo/site.ts
+// `demoYardMissing`: the table defined and a binding writing it) and say why it does not run.
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,8 +47,6 @@ export interface DemoRunOptions {
 
 export interface DemoModules {
   modules: readonly DemoModule[];
-  /** The demo's modules not run: `yard` in a directory made before it (no credentials), or `yard: false`. */
-  notRunning: readonly string[];
   stats(): DemoModuleStats[];
   connected(): Promise<void>;
   stop(): Promise<void>;
@@ -91,7 +89,6 @@ export function runDemoModules(o: DemoRunOptions): DemoModules {
   return {
     connected: () => Promise.all(modules.map((m) => m.connected())).then(() => undefined),
     modules,
-    notRunning: yard ? [] : [DEMO_YARD_MODULE],
     stats: () => modules.map((m) => m.getStats()),
     stop: async () => {
       await Promise.all(modules.map((m) => m.stop()));

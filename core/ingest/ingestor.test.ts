@@ -595,6 +595,26 @@ describe("Ingestor: a table made at a start and the dead letters of the events i
     expect(j.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual([p1, p3]);
     expect(j.deadLetterCount()).toBe(0);
   });
+
+  it('closes the letter of an event the reorder buffer dropped at open when its resend is applied at a new position', async () => {
+    const i = start();
+    const p1 = await i.accept(topic('yard', 'doors'), door(1, 'D-01', 'free'));
+    const p3 = await i.accept(topic('yard', 'doors'), door(3, 'D-03', 'occupied'));
+    const p4 = await i.accept(topic('yard', 'doors'), door(4, 'D-04', 'occupied'));
+    const p5 = await i.accept(topic('yard', 'doors'), door(5, 'D-05', 'down'));
+    stop(i);
+    // Two held at most: at open seq 3 and 4 wait for 2, and 5 overflows (dropped, asked again).
+    const j = start({ ...withYard(), sequencer: { reorder_buffer_max: 2 } });
+    expect(j.health().lettersClosedAtOpen).toBe(1);
+    expect(j.metrics()).toMatch(/\ntilstand_ingest_reorder_overflow_drops_total\{site="s1"\} 1\n/);
+    expect(resyncs).toContainEqual({ module: 'yard', stream: 'doors', from: 2 });
+    // The module resends from 2: 3 and 4 are held already, 5 comes at a new position.
+    for (const seq of [2, 3, 4, 5]) await j.accept(topic('yard', 'doors'), door(seq, `D-0${seq}`, seq === 5 ? 'down' : seq === 2 ? 'free' : 'occupied'));
+    j.commitAll();
+    expect(row('yard_doors', { door_id: 'D-05' })).toMatchObject({ state: 'down', yard_seq: 5 });
+    expect(j.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual([p1, p3, p4, p5]);
+    expect(j.deadLetterCount()).toBe(0);
+  });
 });
 
 describe('Ingestor bindings checked at open', () => {

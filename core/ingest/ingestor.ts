@@ -361,6 +361,13 @@ export class Ingestor {
    * released event).
    */
   private lettersToClose: Set<bigint> | undefined;
+  /**
+   * Of those, the ones whose event the reorder buffer dropped while it was held (overflow), by
+   * stream key and seq: the module's resend brings the event again at a new journal position, and
+   * its release closes the letter at the old one. Filled only from `lettersToClose`, so bounded by
+   * the letters open at the start; undefined while empty.
+   */
+  private lettersBySeq: Map<string, bigint> | undefined;
   /** Of those, the ones applied during the read at open, closed together after it. */
   private readonly lettersApplied: bigint[] = [];
   private closedAtOpen = 0;
@@ -674,6 +681,7 @@ export class Ingestor {
         this.c.overflowDrops += offer.dropped.length;
         let kept = true;
         for (const d of offer.dropped) {
+          if (this.lettersToClose?.delete(d.item.entry.position) === true) (this.lettersBySeq ??= new Map()).set(`${d.item.key}\u0000${d.seq}`, d.item.entry.position);
           if (d.item === item) kept = false;
           else {
             this.heldPositions.delete(d.item.entry.position);
@@ -720,14 +728,26 @@ export class Ingestor {
     if (refusal) return this.deadLetter(entry, refusal, seq, null);
     // An open letter of this event (refused whole before): closed if every bound table takes it
     // now; a table that holds the event already (covered) skips it, and the letter stays open.
-    const closes = this.lettersToClose?.delete(entry.position) === true && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
+    // The letter is at this position, or at the one the event had before the reorder buffer
+    // dropped it (its resend comes at a new position).
+    let letter: bigint | undefined = this.lettersToClose?.delete(entry.position) === true ? entry.position : undefined;
+    if (this.lettersBySeq !== undefined) {
+      const bySeq = `${seq.key}\u0000${seq.seq}`;
+      const before = this.lettersBySeq.get(bySeq);
+      if (before !== undefined) {
+        letter ??= before;
+        this.lettersBySeq.delete(bySeq);
+        if (this.lettersBySeq.size === 0) this.lettersBySeq = undefined;
+      }
+    }
+    const closes = letter !== undefined && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
     const failures = this.applyBindings(entry, envelope, bindings, seq);
     if (failures.length > 0) this.deadLetter(entry, combine(failures), seq, failures.map((f) => f.binding));
     else {
       this.c.applied++;
       if (closes) {
-        if (this.recovering) this.lettersApplied.push(entry.position);
-        else this.closeLetters([entry.position]);
+        if (this.recovering) this.lettersApplied.push(letter!);
+        else this.closeLetters([letter!]);
       }
     }
   }

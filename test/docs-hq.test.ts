@@ -200,10 +200,11 @@ describe('docs/hq.md', () => {
     const r = await runMain(['hq', 'proposals', '--hq', hqDir, '--site', 'demo', '--format', 'text']);
     expect(r.code, r.err).toBe(0);
     const norm = (l: string) => l.trim().split(/\s{2,}/);
-    const [header, row] = SAMPLE.trimEnd().split('\n');
+    const [header, row, names] = SAMPLE.trimEnd().split('\n');
     const lines = r.out.trimEnd().split('\n');
     expect(norm(lines[0]!)).toEqual(norm(header!));
     expect(norm(lines.find((l) => l.startsWith(DECIDED))!)).toEqual(norm(row!));
+    expect(lines.at(-1)).toBe(names);
     const evidence = /^```sh\n(tilstand hq scan [^\n]*--tag decision-[^\n]*)\n```/m.exec(DOC)![1]!;
     const scan = await runMain(argv(evidence));
     expect(scan.code, scan.err).toBe(0);

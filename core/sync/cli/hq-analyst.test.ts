@@ -149,11 +149,11 @@ describe('tilstand hq proposals --format text', () => {
     return { header: lines[0]!, cell: (name, id) => lines.find((l) => l.startsWith(`${id} `))!.slice(lines[0]!.indexOf(name)).split(/ {2,}/)[0] };
   }
 
-  it('names the tag HQ holds of each proposal\'s evidence: decision-<id> once decided, else the run tag, else "rows only"', async () => {
+  it('names the tag HQ holds of each proposal\'s evidence: decision (its decision-<id>) once decided, else the run tag, else "rows only"', async () => {
     const { header, cell } = await proposalColumns();
     expect(header).toMatch(/^proposal +status +created +risk +action +decided by +command +evidence at HQ +checked at HQ +why$/);
     const evidence = (id: string) => cell('evidence at HQ', id);
-    expect(evidence('p-decided')).toBe('decision-p-decided (stock)');
+    expect(evidence('p-decided')).toBe('decision (stock)');
     expect(evidence('p-open')).toBe('agent-run-1 (stock)');
     expect(evidence('p-expired')).toBe('rows only');
     expect(evidence('p-none')).toBe('–');
@@ -164,14 +164,27 @@ describe('tilstand hq proposals --format text', () => {
     expect(header).toContain(' checked at HQ ');
     const checked = (id: string) => cell('checked at HQ', id);
     // On every table it checked that had a snapshot: the tag's name, for `hq scan --tag`.
-    expect(checked('p-decided')).toBe('checked-p-decided');
+    expect(checked('p-decided')).toBe('checked');
     // A stale approval checked too; HQ has the tag on stock, not on resources: the tables that have it.
-    expect(checked('p-stale')).toBe('checked-p-stale (stock)');
+    expect(checked('p-stale')).toBe('checked (stock)');
     expect(checked('p-untagged')).toBe('ids only');
     // A rejection, an open proposal: no approval checked anything.
     for (const id of ['p-rejected', 'p-open', 'p-expired', 'p-none']) expect(checked(id), id).toBe('–');
     // The evidence column is as before: the rejected proposal's run tag.
     expect(cell('evidence at HQ', 'p-rejected')).toBe('agent-run-1 (stock)');
+  });
+
+  it("names a proposal's own tags by their kind on its line and spells the names once below the table", async () => {
+    const r = await hq('proposals', '--site', '7', '--format', 'text');
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines.at(-1)).toBe("decision, checked: the proposal's tags decision-<proposal> and checked-<proposal> (tilstand hq scan --tag)");
+    // No line repeats its proposal's id in a tag name (real ids are 24 characters: three of them made ~320-character lines).
+    for (const l of lines.slice(1, -1)) expect(l, l).not.toMatch(/(decision|checked)-p-/);
+    // The names it spells read those tags.
+    for (const tag of ['decision-p-decided', 'checked-p-decided']) expect((await hq('scan', '--site', '7', '--table', 'stock', '--tag', tag)).code, tag).toBe(0);
+    // Only open proposals: nothing decided, nothing checked, no line to explain them.
+    const open = await hq('proposals', '--site', '7', '--format', 'text', '--status', 'open');
+    expect(open.out).not.toContain('decision, checked:');
   });
 });
 

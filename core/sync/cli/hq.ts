@@ -164,9 +164,13 @@ async function tagsAtHq(store: HqStore, s: string, proposals: readonly Proposal[
   return held;
 }
 
+/** The words `hq proposals --format text` names a proposal's own tags by on its line. */
+const OWN_DECISION_TAG = 'decision';
+const OWN_CHECKED_TAG = 'checked';
+
 /**
  * The tag HQ holds of the snapshots a proposal's agent read, and on which tables, for `hq scan
- * --tag`: `decision-<proposal id>` once someone decided (kept a year on the site, and at HQ), else
+ * --tag`: `decision` (its tag `decision-<proposal id>`) once someone decided (kept a year on the site, and at HQ), else
  * the run's `agent-<run id>` (gone from HQ once the site expired it, after days). `rows only` when
  * HQ holds neither: the cited rows are still in the proposal's `evidence` column. `–` for a
  * proposal that cites no table.
@@ -177,7 +181,9 @@ function evidenceAtHq(held: ReadonlyMap<string, Set<string>>, p: Proposal): stri
   const found = new Map<string, string[]>(); // tag → tables that hold it
   for (const e of cited) {
     const tags = held.get(e.table)!;
-    const tag = p.decision !== null && tags.has(`decision-${p.id}`) ? `decision-${p.id}` : tags.has(e.tag!) ? e.tag! : null;
+    // The proposal's own tags by their kind (the line starts with its id; the footer says the
+    // names): `decision-<id>` and `checked-<id>` spelled out made lines of ~320 characters.
+    const tag = p.decision !== null && tags.has(`decision-${p.id}`) ? OWN_DECISION_TAG : tags.has(e.tag!) ? e.tag! : null;
     if (tag !== null) found.set(tag, [...(found.get(tag) ?? []), e.table]);
   }
   return found.size === 0 ? 'rows only' : [...found].map(([tag, tables]) => `${tag} (${tables.join(', ')})`).join('; ');
@@ -185,7 +191,7 @@ function evidenceAtHq(held: ReadonlyMap<string, Set<string>>, p: Proposal): stri
 
 /**
  * Whether HQ holds the state an approved or stale proposal's approval was checked against, its
- * `checked-<proposal id>` tag (core/inbox `keepChecked`): the tag's name when HQ has it on every
+ * `checked-<proposal id>` tag (core/inbox `keepChecked`): `checked` when HQ has it on every
  * table the approval checked (the agent's re-check reads every state table: naming them all on
  * each line would double the column), the tables that have it when only some do (the others still
  * to be sent). `ids only` when HQ has it on none — a decision made before the site made these
@@ -197,7 +203,7 @@ function checkedAtHq(held: ReadonlyMap<string, Set<string>>, p: Proposal): strin
   if (checked.length === 0) return '–';
   const tag = checkedTagName(p.id);
   const holding = checked.filter((t) => held.get(t)!.has(tag));
-  return holding.length === 0 ? 'ids only' : holding.length === checked.length ? tag : `${tag} (${holding.join(', ')})`;
+  return holding.length === 0 ? 'ids only' : holding.length === checked.length ? OWN_CHECKED_TAG : `${OWN_CHECKED_TAG} (${holding.join(', ')})`;
 }
 
 /** `text` at most `max` characters, the cut marked with an ellipsis (`--format jsonl` has it whole). */
@@ -374,11 +380,13 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
             // For a person at HQ: one line per proposal, with the tag HQ holds of what the agent saw
             // and the one of the state its approval was checked against.
             const held = await tagsAtHq(store, site(args), picked.map((r) => r.p));
-            const lines = formatTable(
-              ['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'evidence at HQ', 'checked at HQ', 'why'],
-              picked.map(({ p }) => [p.id, p.status, utcText(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', evidenceAtHq(held, p), checkedAtHq(held, p), cut(p.explanation, 80)]),
-            );
+            const cells = picked.map(({ p }) => [p.id, p.status, utcText(p.createdAtMs), p.risk, cut(actionText(p.action, p.params), 60), p.decision ? p.decision.by : '–', p.command ? p.command.state : '–', evidenceAtHq(held, p), checkedAtHq(held, p), cut(p.explanation, 80)]);
+            const lines = formatTable(['proposal', 'status', 'created', 'risk', 'action', 'decided by', 'command', 'evidence at HQ', 'checked at HQ', 'why'], cells);
             for (const l of picked.length > 0 ? lines : ['no proposals']) await out.line(l);
+            // The proposal's own tags are named by their kind on its line; here once by their names.
+            if (cells.some((c) => c[7]!.startsWith(OWN_DECISION_TAG) || c[8]!.startsWith(OWN_CHECKED_TAG))) {
+              await out.line(`${OWN_DECISION_TAG}, ${OWN_CHECKED_TAG}: the proposal's tags decision-<proposal> and checked-<proposal> (tilstand hq scan --tag)`);
+            }
             break;
           }
           if (fmt === 'csv') await out.line(csvHeader(fields, ['status']));

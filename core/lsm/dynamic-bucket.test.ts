@@ -36,6 +36,8 @@ import { Table } from './table.ts';
 import { mulberry32 } from './testing/prng.ts';
 import { javaRead } from './testing/java-read.ts';
 import { rewriteAsJava } from './testing/java-layout.ts';
+import { commitPlacedFiles, type PlacedFile } from './testing/levels.ts';
+import { bucketFor } from './table-read.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -195,8 +197,8 @@ describe('dynamic bucket (-1) tables made by Java', () => {
 
   for (const extra of [{ 'changelog-producer': 'lookup' }, { 'deletion-vectors.enabled': 'true' }, { 'merge-engine': 'first-row' }, { 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true' },
     // An engine that folds every run holding the key (get reads them all), compacted at every
-    // second run. Not covered: a key in two runs above level 0 (universal compaction here leaves
-    // one run at the top level), where getAnyBucket's stop rule would matter.
+    // second run. A key in two runs above level 0, where getAnyBucket's stop rule decides, is
+    // the next describe's.
     { 'merge-engine': 'aggregation', 'fields.v.aggregate-function': 'listagg', 'num-sorted-run.compaction-trigger': '2' }] as Array<Record<string, string>>) {
     it(`reads as the same table in fixed-bucket mode did, by scan and get (${JSON.stringify(extra)})`, () => {
       const dir = freshDir();
@@ -321,6 +323,102 @@ describe('dynamic bucket (-1) tables made by Java', () => {
     const fixed = TableSchema.fromSpec(SPEC, 0).toJson();
     expect(refusal(() => TableSchema.parse(JSON.stringify({ ...fixed, primaryKeys: ['k'] }), 'schema-0')).message).toMatch(/does not include the partition key 'p'/);
   });
+});
+
+// getAnyBucket's stop rule (gatherRuns with stopAboveLevelZero): in a table read by Java's lookup
+// rule (changelog-producer=lookup: merge/lookup-rule.ts), a key is its level-0 records and its
+// record of the lowest level above 0; records of it higher up are stale, so `get` stops at the
+// first run above level 0 that holds the key. This store's own compaction never leaves a stale
+// record that folds differently (it writes complete values that absorb the older ones, or widens:
+// DESIGN.md, "Lookup tables"), so the layout is Java's — a complete value at a low level above a
+// stale one — placed file by file (testing/levels.ts) in fixed buckets and then rewritten as a
+// dynamic-bucket table. Engines where the stale record changes the fold: aggregation (listagg
+// would count it again) and partial-update with remove-record-on-delete (a column the removal
+// cleared would come back). Deduplicate stops at the newest run anyway; first-row and deletion
+// vectors are read without merging above level 0.
+describe('dynamic bucket (-1) lookup tables: a key in two or more runs above level 0', () => {
+  // Per role, the key's value of `v` at each level (higher level = older), and what Java reads.
+  type Layout = Array<{ levels: Record<number, string | null>; want: string | null }>;
+  const engines: Array<[string, Record<string, string>, Layout]> = [
+    [
+      'aggregation (listagg)',
+      { 'merge-engine': 'aggregation', 'fields.v.aggregate-function': 'listagg' },
+      [
+        { levels: { 3: 'x', 1: 'x,y' }, want: 'x,y' },
+        { levels: { 4: 'x', 2: 'x,y', 0: 'z' }, want: 'x,y,z' },
+        { levels: { 4: 'x', 3: 'x,y', 1: 'x,y,w' }, want: 'x,y,w' },
+        { levels: { 2: 'x,y', 0: 'z' }, want: 'x,y,z' },
+      ],
+    ],
+    [
+      'partial-update with remove-record-on-delete',
+      { 'merge-engine': 'partial-update', 'partial-update.remove-record-on-delete': 'true' },
+      [
+        // A removal and a later +I{v: null} compacted into the complete {v: null} above the stale 'OLD'.
+        { levels: { 3: 'OLD', 1: null }, want: null },
+        { levels: { 4: 'OLD', 2: null, 0: 'NEW' }, want: 'NEW' },
+        { levels: { 4: 'OLD', 3: 'MID', 1: null }, want: null },
+        { levels: { 2: 'B', 0: null }, want: 'B' },
+      ],
+    ],
+  ];
+  for (const [name, options, layout] of engines) {
+    it(`get returns what the scan (and Java's read) of the merged state returns: ${name}`, () => {
+      const dir = freshDir();
+      const t0 = Table.create(dir, TableSchema.fromSpec({ ...SPEC, options: { bucket: '2', 'num-levels': '5', 'changelog-producer': 'lookup', ...options } }, 0));
+      // Keys of each (partition, bucket), one per role; the rest of 0..39 stay absent.
+      const placed = new Map<string, { p: string; bucket: number; level: number; records: PlacedFile['records'] }>();
+      const want = new Map<string, unknown[]>();
+      let seq = 0;
+      for (const p of ['a', 'b']) {
+        for (const bucket of [0, 1]) {
+          const keys = Array.from({ length: 40 }, (_, k) => k).filter((k) => bucketFor(t0.schema, { p, k }) === bucket).slice(0, layout.length);
+          expect(keys.length).toBe(layout.length);
+          keys.forEach((k, role) => {
+            const { levels, want: v } = layout[role]!;
+            // Oldest (highest level) first, so sequence numbers grow with recency.
+            for (const level of Object.keys(levels).map(Number).sort((x, y) => y - x)) {
+              const id = `${p}/${bucket}/${level}`;
+              if (!placed.has(id)) placed.set(id, { p, bucket, level, records: [] });
+              placed.get(id)!.records.push({ row: [p, k, levels[level]!], seq: seq++ });
+            }
+            want.set(keyOf(p, k), [p, k, v]);
+          });
+        }
+      }
+      const files = [...placed.values()].map((f) => ({ level: f.level, records: f.records, partition: [f.p], bucket: f.bucket }));
+      commitPlacedFiles(t0, files.filter((f) => f.level > 0));
+      commitPlacedFiles(t0, files.filter((f) => f.level === 0));
+      rewriteAsJava(dir, { bucket: '-1' }, (e) => ({ ...e, totalBuckets: -1 }), { bucketRange: true });
+
+      const t = Table.open(dir);
+      expect(t.schema.options.bucket).toBe(-1);
+      // The state reaches the rule: keys with records in two and three runs above level 0, in both buckets.
+      const levelsOf = new Map<string, number[]>();
+      for (const b of t.buckets(t.resolve()!)) {
+        for (const f of b.files) {
+          const d = t.loadRun(b.partition, b.bucket, f);
+          for (let i = 0; i < d.rowCount; i++) {
+            const row = kvAt(d, i).value;
+            const id = keyOf(row[0] as string, row[1] as number);
+            levelsOf.set(id, [...(levelsOf.get(id) ?? []), f.level].sort());
+          }
+        }
+      }
+      expect([...levelsOf.values()].filter((l) => l.filter((x) => x > 0).length >= 2).length).toBe(12);
+
+      const scanned = sorted(t.scanRows());
+      expect(scanned).toEqual(sorted([...want.values()]));
+      expect(sorted(javaRead(t).rows)).toEqual(scanned);
+      const byKey = new Map(scanned.map((row) => [keyOf(row[0] as string, row[1] as number), row]));
+      const r = t.reader();
+      try {
+        for (let k = 0; k < 40; k++) for (const p of ['a', 'b']) expect(r.get({ p, k }), keyOf(p, k)).toEqual(byKey.get(keyOf(p, k)));
+      } finally {
+        r.close();
+      }
+    });
+  }
 });
 
 describe('postpone bucket (-2) tables made by Java', () => {

@@ -1,6 +1,7 @@
 // The LSM shape of one bucket: level 0 holds one sorted run per file (newest first, by maximum
 // sequence number); every level ≥ 1 is a single sorted run of files with disjoint key ranges.
 
+import { notSupported } from './errors.ts';
 import type { DataFileMeta, ManifestEntry } from './manifest.ts';
 
 export interface LevelSortedRun {
@@ -69,4 +70,22 @@ export function highestNonEmptyLevel(files: readonly DataFileMeta[]): number {
  */
 export function bucketNumLevels(numLevels: number, files: readonly DataFileMeta[]): number {
   return Math.max(numLevels, highestNonEmptyLevel(files) + 1);
+}
+
+/**
+ * The bucket's levels (bucketNumLevels), refused below 2 with an error naming `num-levels`: a
+ * bucket needs level 0 and one above it before it can be compacted. Java's writer fails the same
+ * way when it opens such a bucket for writing or compaction (Levels' constructor: "Number of levels
+ * must be at least 2"); a table Java made with `num-levels` 1 reaches it only in a bucket with no
+ * file above level 0. `where` names the bucket.
+ */
+export function checkBucketLevels(numLevels: number, files: readonly DataFileMeta[], where: string): number {
+  const n = bucketNumLevels(numLevels, files);
+  if (n < 2) {
+    throw notSupported(
+      `option 'num-levels' = '${numLevels}': ${where} has no file above level 0, so it would have ${n} level${n === 1 ? '' : 's'}; ` +
+        "compacting a bucket needs at least 2 (level 0 and one above it), as in Paimon; set 'num-levels' to 2 or more, or 'write-only' = 'true' to write without compacting",
+    );
+  }
+  return n;
 }

@@ -296,7 +296,12 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   // Paimon takes max(trigger, stop-trigger) (CoreOptions.numSortedRunStopTrigger): a table written
   // elsewhere with a lower stop trigger opens; creating one here is refused as meaningless.
   const stopTrigger = strict ? int('num-sorted-run.stop-trigger', trigger + 3, trigger) : Math.max(trigger, int('num-sorted-run.stop-trigger', trigger + 3, 1));
-  const numLevels = int('num-levels', trigger + 1, 2);
+  // Paimon checks no bound either (CoreOptions.numLevels): a table Java made with num-levels 1 (or
+  // less) opens and reads — reads do not depend on levels. Java's writer counts a bucket's levels
+  // as max(num-levels, highest file level + 1) and fails below 2 (Levels: "Number of levels must be
+  // at least 2") unless write-only; so does the writer here (levels.ts checkBucketLevels). Creating
+  // such a table, or an ALTER to it (schema-change.ts), is refused: no writer could compact its new buckets.
+  const numLevels = int('num-levels', trigger + 1, strict ? 2 : -MAX_INT - 1);
 
   const sequenceGroups: Array<{ sequenceFields: string[]; columns: string[] }> = [];
   for (const [k, v] of Object.entries(raw)) {

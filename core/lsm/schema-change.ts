@@ -286,6 +286,12 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
     const o = schema.options;
     checkChangelogRetention(o.raw, true, o.snapshotsRetainedMin, o.snapshotsRetainedMax, o.snapshotTimeRetainedMs);
   }
+  // Lenient above (a Java table may say num-levels 1: options.ts); an ALTER here may not bring the
+  // levels below 2, which no writer could compact (creation refuses it too), nor lower them further
+  // in a Java table already below.
+  if (changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && (c.key === 'num-levels' || c.key === 'num-sorted-run.compaction-trigger')) && schema.options.numLevels < Math.min(2, current.options.numLevels)) {
+    throw invalidArgument(`option 'num-levels': expected an integer in 2..2147483647, got ${schema.options.numLevels}`);
+  }
   // Lenient above; a default tag retention set here must be one a tag can have (options.ts).
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'tag.default-time-retained')) tagDefaultRetention(schema.options.raw, true);
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'file.compression.per.level')) compressionPerLevel(schema.options.raw);

@@ -26,7 +26,7 @@ import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from
 import { invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
-import { bucketNumLevels, highestNonEmptyLevel, type LevelSortedRun } from './levels.ts';
+import { bucketNumLevels, checkBucketLevels, highestNonEmptyLevel, type LevelSortedRun } from './levels.ts';
 import { ADD, DELETE, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { MANIFEST_MERGE_MIN_COUNT } from './manifest-store.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
@@ -333,6 +333,9 @@ export class TableWriter {
     let s = this.buckets.get(id);
     if (!s) {
       const files = this.committed.get(id)?.files ?? [];
+      // A writer that compacts takes the bucket's levels now, as Java's opens the bucket's Levels
+      // at its first write: refused naming 'num-levels' when there would be fewer than 2.
+      if (!schema.options.writeOnly) checkBucketLevels(schema.options.numLevels, files, bucketName(part.path, bucket));
       let maxSeq = -1;
       for (const f of files) if (f.maxSequenceNumber > maxSeq) maxSeq = f.maxSequenceNumber;
       const merge = createMergeFunction(schema);
@@ -787,7 +790,7 @@ export class TableWriter {
   private planBucket(s: BucketState, full: boolean, changelog: ManifestEntry[]): BucketCompaction | undefined {
     const o = this.table.schema.options;
     const runs = this.table.runsOf(s.files);
-    const numLevels = bucketNumLevels(o.numLevels, s.files);
+    const numLevels = checkBucketLevels(o.numLevels, s.files, bucketName(s.partitionPath, s.bucket));
     let unit: CompactUnit | undefined = full ? fullCompaction(numLevels, runs) : pickUniversal({ ...o, numLevels }, runs);
     let alone: DataFileMeta[] | undefined;
     if (!unit && full && this.dv && runs.length === 1) {
@@ -1192,4 +1195,9 @@ function sameProperties(a: Record<string, string>, b: Record<string, string> | n
   if (b === null) return Object.keys(a).length === 0;
   for (const [k, v] of Object.entries(a)) if (b[k] !== v) return false;
   return true;
+}
+
+/** A bucket as errors name it: its number and, in a partitioned table, its partition's path. */
+function bucketName(path: string, bucket: number): string {
+  return path === '' ? `bucket ${bucket}` : `bucket ${bucket} of partition '${path}'`;
 }

@@ -99,7 +99,9 @@ export function writeRefusals(schema: TableSchema): WriteRefusal[] {
   // Paimon accepts any trigger; below 1 its universal compaction asks for more runs than the bucket
   // has (UniversalCompaction.pick: runs − trigger + 1), and the default num-levels (trigger + 1)
   // is below Levels' minimum of 2, so no Java writer writes such a table either. (An explicit
-  // num-levels below 2 is refused when the options are parsed.)
+  // num-levels below 2 is not refused here: Java writes such a table write-only, and compacts a
+  // bucket whose files already reach level 1; the writer refuses a bucket it could not compact,
+  // levels.ts checkBucketLevels.)
   if (o.compactionTrigger < 1) refuse('num-sorted-run.compaction-trigger', "a compaction trigger below 1 would pick more sorted runs than a bucket has (so would Java's writer)");
   const changelog = changelogOutlivesSnapshots(raw, o.snapshotsRetainedMin, o.snapshotsRetainedMax, o.snapshotTimeRetainedMs);
   if (changelog) {

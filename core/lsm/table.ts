@@ -631,8 +631,13 @@ export class Table {
    * Expires snapshots by the table's retention options and deletes the files no retained
    * snapshot or tag needs. REQUIRES: the caller holds the table's writer lock (use
    * TableWriter.expire, or a writer opened for maintenance).
+   * Refused (NotSupported) for a table whose options a writer here refuses (write-options.ts), as
+   * every writer path is: expiration is a write too, and one such option changes what it must
+   * keep (a changelog retained longer than its snapshots, whose files Java keeps and this
+   * expiration would delete).
    */
   expireUnderLock(): ExpireResult {
+    checkWritableOptions(this.schema, `expiring table ${this.name}`);
     return expireSnapshots(this);
   }
 

@@ -4,7 +4,7 @@
 // reads as any other, and its writer is refused (TableWriter's constructor) — with NotSupported
 // naming the option and its value — rather than writing files Java would read wrongly or leaving a
 // state no Java writer would leave. Expiration, compaction, rollback and the CLI's maintenance all
-// go through a writer, so they are refused too.
+// go through a writer (Table.expireUnderLock applies the same check), so they are refused too.
 
 import { notSupported } from './errors.ts';
 import { changelogOutlivesSnapshots } from './options.ts';

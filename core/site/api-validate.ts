@@ -7,6 +7,7 @@
 
 import { CLIENT_ERROR_MESSAGE_MAX, CLIENT_ERROR_STACK_MAX, DISMISS_NOTE_MAX, SITE_METHODS, SiteApiError, type ClientErrorReport, type InputAge, type Refusal, type RefusalCode, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
 import { existingNameProblem, nameProblem, SECRET_CHARS_MAX } from '../inbox/users.ts';
+import { DEAD_LETTER_REASONS } from '../ingest/envelope.ts';
 
 /**
  * A request refused at the boundary: kind `invalid`, the English message naming the field, and its
@@ -30,6 +31,8 @@ export class ApiValidationError extends SiteApiError {
 const ROLES: readonly Role[] = ['viewer', 'operator', 'shift_lead', 'admin'];
 const STATUSES = ['open', 'deferred', 'approved', 'rejected', 'stale', 'withdrawn'] as const;
 const STRING_MAX = 4096;
+/** The longest MQTT topic (its length is a 16-bit count of bytes). */
+const TOPIC_MAX = 65_535;
 
 type Check = (v: unknown, path: string) => void;
 
@@ -177,7 +180,9 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   history: object({ table: req(tableName), at: req(readPoint), limit: opt(int(1, 10_000)), contains: opt(str(128)) }),
   diff: object({ table: req(tableName), from: req(readPoint), to: req(readPoint), limit: opt(int(1, 10_000)), contains: opt(str(128)) }),
   syncStatus: empty,
-  deadLetters: object({ status: opt(oneOf(['open', 'replayed', 'dismissed'])), limit: opt(int(1, 10_000)) }),
+  // A dead letter's topic is any the broker took (no_binding letters too): MQTT's own bound on a
+  // topic, not a pattern. A reason is one of the closed set core/ingest gives.
+  deadLetters: object({ status: opt(oneOf(['open', 'replayed', 'dismissed'])), limit: opt(int(1, 10_000)), topic: opt(str(TOPIC_MAX)), reason: opt(oneOf(DEAD_LETTER_REASONS)) }),
   deadLetterGroups: empty,
   replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)), alike: opt(bool) }),
   dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)), alike: opt(bool) }),

@@ -81,8 +81,36 @@ export interface TrailField {
   value: string;
 }
 
+/**
+ * One table of the state an approval was checked against (core/inbox evidence.ts
+ * `EvidenceCheckedReport`): the compare-and-set's re-check read the table at `snapshotId`, kept as
+ * tag `checked-<proposal id>`; `rows` are the rows the evidence cites, read again there.
+ */
+export interface CheckedTable {
+  table: string;
+  /** Null when the table had no snapshot when the approval was checked. */
+  snapshotId: number | null;
+  tag: string;
+  /** Whether the tag still exists (false: expired, deleted, or a decision from before checked tags), and until when it is kept (null: no retention time). */
+  tagExists: boolean;
+  tagRetainedUntilMs: number | null;
+  /** The cited rows at the tag, keyed by column name, in JSON form (a row gone there: its key only); empty when none is cited or the tag is gone. */
+  rows: Array<Record<string, unknown>>;
+  /** Whether those rows are the ones the agent read; null when the evidence cites no row of this table or the tag is gone. */
+  matchesEvidence: boolean | null;
+  /** The table's column types by name, as in EvidenceTable. */
+  types: Record<string, string>;
+  /** Why the table could not be read there, in English (evidence.ts `problem`), for logs and a title. */
+  problem?: string;
+}
+
 export interface ProposalDetail extends ProposalView {
   evidence: EvidenceTable[];
+  /**
+   * For an approved or stale proposal, the state its approval was checked against, per table
+   * (what `tilstand evidence` shows under "checked at"); empty for any other. Absent from an older site.
+   */
+  checked?: CheckedTable[];
   /**
    * The decision log's entries, oldest first. `detail` is the entry's detail as one English line;
    * `fields` the same named parts, for a UI to label in its own language.
@@ -419,7 +447,11 @@ export interface SiteApiMethods {
   history: { req: { table: string; at: ReadPointRequest; limit?: number; contains?: string }; res: HistoryResult };
   diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number; contains?: string }; res: DiffResult };
   syncStatus: { req: Record<string, never>; res: SyncStatus };
-  deadLetters: { req: { status?: 'open' | 'replayed' | 'dismissed'; limit?: number }; res: DeadLetterView[] };
+  /**
+   * `topic` and `reason` (each as stored, exactly): only the letters of that topic and/or reason,
+   * chosen before the cut at `limit` — one group of `deadLetterGroups`, however many others hold.
+   */
+  deadLetters: { req: { status?: 'open' | 'replayed' | 'dismissed'; limit?: number; topic?: string; reason?: string }; res: DeadLetterView[] };
   /**
    * Where the open letters come from: every topic-and-reason group of them, the largest first
    * (those not yet committed included) — the few of a list can all be one module's.

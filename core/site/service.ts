@@ -24,11 +24,12 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
-import { guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { evidenceReport, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations } from '../agents/index.ts';
 import {
   SiteApiError,
   type Alarm,
+  type CheckedTable,
   type DeadLetterGroupView,
   type DeadLetterView,
   type DiffResult,
@@ -176,7 +177,7 @@ export class SiteService implements SiteBackend {
       diff: (req) => this.diff(req.table, req.from, req.to, req.limit ?? HISTORY_LIMIT, req.contains),
       syncStatus: () => this.syncStatus(),
       deadLetters: (req) =>
-        this.deadLetters(req.status, req.limit ?? 200)
+        this.deadLetters(req.status, req.limit ?? 200, { ...(req.topic !== undefined ? { topic: req.topic } : {}), ...(req.reason !== undefined ? { reason: req.reason } : {}) })
           .map((d): DeadLetterView => ({ id: d.position.toString(), reason: d.reason, detail: d.detail, topic: d.topic, payload: d.payload.toString('utf8').slice(0, 2000), receivedMs: d.receivedAtMs, status: d.status, dismissed: d.dismissed })),
       // Asked when the Dead letters screen loads, not with the per-second status: it reads every
       // letter's head, and a flood leaves hundreds of thousands.
@@ -690,7 +691,30 @@ export class SiteService implements SiteBackend {
         return { atMs: e.atMs, event: e.event, user: e.actor, ...(detail ? { detail } : {}), ...(fields.length ? { fields } : {}) };
       }),
       failedBefore: failedBefore(inbox, p).map((f) => ({ id: f.id, atMs: f.atMs, detail: f.detail })),
+      checked: this.checkedState(p),
     };
+  }
+
+  /**
+   * For an approved or stale proposal, the state its approval was checked against, read at its
+   * `checked-<id>` tags as `tilstand evidence` reads it (core/inbox `evidenceReport`, whose
+   * `checked` part is not exported alone: the report also reads the evidence and the trail); [] for
+   * any other, nothing read.
+   */
+  private checkedState(p: Proposal): CheckedTable[] {
+    const kind = p.decision?.kind;
+    if (kind !== 'approved' && kind !== 'stale') return [];
+    return evidenceReport(this.site.catalog, `site_${this.site.config.site}`, p.id).checked.map((c) => ({
+      table: c.table,
+      snapshotId: c.snapshotId,
+      tag: c.tag,
+      tagExists: c.tagExists,
+      tagRetainedUntilMs: c.tagRetainedUntilMs,
+      rows: c.cited.map((r) => ({ ...r.key, ...r.values })),
+      matchesEvidence: c.matchesEvidence,
+      types: this.columnTypes(c.table),
+      ...(c.problem !== undefined ? { problem: c.problem } : {}),
+    }));
   }
 
   /** A site table's column types by name; empty when it does not exist (any more). */
@@ -759,10 +783,11 @@ export class SiteService implements SiteBackend {
   /**
    * Dead letters of one status, oldest first; without a status the open ones first (oldest first:
    * what the alarm counts, so none hides behind closed ones), then the replayed and dismissed ones,
-   * newest first. At most `limit`.
+   * newest first. Of one topic and/or reason when given (the Ingestor's `lettersOf`, before the
+   * cut: a group behind another module's thousands still shows). At most `limit`.
    */
-  private deadLetters(status: DeadLetterStatus | undefined, limit: number): DeadLetter[] {
-    return this.site.ingestor.listDeadLetters({ limit, ...(status ? { status } : { openFirst: true }) });
+  private deadLetters(status: DeadLetterStatus | undefined, limit: number, of: { topic?: string; reason?: string } = {}): DeadLetter[] {
+    return this.site.ingestor.listDeadLetters({ limit, ...of, ...(status ? { status } : { openFirst: true }) });
   }
 
   /**

@@ -527,6 +527,14 @@ suite('the floor UI end to end (chromium)', () => {
     await go('deadLetters');
     const row = `tr[data-letter="${id}"]`;
     await page.waitForSelector(`${row}.attention`);
+    // Its group, named above the list, lists only its letters (the site filters before its
+    // limit); they are replayed and dismissed so, then "Show all" lists every letter again.
+    const group = page.locator('.letter-sources button.source', { hasText: 'not JSON from inventory/stock' });
+    expect(await group.getAttribute('aria-pressed')).toBe('false');
+    await group.click();
+    await expect.poll(() => group.getAttribute('aria-pressed')).toBe('true');
+    expect(await page.textContent('.letter-sources .filtered span')).toBe('Only the letters from inventory/stock listed (not JSON).');
+    await page.waitForSelector(`${row}.attention`);
     // Replayed with the open ones like it (its topic, its reason), they fail again — they are no
     // events — and stay open; the screen says so.
     await page.click(`${row} button.replay-alike`);
@@ -552,6 +560,9 @@ suite('the floor UI end to end (chromium)', () => {
     expect(st.deadLetters).toBe(0);
     expect(st.alarms.map((a) => a.kind)).not.toContain('dead_letters');
     await expect.poll(async () => (await page.locator('section.alarms').count()) === 0 || !(await page.textContent('section.alarms'))!.includes('dead letters'), { timeout: 10_000 }).toBe(true);
+    // The group has emptied: its button is gone, the way back stays.
+    await page.click('.letter-sources button.show-all');
+    await expect.poll(() => page.locator('.letter-sources .filtered').count()).toBe(0);
     await shot('dead-letters-dismissed');
   });
 

@@ -22,14 +22,19 @@ const GROUPS: DeadLetterGroupView[] = [
   { topic: topic('commerce', 'reservations'), reason: 'bad_json', count: 1 },
 ];
 
-function summary(lang: 'en' | 'nb' | 'de', groups: DeadLetterGroupView[]): string[] {
+function sourcesHtml(lang: 'en' | 'nb' | 'de', groups: DeadLetterGroupView[], deadLetterFilter: { topic: string; reason: string } | null = null): string | undefined {
   const store = createAppStore({} as SiteApi);
-  store.setState({ deadLetters: [LETTER], deadLetterGroups: groups, lang, user: { name: 'Someone', roles: ['viewer'] } });
+  store.setState({ deadLetters: [LETTER], deadLetterGroups: groups, deadLetterFilter, lang, user: { name: 'Someone', roles: ['viewer'] } });
   store.getInitialState = store.getState;
   const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(DeadLetters)));
-  const at = /<div class="letter-sources">(.*?)<\/div>/s.exec(html);
-  if (!at) return [];
-  return [at[1]!.replace(/<ul>.*/s, ''), ...[...at[1]!.matchAll(/<li[^>]*>(.*?)<\/li>/gs)].map((m) => m[1]!)];
+  return /<div class="letter-sources">(.*?)<\/div>/s.exec(html)?.[1];
+}
+
+/** The summary's lead-in and its lines, as text. */
+function summary(lang: 'en' | 'nb' | 'de', groups: DeadLetterGroupView[]): string[] {
+  const at = sourcesHtml(lang, groups);
+  if (at === undefined) return [];
+  return [at.replace(/<ul>.*/s, ''), ...[...at.matchAll(/<li[^>]*>(.*?)<\/li>/gs)].map((m) => m[1]!.replace(/<[^>]+>/g, ''))];
 }
 
 describe('Dead letters screen: where the open letters come from', () => {
@@ -58,6 +63,18 @@ describe('Dead letters screen: where the open letters come from', () => {
     // One letter more: the singular.
     const oneMore = [...GROUPS.slice(0, 5), { topic: topic('commerce', 'orders'), reason: 'bad_json', count: 1 }];
     expect([summary('en', oneMore).at(-1), summary('nb', oneMore).at(-1), summary('de', oneMore).at(-1)]).toEqual(['and one more', 'og én til', 'und ein weiteres']);
+  });
+
+  it('words each group as a button that filters the list (aria-pressed), the chosen one pressed, with "Show all" beside', () => {
+    const html = sourcesHtml('en', GROUPS)!;
+    expect(html.match(/<button type="button" class="source" aria-pressed="false">/g)).toHaveLength(5);
+    expect(html).not.toContain('show-all');
+    const chosen = sourcesHtml('de', GROUPS, { topic: GROUPS[2]!.topic, reason: GROUPS[2]!.reason })!;
+    expect(chosen.match(/aria-pressed="true"/g)).toHaveLength(1);
+    expect(chosen).toContain('<button type="button" class="source" aria-pressed="true">7 passt nicht zum Vertrag von operations/jobs</button>');
+    expect(chosen).toContain('Nur die Ereignisse von operations/jobs aufgelistet (passt nicht zum Vertrag).</span> <button type="button" class="show-all">Alle zeigen</button>');
+    // In Norwegian too.
+    expect(sourcesHtml('nb', GROUPS, { topic: GROUPS[2]!.topic, reason: GROUPS[2]!.reason })).toContain('>Vis alle</button>');
   });
 
   it('is loaded with the list when the screen loads', async () => {

@@ -15,27 +15,49 @@ export const SOURCES_SHOWN = 5;
 /** Module and stream of a topic: its last two levels (`tilstand/<site>/events/<module>/<stream>`). */
 export const sourceOf = (topic: string): string => topic.split('/').slice(-2).join('/');
 
+type LetterFilter = { topic: string; reason: string };
+
+const sameGroup = (a: LetterFilter | null, b: LetterFilter): boolean => a !== null && a.topic === b.topic && a.reason === b.reason;
+
 /**
  * Where the open letters come from, above the list: the list shows the oldest few, and a module
  * sending thousands a minute fills it while another's two are out of sight. The largest groups of
- * one topic and reason, worded, and how many letters the others hold.
+ * one topic and reason, worded, and how many letters the others hold. Each group is a button that
+ * lists only its letters (the site chooses them before its limit); pressed again, or "Show all",
+ * the list is of every letter again.
  */
 function LetterSources({ groups }: { groups: readonly DeadLetterGroupView[] }) {
   const t = useT();
   const lang = useApp((s) => s.lang);
-  if (groups.length === 0) return null;
+  const filter = useApp((s) => s.deadLetterFilter);
+  const choose = useApp((s) => s.filterDeadLetters);
+  // A group chosen keeps its "Show all" when it has emptied (every letter of it closed) or left the five.
+  if (groups.length === 0 && filter === null) return null;
   const rest = groups.slice(SOURCES_SHOWN).reduce((n, g) => n + g.count, 0);
+  const reasonText = (reason: string) => (REASONS.has(reason) ? t(`dead.why.${reason}` as MessageKey) : reason);
   return (
     <div className="letter-sources">
-      {t('dead.sources')}
-      <ul>
-        {groups.slice(0, SOURCES_SHOWN).map((g) => (
-          <li key={`${g.topic}\u0000${g.reason}`} title={g.topic}>
-            {t('dead.fromSource', { n: formatNumber(lang, g.count), reason: REASONS.has(g.reason) ? t(`dead.why.${g.reason}` as MessageKey) : g.reason, source: sourceOf(g.topic) })}
-          </li>
-        ))}
-        {rest > 0 && <li>{t(pluralKey(lang, 'dead.sourcesMore', rest), { n: formatNumber(lang, rest) })}</li>}
-      </ul>
+      {groups.length > 0 && t('dead.sources')}
+      {groups.length > 0 && (
+        <ul>
+          {groups.slice(0, SOURCES_SHOWN).map((g) => (
+            <li key={`${g.topic}\u0000${g.reason}`} title={g.topic}>
+              <button type="button" className="source" aria-pressed={sameGroup(filter, g)} onClick={() => void choose(sameGroup(filter, g) ? null : { topic: g.topic, reason: g.reason })}>
+                {t('dead.fromSource', { n: formatNumber(lang, g.count), reason: reasonText(g.reason), source: sourceOf(g.topic) })}
+              </button>
+            </li>
+          ))}
+          {rest > 0 && <li>{t(pluralKey(lang, 'dead.sourcesMore', rest), { n: formatNumber(lang, rest) })}</li>}
+        </ul>
+      )}
+      {filter !== null && (
+        <p className="filtered" role="status">
+          <span title={filter.topic}>{t('dead.filtered', { reason: reasonText(filter.reason), source: sourceOf(filter.topic) })}</span>{' '}
+          <button type="button" className="show-all" onClick={() => void choose(null)}>
+            {t('dead.showAll')}
+          </button>
+        </p>
+      )}
     </div>
   );
 }
@@ -79,7 +101,9 @@ export function DeadLetters() {
   // Also every other open letter with the same topic and reason (a vendor's test run, a module
   // sending one wrong value): one note closes them all, listed or not (the site finds them).
   const [alike, setAlike] = useState(false);
-  const openCount = useApp((s) => s.status?.deadLetters ?? null);
+  const filter = useApp((s) => s.deadLetterFilter);
+  // How many open letters the list is of: the chosen group's (its count in the summary), else all.
+  const openCount = useApp((s) => (s.deadLetterFilter === null ? (s.status?.deadLetters ?? null) : (s.deadLetterGroups.find((g) => sameGroup(s.deadLetterFilter, g))?.count ?? null)));
   // How long the site keeps a closed letter (config deadLetters.closedRetentionMs; 0: for good).
   const keepClosedMs = useApp((s) => s.status?.deadLetterClosedRetentionMs ?? 0);
   useEffect(() => void load(), [load]);
@@ -98,13 +122,16 @@ export function DeadLetters() {
     if (await dismiss([id], note, alike)) (close(), focusFirstOf(then));
   };
   const openShown = rows.filter((r) => r.status === 'open').length;
+  const firstOpen = rows.find((r) => r.status === 'open');
   // More open than listed: some like it may not be on the screen.
   const unlisted = openCount !== null && openCount > openShown;
   return (
     <section className="dead-letters">
       {mayReplay && (
-        <button className="primary" onClick={() => void replay()} disabled={busy || !rows.some((r) => r.status === 'open')}>
-          {t('dead.replay')}
+        // With a group chosen it replays that group (its first open letter and every one like it,
+        // listed or not), not every open letter of every module the screen no longer shows.
+        <button className="primary" onClick={() => void (filter === null || firstOpen === undefined ? replay() : replay([firstOpen.id], true))} disabled={busy || firstOpen === undefined}>
+          {t(filter === null ? 'dead.replay' : 'dead.replayGroup')}
         </button>
       )}
       <LetterSources groups={groups} />
@@ -112,7 +139,7 @@ export function DeadLetters() {
       {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t(pluralKey(lang, 'dead.moreOpen', openShown), { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
       {keepClosedMs > 0 && rows.some((r) => r.status !== 'open') && <p className="muted retention">{t('dead.retention', { span: formatDuration(lang, keepClosedMs) })}</p>}
       {rows.length === 0 ? (
-        <p>{t('dead.empty')}</p>
+        <p>{t(filter === null ? 'dead.empty' : 'dead.emptyFiltered')}</p>
       ) : (
         <Table label={t('nav.deadLetters')} head={[t('dead.received'), t('dead.reason'), t('dead.topic'), t('dead.payload'), '']}>
           {rows.map((r) => (

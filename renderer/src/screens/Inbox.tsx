@@ -42,6 +42,9 @@ export function decidedBy(p: Pick<ProposalDetail, 'status' | 'decidedBy' | 'deci
   return null;
 }
 
+/** The columns of rows in JSON form, in the order they first appear. */
+const columnsOf = (rows: readonly Record<string, unknown>[]): string[] => [...new Set(rows.flatMap((r) => Object.keys(r)))];
+
 /** What of the page `keepPlaceAfterDecision` uses (a fake one in the unit test). */
 export type FocusDocument = Pick<Document, 'activeElement' | 'body' | 'querySelector' | 'querySelectorAll'>;
 
@@ -254,6 +257,35 @@ function ProposalPanel() {
           )}
         </div>
       ))}
+      {/* An approval's compare-and-set read the tables again: that state, as the site's
+          evidence report gives it (the rows cited, read at the checked tag, and whether they are
+          the ones the agent read; the problem, in English, as a title). */}
+      {p.checked && p.checked.length > 0 && (
+        <>
+          <h3>{t(p.status === 'stale' ? 'detail.checkedStale' : 'detail.checked')}</h3>
+          {p.checked.map((c) => (
+            <div key={c.table} className="checked" data-table={c.table}>
+              <p className="muted" title={c.problem}>
+                {c.table}: {c.snapshotId === null ? t('detail.noSnapshot') : t('detail.snapshot', { id: c.snapshotId, tag: c.tag })}
+                {c.snapshotId !== null && !c.tagExists ? ` — ${t('detail.checkedTagGone')}` : ''}
+              </p>
+              {c.matchesEvidence !== null && <p className={c.matchesEvidence ? 'checked-same' : 'checked-changed'}>{t(c.matchesEvidence ? 'detail.checkedSame' : 'detail.checkedChanged')}</p>}
+              {c.matchesEvidence === false && c.rows.length > 0 && (
+                // Every row's columns: a row gone at the tag comes as its key alone.
+                <Table label={c.table} head={columnsOf(c.rows)}>
+                  {c.rows.map((r, i) => (
+                    <tr key={i}>
+                      {columnsOf(c.rows).map((column) => (
+                        <ValueCell key={column} lang={lang} type={c.types[column]} value={column in r ? r[column] : null} />
+                      ))}
+                    </tr>
+                  ))}
+                </Table>
+              )}
+            </div>
+          ))}
+        </>
+      )}
       <p className="muted">{t('detail.rule', { id: p.ruleId, version: p.ruleVersion })}</p>
       <h3>{t('detail.trail')}</h3>
       <ol className="trail">

@@ -88,6 +88,8 @@ interface StateSlice {
   deadLetters: DeadLetterView[];
   /** Where the open letters come from: topic-and-reason groups, the largest first (asked with the list). */
   deadLetterGroups: DeadLetterGroupView[];
+  /** The one group the list is of (chosen in the summary; the site filters before its limit), or null: every letter. */
+  deadLetterFilter: { topic: string; reason: string } | null;
   replayResult: { replayed: number; failed: number } | null;
   /** A replay or a dismissal of dead letters is on its way: another is not sent (a double tap). */
   deadLettersBusy: boolean;
@@ -113,6 +115,8 @@ interface StateSlice {
   loadTables(): Promise<void>;
   loadSync(): Promise<void>;
   loadDeadLetters(): Promise<void>;
+  /** Lists only the letters of one topic and reason (null: all again), and reads the list again. */
+  filterDeadLetters(filter: { topic: string; reason: string } | null): Promise<void>;
   /**
    * Every open letter, or `ids` and — `alike` — every other open letter from the topic of one of
    * them with its reason (listed or not: the site finds them).
@@ -194,7 +198,7 @@ const savedLang = (): Lang => {
 type SessionState = Pick<
   AppState,
   | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
-  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
+  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'tags'
 >;
 
@@ -224,6 +228,7 @@ const sessionStart = (): SessionState => ({
   sync: null,
   deadLetters: [],
   deadLetterGroups: [],
+  deadLetterFilter: null,
   replayResult: null,
   deadLettersBusy: false,
   users: [],
@@ -295,7 +300,7 @@ export function createAppStore(api: SiteApi): AppStore {
     // reply is applied only while its request is the newest of its kind in the session it was
     // asked in. `resetSession` starts a new session.
     let session = 0;
-    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0 };
+    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
       const s = session;
@@ -564,11 +569,22 @@ export function createAppStore(api: SiteApi): AppStore {
       loadSync: () => read(() => api.syncStatus({}), (sync) => ({ sync })),
       // The list and, beside it, where the open letters come from: a list shows the first few, all
       // of one module when it floods. Asked here only, not with the per-second status.
+      // With a group chosen, the site lists that group's letters before its cut (a group of two
+      // behind a flood shows); the list asked for last is shown (one filter chosen after another).
       loadDeadLetters: async () => {
+        const filter = get().deadLetterFilter;
         await Promise.all([
-          read(() => api.deadLetters({}), (deadLetters) => ({ deadLetters })),
+          guard(async () => {
+            const current = ask('deadLetters');
+            const deadLetters = await api.deadLetters(filter ? { topic: filter.topic, reason: filter.reason } : {});
+            if (current()) set({ deadLetters });
+          }),
           read(() => api.deadLetterGroups({}), (deadLetterGroups) => ({ deadLetterGroups })),
         ]);
+      },
+      filterDeadLetters: (deadLetterFilter) => {
+        set({ deadLetterFilter });
+        return get().loadDeadLetters();
       },
       // One replay or dismissal at a time: a second tap on Replay would find nothing open and
       // replace "replayed n" with "replayed 0".

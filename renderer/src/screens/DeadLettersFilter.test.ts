@@ -1,0 +1,172 @@
+// The Dead letters summary filters the list: each of its groups is a button (aria-pressed) that
+// asks the site for that topic's letters with that reason only — chosen by the site before its
+// limit, so a group behind another module's flood shows —; pressed again, or "Show all", the list
+// is of every letter again. A dismissal or a replay while filtered reads the filtered list again.
+//
+// No DOM here: React's hooks are replaced by minimal ones (as in Inbox.test.ts), the screen's
+// function is called and the summary's buttons are clicked through their onClick.
+import { describe, expect, it, vi } from 'vitest';
+import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
+import { createAppStore, type AppStore } from '../store/store.ts';
+
+const holder: { store: AppStore | null } = { store: null };
+
+vi.mock('react', async (importOriginal) => {
+  const real = await importOriginal<typeof import('react')>();
+  const hooks = {
+    useEffect: () => undefined, // the screen's load on mount: the test loads itself
+    useLayoutEffect: () => undefined,
+    useState: (i: unknown) => [typeof i === 'function' ? (i as () => unknown)() : i, () => undefined],
+    useRef: (i: unknown) => ({ current: i }),
+    useContext: () => holder.store,
+    useSyncExternalStore: (_s: unknown, get: () => unknown) => get(),
+    useDebugValue: () => undefined,
+    useCallback: (f: unknown) => f,
+    useMemo: (f: () => unknown) => f(),
+  };
+  return { ...real, ...hooks, default: { ...real, ...hooks } };
+});
+vi.mock('zustand', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('zustand')>()),
+  useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()),
+}));
+
+const topic = (module: string, stream: string) => `tilstand/demo/events/${module}/${stream}`;
+const GROUPS: DeadLetterGroupView[] = [
+  { topic: topic('inventory', 'stock'), reason: 'no_contract', count: 5000 },
+  { topic: topic('commerce', 'orders'), reason: 'bad_json', count: 2 },
+];
+const letter = (id: string, g: DeadLetterGroupView): DeadLetterView => ({ id, reason: g.reason, detail: '', topic: g.topic, payload: '{', receivedMs: 0, status: 'open', dismissed: null });
+
+interface Element {
+  type: unknown;
+  props: { children?: unknown; className?: string; 'aria-pressed'?: boolean; onClick?: () => void; [k: string]: unknown };
+}
+/** The elements of a rendered tree (function components called, as React would). */
+const render = (node: unknown): Element[] => {
+  if (Array.isArray(node)) return node.flatMap(render);
+  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
+  const el = node as Element;
+  if (typeof el.type === 'function') return render((el.type as (p: object) => unknown)(el.props));
+  return [el, ...render(el.props.children)];
+};
+const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as Element).props.children) : '');
+
+const flush = async () => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
+
+/** The screen for a shift lead, over a fake site that answers a filtered list as the site does. */
+async function screen() {
+  const asked: Array<Record<string, unknown>> = [];
+  const sent: string[] = [];
+  const all = [letter('1', GROUPS[0]!), letter('2', GROUPS[0]!), letter('9', GROUPS[1]!)];
+  const api = {
+    deadLetters: async (req: { topic?: string; reason?: string }) => (asked.push(req), all.filter((d) => (req.topic === undefined || d.topic === req.topic) && (req.reason === undefined || d.reason === req.reason))),
+    deadLetterGroups: async () => GROUPS,
+    dismissDeadLetters: async (req: { ids: string[] }) => (sent.push(`dismiss ${req.ids.join(',')}`), { dismissed: 1, notOpen: [] }),
+    replayDeadLetters: async (req: { ids?: string[]; alike?: boolean }) => (sent.push(`replay ${req.ids?.join(',')}${req.alike ? ' alike' : ''}`), { replayed: 0, failed: 1, notOpen: [], alike: 0 }),
+  } as unknown as SiteApi;
+  const store = createAppStore(api);
+  store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });
+  holder.store = store;
+  await store.getState().loadDeadLetters();
+  const { DeadLetters } = await import('./DeadLetters.tsx');
+  const tree = () => render(DeadLetters());
+  const sources = () => tree().filter((e) => e.type === 'button' && e.props.className === 'source');
+  const showAll = () => tree().find((e) => e.type === 'button' && e.props.className === 'show-all');
+  return { store, asked, sent, tree, sources, showAll };
+}
+
+describe('Dead letters: the summary filters the list', () => {
+  it('each group is a button; pressed, the site is asked for its letters only; pressed again, for all', async () => {
+    const s = await screen();
+    expect(s.sources().map((b) => [text(b.props.children), b.props['aria-pressed'], b.props.type])).toEqual([
+      ['5,000 unknown contract from inventory/stock', false, 'button'],
+      ['2 not JSON from commerce/orders', false, 'button'],
+    ]);
+    expect(s.showAll()).toBeUndefined();
+    expect(s.store.getState().deadLetters.map((d) => d.id)).toEqual(['1', '2', '9']);
+
+    s.sources()[1]!.props.onClick!();
+    await flush();
+    expect(s.asked.at(-1)).toEqual({ topic: topic('commerce', 'orders'), reason: 'bad_json' });
+    expect(s.store.getState().deadLetters.map((d) => d.id)).toEqual(['9']);
+    expect(s.sources().map((b) => b.props['aria-pressed'])).toEqual([false, true]);
+    expect(s.tree().some((e) => e.props.className === 'filtered' && text(e.props.children).includes('Only the letters from commerce/orders listed (not JSON).'))).toBe(true);
+
+    s.sources()[1]!.props.onClick!(); // the same group again: every letter
+    await flush();
+    expect(s.asked.at(-1)).toEqual({});
+    expect(s.store.getState().deadLetterFilter).toBeNull();
+    expect(s.store.getState().deadLetters.map((d) => d.id)).toEqual(['1', '2', '9']);
+    expect(s.sources().map((b) => b.props['aria-pressed'])).toEqual([false, false]);
+  });
+
+  it('"Show all" clears the filter, and stays while the chosen group has emptied', async () => {
+    const s = await screen();
+    s.sources()[0]!.props.onClick!();
+    await flush();
+    expect(s.store.getState().deadLetters.map((d) => d.id)).toEqual(['1', '2']);
+    // Every letter of the group closed: no group left in the summary, the way back stays.
+    s.store.setState({ deadLetterGroups: [], deadLetters: [] });
+    expect(s.sources()).toEqual([]);
+    expect(s.tree().some((e) => e.type === 'p' && text(e.props.children) === 'No dead letters in this group.')).toBe(true);
+    s.showAll()!.props.onClick!();
+    await flush();
+    expect(s.asked.at(-1)).toEqual({});
+    expect(s.store.getState().deadLetterFilter).toBeNull();
+    expect(s.showAll()).toBeUndefined();
+  });
+
+  it('a dismissal or a replay while filtered reads the filtered list again', async () => {
+    const s = await screen();
+    s.sources()[0]!.props.onClick!();
+    await flush();
+    const before = s.asked.length;
+    expect(await s.store.getState().dismissDeadLetters(['1'], 'a vendor test')).toBe(true);
+    await s.store.getState().replayDeadLetters(['2'], true);
+    expect(s.sent).toEqual(['dismiss 1', 'replay 2 alike']);
+    expect(s.asked.slice(before)).toEqual([
+      { topic: topic('inventory', 'stock'), reason: 'no_contract' },
+      { topic: topic('inventory', 'stock'), reason: 'no_contract' },
+    ]);
+  });
+});
+
+describe('Dead letters: Replay with a group chosen', () => {
+  it('replays that group (its first open letter and every one like it), not every open letter', async () => {
+    const s = await screen();
+    const primary = () => s.tree().find((e) => e.type === 'button' && e.props.className === 'primary')!;
+    expect(text(primary().props.children)).toBe('Replay all open');
+    primary().props.onClick!();
+    await flush();
+    expect(s.sent.at(-1)).toBe('replay undefined'); // no ids: every open letter
+    s.sources()[0]!.props.onClick!();
+    await flush();
+    expect(text(primary().props.children)).toBe('Replay these open');
+    primary().props.onClick!();
+    await flush();
+    expect(s.sent.at(-1)).toBe('replay 1 alike');
+  });
+});
+
+describe('Dead letters: one filter chosen after another', () => {
+  it('shows the list asked for last, not a slower earlier reply', async () => {
+    const replies: Array<(v: DeadLetterView[]) => void> = [];
+    const api = {
+      deadLetters: () => new Promise<DeadLetterView[]>((resolve) => replies.push(resolve)),
+      deadLetterGroups: async () => GROUPS,
+    } as unknown as SiteApi;
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'Kari', roles: ['viewer'] } });
+    const chosen = store.getState().filterDeadLetters({ topic: GROUPS[1]!.topic, reason: GROUPS[1]!.reason });
+    const all = store.getState().filterDeadLetters(null);
+    replies[1]!([letter('1', GROUPS[0]!), letter('9', GROUPS[1]!)]); // every letter, answered first
+    await all;
+    replies[0]!([letter('9', GROUPS[1]!)]); // the group's, late
+    await chosen;
+    expect(store.getState().deadLetterFilter).toBeNull();
+    expect(store.getState().deadLetters.map((d) => d.id)).toEqual(['1', '9']);
+  });
+});

@@ -1,0 +1,68 @@
+// The detail panel of an approved or stale proposal shows the state its approval was checked
+// against, as `tilstand evidence` does (the site sends core/inbox evidenceReport's `checked`): per
+// table the snapshot and its tag `checked-<id>`, and whether the rows the evidence cites were, read
+// there, the ones the agent read — the changed rows shown. Server-side markup, no browser.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { CheckedTable, ProposalDetail, SiteApi } from '../../../core/site/api.ts';
+import { StoreContext } from '../context.tsx';
+import { createAppStore } from '../store/store.ts';
+import { Inbox } from './Inbox.tsx';
+
+const T = Date.UTC(2026, 11, 1, 12, 0);
+const checked = (c: Partial<CheckedTable> & Pick<CheckedTable, 'table'>): CheckedTable => ({ snapshotId: 12, tag: 'checked-P-1', tagExists: true, tagRetainedUntilMs: T + 1, rows: [], matchesEvidence: true, types: {}, ...c });
+const CHECKED: CheckedTable[] = [
+  checked({ table: 'work_queue', rows: [{ job_id: 'J-1', status: 'released' }] }),
+  checked({ table: 'resources', snapshotId: 7, matchesEvidence: false, rows: [{ resource_id: 'M-1', state: 'down' }, { resource_id: 'M-2' }] }),
+  checked({ table: 'stock', snapshotId: null, tagExists: false, matchesEvidence: null, problem: 'the table had no snapshot when the approval was checked' }),
+];
+
+function panel(lang: 'en' | 'nb' | 'de', status: ProposalDetail['status'], checkedTables: CheckedTable[] | undefined): string {
+  const p: ProposalDetail = {
+    id: 'P-1', status, action: 'assign_job', module: 'operations', params: {}, ruleId: 'assign-job', ruleVersion: '1', risk: 'low', riskReason: 'reversible',
+    explanation: 'Start J-1 on M-1.', createdMs: T, decidedBy: 'lena', decidedMs: T + 1000, evidence: [], trail: [], failedBefore: [],
+    ...(checkedTables ? { checked: checkedTables } : {}),
+  };
+  const store = createAppStore({} as SiteApi);
+  store.setState({ lang, proposals: [], selected: p });
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+}
+
+/** The checked part's text, one entry per block. */
+const checkedText = (html: string): string[] => [
+  ...(/<h3>(What the approval[^<]*|Det godkjenningen[^<]*|Wogegen[^<]*)<\/h3>/.exec(html)?.slice(1, 2) ?? []),
+  ...[...html.matchAll(/<div class="checked" data-table="[^"]*">(.*?)<\/div>(?=<div class="checked"|<p class="muted">Rule|<p class="muted">Regel)/gs)].map((m) => m[1]!.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim()),
+];
+
+describe('the detail panel: what the approval was checked against', () => {
+  it('shows each table at its checked tag and whether the cited rows are as the agent read them; changed rows shown', () => {
+    const html = panel('en', 'approved', CHECKED);
+    expect(checkedText(html)).toEqual([
+      'What the approval was checked against',
+      'work_queue: Snapshot 12, tag checked-P-1 The rows cited are as the agent read them.',
+      // The changed rows in full: a row gone at the tag is its key alone.
+      'resources: Snapshot 7, tag checked-P-1 The rows cited had changed since the agent read them: resource_id state M-1 down M-2 –',
+      'stock: no snapshot',
+    ]);
+    // The site's English reason as the line's title.
+    expect(html).toContain('<p class="muted" title="the table had no snapshot when the approval was checked">stock: ');
+  });
+
+  it('says a tag no longer kept, and heads a stale approval as such, in nb and de', () => {
+    const gone = [checked({ table: 'work_queue', tagExists: false, matchesEvidence: null, problem: 'gone' })];
+    expect(checkedText(panel('en', 'stale', gone))).toEqual(['What the approval was checked against (found stale)', 'work_queue: Snapshot 12, tag checked-P-1 — the tag is no longer kept']);
+    expect(checkedText(panel('nb', 'approved', CHECKED.slice(0, 2)))).toEqual([
+      'Det godkjenningen ble kontrollert mot',
+      'work_queue: Øyeblikksbilde 12, merke checked-P-1 Radene det vises til er slik agenten leste dem.',
+      'resources: Øyeblikksbilde 7, merke checked-P-1 Radene det vises til var endret siden agenten leste dem: resource_id state M-1 down M-2 –',
+    ]);
+    expect(checkedText(panel('de', 'stale', CHECKED.slice(0, 1)))).toEqual(['Wogegen die Genehmigung geprüft wurde (veraltet)', 'work_queue: Snapshot 12, Tag checked-P-1 Die angeführten Zeilen sind so, wie der Agent sie las.']);
+  });
+
+  it('shows nothing of it for a proposal without a checked state (rejected, or from an older site)', () => {
+    expect(checkedText(panel('en', 'rejected', []))).toEqual([]);
+    expect(checkedText(panel('en', 'approved', undefined))).toEqual([]);
+  });
+});

@@ -191,14 +191,8 @@ export class Agent {
     this.o = o;
     this.cfg = agentConfig(o.config);
     this.rules = o.rules ?? DEFAULT_RULES;
-    const ids = new Set<string>();
-    for (const r of this.rules) {
-      if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(r.id)) throw new AgentError('InvalidArgument', `rule id: expected lower-case letters, digits and '-', got ${JSON.stringify(r.id)}`);
-      if (ids.has(r.id)) throw new AgentError('InvalidArgument', `rule id ${r.id} is used twice`);
-      ids.add(r.id);
-      this.ruleById.set(r.id, r);
-    }
-    this.messages = messageCatalog(this.rules);
+    this.messages = checkRuleSet(this.rules);
+    for (const r of this.rules) this.ruleById.set(r.id, r);
     this.clock = o.clock ?? Date.now;
     this.monotonic = o.monotonicClock ?? o.clock ?? monotonicNow;
     this.warn = o.onWarning ?? ((m) => console.warn(`agent: ${m}`));
@@ -775,6 +769,21 @@ export class Agent {
     this.timer = undefined;
     this.recheckTimer = undefined;
   }
+}
+
+/**
+ * The checks an agent makes of its rules when it is made: ids of lower-case letters, digits and
+ * '-', each once, and every message id under its rule's id (`messageCatalog`). Returns the
+ * catalog. Also what core/replay holds a rule file's rules to before a run.
+ */
+export function checkRuleSet(rules: readonly Rule[]): MessageTemplates {
+  const ids = new Set<string>();
+  for (const r of rules) {
+    if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(r.id)) throw new AgentError('InvalidArgument', `rule id: expected lower-case letters, digits and '-', got ${JSON.stringify(r.id)}`);
+    if (ids.has(r.id)) throw new AgentError('InvalidArgument', `rule id ${r.id} is used twice`);
+    ids.add(r.id);
+  }
+  return messageCatalog(rules);
 }
 
 /** The newest `agent-<run id>` among tag names (compareRunIds order), if any. */

@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
 import { parseDuration, parseTime } from '../lsm/cli/values.ts';
-import { loadAgentSpec, type AgentSpec } from './agent-spec.ts';
+import { openAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
@@ -134,9 +134,10 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
   if (outWhy !== undefined) throw usageError(`option '--out': ${existsSync(out) ? `cannot write the run into ${out}` : `cannot create the run folder ${out}`}: ${outWhy}`);
   let agent: AgentSpec;
   try {
-    agent = loadAgentSpec(a.string('agent'));
+    agent = await openAgentSpec(a.string('agent'));
   } catch (e) {
-    // A missing file, bad JSON, an unknown rule or version, a bad threshold: a bad option.
+    // A missing file, bad JSON, an unknown rule or version, a bad threshold, a rule file that
+    // does not load or whose rules are not held to the installed ones' checks: a bad option.
     throw usageError((e as Error).message);
   }
   const tickMs = num('tick-ms', a.string('tick-ms'), 1, 60_000, true);

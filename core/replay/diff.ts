@@ -21,7 +21,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../inbox/index.ts';
 import { isObject, readJsonFile, REPORT_FORMAT, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
-import type { AgentRunRecord, DecisionOutcome, RunManifest } from './replay.ts';
+import type { AgentRunRecord, DecisionOutcome, RunManifest, RunRule } from './replay.ts';
 
 export interface LoadedRun {
   manifest: RunManifest;
@@ -127,20 +127,29 @@ export interface GateResult {
 
 /** What the candidate agent differs in from the baseline: what the report is about, said first. */
 export interface AgentChanges {
-  /** Rules one side ran and the other did not, or at another version: the version each ran (null: not run). */
-  rules: { id: string; baseline: string | null; candidate: string | null }[];
+  /**
+   * Rules one side ran and the other did not, or at another version, or from another rule file's
+   * bytes: the version each ran (null: not run), and the rule file (path, SHA-256) of a side that
+   * ran the rule from one.
+   */
+  rules: { id: string; baseline: string | null; candidate: string | null; baselineFile?: RunRule['file']; candidateFile?: RunRule['file'] }[];
   /** Agent config keys whose values differ (run.json `agent.config`): each side's value (null: not set). */
   config: { key: string; baseline: unknown; candidate: unknown }[];
 }
 
 export function agentChanges(b: RunManifest['agent'], c: RunManifest['agent']): AgentChanges {
-  const versions = (a: RunManifest['agent']) => new Map(a.rules.map((r) => [r.id, r.version]));
-  const bv = versions(b);
-  const cv = versions(c);
+  const byId = (a: RunManifest['agent']) => new Map(a.rules.map((r) => [r.id, r]));
+  const bv = byId(b);
+  const cv = byId(c);
+  // A rule file's code is its bytes: the same version from another file's bytes is a change too.
+  const code = (r: RunRule | undefined) => (r === undefined ? null : `${r.version}\u0000${r.file?.sha256 ?? ''}`);
   const rules = [...new Set([...bv.keys(), ...cv.keys()])]
     .sort()
-    .filter((id) => bv.get(id) !== cv.get(id))
-    .map((id) => ({ id, baseline: bv.get(id) ?? null, candidate: cv.get(id) ?? null }));
+    .filter((id) => code(bv.get(id)) !== code(cv.get(id)))
+    .map((id) => {
+      const [br, cr] = [bv.get(id), cv.get(id)];
+      return { id, baseline: br?.version ?? null, candidate: cr?.version ?? null, ...(br?.file ? { baselineFile: br.file } : {}), ...(cr?.file ? { candidateFile: cr.file } : {}) };
+    });
   // A run written before run.json carried the config compares as none.
   const cfg = (a: RunManifest['agent']) => (isObject(a.config) ? a.config : {});
   const bc = cfg(b);
@@ -155,8 +164,8 @@ export function agentChanges(b: RunManifest['agent'], c: RunManifest['agent']): 
 export interface DiffReport {
   format: typeof REPORT_FORMAT;
   fixture: { id: string; name: string; tag: string; site: string; cutMs: number; untilMs: number };
-  baseline: { label: string; rules: { id: string; version: string }[]; proposals: number };
-  candidate: { label: string; rules: { id: string; version: string }[]; proposals: number };
+  baseline: { label: string; rules: RunRule[]; proposals: number };
+  candidate: { label: string; rules: RunRule[]; proposals: number };
   agentChanges: AgentChanges;
   summary: { added: number; removed: number; changed: number; unchanged: number };
   perRule: Record<string, RuleCounts>;

@@ -35,7 +35,7 @@ import { Journal } from '../ingest/journal.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { TableDefinitionError, tableDefinitionsIn } from '../ingest/site-tables.ts';
 import { Catalog } from '../lsm/index.ts';
-import { agentConfigFor, defaultAgentSpec, type AgentSpec } from './agent-spec.ts';
+import { agentConfigFor, defaultAgentSpec, type AgentSpec, type RuleFile } from './agent-spec.ts';
 import { runIdMs } from './export.ts';
 import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
 import { writeStableJson } from './json.ts';
@@ -98,10 +98,18 @@ export interface AgentRunRecord {
   ruleErrors: { ruleId: string; message: string }[];
 }
 
+/** A rule the run ran: its id and version, and for a rule from a rule file that file's path and SHA-256. */
+export interface RunRule {
+  id: string;
+  version: string;
+  file?: { path: string; sha256: string };
+}
+
 export interface RunManifest {
   format: typeof RUN_FORMAT;
   fixture: { id: string; name: string; tag: string; site: string; cutMs: number; untilMs: number };
-  agent: { label: string; rules: { id: string; version: string }[]; config: unknown; source: unknown };
+  /** `ruleFiles` (and a rule's `file`) only when the rules config names rule files. */
+  agent: { label: string; rules: RunRule[]; config: unknown; source: unknown; ruleFiles?: RuleFile[] };
   clock: { tickMs: number; agentIntervalMs: number; firstAgentRunMs: number | null };
   counts: {
     events: number;
@@ -151,6 +159,20 @@ async function* eventChunks(file: string): AsyncGenerator<Ev[]> {
 
 export function defaultScratchParent(): string {
   return process.platform === 'linux' && existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+/**
+ * What run.json records of the agent. A rule from a rule file carries the file's path and SHA-256,
+ * so the diff names a rule from a file as such and an edited file as a change; the keys are left
+ * out without rule files, so a run without them reads as before.
+ */
+function runAgent(spec: AgentSpec, config: unknown): RunManifest['agent'] {
+  const fileOf = new Map(spec.ruleFiles.flatMap((f) => f.rules.map((id) => [id, { path: f.path, sha256: f.sha256 }] as const)));
+  const rules = spec.rules.map((r): RunRule => {
+    const file = fileOf.get(r.id);
+    return file ? { id: r.id, version: r.version, file } : { id: r.id, version: r.version };
+  });
+  return { label: spec.label, rules, config, source: spec.source, ...(spec.ruleFiles.length > 0 ? { ruleFiles: spec.ruleFiles.map((f) => ({ ...f, rules: [...f.rules] })) } : {}) };
 }
 
 /**
@@ -403,7 +425,7 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     const manifest: RunManifest = {
       format: RUN_FORMAT,
       fixture: { id: fixtureId(fx.dir), name: m.name, tag: m.tag, site: m.site, cutMs: m.cutMs, untilMs: m.untilMs },
-      agent: { label: spec.label, rules: spec.rules.map((r) => ({ id: r.id, version: r.version })), config: agent.config, source: spec.source },
+      agent: runAgent(spec, agent.config),
       clock: { tickMs, agentIntervalMs: interval, firstAgentRunMs },
       counts: {
         events,

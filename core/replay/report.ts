@@ -37,11 +37,12 @@ function firstOf(shown: number, total: number): { text: string; flag: string; af
   return shown > 0 && shown < total ? { text: `The first ${shown} of ${total}, by creation time (`, flag: '--examples <n>', after: ' shows more).' } : undefined;
 }
 
-const version = (v: string | null) => (v === null ? 'not run' : `version ${v}`);
+/** A side's version of a rule; one from a rule file with its path and the start of its bytes' SHA-256. */
+const version = (v: string | null, file?: { path: string; sha256: string }) => (v === null ? 'not run' : `version ${v}${file ? ` from rule file ${file.path} (sha256 ${file.sha256.slice(0, 12)}…)` : ''}`);
 /** What the candidate changes, one item each: a rule's text, and a config key with its two values (JSON). */
 function changeItems(c: AgentChanges): { rule?: string; key?: string; from?: string; to?: string }[] {
   return [
-    ...c.rules.map((r) => ({ rule: `rule ${r.id}: ${version(r.baseline)} → ${version(r.candidate)}` })),
+    ...c.rules.map((r) => ({ rule: `rule ${r.id}: ${version(r.baseline, r.baselineFile)} → ${version(r.candidate, r.candidateFile)}` })),
     ...c.config.map((k) => ({ key: k.key, from: canonicalJson(k.baseline), to: canonicalJson(k.candidate) })),
   ];
 }

@@ -26,7 +26,9 @@
 // sends (sender.ts). Read at each planning, before a round's first step and before each pointer,
 // prune and remove; another sender's id stops the engine (Conflict: nothing written or removed,
 // status unhealthy, lastError names the owner) until a take-over. So does no marker where this
-// outbox had one (a share not mounted, HQ's copy deleted) until it is back or taken over.
+// outbox had one (a share not mounted, HQ's copy deleted) until it is back or taken over — and a
+// take-over onto a folder target that fell back onto the data directory's file system is refused
+// too (sender.ts `ontoOwnDisk`), unless `hqOnThisDisk`.
 //
 // HQ's data format mark: with `dataFormat` (the site's DATA_FORMAT / DATA_FORMAT_REQUIRES, passed in),
 // `site_<id>.db/.tilstand/data-format.json` is read once per engine and raised when this program's
@@ -52,7 +54,7 @@ import { isSyncError, SyncError } from './errors.ts';
 import { checkKey, contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
 import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
 import { raisedHqDataFormat, readHqDataFormat, writeHqDataFormat, type HqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
-import { claimMarker, conflictMessage, goneMessage, localSender, MARKER_SINCE, MARKER_UNCONFIRMED, markerDir, markerHeldSince, readMarker, SENDER_CONFLICT, type SenderMarker } from './sender.ts';
+import { claimMarker, conflictMessage, fileSystemOf, goneMessage, HQ_FILE_SYSTEM, localSender, MARKER_SINCE, MARKER_UNCONFIRMED, markerDir, markerHeldSince, noteHqFileSystem, ontoOwnDisk, readMarker, SENDER_CONFLICT, type FileSystemOf, type SenderMarker } from './sender.ts';
 import { PHASE, referencedFiles } from './plan.ts';
 import { createScheduledTags, DEFAULT_SCHEDULED_TAGS, type ScheduledTagRule } from './scheduled-tags.ts';
 import { shownDescription, type ObjectInfo, type SyncTarget } from './targets/target.ts';
@@ -110,6 +112,15 @@ export interface SyncEngineOptions {
    * marker named stops at its next check (sender.ts).
    */
   takeOver?: boolean;
+  /**
+   * With `takeOver`: HQ's folder is on this PC's own disk on purpose (`--hq-on-this-disk`). Without
+   * it, a take-over while the marker is gone is refused when the folder was on another file system
+   * than the data directory when the marker was last seen there and is on the data directory's now
+   * (sender.ts `ontoOwnDisk`: the share not mounted).
+   */
+  hqOnThisDisk?: boolean;
+  /** How a path's file system is found (sender.ts `fileSystemOf`, stat's dev); tests stand in for a mount. */
+  fileSystemOf?: FileSystemOf;
   /**
    * The site program's data format (core/site data-format.ts: DATA_FORMAT, DATA_FORMAT_REQUIRES and
    * its version), which core/sync may not import. Given, HQ's data format mark
@@ -352,6 +363,7 @@ export class SyncEngine {
       this.outbox.setState(SENDER_CONFLICT, null);
       this.outbox.setState(MARKER_SINCE, null);
       this.outbox.setState(MARKER_UNCONFIRMED, null);
+      this.outbox.setState(HQ_FILE_SYSTEM, null);
       this.outbox.setState(ACCESS_DENIED, null);
       this.targetChanged = `sync: the target changed from ${was} to ${o.target.description}: ${counted(n, 'step')} of the old one dropped; everything is sent again`;
       this.log(this.targetChanged);
@@ -1134,6 +1146,8 @@ export class SyncEngine {
     if (m !== undefined && m.sender === this.sender) {
       // Seen at HQ: from now on its absence means HQ's copy went (`refuseIfGone`).
       if (this.outbox.getState(MARKER_UNCONFIRMED) !== undefined) this.outbox.setState(MARKER_UNCONFIRMED, null);
+      // And where HQ's folder then was: a take-over once it is gone asks whether it moved onto this disk.
+      noteHqFileSystem(this.outbox, this.o.target.description, this.o.dataDir, this.o.fileSystemOf ?? fileSystemOf);
       if (this.refused) {
         this.refused = false;
         this.formatMarked = false;
@@ -1209,7 +1223,8 @@ export class SyncEngine {
    * `takeOver`, at the first planning: the marker is written whoever it names. When it named
    * another sender, that one may have written and removed pointers since this outbox last sent,
    * so what the outbox knows HQ holds is dropped (`forgetHq`) before planning. Errors propagate:
-   * `sync now --take-over` with HQ unreachable fails saying so.
+   * `sync now --take-over` with HQ unreachable fails saying so, and so does one onto this PC's own
+   * disk while the marker is gone (`ontoOwnDisk`, unless `hqOnThisDisk`).
    */
   private async takeOverNow(): Promise<void> {
     let was: string | undefined;
@@ -1221,6 +1236,14 @@ export class SyncEngine {
     } catch (e) {
       if (!isSyncError(e, 'Conflict')) throw e;
       was = '(unreadable)';
+    }
+    // No marker, and HQ's folder, on another file system when the marker was last seen, is on the
+    // data directory's now: the share is most likely not mounted, and HQ's whole copy would go
+    // onto this PC's disk. Nothing is written unless the operator says it moved there.
+    const ownDisk = was === undefined && this.o.hqOnThisDisk !== true ? ontoOwnDisk(this.outbox, this.o.target.description, markerDir(this.o.dataDir), this.o.fileSystemOf ?? fileSystemOf) : undefined;
+    if (ownDisk !== undefined) {
+      this.log(`sync: ${ownDisk}`);
+      throw new SyncError('Conflict', ownDisk);
     }
     await this.writeOwnMarker('take-over');
     this.takeOverPending = false;

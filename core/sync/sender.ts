@@ -12,12 +12,16 @@
 //          a take-over. The engine reads it at each planning, once per round and before each
 //          pointer, prune and remove; another sender's id stops it, and so does its absence where
 //          this outbox had one (`markerHeldSince`: a share not mounted, HQ's copy deleted).
+//   fs     `sync_state` hqFileSystem (folder targets): whether HQ's folder was on another file
+//          system than the data directory when this outbox last saw its marker there. A take-over
+//          while the marker is gone is refused when the folder is now on the data directory's own
+//          (`ontoOwnDisk`: the share not mounted), unless the operator says it moved there.
 
 import { randomUUID } from 'node:crypto';
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
-import { SyncError } from './errors.ts';
+import { dirname, resolve } from 'node:path';
+import { isSyncError, SyncError } from './errors.ts';
 import { senderMarkerKey } from './names.ts';
 import type { Outbox } from './outbox.ts';
 import { getIfPresent, type SyncTarget } from './targets/target.ts';
@@ -48,6 +52,11 @@ export const MARKER_SINCE = 'senderMarkerSinceMs';
 export const MARKER_UNCONFIRMED = 'senderMarkerUnconfirmed';
 /** `sync_state` key of the refusal the last check found (statusOf reports it). */
 export const SENDER_CONFLICT = 'senderConflict';
+/**
+ * `sync_state` key (folder targets): `HqFileSystem` as it stood when this outbox last saw its
+ * marker in HQ's folder. Unset for S3, a new target, and an outbox of a version before it.
+ */
+export const HQ_FILE_SYSTEM = 'hqFileSystem';
 
 let machine: string | undefined;
 /**
@@ -195,14 +204,122 @@ export function conflictMessage(site: string, own: string, dataDir: string, m: S
 }
 
 /**
+ * The id of the file system `path` is on (`stat`'s dev). A path that does not exist is on the file
+ * system of the nearest folder above it that does: where a write there would create it.
+ */
+export type FileSystemOf = (path: string) => number | bigint;
+
+export const fileSystemOf: FileSystemOf = (path) => {
+  let p = resolve(path);
+  // Bounded by the path's depth: each turn goes one folder up, and the root exists.
+  for (let depth = p.split(/[\\/]/).length + 1; depth > 0; depth--) {
+    try {
+      return statSync(p, { bigint: true }).dev;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(p) === p) throw e;
+      p = dirname(p);
+    }
+  }
+  throw new Error(`no folder above ${path} exists`);
+};
+
+/**
+ * Where HQ's folder was against the data directory: `apart` — on another file system (a mounted
+ * share). The device numbers are kept for the message only: a network mount's may change from one
+ * mount to the next, so only `apart` is compared across time.
+ */
+interface HqFileSystem {
+  apart: boolean;
+  hqDevice: string;
+  dataDevice: string;
+}
+
+/** HQ's folder of a folder target (`dir:<path>`); undefined for S3, which has no mount. */
+function hqFolder(description: string): string | undefined {
+  return description.startsWith('dir:') ? description.slice('dir:'.length) : undefined;
+}
+
+/** Where HQ's folder is now; undefined for S3, or when either cannot be looked at. */
+function hqFileSystemNow(description: string, dataDir: string, of: FileSystemOf): HqFileSystem | undefined {
+  const folder = hqFolder(description);
+  if (folder === undefined) return undefined;
+  try {
+    const hqDevice = String(of(folder));
+    const dataDevice = String(of(dataDir));
+    return { apart: hqDevice !== dataDevice, hqDevice, dataDevice };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Records where HQ's folder is (`HQ_FILE_SYSTEM`): called when a check sees this directory's marker
+ * there. Written only when it changed (a check runs before every pointer, and each write is a sync
+ * of site.db).
+ */
+export function noteHqFileSystem(outbox: Outbox, description: string, dataDir: string, of: FileSystemOf = fileSystemOf): void {
+  const now = hqFileSystemNow(description, dataDir, of);
+  if (now === undefined) return;
+  const text = JSON.stringify(now);
+  if (outbox.getState(HQ_FILE_SYSTEM) !== text) outbox.setState(HQ_FILE_SYSTEM, text);
+}
+
+/**
+ * The refusal of a take-over onto this PC's own disk, or undefined: HQ's folder was on another file
+ * system than the data directory when this outbox last saw its marker there (a mounted share), and
+ * is on the data directory's now. Asked when the marker is gone: the share is then most likely not
+ * mounted, and a take-over would write HQ's whole copy into the empty mount point — this PC's disk,
+ * which it may fill, where HQ never sees it. Undefined for S3, for a folder always on the data
+ * directory's file system (a test, the demo, one disk), and with no record (an older version).
+ */
+export function ontoOwnDisk(outbox: Outbox, description: string, dataDir: string, of: FileSystemOf = fileSystemOf): string | undefined {
+  let was: Partial<HqFileSystem> | null = null;
+  try {
+    was = JSON.parse(outbox.getState(HQ_FILE_SYSTEM) ?? 'null') as Partial<HqFileSystem> | null;
+  } catch {
+    return undefined;
+  }
+  if (was?.apart !== true) return undefined;
+  const now = hqFileSystemNow(description, dataDir, of);
+  if (now === undefined || now.apart) return undefined;
+  const folder = hqFolder(description)!;
+  return (
+    `take-over refused: HQ's folder ${folder} is now on this PC's own disk (the same file system as the data directory ${dataDir}, device ${now.dataDevice}), ` +
+    `whereas it was on another file system (device ${String(was.hqDevice)}) when this site last found its sender marker there: the share is most likely not mounted (\`findmnt ${folder}\` shows what is). ` +
+    `Nothing was written. Mount the share and check that HQ's copy is there; if HQ's folder really moved onto this disk on purpose, run \`tilstand sync now --take-over --hq-on-this-disk --data ${dataDir}\``
+  );
+}
+
+export interface TakeOverOptions {
+  /** The operator says HQ's folder is on this PC's disk on purpose: `ontoOwnDisk` is not asked. */
+  hqOnThisDisk?: boolean;
+  /** How a path's file system is found (tests); default `fileSystemOf`. */
+  fileSystemOf?: FileSystemOf;
+}
+
+/**
  * Writes HQ's marker with the sender id a data directory's outbox holds, without an engine: for
  * `sync now --take-over` on a running site, whose engine holds the sender lock and reads the marker
  * at its next planning. Undefined when the outbox has no sender id (no engine ever ran on it).
+ * Refused (Conflict, nothing written) onto this PC's own disk while the marker is gone (`ontoOwnDisk`).
  */
-export async function takeOverFor(outbox: Outbox, dataDir: string, site: string, target: SyncTarget, nowMs: number): Promise<SenderMarker | undefined> {
+export async function takeOverFor(outbox: Outbox, dataDir: string, site: string, target: SyncTarget, nowMs: number, o: TakeOverOptions = {}): Promise<SenderMarker | undefined> {
   const id = outbox.getState(SENDER_ID);
   if (id === undefined) return undefined;
+  const refusal = o.hqOnThisDisk ? undefined : ontoOwnDisk(outbox, target.description, dataDir, o.fileSystemOf);
+  if (refusal !== undefined && !(await markerPresent(target, site))) throw new SyncError('Conflict', refusal);
   return writeMarker(target, site, { sender: id, dataDir: canonicalDir(dataDir), sinceMs: nowMs, by: 'take-over' });
+}
+
+/** Whether HQ holds a marker; one that cannot be read as one is there all the same. */
+async function markerPresent(target: SyncTarget, site: string): Promise<boolean> {
+  try {
+    return (await readMarker(target, site)) !== undefined;
+  } catch (e) {
+    if (isSyncError(e, 'Conflict')) return true;
+    throw e;
+  }
 }
 
 /** `dataDir` as the marker records it. */

@@ -23,7 +23,7 @@ import { runReplayCli } from '../../replay/cli.ts';
 import { checkDataFormat, dataFormatPath, programDataFormat, raiseDataFormat } from '../data-format.ts';
 import { dirname, resolve } from 'node:path';
 import { runTableCli } from '../../lsm/cli/table-cli.ts';
-import { maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
+import { checkTakeOverFlags, maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { demoYardMissing } from '../demo/site.ts';
 import type { DemoModuleStats } from '../demo/module.ts';
@@ -739,6 +739,7 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   const a = parseArgs(rest, SYNC_FLAGS['sync now'], 'sync now');
   if (a.help) return runSync(['help'], io);
   refuseExtraArguments(a, 'sync now');
+  checkTakeOverFlags(a);
   const rounds = maxRounds(a.string('max-rounds'));
   const data = dataDir(a.string('data'));
   checkDataFormat(data);

@@ -24,10 +24,10 @@ const run = (command: string, args: string[]) => (command === 'restore' ? runCli
 // What each command takes (its usage line; --access-key/--secret-key with every command that reaches HQ).
 const TAKES: Record<string, readonly string[]> = {
   'sync status': ['data', 'json'],
-  'sync now': ['data', 'hq', 'access-key', 'secret-key', 'json', 'max-rounds', 'take-over'],
+  'sync now': ['data', 'hq', 'access-key', 'secret-key', 'json', 'max-rounds', 'take-over', 'hq-on-this-disk'],
   restore: ['data', 'hq', 'site', 'access-key', 'secret-key', 'json', 'force'],
 };
-const SWITCHES = new Set(['json', 'force', 'take-over']);
+const SWITCHES = new Set(['json', 'force', 'take-over', 'hq-on-this-disk']);
 /** A flag as a person would give it: a switch alone, a string flag with a plausible value. */
 const given = (flag: string) => (SWITCHES.has(flag) ? [`--${flag}`] : [`--${flag}`, flag === 'max-rounds' ? '3' : flag === 'site' ? '7' : join(dir, flag)]);
 
@@ -65,8 +65,8 @@ describe('tilstand sync and restore refuse a flag their command does not take', 
         checked++;
       }
     }
-    // status refuses 7 (hq, access-key, secret-key, max-rounds, take-over, site, force), now 2, restore 2.
-    expect(checked).toBe(11);
+    // status refuses 8 (hq, access-key, secret-key, max-rounds, take-over, hq-on-this-disk, site, force), now 2, restore 3.
+    expect(checked).toBe(13);
     expect(existsSync(missingData), 'a refused restore made the data directory').toBe(false);
   });
 

@@ -5,7 +5,9 @@
 //                (else the directory target the outbox last sent to, given with `start --hq`);
 //                refused (Conflict) while another engine holds the directory's sync.lock — on a
 //                running site the dispatcher (core/site/cli/site-commands.ts) asks the site instead
-//                `--take-over`: writes HQ's sender marker with this directory's id first (sender.ts)
+//                `--take-over`: writes HQ's sender marker with this directory's id first (sender.ts);
+//                refused while the marker is gone and HQ's folder has fallen back onto this PC's own
+//                disk (a share not mounted) unless `--hq-on-this-disk` says it moved there
 //   restore      rebuilds <data>/warehouse and contracts/ from HQ and writes restore-note.json
 //                (and restored-tables.json: the drafted config.json entries of the site's own
 //                tables); HQ's sender marker then names the restored directory
@@ -15,10 +17,11 @@ import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
+import { isSyncError } from '../errors.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
 import type { ProgramDataFormat } from '../hq-data-format.ts';
 import { RESTORED_TABLES, restoreSite } from '../restore.ts';
-import { takeOverFor } from '../sender.ts';
+import { takeOverFor, type SenderMarker } from '../sender.ts';
 import { checkSiteId } from '../names.ts';
 import { guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
 
@@ -73,19 +76,29 @@ const JSON_FLAG: FlagSpecs = { json: { type: 'boolean' } };
  */
 export const SYNC_FLAGS = {
   'sync status': { ...DATA, ...JSON_FLAG },
-  'sync now': { ...DATA, ...HQ, ...JSON_FLAG, 'max-rounds': { type: 'string', value: '<n>' }, 'take-over': { type: 'boolean' } },
+  'sync now': { ...DATA, ...HQ, ...JSON_FLAG, 'max-rounds': { type: 'string', value: '<n>' }, 'take-over': { type: 'boolean' }, 'hq-on-this-disk': { type: 'boolean' } },
   restore: { ...DATA, ...HQ, site: { type: 'string', value: '<id>' }, ...JSON_FLAG, force: { type: 'boolean' } },
 } as const satisfies Record<string, FlagSpecs>;
 
 export const syncUsage = [
   '  tilstand sync status --data <dir> [--json]                   outbox progress and health',
   '  tilstand sync now --data <dir> [--hq <dir|s3://…>] [--access-key <key>] [--secret-key <secret>]',
-  '                    [--json] [--max-rounds <n>] [--take-over]',
+  '                    [--json] [--max-rounds <n>] [--take-over [--hq-on-this-disk]]',
   '                                           ship to HQ now (a running site is asked to); --take-over:',
-  "                                           this directory becomes the site's sender at HQ",
+  "                                           this directory becomes the site's sender at HQ (--hq-on-this-disk: HQ is on this disk)",
   '  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--access-key <key>] [--secret-key <secret>]',
   '                    [--force] [--json]      rebuild a site from HQ',
 ];
+
+/**
+ * `--hq-on-this-disk` qualifies `--take-over` alone: given without it, it would do nothing the
+ * person giving it expected, so it is refused (exit 2). `sync now` here and on a running site.
+ */
+export function checkTakeOverFlags(args: ParsedArgs): void {
+  if (args.boolean('hq-on-this-disk') && !args.boolean('take-over')) {
+    throw usageError("option '--hq-on-this-disk' goes with --take-over: it lets a take-over write HQ's copy into a folder on this PC's own disk");
+  }
+}
 
 /**
  * `sync now --take-over` on a running site (core/site's dispatcher, before it asks the site to
@@ -105,7 +118,15 @@ export async function takeOverRunningSite(data: string, args: ParsedArgs): Promi
     const { hq } = hqOf(data, args, cfg);
     const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site);
     try {
-      const m = await takeOverFor(outbox, data, cfg.site, target, Date.now());
+      let m: SenderMarker | undefined;
+      try {
+        m = await takeOverFor(outbox, data, cfg.site, target, Date.now(), { hqOnThisDisk: args.boolean('hq-on-this-disk') });
+      } catch (e) {
+        // Refused onto this PC's own disk: exit 3, as the same refusal with no site running (the
+        // site's dispatcher maps no SyncError).
+        if (isSyncError(e, 'Conflict')) throw new CliError(EXIT.conflict, e.message);
+        throw e;
+      }
       return m === undefined ? undefined : `HQ's sender marker for site ${cfg.site} now names this directory (sender ${m.sender})`;
     } finally {
       await target.close();
@@ -176,6 +197,7 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
     // `--help` anywhere asks for the usage: it does not run the command (as `tilstand table` and `hq`).
     if (args.help) return printUsage(io, `sync ${sub}`);
     refuseExtraArguments(args, `sync ${sub}`);
+    if (sub === 'now') checkTakeOverFlags(args);
     const data = resolve(pathOption(args, 'data', "a site's data directory") ?? 'tilstand-data');
     const out = new LineWriter(io.stdout);
     let status: SyncStatus;
@@ -204,7 +226,7 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
       const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site);
       let engine: SyncEngine | undefined;
       try {
-        engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 }, takeOver: args.boolean('take-over'), ...(o.dataFormat ? { dataFormat: o.dataFormat } : {}) });
+        engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 }, takeOver: args.boolean('take-over'), hqOnThisDisk: args.boolean('hq-on-this-disk'), ...(o.dataFormat ? { dataFormat: o.dataFormat } : {}) });
         // A running site logs it; here the person who gave the new --hq must read it. On stderr
         // with --json, whose stdout is the status alone.
         if (engine.targetChanged !== undefined) {

@@ -52,7 +52,7 @@ function fakeBackend() {
     async call(method, _req, session) {
       calls.push(method);
       if (method === 'signIn') {
-        session.setUser({ name: 'Kari', roles: ['shift_lead'] });
+        session.setUser({ name: (_req as { user?: string }).user ?? 'Kari', roles: ['shift_lead'] });
         return session.user as never;
       }
       throw new SiteApiError('invalid', `unknown method ${method}`);
@@ -106,6 +106,10 @@ describe('reportClientError over IPC', () => {
     await call('signIn', { user: 'Kari', secret: '2580' });
     for (let i = 0; i < CLIENT_ERRORS_PER_SESSION_MINUTE + 1; i++) await call(CLIENT_ERROR_METHOD, { kind: 'render', message: `s${i}` });
     expect(log).toHaveLength(CLIENT_ERRORS_PER_SOURCE_MINUTE + CLIENT_ERRORS_PER_SESSION_MINUTE);
+    // The next person signed in at this window has a budget of their own, and is named for it.
+    await call('signIn', { user: 'Ola', secret: '1357' });
+    expect((await call(CLIENT_ERROR_METHOD, { kind: 'render', message: 'ola' })).value!.id).not.toBeNull();
+    expect(log.at(-1)).toMatch(/\(user "Ola", render\): "ola"$/);
     // Another window (a second webContents) is counted apart.
     expect((await call(CLIENT_ERROR_METHOD, { kind: 'render', message: 'other' }, { sender: 2 })).value!.id).not.toBeNull();
     // The main window closes: what it dropped is said.

@@ -36,10 +36,12 @@ export async function handleCall(
     } catch (e) {
       return failure('invalid', (e as Error).message);
     }
-    // One window is one caller: signed in, its budget is the window's session; else the window
-    // (SessionContext.source) is the address the headless server would count it by.
+    // One window is one caller: signed in, its budget is that person's session in the window (the
+    // next person to sign in there starts with a budget of their own, and the line that counts
+    // what was dropped names who sent it); else the window (SessionContext.source) is the address
+    // the headless server would count it by.
     const user = session.user?.name ?? null;
-    const id = clientErrors.report({ user, ...(user !== null ? { session: 'window' } : {}), source: session.source ?? 'window' }, report);
+    const id = clientErrors.report({ user, ...(user !== null ? { session: `window:${user}` } : {}), source: session.source ?? 'window' }, report);
     return { ok: true, value: { id } };
   }
   let call;

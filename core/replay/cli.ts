@@ -1,7 +1,7 @@
 // `tilstand replay …` (wired into core/site/cli/main.ts as one dispatch entry):
 //
 //   tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>
-//   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms <ms>] [--scratch <dir>] [--keep-scratch] [--progress]
+//   tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms <ms>] [--scratch <dir>] [--keep-scratch] [--progress] [--run-rule-files]
 //   tilstand replay diff <baseline run> <candidate run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>] [--examples <n>] [--force]
 //
 // `--help` prints the usage to stdout, exit 0, as every other `tilstand` command.
@@ -22,18 +22,18 @@ import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
 import type { FixtureManifest } from './fixture.ts';
-import { defaultScratchParent, runReplay, type ReplayResult, type RunManifest } from './replay.ts';
+import { defaultScratchParent, FixtureRuleFilesRefused, runReplay, type ReplayResult, type RunManifest } from './replay.ts';
 import { REPORT_FILES, writeReport } from './report.ts';
 import { writeProblem } from './writable.ts';
 
 export const replayUsage: readonly string[] = [
   '  tilstand replay export --data <dir> --tag <name>|<tag to cut at> --until <ISO time>|now [--at <ISO time>] [--retain <duration>] --out <dir|file.tar>',
-  '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms <ms>] [--scratch <dir>] [--keep-scratch] [--progress]',
+  '  tilstand replay run --fixture <dir|file.tar> [--agent default|<rules.json>] --out <dir> [--tick-ms <ms>] [--scratch <dir>] [--keep-scratch] [--progress] [--run-rule-files]',
   '  tilstand replay diff <run> <run> --out <dir> [--min-agreement <0..1>] [--max-changed <n>] [--examples <n>] [--force]',
 ];
 
 const EXPORT_FLAGS: FlagSpecs = { data: { type: 'string', value: '<dir>' }, tag: { type: 'string', value: '<name>' }, until: { type: 'string', value: '<ISO time>' }, at: { type: 'string', value: '<ISO time>' }, retain: { type: 'string', value: '<duration>' }, out: { type: 'string', value: '<dir|file.tar>' } };
-const RUN_FLAGS: FlagSpecs = { fixture: { type: 'string', value: '<dir|file.tar>' }, agent: { type: 'string', value: 'default|<rules.json>' }, out: { type: 'string', value: '<dir>' }, 'tick-ms': { type: 'string', value: '<ms>' }, scratch: { type: 'string', value: '<dir>' }, progress: { type: 'boolean' }, 'keep-scratch': { type: 'boolean' } };
+const RUN_FLAGS: FlagSpecs = { fixture: { type: 'string', value: '<dir|file.tar>' }, agent: { type: 'string', value: 'default|<rules.json>' }, out: { type: 'string', value: '<dir>' }, 'tick-ms': { type: 'string', value: '<ms>' }, scratch: { type: 'string', value: '<dir>' }, progress: { type: 'boolean' }, 'keep-scratch': { type: 'boolean' }, 'run-rule-files': { type: 'boolean' } };
 const DIFF_FLAGS: FlagSpecs = { out: { type: 'string', value: '<dir>' }, 'min-agreement': { type: 'string', value: '<0..1>' }, 'max-changed': { type: 'string', value: '<n>' }, examples: { type: 'string', value: '<n>' }, force: { type: 'boolean' } };
 
 /**
@@ -176,7 +176,13 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
       keepScratch,
       ...(keepScratch ? { onScratch: (dir) => void (kept = resolve(dir)) } : {}),
       ...(bar ? { onProgress: (p) => bar.update(p) } : {}),
+      runFixtureRuleFiles: a.boolean('run-rule-files'),
+      onRuleFile: (f) => say(io, `replay: running the live site's rule file ${f.path} (sha256 ${f.sha256.slice(0, 12)}…) from the fixture's ${f.file}`),
     });
+  } catch (e) {
+    // Not told to run the code the fixture holds: a usage error, as a missing option is.
+    if (e instanceof FixtureRuleFilesRefused) throw usageError(e.message);
+    throw e;
   } finally {
     bar?.done();
     // Its name is made up by mkdtemp: without this line a kept folder is found only by searching.

@@ -14,7 +14,7 @@
 
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createWriteStream } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import { Catalog, LsmError, tagTimeLeftMs, type Snapshot, type Table, type TagInfo } from '../lsm/index.ts';
@@ -30,8 +30,8 @@ import { POSITION_PROPERTY } from '../ingest/progress.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { tableDefinitionsIn } from '../ingest/site-tables.ts';
-import { byCreation, FIXTURE_FORMAT, replayProposal, TAG_PREFIX, type FixtureFile, type FixtureManifest, type FixtureTable, type HumanDecision } from './fixture.ts';
-import { sha256File, stableJson, writeStableJson } from './json.ts';
+import { byCreation, FIXTURE_FORMAT, replayProposal, TAG_PREFIX, type FixtureFile, type FixtureManifest, type FixtureTable, type HumanDecision, type LiveRuleFile } from './fixture.ts';
+import { sha256, sha256File, stableJson, writeStableJson } from './json.ts';
 import { snapshotFiles } from './table-files.ts';
 import { listFiles, writeTar } from './tar.ts';
 import { writeProblem } from './writable.ts';
@@ -66,13 +66,43 @@ export const tagName = (tag: string): string => (tag.startsWith(TAG_PREFIX) ? ta
  */
 function liveAgentConfig(raw: unknown, file: string): AgentConfigInput {
   if (raw === undefined) return {};
+  // `ruleFiles` names the rules the agent ran, not a threshold (liveRuleFiles copies them).
+  const tunables = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? Object.fromEntries(Object.entries(raw).filter(([k]) => k !== 'ruleFiles')) : raw;
   try {
-    agentConfig(raw as AgentConfigInput);
+    agentConfig(tunables as AgentConfigInput);
   } catch (e) {
     if (e instanceof AgentConfigError) throw new Error(`${file}: agent${e.key === '(top level)' ? '' : `.${e.key}`}: ${e.problem}`);
     throw e;
   }
-  return raw as AgentConfigInput;
+  return tunables as AgentConfigInput;
+}
+
+/**
+ * The site's rule files (config.json `agent.ruleFiles`, relative to the data directory), each
+ * file's bytes copied into the fixture as `config/rules/<i>-<name>` and recorded with its path
+ * as config.json gives it and its SHA-256, so `replay run --agent default` runs the rules the live
+ * site ran, also where the site's files are not (HQ). Only the named file travels: a rule file
+ * that imports other files of its own folder will not load from the fixture (README.md, "A rule of
+ * your own"). A .ts file is copied as .mts: the site loaded it as an ES module (its folder's
+ * package.json said so), and the fixture's folder has no package.json to say it.
+ */
+function liveRuleFiles(raw: unknown, data: string, dir: string, file: string): LiveRuleFile[] {
+  const list = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>).ruleFiles : undefined;
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || list.some((p) => typeof p !== 'string' || p.length === 0)) throw new Error(`${file}: agent.ruleFiles: expected an array of paths to rule files`);
+  return (list as string[]).map((path, i) => {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(resolve(data, path));
+    } catch (e) {
+      throw new Error(`${file}: agent.ruleFiles[${i}]: rule file ${path} cannot be read (${(e as Error).message}); the fixture would not run what the site ran`);
+    }
+    const name = basename(path).replace(/\.ts$/, '.mts').replace(/[^A-Za-z0-9._-]/g, '_');
+    const inFixture = `config/rules/${i}-${name}`;
+    mkdirSync(join(dir, 'config', 'rules'), { recursive: true });
+    writeFileSync(join(dir, ...inFixture.split('/')), bytes);
+    return { path, sha256: sha256(bytes), file: inFixture };
+  });
 }
 
 /** Epoch ms of an agent run id `yyyyMMdd-HHmmss-SSS[-n]`; undefined when it is not one. */
@@ -434,6 +464,7 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     writeStableJson(join(dir, 'config', 'bindings.json'), bindings);
     writeStableJson(join(dir, 'config', 'budgets.json'), Array.isArray(rawConfig.tables) ? rawConfig.tables : DEFAULT_TABLE_BUDGETS);
     copyTree(join(o.data, 'contracts'), join(dir, 'config', 'contracts'), (f) => /^v\d+\.json$/.test(f));
+    const ruleFiles = liveRuleFiles(rawConfig.agent, o.data, dir, join(o.data, 'config.json'));
 
     // Human decisions and the live agent's proposals in the period.
     const inCut = (ms: number) => ms > cut.cutMs && ms <= untilMs;
@@ -497,7 +528,7 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
       untilMs,
       tables,
       events,
-      liveAgent: { baselineRunId, runIds: runIds.length, intervalMs: agentConfig(liveConfig).intervalMs, config: liveConfig },
+      liveAgent: { baselineRunId, runIds: runIds.length, intervalMs: agentConfig(liveConfig).intervalMs, config: liveConfig, ...(ruleFiles.length > 0 ? { ruleFiles } : {}) },
       decisions: decisions.length,
       liveProposals: live.length,
       files,

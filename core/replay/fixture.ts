@@ -68,12 +68,24 @@ export interface FixtureManifest {
   /**
    * The live agent's run ids in (cut, until], the newest run at or before the cut, and the
    * thresholds it ran with (the site's config.json `agent` section at the export; absent in a
-   * fixture exported before sites had one, which ran with the defaults).
+   * fixture exported before sites had one, which ran with the defaults), and the site's rule
+   * files (config.json `agent.ruleFiles`; absent when it had none), copied into the fixture.
    */
-  liveAgent: { baselineRunId: string | null; runIds: number; intervalMs: number; config?: AgentConfigInput };
+  liveAgent: { baselineRunId: string | null; runIds: number; intervalMs: number; config?: AgentConfigInput; ruleFiles?: LiveRuleFile[] };
   decisions: number;
   liveProposals: number;
   files: FixtureFile[];
+}
+
+/**
+ * A rule file the live site ran (config.json `agent.ruleFiles`): its path as config.json gives it,
+ * the SHA-256 of its bytes at the export, and where the fixture holds those bytes (`config/rules/…`,
+ * one of its files).
+ */
+export interface LiveRuleFile {
+  path: string;
+  sha256: string;
+  file: string;
 }
 
 /** A person's decision in the period, with the situation it was about. */
@@ -236,6 +248,13 @@ function manifestProblem(v: Record<string, unknown>): string | undefined {
   const outside = (v.files as Array<{ path: string }>).findIndex((f) => !insidePath(f.path));
   if (outside >= 0) return `files[${outside}]: ${JSON.stringify((v.files as Array<{ path: string }>)[outside]!.path)} is not a path inside the fixture`;
   if (!(v.files as Array<{ path: string }>).some((f) => f.path === ev.file)) return `events.file: ${JSON.stringify(ev.file)} is not one of its files`;
+  const rf = v.liveAgent.ruleFiles;
+  if (rf !== undefined) {
+    if (!Array.isArray(rf)) return 'liveAgent.ruleFiles: expected the list of the live rule files';
+    const held = new Map((v.files as Array<{ path: string; sha256: string }>).map((f) => [f.path, f.sha256]));
+    const bad = rf.findIndex((f) => !isObject(f) || typeof f.path !== 'string' || typeof f.sha256 !== 'string' || typeof f.file !== 'string' || held.get(f.file) !== f.sha256);
+    if (bad >= 0) return `liveAgent.ruleFiles[${bad}]: expected {path, sha256, file}, file one of its files with that sha256`;
+  }
   return undefined;
 }
 

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { Agent, type RunResult } from '../agents/index.ts';
+import { Agent, loadRuleFiles, RuleFileError, rulesInForce, type LoadedRuleFiles, type RunResult } from '../agents/index.ts';
 import { Inbox, readProposals, type SignInResult } from '../inbox/index.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { ContractRegistry } from '../ingest/contracts.ts';
@@ -37,7 +37,7 @@ import { TableDefinitionError, tableDefinitionsIn } from '../ingest/site-tables.
 import { Catalog } from '../lsm/index.ts';
 import { agentConfigFor, defaultAgentSpec, type AgentSpec, type RuleFile } from './agent-spec.ts';
 import { runIdMs } from './export.ts';
-import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
+import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type LiveRuleFile, type ReplayProposal } from './fixture.ts';
 import { writeStableJson } from './json.ts';
 import { ScratchFileIO } from './scratch-io.ts';
 
@@ -75,6 +75,29 @@ export interface ReplayOptions {
    */
   onScratch?: (dir: string) => void;
   onProgress?: (p: ReplayProgress) => void;
+  /**
+   * Run the live site's rule files the fixture holds (`liveAgent.ruleFiles`) with the default
+   * agent. They are code: a replay of a fixture from elsewhere (a site's, at HQ) runs them only
+   * when told (`replay run --run-rule-files`); without it such a fixture is refused with the
+   * default agent (FixtureRuleFilesRefused), and a rules config (`agent`) runs without them.
+   */
+  runFixtureRuleFiles?: boolean;
+  /** Told each live rule file the replay runs (path on the site, SHA-256), before it is loaded. */
+  onRuleFile?: (f: LiveRuleFile) => void;
+}
+
+/**
+ * A fixture holding the live site's rule files, replayed with the default agent without
+ * `runFixtureRuleFiles`: running them is running code that came with the fixture.
+ */
+export class FixtureRuleFilesRefused extends Error {
+  constructor(files: readonly LiveRuleFile[]) {
+    super(
+      `the fixture holds the live site's rule files, code its agent ran (${files.map((f) => `${f.path}, sha256 ${f.sha256.slice(0, 12)}…`).join('; ')}): ` +
+        'a replay runs them only when told; give --run-rule-files to run what the site ran (read them first: config/rules/ in the fixture), or --agent <rules.json> to run without them',
+    );
+    this.name = 'FixtureRuleFilesRefused';
+  }
 }
 
 export interface DecisionOutcome {
@@ -176,6 +199,25 @@ function runAgent(spec: AgentSpec, config: unknown): RunManifest['agent'] {
 }
 
 /**
+ * `--agent default` of a fixture whose site ran rule files of its own (`liveAgent.ruleFiles`):
+ * the rules the live agent ran, those files' rules in force (core/agents `rulesInForce`, as the
+ * site composed them), loaded from the copies the fixture holds, not from the site's paths. So a
+ * fixture replays at HQ as on the site, and two replays of it are byte-identical. run.json names
+ * each file by its path on the site and its SHA-256 (the fixture's checksum holds them equal).
+ */
+async function liveAgentSpec(dir: string, live: readonly LiveRuleFile[]): Promise<AgentSpec> {
+  let loaded: LoadedRuleFiles;
+  try {
+    loaded = await loadRuleFiles(live.map((f) => f.file), dir);
+  } catch (e) {
+    if (!(e instanceof RuleFileError)) throw e;
+    throw new Error(`the live site's rule file ${live[e.index]!.path} (the fixture's ${live[e.index]!.file}): ${e.problem}`);
+  }
+  const ruleFiles = loaded.files.map((f, i) => ({ ...f, path: live[i]!.path }));
+  return { ...defaultAgentSpec(), rules: rulesInForce(loaded.rules), ruleFiles };
+}
+
+/**
  * The first run of the live agent's timer among `runIds` (the live runs in a fixture's period): the
  * earliest run that a later one follows by whole intervals, give or take a second (the live timer
  * drifts by milliseconds). Runs a decision set off fall between the timer's and are passed over;
@@ -209,7 +251,7 @@ function setNextPosition(path: string, next: bigint): void {
 
 export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
   const wall0 = performance.now();
-  const spec = o.agent ?? defaultAgentSpec();
+  let spec = o.agent ?? defaultAgentSpec();
   const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
   if (!Number.isSafeInteger(tickMs) || tickMs < 1) throw new Error(`tickMs: expected an integer ≥ 1, got ${tickMs}`);
   const scratchParent = o.scratchParent ?? defaultScratchParent();
@@ -223,6 +265,12 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
   const closers: (() => void)[] = [];
   try {
     o.onScratch?.(scratch);
+    const liveFiles = m.liveAgent.ruleFiles ?? [];
+    if (spec.source === 'default' && liveFiles.length > 0) {
+      if (o.runFixtureRuleFiles !== true) throw new FixtureRuleFilesRefused(liveFiles);
+      for (const f of liveFiles) o.onRuleFile?.(f);
+      spec = await liveAgentSpec(fx.dir, liveFiles);
+    }
     // The state at the tag, the contracts, a journal whose positions continue the live ones.
     if (existsSync(join(fx.dir, 'warehouse'))) cpSync(join(fx.dir, 'warehouse'), join(scratch, 'warehouse'), { recursive: true });
     mkdirSync(join(scratch, 'warehouse'), { recursive: true });

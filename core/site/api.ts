@@ -209,6 +209,19 @@ export interface SiteStatus {
   proposals: { open: number; deferred: number; oldestOpenMs: number | null };
   /** The floor UI's settings (config `ui`): sign out after this long without use there; 0 = never. */
   ui: { idleSignOutMs: number };
+  /** The rules the site's agent runs, in its order (absent from an older site's answer). */
+  agentRules?: AgentRuleView[];
+}
+
+/**
+ * A rule the site's agent runs. `file`: it comes from a rule file of the site's own (config
+ * `agent.ruleFiles`): the path as config.json gives it and the SHA-256 of its bytes as loaded at
+ * the start; absent for an installed rule.
+ */
+export interface AgentRuleView {
+  id: string;
+  version: string;
+  file?: { path: string; sha256: string };
 }
 
 export interface SyncStatus {

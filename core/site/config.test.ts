@@ -116,7 +116,7 @@ describe('parseConfig', () => {
       [{ site: 's', agent: { defaultReorder: { reorderPoint: -1, orderUpTo: 20 } } }, 'agent.defaultReorder.reorderPoint', /expected an integer ≥ 0, got -1/],
       [{ site: 's', agent: { jobDurationMsByCapability: { pack: '20 min' } } }, 'agent.jobDurationMsByCapability.pack', /expected an integer ≥ 1, got "20 min"/],
       [{ site: 's', agent: { intervalMs: 1_000 } }, 'agent.intervalMs', /integer from 10000 to 3600000, got 1000/],
-      [{ site: 's', agent: { reorderPoint: 5 } }, 'agent.reorderPoint', /unknown key \(expected one of intervalMs, jobDurationMsByCapability, defaultJobDurationMs, reorderByItem, defaultReorder, idleMsMin, replenishQtyMediumMin\)/],
+      [{ site: 's', agent: { reorderPoint: 5 } }, 'agent.reorderPoint', /unknown key \(expected one of intervalMs, jobDurationMsByCapability, defaultJobDurationMs, reorderByItem, defaultReorder, idleMsMin, replenishQtyMediumMin, ruleFiles\)/],
       [{ site: 's', agent: { evidenceRetentionMs: 3_600_000 } }, 'agent.evidenceRetentionMs', /set those instead/],
       [{ site: 's', agent: [] }, 'agent', /expected an object, got an array/],
       [[], '(top level)', /expected an object, got an array/],

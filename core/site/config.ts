@@ -25,7 +25,7 @@ import { SITE_MODULES } from './site-db.ts';
 import { targetProblem } from '../sync/targets/open.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
 import { localFileIO } from '../lsm/index.ts';
-import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
+import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, loadRuleFiles, RuleFileError, type AgentConfig, type AgentConfigInput, type LoadedRuleFiles } from '../agents/index.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
@@ -192,15 +192,22 @@ export interface SiteConfig {
    * reorder point and order-up-to level, job run times by capability, when a free resource counts
    * as idle, from what quantity a replenishment is medium risk. The evidence retentions are
    * `evidence`. `tilstand replay export` records this section, so a replay runs what ran live.
+   * `ruleFiles`: rules of the site's own (core/agents rule-files.ts), paths relative to the data
+   * directory or absolute; absent when none. Only the paths are read here (readConfig stays
+   * synchronous and runs no code): `loadSiteRuleFiles` loads and checks them, at start and in
+   * `tilstand config check`. Unlike the thresholds, they take effect at the next start.
    */
   readonly agent: SiteAgentConfig;
 }
 
-/** The agent keys config.json's `agent` section sets (the retentions of its tags are `evidence`). */
-export const SITE_AGENT_KEYS = AGENT_CONFIG_KEYS.filter((k) => k !== 'evidenceRetentionMs' && k !== 'baselineRetentionMs');
-export type SiteAgentConfig = Omit<AgentConfig, 'evidenceRetentionMs' | 'baselineRetentionMs'>;
+/** The agent's tunables config.json's `agent` section sets (the retentions of its tags are `evidence`). */
+const SITE_AGENT_TUNABLES = AGENT_CONFIG_KEYS.filter((k) => k !== 'evidenceRetentionMs' && k !== 'baselineRetentionMs');
+/** The keys of config.json's `agent` section: the agent's tunables and `ruleFiles` (not a tunable: the rules it runs). */
+export const SITE_AGENT_KEYS: readonly string[] = [...SITE_AGENT_TUNABLES, 'ruleFiles'];
+export type SiteAgentConfig = Omit<AgentConfig, 'evidenceRetentionMs' | 'baselineRetentionMs'> & { readonly ruleFiles?: readonly string[] };
 
-const siteAgentOf = (c: AgentConfig): SiteAgentConfig => Object.freeze(Object.fromEntries(SITE_AGENT_KEYS.map((k) => [k, c[k]]))) as unknown as SiteAgentConfig;
+const siteAgentOf = (c: AgentConfig, ruleFiles?: readonly string[]): SiteAgentConfig =>
+  Object.freeze({ ...Object.fromEntries(SITE_AGENT_TUNABLES.map((k) => [k, c[k]])), ...(ruleFiles !== undefined ? { ruleFiles: Object.freeze([...ruleFiles]) } : {}) }) as unknown as SiteAgentConfig;
 
 export class ConfigError extends Error {
   readonly key: string;
@@ -521,14 +528,44 @@ function parseSiteAgent(raw: unknown): SiteAgentConfig {
   known(a, 'agent', SITE_AGENT_KEYS);
   // The agent's decisions are made by the minute; a run every second would only burn the floor PC.
   int(a, 'intervalMs', 'agent.', DEFAULT_AGENT_CONFIG.intervalMs, 10_000, 3600_000);
+  const { ruleFiles, ...tunables } = a;
+  if (ruleFiles !== undefined) {
+    if (!Array.isArray(ruleFiles)) throw new ConfigError('agent.ruleFiles', `expected an array of paths to rule files (.ts, .mts, .js, .mjs), relative to the data directory or absolute, got ${JSON.stringify(ruleFiles)}`);
+    ruleFiles.forEach((p, i) => {
+      if (typeof p !== 'string' || p.length === 0) throw new ConfigError(`agent.ruleFiles[${i}]`, `expected the path of a rule file (.ts, .mts, .js, .mjs), relative to the data directory or absolute, got ${JSON.stringify(p)}`);
+    });
+  }
   let c: AgentConfig;
   try {
-    c = agentConfig(a as AgentConfigInput);
+    c = agentConfig(tunables as AgentConfigInput);
   } catch (e) {
     if (e instanceof AgentConfigError) throw new ConfigError(`agent.${e.key}`, e.problem);
     throw e;
   }
-  return siteAgentOf(c);
+  return siteAgentOf(c, ruleFiles as string[] | undefined);
+}
+
+/** The agent's tunables of config `agent` (without `ruleFiles`), as core/agents' `agentConfig` takes them. */
+export function agentTunables(a: SiteAgentConfig): Omit<SiteAgentConfig, 'ruleFiles'> {
+  const { ruleFiles: _, ...tunables } = a;
+  return tunables;
+}
+
+/**
+ * Loads and checks config `agent.ruleFiles` (core/agents `loadRuleFiles`; paths relative to the
+ * data directory): at start, before the agent is made, and in `tilstand config check`. A refused
+ * file is a ConfigError naming `agent.ruleFiles[<i>]` and the loader's reason (exit 2). None: no
+ * files, the installed rules.
+ */
+export async function loadSiteRuleFiles(c: Pick<SiteConfig, 'agent'>, data: string): Promise<LoadedRuleFiles> {
+  const paths = c.agent.ruleFiles ?? [];
+  if (paths.length === 0) return { files: [], rules: [] };
+  try {
+    return await loadRuleFiles(paths, resolve(data));
+  } catch (e) {
+    if (e instanceof RuleFileError) throw new ConfigError(`agent.ruleFiles[${e.index}]`, e.message);
+    throw e;
+  }
 }
 
 /** Reads and validates `<data>/config.json`. */
@@ -665,7 +702,7 @@ export const LIVE_CONFIG_SECTIONS_TEXT = `${LIVE_CONFIG_SECTIONS.slice(0, -1).jo
  */
 export function decisionOptions(c: Pick<SiteConfig, 'agent' | 'evidence'>): { agent: AgentConfig; decisionEvidenceRetentionMs: number } {
   return {
-    agent: agentConfig({ ...c.agent, evidenceRetentionMs: c.evidence.proposingRunsMs, baselineRetentionMs: c.evidence.otherRunsMs }),
+    agent: agentConfig({ ...agentTunables(c.agent), evidenceRetentionMs: c.evidence.proposingRunsMs, baselineRetentionMs: c.evidence.otherRunsMs }),
     decisionEvidenceRetentionMs: c.evidence.decisionsMs,
   };
 }

@@ -2,7 +2,8 @@
 // write-back, wired the way core/agents' full-loop test wires them:
 //   Inbox     freshen = ingestor.commitAll (the compare-and-set re-checks committed state),
 //             recheck = agent.recheck, reevaluate = one agent run;
-//   Agent     every `intervalMs` (and on demand: the control op `agent.run`);
+//   Agent     every `intervalMs` (and on demand: the control op `agent.run`), running the
+//             installed rules with the site's rule files' (config `agent.ruleFiles`, loaded at start);
 //   WriteBack publishes commands through the site's internal MQTT client (QoS 1) and reads the
 //             modules' acks from `tilstand/<site>/acks/+` on the same client.
 //
@@ -17,7 +18,7 @@
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
-import { Agent, type AgentConfig, type AgentConfigInput } from '../agents/index.ts';
+import { Agent, type AgentConfig, type AgentConfigInput, type Rule } from '../agents/index.ts';
 import { Inbox, WriteBack, type SignInResult, type UserStore } from '../inbox/index.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
@@ -61,6 +62,11 @@ export interface DecisionsOptions {
   ingestor: Ingestor;
   internal: MqttClient;
   agent?: AgentConfigInput;
+  /**
+   * The rules the agent runs: the installed ones with the site's rule files' in force (config
+   * `agent.ruleFiles`, core/agents `rulesInForce`). Default: the installed rules.
+   */
+  rules?: readonly Rule[];
   /** Inbox `decisionEvidenceRetentionMs` (config `evidence.decisionsMs`). */
   decisionEvidenceRetentionMs?: number;
   /** Start the agent's timer (false: runs only on demand). Default true. */
@@ -94,7 +100,7 @@ export class Decisions {
       onWarning: (m) => o.log(`inbox: ${m}`),
     });
     try {
-      agent = new Agent({ catalog: o.catalog, database: o.database, inbox: this.inbox, ...(o.agent ? { config: o.agent } : {}), onWarning: (m) => o.log(`agent: ${m}`) });
+      agent = new Agent({ catalog: o.catalog, database: o.database, inbox: this.inbox, ...(o.agent ? { config: o.agent } : {}), ...(o.rules ? { rules: o.rules } : {}), onWarning: (m) => o.log(`agent: ${m}`) });
       this.agent = agent;
       const ackTopic = `tilstand/${o.site}/acks/+`;
       o.internal.subscribe(ackTopic, { qos: 1 }, (e) => {

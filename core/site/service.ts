@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
 import { evidenceReport, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
-import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations } from '../agents/index.ts';
+import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations, type MessageTemplates } from '../agents/index.ts';
 import {
   SiteApiError,
   type Alarm,
@@ -120,6 +120,9 @@ export class SiteService implements SiteBackend {
   /** Alarm keys the last status tick pushed (an `alarm` event goes out for each new one). */
   private pushedAlarms = new Set<string>();
 
+  /** The templates of the messages of the rules the site's agent runs (agentTemplates). */
+  private templates: { rules: readonly unknown[]; catalog: MessageTemplates } | undefined;
+
   constructor(
     private readonly site: Site,
     private readonly o: SiteServiceOptions = {},
@@ -144,7 +147,7 @@ export class SiteService implements SiteBackend {
         }
         return inbox.list({ ...(req.status ? { status: req.status } : {}), ...(req.order ? { order: req.order } : {}), limit: req.limit ?? 200 }).map((p) => {
           const failed = failedBefore(inbox, p).length;
-          return { ...proposalView(p), ...(failed > 0 ? { failedBeforeCount: failed } : {}) };
+          return { ...proposalView(p, this.agentTemplates()), ...(failed > 0 ? { failedBeforeCount: failed } : {}) };
         });
       },
       getProposal: (req) => this.proposalDetail(req.id),
@@ -591,7 +594,7 @@ export class SiteService implements SiteBackend {
     const b = this.site.brokerInfo();
     const proposals = this.site.decisions?.inbox.activeCounts() ?? { open: 0, deferred: 0, oldestOpenMs: null };
     const deadLetterClosedRetentionMs = this.site.config.deadLetters.closedRetentionMs;
-    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs } };
+    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs }, agentRules: this.site.agentRules() };
   }
 
   /**
@@ -678,12 +681,24 @@ export class SiteService implements SiteBackend {
     return d.inbox;
   }
 
+  /**
+   * The templates of the rules in force: the agent's (the installed ones with the site's rule
+   * files, config `agent.ruleFiles`), so a rule of the site's own shows its proposals in nb and
+   * de too; made once per set of rules.
+   */
+  private agentTemplates(): MessageTemplates {
+    const rules = this.site.decisions?.agent.rules;
+    if (rules === undefined) return INSTALLED_TEMPLATES;
+    if (this.templates?.rules !== rules) this.templates = { rules, catalog: messageCatalog(rules) };
+    return this.templates.catalog;
+  }
+
   private proposalDetail(id: string): ProposalDetail {
     const inbox = this.inbox();
     const p = inbox.get(id);
     if (!p) throw new SiteApiError('not_found', `proposal ${id} does not exist`, undefined, { code: 'proposal.notFound', params: { id } });
     return {
-      ...proposalView(p),
+      ...proposalView(p, this.agentTemplates()),
       evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })), types: this.columnTypes(e.table) })),
       trail: inbox.history(id).map((e) => {
         const fields = trailFields(e.detail);
@@ -739,7 +754,7 @@ export class SiteService implements SiteBackend {
       }
       throw e;
     }
-    return { outcome: r.outcome, ...(r.outcome === 'stale' ? { reason: r.reason } : {}), proposal: proposalView(r.proposal) };
+    return { outcome: r.outcome, ...(r.outcome === 'stale' ? { reason: r.reason } : {}), proposal: proposalView(r.proposal, this.agentTemplates()) };
   }
 
   private changedProposals(table: Table, from: number | null, to: number | null): string[] {
@@ -1010,12 +1025,17 @@ function cellFilter(contains: string | undefined): (row: unknown[]) => boolean {
 
 // --------------------------------------------------------------------------------------------
 
-/** The templates of the site agent's messages (it runs the default rules). */
-const AGENT_TEMPLATES = messageCatalog(DEFAULT_RULES);
+/** The templates of the installed rules' messages (a site without its agent, as in a test). */
+const INSTALLED_TEMPLATES = messageCatalog(DEFAULT_RULES);
 
-function proposalView(p: Proposal): ProposalView {
+/**
+ * A proposal as the UI gets it, its texts translated by `templates` (the messages of the rules in
+ * force). A proposal of a rule the site no longer runs (a rule file taken out of config.json)
+ * translates as far as those templates still say its messages; the rest shows its stored English.
+ */
+function proposalView(p: Proposal, templates: MessageTemplates): ProposalView {
   const d = p.decision;
-  const translated = translations(p, AGENT_TEMPLATES);
+  const translated = translations(p, templates);
   return {
     id: p.id,
     status: p.status,

@@ -34,7 +34,7 @@ import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, readConfig, setReorderPolicyInFile, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, setReorderPolicyInFile, type SiteAgentConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { internalClientTls } from './internal-client-tls.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
@@ -55,7 +55,8 @@ import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
 import { agentControlHandlers } from './cli/agent-cli.ts';
-import type { RunResult } from '../agents/index.ts';
+import { rulesInForce, type LoadedRuleFiles, type RunResult } from '../agents/index.ts';
+import type { AgentRuleView } from './api.ts';
 import { SiteService } from './service.ts';
 import { UiServer } from './ui-server.ts';
 import type { Contract } from '../ingest/contracts.ts';
@@ -238,6 +239,8 @@ export class Site {
     return this.demo ? this.demo.modules.map((m) => m.module) : [];
   }
   private decisionParts: Decisions | undefined;
+  /** The site's rule files as loaded at start (config `agent.ruleFiles`): their rules run until the next start. */
+  private readonly ruleFiles: LoadedRuleFiles;
   /**
    * The decision log's `config_changed` entries (configChanges, lastFloorSetting), kept in site.db
    * too and read on first use (floor-changes.ts: the log holds every decision ever made), then kept
@@ -276,10 +279,11 @@ export class Site {
   /** Resolves once the site has stopped (by stop() or the control socket's `stop`). */
   readonly stopped: Promise<void> = new Promise((r) => (this.resolveStopped = r));
 
-  private constructor(data: string, config: SiteConfig, log: LogSink) {
+  private constructor(data: string, config: SiteConfig, log: LogSink, ruleFiles: LoadedRuleFiles) {
     this.data = data;
     this.current = config;
     this.log = log;
+    this.ruleFiles = ruleFiles;
     const p = dataPaths(data, config.site);
     this.siteDb = openSiteDb(p.siteDb);
     try {
@@ -319,10 +323,14 @@ export class Site {
     // without a log file.
     mkdirSync(p.logs, { recursive: true });
     const log = siteLogger(p.logs, sink);
+    let ruleFiles: LoadedRuleFiles;
     try {
       // Before anything opens or listens: a refused config used to start the broker and the
       // write-back first, whose errors as they closed came before the reason.
       checkStartRules(config);
+      // The site's rule files (config agent.ruleFiles), loaded and checked as config check does:
+      // a refused one is a bad config, said before anything opens, naming agent.ruleFiles[<i>].
+      ruleFiles = await loadSiteRuleFiles(config, data);
     } catch (e) {
       log(`site ${config.site} did not start: ${(e as Error).message}`);
       reportedStartFailures.add(e as Error);
@@ -330,7 +338,7 @@ export class Site {
     }
     let site: Site;
     try {
-      site = new Site(data, config, log);
+      site = new Site(data, config, log, ruleFiles);
     } catch (e) {
       // Opening site.db or the ingest half failed (a damaged journal.db, the tables' writer locks
       // held by a command): the log says why as its last line, as for a failure later in the start.
@@ -448,6 +456,7 @@ export class Site {
       ingestor,
       internal: this.internal,
       ...decisionOptions(c),
+      rules: rulesInForce(this.ruleFiles.rules),
       agentTimer: o.agentTimer ?? true,
       reevaluateAll: this.agentConfigChanged(c),
       log: this.log,
@@ -855,7 +864,17 @@ export class Site {
       restoreWaiting: restoreWaiting(this.data),
       proposals: this.decisions ? this.decisions.inbox.activeCounts() : null,
       syncDescription: this.hqDescription ?? null,
+      ...(this.decisions ? { agentRules: this.agentRules() } : {}),
     };
+  }
+
+  /** The rules the agent runs, in its order; a rule from a rule file (config agent.ruleFiles) names the file as loaded at start. */
+  agentRules(): AgentRuleView[] {
+    const fileOf = new Map(this.ruleFiles.files.flatMap((f) => f.rules.map((id) => [id, { path: f.path, sha256: f.sha256 }] as const)));
+    return (this.decisions?.agent.rules ?? []).map((r) => {
+      const file = fileOf.get(r.id);
+      return { id: r.id, version: r.version, ...(file ? { file } : {}) };
+    });
   }
 
   metrics(): string {
@@ -1041,7 +1060,8 @@ export class Site {
 
   /**
    * Reads config.json again and applies what a running site can change in place: the agent's
-   * thresholds (`agent`, from its next run on), the retentions of the evidence tags made from now
+   * thresholds (`agent`, from its next run on; not `agent.ruleFiles`, whose rules are loaded at
+   * start: named in `restartNeeded`), the retentions of the evidence tags made from now
    * on (`evidence`), the stream alarms (`alarms`) and the floor UI's sign-out (`ui`). Every other
    * section that changed is named in `restartNeeded` and keeps its running value until the next
    * start. A file that does not validate throws (ConfigError), changes nothing and is logged
@@ -1075,12 +1095,19 @@ export class Site {
   }
 
   /** `reloadConfig` of a config already read and validated (the one `setReorderPolicy` just wrote). */
-  private applyConfig(next: SiteConfig): { applied: string[]; restartNeeded: string[] } {
+  private applyConfig(read: SiteConfig): { applied: string[]; restartNeeded: string[] } {
     const now = this.current;
+    // `agent` is a live section but for its `ruleFiles`: a rule file is code, loaded and checked
+    // at start, and the rules that run stay those until the next start. A changed list is named
+    // `agent.ruleFiles` among restartNeeded, and the section applied keeps the running list (what
+    // `tilstand status` says runs).
+    const ruleFilesChanged = JSON.stringify(read.agent.ruleFiles ?? []) !== JSON.stringify(now.agent.ruleFiles ?? []);
+    const next: SiteConfig = { ...read, agent: withRuleFiles(read.agent, now.agent.ruleFiles) };
     const changed = (k: keyof SiteConfig) => sectionChanged(next, now, k);
     const live = LIVE_CONFIG_SECTIONS as readonly string[];
     const applied = LIVE_CONFIG_SECTIONS.filter(changed);
-    const restartNeeded = (Object.keys(next) as (keyof SiteConfig)[]).filter((k) => !live.includes(k) && changed(k));
+    const restartNeeded: string[] = (Object.keys(next) as (keyof SiteConfig)[]).filter((k) => !live.includes(k) && changed(k));
+    if (ruleFilesChanged) restartNeeded.push('agent.ruleFiles');
     // The agent's tunables hold the evidence retentions of its runs' tags (config `evidence`); the
     // inbox holds the decisions'. Both apply to the tags made from now on.
     const options = decisionOptions(next);
@@ -1153,6 +1180,12 @@ export class Site {
 }
 
 /** Whether config.json section `k` says otherwise in `next` than in `now` (config reload, replay's note). */
+/** Config `agent` with `ruleFiles` as given (left out when undefined), last as parseSiteAgent puts it. */
+function withRuleFiles(a: SiteAgentConfig, ruleFiles: readonly string[] | undefined): SiteAgentConfig {
+  const { ruleFiles: _, ...tunables } = a;
+  return ruleFiles === undefined ? tunables : { ...tunables, ruleFiles };
+}
+
 function sectionChanged(next: SiteConfig, now: SiteConfig, k: keyof SiteConfig): boolean {
   return JSON.stringify(next[k]) !== JSON.stringify(now[k]);
 }

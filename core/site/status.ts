@@ -18,7 +18,7 @@ import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
 import { shownTarget, targetDescription } from '../sync/targets/open.ts';
 import { shownDescription } from '../sync/targets/target.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
-import type { StreamView, SyncStatus } from './api.ts';
+import type { AgentRuleView, StreamView, SyncStatus } from './api.ts';
 
 export interface TableState {
   table: string;
@@ -104,6 +104,13 @@ export interface SiteStatus {
    * newest letters may not be in it yet). Absent when none are open or the table was not read.
    */
   deadLettersOpenBy?: OpenLetterGroup[];
+  /**
+   * The rules a running site's agent runs, in its order, a rule from a rule file of the site's
+   * own (config `agent.ruleFiles`) with the file's path and SHA-256: so an operator sees that a
+   * floor PC runs a rule of its own. Absent from a stopped site's status (the files are loaded at
+   * start) and from an older running site's answer.
+   */
+  agentRules?: AgentRuleView[];
 }
 
 /** The restore note as the site keeps it: `tilstand restore`'s, plus what the site has asked and heard. */
@@ -430,6 +437,11 @@ export function formatStatus(s: SiteStatus): string[] {
       const skip = g.skipAtMs === null ? 'waiting until they come' : `skipped in ${secs(Math.max(0, g.skipAtMs - s.nowMs))} if they do not come (later events of a row repair it)`;
       lines.push(`  ${st.stream}: later events wait for ${missing}, missing for ${secs(Math.max(0, s.nowMs - g.sinceMs))}: asked for again from ${st.stream.split('/')[0]}; ${skip}`);
     }
+  }
+  const own = (s.agentRules ?? []).filter((r) => r.file !== undefined);
+  if (s.agentRules) {
+    lines.push(`agent: ${s.agentRules.length} rule${s.agentRules.length === 1 ? '' : 's'}, ${own.length === 0 ? 'all installed' : `${own.length} from rule files of this site's own (config agent.ruleFiles)`}`);
+    for (const r of own) lines.push(`  rule ${r.id}@${r.version} from ${r.file!.path} (sha256 ${r.file!.sha256.slice(0, 12)}…)`);
   }
   if (s.alarms) {
     lines.push('');

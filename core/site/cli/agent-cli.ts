@@ -14,7 +14,7 @@
 
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { Catalog } from '../../lsm/index.ts';
-import { Agent, type RunResult } from '../../agents/index.ts';
+import { Agent, rulesInForce, type RunResult } from '../../agents/index.ts';
 import {
   APPROVAL_INBOX_TABLE,
   DECISIONS,
@@ -30,7 +30,7 @@ import {
   type Proposal,
   type ProposalStatus,
 } from '../../inbox/index.ts';
-import { catalogOptions, dataPaths, decisionOptions, readConfig } from '../config.ts';
+import { catalogOptions, dataPaths, decisionOptions, loadSiteRuleFiles, readConfig } from '../config.ts';
 import { controlRequest, ControlError, type ControlHandler } from '../control.ts';
 import { openIngest } from '../open-ingest.ts';
 import { openSiteDb } from '../site-db.ts';
@@ -142,6 +142,10 @@ export async function runEvidence(argv: string[], io: CliIO): Promise<number> {
 /** The directory opened in-process when no site runs: ingest (for freshness), inbox, agent. */
 async function withOffline<T>(data: string, f: (x: { inbox: Inbox; agent: Agent }) => Promise<T>): Promise<T> {
   const config = readConfig(data);
+  // The rules the site runs, its rule files' too (config agent.ruleFiles): with the installed ones
+  // alone an approval of a file rule's proposal was found stale ("not installed any more"), and a
+  // run withdrew its open proposals. Loaded before anything opens; a refused file is a bad config.
+  const rules = rulesInForce((await loadSiteRuleFiles(config, data)).rules);
   const p = dataPaths(data, config.site);
   const ingest = openIngest(data, config, { onWarning: () => undefined });
   const db = openSiteDb(p.siteDb);
@@ -159,7 +163,7 @@ async function withOffline<T>(data: string, f: (x: { inbox: Inbox; agent: Agent 
       decisionEvidenceRetentionMs: decisionOptions(config).decisionEvidenceRetentionMs,
       onWarning: () => undefined,
     });
-    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: decisionOptions(config).agent, onWarning: () => undefined });
+    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: decisionOptions(config).agent, rules, onWarning: () => undefined });
     return await f({ inbox, agent });
   } finally {
     inbox?.close();

@@ -15,7 +15,7 @@ import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, nameProblem, ROLES, UserStore, visibleName, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
-import { bindingConfigError, catalogOptions, checkConfigBindings, configBindings, siteTableDefinitions, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, readConfig, type SiteConfig } from '../config.ts';
+import { bindingConfigError, catalogOptions, checkConfigBindings, configBindings, siteTableDefinitions, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, loadSiteRuleFiles, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { runRestore } from '../../sync/cli/sync.ts';
@@ -33,6 +33,7 @@ import { checkSiteTablesOnDisk, openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
 import { formatStatus, statusFromDirectory, withConfigSyncTarget, withOpenLetterGroups, type SiteStatus } from '../status.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
+import type { Rule, RuleFile } from '../../agents/index.ts';
 
 export const siteUsage = [
   '  tilstand init --data <dir> --site <id> [--admin <name> --pin <pin>]',
@@ -189,8 +190,9 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
 
 /**
  * `tilstand config check`: config.json read and validated as `start` reads it, and the files it
- * names (TLS certificates and keys, the external broker's password file) readable, so a changed
- * config can be checked before a reload or a restart. A problem names the key
+ * names (TLS certificates and keys, the external broker's password file) readable, and its rule
+ * files (`agent.ruleFiles`) loaded and checked as the start loads them, so a changed config can
+ * be checked before a reload or a restart. A problem names the key
  * (ConfigError, exit 2). `tilstand config reload`: the running site reads it again
  * (Site.reloadConfig: the agent, evidence, alarms, deadLetters and ui sections apply at once; the rest at the next start).
  */
@@ -245,6 +247,9 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
       throw new ConfigError(key, `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
   }
+  // The site's rule files loaded and checked as start loads them (a refusal names
+  // agent.ruleFiles[<i>]): a file start would refuse is said before the restart.
+  const ruleFiles = await loadSiteRuleFiles(config, data);
   if (a.boolean('json')) {
     // With the defaults filled in, as the usage says: the modules an external broker's site reads
     // are the seed modules when config.json lists none (config.ts keeps them absent then).
@@ -260,10 +265,17 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     `config ok: ${dataPaths(data).config} (site ${config.site})`,
     `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${policies.filter((x) => x !== '').map((x) => `; ${x}`).join('')}`,
     ...brokerLines(config),
+    ...ruleFiles.files.map((f) => `${ruleFileLine(f, ruleFiles.rules)} (runs from the next start)`),
     ...siteTableLines(config, siteTables),
-    `a running site takes ${LIVE_CONFIG_SECTIONS_TEXT} with \`tilstand config reload\`; the other sections at its next start`,
+    `a running site takes ${LIVE_CONFIG_SECTIONS_TEXT} with \`tilstand config reload\`${ruleFiles.files.length > 0 ? ' (but agent.ruleFiles at its next start)' : ''}; the other sections at its next start`,
   ]);
   return EXIT.ok;
+}
+
+/** A rule file as `config check` says it: its path, its rules at their versions, its bytes' SHA-256 (the first 12 digits). */
+function ruleFileLine(f: RuleFile, rules: readonly Rule[]): string {
+  const ids = f.rules.map((id) => `${id}@${rules.find((r) => r.id === id)?.version ?? '?'}`);
+  return `rule file ${f.path}: ${ids.length > 0 ? ids.join(', ') : 'no rule of its own'}, sha256 ${f.sha256.slice(0, 12)}…`;
 }
 
 /**

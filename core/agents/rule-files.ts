@@ -1,0 +1,200 @@
+// Rules of one's own, from files: a module whose default export is one Rule or an array of Rules
+// (rule.ts), loaded with import() (.ts and .mts through tsx's tsImport, also in the site's bundle;
+// .js and .mjs as they are). A replay's rules config names them (`ruleFiles`, core/replay
+// agent-spec.ts) and so does a site's config.json (`agent.ruleFiles`, core/site config.ts): both
+// load and check them here, and run `rulesInForce` of them. See DESIGN.md, "Rules from files".
+//
+// A rule file is code the operator's own command (or the site, started by whoever may edit its
+// config.json) runs with that process's rights: it is not sandboxed. Each rule is held to what the
+// installed ones are: the checks the Agent makes when it starts (checkRuleSet: an id of lower-case
+// letters, digits and '-', once; message ids under the rule's id), the Rule's fields and functions,
+// and its messages in every language with the same parameters (as messages.test.ts checks the
+// installed ones). A rule with an installed rule's id is a new version of it and takes its place,
+// only under a version of its own: two codes under one version would make a report, and a stored
+// proposal, call them the same. Each file's bytes are hashed (SHA-256), so what ran is named.
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { checkRuleSet } from './agent.ts';
+import { MESSAGE_LANGS, placeholders } from './messages.ts';
+import type { Rule } from './rule.ts';
+import { DEFAULT_RULES } from './rules/index.ts';
+
+/** A rule file as loaded: its path as given, its bytes' SHA-256 (hex), the ids of the rules it adds or replaces. */
+export interface RuleFile {
+  path: string;
+  sha256: string;
+  rules: string[];
+}
+
+/** The rules of a list of rule files (`loadRuleFiles`), in file order, and the files. */
+export interface LoadedRuleFiles {
+  files: RuleFile[];
+  rules: Rule[];
+}
+
+/**
+ * A rule file refused: `index` in the list given, `path` as given. The message is
+ * `rule file <path>: <what is wrong, and what was expected>`; a caller names its own key
+ * (`agent.ruleFiles[<index>]`, `--agent <file>`).
+ */
+export class RuleFileError extends Error {
+  readonly index: number;
+  readonly path: string;
+  readonly problem: string;
+  constructor(index: number, path: string, problem: string) {
+    super(`rule file ${path}: ${problem}`);
+    this.name = 'RuleFileError';
+    this.index = index;
+    this.path = path;
+    this.problem = problem;
+  }
+}
+
+const RULE_FILE = /\.(ts|mts|js|mjs)$/;
+const RULE_SHAPE = 'a Rule (id, version, description, messages, evaluate, recheck, effectSeen; core/agents rule.ts)';
+
+/**
+ * Loads and checks rule files (`paths` relative to `dir`, or absolute), in order. A refusal is a
+ * RuleFileError naming the file and what was expected.
+ */
+export async function loadRuleFiles(paths: readonly string[], dir: string): Promise<LoadedRuleFiles> {
+  const files: RuleFile[] = [];
+  const rules: Rule[] = [];
+  const fileOf = new Map<string, string>();
+  for (const [index, path] of paths.entries()) {
+    const refuse = (problem: string) => new RuleFileError(index, path, problem);
+    if (!RULE_FILE.test(path)) throw refuse('expected a .ts, .mts, .js or .mjs file');
+    const abs = resolve(dir, path);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(abs);
+    } catch (e) {
+      throw refuse(`cannot be read (${(e as Error).message})`);
+    }
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    if (path.endsWith('.ts') && !inModuleScope(abs)) throw refuse('a .ts file is loaded only under a package.json with "type": "module" (elsewhere Node takes it as CommonJS, and its default export is not the rule); name it .mts, or give it such a package.json');
+    let mod: { default?: unknown };
+    try {
+      // The hash in the URL: the code imported is the code hashed, also when the file was changed
+      // since this process imported it (a module is imported once per URL).
+      const url = `${pathToFileURL(abs).href}?sha256=${hash}`;
+      mod = (/\.m?ts$/.test(path) ? await importTypeScript(url) : await import(url)) as { default?: unknown };
+    } catch (e) {
+      throw refuse(`cannot be loaded (${(e as Error).message.split('\n')[0]})`);
+    }
+    const exported = mod.default;
+    if (exported === undefined) throw refuse(`expected a default export that is ${RULE_SHAPE} or an array of them; it has none`);
+    const many = Array.isArray(exported);
+    const own = (many ? exported : [exported]) as unknown[];
+    if (own.length === 0) throw refuse(`expected a default export that is ${RULE_SHAPE} or an array of them; it is an empty array`);
+    own.forEach((r, i) => {
+      const problem = ruleProblem(r);
+      if (problem !== undefined) throw refuse(`${many ? `default export [${i}]` : 'default export'}: ${problem}`);
+    });
+    const fileRules = own as Rule[];
+    try {
+      // The checks the agent makes of its rules when it is made.
+      checkRuleSet(fileRules);
+    } catch (e) {
+      throw refuse((e as Error).message);
+    }
+    const ids: string[] = [];
+    for (const r of fileRules) {
+      const installed = DEFAULT_RULES.find((x) => x.id === r.id);
+      if (installed === r) continue; // the installed rule itself, exported again: nothing new
+      if (installed?.version === r.version) throw refuse(`rule ${r.id} has the installed version ${r.version}; a new version of an installed rule needs a version of its own (expected another than ${r.version})`);
+      const other = fileOf.get(r.id);
+      if (other !== undefined) throw refuse(`rule ${r.id} is also in rule file ${other}; expected each rule once`);
+      fileOf.set(r.id, path);
+      ids.push(r.id);
+      rules.push(r);
+    }
+    files.push({ path, sha256: hash, rules: ids });
+  }
+  return { files, rules };
+}
+
+/**
+ * The rules in force with rule files' rules: the installed ones (DEFAULT_RULES) in their order, a
+ * file's new version of an installed rule in that rule's place, a file's new rule after them. What
+ * a site's agent runs and what a replay runs, so both run the same rules in the same order.
+ */
+export function rulesInForce(fromFiles: readonly Rule[]): Rule[] {
+  const inForce = new Map(DEFAULT_RULES.map((r) => [r.id, r]));
+  for (const r of fromFiles) inForce.set(r.id, r);
+  return [...inForce.values()];
+}
+
+/**
+ * Imports a TypeScript rule file through tsx's `tsImport`, which compiles it (and what it imports)
+ * whether or not this process runs under tsx: the site's bundle (dist/site/tilstand.mjs, what an
+ * installed appliance runs) has tsx's loader switched off, and a plain import() of a .ts file
+ * failed there with "Unknown file extension". The specifier is built at run time so the bundle
+ * keeps tsx a package it loads, not the no-op it puts in place of the entry's `register`.
+ */
+async function importTypeScript(url: string): Promise<unknown> {
+  const spec = ['tsx', 'esm', 'api'].join('/');
+  const { tsImport } = (await import(spec)) as { tsImport: (specifier: string, parent: string) => Promise<unknown> };
+  return tsImport(url, import.meta.url);
+}
+
+/**
+ * Whether Node takes a file as an ES module by its folder: the nearest package.json says
+ * `"type": "module"`. Elsewhere tsx compiles a .ts file as CommonJS, whose exports come wrapped
+ * (the default export is `{ default: rule }`); a .mts file is always an ES module.
+ */
+function inModuleScope(file: string): boolean {
+  let dir = dirname(file);
+  for (let up = 0; up < 256; up++) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(join(dir, 'package.json'), 'utf8');
+    } catch {
+      text = undefined;
+    }
+    if (text !== undefined) {
+      try {
+        return (JSON.parse(text) as { type?: unknown })?.type === 'module';
+      } catch {
+        return false;
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return false;
+    dir = parent;
+  }
+  return false;
+}
+
+/** What is wrong with a rule file's export as a Rule, or undefined. The id's shape and the message ids' prefix are the Agent's to check. */
+export function ruleProblem(r: unknown): string | undefined {
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) return `expected ${RULE_SHAPE}, got ${r === null ? 'null' : Array.isArray(r) ? 'an array' : typeof r}`;
+  const o = r as Record<string, unknown>;
+  const got = (v: unknown) => (typeof v === 'function' ? 'a function' : JSON.stringify(v) ?? String(v));
+  if (typeof o.id !== 'string' || o.id.length === 0) return `id: expected a non-empty string of lower-case letters, digits and '-', got ${got(o.id)}`;
+  if (typeof o.version !== 'string' || o.version.length === 0) return `rule ${o.id}: version: expected a non-empty string, got ${got(o.version)}`;
+  if (typeof o.description !== 'string') return `rule ${o.id}: description: expected a string, got ${got(o.description)}`;
+  for (const f of ['evaluate', 'recheck', 'effectSeen']) if (typeof o[f] !== 'function') return `rule ${o.id}: ${f}: expected a function, got ${got(o[f])}`;
+  const m = o.messages;
+  const langs = MESSAGE_LANGS.join(', ');
+  if (m === null || typeof m !== 'object' || Array.isArray(m) || Object.keys(m).length === 0) return `rule ${o.id}: messages: expected the templates of its messages, id → {${langs}}, as the installed rules carry them; got ${m === undefined ? 'none' : got(m)}`;
+  for (const [id, t] of Object.entries(m as Record<string, unknown>)) {
+    const where = `rule ${o.id}: messages[${JSON.stringify(id)}]`;
+    if (t === null || typeof t !== 'object' || Array.isArray(t)) return `${where}: expected a template in each of ${langs}, got ${got(t)}`;
+    const tt = t as Record<string, unknown>;
+    const missing = MESSAGE_LANGS.filter((l) => typeof tt[l] !== 'string' || (tt[l] as string).trim().length === 0);
+    if (missing.length > 0) return `${where}: expected a template in each of ${langs}; none in ${missing.join(', ')}`;
+    const extra = Object.keys(tt).filter((k) => !(MESSAGE_LANGS as readonly string[]).includes(k));
+    if (extra.length > 0) return `${where}: expected the languages ${langs}, got also ${extra.join(', ')}`;
+    const en = placeholders(tt.en as string);
+    const said = (ps: string[]) => (ps.length === 0 ? 'none' : ps.map((x) => `{${x}}`).join(', '));
+    for (const l of MESSAGE_LANGS) {
+      const p = placeholders(tt[l] as string);
+      if (p.join() !== en.join()) return `${where}.${l}: expected the parameters of en (${said(en)}), got ${said(p)}`;
+    }
+  }
+  return undefined;
+}

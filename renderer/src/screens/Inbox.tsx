@@ -131,6 +131,8 @@ function ProposalPanel() {
   const canDecide = useApp(selectIsDecider);
   // A decision on its way: not sent again (a double tap, a key held down).
   const deciding = useApp((s) => s.deciding);
+  // The file of the rule that made it, when the site runs that rule at that version from a rule file of its own.
+  const ruleFile = useApp((s) => s.status?.agentRules?.find((r) => r.id === p.ruleId && r.version === p.ruleVersion)?.file);
   const [comment, setComment] = useState('');
   const decidable = canDecide && (p.status === 'open' || p.status === 'deferred');
   useEffect(() => setComment(''), [p.id]);
@@ -286,7 +288,12 @@ function ProposalPanel() {
           ))}
         </>
       )}
-      <p className="muted">{t('detail.rule', { id: p.ruleId, version: p.ruleVersion })}</p>
+      <p className="muted">
+        {t('detail.rule', { id: p.ruleId, version: p.ruleVersion })}
+        {/* A rule of the site's own (config agent.ruleFiles): said, so a shift lead knows the
+            proposal comes from this site's rule, not one Tilstand ships (status.agentRules). */}
+        {ruleFile !== undefined && ` — ${t('detail.ruleFile', { path: ruleFile.path })}`}
+      </p>
       <h3>{t('detail.trail')}</h3>
       <ol className="trail">
         {p.trail.map((e, i) => (

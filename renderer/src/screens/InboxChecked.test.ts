@@ -66,3 +66,32 @@ describe('the detail panel: what the approval was checked against', () => {
     expect(checkedText(panel('en', 'approved', undefined))).toEqual([]);
   });
 });
+
+describe('the detail panel: a rule of the site\'s own', () => {
+  // status.agentRules names the file of a rule the site runs from config agent.ruleFiles.
+  const withRules = (lang: 'en' | 'nb' | 'de', agentRules: unknown[]): string => {
+    const p: ProposalDetail = {
+      id: 'P-2', status: 'open', action: 'watch_door', module: null, params: {}, ruleId: 'door-down', ruleVersion: '2', risk: 'low', riskReason: 'a notice',
+      explanation: 'Door D-01 is down.', createdMs: T, decidedBy: null, decidedMs: null, evidence: [], trail: [], failedBefore: [],
+    } as unknown as ProposalDetail;
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang, proposals: [], selected: p, status: { agentRules } as never });
+    store.getInitialState = store.getState;
+    return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+  };
+  const ruleLine = (html: string) => /<p class="muted">((?:Rule|Regel) door-down[^<]*)<\/p>/.exec(html)?.[1];
+  const file = { path: 'rules/door-down.mts', sha256: 'ab'.repeat(32) };
+
+  it('says the proposal comes from the site\'s rule file, in each language', () => {
+    expect(ruleLine(withRules('en', [{ id: 'door-down', version: '2', file }]))).toBe('Rule door-down v2 — this site&#x27;s own rule, from rules/door-down.mts');
+    expect(ruleLine(withRules('nb', [{ id: 'door-down', version: '2', file }]))).toBe('Regel door-down v2 — en egen regel for dette anlegget, fra rules/door-down.mts');
+    expect(ruleLine(withRules('de', [{ id: 'door-down', version: '2', file }]))).toBe('Regel door-down v2 — eine eigene Regel dieses Standorts, aus rules/door-down.mts');
+  });
+
+  it('says nothing more for an installed rule, or a file that now runs another version of it', () => {
+    expect(ruleLine(withRules('en', [{ id: 'door-down', version: '2' }]))).toBe('Rule door-down v2');
+    expect(ruleLine(withRules('en', [{ id: 'door-down', version: '3', file }]))).toBe('Rule door-down v2');
+    expect(ruleLine(withRules('en', []))).toBe('Rule door-down v2');
+  });
+});
+

@@ -21,6 +21,10 @@
 // `recheckIntervalMs`) withdraws within a second the proposals whose cited rows a commit changed
 // and that no longer hold (DESIGN.md, "Between runs").
 //
+// Site tables: a rule may read tables of the site's own (`Rule.reads`, names among the Agent's
+// `siteTables`); a run reads, pins, cites and tags them as it does the state tables, and the
+// re-checks read their latest snapshot (DESIGN.md, "Site tables in a run").
+//
 // Concurrency: single-threaded; `run` is synchronous, so runs never overlap. The agent writes
 // nothing but tags (the only thing it needs a Table, not a ReadOnlyTable, for) and proposals.
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
@@ -67,6 +71,11 @@ export interface AgentOptions {
   monotonicClock?: () => number;
   onWarning?: (message: string) => void;
   /**
+   * The site's own tables (config.json `tables` entries with columns) a rule may name in
+   * `Rule.reads`; a rule naming another is refused here (AgentError). Default: none.
+   */
+  siteTables?: readonly string[];
+  /**
    * How often `start()`'s timer looks for state-table commits between runs (`recheckChanged`);
    * 0: never. Default 1 000 ms: the inbox's freshness budget is seconds.
    */
@@ -93,9 +102,10 @@ export interface RecheckChangedResult {
 export interface RunResult {
   runId: string;
   atMs: number;
-  snapshots: Record<StateTable, number | null>;
+  /** Per table read: the state tables, then the site tables the rules read (`Rule.reads`). */
+  snapshots: Record<StateTable, number | null> & Record<string, number | null>;
   /** The tag made on each table (null: the table has no snapshot yet). */
-  tags: Record<StateTable, string | null>;
+  tags: Record<StateTable, string | null> & Record<string, string | null>;
   tagRetentionMs: number;
   drafts: number;
   created: Proposal[];
@@ -143,16 +153,20 @@ export class Agent {
   private readonly clock: () => number;
   private readonly monotonic: () => number;
   private readonly warn: (m: string) => void;
-  private readonly tables = new Map<StateTable, Table>();
+  /** The site tables the rules read (`Rule.reads`, `siteTablesRead`), in the rules' order. */
+  private readonly siteNames: readonly string[];
+  /** Every table a run reads and tags: the state tables, then `siteNames`. */
+  private readonly tableNames: readonly string[];
+  private readonly tables = new Map<string, Table>();
   /** Per table, the rows of the newest snapshot scanned: the next run reuses them while the table has not committed. */
-  private readonly scans = new Map<StateTable, ScanCache>();
+  private readonly scans = new Map<string, ScanCache>();
   /**
    * Per table, the rows `recheckChanged` scanned, apart from the run's: a re-check between runs
    * must not move the run's cache off the snapshot its change-reading rules compare against. The
    * two share rows of the same snapshot instead of scanning it twice (`shareScan`).
    */
-  private readonly recheckScans = new Map<StateTable, ScanCache>();
-  private previousTags: Partial<Record<StateTable, string>> | undefined;
+  private readonly recheckScans = new Map<string, ScanCache>();
+  private previousTags: Partial<Record<string, string>> | undefined;
   /** Run tags open proposals cite, by `<table>/<tag>`: when to look at each again (keepCitedTags). */
   private citedTags = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -193,6 +207,8 @@ export class Agent {
     this.rules = o.rules ?? DEFAULT_RULES;
     this.messages = checkRuleSet(this.rules);
     for (const r of this.rules) this.ruleById.set(r.id, r);
+    this.siteNames = siteTablesRead(this.rules, o.siteTables ?? []);
+    this.tableNames = [...STATE_TABLES, ...this.siteNames];
     this.clock = o.clock ?? Date.now;
     this.monotonic = o.monotonicClock ?? o.clock ?? monotonicNow;
     this.warn = o.onWarning ?? ((m) => console.warn(`agent: ${m}`));
@@ -202,7 +218,7 @@ export class Agent {
     }
   }
 
-  private table(name: StateTable): Table {
+  private table(name: string): Table {
     let t = this.tables.get(name);
     if (!t) {
       t = this.o.catalog.getTable({ database: this.o.database, table: name });
@@ -223,11 +239,30 @@ export class Agent {
     return h;
   }
 
+  /**
+   * Read-only handles on the latest snapshot of every site table the rules read, through the
+   * run's scan caches (`scans`) or, between runs, the re-checks' (`recheckScans`).
+   */
+  private siteHandles(caches = this.scans): Record<string, ReadOnlyTable> {
+    const h: Record<string, ReadOnlyTable> = {};
+    for (const name of this.siteNames) {
+      let cache = caches.get(name);
+      if (!cache) caches.set(name, (cache = {}));
+      h[name] = readOnlyTable(this.table(name), name, undefined, cache);
+      if (caches === this.recheckScans) {
+        // A re-check compares no two snapshots: the scan left behind is not kept.
+        cache.prevKey = cache.prevRows = cache.prevByKey = undefined;
+        shareScan(cache, this.scans.get(name));
+      } else shareScan(cache, this.recheckScans.get(name));
+    }
+    return h;
+  }
+
   /** The previous run's tags: remembered, or after a restart the newest `agent-*` tag per table. */
-  private baseline(): Partial<Record<StateTable, string>> | null {
+  private baseline(): Partial<Record<string, string>> | null {
     if (this.previousTags === undefined) {
       this.previousTags = {};
-      for (const name of STATE_TABLES) {
+      for (const name of this.tableNames) {
         const newest = newestRunTag(this.table(name).listTags().map((t) => t.name));
         if (newest) this.previousTags[name] = newest;
       }
@@ -238,8 +273,8 @@ export class Agent {
   /** Those of a baseline's tags that still exist (null: none, or no baseline: every row is new). */
   private existingTags(tags: RuleContext['previousTags']): RuleContext['previousTags'] {
     if (tags === null) return null;
-    const out: Partial<Record<StateTable, string>> = {};
-    for (const [name, tag] of Object.entries(tags) as [StateTable, string][]) {
+    const out: Partial<Record<string, string>> = {};
+    for (const [name, tag] of Object.entries(tags) as [string, string][]) {
       if (this.table(name).tags.exists(tag)) out[name] = tag;
     }
     return Object.keys(out).length === 0 ? null : out;
@@ -248,25 +283,28 @@ export class Agent {
   /** RuleContext.quiet: made once, not per context (contexts are made per recheck and per effect). */
   private readonly quiet = (situationKey: string): boolean => this.o.inbox.isQuiet?.(situationKey) ?? false;
 
-  private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number, open: readonly Proposal[] = this.o.inbox.openProposals()): RuleContext {
+  private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, siteTables: Record<string, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number, open: readonly Proposal[] = this.o.inbox.openProposals()): RuleContext {
     const underway = Object.freeze(this.o.inbox.commandsUnderway());
-    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet });
+    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet });
   }
 
-  /** A context that records which tables a rule reads. */
-  private recording(ctx: RuleContext): { ctx: RuleContext; read: Set<StateTable> } {
-    const read = new Set<StateTable>();
-    const tables = {} as Record<StateTable, ReadOnlyTable>;
-    for (const name of STATE_TABLES) {
-      Object.defineProperty(tables, name, {
-        enumerable: true,
-        get: () => {
-          read.add(name);
-          return ctx.tables[name];
-        },
-      });
-    }
-    return { ctx: Object.freeze({ ...ctx, tables: Object.freeze(tables) }), read };
+  /** A context that records which tables a rule reads (state tables and site tables). */
+  private recording(ctx: RuleContext): { ctx: RuleContext; read: Set<string> } {
+    const read = new Set<string>();
+    const watch = <T extends string>(names: readonly T[], from: Readonly<Record<T, ReadOnlyTable>>): Record<T, ReadOnlyTable> => {
+      const out = {} as Record<T, ReadOnlyTable>;
+      for (const name of names) {
+        Object.defineProperty(out, name, {
+          enumerable: true,
+          get: () => {
+            read.add(name);
+            return from[name];
+          },
+        });
+      }
+      return Object.freeze(out);
+    };
+    return { ctx: Object.freeze({ ...ctx, tables: watch(STATE_TABLES, ctx.tables), siteTables: watch(this.siteNames, ctx.siteTables) }), read };
   }
 
   /**
@@ -301,10 +339,12 @@ export class Agent {
     // Taken before the latest snapshots are read: a commit after them was made after this moment.
     const lookedMono = this.monotonic();
     const tables = this.handles();
+    const siteTables = this.siteHandles();
+    const all: Record<string, ReadOnlyTable> = { ...tables, ...siteTables };
     // The snapshots read are pinned for the run: no expiration in this process takes their files.
     const releases: (() => void)[] = [];
-    for (const name of STATE_TABLES) {
-      const id = tables[name].snapshotId;
+    for (const name of this.tableNames) {
+      const id = all[name]!.snapshotId;
       const s = id === null ? undefined : this.table(name).snapshots.tryGet(id);
       if (s) releases.push(this.table(name).pinSnapshot(s));
     }
@@ -315,18 +355,18 @@ export class Agent {
       // The flag stays until this run is the next one's baseline: a run whose submit fails with
       // nothing in the inbox leaves the baseline where it was, and its successor must read every
       // row again (else a row already under a raised reorder point is never proposed).
-      const ctx = this.context(runId, tables, this.everyRowNext ? null : this.baseline(), nowMs);
+      const ctx = this.context(runId, tables, siteTables, this.everyRowNext ? null : this.baseline(), nowMs);
       // A rule that failed in the previous run reads from the baseline it had then.
       const baselineOf = (rule: Rule): RuleContext['previousTags'] => (ctx.previousTags !== null && this.failedBaselines.has(rule.id) ? this.existingTags(this.failedBaselines.get(rule.id)!) : ctx.previousTags);
       const nextFailedBaselines = new Map<string, RuleContext['previousTags']>();
-      const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId])) as Record<StateTable, number | null>;
-      const tags = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId === null ? null : tag])) as Record<StateTable, string | null>;
+      const snapshots = Object.fromEntries(this.tableNames.map((n) => [n, all[n]!.snapshotId])) as RunResult['snapshots'];
+      const tags = Object.fromEntries(this.tableNames.map((n) => [n, all[n]!.snapshotId === null ? null : tag])) as RunResult['tags'];
       const ruleErrors: RunResult['ruleErrors'] = [];
       const failed = (rule: Rule, e: unknown) => {
         ruleErrors.push({ ruleId: rule.id, message: (e as Error).message });
         this.warn(`rule ${rule.id}@${rule.version} failed in run ${runId}: ${(e as Error).message}`);
       };
-      const evaluated: { rule: Rule; drafts: ReturnType<Rule['evaluate']>; read: Set<StateTable> }[] = [];
+      const evaluated: { rule: Rule; drafts: ReturnType<Rule['evaluate']>; read: Set<string> }[] = [];
       let drafts = 0;
       for (const rule of this.rules) {
         const own = baselineOf(rule);
@@ -372,7 +412,7 @@ export class Agent {
           for (const d of ds) {
             const key = situationKey(rule.id, d.action, this.keyParams(rule, d));
             if (openKeys.has(key)) ruleDuplicates.push(key);
-            else ruleInputs.push(this.toInput(rule, d, key, read, tables, tags, runId));
+            else ruleInputs.push(this.toInput(rule, d, key, read, all, tags, runId));
           }
           inputs.push(...ruleInputs);
           duplicates.push(...ruleDuplicates);
@@ -387,8 +427,8 @@ export class Agent {
       const kept = withdrawals.filter((w) => !broken.has(w.ruleId)).map(({ ruleId: _, ...w }) => w);
       const fresh = inputs.length > 0;
       const tagRetentionMs = fresh ? this.config.evidenceRetentionMs : this.config.baselineRetentionMs;
-      for (const name of STATE_TABLES) {
-        const id = tables[name].snapshotId;
+      for (const name of this.tableNames) {
+        const id = all[name]!.snapshotId;
         if (id !== null) this.table(name).createTag(tag, id, tagRetentionMs);
       }
       let submitted: SubmitResult;
@@ -398,15 +438,15 @@ export class Agent {
         // Nothing of this run reached the inbox: its tags go and the diff base stays, so the next
         // run — or a restart, from the newest agent-* tag — reads these changes again, and a
         // situation first seen now is proposed then. Proposals the inbox holds keep their tag.
-        if (!this.o.inbox.openProposals().some((p) => p.runId === runId)) this.dropRunTag(tag, tables);
+        if (!this.o.inbox.openProposals().some((p) => p.runId === runId)) this.dropRunTag(tag, all);
         else {
-          this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
+          this.previousTags = Object.fromEntries(this.tableNames.filter((n) => tags[n] !== null).map((n) => [n, tag]));
           this.everyRowNext = false;
           this.failedBaselines = nextFailedBaselines;
         }
         throw e;
       }
-      this.previousTags = Object.fromEntries(STATE_TABLES.filter((n) => tags[n] !== null).map((n) => [n, tag]));
+      this.previousTags = Object.fromEntries(this.tableNames.filter((n) => tags[n] !== null).map((n) => [n, tag]));
       this.everyRowNext = false;
       this.failedBaselines = nextFailedBaselines;
       for (const name of STATE_TABLES) {
@@ -422,9 +462,9 @@ export class Agent {
   }
 
   /** Deletes a run's tag from the tables it was made on (a run whose submit failed); a failure only warns. */
-  private dropRunTag(tag: string, tables: Record<StateTable, ReadOnlyTable>): void {
-    for (const name of STATE_TABLES) {
-      if (tables[name].snapshotId === null) continue;
+  private dropRunTag(tag: string, tables: Record<string, ReadOnlyTable>): void {
+    for (const name of this.tableNames) {
+      if (tables[name]!.snapshotId === null) continue;
       try {
         this.table(name).deleteTag(tag);
       } catch (e) {
@@ -448,7 +488,7 @@ export class Agent {
     const seen = new Map<string, number>();
     for (const p of open) {
       for (const e of p.evidence) {
-        if (e.tag === null || !e.tag.startsWith(AGENT_TAG_PREFIX) || !(STATE_TABLES as readonly string[]).includes(e.table)) continue;
+        if (e.tag === null || !e.tag.startsWith(AGENT_TAG_PREFIX) || !this.tableNames.includes(e.table)) continue;
         const key = `${e.table}/${e.tag}`;
         if (seen.has(key)) continue;
         const due = this.citedTags.get(key);
@@ -456,7 +496,7 @@ export class Agent {
           seen.set(key, due);
           continue;
         }
-        const table = this.table(e.table as StateTable);
+        const table = this.table(e.table);
         try {
           const tag = table.tags.get(e.tag);
           const left = tagTimeLeftMs(tag, nowMs);
@@ -493,13 +533,18 @@ export class Agent {
     return keyParams;
   }
 
-  private toInput(rule: Rule, d: ReturnType<Rule['evaluate']>[number], key: string, read: Set<StateTable>, tables: Record<StateTable, ReadOnlyTable>, tags: Record<StateTable, string | null>, runId: string): ProposalInput {
-    const cited = new Set<StateTable>([...read, ...d.evidence.map((e) => e.table)]);
-    const evidence: EvidenceTable[] = STATE_TABLES.filter((n) => cited.has(n)).map((n) => ({
+  private toInput(rule: Rule, d: ReturnType<Rule['evaluate']>[number], key: string, read: Set<string>, tables: Record<string, ReadOnlyTable>, tags: Record<string, string | null>, runId: string): ProposalInput {
+    const cited = new Set<string>([...read, ...d.evidence.map((e) => e.table)]);
+    // A table the run did not read (neither a state table nor a site table a rule reads) has no
+    // snapshot or tag to cite: the rule's error, said, rather than a proposal without the rows it names.
+    for (const e of d.evidence) {
+      if (!this.tableNames.includes(e.table)) throw new AgentError('InvalidArgument', `rule ${rule.id}: evidence cites table '${e.table}', which is neither a state table (${STATE_TABLES.join(', ')}) nor a site table a rule reads (Rule.reads${this.siteNames.length > 0 ? `: ${this.siteNames.join(', ')}` : ''})`);
+    }
+    const evidence: EvidenceTable[] = this.tableNames.filter((n) => cited.has(n)).map((n) => ({
       table: n,
-      snapshotId: tables[n].snapshotId,
-      tag: tags[n],
-      rows: d.evidence.filter((e) => e.table === n).flatMap((e) => e.rows.map((r) => ({ key: tables[n].keyOf(r), values: { ...r } }))),
+      snapshotId: tables[n]!.snapshotId,
+      tag: tags[n]!,
+      rows: d.evidence.filter((e) => e.table === n).flatMap((e) => e.rows.map((r) => ({ key: tables[n]!.keyOf(r), values: { ...r } }))),
     }));
     return {
       situationKey: key,
@@ -527,13 +572,15 @@ export class Agent {
   /** Does the proposal's precondition still hold in the latest snapshots? (the inbox's compare-and-set) */
   recheck(p: Proposal): RecheckOutcome {
     const tables = this.handles();
-    const snapshots = Object.fromEntries(STATE_TABLES.map((n) => [n, tables[n].snapshotId]));
+    const siteTables = this.siteHandles();
+    // Every table read: the inbox tags each `checked-<proposal id>` (the site tables too).
+    const snapshots = Object.fromEntries([...Object.entries(tables), ...Object.entries(siteTables)].map(([n, t]) => [n, t.snapshotId]));
     const rule = this.ruleById.get(p.ruleId);
     if (!rule) {
       const message = msg('recheck.ruleGone', { rule: p.ruleId });
       return { holds: false, reason: renderMessage(message, this.messages, 'en')!, message, snapshots };
     }
-    const r = rule.recheck(this.context('recheck', tables, null, this.clock()), p);
+    const r = rule.recheck(this.context('recheck', tables, siteTables, null, this.clock()), p);
     return r.holds ? { holds: true, snapshots } : { holds: false, reason: this.english(rule, r.reason), message: r.reason, snapshots };
   }
 
@@ -596,7 +643,8 @@ export class Agent {
         cache.prevKey = cache.prevRows = cache.prevByKey = undefined;
         shareScan(cache, this.scans.get(name));
       }
-      const ctx = this.context('recheck', handles, null, nowMs, open);
+      // The site tables are not watched between runs: read at their latest snapshot (DESIGN.md).
+      const ctx = this.context('recheck', handles, this.siteHandles(this.recheckScans), null, nowMs, open);
       for (const { p, rule, tables } of candidates) {
         try {
           const r = rule.recheck(ctx, p);
@@ -695,7 +743,7 @@ export class Agent {
   /** Does the latest state show the approved action's effect? (the write-back's "applied") */
   effectSeen(p: Proposal): boolean {
     const rule = this.ruleById.get(p.ruleId);
-    return rule ? rule.effectSeen(this.context('effect', this.handles(), null, this.clock()), p) : false;
+    return rule ? rule.effectSeen(this.context('effect', this.handles(), this.siteHandles(), null, this.clock()), p) : false;
   }
 
   /** The tunables the next run uses (`reconfigure` replaces them). */
@@ -784,6 +832,26 @@ export function checkRuleSet(rules: readonly Rule[]): MessageTemplates {
     ids.add(r.id);
   }
   return messageCatalog(rules);
+}
+
+/**
+ * The site tables rules read (`Rule.reads`), each once, in the rules' order. Refuses (AgentError)
+ * a rule whose `reads` is not a list of names, names a state table (every rule reads those:
+ * `ctx.tables`), or names a table the site does not have (`siteTables`: its config.json `tables`
+ * entries with columns). What an Agent checks when it is made, and core/site of its rule files.
+ */
+export function siteTablesRead(rules: readonly Rule[], siteTables: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const r of rules) {
+    if (r.reads === undefined) continue;
+    if (!Array.isArray(r.reads) || r.reads.some((t) => typeof t !== 'string')) throw new AgentError('InvalidArgument', `rule ${r.id}: reads: expected an array of names of the site's own tables, got ${JSON.stringify(r.reads)}`);
+    for (const t of r.reads) {
+      if ((STATE_TABLES as readonly string[]).includes(t)) throw new AgentError('InvalidArgument', `rule ${r.id} reads '${t}' as a site table; it is a state table, in every rule's context already (ctx.tables): expected only tables of the site's own in reads`);
+      if (!siteTables.includes(t)) throw new AgentError('InvalidArgument', `rule ${r.id} reads table '${t}', which this site does not have (its own tables: ${siteTables.length > 0 ? siteTables.join(', ') : 'none'}; config.json \`tables\` entries with columns)`);
+      if (!out.includes(t)) out.push(t);
+    }
+  }
+  return out;
 }
 
 /** The newest `agent-<run id>` among tag names (compareRunIds order), if any. */

@@ -1,6 +1,6 @@
 // core/agents — the work-queue agent and its rules (one file per rule). Agents read state
 // through read-only handles and write proposals to core/inbox, never state. See DESIGN.md.
-export { Agent, checkRuleSet, runIdAt, compareRunIds, newestRunTag, AGENT_TAG_PREFIX, DEFAULT_RECHECK_INTERVAL_MS, type AgentOptions, type AgentInbox, type RunResult } from './agent.ts';
+export { Agent, checkRuleSet, siteTablesRead, runIdAt, compareRunIds, newestRunTag, AGENT_TAG_PREFIX, DEFAULT_RECHECK_INTERVAL_MS, type AgentOptions, type AgentInbox, type RunResult } from './agent.ts';
 export { position as stockPosition } from './rows.ts';
 export { agentConfig, AgentConfigError, AGENT_CONFIG_KEYS, DEFAULT_AGENT_CONFIG, reorderLookup, reorderPolicy, reorderScope, jobDurationMs, type AgentConfig, type AgentConfigInput, type ItemReorderPolicy, type ReorderPolicy } from './config.ts';
 export { AgentError, type AgentErrorKind } from './errors.ts';

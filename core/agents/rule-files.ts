@@ -178,6 +178,8 @@ export function ruleProblem(r: unknown): string | undefined {
   if (typeof o.version !== 'string' || o.version.length === 0) return `rule ${o.id}: version: expected a non-empty string, got ${got(o.version)}`;
   if (typeof o.description !== 'string') return `rule ${o.id}: description: expected a string, got ${got(o.description)}`;
   for (const f of ['evaluate', 'recheck', 'effectSeen']) if (typeof o[f] !== 'function') return `rule ${o.id}: ${f}: expected a function, got ${got(o[f])}`;
+  // Whether the site has the tables is the caller's to say (core/agents siteTablesRead: the Agent, a site's config).
+  if (o.reads !== undefined && (!Array.isArray(o.reads) || o.reads.some((t) => typeof t !== 'string' || t.length === 0))) return `rule ${o.id}: reads: expected an array of names of the site's own tables (config.json \`tables\` entries with columns), got ${got(o.reads)}`;
   const m = o.messages;
   const langs = MESSAGE_LANGS.join(', ');
   if (m === null || typeof m !== 'object' || Array.isArray(m) || Object.keys(m).length === 0) return `rule ${o.id}: messages: expected the templates of its messages, id → {${langs}}, as the installed rules carry them; got ${m === undefined ? 'none' : got(m)}`;

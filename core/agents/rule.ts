@@ -8,6 +8,9 @@
 //                        check when a person approves (against the latest snapshots);
 //   effectSeen(ctx, p)   does the state show that the approved action was carried out?
 //
+// A rule may read tables of the site's own too (config.json `tables` entries with columns): it
+// names them in `reads`, and the context holds them in `siteTables` (DESIGN.md, "Site tables").
+//
 // Invariants for rule authors: pure functions of ctx (no clock but ctx.nowMs, no I/O); a
 // situation's key parameters (`keyParams`) identify it across runs; evidence names the rows
 // that justify the draft (the whole snapshot stays readable through the run's tag); the
@@ -26,8 +29,17 @@ export interface RuleContext {
   readonly nowMs: number;
   readonly runId: string;
   readonly tables: Readonly<Record<StateTable, ReadOnlyTable>>;
-  /** The previous run's tag on each table (changes since then), or null: the first run, or the first after the thresholds changed (Agent.reevaluateAll). */
-  readonly previousTags: Readonly<Partial<Record<StateTable, string>>> | null;
+  /**
+   * The site's own tables that the rules in force name in `reads` (every rule sees all of them),
+   * at the snapshot the run read, as the state tables; empty when no rule reads one.
+   */
+  readonly siteTables: Readonly<Record<string, ReadOnlyTable>>;
+  /**
+   * The previous run's tag on each table (changes since then) — the state tables and the site
+   * tables the rules read —, or null: the first run, or the first after the thresholds changed
+   * (Agent.reevaluateAll).
+   */
+  readonly previousTags: Readonly<Partial<Record<StateTable, string>> & Partial<Record<string, string>>> | null;
   readonly config: AgentConfig;
   /**
    * Approved proposals whose command is on its way to the module (pending, sent, acknowledged),
@@ -65,7 +77,8 @@ export interface ProposalDraft {
   /** Said as messages of the rule's `messages` (or the shared ones); stored in English beside them. */
   readonly riskReason: Message;
   readonly explanation: Message;
-  readonly evidence: readonly { readonly table: StateTable; readonly rows: readonly Row[] }[];
+  /** The rows that justify the draft, per table: a state table, or a site table the rule `reads`. */
+  readonly evidence: readonly { readonly table: StateTable | (string & {}); readonly rows: readonly Row[] }[];
 }
 
 /** Whether a proposal's precondition still holds; when not, why (a message, stored in English beside it). */
@@ -77,6 +90,12 @@ export interface Rule {
   readonly description: string;
   /** The templates of its messages in every language (messages.ts); ids start with `<id>.`. */
   readonly messages?: MessageTemplates;
+  /**
+   * The site's own tables (config.json `tables` entries with columns) it reads besides the state
+   * tables, by name: `ctx.siteTables[name]`. An Agent made with a rule that names a table the site
+   * does not have refuses to start (AgentError naming the rule and the table).
+   */
+  readonly reads?: readonly string[];
   evaluate(ctx: RuleContext): ProposalDraft[];
   recheck(ctx: RuleContext, p: Proposal): Recheck;
   effectSeen(ctx: RuleContext, p: Proposal): boolean;

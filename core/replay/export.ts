@@ -447,7 +447,9 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
         const p = pos === undefined ? 0n : BigInt(pos);
         if (after === undefined || p < after) after = p;
       }
-      const baseline = snapshot && (STATE_TABLES as readonly string[]).includes(n) ? newestAgentTag(table, cut.cutMs, snapshot.id) : null;
+      // The live baseline run's tag, on the state tables and on the site's own tables a rule read
+      // (the agent tags those too; a table no rule read has no agent- tag, so nothing is kept).
+      const baseline = snapshot && ((STATE_TABLES as readonly string[]).includes(n) || ownTables.includes(n)) ? newestAgentTag(table, cut.cutMs, snapshot.id) : null;
       if (baseline && n === 'work_queue') baselineRunId = baseline.slice(AGENT_TAG_PREFIX.length);
       tables[n] = { snapshotId: snapshot?.id ?? null, journalPosition: pos ?? null, snapshotTimeMs: snapshot?.timeMillis ?? null, baselineAgentTag: baseline };
       if (snapshot) exportTable(table, snapshot, tag, baseline, join(dir, 'warehouse', `${database}.db`, n));

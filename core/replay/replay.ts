@@ -350,7 +350,10 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     // run evaluate every row, not only what changed since the live baseline run — else a row
     // already under a raised reorder point, and still there, is never proposed. The live
     // thresholds (`--agent default`) change nothing, so the replay still reproduces the live runs.
-    agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, config: agentConfigFor(defaultAgentSpec(), m.liveAgent.config), clock, onWarning: () => undefined });
+    // The site's own tables (budgets.json's entries with columns) are what a rule may read besides
+    // the state tables (Rule.reads), as on the site.
+    const siteTables = tableDefinitionsIn(budgets).map((d) => d.name);
+    agent = new Agent({ catalog, database: m.database, inbox, rules: spec.rules, siteTables, config: agentConfigFor(defaultAgentSpec(), m.liveAgent.config), clock, onWarning: () => undefined });
     agent.reconfigure(config);
 
     // The agent's schedule: the live timer's phase, every intervalMs. The phase is that of the

@@ -25,7 +25,7 @@ import { SITE_MODULES } from './site-db.ts';
 import { targetProblem } from '../sync/targets/open.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
 import { localFileIO } from '../lsm/index.ts';
-import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, loadRuleFiles, RuleFileError, type AgentConfig, type AgentConfigInput, type LoadedRuleFiles } from '../agents/index.ts';
+import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, loadRuleFiles, RuleFileError, siteTablesRead, type AgentConfig, type AgentConfigInput, type LoadedRuleFiles } from '../agents/index.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
@@ -554,18 +554,34 @@ export function agentTunables(a: SiteAgentConfig): Omit<SiteAgentConfig, 'ruleFi
 /**
  * Loads and checks config `agent.ruleFiles` (core/agents `loadRuleFiles`; paths relative to the
  * data directory): at start, before the agent is made, and in `tilstand config check`. A refused
- * file is a ConfigError naming `agent.ruleFiles[<i>]` and the loader's reason (exit 2). None: no
- * files, the installed rules.
+ * file is a ConfigError naming `agent.ruleFiles[<i>]` and the loader's reason (exit 2), as is a
+ * file whose rule reads a table the site does not define (`Rule.reads`: the site's own tables,
+ * `siteTableDefinitions`; the Agent would refuse it at start). None: no files, the installed rules.
  */
-export async function loadSiteRuleFiles(c: Pick<SiteConfig, 'agent'>, data: string): Promise<LoadedRuleFiles> {
+export async function loadSiteRuleFiles(c: Pick<SiteConfig, 'agent' | 'tables'>, data: string): Promise<LoadedRuleFiles> {
   const paths = c.agent.ruleFiles ?? [];
   if (paths.length === 0) return { files: [], rules: [] };
+  let loaded: LoadedRuleFiles;
   try {
-    return await loadRuleFiles(paths, resolve(data));
+    loaded = await loadRuleFiles(paths, resolve(data));
   } catch (e) {
     if (e instanceof RuleFileError) throw new ConfigError(`agent.ruleFiles[${e.index}]`, e.message);
     throw e;
   }
+  const own = siteTableNames(c);
+  for (const [i, f] of loaded.files.entries()) {
+    try {
+      siteTablesRead(loaded.rules.filter((r) => f.rules.includes(r.id)), own);
+    } catch (e) {
+      throw new ConfigError(`agent.ruleFiles[${i}]`, `rule file ${f.path}: ${(e as Error).message}`);
+    }
+  }
+  return loaded;
+}
+
+/** The names of the site's own tables (`siteTableDefinitions`): what its agent's rules may read besides the state tables (`Rule.reads`). */
+export function siteTableNames(c: Pick<SiteConfig, 'tables'>): string[] {
+  return siteTableDefinitions(c).map((d) => d.name);
 }
 
 /** Reads and validates `<data>/config.json`. */

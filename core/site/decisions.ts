@@ -3,7 +3,8 @@
 //   Inbox     freshen = ingestor.commitAll (the compare-and-set re-checks committed state),
 //             recheck = agent.recheck, reevaluate = one agent run;
 //   Agent     every `intervalMs` (and on demand: the control op `agent.run`), running the
-//             installed rules with the site's rule files' (config `agent.ruleFiles`, loaded at start);
+//             installed rules with the site's rule files' (config `agent.ruleFiles`, loaded at start),
+//             which may read the site's own tables (config `tables` with columns, `siteTables`);
 //   WriteBack publishes commands through the site's internal MQTT client (QoS 1) and reads the
 //             modules' acks from `tilstand/<site>/acks/+` on the same client.
 //
@@ -67,6 +68,11 @@ export interface DecisionsOptions {
    * `agent.ruleFiles`, core/agents `rulesInForce`). Default: the installed rules.
    */
   rules?: readonly Rule[];
+  /**
+   * The site's own tables (config `tables` entries with columns, `siteTableNames`): what its rules
+   * may read besides the state tables (core/agents `Rule.reads`). Default: none.
+   */
+  siteTables?: readonly string[];
   /** Inbox `decisionEvidenceRetentionMs` (config `evidence.decisionsMs`). */
   decisionEvidenceRetentionMs?: number;
   /** Start the agent's timer (false: runs only on demand). Default true. */
@@ -100,7 +106,7 @@ export class Decisions {
       onWarning: (m) => o.log(`inbox: ${m}`),
     });
     try {
-      agent = new Agent({ catalog: o.catalog, database: o.database, inbox: this.inbox, ...(o.agent ? { config: o.agent } : {}), ...(o.rules ? { rules: o.rules } : {}), onWarning: (m) => o.log(`agent: ${m}`) });
+      agent = new Agent({ catalog: o.catalog, database: o.database, inbox: this.inbox, ...(o.agent ? { config: o.agent } : {}), ...(o.rules ? { rules: o.rules } : {}), ...(o.siteTables ? { siteTables: o.siteTables } : {}), onWarning: (m) => o.log(`agent: ${m}`) });
       this.agent = agent;
       const ackTopic = `tilstand/${o.site}/acks/+`;
       o.internal.subscribe(ackTopic, { qos: 1 }, (e) => {

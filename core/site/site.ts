@@ -34,7 +34,7 @@ import { dismissWithPin, replayLogged } from './dismiss.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, setReorderPolicyInFile, type SiteAgentConfig, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, setReorderPolicyInFile, type SiteAgentConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { internalClientTls } from './internal-client-tls.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
@@ -457,6 +457,8 @@ export class Site {
       internal: this.internal,
       ...decisionOptions(c),
       rules: rulesInForce(this.ruleFiles.rules),
+      // The tables a rule file's rule may read besides the state tables (Rule.reads).
+      siteTables: siteTableNames(c),
       agentTimer: o.agentTimer ?? true,
       reevaluateAll: this.agentConfigChanged(c),
       log: this.log,

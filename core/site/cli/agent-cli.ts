@@ -30,7 +30,7 @@ import {
   type Proposal,
   type ProposalStatus,
 } from '../../inbox/index.ts';
-import { catalogOptions, dataPaths, decisionOptions, loadSiteRuleFiles, readConfig } from '../config.ts';
+import { catalogOptions, dataPaths, decisionOptions, loadSiteRuleFiles, readConfig, siteTableNames } from '../config.ts';
 import { controlRequest, ControlError, type ControlHandler } from '../control.ts';
 import { openIngest } from '../open-ingest.ts';
 import { openSiteDb } from '../site-db.ts';
@@ -163,7 +163,7 @@ async function withOffline<T>(data: string, f: (x: { inbox: Inbox; agent: Agent 
       decisionEvidenceRetentionMs: decisionOptions(config).decisionEvidenceRetentionMs,
       onWarning: () => undefined,
     });
-    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: decisionOptions(config).agent, rules, onWarning: () => undefined });
+    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: decisionOptions(config).agent, rules, siteTables: siteTableNames(config), onWarning: () => undefined });
     return await f({ inbox, agent });
   } finally {
     inbox?.close();

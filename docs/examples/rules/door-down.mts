@@ -1,0 +1,77 @@
+// A rule of a site's own that reads a table of the site's own (docs/operations.md, "Rules of your
+// own"): a notice for each dock door the yard system reports `down`. It reads `yard_doors` as the
+// demo defines it in config.json (`tables`: door_id, state free | occupied | down, trailer_id,
+// since), declared in `reads`; a site without that table refuses the file (`tilstand config
+// check` and the start name `agent.ruleFiles[<i>]`).
+//
+// To run it: copy it into the data directory and name it in config.json,
+//   "agent": { …, "ruleFiles": ["rules/door-down.mts"] }
+// then `tilstand config check --data <dir>` and a restart. A notice (module null) sends nothing to
+// a module: a person sees it in the inbox, and approving it records that someone saw to the door.
+//
+// Self-contained: the only import is a type, which is dropped when the file is loaded, so a copy
+// anywhere runs as this one does (only this file travels with a replay fixture).
+import type { Recheck, Rule } from '../../../core/agents/index.ts';
+
+const TABLE = 'yard_doors';
+
+/** A door row's fields as the rule uses them (rows come in JSON forms: `since` as ISO text, UTC). */
+const text = (v: unknown): string => (typeof v === 'string' ? v : '?');
+
+const doorDown: Rule = {
+  id: 'door-down',
+  version: '1',
+  description: 'A notice for each dock door the yard system reports down (yard_doors).',
+  reads: [TABLE],
+  messages: {
+    'door-down.explanation': {
+      en: 'Dock door {door} has been down since {since}: no trailer can be docked there.',
+      nb: 'Port {door} har vært ute av drift siden {since}: ingen tilhenger kan legge til der.',
+      de: 'Tor {door} ist seit {since} außer Betrieb: dort kann kein Auflieger andocken.',
+    },
+    'door-down.risk': {
+      en: 'a notice: nothing is sent to a module',
+      nb: 'et varsel: ingenting sendes til en modul',
+      de: 'ein Hinweis: nichts wird an ein Modul gesendet',
+    },
+    'door-down.up': {
+      en: 'door {door} is {state} now',
+      nb: 'port {door} er {state} nå',
+      de: 'Tor {door} ist jetzt {state}',
+    },
+    'door-down.gone': {
+      en: 'door {door} is no longer reported',
+      nb: 'port {door} er ikke lenger meldt',
+      de: 'Tor {door} wird nicht mehr gemeldet',
+    },
+  },
+  evaluate(ctx) {
+    const doors = ctx.siteTables[TABLE];
+    if (doors === undefined) return [];
+    return doors
+      .scan()
+      .filter((r) => r.state === 'down')
+      .map((r) => ({
+        action: 'door_down',
+        module: null,
+        params: { door_id: text(r.door_id), since: text(r.since) },
+        keyParams: ['door_id'],
+        risk: 'low' as const,
+        riskReason: { id: 'door-down.risk', params: {} },
+        explanation: { id: 'door-down.explanation', params: { door: text(r.door_id), since: text(r.since) } },
+        evidence: [{ table: TABLE, rows: [r] }],
+      }));
+  },
+  // Holds while the door is still down (the approval's compare-and-set reads its latest row).
+  recheck(ctx, p): Recheck {
+    const door = String(p.params.door_id);
+    const row = ctx.siteTables[TABLE]?.get({ door_id: door });
+    if (row === undefined) return { holds: false, reason: { id: 'door-down.gone', params: { door } } };
+    if (row.state !== 'down') return { holds: false, reason: { id: 'door-down.up', params: { door, state: text(row.state) } } };
+    return { holds: true };
+  },
+  // A notice has no command whose effect could be seen.
+  effectSeen: () => false,
+};
+
+export default doorDown;

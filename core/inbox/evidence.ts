@@ -129,7 +129,7 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
 }
 
 /** The state an approved or stale proposal's approval was checked against, read at its `checked-<id>` tags. */
-function checkedReport(catalog: Catalog, database: string, proposal: Proposal): EvidenceCheckedReport[] {
+export function checkedReport(catalog: Catalog, database: string, proposal: Proposal): EvidenceCheckedReport[] {
   const d = proposal.decision;
   if (d === null || (d.kind !== 'approved' && d.kind !== 'stale')) return [];
   const tag = checkedTagName(proposal.id);

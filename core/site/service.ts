@@ -24,7 +24,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
-import { evidenceReport, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { checkedReport, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations, type MessageTemplates } from '../agents/index.ts';
 import {
   SiteApiError,
@@ -712,14 +712,13 @@ export class SiteService implements SiteBackend {
 
   /**
    * For an approved or stale proposal, the state its approval was checked against, read at its
-   * `checked-<id>` tags as `tilstand evidence` reads it (core/inbox `evidenceReport`, whose
-   * `checked` part is not exported alone: the report also reads the evidence and the trail); [] for
-   * any other, nothing read.
+   * `checked-<id>` tags as `tilstand evidence` reads it (core/inbox `checkedReport`, the part of
+   * `evidenceReport` that reads them); [] for any other, nothing read.
    */
   private checkedState(p: Proposal): CheckedTable[] {
     const kind = p.decision?.kind;
     if (kind !== 'approved' && kind !== 'stale') return [];
-    return evidenceReport(this.site.catalog, `site_${this.site.config.site}`, p.id).checked.map((c) => ({
+    return checkedReport(this.site.catalog, `site_${this.site.config.site}`, p).map((c) => ({
       table: c.table,
       snapshotId: c.snapshotId,
       tag: c.tag,

@@ -76,7 +76,7 @@ export interface AgentOptions {
    */
   siteTables?: readonly string[];
   /**
-   * How often `start()`'s timer looks for state-table commits between runs (`recheckChanged`);
+   * How often `start()`'s timer looks for commits between runs (`recheckChanged`: the state tables and the site tables the rules read);
    * 0: never. Default 1 000 ms: the inbox's freshness budget is seconds.
    */
   recheckIntervalMs?: number;
@@ -92,8 +92,8 @@ export const DEFAULT_RECHECK_INTERVAL_MS = 1_000;
 const MAX_CHANGED_KEYS = 20_000;
 
 export interface RecheckChangedResult {
-  /** The state tables that committed since the last check. */
-  changed: StateTable[];
+  /** The tables that committed since the last check: the state tables, and the site tables the rules read. */
+  changed: string[];
   /** Proposals re-checked (those citing a row that changed). */
   checked: number;
   withdrawn: Proposal[];
@@ -176,20 +176,20 @@ export class Agent {
    * Per state table, the snapshot the open proposals were last checked against: the latest a run
    * read, or the latest `recheckChanged` looked at. Commits after it are what the next check reads.
    */
-  private readonly checkedThrough = new Map<StateTable, number>();
+  private readonly checkedThrough = new Map<string, number>();
   /**
    * Per state table, when (monotonic) a look last found no commit after `checkedThrough`: a run's or
    * check's read of the latest snapshot, or a look that found nothing new. A commit not yet checked
    * was made after it.
    */
-  private readonly quietAtMono = new Map<StateTable, number>();
+  private readonly quietAtMono = new Map<string, number>();
   /**
    * Per state table, the first commit after `checkedThrough` = `from` as first seen: when it was
    * made, on the monotonic clock (`sightUnchecked`). Stale once `checkedThrough` moves.
    */
-  private readonly uncheckedSince = new Map<StateTable, { from: number; atMono: number }>();
+  private readonly uncheckedSince = new Map<string, { from: number; atMono: number }>();
   /** `citedKeys` per proposal object (the inbox makes a new object when a proposal changes). */
-  private readonly cited = new WeakMap<Proposal, [StateTable, string[]][]>();
+  private readonly cited = new WeakMap<Proposal, [string, string[]][]>();
   private lastRunId = '';
   /** The next run reads no baseline: every row counts as changed (`reevaluateAll`). */
   private everyRowNext = false;
@@ -449,8 +449,8 @@ export class Agent {
       this.previousTags = Object.fromEntries(this.tableNames.filter((n) => tags[n] !== null).map((n) => [n, tag]));
       this.everyRowNext = false;
       this.failedBaselines = nextFailedBaselines;
-      for (const name of STATE_TABLES) {
-        const id = tables[name].snapshotId;
+      for (const name of this.tableNames) {
+        const id = all[name]!.snapshotId;
         if (id !== null) this.checked(name, id, lookedMono);
       }
       const keptIds = new Set(kept.map((w) => w.id));
@@ -585,8 +585,8 @@ export class Agent {
   }
 
   /**
-   * Between runs: re-checks the open and deferred proposals that cite a row a state table's
-   * commits changed since the last check (a run, or this), and withdraws those that no longer
+   * Between runs: re-checks the open and deferred proposals that cite a row a state table's (or a
+   * read site table's) commits changed since the last check (a run, or this), and withdraws those that no longer
    * hold, as a run's step 3 would a minute later. The inbox is what a person waits in, so it is
    * kept current to the second: a job a module started, a resource gone down, is not left on offer
    * until the next run. A proposal that depends on a row it does not cite is left to the run.
@@ -598,11 +598,11 @@ export class Agent {
    * the snapshots its change-reading rules compare against.
    */
   recheckChanged(): RecheckChangedResult {
-    const changed: StateTable[] = [];
-    const keys = new Map<StateTable, Set<string> | 'all'>();
-    const latest = new Map<StateTable, number>();
+    const changed: string[] = [];
+    const keys = new Map<string, Set<string> | 'all'>();
+    const latest = new Map<string, number>();
     const lookedMono = this.monotonic();
-    for (const name of STATE_TABLES) {
+    for (const name of this.tableNames) {
       const table = this.table(name);
       const id = table.snapshots.latestId();
       if (id === undefined) continue;
@@ -643,7 +643,7 @@ export class Agent {
         cache.prevKey = cache.prevRows = cache.prevByKey = undefined;
         shareScan(cache, this.scans.get(name));
       }
-      // The site tables are not watched between runs: read at their latest snapshot (DESIGN.md).
+      // The site tables the rules read: at their latest snapshot, as the state tables.
       const ctx = this.context('recheck', handles, this.siteHandles(this.recheckScans), null, nowMs, open);
       for (const { p, rule, tables } of candidates) {
         try {
@@ -668,7 +668,7 @@ export class Agent {
   }
 
   /**
-   * The time (epoch ms, as the wall clock reads now) of the oldest state-table commit the open
+   * The time (epoch ms, as the wall clock reads now) of the oldest commit (to a state table, or a site table the rules read) the open
    * proposals have not been checked against — by a run or `recheckChanged` —, or null when there is
    * none: the inbox's age is now minus this, how long it may have offered a proposal the state had
    * overtaken. A table no check has looked at yet (no run since start) does not count.
@@ -683,7 +683,7 @@ export class Agent {
   oldestUncheckedCommitMs(): number | null {
     const monoNow = this.monotonic();
     let oldest: number | null = null;
-    for (const name of STATE_TABLES) {
+    for (const name of this.tableNames) {
       const from = this.checkedThrough.get(name);
       if (from === undefined) continue;
       const latest = this.table(name).snapshots.latestId();
@@ -698,7 +698,7 @@ export class Agent {
   }
 
   /** `name` is checked through snapshot `id`, read (or found with nothing after it) at `atMono`. */
-  private checked(name: StateTable, id: number, atMono: number): void {
+  private checked(name: string, id: number, atMono: number): void {
     this.checkedThrough.set(name, id);
     this.quietAtMono.set(name, atMono);
     // What was seen after the old mark is checked now (or, found quiet, there is nothing after it).
@@ -712,7 +712,7 @@ export class Agent {
    * estimate by at most the time between two looks (a second while the checks run); a step after
    * it moves nothing.
    */
-  private sightUnchecked(name: StateTable, from: number, latest: number, monoNow: number): number {
+  private sightUnchecked(name: string, from: number, latest: number, monoNow: number): number {
     const seen = this.uncheckedSince.get(name);
     if (seen !== undefined && seen.from === from) return seen.atMono;
     const snapshots = this.table(name).snapshots;
@@ -725,15 +725,15 @@ export class Agent {
     return atMono;
   }
 
-  /** The rows a proposal's evidence cites, per state table, as `changedKeys` writes keys (made once per proposal). */
-  private citedKeys(p: Proposal): [StateTable, string[]][] {
+  /** The rows a proposal's evidence cites, per table it watches (state and read site tables), as `changedKeys` writes keys (made once per proposal). */
+  private citedKeys(p: Proposal): [string, string[]][] {
     let out = this.cited.get(p);
     if (out === undefined) {
       out = [];
       for (const e of p.evidence) {
-        if (!(STATE_TABLES as readonly string[]).includes(e.table)) continue;
-        const pks = this.table(e.table as StateTable).schema.primaryKeys;
-        out.push([e.table as StateTable, e.rows.map((r) => JSON.stringify(pks.map((c) => r.key[c] ?? null)))]);
+        if (!this.tableNames.includes(e.table)) continue;
+        const pks = this.table(e.table).schema.primaryKeys;
+        out.push([e.table, e.rows.map((r) => JSON.stringify(pks.map((c) => r.key[c] ?? null)))]);
       }
       this.cited.set(p, out);
     }

@@ -1,7 +1,8 @@
 // Site tables in a run: a rule reads tables of the site's own (`Rule.reads`); the Agent refuses one
 // the site does not have, gives the declared ones in `ctx.siteTables` at one snapshot per run,
 // cites and tags them as it does the state tables, re-checks an approval on their latest snapshot
-// (and the inbox tags it `checked-<id>`), drops their tags with a run whose submit failed, keeps
+// (and the inbox tags it `checked-<id>`), re-checks between runs the proposals citing rows a commit
+// to them changed, drops their tags with a run whose submit failed, keeps
 // an open proposal's tag on them, and gives their previous run's tag to a change-reading rule.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tagTimeLeftMs, type TableWriter } from '../lsm/index.ts';
@@ -164,6 +165,25 @@ describe('a rule that reads a site table', () => {
     expect(stale.outcome).toBe('stale');
     expect(inbox.get(d3!.id)!.decision!.reason).toBe('door D3 is free');
     expect(doorsTable.tags.get(`checked-${d3!.id}`).snapshot.id).toBe(doorsTable.latestSnapshot()!.id);
+  });
+
+  it('between runs, a commit to the site table re-checks the proposals citing its rows: a door up again withdraws its notice; the inbox age counts the commit', () => {
+    withDoors();
+    door('D2', 'down');
+    door('D3', 'down');
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [doorDown], siteTables: [DOORS] } });
+    const run = agent.run();
+    expect(run.created.map((p) => p.params.door).sort()).toEqual(['D2', 'D3']);
+    expect(agent.oldestUncheckedCommitMs()).toBeNull();
+    door('D3', 'free');
+    // Seen, not yet checked: the inbox's age counts from the commit.
+    expect(agent.oldestUncheckedCommitMs()).not.toBeNull();
+    const r = agent.recheckChanged();
+    expect(r.changed).toEqual([DOORS]);
+    expect(r.checked).toBe(1); // only D3's notice cites the door that changed
+    expect(r.withdrawn.map((p) => p.params.door)).toEqual(['D3']);
+    expect(inbox.openProposals().map((p) => p.params.door)).toEqual(['D2']);
+    expect(agent.oldestUncheckedCommitMs()).toBeNull();
   });
 
   it('a run whose submit fails deletes its tag on the site table too', () => {

@@ -8,4 +8,4 @@ export { readOnlyTable, type ReadOnlyTable, type Row, type RowChange, type Chang
 export { STATE_TABLES, HOLDS, gone, type Rule, type RuleContext, type ProposalDraft, type Recheck, type StateTable } from './rule.ts';
 export { DEFAULT_RULES, assignJob, releaseBlockedJob, escalateLateJob, idleResource, stockReorder } from './rules/index.ts';
 export { MESSAGE_LANGS, SHARED_MESSAGES, msg, renderMessage, messageCatalog, placeholders, translations, type MessageLang, type MessageTemplates, type ProposalTexts } from './messages.ts';
-export { loadRuleFiles, rulesInForce, ruleProblem, RuleFileError, type LoadedRuleFiles, type RuleFile } from './rule-files.ts';
+export { loadRuleFiles, ruleOrigins, rulesInForce, ruleProblem, RuleFileError, type LoadedRuleFiles, type RuleFile, type RuleOrigin } from './rule-files.ts';

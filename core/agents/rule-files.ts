@@ -128,6 +128,22 @@ export function rulesInForce(fromFiles: readonly Rule[]): Rule[] {
   return [...inForce.values()];
 }
 
+/** A rule as a run or a site names it: its id and version, and the rule file it came from (path, SHA-256), if one. */
+export interface RuleOrigin {
+  id: string;
+  version: string;
+  file?: { path: string; sha256: string };
+}
+
+/** `rules` (in their order) with the file of each that came from one of `files` (`loadRuleFiles`). */
+export function ruleOrigins(rules: readonly Rule[], files: readonly RuleFile[]): RuleOrigin[] {
+  const fileOf = new Map(files.flatMap((f) => f.rules.map((id) => [id, { path: f.path, sha256: f.sha256 }] as const)));
+  return rules.map((r) => {
+    const file = fileOf.get(r.id);
+    return file ? { id: r.id, version: r.version, file } : { id: r.id, version: r.version };
+  });
+}
+
 /**
  * Imports a TypeScript rule file through tsx's `tsImport`, which compiles it (and what it imports)
  * whether or not this process runs under tsx: the site's bundle (dist/site/tilstand.mjs, what an

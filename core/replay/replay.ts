@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { Agent, loadRuleFiles, RuleFileError, rulesInForce, type LoadedRuleFiles, type RunResult } from '../agents/index.ts';
+import { Agent, loadRuleFiles, RuleFileError, ruleOrigins, rulesInForce, type LoadedRuleFiles, type RuleOrigin, type RunResult } from '../agents/index.ts';
 import { Inbox, readProposals, type SignInResult } from '../inbox/index.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { ContractRegistry } from '../ingest/contracts.ts';
@@ -122,11 +122,7 @@ export interface AgentRunRecord {
 }
 
 /** A rule the run ran: its id and version, and for a rule from a rule file that file's path and SHA-256. */
-export interface RunRule {
-  id: string;
-  version: string;
-  file?: { path: string; sha256: string };
-}
+export type RunRule = RuleOrigin;
 
 export interface RunManifest {
   format: typeof RUN_FORMAT;
@@ -190,11 +186,7 @@ export function defaultScratchParent(): string {
  * out without rule files, so a run without them reads as before.
  */
 function runAgent(spec: AgentSpec, config: unknown): RunManifest['agent'] {
-  const fileOf = new Map(spec.ruleFiles.flatMap((f) => f.rules.map((id) => [id, { path: f.path, sha256: f.sha256 }] as const)));
-  const rules = spec.rules.map((r): RunRule => {
-    const file = fileOf.get(r.id);
-    return file ? { id: r.id, version: r.version, file } : { id: r.id, version: r.version };
-  });
+  const rules: RunRule[] = ruleOrigins(spec.rules, spec.ruleFiles);
   return { label: spec.label, rules, config, source: spec.source, ...(spec.ruleFiles.length > 0 ? { ruleFiles: spec.ruleFiles.map((f) => ({ ...f, rules: [...f.rules] })) } : {}) };
 }
 

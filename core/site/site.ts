@@ -55,7 +55,7 @@ import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
 import { agentControlHandlers } from './cli/agent-cli.ts';
-import { rulesInForce, type LoadedRuleFiles, type RunResult } from '../agents/index.ts';
+import { ruleOrigins, rulesInForce, type LoadedRuleFiles, type RunResult } from '../agents/index.ts';
 import type { AgentRuleView } from './api.ts';
 import { SiteService } from './service.ts';
 import { UiServer } from './ui-server.ts';
@@ -872,11 +872,7 @@ export class Site {
 
   /** The rules the agent runs, in its order; a rule from a rule file (config agent.ruleFiles) names the file as loaded at start. */
   agentRules(): AgentRuleView[] {
-    const fileOf = new Map(this.ruleFiles.files.flatMap((f) => f.rules.map((id) => [id, { path: f.path, sha256: f.sha256 }] as const)));
-    return (this.decisions?.agent.rules ?? []).map((r) => {
-      const file = fileOf.get(r.id);
-      return { id: r.id, version: r.version, ...(file ? { file } : {}) };
-    });
+    return ruleOrigins(this.decisions?.agent.rules ?? [], this.ruleFiles.files);
   }
 
   metrics(): string {

@@ -120,9 +120,6 @@ export class SiteService implements SiteBackend {
   /** Alarm keys the last status tick pushed (an `alarm` event goes out for each new one). */
   private pushedAlarms = new Set<string>();
 
-  /** The templates of the messages of the rules the site's agent runs (agentTemplates). */
-  private templates: { rules: readonly unknown[]; catalog: MessageTemplates } | undefined;
-
   constructor(
     private readonly site: Site,
     private readonly o: SiteServiceOptions = {},
@@ -682,15 +679,12 @@ export class SiteService implements SiteBackend {
   }
 
   /**
-   * The templates of the rules in force: the agent's (the installed ones with the site's rule
-   * files, config `agent.ruleFiles`), so a rule of the site's own shows its proposals in nb and
-   * de too; made once per set of rules.
+   * The templates of the rules in force: the agent's own catalog (the installed rules with the
+   * site's rule files, config `agent.ruleFiles`, made when the agent was), so a rule of the site's
+   * own shows its proposals in nb and de too.
    */
   private agentTemplates(): MessageTemplates {
-    const rules = this.site.decisions?.agent.rules;
-    if (rules === undefined) return INSTALLED_TEMPLATES;
-    if (this.templates?.rules !== rules) this.templates = { rules, catalog: messageCatalog(rules) };
-    return this.templates.catalog;
+    return this.site.decisions?.agent.messages ?? INSTALLED_TEMPLATES;
   }
 
   private proposalDetail(id: string): ProposalDetail {

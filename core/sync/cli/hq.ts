@@ -13,7 +13,7 @@ import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type Fla
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { parseSnapshotId, parseTime, readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type ReadPoint, type Table } from '../../lsm/index.ts';
-import { checkedTagName, newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
+import { checkedTagName, decisionTagName, newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
 import { mirrorSite } from '../hq/mirror.ts';
 import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
@@ -183,7 +183,7 @@ function evidenceAtHq(held: ReadonlyMap<string, Set<string>>, p: Proposal): stri
     const tags = held.get(e.table)!;
     // The proposal's own tags by their kind (the line starts with its id; the footer says the
     // names): `decision-<id>` and `checked-<id>` spelled out made lines of ~320 characters.
-    const tag = p.decision !== null && tags.has(`decision-${p.id}`) ? OWN_DECISION_TAG : tags.has(e.tag!) ? e.tag! : null;
+    const tag = p.decision !== null && tags.has(decisionTagName(p.id)) ? OWN_DECISION_TAG : tags.has(e.tag!) ? e.tag! : null;
     if (tag !== null) found.set(tag, [...(found.get(tag) ?? []), e.table]);
   }
   return found.size === 0 ? 'rows only' : [...found].map(([tag, tables]) => `${tag} (${tables.join(', ')})`).join('; ');

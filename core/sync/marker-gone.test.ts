@@ -103,6 +103,7 @@ describe('a share not mounted: the empty mount point in its place', () => {
     expect(r.status.lastError).toContain(`HQ's folder no longer holds this site's sender marker (site_${SITE}.db/.tilstand/sender.json)`);
     expect(st.lastError).toContain(`wrote at ${new Date(since).toISOString()}: is the share mounted at ${mnt}?`);
     expect(st.lastError).toContain('tilstand sync now --take-over');
+    expect(st.lastError).toContain('it is refused while the share is not mounted: mount it first');
     expect(logs.filter((l) => l.startsWith('sync: stopped: HQ\'s folder no longer holds')).length).toBe(1);
     // `sync status` (from the outbox, as for a stopped site) says the same, and why in words.
     const db = openOutboxDb(join(fx.data, 'site.db'), true);
@@ -257,6 +258,7 @@ describe('over S3', () => {
     expect(r.status).toMatchObject({ healthy: false, problems: ['gone'] });
     expect(r.status.lastError).toContain(`HQ (${t.description}) no longer holds this site's sender marker`);
     expect(r.status.lastError).toContain("was HQ's copy deleted?");
+    expect(r.status.lastError).not.toContain('mount it first');
     await e.close();
     for (const x of [t, wiper]) await x.close();
   });

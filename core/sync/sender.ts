@@ -187,9 +187,12 @@ export function goneMessage(site: string, description: string, dataDir: string, 
   const where = description.startsWith('dir:')
     ? `HQ's folder no longer holds this site's sender marker (site_${site}.db/.tilstand/sender.json), which this data directory (${dataDir}) wrote at ${new Date(sinceMs).toISOString()}: is the share mounted at ${description.slice('dir:'.length)}?`
     : `HQ (${description}) no longer holds this site's sender marker (site_${site}.db/.tilstand/sender.json), which this data directory (${dataDir}) wrote at ${new Date(sinceMs).toISOString()}: was HQ's copy deleted?`;
+  // A directory target's take-over checks the mount first (ontoOwnDisk): said here, so the
+  // person who reads this does not take the refusal for a fault.
+  const mount = description.startsWith('dir:') ? ' (it is refused while the share is not mounted: mount it first)' : '';
   return (
     `${where} Nothing is sent to or removed at HQ; sending resumes by itself once the marker is there again. ` +
-    `If HQ's copy of site ${site} was removed on purpose, run \`tilstand sync now --take-over --data ${dataDir}\`: it sends everything again`
+    `If HQ's copy of site ${site} was removed on purpose, run \`tilstand sync now --take-over --data ${dataDir}\`: it sends everything again${mount}`
   );
 }
 

@@ -63,7 +63,7 @@ describe('docs/modules.md', () => {
     const acl = siteAcl('north');
     const yard: Principal = { name: 'yard', kind: 'module', module: 'yard' };
     const rows = [...DOC.matchAll(/^\| `(tilstand\/<site>\/[a-z]+\/<module>(?:\/<stream>)?)` \| ([^|]+) \|/gm)].map((m) => ({ topic: m[1]!.replace('<site>', 'north').replace('<module>', 'yard').replace('<stream>', 'doors'), by: m[2]!.trim() }));
-    expect(rows.map((r) => r.topic)).toEqual(['tilstand/north/events/yard/doors', 'tilstand/north/resync/yard', 'tilstand/north/commands/yard', 'tilstand/north/acks/yard']);
+    expect(rows.map((r) => r.topic)).toEqual(['tilstand/north/events/yard/doors', 'tilstand/north/resync/yard', 'tilstand/north/commands/yard', 'tilstand/north/acks/yard', 'tilstand/north/letters/yard']);
     for (const r of rows) {
       if (r.by === 'the module') expect(acl.canPublish(yard, r.topic), r.topic).toBe(true);
       else {

@@ -187,14 +187,16 @@ export function siteAcl(site: string): TopicAcl {
         return l[2] === 'acks' && l.length === 4 && l[3] === m;
       }
       if (p.kind === 'tilstand') {
-        return (l[2] === 'commands' || l[2] === 'resync') && l.length === 4 && NAME.test(l[3] ?? '');
+        // letters: a module's own dead letters, told to it (letter-notices.ts).
+        return (l[2] === 'commands' || l[2] === 'resync' || l[2] === 'letters') && l.length === 4 && NAME.test(l[3] ?? '');
       }
       return false; // admin publishes nothing
     },
     canSubscribe(p, filter) {
       if (p.kind === 'module') {
         const m = moduleOf(p);
-        return !!m && (filter === `${root}/commands/${m}` || filter === `${root}/resync/${m}`);
+        // Exactly its own topics, no wildcard: another module's dead letters name its streams and data.
+        return !!m && (filter === `${root}/commands/${m}` || filter === `${root}/resync/${m}` || filter === `${root}/letters/${m}`);
       }
       if (p.kind === 'tilstand') {
         return filterWithin(filter, `${root}/events/#`) || filterWithin(filter, `${root}/acks/#`);

@@ -343,6 +343,10 @@ export class Ingestor {
   private readonly readers = new Map<string, { table: Table; reader: TableReader }>();
   /** Dead letters written but not committed (listDeadLetters shows them too). */
   private readonly uncommittedDeadLetters = new Map<bigint, DeadLetter>();
+  /** Told of new letters once dead_letters' commit holds them (`setLetterListener`). */
+  private letterListener: ((letters: readonly DeadLetter[]) => void) | undefined;
+  /** Positions of the letters opened since dead_letters' last commit, while a listener is set. */
+  private lettersToAnnounce = new Set<bigint>();
   private openDeadLetters = 0;
   private lastProcessed = 0n;
   /** The instant `tick` runs at, while it runs (its `nowMs` may differ from the clock's). */
@@ -831,6 +835,7 @@ export class Ingestor {
     };
     this.writeDeadLetter(d, entry.receivedElapsedMs);
     this.openDeadLetters++;
+    if (this.letterListener !== undefined) this.lettersToAnnounce.add(d.position);
   }
 
   private committedDeadLetter(position: bigint): boolean {
@@ -956,8 +961,31 @@ export class Ingestor {
     t.snapshotId = t.table.latestSnapshot()?.id ?? null;
     if (made !== undefined || t.freshness.pendingEvents > 0) t.freshness.committed(now.elapsedMs, now.wallMs);
     this.refreshReader(t.name);
+    const durable = t === this.deadLetters ? this.lettersCommitted() : [];
     if (t === this.deadLetters) this.uncommittedDeadLetters.clear();
     this.compactLater(t);
+    if (durable.length > 0) this.announce(durable);
+  }
+
+  /** The letters opened since dead_letters' last commit that are open still, now that it committed. */
+  private lettersCommitted(): DeadLetter[] {
+    if (this.lettersToAnnounce.size === 0) return [];
+    const out: DeadLetter[] = [];
+    for (const p of this.lettersToAnnounce) {
+      const d = this.uncommittedDeadLetters.get(p);
+      if (d !== undefined && d.status === 'open') out.push(d);
+    }
+    this.lettersToAnnounce = new Set();
+    return out;
+  }
+
+  /** Hands durable letters to the listener; what it throws is a warning, never a failed commit. */
+  private announce(letters: readonly DeadLetter[]): void {
+    try {
+      this.letterListener?.(letters);
+    } catch (e) {
+      this.o.onWarning?.(`ingest: the dead letter listener failed: ${(e as Error)?.message ?? String(e)}`);
+    }
   }
 
   /**
@@ -1057,6 +1085,21 @@ export class Ingestor {
 
   // ------------------------------------------------------------------------------------------
   // Dead letters.
+
+  /**
+   * `listener` is handed every dead letter opened from now on, once the commit of dead_letters
+   * that holds it has landed (never a letter a crash could still lose), in position order, one
+   * call per commit, synchronously inside that commit (keep it short; what it throws is a
+   * warning). A letter closed or dismissed before the commit is not handed on; one a replay
+   * rewrites (still failing) is not handed on again. Letters of the journal's read at open come
+   * before any listener can be set and are not handed on. undefined: no listener (and the letters
+   * waiting for the next commit are forgotten). core/site announces them to their modules
+   * (letter-notices.ts).
+   */
+  setLetterListener(listener: ((letters: readonly DeadLetter[]) => void) | undefined): void {
+    this.letterListener = listener;
+    if (listener === undefined) this.lettersToAnnounce = new Set();
+  }
 
   deadLetterCount(): number {
     return this.openDeadLetters;

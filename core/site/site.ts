@@ -5,7 +5,8 @@
 //      catalog, disk budget, Ingestor — which replays the journal after the last commit);
 //   4. the broker: embedded (EmbeddedBroker, credentials from site.db, onEvent → ingestor.accept,
 //      disk budget) or external (MqttSource → ingestor.accept);
-//   5. the internal MQTT client as the `tilstand` principal (resync requests);
+//   5. the internal MQTT client as the `tilstand` principal (resync requests, and the notices
+//      that tell a module of its own dead letters once they are committed: letter-notices.ts);
 //   6. timers: ingest tick every tickMs, journal prune every journal.pruneIntervalMs;
 //   7. the HTTP server (/metrics, /healthz) and the control socket;
 //   8. with demo: the simulated modules, in-process, against the broker.
@@ -31,6 +32,7 @@ import { BrokerConfigError, EmbeddedBroker, type BrokerRefusal, type CredentialS
 import { refusalLogLine } from './refusals.ts';
 import { describeError, internalErrorId } from './internal-error.ts';
 import { dismissWithPin, replayLogged } from './dismiss.ts';
+import { LetterNotices } from '../ingest/letter-notices.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
@@ -230,6 +232,8 @@ export class Site {
   private broker: EmbeddedBroker | undefined;
   private source: MqttSource | undefined;
   private internal: MqttClient | undefined;
+  /** Tells each module of its own dead letters (tilstand/<site>/letters/<module>), bounded per module. */
+  private letterNotices: LetterNotices | undefined;
   private http: SiteHttpServer | undefined;
   private control: ControlServer | undefined;
   private demo: DemoModules | undefined;
@@ -447,6 +451,21 @@ export class Site {
       warned = true;
     });
     this.internal.on('connect', () => (warned = false));
+    // A module is told of its own dead letters once dead_letters' commit holds them (never one a
+    // crash could lose), at most LETTER_NOTICES_PER_SECOND a second each, the rest summed up.
+    const internal = this.internal;
+    let noticeFailed = false;
+    this.letterNotices = new LetterNotices({
+      site: c.site,
+      publish: (topic, payload) =>
+        internal.publish(topic, payload, { qos: 1 }, (e) => {
+          // Once per run of failures: a broker that is away fails every notice.
+          if (e && !noticeFailed) this.log(`dead letter notice on ${topic}: ${e.message}`);
+          noticeFailed = e !== undefined && e !== null;
+        }),
+    });
+    const notices = this.letterNotices;
+    ingestor.setLetterListener((letters) => notices.letters(letters));
 
     this.decisionParts = new Decisions({
       site: c.site,
@@ -479,6 +498,8 @@ export class Site {
       } catch (e) {
         this.log(`ingest tick: ${(e as Error).message}`);
       }
+      // The summary of a flood's last second, not only when the module's next letter comes.
+      this.letterNotices?.tick();
       // Here, not only at /healthz, so its time is when it happened (within a tick).
       this.noteIngestFailure();
       try {
@@ -1162,6 +1183,8 @@ export class Site {
     await step('ui', () => this.ui?.close());
     await step('decisions', () => this.decisionParts?.close());
     await step('demo modules', () => this.demo?.stop());
+    // No notices through a client that is ending (the last commits below still make letters).
+    this.ingest?.ingestor.setLetterListener(undefined);
     await step('internal client', () => this.internal?.endAsync(true));
     await step('broker', () => this.broker?.close());
     await step('mqtt source', () => this.source?.stop());

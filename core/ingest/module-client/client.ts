@@ -12,6 +12,12 @@
 //   commands  onCommand(handler) subscribes to tilstand/<site>/commands/<module>; each command
 //             {command_id, …} runs the handler once and its answer is published on
 //             tilstand/<site>/acks/<module>; a redelivered command gets the stored answer again.
+//   letters   subscribes to tilstand/<site>/letters/<module>, where Tilstand tells the module of
+//             its own dead letters (an event it acknowledged and then refused: a contract
+//             violation, no binding, …) once each is committed to the site's dead_letters table:
+//             {kind: 'letter', stream, seq, reason, detail, path, letter, at}, at most 10 a second,
+//             the rest told as {kind: 'summary', more, since, until, reasons, …}
+//             (../letter-notices.ts). Each checked notice goes to onDeadLetter, or is a warning.
 //
 // Concurrency: one client per outbox file. Calls may interleave; commands run one at a time in
 // arrival order. Invariants: an event is on disk before its first PUBLISH; a publish() promise
@@ -22,6 +28,7 @@
 
 import mqtt, { type MqttClient } from 'mqtt';
 import { checkEnvelope, eventTopic, NAME_PATTERN, parseJsonSafely, type ContractRef, type Envelope, type Op, type RowImage } from '../envelope.ts';
+import { checkLetterNotice, lettersTopic, type DeadLetterNotice } from '../letter-notices.ts';
 import { Outbox, type OutboxEvent, type OutboxKey, type OutboxOptions } from './outbox.ts';
 
 export interface ModuleClientOptions extends Partial<OutboxOptions> {
@@ -59,6 +66,13 @@ export interface ModuleClientOptions extends Partial<OutboxOptions> {
    * beyond retention).
    */
   readonly onResyncShortfall?: (shortfall: ResyncShortfall) => void;
+  /**
+   * Tilstand refused one of this module's events after acknowledging it (its PUBACK means only
+   * "journaled"): the notice names the stream, seq, reason code, message and the letter's id on
+   * the site (`tilstand deadletters list`). Summaries stand for the letters beyond Tilstand's
+   * bound of notices a second. Without it each notice is a warning (onWarning).
+   */
+  readonly onDeadLetter?: (notice: DeadLetterNotice) => void;
 }
 
 /**
@@ -143,6 +157,7 @@ export class ModuleClient {
   private readonly ackingKeys = new Set<string>();
   private ackFlush: ReturnType<typeof setImmediate> | undefined;
   private readonly onResyncShortfall: ((s: ResyncShortfall) => void) | undefined;
+  private readonly onDeadLetter: ((n: DeadLetterNotice) => void) | undefined;
   private handler: CommandHandler | undefined;
   /**
    * Commands that arrived before onCommand() set a handler (the broker delivers what it kept for
@@ -152,7 +167,7 @@ export class ModuleClient {
   private heldCommands: Buffer[] = [];
   private commandChain: Promise<void> = Promise.resolve();
   private closed = false;
-  private readonly topics: { commands: string; acks: string; resync: string };
+  private readonly topics: { commands: string; acks: string; resync: string; letters: string };
   private readonly firstConnect: Promise<void>;
 
   constructor(options: ModuleClientOptions) {
@@ -167,6 +182,10 @@ export class ModuleClient {
       throw new TypeError(`onResyncShortfall: expected a function, got ${typeof options.onResyncShortfall}`);
     }
     this.onResyncShortfall = options.onResyncShortfall;
+    if (options.onDeadLetter !== undefined && typeof options.onDeadLetter !== 'function') {
+      throw new TypeError(`onDeadLetter: expected a function, got ${typeof options.onDeadLetter}`);
+    }
+    this.onDeadLetter = options.onDeadLetter;
     this.limits = {
       payload_bytes_max: options.payload_bytes_max ?? 256 * 1024,
       resync_events_max: options.resync_events_max ?? 10_000,
@@ -178,7 +197,7 @@ export class ModuleClient {
     }
     if (this.limits.events_inflight_max > 60_000) throw new RangeError(`events_inflight_max: expected an integer from 1 to 60000, got ${this.limits.events_inflight_max}`);
     const base = `tilstand/${this.site}`;
-    this.topics = { commands: `${base}/commands/${this.module}`, acks: `${base}/acks/${this.module}`, resync: `${base}/resync/${this.module}` };
+    this.topics = { commands: `${base}/commands/${this.module}`, acks: `${base}/acks/${this.module}`, resync: `${base}/resync/${this.module}`, letters: lettersTopic(this.site, this.module) };
     this.outbox = new Outbox(options.outboxPath, options);
 
     this.mqtt = mqtt.connect(options.url, {
@@ -366,6 +385,8 @@ export class ModuleClient {
 
   private onConnect(): void {
     this.mqtt.subscribe(this.topics.resync, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.resync}: ${e.message}`));
+    // Refused by a site older than the letters topic: only the warning, the rest works as before.
+    this.mqtt.subscribe(this.topics.letters, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.letters}: ${e.message} (this site does not tell modules of their dead letters)`));
     if (this.handler) this.mqtt.subscribe(this.topics.commands, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.commands}: ${e.message}`));
     // Events stored by an earlier run (or whose PUBLISH failed) and not in flight now.
     this.resendUnacked();
@@ -374,6 +395,7 @@ export class ModuleClient {
   private onMessage(topic: string, payload: Buffer): void {
     if (this.closed) return;
     if (topic === this.topics.resync) this.onResync(payload);
+    else if (topic === this.topics.letters) this.onLetter(payload);
     else if (topic === this.topics.commands) {
       if (this.handler) this.queueCommand(payload);
       else if (this.heldCommands.length < COMMANDS_HELD_MAX) this.heldCommands.push(payload);
@@ -429,6 +451,31 @@ export class ModuleClient {
     } else if (oldest > from) {
       this.warn(`resync of ${stream} from ${from}: the outbox keeps only ${oldest} and later; ${from}..${oldest - 1} cannot be resent`);
       this.reportShortfall({ reason: 'pruned', stream, from, oldest_kept: oldest, last_seq: lastSeq, resent: seqs.length });
+    }
+  }
+
+  /** A dead letter notice: checked as a resync request is, then to onDeadLetter or a warning. */
+  private onLetter(payload: Buffer): void {
+    const req = this.readRequest(payload, 'dead letter notice');
+    if (!req) return;
+    const checked = checkLetterNotice(req, this.module);
+    if (!checked.ok) {
+      this.warn(`dead letter notice refused: ${checked.detail}, got ${JSON.stringify(req).slice(0, 200)}`);
+      return;
+    }
+    const n = checked.notice;
+    if (!this.onDeadLetter) {
+      this.warn(
+        n.kind === 'letter'
+          ? `Tilstand refused an event of ${n.stream ?? '(no stream)'}${n.seq === null ? '' : ` seq ${n.seq}`}: ${n.reason}: ${n.detail} (dead letter ${n.letter}, received ${n.at})`
+          : `Tilstand refused more events: ${n.detail}`,
+      );
+      return;
+    }
+    try {
+      this.onDeadLetter(n);
+    } catch (e) {
+      this.warn(`onDeadLetter threw: ${(e as Error)?.message ?? String(e)}`);
     }
   }
 

@@ -10,8 +10,8 @@
 //     rows are exactly minSeq..maxSeq and reads order files by sequence number.
 //   - `commit()` is one APPEND snapshot (manifest `_TOTAL_BUCKETS` = the bucket option, -1 for
 //     unaware), then — unless `write-only` — a COMPACT snapshot if some bucket has at least
-//     APPEND_COMPACT_MIN_FILES adjacent small files, which are concatenated in sequence order, and
-//     expiration.
+//     APPEND_COMPACT_MIN_FILES adjacent small files, which are concatenated in sequence order,
+//     partition expiration (TableWriter.expirePartitions) and snapshot expiration.
 // Invariant: within a bucket, live files never overlap in sequence numbers and concatenating
 // them by minSeq gives the rows in write order.
 //
@@ -34,7 +34,7 @@ import { ADD, DELETE, decodeIndexManifest, encodeIndexManifest, type DataFileMet
 import { partitionCacheKey, partitionPath } from './partition-path.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
-import { TableWriter, type CommitResult, type WriterOptions } from './table-writer.ts';
+import { TableWriter, type CommitResult, type PartitionExpireResult, type WriterOptions } from './table-writer.ts';
 import { checkValue, typeToString } from './types.ts';
 import { estimateValueBytes } from './write-buffer.ts';
 import type { SnapshotRef } from './incremental.ts';
@@ -133,6 +133,7 @@ export class AppendWriter extends TableWriter {
     }
     let part = this.appPartitions.get(partKey);
     if (!part) {
+      this.checkPartitionValues(values);
       part = {
         bytes: this.appEncodePartition(values),
         path: partitionPath(schema.partitionIndexes.map((i) => schema.fields[i]!), values, schema.options.partitionDefaultName),
@@ -217,11 +218,15 @@ export class AppendWriter extends TableWriter {
     }
     let compactSnapshotId: number | undefined;
     let expire: ExpireResult | undefined;
+    let partitions: PartitionExpireResult | undefined;
     if (!table.schema.options.writeOnly) {
       compactSnapshotId = this.appCompact(false);
-      if (snapshotId !== undefined || compactSnapshotId !== undefined) expire = expireSnapshots(table);
+      // As TableWriter.commit: after the commit's own snapshots, before snapshot expiration.
+      partitions = this.expirePartitions();
+      if (partitions?.snapshotIds.length) this.appReload();
+      if (snapshotId !== undefined || compactSnapshotId !== undefined || partitions?.snapshotIds.length) expire = expireSnapshots(table);
     }
-    return { snapshotId, compactSnapshotId, expire };
+    return partitions ? { snapshotId, compactSnapshotId, expire, partitions } : { snapshotId, compactSnapshotId, expire };
   }
 
   // ------------------------------------------------------------------------------------------

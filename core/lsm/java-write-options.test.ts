@@ -82,7 +82,7 @@ describe('a table Java made with an option a write here would not honour', () =>
     ['sequence.snapshot-ordering', 'true', KV, { 'sequence.snapshot-ordering': 'true', 'write-only': 'true' }],
     ['write.sequence-number-init-mode', 'snapshot', KV, { 'write.sequence-number-init-mode': 'snapshot' }],
     ['record-level.expire-time', '1 d', KV, { 'record-level.expire-time': '1 d', 'record-level.time-field': 'ts' }],
-    ['partition.expiration-time', '7 d', PARTED, { 'partition.expiration-time': '7 d', 'partition.timestamp-formatter': 'yyyyMMdd' }],
+    ['partition.timestamp-formatter', 'dd MMM yyyy', PARTED, { 'partition.expiration-time': '7 d', 'partition.timestamp-formatter': 'dd MMM yyyy' }],
     ['tag.automatic-creation', 'process-time', KV, { 'tag.automatic-creation': 'process-time' }],
     ['commit.callbacks', 'AuditCallback', KV, { 'commit.callbacks': 'AuditCallback' }],
     ['metadata.iceberg.storage', 'table-location', KV, { 'metadata.iceberg.storage': 'table-location' }],

@@ -10,6 +10,7 @@
 
 import { invalidArgument, notSupported } from './errors.ts';
 import { formatsPerLevel } from './data-file-format.ts';
+import { partitionExpireConfig } from './partition-expire.ts';
 
 export type MergeEngine = 'deduplicate' | 'partial-update' | 'aggregation' | 'first-row';
 export type ChangelogProducer = 'none' | 'input' | 'lookup' | 'full-compaction';
@@ -108,6 +109,14 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'snapshot.time-retained': 'age after which snapshots beyond the minimum expire (default 1 h)',
   'snapshot.expire.limit': 'snapshots expired per run at most (default 50)',
   'partition.default-name': 'directory name of a null partition value',
+  'partition.expiration-time': 'partitioned tables: commits drop partitions older than this (partition-expire.ts; not write-only, as Paimon)',
+  'partition.expiration-check-interval': 'how often a writer looks for expired partitions, at a commit (default 1 h)',
+  'partition.expiration-strategy': "values-time (default: the time in the partition's values) or update-time (its newest file's creation time)",
+  'partition.expiration-max-num': 'partitions dropped at most per check (default 100)',
+  'partition.expiration-batch-size': 'partitions per dropping snapshot (default: all of a check in one)',
+  'partition.timestamp-formatter': "Java DateTimeFormatter pattern of the partition time (default 'yyyy-MM-dd[ HH:mm:ss]'; letters y u M d H m s S here)",
+  'partition.timestamp-pattern': "how the partition time is built from the values, e.g. '$dt $hour:00:00' (default: the first partition value)",
+  'partition.timestamp-format.strict': 'refuse a row whose partition values do not give a time (default false)',
   'tag.default-time-retained': 'retention of a tag created without one (as Paimon\'s manual tag creation); tag expiration honours it (default: kept until deleted)',
   'commit.max-retries': 'commit retries after a lost race (default 10)',
 };
@@ -345,6 +354,8 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   const snapshotTimeRetainedMs = get('snapshot.time-retained') === undefined ? 3_600_000 : parseDuration(get('snapshot.time-retained')!, 'snapshot.time-retained');
   checkChangelogRetention(raw, strict, retainedMin, retainedMax, snapshotTimeRetainedMs);
   const tagDefaultTimeRetained = tagDefaultRetention(raw, strict);
+  // Read by the writer (partition-expire.ts); checked where set here, creation and ALTER.
+  if (strict) partitionExpireConfig(raw, true);
   return {
     raw: { ...raw },
     bucket,

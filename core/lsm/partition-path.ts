@@ -176,6 +176,11 @@ function castText(t: DataType, v: unknown): string | null {
   }
 }
 
+/** Java's `toString()` of a partition value's internal form (null for null): what Paimon's partition expiration reads. */
+export function partitionValueText(t: DataType, v: unknown): string | null {
+  return valueText(t, v);
+}
+
 function valueText(t: DataType, v: unknown): string | null {
   if (v === null || v === undefined) return null;
   switch (t.root) {

@@ -24,6 +24,7 @@ import type { Table } from './table.ts';
 import { parseType, typeToJson, withNullable } from './types.ts';
 import { WriterLock } from './writer-lock.ts';
 import { describeRefusal, writeRefusals } from './write-options.ts';
+import { PARTITION_EXPIRE_OPTIONS, partitionExpireConfig } from './partition-expire.ts';
 
 export type ColumnPosition = { first: true } | { after: string };
 
@@ -292,6 +293,8 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   if (changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && (c.key === 'num-levels' || c.key === 'num-sorted-run.compaction-trigger')) && schema.options.numLevels < Math.min(2, current.options.numLevels)) {
     throw invalidArgument(`option 'num-levels': expected an integer in 2..2147483647, got ${schema.options.numLevels}`);
   }
+  // Lenient above; partition-expiration options set here must parse (partition-expire.ts).
+  if (changes.some((c) => c.kind === 'setOption' && (PARTITION_EXPIRE_OPTIONS as readonly string[]).includes(c.key))) partitionExpireConfig(schema.options.raw, true);
   // Lenient above; a default tag retention set here must be one a tag can have (options.ts).
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'tag.default-time-retained')) tagDefaultRetention(schema.options.raw, true);
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'file.compression.per.level')) compressionPerLevel(schema.options.raw);

@@ -5,8 +5,9 @@
 // pass `write-buffer-size` they flush: each bucket's buffer becomes one sorted level-0 file.
 // `commit()` flushes, writes a manifest with the new files, the base and delta manifest lists,
 // and creates `snapshot-N` atomically (APPEND). Then, unless `write-only`, it compacts the
-// buckets the universal picker chooses (one COMPACT snapshot) and expires old snapshots — or, with
-// `compaction: 'deferred'`, plans that compaction for the caller to run in `compactStep` slices.
+// buckets the universal picker chooses (one COMPACT snapshot) — or, with `compaction: 'deferred'`,
+// plans that compaction for the caller to run in `compactStep` slices —, drops expired partitions
+// (`partition.expiration-time`, OVERWRITE snapshots: partition-expire.ts) and expires old snapshots.
 //
 // Invariants: sequence numbers grow strictly per bucket across restarts (they resume from the
 // largest in the bucket's live files); a file is referenced only after it is fully written and
@@ -23,11 +24,11 @@ import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/un
 import { lookupPolicy, olderRecords } from './compaction/lookup-levels.ts';
 import { foldsLowestLevelOnly, forceLookup } from './merge/lookup-rule.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
-import { invalidArgument, LsmError } from './errors.ts';
+import { corruption, invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import { bucketNumLevels, checkBucketLevels, highestNonEmptyLevel, type LevelSortedRun } from './levels.ts';
-import { ADD, DELETE, type DataFileMeta, type ManifestEntry } from './manifest.ts';
+import { ADD, DELETE, decodeIndexManifest, encodeIndexManifest, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { MANIFEST_MERGE_MIN_COUNT } from './manifest-store.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
 import { mergeRuns } from './merge-reader.ts';
@@ -46,6 +47,17 @@ import { formatForLevel } from './data-file-format.ts';
 import { ChangelogWriter, type BucketChanges } from './changelog.ts';
 import { diffBuckets, type SnapshotRef } from './incremental.ts';
 import { rollbackAsLatestEntries, rollbackChanges, rollbackDestructive, type RollbackResult } from './rollback.ts';
+import {
+  batchesOf,
+  partitionExpireConfig,
+  PartitionExpireClock,
+  partitionsOf,
+  selectExpired,
+  strictPartitionCheck,
+  type PartitionExpireConfig,
+  type PartitionSkip,
+} from './partition-expire.ts';
+import { partitionValueText } from './partition-path.ts';
 
 export interface WriterOptions {
   /** Recorded as the snapshots' `commitUser` (default: a random UUID per writer). */
@@ -68,6 +80,22 @@ export interface WriterOptions {
    * first-row, no `full-compaction.delta-commits`, no `force-lookup`).
    */
   compaction?: 'inline' | 'deferred';
+  /**
+   * Told what a commit's maintenance could not do and went on without — today a partition that
+   * `partition.expiration-time` would judge but whose values give no time (Java logs a warning
+   * and keeps it). Default: `process.emitWarning`. The same goes into `CommitResult.partitions`.
+   */
+  onWarning?: (message: string) => void;
+}
+
+/** What a commit's partition expiration did (`partition.expiration-time`; DESIGN.md, "Partition expiration"). */
+export interface PartitionExpireResult {
+  /** The OVERWRITE snapshots that dropped them, one per batch (`partition.expiration-batch-size`). */
+  snapshotIds: number[];
+  /** The dropped partitions as their directories (`dt=2026-12-01`), in the order dropped. */
+  dropped: string[];
+  /** Partitions kept because no time could be told from them, with why (each also told to `onWarning`). */
+  skipped: PartitionSkip[];
 }
 
 interface BucketState {
@@ -101,6 +129,8 @@ export interface CommitResult {
   /** The COMPACT snapshot that followed, if any. */
   compactSnapshotId: number | undefined;
   expire: ExpireResult | undefined;
+  /** Set when this commit checked for expired partitions (at most once per `partition.expiration-check-interval`). */
+  partitions?: PartitionExpireResult;
 }
 
 /** A file smaller than this fraction of target-file-size is merged, not upgraded (Paimon's compaction.small-file-ratio). */
@@ -180,6 +210,11 @@ export class TableWriter {
   private fullWanted = false;
   /** The deferred compaction planned by a commit and not yet committed (one task per bucket). */
   private round: { readonly tasks: { s: BucketState; c: BucketCompaction }[]; next: number; readonly results: CompactedBucket[]; readonly changelog: ManifestEntry[] } | undefined;
+  /** `partition.expiration-time` of a partitioned table that is not write-only, and when this writer checks next. */
+  private readonly partitionExpire: { readonly config: PartitionExpireConfig; readonly clock: PartitionExpireClock } | undefined;
+  /** `partition.timestamp-format.strict`: the check of a new partition's values, else undefined. */
+  private readonly strictPartition: ((texts: readonly (string | null)[]) => string | undefined) | undefined;
+  private readonly onWarning: (message: string) => void;
 
   constructor(table: Table, o: WriterOptions) {
     this.table = table;
@@ -217,6 +252,13 @@ export class TableWriter {
           : undefined;
         if (why) throw invalidArgument(`writer option 'compaction': 'deferred' needs a compaction that may leave files as they are, and table ${table.name} cannot (${why}); use 'inline'`);
       }
+      // Java skips partition expiration in a write-only writer (its TableCommitImpl gets none) and
+      // in an unpartitioned table, where it reads none of these options either.
+      const expires = !so.writeOnly && schema.partitionKeys.length > 0 && so.raw['partition.expiration-time'] !== undefined;
+      const expireConfig = expires ? partitionExpireConfig(so.raw, true) : undefined;
+      this.partitionExpire = expireConfig && { config: expireConfig, clock: new PartitionExpireClock(expireConfig.checkIntervalMs, table.clock()) };
+      this.strictPartition = strictPartitionCheck(so.raw, schema.partitionKeys);
+      this.onWarning = o.onWarning ?? ((m) => process.emitWarning(m, { code: 'TILSTAND_PARTITION_EXPIRE' }));
       this.committed = new Map();
       if (latest) {
         for (const b of table.buckets(latest)) {
@@ -299,6 +341,14 @@ export class TableWriter {
     }
   }
 
+  /** `partition.timestamp-format.strict`: InvalidArgument when a new partition's values give no time (Java's PartitionTimestampValidator, at write). */
+  protected checkPartitionValues(values: readonly unknown[]): void {
+    if (!this.strictPartition) return;
+    const schema = this.table.schema;
+    const problem = this.strictPartition(values.map((v, i) => partitionValueText(schema.partitionTypes[i]!, v)));
+    if (problem) throw invalidArgument(`table ${this.table.name}: ${problem}`);
+  }
+
   private bucketState(row: unknown[]): BucketState {
     // Unpartitioned single-bucket tables (most site tables) have one state: skip the hashing.
     if (this.onlyState) return this.onlyState;
@@ -309,6 +359,7 @@ export class TableWriter {
       const pk = partitionCacheKey(values);
       let p = this.partitions.get(pk);
       if (!p) {
+        this.checkPartitionValues(values);
         const bytes = this.encodePartition(values);
         p = {
           bytes,
@@ -431,12 +482,15 @@ export class TableWriter {
       }
       let compactSnapshotId: number | undefined;
       let expire: ExpireResult | undefined;
+      let partitions: PartitionExpireResult | undefined;
       if (this.deferred && !this.table.schema.options.writeOnly) {
         // Deferred: plan a compaction when none is under way; run the rest of one at once when a
         // bucket has as many runs as the stop trigger allows.
         if (this.round && this.atStopTrigger()) compactSnapshotId = this.runRound(Infinity);
+        // Before planning: a drop gives up a planned compaction (its inputs may be gone).
+        partitions = this.expirePartitions();
         this.round ??= this.planRound();
-        if (snapshotId !== undefined || compactSnapshotId !== undefined) expire = expireSnapshots(this.table, this.uncommittedFiles());
+        if (snapshotId !== undefined || compactSnapshotId !== undefined || partitions?.snapshotIds.length) expire = expireSnapshots(this.table, this.uncommittedFiles());
       } else if (!this.table.schema.options.writeOnly) {
         // `full-compaction.delta-commits`: every N APPEND snapshots, every bucket is fully compacted.
         const every = this.table.schema.isPrimaryKeyTable ? this.table.schema.options.fullCompactionDeltaCommits : undefined;
@@ -444,9 +498,11 @@ export class TableWriter {
         const full = every !== undefined && this.commitsSinceFull >= every;
         if (full) this.addCommittedBuckets();
         compactSnapshotId = this.compactBuckets(full);
-        if (snapshotId !== undefined || compactSnapshotId !== undefined) expire = expireSnapshots(this.table);
+        // After the commit's own snapshots and before snapshot expiration, as Java's maintain().
+        partitions = this.expirePartitions();
+        if (snapshotId !== undefined || compactSnapshotId !== undefined || partitions?.snapshotIds.length) expire = expireSnapshots(this.table);
       }
-      return { snapshotId, compactSnapshotId, expire };
+      return partitions ? { snapshotId, compactSnapshotId, expire, partitions } : { snapshotId, compactSnapshotId, expire };
     } finally {
       this.committing = false;
     }
@@ -498,6 +554,7 @@ export class TableWriter {
     properties?: Record<string, string>,
     overwrite?: { changelog: ManifestEntry[]; target: Snapshot },
     compactChangelog?: ManifestEntry[],
+    drop?: { indexManifest: string | null },
   ): number {
     const table = this.table;
     const schema = table.schema;
@@ -515,7 +572,8 @@ export class TableWriter {
     // Deletion vectors: the DV writer's, else (append tables) carried forward from the latest
     // snapshot, so rows Paimon deleted stay deleted after this store appends.
     let indexManifest: string | null = null;
-    if (this.dv) indexManifest = this.dv.writeIndexManifest();
+    if (drop) indexManifest = drop.indexManifest;
+    else if (this.dv) indexManifest = this.dv.writeIndexManifest();
     else if (!schema.isPrimaryKeyTable) indexManifest = this.nextIndexManifest !== undefined ? this.nextIndexManifest : (latest?.indexManifest ?? null);
     this.nextIndexManifest = undefined;
     let base = latest ? table.manifests.dataManifests(latest) : [];
@@ -540,7 +598,8 @@ export class TableWriter {
       changelogManifestListSize: changelogList?.size ?? null,
       indexManifest,
       commitUser: this.commitUser,
-      commitIdentifier: BigInt(++this.commitIdentifier),
+      // A partition drop carries the identifier of the commit it follows, as Java's dropPartitions(…, commitIdentifier).
+      commitIdentifier: BigInt(drop && this.commitIdentifier > 0 ? this.commitIdentifier : ++this.commitIdentifier),
       commitKind: kind,
       timeMillis: Math.max(table.clock(), latest?.timeMillis ?? 0),
       totalRecordCount: (latest?.totalRecordCount ?? 0) + added,
@@ -1066,8 +1125,76 @@ export class TableWriter {
     return result;
   }
 
+  /**
+   * Partition expiration at commit (partition-expire.ts, after Java's NormalPartitionExpire): once
+   * the check interval has passed, the partitions of the latest snapshot whose time is older than
+   * `partition.expiration-time` are dropped — at most `partition.expiration-max-num`, one OVERWRITE
+   * snapshot per batch. Partitions whose values give no time are kept and told to `onWarning`.
+   * Undefined when no check was due. Callers: `commit()` (AppendWriter's too), after the commit's
+   * own snapshots; the writer has nothing uncommitted then.
+   */
+  protected expirePartitions(): PartitionExpireResult | undefined {
+    const pe = this.partitionExpire;
+    if (!pe) return undefined;
+    const table = this.table;
+    const now = table.clock();
+    if (!pe.clock.due(now)) return undefined;
+    const result: PartitionExpireResult = { snapshotIds: [], dropped: [], skipped: [] };
+    const latest = table.latestSnapshot();
+    if (latest) {
+      const { expired, skipped } = selectExpired(table, pe.config, partitionsOf(table, latest), now);
+      for (const s of skipped) {
+        result.skipped.push(s);
+        this.onWarning(`table ${table.name}: partition '${s.partition}' is not expired: ${s.reason}`);
+      }
+      for (const batch of batchesOf(expired, pe.config.batchSize)) {
+        result.snapshotIds.push(this.dropPartitions(new Set(batch.map((p) => p.hex))));
+        for (const p of batch) result.dropped.push(table.partitionPathOf(p.bytes));
+      }
+    }
+    pe.clock.checked(now);
+    if (result.snapshotIds.length > 0) {
+      // What the writer holds of the dropped partitions is gone: a planned compaction (its inputs),
+      // bucket states and committed files are read again from the new latest snapshot.
+      this.abandonRound();
+      this.reinitialize();
+    }
+    return result;
+  }
+
+  /**
+   * One OVERWRITE snapshot that DELETEs every live data file of the partitions `hexes` (their
+   * BinaryRow bytes in hex) and writes the index manifest without their index files (deletion
+   * vectors), as Java's `dropPartitions` (OverwriteChangesProvider). No changelog; the watermark,
+   * statistics file and properties are carried as by every commit here.
+   */
+  private dropPartitions(hexes: ReadonlySet<string>): number {
+    const table = this.table;
+    const latest = table.latestSnapshot()!;
+    const entries: ManifestEntry[] = [];
+    for (const b of table.buckets(latest)) {
+      if (!hexes.has(Buffer.from(b.partition).toString('hex'))) continue;
+      for (const f of b.files) entries.push({ kind: DELETE, partition: b.partition, bucket: b.bucket, totalBuckets: b.totalBuckets, file: f });
+    }
+    let indexManifest = latest.indexManifest;
+    if (indexManifest) {
+      const path = table.paths.manifestFile(indexManifest);
+      const bytes = table.fileIO.readFileIfExists(path);
+      if (bytes === undefined) throw corruption(path, `index manifest of snapshot ${latest.id} is missing`);
+      const all = decodeIndexManifest(bytes, path);
+      const kept = all.filter((e) => !hexes.has(Buffer.from(e.partition).toString('hex')));
+      // Unchanged: the same file, as Java's IndexManifestFile.writeIndexFiles with no changes.
+      if (kept.length !== all.length) {
+        indexManifest = `index-manifest-${randomUUID()}-0`;
+        table.fileIO.mkdirs(table.paths.manifestDir);
+        table.fileIO.writeNew(table.paths.manifestFile(indexManifest), encodeIndexManifest(kept, table.schema.options.manifestCompression));
+      }
+    }
+    return this.commitChanges(entries, 'OVERWRITE', undefined, undefined, undefined, { indexManifest });
+  }
+
   /** Forgets bucket state and re-reads the committed files of the latest snapshot. */
-  private reinitialize(): void {
+  protected reinitialize(): void {
     this.buckets.clear();
     this.onlyState = undefined;
     this.committed.clear();

@@ -8,6 +8,7 @@
 
 import { notSupported } from './errors.ts';
 import { changelogOutlivesSnapshots } from './options.ts';
+import { formatterRefusal } from './partition-expire.ts';
 import type { TableSchema } from './schema.ts';
 
 /** One option that makes the table unwritable here: its key, its value and what it would need. */
@@ -36,7 +37,7 @@ export function writeRefusals(schema: TableSchema): WriteRefusal[] {
   };
   const has = (key: string): boolean => raw[key] !== undefined && raw[key]!.trim() !== '';
   // Java skips partition expiration and tag creation at commit for write-only tables (its
-  // TableCommitImpl gets neither), so these two bind only writers that are not write-only.
+  // TableCommitImpl gets neither), so these bind only writers that are not write-only.
   const writeOnly = schema.options.writeOnly;
 
   // Dynamic buckets need Paimon's HASH index (a key keeps the bucket the index gave it; new keys
@@ -72,9 +73,10 @@ export function writeRefusals(schema: TableSchema): WriteRefusal[] {
   if (schema.isPrimaryKeyTable && has('record-level.expire-time')) {
     refuse('record-level.expire-time', 'compaction here does not drop expired records');
   }
-  if (!writeOnly && has('partition.expiration-time') && schema.partitionKeys.length > 0) {
-    refuse('partition.expiration-time', 'commits here do not expire partitions');
-  }
+  // Partition expiration is done at commit (partition-expire.ts), its time read with a subset of
+  // Java's DateTimeFormatter letters: a formatter beyond it would judge partitions otherwise.
+  const formatter = formatterRefusal(raw, schema.partitionKeys.length > 0, writeOnly);
+  if (formatter) refuse('partition.timestamp-formatter', `partition times are read here with the pattern letters y, u, M, d, H, m, s and S only, not ${formatter}`);
   if (!writeOnly && has('tag.automatic-creation') && lower(raw['tag.automatic-creation']) !== 'none') {
     refuse('tag.automatic-creation', 'commits here do not create tags');
   }

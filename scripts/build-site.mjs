@@ -25,18 +25,21 @@
 //   other use of `import.meta` fails the build rather than changing meaning silently.
 // - Identifiers that two modules share are renamed in one scope; `keepNames` keeps every
 //   function's and class's `.name` (error names, kinds) as it is in the sources.
+// - Files the code reads from the tree that the packaged app does not carry (it holds core/ and
+//   dist/, not docs/) are copied beside the bundle (`copies`): the example rule a new demo directory
+//   runs (core/site/init.ts DEMO_RULE_SOURCES reads docs/ first, then this copy).
 // Source maps are written beside each bundle (node --enable-source-maps … for source stack traces).
 
 import * as esbuild from 'esbuild';
-import { readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The bundles, by name: entry and output relative to the repository. */
+/** The bundles, by name: entry and output relative to the repository; `copies`: [from, to] files copied beside it. */
 export const BUNDLES = {
-  site: { entry: 'bin/tilstand.mjs', out: 'dist/site/tilstand.mjs', splitting: false },
+  site: { entry: 'bin/tilstand.mjs', out: 'dist/site/tilstand.mjs', splitting: false, copies: [['docs/examples/rules/door-down.mts', 'dist/site/examples/rules/door-down.mts']] },
   electron: { entry: 'electron/main.mjs', out: 'dist/electron/main.mjs', splitting: false },
   // Split at the child's dynamic imports: as under tsx, only the module of the task that runs is
   // loaded (bench/child.ts), so the memory figure's child holds what a site holds and no more.
@@ -119,6 +122,10 @@ export async function buildBundles(names = DEFAULT_BUNDLES) {
     // The directory is the bundle's alone; emptied so no chunk of an earlier build stays.
     await rm(options.outdir, { recursive: true, force: true });
     await esbuild.build(options);
+    for (const [from, to] of BUNDLES[name].copies ?? []) {
+      await mkdir(dirname(join(ROOT, to)), { recursive: true });
+      await copyFile(join(ROOT, from), join(ROOT, to));
+    }
     out.push(join(ROOT, BUNDLES[name].out));
   }
   return out;

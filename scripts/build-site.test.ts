@@ -10,6 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { fileTrees } from './test-tree.ts';
 // @ts-expect-error plain ESM script without types
 import { BUNDLES, DEFAULT_BUNDLES, esbuildOptions } from './build-site.mjs';
+import { DEMO_RULE_SOURCES } from '../core/site/init.ts';
+
+const ROOT = join(import.meta.dirname, '..');
 
 const tree = fileTrees('build-site-');
 
@@ -33,6 +36,16 @@ describe('scripts/build-site.mjs', () => {
     // A dependency, not a dev one: `npm ci --omit=dev && npm run build` builds the site.
     expect(pkg.dependencies.esbuild).toMatch(/^\d+\.\d+\.\d+$/);
     expect(DEFAULT_BUNDLES).toEqual(['site', 'electron']);
+  });
+
+  it("copies the demo's rule beside the site bundle, where the packaged app has it and init looks for it", () => {
+    // The packaged app (build/electron-builder.json) carries dist/site but not docs/, where the
+    // example is: a new demo directory's rules/door-down.mts is read from the copy there.
+    expect(BUNDLES.site.copies).toEqual([['docs/examples/rules/door-down.mts', 'dist/site/examples/rules/door-down.mts']]);
+    const packaged = (JSON.parse(readFileSync(join(ROOT, 'build', 'electron-builder.json'), 'utf8')) as { files: string[] }).files;
+    expect(packaged).toContain('dist/site/**/*');
+    expect(packaged.filter((f) => f.startsWith('docs'))).toEqual([]);
+    expect(DEMO_RULE_SOURCES).toEqual(['docs/examples/rules/door-down.mts', 'dist/site/examples/rules/door-down.mts'].map((f) => join(ROOT, f)));
   });
 
   it("gives every source its own import.meta.url, relative to wherever the bundle is", async () => {

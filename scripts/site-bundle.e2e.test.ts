@@ -1,12 +1,12 @@
 // The site's bundles as `npm start` and `npm run electron` run them: built by
 // scripts/build-site.mjs into dist/, run with plain node. `help` is the developer entry's
 // (bin/tilstand.mjs, through tsx); a headless demo start serves the built UI and the API on
-// loopback and stops cleanly on SIGINT; the Electron main process (with a stand-in `electron`)
-// starts the site, opens the window with the preload and renderer found beside the sources, and
-// quits after stopping the site on SIGINT.
+// loopback, runs the rule of its own a new demo directory gets, and stops cleanly on SIGINT; the
+// Electron main process (with a stand-in `electron`) starts the site, opens the window with the
+// preload and renderer found beside the sources, and quits after stopping the site on SIGINT.
 
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -66,7 +66,7 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
     expect(electron).toContain('new URL("../../electron/main-process.ts", import.meta.url)');
   });
 
-  it('starts a headless demo site that serves the UI and /api on loopback, and stops cleanly on SIGINT', async () => {
+  it('starts a headless demo site that serves the UI and /api on loopback, runs the rule <data>/rules/door-down.mts, and stops cleanly on SIGINT', async () => {
     expect(existsSync(RENDERER_INDEX), 'the renderer is built first (vite build, as npm start and npm test do)').toBe(true);
     dir = mkdtempSync(join(tmpdir(), 'tilstand-bundle-'));
     const data = join(dir, 'data');
@@ -108,7 +108,16 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
     const me = (await (await post(base!, 'me', {}, { Cookie: cookie })).json()) as { ok: boolean; value: { name: string } };
     expect(me.ok).toBe(true);
     expect(me.value.name).toBe('demo');
-    expect((await post(base!, 'status', {}, { Cookie: cookie })).status).toBe(200);
+    const status = await post(base!, 'status', {}, { Cookie: cookie });
+    expect(status.status).toBe(200);
+    // The new demo directory's rule of its own (core/site/init.ts): the example, copied beside the
+    // bundle by the build, written to <data>/rules/ and loaded from there by the bundle (tsx's
+    // tsImport; its type-only import, a path the data directory does not have, dropped).
+    const example = readFileSync(join(ROOT, 'docs', 'examples', 'rules', 'door-down.mts'), 'utf8');
+    expect(readFileSync(join(ROOT, 'dist', 'site', 'examples', 'rules', 'door-down.mts'), 'utf8')).toBe(example);
+    expect(readFileSync(join(data, 'rules', 'door-down.mts'), 'utf8')).toBe(example);
+    const rules = ((await status.json()) as { value: { agentRules: { id: string; file?: { path: string } }[] } }).value.agentRules;
+    expect(rules.filter((r) => r.file !== undefined)).toEqual([{ id: 'door-down', version: '1', file: { path: 'rules/door-down.mts', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } }]);
     expect(await (await fetch(`${base}/metrics`)).text()).toContain('tilstand_ingest_table_age_ms');
 
     child.kill('SIGINT');
@@ -116,6 +125,39 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
     expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
     expect(out).toContain('received SIGINT');
     expect(out).toContain('stopped cleanly');
+  });
+});
+
+describe('the site bundle in a tree without docs/ (as the packaged app holds it)', () => {
+  it("gives a new demo directory its rule from the copy beside the bundle, and runs it from <data>/rules/", async () => {
+    // Only the bundle (with what the build copied beside it), package.json and the packages: no
+    // docs/, no core/ sources.
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-bundle-tree-'));
+    const tree = join(dir, 'tree');
+    mkdirSync(join(tree, 'dist'), { recursive: true });
+    cpSync(join(ROOT, 'dist', 'site'), join(tree, 'dist', 'site'), { recursive: true });
+    cpSync(join(ROOT, 'package.json'), join(tree, 'package.json'));
+    symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'), 'dir');
+    const bundle = join(tree, 'dist', 'site', 'tilstand.mjs');
+    const data = join(dir, 'data');
+    child = spawn(process.execPath, [bundle, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer', '--demo-step-ms', '600000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    const end = Date.now() + 40_000;
+    while (!/ui:\s+http:\/\/127\.0\.0\.1:\d+\//.test(out) && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    expect(out, `stdout:\n${out}\nstderr:\n${err}`).toMatch(/ui:\s+http:\/\/127\.0\.0\.1:\d+\//);
+    expect(readFileSync(join(data, 'rules', 'door-down.mts'), 'utf8')).toBe(readFileSync(join(ROOT, 'docs', 'examples', 'rules', 'door-down.mts'), 'utf8'));
+    const status = await run(process.execPath, [bundle, 'status', '--data', data]);
+    const lines = status.stdout.split('\n');
+    expect(lines.filter((l) => /^agent: /.test(l))).toEqual([expect.stringMatching(/^agent: \d+ rules, 1 from rule files of this site's own \(config agent\.ruleFiles\)$/)]);
+    expect(lines.filter((l) => l.startsWith('  rule '))).toEqual([expect.stringMatching(/^ {2}rule door-down@1 from rules\/door-down\.mts \(sha256 [0-9a-f]{12}…\)$/)]);
+
+    child.kill('SIGINT');
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
+    expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
   });
 });
 

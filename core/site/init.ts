@@ -8,6 +8,7 @@
 //   contracts/                    the seed contracts, v1 each (and `contracts`: the demo's yard.doors)
 //   logs/
 //   secrets/modules.json          plaintext broker passwords, written once (dir 0700, file 0600)
+//   rules/door-down.mts           a demo's rule of its own (below, DEMO_RULE_FILE), named in agent.ruleFiles
 // The data directory itself is made 0700 (one that existed too).
 //
 // Order: everything else first, config.json last, so a directory with config.json is complete;
@@ -18,12 +19,14 @@
 // start empty beside the restored state, and its restore note would ask the wrong modules.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { UserStore, nameProblem, type Role } from '../inbox/users.ts';
 import type { ScryptParams } from '../inbox/secret-hash.ts';
 import type { Refusal } from './api.ts';
-import { dataPaths, defaultConfig, siteIdProblem, writeConfig, ConfigError, type SiteConfig } from './config.ts';
+import { dataPaths, defaultConfig, siteIdProblem, siteTableDefinitions, writeConfig, ConfigError, type SiteConfig } from './config.ts';
+import { DEMO_YARD_TABLE } from './demo/site.ts';
 import { readRestoreNote } from '../sync/restore.ts';
 import { openIngest } from './open-ingest.ts';
 import { ContractRegistry, type Contract } from '../ingest/contracts.ts';
@@ -41,6 +44,11 @@ export interface InitOptions {
   modules?: readonly string[];
   /** Contracts registered besides the seed ones, before the bindings are opened (the demo's yard.doors). */
   contracts?: readonly Contract[];
+  /**
+   * The demo's rule of its own (DEMO_RULE_FILE) is written and named in `agent.ruleFiles`: a new
+   * demo directory (Site.start with `demo`). The config must define the yard_doors it reads.
+   */
+  demoRule?: boolean;
 }
 
 export interface ModuleSecrets {
@@ -70,6 +78,38 @@ export interface InitResult {
   secretsPath: string;
 }
 
+/**
+ * The rule of a site's own that a new demo directory runs, as its path in the data directory (in
+ * config.json `agent.ruleFiles`): docs/examples/rules/door-down.mts, a notice for each dock door
+ * the yard system reports down, so a newcomer sees a rule from a file live beside the installed
+ * ones (`tilstand status`, the inbox).
+ */
+export const DEMO_RULE_FILE = 'rules/door-down.mts';
+
+/**
+ * Where the demo rule's text is read from, in order. Its one source is the example in docs/; the
+ * site's bundle does not carry docs/ everywhere it runs (the packaged app holds core/ and dist/
+ * only), so the build copies the example beside the bundle (scripts/build-site.mjs, BUNDLES.site
+ * `copies`). Both are found from this file's place: in the bundle `import.meta.url` is this
+ * source's URL too (build-site.mjs), so the paths are the same under tsx and in the bundle.
+ */
+export const DEMO_RULE_SOURCES: readonly string[] = [
+  fileURLToPath(new URL('../../docs/examples/rules/door-down.mts', import.meta.url)),
+  fileURLToPath(new URL('../../dist/site/examples/rules/door-down.mts', import.meta.url)),
+];
+
+/** The demo rule's text from the first of `sources` that can be read; an Error naming them all when none can. */
+export function readDemoRule(sources: readonly string[] = DEMO_RULE_SOURCES): string {
+  for (const s of sources) {
+    try {
+      return readFileSync(s, 'utf8');
+    } catch {
+      // the next one
+    }
+  }
+  throw new Error(`the demo's rule file cannot be read from ${sources.join(' or ')} (run \`npm run build\`, which copies it beside the site's bundle)`);
+}
+
 export async function initDataDir(o: InitOptions): Promise<InitResult> {
   const sp = siteIdProblem(o.site);
   if (sp) throw new InitError('InvalidArgument', `site id ${JSON.stringify(o.site)}: ${sp}`, 'site');
@@ -87,6 +127,14 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   let config = defaultConfig(o.site);
   if (o.config) config = o.config(config);
   if (config.site !== o.site) throw new ConfigError('site', 'the config adjustment must not change the site id');
+  // Read before anything is made: a demo without its rule is refused whole, not made half.
+  let demoRule: string | undefined;
+  if (o.demoRule) {
+    // The rule reads the demo's yard_doors: without it the start would refuse the file.
+    if (!siteTableDefinitions(config).some((d) => d.name === DEMO_YARD_TABLE)) throw new ConfigError('tables', `the demo's rule file reads ${DEMO_YARD_TABLE}, which the config does not define`);
+    demoRule = readDemoRule();
+    config = { ...config, agent: { ...config.agent, ruleFiles: [...(config.agent.ruleFiles ?? []), DEMO_RULE_FILE] } };
+  }
 
   // The site's user's only (0700, also a directory that was there): site.db holds the users' PIN
   // hashes (4 to 12 digits, quickly tried offline by anyone who can read it), journal.db the
@@ -133,6 +181,11 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   }
   writeFileSync(p.moduleSecrets, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600, flag: 'w' });
   chmodSync(p.moduleSecrets, 0o600);
+  if (demoRule !== undefined) {
+    const file = join(data, DEMO_RULE_FILE);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, demoRule);
+  }
 
   writeConfig(data, config);
   return { data, config, secretsPath: p.moduleSecrets };

@@ -4,7 +4,9 @@
 // since), declared in `reads`; a site without that table refuses the file (`tilstand config
 // check` and the start name `agent.ruleFiles[<i>]`).
 //
-// To run it: copy it into the data directory and name it in config.json,
+// A new demo directory runs it: `tilstand start --demo` writes this file to
+// <data>/rules/door-down.mts and names it in config.json (core/site/init.ts DEMO_RULE_FILE).
+// Elsewhere, to run it: copy it into the data directory and name it in config.json,
 //   "agent": { …, "ruleFiles": ["rules/door-down.mts"] }
 // then `tilstand config check --data <dir>` and a restart. A notice (module null) sends nothing to
 // a module: a person sees it in the inbox, and approving it records that someone saw to the door.

@@ -1,8 +1,9 @@
 // Rules of one's own, from files: a module whose default export is one Rule or an array of Rules
-// (rule.ts), loaded with import() (.ts and .mts through tsx's tsImport, also in the site's bundle;
-// .js and .mjs as they are). A replay's rules config names them (`ruleFiles`, core/replay
-// agent-spec.ts) and so does a site's config.json (`agent.ruleFiles`, core/site config.ts): both
-// load and check them here, and run `rulesInForce` of them. See DESIGN.md, "Rules from files".
+// (rule.ts), loaded with import() (.ts and .mts, and any file with local imports, through tsx's
+// tsImport, also in the site's bundle; .js and .mjs as they are). A replay's rules config names
+// them (`ruleFiles`, core/replay agent-spec.ts) and so does a site's config.json
+// (`agent.ruleFiles`, core/site config.ts): both load and check them here, and run `rulesInForce`
+// of them. See DESIGN.md, "Rules from files" and "A rule file's imports, and its SHA-256".
 //
 // A rule file is code the operator's own command (or the site, started by whoever may edit its
 // config.json) runs with that process's rights: it is not sandboxed. Each rule is held to what the
@@ -11,22 +12,38 @@
 // and its messages in every language with the same parameters (as messages.test.ts checks the
 // installed ones). A rule with an installed rule's id is a new version of it and takes its place,
 // only under a version of its own: two codes under one version would make a report, and a stored
-// proposal, call them the same. Each file's bytes are hashed (SHA-256), so what ran is named.
+// proposal, call them the same. What ran is named by a SHA-256 over the file and every local file
+// it imports (`ruleFileCode`: its module graph as esbuild bundles it, type-only imports erased), so
+// an edited helper is a change of the rule file's code too, and an export can copy the helpers.
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { isBuiltin } from 'node:module';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkRuleSet } from './agent.ts';
 import { MESSAGE_LANGS, placeholders } from './messages.ts';
 import type { Rule } from './rule.ts';
 import { DEFAULT_RULES } from './rules/index.ts';
 
-/** A rule file as loaded: its path as given, its bytes' SHA-256 (hex), the ids of the rules it adds or replaces. */
+/** A local file a rule file imports: its path relative to the rule file's folder ('/'-separated; `../` when outside it) and its bytes' SHA-256 (hex). */
+export interface RuleFileImport {
+  path: string;
+  sha256: string;
+}
+
+/**
+ * A rule file as loaded: its path as given, the SHA-256 (hex) of what ran (`ruleFileHash`: its
+ * bytes' SHA-256 when it imports no local file), the ids of the rules it adds or replaces, and,
+ * when it has any, the local files it imports (sorted by path) and the packages it imports (bare
+ * specifiers other than Node's built-ins; not hashed: they are not the file's own code).
+ */
 export interface RuleFile {
   path: string;
   sha256: string;
   rules: string[];
+  imports?: RuleFileImport[];
+  packages?: string[];
 }
 
 /** The rules of a list of rule files (`loadRuleFiles`), in file order, and the files. */
@@ -68,20 +85,19 @@ export async function loadRuleFiles(paths: readonly string[], dir: string): Prom
     const refuse = (problem: string) => new RuleFileError(index, path, problem);
     if (!RULE_FILE.test(path)) throw refuse('expected a .ts, .mts, .js or .mjs file');
     const abs = resolve(dir, path);
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(abs);
-    } catch (e) {
-      throw refuse(`cannot be read (${(e as Error).message})`);
-    }
-    const hash = createHash('sha256').update(bytes).digest('hex');
+    const code = await ruleFileCode(abs).catch((e: unknown) => {
+      throw e instanceof RuleFileCodeError ? refuse(e.message) : e;
+    });
+    const hash = code.sha256;
     if (path.endsWith('.ts') && !inModuleScope(abs)) throw refuse('a .ts file is loaded only under a package.json with "type": "module" (elsewhere Node takes it as CommonJS, and its default export is not the rule); name it .mts, or give it such a package.json');
     let mod: { default?: unknown };
     try {
       // The hash in the URL: the code imported is the code hashed, also when the file was changed
-      // since this process imported it (a module is imported once per URL).
+      // since this process imported it (a module is imported once per URL). A file with imports of
+      // its own goes through tsImport whatever its kind: each call loads the whole graph anew
+      // (tsx's namespace per call), where import() would keep a helper as first imported.
       const url = `${pathToFileURL(abs).href}?sha256=${hash}`;
-      mod = (/\.m?ts$/.test(path) ? await importTypeScript(url) : await import(url)) as { default?: unknown };
+      mod = (/\.m?ts$/.test(path) || code.imports.length > 0 ? await importTypeScript(url) : await import(url)) as { default?: unknown };
     } catch (e) {
       throw refuse(`cannot be loaded (${(e as Error).message.split('\n')[0]})`);
     }
@@ -112,10 +128,117 @@ export async function loadRuleFiles(paths: readonly string[], dir: string): Prom
       ids.push(r.id);
       rules.push(r);
     }
-    files.push({ path, sha256: hash, rules: ids });
+    files.push({ path, sha256: hash, rules: ids, ...(code.imports.length > 0 ? { imports: code.imports.map(({ path: p, sha256 }) => ({ path: p, sha256 })) } : {}), ...(code.packages.length > 0 ? { packages: code.packages } : {}) });
   }
   return { files, rules };
 }
+
+/**
+ * The SHA-256 (hex) that names a rule file's code: with no local imports, its bytes' SHA-256 (as
+ * before rule files could import: an older run.json or fixture names the same file the same);
+ * with some, the SHA-256 of the lines `<sha256>  <path>\n` (sha256sum's output) of the rule file
+ * (`name`, its file name) and then each import in `imports` order (sorted by path), i.e.
+ * `cd <its folder> && sha256sum <name> <imports…> | sha256sum`.
+ */
+export function ruleFileHash(name: string, sha256: string, imports: readonly RuleFileImport[]): string {
+  if (imports.length === 0) return sha256;
+  const lines = [{ path: name, sha256 }, ...imports].map((f) => `${f.sha256}  ${f.path}\n`).join('');
+  return createHash('sha256').update(lines).digest('hex');
+}
+
+/** A rule file's code as read (`ruleFileCode`): the bytes hashed, so a copy holds exactly what was hashed. */
+export interface RuleFileCode {
+  /** `ruleFileHash` of the file and its imports. */
+  sha256: string;
+  /** The rule file's bytes. */
+  bytes: Buffer;
+  /** The local files it imports, sorted by path (relative to its folder, '/'-separated), with their bytes. */
+  imports: (RuleFileImport & { abs: string; bytes: Buffer })[];
+  /** The packages it imports (bare specifiers, Node's built-ins left out), sorted. */
+  packages: string[];
+}
+
+/** ruleFileCode's esbuild builds under way in this process: the service is stopped when none is. */
+let graphsInFlight = 0;
+
+/** A rule file or one of its imports could not be read or resolved: the message is the problem, as a RuleFileError takes it. */
+export class RuleFileCodeError extends Error {
+  constructor(problem: string) {
+    super(problem);
+    this.name = 'RuleFileCodeError';
+  }
+}
+
+/**
+ * Reads a rule file (`path`: absolute, or from the working directory) and every local file it
+ * imports, found exactly as a bundler finds them: esbuild bundles it (nothing written, packages left external) and its metafile's
+ * inputs are the module graph; type-only imports (and a TypeScript import used only as a type)
+ * are erased before, as tsx erases them when it runs the file, so they do not count. Runs none of
+ * the code. esbuild is imported here, at run time, so the site's bundle (which keeps packages
+ * external) loads it only when a site has rule files.
+ */
+export async function ruleFileCode(path: string): Promise<RuleFileCode> {
+  const abs = resolve(path);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(abs);
+  } catch (e) {
+    throw new RuleFileCodeError(`cannot be read (${(e as Error).message})`);
+  }
+  const folder = dirname(abs);
+  const esbuild = await import('esbuild');
+  let meta: import('esbuild').Metafile;
+  graphsInFlight++;
+  try {
+    const r = await esbuild.build({ entryPoints: [abs], absWorkingDir: folder, bundle: true, write: false, metafile: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' });
+    meta = r.metafile;
+  } catch (e) {
+    const first = (e as { errors?: { text: string; location: { file: string; line: number; column: number } | null }[] }).errors?.[0];
+    if (first === undefined) throw new RuleFileCodeError(`cannot be loaded (${(e as Error).message.split('\n')[0]})`);
+    throw new RuleFileCodeError(`cannot be loaded (${first.text}${first.location ? ` at ${first.location.file}:${first.location.line}:${first.location.column}` : ''})`);
+  } finally {
+    // esbuild's API runs its service as a child process (≈ 12 MB) that would stay for the life of
+    // a site that read its rule files once at start: stopped when no graph is being found (the
+    // next call starts it again, ≈ 70 ms).
+    if (--graphsInFlight === 0) await esbuild.stop();
+  }
+  const entry = abs;
+  const imports: RuleFileCode['imports'] = [];
+  for (const input of Object.keys(meta.inputs)) {
+    // Inputs are paths relative to absWorkingDir ('/'-separated); another namespace (`ns:…`) is none of ours.
+    const file = resolve(folder, input);
+    if (file === entry) continue;
+    let b: Buffer;
+    try {
+      b = readFileSync(file);
+    } catch (e) {
+      throw new RuleFileCodeError(`imports ${input}, which cannot be read (${(e as Error).message})`);
+    }
+    const rel = relative(folder, file);
+    imports.push({ path: isAbsolute(rel) ? rel : rel.split(sep).join('/'), sha256: sha256Of(b), abs: file, bytes: b });
+  }
+  imports.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // What the bundle still imports from outside: the packages (a relative external is an import
+  // TypeScript erased, listed by esbuild but never loaded).
+  const packages = new Set<string>();
+  for (const out of Object.values(meta.outputs)) {
+    for (const i of out.imports) if (i.external && !/^[./]/.test(i.path) && !isAbsolute(i.path) && !isBuiltin(i.path)) packages.add(i.path);
+  }
+  return { sha256: ruleFileHash(basename(abs), sha256Of(bytes), imports), bytes, imports, packages: [...packages].sort() };
+}
+
+/**
+ * Why a rule file that must travel (a site's: `replay export` copies it into a fixture) cannot:
+ * it imports a file outside its own folder, which has no place beside it in the fixture (its
+ * relative path would climb out of it). Undefined when every import is under its folder.
+ */
+export function outsideImportProblem(imports: readonly RuleFileImport[]): string | undefined {
+  const out = imports.find((i) => i.path.startsWith('../') || isAbsolute(i.path));
+  if (out === undefined) return undefined;
+  return `imports ${out.path}, outside the rule file's folder: only the files under that folder travel with it into a replay fixture; expected every file it imports under its folder (move ${out.path} there)`;
+}
+
+const sha256Of = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 /**
  * The rules in force with rule files' rules: the installed ones (DEFAULT_RULES) in their order, a
@@ -128,16 +251,16 @@ export function rulesInForce(fromFiles: readonly Rule[]): Rule[] {
   return [...inForce.values()];
 }
 
-/** A rule as a run or a site names it: its id and version, and the rule file it came from (path, SHA-256), if one. */
+/** A rule as a run or a site names it: its id and version, and the rule file it came from (path, SHA-256, the local files it imports), if one. */
 export interface RuleOrigin {
   id: string;
   version: string;
-  file?: { path: string; sha256: string };
+  file?: { path: string; sha256: string; imports?: RuleFileImport[] };
 }
 
 /** `rules` (in their order) with the file of each that came from one of `files` (`loadRuleFiles`). */
 export function ruleOrigins(rules: readonly Rule[], files: readonly RuleFile[]): RuleOrigin[] {
-  const fileOf = new Map(files.flatMap((f) => f.rules.map((id) => [id, { path: f.path, sha256: f.sha256 }] as const)));
+  const fileOf = new Map(files.flatMap((f) => f.rules.map((id) => [id, { path: f.path, sha256: f.sha256, ...(f.imports ? { imports: f.imports.map((i) => ({ ...i })) } : {}) }] as const)));
   return rules.map((r) => {
     const file = fileOf.get(r.id);
     return file ? { id: r.id, version: r.version, file } : { id: r.id, version: r.version };
@@ -162,7 +285,7 @@ async function importTypeScript(url: string): Promise<unknown> {
  * `"type": "module"`. Elsewhere tsx compiles a .ts file as CommonJS, whose exports come wrapped
  * (the default export is `{ default: rule }`); a .mts file is always an ES module.
  */
-function inModuleScope(file: string): boolean {
+export function inModuleScope(file: string): boolean {
   let dir = dirname(file);
   for (let up = 0; up < 256; up++) {
     let text: string | undefined;

@@ -21,7 +21,7 @@ import { openAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
-import type { FixtureManifest } from './fixture.ts';
+import type { FixtureManifest, LiveRuleFile } from './fixture.ts';
 import { defaultScratchParent, FixtureRuleFilesRefused, runReplay, type ReplayResult, type RunManifest } from './replay.ts';
 import { REPORT_FILES, writeReport } from './report.ts';
 import { writeProblem } from './writable.ts';
@@ -95,6 +95,8 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
     data, tag, ...(until === 'now' ? {} : { untilMs: parseTime(until, 'until') }), ...(atArg ? { atMs: parseTime(atArg, 'at') } : {}), ...(retainMs !== undefined ? { retainMs } : {}), out,
   });
   io.stdout.write(`${exportedLine(m, out)}\n`);
+  // A package a rule file imports is not its own code and does not travel: say so where it matters.
+  for (const f of m.liveAgent.ruleFiles ?? []) if (f.packages) say(io, packagesNote(f));
   // The site's tags of the cut pin its files: say how long, and how to release them.
   const kept = m.siteTag.expiresMs === null ? `until deleted (export with --retain 30d to let it expire)` : `until ${new Date(m.siteTag.expiresMs).toISOString()}`;
   io.stdout.write(`the site keeps tag ${m.tag}${m.siteTag.reused ? ', made by an earlier export,' : ''} ${kept}${m.siteTag.reused && retainMs !== undefined ? ': --retain applies to a cut when it is made' : ''}\n`);
@@ -111,6 +113,12 @@ export function exportedLine(m: Pick<FixtureManifest, 'name' | 'tag' | 'cutFrom'
   const cut = `${m.cutFrom !== undefined ? `at ${m.cutFrom}, ` : ''}${new Date(m.cutMs).toISOString()}`;
   // A fixture holds its manifest's files and more: never one file.
   return `exported fixture ${m.name} (tag ${m.tag}) to ${out}: cut ${cut}, ${counted(m.events.count, 'event')} until ${new Date(m.untilMs).toISOString()}, ${counted(m.decisions, 'decision')}, ${counted(m.liveProposals, 'live proposal')}, ${m.files.length} files`;
+}
+
+/** What `replay export` says (stderr) of a site's rule file that imports packages: the fixture does not hold them. */
+export function packagesNote(f: Pick<LiveRuleFile, 'path' | 'file' | 'packages'>): string {
+  const p = f.packages ?? [];
+  return `replay export: the site's rule file ${f.path} imports ${p.length === 1 ? 'package' : 'packages'} ${p.join(', ')}, which the fixture does not hold (only the files under the rule file's folder travel, in ${f.file.split('/').slice(0, -1).join('/')}/); a replay with --run-rule-files loads ${p.length === 1 ? 'it' : 'them'} where it runs (node_modules above the fixture) or refuses the file naming ${p.length === 1 ? 'it' : 'them'}`;
 }
 
 /** The line `replay run` prints once the run is written. */

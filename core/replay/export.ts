@@ -30,8 +30,9 @@ import { POSITION_PROPERTY } from '../ingest/progress.ts';
 import { SEED_BINDINGS } from '../ingest/seed-bindings.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { tableDefinitionsIn } from '../ingest/site-tables.ts';
+import { inModuleScope, outsideImportProblem, ruleFileCode, RuleFileCodeError, type RuleFileCode } from '../agents/rule-files.ts';
 import { byCreation, FIXTURE_FORMAT, replayProposal, TAG_PREFIX, type FixtureFile, type FixtureManifest, type FixtureTable, type HumanDecision, type LiveRuleFile } from './fixture.ts';
-import { sha256, sha256File, stableJson, writeStableJson } from './json.ts';
+import { sha256File, stableJson, writeStableJson } from './json.ts';
 import { snapshotFiles } from './table-files.ts';
 import { listFiles, writeTar } from './tar.ts';
 import { writeProblem } from './writable.ts';
@@ -79,30 +80,60 @@ function liveAgentConfig(raw: unknown, file: string): AgentConfigInput {
 
 /**
  * The site's rule files (config.json `agent.ruleFiles`, relative to the data directory), each
- * file's bytes copied into the fixture as `config/rules/<i>-<name>` and recorded with its path
- * as config.json gives it and its SHA-256, so `replay run --agent default` runs the rules the live
- * site ran, also where the site's files are not (HQ). Only the named file travels: a rule file
- * that imports other files of its own folder will not load from the fixture (README.md, "A rule of
- * your own"). A .ts file is copied as .mts: the site loaded it as an ES module (its folder's
- * package.json said so), and the fixture's folder has no package.json to say it.
+ * copied into the fixture with the local files it imports (core/agents `ruleFileCode`: its module
+ * graph, the bytes hashed are the bytes copied) as `config/rules/<i>/<name>`, each import at its
+ * path relative to the rule file, and recorded with its path as config.json gives it and the
+ * SHA-256 of that code, so `replay run --agent default` runs the rules the live site ran, also
+ * where the site's files are not (HQ). Beside them a package.json gives the "type" the site's
+ * folder gave (how Node takes a .ts or .js: the fixture's own folder has no package.json to say
+ * it); an import whose file Node would take otherwise on the site is refused. A file that imports
+ * one outside its folder is refused (the site refuses it at start: it has no place in the fixture);
+ * the packages a file imports are recorded, not copied (README.md, "A site's own rule files in a
+ * fixture").
  */
-function liveRuleFiles(raw: unknown, data: string, dir: string, file: string): LiveRuleFile[] {
+async function liveRuleFiles(raw: unknown, data: string, dir: string, file: string): Promise<LiveRuleFile[]> {
   const list = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>).ruleFiles : undefined;
   if (list === undefined) return [];
   if (!Array.isArray(list) || list.some((p) => typeof p !== 'string' || p.length === 0)) throw new Error(`${file}: agent.ruleFiles: expected an array of paths to rule files`);
-  return (list as string[]).map((path, i) => {
-    let bytes: Buffer;
+  const out: LiveRuleFile[] = [];
+  for (const [i, path] of (list as string[]).entries()) {
+    const refuse = (problem: string) => new Error(`${file}: agent.ruleFiles[${i}]: rule file ${path} ${problem}; the fixture would not run what the site ran`);
+    const abs = resolve(data, path);
+    let code: RuleFileCode;
     try {
-      bytes = readFileSync(resolve(data, path));
+      code = await ruleFileCode(abs);
     } catch (e) {
-      throw new Error(`${file}: agent.ruleFiles[${i}]: rule file ${path} cannot be read (${(e as Error).message}); the fixture would not run what the site ran`);
+      if (e instanceof RuleFileCodeError) throw refuse(e.message);
+      throw e;
     }
-    const name = basename(path).replace(/\.ts$/, '.mts').replace(/[^A-Za-z0-9._-]/g, '_');
-    const inFixture = `config/rules/${i}-${name}`;
-    mkdirSync(join(dir, 'config', 'rules'), { recursive: true });
-    writeFileSync(join(dir, ...inFixture.split('/')), bytes);
-    return { path, sha256: sha256(bytes), file: inFixture };
-  });
+    const outside = outsideImportProblem(code.imports);
+    if (outside !== undefined) throw refuse(outside);
+    const esm = inModuleScope(abs);
+    // Where the type decides (.ts, .js), each import must have been taken as the rule file's folder
+    // takes it, as the one package.json in the fixture says.
+    const other = code.imports.find((m) => /\.(ts|js|tsx|jsx)$/.test(m.path) && inModuleScope(m.abs) !== esm);
+    if (other !== undefined) throw refuse(`imports ${other.path}, which a package.json between them makes ${esm ? 'CommonJS' : 'an ES module'} where the rule file's folder is ${esm ? 'ES modules' : 'CommonJS'}; the fixture holds them under one package.json`);
+    const name = basename(abs);
+    const unfit = [name, ...code.imports.map((m) => m.path)].find((p) => !p.split('/').every((part) => part !== '' && part !== '.' && part !== '..' && !/[\\:\0]/.test(part)));
+    if (unfit !== undefined) throw refuse(`has a file name a fixture cannot hold (${JSON.stringify(unfit)}: no backslash or colon)`);
+    const folder = `config/rules/${i}`;
+    const put = (rel: string, bytes: Buffer | string) => {
+      const to = join(dir, ...folder.split('/'), ...rel.split('/'));
+      mkdirSync(dirname(to), { recursive: true });
+      writeFileSync(to, bytes);
+    };
+    put('package.json', `${JSON.stringify({ type: esm ? 'module' : 'commonjs' })}\n`);
+    put(name, code.bytes);
+    for (const m of code.imports) put(m.path, m.bytes);
+    out.push({
+      path,
+      sha256: code.sha256,
+      file: `${folder}/${name}`,
+      ...(code.imports.length > 0 ? { imports: code.imports.map((m) => ({ path: m.path, sha256: m.sha256 })) } : {}),
+      ...(code.packages.length > 0 ? { packages: code.packages } : {}),
+    });
+  }
+  return out;
 }
 
 /** Epoch ms of an agent run id `yyyyMMdd-HHmmss-SSS[-n]`; undefined when it is not one. */
@@ -466,7 +497,7 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     writeStableJson(join(dir, 'config', 'bindings.json'), bindings);
     writeStableJson(join(dir, 'config', 'budgets.json'), Array.isArray(rawConfig.tables) ? rawConfig.tables : DEFAULT_TABLE_BUDGETS);
     copyTree(join(o.data, 'contracts'), join(dir, 'config', 'contracts'), (f) => /^v\d+\.json$/.test(f));
-    const ruleFiles = liveRuleFiles(rawConfig.agent, o.data, dir, join(o.data, 'config.json'));
+    const ruleFiles = await liveRuleFiles(rawConfig.agent, o.data, dir, join(o.data, 'config.json'));
 
     // Human decisions and the live agent's proposals in the period.
     const inCut = (ms: number) => ms > cut.cutMs && ms <= untilMs;

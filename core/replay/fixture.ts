@@ -11,6 +11,10 @@
 //   config/bindings.json         the bindings in force (resolved: "seed" → the seed bindings)
 //   config/budgets.json          the freshness budgets in force
 //   config/contracts/<name>/vN.json  every registered contract version
+//   config/rules/<i>/<name>      the site's rule file <i> (config.json `agent.ruleFiles`), the local
+//                                files it imports at their paths beside it, and a package.json
+//                                saying how the site took its .ts and .js ("type"); before a rule
+//                                file could import, `config/rules/<i>-<name>` (.ts as .mts)
 //   decisions.json               human decisions in the period (HumanDecision[])
 //   live/proposals.json          proposals the live agent made in the period (ReplayProposal[])
 //   live/agent-runs.json         run ids of the live agent in the period (from its evidence tags)
@@ -22,6 +26,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfigInput } from '../agents/index.ts';
+import { ruleFileHash, type RuleFileImport } from '../agents/rule-files.ts';
 import type { Decision, Json, Proposal } from '../inbox/index.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { sha256File } from './json.ts';
@@ -79,13 +84,17 @@ export interface FixtureManifest {
 
 /**
  * A rule file the live site ran (config.json `agent.ruleFiles`): its path as config.json gives it,
- * the SHA-256 of its bytes at the export, and where the fixture holds those bytes (`config/rules/…`,
- * one of its files).
+ * the SHA-256 of its code at the export (core/agents `ruleFileHash`: of its bytes when it imports
+ * no local file), and where the fixture holds those bytes (`config/rules/…`, one of its files);
+ * `imports`, the local files it imports (path relative to its folder, SHA-256), held beside it at
+ * the same relative paths; `packages`, the packages it imports, which the fixture does not hold.
  */
 export interface LiveRuleFile {
   path: string;
   sha256: string;
   file: string;
+  imports?: RuleFileImport[];
+  packages?: string[];
 }
 
 /** A person's decision in the period, with the situation it was about. */
@@ -252,8 +261,18 @@ function manifestProblem(v: Record<string, unknown>): string | undefined {
   if (rf !== undefined) {
     if (!Array.isArray(rf)) return 'liveAgent.ruleFiles: expected the list of the live rule files';
     const held = new Map((v.files as Array<{ path: string; sha256: string }>).map((f) => [f.path, f.sha256]));
-    const bad = rf.findIndex((f) => !isObject(f) || typeof f.path !== 'string' || typeof f.sha256 !== 'string' || typeof f.file !== 'string' || held.get(f.file) !== f.sha256);
-    if (bad >= 0) return `liveAgent.ruleFiles[${bad}]: expected {path, sha256, file}, file one of its files with that sha256`;
+    // The recorded SHA-256 is what the fixture's copies hash to: the file's, or with its imports
+    // (each one of the fixture's files beside it, at its path) the hash over them all.
+    const holds = (f: Record<string, unknown>): boolean => {
+      if (typeof f.path !== 'string' || typeof f.sha256 !== 'string' || typeof f.file !== 'string' || !held.has(f.file)) return false;
+      if (f.imports === undefined) return held.get(f.file) === f.sha256;
+      const folder = f.file.split('/').slice(0, -1).join('/');
+      const imports = f.imports;
+      if (!Array.isArray(imports) || imports.length === 0 || !imports.every((i) => isObject(i) && typeof i.path === 'string' && typeof i.sha256 === 'string' && insidePath(i.path) && held.get(folder === '' ? i.path : `${folder}/${i.path}`) === i.sha256)) return false;
+      return ruleFileHash(f.file.split('/').at(-1)!, held.get(f.file)!, imports as RuleFileImport[]) === f.sha256;
+    };
+    const bad = rf.findIndex((f) => !isObject(f) || !holds(f));
+    if (bad >= 0) return `liveAgent.ruleFiles[${bad}]: expected {path, sha256, file, imports?}, file and each import one of its files, sha256 what they hash to`;
   }
   return undefined;
 }

@@ -195,7 +195,7 @@ function runAgent(spec: AgentSpec, config: unknown): RunManifest['agent'] {
  * the rules the live agent ran, those files' rules in force (core/agents `rulesInForce`, as the
  * site composed them), loaded from the copies the fixture holds, not from the site's paths. So a
  * fixture replays at HQ as on the site, and two replays of it are byte-identical. run.json names
- * each file by its path on the site and its SHA-256 (the fixture's checksum holds them equal).
+ * each file by its path on the site and its SHA-256 (the fixture's checksums and the check below hold them equal).
  */
 async function liveAgentSpec(dir: string, live: readonly LiveRuleFile[]): Promise<AgentSpec> {
   let loaded: LoadedRuleFiles;
@@ -205,6 +205,11 @@ async function liveAgentSpec(dir: string, live: readonly LiveRuleFile[]): Promis
     if (!(e instanceof RuleFileError)) throw e;
     throw new Error(`the live site's rule file ${live[e.index]!.path} (the fixture's ${live[e.index]!.file}): ${e.problem}`);
   }
+  // The fixture's checksums hold each copy as exported; the graph found from the copies must be
+  // the one recorded too (an import the fixture lacks would not have loaded, one it has more would
+  // hash otherwise), so run.json's SHA-256 names the code the site ran.
+  const differs = loaded.files.findIndex((f, i) => f.sha256 !== live[i]!.sha256);
+  if (differs >= 0) throw new Error(`the live site's rule file ${live[differs]!.path} (the fixture's ${live[differs]!.file}): its code as loaded from the fixture hashes to ${loaded.files[differs]!.sha256}, not the ${live[differs]!.sha256} recorded at the export; the fixture is damaged`);
   const ruleFiles = loaded.files.map((f, i) => ({ ...f, path: live[i]!.path }));
   return { ...defaultAgentSpec(), rules: rulesInForce(loaded.rules), ruleFiles };
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { canonicalJson } from '../inbox/index.ts';
 import type { AgentChanges, Agreement, Changed, DiffReport, ProposalRef } from './diff.ts';
 import { stableJson } from './json.ts';
+import type { RunRule } from './replay.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)} %`);
@@ -37,12 +38,29 @@ function firstOf(shown: number, total: number): { text: string; flag: string; af
   return shown > 0 && shown < total ? { text: `The first ${shown} of ${total}, by creation time (`, flag: '--examples <n>', after: ' shows more).' } : undefined;
 }
 
-/** A side's version of a rule; one from a rule file with its path and the start of its bytes' SHA-256. */
-const version = (v: string | null, file?: { path: string; sha256: string }) => (v === null ? 'not run' : `version ${v}${file ? ` from rule file ${file.path} (sha256 ${file.sha256.slice(0, 12)}…)` : ''}`);
+/**
+ * A side's version of a rule; one from a rule file with its path and the start of its SHA-256,
+ * which covers the files it imports (core/agents ruleFileHash): their count here, each in
+ * report.json.
+ */
+const version = (v: string | null, file?: RunRule['file']) =>
+  v === null ? 'not run' : `version ${v}${file ? ` from rule file ${file.path} (sha256 ${file.sha256.slice(0, 12)}…${file.imports?.length ? `, with ${file.imports.length} ${file.imports.length === 1 ? 'file' : 'files'} it imports` : ''})` : ''}`;
+
+/** The files a rule file imports whose bytes differ between the sides (or one side only imports), the first 10 named: what changed when its own file did not. */
+function importsDiffer(b?: RunRule['file'], c?: RunRule['file']): string {
+  if (b === undefined || c === undefined || (!b.imports && !c.imports)) return '';
+  const bi = new Map((b.imports ?? []).map((i) => [i.path, i.sha256]));
+  const ci = new Map((c.imports ?? []).map((i) => [i.path, i.sha256]));
+  const differ = [...new Set([...bi.keys(), ...ci.keys()])].sort().filter((p) => bi.get(p) !== ci.get(p));
+  if (differ.length === 0) return '';
+  const named = differ.slice(0, 10).map((p) => `${p} ${bi.get(p)?.slice(0, 12).concat('…') ?? 'none'} → ${ci.get(p)?.slice(0, 12).concat('…') ?? 'none'}`);
+  return `; imported files that differ: ${named.join(', ')}${differ.length > 10 ? `, and ${differ.length - 10} more (report.json)` : ''}`;
+}
+
 /** What the candidate changes, one item each: a rule's text, and a config key with its two values (JSON). */
 function changeItems(c: AgentChanges): { rule?: string; key?: string; from?: string; to?: string }[] {
   return [
-    ...c.rules.map((r) => ({ rule: `rule ${r.id}: ${version(r.baseline, r.baselineFile)} → ${version(r.candidate, r.candidateFile)}` })),
+    ...c.rules.map((r) => ({ rule: `rule ${r.id}: ${version(r.baseline, r.baselineFile)} → ${version(r.candidate, r.candidateFile)}${importsDiffer(r.baselineFile, r.candidateFile)}` })),
     ...c.config.map((k) => ({ key: k.key, from: canonicalJson(k.baseline), to: canonicalJson(k.candidate) })),
   ];
 }

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignJob, DEFAULT_RULES } from '../agents/index.ts';
+import { ruleFileCode } from '../agents/rule-files.ts';
 import { openAgentSpec } from './agent-spec.ts';
 import { DemoEvents } from './demo-events.ts';
 import type { DiffReport } from './diff.ts';
@@ -81,10 +82,15 @@ describe('a rules config with rule files', () => {
     for (const f of ['run.json', 'proposals.json', 'agent-runs.json', 'decisions.json', 'human-decisions.json']) expect(read('run-own-b', f), f).toBe(read('run-own-a', f));
 
     const m = manifest('run-own-a');
-    const file = { path: relative(dir, JOB_WATCH), sha256: sha256(JOB_WATCH) };
+    // job-watch.ts imports core/agents from the checkout: its SHA-256 covers those files too
+    // (core/agents ruleFileHash), each listed by its path from the rule file's folder.
+    const code = await ruleFileCode(JOB_WATCH);
+    expect(code.imports.map((i) => i.path)).toContain('../../agents/index.ts');
+    expect(code.sha256).not.toBe(sha256(JOB_WATCH));
+    const file = { path: relative(dir, JOB_WATCH), sha256: code.sha256, imports: code.imports.map(({ path, sha256: s }) => ({ path, sha256: s })) };
     expect(m.agent.rules.map((r) => r.id)).toEqual([...DEFAULT_RULES.map((r) => r.id), 'job-watch']);
     expect(m.agent.rules.at(-1)).toEqual({ id: 'job-watch', version: '1', file });
-    expect(m.agent.ruleFiles).toEqual([{ ...file, rules: ['job-watch'] }]);
+    expect(m.agent.ruleFiles).toEqual([{ ...file, rules: ['job-watch'], packages: code.packages }]);
     // A run without rule files records its agent as before: no file keys.
     expect(Object.keys(manifest('run-default').agent).sort()).toEqual(['config', 'label', 'rules', 'source']);
     const watched = proposals('run-own-a').filter((p) => p.ruleId === 'job-watch');
@@ -97,7 +103,7 @@ describe('a rules config with rule files', () => {
     const report = JSON.parse(read('diff-own', 'report.json')) as DiffReport;
     expect(report.agentChanges.rules).toEqual([{ id: 'job-watch', baseline: null, candidate: '1', candidateFile: file }]);
     expect(report.perRule['job-watch']!.added).toBe(watched.length);
-    expect(read('diff-own', 'report.md')).toContain(`rule job-watch: not run → version 1 from rule file ${file.path} (sha256 ${file.sha256.slice(0, 12)}…)`);
+    expect(read('diff-own', 'report.md')).toContain(`rule job-watch: not run → version 1 from rule file ${file.path} (sha256 ${file.sha256.slice(0, 12)}…, with ${file.imports.length} files it imports)`);
 
     // The same rule, id and version, from other bytes: the diff lists it as a change of code. A
     // .ts file outside the checkout loads under a package.json of "type": "module", as here.
@@ -111,7 +117,8 @@ describe('a rules config with rule files', () => {
     const d2 = await replayCli(['replay', 'diff', join(dir, 'run-own-a'), join(dir, 'run-own-edited'), '--out', join(dir, 'diff-edited')]);
     expect(d2.code, d2.err).toBe(0);
     const r2 = JSON.parse(read('diff-edited', 'report.json')) as DiffReport;
-    expect(r2.agentChanges.rules).toEqual([{ id: 'job-watch', baseline: '1', candidate: '1', baselineFile: file, candidateFile: { path: 'esm/job-watch-edited.ts', sha256: sha256(copy) } }]);
+    const edited2 = await ruleFileCode(copy);
+    expect(r2.agentChanges.rules).toEqual([{ id: 'job-watch', baseline: '1', candidate: '1', baselineFile: file, candidateFile: { path: 'esm/job-watch-edited.ts', sha256: edited2.sha256, imports: edited2.imports.map(({ path, sha256: s }) => ({ path, sha256: s })) } }]);
     expect(r2.summary.added + r2.summary.removed + r2.summary.changed).toBe(0);
   }, 120_000);
 

@@ -215,13 +215,14 @@ export interface SiteStatus {
 
 /**
  * A rule the site's agent runs. `file`: it comes from a rule file of the site's own (config
- * `agent.ruleFiles`): the path as config.json gives it and the SHA-256 of its bytes as loaded at
- * the start; absent for an installed rule.
+ * `agent.ruleFiles`): the path as config.json gives it and the SHA-256 of its code as loaded at
+ * the start (core/agents `ruleFileHash`: of its bytes, or with `imports`, the local files it
+ * imports — path relative to it, SHA-256 — of them all); absent for an installed rule.
  */
 export interface AgentRuleView {
   id: string;
   version: string;
-  file?: { path: string; sha256: string };
+  file?: { path: string; sha256: string; imports?: { path: string; sha256: string }[] };
 }
 
 export interface SyncStatus {

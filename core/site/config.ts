@@ -26,6 +26,7 @@ import { targetProblem } from '../sync/targets/open.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
 import { localFileIO } from '../lsm/index.ts';
 import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, loadRuleFiles, RuleFileError, siteTablesRead, type AgentConfig, type AgentConfigInput, type LoadedRuleFiles } from '../agents/index.ts';
+import { outsideImportProblem } from '../agents/rule-files.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
@@ -556,7 +557,9 @@ export function agentTunables(a: SiteAgentConfig): Omit<SiteAgentConfig, 'ruleFi
  * data directory): at start, before the agent is made, and in `tilstand config check`. A refused
  * file is a ConfigError naming `agent.ruleFiles[<i>]` and the loader's reason (exit 2), as is a
  * file whose rule reads a table the site does not define (`Rule.reads`: the site's own tables,
- * `siteTableDefinitions`; the Agent would refuse it at start). None: no files, the installed rules.
+ * `siteTableDefinitions`; the Agent would refuse it at start) and a file that imports one outside
+ * its own folder (which could not travel with it into a replay fixture). None: no files, the
+ * installed rules.
  */
 export async function loadSiteRuleFiles(c: Pick<SiteConfig, 'agent' | 'tables'>, data: string): Promise<LoadedRuleFiles> {
   const paths = c.agent.ruleFiles ?? [];
@@ -570,6 +573,10 @@ export async function loadSiteRuleFiles(c: Pick<SiteConfig, 'agent' | 'tables'>,
   }
   const own = siteTableNames(c);
   for (const [i, f] of loaded.files.entries()) {
+    // A site's rule file travels into a replay fixture (core/replay export.ts) with the files it
+    // imports: refused here, at the start and in config check, rather than at an export.
+    const outside = outsideImportProblem(f.imports ?? []);
+    if (outside !== undefined) throw new ConfigError(`agent.ruleFiles[${i}]`, `rule file ${f.path}: ${outside}`);
     try {
       siteTablesRead(loaded.rules.filter((r) => f.rules.includes(r.id)), own);
     } catch (e) {

@@ -100,6 +100,24 @@ describe('a refused rule file', () => {
   }, 30_000);
 });
 
+describe('a rule file with imports of its own', () => {
+  it('config check refuses one that imports a file outside its folder, naming agent.ruleFiles[i] and the import; one under its folder is taken', async () => {
+    const data = join(dir, 'imports');
+    await initDataDir({ data, site: 'imports', scrypt: FAST, config: (c) => ({ ...c, agent: { ...c.agent, ruleFiles: ['rules/outside.mjs'] } }) });
+    mkdirSync(join(data, 'rules', 'lib'), { recursive: true });
+    writeFileSync(join(data, 'shared.mjs'), "export const note = { en: 'a note', nb: 'et notat', de: 'eine Notiz' };\n");
+    const rule = (from: string) => `import { note } from '${from}';\nexport default { id: 'with-import', version: '1', description: 'x', messages: { 'with-import.note': note }, evaluate: () => [], recheck: () => ({ holds: true }), effectSeen: () => false };\n`;
+    writeFileSync(join(data, 'rules', 'outside.mjs'), rule('../shared.mjs'));
+    const r = await runMain(['config', 'check', '--data', data]);
+    expect([r.code, r.err]).toEqual([2, "tilstand: config agent.ruleFiles[0]: rule file rules/outside.mjs: imports ../shared.mjs, outside the rule file's folder: only the files under that folder travel with it into a replay fixture; expected every file it imports under its folder (move ../shared.mjs there)\n"]);
+    renameSync(join(data, 'shared.mjs'), join(data, 'rules', 'lib', 'shared.mjs'));
+    writeFileSync(join(data, 'rules', 'outside.mjs'), rule('./lib/shared.mjs'));
+    const ok = await runMain(['config', 'check', '--data', data]);
+    expect(ok.code, ok.err).toBe(0);
+  });
+
+});
+
 describe('a site with a rule file of its own', () => {
   let data: string;
   let site: Site | undefined;
@@ -154,6 +172,10 @@ describe('a site with a rule file of its own', () => {
     const lines = formatStatus(site!.status());
     expect(lines).toContain(`agent: ${expected.length} rules, 1 from rule files of this site's own (config agent.ruleFiles)`);
     expect(lines).toContain(`  rule queue-watch@1 from ${RULE_PATH} (sha256 ${SHA.slice(0, 12)}…)`);
+    // A rule file with imports of its own: its SHA-256 covers them, and status names them.
+    const imports = [{ path: 'lib/a.ts', sha256: 'a'.repeat(64) }];
+    const withImports = formatStatus({ ...site!.status(), agentRules: [{ id: 'with-import', version: '1', file: { path: 'rules/r.ts', sha256: 'f'.repeat(64), imports } }] });
+    expect(withImports).toContain(`  rule with-import@1 from rules/r.ts (sha256 ${'f'.repeat(12)}…; with lib/a.ts)`);
   });
 
   it('a reload leaves the rules that run: a changed agent.ruleFiles takes effect at the next start', () => {
@@ -180,8 +202,8 @@ describe('a site with a rule file of its own', () => {
     const fixture = join(dir, 'fixture');
     await exportFixture({ data, tag: 'own', untilMs: Date.now(), out: fixture });
     const m = JSON.parse(readFileSync(join(fixture, 'fixture.json'), 'utf8')) as FixtureManifest;
-    expect(m.liveAgent.ruleFiles).toEqual([{ path: RULE_PATH, sha256: SHA, file: 'config/rules/0-queue-watch.mts' }]);
-    expect(readFileSync(join(fixture, 'config', 'rules', '0-queue-watch.mts'), 'utf8')).toBe(QUEUE_WATCH);
+    expect(m.liveAgent.ruleFiles).toEqual([{ path: RULE_PATH, sha256: SHA, file: 'config/rules/0/queue-watch.mts' }]);
+    expect(readFileSync(join(fixture, 'config', 'rules', '0', 'queue-watch.mts'), 'utf8')).toBe(QUEUE_WATCH);
     expect(m.liveAgent.config).not.toHaveProperty('ruleFiles');
     // The site's copy gone (a fixture moved to HQ): the fixture's runs.
     renameSync(join(data, RULE_PATH), join(data, 'rules', 'moved.mts'));
@@ -191,7 +213,7 @@ describe('a site with a rule file of its own', () => {
     expect(existsSync(join(dir, 'run-refused'))).toBe(false);
     const told = await runMain(['replay', 'run', '--fixture', fixture, '--out', join(dir, 'run-a'), '--run-rule-files']);
     expect(told.code, told.err).toBe(0);
-    expect(told.err).toContain(`replay: running the live site's rule file ${RULE_PATH} (sha256 ${SHA.slice(0, 12)}…) from the fixture's config/rules/0-queue-watch.mts`);
+    expect(told.err).toContain(`replay: running the live site's rule file ${RULE_PATH} (sha256 ${SHA.slice(0, 12)}…) from the fixture's config/rules/0/queue-watch.mts`);
     await runReplay({ fixture, out: join(dir, 'run-b'), runFixtureRuleFiles: true });
     const read = (run: string, f: string) => readFileSync(join(dir, run, f), 'utf8');
     for (const f of ['run.json', 'proposals.json', 'agent-runs.json', 'decisions.json']) expect(read('run-b', f), f).toBe(read('run-a', f));

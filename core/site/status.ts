@@ -441,7 +441,8 @@ export function formatStatus(s: SiteStatus): string[] {
   const own = (s.agentRules ?? []).filter((r) => r.file !== undefined);
   if (s.agentRules) {
     lines.push(`agent: ${s.agentRules.length} rule${s.agentRules.length === 1 ? '' : 's'}, ${own.length === 0 ? 'all installed' : `${own.length} from rule files of this site's own (config agent.ruleFiles)`}`);
-    for (const r of own) lines.push(`  rule ${r.id}@${r.version} from ${r.file!.path} (sha256 ${r.file!.sha256.slice(0, 12)}…)`);
+    // The SHA-256 names the file with the files it imports (core/agents ruleFileHash): name those too.
+  for (const r of own) lines.push(`  rule ${r.id}@${r.version} from ${r.file!.path} (sha256 ${r.file!.sha256.slice(0, 12)}…${r.file!.imports?.length ? `; with ${r.file!.imports.map((i) => i.path).join(', ')}` : ''})`);
   }
   if (s.alarms) {
     lines.push('');

@@ -178,21 +178,48 @@ describe('a site with a rule file of its own', () => {
     expect(withImports).toContain(`  rule with-import@1 from rules/r.ts (sha256 ${'f'.repeat(12)}…; with lib/a.ts)`);
   });
 
-  it('a reload leaves the rules that run: a changed agent.ruleFiles takes effect at the next start', () => {
+  it('a reload leaves the rules that run: a changed agent.ruleFiles takes effect at the next start', async () => {
     const path = join(data, 'config.json');
     const before = readFileSync(path, 'utf8');
     const c = JSON.parse(before) as { agent: Record<string, unknown> };
     try {
       writeFileSync(path, JSON.stringify({ ...c, agent: { ...c.agent, ruleFiles: [] } }));
-      expect(site!.reloadConfig()).toEqual({ applied: [], restartNeeded: ['agent.ruleFiles'] });
+      expect(await site!.reloadConfig()).toEqual({ applied: [], restartNeeded: ['agent.ruleFiles'] });
       expect(site!.status().agentRules?.at(-1)?.id).toBe('queue-watch');
       expect(site!.config.agent.ruleFiles).toEqual([RULE_PATH]);
       // With a threshold changed as well, the section applies but for its ruleFiles.
       writeFileSync(path, JSON.stringify({ ...c, agent: { ...c.agent, ruleFiles: [], idleMsMin: 1_234_000 } }));
-      expect(site!.reloadConfig()).toEqual({ applied: ['agent'], restartNeeded: ['agent.ruleFiles'] });
+      expect(await site!.reloadConfig()).toEqual({ applied: ['agent'], restartNeeded: ['agent.ruleFiles'] });
       expect(site!.config.agent.ruleFiles).toEqual([RULE_PATH]);
     } finally {
       writeFileSync(path, before);
+    }
+  });
+
+  it('a reload loads and checks the rule files as the next start would: an edit that would keep it from starting is refused now; a good edit takes effect at the next start', async () => {
+    const file = join(data, RULE_PATH);
+    const config = join(data, 'config.json');
+    const [code, conf] = [readFileSync(file, 'utf8'), readFileSync(config, 'utf8')];
+    try {
+      await site!.reloadConfig(); // the test before left a threshold applied
+      expect(await site!.reloadConfig()).toEqual({ applied: [], restartNeeded: [] });
+      // A message without its nb template: the start would refuse the file.
+      writeFileSync(file, code.replace("nb: 'et varsel', ", ''));
+      await expect(site!.reloadConfig()).rejects.toThrow(/^config agent\.ruleFiles\[0\]: rule file rules\/queue-watch\.mts: /);
+      expect(site!.status().agentRules?.at(-1)).toEqual({ id: 'queue-watch', version: '1', file: { path: RULE_PATH, sha256: SHA } });
+      // A good edit under the same path: the code that runs is not the file's any more.
+      writeFileSync(file, `${code}\n// edited\n`);
+      expect(await site!.reloadConfig()).toEqual({ applied: [], restartNeeded: ['agent.ruleFiles'] });
+      expect(site!.status().agentRules?.at(-1)?.file?.sha256).toBe(SHA);
+      // A file named that is not there.
+      writeFileSync(file, code);
+      const c = JSON.parse(conf) as { agent: Record<string, unknown> };
+      writeFileSync(config, JSON.stringify({ ...c, agent: { ...c.agent, ruleFiles: [RULE_PATH, 'rules/missing.mts'] } }));
+      await expect(site!.reloadConfig()).rejects.toThrow(/^config agent\.ruleFiles\[1\]: rule file rules\/missing\.mts: cannot be read/);
+      expect(site!.config.agent.ruleFiles).toEqual([RULE_PATH]);
+    } finally {
+      writeFileSync(file, code);
+      writeFileSync(config, conf);
     }
   });
 

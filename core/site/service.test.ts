@@ -291,7 +291,7 @@ describe('SiteService', () => {
     const edited = JSON.parse(readFileSync(file, 'utf8')) as { agent: { reorderByItem: Record<string, { locations: Record<string, unknown> }> } };
     edited.agent.reorderByItem['ITEM-002']!.locations['B-01'] = { reorderPoint: 8, orderUpTo: 21 };
     writeFileSync(file, JSON.stringify(edited, null, 2));
-    site.reloadConfig();
+    await site.reloadConfig();
     expect(await row('ITEM-002', 'B-01')).toMatchObject({ reorder_point: 8, reorder_scope: 'location', reorder_set: null });
     await api.call('setReorderPolicy', { item: 'ITEM-002', location: 'B-01', policy: null }, lead);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(JSON.parse(before));

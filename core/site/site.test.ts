@@ -314,7 +314,7 @@ describe('Site', () => {
     // look at every row again (no threshold changed).
     const c = readConfig(data);
     writeConfig(data, { ...c, evidence: { proposingRunsMs: 5 * DAY, otherRunsMs: 4 * DAY, decisionsMs: 2 * 365 * DAY } });
-    expect(site.reloadConfig()).toEqual({ applied: ['evidence'], restartNeeded: [] });
+    expect(await site.reloadConfig()).toEqual({ applied: ['evidence'], restartNeeded: [] });
     expect(site.decisions!.agent.config).toMatchObject({ evidenceRetentionMs: 5 * DAY, baselineRetentionMs: 4 * DAY, ...agent });
     expect(site.decisions!.inbox.decisionEvidenceMs).toBe(2 * 365 * DAY);
     expect(site.config.evidence).toEqual({ proposingRunsMs: 5 * DAY, otherRunsMs: 4 * DAY, decisionsMs: 2 * 365 * DAY });
@@ -347,7 +347,7 @@ describe('Site', () => {
     expect(site.runAgent().created).toHaveLength(0); // both above the default reorder point 5
     // Reloaded: the next run sees every row once (neither changed since the last run).
     raise('BOLT', 40);
-    expect(site.reloadConfig().applied).toEqual(['agent']);
+    expect((await site.reloadConfig()).applied).toEqual(['agent']);
     site.runAgent();
     expect(replenish(site)).toEqual(['BOLT 70']);
     expect(site.runAgent().created).toHaveLength(0); // and then only what changes again

@@ -1033,13 +1033,10 @@ export class Site {
       ['agent.run', () => this.runAgent()],
       [
         'config.reload',
-        () => {
-          try {
-            return this.reloadConfig();
-          } catch (e) {
+        () =>
+          this.reloadConfig().catch((e: unknown) => {
             throw e instanceof ConfigError ? Object.assign(e, { kind: 'InvalidArgument' }) : e;
-          }
-        },
+          }),
       ],
       // `tilstand sync now` on a running site: its engine holds the sender lock (core/sync/engine.ts).
       [
@@ -1084,14 +1081,19 @@ export class Site {
    * on (`evidence`), the stream alarms (`alarms`) and the floor UI's sign-out (`ui`). Every other
    * section that changed is named in `restartNeeded` and keeps its running value until the next
    * start. A file that does not validate throws (ConfigError), changes nothing and is logged
-   * (`config not reloaded: …`). `tilstand config reload` and SIGHUP call it.
+   * (`config not reloaded: …`); so does a rule file the next start would refuse (loaded and checked
+   * as the start does, as it is on disk now). `tilstand config reload` and SIGHUP call it.
    */
-  reloadConfig(): { applied: string[]; restartNeeded: string[] } {
+  async reloadConfig(): Promise<{ applied: string[]; restartNeeded: string[] }> {
     try {
       const next = readConfig(this.data);
       // A file the next start would refuse is said now, not found at that start.
       checkStartRules(next);
-      return this.applyConfig(next);
+      // So is a rule file, edited or newly named: the running rules stay the ones loaded at start,
+      // and a file that no longer loads would keep the next start (a reboot at night) from starting.
+      // Imported at its hash (loadRuleFiles), so the check reads the file as it is now.
+      const files = await loadSiteRuleFiles(next, this.data);
+      return this.applyConfig(next, files);
     } catch (e) {
       // Said where a reload's success is said: SIGHUP (`systemctl reload`) tells its caller nothing.
       this.log(`config not reloaded: ${(e as Error).message}`);
@@ -1113,14 +1115,21 @@ export class Site {
     return sections.filter((k) => sectionChanged(next, this.current, k));
   }
 
-  /** `reloadConfig` of a config already read and validated (the one `setReorderPolicy` just wrote). */
-  private applyConfig(read: SiteConfig): { applied: string[]; restartNeeded: string[] } {
+  /**
+   * `reloadConfig` of a config already read and validated (the one `setReorderPolicy` just wrote);
+   * `files`, its rule files as loaded now, when they were (reloadConfig), to compare with the code
+   * that runs.
+   */
+  private applyConfig(read: SiteConfig, files?: LoadedRuleFiles): { applied: string[]; restartNeeded: string[] } {
     const now = this.current;
     // `agent` is a live section but for its `ruleFiles`: a rule file is code, loaded and checked
-    // at start, and the rules that run stay those until the next start. A changed list is named
+    // at start, and the rules that run stay those until the next start. A changed list, or a file
+    // whose code (its SHA-256, with its imports) is no longer what was loaded at start, is named
     // `agent.ruleFiles` among restartNeeded, and the section applied keeps the running list (what
     // `tilstand status` says runs).
-    const ruleFilesChanged = JSON.stringify(read.agent.ruleFiles ?? []) !== JSON.stringify(now.agent.ruleFiles ?? []);
+    const codeOf = (f: LoadedRuleFiles) => JSON.stringify(f.files.map((x) => [x.path, x.sha256]));
+    const ruleFilesChanged =
+      JSON.stringify(read.agent.ruleFiles ?? []) !== JSON.stringify(now.agent.ruleFiles ?? []) || (files !== undefined && codeOf(files) !== codeOf(this.ruleFiles));
     const next: SiteConfig = { ...read, agent: withRuleFiles(read.agent, now.agent.ruleFiles) };
     const changed = (k: keyof SiteConfig) => sectionChanged(next, now, k);
     const live = LIVE_CONFIG_SECTIONS as readonly string[];

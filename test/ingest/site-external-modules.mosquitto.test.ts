@@ -81,7 +81,7 @@ it('reads the events of a module named in broker.modules (yard), as a no_contrac
   const raw = JSON.parse(readFileSync(file, 'utf8'));
   raw.broker.modules = ['inventory', 'yard', 'dock'];
   writeFileSync(file, JSON.stringify(raw));
-  expect(site.reloadConfig()).toEqual({ applied: [], restartNeeded: ['broker'] });
+  expect(await site.reloadConfig()).toEqual({ applied: [], restartNeeded: ['broker'] });
 }, 30_000);
 
 it('reads the seed modules without broker.modules, and no other module', async () => {

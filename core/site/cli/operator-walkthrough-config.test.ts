@@ -81,7 +81,7 @@ describe('config rules: config check refuses what start refuses', () => {
       const c = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
       c.http = { ...c.http, host: FAR };
       writeFileSync(file, JSON.stringify(c));
-      expect(() => site.reloadConfig()).toThrow(HTTP_REFUSAL);
+      await expect(site.reloadConfig()).rejects.toThrow(HTTP_REFUSAL);
       expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toContain(`config not reloaded: ${HTTP_REFUSAL}`);
       expect(site.config.http.host).toBe('127.0.0.1');
     } finally {

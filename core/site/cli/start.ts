@@ -184,11 +184,9 @@ function sighupReloads(io: CliIO): { site: Site | undefined; close(): void } {
   const h: { site: Site | undefined; close(): void } = { site: undefined, close: () => process.off('SIGHUP', on) };
   const on = () => {
     if (!h.site) return void io.stderr.write('tilstand: SIGHUP: no site is running yet (or any more); config.json not reloaded\n');
-    try {
-      h.site.reloadConfig();
-    } catch {
+    h.site.reloadConfig().catch(() => {
       // The site's log said why (logs/site.log, and stderr through its sink).
-    }
+    });
   };
   if (process.platform !== 'win32') process.on('SIGHUP', on);
   return h;

@@ -114,6 +114,8 @@ describe('a rule file with imports of its own', () => {
     writeFileSync(join(data, 'rules', 'outside.mjs'), rule('./lib/shared.mjs'));
     const ok = await runMain(['config', 'check', '--data', data]);
     expect(ok.code, ok.err).toBe(0);
+    // It names what the SHA-256 covers, as tilstand status does.
+    expect(ok.out).toMatch(/^rule file rules\/outside\.mjs: with-import@1, sha256 [0-9a-f]{12}…; with lib\/shared\.mjs \(runs from the next start\)$/m);
   });
 
 });

@@ -272,10 +272,16 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   return EXIT.ok;
 }
 
-/** A rule file as `config check` says it: its path, its rules at their versions, its bytes' SHA-256 (the first 12 digits). */
+/**
+ * A rule file as `config check` says it: its path, its rules at their versions, the SHA-256 of its
+ * code (the first 12 digits; with the local files it imports, named as `tilstand status` does) and
+ * the packages it imports (which a replay fixture does not carry).
+ */
 function ruleFileLine(f: RuleFile, rules: readonly Rule[]): string {
   const ids = f.rules.map((id) => `${id}@${rules.find((r) => r.id === id)?.version ?? '?'}`);
-  return `rule file ${f.path}: ${ids.length > 0 ? ids.join(', ') : 'no rule of its own'}, sha256 ${f.sha256.slice(0, 12)}…`;
+  const imports = f.imports?.length ? `; with ${f.imports.map((i) => i.path).join(', ')}` : '';
+  const packages = f.packages?.length ? `; packages ${f.packages.join(', ')}` : '';
+  return `rule file ${f.path}: ${ids.length > 0 ? ids.join(', ') : 'no rule of its own'}, sha256 ${f.sha256.slice(0, 12)}…${imports}${packages}`;
 }
 
 /**

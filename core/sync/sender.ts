@@ -20,7 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { isSyncError, SyncError } from './errors.ts';
 import { senderMarkerKey } from './names.ts';
 import type { Outbox } from './outbox.ts';
@@ -230,12 +230,16 @@ export const fileSystemOf: FileSystemOf = (path) => {
 /**
  * Where HQ's folder was against the data directory: `apart` — on another file system (a mounted
  * share). The device numbers are kept for the message only: a network mount's may change from one
- * mount to the next, so only `apart` is compared across time.
+ * mount to the next, so only `apart` is compared across time. `mountRoot`: the highest folder at or
+ * above HQ's folder on the same file system as it — where that file system is mounted (`/mnt/hq`
+ * for a share mounted there, `/` on the system disk); a path, so a share's new device number at its
+ * next mount changes nothing. Absent in a record of a version before it.
  */
 interface HqFileSystem {
   apart: boolean;
   hqDevice: string;
   dataDevice: string;
+  mountRoot?: string;
 }
 
 /** HQ's folder of a folder target (`dir:<path>`); undefined for S3, which has no mount. */
@@ -250,10 +254,28 @@ function hqFileSystemNow(description: string, dataDir: string, of: FileSystemOf)
   try {
     const hqDevice = String(of(folder));
     const dataDevice = String(of(dataDir));
-    return { apart: hqDevice !== dataDevice, hqDevice, dataDevice };
+    return { apart: hqDevice !== dataDevice, hqDevice, dataDevice, mountRoot: mountRootOf(folder, hqDevice, of) };
   } catch {
     return undefined;
   }
+}
+
+/** The highest folder at or above `folder` whose file system is `device` (`of`): where it is mounted. */
+function mountRootOf(folder: string, device: string, of: FileSystemOf): string {
+  let p = resolve(folder);
+  // Bounded by the path's depth: each turn goes one folder up, and stops at the root.
+  for (let depth = p.split(/[\\/]/).length + 1; depth > 0; depth--) {
+    const up = dirname(p);
+    if (up === p || String(of(up)) !== device) return p;
+    p = up;
+  }
+  return p;
+}
+
+/** Whether folder `a` is a folder above `b` (not `b` itself). */
+function isAbove(a: string, b: string): boolean {
+  const rel = relative(a, b);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
 }
 
 /**
@@ -269,12 +291,13 @@ export function noteHqFileSystem(outbox: Outbox, description: string, dataDir: s
 }
 
 /**
- * The refusal of a take-over onto this PC's own disk, or undefined: HQ's folder was on another file
- * system than the data directory when this outbox last saw its marker there (a mounted share), and
- * is on the data directory's now. Asked when the marker is gone: the share is then most likely not
- * mounted, and a take-over would write HQ's whole copy into the empty mount point — this PC's disk,
- * which it may fill, where HQ never sees it. Undefined for S3, for a folder always on the data
- * directory's file system (a test, the demo, one disk), and with no record (an older version).
+ * The refusal of a take-over onto this PC's own disk, or undefined: HQ's folder now lies on the file
+ * system of a folder above where its own was mounted when this outbox last saw its marker there
+ * (`mountRoot`: /mnt/hq then, / now), or it was on another file system than the data directory then
+ * and is on the data directory's now. Asked when the marker is gone: the share is then most likely
+ * not mounted, and a take-over would write HQ's whole copy into the empty mount point — this PC's
+ * disk, which it may fill, where HQ never sees it. Undefined for S3, for a folder always on the same
+ * file system (a test, the demo, one disk), and with no record (an older version).
  */
 export function ontoOwnDisk(outbox: Outbox, description: string, dataDir: string, of: FileSystemOf = fileSystemOf): string | undefined {
   let was: Partial<HqFileSystem> | null = null;
@@ -283,15 +306,27 @@ export function ontoOwnDisk(outbox: Outbox, description: string, dataDir: string
   } catch {
     return undefined;
   }
-  if (was?.apart !== true) return undefined;
+  if (was === null || typeof was !== 'object') return undefined;
   const now = hqFileSystemNow(description, dataDir, of);
-  if (now === undefined || now.apart) return undefined;
+  if (now === undefined) return undefined;
   const folder = hqFolder(description)!;
-  return (
-    `take-over refused: HQ's folder ${folder} is now on this PC's own disk (the same file system as the data directory ${dataDir}, device ${now.dataDevice}), ` +
-    `whereas it was on another file system (device ${String(was.hqDevice)}) when this site last found its sender marker there: the share is most likely not mounted (\`findmnt ${folder}\` shows what is). ` +
-    `Nothing was written. Mount the share and check that HQ's copy is there; if HQ's folder really moved onto this disk on purpose, run \`tilstand sync now --take-over --hq-on-this-disk --data ${dataDir}\``
-  );
+  if (was.apart === true && !now.apart) {
+    return (
+      `take-over refused: HQ's folder ${folder} is now on this PC's own disk (the same file system as the data directory ${dataDir}, device ${now.dataDevice}), ` +
+      `whereas it was on another file system (device ${String(was.hqDevice)}) when this site last found its sender marker there: the share is most likely not mounted (\`findmnt ${folder}\` shows what is). ` +
+      `Nothing was written. Mount the share and check that HQ's copy is there; if HQ's folder really moved onto this disk on purpose, run \`tilstand sync now --take-over --hq-on-this-disk --data ${dataDir}\``
+    );
+  }
+  // Else: HQ's folder now lies on the file system of a folder above where its own was mounted: the
+  // mount is gone. Also where the data directory has a disk of its own (then HQ's empty mount point is
+  // on the system disk, apart from the data directory mounted or not).
+  if (typeof was.mountRoot === 'string' && now.mountRoot !== undefined && isAbove(now.mountRoot, was.mountRoot)) {
+    return (
+      `take-over refused: HQ's folder ${folder} is no longer on the file system mounted at ${was.mountRoot}, where it was when this site last found its sender marker there, but on the one at ${now.mountRoot}: the share is most likely not mounted (\`findmnt ${was.mountRoot}\` shows what is). ` +
+      `Nothing was written. Mount the share and check that HQ's copy is there; if HQ's folder really moved there on purpose, run \`tilstand sync now --take-over --hq-on-this-disk --data ${dataDir}\``
+    );
+  }
+  return undefined;
 }
 
 export interface TakeOverOptions {

@@ -129,7 +129,7 @@ describe('where HQ’s folder was, recorded when the marker is seen', () => {
     const e = engine(fx.data, nas.mnt, { fileSystemOf: nas.of });
     await e.syncNow(20);
     await e.close();
-    expect(record(fx.data)).toEqual({ apart: true, hqDevice: '4242', dataDevice: String(fileSystemOf(fx.data)) });
+    expect(record(fx.data)).toEqual({ apart: true, hqDevice: '4242', dataDevice: String(fileSystemOf(fx.data)), mountRoot: nas.mnt });
     // Another target: the old folder's record says nothing of it.
     const other = share();
     other.state.mounted = false;
@@ -210,6 +210,69 @@ describe('a take-over while the marker is gone and HQ’s folder fell back onto 
     } finally {
       db.close();
     }
+  });
+});
+
+describe('the data directory on a disk of its own (HQ’s empty mount point is on the system disk, apart from it mounted or not)', () => {
+  /** `nas.of`, with the data directory on a second disk (device 777). */
+  const secondDisk = (nas: ReturnType<typeof share>, data: string) => (p: string) => (p === data || p.startsWith(data + '/') ? 777 : nas.of(p));
+
+  it('a take-over while the share is not mounted is refused by where HQ’s file system is mounted: nothing written; --hq-on-this-disk takes over', async () => {
+    const fx = site(200);
+    const nas = share();
+    const data = markerDir(fx.data);
+    const of = secondDisk(nas, data);
+    // Sent into a folder of the share, so the mount point is a folder above HQ's.
+    const hq = join(nas.mnt, 'tilstand');
+    mkdirSync(hq);
+    const e = engine(fx.data, hq, { fileSystemOf: of });
+    await e.syncNow(20);
+    await e.close();
+    expect(record(fx.data)).toMatchObject({ apart: true, mountRoot: nas.mnt });
+    nas.unmount();
+    const gone = engine(fx.data, hq, { fileSystemOf: of });
+    await gone.syncNow(20);
+    expect(gone.status().problems).toEqual(['gone']);
+    await gone.close();
+    // Still apart from the data directory (the system disk): only the mount root tells.
+    const refused = engine(fx.data, hq, { fileSystemOf: of, takeOver: true });
+    const r = refused.syncNow(20);
+    const message = ((await r.catch((x: unknown) => x)) as Error).message;
+    await expect(r).rejects.toMatchObject({ kind: 'Conflict' });
+    await refused.close();
+    expect(message).toContain(`take-over refused: HQ's folder ${hq} is no longer on the file system mounted at ${nas.mnt}, where it was when this site last found its sender marker there, but on the one at `);
+    expect(message).toContain(`\`findmnt ${nas.mnt}\``);
+    expect(files(nas.mnt)).toEqual([]);
+    const db = openOutboxDb(join(fx.data, 'site.db'), true);
+    try {
+      await expect(takeOverFor(new Outbox(db), fx.data, SITE, dirTarget(hq), Date.now(), { fileSystemOf: of })).rejects.toMatchObject({ kind: 'Conflict', message: expect.stringContaining(`no longer on the file system mounted at ${nas.mnt}`) });
+    } finally {
+      db.close();
+    }
+    expect(files(nas.mnt)).toEqual([]);
+    // The operator says so: taken over there.
+    const taken = engine(fx.data, hq, { fileSystemOf: of, takeOver: true, hqOnThisDisk: true });
+    const done = await taken.syncNow(20);
+    await taken.close();
+    expect(done.status).toMatchObject({ healthy: true, problems: [], pendingItems: 0 });
+    expect(marker(hq).by).toBe('take-over');
+  });
+
+  it('the share mounted again, HQ’s copy deleted there on purpose: taken over onto the share', async () => {
+    const fx = site(100);
+    const nas = share();
+    const of = secondDisk(nas, markerDir(fx.data));
+    const e = engine(fx.data, nas.mnt, { fileSystemOf: of });
+    await e.syncNow(20);
+    rmSync(join(nas.mnt, sitePrefix(SITE)), { recursive: true });
+    await e.syncNow(20);
+    expect(e.status().problems).toEqual(['gone']);
+    await e.close();
+    const taken = engine(fx.data, nas.mnt, { fileSystemOf: of, takeOver: true });
+    const r = await taken.syncNow(20);
+    await taken.close();
+    expect(r.status).toMatchObject({ healthy: true, problems: [], pendingItems: 0 });
+    expectStockAtHq(nas.mnt, fx);
   });
 });
 

@@ -265,4 +265,23 @@ describe('a site with a rule file of its own', () => {
     const r = await runMain(['decide', watchIds[0]!, 'approve', '--data', data, '--user', DEMO_ADMIN.name, '--pin', DEMO_ADMIN.pin]);
     expect([r.code, r.out.split('\n')[0]], r.err).toEqual([0, `${watchIds[0]}: approved`]);
   }, 60_000);
+
+  it('`replay export` says which rule file is not the code the site started with (the fixture holds it as it is now)', async () => {
+    expect(site).toBeUndefined();
+    const same = await runMain(['replay', 'export', '--data', data, '--tag', 'as-loaded', '--until', 'now', '--out', join(dir, 'as-loaded')]);
+    expect(same.code, same.err).toBe(0);
+    expect(same.err).not.toContain('note: rule file');
+    const file = join(data, RULE_PATH);
+    try {
+      writeFileSync(file, `${QUEUE_WATCH}\n// edited after the start\n`);
+      const edited = await runMain(['replay', 'export', '--data', data, '--tag', 'edited', '--until', 'now', '--out', join(dir, 'edited')]);
+      expect(edited.code, edited.err).toBe(0);
+      const now = createHash('sha256').update(`${QUEUE_WATCH}\n// edited after the start\n`).digest('hex');
+      expect(edited.err).toMatch(
+        new RegExp(`tilstand: note: rule file rules/queue-watch\\.mts is not the code the site started with at \\S+Z \\(sha256 ${SHA.slice(0, 12)}…; the file now: sha256 ${now.slice(0, 12)}…\\): the fixture holds the file as it is now, while the live proposals of the period came from the code loaded at that start\n`),
+      );
+    } finally {
+      writeFileSync(file, QUEUE_WATCH);
+    }
+  }, 60_000);
 });

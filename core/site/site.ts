@@ -483,6 +483,7 @@ export class Site {
       log: this.log,
     });
     this.recordAgentConfig(c);
+    recordLoadedRuleFiles(this.siteDb, this.ruleFiles, Date.now());
     this.floorChanges = new FloorChanges(this.siteDb, this.decisionParts.inbox.logTable);
     this.hqTarget = hqTarget ?? undefined;
     this.hqDescription = target?.description;
@@ -1210,6 +1211,24 @@ export class Site {
 }
 
 /** Whether config.json section `k` says otherwise in `next` than in `now` (config reload, replay's note). */
+/** site.db `site_meta` key: the rule files the site last started with (`LoadedRuleFilesRecord`). */
+export const LOADED_RULE_FILES_KEY = 'rule_files_loaded';
+
+/** What `LOADED_RULE_FILES_KEY` holds: when the site started, and each rule file's path and SHA-256 as loaded then. */
+export interface LoadedRuleFilesRecord {
+  startedAtMs: number;
+  files: { path: string; sha256: string }[];
+}
+
+/**
+ * Records the rule files the site runs from this start on, so `replay export` (which copies the
+ * files as they are at the export) can say when one is not the code the site runs.
+ */
+function recordLoadedRuleFiles(db: Database.Database, loaded: LoadedRuleFiles, nowMs: number): void {
+  const record: LoadedRuleFilesRecord = { startedAtMs: nowMs, files: loaded.files.map((f) => ({ path: f.path, sha256: f.sha256 })) };
+  db.prepare('INSERT INTO site_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(LOADED_RULE_FILES_KEY, JSON.stringify(record));
+}
+
 /** Config `agent` with `ruleFiles` as given (left out when undefined), last as parseSiteAgent puts it. */
 function withRuleFiles(a: SiteAgentConfig, ruleFiles: readonly string[] | undefined): SiteAgentConfig {
   const { ruleFiles: _, ...tunables } = a;

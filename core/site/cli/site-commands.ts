@@ -21,7 +21,7 @@ import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../..
 import { runRestore } from '../../sync/cli/sync.ts';
 import { runReplayCli } from '../../replay/cli.ts';
 import { checkDataFormat, dataFormatPath, programDataFormat, raiseDataFormat } from '../data-format.ts';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { runTableCli } from '../../lsm/cli/table-cli.ts';
 import { checkTakeOverFlags, maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
@@ -34,6 +34,8 @@ import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '..
 import { formatStatus, statusFromDirectory, withConfigSyncTarget, withOpenLetterGroups, type SiteStatus } from '../status.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
 import type { Rule, RuleFile } from '../../agents/index.ts';
+import { ruleFileCode } from '../../agents/rule-files.ts';
+import { LOADED_RULE_FILES_KEY, type LoadedRuleFilesRecord } from '../site.ts';
 
 export const siteUsage = [
   '  tilstand init --data <dir> --site <id> [--admin <name> --pin <pin>]',
@@ -873,8 +875,52 @@ export async function runSiteRestore(argv: string[], io: CliIO): Promise<number>
   return code;
 }
 
-/** `tilstand replay …` (core/replay): `export` reads the site's tables and tags them, so it passes the gate first. */
+/**
+ * `tilstand replay …` (core/replay): `export` reads the site's tables and tags them, so it passes
+ * the gate first, and says which rule file is not the code the site last started with.
+ */
 export async function runSiteReplay(argv: string[], io: CliIO): Promise<number> {
-  if (argv[0] === 'export') gateDataFlag(argv.slice(1));
+  if (argv[0] === 'export') {
+    const data = gateDataFlag(argv.slice(1));
+    if (data !== undefined) await noteRuleFilesSinceStart(data, io);
+  }
   return runReplayCli(argv, io);
+}
+
+/**
+ * `replay export` copies the site's rule files as they are at the export (core/replay export.ts),
+ * while the live proposals of the period came from the code the site loaded at its start (a file
+ * edited since runs from the next start). Said on stderr for each file whose code now differs from
+ * the record of the last start (site.db, `LOADED_RULE_FILES_KEY`); the export goes on: the fixture
+ * is still a fixture of the file as it is, which is what a replay then tries. Nothing is said
+ * without a record (a site that never started with this version).
+ */
+async function noteRuleFilesSinceStart(data: string, io: CliIO): Promise<void> {
+  let record: LoadedRuleFilesRecord | undefined;
+  try {
+    const db = openSiteDb(join(data, 'site.db'), { readonly: true });
+    try {
+      const v = db.prepare('SELECT value FROM site_meta WHERE key = ?').pluck().get(LOADED_RULE_FILES_KEY) as string | undefined;
+      record = v === undefined ? undefined : (JSON.parse(v) as LoadedRuleFilesRecord);
+    } finally {
+      db.close();
+    }
+  } catch {
+    return; // no site.db (the export says so), or none readable: nothing to compare with
+  }
+  if (!record || !Array.isArray(record.files)) return;
+  const since = new Date(record.startedAtMs).toISOString();
+  for (const f of record.files) {
+    let now: string | undefined;
+    try {
+      now = (await ruleFileCode(resolve(data, f.path))).sha256;
+    } catch {
+      now = undefined; // the export refuses it, saying why
+    }
+    if (now === f.sha256) continue;
+    io.stderr.write(
+      `tilstand: note: rule file ${f.path} is not the code the site started with at ${since} (sha256 ${f.sha256.slice(0, 12)}…; the file now: ${now === undefined ? 'cannot be loaded' : `sha256 ${now.slice(0, 12)}…`}): ` +
+        `the fixture holds the file as it is now, while the live proposals of the period came from the code loaded at that start\n`,
+    );
+  }
 }

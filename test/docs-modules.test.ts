@@ -149,7 +149,7 @@ describe('docs/modules.md', () => {
 
   it("has a table of the site's own and its binding that config check accepts, with the rules the page gives", () => {
     const contract = JSON.parse(block('"compatibility"')) as Contract;
-    const entry = JSON.parse(block('"primaryKeys"')) as Record<string, unknown>;
+    const entry = JSON.parse(block('"primaryKeys": ["door_id"]')) as Record<string, unknown>;
     const binding = JSON.parse(block('"name": "yard.doors→yard_doors"')) as Binding;
     const config = parseConfig({ format: 1, site: 'north', tables: [entry], bindings: [...SEED_BINDINGS, binding] });
     const [def] = siteTableDefinitions(config);
@@ -159,6 +159,34 @@ describe('docs/modules.md', () => {
     const listed = /not one of Tilstand's tables \(([^)]+)\)/.exec(DOC.replace(/\s+/g, ' '))?.[1];
     expect(listed?.split(', ').map((n) => n.replace(/`/g, '')).sort()).toEqual([...RESERVED_TABLE_NAMES].sort());
     expect(() => parseConfig({ format: 1, site: 'north', tables: [{ ...entry, table: 'decision_log' }] })).toThrow(/one of Tilstand's own tables/);
+  });
+
+  it("has a day-partitioned table of the site's own with partition expiration that config check accepts, and quotes its refusals", () => {
+    const entry = JSON.parse(block('"partitionKeys"')) as Record<string, unknown>;
+    const binding = JSON.parse(block('"name": "yard.door_events→door_events"')) as Binding;
+    const config = parseConfig({ format: 1, site: 'north', tables: [entry], bindings: [...SEED_BINDINGS, binding] });
+    const [def] = siteTableDefinitions(config);
+    expect(def).toMatchObject({ name: 'door_events', primaryKeys: ['day', 'door_id'], partitionKeys: ['day'] });
+    expect(def!.options['partition.expiration-time']).toBe('30 d');
+    const text = DOC.replace(/\s+/g, ' ');
+    // The page's keys of an entry are the ones config takes.
+    for (const k of ['table', 'budgetMs', 'decision', 'confirmedBy', 'columns', 'primaryKeys', 'partitionKeys', 'options', 'comment']) expect(text).toMatch(new RegExp(`Keys of an entry.*\`${k}\``));
+    // The page's refusals name tables[5]: the entry after five budgets.
+    const budgets = ['work_queue', 'resources', 'stock', 'dead_letters', 'approval_inbox'].map((table) => ({ table, budgetMs: 15_000, decision: 'd', confirmedBy: 'c' }));
+    const refusal = (e: Record<string, unknown>) => {
+      try {
+        parseConfig({ format: 1, site: 'north', tables: [...budgets, e] });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    const notInKey = refusal({ ...entry, partitionKeys: ['state'] });
+    const quotedKey = /`(config tables\[5\]\.partitionKeys\[0\]: [^`]+) …`/.exec(text)?.[1];
+    expect(quotedKey).toBeDefined();
+    expect(notInKey.startsWith(quotedKey!), notInKey).toBe(true);
+    const strategy = refusal({ ...entry, options: { ...(entry.options as object), 'partition.expiration-strategy': 'oldest' } });
+    expect(text).toContain(`\`${strategy}\``);
   });
 
   it('shows a command with the fields, in the order, the write-back sends, and acks it reads', () => {

@@ -124,8 +124,18 @@ export interface IngestorOptions {
   idleExpireMs?: number;
   /** Journal checkpoint name holding the lowest committed position (prune with keepAfter = it). */
   checkpointName?: string;
-  /** Loud events without a caller to return to (gap skips, apply failures). */
+  /**
+   * Loud events without a caller to return to (gap skips, apply failures), and what a table's
+   * commit maintenance could not do (a partition `partition.expiration-time` cannot date: the
+   * writers' `onWarning`, prefixed `ingest: `; never a process warning).
+   */
   onWarning?: (message: string) => void;
+  /**
+   * Each table writer's random source for its first partition-expiration check (core/lsm
+   * WriterOptions.partitionExpireRandom; default Math.random, as Java). core/replay seeds one from
+   * the fixture so that two replays drop partitions at the same commits.
+   */
+  partitionExpireRandom?: () => number;
   /**
    * What an operator waits for and should be told of: a journal read at open of at least
    * `journalReadNoteEvents` events (a table made at this start reads the whole retained journal),
@@ -458,7 +468,15 @@ export class Ingestor {
     // Dead letters are written much (a flood: every event) and read little (a list reads the
     // heads and the few letters it shows): their files stay out of the run cache, and their
     // compaction runs in slices between events (`commit`, core/lsm CompactionSlicer), not inside the commit.
-    const writer = table.newWriter({ commitUser: COMMIT_USER, ...(def.name === DEAD_LETTERS_TABLE_NAME ? { cacheWrites: false, compaction: 'deferred' } : {}) });
+    // A partitioned table of the site's own with `partition.expiration-time` tells of a partition
+    // it cannot date (its values give no time) at its commits: into the site's log with ingest's
+    // other warnings, not as a process warning nobody reads.
+    const writer = table.newWriter({
+      commitUser: COMMIT_USER,
+      onWarning: (m) => this.o.onWarning?.(`ingest: ${m}`),
+      ...(this.o.partitionExpireRandom ? { partitionExpireRandom: this.o.partitionExpireRandom } : {}),
+      ...(def.name === DEAD_LETTERS_TABLE_NAME ? { cacheWrites: false, compaction: 'deferred' } : {}),
+    });
     const latest = table.latestSnapshot();
     let recovered: TableProgress;
     try {

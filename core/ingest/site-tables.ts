@@ -1,18 +1,18 @@
 // Tables a site defines for its own modules' data (config.json `tables` entries that give
 // `columns`), next to the seed tables. A definition is checked whole before anything is opened —
-// its name, columns, key and options, the options by the table store itself (the schema it would
-// write, and whether this store can write it) — so `tilstand config check` refuses what `start`
-// would. A table that exists already is brought to its definition as Paimon's ALTER TABLE would
-// (schema evolution, `schema-<N+1>`): columns added at the end (earlier rows read them as null),
-// descriptions and the options Paimon lets change; any other difference (a column dropped, renamed
-// or retyped, the key, an option fixed at creation) is refused, naming the config entry and the
-// difference, because the table's files, HQ's copy and every engine reading it follow the schema
-// it was made with.
+// its name, columns, key, partition keys and options, the options by the table store itself (the
+// schema it would write, and whether this store can write it) — so `tilstand config check` refuses
+// what `start` would. A table that exists already is brought to its definition as Paimon's ALTER
+// TABLE would (schema evolution, `schema-<N+1>`): columns added at the end (earlier rows read them
+// as null), descriptions and the options Paimon lets change; any other difference (a column
+// dropped, renamed or retyped, the key or the partition keys, an option fixed at creation) is
+// refused, naming the config entry and the difference, because the table's files, HQ's copy and
+// every engine reading it follow the schema it was made with.
 
 import { specDefaultOptions, TableSchema } from '../lsm/schema.ts';
 import type { Table } from '../lsm/table.ts';
 import { applySchemaChanges, type SchemaChange } from '../lsm/schema-change.ts';
-import { parseType, typeToString, withNullable } from '../lsm/types.ts';
+import { isNestedType, parseType, typeToString, withNullable } from '../lsm/types.ts';
 import { checkWritableOptions } from '../lsm/write-options.ts';
 import { sequenceGroups, type TableDefinition } from './seed-tables.ts';
 
@@ -52,7 +52,7 @@ const REFUSED_OPTIONS: readonly [(key: string) => boolean, string][] = [
 ];
 
 /** The keys of a `tables` entry that define a table (besides table, budgetMs, decision, confirmedBy). */
-export const DEFINITION_KEYS = ['comment', 'columns', 'primaryKeys', 'options'] as const;
+export const DEFINITION_KEYS = ['comment', 'columns', 'primaryKeys', 'partitionKeys', 'options'] as const;
 
 const describe = (v: unknown): string => (v === undefined ? 'nothing (the key is missing)' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`);
 
@@ -106,12 +106,14 @@ export function parseTableDefinition(entry: Readonly<Record<string, unknown>>, p
     if ((pk as string[]).indexOf(k) !== i) throw new TableDefinitionError(`${path}.primaryKeys[${i}]`, `'${k}' is given twice`);
   }
 
+  const partitionKeys = parsePartitionKeys(entry.partitionKeys, fields, pk as string[], path);
+
   const raw = entry.options ?? {};
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new TableDefinitionError(`${path}.options`, `expected an object of Paimon table options (strings), got ${describe(raw)}`);
   const options: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
     if (typeof v !== 'string') throw new TableDefinitionError(`${path}.options.${k}`, `expected a string (Paimon options are strings: "1", "true"), got ${describe(v)}`);
-    if (k === 'partition' || k === 'primary-key') throw new TableDefinitionError(`${path}.options.${k}`, `not an option here: the key is 'primaryKeys', and a site's table has no partitions`);
+    if (k === 'partition' || k === 'primary-key') throw new TableDefinitionError(`${path}.options.${k}`, `not an option here: the keys are 'primaryKeys' and 'partitionKeys' of the entry`);
     const refused = REFUSED_OPTIONS.find(([test]) => test(k));
     if (refused) throw new TableDefinitionError(`${path}.options.${k}`, refused[1]);
     options[k] = v;
@@ -121,7 +123,7 @@ export function parseTableDefinition(entry: Readonly<Record<string, unknown>>, p
   const def: TableDefinition = {
     name,
     fields,
-    partitionKeys: [],
+    partitionKeys,
     primaryKeys: [...(pk as string[])],
     options,
     ...(entry.comment === undefined ? {} : { comment: entry.comment as string }),
@@ -137,6 +139,46 @@ export function parseTableDefinition(entry: Readonly<Record<string, unknown>>, p
   const unordered = orderProblem(def);
   if (unordered) throw new TableDefinitionError(`${path}.options`, unordered);
   return def;
+}
+
+/**
+ * A `tables` entry's `partitionKeys` (Paimon's name), checked as the table store would check the
+ * schema, but naming the config key of the one at fault: each a column of the entry, once, of a type
+ * a partition can have here (not ARRAY or MAP, which have no order and no partition text, nor
+ * binary, whose directory name Java prints as `[B@hash`), and in the primary key — Paimon keeps a
+ * key in one partition only with the partition keys in the primary key (else it needs dynamic
+ * buckets and a cross-partition index, which this store does not write) — which also makes each
+ * NOT NULL (a key column is). The key must keep a column besides them: rows are told apart within a
+ * partition by it. Absent or [] is an unpartitioned table.
+ */
+function parsePartitionKeys(given: unknown, fields: readonly { name: string; type: string }[], pk: readonly string[], path: string): string[] {
+  if (given === undefined) return [];
+  const at = `${path}.partitionKeys`;
+  if (!Array.isArray(given)) throw new TableDefinitionError(at, `expected an array of column names that are in primaryKeys (e.g. ["day"]), got ${describe(given)}`);
+  const keys: string[] = [];
+  for (const [i, k] of given.entries()) {
+    const here = `${at}[${i}]`;
+    if (typeof k !== 'string') throw new TableDefinitionError(here, `expected a column name, got ${describe(k)}`);
+    const field = fields.find((f) => f.name === k);
+    if (!field) throw new TableDefinitionError(here, `'${k}' is not one of the columns (${fields.map((f) => f.name).join(', ')})`);
+    if (keys.includes(k)) throw new TableDefinitionError(here, `'${k}' is given twice`);
+    const type = parseType(field.type);
+    if (isNestedType(type)) throw new TableDefinitionError(here, `'${k}' is ${typeToString(type)}: expected a column of a type a partition can have (not ARRAY or MAP), such as STRING, DATE, INT or BIGINT`);
+    if (['BINARY', 'VARBINARY', 'BYTES'].includes(type.root)) {
+      throw new TableDefinitionError(here, `'${k}' is ${typeToString(type)}: binary partition columns are not written here (Java would name the partition's directory by the array's identity); expected a column such as STRING, DATE, INT or BIGINT`);
+    }
+    if (!pk.includes(k)) {
+      throw new TableDefinitionError(
+        here,
+        `'${k}' is not in primaryKeys (${pk.join(', ')}): Paimon keeps a key's row in one partition only when the primary key contains every partition key (else the key moves between partitions, which needs dynamic buckets this store does not write); add '${k}' to primaryKeys, which also makes it NOT NULL`,
+      );
+    }
+    keys.push(k);
+  }
+  if (keys.length > 0 && pk.every((k) => keys.includes(k))) {
+    throw new TableDefinitionError(at, `every primary-key column (${pk.join(', ')}) is a partition key: the primary key needs a column besides them that tells the rows of a partition apart`);
+  }
+  return keys;
 }
 
 /** How an event reaches a table twice, in the refusals below. */
@@ -216,7 +258,8 @@ const FILLED_OPTIONS = Object.keys(specDefaultOptions(true));
  * Brings an existing table to a site definition, as Paimon's ALTER TABLE would: columns the
  * definition adds after the table's last are added; an option it sets, changes or no longer gives
  * is set or removed where Paimon lets an option change after creation; a changed description or
- * comment is written. A column dropped, renamed, moved or retyped, another key, or an option that
+ * comment is written. A column dropped, renamed, moved or retyped, another key or other partition
+ * keys, or an option that
  * is fixed at creation (merge-engine, bucket, sequence groups, …) is refused with the definition's
  * config key and every difference. Returns the changes (none when the table matches); with `apply`
  * false only checks them (`tilstand config check`).
@@ -246,6 +289,12 @@ export function evolveToDefinition(table: Table, def: TableDefinition, apply = t
     else if ((w.description ?? null) !== (f.description ?? null)) changes.push({ kind: 'updateColumnComment', name: f.name, comment: w.description ?? null });
   }
   if (want.primaryKeys.join(',') !== have.primaryKeys.join(',')) problems.push(`the primary key is (${have.primaryKeys.join(', ')}) in the table and (${want.primaryKeys.join(', ')}) in the definition`);
+  // Paimon's partition keys are fixed at creation (its `partition` option is immutable): the
+  // table's files live in one directory per partition, at HQ too.
+  if (want.partitionKeys.join(',') !== have.partitionKeys.join(',')) {
+    const keys = (k: readonly string[]) => (k.length === 0 ? 'none' : `(${k.join(', ')})`);
+    problems.push(`the partition keys are ${keys(have.partitionKeys)} in the table and ${keys(want.partitionKeys)} in the definition: partition keys cannot change`);
+  }
   if ((want.comment ?? null) !== (have.comment ?? null)) changes.push({ kind: 'updateComment', comment: want.comment ?? null });
 
   const wantOptions = want.options.raw;

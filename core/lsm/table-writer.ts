@@ -86,6 +86,12 @@ export interface WriterOptions {
    * and keeps it). Default: `process.emitWarning`. The same goes into `CommitResult.partitions`.
    */
   onWarning?: (message: string) => void;
+  /**
+   * The random source of the first partition-expiration check (`partition.expiration-time`): it
+   * falls `random()` × the check interval (whole seconds) after the writer opens, as Java's
+   * NormalPartitionExpire. Default Math.random; a replay gives a seeded one to stay repeatable.
+   */
+  partitionExpireRandom?: () => number;
 }
 
 /** What a commit's partition expiration did (`partition.expiration-time`; DESIGN.md, "Partition expiration"). */
@@ -256,7 +262,7 @@ export class TableWriter {
       // in an unpartitioned table, where it reads none of these options either.
       const expires = !so.writeOnly && schema.partitionKeys.length > 0 && so.raw['partition.expiration-time'] !== undefined;
       const expireConfig = expires ? partitionExpireConfig(so.raw, true) : undefined;
-      this.partitionExpire = expireConfig && { config: expireConfig, clock: new PartitionExpireClock(expireConfig.checkIntervalMs, table.clock()) };
+      this.partitionExpire = expireConfig && { config: expireConfig, clock: new PartitionExpireClock(expireConfig.checkIntervalMs, table.clock(), o.partitionExpireRandom) };
       this.strictPartition = strictPartitionCheck(so.raw, schema.partitionKeys);
       this.onWarning = o.onWarning ?? ((m) => process.emitWarning(m, { code: 'TILSTAND_PARTITION_EXPIRE' }));
       this.committed = new Map();

@@ -304,6 +304,11 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
         budgets: budgets.filter((b) => b.table !== 'approval_inbox').map(budgetOf),
         clock,
         onWarning: () => void warnings++,
+        // A partitioned table with `partition.expiration-time` checks first a random part of the
+        // check interval after its writer opens (Java's guard for short jobs), then every
+        // interval: drawn from the fixture, so two replays of it drop the same partitions at the
+        // same commits (README.md, "Partition expiration").
+        partitionExpireRandom: fixtureRandom(fixtureId(fx.dir)),
       });
     } catch (e) {
       // A definition that no longer fits the table's files at the cut (config.json changed after
@@ -520,4 +525,19 @@ export function committedSnapshots(ingestor: Ingestor): string {
     .status()
     .map((t) => t.snapshotId)
     .join(',');
+}
+
+/**
+ * A repeatable random source in [0, 1) seeded from a fixture's id (hex SHA-256): mulberry32 over
+ * its first 32 bits. Not for secrets; it only places partition expiration's first check.
+ */
+export function fixtureRandom(id: string): () => number {
+  let a = Number.parseInt(id.slice(0, 8), 16) >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

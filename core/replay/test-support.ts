@@ -75,8 +75,20 @@ export class LiveSite {
    * that write them (after the seed ones) and their modules' contracts, as core/site opens them.
    * `dir`: the data directory of a LiveSite closed before, started again there with this config.json
    * (a restart after config.json changed, e.g. to add `own`); give a `startMs` after its last instant.
+   * `onWarning`: ingest's warnings (the site's log; default dropped). `partitionExpireRandom`: the
+   * Ingestor's option of that name (default Math.random).
    */
-  constructor(o: { startMs?: number; agent?: Partial<AgentConfig>; parent?: string; dir?: string; own?: { tables: Record<string, unknown>[]; bindings: Binding[]; contracts: Contract[] } } = {}) {
+  constructor(
+    o: {
+      startMs?: number;
+      agent?: Partial<AgentConfig>;
+      parent?: string;
+      dir?: string;
+      own?: { tables: Record<string, unknown>[]; bindings: Binding[]; contracts: Contract[] };
+      onWarning?: (message: string) => void;
+      partitionExpireRandom?: () => number;
+    } = {},
+  ) {
     this.now = o.startMs ?? T0;
     this.lastStep = this.now;
     this.dir = o.dir ?? mkdtempSync(join(o.parent ?? defaultScratchParent(), 'tilstand-live-'));
@@ -92,7 +104,19 @@ export class LiveSite {
     for (const c of [...SEED_CONTRACTS, ...(o.own?.contracts ?? [])]) contracts.register(c);
     this.catalog = new Catalog(join(this.dir, 'warehouse'), { clock: this.clock });
     this.journal = Journal.open(this.dir, { nowMs: this.clock });
-    this.ingestor = Ingestor.open({ site: this.site, catalog: this.catalog, database: this.database, journal: this.journal, contracts, bindings, tables: [...SEED_TABLES, ...tableDefinitionsIn(tables)], budgets: (tables as TableBudget[]).map(budgetOf), clock: this.clock, onWarning: () => undefined });
+    this.ingestor = Ingestor.open({
+      site: this.site,
+      catalog: this.catalog,
+      database: this.database,
+      journal: this.journal,
+      contracts,
+      bindings,
+      tables: [...SEED_TABLES, ...tableDefinitionsIn(tables)],
+      budgets: (tables as TableBudget[]).map(budgetOf),
+      clock: this.clock,
+      onWarning: o.onWarning ?? (() => undefined),
+      ...(o.partitionExpireRandom ? { partitionExpireRandom: o.partitionExpireRandom } : {}),
+    });
     const users = { verifyPin: async (name: string): Promise<SignInResult> => ({ ok: true, user: { name, role: 'shift_lead', disabled: false, hasPin: true, hasPassword: false, hasBadge: false, createdAtMs: 0, lastSignInMs: null, lockedUntilMs: null } }) };
     let agent!: Agent;
     this.inbox = Inbox.open({

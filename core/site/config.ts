@@ -126,12 +126,15 @@ export type BrokerConfig =
 
 /**
  * A config `tables` entry: a freshness budget, and for a table of the site's own its definition
- * (core/ingest site-tables.ts `parseTableDefinition`: columns, primary key, Paimon options).
+ * (core/ingest site-tables.ts `parseTableDefinition`: columns, primary key, partition keys, Paimon
+ * options).
  */
 export interface SiteTableEntry extends TableBudget {
   readonly comment?: string;
   readonly columns?: readonly { readonly name: string; readonly type: string; readonly description?: string }[];
   readonly primaryKeys?: readonly string[];
+  /** Paimon's partition keys (columns in primaryKeys); absent: an unpartitioned table. */
+  readonly partitionKeys?: readonly string[];
   readonly options?: Readonly<Record<string, string>>;
 }
 
@@ -398,6 +401,7 @@ export function parseConfig(raw: unknown): SiteConfig {
       ...(def.comment === undefined ? {} : { comment: def.comment }),
       columns,
       primaryKeys: [...def.primaryKeys],
+      ...(b.partitionKeys === undefined ? {} : { partitionKeys: [...def.partitionKeys] }),
       ...(b.options === undefined ? {} : { options: { ...def.options } }),
     });
   }

@@ -243,7 +243,8 @@ describe("a table of the site's own", () => {
     expect(refusal({ ...DOORS, primaryKeys: [] })).toMatch(/^config tables\[0\]\.primaryKeys: expected a non-empty array of column names/);
     expect(refusal({ ...DOORS, options: { 'merge-engine': 'newest' } })).toMatch(/^config tables\[0\]\.options: .*merge-engine/);
     expect(refusal({ ...DOORS, options: { bucket: 1 } })).toBe('config tables[0].options.bucket: expected a string (Paimon options are strings: "1", "true"), got number 1');
-    expect(refusal({ ...DOORS, partitionKeys: ['state'] })).toMatch(/^config tables\[0\]\.partitionKeys: /);
+    // A partition key must be in the primary key (core/site/partitioned-site-table.test.ts has the rest).
+    expect(refusal({ ...DOORS, partitionKeys: ['state'] })).toMatch(/^config tables\[0\]\.partitionKeys\[0\]: 'state' is not in primaryKeys \(door_id\)/);
     expect(refusal({ ...DOORS, options: { 'sequence.field': 'seq' } })).toBe("config tables[0].options: option 'sequence.field' names unknown column 'seq'");
     // Files outside the table's folder would be missed by sync, restore and backups; write-only
     // would leave the table without compaction.

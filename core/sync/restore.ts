@@ -140,6 +140,8 @@ export interface DraftTableEntry {
   comment?: string;
   columns: { name: string; type: string; description?: string }[];
   primaryKeys: string[];
+  /** The table's partition keys, when it has any (a definition without them would not find the table as defined). */
+  partitionKeys?: string[];
   options?: Record<string, string>;
 }
 
@@ -152,7 +154,7 @@ export const DRAFT_CONFIRMED_BY = 'nobody yet';
  * The config.json `tables` entry that defines a table with `schema` (its latest), as a person would
  * have written it: columns in the table's order with the store's type text (key columns NOT NULL,
  * a column added later nullable, as they are: the definition then finds the table "as defined"),
- * the key, the options the site set, the comment. The budget is not in the schema: `budgetMs`,
+ * the key, the partition keys, the options the site set, the comment. The budget is not in the schema: `budgetMs`,
  * `decision` and `confirmedBy` are placeholders that say they are to be filled in.
  */
 export function draftTableEntry(name: string, schema: TableSchema): DraftTableEntry {
@@ -168,6 +170,7 @@ export function draftTableEntry(name: string, schema: TableSchema): DraftTableEn
     ...(schema.comment === undefined ? {} : { comment: schema.comment }),
     columns: schema.fields.map((f) => ({ name: f.name, type: typeToString(f.type), ...(f.description === undefined ? {} : { description: f.description }) })),
     primaryKeys: [...schema.primaryKeys],
+    ...(schema.partitionKeys.length > 0 ? { partitionKeys: [...schema.partitionKeys] } : {}),
     ...(Object.keys(options).length > 0 ? { options } : {}),
   };
 }

@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
 import { parseDuration, parseTime } from '../lsm/cli/values.ts';
-import { openAgentSpec, type AgentSpec } from './agent-spec.ts';
+import { AgentSpecRefused, openAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
 import { exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
@@ -149,6 +149,9 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
     throw usageError((e as Error).message);
   }
   const tickMs = num('tick-ms', a.string('tick-ms'), 1, 60_000, true);
+  // A `rules` entry the installed rules and the config's files do not have waits for the fixture's
+  // live rule files (base "live"); with no fixture to hold any, it is refused as it always was.
+  if (agent.pending !== undefined && !existsSync(a.required('fixture'))) throw usageError(agent.pending);
   const fixture = existing("option '--fixture'", a.required('fixture'), false);
   const scratch = a.string('scratch');
   let scratchParent: string;
@@ -188,8 +191,9 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
       onRuleFile: (f) => say(io, `replay: running the live site's rule file ${f.path} (sha256 ${f.sha256.slice(0, 12)}…) from the fixture's ${f.file}`),
     });
   } catch (e) {
-    // Not told to run the code the fixture holds: a usage error, as a missing option is.
-    if (e instanceof FixtureRuleFilesRefused) throw usageError(e.message);
+    // Not told to run the code the fixture holds, or a rules config whose rules do not fit the
+    // fixture's live rule files: a usage error, as a missing option or a bad --agent is.
+    if (e instanceof FixtureRuleFilesRefused || e instanceof AgentSpecRefused) throw usageError(e.message);
     throw e;
   } finally {
     bar?.done();

@@ -135,6 +135,11 @@ export interface AgentChanges {
   rules: { id: string; baseline: string | null; candidate: string | null; baselineFile?: RunRule['file']; candidateFile?: RunRule['file'] }[];
   /** Agent config keys whose values differ (run.json `agent.config`): each side's value (null: not set). */
   config: { key: string; baseline: unknown; candidate: unknown }[];
+  /**
+   * What each side's rules started from (run.json `agent.base`: "live" or "installed"; null: not
+   * recorded — no live rule files in the fixture, or a run.json from before), only when they differ.
+   */
+  base?: { baseline: string | null; candidate: string | null };
 }
 
 export function agentChanges(b: RunManifest['agent'], c: RunManifest['agent']): AgentChanges {
@@ -158,7 +163,9 @@ export function agentChanges(b: RunManifest['agent'], c: RunManifest['agent']): 
     .sort()
     .filter((k) => canonicalJson(bc[k] ?? null) !== canonicalJson(cc[k] ?? null))
     .map((key) => ({ key, baseline: bc[key] ?? null, candidate: cc[key] ?? null }));
-  return { rules, config };
+  // The base decides whether the live site's rule files ran: said beside the rules it changed.
+  const base = (a: RunManifest['agent']) => (typeof a.base === 'string' ? a.base : null);
+  return { rules, config, ...(base(b) !== base(c) ? { base: { baseline: base(b), candidate: base(c) } } : {}) };
 }
 
 export interface DiffReport {

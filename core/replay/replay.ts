@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { Agent, loadRuleFiles, RuleFileError, ruleOrigins, rulesInForce, type LoadedRuleFiles, type RuleOrigin, type RunResult } from '../agents/index.ts';
+import { Agent, loadRuleFiles, RuleFileError, ruleOrigins, type LoadedRuleFiles, type RuleOrigin, type RunResult } from '../agents/index.ts';
 import { Inbox, readProposals, type SignInResult } from '../inbox/index.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { ContractRegistry } from '../ingest/contracts.ts';
@@ -35,7 +35,7 @@ import { Journal } from '../ingest/journal.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { TableDefinitionError, tableDefinitionsIn } from '../ingest/site-tables.ts';
 import { Catalog } from '../lsm/index.ts';
-import { agentConfigFor, defaultAgentSpec, type AgentSpec, type RuleFile } from './agent-spec.ts';
+import { agentConfigFor, defaultAgentSpec, withLiveRules, type AgentBase, type AgentSpec, type RuleFile } from './agent-spec.ts';
 import { runIdMs } from './export.ts';
 import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type LiveRuleFile, type ReplayProposal } from './fixture.ts';
 import { writeStableJson } from './json.ts';
@@ -77,9 +77,10 @@ export interface ReplayOptions {
   onProgress?: (p: ReplayProgress) => void;
   /**
    * Run the live site's rule files the fixture holds (`liveAgent.ruleFiles`) with the default
-   * agent. They are code: a replay of a fixture from elsewhere (a site's, at HQ) runs them only
-   * when told (`replay run --run-rule-files`); without it such a fixture is refused with the
-   * default agent (FixtureRuleFilesRefused), and a rules config (`agent`) runs without them.
+   * agent, or a rules config on base "live" (its default). They are code: a replay of a fixture
+   * from elsewhere (a site's, at HQ) runs them only when told (`replay run --run-rule-files`);
+   * without it such a fixture is refused (FixtureRuleFilesRefused), unless the rules config's base
+   * is "installed", which runs without them.
    */
   runFixtureRuleFiles?: boolean;
   /** Told each live rule file the replay runs (path on the site, SHA-256), before it is loaded. */
@@ -87,14 +88,17 @@ export interface ReplayOptions {
 }
 
 /**
- * A fixture holding the live site's rule files, replayed with the default agent without
- * `runFixtureRuleFiles`: running them is running code that came with the fixture.
+ * A fixture holding the live site's rule files, replayed with the default agent or a rules config
+ * on base "live" without `runFixtureRuleFiles`: running them is running code that came with the
+ * fixture. `config` names the rules config (`--agent <file>`), for the way round it.
  */
 export class FixtureRuleFilesRefused extends Error {
-  constructor(files: readonly LiveRuleFile[]) {
+  constructor(files: readonly LiveRuleFile[], config?: string) {
+    const held = `the fixture holds the live site's rule files, code its agent ran (${files.map((f) => `${f.path}, sha256 ${f.sha256.slice(0, 12)}…`).join('; ')}): `;
     super(
-      `the fixture holds the live site's rule files, code its agent ran (${files.map((f) => `${f.path}, sha256 ${f.sha256.slice(0, 12)}…`).join('; ')}): ` +
-        'a replay runs them only when told; give --run-rule-files to run what the site ran (read them first: config/rules/ in the fixture), or --agent <rules.json> to run without them',
+      config === undefined
+        ? `${held}a replay runs them only when told; give --run-rule-files to run what the site ran (read them first: config/rules/ in the fixture), or --agent <rules.json> with "base": "installed" to run without them`
+        : `${held}${config} starts from the rules the live site ran ("base": "live", the default), and a replay runs them only when told; give --run-rule-files to run them with its changes (read them first: config/rules/ in the fixture), or "base": "installed" in ${config} to leave them out`,
     );
     this.name = 'FixtureRuleFilesRefused';
   }
@@ -127,8 +131,13 @@ export type RunRule = RuleOrigin;
 export interface RunManifest {
   format: typeof RUN_FORMAT;
   fixture: { id: string; name: string; tag: string; site: string; cutMs: number; untilMs: number };
-  /** `ruleFiles` (and a rule's `file`) only when the rules config names rule files. */
-  agent: { label: string; rules: RunRule[]; config: unknown; source: unknown; ruleFiles?: RuleFile[] };
+  /**
+   * `ruleFiles` (and a rule's `file`) only when rules from files ran: the live site's (listed
+   * again in `liveRuleFiles`, by path and SHA-256) first, then the rules config's own. `base` only
+   * when the fixture holds live rule files: what the rules started from (`default` runs "live").
+   * A run.json written before either reads as before (no live rule files, or `default`'s in `ruleFiles`).
+   */
+  agent: { label: string; rules: RunRule[]; config: unknown; source: unknown; ruleFiles?: RuleFile[]; base?: AgentBase; liveRuleFiles?: { path: string; sha256: string }[] };
   clock: { tickMs: number; agentIntervalMs: number; firstAgentRunMs: number | null };
   counts: {
     events: number;
@@ -182,22 +191,34 @@ export function defaultScratchParent(): string {
 
 /**
  * What run.json records of the agent. A rule from a rule file carries the file's path and SHA-256,
- * so the diff names a rule from a file as such and an edited file as a change; the keys are left
- * out without rule files, so a run without them reads as before.
+ * so the diff names a rule from a file as such and an edited file as a change; `liveRuleFiles`
+ * says which of the files were the live site's (the rest are the rules config's own), and `base`
+ * what a fixture with live rule files had its rules start from (`liveFiles`: it holds some). The
+ * keys are left out without rule files, so a run without them reads as before.
  */
-function runAgent(spec: AgentSpec, config: unknown): RunManifest['agent'] {
+function runAgent(spec: AgentSpec, config: unknown, liveFiles: boolean): RunManifest['agent'] {
   const rules: RunRule[] = ruleOrigins(spec.rules, spec.ruleFiles);
-  return { label: spec.label, rules, config, source: spec.source, ...(spec.ruleFiles.length > 0 ? { ruleFiles: spec.ruleFiles.map((f) => ({ ...f, rules: [...f.rules] })) } : {}) };
+  const live = spec.liveRuleFiles ?? [];
+  return {
+    label: spec.label,
+    rules,
+    config,
+    source: spec.source,
+    ...(spec.ruleFiles.length > 0 ? { ruleFiles: spec.ruleFiles.map((f) => ({ ...f, rules: [...f.rules] })) } : {}),
+    ...(liveFiles ? { base: spec.base } : {}),
+    ...(live.length > 0 ? { liveRuleFiles: live.map((f) => ({ path: f.path, sha256: f.sha256 })) } : {}),
+  };
 }
 
 /**
- * `--agent default` of a fixture whose site ran rule files of its own (`liveAgent.ruleFiles`):
- * the rules the live agent ran, those files' rules in force (core/agents `rulesInForce`, as the
- * site composed them), loaded from the copies the fixture holds, not from the site's paths. So a
- * fixture replays at HQ as on the site, and two replays of it are byte-identical. run.json names
- * each file by its path on the site and its SHA-256 (the fixture's checksums and the check below hold them equal).
+ * The rule files of a fixture whose site ran rule files of its own (`liveAgent.ruleFiles`), for
+ * `--agent default` and a rules config on base "live" (agent-spec.ts `withLiveRules` composes the
+ * rules the live agent ran from them: core/agents `rulesInForce`, as the site composed them),
+ * loaded from the copies the fixture holds, not from the site's paths. So a fixture replays at HQ
+ * as on the site, and two replays of it are byte-identical. run.json names each file by its path
+ * on the site and its SHA-256 (the fixture's checksums and the check below hold them equal).
  */
-async function liveAgentSpec(dir: string, live: readonly LiveRuleFile[]): Promise<AgentSpec> {
+async function liveRuleFiles(dir: string, live: readonly LiveRuleFile[]): Promise<LoadedRuleFiles> {
   let loaded: LoadedRuleFiles;
   try {
     loaded = await loadRuleFiles(live.map((f) => f.file), dir);
@@ -210,8 +231,7 @@ async function liveAgentSpec(dir: string, live: readonly LiveRuleFile[]): Promis
   // hash otherwise), so run.json's SHA-256 names the code the site ran.
   const differs = loaded.files.findIndex((f, i) => f.sha256 !== live[i]!.sha256);
   if (differs >= 0) throw new Error(`the live site's rule file ${live[differs]!.path} (the fixture's ${live[differs]!.file}): its code as loaded from the fixture hashes to ${loaded.files[differs]!.sha256}, not the ${live[differs]!.sha256} recorded at the export; the fixture is damaged`);
-  const ruleFiles = loaded.files.map((f, i) => ({ ...f, path: live[i]!.path }));
-  return { ...defaultAgentSpec(), rules: rulesInForce(loaded.rules), ruleFiles };
+  return { files: loaded.files.map((f, i) => ({ ...f, path: live[i]!.path })), rules: loaded.rules };
 }
 
 /**
@@ -262,12 +282,13 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
   const closers: (() => void)[] = [];
   try {
     o.onScratch?.(scratch);
+    // The live site's rule files run with the default agent and a rules config on base "live",
+    // only when told; the config's own files go on top of them, and its `rules` picks from that.
     const liveFiles = m.liveAgent.ruleFiles ?? [];
-    if (spec.source === 'default' && liveFiles.length > 0) {
-      if (o.runFixtureRuleFiles !== true) throw new FixtureRuleFilesRefused(liveFiles);
-      for (const f of liveFiles) o.onRuleFile?.(f);
-      spec = await liveAgentSpec(fx.dir, liveFiles);
-    }
+    const runsLive = liveFiles.length > 0 && spec.base === 'live';
+    if (runsLive && o.runFixtureRuleFiles !== true) throw new FixtureRuleFilesRefused(liveFiles, spec.source === 'default' ? undefined : spec.file ?? `the rules config ${spec.label}`);
+    if (runsLive) for (const f of liveFiles) o.onRuleFile?.(f);
+    spec = withLiveRules(spec, runsLive ? await liveRuleFiles(fx.dir, liveFiles) : undefined);
     // The state at the tag, the contracts, a journal whose positions continue the live ones.
     if (existsSync(join(fx.dir, 'warehouse'))) cpSync(join(fx.dir, 'warehouse'), join(scratch, 'warehouse'), { recursive: true });
     mkdirSync(join(scratch, 'warehouse'), { recursive: true });
@@ -478,7 +499,7 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     const manifest: RunManifest = {
       format: RUN_FORMAT,
       fixture: { id: fixtureId(fx.dir), name: m.name, tag: m.tag, site: m.site, cutMs: m.cutMs, untilMs: m.untilMs },
-      agent: runAgent(spec, agent.config),
+      agent: runAgent(spec, agent.config, liveFiles.length > 0),
       clock: { tickMs, agentIntervalMs: interval, firstAgentRunMs },
       counts: {
         events,

@@ -57,9 +57,13 @@ function importsDiffer(b?: RunRule['file'], c?: RunRule['file']): string {
   return `; imported files that differ: ${named.join(', ')}${differ.length > 10 ? `, and ${differ.length - 10} more (report.json)` : ''}`;
 }
 
-/** What the candidate changes, one item each: a rule's text, and a config key with its two values (JSON). */
+/** A side's base (run.json `agent.base`), as the report says it. */
+const baseText = (b: string | null) => (b === null ? 'not recorded' : b === 'live' ? 'live (the rules the live site ran)' : b === 'installed' ? 'installed (the installed rules only)' : b);
+
+/** What the candidate changes, one item each: its base, a rule's text, and a config key with its two values (JSON). */
 function changeItems(c: AgentChanges): { rule?: string; key?: string; from?: string; to?: string }[] {
   return [
+    ...(c.base ? [{ rule: `base: ${baseText(c.base.baseline)} → ${baseText(c.base.candidate)}` }] : []),
     ...c.rules.map((r) => ({ rule: `rule ${r.id}: ${version(r.baseline, r.baselineFile)} → ${version(r.candidate, r.candidateFile)}${importsDiffer(r.baselineFile, r.candidateFile)}` })),
     ...c.config.map((k) => ({ key: k.key, from: canonicalJson(k.baseline), to: canonicalJson(k.candidate) })),
   ];

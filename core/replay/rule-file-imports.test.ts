@@ -166,7 +166,8 @@ describe('replay diff of two runs whose rule file is the same and whose helper i
     writeFileSync(join(own, 'package.json'), '{ "type": "module" }\n');
     writeFileSync(join(own, 'pick-watch.ts'), RULE);
     writeFileSync(join(own, 'lib', 'pick.ts'), PICK);
-    writeFileSync(join(dir, 'agent.json'), JSON.stringify({ label: 'pick', ruleFiles: ['own/pick-watch.ts'] }));
+    // The fixture's live rule file (package-user.ts) is left out: this compares two config files' code.
+    writeFileSync(join(dir, 'agent.json'), JSON.stringify({ label: 'pick', base: 'installed', ruleFiles: ['own/pick-watch.ts'] }));
     const agent = join(dir, 'agent.json');
     const fx = join(dir, 'with-package'); // exported above: the same period
     const runs: string[] = [];

@@ -51,6 +51,11 @@ it("tells the module that sent it of a dead letter, once the letter is committed
     const [letter] = site.ingestor.listDeadLetters();
     expect(got[0]!.notice).toMatchObject({ kind: 'letter', module: 'inventory', stream: 'stock', seq, reason: 'contract_violation', letter: letter!.position.toString() });
     expect(got[0]!.onDisk?.status).toBe('open');
+    // /metrics counts what modules were told.
+    const metrics = site.metrics();
+    expect(metrics).toContain('tilstand_ingest_letter_notices_total{site="letters1",kind="letter"} 1');
+    expect(metrics).toContain('tilstand_ingest_letter_notices_total{site="letters1",kind="summary"} 0');
+    expect(metrics).toContain('tilstand_ingest_letters_unannounced_total{site="letters1"} 0');
   } finally {
     await inv.close();
     await site.stop();

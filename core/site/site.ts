@@ -905,6 +905,14 @@ export class Site {
     p.family('tilstand_journal_bytes_used', 'gauge', 'Live bytes in journal.db', [{ labels: { site }, value: this.ingest.journal.bytesUsed() }])
       .family('tilstand_journal_commits_total', 'counter', 'Group commits of the journal since start', [{ labels: { site }, value: js.commits }])
       .family('tilstand_journal_events_total', 'counter', 'Events journaled since start', [{ labels: { site }, value: js.events }]);
+    if (this.letterNotices) {
+      // What modules were told of their dead letters (letter-notices.ts), so a flood shows here too.
+      const n = this.letterNotices.counts();
+      p.family('tilstand_ingest_letter_notices_total', 'counter', "Notices published to modules of their own dead letters since start (kind letter: one each; summary: the rest of a module's second)", [
+        { labels: { site, kind: 'letter' }, value: n.notices },
+        { labels: { site, kind: 'summary' }, value: n.summaries },
+      ]).family('tilstand_ingest_letters_unannounced_total', 'counter', 'Dead letters told to no module since start (more modules with a notice window open than the bound)', [{ labels: { site }, value: n.unannounced }]);
+    }
     if (this.broker) {
       const m = this.broker.metrics();
       for (const [k, v] of Object.entries(m)) {

@@ -17,6 +17,7 @@
 import type Database from 'better-sqlite3';
 import { decisionLogNextId, readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
 import type { Table } from '../lsm/index.ts';
+import { setSiteMeta, siteMeta } from './site-db.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS floor_changes (
@@ -50,14 +51,14 @@ export class FloorChanges {
   /** Every change, from site.db and the log's entries after what site.db was brought up to; read once, then kept. */
   read(): FloorChangeList {
     if (this.cached) return this.cached;
-    const through = Number(this.db.prepare('SELECT value FROM site_meta WHERE key = ?').pluck().get(THROUGH) ?? 0);
+    const through = Number(siteMeta(this.db, THROUGH) ?? 0);
     // Read before the scan: the entries below it are in the snapshot the scan reads, or an older one.
     const next = decisionLogNextId(this.log);
     const found = readConfigChanges(this.log, through + 1);
     this.db.transaction(() => {
       for (const c of found) this.store(c);
       if (next !== undefined && next - 1 > through) {
-        this.db.prepare('INSERT INTO site_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(THROUGH, String(next - 1));
+        setSiteMeta(this.db, THROUGH, String(next - 1));
       }
     })();
     const rows = this.db.prepare('SELECT entry_id, at_ms, user, key, before_json, after_json FROM floor_changes ORDER BY entry_id DESC').all() as Array<{

@@ -14,6 +14,16 @@ import type { CredentialStore, Principal } from '../ingest/broker.ts';
 import { hashSecret, verifySecret, type ScryptParams } from '../inbox/secret-hash.ts';
 import { raiseDataFormat } from './data-format.ts';
 
+/** A value of site.db's `site_meta` (core/inbox users.ts makes the table), or undefined. */
+export function siteMeta(db: Database.Database, key: string): string | undefined {
+  return db.prepare('SELECT value FROM site_meta WHERE key = ?').pluck().get(key) as string | undefined;
+}
+
+/** Sets a value of site.db's `site_meta`. */
+export function setSiteMeta(db: Database.Database, key: string, value: string): void {
+  db.prepare('INSERT INTO site_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+}
+
 /** The modules a site starts with; each gets broker credentials at init. */
 export const SITE_MODULES = ['operations', 'inventory', 'commerce', 'procurement'] as const;
 /** Tilstand's own broker user (publishes commands and resync requests). */

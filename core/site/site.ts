@@ -45,7 +45,7 @@ import { SiteHttpServer } from './http-server.ts';
 import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
-import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, tilstandPrincipal } from './site-db.ts';
+import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, setSiteMeta, siteMeta, tilstandPrincipal } from './site-db.ts';
 import { checkDataFormat, programDataFormat } from './data-format.ts';
 import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
@@ -1166,12 +1166,12 @@ export class Site {
    * kept) counts as unchanged.
    */
   private agentConfigChanged(c: SiteConfig): boolean {
-    const last = this.siteDb.prepare("SELECT value FROM site_meta WHERE key = 'agent_config'").pluck().get() as string | undefined;
+    const last = siteMeta(this.siteDb, 'agent_config');
     return last !== undefined && last !== JSON.stringify(c.agent);
   }
 
   private recordAgentConfig(c: SiteConfig): void {
-    this.siteDb.prepare("INSERT INTO site_meta (key, value) VALUES ('agent_config', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(JSON.stringify(c.agent));
+    setSiteMeta(this.siteDb, 'agent_config', JSON.stringify(c.agent));
   }
 
   /** Stops everything; safe to call more than once (later calls wait for the first). */
@@ -1234,7 +1234,7 @@ export interface LoadedRuleFilesRecord {
  */
 function recordLoadedRuleFiles(db: Database.Database, loaded: LoadedRuleFiles, nowMs: number): void {
   const record: LoadedRuleFilesRecord = { startedAtMs: nowMs, files: loaded.files.map((f) => ({ path: f.path, sha256: f.sha256 })) };
-  db.prepare('INSERT INTO site_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(LOADED_RULE_FILES_KEY, JSON.stringify(record));
+  setSiteMeta(db, LOADED_RULE_FILES_KEY, JSON.stringify(record));
 }
 
 /** Config `agent` with `ruleFiles` as given (left out when undefined), last as parseSiteAgent puts it. */

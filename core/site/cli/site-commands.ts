@@ -30,7 +30,7 @@ import type { DemoModuleStats } from '../demo/module.ts';
 import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { checkSiteTablesOnDisk, openIngest } from '../open-ingest.ts';
-import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES } from '../site-db.ts';
+import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES, siteMeta } from '../site-db.ts';
 import { formatStatus, statusFromDirectory, withConfigSyncTarget, withOpenLetterGroups, type SiteStatus } from '../status.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
 import type { Rule, RuleFile } from '../../agents/index.ts';
@@ -900,7 +900,7 @@ async function noteRuleFilesSinceStart(data: string, io: CliIO): Promise<void> {
   try {
     const db = openSiteDb(join(data, 'site.db'), { readonly: true });
     try {
-      const v = db.prepare('SELECT value FROM site_meta WHERE key = ?').pluck().get(LOADED_RULE_FILES_KEY) as string | undefined;
+      const v = siteMeta(db, LOADED_RULE_FILES_KEY);
       record = v === undefined ? undefined : (JSON.parse(v) as LoadedRuleFilesRecord);
     } finally {
       db.close();

@@ -5,7 +5,7 @@
 // Electron main process (with a stand-in `electron`) starts the site, opens the window with the
 // preload and renderer found beside the sources, and quits after stopping the site on SIGINT.
 
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,6 +41,21 @@ afterEach(() => {
 beforeAll(async () => {
   expect(await buildBundles(['site', 'electron'])).toEqual([SITE_BUNDLE, ELECTRON_BUNDLE]);
 });
+
+/**
+ * A started site's output, once it printed its UI's address (or exited, or 40 s passed): `out()`
+ * and `err()` read what it wrote so far; `exited` resolves with its exit code.
+ */
+async function untilUi(c: ChildProcess): Promise<{ out: () => string; err: () => string; exited: Promise<number | null> }> {
+  let out = '';
+  let err = '';
+  c.stdout!.on('data', (d) => (out += d));
+  c.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((r) => c.once('exit', (code) => r(code)));
+  const end = Date.now() + 40_000;
+  while (!/ui:\s+http:\/\/127\.0\.0\.1:\d+\//.test(out) && c.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+  return { out: () => out, err: () => err, exited };
+}
 
 const post = (base: string, method: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}/api/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', ...headers }, body: JSON.stringify(body) });
@@ -79,16 +94,10 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
-    const end = Date.now() + 40_000;
-    while (!/ui:\s+http:\/\/127\.0\.0\.1:\d+\//.test(out) && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
-    const base = /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1];
-    expect(base, `stdout:\n${out}\nstderr:\n${err}`).toBeDefined();
-    expect(out).not.toContain('memory:  started without');
+    const { out, err, exited } = await untilUi(child);
+    const base = /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out())?.[1];
+    expect(base, `stdout:\n${out()}\nstderr:\n${err()}`).toBeDefined();
+    expect(out()).not.toContain('memory:  started without');
 
     // The UI: dist/renderer, found from core/site/site.ts's place as under tsx.
     const index = await fetch(`${base}/`);
@@ -122,9 +131,9 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
 
     child.kill('SIGINT');
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
-    expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
-    expect(out).toContain('received SIGINT');
-    expect(out).toContain('stopped cleanly');
+    expect(code, `stdout:\n${out()}\nstderr:\n${err()}`).toBe(0);
+    expect(out()).toContain('received SIGINT');
+    expect(out()).toContain('stopped cleanly');
   });
 });
 
@@ -141,14 +150,8 @@ describe('the site bundle in a tree without docs/ (as the packaged app holds it)
     const bundle = join(tree, 'dist', 'site', 'tilstand.mjs');
     const data = join(dir, 'data');
     child = spawn(process.execPath, [bundle, 'start', '--demo', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer', '--demo-step-ms', '600000'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (err += d));
-    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
-    const end = Date.now() + 40_000;
-    while (!/ui:\s+http:\/\/127\.0\.0\.1:\d+\//.test(out) && child.exitCode === null && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
-    expect(out, `stdout:\n${out}\nstderr:\n${err}`).toMatch(/ui:\s+http:\/\/127\.0\.0\.1:\d+\//);
+    const { out, err, exited } = await untilUi(child);
+    expect(out(), `stdout:\n${out()}\nstderr:\n${err()}`).toMatch(/ui:\s+http:\/\/127\.0\.0\.1:\d+\//);
     expect(readFileSync(join(data, 'rules', 'door-down.mts'), 'utf8')).toBe(readFileSync(join(ROOT, 'docs', 'examples', 'rules', 'door-down.mts'), 'utf8'));
     const status = await run(process.execPath, [bundle, 'status', '--data', data]);
     const lines = status.stdout.split('\n');
@@ -157,7 +160,7 @@ describe('the site bundle in a tree without docs/ (as the packaged app holds it)
 
     child.kill('SIGINT');
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
-    expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
+    expect(code, `stdout:\n${out()}\nstderr:\n${err()}`).toBe(0);
   });
 });
 

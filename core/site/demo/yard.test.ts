@@ -30,7 +30,7 @@ function yard(seed: number, statePath?: string): { mod: YardModule; m: Inside } 
 }
 
 describe('the demo yard module', () => {
-  it('moves its doors the same way for the same seed: trailers arrive and leave, a door is down rarely', async () => {
+  it('moves its doors the same way for the same seed: trailers arrive and leave, a door is down now and then for about a minute', async () => {
     const a = yard(7);
     const b = yard(7);
     const c = yard(8);
@@ -40,6 +40,8 @@ describe('the demo yard module', () => {
         let down = 0;
         let arrivals = 0;
         let maxDown = 0;
+        const downSince = new Map<string, number>();
+        const downFor: number[] = [];
         for (let i = 0; i < 3600; i++) {
           const before = m.exportState().nextTrailer;
           m.step();
@@ -48,9 +50,16 @@ describe('the demo yard module', () => {
           const d = doors.filter((x) => x.state === 'down').length;
           down += d;
           maxDown = Math.max(maxDown, d);
+          for (const x of doors) {
+            if (x.state === 'down' && !downSince.has(x.door_id)) downSince.set(x.door_id, i);
+            if (x.state !== 'down' && downSince.has(x.door_id)) {
+              downFor.push(i - downSince.get(x.door_id)!);
+              downSince.delete(x.door_id);
+            }
+          }
           seen.push(doors.map((x) => `${x.state}:${x.trailer_id ?? '-'}`).join(','));
         }
-        return { seen, down, arrivals, maxDown, doors: m.exportState().doors };
+        return { seen, down, arrivals, maxDown, downFor: downFor.sort((x, y) => x - y), doors: m.exportState().doors };
       };
       const ta = trace(a.m);
       expect(trace(b.m).seen).toEqual(ta.seen);
@@ -63,8 +72,12 @@ describe('the demo yard module', () => {
       for (const d of ta.doors) expect(d.trailer_id !== null, JSON.stringify(d)).toBe(d.state === 'occupied');
       // Down now and then, rarely: some door was down at some step, but doors were down in under a tenth of the door-steps.
       expect(ta.down).toBeGreaterThan(0);
-      expect(ta.down / (3600 * DEMO_DOORS.length)).toBeLessThan(0.1);
-      expect(ta.maxDown).toBeLessThanOrEqual(3);
+      expect(ta.down / (3600 * DEMO_DOORS.length)).toBeLessThan(0.2);
+      expect(ta.maxDown).toBeLessThanOrEqual(4);
+      // A down door stays down for most of a minute (steps of 1 s by default), so the agent's run
+      // once a minute sees most of them and the demo's door-down rule file shows its notice.
+      expect(ta.downFor.length).toBeGreaterThan(10);
+      expect(ta.downFor[ta.downFor.length >> 1]).toBeGreaterThanOrEqual(35);
     } finally {
       await Promise.all([a.mod.stop(), b.mod.stop(), c.mod.stop()]);
     }

@@ -30,6 +30,8 @@ export const DEMO_DOORS: readonly string[] = Array.from({ length: 6 }, (_, i) =>
 const CHANGE = 0.35;
 /** Of those, the share in which a free door goes down (rare: a door is mostly free or occupied). */
 const BREAKS = 0.05;
+/** Of those, the share in which a down door picked is repaired. */
+const REPAIRS = 0.25;
 
 const STATES = new Set<unknown>(['free', 'occupied', 'down']);
 
@@ -76,8 +78,9 @@ export class YardModule extends DemoModule {
     if (!this.rng.chance(CHANGE)) return;
     const door = this.rng.pick([...this.doors.values()]);
     if (door.state === 'down') {
-      // Repaired within a few changes.
-      if (this.rng.chance(0.5)) this.set(door, 'free', null);
+      // Repaired after about a minute (at the default step): long enough that the agent's run,
+      // once a minute, sees it and the door-down rule file's notice reaches the inbox.
+      if (this.rng.chance(REPAIRS)) this.set(door, 'free', null);
     } else if (door.state === 'occupied') {
       this.set(door, 'free', null); // the trailer leaves
     } else if (this.rng.chance(BREAKS)) {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RULES, loadRuleFiles, RuleFileError, rulesInForce, stockReorder } from './index.ts';
-import { ruleFileCode, ruleOrigins } from './rule-files.ts';
+import { ruleFileCode, RuleFileModules, ruleOrigins } from './rule-files.ts';
 
 let dir: string;
 beforeAll(() => {
@@ -112,5 +112,90 @@ describe('a rule file that imports files of its own', () => {
     const code = await ruleFileCode(join(dir, 'odd', 'rules', 'uses.mjs'));
     expect(code.imports.map((i) => i.path)).toEqual(['../shared.mjs']);
     expect(code.packages).toEqual(['some-package']);
+  });
+});
+
+describe('a loader that holds its modules (a site: its start and its reloads)', () => {
+  /** How many times a module body that counts under `key` ran in this process. */
+  const runs = (key: string): number => ((globalThis as Record<string, unknown>)[key] as number | undefined) ?? 0;
+  /** A line that counts, under `key` on globalThis, each time the module it is in is evaluated. */
+  const counts = (key: string) => `(globalThis as any)['${key}'] = ((globalThis as any)['${key}'] ?? 0) + 1;\n`;
+  /** A self-contained TypeScript rule module that counts its evaluations. */
+  const counted = (key: string, id: string, version: string, description = 'x') =>
+    `${counts(key)}export default { id: '${id}', version: '${version}', description: '${description}', messages: { '${id}.note': { en: 'a note', nb: 'et notat', de: 'eine Notiz' } }, evaluate: () => [], recheck: () => ({ holds: true }), effectSeen: () => false };\n`;
+
+  it('a file whose code did not change is not imported again; an edited one is, its new rule is the one loaded, and it takes the old module\'s place', async () => {
+    const key = 'tilstand-test:held-unchanged';
+    const own = join(dir, 'held');
+    mkdirSync(own, { recursive: true });
+    writeFileSync(join(own, 'held.mts'), counted(key, 'held-rule', '1'));
+    const modules = new RuleFileModules();
+    const first = await loadRuleFiles(['held/held.mts'], dir, modules);
+    expect([runs(key), first.rules[0]!.version]).toEqual([1, '1']);
+    const again = await loadRuleFiles(['held/held.mts'], dir, modules);
+    const third = await loadRuleFiles(['held/held.mts'], dir, modules);
+    expect(runs(key)).toBe(1);
+    expect(third.rules[0]).toBe(first.rules[0]);
+    expect(third.files).toEqual(again.files);
+
+    writeFileSync(join(own, 'held.mts'), counted(key, 'held-rule', '2'));
+    const edited = await loadRuleFiles(['held/held.mts'], dir, modules);
+    expect([runs(key), edited.rules[0]!.version]).toEqual([2, '2']);
+    expect(edited.files[0]!.sha256).not.toBe(first.files[0]!.sha256);
+    await loadRuleFiles(['held/held.mts'], dir, modules);
+    expect([runs(key), modules.size]).toEqual([2, 1]);
+    // Back to the first code: the first module was let go when the edit took its place.
+    writeFileSync(join(own, 'held.mts'), counted(key, 'held-rule', '1'));
+    expect((await loadRuleFiles(['held/held.mts'], dir, modules)).rules[0]).not.toBe(first.rules[0]);
+    expect(runs(key)).toBe(3);
+    // Without a loader's modules (a replay) each load imports the file, as the fixture holds it.
+    await loadRuleFiles(['held/held.mts'], dir);
+    expect(runs(key)).toBe(4);
+  });
+
+  it('an edit of a file it imports, and of nothing else, is imported again', async () => {
+    const [key, helperKey] = ['tilstand-test:held-graph', 'tilstand-test:held-graph-helper'];
+    const own = join(dir, 'held-graph');
+    mkdirSync(join(own, 'lib'), { recursive: true });
+    const helper = (text: string) => `${counts(helperKey)}export const tag = '${text}';\n`;
+    writeFileSync(join(own, 'lib', 'tag.mts'), helper('one'));
+    writeFileSync(join(own, 'graph.mts'), `import { tag } from './lib/tag.mts';\n${counted(key, 'held-graph', '1').replace("description: 'x'", 'description: tag')}`);
+    const modules = new RuleFileModules();
+    const first = await loadRuleFiles(['held-graph/graph.mts'], dir, modules);
+    await loadRuleFiles(['held-graph/graph.mts'], dir, modules);
+    expect([runs(key), runs(helperKey), first.rules[0]!.description]).toEqual([1, 1, 'one']);
+    writeFileSync(join(own, 'lib', 'tag.mts'), helper('two'));
+    const edited = await loadRuleFiles(['held-graph/graph.mts'], dir, modules);
+    expect([runs(key), runs(helperKey), edited.rules[0]!.description]).toEqual([2, 2, 'two']);
+  });
+
+  it('a refused edit leaves the good module held: the file put back is not imported again; a file no longer named is let go', async () => {
+    const key = 'tilstand-test:held-refused';
+    const own = join(dir, 'held-refused');
+    mkdirSync(own, { recursive: true });
+    const good = counted(key, 'held-refused', '1');
+    writeFileSync(join(own, 'r.mts'), good);
+    const modules = new RuleFileModules();
+    const first = await loadRuleFiles(['held-refused/r.mts'], dir, modules);
+    expect(runs(key)).toBe(1);
+    // Code that does not compile: refused before anything runs.
+    writeFileSync(join(own, 'r.mts'), `${good}export const = ;\n`);
+    await expect(loadRuleFiles(['held-refused/r.mts'], dir, modules)).rejects.toThrow(/^rule file held-refused\/r\.mts: cannot be loaded/);
+    // Code that runs, but whose rule the checks refuse (no nb template).
+    writeFileSync(join(own, 'r.mts'), good.replace("nb: 'et notat', ", ''));
+    await expect(loadRuleFiles(['held-refused/r.mts'], dir, modules)).rejects.toThrow(/^rule file held-refused\/r\.mts: default export: rule held-refused: messages\["held-refused\.note"\]: expected a template in each of en, nb, de; none in nb$/);
+    expect(runs(key)).toBe(2);
+    writeFileSync(join(own, 'r.mts'), good);
+    const back = await loadRuleFiles(['held-refused/r.mts'], dir, modules);
+    expect(runs(key)).toBe(2);
+    expect(back.rules[0]).toBe(first.rules[0]);
+
+    // A .mjs file (Node's import) is held the same way; the .mts file, no longer named, is let go.
+    writeFileSync(join(own, 'plain.mjs'), rule('held-plain', '1'));
+    const plain = await loadRuleFiles(['held-refused/plain.mjs'], dir, modules);
+    expect(modules.size).toBe(1);
+    expect((await loadRuleFiles(['held-refused/plain.mjs'], dir, modules)).rules[0]).toBe(plain.rules[0]);
+    writeFileSync(join(own, 'plain.mjs'), rule('held-plain', '2'));
+    expect((await loadRuleFiles(['held-refused/plain.mjs'], dir, modules)).rules[0]!.version).toBe('2');
   });
 });

@@ -15,6 +15,8 @@
 // proposal, call them the same. What ran is named by a SHA-256 over the file and every local file
 // it imports (`ruleFileCode`: its module graph as esbuild bundles it, type-only imports erased), so
 // an edited helper is a change of the rule file's code too, and an export can copy the helpers.
+// A site holds the modules it imported (`RuleFileModules`), so a reload imports again only a file
+// whose SHA-256 changed.
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -74,13 +76,51 @@ const RULE_FILE = /\.(ts|mts|js|mjs)$/;
 const RULE_SHAPE = 'a Rule (id, version, description, messages, evaluate, recheck, effectSeen; core/agents rule.ts)';
 
 /**
- * Loads and checks rule files (`paths` relative to `dir`, or absolute), in order. A refusal is a
- * RuleFileError naming the file and what was expected.
+ * The modules one loader imported (a running site's: it loads its rule files at start and at each
+ * reload), one per rule file path, under the SHA-256 of the code imported (`ruleFileHash`). A
+ * reload that finds a file's code unchanged takes its module from here instead of importing it
+ * again: tsImport loads the whole graph anew at each call, and Node keeps every module it ever
+ * imported, so each reload of an unchanged file grew the site and took the time of a compile.
+ * Held per loader, not per process: a replay loads without one and imports what its fixture holds.
  */
-export async function loadRuleFiles(paths: readonly string[], dir: string): Promise<LoadedRuleFiles> {
+export class RuleFileModules {
+  private readonly held = new Map<string, { sha256: string; module: { default?: unknown } }>();
+
+  /** The module of the rule file at `abs` if the one held is of the code `sha256` names. */
+  get(abs: string, sha256: string): { default?: unknown } | undefined {
+    const h = this.held.get(abs);
+    return h?.sha256 === sha256 ? h.module : undefined;
+  }
+
+  /** Holds `module` as the rule file at `abs`, of the code `sha256` names, in place of the one held before. */
+  set(abs: string, sha256: string, module: { default?: unknown }): void {
+    this.held.set(abs, { sha256, module });
+  }
+
+  /** Lets go of the modules of the files not in `abs` (no longer named). */
+  keepOnly(abs: readonly string[]): void {
+    for (const k of [...this.held.keys()]) if (!abs.includes(k)) this.held.delete(k);
+  }
+
+  /** How many modules are held (tests). */
+  get size(): number {
+    return this.held.size;
+  }
+}
+
+/**
+ * Loads and checks rule files (`paths` relative to `dir`, or absolute), in order. A refusal is a
+ * RuleFileError naming the file and what was expected. With `modules`, a file whose code (its
+ * SHA-256, with its imports) is the one held there is not imported again: its module is checked
+ * as if new; a file imported anew takes the place of its former module there once it passes these
+ * checks (a refused edit leaves the good module held), and after a load that took every file, the
+ * modules of files no longer named are let go.
+ */
+export async function loadRuleFiles(paths: readonly string[], dir: string, modules?: RuleFileModules): Promise<LoadedRuleFiles> {
   const files: RuleFile[] = [];
   const rules: Rule[] = [];
   const fileOf = new Map<string, string>();
+  const loadedAbs: string[] = [];
   for (const [index, path] of paths.entries()) {
     const refuse = (problem: string) => new RuleFileError(index, path, problem);
     if (!RULE_FILE.test(path)) throw refuse('expected a .ts, .mts, .js or .mjs file');
@@ -90,16 +130,23 @@ export async function loadRuleFiles(paths: readonly string[], dir: string): Prom
     });
     const hash = code.sha256;
     if (path.endsWith('.ts') && !inModuleScope(abs)) throw refuse('a .ts file is loaded only under a package.json with "type": "module" (elsewhere Node takes it as CommonJS, and its default export is not the rule); name it .mts, or give it such a package.json');
+    // The module of this very code, when the loader holds it (a site's reload of an unchanged file).
+    const held = modules?.get(abs, hash);
     let mod: { default?: unknown };
-    try {
-      // The hash in the URL: the code imported is the code hashed, also when the file was changed
-      // since this process imported it (a module is imported once per URL). A file with imports of
-      // its own goes through tsImport whatever its kind: each call loads the whole graph anew
-      // (tsx's namespace per call), where import() would keep a helper as first imported.
-      const url = `${pathToFileURL(abs).href}?sha256=${hash}`;
-      mod = (/\.m?ts$/.test(path) || code.imports.length > 0 ? await importTypeScript(url) : await import(url)) as { default?: unknown };
-    } catch (e) {
-      throw refuse(`cannot be loaded (${(e as Error).message.split('\n')[0]})`);
+    if (held !== undefined) {
+      mod = held;
+    } else {
+      try {
+        // The hash in the URL: the code imported is the code hashed, also when the file was changed
+        // since this process imported it (a module is imported once per URL, so a .js or .mjs file
+        // of an unchanged hash is the module Node already holds). A file with imports of its own
+        // goes through tsImport whatever its kind: each call loads the whole graph anew (tsx's
+        // namespace per call), where import() would keep a helper as first imported.
+        const url = `${pathToFileURL(abs).href}?sha256=${hash}`;
+        mod = (/\.m?ts$/.test(path) || code.imports.length > 0 ? await importTypeScript(url) : await import(url)) as { default?: unknown };
+      } catch (e) {
+        throw refuse(`cannot be loaded (${(e as Error).message.split('\n')[0]})`);
+      }
     }
     const exported = mod.default;
     if (exported === undefined) throw refuse(`expected a default export that is ${RULE_SHAPE} or an array of them; it has none`);
@@ -128,8 +175,11 @@ export async function loadRuleFiles(paths: readonly string[], dir: string): Prom
       ids.push(r.id);
       rules.push(r);
     }
+    if (held === undefined) modules?.set(abs, hash, mod);
+    loadedAbs.push(abs);
     files.push({ path, sha256: hash, rules: ids, ...(code.imports.length > 0 ? { imports: code.imports.map(({ path: p, sha256 }) => ({ path: p, sha256 })) } : {}), ...(code.packages.length > 0 ? { packages: code.packages } : {}) });
   }
+  modules?.keepOnly(loadedAbs);
   return { files, rules };
 }
 

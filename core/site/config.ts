@@ -26,7 +26,7 @@ import { targetProblem } from '../sync/targets/open.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
 import { localFileIO } from '../lsm/index.ts';
 import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, loadRuleFiles, RuleFileError, siteTablesRead, type AgentConfig, type AgentConfigInput, type LoadedRuleFiles } from '../agents/index.ts';
-import { outsideImportProblem } from '../agents/rule-files.ts';
+import { outsideImportProblem, type RuleFileModules } from '../agents/rule-files.ts';
 
 export type { TableBudget } from '../ingest/freshness.ts';
 
@@ -563,14 +563,15 @@ export function agentTunables(a: SiteAgentConfig): Omit<SiteAgentConfig, 'ruleFi
  * file whose rule reads a table the site does not define (`Rule.reads`: the site's own tables,
  * `siteTableDefinitions`; the Agent would refuse it at start) and a file that imports one outside
  * its own folder (which could not travel with it into a replay fixture). None: no files, the
- * installed rules.
+ * installed rules. `modules`: the running site's (its start and its reloads), so a file whose code
+ * did not change is not imported again (core/agents RuleFileModules).
  */
-export async function loadSiteRuleFiles(c: Pick<SiteConfig, 'agent' | 'tables'>, data: string): Promise<LoadedRuleFiles> {
+export async function loadSiteRuleFiles(c: Pick<SiteConfig, 'agent' | 'tables'>, data: string, modules?: RuleFileModules): Promise<LoadedRuleFiles> {
   const paths = c.agent.ruleFiles ?? [];
   if (paths.length === 0) return { files: [], rules: [] };
   let loaded: LoadedRuleFiles;
   try {
-    loaded = await loadRuleFiles(paths, resolve(data));
+    loaded = await loadRuleFiles(paths, resolve(data), modules);
   } catch (e) {
     if (e instanceof RuleFileError) throw new ConfigError(`agent.ruleFiles[${e.index}]`, e.message);
     throw e;

@@ -58,6 +58,7 @@ import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
 import { agentControlHandlers } from './cli/agent-cli.ts';
 import { ruleOrigins, rulesInForce, type LoadedRuleFiles, type RunResult } from '../agents/index.ts';
+import { RuleFileModules } from '../agents/rule-files.ts';
 import type { AgentRuleView } from './api.ts';
 import { SiteService } from './service.ts';
 import { UiServer } from './ui-server.ts';
@@ -245,6 +246,8 @@ export class Site {
   private decisionParts: Decisions | undefined;
   /** The site's rule files as loaded at start (config `agent.ruleFiles`): their rules run until the next start. */
   private readonly ruleFiles: LoadedRuleFiles;
+  /** The rule files' modules as imported at start and at reloads: a reload imports only a file whose code changed. */
+  private readonly ruleModules: RuleFileModules;
   /**
    * The decision log's `config_changed` entries (configChanges, lastFloorSetting), kept in site.db
    * too and read on first use (floor-changes.ts: the log holds every decision ever made), then kept
@@ -283,11 +286,12 @@ export class Site {
   /** Resolves once the site has stopped (by stop() or the control socket's `stop`). */
   readonly stopped: Promise<void> = new Promise((r) => (this.resolveStopped = r));
 
-  private constructor(data: string, config: SiteConfig, log: LogSink, ruleFiles: LoadedRuleFiles) {
+  private constructor(data: string, config: SiteConfig, log: LogSink, ruleFiles: LoadedRuleFiles, ruleModules: RuleFileModules) {
     this.data = data;
     this.current = config;
     this.log = log;
     this.ruleFiles = ruleFiles;
+    this.ruleModules = ruleModules;
     const p = dataPaths(data, config.site);
     this.siteDb = openSiteDb(p.siteDb);
     try {
@@ -328,13 +332,14 @@ export class Site {
     mkdirSync(p.logs, { recursive: true });
     const log = siteLogger(p.logs, sink);
     let ruleFiles: LoadedRuleFiles;
+    const ruleModules = new RuleFileModules();
     try {
       // Before anything opens or listens: a refused config used to start the broker and the
       // write-back first, whose errors as they closed came before the reason.
       checkStartRules(config);
       // The site's rule files (config agent.ruleFiles), loaded and checked as config check does:
       // a refused one is a bad config, said before anything opens, naming agent.ruleFiles[<i>].
-      ruleFiles = await loadSiteRuleFiles(config, data);
+      ruleFiles = await loadSiteRuleFiles(config, data, ruleModules);
     } catch (e) {
       log(`site ${config.site} did not start: ${(e as Error).message}`);
       reportedStartFailures.add(e as Error);
@@ -342,7 +347,7 @@ export class Site {
     }
     let site: Site;
     try {
-      site = new Site(data, config, log, ruleFiles);
+      site = new Site(data, config, log, ruleFiles, ruleModules);
     } catch (e) {
       // Opening site.db or the ingest half failed (a damaged journal.db, the tables' writer locks
       // held by a command): the log says why as its last line, as for a failure later in the start.
@@ -1100,8 +1105,9 @@ export class Site {
       checkStartRules(next);
       // So is a rule file, edited or newly named: the running rules stay the ones loaded at start,
       // and a file that no longer loads would keep the next start (a reboot at night) from starting.
-      // Imported at its hash (loadRuleFiles), so the check reads the file as it is now.
-      const files = await loadSiteRuleFiles(next, this.data);
+      // Imported at its hash (loadRuleFiles), so the check reads the file as it is now; a file
+      // whose code did not change is checked on the module held since it was imported.
+      const files = await loadSiteRuleFiles(next, this.data, this.ruleModules);
       return this.applyConfig(next, files);
     } catch (e) {
       // Said where a reload's success is said: SIGHUP (`systemctl reload`) tells its caller nothing.

@@ -14,7 +14,7 @@
 
 import { deserializeBinaryRow } from './binary-row.ts';
 import { localWallClockMillis } from './data-file.ts';
-import { invalidArgument } from './errors.ts';
+import { invalidArgument, notSupported } from './errors.ts';
 import { ADD } from './manifest.ts';
 import { parseDuration } from './options.ts';
 import { partitionValueText } from './partition-path.ts';
@@ -85,6 +85,93 @@ export function partitionExpireConfig(raw: Readonly<Record<string, string>>, par
   const extractor = new PartitionTimeExtractor(raw['partition.timestamp-pattern'], raw['partition.timestamp-formatter']);
   if (expirationMs === undefined || !partitioned) return undefined;
   return { expirationMs, checkIntervalMs, strategy: strategyText, maxNum, batchSize, extractor };
+}
+
+/**
+ * The arguments of an expiration on demand (Java's `expire_partitions` procedure): each given one
+ * stands in for its option for that call only; nothing is written into the schema.
+ */
+export interface PartitionExpireArguments {
+  /** For `partition.expiration-time` (a duration as the option takes it: '2 d', '12 h'). */
+  expirationTime?: string;
+  /** For `partition.expiration-strategy`: 'values-time' or 'update-time'. */
+  strategy?: string;
+  /** For `partition.timestamp-formatter`. */
+  timestampFormatter?: string;
+  /** For `partition.timestamp-pattern`. */
+  timestampPattern?: string;
+  /** For `partition.expiration-max-num`: partitions dropped at most. */
+  maxExpires?: number;
+}
+
+/** How errors name each argument (the API's names by default; the CLI gives its flags). */
+export type PartitionExpireArgumentNames = Readonly<Record<keyof PartitionExpireArguments, string>>;
+
+export const PARTITION_EXPIRE_ARGUMENT_NAMES: PartitionExpireArgumentNames = {
+  expirationTime: "argument 'expirationTime'",
+  strategy: "argument 'strategy'",
+  timestampFormatter: "argument 'timestampFormatter'",
+  timestampPattern: "argument 'timestampPattern'",
+  maxExpires: "argument 'maxExpires'",
+};
+
+/**
+ * The configuration of an expiration on demand of table `name` (options `raw`): the table's
+ * partition-expiration options with `args` in place of theirs, and no check interval (Java's
+ * procedure sets it to 0: ProcedureUtils.fillInPartitionOptions). Each argument is checked as its
+ * option is, the error naming the argument; the table's own options as at commit, naming the
+ * option. InvalidArgument for an unpartitioned table, and when neither the table nor `args` gives
+ * an expiration time (Java's "Both the partition expiration time and partition field can not be
+ * null"); NotSupported for a formatter whose pattern letters this store does not parse, when
+ * values-time uses it (the writer's refusal, write-options.ts, for the table's own).
+ */
+export function partitionExpireNowConfig(
+  name: string,
+  raw: Readonly<Record<string, string>>,
+  partitionKeys: readonly string[],
+  args: PartitionExpireArguments,
+  names: PartitionExpireArgumentNames = PARTITION_EXPIRE_ARGUMENT_NAMES,
+): PartitionExpireConfig {
+  const merged: Record<string, string> = { ...raw, 'partition.expiration-check-interval': '0' };
+  const text = (key: keyof PartitionExpireArguments, v: unknown): string => {
+    if (typeof v !== 'string' || v.trim() === '') throw invalidArgument(`${names[key]}: expected a non-empty string, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  if (args.expirationTime !== undefined) {
+    const t = text('expirationTime', args.expirationTime);
+    try {
+      parseDuration(t, 'partition.expiration-time');
+    } catch {
+      throw invalidArgument(`${names.expirationTime}: expected a duration such as '2 d', '12 h' or '30 min', got '${t}'`);
+    }
+    merged['partition.expiration-time'] = t;
+  }
+  if (args.strategy !== undefined) {
+    const t = text('strategy', args.strategy);
+    if (t !== 'values-time' && t !== 'update-time') throw invalidArgument(`${names.strategy}: expected 'values-time' or 'update-time', got '${t}'`);
+    merged['partition.expiration-strategy'] = t;
+  }
+  if (args.maxExpires !== undefined) {
+    const n = args.maxExpires;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_INT) throw invalidArgument(`${names.maxExpires}: expected an integer in 0..${MAX_INT}, got ${String(n)}`);
+    merged['partition.expiration-max-num'] = String(n);
+  }
+  if (args.timestampFormatter !== undefined) merged['partition.timestamp-formatter'] = text('timestampFormatter', args.timestampFormatter);
+  if (args.timestampPattern !== undefined) merged['partition.timestamp-pattern'] = text('timestampPattern', args.timestampPattern);
+  if (partitionKeys.length === 0) throw invalidArgument(`table ${name} has no partition keys: there are no partitions to expire`);
+  if (merged['partition.expiration-time'] === undefined) {
+    throw invalidArgument(`table ${name} has no option 'partition.expiration-time' and no ${names.expirationTime} was given: nothing says when a partition is expired`);
+  }
+  const config = partitionExpireConfig(merged, true)!;
+  const formatter = merged['partition.timestamp-formatter'];
+  if (config.strategy === 'values-time' && formatter !== undefined) {
+    const c = compileFormatter(formatter);
+    if (typeof c === 'string') {
+      const what = args.timestampFormatter !== undefined ? names.timestampFormatter : "option 'partition.timestamp-formatter'";
+      throw notSupported(`${what}: '${formatter}' is not parsed here: ${c}`);
+    }
+  }
+  return config;
 }
 
 /**

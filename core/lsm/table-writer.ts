@@ -24,7 +24,7 @@ import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/un
 import { lookupPolicy, olderRecords } from './compaction/lookup-levels.ts';
 import { foldsLowestLevelOnly, forceLookup } from './merge/lookup-rule.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
-import { corruption, invalidArgument, LsmError } from './errors.ts';
+import { corruption, invalidArgument, LsmError, notSupported } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import { bucketNumLevels, checkBucketLevels, highestNonEmptyLevel, type LevelSortedRun } from './levels.ts';
@@ -51,6 +51,8 @@ import {
   batchesOf,
   partitionExpireConfig,
   PartitionExpireClock,
+  partitionExpireNowConfig,
+  type PartitionExpireArguments,
   partitionsOf,
   selectExpired,
   strictPartitionCheck,
@@ -101,6 +103,23 @@ export interface PartitionExpireResult {
   /** The dropped partitions as their directories (`dt=2026-12-01`), in the order dropped. */
   dropped: string[];
   /** Partitions kept because no time could be told from them, with why (each also told to `onWarning`). */
+  skipped: PartitionSkip[];
+}
+
+/** What an expiration on demand may be given (`TableWriter.expirePartitionsNow`, `Table.expirePartitions`). */
+export interface ExpirePartitionsOptions extends PartitionExpireArguments {
+  /** Select and report, write nothing. */
+  dryRun?: boolean;
+}
+
+/** What an expiration on demand did (or, with `dryRun`, would do). */
+export interface ExpirePartitionsResult {
+  dryRun: boolean;
+  /** The expired partitions as their directories (`dt=2026-12-01`), in the order dropped (or that they would be). */
+  partitions: string[];
+  /** The OVERWRITE snapshots written, one per batch (`partition.expiration-batch-size`); [] with `dryRun` or when none expired. */
+  snapshotIds: number[];
+  /** Partitions kept because no time could be told from them, with why. */
   skipped: PartitionSkip[];
 }
 
@@ -1104,11 +1123,7 @@ export class TableWriter {
    */
   rollbackTo(to: SnapshotRef, o: { keepHistory?: boolean } = {}): RollbackResult {
     this.check();
-    for (const s of this.buckets.values()) {
-      if (!s.buffer.isEmpty || s.pending.length > 0) throw invalidArgument(`the writer of ${this.table.name} has uncommitted rows; commit them (or close the writer) before a rollback`);
-    }
-    // `input` rows the buffer folded to nothing are still uncommitted changes (their changelog).
-    if (this.changelog.hasUncommitted) throw invalidArgument(`the writer of ${this.table.name} has uncommitted rows; commit them (or close the writer) before a rollback`);
+    this.refuseUncommitted('a rollback');
     this.abandonRound(); // planned against the state the rollback replaces
     let result: RollbackResult;
     if (o.keepHistory) {
@@ -1131,6 +1146,14 @@ export class TableWriter {
     return result;
   }
 
+  /** InvalidArgument when the writer holds rows not committed yet: `what` re-reads its state and would lose them. */
+  private refuseUncommitted(what: string): void {
+    const message = `the writer of ${this.table.name} has uncommitted rows; commit them (or close the writer) before ${what}`;
+    for (const s of this.buckets.values()) if (!s.buffer.isEmpty || s.pending.length > 0) throw invalidArgument(message);
+    // `input` rows the buffer folded to nothing are still uncommitted changes (their changelog).
+    if (this.changelog.hasUncommitted) throw invalidArgument(message);
+  }
+
   /**
    * Partition expiration at commit (partition-expire.ts, after Java's NormalPartitionExpire): once
    * the check interval has passed, the partitions of the latest snapshot whose time is older than
@@ -1142,23 +1165,71 @@ export class TableWriter {
   protected expirePartitions(): PartitionExpireResult | undefined {
     const pe = this.partitionExpire;
     if (!pe) return undefined;
-    const table = this.table;
-    const now = table.clock();
+    const now = this.table.clock();
     if (!pe.clock.due(now)) return undefined;
-    const result: PartitionExpireResult = { snapshotIds: [], dropped: [], skipped: [] };
-    const latest = table.latestSnapshot();
-    if (latest) {
-      const { expired, skipped } = selectExpired(table, pe.config, partitionsOf(table, latest), now);
-      for (const s of skipped) {
-        result.skipped.push(s);
-        this.onWarning(`table ${table.name}: partition '${s.partition}' is not expired: ${s.reason}`);
-      }
-      for (const batch of batchesOf(expired, pe.config.batchSize)) {
-        result.snapshotIds.push(this.dropPartitions(new Set(batch.map((p) => p.hex))));
-        for (const p of batch) result.dropped.push(table.partitionPathOf(p.bytes));
-      }
-    }
+    const result = this.dropExpired(pe.config, now, false, (s) => this.onWarning(`table ${this.table.name}: partition '${s.partition}' is not expired: ${s.reason}`));
     pe.clock.checked(now);
+    return { snapshotIds: result.snapshotIds, dropped: result.partitions, skipped: result.skipped };
+  }
+
+  /**
+   * Drops now, whatever the check interval, the partitions the table's partition-expiration
+   * options say are expired — with `o`'s arguments in place of those options for this call only
+   * (Java's `expire_partitions` procedure; partition-expire.ts `partitionExpireNowConfig` checks
+   * them, naming the argument). One OVERWRITE snapshot per batch, as at commit; snapshots are not
+   * expired here, so older snapshots and tags still read the dropped rows. With `dryRun` it only
+   * says which partitions it would drop. Skipped partitions are in the result, not told to
+   * `onWarning`. The writer must have nothing uncommitted (a drop re-reads its state). Not on an
+   * append table's writer, which keeps state of its own this cannot re-read: use
+   * `Table.expirePartitions`, which opens a writer for the call.
+   */
+  expirePartitionsNow(o: ExpirePartitionsOptions = {}): ExpirePartitionsResult {
+    this.check();
+    if (!this.table.schema.isPrimaryKeyTable) {
+      throw notSupported(`expiring partitions through an open writer of append table ${this.table.name}; use Table.expirePartitions, which takes the writer for the call`);
+    }
+    return this.expireNow(o);
+  }
+
+  /**
+   * `Table.expirePartitions`: a writer of `table` for this call only (an append writer's own state
+   * goes with it, so it need not be re-read after the drop), released on every path.
+   */
+  static expirePartitionsOnce(table: Table, o: ExpirePartitionsOptions, writerOptions: WriterOptions): ExpirePartitionsResult {
+    const w = table.newWriter(writerOptions);
+    try {
+      return w.expireNow(o);
+    } finally {
+      w.close();
+    }
+  }
+
+  private expireNow(o: ExpirePartitionsOptions): ExpirePartitionsResult {
+    const table = this.table;
+    const config = partitionExpireNowConfig(table.name, table.schema.options.raw, table.schema.partitionKeys, o);
+    if (!o.dryRun) this.refuseUncommitted('expiring partitions');
+    return this.dropExpired(config, table.clock(), o.dryRun === true);
+  }
+
+  /**
+   * Selects the partitions of the latest snapshot expired at `now` by `config` and, unless
+   * `dryRun`, drops them batch by batch; each partition kept for want of a time is told to
+   * `onSkipped` first.
+   */
+  private dropExpired(config: PartitionExpireConfig, now: number, dryRun: boolean, onSkipped?: (s: PartitionSkip) => void): ExpirePartitionsResult {
+    const table = this.table;
+    const result: ExpirePartitionsResult = { dryRun, partitions: [], snapshotIds: [], skipped: [] };
+    const latest = table.latestSnapshot();
+    if (!latest) return result;
+    const { expired, skipped } = selectExpired(table, config, partitionsOf(table, latest), now);
+    for (const s of skipped) {
+      result.skipped.push(s);
+      onSkipped?.(s);
+    }
+    for (const batch of batchesOf(expired, config.batchSize)) {
+      if (!dryRun) result.snapshotIds.push(this.dropPartitions(new Set(batch.map((p) => p.hex))));
+      for (const p of batch) result.partitions.push(table.partitionPathOf(p.bytes));
+    }
     if (result.snapshotIds.length > 0) {
       // What the writer holds of the dropped partitions is gone: a planned compaction (its inputs),
       // bucket states and committed files are read again from the new latest snapshot.

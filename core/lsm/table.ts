@@ -30,7 +30,7 @@ import { localPathOf, TablePaths } from './table-paths.ts';
 import { TableReader, type ScanColumns } from './table-read.ts';
 import { TagManager, type TagInfo } from './tags.ts';
 import { typeToString } from './types.ts';
-import { TableWriter, type WriterOptions } from './table-writer.ts';
+import { TableWriter, type ExpirePartitionsOptions, type ExpirePartitionsResult, type WriterOptions } from './table-writer.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { ChangeFollower, readChanges, type Change, type ChangesOptions, type FollowOptions, type SnapshotRef } from './incremental.ts';
 
@@ -569,6 +569,16 @@ export class Table {
   newWriter(o: WriterOptions = {}): TableWriter {
     // Append tables (no primary key) get an AppendWriter, a TableWriter with an append row path.
     return this.schema.isPrimaryKeyTable ? new TableWriter(this, o) : new AppendWriter(this, o);
+  }
+
+  /**
+   * Expires partitions now (Java's `expire_partitions` procedure): takes the table's writer for
+   * the call (Conflict while another holds it), drops what `TableWriter.expirePartitionsNow` says
+   * — the table's partition-expiration options, with `o`'s arguments in their place for this
+   * call only — and releases the writer. Works on append tables too.
+   */
+  expirePartitions(o: ExpirePartitionsOptions = {}, writer: WriterOptions = {}): ExpirePartitionsResult {
+    return TableWriter.expirePartitionsOnce(this, o, writer);
   }
 
   /**

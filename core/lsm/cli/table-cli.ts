@@ -4,9 +4,9 @@
 // `tilstand: <message>`, and returns an exit code instead of exiting, so tests run it in-process.
 //
 // Contract: reading commands (scan, get, snapshots, tags, inspect, list) take no lock and pin the
-// snapshot they read; writing commands (put, compact, expire, drop) hold the table's single
-// writer for the duration of the call and release it on every path. `put` validates every input
-// line before it opens the writer, and commits once.
+// snapshot they read; writing commands (put, compact, expire, expire-partitions, drop) hold the
+// table's single writer for the duration of the call and release it on every path. `put`
+// validates every input line before it opens the writer, and commits once.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -28,6 +28,7 @@ import {
 } from '../index.ts';
 import { TablePaths, tableDir } from '../table-paths.ts';
 import type { NestedTypeJson, TypeJson } from '../types.ts';
+import { partitionExpireNowConfig, type PartitionExpireArgumentNames, type PartitionExpireArguments } from '../partition-expire.ts';
 import { WriterLock } from '../writer-lock.ts';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
 import { inspectTable, inspectLines } from './inspect.ts';
@@ -588,6 +589,23 @@ export const TABLE_COMMANDS: readonly Command[] = [
     run: expire,
   },
   {
+    name: 'expire-partitions',
+    synopsis: '<db.table> [--expiration-time <dur>] [--strategy values-time|update-time] [--timestamp-formatter <f>] [--timestamp-pattern <p>] [--max-expires <n>] [--dry-run] [--json]',
+    summary: "drop now the partitions the table's partition.* options (or these flags, for this call only) say are expired; prints them and the snapshots written",
+    flags: {
+      ...WAREHOUSE,
+      'expiration-time': { type: 'string', value: '<dur>' },
+      strategy: { type: 'string', value: 'values-time|update-time' },
+      'timestamp-formatter': { type: 'string', value: '<f>' },
+      'timestamp-pattern': { type: 'string', value: '<p>' },
+      'max-expires': { type: 'string', value: '<n>' },
+      'dry-run': { type: 'boolean' },
+      ...JSON_FLAG,
+    },
+    positionals: ['db.table'],
+    run: expirePartitions,
+  },
+  {
     name: 'inspect',
     synopsis: '<db.table> [--snapshot <id> | --tag <name> | --at <ISO time>] [--json]',
     summary: 'per partition and bucket: levels, files, key and sequence ranges, sorted runs vs the compaction trigger',
@@ -630,6 +648,48 @@ function findCommand(argv: readonly string[]): { command: Command; rest: string[
   }
   const c = TABLE_COMMANDS.find((x) => x.name === first && !x.name.includes(' '));
   return c && { command: c, rest: argv.slice(1) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// expire-partitions: Java's expire_partitions procedure.
+
+/** The flags of `expire-partitions` as its errors name them (partition-expire.ts checks the values). */
+const EXPIRE_PARTITIONS_FLAGS: PartitionExpireArgumentNames = {
+  expirationTime: "option '--expiration-time'",
+  strategy: "option '--strategy'",
+  timestampFormatter: "option '--timestamp-formatter'",
+  timestampPattern: "option '--timestamp-pattern'",
+  maxExpires: "option '--max-expires'",
+};
+
+async function expirePartitions(ctx: Context): Promise<number> {
+  const { table } = openTable(ctx);
+  const a = ctx.args;
+  const maxText = a.string('max-expires');
+  if (maxText !== undefined && !/^\s*-?\d+\s*$/.test(maxText)) throw usageError(`${EXPIRE_PARTITIONS_FLAGS.maxExpires}: expected an integer, got '${maxText}'`);
+  const args: PartitionExpireArguments = {
+    expirationTime: a.string('expiration-time'),
+    strategy: a.string('strategy'),
+    timestampFormatter: a.string('timestamp-formatter'),
+    timestampPattern: a.string('timestamp-pattern'),
+    maxExpires: maxText === undefined ? undefined : Number(maxText),
+  };
+  // Checked here first, so an error names the flag (and comes before the writer is taken); the
+  // writer checks them again against the schema it holds.
+  partitionExpireNowConfig(table.name, table.schema.options.raw, table.schema.partitionKeys, args, EXPIRE_PARTITIONS_FLAGS);
+  const dryRun = a.boolean('dry-run');
+  const r = table.expirePartitions({ ...args, dryRun }, { commitUser: 'tilstand-cli' });
+  if (a.boolean('json')) {
+    await ctx.out.line(JSON.stringify({ dryRun, partitions: r.partitions, snapshots: r.snapshotIds, skipped: r.skipped }));
+    return EXIT.ok;
+  }
+  for (const p of r.partitions) await ctx.out.line(`${dryRun ? 'would drop' : 'dropped'} ${p}`);
+  for (const k of r.skipped) await ctx.out.line(`kept ${k.partition}: ${k.reason}`);
+  const n = `${r.partitions.length} partition${r.partitions.length === 1 ? '' : 's'}`;
+  if (r.partitions.length === 0) await ctx.out.line('no expired partitions');
+  else if (dryRun) await ctx.out.line(`dry run: ${n} would be dropped, nothing written`);
+  else await ctx.out.line(`${n} dropped in snapshot${r.snapshotIds.length === 1 ? '' : 's'} ${r.snapshotIds.join(', ')}`);
+  return EXIT.ok;
 }
 
 /** The exit code an error maps to (README.md: exit codes). */

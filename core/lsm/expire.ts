@@ -33,7 +33,9 @@
 // unmarked file, as orphan cleanup does) on the first run of a Table object, after the writer
 // lock changed hands, after a failed run, and every FULL_SWEEP_EVERY-th sweep — so files no
 // snapshot ever referenced (a failed commit's, a crashed process's) still go at the next start,
-// or within that many runs. removeOrphanFiles always lists, with the same roots and keep set.
+// or within that many runs. removeOrphanFiles always lists, with the same roots and keep set, and
+// also deletes the temporary files a kill inside an atomic create or replace left (snapshot, tag,
+// schema, hint, consumer files), older than its threshold (sweepTempFiles).
 // What the caches rely on: manifest and manifest-list files are never rewritten (unique names);
 // tag files are never rewritten in place (validated by file identity, tags.ts); snapshot files
 // change only under the writer lock (the snapshot cache is dropped when the lock's token differs
@@ -46,6 +48,7 @@ import { minConsumerNextSnapshot } from './consumer.ts';
 import { localWallClockMillis } from './data-file.ts';
 import { markIndexFiles } from './dv-expire.ts';
 import { isCorruption } from './errors.ts';
+import { TEMP_NAME } from './file-io.ts';
 import { ADD, type ManifestEntry } from './manifest.ts';
 import { snapshotFromJson, type Snapshot } from './snapshot.ts';
 import type { TagInfo } from './tags.ts';
@@ -196,7 +199,51 @@ function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | 
  * expireSnapshots's — a writer's uncommitted files, which no snapshot references yet.
  */
 export function removeOrphanFiles(table: Table, olderThanMs: number, keep?: ReadonlySet<string>): string[] {
-  return withState(table, (state) => sweep(table, state, table.snapshots.listIds(), table.tags.list(), [], olderThanMs, keep, true));
+  return withState(table, (state) => {
+    const deleted = sweep(table, state, table.snapshots.listIds(), table.tags.list(), [], olderThanMs, keep, true);
+    deleted.push(...sweepTempFiles(table, olderThanMs));
+    return deleted;
+  });
+}
+
+/**
+ * Per directory where `createAtomic`/`replaceAtomic` write, the names whose temporary files
+ * (`.<name>.<uuid>.tmp`, file-io.ts TEMP_NAME) orphan removal deletes: a kill between the temp
+ * file's write and its link or rename leaves it, and nothing else ever removes it.
+ */
+const TEMP_FILE_TARGETS: readonly (readonly [dir: string, name: RegExp])[] = [
+  ['snapshot', /^(?:snapshot-\d+|EARLIEST|LATEST)$/],
+  ['tag', /^tag-./],
+  ['schema', /^schema-\d+$/],
+  ['consumer', /^consumer-./],
+];
+
+/**
+ * Deletes the temporary files of killed atomic writes older than `minAgeMs` (by modification
+ * time) in `snapshot/`, `tag/`, `schema/` and `consumer/`; only names that are exactly a
+ * temporary name of a file that directory holds. Tags and consumers are written without the
+ * writer lock (another process's tag create, a follower), so a young one may be a write under
+ * way: the age threshold is what keeps it, as for every other orphan.
+ */
+function sweepTempFiles(table: Table, minAgeMs: number): string[] {
+  const io = table.fileIO;
+  if (!io.listHidden) return []; // a FileIO that cannot show hidden files: nothing to judge
+  const now = Date.now();
+  const deleted: string[] = [];
+  for (const [sub, target] of TEMP_FILE_TARGETS) {
+    const dir = join(table.paths.root, sub);
+    for (const name of io.listHidden(dir)) {
+      const m = TEMP_NAME.exec(name);
+      if (!m || !target.test(m[1]!)) continue;
+      const path = `${dir}/${name}`;
+      // Gone since the listing (its write finished and removed it): nothing to do.
+      const mtime = io.stat ? io.stat(path)?.mtimeMs : io.exists(path) ? io.mtimeMs(path) : undefined;
+      if (mtime === undefined || (minAgeMs > 0 && now - mtime < minAgeMs)) continue;
+      io.remove(path);
+      deleted.push(path);
+    }
+  }
+  return deleted;
 }
 
 /** Root keys by snapshot object (the snapshot and tag caches hand out the same objects each run). */

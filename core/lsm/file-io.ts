@@ -38,6 +38,12 @@ export interface FileIO {
   stat?(path: string): FileStat | undefined;
   /** Names in a directory; [] when it does not exist. Hidden temporary files are left out. */
   list(dir: string): string[];
+  /**
+   * The regular files `list` leaves out (names starting with a dot: the temporary files of
+   * `createAtomic`/`replaceAtomic` among them); [] when the directory does not exist. Optional:
+   * orphan removal (expire.ts) sweeps a killed atomic write's temporary file only through it.
+   */
+  listHidden?(dir: string): string[];
   mkdirs(dir: string): void;
   writeNew(path: string, data: Uint8Array): void;
   /** false when the target already exists (nothing written). */
@@ -83,6 +89,12 @@ function writeAndSync(path: string, data: Uint8Array, flag: string): void {
 }
 
 export const tempNameFor = (path: string): string => join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
+
+/**
+ * A name `tempNameFor` gives, exactly: `.<name>.<uuid>.tmp`; group 1 is `<name>`. Java's
+ * `Path.createTempPath` names its temporary files the same way (its FileType.unwrapTempFileName).
+ */
+export const TEMP_NAME = /^\.(.+)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
 
 export class LocalFileIO implements FileIO {
   /** Directories whose entries changed since the last atomic write (see the header). */
@@ -156,6 +168,18 @@ export class LocalFileIO implements FileIO {
   list(dir: string): string[] {
     try {
       return fs.readdirSync(dir).filter((n) => !n.startsWith('.'));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw ioError('list', dir, e);
+    }
+  }
+
+  listHidden(dir: string): string[] {
+    try {
+      return fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.name.startsWith('.') && e.isFile())
+        .map((e) => e.name);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw ioError('list', dir, e);
@@ -246,13 +270,15 @@ export const localFileIO: FileIO = new LocalFileIO();
 
 /**
  * A FileIO that hands every call to another. Wrappers that watch or disturb some calls (byte
- * counters, fault injectors) extend it and override only those; `stat` is offered exactly when
- * the inner FileIO offers it.
+ * counters, fault injectors) extend it and override only those; `stat` and `listHidden` are
+ * offered exactly when the inner FileIO offers them.
  */
 export class ForwardingFileIO implements FileIO {
   readonly stat?: (path: string) => FileStat | undefined;
+  readonly listHidden?: (dir: string) => string[];
   constructor(protected readonly inner: FileIO) {
     if (inner.stat) this.stat = (path) => inner.stat!(path);
+    if (inner.listHidden) this.listHidden = (dir) => inner.listHidden!(dir);
   }
   readFile(path: string): Buffer {
     return this.inner.readFile(path);

@@ -35,7 +35,8 @@
 // snapshot ever referenced (a failed commit's, a crashed process's) still go at the next start,
 // or within that many runs. removeOrphanFiles always lists, with the same roots and keep set, and
 // also deletes the temporary files a kill inside an atomic create or replace left (snapshot, tag,
-// schema, hint, consumer files), older than its threshold (sweepTempFiles).
+// schema, hint, consumer files), older than its threshold (sweepTempFiles); a listing sweep of
+// expiration deletes those an hour old (TEMP_FILE_SWEEP_AGE_MS).
 // What the caches rely on: manifest and manifest-list files are never rewritten (unique names);
 // tag files are never rewritten in place (validated by file identity, tags.ts); snapshot files
 // change only under the writer lock (the snapshot cache is dropped when the lock's token differs
@@ -64,6 +65,8 @@ const BUCKET_DIR = /^bucket-\d+$/;
 const DATA_FILE = /^(data|changelog)-/;
 /** A sweep lists the directories at least every this many sweeps (see the header). */
 export const FULL_SWEEP_EVERY = 64;
+/** Expiration's listing sweep deletes a killed atomic write's temporary file this old (see sweep). */
+export const TEMP_FILE_SWEEP_AGE_MS = 3_600_000;
 
 const MANIFEST = 0;
 const INDEX = 1;
@@ -444,6 +447,12 @@ function sweep(
     const outside = released.filter((r) => !r.path.startsWith(inside));
     if (outside.length > 0) deleted.push(...sweepReleased(table, outside, keep));
   }
+  // A listing sweep of expiration (a Table object's first that expires something, so soon after a
+  // site's start, and every FULL_SWEEP_EVERY-th) also takes the temporary files of killed atomic
+  // writes once they are an hour old: a tag create of another process (without the writer lock)
+  // may be writing one now, but not for an hour. Without this a site, which never runs orphan
+  // removal, kept each one for good.
+  if (full && !list) deleted.push(...sweepTempFiles(table, TEMP_FILE_SWEEP_AGE_MS));
   state.sweeps++;
   // An age threshold leaves young unmarked files (released ones too): the next sweep lists again.
   if (full) state.listNext = minAgeMs > 0;

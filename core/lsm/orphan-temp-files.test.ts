@@ -52,11 +52,13 @@ describe('orphan removal and the temporary files of atomic writes', () => {
     const t = Table.create(freshDir(), TableSchema.fromSpec(SPEC, Date.now()));
     commitOne(t, 1);
     t.createTag('keep');
+    commitOne(t, 2);
+    const w = t.newWriter();
     const p = t.paths;
     const consumerDir = join(p.root, 'consumer');
     // What a kill between the temp file's write and its link or rename leaves, a day old.
     const old = [
-      plant(tempNameFor(p.snapshotFile(2)), 24 * HOUR),
+      plant(tempNameFor(p.snapshotFile(3)), 24 * HOUR),
       plant(tempNameFor(p.latestHint), 24 * HOUR),
       plant(tempNameFor(p.earliestHint), 24 * HOUR),
       plant(tempNameFor(p.tagFile('nightly')), 24 * HOUR),
@@ -76,11 +78,6 @@ describe('orphan removal and the temporary files of atomic writes', () => {
       plant(join(p.schemaDir, `.schema-x.${uuid}.tmp`), 24 * HOUR),
       plant(join(p.root, `.snapshot-2.${uuid}.tmp`), 24 * HOUR), // not in a directory the store writes them to
     ];
-    // Expiration's sweep (at commit and `expire`) leaves them all: only orphan removal judges them.
-    commitOne(t, 2);
-    const w = t.newWriter();
-    w.expire();
-    for (const f of [...old, young, ...alike]) expect(existsSync(f), f).toBe(true);
     // The real files, made a day old too: never touched.
     const real = [p.snapshotFile(t.latestSnapshot()!.id), p.latestHint, p.earliestHint, p.tagFile('keep'), p.schemaFile(0)];
     for (const f of real) {
@@ -95,6 +92,27 @@ describe('orphan removal and the temporary files of atomic writes', () => {
     for (const f of [young, ...alike, ...real]) expect(existsSync(f), f).toBe(true);
     expect(t.scanRows()).toEqual([[1, 'v1'], [2, 'v2']]);
     expect(t.scanRows({ tag: 'keep' })).toEqual([[1, 'v1']]);
+  });
+
+  it("expiration's listing sweep (a Table's first that expires something, as after a site's start) deletes those an hour old, and only those", async () => {
+    const t = Table.create(freshDir(), TableSchema.fromSpec(SPEC, Date.now()));
+    commitOne(t, 1);
+    const p = t.paths;
+    mkdirSync(p.tagDir, { recursive: true });
+    const uuid = basename(tempNameFor('x')).slice(3, -4);
+    const old = [plant(tempNameFor(p.snapshotFile(2)), 2 * HOUR), plant(tempNameFor(p.tagFile('nightly')), 2 * HOUR)];
+    const young = [plant(tempNameFor(p.snapshotFile(3)), 50 * 60_000), plant(tempNameFor(p.tagFile('now')), 0)];
+    const alike = plant(join(p.snapshotDir, `.notes.${uuid}.tmp`), 2 * HOUR);
+    // A new Table object: its first expiration that expires a snapshot lists the directories
+    // (snapshot 1 expires once snapshot 2 is older than 'snapshot.time-retained', 1 ms).
+    const again = Table.open(p.root);
+    commitOne(again, 2);
+    await new Promise((r) => setTimeout(r, 20));
+    commitOne(again, 3);
+    expect(again.snapshots.earliestId()).toBeGreaterThan(1);
+    for (const f of old) expect(existsSync(f), f).toBe(false);
+    for (const f of [...young, alike]) expect(existsSync(f), f).toBe(true);
+    expect(again.scanRows()).toEqual([[1, 'v1'], [2, 'v2'], [3, 'v3']]);
   });
 
   it('`table expire --orphans-older-than` counts them', async () => {

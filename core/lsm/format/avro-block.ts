@@ -204,7 +204,13 @@ export interface AvroHeader {
   dataStart: number;
 }
 
-/** Reads a container file's header; a missing magic, schema or a schema that is not JSON is corruption. */
+/** The codecs the Avro specification defines (those this reader decodes, and bzip2 and xz). */
+const AVRO_CODECS: ReadonlySet<string> = new Set(['null', 'deflate', 'snappy', 'bzip2', 'xz', 'zstandard']);
+
+/**
+ * Reads a container file's header; a missing magic, schema, a schema that is not JSON or a codec
+ * name the Avro specification does not define is corruption.
+ */
 export function readAvroHeader(b: Buffer, path: string, label = 'Avro'): AvroHeader {
   if (b.length < 4 || AVRO_MAGIC.some((m, i) => b[i] !== m)) throw corruption(path, 'not an Avro container file (bad magic)');
   const h = new In(b, b.length, path, label);
@@ -218,6 +224,10 @@ export function readAvroHeader(b: Buffer, path: string, label = 'Avro'): AvroHea
   const schemaBytes = meta.get('avro.schema');
   if (!schemaBytes) throw corruption(path, 'Avro header has no avro.schema');
   const codec = meta.has('avro.codec') ? meta.get('avro.codec')!.toString('utf8') : 'null';
+  // A name the Avro specification does not give is a damaged header (a flipped bit in 'deflate'),
+  // not a codec another writer chose: Corruption, where a codec of the specification this reader
+  // lacks (bzip2, xz) stays NotSupported, at its first block.
+  if (!AVRO_CODECS.has(codec)) throw corruption(path, `Avro header names codec ${JSON.stringify(codec.slice(0, 40))}, which the Avro specification does not define (expected one of ${[...AVRO_CODECS].join(', ')})`);
   let schema: unknown;
   try {
     schema = JSON.parse(schemaBytes.toString('utf8'));

@@ -161,4 +161,14 @@ describe('Avro container files (manifests): decompressed sizes are checked befor
     const file = container(schema, 'zstandard', [{ n: 1, data: zstdFrame(2 ** 31 + 1, [14]) }]);
     expectCorruption(thrownLsmError(() => readAvroContainer(file, '/meta/manifest-zstd')), '/meta/manifest-zstd', /declares 2147483649 bytes, its blocks hold at most 1/);
   });
+
+  it("a codec name the Avro specification does not define is a damaged header (Corruption); one it defines that this reader lacks is NotSupported", () => {
+    const ten = { n: 10, data: new Array(10).fill(2) };
+    // 'deflate' with one bit flipped ('d' 0x64 → 'e' 0x65).
+    expectCorruption(thrownLsmError(() => readAvroData(container(INT_SCHEMA, 'eeflate', [ten]), INT, '/data/codec.avro')), '/data/codec.avro', /names codec "eeflate", which the Avro specification does not define/);
+    const schema = { type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] };
+    expectCorruption(thrownLsmError(() => readAvroContainer(Uint8Array.from(container(schema, 'snapp\u0079\u0000', [])), '/m/manifest-2')), '/m/manifest-2', /does not define/);
+    const lacking = thrownLsmError(() => readAvroData(container(INT_SCHEMA, 'bzip2', [ten]), INT, '/data/bz.avro'));
+    expect([lacking.kind, lacking.message]).toEqual(['NotSupported', "Avro codec 'bzip2' in /data/bz.avro is not supported"]);
+  });
 });

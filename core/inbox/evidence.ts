@@ -12,7 +12,11 @@
 // For an approved or stale proposal also the state its approval was checked against (the
 // compare-and-set's re-check, `decision.snapshots.checked`): each table's snapshot, its tag
 // `checked-<proposal id>` (inbox.ts `keepChecked`), and the rows the evidence cites read again
-// there — what the rule saw when it let the command go, or found the world moved.
+// there — what the rule saw when it let the command go, or found the world moved. Those rows are
+// compared without the table's sequence columns (`sequence.field`, the partial-update sequence
+// groups' fields): a module's sequence number moves with every event it sends, also one that
+// changes nothing the rule read, and an approval that went through was shown as "changed". The
+// report says which columns differ, per row and per table, and whether a sequence number moved.
 
 import { valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
@@ -54,8 +58,17 @@ export interface EvidenceCheckedReport {
   tagRetainedUntilMs: number | null;
   /** The rows the evidence cites on this table, read at the tag (empty when it cites none or the tag is gone). */
   cited: EvidenceRow[];
-  /** Whether those rows are the ones the evidence recorded; null when the evidence cites no row of this table or the tag is gone. */
+  /**
+   * Whether those rows are the ones the evidence recorded, leaving out the sequence columns; null
+   * when the evidence cites no row of this table or the tag is gone.
+   */
   matchesEvidence: boolean | null;
+  /** The columns that differ from the record in any cited row, sequence columns left out, in the rows' column order ([] when none does). */
+  changedColumns: string[];
+  /** Per cited row (as `cited`), the columns of that row that differ (a row gone at the tag: all it had). */
+  changedCells: string[][];
+  /** Whether a sequence column differs (alone it does not make the rows changed). */
+  sequenceMoved: boolean;
   problem?: string;
 }
 
@@ -65,6 +78,39 @@ export interface EvidenceReport {
   /** For an approved or stale proposal: the state its approval was checked against, per table; else empty. */
   checked: EvidenceCheckedReport[];
   trail: DecisionLogEntry[];
+}
+
+/**
+ * A table's sequence columns: its `sequence.field` and the fields of its partial-update sequence
+ * groups (`fields.<f>.sequence-group`). They order a module's events and move with each one.
+ */
+export function sequenceColumns(schema: Pick<Table['schema'], 'options'>): string[] {
+  const o = schema.options;
+  return [...new Set([...o.sequenceFields, ...o.sequenceGroups.flatMap((g) => g.sequenceFields)])];
+}
+
+/**
+ * The cited rows read again (`read`, one per `recorded` row, in its order) against the record:
+ * per row the columns whose values differ (a column one side lacks counts as null), sequence
+ * columns apart.
+ */
+export function compareCited(recorded: readonly EvidenceRow[], read: readonly EvidenceRow[], sequence: Iterable<string>): { changedColumns: string[]; changedCells: string[][]; sequenceMoved: boolean } {
+  const seq = new Set(sequence);
+  const all = new Set<string>();
+  const changedCells: string[][] = [];
+  let sequenceMoved = false;
+  recorded.forEach((rec, i) => {
+    const now = read[i]?.values ?? {};
+    const changed: string[] = [];
+    for (const c of new Set([...Object.keys(rec.values), ...Object.keys(now)])) {
+      if (canonicalJson(rec.values[c] ?? null) === canonicalJson(now[c] ?? null)) continue;
+      if (seq.has(c)) sequenceMoved = true;
+      else changed.push(c);
+    }
+    changed.forEach((c) => all.add(c));
+    changedCells.push(changed);
+  });
+  return { changedColumns: [...all], changedCells, sequenceMoved };
 }
 
 /** Rows in the columns of `reader.schema` (a reader's at a read point), as evidence rows (JSON forms). */
@@ -135,7 +181,7 @@ export function checkedReport(catalog: Catalog, database: string, proposal: Prop
   const tag = checkedTagName(proposal.id);
   const out: EvidenceCheckedReport[] = [];
   for (const [name, snapshotId] of Object.entries(d.snapshots.checked)) {
-    const r: EvidenceCheckedReport = { table: name, snapshotId, tag, tagExists: false, tagRetainedUntilMs: null, cited: [], matchesEvidence: null };
+    const r: EvidenceCheckedReport = { table: name, snapshotId, tag, tagExists: false, tagRetainedUntilMs: null, cited: [], matchesEvidence: null, changedColumns: [], changedCells: [], sequenceMoved: false };
     out.push(r);
     if (snapshotId === null) {
       r.problem = 'the table had no snapshot when the approval was checked';
@@ -159,15 +205,18 @@ export function checkedReport(catalog: Catalog, database: string, proposal: Prop
     const recorded = proposal.evidence.filter((e) => e.table === name).flatMap((e) => e.rows);
     if (recorded.length === 0) continue;
     const reader = table.reader({ tag });
+    let sequence: string[];
     try {
       for (const rec of recorded) {
         const row = reader.get(keyInMemory(reader, rec.key));
         r.cited.push(row ? evidenceRows(reader, [row])[0]! : { key: rec.key, values: {} });
       }
+      sequence = sequenceColumns(reader.schema);
     } finally {
       reader.close();
     }
-    r.matchesEvidence = canonicalJson(r.cited) === canonicalJson(recorded);
+    Object.assign(r, compareCited(recorded, r.cited, sequence));
+    r.matchesEvidence = r.changedColumns.length === 0;
   }
   return out;
 }
@@ -216,7 +265,12 @@ export function formatEvidence(r: EvidenceReport): string[] {
     lines.push('', `  checked at ${p.status === 'stale' ? 'the approval found stale' : 'approval'} (the state the re-check read):`);
     for (const c of r.checked) {
       const kept = c.tagExists ? `, kept until ${iso(c.tagRetainedUntilMs)}` : ', gone';
-      const rows = c.matchesEvidence === null ? '' : c.matchesEvidence ? ' — cited rows as the evidence recorded' : ' — cited rows changed since the agent read them';
+      const rows =
+        c.matchesEvidence === null
+          ? ''
+          : c.matchesEvidence
+            ? ` — cited rows as the evidence recorded${c.sequenceMoved ? ' (only sequence numbers moved)' : ''}`
+            : ` — cited rows changed since the agent read them: ${c.changedColumns.join(', ')}`;
       lines.push(`  ${c.table} at snapshot ${c.snapshotId ?? '-'} (tag ${c.tag}${kept})${rows}`);
       if (c.problem) lines.push(`    note: ${c.problem}`);
       for (const row of c.cited) lines.push(`    ${JSON.stringify(row.values)}`);

@@ -460,15 +460,15 @@ describe('decide: who may', () => {
       // The evidence report shows the checked state beside the evidence: the cited rows read at the checked tag.
       const approved = evidenceReport(catalog, DB, a!.id);
       expect(approved.checked).toEqual([
-        { table: 'work_queue', snapshotId: 2, tag: `checked-${a!.id}`, tagExists: true, tagRetainedUntilMs: T0 + 5000 + 30 * DAY, cited: [{ key: { job_id: 'J-1' }, values: { job_id: 'J-1', status: 'released' } }], matchesEvidence: true },
-        { table: 'resources', snapshotId: 1, tag: `checked-${a!.id}`, tagExists: true, tagRetainedUntilMs: T0 + 5000 + 30 * DAY, cited: [{ key: { resource_id: 'M-1' }, values: { resource_id: 'M-1' } }], matchesEvidence: true },
-        { table: 'stock', snapshotId: null, tag: `checked-${a!.id}`, tagExists: false, tagRetainedUntilMs: null, cited: [], matchesEvidence: null, problem: 'the table had no snapshot when the approval was checked' },
+        { table: 'work_queue', snapshotId: 2, tag: `checked-${a!.id}`, tagExists: true, tagRetainedUntilMs: T0 + 5000 + 30 * DAY, cited: [{ key: { job_id: 'J-1' }, values: { job_id: 'J-1', status: 'released' } }], matchesEvidence: true, changedColumns: [], changedCells: [[]], sequenceMoved: false },
+        { table: 'resources', snapshotId: 1, tag: `checked-${a!.id}`, tagExists: true, tagRetainedUntilMs: T0 + 5000 + 30 * DAY, cited: [{ key: { resource_id: 'M-1' }, values: { resource_id: 'M-1' } }], matchesEvidence: true, changedColumns: [], changedCells: [[]], sequenceMoved: false },
+        { table: 'stock', snapshotId: null, tag: `checked-${a!.id}`, tagExists: false, tagRetainedUntilMs: null, cited: [], matchesEvidence: null, changedColumns: [], changedCells: [], sequenceMoved: false, problem: 'the table had no snapshot when the approval was checked' },
       ]);
       const text = formatEvidence(approved).join('\n');
       expect(text).toContain(`checked at approval (the state the re-check read):\n  work_queue at snapshot 2 (tag checked-${a!.id}, kept until ${new Date(T0 + 5000 + 30 * DAY).toISOString()}) — cited rows as the evidence recorded\n    {"job_id":"J-1","status":"released"}`);
       const stale = evidenceReport(catalog, DB, b!.id);
-      expect(stale.checked[0]).toMatchObject({ table: 'work_queue', snapshotId: 3, tagExists: true, cited: [{ values: { job_id: 'J-2', status: 'in_progress' } }], matchesEvidence: false });
-      expect(formatEvidence(stale).join('\n')).toMatch(/checked at the approval found stale[\s\S]*work_queue at snapshot 3 .* cited rows changed since the agent read them\n {4}\{"job_id":"J-2","status":"in_progress"\}/);
+      expect(stale.checked[0]).toMatchObject({ table: 'work_queue', snapshotId: 3, tagExists: true, cited: [{ values: { job_id: 'J-2', status: 'in_progress' } }], matchesEvidence: false, changedColumns: ['status'], changedCells: [['status']] });
+      expect(formatEvidence(stale).join('\n')).toMatch(/checked at the approval found stale[\s\S]*work_queue at snapshot 3 .* cited rows changed since the agent read them: status\n {4}\{"job_id":"J-2","status":"in_progress"\}/);
       expect(evidenceReport(catalog, DB, c!.id).checked).toEqual([]);
       expect(formatEvidence(evidenceReport(catalog, DB, c!.id)).join('\n')).not.toContain('checked at');
     } finally {

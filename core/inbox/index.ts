@@ -70,4 +70,4 @@ export {
 } from './inbox.ts';
 export { CONFIG_CHANGED_EVENT, DecisionLog, decisionLogNextId, readConfigChanges, readDecisionLog, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 export { WriteBack, type WriteBackOptions } from './write-back.ts';
-export { checkedReport, evidenceReport, evidenceRows, formatEvidence, type EvidenceCheckedReport, type EvidenceReport, type EvidenceTableReport } from './evidence.ts';
+export { checkedReport, compareCited, evidenceReport, evidenceRows, formatEvidence, sequenceColumns, type EvidenceCheckedReport, type EvidenceReport, type EvidenceTableReport } from './evidence.ts';

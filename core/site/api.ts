@@ -31,6 +31,13 @@ export interface EvidenceTable {
    * in the PC's time zone by it.
    */
   types: Record<string, string>;
+  /** The table's primary-key columns, from its current schema (empty when the table is gone; absent from an older site). */
+  keyColumns?: string[];
+  /**
+   * Its sequence columns (`sequence.field`, the partial-update sequence groups' fields; core/inbox
+   * evidence.ts `sequenceColumns`): numbers that order a module's events, which the UI shows last.
+   */
+  sequenceColumns?: string[];
 }
 
 /** A proposal's texts in one language (ProposalView.translations). */
@@ -96,10 +103,23 @@ export interface CheckedTable {
   tagRetainedUntilMs: number | null;
   /** The cited rows at the tag, keyed by column name, in JSON form (a row gone there: its key only); empty when none is cited or the tag is gone. */
   rows: Array<Record<string, unknown>>;
-  /** Whether those rows are the ones the agent read; null when the evidence cites no row of this table or the tag is gone. */
+  /**
+   * Whether those rows are the ones the agent read, the sequence columns left out (a module's
+   * sequence number moves with events that change nothing the rule read); null when the evidence
+   * cites no row of this table or the tag is gone.
+   */
   matchesEvidence: boolean | null;
+  /** The columns that differ in any cited row, sequence columns left out (evidence.ts `changedColumns`). Absent from an older site. */
+  changedColumns?: string[];
+  /** Per row of `rows`, the columns of that row that differ. Absent from an older site. */
+  changedCells?: string[][];
+  /** Whether a sequence column moved (alone it does not make the rows changed). Absent from an older site. */
+  sequenceMoved?: boolean;
   /** The table's column types by name, as in EvidenceTable. */
   types: Record<string, string>;
+  /** As in EvidenceTable. */
+  keyColumns?: string[];
+  sequenceColumns?: string[];
   /** Why the table could not be read there, in English (evidence.ts `problem`), for logs and a title. */
   problem?: string;
 }

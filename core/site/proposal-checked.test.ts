@@ -59,6 +59,11 @@ it('getProposal: an approved proposal carries the state its approval was checked
   expect(c.tagRetainedUntilMs).toBeGreaterThan(Date.now());
   expect(c.rows).toEqual(cited.rows);
   expect(c.types).toEqual(cited.types);
+  // Nothing differs, and the columns are named by role: the key first in the UI, the module's sequence number last.
+  expect(c).toMatchObject({ changedColumns: [], changedCells: c.rows.map(() => []) });
+  expect(cited.keyColumns).toEqual(site.catalog.getTable({ database: 'site_demo', table: cited.table }).schema.primaryKeys);
+  expect(cited.sequenceColumns).toEqual(cited.table === 'stock' ? ['inventory_seq', 'commerce_seq', 'procurement_seq'] : ['ops_seq']);
+  expect(c.sequenceColumns).toEqual(cited.sequenceColumns);
 
   expect((await api.call('decide', { id: reject.id, decision: 'reject' }, lead)).outcome).toBe('rejected');
   expect((await api.call('getProposal', { id: reject.id }, lead)).checked).toEqual([]);

@@ -24,7 +24,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
-import { checkedReport, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { checkedReport, sequenceColumns, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations, type MessageTemplates } from '../agents/index.ts';
 import {
   SiteApiError,
@@ -693,7 +693,7 @@ export class SiteService implements SiteBackend {
     if (!p) throw new SiteApiError('not_found', `proposal ${id} does not exist`, undefined, { code: 'proposal.notFound', params: { id } });
     return {
       ...proposalView(p, this.agentTemplates()),
-      evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })), types: this.columnTypes(e.table) })),
+      evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })), types: this.columnTypes(e.table), ...this.columnRoles(e.table) })),
       trail: inbox.history(id).map((e) => {
         const fields = trailFields(e.detail);
         const detail = trailDetail(e.detail, fields);
@@ -720,9 +720,19 @@ export class SiteService implements SiteBackend {
       tagRetainedUntilMs: c.tagRetainedUntilMs,
       rows: c.cited.map((r) => ({ ...r.key, ...r.values })),
       matchesEvidence: c.matchesEvidence,
+      changedColumns: c.changedColumns,
+      changedCells: c.changedCells,
+      sequenceMoved: c.sequenceMoved,
       types: this.columnTypes(c.table),
+      ...this.columnRoles(c.table),
       ...(c.problem !== undefined ? { problem: c.problem } : {}),
     }));
+  }
+
+  /** A site table's key and sequence columns (the evidence tables put them first and last); empty when it does not exist (any more). */
+  private columnRoles(name: string): { keyColumns: string[]; sequenceColumns: string[] } {
+    const t = this.tableIfExists(name);
+    return t ? { keyColumns: [...t.schema.primaryKeys], sequenceColumns: sequenceColumns(t.schema) } : { keyColumns: [], sequenceColumns: [] };
   }
 
   /** A site table's column types by name; empty when it does not exist (any more). */

@@ -4,7 +4,7 @@ import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { SyncChip } from './components/SyncChip.tsx';
 import { useApp, useT } from './context.tsx';
-import { alarmText, type MessageKey } from './i18n/messages.ts';
+import { alarmText, signedInText, type MessageKey } from './i18n/messages.ts';
 import { DeadLetters } from './screens/DeadLetters.tsx';
 import { FirstRun } from './screens/FirstRun.tsx';
 import { History } from './screens/History.tsx';
@@ -76,7 +76,7 @@ export function App() {
         <SyncChip />
         <span className="spacer" />
         <LanguagePicker />
-        <span className="muted">{t('signedInAs', { name: user.name })}</span>
+        <span className="muted">{signedInText(lang, user)}</span>
         <button onClick={() => void signOut()}>{t('signOut')}</button>
       </header>
       <nav aria-label="main">

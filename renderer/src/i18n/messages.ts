@@ -23,6 +23,7 @@ const en = {
   'signIn.submit': 'Sign in',
   'signOut': 'Sign out',
   'signedInAs': 'Signed in as {name}',
+  'signedInAsRole': 'Signed in as {name} ({role})',
   'language': 'Language',
   'inbox.empty': 'Nothing waits for a decision.',
   'inbox.waiting': '{n} waiting for a decision',
@@ -85,6 +86,9 @@ const en = {
   'detail.checkedStale': 'What the approval was checked against (found stale)',
   'detail.checkedSame': 'The rows cited are as the agent read them.',
   'detail.checkedChanged': 'The rows cited had changed since the agent read them:',
+  'detail.checkedChangedColumns': 'The rows cited had changed since the agent read them (changed: {columns}):',
+  'detail.checkedSameSequence': 'The rows cited are as the agent read them; only the modules’ sequence numbers moved.',
+  'detail.notDecider': 'Only a shift lead or an admin decides; you are signed in as {name} ({role}).',
   'detail.checkedTagGone': 'the tag is no longer kept',
   'progress.sent': 'sent',
   'progress.acknowledged': 'acknowledged by the module',
@@ -427,6 +431,7 @@ const nb: Messages = {
   'signIn.submit': 'Logg inn',
   'signOut': 'Logg ut',
   'signedInAs': 'Innlogget som {name}',
+  'signedInAsRole': 'Innlogget som {name} ({role})',
   'language': 'Språk',
   'inbox.empty': 'Ingenting venter på beslutning.',
   'inbox.waiting': '{n} venter på beslutning',
@@ -488,6 +493,9 @@ const nb: Messages = {
   'detail.checkedStale': 'Det godkjenningen ble kontrollert mot (utdatert)',
   'detail.checkedSame': 'Radene det vises til er slik agenten leste dem.',
   'detail.checkedChanged': 'Radene det vises til var endret siden agenten leste dem:',
+  'detail.checkedChangedColumns': 'Radene det vises til var endret siden agenten leste dem (endret: {columns}):',
+  'detail.checkedSameSequence': 'Radene det vises til er slik agenten leste dem; bare modulenes sekvensnumre har endret seg.',
+  'detail.notDecider': 'Bare en skiftleder eller en administrator bestemmer; du er innlogget som {name} ({role}).',
   'detail.checkedTagGone': 'merket finnes ikke lenger',
   'progress.sent': 'sendt',
   'progress.acknowledged': 'bekreftet av modulen',
@@ -808,6 +816,7 @@ const de: Messages = {
   'signIn.submit': 'Anmelden',
   'signOut': 'Abmelden',
   'signedInAs': 'Angemeldet als {name}',
+  'signedInAsRole': 'Angemeldet als {name} ({role})',
   'language': 'Sprache',
   'inbox.empty': 'Nichts wartet auf eine Entscheidung.',
   'inbox.waiting': '{n} warten auf eine Entscheidung',
@@ -869,6 +878,9 @@ const de: Messages = {
   'detail.checkedStale': 'Wogegen die Genehmigung geprüft wurde (veraltet)',
   'detail.checkedSame': 'Die angeführten Zeilen sind so, wie der Agent sie las.',
   'detail.checkedChanged': 'Die angeführten Zeilen hatten sich geändert, seit der Agent sie las:',
+  'detail.checkedChangedColumns': 'Die angeführten Zeilen hatten sich geändert, seit der Agent sie las (geändert: {columns}):',
+  'detail.checkedSameSequence': 'Die angeführten Zeilen sind so, wie der Agent sie las; nur die Sequenznummern der Module haben sich geändert.',
+  'detail.notDecider': 'Nur eine Schichtleitung oder ein Administrator entscheidet; Sie sind angemeldet als {name} ({role}).',
   'detail.checkedTagGone': 'der Tag ist nicht mehr vorhanden',
   'progress.sent': 'gesendet',
   'progress.acknowledged': 'vom Modul bestätigt',
@@ -1445,11 +1457,19 @@ const SESSION_ENDED_WHY: ReadonlySet<string> = new Set(['disabled', 'locked', 'r
 const STATUS_NAMES: ReadonlySet<string> = new Set(['open', 'deferred', 'approved', 'rejected', 'stale', 'withdrawn']);
 
 /** A role's name in `lang` (a role the UI does not know: as sent). */
-function roleName(lang: Lang, role: string): string {
+export function roleName(lang: Lang, role: string): string {
   if (!ROLE_NAMES.has(role)) return role;
   const name = translate(lang, `role.${role}` as MessageKey);
   // Inside a sentence: Norwegian writes a role in lower case, German keeps its nouns capitalised.
   return lang === 'nb' ? name.toLocaleLowerCase(LOCALES.nb) : name;
+}
+
+/** A user's roles in `lang`, comma-separated (the header's and the inbox's "signed in as … (role)"). */
+export const rolesText = (lang: Lang, roles: readonly string[]): string => roles.map((r) => roleName(lang, r)).join(', ');
+
+/** "Signed in as <name> (<roles>)": whoever is at the shared PC sees what they may do (without roles: the name alone). */
+export function signedInText(lang: Lang, user: { name: string; roles: readonly string[] }): string {
+  return user.roles.length > 0 ? translate(lang, 'signedInAsRole', { name: user.name, role: rolesText(lang, user.roles) }) : translate(lang, 'signedInAs', { name: user.name });
 }
 
 function paramStr(p: Record<string, string | number>, k: string): string | undefined {

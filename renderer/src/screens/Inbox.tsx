@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { ProposalDetail } from '../../../core/site/api.ts';
-import { RiskBadge, Table, ValueCell } from '../components/common.tsx';
+import { RiskBadge, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { actionName, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, localizeInstants, pluralKey, proposalTexts, type MessageKey } from '../i18n/messages.ts';
+import { actionName, formatCell, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
 import { selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
 
 // What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
@@ -45,14 +45,44 @@ export function decidedBy(p: Pick<ProposalDetail, 'status' | 'decidedBy' | 'deci
 /** The columns of rows in JSON form, in the order they first appear. */
 const columnsOf = (rows: readonly Record<string, unknown>[]): string[] => [...new Set(rows.flatMap((r) => Object.keys(r)))];
 
+/**
+ * An evidence table's columns in the order shown: the key first, then `first` (the columns that
+ * changed, in the checked state), then the rest as the rows have them, the sequence columns last —
+ * a module's event counter, never what a rule is about, had pushed the columns that are out of
+ * view at 1280 and 1024 px. (The evidence does not say which columns a rule's explanation is
+ * about, so the rest keep their order.)
+ */
+export function evidenceColumns(rows: readonly Record<string, unknown>[], keyColumns: readonly string[] = [], sequenceColumns: readonly string[] = [], first: readonly string[] = []): string[] {
+  const all = columnsOf(rows);
+  const seq = new Set(sequenceColumns);
+  const front = [...new Set([...keyColumns, ...first])].filter((c) => all.includes(c));
+  return [...front, ...all.filter((c) => !front.includes(c) && !seq.has(c)), ...all.filter((c) => seq.has(c) && !front.includes(c))];
+}
+
+/**
+ * One value of an evidence table, as components' ValueCell, and: a value without a space (an item,
+ * job or resource code, ITEM-017) does not break at its hyphen (`td.code`); a value that differs
+ * from what the agent read is marked (`changed`).
+ */
+function EvidenceCell({ lang, type, value, changed }: { lang: Lang; type: string | undefined; value: unknown; changed?: boolean }) {
+  const { text, raw } = formatCell(lang, type, value);
+  const className = [/\s/.test(text) ? '' : 'code', changed ? 'changed' : ''].filter((c) => c !== '').join(' ');
+  return (
+    <td title={raw} className={className || undefined}>
+      {text}
+    </td>
+  );
+}
+
 /** What of the page `keepPlaceAfterDecision` uses (a fake one in the unit test). */
 export type FocusDocument = Pick<Document, 'activeElement' | 'body' | 'querySelector' | 'querySelectorAll'>;
 
 /**
  * After a decision made here that left the open proposal undecidable (approved, rejected, stale),
- * its buttons are gone and, with the decided row leaving the list, the keyboard focus fell to the
- * page: it goes to the row after the decided one (Enter opens it, N opens the same one), else to
- * the list. A focus the person put elsewhere meanwhile (a field, the language picker) stays.
+ * its decision buttons are gone (Next, further down, stays while another is listed) and, with the
+ * decided row leaving the list, the keyboard focus fell to the page: it goes to the row after the
+ * decided one (Enter opens it, N and Next open the same one), else to the list. A focus the
+ * person put elsewhere meanwhile (a field, the language picker) stays.
  */
 export function keepPlaceAfterDecision(doc: FocusDocument, after: { decided: string; next: string | null } | null, selected: { id: string; status: string } | null): void {
   if (!after || !selected || selected.id !== after.decided || selected.status === 'open' || selected.status === 'deferred') return;
@@ -99,7 +129,8 @@ export function Inbox() {
         {proposals.length > 0 && (
           <Table label={t('nav.inbox')} head={[t('inbox.risk'), t('inbox.action'), t('inbox.age'), t('inbox.status')]}>
             {proposals.map((p) => (
-              <tr key={p.id} className={selected?.id === p.id ? 'selected' : ''}>
+              // A deferred one is listed below the open ones (sortByUrgency), greyed: put aside, still waiting.
+              <tr key={p.id} className={[selected?.id === p.id ? 'selected' : '', p.status === 'deferred' ? 'deferred' : ''].filter((c) => c !== '').join(' ')}>
                 <td>
                   <RiskBadge risk={p.risk} />
                 </td>
@@ -129,6 +160,9 @@ function ProposalPanel() {
   const decide = useApp((s) => s.decide);
   const next = useApp((s) => s.selectNext);
   const canDecide = useApp(selectIsDecider);
+  const user = useApp((s) => s.user);
+  // Whether Next has anywhere to go: another proposal in the list.
+  const another = useApp((s) => s.proposals.some((x) => x.id !== s.selected?.id));
   // A decision on its way: not sent again (a double tap, a key held down).
   const deciding = useApp((s) => s.deciding);
   // The file of the rule that made it, when the site runs that rule at that version from a rule file of its own.
@@ -240,6 +274,19 @@ function ProposalPanel() {
           <p className="muted small">{t('detail.shortcuts')}</p>
         </>
       )}
+      {/* Someone who may not decide is told why there are no buttons (and why A does nothing). */}
+      {!canDecide && user && (p.status === 'open' || p.status === 'deferred') && (
+        <p className="not-decider" role="note">
+          {t('detail.notDecider', { name: user.name, role: rolesText(lang, user.roles) })}
+        </p>
+      )}
+      {/* Without the decision buttons (decided here or elsewhere, or nobody here may decide), Next
+          stays: on a touch screen it is the way on, the list beside it having changed. */}
+      {!decidable && another && (
+        <div className="next-only">
+          <button onClick={() => void next()}>{t('detail.next')} →</button>
+        </div>
+      )}
       <h3>{t('detail.evidence')}</h3>
       {p.evidence.map((ev) => (
         <div key={ev.table} className="evidence">
@@ -247,15 +294,7 @@ function ProposalPanel() {
             {ev.table}: {ev.snapshotId === null ? t('detail.noSnapshot') : t('detail.snapshot', { id: ev.snapshotId, tag: ev.tag ?? '–' })}
           </p>
           {ev.rows.length > 0 && (
-            <Table label={ev.table} head={Object.keys(ev.rows[0]!)}>
-              {ev.rows.map((r, i) => (
-                <tr key={i}>
-                  {Object.entries(r).map(([column, v], j) => (
-                    <ValueCell key={j} lang={lang} type={ev.types[column]} value={v} />
-                  ))}
-                </tr>
-              ))}
-            </Table>
+            <EvidenceRows lang={lang} label={ev.table} rows={ev.rows} types={ev.types} columns={evidenceColumns(ev.rows, ev.keyColumns, ev.sequenceColumns)} />
           )}
         </div>
       ))}
@@ -271,18 +310,20 @@ function ProposalPanel() {
                 {c.table}: {c.snapshotId === null ? t('detail.noSnapshot') : t('detail.snapshot', { id: c.snapshotId, tag: c.tag })}
                 {c.snapshotId !== null && !c.tagExists ? ` — ${t('detail.checkedTagGone')}` : ''}
               </p>
-              {c.matchesEvidence !== null && <p className={c.matchesEvidence ? 'checked-same' : 'checked-changed'}>{t(c.matchesEvidence ? 'detail.checkedSame' : 'detail.checkedChanged')}</p>}
+              {/* Compared without the sequence columns (core/inbox evidence.ts): a module's
+                  sequence number alone moving is said as such, not as a change. */}
+              {c.matchesEvidence !== null && (
+                <p className={c.matchesEvidence ? 'checked-same' : 'checked-changed'}>
+                  {c.matchesEvidence
+                    ? t(c.sequenceMoved ? 'detail.checkedSameSequence' : 'detail.checkedSame')
+                    : c.changedColumns && c.changedColumns.length > 0
+                      ? t('detail.checkedChangedColumns', { columns: c.changedColumns.join(', ') })
+                      : t('detail.checkedChanged')}
+                </p>
+              )}
               {c.matchesEvidence === false && c.rows.length > 0 && (
-                // Every row's columns: a row gone at the tag comes as its key alone.
-                <Table label={c.table} head={columnsOf(c.rows)}>
-                  {c.rows.map((r, i) => (
-                    <tr key={i}>
-                      {columnsOf(c.rows).map((column) => (
-                        <ValueCell key={column} lang={lang} type={c.types[column]} value={column in r ? r[column] : null} />
-                      ))}
-                    </tr>
-                  ))}
-                </Table>
+                // Every row's columns (a row gone at the tag comes as its key alone), the changed ones after the key, their cells marked.
+                <EvidenceRows lang={lang} label={c.table} rows={c.rows} types={c.types} columns={evidenceColumns(c.rows, c.keyColumns, c.sequenceColumns, c.changedColumns)} changed={c.changedCells} />
               )}
             </div>
           ))}
@@ -309,5 +350,20 @@ function ProposalPanel() {
         ))}
       </ol>
     </section>
+  );
+}
+
+/** Evidence rows as a table in `columns`' order; `changed[i]` names the cells of row i to mark. */
+function EvidenceRows({ lang, label, rows, types, columns, changed }: { lang: Lang; label: string; rows: readonly Record<string, unknown>[]; types: Record<string, string>; columns: string[]; changed?: readonly (readonly string[])[] }) {
+  return (
+    <Table label={label} head={columns}>
+      {rows.map((r, i) => (
+        <tr key={i}>
+          {columns.map((column) => (
+            <EvidenceCell key={column} lang={lang} type={types[column]} value={column in r ? r[column] : null} changed={changed?.[i]?.includes(column)} />
+          ))}
+        </tr>
+      ))}
+    </Table>
   );
 }

@@ -67,6 +67,46 @@ describe('the detail panel: what the approval was checked against', () => {
   });
 });
 
+describe('the detail panel: cited rows compared without the sequence columns', () => {
+  // As the site sends them (core/inbox evidence.ts): only ops_seq moved on resources; on work_queue the status changed.
+  const seqOnly = checked({ table: 'resources', rows: [{ resource_id: 'PACK-T', state: 'free', ops_seq: 87 }], matchesEvidence: true, changedColumns: [], changedCells: [[]], sequenceMoved: true, keyColumns: ['resource_id'], sequenceColumns: ['ops_seq'] });
+  const changed = checked({
+    table: 'work_queue', matchesEvidence: false, changedColumns: ['status'], changedCells: [['status'], []], sequenceMoved: true, keyColumns: ['job_id'], sequenceColumns: ['ops_seq'],
+    rows: [{ ops_seq: 90, job_id: 'J-2', material_item: 'ITEM-017', status: 'in_progress' }, { ops_seq: 12, job_id: 'J-3', material_item: 'ITEM-018', status: 'released' }],
+  });
+
+  it('says a moved sequence number alone is no change; names the changed columns, marks their cells, key and changed columns first, sequence last', () => {
+    const html = panel('en', 'approved', [seqOnly, changed]);
+    expect(checkedText(html)).toEqual([
+      'What the approval was checked against',
+      'resources: Snapshot 12, tag checked-P-1 The rows cited are as the agent read them; only the modules’ sequence numbers moved.',
+      'work_queue: Snapshot 12, tag checked-P-1 The rows cited had changed since the agent read them (changed: status): job_id status material_item ops_seq J-2 in_progress ITEM-017 90 J-3 released ITEM-018 12',
+    ]);
+    // Only the changed cell is marked; codes do not break at their hyphen.
+    expect(html).toContain('<td class="code">J-2</td><td class="code changed">in_progress</td><td class="code">ITEM-017</td>');
+    expect(html).toContain('<td class="code">J-3</td><td class="code">released</td>');
+    expect(checkedText(panel('nb', 'approved', [seqOnly]))[1]).toBe('resources: Øyeblikksbilde 12, merke checked-P-1 Radene det vises til er slik agenten leste dem; bare modulenes sekvensnumre har endret seg.');
+    expect(checkedText(panel('de', 'approved', [changed]))[1]).toMatch(/^work_queue: Snapshot 12, Tag checked-P-1 Die angeführten Zeilen hatten sich geändert, seit der Agent sie las \(geändert: status\): job_id status/);
+  });
+
+  it('the evidence tables: key first, sequence columns last, the rest in their order; a date with a space may wrap', () => {
+    const p: ProposalDetail = {
+      id: 'P-1', status: 'open', action: 'assign_job', module: 'operations', params: {}, ruleId: 'assign-job', ruleVersion: '1', risk: 'low', riskReason: 'reversible',
+      explanation: 'Start J-1 on PACK-T.', createdMs: T, trail: [], failedBefore: [],
+      evidence: [{ table: 'stock', snapshotId: 3, tag: 'agent-r1', keyColumns: ['item', 'location'], sequenceColumns: ['inventory_seq', 'commerce_seq'], types: { since: 'TIMESTAMP(3)' },
+        rows: [{ inventory_seq: 5, item: 'ITEM-017', on_hand: 40, commerce_seq: 7, location: 'A-01', reserved: 10, since: '2026-12-06T04:57:11.000Z' }] }],
+    };
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang: 'en', proposals: [], selected: p });
+    store.getInitialState = store.getState;
+    const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+    const table = /<div class="evidence">.*?<\/div><\/div>/s.exec(html)![0];
+    expect([...table.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1])).toEqual(['item', 'location', 'on_hand', 'reserved', 'since', 'inventory_seq', 'commerce_seq']);
+    expect(table).toContain('<td class="code">ITEM-017</td><td class="code">A-01</td><td class="code">40</td>');
+    expect(table).toMatch(/<td title="2026-12-06T04:57:11.000Z">[^<]* [^<]*<\/td>/);
+  });
+});
+
 describe('the detail panel: a rule of the site\'s own', () => {
   // status.agentRules names the file of a rule the site runs from config agent.ruleFiles.
   const withRules = (lang: 'en' | 'nb' | 'de', agentRules: unknown[]): string => {

@@ -514,6 +514,12 @@ export function createAppStore(api: SiteApi): AppStore {
           }
           await get().loadProposals();
           if (current() && isShown(sel.id)) set({ afterDecision: { decided: sel.id, next: followingIn(before, sel.id, get().proposals) } });
+          // Deferred, it is put aside: on to the next open one after it (as the list stood), as a
+          // decision goes on; it stays in the list, below the open ones. None open: it stays shown.
+          if (r.outcome === 'deferred' && current() && isShown(sel.id)) {
+            const next = followingIn(before, sel.id, get().proposals.filter((p) => p.status === 'open'));
+            if (next !== null && next !== sel.id) await show(next, { lastOutcome: null });
+          }
         } finally {
           if (current()) set({ deciding: false });
         }
@@ -699,6 +705,10 @@ export function followingIn(order: readonly string[], id: string, now: readonly 
   return sortByUrgency([...now]).find((p) => p.id !== id)?.id ?? null;
 }
 
-/** Most urgent first: risk, then age (oldest first), then the run's own order. */
+/**
+ * Most urgent first: the open ones before the deferred ones (someone put those aside; kept first
+ * they stayed in the way of what waits), then risk, then age (oldest first), then the run's own order.
+ */
 export const sortByUrgency = (ps: ProposalView[]): ProposalView[] =>
-  [...ps].sort((a, b) => RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs || ordinal(a.id) - ordinal(b.id));
+  [...ps].sort((a, b) => deferredLast(a) - deferredLast(b) || RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs || ordinal(a.id) - ordinal(b.id));
+const deferredLast = (p: ProposalView): number => (p.status === 'deferred' ? 1 : 0);

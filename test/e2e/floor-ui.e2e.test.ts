@@ -378,9 +378,10 @@ suite('the floor UI end to end (chromium)', () => {
     await axe('history');
     await page.click('form.history-form button[type="button"]');
     await page.waitForSelector('tr.change');
-    const kinds = await page.locator('tr.change td:first-child').allTextContents();
-    expect(kinds).toContain('+U');
-    expect(kinds).toContain('-U');
+    // Each change in words, Paimon's mark on hover.
+    const kinds = await page.locator('tr.change td.change-kind').evaluateAll((tds) => tds.map((td) => `${td.getAttribute('title')} ${td.textContent}`));
+    expect(kinds).toContain('+U after');
+    expect(kinds).toContain('-U before');
     expect(await page.locator('.history-summary').textContent()).toMatch(/^work_queue from snapshot #\d+ \(.+\) to the latest, #\d+ \(.+\)\. Changes: \d+$/);
     await shot('history-diff');
     // "Rows containing" narrows the read to one job (the site filters before its cut).

@@ -34,13 +34,38 @@ export function Table({ head, children, label }: { head: ReactNode[]; children: 
   );
 }
 
+/** Letters or digits joined by hyphens or slashes: an item, location, job or resource code ("ITEM-003", "J-0010"). */
+const CODE = /[\p{L}\p{N}]+(?:[-/][\p{L}\p{N}]+)+/gu;
+
+/**
+ * `text` with each code in it kept on one line (`span.code`), the words around it free to wrap: a
+ * browser breaks a line after a hyphen, and "material short: ITEM-/003" read as two things.
+ */
+export function KeepCodes({ text }: { text: string }) {
+  const parts: ReactNode[] = [];
+  let at = 0;
+  for (const m of text.matchAll(CODE)) {
+    if (m.index > at) parts.push(text.slice(at, m.index));
+    parts.push(
+      <span key={m.index} className="code">
+        {m[0]}
+      </span>,
+    );
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return <>{parts}</>;
+}
+
 /**
  * One value of a site table, by its column's type (a TIMESTAMP in this PC's time zone, the stored
  * text on hover). `lang` comes from the screen: one store subscription per screen, not per cell.
+ * `codes`: the codes in a text kept whole (`KeepCodes`; History's rows).
  */
-export function ValueCell({ lang, type, value }: { lang: Lang; type: string | undefined; value: unknown }) {
+export function ValueCell({ lang, type, value, codes = false }: { lang: Lang; type: string | undefined; value: unknown; codes?: boolean }) {
   const { text, raw } = formatCell(lang, type, value);
-  return <td title={raw}>{text}</td>;
+  // A time shown in this PC's zone (`raw` the stored text) is no code: "02/12/2026" may break at its comma.
+  return <td title={raw}>{codes && raw === undefined ? <KeepCodes text={text} /> : text}</td>;
 }
 
 /** A table's age against its budget, as a gauge with words (calm grey unless over budget). */

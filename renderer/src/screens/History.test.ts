@@ -66,11 +66,37 @@ describe('History screen', () => {
   it("names a comparison's two ends, and says so in words when nothing changed", () => {
     const html = render({ diff: diff({}) });
     expect(html).toContain('stock from snapshot #41 (03/12/2026, 07:00:05) to the latest, #57 (03/12/2026, 08:30:00). Changes: 2');
-    expect(html).toContain('<td>+U</td>');
+    expect(html).toContain('<td class="change-kind" data-kind="+U" title="+U">after</td>');
     const none = render({ diff: diff({ changes: [], from: { snapshotId: 57, snapshotMs: T2 } }) });
     expect(none).toContain('stock: no changes from snapshot #57 (03/12/2026, 08:30:00) to the latest, #57 (03/12/2026, 08:30:00)');
     expect(none).not.toContain('<table');
     expect(render({ diff: diff({ more: true }) }, 'de')).toContain('stock von Snapshot #41 (03.12.26, 07:00:05) bis zum aktuellen, #57 (03.12.26, 08:30:00). Änderungen: die ersten 2. Es gibt weitere');
+  });
+
+  it("says each change of a comparison in words, in each language, Paimon's mark on hover", () => {
+    const changes: DiffResult['changes'] = [
+      { kind: '-D', row: ['ITEM-001', 4] },
+      { kind: '-U', row: ['ITEM-002', 9] },
+      { kind: '+U', row: ['ITEM-002', 7] },
+      { kind: '+I', row: ['ITEM-003', 1] },
+    ];
+    const kinds = (html: string) => [...html.matchAll(/<td class="change-kind" data-kind="([^"]+)" title="([^"]+)">([^<]*)<\/td>/g)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+    expect(kinds(render({ diff: diff({ changes }) }))).toEqual(['-D -D removed', '-U -U before', '+U +U after', '+I +I added']);
+    expect(kinds(render({ diff: diff({ changes }) }, 'nb'))).toEqual(['-D -D fjernet', '-U -U før', '+U +U etter', '+I +I lagt til']);
+    expect(kinds(render({ diff: diff({ changes }) }, 'de'))).toEqual(['-D -D entfernt', '-U -U vorher', '+U +U nachher', '+I +I hinzugefügt']);
+    // The column has a heading; a mark of a newer site as it came.
+    expect(render({ diff: diff({ changes }) }, 'de')).toContain('<th scope="col">Änderung</th>');
+    expect(kinds(render({ diff: diff({ changes: [{ kind: '+X' as '+I', row: ['ITEM-001', 4] }] }) }))).toEqual(['+X +X +X']);
+  });
+
+  it('keeps item and job codes whole in its cells, in a sentence too ("ITEM-/001" broke at its hyphen)', () => {
+    const rows = [['ITEM-001', 'material short: ITEM-003'], ['J-0010', 'plain text']];
+    const html = render({ history: history({ columns: ['item', 'blocked_reason'], types: ['STRING', 'STRING'], rows }) });
+    expect(html).toContain('<td><span class="code">ITEM-001</span></td>');
+    expect(html).toContain('<td>material short: <span class="code">ITEM-003</span></td>');
+    expect(html).toContain('<td>plain text</td>');
+    const compared = render({ diff: diff({ columns: ['item', 'blocked_reason'], types: ['STRING', 'STRING'], changes: [{ kind: '+I', row: rows[0]! }] }) });
+    expect(compared).toContain('<td><span class="code">ITEM-001</span></td><td>material short: <span class="code">ITEM-003</span></td>');
   });
 
   it('reads a point from the field of its own kind, and none while that field is empty or not a point', () => {

@@ -2,11 +2,14 @@ import { useEffect, useState } from 'react';
 import type { ReadPointRequest } from '../../../core/site/api.ts';
 import { Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatTime } from '../i18n/messages.ts';
+import { formatTime, type MessageKey } from '../i18n/messages.ts';
 import { useSearchLoad } from '../search-load.ts';
 import { TAGS_SHOWN } from '../store/store.ts';
 
 type Kind = 'latest' | 'tag' | 'snapshot' | 'time';
+
+/** The change marks a comparison's rows carry (Paimon's row kinds), each with its word (history.kind.*). */
+const KINDS = new Set(['+I', '-U', '+U', '-D']);
 
 /** What is typed or picked for each kind of point: each keeps its own (a tag's name is no time). */
 export interface PointFields {
@@ -146,7 +149,7 @@ export function History() {
             {history.rows.map((r, i) => (
               <tr key={i}>
                 {r.map((v, j) => (
-                  <ValueCell key={j} lang={lang} type={history.types[j]} value={v} />
+                  <ValueCell key={j} lang={lang} type={history.types[j]} value={v} codes />
                 ))}
               </tr>
             ))}
@@ -167,12 +170,15 @@ export function History() {
       )}
       {diff && applied && <p className="muted">{t('history.filtered', { q: applied })}</p>}
       {diff && diff.changes.length > 0 && (
-        <Table label={`${diff.table} diff`} head={['', ...diff.columns]}>
+        <Table label={`${diff.table} diff`} head={[t('history.change'), ...diff.columns]}>
           {diff.changes.map((c, i) => (
             <tr key={i} className={`change change-${c.kind === '-D' || c.kind === '-U' ? 'minus' : 'plus'}`}>
-              <td>{c.kind}</td>
+              {/* Paimon's marks in words (removed, before, after, added); the mark on hover for who knows them. */}
+              <td className="change-kind" data-kind={c.kind} title={c.kind}>
+                {KINDS.has(c.kind) ? t(`history.kind.${c.kind}` as MessageKey) : c.kind}
+              </td>
               {c.row.map((v, j) => (
-                <ValueCell key={j} lang={lang} type={diff.types[j]} value={v} />
+                <ValueCell key={j} lang={lang} type={diff.types[j]} value={v} codes />
               ))}
             </tr>
           ))}

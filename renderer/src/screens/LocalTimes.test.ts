@@ -47,7 +47,7 @@ describe('table cells', () => {
     store.setState({ lang: 'en', history, tables: [] });
     store.getInitialState = store.getState; // what server-side rendering reads
     const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(History)));
-    expect(html).toContain('<td>J-7</td>');
+    expect(html).toContain('<td><span class="code">J-7</span></td>'); // a code kept whole
     expect(html).toContain('<td title="2026-12-02T09:36:13.017">02/12/2026, 10:36:13</td>');
   });
 

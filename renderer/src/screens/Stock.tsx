@@ -170,18 +170,28 @@ export function Stock() {
             <td className="num">{formatNumber(lang, r.inbound)}</td>
             <td className="num">{formatNumber(lang, r.available)}</td>
             <td className="num">{formatNumber(lang, r.projected)}</td>
+            {/* The number and its "below" stay together; the scope and the ✎ button may go under
+                them, so the column stays narrow enough for "Waiting for a decision" at 1024 wide. */}
             <td
-              className="num"
+              className="num reorder"
               data-scope={r.reorder_scope}
               title={
                 t('stock.orderUpTo', { n: formatNumber(lang, r.order_up_to), scope: t(`stock.scope.${r.reorder_scope}`) }) +
                 (r.reorder_set ? `; ${setByText(t, lang, r)}` : '')
               }
             >
-              {r.below_reorder_point ? <span className="chip-alert below-tag">{t('stock.below')} </span> : null}
-              {formatNumber(lang, r.reorder_point)}
-              {/* In words as well as in the title, which a touch screen never shows. */}
-              {r.reorder_scope !== 'default' ? <span className="scope-tag"> · {t(`stock.scopeTag.${r.reorder_scope}`)}</span> : null}
+              <span className="point">
+                {r.below_reorder_point ? <span className="chip-alert below-tag">{t('stock.below')} </span> : null}
+                {formatNumber(lang, r.reorder_point)}
+              </span>
+              {/* In words as well as in the title, which a touch screen never shows; the space before
+                  it outside its span, so a narrow column may put it under the number. */}
+              {r.reorder_scope !== 'default' ? (
+                <>
+                  {' '}
+                  <span className="scope-tag">· {t(`stock.scopeTag.${r.reorder_scope}`)}</span>
+                </>
+              ) : null}
               {decider ? (
                 <button
                   type="button"

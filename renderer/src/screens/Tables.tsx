@@ -15,7 +15,7 @@ export function Tables() {
   const streams = status?.streams ?? [];
   return (
     <section>
-      <Table label={t('nav.tables')} head={[t('tables.table'), t('tables.age'), t('tables.budget'), '', t('tables.pending'), t('tables.snapshots'), t('tables.tags'), t('tables.size'), t('tables.debt')]}>
+      <Table label={t('nav.tables')} head={[t('tables.table'), t('tables.age'), t('tables.budget'), t('tables.freshness'), t('tables.pending'), t('tables.snapshots'), t('tables.tags'), t('tables.size'), t('tables.debt')]}>
         {tables.map((x) => (
           <tr key={x.table} className={x.withinBudget ? '' : 'attention'} data-table={x.table}>
             <td>

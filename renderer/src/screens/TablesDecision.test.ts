@@ -49,6 +49,17 @@ describe('Tables screen: what each table’s freshness serves', () => {
     }
   });
 
+  it('names every column, the freshness gauge’s too, in each language', () => {
+    const heads = (lang: 'en' | 'nb' | 'de') => {
+      const h = html(lang, [info('work_queue', WORK)]);
+      return [...h.slice(0, h.indexOf('</thead>')).matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1]);
+    };
+    expect(heads('en')).toEqual(['Table', 'Age', 'Budget', 'Freshness', 'Pending events', 'Snapshots', 'Tags', 'Size', 'Compaction debt']);
+    expect(heads('nb')[3]).toBe('Ferskhet');
+    expect(heads('de')[3]).toBe('Aktualität');
+    for (const lang of ['en', 'nb', 'de'] as const) expect(heads(lang).filter((x) => !x?.trim()), lang).toEqual([]);
+  });
+
   it('shows a site’s own decision text as written, in every language', () => {
     const own = 'Schichtleiter gibt den nächsten Auftrag frei (Werk 2)';
     for (const lang of ['en', 'nb', 'de'] as const) expect(html(lang, [info('work_queue', own)])).toContain(`>${own}</div>`);

@@ -23,9 +23,9 @@ const job = (over: Partial<JobView>): JobView => ({
   ...over,
 });
 
-function render(jobs: JobView[], resources: ResourceView[], nowMs: number, lang: 'en' | 'nb' | 'de' = 'en', waiting: WaitingProposal[] = [], jobsMore = false): string {
+function render(jobs: JobView[], resources: ResourceView[], nowMs: number, lang: 'en' | 'nb' | 'de' = 'en', waiting: WaitingProposal[] = [], jobsMore = false, workSearch = ''): string {
   const store = createAppStore({} as SiteApi);
-  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus, waiting, jobsMore });
+  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus, waiting, jobsMore, workSearch });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(WorkQueue)));
 }
@@ -118,6 +118,34 @@ describe('Work queue screen', () => {
     expect(row(de, 'data-resource="FORK-1"')).toContain('ausgefallen');
     // No glyph that common fonts lack (DejaVu, which Debian's chromium falls back to, has ⊘ and ⚠).
     expect(nb).not.toContain('⛔');
+  });
+
+  it('keeps a code in "Blocked because" whole ("material short: ITEM-/003"), and a status and a due time on one line', () => {
+    const now = Date.UTC(2026, 11, 2, 8, 0);
+    const html = render([job({ job_id: 'J-b', status: 'blocked', blocked_reason: 'material short: ITEM-003', due_at: '2026-12-02T09:36:13.017' })], [], now);
+    const j = row(html, 'data-job="J-b"');
+    expect(j).toContain('<td>material short: <span class="code">ITEM-003</span></td>');
+    expect(j).toContain('<td class="word" data-status="blocked">⊘ blocked</td>');
+    expect(j).toMatch(/<td class="due" title="2026-12-02T09:36:13.017"><span class="when">Wed 2 Dec, 10:36<\/span><\/td>/);
+  });
+
+  it('filters the machines and teams by the search as well, and says when none matches', () => {
+    const now = Date.UTC(2026, 11, 2, 8, 0);
+    const resources: ResourceView[] = [
+      { resource_id: 'FORK-1', kind: 'machine', capability: 'forklift', state: 'down', since: null },
+      { resource_id: 'PICK-A', kind: 'team', capability: 'pick', state: 'free', since: null },
+      { resource_id: 'PACK-1', kind: 'machine', capability: 'pack', state: 'busy', since: null },
+    ];
+    const shown = (html: string) => [...html.matchAll(/data-resource="([^"]+)"/g)].map((m) => m[1]);
+    expect(shown(render([], resources, now))).toEqual(['FORK-1', 'PICK-A', 'PACK-1']);
+    expect(shown(render([], resources, now, 'en', [], false, 'fork'))).toEqual(['FORK-1']); // id and capability
+    expect(shown(render([], resources, now, 'en', [], false, ' Team '))).toEqual(['PICK-A']); // kind, any case
+    expect(shown(render([], resources, now, 'en', [], false, 'busy'))).toEqual(['PACK-1']); // state as stored
+    expect(shown(render([], resources, now, 'nb', [], false, 'ute av drift'))).toEqual(['FORK-1']); // state in words
+    const none = render([], resources, now, 'en', [], false, 'J-0010');
+    expect(shown(none)).toEqual([]);
+    expect(none).toContain('<p class="muted no-rows no-resources">No rows match.</p>');
+    expect(render([], resources, now)).not.toContain('no-resources');
   });
 
   it('shows on a job and a resource the proposals about them that wait for a decision', () => {

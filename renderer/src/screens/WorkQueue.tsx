@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { Table } from '../components/common.tsx';
+import type { ResourceView } from '../../../core/site/api.ts';
+import { KeepCodes, Table } from '../components/common.tsx';
 import { Waiting, waitingBy } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber, formatWhen, timestampMs, type MessageKey } from '../i18n/messages.ts';
@@ -35,6 +36,9 @@ export function WorkQueue() {
   const state = (s: string | null) => (s === null ? '' : RESOURCE_STATES.has(s) ? t(`work.state.${s}` as MessageKey) : s);
   // A TIMESTAMP's text (`ms` read from it) in this PC's time zone; text that is no time as it came.
   const when = (text: string | null, ms: number | null) => (text === null ? '' : ms === null ? text : formatWhen(lang, ms, now));
+  // The search names resources too: the site filters the jobs, the machines and teams are
+  // filtered here, by id, kind, capability or state (as stored or in words), as the jobs are.
+  const shown = resourcesMatching(resources, askedSearch, state);
   return (
     <div className="work">
       <section>
@@ -51,12 +55,13 @@ export function WorkQueue() {
             return (
               <tr key={j.job_id} className={j.status === 'blocked' ? 'attention' : ''} data-job={j.job_id}>
                 <td className="code">{j.job_id}</td>
-                <td data-status={j.status}>{j.status === 'blocked' ? `⊘ ${status(j.status)}` : status(j.status)}</td>
-                <td>{j.blocked_reason ?? ''}</td>
+                <td className="word" data-status={j.status}>{j.status === 'blocked' ? `⊘ ${status(j.status)}` : status(j.status)}</td>
+                <td>{j.blocked_reason === null ? '' : <KeepCodes text={j.blocked_reason} />}</td>
                 <td>{j.capability ?? ''}</td>
                 <td>{j.priority ?? ''}</td>
                 <td className={overdue ? 'due overdue' : 'due'} title={j.due_at ?? undefined}>
-                  {when(j.due_at, due)}
+                  {/* A time is one value ("Mon 7 Dec, 00:52" on three lines read as three); the overdue tag may go under it. */}
+                  <span className="when">{when(j.due_at, due)}</span>
                   {overdue ? <span className="chip-alert overdue-tag"> {t('work.overdue')}</span> : null}
                 </td>
                 <td className="assigned code">{j.assigned_resource ?? ''}</td>
@@ -73,14 +78,16 @@ export function WorkQueue() {
       <section>
         <h2>{t('work.resources')}</h2>
         <Table label={t('work.resources')} head={[t('work.resource'), t('work.capability'), t('work.state'), t('work.since'), t('work.waiting')]}>
-          {resources.map((r) => {
+          {shown.map((r) => {
             const since = timestampMs(r.since);
             return (
               <tr key={r.resource_id} className={r.state === 'down' ? 'attention' : ''} data-resource={r.resource_id}>
                 <td className="code">{r.resource_id}</td>
                 <td>{r.capability ?? ''}</td>
-                <td data-state={r.state ?? ''}>{r.state === 'down' ? `⚠ ${state(r.state)}` : state(r.state)}</td>
-                <td title={r.since ?? undefined}>{when(r.since, since)}</td>
+                <td className="word" data-state={r.state ?? ''}>{r.state === 'down' ? `⚠ ${state(r.state)}` : state(r.state)}</td>
+                <td title={r.since ?? undefined}>
+                  <span className="when">{when(r.since, since)}</span>
+                </td>
                 <td className="waiting-cell">
                   <Waiting items={byResource.get(r.resource_id)} />
                 </td>
@@ -88,7 +95,19 @@ export function WorkQueue() {
             );
           })}
         </Table>
+        {shown.length === 0 && resources.length > 0 ? <p className="muted no-rows no-resources">{t('rows.noMatch')}</p> : null}
       </section>
     </div>
   );
+}
+
+/**
+ * The resources whose id, kind, capability or state — as stored, or `stateWord` of it — contains
+ * `search` (case-insensitive, as the site matches jobs); all of them for an empty search.
+ */
+export function resourcesMatching(resources: readonly ResourceView[], search: string, stateWord: (s: string | null) => string): ResourceView[] {
+  const q = search.trim().toLowerCase();
+  if (!q) return [...resources];
+  const has = (v: string | null) => v !== null && v.toLowerCase().includes(q);
+  return resources.filter((r) => has(r.resource_id) || has(r.kind) || has(r.capability) || has(r.state) || has(stateWord(r.state)));
 }

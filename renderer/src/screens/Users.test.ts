@@ -61,4 +61,29 @@ describe('Users screen', () => {
     expect(rowOf(busy, 'Per')).not.toContain('disabled=""');
     expect(rowOf(render(), 'Per')).toContain('<button>Disable</button>');
   });
+
+  it('labels the secret field for what the site takes (a PIN or a password), in every language', () => {
+    const field = (html: string) => /<label>([^<]*)<input [^>]*name="newSecret"/.exec(html)?.[1];
+    expect(field(render())).toBe('PIN or password'); // was "New PIN": a password was taken too
+    expect(field(render('nb'))).toBe('PIN eller passord');
+    expect(field(render('de'))).toBe('PIN oder Passwort');
+  });
+
+  it('offers a badge for a new user (the sign-in screen takes a badge scan), masked and optional', () => {
+    const label = (html: string) => /<label>([^<]*)<input type="password" autoComplete="off" name="badge" value=""\/><\/label>/.exec(html)?.[1];
+    expect(label(render())).toBe('Badge (optional: scan it here)');
+    expect(label(render('nb'))).toBe('Kort (valgfritt: skann det her)');
+    expect(label(render('de'))).toBe('Ausweis (optional: hier scannen)');
+  });
+
+  it('sends the badge with a new user to the site, and none when the field is empty', async () => {
+    const sent: unknown[] = [];
+    const store = createAppStore({ addUser: async (req: unknown) => (sent.push(req), { name: 'Per', roles: ['operator'], disabled: false }), users: async () => USERS } as unknown as SiteApi);
+    expect(await store.getState().addUser('Per', ['operator'], '0451', 'B-0042')).toBe(true);
+    expect(await store.getState().addUser('Ola', ['operator'], '0452', '')).toBe(true);
+    expect(sent).toEqual([
+      { name: 'Per', roles: ['operator'], secret: '0451', badge: 'B-0042' },
+      { name: 'Ola', roles: ['operator'], secret: '0452' },
+    ]);
+  });
 });

@@ -29,6 +29,10 @@ export function Users() {
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('operator');
   const [secret, setSecret] = useState('');
+  // A badge is optional: a user signs in with it as with the PIN or password (the sign-in screen's
+  // badge scan). A scanner types its code into the focused field; the site refuses a badge of the
+  // wrong length or one another user has (user.badgeLength, user.badgeTaken).
+  const [badge, setBadge] = useState('');
   // The PIN reset is a form in the user's row (a masked field), not window.prompt: the prompt
   // shows the PIN as it is typed, and Electron's windows have no prompt at all.
   const [resetting, setResetting] = useState<string | null>(null);
@@ -42,9 +46,10 @@ export function Users() {
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (!secretLengthOk(secret)) return setAddTried(true);
-    if (await add(name, [role], secret)) {
+    if (await add(name, [role], secret, badge)) {
       setName('');
       setSecret('');
+      setBadge('');
       setAddTried(false);
     }
   };
@@ -138,6 +143,10 @@ export function Users() {
         <label>
           {t('users.newSecret')}
           <input name="newSecret" type="password" autoComplete="new-password" value={secret} aria-invalid={addShort || undefined} onChange={(e) => setSecret(e.target.value)} />
+        </label>
+        <label>
+          {t('users.badge')}
+          <input name="badge" type="password" autoComplete="off" value={badge} onChange={(e) => setBadge(e.target.value)} />
         </label>
         <button type="submit" className="primary" disabled={busy || !name || !secret}>
           {t('users.add')}

@@ -129,7 +129,7 @@ interface StateSlice {
   dismissDeadLetters(ids: string[], note: string, alike?: boolean): Promise<boolean>;
   loadUsers(): Promise<void>;
   /** Resolves true when the site added the user (a failure is the visible error; false too while another change is on its way). */
-  addUser(name: string, roles: UserView['roles'], secret: string): Promise<boolean>;
+  addUser(name: string, roles: UserView['roles'], secret: string, badge?: string): Promise<boolean>;
   disableUser(name: string): Promise<void>;
   enableUser(name: string): Promise<void>;
   /** Resolves true when the site set the new secret (a failure is the visible error; false too while another change is on its way). */
@@ -609,7 +609,7 @@ export function createAppStore(api: SiteApi): AppStore {
       dismissDeadLetters: (ids, note, alike) =>
         once('deadLettersBusy', () => succeeded(() => api.dismissDeadLetters({ ids, note, ...(alike ? { alike: true } : {}) }), () => get().loadDeadLetters())),
       loadUsers: () => read(() => api.users({}), (users) => ({ users })),
-      addUser: (name, roles, secret) => once('usersBusy', () => succeeded(() => api.addUser({ name, roles, secret }), () => get().loadUsers())),
+      addUser: (name, roles, secret, badge) => once('usersBusy', () => succeeded(() => api.addUser({ name, roles, secret, ...(badge ? { badge } : {}) }), () => get().loadUsers())),
       disableUser: async (name) => {
         await once('usersBusy', () => succeeded(() => api.disableUser({ name }), () => get().loadUsers()));
       },

@@ -6,7 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_DOORS, YardModule } from './yard.ts';
+import { validate } from '../../ingest/contracts.ts';
+import { DEMO_DOORS, SERVICE_EVERY_STEPS, SERVICE_STATE, YARD_DOORS, YardModule } from './yard.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -80,6 +81,48 @@ describe('the demo yard module', () => {
       expect(ta.downFor[ta.downFor.length >> 1]).toBeGreaterThanOrEqual(35);
     } finally {
       await Promise.all([a.mod.stop(), b.mod.stop(), c.mod.stop()]);
+    }
+  });
+
+  it('reports a door in `service` once every 300 to 600 steps (5 to 10 minutes at the default step), the same for the same seed, an event its contract refuses', async () => {
+    const trace = async (seed: number) => {
+      const { mod, m } = yard(seed);
+      const sent: { step: number; after: Record<string, unknown> }[] = [];
+      let step = 0;
+      // What the module publishes, caught before its client (which never connects here).
+      (mod as unknown as { client: { publish: (...a: unknown[]) => Promise<void> } }).client.publish = (_stream, _op, _before, after) => {
+        sent.push({ step, after: after as Record<string, unknown> });
+        return Promise.resolve();
+      };
+      try {
+        for (step = 1; step <= 3600; step++) {
+          const before = JSON.stringify(m.exportState().doors);
+          m.step();
+          // A service report leaves the module's doors as they were (the site keeps the last good row).
+          if (sent.at(-1)?.step === step && sent.at(-1)!.after.state === SERVICE_STATE) expect(JSON.stringify(m.exportState().doors)).toBe(before);
+        }
+      } finally {
+        await mod.stop();
+      }
+      return sent.filter((e) => e.after.state === SERVICE_STATE);
+    };
+    const a = await trace(7);
+    expect((await trace(7)).map((e) => e.step)).toEqual(a.map((e) => e.step));
+    expect((await trace(8)).map((e) => e.step)).not.toEqual(a.map((e) => e.step));
+    // An hour at the default step: 6 to 12 of them, the first within 10 minutes, 5 to 10 minutes apart.
+    const steps = a.map((e) => e.step);
+    expect(steps.length).toBeGreaterThanOrEqual(6);
+    expect(steps.length).toBeLessThanOrEqual(12);
+    expect(steps[0]).toBeGreaterThanOrEqual(SERVICE_EVERY_STEPS.min);
+    expect(steps[0]).toBeLessThanOrEqual(SERVICE_EVERY_STEPS.max);
+    for (let i = 1; i < steps.length; i++) {
+      expect(steps[i]! - steps[i - 1]!).toBeGreaterThanOrEqual(SERVICE_EVERY_STEPS.min);
+      expect(steps[i]! - steps[i - 1]!).toBeLessThanOrEqual(SERVICE_EVERY_STEPS.max);
+    }
+    // The site refuses it with a reason a shift lead can read: the field and the states it knows.
+    for (const e of a) {
+      expect(DEMO_DOORS).toContain(e.after.door_id);
+      expect(validate(YARD_DOORS, e.after, 'after')).toEqual({ ok: false, errors: [{ path: 'after.state', message: 'expected one of free|occupied|down, got "service"' }] });
     }
   });
 

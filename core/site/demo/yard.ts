@@ -6,6 +6,15 @@
 //
 // Pace: a change in about a third of the steps (one every ~3 s at the default step), so the
 // table moves while someone watches, but a door keeps its state long enough to be read.
+//
+// A dead letter now and then: every 300 to 600 steps (5 to 10 minutes at the default step; the
+// count drawn from the seed) a technician's handheld puts a door in `service`, a state the
+// contract yard.doors v1 does not have, and the yard system reports it. The site refuses the
+// event (contract_violation, naming `after.state` and the states it knows), so the Dead letters
+// screen has a letter to look at. No replay mends it — a replay checks it against the same
+// contract, and a version that adds a state is not FULL_TRANSITIVE — so it is one to dismiss with
+// a note (what the door really was). The module's own door keeps its state: its next report of
+// that door is an ordinary one.
 
 import type { Contract } from '../../ingest/contracts.ts';
 import { DemoModule, type DemoModuleOptions } from './module.ts';
@@ -35,6 +44,11 @@ const REPAIRS = 0.25;
 
 const STATES = new Set<unknown>(['free', 'occupied', 'down']);
 
+/** Steps between two `service` reports (the demo's dead letter), drawn from this range. */
+export const SERVICE_EVERY_STEPS = { min: 300, max: 600 } as const;
+/** The state the yard system reports that its contract does not have. */
+export const SERVICE_STATE = 'service';
+
 interface Door {
   door_id: string;
   state: 'free' | 'occupied' | 'down';
@@ -45,6 +59,8 @@ interface Door {
 export class YardModule extends DemoModule {
   private readonly doors = new Map<string, Door>();
   private nextTrailer = 1;
+  /** Steps left until the next `service` report. */
+  private untilService: number;
 
   constructor(o: DemoModuleOptions) {
     super('yard', o);
@@ -53,21 +69,27 @@ export class YardModule extends DemoModule {
       const occupied = this.rng.chance(0.5);
       this.doors.set(door_id, { door_id, state: occupied ? 'occupied' : 'free', trailer_id: occupied ? this.trailer() : null, since });
     }
+    this.untilService = this.serviceGap();
   }
 
   protected exportState(): unknown {
-    return { nextTrailer: this.nextTrailer, doors: [...this.doors.values()] };
+    return { nextTrailer: this.nextTrailer, doors: [...this.doors.values()], untilService: this.untilService };
   }
 
   protected importState(state: unknown): void {
-    const v = state as { nextTrailer?: unknown; doors?: unknown } | null;
+    const v = state as { nextTrailer?: unknown; doors?: unknown; untilService?: unknown } | null;
     if (!v || !Number.isSafeInteger(v.nextTrailer) || !Array.isArray(v.doors)) throw new Error('expected {nextTrailer, doors}');
+    // A state saved before the `service` reports has no count: the seed's first one stands.
+    if (v.untilService !== undefined && !(Number.isSafeInteger(v.untilService) && (v.untilService as number) >= 1 && (v.untilService as number) <= SERVICE_EVERY_STEPS.max)) {
+      throw new Error(`untilService: expected a whole number from 1 to ${SERVICE_EVERY_STEPS.max}, got ${JSON.stringify(v.untilService)}`);
+    }
     const doors = v.doors as Door[];
     for (const d of doors) if (!this.doors.has(d?.door_id) || !STATES.has(d.state)) throw new Error(`not a door of the demo yard: ${JSON.stringify(d)}`);
     if (new Set(doors.map((d) => d.door_id)).size !== this.doors.size) throw new Error(`${doors.length} doors, expected ${DEMO_DOORS.join(', ')}`);
     this.doors.clear();
     for (const d of doors) this.doors.set(d.door_id, d);
     this.nextTrailer = v.nextTrailer as number;
+    if (v.untilService !== undefined) this.untilService = v.untilService as number;
   }
 
   protected snapshot(): void {
@@ -75,6 +97,10 @@ export class YardModule extends DemoModule {
   }
 
   protected step(): void {
+    if (--this.untilService <= 0) {
+      this.untilService = this.serviceGap();
+      return this.reportService(this.rng.pick([...this.doors.values()]));
+    }
     if (!this.rng.chance(CHANGE)) return;
     const door = this.rng.pick([...this.doors.values()]);
     if (door.state === 'down') {
@@ -88,6 +114,15 @@ export class YardModule extends DemoModule {
     } else {
       this.set(door, 'occupied', this.trailer()); // a trailer arrives
     }
+  }
+
+  private serviceGap(): number {
+    return this.rng.int(SERVICE_EVERY_STEPS.min, SERVICE_EVERY_STEPS.max);
+  }
+
+  /** The door as the yard system reports it in `service`: refused by the site, so the door here stays as it was. */
+  private reportService(door: Door): void {
+    this.emit('doors', 'u', { ...door }, { ...door, state: SERVICE_STATE, since: isoMs(this.now()) }, YARD_DOORS);
   }
 
   private trailer(): string {

@@ -26,6 +26,8 @@ const FAST = { N: 1024, r: 8, p: 1 };
 /** The example, from its place in the repository (an absolute path in agent.ruleFiles). */
 const EXAMPLE = resolve(import.meta.dirname, '../../docs/examples/rules/door-down.mts');
 const SINCE = '2026-12-05T06:30:00.000';
+/** SINCE as the rule gives it in a proposal: the instant with its zone, so the floor shows it in local time. */
+const SINCE_Z = `${SINCE}Z`;
 
 let dir: string;
 beforeAll(() => {
@@ -79,7 +81,7 @@ describe('a rule file that reads a site table (docs/examples/rules/door-down.mts
   it('config check takes it on a site that defines yard_doors', async () => {
     const ok = await runMain(['config', 'check', '--data', data]);
     expect(ok.code, ok.err).toBe(0);
-    expect(ok.out).toContain(`rule file ${EXAMPLE}: door-down@1, sha256 `);
+    expect(ok.out).toContain(`rule file ${EXAMPLE}: door-down@2, sha256 `);
   }, 30_000);
 
   it('a door down: a notice citing its yard_doors row, the run tag on yard_doors; approved, the checked tag is on yard_doors', async () => {
@@ -102,13 +104,13 @@ describe('a rule file that reads a site table (docs/examples/rules/door-down.mts
     const s = session();
     await site.service.call('signIn', { user: DEMO_ADMIN.name, secret: DEMO_ADMIN.pin }, s);
     const open = ((await site.service.call('listProposals', { status: ['open'] }, s)) as ProposalView[]).filter((p) => p.ruleId === 'door-down');
-    expect(open.map((p) => p.params)).toEqual([{ door_id: 'D-02', since: SINCE }]);
+    expect(open.map((p) => p.params)).toEqual([{ door_id: 'D-02', since: SINCE_Z }]);
     const p = open[0]!;
     proposalId = p.id;
-    expect([p.module, p.explanation, p.riskReason]).toEqual([null, `Dock door D-02 has been down since ${SINCE}: no trailer can be docked there.`, 'a notice: nothing is sent to a module']);
+    expect([p.module, p.explanation, p.riskReason]).toEqual([null, `Dock door D-02 has been down since ${SINCE_Z}: no trailer can be docked there.`, 'a notice: nothing is sent to a module']);
     expect(p.translations).toEqual({
-      nb: { explanation: `Port D-02 har vært ute av drift siden ${SINCE}: ingen tilhenger kan legge til der.`, riskReason: 'et varsel: ingenting sendes til en modul' },
-      de: { explanation: `Tor D-02 ist seit ${SINCE} außer Betrieb: dort kann kein Auflieger andocken.`, riskReason: 'ein Hinweis: nichts wird an ein Modul gesendet' },
+      nb: { explanation: `Port D-02 har vært ute av drift siden ${SINCE_Z}: ingen tilhenger kan legge til der.`, riskReason: 'et varsel: ingenting sendes til en modul' },
+      de: { explanation: `Tor D-02 ist seit ${SINCE_Z} außer Betrieb: dort kann kein Auflieger andocken.`, riskReason: 'ein Hinweis: nichts wird an ein Modul gesendet' },
     });
     const stored = site.decisions!.inbox.get(p.id)!;
     expect(stored.evidence).toEqual([{ table: DEMO_YARD_TABLE, snapshotId: snap, tag: `agent-${run.runId}`, rows: [{ key: { door_id: 'D-02' }, values: { door_id: 'D-02', state: 'down', trailer_id: null, since: SINCE, yard_seq: 2 } }] }]);
@@ -137,7 +139,7 @@ describe('a rule file that reads a site table (docs/examples/rules/door-down.mts
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/yard_doors=\d+/);
     const open = await runMain(['proposals', '--data', data, '--status', 'open', '--json']);
-    expect((JSON.parse(open.out) as ProposalView[]).filter((p) => p.ruleId === 'door-down').map((p) => p.params)).toEqual([{ door_id: 'D-04', since: SINCE }]);
+    expect((JSON.parse(open.out) as ProposalView[]).filter((p) => p.ruleId === 'door-down').map((p) => p.params)).toEqual([{ door_id: 'D-04', since: SINCE_Z }]);
   }, 60_000);
 
   it('replay export keeps the live run\'s tag on yard_doors; the replay runs the rule on the fixture\'s yard_doors', async () => {
@@ -154,7 +156,7 @@ describe('a rule file that reads a site table (docs/examples/rules/door-down.mts
     const replayed = (JSON.parse(readFileSync(join(dir, 'run', 'proposals.json'), 'utf8')) as ReplayProposal[]).filter((p) => p.ruleId === 'door-down');
     // As the offline run did after the cut: D-04 proposed; D-02, approved a moment before, is
     // suppressed (resuggestAfterDecisionMs).
-    expect(replayed.map((p) => p.params)).toEqual([{ door_id: 'D-04', since: SINCE }]);
+    expect(replayed.map((p) => p.params)).toEqual([{ door_id: 'D-04', since: SINCE_Z }]);
     const runs = JSON.parse(readFileSync(join(dir, 'run', 'agent-runs.json'), 'utf8')) as { created: number; suppressed: number; ruleErrors: unknown[] }[];
     expect(runs.map((r) => [r.created, r.suppressed, r.ruleErrors])).toEqual([[1, 1, []]]);
     expect(proposalId).not.toBe('');

@@ -106,6 +106,33 @@ describe('tilstand agent commands (no site running)', () => {
     expect(replenish).toMatchObject([{ params: { item: 'BOLT', location: 'A-01', qty: 170 }, risk: 'medium' }]);
   });
 
+  it('proposals without --status lists those waiting for a decision first, then the rest; newest first in each (the help says so)', async () => {
+    const catalog = new Catalog(dataPaths(data).warehouse);
+    const put = (table: string, row: Record<string, unknown>) => {
+      const w = catalog.getTable({ database: 'site_s1', table }).newWriter();
+      w.writeRecord(row);
+      w.commit();
+      w.close();
+    };
+    const ids = async () => (JSON.parse((await run(['proposals', '--data', data, '--json'])).out) as { id: string; status: string; params: { job_id: string } }[]).map((p) => `${p.params.job_id} ${p.status}`);
+    expect((await run(['agent', 'run', '--data', data])).code).toBe(0); // J-1 on M-1: open
+    put('work_queue', { job_id: 'J-2', status: 'released', capability: 'pack', priority: 1, ops_seq: 2n });
+    put('resources', { resource_id: 'M-2', kind: 'machine', capability: 'pack', state: 'free', since: Date.now() * 1000, ops_seq: 2n });
+    expect((await run(['agent', 'run', '--data', data])).code).toBe(0); // J-2 on M-2: open, newer
+    expect(await ids()).toEqual(['J-2 open', 'J-1 open']);
+    // J-2 started on the floor without Tilstand: the next run withdraws its proposal.
+    put('work_queue', { job_id: 'J-2', status: 'in_progress', capability: 'pack', priority: 1, assigned_resource: 'M-2', ops_seq: 3n });
+    expect((await run(['agent', 'run', '--data', data])).code).toBe(0);
+    // Was J-2 withdrawn first (newest first over every status), the open one under it.
+    expect(await ids()).toEqual(['J-1 open', 'J-2 withdrawn']);
+    const one = await run(['proposals', '--data', data, '--limit', '1']);
+    expect(one.out).toMatch(/^\S+ {2}open {2}/);
+    expect(one.out).not.toContain('withdrawn');
+    // --status lists that status alone, as before.
+    expect((JSON.parse((await run(['proposals', '--data', data, '--status', 'withdrawn', '--json'])).out) as { status: string }[]).map((p) => p.status)).toEqual(['withdrawn']);
+    expect((await run(['proposals', '--help'])).out).toContain('without --status: those waiting for a decision (open, deferred) first, then the rest; newest first in each');
+  });
+
   it('proposals: a bad --limit is refused on a new site too, before the inbox table exists', async () => {
     for (const bad of ['-1', '0', 'ten']) {
       const r = await run(['proposals', '--data', data, '--limit', bad]);

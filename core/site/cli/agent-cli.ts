@@ -37,7 +37,7 @@ import { openSiteDb } from '../site-db.ts';
 import { existingDataDir, json, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
 
 export const agentUsage = [
-  '  tilstand proposals [--data <dir>] [--status open|deferred|approved|rejected|stale|withdrawn] [--limit <n>] [--json]',
+  '  tilstand proposals [--data <dir>] [--status open|deferred|approved|rejected|stale|withdrawn] [--limit <n>] [--json]   without --status: those waiting for a decision (open, deferred) first, then the rest; newest first in each',
   '  tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin> [--comment <text>] [--data <dir>] [--json]',
   '  tilstand agent run [--data <dir>] [--json]      one agent run now',
   '  tilstand evidence <proposal> [--data <dir>] [--all] [--json]   what the agent saw, what an approval was checked against, and the decision trail',
@@ -104,6 +104,24 @@ function proposalLines(list: readonly Proposal[]): string[] {
   });
 }
 
+/** The statuses of a proposal that waits for someone's decision (the inbox's). */
+const WAITING: readonly ProposalStatus[] = ['open', 'deferred'];
+
+/**
+ * Every status, up to `limit`: those waiting for a decision first, then the decided, withdrawn and
+ * stale ones, newest first in each. Newest first over all of them buried an open proposal under
+ * the withdrawn ones an agent run leaves (a busy demo withdraws several a minute), and a shift lead
+ * asks this list what waits for them. Two reads, each at the latest snapshot: a proposal decided
+ * between them is listed once, as the first read saw it.
+ */
+function waitingFirst(table: Parameters<typeof readProposals>[0], limit: number): Proposal[] {
+  const waiting = readProposals(table, { status: WAITING, limit });
+  if (waiting.length >= limit) return waiting;
+  const seen = new Set(waiting.map((p) => p.id));
+  const rest = readProposals(table, { status: PROPOSAL_STATUSES.filter((s) => !WAITING.includes(s)), limit });
+  return [...waiting, ...rest.filter((p) => !seen.has(p.id))].slice(0, limit);
+}
+
 export async function runProposals(argv: string[], io: CliIO): Promise<number> {
   const a = await parse(argv, AGENT_FLAGS.proposals, 'proposals', io);
   if (!a) return EXIT.ok;
@@ -116,7 +134,7 @@ export async function runProposals(argv: string[], io: CliIO): Promise<number> {
   const p = dataPaths(data, config.site);
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const id = { database: p.database!, table: APPROVAL_INBOX_TABLE };
-  const list = catalog.tableExists(id) ? readProposals(catalog.getTable(id), { ...(status ? { status: status as ProposalStatus } : {}), limit }) : [];
+  const list = !catalog.tableExists(id) ? [] : status ? readProposals(catalog.getTable(id), { status: status as ProposalStatus, limit }) : waitingFirst(catalog.getTable(id), limit);
   await print(io.stdout, a.boolean('json') ? [json(list)] : proposalLines(list));
   return EXIT.ok;
 }

@@ -2,7 +2,7 @@
 // the README gives (2 usage or bad input, 3 conflict with what the site holds): an empty
 // `contracts add --file` was read as the file '', a malformed contract was exit 3 as if it
 // conflicted with a registered one, and an empty proposal id was looked up and "did not exist".
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,5 +60,27 @@ describe('tilstand decide and evidence', () => {
       // Was exit 1, "proposal  does not exist".
       expect([r.code, r.out, r.err], args[0]).toEqual([2, '', `tilstand: expected a proposal id (\`tilstand proposals\` lists them), got '${args[1]}'\n`]);
     }
+  });
+});
+
+describe('a command without --data where the default directory is no site', () => {
+  it('says that --data names another one and what the default is (a demo under --data /tmp/demo, the flag forgotten)', async () => {
+    const here = process.cwd();
+    const empty = join(dir, 'elsewhere');
+    mkdirSync(empty);
+    process.chdir(empty);
+    try {
+      const r = await runMain(['status']);
+      expect([r.code, r.out, r.err]).toEqual([
+        1,
+        '',
+        `tilstand: ${join(empty, 'tilstand-data')} is not a Tilstand data directory (no config.json); \`--data <dir>\` names another one (the default is ./tilstand-data), or run \`tilstand init --data <dir> --site <id>\` first\n`,
+      ]);
+    } finally {
+      process.chdir(here);
+    }
+    // Given --data, the advice names that directory, as before.
+    const given = await runMain(['status', '--data', join(dir, 'nowhere')]);
+    expect(given.err).toBe(`tilstand: ${join(dir, 'nowhere')} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${join(dir, 'nowhere')} --site <id>\` first\n`);
   });
 });

@@ -37,7 +37,10 @@ export function dataDir(value: string | undefined): string {
 export function existingDataDir(value: string | undefined): string {
   const data = dataDir(value);
   if (!existsSync(dataPaths(data).config)) {
-    throw new CliError(EXIT.notFound, `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${value ?? '<dir>'} --site <id>\` first`);
+    // Without --data it is the default that is not there: most often the site lives elsewhere (a
+    // demo under --data /tmp/demo) and the flag was forgotten, which init would not mend.
+    const other = value === undefined ? `; \`--data <dir>\` names another one (the default is ${DEFAULT_DATA_DIR}), or run` : '; run';
+    throw new CliError(EXIT.notFound, `${data} is not a Tilstand data directory (no config.json)${other} \`tilstand init --data ${value ?? '<dir>'} --site <id>\` first`);
   }
   // Before config.json is read: a newer program's config (a section this one does not know) would
   // be refused as a bad key, and the advice to remove it would be wrong.

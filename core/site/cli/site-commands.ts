@@ -252,6 +252,7 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   // The site's rule files loaded and checked as start loads them (a refusal names
   // agent.ruleFiles[<i>]): a file start would refuse is said before the restart.
   const ruleFiles = await loadSiteRuleFiles(config, data);
+  const runningNow = ruleFiles.files.length > 0 ? await ruleFilesRunningNow(data) : new Set<string>();
   if (a.boolean('json')) {
     // With the defaults filled in, as the usage says: the modules an external broker's site reads
     // are the seed modules when config.json lists none (config.ts keeps them absent then).
@@ -267,11 +268,34 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
     `config ok: ${dataPaths(data).config} (site ${config.site})`,
     `agent: every ${ag.intervalMs / 1000} s; reorder point ${ag.defaultReorder.reorderPoint}, up to ${ag.defaultReorder.orderUpTo}${policies.filter((x) => x !== '').map((x) => `; ${x}`).join('')}`,
     ...brokerLines(config),
-    ...ruleFiles.files.map((f) => `${ruleFileLine(f, ruleFiles.rules)} (runs from the next start)`),
+    ...ruleFiles.files.map((f) => `${ruleFileLine(f, ruleFiles.rules)} (${runningNow.has(ruleFileCodeKey(f)) ? 'running now' : 'runs from the next start'})`),
     ...siteTableLines(config, siteTables),
     `a running site takes ${LIVE_CONFIG_SECTIONS_TEXT} with \`tilstand config reload\`${ruleFiles.files.length > 0 ? ' (but agent.ruleFiles at its next start)' : ''}; the other sections at its next start`,
   ]);
   return EXIT.ok;
+}
+
+/** A rule file's path and code, its imports' included: the same key for the same code at the same place. */
+function ruleFileCodeKey(f: { path: string; sha256: string; imports?: readonly { path: string; sha256: string }[] }): string {
+  return JSON.stringify([f.path, f.sha256, (f.imports ?? []).map((i) => [i.path, i.sha256])]);
+}
+
+/**
+ * The rule files (`ruleFileCodeKey`) a site running on `data` loaded at its start, asked over the
+ * control socket as `status` does: a file whose code is still that one runs now, and `config check`
+ * saying it "runs from the next start" sent an operator to restart for nothing. None when no site
+ * runs or it does not answer (the check itself does not depend on it). A file with no rule of its
+ * own is not among them (status names files by their rules).
+ */
+async function ruleFilesRunningNow(data: string): Promise<Set<string>> {
+  try {
+    const socket = await runningSocket(data);
+    if (!socket) return new Set();
+    const s = (await controlRequest(socket, 'status')) as SiteStatus;
+    return new Set((s.agentRules ?? []).flatMap((r) => (r.file ? [ruleFileCodeKey(r.file)] : [])));
+  } catch {
+    return new Set();
+  }
 }
 
 /**

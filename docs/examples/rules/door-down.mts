@@ -20,9 +20,20 @@ const TABLE = 'yard_doors';
 /** A door row's fields as the rule uses them (rows come in JSON forms: `since` as ISO text, UTC). */
 const text = (v: unknown): string => (typeof v === 'string' ? v : '?');
 
+/**
+ * `since` as an instant with its zone (`2026-12-06T05:07:04.839Z`), as the built-in rules give
+ * times: a TIMESTAMP(3) row carries the UTC wall clock without one (`2026-12-06T05:07:04.839`),
+ * which the floor would show as written; with `Z` it shows it in the PC's own time zone.
+ */
+const instant = (v: unknown): string => {
+  if (typeof v !== 'string') return '?';
+  const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/.test(v) ? v : `${v.replace(' ', 'T')}Z`);
+  return Number.isNaN(ms) ? v : new Date(ms).toISOString();
+};
+
 const doorDown: Rule = {
   id: 'door-down',
-  version: '1',
+  version: '2',
   description: 'A notice for each dock door the yard system reports down (yard_doors).',
   reads: [TABLE],
   messages: {
@@ -56,11 +67,11 @@ const doorDown: Rule = {
       .map((r) => ({
         action: 'door_down',
         module: null,
-        params: { door_id: text(r.door_id), since: text(r.since) },
+        params: { door_id: text(r.door_id), since: instant(r.since) },
         keyParams: ['door_id'],
         risk: 'low' as const,
         riskReason: { id: 'door-down.risk', params: {} },
-        explanation: { id: 'door-down.explanation', params: { door: text(r.door_id), since: text(r.since) } },
+        explanation: { id: 'door-down.explanation', params: { door: text(r.door_id), since: instant(r.since) } },
         evidence: [{ table: TABLE, rows: [r] }],
       }));
   },

@@ -463,6 +463,33 @@ describe('Site', () => {
     }
   });
 
+  it('the demo operations module leaves a blocked job blocked for minutes, so a release proposal can be read and decided', async () => {
+    const folder = join(dir, 'demo-blocked');
+    mkdirSync(folder);
+    const mod = new OperationsModule({ url: 'mqtt://127.0.0.1:1', site: 'demo', username: 'operations', password: '-', outboxPath: join(folder, 'operations.outbox.db'), seed: 7, stepMs: 600_000 });
+    const m = mod as unknown as { step(): void; exportState(): { jobs: Array<{ job_id: string; status: string }> } };
+    try {
+      // An hour of steps (one a second), no shift lead: how long each blocked job waited.
+      const since = new Map<string, number>();
+      const waited: number[] = [];
+      for (let i = 0; i < 3600; i++) {
+        m.step();
+        const jobs = m.exportState().jobs;
+        for (const j of jobs) if (j.status === 'blocked' && !since.has(j.job_id)) since.set(j.job_id, i);
+        for (const [id, at] of since) {
+          if (jobs.some((j) => j.job_id === id && j.status === 'blocked')) continue;
+          waited.push(i - at);
+          since.delete(id);
+        }
+      }
+      waited.sort((a, b) => a - b);
+      expect(waited.length).toBeGreaterThan(3); // jobs are blocked and released now and then
+      expect(waited[waited.length >> 1], JSON.stringify(waited)).toBeGreaterThanOrEqual(180);
+    } finally {
+      await mod.stop();
+    }
+  });
+
   it('the demo inventory stays near its level for hours: rows come near a reorder point now and then', async () => {
     const folder = join(dir, 'demo-stock');
     mkdirSync(folder);

@@ -37,6 +37,13 @@ export const BLOCKED_MAX = 8;
  * minutes, and its proposal with it.
  */
 const SELF_START = 0.1;
+/**
+ * Share of the release draws (10 % of the steps) in which material comes for a blocked job
+ * without anyone asking. At 1 (as before) a blocked job was released on its own within about a
+ * minute, and the agent's release proposals were withdrawn in a median 40 s, before a newcomer
+ * could read one; at 0.15 a blocked job waits several minutes, mostly for a shift lead.
+ */
+const SELF_RELEASE = 0.15;
 const JOB_STATUSES = new Set<unknown>(['released', 'blocked', 'in_progress', 'done']);
 const RESOURCE_STATES = new Set<unknown>(['free', 'busy', 'down']);
 
@@ -110,7 +117,7 @@ export class OperationsModule extends DemoModule {
       }
     } else if (r < 0.85) {
       const blocked = by('blocked');
-      if (blocked.length > 0) this.setJob(this.rng.pick(blocked), { status: 'released', blocked_reason: null });
+      if (blocked.length > 0 && this.rng.chance(SELF_RELEASE)) this.setJob(this.rng.pick(blocked), { status: 'released', blocked_reason: null });
     } else if (r < 0.93) {
       if (done.length > 0) this.replace(this.rng.pick(done));
     } else {

@@ -381,6 +381,8 @@ export interface UserView {
   roles: Role[];
   disabled: boolean;
   lockedUntilMs: number | null;
+  /** Whether the user signs in with a badge too. Never the badge: it is a secret like a PIN (core/inbox users.ts keeps only its hash). */
+  hasBadge: boolean;
 }
 
 export type ReadPointRequest = { tag: string } | { snapshotId: number } | { timestampMs: number } | { latest: true };

@@ -1082,7 +1082,7 @@ function trailDetail(detail: unknown, fields: readonly TrailField[]): string | u
 }
 
 function userView(u: User): UserView {
-  return { name: u.name, roles: [u.role], disabled: u.disabled, lockedUntilMs: u.lockedUntilMs };
+  return { name: u.name, roles: [u.role], disabled: u.disabled, lockedUntilMs: u.lockedUntilMs, hasBadge: u.hasBadge };
 }
 
 function oneRole(roles: Role[]): InboxRole {

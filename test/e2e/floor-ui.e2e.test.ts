@@ -631,7 +631,7 @@ suite('the floor UI end to end (chromium)', () => {
     expect(over).toEqual([]);
   });
 
-  it('lets an admin add a user and reset her PIN in the row, masked (no window.prompt: Electron has none)', async () => {
+  it('lets an admin add a user and reset her PIN, then a password, in the row, masked (no window.prompt: Electron has none)', async () => {
     const prompts: string[] = [];
     const onDialog = (d: { type(): string; dismiss(): Promise<void> }) => {
       prompts.push(d.type());
@@ -664,6 +664,12 @@ suite('the floor UI end to end (chromium)', () => {
     await page.click('tr[data-user="Per"] form.reset-secret button[type="submit"]');
     await expect.poll(() => page.textContent('.reset-done')).toBe('New PIN set for Per.');
     expect(await page.locator('form.reset-secret').count()).toBe(0);
+    // A password the same way: the confirmation says which was set (the PIN stays, checked below).
+    await page.click('tr[data-user="Per"] button.reset');
+    await page.fill('tr[data-user="Per"] form.reset-secret input[name="resetSecret"]', 'correct horse battery');
+    await page.click('tr[data-user="Per"] form.reset-secret button[type="submit"]');
+    await expect.poll(() => page.textContent('.reset-done')).toBe('New password set for Per.');
+    expect(await page.textContent('tr[data-user="Per"] td.has-badge')).toBe('no');
     await axe('users with a PIN reset done');
     page.off('dialog', onDialog);
     expect(prompts).toEqual([]);
@@ -673,6 +679,7 @@ suite('the floor UI end to end (chromium)', () => {
       (await (await fetch(`${url}/api/signIn`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1' }, body: JSON.stringify({ user: 'Per', secret }) })).json()) as { ok: boolean };
     expect((await signIn('4711')).ok).toBe(false);
     expect((await signIn('8642')).ok).toBe(true);
+    expect((await signIn('correct horse battery')).ok).toBe(true);
 
     // Back to the shift lead for the tests after this one.
     await page.click('header button:has-text("Sign out")');

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../../lsm/index.ts';
 import { dataPaths, readConfig, writeConfig } from '../config.ts';
 import { initDataDir } from '../init.ts';
+import { EVIDENCE_TIMES_LINE } from './agent-cli.ts';
 import { runMain as run } from './test-support.ts';
 
 let dir: string;
@@ -78,6 +79,23 @@ describe('tilstand agent commands (no site running)', () => {
     expect(report.tables.length).toBeGreaterThan(0); // the evidence as before
     expect(report.checked.map((c) => c.table).sort()).toEqual(['resources', 'stock', 'work_queue']);
     expect(report.checked.find((c) => c.table === 'work_queue')).toMatchObject({ snapshotId: checkedAt, tag: `checked-${id}`, tagExists: true, matchesEvidence: true });
+  });
+
+  it("evidence says once, under its header, that its times are UTC: a row's TIMESTAMP carries no zone; --json as stored", async () => {
+    expect((await run(['agent', 'run', '--data', data])).code).toBe(0);
+    const id = (JSON.parse((await run(['proposals', '--data', data, '--json'])).out) as { id: string }[])[0]!.id;
+    const ev = await run(['evidence', id, '--data', data, '--all']);
+    const lines = ev.out.split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^proposal ${id} {2}open`));
+    expect(lines[1]).toBe("  times      UTC: the instants (…Z) and the rows' TIMESTAMP values, which carry no zone");
+    expect(lines.filter((l) => l === EVIDENCE_TIMES_LINE)).toHaveLength(1);
+    // The resources row's `since` (TIMESTAMP(3)) as stored: no zone, beside the …Z instants.
+    const since = /"since":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})"/.exec(ev.out)?.[1];
+    expect(since, ev.out).toBeDefined();
+    expect(ev.out).toMatch(/proposed \d{4}-\d\d-\d\dT[\d:.]+Z/);
+    const json = (await run(['evidence', id, '--data', data, '--json'])).out;
+    expect(json).not.toContain('times ');
+    expect(json).toMatch(new RegExp(`"since": ?"${since}"`));
   });
 
   it('keeps evidence as config.json evidence says: run tags proposingRunsMs, decision tags decisionsMs', async () => {

@@ -150,11 +150,24 @@ export async function runEvidence(argv: string[], io: CliIO): Promise<number> {
   const p = dataPaths(data, config.site);
   try {
     const r = evidenceReport(new Catalog(p.warehouse, catalogOptions(config)), p.database!, proposal, { allRows: a.boolean('all') });
-    await print(io.stdout, a.boolean('json') ? [json(r)] : formatEvidence(r));
+    await print(io.stdout, a.boolean('json') ? [json(r)] : evidenceLines(r));
   } catch (e) {
     throw cliErrorOf(e);
   }
   return EXIT.ok;
+}
+
+/**
+ * Says once, under the report's header line, which zone its times are in. Its instants end in Z,
+ * but a row's TIMESTAMP value carries no zone (`"due_at":"2026-12-06T05:52:37.135"`: the table
+ * keeps the UTC wall clock, core/lsm types.ts), and beside an explanation's `…Z` it read as the
+ * PC's local time. The rows stay as stored, and --json as it is: machines read it.
+ */
+export const EVIDENCE_TIMES_LINE = "  times      UTC: the instants (…Z) and the rows' TIMESTAMP values, which carry no zone";
+
+function evidenceLines(r: ReturnType<typeof evidenceReport>): string[] {
+  const [header, ...rest] = formatEvidence(r);
+  return header === undefined ? [] : [header, EVIDENCE_TIMES_LINE, ...rest];
 }
 
 /** The directory opened in-process when no site runs: ingest (for freshness), inbox, agent. */

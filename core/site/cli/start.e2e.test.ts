@@ -62,6 +62,10 @@ describe('tilstand start --demo (child process)', () => {
     expect(out).toContain("demo:    simulated modules publishing: operations, inventory, commerce, procurement, yard (its dock doors fill yard_doors, a table of the site's own)");
     expect(out).toMatch(/headless|Electron/);
     expect(out).toContain(`memory:  started without ${missingLaunchSettings([], env).join(' ')}: a higher peak RSS`);
+    // With the command that starts it with them (the node flags after node, the variables before it), as it was started.
+    const missing = missingLaunchSettings([], env);
+    const launch = [...missing.filter((w) => !w.startsWith('-')), 'node', ...missing.filter((w) => w.startsWith('-'))];
+    expect(out).toContain(`start it with them (as \`npm start\` does): ${launch.join(' ')} bin/tilstand.mjs start --demo --headless --data ${data} `);
     const metrics = await (await fetch(`${httpUrl}/metrics`)).text();
     expect(metrics).toContain('tilstand_ingest_table_age_ms');
     expect(metrics).toMatch(/^tilstand_inbox_age_ms\{site="demo"\} \d+$/m);

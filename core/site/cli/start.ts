@@ -24,7 +24,7 @@ import { missingLaunchSettings } from '../v8-flags.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, nextSignal, port, positiveInt, print, refuseExtraArguments, type CliIO } from './common.ts';
 import { exitCodeOf } from './exit-code.ts';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 
 export const START_FLAGS: FlagSpecs = {
   data: { type: 'string', value: '<dir>' },
@@ -145,7 +145,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
       ...(demo ? [`  demo:    simulated modules publishing: ${demoModulesText(site.demoModules)}`, `           sign in as '${DEMO_ADMIN.name}' with PIN ${DEMO_ADMIN.pin} (a new demo site's admin), or add a user:`,
             `           tilstand users add --data ${data} --name <name> --role shift_lead --pin <pin>`] : []),
       `  logs:    ${join(dataPaths(data).logs, 'site.log')}`,
-      ...(unlaunched.length > 0 ? [`  memory:  started without ${unlaunched.join(' ')}: a higher peak RSS (docs/operations.md, "Memory settings")`] : []),
+      ...memoryLines(unlaunched, { execArgv: process.execArgv, script: process.argv[1], args: process.argv.slice(2), cwd: process.cwd() }),
       '  stop with Ctrl-C (SIGINT) or SIGTERM',
     ]);
     hup.site = site;
@@ -190,6 +190,34 @@ function sighupReloads(io: CliIO): { site: Site | undefined; close(): void } {
   };
   if (process.platform !== 'win32') process.on('SIGHUP', on);
   return h;
+}
+
+/**
+ * The start-up lines of a process started without SITE_LAUNCH's settings (`missing`, as
+ * missingLaunchSettings names them; none: no lines): what that costs, as measured (docs/operations.md,
+ * "Memory settings"), and the command that starts this same process with them — the environment
+ * variables before `node`, the node flags after it, the rest as this one was started. Saying only
+ * "started without --max-semi-space-size=8 MALLOC_ARENA_MAX=2" left a newcomer to work out where
+ * each goes.
+ */
+export function memoryLines(missing: readonly string[], cmd: { execArgv: readonly string[]; script: string | undefined; args: readonly string[]; cwd: string }, platform: NodeJS.Platform = process.platform): string[] {
+  if (missing.length === 0) return [];
+  const env = missing.filter((m) => !m.startsWith('-'));
+  const flags = missing.filter((m) => m.startsWith('-'));
+  // The script as typed from here when it lies below the working directory (`node dist/site/tilstand.mjs`).
+  const rel = cmd.script === undefined ? 'dist/site/tilstand.mjs' : relative(cmd.cwd, cmd.script);
+  const script = cmd.script !== undefined && (rel === '' || rel.startsWith('..') || isAbsolute(rel)) ? cmd.script : rel;
+  const command = [...env, 'node', ...cmd.execArgv, ...flags, script, ...cmd.args].map((w) => shellWord(w, platform)).join(' ');
+  return [
+    `  memory:  started without ${missing.join(' ')}: a higher peak RSS (measured on a 1 M-row site: 278 MB with neither, 231 MB with both; docs/operations.md, "Memory settings")`,
+    `           start it with them (as \`npm start\` does): ${command}`,
+  ];
+}
+
+/** A word as the shell takes it back: quoted when it holds anything but plain characters (Windows: its paths' backslashes are plain). */
+function shellWord(w: string, platform: NodeJS.Platform): string {
+  if (platform === 'win32') return /^[A-Za-z0-9_./:=,@%+\\-]+$/.test(w) ? w : `"${w.replace(/"/g, '\\"')}"`;
+  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The demo's modules in words for the start banner: the yard system writes a table of the site's own. */

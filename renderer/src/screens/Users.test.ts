@@ -1,18 +1,19 @@
 // The Users screen rendered from the store's state (server-side markup, no browser): the signed-in
 // admin's own row has no Disable button (the site refuses it), and roles read in the chosen
-// language. The PIN reset in the row is driven in chromium (test/e2e/floor-ui.e2e.test.ts).
+// language. The PIN or password reset in the row is driven in chromium (test/e2e/floor-ui.e2e.test.ts).
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import type { SiteApi, UserView } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
+import { translate } from '../i18n/messages.ts';
 import { createAppStore } from '../store/store.ts';
-import { Users } from './Users.tsx';
+import { secretSetKey, Users } from './Users.tsx';
 
 const USERS: UserView[] = [
-  { name: 'Ada', roles: ['admin'], disabled: false },
-  { name: 'Per', roles: ['operator'], disabled: false },
-  { name: 'Kari', roles: ['shift_lead'], disabled: true },
+  { name: 'Ada', roles: ['admin'], disabled: false, hasBadge: false },
+  { name: 'Per', roles: ['operator'], disabled: false, hasBadge: true },
+  { name: 'Kari', roles: ['shift_lead'], disabled: true, hasBadge: false },
 ] as UserView[];
 
 function render(lang: 'en' | 'nb' | 'de' = 'en', usersBusy = false): string {
@@ -67,6 +68,33 @@ describe('Users screen', () => {
     expect(field(render())).toBe('PIN or password'); // was "New PIN": a password was taken too
     expect(field(render('nb'))).toBe('PIN eller passord');
     expect(field(render('de'))).toBe('PIN oder Passwort');
+  });
+
+  it('names the reset for what it sets (a PIN or a password), in every language', () => {
+    const button = (html: string) => /<button class="reset">([^<]*)<\/button>/.exec(rowOf(html, 'Per'))?.[1];
+    expect(button(render())).toBe('Reset PIN or password'); // was "Reset PIN": a password was taken too
+    expect(button(render('nb'))).toBe('Ny PIN eller nytt passord');
+    expect(button(render('de'))).toBe('PIN oder Passwort zurücksetzen');
+  });
+
+  it('confirms a reset as the PIN or the password it was, by the rule the site takes it by', () => {
+    expect(translate('en', secretSetKey('8642'), { name: 'Per' })).toBe('New PIN set for Per.');
+    expect(translate('en', secretSetKey('048613579246'), { name: 'Per' })).toBe('New PIN set for Per.');
+    // 13 digits or anything not all digits: a password (core/site service.ts secretOf).
+    expect(translate('en', secretSetKey('0486135792461'), { name: 'Per' })).toBe('New password set for Per.');
+    expect(translate('en', secretSetKey('correct horse'), { name: 'Per' })).toBe('New password set for Per.');
+    expect(translate('nb', secretSetKey('lang passordfrase'), { name: 'Per' })).toBe('Nytt passord er satt for Per.');
+    expect(translate('de', secretSetKey('8642'), { name: 'Per' })).toBe('Neue PIN für Per gesetzt.');
+    expect(translate('de', secretSetKey('langes Passwort'), { name: 'Per' })).toBe('Neues Passwort für Per gesetzt.');
+  });
+
+  it('says whether each user has a badge, never the badge (the site sends only whether)', () => {
+    expect(render()).toMatch(/<th[^>]*>Badge<\/th>/);
+    expect(rowOf(render(), 'Per')).toContain('<td class="has-badge">yes</td>');
+    expect(rowOf(render(), 'Ada')).toContain('<td class="has-badge">no</td>');
+    expect(rowOf(render('nb'), 'Per')).toContain('<td class="has-badge">ja</td>');
+    expect(rowOf(render('de'), 'Kari')).toContain('<td class="has-badge">nein</td>');
+    expect(render('de')).toMatch(/<th[^>]*>Ausweis<\/th>/);
   });
 
   it('offers a badge for a new user (the sign-in screen takes a badge scan), masked and optional', () => {

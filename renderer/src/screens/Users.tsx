@@ -14,6 +14,14 @@ export function secretLengthOk(secret: string): boolean {
   return /^[0-9]{4,12}$/.test(secret) || secret.length >= 8;
 }
 
+/**
+ * The confirmation after a reset says which the site set: it takes a secret of 4 to 12 digits as a
+ * PIN and anything else as a password (core/site service.ts `secretOf`), so the screen knows.
+ */
+export function secretSetKey(secret: string): 'users.pinSet' | 'users.passwordSet' {
+  return /^[0-9]{4,12}$/.test(secret) ? 'users.pinSet' : 'users.passwordSet';
+}
+
 export function Users() {
   const t = useT();
   const users = useApp((s) => s.users);
@@ -37,7 +45,7 @@ export function Users() {
   // shows the PIN as it is typed, and Electron's windows have no prompt at all.
   const [resetting, setResetting] = useState<string | null>(null);
   const [newSecret, setNewSecret] = useState('');
-  const [resetDone, setResetDone] = useState<string | null>(null);
+  const [resetDone, setResetDone] = useState<{ name: string; key: ReturnType<typeof secretSetKey> } | null>(null);
   const [addTried, setAddTried] = useState(false);
   const [resetTried, setResetTried] = useState(false);
   useEffect(() => void load(), [load]);
@@ -59,7 +67,7 @@ export function Users() {
     if (!(await reset(user, newSecret))) return;
     setNewSecret('');
     setResetting(null);
-    setResetDone(user);
+    setResetDone({ name: user, key: secretSetKey(newSecret) });
     focusAfterClose(`tr[data-user="${CSS.escape(user)}"] button.reset`);
   };
   const roleName = (r: Role) => t(`role.${r}`);
@@ -74,13 +82,15 @@ export function Users() {
   const resetShort = resetTried && newSecret !== '' && !secretLengthOk(newSecret);
   return (
     <section>
-      <Table label={t('nav.users')} head={[t('users.name'), t('users.roles'), '', '']}>
+      <Table label={t('nav.users')} head={[t('users.name'), t('users.roles'), t('users.hasBadge'), '', '']}>
         {users.map((u) => (
           <tr key={u.name} data-user={u.name}>
             <td>
               {u.name} {u.name === me ? `(${t('users.you')})` : ''} {u.disabled ? `(${t('users.disabled')})` : ''}
             </td>
             <td>{u.roles.map(roleName).join(', ')}</td>
+            {/* Whether the user has a badge, never the badge: the site sends only that (UserView.hasBadge). */}
+            <td className="has-badge">{t(u.hasBadge ? 'users.badgeYes' : 'users.badgeNo')}</td>
             {/* aria-disabled, not disabled, while a change is on its way: a disabled button drops
                 the keyboard focus to the page (the store sends nothing meanwhile, usersBusy). The
                 button clicked stays the row's (Disable turns into Enable) and keeps the focus. */}
@@ -122,7 +132,7 @@ export function Users() {
       </Table>
       {resetDone && (
         <p role="status" className="reset-done">
-          {t('users.secretSet', { name: resetDone })}
+          {t(resetDone.key, { name: resetDone.name })}
         </p>
       )}
       <form className="add-user" onSubmit={(e) => void submit(e)}>

@@ -166,6 +166,25 @@ suite('the floor UI end to end (chromium)', () => {
     expect((await api<ProposalView>('getProposal', { id: p.id })).decidedBy).toBe('Lena');
   });
 
+  it('lists what was decided, the newest decision first, with who and how far its command got (the Decided toggle)', async () => {
+    const decided = await api<ProposalView[]>('listProposals', { status: ['approved', 'rejected', 'stale'] });
+    const rejected = decided.find((x) => x.status === 'rejected')!;
+    const approved = decided.find((x) => x.status === 'approved' && x.action === 'assign_job')!;
+    expect([rejected, approved].every((x) => x !== undefined), JSON.stringify(decided.map((x) => x.status))).toBe(true);
+    await page.click('.inbox-views button:has-text("Decided")');
+    await page.waitForSelector(`[data-decided="${rejected.id}"]`);
+    const ids = await page.$$eval('[data-decided]', (b) => b.map((x) => x.getAttribute('data-decided')));
+    expect(ids.indexOf(rejected.id)).toBeLessThan(ids.indexOf(approved.id)); // rejected after the approval
+    const row = (id: string) => page.locator(`tr:has([data-decided="${id}"])`).textContent();
+    expect(await row(rejected.id)).toMatch(/rejected.*Lena/);
+    expect(await row(approved.id)).toMatch(/approved.*Lena.*applied/);
+    await axe('inbox, decided list');
+    await page.click(`[data-decided="${approved.id}"]`);
+    await page.waitForSelector('.proposal .command-applied');
+    await page.click('.inbox-views button:has-text("Waiting")');
+    await page.waitForSelector('.inbox-list [data-proposal]');
+  });
+
   it('shows an approval as stale, with its reason, when the world changed since the agent looked', async () => {
     const open = await api<ProposalView[]>('listProposals', { status: ['open'] });
     const p = open.find((x) => x.action === 'assign_job');
@@ -350,8 +369,10 @@ suite('the floor UI end to end (chromium)', () => {
     await page.waitForSelector('table[aria-label="work_queue"] tbody tr');
     await page.selectOption('select[name="kind"]', 'tag');
     await page.waitForSelector('select[name="tag"] option', { state: 'attached' });
-    // The oldest agent tag: the first run, before this test approved anything.
-    const tag = (await page.locator('select[name="tag"] option').last().getAttribute('value'))!;
+    // The oldest agent tag: the first run, before this test approved anything (the last of the
+    // picker's first group, "Agent runs": the decisions' and hourly tags are grouped after it).
+    expect(await page.locator('select[name="tag"] optgroup').first().getAttribute('label')).toBe('Agent runs');
+    const tag = (await page.locator('select[name="tag"] optgroup').first().locator('option').last().getAttribute('value'))!;
     const all = await page.locator('select[name="tag"] option').allTextContents();
     expect(tag).toMatch(/^agent-/);
     // A search narrows the list to the tags whose name contains it (a site keeps thousands).

@@ -14,7 +14,8 @@ export function RiskBadge({ risk }: { risk: Risk }) {
   );
 }
 
-export function Table({ head, children, label }: { head: ReactNode[]; children: ReactNode; label: string }) {
+/** `titles[i]`: the hover text of heading i (a column's stored name under its readable heading; `columnHeading`). */
+export function Table({ head, titles, children, label }: { head: ReactNode[]; titles?: readonly (string | undefined)[]; children: ReactNode; label: string }) {
   return (
     // A scrollable region must be reachable by keyboard (WCAG 2.1.1): focusable, named.
     <div className="table-wrap" tabIndex={0} role="region" aria-label={label}>
@@ -22,7 +23,7 @@ export function Table({ head, children, label }: { head: ReactNode[]; children: 
         <thead>
           <tr>
             {head.map((h, i) => (
-              <th key={i} scope="col">
+              <th key={i} scope="col" title={titles?.[i]}>
                 {h}
               </th>
             ))}

@@ -36,6 +36,19 @@ const en = {
   'inbox.age': 'Waiting',
   'inbox.action': 'Proposal',
   'inbox.status': 'Status',
+  'inbox.showWaiting': 'Waiting',
+  'inbox.showDecided': 'Decided',
+  'inbox.decidedHeading': 'Decided, newest first',
+  'inbox.decidedNone': 'Nothing decided yet.',
+  'inbox.decidedCut': 'Only the newest decisions are listed (at most {n}).',
+  'inbox.decidedAt': 'Decided',
+  'inbox.decision': 'Decision',
+  'inbox.decidedBy': 'By',
+  'inbox.command': 'Command',
+  'inbox.pick': 'Pick a proposal in the list, or press N to open the most urgent.',
+  'inbox.openMostUrgent': 'Open the most urgent',
+  'inbox.pickDecided': 'Pick a decision in the list to see its trail and what the module did.',
+  'detail.readAt': 'As the agent read it at {time}, {age} ago.',
   'detail.explanation': 'Why',
   'detail.evidence': 'What the agent saw',
   'detail.snapshot': 'Snapshot {id}, tag {tag}',
@@ -417,6 +430,58 @@ const en = {
   'tables.decision.stock': 'material availability checked before a job is released',
   'tables.decision.resources': 'the work-queue agent matches jobs to free resources every minute',
   'tables.decision.dead_letters': 'an operator sees a refused event and fixes its contract or binding',
+  // Column headings of Tilstand's own tables (History, the inbox's evidence; `columnHeading`) where
+  // Stock's, Work queue's or another screen's words do not already say it; the stored name on hover.
+  'column.materialItem': 'Material',
+  'column.materialQty': 'Material qty',
+  'column.opsSeq': 'Operations seq. no.',
+  'column.kind': 'Kind',
+  'column.inventorySeq': 'Inventory seq. no.',
+  'column.commerceSeq': 'Commerce seq. no.',
+  'column.procurementSeq': 'Procurement seq. no.',
+  'column.position': 'Journal position',
+  'column.detail': 'Detail',
+  'column.path': 'Where in the payload',
+  'column.bindings': 'Bindings',
+  'column.module': 'Module',
+  'column.stream': 'Stream',
+  'column.seq': 'Module’s seq. no.',
+  'column.dismissedAt': 'Dismissed',
+  'column.dismissedBy': 'Dismissed by',
+  'column.dismissedNote': 'Why dismissed',
+  'column.proposalId': 'Proposal id',
+  'column.situation': 'Situation',
+  'column.rule': 'Rule',
+  'column.ruleVersion': 'Rule version',
+  'column.params': 'Parameters',
+  'column.riskReason': 'Why this risk',
+  'column.run': 'Agent run',
+  'column.created': 'Proposed',
+  'column.agentStatus': 'Agent’s status',
+  'column.withdrawnReason': 'Why withdrawn',
+  'column.agentUpdated': 'Agent updated',
+  'column.logFirstEntry': 'First log entry',
+  'column.agentMessages': 'Translations',
+  'column.agentSeq': 'Agent seq. no.',
+  'column.decision': 'Decision',
+  'column.decidedBy': 'Decided by',
+  'column.decidedRole': 'Role',
+  'column.decidedAt': 'Decided',
+  'column.decisionSnapshots': 'Snapshots checked',
+  'column.decisionReason': 'Decision reason',
+  'column.decisionSeq': 'Decision seq. no.',
+  'column.commandState': 'Command state',
+  'column.commandTopic': 'Command topic',
+  'column.commandSent': 'Command sent',
+  'column.commandUpdated': 'Command updated',
+  'column.commandDetail': 'What the module said',
+  'column.commandSeq': 'Command seq. no.',
+  // The History screen's tag picker, by what made the tag (core/agents, core/inbox, core/sync).
+  'history.tagGroup.agent': 'Agent runs',
+  'history.tagGroup.decision': 'Decisions',
+  'history.tagGroup.checked': 'Approvals checked',
+  'history.tagGroup.hourly': 'Hourly',
+  'history.tagGroup.other': 'Other',
   'never': 'never',
   'ago': '{t} ago',
 } as const;
@@ -454,6 +519,19 @@ const nb: Messages = {
   'inbox.age': 'Venter',
   'inbox.action': 'Forslag',
   'inbox.status': 'Status',
+  'inbox.showWaiting': 'Venter',
+  'inbox.showDecided': 'Avgjort',
+  'inbox.decidedHeading': 'Avgjort, nyeste først',
+  'inbox.decidedNone': 'Ingenting avgjort ennå.',
+  'inbox.decidedCut': 'Bare de nyeste beslutningene vises (høyst {n}).',
+  'inbox.decidedAt': 'Avgjort',
+  'inbox.decision': 'Beslutning',
+  'inbox.decidedBy': 'Av',
+  'inbox.command': 'Kommando',
+  'inbox.pick': 'Velg et forslag i listen, eller trykk N for å åpne det mest hastende.',
+  'inbox.openMostUrgent': 'Åpne det mest hastende',
+  'inbox.pickDecided': 'Velg en beslutning i listen for å se sporet og hva modulen gjorde.',
+  'detail.readAt': 'Slik agenten leste det {time}, for {age} siden.',
   'detail.explanation': 'Hvorfor',
   'detail.evidence': 'Det agenten så',
   'detail.snapshot': 'Øyeblikksbilde {id}, merke {tag}',
@@ -818,6 +896,55 @@ const nb: Messages = {
   'tables.decision.stock': 'materialtilgangen sjekkes før en jobb frigis',
   'tables.decision.resources': 'arbeidskø-agenten kobler jobber til ledige ressurser hvert minutt',
   'tables.decision.dead_letters': 'en operatør ser en avvist hendelse og retter kontrakten eller bindingen',
+  'column.materialItem': 'Materiale',
+  'column.materialQty': 'Material\u00admengde',
+  'column.opsSeq': 'Løpenr. drift',
+  'column.kind': 'Type',
+  'column.inventorySeq': 'Løpenr. lager',
+  'column.commerceSeq': 'Løpenr. salg',
+  'column.procurementSeq': 'Løpenr. innkjøp',
+  'column.position': 'Journal\u00adposisjon',
+  'column.detail': 'Detalj',
+  'column.path': 'Sted i innholdet',
+  'column.bindings': 'Bindinger',
+  'column.module': 'Modul',
+  'column.stream': 'Strøm',
+  'column.seq': 'Modulens løpenr.',
+  'column.dismissedAt': 'Avvist',
+  'column.dismissedBy': 'Avvist av',
+  'column.dismissedNote': 'Hvorfor avvist',
+  'column.proposalId': 'Forslags-id',
+  'column.situation': 'Situasjon',
+  'column.rule': 'Regel',
+  'column.ruleVersion': 'Regel\u00adversjon',
+  'column.params': 'Parametere',
+  'column.riskReason': 'Hvorfor denne risikoen',
+  'column.run': 'Agent\u00adkjøring',
+  'column.created': 'Foreslått',
+  'column.agentStatus': 'Agentens status',
+  'column.withdrawnReason': 'Hvorfor trukket',
+  'column.agentUpdated': 'Oppdatert av agenten',
+  'column.logFirstEntry': 'Første logg\u00adpost',
+  'column.agentMessages': 'Oversettelser',
+  'column.agentSeq': 'Løpenr. agent',
+  'column.decision': 'Beslutning',
+  'column.decidedBy': 'Besluttet av',
+  'column.decidedRole': 'Rolle',
+  'column.decidedAt': 'Besluttet',
+  'column.decisionSnapshots': 'Kontrollerte øyeblikks\u00adbilder',
+  'column.decisionReason': 'Begrunnelse for beslutningen',
+  'column.decisionSeq': 'Løpenr. beslutning',
+  'column.commandState': 'Kommando\u00adstatus',
+  'column.commandTopic': 'Kommando\u00ademne',
+  'column.commandSent': 'Kommando sendt',
+  'column.commandUpdated': 'Kommando oppdatert',
+  'column.commandDetail': 'Det modulen svarte',
+  'column.commandSeq': 'Løpenr. kommando',
+  'history.tagGroup.agent': 'Agentkjøringer',
+  'history.tagGroup.decision': 'Beslutninger',
+  'history.tagGroup.checked': 'Kontrollerte godkjenninger',
+  'history.tagGroup.hourly': 'Hver time',
+  'history.tagGroup.other': 'Andre',
   'never': 'aldri',
   'ago': 'for {t} siden',
 };
@@ -852,6 +979,19 @@ const de: Messages = {
   'inbox.age': 'Wartet seit',
   'inbox.action': 'Vorschlag',
   'inbox.status': 'Status',
+  'inbox.showWaiting': 'Wartend',
+  'inbox.showDecided': 'Entschieden',
+  'inbox.decidedHeading': 'Entschieden, neueste zuerst',
+  'inbox.decidedNone': 'Noch nichts entschieden.',
+  'inbox.decidedCut': 'Nur die neuesten Entscheidungen werden gezeigt (höchstens {n}).',
+  'inbox.decidedAt': 'Entschieden',
+  'inbox.decision': 'Entscheidung',
+  'inbox.decidedBy': 'Von',
+  'inbox.command': 'Befehl',
+  'inbox.pick': 'Wählen Sie einen Vorschlag in der Liste, oder drücken Sie N für den dringendsten.',
+  'inbox.openMostUrgent': 'Den dringendsten öffnen',
+  'inbox.pickDecided': 'Wählen Sie eine Entscheidung in der Liste, um ihren Verlauf und das Ergebnis beim Modul zu sehen.',
+  'detail.readAt': 'So las es der Agent: {time}, vor {age}.',
   'detail.explanation': 'Begründung',
   'detail.evidence': 'Was der Agent sah',
   'detail.snapshot': 'Snapshot {id}, Tag {tag}',
@@ -1215,6 +1355,55 @@ const de: Messages = {
   'tables.decision.stock': 'die Materialverfügbarkeit wird geprüft, bevor ein Auftrag freigegeben wird',
   'tables.decision.resources': 'der Agent des Arbeitsvorrats ordnet jede Minute Aufträge freien Ressourcen zu',
   'tables.decision.dead_letters': 'ein Bediener sieht ein abgewiesenes Ereignis und korrigiert dessen Vertrag oder Bindung',
+  'column.materialItem': 'Material',
+  'column.materialQty': 'Material\u00admenge',
+  'column.opsSeq': 'Lfd. Nr. Betrieb',
+  'column.kind': 'Art',
+  'column.inventorySeq': 'Lfd. Nr. Bestand',
+  'column.commerceSeq': 'Lfd. Nr. Vertrieb',
+  'column.procurementSeq': 'Lfd. Nr. Einkauf',
+  'column.position': 'Journal\u00adposition',
+  'column.detail': 'Detail',
+  'column.path': 'Stelle im Inhalt',
+  'column.bindings': 'Bindungen',
+  'column.module': 'Modul',
+  'column.stream': 'Stream',
+  'column.seq': 'Lfd. Nr. des Moduls',
+  'column.dismissedAt': 'Verworfen',
+  'column.dismissedBy': 'Verworfen von',
+  'column.dismissedNote': 'Warum verworfen',
+  'column.proposalId': 'Vorschlags-ID',
+  'column.situation': 'Situation',
+  'column.rule': 'Regel',
+  'column.ruleVersion': 'Regel\u00adversion',
+  'column.params': 'Parameter',
+  'column.riskReason': 'Grund des Risikos',
+  'column.run': 'Agenten\u00adlauf',
+  'column.created': 'Vorgeschlagen',
+  'column.agentStatus': 'Status beim Agenten',
+  'column.withdrawnReason': 'Warum zurückgezogen',
+  'column.agentUpdated': 'Vom Agenten aktualisiert',
+  'column.logFirstEntry': 'Erster Protokoll\u00adeintrag',
+  'column.agentMessages': 'Übersetzungen',
+  'column.agentSeq': 'Lfd. Nr. Agent',
+  'column.decision': 'Entscheidung',
+  'column.decidedBy': 'Entschieden von',
+  'column.decidedRole': 'Rolle',
+  'column.decidedAt': 'Entschieden',
+  'column.decisionSnapshots': 'Geprüfte Snapshots',
+  'column.decisionReason': 'Grund der Entscheidung',
+  'column.decisionSeq': 'Lfd. Nr. Entscheidung',
+  'column.commandState': 'Befehls\u00adstatus',
+  'column.commandTopic': 'Befehls-Topic',
+  'column.commandSent': 'Befehl gesendet',
+  'column.commandUpdated': 'Befehl aktualisiert',
+  'column.commandDetail': 'Antwort des Moduls',
+  'column.commandSeq': 'Lfd. Nr. Befehl',
+  'history.tagGroup.agent': 'Agentenläufe',
+  'history.tagGroup.decision': 'Entscheidungen',
+  'history.tagGroup.checked': 'Geprüfte Genehmigungen',
+  'history.tagGroup.hourly': 'Stündlich',
+  'history.tagGroup.other': 'Andere',
   'never': 'nie',
   'ago': 'vor {t}',
 };
@@ -1309,13 +1498,15 @@ const UTC_INSTANT = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g;
 
 /**
  * Free text (an agent's explanation, a trail entry) with every UTC instant in it shown in this
- * PC's time zone (`formatTime`). The stored text keeps the exact instant (HQ reads it too); only
- * what the floor sees changes.
+ * PC's time zone, in the work queue's short form (`formatWhen`: weekday, day, month, hours and
+ * minutes, the year when it is not `nowMs`'s): the same instant read "06/12/2026, 05:52:37" in a
+ * proposal and "Sun 6 Dec, 05:52" on the job's row. The stored text keeps the exact instant (HQ
+ * reads it too, and the heading's hover shows it); only what the floor sees changes.
  */
-export function localizeInstants(lang: Lang, text: string): string {
+export function localizeInstants(lang: Lang, text: string, nowMs: number = Date.now()): string {
   return text.replace(UTC_INSTANT, (iso) => {
     const ms = Date.parse(iso);
-    return Number.isNaN(ms) ? iso : formatTime(lang, ms);
+    return Number.isNaN(ms) ? iso : formatWhen(lang, ms, nowMs);
   });
 }
 
@@ -1327,9 +1518,10 @@ export function localizeInstants(lang: Lang, text: string): string {
 export function proposalTexts(
   lang: Lang,
   p: Pick<ProposalView, 'explanation' | 'riskReason' | 'withdrawnReason' | 'staleReason' | 'translations'>,
+  nowMs: number = Date.now(),
 ): { explanation: string; riskReason: string; withdrawnReason?: string; staleReason?: string } {
   const t = lang === 'en' ? undefined : p.translations?.[lang];
-  const say = (translated: string | undefined, stored: string | undefined) => (stored === undefined ? undefined : localizeInstants(lang, translated ?? stored));
+  const say = (translated: string | undefined, stored: string | undefined) => (stored === undefined ? undefined : localizeInstants(lang, translated ?? stored, nowMs));
   const withdrawnReason = say(t?.withdrawnReason, p.withdrawnReason);
   const staleReason = say(t?.staleReason, p.staleReason);
   return {
@@ -1405,6 +1597,48 @@ export function actionName(lang: Lang, action: string): string {
 export function tableDecision(lang: Lang, table: string, decision: string): string {
   const key = `tables.decision.${table}`;
   return Object.hasOwn(en, key) && en[key as MessageKey] === decision ? translate(lang, key as MessageKey) : decision;
+}
+
+/**
+ * The headings of Tilstand's own tables' columns (core/ingest seed-tables.ts and dead-letters.ts,
+ * core/inbox inbox-tables.ts), by table: Stock's and Work queue's words where those screens show
+ * the column, so a thing is called the same everywhere.
+ */
+const COLUMN_HEADINGS: Readonly<Record<string, Readonly<Record<string, MessageKey>>>> = {
+  work_queue: {
+    job_id: 'work.job', status: 'work.status', blocked_reason: 'work.blocked', capability: 'work.capability', material_item: 'column.materialItem',
+    material_qty: 'column.materialQty', priority: 'work.priority', due_at: 'work.due', assigned_resource: 'work.assigned', ops_seq: 'column.opsSeq',
+  },
+  resources: { resource_id: 'work.resource', kind: 'column.kind', capability: 'work.capability', state: 'work.state', since: 'work.since', ops_seq: 'column.opsSeq' },
+  stock: {
+    item: 'stock.item', location: 'stock.location', on_hand: 'stock.onHand', inventory_seq: 'column.inventorySeq', reserved: 'stock.reserved',
+    commerce_seq: 'column.commerceSeq', inbound: 'stock.inbound', procurement_seq: 'column.procurementSeq',
+  },
+  dead_letters: {
+    position: 'column.position', status: 'work.status', reason: 'dead.reason', detail: 'column.detail', path: 'column.path', bindings: 'column.bindings',
+    topic: 'dead.topic', module: 'column.module', stream: 'column.stream', seq: 'column.seq', payload: 'dead.payload', received_at: 'dead.received',
+    replayed_at: 'dead.wasReplayed', dismissed_at: 'column.dismissedAt', dismissed_by: 'column.dismissedBy', dismissed_note: 'column.dismissedNote',
+  },
+  approval_inbox: {
+    proposal_id: 'column.proposalId', situation_key: 'column.situation', rule_id: 'column.rule', rule_version: 'column.ruleVersion', action: 'inbox.action',
+    module: 'column.module', params: 'column.params', risk: 'inbox.risk', risk_reason: 'column.riskReason', explanation: 'detail.explanation',
+    evidence: 'detail.evidence', run_id: 'column.run', created_at_ms: 'column.created', agent_status: 'column.agentStatus', withdrawn_reason: 'column.withdrawnReason',
+    agent_updated_at_ms: 'column.agentUpdated', log_first_entry: 'column.logFirstEntry', agent_messages: 'column.agentMessages', agent_seq: 'column.agentSeq',
+    decision: 'column.decision', decided_by: 'column.decidedBy', decided_role: 'column.decidedRole', decided_at_ms: 'column.decidedAt', decision_comment: 'field.comment',
+    decision_snapshots: 'column.decisionSnapshots', decision_reason: 'column.decisionReason', decision_seq: 'column.decisionSeq', command_state: 'column.commandState',
+    command_topic: 'column.commandTopic', command_sent_at_ms: 'column.commandSent', command_updated_at_ms: 'column.commandUpdated', command_detail: 'column.commandDetail',
+    command_seq: 'column.commandSeq',
+  },
+};
+
+/**
+ * A column's heading in the chosen language (`text`), with its stored name for the heading's
+ * title (`stored`), so someone who knows the table still finds it; a column this UI has no words
+ * for (a site's own table, a column a newer site added) is headed by its stored name, no title.
+ */
+export function columnHeading(lang: Lang, table: string, column: string): { text: string; stored?: string } {
+  const key = Object.hasOwn(COLUMN_HEADINGS, table) && Object.hasOwn(COLUMN_HEADINGS[table]!, column) ? COLUMN_HEADINGS[table]![column]! : undefined;
+  return key ? { text: translate(lang, key), stored: column } : { text: column };
 }
 
 /** The alarm kinds worded here; the others show the site's English message. */

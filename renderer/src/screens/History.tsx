@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
-import type { ReadPointRequest } from '../../../core/site/api.ts';
+import type { ReadPointRequest, SiteApiMethods } from '../../../core/site/api.ts';
 import { Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatTime, type MessageKey } from '../i18n/messages.ts';
+import { columnHeading, formatTime, type Lang, type MessageKey } from '../i18n/messages.ts';
 import { useSearchLoad } from '../search-load.ts';
 import { TAGS_SHOWN } from '../store/store.ts';
 
@@ -10,6 +10,60 @@ type Kind = 'latest' | 'tag' | 'snapshot' | 'time';
 
 /** The change marks a comparison's rows carry (Paimon's row kinds), each with its word (history.kind.*). */
 const KINDS = new Set(['+I', '-U', '+U', '-D']);
+
+type TagInfo = SiteApiMethods['tags']['res'][number];
+export type TagKind = 'agent' | 'decision' | 'checked' | 'hourly' | 'other';
+
+/**
+ * What made a tag, by its name's prefix: an agent run's evidence (`agent-<run id>`, core/agents),
+ * a decided proposal's (`decision-<proposal id>`) and an approval's recheck (`checked-<proposal
+ * id>`, core/inbox), the hourly tags sync ships (`hourly-<yyyyMMddHH>`, core/sync); anything else
+ * (a tag made with `tilstand table tag create`) is "other". In this order in the picker.
+ */
+const TAG_KINDS: readonly (readonly [TagKind, string])[] = [['agent', 'agent-'], ['decision', 'decision-'], ['checked', 'checked-'], ['hourly', 'hourly-']];
+
+/**
+ * The tags as the picker groups them: by kind (`TAG_KINDS`' order, `other` last, a kind without
+ * tags left out), newest first in each — by when the tag was made, a decision's tag pointing at the
+ * older snapshot the agent read — then by snapshot. The site sends them newest snapshot first, in
+ * one list where a minute's agent runs buried the few decisions.
+ */
+export function tagGroups(tags: readonly TagInfo[]): { kind: TagKind; tags: TagInfo[] }[] {
+  const kindOf = (name: string): TagKind => TAG_KINDS.find(([, prefix]) => name.startsWith(prefix))?.[0] ?? 'other';
+  const newest = (a: TagInfo, b: TagInfo) => (b.createdMs ?? -1) - (a.createdMs ?? -1) || b.snapshotId - a.snapshotId || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0);
+  return [...TAG_KINDS.map(([kind]) => kind), 'other' as const]
+    .map((kind) => ({ kind, tags: tags.filter((x) => kindOf(x.name) === kind).sort(newest) }))
+    .filter((g) => g.tags.length > 0);
+}
+
+/** A tag as the picker lists it: its name (what the CLI and HQ call it), its snapshot and, when the site knows it, when it was made, in this PC's time. */
+export function tagLabel(lang: Lang, tag: TagInfo): string {
+  return tag.createdMs === null ? `${tag.name} (#${tag.snapshotId})` : `${tag.name} (#${tag.snapshotId}, ${formatTime(lang, tag.createdMs)})`;
+}
+
+/** The tag picker's options, grouped by kind in words (`tagGroups`, `tagLabel`). */
+export function TagOptions({ lang, tags }: { lang: Lang; tags: readonly TagInfo[] }) {
+  const t = useT();
+  return (
+    <>
+      {tagGroups(tags).map((g) => (
+        <optgroup key={g.kind} label={t(`history.tagGroup.${g.kind}`)}>
+          {g.tags.map((x) => (
+            <option key={x.name} value={x.name}>
+              {tagLabel(lang, x)}
+            </option>
+          ))}
+        </optgroup>
+      ))}
+    </>
+  );
+}
+
+/** A table's column headings in the chosen language and their hover texts (the stored names; `columnHeading`). */
+function headings(lang: Lang, table: string, columns: readonly string[]): { head: string[]; titles: (string | undefined)[] } {
+  const h = columns.map((c) => columnHeading(lang, table, c));
+  return { head: h.map((x) => x.text), titles: h.map((x) => x.stored) };
+}
 
 /** What is typed or picked for each kind of point: each keeps its own (a tag's name is no time). */
 export interface PointFields {
@@ -64,6 +118,7 @@ export function History() {
   }, [kind, tags, fields.tag]);
   // Null while the chosen point is not filled in: Show and Compare wait for it.
   const point = readPoint(kind, fields);
+  const diffHead = diff ? headings(lang, diff.table, diff.columns) : null;
   return (
     <section>
       <form
@@ -103,11 +158,7 @@ export function History() {
             <label>
               {t('history.tag')}
               <select name="tag" value={fields.tag} onChange={(e) => setField('tag', e.target.value)}>
-                {tags.map((x) => (
-                  <option key={x.name} value={x.name}>
-                    {x.name} (#{x.snapshotId})
-                  </option>
-                ))}
+                <TagOptions lang={lang} tags={tags} />
               </select>
             </label>
           </>
@@ -145,7 +196,7 @@ export function History() {
             {t(history.more ? 'history.atMore' : 'history.at', { table: history.table, id: history.snapshotId, time: formatTime(lang, history.snapshotMs), n: history.rows.length })}
           </p>
           {applied && <p className="muted">{t('history.filtered', { q: applied })}</p>}
-          <Table label={history.table} head={history.columns}>
+          <Table label={history.table} {...headings(lang, history.table, history.columns)}>
             {history.rows.map((r, i) => (
               <tr key={i}>
                 {r.map((v, j) => (
@@ -169,8 +220,8 @@ export function History() {
         </p>
       )}
       {diff && applied && <p className="muted">{t('history.filtered', { q: applied })}</p>}
-      {diff && diff.changes.length > 0 && (
-        <Table label={`${diff.table} diff`} head={[t('history.change'), ...diff.columns]}>
+      {diff && diffHead && diff.changes.length > 0 && (
+        <Table label={`${diff.table} diff`} head={[t('history.change'), ...diffHead.head]} titles={[undefined, ...diffHead.titles]}>
           {diff.changes.map((c, i) => (
             <tr key={i} className={`change change-${c.kind === '-D' || c.kind === '-U' ? 'minus' : 'plus'}`}>
               {/* Paimon's marks in words (removed, before, after, added); the mark on hover for who knows them. */}

@@ -3,8 +3,9 @@ import { useShallow } from 'zustand/react/shallow';
 import type { ProposalDetail } from '../../../core/site/api.ts';
 import { RiskBadge, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { actionName, formatCell, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
+import { actionName, columnHeading, formatCell, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, formatWhen, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
 import { selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
+import { DecidedList } from './InboxDecided.tsx';
 
 // What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
 const PROGRESS = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed', 'timed_out']);
@@ -107,6 +108,9 @@ export function Inbox() {
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
   const now = statusNow ?? Date.now();
   const afterDecision = useApp((s) => s.afterDecision);
+  const view = useApp((s) => s.inboxView);
+  const showView = useApp((s) => s.showInboxView);
+  const decidedCount = useApp((s) => s.decided?.length ?? 0);
   // Runs once the decided proposal's panel and the reloaded list are on the page (both are set
   // before afterDecision is).
   useEffect(() => {
@@ -116,39 +120,88 @@ export function Inbox() {
     <div className="inbox">
       {/* tabIndex -1: the focus can be put here (an emptied list after a decision), Tab does not stop here. */}
       <section className="inbox-list" aria-label={t('nav.inbox')} tabIndex={-1}>
-        <h2>
-          {proposals.length === 0
-            ? t('inbox.empty')
-            : deferred > 0
-              ? t(pluralKey(lang, 'inbox.waitingDeferred', waiting), { n: formatNumber(lang, waiting), d: formatNumber(lang, deferred) })
-              : t(pluralKey(lang, 'inbox.waiting', waiting), { n: formatNumber(lang, waiting) })}
-        </h2>
-        {waiting > proposals.length && proposals.length > 0 && (
-          <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waiting) })}</p>
-        )}
-        {proposals.length > 0 && (
-          <Table label={t('nav.inbox')} head={[t('inbox.risk'), t('inbox.action'), t('inbox.age'), t('inbox.status')]}>
-            {proposals.map((p) => (
-              // A deferred one is listed below the open ones (sortByUrgency), greyed: put aside, still waiting.
-              <tr key={p.id} className={[selected?.id === p.id ? 'selected' : '', p.status === 'deferred' ? 'deferred' : ''].filter((c) => c !== '').join(' ')}>
-                <td>
-                  <RiskBadge risk={p.risk} />
-                </td>
-                <td>
-                  <button className="link" onClick={() => void select(p.id)} data-proposal={p.id}>
-                    {proposalTexts(lang, p).explanation}
-                  </button>
-                  {p.failedBeforeCount ? <span className="failed-tag chip-alert"> ⚠ {t('inbox.failedBefore', { n: p.failedBeforeCount })}</span> : null}
-                </td>
-                <td>{formatDuration(lang, Math.max(0, now - p.createdMs))}</td>
-                <td>{t(`status.${p.status}`)}</td>
-              </tr>
-            ))}
-          </Table>
+        {/* What waits, or what was decided lately (approved and rejected ones leave the waiting
+            list at once). A toggle here, not a navigation entry: the navigation keeps one row at
+            1024 px in German. */}
+        <div className="inbox-views" role="group" aria-label={t('nav.inbox')}>
+          <button aria-pressed={view === 'waiting'} onClick={() => showView('waiting')}>
+            {t('inbox.showWaiting')} ({formatNumber(lang, waiting)})
+          </button>
+          <button aria-pressed={view === 'decided'} onClick={() => showView('decided')}>
+            {t('inbox.showDecided')}
+          </button>
+        </div>
+        {view === 'decided' ? (
+          <DecidedList now={now} />
+        ) : (
+          <>
+            <h2>
+              {proposals.length === 0
+                ? t('inbox.empty')
+                : deferred > 0
+                  ? t(pluralKey(lang, 'inbox.waitingDeferred', waiting), { n: formatNumber(lang, waiting), d: formatNumber(lang, deferred) })
+                  : t(pluralKey(lang, 'inbox.waiting', waiting), { n: formatNumber(lang, waiting) })}
+            </h2>
+            {waiting > proposals.length && proposals.length > 0 && (
+              <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waiting) })}</p>
+            )}
+            {proposals.length > 0 && (
+              <Table label={t('nav.inbox')} head={[t('inbox.risk'), t('inbox.action'), t('inbox.age'), t('inbox.status')]}>
+                {proposals.map((p) => (
+                  // A deferred one is listed below the open ones (sortByUrgency), greyed: put aside, still waiting.
+                  <tr key={p.id} className={[selected?.id === p.id ? 'selected' : '', p.status === 'deferred' ? 'deferred' : ''].filter((c) => c !== '').join(' ')}>
+                    <td>
+                      <RiskBadge risk={p.risk} />
+                    </td>
+                    <td>
+                      <button className="link" onClick={() => void select(p.id)} data-proposal={p.id}>
+                        {proposalTexts(lang, p, now).explanation}
+                      </button>
+                      {p.failedBeforeCount ? <span className="failed-tag chip-alert"> ⚠ {t('inbox.failedBefore', { n: p.failedBeforeCount })}</span> : null}
+                    </td>
+                    <td>{formatDuration(lang, Math.max(0, now - p.createdMs))}</td>
+                    <td>{t(`status.${p.status}`)}</td>
+                  </tr>
+                ))}
+              </Table>
+            )}
+          </>
         )}
       </section>
-      {selected && <ProposalPanel />}
+      {selected ? <ProposalPanel /> : <PickHint decided={view === 'decided'} any={view === 'decided' ? decidedCount > 0 : proposals.length > 0} />}
     </div>
+  );
+}
+
+/**
+ * Where the panel goes before a proposal is picked (`any`: the list shown has one to pick): at 1280 px the right half stood empty. A hint,
+ * not the most urgent one opened by itself: opened unasked, the panel would change under the
+ * person as the live list changes, and a decision key (A) would decide a proposal they never
+ * picked. N opens the most urgent, as Next does from an open one.
+ */
+function PickHint({ decided, any }: { decided: boolean; any: boolean }) {
+  const t = useT();
+  const next = useApp((s) => s.selectNext);
+  const active = any && !decided;
+  useEffect(() => {
+    if (!active) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (shortcutKey(e) === 'n') void next();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [active, next]);
+  // Nothing to pick: the list's heading says so ("Nothing waits…", "Nothing decided yet").
+  if (!any) return null;
+  return (
+    <section className="pick-hint" aria-label={t(decided ? 'inbox.pickDecided' : 'inbox.pick')}>
+      <p className="muted">{t(decided ? 'inbox.pickDecided' : 'inbox.pick')}</p>
+      {active && (
+        <div className="next-only">
+          <button onClick={() => void next()}>{t('inbox.openMostUrgent')} →</button>
+        </div>
+      )}
+    </section>
   );
 }
 
@@ -200,7 +253,10 @@ function ProposalPanel() {
     if (DECISION_EVENTS.has(ev)) return t(`status.${ev}` as MessageKey);
     return ev === 'proposed' || ev === 'refused' ? t(`trail.${ev}`) : ev;
   };
-  const texts = proposalTexts(lang, p);
+  // The site's clock, as the list's ages (a status comes every few seconds: "… ago" follows it).
+  const statusNow = useApp((s) => s.status?.nowMs ?? null);
+  const now = statusNow ?? Date.now();
+  const texts = proposalTexts(lang, p, now);
   const decider = decidedBy(p);
   // A refusal's reason and the decision it refused are codes: said in words; a withdrawal's or a
   // stale approval's reason is the proposal's own, said in the chosen language; the rest is text.
@@ -209,13 +265,17 @@ function ProposalPanel() {
     if (ev === 'refused' && field === 'decision' && VERBS.has(v)) return t(`detail.${v}` as MessageKey);
     if (ev === 'withdrawn' && field === 'reason' && v === p.withdrawnReason) return texts.withdrawnReason!;
     if (ev === 'stale' && field === 'reason' && v === p.staleReason) return texts.staleReason!;
-    return localizeInstants(lang, v);
+    return localizeInstants(lang, v, now);
   };
   return (
     <section className="proposal" ref={panel} aria-label={texts.explanation}>
       <h2 title={p.explanation}>
         <RiskBadge risk={p.risk} /> {texts.explanation}
       </h2>
+      {/* The numbers in the explanation are as the agent read them when it proposed (core/inbox: a
+          situation's proposal is made once, not rewritten while it waits): said with when, so a
+          lead who finds other numbers on the Stock screen minutes later knows which is older. */}
+      <p className="muted read-at">{t('detail.readAt', { time: formatWhen(lang, p.createdMs, now), age: formatDuration(lang, Math.max(0, now - p.createdMs)) })}</p>
       <p className="muted" title={p.riskReason}>
         {texts.riskReason}
       </p>
@@ -317,7 +377,7 @@ function ProposalPanel() {
                   {c.matchesEvidence
                     ? t(c.sequenceMoved ? 'detail.checkedSameSequence' : 'detail.checkedSame')
                     : c.changedColumns && c.changedColumns.length > 0
-                      ? t('detail.checkedChangedColumns', { columns: c.changedColumns.join(', ') })
+                      ? t('detail.checkedChangedColumns', { columns: c.changedColumns.map((column) => columnHeading(lang, c.table, column).text).join(', ') })
                       : t('detail.checkedChanged')}
                 </p>
               )}
@@ -344,7 +404,7 @@ function ProposalPanel() {
             {e.fields
               ? `: ${e.fields.map((f) => `${t(`trail.field.${f.name}` as MessageKey)}: ${trailValue(e.event, f.name, f.value)}`).join('; ')}`
               : e.detail
-                ? `: ${localizeInstants(lang, e.detail)}`
+                ? `: ${localizeInstants(lang, e.detail, now)}`
                 : ''}
           </li>
         ))}
@@ -353,10 +413,14 @@ function ProposalPanel() {
   );
 }
 
-/** Evidence rows as a table in `columns`' order; `changed[i]` names the cells of row i to mark. */
+/**
+ * Evidence rows of table `label` as a table in `columns`' order, each headed in words with its
+ * stored name on hover (`columnHeading`); `changed[i]` names the cells of row i to mark.
+ */
 function EvidenceRows({ lang, label, rows, types, columns, changed }: { lang: Lang; label: string; rows: readonly Record<string, unknown>[]; types: Record<string, string>; columns: string[]; changed?: readonly (readonly string[])[] }) {
+  const heads = columns.map((c) => columnHeading(lang, label, c));
   return (
-    <Table label={label} head={columns}>
+    <Table label={label} head={heads.map((h) => h.text)} titles={heads.map((h) => h.stored)}>
       {rows.map((r, i) => (
         <tr key={i}>
           {columns.map((column) => (

@@ -36,6 +36,22 @@ const checkedText = (html: string): string[] => [
   ...[...html.matchAll(/<div class="checked" data-table="[^"]*">(.*?)<\/div>(?=<div class="checked"|<p class="muted">Rule|<p class="muted">Regel)/gs)].map((m) => m[1]!.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim()),
 ];
 
+/** A table's column headings, each as `stored name: heading` when the heading has the stored name as its title, else the heading alone. */
+const headings = (html: string): string[] =>
+  [...html.matchAll(/<th scope="col"(?: title="([^"]*)")?>([^<]*)<\/th>/g)].map((m) => (m[1] === undefined ? m[2]! : `${m[1]}: ${m[2]}`));
+
+/** The evidence panel of an open proposal whose evidence is `evidence`, in `lang`. */
+function evidencePanel(lang: 'en' | 'nb' | 'de', evidence: ProposalDetail['evidence']): string {
+  const p: ProposalDetail = {
+    id: 'P-1', status: 'open', action: 'assign_job', module: 'operations', params: {}, ruleId: 'assign-job', ruleVersion: '1', risk: 'low', riskReason: 'reversible',
+    explanation: 'Start J-1 on PACK-T.', createdMs: T, trail: [], failedBefore: [], evidence,
+  };
+  const store = createAppStore({} as SiteApi);
+  store.setState({ lang, proposals: [], selected: p });
+  store.getInitialState = store.getState;
+  return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+}
+
 describe('the detail panel: what the approval was checked against', () => {
   it('shows each table at its checked tag and whether the cited rows are as the agent read them; changed rows shown', () => {
     const html = panel('en', 'approved', CHECKED);
@@ -43,7 +59,7 @@ describe('the detail panel: what the approval was checked against', () => {
       'What the approval was checked against',
       'work_queue: Snapshot 12, tag checked-P-1 The rows cited are as the agent read them.',
       // The changed rows in full: a row gone at the tag is its key alone.
-      'resources: Snapshot 7, tag checked-P-1 The rows cited had changed since the agent read them: resource_id state M-1 down M-2 –',
+      'resources: Snapshot 7, tag checked-P-1 The rows cited had changed since the agent read them: Resource State M-1 down M-2 –',
       'stock: no snapshot',
     ]);
     // The site's English reason as the line's title.
@@ -56,7 +72,7 @@ describe('the detail panel: what the approval was checked against', () => {
     expect(checkedText(panel('nb', 'approved', CHECKED.slice(0, 2)))).toEqual([
       'Det godkjenningen ble kontrollert mot',
       'work_queue: Øyeblikksbilde 12, merke checked-P-1 Radene det vises til er slik agenten leste dem.',
-      'resources: Øyeblikksbilde 7, merke checked-P-1 Radene det vises til var endret siden agenten leste dem: resource_id state M-1 down M-2 –',
+      'resources: Øyeblikksbilde 7, merke checked-P-1 Radene det vises til var endret siden agenten leste dem: Ressurs Tilstand M-1 down M-2 –',
     ]);
     expect(checkedText(panel('de', 'stale', CHECKED.slice(0, 1)))).toEqual(['Wogegen die Genehmigung geprüft wurde (veraltet)', 'work_queue: Snapshot 12, Tag checked-P-1 Die angeführten Zeilen sind so, wie der Agent sie las.']);
   });
@@ -80,13 +96,13 @@ describe('the detail panel: cited rows compared without the sequence columns', (
     expect(checkedText(html)).toEqual([
       'What the approval was checked against',
       'resources: Snapshot 12, tag checked-P-1 The rows cited are as the agent read them; only the modules’ sequence numbers moved.',
-      'work_queue: Snapshot 12, tag checked-P-1 The rows cited had changed since the agent read them (changed: status): job_id status material_item ops_seq J-2 in_progress ITEM-017 90 J-3 released ITEM-018 12',
+      'work_queue: Snapshot 12, tag checked-P-1 The rows cited had changed since the agent read them (changed: Status): Job Status Material Operations seq. no. J-2 in_progress ITEM-017 90 J-3 released ITEM-018 12',
     ]);
     // Only the changed cell is marked; codes do not break at their hyphen.
     expect(html).toContain('<td class="code">J-2</td><td class="code changed">in_progress</td><td class="code">ITEM-017</td>');
     expect(html).toContain('<td class="code">J-3</td><td class="code">released</td>');
     expect(checkedText(panel('nb', 'approved', [seqOnly]))[1]).toBe('resources: Øyeblikksbilde 12, merke checked-P-1 Radene det vises til er slik agenten leste dem; bare modulenes sekvensnumre har endret seg.');
-    expect(checkedText(panel('de', 'approved', [changed]))[1]).toMatch(/^work_queue: Snapshot 12, Tag checked-P-1 Die angeführten Zeilen hatten sich geändert, seit der Agent sie las \(geändert: status\): job_id status/);
+    expect(checkedText(panel('de', 'approved', [changed]))[1]).toMatch(/^work_queue: Snapshot 12, Tag checked-P-1 Die angeführten Zeilen hatten sich geändert, seit der Agent sie las \(geändert: Status\): Auftrag Status Material Lfd\. Nr\. Betrieb J-2/);
   });
 
   it('the evidence tables: key first, sequence columns last, the rest in their order; a date with a space may wrap', () => {
@@ -101,7 +117,8 @@ describe('the detail panel: cited rows compared without the sequence columns', (
     store.getInitialState = store.getState;
     const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
     const table = /<div class="evidence">.*?<\/div><\/div>/s.exec(html)![0];
-    expect([...table.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1])).toEqual(['item', 'location', 'on_hand', 'reserved', 'since', 'inventory_seq', 'commerce_seq']);
+    // Headed in words, the stored name on hover; `since` is no column of stock, so it keeps its name.
+    expect(headings(table)).toEqual(['item: Item', 'location: Location', 'on_hand: On hand', 'reserved: Reserved', 'since', 'inventory_seq: Inventory seq. no.', 'commerce_seq: Commerce seq. no.']);
     expect(table).toContain('<td class="code">ITEM-017</td><td class="code">A-01</td><td class="code">40</td>');
     expect(table).toMatch(/<td title="2026-12-06T04:57:11.000Z">[^<]* [^<]*<\/td>/);
   });
@@ -135,3 +152,37 @@ describe('the detail panel: a rule of the site\'s own', () => {
   });
 });
 
+
+describe('the evidence tables: column headings a shift lead reads', () => {
+  // The seed tables' stored names (core/ingest seed-tables.ts), as the evidence carries them.
+  const work = { table: 'work_queue', snapshotId: 3, tag: 'agent-r1', keyColumns: ['job_id'], sequenceColumns: ['ops_seq'], types: {},
+    rows: [{ job_id: 'J-0010', status: 'blocked', blocked_reason: 'material short: ITEM-003', material_item: 'ITEM-003', material_qty: 4, ops_seq: 9 }] };
+  const stock = { table: 'stock', snapshotId: 3, tag: 'agent-r1', keyColumns: ['item', 'location'], sequenceColumns: ['inventory_seq'], types: {},
+    rows: [{ item: 'ITEM-003', location: 'A-01', on_hand: 2, inbound: 10, inventory_seq: 5 }] };
+  const tables = (html: string) => [...html.matchAll(/<div class="evidence">.*?<\/table>/gs)].map((m) => headings(m[0]));
+
+  it('heads the seed tables\' columns in words in en, nb and de, the stored name as the heading\'s title', () => {
+    expect(tables(evidencePanel('en', [work, stock]))).toEqual([
+      ['job_id: Job', 'status: Status', 'blocked_reason: Blocked because', 'material_item: Material', 'material_qty: Material qty', 'ops_seq: Operations seq. no.'],
+      ['item: Item', 'location: Location', 'on_hand: On hand', 'inbound: Inbound', 'inventory_seq: Inventory seq. no.'],
+    ]);
+    expect(tables(evidencePanel('nb', [work, stock]))).toEqual([
+      ['job_id: Jobb', 'status: Status', 'blocked_reason: Blokkert fordi', 'material_item: Materiale', 'material_qty: Material\u00admengde', 'ops_seq: Løpenr. drift'],
+      ['item: Vare', 'location: Lokasjon', 'on_hand: På lager', 'inbound: Inn\u00adkommende', 'inventory_seq: Løpenr. lager'],
+    ]);
+    expect(tables(evidencePanel('de', [work, stock]))).toEqual([
+      ['job_id: Auftrag', 'status: Status', 'blocked_reason: Blockiert wegen', 'material_item: Material', 'material_qty: Material\u00admenge', 'ops_seq: Lfd. Nr. Betrieb'],
+      ['item: Artikel', 'location: Lagerort', 'on_hand: Vorrätig', 'inbound: Im Zulauf', 'inventory_seq: Lfd. Nr. Bestand'],
+    ]);
+  });
+
+  it('keeps the stored name of a column it has no words for: a site\'s own table, a column a newer site added', () => {
+    const yard = { table: 'yard_doors', snapshotId: 2, tag: 'agent-r1', keyColumns: ['door_id'], sequenceColumns: ['yard_seq'], types: {}, rows: [{ door_id: 'D-01', state: 'down', yard_seq: 4 }] };
+    const newer = { ...stock, rows: [{ ...stock.rows[0]!, bin_temperature: 4 }] };
+    expect(tables(evidencePanel('de', [yard, newer]))).toEqual([
+      // `state` is a column of resources too: the words are per table, yard_doors' is its own.
+      ['door_id', 'state', 'yard_seq'],
+      ['item: Artikel', 'location: Lagerort', 'on_hand: Vorrätig', 'inbound: Im Zulauf', 'bin_temperature', 'inventory_seq: Lfd. Nr. Bestand'],
+    ]);
+  });
+});

@@ -51,10 +51,17 @@ describe('table cells', () => {
     expect(html).toContain('<td title="2026-12-02T09:36:13.017">02/12/2026, 10:36:13</td>');
   });
 
-  it("shows the UTC instants in an explanation and a trail entry in local time; the stored text on the heading's hover", () => {
-    expect(localizeInstants('en', 'due 2026-12-01T23:40:36.012Z. Started now')).toBe('due 02/12/2026, 00:40:36. Started now');
-    expect(localizeInstants('en', 'from 2026-12-01T08:00Z to 2026-12-01T09:00:00Z')).toBe('from 01/12/2026, 09:00:00 to 01/12/2026, 10:00:00');
-    expect(localizeInstants('en', 'no zone 2026-12-01T23:40:36 and not a time 2026-13-99T99:99:99Z')).toBe('no zone 2026-12-01T23:40:36 and not a time 2026-13-99T99:99:99Z');
+  it("shows the UTC instants in an explanation and a trail entry in local time, in the work queue's short form; the stored text on the heading's hover", () => {
+    const now = Date.UTC(2026, 11, 2, 6, 0);
+    // As the work queue shows a due time (formatWhen): "06/12/2026, 05:52:37" in the proposal beside "Sun 6 Dec, 05:52" on the job's row read as two things.
+    expect(localizeInstants('en', 'due 2026-12-01T23:40:36.012Z. Started now', now)).toBe('due Wed 2 Dec, 00:40. Started now');
+    expect(localizeInstants('en', 'due 2026-12-01T23:40:36.012Z. Started now', now)).toBe(`due ${formatWhen('en', Date.UTC(2026, 11, 1, 23, 40, 36), now)}. Started now`);
+    expect(localizeInstants('nb', 'due 2026-12-01T23:40:36.012Z', now)).toBe('due ons. 2. des., 00:40');
+    expect(localizeInstants('de', 'due 2026-12-01T23:40:36.012Z', now)).toBe('due Mi., 2. Dez., 00:40');
+    expect(localizeInstants('en', 'from 2026-12-01T08:00Z to 2026-12-01T09:00:00Z', now)).toBe('from Tue 1 Dec, 09:00 to Tue 1 Dec, 10:00');
+    // Another year than the site's clock's: with the year, as on the work queue.
+    expect(localizeInstants('en', 'due 2026-12-01T23:40:36.012Z', Date.UTC(2027, 5, 1))).toBe('due Wed, 2 Dec 2026, 00:40');
+    expect(localizeInstants('en', 'no zone 2026-12-01T23:40:36 and not a time 2026-13-99T99:99:99Z', now)).toBe('no zone 2026-12-01T23:40:36 and not a time 2026-13-99T99:99:99Z');
     const explanation = 'Job J-0013 is blocked and due 2026-12-01T23:40:36.012Z. Raise its priority from 2.';
     const p: ProposalDetail = {
       id: 'P-1',
@@ -73,12 +80,12 @@ describe('table cells', () => {
       failedBefore: [],
     };
     const store = createAppStore({} as SiteApi);
-    store.setState({ lang: 'en', proposals: [p], selected: p });
+    store.setState({ lang: 'en', proposals: [p], selected: p, status: { nowMs: now } as never });
     store.getInitialState = store.getState;
     const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
     expect(html).toContain(`<h2 title="${explanation}">`);
     expect(html.replace(/ title="[^"]*"/g, '')).not.toContain('2026-12-01T23:40:36.012Z'); // shown nowhere else
-    expect(html.split('due 02/12/2026, 00:40:36').length - 1).toBe(4); // list, panel's name, heading, trail
+    expect(html.split('due Wed 2 Dec, 00:40').length - 1).toBe(4); // list, panel's name, heading, trail
     expect(html).toContain('<td title="2026-12-01T23:40:36.012">02/12/2026, 00:40:36</td>'); // the evidence row
   });
 });

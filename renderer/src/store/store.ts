@@ -61,6 +61,13 @@ interface InboxSlice {
    * leaves the list, so N and the keyboard focus (Inbox.tsx) go on from its place, not the top.
    */
   afterDecision: { decided: string; next: string | null } | null;
+  /** Which list the inbox screen shows: what waits for a decision, or what was decided lately. */
+  inboxView: 'waiting' | 'decided';
+  /** The newest DECIDED_ROWS approved, rejected and stale proposals, newest decision first (`byNewestDecision`); null until asked. */
+  decided: ProposalView[] | null;
+  /** Shows that list (the decided one read again). */
+  showInboxView(view: 'waiting' | 'decided'): void;
+  loadDecided(): Promise<void>;
   loadProposals(): Promise<void>;
   select(id: string | null): Promise<void>;
   decide(decision: 'approve' | 'reject' | 'defer', comment?: string): Promise<void>;
@@ -158,6 +165,11 @@ export const HISTORY_ROWS = 500;
 
 /** The inbox lists at most this many proposals: the most urgent (the site sorts and cuts). */
 export const INBOX_ROWS = 200;
+/**
+ * The inbox's Decided list shows at most this many: the newest approved, rejected and stale ones
+ * (withdrawn ones, which nobody decided, left out; `tilstand proposals` lists any).
+ */
+export const DECIDED_ROWS = 200;
 /** The Work queue and Stock screens show at most this many jobs / rows (the site sorts and cuts). */
 export const WORK_ROWS = 500;
 export const STOCK_ROWS = 500;
@@ -197,7 +209,7 @@ const savedLang = (): Lang => {
 /** The state one person's session fills in: every slice but the language and the first-run state. */
 type SessionState = Pick<
   AppState,
-  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
+  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'inboxView' | 'decided' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'tags'
 >;
@@ -213,6 +225,8 @@ const sessionStart = (): SessionState => ({
   lastOutcome: null,
   deciding: false,
   afterDecision: null,
+  inboxView: 'waiting',
+  decided: null,
   status: null,
   jobs: [],
   resources: [],
@@ -386,7 +400,9 @@ export function createAppStore(api: SiteApi): AppStore {
     const refreshScreen = (screen: Screen) => {
       const s = get();
       const load: Record<Screen, () => Promise<void>> = {
-        inbox: s.loadProposals,
+        inbox: async () => {
+          await Promise.all([s.loadProposals(), ...(s.inboxView === 'decided' ? [s.loadDecided()] : [])]);
+        },
         work: s.loadWork,
         stock: () => s.loadStock(),
         tables: s.loadTables,
@@ -494,6 +510,13 @@ export function createAppStore(api: SiteApi): AppStore {
       // inbox
       // The most urgent INBOX_ROWS, in the inbox's order (the site sorts before it cuts).
       loadProposals: () => read(() => api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }), (proposals) => ({ proposals })),
+      // The site lists them newest made first and cuts there (core/inbox has no order by decision):
+      // sorted here by when they were decided.
+      loadDecided: () => read(() => api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'newest', limit: DECIDED_ROWS }), (ps) => ({ decided: byNewestDecision(ps) })),
+      showInboxView: (inboxView) => {
+        set({ inboxView });
+        if (inboxView === 'decided') void get().loadDecided();
+      },
       select: (id) => guard(() => show(id, { lastOutcome: null })),
       decide: (decision, comment) => guard(async () => {
         const sel = get().selected;
@@ -632,6 +655,7 @@ export function createAppStore(api: SiteApi): AppStore {
         if (get().user === null) return;
         void get().loadStatus();
         void get().loadProposals();
+        if (get().inboxView === 'decided') void get().loadDecided();
         // The open proposal may have been decided, withdrawn or found stale meanwhile; what the last
         // decision here came to (lastOutcome) stays.
         const sel = get().selected;
@@ -645,6 +669,8 @@ export function createAppStore(api: SiteApi): AppStore {
         else if (e.type === 'sync') set({ sync: e.sync });
         else if (e.type === 'proposals') {
           void get().loadProposals();
+          // A decision, or a command's progress (sent, applied…): the Decided list, while shown, follows.
+          if (get().screen === 'inbox' && get().inboxView === 'decided') void get().loadDecided();
           const sel = get().selected;
           if (sel && e.changed.includes(sel.id) && isShown(sel.id)) void get().select(sel.id);
           // The work queue and stock show on their rows what waits for a decision.
@@ -712,3 +738,7 @@ export function followingIn(order: readonly string[], id: string, now: readonly 
 export const sortByUrgency = (ps: ProposalView[]): ProposalView[] =>
   [...ps].sort((a, b) => deferredLast(a) - deferredLast(b) || RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs || ordinal(a.id) - ordinal(b.id));
 const deferredLast = (p: ProposalView): number => (p.status === 'deferred' ? 1 : 0);
+
+/** Decided proposals, the newest decision first (one without a decision time by when it was made). */
+export const byNewestDecision = (ps: readonly ProposalView[]): ProposalView[] =>
+  [...ps].sort((a, b) => (b.decidedMs ?? b.createdMs) - (a.decidedMs ?? a.createdMs) || ordinal(b.id) - ordinal(a.id));

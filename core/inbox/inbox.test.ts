@@ -164,6 +164,34 @@ describe('submit', () => {
     expect(() => i.list({ status: ['approved'], order: 'urgency' })).toThrow(/only the open and deferred ones, not approved/);
   });
 
+  it("lists the decided ones newest decision first before the cut (order 'decided'), from the table and from memory", async () => {
+    const i = inbox();
+    const at = (ms: number, job: string) => {
+      now = T0 + ms;
+      return i.submit({ runId: `r${ms}`, proposals: [{ ...input(job), runId: `r${ms}` }], withdrawals: [] }).created[0]!;
+    };
+    const first = at(1000, 'J-1');
+    const second = at(2000, 'J-2');
+    const third = at(3000, 'J-3');
+    const decide = async (ms: number, p: Proposal, how: 'reject' | 'defer') => {
+      now = T0 + ms;
+      await i.decide(p.id, how, { user: 'lena', pin: '1111' });
+    };
+    await decide(4000, second, 'reject');
+    await decide(5000, third, 'reject');
+    await decide(6000, first, 'reject'); // made first, decided last: it waited
+    const ids = (ps: Proposal[]) => ps.map((p) => p.id);
+    expect(ids(i.list({ status: ['rejected'], order: 'decided' }))).toEqual(ids([first, third, second]));
+    // Cut after the order: the late decision is the one kept (by when made it would be the one cut).
+    expect(ids(i.list({ status: ['rejected'], order: 'decided', limit: 1 }))).toEqual(ids([first]));
+    expect(ids(i.list({ status: ['rejected'], limit: 1 }))).toEqual(ids([third])); // newest made first, as before
+    // From memory (open and deferred): deferred ones by when they were deferred, an open one by when made.
+    const fourth = at(7000, 'J-4');
+    const fifth = at(8000, 'J-5');
+    await decide(9000, fourth, 'defer');
+    expect(ids(i.list({ status: ['open', 'deferred'], order: 'decided' }))).toEqual(ids([fourth, fifth]));
+  });
+
   it("keeps a proposal's messages through a decision, and adds why it was withdrawn or found stale, also on disk", async () => {
     const gone = { id: 'recheck.jobGone', params: { job: 'J-2' } };
     const busy = { id: 'recheck.resourceNow', params: { resource: 'M-1', state: { id: 'resource.state.busy', params: {} } } };

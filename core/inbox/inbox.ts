@@ -213,9 +213,12 @@ export interface ProposalFilter {
   /**
    * `urgency`: most urgent first (`mostUrgentFirst`), before the cut at `limit` — the inbox's own
    * order, so a long inbox's cut keeps what the floor must see. Only for open and deferred
-   * proposals (the inbox's memory); the others come newest first.
+   * proposals (the inbox's memory); the others come newest first. `decided`: the newest decision
+   * first (`newestDecisionFirst`; one without a decision by when it was made), before the cut — a
+   * list of what was decided lately, where a proposal that waited long and was decided now would
+   * fall below the cut by its creation time.
    */
-  order?: 'newest' | 'urgency';
+  order?: 'newest' | 'urgency' | 'decided';
 }
 
 const DEFAULT_RESUGGEST_MS = 8 * 3600_000;
@@ -408,7 +411,7 @@ export class Inbox {
     if (statuses.length > 0 && statuses.every((st) => st === 'open' || st === 'deferred')) {
       return [...this.active.values()]
         .filter((p) => (statuses as readonly string[]).includes(p.status) && (filter.ruleId === undefined || p.ruleId === filter.ruleId))
-        .sort(filter.order === 'urgency' ? mostUrgentFirst : newestFirst)
+        .sort(filter.order === 'urgency' ? mostUrgentFirst : filter.order === 'decided' ? (a, b) => newestDecisionFirst(decidedAt(a), decidedAt(b)) : newestFirst)
         .slice(0, filter.limit ?? DEFAULT_LIST_LIMIT);
     }
     if (filter.order === 'urgency') throw new Error(`proposals in order of urgency are only the open and deferred ones, not ${statuses.length > 0 ? statuses.join(', ') : 'every status'}`);
@@ -949,6 +952,14 @@ export function newestFirst(a: Pick<Proposal, 'createdAtMs' | 'id'>, b: Pick<Pro
   return b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1);
 }
 
+/** The newest decision first; a proposal without one (`decidedAtMs` undefined) by when it was made, then as `newestFirst`. */
+export function newestDecisionFirst(a: Pick<Proposal, 'createdAtMs' | 'id'> & { decidedAtMs?: number }, b: Pick<Proposal, 'createdAtMs' | 'id'> & { decidedAtMs?: number }): number {
+  return (b.decidedAtMs ?? b.createdAtMs) - (a.decidedAtMs ?? a.createdAtMs) || newestFirst(a, b);
+}
+
+const decidedAt = (p: Proposal): Pick<Proposal, 'createdAtMs' | 'id'> & { decidedAtMs?: number } =>
+  p.decision === null ? p : { createdAtMs: p.createdAtMs, id: p.id, decidedAtMs: p.decision.atMs };
+
 const RISK_RANK = { high: 0, medium: 1, low: 2 } as const;
 
 /** The inbox's order: high risk first, then the oldest, then the order its run proposed them in. */
@@ -1027,12 +1038,12 @@ export function readProposals(table: Table, filter: ProposalFilter = {}): Propos
   // snapshot.
   const snapshot = table.latestSnapshot();
   if (!snapshot) return [];
-  const picked: { id: string; createdAtMs: number }[] = [];
-  for (const [id, createdAtMs, agentStatus, decision, ruleId] of table.scanRows(latestAt(table, snapshot.id), { projection: ['proposal_id', 'created_at_ms', 'agent_status', 'decision', 'rule_id'] })) {
+  const picked: { id: string; createdAtMs: number; decidedAtMs?: number }[] = [];
+  for (const [id, createdAtMs, agentStatus, decision, ruleId, decidedAtMs] of table.scanRows(latestAt(table, snapshot.id), { projection: ['proposal_id', 'created_at_ms', 'agent_status', 'decision', 'rule_id', 'decided_at_ms'] })) {
     if (statuses && !statuses.has(lightStatus(agentStatus, decision))) continue;
     if (filter.ruleId !== undefined && ruleId !== filter.ruleId) continue;
-    picked.push({ id: String(id), createdAtMs: Number(createdAtMs) });
+    picked.push({ id: String(id), createdAtMs: Number(createdAtMs), ...(decidedAtMs === null || decidedAtMs === undefined ? {} : { decidedAtMs: Number(decidedAtMs) }) });
   }
-  picked.sort(newestFirst);
+  picked.sort(filter.order === 'decided' ? newestDecisionFirst : newestFirst);
   return wholeProposals(table, snapshot.id, picked.slice(0, limit).map((x) => x.id));
 }

@@ -16,6 +16,7 @@ describe('site API request validation', () => {
     validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
     validateCall('listProposals', { status: ['open', 'deferred'] });
     validateCall('listProposals', { status: ['open', 'deferred'], order: 'urgency', limit: 200 });
+    validateCall('listProposals', { status: ['approved', 'rejected', 'stale'], order: 'decided', limit: 200 });
     validateCall('dismissDeadLetters', { ids: ['12'], note: 'vendor test', alike: true });
     validateCall('tags', { table: 'work_queue', search: 'decision-P-', limit: 200 });
     validateCall('setReorderPolicy', { item: 'ITEM-001', location: 'A-01', policy: { reorderPoint: 0, orderUpTo: 30 } });
@@ -32,7 +33,7 @@ describe('site API request validation', () => {
     ['history', { table: '../etc', at: { latest: true } }, /not a table name/],
     ['history', { table: 'stock', at: { latest: true }, contains: 7 }, /request\.contains/],
     ['workQueue', { limit: 0 }, /request\.limit: expected an integer/],
-    ['listProposals', { order: 'risk' }, /request\.order: expected one of newest, urgency/],
+    ['listProposals', { order: 'risk' }, /request\.order: expected one of newest, urgency, decided/],
     ['diff', { table: 'stock', from: { latest: true }, to: { latest: true }, contains: 'x'.repeat(129) }, /request\.contains/],
     ['stock', { limit: 1e9 }, /request.limit: expected an integer/],
     ['stock', { below: 'yes' }, /request.below: expected true or false/],

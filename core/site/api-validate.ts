@@ -164,7 +164,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   signOut: empty,
   me: empty,
   status: empty,
-  listProposals: object({ status: opt(arrayOf(oneOf(STATUSES), 6)), limit: opt(int(1, 1000)), order: opt(oneOf(['newest', 'urgency'])) }),
+  listProposals: object({ status: opt(arrayOf(oneOf(STATUSES), 6)), limit: opt(int(1, 1000)), order: opt(oneOf(['newest', 'urgency', 'decided'])) }),
   getProposal: object({ id: req(str(128)) }),
   decide: object({ id: req(str(128)), decision: req(oneOf(['approve', 'reject', 'defer'])), comment: opt(str(2000)) }),
   workQueue: object({ search: opt(str(128)), limit: opt(int(1, 10_000)) }),

@@ -441,9 +441,10 @@ export interface SiteApiMethods {
   status: { req: Record<string, never>; res: SiteStatus };
   /**
    * Newest first, at most `limit` (default 200); `order: 'urgency'` (open and deferred only): the
-   * inbox's order — high risk first, then the oldest — before the cut.
+   * inbox's order — high risk first, then the oldest — before the cut; `order: 'decided'`: the
+   * newest decision first, before the cut (the inbox's Decided list).
    */
-  listProposals: { req: { status?: ProposalStatus[]; limit?: number; order?: 'newest' | 'urgency' }; res: ProposalView[] };
+  listProposals: { req: { status?: ProposalStatus[]; limit?: number; order?: 'newest' | 'urgency' | 'decided' }; res: ProposalView[] };
   getProposal: { req: { id: string }; res: ProposalDetail };
   decide: {
     req: { id: string; decision: 'approve' | 'reject' | 'defer'; comment?: string };

@@ -8,7 +8,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ProposalDetail, ProposalView, SiteApi, SiteApiMethods } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
-import { byNewestDecision, createAppStore, DECIDED_ROWS, type AppStore } from '../store/store.ts';
+import { createAppStore, DECIDED_ROWS, type AppStore } from '../store/store.ts';
 import { Inbox } from './Inbox.tsx';
 
 const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process!.env;
@@ -50,18 +50,17 @@ function render(store: AppStore): string {
 }
 
 describe('the Decided list', () => {
-  it('asks the site for the newest approved, rejected and stale ones, bounded, and lists them newest decision first', async () => {
-    // Made first, decided last (it waited deferred): the site lists by when made; the screen by when decided.
+  it('asks the site for the newest decisions (approved, rejected, stale), bounded, and lists them in its order', async () => {
+    // Made first, decided last (it waited deferred): the site sorts by decision (core/inbox order 'decided').
     const late = view('P-1', { createdMs: T - 60 * min, decidedBy: 'kari', decidedMs: T + 20 * min, command: { module: 'operations', progress: 'applied', updatedMs: T + 21 * min } });
     const early = view('P-2', { createdMs: T, status: 'rejected', decidedBy: 'ola', decidedMs: T + 5 * min });
-    const { api, asked } = site([early, late]);
+    const { api, asked } = site([late, early]);
     const store = createAppStore(api);
     store.setState({ user: { name: 'kari', roles: ['shift_lead'] } });
     store.getState().showInboxView('decided');
     await flush();
-    expect(asked).toEqual([{ status: ['approved', 'rejected', 'stale'], order: 'newest', limit: DECIDED_ROWS }]);
+    expect(asked).toEqual([{ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }]);
     expect(store.getState().decided?.map((p) => p.id)).toEqual(['P-1', 'P-2']);
-    expect(byNewestDecision([early, late]).map((p) => p.id)).toEqual(['P-1', 'P-2']);
   });
 
   it('follows the inbox while shown: read again on every change the site pushes, not while the waiting list is shown', async () => {

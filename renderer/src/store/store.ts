@@ -63,7 +63,7 @@ interface InboxSlice {
   afterDecision: { decided: string; next: string | null } | null;
   /** Which list the inbox screen shows: what waits for a decision, or what was decided lately. */
   inboxView: 'waiting' | 'decided';
-  /** The newest DECIDED_ROWS approved, rejected and stale proposals, newest decision first (`byNewestDecision`); null until asked. */
+  /** The newest DECIDED_ROWS approved, rejected and stale proposals, newest decision first (the site's `order: 'decided'`); null until asked. */
   decided: ProposalView[] | null;
   /** Shows that list (the decided one read again). */
   showInboxView(view: 'waiting' | 'decided'): void;
@@ -510,9 +510,9 @@ export function createAppStore(api: SiteApi): AppStore {
       // inbox
       // The most urgent INBOX_ROWS, in the inbox's order (the site sorts before it cuts).
       loadProposals: () => read(() => api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }), (proposals) => ({ proposals })),
-      // The site lists them newest made first and cuts there (core/inbox has no order by decision):
-      // sorted here by when they were decided.
-      loadDecided: () => read(() => api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'newest', limit: DECIDED_ROWS }), (ps) => ({ decided: byNewestDecision(ps) })),
+      // The newest decisions, sorted and cut by the site (`order: 'decided'`: sorted by when they were
+      // made, a proposal that waited long and was decided now fell below the cut).
+      loadDecided: () => read(() => api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }), (decided) => ({ decided })),
       showInboxView: (inboxView) => {
         set({ inboxView });
         if (inboxView === 'decided') void get().loadDecided();
@@ -738,7 +738,3 @@ export function followingIn(order: readonly string[], id: string, now: readonly 
 export const sortByUrgency = (ps: ProposalView[]): ProposalView[] =>
   [...ps].sort((a, b) => deferredLast(a) - deferredLast(b) || RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs || ordinal(a.id) - ordinal(b.id));
 const deferredLast = (p: ProposalView): number => (p.status === 'deferred' ? 1 : 0);
-
-/** Decided proposals, the newest decision first (one without a decision time by when it was made). */
-export const byNewestDecision = (ps: readonly ProposalView[]): ProposalView[] =>
-  [...ps].sort((a, b) => (b.decidedMs ?? b.createdMs) - (a.decidedMs ?? a.createdMs) || ordinal(b.id) - ordinal(a.id));

@@ -310,7 +310,9 @@ function ProposalPanel() {
           evidence tables pushed Approve below the fold (the decision is why the panel is open). */}
       {decidable && (
         <>
-          <p className="will-send">{t(KNOWN_ACTIONS.has(p.action) ? 'detail.willSend' : 'detail.willSendUnnamed', { action: actionName(lang, p.action), command: p.action, module })}</p>
+          {/* A notice (no module: a rule of the site's own that only tells, door-down) sends nothing:
+              "Approving sends … to ." named no one and contradicted its risk reason. */}
+          <p className="will-send">{module === '' ? t('detail.willSendNothing') : t(KNOWN_ACTIONS.has(p.action) ? 'detail.willSend' : 'detail.willSendUnnamed', { action: actionName(lang, p.action), command: p.action, module })}</p>
           <label>
             {t('detail.comment')}
             <textarea name="comment" value={comment} onChange={(e) => setComment(e.target.value)} rows={2} />

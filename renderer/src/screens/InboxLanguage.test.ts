@@ -145,4 +145,17 @@ describe('what approving sends', () => {
     // An action of a newer agent than this UI knows: as the agent named it.
     expect(render('en', 'move_pallet')).toContain('<p class="will-send">Approving sends “move_pallet” to operations.</p>');
   });
+
+  it('says a notice (no module: door-down) sends nothing, instead of "sends … to ." naming no one', () => {
+    const render = (lang: 'en' | 'de') => {
+      const notice = { ...P, action: 'door_down', module: null };
+      const store = createAppStore({} as SiteApi);
+      store.setState({ lang, proposals: [notice], selected: notice, user: { name: 'Lena', roles: ['shift_lead'] } });
+      store.getInitialState = store.getState;
+      return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+    };
+    expect(render('en')).toContain('<p class="will-send">A notice: approving sends nothing to a module; it records that you saw to it.</p>');
+    expect(render('de')).toContain('<p class="will-send">Ein Hinweis: Genehmigen sendet nichts an ein Modul; es hält fest, dass Sie sich darum gekümmert haben.</p>');
+    expect(render('en')).not.toMatch(/sends “door_down”/);
+  });
 });

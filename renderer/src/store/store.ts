@@ -514,6 +514,11 @@ export function createAppStore(api: SiteApi): AppStore {
       // made, a proposal that waited long and was decided now fell below the cut).
       loadDecided: () => read(() => api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }), (decided) => ({ decided })),
       showInboxView: (inboxView) => {
+        // A proposal of the other list stays open no longer (a waiting one, with Approve, beside the
+        // Decided list): the panel's place gives its hint until one of this list is picked.
+        const sel = get().selected;
+        const waiting = sel !== null && (sel.status === 'open' || sel.status === 'deferred');
+        if (sel !== null && waiting !== (inboxView === 'waiting')) set({ selected: null, lastOutcome: null, afterDecision: null });
         set({ inboxView });
         if (inboxView === 'decided') void get().loadDecided();
       },
@@ -624,13 +629,17 @@ export function createAppStore(api: SiteApi): AppStore {
             const replayResult = await api.replayDeadLetters(ids ? { ids, ...(alike ? { alike: true } : {}) } : {});
             if (!current()) return;
             set({ replayResult });
-            await get().loadDeadLetters();
+            // The alarm band counts open letters from the status: read it now, not at its next poll.
+            await Promise.all([get().loadDeadLetters(), get().loadStatus()]);
           });
           return true;
         });
       },
       dismissDeadLetters: (ids, note, alike) =>
-        once('deadLettersBusy', () => succeeded(() => api.dismissDeadLetters({ ids, note, ...(alike ? { alike: true } : {}) }), () => get().loadDeadLetters())),
+        // The status too: the alarm band ("dead letters waiting for a look") cleared only at its next poll.
+        once('deadLettersBusy', () => succeeded(() => api.dismissDeadLetters({ ids, note, ...(alike ? { alike: true } : {}) }), async () => {
+          await Promise.all([get().loadDeadLetters(), get().loadStatus()]);
+        })),
       loadUsers: () => read(() => api.users({}), (users) => ({ users })),
       addUser: (name, roles, secret, badge) => once('usersBusy', () => succeeded(() => api.addUser({ name, roles, secret, ...(badge ? { badge } : {}) }), () => get().loadUsers())),
       disableUser: async (name) => {

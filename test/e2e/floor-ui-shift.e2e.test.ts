@@ -201,7 +201,7 @@ suite("a shift lead's hour on the floor UI (chromium)", () => {
     await lang('en');
     await go('users');
     await page.waitForSelector('tr[data-user="Per"]');
-    const button = 'tr[data-user="Per"] td:nth-child(3) button';
+    const button = 'tr[data-user="Per"] td:nth-child(4) button'; // name, roles, badge, then Disable/Enable
     expect(await page.textContent(button)).toBe('Disable');
     await page.focus(button);
     await page.keyboard.press('Enter');

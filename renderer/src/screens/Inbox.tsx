@@ -229,7 +229,15 @@ function ProposalPanel() {
   // the effect's cleanup and call, taking the whole page down.
   const panel = useRef<HTMLElement>(null);
   useEffect(() => {
-    panel.current?.scrollIntoView({ block: 'nearest' });
+    const el = panel.current;
+    if (!el) return;
+    // Its top already in the upper third of the window (beside the list, from 1101 px wide, under
+    // the header): left where it is, its buttons in view. 'nearest' scrolled a panel taller than
+    // the window to its top, the header and navigation out of view. Lower down (below the list
+    // under 1100 px) the buttons could be under the fold: brought up as before.
+    const top = el.getBoundingClientRect().top;
+    if (top >= 0 && top < window.innerHeight / 3) return;
+    el.scrollIntoView({ block: 'nearest' });
   }, [p.id]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {

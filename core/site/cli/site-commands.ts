@@ -275,9 +275,13 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   return EXIT.ok;
 }
 
-/** A rule file's path and code, its imports' included: the same key for the same code at the same place. */
-function ruleFileCodeKey(f: { path: string; sha256: string; imports?: readonly { path: string; sha256: string }[] }): string {
-  return JSON.stringify([f.path, f.sha256, (f.imports ?? []).map((i) => [i.path, i.sha256])]);
+/**
+ * A rule file's path and code: the same key for the same code at the same place. Its SHA-256
+ * covers the local files it imports (core/agents rule-files.ts `ruleFileHash`), as the site's
+ * reload compares them (site.ts `codeOf`).
+ */
+function ruleFileCodeKey(f: { path: string; sha256: string }): string {
+  return JSON.stringify([f.path, f.sha256]);
 }
 
 /**

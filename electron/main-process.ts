@@ -95,24 +95,39 @@ export const RELAUNCH_MARKER = 'TILSTAND_RELAUNCHED';
  * the variables set in the environment the relaunched process inherits), as `npm start` and the
  * service units launch a site. Returns true when it relaunched: the caller does nothing more, this
  * process exits. A relaunched shell that still lacks them (a launcher that drops the switch) logs
- * what is missing and runs without them rather than relaunching again.
+ * what is missing and the command that starts it with them, and runs without them rather than
+ * relaunching again.
  */
 export function relaunchWithLaunchSettings(app: RelaunchApp, argv: readonly string[], env: NodeJS.ProcessEnv, platform: NodeJS.Platform, log: (line: string) => void): boolean {
   const jsFlags = app.commandLine.getSwitchValue('js-flags').split(/\s+/).filter((f) => f !== '');
   const flags = SITE_LAUNCH.nodeFlags.filter((f) => !jsFlags.includes(f));
   const vars = platform === 'win32' ? [] : Object.entries(SITE_LAUNCH.env).filter(([k, v]) => env[k] !== v);
   if (flags.length === 0 && vars.length === 0) return false;
+  const args = argv.slice(1).filter((a) => !a.startsWith('--js-flags='));
+  args.push(`--js-flags=${[...jsFlags, ...flags].join(' ')}`);
   if (env[RELAUNCH_MARKER] === '1') {
-    log(`memory:  relaunched and still without ${[...flags, ...vars.map(([k, v]) => `${k}=${v}`)].join(' ')}; running without them (a higher peak RSS; docs/operations.md, "Memory settings")`);
+    // Whatever started this shell dropped the switch or the variable on the way (a wrapper script,
+    // a launcher that passes on only its own arguments): relaunching again would lose them again.
+    // Only the person who set up that launcher can put them in, so give them the command.
+    const command = [...vars.map(([k, v]) => `${k}=${v}`), argv[0] ?? 'tilstand', ...args].map((w) => shellWord(w, platform)).join(' ');
+    log(`memory:  relaunched and still without ${[...flags, ...vars.map(([k, v]) => `${k}=${v}`)].join(' ')}; running without them: a higher peak RSS (docs/operations.md, "Memory settings")`);
+    log(`         start it with them (in the menu entry, shortcut or script that starts it): ${command}`);
     return false;
   }
   for (const [k, v] of vars) env[k] = v;
   env[RELAUNCH_MARKER] = '1';
-  const args = argv.slice(1).filter((a) => !a.startsWith('--js-flags='));
-  args.push(`--js-flags=${[...jsFlags, ...flags].join(' ')}`);
   app.relaunch({ args });
   app.exit(0);
   return true;
+}
+
+/**
+ * A word as the shell takes it back: quoted when it holds anything but plain characters (Windows:
+ * its paths' backslashes are plain). As core/site/cli/start.ts quotes the site's own command.
+ */
+function shellWord(w: string, platform: NodeJS.Platform): string {
+  if (platform === 'win32') return /^[A-Za-z0-9_./:=,@%+\\-]+$/.test(w) ? w : `"${w.replace(/"/g, '\\"')}"`;
+  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
 /** What the main process needs of a running site (core/site's Site). */

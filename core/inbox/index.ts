@@ -1,6 +1,6 @@
 // core/inbox — proposals, decisions, users and roles, write-back commands. This file names its
 // public surface: users and roles; proposals, decisions, the decision log and the write-back.
-export { UserStore, UserError, ROLES, nameProblem, guessablePin, guessablePinMessage, type Role, type User, type NewUser, type SignInResult, type UserStoreOptions } from './users.ts';
+export { UserStore, UserError, ROLES, nameProblem, isPin, guessablePin, guessablePinMessage, type Role, type User, type NewUser, type SignInResult, type UserStoreOptions } from './users.ts';
 export { hashSecret, verifySecret, lookupHash, DEFAULT_SCRYPT, type ScryptParams } from './secret-hash.ts';
 // Proposals, decisions and the write-back (the approval inbox; see DESIGN.md).
 export { InboxError, type InboxErrorKind, type RefusalReason } from './errors.ts';

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { guessablePin, UserError, UserStore, nameProblem } from './users.ts';
+import { guessablePin, isPin, UserError, UserStore, nameProblem } from './users.ts';
 import { hashSecret } from './secret-hash.ts';
 
 const FAST = { N: 1 << 10, r: 8, p: 1 }; // the hash's cost is not under test here
@@ -24,6 +24,15 @@ beforeEach(() => {
 afterEach(() => {
   db.close();
   rmSync(dir, { recursive: true, force: true });
+});
+
+describe('isPin', () => {
+  it('takes 4 to 12 digits and nothing else: the edges, letters, spaces, other digits', () => {
+    for (const pin of ['1234', '0000', '123456789012']) expect(isPin(pin), pin).toBe(true);
+    // 3 and 13 digits; a letter among digits or in place of them; a space or line end around them;
+    // digits in another form (fullwidth １, Arabic-Indic ١) are no PIN typed on a floor PC's keypad.
+    for (const s of ['123', '1234567890123', '', '12a4', 'abcd', '１２３４', ' 1234', '1234\n', '١٢٣٤']) expect(isPin(s), JSON.stringify(s)).toBe(false);
+  });
 });
 
 describe('guessablePin', () => {

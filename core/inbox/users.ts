@@ -288,6 +288,13 @@ interface Row {
 const PIN = /^[0-9]{4,12}$/;
 
 /**
+ * Whether `secret` has the form of a PIN (4 to 12 digits): the one rule for what `add` and
+ * `resetSecret` take as a PIN, and for what the site reads as a PIN rather than a password where
+ * one field gives either (core/site service.ts: sign-in, an admin's reset).
+ */
+export const isPin = (secret: string): boolean => PIN.test(secret);
+
+/**
  * Why a PIN is among the first a colleague would try (one digit repeated, or digits in a row up or
  * down: 0000, 1234, 9876), or undefined. Five wrong PINs lock a user; these fall within five.
  * Checked where a person chooses a PIN (`tilstand init` and `users add`, the API's addUser,

@@ -24,7 +24,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
-import { checkedReport, sequenceColumns, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { checkedReport, sequenceColumns, isPin, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations, type MessageTemplates } from '../agents/index.ts';
 import {
   SiteApiError,
@@ -410,8 +410,7 @@ export class SiteService implements SiteBackend {
     if ('badge' in req) r = await users.signInWithBadge(req.badge, session.source);
     else {
       const u = users.get(req.user);
-      const isPin = /^[0-9]{4,12}$/.test(req.secret);
-      r = u && isPin && u.hasPin ? await users.verifyPin(req.user, req.secret) : await users.verifyPassword(req.user, req.secret);
+      r = u && isPin(req.secret) && u.hasPin ? await users.verifyPin(req.user, req.secret) : await users.verifyPassword(req.user, req.secret);
     }
     if (!r.ok) {
       // Neither says whether a name is a user (an unknown one is locked as a user is) nor, for a
@@ -1093,7 +1092,7 @@ function oneRole(roles: Role[]): InboxRole {
 
 /** A PIN (4–12 digits) or a password, as an admin chose it: a guessable PIN is refused. */
 function secretOf(secret: string): { pin: string } | { password: string } {
-  if (!/^[0-9]{4,12}$/.test(secret)) return { password: secret };
+  if (!isPin(secret)) return { password: secret };
   const why = guessablePin(secret);
   if (why) throw new SiteApiError('invalid', `secret: ${guessablePinMessage(secret, why)}`, undefined, guessablePinRefusal(secret, why));
   return { pin: secret };

@@ -398,6 +398,10 @@ export interface HistoryResult {
   rows: unknown[][];
   /** More rows matched than `limit`: the read stopped there. */
   more: boolean;
+  /** The table's primary-key columns at that snapshot; the UI shows them first. Absent from an older site. */
+  keyColumns?: string[];
+  /** Its sequence columns at that snapshot (as EvidenceTable's), which the UI shows last. Absent from an older site. */
+  sequenceColumns?: string[];
 }
 
 export interface DiffResult {
@@ -411,6 +415,9 @@ export interface DiffResult {
   changes: Array<{ kind: '+I' | '-U' | '+U' | '-D'; row: unknown[] }>;
   /** More changes matched than `limit`: the read stopped there. */
   more: boolean;
+  /** As in HistoryResult, in today's schema (the columns `columns` are in). Absent from an older site. */
+  keyColumns?: string[];
+  sequenceColumns?: string[];
 }
 
 /** The first-run state: a new data directory has no site id and no admin yet. */

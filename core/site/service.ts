@@ -978,6 +978,8 @@ export class SiteService implements SiteBackend {
     return {
       table: name, snapshotId: snapshot?.id ?? null, snapshotMs: snapshot?.timeMillis ?? null,
       columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), rows, more,
+      // The snapshot's own key and sequence columns, as its columns are (History puts them first and last).
+      keyColumns: [...r.schema.primaryKeys], sequenceColumns: sequenceColumns(r.schema),
     };
   }
 
@@ -1001,6 +1003,7 @@ export class SiteService implements SiteBackend {
     return {
       table: name, from: { snapshotId: a?.id ?? null, snapshotMs: a?.timeMillis ?? null }, to: { snapshotId: b?.id ?? null, snapshotMs: b?.timeMillis ?? null },
       columns: fields.map((f) => f.name), types: fields.map((f) => typeToString(f.type)), changes, more,
+      keyColumns: [...t.schema.primaryKeys], sequenceColumns: sequenceColumns(t.schema),
     };
   }
 }

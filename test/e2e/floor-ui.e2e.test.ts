@@ -523,7 +523,7 @@ suite('the floor UI end to end (chromium)', () => {
     }
   });
 
-  it('lets the shift lead replay a dead letter with those like it, then dismiss them in its row, with a note kept under her name', async () => {
+  it('lets the shift lead replay a dead letter with those like it, then dismiss them in a row under it, with a note kept under her name', async () => {
     const secrets = JSON.parse(readFileSync(join(data, 'secrets/modules.json'), 'utf8')) as { modules: Record<string, { username: string; password: string }> };
     const mqttUrl = /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(output.out)![1]!;
     const inv = secrets.modules.inventory!;
@@ -563,15 +563,17 @@ suite('the floor UI end to end (chromium)', () => {
     await expect.poll(() => page.textContent('p.replay-result')).toBe('0 replayed, 3 still failing');
     for (const other of ids) expect(await page.locator(`tr[data-letter="${other}"].attention`).count()).toBe(1);
     await page.click(`${row} button.dismiss`);
-    const field = page.locator(`${row} form.dismiss input[name="dismissNote"]`);
+    // The dismissal opens in a row of its own under the letter's (its note as wide as the table).
+    const form = `tr[data-dismissing="${id}"] form.dismiss`;
+    const field = page.locator(`${form} input[name="dismissNote"]`);
     // No note, no dismissal: the button waits for one.
-    expect(await page.locator(`${row} form.dismiss button[type="submit"]`).isDisabled()).toBe(true);
+    expect(await page.locator(`${form} button[type="submit"]`).isDisabled()).toBe(true);
     await field.fill('a test message from the module vendor');
     // One note closes the other two as well: the same topic, the same reason.
-    expect(await page.textContent(`${row} form.dismiss label.filter`)).toBe(' Also every other open letter from this topic with this reason (2 listed here)');
-    await page.check(`${row} form.dismiss input[name="dismissAlike"]`);
+    expect(await page.textContent(`${form} label.filter`)).toBe(' Also every other open letter from this topic with this reason (2 listed here)');
+    await page.check(`${form} input[name="dismissAlike"]`);
     await axe('dead letters with the dismiss form open');
-    await page.click(`${row} form.dismiss button[type="submit"]`);
+    await page.click(`${form} button[type="submit"]`);
     for (const other of ids) {
       const r = `tr[data-letter="${other}"]`;
       await expect.poll(() => page.textContent(`${r} .dismissed`)).toMatch(/^Dismissed by Lena, .+: a test message from the module vendor$/);

@@ -63,10 +63,14 @@ export function KeepCodes({ text }: { text: string }) {
  * text on hover). `lang` comes from the screen: one store subscription per screen, not per cell.
  * `codes`: the codes in a text kept whole (`KeepCodes`; History's rows).
  */
-export function ValueCell({ lang, type, value, codes = false }: { lang: Lang; type: string | undefined; value: unknown; codes?: boolean }) {
+export function ValueCell({ lang, type, value, codes = false, className }: { lang: Lang; type: string | undefined; value: unknown; codes?: boolean; className?: string }) {
   const { text, raw } = formatCell(lang, type, value);
   // A time shown in this PC's zone (`raw` the stored text) is no code: "02/12/2026" may break at its comma.
-  return <td title={raw}>{codes && raw === undefined ? <KeepCodes text={text} /> : text}</td>;
+  return (
+    <td title={raw} className={className}>
+      {codes && raw === undefined ? <KeepCodes text={text} /> : text}
+    </td>
+  );
 }
 
 /** A table's age against its budget, as a gauge with words (calm grey unless over budget). */
@@ -118,4 +122,26 @@ export function escapeCloses(close: () => void) {
     e.preventDefault();
     close();
   };
+}
+
+/**
+ * A site table's columns in the order the floor reads them: the key first, then `first` (the
+ * inbox's checked state puts the columns that changed there), then the rest in `all`'s order, the
+ * sequence columns last — a module's event counter, never what a row is about, had pushed the
+ * columns that matter out of view at 1280 and 1024 px. Key, `first` and sequence columns not in
+ * `all` are left out (a snapshot read in an older schema). History and the inbox's evidence.
+ */
+export function keyFirstColumns(all: readonly string[], keyColumns: readonly string[] = [], sequenceColumns: readonly string[] = [], first: readonly string[] = []): string[] {
+  const seq = new Set(sequenceColumns);
+  const front = [...new Set([...keyColumns, ...first])].filter((c) => all.includes(c));
+  return [...front, ...all.filter((c) => !front.includes(c) && !seq.has(c)), ...all.filter((c) => seq.has(c) && !front.includes(c))];
+}
+
+/**
+ * An evidence table's columns in the order shown (`keyFirstColumns`): the columns of rows in JSON
+ * form, in the order they first appear, key first and sequence columns last. (The evidence does
+ * not say which columns a rule's explanation is about, so the rest keep their order.)
+ */
+export function evidenceColumns(rows: readonly Record<string, unknown>[], keyColumns: readonly string[] = [], sequenceColumns: readonly string[] = [], first: readonly string[] = []): string[] {
+  return keyFirstColumns([...new Set(rows.flatMap((r) => Object.keys(r)))], keyColumns, sequenceColumns, first);
 }

@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useState, type FormEvent } from 'react';
 import type { DeadLetterGroupView, DeadLetterView } from '../../../core/site/api.ts';
 import { escapeCloses, focusAfterClose, focusFirstOf, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
@@ -79,6 +79,132 @@ export function focusAfterDismissal(rows: readonly Pick<DeadLetterView, 'id' | '
   return [...next.map((r) => `tr[data-letter=${quoted(r.id)}] button.dismiss`), 'section.dead-letters .table-wrap'];
 }
 
+const JSON_SPACE = new Set([' ', '\t', '\n', '\r']);
+
+/**
+ * A letter's payload as the row shows it: valid JSON indented, two spaces a level, one member a
+ * line; anything else verbatim — a dead letter may be malformed bytes, and what came is what
+ * whoever fixes the module needs to see. The text is re-indented, not parsed and written again:
+ * a number, an escape or a repeated key stays as the module sent it (12345678901234567890 would
+ * come back as 12345678901234567000, "\u00e5" as "å").
+ */
+export function prettyPayload(payload: string): string {
+  try {
+    JSON.parse(payload);
+  } catch {
+    return payload;
+  }
+  let out = '';
+  let depth = 0;
+  const line = () => `\n${'  '.repeat(depth)}`;
+  // Each step moves `i` on (valid JSON: every string ends), so the loop ends within the text's length.
+  for (let i = 0; i < payload.length; ) {
+    const c = payload[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < payload.length && payload[j] !== '"') j += payload[j] === '\\' ? 2 : 1;
+      out += payload.slice(i, j + 1);
+      i = j + 1;
+    } else if (JSON_SPACE.has(c)) {
+      i++;
+    } else if (c === '{' || c === '[') {
+      let j = i + 1;
+      while (JSON_SPACE.has(payload[j] ?? '')) j++;
+      if (payload[j] === (c === '{' ? '}' : ']')) {
+        // Empty: `{}` and `[]` on one line.
+        out += c + payload[j];
+        i = j + 1;
+      } else {
+        depth++;
+        out += c + line();
+        i++;
+      }
+    } else if (c === '}' || c === ']') {
+      depth--;
+      out += line() + c;
+      i++;
+    } else if (c === ',') {
+      out += `,${line()}`;
+      i++;
+    } else if (c === ':') {
+      out += ': ';
+      i++;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
+ * A topic that may break after each slash (`<wbr>`), not elsewhere: in one piece,
+ * tilstand/demo/events/inventory/stock took a third of a 1024 px screen from the payload beside it.
+ */
+export function Topic({ topic }: { topic: string }) {
+  return (
+    <>
+      {topic.split('/').map((part, i, all) => (
+        <Fragment key={i}>
+          {part}
+          {i < all.length - 1 && (
+            <>
+              /<wbr />
+            </>
+          )}
+        </Fragment>
+      ))}
+    </>
+  );
+}
+
+/** The columns of the letters' table (received, reason, topic, payload, buttons): the dismissal's row spans them all. */
+const LETTER_COLUMNS = 5;
+
+/**
+ * The dismissal of letter `id`, in a row of its own under the letter's, across the whole table: in
+ * the letter's last cell the note field was about 250 px, too narrow for a sentence, and wider
+ * there it pushed the table past a 1024 px screen.
+ */
+export function DismissRow(p: {
+  id: string;
+  note: string;
+  setNote: (note: string) => void;
+  /** The open letters like it listed here, and whether to offer "also every other" (some like it listed or unlisted). */
+  alikeListed: number;
+  offerAlike: boolean;
+  alike: boolean;
+  setAlike: (alike: boolean) => void;
+  busy: boolean;
+  onSubmit: (e: FormEvent) => void;
+  onCancel: () => void;
+}) {
+  const t = useT();
+  return (
+    <tr className="dismiss-row" data-dismissing={p.id}>
+      <td colSpan={LETTER_COLUMNS}>
+        <form className="dismiss" onSubmit={p.onSubmit} onKeyDown={escapeCloses(p.onCancel)}>
+          <label className="note">
+            {t('dead.note')}
+            <input name="dismissNote" autoFocus maxLength={500} value={p.note} onChange={(e) => p.setNote(e.target.value)} />
+          </label>
+          {p.offerAlike && (
+            <label className="filter">
+              <input name="dismissAlike" type="checkbox" checked={p.alike} onChange={(e) => p.setAlike(e.target.checked)} /> {t('dead.alike', { n: p.alikeListed })}
+            </label>
+          )}
+          <button className="primary" type="submit" disabled={p.busy || p.note.trim() === ''}>
+            {t('dead.dismiss')}
+          </button>
+          <button type="button" onClick={p.onCancel}>
+            {t('users.cancel')}
+          </button>
+        </form>
+      </td>
+    </tr>
+  );
+}
+
 export function DeadLetters() {
   const t = useT();
   const lang = useApp((s) => s.lang);
@@ -143,52 +269,55 @@ export function DeadLetters() {
       ) : (
         <Table label={t('nav.deadLetters')} head={[t('dead.received'), t('dead.reason'), t('dead.topic'), t('dead.payload'), '']}>
           {rows.map((r) => (
-            <tr key={r.id} data-letter={r.id} className={r.status === 'open' ? 'attention' : ''}>
-              <td>{formatTime(lang, r.receivedMs)}</td>
-              <td>
-                {/* The reason in words, the code beside it for whoever fixes the module or binding. */}
-                <strong>{REASONS.has(r.reason) ? t(`dead.why.${r.reason}` as MessageKey) : r.reason}</strong>
-                {REASONS.has(r.reason) ? <span className="mono small reason-code"> {r.reason}</span> : null}
-                <div className="small">{r.detail}</div>
-                {r.dismissed && <div className="small dismissed">{t('dead.dismissedBy', { name: r.dismissed.by, time: formatTime(lang, r.dismissed.atMs), note: r.dismissed.note })}</div>}
-                {r.status === 'replayed' && <div className="small">{t('dead.wasReplayed')}</div>}
-              </td>
-              <td className="mono">{r.topic}</td>
-              <td className="mono payload">{r.payload}</td>
-              <td>
-                {r.status === 'open' && mayDismiss ? (
-                  dismissing === r.id ? (
-                    <form className="dismiss" onSubmit={(e) => void submit(e, r.id)} onKeyDown={escapeCloses(() => cancel(r.id))}>
-                      <label>
-                        {t('dead.note')}
-                        <input name="dismissNote" autoFocus maxLength={500} value={note} onChange={(e) => setNote(e.target.value)} />
-                      </label>
-                      {(othersLike(r.id).length > 0 || unlisted) && (
-                        <label className="filter">
-                          <input name="dismissAlike" type="checkbox" checked={alike} onChange={(e) => setAlike(e.target.checked)} /> {t('dead.alike', { n: othersLike(r.id).length })}
-                        </label>
-                      )}
-                      <button className="primary" type="submit" disabled={busy || note.trim() === ''}>
-                        {t('dead.dismiss')}
-                      </button>
-                      <button type="button" onClick={() => cancel(r.id)}>
-                        {t('users.cancel')}
-                      </button>
-                    </form>
-                  ) : (
+            <Fragment key={r.id}>
+              <tr data-letter={r.id} className={r.status === 'open' ? 'attention' : ''}>
+                <td>{formatTime(lang, r.receivedMs)}</td>
+                <td>
+                  {/* The reason in words, the code beside it for whoever fixes the module or binding. */}
+                  <strong>{REASONS.has(r.reason) ? t(`dead.why.${r.reason}` as MessageKey) : r.reason}</strong>
+                  {REASONS.has(r.reason) ? <span className="mono small reason-code"> {r.reason}</span> : null}
+                  <div className="small">{r.detail}</div>
+                  {r.dismissed && <div className="small dismissed">{t('dead.dismissedBy', { name: r.dismissed.by, time: formatTime(lang, r.dismissed.atMs), note: r.dismissed.note })}</div>}
+                  {r.status === 'replayed' && <div className="small">{t('dead.wasReplayed')}</div>}
+                </td>
+                <td className="mono">
+                  <Topic topic={r.topic} />
+                </td>
+                {/* Indented when it is JSON, in a block of bounded height that scrolls (focusable, so a keyboard scrolls it too). */}
+                <td className="payload">
+                  <pre className="mono" tabIndex={0}>
+                    {prettyPayload(r.payload)}
+                  </pre>
+                </td>
+                <td>
+                  {r.status === 'open' && mayDismiss && dismissing !== r.id ? (
                     <button className="dismiss" onClick={() => (setDismissing(r.id), setNote(''), setAlike(false))}>
                       {t('dead.dismiss')}
                     </button>
-                  )
-                ) : null}
-                {r.status === 'open' && mayReplay && dismissing !== r.id && (
-                  // aria-disabled while busy, not disabled: a letter still failing keeps its button, and the keyboard focus on it.
-                  <button className="replay-alike" title={t('dead.replayAlikeTitle')} aria-disabled={busy || undefined} onClick={() => void replay([r.id], true)}>
-                    {t('dead.replayAlike')}
-                  </button>
-                )}
-              </td>
-            </tr>
+                  ) : null}
+                  {r.status === 'open' && mayReplay && dismissing !== r.id && (
+                    // aria-disabled while busy, not disabled: a letter still failing keeps its button, and the keyboard focus on it.
+                    <button className="replay-alike" title={t('dead.replayAlikeTitle')} aria-disabled={busy || undefined} onClick={() => void replay([r.id], true)}>
+                      {t('dead.replayAlike')}
+                    </button>
+                  )}
+                </td>
+              </tr>
+              {r.status === 'open' && mayDismiss && dismissing === r.id && (
+                <DismissRow
+                  id={r.id}
+                  note={note}
+                  setNote={setNote}
+                  alikeListed={othersLike(r.id).length}
+                  offerAlike={othersLike(r.id).length > 0 || unlisted}
+                  alike={alike}
+                  setAlike={setAlike}
+                  busy={busy}
+                  onSubmit={(e) => void submit(e, r.id)}
+                  onCancel={() => cancel(r.id)}
+                />
+              )}
+            </Fragment>
           ))}
         </Table>
       )}

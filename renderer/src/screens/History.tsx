@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { ReadPointRequest, SiteApiMethods } from '../../../core/site/api.ts';
-import { Table, ValueCell } from '../components/common.tsx';
+import { keyFirstColumns, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { columnHeading, formatTime, type Lang, type MessageKey } from '../i18n/messages.ts';
 import { useSearchLoad } from '../search-load.ts';
@@ -12,6 +12,7 @@ type Kind = 'latest' | 'tag' | 'snapshot' | 'time';
 const KINDS = new Set(['+I', '-U', '+U', '-D']);
 
 type TagInfo = SiteApiMethods['tags']['res'][number];
+type Change = SiteApiMethods['diff']['res']['changes'][number];
 export type TagKind = 'agent' | 'decision' | 'checked' | 'hourly' | 'other';
 
 /**
@@ -64,6 +65,41 @@ function headings(lang: Lang, table: string, columns: readonly string[]): { head
   const h = columns.map((c) => columnHeading(lang, table, c));
   return { head: h.map((x) => x.text), titles: h.map((x) => x.stored) };
 }
+
+/**
+ * The order History shows a read's columns in, as indexes into its `columns` (and each row): the
+ * key first and the sequence columns last, the rest as stored — as the inbox's evidence shows them
+ * (`keyFirstColumns`). Stock's stored order puts a module's sequence column after each of its
+ * columns; a site that does not name its key and sequence columns (an older one) keeps the stored order.
+ */
+export function columnOrder(r: { columns: readonly string[]; keyColumns?: readonly string[]; sequenceColumns?: readonly string[] }): number[] {
+  return keyFirstColumns(r.columns, r.keyColumns, r.sequenceColumns).map((c) => r.columns.indexOf(c));
+}
+
+const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/**
+ * Per change of a comparison, the indexes of its cells that changed: for an update, its before
+ * (-U) and the after (+U) that follows it — the site keeps them together (`cutChanges`) and, when
+ * it names the key columns, for the same key — the cells whose values differ, marked in both rows;
+ * nothing for an added or removed row (the whole row is the change) or a before or after left
+ * alone by "Rows containing".
+ */
+export function changedCells(changes: readonly Change[], keyColumns: readonly string[] = [], columns: readonly string[] = []): Set<number>[] {
+  const out = changes.map(() => new Set<number>());
+  const key = keyColumns.map((k) => columns.indexOf(k)).filter((i) => i >= 0);
+  for (let i = 0; i + 1 < changes.length; i++) {
+    const before = changes[i]!;
+    const after = changes[i + 1]!;
+    if (before.kind !== '-U' || after.kind !== '+U' || !key.every((k) => sameValue(before.row[k], after.row[k]))) continue;
+    const n = Math.max(before.row.length, after.row.length);
+    for (let j = 0; j < n; j++) if (!sameValue(before.row[j], after.row[j])) (out[i]!.add(j), out[i + 1]!.add(j));
+  }
+  return out;
+}
+
+/** A comparison row's class: the change, and added and removed rows marked as a whole (an update's row is not: its changed cells are). */
+const CHANGE_ROW: Record<string, string> = { '+I': 'change change-plus', '-D': 'change change-minus', '-U': 'change change-before', '+U': 'change change-after' };
 
 /** What is typed or picked for each kind of point: each keeps its own (a tag's name is no time). */
 export interface PointFields {
@@ -118,7 +154,11 @@ export function History() {
   }, [kind, tags, fields.tag]);
   // Null while the chosen point is not filled in: Show and Compare wait for it.
   const point = readPoint(kind, fields);
-  const diffHead = diff ? headings(lang, diff.table, diff.columns) : null;
+  // Key first, sequence columns last (`columnOrder`); the rows' cells in the same order.
+  const historyCols = history ? columnOrder(history) : [];
+  const diffCols = diff ? columnOrder(diff) : [];
+  const diffHead = diff ? headings(lang, diff.table, diffCols.map((j) => diff.columns[j]!)) : null;
+  const diffChanged = diff ? changedCells(diff.changes, diff.keyColumns, diff.columns) : [];
   return (
     <section>
       <form
@@ -196,11 +236,11 @@ export function History() {
             {t(history.more ? 'history.atMore' : 'history.at', { table: history.table, id: history.snapshotId, time: formatTime(lang, history.snapshotMs), n: history.rows.length })}
           </p>
           {applied && <p className="muted">{t('history.filtered', { q: applied })}</p>}
-          <Table label={history.table} {...headings(lang, history.table, history.columns)}>
+          <Table label={history.table} {...headings(lang, history.table, historyCols.map((j) => history.columns[j]!))}>
             {history.rows.map((r, i) => (
               <tr key={i}>
-                {r.map((v, j) => (
-                  <ValueCell key={j} lang={lang} type={history.types[j]} value={v} codes />
+                {historyCols.map((j) => (
+                  <ValueCell key={j} lang={lang} type={history.types[j]} value={r[j]} codes />
                 ))}
               </tr>
             ))}
@@ -223,13 +263,14 @@ export function History() {
       {diff && diffHead && diff.changes.length > 0 && (
         <Table label={`${diff.table} diff`} head={[t('history.change'), ...diffHead.head]} titles={[undefined, ...diffHead.titles]}>
           {diff.changes.map((c, i) => (
-            <tr key={i} className={`change change-${c.kind === '-D' || c.kind === '-U' ? 'minus' : 'plus'}`}>
+            <tr key={i} className={CHANGE_ROW[c.kind] ?? 'change'}>
               {/* Paimon's marks in words (removed, before, after, added); the mark on hover for who knows them. */}
               <td className="change-kind" data-kind={c.kind} title={c.kind}>
                 {KINDS.has(c.kind) ? t(`history.kind.${c.kind}` as MessageKey) : c.kind}
               </td>
-              {c.row.map((v, j) => (
-                <ValueCell key={j} lang={lang} type={diff.types[j]} value={v} codes />
+              {/* An update's changed cells marked in its before and after: which value changed, not only which row. */}
+              {diffCols.map((j) => (
+                <ValueCell key={j} lang={lang} type={diff.types[j]} value={c.row[j]} codes className={diffChanged[i]!.has(j) ? 'changed' : undefined} />
               ))}
             </tr>
           ))}

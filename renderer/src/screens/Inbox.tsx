@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { ProposalDetail } from '../../../core/site/api.ts';
-import { RiskBadge, Table } from '../components/common.tsx';
+import { evidenceColumns, RiskBadge, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { actionName, columnHeading, formatCell, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, formatWhen, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
 import { selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
@@ -43,22 +43,9 @@ export function decidedBy(p: Pick<ProposalDetail, 'status' | 'decidedBy' | 'deci
   return null;
 }
 
-/** The columns of rows in JSON form, in the order they first appear. */
-const columnsOf = (rows: readonly Record<string, unknown>[]): string[] => [...new Set(rows.flatMap((r) => Object.keys(r)))];
-
-/**
- * An evidence table's columns in the order shown: the key first, then `first` (the columns that
- * changed, in the checked state), then the rest as the rows have them, the sequence columns last —
- * a module's event counter, never what a rule is about, had pushed the columns that are out of
- * view at 1280 and 1024 px. (The evidence does not say which columns a rule's explanation is
- * about, so the rest keep their order.)
- */
-export function evidenceColumns(rows: readonly Record<string, unknown>[], keyColumns: readonly string[] = [], sequenceColumns: readonly string[] = [], first: readonly string[] = []): string[] {
-  const all = columnsOf(rows);
-  const seq = new Set(sequenceColumns);
-  const front = [...new Set([...keyColumns, ...first])].filter((c) => all.includes(c));
-  return [...front, ...all.filter((c) => !front.includes(c) && !seq.has(c)), ...all.filter((c) => seq.has(c) && !front.includes(c))];
-}
+// The evidence tables' column order (key first, sequence columns last) is components/common.tsx's:
+// History shows a table's columns in the same order. Still exported from here, as it was.
+export { evidenceColumns };
 
 /**
  * One value of an evidence table, as components' ValueCell, and: a value without a space (an item,

@@ -22,6 +22,32 @@ export function secretSetKey(secret: string): 'users.pinSet' | 'users.passwordSe
   return /^[0-9]{4,12}$/.test(secret) ? 'users.pinSet' : 'users.passwordSet';
 }
 
+/** Who was just added, as the confirmation names them (their role in words: `role.*`). */
+export interface Added {
+  name: string;
+  role: Role;
+}
+
+/**
+ * Sends a new user to the site (`add`: the store's `addUser`) and gives what the confirmation says
+ * — who, with which role — or null when the site refused it (the error line says why, and the form
+ * keeps what was typed). The form empties when the site took it; without a word it looked as if
+ * nothing had happened, while a PIN reset says "New PIN set for …".
+ */
+export async function addConfirmed(add: (name: string, roles: Role[], secret: string, badge?: string) => Promise<boolean>, name: string, role: Role, secret: string, badge: string): Promise<Added | null> {
+  return (await add(name, [role], secret, badge)) ? { name, role } : null;
+}
+
+/** The confirmation under the users' table: a user added, or a PIN or password set. */
+export function UsersDone({ done }: { done: { key: 'users.added'; added: Added } | { key: ReturnType<typeof secretSetKey>; name: string } }) {
+  const t = useT();
+  return (
+    <p role="status" className={done.key === 'users.added' ? 'add-done' : 'reset-done'}>
+      {done.key === 'users.added' ? t('users.added', { name: done.added.name, role: t(`role.${done.added.role}`) }) : t(done.key, { name: done.name })}
+    </p>
+  );
+}
+
 export function Users() {
   const t = useT();
   const users = useApp((s) => s.users);
@@ -45,7 +71,8 @@ export function Users() {
   // shows the PIN as it is typed, and Electron's windows have no prompt at all.
   const [resetting, setResetting] = useState<string | null>(null);
   const [newSecret, setNewSecret] = useState('');
-  const [resetDone, setResetDone] = useState<{ name: string; key: ReturnType<typeof secretSetKey> } | null>(null);
+  // What was just done, said under the table (one at a time: the newest).
+  const [done, setDone] = useState<Parameters<typeof UsersDone>[0]['done'] | null>(null);
   const [addTried, setAddTried] = useState(false);
   const [resetTried, setResetTried] = useState(false);
   useEffect(() => void load(), [load]);
@@ -54,11 +81,13 @@ export function Users() {
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (!secretLengthOk(secret)) return setAddTried(true);
-    if (await add(name, [role], secret, badge)) {
+    const added = await addConfirmed(add, name, role, secret, badge);
+    if (added) {
       setName('');
       setSecret('');
       setBadge('');
       setAddTried(false);
+      setDone({ key: 'users.added', added });
     }
   };
   const submitReset = async (e: FormEvent, user: string) => {
@@ -67,7 +96,7 @@ export function Users() {
     if (!(await reset(user, newSecret))) return;
     setNewSecret('');
     setResetting(null);
-    setResetDone({ name: user, key: secretSetKey(newSecret) });
+    setDone({ key: secretSetKey(newSecret), name: user });
     focusAfterClose(`tr[data-user="${CSS.escape(user)}"] button.reset`);
   };
   const roleName = (r: Role) => t(`role.${r}`);
@@ -122,7 +151,7 @@ export function Users() {
                   ) : null}
                 </form>
               ) : (
-                <button className="reset" onClick={() => (setResetting(u.name), setNewSecret(''), setResetDone(null), setResetTried(false))}>
+                <button className="reset" onClick={() => (setResetting(u.name), setNewSecret(''), setDone(null), setResetTried(false))}>
                   {t('users.reset')}
                 </button>
               )}
@@ -130,11 +159,7 @@ export function Users() {
           </tr>
         ))}
       </Table>
-      {resetDone && (
-        <p role="status" className="reset-done">
-          {t(resetDone.key, { name: resetDone.name })}
-        </p>
-      )}
+      {done && <UsersDone done={done} />}
       <form className="add-user" onSubmit={(e) => void submit(e)}>
         <label>
           {t('users.name')}

@@ -192,6 +192,31 @@ describe('submit', () => {
     expect(ids(i.list({ status: ['open', 'deferred'], order: 'decided' }))).toEqual(ids([fourth, fifth]));
   });
 
+  it("puts a withdrawn proposal among the decisions by when the agent withdrew it (order 'decided'), not by a deferral or when it was made", async () => {
+    const i = inbox();
+    const at = (ms: number, job: string) => {
+      now = T0 + ms;
+      return i.submit({ runId: `r${ms}`, proposals: [{ ...input(job), runId: `r${ms}` }], withdrawals: [] }).created[0]!;
+    };
+    const early = at(500, 'J-4'); // made first, withdrawn without a deferral
+    const deferred = at(1000, 'J-1');
+    const rejected = at(1500, 'J-2');
+    now = T0 + 2000;
+    await i.decide(deferred.id, 'defer', { user: 'lena', pin: '1111' });
+    now = T0 + 2500;
+    i.submit({ runId: 'r2500', proposals: [], withdrawals: [{ id: early.id, reason: 'job J-4 is no longer in the queue' }] });
+    now = T0 + 3000;
+    await i.decide(rejected.id, 'reject', { user: 'lena', pin: '1111' });
+    now = T0 + 4000;
+    i.submit({ runId: 'r4000', proposals: [], withdrawals: [{ id: deferred.id, reason: 'job J-1 is no longer in the queue' }] });
+    const ids = (ps: Proposal[]) => ps.map((p) => p.id);
+    const all = ['approved', 'rejected', 'stale', 'withdrawn'] as const;
+    // Withdrawn at 4000 (deferred at 2000), rejected at 3000, withdrawn at 2500 (made at 500).
+    expect(ids(i.list({ status: [...all], order: 'decided' }))).toEqual(ids([deferred, rejected, early]));
+    expect(ids(i.list({ status: [...all], order: 'decided', limit: 1 }))).toEqual(ids([deferred])); // the cut after that order
+    expect(ids(readProposals(i.table, { status: [...all], order: 'decided' }))).toEqual(ids([deferred, rejected, early])); // another process
+  });
+
   it("keeps a proposal's messages through a decision, and adds why it was withdrawn or found stale, also on disk", async () => {
     const gone = { id: 'recheck.jobGone', params: { job: 'J-2' } };
     const busy = { id: 'recheck.resourceNow', params: { resource: 'M-1', state: { id: 'resource.state.busy', params: {} } } };

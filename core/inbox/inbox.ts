@@ -214,9 +214,10 @@ export interface ProposalFilter {
    * `urgency`: most urgent first (`mostUrgentFirst`), before the cut at `limit` — the inbox's own
    * order, so a long inbox's cut keeps what the floor must see. Only for open and deferred
    * proposals (the inbox's memory); the others come newest first. `decided`: the newest decision
-   * first (`newestDecisionFirst`; one without a decision by when it was made), before the cut — a
-   * list of what was decided lately, where a proposal that waited long and was decided now would
-   * fall below the cut by its creation time.
+   * first (`newestDecisionFirst`; a withdrawn proposal by when the agent withdrew it, one without
+   * a decision by when it was made), before the cut — a list of what left the inbox lately, where a
+   * proposal that waited long and was decided or withdrawn now would fall below the cut by its
+   * creation time.
    */
   order?: 'newest' | 'urgency' | 'decided';
 }
@@ -952,13 +953,31 @@ export function newestFirst(a: Pick<Proposal, 'createdAtMs' | 'id'>, b: Pick<Pro
   return b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1);
 }
 
-/** The newest decision first; a proposal without one (`decidedAtMs` undefined) by when it was made, then as `newestFirst`. */
+/**
+ * The newest decision first; a proposal without one (`decidedAtMs` undefined) by when it was made,
+ * then as `newestFirst`. For a withdrawn proposal `decidedAtMs` is when the agent withdrew it
+ * (`endedAt`): it left the waiting list then, and a list of what left it lately (the floor UI's
+ * Decided list) puts it among the decisions of that minute, not at a deferral it may have had.
+ */
 export function newestDecisionFirst(a: Pick<Proposal, 'createdAtMs' | 'id'> & { decidedAtMs?: number }, b: Pick<Proposal, 'createdAtMs' | 'id'> & { decidedAtMs?: number }): number {
   return (b.decidedAtMs ?? b.createdAtMs) - (a.decidedAtMs ?? a.createdAtMs) || newestFirst(a, b);
 }
 
-const decidedAt = (p: Proposal): Pick<Proposal, 'createdAtMs' | 'id'> & { decidedAtMs?: number } =>
-  p.decision === null ? p : { createdAtMs: p.createdAtMs, id: p.id, decidedAtMs: p.decision.atMs };
+/** When a proposal's decision was made, or (withdrawn) when the agent withdrew it; undefined: neither. */
+function endedAt(status: ProposalStatus, decidedAtMs: number | undefined, agentUpdatedAtMs: number): number | undefined {
+  return status === 'withdrawn' ? agentUpdatedAtMs : decidedAtMs;
+}
+
+const decidedAt = (p: Proposal): Pick<Proposal, 'createdAtMs' | 'id'> & { decidedAtMs?: number } => {
+  const at = endedAt(p.status, p.decision?.atMs, p.agentUpdatedAtMs);
+  return at === undefined ? p : { createdAtMs: p.createdAtMs, id: p.id, decidedAtMs: at };
+};
+
+/** `readProposals`' order key of a row from its projected columns (`endedAt`), as `{decidedAtMs}` or nothing. */
+function withEndedAt(status: ProposalStatus, decidedAtMs: unknown, agentUpdatedAtMs: unknown): { decidedAtMs?: number } {
+  const at = endedAt(status, decidedAtMs === null || decidedAtMs === undefined ? undefined : Number(decidedAtMs), Number(agentUpdatedAtMs));
+  return at === undefined ? {} : { decidedAtMs: at };
+}
 
 const RISK_RANK = { high: 0, medium: 1, low: 2 } as const;
 
@@ -992,7 +1011,6 @@ function wholeProposals(table: Table, snapshotId: number, ids: readonly string[]
 const lightStatus = (agentStatus: unknown, decision: unknown): ProposalStatus =>
   statusOf({ agentStatus: agentStatus === 'withdrawn' ? 'withdrawn' : 'open', decision: decision === null || decision === undefined ? null : ({ kind: decision } as Decision) });
 
-/** Proposals, newest first, read from any process. */
 /** Open and deferred proposals: how many, and when the oldest open one was made (null: none open). */
 export interface ActiveCounts {
   open: number;
@@ -1026,7 +1044,12 @@ export function readActiveCounts(table: Table): ActiveCounts {
   return c.counts();
 }
 
-export function readProposals(table: Table, filter: ProposalFilter = {}): Proposal[] {
+/**
+ * Proposals, newest first (or `filter.order`), read from any process. `waitingFirst`: those waiting
+ * for a decision (open, deferred) before the rest, each part in that order, before the cut at
+ * `limit` — one scan where a waiting read and a read of the rest took two (`tilstand proposals`).
+ */
+export function readProposals(table: Table, filter: ProposalFilter & { waitingFirst?: boolean } = {}): Proposal[] {
   const statuses = filter.status === undefined ? undefined : new Set(typeof filter.status === 'string' ? [filter.status] : filter.status);
   for (const s of statuses ?? []) {
     if (!(PROPOSAL_STATUSES as readonly string[]).includes(s)) throw new InboxError('InvalidArgument', `status: expected one of ${PROPOSAL_STATUSES.join(', ')}, got ${JSON.stringify(s)}`);
@@ -1038,12 +1061,17 @@ export function readProposals(table: Table, filter: ProposalFilter = {}): Propos
   // snapshot.
   const snapshot = table.latestSnapshot();
   if (!snapshot) return [];
-  const picked: { id: string; createdAtMs: number; decidedAtMs?: number }[] = [];
-  for (const [id, createdAtMs, agentStatus, decision, ruleId, decidedAtMs] of table.scanRows(latestAt(table, snapshot.id), { projection: ['proposal_id', 'created_at_ms', 'agent_status', 'decision', 'rule_id', 'decided_at_ms'] })) {
-    if (statuses && !statuses.has(lightStatus(agentStatus, decision))) continue;
+  const picked: { id: string; createdAtMs: number; decidedAtMs?: number; waiting: boolean }[] = [];
+  for (const [id, createdAtMs, agentStatus, decision, ruleId, decidedAtMs, agentUpdatedAtMs] of table.scanRows(latestAt(table, snapshot.id), {
+    projection: ['proposal_id', 'created_at_ms', 'agent_status', 'decision', 'rule_id', 'decided_at_ms', 'agent_updated_at_ms'],
+  })) {
+    const status = lightStatus(agentStatus, decision);
+    if (statuses && !statuses.has(status)) continue;
     if (filter.ruleId !== undefined && ruleId !== filter.ruleId) continue;
-    picked.push({ id: String(id), createdAtMs: Number(createdAtMs), ...(decidedAtMs === null || decidedAtMs === undefined ? {} : { decidedAtMs: Number(decidedAtMs) }) });
+    const waiting = status === 'open' || status === 'deferred';
+    picked.push({ id: String(id), createdAtMs: Number(createdAtMs), ...withEndedAt(status, decidedAtMs, agentUpdatedAtMs), waiting });
   }
-  picked.sort(filter.order === 'decided' ? newestDecisionFirst : newestFirst);
+  const order = filter.order === 'decided' ? newestDecisionFirst : newestFirst;
+  picked.sort(filter.waitingFirst ? (a, b) => Number(b.waiting) - Number(a.waiting) || order(a, b) : order);
   return wholeProposals(table, snapshot.id, picked.slice(0, limit).map((x) => x.id));
 }

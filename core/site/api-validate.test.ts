@@ -17,6 +17,7 @@ describe('site API request validation', () => {
     validateCall('listProposals', { status: ['open', 'deferred'] });
     validateCall('listProposals', { status: ['open', 'deferred'], order: 'urgency', limit: 200 });
     validateCall('listProposals', { status: ['approved', 'rejected', 'stale'], order: 'decided', limit: 200 });
+    validateCall('listProposals', { status: ['approved', 'rejected', 'stale', 'withdrawn'], order: 'decided', limit: 200 }); // decided and withdrawn in one list
     validateCall('dismissDeadLetters', { ids: ['12'], note: 'vendor test', alike: true });
     validateCall('tags', { table: 'work_queue', search: 'decision-P-', limit: 200 });
     validateCall('setReorderPolicy', { item: 'ITEM-001', location: 'A-01', policy: { reorderPoint: 0, orderUpTo: 30 } });

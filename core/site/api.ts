@@ -75,6 +75,8 @@ export interface ProposalView {
   command?: { module: string; progress: CommandProgress; updatedMs: number; detail?: string };
   staleReason?: string;
   withdrawnReason?: string;
+  /** When the agent withdrew it (status `withdrawn`): the Decided list's time for it, as `decidedMs` is a decision's. */
+  withdrawnMs?: number;
   /**
    * In `listProposals`: how many earlier approvals of the same situation the module did not
    * carry out within the inbox's resuggest window (the detail's `failedBefore` lists them).
@@ -449,7 +451,9 @@ export interface SiteApiMethods {
   /**
    * Newest first, at most `limit` (default 200); `order: 'urgency'` (open and deferred only): the
    * inbox's order — high risk first, then the oldest — before the cut; `order: 'decided'`: the
-   * newest decision first, before the cut (the inbox's Decided list).
+   * newest decision first, a withdrawn proposal by when it was withdrawn (`withdrawnMs`), before
+   * the cut (the inbox's Decided list, which asks for the approved, rejected and stale ones and,
+   * apart, the withdrawn ones).
    */
   listProposals: { req: { status?: ProposalStatus[]; limit?: number; order?: 'newest' | 'urgency' | 'decided' }; res: ProposalView[] };
   getProposal: { req: { id: string }; res: ProposalDetail };

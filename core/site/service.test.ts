@@ -171,6 +171,27 @@ describe('SiteService', () => {
     expect(listed.find((x) => x.id === p.id)?.failedBeforeCount).toBeUndefined();
   });
 
+  it("lists a withdrawn proposal among the decided ones, newest first by when the agent withdrew it, with why and when (the inbox's Decided list)", async () => {
+    const api = site.service;
+    const lead = session();
+    await api.call('signIn', { user: 'Lena', secret: '2580' }, lead);
+    site.runAgent();
+    const inbox = site.decisions!.inbox;
+    // The older one made before the other was rejected, and withdrawn after that rejection.
+    const [p, q] = inbox.list({ status: ['open'] }).sort((a, b) => a.createdAtMs - b.createdAtMs);
+    expect(q).toBeDefined();
+    await api.call('decide', { id: q!.id, decision: 'reject' }, lead);
+    const [w] = inbox.submit({ runId: 'service-test-withdraw', proposals: [], withdrawals: [{ id: p!.id, reason: 'job J-2 is no longer in the queue' }] }).withdrawn;
+    // Decided and withdrawn in one list (the floor UI asks the two apart, store.ts loadDecided, in the same order), through the API's validation too.
+    const req = { status: ['approved', 'rejected', 'stale', 'withdrawn'], order: 'decided', limit: 200 };
+    expect(validateCall('listProposals', req).req).toEqual(req);
+    const decided = await api.call('listProposals', req as never, lead);
+    expect(decided.map((x) => x.id).slice(0, 2)).toEqual([p!.id, q!.id]);
+    expect(decided[0]).toMatchObject({ status: 'withdrawn', withdrawnReason: 'job J-2 is no longer in the queue', withdrawnMs: w!.agentUpdatedAtMs });
+    expect(decided[0]!.decidedMs).toBeUndefined();
+    expect((await api.call('getProposal', { id: p.id }, lead)).withdrawnMs).toBe(w!.agentUpdatedAtMs);
+  });
+
   it('computes available and projected stock, and filters by item or location prefix', async () => {
     const api = site.service;
     const s = session();

@@ -1059,6 +1059,8 @@ function proposalView(p: Proposal, templates: MessageTemplates): ProposalView {
     ...(p.command && p.module ? { command: { module: p.module, progress: p.command.state, updatedMs: p.command.updatedAtMs, ...(p.command.detail ? { detail: p.command.detail } : {}) } } : {}),
     ...(d?.kind === 'stale' && d.reason ? { staleReason: d.reason } : {}),
     ...(p.withdrawnReason ? { withdrawnReason: p.withdrawnReason } : {}),
+    // The withdrawal's time is the agent part's last change: nothing changes it after (core/inbox proposal.ts).
+    ...(p.status === 'withdrawn' ? { withdrawnMs: p.agentUpdatedAtMs } : {}),
   };
 }
 

@@ -149,6 +149,10 @@ describe('tilstand agent commands (no site running)', () => {
     // --status lists that status alone, as before.
     expect((JSON.parse((await run(['proposals', '--data', data, '--status', 'withdrawn', '--json'])).out) as { status: string }[]).map((p) => p.status)).toEqual(['withdrawn']);
     expect((await run(['proposals', '--help'])).out).toContain('without --status: those waiting for a decision (open, deferred) first, then the rest; newest first in each');
+    // A deferred proposal waits too: above the withdrawn one, though made before it.
+    const j1 = (JSON.parse((await run(['proposals', '--data', data, '--status', 'open', '--json'])).out) as { id: string }[])[0]!.id;
+    expect((await run(['decide', j1, 'defer', '--user', 'ada', '--pin', '2468', '--data', data])).code).toBe(0);
+    expect(await ids()).toEqual(['J-1 deferred', 'J-2 withdrawn']);
   });
 
   it('proposals: a bad --limit is refused on a new site too, before the inbox table exists', async () => {

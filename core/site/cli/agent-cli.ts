@@ -104,24 +104,6 @@ function proposalLines(list: readonly Proposal[]): string[] {
   });
 }
 
-/** The statuses of a proposal that waits for someone's decision (the inbox's). */
-const WAITING: readonly ProposalStatus[] = ['open', 'deferred'];
-
-/**
- * Every status, up to `limit`: those waiting for a decision first, then the decided, withdrawn and
- * stale ones, newest first in each. Newest first over all of them buried an open proposal under
- * the withdrawn ones an agent run leaves (a busy demo withdraws several a minute), and a shift lead
- * asks this list what waits for them. Two reads, each at the latest snapshot: a proposal decided
- * between them is listed once, as the first read saw it.
- */
-function waitingFirst(table: Parameters<typeof readProposals>[0], limit: number): Proposal[] {
-  const waiting = readProposals(table, { status: WAITING, limit });
-  if (waiting.length >= limit) return waiting;
-  const seen = new Set(waiting.map((p) => p.id));
-  const rest = readProposals(table, { status: PROPOSAL_STATUSES.filter((s) => !WAITING.includes(s)), limit });
-  return [...waiting, ...rest.filter((p) => !seen.has(p.id))].slice(0, limit);
-}
-
 export async function runProposals(argv: string[], io: CliIO): Promise<number> {
   const a = await parse(argv, AGENT_FLAGS.proposals, 'proposals', io);
   if (!a) return EXIT.ok;
@@ -134,7 +116,11 @@ export async function runProposals(argv: string[], io: CliIO): Promise<number> {
   const p = dataPaths(data, config.site);
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
   const id = { database: p.database!, table: APPROVAL_INBOX_TABLE };
-  const list = !catalog.tableExists(id) ? [] : status ? readProposals(catalog.getTable(id), { status: status as ProposalStatus, limit }) : waitingFirst(catalog.getTable(id), limit);
+  // Without --status, every status: those waiting for a decision first, then the decided,
+  // withdrawn and stale ones, newest first in each (one read, at one snapshot). Newest first over
+  // all of them buried an open proposal under the withdrawn ones an agent run leaves (a busy demo
+  // withdraws several a minute), and a shift lead asks this list what waits for them.
+  const list = !catalog.tableExists(id) ? [] : readProposals(catalog.getTable(id), status ? { status: status as ProposalStatus, limit } : { waitingFirst: true, limit });
   await print(io.stdout, a.boolean('json') ? [json(list)] : proposalLines(list));
   return EXIT.ok;
 }

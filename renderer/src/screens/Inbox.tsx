@@ -129,6 +129,9 @@ export function Inbox() {
                   ? t(pluralKey(lang, 'inbox.waitingDeferred', waiting), { n: formatNumber(lang, waiting), d: formatNumber(lang, deferred) })
                   : t(pluralKey(lang, 'inbox.waiting', waiting), { n: formatNumber(lang, waiting) })}
             </h2>
+            {/* Nothing waits (before the agent's first run too): that it looks every minute, so an
+                empty list reads as "nothing to decide now", not as an agent that does not run. */}
+            {proposals.length === 0 && <p className="muted agent-looks">{t('inbox.agentLooks')}</p>}
             {waiting > proposals.length && proposals.length > 0 && (
               <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waiting) })}</p>
             )}
@@ -201,8 +204,8 @@ function ProposalPanel() {
   const next = useApp((s) => s.selectNext);
   const canDecide = useApp(selectIsDecider);
   const user = useApp((s) => s.user);
-  // Whether Next has anywhere to go: another proposal in the list.
-  const another = useApp((s) => s.proposals.some((x) => x.id !== s.selected?.id));
+  // Whether Next has anywhere to go: another proposal in the list shown (the Decided list's own in that view).
+  const another = useApp((s) => (s.inboxView === 'decided' ? (s.decided ?? []) : s.proposals).some((x) => x.id !== s.selected?.id));
   // A decision on its way: not sent again (a double tap, a key held down).
   const deciding = useApp((s) => s.deciding);
   // The file of the rule that made it, when the site runs that rule at that version from a rule file of its own.
@@ -277,6 +280,8 @@ function ProposalPanel() {
       <p>
         <strong>{t('inbox.status')}:</strong> {t(`status.${p.status}`)}
         {decider ? ` — ${decider.by}, ${formatTime(lang, decider.atMs)}` : ''}
+        {/* Nobody decided a withdrawn one: the agent withdrew it, then. */}
+        {p.status === 'withdrawn' && p.withdrawnMs !== undefined ? ` — ${t('inbox.agent')}, ${formatTime(lang, p.withdrawnMs)}` : ''}
       </p>
       {p.status === 'stale' || outcome?.outcome === 'stale' ? (
         <p role="alert" className="alert">

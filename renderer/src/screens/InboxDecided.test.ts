@@ -1,14 +1,15 @@
 // What was decided lately, on the Inbox screen (its Decided toggle): approved, rejected and stale
-// proposals, the newest decision first, each with when, who, the decision and how far its command
-// got — read from the site's listing, again on every change of the inbox while shown. And the
-// open proposal's panel says when the agent read what its explanation says. Server-side markup
-// and a fake site API, no browser.
+// proposals, and withdrawn ones (by when and why the agent withdrew them), the newest first, each
+// with when, who, the decision and how far its command got — read from the site's listing, again
+// on every change of the inbox while shown; Next there goes through that list. And the open
+// proposal's panel says when the agent read what its explanation says; the empty waiting list says
+// the agent looks every minute. Server-side markup and a fake site API, no browser.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ProposalDetail, ProposalView, SiteApi, SiteApiMethods } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
-import { createAppStore, DECIDED_ROWS, type AppStore } from '../store/store.ts';
+import { createAppStore, DECIDED_ROWS, WITHDRAWN_ROWS, type AppStore } from '../store/store.ts';
 import { Inbox } from './Inbox.tsx';
 
 const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process!.env;
@@ -33,7 +34,14 @@ function site(...lists: ProposalView[][]): { api: SiteApi; asked: SiteApiMethods
   const asked: SiteApiMethods['listProposals']['req'][] = [];
   const api = new Proxy({} as SiteApi, {
     get(_t, m: string) {
-      if (m === 'listProposals') return async (req: SiteApiMethods['listProposals']['req']) => (asked.push(req), req.status?.includes('open') ? [] : (lists[Math.min(asked.filter((r) => !r.status?.includes('open')).length - 1, lists.length - 1)] ?? []));
+      if (m === 'listProposals')
+        return async (req: SiteApiMethods['listProposals']['req']) => {
+          asked.push(req);
+          if (req.status?.includes('open')) return [];
+          // The Decided list's two reads (decided; withdrawn) of the same list, each its own part.
+          const list = lists[Math.min(asked.filter((r) => r.status?.includes('approved')).length - 1, lists.length - 1)] ?? [];
+          return list.filter((p) => (p.status === 'withdrawn') === req.status!.includes('withdrawn'));
+        };
       return async () => [];
     },
   });
@@ -50,17 +58,23 @@ function render(store: AppStore): string {
 }
 
 describe('the Decided list', () => {
-  it('asks the site for the newest decisions (approved, rejected, stale), bounded, and lists them in its order', async () => {
+  it('asks the site for the newest decisions (approved, rejected, stale) and withdrawals, bounded, and lists them in its order', async () => {
     // Made first, decided last (it waited deferred): the site sorts by decision (core/inbox order 'decided').
     const late = view('P-1', { createdMs: T - 60 * min, decidedBy: 'kari', decidedMs: T + 20 * min, command: { module: 'operations', progress: 'applied', updatedMs: T + 21 * min } });
     const early = view('P-2', { createdMs: T, status: 'rejected', decidedBy: 'ola', decidedMs: T + 5 * min });
-    const { api, asked } = site([late, early]);
+    // Withdrawn between the two decisions: the two reads merged by when each left the waiting list.
+    const gone = view('P-3', { status: 'withdrawn', withdrawnMs: T + 10 * min, withdrawnReason: 'job J-3 started' });
+    const { api, asked } = site([late, gone, early]);
     const store = createAppStore(api);
     store.setState({ user: { name: 'kari', roles: ['shift_lead'] } });
     store.getState().showInboxView('decided');
     await flush();
-    expect(asked).toEqual([{ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }]);
-    expect(store.getState().decided?.map((p) => p.id)).toEqual(['P-1', 'P-2']);
+    // Two cuts: a busy floor's withdrawals do not push the shift's decisions out of the list.
+    expect(asked).toEqual([
+      { status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS },
+      { status: ['withdrawn'], order: 'decided', limit: WITHDRAWN_ROWS },
+    ]);
+    expect(store.getState().decided?.map((p) => p.id)).toEqual(['P-1', 'P-3', 'P-2']);
   });
 
   it('lets go of a proposal of the other list when switched (a waiting one with Approve beside the Decided list); keeps one of its own', async () => {
@@ -98,7 +112,7 @@ describe('the Decided list', () => {
     store.getState().go('stock');
     store.getState().go('inbox');
     await flush();
-    expect(asked.filter((r) => !r.status?.includes('open')).length).toBe(3);
+    expect(asked.filter((r) => r.status?.includes('approved')).length).toBe(3);
   });
 
   it("shows when, what, the decision, who and the command's state, in the chosen language; each row a button that opens its panel", () => {
@@ -107,38 +121,48 @@ describe('the Decided list', () => {
       view('P-1', { explanation: 'Job J-7 is due 2026-12-06T04:52:00.000Z. Start it on M-2.', decidedBy: 'kari', decidedMs: T + 12 * min, command: { module: 'operations', progress: 'acknowledged', updatedMs: T + 13 * min } }),
       view('P-2', { status: 'rejected', decidedBy: 'ola', decidedMs: T + 3 * min }),
       view('P-3', { status: 'stale', decidedBy: 'kari', decidedMs: T + 2 * min }),
+      // Nobody decided it: when and why the agent withdrew it, in the reader's language.
+      view('P-4', { status: 'withdrawn', withdrawnMs: T + min, withdrawnReason: 'job J-2 is no longer in the queue', translations: { nb: { withdrawnReason: 'jobb J-2 står ikke lenger i køen' } } }),
     ];
     store.setState({ lang: 'en', inboxView: 'decided', decided, proposals: [view('P-9', { status: 'open' })], status: { nowMs: T + 15 * min } as never });
     const en = render(store);
     expect(en).toContain('<button aria-pressed="true">Decided</button>');
-    expect(en).toContain('<h2>Decided, newest first</h2>');
+    expect(en).toContain('<h2>Decided or withdrawn, newest first</h2>');
     const rows = [...en.matchAll(/<tr[^>]*data-status="\w+"[^>]*>([\s\S]*?)<\/tr>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, '|').replace(/\|+/g, '|'));
     expect(rows).toEqual([
       '|Sun 6 Dec, 05:12|Job J-7 is due Sun 6 Dec, 05:52. Start it on M-2.|Assignment|approved|kari|acknowledged by the module|',
       '|Sun 6 Dec, 05:03|Start P-2.|Assignment|rejected|ola|–|',
       '|Sun 6 Dec, 05:02|Start P-3.|Assignment|stale|kari|–|',
+      '|Sun 6 Dec, 05:01|Start P-4.|Assignment|Withdrawn by the agent: job J-2 is no longer in the queue|withdrawn|the agent|–|',
     ]);
     expect(en).toContain('data-decided="P-1"'); // not data-proposal: the waiting rows' focus and the e2e steps take those
     expect(en).not.toContain('data-proposal=');
     expect(en).toContain('Pick a decision in the list');
     const nb = render((store.setState({ lang: 'nb' }), store));
-    expect(nb).toContain('<h2>Avgjort, nyeste først</h2>');
+    expect(nb).toContain('<h2>Avgjort eller trukket, nyeste først</h2>');
+    expect(nb).toContain('Trukket av agenten: jobb J-2 står ikke lenger i køen');
+    expect(nb).toContain('<td>agenten</td>');
     expect(nb).toContain('godkjent');
     expect(nb).toContain('bekreftet av modulen');
     const de = render((store.setState({ lang: 'de' }), store));
     expect(de).toContain('<button aria-pressed="true">Entschieden</button>');
     expect(de).toContain('abgelehnt');
+    expect(de).toContain('Vom Agenten zurückgezogen: job J-2 is no longer in the queue'); // no German text stored: the English
+    expect(de).toContain('<td>der Agent</td>');
   });
 
   it('says when the list is cut, and says nothing was decided only once the site answered', () => {
     const store = createAppStore({} as SiteApi);
     store.setState({ lang: 'en', inboxView: 'decided', decided: null });
-    expect(render(store)).toContain('<h2>Decided, newest first</h2>');
+    expect(render(store)).toContain('<h2>Decided or withdrawn, newest first</h2>');
     store.setState({ decided: [] });
-    expect(render(store)).toContain('<h2>Nothing decided yet.</h2>');
+    expect(render(store)).toContain('<h2>Nothing decided or withdrawn yet.</h2>');
     store.setState({ decided: Array.from({ length: DECIDED_ROWS }, (_, i) => view(`P-${i}`, { decidedBy: 'kari', decidedMs: T - i * min })) });
     expect(render(store)).toContain('Only the newest decisions are listed (at most 200).');
     store.setState({ decided: [view('P-1', { decidedBy: 'kari', decidedMs: T })] });
+    expect(render(store)).not.toContain('Only the newest');
+    // The withdrawn ones do not count toward the decisions' cut.
+    store.setState({ decided: Array.from({ length: DECIDED_ROWS }, (_, i) => view(`P-${i}`, i % 2 ? { decidedBy: 'kari', decidedMs: T - i * min } : { status: 'withdrawn', withdrawnMs: T - i * min })) });
     expect(render(store)).not.toContain('Only the newest');
   });
 });
@@ -156,5 +180,75 @@ describe('the open proposal', () => {
     expect(render(store)).toMatch(/Slik agenten leste det søn\. 6\. des\., 05:12, for 19 min 30 sek siden\./);
     store.setState({ lang: 'de' });
     expect(render(store)).toMatch(/So las es der Agent: So\., 6\. Dez\., 05:12, vor 19 Min\. 30 Sek\.(?!\.)/);
+  });
+});
+
+describe('Next in the Decided list', () => {
+  const detail = (p: ProposalView): ProposalDetail => ({ ...p, evidence: [], trail: [], failedBefore: [] });
+  const decided = [
+    view('P-1', { decidedBy: 'kari', decidedMs: T + 3 * min }),
+    view('P-2', { status: 'withdrawn', withdrawnMs: T + 2 * min, withdrawnReason: 'job J-2 is no longer in the queue' }),
+    view('P-3', { status: 'rejected', decidedBy: 'ola', decidedMs: T + min }),
+  ];
+
+  it('goes to the next row of that list (wrapping), not to the next waiting proposal', async () => {
+    const opened: string[] = [];
+    const api = new Proxy({} as SiteApi, {
+      get(_t, m: string) {
+        if (m === 'getProposal') return async ({ id }: { id: string }) => (opened.push(id), detail(decided.find((p) => p.id === id) ?? view(id, { status: 'open' })));
+        return async () => [];
+      },
+    });
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'kari', roles: ['shift_lead'] }, inboxView: 'decided', decided, proposals: [view('P-9', { status: 'open' })], selected: detail(decided[0]!) });
+    await store.getState().selectNext();
+    await store.getState().selectNext();
+    await store.getState().selectNext(); // from the last row: the first again
+    expect(opened).toEqual(['P-2', 'P-3', 'P-1']);
+    // The waiting list's Next as before.
+    store.setState({ inboxView: 'waiting', selected: null });
+    await store.getState().selectNext();
+    expect(opened.at(-1)).toBe('P-9');
+  });
+
+  it('keeps Next on the panel while the Decided list has another row, whatever waits', () => {
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang: 'en', user: { name: 'kari', roles: ['shift_lead'] }, inboxView: 'decided', decided, proposals: [], selected: detail(decided[0]!) });
+    expect(render(store)).toContain('<div class="next-only"><button>Next →</button></div>');
+    store.setState({ decided: [decided[0]!], proposals: [view('P-9', { status: 'open' })] });
+    expect(render(store)).not.toContain('Next →');
+  });
+});
+
+describe('a withdrawn proposal opened', () => {
+  it('shows its evidence, no decision buttons, that the agent withdrew it, when and why', () => {
+    const p: ProposalDetail = {
+      ...view('P-2', { status: 'withdrawn', withdrawnMs: Date.UTC(2026, 11, 6, 4, 21, 5), withdrawnReason: 'job J-2 is no longer in the queue' }),
+      evidence: [{ table: 'work_queue', snapshotId: 7, tag: 'agent-r1', rows: [{ job_id: 'J-2', status: 'released' }], types: { job_id: 'STRING', status: 'STRING' } }],
+      trail: [],
+      failedBefore: [],
+    };
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang: 'en', user: { name: 'kari', roles: ['shift_lead'] }, inboxView: 'decided', decided: [p], selected: p, status: { nowMs: T + 30 * min } as never });
+    const html = render(store);
+    expect(html).toContain('<strong>Status:</strong> withdrawn — the agent, 06/12/2026, 05:21:05');
+    expect(html).toContain('<p class="withdrawn">Withdrawn by the agent: job J-2 is no longer in the queue</p>');
+    expect(html).toContain('work_queue: Snapshot 7, tag agent-r1');
+    expect(html).toContain('J-2');
+    expect(html).not.toMatch(/Approve|Reject|Defer/);
+  });
+});
+
+describe('the empty inbox', () => {
+  it('says the agent looks every minute, in each language, and not while proposals wait', () => {
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang: 'en', proposals: [] });
+    expect(render(store)).toContain('<h2>Nothing waits for a decision.</h2><p class="muted agent-looks">The agent looks at the floor every minute; what it proposes shows here at once.</p>');
+    store.setState({ lang: 'nb' });
+    expect(render(store)).toContain('Agenten ser over gulvet hvert minutt');
+    store.setState({ lang: 'de' });
+    expect(render(store)).toContain('Der Agent prüft die Lage jede Minute');
+    store.setState({ lang: 'en', proposals: [view('P-1', { status: 'open' })] });
+    expect(render(store)).not.toContain('agent-looks');
   });
 });

@@ -63,7 +63,10 @@ interface InboxSlice {
   afterDecision: { decided: string; next: string | null } | null;
   /** Which list the inbox screen shows: what waits for a decision, or what was decided lately. */
   inboxView: 'waiting' | 'decided';
-  /** The newest DECIDED_ROWS approved, rejected and stale proposals, newest decision first (the site's `order: 'decided'`); null until asked. */
+  /**
+   * The newest DECIDED_ROWS approved, rejected and stale proposals and the newest WITHDRAWN_ROWS
+   * withdrawn ones, the newest decision (or withdrawal) first (`newestEndedFirst`); null until asked.
+   */
   decided: ProposalView[] | null;
   /** Shows that list (the decided one read again). */
   showInboxView(view: 'waiting' | 'decided'): void;
@@ -165,11 +168,23 @@ export const HISTORY_ROWS = 500;
 
 /** The inbox lists at most this many proposals: the most urgent (the site sorts and cuts). */
 export const INBOX_ROWS = 200;
-/**
- * The inbox's Decided list shows at most this many: the newest approved, rejected and stale ones
- * (withdrawn ones, which nobody decided, left out; `tilstand proposals` lists any).
- */
+/** The inbox's Decided list shows at most this many decided ones: the newest approved, rejected and stale (`tilstand proposals` lists any). */
 export const DECIDED_ROWS = 200;
+/**
+ * And at most this many withdrawn ones, the newest. Apart from the decided ones: a busy floor has
+ * the agent withdraw several proposals a minute, and in one cut of 200 they pushed out the
+ * approvals of the shift's first hours, which the list is for. A lead looks for a withdrawn one
+ * minutes after it vanished from the waiting list.
+ */
+export const WITHDRAWN_ROWS = 50;
+
+/** When a proposal left the waiting list: its decision, or (withdrawn) its withdrawal; else when it was made. */
+const endedMs = (p: ProposalView): number => (p.status === 'withdrawn' ? p.withdrawnMs : p.decidedMs) ?? p.createdMs;
+
+/** The decided and the withdrawn proposals as one list, the newest decision or withdrawal first (as the site's `order: 'decided'`). */
+export function newestEndedFirst(decided: readonly ProposalView[], withdrawn: readonly ProposalView[]): ProposalView[] {
+  return [...decided, ...withdrawn].sort((a, b) => endedMs(b) - endedMs(a) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+}
 /** The Work queue and Stock screens show at most this many jobs / rows (the site sorts and cuts). */
 export const WORK_ROWS = 500;
 export const STOCK_ROWS = 500;
@@ -511,8 +526,19 @@ export function createAppStore(api: SiteApi): AppStore {
       // The most urgent INBOX_ROWS, in the inbox's order (the site sorts before it cuts).
       loadProposals: () => read(() => api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }), (proposals) => ({ proposals })),
       // The newest decisions, sorted and cut by the site (`order: 'decided'`: sorted by when they were
-      // made, a proposal that waited long and was decided now fell below the cut).
-      loadDecided: () => read(() => api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }), (decided) => ({ decided })),
+      // made, a proposal that waited long and was decided now fell below the cut). And the newest
+      // withdrawn ones, by when the agent withdrew them, in a cut of their own (WITHDRAWN_ROWS):
+      // nobody decided them, but they left the waiting list as the decided ones do, and a lead who
+      // saw one a minute before looks for it here.
+      loadDecided: () =>
+        read(
+          () =>
+            Promise.all([
+              api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }),
+              api.listProposals({ status: ['withdrawn'], order: 'decided', limit: WITHDRAWN_ROWS }),
+            ]),
+          ([decided, withdrawn]) => ({ decided: newestEndedFirst(decided, withdrawn) }),
+        ),
       showInboxView: (inboxView) => {
         // A proposal of the other list stays open no longer (a waiting one, with Approve, beside the
         // Decided list): the panel's place gives its hint until one of this list is picked.
@@ -553,6 +579,15 @@ export function createAppStore(api: SiteApi): AppStore {
         }
       }),
       selectNext: async () => {
+        // In the Decided list, on to that list's next row (wrapping, as in the waiting list): it
+        // opened the next waiting proposal, one the list shown does not have.
+        const { inboxView, decided } = get();
+        if (inboxView === 'decided') {
+          if (!decided || decided.length === 0) return;
+          const sel = get().selected;
+          const at = sel ? decided.findIndex((p) => p.id === sel.id) : -1;
+          return get().select(decided[(at + 1) % decided.length]!.id);
+        }
         // The next row as the inbox shows them (most urgent first), not the order they arrived in.
         const { proposals, selected, afterDecision } = get();
         if (proposals.length === 0) return;

@@ -191,6 +191,8 @@ export class Agent {
   /** `citedKeys` per proposal object (the inbox makes a new object when a proposal changes). */
   private readonly cited = new WeakMap<Proposal, [string, string[]][]>();
   private lastRunId = '';
+  /** When the last run handed its result to the inbox, on the monotonic clock (undefined: none yet; `sinceLastRunMs`). */
+  private lastRunMono: number | undefined;
   /** The next run reads no baseline: every row counts as changed (`reevaluateAll`). */
   private everyRowNext = false;
   /**
@@ -331,6 +333,16 @@ export class Agent {
     return id;
   }
 
+  /**
+   * How long ago the last run handed its result to the inbox (one with nothing new too; not the
+   * checks between runs, which re-read only what commits changed), on the monotonic clock: a step
+   * of the PC's clock neither ages a run just made nor hides an agent that stopped. Null: no run
+   * since this Agent was made. The site's status says it (core/site `agentStatus`).
+   */
+  sinceLastRunMs(): number | null {
+    return this.lastRunMono === undefined ? null : Math.max(0, this.monotonic() - this.lastRunMono);
+  }
+
   /** One run now (see the file header). */
   run(): RunResult {
     const nowMs = this.clock();
@@ -449,6 +461,7 @@ export class Agent {
       this.previousTags = Object.fromEntries(this.tableNames.filter((n) => tags[n] !== null).map((n) => [n, tag]));
       this.everyRowNext = false;
       this.failedBaselines = nextFailedBaselines;
+      this.lastRunMono = this.monotonic();
       for (const name of this.tableNames) {
         const id = all[name]!.snapshotId;
         if (id !== null) this.checked(name, id, lookedMono);

@@ -233,6 +233,28 @@ export interface SiteStatus {
   ui: { idleSignOutMs: number };
   /** The rules the site's agent runs, in its order (absent from an older site's answer). */
   agentRules?: AgentRuleView[];
+  /**
+   * How often the agent looks and when it last did: what the empty inbox says, so a shift lead
+   * sees the agent is alive (absent from an older site's answer).
+   */
+  agent?: AgentStatus;
+}
+
+/** The site's agent: its interval, whether its timers run, its last run. */
+export interface AgentStatus {
+  /** Config `agent.intervalMs` in force (a config reload changes it): a run this often while `timer`. */
+  intervalMs: number;
+  /**
+   * Whether the agent's timers run; false: the site was started without them (`tilstand start
+   * --no-agent-timer`), and the agent runs only when asked (`tilstand agent run`).
+   */
+  timer: boolean;
+  /**
+   * When its last run finished (epoch ms, as the wall clock reads now: kept on the monotonic clock,
+   * so a step of the PC's clock does not age it); null: none since the site started. A run with
+   * nothing new counts: it commits nothing, so approval_inbox's last commit is not the last run.
+   */
+  lastRunMs: number | null;
 }
 
 /**

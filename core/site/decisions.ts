@@ -5,6 +5,8 @@
 //   Agent     every `intervalMs` (and on demand: the control op `agent.run`), running the
 //             installed rules with the site's rule files' (config `agent.ruleFiles`, loaded at start),
 //             which may read the site's own tables (config `tables` with columns, `siteTables`);
+//             `agentStatus` says when its last run finished (the Agent's `sinceLastRunMs`: a run
+//             with nothing new commits nothing, so the inbox's last commit is not the last run);
 //   WriteBack publishes commands through the site's internal MQTT client (QoS 1) and reads the
 //             modules' acks from `tilstand/<site>/acks/+` on the same client.
 //
@@ -23,6 +25,7 @@ import { Agent, type AgentConfig, type AgentConfigInput, type Rule } from '../ag
 import { Inbox, WriteBack, type SignInResult, type UserStore } from '../inbox/index.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
+import type { AgentStatus } from './api.ts';
 
 const TICKET_TTL_MS = 30_000;
 
@@ -88,9 +91,12 @@ export class Decisions {
   readonly writeBack: WriteBack;
   readonly tickets: SessionTickets;
   private closed = false;
+  /** Whether the agent's timers run (a site started with --no-agent-timer runs it only when asked). */
+  private readonly timer: boolean;
 
   constructor(o: DecisionsOptions) {
     this.tickets = new SessionTickets(o.users);
+    this.timer = o.agentTimer !== false;
     let agent: Agent | undefined;
     this.inbox = Inbox.open({
       catalog: o.catalog,
@@ -129,7 +135,17 @@ export class Decisions {
     }
     this.writeBack.start();
     if (o.reevaluateAll) this.agent.reevaluateAll();
-    if (o.agentTimer !== false) this.agent.start();
+    if (this.timer) this.agent.start();
+  }
+
+  /**
+   * How often the agent looks (config `agent.intervalMs` in force: a config reload changes it),
+   * whether its timers run, and when its last run finished as the wall clock reads `nowMs`. Cheap:
+   * the site's status asks it every few seconds.
+   */
+  agentStatus(nowMs: number): AgentStatus {
+    const since = this.agent.sinceLastRunMs();
+    return { intervalMs: this.agent.config.intervalMs, timer: this.timer, lastRunMs: since === null ? null : nowMs - Math.round(since) };
   }
 
   /** One agent run now; errors are returned as a message, never thrown. */

@@ -590,7 +590,9 @@ export class SiteService implements SiteBackend {
     const b = this.site.brokerInfo();
     const proposals = this.site.decisions?.inbox.activeCounts() ?? { open: 0, deferred: 0, oldestOpenMs: null };
     const deadLetterClosedRetentionMs = this.site.config.deadLetters.closedRetentionMs;
-    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs }, agentRules: this.site.agentRules() };
+    // From the decision half's memory (no table read): status comes every few seconds.
+    const agent = this.site.decisions?.agentStatus(now);
+    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs }, agentRules: this.site.agentRules(), ...(agent ? { agent } : {}) };
   }
 
   /**

@@ -894,6 +894,7 @@ export class Site {
       proposals: this.decisions ? this.decisions.inbox.activeCounts() : null,
       syncDescription: this.hqDescription ?? null,
       ...(this.decisions ? { agentRules: this.agentRules() } : {}),
+      ...(app?.agent ? { agent: app.agent } : {}),
     };
   }
 

@@ -18,7 +18,7 @@ import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
 import { shownTarget, targetDescription } from '../sync/targets/open.ts';
 import { shownDescription } from '../sync/targets/target.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
-import type { AgentRuleView, StreamView, SyncStatus } from './api.ts';
+import type { AgentRuleView, AgentStatus, StreamView, SyncStatus } from './api.ts';
 
 export interface TableState {
   table: string;
@@ -111,6 +111,12 @@ export interface SiteStatus {
    * start) and from an older running site's answer.
    */
   agentRules?: AgentRuleView[];
+  /**
+   * A running site's agent as the app's status has it (core/site/service.ts): how often it looks,
+   * whether its timers run, when its last run finished. Absent from a stopped site's status (no
+   * agent runs) and from an older running site's answer.
+   */
+  agent?: AgentStatus;
 }
 
 /** The restore note as the site keeps it: `tilstand restore`'s, plus what the site has asked and heard. */
@@ -360,6 +366,19 @@ function pad(rows: string[][]): string[] {
   return rows.map((r) => r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd());
 }
 
+/** An interval in its largest whole unit ("1 min", "90 s"): config.json gives it in ms. */
+const every = (ms: number): string => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
+
+/**
+ * The running agent as the empty inbox says it: how often it looks and when it last did, or that
+ * it runs only when asked (a site started with --no-agent-timer).
+ */
+function agentLine(a: AgentStatus, nowMs: number): string {
+  const last = a.lastRunMs === null ? null : `last at ${new Date(a.lastRunMs).toISOString().replace(/\.\d{3}Z$/, 'Z')}, ${secs(Math.max(0, nowMs - a.lastRunMs))} ago`;
+  if (!a.timer) return `agent: does not run on its own (started with --no-agent-timer): only when asked (tilstand agent run)${last ? `; ${last}` : ''}`;
+  return `agent: looks every ${every(a.intervalMs)}; ${last ?? 'no run has finished since the site started'}`;
+}
+
 /** The human form of a status. */
 export function formatStatus(s: SiteStatus): string[] {
   const lines: string[] = [];
@@ -438,6 +457,7 @@ export function formatStatus(s: SiteStatus): string[] {
       lines.push(`  ${st.stream}: later events wait for ${missing}, missing for ${secs(Math.max(0, s.nowMs - g.sinceMs))}: asked for again from ${st.stream.split('/')[0]}; ${skip}`);
     }
   }
+  if (s.agent) lines.push(agentLine(s.agent, s.nowMs));
   const own = (s.agentRules ?? []).filter((r) => r.file !== undefined);
   if (s.agentRules) {
     lines.push(`agent: ${s.agentRules.length} rule${s.agentRules.length === 1 ? '' : 's'}, ${own.length === 0 ? 'all installed' : `${own.length} from rule files of this site's own (config agent.ruleFiles)`}`);

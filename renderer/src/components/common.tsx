@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import type { Risk } from '../../../core/site/api.ts';
 import { useT } from '../context.tsx';
-import { formatCell, type Lang } from '../i18n/messages.ts';
+import { cellText, type Lang } from '../i18n/messages.ts';
 
 /** Risk is never colour alone: a shape and a word go with it (ISA-101, WCAG 1.4.1). */
 export function RiskBadge({ risk }: { risk: Risk }) {
@@ -60,12 +60,14 @@ export function KeepCodes({ text }: { text: string }) {
 
 /**
  * One value of a site table, by its column's type (a TIMESTAMP in this PC's time zone, the stored
- * text on hover). `lang` comes from the screen: one store subscription per screen, not per cell.
- * `codes`: the codes in a text kept whole (`KeepCodes`; History's rows).
+ * text on hover) and, given its `table` and `column`, a known value of Tilstand's own tables in
+ * words (`cellText`: "in progress", "pågår", the stored in_progress on hover). `lang` comes from
+ * the screen: one store subscription per screen, not per cell. `codes`: the codes in a text kept
+ * whole (`KeepCodes`: History's rows and the inbox's evidence). `className`: a changed cell's mark.
  */
-export function ValueCell({ lang, type, value, codes = false, className }: { lang: Lang; type: string | undefined; value: unknown; codes?: boolean; className?: string }) {
-  const { text, raw } = formatCell(lang, type, value);
-  // A time shown in this PC's zone (`raw` the stored text) is no code: "02/12/2026" may break at its comma.
+export function ValueCell({ lang, table, column, type, value, codes = false, className }: { lang: Lang; table?: string; column?: string; type: string | undefined; value: unknown; codes?: boolean; className?: string }) {
+  const { text, raw } = cellText(lang, table, column, type, value);
+  // A time shown in this PC's zone or a value in words (`raw` the stored text) is no code: "02/12/2026" may break at its comma.
   return (
     <td title={raw} className={className}>
       {codes && raw === undefined ? <KeepCodes text={text} /> : text}

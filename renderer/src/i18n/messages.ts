@@ -50,7 +50,11 @@ const en = {
   'inbox.pickDecided': 'Pick a decision in the list to see its trail and what the module did.',
   // The Decided list's withdrawn rows (the agent found the reason gone) and the empty inbox.
   'inbox.agent': 'the agent',
-  'inbox.agentLooks': 'The agent looks at the floor every minute; what it proposes shows here at once.',
+  // The empty inbox: how often the agent looks (config agent.intervalMs) and when it last did (the site's status).
+  'inbox.agentLooks': 'The agent looks every {interval}; last at {time}, {age} ago.',
+  'inbox.agentLooksNotYet': 'The agent looks every {interval}; it has not finished a look since the site started.',
+  'inbox.agentOff': 'The agent does not run on its own on this site (started without its timer): it looks only when someone runs it.',
+  'inbox.agentOffLast': 'The agent does not run on its own on this site (started without its timer): it looks only when someone runs it. Last at {time}, {age} ago.',
   'detail.readAt': 'As the agent read it at {time}, {age} ago.',
   'detail.explanation': 'Why',
   'detail.evidence': 'What the agent saw',
@@ -231,7 +235,7 @@ const en = {
   'history.tagsNewest': 'The newest {n} tags are listed: type part of a name (a run id, a proposal id, a date) to find an older one.',
   'history.contains': 'Rows containing',
   'history.containsPlaceholder': 'e.g. ITEM-008 or J-0023',
-  'history.containsHint': 'Part of an item, a location, a job or a status: any cell, as stored',
+  'history.containsHint': 'Part of an item, a location, a job or a status: any cell, as stored (a status as its cell’s hover shows it: in_progress)',
   'history.at': '{table} at snapshot #{id}, committed {time}. Rows: {n}',
   'history.atMore': '{table} at snapshot #{id}, committed {time}. Rows: the first {n}. There are more: narrow them with “Rows containing”.',
   'history.empty': '{table} has no snapshot yet: nothing has been written to it.',
@@ -482,6 +486,12 @@ const en = {
   'column.commandUpdated': 'Command updated',
   'column.commandDetail': 'What the module said',
   'column.commandSeq': 'Command seq. no.',
+  // Known values of Tilstand's own tables' columns that no screen words yet (`cellText`; the
+  // others take the words of the screen that shows them: work.status.*, status.*, dead.why.*…).
+  'value.kind.machine': 'machine',
+  'value.kind.team': 'team',
+  'value.letter.replayed': 'replayed',
+  'value.letter.dismissed': 'dismissed',
   // The History screen's tag picker, by what made the tag (core/agents, core/inbox, core/sync).
   'history.tagGroup.agent': 'Agent runs',
   'history.tagGroup.decision': 'Decisions',
@@ -538,7 +548,10 @@ const nb: Messages = {
   'inbox.openMostUrgent': 'Åpne det mest hastende',
   'inbox.pickDecided': 'Velg en beslutning i listen for å se sporet og hva modulen gjorde.',
   'inbox.agent': 'agenten',
-  'inbox.agentLooks': 'Agenten ser over gulvet hvert minutt; det den foreslår, vises her med en gang.',
+  'inbox.agentLooks': 'Agenten ser over gulvet med {interval} mellomrom; sist {time}, for {age} siden.',
+  'inbox.agentLooksNotYet': 'Agenten ser over gulvet med {interval} mellomrom; den har ikke gjort seg ferdig med en runde siden anlegget startet.',
+  'inbox.agentOff': 'Agenten går ikke av seg selv på dette anlegget (startet uten tidsuret sitt): den ser over gulvet bare når noen kjører den.',
+  'inbox.agentOffLast': 'Agenten går ikke av seg selv på dette anlegget (startet uten tidsuret sitt): den ser over gulvet bare når noen kjører den. Sist {time}, for {age} siden.',
   'detail.readAt': 'Slik agenten leste det {time}, for {age} siden.',
   'detail.explanation': 'Hvorfor',
   'detail.evidence': 'Det agenten så',
@@ -721,7 +734,7 @@ const nb: Messages = {
   'history.tagsNewest': 'De {n} nyeste taggene vises: skriv en del av et navn (en kjørings-id, en forslags-id, en dato) for å finne en eldre.',
   'history.contains': 'Rader som inneholder',
   'history.containsPlaceholder': 'f.eks. ITEM-008 eller J-0023',
-  'history.containsHint': 'En del av en vare, en lokasjon, en jobb eller en status: hvilken som helst celle, slik den er lagret',
+  'history.containsHint': 'En del av en vare, en lokasjon, en jobb eller en status: hvilken som helst celle, slik den er lagret (en status slik cellens hjelpetekst viser den: in_progress)',
   'history.at': '{table} ved øyeblikksbilde #{id}, lagret {time}. Rader: {n}',
   'history.atMore': '{table} ved øyeblikksbilde #{id}, lagret {time}. Rader: de første {n}. Det finnes flere: avgrens med «Rader som inneholder».',
   'history.empty': '{table} har ikke noe øyeblikksbilde ennå: ingenting er skrevet til den.',
@@ -950,6 +963,10 @@ const nb: Messages = {
   'column.commandUpdated': 'Kommando oppdatert',
   'column.commandDetail': 'Det modulen svarte',
   'column.commandSeq': 'Løpenr. kommando',
+  'value.kind.machine': 'maskin',
+  'value.kind.team': 'team',
+  'value.letter.replayed': 'kjørt på nytt',
+  'value.letter.dismissed': 'avskrevet',
   'history.tagGroup.agent': 'Agentkjøringer',
   'history.tagGroup.decision': 'Beslutninger',
   'history.tagGroup.checked': 'Kontrollerte godkjenninger',
@@ -1002,7 +1019,11 @@ const de: Messages = {
   'inbox.openMostUrgent': 'Den dringendsten öffnen',
   'inbox.pickDecided': 'Wählen Sie eine Entscheidung in der Liste, um ihren Verlauf und das Ergebnis beim Modul zu sehen.',
   'inbox.agent': 'der Agent',
-  'inbox.agentLooks': 'Der Agent prüft die Lage jede Minute; was er vorschlägt, erscheint sofort hier.',
+  // No full stop after {age}, as detail.readAt: a German age ends in an abbreviation's ("vor 12 Sek.").
+  'inbox.agentLooks': 'Der Agent prüft die Lage alle {interval}; zuletzt {time}, vor {age}',
+  'inbox.agentLooksNotYet': 'Der Agent prüft die Lage alle {interval}; seit dem Start des Standorts hat er noch keine Prüfung abgeschlossen.',
+  'inbox.agentOff': 'Der Agent läuft an diesem Standort nicht von selbst (ohne seinen Zeitgeber gestartet): er prüft nur, wenn ihn jemand startet.',
+  'inbox.agentOffLast': 'Der Agent läuft an diesem Standort nicht von selbst (ohne seinen Zeitgeber gestartet): er prüft nur, wenn ihn jemand startet. Zuletzt {time}, vor {age}',
   // No full stop of its own: a German age ends in an abbreviation's ("vor 12 Sek."), and two met.
   'detail.readAt': 'So las es der Agent: {time}, vor {age}',
   'detail.explanation': 'Begründung',
@@ -1185,7 +1206,7 @@ const de: Messages = {
   'history.tagsNewest': 'Die {n} neuesten Tags werden gezeigt: Geben Sie einen Teil des Namens ein (eine Lauf-ID, eine Vorschlags-ID, ein Datum), um ein älteres zu finden.',
   'history.contains': 'Zeilen mit',
   'history.containsPlaceholder': 'z. B. ITEM-008 oder J-0023',
-  'history.containsHint': 'Teil eines Artikels, eines Lagerplatzes, eines Auftrags oder eines Status: jede Zelle, wie gespeichert',
+  'history.containsHint': 'Teil eines Artikels, eines Lagerplatzes, eines Auftrags oder eines Status: jede Zelle, wie gespeichert (ein Status so, wie ihn der Hinweis der Zelle zeigt: in_progress)',
   'history.at': '{table} bei Snapshot #{id}, geschrieben {time}. Zeilen: {n}',
   'history.atMore': '{table} bei Snapshot #{id}, geschrieben {time}. Zeilen: die ersten {n}. Es gibt weitere: mit „Zeilen mit“ eingrenzen.',
   'history.empty': '{table} hat noch keinen Snapshot: nichts wurde hineingeschrieben.',
@@ -1414,6 +1435,10 @@ const de: Messages = {
   'column.commandUpdated': 'Befehl aktualisiert',
   'column.commandDetail': 'Antwort des Moduls',
   'column.commandSeq': 'Lfd. Nr. Befehl',
+  'value.kind.machine': 'Maschine',
+  'value.kind.team': 'Team',
+  'value.letter.replayed': 'erneut verarbeitet',
+  'value.letter.dismissed': 'verworfen',
   'history.tagGroup.agent': 'Agentenläufe',
   'history.tagGroup.decision': 'Entscheidungen',
   'history.tagGroup.checked': 'Geprüfte Genehmigungen',
@@ -1654,6 +1679,61 @@ const COLUMN_HEADINGS: Readonly<Record<string, Readonly<Record<string, MessageKe
 export function columnHeading(lang: Lang, table: string, column: string): { text: string; stored?: string } {
   const key = Object.hasOwn(COLUMN_HEADINGS, table) && Object.hasOwn(COLUMN_HEADINGS[table]!, column) ? COLUMN_HEADINGS[table]![column]! : undefined;
   return key ? { text: translate(lang, key), stored: column } : { text: column };
+}
+
+/**
+ * The known values of columns of Tilstand's own tables (the contracts' symbols, core/ingest
+ * seed-contracts.ts; dead-letters.ts and envelope.ts `DEAD_LETTER_REASONS`; core/inbox proposal.ts
+ * and inbox-tables.ts), by table and column, with the words of the screen that shows them: Work
+ * queue's statuses and states, the inbox's statuses, risks, actions and command progress, Dead
+ * letters' reasons, Users' roles. Free text (a blocked reason, an explanation) has none.
+ */
+export const VALUE_WORDS: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, MessageKey>>>>>> = {
+  work_queue: {
+    status: { released: 'work.status.released', blocked: 'work.status.blocked', in_progress: 'work.status.in_progress', done: 'work.status.done' },
+  },
+  resources: {
+    kind: { machine: 'value.kind.machine', team: 'value.kind.team' },
+    state: { free: 'work.state.free', busy: 'work.state.busy', down: 'work.state.down' },
+  },
+  dead_letters: {
+    status: { open: 'status.open', replayed: 'value.letter.replayed', dismissed: 'value.letter.dismissed' },
+    reason: {
+      too_large: 'dead.why.too_large', bad_json: 'dead.why.bad_json', unsafe_json: 'dead.why.unsafe_json', bad_envelope: 'dead.why.bad_envelope',
+      topic_mismatch: 'dead.why.topic_mismatch', no_contract: 'dead.why.no_contract', contract_violation: 'dead.why.contract_violation',
+      no_binding: 'dead.why.no_binding', binding_error: 'dead.why.binding_error', unfit_for_table: 'dead.why.unfit_for_table',
+    },
+  },
+  approval_inbox: {
+    action: { assign_job: 'action.assign_job', release_job: 'action.release_job', escalate_job: 'action.escalate_job', flag_idle_resource: 'action.flag_idle_resource', replenish: 'action.replenish' },
+    risk: { low: 'risk.low', medium: 'risk.medium', high: 'risk.high' },
+    agent_status: { open: 'status.open', withdrawn: 'status.withdrawn' },
+    decision: { approved: 'status.approved', rejected: 'status.rejected', deferred: 'status.deferred', stale: 'status.stale' },
+    decided_role: { viewer: 'role.viewer', operator: 'role.operator', shift_lead: 'role.shift_lead', admin: 'role.admin' },
+    command_state: {
+      pending: 'progress.pending', sent: 'progress.sent', acknowledged: 'progress.acknowledged', applied: 'progress.applied', failed: 'progress.failed', timed_out: 'progress.timed_out',
+    },
+  },
+};
+
+/**
+ * A cell of `table`'s `column` as shown: a known value of a known column of Tilstand's own tables
+ * in the chosen language (`VALUE_WORDS`; English too, "in progress" for in_progress), anything else
+ * as `formatCell` shows it — a site's own table, a value a newer contract added, free text. `raw`
+ * is the stored text when the shown text differs from it, for the cell's title: "Rows containing"
+ * finds a row by what is stored.
+ */
+export function cellText(lang: Lang, table: string | undefined, column: string | undefined, type: string | undefined, v: unknown): { text: string; raw?: string } {
+  if (typeof v === 'string' && table !== undefined && column !== undefined) {
+    // Own properties only: a stored "constructor" is no known value.
+    const columns = Object.hasOwn(VALUE_WORDS, table) ? VALUE_WORDS[table]! : undefined;
+    const words = columns && Object.hasOwn(columns, column) ? columns[column]! : undefined;
+    if (words && Object.hasOwn(words, v)) {
+      const text = translate(lang, words[v]!);
+      return text === v ? { text } : { text, raw: v };
+    }
+  }
+  return formatCell(lang, type, v);
 }
 
 /** The alarm kinds worded here; the others show the site's English message. */

@@ -239,8 +239,9 @@ export function History() {
           <Table label={history.table} {...headings(lang, history.table, historyCols.map((j) => history.columns[j]!))}>
             {history.rows.map((r, i) => (
               <tr key={i}>
+                {/* A status, state or reason of Tilstand's own tables in words, the stored value on hover. */}
                 {historyCols.map((j) => (
-                  <ValueCell key={j} lang={lang} type={history.types[j]} value={r[j]} codes />
+                  <ValueCell key={j} lang={lang} table={history.table} column={history.columns[j]} type={history.types[j]} value={r[j]} codes />
                 ))}
               </tr>
             ))}
@@ -270,7 +271,7 @@ export function History() {
               </td>
               {/* An update's changed cells marked in its before and after: which value changed, not only which row. */}
               {diffCols.map((j) => (
-                <ValueCell key={j} lang={lang} type={diff.types[j]} value={c.row[j]} codes className={diffChanged[i]!.has(j) ? 'changed' : undefined} />
+                <ValueCell key={j} lang={lang} table={diff.table} column={diff.columns[j]} type={diff.types[j]} value={c.row[j]} codes className={diffChanged[i]!.has(j) ? 'changed' : undefined} />
               ))}
             </tr>
           ))}

@@ -79,6 +79,71 @@ describe('History: column headings', () => {
   });
 });
 
+/** A table's body cells, each as `stored → shown` when the cell has the stored value as its title, else what it shows. */
+const cells = (html: string): string[] =>
+  [...html.matchAll(/<td(?: title="([^"]*)")?(?: class="[^"]*")?>(.*?)<\/td>/g)].map((m) => {
+    const shown = m[2]!.replace(/<[^>]+>/g, '');
+    return m[1] === undefined ? shown : `${m[1]} → ${shown}`;
+  });
+
+describe('History: stored words in the reader\'s language', () => {
+  it('shows a job\'s status in words in en, nb and de, the stored value on hover; free text as stored', () => {
+    const jobs: HistoryResult = { ...work, rows: [['J-0010', 'blocked', 'material short: ITEM-003', null, null, 9], ['J-0011', 'in_progress', null, null, 'PACK-T', 10]] };
+    // English words too where they differ from the stored one ("in progress"); "blocked" is the same and needs no title.
+    expect(cells(render({ history: jobs }))).toEqual(['J-0010', 'blocked', 'material short: ITEM-003', '–', '–', '9', 'J-0011', 'in_progress → in progress', '–', '–', 'PACK-T', '10']);
+    expect(cells(render({ history: jobs }, 'nb'))).toEqual(['J-0010', 'blocked → blokkert', 'material short: ITEM-003', '–', '–', '9', 'J-0011', 'in_progress → pågår', '–', '–', 'PACK-T', '10']);
+    expect(cells(render({ history: jobs }, 'de')).filter((c) => c.includes('→'))).toEqual(['blocked → blockiert', 'in_progress → in Arbeit']);
+    // A code in the free text is still kept whole.
+    expect(render({ history: jobs }, 'nb')).toContain('<td>material short: <span class="code">ITEM-003</span></td>');
+  });
+
+  it('words a resource\'s kind and state, a dead letter\'s status and reason, a proposal\'s action, risk, statuses, role and command', () => {
+    const resources: HistoryResult = { ...work, table: 'resources', columns: ['resource_id', 'kind', 'state'], types: ['STRING', 'STRING', 'STRING'], rows: [['M-1', 'machine', 'down']] };
+    expect(cells(render({ history: resources }, 'de'))).toEqual(['M-1', 'machine → Maschine', 'down → ausgefallen']);
+    const letters: HistoryResult = {
+      ...work, table: 'dead_letters', columns: ['position', 'status', 'reason', 'detail', 'dismissed_note'], types: ['BIGINT', 'STRING', 'STRING', 'STRING', 'STRING'],
+      rows: [[7, 'dismissed', 'contract_violation', 'after.state: expected one of open|closed|down, got "service"', 'door was in service']],
+    };
+    expect(cells(render({ history: letters }, 'nb'))).toEqual(['7', 'dismissed → avskrevet', 'contract_violation → stemmer ikke med kontrakten', 'after.state: expected one of open|closed|down, got &quot;service&quot;', 'door was in service']);
+    expect(cells(render({ history: letters }))).toEqual(['7', 'dismissed', 'contract_violation → does not match its contract', 'after.state: expected one of open|closed|down, got &quot;service&quot;', 'door was in service']);
+    const inbox: HistoryResult = {
+      ...work, table: 'approval_inbox', columns: ['proposal_id', 'action', 'risk', 'explanation', 'agent_status', 'decision', 'decided_role', 'command_state'],
+      types: ['STRING', 'STRING', 'STRING', 'STRING', 'STRING', 'STRING', 'STRING', 'STRING'],
+      rows: [['P-1', 'assign_job', 'high', 'Start J-1 on M-1.', 'withdrawn', 'stale', 'shift_lead', 'timed_out']],
+    };
+    expect(cells(render({ history: inbox }))).toEqual([
+      'P-1', 'assign_job → Assignment', 'high', 'Start J-1 on M-1.', 'withdrawn', 'stale', 'shift_lead → Shift lead', 'timed_out → timed out',
+    ]);
+    expect(cells(render({ history: inbox }, 'nb'))).toEqual([
+      'P-1', 'assign_job → Tildeling', 'high → høy', 'Start J-1 on M-1.', 'withdrawn → trukket', 'stale → utdatert', 'shift_lead → Skiftleder', 'timed_out → tidsavbrudd',
+    ]);
+  });
+
+  it('keeps a site\'s own table, a value the contract does not list and a column it does not know as stored, without a title', () => {
+    const yard: HistoryResult = { ...work, table: 'yard_doors', columns: ['door_id', 'state'], types: ['STRING', 'STRING'], rows: [['D-01', 'down']] };
+    expect(cells(render({ history: yard }, 'nb'))).toEqual(['D-01', 'down']);
+    const newer: HistoryResult = { ...work, columns: ['job_id', 'status', 'shift'], types: ['STRING', 'STRING', 'STRING'], rows: [['J-0010', 'paused', 'done'], ['J-0011', 'constructor', null]] };
+    expect(cells(render({ history: newer }, 'de'))).toEqual(['J-0010', 'paused', 'done', 'J-0011', 'constructor', '–']);
+  });
+
+  it('words a comparison\'s cells the same way, the changed cell still marked', () => {
+    const diff: DiffResult = {
+      table: 'work_queue', from: { snapshotId: 41, snapshotMs: T }, to: { snapshotId: 57, snapshotMs: T }, more: false, keyColumns: ['job_id'],
+      columns: ['job_id', 'status'], types: ['STRING', 'STRING'],
+      changes: [{ kind: '-U', row: ['J-0010', 'blocked'] }, { kind: '+U', row: ['J-0010', 'released'] }],
+    };
+    const html = render({ diff }, 'nb');
+    expect(html).toContain('<td title="blocked" class="changed">blokkert</td>');
+    expect(html).toContain('<td title="released" class="changed">frigitt</td>');
+  });
+
+  it('says in the hover of "Rows containing" that a status is searched as stored', () => {
+    expect(render({}, 'nb')).toMatch(/title="[^"]*slik den er lagret \(en status slik cellens hjelpetekst viser den: in_progress\)"/);
+    expect(render({}, 'de')).toMatch(/title="[^"]*wie gespeichert \(ein Status so, wie ihn der Hinweis der Zelle zeigt: in_progress\)"/);
+    expect(render({})).toMatch(/title="[^"]*as stored \(a status as its cell’s hover shows it: in_progress\)"/);
+  });
+});
+
 describe('History: the tag picker', () => {
   let tz: string | undefined;
   beforeAll(() => {

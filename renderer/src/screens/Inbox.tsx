@@ -1,10 +1,11 @@
 import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { ProposalDetail } from '../../../core/site/api.ts';
-import { evidenceColumns, RiskBadge, Table } from '../components/common.tsx';
+import { evidenceColumns, RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { actionName, columnHeading, formatCell, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, formatWhen, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
+import { actionName, columnHeading, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, formatWhen, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
 import { selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
+import { AgentLooks } from './InboxAgentLooks.tsx';
 import { DecidedList } from './InboxDecided.tsx';
 
 // What the trail translates (a log event, a command state, a refusal's reason and verb); anything else is shown as it came.
@@ -46,21 +47,6 @@ export function decidedBy(p: Pick<ProposalDetail, 'status' | 'decidedBy' | 'deci
 // The evidence tables' column order (key first, sequence columns last) is components/common.tsx's:
 // History shows a table's columns in the same order. Still exported from here, as it was.
 export { evidenceColumns };
-
-/**
- * One value of an evidence table, as components' ValueCell, and: a value without a space (an item,
- * job or resource code, ITEM-017) does not break at its hyphen (`td.code`); a value that differs
- * from what the agent read is marked (`changed`).
- */
-function EvidenceCell({ lang, type, value, changed }: { lang: Lang; type: string | undefined; value: unknown; changed?: boolean }) {
-  const { text, raw } = formatCell(lang, type, value);
-  const className = [/\s/.test(text) ? '' : 'code', changed ? 'changed' : ''].filter((c) => c !== '').join(' ');
-  return (
-    <td title={raw} className={className || undefined}>
-      {text}
-    </td>
-  );
-}
 
 /** What of the page `keepPlaceAfterDecision` uses (a fake one in the unit test). */
 export type FocusDocument = Pick<Document, 'activeElement' | 'body' | 'querySelector' | 'querySelectorAll'>;
@@ -129,9 +115,9 @@ export function Inbox() {
                   ? t(pluralKey(lang, 'inbox.waitingDeferred', waiting), { n: formatNumber(lang, waiting), d: formatNumber(lang, deferred) })
                   : t(pluralKey(lang, 'inbox.waiting', waiting), { n: formatNumber(lang, waiting) })}
             </h2>
-            {/* Nothing waits (before the agent's first run too): that it looks every minute, so an
-                empty list reads as "nothing to decide now", not as an agent that does not run. */}
-            {proposals.length === 0 && <p className="muted agent-looks">{t('inbox.agentLooks')}</p>}
+            {/* Nothing waits (before the agent's first run too): how often it looks and when it last
+                did, so an empty list reads as "nothing to decide now", not as an agent that does not run. */}
+            {proposals.length === 0 && <AgentLooks now={now} />}
             {waiting > proposals.length && proposals.length > 0 && (
               <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waiting) })}</p>
             )}
@@ -417,7 +403,10 @@ function ProposalPanel() {
 
 /**
  * Evidence rows of table `label` as a table in `columns`' order, each headed in words with its
- * stored name on hover (`columnHeading`); `changed[i]` names the cells of row i to mark.
+ * stored name on hover (`columnHeading`); `changed[i]` names the cells of row i to mark. Each
+ * value as History shows it (components' `ValueCell`): a status or state of Tilstand's own tables
+ * in words, the stored value on hover; each code in a value kept whole (`KeepCodes`), in a
+ * sentence too ("material short: ITEM-003"), which `td.code`, for a value without a space, missed.
  */
 function EvidenceRows({ lang, label, rows, types, columns, changed }: { lang: Lang; label: string; rows: readonly Record<string, unknown>[]; types: Record<string, string>; columns: string[]; changed?: readonly (readonly string[])[] }) {
   const heads = columns.map((c) => columnHeading(lang, label, c));
@@ -426,7 +415,7 @@ function EvidenceRows({ lang, label, rows, types, columns, changed }: { lang: La
       {rows.map((r, i) => (
         <tr key={i}>
           {columns.map((column) => (
-            <EvidenceCell key={column} lang={lang} type={types[column]} value={column in r ? r[column] : null} changed={changed?.[i]?.includes(column)} />
+            <ValueCell key={column} lang={lang} table={label} column={column} type={types[column]} value={column in r ? r[column] : null} codes className={changed?.[i]?.includes(column) ? 'changed' : undefined} />
           ))}
         </tr>
       ))}

@@ -72,7 +72,8 @@ describe('the detail panel: what the approval was checked against', () => {
     expect(checkedText(panel('nb', 'approved', CHECKED.slice(0, 2)))).toEqual([
       'Det godkjenningen ble kontrollert mot',
       'work_queue: Øyeblikksbilde 12, merke checked-P-1 Radene det vises til er slik agenten leste dem.',
-      'resources: Øyeblikksbilde 7, merke checked-P-1 Radene det vises til var endret siden agenten leste dem: Ressurs Tilstand M-1 down M-2 –',
+      // The resource's state in words ("down" stored), as the Work queue says it.
+      'resources: Øyeblikksbilde 7, merke checked-P-1 Radene det vises til var endret siden agenten leste dem: Ressurs Tilstand M-1 ute av drift M-2 –',
     ]);
     expect(checkedText(panel('de', 'stale', CHECKED.slice(0, 1)))).toEqual(['Wogegen die Genehmigung geprüft wurde (veraltet)', 'work_queue: Snapshot 12, Tag checked-P-1 Die angeführten Zeilen sind so, wie der Agent sie las.']);
   });
@@ -96,11 +97,11 @@ describe('the detail panel: cited rows compared without the sequence columns', (
     expect(checkedText(html)).toEqual([
       'What the approval was checked against',
       'resources: Snapshot 12, tag checked-P-1 The rows cited are as the agent read them; only the modules’ sequence numbers moved.',
-      'work_queue: Snapshot 12, tag checked-P-1 The rows cited had changed since the agent read them (changed: Status): Job Status Material Operations seq. no. J-2 in_progress ITEM-017 90 J-3 released ITEM-018 12',
+      'work_queue: Snapshot 12, tag checked-P-1 The rows cited had changed since the agent read them (changed: Status): Job Status Material Operations seq. no. J-2 in progress ITEM-017 90 J-3 released ITEM-018 12',
     ]);
-    // Only the changed cell is marked; codes do not break at their hyphen.
-    expect(html).toContain('<td class="code">J-2</td><td class="code changed">in_progress</td><td class="code">ITEM-017</td>');
-    expect(html).toContain('<td class="code">J-3</td><td class="code">released</td>');
+    // Only the changed cell is marked, its status in words with the stored one on hover; codes do not break at their hyphen.
+    expect(html).toContain('<td><span class="code">J-2</span></td><td title="in_progress" class="changed">in progress</td><td><span class="code">ITEM-017</span></td>');
+    expect(html).toContain('<td><span class="code">J-3</span></td><td>released</td>');
     expect(checkedText(panel('nb', 'approved', [seqOnly]))[1]).toBe('resources: Øyeblikksbilde 12, merke checked-P-1 Radene det vises til er slik agenten leste dem; bare modulenes sekvensnumre har endret seg.');
     expect(checkedText(panel('de', 'approved', [changed]))[1]).toMatch(/^work_queue: Snapshot 12, Tag checked-P-1 Die angeführten Zeilen hatten sich geändert, seit der Agent sie las \(geändert: Status\): Auftrag Status Material Lfd\. Nr\. Betrieb J-2/);
   });
@@ -119,7 +120,7 @@ describe('the detail panel: cited rows compared without the sequence columns', (
     const table = /<div class="evidence">.*?<\/div><\/div>/s.exec(html)![0];
     // Headed in words, the stored name on hover; `since` is no column of stock, so it keeps its name.
     expect(headings(table)).toEqual(['item: Item', 'location: Location', 'on_hand: On hand', 'reserved: Reserved', 'since', 'inventory_seq: Inventory seq. no.', 'commerce_seq: Commerce seq. no.']);
-    expect(table).toContain('<td class="code">ITEM-017</td><td class="code">A-01</td><td class="code">40</td>');
+    expect(table).toContain('<td><span class="code">ITEM-017</span></td><td><span class="code">A-01</span></td><td>40</td>');
     expect(table).toMatch(/<td title="2026-12-06T04:57:11.000Z">[^<]* [^<]*<\/td>/);
   });
 });
@@ -184,5 +185,46 @@ describe('the evidence tables: column headings a shift lead reads', () => {
       ['door_id', 'state', 'yard_seq'],
       ['item: Artikel', 'location: Lagerort', 'on_hand: Vorrätig', 'inbound: Im Zulauf', 'bin_temperature', 'inventory_seq: Lfd. Nr. Bestand'],
     ]);
+  });
+});
+
+describe('the evidence tables: stored words in the reader\'s language', () => {
+  /** The evidence tables' body cells, each as `stored → shown` when the cell has the stored value as its title, else what it shows. */
+  const cells = (html: string): string[][] =>
+    [...html.matchAll(/<div class="evidence">.*?<\/table>/gs)].map((t) =>
+      [...t[0].matchAll(/<td(?: title="([^"]*)")?(?: class="[^"]*")?>(.*?)<\/td>/g)].map((m) => {
+        const shown = m[2]!.replace(/<[^>]+>/g, '');
+        return m[1] === undefined ? shown : `${m[1]} → ${shown}`;
+      }),
+    );
+  const work = { table: 'work_queue', snapshotId: 3, tag: 'agent-r1', keyColumns: ['job_id'], sequenceColumns: ['ops_seq'], types: {},
+    rows: [{ job_id: 'J-0010', status: 'blocked', blocked_reason: 'material short: ITEM-003', ops_seq: 9 }, { job_id: 'J-0011', status: 'in_progress', blocked_reason: null, ops_seq: 10 }] };
+  const resources = { table: 'resources', snapshotId: 3, tag: 'agent-r1', keyColumns: ['resource_id'], sequenceColumns: ['ops_seq'], types: {},
+    rows: [{ resource_id: 'PACK-T', kind: 'team', state: 'down', ops_seq: 4 }] };
+
+  it('shows a job\'s status and a resource\'s kind and state in words in en, nb and de, the stored value on hover; free text as stored', () => {
+    expect(cells(evidencePanel('en', [work, resources]))).toEqual([
+      // English words too where they differ from the stored one.
+      ['J-0010', 'blocked', 'material short: ITEM-003', '9', 'J-0011', 'in_progress → in progress', '–', '10'],
+      ['PACK-T', 'team', 'down', '4'],
+    ]);
+    expect(cells(evidencePanel('nb', [work, resources]))).toEqual([
+      ['J-0010', 'blocked → blokkert', 'material short: ITEM-003', '9', 'J-0011', 'in_progress → pågår', '–', '10'],
+      ['PACK-T', 'team', 'down → ute av drift', '4'],
+    ]);
+    expect(cells(evidencePanel('de', [work, resources]))).toEqual([
+      ['J-0010', 'blocked → blockiert', 'material short: ITEM-003', '9', 'J-0011', 'in_progress → in Arbeit', '–', '10'],
+      ['PACK-T', 'team → Team', 'down → ausgefallen', '4'],
+    ]);
+  });
+
+  it('keeps a code in a sentence whole, as History does (`KeepCodes`): td.code kept only a value without a space', () => {
+    expect(evidencePanel('en', [work])).toContain('<td>material short: <span class="code">ITEM-003</span></td>');
+  });
+
+  it('keeps a site\'s own table and a value the contract does not list as stored, without a title', () => {
+    const yard = { table: 'yard_doors', snapshotId: 2, tag: 'agent-r1', keyColumns: ['door_id'], sequenceColumns: ['yard_seq'], types: {}, rows: [{ door_id: 'D-01', state: 'down', yard_seq: 4 }] };
+    const newer = { ...work, rows: [{ job_id: 'J-0012', status: 'paused', blocked_reason: null, ops_seq: 11 }] };
+    expect(cells(evidencePanel('nb', [yard, newer]))).toEqual([['D-01', 'down', '4'], ['J-0012', 'paused', '–', '11']]);
   });
 });

@@ -3,7 +3,8 @@
 // with when, who, the decision and how far its command got — read from the site's listing, again
 // on every change of the inbox while shown; Next there goes through that list. And the open
 // proposal's panel says when the agent read what its explanation says; the empty waiting list says
-// the agent looks every minute. Server-side markup and a fake site API, no browser.
+// how often the agent looks and when it last did (the site's status). Server-side markup and a fake
+// site API, no browser.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -240,15 +241,40 @@ describe('a withdrawn proposal opened', () => {
 });
 
 describe('the empty inbox', () => {
-  it('says the agent looks every minute, in each language, and not while proposals wait', () => {
+  const empty = (lang: 'en' | 'nb' | 'de', agent: unknown, nowMs = T + 40_000) => {
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang, proposals: [], status: { nowMs, agent } as never });
+    return render(store);
+  };
+  const looks = (html: string) => /<p class="muted agent-looks">(.*?)<\/p>/.exec(html)?.[1] ?? '(no line)';
+
+  it("says how often the agent looks and when it last did, by the site's status and clock, in each language; not while proposals wait", () => {
+    const agent = { intervalMs: 60_000, timer: true, lastRunMs: T };
+    expect(empty('en', agent)).toContain('<h2>Nothing waits for a decision.</h2><p class="muted agent-looks">The agent looks every 1 min; last at Sun 6 Dec, 05:00, 40 secs ago.</p>');
+    expect(looks(empty('nb', agent))).toBe('Agenten ser over gulvet med 1 min mellomrom; sist søn. 6. des., 05:00, for 40 sek siden.');
+    expect(looks(empty('de', agent))).toBe('Der Agent prüft die Lage alle 1 Min.; zuletzt So., 6. Dez., 05:00, vor 40 Sek.');
+    // config.json agent.intervalMs, as the site's status carries it; the age follows the next status.
+    expect(looks(empty('en', { intervalMs: 15_000, timer: true, lastRunMs: T }, T + 12 * min + 5_000))).toBe('The agent looks every 15 secs; last at Sun 6 Dec, 05:00, 12 mins 5 secs ago.');
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang: 'en', proposals: [view('P-1', { status: 'open' })], status: { nowMs: T, agent } as never });
+    expect(render(store)).not.toContain('agent-looks');
+  });
+
+  it('before its first run the interval alone; says plainly when the agent does not run on its own; nothing before the status says', () => {
+    expect(looks(empty('en', { intervalMs: 60_000, timer: true, lastRunMs: null }))).toBe('The agent looks every 1 min; it has not finished a look since the site started.');
+    expect(looks(empty('nb', { intervalMs: 60_000, timer: true, lastRunMs: null }))).toBe('Agenten ser over gulvet med 1 min mellomrom; den har ikke gjort seg ferdig med en runde siden anlegget startet.');
+    expect(looks(empty('de', { intervalMs: 60_000, timer: true, lastRunMs: null }))).toBe('Der Agent prüft die Lage alle 1 Min.; seit dem Start des Standorts hat er noch keine Prüfung abgeschlossen.');
+    // A site started without the agent's timers (tilstand start --no-agent-timer): no interval claimed.
+    const off = looks(empty('en', { intervalMs: 60_000, timer: false, lastRunMs: null }));
+    expect(off).toBe('The agent does not run on its own on this site (started without its timer): it looks only when someone runs it.');
+    expect(looks(empty('en', { intervalMs: 60_000, timer: false, lastRunMs: T }))).toBe(`${off} Last at Sun 6 Dec, 05:00, 40 secs ago.`);
+    expect(looks(empty('nb', { intervalMs: 60_000, timer: false, lastRunMs: null }))).toMatch(/^Agenten går ikke av seg selv på dette anlegget/);
+    expect(looks(empty('de', { intervalMs: 60_000, timer: false, lastRunMs: T }))).toMatch(/^Der Agent läuft an diesem Standort nicht von selbst .*Zuletzt So\., 6\. Dez\., 05:00, vor 40 Sek\.$/);
+    // No status yet, or one without the agent (an older site): no line, rather than a wrong interval.
     const store = createAppStore({} as SiteApi);
     store.setState({ lang: 'en', proposals: [] });
-    expect(render(store)).toContain('<h2>Nothing waits for a decision.</h2><p class="muted agent-looks">The agent looks at the floor every minute; what it proposes shows here at once.</p>');
-    store.setState({ lang: 'nb' });
-    expect(render(store)).toContain('Agenten ser over gulvet hvert minutt');
-    store.setState({ lang: 'de' });
-    expect(render(store)).toContain('Der Agent prüft die Lage jede Minute');
-    store.setState({ lang: 'en', proposals: [view('P-1', { status: 'open' })] });
+    expect(render(store)).toContain('<h2>Nothing waits for a decision.</h2>');
     expect(render(store)).not.toContain('agent-looks');
+    expect(empty('en', undefined)).not.toContain('agent-looks');
   });
 });

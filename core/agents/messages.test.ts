@@ -54,6 +54,15 @@ describe('the templates', () => {
     for (const r of DEFAULT_RULES) expect(Object.keys(r.messages ?? {}).length, r.id).toBeGreaterThan(0);
   });
 
+  // A withdrawal between runs names the tables whose commits brought it (agent.ts, joined with ", "):
+  // one or several. The German "als sich work_queue, resources änderte" had the verb in the singular.
+  it('says a withdrawal between runs right for one table and for several, in every language', () => {
+    const said = (lang: (typeof MESSAGE_LANGS)[number], tables: string) => renderMessage(msg('recheck.withdrawnChanged', { reason: 'R', tables }), CATALOG, lang);
+    expect([said('en', 'resources'), said('en', 'work_queue, resources')]).toEqual(['R (seen when resources changed)', 'R (seen when work_queue, resources changed)']);
+    expect([said('nb', 'resources'), said('nb', 'work_queue, resources')]).toEqual(['R (sett da resources endret seg)', 'R (sett da work_queue, resources endret seg)']);
+    expect([said('de', 'resources'), said('de', 'work_queue, resources')]).toEqual(['R (bemerkt bei Änderungen an resources)', 'R (bemerkt bei Änderungen an work_queue, resources)']);
+  });
+
   it("a rule's message ids start with its id", () => {
     const bad: Rule = { ...DEFAULT_RULES[0]!, id: 'other', messages: { 'assign-job.x': { en: 'x', nb: 'x', de: 'x' } } };
     expect(() => messageCatalog([bad])).toThrow(AgentError);

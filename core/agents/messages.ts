@@ -46,8 +46,10 @@ export const SHARED_MESSAGES: MessageTemplates = {
   'recheck.ruleGone': { en: 'rule {rule} is not installed any more', nb: 'regel {rule} er ikke installert lenger', de: 'Regel {rule} ist nicht mehr installiert' },
   // A run's withdrawal: the rule's reason and the run that found it.
   'recheck.withdrawn': { en: '{reason} (run {run})', nb: '{reason} (kjøring {run})', de: '{reason} (Lauf {run})' },
-  // A withdrawal between runs: the rule's reason and the tables whose commits brought it.
-  'recheck.withdrawnChanged': { en: '{reason} (seen when {tables} changed)', nb: '{reason} (sett da {tables} endret seg)', de: '{reason} (bemerkt, als sich {tables} änderte)' },
+  // A withdrawal between runs: the rule's reason and the tables whose commits brought it, one or
+  // several (a list, "work_queue, resources"). The templates have no plurals: each wording reads
+  // right for one table and for several (German "als sich {tables} änderte" did not for two).
+  'recheck.withdrawnChanged': { en: '{reason} (seen when {tables} changed)', nb: '{reason} (sett da {tables} endret seg)', de: '{reason} (bemerkt bei Änderungen an {tables})' },
 };
 
 /** A job's status as a message; a status the seed tables do not know stays its code. */

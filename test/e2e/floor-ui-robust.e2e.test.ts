@@ -9,6 +9,8 @@
 //   en, nb and de every column of Stock, Work queue and Tables shows without its panel scrolling
 //   ("Waiting for a decision" was cut to "W fo de"), a due time stays on one line and the
 //   navigation keeps one row;
+// - the inbox's two lists, the Decided one with a withdrawn row shown, fit their pane at 1024 and
+//   1280 wide (beside the panel) in en, nb and de, their codes whole ("Auftrag J-/0023");
 // - after a dead letter is dismissed the focus is on the next one's Dismiss, not on the page;
 // - the Tables screen's decisions are in nb and de (core's default texts).
 // And, without a browser: the renderer's English copy of core's default decisions is core's text.
@@ -19,6 +21,7 @@ import mqtt from 'mqtt';
 import { type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TABLE_BUDGETS } from '../../core/ingest/freshness.ts';
+import type { ProposalView } from '../../core/site/api.ts';
 import { MESSAGES, tableDecision, type MessageKey } from '../../renderer/src/i18n/messages.ts';
 import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild } from './support.ts';
 
@@ -145,6 +148,77 @@ suite('the floor UI when something goes wrong (chromium)', () => {
     await page.setViewportSize({ width: 1366, height: 768 });
     expect(over).toEqual([]);
     await lang('en');
+  });
+
+  it('fits the inbox’s lists, the Decided one with a withdrawn row, in their pane at 1024 and 1280 wide in en, nb and de, codes whole', async () => {
+    // The demo's own open proposals (their explanations, codes and translations as the agent
+    // wrote them) answered as decided and withdrawn ones: a withdrawal needs the world to change
+    // behind a proposal, and the layout is what this measures.
+    const open = await api<ProposalView[]>('listProposals', { status: ['open'] });
+    expect(open.length, 'the agent run’s proposals').toBeGreaterThanOrEqual(3);
+    const at = Date.now();
+    const decided: ProposalView[] = [
+      { ...open[0]!, status: 'approved', decidedBy: 'demo', decidedMs: at - 60_000, command: { module: 'operations', progress: 'acknowledged', updatedMs: at - 50_000 } },
+      { ...open[1]!, status: 'rejected', decidedBy: 'demo', decidedMs: at - 240_000 },
+    ];
+    const reason = 'job J-0003 is released now (noticed when work_queue changed)';
+    const withdrawn: ProposalView[] = open.slice(2, 6).map((p, i) => ({
+      ...p,
+      status: 'withdrawn',
+      withdrawnMs: at - (i + 2) * 60_000,
+      withdrawnReason: reason,
+      translations: { ...p.translations, nb: { ...p.translations?.nb, withdrawnReason: 'jobb J-0003 er frigitt nå (merket da work_queue endret seg)' }, de: { ...p.translations?.de, withdrawnReason: 'Auftrag J-0003 ist jetzt freigegeben (bemerkt, als sich work_queue änderte)' } },
+    }));
+    await page.route('**/api/listProposals', async (route) => {
+      const req = route.request().postDataJSON() as { status?: string[] };
+      if (req.status?.includes('withdrawn')) return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ ok: true, value: withdrawn }) });
+      if (req.status?.includes('approved')) return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ ok: true, value: decided }) });
+      return route.continue();
+    });
+    const broken = `[...document.querySelectorAll('.inbox-list span.code, .inbox-list span.when, .inbox-list td.outcome .word')].filter((el) => {
+      const r = document.createRange();
+      r.selectNodeContents(el);
+      return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1;
+    }).map((el) => el.textContent)`;
+    // The list pane's table scrolling sideways (its right-hand column cut), or the page wider than the window.
+    const cut = `[...document.querySelectorAll('.inbox-list .table-wrap')].filter((w) => w.scrollWidth > w.clientWidth + 1).map((w) => w.getAttribute('aria-label') + ': ' + w.scrollWidth + ' px > ' + w.clientWidth)`;
+    const over: string[] = [];
+    const measure = async (what: string) => {
+      over.push(...((await page.evaluate(broken)) as string[]).map((x) => `${what}: "${x}" broken over two lines`));
+      over.push(...((await page.evaluate(cut)) as string[]).map((x) => `${what}: ${x}`));
+      const fit = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })')) as { scroll: number; inner: number };
+      if (fit.scroll > fit.inner) over.push(`${what}: page ${fit.scroll} px > ${fit.inner}`);
+    };
+    await go('inbox');
+    for (const [width, height] of [
+      [1024, 768],
+      [1280, 800],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      for (const l of ['en', 'nb', 'de']) {
+        await lang(l);
+        await page.click('.inbox-views button:nth-child(1)');
+        await page.waitForSelector('.inbox-list [data-proposal] span.code');
+        await measure(`${l} ${width} waiting`);
+        await page.click('.inbox-views button:nth-child(2)');
+        // The decisions first; the withdrawn ones on request, the box saying how many.
+        await page.waitForSelector('.inbox-list [data-decided]');
+        expect(await page.locator('.inbox-list tr[data-status="withdrawn"]').count()).toBe(0);
+        expect(await page.textContent('.inbox-list label.filter')).toContain(`(${withdrawn.length})`);
+        await page.check('.inbox-list input[name="withdrawn"]');
+        await page.waitForSelector('.inbox-list tr[data-status="withdrawn"] .withdrawn');
+        expect(await page.locator('.inbox-list [data-decided]').count()).toBe(decided.length + withdrawn.length);
+        await measure(`${l} ${width} decided`);
+        if (l === 'de') await page.screenshot({ path: join(SHOTS, `robust-inbox-decided-${width}-de.png`) });
+        // Kept for the session: unticked again, so each pass starts from the decisions alone.
+        await page.uncheck('.inbox-list input[name="withdrawn"]');
+      }
+    }
+    await page.unroute('**/api/listProposals');
+    await page.click('.inbox-views button:nth-child(1)');
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await lang('en');
+    expect(over).toEqual([]);
   });
 
   it('puts the focus on the next letter’s Dismiss after one is dismissed from the keyboard', async () => {

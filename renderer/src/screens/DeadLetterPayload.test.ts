@@ -1,5 +1,6 @@
 // The Dead letters screen's payload and dismissal note (server-side markup, no browser): a payload
-// that is JSON is indented in a block that scrolls past a few lines — it was one raw line —, the
+// that is JSON is indented in a block that scrolls past 20 lines — it was one raw line, then a block
+// of 12 that ended before the yard letters' state —, its codes and times kept whole, the
 // text re-indented, not parsed and written again (a number or an escape stays as sent); one that is
 // not JSON is shown verbatim (a dead letter may be malformed bytes). The dismissal's form is a row
 // of its own across the table, its note field growing to the row's width (it was about 250 px in
@@ -26,7 +27,7 @@ function render(element: Parameters<typeof renderToStaticMarkup>[0], letters: De
 const payloadCell = (html: string, id: string): string | undefined => {
   const row = new RegExp(`<tr data-letter="${id}"[^>]*>.*?</tr>`, 's').exec(html)?.[0] ?? '';
   const m = /<td class="payload"><pre class="mono" tabindex="0">(.*?)<\/pre><\/td>/s.exec(row);
-  return m?.[1]!.replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return m?.[1]!.replace(/<[^>]+>/g, '').replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 };
 
 describe('Dead letters: the payload', () => {
@@ -75,6 +76,52 @@ describe('Dead letters: the payload', () => {
   });
 });
 
+describe("Dead letters: a letter's row as a walk in chromium found it", () => {
+  // The demo's yard letter as the module sends it: `"state": "service"`, what a shift lead needs, is its 11th line of 15.
+  const yard = JSON.stringify({
+    op: 'u',
+    before: { door_id: 'D-03', state: 'occupied', trailer_id: 'TR-0134', since: '2026-12-06T08:53:15.500' },
+    after: { door_id: 'D-03', state: 'service', trailer_id: 'TR-0134', since: '2026-12-06T08:53:38.120' },
+  });
+  const css = async () => {
+    const { readFileSync } = (await import('node:fs' as string)) as { readFileSync(p: URL, e: 'utf8'): string };
+    return readFileSync(new URL('../styles.css', import.meta.url), 'utf8');
+  };
+  const rule = (text: string, selector: string) => new RegExp(`^${selector.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\{([^}]*)\\}`, 'm').exec(text)?.[1];
+
+  it("shows a yard letter's state within the block's lines", async () => {
+    const lines = prettyPayload(yard).split('\n');
+    const state = lines.findIndex((l) => l.includes('"state": "service"'));
+    const block = /\.payload pre \{[^}]*max-height: calc\((\d+) \* 1\.25em\)/.exec(await css());
+    expect(state).toBe(10);
+    expect(Number(block?.[1])).toBeGreaterThan(lines.length);
+    expect(Number(block?.[1])).toBeLessThanOrEqual(24);
+  });
+
+  it('keeps a time and a code in the payload whole, and the received time on one line', async () => {
+    const html = render(createElement(DeadLetters), [letter('21', yard)]);
+    expect(payloadCell(html, '21')).toBe(prettyPayload(yard));
+    const pre = /<td class="payload"><pre class="mono" tabindex="0">(.*?)<\/pre>/s.exec(html)![1]!;
+    // "2026-12-/06T08:44:59.719" broke at its hyphen: each code or date in a span that does not break.
+    expect(pre).toContain('&quot;since&quot;: &quot;<span class="code">2026-12-06T08</span>:53:15.500&quot;');
+    expect(pre).toContain('<span class="code">TR-0134</span>');
+    expect(rule(await css(), 'td.code, span.code')).toMatch(/white-space: nowrap/);
+    expect(html).toMatch(/<tr data-letter="21" class="attention"><td class="word received">[^<]+<\/td>/);
+    expect(rule(await css(), 'td.word, span.when, span.point')).toMatch(/white-space: nowrap/);
+  });
+
+  it("puts a letter's buttons one under the other, apart, and Replay all apart from the line under it", async () => {
+    const html = render(createElement(DeadLetters), [letter('21', '{}')]);
+    expect(html).toMatch(/<td><div class="letter-actions"><button class="dismiss">Dismiss<\/button><button class="replay-alike" [^>]*>Replay this and every open one like it<\/button><\/div><\/td>/);
+    const text = await css();
+    expect(rule(text, '.letter-actions')).toMatch(/display: flex; flex-direction: column;[^}]*gap: 8px;/);
+    expect(rule(text, 'section.dead-letters > button.primary')).toMatch(/margin-bottom: 12px;/);
+    // A closed letter has no buttons, and no empty box for them.
+    const closed = render(createElement(DeadLetters), [{ ...letter('22', '{}'), status: 'replayed' }]);
+    expect(closed).not.toContain('letter-actions');
+  });
+});
+
 describe('Dead letters: the dismissal', () => {
   const row = (o: { offerAlike?: boolean } = {}) =>
     render(
@@ -112,7 +159,7 @@ describe('Dead letters: the dismissal', () => {
     expect(css).toMatch(/form\.dismiss label\.note \{ flex: 1 1 24em; min-width: 0; \}/);
     expect(css).toMatch(/form\.dismiss label\.note input \{ width: 100%; box-sizing: border-box; \}/);
     expect(css).toMatch(/form\.dismiss label\.filter \{ flex-basis: 100%; \}/);
-    // The payload block: wide enough for its indentation, a bounded height, scrolling, the indentation kept.
-    expect(css).toMatch(/\.payload pre \{[^}]*min-width: 28ch;[^}]*max-height: 12em;[^}]*overflow: auto;[^}]*white-space: pre-wrap;/);
+    // The payload block: wide enough for its indentation, a bounded height of 20 lines, scrolling, the indentation kept.
+    expect(css).toMatch(/\.payload pre \{[^}]*min-width: 28ch;[^}]*line-height: 1\.25;[^}]*max-height: calc\(20 \* 1\.25em\);[^}]*overflow: auto;[^}]*white-space: pre-wrap;/);
   });
 });

@@ -1,6 +1,6 @@
 import { Fragment, useEffect, useState, type FormEvent } from 'react';
 import type { DeadLetterGroupView, DeadLetterView } from '../../../core/site/api.ts';
-import { escapeCloses, focusAfterClose, focusFirstOf, Table } from '../components/common.tsx';
+import { escapeCloses, focusAfterClose, focusFirstOf, KeepCodes, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatDuration, formatNumber, formatTime, pluralKey, type MessageKey } from '../i18n/messages.ts';
 import { selectIsDecider } from '../store/store.ts';
@@ -271,7 +271,8 @@ export function DeadLetters() {
           {rows.map((r) => (
             <Fragment key={r.id}>
               <tr data-letter={r.id} className={r.status === 'open' ? 'attention' : ''}>
-                <td>{formatTime(lang, r.receivedMs)}</td>
+                {/* When, on one line: "06/12/2026, / 08:53:38" read as two things. */}
+                <td className="word received">{formatTime(lang, r.receivedMs)}</td>
                 <td>
                   {/* The reason in words, the code beside it for whoever fixes the module or binding. */}
                   <strong>{REASONS.has(r.reason) ? t(`dead.why.${r.reason}` as MessageKey) : r.reason}</strong>
@@ -283,23 +284,30 @@ export function DeadLetters() {
                 <td className="mono">
                   <Topic topic={r.topic} />
                 </td>
-                {/* Indented when it is JSON, in a block of bounded height that scrolls (focusable, so a keyboard scrolls it too). */}
+                {/* Indented when it is JSON, in a block of bounded height that scrolls (focusable, so a
+                    keyboard scrolls it too); a code or a time in it kept whole ("2026-12-/06T08:44" broke
+                    at its hyphen), the lines free to wrap between them. */}
                 <td className="payload">
                   <pre className="mono" tabIndex={0}>
-                    {prettyPayload(r.payload)}
+                    <KeepCodes text={prettyPayload(r.payload)} />
                   </pre>
                 </td>
                 <td>
-                  {r.status === 'open' && mayDismiss && dismissing !== r.id ? (
-                    <button className="dismiss" onClick={() => (setDismissing(r.id), setNote(''), setAlike(false))}>
-                      {t('dead.dismiss')}
-                    </button>
-                  ) : null}
-                  {r.status === 'open' && mayReplay && dismissing !== r.id && (
-                    // aria-disabled while busy, not disabled: a letter still failing keeps its button, and the keyboard focus on it.
-                    <button className="replay-alike" title={t('dead.replayAlikeTitle')} aria-disabled={busy || undefined} onClick={() => void replay([r.id], true)}>
-                      {t('dead.replayAlike')}
-                    </button>
+                  {/* The row's buttons one under the other, apart and as wide as each other (they touched, and did not line up). */}
+                  {r.status === 'open' && (mayDismiss || mayReplay) && dismissing !== r.id && (
+                    <div className="letter-actions">
+                      {mayDismiss && (
+                        <button className="dismiss" onClick={() => (setDismissing(r.id), setNote(''), setAlike(false))}>
+                          {t('dead.dismiss')}
+                        </button>
+                      )}
+                      {mayReplay && (
+                        // aria-disabled while busy, not disabled: a letter still failing keeps its button, and the keyboard focus on it.
+                        <button className="replay-alike" title={t('dead.replayAlikeTitle')} aria-disabled={busy || undefined} onClick={() => void replay([r.id], true)}>
+                          {t('dead.replayAlike')}
+                        </button>
+                      )}
+                    </div>
                   )}
                 </td>
               </tr>

@@ -78,22 +78,39 @@ export function columnOrder(r: { columns: readonly string[]; keyColumns?: readon
 
 const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
+/** What a comparison marks in one of its rows (`changedCells`). */
+export interface CellChanges {
+  /** The indexes of the cells marked as changed: for an update, the values that differ from its other half's, the sequence columns' left out. */
+  cells: Set<number>;
+  /** An update whose only change is in the sequence columns: the module sent the row again, with the same values and a new number. */
+  sequenceOnly: boolean;
+}
+
 /**
- * Per change of a comparison, the indexes of its cells that changed: for an update, its before
- * (-U) and the after (+U) that follows it — the site keeps them together (`cutChanges`) and, when
- * it names the key columns, for the same key — the cells whose values differ, marked in both rows;
- * nothing for an added or removed row (the whole row is the change) or a before or after left
- * alone by "Rows containing".
+ * Per change of a comparison, the cells that changed: for an update, its before (-U) and the after
+ * (+U) that follows it — the site keeps them together (`cutChanges`) and, when it names the key
+ * columns, for the same key — the cells whose values differ, marked in both rows; nothing for an
+ * added or removed row (the whole row is the change) or a before or after left alone by "Rows
+ * containing". A sequence column's change is not marked: a module numbers every event it sends, so
+ * nearly every update moves one (in stock all three were marked on almost every pair, and a change
+ * in on hand or reserved did not stand out); an update that changed nothing else is `sequenceOnly`.
  */
-export function changedCells(changes: readonly Change[], keyColumns: readonly string[] = [], columns: readonly string[] = []): Set<number>[] {
-  const out = changes.map(() => new Set<number>());
+export function changedCells(changes: readonly Change[], keyColumns: readonly string[] = [], columns: readonly string[] = [], sequenceColumns: readonly string[] = []): CellChanges[] {
+  const out: CellChanges[] = changes.map(() => ({ cells: new Set<number>(), sequenceOnly: false }));
   const key = keyColumns.map((k) => columns.indexOf(k)).filter((i) => i >= 0);
+  const sequence = new Set(sequenceColumns.map((c) => columns.indexOf(c)).filter((i) => i >= 0));
   for (let i = 0; i + 1 < changes.length; i++) {
     const before = changes[i]!;
     const after = changes[i + 1]!;
     if (before.kind !== '-U' || after.kind !== '+U' || !key.every((k) => sameValue(before.row[k], after.row[k]))) continue;
     const n = Math.max(before.row.length, after.row.length);
-    for (let j = 0; j < n; j++) if (!sameValue(before.row[j], after.row[j])) (out[i]!.add(j), out[i + 1]!.add(j));
+    let sequenceMoved = false;
+    for (let j = 0; j < n; j++) {
+      if (sameValue(before.row[j], after.row[j])) continue;
+      if (sequence.has(j)) sequenceMoved = true;
+      else (out[i]!.cells.add(j), out[i + 1]!.cells.add(j));
+    }
+    if (sequenceMoved && out[i]!.cells.size === 0) out[i]!.sequenceOnly = out[i + 1]!.sequenceOnly = true;
   }
   return out;
 }
@@ -158,7 +175,7 @@ export function History() {
   const historyCols = history ? columnOrder(history) : [];
   const diffCols = diff ? columnOrder(diff) : [];
   const diffHead = diff ? headings(lang, diff.table, diffCols.map((j) => diff.columns[j]!)) : null;
-  const diffChanged = diff ? changedCells(diff.changes, diff.keyColumns, diff.columns) : [];
+  const diffChanged = diff ? changedCells(diff.changes, diff.keyColumns, diff.columns, diff.sequenceColumns) : [];
   return (
     <section>
       <form
@@ -264,14 +281,21 @@ export function History() {
       {diff && diffHead && diff.changes.length > 0 && (
         <Table label={`${diff.table} diff`} head={[t('history.change'), ...diffHead.head]} titles={[undefined, ...diffHead.titles]}>
           {diff.changes.map((c, i) => (
-            <tr key={i} className={CHANGE_ROW[c.kind] ?? 'change'}>
+            <tr key={i} className={`${CHANGE_ROW[c.kind] ?? 'change'}${diffChanged[i]!.sequenceOnly ? ' change-sequence-only' : ''}`}>
               {/* Paimon's marks in words (removed, before, after, added); the mark on hover for who knows them. */}
               <td className="change-kind" data-kind={c.kind} title={c.kind}>
                 {KINDS.has(c.kind) ? t(`history.kind.${c.kind}` as MessageKey) : c.kind}
+                {/* Only a module's sequence numbers moved: said in words, the pair muted, so the updates that changed a value stand out. */}
+                {diffChanged[i]!.sequenceOnly && (
+                  <span className="sequence-only small" title={t('history.sequenceOnlyTitle')}>
+                    {' '}
+                    {t('history.sequenceOnly')}
+                  </span>
+                )}
               </td>
-              {/* An update's changed cells marked in its before and after: which value changed, not only which row. */}
+              {/* An update's changed cells marked in its before and after: which value changed, not only which row (its sequence numbers not). */}
               {diffCols.map((j) => (
-                <ValueCell key={j} lang={lang} table={diff.table} column={diff.columns[j]} type={diff.types[j]} value={c.row[j]} codes className={diffChanged[i]!.has(j) ? 'changed' : undefined} />
+                <ValueCell key={j} lang={lang} table={diff.table} column={diff.columns[j]} type={diff.types[j]} value={c.row[j]} codes className={diffChanged[i]!.cells.has(j) ? 'changed' : undefined} />
               ))}
             </tr>
           ))}

@@ -1,10 +1,10 @@
 import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { ProposalDetail } from '../../../core/site/api.ts';
-import { evidenceColumns, RiskBadge, Table, ValueCell } from '../components/common.tsx';
+import { evidenceColumns, KeepCodes, RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { actionName, columnHeading, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, formatWhen, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
-import { selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
+import { decidedShown, selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
 import { AgentLooks } from './InboxAgentLooks.tsx';
 import { DecidedList } from './InboxDecided.tsx';
 
@@ -83,7 +83,8 @@ export function Inbox() {
   const afterDecision = useApp((s) => s.afterDecision);
   const view = useApp((s) => s.inboxView);
   const showView = useApp((s) => s.showInboxView);
-  const decidedCount = useApp((s) => s.decided?.length ?? 0);
+  // The Decided list's rows as shown (the withdrawn ones only on request).
+  const decidedCount = useApp((s) => decidedShown(s.decided, s.showWithdrawn).length);
   // Runs once the decided proposal's panel and the reloaded list are on the page (both are set
   // before afterDecision is).
   useEffect(() => {
@@ -131,7 +132,8 @@ export function Inbox() {
                     </td>
                     <td>
                       <button className="link" onClick={() => void select(p.id)} data-proposal={p.id}>
-                        {proposalTexts(lang, p, now).explanation}
+                        {/* A code stays whole: "ITEM-/017" broke at its hyphen at 1024 px in German. */}
+                        <KeepCodes text={proposalTexts(lang, p, now).explanation} />
                       </button>
                       {p.failedBeforeCount ? <span className="failed-tag chip-alert"> ⚠ {t('inbox.failedBefore', { n: p.failedBeforeCount })}</span> : null}
                     </td>
@@ -191,7 +193,7 @@ function ProposalPanel() {
   const canDecide = useApp(selectIsDecider);
   const user = useApp((s) => s.user);
   // Whether Next has anywhere to go: another proposal in the list shown (the Decided list's own in that view).
-  const another = useApp((s) => (s.inboxView === 'decided' ? (s.decided ?? []) : s.proposals).some((x) => x.id !== s.selected?.id));
+  const another = useApp((s) => (s.inboxView === 'decided' ? decidedShown(s.decided, s.showWithdrawn) : s.proposals).some((x) => x.id !== s.selected?.id));
   // A decision on its way: not sent again (a double tap, a key held down).
   const deciding = useApp((s) => s.deciding);
   // The file of the rule that made it, when the site runs that rule at that version from a rule file of its own.

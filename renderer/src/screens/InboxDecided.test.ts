@@ -53,6 +53,10 @@ const flush = async () => {
   for (let i = 0; i < 20; i++) await Promise.resolve();
 };
 
+/** The Decided list's rows as text, a cell's or a line's end as '|' (a code's span, `KeepCodes`, left out). */
+const rowTexts = (html: string): string[] =>
+  [...html.matchAll(/<tr[^>]*data-status="\w+"[^>]*>([\s\S]*?)<\/tr>/g)].map((m) => m[1]!.replace(/<\/?span[^>]*>/g, '').replace(/<[^>]+>/g, '|').replace(/\|+/g, '|'));
+
 function render(store: AppStore): string {
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
@@ -116,7 +120,7 @@ describe('the Decided list', () => {
     expect(asked.filter((r) => r.status?.includes('approved')).length).toBe(3);
   });
 
-  it("shows when, what, the decision, who and the command's state, in the chosen language; each row a button that opens its panel", () => {
+  it("shows when, what, and the outcome (the decision, who, the command's state) in three columns, in the chosen language; each row a button that opens its panel", () => {
     const store = createAppStore({} as SiteApi);
     const decided = [
       view('P-1', { explanation: 'Job J-7 is due 2026-12-06T04:52:00.000Z. Start it on M-2.', decidedBy: 'kari', decidedMs: T + 12 * min, command: { module: 'operations', progress: 'acknowledged', updatedMs: T + 13 * min } }),
@@ -125,39 +129,46 @@ describe('the Decided list', () => {
       // Nobody decided it: when and why the agent withdrew it, in the reader's language.
       view('P-4', { status: 'withdrawn', withdrawnMs: T + min, withdrawnReason: 'job J-2 is no longer in the queue', translations: { nb: { withdrawnReason: 'jobb J-2 står ikke lenger i køen' } } }),
     ];
-    store.setState({ lang: 'en', inboxView: 'decided', decided, proposals: [view('P-9', { status: 'open' })], status: { nowMs: T + 15 * min } as never });
+    store.setState({ lang: 'en', inboxView: 'decided', decided, showWithdrawn: true, proposals: [view('P-9', { status: 'open' })], status: { nowMs: T + 15 * min } as never });
     const en = render(store);
     expect(en).toContain('<button aria-pressed="true">Decided</button>');
     expect(en).toContain('<h2>Decided or withdrawn, newest first</h2>');
-    const rows = [...en.matchAll(/<tr[^>]*data-status="\w+"[^>]*>([\s\S]*?)<\/tr>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, '|').replace(/\|+/g, '|'));
-    expect(rows).toEqual([
+    // Three columns: beside the panel at 1280 px five left the proposal 110–145 px and cut German's last one.
+    expect([...en.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1])).toEqual(['When', 'Proposal', 'Outcome']);
+    expect(rowTexts(en)).toEqual([
       '|Sun 6 Dec, 05:12|Job J-7 is due Sun 6 Dec, 05:52. Start it on M-2.|Assignment|approved|kari|acknowledged by the module|',
-      '|Sun 6 Dec, 05:03|Start P-2.|Assignment|rejected|ola|–|',
-      '|Sun 6 Dec, 05:02|Start P-3.|Assignment|stale|kari|–|',
-      '|Sun 6 Dec, 05:01|Start P-4.|Assignment|Withdrawn by the agent: job J-2 is no longer in the queue|withdrawn|the agent|–|',
+      '|Sun 6 Dec, 05:03|Start P-2.|Assignment|rejected|ola|',
+      '|Sun 6 Dec, 05:02|Start P-3.|Assignment|stale|kari|',
+      '|Sun 6 Dec, 05:01|Start P-4.|Assignment|Withdrawn by the agent: job J-2 is no longer in the queue|withdrawn|the agent|',
     ]);
+    expect(en).toContain('<td class="outcome"><div class="word">approved</div><div class="muted small">kari</div><div class="small command-acknowledged">acknowledged by the module</div></td>');
     expect(en).toContain('data-decided="P-1"'); // not data-proposal: the waiting rows' focus and the e2e steps take those
     expect(en).not.toContain('data-proposal=');
     expect(en).toContain('Pick a decision in the list');
     const nb = render((store.setState({ lang: 'nb' }), store));
     expect(nb).toContain('<h2>Avgjort eller trukket, nyeste først</h2>');
-    expect(nb).toContain('Trukket av agenten: jobb J-2 står ikke lenger i køen');
-    expect(nb).toContain('<td>agenten</td>');
+    expect(nb).toContain('Trukket av agenten: jobb <span class="code">J-2</span> står ikke lenger i køen');
+    expect(nb).toContain('<div class="muted small">agenten</div>');
     expect(nb).toContain('godkjent');
     expect(nb).toContain('bekreftet av modulen');
     const de = render((store.setState({ lang: 'de' }), store));
     expect(de).toContain('<button aria-pressed="true">Entschieden</button>');
     expect(de).toContain('abgelehnt');
-    expect(de).toContain('Vom Agenten zurückgezogen: job J-2 is no longer in the queue'); // no German text stored: the English
-    expect(de).toContain('<td>der Agent</td>');
+    expect(de).toContain('Vom Agenten zurückgezogen: job <span class="code">J-2</span> is no longer in the queue'); // no German text stored: the English
+    expect(de).toContain('<div class="muted small">der Agent</div>');
+    expect([...de.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1])).toEqual(['Wann', 'Vorschlag', 'Ergebnis']);
   });
 
   it('says when the list is cut, and says nothing was decided only once the site answered', () => {
     const store = createAppStore({} as SiteApi);
     store.setState({ lang: 'en', inboxView: 'decided', decided: null });
-    expect(render(store)).toContain('<h2>Decided or withdrawn, newest first</h2>');
+    expect(render(store)).toContain('<h2>Decided, newest first</h2>');
+    expect(render(store)).not.toContain('name="withdrawn"'); // no count before the site says
     store.setState({ decided: [] });
+    expect(render(store)).toContain('<h2>Nothing decided yet.</h2>');
+    store.setState({ showWithdrawn: true });
     expect(render(store)).toContain('<h2>Nothing decided or withdrawn yet.</h2>');
+    store.setState({ showWithdrawn: false });
     store.setState({ decided: Array.from({ length: DECIDED_ROWS }, (_, i) => view(`P-${i}`, { decidedBy: 'kari', decidedMs: T - i * min })) });
     expect(render(store)).toContain('Only the newest decisions are listed (at most 200).');
     store.setState({ decided: [view('P-1', { decidedBy: 'kari', decidedMs: T })] });
@@ -165,6 +176,101 @@ describe('the Decided list', () => {
     // The withdrawn ones do not count toward the decisions' cut.
     store.setState({ decided: Array.from({ length: DECIDED_ROWS }, (_, i) => view(`P-${i}`, i % 2 ? { decidedBy: 'kari', decidedMs: T - i * min } : { status: 'withdrawn', withdrawnMs: T - i * min })) });
     expect(render(store)).not.toContain('Only the newest');
+  });
+});
+
+describe('the withdrawn ones in the Decided list', () => {
+  // Merged by when each left the waiting list: two withdrawals between the two decisions.
+  const merged = [
+    view('P-1', { decidedBy: 'kari', decidedMs: T + 12 * min }),
+    view('P-2', { status: 'withdrawn', withdrawnMs: T + 10 * min, withdrawnReason: 'job J-2 started' }),
+    view('P-3', { status: 'withdrawn', withdrawnMs: T + 8 * min, withdrawnReason: 'job J-3 started' }),
+    view('P-4', { status: 'rejected', decidedBy: 'ola', decidedMs: T + 3 * min }),
+  ];
+  const ids = (html: string) => [...html.matchAll(/data-decided="([^"]+)"/g)].map((m) => m[1]);
+  /** The box's [checked, words], or ['(no control)']. */
+  const control = (html: string) => {
+    const m = /<label class="filter">(<input type="checkbox" name="withdrawn"[^>]*>)([\s\S]*?)<\/label>/.exec(html);
+    return m ? [m[1]!.includes('checked') ? ' checked=""' : undefined, m[2]!.replace(/<!-- -->/g, '').trim()] : ['(no control)'];
+  };
+
+  it('shows the decisions alone at first, and at the top a box saying how many were withdrawn; ticked, all in the merged order', () => {
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang: 'en', inboxView: 'decided', decided: merged, status: { nowMs: T + 15 * min } as never });
+    let html = render(store);
+    // 43 of 47 rows were withdrawals after 15 minutes of the demo, the lead's decisions ~14,000 px down.
+    expect(ids(html)).toEqual(['P-1', 'P-4']);
+    expect(html).toContain('<h2>Decided, newest first</h2>');
+    expect(control(html)).toEqual([undefined, 'Also what the agent withdrew (2)']);
+    // Above the rows: found without scrolling.
+    expect(html.indexOf('name="withdrawn"')).toBeLessThan(html.indexOf('data-decided='));
+    store.getState().setShowWithdrawn(true);
+    html = render(store);
+    expect(ids(html)).toEqual(['P-1', 'P-2', 'P-3', 'P-4']);
+    expect(html).toContain('<h2>Decided or withdrawn, newest first</h2>');
+    expect(control(html)).toEqual([' checked=""', 'Also what the agent withdrew (2)']);
+    store.setState({ lang: 'nb' });
+    expect(control(render(store))[1]).toBe('Også det agenten trakk tilbake (2)');
+    store.setState({ lang: 'de' });
+    expect(control(render(store))[1]).toBe('Auch was der Agent zurückgezogen hat (2)');
+    // At their cut more may have been withdrawn: "50+".
+    store.setState({ lang: 'en', decided: Array.from({ length: WITHDRAWN_ROWS }, (_, i) => view(`W-${i}`, { status: 'withdrawn', withdrawnMs: T - i * min })) });
+    expect(control(render(store))[1]).toBe(`Also what the agent withdrew (${WITHDRAWN_ROWS}+)`);
+    // Only withdrawn ones, hidden: no decision yet, the box says where the rest are.
+    store.setState({ showWithdrawn: false, decided: merged.filter((p) => p.status === 'withdrawn') });
+    html = render(store);
+    expect(html).toContain('<h2>Nothing decided yet.</h2>');
+    expect(control(html)[1]).toBe('Also what the agent withdrew (2)');
+    expect(html).not.toContain('Pick a decision'); // nothing shown to pick
+    store.setState({ decided: merged.filter((p) => p.status !== 'withdrawn') });
+    expect(control(render(store))[1]).toBe('Also what the agent withdrew (0)');
+  });
+
+  it('remembers the choice for the session (the toggle, other screens), not for the next person', async () => {
+    const { api } = site(merged);
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'kari', roles: ['shift_lead'] }, screen: 'inbox' });
+    expect(store.getState().showWithdrawn).toBe(false);
+    store.getState().showInboxView('decided');
+    store.getState().setShowWithdrawn(true);
+    store.getState().showInboxView('waiting');
+    store.getState().go('stock');
+    store.getState().go('inbox');
+    store.getState().showInboxView('decided');
+    await flush();
+    expect(store.getState().showWithdrawn).toBe(true);
+    await store.getState().signOut();
+    expect(store.getState().showWithdrawn).toBe(false);
+  });
+
+  it('lets go of a withdrawn one open when they are hidden', () => {
+    const store = createAppStore({} as SiteApi);
+    const detail = { ...merged[1]!, evidence: [], trail: [], failedBefore: [] } as ProposalDetail;
+    store.setState({ inboxView: 'decided', decided: merged, showWithdrawn: true, selected: detail });
+    store.getState().setShowWithdrawn(false);
+    expect(store.getState().selected).toBeNull();
+    const approved = { ...merged[0]!, evidence: [], trail: [], failedBefore: [] } as ProposalDetail;
+    store.setState({ showWithdrawn: true, selected: approved });
+    store.getState().setShowWithdrawn(false);
+    expect(store.getState().selected?.id).toBe('P-1');
+  });
+});
+
+describe('codes in the explanations of both lists', () => {
+  it('keep whole (`KeepCodes`, as History): "Auftrag J-/0023", "ITEM-/015" broke at their hyphen', () => {
+    const store = createAppStore({} as SiteApi);
+    const text = 'Job J-0023 is blocked (material short: ITEM-015), but 337 ITEM-015 are available now. Release it.';
+    store.setState({ lang: 'en', proposals: [view('P-9', { status: 'open', explanation: text })], status: { nowMs: T } as never });
+    const keep = 'Job <span class="code">J-0023</span> is blocked (material short: <span class="code">ITEM-015</span>), but 337 <span class="code">ITEM-015</span> are available now. Release it.';
+    expect(render(store)).toContain(`data-proposal="P-9">${keep}</button>`);
+    store.setState({
+      inboxView: 'decided',
+      showWithdrawn: true,
+      decided: [view('P-1', { status: 'withdrawn', explanation: text, withdrawnMs: T, withdrawnReason: 'job J-0023 is released now' })],
+    });
+    const html = render(store);
+    expect(html).toContain(`data-decided="P-1">${keep}</button>`);
+    expect(html).toContain('Withdrawn by the agent: job <span class="code">J-0023</span> is released now');
   });
 });
 
@@ -192,7 +298,7 @@ describe('Next in the Decided list', () => {
     view('P-3', { status: 'rejected', decidedBy: 'ola', decidedMs: T + min }),
   ];
 
-  it('goes to the next row of that list (wrapping), not to the next waiting proposal', async () => {
+  it('goes to the next row of that list as shown (wrapping; past the withdrawn ones while hidden), not to the next waiting proposal', async () => {
     const opened: string[] = [];
     const api = new Proxy({} as SiteApi, {
       get(_t, m: string) {
@@ -202,10 +308,13 @@ describe('Next in the Decided list', () => {
     });
     const store = createAppStore(api);
     store.setState({ user: { name: 'kari', roles: ['shift_lead'] }, inboxView: 'decided', decided, proposals: [view('P-9', { status: 'open' })], selected: detail(decided[0]!) });
+    await store.getState().selectNext(); // the withdrawn P-2 hidden: P-3
+    await store.getState().selectNext(); // from the last row shown: the first again
+    store.getState().setShowWithdrawn(true);
     await store.getState().selectNext();
     await store.getState().selectNext();
     await store.getState().selectNext(); // from the last row: the first again
-    expect(opened).toEqual(['P-2', 'P-3', 'P-1']);
+    expect(opened).toEqual(['P-3', 'P-1', 'P-2', 'P-3', 'P-1']);
     // The waiting list's Next as before.
     store.setState({ inboxView: 'waiting', selected: null });
     await store.getState().selectNext();
@@ -218,6 +327,11 @@ describe('Next in the Decided list', () => {
     expect(render(store)).toContain('<div class="next-only"><button>Next →</button></div>');
     store.setState({ decided: [decided[0]!], proposals: [view('P-9', { status: 'open' })] });
     expect(render(store)).not.toContain('Next →');
+    // Another row, but a withdrawn one and they are hidden: nowhere to go.
+    store.setState({ decided: decided.slice(0, 2) });
+    expect(render(store)).not.toContain('Next →');
+    store.setState({ showWithdrawn: true });
+    expect(render(store)).toContain('Next →');
   });
 });
 

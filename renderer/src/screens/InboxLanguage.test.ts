@@ -51,7 +51,8 @@ describe("an agent's explanation and risk reason", () => {
   it('are in Norwegian where the site sent a translation, in the list and the panel, with the time in local time', () => {
     const nb = html('nb');
     // In the work queue's short form (formatWhen), as the job's due time there.
-    expect(nb).toContain('data-proposal="P-1">Jobb J-1 er frigitt og har frist ons. 2. des., 00:40. Hev prioriteten fra 2.</button>');
+    // The job's code kept whole (`KeepCodes`), as History keeps it.
+    expect(nb).toContain('data-proposal="P-1">Jobb <span class="code">J-1</span> er frigitt og har frist ons. 2. des., 00:40. Hev prioriteten fra 2.</button>');
     expect(nb).toContain('aria-label="Jobb J-1 er frigitt');
     expect(nb).toMatch(/<p class="muted" title="raises one job&#x27;s priority by one">hever prioriteten til én jobb med én<\/p>/);
     // The stored English stays on the heading's hover: it is the record.
@@ -62,7 +63,7 @@ describe("an agent's explanation and risk reason", () => {
   it('are the stored English where no translation came (German here) and in English', () => {
     for (const lang of ['de', 'en'] as const) {
       const out = html(lang);
-      expect(out, lang).toContain('>Job J-1 is released and due ');
+      expect(out, lang).toContain('>Job <span class="code">J-1</span> is released and due ');
       expect(out, lang).toContain('raises one job&#x27;s priority by one</p>');
       expect(out, lang).not.toContain('Jobb');
     }

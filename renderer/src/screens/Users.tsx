@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import type { Role } from '../../../core/site/api.ts';
 import { escapeCloses, focusAfterClose, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
@@ -39,13 +39,45 @@ export async function addConfirmed(add: (name: string, roles: Role[], secret: st
 }
 
 /** The confirmation under the users' table: a user added, or a PIN or password set. */
-export function UsersDone({ done }: { done: { key: 'users.added'; added: Added } | { key: ReturnType<typeof secretSetKey>; name: string } }) {
+export function UsersDone({ done }: { done: Done }) {
   const t = useT();
   return (
     <p role="status" className={done.key === 'users.added' ? 'add-done' : 'reset-done'}>
       {done.key === 'users.added' ? t('users.added', { name: done.added.name, role: t(`role.${done.added.role}`) }) : t(done.key, { name: done.name })}
     </p>
   );
+}
+
+/** What the confirmation line under the table says: a user added, or a PIN or password set. */
+export type Done = { key: 'users.added'; added: Added } | { key: ReturnType<typeof secretSetKey>; name: string };
+
+/** The add form's fields. */
+export interface AddFields {
+  name: string;
+  role: Role;
+  secret: string;
+  badge: string;
+}
+
+/** The add form and the confirmation under the table, which change together (`usersForm`). */
+export interface UsersForm {
+  fields: AddFields;
+  done: Done | null;
+}
+
+export const NEW_USERS_FORM: UsersForm = { fields: { name: '', role: 'operator', secret: '', badge: '' }, done: null };
+
+/**
+ * The add form and the confirmation line, as a change leaves them. Typed into (`edit`), the form
+ * takes it and the confirmation goes, as a confirmation line does once the next thing is begun:
+ * "Added Ola (Operator)." stayed while the next user was typed, and read as said of them. A user
+ * added (`added`) empties the fields but the role (the next one added is often the same) and says
+ * who; `done` says a reset's outcome, or nothing (a reset begun), the form as it is.
+ */
+export function usersForm(s: UsersForm, e: { edit: Partial<AddFields> } | { added: Added } | { done: Done | null }): UsersForm {
+  if ('edit' in e) return { fields: { ...s.fields, ...e.edit }, done: null };
+  if ('added' in e) return { fields: { ...NEW_USERS_FORM.fields, role: s.fields.role }, done: { key: 'users.added', added: e.added } };
+  return { ...s, done: e.done };
 }
 
 export function Users() {
@@ -60,19 +92,17 @@ export function Users() {
   // A change on its way: the buttons that send another wait for its answer (a double tap on Add
   // would be refused as a user that exists).
   const busy = useApp((s) => s.usersBusy);
-  const [name, setName] = useState('');
-  const [role, setRole] = useState<Role>('operator');
-  const [secret, setSecret] = useState('');
+  // The add form's fields and what was just done, said under the table (one at a time: the newest).
+  const [form, change] = useReducer(usersForm, NEW_USERS_FORM);
+  const { name, role, secret, badge } = form.fields;
+  const done = form.done;
   // A badge is optional: a user signs in with it as with the PIN or password (the sign-in screen's
   // badge scan). A scanner types its code into the focused field; the site refuses a badge of the
   // wrong length or one another user has (user.badgeLength, user.badgeTaken).
-  const [badge, setBadge] = useState('');
   // The PIN reset is a form in the user's row (a masked field), not window.prompt: the prompt
   // shows the PIN as it is typed, and Electron's windows have no prompt at all.
   const [resetting, setResetting] = useState<string | null>(null);
   const [newSecret, setNewSecret] = useState('');
-  // What was just done, said under the table (one at a time: the newest).
-  const [done, setDone] = useState<Parameters<typeof UsersDone>[0]['done'] | null>(null);
   const [addTried, setAddTried] = useState(false);
   const [resetTried, setResetTried] = useState(false);
   useEffect(() => void load(), [load]);
@@ -83,11 +113,8 @@ export function Users() {
     if (!secretLengthOk(secret)) return setAddTried(true);
     const added = await addConfirmed(add, name, role, secret, badge);
     if (added) {
-      setName('');
-      setSecret('');
-      setBadge('');
+      change({ added });
       setAddTried(false);
-      setDone({ key: 'users.added', added });
     }
   };
   const submitReset = async (e: FormEvent, user: string) => {
@@ -96,7 +123,7 @@ export function Users() {
     if (!(await reset(user, newSecret))) return;
     setNewSecret('');
     setResetting(null);
-    setDone({ key: secretSetKey(newSecret), name: user });
+    change({ done: { key: secretSetKey(newSecret), name: user } });
     focusAfterClose(`tr[data-user="${CSS.escape(user)}"] button.reset`);
   };
   const roleName = (r: Role) => t(`role.${r}`);
@@ -151,7 +178,7 @@ export function Users() {
                   ) : null}
                 </form>
               ) : (
-                <button className="reset" onClick={() => (setResetting(u.name), setNewSecret(''), setDone(null), setResetTried(false))}>
+                <button className="reset" onClick={() => (setResetting(u.name), setNewSecret(''), change({ done: null }), setResetTried(false))}>
                   {t('users.reset')}
                 </button>
               )}
@@ -163,11 +190,11 @@ export function Users() {
       <form className="add-user" onSubmit={(e) => void submit(e)}>
         <label>
           {t('users.name')}
-          <input name="name" value={name} onChange={(e) => setName(e.target.value)} />
+          <input name="name" value={name} onChange={(e) => change({ edit: { name: e.target.value } })} />
         </label>
         <label>
           {t('users.roles')}
-          <select name="role" value={role} onChange={(e) => setRole(e.target.value as Role)}>
+          <select name="role" value={role} onChange={(e) => change({ edit: { role: e.target.value as Role } })}>
             {ROLES.map((r) => (
               <option key={r} value={r}>
                 {roleName(r)}
@@ -177,11 +204,11 @@ export function Users() {
         </label>
         <label>
           {t('users.newSecret')}
-          <input name="newSecret" type="password" autoComplete="new-password" value={secret} aria-invalid={addShort || undefined} onChange={(e) => setSecret(e.target.value)} />
+          <input name="newSecret" type="password" autoComplete="new-password" value={secret} aria-invalid={addShort || undefined} onChange={(e) => change({ edit: { secret: e.target.value } })} />
         </label>
         <label>
           {t('users.badge')}
-          <input name="badge" type="password" autoComplete="off" value={badge} onChange={(e) => setBadge(e.target.value)} />
+          <input name="badge" type="password" autoComplete="off" value={badge} onChange={(e) => change({ edit: { badge: e.target.value } })} />
         </label>
         <button type="submit" className="primary" disabled={busy || !name || !secret}>
           {t('users.add')}

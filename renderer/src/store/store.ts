@@ -68,8 +68,17 @@ interface InboxSlice {
    * withdrawn ones, the newest decision (or withdrawal) first (`newestEndedFirst`); null until asked.
    */
   decided: ProposalView[] | null;
+  /**
+   * Whether the Decided list shows the withdrawn ones too (`decidedShown`). Off at first: a busy
+   * floor's withdrawals (43 of 47 rows after 15 minutes of the demo) buried the lead's decisions
+   * thousands of pixels down. Kept for the session, not on this PC: the next person starts with
+   * the decisions.
+   */
+  showWithdrawn: boolean;
   /** Shows that list (the decided one read again). */
   showInboxView(view: 'waiting' | 'decided'): void;
+  /** Shows the withdrawn ones in the Decided list, or not; a withdrawn one open there is let go when hidden. */
+  setShowWithdrawn(on: boolean): void;
   loadDecided(): Promise<void>;
   loadProposals(): Promise<void>;
   select(id: string | null): Promise<void>;
@@ -185,6 +194,12 @@ const endedMs = (p: ProposalView): number => (p.status === 'withdrawn' ? p.withd
 export function newestEndedFirst(decided: readonly ProposalView[], withdrawn: readonly ProposalView[]): ProposalView[] {
   return [...decided, ...withdrawn].sort((a, b) => endedMs(b) - endedMs(a) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
+
+/** The Decided list's rows as shown: the decisions alone, or (`showWithdrawn`) the withdrawn ones among them, in the merged order. */
+export function decidedShown(decided: readonly ProposalView[] | null, showWithdrawn: boolean): ProposalView[] {
+  if (!decided) return [];
+  return showWithdrawn ? [...decided] : decided.filter((p) => p.status !== 'withdrawn');
+}
 /** The Work queue and Stock screens show at most this many jobs / rows (the site sorts and cuts). */
 export const WORK_ROWS = 500;
 export const STOCK_ROWS = 500;
@@ -224,7 +239,7 @@ const savedLang = (): Lang => {
 /** The state one person's session fills in: every slice but the language and the first-run state. */
 type SessionState = Pick<
   AppState,
-  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'inboxView' | 'decided' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
+  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'tags'
 >;
@@ -242,6 +257,7 @@ const sessionStart = (): SessionState => ({
   afterDecision: null,
   inboxView: 'waiting',
   decided: null,
+  showWithdrawn: false,
   status: null,
   jobs: [],
   resources: [],
@@ -548,6 +564,12 @@ export function createAppStore(api: SiteApi): AppStore {
         set({ inboxView });
         if (inboxView === 'decided') void get().loadDecided();
       },
+      setShowWithdrawn: (showWithdrawn) => {
+        // A withdrawn one open beside a list that no longer shows it: the panel's hint instead.
+        const sel = get().selected;
+        if (!showWithdrawn && sel?.status === 'withdrawn' && get().inboxView === 'decided') set({ selected: null, lastOutcome: null, afterDecision: null });
+        set({ showWithdrawn });
+      },
       select: (id) => guard(() => show(id, { lastOutcome: null })),
       decide: (decision, comment) => guard(async () => {
         const sel = get().selected;
@@ -581,9 +603,11 @@ export function createAppStore(api: SiteApi): AppStore {
       selectNext: async () => {
         // In the Decided list, on to that list's next row (wrapping, as in the waiting list): it
         // opened the next waiting proposal, one the list shown does not have.
-        const { inboxView, decided } = get();
+        // Its rows as shown: past the withdrawn ones while they are hidden.
+        const { inboxView } = get();
         if (inboxView === 'decided') {
-          if (!decided || decided.length === 0) return;
+          const decided = decidedShown(get().decided, get().showWithdrawn);
+          if (decided.length === 0) return;
           const sel = get().selected;
           const at = sel ? decided.findIndex((p) => p.id === sel.id) : -1;
           return get().select(decided[(at + 1) % decided.length]!.id);

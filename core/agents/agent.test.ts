@@ -6,6 +6,7 @@ import { Agent, compareRunIds, newestRunTag, runIdAt } from './agent.ts';
 import { TagManager } from '../lsm/tags.ts';
 import { AgentError } from './errors.ts';
 import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
+import { renderMessage } from './messages.ts';
 import type { Rule } from './rule.ts';
 import { DB, TestSite, T0 } from './test-support.ts';
 import { assignJob, stockReorder } from './rules/index.ts';
@@ -623,6 +624,9 @@ describe('between runs (recheckChanged)', () => {
     const w = inbox.get(p1.id)!;
     expect(w.status).toBe('withdrawn');
     expect(w.withdrawnReason).toBe('job J-1 is now in_progress on M-1 (seen when work_queue, resources changed)');
+    // The stored message names the tables in the reader's words, the status too (the English above stays the record).
+    expect(renderMessage(w.messages!.withdrawnReason!, agent.messages, 'nb')).toBe('jobb J-1 er nå i gang på M-1 (sett da arbeidskøen og ressursene endret seg)');
+    expect(renderMessage(w.messages!.withdrawnReason!, agent.messages, 'de')).toBe('Auftrag J-1 ist jetzt in Arbeit auf M-1 (bemerkt bei Änderungen an Arbeitsvorrat und Ressourcen)');
     expect(inbox.history(p1.id).at(-1)).toMatchObject({ event: 'withdrawn', actor: `agent-recheck-${runIdAt(site.nowMs)}` });
     expect(inbox.get(p2.id)!.status).toBe('open');
     // The same commits are not read twice; the next run finds nothing left to withdraw.

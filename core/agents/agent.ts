@@ -33,7 +33,7 @@ import { LsmError, RENEW_MARGIN_MS, tagTimeLeftMs, valueToJson, type Catalog, ty
 import { situationKey, type EvidenceTable, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig, type AgentConfigInput } from './config.ts';
 import { AgentError } from './errors.ts';
-import { messageCatalog, msg, renderMessage, type MessageTemplates } from './messages.ts';
+import { messageCatalog, msg, renderMessage, tableList, type MessageTemplates } from './messages.ts';
 import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
 import { STATE_TABLES, type Rule, type RuleContext, type StateTable } from './rule.ts';
 import { DEFAULT_RULES } from './rules/index.ts';
@@ -662,7 +662,7 @@ export class Agent {
         try {
           const r = rule.recheck(ctx, p);
           if (!r.holds) {
-            const message = msg('recheck.withdrawnChanged', { reason: r.reason, tables: tables.join(', ') });
+            const message = msg('recheck.withdrawnChanged', { reason: r.reason, tables: tableList(tables) });
             withdrawals.push({ id: p.id, reason: this.english(rule, message), message });
           }
         } catch (e) {

@@ -2,7 +2,7 @@
 // run stores, and the translations of what the rules say.
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentError } from './errors.ts';
-import { MESSAGE_LANGS, messageCatalog, msg, placeholders, renderMessage, SHARED_MESSAGES, translations, type MessageTemplates } from './messages.ts';
+import { MESSAGE_LANGS, messageCatalog, msg, placeholders, renderMessage, SHARED_MESSAGES, tableList, translations, type MessageTemplates } from './messages.ts';
 import type { Rule } from './rule.ts';
 import { DEFAULT_RULES } from './rules/index.ts';
 import { T0, TestSite } from './test-support.ts';
@@ -54,13 +54,34 @@ describe('the templates', () => {
     for (const r of DEFAULT_RULES) expect(Object.keys(r.messages ?? {}).length, r.id).toBeGreaterThan(0);
   });
 
-  // A withdrawal between runs names the tables whose commits brought it (agent.ts, joined with ", "):
-  // one or several. The German "als sich work_queue, resources änderte" had the verb in the singular.
-  it('says a withdrawal between runs right for one table and for several, in every language', () => {
-    const said = (lang: (typeof MESSAGE_LANGS)[number], tables: string) => renderMessage(msg('recheck.withdrawnChanged', { reason: 'R', tables }), CATALOG, lang);
-    expect([said('en', 'resources'), said('en', 'work_queue, resources')]).toEqual(['R (seen when resources changed)', 'R (seen when work_queue, resources changed)']);
-    expect([said('nb', 'resources'), said('nb', 'work_queue, resources')]).toEqual(['R (sett da resources endret seg)', 'R (sett da work_queue, resources endret seg)']);
-    expect([said('de', 'resources'), said('de', 'work_queue, resources')]).toEqual(['R (bemerkt bei Änderungen an resources)', 'R (bemerkt bei Änderungen an work_queue, resources)']);
+  // A withdrawal between runs names the tables whose commits brought it (agent.ts, `tableList`):
+  // one or several. The German "als sich work_queue, resources änderte" had the verb in the
+  // singular; nb and de said the tables by their names ("sett da work_queue, resources endret seg").
+  it('says a withdrawal between runs right for one table and for several, in every language, the tables in words', () => {
+    const said = (lang: (typeof MESSAGE_LANGS)[number], tables: string[]) => renderMessage(msg('recheck.withdrawnChanged', { reason: 'R', tables: tableList(tables) }), CATALOG, lang);
+    const cases = [['resources'], ['work_queue', 'resources'], ['work_queue', 'stock', 'yard_doors']];
+    // English: the text the withdrawals stored before, word for word (the record; DESIGN.md "Messages").
+    expect(cases.map((c) => said('en', c))).toEqual(['R (seen when resources changed)', 'R (seen when work_queue, resources changed)', 'R (seen when work_queue, stock, yard_doors changed)']);
+    expect(cases.map((c) => said('nb', c))).toEqual([
+      'R (sett da ressursene endret seg)',
+      'R (sett da arbeidskøen og ressursene endret seg)',
+      'R (sett da arbeidskøen, lageret og yard_doors endret seg)',
+    ]);
+    expect(cases.map((c) => said('de', c))).toEqual([
+      'R (bemerkt bei Änderungen an Ressourcen)',
+      'R (bemerkt bei Änderungen an Arbeitsvorrat und Ressourcen)',
+      'R (bemerkt bei Änderungen an Arbeitsvorrat, Bestand und yard_doors)',
+    ]);
+  });
+
+  it('translates a withdrawal stored before its tables were a list (one string of names) as a new one', () => {
+    const reason = msg('recheck.jobNow', { job: 'J-1', status: msg('job.status.in_progress') });
+    const stored = (tables: string) => ({ messages: { withdrawnReason: msg('recheck.withdrawnChanged', { reason, tables }) } });
+    expect(translations(stored('work_queue, resources'), CATALOG)).toEqual({
+      nb: { withdrawnReason: 'jobb J-1 er nå i gang (sett da arbeidskøen og ressursene endret seg)' },
+      de: { withdrawnReason: 'Auftrag J-1 ist jetzt in Arbeit (bemerkt bei Änderungen an Arbeitsvorrat und Ressourcen)' },
+    });
+    expect(translations(stored('yard_doors'), CATALOG).nb).toEqual({ withdrawnReason: 'jobb J-1 er nå i gang (sett da yard_doors endret seg)' });
   });
 
   it("a rule's message ids start with its id", () => {
@@ -126,6 +147,11 @@ describe('what a run stores', () => {
         expect(t[lang]!.explanation).not.toMatch(/[{}]|undefined|\[object/);
       }
     }
+    // The resource's kind as the floor says it (stored as machine; the English is the code).
+    const idle = created.find((p) => p.ruleId === 'idle-resource')!;
+    expect(idle.explanation).toMatch(/^M-1 \(machine, pick\) has been free/);
+    expect(translations(idle, agent.messages).nb!.explanation).toMatch(/^M-1 \(maskin, pick\) har vært ledig/);
+    expect(translations(idle, agent.messages).de!.explanation).toMatch(/^M-1 \(Maschine, pick\) ist seit/);
     // J-3 (priority 2) is ahead of J-2 in the queue for the same item.
     const release = created.find((p) => p.params.job_id === 'J-2')!;
     expect(release.explanation).toBe('Job J-2 is blocked (no reason given) but 10 BOLT are now available (needs 5 after 4 for J-3 ahead of it in the queue). Release it.');

@@ -25,7 +25,10 @@ export const msg = (id: string, params: Readonly<Record<string, Json>> = {}): Me
 
 /** Fragments shared by the rules. */
 export const SHARED_MESSAGES: MessageTemplates = {
-  // A job's status and a resource's state as the seed tables spell them: the English is the code.
+  // A job's status, a resource's state and kind as the seed tables spell them: the English is the
+  // code (the stored English is the record, DESIGN.md "Messages"); nb and de are the floor UI's
+  // words for them (renderer VALUE_WORDS; test/contracts/agent-value-words.test.ts), but for
+  // in_progress in nb: "er nå i gang", where the UI's cell says "pågår".
   'job.status.released': { en: 'released', nb: 'frigitt', de: 'freigegeben' },
   'job.status.blocked': { en: 'blocked', nb: 'blokkert', de: 'blockiert' },
   'job.status.in_progress': { en: 'in_progress', nb: 'i gang', de: 'in Arbeit' },
@@ -33,6 +36,16 @@ export const SHARED_MESSAGES: MessageTemplates = {
   'resource.state.free': { en: 'free', nb: 'ledig', de: 'frei' },
   'resource.state.busy': { en: 'busy', nb: 'opptatt', de: 'belegt' },
   'resource.state.down': { en: 'down', nb: 'ute av drift', de: 'ausgefallen' },
+  'resource.kind.machine': { en: 'machine', nb: 'maskin', de: 'Maschine' },
+  'resource.kind.team': { en: 'team', nb: 'team', de: 'Team' },
+  // The state tables by name, as a sentence says them ("sett da arbeidskøen endret seg"; the UI's
+  // navigation words in the definite form where the language needs it); English the name.
+  'table.work_queue': { en: 'work_queue', nb: 'arbeidskøen', de: 'Arbeitsvorrat' },
+  'table.resources': { en: 'resources', nb: 'ressursene', de: 'Ressourcen' },
+  'table.stock': { en: 'stock', nb: 'lageret', de: 'Bestand' },
+  // Two or more tables: the language's "and" before the last; English the ", " its stored text
+  // always had ("work_queue, resources").
+  'tables.list': { en: '{items}, {last}', nb: '{items} og {last}', de: '{items} und {last}' },
   'job.blocked': { en: 'blocked ({reason})', nb: 'blokkert ({reason})', de: 'blockiert ({reason})' },
   'reason.none': { en: 'no reason', nb: 'ingen årsak', de: 'kein Grund' },
   'reason.notGiven': { en: 'no reason given', nb: 'ingen årsak oppgitt', de: 'kein Grund angegeben' },
@@ -47,8 +60,9 @@ export const SHARED_MESSAGES: MessageTemplates = {
   // A run's withdrawal: the rule's reason and the run that found it.
   'recheck.withdrawn': { en: '{reason} (run {run})', nb: '{reason} (kjøring {run})', de: '{reason} (Lauf {run})' },
   // A withdrawal between runs: the rule's reason and the tables whose commits brought it, one or
-  // several (a list, "work_queue, resources"). The templates have no plurals: each wording reads
-  // right for one table and for several (German "als sich {tables} änderte" did not for two).
+  // several (`tableList`: "work_queue, resources", "arbeidskøen og ressursene"). The templates
+  // have no plurals: each wording reads right for one table and for several (German "als sich
+  // {tables} änderte" did not for two).
   'recheck.withdrawnChanged': { en: '{reason} (seen when {tables} changed)', nb: '{reason} (sett da {tables} endret seg)', de: '{reason} (bemerkt bei Änderungen an {tables})' },
 };
 
@@ -57,6 +71,28 @@ export const jobStatus = (code: string | null): Json => (code !== null && SHARED
 
 /** A resource's state as a message; a state the seed tables do not know stays its code. */
 export const resourceState = (code: string | null): Json => (code !== null && SHARED_MESSAGES[`resource.state.${code}`] ? msg(`resource.state.${code}`) : String(code));
+
+/** A resource's kind as a message; a kind the seed tables do not know stays its code. */
+export const resourceKind = (code: string): Json => (SHARED_MESSAGES[`resource.kind.${code}`] ? msg(`resource.kind.${code}`) : code);
+
+/**
+ * Tables named in a sentence (`recheck.withdrawnChanged`'s `tables`): a state table in words, a
+ * table of the site's own by its name, two or more joined with the language's "and".
+ */
+export function tableList(names: readonly string[]): Json {
+  const said = names.map((n): Json => (SHARED_MESSAGES[`table.${n}`] ? msg(`table.${n}`) : n));
+  return said.length < 2 ? (said[0] ?? '') : msg('tables.list', { items: said.slice(0, -1), last: said[said.length - 1]! });
+}
+
+/**
+ * A stored message as this version says it. A withdrawal between runs stored before its tables
+ * were a `tableList` holds them as one string ("work_queue, resources"): read as that list, so
+ * it is said in words as a new one is (its English is the same text).
+ */
+function current(m: Message): Message {
+  const tables = m.id === 'recheck.withdrawnChanged' ? m.params.tables : undefined;
+  return typeof tables === 'string' ? { id: m.id, params: { ...m.params, tables: tableList(tables.split(', ')) } } : m;
+}
 
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -117,7 +153,7 @@ export function translations(p: Pick<Proposal, 'messages'>, templates: MessageTe
     if (lang === 'en') continue;
     const texts: ProposalTexts = {};
     for (const k of PROPOSAL_MESSAGE_KEYS) {
-      const text = m[k] && renderMessage(m[k], templates, lang);
+      const text = m[k] && renderMessage(current(m[k]), templates, lang);
       if (text !== undefined) texts[k] = text;
     }
     if (Object.keys(texts).length > 0) out[lang] = texts;

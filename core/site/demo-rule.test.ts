@@ -84,14 +84,17 @@ describe('a new demo directory runs docs/examples/rules/door-down.mts from <data
     site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
     const seq = Math.max(...(await doorsOnce(site, (r) => r.length === 6)).map((r) => Number(r.yard_seq))) + 1;
     const password = readModuleSecrets(join(data, 'secrets', 'modules.json')).modules.yard!.password;
-    const client = await mqtt.connectAsync(site.mqttUrl, { username: 'yard', password, clientId: 'module-demo-yard', protocolVersion: 4, reconnectPeriod: 0, clean: false });
-    try {
-      const after = { door_id: 'D-03', state: 'down', trailer_id: null, since: SINCE };
-      const event = { op: 'u', before: null, after, source: { module: 'yard', stream: 'doors', seq }, ts_ms: Date.now(), contract: { name: 'yard.doors', version: 1 } };
-      await client.publishAsync('tilstand/demo/events/yard/doors', JSON.stringify(event), { qos: 1 });
-    } finally {
-      await client.endAsync();
-    }
+    const door = async (state: string, n: number) => {
+      const client = await mqtt.connectAsync(site!.mqttUrl, { username: 'yard', password, clientId: 'module-demo-yard', protocolVersion: 4, reconnectPeriod: 0, clean: false });
+      try {
+        const after = { door_id: 'D-03', state, trailer_id: null, since: SINCE };
+        const event = { op: 'u', before: null, after, source: { module: 'yard', stream: 'doors', seq: n }, ts_ms: Date.now(), contract: { name: 'yard.doors', version: 1 } };
+        await client.publishAsync('tilstand/demo/events/yard/doors', JSON.stringify(event), { qos: 1 });
+      } finally {
+        await client.endAsync();
+      }
+    };
+    await door('down', seq);
     await doorsOnce(site, (r) => r.some((x) => x.door_id === 'D-03' && x.state === 'down'));
     expect(site.runAgent().ruleErrors).toEqual([]);
     const s = session();
@@ -102,6 +105,16 @@ describe('a new demo directory runs docs/examples/rules/door-down.mts from <data
     expect(notices.map((p) => [p.action, p.module, p.params, p.explanation])).toEqual([
       ['door_down', null, { door_id: 'D-03', since: `${SINCE}Z` }, `Dock door D-03 has been down since ${SINCE}Z: no trailer can be docked there.`],
     ]);
+    // The door is free again: the notice is withdrawn, its state in the reader's words (the stored
+    // English keeps the yard system's code, the record).
+    await door('free', seq + 1);
+    await doorsOnce(site, (r) => r.some((x) => x.door_id === 'D-03' && x.state === 'free'));
+    expect(site.runAgent().ruleErrors).toEqual([]);
+    const gone = await site.service.call('getProposal', { id: notices[0]!.id }, s);
+    expect(gone.status).toBe('withdrawn');
+    expect(gone.withdrawnReason).toContain('door D-03 is free now');
+    expect(gone.translations?.nb?.withdrawnReason).toContain('port D-03 er ledig nå');
+    expect(gone.translations?.de?.withdrawnReason).toContain('Tor D-03 ist jetzt frei');
     await site.stop();
     site = undefined;
   }, 90_000);

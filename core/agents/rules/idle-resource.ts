@@ -14,7 +14,7 @@
 // reorder point is no longer above the position.
 
 import { byQueueOrder, groupedOnce, isoMs, job, resource } from '../rows.ts';
-import { msg, resourceState } from '../messages.ts';
+import { msg, resourceKind, resourceState } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 import { promised } from './assign-job.ts';
@@ -87,7 +87,7 @@ export const idleResource: Rule = {
         riskReason: msg('idle-resource.risk'),
         explanation: msg('idle-resource.explanation', {
           resource: x.resource_id,
-          kind: x.kind ?? msg('idle-resource.kindUnknown'),
+          kind: x.kind === null ? msg('idle-resource.kindUnknown') : resourceKind(x.kind),
           capability: x.capability,
           minutes: idleMin,
           count: waiting.length,

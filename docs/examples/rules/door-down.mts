@@ -31,6 +31,10 @@ const instant = (v: unknown): string => {
   return Number.isNaN(ms) ? v : new Date(ms).toISOString();
 };
 
+/** A door's state as a message (`door-down.state.*`), so nb and de say it in words; another as stored. */
+const STATES = new Set(['free', 'occupied', 'down']);
+const state = (v: unknown): string | { id: string; params: Record<string, never> } => (typeof v === 'string' && STATES.has(v) ? { id: `door-down.state.${v}`, params: {} } : text(v));
+
 const doorDown: Rule = {
   id: 'door-down',
   version: '2',
@@ -52,6 +56,12 @@ const doorDown: Rule = {
       nb: 'port {door} er {state} nå',
       de: 'Tor {door} ist jetzt {state}',
     },
+    // A door's state as a parameter of its own (English: the stored code, the record; nb and de in
+    // words), as the built-in rules say a job's status. A state the yard system adds later is
+    // passed as stored.
+    'door-down.state.free': { en: 'free', nb: 'ledig', de: 'frei' },
+    'door-down.state.occupied': { en: 'occupied', nb: 'opptatt', de: 'belegt' },
+    'door-down.state.down': { en: 'down', nb: 'ute av drift', de: 'außer Betrieb' },
     'door-down.gone': {
       en: 'door {door} is no longer reported',
       nb: 'port {door} er ikke lenger meldt',
@@ -80,7 +90,7 @@ const doorDown: Rule = {
     const door = String(p.params.door_id);
     const row = ctx.siteTables[TABLE]?.get({ door_id: door });
     if (row === undefined) return { holds: false, reason: { id: 'door-down.gone', params: { door } } };
-    if (row.state !== 'down') return { holds: false, reason: { id: 'door-down.up', params: { door, state: text(row.state) } } };
+    if (row.state !== 'down') return { holds: false, reason: { id: 'door-down.up', params: { door, state: state(row.state) } } };
     return { holds: true };
   },
   // A notice has no command whose effect could be seen.

@@ -4,6 +4,10 @@
 //   (it was below the evidence, under the fold) and, below 1100 px, under the list;
 // - opening one proposal after another keeps the page (an effect that returned scrollIntoView's
 //   promise blanked it on the second);
+// - N keeps the person's place: at 1280 (the panel beside the list, sticky) the newly selected
+//   row is brought into view (N walked the highlight off the window, row top 868 → 3113), a row
+//   in view moves nothing, and the panel opens at its own top; at 1024 (one column) the panel is brought up, and its "Back to the
+//   list" leads to the selected row, focused;
 // - a reorder level the site would refuse is said by the form in the reader's language, and
 //   nothing is sent; a search that finds nothing says so;
 // - a PIN too short is said by the form, not as the site's "password: expected 8 to 256 characters";
@@ -100,6 +104,82 @@ suite("a shift lead's hour on the floor UI (chromium)", () => {
       const first = await page.$$eval('.inbox-list [data-proposal]', (b) => b[0]!.getAttribute('data-proposal')!);
       await page.click(`.inbox-list [data-proposal="${first}"]`);
       await expect.poll(() => inView('.proposal button.approve'), { timeout: 5_000 }).toBe(true);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1366, height: 768 });
+    }
+  });
+
+  /** Whether the selected row is wholly in the window, to the pixel ('nearest' puts it at the window's edge, its top at -0.4 px say). */
+  const rowInView = () =>
+    page.evaluate(`(() => { const r = document.querySelector('.inbox-list tr.selected').getBoundingClientRect(); return r.top > -1 && r.bottom < innerHeight + 1 && r.height > 0; })()`);
+  /** The proposal selected in the waiting list, or null. */
+  const selectedRow = async () => (await page.$('.inbox-list tr.selected [data-proposal]'))?.getAttribute('data-proposal') ?? null;
+
+  it('keeps the row N selects in view beside the panel at 1280, and scrolls nothing for a row already in view', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    try {
+      await lang('en');
+      await go('inbox');
+      await page.evaluate(`scrollTo(0, 0)`);
+      const ids = await page.$$eval('.inbox-list [data-proposal]', (b) => b.map((x) => x.getAttribute('data-proposal')!));
+      // The list runs past the window's bottom (six rows of ~110 px under ~270 px of header and headings).
+      expect(await page.evaluate(`document.querySelector('.inbox-list').getBoundingClientRect().bottom > innerHeight`)).toBe(true);
+      await page.click(`.inbox-list [data-proposal="${ids[0]}"]`);
+      await expect.poll(selectedRow, { timeout: 15_000 }).toBe(ids[0]);
+      // A click on a row in view: the page stays at its top, the header and navigation with it.
+      expect(await page.evaluate(`scrollY`)).toBe(0);
+      let previous = ids[0];
+      // Through the whole list and round to its first row again (N wraps): each one selected in view.
+      for (let i = 0; i < ids.length; i++) {
+        await page.keyboard.press('n');
+        await expect.poll(selectedRow, { timeout: 15_000 }).not.toBe(previous);
+        previous = (await selectedRow())!;
+        await expect.poll(rowInView, { timeout: 5_000 }).toBe(true);
+        expect(await inView('.proposal h2')).toBe(true); // the sticky panel beside it
+      }
+      // Round to the first row: the page back at its top, the header and navigation in view (not the row at the window's edge).
+      expect(previous).toBe(ids[0]);
+      expect(await page.evaluate(`scrollY`)).toBe(0);
+      // The panel scrolled down to its trail, N opens the next one at its top (heading and buttons), not at the trail's offset.
+      await page.evaluate(`document.querySelector('.proposal').scrollTop = 400`);
+      expect(await page.evaluate(`document.querySelector('.proposal').scrollTop`)).toBeGreaterThan(0);
+      await page.keyboard.press('n');
+      await expect.poll(selectedRow, { timeout: 15_000 }).not.toBe(previous);
+      await expect.poll(() => page.evaluate(`document.querySelector('.proposal').scrollTop`), { timeout: 5_000 }).toBe(0);
+      // Beside the list the way back is not needed: not shown.
+      expect(await page.isVisible('.proposal .back-to-list')).toBe(false);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1366, height: 768 });
+    }
+  });
+
+  it('brings the panel up on N at 1024, and its "Back to the list" goes to the selected row, focused', async () => {
+    await page.setViewportSize({ width: 1024, height: 768 });
+    try {
+      await go('inbox');
+      await page.evaluate(`scrollTo(0, 0)`);
+      const ids = await page.$$eval('.inbox-list [data-proposal]', (b) => b.map((x) => x.getAttribute('data-proposal')!));
+      await page.click(`.inbox-list [data-proposal="${ids[0]}"]`);
+      await expect.poll(selectedRow, { timeout: 15_000 }).toBe(ids[0]);
+      await page.click('.proposal .back-to-list');
+      await page.evaluate(`scrollTo(0, 0)`);
+      await page.keyboard.press('n');
+      await expect.poll(selectedRow, { timeout: 15_000 }).not.toBe(ids[0]);
+      const now = (await selectedRow())!;
+      // The panel, below the list, is what N opened: its way back, heading and Approve in view.
+      await expect.poll(() => inView('.proposal .back-to-list'), { timeout: 5_000 }).toBe(true);
+      expect(await inView('.proposal h2')).toBe(true);
+      expect(await inView('.proposal button.approve')).toBe(true);
+      expect(await inView('.inbox-list tr.selected')).toBe(false);
+      await page.click('.proposal .back-to-list');
+      await expect.poll(rowInView, { timeout: 5_000 }).toBe(true);
+      expect(await page.evaluate(`document.activeElement?.getAttribute('data-proposal')`)).toBe(now);
+      // From there N goes on from the same place.
+      await page.keyboard.press('n');
+      await expect.poll(selectedRow, { timeout: 15_000 }).not.toBe(now);
+      await page.screenshot({ path: join(ROOT, 'test-artifacts/screenshots/shift-inbox-n-1024-en.png') });
       expect(pageErrors).toEqual([]);
     } finally {
       await page.setViewportSize({ width: 1366, height: 768 });

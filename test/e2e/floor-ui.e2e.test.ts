@@ -304,7 +304,7 @@ suite('the floor UI end to end (chromium)', () => {
   });
 
   it('switches language: Norwegian and German labels, numbers and dates in the locale format', async () => {
-    // A proposal's trail shows dates (formatTime); the tables screen shows sizes (formatBytes).
+    // A proposal's trail shows dates in the list's short form (formatWhen), in full on hover; the tables screen shows sizes (formatBytes).
     await go('inbox');
     await page.click('[data-proposal]');
     await page.waitForSelector('.trail li');
@@ -312,7 +312,8 @@ suite('the floor UI end to end (chromium)', () => {
     await lang('nb');
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Innboks');
     expect(await page.getAttribute('html', 'lang')).toBe('nb');
-    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{4}.* — foreslått \(agent-.*\): handling: /);
+    expect(await page.textContent('.trail li')).toMatch(/^[a-zø]{3}\. \d{1,2}\. [a-zé]{3,4}\.?, \d{2}:\d{2} — foreslått \(agent-.*\): handling: /);
+    expect(await page.getAttribute('.trail li time', 'title')).toMatch(/ \d{4}, \d{2}:\d{2}:\d{2}$/); // the year and the seconds on hover
     // The agent's explanation too (whichever rule made the proposal), with the English record on hover.
     const heading = () => page.textContent('.proposal h2');
     const record = await page.getAttribute('.proposal h2', 'title');
@@ -321,12 +322,12 @@ suite('the floor UI end to end (chromium)', () => {
     await shot('inbox-nb');
     await lang('de');
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Eingang');
-    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\.\d{2}\.\d{2},.* — vorgeschlagen \(agent-.*\): Aktion: /);
+    expect(await page.textContent('.trail li')).toMatch(/^[A-Z][a-z]\., \d{1,2}\. [A-Z][a-zä]{2,3}\.?, \d{2}:\d{2} — vorgeschlagen \(agent-.*\): Aktion: /); // not "06.12.26, 08:42:08"
     expect(await heading()).toMatch(/Auftrag |ist seit .* frei|Meldebestand/);
     await shot('inbox-de');
     await lang('en');
     await expect.poll(() => page.textContent('nav [data-screen="inbox"]')).toContain('Inbox');
-    expect(await page.textContent('.trail li')).toMatch(/^\d{2}\/\d{2}\/\d{4}/);
+    expect(await page.textContent('.trail li')).toMatch(/^[A-Z][a-z]{2} \d{1,2} [A-Z][a-z]{2,3}, \d{2}:\d{2} — proposed/);
     expect(await heading()).toMatch(/Job |has been free|reorder point/);
 
     await go('tables');

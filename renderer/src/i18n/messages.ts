@@ -68,6 +68,7 @@ const en = {
   'detail.reject': 'Reject',
   'detail.defer': 'Defer',
   'detail.next': 'Next',
+  'detail.backToList': 'Back to the list',
   'detail.willSend': 'Approving sends “{action}” ({command}) to {module}.',
   'detail.willSendUnnamed': 'Approving sends “{command}” to {module}.',
   'detail.willSendNothing': 'A notice: approving sends nothing to a module; it records that you saw to it.',
@@ -568,6 +569,7 @@ const nb: Messages = {
   'detail.reject': 'Avvis',
   'detail.defer': 'Utsett',
   'detail.next': 'Neste',
+  'detail.backToList': 'Tilbake til listen',
   'detail.willSend': 'Godkjenning sender «{action}» ({command}) til {module}.',
   'detail.willSendUnnamed': 'Godkjenning sender «{command}» til {module}.',
   'detail.willSendNothing': 'Et varsel: godkjenning sender ingenting til en modul; den registrerer at du har sett til det.',
@@ -1044,6 +1046,7 @@ const de: Messages = {
   'detail.reject': 'Ablehnen',
   'detail.defer': 'Zurückstellen',
   'detail.next': 'Weiter',
+  'detail.backToList': 'Zurück zur Liste',
   'detail.willSend': 'Genehmigen sendet „{action}“ ({command}) an {module}.',
   'detail.willSendUnnamed': 'Genehmigen sendet „{command}“ an {module}.',
   'detail.willSendNothing': 'Ein Hinweis: Genehmigen sendet nichts an ein Modul; es hält fest, dass Sie sich darum gekümmert haben.',
@@ -1593,6 +1596,16 @@ export function formatWhen(lang: Lang, ms: number | null | undefined, nowMs: num
   return at.getFullYear() === new Date(nowMs).getFullYear()
     ? dateFormat(lang, 'when', { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }).format(at)
     : dateFormat(lang, 'whenYear', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' }).format(at);
+}
+
+/**
+ * The same point in time in full, to the second and with the year (`formatWhen`'s form shown, this
+ * one on hover): two events of a proposal's trail in the same minute are told apart, and German's
+ * short date ("06.12.26") does not stand beside the list's "So., 6. Dez.".
+ */
+export function formatWhenFull(lang: Lang, ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '–';
+  return dateFormat(lang, 'whenFull', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' }).format(new Date(ms));
 }
 
 const DURATION_UNITS: ReadonlyArray<readonly [Intl.RelativeTimeFormatUnit, number]> = [['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000], ['second', 1000]];

@@ -63,12 +63,12 @@ interface Element {
   type: unknown;
   props: { children?: unknown; className?: string; disabled?: boolean; 'aria-disabled'?: boolean; onClick?: () => void };
 }
-/** The buttons in a rendered tree (the panel's function called, its children's not). */
+/** The buttons in a rendered tree (the panel's function called, its children's not), but its "Back to the list" (no decision, no Next). */
 const buttons = (node: unknown): Element[] => {
   if (Array.isArray(node)) return node.flatMap(buttons);
   if (typeof node !== 'object' || node === null || !('props' in node)) return [];
   const el = node as Element;
-  return [...(el.type === 'button' ? [el] : []), ...buttons(el.props.children)];
+  return [...(el.type === 'button' && !String(el.props.className).includes('back-to-list') ? [el] : []), ...buttons(el.props.children)];
 };
 
 /**

@@ -3,7 +3,7 @@ import { useShallow } from 'zustand/react/shallow';
 import type { ProposalDetail } from '../../../core/site/api.ts';
 import { evidenceColumns, KeepCodes, RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { actionName, columnHeading, formatDuration, KNOWN_ACTIONS, formatNumber, formatTime, formatWhen, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
+import { actionName, columnHeading, formatDuration, KNOWN_ACTIONS, formatNumber, formatWhen, formatWhenFull, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
 import { decidedShown, selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
 import { AgentLooks } from './InboxAgentLooks.tsx';
 import { DecidedList } from './InboxDecided.tsx';
@@ -66,6 +66,40 @@ export function keepPlaceAfterDecision(doc: FocusDocument, after: { decided: str
     if (rows[i]!.getAttribute('data-proposal') === after.next) return rows[i]!.focus();
   }
   doc.querySelector<HTMLElement>('.inbox-list')?.focus();
+}
+
+/** What of an element's place `placeOnOpen` reads (its getBoundingClientRect). */
+export type Box = Pick<DOMRect, 'top' | 'bottom' | 'left' | 'right'>;
+
+/**
+ * What to scroll when a proposal is opened (a click, N, Next, the one after a deferral): 'row'
+ * (its row in the list, to the nearest edge), 'top' (the page to its top), 'panel', or nothing.
+ * `list` and `row` are null when not on the page (a row the list no longer holds); `scrollY` is
+ * how far the page is scrolled.
+ * - Beside the list (from 1101 px wide) the panel is sticky and stays in view: the row is what
+ *   moves. N walked the highlight off the window (row top 868 → 3113 in an 800 px window) and the
+ *   person lost their place; it is brought in only when not wholly in view, so a click on a
+ *   visible row (or N to the one under it) scrolls nothing and the header stays. A row the page's
+ *   top shows (N wrapped round to the first) takes the page to its top, the header and navigation
+ *   with it, rather than to the window's edge.
+ * - One column (under 1101 px: the list, then the panel below it) both cannot be in view: the
+ *   panel is, it is what N and a tap open (its heading, status and buttons), and its "Back to the
+ *   list" leads back to the row. Its top already in the upper third of the window: left where it
+ *   is ('nearest' scrolled a panel taller than the window to its top, the header away).
+ */
+export function placeOnOpen(panel: Box, list: Box | null, row: Box | null, windowHeight: number, scrollY = 0): 'row' | 'top' | 'panel' | null {
+  if (list && row && panel.left >= list.right) return row.top >= 0 && row.bottom <= windowHeight ? null : row.bottom + scrollY <= windowHeight ? 'top' : 'row';
+  return panel.top >= 0 && panel.top < windowHeight / 3 ? null : 'panel';
+}
+
+/** A point in time in the panel: the list's short form (`formatWhen`), in full to the second on hover. */
+function When({ lang, ms, now }: { lang: Lang; ms: number | null | undefined; now: number }) {
+  if (ms === null || ms === undefined) return <>–</>;
+  return (
+    <time dateTime={new Date(ms).toISOString()} title={formatWhenFull(lang, ms)}>
+      {formatWhen(lang, ms, now)}
+    </time>
+  );
 }
 
 export function Inbox() {
@@ -201,22 +235,31 @@ function ProposalPanel() {
   const [comment, setComment] = useState('');
   const decidable = canDecide && (p.status === 'open' || p.status === 'deferred');
   useEffect(() => setComment(''), [p.id]);
-  // A proposal opened from far down a long list (or, below 1100 px, from the list above the
-  // panel) would open out of sight, and the tap seem to do nothing: its panel is brought into view.
-  // A block body: newer chromium's scrollIntoView returns a promise, which React would take for
-  // the effect's cleanup and call, taking the whole page down.
+  // The proposal just opened, and where it is in the list, kept in view (`placeOnOpen`): beside
+  // the list its row, below it (under 1101 px) the panel. A block body: newer chromium's
+  // scrollIntoView returns a promise, which React would take for the effect's cleanup and call,
+  // taking the whole page down.
   const panel = useRef<HTMLElement>(null);
   useEffect(() => {
     const el = panel.current;
     if (!el) return;
-    // Its top already in the upper third of the window (beside the list, from 1101 px wide, under
-    // the header): left where it is, its buttons in view. 'nearest' scrolled a panel taller than
-    // the window to its top, the header and navigation out of view. Lower down (below the list
-    // under 1100 px) the buttons could be under the fold: brought up as before.
-    const top = el.getBoundingClientRect().top;
-    if (top >= 0 && top < window.innerHeight / 3) return;
-    el.scrollIntoView({ block: 'nearest' });
+    // Beside the list the panel scrolls within itself: another proposal opens at its top (its
+    // heading, status and buttons), not at the offset where the last one's trail was read.
+    el.scrollTop = 0;
+    const list = document.querySelector<HTMLElement>('.inbox-list');
+    const row = document.querySelector<HTMLElement>('.inbox-list tr.selected');
+    const place = placeOnOpen(el.getBoundingClientRect(), list?.getBoundingClientRect() ?? null, row?.getBoundingClientRect() ?? null, window.innerHeight, window.scrollY);
+    if (place === 'row') row!.scrollIntoView({ block: 'nearest' });
+    else if (place === 'top') window.scrollTo({ top: 0 });
+    else if (place === 'panel') el.scrollIntoView({ block: 'nearest' });
   }, [p.id]);
+  // Under 1101 px the panel stands below the list, its top at the window's: the way back to the
+  // proposal's row (kept selected), its link focused so N and Enter go on from there.
+  const backToList = () => {
+    const row = document.querySelector<HTMLElement>('.inbox-list tr.selected');
+    (row ?? document.querySelector<HTMLElement>('.inbox-list'))?.scrollIntoView({ block: 'center' });
+    (row?.querySelector<HTMLElement>('button.link') ?? document.querySelector<HTMLElement>('.inbox-list'))?.focus({ preventScroll: true });
+  };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const k = shortcutKey(e);
@@ -255,6 +298,10 @@ function ProposalPanel() {
   };
   return (
     <section className="proposal" ref={panel} aria-label={texts.explanation}>
+      {/* Shown only in one column (styles.css): beside the list the row is in view already. */}
+      <button className="link back-to-list" onClick={backToList}>
+        ↑ {t('detail.backToList')}
+      </button>
       <h2 title={p.explanation}>
         <RiskBadge risk={p.risk} /> {texts.explanation}
       </h2>
@@ -267,9 +314,21 @@ function ProposalPanel() {
       </p>
       <p>
         <strong>{t('inbox.status')}:</strong> {t(`status.${p.status}`)}
-        {decider ? ` — ${decider.by}, ${formatTime(lang, decider.atMs)}` : ''}
+        {/* In the list's form ("Sun 6 Dec, 08:40"), to the second on hover: the panel read
+            "06/12/2026, 08:40:27" beside it, German "06.12.26, 08:42:08". */}
+        {decider ? (
+          <>
+            {` — ${decider.by}, `}
+            <When lang={lang} ms={decider.atMs} now={now} />
+          </>
+        ) : null}
         {/* Nobody decided a withdrawn one: the agent withdrew it, then. */}
-        {p.status === 'withdrawn' && p.withdrawnMs !== undefined ? ` — ${t('inbox.agent')}, ${formatTime(lang, p.withdrawnMs)}` : ''}
+        {p.status === 'withdrawn' && p.withdrawnMs !== undefined ? (
+          <>
+            {` — ${t('inbox.agent')}, `}
+            <When lang={lang} ms={p.withdrawnMs} now={now} />
+          </>
+        ) : null}
       </p>
       {p.status === 'stale' || outcome?.outcome === 'stale' ? (
         <p role="alert" className="alert">
@@ -283,7 +342,7 @@ function ProposalPanel() {
           <ul>
             {p.failedBefore.map((f) => (
               <li key={f.id}>
-                {formatTime(lang, f.atMs)} — {f.id}: {f.detail ?? t('detail.failedNoReason')}
+                <When lang={lang} ms={f.atMs} now={now} /> — {f.id}: {f.detail ?? t('detail.failedNoReason')}
               </li>
             ))}
           </ul>
@@ -389,7 +448,9 @@ function ProposalPanel() {
       <ol className="trail">
         {p.trail.map((e, i) => (
           <li key={i}>
-            {formatTime(lang, e.atMs)} — {trailEvent(e.event)}
+            {/* To the minute, as the list: the order is the trail's; two events in one minute (sent,
+                then applied) are told apart by the seconds on hover. */}
+            <When lang={lang} ms={e.atMs} now={now} /> — {trailEvent(e.event)}
             {e.user ? ` (${e.user})` : ''}
             {e.fields
               ? `: ${e.fields.map((f) => `${t(`trail.field.${f.name}` as MessageKey)}: ${trailValue(e.event, f.name, f.value)}`).join('; ')}`

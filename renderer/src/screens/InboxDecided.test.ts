@@ -346,7 +346,8 @@ describe('a withdrawn proposal opened', () => {
     const store = createAppStore({} as SiteApi);
     store.setState({ lang: 'en', user: { name: 'kari', roles: ['shift_lead'] }, inboxView: 'decided', decided: [p], selected: p, status: { nowMs: T + 30 * min } as never });
     const html = render(store);
-    expect(html).toContain('<strong>Status:</strong> withdrawn — the agent, 06/12/2026, 05:21:05');
+    // When, in the list's form; to the second on hover.
+    expect(html).toContain('<strong>Status:</strong> withdrawn — the agent, <time dateTime="2026-12-06T04:21:05.000Z" title="Sun, 6 Dec 2026, 05:21:05">Sun 6 Dec, 05:21</time>');
     expect(html).toContain('<p class="withdrawn">Withdrawn by the agent: job J-2 is no longer in the queue</p>');
     expect(html).toContain('work_queue: Snapshot 7, tag agent-r1');
     expect(html).toContain('J-2');

@@ -6,7 +6,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
-import { formatTime } from '../i18n/messages.ts';
+import { formatWhen } from '../i18n/messages.ts';
 import { createAppStore } from '../store/store.ts';
 import { decidedBy, Inbox } from './Inbox.tsx';
 
@@ -17,14 +17,14 @@ const proposal = (o: Partial<ProposalDetail>): ProposalDetail => ({
   riskReason: 'reversible', explanation: 'Start J-1 on M-1.', createdMs: T, evidence: [], trail: [], failedBefore: [], ...o,
 });
 
-/** The panel's "Status: …" line as markup. */
+/** The panel's "Status: …" line as text (its time's markup left out). */
 function statusLine(lang: 'en' | 'nb' | 'de', p: ProposalDetail): string {
   const store = createAppStore({} as SiteApi);
   store.setState({ lang, proposals: [p], selected: p });
   store.getInitialState = store.getState;
   const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
   const at = html.indexOf('<p><strong>');
-  return html.slice(at, html.indexOf('</p>', at));
+  return html.slice(at, html.indexOf('</p>', at)).replace(/<[^>]*>/g, '');
 }
 
 const deferredTrail: ProposalDetail['trail'] = [
@@ -37,14 +37,15 @@ const deferredTrail: ProposalDetail['trail'] = [
 describe('a deferred proposal', () => {
   it('says who deferred it last and when, in each language', () => {
     const p = proposal({ trail: deferredTrail });
-    expect(statusLine('en', p)).toContain(`deferred — kari, ${formatTime('en', T + 3_600_000)}`);
-    expect(statusLine('nb', p)).toContain(`utsatt — kari, ${formatTime('nb', T + 3_600_000)}`);
-    expect(statusLine('de', p)).toContain(`zurückgestellt — kari, ${formatTime('de', T + 3_600_000)}`);
+    // In the list's form (formatWhen; the year by this PC's clock, the site's status not given here).
+    expect(statusLine('en', p)).toContain(`deferred — kari, ${formatWhen('en', T + 3_600_000)}`);
+    expect(statusLine('nb', p)).toContain(`utsatt — kari, ${formatWhen('nb', T + 3_600_000)}`);
+    expect(statusLine('de', p)).toContain(`zurückgestellt — kari, ${formatWhen('de', T + 3_600_000)}`);
   });
 
   it('says who decided one approved after it was deferred (the site’s decidedBy), not who deferred it', () => {
     const p = proposal({ status: 'approved', decidedBy: 'lena', decidedMs: T + 7_200_000, trail: [...deferredTrail, { atMs: T + 7_200_000, event: 'approved', user: 'lena' }] });
-    expect(statusLine('en', p)).toContain(`approved — lena, ${formatTime('en', T + 7_200_000)}`);
+    expect(statusLine('en', p)).toContain(`approved — lena, ${formatWhen('en', T + 7_200_000)}`);
     expect(decidedBy(p)).toEqual({ by: 'lena', atMs: T + 7_200_000 });
   });
 

@@ -3,7 +3,7 @@
 // reason and verb are translated; an event or state this screen does not know is shown as it came.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore } from '../store/store.ts';
@@ -92,5 +92,49 @@ describe('the proposal trail', () => {
     expect(listed('en', 2)).toContain('<span class="failed-tag chip-alert"> ⚠ not carried out 2× before</span>');
     expect(listed('de', 1)).toContain('⚠ vorher 1× nicht ausgeführt');
     expect(listed('en')).not.toContain('failed-tag');
+  });
+});
+
+describe("the panel's times", () => {
+  // As InboxDecided.test.ts: this PC's time zone is Oslo's for these.
+  const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process!.env;
+  let tz: string | undefined;
+  beforeAll(() => {
+    tz = env.TZ;
+    env.TZ = 'Europe/Oslo'; // UTC+1 in December
+  });
+  afterAll(() => {
+    if (tz === undefined) delete env.TZ;
+    else env.TZ = tz;
+  });
+
+  /** The panel of an approved proposal whose trail has two events in one minute (sent, then applied), the site's clock at T. */
+  function panel(lang: 'en' | 'nb' | 'de'): string {
+    const p: ProposalDetail = {
+      id: 'P-1', status: 'approved', decidedBy: 'lena', decidedMs: T + 5_000, action: 'assign_job', module: 'operations', params: {}, ruleId: 'assign-job', ruleVersion: '1', risk: 'low',
+      riskReason: 'reversible', explanation: 'Start J-1 on M-1.', createdMs: T, evidence: [], failedBefore: [],
+      trail: [
+        { atMs: T + 5_000, event: 'approved', user: 'lena' },
+        { atMs: T + 47_000, event: 'command_applied', user: 'write-back' },
+      ],
+    };
+    const store = createAppStore({} as SiteApi);
+    store.setState({ lang, proposals: [], selected: p, status: { nowMs: T } as never });
+    store.getInitialState = store.getState;
+    return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(Inbox)));
+  }
+
+  it("are the list's short form in the status line and the trail, to the second on hover, in en, nb and de", () => {
+    // The list says "Tue 1 Dec, 13:00" (formatWhen); the panel said "01/12/2026, 13:00:05", German "01.12.26, 13:00:05".
+    const shown = (html: string) => [...html.matchAll(/<time [^>]*title="([^"]*)"[^>]*>([^<]*)<\/time>/g)].map((m) => [m[2], m[1]]);
+    expect(shown(panel('en'))).toEqual([
+      ['Tue 1 Dec, 13:00', 'Tue, 1 Dec 2026, 13:00:05'], // the status line: approved — lena, …
+      ['Tue 1 Dec, 13:00', 'Tue, 1 Dec 2026, 13:00:05'], // the trail: the approval
+      ['Tue 1 Dec, 13:00', 'Tue, 1 Dec 2026, 13:00:47'], // its command applied, the same minute
+    ]);
+    expect(shown(panel('nb'))[2]).toEqual(['tir. 1. des., 13:00', 'tir. 1. des. 2026, 13:00:47']);
+    expect(shown(panel('de'))[2]).toEqual(['Di., 1. Dez., 13:00', 'Di., 1. Dez. 2026, 13:00:47']);
+    for (const lang of ['en', 'nb', 'de'] as const) expect(panel(lang)).not.toMatch(/01\/12\/2026|01\.12\.26|1\.12\.2026/);
+    expect(panel('en')).toContain('approved — lena, <time dateTime="2026-12-01T12:00:05.000Z"');
   });
 });

@@ -1514,8 +1514,15 @@ export function formatNumber(lang: Lang, n: number | null | undefined): string {
   return n === null || n === undefined ? '–' : numberFormat(lang, 'plain').format(n);
 }
 
+/**
+ * A point in time to the second with its whole date: "06/12/2026, 08:40:27", "06.12.2026, 08:40:27"
+ * in Norwegian and German — not the locale's short date style, which in German gives the year in
+ * two digits ("06.12.26"), in Norwegian and English four.
+ */
+const TIME_OPTIONS: Intl.DateTimeFormatOptions = { day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' };
+
 export function formatTime(lang: Lang, ms: number | null | undefined): string {
-  return ms === null || ms === undefined ? '–' : dateFormat(lang, 'time', { dateStyle: 'short', timeStyle: 'medium' }).format(new Date(ms));
+  return ms === null || ms === undefined ? '–' : dateFormat(lang, 'time', TIME_OPTIONS).format(new Date(ms));
 }
 
 /**

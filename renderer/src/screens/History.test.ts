@@ -46,7 +46,7 @@ describe('History screen', () => {
   it('names the snapshot read and its commit time, in each language', () => {
     expect(render({ history: history({}) })).toContain('stock at snapshot #41, committed 03/12/2026, 07:00:05. Rows: 2');
     expect(render({ history: history({}) }, 'nb')).toContain('stock ved øyeblikksbilde #41, lagret 03.12.2026, 07:00:05. Rader: 2');
-    expect(render({ history: history({}) }, 'de')).toContain('stock bei Snapshot #41, geschrieben 03.12.26, 07:00:05. Zeilen: 2');
+    expect(render({ history: history({}) }, 'de')).toContain('stock bei Snapshot #41, geschrieben 03.12.2026, 07:00:05. Zeilen: 2');
     expect(render({ history: history({}) })).not.toContain('There are more');
   });
 
@@ -70,7 +70,7 @@ describe('History screen', () => {
     const none = render({ diff: diff({ changes: [], from: { snapshotId: 57, snapshotMs: T2 } }) });
     expect(none).toContain('stock: no changes from snapshot #57 (03/12/2026, 08:30:00) to the latest, #57 (03/12/2026, 08:30:00)');
     expect(none).not.toContain('<table');
-    expect(render({ diff: diff({ more: true }) }, 'de')).toContain('stock von Snapshot #41 (03.12.26, 07:00:05) bis zum aktuellen, #57 (03.12.26, 08:30:00). Änderungen: die ersten 2. Es gibt weitere');
+    expect(render({ diff: diff({ more: true }) }, 'de')).toContain('stock von Snapshot #41 (03.12.2026, 07:00:05) bis zum aktuellen, #57 (03.12.2026, 08:30:00). Änderungen: die ersten 2. Es gibt weitere');
   });
 
   it("says each change of a comparison in words, in each language, Paimon's mark on hover", () => {

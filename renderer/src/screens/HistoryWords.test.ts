@@ -187,7 +187,7 @@ describe('History: the tag picker', () => {
     const some = tags.filter((x) => !x.name.startsWith('checked-') && x.createdMs !== null);
     expect(groups(withStore({}, 'nb', createElement(TagOptions, { lang: 'nb', tags: some }))).map((g) => g[0])).toEqual(['Agentkjøringer', 'Beslutninger', 'Hver time']);
     expect(groups(withStore({}, 'de', createElement(TagOptions, { lang: 'de', tags }))).map((g) => g[0])).toEqual(['Agentenläufe', 'Entscheidungen', 'Geprüfte Genehmigungen', 'Stündlich', 'Andere']);
-    expect(groups(withStore({}, 'de', createElement(TagOptions, { lang: 'de', tags })))[1]![1]).toBe('decision-P-20261203T0601-2 (#42, 03.12.26, 07:05:05)');
+    expect(groups(withStore({}, 'de', createElement(TagOptions, { lang: 'de', tags })))[1]![1]).toBe('decision-P-20261203T0601-2 (#42, 03.12.2026, 07:05:05)');
   });
 
   it('orders by when a tag was made, then by snapshot (a tag without a time after those with one)', () => {

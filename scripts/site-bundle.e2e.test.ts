@@ -155,7 +155,11 @@ describe('the site bundle in a tree without docs/ (as the packaged app holds it)
     expect(readFileSync(join(data, 'rules', 'door-down.mts'), 'utf8')).toBe(readFileSync(join(ROOT, 'docs', 'examples', 'rules', 'door-down.mts'), 'utf8'));
     const status = await run(process.execPath, [bundle, 'status', '--data', data]);
     const lines = status.stdout.split('\n');
-    expect(lines.filter((l) => /^agent: /.test(l))).toEqual([expect.stringMatching(/^agent: \d+ rules, 1 from rule files of this site's own \(config agent\.ruleFiles\)$/)]);
+    // The running agent's line (started without its timer), then its rules'.
+    expect(lines.filter((l) => /^agent: /.test(l))).toEqual([
+      'agent: does not run on its own (started with --no-agent-timer): only when asked (tilstand agent run)',
+      expect.stringMatching(/^agent: \d+ rules, 1 from rule files of this site's own \(config agent\.ruleFiles\)$/),
+    ]);
     expect(lines.filter((l) => l.startsWith('  rule '))).toEqual([expect.stringMatching(/^ {2}rule door-down@2 from rules\/door-down\.mts \(sha256 [0-9a-f]{12}…\)$/)]);
 
     child.kill('SIGINT');

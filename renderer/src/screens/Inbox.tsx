@@ -119,11 +119,17 @@ export function Inbox() {
   const showView = useApp((s) => s.showInboxView);
   // The Decided list's rows as shown (the withdrawn ones only on request).
   const decidedCount = useApp((s) => decidedShown(s.decided, s.showWithdrawn).length);
-  // Runs once the decided proposal's panel and the reloaded list are on the page (both are set
-  // before afterDecision is).
+  // Runs once the decided proposal's panel and the reloaded list are on the page, and again when
+  // the panel's proposal changes after: the decision's own read of the proposal can lose to the
+  // live event's read of it (the site announces the change the decision made, `applyEvent`), so
+  // afterDecision may come while the panel still shows the proposal open, its buttons on the page
+  // and the focus on one; the event's read then removes them and the focus fell to the page for
+  // good (seen intermittently in floor-ui.e2e under CI). keepPlaceAfterDecision acts only while
+  // the focus is on the page and the decided proposal is shown decided.
+  const selectedStatus = selected?.status;
   useEffect(() => {
     if (typeof document !== 'undefined') keepPlaceAfterDecision(document, afterDecision, selected);
-  }, [afterDecision]); // once per decision, with the panel as it is then
+  }, [afterDecision, selected?.id, selectedStatus]);
   return (
     <div className="inbox">
       {/* tabIndex -1: the focus can be put here (an emptied list after a decision), Tab does not stop here. */}

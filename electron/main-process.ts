@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { SiteBackend } from '../core/site/api.ts';
 import { FirstRunBackend, isInitialized, SwitchingBackend } from '../core/site/first-run.ts';
 import { DEFAULT_RENDERER_DIR, type SiteStartOptions } from '../core/site/site.ts';
-import { SITE_LAUNCH } from '../core/site/v8-flags.ts';
+import { SITE_LAUNCH, shellWord } from '../core/site/v8-flags.ts';
 import { registerScheme, startShell, type ElectronLike } from './shell.ts';
 
 export interface ShellArgs {
@@ -119,15 +119,6 @@ export function relaunchWithLaunchSettings(app: RelaunchApp, argv: readonly stri
   app.relaunch({ args });
   app.exit(0);
   return true;
-}
-
-/**
- * A word as the shell takes it back: quoted when it holds anything but plain characters (Windows:
- * its paths' backslashes are plain). As core/site/cli/start.ts quotes the site's own command.
- */
-function shellWord(w: string, platform: NodeJS.Platform): string {
-  if (platform === 'win32') return /^[A-Za-z0-9_./:=,@%+\\-]+$/.test(w) ? w : `"${w.replace(/"/g, '\\"')}"`;
-  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
 /** What the main process needs of a running site (core/site's Site). */

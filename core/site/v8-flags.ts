@@ -56,6 +56,17 @@ export function missingLaunchSettings(execArgv: readonly string[] = process.exec
   return missing;
 }
 
+/**
+ * A word of a launch command as the shell takes it back: quoted when it holds anything but plain
+ * characters (Windows: its paths' backslashes are plain). For the commands that start a site, or
+ * the Electron shell, with SITE_LAUNCH (core/site/cli/start.ts `memoryLines`, electron
+ * main-process.ts).
+ */
+export function shellWord(w: string, platform: NodeJS.Platform): string {
+  if (platform === 'win32') return /^[A-Za-z0-9_./:=,@%+\\-]+$/.test(w) ? w : `"${w.replace(/"/g, '\\"')}"`;
+  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
 /** Sets SITE_V8_FLAGS in this process (idempotent). */
 export function applySiteV8Flags(): void {
   for (const f of SITE_V8_FLAGS) setFlagsFromString(f);

@@ -20,7 +20,7 @@ import { SiteHttpServer } from '../http-server.ts';
 import { DEMO_HQ_DIR } from '../demo/site.ts';
 import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, reportedBySite, Site } from '../site.ts';
 import { UiServer } from '../ui-server.ts';
-import { missingLaunchSettings } from '../v8-flags.ts';
+import { missingLaunchSettings, shellWord } from '../v8-flags.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, nextSignal, port, positiveInt, print, refuseExtraArguments, type CliIO } from './common.ts';
 import { exitCodeOf } from './exit-code.ts';
 import { existsSync } from 'node:fs';
@@ -212,12 +212,6 @@ export function memoryLines(missing: readonly string[], cmd: { execArgv: readonl
     `  memory:  started without ${missing.join(' ')}: a higher peak RSS (measured on a 1 M-row site: 278 MB with neither, 231 MB with both; docs/operations.md, "Memory settings")`,
     `           start it with them (as \`npm start\` does): ${command}`,
   ];
-}
-
-/** A word as the shell takes it back: quoted when it holds anything but plain characters (Windows: its paths' backslashes are plain). */
-function shellWord(w: string, platform: NodeJS.Platform): string {
-  if (platform === 'win32') return /^[A-Za-z0-9_./:=,@%+\\-]+$/.test(w) ? w : `"${w.replace(/"/g, '\\"')}"`;
-  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The demo's modules in words for the start banner: the yard system writes a table of the site's own. */

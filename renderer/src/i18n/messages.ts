@@ -1754,16 +1754,21 @@ export const VALUE_WORDS: Readonly<Record<string, Readonly<Record<string, Readon
  * finds a row by what is stored.
  */
 export function cellText(lang: Lang, table: string | undefined, column: string | undefined, type: string | undefined, v: unknown): { text: string; raw?: string } {
-  if (typeof v === 'string' && table !== undefined && column !== undefined) {
-    // Own properties only: a stored "constructor" is no known value.
-    const columns = Object.hasOwn(VALUE_WORDS, table) ? VALUE_WORDS[table]! : undefined;
-    const words = columns && Object.hasOwn(columns, column) ? columns[column]! : undefined;
-    if (words && Object.hasOwn(words, v)) {
-      const text = translate(lang, words[v]!);
-      return text === v ? { text } : { text, raw: v };
-    }
-  }
+  const text = typeof v === 'string' && table !== undefined && column !== undefined ? valueWord(lang, table, column, v) : undefined;
+  if (text !== undefined) return text === v ? { text } : { text, raw: v as string };
   return formatCell(lang, type, v);
+}
+
+/**
+ * A known value of a column of Tilstand's own tables in the chosen language (`VALUE_WORDS`), or
+ * undefined for any other (a value a newer contract added, a site's own table): the Work queue's
+ * statuses and states, Dead letters' reasons, History's and the evidence's cells (`cellText`).
+ */
+export function valueWord(lang: Lang, table: string, column: string, v: string): string | undefined {
+  // Own properties only: a stored "constructor" is no known value.
+  const columns = Object.hasOwn(VALUE_WORDS, table) ? VALUE_WORDS[table]! : undefined;
+  const words = columns && Object.hasOwn(columns, column) ? columns[column]! : undefined;
+  return words && Object.hasOwn(words, v) ? translate(lang, words[v]!) : undefined;
 }
 
 /** The alarm kinds worded here; the others show the site's English message. */

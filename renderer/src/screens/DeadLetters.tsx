@@ -2,12 +2,11 @@ import { Fragment, useEffect, useState, type FormEvent } from 'react';
 import type { DeadLetterGroupView, DeadLetterView } from '../../../core/site/api.ts';
 import { escapeCloses, focusAfterClose, focusFirstOf, KeepCodes, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatDuration, formatNumber, formatTime, pluralKey, type MessageKey } from '../i18n/messages.ts';
+import { formatDuration, formatNumber, formatTime, pluralKey, valueWord, type Lang } from '../i18n/messages.ts';
 import { selectIsDecider } from '../store/store.ts';
 
-// The reasons core/ingest gives a dead letter (DEAD_LETTER_REASONS), said in words; another, from a
-// newer site, is shown as it came.
-const REASONS = new Set(['too_large', 'bad_json', 'unsafe_json', 'bad_envelope', 'topic_mismatch', 'no_contract', 'contract_violation', 'no_binding', 'binding_error', 'unfit_for_table']);
+// The reasons core/ingest gives a dead letter (DEAD_LETTER_REASONS) are said in words (`valueWord`,
+// messages.ts VALUE_WORDS); another, from a newer site, is shown as it came.
 
 /** The open letters' groups the summary names, the largest first (`tilstand status` names as many); the rest are counted. */
 export const SOURCES_SHOWN = 5;
@@ -34,7 +33,7 @@ function LetterSources({ groups }: { groups: readonly DeadLetterGroupView[] }) {
   // A group chosen keeps its "Show all" when it has emptied (every letter of it closed) or left the five.
   if (groups.length === 0 && filter === null) return null;
   const rest = groups.slice(SOURCES_SHOWN).reduce((n, g) => n + g.count, 0);
-  const reasonText = (reason: string) => (REASONS.has(reason) ? t(`dead.why.${reason}` as MessageKey) : reason);
+  const reasonText = (reason: string) => valueWord(lang, 'dead_letters', 'reason', reason) ?? reason;
   return (
     <div className="letter-sources">
       {groups.length > 0 && t('dead.sources')}
@@ -205,6 +204,19 @@ export function DismissRow(p: {
   );
 }
 
+/** A letter's reason in words with its code beside it, for whoever fixes the module or binding; a reason this UI does not know as it came. */
+function ReasonWords({ lang, reason }: { lang: Lang; reason: string }) {
+  const word = valueWord(lang, 'dead_letters', 'reason', reason);
+  return word === undefined ? (
+    <strong>{reason}</strong>
+  ) : (
+    <>
+      <strong>{word}</strong>
+      <span className="mono small reason-code"> {reason}</span>
+    </>
+  );
+}
+
 export function DeadLetters() {
   const t = useT();
   const lang = useApp((s) => s.lang);
@@ -275,8 +287,7 @@ export function DeadLetters() {
                 <td className="word received">{formatTime(lang, r.receivedMs)}</td>
                 <td>
                   {/* The reason in words, the code beside it for whoever fixes the module or binding. */}
-                  <strong>{REASONS.has(r.reason) ? t(`dead.why.${r.reason}` as MessageKey) : r.reason}</strong>
-                  {REASONS.has(r.reason) ? <span className="mono small reason-code"> {r.reason}</span> : null}
+                  <ReasonWords lang={lang} reason={r.reason} />
                   <div className="small">{r.detail}</div>
                   {r.dismissed && <div className="small dismissed">{t('dead.dismissedBy', { name: r.dismissed.by, time: formatTime(lang, r.dismissed.atMs), note: r.dismissed.note })}</div>}
                   {r.status === 'replayed' && <div className="small">{t('dead.wasReplayed')}</div>}

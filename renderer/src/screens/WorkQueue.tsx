@@ -3,13 +3,11 @@ import type { ResourceView } from '../../../core/site/api.ts';
 import { KeepCodes, Table } from '../components/common.tsx';
 import { Waiting, waitingBy } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
-import { formatNumber, formatWhen, timestampMs, type MessageKey } from '../i18n/messages.ts';
+import { formatNumber, formatWhen, timestampMs, valueWord, type MessageKey } from '../i18n/messages.ts';
 import { useSearchLoad } from '../search-load.ts';
 import { WORK_ROWS } from '../store/store.ts';
 
 const STATUS_ORDER = ['blocked', 'released', 'in_progress', 'done'];
-const JOB_STATUSES = new Set(['released', 'blocked', 'in_progress', 'done']);
-const RESOURCE_STATES = new Set(['free', 'busy', 'down']);
 
 export function WorkQueue() {
   const t = useT();
@@ -32,8 +30,8 @@ export function WorkQueue() {
   // The site sends them sorted so (core/site/service.ts `jobs`), and cut after that order.
   const sorted = [...jobs].sort((a, b) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || (b.priority ?? 0) - (a.priority ?? 0));
   // A value outside the contract's symbols (a newer contract version) is shown as it came.
-  const status = (s: string) => (JOB_STATUSES.has(s) ? t(`work.status.${s}` as MessageKey) : s);
-  const state = (s: string | null) => (s === null ? '' : RESOURCE_STATES.has(s) ? t(`work.state.${s}` as MessageKey) : s);
+  const status = (s: string) => valueWord(lang, 'work_queue', 'status', s) ?? s;
+  const state = (s: string | null) => (s === null ? '' : (valueWord(lang, 'resources', 'state', s) ?? s));
   // A TIMESTAMP's text (`ms` read from it) in this PC's time zone; text that is no time as it came.
   const when = (text: string | null, ms: number | null) => (text === null ? '' : ms === null ? text : formatWhen(lang, ms, now));
   // The search names resources too: the site filters the jobs, the machines and teams are

@@ -4,7 +4,8 @@
 // than an empty table — in each language.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { inTimeZone } from '../test-time-zone.ts';
 import type { DiffResult, HistoryResult, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore, type AppState } from '../store/store.ts';
@@ -29,19 +30,8 @@ const diff = (o: Partial<DiffResult>): DiffResult => ({
   changes: [{ kind: '-U', row: ['ITEM-001', 4] }, { kind: '+U', row: ['ITEM-001', 7] }], more: false, ...o,
 });
 
-// The tests run in node; the renderer's own type check knows no node globals.
-const env = (globalThis as unknown as { process: { env: Record<string, string | undefined> } }).process.env;
-
 describe('History screen', () => {
-  let tz: string | undefined;
-  beforeAll(() => {
-    tz = env.TZ;
-    env.TZ = 'Europe/Oslo'; // UTC+1 in December: the times below are local
-  });
-  afterAll(() => {
-    if (tz === undefined) delete env.TZ;
-    else env.TZ = tz;
-  });
+  inTimeZone('Europe/Oslo'); // UTC+1 in December: the times below are local
 
   it('names the snapshot read and its commit time, in each language', () => {
     expect(render({ history: history({}) })).toContain('stock at snapshot #41, committed 03/12/2026, 07:00:05. Rows: 2');

@@ -4,7 +4,8 @@
 // the name kept and when it was made in this PC's time.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { inTimeZone } from '../test-time-zone.ts';
 import type { DiffResult, HistoryResult, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore, type AppState } from '../store/store.ts';
@@ -31,9 +32,6 @@ const work: HistoryResult = {
   types: ['STRING NOT NULL', 'STRING', 'STRING', 'TIMESTAMP(3)', 'STRING', 'BIGINT'],
   rows: [['J-0010', 'blocked', 'material short: ITEM-003', null, null, 9]],
 };
-
-// The tests run in node; the renderer's own type check knows no node globals.
-const env = (globalThis as unknown as { process: { env: Record<string, string | undefined> } }).process.env;
 
 describe('History: column headings', () => {
   it('heads a seed table\'s columns in words in en, nb and de (as Work queue does), the stored name on hover', () => {
@@ -145,15 +143,7 @@ describe('History: stored words in the reader\'s language', () => {
 });
 
 describe('History: the tag picker', () => {
-  let tz: string | undefined;
-  beforeAll(() => {
-    tz = env.TZ;
-    env.TZ = 'Europe/Oslo'; // UTC+1 in December: the times below are local
-  });
-  afterAll(() => {
-    if (tz === undefined) delete env.TZ;
-    else env.TZ = tz;
-  });
+  inTimeZone('Europe/Oslo'); // UTC+1 in December: the times below are local
 
   const min = 60_000;
   // As the site sends them: newest snapshot first, every kind in one list. A decision's tag points

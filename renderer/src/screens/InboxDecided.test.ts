@@ -7,22 +7,14 @@
 // site API, no browser.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { inTimeZone } from '../test-time-zone.ts';
 import type { ProposalDetail, ProposalView, SiteApi, SiteApiMethods } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore, DECIDED_ROWS, WITHDRAWN_ROWS, type AppStore } from '../store/store.ts';
 import { Inbox } from './Inbox.tsx';
 
-const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process!.env;
-let tz: string | undefined;
-beforeEach(() => {
-  tz = env.TZ;
-  env.TZ = 'Europe/Oslo'; // UTC+1 in December
-});
-afterEach(() => {
-  if (tz === undefined) delete env.TZ;
-  else env.TZ = tz;
-});
+inTimeZone('Europe/Oslo'); // UTC+1 in December
 
 const T = Date.UTC(2026, 11, 6, 4, 0); // Sun 6 Dec, 05:00 in Oslo
 const min = 60_000;

@@ -3,23 +3,15 @@
 // the English record stays on hover.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { inTimeZone } from '../test-time-zone.ts';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore, INBOX_ROWS } from '../store/store.ts';
 import { Inbox } from './Inbox.tsx';
 
 const T = Date.UTC(2026, 11, 1, 12, 0);
-const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process!.env;
-let tz: string | undefined;
-beforeEach(() => {
-  tz = env.TZ;
-  env.TZ = 'Europe/Oslo';
-});
-afterEach(() => {
-  if (tz === undefined) delete env.TZ;
-  else env.TZ = tz;
-});
+inTimeZone('Europe/Oslo');
 
 const P: ProposalDetail = {
   id: 'P-1',

@@ -3,7 +3,8 @@
 // reason and verb are translated; an event or state this screen does not know is shown as it came.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { inTimeZone } from '../test-time-zone.ts';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore } from '../store/store.ts';
@@ -97,16 +98,7 @@ describe('the proposal trail', () => {
 
 describe("the panel's times", () => {
   // As InboxDecided.test.ts: this PC's time zone is Oslo's for these.
-  const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process!.env;
-  let tz: string | undefined;
-  beforeAll(() => {
-    tz = env.TZ;
-    env.TZ = 'Europe/Oslo'; // UTC+1 in December
-  });
-  afterAll(() => {
-    if (tz === undefined) delete env.TZ;
-    else env.TZ = tz;
-  });
+  inTimeZone('Europe/Oslo'); // UTC+1 in December
 
   /** The panel of an approved proposal whose trail has two events in one minute (sent, then applied), the site's clock at T. */
   function panel(lang: 'en' | 'nb' | 'de'): string {

@@ -5,7 +5,8 @@
 // - an agent's explanation and a trail entry: each UTC instant in the text (`…Z`).
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { inTimeZone } from '../test-time-zone.ts';
 import type { HistoryResult, ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { formatCell, formatWhen, localizeInstants } from '../i18n/messages.ts';
@@ -13,19 +14,8 @@ import { createAppStore } from '../store/store.ts';
 import { History } from './History.tsx';
 import { Inbox } from './Inbox.tsx';
 
-// The tests run in node; the renderer's own type check knows no node globals.
-const env = (globalThis as unknown as { process: { env: Record<string, string | undefined> } }).process.env;
-
 describe('table cells', () => {
-  let tz: string | undefined;
-  beforeAll(() => {
-    tz = env.TZ;
-    env.TZ = 'Europe/Oslo'; // UTC+1 in December
-  });
-  afterAll(() => {
-    if (tz === undefined) delete env.TZ;
-    else env.TZ = tz;
-  });
+  inTimeZone('Europe/Oslo'); // UTC+1 in December
 
   it('shows a TIMESTAMP in local time to the second and keeps the stored text', () => {
     expect(formatCell('en', 'TIMESTAMP(3)', '2026-12-02T09:36:13.017')).toEqual({ text: '02/12/2026, 10:36:13', raw: '2026-12-02T09:36:13.017' });
@@ -91,15 +81,7 @@ describe('table cells', () => {
 });
 
 describe('a point in time for the floor (formatWhen)', () => {
-  let tz: string | undefined;
-  beforeAll(() => {
-    tz = env.TZ;
-    env.TZ = 'Europe/Oslo'; // UTC+1 in winter
-  });
-  afterAll(() => {
-    if (tz === undefined) delete env.TZ;
-    else env.TZ = tz;
-  });
+  inTimeZone('Europe/Oslo'); // UTC+1 in winter
 
   it("shows the year when it is not this year's, in local time; this year's short", () => {
     const now = Date.UTC(2027, 0, 1, 9, 0); // 1 January 2027, 10:00 in Oslo

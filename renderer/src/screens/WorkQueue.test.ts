@@ -3,7 +3,8 @@
 // its due time and not done is marked overdue, and statuses and states are in the chosen language.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { inTimeZone } from '../test-time-zone.ts';
 import type { JobView, ResourceView, SiteApi, SiteStatus, WaitingProposal } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { timestampMs } from '../i18n/messages.ts';
@@ -36,19 +37,8 @@ const row = (html: string, attr: string): string => {
   return html.slice(at, html.indexOf('</tr>', at));
 };
 
-// The tests run in node; the renderer's own type check knows no node globals.
-const env = (globalThis as unknown as { process: { env: Record<string, string | undefined> } }).process.env;
-
 describe('Work queue screen', () => {
-  let tz: string | undefined;
-  beforeAll(() => {
-    tz = env.TZ;
-    env.TZ = 'Europe/Oslo'; // UTC+1 in December (node applies a changed TZ at once)
-  });
-  afterAll(() => {
-    if (tz === undefined) delete env.TZ;
-    else env.TZ = tz;
-  });
+  inTimeZone('Europe/Oslo'); // UTC+1 in December (node applies a changed TZ at once)
 
   it('reads a TIMESTAMP without a zone as UTC, and one with a zone as written', () => {
     expect(timestampMs('2026-12-02T09:36:13.017')).toBe(Date.UTC(2026, 11, 2, 9, 36, 13, 17));

@@ -994,7 +994,9 @@ export class Ingestor {
       if (d !== undefined && d.status === 'open') out.push(d);
     }
     this.lettersToAnnounce = new Set();
-    return out;
+    // Opened in the order their events were released, not journaled: a held event's letter comes
+    // after the letters of later positions that released it.
+    return out.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
   }
 
   /** Hands durable letters to the listener; what it throws is a warning, never a failed commit. */

@@ -93,6 +93,17 @@ describe('Ingestor.setLetterListener', () => {
     expect(told).toHaveLength(1);
   });
 
+  it("hands on a commit's letters in position order, also a held event's refused after a later position's", async () => {
+    const told: bigint[][] = [];
+    ingestor.setLetterListener((letters) => told.push(letters.map((d) => d.position)));
+    // seq 2 comes first and waits in the reorder buffer for seq 1; both are refused when seq 1
+    // comes, seq 1's (the later position) first.
+    const p1 = await ingestor.accept(`tilstand/${SITE}/events/inventory/stock`, Buffer.from(badEvent(2)));
+    const p2 = await ingestor.accept(`tilstand/${SITE}/events/inventory/stock`, Buffer.from(badEvent(1)));
+    ingestor.commitAll();
+    expect(told).toEqual([[p1, p2]]);
+  });
+
   it('keeps a failing listener from failing the commit (a warning), and forgets what waits when it is removed', async () => {
     ingestor.setLetterListener(() => {
       throw new Error('broker gone');
@@ -166,6 +177,20 @@ describe('LetterNotices bound', () => {
     notices.tick();
     expect(sent).toHaveLength(24);
     expect(notices.counts()).toEqual({ notices: 22, summaries: 2, unannounced: 0 });
+  });
+
+  it('names the lowest and highest letter, and the earliest and latest receive time, in a summary whatever order the letters came in', () => {
+    const sent: DeadLetterNotice[] = [];
+    let now = 0;
+    const notices = new LetterNotices({ site: SITE, perSecond: 2, monotonicClock: () => now, publish: (_t, payload) => sent.push(JSON.parse(payload)) });
+    // A commit's letters, then, in the same window, a held event's letter at a lower position
+    // (released by a later commit).
+    notices.letters([letter(20, 'inventory'), letter(21, 'inventory'), letter(22, 'inventory'), letter(23, 'inventory')]);
+    notices.letters([letter(15, 'inventory')]);
+    now = 1_000;
+    notices.tick();
+    expect(sent.at(-1)).toMatchObject({ kind: 'summary', more: 3, first_letter: '15', last_letter: '23', since: new Date(1_764_493_200_015).toISOString(), until: new Date(1_764_493_200_023).toISOString() });
+    expect((sent.at(-1) as LetterSummaryNotice).detail).toMatch(/letters 15\.\.23;/);
   });
 
   it('announces nothing for a letter whose topic names no module of this site', () => {

@@ -62,12 +62,12 @@ export interface LetterSummaryNotice {
   readonly module: string;
   /** Letters not announced one by one. */
   readonly more: number;
-  /** When the site received the first and the last of them (ISO 8601). */
+  /** When the site received the earliest and the latest of them (ISO 8601). */
   readonly since: string;
   readonly until: string;
   /** How many of them per reason code. */
   readonly reasons: Readonly<Record<string, number>>;
-  /** The first and last of them (journal positions): `tilstand deadletters list` shows them all. */
+  /** The lowest and highest of their letter ids (journal positions): `tilstand deadletters list` shows them all. */
   readonly first_letter: string;
   readonly last_letter: string;
   /** The same in words ("and 4,312 more since …"). */
@@ -155,13 +155,13 @@ export class LetterNotices {
         continue;
       }
       // Over the bound: counted for the window's summary (which keeps a slot of the next window).
-      if (w.more === 0) {
-        w.sinceMs = d.receivedAtMs;
-        w.first = d.position;
-      }
+      // Lowest and highest, not first and last: a held event's letter comes in a later commit than
+      // the letters of later positions, and its receive time is earlier.
+      if (w.more === 0 || d.receivedAtMs < w.sinceMs) w.sinceMs = d.receivedAtMs;
+      if (w.more === 0 || d.receivedAtMs > w.untilMs) w.untilMs = d.receivedAtMs;
+      if (w.more === 0 || d.position < w.first) w.first = d.position;
+      if (w.more === 0 || d.position > w.last) w.last = d.position;
       w.more++;
-      w.untilMs = d.receivedAtMs;
-      w.last = d.position;
       w.reasons.set(d.reason, (w.reasons.get(d.reason) ?? 0) + 1);
     }
   }

@@ -11,6 +11,7 @@ import { checkBinding, checkOrderingStreams, type Binding } from './binding.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
 import { SEED_TABLES } from './seed-tables.ts';
 import { evolveToDefinition, parseTableDefinition } from './site-tables.ts';
+import { DOOR_EVENTS } from './test-support/door-events.ts';
 import { YARD_BINDING, YARD_DOORS } from './test-support/yard-doors.ts';
 
 /** The entry of docs/modules.md section 5, with its trailer column. */
@@ -47,6 +48,20 @@ describe('site table definitions', () => {
     const noType = refusal(() => parseTableDefinition({ ...DOORS, columns: [...DOORS.columns, { name: 'bay' }] }, 'tables[5]'));
     expect(noType).toMatch(/^tables\[5\]\.columns\[4\]\.type: expected a Paimon type .*, got nothing \(the key is missing\)$/);
     expect(noPk + noType).not.toContain('undefined');
+  });
+
+  it("refuses partition expiry options on a table without partitionKeys, naming the option (Paimon's writer ignores them: every row kept for good)", () => {
+    const { partitionKeys: _p, ...unpartitioned } = DOOR_EVENTS;
+    const refused = refusal(() => parseTableDefinition(unpartitioned, 'tables[5]'));
+    expect(refused).toBe(
+      `tables[5].options.partition.expiration-time: the table has no partitionKeys, so no partition of it ever expires: give partitionKeys (a column of primaryKeys, e.g. ["day"]) or leave the option out`,
+    );
+    expect(refusal(() => parseTableDefinition({ ...unpartitioned, options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq', 'partition.timestamp-formatter': 'yyyy-MM-dd' } }, 'tables[5]'))).toMatch(
+      /^tables\[5\]\.options\.partition\.timestamp-formatter: the table has no partitionKeys/,
+    );
+    // With the partition keys, or without the options, it is taken.
+    expect(parseTableDefinition(DOOR_EVENTS, 'tables[5]')!.partitionKeys).toEqual(['day']);
+    expect(parseTableDefinition({ ...unpartitioned, options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' } }, 'tables[5]')!.partitionKeys).toEqual([]);
   });
 
   it('names a column inserted before the last one once, and still every other difference', () => {

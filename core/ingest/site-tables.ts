@@ -118,6 +118,12 @@ export function parseTableDefinition(entry: Readonly<Record<string, unknown>>, p
     if (refused) throw new TableDefinitionError(`${path}.options.${k}`, refused[1]);
     options[k] = v;
   }
+  // Paimon's writer expires nothing in a table without partitions and says nothing of it: a
+  // history table given '30 d' and no partitionKeys would keep every row on the site PC for good.
+  if (partitionKeys.length === 0) {
+    const idle = Object.keys(options).find((k) => k.startsWith('partition.expiration-') || k.startsWith('partition.timestamp-'));
+    if (idle) throw new TableDefinitionError(`${path}.options.${idle}`, `the table has no partitionKeys, so no partition of it ever expires: give partitionKeys (a column of primaryKeys, e.g. ["day"]) or leave the option out`);
+  }
 
   if (entry.comment !== undefined && typeof entry.comment !== 'string') throw new TableDefinitionError(`${path}.comment`, `expected a string, got ${describe(entry.comment)}`);
   const def: TableDefinition = {

@@ -100,8 +100,10 @@ describe("a partitioned table of the site's own", () => {
     expect(made.schema.fields.find((f) => f.name === 'day')!.type.nullable).toBe(false);
     expect((await run(['config', 'check', '--data', data])).out).toContain("table door_events (the site's own): on disk as defined\n");
 
-    // Partition keys are fixed at creation (Paimon's `partition` is immutable).
-    const { partitionKeys: _p, ...unpartitioned } = DOOR_EVENTS;
+    // Partition keys are fixed at creation (Paimon's `partition` is immutable). Without its
+    // partition keys the entry drops its expiry options too (refused on a table without them).
+    const { partitionKeys: _p, ...withoutKeys } = DOOR_EVENTS;
+    const unpartitioned = { ...withoutKeys, options: { 'merge-engine': 'deduplicate', 'sequence.field': 'yard_seq' } };
     writeConfig(data, withEntry(base, unpartitioned));
     const refused = await run(['config', 'check', '--data', data]);
     expect(refused.code).not.toBe(0);

@@ -89,6 +89,12 @@ export class AppendWriter extends TableWriter {
     if (latest) for (const b of this.appTable.buckets(latest)) this.appCommitted.set(bucketId(b.partition, b.bucket), [...b.files]);
   }
 
+  /** TableWriter's, and this writer's own bucket state: after a rollback or a partition drop. */
+  protected override reinitialize(): void {
+    super.reinitialize();
+    this.appReload();
+  }
+
   private appCheck(): void {
     if (this.appClosed) throw invalidArgument(`the writer of ${this.appTable.name} is closed`);
   }
@@ -222,8 +228,8 @@ export class AppendWriter extends TableWriter {
     if (!table.schema.options.writeOnly) {
       compactSnapshotId = this.appCompact(false);
       // As TableWriter.commit: after the commit's own snapshots, before snapshot expiration.
+      // A drop re-reads this writer's state (its reinitialize), also when a later batch failed.
       partitions = this.expirePartitions();
-      if (partitions?.snapshotIds.length) this.appReload();
       if (snapshotId !== undefined || compactSnapshotId !== undefined || partitions?.snapshotIds.length) expire = expireSnapshots(table);
     }
     return partitions ? { snapshotId, compactSnapshotId, expire, partitions } : { snapshotId, compactSnapshotId, expire };

@@ -205,6 +205,17 @@ describe('refusals', () => {
     expect(t.latestSnapshot()!.id).toBe(latest);
   });
 
+  it('a dryRun that is not a boolean is refused, not taken for a real drop', () => {
+    const t = filled();
+    const latest = t.latestSnapshot()!.id;
+    for (const dryRun of ['true', 1, 'yes']) {
+      const e = refusal(() => t.expirePartitions({ expirationTime: '1 d', timestampFormatter: 'yyyyMMdd', dryRun: dryRun as unknown as boolean }));
+      expect([e.kind, e.message]).toEqual(['InvalidArgument', `argument 'dryRun': expected true or false, got ${JSON.stringify(dryRun)}`]);
+    }
+    expect(t.latestSnapshot()!.id).toBe(latest);
+    expect(days(t.scanRows())).toEqual(DAYS);
+  });
+
   it("a formatter of the table's own that values-time cannot use is named as the option", () => {
     // Allowed on a table that does not expire; an expiration on demand would use it.
     const t = filled({ 'partition.timestamp-formatter': 'dd MMM yyyy' });

@@ -1206,6 +1206,9 @@ export class TableWriter {
 
   private expireNow(o: ExpirePartitionsOptions): ExpirePartitionsResult {
     const table = this.table;
+    // Checked as the other arguments are: a truthy non-boolean would pass the uncommitted-rows
+    // check as a dry run does and then drop for real.
+    if (o.dryRun !== undefined && typeof o.dryRun !== 'boolean') throw invalidArgument(`argument 'dryRun': expected true or false, got ${JSON.stringify(o.dryRun)}`);
     const config = partitionExpireNowConfig(table.name, table.schema.options.raw, table.schema.partitionKeys, o);
     if (!o.dryRun) this.refuseUncommitted('expiring partitions');
     return this.dropExpired(config, table.clock(), o.dryRun === true);
@@ -1226,15 +1229,20 @@ export class TableWriter {
       result.skipped.push(s);
       onSkipped?.(s);
     }
-    for (const batch of batchesOf(expired, config.batchSize)) {
-      if (!dryRun) result.snapshotIds.push(this.dropPartitions(new Set(batch.map((p) => p.hex))));
-      for (const p of batch) result.partitions.push(table.partitionPathOf(p.bytes));
-    }
-    if (result.snapshotIds.length > 0) {
-      // What the writer holds of the dropped partitions is gone: a planned compaction (its inputs),
-      // bucket states and committed files are read again from the new latest snapshot.
-      this.abandonRound();
-      this.reinitialize();
+    try {
+      for (const batch of batchesOf(expired, config.batchSize)) {
+        if (!dryRun) result.snapshotIds.push(this.dropPartitions(new Set(batch.map((p) => p.hex))));
+        for (const p of batch) result.partitions.push(table.partitionPathOf(p.bytes));
+      }
+    } finally {
+      if (result.snapshotIds.length > 0) {
+        // What the writer holds of the dropped partitions is gone: a planned compaction (its
+        // inputs), bucket states and committed files are read again from the new latest snapshot —
+        // also when a later batch failed, or a compaction of the writer's stale files would DELETE
+        // files no longer live (a snapshot no reader can read).
+        this.abandonRound();
+        this.reinitialize();
+      }
     }
     return result;
   }

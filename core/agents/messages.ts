@@ -131,6 +131,10 @@ export function messageCatalog(rules: readonly { readonly id: string; readonly m
   for (const r of rules) {
     for (const [id, t] of Object.entries(r.messages ?? {})) {
       if (!id.startsWith(`${r.id}.`)) throw new AgentError('InvalidArgument', `rule ${r.id}: message id '${id}' must start with '${r.id}.'`);
+      // A rule may take an id a fragment starts with (`recheck`, `job`, `table`): its template
+      // would take the fragment's place in every rule's texts (an installed rule's withdrawal that
+      // no longer renders is not made at all).
+      if (Object.hasOwn(SHARED_MESSAGES, id)) throw new AgentError('InvalidArgument', `rule ${r.id}: message id '${id}' is one of the shared fragments every rule's texts use (core/agents messages.ts); expected an id of its own under '${r.id}.'`);
       all[id] = t;
     }
   }

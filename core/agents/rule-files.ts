@@ -20,7 +20,7 @@
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isBuiltin } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkRuleSet } from './agent.ts';
@@ -73,6 +73,8 @@ export class RuleFileError extends Error {
 }
 
 const RULE_FILE = /\.(ts|mts|js|mjs)$/;
+/** Node's CommonJS module cache (require.cache), the one `import()` of a CommonJS file goes through too. */
+const requireCache = createRequire(import.meta.url).cache;
 const RULE_SHAPE = 'a Rule (id, version, description, messages, evaluate, recheck, effectSeen; core/agents rule.ts)';
 
 /**
@@ -136,6 +138,11 @@ export async function loadRuleFiles(paths: readonly string[], dir: string, modul
     if (held !== undefined) {
       mod = held;
     } else {
+      // Node keeps a CommonJS module (a .js file where no package.json says "type": "module", and
+      // what it requires) by its file name, whatever the URL's query: an edited one imported again
+      // in this process was the module of its first import, checked under the new SHA-256 (a
+      // site's reload passed an edit its next start refuses). Forgotten first, as Node lets one.
+      for (const f of [abs, ...code.imports.map((m) => m.abs)]) delete requireCache[f];
       try {
         // The hash in the URL: the code imported is the code hashed, also when the file was changed
         // since this process imported it (a module is imported once per URL, so a .js or .mjs file

@@ -1097,19 +1097,28 @@ export class Site {
    * section that changed is named in `restartNeeded` and keeps its running value until the next
    * start. A file that does not validate throws (ConfigError), changes nothing and is logged
    * (`config not reloaded: …`); so does a rule file the next start would refuse (loaded and checked
-   * as the start does, as it is on disk now). `tilstand config reload` and SIGHUP call it.
+   * as the start does, as it is on disk now). What it applies is the file as it is when it applies:
+   * one changed while its rule files were checked is read again (up to RELOAD_ROUNDS times).
+   * `tilstand config reload` and SIGHUP call it.
    */
   async reloadConfig(): Promise<{ applied: string[]; restartNeeded: string[] }> {
     try {
-      const next = readConfig(this.data);
-      // A file the next start would refuse is said now, not found at that start.
-      checkStartRules(next);
-      // So is a rule file, edited or newly named: the running rules stay the ones loaded at start,
-      // and a file that no longer loads would keep the next start (a reboot at night) from starting.
-      // Imported at its hash (loadRuleFiles), so the check reads the file as it is now; a file
-      // whose code did not change is checked on the module held since it was imported.
-      const files = await loadSiteRuleFiles(next, this.data, this.ruleModules);
-      return this.applyConfig(next, files);
+      for (let round = 1; ; round++) {
+        const next = readConfig(this.data);
+        // A file the next start would refuse is said now, not found at that start.
+        checkStartRules(next);
+        // So is a rule file, edited or newly named: the running rules stay the ones loaded at start,
+        // and a file that no longer loads would keep the next start (a reboot at night) from starting.
+        // Imported at its hash (loadRuleFiles), so the check reads the file as it is now; a file
+        // whose code did not change is checked on the module held since it was imported.
+        const files = await loadSiteRuleFiles(next, this.data, this.ruleModules);
+        // While the rule files loaded, config.json may have changed and a newer read been applied
+        // (a reorder point set from the Stock screen, `setReorderPolicy`, or another reload that
+        // finished first): applying this older read would put it back. Applied only when the file
+        // still says it (read and applied with no await between), else read again.
+        if (JSON.stringify(readConfig(this.data)) === JSON.stringify(next)) return this.applyConfig(next, files);
+        if (round === RELOAD_ROUNDS) throw new ConfigError('(file)', `${dataPaths(this.data).config} changed while each of ${RELOAD_ROUNDS} reads of it was being checked; nothing applied: reload again once it is no longer being written`);
+      }
     } catch (e) {
       // Said where a reload's success is said: SIGHUP (`systemctl reload`) tells its caller nothing.
       this.log(`config not reloaded: ${(e as Error).message}`);
@@ -1225,7 +1234,9 @@ export class Site {
   }
 }
 
-/** Whether config.json section `k` says otherwise in `next` than in `now` (config reload, replay's note). */
+/** How many times a reload reads config.json again when the file changed while a read of it was being checked (`Site.reloadConfig`). */
+const RELOAD_ROUNDS = 5;
+
 /** site.db `site_meta` key: the rule files the site last started with (`LoadedRuleFilesRecord`). */
 export const LOADED_RULE_FILES_KEY = 'rule_files_loaded';
 
@@ -1250,6 +1261,7 @@ function withRuleFiles(a: SiteAgentConfig, ruleFiles: readonly string[] | undefi
   return ruleFiles === undefined ? tunables : { ...tunables, ruleFiles };
 }
 
+/** Whether config.json section `k` says otherwise in `next` than in `now` (config reload, replay's note). */
 function sectionChanged(next: SiteConfig, now: SiteConfig, k: keyof SiteConfig): boolean {
   return JSON.stringify(next[k]) !== JSON.stringify(now[k]);
 }

@@ -120,12 +120,13 @@ export function Inbox() {
   // The Decided list's rows as shown (the withdrawn ones only on request).
   const decidedCount = useApp((s) => decidedShown(s.decided, s.showWithdrawn).length);
   // Runs once the decided proposal's panel and the reloaded list are on the page, and again when
-  // the panel's proposal changes after: the decision's own read of the proposal can lose to the
-  // live event's read of it (the site announces the change the decision made, `applyEvent`), so
-  // afterDecision may come while the panel still shows the proposal open, its buttons on the page
-  // and the focus on one; the event's read then removes them and the focus fell to the page for
-  // good (seen intermittently in floor-ui.e2e under CI). keepPlaceAfterDecision acts only while
-  // the focus is on the page and the decided proposal is shown decided.
+  // the panel's proposal changes after. The decision's own read of the proposal can lose to the
+  // live event's read of it (the site announces the change the decision made, `applyEvent`): the
+  // store's `decide` waits for that read before it sets afterDecision, and this effect also runs
+  // when the panel's proposal or its status changes, so a panel that shows the decision later
+  // still moves the focus on (it fell to the page for good, intermittently in floor-ui.e2e under
+  // CI). keepPlaceAfterDecision acts only while the focus is on the page and the decided proposal
+  // is shown decided.
   const selectedStatus = selected?.status;
   useEffect(() => {
     if (typeof document !== 'undefined') keepPlaceAfterDecision(document, afterDecision, selected);

@@ -356,12 +356,18 @@ export function createAppStore(api: SiteApi): AppStore {
     let wantedProposal: string | null | undefined;
     /** Whether proposal `id` is on screen and no other was asked for since. */
     const isShown = (id: string) => get().selected?.id === id && (wantedProposal === undefined || wantedProposal === id);
+    /** The newest read `show` asked for (of `wantedProposal`): a decision waits for it (`decide`). */
+    let newestShow: Promise<void> = Promise.resolve();
     /** Fetches proposal `id` (null: none) for the detail; applied only if no later one was asked for. */
-    const show = async (id: string | null, also: Partial<AppState> = {}) => {
+    const show = (id: string | null, also: Partial<AppState> = {}): Promise<void> => {
       const current = ask('select');
       wantedProposal = id;
-      const selected = id === null ? null : await api.getProposal({ id });
-      if (current()) set({ selected, ...also });
+      const read = (async () => {
+        const selected = id === null ? null : await api.getProposal({ id });
+        if (current()) set({ selected, ...also });
+      })();
+      newestShow = read.catch(() => {});
+      return read;
     };
     /** Ends what the person on the screen saw: the next one starts from nothing (language and first-run state kept). */
     const resetSession = () => {
@@ -587,6 +593,11 @@ export function createAppStore(api: SiteApi): AppStore {
           if (isShown(sel.id)) {
             set({ lastOutcome: { id: sel.id, outcome: r.outcome, ...(r.reason ? { reason: r.reason } : {}) } });
             await show(sel.id);
+            // A read of it asked since (the live event of this very decision, `applyEvent`) won over
+            // this one: until it lands the panel still shows the proposal open, its buttons on the
+            // page, and where to go on from (afterDecision) would be named too soon — the focus
+            // then fell to the page when the buttons went. Its landing is waited for.
+            for (let seen: Promise<void> | undefined; seen !== newestShow && isShown(sel.id); ) await (seen = newestShow);
           }
           await get().loadProposals();
           if (current() && isShown(sel.id)) set({ afterDecision: { decided: sel.id, next: followingIn(before, sel.id, get().proposals) } });

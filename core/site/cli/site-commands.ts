@@ -916,12 +916,15 @@ export async function runSiteReplay(argv: string[], io: CliIO): Promise<number> 
 }
 
 /**
- * `replay export` copies the site's rule files as they are at the export (core/replay export.ts),
- * while the live proposals of the period came from the code the site loaded at its start (a file
- * edited since runs from the next start). Said on stderr for each file whose code now differs from
- * the record of the last start (site.db, `LOADED_RULE_FILES_KEY`); the export goes on: the fixture
- * is still a fixture of the file as it is, which is what a replay then tries. Nothing is said
- * without a record (a site that never started with this version).
+ * `replay export` copies the rule files config.json names, as they are at the export (core/replay
+ * export.ts), while the live proposals of the period came from the code the site loaded at its
+ * start (a file edited, named or taken off the list since runs from the next start). Said on
+ * stderr for each file whose code now differs from the record of the last start (site.db,
+ * `LOADED_RULE_FILES_KEY`), each file config.json names that the start did not load (the fixture
+ * holds code the live agent never ran) and each the start loaded that config.json no longer names
+ * (the fixture lacks code the live agent ran); the export goes on: the fixture is still a fixture
+ * of the files as they are, which is what a replay then tries. Nothing is said without a record
+ * that reads as one (a site that never started with this version, or a value of another shape).
  */
 async function noteRuleFilesSinceStart(data: string, io: CliIO): Promise<void> {
   let record: LoadedRuleFilesRecord | undefined;
@@ -929,16 +932,28 @@ async function noteRuleFilesSinceStart(data: string, io: CliIO): Promise<void> {
     const db = openSiteDb(join(data, 'site.db'), { readonly: true });
     try {
       const v = siteMeta(db, LOADED_RULE_FILES_KEY);
-      record = v === undefined ? undefined : (JSON.parse(v) as LoadedRuleFilesRecord);
+      record = v === undefined ? undefined : loadedRuleFilesRecord(JSON.parse(v));
     } finally {
       db.close();
     }
   } catch {
     return; // no site.db (the export says so), or none readable: nothing to compare with
   }
-  if (!record || !Array.isArray(record.files)) return;
+  if (!record) return;
+  // The list the export copies; when config.json does not read, the export says why.
+  let named: readonly string[] | undefined;
+  try {
+    named = readConfig(data).agent.ruleFiles ?? [];
+  } catch {
+    named = undefined;
+  }
   const since = new Date(record.startedAtMs).toISOString();
+  const note = (line: string) => io.stderr.write(`tilstand: note: ${line}\n`);
   for (const f of record.files) {
+    if (named !== undefined && !named.includes(f.path)) {
+      note(`rule file ${f.path} ran since the site's start at ${since} (sha256 ${f.sha256.slice(0, 12)}…), but config.json no longer names it: the fixture does not hold it, while live proposals of the period came from it`);
+      continue;
+    }
     let now: string | undefined;
     try {
       now = (await ruleFileCode(resolve(data, f.path))).sha256;
@@ -946,9 +961,21 @@ async function noteRuleFilesSinceStart(data: string, io: CliIO): Promise<void> {
       now = undefined; // the export refuses it, saying why
     }
     if (now === f.sha256) continue;
-    io.stderr.write(
-      `tilstand: note: rule file ${f.path} is not the code the site started with at ${since} (sha256 ${f.sha256.slice(0, 12)}…; the file now: ${now === undefined ? 'cannot be loaded' : `sha256 ${now.slice(0, 12)}…`}): ` +
-        `the fixture holds the file as it is now, while the live proposals of the period came from the code loaded at that start\n`,
+    note(
+      `rule file ${f.path} is not the code the site started with at ${since} (sha256 ${f.sha256.slice(0, 12)}…; the file now: ${now === undefined ? 'cannot be loaded' : `sha256 ${now.slice(0, 12)}…`}): ` +
+        `the fixture holds the file as it is now, while the live proposals of the period came from the code loaded at that start`,
     );
   }
+  for (const path of named ?? []) {
+    if (record.files.some((f) => f.path === path)) continue;
+    note(`rule file ${path} was not loaded at the site's start at ${since} (config.json named it since; it runs from the next start): the fixture holds it, while no live proposal of the period came from it`);
+  }
+}
+
+/** A `LoadedRuleFilesRecord` as site.db holds it (JSON parsed), or undefined when the value has another shape. */
+function loadedRuleFilesRecord(v: unknown): LoadedRuleFilesRecord | undefined {
+  const r = v as Partial<LoadedRuleFilesRecord> | null;
+  if (r === null || typeof r !== 'object' || typeof r.startedAtMs !== 'number' || !Number.isFinite(new Date(r.startedAtMs).getTime()) || !Array.isArray(r.files)) return undefined;
+  if (!r.files.every((f: unknown) => f !== null && typeof f === 'object' && typeof (f as { path?: unknown }).path === 'string' && typeof (f as { sha256?: unknown }).sha256 === 'string')) return undefined;
+  return { startedAtMs: r.startedAtMs, files: r.files };
 }

@@ -11,6 +11,7 @@ export function Waiting({ items }: { items: readonly WaitingProposal[] | undefin
   const t = useT();
   const go = useApp((s) => s.go);
   const select = useApp((s) => s.select);
+  const showView = useApp((s) => s.showInboxView);
   if (!items || items.length === 0) return null;
   // An action of a newer agent than this UI knows is shown as the agent named it.
   const label = (action: string) => (KNOWN_ACTIONS.has(action) ? t(`waiting.action.${action}` as MessageKey) : action);
@@ -24,6 +25,9 @@ export function Waiting({ items }: { items: readonly WaitingProposal[] | undefin
           data-waiting={w.id}
           title={t('waiting.open', { id: w.id })}
           onClick={() => {
+            // Beside the Waiting list, wherever the inbox was left: beside the Decided list it had
+            // Approve there, and N went on through the decided ones.
+            showView('waiting');
             go('inbox');
             void select(w.id);
           }}

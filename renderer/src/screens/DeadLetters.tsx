@@ -260,7 +260,9 @@ export function DeadLetters() {
     if (await dismiss([id], note, alike)) (close(), focusFirstOf(then));
   };
   const openShown = rows.filter((r) => r.status === 'open').length;
-  const firstOpen = rows.find((r) => r.status === 'open');
+  // With a group chosen, one of its letters: until the group's list comes, the rows are still the
+  // last list's, and their first open letter was another group's, replayed with all like it.
+  const firstOpen = rows.find((r) => r.status === 'open' && (filter === null || sameGroup(filter, r)));
   // More open than listed: some like it may not be on the screen.
   const unlisted = openCount !== null && openCount > openShown;
   return (

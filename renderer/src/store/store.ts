@@ -6,9 +6,10 @@
 // Invariants: what one person saw is gone when the session ends (sign-out, idle sign-out, the
 // site's `unauthenticated`) and before the next signs in (`resetSession`: every slice but the
 // language and the first-run state back to where it started); no reply applies after the session it
-// was asked in ended, and one of a numbered kind (a proposal selected, a work or stock search) only
-// when it answers the newest request of that kind; one decision is on its way at a time
-// (`deciding`), and one change to the dead letters or the users (`deadLettersBusy`, `usersBusy`).
+// was asked in ended, and one of a numbered kind (a proposal selected, the Decided list, a work or
+// stock search) only when it answers the newest request of that kind; one decision is on its way at
+// a time (`deciding`), and one change to the dead letters or the users (`deadLettersBusy`,
+// `usersBusy`).
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type {
   DeadLetterGroupView, DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
@@ -345,7 +346,7 @@ export function createAppStore(api: SiteApi): AppStore {
     // reply is applied only while its request is the newest of its kind in the session it was
     // asked in. `resetSession` starts a new session.
     let session = 0;
-    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0 };
+    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, decided: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
       const s = session;
@@ -552,21 +553,31 @@ export function createAppStore(api: SiteApi): AppStore {
       // withdrawn ones, by when the agent withdrew them, in a cut of their own (WITHDRAWN_ROWS):
       // nobody decided them, but they left the waiting list as the decided ones do, and a lead who
       // saw one a minute before looks for it here.
+      // Read again on every change the site pushes: the read asked for last is shown, not an older
+      // one answered after it (a decision just made would leave the list until the next change).
       loadDecided: () =>
-        read(
-          () =>
-            Promise.all([
-              api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }),
-              api.listProposals({ status: ['withdrawn'], order: 'decided', limit: WITHDRAWN_ROWS }),
-            ]),
-          ([decided, withdrawn]) => ({ decided: newestEndedFirst(decided, withdrawn) }),
-        ),
+        guard(async () => {
+          const current = ask('decided');
+          const [decided, withdrawn] = await Promise.all([
+            api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }),
+            api.listProposals({ status: ['withdrawn'], order: 'decided', limit: WITHDRAWN_ROWS }),
+          ]);
+          if (current()) set({ decided: newestEndedFirst(decided, withdrawn) });
+        }),
       showInboxView: (inboxView) => {
         // A proposal of the other list stays open no longer (a waiting one, with Approve, beside the
         // Decided list): the panel's place gives its hint until one of this list is picked.
         const sel = get().selected;
         const waiting = sel !== null && (sel.status === 'open' || sel.status === 'deferred');
         if (sel !== null && waiting !== (inboxView === 'waiting')) set({ selected: null, lastOutcome: null, afterDecision: null });
+        // Nor one asked for from the other list whose reply is still on its way (a row tapped, then
+        // this toggle): it opened beside this list when it came, a waiting one with Approve beside
+        // the Decided list. A newer read of the proposal kept open still applies.
+        const kept = get().selected?.id ?? null;
+        if (inboxView !== get().inboxView && wantedProposal !== undefined && wantedProposal !== kept) {
+          ask('select');
+          wantedProposal = kept;
+        }
         set({ inboxView });
         if (inboxView === 'decided') void get().loadDecided();
       },

@@ -1,0 +1,97 @@
+// "Replay these open" with a group chosen replays that group: also while the group's own list is
+// still on its way, when the rows on the screen are still every module's. It replayed the first
+// open letter of those rows and every one like it: another module's letters, written into the
+// state tables, under a button that said the chosen group's.
+//
+// No DOM here: React's hooks are replaced by minimal ones (as in DeadLettersFilter.test.ts), the
+// screen's function is called and its buttons clicked through their onClick.
+import { describe, expect, it, vi } from 'vitest';
+import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
+import { createAppStore, type AppStore } from '../store/store.ts';
+
+const holder: { store: AppStore | null } = { store: null };
+
+vi.mock('react', async (importOriginal) => {
+  const real = await importOriginal<typeof import('react')>();
+  const hooks = {
+    useEffect: () => undefined,
+    useLayoutEffect: () => undefined,
+    useState: (i: unknown) => [typeof i === 'function' ? (i as () => unknown)() : i, () => undefined],
+    useRef: (i: unknown) => ({ current: i }),
+    useContext: () => holder.store,
+    useSyncExternalStore: (_s: unknown, get: () => unknown) => get(),
+    useDebugValue: () => undefined,
+    useCallback: (f: unknown) => f,
+    useMemo: (f: () => unknown) => f(),
+  };
+  return { ...real, ...hooks, default: { ...real, ...hooks } };
+});
+vi.mock('zustand', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('zustand')>()),
+  useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()),
+}));
+
+const topic = (module: string, stream: string) => `tilstand/demo/events/${module}/${stream}`;
+const GROUPS: DeadLetterGroupView[] = [
+  { topic: topic('inventory', 'stock'), reason: 'no_binding', count: 2 },
+  { topic: topic('yard', 'doors'), reason: 'contract_violation', count: 1 },
+];
+const letter = (id: string, g: DeadLetterGroupView): DeadLetterView => ({ id, reason: g.reason, detail: '', topic: g.topic, payload: '{}', receivedMs: 0, status: 'open', dismissed: null });
+
+interface Element {
+  type: unknown;
+  props: { children?: unknown; className?: string; disabled?: boolean; onClick?: () => void; [k: string]: unknown };
+}
+const render = (node: unknown): Element[] => {
+  if (Array.isArray(node)) return node.flatMap(render);
+  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
+  const el = node as Element;
+  if (typeof el.type === 'function') return render((el.type as (p: object) => unknown)(el.props));
+  return [el, ...render(el.props.children)];
+};
+const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as Element).props.children) : '');
+
+const flush = async () => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
+
+describe('Dead letters: Replay with a group chosen, before its list came', () => {
+  it("replays none of another group's letters: the button waits for a letter of the chosen group", async () => {
+    const all = [letter('1', GROUPS[0]!), letter('2', GROUPS[0]!), letter('9', GROUPS[1]!)];
+    const slow: Array<() => void> = [];
+    const sent: string[] = [];
+    const api = {
+      // The group's list is slow (read behind a flood); every letter answers at once.
+      deadLetters: (req: { topic?: string; reason?: string }) =>
+        req.topic === undefined ? Promise.resolve(all) : new Promise<DeadLetterView[]>((resolve) => slow.push(() => resolve(all.filter((d) => d.topic === req.topic && d.reason === req.reason)))),
+      deadLetterGroups: async () => GROUPS,
+      replayDeadLetters: async (req: { ids?: string[]; alike?: boolean }) => (sent.push(`replay ${req.ids?.join(',')}${req.alike ? ' alike' : ''}`), { replayed: 0, failed: 1, notOpen: [], alike: 0 }),
+    } as unknown as SiteApi;
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });
+    holder.store = store;
+    await store.getState().loadDeadLetters();
+    const { DeadLetters } = await import('./DeadLetters.tsx');
+    const tree = () => render(DeadLetters());
+    const primary = () => tree().find((e) => e.type === 'button' && e.props.className === 'primary')!;
+
+    // The yard's group chosen; its list not come yet: the rows are still every module's.
+    void store.getState().filterDeadLetters({ topic: GROUPS[1]!.topic, reason: GROUPS[1]!.reason });
+    await flush();
+    expect(store.getState().deadLetters.map((d) => d.id)).toEqual(['1', '2', '9']);
+    expect(text(primary().props.children)).toBe('Replay these open');
+    if (!primary().props.disabled) primary().props.onClick!();
+    await flush();
+    // Not "replay 1 alike": the inventory letters are not the group the button names.
+    expect(sent.filter((s) => s !== 'replay 9 alike')).toEqual([]);
+
+    // The group's list comes (and the one a replay above read again, if it ran).
+    while (slow.length > 0) slow.shift()!();
+    await flush();
+    expect(store.getState().deadLetters.map((d) => d.id)).toEqual(['9']);
+    expect(primary().props.disabled).toBe(false);
+    primary().props.onClick!();
+    await flush();
+    expect(sent.at(-1)).toBe('replay 9 alike');
+  });
+});

@@ -35,8 +35,13 @@ export function Table({ head, titles, children, label }: { head: ReactNode[]; ti
   );
 }
 
-/** Letters or digits joined by hyphens or slashes: an item, location, job or resource code ("ITEM-003", "J-0010"). */
-const CODE = /[\p{L}\p{N}]+(?:[-/][\p{L}\p{N}]+)+/gu;
+/**
+ * Letters or digits joined by hyphens or slashes: an item, location, job or resource code
+ * ("ITEM-003", "J-0010"). Never begun inside a run of letters and digits (the lookbehind): one
+ * that does not match from the run's start matches from none of its later letters either, and
+ * trying each made a long run cost its length squared (a 100,000-character cell took 6 s).
+ */
+const CODE = /(?<![\p{L}\p{N}])[\p{L}\p{N}]+(?:[-/][\p{L}\p{N}]+)+/gu;
 
 /**
  * `text` with each code in it kept on one line (`span.code`), the words around it free to wrap: a

@@ -455,6 +455,27 @@ describe('a decision goes to the proposal the person means', () => {
   });
 });
 
+describe('the waiting list shows the read asked for last', () => {
+  it('does not put a proposal just decided back into the list when an older read of it answers after a newer one', async () => {
+    const replies: ReturnType<typeof deferred<ProposalView[]>>[] = [];
+    const { api } = fakeApi({
+      listProposals: () => {
+        const r = deferred<ProposalView[]>();
+        replies.push(r);
+        return r.promise;
+      },
+    });
+    const store = createAppStore(api);
+    const older = store.getState().loadProposals(); // a change the site pushed: a and b wait
+    const newer = store.getState().loadProposals(); // after a decided here: b alone waits
+    replies[1]!.resolve([proposal('b', 'high', 5)]);
+    await newer;
+    replies[0]!.resolve([proposal('a', 'low', 1), proposal('b', 'high', 5)]);
+    await older;
+    expect(store.getState().proposals.map((p) => p.id)).toEqual(['b']);
+  });
+});
+
 describe('after a decision, the place the person goes on from', () => {
   // The site announces the change a decision made (a `proposals` event) before or while the
   // decision's own read of the proposal is out; the event's read, asked later, wins, and until it

@@ -6,8 +6,8 @@
 // Invariants: what one person saw is gone when the session ends (sign-out, idle sign-out, the
 // site's `unauthenticated`) and before the next signs in (`resetSession`: every slice but the
 // language and the first-run state back to where it started); no reply applies after the session it
-// was asked in ended, and one of a numbered kind (a proposal selected, the Decided list, a work or
-// stock search) only when it answers the newest request of that kind; one decision is on its way at
+// was asked in ended, and one of a numbered kind (a proposal selected, the waiting and Decided
+// lists, a work or stock search) only when it answers the newest request of that kind; one decision is on its way at
 // a time (`deciding`), and one change to the dead letters or the users (`deadLettersBusy`,
 // `usersBusy`).
 import { createStore, type StoreApi } from 'zustand/vanilla';
@@ -346,7 +346,7 @@ export function createAppStore(api: SiteApi): AppStore {
     // reply is applied only while its request is the newest of its kind in the session it was
     // asked in. `resetSession` starts a new session.
     let session = 0;
-    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, decided: 0 };
+    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, decided: 0, proposals: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
       const s = session;
@@ -547,7 +547,15 @@ export function createAppStore(api: SiteApi): AppStore {
       clearError: () => set({ error: null }),
       // inbox
       // The most urgent INBOX_ROWS, in the inbox's order (the site sorts before it cuts).
-      loadProposals: () => read(() => api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }), (proposals) => ({ proposals })),
+      // Read again on every change the site pushes and after a decision here: the read asked for
+      // last is shown, not an older one answered after it (a proposal just decided came back into
+      // the list as open, and the count with it, until the next change).
+      loadProposals: () =>
+        guard(async () => {
+          const current = ask('proposals');
+          const proposals = await api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS });
+          if (current()) set({ proposals });
+        }),
       // The newest decisions, sorted and cut by the site (`order: 'decided'`: sorted by when they were
       // made, a proposal that waited long and was decided now fell below the cut). And the newest
       // withdrawn ones, by when the agent withdrew them, in a cut of their own (WITHDRAWN_ROWS):

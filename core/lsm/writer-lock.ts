@@ -25,12 +25,18 @@
 // is gone it never comes back, so every claim on X is garbage and is deleted. Readers never take
 // the lock.
 //
+// A record with this process's own pid is an earlier process's unless this process holds that
+// lock; what it holds is known by the lock directory's real path (`lockKey`), so the same table
+// reached by another spelling of its path (relative, a symbolic link) gets Conflict, never a
+// takeover of this process's own live lock.
+//
 // Limits: liveness is checked on this host only — a table on a shared filesystem written from
 // two hosts is not protected (the appliance owns its disk).
 
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { hostname } from 'node:os';
+import { basename, dirname, resolve } from 'node:path';
 import { LsmError } from './errors.ts';
 
 interface LockContent {
@@ -50,6 +56,7 @@ interface Holder {
   key: string;
 }
 
+/** The locks this process holds, by `lockKey`. */
 const heldInProcess = new Set<string>();
 /** Claims on one stale holder tried before giving up (each needs a crash mid-takeover). */
 const MAX_CLAIMS = 16;
@@ -254,10 +261,25 @@ function takeOver(path: string, key: string, me: LockContent): LockContent | und
   return undefined;
 }
 
+/**
+ * What names the lock file at `path` whatever the spelling: its directory's real path and its
+ * name. A record with this process's pid counts as stale unless this process holds that lock
+ * (ownerAlive), so a second spelling (relative and absolute, a symbolic link) keyed apart would
+ * take over this process's own live lock: two writers of one table.
+ */
+function lockKey(path: string): string {
+  try {
+    return resolve(fs.realpathSync(dirname(path)), basename(path));
+  } catch {
+    return resolve(path); // no such directory: creating the lock fails and names the path
+  }
+}
+
 export class WriterLock {
   private constructor(
     readonly path: string,
     private readonly token: string,
+    private readonly key: string,
   ) {}
 
   /**
@@ -265,7 +287,8 @@ export class WriterLock {
    * owner's Conflict gives (default: the table writer's rule).
    */
   static acquire(path: string, what: string, rule = 'one writer per table'): WriterLock {
-    if (heldInProcess.has(path)) {
+    const key = lockKey(path);
+    if (heldInProcess.has(key)) {
       throw new LsmError('Conflict', `${what} already has a writer in this process; ${rule}`, { path });
     }
     const content: LockContent = { pid: process.pid, host: hostname(), token: randomUUID(), sinceMs: Date.now() };
@@ -281,8 +304,8 @@ export class WriterLock {
       // Created whole (see the head of this file): with O_EXCL and then the content, an opener in
       // between would find an empty lock, take it for stale and both would write.
       if (createWhole(path, `${path}.${content.token}`, JSON.stringify(content))) {
-        heldInProcess.add(path);
-        return new WriterLock(path, content.token);
+        heldInProcess.add(key);
+        return new WriterLock(path, content.token, key);
       }
       const holder = readHolder(path);
       if (!holder) continue; // released in between
@@ -308,7 +331,7 @@ export class WriterLock {
   }
 
   release(): void {
-    heldInProcess.delete(this.path);
+    heldInProcess.delete(this.key);
     try {
       const holder = JSON.parse(fs.readFileSync(this.path, 'utf8')) as LockContent;
       if (holder.token === this.token) fs.unlinkSync(this.path);

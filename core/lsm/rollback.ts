@@ -1,12 +1,16 @@
 // Rollback (Paimon's rollback_to and rollback_to_as_latest). Both run through TableWriter, which
 // holds the writer lock and re-reads its bucket state afterwards.
 //
-// Destructive (`rollbackTo(target)`): tags of later snapshots are deleted, then the later
-// snapshots newest first, then LATEST is rewritten; consumers positioned after the target are
+// Destructive (`rollbackTo(target)`): tags of later snapshots are deleted, LATEST is rewritten,
+// then the later snapshots are removed newest first; consumers positioned after the target are
 // moved back to target+1; finally one mark-and-sweep deletes every file no remaining snapshot or
 // tag references. A crash at any point leaves a readable table: the remaining snapshots are always
 // a contiguous prefix of the old history. A tag whose snapshot has expired can be the target: its
-// snapshot file is written back from the tag (the tag kept its files).
+// snapshot file is written back from the tag (the tag kept its files) before the earliest later
+// snapshot goes (EARLIEST and LATEST name that one meanwhile), so a kill never leaves the table
+// without a snapshot — Paimon's RollbackHelper removes them all first, and a kill there left the
+// table empty with the rollback refused when run again (rollback-crash.test.ts). LATEST is written
+// before any snapshot goes, as Paimon does, so Paimon's readers find the latest after a kill too.
 //
 // Non-destructive (`keepHistory`): one new OVERWRITE snapshot whose delta DELETEs the current
 // files the target does not have and ADDs the target's files the current state does not have.
@@ -58,21 +62,42 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
       result.removedTags.push(t.name);
     }
   }
-  for (let id = latest; id > target.id; id--) {
-    if (!table.snapshots.exists(id)) continue;
-    table.snapshots.remove(id);
-    result.removedSnapshots.push(id);
-  }
-  if (!table.snapshots.exists(target.id)) {
-    // A tag of an expired snapshot: every snapshot was after it and is gone; write it back.
+  // A tag of an expired snapshot: every snapshot is after it, and it is written back. The earliest
+  // of them goes only after that, so a kill never leaves the table without a snapshot (it read as
+  // empty, and a rollback run again found no snapshot to start from).
+  const writeBack = !table.snapshots.exists(target.id);
+  const last = writeBack ? table.snapshots.earliestId() : undefined;
+  if (writeBack) {
     for (const e of table.manifests.liveFiles(target)) {
       const path = table.dataFilePath(e.partition, e.bucket, e.file.fileName, e.file.externalPath);
       if (!table.fileIO.exists(path)) throw new LsmError('NotFound', `cannot restore snapshot ${target.id}: its file ${path} is gone`, { path });
     }
-    if (!table.snapshots.commit(target)) throw new LsmError('Conflict', `snapshot ${target.id} appeared during rollback`);
+  }
+  // LATEST first, as Paimon's RollbackHelper does: it names a snapshot that stays until the end
+  // (or the one after it still exists), so a reader that trusts the hint (Paimon's findLatest,
+  // which does not check that LATEST's own file exists) never meets a removed one after a kill.
+  table.fileIO.replaceAtomic(table.paths.latestHint, Buffer.from(String(last ?? target.id)));
+  for (let id = latest; id > target.id; id--) {
+    if (id === last || !table.snapshots.exists(id)) continue;
+    table.snapshots.remove(id);
+    result.removedSnapshots.push(id);
+  }
+  if (writeBack) {
+    // EARLIEST names the one later snapshot left, and LATEST is not pointed at the written-back
+    // snapshot yet, so a kill before that later snapshot goes leaves the written-back one below
+    // EARLIEST (not read, and removed as a leftover by expiration) and the later one the latest:
+    // a snapshot of the old history, retained without a gap.
+    if (last !== undefined) table.snapshots.writeEarliestHint(last);
+    if (!table.snapshots.commit(target, false)) throw new LsmError('Conflict', `snapshot ${target.id} appeared during rollback`);
+    if (last !== undefined) {
+      // A kill between this and LATEST's rewrite leaves LATEST naming this removed snapshot, which
+      // Paimon's findLatest returns (ours lists): one step, until our next writer's open repairs it.
+      table.snapshots.remove(last);
+      result.removedSnapshots.push(last);
+      table.fileIO.replaceAtomic(table.paths.latestHint, Buffer.from(String(target.id)));
+    }
     table.snapshots.writeEarliestHint(target.id);
   }
-  table.fileIO.replaceAtomic(table.paths.latestHint, Buffer.from(String(target.id)));
   for (const c of listConsumers(table)) if (c.nextSnapshot > target.id + 1) writeConsumer(table, c.id, target.id + 1);
   result.deletedFiles = removeOrphanFiles(table, 0);
   return result;

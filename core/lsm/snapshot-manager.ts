@@ -225,13 +225,17 @@ export class SnapshotManager {
     return found;
   }
 
-  /** Creates snapshot-N atomically; false when another commit took the id first. */
-  commit(s: Snapshot): boolean {
+  /**
+   * Creates snapshot-N atomically; false when another commit took the id first. `latestHint`
+   * false leaves LATEST as it is (a rollback writing back a snapshot below later ones it has not
+   * removed yet: a hint naming it would be trusted over them).
+   */
+  commit(s: Snapshot, latestHint = true): boolean {
     const ok = this.fileIO.createAtomic(this.paths.snapshotFile(s.id), Buffer.from(snapshotToJson(s)));
     if (ok) {
       this.remember(s);
       try {
-        this.fileIO.replaceAtomic(this.paths.latestHint, Buffer.from(String(s.id)));
+        if (latestHint) this.fileIO.replaceAtomic(this.paths.latestHint, Buffer.from(String(s.id)));
       } catch {
         // LATEST is a hint; readers fall back to listing.
       }

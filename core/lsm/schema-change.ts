@@ -44,6 +44,8 @@ export type SchemaChange =
 const IMMUTABLE_OPTIONS = new Set([
   'merge-engine', 'bucket', 'bucket-key', 'primary-key', 'partition', 'rowkind.field', 'sequence.snapshot-ordering',
   'partial-update.remove-record-on-delete', 'partial-update.remove-record-on-sequence-group',
+  // What a -D already in the files does when read: changed, committed snapshots would read otherwise.
+  'aggregation.remove-record-on-delete',
   'dynamic-bucket.initial-buckets', 'force-lookup', 'deletion-vectors.enabled', 'deletion-vectors.bitmap64',
   'data-file.thin-mode', 'changelog-producer', 'first-row.ignore-delete', 'row-tracking.enabled', 'data-evolution.enabled',
 ]);

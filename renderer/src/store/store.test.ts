@@ -1,7 +1,7 @@
 // The store's actions against a fake API: they call the API, keep no business logic, surface
 // errors, and refetch what pushed events name.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { HistoryResult, ProposalDetail, ProposalView, SiteApi, SiteStatus, TableFreshness, TableInfo } from '../../../core/site/api.ts';
+import type { DeadLetterGroupView, HistoryResult, ProposalDetail, ProposalView, SiteApi, SiteStatus, TableFreshness, TableInfo } from '../../../core/site/api.ts';
 import { formatNumber, MESSAGES, translate } from '../i18n/messages.ts';
 import { createAppStore, INBOX_ROWS, initialLang, selectDeferredCount, selectWaitingCount, sortByUrgency, STOCK_ROWS, TAGS_SHOWN, WORK_ROWS } from './store.ts';
 
@@ -473,6 +473,29 @@ describe('the waiting list shows the read asked for last', () => {
     replies[0]!.resolve([proposal('a', 'low', 1), proposal('b', 'high', 5)]);
     await older;
     expect(store.getState().proposals.map((p) => p.id)).toEqual(['b']);
+  });
+});
+
+describe('the dead letters screen shows the reads asked for last', () => {
+  it("does not show an older read of where the open letters come from over a newer one (a group a dismissal closed came back)", async () => {
+    const group = (count: number): DeadLetterGroupView => ({ topic: 'tilstand/demo/events/inventory/stock', reason: 'no_contract', count });
+    const replies: ReturnType<typeof deferred<DeadLetterGroupView[]>>[] = [];
+    const { api } = fakeApi({
+      deadLetters: async () => [],
+      deadLetterGroups: () => {
+        const r = deferred<DeadLetterGroupView[]>();
+        replies.push(r);
+        return r.promise;
+      },
+    });
+    const store = createAppStore(api);
+    const older = store.getState().loadDeadLetters(); // 5 open in the group
+    const newer = store.getState().loadDeadLetters(); // after a dismissal of all 5: no group
+    replies[1]!.resolve([]);
+    await newer;
+    replies[0]!.resolve([group(5)]);
+    await older;
+    expect(store.getState().deadLetterGroups).toEqual([]);
   });
 });
 

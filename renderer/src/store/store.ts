@@ -346,7 +346,7 @@ export function createAppStore(api: SiteApi): AppStore {
     // reply is applied only while its request is the newest of its kind in the session it was
     // asked in. `resetSession` starts a new session.
     let session = 0;
-    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, decided: 0, proposals: 0 };
+    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, deadLetterGroups: 0, decided: 0, proposals: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
       const s = session;
@@ -702,7 +702,13 @@ export function createAppStore(api: SiteApi): AppStore {
             const deadLetters = await api.deadLetters(filter ? { topic: filter.topic, reason: filter.reason } : {});
             if (current()) set({ deadLetters });
           }),
-          read(() => api.deadLetterGroups({}), (deadLetterGroups) => ({ deadLetterGroups })),
+          // Numbered too: an older count answered after a newer one showed a group a dismissal had
+          // closed, and its button.
+          guard(async () => {
+            const current = ask('deadLetterGroups');
+            const deadLetterGroups = await api.deadLetterGroups({});
+            if (current()) set({ deadLetterGroups });
+          }),
         ]);
       },
       filterDeadLetters: (deadLetterFilter) => {

@@ -11,25 +11,8 @@ import { createAppStore, type AppStore } from '../store/store.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
-vi.mock('react', async (importOriginal) => {
-  const real = await importOriginal<typeof import('react')>();
-  const hooks = {
-    useEffect: () => undefined, // the screen's load on mount: the test loads itself
-    useLayoutEffect: () => undefined,
-    useState: (i: unknown) => [typeof i === 'function' ? (i as () => unknown)() : i, () => undefined],
-    useRef: (i: unknown) => ({ current: i }),
-    useContext: () => holder.store,
-    useSyncExternalStore: (_s: unknown, get: () => unknown) => get(),
-    useDebugValue: () => undefined,
-    useCallback: (f: unknown) => f,
-    useMemo: (f: () => unknown) => f(),
-  };
-  return { ...real, ...hooks, default: { ...real, ...hooks } };
-});
-vi.mock('zustand', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('zustand')>()),
-  useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()),
-}));
+vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store)); // effects not run: the test loads itself
+vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
 const topic = (module: string, stream: string) => `tilstand/demo/events/${module}/${stream}`;
 const GROUPS: DeadLetterGroupView[] = [

@@ -12,25 +12,8 @@ import { createAppStore, type AppStore } from '../store/store.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
-vi.mock('react', async (importOriginal) => {
-  const real = await importOriginal<typeof import('react')>();
-  const hooks = {
-    useEffect: () => undefined,
-    useLayoutEffect: () => undefined,
-    useState: (i: unknown) => [typeof i === 'function' ? (i as () => unknown)() : i, () => undefined],
-    useRef: (i: unknown) => ({ current: i }),
-    useContext: () => holder.store,
-    useSyncExternalStore: (_s: unknown, get: () => unknown) => get(),
-    useDebugValue: () => undefined,
-    useCallback: (f: unknown) => f,
-    useMemo: (f: () => unknown) => f(),
-  };
-  return { ...real, ...hooks, default: { ...real, ...hooks } };
-});
-vi.mock('zustand', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('zustand')>()),
-  useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()),
-}));
+vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
+vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
 const view = (id: string, o: Partial<ProposalView> = {}): ProposalView => ({
   id, status: 'open', action: 'release_job', module: 'operations', params: {}, ruleId: 'release', ruleVersion: '1', risk: 'low', riskReason: 'r', explanation: `Release ${id}.`, createdMs: 1, ...o,

@@ -10,25 +10,14 @@ import { createAppStore, type AppStore } from '../store/store.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
-vi.mock('react', async (importOriginal) => {
-  const real = await importOriginal<typeof import('react')>();
-  const hooks = {
+// Effects run at each render: the hint's keydown handler.
+vi.mock('react', async (importOriginal) =>
+  (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
     useEffect: (f: () => unknown) => void f(),
     useLayoutEffect: (f: () => unknown) => void f(),
-    useState: (i: unknown) => [typeof i === 'function' ? (i as () => unknown)() : i, () => undefined],
-    useRef: (i: unknown) => ({ current: i }),
-    useContext: () => holder.store,
-    useSyncExternalStore: (_s: unknown, get: () => unknown) => get(),
-    useDebugValue: () => undefined,
-    useCallback: (f: unknown) => f,
-    useMemo: (f: () => unknown) => f(),
-  };
-  return { ...real, ...hooks, default: { ...real, ...hooks } };
-});
-vi.mock('zustand', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('zustand')>()),
-  useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()),
-}));
+  }),
+);
+vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => selector }));
 
 const view = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({

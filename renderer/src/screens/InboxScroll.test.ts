@@ -36,26 +36,15 @@ const element = (f: Fake) => ({
 
 const holder: { store: AppStore | null; returned: unknown[]; panel: Fake } = { store: null, returned: [], panel: fake(2000, 648, 1264) };
 
-vi.mock('react', async (importOriginal) => {
-  const real = await importOriginal<typeof import('react')>();
-  const hooks = {
+vi.mock('react', async (importOriginal) =>
+  (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
     useEffect: (f: () => unknown) => void holder.returned.push(f()),
     useLayoutEffect: (f: () => unknown) => void holder.returned.push(f()),
-    useState: (i: unknown) => [typeof i === 'function' ? (i as () => unknown)() : i, () => undefined],
     // The one ref the panel has is its section: an element as chromium 156 has it.
     useRef: () => ({ current: element(holder.panel) }),
-    useContext: () => holder.store,
-    useSyncExternalStore: (_s: unknown, get: () => unknown) => get(),
-    useDebugValue: () => undefined,
-    useCallback: (f: unknown) => f,
-    useMemo: (f: () => unknown) => f(),
-  };
-  return { ...real, ...hooks, default: { ...real, ...hooks } };
-});
-vi.mock('zustand', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('zustand')>()),
-  useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()),
-}));
+  }),
+);
+vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => selector }));
 
 const detail: ProposalDetail = {

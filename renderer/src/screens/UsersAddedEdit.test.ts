@@ -13,16 +13,14 @@ import { NEW_USERS_FORM, usersForm, Users } from './Users.tsx';
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  const real = await importOriginal<typeof import('react')>();
   // Each hook call of a render has its slot, by its order (as React keeps them); a setter changes the slot for the next render.
   const slot = (init: () => unknown): [unknown] => {
     const k = holder.at++;
     if (!(k in holder.slots)) holder.slots[k] = init();
     return [holder.slots[k]];
   };
-  const hooks = {
-    useEffect: () => undefined, // the screen's load on mount: the test sets the users itself
-    useLayoutEffect: () => undefined,
+  // Effects not run (the screen's load on mount): the test sets the users itself.
+  return (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
     useState: (i: unknown) => {
       const k = holder.at;
       const [v] = slot(() => (typeof i === 'function' ? (i as () => unknown)() : i));
@@ -33,19 +31,9 @@ vi.mock('react', async (importOriginal) => {
       const [v] = slot(() => i);
       return [v, (a: unknown) => void (holder.slots[k] = reducer(holder.slots[k], a))];
     },
-    useRef: (i: unknown) => ({ current: i }),
-    useContext: () => holder.store,
-    useSyncExternalStore: (_s: unknown, get: () => unknown) => get(),
-    useDebugValue: () => undefined,
-    useCallback: (f: unknown) => f,
-    useMemo: (f: () => unknown) => f(),
-  };
-  return { ...real, ...hooks, default: { ...real, ...hooks } };
+  });
 });
-vi.mock('zustand', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('zustand')>()),
-  useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()),
-}));
+vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
 interface Element {
   type: unknown;

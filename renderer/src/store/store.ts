@@ -415,9 +415,12 @@ export function createAppStore(api: SiteApi): AppStore {
       });
       return done;
     };
-    /** Reads with `fetch` and applies the reply with `apply`, under guard, only while the session it was asked in lasts. */
-    const read = <T>(fetch: () => Promise<T>, apply: (v: T) => Partial<AppState>) => guard(async () => {
-      const current = ask();
+    /**
+     * Reads with `fetch` and applies the reply with `apply`, under guard, only while the session it
+     * was asked in lasts and, given a `kind`, only while it is the newest read of that kind.
+     */
+    const read = <T>(fetch: () => Promise<T>, apply: (v: T) => Partial<AppState>, kind?: keyof typeof newest) => guard(async () => {
+      const current = ask(kind);
       const v = await fetch();
       if (current()) set(apply(v));
     });
@@ -550,12 +553,7 @@ export function createAppStore(api: SiteApi): AppStore {
       // Read again on every change the site pushes and after a decision here: the read asked for
       // last is shown, not an older one answered after it (a proposal just decided came back into
       // the list as open, and the count with it, until the next change).
-      loadProposals: () =>
-        guard(async () => {
-          const current = ask('proposals');
-          const proposals = await api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS });
-          if (current()) set({ proposals });
-        }),
+      loadProposals: () => read(() => api.listProposals({ status: ['open', 'deferred'], order: 'urgency', limit: INBOX_ROWS }), (proposals) => ({ proposals }), 'proposals'),
       // The newest decisions, sorted and cut by the site (`order: 'decided'`: sorted by when they were
       // made, a proposal that waited long and was decided now fell below the cut). And the newest
       // withdrawn ones, by when the agent withdrew them, in a cut of their own (WITHDRAWN_ROWS):
@@ -564,14 +562,15 @@ export function createAppStore(api: SiteApi): AppStore {
       // Read again on every change the site pushes: the read asked for last is shown, not an older
       // one answered after it (a decision just made would leave the list until the next change).
       loadDecided: () =>
-        guard(async () => {
-          const current = ask('decided');
-          const [decided, withdrawn] = await Promise.all([
-            api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }),
-            api.listProposals({ status: ['withdrawn'], order: 'decided', limit: WITHDRAWN_ROWS }),
-          ]);
-          if (current()) set({ decided: newestEndedFirst(decided, withdrawn) });
-        }),
+        read(
+          () =>
+            Promise.all([
+              api.listProposals({ status: ['approved', 'rejected', 'stale'], order: 'decided', limit: DECIDED_ROWS }),
+              api.listProposals({ status: ['withdrawn'], order: 'decided', limit: WITHDRAWN_ROWS }),
+            ]),
+          ([decided, withdrawn]) => ({ decided: newestEndedFirst(decided, withdrawn) }),
+          'decided',
+        ),
       showInboxView: (inboxView) => {
         // A proposal of the other list stays open no longer (a waiting one, with Approve, beside the
         // Decided list): the panel's place gives its hint until one of this list is picked.
@@ -653,11 +652,7 @@ export function createAppStore(api: SiteApi): AppStore {
       },
       // state
       // The tags of the table picked last, matching the search typed last (not an older one answered later).
-      loadTags: (table, search) => guard(async () => {
-        const current = ask('tags');
-        const tags = await api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) });
-        if (current()) set({ tags });
-      }),
+      loadTags: (table, search) => read(() => api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }), (tags) => ({ tags }), 'tags'),
       loadStatus: () => read(() => api.status({}), (status) => ({ status })),
       // One row more than shown tells whether there are more. The search is the one asked for
       // last (a refresh asks for it again); the rows are those of its reply.
@@ -697,18 +692,10 @@ export function createAppStore(api: SiteApi): AppStore {
       loadDeadLetters: async () => {
         const filter = get().deadLetterFilter;
         await Promise.all([
-          guard(async () => {
-            const current = ask('deadLetters');
-            const deadLetters = await api.deadLetters(filter ? { topic: filter.topic, reason: filter.reason } : {});
-            if (current()) set({ deadLetters });
-          }),
+          read(() => api.deadLetters(filter ? { topic: filter.topic, reason: filter.reason } : {}), (deadLetters) => ({ deadLetters }), 'deadLetters'),
           // Numbered too: an older count answered after a newer one showed a group a dismissal had
           // closed, and its button.
-          guard(async () => {
-            const current = ask('deadLetterGroups');
-            const deadLetterGroups = await api.deadLetterGroups({});
-            if (current()) set({ deadLetterGroups });
-          }),
+          read(() => api.deadLetterGroups({}), (deadLetterGroups) => ({ deadLetterGroups }), 'deadLetterGroups'),
         ]);
       },
       filterDeadLetters: (deadLetterFilter) => {
@@ -745,16 +732,8 @@ export function createAppStore(api: SiteApi): AppStore {
       },
       resetSecret: (name, secret) => once('usersBusy', () => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers())),
       // A read or a comparison: the one asked for last is shown (a table picked while the last was read).
-      loadHistory: (table, at, contains) => guard(async () => {
-        const current = ask('history');
-        const history = await api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) });
-        if (current()) set({ history, diff: null });
-      }),
-      loadDiff: (table, from, contains) => guard(async () => {
-        const current = ask('history');
-        const diff = await api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) });
-        if (current()) set({ diff });
-      }),
+      loadHistory: (table, at, contains) => read(() => api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), (history) => ({ history, diff: null }), 'history'),
+      loadDiff: (table, from, contains) => read(() => api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), (diff) => ({ diff }), 'history'),
       resync: () => {
         if (get().user === null) return;
         void get().loadStatus();

@@ -51,6 +51,18 @@ async function go(screen: string): Promise<void> {
   await page.click(`nav [data-screen="${screen}"]`);
 }
 
+/**
+ * Opens proposal `id` from the inbox list and waits until the panel shows it, then for `ready`
+ * in the panel. Not `ready` alone: the panel of the one open before has it too, and a key pressed
+ * on that panel while the click's read is on its way is refused (the store decides only what is
+ * shown and asked for last) — the Defer test below timed out so under CI.
+ */
+async function openProposal(id: string, ready: string): Promise<void> {
+  await page.click(`[data-proposal="${id}"]`);
+  await page.waitForSelector(`.inbox-list tr.selected [data-proposal="${id}"]`);
+  await page.waitForSelector(ready);
+}
+
 /** axe-core on the current page; serious and critical violations fail. */
 async function axe(where: string): Promise<void> {
   await page.addScriptTag({ path: join(ROOT, 'node_modules/axe-core/axe.min.js') });
@@ -135,8 +147,7 @@ suite('the floor UI end to end (chromium)', () => {
     const p = open.find((x) => x.action === 'assign_job')!;
     expect(p, JSON.stringify(open.map((x) => x.action))).toBeDefined();
     const { job_id, resource_id } = p.params as { job_id: string; resource_id: string };
-    await page.click(`[data-proposal="${p.id}"]`);
-    await page.waitForSelector('.proposal .will-send');
+    await openProposal(p.id, '.proposal .will-send');
     expect(await page.textContent('.proposal .will-send')).toBe('Approving sends “Assignment” (assign_job) to operations.');
     await shot('inbox');
     // The README's screenshot is refreshed on request only, so a test run leaves the tree clean.
@@ -158,8 +169,7 @@ suite('the floor UI end to end (chromium)', () => {
     await go('inbox');
     const open = await api<ProposalView[]>('listProposals', { status: ['open'] });
     const p = open.find((x) => x.action !== 'assign_job') ?? open[0]!;
-    await page.click(`[data-proposal="${p.id}"]`);
-    await page.waitForSelector('.proposal .will-send');
+    await openProposal(p.id, '.proposal .will-send');
     await page.keyboard.press('r');
     await expect.poll(async () => (await api<ProposalView>('getProposal', { id: p.id })).status).toBe('rejected');
     await expect.poll(() => page.textContent('.proposal')).toContain('rejected');
@@ -199,8 +209,7 @@ suite('the floor UI end to end (chromium)', () => {
     await client.endAsync();
     await until(async () => (await jobs()).find((j) => j.job_id === job_id)?.assigned_resource === resource_id, `job ${job_id} assigned by the module`);
     await go('inbox');
-    await page.click(`[data-proposal="${p!.id}"]`);
-    await page.waitForSelector('.proposal .actions .approve');
+    await openProposal(p!.id, '.proposal .actions .approve');
     await page.click('.proposal .actions .approve');
     await page.waitForSelector('.proposal .alert');
     const alert = await page.textContent('.proposal .alert');
@@ -232,8 +241,7 @@ suite('the floor UI end to end (chromium)', () => {
     const open = await api<ProposalView[]>('listProposals', { status: ['open'] });
     // Not an assignment: the tests after this one approve those.
     const p = open.find((x) => x.action !== 'assign_job') ?? open.at(-1)!;
-    await page.click(`[data-proposal="${p.id}"]`);
-    await page.waitForSelector('.proposal .will-send');
+    await openProposal(p.id, '.proposal .will-send');
     // The decision held on its way until the test lets it go.
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -291,8 +299,7 @@ suite('the floor UI end to end (chromium)', () => {
     const id = pick(1) ?? pick(0);
     expect(id, JSON.stringify({ ids, open: open.map((p) => [p.id, p.action]) })).toBeDefined();
     const want = ids[ids.indexOf(id!) + 1]!;
-    await page.click(`[data-proposal="${id}"]`);
-    await page.waitForSelector('.proposal .will-send');
+    await openProposal(id!, '.proposal .will-send');
     await page.locator('.proposal .actions button.reject').focus();
     await page.keyboard.press('Enter');
     await expect.poll(async () => (await api<ProposalView>('getProposal', { id: id! })).status).toBe('rejected');

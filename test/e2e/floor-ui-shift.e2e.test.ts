@@ -89,6 +89,8 @@ suite("a shift lead's hour on the floor UI (chromium)", () => {
     // From the last row up: the panel opens beside the list wherever the list is scrolled.
     for (const id of ids.slice(-6).reverse()) {
       await page.click(`.inbox-list [data-proposal="${id}"]`);
+      // Its row selected: the panel shows it (the last one's panel has Approve too, and in view).
+      await page.waitForSelector(`.inbox-list tr.selected [data-proposal="${id}"]`);
       await page.waitForSelector(`.proposal[aria-label] button.approve`);
       await expect.poll(() => page.evaluate(`document.getElementById('root').childElementCount`)).toBe(1);
       await expect.poll(() => inView('.proposal button.approve'), { timeout: 5_000 }).toBe(true);

@@ -1,4 +1,4 @@
-import { useEffect, useReducer, useState, type FormEvent } from 'react';
+import { useEffect, useReducer, useRef, useState, type FormEvent } from 'react';
 import type { Role } from '../../../core/site/api.ts';
 import { escapeCloses, focusAfterClose, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
@@ -73,10 +73,17 @@ export const NEW_USERS_FORM: UsersForm = { fields: { name: '', role: 'operator',
  * "Added Ola (Operator)." stayed while the next user was typed, and read as said of them. A user
  * added (`added`) empties the fields but the role (the next one added is often the same) and says
  * who; `done` says a reset's outcome, or nothing (a reset begun), the form as it is.
+ *
+ * A user added empties only the fields that still hold what was `sent`: the form is not locked
+ * while the site answers, and the next user's name or badge typed meanwhile is not the one added.
  */
-export function usersForm(s: UsersForm, e: { edit: Partial<AddFields> } | { added: Added } | { done: Done | null }): UsersForm {
+export function usersForm(s: UsersForm, e: { edit: Partial<AddFields> } | { added: Added; sent: Omit<AddFields, 'role'> } | { done: Done | null }): UsersForm {
   if ('edit' in e) return { fields: { ...s.fields, ...e.edit }, done: null };
-  if ('added' in e) return { fields: { ...NEW_USERS_FORM.fields, role: s.fields.role }, done: { key: 'users.added', added: e.added } };
+  if ('added' in e) {
+    const f = s.fields;
+    const cleared = (k: keyof typeof e.sent) => (f[k] === e.sent[k] ? '' : f[k]);
+    return { fields: { name: cleared('name'), role: f.role, secret: cleared('secret'), badge: cleared('badge') }, done: { key: 'users.added', added: e.added } };
+  }
   return { ...s, done: e.done };
 }
 
@@ -105,6 +112,10 @@ export function Users() {
   const [newSecret, setNewSecret] = useState('');
   const [addTried, setAddTried] = useState(false);
   const [resetTried, setResetTried] = useState(false);
+  // The reset form as last rendered: a reset answered closes it only if it is still that user's,
+  // holding what was sent (another user's begun meanwhile stays open, as typed).
+  const resetShown = useRef({ user: resetting, secret: newSecret });
+  resetShown.current = { user: resetting, secret: newSecret };
   useEffect(() => void load(), [load]);
   // The fields empty and the reset form closes only when the site took the change: refused (a PIN
   // too simple, a name taken), what was typed stays to be corrected, beside the error.
@@ -113,17 +124,20 @@ export function Users() {
     if (!secretLengthOk(secret)) return setAddTried(true);
     const added = await addConfirmed(add, name, role, secret, badge);
     if (added) {
-      change({ added });
+      change({ added, sent: { name, secret, badge } });
       setAddTried(false);
     }
   };
   const submitReset = async (e: FormEvent, user: string) => {
     e.preventDefault();
     if (!secretLengthOk(newSecret)) return setResetTried(true);
-    if (!(await reset(user, newSecret))) return;
+    const sent = newSecret;
+    if (!(await reset(user, sent))) return;
+    change({ done: { key: secretSetKey(sent), name: user } });
+    const open = resetShown.current;
+    if (open.user !== user || open.secret !== sent) return;
     setNewSecret('');
     setResetting(null);
-    change({ done: { key: secretSetKey(newSecret), name: user } });
     focusAfterClose(`tr[data-user="${CSS.escape(user)}"] button.reset`);
   };
   const roleName = (r: Role) => t(`role.${r}`);

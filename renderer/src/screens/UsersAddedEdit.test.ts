@@ -103,7 +103,7 @@ describe('Users: the confirmation of a user added', () => {
   it('empties the fields but the role when a user is added; an edit keeps the rest of the form', () => {
     const typed = usersForm(usersForm(NEW_USERS_FORM, { edit: { name: 'Ola', role: 'shift_lead', secret: '0451', badge: 'B-1' } }), { edit: { badge: 'B-2' } });
     expect(typed).toEqual({ fields: { name: 'Ola', role: 'shift_lead', secret: '0451', badge: 'B-2' }, done: null });
-    const added = usersForm(typed, { added: { name: 'Ola', role: 'shift_lead' } });
+    const added = usersForm(typed, { added: { name: 'Ola', role: 'shift_lead' }, sent: { name: 'Ola', secret: '0451', badge: 'B-2' } });
     expect(added).toEqual({ fields: { name: '', role: 'shift_lead', secret: '', badge: '' }, done: { key: 'users.added', added: { name: 'Ola', role: 'shift_lead' } } });
     // A reset's confirmation leaves the form as it is, and goes on an edit as well.
     const reset = usersForm(usersForm(typed, { edit: { name: 'Kari' } }), { done: { key: 'users.pinSet', name: 'Per' } });

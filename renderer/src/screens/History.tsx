@@ -152,14 +152,14 @@ export function History() {
   const setField = (k: keyof PointFields, v: string) => setFields((f) => ({ ...f, [k]: v }));
   const [tagSearch, setTagSearch] = useState('');
   const [contains, setContains] = useState('');
-  // The filter the shown rows were read with (the field may have changed since).
-  const [applied, setApplied] = useState('');
+  // The filter the shown rows were read with (the field may have changed since, and a read asked
+  // for with another may have failed): the store keeps it with the rows.
+  const applied = useApp((s) => s.historyContains);
   useEffect(() => void loadTables(), [loadTables]);
   // The screen opens on the latest state of the table (the stock), as it does on a table picked
   // while "Latest" is chosen; any other point is read when "Show" is pressed.
   useEffect(() => {
     if (kind !== 'latest') return;
-    setApplied(contains.trim());
     void loadHistory(table, { latest: true }, contains);
     // Not on `contains`: the filter is read when asked for, not at every keystroke.
   }, [table, kind, loadHistory]);
@@ -183,7 +183,6 @@ export function History() {
         onSubmit={(e) => {
           e.preventDefault();
           if (!point) return;
-          setApplied(contains.trim());
           void loadHistory(table, point, contains);
         }}
       >
@@ -238,7 +237,6 @@ export function History() {
           disabled={!point}
           onClick={() => {
             if (!point) return;
-            setApplied(contains.trim());
             void loadDiff(table, point, contains);
           }}
         >

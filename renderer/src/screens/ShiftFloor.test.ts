@@ -85,7 +85,7 @@ describe('a search that matches nothing', () => {
   });
 
   it('says so on the Work queue screen', () => {
-    expect(render(WorkQueue, { lang: 'en', jobs: [], workSearch: 'J-9999' })).toContain('<p class="muted no-rows">No rows match.</p>');
+    expect(render(WorkQueue, { lang: 'en', jobs: [], workSearch: 'J-9999', workShownSearch: 'J-9999' })).toContain('<p class="muted no-rows">No rows match.</p>');
     expect(render(WorkQueue, { lang: 'en', jobs: [] })).not.toContain('no-rows');
   });
 });

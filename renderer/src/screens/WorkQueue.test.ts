@@ -26,7 +26,7 @@ const job = (over: Partial<JobView>): JobView => ({
 
 function render(jobs: JobView[], resources: ResourceView[], nowMs: number, lang: 'en' | 'nb' | 'de' = 'en', waiting: WaitingProposal[] = [], jobsMore = false, workSearch = ''): string {
   const store = createAppStore({} as SiteApi);
-  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus, waiting, jobsMore, workSearch });
+  store.setState({ jobs, resources, lang, status: { nowMs } as SiteStatus, waiting, jobsMore, workSearch, workShownSearch: workSearch });
   store.getInitialState = store.getState;
   return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(WorkQueue)));
 }

@@ -19,8 +19,10 @@ export function WorkQueue() {
   const byResource = waitingBy(waiting, (w) => w.resource_id);
   const load = useApp((s) => s.loadWork);
   const more = useApp((s) => s.jobsMore);
-  // What the rows on the screen were asked with (the field may be ahead of them).
+  // What was asked for last (the field starts with it), and what the rows on the screen were read
+  // with (the field, and a search on its way or refused, may be ahead of them).
   const askedSearch = useApp((s) => s.workSearch);
+  const shownSearch = useApp((s) => s.workShownSearch);
   const [q, setQ] = useState(askedSearch);
   // The site's clock when it has told it (as the inbox does), else this PC's.
   const statusNow = useApp((s) => s.status?.nowMs ?? null);
@@ -35,8 +37,9 @@ export function WorkQueue() {
   // A TIMESTAMP's text (`ms` read from it) in this PC's time zone; text that is no time as it came.
   const when = (text: string | null, ms: number | null) => (text === null ? '' : ms === null ? text : formatWhen(lang, ms, now));
   // The search names resources too: the site filters the jobs, the machines and teams are
-  // filtered here, by id, kind, capability or state (as stored or in words), as the jobs are.
-  const shown = resourcesMatching(resources, askedSearch, state);
+  // filtered here, by id, kind, capability or state (as stored or in words), as the jobs are, and
+  // by the search the jobs shown were read with: not a machine of one search beside the jobs of another.
+  const shown = resourcesMatching(resources, shownSearch, state);
   return (
     <div className="work">
       <section>
@@ -71,7 +74,7 @@ export function WorkQueue() {
           })}
         </Table>
         {/* A search that matches nothing: said, not an empty table that looks unloaded. */}
-        {jobs.length === 0 && askedSearch.trim() !== '' ? <p className="muted no-rows">{t('rows.noMatch')}</p> : null}
+        {jobs.length === 0 && shownSearch.trim() !== '' ? <p className="muted no-rows">{t('rows.noMatch')}</p> : null}
       </section>
       <section>
         <h2>{t('work.resources')}</h2>

@@ -94,6 +94,11 @@ interface StateSlice {
   waiting: WaitingProposal[];
   /** The work queue's search (job, status, item, resource…), and whether more jobs matched than WORK_ROWS. */
   workSearch: string;
+  /**
+   * The search the jobs and resources shown were read with (the reply's; `workSearch` may be ahead
+   * of it, on its way or refused): the screen filters the machines and teams by it, as the site did the jobs.
+   */
+  workShownSearch: string;
   jobsMore: boolean;
   stock: StockView[];
   stockSearch: string;
@@ -118,6 +123,11 @@ interface StateSlice {
   usersBusy: boolean;
   history: HistoryResult | null;
   diff: DiffResult | null;
+  /**
+   * The "rows containing" filter (trimmed; '' for none) the history or comparison shown was read
+   * with: kept with them, so a read refused leaves the rows and the filter said of them together.
+   */
+  historyContains: string;
   /** Tags of the table the History screen shows, newest first. */
   tags: SiteApiMethods['tags']['res'];
   /** The newest tags of `table` (the site sends at most TAGS_SHOWN), those whose name contains `search` when given. */
@@ -240,9 +250,9 @@ const savedLang = (): Lang => {
 /** The state one person's session fills in: every slice but the language and the first-run state. */
 type SessionState = Pick<
   AppState,
-  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'jobsMore'
+  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
-  | 'history' | 'diff' | 'tags'
+  | 'history' | 'diff' | 'historyContains' | 'tags'
 >;
 
 /** The session state before anyone signs in; `resetSession` puts it back. */
@@ -264,6 +274,7 @@ const sessionStart = (): SessionState => ({
   resources: [],
   waiting: [],
   workSearch: '',
+  workShownSearch: '',
   jobsMore: false,
   stock: [],
   stockSearch: '',
@@ -281,6 +292,7 @@ const sessionStart = (): SessionState => ({
   usersBusy: false,
   history: null,
   diff: null,
+  historyContains: '',
   tags: [],
 });
 
@@ -661,7 +673,7 @@ export function createAppStore(api: SiteApi): AppStore {
         const current = ask('work');
         set({ workSearch: q });
         const r = await api.workQueue({ limit: WORK_ROWS + 1, ...filterBy('search', q) });
-        if (current()) set({ ...r, jobs: r.jobs.slice(0, WORK_ROWS), jobsMore: r.jobs.length > WORK_ROWS });
+        if (current()) set({ ...r, jobs: r.jobs.slice(0, WORK_ROWS), jobsMore: r.jobs.length > WORK_ROWS, workShownSearch: q });
       }),
       loadStock: (search, below) => guard(async () => {
         const q = search ?? get().stockSearch;
@@ -732,8 +744,8 @@ export function createAppStore(api: SiteApi): AppStore {
       },
       resetSecret: (name, secret) => once('usersBusy', () => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers())),
       // A read or a comparison: the one asked for last is shown (a table picked while the last was read).
-      loadHistory: (table, at, contains) => read(() => api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), (history) => ({ history, diff: null }), 'history'),
-      loadDiff: (table, from, contains) => read(() => api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), (diff) => ({ diff }), 'history'),
+      loadHistory: (table, at, contains) => read(() => api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), (history) => ({ history, diff: null, historyContains: contains?.trim() ?? '' }), 'history'),
+      loadDiff: (table, from, contains) => read(() => api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), (diff) => ({ diff, historyContains: contains?.trim() ?? '' }), 'history'),
       resync: () => {
         if (get().user === null) return;
         void get().loadStatus();

@@ -23,6 +23,8 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
+import { needsRawScan } from '../lsm/raw-scan.ts';
+import { compareStrings } from '../lsm/types.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
 import { checkedReport, sequenceColumns, isPin, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations, type MessageTemplates } from '../agents/index.ts';
@@ -99,6 +101,66 @@ const TAGS_LIMIT = 200;
 
 /** A stock cell as the view shows it: a number, else null (module-level: it runs per row). */
 const numberOrNull = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+/** Stock rows in the table's key order (item, location; strings by code point, as the table sorts them). */
+const compareStockKey = (a: { item: string; location: string }, b: { item: string; location: string }): number => compareStrings(a.item, b.item) || compareStrings(a.location, b.location);
+
+/**
+ * The `limit` first of the values added, by `cmp`, in a max-heap: a scan that must look at every
+ * row to find them holds the screen's rows, not the table's.
+ */
+class FirstN<K, T extends K> {
+  private readonly heap: T[] = [];
+  constructor(
+    private readonly limit: number,
+    private readonly cmp: (a: K, b: K) => number,
+  ) {}
+
+  get full(): boolean {
+    return this.heap.length >= this.limit;
+  }
+
+  /** Whether `v` would be among the first (false once full and `v` comes after all of them). */
+  wants(v: K): boolean {
+    return !this.full || (this.heap.length > 0 && this.cmp(v, this.heap[0]!) < 0);
+  }
+
+  add(v: T): void {
+    const h = this.heap;
+    if (this.full) {
+      if (!this.wants(v)) return;
+      h[0] = v;
+      this.down(0);
+      return;
+    }
+    h.push(v);
+    for (let i = h.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (this.cmp(h[i]!, h[parent]!) <= 0) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
+    }
+  }
+
+  /** The values kept, in `cmp` order. */
+  sorted(): T[] {
+    return this.heap.sort(this.cmp);
+  }
+
+  private down(i: number): void {
+    const h = this.heap;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let top = i;
+      if (l < h.length && this.cmp(h[l]!, h[top]!) > 0) top = l;
+      if (r < h.length && this.cmp(h[r]!, h[top]!) > 0) top = r;
+      if (top === i) return;
+      [h[i], h[top]] = [h[top]!, h[i]!];
+      i = top;
+    }
+  }
+}
 
 /** The earlier approvals of a proposal's situation whose command failed (the inbox's window), not the proposal's own. */
 const failedBefore = (inbox: Inbox, p: Proposal): readonly CommandFailure[] => inbox.failedBefore(p.situationKey).filter((f) => f.id !== p.id);
@@ -853,7 +915,6 @@ export class SiteService implements SiteBackend {
   private stock(search: string | undefined, limit: number, below: boolean): StockView[] {
     const q = search?.trim().toLowerCase() ?? '';
     const config = this.agentConfig();
-    const out: StockView[] = [];
     const waiting = new Map<string, WaitingProposal[]>();
     for (const w of this.waiting()) {
       if (w.item === null || w.location === null) continue;
@@ -872,12 +933,21 @@ export class SiteService implements SiteBackend {
       }
       return p;
     };
-    const reader = this.table('stock').reader();
+    const table = this.table('stock');
+    const reader = table.reader();
+    // Cut after sorting, not before: the scan yields each bucket's rows in key order, one bucket
+    // after another, so on a table of several buckets the first `limit` rows it met were the first
+    // of each bucket, not the first of the table. One bucket read with the key merge (the seed
+    // table's) comes in key order, and the scan stops at the limit; otherwise every row is looked
+    // at, and only those before the ones kept so far are made into a view.
+    const inKeyOrder = reader.snapshot !== undefined && !needsRawScan(table) && table.buckets(reader.snapshot).length <= 1;
+    const first = new FirstN<{ item: string; location: string }, StockView>(limit, compareStockKey);
     try {
       for (const [itemV, locationV, onHandV, reservedV, inboundV] of reader.scan({ projection: ['item', 'location', 'on_hand', 'reserved', 'inbound'] })) {
         const item = String(itemV ?? '');
         const location = String(locationV ?? '');
         if (q && !item.toLowerCase().startsWith(q) && !location.toLowerCase().startsWith(q)) continue;
+        if (!first.wants({ item, location })) continue;
         const onHand = numberOrNull(onHandV);
         const reserved = numberOrNull(reservedV);
         const inbound = numberOrNull(inboundV);
@@ -896,14 +966,13 @@ export class SiteService implements SiteBackend {
         // available and projected by the same helper: computed here from the raw values, a
         // negative reserved showed more available than the agent counts, on a row it marks below.
         const available = onHand === null ? null : stockPosition({ on_hand: onHand, reserved, inbound: 0 });
-        out.push({ item, location, on_hand: onHand, reserved, inbound, available, projected: onHand === null ? null : position, reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, reorder_set: reorderSet, item_policy: itemPolicy(item), below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
-        if (out.length >= limit) break;
+        first.add({ item, location, on_hand: onHand, reserved, inbound, available, projected: onHand === null ? null : position, reorder_point: reorderPoint, order_up_to: orderUpTo, reorder_scope: scope, reorder_set: reorderSet, item_policy: itemPolicy(item), below_reorder_point: belowPoint, waiting: waiting.get(`${item}\u0000${location}`) ?? [] });
+        if (inKeyOrder && first.full) break;
       }
     } finally {
       reader.close();
     }
-    // Key order already for one bucket; a table with more buckets scans bucket by bucket.
-    return out.sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : a.location < b.location ? -1 : a.location > b.location ? 1 : 0));
+    return first.sorted();
   }
 
   /** The agent's tunables in force (the running agent's, or config.json's without one). */

@@ -220,7 +220,9 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   if (sub === 'reload') {
     const socket = await runningSocket(data);
     if (!socket) throw new CliError(EXIT.notFound, `no site is running on ${data}: the next start reads config.json`);
-    const r = (await controlRequest(socket, 'config.reload')) as { applied: string[]; restartNeeded: string[] };
+    // Waited on as long as the site works on it: a reload loads and checks the rule files, which
+    // on a busy site outlasted a fixed 10 s and was reported failed while the site applied it.
+    const r = (await workOnSite(socket, 'config.reload', {}, io, RELOAD_WORK)) as { applied: string[]; restartNeeded: string[] };
     await print(io.stdout, [
       r.applied.length > 0 ? `applied: ${r.applied.join(', ')}` : `nothing to apply: ${LIVE_CONFIG_SECTIONS_TEXT} are as the site runs them`,
       ...(r.restartNeeded.length > 0 ? [`changed, and taking effect at the next start: ${r.restartNeeded.join(', ')}`] : []),
@@ -522,13 +524,14 @@ interface SiteWork {
 }
 const REPLAY_WORK: SiteWork = { doing: 'replaying dead letters', unknown: "the replay's outcome is unknown: letters it committed stay replayed, see 'tilstand deadletters list'" };
 const DISMISS_WORK: SiteWork = { doing: 'dismissing dead letters', unknown: "the dismissal's outcome is unknown: letters it committed stay dismissed, see 'tilstand deadletters list'" };
+const RELOAD_WORK: SiteWork = { doing: 'reloading config.json', unknown: "the reload's outcome is unknown: the site's log (logs/site.log) says 'config reloaded' or 'config not reloaded'" };
 
 /**
- * A dead-letter op (`deadletters.replay`, `deadletters.dismiss`) on a running site, waiting as long
- * as the site works on it (heartbeats): both go through a flood's letters in slices, and with a
- * fixed 10 s deadline one was reported failed while the site went on and finished it. A site that
- * is gone (the connection closes) or silent for REPLAY_SILENCE_MS is an error that says what is
- * known: slices committed before stay done.
+ * A dead-letter op (`deadletters.replay`, `deadletters.dismiss`) or a config reload on a running
+ * site, waiting as long as the site works on it (heartbeats): the first two go through a flood's
+ * letters in slices, and with a fixed 10 s deadline one was reported failed while the site went on
+ * and finished it. A site that is gone (the connection closes) or silent for REPLAY_SILENCE_MS is
+ * an error that says what is known: slices committed before stay done.
  */
 async function workOnSite(socket: string, op: string, args: Record<string, unknown>, io: CliIO, work: SiteWork): Promise<unknown> {
   let said = 0;

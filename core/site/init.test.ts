@@ -3,7 +3,8 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { runMain as cli } from './cli/test-support.ts';
@@ -11,9 +12,40 @@ import { readConfig } from './config.ts';
 import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
 import { writeConfig } from './config.ts';
 import { FirstRunBackend } from './first-run.ts';
-import { initDataDir } from './init.ts';
+import { DEMO_RULE_FILE, initDataDir, readDemoRule } from './init.ts';
+import { demoConfig } from './demo/site.ts';
 import { ModuleCredentials } from './site-db.ts';
 import { UserStore } from '../inbox/users.ts';
+
+/**
+ * Which paths were fsynced while `fn`'s promise ran (core/lsm/testing/fsync-spy.ts's
+ * `fsyncedDuring`, for an async `fn`: init awaits its scrypt hashes between its writes).
+ */
+async function fsyncedWhile(fn: () => Promise<unknown>): Promise<string[]> {
+  type OpenSync = (path: unknown, ...rest: unknown[]) => number;
+  const fs = createRequire(import.meta.url)('node:fs') as { openSync: OpenSync; fsyncSync: (fd: number) => void };
+  const { openSync, fsyncSync } = fs;
+  const open = new Map<number, string>();
+  const synced: string[] = [];
+  fs.openSync = (path, ...rest) => {
+    const fd = openSync(path, ...rest);
+    open.set(fd, resolve(String(path)));
+    return fd;
+  };
+  fs.fsyncSync = (fd) => {
+    fsyncSync(fd);
+    synced.push(open.get(fd) ?? `fd ${fd}`);
+  };
+  syncBuiltinESMExports();
+  try {
+    await fn();
+  } finally {
+    fs.openSync = openSync;
+    fs.fsyncSync = fsyncSync;
+    syncBuiltinESMExports();
+  }
+  return synced;
+}
 
 let dir: string;
 beforeEach(() => {
@@ -47,6 +79,26 @@ describe('init', () => {
     expect(synced).toContain(data);
     expect(readConfig(data)).toEqual(before);
     expect(readdirSync(data).filter((f) => f.includes('.tmp'))).toEqual([]);
+  });
+
+  it('writes the secrets file and the demo rule durably: temporary files fsynced, renamed, their folders fsynced, the mode too', async () => {
+    // Written plainly, a power cut after init could leave either empty or missing under a
+    // config.json that names the rule: the next start then found the rule file corrupt.
+    const data = join(dir, 'demo');
+    const synced = await fsyncedWhile(() => initDataDir({ data, site: 'demo', config: demoConfig, demoRule: true, scrypt: { N: 1024, r: 8, p: 1 } }));
+    const secrets = join(data, 'secrets', 'modules.json');
+    const rule = join(data, DEMO_RULE_FILE);
+    const order = (p: string) => synced.indexOf(p);
+    expect(synced.some((p) => p.startsWith(join(data, 'secrets', '.modules.json.')))).toBe(true);
+    expect(synced.some((p) => p.startsWith(join(dirname(rule), `.${basename(rule)}.`)))).toBe(true);
+    expect(order(join(data, 'secrets'))).toBeGreaterThan(-1);
+    expect(order(dirname(rule))).toBeGreaterThan(-1);
+    // The 0600 set after the rename is made durable too (the file is fsynced after its chmod).
+    expect(order(secrets)).toBeGreaterThan(order(join(data, 'secrets')));
+    expect(statSync(secrets).mode & 0o777).toBe(0o600);
+    expect(Object.keys(JSON.parse(readFileSync(secrets, 'utf8')).modules)).toContain('inventory');
+    expect(readFileSync(rule, 'utf8')).toBe(readDemoRule());
+    for (const d of [join(data, 'secrets'), dirname(rule)]) expect(readdirSync(d).filter((f) => f.includes('.tmp')), d).toEqual([]);
   });
 
   it('makes the data directory 0700: site.db (PIN hashes a 4-digit space makes quick to try), journal.db and logs are the site user\'s only', async () => {

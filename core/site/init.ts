@@ -19,9 +19,10 @@
 // start empty beside the restored state, and its restore note would ask the wrong modules.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { localFileIO } from '../lsm/index.ts';
 import { UserStore, nameProblem, type Role } from '../inbox/users.ts';
 import type { ScryptParams } from '../inbox/secret-hash.ts';
 import type { Refusal } from './api.ts';
@@ -179,16 +180,28 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   } finally {
     db.close();
   }
-  writeFileSync(p.moduleSecrets, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600, flag: 'w' });
+  // Both through core/lsm's atomic replace (a temporary file fsynced, renamed, its folder fsynced),
+  // as config.json is: written plainly, a power cut soon after init could leave either empty or
+  // missing, and the next start read the rule file config.json names as broken. The replace makes
+  // the file 0644 inside secrets/ (0700): 0600 at once, and fsynced again so the mode lasts too.
+  localFileIO.replaceAtomic(p.moduleSecrets, Buffer.from(`${JSON.stringify(secrets, null, 2)}\n`));
   chmodSync(p.moduleSecrets, 0o600);
-  if (demoRule !== undefined) {
-    const file = join(data, DEMO_RULE_FILE);
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, demoRule);
-  }
+  fsyncFile(p.moduleSecrets);
+  // rules/ is made by the replace, which then fsyncs the data directory that names it.
+  if (demoRule !== undefined) localFileIO.replaceAtomic(join(data, DEMO_RULE_FILE), Buffer.from(demoRule));
 
   writeConfig(data, config);
   return { data, config, secretsPath: p.moduleSecrets };
+}
+
+/** Fsyncs a file's own metadata (its mode, after a chmod). */
+function fsyncFile(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -77,10 +77,10 @@ const stockRow: StockView = {
 
 describe('a search that matches nothing', () => {
   it('says so on the Stock screen, for a search or the below filter, in the language', () => {
-    expect(render(Stock, { lang: 'nb', stock: [], stockSearch: 'NOPE' })).toContain('<p class="muted no-rows">Ingen rader passer.</p>');
-    expect(render(Stock, { lang: 'de', stock: [], stockBelow: true })).toContain('<p class="muted no-rows">Keine passenden Zeilen.</p>');
+    expect(render(Stock, { lang: 'nb', stock: [], stockSearch: 'NOPE', stockFiltered: true })).toContain('<p class="muted no-rows">Ingen rader passer.</p>');
+    expect(render(Stock, { lang: 'de', stock: [], stockBelow: true, stockFiltered: true })).toContain('<p class="muted no-rows">Keine passenden Zeilen.</p>');
     // Rows found, or nothing asked for (a screen not yet loaded): no such line.
-    expect(render(Stock, { lang: 'en', stock: [stockRow], stockSearch: 'ITEM' })).not.toContain('no-rows');
+    expect(render(Stock, { lang: 'en', stock: [stockRow], stockSearch: 'ITEM', stockFiltered: true })).not.toContain('no-rows');
     expect(render(Stock, { lang: 'en', stock: [] })).not.toContain('no-rows');
   });
 

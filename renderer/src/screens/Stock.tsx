@@ -137,9 +137,11 @@ export function Stock() {
   const stock = useApp((s) => s.stock);
   const more = useApp((s) => s.stockMore);
   const load = useApp((s) => s.loadStock);
-  // What the rows on the screen were asked with (the fields may be ahead of them).
+  // What was asked for last (the fields start with it; they may be ahead of it).
   const askedSearch = useApp((s) => s.stockSearch);
   const askedBelow = useApp((s) => s.stockBelow);
+  // Whether the rows on the screen were read with a search or the filter (a read on its way or refused may be ahead of them).
+  const filtered = useApp((s) => s.stockFiltered);
   const [q, setQ] = useState(askedSearch);
   const [below, setBelow] = useState(askedBelow);
   const decider = useApp(selectIsDecider);
@@ -219,7 +221,7 @@ export function Stock() {
         ])}
       </Table>
       {/* A search or the filter that matches nothing: said, not an empty table that looks unloaded. */}
-      {stock.length === 0 && (askedSearch.trim() !== '' || askedBelow) ? <p className="muted no-rows">{t('rows.noMatch')}</p> : null}
+      {stock.length === 0 && filtered ? <p className="muted no-rows">{t('rows.noMatch')}</p> : null}
       <PolicyChanges />
     </section>
   );

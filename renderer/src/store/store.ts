@@ -106,6 +106,8 @@ interface StateSlice {
   stockMore: boolean;
   /** Only rows under their reorder point (the Stock screen's filter). */
   stockBelow: boolean;
+  /** Whether the stock rows shown were read with a search or the below filter (the reply's; the two above may be ahead, on their way or refused). */
+  stockFiltered: boolean;
   /** The reorder points people changed from this UI, newest first; null until asked. */
   configChanges: ConfigChangeView[] | null;
   tables: TableInfo[];
@@ -251,7 +253,7 @@ const savedLang = (): Lang => {
 type SessionState = Pick<
   AppState,
   | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
-  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
+  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'stockFiltered' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'historyContains' | 'tags'
 >;
 
@@ -280,6 +282,7 @@ const sessionStart = (): SessionState => ({
   stockSearch: '',
   stockMore: false,
   stockBelow: false,
+  stockFiltered: false,
   configChanges: null,
   tables: [],
   sync: null,
@@ -681,7 +684,7 @@ export function createAppStore(api: SiteApi): AppStore {
         const current = ask('stock');
         set({ stockSearch: q, stockBelow: b });
         const rows = await api.stock({ limit: STOCK_ROWS + 1, ...filterBy('search', q), ...(b ? { below: true } : {}) });
-        if (current()) set({ stock: rows.slice(0, STOCK_ROWS), stockMore: rows.length > STOCK_ROWS });
+        if (current()) set({ stock: rows.slice(0, STOCK_ROWS), stockMore: rows.length > STOCK_ROWS, stockFiltered: q.trim() !== '' || b });
       }),
       setReorderPolicy: async (item, location, policy) => {
         let saved = false;

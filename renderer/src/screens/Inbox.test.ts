@@ -64,7 +64,7 @@ const buttons = (node: unknown): Element[] => {
  * The open proposal's panel for a shift lead, its keydown handler on a fake `window`; `press`
  * waits for what a key sent; `tree` is what the panel rendered.
  */
-async function panelWithKeys(state: { deciding?: boolean } = {}): Promise<{ press(key: string, o?: Press): Promise<void>; decided: string[]; tree: unknown }> {
+async function panelWithKeys(state: { deciding?: boolean; opening?: string | null } = {}): Promise<{ press(key: string, o?: Press): Promise<void>; decided: string[]; tree: unknown }> {
   const win = new EventTarget();
   vi.stubGlobal('window', win);
   const decided: string[] = [];
@@ -145,6 +145,24 @@ describe('a decision on its way', () => {
     buttons(idle.tree)[1]!.props.onClick!(); // the same click once nothing is on its way
     await flush();
     expect(idle.decided).toEqual(['reject']);
+  });
+});
+
+describe('another proposal on its way to the panel', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('marks the shown one\'s approve, reject and defer disabled and the panel busy, as a decision on its way does; next stays', async () => {
+    // A row tapped, its read on its way: the buttons on screen are the last proposal's, and the
+    // store sends nothing from them (they looked live, and A or a tap did nothing).
+    const k = await panelWithKeys({ opening: 'P-other' });
+    expect(buttons(k.tree).map((b) => b.props['aria-disabled'] === true)).toEqual([true, true, true, false]);
+    expect((k.tree as { props: { 'aria-busy'?: boolean } }).props['aria-busy']).toBe(true);
+    await k.press('a');
+    expect(k.decided).toEqual([]);
+    // A read of the one shown (a live event's) holds nothing.
+    const again = await panelWithKeys({ opening: detail.id });
+    expect(buttons(again.tree).map((b) => b.props['aria-disabled'] === true)).toEqual([false, false, false, false]);
+    expect((again.tree as { props: { 'aria-busy'?: boolean } }).props['aria-busy']).toBe(undefined);
   });
 });
 

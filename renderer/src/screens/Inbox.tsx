@@ -237,6 +237,9 @@ function ProposalPanel() {
   const another = useApp((s) => (s.inboxView === 'decided' ? decidedShown(s.decided, s.showWithdrawn) : s.proposals).some((x) => x.id !== s.selected?.id));
   // A decision on its way: not sent again (a double tap, a key held down).
   const deciding = useApp((s) => s.deciding);
+  // Or another proposal on its way to this panel (a row tapped, N): these buttons are the last one's.
+  const opening = useApp((s) => s.opening !== null && s.opening !== s.selected?.id);
+  const held = deciding || opening;
   // The file of the rule that made it, when the site runs that rule at that version from a rule file of its own.
   const ruleFile = useApp((s) => s.status?.agentRules?.find((r) => r.id === p.ruleId && r.version === p.ruleVersion)?.file);
   const [comment, setComment] = useState('');
@@ -271,14 +274,14 @@ function ProposalPanel() {
     const onKey = (e: KeyboardEvent) => {
       const k = shortcutKey(e);
       if (k === 'n') void next();
-      if (!decidable || deciding) return;
+      if (!decidable || held) return;
       if (k === 'a') void decide('approve', comment);
       else if (k === 'r') void decide('reject', comment);
       else if (k === 'd') void decide('defer', comment);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [decidable, deciding, comment, decide, next]);
+  }, [decidable, held, comment, decide, next]);
   const module = p.module ?? (p.params.module as string | undefined) ?? p.command?.module ?? '';
   // A log event in the chosen language; one this screen does not know is shown as it came.
   const trailEvent = (ev: string): string => {
@@ -304,7 +307,7 @@ function ProposalPanel() {
     return localizeInstants(lang, v, now);
   };
   return (
-    <section className="proposal" ref={panel} aria-label={texts.explanation}>
+    <section className="proposal" ref={panel} aria-label={texts.explanation} aria-busy={opening || undefined}>
       {/* Shown only in one column (styles.css): beside the list the row is in view already. */}
       <button className="link back-to-list" onClick={backToList}>
         ↑ {t('detail.backToList')}
@@ -374,15 +377,15 @@ function ProposalPanel() {
           {/* aria-disabled, not disabled, while a decision is on its way: a disabled button loses
               the keyboard focus to the page, and whoever works from the keys loses their place.
               A click or Enter on one then sends nothing (the store's decide returns while
-              `deciding`). */}
+              `deciding`), nor while another proposal is on its way here (`opening`). */}
           <div className="actions">
-            <button className="primary approve" aria-disabled={deciding || undefined} onClick={() => void decide('approve', comment)}>
+            <button className="primary approve" aria-disabled={held || undefined} onClick={() => void decide('approve', comment)}>
               ✔ {t('detail.approve')}
             </button>
-            <button className="reject" aria-disabled={deciding || undefined} onClick={() => void decide('reject', comment)}>
+            <button className="reject" aria-disabled={held || undefined} onClick={() => void decide('reject', comment)}>
               ✖ {t('detail.reject')}
             </button>
-            <button aria-disabled={deciding || undefined} onClick={() => void decide('defer', comment)}>
+            <button aria-disabled={held || undefined} onClick={() => void decide('defer', comment)}>
               ‖ {t('detail.defer')}
             </button>
             <button onClick={() => void next()}>{t('detail.next')} →</button>

@@ -455,6 +455,54 @@ describe('a decision goes to the proposal the person means', () => {
   });
 });
 
+describe('a proposal that could not be opened', () => {
+  it('leaves the one still shown decidable: a decision goes to it, not nowhere', async () => {
+    const sent: unknown[] = [];
+    const { api } = fakeApi({
+      getProposal: async (req) => {
+        if (req.id === 'b') throw Object.assign(new Error('the line dropped'), { kind: 'internal' });
+        return detail(req.id);
+      },
+      decide: async (req) => (sent.push(req), { outcome: 'approved', proposal: proposal(req.id, 'low', 1) }) as never,
+    });
+    const store = createAppStore(api);
+    await store.getState().select('a');
+    await store.getState().select('b'); // a tap on b's row, whose read fails
+    expect(store.getState().error).toBe('the line dropped');
+    expect(store.getState().selected?.id).toBe('a');
+    expect(store.getState().opening).toBe(null);
+    await store.getState().decide('approve'); // A on the panel that still shows a
+    expect(sent).toEqual([{ id: 'a', decision: 'approve' }]);
+  });
+
+  it('says which one is on its way to the panel (opening) until it comes; a read of the one shown opens nothing', async () => {
+    const replies = new Map<string, ReturnType<typeof deferred<ProposalDetail>>>();
+    const { api } = fakeApi({
+      getProposal: (req) => {
+        const r = deferred<ProposalDetail>();
+        replies.set(req.id, r);
+        return r.promise;
+      },
+    });
+    const store = createAppStore(api);
+    const first = store.getState().select('a');
+    expect(store.getState().opening).toBe('a');
+    replies.get('a')!.resolve(detail('a'));
+    await first;
+    expect(store.getState().opening).toBe(null);
+    const again = store.getState().select('a'); // a refresh of the one shown (a live event)
+    expect(store.getState().opening).toBe(null);
+    replies.get('a')!.resolve(detail('a'));
+    await again;
+    const next = store.getState().select('b');
+    expect(store.getState().opening).toBe('b');
+    replies.get('b')!.resolve(detail('b'));
+    await next;
+    expect(store.getState().opening).toBe(null);
+    expect(store.getState().selected?.id).toBe('b');
+  });
+});
+
 describe('the waiting list shows the read asked for last', () => {
   it('does not put a proposal just decided back into the list when an older read of it answers after a newer one', async () => {
     const replies: ReturnType<typeof deferred<ProposalView[]>>[] = [];

@@ -57,6 +57,11 @@ interface InboxSlice {
   /** A decision is on its way to the site: another is not sent (a double tap, a key held down). */
   deciding: boolean;
   /**
+   * Another proposal asked for (a row tapped, N) whose read is on its way, or null: the panel still
+   * shows the one before, and its decision buttons send nothing until it comes (`decide`).
+   */
+  opening: string | null;
+  /**
    * After a decision made here, the proposal that followed the decided one in the list as it was
    * shown then (wrapping, as N does), among those still listed; null when none is. The decided one
    * leaves the list, so N and the keyboard focus (Inbox.tsx) go on from its place, not the top.
@@ -252,7 +257,7 @@ const savedLang = (): Lang => {
 /** The state one person's session fills in: every slice but the language and the first-run state. */
 type SessionState = Pick<
   AppState,
-  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
+  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'opening' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'stockFiltered' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'historyContains' | 'tags'
 >;
@@ -267,6 +272,7 @@ const sessionStart = (): SessionState => ({
   selected: null,
   lastOutcome: null,
   deciding: false,
+  opening: null,
   afterDecision: null,
   inboxView: 'waiting',
   decided: null,
@@ -378,9 +384,22 @@ export function createAppStore(api: SiteApi): AppStore {
     const show = (id: string | null, also: Partial<AppState> = {}): Promise<void> => {
       const current = ask('select');
       wantedProposal = id;
+      // A read of the one shown (a refresh, a live event) opens nothing new.
+      set({ opening: id !== null && id !== get().selected?.id ? id : null });
       const read = (async () => {
-        const selected = id === null ? null : await api.getProposal({ id });
-        if (current()) set({ selected, ...also });
+        try {
+          const selected = id === null ? null : await api.getProposal({ id });
+          if (current()) set({ selected, opening: null, ...also });
+        } catch (e) {
+          // Not opened (the site refused, the line dropped): the one still shown is the one the
+          // person has, and what they decide again goes to it — its buttons sent nothing while
+          // this read was the last asked for, with no word why once its error was dismissed.
+          if (current()) {
+            wantedProposal = get().selected?.id ?? null;
+            set({ opening: null });
+          }
+          throw e;
+        }
       })();
       newestShow = read.catch(() => {});
       return read;
@@ -599,6 +618,7 @@ export function createAppStore(api: SiteApi): AppStore {
         if (inboxView !== get().inboxView && wantedProposal !== undefined && wantedProposal !== kept) {
           ask('select');
           wantedProposal = kept;
+          set({ opening: null });
         }
         set({ inboxView });
         if (inboxView === 'decided') void get().loadDecided();

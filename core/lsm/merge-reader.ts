@@ -57,14 +57,15 @@ class Cursor extends PartCursor {
  * folded, its records in higher levels left out. Without them every run counts as level 0.
  * `lone`: a key with one record in all the runs (counted before the `levels` pick, as Java's
  * ReducerMergeFunctionWrapper counts around LookupMergeFunction) yields that record as it is,
- * without the merge function or `onKeyMerged` — what table-read.ts reads.
+ * without the merge function or `onKeyMerged` — what table-read.ts reads. `onKeyMerged` gets the
+ * key's fold (undefined: every record ignored) and the key's last record in merge order.
  */
 export function* mergeRuns(
   runs: readonly (readonly RunData[] | RunParts)[],
   compareKeys: KeyCompare,
   merge: MergeFunction,
   order: (a: KeyValue, b: KeyValue) => number,
-  onKeyMerged?: () => void,
+  onKeyMerged?: (result: KeyValue | undefined, last: KeyValue) => void,
   levels?: readonly number[],
   lone = false,
 ): Generator<KeyValue> {
@@ -126,7 +127,7 @@ export function* mergeRuns(
       for (const kv of group) merge.add(kv);
       result = merge.result();
     }
-    onKeyMerged?.();
+    onKeyMerged?.(result, group[group.length - 1]!);
     if (result !== undefined) yield result;
   }
 }

@@ -672,14 +672,22 @@ export class TableWriter {
     const pu = merge.resetThenAdded !== undefined ? merge : undefined;
     const runs = table.runsOf(s.pending).map((r) => r.files.map((f) => table.loadRun(s.partition, s.bucket, f)));
     const out: KeyValue[] = [];
+    const order = mergeOrder(schema);
+    const seqFields = schema.sequenceFieldIndexes.length > 0;
     let split = false;
-    const check = () => {
+    const check = (r: KeyValue | undefined, last: KeyValue) => {
       if (pu?.resetThenAdded!()) split = true;
+      // The fold must sort where the key's last record does, or the committed files below would
+      // meet it out of order: with sequence fields an aggregation fold ending in a retraction has
+      // its sequence field (last_value) retracted to null, which sorts first (as the write
+      // buffer's sortsAtLast checks).
+      else if (seqFields && r !== undefined && order({ key: r.key, seq: last.seq, kind: r.kind, value: r.value }, last) !== 0) split = true;
     };
     // `lone`: a key's one record stays as it came, as reads and compaction leave it (merge/README.md,
     // "A key's lone record"); folded, a lone retraction became a row the reader would then show.
-    for (const kv of mergeRuns(runs, table.compareKeys, merge, mergeOrder(schema), check, undefined, true)) {
-      // A removal followed by updates cannot be folded without the older runs: keep the runs.
+    for (const kv of mergeRuns(runs, table.compareKeys, merge, order, check, undefined, true)) {
+      // A removal followed by updates, or a fold that would sort elsewhere, cannot stand in for
+      // its records above the older runs: keep the runs.
       if (split) return;
       out.push(kv);
     }

@@ -2,6 +2,10 @@
 // `tagCreateTime`/`tagTimeRetained` when the tag has a retention time). A tag keeps its
 // snapshot's manifests and data files alive after the snapshot itself expires.
 //
+// Creation writes the tag, then looks at its snapshot (or the tag it was taken from) on disk
+// again, and takes the tag back when it went meanwhile: an expiration in another process lists
+// the tags after it unlinks the snapshot files, so it may have missed this tag (`create`).
+//
 // Tags are created atomically and never overwritten (a second tag of the same name is refused),
 // except by `renew`, which restarts a tag's retention time: the same snapshot in a new file renamed
 // over the old one (Paimon's replace of a tag), so a reader sees the old file or the new one.
@@ -70,18 +74,69 @@ export class TagManager {
     if (retainedMs !== undefined) checkRetention(retainedMs);
     // A snapshot whose file has expired is still whole while a tag holds it (its manifests and
     // data files are kept for the tag): it can be tagged again from that tag.
-    const snapshot =
-      snapshotId === undefined ? this.snapshots.latest() : (this.snapshots.tryGet(snapshotId) ?? this.list().find((t) => t.snapshot.id === snapshotId)?.snapshot);
+    let snapshot = snapshotId === undefined ? this.snapshots.latest() : this.snapshots.tryGet(snapshotId);
+    let source: TagInfo | undefined;
+    if (!snapshot && snapshotId !== undefined) {
+      source = this.holderOf(snapshotId);
+      snapshot = source?.snapshot;
+    }
     if (!snapshot) {
       throw notFound(snapshotId === undefined ? `cannot tag '${name}': the table has no snapshot yet` : `cannot tag '${name}': snapshot ${snapshotId} does not exist`);
     }
-    const ttl = retainedMs === undefined ? undefined : { createTimeMillis: localWallClockMillis(this.clock()), retainedMillis: retainedMs };
+    const nowMs = this.clock();
+    const left = source === undefined ? undefined : tagTimeLeftMs(source, nowMs);
+    if (source !== undefined && left !== undefined && left < RENEW_MARGIN_MS) {
+      // An expiration elsewhere may be deleting that tag and the files only it holds, having
+      // listed the tags before this one is written (the hazard `renew` refuses for the same margin).
+      throw new LsmError(
+        'Conflict',
+        `cannot tag '${name}': snapshot ${snapshotId} has expired and tag '${source.name}', which holds it, expires in ${Math.max(0, Math.round(left / 60_000))} min (less than ${RENEW_MARGIN_MS / 60_000} min left: an expiration may be removing it)`,
+        { path: this.paths.tagFile(source.name) },
+      );
+    }
+    const ttl = retainedMs === undefined ? undefined : { createTimeMillis: localWallClockMillis(nowMs), retainedMillis: retainedMs };
     this.fileIO.mkdirs(this.paths.tagDir);
     this.forget(name); // re-read from the file at the next use
-    if (!this.fileIO.createAtomic(this.paths.tagFile(name), Buffer.from(tagToJson(snapshot, ttl)))) {
-      throw new LsmError('AlreadyExists', `tag '${name}' already exists`, { path: this.paths.tagFile(name) });
+    const path = this.paths.tagFile(name);
+    if (!this.fileIO.createAtomic(path, Buffer.from(tagToJson(snapshot, ttl)))) {
+      throw new LsmError('AlreadyExists', `tag '${name}' already exists`, { path });
+    }
+    // An expiration in another process may have taken the snapshot between the read above and the
+    // write: its tag listing then came too early to see this tag, and the files it names are going.
+    // Expiration writes EARLIEST and unlinks the snapshot files before it lists the tags, so a
+    // snapshot (or source tag) still there now, after the write, is one whose files any later
+    // expiration keeps for this tag. Otherwise the tag is taken back and the tagging refused.
+    const held = source === undefined ? this.snapshots.isRetained(snapshot) : this.holds(source);
+    if (!held) {
+      this.forget(name);
+      this.fileIO.remove(path);
+      throw notFound(`cannot tag '${name}': snapshot ${snapshot.id} expired while it was being tagged`);
     }
     return { name, snapshot, ...(ttl ? { createTimeMillis: ttl.createTimeMillis, retainedMillis: ttl.retainedMillis } : {}) };
+  }
+
+  /** The tag holding snapshot `id` that expires last (one without a retention time first), if any. */
+  private holderOf(id: number): TagInfo | undefined {
+    const nowMs = this.clock();
+    let best: TagInfo | undefined;
+    let bestLeft = -Infinity;
+    for (const t of this.list()) {
+      if (t.snapshot.id !== id) continue;
+      const left = tagTimeLeftMs(t, nowMs) ?? Infinity;
+      if (best === undefined || left > bestLeft) {
+        best = t;
+        bestLeft = left;
+      }
+    }
+    return best;
+  }
+
+  /** Whether tag `t` is still on disk holding the same snapshot content (read from the file). */
+  private holds(t: TagInfo): boolean {
+    const bytes = this.fileIO.readFileIfExists(this.paths.tagFile(t.name));
+    if (bytes === undefined) return false;
+    const now = tagFromJson(bytes.toString('utf8'), this.paths.tagFile(t.name)).snapshot;
+    return now.baseManifestList === t.snapshot.baseManifestList && now.deltaManifestList === t.snapshot.deltaManifestList;
   }
 
   /**

@@ -277,6 +277,39 @@ describe('snapshots a rollback in this process removed, under a Table object tha
   });
 });
 
+describe('snapshots a rollback in another process removed, under a Table object that read them', () => {
+  it('once a writer here takes the lock, every Table object of the table reads them again', () => {
+    const { dir, table } = newTable({ 'write-only': 'true' }); // nothing compacts or expires
+    const w = table.newWriter();
+    commits(w, 1, 2);
+    w.close();
+    const r = Table.open(dir);
+    const before = r.snapshots.get(2);
+    expect(r.scanRows()).toEqual(Table.open(dir).scanRows());
+    // Another process rolls back to snapshot 1 and commits snapshot 2 again, with other content.
+    const script = `
+      import { Table } from ${JSON.stringify(resolve(__dirname, 'table.ts'))};
+      const w = Table.open(${JSON.stringify(dir)}).newWriter();
+      w.rollbackTo(1);
+      w.writeRecord({ k: 99, v: 99 });
+      w.commit();
+      w.close();
+      console.log('done');
+    `;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(child.stdout.trim(), child.stderr).toBe('done');
+    // A writer here takes the lock: the snapshots read before may have been rolled back and
+    // re-used (SnapshotManager.invalidate), for r's cache as much as for the writer's own.
+    const w2 = table.newWriter();
+    const fresh = Table.open(dir);
+    expect(fresh.snapshots.get(2).deltaManifestList).not.toBe(before.deltaManifestList);
+    expect(r.snapshots.get(2).deltaManifestList).toBe(fresh.snapshots.get(2).deltaManifestList);
+    expect(r.scanRows()).toEqual(fresh.scanRows());
+    expect(r.scanRows()).toContainEqual([99, 99]);
+    w2.close();
+  }, 60_000);
+});
+
 describe('a table dropped and created again at the same place in this process', () => {
   it('caches its snapshots again: what was learnt of the dropped one does not hold', () => {
     const { dir, table } = newTable();

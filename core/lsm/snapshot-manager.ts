@@ -24,8 +24,9 @@ const SNAPSHOT_NAME = /^snapshot-(\d+)$/;
  *   them wrote (expiration writes it before it unlinks) or found. Expiration in another process is
  *   learnt when this process next asks for the earliest snapshot (`earliestId`, `isRetained`).
  * - `epoch`: bumped when a rollback here removes retained snapshots (their ids will be used again)
- *   or writes back a tag's expired snapshot (EARLIEST goes down, so does `id`); each cache is
- *   dropped at its next use after a bump.
+ *   or writes back a tag's expired snapshot (EARLIEST goes down, so does `id`), and when a writer
+ *   here finds the lock may have changed hands (`invalidate`: another process may have rolled
+ *   back); each cache is dropped at its next use after a bump.
  */
 interface Floor {
   id: number;
@@ -256,10 +257,14 @@ export class SnapshotManager {
    * Forgets every parsed snapshot. The cache trusts that snapshot-N, once read, stays as it is;
    * that holds while this process holds the writer lock (only the lock holder creates and removes
    * snapshots, and it does so through this manager), but a rollback in another process can
-   * remove snapshot-N and commit a different one under the same id. expire.ts calls this when
-   * the writer lock changed hands since its last run.
+   * remove snapshot-N and commit a different one under the same id. The writer calls this when
+   * it takes the lock, expire.ts when the lock changed hands since its last run. What they learn
+   * holds for every Table object of the table in this process (a reader's cache may hold the
+   * rolled-back snapshot-N as well), so the floor's epoch is bumped: each cache is dropped at its
+   * next use, as after a rollback here.
    */
   invalidate(): void {
+    this.floor.epoch++;
     this.cache.clear();
   }
 

@@ -4,11 +4,11 @@
 // isolation does not depend on the server's policies alone.
 //
 // Objects carry `x-amz-meta-sha256`; puts send Content-MD5 (the server rejects a body that does
-// not match) and `head` returns the single-part ETag as the MD5 the server computed — the engine
-// compares both with what it sent. The SDK's own retries are off (maxAttempts 1): the engine
-// retries, and it asks `head` first, so a PUT that completed before its connection broke is never
-// sent again. S3 has no rename: a PUT becomes visible whole when it completes, which is what
-// makes "pointer last" sufficient.
+// not match) and `head` returns the single-part ETag as the MD5 the server computed (not with
+// KMS or customer keys, whose ETag is no MD5) — the engine compares both with what it sent. The
+// SDK's own retries are off (maxAttempts 1): the engine retries, and it asks `head` first, so a
+// PUT that completed before its connection broke is never sent again. S3 has no rename: a PUT
+// becomes visible whole when it completes, which is what makes "pointer last" sufficient.
 
 import type * as S3 from '@aws-sdk/client-s3';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
@@ -179,7 +179,11 @@ export class S3Target implements SyncTarget {
       const etag = (r.ETag ?? '').replace(/"/g, '');
       const info: ObjectInfo = { key, size: r.ContentLength ?? 0 };
       if (r.Metadata?.sha256) info.sha256 = r.Metadata.sha256;
-      if (/^[0-9a-f]{32}$/i.test(etag)) info.md5 = etag.toLowerCase();
+      // A single-part ETag is the MD5 of the bytes only without encryption or with S3's own keys
+      // (SSE-S3, AES256): with KMS keys (SSE-KMS, a default encryption many buckets enforce) or
+      // the customer's (SSE-C) it is not, and read as one it failed every verification for good.
+      const etagIsMd5 = (r.ServerSideEncryption === undefined || r.ServerSideEncryption === 'AES256') && r.SSECustomerAlgorithm === undefined;
+      if (etagIsMd5 && /^[0-9a-f]{32}$/i.test(etag)) info.md5 = etag.toLowerCase();
       return info;
     } catch (e) {
       const w = wrap('head', key, e, this.description);

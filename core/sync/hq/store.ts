@@ -11,7 +11,7 @@ import { snapshotFromJson } from '../../lsm/snapshot.ts';
 import { SyncError } from '../errors.ts';
 import { checkSiteId, sitePrefix } from '../names.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
-import type { ObjectInfo, SyncTarget } from '../targets/target.ts';
+import { getIfPresent, type ObjectInfo, type SyncTarget } from '../targets/target.ts';
 import { mirrorSite, tablesOf } from './mirror.ts';
 
 export interface HqStoreOptions {
@@ -57,7 +57,8 @@ export class HqStore {
   /**
    * Each site with its tables and how current HQ's copy is: the newest commit time among its
    * tables' synced snapshots (HQ keeps one per table; null before a site's first snapshot arrived).
-   * One listing, and one read of each table's snapshot file.
+   * One listing, and one read of each table's snapshot file (`snapshotTime`: one a site's sync
+   * replaced since the listing is looked for again).
    */
   async siteStates(): Promise<SiteState[]> {
     const keys = await this.target.list('');
@@ -75,13 +76,34 @@ export class HqStore {
         const dir = `${sitePrefix(site)}${table}/`;
         const id = newest.get(dir);
         if (id === undefined) continue;
-        const key = `${dir}snapshot/snapshot-${id}`;
-        const at = snapshotFromJson((await this.target.get(key)).toString('utf8'), key).timeMillis;
-        stateAsOfMs = stateAsOfMs === null ? at : Math.max(stateAsOfMs, at);
+        const at = await this.snapshotTime(dir, id);
+        if (at !== undefined) stateAsOfMs = stateAsOfMs === null ? at : Math.max(stateAsOfMs, at);
       }
       out.push({ site, tables: tables.length, stateAsOfMs });
     }
     return out;
+  }
+
+  /**
+   * The commit time of table folder `dir`'s snapshot `id`, read at HQ. A site that syncs meanwhile
+   * puts its next snapshot JSON and then removes that one (HQ keeps one per table): gone since the
+   * listing, the folder is listed again and its newest read, a bounded number of times — one
+   * pruned between listing and read failed `hq sites` for every site. Undefined: the table has no
+   * snapshot at HQ any more.
+   */
+  private async snapshotTime(dir: string, id: number): Promise<number | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const key = `${dir}snapshot/snapshot-${id}`;
+      const bytes = await getIfPresent(this.target, key);
+      if (bytes !== undefined) return snapshotFromJson(bytes.toString('utf8'), key).timeMillis;
+      if (attempt === 3) throw new SyncError('NotFound', `${dir}: every snapshot listed at HQ was replaced while it was read; try again`);
+      const ids = (await this.target.list(`${dir}snapshot/`)).flatMap(({ key: k }) => {
+        const m = SNAPSHOT_KEY.exec(k);
+        return m && m[1] === dir ? [Number(m[2])] : [];
+      });
+      if (ids.length === 0) return undefined;
+      id = Math.max(...ids);
+    }
   }
 
   async tables(site: string): Promise<string[]> {

@@ -4,8 +4,8 @@
 // the table store's FileIO is synchronous.
 
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { Table } from '../../lsm/index.ts';
 import { snapshotFromJson } from '../../lsm/snapshot.ts';
 import { SyncError } from '../errors.ts';
@@ -15,7 +15,7 @@ import { getIfPresent, type ObjectInfo, type SyncTarget } from '../targets/targe
 import { mirrorSite, tablesOf } from './mirror.ts';
 
 export interface HqStoreOptions {
-  /** Where object-store tables are cached (default: <tmp>/tilstand-hq-cache/<hash of target>). */
+  /** Where object-store tables are cached (default: `defaultHqCacheDir`). */
   cacheDir?: string;
 }
 
@@ -39,6 +39,20 @@ export function sitesOf(keys: readonly Pick<ObjectInfo, 'key'>[]): string[] {
   return [...out].sort();
 }
 
+/**
+ * The default folder S3 tables are mirrored into: `<user cache>/tilstand/hq/<hash of target>`, the
+ * user cache being $XDG_CACHE_HOME (when absolute), else %LOCALAPPDATA% on Windows, else ~/.cache.
+ * The user's own, not the system's temporary directory: there every local user could create the
+ * folder first, and the mirror reuses a data file already present at the right size — another user
+ * could have put the rows an analyst then reads, or a symbolic link out of the cache.
+ */
+export function defaultHqCacheDir(description: string, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = homedir()): string {
+  const xdg = env.XDG_CACHE_HOME;
+  const local = env.LOCALAPPDATA;
+  const base = xdg && isAbsolute(xdg) ? xdg : platform === 'win32' && local && isAbsolute(local) ? local : join(home, '.cache');
+  return join(base, 'tilstand', 'hq', createHash('sha256').update(description).digest('hex').slice(0, 16));
+}
+
 export class HqStore {
   readonly cacheDir: string;
 
@@ -46,7 +60,7 @@ export class HqStore {
     readonly target: SyncTarget,
     o: HqStoreOptions = {},
   ) {
-    this.cacheDir = o.cacheDir ?? join(tmpdir(), 'tilstand-hq-cache', createHash('sha256').update(target.description).digest('hex').slice(0, 16));
+    this.cacheDir = o.cacheDir ?? defaultHqCacheDir(target.description);
   }
 
   /** Site ids with a `site_<id>.db/` at HQ. */

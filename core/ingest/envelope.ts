@@ -64,6 +64,12 @@ export interface Refusal {
   readonly detail: string;
   /** Where in the payload the fault is, when it is at one place. */
   readonly path?: string;
+  /**
+   * A bad_envelope's or unsafe_json's `source.seq`, when it reads (a positive safe integer) and its
+   * source names the topic's module and stream: the Ingestor sequences the refusal so that it
+   * consumes the seq.
+   */
+  readonly seq?: number;
 }
 
 export type ParseResult = { readonly ok: true; readonly envelope: Envelope } | Refusal;
@@ -159,6 +165,21 @@ const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 const RAW_LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export function parseJsonSafely(payload: Uint8Array): SafeJson {
+  const r = parseJsonChecked(payload);
+  return r.ok || r.reason !== 'unsafe_json' ? r : refusalOnly(r);
+}
+
+/** The refusal without the value parseJsonChecked keeps beside an unsafe_json one. */
+function refusalOnly(r: Refusal & { value?: unknown }): Refusal {
+  const { value: _value, ...refusal } = r;
+  return refusal;
+}
+
+/**
+ * parseJsonSafely, and beside an unsafe_json refusal the value with the forbidden keys dropped
+ * (its `source.seq` may still read: parseEnvelope).
+ */
+function parseJsonChecked(payload: Uint8Array): SafeJson | (Refusal & { value: unknown }) {
   let text: string;
   try {
     text = UTF8_STRICT.decode(payload);
@@ -196,7 +217,7 @@ export function parseJsonSafely(payload: Uint8Array): SafeJson {
     const why = e instanceof RangeError ? 'nesting too deep' : (e as Error).message;
     return refuse('bad_json', `payload is not JSON: ${why}`);
   }
-  if (problem) return refuse('unsafe_json', problem.why, pathOf(parentOf, problem.holder, problem.key));
+  if (problem) return { ...refuse('unsafe_json', problem.why, pathOf(parentOf, problem.holder, problem.key)), value };
   return { ok: true, value };
 }
 
@@ -250,10 +271,19 @@ export function parseEnvelope(
   if (expect.site !== undefined && parts.site !== expect.site) {
     return refuse('topic_mismatch', `topic site '${parts.site}' is not this site '${expect.site}'`);
   }
-  const parsed = parseJsonSafely(payload);
-  if (!parsed.ok) return parsed;
+  const parsed = parseJsonChecked(payload);
+  if (!parsed.ok) {
+    // Sequenced as a bad_envelope is (below), when its seq reads: a lone surrogate in a value.
+    const seq = 'value' in parsed ? readableSeq(parsed.value, parts) : undefined;
+    return seq === undefined ? refusalOnly(parsed) : { ...refusalOnly(parsed), seq };
+  }
   const checked = checkEnvelope(parsed.value);
-  if (!checked.ok) return checked;
+  if (!checked.ok) {
+    // A module's next events wait for this seq, and its resend is refused the same way: without
+    // the seq the stream stood still until the gap was given up (5 min), a letter per resync.
+    const seq = readableSeq(parsed.value, parts);
+    return seq === undefined ? checked : { ...checked, seq };
+  }
   const { source } = checked.envelope;
   if (source.module !== parts.module) {
     return refuse('topic_mismatch', `source.module '${source.module}' but the topic's module is '${parts.module}'`, 'source.module');
@@ -262,6 +292,13 @@ export function parseEnvelope(
     return refuse('topic_mismatch', `source.stream '${source.stream}' but the topic's stream is '${parts.stream}'`, 'source.stream');
   }
   return checked;
+}
+
+/** `source.seq` of a value checkEnvelope refused, when it reads and the source names the topic's module and stream. */
+function readableSeq(v: unknown, parts: TopicParts): number | undefined {
+  if (!isObject(v) || !isObject(v.source)) return undefined;
+  const { module, stream, seq } = v.source;
+  return module === parts.module && stream === parts.stream && isNonNegInt(seq) && seq > 0 ? seq : undefined;
 }
 
 /** Checks the shape of an already-parsed JSON value (step 5 above). */

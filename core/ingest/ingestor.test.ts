@@ -298,6 +298,50 @@ describe('Ingestor pipeline', () => {
     expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 4, inventory_seq: 4 });
   });
 
+  it('an event of a bound stream refused for its envelope consumes its seq when the seq reads: no gap, no resync, one letter, across a crash', async () => {
+    // ts_ms as text: a bad_envelope whose source.seq is fine. Unsequenced, it left a gap at seq 2
+    // that no resend could close (the resend is refused the same way, one more letter each
+    // resync): the stream stood still until gap_give_up_ms.
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    const bad = Buffer.from(JSON.stringify({ op: 'u', before: null, after: { item: 'A-1', location: 'L1', qty: 2 }, source: { module: 'inventory', stream: 'stock', seq: 2 }, ts_ms: 'now', contract: { name: 'inventory.stock', version: 1 } }));
+    const p = await i.accept(topic('inventory', 'stock'), bad);
+    await i.accept(topic('inventory', 'stock'), inv(3, 'A-1', 'L1', 3));
+    expect(i.health().heldEvents).toBe(0);
+    now += 60_000;
+    i.tick();
+    expect(resyncs).toEqual([]);
+    await i.accept(topic('inventory', 'stock'), bad); // a resend: a duplicate, not a second letter
+    i.commitAll();
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 3, inventory_seq: 3 });
+    expect(i.listDeadLetters().map((d) => [d.position, d.reason, d.path, d.seq])).toEqual([[p, 'bad_envelope', 'ts_ms', 2]]);
+    i.abandon();
+    open.length = 0;
+    const j = start();
+    expect(j.listDeadLetters().map((d) => [d.position, d.seq])).toEqual([[p, 2]]);
+    expect(j.deadLetterCount()).toBe(1);
+    // A seq that does not read, or a source naming another stream, leaves the event unsequenced.
+    const noSeq = await j.accept(topic('inventory', 'stock'), Buffer.from(JSON.stringify({ op: 'u', before: null, after: null, source: { module: 'inventory', stream: 'stock', seq: 'x' }, ts_ms: 1, contract: { name: 'inventory.stock', version: 1 } })));
+    const other = await j.accept(topic('inventory', 'stock'), Buffer.from(JSON.stringify({ op: 'x', before: null, after: null, source: { module: 'inventory', stream: 'other', seq: 4 }, ts_ms: 1, contract: { name: 'inventory.stock', version: 1 } })));
+    await j.accept(topic('inventory', 'stock'), inv(4, 'A-1', 'L1', 4));
+    j.commitAll();
+    expect(j.listDeadLetters().map((d) => [d.position, d.reason, d.seq])).toEqual([[p, 'bad_envelope', 2], [noSeq, 'bad_envelope', null], [other, 'bad_envelope', null]]);
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 4, inventory_seq: 4 });
+  });
+
+  it('an event of a bound stream refused as unsafe JSON consumes its seq when the seq reads', async () => {
+    // A lone surrogate in a value (a connector that cut a string inside a character): as above.
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 1));
+    const bad = Buffer.from(`{"op":"u","before":null,"after":{"item":"A-\\ud83d","location":"L1","qty":2},"source":{"module":"inventory","stream":"stock","seq":2},"ts_ms":1,"contract":{"name":"inventory.stock","version":1}}`);
+    const p = await i.accept(topic('inventory', 'stock'), bad);
+    await i.accept(topic('inventory', 'stock'), inv(3, 'A-1', 'L1', 3));
+    expect(i.health().heldEvents).toBe(0);
+    i.commitAll();
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 3, inventory_seq: 3 });
+    expect(i.listDeadLetters().map((d) => [d.position, d.reason, d.path, d.seq])).toEqual([[p, 'unsafe_json', 'after.item', 2]]);
+  });
+
   it('bounds the reorder buffer by bytes too (reorder_buffer_bytes_max): large held events overflow as the count bound does, a resync at once', async () => {
     const big = (seq: number) => inv(seq, `A-${seq}-${'x'.repeat(1_000)}`, 'L1', seq);
     expect(big(3).length).toBeGreaterThan(1_000);

@@ -20,7 +20,7 @@
 
 import { Catalog, CompactionSlicer, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
 import { applyBinding, bindingName, bindingsFor, checkBinding, checkOrderingStreams, type Binding } from './binding.ts';
-import { bindingView, checkEnvelopeContract, type ContractRegistry } from './contracts.ts';
+import { bindingView, checkEnvelopeContract, type ContractCheck, type ContractRegistry } from './contracts.ts';
 import {
   DEAD_LETTERS_TABLE,
   DEAD_LETTERS_TABLE_NAME,
@@ -276,8 +276,9 @@ interface Entry {
 /** What the sequencer holds: a parsed event waiting for its turn. */
 interface Item {
   readonly entry: Entry;
-  readonly envelope: Envelope;
-  /** The contract check's refusal: the event consumes its seq and becomes a dead letter. */
+  /** undefined only with a refusal (an envelope refused with a seq that reads). */
+  readonly envelope: Envelope | undefined;
+  /** The envelope's or the contract check's refusal: the event consumes its seq and becomes a dead letter. */
   readonly refusal: Refusal | undefined;
   readonly bindings: readonly Binding[];
   /** streamKey(module, stream) of the envelope's source. */
@@ -662,11 +663,15 @@ export class Ingestor {
   }
 
   private route(entry: Entry, parsed: ParseResult): void {
-    if (!parsed.ok) return this.deadLetter(entry, parsed, undefined, null);
-    const env = parsed.envelope;
-    const { module, stream, seq } = env.source;
+    // An envelope refused with a seq that reads (parseEnvelope: its source names this topic's
+    // module and stream) is sequenced on a bound stream as a contract refusal is: it consumes
+    // its seq, or the stream's next events waited behind a gap no resend could close.
+    if (!parsed.ok && parsed.seq === undefined) return this.deadLetter(entry, parsed, undefined, null);
+    const env = parsed.ok ? parsed.envelope : undefined;
+    const { module, stream } = env ? env.source : parseEventTopic(entry.topic)!;
+    const seq = env ? env.source.seq : (parsed as Refusal).seq!;
     const bindings = bindingsFor(this.o.bindings, entry.topic);
-    const check = checkEnvelopeContract(this.o.contracts, env);
+    const check: ContractCheck = env ? checkEnvelopeContract(this.o.contracts, env) : (parsed as Refusal);
     if (bindings.length === 0) {
       // Not sequenced: nothing reads this stream yet; the event waits in dead_letters for a binding.
       const why = check.ok ? refuse('no_binding', `no binding matches topic '${entry.topic}'`) : check;
@@ -674,12 +679,14 @@ export class Ingestor {
     }
     const key = this.streamKeyOf(module, stream);
     const last = this.lastEvents.get(key);
-    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, elapsedMs: entry.receivedElapsedMs, seq, tsMs: env.ts_ms });
+    // Its newest event: a refused envelope's ts_ms may not be a time (its clock is not shown).
+    const tsMs = env ? env.ts_ms : (last?.tsMs ?? entry.receivedAtMs);
+    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, elapsedMs: entry.receivedElapsedMs, seq, tsMs });
     else if (entry.receivedElapsedMs >= last.elapsedMs) {
       last.atMs = entry.receivedAtMs;
       last.elapsedMs = entry.receivedElapsedMs;
       last.seq = seq;
-      last.tsMs = env.ts_ms;
+      last.tsMs = tsMs;
     }
     const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
     // Held, the event costs its payload (and the parse of it): the byte bound counts the payload.
@@ -763,7 +770,7 @@ export class Ingestor {
       }
     }
     const closes = letter !== undefined && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
-    const failures = this.applyBindings(entry, envelope, bindings, seq);
+    const failures = this.applyBindings(entry, envelope!, bindings, seq);
     if (failures.length > 0) this.deadLetter(entry, combine(failures), seq, failures.map((f) => f.binding));
     else {
       this.c.applied++;

@@ -10,9 +10,10 @@ import { Catalog } from '../lsm/index.ts';
 import { EmbeddedBroker, type Principal } from './broker.ts';
 import { ContractRegistry } from './contracts.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLettersAt, type DeadLetter } from './dead-letters.ts';
+import { parseJsonSafely } from './envelope.ts';
 import { Ingestor } from './ingestor.ts';
 import { Journal } from './journal.ts';
-import { LetterNotices, lettersTopic, type DeadLetterNotice, type LetterNotice, type LetterSummaryNotice } from './letter-notices.ts';
+import { checkLetterNotice, LetterNotices, lettersTopic, type DeadLetterNotice, type LetterNotice, type LetterSummaryNotice } from './letter-notices.ts';
 import { ModuleClient } from './module-client/index.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
 import { SEED_CONTRACTS } from './seed-contracts.ts';
@@ -191,6 +192,32 @@ describe('LetterNotices bound', () => {
     notices.tick();
     expect(sent.at(-1)).toMatchObject({ kind: 'summary', more: 3, first_letter: '15', last_letter: '23', since: new Date(1_764_493_200_015).toISOString(), until: new Date(1_764_493_200_023).toISOString() });
     expect((sent.at(-1) as LetterSummaryNotice).detail).toMatch(/letters 15\.\.23;/);
+  });
+
+  it('sends a notice the module client can read when a detail or path is cut inside a character outside the BMP, or holds half of one', async () => {
+    // A 😀 is two UTF-16 units: cut between them, the notice held a lone surrogate, JSON wrote it
+    // as \ud83d, and the module client's safe JSON refused the whole notice (unsafe_json).
+    const sent: string[] = [];
+    const notices = new LetterNotices({ site: SITE, publish: (_t, payload) => sent.push(payload) });
+    const emoji = '\u{1F600}';
+    notices.letters([{ ...letter(1, 'inventory'), detail: `${'x'.repeat(998)}${emoji} and more`, path: `after.${'k'.repeat(192)}${emoji}x` }]);
+    // A refused event's own text, cut by the envelope check to 30 units inside the emoji.
+    ingestor.setLetterListener((letters) => notices.letters(letters));
+    const bad = Buffer.from(`{"op":"${'o'.repeat(29)}${emoji}","before":null,"after":null,"source":{"module":"inventory","stream":"stock","seq":1},"ts_ms":1,"contract":${JSON.stringify(STOCK)}}`);
+    await ingestor.accept(`tilstand/${SITE}/events/inventory/stock`, bad);
+    ingestor.commitAll();
+    expect(sent).toHaveLength(2);
+    for (const payload of sent) {
+      const parsed = parseJsonSafely(Buffer.from(payload));
+      expect(parsed.ok ? 'ok' : parsed.detail).toBe('ok');
+      const checked = checkLetterNotice((parsed as { value: Record<string, unknown> }).value, 'inventory');
+      expect(checked.ok).toBe(true);
+    }
+    const [first, second] = sent.map((p) => JSON.parse(p) as LetterNotice);
+    expect(first!.detail).toBe(`${'x'.repeat(998)}…`);
+    expect(first!.path).toBe(`after.${'k'.repeat(192)}…`);
+    expect(second!.reason).toBe('bad_envelope');
+    expect(second!.detail).toContain(`"${'o'.repeat(29)}`);
   });
 
   it('announces nothing for a letter whose topic names no module of this site', () => {

@@ -152,6 +152,31 @@ describe('electron main process', () => {
     expect(await call('status')).toEqual({ ok: true, value: { from: 'site' } });
   }, 30_000);
 
+  it('quitting while the first run\'s site is still starting waits for it and stops it before the app quits', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-'));
+    const data = join(dir, 'data');
+    const { e, rec, call } = fakeElectron();
+    // The site takes a while to start (tables, broker, HTTP): the window is closed meanwhile.
+    let started!: (s: RunningSite) => void;
+    let asked = 0;
+    const startSite = (): Promise<RunningSite> => {
+      asked++;
+      return new Promise((r) => (started = r));
+    };
+    const app = await runMain(e, ['--data', data], { startSite, log: () => undefined });
+    await call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' });
+    for (let i = 0; i < 100 && asked === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(asked).toBe(1);
+    const quitting = app.quit();
+    await new Promise((r) => setTimeout(r, 20));
+    // Not quit yet: the site it is starting would be left running, never stopped.
+    expect(rec.log).toEqual([]);
+    const service: SiteBackend = { call: async () => null as never, subscribe: () => () => undefined };
+    started({ service, stop: async () => void rec.log.push('site.stop') });
+    await quitting;
+    expect(rec.log).toEqual(['site.stop', 'app.quit']);
+  }, 30_000);
+
   it('a site that does not start after the first run is explained in an error box, and the app quits', async () => {
     dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-'));
     const data = join(dir, 'data');

@@ -172,11 +172,16 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   const args = parseShellArgs(argv);
   registerScheme(e);
   let site: RunningSite | undefined;
+  /** The first run's site while it starts (undefined once it failed): a quit meanwhile waits for it. */
+  let starting: Promise<RunningSite | undefined> | undefined;
   let quitting: Promise<void> | undefined;
   const quit = (): Promise<void> => {
     quitting ??= (async () => {
       try {
-        await site?.stop();
+        // The window closed while the first run's site was starting: without the wait the app
+        // quit with that site running, never stopped (its tables not committed, its locks and
+        // control socket left as by a kill).
+        await (site ?? (await starting))?.stop();
       } catch (err) {
         log(`stopping the site: ${(err as Error).message}`);
       }
@@ -223,7 +228,9 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
     backend = switching;
     void first.done.then(async () => {
       try {
-        site = await deps.startSite(options());
+        const start = deps.startSite(options());
+        starting = start.catch(() => undefined);
+        site = await start;
         switching.switchTo(site.service);
       } catch (err) {
         await notStarted(err, ' after the first run');

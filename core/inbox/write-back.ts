@@ -8,8 +8,8 @@
 //            ack and never runs the handler twice (core/ingest/module-client).
 //   acks     `{command_id, module, ok, result | error, ts_ms}` on `tilstand/<site>/acks/<module>`:
 //            ok → `acknowledged`, not ok → `failed` (the module's error kept as the detail); an
-//            ok ack of a command still `pending` (the module answered before the PUBACK) marks
-//            it `sent` first.
+//            ack of a command still `pending` (the module answered before the PUBACK) marks it
+//            `sent` first.
 //   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
 //            whether the module's next event has reached the tables; yes → `applied`.
 //   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late ack or
@@ -205,9 +205,11 @@ export class WriteBack {
     if (p.module !== module) return this.warn(`ack for ${p.id} came from ${module}, but the command went to ${p.module}; ignored`);
     const detail = ack.ok ? (ack.result === undefined ? null : JSON.stringify(ack.result).slice(0, 2000)) : String(ack.error ?? 'failed').slice(0, 2000);
     // The module answered before the publish returned (its ack handled ahead of the PUBACK), or
-    // answers a publish a restart forgot to mark: it was sent. Still `pending`, the ack would
-    // find no transition (pending → acknowledged is none) and be lost.
-    if (ack.ok && p.command.state === 'pending') this.o.inbox.markCommand(p.id, 'sent', null);
+    // answers a publish a restart forgot to mark: it was sent. Still `pending`, an ok ack would
+    // find no transition (pending → acknowledged is none) and be lost; a refusal would go
+    // pending → failed as one never sent, which says nothing of the module and does not count
+    // toward FAILURES_TO_QUIET: a module refusing again and again was asked every minute.
+    if (p.command.state === 'pending') this.o.inbox.markCommand(p.id, 'sent', null);
     this.o.inbox.markCommand(p.id, ack.ok ? 'acknowledged' : 'failed', detail, module);
   }
 

@@ -583,8 +583,8 @@ export class Inbox {
       const p = this.requireActive(id);
       const kind = verb === 'reject' ? 'rejected' : 'deferred';
       const next = this.decideAs(p, { kind, by: user.name, role: user.role, atMs: this.clock(), comment, snapshots: { seen, checked: {} }, reason: null });
+      this.keepEvidence(next); // before the commit: see keepEvidence
       this.commitBoth();
-      this.keepEvidence(next);
       return { outcome: kind, proposal: next };
     }
 
@@ -595,9 +595,9 @@ export class Inbox {
     const atMs = this.clock();
     if (!check.holds) {
       const next = this.decideAs(p, { kind: 'stale', by: user.name, role: user.role, atMs, comment, snapshots: { seen, checked: check.snapshots }, reason: check.reason }, withMessage(p, 'staleReason', check.message));
-      this.commitBoth();
       this.keepEvidence(next);
       this.keepChecked(next);
+      this.commitBoth();
       try {
         await this.o.reevaluate?.(next);
       } catch (e) {
@@ -610,9 +610,9 @@ export class Inbox {
     if (p.module !== null) {
       next = this.writeGroup(next, 'command', commandColumns({ state: 'pending', topic: commandTopic(this.site, p.module), sentAtMs: null, updatedAtMs: atMs, detail: null }));
     }
-    this.commitBoth();
     this.keepEvidence(next);
     this.keepChecked(next);
+    this.commitBoth();
     for (const l of this.approvedListeners) {
       try {
         await l(next);
@@ -628,6 +628,13 @@ export class Inbox {
    * at the snapshot it read, for `decisionEvidenceRetentionMs`. From the agent's run tag when the
    * snapshot itself has expired (core/lsm tags.ts); a deferred proposal decided later keeps the tag
    * it got. A failure only warns: the decision stands, and the proposal's recorded rows remain.
+   *
+   * Made before the decision is committed (with keepChecked): a process that stopped between the
+   * commit and the tags left a decision that stands after the restart (its log entries rebuilt,
+   * log-recovery.ts) and nothing that tags it then — the run tag, no longer renewed once the
+   * proposal is decided, expired within days, the checked snapshot within the hour. A stop before
+   * the commit leaves tags of a decision not made: kept for nothing until they expire, and taken
+   * as they are by the decision made instead (decision-tags-crash.test.ts).
    */
   private keepEvidence(p: Proposal): void {
     const name = decisionTagName(p.id);
@@ -658,7 +665,13 @@ export class Inbox {
       if (snapshotId === null) continue; // the table had no snapshot: nothing to keep
       try {
         const table = this.o.catalog.getTable({ database: this.o.database, table: tableName });
-        if (!table.tags.exists(name)) table.createTag(name, snapshotId, this.decisionEvidence);
+        if (table.tags.exists(name)) {
+          // A final decision is made once: a tag at another snapshot is the leftover of an
+          // approval whose commit never happened (the tags come first), not this one's state.
+          if (table.tags.get(name).snapshot.id === snapshotId) continue;
+          table.deleteTag(name);
+        }
+        table.createTag(name, snapshotId, this.decisionEvidence);
       } catch (err) {
         this.warn(`the state ${p.id}'s approval was checked against in ${tableName} (snapshot ${snapshotId}) is not kept beyond the table's snapshot retention: ${(err as Error).message}`);
       }

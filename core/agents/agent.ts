@@ -50,6 +50,11 @@ export interface AgentInbox {
    * core/inbox `isQuiet`). An inbox without it suppresses nothing the rules are told of.
    */
   isQuiet?(situationKey: string): boolean;
+  /**
+   * Whether the inbox holds a proposal of this run (core/inbox `hasRun`): a restart's test of
+   * whether the newest run got as far as its submit. An inbox without it: every run did.
+   */
+  hasRun?(runId: string): boolean;
   submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
@@ -260,13 +265,28 @@ export class Agent {
     return h;
   }
 
-  /** The previous run's tags: remembered, or after a restart the newest `agent-*` tag per table. */
+  /**
+   * The previous run's tags: remembered, or after a restart the newest `agent-*` tag per table —
+   * unless that run was killed between its tags and its submit: tagged as a run that proposes
+   * (evidenceRetentionMs) with no proposal of it in the inbox. Its changes were never proposed, so
+   * the run before it is the previous run (else a stock row that fell below its reorder point in
+   * that run was never proposed). A run whose proposals the inbox all dropped as duplicates or
+   * suppressed looks the same; reading its changes again proposes nothing the inbox takes now.
+   */
   private baseline(): Partial<Record<string, string>> | null {
     if (this.previousTags === undefined) {
       this.previousTags = {};
+      const submitted = new Map<string, boolean>();
       for (const name of this.tableNames) {
-        const newest = newestRunTag(this.table(name).listTags().map((t) => t.name));
-        if (newest) this.previousTags[name] = newest;
+        const tags = this.table(name).listTags().filter((t) => t.name.startsWith(AGENT_TAG_PREFIX));
+        tags.sort((a, b) => compareRunIds(a.name.slice(AGENT_TAG_PREFIX.length), b.name.slice(AGENT_TAG_PREFIX.length)));
+        let newest = tags.pop();
+        if (newest && tags.length > 0 && newest.retainedMillis === this.cfg.evidenceRetentionMs && this.o.inbox.hasRun) {
+          const runId = newest.name.slice(AGENT_TAG_PREFIX.length);
+          if (!submitted.has(runId)) submitted.set(runId, this.o.inbox.hasRun(runId));
+          if (!submitted.get(runId)) newest = tags.pop();
+        }
+        if (newest) this.previousTags[name] = newest.name;
       }
     }
     return this.existingTags(this.previousTags);

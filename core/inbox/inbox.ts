@@ -509,6 +509,15 @@ export class Inbox {
     return this.failures.has(situationKey) && this.recentFailures(situationKey, now).filter((f) => f.sent).length >= FAILURES_TO_QUIET;
   }
 
+  /**
+   * Whether a proposal of run `runId` is stored (its first id, `P-<run id>-1`): the agent asks at a
+   * restart whether its newest run got as far as its submit (core/agents `baseline`).
+   */
+  hasRun(runId: string): boolean {
+    this.check();
+    return this.storedRow(`P-${runId}-1`) !== undefined;
+  }
+
   submit(batch: SubmitBatch): SubmitResult {
     this.check();
     const now = this.clock();

@@ -559,6 +559,9 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
       cutMs: cut.cutMs,
       ...(cut.from !== undefined ? { cutFrom: cut.from } : {}),
       untilMs,
+      // The zone the table store's local times were taken in on the site (this machine's): the
+      // replay runs in it, so a fixture replays alike at HQ.
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       tables,
       events,
       liveAgent: { baselineRunId, runIds: runIds.length, intervalMs: agentConfig(liveConfig).intervalMs, config: liveConfig, ...(ruleFiles.length > 0 ? { ruleFiles } : {}) },

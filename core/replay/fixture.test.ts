@@ -77,6 +77,8 @@ describe('openFixture', () => {
       ['files', [{ path: '/etc/passwd', bytes: 1, sha256: 'x' }], 'files[0]: "/etc/passwd" is not a path inside the fixture'],
       ['files', [{ path: 'config\\..\\..\\x', bytes: 1, sha256: 'x' }], 'files[0]: "config\\\\..\\\\..\\\\x" is not a path inside the fixture'],
       ['events', { ...JSON.parse(good).events, file: '../elsewhere.ndjson.gz' }, 'events.file: "../elsewhere.ndjson.gz" is not one of its files'],
+      // A zone Node does not know would be taken as UTC without a word: not the site's.
+      ['timeZone', 'Europe/Nowhere', 'timeZone: "Europe/Nowhere" is not a time zone'],
     ] as const) {
       write(join(ok, 'fixture.json'), JSON.stringify({ ...JSON.parse(good), [key]: broken }));
       expect(() => openFixture(ok), key).toThrow(`${join(ok, 'fixture.json')} is damaged: ${problem}`);

@@ -68,6 +68,13 @@ export interface FixtureManifest {
    */
   cutFrom?: string;
   untilMs: number;
+  /**
+   * The IANA time zone the export ran in (the site's machine). The table store keeps local-time
+   * semantics (partition expiration compares the local wall clock with a partition's day; a tag's
+   * create time is local), so the replay runs in this zone, wherever it runs. Absent in a fixture
+   * exported before it was recorded: that replays in the zone of the machine it runs on.
+   */
+  timeZone?: string;
   tables: Record<string, FixtureTable>;
   events: { file: string; count: number; afterPosition: string; lastPosition: string | null; firstAtMs: number | null; lastAtMs: number | null };
   /**
@@ -245,6 +252,7 @@ export const isObject = (v: unknown): v is Record<string, unknown> => v !== null
 function manifestProblem(v: Record<string, unknown>): string | undefined {
   for (const k of ['name', 'tag', 'site', 'database'] as const) if (typeof v[k] !== 'string') return `${k}: expected a string`;
   for (const k of ['cutMs', 'untilMs'] as const) if (!Number.isSafeInteger(v[k])) return `${k}: expected a time (epoch ms)`;
+  if (v.timeZone !== undefined && !isTimeZone(v.timeZone)) return `timeZone: ${JSON.stringify(v.timeZone)} is not a time zone`;
   if (!isObject(v.tables)) return 'tables: expected an object';
   const ev = v.events;
   if (!isObject(ev) || typeof ev.file !== 'string' || !Number.isSafeInteger(ev.count) || typeof ev.afterPosition !== 'string' || !/^\d+$/.test(ev.afterPosition)) return 'events: expected {file, count, afterPosition, …}';
@@ -275,6 +283,17 @@ function manifestProblem(v: Record<string, unknown>): string | undefined {
     if (bad >= 0) return `liveAgent.ruleFiles[${bad}]: expected {path, sha256, file, imports?}, file and each import one of its files, sha256 what they hash to`;
   }
   return undefined;
+}
+
+/** An IANA time zone name this Node knows (an unknown TZ would silently be taken as UTC). */
+function isTimeZone(v: unknown): v is string {
+  if (typeof v !== 'string' || v === '') return false;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: v });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A relative '/'-separated path with no empty, '.' or '..' part, backslash, colon or NUL. */

@@ -279,6 +279,11 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     throw new Error(`${o.out} exists and is not empty`);
   }
   const scratch = mkdtempSync(join(scratchParent, 'tilstand-replay-'));
+  // The site's zone for the whole run: core/lsm takes local times (partition expiration's wall
+  // clock, tag create times) as Java Paimon does, and in the machine's zone a replay at HQ dropped
+  // other partitions than one on the site. Node takes a changed TZ at once; given back at the end.
+  const zoneWas = process.env.TZ;
+  if (m.timeZone !== undefined) process.env.TZ = m.timeZone;
   const closers: (() => void)[] = [];
   try {
     o.onScratch?.(scratch);
@@ -537,7 +542,16 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
     }
     if (!o.keepScratch) rmSync(scratch, { recursive: true, force: true });
     fx.close();
+    if (m.timeZone !== undefined) {
+      if (zoneWas === undefined) delete process.env.TZ;
+      else process.env.TZ = zoneWas;
+    }
   }
+}
+
+/** The fixture's manifest as errors name it (as openFixture does): inside an archive, or the file. */
+function fixtureLabel(fixture: string, dir: string): string {
+  return dir === fixture ? join(dir, 'fixture.json') : `${fixture}: fixture.json`;
 }
 
 /** The ingest tables' committed snapshot ids, as one text (changes when any table commits). */

@@ -59,6 +59,9 @@ export function loadRun(dir: string): LoadedRun {
   const outcomes = list('decisions.json') as DecisionOutcome[];
   const odd = decisions.findIndex((d, i) => outcomes[i]?.atMs !== d.atMs || outcomes[i]?.liveProposalId !== d.proposalId || typeof outcomes[i]?.replayOutcome !== 'string');
   if (odd >= 0 || outcomes.length !== decisions.length) throw new Error(`${join(dir, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's ${counted(decisions.length, 'decision')}, in order${odd >= 0 ? ` (entry ${odd} is not)` : ''}`);
+  // Agreement reads each decision's verb and rule: any verb but approve counted as a rejection.
+  const badDecision = decisions.map(decisionProblem).findIndex((x) => x !== undefined);
+  if (badDecision >= 0) throw new Error(`${join(dir, 'human-decisions.json')} is damaged: entry ${badDecision}: ${decisionProblem(decisions[badDecision])}`);
   let count = 0;
   let first: string | null = null;
   for (const r of list('agent-runs.json') as Array<Partial<AgentRunRecord>>) {
@@ -67,7 +70,34 @@ export function loadRun(dir: string): LoadedRun {
     const e = r.ruleErrors[0] as { ruleId?: unknown; message?: unknown } | undefined;
     if (first === null && e) first = `${String(e.ruleId)}: ${String(e.message)}`;
   }
-  return { manifest, proposals: list('proposals.json') as ReplayProposal[], decisions, outcomes, ruleErrors: { count, first } };
+  const proposals = list('proposals.json');
+  const bad = proposals.map(proposalProblem).findIndex((x) => x !== undefined);
+  if (bad >= 0) throw new Error(`${join(dir, 'proposals.json')} is damaged: entry ${bad}: ${proposalProblem(proposals[bad])}`);
+  return { manifest, proposals: proposals as ReplayProposal[], decisions, outcomes, ruleErrors: { count, first } };
+}
+
+/** What is wrong with one of a run's human decisions for the agreement, or undefined. */
+function decisionProblem(v: unknown): string | undefined {
+  const d = v as Record<string, unknown>;
+  if (d.verb !== 'approve' && d.verb !== 'reject' && d.verb !== 'defer') return 'verb: expected approve, reject or defer';
+  if (!Number.isSafeInteger(d.atMs)) return 'atMs: expected a time (epoch ms)';
+  for (const k of ['proposalId', 'ruleId', 'situationKey'] as const) if (typeof d[k] !== 'string') return `${k}: expected a string`;
+  return undefined;
+}
+
+/**
+ * What is wrong with one of a run's proposals for the diff, or undefined: the fields it matches on
+ * and compares. Read as it is, an entry without a situation key or creation time matches nothing
+ * and is counted added or removed, a difference the runs do not have.
+ */
+function proposalProblem(v: unknown): string | undefined {
+  const p = v as Record<string, unknown>;
+  for (const k of ['id', 'ruleId', 'situationKey', 'status'] as const) if (typeof p[k] !== 'string') return `${k}: expected a string`;
+  if (!Number.isSafeInteger(p.createdAtMs)) return 'createdAtMs: expected a time (epoch ms)';
+  if (p.closedAtMs !== null && !Number.isSafeInteger(p.closedAtMs)) return 'closedAtMs: expected a time (epoch ms) or null';
+  if (!Array.isArray(p.evidence)) return 'evidence: expected a list';
+  const missing = COMPARED.find((k) => p[k] === undefined);
+  return missing === undefined ? undefined : `${missing}: missing`;
 }
 
 const COMPARED = ['createdAtMs', 'ruleVersion', 'action', 'module', 'params', 'risk', 'riskReason', 'explanation', 'status'] as const;

@@ -3,7 +3,7 @@
 // their shape. Damage is reported naming the file, never as a bare JSON or type error, and never
 // read as if the export had written it. (Whole exported fixtures: replay.test.ts.)
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -48,6 +48,25 @@ function fixture(files: Record<string, string>): string {
 }
 
 describe('openFixture', () => {
+  it('refuses a symbolic link in a fixture folder: the replay would read, and write, through it outside the fixture', () => {
+    // The outside folder holds exactly what the manifest lists, so every checksum holds.
+    const fx = fixture({ 'warehouse/site_s1.db/stock/schema/schema-0': '{}' });
+    const outside = join(dir, 'outside');
+    mkdirSync(outside);
+    renameSync(join(fx, 'warehouse', 'site_s1.db', 'stock'), join(outside, 'stock'));
+    symlinkSync(join(outside, 'stock'), join(fx, 'warehouse', 'site_s1.db', 'stock'));
+    // runReplay copies the warehouse with cpSync, which keeps the link: the scratch warehouse's
+    // commits would land in the outside folder.
+    expect(() => openFixture(fx)).toThrow(`fixture ${fx}: warehouse/site_s1.db/stock is a symbolic link, not a file or folder of its own`);
+    // A linked file is refused too (and is not read: it could be a FIFO or /dev/zero).
+    const fx2 = join(dir, 'fx2');
+    const fx2Files = fixture({ 'decisions.json': '[]' });
+    renameSync(fx2Files, fx2);
+    renameSync(join(fx2, 'decisions.json'), join(outside, 'decisions.json'));
+    symlinkSync(join(outside, 'decisions.json'), join(fx2, 'decisions.json'));
+    expect(() => openFixture(fx2)).toThrow(`fixture ${fx2}: decisions.json is a symbolic link, not a file or folder of its own`);
+  });
+
   it('refuses a file its manifest does not list (the replay would use it as the export’s)', () => {
     const fx = fixture({ 'decisions.json': '[]', 'config/contracts/stock/v1.json': '{}' });
     expect(() => openFixture(fx).close()).not.toThrow();
@@ -135,9 +154,38 @@ describe('loadRun', () => {
     expect(loadRun(r).proposals).toEqual([]);
     expect(loadRun(r).ruleErrors).toEqual({ count: 1, first: 'a: b' });
     // What the replay made of each decision (agreement reads it) has to be there for each, in order.
-    write(join(r, 'human-decisions.json'), JSON.stringify([{ atMs: 5, verb: 'reject', proposalId: 'P-1' }]));
+    write(join(r, 'human-decisions.json'), JSON.stringify([{ atMs: 5, verb: 'reject', proposalId: 'P-1', ruleId: 'a', situationKey: 'a|x' }]));
     expect(() => loadRun(r)).toThrow(`${join(r, 'decisions.json')} is damaged: expected the outcome of each of human-decisions.json's 1 decision, in order`);
     write(join(r, 'decisions.json'), JSON.stringify([{ atMs: 5, liveProposalId: 'P-1', replayOutcome: 'unmatched' }]));
+    // A verb other than approve was counted as a rejection the run agreed with.
+    write(join(r, 'human-decisions.json'), JSON.stringify([{ atMs: 5, verb: 'approved', proposalId: 'P-1', ruleId: 'a', situationKey: 'a|x' }]));
+    expect(() => loadRun(r)).toThrow(`${join(r, 'human-decisions.json')} is damaged: entry 0: verb: expected approve, reject or defer`);
+    write(join(r, 'human-decisions.json'), JSON.stringify([{ atMs: 5, verb: 'reject', proposalId: 'P-1', ruleId: 'a', situationKey: 'a|x' }]));
     expect(loadRun(r).outcomes).toHaveLength(1);
+  });
+
+  it('reports a proposal the diff cannot match (no situation key, no creation time, no evidence) as damage, naming it', () => {
+    const r = run({
+      'run.json': JSON.stringify({ format: RUN_FORMAT, fixture: { id: 'f', name: 'x', tag: 'replay-x', site: 's1', cutMs: 0, untilMs: 1 }, agent: { label: 'default', rules: [] } }),
+      'human-decisions.json': '[]',
+      'decisions.json': '[]',
+      'agent-runs.json': '[]',
+    });
+    const p = { id: 'P-1', runId: 'r', createdAtMs: 5, ruleId: 'a', ruleVersion: '1', situationKey: 'a|x', action: 'x', module: null, params: {}, risk: 'low', riskReason: '', explanation: '', evidence: [], status: 'open', closedAtMs: null, withdrawnReason: null, decision: null };
+    write(join(r, 'proposals.json'), JSON.stringify([p]));
+    expect(loadRun(r).proposals).toHaveLength(1);
+    // Read as it is, such an entry matched nothing: it was counted added or removed, a difference
+    // the runs do not have.
+    const { situationKey: _, ...keyless } = p;
+    for (const [bad, what] of [
+      [keyless, 'situationKey'],
+      [{ ...p, createdAtMs: '5' }, 'createdAtMs'],
+      [{ ...p, closedAtMs: 'soon' }, 'closedAtMs'],
+      [{ ...p, evidence: undefined }, 'evidence'],
+      [{ ...p, params: undefined }, 'params'],
+    ] as const) {
+      write(join(r, 'proposals.json'), JSON.stringify([p, bad]));
+      expect(() => loadRun(r), what).toThrow(`${join(r, 'proposals.json')} is damaged: entry 1: ${what}: `);
+    }
   });
 });

@@ -210,6 +210,14 @@ export function openFixture(path: string, scratchParent = tmpdir()): OpenFixture
     const problem = manifestProblem(raw);
     if (problem) throw new Error(`${label} is damaged: ${problem}`);
     const manifest = raw as unknown as FixtureManifest;
+    // Listed before any file is hashed: a link would have its target (outside the fixture, maybe a
+    // FIFO that never ends) read as the fixture's file.
+    let present: string[];
+    try {
+      present = listFiles(dir);
+    } catch (e) {
+      throw new Error(`fixture ${path}: ${(e as Error).message}`, { cause: e });
+    }
     const listed = new Set(['fixture.json']);
     for (const f of manifest.files) {
       const p = join(dir, ...f.path.split('/'));
@@ -220,7 +228,7 @@ export function openFixture(path: string, scratchParent = tmpdir()): OpenFixture
     }
     // A file the export did not write would be read as if it had (the replay copies the warehouse
     // and the contracts folder whole): it is damage too.
-    const unlisted = listFiles(dir).filter((f) => !listed.has(f));
+    const unlisted = present.filter((f) => !listed.has(f));
     if (unlisted.length > 0) throw new Error(`fixture ${path}: ${unlisted.slice(0, 5).join(', ')}${unlisted.length > 5 ? ` and ${unlisted.length - 5} more` : ''} ${unlisted.length === 1 ? 'is' : 'are'} not in its manifest`);
     return { dir, manifest, close };
   } catch (e) {

@@ -493,14 +493,29 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       }
     }
     o.onProgress?.({ events, totalEvents: m.events.count, simMs: now, agentRuns: runs.length });
+    // Every event the manifest lists was fed, up to its last position. fixture.json is the one file
+    // without a checksum: a damaged `untilMs` ending the period before its last events, or a count
+    // the events file does not hold, would else be a run over part of the period, written as whole.
+    const unread = await peek();
+    const lastFed = events > 0 ? String(expected - 1n) : null;
+    if (unread !== undefined || events !== m.events.count || lastFed !== m.events.lastPosition) {
+      await gen.return(undefined); // closes the events file
+      const what =
+        unread !== undefined
+          ? `${m.events.file} holds events after its untilMs ${m.untilMs} (the first at position ${unread.p}, received at ${unread.t})`
+          : `${m.events.file} holds ${events} events up to position ${lastFed ?? 'none'}, not the ${m.events.count} up to ${m.events.lastPosition ?? 'none'} it lists`;
+      throw new Error(`${fixtureLabel(o.fixture, fx.dir)} is damaged: ${what}`);
+    }
 
     inbox.commit();
     const proposals = readProposals(inbox.table, { limit: Number.MAX_SAFE_INTEGER })
       .filter((p) => p.createdAtMs > m.cutMs)
       .map((p) => replayProposal(p, m.untilMs))
       .sort(byCreation);
-    const byRule: Record<string, number> = {};
-    for (const p of proposals) byRule[p.ruleId] = (byRule[p.ruleId] ?? 0) + 1;
+    // A Map: a rule id may be a name every object has (`constructor`), which `byRule[id] ?? 0` read as Object.
+    const counts = new Map<string, number>();
+    for (const p of proposals) counts.set(p.ruleId, (counts.get(p.ruleId) ?? 0) + 1);
+    const byRule: Record<string, number> = Object.fromEntries(counts);
     const manifest: RunManifest = {
       format: RUN_FORMAT,
       fixture: { id: fixtureId(fx.dir), name: m.name, tag: m.tag, site: m.site, cutMs: m.cutMs, untilMs: m.untilMs },

@@ -5,7 +5,7 @@
 // (links, devices, PAX/GNU extensions) is refused with the entry's name, and so is an archive that
 // ends before its end-of-archive (zero) block.
 
-import { closeSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 
 const BLOCK = 512;
@@ -46,15 +46,21 @@ function header(path: string, size: number, type: '0' | '5'): Buffer {
   return h;
 }
 
-/** Every file under `dir`, as '/'-separated relative paths, sorted. */
+/**
+ * Every file under `dir`, as '/'-separated relative paths, sorted. A symbolic link (or a FIFO,
+ * socket, device) is refused, naming it: what is read or written through it lies outside `dir`
+ * (a fixture's copy keeps the link, and the replay's scratch warehouse would commit through it).
+ */
 export function listFiles(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string, rel: string) => {
     for (const name of readdirSync(d).sort()) {
       const p = join(d, name);
       const r = rel ? `${rel}/${name}` : name;
-      if (statSync(p).isDirectory()) walk(p, r);
-      else out.push(r);
+      const st = lstatSync(p);
+      if (st.isDirectory()) walk(p, r);
+      else if (st.isFile()) out.push(r);
+      else throw new Error(`${r} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}, not a file or folder of its own`);
     }
   };
   walk(dir, '');

@@ -3,7 +3,7 @@
 //
 // Matching proposals between runs: per situation key, in creation order, a baseline and a
 // candidate proposal are the same proposal when their open intervals overlap ([createdAt,
-// closedAt], open-ended while open). Unmatched ones are `removed` (baseline only) or `added`
+// closedAt), open-ended while open; two made at one instant overlap). Unmatched ones are `removed` (baseline only) or `added`
 // (candidate only); matched ones whose content differs are `changed` (the fields that differ are
 // listed: created time, rule version, action, module, params, risk, explanation, status).
 // Evidence snapshot ids are not compared (they are ids of the scratch warehouse).
@@ -228,7 +228,11 @@ const ref = (p: ReplayProposal): ProposalRef => ({
 });
 
 const closesAt = (p: ReplayProposal) => p.closedAtMs ?? Infinity;
-const overlap = (a: ReplayProposal, b: ReplayProposal) => a.createdAtMs <= closesAt(b) && b.createdAtMs <= closesAt(a);
+// Open intervals are [created, closed): one closed at the instant another of its situation is made
+// (a run withdraws a proposal whose recheck failed and proposes the situation again) was not open
+// beside it, and matched to it would be counted as changed while its successor is counted removed.
+// Two made at one instant were both open then, however soon one closed.
+const overlap = (a: ReplayProposal, b: ReplayProposal) => a.createdAtMs === b.createdAtMs || (a.createdAtMs < closesAt(b) && b.createdAtMs < closesAt(a));
 
 function bySituation(ps: readonly ReplayProposal[]): Map<string, ReplayProposal[]> {
   const m = new Map<string, ReplayProposal[]>();
@@ -244,6 +248,8 @@ function bySituation(ps: readonly ReplayProposal[]): Map<string, ReplayProposal[
 /** `decisions` and what the run made of each (`outcomes`, same order: LoadedRun). */
 export function agreementOf(decisions: readonly HumanDecision[], outcomes: readonly DecisionOutcome[], examples = 5): Agreement {
   const a: Agreement = { judgements: 0, agreed: 0, agreement: null, approvedProposed: 0, approvedMissed: 0, rejectedAvoided: 0, rejectedProposed: 0, perRule: {}, disagreements: [] };
+  // Counted in a Map: a rule id may be a name every object has (`constructor` is a valid one).
+  const perRule = new Map<string, Agreement['perRule'][string]>();
   for (const [i, d] of decisions.entries()) {
     if (d.verb === 'defer') continue;
     // The replay's proposal of that situation open at the decision's time, if any, is the one it decided.
@@ -253,13 +259,15 @@ export function agreementOf(decisions: readonly HumanDecision[], outcomes: reado
     if (ok) a.agreed++;
     if (d.verb === 'approve') had ? a.approvedProposed++ : a.approvedMissed++;
     else had ? a.rejectedProposed++ : a.rejectedAvoided++;
-    const r = (a.perRule[d.ruleId] ??= { judgements: 0, agreed: 0, agreement: null });
+    let r = perRule.get(d.ruleId);
+    if (r === undefined) perRule.set(d.ruleId, (r = { judgements: 0, agreed: 0, agreement: null }));
     r.judgements++;
     if (ok) r.agreed++;
     if (!ok && a.disagreements.length < examples) a.disagreements.push({ atMs: d.atMs, verb: d.verb, situationKey: d.situationKey, ruleId: d.ruleId, by: d.by, comment: d.comment, runHadItOpen: had });
   }
   a.agreement = a.judgements === 0 ? null : a.agreed / a.judgements;
-  for (const r of Object.values(a.perRule)) r.agreement = r.agreed / r.judgements;
+  for (const r of perRule.values()) r.agreement = r.agreed / r.judgements;
+  a.perRule = Object.fromEntries(perRule);
   return a;
 }
 
@@ -274,8 +282,13 @@ export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}):
   const fb = base.manifest.fixture;
   if (fb.id !== cand.manifest.fixture.id) throw new Error(`the runs replayed different fixtures (${fb.name} ${fb.id.slice(0, 12)}… and ${cand.manifest.fixture.name} ${cand.manifest.fixture.id.slice(0, 12)}…)`);
   const n = o.examples ?? 5;
-  const perRule: Record<string, RuleCounts> = {};
-  const rc = (rule: string) => (perRule[rule] ??= { baseline: 0, candidate: 0, added: 0, removed: 0, changed: 0, unchanged: 0 });
+  // A Map, not an object: a rule id may be a name every object has (`constructor` is a valid one).
+  const perRule = new Map<string, RuleCounts>();
+  const rc = (rule: string): RuleCounts => {
+    let c = perRule.get(rule);
+    if (c === undefined) perRule.set(rule, (c = { baseline: 0, candidate: 0, added: 0, removed: 0, changed: 0, unchanged: 0 }));
+    return c;
+  };
   for (const p of base.proposals) rc(p.ruleId).baseline++;
   for (const p of cand.proposals) rc(p.ruleId).candidate++;
   const added: ReplayProposal[] = [];
@@ -343,7 +356,7 @@ export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}):
     candidate: side(cand),
     agentChanges: agentChanges(base.manifest.agent, cand.manifest.agent),
     summary: { added: added.length, removed: removed.length, changed: changed.length, unchanged },
-    perRule: Object.fromEntries(Object.keys(perRule).sort().map((k) => [k, perRule[k]!])),
+    perRule: Object.fromEntries([...perRule].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     agreement,
     examples: { added: added.slice(0, n).map(ref), removed: removed.slice(0, n).map(ref), changed: changed.slice(0, n) },
     gate: { minAgreement: o.minAgreement ?? null, maxChanged: o.maxChanged ?? null, passed: failures.length === 0, failures },

@@ -122,6 +122,34 @@ describe('a rules config with rule files', () => {
     expect(r2.summary.added + r2.summary.removed + r2.summary.changed).toBe(0);
   }, 120_000);
 
+  it('counts the proposals of a rule whose id is a name every object has (`constructor`), in run.json and the report', async () => {
+    const file = 'constructor-rule.mjs';
+    writeFileSync(
+      join(dir, file),
+      `export default {
+  id: 'constructor', version: '1', description: 'x',
+  messages: { 'constructor.note': { en: 'job {job}', nb: 'jobb {job}', de: 'Auftrag {job}' } },
+  evaluate: (ctx) => ctx.tables.work_queue.scan().filter((r) => r.status === 'released' && r.assigned_resource === null).map((r) => ({
+    action: 'watch_job', module: null, params: { job: String(r.job_id) }, keyParams: ['job'], risk: 'low',
+    riskReason: { id: 'constructor.note', params: { job: String(r.job_id) } }, explanation: { id: 'constructor.note', params: { job: String(r.job_id) } },
+    evidence: [{ table: 'work_queue', rows: [r] }],
+  })),
+  recheck: () => ({ holds: true }),
+  effectSeen: () => false,
+};
+`,
+    );
+    const agent = config('constructor', { label: 'constructor', ruleFiles: [`./${file}`] });
+    const run = await replayCli(['replay', 'run', '--fixture', fixture, '--agent', agent, '--out', join(dir, 'run-constructor')]);
+    expect(run.code, run.err).toBe(0);
+    const made = proposals('run-constructor').filter((p) => p.ruleId === 'constructor').length;
+    expect(made).toBeGreaterThan(0);
+    expect(manifest('run-constructor').counts.proposalsByRule.constructor).toBe(made);
+    const diff = await replayCli(['replay', 'diff', join(dir, 'run-default'), join(dir, 'run-constructor'), '--out', join(dir, 'diff-constructor')]);
+    expect(diff.code, diff.err).toBe(0);
+    expect((JSON.parse(read('diff-constructor', 'report.json')) as DiffReport).perRule.constructor).toEqual({ baseline: 0, candidate: made, added: made, removed: 0, changed: 0, unchanged: 0 });
+  });
+
   it('a new version of an installed rule replaces it in that run, in its place, and only there', async () => {
     expect(proposals('run-default').filter((p) => p.ruleId === 'assign-job').length).toBeGreaterThan(0);
     const path = ruleFile('assign-nothing.mjs', rule('assign-job', `${assignJob.version}-quiet`));

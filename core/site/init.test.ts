@@ -3,49 +3,18 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
 import { runMain as cli } from './cli/test-support.ts';
 import { readConfig } from './config.ts';
-import { fsyncedDuring } from '../lsm/testing/fsync-spy.ts';
+import { fsyncedDuring, fsyncedWhile } from '../lsm/testing/fsync-spy.ts';
 import { writeConfig } from './config.ts';
 import { FirstRunBackend } from './first-run.ts';
 import { DEMO_RULE_FILE, initDataDir, readDemoRule } from './init.ts';
 import { demoConfig } from './demo/site.ts';
 import { ModuleCredentials } from './site-db.ts';
 import { UserStore } from '../inbox/users.ts';
-
-/**
- * Which paths were fsynced while `fn`'s promise ran (core/lsm/testing/fsync-spy.ts's
- * `fsyncedDuring`, for an async `fn`: init awaits its scrypt hashes between its writes).
- */
-async function fsyncedWhile(fn: () => Promise<unknown>): Promise<string[]> {
-  type OpenSync = (path: unknown, ...rest: unknown[]) => number;
-  const fs = createRequire(import.meta.url)('node:fs') as { openSync: OpenSync; fsyncSync: (fd: number) => void };
-  const { openSync, fsyncSync } = fs;
-  const open = new Map<number, string>();
-  const synced: string[] = [];
-  fs.openSync = (path, ...rest) => {
-    const fd = openSync(path, ...rest);
-    open.set(fd, resolve(String(path)));
-    return fd;
-  };
-  fs.fsyncSync = (fd) => {
-    fsyncSync(fd);
-    synced.push(open.get(fd) ?? `fd ${fd}`);
-  };
-  syncBuiltinESMExports();
-  try {
-    await fn();
-  } finally {
-    fs.openSync = openSync;
-    fs.fsyncSync = fsyncSync;
-    syncBuiltinESMExports();
-  }
-  return synced;
-}
 
 let dir: string;
 beforeEach(() => {

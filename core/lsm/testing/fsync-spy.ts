@@ -9,6 +9,27 @@ type OpenSync = (path: unknown, ...rest: unknown[]) => number;
 type FsyncSync = (fd: number) => void;
 
 export function fsyncedDuring(fn: () => void): string[] {
+  const spy = spyFsync();
+  try {
+    fn();
+  } finally {
+    spy.restore();
+  }
+  return spy.synced;
+}
+
+/** fsyncedDuring for an async `fn` (code that awaits between its writes): the paths fsynced until its promise settled. */
+export async function fsyncedWhile(fn: () => Promise<unknown>): Promise<string[]> {
+  const spy = spyFsync();
+  try {
+    await fn();
+  } finally {
+    spy.restore();
+  }
+  return spy.synced;
+}
+
+function spyFsync(): { synced: string[]; restore(): void } {
   const fs = createRequire(import.meta.url)('node:fs') as { openSync: OpenSync; fsyncSync: FsyncSync };
   const { openSync, fsyncSync } = fs;
   const open = new Map<number, string>();
@@ -23,12 +44,12 @@ export function fsyncedDuring(fn: () => void): string[] {
     synced.push(open.get(fd) ?? `fd ${fd}`);
   };
   syncBuiltinESMExports();
-  try {
-    fn();
-  } finally {
-    fs.openSync = openSync;
-    fs.fsyncSync = fsyncSync;
-    syncBuiltinESMExports();
-  }
-  return synced;
+  return {
+    synced,
+    restore() {
+      fs.openSync = openSync;
+      fs.fsyncSync = fsyncSync;
+      syncBuiltinESMExports();
+    },
+  };
 }

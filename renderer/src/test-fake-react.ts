@@ -29,6 +29,36 @@ export function fakeReact(real: object, store: () => AppStore | null, overrides:
   return { ...real, ...hooks, default: { ...real, ...hooks } };
 }
 
+/**
+ * useState, useReducer and useRef that keep their values from render to render, as React does:
+ * each hook call of a render has its slot in `of().slots`, by its order (`of().at`, which the
+ * test sets to 0 before each render; a getter: vi.mock's factory runs before the test's holder exists); a setter or dispatch changes the slot for the next render.
+ * For `fakeReact`'s overrides, where a test renders a screen again after its state changed.
+ */
+export function slotHooks(of: () => { slots: unknown[]; at: number }): Record<string, unknown> {
+  const slot = (init: () => unknown): unknown => {
+    const holder = of();
+    const k = holder.at++;
+    if (!(k in holder.slots)) holder.slots[k] = init();
+    return holder.slots[k];
+  };
+  return {
+    useState: (i: unknown) => {
+      const holder = of();
+      const k = holder.at;
+      const v = slot(() => (typeof i === 'function' ? (i as () => unknown)() : i));
+      return [v, (n: unknown) => void (holder.slots[k] = typeof n === 'function' ? (n as (p: unknown) => unknown)(holder.slots[k]) : n)];
+    },
+    useReducer: (reducer: (s: unknown, a: unknown) => unknown, i: unknown) => {
+      const holder = of();
+      const k = holder.at;
+      const v = slot(() => i);
+      return [v, (a: unknown) => void (holder.slots[k] = reducer(holder.slots[k], a))];
+    },
+    useRef: (i: unknown) => slot(() => ({ current: i })),
+  };
+}
+
 /** zustand with `useStore` reading the store's state as it is now (no subscription). */
 export function fakeZustand(real: object): object {
   return { ...real, useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()) };

@@ -14,19 +14,9 @@ import { History } from './History.tsx';
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  const slot = (init: () => unknown): [unknown] => {
-    const k = holder.at++;
-    if (!(k in holder.slots)) holder.slots[k] = init();
-    return [holder.slots[k]];
-  };
   // Effects not run (the read on opening): the test reads through the form.
-  return (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
-    useState: (i: unknown) => {
-      const k = holder.at;
-      const [v] = slot(() => (typeof i === 'function' ? (i as () => unknown)() : i));
-      return [v, (n: unknown) => void (holder.slots[k] = typeof n === 'function' ? (n as (p: unknown) => unknown)(holder.slots[k]) : n)];
-    },
-  });
+  const fake = await import('../test-fake-react.ts');
+  return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 

@@ -13,25 +13,9 @@ import { NEW_USERS_FORM, usersForm, Users } from './Users.tsx';
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  // Each hook call of a render has its slot, by its order (as React keeps them); a setter changes the slot for the next render.
-  const slot = (init: () => unknown): [unknown] => {
-    const k = holder.at++;
-    if (!(k in holder.slots)) holder.slots[k] = init();
-    return [holder.slots[k]];
-  };
   // Effects not run (the screen's load on mount): the test sets the users itself.
-  return (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
-    useState: (i: unknown) => {
-      const k = holder.at;
-      const [v] = slot(() => (typeof i === 'function' ? (i as () => unknown)() : i));
-      return [v, (n: unknown) => void (holder.slots[k] = typeof n === 'function' ? (n as (p: unknown) => unknown)(holder.slots[k]) : n)];
-    },
-    useReducer: (reducer: (s: unknown, a: unknown) => unknown, i: unknown) => {
-      const k = holder.at;
-      const [v] = slot(() => i);
-      return [v, (a: unknown) => void (holder.slots[k] = reducer(holder.slots[k], a))];
-    },
-  });
+  const fake = await import('../test-fake-react.ts');
+  return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 

@@ -13,25 +13,8 @@ import { Users } from './Users.tsx';
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  const slot = (init: () => unknown): [unknown] => {
-    const k = holder.at++;
-    if (!(k in holder.slots)) holder.slots[k] = init();
-    return [holder.slots[k]];
-  };
-  return (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
-    useState: (i: unknown) => {
-      const k = holder.at;
-      const [v] = slot(() => (typeof i === 'function' ? (i as () => unknown)() : i));
-      return [v, (n: unknown) => void (holder.slots[k] = typeof n === 'function' ? (n as (p: unknown) => unknown)(holder.slots[k]) : n)];
-    },
-    // A ref is the same object from render to render, as React keeps it.
-    useRef: (i: unknown) => slot(() => ({ current: i }))[0],
-    useReducer: (reducer: (s: unknown, a: unknown) => unknown, i: unknown) => {
-      const k = holder.at;
-      const [v] = slot(() => i);
-      return [v, (a: unknown) => void (holder.slots[k] = reducer(holder.slots[k], a))];
-    },
-  });
+  const fake = await import('../test-fake-react.ts');
+  return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 // The reset names the row to give the focus back to by CSS.escape, a browser's.

@@ -377,6 +377,42 @@ describe('UserStore', () => {
     expect((await u.verifyPin('kari', '5937'))).toMatchObject({ ok: true, user: { secretChangedMs: now + 60_002 } });
   });
 
+  it('a reset leaves the user only the secret it gave: a password ends the PIN, a PIN the password; the badge stays', async () => {
+    const u = store();
+    await u.add({ name: 'kari', role: 'operator', pin: '4711' });
+    await u.add({ name: 'per', role: 'operator', pin: '4711', password: 'old password', badge: 'RFID-0042' });
+    expect(await u.resetSecret('kari', { password: 'new password' })).toMatchObject({ hasPin: false, hasPassword: true });
+    expect(await u.verifyPin('kari', '4711')).toMatchObject({ ok: false, reason: 'wrong' });
+    expect(await u.verifyPassword('kari', 'new password')).toMatchObject({ ok: true });
+    expect(await u.resetSecret('per', { password: 'new password' })).toMatchObject({ hasPin: false, hasPassword: true, hasBadge: true });
+    expect(await u.verifyPin('per', '4711')).toMatchObject({ ok: false, reason: 'wrong' });
+    expect(await u.verifyPassword('per', 'old password')).toMatchObject({ ok: false, reason: 'wrong' });
+    expect(await u.verifyPassword('per', 'new password')).toMatchObject({ ok: true });
+    // The reverse.
+    expect(await u.resetSecret('per', { pin: '5937' })).toMatchObject({ hasPin: true, hasPassword: false, hasBadge: true });
+    expect(await u.verifyPassword('per', 'new password')).toMatchObject({ ok: false, reason: 'wrong' });
+    expect(await u.verifyPin('per', '5937')).toMatchObject({ ok: true });
+    expect(await u.signInWithBadge('RFID-0042')).toMatchObject({ ok: true, user: { name: 'per' } });
+  });
+
+  it('records every disable, later than the one before whatever the clock did; an old site.db gets the column', async () => {
+    db.exec(`CREATE TABLE users (name TEXT PRIMARY KEY, role TEXT NOT NULL, pin_hash TEXT, password_hash TEXT, badge_hash TEXT UNIQUE,
+      disabled INTEGER NOT NULL DEFAULT 0, failed_attempts INTEGER NOT NULL DEFAULT 0, locked_until_ms INTEGER, created_at_ms INTEGER NOT NULL, last_sign_in_ms INTEGER)`);
+    db.prepare("INSERT INTO users (name, role, created_at_ms) VALUES ('old', 'viewer', 1)").run();
+    const u = store();
+    store();
+    expect(u.get('old')).toMatchObject({ name: 'old', disabledAtMs: null, secretChangedMs: null });
+    await u.add({ name: 'kari', role: 'shift_lead', pin: '4711' });
+    expect(u.get('kari')!.disabledAtMs).toBeNull();
+    expect(u.disable('kari').disabledAtMs).toBe(now);
+    // Enabled again, the mark stays: sessions from before the disable stay ended (core/site).
+    expect(u.enable('kari')).toMatchObject({ disabled: false, disabledAtMs: now });
+    expect(u.disable('kari').disabledAtMs).toBe(now + 1);
+    now -= 60_000;
+    expect(u.disable('kari').disabledAtMs).toBe(now + 60_002);
+    expect(u.get('kari')!.secretChangedMs).toBeNull();
+  });
+
   it('an old PIN whose check was under way when an admin reset it does not sign in', async () => {
     const u = store();
     await u.add({ name: 'kari', role: 'shift_lead', pin: '4711' });

@@ -7,10 +7,12 @@
 //
 // Lockout: `failuresMax` wrong PINs/passwords in a row lock the user for `lockoutMs`; a correct one
 // resets the count. A locked or disabled user cannot sign in by any means. An admin's reset of a
-// PIN or password is recorded (`secretChangedMs`), so that the sessions signed in before it can be
-// ended (core/site service.ts). A name that is no user, or a user without the secret asked for,
-// gets the answers a wrong secret gets — `wrong` with failures left, then `locked` — after a hash
-// of the same cost, counted in memory only: the answer does not tell whether a name is a user.
+// PIN or password is recorded (`secretChangedMs`), and so is a disable (`disabledAtMs`), so that
+// the sessions signed in before either can be ended for good (core/site service.ts). A reset
+// leaves the user only the secret it gave: the other one may be the one that became known. A
+// name that is no user, or a user without the secret asked for, gets the answers a wrong secret
+// gets — `wrong` with failures left, then `locked` — after a hash of the same cost, counted in
+// memory only: the answer does not tell whether a name is a user.
 // Badges name no user until one matches, so unknown badges count against where they were presented
 // (`signInWithBadge`'s source), never against a user.
 //
@@ -47,6 +49,12 @@ export interface User {
    * gives it; a session signed in under another value began before a reset.
    */
   readonly secretChangedMs?: number | null;
+  /**
+   * When `disable` last disabled the user (null: never), kept when they are enabled again; each
+   * disable gives a later value than the one before. A session signed in under another value
+   * began before a disable, and stays ended though the user is enabled again.
+   */
+  readonly disabledAtMs?: number | null;
 }
 
 export interface NewUser {
@@ -266,7 +274,8 @@ CREATE TABLE IF NOT EXISTS users (
   locked_until_ms INTEGER,
   created_at_ms INTEGER NOT NULL,
   last_sign_in_ms INTEGER,
-  secret_changed_ms INTEGER
+  secret_changed_ms INTEGER,
+  disabled_at_ms INTEGER
 );
 CREATE TABLE IF NOT EXISTS site_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
@@ -283,6 +292,7 @@ interface Row {
   created_at_ms: number;
   last_sign_in_ms: number | null;
   secret_changed_ms: number | null;
+  disabled_at_ms: number | null;
 }
 
 const PIN = /^[0-9]{4,12}$/;
@@ -365,11 +375,13 @@ export class UserStore {
     this.now = options.nowMs ?? Date.now;
     this.params = options.scrypt ?? DEFAULT_SCRYPT;
     db.exec(SCHEMA);
-    // A site.db from before `secret_changed_ms` gets it (null: no reset recorded). Checked under
-    // the write lock: the site and a `tilstand users` command may open an old file at once.
+    // A site.db from before `secret_changed_ms` or `disabled_at_ms` gets it (null: no reset or
+    // disable recorded). Checked under the write lock: the site and a `tilstand users` command may
+    // open an old file at once.
     db.transaction(() => {
       const columns = db.prepare('PRAGMA table_info(users)').all() as Array<{ name: string }>;
       if (!columns.some((c) => c.name === 'secret_changed_ms')) db.exec('ALTER TABLE users ADD COLUMN secret_changed_ms INTEGER');
+      if (!columns.some((c) => c.name === 'disabled_at_ms')) db.exec('ALTER TABLE users ADD COLUMN disabled_at_ms INTEGER');
     }).immediate();
     db.prepare("INSERT OR IGNORE INTO site_meta (key, value) VALUES ('badge_salt', ?)").run(randomBytes(16).toString('base64'));
     const salt = db.prepare("SELECT value FROM site_meta WHERE key = 'badge_salt'").pluck().get() as string;
@@ -453,15 +465,22 @@ export class UserStore {
     return Number(this.db.prepare('SELECT COUNT(*) FROM users').pluck().get());
   }
 
-  /** Disables a user (kept, so the name stays attached to their decisions). */
+  /**
+   * Disables a user (kept, so the name stays attached to their decisions). Records it in
+   * `disabledAtMs` as `resetSecret` records a reset (every disable changes it): the sessions signed
+   * in before it end, also those that made no call until the user was enabled again.
+   */
   disable(name: string): User {
     const r = this.row(name);
     if (!r) throw notFound(name);
-    this.db.prepare('UPDATE users SET disabled = 1 WHERE name = ?').run(r.name);
+    this.db.prepare('UPDATE users SET disabled = 1, disabled_at_ms = MAX(?, COALESCE(disabled_at_ms + 1, 0)) WHERE name = ?').run(this.now(), r.name);
     return this.get(r.name)!;
   }
 
-  /** Lets a disabled user sign in again (back from leave, disabled by mistake); their PIN, password and badge are as they were. */
+  /**
+   * Lets a disabled user sign in again (back from leave, disabled by mistake); their PIN, password
+   * and badge are as they were. Their sessions from before the disable stay ended (`disabledAtMs`).
+   */
   enable(name: string): User {
     const r = this.row(name);
     if (!r) throw notFound(name);
@@ -479,28 +498,32 @@ export class UserStore {
   }
 
   /**
-   * Replaces a user's PIN or password, and lifts a lockout (an admin reset). Records it in
-   * `secretChangedMs`: the time, or one past the value before when the time is not later (two
-   * resets in a millisecond, a clock set back), so every reset changes it.
+   * Replaces a user's PIN and password with the one given, and lifts a lockout (an admin reset):
+   * the other of the two is cleared, for the reset is what an admin does when a secret became
+   * known, and sign-in takes either (core/site service.ts: a PIN-like secret is checked as the
+   * PIN) — a password given must not leave the known PIN signing in. The badge stays: a card, not
+   * a secret typed, and taken back by disabling the user. Records the reset in `secretChangedMs`:
+   * the time, or one past the value before when the time is not later (two resets in a
+   * millisecond, a clock set back), so every reset changes it.
    */
   async resetSecret(name: string, s: { pin: string } | { password: string }): Promise<User> {
     const r = this.row(name);
     if (!r) throw notFound(name);
-    let column: 'pin_hash' | 'password_hash';
+    let pinGiven: boolean;
     let secret: string;
     if ('pin' in s) {
       if (!PIN.test(s.pin)) throw badPin();
-      column = 'pin_hash';
+      pinGiven = true;
       secret = s.pin;
     } else {
       if (typeof s.password !== 'string' || s.password.length < PASSWORD_CHARS_MIN || s.password.length > SECRET_CHARS_MAX) throw badPassword();
-      column = 'password_hash';
+      pinGiven = false;
       secret = s.password;
     }
     const hash = await hashSecret(secret, this.params);
     this.db
-      .prepare(`UPDATE users SET ${column} = ?, failed_attempts = 0, locked_until_ms = NULL, secret_changed_ms = MAX(?, COALESCE(secret_changed_ms + 1, 0)) WHERE name = ?`)
-      .run(hash, this.now(), r.name);
+      .prepare('UPDATE users SET pin_hash = ?, password_hash = ?, failed_attempts = 0, locked_until_ms = NULL, secret_changed_ms = MAX(?, COALESCE(secret_changed_ms + 1, 0)) WHERE name = ?')
+      .run(pinGiven ? hash : null, pinGiven ? null : hash, this.now(), r.name);
     return this.get(r.name)!;
   }
 
@@ -659,6 +682,7 @@ export class UserStore {
       lastSignInMs: r.last_sign_in_ms === null ? null : Number(r.last_sign_in_ms),
       lockedUntilMs: locked,
       secretChangedMs: r.secret_changed_ms === null ? null : Number(r.secret_changed_ms),
+      disabledAtMs: r.disabled_at_ms === null ? null : Number(r.disabled_at_ms),
     };
   }
 }

@@ -717,6 +717,11 @@ export interface SessionContext {
    */
   secretChangedMs?: number | null;
   /**
+   * The backend's own record: the signed-in user's `disabledAtMs` (core/inbox User) at sign-in. A
+   * disable since ends the session for good, though the user was enabled again before it made a call.
+   */
+  disabledAtMs?: number | null;
+  /**
    * The backend's own record (the transports leave it alone): when the person signed in here was
    * last known to use the screen, in the backend's clock (ms). Sign-in sets it; each call moves it
    * by what the call says (`InputAge`).

@@ -591,6 +591,63 @@ describe('SiteService', () => {
     expect(await kindOf(api.call('users', {}, elsewhere))).toBe('unauthenticated');
   });
 
+  it('an admin reset replaces the secrets it does not set: a password given ends the old PIN, a PIN the old password; the badge stays', async () => {
+    const api = site.service;
+    await site.users.add({ name: 'Pinned', role: 'operator', pin: '4826' });
+    await site.users.add({ name: 'Both', role: 'operator', pin: '5937', password: 'old password', badge: 'RFID-B07H' });
+    await site.users.add({ name: 'Typist', role: 'operator', password: 'old password' });
+    const admin = session();
+    await api.call('signIn', { user: 'demo', secret: '1234' }, admin);
+    // The PIN became known; the admin types a password on the Users screen (the API takes it so).
+    expect(await api.call('resetSecret', { name: 'Pinned', secret: 'new password' }, admin)).toMatchObject({ name: 'Pinned', disabled: false });
+    expect(await kindOf(api.call('signIn', { user: 'Pinned', secret: '4826' }, session()))).toBe('unauthenticated');
+    expect(await api.call('signIn', { user: 'Pinned', secret: 'new password' }, session())).toEqual({ name: 'Pinned', roles: ['operator'] });
+    await api.call('resetSecret', { name: 'Both', secret: 'new password' }, admin);
+    expect(await kindOf(api.call('signIn', { user: 'Both', secret: '5937' }, session()))).toBe('unauthenticated');
+    expect(await kindOf(api.call('signIn', { user: 'Both', secret: 'old password' }, session()))).toBe('unauthenticated');
+    expect(await api.call('signIn', { user: 'Both', secret: 'new password' }, session())).toEqual({ name: 'Both', roles: ['operator'] });
+    // The reverse: a PIN given ends the password. The badge, a card and no secret typed, stays.
+    await api.call('resetSecret', { name: 'Both', secret: '6284' }, admin);
+    expect(await kindOf(api.call('signIn', { user: 'Both', secret: 'new password' }, session()))).toBe('unauthenticated');
+    expect(await api.call('signIn', { user: 'Both', secret: '6284' }, session())).toEqual({ name: 'Both', roles: ['operator'] });
+    expect(await api.call('signIn', { badge: 'RFID-B07H' }, session())).toEqual({ name: 'Both', roles: ['operator'] });
+    await api.call('resetSecret', { name: 'Typist', secret: '7395' }, admin);
+    expect(await kindOf(api.call('signIn', { user: 'Typist', secret: 'old password' }, session()))).toBe('unauthenticated');
+    expect(await api.call('signIn', { user: 'Typist', secret: '7395' }, session())).toEqual({ name: 'Typist', roles: ['operator'] });
+  });
+
+  it('a session begun before its user was disabled stays ended when the user is enabled again, with no call between', async () => {
+    const api = site.service;
+    await site.users.add({ name: 'Ragnhild', role: 'operator', pin: '2468' });
+    const admin = session();
+    await api.call('signIn', { user: 'demo', secret: '1234' }, admin);
+    const old = session();
+    const pushed = session();
+    await api.call('signIn', { user: 'Ragnhild', secret: '2468' }, old);
+    await api.call('signIn', { user: 'Ragnhild', secret: '2468' }, pushed);
+    // Disabled and enabled while the sessions made no call (a tab closed, its cookie kept).
+    await api.call('disableUser', { name: 'Ragnhild' }, admin);
+    await api.call('enableUser', { name: 'Ragnhild' }, admin);
+    expect(api.signedIn(pushed)).toBe(false);
+    await expect(api.call('me', {}, old)).resolves.toBeNull();
+    await expect(api.call('status', {}, old)).rejects.toThrow(/sign in/);
+    expect(old.user).toBeNull();
+    // A sign-in after the enable is kept, and a second disable/enable ends it too.
+    const after = session();
+    await api.call('signIn', { user: 'Ragnhild', secret: '2468' }, after);
+    expect(await kindOf(api.call('status', {}, after))).toBe('ok');
+    expect(await api.call('me', {}, after)).toEqual({ name: 'Ragnhild', roles: ['operator'] });
+    await api.call('disableUser', { name: 'Ragnhild' }, admin);
+    await api.call('enableUser', { name: 'Ragnhild' }, admin);
+    await expect(api.call('status', {}, after)).rejects.toMatchObject({ kind: 'unauthenticated', refusal: { code: 'session.ended', params: { user: 'Ragnhild', why: 'disabled' } } });
+    // `tilstand users disable` / `enable`, another process on site.db, end it too.
+    const third = session();
+    await api.call('signIn', { user: 'Ragnhild', secret: '2468' }, third);
+    expect((await runMain(['users', 'disable', '--data', join(dir, 'data'), '--name', 'Ragnhild'])).code).toBe(0);
+    expect((await runMain(['users', 'enable', '--data', join(dir, 'data'), '--name', 'Ragnhild'])).code).toBe(0);
+    expect(await kindOf(api.call('status', {}, third))).toBe('unauthenticated');
+  });
+
   it('signs out a session its screen has not been used at for ui.idleSignOutMs, whatever became of the page', async () => {
     // A service of its own over the site, on a clock of its own and never started: the site's
     // tick does not see that clock (its alarms keep their real times for the tests after this).

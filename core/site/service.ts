@@ -10,7 +10,8 @@
 //   admin            users, addUser, disableUser, enableUser, resetSecret, setRoles
 // A signed-in session is re-checked against the UserStore on every call: a user disabled or
 // locked meanwhile, or whose PIN or password was reset since the session began, is signed out at
-// their next call, and role changes apply at once.
+// their next call, and role changes apply at once. A user disabled since the session began is
+// signed out though enabled again before that call (User.disabledAtMs).
 //
 // Events (subscribe): the site tick (every `tickMs`, default 1 s) compares each table's snapshot
 // id with the last seen — the ingest tables from the Ingestor's memory, the inbox from its
@@ -433,6 +434,12 @@ export class SiteService implements SiteBackend {
       const why = !stored ? 'removed' : stored.disabled ? 'disabled' : 'locked';
       throw new SiteApiError('unauthenticated', `user ${u.name} can no longer sign in (${why}); sign in again`, undefined, { code: 'session.ended', params: { user: u.name, why } });
     }
+    // A session that began before a disable: the user is enabled again, but this session was not
+    // (a tab closed with its cookie kept, which made no call while the user was disabled).
+    if ((stored.disabledAtMs ?? null) !== (session.disabledAtMs ?? null)) {
+      session.setUser(null);
+      throw new SiteApiError('unauthenticated', `user ${u.name} was disabled after this sign-in; sign in again`, undefined, { code: 'session.ended', params: { user: u.name, why: 'disabled' } });
+    }
     // A session that began before a reset of the PIN or password (whoever knew the old one).
     if ((stored.secretChangedMs ?? null) !== (session.secretChangedMs ?? null)) {
       session.setUser(null);
@@ -499,6 +506,7 @@ export class SiteService implements SiteBackend {
     const user: SessionUser = { name: r.user.name, roles: [r.user.role] };
     session.setUser(user);
     session.secretChangedMs = r.user.secretChangedMs ?? null;
+    session.disabledAtMs = r.user.disabledAtMs ?? null;
     session.inputAtMs = this.now();
     session.signedOutIdle = undefined;
     return user;

@@ -693,23 +693,25 @@ suite('the floor UI end to end (chromium)', () => {
     expect(await field.getAttribute('type')).toBe('password');
     await field.fill('8642');
     await page.click('tr[data-user="Per"] form.reset-secret button[type="submit"]');
-    await expect.poll(() => page.textContent('.reset-done')).toBe('New PIN set for Per.');
+    await expect.poll(() => page.textContent('.reset-done')).toBe('New PIN set for Per (it replaces their password, if they had one).');
     expect(await page.locator('form.reset-secret').count()).toBe(0);
-    // A password the same way: the confirmation says which was set (the PIN stays, checked below).
+    // A password the same way: the confirmation says which was set, and that it replaces the PIN
+    // (a reset is what an admin does when a secret became known: checked below).
     await page.click('tr[data-user="Per"] button.reset');
     await page.fill('tr[data-user="Per"] form.reset-secret input[name="resetSecret"]', 'correct horse battery');
     await page.click('tr[data-user="Per"] form.reset-secret button[type="submit"]');
-    await expect.poll(() => page.textContent('.reset-done')).toBe('New password set for Per.');
+    await expect.poll(() => page.textContent('.reset-done')).toBe('New password set for Per (it replaces their PIN, if they had one).');
     expect(await page.textContent('tr[data-user="Per"] td.has-badge')).toBe('no');
     await axe('users with a PIN reset done');
     page.off('dialog', onDialog);
     expect(prompts).toEqual([]);
 
-    // The new PIN signs Per in, the old one no longer does (own requests: not the test's session).
+    // The password reset last signs Per in; the PIN before it and the first one no longer do (own
+    // requests: not the test's session).
     const signIn = async (secret: string) =>
       (await (await fetch(`${url}/api/signIn`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1' }, body: JSON.stringify({ user: 'Per', secret }) })).json()) as { ok: boolean };
     expect((await signIn('4711')).ok).toBe(false);
-    expect((await signIn('8642')).ok).toBe(true);
+    expect((await signIn('8642')).ok).toBe(false);
     expect((await signIn('correct horse battery')).ok).toBe(true);
 
     // Back to the shift lead for the tests after this one.

@@ -423,7 +423,7 @@ describe('tilstand', () => {
       for (let i = 0; i < 5; i++) expect((await users.verifyPin('Lena', '0000')).ok).toBe(false);
       expect(await users.verifyPin('Lena', '4827')).toMatchObject({ ok: false, reason: 'locked' });
       const r = await run(['users', 'reset', '--data', data, '--name', 'Lena', '--pin', '5938']);
-      expect([r.code, r.out, r.err]).toEqual([0, 'new PIN set for Lena; a lockout is lifted\n', '']);
+      expect([r.code, r.out, r.err]).toEqual([0, 'new PIN set for Lena; it replaces their password, if they had one; a lockout is lifted\n', '']);
       expect(await users.verifyPin('Lena', '5938')).toMatchObject({ ok: true });
       expect(await users.verifyPin('Lena', '4827')).toMatchObject({ ok: false, reason: 'wrong' });
     } finally {

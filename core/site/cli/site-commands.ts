@@ -626,7 +626,7 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
       refuseGuessablePin(pin);
       try {
         const u = await users.resetSecret(name, pin !== undefined ? { pin } : { password: password! });
-        await print(io.stdout, [`new ${pin !== undefined ? 'PIN' : 'password'} set for ${u.name}${u.disabled ? ' (the user is disabled: tilstand users enable)' : ''}; a lockout is lifted`]);
+        await print(io.stdout, [`new ${pin !== undefined ? 'PIN' : 'password'} set for ${u.name}${u.disabled ? ' (the user is disabled: tilstand users enable)' : ''}; it replaces their ${pin !== undefined ? 'password' : 'PIN'}, if they had one; a lockout is lifted`]);
       } catch (e) {
         const kind = (e as { kind?: string }).kind;
         throw new CliError(kind === 'NotFound' ? EXIT.notFound : EXIT.usage, (e as Error).message);

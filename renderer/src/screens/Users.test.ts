@@ -78,14 +78,14 @@ describe('Users screen', () => {
   });
 
   it('confirms a reset as the PIN or the password it was, by the rule the site takes it by', () => {
-    expect(translate('en', secretSetKey('8642'), { name: 'Per' })).toBe('New PIN set for Per.');
-    expect(translate('en', secretSetKey('048613579246'), { name: 'Per' })).toBe('New PIN set for Per.');
+    expect(translate('en', secretSetKey('8642'), { name: 'Per' })).toBe('New PIN set for Per (it replaces their password, if they had one).');
+    expect(translate('en', secretSetKey('048613579246'), { name: 'Per' })).toBe('New PIN set for Per (it replaces their password, if they had one).');
     // 13 digits or anything not all digits: a password (core/site service.ts secretOf).
-    expect(translate('en', secretSetKey('0486135792461'), { name: 'Per' })).toBe('New password set for Per.');
-    expect(translate('en', secretSetKey('correct horse'), { name: 'Per' })).toBe('New password set for Per.');
-    expect(translate('nb', secretSetKey('lang passordfrase'), { name: 'Per' })).toBe('Nytt passord er satt for Per.');
-    expect(translate('de', secretSetKey('8642'), { name: 'Per' })).toBe('Neue PIN für Per gesetzt.');
-    expect(translate('de', secretSetKey('langes Passwort'), { name: 'Per' })).toBe('Neues Passwort für Per gesetzt.');
+    expect(translate('en', secretSetKey('0486135792461'), { name: 'Per' })).toBe('New password set for Per (it replaces their PIN, if they had one).');
+    expect(translate('en', secretSetKey('correct horse'), { name: 'Per' })).toBe('New password set for Per (it replaces their PIN, if they had one).');
+    expect(translate('nb', secretSetKey('lang passordfrase'), { name: 'Per' })).toBe('Nytt passord er satt for Per (det erstatter PIN-en, om brukeren hadde en).');
+    expect(translate('de', secretSetKey('8642'), { name: 'Per' })).toBe('Neue PIN für Per gesetzt (sie ersetzt das Passwort, falls vorhanden).');
+    expect(translate('de', secretSetKey('langes Passwort'), { name: 'Per' })).toBe('Neues Passwort für Per gesetzt (es ersetzt die PIN, falls vorhanden).');
   });
 
   it('says whether each user has a badge, never the badge (the site sends only whether)', () => {

@@ -24,7 +24,7 @@ describe('Users: a user added', () => {
     expect(render('nb', added)).toBe('<p role="status" class="add-done">Bruker Ola (Skiftleder) er lagt til.</p>');
     expect(render('de', added)).toBe('<p role="status" class="add-done">Benutzer Ola (Schichtleitung) angelegt.</p>');
     // A reset still says what it set, as before.
-    expect(render('en', { key: 'users.pinSet', name: 'Per' })).toBe('<p role="status" class="reset-done">New PIN set for Per.</p>');
+    expect(render('en', { key: 'users.pinSet', name: 'Per' })).toBe('<p role="status" class="reset-done">New PIN set for Per (it replaces their password, if they had one).</p>');
   });
 
   it('is confirmed only when the site added the user, with the name and role sent', async () => {

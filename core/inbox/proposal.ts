@@ -148,12 +148,13 @@ export const timedOutAcknowledged = (c: CommandProgress | null): boolean =>
 /**
  * The deduplication key of a situation: rule id, action and the key parameters, in a stable
  * text form (`assign-job|assign_job|job_id=J-1`). Two drafts with the same key are the same
- * situation, whatever their other parameters.
+ * situation, whatever their other parameters. An object value is written with its keys sorted
+ * (`canonicalJson`): a site's rule file may build one in any property order; scalars key as ever.
  */
 export function situationKey(ruleId: string, action: string, keyParams: Readonly<Record<string, Json>>): string {
   const parts = Object.keys(keyParams)
     .sort()
-    .map((k) => `${k}=${JSON.stringify(keyParams[k])}`);
+    .map((k) => `${k}=${canonicalJson(keyParams[k])}`); // sorted keys: an object value keys by content
   return [ruleId, action, ...parts].join('|');
 }
 

@@ -302,14 +302,21 @@ function known(o: Obj, key: string, keys: readonly string[]): void {
   }
 }
 
+/**
+ * A key's value, or `fallback` when the key is left out. Only left out: a null is no value, and
+ * taken for the default a `"closedRetentionMs": null` meant as "for good" deleted closed letters
+ * after 30 days, a `"port": null` listened on 1883, with no word from `config check`.
+ */
+const given = (o: Obj, k: string, fallback: unknown): unknown => (o[k] === undefined ? fallback : o[k]);
+
 function str(o: Obj, k: string, key: string, fallback?: string): string {
-  const v = o[k] ?? fallback;
+  const v = given(o, k, fallback);
   if (typeof v !== 'string' || v.length === 0) throw new ConfigError(`${key}${k}`, `expected a non-empty string, got ${describe(o[k])}`);
   return v;
 }
 
 function int(o: Obj, k: string, key: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const v = o[k] ?? fallback;
+  const v = given(o, k, fallback);
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) {
     throw new ConfigError(`${key}${k}`, `expected an integer from ${min} to ${max}, got ${describe(o[k])}`);
   }
@@ -317,7 +324,7 @@ function int(o: Obj, k: string, key: string, fallback: number, min: number, max 
 }
 
 function bool(o: Obj, k: string, key: string, fallback: boolean): boolean {
-  const v = o[k] ?? fallback;
+  const v = given(o, k, fallback);
   if (typeof v !== 'boolean') throw new ConfigError(`${key}${k}`, `expected true or false, got ${describe(o[k])}`);
   return v;
 }
@@ -418,9 +425,9 @@ export function parseConfig(raw: unknown): SiteConfig {
     checkConfigBindings(bindings, undefined, definitions);
   }
 
-  const b = obj(o.broker ?? d.broker, 'broker');
+  const b = obj(given(o, 'broker', d.broker), 'broker');
   let broker: BrokerConfig;
-  const mode = b.mode ?? 'embedded';
+  const mode = given(b, 'mode', 'embedded');
   if (mode === 'embedded') {
     // The embedded broker hands the site every module's events; only a subscriber needs the list.
     if (b.modules !== undefined) throw new ConfigError('broker.modules', 'only with broker.mode "external": the embedded broker passes every module\'s events to the site');
@@ -449,7 +456,7 @@ export function parseConfig(raw: unknown): SiteConfig {
     throw new ConfigError('broker.mode', `expected "embedded" or "external", got ${describe(mode)}`);
   }
 
-  const h = obj(o.http ?? d.http, 'http');
+  const h = obj(given(o, 'http', d.http), 'http');
   known(h, 'http', ['host', 'port', 'tls']);
   let httpTls: { certPath: string; keyPath: string } | null = null;
   if (h.tls !== undefined && h.tls !== null) {
@@ -459,7 +466,7 @@ export function parseConfig(raw: unknown): SiteConfig {
   }
   const http = { host: str(h, 'host', 'http.', '127.0.0.1'), port: int(h, 'port', 'http.', DEFAULT_HTTP_PORT, 0, 65535), tls: httpTls };
 
-  const q = obj(o.hq ?? d.hq, 'hq');
+  const q = obj(given(o, 'hq', d.hq), 'hq');
   known(q, 'hq', ['target']);
   if (q.target !== undefined && q.target !== null && (typeof q.target !== 'string' || q.target.length === 0)) {
     throw new ConfigError('hq.target', `expected null or a non-empty string, got ${describe(q.target)}`);
@@ -468,7 +475,7 @@ export function parseConfig(raw: unknown): SiteConfig {
   if (targetWrong) throw new ConfigError('hq.target', targetWrong);
   const hq = { target: (q.target as string | null | undefined) ?? null };
 
-  const j = obj(o.journal ?? d.journal, 'journal');
+  const j = obj(given(o, 'journal', d.journal), 'journal');
   known(j, 'journal', ['retentionAgeMs', 'retentionBytesMax', 'pruneIntervalMs']);
   const journal = {
     retentionAgeMs: int(j, 'retentionAgeMs', 'journal.', d.journal.retentionAgeMs, 60_000),
@@ -476,7 +483,7 @@ export function parseConfig(raw: unknown): SiteConfig {
     pruneIntervalMs: int(j, 'pruneIntervalMs', 'journal.', d.journal.pruneIntervalMs, 1_000, DAY_MS),
   };
 
-  const g = obj(o.diskBudget ?? d.diskBudget, 'diskBudget');
+  const g = obj(given(o, 'diskBudget', d.diskBudget), 'diskBudget');
   known(g, 'diskBudget', ['journalBytesMax', 'diskFreeBytesMin']);
   const diskBudget = {
     journalBytesMax: int(g, 'journalBytesMax', 'diskBudget.', d.diskBudget.journalBytesMax, 1024 * 1024),
@@ -486,16 +493,16 @@ export function parseConfig(raw: unknown): SiteConfig {
     throw new ConfigError('diskBudget.journalBytesMax', `expected more than journal.retentionBytesMax (${journal.retentionBytesMax}), got ${diskBudget.journalBytesMax}: retention must free room before the budget refuses events`);
   }
 
-  const m = obj(o.memory ?? d.memory, 'memory');
+  const m = obj(given(o, 'memory', d.memory), 'memory');
   known(m, 'memory', ['tableCacheBytes', 'writeBufferBytes']);
   const memory = {
     // 0 is allowed: no run cache (every read decodes), for a machine where memory is tighter than time.
     tableCacheBytes: int(m, 'tableCacheBytes', 'memory.', d.memory.tableCacheBytes, 0),
     writeBufferBytes: int(m, 'writeBufferBytes', 'memory.', d.memory.writeBufferBytes, MIB),
   };
-  const al = obj(o.alarms ?? d.alarms, 'alarms');
+  const al = obj(given(o, 'alarms', d.alarms), 'alarms');
   known(al, 'alarms', ['streamSilentMs']);
-  const silent = obj(al.streamSilentMs ?? {}, 'alarms.streamSilentMs');
+  const silent = obj(given(al, 'streamSilentMs', {}), 'alarms.streamSilentMs');
   const streamSilent: Record<string, number> = {};
   for (const k of Object.keys(silent)) {
     if (k !== '*' && !STREAM_NAME.test(k)) throw new ConfigError(`alarms.streamSilentMs.${k}`, `expected a stream as module/stream (letters, digits, _ and -) or '*'`);
@@ -504,7 +511,7 @@ export function parseConfig(raw: unknown): SiteConfig {
     streamSilent[k] = v;
   }
   const alarms = { streamSilentMs: streamSilent };
-  const ev = obj(o.evidence ?? d.evidence, 'evidence');
+  const ev = obj(given(o, 'evidence', d.evidence), 'evidence');
   known(ev, 'evidence', ['proposingRunsMs', 'otherRunsMs', 'decisionsMs']);
   // At least an hour: the agent reads the previous run's tag as its baseline a minute later.
   const evidence = {
@@ -512,16 +519,16 @@ export function parseConfig(raw: unknown): SiteConfig {
     otherRunsMs: int(ev, 'otherRunsMs', 'evidence.', d.evidence.otherRunsMs, 3600_000, 100 * 365 * DAY_MS),
     decisionsMs: int(ev, 'decisionsMs', 'evidence.', d.evidence.decisionsMs, 3600_000, 100 * 365 * DAY_MS),
   };
-  const dl = obj(o.deadLetters ?? d.deadLetters, 'deadLetters');
+  const dl = obj(given(o, 'deadLetters', d.deadLetters), 'deadLetters');
   known(dl, 'deadLetters', ['closedRetentionMs']);
   const closedRetentionMs = int(dl, 'closedRetentionMs', 'deadLetters.', d.deadLetters.closedRetentionMs, 0, 100 * 365 * DAY_MS);
   // At least an hour: a letter someone just dismissed or replayed stays to be looked at.
   if (closedRetentionMs !== 0 && closedRetentionMs < 3600_000) throw new ConfigError('deadLetters.closedRetentionMs', `expected 0 (keep closed letters for good) or at least 3600000 ms (1 h), got ${closedRetentionMs}`);
-  const u = obj(o.ui ?? d.ui, 'ui');
+  const u = obj(given(o, 'ui', d.ui), 'ui');
   known(u, 'ui', ['idleSignOutMs']);
   const idleSignOutMs = int(u, 'idleSignOutMs', 'ui.', d.ui.idleSignOutMs, 0, 12 * 3600_000);
   if (idleSignOutMs !== 0 && idleSignOutMs < 60_000) throw new ConfigError('ui.idleSignOutMs', `expected 0 (never) or at least 60000 ms, got ${idleSignOutMs}`);
-  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence, deadLetters: { closedRetentionMs }, ui: { idleSignOutMs }, agent: parseSiteAgent(o.agent ?? d.agent) };
+  return { format, site: site as string, tables, bindings, broker, http, hq, journal, diskBudget, memory, alarms, evidence, deadLetters: { closedRetentionMs }, ui: { idleSignOutMs }, agent: parseSiteAgent(given(o, 'agent', d.agent)) };
 }
 
 /** config.json's `agent` section, validated by core/agents' own `agentConfig` (errors keyed `agent.…`). */

@@ -337,6 +337,11 @@ export class Site {
       // Before anything opens or listens: a refused config used to start the broker and the
       // write-back first, whose errors as they closed came before the reason.
       checkStartRules(config);
+      // An external broker's port is in its broker.url and the site listens on none of its own:
+      // taken and ignored, `--mqtt-port` left the operator believing the modules' port had moved.
+      if (o.mqttPort !== undefined && config.broker.mode === 'external') {
+        throw new ConfigError('--mqtt-port', 'the site uses an external broker (config broker.mode "external"), whose port is in broker.url; leave out --mqtt-port');
+      }
       // The site's rule files (config agent.ruleFiles), loaded and checked as config check does:
       // a refused one is a bad config, said before anything opens, naming agent.ruleFiles[<i>].
       ruleFiles = await loadSiteRuleFiles(config, data, ruleModules);
@@ -534,8 +539,11 @@ export class Site {
     try {
       this.control = await ControlServer.listen(p.controlSocket, this.controlHandlers());
     } catch (e) {
-      if (e instanceof ControlError) throw e;
-      // A data directory whose path is too long for a unix socket: run without the control socket.
+      // Another site answering there is a second start on this directory. Any other refusal (a
+      // data directory whose path is too long for a unix socket, which control.ts refuses as
+      // 'Failed' before the bind) leaves the site running without the control socket: rethrown,
+      // a deep data directory could not start at all.
+      if (e instanceof ControlError && e.kind === 'AlreadyRunning') throw e;
       this.log(`control socket ${p.controlSocket} cannot listen (${(e as Error).message}); CLI commands will read the directory instead`);
     }
     this.siteService.start();

@@ -88,3 +88,25 @@ it('refuses --mqtt-port on a site with an external broker, naming the option, be
   expect(e.message).toMatch(/^option --mqtt-port: .*external broker.*broker\.url/);
   expect(lines.at(-1)).toMatch(/^site ext did not start: option --mqtt-port/);
 });
+
+// The simulated modules publish as the site's own modules (its passwords, its tables), and what
+// the agent proposes on their rows goes out as commands once approved: `start --demo` in a real
+// site's directory (both default to ./tilstand-data) fed it simulated stock.
+it("refuses --demo on a real site's directory, naming --demo, and runs the demo where it ran before", async () => {
+  const data = join(dir, 'north');
+  await initDataDir({ data, site: 'north', scrypt: FAST });
+  const refused = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, demoStepMs: 600_000 }).then(
+    async (s) => (await s.stop(), new Error('the demo started on a real site')),
+    (e: Error) => e,
+  );
+  expect(refused.message).toMatch(/^option --demo: .* holds site 'north', not a demo: .*tilstand start --demo --data <a new folder>/);
+  expect(existsSync(join(data, 'demo'))).toBe(false);
+  // A directory --demo made starts as a demo again.
+  const demo = join(dir, 'demo-dir');
+  const first = await Site.start({ data: demo, demo: true, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, demoStepMs: 600_000 });
+  expect(first.demoModules.length).toBeGreaterThan(0);
+  await first.stop();
+  const again = await Site.start({ data: demo, demo: true, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, demoStepMs: 600_000 });
+  expect(again.demoModules.length).toBeGreaterThan(0);
+  await again.stop();
+}, 60_000);

@@ -324,6 +324,14 @@ export class Site {
       sink(`initialized a demo site in ${data} (admin '${DEMO_ADMIN.name}', PIN ${DEMO_ADMIN.pin}: a demo, never a real site)`);
     }
     const config = readConfig(data);
+    // The simulated modules publish as the site's own modules, with their passwords from
+    // secrets/modules.json, into its tables; the agent proposes on what they send and approvals go
+    // out as commands. Only on a demo's directory: one --demo made (site 'demo'), or one where the
+    // demo modules ran before (their demo/ folder). `start --demo` in the default ./tilstand-data
+    // of a real site fed it simulated stock.
+    if (o.demo && config.site !== 'demo' && !existsSync(p.demo)) {
+      throw new ConfigError('--demo', `${data} holds site '${config.site}', not a demo: the simulated modules would publish into its tables as its own modules; start it without --demo, or try the demo in a new directory (tilstand start --demo --data <a new folder>)`);
+    }
     if (existsSync(p.controlSocket) && (await socketAnswers(p.controlSocket))) {
       throw new SiteError('AlreadyRunning', `a site is already running on ${data} (${p.controlSocket} answers); stop it first`);
     }

@@ -23,7 +23,7 @@ import { deletionVectorsEnabled, snapshotDeletionVectors, withoutDeleted, type S
 import { readConsumer, writeConsumer, checkConsumerId } from './consumer.ts';
 import { invalidArgument, LsmError, notFound } from './errors.ts';
 import { isAdd, RowKind, ROW_KIND_TEXT, type KeyValue, type RowKindText } from './key-value.ts';
-import { bucketNumLevels, groupByBucket, type BucketFiles } from './levels.ts';
+import { groupByBucket, lastFullCompactionLevel, type BucketFiles } from './levels.ts';
 import { ADD, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { foldsLowestLevelOnly } from './merge/lookup-rule.ts';
 import { createMergeFunction, mergeOrder } from './merge/merge-function.ts';
@@ -187,7 +187,8 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
 function* bucketRows(table: Table, b: BucketFiles | undefined, dvs: SnapshotDeletionVectors | undefined, level?: number): Generator<KeyValue> {
   if (!b) return;
   const schema = table.schema;
-  const top = level === undefined ? undefined : bucketNumLevels(level + 1, b.files) - 1;
+  // The state at the bucket's last full compaction: its top level, or below it after an ALTER raised the levels.
+  const top = level === undefined ? undefined : lastFullCompactionLevel(level + 1, b.files, schema.isPrimaryKeyTable && deletionVectorsEnabled(schema.options.raw));
   const files = top !== undefined ? b.files.filter((f) => f.level === top) : dvs ? b.files.filter((f) => f.level > 0) : b.files;
   // Each file decoded when the merge reaches it (RunParts): a diff holds one file per run of each state.
   const load = (f: DataFileMeta): RunData => (dvs ? withoutDeleted(table.loadRun(b.partition, b.bucket, f), dvs.deleted(b.partition, b.bucket, f.fileName)) : table.loadRun(b.partition, b.bucket, f));

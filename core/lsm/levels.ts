@@ -73,6 +73,24 @@ export function bucketNumLevels(numLevels: number, files: readonly DataFileMeta[
 }
 
 /**
+ * The level holding a bucket's state at its last full compaction — the old state a
+ * `full-compaction` changelog is the diff against: the bucket's highest level with a file, when
+ * above level 0 (above level 1 with deletion vectors, where level 1 is where every commit moves
+ * level 0 and full compactions need 3 levels or more); else its top level (no file there yet).
+ * Only full compactions write a bucket's highest non-empty level: the first compaction of a bucket
+ * of level-0 runs takes them all, and one that leaves a run out writes below that run
+ * (universal-compaction.ts, createUnit). So this is the top level (bucketNumLevels) — but also
+ * after an ALTER raised `num-levels` (or `num-sorted-run.compaction-trigger`, whose value + 1 is
+ * its default) above the files, where the old state stays below the new top until the next full
+ * compaction: read at the new top it was empty, and that compaction gave +I again for every kept
+ * key and no -D for a removed one.
+ */
+export function lastFullCompactionLevel(numLevels: number, files: readonly DataFileMeta[], deletionVectors: boolean): number {
+  const h = highestNonEmptyLevel(files);
+  return h > (deletionVectors ? 1 : 0) ? h : bucketNumLevels(numLevels, files) - 1;
+}
+
+/**
  * The bucket's levels (bucketNumLevels), refused below 2 with an error naming `num-levels`: a
  * bucket needs level 0 and one above it before it can be compacted. Java's writer fails the same
  * way when it opens such a bucket for writing or compaction (Levels' constructor: "Number of levels

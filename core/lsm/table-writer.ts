@@ -27,7 +27,7 @@ import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from
 import { corruption, invalidArgument, LsmError, notSupported } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
-import { bucketNumLevels, checkBucketLevels, highestNonEmptyLevel, type LevelSortedRun } from './levels.ts';
+import { bucketNumLevels, checkBucketLevels, highestNonEmptyLevel, lastFullCompactionLevel, type LevelSortedRun } from './levels.ts';
 import { ADD, DELETE, decodeIndexManifest, encodeIndexManifest, type DataFileMeta, type ManifestEntry } from './manifest.ts';
 import { MANIFEST_MERGE_MIN_COUNT } from './manifest-store.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
@@ -1080,8 +1080,12 @@ export class TableWriter {
     const topLevel = bucketNumLevels(schema.options.numLevels, allFiles) - 1;
     const toTop = unit.outputLevel === topLevel; // only a unit of every run is written to the top level
     // The old top level is the state of the previous full compaction: read it raw (deletion
-    // vectors marked since then are changes this changelog reports).
-    const diff = toTop && this.changelog.atFullCompaction ? this.changelog.fullCompactionDiff(topLevelRecords(table, s, allFiles, topLevel)) : undefined;
+    // vectors marked since then are changes this changelog reports). Below the top when an ALTER
+    // raised the levels since (levels.ts, lastFullCompactionLevel).
+    const diff =
+      toTop && this.changelog.atFullCompaction
+        ? this.changelog.fullCompactionDiff(topLevelRecords(table, s, allFiles, lastFullCompactionLevel(schema.options.numLevels, allFiles, dv !== undefined)))
+        : undefined;
     // With every run in the unit nothing older remains, so any fold is complete.
     const check = pu && !dropDelete && !toTop ? () => {
       if (pu.resetThenAdded!()) throw new NeedsFullCompaction();

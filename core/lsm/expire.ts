@@ -46,6 +46,7 @@ import { join, sep } from 'node:path';
 import type { Table } from './table.ts';
 import { changelogEntries, changelogManifestNames } from './changelog.ts';
 import { minConsumerNextSnapshot } from './consumer.ts';
+import { deltaFromPrevious } from './incremental.ts';
 import { localWallClockMillis } from './data-file.ts';
 import { markIndexFiles } from './dv-expire.ts';
 import { isCorruption } from './errors.ts';
@@ -156,8 +157,10 @@ function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | 
     // keep; counting it would stop all expiration while that reader is open.
     let minPinned = Infinity;
     for (const id of table.pinnedSnapshotIds()) if (id >= earliest && id < minPinned) minPinned = id;
-    // Consumers (consumer/consumer-<id>) protect every snapshot they have not read yet.
-    const maxExclusive = Math.min(latest - o.snapshotsRetainedMin + 1, minPinned, minConsumerNextSnapshot(table, now));
+    // Consumers (consumer/consumer-<id>) protect every snapshot they have not read yet — and the
+    // one before, where a delta is the change from it (a table with deletion vectors).
+    const consumerNext = minConsumerNextSnapshot(table, now) - (deltaFromPrevious(table) ? 1 : 0);
+    const maxExclusive = Math.min(latest - o.snapshotsRetainedMin + 1, minPinned, consumerNext);
     for (let id = earliest; id < maxExclusive && result.expiredSnapshots.length < o.snapshotExpireLimit; id++) {
       const s = table.snapshots.tryGet(id);
       if (!s) continue;

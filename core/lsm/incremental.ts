@@ -107,10 +107,19 @@ export function* readChanges(table: Table, o: ChangesOptions): Generator<Change>
     return;
   }
   if (from.id === to.id) return;
+  // A delta of a table with deletion vectors is a change from the state before each snapshot
+  // (deltaFromPrevious): the state at `from` is needed too — a retained snapshot or a tag's.
+  const fromPrevious = mode === 'delta' && deltaFromPrevious(table) && from.id > 0;
+  if (fromPrevious && from.snapshot === undefined) {
+    throw notFound(
+      `${from.label} of ${table.name} has expired (retained: ${table.snapshots.earliestId() ?? 'none'}..${table.snapshots.latestId() ?? 'none'}); ` +
+        `a delta of a table with deletion vectors is the change from the state at its start — use mode 'diff' between tags instead`,
+    );
+  }
   // Pinning the first snapshot of the range keeps it and every later one (none when it has
   // expired already: the check below then fails).
   const first = table.snapshots.tryGet(from.id + 1);
-  const release = first ? table.pinSnapshot(first) : () => {};
+  const releases = [first ? table.pinSnapshot(first) : () => {}, fromPrevious ? table.pinSnapshot(from.snapshot!) : () => {}];
   try {
     // Check the whole range first: a partial answer would look like a complete one.
     const snaps: Snapshot[] = [];
@@ -124,9 +133,9 @@ export function* readChanges(table: Table, o: ChangesOptions): Generator<Change>
       }
       snaps.push(s);
     }
-    for (const s of snaps) yield* snapshotChanges(table, s, mode);
+    for (const s of snaps) yield* snapshotChanges(table, s, mode, false, s.id === from.id + 1 ? from.snapshot : undefined);
   } finally {
-    release();
+    for (const release of releases) release();
   }
 }
 
@@ -139,8 +148,25 @@ function toChange(kv: KeyValue): Change {
   return { kind: ROW_KIND_TEXT[kv.kind], row: kv.value };
 }
 
-/** The changes one snapshot made, in `delta` or `changelog` mode. */
-export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'changelog'): Generator<Change> {
+/**
+ * Whether a `delta` read of this table is each APPEND snapshot's change from the state before it
+ * (the `diff` of the two), not the records of the files it adds: a primary-key table with
+ * deletion vectors. Its commits merge level 0 into the level-1 run before the snapshot
+ * (dv-writer.ts), so the files a snapshot adds hold every row of the rewritten run — keys the
+ * commit never wrote, read as new again — and a delete is only a mark in a vector, in no file.
+ * Read as files, a follower got each such row again at every commit and no delete at all.
+ */
+export function deltaFromPrevious(table: Table): boolean {
+  return table.schema.isPrimaryKeyTable && deletionVectorsEnabled(table.schema.options.raw);
+}
+
+/**
+ * The changes one snapshot made, in `delta` or `changelog` mode. `orState`: where a delta needs the
+ * previous snapshot (deltaFromPrevious) and it has expired, the snapshot's whole state as +I rows
+ * (a follower starting at the earliest snapshot of a table whose history expired) instead of NotFound.
+ * `previous`: the state before `s` when the caller has it (a tag's snapshot, expired or not).
+ */
+export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'changelog', orState = false, previous?: Snapshot): Generator<Change> {
   if (mode === 'changelog') {
     // bucket ≥ 0: a postpone table's 'bucket-postpone' files are read once its compaction has
     // moved them into real buckets (AbstractBatchTableScan, DataTableStreamScan: onlyReadRealBuckets).
@@ -170,6 +196,17 @@ export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'cha
         for (const row of liveRows(table, b, f, dvs)) yield { kind: '+I', row };
       }
     }
+    return;
+  }
+  if (deltaFromPrevious(table)) {
+    const prev = previous ?? (s.id > 1 ? table.snapshots.tryGet(s.id - 1) : undefined);
+    if (s.id > 1 && !prev && !orState) {
+      throw notFound(
+        `snapshot ${s.id - 1} of ${table.name} has expired (retained: ${table.snapshots.earliestId() ?? 'none'}..${table.snapshots.latestId() ?? 'none'}); ` +
+          `a delta of snapshot ${s.id} of a table with deletion vectors is its change from snapshot ${s.id - 1} — use mode 'diff' between tags instead`,
+      );
+    }
+    for (const b of diffBuckets(table, prev, s, { changedOnly: true })) for (const kv of b.records) yield toChange(kv);
     return;
   }
   const merge = createMergeFunction(schema);
@@ -253,17 +290,33 @@ function appendDiff(table: Table, a: BucketFiles | undefined, b: BucketFiles | u
   return out;
 }
 
+/** Whether a bucket holds the same files (names and levels) in two states, with the same deleted positions. */
+function sameBucketState(a: BucketFiles, b: BucketFiles, da: SnapshotDeletionVectors | undefined, db: SnapshotDeletionVectors | undefined): boolean {
+  if (a.files.length !== b.files.length) return false;
+  const levels = new Map(a.files.map((f) => [f.fileName, f.level]));
+  for (const f of b.files) {
+    if (levels.get(f.fileName) !== f.level) return false;
+    const x = da?.deleted(a.partition, a.bucket, f.fileName);
+    const y = db?.deleted(b.partition, b.bucket, f.fileName);
+    if (x === y) continue;
+    if ((x?.size ?? 0) !== (y?.size ?? 0)) return false;
+    for (const p of x ?? []) if (!y!.has(p)) return false;
+  }
+  return true;
+}
+
 /**
  * Per bucket, the changes that turn state `from` into state `to` (undefined = empty table).
- * With `level`, the states are the files of that level only (of a higher one where a bucket's
- * files sit higher: levels.ts `bucketNumLevels`), read without deletion vectors (the top level:
- * the states of the last full compactions, for the `full-compaction` producer).
+ * With `level` (the top level), the states are the files of the level holding each bucket's
+ * last full compaction (levels.ts `lastFullCompactionLevel`: the top, a higher one where a
+ * bucket's files sit higher, a lower one where an ALTER raised the levels since), read without
+ * deletion vectors — the states the `full-compaction` producer's changelog reports.
  */
 export function* diffBuckets(
   table: Table,
   from: Snapshot | undefined,
   to: Snapshot | undefined,
-  o: { level?: number } = {},
+  o: { level?: number; changedOnly?: boolean } = {},
 ): Generator<{ partition: Uint8Array; partitionPath: string; bucket: number; records: KeyValue[] }> {
   const id = (b: BucketFiles) => `${Buffer.from(b.partition).toString('hex')}/${String(b.bucket).padStart(10, '0')}`;
   const pairs = new Map<string, { a?: BucketFiles; b?: BucketFiles }>();
@@ -280,6 +333,8 @@ export function* diffBuckets(
       yield { partition: any.partition, partitionPath: table.partitionPathOf(any.partition), bucket: any.bucket, records: appendDiff(table, a, b, from, to) };
       continue;
     }
+    // `changedOnly`: a bucket with the same files and vectors in both states is not read.
+    if (o.changedOnly && a && b && sameBucketState(a, b, dvsOf(from), dvsOf(to))) continue;
     const records: KeyValue[] = [];
     const ia = bucketRows(table, a, dvsOf(from), o.level);
     const ib = bucketRows(table, b, dvsOf(to), o.level);
@@ -388,7 +443,10 @@ export class ChangeFollower {
         this.checkRetained();
         throw new LsmError('NotFound', `snapshot ${this.position} of ${this.table.name} vanished while following`);
       }
-      const changes = [...snapshotChanges(this.table, s, this.mode)];
+      // A table with deletion vectors: the consumer keeps the snapshot before its position
+      // (expire.ts), so only a follower started at the earliest snapshot of an expired history
+      // finds it gone — and gets that snapshot's state to start from.
+      const changes = [...snapshotChanges(this.table, s, this.mode, true)];
       this.position++;
       if (changes.length > 0) return changes;
     }

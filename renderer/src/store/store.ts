@@ -559,6 +559,10 @@ export function createAppStore(api: SiteApi): AppStore {
         // the last person saw is not theirs.
         const was = get().user;
         if (was !== null && me !== null && me.name !== was.name) resetSession();
+        // The site ended the session without an error (the user disabled or removed, signed out in
+        // another tab: `me` says null): it ended as a sign-out does, and the next person finds
+        // nothing of it — nor a read of it answered later.
+        if (was !== null && me === null) return resetSession();
         // The same person with the same roles keeps the same object: the page asks every 30 s,
         // and a new one each time restarted what follows the user (App's idle timer, which then
         // never ran out).

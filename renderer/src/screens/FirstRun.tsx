@@ -12,6 +12,8 @@ export function FirstRun() {
   const error = useApp(selectFirstRunErrorText);
   const initSite = useApp((s) => s.initSite);
   const loadFirstRun = useApp((s) => s.loadFirstRun);
+  // One initSite at a time (a double tap sent two, and the second's refusal stood under the form).
+  const busy = useApp((s) => s.settingUp);
   // A directory `tilstand restore` filled can only become the restored site: its id is given.
   const restored = firstRun?.initialized === false ? firstRun.restoredSite : null;
   const [siteId, setSiteId] = useState(restored ?? '');
@@ -76,7 +78,7 @@ export function FirstRun() {
             {mismatch ? t('firstRun.mismatch') : error}
           </p>
         )}
-        <button type="submit" className="primary">
+        <button type="submit" className="primary" disabled={busy}>
           {t('firstRun.submit')}
         </button>
       </form>

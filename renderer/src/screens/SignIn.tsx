@@ -11,11 +11,15 @@ export function SignIn() {
   const error = useApp(selectSignInErrorText);
   const idleMs = useApp((s) => s.signedOutIdleMs);
   const lang = useApp((s) => s.lang);
+  // One sign-in at a time: a double tap would count a mistyped PIN twice towards the lockout.
+  const busy = useApp((s) => s.signingIn);
   const [user, setUser] = useState('');
   const [secret, setSecret] = useState('');
   const [badge, setBadge] = useState('');
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    // Enter pressed again while the last one is answered: the scan stays in its field, not lost.
+    if (busy) return;
     if (badge) {
       // A scan is sent once: one the site did not know must not stand in for the name and PIN
       // typed next (nor wait in the field for the next person).
@@ -51,7 +55,7 @@ export function SignIn() {
             {error}
           </p>
         )}
-        <button type="submit" className="primary">
+        <button type="submit" className="primary" disabled={busy}>
           {t('signIn.submit')}
         </button>
       </form>

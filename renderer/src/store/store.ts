@@ -4,12 +4,12 @@
 // make one per test.
 //
 // Invariants: what one person saw is gone when the session ends (sign-out, idle sign-out, the
-// site's `unauthenticated`) and before the next signs in (`resetSession`: every slice but the
+// site's `unauthenticated`, `me` answering null) and before the next signs in (`resetSession`: every slice but the
 // language and the first-run state back to where it started); no reply applies after the session it
 // was asked in ended, and one of a numbered kind (a proposal selected, the waiting and Decided
 // lists, a work or stock search) only when it answers the newest request of that kind; one decision is on its way at
 // a time (`deciding`), and one change to the dead letters or the users (`deadLettersBusy`,
-// `usersBusy`).
+// `usersBusy`), one sign-in (`signingIn`) and one first-run setup (`settingUp`).
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type {
   DeadLetterGroupView, DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
@@ -26,11 +26,18 @@ interface SessionSlice {
   /** The refusal behind `firstRunError` (a guessable PIN), for `selectFirstRunErrorText`. */
   firstRunRefusal: RefusalLike | null;
   loadFirstRun(): Promise<void>;
+  /** `initSite` is on its way: another is not sent (the site refuses a second at once, "already set up"). */
+  settingUp: boolean;
   initSite(siteId: string, adminName: string, adminPin: string): Promise<void>;
   user: SessionUser | null;
   signInError: string | null;
   /** The refusal behind `signInError` as the site sent it (code, params), for `selectSignInErrorText`. */
   signInRefusal: RefusalLike | null;
+  /**
+   * A sign-in is on its way: another is not sent (a double tap spent two of the attempts before
+   * the lockout, and its refusal, answered after the first had signed in, stood for the next person).
+   */
+  signingIn: boolean;
   signIn(user: string, secret: string): Promise<void>;
   signInBadge(badge: string): Promise<void>;
   signOut(): Promise<void>;
@@ -472,6 +479,19 @@ export function createAppStore(api: SiteApi): AppStore {
         if (current()) set({ [flag]: false } as Partial<AppState>);
       }
     };
+    /** A sign-in (by name or badge), the session before it ended; none while another is on its way. */
+    const signingIn = async (fn: () => Promise<void>) => {
+      if (get().signingIn) return;
+      resetSession();
+      set({ signingIn: true });
+      try {
+        await fn();
+      } catch (e) {
+        set({ signInError: (e as Error).message, signInRefusal: refusalOf(e) });
+      } finally {
+        set({ signingIn: false });
+      }
+    };
     const refreshScreen = (screen: Screen) => {
       const s = get();
       const load: Record<Screen, () => Promise<void>> = {
@@ -500,34 +520,34 @@ export function createAppStore(api: SiteApi): AppStore {
           // the server is restarting after initSite: the first-run screen polls again
         }
       },
+      settingUp: false,
       initSite: async (siteId, adminName, adminPin) => {
+        // A double tap: the second, refused while the first still writes the data directory, said
+        // "already set up" under the form of a site that was not yet.
+        if (get().settingUp) return;
+        set({ settingUp: true });
         try {
           set({ firstRun: await api.initSite({ siteId, adminName, adminPin }), firstRunError: null });
         } catch (e) {
           set({ firstRunError: (e as Error).message, firstRunRefusal: refusalOf(e) });
+        } finally {
+          set({ settingUp: false });
         }
       },
       // What a session fills in, across the slices (user, screen, proposals, rows…), as before anyone signs in.
       ...sessionStart(),
       signInError: null,
       signInRefusal: null,
-      signIn: async (user, secret) => {
-        resetSession();
-        try {
+      signingIn: false,
+      signIn: (user, secret) =>
+        signingIn(async () => {
           set({ user: await api.signIn({ user, secret }), signInError: null, signedOutIdleMs: null });
           await get().loadProposals();
-        } catch (e) {
-          set({ signInError: (e as Error).message, signInRefusal: refusalOf(e) });
-        }
-      },
-      signInBadge: async (badge) => {
-        resetSession();
-        try {
+        }),
+      signInBadge: (badge) =>
+        signingIn(async () => {
           set({ user: await api.signIn({ badge }), signInError: null, signedOutIdleMs: null });
-        } catch (e) {
-          set({ signInError: (e as Error).message, signInRefusal: refusalOf(e) });
-        }
-      },
+        }),
       signOut: async () => {
         // Whoever pressed it is leaving a shared PC: the screen is cleared whether or not the site
         // answers (as signOutIdle). Unanswered, the site's session ends at its idle limit; the

@@ -179,6 +179,7 @@ export function DismissRow(p: {
   onCancel: () => void;
 }) {
   const t = useT();
+  const lang = useApp((s) => s.lang);
   return (
     <tr className="dismiss-row" data-dismissing={p.id}>
       <td colSpan={LETTER_COLUMNS}>
@@ -189,7 +190,7 @@ export function DismissRow(p: {
           </label>
           {p.offerAlike && (
             <label className="filter">
-              <input name="dismissAlike" type="checkbox" checked={p.alike} onChange={(e) => p.setAlike(e.target.checked)} /> {t('dead.alike', { n: p.alikeListed })}
+              <input name="dismissAlike" type="checkbox" checked={p.alike} onChange={(e) => p.setAlike(e.target.checked)} /> {t('dead.alike', { n: formatNumber(lang, p.alikeListed) })}
             </label>
           )}
           <button className="primary" type="submit" disabled={p.busy || p.note.trim() === ''}>
@@ -275,7 +276,7 @@ export function DeadLetters() {
         </button>
       )}
       <LetterSources groups={groups} />
-      {result && <p role="status" className="replay-result">{t('dead.replayed', { n: result.replayed, f: result.failed })}</p>}
+      {result && <p role="status" className="replay-result">{t('dead.replayed', { n: formatNumber(lang, result.replayed), f: formatNumber(lang, result.failed) })}</p>}
       {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t(pluralKey(lang, 'dead.moreOpen', openShown), { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
       {keepClosedMs > 0 && rows.some((r) => r.status !== 'open') && <p className="muted retention">{t('dead.retention', { span: formatDuration(lang, keepClosedMs) })}</p>}
       {rows.length === 0 ? (

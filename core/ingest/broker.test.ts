@@ -251,6 +251,35 @@ describe('EmbeddedBroker authentication and ACL', () => {
     expect(b.metrics().authFailures).toBe(2);
   });
 
+  it("keeps a session's client id with its principal when a flood of other ids passes the bound of remembered ids", async () => {
+    const b = await startBroker();
+    const id = `module-${SITE}-operations`;
+    const ops = client(b.port, 'operations', { clientId: id, clean: false });
+    await connected(ops);
+    await ops.subscribeAsync(`tilstand/${SITE}/commands/operations`, { qos: 1 });
+    await ops.endAsync();
+    // Another module connects with 10 000 ids of its own (as remembered: each a connection of
+    // 'inventory' that has ended), then one more, past the bound.
+    const owners = (b as unknown as { idOwners: Map<string, string> }).idOwners;
+    for (let i = 0; owners.size < 10_000; i++) owners.set(`inventory-${i}`, 'inventory');
+    const filler = client(b.port, 'inventory', { clientId: 'inventory-last' });
+    await connected(filler);
+    const til = client(b.port, 'tilstand');
+    await connected(til);
+    await til.publishAsync(`tilstand/${SITE}/commands/operations`, 'assign J-2', { qos: 1 });
+    // aedes still keeps the owner's session (its subscription and the queued command): the id was
+    // forgotten with it, and the next module to use it got both and locked the owner out.
+    const thief = client(b.port, 'inventory', { clientId: id, clean: false });
+    const stolen: string[] = [];
+    thief.on('message', (_t, m) => stolen.push(m.toString()));
+    await expect(connected(thief)).rejects.toThrow(/Identifier rejected/i);
+    const back = client(b.port, 'operations', { clientId: id, clean: false });
+    const got = new Promise<string>((resolve) => back.on('message', (_t, m) => resolve(m.toString())));
+    await connected(back);
+    expect(await got).toBe('assign J-2');
+    expect(stolen).toEqual([]);
+  });
+
   it('filterWithin handles wildcards on both sides', () => {
     expect(filterWithin('tilstand/s1/events/+/+', 'tilstand/s1/events/#')).toBe(true);
     expect(filterWithin('tilstand/s1/events', 'tilstand/s1/events/#')).toBe(true);

@@ -224,9 +224,18 @@ export class EmbeddedBroker {
    * id's session (its subscriptions, and the QoS 1 commands queued in it) to whoever connects with
    * that id next and drops the connection holding it; bound to its first principal, an id cannot
    * be taken by another module to read its commands or cut it off. The sessions live in aedes'
-   * memory, so this lives exactly as long; it holds one entry per id seen (CLIENT_IDS_MAX).
+   * memory, so this lives exactly as long; it holds one entry per id of a clean session seen
+   * (CLIENT_IDS_MAX; the others are in keptSessionOwners).
    */
   private readonly idOwners = new Map<string, string>();
+  /**
+   * Owners of the ids whose latest connection asked for a kept session (clean = false), apart from
+   * `idOwners` and never forgotten: aedes keeps such a session (its subscriptions, the QoS 1
+   * messages queued for it) in memory for good, so this holds one entry per session aedes holds.
+   * Forgotten at the bound, the next module to connect with the id got the session, the owner's
+   * commands with it, and the owner was refused its own id from then on.
+   */
+  private readonly keptSessionOwners = new Map<string, string>();
   /** By `${kind}|${who}`, in order of their latest refusal (the first key was refused longest ago). */
   private readonly refused = new Map<string, BrokerRefusal & { reportedMs: number; unreported: number }>();
   private readonly fifo = new WeakMap<Client, Release[]>();
@@ -414,9 +423,16 @@ export class EmbeddedBroker {
     this.o.credentials.verify(username, password.toString('utf8')).then(
       (p) => {
         if (!p) return refuse(4, 'bad username or password');
-        const owner = this.idOwners.get(client.id);
+        const owner = this.keptSessionOwners.get(client.id) ?? this.idOwners.get(client.id);
         if (owner !== undefined && owner !== p.name) return refuse(2, `client id ${JSON.stringify(client.id)} is taken by ${JSON.stringify(owner)}`);
-        if (owner === undefined) this.bindClientId(client.id, p.name);
+        if (!client.clean) {
+          this.idOwners.delete(client.id);
+          this.keptSessionOwners.set(client.id, p.name);
+        } else {
+          // A clean start ends the session aedes kept: the id may be forgotten at the bound again.
+          this.keptSessionOwners.delete(client.id);
+          if (!this.idOwners.has(client.id)) this.bindClientId(client.id, p.name);
+        }
         this.principals.set(client, p);
         this.m.connectionsAccepted++;
         done(null, true);
@@ -428,7 +444,8 @@ export class EmbeddedBroker {
   private bindClientId(id: string, name: string): void {
     if (this.idOwners.size >= CLIENT_IDS_MAX) {
       // Forget the oldest ids not connected now (a module that restarts with a random id leaves one
-      // behind each time); a connected id keeps its owner. (aedes' typings omit its `clients` map.)
+      // behind each time); a connected id keeps its owner (one with a kept session is not in this
+      // map: keptSessionOwners). (aedes' typings omit its `clients` map.)
       const connected = (this.aedes as unknown as { clients: Record<string, unknown> }).clients;
       for (const old of this.idOwners.keys()) {
         if (this.idOwners.size < CLIENT_IDS_MAX * 0.9) break;

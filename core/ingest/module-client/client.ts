@@ -272,12 +272,19 @@ export class ModuleClient {
     if (first) this.mqtt.subscribe(this.topics.commands, { qos: 1 }, (e) => e && this.warn(`subscribe ${this.topics.commands}: ${e.message}`));
   }
 
-  /** Disconnects. Publishes still waiting for PUBACK are rejected; their events stay in the outbox. */
+  /**
+   * Disconnects. Publishes still waiting for PUBACK are rejected; their events stay in the outbox.
+   * A command handler that is running is waited for, so its answer is stored (a handler must not
+   * await close() itself); commands queued behind it are not started.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // A command still running finishes on its own; its ack is not stored once the outbox is closed.
     await this.mqtt.endAsync(true).catch(() => undefined);
+    // A command being carried out finishes and its answer is stored before the outbox closes: a
+    // command done but not on record ran a second time when Tilstand sent it again after the
+    // restart. Those queued behind it are not started (onCommandMessage).
+    await this.commandChain;
     // PUBACKs already received: on disk, and their publish() resolved, before the outbox closes.
     if (this.ackFlush !== undefined) clearImmediate(this.ackFlush);
     this.flushAcks();
@@ -435,7 +442,13 @@ export class ModuleClient {
     }
     // Seqs only: each payload is read from disk when the in-flight window takes the event (pump).
     const seqs = this.outbox.seqsFrom(stream, from, this.limits.resync_events_max);
-    for (const seq of seqs) this.send({ stream, seq }).catch(() => undefined);
+    // Queued without a waiter: no one awaits a resend. A promise per event per request, kept until
+    // its PUBACK, grew without bound while the broker was slow or away and the requests came again.
+    for (const seq of seqs) {
+      const key = `${stream}\u0000${seq}`;
+      if (!this.inflight.has(key) && !this.queued.has(key)) this.enqueue(key, { stream, seq });
+    }
+    this.pump();
     const oldest = this.outbox.oldestKept(stream);
     const lastSeq = this.outbox.lastSeq(stream);
     if (oldest === undefined) {
@@ -490,6 +503,7 @@ export class ModuleClient {
   }
 
   private async onCommandMessage(payload: Buffer): Promise<void> {
+    if (this.closed) return; // not started after close(): Tilstand sends it again
     const req = this.readRequest(payload, 'command');
     const id = req && typeof req.command_id === 'string' && req.command_id.length > 0 && req.command_id.length <= 128 ? req.command_id : undefined;
     if (!req || id === undefined) {
@@ -521,8 +535,9 @@ export class ModuleClient {
       ? { command_id: id, module: this.module, ok: true, ...(result.result === undefined ? {} : { result: result.result }), ts_ms: this.now() }
       : { command_id: id, module: this.module, ok: false, error: result.error, ts_ms: this.now() };
     const text = JSON.stringify(ack);
-    if (this.closed) return;
+    // Stored even when close() began meanwhile (it waits for this): the command was carried out.
     this.outbox.recordCommand(id, text, this.now());
+    if (this.closed) return; // answered from the store when Tilstand sends it again
     await this.publishRaw(text);
   }
 

@@ -1186,7 +1186,7 @@ export class Site {
     this.current = { ...now, agent: next.agent, evidence: next.evidence, alarms: next.alarms, deadLetters: next.deadLetters, ui: next.ui };
     this.log(
       `config reloaded: ${applied.length > 0 ? `applied ${applied.join(', ')}` : 'no change to apply'}` +
-        (restartNeeded.length > 0 ? `; ${restartNeeded.join(', ')} changed and take effect at the next start` : ''),
+        (restartNeeded.length > 0 ? `; ${restartNeeded.join(', ')} changed, taking effect at the next start` : ''),
     );
     return { applied, restartNeeded };
   }

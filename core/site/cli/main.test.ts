@@ -156,7 +156,7 @@ describe('tilstand', () => {
       const r = await run(['config', 'reload', '--data', data]);
       expect(r.err).toBe('');
       expect(r.out).toBe('applied: agent\nchanged, and taking effect at the next start: http\n');
-      expect(log).toContain('tilstand: config reloaded: applied agent; http changed and take effect at the next start');
+      expect(log).toContain('tilstand: config reloaded: applied agent; http changed, taking effect at the next start');
       const stock = JSON.parse((await run(['config', 'check', '--data', data, '--json'])).out) as { agent: unknown };
       expect(stock.agent).toMatchObject({ reorderByItem: { 'ITEM-007': { reorderPoint: 12, orderUpTo: 60 } } });
 

@@ -24,7 +24,21 @@ export interface Resource {
 }
 
 const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const n = (v: unknown): number | null => (typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : null);
+/**
+ * A number column's value: a JSON number, or the text core/lsm gives a BIGINT beyond 2^53 and a
+ * DECIMAL ("12.50": a site that counts kilograms alters a quantity to DECIMAL). Only digits were
+ * read before, so a decimal quantity counted as none: a well-stocked row was reordered, a job on
+ * covered material was not released.
+ */
+export const n = (v: unknown): number | null => (typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : null);
+
+/**
+ * A sum or difference of quantities without binary floating-point noise: decimal quantities add
+ * up in doubles to 0.19999999999999998 where the stock holds 0.2, which put a row at its point
+ * below it and asked procurement for 19.800000000000001. Fifteen significant digits are what a
+ * double keeps of a decimal; whole quantities below 10^15 are unchanged.
+ */
+export const exact = (x: number): number => Number(x.toPrecision(15));
 
 /** TIMESTAMP JSON text is a UTC wall clock without a zone. */
 export function timestampMs(v: unknown): number | null {
@@ -83,11 +97,13 @@ export const waitingToStart = (j: Job): boolean => j.status === 'released' && j.
  * than none: a negative `reserved` (a module's correction sent as a delta, a bad count) counts as
  * 0, or it would add stock that is not there (a job released on material the shelf does not hold).
  */
-export const available = (r: Row): number => (n(r.on_hand) ?? 0) - Math.max(0, n(r.reserved) ?? 0);
+export const available = (r: Row): number => exact((n(r.on_hand) ?? 0) - reserved(r));
+/** What orders have reserved (null, or a negative that is no reservation, as 0). */
+export const reserved = (r: Row): number => Math.max(0, n(r.reserved) ?? 0);
 /** What open purchase orders bring (null, or a negative that is no order, as 0). */
 export const inbound = (r: Row): number => Math.max(0, n(r.inbound) ?? 0);
 /** available + inbound: what the item will have once open purchase orders arrive. */
-export const position = (r: Row): number => available(r) + inbound(r);
+export const position = (r: Row): number => exact(available(r) + inbound(r));
 
 /**
  * A scan's rows grouped by `key` (scan order kept; a row whose key is undefined is left out),

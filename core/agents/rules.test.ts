@@ -262,7 +262,7 @@ describe('release-blocked-job', () => {
     const { agent } = site.agentAndInbox({ agent: { config } });
     const created = agent.run().created;
     const rel = (job: string) => created.find((p) => p.ruleId === 'release-blocked-job' && p.params.job_id === job)!;
-    expect(rel('J-1')).toMatchObject({ ruleVersion: '5', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
+    expect(rel('J-1')).toMatchObject({ ruleVersion: '6', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
     // …and stock-reorder, in the same run, orders each of those locations.
     expect(created.filter((p) => p.ruleId === 'stock-reorder' && p.params.item === 'BOLT').map((p) => p.params.location)).toEqual(['A', 'B', 'C']);
     expect(rel('J-2')).toMatchObject({ risk: 'low', riskReason: '3 NUT stay available after the job takes 5' });
@@ -306,6 +306,29 @@ describe('release-blocked-job', () => {
     const r = agent.run();
     expect(r.created.map((x) => x.params.job_id)).toEqual(['J-A']);
     expect(inbox.get(p.id)!.status).toBe('withdrawn');
+  });
+});
+
+describe('release-blocked-job and a situation the inbox keeps quiet', () => {
+  it('gives the material a rejected release would take to the next job of the item in the same run', async () => {
+    await site.addUser('lena', 'shift_lead');
+    site.job({ job_id: 'J-A', status: 'blocked', material_item: 'BOLT', material_qty: 25, priority: 5 });
+    site.job({ job_id: 'J-B', status: 'blocked', material_item: 'BOLT', material_qty: 20, priority: 1 });
+    site.stock('BOLT', 'A', { on_hand: 30, reserved: 0 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [releaseBlockedJob] } });
+    const a = agent.run().created;
+    expect(a.map((p) => p.params.job_id)).toEqual(['J-A']); // J-B's 20 do not fit in the 5 J-A leaves
+    expect(await inbox.decide(a[0]!.id, 'reject', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'rejected' });
+    // J-A still waits and the 30 are still there, but the inbox would suppress J-A's release for
+    // resuggestAfterDecisionMs: its 25 were held for a job nobody releases, and J-B waited as long.
+    site.nowMs += 60_000;
+    const r = agent.run();
+    expect(r.suppressed).toEqual([]);
+    expect(r.created.map((p) => p.params.job_id)).toEqual(['J-B']);
+    expect(r.created[0]!.ruleVersion).toBe('6');
+    expect(r.created[0]!.explanation).toMatch(/30 BOLT are now available \(needs 20\)\. Release it\./);
+    expect(agent.recheck(r.created[0]!)).toMatchObject({ holds: true });
   });
 });
 
@@ -619,6 +642,19 @@ describe('stock quantities a module got wrong (negative reserved or inbound)', (
     const { agent } = site.agentAndInbox();
     const re = agent.run().created.filter((p) => p.ruleId === 'stock-reorder');
     expect(re.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+  });
+
+  it("says the quantities the position was computed from: a negative reserved or inbound as 0, a null as 0", () => {
+    site.stock('BOLT', 'A', { on_hand: 2, reserved: -4, inbound: -30 }); // position 2 + 0 + 0
+    site.stock('NUT', 'A', { reserved: 1, inbound: 3 }); // on hand never reported: 0 − 1 + 3 = 2
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const re = agent.run().created.filter((p) => p.ruleId === 'stock-reorder');
+    // Before: "on hand 2, reserved -4, inbound -30 → position 2": the sum of what it said is -32.
+    expect(re.map((p) => p.explanation)).toEqual([
+      'BOLT at A: on hand 2, reserved 0, inbound 0 → position 2, below the reorder point 5. Order 18 to bring it to 20.',
+      'NUT at A: on hand 0, reserved 1, inbound 3 → position 2, below the reorder point 5. Order 18 to bring it to 20.',
+    ]);
   });
 });
 

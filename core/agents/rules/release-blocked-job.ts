@@ -17,6 +17,13 @@
 // has, and recheck applies the same allocation: a job that moves ahead in the queue takes its
 // share first, and a proposal it crowds out is withdrawn.
 //
+// A job whose release the inbox would suppress now (RuleContext.quiet: rejected, or approved and
+// its command timed out unanswered, within resuggestAfterDecisionMs) is not proposed and takes no
+// share: its material goes to the next job of the item in the same run. v5 let it take its share,
+// so a rejected release held the item's stock for a job nobody releases, and the jobs behind it
+// waited as long as the decision kept it quiet (8 h by default) — as assign-job v3 did with a
+// resource.
+//
 // A job whose release a person approved and whose command is on its way to the module
 // (RuleContext.underway) has been promised its material: while it is still blocked here, it
 // takes its quantity before every job in the queue (whatever the stock now says: the module will
@@ -28,8 +35,8 @@
 // released: one deleted before the module acted was marked applied while the module refused it.)
 
 import { reorderPolicy, type AgentConfig } from '../config.ts';
-import { available, byQueueOrder, job, position, stockOf, type Job } from '../rows.ts';
-import type { Json } from '../../inbox/index.ts';
+import { available, byQueueOrder, exact, job, position, stockOf, type Job } from '../rows.ts';
+import { situationKey, type Json } from '../../inbox/index.ts';
 import { jobStatus, msg } from '../messages.ts';
 import { gone, HOLDS, moduleAcknowledged, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
@@ -50,6 +57,8 @@ interface Share {
   covered: boolean;
   /** Whether this job's own release is approved and on its way (it is not proposed again). */
   promised: boolean;
+  /** Whether the inbox would suppress this job's release now (it takes no share, and is not proposed). */
+  quiet: boolean;
   /** Whether a job ahead took its share as an approved release on its way (not by queue order). */
   promisedAhead: boolean;
   /** What the item's locations hold above their own reorder points (before any job), and those points. */
@@ -67,9 +76,24 @@ function promisedJobs(ctx: RuleContext): Set<string> {
   return new Set(ctx.underway.filter((p) => p.action === 'release_job' && p.ruleId === releaseBlockedJob.id).map((p) => String(p.params.job_id)));
 }
 
+/** Per context (its `underway` list is its own) and work-queue scan: the blocked jobs' releases the inbox would suppress now. */
+const quietOf = new WeakMap<readonly unknown[], { wq: readonly Row[]; ids: Set<string> }>();
+
+function quietJobs(ctx: RuleContext, wq: readonly Row[]): Set<string> {
+  const cached = quietOf.get(ctx.underway);
+  if (cached && cached.wq === wq) return cached.ids;
+  const ids = new Set<string>();
+  for (const r of wq) {
+    const j = job(r);
+    if (blockedOnMaterial(j) && ctx.quiet(situationKey(releaseBlockedJob.id, 'release_job', { job_id: j.job_id }))) ids.add(j.job_id);
+  }
+  quietOf.set(ctx.underway, { wq, ids });
+  return ids;
+}
+
 /**
- * Per snapshot pair (work_queue scan, stock scan), the promised jobs (their ids joined) and the
- * config (its reorder points make `spare`; `reconfigure` replaces the object): every blocked job's
+ * Per snapshot pair (work_queue scan, stock scan), the promised and the quiet jobs (their ids
+ * joined) and the config (its reorder points make `spare`; `reconfigure` replaces the object): every blocked job's
  * share, by job id.
  */
 const shares = new WeakMap<readonly Row[], WeakMap<readonly Row[], { promised: string; config: AgentConfig; out: Map<string, Share> }>>();
@@ -78,7 +102,8 @@ function allocate(ctx: RuleContext): Map<string, Share> {
   const wq = ctx.tables.work_queue.scan();
   const stockRows = ctx.tables.stock.scan();
   const promised = promisedJobs(ctx);
-  const promisedKey = [...promised].sort().join('\n');
+  const quiet = quietJobs(ctx, wq);
+  const promisedKey = `${[...promised].sort().join('\n')}\u0000${[...quiet].sort().join('\n')}`;
   let byStock = shares.get(wq);
   if (!byStock) shares.set(wq, (byStock = new WeakMap()));
   const cached = byStock.get(stockRows);
@@ -94,17 +119,19 @@ function allocate(ctx: RuleContext): Map<string, Share> {
     if (!s) {
       const rows = stockOf(ctx.tables.stock, item);
       const { spare, points } = spareOf(ctx, item, rows);
-      left.set(item, (s = { available: rows.reduce((sum, r) => sum + available(r), 0), rows, taken: 0, takers: [], promised: false, spare, points }));
+      // exact: decimal quantities (rows.ts) summed in doubles fall short (0.3 + 0.35 + 0.35 < 1).
+      left.set(item, (s = { available: exact(rows.reduce((sum, r) => sum + available(r), 0)), rows, taken: 0, takers: [], promised: false, spare, points }));
     }
-    const covered = s.available - s.taken >= j.material_qty!;
+    const covered = exact(s.available - s.taken) >= j.material_qty!;
     // The takers so far, without a copy per job: the list only grows, so a view of its head.
     const takers = s.takers;
     const n = takers.length;
-    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promised: isPromised, promisedAhead: s.promised, spare: s.spare, points: s.points });
+    const isQuiet = !isPromised && quiet.has(j.job_id);
+    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promised: isPromised, quiet: isQuiet, promisedAhead: s.promised, spare: s.spare, points: s.points });
     // A promised job takes its quantity even when the stock no longer covers it: the module
-    // releases it all the same.
-    if (covered || isPromised) {
-      s.taken += j.material_qty!;
+    // releases it all the same. A quiet one takes none: no release of it is on its way or proposed.
+    if ((covered && !isQuiet) || isPromised) {
+      s.taken = exact(s.taken + j.material_qty!);
       takers.push(r);
       s.promised ||= isPromised;
     }
@@ -128,7 +155,7 @@ function spareOf(ctx: RuleContext, item: string, rows: readonly Row[]): { spare:
     spare += Math.max(0, Math.min(available(r), position(r) - point));
     points.push(`${location}: ${point}`);
   }
-  return { spare, points: points.length <= 3 ? points : msg('list.more', { ids: points.slice(0, 3), n: points.length - 3 }) };
+  return { spare: exact(spare), points: points.length <= 3 ? points : msg('list.more', { ids: points.slice(0, 3), n: points.length - 3 }) };
 }
 
 /** The first three jobs of a list by id, and how many more (a message parameter). */
@@ -139,9 +166,9 @@ function jobList(rows: readonly Row[]): Json {
 
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
-  version: '5',
+  version: '6',
   description:
-    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after those an approved release promised it to; medium risk when it takes a location below its own reorder point.',
+    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after those an approved release promised it to (a job whose release the inbox would suppress takes none); medium risk when it takes a location below its own reorder point.',
   messages: {
     'release-blocked-job.explanation': {
       en: 'Job {job} is blocked ({reason}) but {available} {item} are now available (needs {qty}{share}). Release it.',
@@ -209,11 +236,11 @@ export const releaseBlockedJob: Rule = {
     for (const r of ctx.tables.work_queue.scan()) {
       const j = job(r);
       const c = all.get(j.job_id);
-      if (!c?.covered || c.promised) continue;
-      const rest = c.available - c.ahead;
-      const left = rest - j.material_qty!;
+      if (!c?.covered || c.promised || c.quiet) continue;
+      const rest = exact(c.available - c.ahead);
+      const left = exact(rest - j.material_qty!);
       // What stays above the locations' points for this job, after the jobs ahead took theirs.
-      const spare = Math.max(0, c.spare - c.ahead);
+      const spare = Math.max(0, exact(c.spare - c.ahead));
       const belowPoint = j.material_qty! > spare;
       const share = c.ahead > 0 ? msg(c.promisedAhead ? 'release-blocked-job.sharePromised' : 'release-blocked-job.share', { ahead: c.ahead, jobs: jobList(c.aheadRows) }) : '';
       const item = j.material_item!;
@@ -256,7 +283,7 @@ export const releaseBlockedJob: Rule = {
     if (c.available < j.material_qty) return gone(msg('release-blocked-job.recheckShort', { available: c.available, item: j.material_item, qty: j.material_qty }));
     if (!c.covered) {
       return gone(
-        msg(c.promisedAhead ? 'release-blocked-job.recheckCrowdedPromised' : 'release-blocked-job.recheckCrowded', { ahead: c.ahead, available: c.available, item: j.material_item, jobs: jobList(c.aheadRows), rest: c.available - c.ahead, qty: j.material_qty }),
+        msg(c.promisedAhead ? 'release-blocked-job.recheckCrowdedPromised' : 'release-blocked-job.recheckCrowded', { ahead: c.ahead, available: c.available, item: j.material_item, jobs: jobList(c.aheadRows), rest: exact(c.available - c.ahead), qty: j.material_qty }),
       );
     }
     return HOLDS;

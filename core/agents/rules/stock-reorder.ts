@@ -17,7 +17,7 @@
 // counts. Still hidden: a delivery and the order in one commit (a net step short of qty).
 
 import { reorderPolicy } from '../config.ts';
-import { inbound, position } from '../rows.ts';
+import { exact, inbound, n, position, reserved } from '../rows.ts';
 import { msg } from '../messages.ts';
 import { gone, HOLDS, moduleAcknowledged, type Rule } from '../rule.ts';
 
@@ -61,7 +61,7 @@ export const stockReorder: Rule = {
       const now = position(c.row);
       const was = before.get(keyText(c.row));
       if (now >= reorderPoint || (was !== undefined && was < reorderPoint)) continue;
-      const qty = orderUpTo - now;
+      const qty = exact(orderUpTo - now);
       drafts.push({
         action: 'replenish',
         module: 'procurement',
@@ -73,9 +73,11 @@ export const stockReorder: Rule = {
         explanation: msg('stock-reorder.explanation', {
           item,
           location: String(c.row.location),
-          onHand: c.row.on_hand ?? 0,
-          reserved: c.row.reserved ?? 0,
-          inbound: c.row.inbound ?? 0,
+          // The quantities the position is made of (rows.ts: a negative reserved or inbound
+          // counts as 0), so the sentence adds up: "reserved -4, inbound -30 → position 2" did not.
+          onHand: n(c.row.on_hand) ?? 0,
+          reserved: reserved(c.row),
+          inbound: inbound(c.row),
           position: now,
           was: was === undefined ? '' : msg('stock-reorder.was', { was }),
           reorderPoint,
@@ -103,9 +105,9 @@ export const stockReorder: Rule = {
     const r = stock.get(key);
     if (r === undefined) return false;
     const qty = Number(p.params.qty);
-    if (position(r) >= Number(p.params.position_before) + qty) return true;
+    if (position(r) >= exact(Number(p.params.position_before) + qty)) return true;
     const seen = p.evidence.find((e) => e.table === 'stock')?.rows.find((e) => e.key.item === p.params.item && e.key.location === p.params.location);
-    if (seen !== undefined && inbound(r) >= inbound(seen.values) + qty) return true;
+    if (seen !== undefined && inbound(r) >= exact(inbound(seen.values) + qty)) return true;
     // The row the approval's recheck accepted (any position below the point holds): a delivery
     // that lowered inbound and a pick that lowered the position before it leave both comparisons
     // with the proposal's row short of qty (v2 timed such a command out).
@@ -115,19 +117,20 @@ export const stockReorder: Rule = {
     // That snapshot expired (a command awaited long after its timeout): the tables cannot tell,
     // the module's ok ack does (v4).
     if (c === null) return moduleAcknowledged(p);
-    if (c !== undefined && (position(r) >= position(c) + qty || inbound(r) >= inbound(c) + qty)) return true;
+    if (c !== undefined && (position(r) >= exact(position(c) + qty) || inbound(r) >= exact(inbound(c) + qty))) return true;
     // Moves after the approval (v4): a delivery of an earlier order lowers inbound as much as it
     // raises on_hand, and a pick lowers the position, so neither the row now nor the checked row
     // shows the order. Procurement's own writes do: its order is a step of inbound by qty from one
     // of its versions to the next. On this partial-update table a commit's version holds only the
-    // columns its events wrote; a null inbound is no procurement write.
+    // columns its events wrote; a null inbound is no procurement write (a DECIMAL one is text:
+    // `n`, which only a JSON number passed before).
     const versions = stock.versionsSince(checked, key);
     if (versions === undefined) return moduleAcknowledged(p);
     let before = c === undefined ? null : inbound(c);
     for (const v of versions) {
-      if (v.kind === '-U' || v.kind === '-D' || typeof v.row.inbound !== 'number') continue;
-      const now = Math.max(0, v.row.inbound);
-      if (before !== null && now >= before + qty) return true;
+      if (v.kind === '-U' || v.kind === '-D' || n(v.row.inbound) === null) continue;
+      const now = inbound(v.row);
+      if (before !== null && now >= exact(before + qty)) return true;
       before = now;
     }
     return false;

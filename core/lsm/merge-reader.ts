@@ -287,7 +287,9 @@ function probeMatches(kinds: HashKind[], key: readonly unknown[]): boolean {
         if (typeof v !== 'string') return false;
         break;
       case 'int':
-        if (typeof v !== 'number' || (v | 0) !== v) return false;
+        // -0 passes `(v | 0) === v` and `0 === -0` would match the row of 0; in a DOUBLE key it
+        // is a key of its own (Double.compare), so it takes the binary search.
+        if (typeof v !== 'number' || (v | 0) !== v || (v === 0 && 1 / v < 0)) return false;
         break;
       case 'bigint':
         if (typeof v !== 'bigint') return false;

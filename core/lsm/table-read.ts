@@ -104,37 +104,37 @@ function mayMatch(p: CompiledPredicate, min: unknown, max: unknown): boolean {
 
 export class TableReader {
   private closed = false;
-  private readonly merge: MergeFunction;
-  private readonly order: (a: KeyValue, b: KeyValue) => number;
+  private merge!: MergeFunction;
+  private order!: (a: KeyValue, b: KeyValue) => number;
   /** Deduplicate without sequence fields: the newest run holding a key decides. */
-  private readonly newestWins: boolean;
+  private newestWins!: boolean;
   /** Whether merge order is the system sequence number's (no sequence fields): folds by position sort by it. */
-  private readonly seqOrder: boolean;
+  private seqOrder!: boolean;
   /** needsRawScan of the table (lookups scan a deletion-vector table's visible rows). */
-  private readonly rawTable: boolean;
+  private rawTable!: boolean;
   /**
    * Whether a key is its level-0 records and its lowest record above level 0 only (Java's
    * LookupMergeFunction, merge/lookup-rule.ts): scans fold through LowestLevelBucketScan, `get`
    * through getLowestLevel — so other tables read by the plain paths, untouched.
    */
-  private readonly lowestLevel: boolean;
+  private lowestLevel!: boolean;
   /**
    * A dynamic- or postpone-bucket table (schema.keyBucketUnknown): the key's bucket cannot be
    * computed from the key, so `get` searches the partition's buckets (getAnyBucket).
    */
-  private readonly anyBucket: boolean;
+  private anyBucket!: boolean;
   /** rawTable, lowestLevel or anyBucket: `get` leaves its plain path (one test, as rawTable alone was). */
-  private readonly ownGet: boolean;
+  private ownGet!: boolean;
   /** The trimmed key columns' names (a lookup's key, from its primary-key record). */
-  private readonly keyNames: string[];
+  private keyNames!: string[];
   /** Per key column, its comparator (lookups binary-search the key columns directly). */
-  private readonly keyCmps: Comparator[];
+  private keyCmps!: Comparator[];
   /** Whether a run's +I/+U rows are their own single-record fold (see `runIsFolded`; lookup tables). */
-  private readonly folded: (d: RunData) => boolean;
+  private folded!: (d: RunData) => boolean;
   /** Per key column, its comparator with an identity shortcut for strings (scans' merge). */
-  private readonly scanKeyCmps: Comparator[];
+  private scanKeyCmps!: Comparator[];
   /** Per key column, whether it is a string column (compared natively where that is exact: see plainStrings). */
-  private readonly scanKeyFast: boolean[];
+  private scanKeyFast!: boolean[];
 
   constructor(
     private readonly table: Table,
@@ -144,12 +144,24 @@ export class TableReader {
     /** The schema to read in (Table.readSchema); undefined: the table's schema at each call. */
     private readonly fixedSchema?: TableSchema,
   ) {
-    const s = this.schema;
+    this.prepare(this.schema);
+  }
+
+  /** The schema the fields above were made for (`prepare`). */
+  private preparedFor!: TableSchema;
+
+  /**
+   * Makes the per-schema state (merge function, key names and comparators, …) for `s`. A reader
+   * without a fixed schema reads in `table.schema` at each call, so after an ALTER in this process
+   * `get` and `scan` make it again (`current`): rows in the new columns, keys by their new names.
+   */
+  private prepare(s: TableSchema): void {
+    this.preparedFor = s;
     this.merge = createMergeFunction(s);
     this.order = mergeOrder(s);
     this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
     this.seqOrder = s.sequenceFieldIndexes.length === 0;
-    this.rawTable = needsRawScan(table);
+    this.rawTable = needsRawScan(this.table);
     this.lowestLevel = foldsLowestLevelOnly(s);
     this.anyBucket = s.keyBucketUnknown;
     this.ownGet = this.rawTable || this.lowestLevel || this.anyBucket;
@@ -171,6 +183,13 @@ export class TableReader {
    */
   get schema(): TableSchema {
     return this.fixedSchema ?? this.table.schema;
+  }
+
+  /** `schema`, with the per-schema state made for it (an ALTER since the last call: `prepare`). */
+  private current(): TableSchema {
+    const s = this.schema;
+    if (s !== this.preparedFor) this.prepare(s);
+    return s;
   }
 
   close(): void {
@@ -210,7 +229,7 @@ export class TableReader {
   /** Merged rows (every column in schema order, or the projection), sorted by key within each bucket. */
   scan(opts: ScanOptions = {}): Generator<unknown[]> {
     // Arguments are checked now, not at the first next(), and also on an empty table.
-    const schema = this.schema;
+    const schema = this.current();
     const preds = this.compile(opts.where);
     const projection = opts.projection?.map((c) => {
       const i = schema.fieldIndex.get(c);
@@ -289,7 +308,7 @@ export class TableReader {
     // As in scan: a data file gone under a snapshot this object had cached and planned may have
     // been deleted by an expiration in another process. A try around the whole body costs nothing.
     try {
-      const schema = this.schema;
+      const schema = this.current();
       if (!schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
       if (this.ownGet) {
         if (!this.rawTable) return this.anyBucket ? this.getAnyBucket(pk) : this.getLowestLevel(pk);
@@ -315,7 +334,7 @@ export class TableReader {
         if (partition.some((v) => v === undefined || v === null)) throw invalidArgument('lookup needs every partition-key column');
         partitionBytes = partitionEncoder(schema.partitionTypes)(partition);
       }
-      const runs = this.lookupRuns(partitionBytes, bucketFor(schema, pk));
+      const runs = this.lookupRuns(partitionBytes, this.keyBucket(schema, pk, partitionBytes));
       if (runs === undefined) return undefined;
       const cmps = this.keyCmps;
       // The key's records as (run, row) positions, newest run first; KeyValues only for the generic fold.
@@ -479,7 +498,7 @@ export class TableReader {
       if (partition.some((v) => v === undefined || v === null)) throw invalidArgument('lookup needs every partition-key column');
       partitionBytes = partitionEncoder(schema.partitionTypes)(partition);
     }
-    const runs = this.lookupRuns(partitionBytes, bucketFor(schema, pk));
+    const runs = this.lookupRuns(partitionBytes, this.keyBucket(schema, pk, partitionBytes));
     return runs === undefined ? undefined : { key, runs };
   }
 
@@ -510,6 +529,33 @@ export class TableReader {
     for (const kv of records) this.merge.add(kv);
     const r = this.merge.result();
     return r && isAdd(r.kind) ? r.value : undefined;
+  }
+
+  /**
+   * Per partition (hex of its bytes) the bucket count its files were written for
+   * (`_TOTAL_BUCKETS`), where that is not the table's `bucket`; empty (the usual case) when every
+   * partition has the table's count. Made at the first lookup.
+   */
+  private rescaled: Map<string, number> | undefined;
+
+  /**
+   * The bucket of `pk` in `partition` (EMPTY_PARTITION: unpartitioned). A partition Java has not
+   * rewritten since an ALTER of `bucket` (Paimon's "rescale bucket": only an INSERT OVERWRITE
+   * moves a partition to the new count) keeps its keys where the old count put them; Java's
+   * key-filtered scans pick buckets by each file's own count, so `get` hashes by it too.
+   */
+  private keyBucket(schema: TableSchema, pk: Record<string, unknown>, partition: Uint8Array): number {
+    let rescaled = this.rescaled;
+    if (rescaled === undefined) {
+      rescaled = new Map();
+      for (const b of this.table.readBuckets(this.snapshot!)) {
+        if (b.totalBuckets > 0 && b.totalBuckets !== schema.options.bucket) rescaled.set(Buffer.from(b.partition).toString('hex'), b.totalBuckets);
+      }
+      this.rescaled = rescaled;
+    }
+    if (rescaled.size === 0) return bucketFor(schema, pk);
+    const n = rescaled.get(Buffer.from(partition.length === 0 ? partitionEncoder([])([]) : partition).toString('hex'));
+    return bucketFor(schema, pk, n);
   }
 
   /** get's scratch: the records of one key by position. */
@@ -1052,9 +1098,11 @@ export function partitionEncoder(types: readonly DataType[]): (v: readonly unkno
 }
 
 const bucketEncoders = new WeakMap<object, (v: readonly unknown[]) => Uint8Array>();
-/** The bucket of a row given by column name (Paimon's fixed-bucket hash of the bucket key). */
-export function bucketFor(schema: Table['schema'], row: Record<string, unknown>): number {
-  const n = schema.options.bucket;
+/**
+ * The bucket of a row given by column name (Paimon's fixed-bucket hash of the bucket key), among
+ * `n` buckets (default: the table's `bucket`).
+ */
+export function bucketFor(schema: Table['schema'], row: Record<string, unknown>, n: number = schema.options.bucket): number {
   if (n === 1) return 0;
   let enc = bucketEncoders.get(schema);
   if (!enc) {

@@ -1,7 +1,8 @@
 // `tilstand start [--data <dir>] [--headless] [--demo] [--mqtt-port <n>] [--http-port <n>]`:
 // runs the site until SIGINT or SIGTERM (or a `stop` on the control socket), then stops it
-// cleanly and exits 0. Prints where the broker, the UI and the machine endpoints listen (the
-// bound ports, so `--mqtt-port 0 --http-port 0` is useful).
+// cleanly and exits 0; a signal that comes again meanwhile does not cut that stop short (one
+// Ctrl-C under `npm start` is two SIGINTs: repeatedStopSignals). Prints where the broker, the UI
+// and the machine endpoints listen (the bound ports, so `--mqtt-port 0 --http-port 0` is useful).
 //
 // The UI: the site's HTTP server serves the floor UI to a browser (headless mode). The Electron
 // window (`npm run electron`) is the other way to show it; when Electron is not installed the
@@ -99,6 +100,8 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
   const stepMs = positiveInt(a.string('demo-step-ms'), 'demo-step-ms', DEMO_MIN_STEP_MS, DEMO_MAX_STEP_MS);
   const signal = nextSignal();
   const hup = sighupReloads(io);
+  const again = repeatedStopSignals(io);
+  keepRunningWithoutStderr(io.stderr);
   try {
     if (!demo && !isInitialized(data)) {
       // Before the first-run screen offers to set up a directory a newer version marked (its restore).
@@ -157,6 +160,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     return EXIT.ok;
   } finally {
     hup.close();
+    again.close();
   }
 }
 
@@ -190,6 +194,48 @@ function sighupReloads(io: CliIO): { site: Site | undefined; close(): void } {
   };
   if (process.platform !== 'win32') process.on('SIGHUP', on);
   return h;
+}
+
+/** Streams that already carry `lostConsole` (one listener each, however many starts in a process). */
+const quietStreams = new WeakSet<NodeJS.WritableStream>();
+
+/** A failed write of the site's log to a console that is gone: logs/site.log has the line. */
+function lostConsole(): void {}
+
+/**
+ * The site's log goes to stderr too, written as it comes (not through `print`, whose LineWriter
+ * keeps a failed write quiet). A stderr that is gone — the terminal closed (EIO; its SIGHUP is a
+ * reload here, so the site runs on), a pipe whose reader ended (EPIPE) — failed the next log
+ * line's write with an 'error' nobody listened for: an uncaught exception that ended the site on
+ * the spot, without its stop (the control socket and sync lock left, the last events uncommitted).
+ */
+function keepRunningWithoutStderr(stderr: NodeJS.WritableStream): void {
+  if (quietStreams.has(stderr)) return;
+  quietStreams.add(stderr);
+  stderr.on('error', lostConsole);
+}
+
+/**
+ * SIGINT and SIGTERM after the first (nextSignal takes that one and lets go of both), for the
+ * whole command: said and otherwise ignored, so the stop the first one began finishes. Without a
+ * listener Node's default ended the process at once, mid-stop (exit 130, the control socket and
+ * sync lock left, the last events uncommitted), and one Ctrl-C under `npm start` sends two: the
+ * terminal's to the whole process group and npm's forwarded copy.
+ */
+function repeatedStopSignals(io: CliIO): { close(): void } {
+  let seen = 0;
+  const on = (s: NodeJS.Signals) => {
+    if (seen++ === 0) return; // the first: nextSignal's
+    io.stderr.write(`tilstand: received ${s} again; a clean stop is under way (SIGKILL ends the process at once, without one)\n`);
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return {
+    close: () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
 }
 
 /**

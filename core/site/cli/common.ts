@@ -67,6 +67,37 @@ export function nextSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/**
+ * SIGINT and SIGTERM after the first (nextSignal takes that one and lets go of both), for the
+ * whole command: said and otherwise ignored, so the stop the first one began finishes. Without a
+ * listener Node's default ended the process at once, mid-stop (exit 130, the control socket and
+ * sync lock left, the last events uncommitted), and one Ctrl-C under `npm start` sends two: the
+ * terminal's to the whole process group and npm's forwarded copy. (`tilstand start`, `tilstand demo`.)
+ */
+export function repeatedStopSignals(io: Pick<CliIO, 'stderr'>): { close(): void } {
+  let seen = 0;
+  const on = (s: NodeJS.Signals) => {
+    if (seen++ === 0) return; // the first: nextSignal's
+    io.stderr.write(`tilstand: received ${s} again; a clean stop is under way (SIGKILL ends the process at once, without one)\n`);
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return {
+    // Not at once: a stop that took less than the gap between the two copies of one Ctrl-C (the
+    // modules of `tilstand demo` stop in milliseconds) left the second to Node's default, exit
+    // 130 after a clean stop. The timer does not keep the process alive.
+    close: () => {
+      setTimeout(() => {
+        process.off('SIGINT', on);
+        process.off('SIGTERM', on);
+      }, REPEATED_SIGNAL_GRACE_MS).unref();
+    },
+  };
+}
+
+/** How long after its command ends a repeated stop signal is still taken for the same one. */
+const REPEATED_SIGNAL_GRACE_MS = 1_000;
+
 export function port(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);

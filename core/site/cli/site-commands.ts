@@ -32,7 +32,7 @@ import { initDataDir, InitError } from '../init.ts';
 import { checkSiteTablesOnDisk, openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES, siteMeta } from '../site-db.ts';
 import { formatStatus, statusFromDirectory, withConfigSyncTarget, withOpenLetterGroups, type SiteStatus } from '../status.ts';
-import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
+import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, repeatedStopSignals, runningSocket, type CliIO } from './common.ts';
 import type { Rule, RuleFile } from '../../agents/index.ts';
 import { ruleFileCode } from '../../agents/rule-files.ts';
 import { LOADED_RULE_FILES_KEY, type LoadedRuleFilesRecord } from '../site.ts';
@@ -746,24 +746,30 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
     noYard = `config.json cannot be read: ${(e as Error).message}`;
   }
   const signal = nextSignal();
-  const demo = runDemoModules({
-    url,
-    site: secrets.site,
-    credentials: secrets.modules,
-    outboxDir: p.demo,
-    yard: noYard === undefined,
-    ...(seed !== undefined ? { seed } : {}),
-    ...(stepMs !== undefined ? { stepMs } : {}),
-    onWarning: (m) => io.stderr.write(`tilstand demo: ${m}\n`),
-  });
-  await print(io.stdout, [
-    `tilstand demo: modules of site ${secrets.site} publishing to ${url}; stop with Ctrl-C`,
-    ...(noYard === undefined ? [] : [`tilstand demo: the yard module does not run here (${noYard}); a new demo directory has it`]),
-  ]);
-  const s = await signal;
-  await demo.stop();
-  await print(io.stdout, [`tilstand demo: received ${s}; stopped`, ...demo.stats().map(demoStatsLine)]);
-  return EXIT.ok;
+  // A second Ctrl-C (npm forwards one of its own) does not cut the modules' stop short.
+  const again = repeatedStopSignals(io);
+  try {
+    const demo = runDemoModules({
+      url,
+      site: secrets.site,
+      credentials: secrets.modules,
+      outboxDir: p.demo,
+      yard: noYard === undefined,
+      ...(seed !== undefined ? { seed } : {}),
+      ...(stepMs !== undefined ? { stepMs } : {}),
+      onWarning: (m) => io.stderr.write(`tilstand demo: ${m}\n`),
+    });
+    await print(io.stdout, [
+      `tilstand demo: modules of site ${secrets.site} publishing to ${url}; stop with Ctrl-C`,
+      ...(noYard === undefined ? [] : [`tilstand demo: the yard module does not run here (${noYard}); a new demo directory has it`]),
+    ]);
+    const s = await signal;
+    await demo.stop();
+    await print(io.stdout, [`tilstand demo: received ${s}; stopped`, ...demo.stats().map(demoStatsLine)]);
+    return EXIT.ok;
+  } finally {
+    again.close();
+  }
 }
 
 /** One demo module's counts as `tilstand demo` ends: `  operations: 40/41 acknowledged, 1 command`. */

@@ -22,7 +22,7 @@ import { DEMO_HQ_DIR } from '../demo/site.ts';
 import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, reportedBySite, Site } from '../site.ts';
 import { UiServer } from '../ui-server.ts';
 import { missingLaunchSettings, shellWord } from '../v8-flags.ts';
-import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, nextSignal, port, positiveInt, print, refuseExtraArguments, type CliIO } from './common.ts';
+import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, nextSignal, port, positiveInt, print, refuseExtraArguments, repeatedStopSignals, type CliIO } from './common.ts';
 import { exitCodeOf } from './exit-code.ts';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
@@ -213,29 +213,6 @@ function keepRunningWithoutStderr(stderr: NodeJS.WritableStream): void {
   if (quietStreams.has(stderr)) return;
   quietStreams.add(stderr);
   stderr.on('error', lostConsole);
-}
-
-/**
- * SIGINT and SIGTERM after the first (nextSignal takes that one and lets go of both), for the
- * whole command: said and otherwise ignored, so the stop the first one began finishes. Without a
- * listener Node's default ended the process at once, mid-stop (exit 130, the control socket and
- * sync lock left, the last events uncommitted), and one Ctrl-C under `npm start` sends two: the
- * terminal's to the whole process group and npm's forwarded copy.
- */
-function repeatedStopSignals(io: CliIO): { close(): void } {
-  let seen = 0;
-  const on = (s: NodeJS.Signals) => {
-    if (seen++ === 0) return; // the first: nextSignal's
-    io.stderr.write(`tilstand: received ${s} again; a clean stop is under way (SIGKILL ends the process at once, without one)\n`);
-  };
-  process.on('SIGINT', on);
-  process.on('SIGTERM', on);
-  return {
-    close: () => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-    },
-  };
 }
 
 /**

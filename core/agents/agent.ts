@@ -204,7 +204,8 @@ export class Agent {
    * Per rule that failed in the run that is now the baseline, the baseline it had then (null:
    * every row): its next run reads the changes from there, so what changed in the run it failed
    * is not lost to it (a `stock-reorder` that threw once would never propose the crossing it
-   * missed). Dropped once the rule runs through.
+   * missed). Dropped once the rule runs through. Also a rule with a draft the inbox would
+   * suppress now (quiet): it reads from the same baseline until that draft can be proposed.
    */
   private failedBaselines = new Map<string, RuleContext['previousTags']>();
 
@@ -436,18 +437,28 @@ export class Agent {
       const openKeys = new Set(open.filter((p) => !withdrawnIds.has(p.id)).map((p) => p.situationKey));
       const inputs: ProposalInput[] = [];
       const duplicates: string[] = [];
+      // Drafts whose situation the inbox would suppress now (decided lately: RuleContext.quiet).
+      const quietDrafts: string[] = [];
       const broken = new Set<string>();
       for (const { rule, drafts: ds, read } of evaluated) {
         const ruleInputs: ProposalInput[] = [];
         const ruleDuplicates: string[] = [];
+        const ruleQuiet: string[] = [];
         try {
           for (const d of ds) {
             const key = situationKey(rule.id, d.action, this.keyParams(rule, d));
             if (openKeys.has(key)) ruleDuplicates.push(key);
+            else if (this.quiet(key)) ruleQuiet.push(key);
             else ruleInputs.push(this.toInput(rule, d, key, read, all, tags, runId));
           }
           inputs.push(...ruleInputs);
           duplicates.push(...ruleDuplicates);
+          quietDrafts.push(...ruleQuiet);
+          // A quiet draft is not proposed, and a rule that drafts on what changed since its
+          // baseline (stock-reorder: a row fallen below its point) would not draft it again: the
+          // row stayed below its point, unproposed, for good. The rule reads from the same baseline
+          // while it has one, so the draft comes again each run and is proposed once the quiet ends.
+          if (ruleQuiet.length > 0) nextFailedBaselines.set(rule.id, baselineOf(rule));
         } catch (e) {
           // As a rule that failed to evaluate: none of its drafts is proposed (not those before
           // the one that failed either), and its proposals are not withdrawn.
@@ -488,7 +499,7 @@ export class Agent {
       }
       const keptIds = new Set(kept.map((w) => w.id));
       this.keepCitedTags(open.filter((p) => !keptIds.has(p.id)), nowMs);
-      return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], ruleErrors };
+      return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], suppressed: [...quietDrafts, ...submitted.suppressed], ruleErrors };
     } finally {
       for (const release of releases) release();
     }

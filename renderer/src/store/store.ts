@@ -469,7 +469,7 @@ export function createAppStore(api: SiteApi): AppStore {
      * Runs `fn` with `flag` set (a request on its way: the buttons that send another are disabled);
      * not at all, resolving false, while it is set. The flag drops when `fn` ends, if its session lasts.
      */
-    const once = async (flag: 'deadLettersBusy' | 'usersBusy', fn: () => Promise<boolean>): Promise<boolean> => {
+    const once = async (flag: 'deadLettersBusy' | 'usersBusy' | 'settingUp', fn: () => Promise<boolean>): Promise<boolean> => {
       if (get()[flag]) return false;
       const current = ask();
       set({ [flag]: true } as Partial<AppState>);
@@ -522,17 +522,17 @@ export function createAppStore(api: SiteApi): AppStore {
       },
       settingUp: false,
       initSite: async (siteId, adminName, adminPin) => {
-        // A double tap: the second, refused while the first still writes the data directory, said
-        // "already set up" under the form of a site that was not yet.
-        if (get().settingUp) return;
-        set({ settingUp: true });
-        try {
-          set({ firstRun: await api.initSite({ siteId, adminName, adminPin }), firstRunError: null });
-        } catch (e) {
-          set({ firstRunError: (e as Error).message, firstRunRefusal: refusalOf(e) });
-        } finally {
-          set({ settingUp: false });
-        }
+        // One at a time: a double tap's second, refused while the first still writes the data
+        // directory, said "already set up" under the form of a site that was not yet.
+        await once('settingUp', async () => {
+          try {
+            set({ firstRun: await api.initSite({ siteId, adminName, adminPin }), firstRunError: null });
+            return true;
+          } catch (e) {
+            set({ firstRunError: (e as Error).message, firstRunRefusal: refusalOf(e) });
+            return false;
+          }
+        });
       },
       // What a session fills in, across the slices (user, screen, proposals, rows…), as before anyone signs in.
       ...sessionStart(),

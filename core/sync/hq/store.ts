@@ -29,6 +29,16 @@ export interface SiteState {
 /** A table's snapshot file at HQ: `site_<id>.db/<table>/snapshot/snapshot-<n>` → the table's folder and n. */
 const SNAPSHOT_KEY = /^(site_[A-Za-z0-9][A-Za-z0-9_-]*\.db\/[^/.][^/]*\/)snapshot\/snapshot-(\d+)$/;
 
+/** The newest snapshot file of each site's table among `keys`: `site_<id>.db/<table>/` → its snapshot id. */
+function newestSnapshots(keys: readonly Pick<ObjectInfo, 'key'>[]): Map<string, number> {
+  const newest = new Map<string, number>();
+  for (const { key } of keys) {
+    const m = SNAPSHOT_KEY.exec(key);
+    if (m) newest.set(m[1]!, Math.max(newest.get(m[1]!) ?? -1, Number(m[2])));
+  }
+  return newest;
+}
+
 /** The site ids among `keys` (each `site_<id>.db/…`), sorted. */
 export function sitesOf(keys: readonly Pick<ObjectInfo, 'key'>[]): string[] {
   const out = new Set<string>();
@@ -76,12 +86,7 @@ export class HqStore {
    */
   async siteStates(): Promise<SiteState[]> {
     const keys = await this.target.list('');
-    // The newest snapshot file of each site's table, in the same pass over the listing.
-    const newest = new Map<string, number>(); // `site_<id>.db/<table>/` → snapshot id
-    for (const { key } of keys) {
-      const m = SNAPSHOT_KEY.exec(key);
-      if (m) newest.set(m[1]!, Math.max(newest.get(m[1]!) ?? -1, Number(m[2])));
-    }
+    const newest = newestSnapshots(keys);
     const out: SiteState[] = [];
     for (const site of sitesOf(keys)) {
       const tables = tablesOf(site, keys);
@@ -111,12 +116,9 @@ export class HqStore {
       const bytes = await getIfPresent(this.target, key);
       if (bytes !== undefined) return snapshotFromJson(bytes.toString('utf8'), key).timeMillis;
       if (attempt === 3) throw new SyncError('NotFound', `${dir}: every snapshot listed at HQ was replaced while it was read; try again`);
-      const ids = (await this.target.list(`${dir}snapshot/`)).flatMap(({ key: k }) => {
-        const m = SNAPSHOT_KEY.exec(k);
-        return m && m[1] === dir ? [Number(m[2])] : [];
-      });
-      if (ids.length === 0) return undefined;
-      id = Math.max(...ids);
+      const again = newestSnapshots(await this.target.list(`${dir}snapshot/`)).get(dir);
+      if (again === undefined) return undefined;
+      id = again;
     }
   }
 

@@ -515,7 +515,7 @@ export class Inbox {
    */
   hasRun(runId: string): boolean {
     this.check();
-    return this.storedRow(`P-${runId}-1`) !== undefined;
+    return this.storedRow(proposalIdOf(runId, 1)) !== undefined;
   }
 
   submit(batch: SubmitBatch): SubmitResult {
@@ -542,10 +542,10 @@ export class Inbox {
         result.suppressed.push(input.situationKey);
         continue;
       }
-      if (this.lastRun?.runId !== batch.runId) this.lastRun = { runId: batch.runId, ids: new Set(), usedBefore: this.storedRow(`P-${batch.runId}-1`) !== undefined };
+      if (this.lastRun?.runId !== batch.runId) this.lastRun = { runId: batch.runId, ids: new Set(), usedBefore: this.hasRun(batch.runId) };
       const run = this.lastRun;
       let id: string;
-      do id = `P-${batch.runId}-${++n}`;
+      do id = proposalIdOf(batch.runId, ++n);
       while (run.ids.has(id) || (run.usedBefore && this.storedRow(id) !== undefined));
       const entry = this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: entryDetail.proposed(input) });
       const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), [LOG_FIRST_ENTRY]: BigInt(entry), [AGENT_MESSAGES]: messagesColumn(input.messages), agent_seq: 1n };
@@ -963,6 +963,9 @@ export function readProposalRow(table: Table, id: string): InboxRow | undefined 
     r.close();
   }
 }
+
+/** The id of the `n`th proposal a run made (1-based): `P-<run id>-<n>`. */
+const proposalIdOf = (runId: string, n: number): string => `P-${runId}-${n}`;
 
 /** The number of a proposal within its run (`P-<run id>-<n>` → n; NaN for another form). */
 const proposalOrdinal = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1));

@@ -37,7 +37,7 @@ import { SNAPSHOT_VERSION, type Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
 import { checkValue, comparatorFor, typeToString, type DataType } from './types.ts';
-import { WriteBuffer } from './write-buffer.ts';
+import { foldSortsAtLast, WriteBuffer } from './write-buffer.ts';
 import type { TableSchema } from './schema.ts';
 import { WriterLock } from './writer-lock.ts';
 import { deletionVectorsEnabled } from './deletion-vector.ts';
@@ -674,14 +674,13 @@ export class TableWriter {
     const out: KeyValue[] = [];
     const order = mergeOrder(schema);
     const seqFields = schema.sequenceFieldIndexes.length > 0;
+    const probe: KeyValue = { key: [], seq: 0, kind: 0, value: [] };
     let split = false;
     const check = (r: KeyValue | undefined, last: KeyValue) => {
       if (pu?.resetThenAdded!()) split = true;
       // The fold must sort where the key's last record does, or the committed files below would
-      // meet it out of order: with sequence fields an aggregation fold ending in a retraction has
-      // its sequence field (last_value) retracted to null, which sorts first (as the write
-      // buffer's sortsAtLast checks).
-      else if (seqFields && r !== undefined && order({ key: r.key, seq: last.seq, kind: r.kind, value: r.value }, last) !== 0) split = true;
+      // meet it out of order (write-buffer.ts foldSortsAtLast, as the write buffer checks its folds).
+      else if (seqFields && !foldSortsAtLast(r, last, order, probe)) split = true;
     };
     // `lone`: a key's one record stays as it came, as reads and compaction leave it (merge/README.md,
     // "A key's lone record"); folded, a lone retraction became a row the reader would then show.

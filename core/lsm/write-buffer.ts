@@ -123,7 +123,7 @@ export class WriteBuffer {
   private readonly keyCmps: Comparator[];
   /** drainRuns' scratch: the fold of the key `foldList` folded as one. */
   private folded: KeyValue | undefined;
-  // Scratch records for the in-place fold (never retained by foldInto); accKv also for sortsAtLast.
+  // Scratch records for the in-place fold (never retained by foldInto); accKv also for foldSortsAtLast.
   private readonly accKv: KeyValue = { key: EMPTY_KEY, seq: 0, kind: 0, value: EMPTY_KEY };
   private readonly inKv: KeyValue = { key: EMPTY_KEY, seq: 0, kind: 0, value: EMPTY_KEY };
 
@@ -394,7 +394,7 @@ export class WriteBuffer {
       // The whole fold must sort where the last record does (else older files would meet it out
       // of order): true unless a fold changed the sequence fields.
       const r = merge.result();
-      if (this.sortsAtLast(r, list[list.length - 1]!, order)) {
+      if (foldSortsAtLast(r, list[list.length - 1]!, order, this.accKv)) {
         this.folded = r;
         return undefined;
       }
@@ -417,7 +417,7 @@ export class WriteBuffer {
       merge.reset();
       for (let i = from; i < end; i++) merge.add(list[i]!);
       const r = merge.result();
-      if (!this.sortsAtLast(r, list[end - 1]!, order)) continue;
+      if (!foldSortsAtLast(r, list[end - 1]!, order, this.accKv)) continue;
       // The system sequence number of the stretch's last record, not the engines' largest of the
       // stretch: that could sort the part after the next one when sequence fields tie. The key's
       // last part keeps the engine's (the largest the key had, ≥ its last record's). A fold of
@@ -429,16 +429,6 @@ export class WriteBuffer {
     for (let i = raw; i < to; i++) out.push(list[i]!);
   }
 
-  /** Whether `r` (a fold ending with `last`) has `last`'s sequence-field values (undefined: nothing to place). */
-  private sortsAtLast(r: KeyValue | undefined, last: KeyValue, order: (a: KeyValue, b: KeyValue) => number): boolean {
-    if (r === undefined) return true;
-    const probe = this.accKv; // scratch: order reads value and seq only
-    probe.value = r.value;
-    probe.seq = last.seq;
-    const same = order(probe, last) === 0;
-    probe.value = EMPTY_KEY;
-    return same;
-  }
 
   /** The live slots sorted by the key columns with `cmps` (every arity; drain's general case). */
   private sortedSlots(cmps: readonly Comparator[], cols: readonly unknown[][]): number[] {
@@ -520,4 +510,20 @@ export class WriteBuffer {
     this.maxSeq = -1;
     this.lowStrings = this.lowStrings.map(() => true);
   }
+}
+
+/**
+ * Whether `r`, a key's fold ending with `last`, has `last`'s sequence-field values, i.e. sorts where
+ * `last` does (undefined: nothing to place). Not so when a fold changed the sequence fields (an
+ * aggregation fold ending in a retraction: the sequence field's last_value retracted to null sorts
+ * first), and then older files would meet it out of order. `probe` is a scratch record (`order`
+ * reads value and seq only); left with EMPTY_KEY as its value.
+ */
+export function foldSortsAtLast(r: KeyValue | undefined, last: KeyValue, order: (a: KeyValue, b: KeyValue) => number, probe: KeyValue = { key: EMPTY_KEY, seq: 0, kind: 0, value: EMPTY_KEY }): boolean {
+  if (r === undefined) return true;
+  probe.value = r.value;
+  probe.seq = last.seq;
+  const same = order(probe, last) === 0;
+  probe.value = EMPTY_KEY;
+  return same;
 }

@@ -127,6 +127,9 @@ interface Acking {
   readonly waiters: Waiter[];
 }
 
+/** An outbox event's key in the client's queue, in-flight and acking sets: `stream\0seq`. */
+const keyOf = (e: OutboxKey): string => `${e.stream}\u0000${e.seq}`;
+
 export class ModuleClient {
   readonly site: string;
   readonly module: string;
@@ -304,7 +307,7 @@ export class ModuleClient {
    * `events_inflight_max` are in flight; an event queued or in flight already is not sent twice.
    */
   private send(event: OutboxKey): Promise<void> {
-    const key = `${event.stream}\u0000${event.seq}`;
+    const key = keyOf(event);
     return new Promise<void>((resolve, reject) => {
       const waiting = this.waiters.get(key);
       if (waiting) waiting.push({ resolve, reject });
@@ -317,11 +320,14 @@ export class ModuleClient {
 
   /** Queues every unacknowledged event that is neither queued nor in flight (no caller waits on it). */
   private resendUnacked(): void {
-    for (const event of this.outbox.unackedKeys()) {
-      const key = `${event.stream}\u0000${event.seq}`;
-      if (!this.inflight.has(key) && !this.queued.has(key) && !this.ackingKeys.has(key)) this.enqueue(key, event);
-    }
+    for (const event of this.outbox.unackedKeys()) if (!this.ackingKeys.has(keyOf(event))) this.requeue(event);
     this.pump();
+  }
+
+  /** Queues `event` to be sent again, with no waiter, unless it is queued or in flight already. */
+  private requeue(event: OutboxKey): void {
+    const key = keyOf(event);
+    if (!this.inflight.has(key) && !this.queued.has(key)) this.enqueue(key, event);
   }
 
   private enqueue(key: string, event: OutboxKey): void {
@@ -337,7 +343,7 @@ export class ModuleClient {
         this.queue = this.queue.slice(this.queueHead);
         this.queueHead = 0;
       }
-      const key = `${event.stream}\u0000${event.seq}`;
+      const key = keyOf(event);
       this.queued.delete(key);
       const payload = this.outbox.payload(event.stream, event.seq);
       if (payload === undefined) {
@@ -444,10 +450,7 @@ export class ModuleClient {
     const seqs = this.outbox.seqsFrom(stream, from, this.limits.resync_events_max);
     // Queued without a waiter: no one awaits a resend. A promise per event per request, kept until
     // its PUBACK, grew without bound while the broker was slow or away and the requests came again.
-    for (const seq of seqs) {
-      const key = `${stream}\u0000${seq}`;
-      if (!this.inflight.has(key) && !this.queued.has(key)) this.enqueue(key, { stream, seq });
-    }
+    for (const seq of seqs) this.requeue({ stream, seq });
     this.pump();
     const oldest = this.outbox.oldestKept(stream);
     const lastSeq = this.outbox.lastSeq(stream);

@@ -116,6 +116,17 @@ describe('parseEnvelope: refuses, with reason and path', () => {
     expect(r.detail).toMatch(why);
   });
 
+  it('shows a long refused value cut at a character boundary, never inside a character outside the BMP', () => {
+    // A 😀 is two UTF-16 units; cut between them at 30 units, the detail stored half of it (as
+    // JSON's escape \ud83d) and the Dead letters screen showed that text for the character.
+    const emoji = '\u{1F600}';
+    const r = refusal(parse({ ...good(), op: `${'o'.repeat(29)}${emoji}more` }));
+    expect(r.path).toBe('op');
+    expect(r.detail).toBe(`op: expected one of c, u, d, r, got a string "${'o'.repeat(29)}…"`);
+    const whole = refusal(parse({ ...good(), op: `${'o'.repeat(28)}${emoji}more` }));
+    expect(whole.detail).toBe(`op: expected one of c, u, d, r, got a string "${'o'.repeat(28)}${emoji}…"`);
+  });
+
   it('a payload that is not an object', () => {
     expect(refusal(parse('[1]'))).toMatchObject({ reason: 'bad_envelope', path: '$' });
   });

@@ -238,11 +238,32 @@ function pathOf(parentOf: WeakMap<object, { holder: object; key: string }>, hold
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isNonNegInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/**
+ * `s` in at most `max` UTF-16 units, "…" where it was cut, never between the two halves of a
+ * character outside the BMP (an emoji in a refused value), and with no lone surrogate. A dead
+ * letter notice is read with the envelope's safe JSON, which refuses a lone surrogate, so a cut
+ * inside a character lost the whole notice; a refused value quoted in a detail cut inside one
+ * stored half of it (JSON's escape `\ud83d`, shown on the Dead letters screen for the character).
+ */
+export function cutText(s: string, max: number): string {
+  let out = s;
+  if (s.length > max) {
+    let end = max - 1;
+    const last = s.charCodeAt(end - 1);
+    if (last >= 0xd800 && last <= 0xdbff) end--;
+    out = `${s.slice(0, end)}…`;
+  }
+  return out.replace(LONE_SURROGATES, '\uFFFD');
+}
+
 function kindOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
-  if (typeof v === 'string') return `a string ${JSON.stringify(v.length > 30 ? `${v.slice(0, 30)}…` : v)}`;
+  // At most 30 units of the value and "…".
+  if (typeof v === 'string') return `a string ${JSON.stringify(cutText(v, 31))}`;
   return `${typeof v} ${String(v)}`;
 }
 

@@ -24,7 +24,7 @@
 // Concurrency: single-threaded; `letters` and `tick` run to completion.
 
 import type { DeadLetter } from './dead-letters.ts';
-import { NAME_PATTERN } from './envelope.ts';
+import { cutText, NAME_PATTERN } from './envelope.ts';
 
 /** Notices a module gets at most per second, its summaries included. */
 export const LETTER_NOTICES_PER_SECOND = 10;
@@ -235,26 +235,6 @@ function fresh(now: number): Window {
   return { startMs: now, sent: 0, more: 0, sinceMs: 0, untilMs: 0, reasons: new Map(), first: 0n, last: 0n };
 }
 
-const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/**
- * `s` in at most `max` UTF-16 units, "…" where it was cut, and with no lone surrogate: the module
- * client reads a notice with the envelope's safe JSON, which refuses a lone surrogate, so a cut
- * between the two halves of a character outside the BMP (an emoji in a refused value), or a
- * detail that quoted half of one (the envelope check cuts a value it shows to 30 units), lost the
- * whole notice.
- */
-function cut(s: string, max: number): string {
-  let out = s;
-  if (s.length > max) {
-    let end = max - 1;
-    const last = s.charCodeAt(end - 1);
-    if (last >= 0xd800 && last <= 0xdbff) end--;
-    out = `${s.slice(0, end)}…`;
-  }
-  return out.replace(LONE_SURROGATES, '\uFFFD');
-}
-
 function letterNotice(module: string, d: DeadLetter): LetterNotice {
   return {
     kind: 'letter',
@@ -262,8 +242,8 @@ function letterNotice(module: string, d: DeadLetter): LetterNotice {
     stream: d.stream,
     seq: d.seq,
     reason: d.reason,
-    detail: cut(d.detail, LETTER_NOTICE_DETAIL_MAX),
-    path: d.path === null ? null : cut(d.path, PATH_MAX),
+    detail: cutText(d.detail, LETTER_NOTICE_DETAIL_MAX),
+    path: d.path === null ? null : cutText(d.path, PATH_MAX),
     letter: d.position.toString(),
     at: new Date(d.receivedAtMs).toISOString(),
   };

@@ -1,4 +1,5 @@
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import mqttPacket from 'mqtt-packet';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Backoff, MqttSource, type Timers } from './mqtt-source.ts';
 
@@ -58,5 +59,112 @@ describe('reconnect backoff', () => {
     await s.stop();
     expect(requested.slice(0, 6)).toEqual([75, 150, 300, 600, 750, 750]);
     expect(s.stats()[0]!.connects).toBe(0);
+  });
+});
+
+/** A connection to the hand-written broker below: what the client sent, and whether it closed. */
+interface ServerConnection {
+  sock: Socket;
+  packets: mqttPacket.Packet[];
+  closed: boolean;
+}
+
+/**
+ * A minimal MQTT 5 broker on 127.0.0.1 (aedes speaks 3.1.1 only): CONNACK with the session
+ * present from the second connection on, SUBACK granting QoS 1; the test writes PUBLISHes itself.
+ */
+async function handBroker(): Promise<{ url: string; conns: ServerConnection[]; close: () => Promise<void> }> {
+  const conns: ServerConnection[] = [];
+  const server = createServer((sock) => {
+    const conn: ServerConnection = { sock, packets: [], closed: false };
+    conns.push(conn);
+    const parser = mqttPacket.parser({ protocolVersion: 5 });
+    parser.on('packet', (p) => {
+      conn.packets.push(p);
+      if (p.cmd === 'connect') sock.write(mqttPacket.generate({ cmd: 'connack', sessionPresent: conns.length > 1, reasonCode: 0 } as mqttPacket.IConnackPacket, { protocolVersion: 5 }));
+      if (p.cmd === 'subscribe') sock.write(mqttPacket.generate({ cmd: 'suback', messageId: p.messageId, granted: p.subscriptions.map(() => 1) } as mqttPacket.ISubackPacket, { protocolVersion: 5 }));
+    });
+    sock.on('data', (d) => parser.parse(d));
+    sock.on('error', () => undefined);
+    sock.on('close', () => (conn.closed = true));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `mqtt://127.0.0.1:${port}`,
+    conns,
+    close: async () => {
+      for (const c of conns) c.sock.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+const publishPacket = (messageId: number, payload: string) =>
+  mqttPacket.generate({ cmd: 'publish', topic: 'tilstand/s1/events/inventory/stock', payload: Buffer.from(payload), qos: 1, messageId, dup: false, retain: false } as mqttPacket.IPublishPacket, { protocolVersion: 5 });
+
+describe('a sink that answers after its connection was replaced', () => {
+  it("a stale sink's failure drops only its own connection, not the one that replaced it", async () => {
+    const broker = await handBroker();
+    cleanups.push(() => broker.close());
+    const waiting: { payload: string; reject: (e: Error) => void; resolve: () => void }[] = [];
+    const s = new MqttSource({
+      url: broker.url,
+      clientId: 'til-stale',
+      groups: [{ name: 'inventory', topics: ['tilstand/s1/events/inventory/#'] }],
+      sink: (_topic, payload) => new Promise((resolve, reject) => waiting.push({ payload: payload.toString(), resolve: () => resolve(undefined), reject })),
+      backoff: { initialDelayMs: 1, maxDelayMs: 1, multiplier: 1, jitterRatio: 0 },
+    });
+    cleanups.push(() => s.stop());
+    s.start();
+    await until('the first connection subscribed', () => s.stats()[0]!.subscribes === 1);
+    broker.conns[0]!.sock.write(publishPacket(1, 'first'));
+    await until('the first event at the sink', () => waiting.length === 1);
+    // The link drops while the journal still works on the event; the source connects again.
+    broker.conns[0]!.sock.destroy();
+    await until('the second connection', () => s.stats()[0]!.connects === 2 && s.stats()[0]!.connected);
+    // Now the first connection's sink fails (the journal's disk was full, say).
+    waiting[0]!.reject(new Error('disk full'));
+    await new Promise((r) => setImmediate(r));
+    // The second connection goes on: its event is journaled and acknowledged on it.
+    broker.conns[1]!.sock.write(publishPacket(2, 'second'));
+    await until('the second event at the sink, or the second connection gone', () => waiting.length === 2 || broker.conns[1]!.closed);
+    waiting[1]?.resolve();
+    await until('the PUBACK of the second event, or the second connection gone', () => broker.conns[1]!.packets.some((p) => p.cmd === 'puback') || broker.conns[1]!.closed);
+    expect(broker.conns[1]!.closed).toBe(false);
+    expect(broker.conns[1]!.packets.filter((p) => p.cmd === 'puback').map((p) => (p as mqttPacket.IPubackPacket).messageId)).toEqual([2]);
+    expect(broker.conns).toHaveLength(2);
+    expect(s.stats()[0]).toMatchObject({ connects: 2, connected: true, sinkFailures: 1, messages: 1 });
+  });
+
+  it("a stale sink's success sends no PUBACK on the connection that replaced its own", async () => {
+    // The broker resends the event on the new connection (same packet id) and may give that id
+    // to another event once it is acknowledged: a PUBACK from the old connection's sink, sent on
+    // the new one, could acknowledge an event not yet on disk.
+    const broker = await handBroker();
+    cleanups.push(() => broker.close());
+    const waiting: { resolve: () => void }[] = [];
+    const s = new MqttSource({
+      url: broker.url,
+      clientId: 'til-stale-ok',
+      groups: [{ name: 'inventory', topics: ['tilstand/s1/events/inventory/#'] }],
+      sink: () => new Promise((resolve) => waiting.push({ resolve: () => resolve(undefined) })),
+      backoff: { initialDelayMs: 1, maxDelayMs: 1, multiplier: 1, jitterRatio: 0 },
+    });
+    cleanups.push(() => s.stop());
+    s.start();
+    await until('the first connection subscribed', () => s.stats()[0]!.subscribes === 1);
+    broker.conns[0]!.sock.write(publishPacket(1, 'first'));
+    await until('the first event at the sink', () => waiting.length === 1);
+    broker.conns[0]!.sock.destroy();
+    await until('the second connection', () => s.stats()[0]!.connects === 2 && s.stats()[0]!.connected);
+    waiting[0]!.resolve();
+    await new Promise((r) => setImmediate(r));
+    broker.conns[1]!.sock.write(publishPacket(2, 'second'));
+    await until('the second event at the sink', () => waiting.length === 2);
+    waiting[1]!.resolve();
+    await until('a PUBACK of the second event', () => broker.conns[1]!.packets.some((p) => p.cmd === 'puback' && p.messageId === 2));
+    expect(broker.conns[1]!.packets.filter((p) => p.cmd === 'puback').map((p) => (p as mqttPacket.IPubackPacket).messageId)).toEqual([2]);
+    expect(s.stats()[0]).toMatchObject({ connects: 2, messages: 2 });
   });
 });

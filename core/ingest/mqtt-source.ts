@@ -3,8 +3,8 @@
 // PUBACK after the sink: mqtt.js calls `handleMessage(packet, cb)` for every inbound PUBLISH and
 // writes the PUBACK only when `cb` ran (lib/handlers/publish.js). We call `cb` after the sink's
 // promise (the journal's group commit) resolved. If the sink fails we do NOT call `cb`: we destroy
-// the connection instead, so no PUBACK leaves, and the broker redelivers the message (DUP) when the
-// session resumes.
+// the connection the message came on instead (not a later one mqtt.js reconnected meanwhile), so
+// no PUBACK leaves, and the broker redelivers the message (DUP) when the session resumes.
 //
 // One packet at a time: mqtt.js handles the next inbound packet of a connection only after the
 // previous `handleMessage` callback ran, so one connection can contribute only one event to a group
@@ -148,17 +148,27 @@ class GroupConnection {
     this.client = c;
     c.handleMessage = (packet, done) => {
       const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+      // The connection the event came on: mqtt.js replaces `c.stream` when it reconnects, and a
+      // sink that answers after that must not act on the connection that replaced its own.
+      const stream = c.stream;
       this.o.sink(packet.topic, payload).then(
         () => {
           this.stats.messages++;
           this.backoff.reset(); // the connection works: the next loss reconnects at once again
+          // Its connection is gone: no PUBACK. mqtt.js would send it on the current connection (or
+          // queue it for the next), where the broker resends this event under the same packet id
+          // and may give the id to another event once acknowledged — a second PUBACK of that id
+          // (the resent copy's) would then acknowledge an event not yet on disk. The resent copy
+          // is journaled again and dropped as a duplicate by its seq.
+          if (stream !== c.stream || stream.destroyed) return;
           done(); // now mqtt.js sends the PUBACK
         },
         (err: unknown) => {
-          // No PUBACK: drop the connection; the broker redelivers when the session resumes.
+          // No PUBACK: drop the connection (if it is not gone already); the broker redelivers
+          // when the session resumes.
           this.stats.sinkFailures++;
           this.stats.lastError = `sink: ${err instanceof Error ? err.message : String(err)}`;
-          c.stream?.destroy();
+          stream.destroy();
         },
       );
     };

@@ -363,7 +363,7 @@ function orderingColumn(binding: Binding, table: TableDefinition): string | unde
  * The one stream whose events the filter matches, `<module>/<stream>`, when it names them
  * (`tilstand/<site or +>/events/<module>/<stream>`); undefined when it can match several.
  */
-function streamOfFilter(filter: string): string | undefined {
+export function streamOfFilter(filter: string): string | undefined {
   const l = filter.split('/');
   if (l.length !== 5 || l[0] !== 'tilstand' || l[2] !== 'events' || l[1] === '#') return undefined;
   const [module, stream] = [l[3]!, l[4]!];

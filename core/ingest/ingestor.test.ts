@@ -114,6 +114,26 @@ function row(table: string, pk: Record<string, unknown>): Record<string, unknown
   }
 }
 
+/** The options of a start that adds a second table of inventory's stock stream, of the site's own, and its binding. */
+function withStockCounts(): Partial<IngestorOptions> {
+  const counts = parseTableDefinition(
+    {
+      table: 'stock_counts',
+      columns: [
+        { name: 'item', type: 'STRING NOT NULL' },
+        { name: 'location', type: 'STRING NOT NULL' },
+        { name: 'qty', type: 'INT' },
+        { name: 'count_seq', type: 'BIGINT' },
+      ],
+      primaryKeys: ['item', 'location'],
+      options: { 'sequence.field': 'count_seq' },
+    },
+    'tables[5]',
+  )!;
+  const toCounts: Binding = { name: 'inventory.stock→stock_counts', topic: 'tilstand/+/events/inventory/stock', contract: 'inventory.stock', table: 'stock_counts', columns: { item: 'after.item', location: 'after.location', qty: 'after.qty', count_seq: 'source.seq' } };
+  return { tables: [...SEED_TABLES, counts], bindings: [...SEED_BINDINGS, toCounts], budgets: [{ table: 'stock_counts', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }] };
+}
+
 const statusOf = (i: Ingestor, table: string) => i.status().find((s) => s.table === table)!;
 
 describe('Ingestor pipeline', () => {
@@ -580,28 +600,55 @@ describe("Ingestor: a table made at a start and the dead letters of the events i
     // A second table bound to the same stream is made at this start: the journal is read into it
     // from the first event, and stock, which holds those positions, skips them. The letter's
     // event reaches the new table and not stock, so it stays open.
-    const counts = parseTableDefinition(
-      {
-        table: 'stock_counts',
-        columns: [
-          { name: 'item', type: 'STRING NOT NULL' },
-          { name: 'location', type: 'STRING NOT NULL' },
-          { name: 'qty', type: 'INT' },
-          { name: 'count_seq', type: 'BIGINT' },
-        ],
-        primaryKeys: ['item', 'location'],
-        options: { 'sequence.field': 'count_seq' },
-      },
-      'tables[5]',
-    )!;
-    const toCounts: Binding = { name: 'inventory.stock→stock_counts', topic: 'tilstand/+/events/inventory/stock', contract: 'inventory.stock', table: 'stock_counts', columns: { item: 'after.item', location: 'after.location', qty: 'after.qty', count_seq: 'source.seq' } };
-    const j = start({ tables: [...SEED_TABLES, counts], bindings: [...SEED_BINDINGS, toCounts], budgets: [{ table: 'stock_counts', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }] });
+    const j = start(withStockCounts());
     expect(row('stock_counts', { item: 'B-2', location: 'L1' })).toMatchObject({ qty: 6, count_seq: 2 });
     expect(row('stock', { item: 'B-2', location: 'L1' })).toBeUndefined();
     expect(j.health().lettersClosedAtOpen).toBe(0);
     expect(j.listDeadLetters({ status: 'open' }).map((d) => [d.position, d.reason])).toEqual([[p, 'no_contract']]);
     expect(await j.replayDeadLetters([p])).toMatchObject({ replayed: 1, failed: 0 });
     expect(row('stock', { item: 'B-2', location: 'L1' })).toMatchObject({ on_hand: 6 });
+  });
+
+  it('a table made after the journal was pruned starts where the journal starts: its stream holds for no seq the journal lost', async () => {
+    const i = start();
+    for (let s = 1; s <= 3; s++) await i.accept(topic('inventory', 'stock'), inv(s, 'A-1', 'L1', s));
+    stop(i);
+    expect(await journal.prune({ maxBytes: 0, keepAfter: journal.getCheckpoint('ingest')! })).toEqual({ deletedRows: 3 });
+    const k = start();
+    await k.accept(topic('inventory', 'stock'), inv(4, 'B-2', 'L1', 40));
+    await k.accept(topic('inventory', 'stock'), inv(5, 'C-3', 'L1', 50));
+    stop(k);
+    // The journal holds seq 4 and 5 of the stream; 1–3 are gone, and no resend brings them
+    // (the module's outbox keeps 10,000 acknowledged events a stream). The new table gets what
+    // the journal has, and stock goes on.
+    const j = start(withStockCounts());
+    expect(row('stock_counts', { item: 'B-2', location: 'L1' })).toMatchObject({ qty: 40, count_seq: 4 });
+    expect(row('stock_counts', { item: 'C-3', location: 'L1' })).toMatchObject({ qty: 50, count_seq: 5 });
+    expect(row('stock_counts', { item: 'A-1', location: 'L1' })).toBeUndefined();
+    await j.accept(topic('inventory', 'stock'), inv(6, 'A-1', 'L1', 60));
+    j.commitAll();
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 60 });
+    expect(row('stock_counts', { item: 'A-1', location: 'L1' })).toMatchObject({ qty: 60, count_seq: 6 });
+    expect(['stock', 'stock_counts'].map((t) => statusOf(j, t).heldEvents)).toEqual([0, 0]);
+  });
+
+  it('a table made when the journal holds none of its stream starts at the stream\'s position', async () => {
+    const i = start();
+    for (let s = 1; s <= 3; s++) await i.accept(topic('inventory', 'stock'), inv(s, 'A-1', 'L1', s));
+    stop(i);
+    await journal.prune({ maxBytes: 0, keepAfter: journal.getCheckpoint('ingest')! });
+    const j = start(withStockCounts());
+    await j.accept(topic('inventory', 'stock'), inv(4, 'A-1', 'L1', 40));
+    j.commitAll();
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 40 });
+    expect(row('stock_counts', { item: 'A-1', location: 'L1' })).toMatchObject({ qty: 40, count_seq: 4 });
+    expect(['stock', 'stock_counts'].map((t) => statusOf(j, t).heldEvents)).toEqual([0, 0]);
+    // And from there on across a restart, as any table.
+    stop(j);
+    const k = start(withStockCounts());
+    await k.accept(topic('inventory', 'stock'), inv(5, 'A-1', 'L1', 50));
+    k.commitAll();
+    expect(row('stock_counts', { item: 'A-1', location: 'L1' })).toMatchObject({ qty: 50, count_seq: 5 });
   });
 
   it('says a long journal read at open before and after it, naming the tables it is for', async () => {
@@ -658,6 +705,49 @@ describe("Ingestor: a table made at a start and the dead letters of the events i
     expect(row('yard_doors', { door_id: 'D-05' })).toMatchObject({ state: 'down', yard_seq: 5 });
     expect(j.listDeadLetters({ status: 'replayed' }).map((d) => d.position)).toEqual([p1, p3, p4, p5]);
     expect(j.deadLetterCount()).toBe(0);
+  });
+});
+
+describe('Ingestor: the streams a wildcard binding takes from a module', () => {
+  // A binding by wildcard takes every stream name its module publishes under; each sequenced
+  // stream is kept in memory (and in every table's progress) for good, so a module publishing
+  // under ever new names (a bug, bogus names) grew the site without bound.
+  const ANY_INVENTORY: Binding = { ...SEED_BINDINGS.find((b) => b.table === 'stock' && b.topic.endsWith('/inventory/stock'))!, name: 'inventory/+→stock', topic: 'tilstand/+/events/inventory/+' };
+  const capped = (): Partial<IngestorOptions> => ({ bindings: [...SEED_BINDINGS, ANY_INVENTORY], streamsPerModuleMax: 2 });
+  const named = (stream: string, seq: number, item: string, qty: number) => event('inventory', stream, seq, { item, location: 'L1', qty }, { name: 'inventory.stock', version: 1 });
+  const inventoryStreams = (i: Ingestor) => i.streamActivity().filter((a) => a.module === 'inventory').map((a) => a.stream);
+
+  it('refuses the events of a new stream name past streamsPerModuleMax as dead letters; a stream a binding names is always taken; a replay writes them', async () => {
+    const i = start(capped());
+    await i.accept(topic('inventory', 'north'), named('north', 1, 'N-1', 1));
+    await i.accept(topic('inventory', 'south'), named('south', 1, 'S-1', 2));
+    const p = await i.accept(topic('inventory', 'bogus-1'), named('bogus-1', 1, 'B-1', 3));
+    // The stream the seed binding names is taken past the limit.
+    await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 'L1', 4));
+    await i.accept(topic('inventory', 'north'), named('north', 2, 'N-1', 5));
+    i.commitAll();
+    expect(inventoryStreams(i)).toEqual(['north', 'south', 'stock']);
+    expect(row('stock', { item: 'N-1', location: 'L1' })).toMatchObject({ on_hand: 5 });
+    expect(row('stock', { item: 'A-1', location: 'L1' })).toMatchObject({ on_hand: 4 });
+    expect(row('stock', { item: 'B-1', location: 'L1' })).toBeUndefined();
+    const [letter] = i.listDeadLetters({ status: 'open' });
+    expect(letter).toMatchObject({ position: p, reason: 'binding_error', bindings: ['inventory/+→stock'], stream: 'bogus-1', seq: null });
+    expect(letter!.detail).toMatch(/^stream inventory\/bogus-1: module inventory has 2 streams already, and a binding by wildcard \('inventory\/\+→stock'\) takes at most 2 \(streamsPerModuleMax\)/);
+    stop(i);
+    // The streams the tables know count after a restart too; the letter is not written twice.
+    const j = start(capped());
+    await j.accept(topic('inventory', 'bogus-2'), named('bogus-2', 1, 'B-2', 6));
+    j.commitAll();
+    expect(inventoryStreams(j)).toEqual(['north', 'south', 'stock']);
+    expect(j.listDeadLetters({ status: 'open' }).map((d) => d.stream)).toEqual(['bogus-1', 'bogus-2']);
+    // Not lost: a replay writes them (unsequenced, as a replay always is).
+    expect(await j.replayDeadLetters()).toMatchObject({ replayed: 2, failed: 0 });
+    expect(row('stock', { item: 'B-1', location: 'L1' })).toMatchObject({ on_hand: 3 });
+    expect(inventoryStreams(j)).toEqual(['north', 'south', 'stock']);
+  });
+
+  it('checks streamsPerModuleMax at open', () => {
+    expect(() => start({ streamsPerModuleMax: 1.5 })).toThrow(/^streamsPerModuleMax: expected an integer ≥ 0 \(streams\), got 1.5$/);
   });
 });
 

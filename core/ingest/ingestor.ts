@@ -19,7 +19,7 @@
 //     the journal keeps accepting, and reopening replays what was not committed.
 
 import { Catalog, CompactionSlicer, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
-import { applyBinding, bindingName, bindingsFor, checkBinding, checkOrderingStreams, type Binding } from './binding.ts';
+import { applyBinding, bindingName, bindingsFor, checkBinding, checkOrderingStreams, streamOfFilter, type Binding } from './binding.ts';
 import { bindingView, checkEnvelopeContract, type ContractCheck, type ContractRegistry } from './contracts.ts';
 import {
   DEAD_LETTERS_TABLE,
@@ -122,6 +122,15 @@ export interface IngestorOptions {
    * event loop. Default 10 min.
    */
   idleExpireMs?: number;
+  /**
+   * The streams a binding by wildcard (`tilstand/+/events/yard/+`) takes from one module: an event
+   * of a new stream name that only such bindings match, from a module with this many sequenced
+   * streams already, is refused (dead letter `binding_error` naming them, not sequenced; a replay
+   * writes it). A stream is kept for good once taken (the sequencer, status, every table's
+   * progress), so a module publishing under ever new names grew the site without bound. A stream
+   * a binding names is always taken. Default 1,000.
+   */
+  streamsPerModuleMax?: number;
   /** Journal checkpoint name holding the lowest committed position (prune with keepAfter = it). */
   checkpointName?: string;
   /**
@@ -215,6 +224,7 @@ const DEFAULT_PROGRESS_LAG_MAX = 50_000;
 const DEFAULT_PROGRESS_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
 const DEFAULT_JOURNAL_READ_NOTE_EVENTS = 100_000;
+const DEFAULT_STREAMS_PER_MODULE_MAX = 1_000;
 export const DEAD_LETTER_LIST_DEFAULT = 100;
 /**
  * Open dead letters replayed per slice by `replayDeadLetters()`, and dismissed per slice by
@@ -415,7 +425,7 @@ export class Ingestor {
     // Checked here, not at their first use in `tick`: a fraction made every tick throw BigInt's
     // RangeError (no option named) and nothing committed; NaN never gave an idle table its
     // progress commit (the journal's checkpoint and prune stood still) or expired every tick.
-    for (const [name, unit] of [['progressLagMax', 'positions'], ['progressIntervalMs', 'ms'], ['idleExpireMs', 'ms'], ['journalReadNoteEvents', 'events']] as const) {
+    for (const [name, unit] of [['progressLagMax', 'positions'], ['progressIntervalMs', 'ms'], ['idleExpireMs', 'ms'], ['journalReadNoteEvents', 'events'], ['streamsPerModuleMax', 'streams']] as const) {
       const v: unknown = o[name];
       if (v !== undefined && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) throw new RangeError(`${name}: expected an integer ≥ 0 (${unit}), got ${String(v)}`);
     }
@@ -505,7 +515,8 @@ export class Ingestor {
 
   /**
    * 1. Restore each stream's sequencer high-water mark to the lowest committed hwm among the
-   *    tables the stream can affect (its bound tables and dead_letters).
+   *    tables the stream can affect (its bound tables and dead_letters); a table without one
+   *    starts where the journal starts (`journalStarts`).
    * 2. Replay the journal after the lowest committed position through the normal pipeline; the
    *    per-table guards (`covered`) skip what a table's snapshot already holds.
    * 3. Commit what the replay wrote, so recovered state is visible at once.
@@ -513,13 +524,14 @@ export class Ingestor {
   private recover(): void {
     const known = new Set<string>();
     for (const t of this.targets.values()) for (const k of t.recovered.hwm.keys()) known.add(k);
+    const starts = this.journalStarts(known);
     for (const k of known) {
       const { module, stream } = splitStreamKey(k);
       let low = Infinity;
-      for (const t of this.affected(module, stream)) low = Math.min(low, t.recovered.hwm.get(k) ?? 0);
+      for (const t of this.affected(module, stream)) low = Math.min(low, t.recovered.hwm.get(k) ?? starts.get(t)?.get(k) ?? Infinity);
       if (low === Infinity) low = 0;
       if (low > 0) this.sequencer.restore(module, stream, low);
-      this.streams.add(k);
+      this.streamKeyOf(module, stream);
     }
     let start: bigint | undefined;
     for (const t of this.targets.values()) if (start === undefined || t.recovered.position < start) start = t.recovered.position;
@@ -584,6 +596,48 @@ export class Ingestor {
     this.writeCheckpoint();
   }
 
+  /**
+   * Where a stream starts for a table it can change that has no high-water mark of it, though
+   * another table has (a table made at this start, or bound since): the lowest seq of the stream
+   * the journal holds after the table's position, less 1. Counted as 0, it restored the stream's
+   * sequencer to 0, and once prune had taken seq 1 every table of the stream held its events
+   * behind a gap no resend could close (the module's outbox keeps only its newest acknowledged
+   * events). Absent when the journal holds none of the stream: the table then counts as none,
+   * and starts where the stream's other tables are. One read of the journal, at the start that
+   * makes or binds the table only.
+   */
+  private journalStarts(known: ReadonlySet<string>): Map<Target, Map<string, number>> {
+    const lowest = new Map<Target, Map<string, number>>();
+    for (const k of known) {
+      const { module, stream } = splitStreamKey(k);
+      for (const t of this.affected(module, stream)) {
+        if (t.recovered.hwm.has(k)) continue;
+        let m = lowest.get(t);
+        if (m === undefined) lowest.set(t, (m = new Map()));
+        m.set(k, Infinity);
+      }
+    }
+    if (lowest.size === 0) return lowest;
+    let from: bigint | undefined;
+    for (const t of lowest.keys()) if (from === undefined || t.recovered.position < from) from = t.recovered.position;
+    for (const e of this.o.journal.readAfter(from!)) {
+      // The seq the journal took from an envelope that parsed (others are not sequenced, or a refusal's).
+      if (e.seq === null || e.seq <= 0n || e.seq > BigInt(Number.MAX_SAFE_INTEGER)) continue;
+      const k = streamKey(e.module, e.stream);
+      for (const [t, m] of lowest) {
+        const seen = m.get(k);
+        if (seen !== undefined && e.position > t.recovered.position && Number(e.seq) < seen) m.set(k, Number(e.seq));
+      }
+    }
+    for (const m of lowest.values()) {
+      for (const [k, seq] of m) {
+        if (seq === Infinity) m.delete(k);
+        else m.set(k, seq - 1);
+      }
+    }
+    return lowest;
+  }
+
   /** The stream's key, remembered; adds the stream to `streams`. */
   private streamKeyOf(module: string, stream: string): string {
     let byStream = this.streamKeys.get(module);
@@ -598,6 +652,24 @@ export class Ingestor {
       this.streams.add(key);
     }
     return key;
+  }
+
+  /**
+   * The refusal of a stream the module's limit leaves out (`streamsPerModuleMax`): a new name,
+   * only bindings by wildcard match it, and the module has that many streams already. Undefined
+   * when the stream is taken.
+   */
+  private beyondStreamLimit(module: string, stream: string, bindings: readonly Binding[]): Refusal | undefined {
+    const byStream = this.streamKeys.get(module);
+    const taken = byStream?.size ?? 0;
+    const max = this.o.streamsPerModuleMax ?? DEFAULT_STREAMS_PER_MODULE_MAX;
+    if (taken < max || byStream?.has(stream) === true) return undefined;
+    if (bindings.some((b) => streamOfFilter(b.topic) !== undefined)) return undefined;
+    const names = bindings.map((b) => `'${bindingName(b)}'`).join(', ');
+    return refuse(
+      'binding_error',
+      `stream ${module}/${stream}: module ${module} has ${taken} streams already, and a binding by wildcard (${names}) takes at most ${max} (streamsPerModuleMax): each stream is kept for good, so new names are not taken past it; a replay writes this event, or bind the stream by name`,
+    );
   }
 
   /** Tables an event of (module, stream) can change: its bound tables and dead_letters. */
@@ -677,6 +749,8 @@ export class Ingestor {
       const why = check.ok ? refuse('no_binding', `no binding matches topic '${entry.topic}'`) : check;
       return this.deadLetter(entry, why, undefined, null);
     }
+    const beyond = this.beyondStreamLimit(module, stream, bindings);
+    if (beyond !== undefined) return this.deadLetter(entry, beyond, undefined, bindings.map(bindingName));
     const key = this.streamKeyOf(module, stream);
     const last = this.lastEvents.get(key);
     // Its newest event: a refused envelope's ts_ms may not be a time (its clock is not shown).

@@ -126,7 +126,7 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
     expect(readFileSync(join(ROOT, 'dist', 'site', 'examples', 'rules', 'door-down.mts'), 'utf8')).toBe(example);
     expect(readFileSync(join(data, 'rules', 'door-down.mts'), 'utf8')).toBe(example);
     const rules = ((await status.json()) as { value: { agentRules: { id: string; file?: { path: string } }[] } }).value.agentRules;
-    expect(rules.filter((r) => r.file !== undefined)).toEqual([{ id: 'door-down', version: '2', file: { path: 'rules/door-down.mts', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } }]);
+    expect(rules.filter((r) => r.file !== undefined)).toEqual([{ id: 'door-down', version: '3', file: { path: 'rules/door-down.mts', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } }]);
     expect(await (await fetch(`${base}/metrics`)).text()).toContain('tilstand_ingest_table_age_ms');
 
     child.kill('SIGINT');
@@ -160,7 +160,7 @@ describe('the site bundle in a tree without docs/ (as the packaged app holds it)
       'agent: does not run on its own (started with --no-agent-timer): only when asked (tilstand agent run)',
       expect.stringMatching(/^agent: \d+ rules, 1 from rule files of this site's own \(config agent\.ruleFiles\)$/),
     ]);
-    expect(lines.filter((l) => l.startsWith('  rule '))).toEqual([expect.stringMatching(/^ {2}rule door-down@2 from rules\/door-down\.mts \(sha256 [0-9a-f]{12}…\)$/)]);
+    expect(lines.filter((l) => l.startsWith('  rule '))).toEqual([expect.stringMatching(/^ {2}rule door-down@3 from rules\/door-down\.mts \(sha256 [0-9a-f]{12}…\)$/)]);
 
     child.kill('SIGINT');
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);

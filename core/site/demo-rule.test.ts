@@ -61,13 +61,13 @@ describe('a new demo directory runs docs/examples/rules/door-down.mts from <data
     expect(readFileSync(join(data, DEMO_RULE_FILE), 'utf8')).toBe(readFileSync(EXAMPLE, 'utf8'));
     expect(readConfig(data).agent.ruleFiles).toEqual([DEMO_RULE_FILE]);
 
-    const own = { id: 'door-down', version: '2', file: { path: DEMO_RULE_FILE, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } };
+    const own = { id: 'door-down', version: '3', file: { path: DEMO_RULE_FILE, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } };
     expect(site.status().agentRules).toEqual([...DEFAULT_RULES.map((r) => ({ id: r.id, version: r.version })), own]);
     const status = await runMain(['status', '--data', data]);
     expect(status.code, status.err).toBe(0);
     const lines = status.out.split('\n');
     expect(lines).toContain(`agent: ${DEFAULT_RULES.length + 1} rules, 1 from rule files of this site's own (config agent.ruleFiles)`);
-    expect(lines.filter((l) => l.startsWith('  rule '))).toEqual([expect.stringMatching(/^ {2}rule door-down@2 from rules\/door-down\.mts \(sha256 [0-9a-f]{12}…\)$/)]);
+    expect(lines.filter((l) => l.startsWith('  rule '))).toEqual([expect.stringMatching(/^ {2}rule door-down@3 from rules\/door-down\.mts \(sha256 [0-9a-f]{12}…\)$/)]);
     expect((await runMain(['config', 'check', '--data', data])).code).toBe(0);
 
     // The yard system's first report: six doors, none down (yard.ts), so no notice yet.

@@ -81,7 +81,7 @@ describe('a rule file that reads a site table (docs/examples/rules/door-down.mts
   it('config check takes it on a site that defines yard_doors', async () => {
     const ok = await runMain(['config', 'check', '--data', data]);
     expect(ok.code, ok.err).toBe(0);
-    expect(ok.out).toContain(`rule file ${EXAMPLE}: door-down@2, sha256 `);
+    expect(ok.out).toContain(`rule file ${EXAMPLE}: door-down@3, sha256 `);
   }, 30_000);
 
   it('a door down: a notice citing its yard_doors row, the run tag on yard_doors; approved, the checked tag is on yard_doors', async () => {

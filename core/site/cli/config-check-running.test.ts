@@ -35,7 +35,7 @@ describe('config check: a rule file the running site runs', () => {
     site = await Site.start({ data, demo: true, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, demoStepMs: 600_000 });
     const file = join(data, DEMO_RULE_FILE);
     const original = readFileSync(file, 'utf8');
-    expect(await ruleLine(data)).toMatch(/^rule file rules\/door-down\.mts: door-down@2, sha256 [0-9a-f]{12}… \(running now\)$/);
+    expect(await ruleLine(data)).toMatch(/^rule file rules\/door-down\.mts: door-down@3, sha256 [0-9a-f]{12}… \(running now\)$/);
 
     // Edited while the site runs: the site still runs the code it loaded, the file waits for a start.
     appendFileSync(file, '// edited\n');

@@ -11,6 +11,11 @@
 // then `tilstand config check --data <dir>` and a restart. A notice (module null) sends nothing to
 // a module: a person sees it in the inbox, and approving it records that someone saw to the door.
 //
+// One outage is one situation: the notice is keyed by the door and the time it went down (`since`),
+// so a door that goes down again is a new notice. Keyed by the door alone (version 2), a door that
+// went down again within the inbox's quiet window after a decision (`resuggestAfterDecisionMs`, 8 h)
+// was suppressed: the second outage got no notice at all.
+//
 // Self-contained: the only import is a type, which is dropped when the file is loaded, so a copy
 // anywhere runs as this one does (only this file travels with a replay fixture).
 import type { Recheck, Rule } from '../../../core/agents/index.ts';
@@ -37,7 +42,7 @@ const state = (v: unknown): string | { id: string; params: Record<string, never>
 
 const doorDown: Rule = {
   id: 'door-down',
-  version: '2',
+  version: '3',
   description: 'A notice for each dock door the yard system reports down (yard_doors).',
   reads: [TABLE],
   messages: {
@@ -62,6 +67,11 @@ const doorDown: Rule = {
     'door-down.state.free': { en: 'free', nb: 'ledig', de: 'frei' },
     'door-down.state.occupied': { en: 'occupied', nb: 'opptatt', de: 'belegt' },
     'door-down.state.down': { en: 'down', nb: 'ute av drift', de: 'außer Betrieb' },
+    'door-down.again': {
+      en: 'door {door} has been down again since {since}',
+      nb: 'port {door} har vært ute av drift igjen siden {since}',
+      de: 'Tor {door} ist seit {since} wieder außer Betrieb',
+    },
     'door-down.gone': {
       en: 'door {door} is no longer reported',
       nb: 'port {door} er ikke lenger meldt',
@@ -78,19 +88,21 @@ const doorDown: Rule = {
         action: 'door_down',
         module: null,
         params: { door_id: text(r.door_id), since: instant(r.since) },
-        keyParams: ['door_id'],
+        keyParams: ['door_id', 'since'],
         risk: 'low' as const,
         riskReason: { id: 'door-down.risk', params: {} },
         explanation: { id: 'door-down.explanation', params: { door: text(r.door_id), since: instant(r.since) } },
         evidence: [{ table: TABLE, rows: [r] }],
       }));
   },
-  // Holds while the door is still down (the approval's compare-and-set reads its latest row).
+  // Holds while the door is still down since the same time (the approval's compare-and-set reads
+  // its latest row); down since another time, it is another outage, with a notice of its own.
   recheck(ctx, p): Recheck {
     const door = String(p.params.door_id);
     const row = ctx.siteTables[TABLE]?.get({ door_id: door });
     if (row === undefined) return { holds: false, reason: { id: 'door-down.gone', params: { door } } };
     if (row.state !== 'down') return { holds: false, reason: { id: 'door-down.up', params: { door, state: state(row.state) } } };
+    if (instant(row.since) !== p.params.since) return { holds: false, reason: { id: 'door-down.again', params: { door, since: instant(row.since) } } };
     return { holds: true };
   },
   // A notice has no command whose effect could be seen.

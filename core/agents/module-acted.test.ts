@@ -75,7 +75,7 @@ describe('release-blocked-job: a job that left the work queue', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [releaseBlockedJob] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '6', action: 'release_job', params: { job_id: 'J-1' } });
+    expect(p).toMatchObject({ ruleVersion: '7', action: 'release_job', params: { job_id: 'J-1' } });
     const { wb, ack } = writeBack(agent, inbox);
     await approveAndSend(inbox, p);
     return { agent, inbox, p, wb, ack };

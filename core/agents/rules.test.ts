@@ -262,7 +262,7 @@ describe('release-blocked-job', () => {
     const { agent } = site.agentAndInbox({ agent: { config } });
     const created = agent.run().created;
     const rel = (job: string) => created.find((p) => p.ruleId === 'release-blocked-job' && p.params.job_id === job)!;
-    expect(rel('J-1')).toMatchObject({ ruleVersion: '6', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
+    expect(rel('J-1')).toMatchObject({ ruleVersion: '7', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
     // …and stock-reorder, in the same run, orders each of those locations.
     expect(created.filter((p) => p.ruleId === 'stock-reorder' && p.params.item === 'BOLT').map((p) => p.params.location)).toEqual(['A', 'B', 'C']);
     expect(rel('J-2')).toMatchObject({ risk: 'low', riskReason: '3 NUT stay available after the job takes 5' });
@@ -326,7 +326,7 @@ describe('release-blocked-job and a situation the inbox keeps quiet', () => {
     const r = agent.run();
     expect(r.suppressed).toEqual([]);
     expect(r.created.map((p) => p.params.job_id)).toEqual(['J-B']);
-    expect(r.created[0]!.ruleVersion).toBe('6');
+    expect(r.created[0]!.ruleVersion).toBe('7');
     expect(r.created[0]!.explanation).toMatch(/30 BOLT are now available \(needs 20\)\. Release it\./);
     expect(agent.recheck(r.created[0]!)).toMatchObject({ holds: true });
   });
@@ -357,6 +357,45 @@ describe('release-blocked-job with an approved release on its way to the module'
     expect(agent.recheck(rel[0]!)).toMatchObject({ holds: false, reason: '20 of the 22 available BOLT go to J-B, approved for release or ahead in the queue; 2 do not cover the 5 the job needs' });
     agent.run();
     expect(inbox.get(rel[0]!.id)!.status).toBe('withdrawn');
+  });
+});
+
+describe('release-blocked-job and the jobs released but not started', () => {
+  // A released job takes its material when it starts: until then it is on the shelf, in on_hand,
+  // and v6 offered it to the next blocked job of the item. Two releases then promised the same
+  // stock, as two approvals did before an approved release on its way held its material (v3).
+  it('leaves a released job its material: a blocked job of the item is offered only the rest', () => {
+    site.job({ job_id: 'J-1', status: 'released', material_item: 'BOLT', material_qty: 20, priority: 0 });
+    site.job({ job_id: 'J-2', status: 'blocked', material_item: 'BOLT', material_qty: 20, priority: 5 });
+    site.job({ job_id: 'J-3', status: 'blocked', material_item: 'BOLT', material_qty: 5, priority: 1 });
+    // Started, a job has taken its material (on_hand shows it): it holds none here.
+    site.job({ job_id: 'J-4', status: 'in_progress', assigned_resource: 'M-1', material_item: 'BOLT', material_qty: 30 });
+    site.stock('BOLT', 'A', { on_hand: 30, reserved: 0 });
+    site.commit();
+    const { agent } = site.agentAndInbox();
+    const rel = agent.run().created.filter((p) => p.ruleId === 'release-blocked-job');
+    // 30 BOLT: J-1 holds 20; J-2's 20 do not fit in the 10 left, though it comes first in the queue; J-3's 5 do.
+    expect(rel.map((p) => p.params.job_id)).toEqual(['J-3']);
+    expect(rel[0]).toMatchObject({ ruleVersion: '7' });
+    expect(rel[0]!.explanation).toMatch(/needs 5 after 20 for J-1, released but not started, approved for release or ahead of it in the queue/);
+    expect(rel[0]!.evidence.find((e) => e.table === 'work_queue')!.rows.map((r) => r.key)).toEqual([{ job_id: 'J-3' }, { job_id: 'J-1' }]);
+  });
+
+  it('withdraws a release whose material a job released since (by the floor) will take', () => {
+    site.job({ job_id: 'J-2', status: 'blocked', material_item: 'BOLT', material_qty: 20, priority: 5 });
+    site.stock('BOLT', 'A', { on_hand: 30, reserved: 0 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const p = agent.run().created.find((x) => x.ruleId === 'release-blocked-job')!;
+    expect(p.params.job_id).toBe('J-2');
+    site.job({ job_id: 'J-1', status: 'released', material_item: 'BOLT', material_qty: 20, priority: 0 });
+    site.commit();
+    expect(agent.recheck(p)).toMatchObject({
+      holds: false,
+      reason: '20 of the 30 available BOLT go to J-1, released but not started, approved for release or ahead in the queue; 10 do not cover the 20 the job needs',
+    });
+    agent.run();
+    expect(inbox.get(p.id)!.status).toBe('withdrawn');
   });
 });
 

@@ -29,6 +29,14 @@
 // takes its quantity before every job in the queue (whatever the stock now says: the module will
 // release it), and it is not proposed again.
 //
+// So does a job released and not yet started (status `released`), whoever released it: it takes
+// its material from the shelf when it starts, so until then on_hand still counts it, and v6
+// offered it to the next blocked job of the item — the hold above ended the moment the module's
+// release arrived, and two releases promised the same stock. A job in progress has taken its
+// material (on_hand shows it) and holds none here. (A site whose operations module reserves a
+// released job's material in `stock.reserved` would count it twice: the seed tables' `reserved` is
+// commerce's orders'.)
+//
 // Effect (v5): the job is no longer blocked, or one of its versions since the approval's check
 // shows it released (blocked again or removed since); a job gone from the queue whose versions
 // cannot tell counts when the module acknowledged the command. (v4 counted any job gone as
@@ -61,15 +69,27 @@ interface Share {
   quiet: boolean;
   /** Whether a job ahead took its share as an approved release on its way (not by queue order). */
   promisedAhead: boolean;
+  /** Whether a job released and not yet started took its share ahead of this one. */
+  releasedAhead: boolean;
   /** What the item's locations hold above their own reorder points (before any job), and those points. */
   spare: number;
   points: Json;
 }
 
+function needsMaterial(j: Job): boolean {
+  return j.material_item !== null && j.material_qty !== null && j.material_qty > 0;
+}
+
 function blockedOnMaterial(j: Job): boolean {
-  if (j.status !== 'blocked' || j.material_item === null || j.material_qty === null || j.material_qty <= 0) return false;
+  if (j.status !== 'blocked' || !needsMaterial(j)) return false;
   return j.blocked_reason === null || MATERIAL_REASON.test(j.blocked_reason);
 }
+
+/** Released, not yet started: its material is still on the shelf, and it will take it. */
+const holdsMaterial = (j: Job): boolean => j.status === 'released' && needsMaterial(j);
+
+/** Which jobs took a share before this one, as its messages' ids end: released ones, approved releases on their way, or the queue alone. */
+const heldBy = (c: Share): string => (c.releasedAhead ? 'Released' : c.promisedAhead ? 'Promised' : '');
 
 /** Job ids of the approved releases on their way to the module (RuleContext.underway). */
 function promisedJobs(ctx: RuleContext): Set<string> {
@@ -109,25 +129,36 @@ function allocate(ctx: RuleContext): Map<string, Share> {
   const cached = byStock.get(stockRows);
   if (cached && cached.promised === promisedKey && cached.config === ctx.config) return cached.out;
   const out = new Map<string, Share>();
-  const jobs = wq.map((r) => ({ r, j: job(r), promised: false })).filter((x) => blockedOnMaterial(x.j));
+  const viewed = wq.map((r) => ({ r, j: job(r), promised: false }));
+  const jobs = viewed.filter((x) => blockedOnMaterial(x.j));
   for (const x of jobs) x.promised = promised.has(x.j.job_id);
   jobs.sort((a, b) => Number(b.promised) - Number(a.promised) || byQueueOrder(a.j, b.j));
-  const left = new Map<string, { available: number; rows: Row[]; taken: number; takers: Row[]; promised: boolean; spare: number; points: Json }>();
-  for (const { r, j, promised: isPromised } of jobs) {
-    const item = j.material_item!;
+  const left = new Map<string, { available: number; rows: Row[]; taken: number; takers: Row[]; promised: boolean; released: boolean; spare: number; points: Json }>();
+  const itemLeft = (item: string) => {
     let s = left.get(item);
     if (!s) {
       const rows = stockOf(ctx.tables.stock, item);
       const { spare, points } = spareOf(ctx, item, rows);
       // exact: decimal quantities (rows.ts) summed in doubles fall short (0.3 + 0.35 + 0.35 < 1).
-      left.set(item, (s = { available: exact(rows.reduce((sum, r) => sum + available(r), 0)), rows, taken: 0, takers: [], promised: false, spare, points }));
+      left.set(item, (s = { available: exact(rows.reduce((sum, r) => sum + available(r), 0)), rows, taken: 0, takers: [], promised: false, released: false, spare, points }));
     }
+    return s;
+  };
+  // The released jobs not yet started take theirs first, covered or not: they will take it from the shelf.
+  for (const { r, j } of viewed.filter((x) => holdsMaterial(x.j)).sort((a, b) => byQueueOrder(a.j, b.j))) {
+    const s = itemLeft(j.material_item!);
+    s.taken = exact(s.taken + j.material_qty!);
+    s.takers.push(r);
+    s.released = true;
+  }
+  for (const { r, j, promised: isPromised } of jobs) {
+    const s = itemLeft(j.material_item!);
     const covered = exact(s.available - s.taken) >= j.material_qty!;
     // The takers so far, without a copy per job: the list only grows, so a view of its head.
     const takers = s.takers;
     const n = takers.length;
     const isQuiet = !isPromised && quiet.has(j.job_id);
-    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promised: isPromised, quiet: isQuiet, promisedAhead: s.promised, spare: s.spare, points: s.points });
+    out.set(j.job_id, { available: s.available, rows: s.rows, ahead: s.taken, get aheadRows() { return takers.slice(0, n); }, covered, promised: isPromised, quiet: isQuiet, promisedAhead: s.promised, releasedAhead: s.released, spare: s.spare, points: s.points });
     // A promised job takes its quantity even when the stock no longer covers it: the module
     // releases it all the same. A quiet one takes none: no release of it is on its way or proposed.
     if ((covered && !isQuiet) || isPromised) {
@@ -166,9 +197,9 @@ function jobList(rows: readonly Row[]): Json {
 
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
-  version: '6',
+  version: '7',
   description:
-    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after those an approved release promised it to (a job whose release the inbox would suppress takes none); medium risk when it takes a location below its own reorder point.',
+    'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after the jobs released and not yet started and those an approved release promised it to (a job whose release the inbox would suppress takes none); medium risk when it takes a location below its own reorder point.',
   messages: {
     'release-blocked-job.explanation': {
       en: 'Job {job} is blocked ({reason}) but {available} {item} are now available (needs {qty}{share}). Release it.',
@@ -185,6 +216,11 @@ export const releaseBlockedJob: Rule = {
       en: ' after {ahead} for {jobs}, approved for release or ahead of it in the queue',
       nb: ' etter {ahead} til {jobs}, godkjent for frigivelse eller foran den i køen',
       de: ' nach {ahead} für {jobs}, zur Freigabe genehmigt oder in der Warteschlange vor ihm',
+    },
+    'release-blocked-job.shareReleased': {
+      en: ' after {ahead} for {jobs}, released but not started, approved for release or ahead of it in the queue',
+      nb: ' etter {ahead} til {jobs}, frigitt men ikke startet, godkjent for frigivelse eller foran den i køen',
+      de: ' nach {ahead} für {jobs}, freigegeben, aber nicht begonnen, zur Freigabe genehmigt oder in der Warteschlange vor ihm',
     },
     'release-blocked-job.riskBelowLocationPoint': {
       en: 'the job uses {qty} of {rest} available {item}{share}; only {spare} can be taken without a location falling below its reorder point ({points})',
@@ -228,6 +264,11 @@ export const releaseBlockedJob: Rule = {
       nb: '{ahead} av de {available} tilgjengelige {item} går til {jobs}, godkjent for frigivelse eller foran i køen; {rest} dekker ikke de {qty} jobben trenger',
       de: '{ahead} der {available} verfügbaren {item} gehen an {jobs}, zur Freigabe genehmigt oder in der Warteschlange vorne; {rest} decken die {qty} nicht, die der Auftrag benötigt',
     },
+    'release-blocked-job.recheckCrowdedReleased': {
+      en: '{ahead} of the {available} available {item} go to {jobs}, released but not started, approved for release or ahead in the queue; {rest} do not cover the {qty} the job needs',
+      nb: '{ahead} av de {available} tilgjengelige {item} går til {jobs}, frigitt men ikke startet, godkjent for frigivelse eller foran i køen; {rest} dekker ikke de {qty} jobben trenger',
+      de: '{ahead} der {available} verfügbaren {item} gehen an {jobs}, freigegeben, aber nicht begonnen, zur Freigabe genehmigt oder in der Warteschlange vorne; {rest} decken die {qty} nicht, die der Auftrag benötigt',
+    },
   },
 
   evaluate(ctx) {
@@ -242,7 +283,7 @@ export const releaseBlockedJob: Rule = {
       // What stays above the locations' points for this job, after the jobs ahead took theirs.
       const spare = Math.max(0, exact(c.spare - c.ahead));
       const belowPoint = j.material_qty! > spare;
-      const share = c.ahead > 0 ? msg(c.promisedAhead ? 'release-blocked-job.sharePromised' : 'release-blocked-job.share', { ahead: c.ahead, jobs: jobList(c.aheadRows) }) : '';
+      const share = c.ahead > 0 ? msg(`release-blocked-job.share${heldBy(c)}`, { ahead: c.ahead, jobs: jobList(c.aheadRows) }) : '';
       const item = j.material_item!;
       const qty = j.material_qty!;
       drafts.push({
@@ -283,7 +324,7 @@ export const releaseBlockedJob: Rule = {
     if (c.available < j.material_qty) return gone(msg('release-blocked-job.recheckShort', { available: c.available, item: j.material_item, qty: j.material_qty }));
     if (!c.covered) {
       return gone(
-        msg(c.promisedAhead ? 'release-blocked-job.recheckCrowdedPromised' : 'release-blocked-job.recheckCrowded', { ahead: c.ahead, available: c.available, item: j.material_item, jobs: jobList(c.aheadRows), rest: exact(c.available - c.ahead), qty: j.material_qty }),
+        msg(`release-blocked-job.recheckCrowded${heldBy(c)}`, { ahead: c.ahead, available: c.available, item: j.material_item, jobs: jobList(c.aheadRows), rest: exact(c.available - c.ahead), qty: j.material_qty }),
       );
     }
     return HOLDS;

@@ -12,6 +12,9 @@ export interface IdleTimers {
   clearTimeout(handle: unknown): void;
 }
 
+/** The page's own timers (tests hand in fake-timers.ts's instead). */
+export const GLOBAL_TIMERS: IdleTimers = { setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms), clearTimeout: (h) => globalThis.clearTimeout(h as number) };
+
 /**
  * Calls `onIdle` once when `idleMs` pass without any of `ACTIVITY_EVENTS` on `target` (the window);
  * each such event starts the wait again. Returns the function that stops watching.
@@ -20,7 +23,7 @@ export function watchIdle(
   target: Pick<EventTarget, 'addEventListener' | 'removeEventListener'>,
   idleMs: number,
   onIdle: () => void,
-  timers: IdleTimers = { setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms), clearTimeout: (h) => globalThis.clearTimeout(h as number) },
+  timers: IdleTimers = GLOBAL_TIMERS,
 ): () => void {
   let handle: unknown;
   let stopped = false;

@@ -4,12 +4,10 @@
 // screens used to wait the quarter second on opening too.
 
 import { useEffect, useRef } from 'react';
-import type { IdleTimers as Timers } from './idle.ts';
+import { GLOBAL_TIMERS, type IdleTimers as Timers } from './idle.ts';
 
 /** How long a change of a search waits for the next keystroke before it asks the site. */
 export const SEARCH_DEBOUNCE_MS = 250;
-
-const GLOBAL_TIMERS: Timers = { setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms), clearTimeout: (h) => globalThis.clearTimeout(h as number) };
 
 export interface SearchLoader {
   /** The search has its first value (runs `load` now) or a new one (runs it after SEARCH_DEBOUNCE_MS unless changed again). */

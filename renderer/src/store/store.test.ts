@@ -547,6 +547,36 @@ describe('the dead letters screen shows the reads asked for last', () => {
   });
 });
 
+describe('the Tables, Sync and status reads show the read asked for last', () => {
+  // A slow older reply (the line busy, the site at a commit) landing after a newer one put the
+  // older ages, sync state or alarm band back on the screen until the next read.
+  const cases = [
+    { method: 'tables', load: 'loadTables', field: 'tables' },
+    { method: 'syncStatus', load: 'loadSync', field: 'sync' },
+    { method: 'status', load: 'loadStatus', field: 'status' },
+  ] as const;
+  for (const { method, load, field } of cases) {
+    it(`${load}: an older reply answered after a newer one is not applied`, async () => {
+      const replies: ReturnType<typeof deferred<unknown>>[] = [];
+      const { api } = fakeApi({
+        [method]: () => {
+          const r = deferred<unknown>();
+          replies.push(r);
+          return r.promise;
+        },
+      });
+      const store = createAppStore(api);
+      const older = store.getState()[load]();
+      const newer = store.getState()[load]();
+      replies[1]!.resolve({ read: 'newer' });
+      await newer;
+      replies[0]!.resolve({ read: 'older' });
+      await older;
+      expect(store.getState()[field]).toEqual({ read: 'newer' });
+    });
+  }
+});
+
 describe('after a decision, the place the person goes on from', () => {
   // The site announces the change a decision made (a `proposals` event) before or while the
   // decision's own read of the proposal is out; the event's read, asked later, wins, and until it

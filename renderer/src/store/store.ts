@@ -7,7 +7,8 @@
 // site's `unauthenticated`, `me` answering null) and before the next signs in (`resetSession`: every slice but the
 // language and the first-run state back to where it started); no reply applies after the session it
 // was asked in ended, and one of a numbered kind (a proposal selected, the waiting and Decided
-// lists, a work or stock search) only when it answers the newest request of that kind; one decision is on its way at
+// lists, a work or stock search, the status, Tables and Sync reads) only when it answers the
+// newest request of that kind; one decision is on its way at
 // a time (`deciding`), and one change to the dead letters or the users (`deadLettersBusy`,
 // `usersBusy`), one sign-in (`signingIn`) and one first-run setup (`settingUp`).
 import { createStore, type StoreApi } from 'zustand/vanilla';
@@ -15,7 +16,8 @@ import type {
   DeadLetterGroupView, DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
   ConfigChangeView, SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
-import { errorLine, refusalText, type Lang, type RefusalLike } from '../i18n/messages.ts';
+import { errorLine, formatDuration, refusalText, translate, type Lang, type RefusalLike } from '../i18n/messages.ts';
+import { GLOBAL_TIMERS, type IdleTimers } from '../idle.ts';
 
 export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
 
@@ -225,6 +227,15 @@ export function decidedShown(decided: readonly ProposalView[] | null, showWithdr
   if (!decided) return [];
   return showWithdrawn ? [...decided] : decided.filter((p) => p.status !== 'withdrawn');
 }
+/**
+ * How long a sign-in waits for the site's answer; then the person may try again. Unbounded, one
+ * the site never answered (stuck at a commit, a request the line dropped) kept the Sign in button
+ * disabled until a reload. A sign-in takes well under a second; 15 s allows a busy site.
+ */
+export const SIGN_IN_TIMEOUT_MS = 15_000;
+/** The sign-in screen's error when the site did not answer within SIGN_IN_TIMEOUT_MS (worded by selectSignInErrorText). */
+const SIGN_IN_UNANSWERED: RefusalLike = { message: `the site did not answer the sign-in within ${SIGN_IN_TIMEOUT_MS / 1000} s` };
+
 /** The Work queue and Stock screens show at most this many jobs / rows (the site sorts and cuts). */
 export const WORK_ROWS = 500;
 export const STOCK_ROWS = 500;
@@ -357,6 +368,10 @@ export function selectErrorLine(s: Pick<AppState, 'lang' | 'error' | 'errorRefus
 /** The sign-in screen's error in the reader's language, framed as selectErrorLine frames it. */
 export function selectSignInErrorText(s: Pick<AppState, 'lang' | 'signInError' | 'signInRefusal'>): string | null {
   if (s.signInError === null) return null;
+  // No answer is a failure of the system, framed as one, but worded in the reader's language.
+  if (s.signInRefusal === SIGN_IN_UNANSWERED && s.signInError === SIGN_IN_UNANSWERED.message) {
+    return errorLine(s.lang, translate(s.lang, 'signIn.noAnswer', { after: formatDuration(s.lang, SIGN_IN_TIMEOUT_MS) }), undefined);
+  }
   // A refusal as itself, a failure of the site or the network framed as one (errorLine).
   return s.signInRefusal?.message === s.signInError ? errorLine(s.lang, refusalText(s.lang, s.signInRefusal), s.signInRefusal.kind) : errorLine(s.lang, s.signInError, undefined);
 }
@@ -367,14 +382,15 @@ export function selectFirstRunErrorText(s: Pick<AppState, 'lang' | 'firstRunErro
   return s.firstRunRefusal?.message === s.firstRunError ? errorLine(s.lang, refusalText(s.lang, s.firstRunRefusal), s.firstRunRefusal.kind) : errorLine(s.lang, s.firstRunError, undefined);
 }
 
-export function createAppStore(api: SiteApi): AppStore {
+/** `timers`: the sign-in's timeout runs on them (tests hand in fake-timers.ts's). */
+export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS): AppStore {
   return createStore<AppState>()((set, get) => {
     // Replies can come back out of order (two quick clicks, a search typed on while the last one
     // is answered, a sign-out while a request is out): requests are numbered per kind, and a
     // reply is applied only while its request is the newest of its kind in the session it was
     // asked in. `resetSession` starts a new session.
     let session = 0;
-    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, deadLetterGroups: 0, decided: 0, proposals: 0 };
+    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, deadLetterGroups: 0, decided: 0, proposals: 0, status: 0, tables: 0, sync: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
       const s = session;
@@ -479,18 +495,47 @@ export function createAppStore(api: SiteApi): AppStore {
         if (current()) set({ [flag]: false } as Partial<AppState>);
       }
     };
-    /** A sign-in (by name or badge), the session before it ended; none while another is on its way. */
-    const signingIn = async (fn: () => Promise<void>) => {
-      if (get().signingIn) return;
+    /**
+     * A sign-in (by name or badge), the session before it ended; none while another is on its way,
+     * and none waited for longer than SIGN_IN_TIMEOUT_MS. True when it signed the person in.
+     */
+    const signingIn = async (send: () => Promise<SessionUser>): Promise<boolean> => {
+      if (get().signingIn) return false;
       resetSession();
       set({ signingIn: true });
+      const answer = send();
+      let handle: unknown;
+      const unanswered = new Promise<'unanswered'>((resolve) => (handle = timers.setTimeout(() => resolve('unanswered'), SIGN_IN_TIMEOUT_MS)));
       try {
-        await fn();
+        const user = await Promise.race([answer, unanswered]);
+        if (user === 'unanswered') {
+          endLateSession(answer);
+          set({ signInError: SIGN_IN_UNANSWERED.message, signInRefusal: SIGN_IN_UNANSWERED });
+          return false;
+        }
+        set({ user, signInError: null, signedOutIdleMs: null });
+        return true;
       } catch (e) {
         set({ signInError: (e as Error).message, signInRefusal: refusalOf(e) });
+        return false;
       } finally {
+        timers.clearTimeout(handle);
         set({ signingIn: false });
       }
+    };
+    /**
+     * A sign-in given up that the site answers after all has made a session there that this page
+     * does not show (a reload would open it for whoever stands at the PC then): it is ended, unless
+     * another sign-in went out since (a new session here) — the site's session then is that one's.
+     */
+    const endLateSession = (answer: Promise<SessionUser>) => {
+      const current = ask();
+      answer.then(
+        () => {
+          if (current()) void api.signOut({}).catch(() => {});
+        },
+        () => {},
+      );
     };
     const refreshScreen = (screen: Screen) => {
       const s = get();
@@ -539,15 +584,13 @@ export function createAppStore(api: SiteApi): AppStore {
       signInError: null,
       signInRefusal: null,
       signingIn: false,
-      signIn: (user, secret) =>
-        signingIn(async () => {
-          set({ user: await api.signIn({ user, secret }), signInError: null, signedOutIdleMs: null });
-          await get().loadProposals();
-        }),
-      signInBadge: (badge) =>
-        signingIn(async () => {
-          set({ user: await api.signIn({ badge }), signInError: null, signedOutIdleMs: null });
-        }),
+      signIn: async (user, secret) => {
+        // The list is read after the flag drops: a read that hung kept the next person from signing in.
+        if (await signingIn(() => api.signIn({ user, secret }))) await get().loadProposals();
+      },
+      signInBadge: async (badge) => {
+        await signingIn(() => api.signIn({ badge }));
+      },
       signOut: async () => {
         // Whoever pressed it is leaving a shared PC: the screen is cleared whether or not the site
         // answers (as signOutIdle). Unanswered, the site's session ends at its idle limit; the
@@ -712,7 +755,9 @@ export function createAppStore(api: SiteApi): AppStore {
       // state
       // The tags of the table picked last, matching the search typed last (not an older one answered later).
       loadTags: (table, search) => read(() => api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }), (tags) => ({ tags }), 'tags'),
-      loadStatus: () => read(() => api.status({}), (status) => ({ status })),
+      // The reads asked for last (here and below, Tables and Sync): an older status answered after a
+      // newer one put back the alarm a replay or dismissal here had just cleared.
+      loadStatus: () => read(() => api.status({}), (status) => ({ status }), 'status'),
       // One row more than shown tells whether there are more. The search is the one asked for
       // last (a refresh asks for it again); the rows are those of its reply.
       loadWork: (search) => guard(async () => {
@@ -742,8 +787,8 @@ export function createAppStore(api: SiteApi): AppStore {
         return saved;
       },
       loadConfigChanges: () => read(() => api.configChanges({ limit: CONFIG_CHANGES_SHOWN }), (configChanges) => ({ configChanges })),
-      loadTables: () => read(() => api.tables({}), (tables) => ({ tables })),
-      loadSync: () => read(() => api.syncStatus({}), (sync) => ({ sync })),
+      loadTables: () => read(() => api.tables({}), (tables) => ({ tables }), 'tables'),
+      loadSync: () => read(() => api.syncStatus({}), (sync) => ({ sync }), 'sync'),
       // The list and, beside it, where the open letters come from: a list shows the first few, all
       // of one module when it floods. Asked here only, not with the per-second status.
       // With a group chosen, the site lists that group's letters before its cut (a group of two

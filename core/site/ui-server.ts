@@ -6,8 +6,9 @@
 //   - every API call but the public ones (api.ts PUBLIC_METHODS: firstRun, initSite, signIn, me; and
 //     reportClientError, answered here and rate-bounded, internal-error.ts ClientErrorLog) needs a session: a random 256-bit token in an HttpOnly,
 //     SameSite=Strict cookie (Secure and named `__Host-tilstand_session` when served over TLS),
-//     idle-expired, new at every sign-in; of several cookies of the name only one that names a
-//     held session counts, two such are none (`sessionOf`);
+//     idle-expired, new at every sign-in, at most SESSIONS_PER_USER_MAX per user (the oldest ends);
+//     of several cookies of the name only one that names a held session counts, two such are none
+//     (`sessionOf`);
 //   - a session's source (api.ts SessionContext.source, what unknown badges are counted against)
 //     is the client's address as the socket has it (`clientSource`), never a header;
 //   - sign-ins are checked one at a time (each costs a scrypt hash, a name that is no user too),
@@ -57,6 +58,14 @@ const EVENTS_BUFFERED_BYTES_MAX = 1024 * 1024;
  * the user's sockets has ended (a page gone without a word ends with its TCP connection).
  */
 const EVENT_SOCKETS_PER_USER_MAX = 16;
+/**
+ * Sessions one user may hold (signed in; the newest sign-ins kept). Every sign-in makes a session,
+ * held until it goes unused for its idle life (12 h), so a script signing in over and over grew the
+ * site's memory without bound. Beyond it the user's oldest session ends: its next call is refused as
+ * one without a sign-in, and its event sockets close at the next push. As many as the event sockets
+ * a user may have open: a screen beyond those gets no pushes anyway.
+ */
+export const SESSIONS_PER_USER_MAX = EVENT_SOCKETS_PER_USER_MAX;
 const PUBLIC_METHODS = new Set<string>(API_PUBLIC_METHODS);
 /**
  * Sign-ins checked at once. Each costs a scrypt hash (about 0.1–0.3 s of a core and 32 MiB), and
@@ -232,6 +241,12 @@ export class UiServer {
     }
   }
 
+  /** Ends `user`'s oldest sessions beyond SESSIONS_PER_USER_MAX (the map holds them in the order they were made). */
+  private capSessions(user: string): void {
+    const theirs = [...this.sessions.values()].filter((s) => s.user?.name === user);
+    for (const s of theirs.slice(0, -SESSIONS_PER_USER_MAX)) this.sessions.delete(s.token);
+  }
+
   private newSession(req: IncomingMessage, res: ServerResponse): Session {
     // Sessions nobody came back to are dropped here (a session is otherwise checked only when
     // its cookie is presented), so failed or abandoned sign-ins do not pile up.
@@ -327,7 +342,10 @@ export class UiServer {
       const value = method === 'me' && !session ? null : await this.backend.call(call.method, call.req as never, context, input);
       // Signed in: the sessions the request came with are over (their event sockets close at the
       // next push), also one planted beside the browser's own that made the request ambiguous.
-      if (created?.user) this.endNamedSessions(req, created);
+      if (created?.user) {
+        this.endNamedSessions(req, created);
+        this.capSessions(created.user.name);
+      }
       reply(200, { ok: true, value: value ?? null });
     } catch (e) {
       // A sign-in that failed keeps no session of its own, and sends no cookie: one the browser

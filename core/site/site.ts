@@ -75,7 +75,11 @@ export interface SiteStartOptions {
    * headquarters, so a newcomer sees sync as well (`tilstand start --demo` sets it). Default false.
    */
   demoHq?: boolean;
-  /** Override config broker.port / http.port (0 = ephemeral). */
+  /**
+   * Override config broker.port / http.port (0 = ephemeral): `--mqtt-port` / `--http-port`, as the
+   * errors name them. One that is taken fails the start, with `demo` too (only config.json's port
+   * of a demo falls back to a free one).
+   */
   mqttPort?: number;
   httpPort?: number;
   /** Ingest tick period. */
@@ -157,25 +161,42 @@ class SiteCredentials implements CredentialStore {
   }
 }
 
-/** Listens on `port`; when it is taken and `fallback` is set, on an ephemeral port instead. */
-async function listenWithFallback<T extends { listen(): Promise<number>; close(): Promise<void> }>(
+/**
+ * A listener's port and where it came from: an option (`--http-port`) or a config key
+ * (`config http.port`), named when it cannot be had. `fallback`: a port of a demo's own, which
+ * may give way to a free one when it is taken; one given as an option never does (its user meant
+ * that port: a free one instead left them reaching for the site where it is not).
+ */
+export interface ListenPort {
+  port: number;
+  source: string;
+  fallback: boolean;
+}
+
+/** The port a listener takes: the option's when given, else config.json's (a demo's may fall back). */
+function listenPort(option: { name: string; port: number | undefined }, config: { key: string; port: number }, demo: boolean): ListenPort {
+  if (option.port !== undefined) return { port: option.port, source: option.name, fallback: false };
+  return { port: config.port, source: `config ${config.key}`, fallback: demo };
+}
+
+/** Listens on `at.port`; when it is taken and `at.fallback` is set, on an ephemeral port instead. */
+export async function listenWithFallback<T extends { listen(): Promise<number>; close(): Promise<void> }>(
   make: (port: number) => T,
-  port: number,
-  fallback: boolean,
+  at: ListenPort,
   what: string,
   log: LogSink,
 ): Promise<T> {
-  const first = make(port);
+  const first = make(at.port);
   try {
     await first.listen();
     return first;
   } catch (e) {
     await first.close().catch(() => undefined);
     const code = (e as NodeJS.ErrnoException).code;
-    if (!fallback || port === 0 || (code !== 'EADDRINUSE' && code !== 'EACCES')) {
-      throw new SiteError('Listen', `${what}: cannot listen on port ${port}: ${(e as Error).message}`);
+    if (!at.fallback || at.port === 0 || (code !== 'EADDRINUSE' && code !== 'EACCES')) {
+      throw new SiteError('Listen', `${what}: cannot listen on port ${at.port} (${at.source}): ${(e as Error).message}`);
     }
-    log(`${what}: port ${port} is in use; listening on a free port instead`);
+    log(`${what}: port ${at.port} is in use; listening on a free port instead`);
     const second = make(0);
     await second.listen();
     return second;
@@ -394,7 +415,7 @@ export class Site {
       }
     }
     const { ingestor } = this.ingest;
-    const fallback = o.demo === true;
+    const demo = o.demo === true;
     const runSecret = randomBytes(24).toString('base64url');
     let url: string;
     let internalCreds: { username: string; password: string };
@@ -420,8 +441,7 @@ export class Site {
             throw listenerConfigError(e, 'broker', b.tls, o.mqttPort !== undefined ? '--mqtt-port' : undefined);
           }
         },
-        o.mqttPort ?? b.port,
-        fallback,
+        listenPort({ name: '--mqtt-port', port: o.mqttPort }, { key: 'broker.port', port: b.port }, demo),
         'broker',
         this.log,
       );
@@ -500,8 +520,6 @@ export class Site {
       reevaluateAll: this.agentConfigChanged(c),
       log: this.log,
     });
-    this.recordAgentConfig(c);
-    recordLoadedRuleFiles(this.siteDb, this.ruleFiles, Date.now());
     this.floorChanges = new FloorChanges(this.siteDb, this.decisionParts.inbox.logTable);
     this.hqTarget = hqTarget ?? undefined;
     this.hqDescription = target?.description;
@@ -539,8 +557,7 @@ export class Site {
           throw listenerConfigError(e, 'http', c.http.tls, undefined);
         }
       },
-      o.httpPort ?? c.http.port,
-      fallback,
+      listenPort({ name: '--http-port', port: o.httpPort }, { key: 'http.port', port: c.http.port }, demo),
       'http',
       this.log,
     );
@@ -584,6 +601,12 @@ export class Site {
         if (noYard !== undefined) this.log(`demo: the yard module does not run here (${noYard}); a new demo directory has it`);
       }
     }
+    // Recorded for the next start (and `replay export`) once this one is up. Recorded before the
+    // listeners, a start that then failed (a taken port), its agent run not yet made, told the
+    // next start that the agent had run with this config (its first run then skipped the rows
+    // the change concerns) and `replay export` that these rule files had run.
+    this.recordAgentConfig(c);
+    recordLoadedRuleFiles(this.siteDb, this.ruleFiles, Date.now());
     // The log's first line of each run, so logs/site.log (which `start` names) exists from the
     // start and a run's lines can be told from the one before; "site stopped" is its last.
     this.log(`site ${c.site} started (pid ${process.pid}): mqtt ${this.mqttUrl}, http ${this.httpUrl}, data ${this.data}`);

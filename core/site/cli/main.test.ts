@@ -139,14 +139,17 @@ describe('tilstand', () => {
     stdout.on('data', (d) => (out += d));
     stderr.on('data', (d) => (log += d));
     const done = main(['start', '--data', data, '--mqtt-port', '0', '--http-port', '0', '--no-agent-timer'], { stdin: Readable.from([]), stdout, stderr });
-    // While the site starts, a SIGHUP is answered (not Node's default: exit at once).
+    // While the site starts, a SIGHUP is answered (not Node's default: exit at once), and the
+    // reload it asks for is made once the site runs (`systemctl reload` after an edit, while the
+    // start may have read the file before the edit).
     process.emit('SIGHUP');
     const until = async (text: () => string, re: RegExp) => {
       for (let i = 0; i < 400 && !re.test(text()); i++) await new Promise((r) => setTimeout(r, 50));
       return re.test(text());
     };
     expect(await until(() => out, /site north running from/), out).toBe(true);
-    expect(log).toContain('tilstand: SIGHUP: no site is running yet (or any more); config.json not reloaded');
+    expect(log).toContain('tilstand: SIGHUP while the site starts: config.json is read again once it runs');
+    expect(await until(() => log, /config reloaded: no change to apply/), log).toBe(true);
     try {
       expect((await run(['config', 'reload', '--data', data])).out).toBe('nothing to apply: agent, evidence, alarms, deadLetters and ui are as the site runs them\n');
       edit((c) => {
@@ -344,7 +347,7 @@ describe('tilstand', () => {
       const port = (taken.address() as AddressInfo).port;
       const r = await run(['start', '--data', data, '--mqtt-port', String(port), '--http-port', '0']);
       expect(r.code).toBe(5);
-      const why = `site north did not start: broker: cannot listen on port ${port}: listen EADDRINUSE`;
+      const why = `site north did not start: broker: cannot listen on port ${port} (--mqtt-port): listen EADDRINUSE`;
       expect(r.err.split('\n').filter((l) => l.includes('cannot listen'))).toEqual([expect.stringContaining(`tilstand: ${why}`)]);
       const log = readFileSync(join(data, 'logs', 'site.log'), 'utf8').trimEnd().split('\n');
       expect(log.at(-1)).toContain(why);
@@ -359,6 +362,41 @@ describe('tilstand', () => {
     expect(bad.code).toBe(2);
     expect(bad.err).toBe('tilstand: config tables[0].budgetMs: expected an integer from 100 to 604800000, got "60s"\n');
   });
+
+  it('start: a taken --http-port or --mqtt-port is an error naming the option and the port, with --demo and on the first-run screen', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = String((taken.address() as AddressInfo).port);
+    /** `tilstand start …`; one that came up (on another port) is stopped, and its output returned. */
+    const start = async (args: string[]) => {
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      let out = '';
+      let err = '';
+      stdout.on('data', (d) => (out += d));
+      stderr.on('data', (d) => (err += d));
+      let code: number | undefined;
+      const done = main(['start', ...args], { stdin: Readable.from([]), stdout, stderr }).then((c) => (code = c));
+      for (let i = 0; i < 600 && code === undefined && !out.includes('running from') && !out.includes('first run: open'); i++) await new Promise((r) => setTimeout(r, 50));
+      if (code === undefined) {
+        process.emit('SIGINT');
+        await done;
+        return { code: 'running', err: out };
+      }
+      return { code, err };
+    };
+    try {
+      for (const [flag, what] of [['--http-port', 'http'], ['--mqtt-port', 'broker']] as const) {
+        const other = flag === '--http-port' ? '--mqtt-port' : '--http-port';
+        const r = await start(['--demo', '--data', join(dir, `demo${flag}`), flag, port, other, '0', '--no-agent-timer']);
+        expect([r.code, r.err], flag).toEqual([5, expect.stringContaining(`tilstand: site demo did not start: ${what}: cannot listen on port ${port} (${flag}): listen EADDRINUSE`)]);
+      }
+      const first = await start(['--data', join(dir, 'new'), '--http-port', port]);
+      expect([first.code, first.err]).toEqual([5, expect.stringContaining(`tilstand: http: cannot listen on port ${port} (--http-port): listen EADDRINUSE`)]);
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  }, 60_000);
 
   it('start: a start that fails while opening its files (a damaged journal.db) ends the log with why, printed once', async () => {
     const data = join(dir, 'd');

@@ -14,12 +14,12 @@
 
 import { createRequire } from 'node:module';
 import { EXIT, parseArgs, usageError, type FlagSpecs } from '../../lsm/cli/args.ts';
-import { dataPaths } from '../config.ts';
+import { dataPaths, DEFAULT_HTTP_PORT } from '../config.ts';
 import { checkDataFormat } from '../data-format.ts';
 import { FirstRunBackend, isInitialized } from '../first-run.ts';
 import { SiteHttpServer } from '../http-server.ts';
 import { DEMO_HQ_DIR } from '../demo/site.ts';
-import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, reportedBySite, Site } from '../site.ts';
+import { DEFAULT_RENDERER_DIR, DEMO_ADMIN, listenWithFallback, reportedBySite, Site } from '../site.ts';
 import { UiServer } from '../ui-server.ts';
 import { missingLaunchSettings, shellWord } from '../v8-flags.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, nextSignal, port, positiveInt, print, refuseExtraArguments, repeatedStopSignals, type CliIO } from './common.ts';
@@ -61,8 +61,16 @@ export function electronInstalled(): boolean {
 async function firstRun(data: string, httpPort: number | undefined, io: CliIO, signal: Promise<NodeJS.Signals>): Promise<number | undefined> {
   const backend = new FirstRunBackend(data);
   const ui = new UiServer(backend, { rendererDir: DEFAULT_RENDERER_DIR, secure: false });
-  const http = new SiteHttpServer('127.0.0.1', httpPort ?? 8470, { metrics: () => '', health: () => ({ ok: false, firstRun: true }), ui });
-  const bound = await http.listen();
+  // No fallback: the first run is no demo, and the site starts on this port once it is set up.
+  const at = { port: httpPort ?? DEFAULT_HTTP_PORT, source: httpPort === undefined ? 'the default; --http-port <n> gives another' : '--http-port', fallback: false };
+  let http: SiteHttpServer;
+  try {
+    http = await listenWithFallback((p) => new SiteHttpServer('127.0.0.1', p, { metrics: () => '', health: () => ({ ok: false, firstRun: true }), ui }), at, 'http', () => undefined);
+  } catch (e) {
+    ui.close();
+    throw e;
+  }
+  const bound = http.boundTo.port;
   await print(io.stdout, [
     `tilstand: ${data} is a new data directory`,
     `  first run: open http://127.0.0.1:${bound}/ to set the site id and the first admin`,
@@ -151,9 +159,9 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
       ...memoryLines(unlaunched, { execArgv: process.execArgv, script: process.argv[1], args: process.argv.slice(2), cwd: process.cwd() }),
       '  stop with Ctrl-C (SIGINT) or SIGTERM',
     ]);
-    hup.site = site;
+    hup.started(site);
     const why = await Promise.race([signal.then((s) => `received ${s}`), site.stopped.then(() => 'stopped through the control socket')]);
-    hup.site = undefined;
+    hup.stopping();
     await print(io.stdout, [`tilstand: ${why}; stopping`]);
     await site.stop();
     await print(io.stdout, ['tilstand: stopped cleanly']);
@@ -180,20 +188,39 @@ async function startSite(o: Parameters<typeof Site.start>[0]): Promise<Site | nu
 /**
  * SIGHUP (systemd's ExecReload, `kill -HUP`) while the command runs: the running site reads
  * config.json again and applies its live sections (Site.reloadConfig logs what it applied); a bad
- * file is logged (by the site: logs/site.log and stderr) and changes nothing. Taken for the whole command, so one that comes while the
- * site starts or stops is answered instead of Node's default (exit at once). Windows sends SIGHUP
- * only when the console closes: not taken there.
+ * file is logged (by the site: logs/site.log and stderr) and changes nothing. Taken for the whole
+ * command, so one that comes while the site starts or stops is answered instead of Node's default
+ * (exit at once). One while it starts is remembered and made once the site runs (`started`): the
+ * start may have read config.json before the edit the reload was sent for, and dropped, that edit
+ * waited for the next reload. One while it stops is said and dropped. Windows sends SIGHUP only
+ * when the console closes: not taken there.
  */
-function sighupReloads(io: CliIO): { site: Site | undefined; close(): void } {
-  const h: { site: Site | undefined; close(): void } = { site: undefined, close: () => process.off('SIGHUP', on) };
-  const on = () => {
-    if (!h.site) return void io.stderr.write('tilstand: SIGHUP: no site is running yet (or any more); config.json not reloaded\n');
-    h.site.reloadConfig().catch(() => {
+function sighupReloads(io: CliIO): { started(site: Site): void; stopping(): void; close(): void } {
+  let site: Site | undefined;
+  let stopping = false;
+  let asked = false;
+  const reload = (s: Site) =>
+    s.reloadConfig().catch(() => {
       // The site's log said why (logs/site.log, and stderr through its sink).
     });
+  const on = () => {
+    if (site) return void reload(site);
+    if (stopping) return void io.stderr.write('tilstand: SIGHUP while the site stops: config.json not reloaded\n');
+    if (!asked) io.stderr.write('tilstand: SIGHUP while the site starts: config.json is read again once it runs\n');
+    asked = true;
   };
   if (process.platform !== 'win32') process.on('SIGHUP', on);
-  return h;
+  return {
+    started: (s) => {
+      site = s;
+      if (asked) reload(s);
+    },
+    stopping: () => {
+      site = undefined;
+      stopping = true;
+    },
+    close: () => process.off('SIGHUP', on),
+  };
 }
 
 /** Streams that already carry `lostConsole` (one listener each, however many starts in a process). */

@@ -1258,10 +1258,14 @@ export class SyncEngine {
   /**
    * Drops every step and the record of what HQ holds, as for a new target: another sender owned
    * the prefix meanwhile (a tag's JSON it removed, a pointer it wrote), so planning asks HQ again
-   * (a `head` per unit and file; nothing HQ has is sent again).
+   * (a `head` per unit and file; nothing HQ has is sent again). But not the removals HQ still owes
+   * this site: the run tags it expired are still at HQ (nobody removes what the site no longer
+   * has), and planning never plans their removal once their units are gone. So every ended unit
+   * of such a tag gets its `untag:` step first, whatever its age, and the pending ones stay.
    */
   private forgetHq(why: string): void {
-    const n = this.outbox.forgetTarget();
+    this.compactOutbox(this.openTables(), Number.MAX_SAFE_INTEGER, this.clock());
+    const n = this.outbox.forgetTarget(true);
     this.tagStamps.clear();
     this.settledTags.clear();
     this.atHqCursor = '';

@@ -234,10 +234,15 @@ export class Outbox {
    * Forgets everything the outbox knows of HQ — every step, pending or done, and the record — for
    * a new target (another share, a USB disk swapped, HQ moved): what was sent went elsewhere, and a
    * pending pointer must not reach the new target before its files. Returns the steps dropped.
+   * `keepRemovals` (a take-over: the same HQ): the pending `untag:` steps stay — HQ still holds the
+   * run tags they remove, and nothing would plan their removal again once the site's unit is gone.
    */
-  forgetTarget(): number {
+  forgetTarget(keepRemovals = false): number {
     return this.db.transaction(() => {
-      const n = this.db.prepare('DELETE FROM sync_outbox').run().changes;
+      const [from, to] = prefixRange('untag:');
+      const n = keepRemovals
+        ? this.db.prepare(`DELETE FROM sync_outbox WHERE NOT (unit >= ? AND unit < ? AND state = 'pending')`).run(from, to).changes
+        : this.db.prepare('DELETE FROM sync_outbox').run().changes;
       this.db.prepare('DELETE FROM sync_at_hq').run();
       return n;
     })();

@@ -333,6 +333,44 @@ describe('taking back a prefix another sender wrote to', () => {
   });
 });
 
+describe('removals of run tags HQ still owes, across a take-over', () => {
+  const hqTags = (hq: string) => readdirSync(join(hq, sitePrefix(SITE), 'stock', 'tag')).sort();
+
+  it('survive it: a run tag the site expired leaves HQ after the prefix was taken back, whether its removal was planned or not yet', async () => {
+    const hq = hqDir();
+    const a = site(300);
+    const b = site(300);
+    const keepMs = 600_000;
+    let now = Date.now();
+    const clock = () => now;
+    const stock = a.table('stock');
+    for (const t of ['agent-1', 'agent-2', 'agent-3']) stock.createTag(t);
+    const ea = engine(a.data, dirTarget(hq), { clock, outboxKeepMs: keepMs });
+    await syncRounds(ea);
+    expect(hqTags(hq)).toEqual(['tag-agent-1', 'tag-agent-2', 'tag-agent-3']);
+    // agent-1 left the site long ago: its removal is planned, not yet run (B takes the prefix over first).
+    stock.deleteTag('agent-1');
+    now += keepMs * 2;
+    await ea.enqueueSnapshotSync();
+    expect(ea.outbox.rows().filter((r) => r.state === 'pending' && r.op === 'remove').map((r) => r.unit)).toEqual(['untag:stock:agent-1']);
+    // agent-2 left it just now: its unit is still whole, the removal not yet planned.
+    stock.deleteTag('agent-2');
+    await ea.close();
+    const eb = engine(b.data, dirTarget(hq), { takeOver: true });
+    await syncRounds(eb);
+    await eb.close();
+    // A takes the prefix back: the outbox drops what it knew HQ held, but not what HQ still owes it.
+    const back = engine(a.data, dirTarget(hq), { clock, outboxKeepMs: keepMs, takeOver: true });
+    await syncRounds(back);
+    now += keepMs * 2;
+    await syncRounds(back);
+    expect(back.status()).toMatchObject({ pendingItems: 0, lastError: null, healthy: true });
+    // Was: both stayed at HQ for good (the take-over forgot the pending removal and the unit that would have planned one).
+    expect(hqTags(hq)).toEqual(['tag-agent-3']);
+    await back.close();
+  });
+});
+
 describe('a marker that is not one', () => {
   it('is a refusal naming the file, not taken for an absent marker; a take-over rewrites it', async () => {
     const hq = hqDir();

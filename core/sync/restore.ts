@@ -13,6 +13,10 @@
 // HQ: an HQ a newer program sent to, whose `requires` this program does not know, is refused
 // (exit 2) — restored, it would be a directory this program misreads. No mark: restored as before.
 //
+// A restore marks itself under way (`restore-unfinished.json`, before the first table file; gone
+// once the note is written): its rerun after a kill redoes the half copy it finds without --force,
+// while tables without the mark are a site's and still need --force.
+//
 // The restored directory is the site's legitimate successor: once the tables are in place it
 // writes HQ's sender marker (sender.ts) with its own sender id, so the replaced PC, should it come
 // back online, is the one that stops sending.
@@ -44,6 +48,18 @@ export const HWM_PREFIX = 'tilstand.hwm.';
 export const RESTORE_NOTE = 'restore-note.json';
 /** The drafted config.json `tables` entries of the restored tables of the site's own (`draftTableEntry`). */
 export const RESTORED_TABLES = 'restored-tables.json';
+/**
+ * A restore under way: written before the first table file, removed once the note is written. One
+ * a restore left (killed, failed) tells its rerun that the tables are its own half copy, to be
+ * done again without --force.
+ */
+export const RESTORE_UNFINISHED = 'restore-unfinished.json';
+
+interface UnfinishedRestore {
+  site: string;
+  hq: string;
+  startedAtMs: number;
+}
 
 export interface ResyncRequest {
   module: string;
@@ -201,10 +217,15 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   const warehouse = join(o.dataDir, 'warehouse');
   const catalog = new Catalog(warehouse);
   const db = siteDatabase(o.site);
-  if (catalog.databaseExists(db) && catalog.listTables(db).length > 0 && !o.force) {
+  const unfinishedPath = join(o.dataDir, RESTORE_UNFINISHED);
+  // Tables an unfinished restore of this site left are its half copy, not a site: done again.
+  const redo = o.force === true || readUnfinished(unfinishedPath)?.site === o.site;
+  if (catalog.databaseExists(db) && catalog.listTables(db).length > 0 && !redo) {
     throw new SyncError('InvalidArgument', `${join(warehouse, `${db}.db`)} already holds tables (${catalog.listTables(db).join(', ')}); restore into a fresh data directory or pass --force`);
   }
-  if (o.force && catalog.databaseExists(db)) fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
+  const begun: UnfinishedRestore = { site: o.site, hq: o.target.description, startedAtMs: (o.clock ?? Date.now)() };
+  localFileIO.replaceAtomic(unfinishedPath, Buffer.from(JSON.stringify(begun, null, 2) + '\n'));
+  if (redo && catalog.databaseExists(db)) fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
   fs.mkdirSync(warehouse, { recursive: true });
   const mirrored = await mirrorSite(o.target, o.site, warehouse, { contractsDir: join(o.dataDir, 'contracts'), ...(o.onProgress ? { onProgress: o.onProgress } : {}) });
   if (mirrored.tables.length === 0) throw new SyncError('NotFound', `HQ (${o.target.description}) has no tables for site ${o.site}`);
@@ -228,7 +249,26 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   // Temp file, fsync, rename: a crash mid-write leaves the old note or none, never a torn one
   // the site's next start would fail to parse.
   localFileIO.replaceAtomic(join(o.dataDir, RESTORE_NOTE), Buffer.from(JSON.stringify(note, null, 2) + '\n'));
+  fs.rmSync(unfinishedPath, { force: true });
   return note;
+}
+
+/**
+ * The site of a restore into `data` that did not finish (killed, failed), or undefined: its tables
+ * are a half copy, which `init` and `start` refuse (a site run on it, its rerun would remove what
+ * the site wrote since). `'?'` when the mark cannot be read.
+ */
+export function unfinishedRestore(data: string): string | undefined {
+  try {
+    return readUnfinished(join(data, RESTORE_UNFINISHED))?.site;
+  } catch {
+    return '?';
+  }
+}
+
+/** The mark of a restore that did not finish, or undefined (written whole: replaceAtomic). */
+function readUnfinished(path: string): UnfinishedRestore | undefined {
+  return fs.existsSync(path) ? (JSON.parse(fs.readFileSync(path, 'utf8')) as UnfinishedRestore) : undefined;
 }
 
 /**

@@ -28,7 +28,7 @@ import type { ScryptParams } from '../inbox/secret-hash.ts';
 import type { Refusal } from './api.ts';
 import { dataPaths, defaultConfig, siteIdProblem, siteTableDefinitions, writeConfig, ConfigError, type SiteConfig } from './config.ts';
 import { DEMO_YARD_TABLE } from './demo/site.ts';
-import { readRestoreNote } from '../sync/restore.ts';
+import { readRestoreNote, unfinishedRestore } from '../sync/restore.ts';
 import { openIngest } from './open-ingest.ts';
 import { ContractRegistry, type Contract } from '../ingest/contracts.ts';
 import { ModuleCredentials, SITE_MODULES, TILSTAND_PRINCIPAL, modulePrincipal, openSiteDb, tilstandPrincipal } from './site-db.ts';
@@ -210,6 +210,11 @@ function fsyncFile(path: string): void {
  * warehouse.
  */
 function refuseAnotherSitesState(data: string, warehouse: string, site: string, ownDatabaseDir: string): void {
+  // A half copy: set up on it, the site would miss the rest, and the restore's rerun would remove it.
+  const unfinished = unfinishedRestore(data);
+  if (unfinished !== undefined) {
+    throw new InitError('InvalidArgument', `${data} holds a restore that did not finish (restore-unfinished.json, site '${unfinished}'): run \`tilstand restore\` into it again (it does the copy again), or use another directory for a new site`, undefined, { code: 'init.restoreUnfinished' });
+  }
   let restored: string | undefined;
   try {
     restored = readRestoreNote(data)?.site;

@@ -22,7 +22,7 @@ import { Outbox } from '../sync/outbox.ts';
 import { localFileIO, LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
-import { readRestoreNote, RESTORE_NOTE } from '../sync/restore.ts';
+import { readRestoreNote, RESTORE_NOTE, RESTORE_UNFINISHED, unfinishedRestore } from '../sync/restore.ts';
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -119,12 +119,22 @@ const SYNC_LOCK_RETRY_MS = 10_000;
 export const DEFAULT_RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
 
 export class SiteError extends Error {
-  readonly kind: 'AlreadyRunning' | 'NotInitialized' | 'Listen';
+  readonly kind: 'AlreadyRunning' | 'NotInitialized' | 'Listen' | 'RestoreUnfinished';
   constructor(kind: SiteError['kind'], message: string) {
     super(message);
     this.name = `SiteError(${kind})`;
     this.kind = kind;
   }
+}
+
+/**
+ * A restore into `data` that did not finish left part of HQ's tables: a site run on them would
+ * miss the rest, and the restore's rerun (which redoes its half copy) would remove what it wrote.
+ */
+function refuseUnfinishedRestore(data: string): void {
+  const site = unfinishedRestore(data);
+  if (site === undefined) return;
+  throw new SiteError('RestoreUnfinished', `${data} holds a restore that did not finish (${RESTORE_UNFINISHED}, site '${site}'): run \`tilstand restore\` into it again (it does the copy again), or use another directory`);
 }
 
 const DEFAULT_TICK_MS = 250;
@@ -339,6 +349,7 @@ export class Site {
     // Before anything is read or written (the log, config.json, site.db): a directory a newer
     // program requires is refused unchanged (data-format.ts; its mark is raised in site.db's open).
     checkDataFormat(data);
+    refuseUnfinishedRestore(data);
     if (!existsSync(p.config)) {
       if (!o.demo) throw new SiteError('NotInitialized', `${data} is not a Tilstand data directory (no config.json); run \`tilstand init --data ${o.data} --site <id>\`, or start with --demo`);
       await initDataDir({ data, site: 'demo', config: (c) => demoConfig(c, o.demoHq ? join(data, DEMO_HQ_DIR) : undefined), admin: DEMO_ADMIN, modules: DEMO_EXTRA_MODULES, contracts: DEMO_CONTRACTS, demoRule: true });

@@ -64,6 +64,7 @@ const SAMPLES: Record<RefusalCode, Record<string, string | number> | undefined> 
   'init.restoredOther': { site: 'osl1' },
   'init.otherSite': { sites: 'osl1,osl2' },
   'init.restoreNote': undefined,
+  'init.restoreUnfinished': undefined,
   'session.ended': { user: 'Olav', why: 'disabled' },
   'user.nameInvalid': { name: 'a..b' },
   'user.noSecret': { name: 'Per' },

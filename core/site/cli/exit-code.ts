@@ -14,7 +14,7 @@ export function exitCodeOf(e: unknown): number {
   // program on it (as an older program refusing a config key it does not know, exit 2); the files
   // are sound, so not corruption. A mark that is not numbers is damage (4).
   if (e instanceof DataFormatError) return e.kind === 'TooNew' ? EXIT.usage : EXIT.corruption;
-  if (e instanceof SiteError) return e.kind === 'AlreadyRunning' ? EXIT.conflict : e.kind === 'NotInitialized' ? EXIT.notFound : EXIT.io;
+  if (e instanceof SiteError) return e.kind === 'AlreadyRunning' ? EXIT.conflict : e.kind === 'NotInitialized' ? EXIT.notFound : e.kind === 'RestoreUnfinished' ? EXIT.usage : EXIT.io;
   if (e instanceof ControlError) return e.kind === 'InvalidArgument' || e.kind === 'UnknownOp' ? EXIT.usage : EXIT.io;
   return EXIT.io;
 }

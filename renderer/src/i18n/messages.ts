@@ -385,6 +385,7 @@ const en = {
   'refusal.init.restoredOther': 'This PC holds a restore of site {site}: set it up with site id {site}',
   'refusal.init.otherSite': 'This PC already holds the tables of site {sites}: set it up with that site id, or ask IT for another data directory',
   'refusal.init.restoreNote': 'This PC’s restore note (restore-note.json) cannot be read: ask IT',
+  'refusal.init.restoreUnfinished': 'The restore onto this PC did not finish: ask IT to run it again',
   'refusal.or': ' or ',
   'refusal.session.ended.disabled': '{user} was signed out: the user has been disabled. Sign in again',
   'refusal.session.ended.locked': '{user} was signed out: the user is locked after too many wrong attempts. Sign in again',
@@ -877,6 +878,7 @@ const nb: Messages = {
   'refusal.init.restoredOther': 'Denne PC-en har en gjenoppretting av stedet {site}: sett den opp med steds-id {site}',
   'refusal.init.otherSite': 'Denne PC-en har allerede tabellene til stedet {sites}: sett den opp med den steds-id-en, eller be IT om en annen datamappe',
   'refusal.init.restoreNote': 'Gjenopprettingsnotatet på denne PC-en (restore-note.json) kan ikke leses: si fra til IT',
+  'refusal.init.restoreUnfinished': 'Gjenopprettingen til denne PC-en ble ikke fullført: be IT kjøre den på nytt',
   'refusal.or': ' eller ',
   'refusal.session.ended.disabled': '{user} ble logget ut: brukeren er deaktivert. Logg inn igjen',
   'refusal.session.ended.locked': '{user} ble logget ut: brukeren er sperret etter for mange feil forsøk. Logg inn igjen',
@@ -1354,6 +1356,7 @@ const de: Messages = {
   'refusal.init.restoredOther': 'Dieser PC enthält eine Wiederherstellung des Standorts {site}: mit der Standort-ID {site} einrichten',
   'refusal.init.otherSite': 'Dieser PC enthält bereits die Tabellen des Standorts {sites}: mit dieser Standort-ID einrichten oder die IT um ein anderes Datenverzeichnis bitten',
   'refusal.init.restoreNote': 'Die Wiederherstellungsnotiz dieses PCs (restore-note.json) ist nicht lesbar: die IT informieren',
+  'refusal.init.restoreUnfinished': 'Die Wiederherstellung auf diesen PC wurde nicht abgeschlossen: die IT bitten, sie erneut auszuführen',
   'refusal.or': ' oder ',
   'refusal.session.ended.disabled': '{user} wurde abgemeldet: der Benutzer wurde deaktiviert. Bitte erneut anmelden',
   'refusal.session.ended.locked': '{user} wurde abgemeldet: der Benutzer ist nach zu vielen Fehlversuchen gesperrt. Bitte erneut anmelden',
@@ -1980,6 +1983,7 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
     case 'site.alreadySetUp':
     case 'init.exists':
     case 'init.restoreNote':
+    case 'init.restoreUnfinished':
       return translate(lang, `refusal.${r.code}`);
     case 'init.restoredOther': {
       const site = paramStr(p, 'site');

@@ -52,6 +52,7 @@ describe('the first run in the reader’s language', () => {
     expect(refusalText('nb', otherSite)).toBe('Denne PC-en har allerede tabellene til stedet south, east: sett den opp med den steds-id-en, eller be IT om en annen datamappe');
     expect(refusalText('de', { message: 'y', code: 'init.exists' })).toBe('Das Datenverzeichnis dieses PCs ist bereits eingerichtet: die Seite neu laden, um sich anzumelden');
     expect(refusalText('nb', { message: 'z', code: 'init.restoreNote' })).toBe('Gjenopprettingsnotatet på denne PC-en (restore-note.json) kan ikke leses: si fra til IT');
+    expect(refusalText('de', { message: 'u', code: 'init.restoreUnfinished' })).toBe('Die Wiederherstellung auf diesen PC wurde nicht abgeschlossen: die IT bitten, sie erneut auszuführen');
     expect(refusalText('de', { message: 'not set up', code: 'site.notSetUp' })).toMatch(/^Dieser Standort ist noch nicht eingerichtet/);
     expect(refusalText('nb', { message: 'set up', code: 'site.alreadySetUp' })).toMatch(/^Dette stedet er allerede satt opp/);
     expect(refusalText('nb', { message: 'english restored', code: 'init.restoredOther' })).toBe('english restored');

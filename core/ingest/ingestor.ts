@@ -598,35 +598,43 @@ export class Ingestor {
 
   /**
    * Where a stream starts for a table it can change that has no high-water mark of it, though
-   * another table has (a table made at this start, or bound since): the lowest seq of the stream
-   * the journal holds after the table's position, less 1. Counted as 0, it restored the stream's
-   * sequencer to 0, and once prune had taken seq 1 every table of the stream held its events
-   * behind a gap no resend could close (the module's outbox keeps only its newest acknowledged
-   * events). Absent when the journal holds none of the stream: the table then counts as none,
-   * and starts where the stream's other tables are. One read of the journal, at the start that
-   * makes or binds the table only.
+   * another table has (a table made at this start, or bound since). When the journal holds every
+   * event after the table's position (nothing after it was pruned: a replay's fixture, a table
+   * made before any prune), at the stream's beginning (0): each of its events is replayed. Else
+   * where the journal starts: the lowest seq of the stream the journal holds after the table's
+   * position, less 1. Counted as 0 there, it restored the stream's sequencer to 0, and once prune
+   * had taken seq 1 every table of the stream held its events behind a gap no resend could close
+   * (the module's outbox keeps only its newest acknowledged events). Absent when the journal holds
+   * none of the stream: the table then counts as none, and starts where the stream's other tables
+   * are. One read of the journal, at the start that makes or binds such a table only.
    */
   private journalStarts(known: ReadonlySet<string>): Map<Target, Map<string, number>> {
+    const pruned = this.o.journal.prunedThroughPosition();
+    /** Per table, the lowest seq of each stream it starts after (1: its beginning; Infinity: none found yet). */
     const lowest = new Map<Target, Map<string, number>>();
+    let scan = false;
     for (const k of known) {
       const { module, stream } = splitStreamKey(k);
       for (const t of this.affected(module, stream)) {
         if (t.recovered.hwm.has(k)) continue;
         let m = lowest.get(t);
         if (m === undefined) lowest.set(t, (m = new Map()));
-        m.set(k, Infinity);
+        const whole = pruned <= t.recovered.position;
+        m.set(k, whole ? 1 : Infinity);
+        if (!whole) scan = true;
       }
     }
-    if (lowest.size === 0) return lowest;
-    let from: bigint | undefined;
-    for (const t of lowest.keys()) if (from === undefined || t.recovered.position < from) from = t.recovered.position;
-    for (const e of this.o.journal.readAfter(from!)) {
-      // The seq the journal took from an envelope that parsed (others are not sequenced, or a refusal's).
-      if (e.seq === null || e.seq <= 0n || e.seq > BigInt(Number.MAX_SAFE_INTEGER)) continue;
-      const k = streamKey(e.module, e.stream);
-      for (const [t, m] of lowest) {
-        const seen = m.get(k);
-        if (seen !== undefined && e.position > t.recovered.position && Number(e.seq) < seen) m.set(k, Number(e.seq));
+    if (scan) {
+      let from: bigint | undefined;
+      for (const t of lowest.keys()) if (from === undefined || t.recovered.position < from) from = t.recovered.position;
+      for (const e of this.o.journal.readAfter(from!)) {
+        // The seq the journal took from an envelope that parsed (others are not sequenced, or a refusal's).
+        if (e.seq === null || e.seq <= 0n || e.seq > BigInt(Number.MAX_SAFE_INTEGER)) continue;
+        const k = streamKey(e.module, e.stream);
+        for (const [t, m] of lowest) {
+          const seen = m.get(k);
+          if (seen !== undefined && e.position > t.recovered.position && Number(e.seq) < seen) m.set(k, Number(e.seq));
+        }
       }
     }
     for (const m of lowest.values()) {

@@ -765,6 +765,11 @@ export class Journal {
     return typeof v === 'bigint' ? v : undefined;
   }
 
+  /** Every position at or below this was deleted by prune (0n when nothing was): the journal holds every event after it. */
+  prunedThroughPosition(): bigint {
+    return BigInt(this.prunedThrough);
+  }
+
   /** Highest position ever assigned (0n for an empty journal). */
   lastPosition(): bigint {
     return BigInt(this.s.last);

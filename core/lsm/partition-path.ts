@@ -317,7 +317,9 @@ export type NameKind = 'database' | 'table' | 'tag' | 'column';
 /** Refuses names that are unsafe as path segments or that Paimon readers would mishandle. */
 export function checkName(kind: NameKind, name: string): void {
   const why =
-    typeof name !== 'string' || name.length === 0
+    typeof name !== 'string'
+      ? 'is not a string'
+      : name.length === 0
       ? 'is empty'
       : name.length > 255
         ? 'is longer than 255 characters'

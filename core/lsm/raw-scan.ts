@@ -45,7 +45,6 @@ export function* rawScan(table: Table, snapshot: Snapshot, opts: ScanOptions, sc
   const preds: Compiled[] = (opts.where ?? []).map((p) => {
     const index = schema.fieldIndex.get(p.column);
     if (index === undefined) throw invalidArgument(`filter names unknown column '${p.column}'`);
-    if (p.op === 'prefix' && typeof p.value !== 'string') throw invalidArgument(`prefix filter on '${p.column}' needs a string`);
     return { index, op: p.op, value: p.value, cmp: comparatorFor(withNullable(schema.fields[index]!.type, false)), partPos: schema.partitionIndexes.indexOf(index) };
   });
   const projection = opts.projection?.map((c) => {

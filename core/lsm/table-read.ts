@@ -16,6 +16,7 @@ import { bucketOf } from './bucket.ts';
 import { cell, kvAt, nextPart, PackedColumn, rowAt, rowReader, type Column, type RunData, type RunParts } from './data-file.ts';
 import { deserializeBinaryRow } from './binary-row.ts';
 import { invalidArgument } from './errors.ts';
+import { checkFilters } from './filter-check.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
@@ -205,7 +206,6 @@ export class TableReader {
       const index = s.fieldIndex.get(p.column);
       if (index === undefined) throw invalidArgument(`filter names unknown column '${p.column}'`);
       const t = s.fields[index]!.type;
-      if (p.op === 'prefix' && typeof p.value !== 'string') throw invalidArgument(`prefix filter on '${p.column}' needs a string`);
       return {
         index,
         op: p.op,
@@ -230,6 +230,7 @@ export class TableReader {
   scan(opts: ScanOptions = {}): Generator<unknown[]> {
     // Arguments are checked now, not at the first next(), and also on an empty table.
     const schema = this.current();
+    checkFilters(schema, opts.where);
     const preds = this.compile(opts.where);
     const projection = opts.projection?.map((c) => {
       const i = schema.fieldIndex.get(c);

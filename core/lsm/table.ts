@@ -26,10 +26,11 @@ import { checkDvWritable } from './dv-writer.ts';
 import { checkWritableOptions } from './write-options.ts';
 import type { Snapshot } from './snapshot.ts';
 import { SnapshotManager } from './snapshot-manager.ts';
+import { batchReadPointOf } from './scan-options.ts';
 import { localPathOf, TablePaths } from './table-paths.ts';
 import { TableReader, type ScanColumns } from './table-read.ts';
 import { TagManager, type TagInfo } from './tags.ts';
-import { typeToString } from './types.ts';
+import { describeValue, typeToString } from './types.ts';
 import { TableWriter, type ExpirePartitionsOptions, type ExpirePartitionsResult, type WriterOptions } from './table-writer.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { ChangeFollower, readChanges, type Change, type ChangesOptions, type FollowOptions, type SnapshotRef } from './incremental.ts';
@@ -96,6 +97,24 @@ export function checkOpenOptions(o: TableOpenOptions, what: string): void {
   };
   bytes('cacheBytes', 0);
   bytes('writeBufferBytes', 1);
+}
+
+/**
+ * InvalidArgument naming the option when a read point is not what its kind holds (a NaN time would
+ * otherwise surface as a RangeError where the message formats it, a NaN id as "snapshot NaN does
+ * not exist"). A time is Java's epoch millis (a long): any whole number, a negative one included
+ * (NotFound then names the earliest snapshot). A tag name is checked where it is read (checkName).
+ */
+function checkReadPoint(at: ReadPoint): void {
+  const given = [at.snapshotId, at.tag, at.timestampMs].filter((x) => x !== undefined).length;
+  if (given > 1) throw invalidArgument('give at most one of snapshot id, tag and timestamp');
+  const whole = (name: 'snapshotId' | 'schemaId' | 'timestampMs', expected: string, min: number) => {
+    const v = at[name];
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < min)) throw invalidArgument(`read point option ${name}: expected ${expected}, got ${describeValue(v)}`);
+  };
+  whole('snapshotId', 'a snapshot id ≥ 1', 1);
+  whole('schemaId', 'a schema id ≥ 0', 0);
+  whole('timestampMs', 'whole milliseconds since the epoch', Number.MIN_SAFE_INTEGER);
 }
 
 export class Table {
@@ -214,8 +233,7 @@ export class Table {
 
   /** The snapshot a read point names; undefined for "latest" on an empty table. */
   resolve(at: ReadPoint = {}): Snapshot | undefined {
-    const given = [at.snapshotId, at.tag, at.timestampMs].filter((x) => x !== undefined).length;
-    if (given > 1) throw invalidArgument('give at most one of snapshot id, tag and timestamp');
+    checkReadPoint(at);
     if (at.snapshotId !== undefined) {
       const s = this.snapshots.tryGet(at.snapshotId);
       if (!s) {
@@ -238,6 +256,17 @@ export class Table {
       return s;
     }
     return this.snapshots.latest();
+  }
+
+  /**
+   * Where a batch read without a read point of its own reads, as a Paimon engine reads this table:
+   * at the snapshot, tag or time its options `scan.snapshot-id`, `scan.tag-name`,
+   * `scan.timestamp-millis` name (a Java engine's ALTER), else {} (the latest). For readers that
+   * read as an engine would (the CLI's scan and get); `reader()` without a point reads the latest
+   * whatever the options say (scan-options.ts).
+   */
+  batchReadPoint(): ReadPoint {
+    return batchReadPointOf(this.schema.options.raw);
   }
 
   /**

@@ -339,7 +339,7 @@ export function checkValue(t: DataType, v: unknown): string | undefined {
   if (v === null || v === undefined) return t.nullable ? undefined : 'must not be null';
   switch (t.root) {
     case 'BOOLEAN':
-      return typeof v === 'boolean' ? undefined : `expected a boolean, got ${describe(v)}`;
+      return typeof v === 'boolean' ? undefined : `expected a boolean, got ${describeValue(v)}`;
     case 'TINYINT':
     case 'SMALLINT':
     case 'INT':
@@ -348,38 +348,38 @@ export function checkValue(t: DataType, v: unknown): string | undefined {
       const [lo, hi] = INT_RANGE[t.root]!;
       return typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi
         ? undefined
-        : `expected an integer in ${lo}..${hi}, got ${describe(v)}`;
+        : `expected an integer in ${lo}..${hi}, got ${describeValue(v)}`;
     }
     case 'BIGINT':
       return typeof v === 'bigint' && v >= BIGINT_MIN && v <= BIGINT_MAX
         ? undefined
-        : `expected a 64-bit bigint, got ${describe(v)}`;
+        : `expected a 64-bit bigint, got ${describeValue(v)}`;
     case 'FLOAT':
     case 'DOUBLE':
-      return typeof v === 'number' ? undefined : `expected a number, got ${describe(v)}`;
+      return typeof v === 'number' ? undefined : `expected a number, got ${describeValue(v)}`;
     case 'DECIMAL': {
-      if (typeof v !== 'bigint') return `expected an unscaled bigint, got ${describe(v)}`;
+      if (typeof v !== 'bigint') return `expected an unscaled bigint, got ${describeValue(v)}`;
       const limit = 10n ** BigInt(t.precision!);
       return v < limit && v > -limit ? undefined : `value does not fit ${typeToString(t)}`;
     }
     case 'CHAR':
     case 'VARCHAR':
-      if (typeof v !== 'string') return `expected a string, got ${describe(v)}`;
+      if (typeof v !== 'string') return `expected a string, got ${describeValue(v)}`;
       return v.length <= t.length! ? undefined : `string longer than ${t.length}`;
     case 'STRING':
-      return typeof v === 'string' ? undefined : `expected a string, got ${describe(v)}`;
+      return typeof v === 'string' ? undefined : `expected a string, got ${describeValue(v)}`;
     case 'BINARY':
     case 'VARBINARY':
-      if (!(v instanceof Uint8Array)) return `expected bytes, got ${describe(v)}`;
+      if (!(v instanceof Uint8Array)) return `expected bytes, got ${describeValue(v)}`;
       return v.length <= t.length! ? undefined : `bytes longer than ${t.length}`;
     case 'BYTES':
-      return v instanceof Uint8Array ? undefined : `expected bytes, got ${describe(v)}`;
+      return v instanceof Uint8Array ? undefined : `expected bytes, got ${describeValue(v)}`;
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ':
-      if (typeof v !== 'number' || !Number.isSafeInteger(v)) return `expected epoch microseconds, got ${describe(v)}`;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) return `expected epoch microseconds, got ${describeValue(v)}`;
       return t.precision! <= 3 && v % 1000 !== 0 ? `TIMESTAMP(${t.precision}) holds whole milliseconds` : undefined;
     case 'ARRAY': {
-      if (!Array.isArray(v)) return `expected an array, got ${describe(v)}`;
+      if (!Array.isArray(v)) return `expected an array, got ${describeValue(v)}`;
       for (let i = 0; i < v.length; i++) {
         const p = checkValue(t.element!, v[i]);
         if (p) return `element ${i}: ${p}`;
@@ -387,17 +387,17 @@ export function checkValue(t: DataType, v: unknown): string | undefined {
       return undefined;
     }
     case 'MAP': {
-      if (!(v instanceof Map)) return `expected a Map, got ${describe(v)}`;
+      if (!(v instanceof Map)) return `expected a Map, got ${describeValue(v)}`;
       const seen = new Set<string>();
       for (const [k, x] of v) {
         if (k === null || k === undefined) return 'a map key must not be null';
         const pk = checkValue(withNullable(t.key!, false), k);
         if (pk) return `map key: ${pk}`;
         const id = mapKeyId(k);
-        if (seen.has(id)) return `duplicate map key ${describe(k)}`;
+        if (seen.has(id)) return `duplicate map key ${describeValue(k)}`;
         seen.add(id);
         const pv = checkValue(t.value!, x);
-        if (pv) return `value of map key ${describe(k)}: ${pv}`;
+        if (pv) return `value of map key ${describeValue(k)}: ${pv}`;
       }
       return undefined;
     }
@@ -414,7 +414,9 @@ export function mapKeyId(k: unknown): string {
   return `${typeof k}:${String(k)}`;
 }
 
-function describe(v: unknown): string {
+/** A value as a message shows it: its kind and, when short, the value. */
+export function describeValue(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
   if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
   if (typeof v === 'bigint') return `${v}n`;
   if (v instanceof Uint8Array) return `${v.length} bytes`;

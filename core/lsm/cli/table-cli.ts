@@ -289,9 +289,15 @@ function readPointOf(ctx: Context) {
   return readPoint({ snapshot: ctx.args.string('snapshot'), tag: ctx.args.string('tag'), at: ctx.args.string('at') });
 }
 
+/** The read point given, else where a Paimon engine's batch read of the table starts (its scan.* options). */
+function batchPointOf(ctx: Context, table: Table) {
+  const at = readPointOf(ctx);
+  return Object.keys(at).length > 0 ? at : table.batchReadPoint();
+}
+
 async function scan(ctx: Context): Promise<number> {
   const { table } = openTable(ctx);
-  const at = readPointOf(ctx);
+  const at = batchPointOf(ctx, table);
   // At a snapshot, tag or time the columns are that snapshot's (the reader's schema).
   const reader = table.reader(at);
   try {
@@ -311,7 +317,7 @@ async function scan(ctx: Context): Promise<number> {
 
 async function get(ctx: Context): Promise<number> {
   const { table } = openTable(ctx);
-  const at = readPointOf(ctx);
+  const at = batchPointOf(ctx, table);
   const reader = table.reader(at);
   let row: unknown[] | undefined;
   try {

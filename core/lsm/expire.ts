@@ -213,6 +213,23 @@ export function removeOrphanFiles(table: Table, olderThanMs: number, keep?: Read
 }
 
 /**
+ * Deletes the files of `removed` — the contents of the snapshots and tags a rollback took away —
+ * that no retained snapshot, tag or pinned reader references; nothing else (Paimon's RollbackHelper
+ * deletes the rolled-back snapshots' files the same way). No directory is listed: a file no
+ * snapshot names yet may be another process's write under way (a tag or consumer written without
+ * the writer lock, a Java writer's files before its commit), which orphan removal at age 0 took.
+ * A removed content whose files do not read (damaged: a rollback is the way past it), or
+ * `unread` (a removed snapshot file that did not parse), leaves its files to the next listing
+ * sweep of expiration, which deletes whatever nothing retained references.
+ */
+export function deleteRemovedFiles(table: Table, removed: readonly Snapshot[], unread: boolean): string[] {
+  return withState(table, (state) => {
+    if (unread) state.listNext = true;
+    return sweepReleased(table, mark(table, state, table.snapshots.listIds(), table.tags.list(), removed, true), undefined);
+  });
+}
+
+/**
  * Per directory where `createAtomic`/`replaceAtomic` write, the names whose temporary files
  * (`.<name>.<uuid>.tmp`, file-io.ts TEMP_NAME) orphan removal deletes: a kill between the temp
  * file's write and its link or rename leaves it, and nothing else ever removes it.
@@ -271,7 +288,7 @@ function rootKey(s: Snapshot): string {
  * snapshots and tags expired in this run, released too even if they were never marked (a
  * snapshot committed since the last sweep).
  */
-function mark(table: Table, state: MarkState, snapshotIds: readonly number[], tags: readonly TagInfo[], dying: readonly Snapshot[]): Ref[] {
+function mark(table: Table, state: MarkState, snapshotIds: readonly number[], tags: readonly TagInfo[], dying: readonly Snapshot[], skipDamagedDying = false): Ref[] {
   const current = new Map<string, Snapshot>();
   for (const id of snapshotIds) {
     const s = table.snapshots.tryGet(id);
@@ -322,7 +339,14 @@ function mark(table: Table, state: MarkState, snapshotIds: readonly number[], ta
   for (const s of dying) {
     const k = rootKey(s);
     if (current.has(k) || state.roots.has(k)) continue;
-    const refs = rootRefs(table, state, s);
+    let refs: Ref[];
+    try {
+      refs = rootRefs(table, state, s);
+    } catch (e) {
+      if (!skipDamagedDying || !isCorruption(e)) throw e;
+      state.listNext = true; // its files go at the next listing sweep (rootRefs made no Ref)
+      continue;
+    }
     for (const r of refs) r.n++;
     state.roots.set(k, refs);
   }

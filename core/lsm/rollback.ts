@@ -3,9 +3,11 @@
 //
 // Destructive (`rollbackTo(target)`): tags of later snapshots are deleted, LATEST is rewritten,
 // then the later snapshots are removed newest first; consumers positioned after the target are
-// moved back to target+1; finally one mark-and-sweep deletes every file no remaining snapshot or
-// tag references. A crash at any point leaves a readable table: the remaining snapshots are always
-// a contiguous prefix of the old history. A tag whose snapshot has expired can be the target: its
+// moved back to target+1; finally the files of the removed snapshots and tags that no remaining
+// snapshot, tag or pinned reader references are deleted (expire.ts deleteRemovedFiles) — not
+// every unreferenced file: one may be another process's write under way. A crash at any point
+// leaves a readable table: the remaining snapshots are always a contiguous prefix of the old
+// history. A tag whose snapshot has expired can be the target: its
 // snapshot file is written back from the tag (the tag kept its files) before the earliest later
 // snapshot goes (EARLIEST and LATEST name that one meanwhile), so a kill never leaves the table
 // without a snapshot — Paimon's RollbackHelper removes them all first, and a kill there left the
@@ -18,9 +20,9 @@
 // guarantees that). With the lookup producer the snapshot also lists a changelog: the diff from
 // the current state to the restored one, so changelog readers stay consistent across it.
 
-import { removeOrphanFiles } from './expire.ts';
+import { deleteRemovedFiles } from './expire.ts';
 import { listConsumers, writeConsumer } from './consumer.ts';
-import { invalidArgument, LsmError, notFound } from './errors.ts';
+import { invalidArgument, isCorruption, LsmError, notFound } from './errors.ts';
 import type { BucketChanges } from './changelog.ts';
 import { diffBuckets, type SnapshotRef } from './incremental.ts';
 import { ADD, DELETE, entryIdentifier, type ManifestEntry } from './manifest.ts';
@@ -56,10 +58,13 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
   if (latest === undefined) throw notFound(`table ${table.name} has no snapshot`);
   if (target.id > latest) throw invalidArgument(`snapshot ${target.id} is after the latest snapshot ${latest}`);
   const result: RollbackResult = { snapshotId: target.id, removedSnapshots: [], removedTags: [], deletedFiles: [] };
+  /** The contents taken away, whose files go at the end (read before their snapshot files go). */
+  const removed: Snapshot[] = [];
   for (const t of table.tags.list()) {
     if (t.snapshot.id > target.id) {
       table.tags.delete(t.name);
       result.removedTags.push(t.name);
+      removed.push(t.snapshot);
     }
   }
   // A tag of an expired snapshot: every snapshot is after it, and it is written back. The earliest
@@ -77,8 +82,18 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
   // (or the one after it still exists), so a reader that trusts the hint (Paimon's findLatest,
   // which does not check that LATEST's own file exists) never meets a removed one after a kill.
   table.fileIO.replaceAtomic(table.paths.latestHint, Buffer.from(String(last ?? target.id)));
+  let unread = false;
   for (let id = latest; id > target.id; id--) {
-    if (id === last || !table.snapshots.exists(id)) continue;
+    if (!table.snapshots.exists(id)) continue;
+    try {
+      removed.push(table.snapshots.get(id));
+    } catch (e) {
+      // A damaged snapshot goes all the same (a rollback is the way past it); its files are left
+      // to expiration's next listing sweep.
+      if (!isCorruption(e)) throw e;
+      unread = true;
+    }
+    if (id === last) continue;
     table.snapshots.remove(id);
     result.removedSnapshots.push(id);
   }
@@ -99,7 +114,9 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
     table.snapshots.writeEarliestHint(target.id);
   }
   for (const c of listConsumers(table)) if (c.nextSnapshot > target.id + 1) writeConsumer(table, c.id, target.id + 1);
-  result.deletedFiles = removeOrphanFiles(table, 0);
+  // Only the removed contents' files: orphan removal at age 0 also took what another process is
+  // writing without the writer lock (a tag, a consumer's progress; a Java writer's new files).
+  result.deletedFiles = deleteRemovedFiles(table, removed, unread);
   return result;
 }
 

@@ -207,7 +207,11 @@ interface CompiledFormatter {
   /** What each capture group of `regex` is. */
   readonly groups: readonly FieldKind[];
   readonly hasDate: boolean;
-  readonly hasTime: boolean;
+  /** Which time fields the pattern has (Java builds a time only from some combinations: timeOfDay). */
+  readonly hasHour: boolean;
+  readonly hasMinute: boolean;
+  readonly hasSecond: boolean;
+  readonly hasFraction: boolean;
 }
 
 type FieldKind = 'yoe' | 'year' | 'year2' | 'month' | 'day' | 'hour' | 'minute' | 'second' | 'fraction';
@@ -221,10 +225,30 @@ const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\
  * letters a partition time is written with: y and u (year), M and MM (month as a number), d, H, m,
  * s (one or two letters), S… (fraction), quoted text and other non-letter characters. Anything
  * else (month names, am/pm, optional sections…) gives the reason it is not parsed here.
+ *
+ * Java reads adjacent numbers without backtracking (DateTimeFormatterBuilder's adjacent value
+ * parsing, strict): a field of variable width ('y', 'yyyy', 'M', 'd', 'H', 'm', 's') followed by
+ * fixed-width fields ('yy', 'MM', 'dd', 'HH', 'mm', 'ss', 'S…') leaves them their widths, but one
+ * followed by another variable-width field, or by a digit literal, reads greedily up to 19 digits
+ * and the pattern never parses. Those are refused here (a regex would backtrack and find a split
+ * Java never finds: 'yyyyMd' read '2024111' as 2024-11-1); with them out, the regex reads what
+ * Java reads.
  */
 export function compileFormatter(pattern: string): CompiledFormatter | string {
   let re = '';
   const groups: FieldKind[] = [];
+  /** The variable-width field of the current run of adjacent numbers (no literal between), if any. */
+  let greedy: string | undefined;
+  const neverParses = (what: string) =>
+    `pattern letters '${greedy}' ${what}: Java reads '${greedy}' greedily (it has no fixed width), so '${pattern}' never parses; ` +
+    'give what follows it a separator, or the fields fixed widths (yyyyMMdd, HH, mm, ss)';
+  /** A literal ends the run; a digit right after a variable-width field is read as part of it. */
+  const literal = (text: string): string | undefined => {
+    const digit = greedy !== undefined && /^\d/.test(text) ? text[0] : undefined;
+    if (digit !== undefined) return neverParses(`before the digit '${digit}'`);
+    greedy = undefined;
+    return undefined;
+  };
   let i = 0;
   while (i < pattern.length) {
     const c = pattern[i]!;
@@ -244,7 +268,10 @@ export function compileFormatter(pattern: string): CompiledFormatter | string {
         }
         text += pattern[j++];
       }
-      re += escapeRegex(j === i + 1 ? "'" : text);
+      const lit = j === i + 1 ? "'" : text;
+      const refused = literal(lit);
+      if (refused) return refused;
+      re += escapeRegex(lit);
       i = j + 1;
       continue;
     }
@@ -252,6 +279,12 @@ export function compileFormatter(pattern: string): CompiledFormatter | string {
       let n = 1;
       while (pattern[i + n] === c) n++;
       i += n;
+      // Fixed width: 'yy' (reduced), two-letter M, d, H, m, s, and every S… (a fraction of fixed width).
+      const variable = c === 'y' || c === 'u' ? n !== 2 : c in WIDTH_ONE_OR_TWO ? n === 1 : false;
+      if (variable) {
+        if (greedy !== undefined) return neverParses(`and '${c.repeat(n)}' have only digits between them`);
+        greedy = c.repeat(n);
+      }
       if (c === 'y' || c === 'u') {
         if (n === 2) {
           re += '(\\d{2})';
@@ -275,6 +308,8 @@ export function compileFormatter(pattern: string): CompiledFormatter | string {
       continue;
     }
     if (c === '[' || c === ']' || c === '{' || c === '}' || c === '#') return `'${c}' (optional sections and reserved characters are not parsed here)`;
+    const refused = literal(c);
+    if (refused) return refused;
     re += escapeRegex(c);
     i++;
   }
@@ -283,7 +318,10 @@ export function compileFormatter(pattern: string): CompiledFormatter | string {
     regex: new RegExp(`^${re}$`),
     groups,
     hasDate: (has('yoe') || has('year') || has('year2')) && has('month') && has('day'),
-    hasTime: has('hour'),
+    hasHour: has('hour'),
+    hasMinute: has('minute'),
+    hasSecond: has('second'),
+    hasFraction: has('fraction'),
   };
 }
 
@@ -320,41 +358,62 @@ function parseDefault(text: string): number {
 function parseWith(f: CompiledFormatter, text: string, formatter: string): number {
   const m = f.regex.exec(text);
   if (!m || !f.hasDate) throw parseError(text, `does not match 'partition.timestamp-formatter' '${formatter}'`);
-  let year = 0;
-  let month = 0;
-  let day = 0;
-  let hour = 0;
-  let minute = 0;
-  let second = 0;
-  let fracMs = 0;
+  // A field the pattern names twice must be given the same value both times, as Java's parse
+  // (DateTimeParseContext.setParsedField; a year of era and a year are cross-checked the same way).
+  const values = new Map<string, number>();
   f.groups.forEach((k, g) => {
     const s = m[g + 1]!;
-    const v = Number(s);
-    if (k === 'yoe' || k === 'year') year = v;
-    else if (k === 'year2') year = 2000 + v;
-    else if (k === 'month') month = v;
-    else if (k === 'day') day = v;
-    else if (k === 'hour') hour = v;
-    else if (k === 'minute') minute = v;
-    else if (k === 'second') second = v;
-    else fracMs = Number(s.padEnd(9, '0')) / 1e6;
+    const field = k === 'yoe' || k === 'year' || k === 'year2' ? 'year' : k;
+    const v = k === 'year2' ? 2000 + Number(s) : k === 'fraction' ? Number(s.padEnd(9, '0')) / 1e6 : Number(s);
+    const before = values.get(field);
+    if (before !== undefined && before !== v) throw parseError(text, `gives the ${field} twice, differently, for 'partition.timestamp-formatter' '${formatter}'`);
+    values.set(field, v);
   });
+  const year = values.get('year') ?? 0;
+  const month = values.get('month') ?? 0;
+  let day = values.get('day') ?? 0;
+  const hour = values.get('hour') ?? 0;
+  const minute = values.get('minute') ?? 0;
+  const second = values.get('second') ?? 0;
+  const fracMs = values.get('fraction') ?? 0;
   const bad = (what: string): PartitionTimeError => parseError(text, `has ${what} out of range for 'partition.timestamp-formatter' '${formatter}'`);
   if (Math.abs(year) > MAX_YEAR || (f.groups.includes('yoe') && year < 1)) throw bad('a year');
   if (month < 1 || month > 12) throw bad('a month');
   if (day < 1 || day > 31) throw bad('a day');
   const dim = month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1]!;
   day = Math.min(day, dim);
-  let extraDay = 0;
-  if (f.hasTime) {
+  const time = timeOfDay(f, hour, minute, second, fracMs, bad);
+  return wallMillis(year, month, day + time.extraDay, time.ms);
+}
+
+/**
+ * The time of day a formatter's fields give, as Java's SMART resolver (Parsed.resolveTimeLenient)
+ * and Paimon's fallback to LocalDate.parse at midnight when no time resolves: without an hour
+ * there is no time, but the minute and second are range-checked ("validate remaining"); an hour
+ * with seconds but no minutes, or minutes and a fraction but no seconds, resolves no time and
+ * checks nothing; otherwise the missing fields are 0, 24:00 is the next day's midnight and every
+ * field is range-checked.
+ */
+function timeOfDay(
+  f: CompiledFormatter,
+  hour: number,
+  minute: number,
+  second: number,
+  fracMs: number,
+  bad: (what: string) => PartitionTimeError,
+): { ms: number; extraDay: number } {
+  const midnight = { ms: 0, extraDay: 0 };
+  if (!f.hasHour) {
     if (minute > 59) throw bad('a minute');
     if (second > 59) throw bad('a second');
-    if (hour === 24 && minute === 0 && second === 0 && fracMs === 0) {
-      hour = 0;
-      extraDay = 1; // SMART: 24:00 is the end of the day
-    } else if (hour > 23) throw bad('an hour');
+    return midnight;
   }
-  return wallMillis(year, month, day + extraDay, hour * 3_600_000 + minute * 60_000 + second * 1000 + fracMs);
+  if ((!f.hasMinute && (f.hasSecond || f.hasFraction)) || (f.hasMinute && !f.hasSecond && f.hasFraction)) return midnight;
+  if (minute > 59) throw bad('a minute');
+  if (hour === 24 && minute === 0 && second === 0 && fracMs === 0) return { ms: 0, extraDay: 1 };
+  if (hour > 23) throw bad('an hour');
+  if (second > 59) throw bad('a second');
+  return { ms: hour * 3_600_000 + minute * 60_000 + second * 1000 + fracMs, extraDay: 0 };
 }
 
 /**

@@ -4,7 +4,7 @@ import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { SyncChip } from './components/SyncChip.tsx';
 import { useApp, useT } from './context.tsx';
-import { alarmText, signedInText, type MessageKey } from './i18n/messages.ts';
+import { alarmText, formatNumber, signedInText, type MessageKey } from './i18n/messages.ts';
 import { DeadLetters } from './screens/DeadLetters.tsx';
 import { FirstRun } from './screens/FirstRun.tsx';
 import { History } from './screens/History.tsx';
@@ -83,7 +83,8 @@ export function App() {
         {SCREENS.filter((s) => !s.admin || isAdmin).map((s) => (
           <button key={s.id} className={screen === s.id ? 'current' : ''} aria-current={screen === s.id ? 'page' : undefined} onClick={() => go(s.id)} data-screen={s.id}>
             {t(s.label)}
-            {s.id === 'inbox' && waiting > 0 ? <span className="count"> {waiting}</span> : null}
+            {/* In the language's number format, as the inbox's own count beside it ("1.304", not "1304"). */}
+            {s.id === 'inbox' && waiting > 0 ? <span className="count"> {formatNumber(lang, waiting)}</span> : null}
           </button>
         ))}
       </nav>

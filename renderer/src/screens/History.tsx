@@ -165,9 +165,11 @@ export function History() {
   }, [table, kind, loadHistory]);
   // At once on opening; a search typed waits a quarter second (search-load.ts): not a request per key.
   useSearchLoad(() => void loadTags(table, tagSearch.trim() || undefined), [table, tagSearch, loadTags]);
-  // Picking "tag" offers the newest tag (agent runs tag what they read: `agent-<run id>`).
+  // Picking "tag" offers the newest tag (agent runs tag what they read: `agent-<run id>`). With
+  // none listed (a search that finds none, a table without tags) none is picked: the one picked
+  // before stayed, out of sight, and Show read it.
   useEffect(() => {
-    if (kind === 'tag' && !tags.some((x) => x.name === fields.tag) && tags[0]) setField('tag', tags[0].name);
+    if (kind === 'tag' && !tags.some((x) => x.name === fields.tag) && (tags[0] || fields.tag !== '')) setField('tag', tags[0]?.name ?? '');
   }, [kind, tags, fields.tag]);
   // Null while the chosen point is not filled in: Show and Compare wait for it.
   const point = readPoint(kind, fields);

@@ -547,13 +547,17 @@ describe('the dead letters screen shows the reads asked for last', () => {
   });
 });
 
-describe('the Tables, Sync and status reads show the read asked for last', () => {
+describe('the Tables, Sync, status, Users and reorder-change reads show the read asked for last', () => {
   // A slow older reply (the line busy, the site at a commit) landing after a newer one put the
-  // older ages, sync state or alarm band back on the screen until the next read.
+  // older ages, sync state or alarm band back on the screen until the next read; the Users list
+  // read by the screen's opening, answered after the one an add read, showed it without the user
+  // just added, and the reorder changes without the change just saved.
   const cases = [
     { method: 'tables', load: 'loadTables', field: 'tables' },
     { method: 'syncStatus', load: 'loadSync', field: 'sync' },
     { method: 'status', load: 'loadStatus', field: 'status' },
+    { method: 'users', load: 'loadUsers', field: 'users' },
+    { method: 'configChanges', load: 'loadConfigChanges', field: 'configChanges' },
   ] as const;
   for (const { method, load, field } of cases) {
     it(`${load}: an older reply answered after a newer one is not applied`, async () => {

@@ -390,7 +390,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
     // reply is applied only while its request is the newest of its kind in the session it was
     // asked in. `resetSession` starts a new session.
     let session = 0;
-    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, deadLetterGroups: 0, decided: 0, proposals: 0, status: 0, tables: 0, sync: 0 };
+    const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, deadLetterGroups: 0, decided: 0, proposals: 0, status: 0, tables: 0, sync: 0, users: 0, configChanges: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
       const s = session;
@@ -786,7 +786,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
         });
         return saved;
       },
-      loadConfigChanges: () => read(() => api.configChanges({ limit: CONFIG_CHANGES_SHOWN }), (configChanges) => ({ configChanges })),
+      loadConfigChanges: () => read(() => api.configChanges({ limit: CONFIG_CHANGES_SHOWN }), (configChanges) => ({ configChanges }), 'configChanges'),
       loadTables: () => read(() => api.tables({}), (tables) => ({ tables }), 'tables'),
       loadSync: () => read(() => api.syncStatus({}), (sync) => ({ sync }), 'sync'),
       // The list and, beside it, where the open letters come from: a list shows the first few, all
@@ -826,7 +826,9 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
         once('deadLettersBusy', () => succeeded(() => api.dismissDeadLetters({ ids, note, ...(alike ? { alike: true } : {}) }), async () => {
           await Promise.all([get().loadDeadLetters(), get().loadStatus()]);
         })),
-      loadUsers: () => read(() => api.users({}), (users) => ({ users })),
+      // Numbered (here and the reorder changes above): the list the screen's opening read, answered
+      // after the one an add read, showed the users without the one just added.
+      loadUsers: () => read(() => api.users({}), (users) => ({ users }), 'users'),
       addUser: (name, roles, secret, badge) => once('usersBusy', () => succeeded(() => api.addUser({ name, roles, secret, ...(badge ? { badge } : {}) }), () => get().loadUsers())),
       disableUser: async (name) => {
         await once('usersBusy', () => succeeded(() => api.disableUser({ name }), () => get().loadUsers()));

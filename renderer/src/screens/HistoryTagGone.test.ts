@@ -1,0 +1,91 @@
+// The History screen's tag picker emptied (a tag search that finds none, or a table picked that has
+// no tags): Show and Compare sent the tag picked before, one the picker no longer showed — a read
+// of a tag nobody could see chosen, or the site's "no such tag" for another table's. With no tag
+// listed, none is picked and nothing is sent.
+//
+// No DOM here (as HistoryFailedRead.test.ts): hooks that keep their state between renders, the
+// screen's effects run after each render as React would run them, its fields changed through onChange.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { SiteApi } from '../../../core/site/api.ts';
+import { createAppStore, type AppStore } from '../store/store.ts';
+import { History } from './History.tsx';
+
+const holder: { store: AppStore | null; slots: unknown[]; at: number; effects: Array<() => unknown> } = { store: null, slots: [], at: 0, effects: [] };
+
+vi.mock('react', async (importOriginal) => {
+  const fake = await import('../test-fake-react.ts');
+  // Effects kept, to be run once the render is done (`settle`).
+  return fake.fakeReact(await importOriginal(), () => holder.store, { ...fake.slotHooks(() => holder), useEffect: (f: () => unknown) => void holder.effects.push(f) });
+});
+vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+
+interface Element {
+  type: unknown;
+  props: { children?: unknown; name?: string; type?: string; disabled?: boolean; onChange?: (e: { target: { value: string } }) => void; [k: string]: unknown };
+}
+const tree = (node: unknown): Element[] => {
+  if (Array.isArray(node)) return node.flatMap(tree);
+  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
+  const el = node as Element;
+  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
+  return [el, ...tree(el.props.children)];
+};
+
+const flush = async () => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
+
+const tag = (name: string, snapshotId: number) => ({ name, snapshotId, createdMs: snapshotId * 1000 });
+
+afterEach(() => vi.useRealTimers());
+
+/** The screen over a site whose tags whose name contains the search are `tagsOf(search)`. */
+function screen(tagsOf: (search: string | undefined) => ReturnType<typeof tag>[]) {
+  const asked: unknown[] = [];
+  const site = {
+    tables: async () => [],
+    tags: async (req: { search?: string }) => tagsOf(req.search),
+    history: async (req: { at: unknown }) => {
+      asked.push(req.at);
+      return { table: 'stock', snapshotId: 1, snapshotMs: 0, columns: [], types: [], rows: [], more: false };
+    },
+  };
+  const store = createAppStore(site as unknown as SiteApi);
+  store.setState({ lang: 'en', tables: [], tags: [], history: null, diff: null });
+  holder.store = store;
+  holder.slots = [];
+  const render = () => ((holder.at = 0), (holder.effects = []), tree(History()));
+  /** Renders, runs the effects, lets the replies and the search's pause pass; until nothing changes. */
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) {
+      render();
+      for (const effect of holder.effects) effect();
+      await flush();
+      vi.advanceTimersByTime(300);
+      await flush();
+    }
+  };
+  const change = async (name: string, value: string) => {
+    render().find((e) => e.props.name === name)!.props.onChange!({ target: { value } });
+    await settle();
+  };
+  const buttonsDisabled = () => render().filter((e) => e.type === 'button').map((e) => e.props.disabled);
+  return { change, settle, buttonsDisabled, asked };
+}
+
+describe('History: a tag picker with no tag listed', () => {
+  it('sends no tag after a search that finds none', async () => {
+    vi.useFakeTimers();
+    const s = screen((search) => [tag('agent-7', 7), tag('decision-P-7-1', 6)].filter((x) => !search || x.name.includes(search)));
+    await s.settle();
+    await s.change('kind', 'tag');
+    // The newest tag is picked: Show and Compare send it.
+    expect(s.buttonsDisabled()).toEqual([false, false]);
+    await s.change('tagSearch', 'hourly-');
+    // The picker lists nothing: nothing to show or compare.
+    expect(s.buttonsDisabled()).toEqual([true, true]);
+    // A search that finds one picks it again.
+    await s.change('tagSearch', 'decision-');
+    expect(s.buttonsDisabled()).toEqual([false, false]);
+  });
+});

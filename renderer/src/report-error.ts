@@ -1,8 +1,8 @@
 // The floor UI's own failures, told to the site (`POST /api/reportClientError`, core/site/api.ts
 // ClientErrorReport): an error boundary's catch and the page's uncaught errors and rejections.
 // The site logs each under an id, which the boundary shows, so the person at a kiosk can tell IT
-// which line of logs/site.log it is. The console keeps its line too (Electron's bridge has no such
-// method yet: there the report fails and the console is all there is).
+// which line of logs/site.log it is. The console keeps its line too. In the Electron app the
+// report goes over the window's IPC bridge, and electron/ipc.ts writes it to the log.
 
 import type { ClientErrorReport } from '../../core/site/api.ts';
 

@@ -195,9 +195,9 @@ export type AppState = SessionSlice & UiSlice & InboxSlice & StateSlice & {
 };
 export type AppStore = StoreApi<AppState>;
 
-/** Tags the History screen asks for at most: the newest, or the newest whose name contains the search. */
 /** Changes of reorder points the Stock screen lists. */
 export const CONFIG_CHANGES_SHOWN = 20;
+/** Tags the History screen asks for at most: the newest, or the newest whose name contains the search. */
 export const TAGS_SHOWN = 200;
 /** The History screen shows at most this many rows (or changes) of a read. */
 export const HISTORY_ROWS = 500;

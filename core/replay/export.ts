@@ -12,7 +12,7 @@
 // Reading a running site is safe: tables are read from immutable files, tags are created
 // atomically, and the journal is read through its own WAL-mode connection.
 
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createWriteStream } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -32,6 +32,7 @@ import { SEED_TABLES } from '../ingest/seed-tables.ts';
 import { tableDefinitionsIn } from '../ingest/site-tables.ts';
 import { inModuleScope, outsideImportProblem, ruleFileCode, RuleFileCodeError, type RuleFileCode } from '../agents/rule-files.ts';
 import { byCreation, FIXTURE_FORMAT, replayProposal, TAG_PREFIX, type FixtureFile, type FixtureManifest, type FixtureTable, type HumanDecision, type LiveRuleFile } from './fixture.ts';
+import { beginExport, removeDeadExports } from './export-record.ts';
 import { sha256File, stableJson, writeStableJson } from './json.ts';
 import { snapshotFiles } from './table-files.ts';
 import { listFiles, writeTar } from './tar.ts';
@@ -444,8 +445,20 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
   const untilMs = o.untilMs ?? now;
   if (untilMs > now) throw new Error(`until (${new Date(untilMs).toISOString()}) is in the future: the events after now have not arrived (--until now ends the period at the export)`);
   const catalog = new Catalog(join(o.data, 'warehouse'));
+  // What exports killed before left (their temporary fixture, the tags of their cut): a half-made
+  // cut of this name would be reused below as this export's. Never a live export's.
+  removeDeadExports(o.data, catalog, database);
+  // Recorded before the cut is tagged, with the tag when this export makes it (no table has it).
+  const making = !catalog.databaseExists(database) || !catalog.listTables(database).some((t) => catalog.getTable({ database, table: t }).tags.exists(tag));
+  const record = beginExport(o.data, o.out, making ? tag : undefined);
   // `--tag hourly-…` names the fixture replay-hourly-… and, unless that cut exists, cuts at the hourly tag.
-  const cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(o.tag !== tag ? { from: o.tag } : {}), ...(o.retainMs !== undefined ? { retainMs: o.retainMs } : {}), clock: () => now, untilMs });
+  let cut: Cut;
+  try {
+    cut = makeCut(catalog, database, tag, { ...(o.atMs !== undefined ? { atMs: o.atMs } : {}), ...(o.tag !== tag ? { from: o.tag } : {}), ...(o.retainMs !== undefined ? { retainMs: o.retainMs } : {}), clock: () => now, untilMs });
+  } catch (e) {
+    record.end();
+    throw e;
+  }
 
   // Written into a folder beside --out and moved there whole at the end: a failed export leaves
   // no half-written fixture (which a retry would refuse as not empty) and no tags it made.
@@ -454,7 +467,8 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
   let tarTmp: string | undefined;
   try {
     parentMade = archive ? undefined : mkdirSync(dirname(o.out), { recursive: true });
-    const dir = (tmpDir = mkdtempSync(join(dirname(o.out), '.tilstand-export-')));
+    mkdirSync(record.tempDir);
+    const dir = (tmpDir = record.tempDir);
     // Tables at the tag.
     const tables: Record<string, FixtureTable> = {};
     // Tilstand's ingest tables and the site's own (config.json `tables` entries with columns).
@@ -571,7 +585,7 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     };
     writeFileSync(join(dir, 'fixture.json'), `${stableJson(manifest)}\n`);
     if (archive) {
-      tarTmp = `${o.out}.tmp-${process.pid}`;
+      tarTmp = record.tarTemp;
       writeTar(dir, tarTmp);
       renameSync(tarTmp, o.out);
     } else {
@@ -586,5 +600,6 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     throw e;
   } finally {
     if (tmpDir) rmSync(tmpDir, { recursive: true, force: true }); // gone when moved to --out
+    record.end();
   }
 }

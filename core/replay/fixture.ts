@@ -22,7 +22,7 @@
 // Invariant: every file except fixture.json is listed in the manifest with its size and SHA-256,
 // and no other file is there; `openFixture` checks both before anything is read.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfigInput } from '../agents/index.ts';
@@ -30,6 +30,7 @@ import { ruleFileHash, type RuleFileImport } from '../agents/rule-files.ts';
 import type { Decision, Json, Proposal } from '../inbox/index.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { sha256File } from './json.ts';
+import { makeScratchFolder, type ScratchFolder } from './scratch-folder.ts';
 import { extractTar, listFiles } from './tar.ts';
 
 export const FIXTURE_FORMAT = 'tilstand-replay-fixture-1';
@@ -188,19 +189,22 @@ export function openFixture(path: string, scratchParent = tmpdir()): OpenFixture
   if (!existsSync(path)) throw new Error(`fixture ${path} does not exist`);
   let dir = path;
   let extracted: string | undefined;
+  // An archive is extracted into a folder of its own inside a scratch folder, beside that folder's
+  // lock (scratch-folder.ts: removed by a later run if this one dies), which is no file of the fixture.
+  let scratch: ScratchFolder | undefined;
   if (!statSync(path).isDirectory()) {
-    extracted = mkdtempSync(join(scratchParent, 'tilstand-fixture-'));
+    scratch = makeScratchFolder(scratchParent, 'tilstand-fixture-');
+    extracted = join(scratch.dir, 'fixture');
     try {
+      mkdirSync(extracted);
       extractTar(path, extracted);
     } catch (e) {
-      rmSync(extracted, { recursive: true, force: true });
+      scratch.remove();
       throw new Error(`fixture ${path}: ${(e as Error).message}`, { cause: e });
     }
     dir = extracted;
   }
-  const close = () => {
-    if (extracted) rmSync(extracted, { recursive: true, force: true });
-  };
+  const close = () => scratch?.remove();
   try {
     const mf = join(dir, 'fixture.json');
     if (!existsSync(mf)) throw new Error(`${path} is not a replay fixture (no fixture.json)`);

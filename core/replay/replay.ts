@@ -20,7 +20,7 @@
 // snapshot already holds.
 
 import Database from 'better-sqlite3';
-import { cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -39,6 +39,7 @@ import { agentConfigFor, defaultAgentSpec, withLiveRules, type AgentBase, type A
 import { runIdMs } from './export.ts';
 import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type LiveRuleFile, type ReplayProposal } from './fixture.ts';
 import { writeStableJson } from './json.ts';
+import { makeScratchFolder, removeDeadScratch } from './scratch-folder.ts';
 import { ScratchFileIO } from './scratch-io.ts';
 
 export const DEFAULT_TICK_MS = 250;
@@ -272,13 +273,17 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
   const tickMs = o.tickMs ?? DEFAULT_TICK_MS;
   if (!Number.isSafeInteger(tickMs) || tickMs < 1) throw new Error(`tickMs: expected an integer ≥ 1, got ${tickMs}`);
   const scratchParent = o.scratchParent ?? defaultScratchParent();
+  // What runs killed before left there (in memory, on /dev/shm): never a live run's.
+  removeDeadScratch(scratchParent);
   const fx = openFixture(o.fixture, scratchParent);
   const m = fx.manifest;
   if (existsSync(o.out) && readdirSync(o.out).length > 0) {
     fx.close();
     throw new Error(`${o.out} exists and is not empty`);
   }
-  const scratch = mkdtempSync(join(scratchParent, 'tilstand-replay-'));
+  // A folder to keep takes no lock: no later run removes it, also when this one dies.
+  const scratchFolder = makeScratchFolder(scratchParent, 'tilstand-replay-', !o.keepScratch);
+  const scratch = scratchFolder.dir;
   // The site's zone for the whole run: core/lsm takes local times (partition expiration's wall
   // clock, tag create times) as Java Paimon does, and in the machine's zone a replay at HQ dropped
   // other partitions than one on the site. Node takes a changed TZ at once; given back at the end.
@@ -555,7 +560,7 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
         // closing a scratch warehouse: nothing to keep
       }
     }
-    if (!o.keepScratch) rmSync(scratch, { recursive: true, force: true });
+    if (!o.keepScratch) scratchFolder.remove();
     fx.close();
     if (m.timeZone !== undefined) {
       if (zoneWas === undefined) delete process.env.TZ;

@@ -1,0 +1,112 @@
+// What an export under way has made, so that a later export can take it back if this one dies.
+//
+// An export (export.ts) tags the cut on every table (`replay-<name>`) and writes the fixture into
+// a folder beside --out (`.tilstand-export-<id>`, and for an archive `<out>.tmp-<id>`), renamed onto
+// --out at the end; one that fails takes both back itself. One killed (kill -9, a power cut) left
+// them: the folder for good, and the tags holding their snapshots on the site until someone deleted
+// them — and the next export with that name reused the half-made cut as its own.
+//
+// So an export first writes, in the data directory, a lock (`.replay-export-<id>.lock`, core/lsm
+// writer-lock.ts: pid, host, boot id and start time, so a reused pid is not taken for the owner)
+// and a record beside it (`.replay-export-<id>.json`: the tag it makes, when it makes one, and its
+// temporary paths), and removes both when it ends, finished or failed. Each export first takes
+// back what dead ones recorded (`removeDeadExports`). A live export's lock is never taken
+// (Conflict, also within this process), so nothing of a live export is touched.
+//
+// Limits: an export killed after its fixture was renamed onto --out and before its record was
+// removed loses its tags to the next export (the fixture is whole; a later export of that name
+// makes a new cut). The folder an export made for --out's parent (`mkdir -p`) stays, empty.
+
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { localFileIO, type Catalog } from '../lsm/index.ts';
+import { WriterLock } from '../lsm/writer-lock.ts';
+
+const PREFIX = '.replay-export-';
+const LOCK = '.lock';
+const RECORD = '.json';
+const RULE = 'one process per export record';
+
+interface ExportRecordData {
+  /** The `replay-` tag this export makes on the tables; absent when it reuses a cut. */
+  tag?: string;
+  /** The fixture folder written beside --out, then renamed onto it. */
+  tempDir: string;
+  /** An archive's temporary file, renamed onto --out. */
+  tarTemp: string;
+}
+
+export interface ExportRecord {
+  /** Where the fixture is written before it is renamed onto --out (absolute). */
+  readonly tempDir: string;
+  /** Where an archive is written before it is renamed onto --out (absolute). */
+  readonly tarTemp: string;
+  /** Removes the record and its lock: nothing of this export is to be taken back. */
+  end(): void;
+}
+
+/**
+ * Records an export to `out` in the data directory `data` before it makes anything: `tag` when it
+ * will make that tag (not when it reuses a cut). The temporary paths are named by the record's id.
+ */
+export function beginExport(data: string, out: string, tag: string | undefined): ExportRecord {
+  const id = randomUUID();
+  const base = join(data, `${PREFIX}${id}`);
+  const lock = WriterLock.acquire(base + LOCK, `the export record ${base}${RECORD}`, RULE);
+  const abs = resolve(out);
+  const record: ExportRecordData = { ...(tag !== undefined ? { tag } : {}), tempDir: join(dirname(abs), `.tilstand-export-${id}`), tarTemp: `${abs}.tmp-${id}` };
+  try {
+    localFileIO.replaceAtomic(base + RECORD, Buffer.from(JSON.stringify(record)));
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+  return {
+    tempDir: record.tempDir,
+    tarTemp: record.tarTemp,
+    end() {
+      rmSync(base + RECORD, { force: true });
+      lock.release();
+    },
+  };
+}
+
+/**
+ * Takes back what exports that died left, as their records say: their temporary folder and file,
+ * and the tag each made, on every table of `database` that has it. Returns the records taken back.
+ * An export whose process lives is left alone.
+ */
+export function removeDeadExports(data: string, catalog: Catalog, database: string): string[] {
+  const done: string[] = [];
+  for (const name of readdirSync(data)) {
+    if (!name.startsWith(PREFIX) || !name.endsWith(LOCK)) continue;
+    const base = join(data, name.slice(0, -LOCK.length));
+    let lock: WriterLock;
+    try {
+      // Taken only from a dead owner (a stale lock); a live one's is Conflict.
+      lock = WriterLock.acquire(base + LOCK, `the export record ${base}${RECORD}`, RULE);
+    } catch {
+      continue; // its export lives, or it ended just now
+    }
+    try {
+      // None: it died before writing it, having made nothing.
+      if (existsSync(base + RECORD)) takeBack(JSON.parse(readFileSync(base + RECORD, 'utf8')) as ExportRecordData, catalog, database);
+      rmSync(base + RECORD, { force: true });
+      done.push(basename(base));
+    } finally {
+      lock.release();
+    }
+  }
+  return done;
+}
+
+function takeBack(r: ExportRecordData, catalog: Catalog, database: string): void {
+  rmSync(r.tempDir, { recursive: true, force: true });
+  rmSync(r.tarTemp, { force: true });
+  if (r.tag === undefined || !catalog.databaseExists(database)) return;
+  for (const t of catalog.listTables(database)) {
+    const table = catalog.getTable({ database, table: t });
+    if (table.tags.exists(r.tag)) table.deleteTag(r.tag);
+  }
+}

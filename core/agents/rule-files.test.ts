@@ -115,6 +115,27 @@ describe('a rule file that imports files of its own', () => {
   });
 });
 
+describe('an import whose name is computed when the file runs', () => {
+  // The SHA-256 names the rule file and the local files it imports, found by bundling it; an
+  // import(name) or require(name) of a name computed at run time is a file the bundler cannot see,
+  // so the hash did not cover the code it loaded. Refused, naming where it is.
+  it('is refused, in the rule file or in a file it imports, naming the place; a literal one (a package, a helper) is not', async () => {
+    const own = join(dir, 'computed');
+    mkdirSync(join(own, 'lib'), { recursive: true });
+    writeFileSync(join(own, 'lib', 'x.mjs'), rule('computed-rule', '1'));
+    writeFileSync(join(own, 'by-name.mjs'), `const name = './lib/x.mjs';\nconst m = await import(name);\nexport default m.default;\n`);
+    await expect(loadRuleFiles(['computed/by-name.mjs'], dir)).rejects.toThrow(
+      /^rule file computed\/by-name\.mjs: imports a module whose name is computed when it runs, at by-name\.mjs:2:16 \(const m = await import\(name\);\): its SHA-256 cannot cover that code; import it by a literal path/,
+    );
+    writeFileSync(join(own, 'lib', 'load.cjs'), `const n = './x.mjs';\nmodule.exports = require(n);\n`);
+    writeFileSync(join(own, 'via-helper.mjs'), `import load from './lib/load.cjs';\nexport default load;\n`);
+    await expect(loadRuleFiles(['computed/via-helper.mjs'], dir)).rejects.toThrow(/^rule file computed\/via-helper\.mjs: imports a module whose name is computed when it runs, at lib\/load\.cjs:2:17 /);
+    writeFileSync(join(own, 'literal.mjs'), `const m = await import('./lib/x.mjs');\nconst fs = await import('node:fs');\nexport default fs ? m.default : undefined;\n`);
+    const loaded = await loadRuleFiles(['computed/literal.mjs'], dir);
+    expect(loaded.files.map((f) => [f.path, f.imports?.map((i) => i.path)])).toEqual([['computed/literal.mjs', ['lib/x.mjs']]]);
+  });
+});
+
 describe('a loader that holds its modules (a site: its start and its reloads)', () => {
   /** How many times a module body that counts under `key` ran in this process. */
   const runs = (key: string): number => ((globalThis as Record<string, unknown>)[key] as number | undefined) ?? 0;

@@ -15,6 +15,8 @@
 // proposal, call them the same. What ran is named by a SHA-256 over the file and every local file
 // it imports (`ruleFileCode`: its module graph as esbuild bundles it, type-only imports erased), so
 // an edited helper is a change of the rule file's code too, and an export can copy the helpers.
+// An import by a name computed when the file runs is in no graph and refused; a file written
+// between its hash and its import is caught by reading the files again after the import.
 // A site holds the modules it imported (`RuleFileModules`), so a reload imports again only a file
 // whose SHA-256 changed.
 
@@ -143,16 +145,28 @@ export async function loadRuleFiles(paths: readonly string[], dir: string, modul
       // in this process was the module of its first import, checked under the new SHA-256 (a
       // site's reload passed an edit its next start refuses). Forgotten first, as Node lets one.
       for (const f of [abs, ...code.imports.map((m) => m.abs)]) delete requireCache[f];
+      const hashed = `${pathToFileURL(abs).href}?sha256=${hash}`;
+      const refused = misloaded.get(hashed) ?? 0;
       try {
         // The hash in the URL: the code imported is the code hashed, also when the file was changed
         // since this process imported it (a module is imported once per URL, so a .js or .mjs file
         // of an unchanged hash is the module Node already holds). A file with imports of its own
         // goes through tsImport whatever its kind: each call loads the whole graph anew (tsx's
-        // namespace per call), where import() would keep a helper as first imported.
-        const url = `${pathToFileURL(abs).href}?sha256=${hash}`;
+        // namespace per call), where import() would keep a helper as first imported. After a load
+        // of this hash refused as changed meanwhile, Node holds the code it read then under that
+        // URL: the next import takes one of its own (`misloaded`).
+        const url = refused === 0 ? hashed : `${hashed}&load=${refused + 1}`;
         mod = (/\.m?ts$/.test(path) || code.imports.length > 0 ? await importTypeScript(url) : await import(url)) as { default?: unknown };
       } catch (e) {
         throw refuse(`cannot be loaded (${(e as Error).message.split('\n')[0]})`);
+      }
+      // The import read the files again: one written since they were hashed (an editor saving
+      // during a reload) ran code the hash does not name. Such a load is refused; the next one
+      // hashes what is there then.
+      const changed = changedSinceRead(abs, code);
+      if (changed !== undefined) {
+        misloaded.set(hashed, refused + 1);
+        throw refuse(`${changed} changed while it was being loaded (it is no longer the file hashed); load it again`);
       }
     }
     const exported = mod.default;
@@ -245,10 +259,12 @@ export async function ruleFileCode(path: string): Promise<RuleFileCode> {
   const folder = dirname(abs);
   const esbuild = await import('esbuild');
   let meta: import('esbuild').Metafile;
+  let computed: import('esbuild').Message | undefined;
   graphsInFlight++;
   try {
-    const r = await esbuild.build({ entryPoints: [abs], absWorkingDir: folder, bundle: true, write: false, metafile: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' });
+    const r = await esbuild.build({ entryPoints: [abs], absWorkingDir: folder, bundle: true, write: false, metafile: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent', logOverride: COMPUTED_IMPORTS });
     meta = r.metafile;
+    computed = r.warnings.find((w) => w.id in COMPUTED_IMPORTS && (w.location === null || !w.location.file.startsWith('../')));
   } catch (e) {
     const first = (e as { errors?: { text: string; location: { file: string; line: number; column: number } | null }[] }).errors?.[0];
     if (first === undefined) throw new RuleFileCodeError(`cannot be loaded (${(e as Error).message.split('\n')[0]})`);
@@ -258,6 +274,10 @@ export async function ruleFileCode(path: string): Promise<RuleFileCode> {
     // a site that read its rule files once at start: stopped when no graph is being found (the
     // next call starts it again, ≈ 70 ms).
     if (--graphsInFlight === 0) await esbuild.stop();
+  }
+  if (computed !== undefined) {
+    const at = computed.location ? ` at ${computed.location.file}:${computed.location.line}:${computed.location.column} (${computed.location.lineText.trim()})` : '';
+    throw new RuleFileCodeError(`imports a module whose name is computed when it runs,${at}: its SHA-256 cannot cover that code; import it by a literal path (import('./lib/x.ts'), require('./lib/x.js'))`);
   }
   const entry = abs;
   const imports: RuleFileCode['imports'] = [];
@@ -282,6 +302,42 @@ export async function ruleFileCode(path: string): Promise<RuleFileCode> {
     for (const i of out.imports) if (i.external && !/^[./]/.test(i.path) && !isAbsolute(i.path) && !isBuiltin(i.path)) packages.add(i.path);
   }
   return { sha256: ruleFileHash(basename(abs), sha256Of(bytes), imports), bytes, imports, packages: [...packages].sort() };
+}
+
+/**
+ * Per file URL with its hash (`…?sha256=<hash>`), the imports of it refused because a file changed
+ * while it was loaded. Node keeps a module per URL, here the code it read, not the code hashed; a
+ * later import of the same hash (the edit undone) takes a URL of its own. One entry per refusal,
+ * which takes a write during a load: a handful in a site's life.
+ */
+const misloaded = new Map<string, number>();
+
+/**
+ * esbuild's notes (by id, raised to warnings: by default they are not said) of an import or
+ * require whose name is not a literal, or of `require` passed around: the module it loads is found
+ * only when the file runs, so it is in no module graph and no SHA-256. A rule file with one, or a
+ * file of its folder it imports, is refused (`ruleFileCode`). Code outside its folder is not held
+ * to it: the checkout a development rule file imports (core/agents, whose loader imports rule
+ * files and packages by computed names); a site's rule file may import nothing outside its folder
+ * (`outsideImportProblem`).
+ */
+const COMPUTED_IMPORTS = { 'unsupported-dynamic-import': 'warning', 'unsupported-require-call': 'warning', 'indirect-require': 'warning' } as const;
+
+/**
+ * The first of a rule file's files — itself, then its imports — whose bytes are no longer the ones
+ * `code` read and hashed (or that cannot be read), by its path from the rule file's folder;
+ * undefined when none changed.
+ */
+function changedSinceRead(abs: string, code: RuleFileCode): string | undefined {
+  const same = (file: string, bytes: Buffer): boolean => {
+    try {
+      return readFileSync(file).equals(bytes);
+    } catch {
+      return false;
+    }
+  };
+  if (!same(abs, code.bytes)) return basename(abs);
+  return code.imports.find((i) => !same(i.abs, i.bytes))?.path;
 }
 
 /**

@@ -30,7 +30,7 @@
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
 
 import { LsmError, RENEW_MARGIN_MS, tagTimeLeftMs, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
-import { situationKey, type EvidenceTable, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
+import { canonicalJson, situationKey, type EvidenceTable, type HeldBaselines, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig, type AgentConfigInput } from './config.ts';
 import { AgentError } from './errors.ts';
 import { messageCatalog, msg, renderMessage, tableList, type MessageTemplates } from './messages.ts';
@@ -55,6 +55,13 @@ export interface AgentInbox {
    * whether the newest run got as far as its submit. An inbox without it: every run did.
    */
   hasRun?(runId: string): boolean;
+  /**
+   * The baselines `holdBaselines` recorded (core/inbox `heldBaselines`), read at a restart's first
+   * run. An inbox without the pair keeps none: a restart forgets them.
+   */
+  heldBaselines?(): HeldBaselines;
+  /** Keeps the rules' held baselines (`failedBaselines`) across a restart; committed when it returns. */
+  holdBaselines?(held: HeldBaselines): void;
   submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
@@ -208,6 +215,8 @@ export class Agent {
    * suppress now (quiet): it reads from the same baseline until that draft can be proposed.
    */
   private failedBaselines = new Map<string, RuleContext['previousTags']>();
+  /** The held baselines the inbox keeps for a restart (`recordHolds`); undefined until the first run reads them back. */
+  private storedHolds: HeldBaselines | undefined;
 
   constructor(o: AgentOptions) {
     this.o = o;
@@ -382,6 +391,7 @@ export class Agent {
       if (s) releases.push(this.table(name).pinSnapshot(s));
     }
     try {
+      this.restoreHolds();
       // A rule that reads only what changed since the previous run (stock-reorder) sees every row
       // once after the thresholds changed: a row already under a raised reorder point has not
       // crossed it and would otherwise never be proposed.
@@ -468,6 +478,10 @@ export class Agent {
         }
       }
       const kept = withdrawals.filter((w) => !broken.has(w.ruleId)).map(({ ruleId: _, ...w }) => w);
+      // Kept before the tags: a restart whose baseline is this run's tags (a kill before the
+      // submit; a submit that wrote nothing is the same) holds what this run holds. What was held
+      // before stays held until the submit: a rule this run lets go has its drafts in it.
+      this.recordHolds({ ...Object.fromEntries(nextFailedBaselines), ...this.storedHolds });
       const fresh = inputs.length > 0;
       const tagRetentionMs = fresh ? this.config.evidenceRetentionMs : this.config.baselineRetentionMs;
       for (const name of this.tableNames) {
@@ -486,12 +500,14 @@ export class Agent {
           this.previousTags = Object.fromEntries(this.tableNames.filter((n) => tags[n] !== null).map((n) => [n, tag]));
           this.everyRowNext = false;
           this.failedBaselines = nextFailedBaselines;
+          this.settleHolds();
         }
         throw e;
       }
       this.previousTags = Object.fromEntries(this.tableNames.filter((n) => tags[n] !== null).map((n) => [n, tag]));
       this.everyRowNext = false;
       this.failedBaselines = nextFailedBaselines;
+      this.settleHolds();
       this.lastRunMono = this.monotonic();
       for (const name of this.tableNames) {
         const id = all[name]!.snapshotId;
@@ -502,6 +518,37 @@ export class Agent {
       return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], suppressed: [...quietDrafts, ...submitted.suppressed], ruleErrors };
     } finally {
       for (const release of releases) release();
+    }
+  }
+
+  /**
+   * At the first run of this Agent: the baselines an earlier process held its rules on (read back
+   * from the inbox), so a restart inside a quiet window, or after a rule failed, does not take the
+   * newest run tag for them and lose the changes they have not proposed yet.
+   */
+  private restoreHolds(): void {
+    if (this.storedHolds !== undefined) return;
+    this.storedHolds = this.o.inbox.heldBaselines?.() ?? {};
+    for (const [ruleId, tags] of Object.entries(this.storedHolds)) if (!this.failedBaselines.has(ruleId)) this.failedBaselines.set(ruleId, tags);
+  }
+
+  /** Has the inbox keep `held` for a restart (committed when it returns); nothing when unchanged. */
+  private recordHolds(held: HeldBaselines): void {
+    if (canonicalJson(held) === canonicalJson(this.storedHolds)) return;
+    this.o.inbox.holdBaselines?.(held);
+    this.storedHolds = held;
+  }
+
+  /**
+   * Once a run is the baseline: the inbox keeps exactly its holds (those it let go, it proposed
+   * from). A failure only warns: the holds kept are older baselines, and a rule read from one
+   * drafts again what it proposed since — duplicates, or suppressed.
+   */
+  private settleHolds(): void {
+    try {
+      this.recordHolds(Object.fromEntries(this.failedBaselines));
+    } catch (e) {
+      this.warn(`the rules' held baselines were not updated: ${(e as Error).message}`);
     }
   }
 

@@ -4,9 +4,14 @@
 // that saw it became the next one's baseline — so it stayed below its point, unproposed, for good.
 // The rule now reads from the same baseline while a draft of it is quiet, and the row is proposed
 // once the quiet ends; runs meanwhile keep their tags only as a quiet run does (no drafts to cite).
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Inbox } from '../inbox/index.ts';
+import { Table } from '../lsm/index.ts';
+import { newestRunTag, runIdAt, type Agent } from './agent.ts';
 import { agentConfig } from './config.ts';
-import { TestSite } from './test-support.ts';
+import type { Rule } from './rule.ts';
+import { stockReorder } from './rules/index.ts';
+import { DB, TestSite } from './test-support.ts';
 
 let site: TestSite;
 afterEach(() => site?.close());
@@ -51,4 +56,140 @@ it('proposes a reorder for a dip that came while the row was quiet, once the qui
   // And once proposed, not again.
   site.nowMs += 60_000;
   expect(agent.run().created).toEqual([]);
+});
+
+// The hold was in memory only: a site restarted inside the quiet window took the newest run tag
+// as every rule's baseline, the row no longer crossed its point, and it stayed below it,
+// unproposed, for good. The inbox now keeps each held baseline (and a failed rule's) with its
+// commits, and a restarted agent reads from it.
+describe('the hold across a restart', () => {
+  /** A site restarted: the inbox closed and opened again, a new agent on the same data. */
+  function restart(inbox: Inbox): { agent: Agent; inbox: Inbox } {
+    inbox.close();
+    return site.agentAndInbox({ inbox: { resuggestAfterDecisionMs: 8 * HOUR } });
+  }
+
+  /** A reorder rejected at T0 + 1 min, then a dip back below the point inside the quiet window. */
+  async function dipWhileQuiet(): Promise<{ inbox: Inbox; agent: Agent; key: string }> {
+    site = new TestSite();
+    await site.addUser('lena', 'shift_lead');
+    site.stock('NUT', 'A', { on_hand: 20 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ inbox: { resuggestAfterDecisionMs: 8 * HOUR } });
+    agent.run();
+    site.stock('NUT', 'A', { on_hand: 3 });
+    site.commit();
+    site.nowMs += 60_000;
+    const [p] = agent.run().created;
+    await inbox.decide(p!.id, 'reject', { user: 'lena', pin: '1234', comment: 'counted wrong' });
+    site.nowMs += HOUR;
+    site.stock('NUT', 'A', { on_hand: 15 });
+    site.commit();
+    site.nowMs += 60_000;
+    agent.run();
+    site.stock('NUT', 'A', { on_hand: 2 });
+    site.commit();
+    site.nowMs += 60_000;
+    expect(agent.run().suppressed).toEqual([p!.situationKey]);
+    return { inbox, agent, key: p!.situationKey };
+  }
+
+  it('a restart inside the quiet window keeps the hold: the dip is proposed once the quiet ends', async () => {
+    let { inbox, agent, key } = await dipWhileQuiet();
+    site.nowMs += HOUR;
+    expect(agent.run().suppressed).toEqual([key]); // a run after the hold began, so the newest tag is past the dip
+    ({ inbox, agent } = restart(inbox));
+    site.nowMs += HOUR;
+    expect(agent.run().suppressed).toEqual([key]); // still quiet, still drafted
+    ({ inbox, agent } = restart(inbox)); // a second restart, with the hold read back once already
+    site.nowMs += 6 * HOUR; // past the quiet window of the rejection
+    expect(agent.run().created.map((p) => p.params)).toEqual([{ item: 'NUT', location: 'A', qty: 18, position_before: 2 }]);
+    // Once proposed, the hold is let go, also across a restart: not proposed again.
+    site.nowMs += 60_000;
+    expect(agent.run().created).toEqual([]);
+    ({ inbox, agent } = restart(inbox));
+    site.nowMs += 60_000;
+    const after = agent.run();
+    expect(after.created).toEqual([]);
+    expect(after.duplicates).toEqual([]);
+  });
+
+  it('a run killed between its tags and its submit, the one that began the hold, leaves the hold for the restart', async () => {
+    site = new TestSite();
+    await site.addUser('lena', 'shift_lead');
+    site.stock('NUT', 'A', { on_hand: 20 });
+    site.commit();
+    const first = site.agentAndInbox({ inbox: { resuggestAfterDecisionMs: 8 * HOUR } });
+    first.agent.run();
+    site.stock('NUT', 'A', { on_hand: 3 });
+    site.commit();
+    site.nowMs += 60_000;
+    const [p] = first.agent.run().created;
+    await first.inbox.decide(p!.id, 'reject', { user: 'lena', pin: '1234', comment: 'counted wrong' });
+    site.nowMs += HOUR;
+    site.stock('NUT', 'A', { on_hand: 15 });
+    site.commit();
+    site.nowMs += 60_000;
+    first.agent.run();
+    site.stock('NUT', 'A', { on_hand: 2 });
+    site.commit();
+    site.nowMs += 60_000;
+    // The process dies in the submit of the run that drafts the quiet dip: its tags stay, and
+    // nothing after them is written (the agent's clean-up of a failed submit cannot delete them).
+    const submit = vi.spyOn(first.inbox, 'submit').mockImplementationOnce(() => {
+      throw new Error('killed');
+    });
+    const deleteTag = vi.spyOn(Table.prototype, 'deleteTag').mockImplementation(() => {
+      throw new Error('killed');
+    });
+    expect(() => first.agent.run()).toThrow('killed');
+    submit.mockRestore();
+    deleteTag.mockRestore();
+    first.inbox.close();
+    const stock = site.catalog.getTable({ database: DB, table: 'stock' });
+    const killed = newestRunTag(stock.listTags().map((t) => t.name))!;
+    expect(killed).toBe(`agent-${runIdAt(site.nowMs)}`);
+    expect(stock.tags.get(killed).retainedMillis).toBe(agentConfig().baselineRetentionMs); // the restart's baseline: not passed over
+    const { agent } = site.agentAndInbox({ inbox: { resuggestAfterDecisionMs: 8 * HOUR } });
+    site.nowMs += HOUR;
+    expect(agent.run().suppressed).toEqual([p!.situationKey]);
+    site.nowMs += 7 * HOUR;
+    expect(agent.run().created.map((x) => x.params)).toEqual([{ item: 'NUT', location: 'A', qty: 18, position_before: 2 }]);
+  });
+
+  it('a run killed between its tags and its submit, the one that proposes the held dip, leaves the hold for the restart', async () => {
+    const { inbox, agent } = await dipWhileQuiet();
+    site.nowMs += 7 * HOUR; // past the quiet window: this run proposes the dip
+    vi.spyOn(inbox, 'submit').mockImplementationOnce(() => {
+      throw new Error('killed');
+    });
+    const deleteTag = vi.spyOn(Table.prototype, 'deleteTag').mockImplementation(() => {
+      throw new Error('killed');
+    });
+    expect(() => agent.run()).toThrow('killed');
+    deleteTag.mockRestore();
+    const restarted = restart(inbox);
+    site.nowMs += 60_000;
+    expect(restarted.agent.run().created.map((p) => p.params)).toEqual([{ item: 'NUT', location: 'A', qty: 18, position_before: 2 }]);
+  });
+
+  it('a rule that failed before a restart reads, after it, from the baseline it had then', () => {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 20 });
+    site.commit();
+    let fail = false;
+    const flaky: Rule = { ...stockReorder, evaluate: (ctx) => (fail ? (() => { throw new Error('read failed'); })() : stockReorder.evaluate(ctx)) };
+    const first = site.agentAndInbox({ agent: { rules: [flaky] } });
+    first.agent.run();
+    site.stock('BOLT', 'A', { on_hand: 2 });
+    site.commit();
+    site.nowMs += 60_000;
+    fail = true;
+    expect(first.agent.run().ruleErrors).toEqual([{ ruleId: 'stock-reorder', message: 'read failed' }]);
+    fail = false;
+    first.inbox.close();
+    const { agent } = site.agentAndInbox({ agent: { rules: [flaky] } });
+    site.nowMs += 60_000;
+    expect(agent.run().created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+  });
 });

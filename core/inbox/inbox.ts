@@ -50,6 +50,7 @@ import {
   type InboxRow,
 } from './inbox-tables.ts';
 import {
+  canonicalJson,
   commandInFlight,
   DECISIONS,
   isActive,
@@ -150,6 +151,15 @@ export interface DecideOptions {
 export type DecideResult =
   | { readonly outcome: 'approved' | 'rejected' | 'deferred'; readonly proposal: Proposal }
   | { readonly outcome: 'stale'; readonly reason: string; readonly proposal: Proposal };
+
+/**
+ * Per rule, the baseline an agent holds it on (core/agents `failedBaselines`): its table → run tag,
+ * or null (every row). The inbox keeps it for the agent across a restart and does not read it.
+ */
+export type HeldBaselines = Readonly<Record<string, Readonly<Partial<Record<string, string>>> | null>>;
+
+/** The approval_inbox snapshot property that keeps the agent's `HeldBaselines` (JSON). */
+export const HELD_BASELINES_PROPERTY = 'tilstand.agent.held_baselines';
 
 export interface SubmitBatch {
   runId: string;
@@ -290,6 +300,8 @@ export class Inbox {
    * every proposal, thousands a day.
    */
   private lastRun: { runId: string; ids: Set<string>; usedBefore: boolean } | undefined;
+  /** The agent's held baselines as JSON (`holdBaselines`): written with every commit once set, read back at open. */
+  private heldJson: string | undefined;
   /**
    * The stored row (all groups, as the table merges them) of each proposal in `active`, kept as
    * this inbox writes it: the next group write of an active proposal takes its sequence from here
@@ -368,6 +380,7 @@ export class Inbox {
     // with the tables read again and again. The read still grows with the table.
     const now = this.clock();
     const snapshot = inbox.latestSnapshot();
+    this.heldJson = snapshot?.properties?.[HELD_BASELINES_PROPERTY];
     const wanted: string[] = [];
     const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail', 'action', 'command_sent_at_ms'];
     const reader = snapshot ? inbox.reader(latestAt(inbox, snapshot.id)) : undefined;
@@ -516,6 +529,44 @@ export class Inbox {
   hasRun(runId: string): boolean {
     this.check();
     return this.storedRow(proposalIdOf(runId, 1)) !== undefined;
+  }
+
+  /**
+   * The baselines the agent holds its rules on (`holdBaselines`), as last committed — by this
+   * process or, after a restart, an earlier one; {} when none (or, said as a warning, unreadable:
+   * the agent then reads every rule from its newest run, as before there was a record).
+   */
+  heldBaselines(): HeldBaselines {
+    this.check();
+    if (this.heldJson === undefined) return {};
+    try {
+      const v: unknown = JSON.parse(this.heldJson);
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as HeldBaselines;
+    } catch {
+      // said below
+    }
+    this.warn(`the agent's held baselines (${HELD_BASELINES_PROPERTY}) are not a JSON object; none are held`);
+    return {};
+  }
+
+  /**
+   * Keeps the agent's held baselines across a restart: committed at once (in approval_inbox's
+   * snapshot properties, atomically with the commit's rows; a commit of its own when nothing else
+   * is written) and carried by every commit after it. Unchanged: nothing is written.
+   */
+  holdBaselines(held: HeldBaselines): void {
+    this.check();
+    const json = canonicalJson(held);
+    if (json === this.heldJson) return;
+    const before = this.heldJson;
+    this.heldJson = json;
+    try {
+      this.commitBoth();
+    } catch (e) {
+      // Not kept: the same holds asked again are committed then, not taken as kept already.
+      this.heldJson = before;
+      throw e;
+    }
   }
 
   submit(batch: SubmitBatch): SubmitResult {
@@ -765,7 +816,7 @@ export class Inbox {
     this.check();
     if (!this.uncommitted) return;
     // The claim lets the next open rebuild this commit's log entries if the log's commit never happens.
-    this.writer.commit({ [LOG_NEXT_PROPERTY]: String(this.log.nextEntryId) });
+    this.writer.commit({ [LOG_NEXT_PROPERTY]: String(this.log.nextEntryId), ...(this.heldJson === undefined ? {} : { [HELD_BASELINES_PROPERTY]: this.heldJson }) });
     this.compactLater(this.writer, this.table.name);
     this.maintainedAtMs.inbox = this.clock();
     this.pending.clear();

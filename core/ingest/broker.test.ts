@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BrokerConfigError, EmbeddedBroker, filterWithin, type CredentialStore, type EmbeddedBrokerOptions, type Principal } from './broker.ts';
 import { Journal, journalSink } from './journal.ts';
 
@@ -214,6 +214,24 @@ describe('EmbeddedBroker authentication and ACL', () => {
     expect(names).not.toContain('nobody');
   });
 
+  it("reports refusals once per period on a clock the PC's wall clock cannot step back", async () => {
+    const reports: Array<{ who: string; count: number; since: number }> = [];
+    const b = await startBroker({ onRefused: (r, since) => reports.push({ who: r.who, count: r.count, since }), refusalReportMs: 0 });
+    try {
+      await expect(connected(client(b.port, 'nobody'))).rejects.toThrow(/Bad username/i);
+      // NTP sets back a clock that ran an hour ahead: the next refusal is a period later all the same.
+      const realNow = Date.now.bind(Date);
+      vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
+      await expect(connected(client(b.port, 'nobody'))).rejects.toThrow(/Bad username/i);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(reports).toEqual([
+      { who: 'nobody', count: 1, since: 1 },
+      { who: 'nobody', count: 2, since: 1 },
+    ]);
+  });
+
   it('refuses subscriptions outside the principal’s topics with SUBACK failure', async () => {
     const b = await startBroker();
     const inv = client(b.port, 'inventory');
@@ -318,6 +336,32 @@ describe('EmbeddedBroker disk budget', () => {
     await gone;
     expect(b.metrics().eventsRefusedDiskFull).toBe(1);
     expect(journal.stats().events).toBe(0);
+  });
+
+  it("holds a publish diskFullHoldMaxMs whatever the PC's wall clock does meanwhile (a step back of an hour)", async () => {
+    // The wall clock steps back an hour once the publish is held (NTP correcting a clock that ran ahead).
+    const realNow = Date.now.bind(Date);
+    let calls = 0;
+    const b = await startBroker({
+      diskFull: () => {
+        if (++calls === 2) vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
+        return true;
+      },
+      diskFullPollMs: 10,
+      diskFullHoldMaxMs: 100,
+    });
+    try {
+      const pub = client(b.port, 'inventory');
+      await connected(pub);
+      const gone = closed(pub).then(() => 'closed');
+      pub.publish(`tilstand/${SITE}/events/inventory/stock`, 'x', { qos: 1 });
+      // Bounded: measured on the wall clock, the hold lasted the step (an hour) and more.
+      const outcome = await Promise.race([gone, new Promise((r) => setTimeout(() => r('still held after 5 s'), 5_000))]);
+      expect(outcome).toBe('closed');
+      expect(b.metrics().eventsRefusedDiskFull).toBe(1);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });
 

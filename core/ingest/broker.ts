@@ -237,7 +237,7 @@ export class EmbeddedBroker {
    */
   private readonly keptSessionOwners = new Map<string, string>();
   /** By `${kind}|${who}`, in order of their latest refusal (the first key was refused longest ago). */
-  private readonly refused = new Map<string, BrokerRefusal & { reportedMs: number; unreported: number }>();
+  private readonly refused = new Map<string, BrokerRefusal & { reportedElapsedMs: number; unreported: number }>();
   private readonly fifo = new WeakMap<Client, Release[]>();
   private readonly admitChain = new WeakMap<Client, Promise<void>>();
   private readonly sockets = new Set<Socket>();
@@ -335,7 +335,7 @@ export class EmbeddedBroker {
     if (r) this.refused.delete(key); // re-inserted below: the map stays in order of lastMs
     else {
       if (this.refused.size >= REFUSALS_MAX) this.refused.delete(this.refused.keys().next().value!);
-      r = { kind, who: name, what: '', reason, count: 0, firstMs: now, lastMs: now, reportedMs: -Infinity, unreported: 0 };
+      r = { kind, who: name, what: '', reason, count: 0, firstMs: now, lastMs: now, reportedElapsedMs: -Infinity, unreported: 0 };
     }
     // A topic comes from the client: control characters are escaped, so a log line stays one line.
     const shown = what.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
@@ -345,9 +345,12 @@ export class EmbeddedBroker {
     r.unreported++;
     r.lastMs = now;
     this.refused.set(key, r);
-    if (this.o.onRefused && now - r.reportedMs >= (this.o.refusalReportMs ?? 600_000)) {
+    // The report period is a duration, on the monotonic clock (firstMs and lastMs are shown, on the
+    // wall clock): a wall clock set back an hour reported no refusal of that name for the hour.
+    const elapsed = performance.now();
+    if (this.o.onRefused && elapsed - r.reportedElapsedMs >= (this.o.refusalReportMs ?? 600_000)) {
       const since = r.unreported;
-      r.reportedMs = now;
+      r.reportedElapsedMs = elapsed;
       r.unreported = 0;
       try {
         this.o.onRefused({ kind, who: r.who, what: r.what, reason, count: r.count, firstMs: r.firstMs, lastMs: r.lastMs }, since);
@@ -542,7 +545,10 @@ export class EmbeddedBroker {
     if (!this.diskIsFull()) return Promise.resolve();
     this.m.eventsHeldDiskFull++;
     const holdMaxMs = this.o.diskFullHoldMaxMs ?? 30_000;
-    const started = Date.now();
+    // A duration, on the monotonic clock: on the wall clock a step back (NTP correcting a clock
+    // that ran ahead) held the publish and its connection for the length of the step, and a step
+    // forward refused every held publish at once.
+    const started = performance.now();
     return new Promise<void>((resolve, reject) => {
       const check = () => {
         if (this.aedes.closed) {
@@ -553,7 +559,7 @@ export class EmbeddedBroker {
           this.diskWaiters.delete(check);
           return resolve();
         }
-        if (Date.now() - started >= holdMaxMs) {
+        if (performance.now() - started >= holdMaxMs) {
           this.diskWaiters.delete(check);
           this.m.eventsRefusedDiskFull++;
           return reject(new Error(`disk full: event not acknowledged after ${holdMaxMs} ms`));

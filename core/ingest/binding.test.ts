@@ -172,6 +172,25 @@ describe('applyBinding', () => {
     expect(withTs.ok && withTs.row.due_at).toBe(1_764_000_000_123_000);
   });
 
+  it('refuses a number for a date or time column from any path but ts_ms: ms, µs or days cannot be told apart', () => {
+    const cols = tableFields(WORK_QUEUE_TABLE);
+    // A Debezium connector's source.ts_ms (epoch ms), bound to a TIMESTAMP(3) column: read as epoch
+    // µs it was 1970-01-21 in the table, without a word. Contracts refuse a number for a time field.
+    const e = env({
+      source: { module: 'operations', stream: 'jobs', seq: 9, ts_ms: 1_764_000_000_123 },
+      contract: { name: 'operations.jobs', version: 1 },
+      after: { job_id: 'J1', status: 'released', blocked_reason: null, capability: 'weld', material_item: null, material_qty: null, priority: 2, due_at: null, assigned_resource: null },
+    });
+    const b = { ...JOBS_TO_WORK_QUEUE, columns: { ...JOBS_TO_WORK_QUEUE.columns, due_at: 'source.ts_ms' } };
+    const r = applyBinding(b, e, cols);
+    expect(r).toMatchObject({ ok: false, reason: 'unfit_for_table', path: 'source.ts_ms' });
+    if (!r.ok) expect(r.detail).toMatch(/due_at.*ISO-8601 text, got a number/);
+    // Text still converts, and ts_ms (the envelope's own, epoch ms) too.
+    const text = applyBinding(b, env({ ...e, source: { ...e.source, ts_ms: '2026-12-01T08:00:00.000Z' } }), cols);
+    expect(text).toMatchObject({ ok: true, row: { due_at: Date.UTC(2026, 11, 1, 8) * 1000 } });
+    expect(applyBinding({ ...b, columns: { ...b.columns, due_at: 'ts_ms' } }, e, cols)).toMatchObject({ ok: true, row: { due_at: 1_764_000_000_123_000 } });
+  });
+
   it('binding_error for another contract or an absent path; unfit_for_table for a value the column cannot hold', () => {
     expect(applyBinding(INVENTORY_TO_STOCK, env({ contract: { name: 'commerce.reservations', version: 1 } }), stockCols)).toMatchObject({
       ok: false,

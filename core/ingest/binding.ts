@@ -409,6 +409,24 @@ function sequenceFieldsOf(table: TableDefinition): string[] {
 // Applying a binding to one event.
 
 const TIME_ROOTS = new Set(['TIMESTAMP', 'TIMESTAMP_LTZ']);
+/**
+ * Columns whose JSON form as a number (epoch µs, days, ms of the day) no event should give: a
+ * number there is ambiguous, as contracts.ts refuses it for a time field. Only a path without a
+ * contract brings one (`source.<x>`, a numeric field bound to a time column, an enrich copy):
+ * a connector's `source.ts_ms` (epoch ms) bound to a TIMESTAMP column read as µs put 1970 in the
+ * table without a word. `ts_ms` to a TIMESTAMP column is the one number converted (from ms).
+ */
+const DATE_TIME_ROOTS = new Set(['DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ']);
+
+/** The refusal of a number for a date or time column (DATE_TIME_ROOTS). */
+function ambiguousTime(name: string, from: string, column: string, t: DataType): Refusal {
+  const text = t.root === 'DATE' ? 'yyyy-mm-dd' : t.root === 'TIME' ? 'hh:mm:ss' : 'ISO-8601';
+  return refuse(
+    'unfit_for_table',
+    `binding '${name}': ${from} → column '${column}' (${typeToString(t)}): expected ${text} text, got a number (ms, µs or days cannot be told apart)${TIME_ROOTS.has(t.root) ? '; bind ts_ms for the envelope\'s own time' : ''}`,
+    from,
+  );
+}
 
 /**
  * Maps one (contract-checked) envelope to a row of the binding's table.
@@ -539,6 +557,8 @@ function applyCompiled(c: CompiledBinding, envelope: Envelope): ApplyResult | un
     if (json === undefined) return undefined;
     let value = json === null ? (col.type.nullable ? null : NO_FAST) : col.fast(json);
     if (value === NO_FAST) {
+      // A number for a date or time column is refused by the generic path (ambiguousTime).
+      if (typeof json === 'number' && DATE_TIME_ROOTS.has(col.type.root)) return undefined;
       // Not a typed fast case: the generic conversion (valueFromJson checks what it returns); a
       // failure goes back to the generic path, which makes the refusal.
       try {
@@ -574,6 +594,8 @@ export function applyBindingGeneric(
     try {
       if (from === 'ts_ms' && TIME_ROOTS.has(field.type.root) && typeof json === 'number') {
         value = valueFromJson(field.type, json * 1000, column);
+      } else if (typeof json === 'number' && DATE_TIME_ROOTS.has(field.type.root)) {
+        return ambiguousTime(name, from, column, field.type);
       } else {
         value = valueFromJson(field.type, json, column);
       }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -46,6 +46,18 @@ describe('ContractRegistry', () => {
     rmSync(join(contracts, 'readme.md'));
     writeFileSync(join(contracts, 'README.md'), 'x');
     expect(new ContractRegistry(contracts).get('operations.jobs', 1)).toEqual(OPERATIONS_JOBS);
+  });
+
+  it('names a version file written with a leading zero (v01.json), instead of failing on a v1.json that is not there', () => {
+    const contracts = join(dir, 'contracts');
+    new ContractRegistry(contracts).register(OPERATIONS_JOBS);
+    const folder = join(contracts, 'operations.jobs');
+    renameSync(join(folder, 'v1.json'), join(folder, 'v01.json'));
+    expect(() => new ContractRegistry(contracts)).toThrow(ContractError);
+    expect(() => new ContractRegistry(contracts)).toThrow(`${join(folder, 'v01.json')}: a contract's version files are named v<N>.json without leading zeros; rename it v1.json`);
+    // Beside the file of its right name it is one version twice, and named so (not "no v2").
+    writeFileSync(join(folder, 'v1.json'), readFileSync(join(folder, 'v01.json')));
+    expect(() => new ContractRegistry(contracts)).toThrow(`${join(folder, 'v01.json')}: a contract's version files are named v<N>.json without leading zeros; v1.json is there too: keep one of them`);
   });
 
   it('names a hand-edited contract file that is not JSON, with the line and column', () => {

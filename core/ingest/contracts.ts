@@ -528,11 +528,22 @@ export class ContractRegistry {
       if (!CONTRACT_NAME.test(name)) continue;
       // A file named like a contract (notes, readme.md) stopped the start with a bare ENOTDIR.
       if (!entry.isDirectory()) throw new ContractError(name, `${join(dir, name)} is not a directory: a contract's versions are the files ${join(dir, name, 'v<N>.json')} (move or remove it)`);
-      const versions = readdirSync(join(dir, name))
-        .map((f) => /^v(\d+)\.json$/.exec(f))
-        .filter((m): m is RegExpExecArray => m !== null)
-        .map((m) => Number(m[1]))
-        .sort((a, b) => a - b);
+      const files = readdirSync(join(dir, name));
+      const versions: number[] = [];
+      for (const f of files) {
+        const m = /^v(\d+)\.json$/.exec(f);
+        if (m === null) continue;
+        const v = Number(m[1]);
+        // Read as v<N>.json below: a hand-copied v01.json failed the start with a bare ENOENT for
+        // a v1.json that was not there, and beside v1.json read as "v1 but no v2".
+        const right = `v${v}.json`;
+        if (f !== right) {
+          const fix = files.includes(right) ? `${right} is there too: keep one of them` : `rename it ${right}`;
+          throw new ContractError(name, `${join(dir, name, f)}: a contract's version files are named v<N>.json without leading zeros; ${fix}`);
+        }
+        versions.push(v);
+      }
+      versions.sort((a, b) => a - b);
       const list: Contract[] = [];
       for (const v of versions) {
         const file = join(dir, name, `v${v}.json`);

@@ -175,6 +175,15 @@ describe('ModuleClient', () => {
     expect(c.lastSeq('stock')).toBe(0);
   });
 
+  it('refuses a number JSON has no form for (NaN, Infinity) instead of sending it as null, which a partial-update table reads as no change', async () => {
+    const c = open();
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      await expect(c.publish('stock', 'c', null, { ...row(1), qty: bad }, CONTRACT)).rejects.toThrow(`event refused before sending: after.qty is ${bad}, a number JSON has no form for`);
+    }
+    await expect(c.publish('stock', 'u', { ...row(1), attrs: [1, NaN] }, row(1), CONTRACT)).rejects.toThrow(/event refused before sending: before\.attrs\[1\] is NaN/);
+    expect(c.lastSeq('stock')).toBe(0);
+  });
+
   it('keeps events in the outbox while the broker is unreachable and sends them on the next start', async () => {
     const deadUrl = await unreachableUrl();
 

@@ -27,7 +27,7 @@
 // unless storing it failed, which onWarning says (flushAcks).
 
 import mqtt, { type MqttClient } from 'mqtt';
-import { checkEnvelope, eventTopic, NAME_PATTERN, parseJsonSafely, type ContractRef, type Envelope, type Op, type RowImage } from '../envelope.ts';
+import { checkEnvelope, eventTopic, joinPath, NAME_PATTERN, parseJsonSafely, type ContractRef, type Envelope, type Op, type RowImage } from '../envelope.ts';
 import { checkLetterNotice, lettersTopic, type DeadLetterNotice } from '../letter-notices.ts';
 import { Outbox, type OutboxEvent, type OutboxKey, type OutboxOptions } from './outbox.ts';
 
@@ -125,6 +125,24 @@ interface Acking {
   readonly stream: string;
   readonly seq: number;
   readonly waiters: Waiter[];
+}
+
+/** The first NaN or ±Infinity in a row image (arrays and objects within it), with its path; undefined when none. */
+function nonFiniteNumber(v: unknown, path: string): { path: string; value: number } | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? undefined : { path, value: v };
+  if (v === null || typeof v !== 'object') return undefined;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const found = nonFiniteNumber(v[i], joinPath(path, i));
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const [k, x] of Object.entries(v)) {
+    const found = nonFiniteNumber(x, joinPath(path, k));
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** An outbox event's key in the client's queue, in-flight and acking sets: `stream\0seq`. */
@@ -250,10 +268,15 @@ export class ModuleClient {
     try {
       event = this.outbox.append(stream, ts_ms, (seq) => {
         const envelope: Envelope = { op, before, after, source: { module: this.module, stream, seq }, ts_ms, contract: { name: contract.name, version: contract.version } };
-        // Assert before storing: what goes out is what Tilstand will accept as an envelope.
-        const checked = checkEnvelope(JSON.parse(JSON.stringify(envelope)));
-        if (!checked.ok) throw new RangeError(`event refused before sending: ${checked.detail}`);
         const payload = JSON.stringify(envelope);
+        // JSON.stringify writes NaN and ±Infinity as null: a sensor's NaN reached the table as
+        // null, which a partial-update table takes for "no change". (After the stringify, which
+        // refuses a cycle.)
+        const nonFinite = nonFiniteNumber(before, 'before') ?? nonFiniteNumber(after, 'after');
+        if (nonFinite) throw new RangeError(`event refused before sending: ${nonFinite.path} is ${nonFinite.value}, a number JSON has no form for (a FLOAT or DOUBLE field takes the text "NaN", "Infinity" or "-Infinity")`);
+        // Assert before storing: what goes out is what Tilstand will accept as an envelope.
+        const checked = checkEnvelope(JSON.parse(payload));
+        if (!checked.ok) throw new RangeError(`event refused before sending: ${checked.detail}`);
         const bytes = Buffer.byteLength(payload);
         if (bytes > this.limits.payload_bytes_max) throw new RangeError(`event is ${bytes} bytes, more than payload_bytes_max ${this.limits.payload_bytes_max}`);
         return payload;

@@ -95,6 +95,25 @@ describe('Outbox', () => {
     o.close();
   });
 
+  it('keeps the command acks handled last, whatever the clock said when they were handled (a clock set back)', () => {
+    const path = join(dir, 'o.db');
+    let o = new Outbox(path, { commands_kept_max: 2 });
+    // Handled while the PC's clock ran a day ahead, then NTP set it back.
+    const ahead = 1_796_000_000_000 + 86_400_000;
+    o.recordCommand('c1', 'ack1', ahead);
+    o.recordCommand('c2', 'ack2', ahead + 1);
+    o.recordCommand('c3', 'ack3', ahead - 86_400_000);
+    // c3 is the one Tilstand may send again (its ack not yet received): pruned as the "oldest", it ran twice.
+    expect([o.commandAck('c1'), o.commandAck('c2'), o.commandAck('c3')]).toEqual([undefined, 'ack2', 'ack3']);
+    // A command answered again (stored anew) counts as the latest, across a reopening too.
+    o.recordCommand('c2', 'ack2', ahead - 86_400_000 + 1);
+    o.close();
+    o = new Outbox(path, { commands_kept_max: 2 });
+    o.recordCommand('c4', 'ack4', ahead - 86_400_000 + 2);
+    expect([o.commandAck('c2'), o.commandAck('c3'), o.commandAck('c4')]).toEqual(['ack2', undefined, 'ack4']);
+    o.close();
+  });
+
   it('validates its options', () => {
     expect(() => new Outbox(join(dir, 'o.db'), { events_unacked_max: 0 })).toThrow(/events_unacked_max: expected an integer ≥ 1, got 0/);
   });

@@ -117,9 +117,10 @@ export class Outbox {
       countUnacked: this.db.prepare('SELECT COUNT(*) AS n FROM events WHERE acked_ms IS NULL'),
       getCommand: this.db.prepare('SELECT ack FROM commands WHERE command_id = ?'),
       putCommand: this.db.prepare('INSERT OR REPLACE INTO commands (command_id, ack, handled_ms) VALUES (?, ?, ?)'),
-      pruneCommands: this.db.prepare(
-        'DELETE FROM commands WHERE command_id IN (SELECT command_id FROM commands ORDER BY handled_ms DESC, command_id LIMIT -1 OFFSET ?)',
-      ),
+      // Newest by rowid (each INSERT OR REPLACE takes the next one), not by handled_ms: after the
+      // PC's clock was set back, every command handled since was the "oldest", and its ack pruned
+      // at once, so Tilstand's resend of it ran it a second time.
+      pruneCommands: this.db.prepare('DELETE FROM commands WHERE rowid IN (SELECT rowid FROM commands ORDER BY rowid DESC LIMIT -1 OFFSET ?)'),
     };
     this.unackedCount = this.stmt.countUnacked.get()!.n;
     // The prune lines reached are staged in `prunedTo` and kept only once the transaction committed.

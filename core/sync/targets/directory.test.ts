@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { isSyncError } from '../errors.ts';
 import { tempDir } from '../test-support/site-fixture.ts';
 import { DirectoryTarget } from './directory.ts';
@@ -32,6 +32,7 @@ const dirs: string[] = [];
 afterEach(() => {
   cjsFs.fsyncSync = realFsync;
   syncBuiltinESMExports();
+  vi.restoreAllMocks();
 });
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
@@ -66,5 +67,32 @@ describe('DirectoryTarget', () => {
     expect(fsync.refused).toBeGreaterThanOrEqual(2);
     expect(fs.readFileSync(join(root, ...KEY.split('/')))).toEqual(bytes);
     expect(await target.head(KEY)).toMatchObject({ size: bytes.length });
+  });
+
+  it("lists a folder whose file goes between the folder's listing and the file's stat (a site pruning its snapshot JSON while HQ reads) without that file", async () => {
+    const { root, target } = hq();
+    const pruned = 'site_7.db/stock/snapshot/snapshot-1';
+    for (const key of [KEY, pruned, 'site_7.db/stock/snapshot/snapshot-2']) await target.putPointer(key, bytes);
+    // The site's prune removes snapshot-1 after the folder was read and before its stat.
+    const realStat = fs.promises.stat;
+    vi.spyOn(fs.promises, 'stat').mockImplementation(((p: fs.PathLike, o?: fs.StatOptions) => {
+      if (String(p) === join(root, ...pruned.split('/'))) fs.rmSync(p);
+      return realStat(p, o);
+    }) as typeof fs.promises.stat);
+    expect((await target.list('site_7.db/')).map((o) => o.key)).toEqual([KEY, 'site_7.db/stock/snapshot/snapshot-2']);
+  });
+
+  it("writes HQ's files and folders readable by HQ (0644, 0755) under the site service's umask 0077 (build/tilstand.service)", async () => {
+    const { root, target } = hq();
+    const was = process.umask(0o077);
+    try {
+      await target.put(KEY, bytes, { size: bytes.length, sha256: 'x' });
+      await target.putPointer('site_7.db/stock/snapshot/LATEST', Buffer.from('1'));
+    } finally {
+      process.umask(was);
+    }
+    const mode = (...parts: string[]) => fs.statSync(join(root, ...parts)).mode & 0o777;
+    expect([mode('site_7.db'), mode('site_7.db', 'stock'), mode('site_7.db', 'stock', 'bucket-0'), mode('site_7.db', 'stock', 'snapshot')]).toEqual([0o755, 0o755, 0o755, 0o755]);
+    expect([mode(...KEY.split('/')), mode('site_7.db', 'stock', 'snapshot', 'LATEST')]).toEqual([0o644, 0o644]);
   });
 });

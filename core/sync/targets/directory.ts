@@ -46,6 +46,29 @@ function fsyncDir(path: string): void {
   }
 }
 
+/**
+ * The modes of what a site writes into HQ's folder: read by HQ, written by the site alone. Set after
+ * creation, as a mode given to open or mkdir passes through the process umask: the site's service
+ * runs with UMask=0077 (build/tilstand.service) for its own data directory, and HQ's files came out
+ * 0600 in 0700 folders — on an NFS share or a USB disk nobody at HQ but that user (root squashed:
+ * nobody) could read them, neither `tilstand hq` nor a Paimon engine. Who may enter HQ's folder
+ * is set on its root. A share that keeps modes by its own rules (SMB) may refuse the change: its
+ * rules stand.
+ */
+const FILE_MODE = 0o644;
+const FOLDER_MODE = 0o755;
+
+/** `mkdir -p dir`, each folder it makes given FOLDER_MODE. */
+async function makeFolders(dir: string): Promise<void> {
+  const first = await fs.promises.mkdir(dir, { recursive: true });
+  if (first === undefined) return;
+  // From `dir` up to the first folder made; bounded by the path's depth.
+  for (let d = dir; ; d = dirname(d)) {
+    await fs.promises.chmod(d, FOLDER_MODE).catch(() => undefined);
+    if (d === first || dirname(d) === d) return;
+  }
+}
+
 /** A directory target's description (`SyncTarget.description`): `dir:<root>`. */
 export function directoryDescription(root: string): string {
   return `dir:${root}`;
@@ -70,9 +93,11 @@ export class DirectoryTarget implements SyncTarget {
     const tmp = join(dirname(dest), `.${basename(dest)}.${randomUUID()}.tmp`);
     let created = false;
     try {
-      await fs.promises.mkdir(dirname(dest), { recursive: true });
-      const out = fs.createWriteStream(tmp, { fd: await fs.promises.open(tmp, 'wx') });
+      await makeFolders(dirname(dest));
+      const handle = await fs.promises.open(tmp, 'wx');
       created = true;
+      await handle.chmod(FILE_MODE).catch(() => undefined);
+      const out = fs.createWriteStream(tmp, { fd: handle });
       await pipeline(body instanceof Uint8Array ? Readable.from([Buffer.from(body)]) : body, out);
       fsync(tmp, 'r+');
       await fs.promises.rename(tmp, dest);
@@ -120,7 +145,17 @@ export class DirectoryTarget implements SyncTarget {
         if (d.isDirectory()) await walk(p);
         else if (d.isFile() && !TEMP.test(d.name)) {
           const key = relative(this.root, p).split(sep).join('/');
-          if (key.startsWith(prefix)) out.push({ key, size: (await fs.promises.stat(p)).size });
+          if (!key.startsWith(prefix)) continue;
+          // Gone since the folder was read (a site's prune or run-tag removal, at HQ every minute;
+          // a listing of all of HQ takes minutes): listed as it is now, without it.
+          const size = await fs.promises.stat(p).then(
+            (st) => st.size,
+            (e: NodeJS.ErrnoException) => {
+              if (e.code === 'ENOENT') return undefined;
+              throw transport('list', prefix, e);
+            },
+          );
+          if (size !== undefined) out.push({ key, size });
         }
       }
     };

@@ -5,6 +5,7 @@
 // immutable file must never be completed twice.
 
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -227,6 +228,35 @@ describe('HQ commands over S3', () => {
     // (sync now also made this hour's scheduled tag)
     expect((await store.openTable('cli', 'stock')).listTags().map((t) => t.name).filter((n) => !n.startsWith('hourly-'))).toEqual(['agent-1', 'agent-2']);
     await store.target.close();
+  });
+
+  it("reads past the folder placeholders an S3 console or tool makes (site_<id>.db/, a table's folder/): pull, scan and restore", async () => {
+    const fx = site('folders', 200);
+    const e = new SyncEngine({ dataDir: fx.data, site: fx.site, target: siteTarget(fx.site), retry: { baseMs: 5, maxMs: 50 }, scheduledTags: null });
+    await e.enqueueSnapshotSync();
+    await e.runOnce();
+    expect(e.status().pendingItems).toBe(0);
+    await e.close();
+    // "Create folder" (AWS console, rclone mkdir, Cyberduck): an empty object named with a trailing
+    // '/', as an admin makes for each site's prefix before giving it a key and a policy.
+    const sdk = createRequire(import.meta.url)('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
+    const client = new sdk.S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: creds });
+    for (const key of ['site_folders.db/', 'site_folders.db/stock/']) await client.send(new sdk.PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: '' }));
+    client.destroy();
+    const hq = new S3Target({ bucket: s3.bucket, endpoint: s3.endpoint, ...creds });
+    const pulled = tempDir('pull-folders');
+    cleanup.push(pulled);
+    await mirrorSite(hq, fx.site, pulled);
+    expect(scanSorted(Table.open(join(pulled, 'site_folders.db', 'stock')))).toEqual(scanSorted(fx.table('stock')));
+    const cache = tempDir('cache-folders');
+    cleanup.push(cache);
+    expect(scanSorted(await new HqStore(hq, { cacheDir: cache }).openTable(fx.site, 'stock'))).toEqual(scanSorted(fx.table('stock')));
+    const restored = tempDir('restore-folders');
+    cleanup.push(restored);
+    const c = await runCli(runRestore, ['--data', restored, '--hq', `s3://${s3.bucket}/?endpoint=${encodeURIComponent(s3.endpoint)}`, '--site', fx.site, '--access-key', 'S3RVER', '--secret-key', 'S3RVER']);
+    expect(c.code, c.err).toBe(0);
+    expect(scanSorted(Table.open(join(restored, 'warehouse', 'site_folders.db', 'stock')))).toEqual(scanSorted(fx.table('stock')));
+    await hq.close();
   });
 });
 

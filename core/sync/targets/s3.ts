@@ -153,7 +153,10 @@ export class S3Target implements SyncTarget {
       do {
         const r = await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.root + prefix, ContinuationToken: token }));
         for (const c of r.Contents ?? []) {
-          if (c.Key === undefined) continue;
+          // A key ending in '/' is a folder placeholder ("Create folder" in a console, rclone
+          // mkdir: an admin's site_<id>.db/), no file: listed, checkKey refused it and every
+          // pull, restore and read of that site's tables through the cache with it.
+          if (c.Key === undefined || c.Key.endsWith('/')) continue;
           out.push({ key: c.Key.slice(this.root.length), size: c.Size ?? 0 });
         }
         token = r.IsTruncated ? r.NextContinuationToken : undefined;

@@ -43,7 +43,7 @@ export interface SyncTarget {
   readonly description: string;
   put(key: string, body: PutBody, meta: PutMeta): Promise<void>;
   putPointer(key: string, bytes: Uint8Array): Promise<void>;
-  /** Every object whose key starts with `prefix`, with its size. Hidden temporary files are left out. */
+  /** Every object whose key starts with `prefix`, with its size. Hidden temporary files and folder placeholders (a key ending in '/') are left out. */
   list(prefix: string): Promise<ObjectInfo[]>;
   /** NotFound when absent. */
   get(key: string): Promise<Buffer>;

@@ -7,7 +7,7 @@
 // Each command takes its own flags (HQ_FLAGS) and refuses the others' with exit 2. A --site HQ
 // holds nothing of is exit 1 for every command that takes one (knownSite).
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
@@ -17,7 +17,7 @@ import { checkedTagName, decisionTagName, newestFirst, PROPOSAL_STATUSES, propos
 import { mirrorSite } from '../hq/mirror.ts';
 import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
-import { HqStore, sitesOf } from '../hq/store.ts';
+import { directorySites, HqStore } from '../hq/store.ts';
 import { SyncError } from '../errors.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
 import type { SyncTarget } from '../targets/target.ts';
@@ -120,8 +120,7 @@ function site(args: ParsedArgs): string {
  */
 async function knownSite(target: SyncTarget, s: string): Promise<void> {
   if (target instanceof DirectoryTarget) {
-    // The root's folders, not a listing of every key under it.
-    const ids = sitesOf(readdirSync(target.root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => ({ key: `${d.name}/` })));
+    const ids = directorySites(target.root);
     if (ids.includes(s)) return;
     throw new SyncError('NotFound', `HQ has no site ${s} (check --site; ${ids.length > 0 ? `sites at HQ: ${ids.join(', ')}` : `no site has shipped to ${target.root} yet`})`);
   }

@@ -4,6 +4,7 @@
 // the table store's FileIO is synchronous.
 
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { Table } from '../../lsm/index.ts';
@@ -50,6 +51,14 @@ export function sitesOf(keys: readonly Pick<ObjectInfo, 'key'>[]): string[] {
 }
 
 /**
+ * The site ids of a directory HQ at `root`: its `site_<id>.db` folders, sorted (the root's entries,
+ * not a listing of every key under it).
+ */
+export function directorySites(root: string): string[] {
+  return sitesOf(readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => ({ key: `${d.name}/` })));
+}
+
+/**
  * The default folder S3 tables are mirrored into: `<user cache>/tilstand/hq/<hash of target>`, the
  * user cache being $XDG_CACHE_HOME (when absolute), else %LOCALAPPDATA% on Windows, else ~/.cache.
  * The user's own, not the system's temporary directory: there every local user could create the
@@ -75,7 +84,20 @@ export class HqStore {
 
   /** Site ids with a `site_<id>.db/` at HQ. */
   async sites(): Promise<string[]> {
-    return sitesOf(await this.target.list(''));
+    return sitesOf(await this.siteKeys());
+  }
+
+  /**
+   * Every key under HQ's `site_<id>.db/` folders: of a directory HQ one listing of each (its root
+   * may hold folders that are no site's and that the reader may not read — `lost+found` of a disk
+   * of its own, root's with mode 0700; `System Volume Information` of a Windows share — and a
+   * listing of the whole root failed on them, exit 5), elsewhere one listing of everything.
+   */
+  private async siteKeys(): Promise<ObjectInfo[]> {
+    if (!(this.target instanceof DirectoryTarget)) return this.target.list('');
+    const keys: ObjectInfo[] = [];
+    for (const site of directorySites(this.target.root)) for (const k of await this.target.list(sitePrefix(site))) keys.push(k);
+    return keys;
   }
 
   /**
@@ -85,7 +107,7 @@ export class HqStore {
    * replaced since the listing is looked for again).
    */
   async siteStates(): Promise<SiteState[]> {
-    const keys = await this.target.list('');
+    const keys = await this.siteKeys();
     const newest = newestSnapshots(keys);
     const out: SiteState[] = [];
     for (const site of sitesOf(keys)) {

@@ -35,7 +35,7 @@ import { partitionCacheKey, partitionPath } from './partition-path.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
 import { TableWriter, type CommitResult, type PartitionExpireResult, type WriterOptions } from './table-writer.ts';
-import { checkValue, typeToString } from './types.ts';
+import { checkValue, loneSurrogateIn, typeToString } from './types.ts';
 import { estimateValueBytes } from './write-buffer.ts';
 import type { SnapshotRef } from './incremental.ts';
 import type { RollbackResult } from './rollback.ts';
@@ -117,7 +117,7 @@ export class AppendWriter extends TableWriter {
     for (let i = 0; i < fields.length; i++) {
       let v = row[i];
       if (v === undefined) v = row[i] = null;
-      const problem = checkValue(fields[i]!.type, v);
+      const problem = checkValue(fields[i]!.type, v) ?? loneSurrogateIn(fields[i]!.type, v);
       if (problem) throw invalidArgument(`column '${fields[i]!.name}' (${typeToString(fields[i]!.type)}): ${problem}`);
       bytes += estimateValueBytes(v);
     }

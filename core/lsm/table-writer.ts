@@ -36,7 +36,7 @@ import { partitionCacheKey, partitionPath } from './partition-path.ts';
 import { SNAPSHOT_VERSION, type Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
-import { checkValue, comparatorFor, typeToString, type DataType } from './types.ts';
+import { checkValue, comparatorFor, isWellFormedString, loneSurrogateIn, typeToString, type DataType } from './types.ts';
 import { foldSortsAtLast, WriteBuffer } from './write-buffer.ts';
 import type { TableSchema } from './schema.ts';
 import { WriterLock } from './writer-lock.ts';
@@ -332,7 +332,7 @@ export class TableWriter {
       let v = row[i];
       if (v === undefined) row[i] = v = null;
       if (accepts[i]!(v)) continue;
-      const problem = checkValue(fields[i]!.type, v);
+      const problem = checkValue(fields[i]!.type, v) ?? loneSurrogateIn(fields[i]!.type, v);
       if (problem) throw invalidArgument(`column '${fields[i]!.name}' (${typeToString(fields[i]!.type)}): ${problem}`);
     }
     if (kind === RowKind.DELETE || kind === RowKind.UPDATE_BEFORE) {
@@ -1367,7 +1367,7 @@ interface CompiledRows {
   readonly schema: TableSchema;
   /** The row of a record given by column name (missing → null), one property read per column. */
   readonly rowOf: (record: Record<string, unknown>) => unknown[];
-  /** Per column: true means `checkValue` accepts the value (false: ask `checkValue` for the reason). */
+  /** Per column: true means `checkValue` and `loneSurrogateIn` accept the value (false: ask them for the reason). */
   readonly accepts: Array<(v: unknown) => boolean>;
   readonly changelogInput: boolean;
 }
@@ -1376,12 +1376,12 @@ const BIGINT_MIN = -(2n ** 63n);
 const BIGINT_MAX = 2n ** 63n - 1n;
 const never = (): boolean => false;
 
-/** A fast acceptance test per type; it never accepts what `checkValue` refuses (it may defer). */
+/** A fast acceptance test per type; it never accepts what `checkValue` or `loneSurrogateIn` refuses (it may defer). */
 function acceptsFn(t: DataType): (v: unknown) => boolean {
   const n = t.nullable;
   switch (t.root) {
     case 'STRING':
-      return n ? (v) => v === null || typeof v === 'string' : (v) => typeof v === 'string';
+      return n ? (v) => v === null || (typeof v === 'string' && isWellFormedString(v)) : (v) => typeof v === 'string' && isWellFormedString(v);
     case 'INT':
       return n ? (v) => v === null || (typeof v === 'number' && (v | 0) === v) : (v) => typeof v === 'number' && (v | 0) === v;
     case 'BIGINT':

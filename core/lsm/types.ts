@@ -331,6 +331,49 @@ const INT_RANGE: Partial<Record<TypeRoot, [number, number]>> = {
 const BIGINT_MIN = -(2n ** 63n);
 const BIGINT_MAX = 2n ** 63n - 1n;
 
+// ES2024's String.prototype.isWellFormed (Node 20 has it; the project's lib is ES2023).
+const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
+
+/** True when `s` has UTF-8 bytes: no lone surrogate (the files' encoders would write U+FFFD for one). */
+export const isWellFormedString = (s: string): boolean => isWellFormed.call(s);
+
+/**
+ * The writers' check after `checkValue` (REQUIRES: it accepted `v`): a string the files cannot
+ * hold as it is, anywhere in the value. One with a lone surrogate would read back as U+FFFD, and
+ * two keys differing only there would be one key on disk. Returns an error message or undefined.
+ */
+export function loneSurrogateIn(t: DataType, v: unknown): string | undefined {
+  if (v === null || v === undefined) return undefined;
+  switch (t.root) {
+    case 'CHAR':
+    case 'VARCHAR':
+    case 'STRING': {
+      const s = v as string;
+      if (isWellFormedString(s)) return undefined;
+      const at = s.search(/\p{Cs}/u);
+      return `not valid Unicode: a lone surrogate at index ${at} (U+${s.charCodeAt(at).toString(16).toUpperCase()})`;
+    }
+    case 'ARRAY': {
+      const a = v as unknown[];
+      for (let i = 0; i < a.length; i++) {
+        const p = loneSurrogateIn(t.element!, a[i]);
+        if (p) return `element ${i}: ${p}`;
+      }
+      return undefined;
+    }
+    case 'MAP':
+      for (const [k, x] of v as Map<unknown, unknown>) {
+        const p = loneSurrogateIn(t.key!, k);
+        if (p) return `map key: ${p}`;
+        const px = loneSurrogateIn(t.value!, x);
+        if (px) return `value of map key ${describeValue(k)}: ${px}`;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
 /**
  * Checks that `v` is a valid in-memory value of `t`; returns an error message or undefined.
  * Used at every boundary where values enter the store.

@@ -176,14 +176,21 @@ export class AppendWriter extends TableWriter {
   private appFlushBucket(b: AppendBucket): void {
     if (b.rows === 0) return;
     const rowsPerFile = Math.max(1, Math.floor(this.appTable.schema.options.targetFileBytes / Math.max(1, b.bytes / b.rows)));
-    for (let start = 0; start < b.rows; start += rowsPerFile) {
-      const end = Math.min(b.rows, start + rowsPerFile);
-      const cols = start === 0 && end === b.rows ? b.cols : b.cols.map((c) => c.slice(start, end));
-      b.pending.push(this.appWriteRun(b, cols, end - start, 0, 0));
+    let start = 0;
+    try {
+      for (; start < b.rows; start += rowsPerFile) {
+        const end = Math.min(b.rows, start + rowsPerFile);
+        const cols = start === 0 && end === b.rows ? b.cols : b.cols.map((c) => c.slice(start, end));
+        b.pending.push(this.appWriteRun(b, cols, end - start, 0, 0));
+      }
+    } finally {
+      // Only the rows written leave the buffer: after a failed file (a full disk) the next flush
+      // writes the rest, and not again the files already pending.
+      const left = b.rows - Math.min(start, b.rows);
+      b.bytes = left === 0 ? 0 : Math.round((b.bytes * left) / b.rows);
+      b.cols = left === 0 ? b.cols.map(() => []) : start === 0 ? b.cols : b.cols.map((c) => c.slice(start));
+      b.rows = left;
     }
-    b.cols = b.cols.map(() => []);
-    b.rows = 0;
-    b.bytes = 0;
   }
 
   private appWriteRun(b: AppendBucket, valueCols: unknown[][], n: number, level: number, fileSource: 0 | 1, firstSeq?: number): DataFileMeta {

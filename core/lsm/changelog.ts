@@ -91,12 +91,14 @@ export class ChangelogWriter {
   onFlush(b: ChangelogBucket): void {
     const rows = this.input.get(b);
     if (this.producer !== 'input' || !rows || rows.length === 0) return;
-    this.input.delete(b);
     const cmp = this.table.compareKeys;
     rows.sort((x, y) => cmp(x.key, y.key) || x.seq - y.seq);
+    const file = this.writeFile(b, rows);
+    // Forgotten only once written: a failed write (a full disk) leaves them for the next flush.
+    this.input.delete(b);
     let l = this.flushed.get(b);
     if (!l) this.flushed.set(b, (l = []));
-    l.push(this.writeFile(b, rows));
+    l.push(file);
   }
 
   /** The changelog entries of the APPEND commit being made (writes the lookup changelog now). */

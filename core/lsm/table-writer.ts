@@ -132,6 +132,8 @@ interface BucketState {
   files: DataFileMeta[];
   /** Flushed, not yet committed. */
   pending: DataFileMeta[];
+  /** Drained from the buffer, not yet written: a flush failed (a full disk); the next one writes them first. */
+  drained: RunData[];
   nextSeq: number;
   readonly buffer: WriteBuffer;
 }
@@ -222,6 +224,8 @@ export class TableWriter {
   private readonly dv: DeletionVectorState | undefined;
   /** DV tables with the lookup producer: the changelog `promoteLevel0` found, for the next APPEND. */
   private dvChangelog: BucketChanges[] | undefined;
+  /** DV tables: what `promoteLevel0` did per bucket, applied to the buckets once its snapshot is made. */
+  private promoted: { s: BucketState; removed: DataFileMeta[]; added: DataFileMeta[] }[] = [];
   /**
    * Append tables: the index manifest (deletion vectors Paimon wrote) of the next snapshot when it
    * is not the latest snapshot's — set by append compaction and rollback as latest.
@@ -423,6 +427,7 @@ export class TableWriter {
         bucket,
         files: [...files],
         pending: [],
+        drained: [],
         nextSeq: maxSeq + 1,
         buffer: new WriteBuffer(schema.keyIndexes, schema.keyTypes, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => merge.resetThenAdded!() : undefined),
       };
@@ -444,14 +449,21 @@ export class TableWriter {
 
   private flushBucket(s: BucketState): void {
     this.changelog.onFlush(s);
-    if (s.buffer.isEmpty) return;
-    const schema = this.table.schema;
-    const before = s.buffer.estimatedBytes;
-    // Usually one run; with `sequence.field` a key whose records cannot fold as one gives its
-    // later parts to later runs (WriteBuffer.drainRuns), written as consecutive level-0 files.
-    const runs = s.buffer.drainRuns(schema.fields.length, mergeOrder(schema));
-    this.bufferedBytes = Math.max(0, this.bufferedBytes - before);
-    for (const run of runs) s.pending.push(this.writeRun(s, run, 0, 0));
+    if (!s.buffer.isEmpty) {
+      const schema = this.table.schema;
+      const before = s.buffer.estimatedBytes;
+      // Usually one run; with `sequence.field` a key whose records cannot fold as one gives its
+      // later parts to later runs (WriteBuffer.drainRuns), written as consecutive level-0 files.
+      s.drained.push(...s.buffer.drainRuns(schema.fields.length, mergeOrder(schema)));
+      this.bufferedBytes = Math.max(0, this.bufferedBytes - before);
+    }
+    // A run leaves `drained` only once its file is written: after a failed write the rows are
+    // still there for the next flush or commit (they were lost, and a retried commit succeeded
+    // without them).
+    while (s.drained.length > 0) {
+      s.pending.push(this.writeRun(s, s.drained[0]!, 0, 0));
+      s.drained.shift();
+    }
   }
 
   private writeRun(s: BucketState, run: RunData, level: number, fileSource: 0 | 1): DataFileMeta {
@@ -499,12 +511,12 @@ export class TableWriter {
       let snapshotId: number | undefined;
       const changed = properties !== undefined && !sameProperties(properties, this.table.latestSnapshot()?.properties ?? null);
       if (adds.length > 0 || changed || this.dv?.changed || this.hasDvChangelog() || this.changelog.hasUncommitted) {
-        snapshotId = this.commitChanges(adds, 'APPEND', properties);
+        snapshotId = this.commitPromoted(() => this.commitChanges(adds, 'APPEND', properties));
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
           s.pending = [];
         }
-      }
+      } else this.applyPromotion();
       let compactSnapshotId: number | undefined;
       let expire: ExpireResult | undefined;
       let partitions: PartitionExpireResult | undefined;
@@ -535,7 +547,8 @@ export class TableWriter {
 
   /**
    * DV tables: moves every bucket's level-0 files into level 1 before the snapshot (dv-writer.ts).
-   * Leaves the new level-1 files in `pending` (the callers then move pending into `files`).
+   * Returns the entries of the snapshot; the buckets change only when it is made
+   * (`commitPromoted`, `applyPromotion`): then their new level-1 files are in `pending`.
    */
   private promoteLevel0(): ManifestEntry[] {
     const dv = this.dv!;
@@ -543,24 +556,78 @@ export class TableWriter {
     // The lookup changelog falls out of the promotion: it found each key's visible row before.
     const lookup = this.table.schema.options.changelogProducer === 'lookup';
     if (lookup) this.dvChangelog = [];
-    for (const s of this.buckets.values()) {
-      const r = promoteLevel0(this.table, dv, s, (run) => this.writeRun(s, run, 1, 0), (kind, f) => this.entry(kind, s, f));
-      if (!r) continue;
-      if (lookup) this.dvChangelog!.push({ partition: s.partition, partitionPath: s.partitionPath, bucket: s.bucket, records: this.changelog.lookupRecords(r.changes) });
-      entries.push(...r.entries);
-      const gone = new Set(r.removed.map((f) => f.fileName));
+    try {
+      for (const s of this.buckets.values()) {
+        const r = promoteLevel0(this.table, dv, s, (run) => this.writeRun(s, run, 1, 0), (kind, f) => this.entry(kind, s, f));
+        if (!r) continue;
+        this.promoted.push({ s, removed: r.removed, added: r.added });
+        if (lookup) this.dvChangelog!.push({ partition: s.partition, partitionPath: s.partitionPath, bucket: s.bucket, records: this.changelog.lookupRecords(r.changes) });
+        entries.push(...r.entries);
+      }
+    } catch (e) {
+      this.abandonPromotion();
+      throw e;
+    }
+    return entries;
+  }
+
+  /**
+   * The snapshot `commit` makes of a promotion, and only then the promotion applied to the
+   * buckets; when it fails, the promotion is given up (`abandonPromotion`), so the next commit
+   * promotes the same files again. (Applied first, a failed snapshot — a full disk — left the
+   * writer without the files it had merged: the next commit added the new level-1 file beside
+   * them, and every key read twice.)
+   */
+  private commitPromoted(commit: () => number): number {
+    let id: number;
+    try {
+      id = commit();
+    } catch (e) {
+      if (this.promoted.length > 0) this.abandonPromotion();
+      throw e;
+    }
+    this.applyPromotion();
+    return id;
+  }
+
+  /** The promotion's snapshot was made (or none was needed): its buckets take the new files. */
+  private applyPromotion(): void {
+    for (const { s, removed, added } of this.promoted) {
+      const gone = new Set(removed.map((f) => f.fileName));
       s.files = s.files.filter((f) => !gone.has(f.fileName));
-      for (const f of r.removed) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath));
+      for (const f of removed) this.table.cache.drop(this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath));
       for (const f of s.pending) {
         // Uncommitted level-0 files merged up: referenced by nothing, removed now.
         const path = this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath);
         this.table.cache.drop(path);
         this.table.fileIO.remove(path);
       }
-      s.pending = r.added;
+      s.pending = added;
       this.committed.set(s.id, { partition: s.partition, bucket: s.bucket, files: s.files });
     }
-    return entries;
+    this.promoted = [];
+  }
+
+  /**
+   * The promotion's snapshot was not made: the vectors go back to the latest snapshot's and the
+   * level-1 files it wrote are removed (one left behind is an orphan the sweep removes).
+   */
+  private abandonPromotion(): void {
+    const promoted = this.promoted;
+    this.promoted = [];
+    this.dvChangelog = undefined;
+    this.dv!.reset(this.table.latestSnapshot());
+    for (const { s, added } of promoted) {
+      for (const f of added) {
+        const path = this.table.dataFilePath(s.partition, s.bucket, f.fileName, f.externalPath);
+        this.table.cache.drop(path);
+        try {
+          this.table.fileIO.remove(path);
+        } catch {
+          // Left for the sweep: the error that failed the commit is the one to report.
+        }
+      }
+    }
   }
 
   /** The promotion found changes (lookup changelog) even if no file or vector changed (an older row stood). */
@@ -840,6 +907,7 @@ export class TableWriter {
       bucket: c.bucket,
       files: [...c.files],
       pending: [],
+      drained: [],
       nextSeq: maxSeq + 1,
       buffer: newBuffer(schema, createMergeFunction(schema)),
     };
@@ -853,12 +921,12 @@ export class TableWriter {
       const adds: ManifestEntry[] = this.dv ? this.promoteLevel0() : [];
       if (!this.dv) for (const s of this.buckets.values()) for (const f of s.pending) adds.push(this.entry(ADD, s, f));
       if (adds.length > 0 || this.dv?.changed || this.hasDvChangelog() || this.changelog.hasUncommitted) {
-        this.commitChanges(adds, 'APPEND');
+        this.commitPromoted(() => this.commitChanges(adds, 'APPEND'));
         for (const s of this.buckets.values()) {
           s.files.push(...s.pending);
           s.pending = [];
         }
-      }
+      } else this.applyPromotion();
     } finally {
       this.committing = wasCommitting;
     }
@@ -913,7 +981,16 @@ export class TableWriter {
     }
     if (entries.length === 0) return undefined;
     for (const { s, removed } of results) this.dv?.dropFiles(s.partition, s.bucket, removed);
-    const id = this.commitChanges(entries, 'COMPACT', undefined, undefined, changelog);
+    let id: number;
+    try {
+      id = this.commitChanges(entries, 'COMPACT', undefined, undefined, changelog);
+    } catch (e) {
+      // The inputs' vectors were dropped, maybe written into an index manifest that became the
+      // vectors' base (dv-writer.ts), for a snapshot not made: back to the latest snapshot's, or
+      // the next commit would drop them for good (the rows they deleted came back).
+      this.dv?.reset(this.table.latestSnapshot());
+      throw e;
+    }
     for (const { s, removed, added } of results) {
       const gone = new Set(removed.map((f) => f.fileName));
       s.files = s.files.filter((f) => !gone.has(f.fileName)).concat(added);
@@ -1160,7 +1237,7 @@ export class TableWriter {
   /** InvalidArgument when the writer holds rows not committed yet: `what` re-reads its state and would lose them. */
   private refuseUncommitted(what: string): void {
     const message = `the writer of ${this.table.name} has uncommitted rows; commit them (or close the writer) before ${what}`;
-    for (const s of this.buckets.values()) if (!s.buffer.isEmpty || s.pending.length > 0) throw invalidArgument(message);
+    for (const s of this.buckets.values()) if (!s.buffer.isEmpty || s.drained.length > 0 || s.pending.length > 0) throw invalidArgument(message);
     // `input` rows the buffer folded to nothing are still uncommitted changes (their changelog).
     if (this.changelog.hasUncommitted) throw invalidArgument(message);
   }

@@ -33,6 +33,8 @@ export class Out {
   }
   /** Zigzag varint of a safe integer. */
   long(n: number): void {
+    // From 2^52 on, a negative number's zigzag form (2|n| − 1, odd) is beyond what a double holds.
+    if (n <= -4503599627370496 || n >= 4503599627370496) return this.bigLong(BigInt(n));
     this.ensure(10);
     const b = this.buf;
     let p = this.pos;
@@ -116,12 +118,27 @@ export class In {
       byte = b[p++]!;
       n += (byte & 0x7f) * mul;
       if (byte < 0x80) {
-        // Past 2^53 the number would be rounded: a long that needs bigLong() is damage here.
-        if (n > Number.MAX_SAFE_INTEGER) this.fail('varint beyond 2^53');
+        // Past 2^53 the sum is rounded: read again exactly (a number from −2^53 to −2^52 has a
+        // zigzag form there); one beyond ±2^53, which needs bigLong(), is damage here.
+        if (n > Number.MAX_SAFE_INTEGER) return this.exactSafeLong();
         this.pos = p;
         return n % 2 === 0 ? n / 2 : -(n + 1) / 2;
       }
       mul *= 128;
+    }
+    this.fail('varint longer than 10 bytes');
+  }
+  /** `long()` for a varint whose zigzag form passes 2^53, at `pos`. */
+  private exactSafeLong(): number {
+    const v = this.bigLong();
+    if (v < -9007199254740991n || v > 9007199254740991n) this.fail('varint beyond 2^53');
+    return Number(v);
+  }
+  /** Passes over one varint without decoding it: a field not read may hold any long. */
+  skipLong(): void {
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.end) this.fail('varint runs past its block');
+      if (this.b[this.pos++]! < 0x80) return;
     }
     this.fail('varint longer than 10 bytes');
   }

@@ -246,7 +246,7 @@ export function skipper(w: WriterField, path: string): Decoder {
     case 'int':
     case 'long':
     case 'enum':
-      return (i) => i.long();
+      return (i) => i.skipLong();
     case 'float':
       return (i) => i.take(4);
     case 'double':

@@ -87,6 +87,11 @@ export interface SiteServiceOptions {
   tickMs?: number;
   statusEveryMs?: number;
   now?: () => number;
+  /**
+   * The monotonic clock (ms) a screen's idle time also runs on (`screenNow`): performance.now, or
+   * `now` when only that is given (a test's clock, which then alone says how much time passed).
+   */
+  monoNow?: () => number;
 }
 
 type Handler<M extends SiteMethod> = (req: SiteApiMethods[M]['req'], session: SessionContext) => Promise<SiteApiMethods[M]['res']> | SiteApiMethods[M]['res'];
@@ -169,6 +174,9 @@ const failedBefore = (inbox: Inbox, p: Proposal): readonly CommandFailure[] => i
 export class SiteService implements SiteBackend {
   private readonly listeners = new Set<(e: SiteEvent) => void>();
   private readonly now: () => number;
+  private readonly monoNow: () => number;
+  /** The last reading of `screenNow`, and the monotonic clock then. */
+  private screenClock: { atMs: number; monoMs: number } | undefined;
   private readonly handlers: { [M in SiteMethod]: Handler<M> };
   private timer: NodeJS.Timeout | undefined;
   private lastStatusMs = 0;
@@ -188,6 +196,7 @@ export class SiteService implements SiteBackend {
     private readonly o: SiteServiceOptions = {},
   ) {
     this.now = o.now ?? Date.now;
+    this.monoNow = o.monoNow ?? o.now ?? (() => performance.now());
     this.handlers = {
       firstRun: () => ({ initialized: true, siteId: this.site.config.site, restoredSite: null }),
       initSite: () => {
@@ -403,13 +412,30 @@ export class SiteService implements SiteBackend {
    */
   private noteInput(session: SessionContext, input: InputAge): void {
     if (input === null || session.user === null || session.inputAtMs === undefined) return;
-    const at = this.now() - (input ?? 0);
+    const at = this.screenNow() - (input ?? 0);
     const idleMs = this.site.config.ui.idleSignOutMs;
     if (input !== undefined && idleMs > 0 && at - session.inputAtMs > idleMs) {
       this.signOutIdle(session, session.user.name, idleMs);
       return;
     }
     if (at > session.inputAtMs) session.inputAtMs = at;
+  }
+
+  /**
+   * The clock a screen's use is kept on (`SessionContext.inputAtMs`): the wall clock, but never
+   * behind the time run on the monotonic clock since its last reading. On the wall clock alone a
+   * step back (NTP after a cold boot, a clock set by hand) kept every session signed in for as long
+   * as the step, an hour for an hour: the next person at a reloaded page was the one before. A PC
+   * asleep, whose monotonic clock stands still, is still measured by the wall clock; a step forward
+   * signs out early, as before.
+   */
+  private screenNow(): number {
+    const wall = this.now();
+    const mono = this.monoNow();
+    const c = this.screenClock;
+    const at = c === undefined ? wall : Math.max(wall, c.atMs + (mono - c.monoMs));
+    this.screenClock = { atMs: at, monoMs: mono };
+    return at;
   }
 
   private signOutIdle(session: SessionContext, user: string, idleMs: number): void {
@@ -424,7 +450,7 @@ export class SiteService implements SiteBackend {
     // A shared floor PC: the UI signs the person out after `ui.idleSignOutMs` without use, and so
     // does the backend, for a page that was closed, reloaded or kept from running its timer.
     const idleMs = this.site.config.ui.idleSignOutMs;
-    if (idleMs > 0 && session.inputAtMs !== undefined && this.now() - session.inputAtMs > idleMs) {
+    if (idleMs > 0 && session.inputAtMs !== undefined && this.screenNow() - session.inputAtMs > idleMs) {
       this.signOutIdle(session, u.name, idleMs);
       throw (tellWhy ? this.signedOutWhy(session) : undefined) ?? new SiteApiError('unauthenticated', `${u.name} was signed out`, undefined, { code: 'session.ended', params: { user: u.name, why: 'idle', idleMs } });
     }
@@ -507,7 +533,7 @@ export class SiteService implements SiteBackend {
     session.setUser(user);
     session.secretChangedMs = r.user.secretChangedMs ?? null;
     session.disabledAtMs = r.user.disabledAtMs ?? null;
-    session.inputAtMs = this.now();
+    session.inputAtMs = this.screenNow();
     session.signedOutIdle = undefined;
     return user;
   }

@@ -158,3 +158,17 @@ describe('the session cookie over plain HTTP (loopback)', () => {
     expect((await call('status', {}, `${SESSION_COOKIE_TLS}=${token}`)).status).toBe(401);
   });
 });
+
+describe("the session cookie's life", () => {
+  it('runs from the last call that used the session, as the session does, not from the sign-in (a screen in use stays signed in past 12 h)', async () => {
+    const call = await start(false);
+    const token = tokenOf(await call('signIn', { user: 'Kari', secret: '1234' }), SESSION_COOKIE);
+    // Each call of a signed-in session gives the browser the same cookie again, with its whole life.
+    for (const method of ['status', 'me']) {
+      expect((await call(method, {}, `${SESSION_COOKIE}=${token}`)).setCookie, method).toBe(`${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200`);
+    }
+    // Nothing to a caller without a session, nor for a token the server does not hold.
+    expect((await call('me', {})).setCookie).toBeUndefined();
+    expect((await call('me', {}, `${SESSION_COOKIE}=${'C'.repeat(43)}`)).setCookie).toBeUndefined();
+  });
+});

@@ -6,7 +6,8 @@
 //   - every API call but the public ones (api.ts PUBLIC_METHODS: firstRun, initSite, signIn, me; and
 //     reportClientError, answered here and rate-bounded, internal-error.ts ClientErrorLog) needs a session: a random 256-bit token in an HttpOnly,
 //     SameSite=Strict cookie (Secure and named `__Host-tilstand_session` when served over TLS),
-//     idle-expired, new at every sign-in, at most SESSIONS_PER_USER_MAX per user (the oldest ends);
+//     idle-expired (the cookie given again at each call, so it too lives from the last use), new at
+//     every sign-in, at most SESSIONS_PER_USER_MAX per user (the oldest ends);
 //     of several cookies of the name only one that names a held session counts, two such are none
 //     (`sessionOf`);
 //   - a session's source (api.ts SessionContext.source, what unknown badges are counted against)
@@ -269,11 +270,21 @@ export class UiServer {
       },
     };
     this.sessions.set(token, s);
+    this.setCookie(res, token);
+    return s;
+  }
+
+  /**
+   * Gives the browser the session's cookie, to live as long as the session does without use (its
+   * Max-Age the idle life): at the sign-in, and again at each call the session makes, so the
+   * browser's copy, like the session, lives from the last use. Given once, it ended 12 h after the
+   * sign-in whatever the screen did since (one in use with `ui.idleSignOutMs` 0 was signed out).
+   */
+  private setCookie(res: ServerResponse, token: string): void {
     const attrs = ['Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${Math.floor(this.idleMs / 1000)}`];
     if (this.o.secure) attrs.push('Secure');
     // No Domain, Path=/ and (over TLS) Secure: what the `__Host-` name requires.
     res.setHeader('Set-Cookie', `${this.cookieName}=${token}; ${attrs.join('; ')}`);
-    return s;
   }
 
   private async api(req: IncomingMessage, res: ServerResponse, method: string): Promise<void> {
@@ -316,6 +327,7 @@ export class UiServer {
       const id = this.clientErrors.report({ user, ...(session && user !== null ? { session: session.token } : {}), source: clientSource(req.socket.remoteAddress) }, report);
       return reply(200, { ok: true, value: { id } });
     }
+    if (session?.user) this.setCookie(res, session.token);
     let created: Session | undefined;
     let signInTurn = false;
     // A session kept only to say why it was signed out goes on to the backend, which says so.

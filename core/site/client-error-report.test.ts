@@ -140,4 +140,18 @@ describe('ClientErrorLog', () => {
     // Each address that was dropped says so once.
     expect(log.filter((l) => l.startsWith('client errors: 1 more from not signed in, from "10.0.0.'))).toHaveLength(14);
   });
+
+  it('starts a new minute after the clock stepped back, not only once the clock has caught up', () => {
+    const log: string[] = [];
+    let now = Date.parse('2026-12-05T10:00:00Z');
+    const c = new ClientErrorLog((l) => void log.push(l), () => now);
+    const report = () => c.report({ user: 'Kari', session: 's1', source: 'loopback' }, { kind: 'error', message: 'x' });
+    for (let i = 0; i < CLIENT_ERRORS_PER_SESSION_MINUTE; i++) expect(report()).not.toBeNull();
+    expect(report()).toBeNull();
+    // NTP sets the PC's clock back an hour; a minute later the screen's next failure is logged.
+    now -= 3_600_000;
+    now += 61_000;
+    expect(report()).not.toBeNull();
+    expect(log.filter((l) => l.startsWith('client errors: 1 more from user "Kari" dropped'))).toHaveLength(1);
+  });
 });

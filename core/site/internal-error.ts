@@ -153,7 +153,9 @@ export class ClientErrorLog {
 
   private sweep(now: number): void {
     for (const [key, w] of this.windows) {
-      if (now - w.startMs < MINUTE_MS) continue;
+      // A clock set back ends the minute too: else a caller at its cap, and the map once full,
+      // stayed so until the clock had caught up with the minute's start, an hour for an hour.
+      if (now >= w.startMs && now - w.startMs < MINUTE_MS) continue;
       this.windows.delete(key);
       if (w.dropped > 0) this.log(`client errors: ${w.dropped} more from ${w.who} dropped (over the rate for a minute from ${new Date(w.startMs).toISOString()}; core/site DESIGN.md, "Errors the floor UI reports")`);
     }

@@ -14,6 +14,7 @@ import { LsmError } from './errors.ts';
 import type { SchemaSpec } from './schema.ts';
 import type { Table } from './table.ts';
 import type { Predicate } from './table-read.ts';
+import { thrownLsmError } from './testing/corruption.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -48,16 +49,6 @@ function scanKeys(t: Table, p: Predicate): unknown[] {
   return t.scanRows({}, { where: [p], projection: ['k'] }).map((r) => r[0]).sort();
 }
 
-function errorOf(f: () => unknown): LsmError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LsmError);
-    return e as LsmError;
-  }
-  throw new Error('expected an error');
-}
-
 const BAD: [Predicate, RegExp][] = [
   [{ column: 'k', op: '=', value: '1' }, /filter on 'k' \(INT\): expected a number, got "1"/],
   [{ column: 'k', op: '=', value: Number.NaN }, /filter on 'k' \(INT\): expected a number, got number NaN/],
@@ -81,7 +72,7 @@ for (const [kind, keys] of [
     const t = table([...keys]);
     for (const [p, message] of BAD) {
       it(`${p.column} ${p.op} ${typeof p.value === 'bigint' ? `${p.value}n` : String(p.value)} (${typeof p.value}) is InvalidArgument`, () => {
-        const e = errorOf(() => scanKeys(t, p));
+        const e = thrownLsmError(() => scanKeys(t, p));
         expect(e.kind).toBe('InvalidArgument');
         expect(e.message).toMatch(message);
       });

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from './catalog.ts';
 import { LsmError } from './errors.ts';
 import type { ReadPoint, Table } from './table.ts';
+import { thrownLsmError } from './testing/corruption.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -26,16 +27,6 @@ function oneSnapshotTable(): Table {
   w.commit();
   w.close();
   return t;
-}
-
-function errorOf(f: () => unknown): LsmError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LsmError);
-    return e as LsmError;
-  }
-  throw new Error('expected an error');
 }
 
 describe('read point options', () => {
@@ -60,7 +51,7 @@ describe('read point options', () => {
   ];
   for (const [option, value, message] of bad) {
     it(`${option}: ${String(value)} (${typeof value}) is InvalidArgument naming the option`, () => {
-      const e = errorOf(() => t.reader({ [option]: value } as ReadPoint));
+      const e = thrownLsmError(() => t.reader({ [option]: value } as ReadPoint));
       expect(e.kind).toBe('InvalidArgument');
       expect(e.message).toMatch(message);
     });
@@ -70,8 +61,8 @@ describe('read point options', () => {
     expect(t.scanRows({ snapshotId: 1 })).toEqual([[1]]);
     expect(t.scanRows({ timestampMs: t.latestSnapshot()!.timeMillis })).toEqual([[1]]);
     expect(t.scanRows({ schemaId: 0 })).toEqual([[1]]);
-    expect(errorOf(() => t.reader({ timestampMs: 0 })).message).toMatch(/earliest retained is 1/);
-    expect(errorOf(() => t.reader({ timestampMs: -1 })).kind).toBe('NotFound');
-    expect(errorOf(() => t.reader({ snapshotId: 2 })).kind).toBe('NotFound');
+    expect(thrownLsmError(() => t.reader({ timestampMs: 0 })).message).toMatch(/earliest retained is 1/);
+    expect(thrownLsmError(() => t.reader({ timestampMs: -1 })).kind).toBe('NotFound');
+    expect(thrownLsmError(() => t.reader({ snapshotId: 2 })).kind).toBe('NotFound');
   });
 });

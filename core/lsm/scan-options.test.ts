@@ -14,6 +14,7 @@ import { LsmError } from './errors.ts';
 import { TableSchema } from './schema.ts';
 import { Table } from './table.ts';
 import { runCli } from './testing/cli.ts';
+import { thrownLsmError } from './testing/corruption.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -47,16 +48,6 @@ function javaAltered(options: Record<string, string> | ((committedMs: number[]) 
 
 const keys = (rows: unknown[][]) => rows.map((r) => r[0]).sort();
 
-function errorOf(f: () => unknown): LsmError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LsmError);
-    return e as LsmError;
-  }
-  throw new Error('expected an error');
-}
-
 describe("a table's own scan.* time-travel options", () => {
   it('scan.snapshot-id: batch reads start there; reader() and writes keep the latest', () => {
     const { dir } = javaAltered({ 'scan.snapshot-id': '1' });
@@ -85,10 +76,10 @@ describe("a table's own scan.* time-travel options", () => {
   });
 
   it('a value that is not one, or an option not read here, is an error naming it', () => {
-    const bad = errorOf(() => Table.open(javaAltered({ 'scan.snapshot-id': 'one' }).dir).batchReadPoint());
+    const bad = thrownLsmError(() => Table.open(javaAltered({ 'scan.snapshot-id': 'one' }).dir).batchReadPoint());
     expect(bad.kind).toBe('InvalidArgument');
     expect(bad.message).toMatch(/option 'scan.snapshot-id': expected a snapshot id ≥ 1, got 'one'/);
-    const watermark = errorOf(() => Table.open(javaAltered({ 'scan.watermark': '5' }).dir).batchReadPoint());
+    const watermark = thrownLsmError(() => Table.open(javaAltered({ 'scan.watermark': '5' }).dir).batchReadPoint());
     expect(watermark.kind).toBe('NotSupported');
     expect(watermark.message).toMatch(/'scan.watermark'/);
   });

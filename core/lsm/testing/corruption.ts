@@ -1,4 +1,5 @@
-// Tests' check that damaged input is refused as an LsmError of kind Corruption naming its file.
+// Tests' check that damaged input is refused as an LsmError of kind Corruption naming its file, and
+// the LsmError any refusal throws.
 import { expect } from 'vitest';
 import { LsmError } from '../errors.ts';
 
@@ -10,7 +11,7 @@ export function thrownLsmError(f: () => unknown): LsmError {
     expect(e).toBeInstanceOf(LsmError);
     return e as LsmError;
   }
-  throw new Error('the damaged file read without an error');
+  throw new Error('expected an LsmError; none was thrown');
 }
 
 /** `e` is Corruption, names `path` (as its path and in its message) and matches `msg`. */

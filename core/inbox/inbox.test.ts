@@ -611,6 +611,16 @@ describe('decide: who may', () => {
     await expect(i.decide(p!.id, 'reject', { user: 'lena', pin: '1111', comment: 'too long' })).rejects.toMatchObject({ kind: 'InvalidArgument' });
     await expect(i.decide('P-none', 'reject', { user: 'lena', pin: '1111' })).rejects.toMatchObject({ kind: 'NotFound' });
   });
+
+  it('refuses a comment the tables cannot hold as written (a lone surrogate), before anything is decided', async () => {
+    // The table store refuses such text (its files would write U+FFFD): met inside the decision,
+    // the refusal came from the middle of the inbox's writes.
+    const i = inbox();
+    const [p] = propose(i, 'J-1');
+    await expect(i.decide(p!.id, 'reject', { user: 'lena', pin: '1111', comment: 'half \ud83d' })).rejects.toMatchObject({ kind: 'InvalidArgument', message: expect.stringMatching(/^comment: .*lone surrogate/) });
+    expect(i.get(p!.id)!.status).toBe('open');
+    expect((await i.decide(p!.id, 'reject', { user: 'lena', pin: '1111', comment: 'whole \ud83d\ude9a' })).proposal.decision).toMatchObject({ comment: 'whole \ud83d\ude9a' });
+  });
 });
 
 describe('decide: defer, and approval as compare-and-set', () => {

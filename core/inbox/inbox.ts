@@ -26,7 +26,7 @@
 // (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
 // approved.
 
-import { CompactionSlicer, LsmError, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
+import { CompactionSlicer, isWellFormedString, LsmError, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
@@ -623,6 +623,8 @@ export class Inbox {
     if (comment !== null && (typeof comment !== 'string' || comment.length > this.commentMax)) {
       throw new InboxError('InvalidArgument', `comment: expected at most ${this.commentMax} characters, got ${typeof comment === 'string' ? comment.length : typeof comment}`);
     }
+    // Refused here, before anything is decided: the table store refuses it in the middle of the writes.
+    if (comment !== null && !isWellFormedString(comment)) throw new InboxError('InvalidArgument', 'comment: not valid Unicode text (a lone surrogate, half of a character pair)');
     const before = this.requireActive(id);
 
     const signIn = await this.o.users.verifyPin(o.user, o.pin);

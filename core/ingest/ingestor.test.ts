@@ -909,6 +909,9 @@ describe('Ingestor dead letters dismissed', () => {
     expect(() => i.dismissDeadLetters([garbage], 'Lena', '  ')).toThrow(/why \(a note\) is required/);
     expect(() => i.dismissDeadLetters([garbage], '', 'test message')).toThrow(/who dismisses them/);
     expect(() => i.dismissDeadLetters([], 'Lena', 'x')).toThrow(/name the dead letters/);
+    // Text the table cannot hold as written (its files would write U+FFFD) is refused before any letter is touched.
+    expect(() => i.dismissDeadLetters([garbage, wrong], 'Lena', 'half \ud83d')).toThrow(/the note is not valid Unicode text/);
+    expect(i.deadLetterCount()).toBe(3);
     now = T0 + 60_000;
     expect(i.dismissDeadLetters([garbage, wrong, 424_242n], 'Lena', ' test messages from the module vendor ')).toEqual({ dismissed: 2, notOpen: ['424242'] });
     expect(i.deadLetterCount()).toBe(1);

@@ -18,7 +18,7 @@
 //   - after any failure inside apply or commit, nothing more is committed (`failure()` says why);
 //     the journal keeps accepting, and reopening replays what was not committed.
 
-import { Catalog, CompactionSlicer, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
+import { Catalog, CompactionSlicer, isWellFormedString, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
 import { applyBinding, bindingName, bindingsFor, checkBinding, checkOrderingStreams, streamOfFilter, type Binding } from './binding.ts';
 import { bindingView, checkEnvelopeContract, type ContractCheck, type ContractRegistry } from './contracts.ts';
 import {
@@ -1411,6 +1411,8 @@ export class Ingestor {
     if (ids.length === 0) throw new RangeError('dismissDeadLetters: name the dead letters to dismiss (positions)');
     if (by.trim() === '') throw new RangeError('dismissDeadLetters: who dismisses them (a user name) is required');
     if (note.trim() === '') throw new RangeError('dismissDeadLetters: why (a note) is required');
+    // Refused before any letter is written: the table store refuses it in the middle of the writes.
+    if (!isWellFormedString(note)) throw new RangeError('dismissDeadLetters: the note is not valid Unicode text (a lone surrogate, half of a character pair)');
     const { letters, notOpen } = this.openLetters(ids);
     if (letters.length === 0) return { dismissed: 0, notOpen };
     const at = this.instant();

@@ -14,6 +14,7 @@ export type { ExpireResult } from './expire.ts';
 export type { ColumnPosition, SchemaChange } from './schema-change.ts';
 export type { Snapshot } from './snapshot.ts';
 export {
+  isWellFormedString,
   parseType,
   typeToString,
   valueFromJson,

@@ -1,4 +1,4 @@
-import { Fragment, useEffect, useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useRef, useState, type FormEvent } from 'react';
 import type { DeadLetterGroupView, DeadLetterView } from '../../../core/site/api.ts';
 import { escapeCloses, focusAfterClose, focusFirstOf, KeepCodes, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
@@ -236,6 +236,10 @@ export function DeadLetters() {
   // A viewer only looks (the site refuses a viewer's replay: it writes the state tables).
   const mayReplay = useApp((s) => !!s.user?.roles.some((r) => r !== 'viewer'));
   const [dismissing, setDismissing] = useState<string | null>(null);
+  // The dismissal open as last rendered: one answered closes its form only while it is still the
+  // one open (left meanwhile and another letter's begun, the answer closed that one and its note).
+  const dismissingShown = useRef(dismissing);
+  dismissingShown.current = dismissing;
   const [note, setNote] = useState('');
   // Also every other open letter with the same topic and reason (a vendor's test run, a module
   // sending one wrong value): one note closes them all, listed or not (the site finds them).
@@ -258,7 +262,7 @@ export function DeadLetters() {
     if (note.trim() === '') return;
     // The open letters as listed now: after the reload the dismissed one has moved among the closed.
     const then = focusAfterDismissal(rows, id, alike);
-    if (await dismiss([id], note, alike)) (close(), focusFirstOf(then));
+    if ((await dismiss([id], note, alike)) && dismissingShown.current === id) (close(), focusFirstOf(then));
   };
   const openShown = rows.filter((r) => r.status === 'open').length;
   // With a group chosen, one of its letters: until the group's list comes, the rows are still the

@@ -245,6 +245,13 @@ function ProposalPanel() {
   const [comment, setComment] = useState('');
   const decidable = canDecide && (p.status === 'open' || p.status === 'deferred');
   useEffect(() => setComment(''), [p.id]);
+  // A comment goes with one decision: once the site took it, the field empties (what was typed
+  // since stays). A deferral of the only open proposal leaves it on the panel, and the approval
+  // made there later went out with the deferral's comment as its own. Refused, it stays.
+  const send = async (decision: 'approve' | 'reject' | 'defer') => {
+    const sent = comment;
+    if (await decide(decision, sent)) setComment((now) => (now === sent ? '' : now));
+  };
   // The proposal just opened, and where it is in the list, kept in view (`placeOnOpen`): beside
   // the list its row, below it (under 1101 px) the panel. A block body: newer chromium's
   // scrollIntoView returns a promise, which React would take for the effect's cleanup and call,
@@ -275,9 +282,9 @@ function ProposalPanel() {
       const k = shortcutKey(e);
       if (k === 'n') void next();
       if (!decidable || held) return;
-      if (k === 'a') void decide('approve', comment);
-      else if (k === 'r') void decide('reject', comment);
-      else if (k === 'd') void decide('defer', comment);
+      if (k === 'a') void send('approve');
+      else if (k === 'r') void send('reject');
+      else if (k === 'd') void send('defer');
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
@@ -379,13 +386,13 @@ function ProposalPanel() {
               A click or Enter on one then sends nothing (the store's decide returns while
               `deciding`), nor while another proposal is on its way here (`opening`). */}
           <div className="actions">
-            <button className="primary approve" aria-disabled={held || undefined} onClick={() => void decide('approve', comment)}>
+            <button className="primary approve" aria-disabled={held || undefined} onClick={() => void send('approve')}>
               ✔ {t('detail.approve')}
             </button>
-            <button className="reject" aria-disabled={held || undefined} onClick={() => void decide('reject', comment)}>
+            <button className="reject" aria-disabled={held || undefined} onClick={() => void send('reject')}>
               ✖ {t('detail.reject')}
             </button>
-            <button aria-disabled={held || undefined} onClick={() => void decide('defer', comment)}>
+            <button aria-disabled={held || undefined} onClick={() => void send('defer')}>
               ‖ {t('detail.defer')}
             </button>
             <button onClick={() => void next()}>{t('detail.next')} →</button>

@@ -25,7 +25,12 @@ export function SignIn() {
       // typed next (nor wait in the field for the next person).
       setBadge('');
       void signInBadge(badge);
-    } else void signIn(user, secret);
+    } else {
+      // So is a PIN or password (the name stays): left in its masked field, what was typed next
+      // was added to it, and the refused "1235" and then "1234" went out as "12351234".
+      setSecret('');
+      void signIn(user, secret);
+    }
   };
   return (
     <main className="signin">

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import type { ConfigChangeView, StockView } from '../../../core/site/api.ts';
 import { escapeCloses, focusAfterClose, Table } from '../components/common.tsx';
 import { Waiting } from '../components/Waiting.tsx';
@@ -146,6 +146,15 @@ export function Stock() {
   const [below, setBelow] = useState(askedBelow);
   const decider = useApp(selectIsDecider);
   const [editing, setEditing] = useState<string | null>(null);
+  // The form open as last rendered: a save answered closes its form only while it is still the one
+  // open (left with Cancel or Escape meanwhile and another row's opened, the answer closed that one).
+  const editingShown = useRef(editing);
+  editingShown.current = editing;
+  const closeForm = (key: string) => {
+    if (editingShown.current !== key) return;
+    setEditing(null);
+    focusAfterClose(`button.edit-policy[data-row="${CSS.escape(key)}"]`);
+  };
   // Asks the site at once on opening; typing and the tick box wait a quarter second (search-load.ts).
   useSearchLoad(() => void load(q, below), [q, below, load]);
   return (
@@ -214,7 +223,7 @@ export function Stock() {
           editing === `${r.item}|${r.location}` ? (
             <tr key={`${r.item}|${r.location}|edit`} className="policy-edit">
               <td colSpan={COLUMNS}>
-                <PolicyForm row={r} onDone={() => (setEditing(null), focusAfterClose(`button.edit-policy[data-row="${CSS.escape(`${r.item}|${r.location}`)}"]`))} />
+                <PolicyForm row={r} onDone={() => closeForm(`${r.item}|${r.location}`)} />
               </td>
             </tr>
           ) : null,

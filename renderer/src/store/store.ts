@@ -97,7 +97,8 @@ interface InboxSlice {
   loadDecided(): Promise<void>;
   loadProposals(): Promise<void>;
   select(id: string | null): Promise<void>;
-  decide(decision: 'approve' | 'reject' | 'defer', comment?: string): Promise<void>;
+  /** Resolves true when the site took the decision (a failure is the visible error; false too when none was sent). */
+  decide(decision: 'approve' | 'reject' | 'defer', comment?: string): Promise<boolean>;
   selectNext(): Promise<void>;
 }
 interface StateSlice {
@@ -697,40 +698,45 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
         set({ showWithdrawn });
       },
       select: (id) => guard(() => show(id, { lastOutcome: null })),
-      decide: (decision, comment) => guard(async () => {
-        const sel = get().selected;
-        // Not while another proposal the person asked for is on its way (a tap on the next row, N,
-        // then A before it came): the one still on screen is not the one they mean to decide.
-        if (!sel || get().deciding || !isShown(sel.id)) return;
-        const current = ask();
-        // The list as the person saw it when deciding: where to go on from once the decided one left it.
-        const before = sortByUrgency(get().proposals).map((p) => p.id);
-        set({ deciding: true });
-        try {
-          const r = await api.decide({ id: sel.id, decision, ...(comment ? { comment } : {}) });
-          if (!current()) return;
-          // Someone who opened another proposal meanwhile stays on it.
-          if (isShown(sel.id)) {
-            set({ lastOutcome: { id: sel.id, outcome: r.outcome, ...(r.reason ? { reason: r.reason } : {}) } });
-            await show(sel.id);
-            // A read of it asked since (the live event of this very decision, `applyEvent`) won over
-            // this one: until it lands the panel still shows the proposal open, its buttons on the
-            // page, and where to go on from (afterDecision) would be named too soon — the focus
-            // then fell to the page when the buttons went. Its landing is waited for.
-            for (let seen: Promise<void> | undefined; seen !== newestShow && isShown(sel.id); ) await (seen = newestShow);
+      decide: async (decision, comment) => {
+        let taken = false;
+        await guard(async () => {
+          const sel = get().selected;
+          // Not while another proposal the person asked for is on its way (a tap on the next row, N,
+          // then A before it came): the one still on screen is not the one they mean to decide.
+          if (!sel || get().deciding || !isShown(sel.id)) return;
+          const current = ask();
+          // The list as the person saw it when deciding: where to go on from once the decided one left it.
+          const before = sortByUrgency(get().proposals).map((p) => p.id);
+          set({ deciding: true });
+          try {
+            const r = await api.decide({ id: sel.id, decision, ...(comment ? { comment } : {}) });
+            taken = true;
+            if (!current()) return;
+            // Someone who opened another proposal meanwhile stays on it.
+            if (isShown(sel.id)) {
+              set({ lastOutcome: { id: sel.id, outcome: r.outcome, ...(r.reason ? { reason: r.reason } : {}) } });
+              await show(sel.id);
+              // A read of it asked since (the live event of this very decision, `applyEvent`) won over
+              // this one: until it lands the panel still shows the proposal open, its buttons on the
+              // page, and where to go on from (afterDecision) would be named too soon — the focus
+              // then fell to the page when the buttons went. Its landing is waited for.
+              for (let seen: Promise<void> | undefined; seen !== newestShow && isShown(sel.id); ) await (seen = newestShow);
+            }
+            await get().loadProposals();
+            if (current() && isShown(sel.id)) set({ afterDecision: { decided: sel.id, next: followingIn(before, sel.id, get().proposals) } });
+            // Deferred, it is put aside: on to the next open one after it (as the list stood), as a
+            // decision goes on; it stays in the list, below the open ones. None open: it stays shown.
+            if (r.outcome === 'deferred' && current() && isShown(sel.id)) {
+              const next = followingIn(before, sel.id, get().proposals.filter((p) => p.status === 'open'));
+              if (next !== null && next !== sel.id) await show(next, { lastOutcome: null });
+            }
+          } finally {
+            if (current()) set({ deciding: false });
           }
-          await get().loadProposals();
-          if (current() && isShown(sel.id)) set({ afterDecision: { decided: sel.id, next: followingIn(before, sel.id, get().proposals) } });
-          // Deferred, it is put aside: on to the next open one after it (as the list stood), as a
-          // decision goes on; it stays in the list, below the open ones. None open: it stays shown.
-          if (r.outcome === 'deferred' && current() && isShown(sel.id)) {
-            const next = followingIn(before, sel.id, get().proposals.filter((p) => p.status === 'open'));
-            if (next !== null && next !== sel.id) await show(next, { lastOutcome: null });
-          }
-        } finally {
-          if (current()) set({ deciding: false });
-        }
-      }),
+        });
+        return taken;
+      },
       selectNext: async () => {
         // In the Decided list, on to that list's next row (wrapping, as in the waiting list): it
         // opened the next waiting proposal, one the list shown does not have.

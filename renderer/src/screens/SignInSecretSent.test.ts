@@ -1,0 +1,76 @@
+// A PIN or password is sent once, as a badge scan is: left in its (masked) field after a refusal,
+// the next digits typed into it — the same person's second try, or the next person's — were added
+// to it, and "1235" then "1234" went out as "12351234", one more attempt towards the lockout with
+// nothing on the screen to say why. The name stays (the person types only the PIN again).
+//
+// No DOM here: React's hooks are replaced by minimal ones that keep their state between renders
+// (test-fake-react.ts slotHooks), the screen's function is called, typed into through its fields'
+// onChange and sent through its form's onSubmit.
+import { describe, expect, it, vi } from 'vitest';
+import type { SiteApi } from '../../../core/site/api.ts';
+import { createAppStore, type AppStore } from '../store/store.ts';
+import { SignIn } from './SignIn.tsx';
+
+const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
+
+vi.mock('react', async (importOriginal) => {
+  const fake = await import('../test-fake-react.ts');
+  return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
+});
+vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+
+interface Element {
+  type: unknown;
+  props: { children?: unknown; name?: string; value?: string; onChange?: (e: { target: { value: string } }) => void; onSubmit?: (e: { preventDefault(): void }) => void; [k: string]: unknown };
+}
+/** The elements of a rendered tree (function components called, as React would). */
+const tree = (node: unknown): Element[] => {
+  if (Array.isArray(node)) return node.flatMap(tree);
+  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
+  const el = node as Element;
+  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
+  return [el, ...tree(el.props.children)];
+};
+
+const flush = async () => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
+
+/** The sign-in screen over a site that refuses every sign-in as a wrong PIN; `sent` what each sign-in carried. */
+function screen() {
+  const sent: string[] = [];
+  const api = {
+    signIn: async (req: { user?: string; secret?: string; badge?: string }) => {
+      sent.push(req.badge !== undefined ? `badge ${req.badge}` : `${req.user}/${req.secret}`);
+      throw Object.assign(new Error('wrong name, PIN or password (4 attempts left)'), { kind: 'unauthenticated', code: 'signin.wrong', params: { left: 4 } });
+    },
+  } as unknown as SiteApi;
+  const store = createAppStore(api);
+  store.setState({ lang: 'en' });
+  holder.store = store;
+  holder.slots = [];
+  const render = () => ((holder.at = 0), tree(SignIn()));
+  const field = (name: string) => render().find((e) => e.type === 'input' && e.props.name === name)!;
+  const type = (name: string, value: string) => field(name).props.onChange!({ target: { value } });
+  const send = async () => {
+    render().find((e) => e.type === 'form')!.props.onSubmit!({ preventDefault: () => undefined });
+    await flush();
+  };
+  return { store, sent, field, type, send };
+}
+
+describe('sign-in screen: a PIN is sent once', () => {
+  it('a refused PIN leaves its field, the name stays; the PIN typed next goes out alone', async () => {
+    const s = screen();
+    s.type('user', 'Kari');
+    s.type('secret', '1235');
+    await s.send();
+    expect(s.store.getState().signInError).toMatch(/wrong/);
+    expect(s.field('secret').props.value).toBe('');
+    expect(s.field('user').props.value).toBe('Kari');
+    // Typed on from what the field holds, as a keyboard does.
+    s.type('secret', `${s.field('secret').props.value}1234`);
+    await s.send();
+    expect(s.sent).toEqual(['Kari/1235', 'Kari/1234']);
+  });
+});

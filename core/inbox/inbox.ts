@@ -489,6 +489,15 @@ export class Inbox {
     return false;
   }
 
+  /**
+   * Whether every write of the proposal is committed. A commit that failed (a full disk) leaves
+   * them in memory and in the table's writer, which commits them with the next commit; until then
+   * a restart forgets them (the write-back sends no command of such an approval).
+   */
+  isCommitted(id: string): boolean {
+    return !this.pending.has(id);
+  }
+
   /** The proposal's decision trail, oldest first, read from its first log entry on. */
   history(id: string): DecisionLogEntry[] {
     this.commit();
@@ -819,9 +828,9 @@ export class Inbox {
     if (!this.uncommitted) return;
     // The claim lets the next open rebuild this commit's log entries if the log's commit never happens.
     this.writer.commit({ [LOG_NEXT_PROPERTY]: String(this.log.nextEntryId), ...(this.heldJson === undefined ? {} : { [HELD_BASELINES_PROPERTY]: this.heldJson }) });
+    this.pending.clear(); // committed (isCommitted)
     this.compactLater(this.writer, this.table.name);
     this.maintainedAtMs.inbox = this.clock();
-    this.pending.clear();
     this.commitLog();
     this.uncommitted = false;
   }

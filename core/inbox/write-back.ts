@@ -146,6 +146,10 @@ export class WriteBack {
       this.o.inbox.markCommand(p.id, 'failed', notSentDetail(this.limits.appliedTimeoutMs, sinceApproval));
       return;
     }
+    // An approval whose commit failed (a full disk) waits for the inbox's next commit: sent before
+    // it, a restart in between forgot the approval and its log entry, and the module acted on a
+    // decision nobody could find.
+    if (!this.o.inbox.isCommitted(p.id)) return;
     await this.publish(p, 'not sent (stays pending, retried on the next poll)', () => this.o.inbox.markCommand(p.id, 'sent', null));
   }
 

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WriteBack, type Inbox, type Proposal } from '../inbox/index.ts';
 import { RowKind } from '../lsm/index.ts';
 import type { Agent } from './agent.ts';
-import { escalateLateJob, releaseBlockedJob, stockReorder } from './rules/index.ts';
+import { assignJob, escalateLateJob, releaseBlockedJob, stockReorder } from './rules/index.ts';
 import { DB, T0, TestSite, type JobRow } from './test-support.ts';
 
 const H = 3600_000;
@@ -134,6 +134,57 @@ describe('release-blocked-job: a job that left the work queue', () => {
     wb.poll();
     expect(state(inbox, p)).toBe('sent');
     site.job({ ...blocked, status: 'released', blocked_reason: null });
+    site.commit();
+    wb.poll();
+    expect(state(inbox, p)).toBe('applied');
+  });
+});
+
+describe('assign-job: a job that left the work queue', () => {
+  const waiting: JobRow = { job_id: 'J-1', capability: 'pick' };
+
+  async function approvedAssignment() {
+    await site.addUser('lena', 'shift_lead');
+    site.job(waiting);
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [assignJob] } });
+    const p = agent.run().created[0]!;
+    expect(p).toMatchObject({ ruleVersion: '5', action: 'assign_job', params: { job_id: 'J-1', resource_id: 'M-1' } });
+    const { wb, ack } = writeBack(agent, inbox);
+    await approveAndSend(inbox, p);
+    return { agent, inbox, p, wb, ack };
+  }
+
+  it('is applied when the job was assigned, run and removed before the write-back looked', async () => {
+    const { inbox, p, wb } = await approvedAssignment();
+    site.job({ ...waiting, status: 'in_progress', assigned_resource: 'M-1' }); // the module's assign_job
+    site.commit();
+    deleteJob({ ...waiting, status: 'done', assigned_resource: 'M-1' }); // done and removed
+    site.commit();
+    wb.poll();
+    // v4 looked at the job now only (gone) and timed the command out.
+    expect(state(inbox, p)).toBe('applied');
+  });
+
+  it('assigned and removed in one commit: the module\'s ok ack decides, as the versions show only the removal', async () => {
+    const { inbox, p, wb, ack } = await approvedAssignment();
+    site.job({ ...waiting, status: 'in_progress', assigned_resource: 'M-1' });
+    deleteJob({ ...waiting, status: 'done', assigned_resource: 'M-1' });
+    site.commit();
+    wb.poll();
+    expect(state(inbox, p)).toBe('sent'); // as likely a job deleted before the module acted
+    ack(p, { ok: true, result: { job_id: 'J-1', status: 'in_progress', assigned_resource: 'M-1' } });
+    wb.poll();
+    expect(state(inbox, p)).toBe('applied');
+  });
+
+  it('a job still in the queue and waiting: an ok ack alone is not the effect', async () => {
+    const { inbox, p, wb, ack } = await approvedAssignment();
+    ack(p, { ok: true });
+    wb.poll();
+    expect(state(inbox, p)).toBe('acknowledged');
+    site.job({ ...waiting, status: 'in_progress', assigned_resource: 'M-1' });
     site.commit();
     wb.poll();
     expect(state(inbox, p)).toBe('applied');

@@ -140,7 +140,7 @@ describe('assign-job with an open proposal for the resource', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [assignJob] } });
     const p1 = agent.run().created[0]!;
-    expect(p1).toMatchObject({ ruleVersion: '4', params: { job_id: 'J-1', resource_id: 'M-1' } });
+    expect(p1).toMatchObject({ ruleVersion: '5', params: { job_id: 'J-1', resource_id: 'M-1' } });
     // J-0 comes ahead of J-1, and M-2 (another capability) is free: M-1 stays J-1's while its proposal is open.
     site.job({ job_id: 'J-0', capability: 'pick', priority: 9 });
     site.resource('M-2', 'pack', 'free');
@@ -189,7 +189,7 @@ describe('assign-job and a situation the inbox keeps quiet', () => {
     const r = agent.run();
     expect(r.suppressed).toEqual([]);
     expect(r.created.map((p) => p.params)).toEqual([{ job_id: 'J-2', resource_id: 'M-1' }]);
-    expect(r.created[0]!.ruleVersion).toBe('4');
+    expect(r.created[0]!.ruleVersion).toBe('5');
   });
 
   it('gives the resource to the next job when the module refused the assignment FAILURES_TO_QUIET times', async () => {

@@ -17,11 +17,18 @@
 // or approved and its command timed out unanswered, within resuggestAfterDecisionMs) is skipped
 // before it takes a resource: v3 matched it, the inbox dropped the draft, and the resource went to
 // no job in that run — for as long as the decision kept the situation quiet (8 h by default).
+//
+// Effect (v5): the job is assigned to the resource, or one of its versions since the snapshot the
+// approval checked shows it so (assigned, then run, done and removed before the write-back looked:
+// the site off while the module worked, its events ingested at the restart); a job gone from the
+// queue whose versions cannot tell (assigned and removed in one commit, a commit of the range
+// expired) counts when the module acknowledged the command. v4 looked at the job now only, and
+// timed out a command the module had carried out.
 
 import { situationKey } from '../../inbox/index.ts';
 import { byQueueOrder, job, resource, waitingToStart } from '../rows.ts';
 import { jobStatus, msg, resourceState } from '../messages.ts';
-import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
+import { gone, HOLDS, moduleAcknowledged, type Rule, type RuleContext } from '../rule.ts';
 
 /** Per context (its `underway` list is its own): what `promised` found. */
 const promisedOf = new WeakMap<readonly unknown[], Map<string, { job: string; proposal: string }>>();
@@ -58,7 +65,7 @@ function named(ctx: RuleContext): Map<string, string> {
 
 export const assignJob: Rule = {
   id: 'assign-job',
-  version: '4',
+  version: '5',
   description: 'Assign a released, unassigned job to a free resource with the needed capability; a resource an approved assignment promised, or an open one names, is not offered again.',
   messages: {
     'assign-job.explanation': {
@@ -142,7 +149,17 @@ export const assignJob: Rule = {
   },
 
   effectSeen(ctx, p) {
-    const jr = ctx.tables.work_queue.get({ job_id: p.params.job_id! });
-    return jr !== undefined && job(jr).assigned_resource === p.params.resource_id;
+    const wq = ctx.tables.work_queue;
+    const key = { job_id: p.params.job_id! };
+    const jr = wq.get(key);
+    if (jr !== undefined && job(jr).assigned_resource === p.params.resource_id) return true;
+    // A version since the snapshot the approval checked (the job waited there: the recheck held
+    // only then) that shows the assignment: the module acted, and the job moved on or left since.
+    const checked = p.decision?.snapshots.checked.work_queue;
+    const versions = typeof checked === 'number' ? wq.versionsSince(checked, key) : undefined;
+    for (const c of versions ?? []) if ((c.kind === '+I' || c.kind === '+U') && job(c.row).assigned_resource === p.params.resource_id) return true;
+    // A job gone whose versions cannot tell: the module's ok ack (a refusal is a failed ack). A job
+    // still in the queue waits for its assignment to show: until then it stays promised.
+    return jr === undefined && moduleAcknowledged(p);
   },
 };

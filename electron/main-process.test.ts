@@ -177,6 +177,29 @@ describe('electron main process', () => {
     expect(rec.log).toEqual(['site.stop', 'app.quit']);
   }, 30_000);
 
+  it('a quit before the first run is filled in starts no site when it is then filled in', async () => {
+    // SIGTERM (a shutdown) or the window closing while the first-run form was being sent: the app
+    // quit at once, having no site, and the first run finishing then started one in a quitting
+    // app, which exited under it (its locks and control socket left as by a kill).
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-'));
+    const data = join(dir, 'data');
+    const { e, rec, call } = fakeElectron();
+    let asked = 0;
+    const startSite = async (): Promise<RunningSite> => {
+      asked++;
+      return { service: { call: async () => null as never, subscribe: () => () => undefined }, stop: async () => void rec.log.push('site.stop') };
+    };
+    const app = await runMain(e, ['--data', data], { startSite, log: () => undefined });
+    const init = call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' });
+    await app.quit();
+    expect(rec.log).toEqual(['app.quit']);
+    await init;
+    // The first run's end is handled on the next turns (first.done's callbacks).
+    for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+    expect(asked, 'no site started in a quitting app').toBe(0);
+    expect(rec.log).toEqual(['app.quit']);
+  }, 30_000);
+
   it('a site that does not start after the first run is explained in an error box, and the app quits', async () => {
     dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-'));
     const data = join(dir, 'data');
@@ -190,6 +213,37 @@ describe('electron main process', () => {
     expect(rec.errorBoxes).toEqual([{ title: 'Tilstand could not start', content: expect.stringContaining('http: cannot listen on port 8470') }]);
     expect(rec.quit).toBe(1);
   }, 30_000);
+
+  it('a repeated SIGINT or SIGTERM while the site stops is taken for the same stop, not left to end the process', async () => {
+    // One Ctrl-C under `npm run electron` sends two SIGINTs (the terminal's to the process group and
+    // npm's copy): with no listener left for the second, Node's default ended the process mid-stop.
+    // The listeners are called as a signal would (rawListeners: a once-listener goes when called),
+    // never by sending one to this test's own process.
+    const before = { SIGINT: process.rawListeners('SIGINT'), SIGTERM: process.rawListeners('SIGTERM') };
+    const added = (s: 'SIGINT' | 'SIGTERM') => process.rawListeners(s).filter((l) => !before[s].includes(l)) as Array<(s: NodeJS.Signals) => void>;
+    const signal = (s: 'SIGINT' | 'SIGTERM') => {
+      const ls = added(s);
+      for (const l of ls) l(s);
+      return ls.length;
+    };
+    const { e, rec } = fakeElectron();
+    let stopped!: () => void;
+    const stopping = new Promise<void>((r) => (stopped = r));
+    const lines: string[] = [];
+    const startSite = async (): Promise<RunningSite> => ({ service: { call: async () => null as never, subscribe: () => () => undefined }, stop: async () => (rec.log.push('site.stop'), stopping) });
+    try {
+      await runMain(e, ['--demo', '--data', '/tmp/nowhere-demo'], { startSite, log: (l) => void lines.push(l) });
+      expect(signal('SIGINT'), 'a listener takes the first SIGINT').toBeGreaterThan(0);
+      expect(rec.log).toEqual(['site.stop']);
+      for (const s of ['SIGINT', 'SIGTERM'] as const) expect(signal(s), `a listener takes a repeated ${s} while the site stops`).toBeGreaterThan(0);
+      expect(lines.filter((l) => /while a clean stop is under way/.test(l))).toHaveLength(2);
+      stopped();
+      await new Promise((r) => setTimeout(r, 10));
+      expect(rec.log, 'one stop, then one quit').toEqual(['site.stop', 'app.quit']);
+    } finally {
+      for (const s of ['SIGINT', 'SIGTERM'] as const) for (const l of added(s)) process.off(s, l);
+    }
+  });
 
   describe('relaunch with the site\'s launch settings', () => {
     /** An `app` whose command line has the given --js-flags value; records relaunch and exit. */

@@ -227,6 +227,9 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
     const switching = new SwitchingBackend(first);
     backend = switching;
     void first.done.then(async () => {
+      // The app quit while the first run was being sent (a shutdown's SIGTERM, the window closed):
+      // it quit at once, having no site, and one started now would run in an exiting process.
+      if (quitting) return;
       try {
         const start = deps.startSite(options());
         starting = start.catch(() => undefined);
@@ -240,7 +243,16 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   }
   // Quitting (window closed, or a signal) stops the site first.
   const shellElectron: ElectronLike = { ...e, app: { ...e.app, quit: () => void quit(), on: e.app.on.bind(e.app), whenReady: e.app.whenReady.bind(e.app), requestSingleInstanceLock: e.app.requestSingleInstanceLock.bind(e.app) } };
-  for (const s of ['SIGINT', 'SIGTERM'] as const) process.once(s, () => void quit());
+  // Every SIGINT and SIGTERM, not only the first of each: one Ctrl-C under `npm run electron` sends
+  // two (the terminal's to the process group and npm's copy), and the second, with no listener
+  // left, met Node's default and ended the process mid-stop — the site's locks and control socket
+  // left as by a kill (core/site/cli/common.ts repeatedStopSignals, for `tilstand start`).
+  for (const s of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(s, () => {
+      if (quitting) log(`received ${s} while a clean stop is under way; it goes on (SIGKILL ends the process at once, without one)`);
+      void quit();
+    });
+  }
   const shell = startShell(shellElectron, {
     rendererDir: deps.rendererDir ?? DEFAULT_RENDERER_DIR,
     preloadPath: deps.preloadPath ?? PRELOAD_PATH,

@@ -33,8 +33,9 @@ function fakeElectron(opts: { locked?: boolean } = {}) {
     send(channel: string, payload: unknown) {
       this.sent.push([channel, payload]);
     }
-    on(event: string, cb: (e: { preventDefault(): void }, url?: string) => void) {
-      this.events.set(event, cb);
+    // Every event's handler (WebContentsLike.on's overloads); the tests here fire the navigation ones.
+    on(event: string, cb: (...a: never[]) => void) {
+      this.events.set(event, cb as (e: { preventDefault(): void }, url?: string) => void);
     }
     setWindowOpenHandler(cb: (d: { url: string }) => { action: 'deny' | 'allow' }) {
       this.openHandler = cb;

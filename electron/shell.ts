@@ -6,7 +6,8 @@
 // no application menu (so no accelerators: Ctrl+W, Ctrl+Q, Ctrl+R);
 // every window is sandboxed with context isolation, no node and no DevTools; every response
 // carries the CSP; navigation, new windows, webviews, permission requests and permission checks are
-// refused; IPC answers only frames of the app's own origin and validates every payload.
+// refused; IPC answers only frames of the app's own origin and validates every payload; a page
+// process that dies after its page loaded is replaced by loading the page again.
 
 import { readFile } from 'node:fs/promises';
 import type { SessionContext, SessionUser, SiteBackend } from '../core/site/api.ts';
@@ -19,6 +20,8 @@ export interface WebContentsLike {
   id: number;
   send(channel: string, payload: unknown): void;
   on(event: 'will-navigate' | 'will-redirect' | 'will-attach-webview', cb: (e: { preventDefault(): void }, url?: string) => void): void;
+  on(event: 'did-finish-load', cb: () => void): void;
+  on(event: 'render-process-gone', cb: (e: unknown, details: { reason: string; exitCode: number }) => void): void;
   setWindowOpenHandler(cb: (d: { url: string }) => { action: 'deny' | 'allow' }): void;
   isDestroyed(): boolean;
 }
@@ -169,6 +172,7 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
       webPreferences: webPreferences(o.preloadPath),
     });
     const contents = main.webContents;
+    reloadWhenGone(contents, () => main, log);
     main.on('closed', () => {
       main = undefined;
       // What the window's reports dropped over the rate is said, not lost with the window.
@@ -179,6 +183,31 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
     return main;
   });
   return { ready };
+}
+
+/**
+ * The window's page process died (the OOM killer on a small floor PC, a crash): the window stays
+ * blank, and with no menu (no Ctrl+R) and in kiosk mode nobody at the PC can get the UI back short
+ * of killing the app. The page is loaded again, once per page that finished loading: one that dies
+ * again before it has loaded would only die again (a loop, and a log line each time). A clean exit
+ * is the window closing.
+ */
+function reloadWhenGone(contents: WebContentsLike, window: () => BrowserWindowLike | undefined, log: (line: string) => void): void {
+  let loaded = false;
+  contents.on('did-finish-load', () => {
+    loaded = true;
+  });
+  contents.on('render-process-gone', (_e, details) => {
+    const w = window();
+    if (details.reason === 'clean-exit' || !w || contents.isDestroyed()) return;
+    if (!loaded) {
+      log(`the window's page process ended (${details.reason}, exit code ${details.exitCode}) before its page had loaded; not reloaded, it would only end again`);
+      return;
+    }
+    log(`the window's page process ended (${details.reason}, exit code ${details.exitCode}); reloading the page`);
+    loaded = false;
+    w.loadURL(`${APP_ORIGIN}/index.html`).catch((err: unknown) => log(`reloading the window's page: ${(err as Error).message}`));
+  });
 }
 
 /** Navigation, redirects, webviews and new windows are refused for every web contents. */

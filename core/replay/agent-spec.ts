@@ -120,9 +120,15 @@ function selectRules(
   const known = kinds.length === 1 ? kinds[0] : `${kinds.slice(0, -1).join(', ')} or ${kinds.at(-1)}`;
   const rules: Rule[] = [];
   let pending: string | undefined;
+  /** The entry that named each id first: one named again would run twice in one agent, refused by it only once the fixture was opened. */
+  const namedAt = new Map<string, number>();
   for (const [i, r] of select.entries()) {
     const id = typeof r === 'string' ? r : (r as { id?: unknown })?.id;
     const version = typeof r === 'string' ? undefined : (r as { version?: unknown })?.version;
+    if (typeof id === 'string') {
+      if (namedAt.has(id)) throw new Error(`agent rules config rules[${i}]: ${id} is named twice (rules[${namedAt.get(id)}] names it)`);
+      namedAt.set(id, i);
+    }
     const rule = typeof id === 'string' ? byId.get(id) : undefined;
     let problem: string | undefined;
     if (!rule) problem = `agent rules config rules[${i}]: unknown rule ${JSON.stringify(id)} (${known}: ${inForce.map(named).join(', ')})`;

@@ -81,6 +81,11 @@ describe('replay run and diff', () => {
     writeFileSync(rules, JSON.stringify({ rules: [{ id: 'stock-reorder', version: '999' }] }));
     const version = await replayCli(['replay', 'run', '--fixture', fx, '--agent', rules, '--out', join(work, 'o')]);
     expect([version.code, version.err]).toEqual([2, expect.stringContaining('is installed at version')]);
+    // A rule named twice ran twice in one agent: refused only once the fixture was opened and its
+    // tables copied, by the agent (exit 5), as "rule id stock-reorder is used twice", naming no file.
+    writeFileSync(rules, JSON.stringify({ rules: ['stock-reorder', { id: 'assign-job' }, { id: 'stock-reorder', version: '4' }] }));
+    const twice = await replayCli(['replay', 'run', '--fixture', fx, '--agent', rules, '--out', join(work, 'o')]);
+    expect([twice.code, twice.err]).toEqual([2, `tilstand: --agent ${rules}: agent rules config rules[2]: stock-reorder is named twice (rules[0] names it)\n`]);
   });
 
   it('a bad threshold in a rules config is named by its path in that file (config.…), not as a top level', async () => {

@@ -3,10 +3,12 @@
 // never replayed over part of its events as if that were the period.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DemoEvents } from './demo-events.ts';
 import { exportFixture, makeCut } from './export.ts';
 import type { FixtureManifest } from './fixture.ts';
+import { progressBar } from './progress.ts';
 import { defaultScratchParent, runReplay } from './replay.ts';
 import { LiveSite, T0 } from './test-support.ts';
 
@@ -64,6 +66,18 @@ describe('a fixture whose manifest disagrees with its events', () => {
     const fx = damaged('fx-count', (mf) => void (mf.events.count += 1));
     const out = join(dir, 'run-count');
     await expect(runReplay({ fixture: fx, out })).rejects.toThrow(/fixture\.json is damaged: .*events/);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+
+  it('an events.count below what the events file holds is refused as damaged, also under the progress bar', async () => {
+    // The bar (on by default on a terminal) drew more events than the count as a negative run of
+    // dots: a RangeError ("Invalid count value") in place of the damage.
+    const fx = damaged('fx-count-low', (mf) => void (mf.events.count -= 5));
+    const out = join(dir, 'run-count-low');
+    const drawn: string[] = [];
+    const bar = progressBar(Object.assign(new Writable({ write: (c, _e, done) => (drawn.push(String(c)), done()) }), { isTTY: true }));
+    await expect(runReplay({ fixture: fx, out, onProgress: (p) => bar.update(p) })).rejects.toThrow(/fixture\.json is damaged: events\.ndjson\.gz holds \d+ events/);
+    expect(drawn.join('')).toMatch(/\[#{30}\] 100\.0 %/);
     expect(existsSync(out)).toBe(false);
   }, 60_000);
 });

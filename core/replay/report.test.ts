@@ -103,4 +103,18 @@ describe('the examples of a report', () => {
     expect(toMarkdown(r)).not.toContain('The first');
     expect(toHtml(r)).not.toContain('The first');
   });
+
+  it('with --examples 0 say that none of them is shown, not "none" under a summary that counts 14', () => {
+    const r = report();
+    r.summary = { added: 14, removed: 0, changed: 0, unchanged: 0 };
+    r.examples.added = [];
+    const md = toMarkdown(r).split('\n');
+    const at = md.indexOf('### Added (candidate only)');
+    expect(md.slice(at + 1, at + 4)).toEqual(['', 'None of the 14 shown (`--examples <n>` shows them).', '']);
+    const html = toHtml(r);
+    expect(html).toContain('<h3>Added (candidate only)</h3><p>None of the 14 shown (<code>--examples &lt;n&gt;</code> shows them).</p>\n');
+    // Where there are none, "none" as before.
+    expect(md[md.indexOf('### Removed (baseline only)') + 2]).toBe('none');
+    expect(html).toContain('<h3>Removed (baseline only)</h3><p>none</p>');
+  });
 });

@@ -32,10 +32,13 @@ function evidenceLines(p: ProposalRef): string[] {
 /**
  * The examples are the first `--examples` of each kind, by creation time over every rule: when the
  * summary counts more, the report says so (a list that looks whole sends the reader looking for
- * the rest, or lets one rule's many crowd out another's few unnoticed). Undefined when all are shown.
+ * the rest, or lets one rule's many crowd out another's few unnoticed); with `--examples 0`, that
+ * none of them is shown ("none" under a summary that counts 14 read as no such proposal).
+ * Undefined when all are shown (also when there are none).
  */
 function firstOf(shown: number, total: number): { text: string; flag: string; after: string } | undefined {
-  return shown > 0 && shown < total ? { text: `The first ${shown} of ${total}, by creation time (`, flag: '--examples <n>', after: ' shows more).' } : undefined;
+  if (shown >= total) return undefined;
+  return shown > 0 ? { text: `The first ${shown} of ${total}, by creation time (`, flag: '--examples <n>', after: ' shows more).' } : { text: `None of the ${total} shown (`, flag: '--examples <n>', after: ' shows them).' };
 }
 
 /**
@@ -129,15 +132,15 @@ export function toMarkdown(r: DiffReport): string {
   };
   L.push('## Examples', '', '### Added (candidate only)', '');
   partial(r.examples.added.length, r.summary.added);
-  if (r.examples.added.length === 0) L.push('none');
+  if (r.summary.added === 0) L.push('none');
   r.examples.added.forEach(one);
   L.push('', '### Removed (baseline only)', '');
   partial(r.examples.removed.length, r.summary.removed);
-  if (r.examples.removed.length === 0) L.push('none');
+  if (r.summary.removed === 0) L.push('none');
   r.examples.removed.forEach(one);
   L.push('', '### Changed', '');
   partial(r.examples.changed.length, r.summary.changed);
-  if (r.examples.changed.length === 0) L.push('none');
+  if (r.summary.changed === 0) L.push('none');
   for (const c of r.examples.changed) {
     L.push(`- **${md(c.ruleId)}** ${code(c.situationKey)}: ${md(c.fields.join(', '))}`);
     for (const f of c.fields) L.push(`  - ${md(f)}: ${code(JSON.stringify((c.baseline as unknown as Record<string, unknown>)[f] ?? null))} → ${code(JSON.stringify((c.candidate as unknown as Record<string, unknown>)[f] ?? null))}`);
@@ -193,7 +196,8 @@ export function toHtml(r: DiffReport): string {
     `<li><b>${esc(c.ruleId)}</b> <code>${esc(c.situationKey)}</code><ul>${c.fields
       .map((f) => `<li>${esc(f)}: <del>${esc(JSON.stringify((c.baseline as unknown as Record<string, unknown>)[f] ?? null))}</del> → <ins>${esc(JSON.stringify((c.candidate as unknown as Record<string, unknown>)[f] ?? null))}</ins></li>`)
       .join('')}${evidenceLines(c.candidate).map((e) => `<li class="ev">${esc(e)}</li>`).join('')}</ul></li>`;
-  const list = (items: string[]) => (items.length === 0 ? '<p>none</p>' : `<ul>${items.join('\n')}</ul>`);
+  // "none" only where there are none: with --examples 0 `partial` says none of them is shown.
+  const list = (items: string[], total: number) => (total === 0 ? '<p>none</p>' : items.length === 0 ? '' : `<ul>${items.join('\n')}</ul>`);
   const partial = (shown: number, total: number) => {
     const s = firstOf(shown, total);
     return s ? `<p>${esc(s.text)}<code>${esc(s.flag)}</code>${esc(s.after)}</p>` : '';
@@ -231,9 +235,9 @@ ${rows(Object.entries(r.perRule).map(([k, c]) => [k, c.baseline, c.candidate, c.
 <p>A run agrees with an approval when it had a proposal of that situation open at the decision’s time, and with a rejection when it had none (deferrals are not counted).</p>
 <table><tr><th></th><th>${esc(r.baseline.label)}</th><th>${esc(r.candidate.label)}</th></tr>${rows(ag)}</table>
 <h2>Examples</h2>
-<h3>Added (candidate only)</h3>${partial(r.examples.added.length, r.summary.added)}${list(r.examples.added.map(example))}
-<h3>Removed (baseline only)</h3>${partial(r.examples.removed.length, r.summary.removed)}${list(r.examples.removed.map(example))}
-<h3>Changed</h3>${partial(r.examples.changed.length, r.summary.changed)}${list(r.examples.changed.map(changedItem))}
+<h3>Added (candidate only)</h3>${partial(r.examples.added.length, r.summary.added)}${list(r.examples.added.map(example), r.summary.added)}
+<h3>Removed (baseline only)</h3>${partial(r.examples.removed.length, r.summary.removed)}${list(r.examples.removed.map(example), r.summary.removed)}
+<h3>Changed</h3>${partial(r.examples.changed.length, r.summary.changed)}${list(r.examples.changed.map(changedItem), r.summary.changed)}
 </body></html>
 `;
 }

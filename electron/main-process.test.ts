@@ -145,7 +145,7 @@ describe('electron main process', () => {
     expect(s.started).toEqual([]);
     expect(await call('firstRun')).toEqual({ ok: true, value: { initialized: false, siteId: null, restoredSite: null } });
     expect((await call('status')).error?.kind).toBe('conflict');
-    expect(await call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north', restoredSite: null } });
+    expect(await call('initSite', { siteId: 'north', adminName: 'ada', adminPin: '2468' })).toEqual({ ok: true, value: { initialized: true, siteId: 'north', restoredSite: null, starting: true } });
     for (let i = 0; i < 100 && s.started.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(s.started).toEqual([expect.objectContaining({ data, demo: false, demoHq: false })]);
     await new Promise((r) => setTimeout(r, 10));

@@ -455,6 +455,11 @@ export interface FirstRunStatus {
    * init accepts as the site id and no other; null otherwise.
    */
   restoredSite: string | null;
+  /**
+   * True from the first-run backend once the directory is set up: the site is starting and does
+   * not answer yet (the page waits for an answer without it before it offers the sign-in).
+   */
+  starting?: boolean;
 }
 
 /** Methods callable without a signed-in session. */

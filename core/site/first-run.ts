@@ -43,7 +43,8 @@ export class FirstRunBackend implements SiteBackend {
 
   private state(): SiteApiMethods['firstRun']['res'] {
     if (!isInitialized(this.data)) return { initialized: false, siteId: null, restoredSite: restoredSite(this.data) };
-    return { initialized: true, siteId: readConfig(resolve(this.data)).site, restoredSite: null };
+    // Set up: this backend answers only until the site it hands over to runs.
+    return { initialized: true, siteId: readConfig(resolve(this.data)).site, restoredSite: null, starting: true };
   }
 
   private async init(req: SiteApiMethods['initSite']['req']): Promise<SiteApiMethods['firstRun']['res']> {
@@ -62,7 +63,7 @@ export class FirstRunBackend implements SiteBackend {
       throw e;
     }
     this.doneResolve(req.siteId);
-    return { initialized: true, siteId: req.siteId, restoredSite: null };
+    return { initialized: true, siteId: req.siteId, restoredSite: null, starting: true };
   }
 }
 

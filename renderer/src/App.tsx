@@ -63,7 +63,8 @@ export function App() {
     return watchIdle(window, idleMs, () => void signOutIdle(idleMs));
   }, [user, idleMs, signOutIdle]);
   if (firstRun === null) return <main className="signin" aria-busy="true" />;
-  if (!firstRun.initialized || firstRun.siteId === null) return <FirstRun />;
+  // Set up but still starting (the first-run backend's answer): the sign-in waits for the site.
+  if (!firstRun.initialized || firstRun.siteId === null || firstRun.starting === true) return <FirstRun />;
   if (!user) return <SignIn />;
   const breaches = status?.tables.filter((x) => !x.withinBudget).length ?? 0;
   return (

@@ -1,6 +1,8 @@
 // The first screen on a new data directory: the site id and the first administrator. After
-// `initSite` the server restarts as the real site; this screen polls `firstRun` until the site
-// answers and then shows the sign-in screen.
+// `initSite` the server hands over to the real site; while the first-run backend answers
+// `starting`, this screen says so and polls `firstRun` until the site itself answers, and App then
+// shows the sign-in screen. (Taking the setup's own answer for the site, the page offered the
+// sign-in at once, to a server that was restarting.)
 import { useEffect, useState, type FormEvent } from 'react';
 import { LanguagePicker } from '../components/LanguagePicker.tsx';
 import { useApp, useT } from '../context.tsx';
@@ -24,31 +26,24 @@ export function FirstRun() {
   const [pin, setPin] = useState('');
   const [pin2, setPin2] = useState('');
   const [mismatch, setMismatch] = useState(false);
-  const [submitted, setSubmitted] = useState<string | null>(null);
-  // After initSite: wait for the real site (it answers firstRun with its id), then reload.
+  // Set up (here, or by a page or command before): the site is starting; asked again until it answers.
+  const starting = firstRun?.initialized === true && firstRun.starting === true ? firstRun.siteId : null;
   useEffect(() => {
-    if (!submitted) return;
+    if (!starting) return;
     const id = setInterval(() => void loadFirstRun(), 1000);
     return () => clearInterval(id);
-  }, [submitted, loadFirstRun]);
-  useEffect(() => {
-    if (submitted && firstRun?.initialized && firstRun.siteId !== null) location.reload();
-  }, [submitted, firstRun]);
+  }, [starting, loadFirstRun]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (pin !== pin2) return setMismatch(true);
     setMismatch(false);
     await initSite(siteId.trim(), name.trim(), pin);
   };
-  // initSite answered: the first-run server hands over to the site.
-  useEffect(() => {
-    if (firstRun?.initialized && !submitted) setSubmitted(firstRun.siteId);
-  }, [firstRun, submitted]);
-  if (submitted) {
+  if (starting) {
     return (
       <main className="signin">
         <h1>{t('firstRun.title')}</h1>
-        <p role="status">{t('firstRun.starting', { site: submitted })}</p>
+        <p role="status">{t('firstRun.starting', { site: starting })}</p>
       </main>
     );
   }

@@ -4,7 +4,7 @@ import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { SyncChip } from './components/SyncChip.tsx';
 import { useApp, useT } from './context.tsx';
-import { alarmText, formatNumber, signedInText, type MessageKey } from './i18n/messages.ts';
+import { alarmText, formatDuration, formatNumber, signedInText, type MessageKey } from './i18n/messages.ts';
 import { DeadLetters } from './screens/DeadLetters.tsx';
 import { FirstRun } from './screens/FirstRun.tsx';
 import { History } from './screens/History.tsx';
@@ -15,7 +15,7 @@ import { Sync } from './screens/Sync.tsx';
 import { Tables } from './screens/Tables.tsx';
 import { Users } from './screens/Users.tsx';
 import { WorkQueue } from './screens/WorkQueue.tsx';
-import { selectAlarms, selectErrorLine, selectIsAdmin, selectWaitingCount, type Screen } from './store/store.ts';
+import { FIRST_RUN_RETRY_MS, selectAlarms, selectErrorLine, selectIsAdmin, selectWaitingCount, type Screen } from './store/store.ts';
 
 const SCREENS: Array<{ id: Screen; label: MessageKey; admin?: boolean }> = [
   { id: 'inbox', label: 'nav.inbox' },
@@ -45,6 +45,7 @@ export function App() {
   const loadMe = useApp((s) => s.loadMe);
   const firstRun = useApp((s) => s.firstRun);
   const loadFirstRun = useApp((s) => s.loadFirstRun);
+  const firstRunUnread = useApp((s) => s.firstRunUnread);
   useEffect(() => void loadFirstRun(), [loadFirstRun]);
   const loadStatus = useApp((s) => s.loadStatus);
   const loadProposals = useApp((s) => s.loadProposals);
@@ -62,7 +63,21 @@ export function App() {
     if (!user || idleMs <= 0) return undefined;
     return watchIdle(window, idleMs, () => void signOutIdle(idleMs));
   }, [user, idleMs, signOutIdle]);
-  if (firstRun === null) return <main className="signin" aria-busy="true" />;
+  if (firstRun === null) {
+    // Not yet answered: the store asks again every few seconds; said, a blank page looked dead.
+    return (
+      <main className="signin" aria-busy="true">
+        {firstRunUnread && (
+          <p role="alert" className="error">
+            {t('app.unread', { every: formatDuration(lang, FIRST_RUN_RETRY_MS) })}{' '}
+            <button type="button" onClick={() => void loadFirstRun()}>
+              {t('crash.retry')}
+            </button>
+          </p>
+        )}
+      </main>
+    );
+  }
   // Set up but still starting (the first-run backend's answer): the sign-in waits for the site.
   if (!firstRun.initialized || firstRun.siteId === null || firstRun.starting === true) return <FirstRun />;
   if (!user) return <SignIn />;

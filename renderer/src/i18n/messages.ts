@@ -7,6 +7,7 @@ export const LANG_NAMES: Record<Lang, string> = { en: 'English', nb: 'Norsk bokm
 
 const en = {
   'app.title': 'Tilstand',
+  'app.unread': 'The site does not answer; asking again every {every}.',
   'nav.inbox': 'Inbox',
   'nav.work': 'Work queue',
   'nav.stock': 'Stock',
@@ -514,6 +515,7 @@ type Messages = Record<MessageKey, string>;
 
 const nb: Messages = {
   'app.title': 'Tilstand',
+  'app.unread': 'Anlegget svarer ikke; spør igjen hvert {every}.',
   'nav.inbox': 'Innboks',
   'nav.work': 'Arbeidskø',
   'nav.stock': 'Lager',
@@ -991,6 +993,7 @@ const nb: Messages = {
 
 const de: Messages = {
   'app.title': 'Tilstand',
+  'app.unread': 'Der Standort antwortet nicht; erneute Anfrage alle {every}.',
   'nav.inbox': 'Eingang',
   'nav.work': 'Arbeitsvorrat',
   'nav.stock': 'Bestand',

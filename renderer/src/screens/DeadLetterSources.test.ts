@@ -24,7 +24,7 @@ const GROUPS: DeadLetterGroupView[] = [
 
 function sourcesHtml(lang: 'en' | 'nb' | 'de', groups: DeadLetterGroupView[], deadLetterFilter: { topic: string; reason: string } | null = null): string | undefined {
   const store = createAppStore({} as SiteApi);
-  store.setState({ deadLetters: [LETTER], deadLetterGroups: groups, deadLetterFilter, lang, user: { name: 'Someone', roles: ['viewer'] } });
+  store.setState({ deadLetters: [LETTER], deadLetterGroups: groups, deadLetterFilter, deadLettersReadWith: deadLetterFilter, lang, user: { name: 'Someone', roles: ['viewer'] } });
   store.getInitialState = store.getState;
   const html = renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(DeadLetters)));
   return /<div class="letter-sources">(.*?)<\/div>/s.exec(html)?.[1];

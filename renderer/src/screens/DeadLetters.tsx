@@ -29,9 +29,11 @@ function LetterSources({ groups }: { groups: readonly DeadLetterGroupView[] }) {
   const t = useT();
   const lang = useApp((s) => s.lang);
   const filter = useApp((s) => s.deadLetterFilter);
+  // The line says what the list shown is of: the group chosen may be on its way still.
+  const listed = useApp((s) => s.deadLettersReadWith);
   const choose = useApp((s) => s.filterDeadLetters);
   // A group chosen keeps its "Show all" when it has emptied (every letter of it closed) or left the five.
-  if (groups.length === 0 && filter === null) return null;
+  if (groups.length === 0 && listed === null) return null;
   const rest = groups.slice(SOURCES_SHOWN).reduce((n, g) => n + g.count, 0);
   const reasonText = (reason: string) => valueWord(lang, 'dead_letters', 'reason', reason) ?? reason;
   return (
@@ -49,9 +51,9 @@ function LetterSources({ groups }: { groups: readonly DeadLetterGroupView[] }) {
           {rest > 0 && <li>{t(pluralKey(lang, 'dead.sourcesMore', rest), { n: formatNumber(lang, rest) })}</li>}
         </ul>
       )}
-      {filter !== null && (
+      {listed !== null && (
         <p className="filtered" role="status">
-          <span title={filter.topic}>{t('dead.filtered', { reason: reasonText(filter.reason), source: sourceOf(filter.topic) })}</span>{' '}
+          <span title={listed.topic}>{t('dead.filtered', { reason: reasonText(listed.reason), source: sourceOf(listed.topic) })}</span>{' '}
           <button type="button" className="show-all" onClick={() => void choose(null)}>
             {t('dead.showAll')}
           </button>
@@ -245,8 +247,9 @@ export function DeadLetters() {
   // sending one wrong value): one note closes them all, listed or not (the site finds them).
   const [alike, setAlike] = useState(false);
   const filter = useApp((s) => s.deadLetterFilter);
-  // How many open letters the list is of: the chosen group's (its count in the summary), else all.
-  const openCount = useApp((s) => (s.deadLetterFilter === null ? (s.status?.deadLetters ?? null) : (s.deadLetterGroups.find((g) => sameGroup(s.deadLetterFilter, g))?.count ?? null)));
+  const listed = useApp((s) => s.deadLettersReadWith);
+  // How many open letters the list is of: its group's (its count in the summary), else all.
+  const openCount = useApp((s) => (s.deadLettersReadWith === null ? (s.status?.deadLetters ?? null) : (s.deadLetterGroups.find((g) => sameGroup(s.deadLettersReadWith, g))?.count ?? null)));
   // How long the site keeps a closed letter (config deadLetters.closedRetentionMs; 0: for good).
   const keepClosedMs = useApp((s) => s.status?.deadLetterClosedRetentionMs ?? 0);
   useEffect(() => void load(), [load]);
@@ -284,7 +287,7 @@ export function DeadLetters() {
       {openCount !== null && openCount > openShown && openShown > 0 && <p className="muted rows-cut">{t(pluralKey(lang, 'dead.moreOpen', openShown), { n: formatNumber(lang, openShown), all: formatNumber(lang, openCount) })}</p>}
       {keepClosedMs > 0 && rows.some((r) => r.status !== 'open') && <p className="muted retention">{t('dead.retention', { span: formatDuration(lang, keepClosedMs) })}</p>}
       {rows.length === 0 ? (
-        <p>{t(filter === null ? 'dead.empty' : 'dead.emptyFiltered')}</p>
+        <p>{t(listed === null ? 'dead.empty' : 'dead.emptyFiltered')}</p>
       ) : (
         <Table label={t('nav.deadLetters')} head={[t('dead.received'), t('dead.reason'), t('dead.topic'), t('dead.payload'), '']}>
           {rows.map((r) => (

@@ -27,6 +27,8 @@ interface SessionSlice {
   firstRunError: string | null;
   /** The refusal behind `firstRunError` (a guessable PIN), for `selectFirstRunErrorText`. */
   firstRunRefusal: RefusalLike | null;
+  /** The page's first `firstRun` read failed and has not been answered since (App says so; asked again every FIRST_RUN_RETRY_MS). */
+  firstRunUnread: boolean;
   loadFirstRun(): Promise<void>;
   /** `initSite` is on its way: another is not sent (the site refuses a second at once, "already set up"). */
   settingUp: boolean;
@@ -132,6 +134,11 @@ interface StateSlice {
   deadLetterGroups: DeadLetterGroupView[];
   /** The one group the list is of (chosen in the summary; the site filters before its limit), or null: every letter. */
   deadLetterFilter: { topic: string; reason: string } | null;
+  /**
+   * The group `deadLetters` was read with (null: every letter), what the screen says of the list:
+   * the chosen one may be on its way, and one refused goes back to this one.
+   */
+  deadLettersReadWith: { topic: string; reason: string } | null;
   replayResult: { replayed: number; failed: number } | null;
   /** A replay or a dismissal of dead letters is on its way: another is not sent (a double tap). */
   deadLettersBusy: boolean;
@@ -234,6 +241,11 @@ export function decidedShown(decided: readonly ProposalView[] | null, showWithdr
  * disabled until a reload. A sign-in takes well under a second; 15 s allows a busy site.
  */
 export const SIGN_IN_TIMEOUT_MS = 15_000;
+/**
+ * How often the page's first question (is the site set up?) is asked again while it goes
+ * unanswered: asked once, a site down or restarting then left the page blank until a reload.
+ */
+export const FIRST_RUN_RETRY_MS = 3_000;
 /** The sign-in screen's error when the site did not answer within SIGN_IN_TIMEOUT_MS (worded by selectSignInErrorText). */
 const SIGN_IN_UNANSWERED: RefusalLike = { message: `the site did not answer the sign-in within ${SIGN_IN_TIMEOUT_MS / 1000} s` };
 
@@ -277,7 +289,7 @@ const savedLang = (): Lang => {
 type SessionState = Pick<
   AppState,
   | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'opening' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
-  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'stockFiltered' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
+  | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'stockFiltered' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'deadLettersReadWith' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'historyContains' | 'tags'
 >;
 
@@ -314,6 +326,7 @@ const sessionStart = (): SessionState => ({
   deadLetters: [],
   deadLetterGroups: [],
   deadLetterFilter: null,
+  deadLettersReadWith: null,
   replayResult: null,
   deadLettersBusy: false,
   users: [],
@@ -391,6 +404,8 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
     // reply is applied only while its request is the newest of its kind in the session it was
     // asked in. `resetSession` starts a new session.
     let session = 0;
+    /** The waiting retry of the page's first `firstRun` read (`loadFirstRun`). */
+    let firstRunRetry: unknown;
     const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, deadLetterGroups: 0, decided: 0, proposals: 0, status: 0, tables: 0, sync: 0, users: 0, configChanges: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
@@ -559,11 +574,18 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       firstRun: null,
       firstRunError: null,
       firstRunRefusal: null,
+      firstRunUnread: false,
       loadFirstRun: async () => {
+        timers.clearTimeout(firstRunRetry);
         try {
-          set({ firstRun: await api.firstRun({}) });
+          set({ firstRun: await api.firstRun({}), firstRunUnread: false });
         } catch {
-          // the server is restarting after initSite: the first-run screen polls again
+          // Answered before (the server is restarting after initSite): the first-run screen polls
+          // again. Never answered: nothing else asks, so this does, one retry waiting at a time.
+          if (get().firstRun !== null) return;
+          set({ firstRunUnread: true });
+          timers.clearTimeout(firstRunRetry);
+          firstRunRetry = timers.setTimeout(() => void get().loadFirstRun(), FIRST_RUN_RETRY_MS);
         }
       },
       settingUp: false,
@@ -802,7 +824,18 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       loadDeadLetters: async () => {
         const filter = get().deadLetterFilter;
         await Promise.all([
-          read(() => api.deadLetters(filter ? { topic: filter.topic, reason: filter.reason } : {}), (deadLetters) => ({ deadLetters }), 'deadLetters'),
+          guard(async () => {
+            const current = ask('deadLetters');
+            try {
+              const deadLetters = await api.deadLetters(filter ? { topic: filter.topic, reason: filter.reason } : {});
+              if (current()) set({ deadLetters, deadLettersReadWith: filter });
+            } catch (e) {
+              // Not read: the choice goes back to the list still shown. Kept, every letter stayed
+              // listed under "Only the letters from …", that group pressed, its Replay offered.
+              if (current()) set({ deadLetterFilter: get().deadLettersReadWith });
+              throw e;
+            }
+          }),
           // Numbered too: an older count answered after a newer one showed a group a dismissal had
           // closed, and its button.
           read(() => api.deadLetterGroups({}), (deadLetterGroups) => ({ deadLetterGroups }), 'deadLetterGroups'),

@@ -42,6 +42,15 @@ export function tagTimeLeftMs(tag: Tag, nowMs: number): number | undefined {
   return tag.createTimeMillis === undefined || tag.retainedMillis === undefined ? undefined : tag.createTimeMillis + tag.retainedMillis - localWallClockMillis(nowMs);
 }
 
+/**
+ * A name of Java whitespace only (`Character.isWhitespace`; control characters `checkName` refuses
+ * before): Paimon's TagManager refuses to create such a tag ("Tag name shouldn't be blank"), so
+ * Java could not name one made here. Checked in `create` only: a tag of such a name an earlier
+ * version made is still read, renewed and expired. The no-break spaces (U+00A0, U+2007, U+202F)
+ * are not whitespace to Java.
+ */
+const JAVA_BLANK = /^(?:(?![\u00a0\u2007\u202f])[\p{Zs}\p{Zl}\p{Zp}])+$/u;
+
 /** A tag's retention time, checked where it is set (`create`, `renew`). */
 function checkRetention(retainedMs: number): void {
   if (!Number.isSafeInteger(retainedMs) || retainedMs <= 0) throw invalidArgument(`tag retention must be a positive number of milliseconds, got ${retainedMs}`);
@@ -71,6 +80,7 @@ export class TagManager {
 
   create(name: string, snapshotId?: number, retainedMs?: number): TagInfo {
     checkName('tag', name);
+    if (JAVA_BLANK.test(name)) throw invalidArgument(`tag name ${JSON.stringify(name)} is blank (whitespace only)`);
     if (retainedMs !== undefined) checkRetention(retainedMs);
     // A snapshot whose file has expired is still whole while a tag holds it (its manifests and
     // data files are kept for the tag): it can be tagged again from that tag.

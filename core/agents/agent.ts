@@ -29,7 +29,7 @@
 // nothing but tags (the only thing it needs a Table, not a ReadOnlyTable, for) and proposals.
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
 
-import { LsmError, RENEW_MARGIN_MS, tagTimeLeftMs, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
+import { isWellFormedString, LsmError, RENEW_MARGIN_MS, tagTimeLeftMs, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { canonicalJson, situationKey, type EvidenceTable, type HeldBaselines, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig, type AgentConfigInput } from './config.ts';
 import { AgentError } from './errors.ts';
@@ -529,7 +529,14 @@ export class Agent {
   private restoreHolds(): void {
     if (this.storedHolds !== undefined) return;
     this.storedHolds = this.o.inbox.heldBaselines?.() ?? {};
-    for (const [ruleId, tags] of Object.entries(this.storedHolds)) if (!this.failedBaselines.has(ruleId)) this.failedBaselines.set(ruleId, tags);
+    for (const [ruleId, tags] of Object.entries(this.storedHolds)) {
+      if (this.failedBaselines.has(ruleId)) continue;
+      // Read back as JSON the inbox does not look into: an entry of another shape (its string's
+      // characters taken for table names) would make every run throw. Without it the rule reads
+      // from the newest run, as before there was a record; the next settled run writes it away.
+      if (isHeldBaseline(tags)) this.failedBaselines.set(ruleId, tags);
+      else this.warn(`the held baseline of rule ${ruleId} is not a table → tag object or null (${JSON.stringify(tags)}); the rule reads from the newest run`);
+    }
   }
 
   /** Has the inbox keep `held` for a restart (committed when it returns); nothing when unchanged. */
@@ -631,6 +638,8 @@ export class Agent {
     for (const e of d.evidence) {
       if (!this.tableNames.includes(e.table)) throw new AgentError('InvalidArgument', `rule ${rule.id}: evidence cites table '${e.table}', which is neither a state table (${STATE_TABLES.join(', ')}) nor a site table a rule reads (Rule.reads${this.siteNames.length > 0 ? `: ${this.siteNames.join(', ')}` : ''})`);
     }
+    checkText(rule, 'action', d.action);
+    if (d.module !== null) checkText(rule, 'module', d.module);
     const evidence: EvidenceTable[] = this.tableNames.filter((n) => cited.has(n)).map((n) => ({
       table: n,
       snapshotId: tables[n]!.snapshotId,
@@ -657,6 +666,7 @@ export class Agent {
   private english(rule: Rule, m: Message): string {
     const text = renderMessage(m, this.messages, 'en');
     if (text === undefined) throw new AgentError('InvalidArgument', `rule ${rule.id}: message '${m.id}' has no English template, or lacks one of its parameters (${JSON.stringify(m.params)})`);
+    checkText(rule, `message '${m.id}'`, text);
     return text;
   }
 
@@ -952,6 +962,20 @@ export function newestRunTag(names: readonly string[]): string | undefined {
     if (n.startsWith(AGENT_TAG_PREFIX) && (best === undefined || compareRunIds(n.slice(AGENT_TAG_PREFIX.length), best.slice(AGENT_TAG_PREFIX.length)) > 0)) best = n;
   }
   return best;
+}
+
+/**
+ * Refuses a draft's text that the inbox stores as it is (not as JSON, whose escapes keep any
+ * string) when it holds a lone surrogate: core/lsm's writers refuse it, and inside the inbox's
+ * submit that failed the whole run. Thrown here, it is the rule's error.
+ */
+function checkText(rule: Rule, what: string, text: string): void {
+  if (!isWellFormedString(text)) throw new AgentError('InvalidArgument', `rule ${rule.id}: ${what} is not valid Unicode text (a lone surrogate, half of a character pair): ${JSON.stringify(text)}`);
+}
+
+/** A rule's held baseline as `holdBaselines` writes it: null (every row) or table name → tag. */
+function isHeldBaseline(v: unknown): v is RuleContext['previousTags'] {
+  return v === null || (typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((tag) => typeof tag === 'string'));
 }
 
 /**

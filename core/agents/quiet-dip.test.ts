@@ -5,11 +5,11 @@
 // The rule now reads from the same baseline while a draft of it is quiet, and the row is proposed
 // once the quiet ends; runs meanwhile keep their tags only as a quiet run does (no drafts to cite).
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Inbox } from '../inbox/index.ts';
+import type { HeldBaselines, Inbox } from '../inbox/index.ts';
 import { Table } from '../lsm/index.ts';
 import { newestRunTag, runIdAt, type Agent } from './agent.ts';
 import { agentConfig } from './config.ts';
-import type { Rule } from './rule.ts';
+import { HOLDS, type Rule } from './rule.ts';
 import { stockReorder } from './rules/index.ts';
 import { DB, TestSite } from './test-support.ts';
 
@@ -191,5 +191,40 @@ describe('the hold across a restart', () => {
     const { agent } = site.agentAndInbox({ agent: { rules: [flaky] } });
     site.nowMs += 60_000;
     expect(agent.run().created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+  });
+
+  // The record is read back as JSON: a rule's entry of another type (a string, an array, a tag
+  // that is not a string) made every run of the restarted agent throw (a string's characters were
+  // taken for table names). Such an entry is dropped with a warning; the others still hold.
+  it('a held baseline of the wrong type is dropped with a warning, and the other rules keep theirs', () => {
+    site = new TestSite();
+    site.stock('BOLT', 'A', { on_hand: 20 });
+    site.commit();
+    let fail = false;
+    const flaky: Rule = { ...stockReorder, evaluate: (ctx) => (fail ? (() => { throw new Error('read failed'); })() : stockReorder.evaluate(ctx)) };
+    const others: Rule[] = ['as-string', 'as-array', 'tag-number'].map((id) => ({ id, version: '1', description: id, evaluate: () => [], recheck: () => HOLDS, effectSeen: () => false }));
+    const rules = [flaky, ...others];
+    const first = site.agentAndInbox({ agent: { rules } });
+    first.agent.run();
+    site.stock('BOLT', 'A', { on_hand: 2 });
+    site.commit();
+    site.nowMs += 60_000;
+    fail = true;
+    first.agent.run();
+    fail = false;
+    const bad = { 'as-string': 'agent-20261130-080000-000', 'as-array': ['agent-20261130-080000-000'], 'tag-number': { stock: 7 } };
+    first.inbox.holdBaselines({ ...first.inbox.heldBaselines(), ...(bad as unknown as HeldBaselines) });
+    first.inbox.close();
+    const warnings: string[] = [];
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules, onWarning: (m) => warnings.push(m) } });
+    site.nowMs += 60_000;
+    const r = agent.run();
+    expect(r.ruleErrors).toEqual([]);
+    expect(r.created.map((p) => [p.ruleId, p.params])).toEqual([['stock-reorder', { item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]]);
+    expect(warnings.filter((w) => w.includes('held baseline')).sort()).toEqual(
+      ['as-array', 'as-string', 'tag-number'].map((id) => expect.stringContaining(`rule ${id} `)),
+    );
+    // The run settled: the record holds what it holds (nothing), the bad entries gone with it.
+    expect(inbox.heldBaselines()).toEqual({});
   });
 });

@@ -99,18 +99,20 @@ export function refuse(reason: DeadLetterReason, detail: string, path?: string):
 
 /**
  * Parsed event topics, remembered: a site has few topics and every event's topic is parsed (the
- * split and three pattern tests cost more than the rest of the envelope checks). Bounded; the
- * cached parts are frozen so no caller can change what the next caller gets.
+ * split and three pattern tests cost more than the rest of the envelope checks). Valid topics
+ * only, so bounded in bytes as well as in count (three names of at most 64 characters each): an
+ * invalid one may be as long as a packet, and a flood of unique ones held hundreds of MB and
+ * filled the cache. The cached parts are frozen so no caller can change what the next caller gets.
  */
-const topicCache = new Map<string, TopicParts | null>();
+const topicCache = new Map<string, TopicParts>();
 const TOPIC_CACHE_MAX = 10_000;
 
 /** Splits `tilstand/<site>/events/<module>/<stream>`; undefined for any other topic. */
 export function parseEventTopic(topic: string): TopicParts | undefined {
   const hit = topicCache.get(topic);
-  if (hit !== undefined) return hit ?? undefined;
+  if (hit !== undefined) return hit;
   const parts = parseEventTopicUncached(topic);
-  if (topicCache.size < TOPIC_CACHE_MAX && typeof topic === 'string') topicCache.set(topic, parts ? Object.freeze(parts) : null);
+  if (parts && topicCache.size < TOPIC_CACHE_MAX) topicCache.set(topic, Object.freeze(parts));
   return parts;
 }
 

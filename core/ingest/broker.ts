@@ -57,6 +57,7 @@ export interface BrokerRefusal {
   reason: BrokerRefusalReason;
   count: number;
   firstMs: number;
+  /** From `refusals()`: measured on the monotonic clock, as the wall clock reads now (now − it is how long ago). */
   lastMs: number;
 }
 
@@ -237,7 +238,7 @@ export class EmbeddedBroker {
    */
   private readonly keptSessionOwners = new Map<string, string>();
   /** By `${kind}|${who}`, in order of their latest refusal (the first key was refused longest ago). */
-  private readonly refused = new Map<string, BrokerRefusal & { reportedElapsedMs: number; unreported: number }>();
+  private readonly refused = new Map<string, BrokerRefusal & { lastElapsedMs: number; reportedElapsedMs: number; unreported: number }>();
   private readonly fifo = new WeakMap<Client, Release[]>();
   private readonly admitChain = new WeakMap<Client, Promise<void>>();
   private readonly sockets = new Set<Socket>();
@@ -322,20 +323,29 @@ export class EmbeddedBroker {
     return { ...this.m };
   }
 
-  /** Who was refused and how often (at most REFUSALS_MAX names), the latest refused first. */
+  /**
+   * Who was refused and how often (at most REFUSALS_MAX names), the latest refused first. `lastMs`
+   * is measured on the monotonic clock and given as the wall clock reads now (as the ingestor's
+   * streamActivity does): now − it is how long ago, so a step of the wall clock back kept the
+   * site's module_refused alarm up for the length of the step, and one forward dropped it.
+   */
   refusals(): BrokerRefusal[] {
-    return [...this.refused.values()].reverse().map(({ kind, who, what, reason, count, firstMs, lastMs }) => ({ kind, who, what, reason, count, firstMs, lastMs }));
+    const toWall = Date.now() - performance.now();
+    return [...this.refused.values()]
+      .reverse()
+      .map(({ kind, who, what, reason, count, firstMs, lastElapsedMs }) => ({ kind, who, what, reason, count, firstMs, lastMs: Math.round(lastElapsedMs + toWall) }));
   }
 
   private noteRefusal(kind: BrokerRefusal['kind'], who: string, what: string, reason: BrokerRefusalReason): void {
     const now = Date.now();
+    const elapsed = performance.now();
     const name = who.length > 64 ? `${who.slice(0, 63)}…` : who;
     const key = `${kind}|${name}`;
     let r = this.refused.get(key);
     if (r) this.refused.delete(key); // re-inserted below: the map stays in order of lastMs
     else {
       if (this.refused.size >= REFUSALS_MAX) this.refused.delete(this.refused.keys().next().value!);
-      r = { kind, who: name, what: '', reason, count: 0, firstMs: now, lastMs: now, reportedElapsedMs: -Infinity, unreported: 0 };
+      r = { kind, who: name, what: '', reason, count: 0, firstMs: now, lastMs: now, lastElapsedMs: elapsed, reportedElapsedMs: -Infinity, unreported: 0 };
     }
     // A topic comes from the client: control characters are escaped, so a log line stays one line.
     const shown = what.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
@@ -344,10 +354,10 @@ export class EmbeddedBroker {
     r.count++;
     r.unreported++;
     r.lastMs = now;
+    r.lastElapsedMs = elapsed;
     this.refused.set(key, r);
     // The report period is a duration, on the monotonic clock (firstMs and lastMs are shown, on the
     // wall clock): a wall clock set back an hour reported no refusal of that name for the hour.
-    const elapsed = performance.now();
     if (this.o.onRefused && elapsed - r.reportedElapsedMs >= (this.o.refusalReportMs ?? 600_000)) {
       const since = r.unreported;
       r.reportedElapsedMs = elapsed;

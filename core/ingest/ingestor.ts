@@ -226,6 +226,8 @@ const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
 const DEFAULT_JOURNAL_READ_NOTE_EVENTS = 100_000;
 const DEFAULT_STREAMS_PER_MODULE_MAX = 1_000;
 export const DEAD_LETTER_LIST_DEFAULT = 100;
+/** The most dead letters one list returns (each whole, payload included): a bound on one answer's size. */
+export const DEAD_LETTER_LIST_MAX = 10_000;
 /**
  * Open dead letters replayed per slice by `replayDeadLetters()`, and dismissed per slice by
  * core/site's dismiss.ts, with a turn of the event loop between slices. Measured on 200,000

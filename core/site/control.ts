@@ -176,28 +176,35 @@ export class ControlServer {
     let buffer = '';
     let chain = Promise.resolve();
     s.setEncoding('utf8');
-    s.on('data', (chunk: string) => {
+    // Refused, the connection is done with: nothing more it sends is read, nothing more answered.
+    const tooLong = () => {
+      s.off('data', onData);
+      buffer = '';
+      s.end(`${JSON.stringify({ id: null, ok: false, error: { kind: 'InvalidArgument', message: `request longer than ${this.o.requestBytesMax} bytes` } })}\n`);
+    };
+    const onData = (chunk: string) => {
       buffer += chunk;
-      if (buffer.length > this.o.requestBytesMax && !buffer.includes('\n')) {
-        s.end(`${JSON.stringify({ id: null, ok: false, error: { kind: 'InvalidArgument', message: `request longer than ${this.o.requestBytesMax} bytes` } })}\n`);
-        return;
-      }
       let nl: number;
       while ((nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl);
+        // Each line, not only a buffer still waiting for its newline: a long line that came
+        // together with its newline was answered.
+        if (line.length > this.o.requestBytesMax) return void tooLong();
         buffer = buffer.slice(nl + 1);
         if (line.trim() === '') continue;
         if (inFlight++ === 0) s.setTimeout(0);
         chain = chain.then(async () => {
           try {
             const answer = await this.answer(line, s);
-            if (!s.destroyed) s.write(`${JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
+            if (s.writable) s.write(`${JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
           } finally {
             if (--inFlight === 0 && !s.destroyed) s.setTimeout(this.o.idleMs);
           }
         });
       }
-    });
+      if (buffer.length > this.o.requestBytesMax) tooLong();
+    };
+    s.on('data', onData);
   }
 
   private async answer(line: string, s: Socket): Promise<Record<string, unknown>> {

@@ -52,7 +52,7 @@ import { fileURLToPath } from 'node:url';
 import { UserStore } from '../inbox/users.ts';
 import { type ConfigChange, type Json } from '../inbox/index.ts';
 import { FloorChanges } from './floor-changes.ts';
-import { DEAD_LETTER_LIST_DEFAULT, type Ingestor, type PurgeResult } from '../ingest/ingestor.ts';
+import { DEAD_LETTER_LIST_DEFAULT, DEAD_LETTER_LIST_MAX, type Ingestor, type PurgeResult } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
@@ -1039,7 +1039,7 @@ export class Site {
     const { ingestor, contracts } = this.ingest;
     const positions = (v: unknown): bigint[] | undefined => {
       if (v === undefined || v === null) return undefined;
-      if (!Array.isArray(v) || !v.every((x) => (typeof x === 'string' && /^\d+$/.test(x)) || Number.isSafeInteger(x))) {
+      if (!Array.isArray(v) || !v.every((x) => (typeof x === 'string' && /^\d+$/.test(x)) || (Number.isSafeInteger(x) && (x as number) >= 0))) {
         throw Object.assign(new Error('ids: expected an array of journal positions'), { kind: 'InvalidArgument' });
       }
       return v.map((x) => BigInt(x as string | number));
@@ -1049,9 +1049,12 @@ export class Site {
       [
         'deadletters.list',
         (a) => {
-          const limit = a.limit === undefined ? undefined : Number(a.limit);
+          const n = a.limit ?? DEAD_LETTER_LIST_DEFAULT;
+          // Bounded as the UI's list is (api-validate.ts): each letter goes out whole.
+          if (!(typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 && n <= DEAD_LETTER_LIST_MAX)) {
+            throw Object.assign(new Error(`limit: expected an integer from 1 to ${DEAD_LETTER_LIST_MAX}, got ${JSON.stringify(a.limit)}`), { kind: 'InvalidArgument' });
+          }
           const status = a.status === 'open' || a.status === 'replayed' || a.status === 'dismissed' ? a.status : undefined;
-          const n = limit !== undefined && Number.isSafeInteger(limit) && limit > 0 ? limit : DEAD_LETTER_LIST_DEFAULT;
           const topic = typeof a.topic === 'string' ? a.topic : undefined;
           const reason = typeof a.reason === 'string' ? a.reason : undefined;
           return ingestor.listDeadLetters({ limit: n, ...(status ? { status } : { openFirst: true }), ...(topic !== undefined ? { topic } : {}), ...(reason !== undefined ? { reason } : {}) }).map((d) => ({

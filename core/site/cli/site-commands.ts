@@ -11,6 +11,7 @@ import { repeatedKeyPath } from '../../lsm/json-keys.ts';
 import { NAME_PATTERN } from '../../ingest/envelope.ts';
 import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, lettersOf, openFirst, wholeDeadLetters } from '../../ingest/dead-letters.ts';
 import { DEAD_LETTER_REASONS } from '../../ingest/envelope.ts';
+import { DEAD_LETTER_LIST_DEFAULT, DEAD_LETTER_LIST_MAX } from '../../ingest/ingestor.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, nameProblem, ROLES, UserStore, visibleName, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
@@ -421,7 +422,7 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
   if (sub === 'list') {
     const status = a.string('status');
     if (status !== undefined && status !== 'open' && status !== 'replayed' && status !== 'dismissed') throw new CliError(EXIT.usage, `option '--status': expected open, replayed or dismissed, got '${status}'`);
-    const limit = positiveInt(a.string('limit'), 'limit', 1) ?? 100;
+    const limit = positiveInt(a.string('limit'), 'limit', 1, DEAD_LETTER_LIST_MAX) ?? DEAD_LETTER_LIST_DEFAULT;
     // One group of those `tilstand status` lists (topic and reason as it prints them).
     const topic = a.string('topic');
     const reason = a.string('reason');

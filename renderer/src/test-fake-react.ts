@@ -63,3 +63,34 @@ export function slotHooks(of: () => { slots: unknown[]; at: number }): Record<st
 export function fakeZustand(real: object): object {
   return { ...real, useStore: (store: AppStore, selector: (s: unknown) => unknown) => selector(store.getState()) };
 }
+
+/** An element of a rendered tree, as the screen tests without a DOM read and press it. */
+export interface FakeElement {
+  type: unknown;
+  props: {
+    children?: unknown;
+    className?: string;
+    name?: string;
+    value?: string;
+    type?: string;
+    disabled?: boolean;
+    onClick?: () => void;
+    onChange?: (e: { target: { value: string } }) => void;
+    onSubmit?: (e: { preventDefault(): void }) => void;
+    [k: string]: unknown;
+  };
+}
+
+/** The elements of a rendered tree (function components called, as React would). */
+export const elementsOf = (node: unknown): FakeElement[] => {
+  if (Array.isArray(node)) return node.flatMap(elementsOf);
+  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
+  const el = node as FakeElement;
+  if (typeof el.type === 'function') return elementsOf((el.type as (p: object) => unknown)(el.props));
+  return [el, ...elementsOf(el.props.children)];
+};
+
+/** Lets what a press started settle: the store's calls and their replies, in microtasks. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+}

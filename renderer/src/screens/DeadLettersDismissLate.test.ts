@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeadLetterView, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { DeadLetters } from './DeadLetters.tsx';
+import { elementsOf, settle } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -17,23 +18,6 @@ vi.mock('react', async (importOriginal) => {
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
-
-interface Element {
-  type: unknown;
-  props: { children?: unknown; className?: string; name?: string; value?: string; onClick?: () => void; onChange?: (e: { target: { value: string } }) => void; onSubmit?: (e: { preventDefault(): void }) => void; [k: string]: unknown };
-}
-/** The elements of a rendered tree (function components called, as React would). */
-const tree = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(tree);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
-  return [el, ...tree(el.props.children)];
-};
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
 
 const letter = (id: string, reason: string): DeadLetterView => ({ id, reason, detail: '', topic: `tilstand/demo/events/yard/doors-${id}`, payload: '{}', receivedMs: 0, status: 'open', dismissed: null });
 
@@ -55,7 +39,7 @@ describe('Dead letters: a dismissal answered after its form was left', () => {
     store.setState({ lang: 'en', user: { name: 'Kari', roles: ['shift_lead'] }, deadLetters: rows });
     holder.store = store;
     holder.slots = [];
-    const render = () => ((holder.at = 0), tree(DeadLetters()));
+    const render = () => ((holder.at = 0), elementsOf(DeadLetters()));
     const form = () => render().find((e) => e.type === 'tr' && e.props.className === 'dismiss-row');
     const note = () => render().find((e) => e.type === 'input' && e.props.name === 'dismissNote');
     const dismissOf = (id: string) => {
@@ -74,7 +58,7 @@ describe('Dead letters: a dismissal answered after its form was left', () => {
     dismissOf('2');
     note()!.props.onChange!({ target: { value: 'door was closed' } });
     answer();
-    await flush();
+    await settle();
     expect(form()?.props['data-dismissing']).toBe('2');
     expect(note()?.props.value).toBe('door was closed');
   });

@@ -10,6 +10,7 @@ import type { HistoryResult, SiteApi } from '../../../core/site/api.ts';
 import { translate } from '../i18n/messages.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { History } from './History.tsx';
+import { elementsOf, settle, type FakeElement } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -20,22 +21,7 @@ vi.mock('react', async (importOriginal) => {
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
-interface Element {
-  type: unknown;
-  props: { children?: unknown; className?: string; name?: string; onChange?: (e: { target: { value: string } }) => void; onSubmit?: (e: { preventDefault(): void }) => void; onClick?: () => void; [k: string]: unknown };
-}
-const tree = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(tree);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
-  return [el, ...tree(el.props.children)];
-};
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as Element).props.children) : '');
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
+const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as FakeElement).props.children) : '');
 
 const result = (rows: unknown[][]): HistoryResult => ({ table: 'stock', snapshotId: 41, snapshotMs: 0, columns: ['item', 'on_hand'], types: ['STRING NOT NULL', 'INT'], rows, more: false });
 const filtered = (q: string) => translate('en', 'history.filtered', { q });
@@ -60,15 +46,15 @@ function screen() {
   store.setState({ lang: 'en', tables: [], tags: [], history: null, diff: null });
   holder.store = store;
   holder.slots = [];
-  const render = () => ((holder.at = 0), tree(History()));
+  const render = () => ((holder.at = 0), elementsOf(History()));
   const type = (name: string, v: string) => render().find((e) => e.type === 'input' && e.props.name === name)!.props.onChange!({ target: { value: v } });
   const show = async () => {
     render().find((e) => e.type === 'form')!.props.onSubmit!({ preventDefault: () => undefined });
-    await flush();
+    await settle();
   };
   const compare = async () => {
     render().find((e) => e.type === 'button' && e.props.type === 'button')!.props.onClick!();
-    await flush();
+    await settle();
   };
   const said = () => render().filter((e) => e.type === 'p').map((e) => text(e.props.children));
   const rows = () => render().filter((e) => e.type === 'tr').length - 1; // less the heading's row

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { History } from './History.tsx';
+import { elementsOf, settle } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number; effects: Array<() => unknown> } = { store: null, slots: [], at: 0, effects: [] };
 
@@ -18,22 +19,6 @@ vi.mock('react', async (importOriginal) => {
   return fake.fakeReact(await importOriginal(), () => holder.store, { ...fake.slotHooks(() => holder), useEffect: (f: () => unknown) => void holder.effects.push(f) });
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
-
-interface Element {
-  type: unknown;
-  props: { children?: unknown; name?: string; type?: string; disabled?: boolean; onChange?: (e: { target: { value: string } }) => void; [k: string]: unknown };
-}
-const tree = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(tree);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
-  return [el, ...tree(el.props.children)];
-};
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
 
 const tag = (name: string, snapshotId: number) => ({ name, snapshotId, createdMs: snapshotId * 1000 });
 
@@ -54,23 +39,23 @@ function screen(tagsOf: (search: string | undefined) => ReturnType<typeof tag>[]
   store.setState({ lang: 'en', tables: [], tags: [], history: null, diff: null });
   holder.store = store;
   holder.slots = [];
-  const render = () => ((holder.at = 0), (holder.effects = []), tree(History()));
+  const render = () => ((holder.at = 0), (holder.effects = []), elementsOf(History()));
   /** Renders, runs the effects, lets the replies and the search's pause pass; until nothing changes. */
-  const settle = async () => {
+  const settleScreen = async () => {
     for (let i = 0; i < 5; i++) {
       render();
       for (const effect of holder.effects) effect();
-      await flush();
+      await settle();
       vi.advanceTimersByTime(300);
-      await flush();
+      await settle();
     }
   };
   const change = async (name: string, value: string) => {
     render().find((e) => e.props.name === name)!.props.onChange!({ target: { value } });
-    await settle();
+    await settleScreen();
   };
   const buttonsDisabled = () => render().filter((e) => e.type === 'button').map((e) => e.props.disabled);
-  return { change, settle, buttonsDisabled, asked };
+  return { change, settle: settleScreen, buttonsDisabled, asked };
 }
 
 describe('History: a tag picker with no tag listed', () => {

@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { Inbox } from './Inbox.tsx';
+import { elementsOf, type FakeElement } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -19,19 +20,7 @@ vi.mock('react', async (importOriginal) => {
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => selector }));
 
-interface Element {
-  type: unknown;
-  props: { children?: unknown; className?: string; name?: string; value?: string; onChange?: (e: { target: { value: string } }) => void; onClick?: () => void; [k: string]: unknown };
-}
-/** The elements of a rendered tree (function components called, as React would). */
-const tree = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(tree);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
-  return [el, ...tree(el.props.children)];
-};
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as Element).props.children) : '');
+const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as FakeElement).props.children) : '');
 
 const flush = async () => {
   for (let i = 0; i < 40; i++) await Promise.resolve();
@@ -64,7 +53,7 @@ function screen() {
   store.setState({ lang: 'en', user: { name: 'Kari', roles: ['shift_lead'] }, proposals: [open], selected: open });
   holder.store = store;
   holder.slots = [];
-  const render = () => ((holder.at = 0), tree(Inbox()));
+  const render = () => ((holder.at = 0), elementsOf(Inbox()));
   const comment = () => render().find((e) => e.type === 'textarea' && e.props.name === 'comment');
   const press = async (label: string) => {
     render().find((e) => e.type === 'button' && text(e.props.children).includes(label))!.props.onClick!();

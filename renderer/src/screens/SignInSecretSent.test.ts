@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { SignIn } from './SignIn.tsx';
+import { elementsOf, settle } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -18,23 +19,6 @@ vi.mock('react', async (importOriginal) => {
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
-
-interface Element {
-  type: unknown;
-  props: { children?: unknown; name?: string; value?: string; onChange?: (e: { target: { value: string } }) => void; onSubmit?: (e: { preventDefault(): void }) => void; [k: string]: unknown };
-}
-/** The elements of a rendered tree (function components called, as React would). */
-const tree = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(tree);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
-  return [el, ...tree(el.props.children)];
-};
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
 
 /** The sign-in screen over a site that refuses every sign-in as a wrong PIN; `sent` what each sign-in carried. */
 function screen() {
@@ -49,12 +33,12 @@ function screen() {
   store.setState({ lang: 'en' });
   holder.store = store;
   holder.slots = [];
-  const render = () => ((holder.at = 0), tree(SignIn()));
+  const render = () => ((holder.at = 0), elementsOf(SignIn()));
   const field = (name: string) => render().find((e) => e.type === 'input' && e.props.name === name)!;
   const type = (name: string, value: string) => field(name).props.onChange!({ target: { value } });
   const send = async () => {
     render().find((e) => e.type === 'form')!.props.onSubmit!({ preventDefault: () => undefined });
-    await flush();
+    await settle();
   };
   return { store, sent, field, type, send };
 }

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SiteApi, StockView } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { Stock } from './Stock.tsx';
+import { elementsOf, settle, type FakeElement } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -16,23 +17,6 @@ vi.mock('react', async (importOriginal) => {
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
-
-interface Element {
-  type: unknown;
-  props: { children?: unknown; className?: string; name?: string; onClick?: () => void; onSubmit?: (e: { preventDefault(): void }) => void; [k: string]: unknown };
-}
-/** The elements of a rendered tree (function components called, as React would). */
-const tree = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(tree);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
-  return [el, ...tree(el.props.children)];
-};
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
 
 const row = (item: string): StockView => ({
   item, location: 'A-01', on_hand: 30, reserved: 4, inbound: 0, available: 26, projected: 26, reorder_point: 5, order_up_to: 20,
@@ -54,9 +38,9 @@ describe('Stock: a reorder point saved after its form was left', () => {
     store.setState({ lang: 'en', user: { name: 'Lena', roles: ['shift_lead'] }, stock: [row('ITEM-001'), row('ITEM-002')] });
     holder.store = store;
     holder.slots = [];
-    const render = () => ((holder.at = 0), tree(Stock()));
+    const render = () => ((holder.at = 0), elementsOf(Stock()));
     const form = () => render().find((e) => e.type === 'form' && e.props.className === 'policy-form');
-    const press = (find: (e: Element) => boolean) => render().find((e) => e.type === 'button' && find(e))!.props.onClick!();
+    const press = (find: (e: FakeElement) => boolean) => render().find((e) => e.type === 'button' && find(e))!.props.onClick!();
 
     press((e) => e.props['data-row'] === 'ITEM-001|A-01');
     form()!.props.onSubmit!({ preventDefault: () => undefined });
@@ -66,7 +50,7 @@ describe('Stock: a reorder point saved after its form was left', () => {
     press((e) => e.props['data-row'] === 'ITEM-002|A-01');
     expect(form()?.props['aria-label']).toBe('Reorder point of ITEM-002 at A-01');
     answer();
-    await flush();
+    await settle();
     expect(form()?.props['aria-label']).toBe('Reorder point of ITEM-002 at A-01');
   });
 });

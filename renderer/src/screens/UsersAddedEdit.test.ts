@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SiteApi, UserView } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { NEW_USERS_FORM, usersForm, Users } from './Users.tsx';
+import { elementsOf, settle, type FakeElement } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -19,23 +20,7 @@ vi.mock('react', async (importOriginal) => {
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
-interface Element {
-  type: unknown;
-  props: { children?: unknown; className?: string; name?: string; value?: string; onChange?: (e: { target: { value: string } }) => void; onSubmit?: (e: { preventDefault(): void }) => void; [k: string]: unknown };
-}
-/** The elements of a rendered tree (function components called, as React would). */
-const tree = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(tree);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
-  return [el, ...tree(el.props.children)];
-};
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as Element).props.children) : '');
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
+const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as FakeElement).props.children) : '');
 
 const USERS: UserView[] = [{ name: 'Ada', roles: ['admin'], disabled: false, hasBadge: false }] as UserView[];
 
@@ -45,13 +30,13 @@ function screen() {
   store.setState({ users: USERS, lang: 'en', user: { name: 'Ada', roles: ['admin'] } });
   holder.store = store;
   holder.slots = [];
-  const render = () => ((holder.at = 0), tree(Users()));
+  const render = () => ((holder.at = 0), elementsOf(Users()));
   const field = (name: string) => render().find((e) => e.type !== 'label' && e.props.name === name)!;
   const type = (name: string, value: string) => field(name).props.onChange!({ target: { value } });
   const confirmation = () => render().filter((e) => e.type === 'p' && e.props.role === 'status').map((e) => text(e.props.children));
   const send = async () => {
     render().find((e) => e.type === 'form' && e.props.className === 'add-user')!.props.onSubmit!({ preventDefault: () => undefined });
-    await flush();
+    await settle();
   };
   return { render, field, type, confirmation, send };
 }

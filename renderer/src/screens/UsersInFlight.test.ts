@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SiteApi, UserView } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { Users } from './Users.tsx';
+import { elementsOf, settle } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -19,22 +20,6 @@ vi.mock('react', async (importOriginal) => {
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 // The reset names the row to give the focus back to by CSS.escape, a browser's.
 vi.stubGlobal('CSS', { escape: (s: string) => s });
-
-interface Element {
-  type: unknown;
-  props: { children?: unknown; className?: string; name?: string; value?: string; onClick?: () => void; onChange?: (e: { target: { value: string } }) => void; onSubmit?: (e: { preventDefault(): void }) => void; [k: string]: unknown };
-}
-const tree = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(tree);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return tree((el.type as (p: object) => unknown)(el.props));
-  return [el, ...tree(el.props.children)];
-};
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
 
 const USERS: UserView[] = [
   { name: 'Ada', roles: ['admin'], disabled: false, hasBadge: false },
@@ -51,20 +36,20 @@ function screen() {
   store.setState({ users: USERS, lang: 'en', user: { name: 'Ada', roles: ['admin'] } });
   holder.store = store;
   holder.slots = [];
-  const render = () => ((holder.at = 0), tree(Users()));
+  const render = () => ((holder.at = 0), elementsOf(Users()));
   const field = (name: string) => render().find((e) => e.type === 'input' || e.type === 'select' ? e.props.name === name : false)!;
   const value = (name: string) => field(name)?.props.value;
   const type = (name: string, v: string) => field(name).props.onChange!({ target: { value: v } });
   const submit = (className: string) => render().find((e) => e.type === 'form' && e.props.className === className)!.props.onSubmit!({ preventDefault: () => undefined });
   const resetButton = (user: string) => {
     const rows = render().filter((e) => e.type === 'tr' && e.props['data-user'] === user);
-    return tree(rows[0]!.props.children).find((e) => e.type === 'button' && e.props.className === 'reset');
+    return elementsOf(rows[0]!.props.children).find((e) => e.type === 'button' && e.props.className === 'reset');
   };
   const answer = async (ok: boolean) => {
     const w = waiting.shift()!;
     if (ok) w.ok();
     else w.fail();
-    await flush();
+    await settle();
   };
   return { store, render, value, type, submit, resetButton, answer };
 }
@@ -76,7 +61,7 @@ describe('Users: the forms while a change is on its way', () => {
     s.type('newSecret', '0451');
     s.type('badge', 'B-1');
     s.submit('add-user');
-    await flush();
+    await settle();
     // The next user begun while Ola is on the way: name and badge retyped, the PIN not yet.
     s.type('name', 'Kari Nordmann');
     s.type('badge', 'B-2');
@@ -91,7 +76,7 @@ describe('Users: the forms while a change is on its way', () => {
     s.type('name', 'Ola');
     s.type('newSecret', '0451');
     s.submit('add-user');
-    await flush();
+    await settle();
     await s.answer(false);
     expect([s.value('name'), s.value('newSecret')]).toEqual(['Ola', '0451']);
   });
@@ -110,7 +95,7 @@ describe('Users: the forms while a change is on its way', () => {
     s.resetButton('Per')!.props.onClick!();
     s.type('resetSecret', '8642');
     s.submit('reset-secret');
-    await flush();
+    await settle();
     // Kari's reset begun while Per's is on its way.
     s.resetButton('Kari')!.props.onClick!();
     s.type('resetSecret', '9753');
@@ -125,7 +110,7 @@ describe('Users: the forms while a change is on its way', () => {
     s.resetButton('Per')!.props.onClick!();
     s.type('resetSecret', '8642');
     s.submit('reset-secret');
-    await flush();
+    await settle();
     await s.answer(true);
     expect(s.value('resetSecret')).toBeUndefined();
     expect(s.resetButton('Per')).toBeDefined();

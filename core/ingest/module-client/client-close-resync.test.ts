@@ -102,3 +102,33 @@ describe('ModuleClient while the broker is away', () => {
     expect(runs).toEqual(['cmd-1']);
   });
 });
+
+describe('ModuleClient closing while a command publishes', () => {
+  it('closes while a running command waits for the PUBACK of an event it publishes, and the event stays in the outbox', async () => {
+    // The close ended the connection first and then waited for the command, which waited for a
+    // PUBACK the ended connection never brought: close() never returned (the full loop's afterEach
+    // timed out under load, when the write-back's resend made the command run during the close).
+    const c = await open();
+    const inside = c as unknown as Inside;
+    let published: Promise<unknown> | undefined;
+    c.onCommand(async () => {
+      published = c.publish('stock', 'u', row(0), row(1), CONTRACT);
+      await published;
+      return { ok: true };
+    });
+    inside.mqtt.emit('message', 'tilstand/s1/commands/inventory', Buffer.from(JSON.stringify({ command_id: 'cmd-1' })));
+    for (let i = 0; i < 50 && published === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(published).toBeDefined();
+    published!.catch(() => undefined);
+    const outcome = await Promise.race([c.close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('still closing after 15 s'), 15_000))]);
+    client = undefined;
+    expect(outcome).toBe('closed');
+    await expect(published).rejects.toThrow(/closed before PUBACK/);
+    const outbox = new Outbox(join(dir, 'outbox.db'));
+    try {
+      expect(outbox.unackedKeys()).toHaveLength(1);
+    } finally {
+      outbox.close();
+    }
+  }, 30_000);
+});

@@ -113,6 +113,8 @@ export interface CommandAck {
 
 /** Commands kept in memory while no handler is set (Tilstand resends an unanswered one every minute). */
 const COMMANDS_HELD_MAX = 1_000;
+/** How long close() lets a running command finish on the open connection (its events' PUBACKs). */
+const CLOSE_COMMAND_WAIT_MS = 5_000;
 
 interface Waiter {
   resolve: () => void;
@@ -187,6 +189,9 @@ export class ModuleClient {
    */
   private heldCommands: Buffer[] = [];
   private commandChain: Promise<void> = Promise.resolve();
+  /** close() began: no command is started any more. */
+  private closing = false;
+  /** close() ended the connection: nothing is sent or taken in any more. */
   private closed = false;
   private readonly topics: { commands: string; acks: string; resync: string; letters: string };
   private readonly firstConnect: Promise<void>;
@@ -304,19 +309,26 @@ export class ModuleClient {
    * await close() itself); commands queued behind it are not started.
    */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.mqtt.endAsync(true).catch(() => undefined);
+    if (this.closing) return;
+    this.closing = true;
     // A command being carried out finishes and its answer is stored before the outbox closes: a
     // command done but not on record ran a second time when Tilstand sent it again after the
-    // restart. Those queued behind it are not started (onCommandMessage).
-    await this.commandChain;
+    // restart. Those queued behind it are not started (onCommandMessage). It finishes while the
+    // connection still brings the PUBACKs of the events it publishes: ended first, a command
+    // waiting for one waited for good, and close() with it. Bounded (a broker that does not
+    // answer): then its events' waits are ended below, and it ends with them.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.commandChain, new Promise<void>((r) => (timer = setTimeout(r, CLOSE_COMMAND_WAIT_MS)))]);
+    clearTimeout(timer);
+    this.closed = true;
+    await this.mqtt.endAsync(true).catch(() => undefined);
     // PUBACKs already received: on disk, and their publish() resolved, before the outbox closes.
     if (this.ackFlush !== undefined) clearImmediate(this.ackFlush);
     this.flushAcks();
     const err = new Error('module client closed before PUBACK; the event stays in the outbox and is sent on the next start');
     for (const waiters of this.waiters.values()) for (const w of waiters) w.reject(err);
     this.waiters.clear();
+    await this.commandChain;
     this.inflight.clear();
     this.queued.clear();
     this.queue = [];
@@ -529,7 +541,7 @@ export class ModuleClient {
   }
 
   private async onCommandMessage(payload: Buffer): Promise<void> {
-    if (this.closed) return; // not started after close(): Tilstand sends it again
+    if (this.closing) return; // not started after close() began: Tilstand sends it again
     const req = this.readRequest(payload, 'command');
     const id = req && typeof req.command_id === 'string' && req.command_id.length > 0 && req.command_id.length <= 128 ? req.command_id : undefined;
     if (!req || id === undefined) {
@@ -563,7 +575,7 @@ export class ModuleClient {
     const text = JSON.stringify(ack);
     // Stored even when close() began meanwhile (it waits for this): the command was carried out.
     this.outbox.recordCommand(id, text, this.now());
-    if (this.closed) return; // answered from the store when Tilstand sends it again
+    if (this.closing) return; // answered from the store when Tilstand sends it again
     await this.publishRaw(text);
   }
 

@@ -8,6 +8,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
+import { elementsOf, settle, type FakeElement } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
@@ -21,22 +22,7 @@ const GROUPS: DeadLetterGroupView[] = [
 ];
 const letter = (id: string, g: DeadLetterGroupView): DeadLetterView => ({ id, reason: g.reason, detail: '', topic: g.topic, payload: '{}', receivedMs: 0, status: 'open', dismissed: null });
 
-interface Element {
-  type: unknown;
-  props: { children?: unknown; className?: string; 'aria-pressed'?: boolean; onClick?: () => void; [k: string]: unknown };
-}
-const render = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(render);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return render((el.type as (p: object) => unknown)(el.props));
-  return [el, ...render(el.props.children)];
-};
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as Element).props.children) : '');
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
+const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as FakeElement).props.children) : '');
 
 /** The screen for a shift lead over a site whose list reads fail while `down` is set. */
 async function screen() {
@@ -54,7 +40,7 @@ async function screen() {
   holder.store = store;
   await store.getState().loadDeadLetters();
   const { DeadLetters } = await import('./DeadLetters.tsx');
-  const tree = () => render(DeadLetters());
+  const tree = () => elementsOf(DeadLetters());
   /** What the screen says of the list's scope, and the letters it lists. */
   const said = () => {
     const els = tree();
@@ -67,7 +53,7 @@ async function screen() {
   };
   const press = async (i: number) => {
     tree().filter((e) => e.type === 'button' && e.props.className === 'source')[i]!.props.onClick!();
-    await flush();
+    await settle();
   };
   return { store, site, said, press };
 }

@@ -7,7 +7,8 @@
 // every window is sandboxed with context isolation, no node and no DevTools; every response
 // carries the CSP; navigation, new windows, webviews, permission requests and permission checks are
 // refused; IPC answers only frames of the app's own origin and validates every payload; a page
-// process that dies after its page loaded is replaced by loading the page again.
+// process that dies after its page loaded is replaced by loading the page again (after a wait that
+// grows when it keeps dying soon after its load).
 
 import { readFile } from 'node:fs/promises';
 import type { SessionContext, SessionUser, SiteBackend } from '../core/site/api.ts';
@@ -185,28 +186,58 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
   return { ready };
 }
 
+/** Page deaths in a row (each within `STABLE_PAGE_MS` of its load) that are reloaded at once. */
+export const RELOADS_AT_ONCE = 3;
+/** A page that ran this long before it died was working: its death starts the count again. */
+export const STABLE_PAGE_MS = 10 * 60_000;
+const RELOAD_DELAY_FIRST_MS = 5_000;
+const RELOAD_DELAY_MAX_MS = 5 * 60_000;
+
 /**
  * The window's page process died (the OOM killer on a small floor PC, a crash): the window stays
  * blank, and with no menu (no Ctrl+R) and in kiosk mode nobody at the PC can get the UI back short
  * of killing the app. The page is loaded again, once per page that finished loading: one that dies
  * again before it has loaded would only die again (a loop, and a log line each time). A clean exit
  * is the window closing.
+ *
+ * A page that loads and then dies every time (it runs out of memory on what it shows) is reloaded
+ * at once `RELOADS_AT_ONCE` times, then after a wait that doubles from 5 s up to 5 minutes: the PC
+ * and its log are not spent on a reload loop, and the page still comes back once what killed it
+ * has gone. A page that stayed up `STABLE_PAGE_MS` starts the count again.
  */
 function reloadWhenGone(contents: WebContentsLike, window: () => BrowserWindowLike | undefined, log: (line: string) => void): void {
   let loaded = false;
+  let loadedAt = 0;
+  let quickDeaths = 0;
+  let waiting: ReturnType<typeof setTimeout> | undefined;
   contents.on('did-finish-load', () => {
     loaded = true;
+    loadedAt = Date.now();
   });
   contents.on('render-process-gone', (_e, details) => {
-    const w = window();
-    if (details.reason === 'clean-exit' || !w || contents.isDestroyed()) return;
+    if (details.reason === 'clean-exit' || !window() || contents.isDestroyed()) return;
     if (!loaded) {
       log(`the window's page process ended (${details.reason}, exit code ${details.exitCode}) before its page had loaded; not reloaded, it would only end again`);
       return;
     }
-    log(`the window's page process ended (${details.reason}, exit code ${details.exitCode}); reloading the page`);
     loaded = false;
-    w.loadURL(`${APP_ORIGIN}/index.html`).catch((err: unknown) => log(`reloading the window's page: ${(err as Error).message}`));
+    quickDeaths = Date.now() - loadedAt >= STABLE_PAGE_MS ? 1 : quickDeaths + 1;
+    const reload = () => {
+      waiting = undefined;
+      const w = window();
+      if (!w || contents.isDestroyed()) return;
+      w.loadURL(`${APP_ORIGIN}/index.html`).catch((err: unknown) => log(`reloading the window's page: ${(err as Error).message}`));
+    };
+    const ended = `the window's page process ended (${details.reason}, exit code ${details.exitCode})`;
+    if (quickDeaths <= RELOADS_AT_ONCE) {
+      log(`${ended}; reloading the page`);
+      reload();
+      return;
+    }
+    const delay = Math.min(RELOAD_DELAY_FIRST_MS * 2 ** (quickDeaths - RELOADS_AT_ONCE - 1), RELOAD_DELAY_MAX_MS);
+    log(`${ended}, the ${quickDeaths}th time in a row soon after its page loaded; reloading the page in ${delay / 1000} s`);
+    clearTimeout(waiting);
+    waiting = setTimeout(reload, delay);
   });
 }
 

@@ -95,7 +95,7 @@ export function App() {
         <span className="muted">{signedInText(lang, user)}</span>
         <button onClick={() => void signOut()}>{t('signOut')}</button>
       </header>
-      <nav aria-label="main">
+      <nav aria-label={t('nav.label')}>
         {SCREENS.filter((s) => !s.admin || isAdmin).map((s) => (
           <button key={s.id} className={screen === s.id ? 'current' : ''} aria-current={screen === s.id ? 'page' : undefined} onClick={() => go(s.id)} data-screen={s.id}>
             {t(s.label)}

@@ -125,7 +125,7 @@ suite('the floor UI when something goes wrong (chromium)', () => {
     }).map((el) => el.textContent)`;
     // A table wider than its panel scrolls there: its right-hand columns are cut off on the screen.
     const cut = `[...document.querySelectorAll('main .table-wrap')].filter((w) => w.scrollWidth > w.clientWidth + 1).map((w) => w.getAttribute('aria-label') + ': ' + w.scrollWidth + ' px > ' + w.clientWidth)`;
-    const navRows = `new Set([...document.querySelectorAll('nav[aria-label="main"] button')].map((b) => Math.round(b.getBoundingClientRect().top))).size`;
+    const navRows = `new Set([...document.querySelectorAll('nav button[data-screen]')].map((b) => Math.round(b.getBoundingClientRect().top))).size`;
     expect(await page.locator('td.code').count()).toBeGreaterThanOrEqual(20);
     expect(await page.evaluate(broken), 'codes broken over two lines at 1366×768, nb').toEqual([]);
     await page.setViewportSize({ width: 1024, height: 768 });

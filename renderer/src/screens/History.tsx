@@ -279,7 +279,7 @@ export function History() {
       )}
       {diff && applied && <p className="muted">{t('history.filtered', { q: applied })}</p>}
       {diff && diffHead && diff.changes.length > 0 && (
-        <Table label={`${diff.table} diff`} head={[t('history.change'), ...diffHead.head]} titles={[undefined, ...diffHead.titles]}>
+        <Table label={t('history.changesLabel', { table: diff.table })} head={[t('history.change'), ...diffHead.head]} titles={[undefined, ...diffHead.titles]}>
           {diff.changes.map((c, i) => (
             <tr key={i} className={`${CHANGE_ROW[c.kind] ?? 'change'}${diffChanged[i]!.sequenceOnly ? ' change-sequence-only' : ''}`}>
               {/* Paimon's marks in words (removed, before, after, added); the mark on hover for who knows them. */}

@@ -1558,8 +1558,9 @@ export function timestampMs(text: string | null | undefined): number | null {
 
 /**
  * A table cell as text: a TIMESTAMP column's value (`type` as Paimon spells it, from the site API)
- * in this PC's time zone to the second; ROW, MAP and ARRAY values as JSON; anything else as it came.
- * `raw` is the stored text when the shown text differs from it (for a hover title).
+ * in this PC's time zone to the second; a number in the language's number format (`cellNumber`);
+ * ROW, MAP and ARRAY values as JSON; anything else as it came. `raw` is the stored text when the
+ * shown text differs from it (for a hover title).
  */
 export function formatCell(lang: Lang, type: string | undefined, v: unknown): { text: string; raw?: string } {
   if (v === null || v === undefined) return { text: '–' };
@@ -1567,7 +1568,29 @@ export function formatCell(lang: Lang, type: string | undefined, v: unknown): { 
     const ms = timestampMs(v);
     if (ms !== null) return { text: formatTime(lang, ms), raw: v };
   }
+  // A DECIMAL, and a BIGINT past 2^53, come as text (core/lsm valueToJson); a STRING's digits are an id.
+  if (typeof v === 'number' || (typeof v === 'string' && type !== undefined && /^(DECIMAL|BIGINT)\b/.test(type))) {
+    const stored = String(v);
+    const text = cellNumber(lang, stored);
+    if (text !== undefined) return text === stored ? { text } : { text, raw: stored };
+  }
   return { text: typeof v === 'object' ? JSON.stringify(v) : String(v) };
+}
+
+/** The most fraction digits Intl.NumberFormat takes in Node 20 (a RangeError past it). */
+const MAX_FRACTION_DIGITS = 20;
+
+/**
+ * A number's stored text (`12345.5`, a DECIMAL's `12345.50`) in `lang`'s number format with every
+ * digit it has, none added or rounded ("12.345,50"); undefined for text no format writes exactly:
+ * an exponent (`1e+21`), NaN, more than MAX_FRACTION_DIGITS decimals — shown as stored.
+ */
+function cellNumber(lang: Lang, stored: string): string | undefined {
+  const m = /^-?\d+(?:\.(\d+))?$/.exec(stored);
+  const digits = m?.[1]?.length ?? 0;
+  if (m === null || digits > MAX_FRACTION_DIGITS) return undefined;
+  // Formatted from the text, not a double: a BIGINT past 2^53 keeps its last digits.
+  return numberFormat(lang, `cell-${digits}`, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(stored as `${number}`);
 }
 
 /** An instant written in UTC with its zone (`2026-12-01T23:40:36.012Z`), as the agents' explanations give one. */

@@ -90,6 +90,16 @@ export const elementsOf = (node: unknown): FakeElement[] => {
   return [el, ...elementsOf(el.props.children)];
 };
 
+/** The text of a rendered tree, its strings and numbers joined (function components not called). */
+export const textOf = (node: unknown): string =>
+  typeof node === 'string' || typeof node === 'number'
+    ? String(node)
+    : Array.isArray(node)
+      ? node.map(textOf).join('')
+      : typeof node === 'object' && node !== null && 'props' in node
+        ? textOf((node as FakeElement).props.children)
+        : '';
+
 /** Lets what a press started settle: the store's calls and their replies, in microtasks. */
 export async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve();

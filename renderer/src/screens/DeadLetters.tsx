@@ -278,7 +278,9 @@ export function DeadLetters() {
       {mayReplay && (
         // With a group chosen it replays that group (its first open letter and every one like it,
         // listed or not), not every open letter of every module the screen no longer shows.
-        <button className="primary" onClick={() => void (filter === null || firstOpen === undefined ? replay() : replay([firstOpen.id], true))} disabled={busy || firstOpen === undefined}>
+        // aria-disabled, not disabled, while busy or with nothing open: the keyboard focus stays on
+        // it (disabled, the focus fell to the page as the press made it busy), as on a letter's Replay.
+        <button className="primary" aria-disabled={busy || firstOpen === undefined || undefined} onClick={() => void (firstOpen === undefined ? undefined : filter === null ? replay() : replay([firstOpen.id], true))}>
           {t(filter === null ? 'dead.replay' : 'dead.replayGroup')}
         </button>
       )}

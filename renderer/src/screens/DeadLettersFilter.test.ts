@@ -8,6 +8,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
+import { elementsOf, settle, textOf } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
@@ -20,24 +21,6 @@ const GROUPS: DeadLetterGroupView[] = [
   { topic: topic('commerce', 'orders'), reason: 'bad_json', count: 2 },
 ];
 const letter = (id: string, g: DeadLetterGroupView): DeadLetterView => ({ id, reason: g.reason, detail: '', topic: g.topic, payload: '{', receivedMs: 0, status: 'open', dismissed: null });
-
-interface Element {
-  type: unknown;
-  props: { children?: unknown; className?: string; 'aria-pressed'?: boolean; onClick?: () => void; [k: string]: unknown };
-}
-/** The elements of a rendered tree (function components called, as React would). */
-const render = (node: unknown): Element[] => {
-  if (Array.isArray(node)) return node.flatMap(render);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return [];
-  const el = node as Element;
-  if (typeof el.type === 'function') return render((el.type as (p: object) => unknown)(el.props));
-  return [el, ...render(el.props.children)];
-};
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as Element).props.children) : '');
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
 
 /** The screen for a shift lead, over a fake site that answers a filtered list as the site does. */
 async function screen() {
@@ -55,7 +38,7 @@ async function screen() {
   holder.store = store;
   await store.getState().loadDeadLetters();
   const { DeadLetters } = await import('./DeadLetters.tsx');
-  const tree = () => render(DeadLetters());
+  const tree = () => elementsOf(DeadLetters());
   const sources = () => tree().filter((e) => e.type === 'button' && e.props.className === 'source');
   const showAll = () => tree().find((e) => e.type === 'button' && e.props.className === 'show-all');
   return { store, asked, sent, tree, sources, showAll };
@@ -64,7 +47,7 @@ async function screen() {
 describe('Dead letters: the summary filters the list', () => {
   it('each group is a button; pressed, the site is asked for its letters only; pressed again, for all', async () => {
     const s = await screen();
-    expect(s.sources().map((b) => [text(b.props.children), b.props['aria-pressed'], b.props.type])).toEqual([
+    expect(s.sources().map((b) => [textOf(b.props.children), b.props['aria-pressed'], b.props.type])).toEqual([
       ['5,000 unknown contract from inventory/stock', false, 'button'],
       ['2 not JSON from commerce/orders', false, 'button'],
     ]);
@@ -72,14 +55,14 @@ describe('Dead letters: the summary filters the list', () => {
     expect(s.store.getState().deadLetters.map((d) => d.id)).toEqual(['1', '2', '9']);
 
     s.sources()[1]!.props.onClick!();
-    await flush();
+    await settle();
     expect(s.asked.at(-1)).toEqual({ topic: topic('commerce', 'orders'), reason: 'bad_json' });
     expect(s.store.getState().deadLetters.map((d) => d.id)).toEqual(['9']);
     expect(s.sources().map((b) => b.props['aria-pressed'])).toEqual([false, true]);
-    expect(s.tree().some((e) => e.props.className === 'filtered' && text(e.props.children).includes('Only the letters from commerce/orders listed (not JSON).'))).toBe(true);
+    expect(s.tree().some((e) => e.props.className === 'filtered' && textOf(e.props.children).includes('Only the letters from commerce/orders listed (not JSON).'))).toBe(true);
 
     s.sources()[1]!.props.onClick!(); // the same group again: every letter
-    await flush();
+    await settle();
     expect(s.asked.at(-1)).toEqual({});
     expect(s.store.getState().deadLetterFilter).toBeNull();
     expect(s.store.getState().deadLetters.map((d) => d.id)).toEqual(['1', '2', '9']);
@@ -89,14 +72,14 @@ describe('Dead letters: the summary filters the list', () => {
   it('"Show all" clears the filter, and stays while the chosen group has emptied', async () => {
     const s = await screen();
     s.sources()[0]!.props.onClick!();
-    await flush();
+    await settle();
     expect(s.store.getState().deadLetters.map((d) => d.id)).toEqual(['1', '2']);
     // Every letter of the group closed: no group left in the summary, the way back stays.
     s.store.setState({ deadLetterGroups: [], deadLetters: [] });
     expect(s.sources()).toEqual([]);
-    expect(s.tree().some((e) => e.type === 'p' && text(e.props.children) === 'No dead letters in this group.')).toBe(true);
+    expect(s.tree().some((e) => e.type === 'p' && textOf(e.props.children) === 'No dead letters in this group.')).toBe(true);
     s.showAll()!.props.onClick!();
-    await flush();
+    await settle();
     expect(s.asked.at(-1)).toEqual({});
     expect(s.store.getState().deadLetterFilter).toBeNull();
     expect(s.showAll()).toBeUndefined();
@@ -105,7 +88,7 @@ describe('Dead letters: the summary filters the list', () => {
   it('a dismissal or a replay while filtered reads the filtered list again', async () => {
     const s = await screen();
     s.sources()[0]!.props.onClick!();
-    await flush();
+    await settle();
     const before = s.asked.length;
     expect(await s.store.getState().dismissDeadLetters(['1'], 'a vendor test')).toBe(true);
     await s.store.getState().replayDeadLetters(['2'], true);
@@ -121,15 +104,15 @@ describe('Dead letters: Replay with a group chosen', () => {
   it('replays that group (its first open letter and every one like it), not every open letter', async () => {
     const s = await screen();
     const primary = () => s.tree().find((e) => e.type === 'button' && e.props.className === 'primary')!;
-    expect(text(primary().props.children)).toBe('Replay all open');
+    expect(textOf(primary().props.children)).toBe('Replay all open');
     primary().props.onClick!();
-    await flush();
+    await settle();
     expect(s.sent.at(-1)).toBe('replay undefined'); // no ids: every open letter
     s.sources()[0]!.props.onClick!();
-    await flush();
-    expect(text(primary().props.children)).toBe('Replay these open');
+    await settle();
+    expect(textOf(primary().props.children)).toBe('Replay these open');
     primary().props.onClick!();
-    await flush();
+    await settle();
     expect(s.sent.at(-1)).toBe('replay 1 alike');
   });
 });

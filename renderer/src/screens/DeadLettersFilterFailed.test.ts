@@ -8,7 +8,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
-import { elementsOf, settle, type FakeElement } from '../test-fake-react.ts';
+import { elementsOf, settle, textOf } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
@@ -21,8 +21,6 @@ const GROUPS: DeadLetterGroupView[] = [
   { topic: topic('commerce', 'orders'), reason: 'bad_json', count: 1 },
 ];
 const letter = (id: string, g: DeadLetterGroupView): DeadLetterView => ({ id, reason: g.reason, detail: '', topic: g.topic, payload: '{}', receivedMs: 0, status: 'open', dismissed: null });
-
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as FakeElement).props.children) : '');
 
 /** The screen for a shift lead over a site whose list reads fail while `down` is set. */
 async function screen() {
@@ -46,8 +44,8 @@ async function screen() {
     const els = tree();
     return {
       pressed: els.filter((e) => e.type === 'button' && e.props.className === 'source').map((b) => b.props['aria-pressed']),
-      filtered: els.filter((e) => e.props.className === 'filtered').map((e) => text(e.props.children)),
-      replay: text(els.find((e) => e.type === 'button' && e.props.className === 'primary')!.props.children),
+      filtered: els.filter((e) => e.props.className === 'filtered').map((e) => textOf(e.props.children)),
+      replay: textOf(els.find((e) => e.type === 'button' && e.props.className === 'primary')!.props.children),
       letters: els.filter((e) => e.type === 'tr' && e.props['data-letter'] !== undefined).map((e) => e.props['data-letter']),
     };
   };

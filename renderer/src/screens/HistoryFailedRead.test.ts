@@ -10,7 +10,7 @@ import type { HistoryResult, SiteApi } from '../../../core/site/api.ts';
 import { translate } from '../i18n/messages.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { History } from './History.tsx';
-import { elementsOf, settle, type FakeElement } from '../test-fake-react.ts';
+import { elementsOf, settle, textOf } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -20,8 +20,6 @@ vi.mock('react', async (importOriginal) => {
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
-
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as FakeElement).props.children) : '');
 
 const result = (rows: unknown[][]): HistoryResult => ({ table: 'stock', snapshotId: 41, snapshotMs: 0, columns: ['item', 'on_hand'], types: ['STRING NOT NULL', 'INT'], rows, more: false });
 const filtered = (q: string) => translate('en', 'history.filtered', { q });
@@ -56,7 +54,7 @@ function screen() {
     render().find((e) => e.type === 'button' && e.props.type === 'button')!.props.onClick!();
     await settle();
   };
-  const said = () => render().filter((e) => e.type === 'p').map((e) => text(e.props.children));
+  const said = () => render().filter((e) => e.type === 'p').map((e) => textOf(e.props.children));
   const rows = () => render().filter((e) => e.type === 'tr').length - 1; // less the heading's row
   return { store, type, show, compare, said, rows, asked };
 }

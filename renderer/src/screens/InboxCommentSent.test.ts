@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { Inbox } from './Inbox.tsx';
-import { elementsOf, type FakeElement } from '../test-fake-react.ts';
+import { elementsOf, textOf } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -19,8 +19,6 @@ vi.mock('react', async (importOriginal) => {
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => selector }));
-
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as FakeElement).props.children) : '');
 
 const flush = async () => {
   for (let i = 0; i < 40; i++) await Promise.resolve();
@@ -56,7 +54,7 @@ function screen() {
   const render = () => ((holder.at = 0), elementsOf(Inbox()));
   const comment = () => render().find((e) => e.type === 'textarea' && e.props.name === 'comment');
   const press = async (label: string) => {
-    render().find((e) => e.type === 'button' && text(e.props.children).includes(label))!.props.onClick!();
+    render().find((e) => e.type === 'button' && textOf(e.props.children).includes(label))!.props.onClick!();
     await flush();
   };
   return { store, sent, comment, press, refuseNext: () => void (refuse = true) };

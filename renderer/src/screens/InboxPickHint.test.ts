@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProposalView, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
+import { settle, textOf } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
@@ -23,22 +24,6 @@ vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => sel
 const view = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({
   id, status: 'open', action: 'assign_job', module: 'operations', params: {}, ruleId: 'assign-job', ruleVersion: '1', risk, riskReason: 'reversible', explanation: `Start ${id}.`, createdMs,
 });
-
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
-
-interface Node {
-  type: unknown;
-  props: { children?: unknown; className?: string };
-}
-/** The text in a rendered tree (function components not called). */
-const text = (node: unknown): string => {
-  if (Array.isArray(node)) return node.map(text).join('');
-  if (typeof node === 'string' || typeof node === 'number') return String(node);
-  if (typeof node !== 'object' || node === null || !('props' in node)) return '';
-  return text((node as Node).props.children);
-};
 
 /** The inbox with nothing selected; its hint rendered (its effect run: a keydown handler on a fake `window`). */
 async function hint(o: { view?: 'waiting' | 'decided'; proposals?: ProposalView[]; decided?: ProposalView[] } = {}) {
@@ -64,10 +49,10 @@ async function hint(o: { view?: 'waiting' | 'decided'; proposals?: ProposalView[
   return {
     asked,
     decided,
-    text: text(rendered),
+    text: textOf(rendered),
     async press(key: string) {
       win.dispatchEvent(Object.assign(new Event('keydown'), { key, ctrlKey: false, metaKey: false, altKey: false, shiftKey: false, repeat: false }));
-      await flush();
+      await settle();
     },
   };
 }

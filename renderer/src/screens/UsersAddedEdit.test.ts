@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SiteApi, UserView } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { NEW_USERS_FORM, usersForm, Users } from './Users.tsx';
-import { elementsOf, settle, type FakeElement } from '../test-fake-react.ts';
+import { elementsOf, settle, textOf } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
@@ -19,8 +19,6 @@ vi.mock('react', async (importOriginal) => {
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
-
-const text = (node: unknown): string => (typeof node === 'string' || typeof node === 'number' ? String(node) : Array.isArray(node) ? node.map(text).join('') : typeof node === 'object' && node !== null && 'props' in node ? text((node as FakeElement).props.children) : '');
 
 const USERS: UserView[] = [{ name: 'Ada', roles: ['admin'], disabled: false, hasBadge: false }] as UserView[];
 
@@ -33,7 +31,7 @@ function screen() {
   const render = () => ((holder.at = 0), elementsOf(Users()));
   const field = (name: string) => render().find((e) => e.type !== 'label' && e.props.name === name)!;
   const type = (name: string, value: string) => field(name).props.onChange!({ target: { value } });
-  const confirmation = () => render().filter((e) => e.type === 'p' && e.props.role === 'status').map((e) => text(e.props.children));
+  const confirmation = () => render().filter((e) => e.type === 'p' && e.props.role === 'status').map((e) => textOf(e.props.children));
   const send = async () => {
     render().find((e) => e.type === 'form' && e.props.className === 'add-user')!.props.onSubmit!({ preventDefault: () => undefined });
     await settle();

@@ -2,12 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyBinding, bindingsFor, BindingError, checkBinding, matchTopic, topicFilterProblem, type Binding } from './binding.ts';
+import { applyBinding, bindingsFor, BindingError, checkBinding, matchTopic, retractionOfMovedKey, topicFilterProblem, type Binding } from './binding.ts';
 import { checkEnvelopeContract, ContractRegistry } from './contracts.ts';
 import { parseEnvelope, type Envelope } from './envelope.ts';
 import { SEED_BINDINGS, INVENTORY_TO_STOCK, COMMERCE_TO_STOCK, JOBS_TO_WORK_QUEUE } from './seed-bindings.ts';
 import { SEED_CONTRACTS } from './seed-contracts.ts';
 import { SEED_TABLES, STOCK_TABLE, WORK_QUEUE_TABLE, RESOURCES_TABLE, tableFields, type TableDefinition } from './seed-tables.ts';
+import { parseType } from '../lsm/types.ts';
 
 describe('matchTopic', () => {
   it.each([
@@ -218,6 +219,32 @@ describe('applyBinding', () => {
     const none = applyBinding(b, env({ contract: { name: 'operations.jobs', version: 1 }, after: { job_id: 'J1', assigned_resource: 'R8' } }), cols, { lookup });
     expect(none.ok && 'capability' in none.row).toBe(false);
     expect(applyBinding(b, e, cols)).toMatchObject({ ok: false, reason: 'binding_error' });
+  });
+
+  it("retracts the old key of an update that moves the row: a delete of the before image, with the event's seq", () => {
+    const moved = env({ op: 'u', before: { item: 'A-1', location: 'L1', qty: 3 }, after: { item: 'A-1', location: 'L2', qty: 3 } });
+    const row = (applyBinding(INVENTORY_TO_STOCK, moved, stockCols) as { row: Record<string, unknown> }).row;
+    const keys = STOCK_TABLE.primaryKeys;
+    expect(retractionOfMovedKey(INVENTORY_TO_STOCK, moved, row, stockCols, keys)).toEqual({ ok: true, kind: '-D', row: { item: 'A-1', location: 'L1', on_hand: 3, inventory_seq: 41n } });
+    expect(retractionOfMovedKey({ ...INVENTORY_TO_STOCK, kinds: { d: '-U' } }, moved, row, stockCols, keys)).toMatchObject({ kind: '-U' });
+    const stays = env({ op: 'u', before: { item: 'A-1', location: 'L2', qty: 9 }, after: { item: 'A-1', location: 'L2', qty: 3 } });
+    expect(retractionOfMovedKey(INVENTORY_TO_STOCK, stays, row, stockCols, keys)).toBeUndefined();
+    expect(retractionOfMovedKey(INVENTORY_TO_STOCK, env({ op: 'u', before: null, after: moved.after }), row, stockCols, keys)).toBeUndefined();
+    expect(retractionOfMovedKey(INVENTORY_TO_STOCK, env({ op: 'u', before: { item: 'A-1', qty: 3 }, after: moved.after }), row, stockCols, keys)).toBeUndefined();
+    expect(retractionOfMovedKey(INVENTORY_TO_STOCK, env({ op: 'c', before: moved.before, after: moved.after }), row, stockCols, keys)).toBeUndefined();
+  });
+
+  it('compares the keys of the two images as the column holds them: one instant at two offsets is the same key', () => {
+    const cols = [
+      { id: 0, name: 'at', type: parseType('TIMESTAMP(3) NOT NULL') },
+      { id: 1, name: 'n', type: parseType('BIGINT') },
+    ];
+    const b: Binding = { topic: 'tilstand/+/events/clock/ticks', contract: 'clock.ticks', table: 'ticks', columns: { at: 'after.at', n: 'source.seq' } };
+    const e = env({ op: 'u', contract: { name: 'clock.ticks', version: 1 }, before: { at: '2026-12-01T09:00:00+01:00' }, after: { at: '2026-12-01T08:00:00Z' } });
+    const row = (applyBinding(b, e, cols) as { row: Record<string, unknown> }).row;
+    expect(retractionOfMovedKey(b, e, row, cols, ['at'])).toBeUndefined();
+    const later = env({ ...e, before: { at: '2026-12-01T08:00:00+01:00' } });
+    expect(retractionOfMovedKey(b, later, row, cols, ['at'])).toMatchObject({ ok: true, kind: '-D', row: { at: Date.UTC(2026, 11, 1, 7) * 1000 } });
   });
 });
 

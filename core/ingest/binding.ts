@@ -15,7 +15,7 @@
 // (and contract) before `applyBinding` sees it; `applyBinding` still checks every value it writes
 // against the column type, because the table's schema can move on.
 
-import { checkValue, typeToString, valueFromJson, type DataField, type DataType } from '../lsm/types.ts';
+import { checkValue, typeToString, valueFromJson, valuesEqual, type DataField, type DataType } from '../lsm/types.ts';
 import { FORBIDDEN_KEYS, OPS, refuse, type Envelope, type Op, type Refusal } from './envelope.ts';
 import { CONTRACT_NAME, type Contract } from './contracts.ts';
 import { fastConverter, NO_FAST, type FastConvert } from './fast-values.ts';
@@ -57,7 +57,9 @@ export interface Binding {
 /** The row of the enrichment table whose key columns equal `key`, in JSON form; undefined if none. */
 export type EnrichLookup = (table: string, key: Readonly<Record<string, unknown>>) => Record<string, unknown> | undefined;
 
-export type ApplyResult = { readonly ok: true; readonly kind: RowKind; readonly row: Record<string, unknown> } | Refusal;
+/** One record a binding writes: its row kind and the row by column name, values in memory form. */
+export type BoundRecord = { readonly ok: true; readonly kind: RowKind; readonly row: Record<string, unknown> };
+export type ApplyResult = BoundRecord | Refusal;
 
 export class BindingError extends Error {
   readonly binding: string;
@@ -449,6 +451,60 @@ export function applyBinding(
     }
   }
   return applyBindingGeneric(binding, envelope, tableColumns, options);
+}
+
+/**
+ * The old key's retraction when an update moves a row to another primary key (`op: u` whose
+ * `before` image names another key than `row`, the after image's row of this binding): what a
+ * `d` of the before image writes, so with this event's seq in the ordering columns (a late or
+ * replayed older event of the old key does not bring it back) and the binding's own kind for a
+ * delete (a partial-update table retracts only this binding's group). With the new row alone, the
+ * old key's row stayed beside it for good. Undefined when the event moves no row.
+ */
+export function retractionOfMovedKey(
+  binding: Binding,
+  envelope: Envelope,
+  row: Readonly<Record<string, unknown>>,
+  tableColumns: readonly DataField[],
+  primaryKeys: readonly string[],
+  options: { lookup?: EnrichLookup } = {},
+): ApplyResult | undefined {
+  if (envelope.op !== 'u' || envelope.before === null) return undefined;
+  if (!keyMoved(binding, envelope.before, row, tableColumns, primaryKeys)) return undefined;
+  return applyBinding(binding, { ...envelope, op: 'd', after: null }, tableColumns, options);
+}
+
+/**
+ * Whether the before image gives a key column another value than `row`. Only `after.<field>`
+ * paths differ between the images; a key value the before image lacks or the column cannot hold
+ * names no row of the table, so it moves nothing. Compared as the table holds them (a BIGINT as
+ * text or number, a TIMESTAMP at another offset, is the same key).
+ */
+function keyMoved(
+  binding: Binding,
+  before: Readonly<Record<string, unknown>>,
+  row: Readonly<Record<string, unknown>>,
+  tableColumns: readonly DataField[],
+  primaryKeys: readonly string[],
+): boolean {
+  for (const key of primaryKeys) {
+    const path = binding.columns[key];
+    if (path === undefined) continue;
+    const p = cachedPath(path);
+    if ('problem' in p || p.root !== 'after') continue;
+    const field = p.rest[0]!;
+    if (!Object.prototype.hasOwnProperty.call(before, field)) return false;
+    const type = tableColumns.find((f) => f.name === key)?.type;
+    if (type === undefined) return false;
+    let old: unknown;
+    try {
+      old = valueFromJson(type, before[field], key);
+    } catch {
+      return false;
+    }
+    if (!valuesEqual(old, row[key])) return true;
+  }
+  return false;
 }
 
 /** A bound column prepared for the fast path: its parsed path, table column and typed converter. */

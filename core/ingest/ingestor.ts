@@ -19,7 +19,7 @@
 //     the journal keeps accepting, and reopening replays what was not committed.
 
 import { Catalog, CompactionSlicer, isWellFormedString, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
-import { applyBinding, bindingName, bindingsFor, checkBinding, checkOrderingStreams, streamOfFilter, type Binding } from './binding.ts';
+import { applyBinding, bindingName, bindingsFor, checkBinding, checkOrderingStreams, retractionOfMovedKey, streamOfFilter, type Binding, type BoundRecord } from './binding.ts';
 import { bindingView, checkEnvelopeContract, type ContractCheck, type ContractRegistry } from './contracts.ts';
 import {
   DEAD_LETTERS_TABLE,
@@ -900,15 +900,17 @@ export class Ingestor {
     for (const b of bindings) {
       const t = this.targets.get(b.table)!;
       if (seq && this.covered(t, entry, seq)) continue;
-      const r = applyBinding(b, envelope, t.fields, this.applyOptions);
-      if (!r.ok) {
+      const r = this.bindingRecords(b, envelope, t);
+      if (!Array.isArray(r)) {
         failures.push({ binding: bindingName(b), refusal: r });
         continue;
       }
       try {
         // TableWriter.write checks every value before it changes anything, so a refusal leaves
-        // the writer as it was.
-        t.writer.writeRecord(r.row, rowKindOf(r.kind));
+        // the writer as it was. A moved key's retraction goes first: it is the record the table
+        // can refuse (a partial-update table without retractions), and the new row it precedes
+        // has the same columns from an image of the same contract.
+        for (const { kind, row } of r) t.writer.writeRecord(row, rowKindOf(kind));
       } catch (e) {
         failures.push({ binding: bindingName(b), refusal: refuse('unfit_for_table', `binding '${bindingName(b)}': table ${t.name}: ${(e as Error).message}`) });
         continue;
@@ -916,6 +918,18 @@ export class Ingestor {
       t.freshness.noteWrite(entry.receivedElapsedMs);
     }
     return failures;
+  }
+
+  /**
+   * The records a binding writes for an event: its row, after the old key's retraction when the
+   * event moves the row to another primary key (binding.ts `retractionOfMovedKey`); or the refusal.
+   */
+  private bindingRecords(b: Binding, envelope: Envelope, t: Target): BoundRecord[] | Refusal {
+    const r = applyBinding(b, envelope, t.fields, this.applyOptions);
+    if (!r.ok) return r;
+    const moved = retractionOfMovedKey(b, envelope, r.row, t.fields, t.table.schema.primaryKeys, this.applyOptions);
+    if (moved === undefined) return [r];
+    return moved.ok ? [moved, r] : moved;
   }
 
   private deadLetter(entry: Entry, why: Refusal, seq: { key: string; seq: number } | undefined, bindings: string[] | null): void {
@@ -1525,8 +1539,8 @@ export class Ingestor {
     if (bindings.length === 0) return refuse('no_binding', `no binding matches topic '${entry.topic}'${d.bindings ? ` among ${d.bindings.join(', ')}` : ''}`);
     // Check every binding before writing any row, so a failed replay writes nothing.
     for (const b of bindings) {
-      const r = applyBinding(b, check.envelope, this.targets.get(b.table)!.fields, { lookup: this.lookup });
-      if (!r.ok) return r;
+      const r = this.bindingRecords(b, check.envelope, this.targets.get(b.table)!);
+      if (!Array.isArray(r)) return r;
     }
     const failures = this.applyBindings(entry, check.envelope, bindings, undefined);
     return failures.length > 0 ? combine(failures) : undefined;

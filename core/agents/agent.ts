@@ -534,9 +534,24 @@ export class Agent {
       // Read back as JSON the inbox does not look into: an entry of another shape (its string's
       // characters taken for table names) would make every run throw. Without it the rule reads
       // from the newest run, as before there was a record; the next settled run writes it away.
-      if (isHeldBaseline(tags)) this.failedBaselines.set(ruleId, tags);
+      if (isHeldBaseline(tags)) this.failedBaselines.set(ruleId, this.tablesInCatalog(ruleId, tags));
       else this.warn(`the held baseline of rule ${ruleId} is not a table → tag object or null (${JSON.stringify(tags)}); the rule reads from the newest run`);
     }
+  }
+
+  /**
+   * A held baseline without the tables the catalog no longer has (a site table taken out of
+   * config.json and dropped): looking up its tag there made every run throw. The rule keeps its
+   * hold on the other tables; the next settled run writes the record without the dropped ones.
+   */
+  private tablesInCatalog(ruleId: string, tags: RuleContext['previousTags']): RuleContext['previousTags'] {
+    if (tags === null) return null;
+    const out: Partial<Record<string, string>> = {};
+    for (const [table, tag] of Object.entries(tags)) {
+      if (this.o.catalog.tableExists({ database: this.o.database, table })) out[table] = tag;
+      else this.warn(`rule ${ruleId}'s held baseline names table ${table}, which the site no longer has; its hold on that table is dropped`);
+    }
+    return out;
   }
 
   /** Has the inbox keep `held` for a restart (committed when it returns); nothing when unchanged. */

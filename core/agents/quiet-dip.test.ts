@@ -228,3 +228,40 @@ describe('the hold across a restart', () => {
     expect(inbox.heldBaselines()).toEqual({});
   });
 });
+
+// A held baseline names the tables its rule read, site tables too. A table the site no longer has
+// (taken out of config.json `tables` and dropped) made every run of the restarted agent throw:
+// the hold's tag was looked up on a table the catalog no longer holds. The hold on that table is
+// dropped with a warning; the rule keeps its hold on the others.
+it('a held baseline naming a table no longer in the catalog drops that table with a warning, and the run goes on', () => {
+  site = new TestSite();
+  const spec = { fields: [{ name: 'door_id', type: 'STRING NOT NULL' }, { name: 'state', type: 'STRING' }], primaryKeys: ['door_id'], options: { bucket: '1' } };
+  const doors = site.catalog.createTable({ database: DB, table: 'yard_doors' }, spec).newWriter({ commitUser: 'test-ingest' });
+  doors.writeRecord({ door_id: 'D1', state: 'up' });
+  doors.commit();
+  doors.close();
+  site.stock('BOLT', 'A', { on_hand: 20 });
+  site.commit();
+  let fail = false;
+  const flaky: Rule = { ...stockReorder, reads: ['yard_doors'], evaluate: (ctx) => (fail ? (() => { throw new Error('read failed'); })() : stockReorder.evaluate(ctx)) };
+  const first = site.agentAndInbox({ agent: { rules: [flaky], siteTables: ['yard_doors'] } });
+  first.agent.run();
+  site.stock('BOLT', 'A', { on_hand: 2 });
+  site.commit();
+  site.nowMs += 60_000;
+  fail = true;
+  first.agent.run();
+  fail = false;
+  expect(Object.keys(first.inbox.heldBaselines()['stock-reorder']!)).toContain('yard_doors');
+  first.inbox.close();
+  // The site's own table goes, and with it the rule's reading of it.
+  site.catalog.dropTable({ database: DB, table: 'yard_doors' });
+  const warnings: string[] = [];
+  const { agent, inbox } = site.agentAndInbox({ agent: { rules: [{ ...flaky, reads: undefined }], onWarning: (m) => warnings.push(m) } });
+  site.nowMs += 60_000;
+  const r = agent.run();
+  expect(r.ruleErrors).toEqual([]);
+  expect(r.created.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
+  expect(warnings).toEqual([expect.stringContaining("rule stock-reorder's held baseline names table yard_doors")]);
+  expect(inbox.heldBaselines()).toEqual({});
+});

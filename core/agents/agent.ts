@@ -937,13 +937,17 @@ export class Agent {
 
 /**
  * The checks an agent makes of its rules when it is made: ids of lower-case letters, digits and
- * '-', each once, and every message id under its rule's id (`messageCatalog`). Returns the
+ * '-', each once, versions of valid Unicode text (no lone surrogate), and every message id under
+ * its rule's id (`messageCatalog`). Returns the
  * catalog. Also what core/replay holds a rule file's rules to before a run.
  */
 export function checkRuleSet(rules: readonly Rule[]): MessageTemplates {
   const ids = new Set<string>();
   for (const r of rules) {
     if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(r.id)) throw new AgentError('InvalidArgument', `rule id: expected lower-case letters, digits and '-', got ${JSON.stringify(r.id)}`);
+    // Stored as it is with each proposal: core/lsm's writers refuse a lone surrogate, and inside
+    // the inbox's submit that failed every run, every rule's proposals with it.
+    if (!isWellFormedString(r.version)) throw new AgentError('InvalidArgument', `rule ${r.id}: version: expected valid Unicode text, got ${JSON.stringify(r.version)} (a lone surrogate, half of a character pair)`);
     if (ids.has(r.id)) throw new AgentError('InvalidArgument', `rule id ${r.id} is used twice`);
     ids.add(r.id);
   }

@@ -52,6 +52,17 @@ describe('loadRuleFiles', () => {
     });
     await expect(loadRuleFiles(['missing.mjs'], dir)).rejects.toThrow(/^rule file missing\.mjs: cannot be read \(ENOENT/);
   });
+
+  // A rule's id and version are stored as they are with each of its proposals, and core/lsm's
+  // writers refuse a string with a lone surrogate (half of a UTF-16 pair): a version with one
+  // failed every run's submit, every rule's proposals with it. It is refused where the file is
+  // loaded, as a draft's text with one is the rule's error in a run (lone-surrogate-draft.test.ts).
+  it('refuses a rule whose id or version has a lone surrogate, naming the file', async () => {
+    writeFileSync(join(dir, 'torn-version.mjs'), rule('torn-rule', '1\\ud800'));
+    writeFileSync(join(dir, 'torn-id.mjs'), rule('torn-\\ud800', '1'));
+    await expect(loadRuleFiles(['torn-version.mjs'], dir)).rejects.toThrow('rule file torn-version.mjs: rule torn-rule: version: expected valid Unicode text, got "1\\ud800" (a lone surrogate, half of a character pair)');
+    await expect(loadRuleFiles(['torn-id.mjs'], dir)).rejects.toThrow(/^rule file torn-id\.mjs: rule id: expected lower-case letters, digits and '-', got "torn-\\ud800"$/);
+  });
 });
 
 describe('a rule file that imports files of its own', () => {

@@ -7,7 +7,7 @@ import { WriteBack, type Inbox, type Proposal } from '../inbox/index.ts';
 import { RowKind } from '../lsm/index.ts';
 import type { Agent } from './agent.ts';
 import { assignJob, escalateLateJob, releaseBlockedJob, stockReorder } from './rules/index.ts';
-import { DB, T0, TestSite, type JobRow } from './test-support.ts';
+import { DB, STATE_SPECS, T0, TestSite, type JobRow } from './test-support.ts';
 
 const H = 3600_000;
 let site: TestSite;
@@ -296,7 +296,7 @@ describe('stock-reorder: moves after the approval', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '4', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    expect(p).toMatchObject({ ruleVersion: '5', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
     const { wb, ack } = writeBack(agent, inbox);
     await approveAndSend(inbox, p);
     return { agent, inbox, p, wb, ack };
@@ -361,5 +361,63 @@ describe('stock-reorder: the snapshot the approval checked expired', () => {
     expect(site.catalog.getTable({ database: DB, table: 'stock' }).snapshots.earliestId()).toBeGreaterThan(checked);
     wb.poll();
     expect(state(inbox, p)).toBe('applied');
+  });
+});
+
+// A stock row deleted (an item taken out of a location; a stock table that removes rows, here
+// on inventory's delete) can no longer show the order: the effect check answered "not yet" for as
+// long as the write-back asked — up to resuggestAfterDecisionMs after an acknowledged command
+// timed out — whatever procurement had done. Now, as for a job gone from the queue: procurement's
+// versions of the row since the checked snapshot show the order, else the module's word decides.
+describe('stock-reorder: the stock row deleted', () => {
+  async function approvedOrder() {
+    // A stock table on which inventory's delete removes the row (the seed table's nulls its columns).
+    site.writers.stock.close();
+    const id = { database: DB, table: 'stock' };
+    site.catalog.dropTable(id);
+    const spec = STATE_SPECS.stock;
+    site.writers.stock = site.catalog.createTable(id, { ...spec, options: { ...spec.options, 'partial-update.remove-record-on-sequence-group': 'inventory_seq' } }).newWriter({ commitUser: 'test-ingest' });
+    await site.addUser('lena', 'shift_lead');
+    site.stock('NUT', 'A', { on_hand: 0, reserved: 0, inbound: 3 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
+    const p = agent.run().created[0]!;
+    expect(p).toMatchObject({ params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    const { wb, ack } = writeBack(agent, inbox);
+    await approveAndSend(inbox, p);
+    return { agent, inbox, p, wb, ack };
+  }
+
+  /** Inventory removes the row (a delete of its column group, which removes the whole row here). */
+  function deleteStock(item: string, location: string): void {
+    site.writers.stock.writeRecord({ item, location, on_hand: 0, inventory_seq: ++deleteSeq }, RowKind.DELETE);
+    site.commit();
+    expect(site.catalog.getTable({ database: DB, table: 'stock' }).reader().get({ item, location })).toBeUndefined();
+  }
+
+  it('ordered and then deleted before the write-back looked: applied, as procurement\'s versions show the order', async () => {
+    const { inbox, p, wb } = await approvedOrder();
+    site.stock('NUT', 'A', { inbound: 20 }); // procurement's order of 17
+    site.commit();
+    deleteStock('NUT', 'A');
+    wb.poll();
+    expect(state(inbox, p)).toBe('applied');
+  });
+
+  it('deleted before procurement acted: its ok ack marks the command applied, a refusal fails it', async () => {
+    const first = await approvedOrder();
+    deleteStock('NUT', 'A');
+    first.wb.poll();
+    expect(state(first.inbox, first.p)).toBe('sent'); // the module has not said yet
+    first.ack(first.p, { ok: true, result: { ordered: 17 } });
+    first.wb.poll();
+    expect(state(first.inbox, first.p)).toBe('applied');
+    site.close();
+    site = new TestSite();
+    const second = await approvedOrder();
+    deleteStock('NUT', 'A');
+    second.ack(second.p, { ok: false, error: 'no such stock row: NUT at A' });
+    second.wb.poll();
+    expect(state(second.inbox, second.p)).toBe('failed');
   });
 });

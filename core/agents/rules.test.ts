@@ -647,7 +647,7 @@ describe('stock-reorder (changelog-triggered)', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '4', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    expect(p).toMatchObject({ ruleVersion: '5', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
     // The 3 on order arrive (inbound 3 → 0, on hand 0 → 3), then 2 are picked: position 1, still
     // below the point, so the approval's recheck holds.
     site.stock('NUT', 'A', { on_hand: 3, inbound: 0 });

@@ -15,15 +15,19 @@
 // versions of the row since the checked snapshot show the order as a step of inbound by qty. Where
 // the tables cannot tell (the checked snapshot or a commit since expired), the module's ok ack
 // counts. Still hidden: a delivery and the order in one commit (a net step short of qty).
+// v5: a row deleted (it cannot show the order any more) is applied when procurement's versions of
+// it show the order, else on the module's ok ack; v4 answered "not yet" until the write-back gave up.
 
+import type { Json } from '../../inbox/index.ts';
 import { reorderPolicy } from '../config.ts';
+import type { ReadOnlyTable, Row } from '../read-only-table.ts';
 import { exact, inbound, n, position, reserved } from '../rows.ts';
 import { msg } from '../messages.ts';
 import { gone, HOLDS, moduleAcknowledged, type Rule } from '../rule.ts';
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '4',
+  version: '5',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
   messages: {
     'stock-reorder.explanation': {
@@ -102,37 +106,53 @@ export const stockReorder: Rule = {
   effectSeen(ctx, p) {
     const stock = ctx.tables.stock;
     const key = { item: p.params.item!, location: p.params.location! };
-    const r = stock.get(key);
-    if (r === undefined) return false;
     const qty = Number(p.params.qty);
+    const checked = p.decision?.snapshots.checked.stock;
+    const readable = typeof checked === 'number' && stock.snapshotId !== null && checked <= stock.snapshotId;
+    const r = stock.get(key);
+    if (r === undefined) {
+      // The row deleted (v5): it can no longer show the order, and "not yet" held until the
+      // write-back gave up. Procurement's versions of it may (ordered, then removed); else the
+      // module's word decides, as for a job gone from the queue.
+      if (!readable) return moduleAcknowledged(p);
+      const c = stock.getAt(checked, key);
+      return (c !== null && orderInVersions(stock, checked, c, key, qty) === true) || moduleAcknowledged(p);
+    }
     if (position(r) >= exact(Number(p.params.position_before) + qty)) return true;
     const seen = p.evidence.find((e) => e.table === 'stock')?.rows.find((e) => e.key.item === p.params.item && e.key.location === p.params.location);
     if (seen !== undefined && inbound(r) >= exact(inbound(seen.values) + qty)) return true;
     // The row the approval's recheck accepted (any position below the point holds): a delivery
     // that lowered inbound and a pick that lowered the position before it leave both comparisons
     // with the proposal's row short of qty (v2 timed such a command out).
-    const checked = p.decision?.snapshots.checked.stock;
-    if (typeof checked !== 'number' || stock.snapshotId === null || checked > stock.snapshotId) return false;
+    if (!readable) return false;
     const c = stock.getAt(checked, key);
     // That snapshot expired (a command awaited long after its timeout): the tables cannot tell,
     // the module's ok ack does (v4).
     if (c === null) return moduleAcknowledged(p);
     if (c !== undefined && (position(r) >= exact(position(c) + qty) || inbound(r) >= exact(inbound(c) + qty))) return true;
-    // Moves after the approval (v4): a delivery of an earlier order lowers inbound as much as it
-    // raises on_hand, and a pick lowers the position, so neither the row now nor the checked row
-    // shows the order. Procurement's own writes do: its order is a step of inbound by qty from one
-    // of its versions to the next. On this partial-update table a commit's version holds only the
-    // columns its events wrote; a null inbound is no procurement write (a DECIMAL one is text:
-    // `n`, which only a JSON number passed before).
-    const versions = stock.versionsSince(checked, key);
-    if (versions === undefined) return moduleAcknowledged(p);
-    let before = c === undefined ? null : inbound(c);
-    for (const v of versions) {
-      if (v.kind === '-U' || v.kind === '-D' || n(v.row.inbound) === null) continue;
-      const now = inbound(v.row);
-      if (before !== null && now >= exact(before + qty)) return true;
-      before = now;
-    }
-    return false;
+    return orderInVersions(stock, checked, c, key, qty) ?? moduleAcknowledged(p);
   },
 };
+
+/**
+ * Whether procurement's versions of the row since the snapshot the approval checked (`c`, its row
+ * there) show its order; undefined when a commit of the range expired and they cannot tell.
+ * Moves after the approval (v4): a delivery of an earlier order lowers inbound as much as it raises
+ * on_hand, and a pick lowers the position, so neither the row now nor the checked row shows the
+ * order. Procurement's own writes do: its order is a step of inbound by qty from one of its
+ * versions to the next. On this partial-update table a commit's version holds only the columns its
+ * events wrote; a null inbound is no procurement write (a DECIMAL one is text: `n`, which only a
+ * JSON number passed before).
+ */
+function orderInVersions(stock: ReadOnlyTable, checked: number, c: Row | undefined, key: Readonly<Record<string, Json>>, qty: number): boolean | undefined {
+  const versions = stock.versionsSince(checked, key);
+  if (versions === undefined) return undefined;
+  let before = c === undefined ? null : inbound(c);
+  for (const v of versions) {
+    if (v.kind === '-U' || v.kind === '-D' || n(v.row.inbound) === null) continue;
+    const now = inbound(v.row);
+    if (before !== null && now >= exact(before + qty)) return true;
+    before = now;
+  }
+  return false;
+}

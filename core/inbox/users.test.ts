@@ -294,6 +294,57 @@ describe('UserStore', () => {
     expect(await u.verifyPin('ola', '0000')).toMatchObject({ reason: 'wrong', failuresLeft: 2 });
   });
 
+  // locked_until_ms is on the wall clock: a clock stepped back (NTP, by hand) lengthened a lockout
+  // by the step, an hour back an hour more. The lockout now ends after lockoutMs of real time (the
+  // monotonic clock) in the process that sees it; after a restart, where no monotonic time carries
+  // over, by the wall clock but never more than lockoutMs from then.
+  describe('a lockout and a clock stepped back', () => {
+    let mono = 0;
+    const stepped = () => store({ monotonicMs: () => mono });
+
+    it('ends after lockoutMs of real time, whatever the wall clock did meanwhile; a restart then does not bring it back', async () => {
+      mono = 5_000;
+      const u = stepped();
+      await u.add({ name: 'ola', role: 'operator', pin: '2468' });
+      for (let i = 0; i < 3; i++) await u.verifyPin('ola', '0000');
+      await u.verifyPin('ghost', '0000'); // a name that is no user: counted in memory
+      await u.verifyPin('ghost', '0000');
+      expect(await u.verifyPin('ghost', '0000')).toMatchObject({ reason: 'locked' });
+      now -= 3600_000; // the clock set back an hour
+      mono += 30_000;
+      expect(await u.verifyPin('ola', '2468')).toEqual({ ok: false, reason: 'locked', lockedUntilMs: now + 30_000 });
+      expect(u.get('ola')!.lockedUntilMs).toBe(now + 30_000);
+      now += 30_001;
+      mono += 30_001;
+      expect(u.get('ola')!.lockedUntilMs).toBeNull();
+      expect(await u.verifyPin('ghost', '0000')).toMatchObject({ reason: 'wrong', failuresLeft: 2 });
+      // Ended, though site.db said an hour more: a restart (a new store, its monotonic clock anew) keeps it ended.
+      mono = 0;
+      expect(stepped().get('ola')!.lockedUntilMs).toBeNull();
+      expect(await stepped().verifyPin('ola', '2468')).toMatchObject({ ok: true });
+    });
+
+    it('survives a restart; one after a clock set back while the site was off lasts at most lockoutMs more', async () => {
+      const u = stepped();
+      await u.add({ name: 'ola', role: 'operator', pin: '2468' });
+      await u.add({ name: 'per', role: 'operator', pin: '1357' });
+      for (let i = 0; i < 3; i++) await u.verifyPin('ola', '0000');
+      now += 20_000;
+      // A restart: the lockout holds, to its end by the wall clock.
+      mono = 0;
+      expect(stepped().get('ola')!.lockedUntilMs).toBe(now + 40_000);
+      for (let i = 0; i < 3; i++) await stepped().verifyPin('per', '0000');
+      // Off, the clock set back an hour, started again: locked lockoutMs from the start, not an hour more.
+      now -= 3600_000;
+      mono = 0;
+      const restarted = stepped();
+      expect(restarted.get('per')!.lockedUntilMs).toBe(now + 60_000);
+      now += 60_001;
+      mono += 60_001;
+      expect(await restarted.verifyPin('per', '1357')).toMatchObject({ ok: true });
+    });
+  });
+
   it('guesses sent side by side count before their hashes finish: no more than failuresMax run, and the right one among them does not lift the lockout', async () => {
     const u = store();
     await u.add({ name: 'lena', role: 'shift_lead', pin: '4711' });

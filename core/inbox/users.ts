@@ -5,9 +5,10 @@
 // (what a card reader types). Every secret is stored as a slow salted scrypt hash
 // (secret-hash.ts); badges are hashed with a per-site salt so they can be looked up by value.
 //
-// Lockout: `failuresMax` wrong PINs/passwords in a row lock the user for `lockoutMs`; a correct one
-// resets the count. A locked or disabled user cannot sign in by any means. An admin's reset of a
-// PIN or password is recorded (`secretChangedMs`), and so is a disable (`disabledAtMs`), so that
+// Lockout: `failuresMax` wrong PINs/passwords in a row lock the user for `lockoutMs` of real time
+// (a monotonic clock; a step of the wall clock does not lengthen it); a correct one resets the
+// count. A locked or disabled user cannot sign in by any means. An admin's reset of a PIN or
+// password is recorded (`secretChangedMs`), and so is a disable (`disabledAtMs`), so that
 // the sessions signed in before either can be ended for good (core/site service.ts). A reset
 // leaves the user only the secret it gave: the other one may be the one that became known. A
 // name that is no user, or a user without the secret asked for, gets the answers a wrong secret
@@ -76,6 +77,12 @@ export interface UserStoreOptions {
   /** How long a lockout lasts. */
   lockoutMs?: number;
   nowMs?: () => number;
+  /**
+   * A monotonic clock in ms, by which a lockout ends (`lockoutMs` of real time): on the wall clock
+   * (`nowMs`) a clock stepped back lengthened it by the step. Default: `nowMs` when only `nowMs` is
+   * given (a simulated clock stays one clock), else performance.now.
+   */
+  monotonicMs?: () => number;
   scrypt?: ScryptParams;
 }
 
@@ -336,10 +343,19 @@ const badPassword = (): UserError =>
  */
 const COUNTED_KEYS_MAX = 10_000;
 
-/** Wrong attempts in a row counted in memory for one key, and the lockout they started. */
+/** Wrong attempts in a row counted in memory for one key, and when (monotonic) the lockout they started ends. */
 interface Counted {
   failed: number;
-  lockedUntilMs: number | null;
+  lockEndMono: number | null;
+}
+
+/**
+ * A user's lockout as this process sees it: the stored `locked_until_ms` (wall clock) it was seen
+ * with, and when it ends on the monotonic clock.
+ */
+interface LockSeen {
+  untilMs: number;
+  endMono: number;
 }
 
 /** `key`'s count in `map`, made when missing (the oldest key forgotten past COUNTED_KEYS_MAX). */
@@ -347,7 +363,7 @@ function counted(map: Map<string, Counted>, key: string): Counted {
   let c = map.get(key);
   if (!c) {
     if (map.size >= COUNTED_KEYS_MAX) map.delete(map.keys().next().value!);
-    map.set(key, (c = { failed: 0, lockedUntilMs: null }));
+    map.set(key, (c = { failed: 0, lockEndMono: null }));
   }
   return c;
 }
@@ -357,6 +373,7 @@ export class UserStore {
   private readonly failuresMax: number;
   private readonly lockoutMs: number;
   private readonly now: () => number;
+  private readonly mono: () => number;
   private readonly params: ScryptParams;
   private readonly badgeSalt: Buffer;
   /** A hash to spend the same time on for unknown names, so timing does not tell names apart. */
@@ -365,6 +382,12 @@ export class UserStore {
   private readonly phantoms = new Map<string, Counted>();
   /** Unknown badges per source (`signInWithBadge`), oldest first. */
   private readonly badgeSources = new Map<string, Counted>();
+  /**
+   * Per user locked in site.db, when its lockout ends by real time (`lockLeftMs`): kept, ended too,
+   * until its `locked_until_ms` changes (a success or a reset clears it, a new lockout replaces
+   * it). At most one per user.
+   */
+  private readonly locks = new Map<string, LockSeen>();
 
   constructor(db: Database.Database, options: UserStoreOptions = {}) {
     this.db = db;
@@ -373,6 +396,7 @@ export class UserStore {
     if (!Number.isSafeInteger(this.failuresMax) || this.failuresMax < 1) throw new UserError('InvalidArgument', 'failuresMax', `failuresMax: expected an integer ≥ 1, got ${this.failuresMax}`);
     if (!Number.isSafeInteger(this.lockoutMs) || this.lockoutMs < 0) throw new UserError('InvalidArgument', 'lockoutMs', `lockoutMs: expected an integer ≥ 0, got ${this.lockoutMs}`);
     this.now = options.nowMs ?? Date.now;
+    this.mono = options.monotonicMs ?? options.nowMs ?? (() => Math.floor(performance.now()));
     this.params = options.scrypt ?? DEFAULT_SCRYPT;
     db.exec(SCHEMA);
     // A site.db from before `secret_changed_ms` or `disabled_at_ms` gets it (null: no reset or
@@ -614,7 +638,8 @@ export class UserStore {
 
   /** The lockout of an in-memory count, while it lasts. */
   private lockedCount(c: Counted): SignInResult | undefined {
-    return c.lockedUntilMs !== null && c.lockedUntilMs > this.now() ? { ok: false, reason: 'locked', lockedUntilMs: c.lockedUntilMs } : undefined;
+    const left = c.lockEndMono === null ? 0 : c.lockEndMono - this.mono();
+    return left > 0 ? { ok: false, reason: 'locked', lockedUntilMs: this.now() + left } : undefined;
   }
 
   /**
@@ -635,19 +660,48 @@ export class UserStore {
 
   private lockCount(c: Counted): SignInResult {
     c.failed = 0;
-    c.lockedUntilMs = this.now() + this.lockoutMs;
-    return { ok: false, reason: 'locked', lockedUntilMs: c.lockedUntilMs };
+    c.lockEndMono = this.mono() + this.lockoutMs;
+    return { ok: false, reason: 'locked', lockedUntilMs: this.now() + this.lockoutMs };
   }
 
   private lock(name: string): SignInResult {
     const until = this.now() + this.lockoutMs;
     this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = ? WHERE name = ?').run(until, name);
+    this.locks.set(name, { untilMs: until, endMono: this.mono() + this.lockoutMs });
     return { ok: false, reason: 'locked', lockedUntilMs: until };
+  }
+
+  /**
+   * How long `r`'s lockout lasts yet (ms > 0), or undefined when it is not locked. The stored
+   * `locked_until_ms` is on the wall clock, which a step back (NTP, a clock set by hand) moves
+   * away: the lockout ends after `lockoutMs` of real time instead, on the monotonic clock from
+   * when this process locked the user or first saw the lockout — then by the wall clock (a lockout
+   * from before a restart, or another process's), but never more than `lockoutMs`: a clock set
+   * back while the site was off would lengthen it. One that ends while the wall clock still says
+   * locked is cleared in site.db, so that a restart does not bring it back.
+   */
+  private lockLeftMs(r: Row): number | undefined {
+    if (r.locked_until_ms === null) {
+      this.locks.delete(r.name);
+      return undefined;
+    }
+    const until = Number(r.locked_until_ms);
+    const nowMono = this.mono();
+    let seen = this.locks.get(r.name);
+    if (seen?.untilMs !== until) {
+      seen = { untilMs: until, endMono: nowMono + Math.min(until - this.now(), this.lockoutMs) };
+      this.locks.set(r.name, seen);
+    }
+    const left = seen.endMono - nowMono;
+    if (left > 0) return left;
+    if (until > this.now()) this.db.prepare('UPDATE users SET locked_until_ms = NULL WHERE name = ? AND locked_until_ms = ?').run(r.name, until);
+    return undefined;
   }
 
   private blocked(r: Row): SignInResult | undefined {
     if (r.disabled) return { ok: false, reason: 'disabled' };
-    if (r.locked_until_ms !== null && r.locked_until_ms > this.now()) return { ok: false, reason: 'locked', lockedUntilMs: r.locked_until_ms };
+    const left = this.lockLeftMs(r);
+    if (left !== undefined) return { ok: false, reason: 'locked', lockedUntilMs: this.now() + left };
     return undefined;
   }
 
@@ -670,7 +724,8 @@ export class UserStore {
   }
 
   private toUser(r: Row): User {
-    const locked = r.locked_until_ms !== null && r.locked_until_ms > this.now() ? Number(r.locked_until_ms) : null;
+    const left = this.lockLeftMs(r);
+    const locked = left === undefined ? null : this.now() + left;
     return {
       name: r.name,
       role: r.role,

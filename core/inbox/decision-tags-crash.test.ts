@@ -4,53 +4,18 @@
 // run tag, no longer renewed once the proposal is decided, expires within days, and the checked
 // snapshot within the hour: the record of an approval without what it was decided on. So the tags
 // are made before the decision is committed.
-import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Catalog } from '../lsm/index.ts';
-import { Inbox, readProposal } from './inbox.ts';
-import { situationKey, type ProposalInput } from './proposal.ts';
-import { UserStore } from './users.ts';
+import { expect, it } from 'vitest';
+import { readProposal } from './inbox.ts';
+import { DB, inboxTest, proposalInput as assignJ1 } from './test-support.ts';
 
-const DB = 'site_s1';
-const T0 = Date.UTC(2026, 10, 30, 8, 0, 0);
-let dir: string;
-let db: Database.Database;
+const test = inboxTest('tilstand-decision-tags-');
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tilstand-decision-tags-'));
-  db = new Database(join(dir, 'site.db'));
-});
-
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function proposalInput(): ProposalInput {
-  return {
-    situationKey: situationKey('assign-job', 'assign_job', { job_id: 'J-1' }),
-    ruleId: 'assign-job',
-    ruleVersion: '1',
-    action: 'assign_job',
-    module: 'operations',
-    params: { job_id: 'J-1', resource_id: 'M-1' },
-    risk: 'low',
-    riskReason: 'reversible',
-    explanation: 'start J-1 on M-1',
-    evidence: [{ table: 'work_queue', snapshotId: 1, tag: 'agent-r1', rows: [{ key: { job_id: 'J-1' }, values: { job_id: 'J-1' } }] }],
-    runId: 'r1',
-  };
-}
+/** J-1's assignment, citing J-1 at work_queue's snapshot 1 under the run tag. */
+const proposalInput = () => assignJ1('J-1', 'r1', { evidence: [{ table: 'work_queue', snapshotId: 1, tag: 'agent-r1', rows: [{ key: { job_id: 'J-1' }, values: { job_id: 'J-1' } }] }] });
 
 it("a decision committed by a process that stops before the log commit has its evidence and checked tags already", async () => {
-  const now = T0;
-  const catalog = new Catalog(join(dir, 'warehouse'), { clock: () => now });
-  const users = new UserStore(db, { scrypt: { N: 1 << 10, r: 8, p: 1 }, nowMs: () => now });
-  await users.add({ name: 'lena', role: 'shift_lead', pin: '1111' });
-  const inbox = Inbox.open({ catalog, database: DB, users, recheck: () => ({ holds: true, snapshots: { work_queue: 1 } }), clock: () => now, onWarning: () => undefined });
+  const catalog = test.catalog;
+  const inbox = test.open({ recheck: () => ({ holds: true, snapshots: { work_queue: 1 } }) });
   const wq = catalog.createTable({ database: DB, table: 'work_queue' }, { fields: [{ name: 'job_id', type: 'STRING NOT NULL' }], primaryKeys: ['job_id'], options: { bucket: '1' } });
   const w = wq.newWriter();
   w.writeRecord({ job_id: 'J-1' });
@@ -74,13 +39,10 @@ it("a decision committed by a process that stops before the log commit has its e
 });
 
 it('the checked tag of an approval whose commit never happened gives way to the approval made instead, at the state that one checked', async () => {
-  const now = T0;
-  const catalog = new Catalog(join(dir, 'warehouse'), { clock: () => now });
-  const users = new UserStore(db, { scrypt: { N: 1 << 10, r: 8, p: 1 }, nowMs: () => now });
-  await users.add({ name: 'lena', role: 'shift_lead', pin: '1111' });
+  const catalog = test.catalog;
   let checked = 1;
-  const options = { catalog, database: DB, users, recheck: () => ({ holds: true as const, snapshots: { work_queue: checked } }), clock: () => now, onWarning: () => undefined };
-  const first = Inbox.open(options);
+  const options = { recheck: () => ({ holds: true as const, snapshots: { work_queue: checked } }) };
+  const first = test.open(options);
   const wq = catalog.createTable({ database: DB, table: 'work_queue' }, { fields: [{ name: 'job_id', type: 'STRING NOT NULL' }], primaryKeys: ['job_id'], options: { bucket: '1' } });
   const w = wq.newWriter();
   w.writeRecord({ job_id: 'J-1' });
@@ -100,7 +62,7 @@ it('the checked tag of an approval whose commit never happened gives way to the 
   w.commit();
   w.close();
   checked = 2;
-  const second = Inbox.open(options);
+  const second = test.open(options);
   expect(second.get(p!.id)!.status).toBe('open');
   expect((await second.decide(p!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('approved');
   expect(second.get(p!.id)!.decision!.snapshots.checked).toEqual({ work_queue: 2 });

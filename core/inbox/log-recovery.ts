@@ -7,20 +7,28 @@
 // next entry id once the operation's entries are appended (`LOG_NEXT_PROPERTY`). At open, an
 // approval_inbox snapshot that claims more than the log's committed next id names a commit whose
 // entries were lost; its delta (the rows that commit wrote, core/lsm incremental.ts) holds one row
-// per proposal it touched, with only the groups it wrote, and each written group is one entry:
+// per proposal it touched, with only the groups it wrote, and each written group is an entry:
 //   agent group, open         → `proposed`  (at created_at_ms, by agent-<run_id>)
-//   agent group, withdrawn    → `withdrawn` (at agent_updated_at_ms; the withdrawing run is not stored: by `agent`)
+//   agent group, withdrawn    → `withdrawn` (at agent_updated_at_ms; the withdrawing run is not stored: by `agent`),
+//                               after a `proposed` when its log_first_entry is one the log never got
 //   decision group            → the decision (at decided_at_ms, by decided_by)
 //   command group             → `command_<state>` (at command_updated_at_ms; the ack's module is not stored: by `write-back`),
-//                               except `pending`: the approval writes it and logs no entry for it
-// in the order the inbox appends them: withdrawals, proposals (by log_first_entry), decisions,
-// commands. Ids are given from the log's next id on, so a lost submit's `proposed` entries get the
-// ids their rows' log_first_entry name. Every rebuilt entry says so in `detail.recovered`.
+//                               except `pending`: the approval writes it and logs no entry for it;
+//                               after a `command_sent` (at command_sent_at_ms) when it was pending
+//                               before the commit and is past `sent` now
+// A commit may hold several operations, also on one proposal: an inbox commit that failed (a full
+// disk) leaves its rows in the writer, and the next commit carries them with its own. So each
+// proposal's entries go in the order of its life (proposed, decided, withdrawn after a deferral,
+// command progress), the proposals' entries merged by time, and at one time in the order one
+// operation appends them: withdrawals, proposals (by log_first_entry), decisions, commands. A
+// `proposed` entry gets the id its row's log_first_entry names (a proposal's trail is read from
+// there); the others the ids between. Every rebuilt entry says so in `detail.recovered`.
 //
-// What cannot be rebuilt: a state a proposal passed through within the lost commit (the delta
-// holds the commit's merged row — one operation moves a command at most once), and `refused`
+// What cannot be rebuilt: a state a group passed through within the lost commit other than
+// `proposed` and `sent` (the delta holds the commit's merged row: a deferral and then an approval
+// leave the approval only; a command acknowledged and timed out, the timeout), and `refused`
 // entries, which are written without an inbox commit (the log commits them alone, so none is lost
-// this way).
+// this way). Their ids stay unused.
 
 import type { Table } from '../lsm/index.ts';
 import { entryDetail, type DecisionLog, type DecisionLogEntry } from './decision-log.ts';
@@ -68,7 +76,11 @@ export function recoverLostLogEntries(inbox: Table, log: DecisionLog, warn: (m: 
     for (const ch of inbox.changes({ from: id - 1, to: id, mode: 'delta' })) {
       if (ch.kind === '+I' || ch.kind === '+U') rows.push(rowRecord(inbox.schema.fields, ch.row));
     }
-    for (const e of entriesOf(rows)) {
+    const before = rowsBefore(inbox, id, rows);
+    for (const { first, e } of entriesOf(rows, before, log.nextEntryId)) {
+      // A `proposed` entry takes the id its row names (log_first_entry): a proposal's trail is
+      // read from there. Ids skipped on the way are entries that cannot be rebuilt.
+      if (first !== undefined) log.reserveThrough(first);
       log.append(e);
       entries++;
     }
@@ -82,31 +94,93 @@ export function recoverLostLogEntries(inbox: Table, log: DecisionLog, warn: (m: 
   return entries;
 }
 
-/** The log entries one lost commit's rows stand for, in the order the inbox appends them. */
-function entriesOf(rows: readonly InboxRow[]): LostEntry[] {
-  const withdrawn: LostEntry[] = [];
-  const proposed: { at: number; e: LostEntry }[] = [];
-  const decided: LostEntry[] = [];
-  const commands: LostEntry[] = [];
+/**
+ * The command state of each proposal the commit wrote, as the snapshot before it had it (null: no
+ * command); undefined when that snapshot can no longer be read.
+ */
+function rowsBefore(inbox: Table, id: number, rows: readonly InboxRow[]): Map<string, string | null> | undefined {
+  const out = new Map<string, string | null>();
+  if (id === 1) {
+    for (const r of rows) out.set(String(r.proposal_id), null);
+    return out;
+  }
+  if (!inbox.snapshots.tryGet(id - 1)) return undefined;
+  const reader = inbox.reader({ snapshotId: id - 1, schemaId: inbox.schema.id });
+  try {
+    for (const r of rows) {
+      const was = reader.get({ proposal_id: r.proposal_id });
+      out.set(String(r.proposal_id), was === undefined ? null : (commandOfRow(rowRecord(inbox.schema.fields, was))?.state ?? null));
+    }
+  } finally {
+    reader.close();
+  }
+  return out;
+}
+
+/**
+ * A rebuilt entry; its place among one operation's entries (`RANK`); for a `proposed` one the id
+ * its row names (log_first_entry).
+ */
+interface Rebuilt {
+  rank: number;
+  first?: number;
+  e: LostEntry;
+}
+
+/**
+ * The log entries one lost commit's rows stand for, in the order the inbox appended them. A commit
+ * may hold several operations (the rows of a commit that failed ride on the next one), also on one
+ * proposal, so each proposal's entries are put in the order of its life — proposed, decided,
+ * withdrawn (after a deferral), its command's progress — and the proposals' chains merged by time;
+ * at one time (one operation) in the order one operation appends them: withdrawals, proposals (by
+ * log_first_entry), decisions, commands. `lostFrom`: the log's committed next id (a `proposed`
+ * entry named at or after it was lost). `before`: each proposal's command state before the commit.
+ */
+function entriesOf(rows: readonly InboxRow[], before: Map<string, string | null> | undefined, lostFrom: number): Rebuilt[] {
   const recovered = RECOVERED_NOTE;
+  const chains: Rebuilt[][] = [];
   for (const r of rows) {
     const id = String(r.proposal_id);
+    const chain: Rebuilt[] = [];
+    const withdrawal: Rebuilt[] = [];
     if (r.agent_seq !== null && r.agent_seq !== undefined) {
-      // The agent group is written whole, so the row reads as the proposal it wrote.
+      // The agent group is written whole, so the row reads as the proposal it wrote last.
       const p = proposalFromRow(r);
-      if (p.agentStatus === 'withdrawn') {
-        withdrawn.push({ atMs: p.agentUpdatedAtMs, proposalId: id, event: 'withdrawn', actor: 'agent', detail: { ...entryDetail.withdrawn(p.withdrawnReason), recovered } });
-      } else {
-        const at = logFirstEntryOf(r) ?? Number.MAX_SAFE_INTEGER;
-        proposed.push({ at, e: { atMs: p.createdAtMs, proposalId: id, event: 'proposed', actor: `agent-${p.runId}`, detail: { ...entryDetail.proposed(p), recovered } } });
+      const first = logFirstEntryOf(r);
+      // Proposed in this commit: its row is open, or withdrawn since (by a later operation of the
+      // same commit) and names a first entry the log never got.
+      if (p.agentStatus !== 'withdrawn' || (first !== undefined && first >= lostFrom)) {
+        chain.push({ rank: RANK.proposed, first, e: { atMs: p.createdAtMs, proposalId: id, event: 'proposed', actor: `agent-${p.runId}`, detail: { ...entryDetail.proposed(p), recovered } } });
       }
+      if (p.agentStatus === 'withdrawn') withdrawal.push({ rank: RANK.withdrawn, e: { atMs: p.agentUpdatedAtMs, proposalId: id, event: 'withdrawn', actor: 'agent', detail: { ...entryDetail.withdrawn(p.withdrawnReason), recovered } } });
     }
     const d = r.decision_seq !== null && r.decision_seq !== undefined ? decisionOfRow(r) : null;
-    if (d) decided.push({ atMs: d.atMs, proposalId: id, event: d.kind, actor: d.by, detail: { ...entryDetail.decided(d), recovered } });
+    if (d) chain.push({ rank: RANK.decided, e: { atMs: d.atMs, proposalId: id, event: d.kind, actor: d.by, detail: { ...entryDetail.decided(d), recovered } } });
+    chain.push(...withdrawal);
     const c = r.command_seq !== null && r.command_seq !== undefined ? commandOfRow(r) : null;
     // `pending` is written only by the approval itself, which logs no entry of its own for it.
-    if (c && c.state !== 'pending') commands.push({ atMs: c.updatedAtMs, proposalId: id, event: `command_${c.state}`, actor: 'write-back', detail: { ...entryDetail.command(c.topic, c.detail), recovered } });
+    if (c && c.state !== 'pending') {
+      // Sent within this commit and moved on in it too (its sending time is kept): a command that
+      // was pending before, or not yet approved, went through `sent` (there is no pending → acknowledged).
+      const was = before?.get(id);
+      if (c.state !== 'sent' && c.sentAtMs !== null && (was === null || was === 'pending')) {
+        chain.push({ rank: RANK.command, e: { atMs: c.sentAtMs, proposalId: id, event: 'command_sent', actor: 'write-back', detail: { ...entryDetail.command(c.topic, null), recovered } } });
+      }
+      chain.push({ rank: RANK.command, e: { atMs: c.updatedAtMs, proposalId: id, event: `command_${c.state}`, actor: 'write-back', detail: { ...entryDetail.command(c.topic, c.detail), recovered } } });
+    }
+    if (chain.length > 0) chains.push(chain);
   }
-  const byId = (a: LostEntry, b: LostEntry) => (a.proposalId! < b.proposalId! ? -1 : a.proposalId! > b.proposalId! ? 1 : 0);
-  return [...withdrawn.sort(byId), ...proposed.sort((a, b) => a.at - b.at).map((p) => p.e), ...decided, ...commands];
+  // Merge: the earliest head first; at one time by rank, proposals by their named id, then by proposal id.
+  const out: Rebuilt[] = [];
+  const order = (a: Rebuilt, b: Rebuilt) =>
+    a.e.atMs - b.e.atMs || a.rank - b.rank || (a.first ?? Number.MAX_SAFE_INTEGER) - (b.first ?? Number.MAX_SAFE_INTEGER) || (a.e.proposalId! < b.e.proposalId! ? -1 : a.e.proposalId! > b.e.proposalId! ? 1 : 0);
+  for (;;) {
+    let next: Rebuilt[] | undefined;
+    for (const ch of chains) if (ch.length > 0 && (next === undefined || order(ch[0]!, next[0]!) < 0)) next = ch;
+    if (next === undefined) return out;
+    out.push(next.shift()!);
+  }
 }
+
+/** The order of one operation's entries at one time (the inbox appends withdrawals first, then proposals, decisions, commands). */
+const RANK = { withdrawn: 0, proposed: 1, decided: 2, command: 3 } as const;

@@ -1,6 +1,6 @@
 // The file `tilstand hq export` writes: whole or not at all. Rows go to a hidden temporary file
-// beside the target (`.<name>.<pid>@<host>.<uuid>.tmp`, same directory so the rename cannot cross
-// filesystems), in chunks of at most CHUNK_CHARS characters (CHUNK_BYTES bytes of a binary body)
+// beside the target (`.<name>.<pid>@<host>.<uuid>.tmp`, a long name cut: below; same directory
+// so the rename cannot cross filesystems), in chunks of at most CHUNK_CHARS characters (CHUNK_BYTES bytes of a binary body)
 // written synchronously, so memory stays flat however large the table; `commit` fsyncs it and
 // renames it over the target, then fsyncs the directory. `abort` (any failure: the row source
 // threw, the disk filled) removes the temporary file: a truncated export never sits at the target
@@ -12,12 +12,18 @@
 // another host (a shared directory) is left alone; so are names of another form (the `.<name>.
 // <uuid>.tmp` of older versions, whose owner cannot be told).
 //
+// A file name may have 255 bytes (NAME_MAX of ext4, XFS, NTFS, SMB), and the tail after the name
+// takes up to TAIL_BYTES_MAX of them: a target name too long to leave room for it is cut, at a
+// character, and followed by `~` and a hash of the whole name (`tempStem`), so the temporary name
+// fits and still belongs to that target alone. Uncut, a name of 140 to 200 bytes (as long as the
+// host's name) failed the export with ENAMETOOLONG.
+//
 // Concurrency: one writer per instance, synchronous; two exports to the same target each write
 // their own temporary file and the last rename wins.
 // Invariants: the target path is only ever touched by rename(2); after `commit` or `abort` the
 // temporary file no longer exists.
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -36,13 +42,44 @@ const HOST = hostname().replace(/[^A-Za-z0-9-]/g, '-').slice(0, 64);
 /** What follows `.<name>.` in a temporary file's name: owner pid, host, uuid. */
 const TEMP_TAIL = /^(\d+)@([A-Za-z0-9-]*)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
 
+/** Bytes a file name may have: NAME_MAX of the file systems an export is written to. */
+const NAME_BYTES_MAX = 255;
+/** Bytes of the tail after the stem: a pid of up to 10 digits, `@`, the host, `.`, a uuid, `.tmp`. */
+const TAIL_BYTES_MAX = 10 + 1 + 64 + 1 + 36 + 4;
+/** Hex digits of the name's hash in a cut stem. */
+const HASH_CHARS = 8;
+
+/** `text` cut to at most `bytes` bytes of UTF-8, at a character (never half of one). */
+function cutToBytes(text: string, bytes: number): string {
+  let cut = '';
+  let used = 0;
+  for (const ch of text) {
+    used += Buffer.byteLength(ch);
+    if (used > bytes) break;
+    cut += ch;
+  }
+  return cut;
+}
+
+/**
+ * What a temporary file of an export to `dest` is named before its tail: `.<name>.`, or, when that
+ * would leave the tail no room within NAME_BYTES_MAX, `.<name cut>~<hash of name>.`.
+ */
+function tempStem(dest: string): string {
+  const name = basename(dest);
+  const stemBytesMax = NAME_BYTES_MAX - TAIL_BYTES_MAX;
+  if (Buffer.byteLength(name) + 2 <= stemBytesMax) return `.${name}.`;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, HASH_CHARS);
+  return `.${cutToBytes(name, stemBytesMax - 3 - HASH_CHARS)}~${hash}.`;
+}
+
 /**
  * Removes the temporary files of exports to `dest` that a process of this host left when it died
  * (kill -9, power cut); returns their paths. Never one whose process is alive.
  */
 export function removeStaleTemps(dest: string): string[] {
   const dir = dirname(dest);
-  const prefix = `.${basename(dest)}.`;
+  const prefix = tempStem(dest);
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -86,7 +123,7 @@ export class ExportFile {
    */
   constructor(readonly dest: string) {
     removeStaleTemps(dest);
-    this.tempPath = join(dirname(dest), `.${basename(dest)}.${process.pid}@${HOST}.${randomUUID()}.tmp`);
+    this.tempPath = join(dirname(dest), `${tempStem(dest)}${process.pid}@${HOST}.${randomUUID()}.tmp`);
     try {
       this.fd = openSync(this.tempPath, 'wx');
     } catch (e) {

@@ -210,3 +210,36 @@ describe('temporary files of killed exports', () => {
     }
   }, 60_000);
 });
+
+describe('a long target name', () => {
+  // `.<name>.<pid>@<host>.<uuid>.tmp` adds up to ~120 bytes to the name: a target name of 200
+  // bytes failed with ENAMETOOLONG before a row was written.
+  it('exports to a name near the file system limit (255 bytes), and the next export removes a killed one\'s temporary file', async () => {
+    const out = mkdtempSync(join(dir, 'long-'));
+    const name = `${'ø'.repeat(120)}-lager.csv`; // 250 bytes of UTF-8
+    expect(Buffer.byteLength(name)).toBe(250);
+    const dest = join(out, name);
+    const fields = [field(0, 'id', 'INT NOT NULL')];
+
+    expect(exportRows(dest, 'csv', fields, [[1]])).toBe(1);
+    expect(readFileSync(dest, 'utf8')).toBe('id\n1\n');
+    expect(temps(out)).toEqual([]);
+
+    const killed = await exportingChild(dest);
+    const killedTemp = temps(out);
+    expect(killedTemp).toHaveLength(1);
+    expect(Buffer.byteLength(killedTemp[0]!)).toBeLessThanOrEqual(255);
+    killed.kill('SIGKILL');
+    await exited(killed);
+    // A dead export to another long target that shares the first 200 bytes of the name stays.
+    const otherDest = join(out, `${'ø'.repeat(120)}-annet.csv`);
+    const other = await exportingChild(otherDest);
+    const otherTemp = temps(out).filter((n) => !killedTemp.includes(n));
+    other.kill('SIGKILL');
+    await exited(other);
+
+    expect(exportRows(dest, 'csv', fields, [[2]])).toBe(1);
+    expect(readFileSync(dest, 'utf8')).toBe('id\n2\n');
+    expect(temps(out)).toEqual(otherTemp);
+  }, 60_000);
+});

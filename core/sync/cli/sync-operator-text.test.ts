@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lsm/testing/cli.ts';
 import { EMPTY_SYNC_STATUS, SYNC_PROBLEM_TEXT, SyncEngine } from '../engine.ts';
 import { existingOutbox, openOutboxDb, Outbox } from '../outbox.ts';
-import { openTarget, targetProblem } from '../targets/open.ts';
+import { openTarget, targetDescription, targetProblem } from '../targets/open.ts';
 import { S3Target } from '../targets/s3.ts';
 import { shownDescription, shownEndpoint } from '../targets/target.ts';
 import { makeSite, startS3, type S3Fixture } from '../test-support/site-fixture.ts';
@@ -211,6 +211,16 @@ describe("an s3:// target's parameters", () => {
     for (const ok of ['s3://hq/', 's3://hq/p?endpoint=http://127.0.0.1:9000&region=eu-north-1', `s3://hq/?endpoint=${encodeURIComponent('https://host:443/base')}`]) {
       expect(targetProblem(ok), ok).toBeUndefined();
     }
+  });
+
+  it("refuses a prefix whose '%' starts no %XX, saying to write it %25; a %25 is a '%' of the prefix", () => {
+    // Was a bare "URI malformed" (decodeURIComponent's URIError), in config check too.
+    const message = "'s3://hq/50%off/' has a prefix that is not percent-encoded UTF-8: a '%' must start %XX (a '%' in the prefix is written %25)";
+    expect(() => openTarget('s3://hq/50%off/?endpoint=http://127.0.0.1:9000', keys)).toThrow(message);
+    expect(targetProblem('s3://hq/50%off/')).toBe(message);
+    expect(targetProblem('s3://hq/a%FF/')).toBe(message.replace('50%off', 'a%FF'));
+    expect(targetProblem('s3://hq/50%25off/')).toBeUndefined();
+    expect(targetDescription('s3://hq/50%25off/')).toBe('s3://hq/50%off/');
   });
 
   it('sync now refuses it, exit 2, before HQ is reached', async () => {

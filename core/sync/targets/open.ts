@@ -110,6 +110,19 @@ export function unparsedShown(text: string): string {
 }
 
 /**
+ * An s3:// URL's prefix, percent-decoded. One that does not decode (`50%off`: a `%` not followed by
+ * two hex digits, or bytes that are no UTF-8) is refused saying how to write it; it failed with
+ * decodeURIComponent's bare "URI malformed", in `config check` too.
+ */
+function decodedPrefix(url: URL, text: string): string {
+  try {
+    return decodeURIComponent(url.pathname.replace(/^\/+/, ''));
+  } catch {
+    throw new SyncError('InvalidArgument', `'${unparsedShown(text)}' has a prefix that is not percent-encoded UTF-8: a '%' must start %XX (a '%' in the prefix is written %25)`);
+  }
+}
+
+/**
  * `display`: for showing a text only (`shownTarget`), an endpoint's keys are not refused (the
  * description leaves them out); every reader that uses the target refuses them.
  */
@@ -130,7 +143,7 @@ function parseTarget(text: unknown, relative: boolean, display = false): ParsedT
     // A port was dropped (the bucket is the host name alone); it is the server's, or the digits of a
     // secret cut at its `/` (`s3://KEY:12/x@bucket`, which the URL reads as host KEY, port 12).
     if (url.port !== '') throw new SyncError('InvalidArgument', `'${unparsedShown(text)}' is not an s3://bucket/prefix URL: a bucket has no port (the server goes in endpoint=http://host:port; keys: ${S3_KEYS_GO})`);
-    let root = decodeURIComponent(url.pathname.replace(/^\/+/, ''));
+    let root = decodedPrefix(url, text);
     if (root !== '' && !root.endsWith('/')) root += '/';
     if (root !== '') checkPrefix(root);
     return { kind: 's3', bucket, root, ...s3Parameters(url, text, display) };

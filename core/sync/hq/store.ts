@@ -4,7 +4,7 @@
 // the table store's FileIO is synchronous.
 
 import { createHash } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { Table } from '../../lsm/index.ts';
@@ -52,10 +52,26 @@ export function sitesOf(keys: readonly Pick<ObjectInfo, 'key'>[]): string[] {
 
 /**
  * The site ids of a directory HQ at `root`: its `site_<id>.db` folders, sorted (the root's entries,
- * not a listing of every key under it).
+ * not a listing of every key under it). A symbolic link to a folder counts as the folder (HQ's
+ * admin moved a site onto a disk of its own): taken as an entry, it was no folder, and the site
+ * was missing from `hq sites` while its tables read through the link. A link to nothing (its disk
+ * not mounted) is no site, as an empty mount point is none.
  */
 export function directorySites(root: string): string[] {
-  return sitesOf(readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => ({ key: `${d.name}/` })));
+  const folders = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory() || (d.isSymbolicLink() && linksToFolder(join(root, d.name))));
+  return sitesOf(folders.map((d) => ({ key: `${d.name}/` })));
+}
+
+/**
+ * Whether the symbolic link at `path` leads to a folder: false when it leads nowhere, in a loop or
+ * where the reader may not look (as `lost+found` beside the sites, it fails no listing).
+ */
+function linksToFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -183,7 +183,9 @@ describe('tilstand hq pull', () => {
       expect(out).toMatch(/^pulled site 7: \d+ tables, \d+ files \(\d+ downloaded, \d+ bytes\) into /);
       expect(out.endsWith(` into ${dest}\n`), out).toBe(true);
       // And the pull is whole: the pulled table reads as the site's.
-      expect(readdirSync(join(dest, 'site_7.db')).sort()).toEqual(['approval_inbox', 'decision_log', 'stock']);
+      // (`.tilstand` holds the pull's record of what it wrote, hq/pull-record.ts; catalogs skip it.)
+      expect(readdirSync(join(dest, 'site_7.db')).sort()).toEqual(['.tilstand', 'approval_inbox', 'decision_log', 'stock']);
+      expect(new Catalog(dest).listTables('site_7').sort()).toEqual(['approval_inbox', 'decision_log', 'stock']);
       expect(new Catalog(dest).getTable({ database: 'site_7', table: 'stock' }).scanRows({})).toEqual(fx.table('stock').scanRows({}));
     } finally {
       rmSync(fx.data, { recursive: true, force: true });

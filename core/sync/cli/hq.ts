@@ -14,7 +14,8 @@ import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { parseSnapshotId, parseTime, readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type ReadPoint, type Table } from '../../lsm/index.ts';
 import { checkedTagName, decisionTagName, newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
-import { mirrorSite } from '../hq/mirror.ts';
+import { mirrorSite, tablesOf } from '../hq/mirror.ts';
+import { ownWrites, recordPull, refuseOwnWrites } from '../hq/pull-record.ts';
 import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
 import { directorySites, HqStore } from '../hq/store.ts';
@@ -64,7 +65,7 @@ export const HQ_FLAGS = {
   scan: { ...CONNECTION, ...SITE, ...TABLE, ...READ_POINT, ...FORMAT },
   diff: { ...CONNECTION, ...SITE, ...TABLE, ...DIFF_SIDES, ...FORMAT },
   proposals: { ...CONNECTION, ...SITE, status: { type: 'string', value: '<status>' }, ...FORMAT },
-  pull: { ...CONNECTION, ...SITE, ...OUT },
+  pull: { ...CONNECTION, ...SITE, ...OUT, force: { type: 'boolean' } },
   export: { ...CONNECTION, ...SITE, ...TABLE, ...READ_POINT, ...FORMAT, ...OUT },
 } as const satisfies Record<string, FlagSpecs>;
 
@@ -83,7 +84,8 @@ export const hqUsage = [
   '                                           what changed between two states, each a tag, a snapshot id or a time (the newest state HQ holds at or before it, as hq scan reads a time); no --to side: the latest snapshot HQ holds',
   `  tilstand hq proposals --hq … --site <id> [--status ${PROPOSAL_STATUSES.join('|')}] [--format jsonl|csv|text]`,
   '                                           rows of approval_inbox, newest first, with each one\'s status (text: a line each, for reading)',
-  '  tilstand hq pull --hq … --site <id> --out <warehouse>        copy a site into a local warehouse',
+  '  tilstand hq pull --hq … --site <id> --out <warehouse> [--force]  copy a site into a local warehouse',
+  '                                           (refused over commits and tags of one\'s own in that copy, which it would lose, unless --force)',
   '  tilstand hq export --hq … --site <id> --table <t> [--tag <name> | --snapshot <id> | --at <ISO time>] --format parquet|csv --out <file>',
   ...CONNECTION_USAGE,
 ];
@@ -396,13 +398,17 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const s = site(args);
           const dest = resolve(pathOption(args, 'out', 'a path') ?? args.required('out'));
           pullDestination(dest, target);
+          const listed = await target.list(sitePrefix(s));
           // A site HQ has nothing of (a mistyped --site) would "pull" 0 tables and exit 0.
-          if ((await store.tables(s)).length === 0) {
+          if (tablesOf(s, listed).length === 0) {
             await knownSite(target, s);
             throw new SyncError('NotFound', `HQ has no tables of site ${s} (check --site; \`tilstand hq sites\` lists the sites that shipped)`);
           }
+          // An analyst's commits and tags in the pulled copy: removed or overwritten without a word.
+          if (!args.boolean('force')) refuseOwnWrites(dest, s, ownWrites(dest, s, listed));
           const bar = progressBar(io.stderr);
           const r = await mirrorSite(target, s, dest, { onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
+          recordPull(dest, s, listed);
           await out.line(`pulled site ${s}: ${r.tables.length} table${r.tables.length === 1 ? '' : 's'}, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);
           break;
         }

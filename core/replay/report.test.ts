@@ -118,3 +118,20 @@ describe('the examples of a report', () => {
     expect(html).toContain('<h3>Removed (baseline only)</h3><p>none</p>');
   });
 });
+
+describe('the HTML report', () => {
+  // report.md and report.json list the decisions a run disagrees with; report.html, the page a
+  // reviewer opens, had the agreement's counts only.
+  it('lists the disagreements of each run after the agreement table, text from outside escaped', () => {
+    const html = toHtml(report());
+    const agreementAt = html.indexOf('<h2>Agreement with the people’s decisions</h2>');
+    const at = html.indexOf('<p>Disagreements of live (first 1):</p>');
+    expect(at).toBeGreaterThan(agreementAt);
+    expect(at).toBeLessThan(html.indexOf('<h2>Examples</h2>'));
+    expect(html).toContain(
+      '<ul><li>2026-12-03T12:00:00Z lena_m approved <code>stock-reorder|replenish|item=&quot;A|`B`&quot;|location=&quot;DOCK&quot;</code>; the run did not propose it (“order *now*\n&lt;b&gt;urgent&lt;/b&gt;”)</li></ul>',
+    );
+    // A run without disagreements has no such list.
+    expect(html).not.toContain('Disagreements of reorder');
+  });
+});

@@ -84,6 +84,18 @@ function agreementRows(a: Agreement): string[][] {
   ];
 }
 
+type Disagreement = Agreement['disagreements'][number];
+
+/** The runs with the decisions each disagrees with, labelled, in report order (none: left out). */
+const disagreeing = (r: DiffReport): (readonly [string, Agreement])[] =>
+  ([[r.baseline.label, r.agreement.baseline], [r.candidate.label, r.agreement.candidate]] as const).filter(([, a]) => a.disagreements.length > 0);
+
+/** A disagreement's sentence around its name, key and comment, which each format marks up its own way. */
+const disagreementText = (d: Disagreement) => ({
+  verb: d.verb === 'approve' ? 'approved' : 'rejected',
+  run: `; the run ${d.runHadItOpen ? 'proposed it' : 'did not propose it'}`,
+});
+
 export function toMarkdown(r: DiffReport): string {
   const L: string[] = [];
   const table = (head: string[], rows: string[][]) => {
@@ -116,10 +128,12 @@ export function toMarkdown(r: DiffReport): string {
   L.push('## Agreement with the people’s decisions', '');
   L.push('A run agrees with an approval when it had a proposal of that situation open at the decision’s time, and with a rejection when it had none (deferrals are not counted).', '');
   table(['', r.baseline.label, r.candidate.label], agreementRows(r.agreement.baseline).map((row, i) => [row[0]!, row[1]!, agreementRows(r.agreement.candidate)[i]![1]!]));
-  for (const [name, a] of [[r.baseline.label, r.agreement.baseline], [r.candidate.label, r.agreement.candidate]] as const) {
-    if (a.disagreements.length === 0) continue;
+  for (const [name, a] of disagreeing(r)) {
     L.push(`Disagreements of ${md(name)} (first ${a.disagreements.length}):`, '');
-    for (const d of a.disagreements) L.push(`- ${iso(d.atMs)} ${md(d.by)} ${d.verb === 'approve' ? 'approved' : 'rejected'} ${code(d.situationKey)}; the run ${d.runHadItOpen ? 'proposed it' : 'did not propose it'}${d.comment ? ` (“${md(d.comment)}”)` : ''}`);
+    for (const d of a.disagreements) {
+      const t = disagreementText(d);
+      L.push(`- ${iso(d.atMs)} ${md(d.by)} ${t.verb} ${code(d.situationKey)}${t.run}${d.comment ? ` (“${md(d.comment)}”)` : ''}`);
+    }
     L.push('');
   }
   const one = (p: ProposalRef) => {
@@ -203,6 +217,11 @@ export function toHtml(r: DiffReport): string {
     return s ? `<p>${esc(s.text)}<code>${esc(s.flag)}</code>${esc(s.after)}</p>` : '';
   };
   const ag = agreementRows(r.agreement.baseline).map((row, i) => [row[0]!, row[1]!, agreementRows(r.agreement.candidate)[i]![1]!]);
+  const disagreement = (d: Disagreement) => {
+    const t = disagreementText(d);
+    return `<li>${iso(d.atMs)} ${esc(d.by)} ${t.verb} <code>${esc(d.situationKey)}</code>${t.run}${d.comment ? ` (“${esc(d.comment)}”)` : ''}</li>`;
+  };
+  const disagreements = disagreeing(r).map(([name, a]) => `<p>Disagreements of ${esc(name)} (first ${a.disagreements.length}):</p><ul>${a.disagreements.map(disagreement).join('')}</ul>\n`);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Replay difference: ${esc(r.baseline.label)} → ${esc(r.candidate.label)}</title>
 <style>
@@ -234,7 +253,7 @@ ${rows(Object.entries(r.perRule).map(([k, c]) => [k, c.baseline, c.candidate, c.
 <h2>Agreement with the people’s decisions</h2>
 <p>A run agrees with an approval when it had a proposal of that situation open at the decision’s time, and with a rejection when it had none (deferrals are not counted).</p>
 <table><tr><th></th><th>${esc(r.baseline.label)}</th><th>${esc(r.candidate.label)}</th></tr>${rows(ag)}</table>
-<h2>Examples</h2>
+${disagreements.join('')}<h2>Examples</h2>
 <h3>Added (candidate only)</h3>${partial(r.examples.added.length, r.summary.added)}${list(r.examples.added.map(example), r.summary.added)}
 <h3>Removed (baseline only)</h3>${partial(r.examples.removed.length, r.summary.removed)}${list(r.examples.removed.map(example), r.summary.removed)}
 <h3>Changed</h3>${partial(r.examples.changed.length, r.summary.changed)}${list(r.examples.changed.map(changedItem), r.summary.changed)}

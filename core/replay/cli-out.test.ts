@@ -155,6 +155,19 @@ describe('replay run: an --out or --scratch that cannot be written is refused be
     expect(readdirSync(emptyThere)).toEqual([]);
   });
 
+  it('an empty --out in a read-only folder: exit 2 naming that folder, where the run is written first and renamed from', async () => {
+    const scratch = folder('scratch-empty-out-read-only-parent');
+    const ro = folder('read-only-parent');
+    const out = join(ro, 'empty-run');
+    mkdirSync(out);
+    await readOnly(ro, async () => {
+      const r = await run(out, scratch);
+      expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot write the run into ${out}: no permission to write in ${ro}\n`, '']);
+    });
+    expect(readdirSync(scratch)).toEqual([]);
+    expect(readdirSync(ro)).toEqual(['empty-run']);
+  });
+
   it('a read-only --scratch: exit 2 naming it, before the archive is extracted', async () => {
     const ro = folder('read-only-scratch');
     const out = join(work, 'run-scratch-read-only');

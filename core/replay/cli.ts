@@ -13,7 +13,7 @@
 // 5 anything else (the message says what), also a default scratch place that cannot be written.
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
 import { parseDuration, parseTime } from '../lsm/cli/values.ts';
@@ -138,7 +138,8 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
   // permission, a read-only mount), which runReplay finds only after the last event: tried now
   // by making the folder and removing it again (made for good at the end, as before, so a run
   // that fails for another reason leaves no empty folder).
-  const outWhy = writeProblem(out);
+  // An empty --out's folder too: the run is written beside it and renamed into place (run-output.ts).
+  const outWhy = writeProblem(out) ?? (existsSync(out) ? writeProblem(dirname(resolve(out))) : undefined);
   if (outWhy !== undefined) throw usageError(`option '--out': ${existsSync(out) ? `cannot write the run into ${out}` : `cannot create the run folder ${out}`}: ${outWhy}`);
   let agent: AgentSpec;
   try {

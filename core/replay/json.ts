@@ -11,7 +11,9 @@ function sortValue(v: unknown): unknown {
   if (v && typeof v === 'object') {
     if (Buffer.isBuffer(v)) return v.toString('base64');
     const o = v as Record<string, unknown>;
-    const out: Record<string, unknown> = {};
+    // No prototype: on a plain object, assigning `__proto__` (a column name ingest allows) set
+    // the prototype, and the key was dropped from the output.
+    const out = Object.create(null) as Record<string, unknown>;
     for (const k of Object.keys(o).sort()) if (o[k] !== undefined) out[k] = sortValue(o[k]);
     return out;
   }

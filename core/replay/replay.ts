@@ -38,7 +38,7 @@ import { Catalog } from '../lsm/index.ts';
 import { agentConfigFor, defaultAgentSpec, withLiveRules, type AgentBase, type AgentSpec, type RuleFile } from './agent-spec.ts';
 import { runIdMs } from './export.ts';
 import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type LiveRuleFile, type ReplayProposal } from './fixture.ts';
-import { writeStableJson } from './json.ts';
+import { writeRunOutput } from './run-output.ts';
 import { makeScratchFolder, removeDeadScratch } from './scratch-folder.ts';
 import { ScratchFileIO } from './scratch-io.ts';
 
@@ -538,18 +538,13 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       },
       ingestFailure: ingestor.failure()?.message ?? null,
     };
-    try {
-      mkdirSync(o.out, { recursive: true });
-    } catch (e) {
-      // The CLI tried this before the run; still possible here for a caller of runReplay, or when
-      // the folder changed during the run: said as what it is, not as a bare ENOTDIR or EACCES.
-      throw new Error(`cannot create the run folder ${o.out}: ${(e as Error).message}`);
-    }
-    writeStableJson(join(o.out, 'run.json'), manifest);
-    writeStableJson(join(o.out, 'proposals.json'), proposals);
-    writeStableJson(join(o.out, 'agent-runs.json'), runs);
-    writeStableJson(join(o.out, 'decisions.json'), outcomes);
-    writeStableJson(join(o.out, 'human-decisions.json'), decisions);
+    writeRunOutput(o.out, {
+      'run.json': manifest,
+      'proposals.json': proposals,
+      'agent-runs.json': runs,
+      'decisions.json': outcomes,
+      'human-decisions.json': decisions,
+    });
     const wallMs = performance.now() - wall0;
     return { manifest, proposals, wallMs, eventsPerSecond: events / Math.max(wallMs / 1000, 1e-9) };
   } finally {

@@ -8,6 +8,7 @@
 import { CLIENT_ERROR_MESSAGE_MAX, CLIENT_ERROR_STACK_MAX, DISMISS_NOTE_MAX, SITE_METHODS, SiteApiError, type ClientErrorReport, type InputAge, type Refusal, type RefusalCode, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
 import { existingNameProblem, nameProblem, SECRET_CHARS_MAX } from '../inbox/users.ts';
 import { DEAD_LETTER_REASONS } from '../ingest/envelope.ts';
+import { DEAD_LETTER_LIST_MAX } from '../ingest/ingestor.ts';
 
 /**
  * A request refused at the boundary: kind `invalid`, the English message naming the field, and its
@@ -182,7 +183,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   syncStatus: empty,
   // A dead letter's topic is any the broker took (no_binding letters too): MQTT's own bound on a
   // topic, not a pattern. A reason is one of the closed set core/ingest gives.
-  deadLetters: object({ status: opt(oneOf(['open', 'replayed', 'dismissed'])), limit: opt(int(1, 10_000)), topic: opt(str(TOPIC_MAX)), reason: opt(oneOf(DEAD_LETTER_REASONS)) }),
+  deadLetters: object({ status: opt(oneOf(['open', 'replayed', 'dismissed'])), limit: opt(int(1, DEAD_LETTER_LIST_MAX)), topic: opt(str(TOPIC_MAX)), reason: opt(oneOf(DEAD_LETTER_REASONS)) }),
   deadLetterGroups: empty,
   replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)), alike: opt(bool) }),
   dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)), alike: opt(bool) }),

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jsonErrorWhere } from '../lsm/errors.ts';
-import { ConfigError, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, inboxBudget, ingestBudgets, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
+import { ConfigError, currentReorderPolicyKey, DEFAULT_TABLE_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, decisionOptions, defaultConfig, inboxBudget, ingestBudgets, parseConfig, parseReorderPolicyKey, readConfig, reorderPolicyKey, streamSilentMs } from './config.ts';
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -175,5 +175,34 @@ describe('reorderPolicyKey', () => {
       expect(parseReorderPolicyKey(reorderPolicyKey(item, location))).toEqual({ item, location });
     }
     expect(parseReorderPolicyKey('ui.idleSignOutMs')).toBeUndefined();
+  });
+
+  it('tells an item whose id holds a dot (or the words of a location) from an item at a location', () => {
+    // Item `A.locations.B` and item `A` at location `B` had the same key: one's floor setting was
+    // taken for the other's.
+    expect(reorderPolicyKey('A.locations.B', null)).not.toBe(reorderPolicyKey('A', 'B'));
+    expect(reorderPolicyKey('A', 'B.locations.C')).not.toBe(reorderPolicyKey('A.locations.B', 'C'));
+    const names = ['A', 'B', 'A.locations.B', 'B.locations.C', 'BOLT.M8', 'x[1]', '["A"]', 'say "hi"', 'back\\slash', 'locations', '.', 'ø-1'];
+    const keys = new Set<string>();
+    for (const item of names) {
+      for (const location of [null, ...names]) {
+        const key = reorderPolicyKey(item, location);
+        keys.add(key);
+        expect(parseReorderPolicyKey(key)).toEqual({ item, location });
+      }
+    }
+    expect(keys.size).toBe(names.length * (names.length + 1));
+  });
+
+  it('keeps the key of an id without a dot or bracket as it was, and reads the keys written before ids were quoted', () => {
+    expect(reorderPolicyKey('ITEM-002', 'A-01')).toBe('agent.reorderByItem.ITEM-002.locations.A-01');
+    // Keys in decision logs from before, of ids with a dot: read as they were then.
+    expect(parseReorderPolicyKey('agent.reorderByItem.BOLT.M8')).toEqual({ item: 'BOLT.M8', location: null });
+    expect(parseReorderPolicyKey('agent.reorderByItem.BOLT.M8.locations.DOCK.2')).toEqual({ item: 'BOLT.M8', location: 'DOCK.2' });
+    expect(parseReorderPolicyKey('agent.reorderByItem.x[1]')).toEqual({ item: 'x[1]', location: null });
+    // And given as the key the same policy has now.
+    expect(currentReorderPolicyKey('agent.reorderByItem.BOLT.M8.locations.DOCK.2')).toBe(reorderPolicyKey('BOLT.M8', 'DOCK.2'));
+    expect(currentReorderPolicyKey('agent.reorderByItem.ITEM-002')).toBe('agent.reorderByItem.ITEM-002');
+    expect(currentReorderPolicyKey('ui.idleSignOutMs')).toBe('ui.idleSignOutMs');
   });
 });

@@ -663,30 +663,67 @@ const ownMember = (o: Record<string, unknown>, key: string): unknown => (Object.
 const setOwn = (o: Record<string, unknown>, key: string, value: unknown): void => void Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 const jsonObject = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
-/** The config.json key of an item's reorder policy, or of one location's (`setReorderPolicyInFile`). */
+/**
+ * The config.json key of an item's reorder policy, or of one location's (`reorderPolicyEdit`; the
+ * decision log's `config_changed` entries name it): `agent.reorderByItem.ITEM-7.locations.A-01`.
+ * An item id or location with a dot or a bracket is quoted, `agent.reorderByItem["A.locations.B"]`:
+ * dotted, item `A.locations.B` had the key of item `A` at location `B`. The ids the modules use
+ * (without either) keep the key they had before.
+ */
 export function reorderPolicyKey(item: string, location: string | null): string {
+  return `agent.reorderByItem${keyPart(item)}${location === null ? '' : `.locations${keyPart(location)}`}`;
+}
+
+/**
+ * The key a ConfigError names when these levels are refused: core/agents' path of them, dotted as
+ * the ids come (it quotes nothing), not the record's `reorderPolicyKey`.
+ */
+export function reorderLevelsErrorKey(item: string, location: string | null): string {
   return `agent.reorderByItem.${item}${location === null ? '' : `.locations.${location}`}`;
 }
 
-/** The item and location (null: the item's own) a `reorderPolicyKey` names; undefined for another key. */
+/** `.name`, or `["name"]` (JSON) for a name a dot would leave ambiguous. */
+const keyPart = (name: string): string => (/^[^.[\]]+$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
+const KEY_PART = String.raw`(?:\.([^.[\]]+)|\[("(?:[^"\\]|\\.)*")\])`;
+const POLICY_KEY = new RegExp(String.raw`^agent\.reorderByItem${KEY_PART}(?:\.locations${KEY_PART})?$`);
+/** The dotted keys of releases before ids were quoted: the item up to the first `.locations.`, as they read them. */
+const DOTTED_POLICY_KEY = /^agent\.reorderByItem\.(.+?)(?:\.locations\.(.+))?$/;
+
+/**
+ * The item and location (null: the item's own) a `reorderPolicyKey` names; undefined for another
+ * key. A key recorded before ids were quoted is read as it was then.
+ */
 export function parseReorderPolicyKey(key: string): { item: string; location: string | null } | undefined {
-  const m = /^agent\.reorderByItem\.(.+?)(?:\.locations\.(.+))?$/.exec(key);
-  return m ? { item: m[1]!, location: m[2] ?? null } : undefined;
+  const m = POLICY_KEY.exec(key);
+  if (m) {
+    const name = (plain: string | undefined, quoted: string | undefined) => plain ?? (quoted === undefined ? undefined : (JSON.parse(quoted) as string));
+    return { item: name(m[1], m[2])!, location: name(m[3], m[4]) ?? null };
+  }
+  const d = DOTTED_POLICY_KEY.exec(key);
+  return d ? { item: d[1]!, location: d[2] ?? null } : undefined;
+}
+
+/** A recorded key as `reorderPolicyKey` writes it now (another config key as it is): the one to look a policy's last floor setting up by. */
+export function currentReorderPolicyKey(key: string): string {
+  const p = parseReorderPolicyKey(key);
+  return p ? reorderPolicyKey(p.item, p.location) : key;
 }
 
 /**
  * Sets (or, given null, removes) the reorder policy of an item, or of one location of it, in
  * config.json: the file as written (other keys, relative paths and left-out defaults stay as they
- * are), checked whole as `readConfig` checks it before it replaces the old one atomically.
- * Returns the file's config. Throws ConfigError naming the key when the result does not validate
- * (and then changes nothing). `key` is the changed key's path, `before` what the file held there.
+ * are), checked whole as `readConfig` checks it. Nothing is written until `write()`, which
+ * replaces the old file atomically, so the caller can record the change first
+ * (`Site.setReorderPolicy`). `config` is the new file's config. Throws ConfigError naming the key
+ * when the result does not validate. `key` is the changed key's path, `before` what the file held
+ * there.
  */
-export function setReorderPolicyInFile(
+export function reorderPolicyEdit(
   data: string,
   item: string,
   location: string | null,
   policy: { reorderPoint: number; orderUpTo: number } | null,
-): { config: SiteConfig; key: string; before: unknown } {
+): { config: SiteConfig; key: string; before: unknown; write: () => void } {
   const raw = readRawConfig(data);
   const top = jsonObject(raw);
   if (!top) throw new ConfigError('(file)', `${dataPaths(data).config}: expected a JSON object, got ${Array.isArray(raw) ? 'an array' : JSON.stringify(raw)}`);
@@ -710,8 +747,8 @@ export function setReorderPolicyInFile(
   if (Object.keys(entry).length > 0) setOwn(nextItems, item, entry);
   const next = { ...top, agent: { ...agent, reorderByItem: nextItems } };
   const parsed = filesFrom(parseConfig(next), resolve(data));
-  localFileIO.replaceAtomic(dataPaths(data).config, Buffer.from(`${JSON.stringify(next, null, 2)}\n`));
-  return { config: parsed, key, before };
+  const write = () => localFileIO.replaceAtomic(dataPaths(data).config, Buffer.from(`${JSON.stringify(next, null, 2)}\n`));
+  return { config: parsed, key, before, write };
 }
 
 /**

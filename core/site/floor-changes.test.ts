@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONFIG_CHANGED_EVENT, DECISION_LOG_SPEC, DecisionLog } from '../inbox/index.ts';
 import { UserStore } from '../inbox/users.ts';
 import { Catalog, type Table } from '../lsm/index.ts';
+import { reorderPolicyKey } from './config.ts';
 import { FloorChanges } from './floor-changes.ts';
 
 const DB = 'site_s1';
@@ -91,5 +92,13 @@ describe('FloorChanges', () => {
     expect(f.read().list[0]).toEqual(change);
     expect(f.read().byKey.get('agent.reorderByItem.B')).toEqual(change);
     expect(new FloorChanges(db, log).read().list.map((c) => c.id)).toEqual([id, id - 1]);
+  });
+
+  it('finds a change recorded before ids with a dot were quoted under the key the policy has now', () => {
+    const id = entries(5, 'agent.reorderByItem.BOLT.M8.locations.DOCK.2', 'lena', 5);
+    const read = new FloorChanges(db, log).read();
+    expect(read.byKey.get(reorderPolicyKey('BOLT.M8', 'DOCK.2'))?.id).toBe(id);
+    // As recorded, in the list.
+    expect(read.list[0]!.key).toBe('agent.reorderByItem.BOLT.M8.locations.DOCK.2');
   });
 });

@@ -17,6 +17,7 @@
 import type Database from 'better-sqlite3';
 import { decisionLogNextId, readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
 import type { Table } from '../lsm/index.ts';
+import { currentReorderPolicyKey } from './config.ts';
 import { setSiteMeta, siteMeta } from './site-db.ts';
 
 const SCHEMA = `
@@ -34,7 +35,10 @@ const THROUGH = 'floor_changes_through';
 export interface FloorChangeList {
   /** Newest first. */
   readonly list: ConfigChange[];
-  /** Each key's last change. */
+  /**
+   * Each key's last change, by the key as `reorderPolicyKey` writes it now (`currentReorderPolicyKey`:
+   * an entry recorded before ids with a dot were quoted is found under its policy's key of today).
+   */
   readonly byKey: Map<string, ConfigChange>;
 }
 
@@ -71,7 +75,10 @@ export class FloorChanges {
     }>;
     const list = rows.map((r) => ({ id: r.entry_id, atMs: r.at_ms, user: r.user, key: r.key, before: JSON.parse(r.before_json) as Json, after: JSON.parse(r.after_json) as Json }));
     const byKey = new Map<string, ConfigChange>();
-    for (const c of list) if (!byKey.has(c.key)) byKey.set(c.key, c);
+    for (const c of list) {
+      const key = currentReorderPolicyKey(c.key);
+      if (!byKey.has(key)) byKey.set(key, c);
+    }
     this.cached = { list, byKey };
     return this.cached;
   }
@@ -81,7 +88,7 @@ export class FloorChanges {
     this.store(c);
     if (this.cached) {
       this.cached.list.unshift(c);
-      this.cached.byKey.set(c.key, c);
+      this.cached.byKey.set(currentReorderPolicyKey(c.key), c);
     }
   }
 

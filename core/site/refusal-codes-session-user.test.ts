@@ -165,6 +165,12 @@ describe('reorder.levels and config.refused: config.json refusing a reorder poin
       code: 'reorder.levels',
       params: { item: 'BOLT', location: 'A-01', reorderPoint: 7, orderUpTo: 7 },
     });
+    // An item and a location with a dot (their record's key quotes them; config.json's refusal names them dotted).
+    expect(await refused(api.call('setReorderPolicy', { item: 'BOLT.M8', location: 'A.01', policy: { reorderPoint: 7, orderUpTo: 7 } }, lead))).toMatchObject({
+      kind: 'invalid',
+      code: 'reorder.levels',
+      params: { item: 'BOLT.M8', location: 'A.01', reorderPoint: 7, orderUpTo: 7 },
+    });
     // A hand edit left another item's levels wrong: the change is refused naming that key.
     const path = join(data, 'config.json');
     expect(existsSync(path)).toBe(true);

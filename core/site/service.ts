@@ -61,7 +61,7 @@ import {
   type TableInfo,
   type UserView,
 } from './api.ts';
-import { ConfigError, configBindings, decisionOptions, inboxBudget, parseReorderPolicyKey, reorderPolicyKey, streamSilentMs } from './config.ts';
+import { ConfigError, configBindings, decisionOptions, inboxBudget, parseReorderPolicyKey, reorderLevelsErrorKey, reorderPolicyKey, streamSilentMs } from './config.ts';
 import type { Site } from './site.ts';
 import { fedTables, syncView } from './status.ts';
 import { refusalAlarms } from './refusals.ts';
@@ -1293,7 +1293,7 @@ function configRefusal(e: ConfigError, method: string, req: unknown): Refusal | 
   if (e.key === '(file)') return { code: 'config.file' };
   const r = req as SiteApiMethods['setReorderPolicy']['req'];
   const location = r.location ?? null;
-  if (r.policy && r.policy.orderUpTo <= r.policy.reorderPoint && e.key === reorderPolicyKey(r.item, location)) {
+  if (r.policy && r.policy.orderUpTo <= r.policy.reorderPoint && e.key === reorderLevelsErrorKey(r.item, location)) {
     const params = { item: r.item, reorderPoint: r.policy.reorderPoint, orderUpTo: r.policy.orderUpTo };
     return { code: 'reorder.levels', params: location === null ? params : { ...params, location } };
   }

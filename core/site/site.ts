@@ -36,7 +36,7 @@ import { LetterNotices } from '../ingest/letter-notices.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, setReorderPolicyInFile, type SiteAgentConfig, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, reorderPolicyEdit, type SiteAgentConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { internalClientTls } from './internal-client-tls.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
@@ -845,19 +845,29 @@ export class Site {
 
   /**
    * Sets (or, given null, removes) the reorder policy of an item, or of one location of it, for
-   * `user` (the site API's `setReorderPolicy`, from the Stock screen): written to config.json
-   * (checked whole first; a file that does not validate is left as it is and the error names its
-   * key), reloaded as `reloadConfig` does — so other edits of the file's live sections apply with
-   * it — and recorded under the user's name in the decision log (`config_changed`, which travels
-   * to HQ with the decisions); then the agent runs once. Returns the log entry's id.
+   * `user` (the site API's `setReorderPolicy`, from the Stock screen): config.json's new content is
+   * checked whole first (a file that does not validate is left as it is and the error names its
+   * key), recorded under the user's name in the decision log (`config_changed`, which travels to
+   * HQ with the decisions), then written and reloaded as `reloadConfig` does — so other edits of
+   * the file's live sections apply with it; then the agent runs once. Returns the log entry's id.
    */
   setReorderPolicy(user: string, item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null): number {
     // Refused before the file changes when there is no inbox to record it under the user's name.
     if (!this.decisionParts) throw Object.assign(new Error('the inbox is not running'), { kind: 'Failed' });
-    const { config, key, before } = setReorderPolicyInFile(this.data, item, location, policy);
-    this.applyConfig(config);
+    const { config, key, before, write } = reorderPolicyEdit(this.data, item, location, policy);
+    // The record first, committed: a crash (or a failed write) after it leaves a change in the log
+    // that config.json does not hold, which the Stock screen shows as nobody's (it names a setter
+    // only while the file holds what they set). The other way round left a changed policy that
+    // nobody was named for.
     const change = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
     this.floorChanges?.add(change);
+    try {
+      write();
+    } catch (e) {
+      this.log(`config ${key}: set by ${user} in the decision log (entry ${change.id}), but config.json was not written: ${(e as Error).message}`);
+      throw e;
+    }
+    this.applyConfig(config);
     const said = (v: unknown) => (v === null || v === undefined ? 'not set' : `reorder point ${String((v as { reorderPoint?: unknown }).reorderPoint)}, up to ${String((v as { orderUpTo?: unknown }).orderUpTo)}`);
     this.log(`config ${key} set by ${user}: was ${said(before)}; now ${said(policy)}`);
     // The agent looks at every row against it now (the reconfigure made its next run a full one),

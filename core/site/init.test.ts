@@ -127,6 +127,48 @@ describe('init', () => {
     }
   });
 
+  it('refuses another admin name after an init stopped once its admin was in site.db, naming that admin', async () => {
+    const data = join(dir, 'd');
+    const scrypt = { N: 1024, r: 8, p: 1 };
+    // Stopped after the admin was added (the secrets file cannot be written: a folder in its place).
+    mkdirSync(join(data, 'secrets', 'modules.json'), { recursive: true });
+    await expect(initDataDir({ data, site: 'oslo-1', admin: { name: 'kari', pin: '4711' }, scrypt })).rejects.toThrow(/EISDIR/);
+    rmSync(join(data, 'secrets', 'modules.json'), { recursive: true });
+    const admins = () => {
+      const db = new Database(join(data, 'site.db'));
+      try {
+        return new UserStore(db, { scrypt }).list().filter((u) => u.role === 'admin').map((u) => u.name);
+      } finally {
+        db.close();
+      }
+    };
+    // Run again under another name: it added a second admin, and the site had two.
+    const other = await cli(['init', '--data', data, '--site', 'oslo-1', '--admin', 'ola', '--pin', '5820']);
+    expect(other.code).toBe(3);
+    expect(other.err).toContain(`option '--admin': an earlier init of ${data} that did not finish added the admin 'kari'`);
+    expect(other.err).toContain('run it again with that admin name (the PIN given now is taken)');
+    expect(existsSync(join(data, 'config.json'))).toBe(false);
+    expect(admins()).toEqual(['kari']);
+    // The first-run screen is told the same.
+    await expect(new FirstRunBackend(data).call('initSite', { siteId: 'oslo-1', adminName: 'ola', adminPin: '5820' }, { user: null, setUser: () => undefined })).rejects.toThrow(/added the admin 'kari'/);
+    // Under that name it finishes, with the one admin.
+    const same = await cli(['init', '--data', data, '--site', 'oslo-1', '--admin', 'kari', '--pin', '5820']);
+    expect(same.code).toBe(0);
+    expect(same.out).toContain('  admin user: kari\n');
+    expect(admins()).toEqual(['kari']);
+  });
+
+  it('names the admin an init that stopped had added when run again without --admin', async () => {
+    const data = join(dir, 'd');
+    mkdirSync(join(data, 'secrets', 'modules.json'), { recursive: true });
+    await expect(initDataDir({ data, site: 'oslo-1', admin: { name: 'kari', pin: '4711' }, scrypt: { N: 1024, r: 8, p: 1 } })).rejects.toThrow(/EISDIR/);
+    rmSync(join(data, 'secrets', 'modules.json'), { recursive: true });
+    const r = await cli(['init', '--data', data, '--site', 'oslo-1']);
+    expect(r.code).toBe(0);
+    // It said "no admin user yet".
+    expect(r.out).toContain('  admin user: kari (added by an earlier init of this directory that did not finish, with the PIN given then)\n');
+  });
+
   it('refuses a bad site id or admin name, and a directory that is already a site', async () => {
     for (const site of ['../up', 'a/b', 'a..b', 'x\u0007']) {
       const r = await cli(['init', '--data', join(dir, 'x'), '--site', site]);

@@ -13,7 +13,8 @@
 //
 // Order: everything else first, config.json last, so a directory with config.json is complete;
 // an init that failed half-way can be run again (it refuses only a directory with config.json; an
-// admin an earlier run added gets the PIN given now).
+// admin an earlier run added gets the PIN given now, and another admin name is refused naming that
+// one, so the site starts with the one admin the person chose).
 // A directory that already holds a site's tables — `tilstand restore` fills one before init, on a
 // replacement PC — is initialized only under that site's id: under another id the site would
 // start empty beside the restored state, and its restore note would ask the wrong modules.
@@ -77,6 +78,8 @@ export interface InitResult {
   data: string;
   config: SiteConfig;
   secretsPath: string;
+  /** The admins site.db holds: the one given, or one an earlier init that did not finish added. */
+  admins: string[];
 }
 
 /**
@@ -162,9 +165,11 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
     note: 'Broker passwords of the site modules, written once by `tilstand init`. site.db keeps only their scrypt hashes. Hand each to its module installer, then delete this file.',
     modules: {},
   };
+  let admins: string[];
   try {
     const creds = new ModuleCredentials(db, o.scrypt);
     const users = new UserStore(db, o.scrypt ? { scrypt: o.scrypt } : {});
+    if (o.admin) refuseAnotherAdmin(users, o.admin.name, data);
     for (const m of [...new Set([...SITE_MODULES, ...(o.modules ?? [])]), TILSTAND_PRINCIPAL]) {
       const password = randomBytes(18).toString('base64url');
       await creds.set(m === TILSTAND_PRINCIPAL ? tilstandPrincipal : modulePrincipal(m), password);
@@ -177,6 +182,7 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
       if (users.get(o.admin.name)?.role === 'admin') await users.resetSecret(o.admin.name, { pin: o.admin.pin });
       else await users.add({ name: o.admin.name, role: 'admin' satisfies Role, pin: o.admin.pin });
     }
+    admins = adminsOf(users);
   } finally {
     db.close();
   }
@@ -191,7 +197,28 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   if (demoRule !== undefined) localFileIO.replaceAtomic(join(data, DEMO_RULE_FILE), Buffer.from(demoRule));
 
   writeConfig(data, config);
-  return { data, config, secretsPath: p.moduleSecrets };
+  return { data, config, secretsPath: p.moduleSecrets, admins };
+}
+
+const adminsOf = (users: UserStore): string[] => users.list().filter((u) => u.role === 'admin').map((u) => u.name);
+
+/**
+ * Refuses `name` as the first admin when an earlier init of this directory that did not finish
+ * (no config.json: nobody has signed in yet) added another: taking both, the site started with two
+ * admins, one of them a name the person had given up. The message names the one there; run again
+ * under that name, the init takes the PIN given in that run.
+ */
+function refuseAnotherAdmin(users: UserStore, name: string, data: string): void {
+  // get() finds a name by its composed form too: the same person typed it again.
+  const same = users.get(name)?.name;
+  const others = adminsOf(users).filter((n) => n !== same);
+  if (others.length === 0) return;
+  const quoted = others.map((n) => `'${n}'`).join(', ');
+  throw new InitError(
+    'AlreadyExists',
+    `an earlier init of ${data} that did not finish added the admin${others.length === 1 ? '' : 's'} ${quoted}: run it again with ${others.length === 1 ? 'that admin name' : 'one of those names'} (the PIN given now is taken), so the site starts with one admin`,
+    'admin',
+  );
 }
 
 /** Fsyncs a file's own metadata (its mode, after a chmod). */

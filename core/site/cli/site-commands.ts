@@ -159,7 +159,7 @@ export async function runInit(argv: string[], io: CliIO): Promise<number> {
     await print(io.stdout, [
       `initialized site ${r.config.site} in ${r.data}`,
       `  module broker passwords: ${r.secretsPath} (mode 0600; hand them to the module installers, then delete the file)`,
-      ...(admin ? [`  admin user: ${admin}`] : ['  no admin user yet: tilstand users add --role admin …']),
+      ...(admin ? [`  admin user: ${admin}`] : r.admins.length > 0 ? [`  admin user: ${r.admins.join(', ')} (added by an earlier init of this directory that did not finish, with the PIN given then)`] : ['  no admin user yet: tilstand users add --role admin …']),
       `  start it: tilstand start --data ${r.data}`,
     ]);
     return EXIT.ok;

@@ -5,6 +5,8 @@
 // This file is also the entry of the site's bundle, dist/site/tilstand.mjs (`npm start`, the
 // service; scripts/build-site.mjs), where `register` is a no-op: the same steps in the same order,
 // without tsx's loader thread and its heap (core/site/DESIGN.md, "How a site process starts").
+// First of all, a SIGHUP that comes before `start` listens is held for it (sighup-hold.mjs).
+import './sighup-hold.mjs';
 import { register } from 'tsx/esm/api';
 
 register();

@@ -4,7 +4,7 @@
 //
 //   node scripts/build-site.mjs [site] [electron] [bench]     (no argument: site and electron)
 //
-//   site       bin/tilstand.mjs    → dist/site/tilstand.mjs     the `tilstand` command
+//   site       bin/tilstand.mjs    → dist/site/tilstand.mjs     the `tilstand` command (a launcher; the bundle is site.mjs)
 //   electron   electron/main.mjs   → dist/electron/main.mjs     the Electron main process
 //   bench      bench/child.ts      → dist/bench/child.mjs       the benchmark's child (bench/harness.ts)
 //
@@ -31,7 +31,7 @@
 // Source maps are written beside each bundle (node --enable-source-maps … for source stack traces).
 
 import * as esbuild from 'esbuild';
-import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -39,7 +39,20 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The bundles, by name: entry and output relative to the repository; `copies`: [from, to] files copied beside it. */
 export const BUNDLES = {
-  site: { entry: 'bin/tilstand.mjs', out: 'dist/site/tilstand.mjs', splitting: false, copies: [['docs/examples/rules/door-down.mts', 'dist/site/examples/rules/door-down.mts']] },
+  // `launch`: dist/site/tilstand.mjs is a launcher of two lines that imports it first and then the
+  // bundle (`site.mjs` beside it): a SIGHUP while the bundle and its packages load (the first
+  // ~0.3 s) ended the process, since nothing listened yet (bin/sighup-hold.mjs). The bundle
+  // imports it by the same path, so it runs once.
+  site: {
+    entry: 'bin/tilstand.mjs',
+    out: 'dist/site/tilstand.mjs',
+    splitting: false,
+    launch: './sighup-hold.mjs',
+    copies: [
+      ['docs/examples/rules/door-down.mts', 'dist/site/examples/rules/door-down.mts'],
+      ['bin/sighup-hold.mjs', 'dist/site/sighup-hold.mjs'],
+    ],
+  },
   electron: { entry: 'electron/main.mjs', out: 'dist/electron/main.mjs', splitting: false },
   // Split at the child's dynamic imports: as under tsx, only the module of the task that runs is
   // loaded (bench/child.ts), so the memory figure's child holds what a site holds and no more.
@@ -86,8 +99,11 @@ export function sourceUrlPlugin(outDir) {
   };
 }
 
-/** The esbuild options of one bundle: `entry` → `outFile` (both absolute; chunks beside `outFile`). */
-export function esbuildOptions({ entry, outFile, splitting = false }) {
+/**
+ * The esbuild options of one bundle: `entry` → `outFile` (both absolute; chunks beside `outFile`).
+ * `external`: modules the entry imports by these paths that stay files beside the bundle.
+ */
+export function esbuildOptions({ entry, outFile, splitting = false, external = [] }) {
   const outdir = dirname(outFile);
   return {
     entryPoints: { [basename(outFile).replace(/\.mjs$/, '')]: entry },
@@ -100,6 +116,7 @@ export function esbuildOptions({ entry, outFile, splitting = false }) {
     format: 'esm',
     target: 'node20',
     packages: 'external',
+    external,
     sourcemap: 'linked',
     keepNames: true,
     logLevel: 'warning',
@@ -111,7 +128,26 @@ export function esbuildOptions({ entry, outFile, splitting = false }) {
 export function bundleOptions(name) {
   const b = BUNDLES[name];
   if (!b) throw new Error(`build-site: unknown bundle '${name}' (expected one of ${Object.keys(BUNDLES).join(', ')})`);
-  return esbuildOptions({ entry: join(ROOT, b.entry), outFile: join(ROOT, b.out), splitting: b.splitting });
+  const out = join(ROOT, b.out);
+  if (!b.launch) return esbuildOptions({ entry: join(ROOT, b.entry), outFile: out, splitting: b.splitting });
+  return esbuildOptions({ entry: join(ROOT, b.entry), outFile: launchedBundle(out), splitting: b.splitting, external: [b.launch] });
+}
+
+/** Where the bundle of a bundle with a launcher (`launch`) is written: `site.mjs` beside the launcher. */
+export function launchedBundle(out) {
+  return join(dirname(out), 'site.mjs');
+}
+
+/** The launcher `out` of a bundle with `launch`: imports `launch`, then the bundle. */
+function launcherText(launch, out) {
+  return [
+    '#!/usr/bin/env node',
+    '// The `tilstand` command of a built tree (scripts/build-site.mjs): what must run before the',
+    '// bundle and its packages load, then the bundle.',
+    `import ${JSON.stringify(launch)};`,
+    `await import(${JSON.stringify(`./${basename(launchedBundle(out))}`)});`,
+    '',
+  ].join('\n');
 }
 
 /** Builds the named bundles; returns their output paths. Throws on a build error. */
@@ -122,6 +158,8 @@ export async function buildBundles(names = DEFAULT_BUNDLES) {
     // The directory is the bundle's alone; emptied so no chunk of an earlier build stays.
     await rm(options.outdir, { recursive: true, force: true });
     await esbuild.build(options);
+    const { launch, out: outPath } = BUNDLES[name];
+    if (launch) await writeFile(join(ROOT, outPath), launcherText(launch, join(ROOT, outPath)), { mode: 0o755 });
     for (const [from, to] of BUNDLES[name].copies ?? []) {
       await mkdir(dirname(join(ROOT, to)), { recursive: true });
       await copyFile(join(ROOT, from), join(ROOT, to));

@@ -15,10 +15,13 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { buildBundles } from './build-site.mjs';
 import { SITE_LAUNCH } from '../core/site/v8-flags.ts';
+import { initDataDir } from '../core/site/init.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'tilstand.mjs');
 const SITE_BUNDLE = join(ROOT, 'dist', 'site', 'tilstand.mjs');
+/** The bundle's code, which the launcher SITE_BUNDLE imports (scripts/build-site.mjs `launch`). */
+const SITE_CODE = join(ROOT, 'dist', 'site', 'site.mjs');
 const ELECTRON_BUNDLE = join(ROOT, 'dist', 'electron', 'main.mjs');
 const RENDERER_INDEX = join(ROOT, 'dist', 'renderer', 'index.html');
 const run = promisify(execFile);
@@ -69,7 +72,7 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
   });
 
   it('loads nothing through tsx, and the bundles take electron and the packages from node_modules at run time', () => {
-    for (const file of [SITE_BUNDLE, ELECTRON_BUNDLE]) {
+    for (const file of [SITE_CODE, ELECTRON_BUNDLE]) {
       const text = readFileSync(file, 'utf8');
       expect(text, file).not.toMatch(/from "tsx|import\("tsx/);
       expect(text, file).toMatch(/^import Database from "better-sqlite3";$/m);
@@ -80,6 +83,56 @@ describe('the site bundle (dist/site/tilstand.mjs)', () => {
     expect(electron).toContain('import("electron")');
     expect(electron).toContain('new URL("../../electron/main-process.ts", import.meta.url)');
   });
+
+  it('is launched by dist/site/tilstand.mjs, which holds an early SIGHUP before the bundle (site.mjs) and its packages load', () => {
+    const launcher = readFileSync(SITE_BUNDLE, 'utf8').split('\n').filter((l) => /^(import|await import)\b/.test(l));
+    expect(launcher).toEqual(['import "./sighup-hold.mjs";', 'await import("./site.mjs");']);
+    // The bundle imports it by the same path: one module, run once.
+    expect(readFileSync(SITE_CODE, 'utf8')).toMatch(/^import "\.\/sighup-hold\.mjs";$/m);
+    expect(readFileSync(join(ROOT, 'dist', 'site', 'sighup-hold.mjs'), 'utf8')).toBe(readFileSync(join(ROOT, 'bin', 'sighup-hold.mjs'), 'utf8'));
+  });
+
+  it.skipIf(process.platform === 'win32')('a SIGHUP while the bundle loads is held, and the started site reloads config.json once it runs', async () => {
+    // The moment is made, not waited for: a loader hook (--import, before the launcher runs)
+    // holds the launcher's import of site.mjs until the signal is sent, and says so by a file.
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-bundle-hup-'));
+    const data = join(dir, 'data');
+    await initDataDir({ data, site: 'hup', scrypt: { N: 1024, r: 8, p: 1 } });
+    writeFileSync(
+      join(dir, 'hooks.mjs'),
+      `import { existsSync, writeFileSync } from 'node:fs';
+const dir = new URL('.', import.meta.url).pathname;
+export async function resolve(specifier, context, next) {
+  if (specifier === './site.mjs') {
+    writeFileSync(dir + 'holding', '');
+    const end = Date.now() + 20_000;
+    while (!existsSync(dir + 'go') && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  }
+  return next(specifier, context);
+}
+`,
+    );
+    writeFileSync(join(dir, 'preload.mjs'), `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`);
+    child = spawn(process.execPath, ['--import', join(dir, 'preload.mjs'), SITE_BUNDLE, 'start', '--headless', '--no-agent-timer', '--data', data, '--mqtt-port', '0', '--http-port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    const held = join(dir, 'holding');
+    for (const end = Date.now() + 30_000; !existsSync(held) && child.exitCode === null && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(held)).toBe(true);
+    child.kill('SIGHUP');
+    writeFileSync(join(dir, 'go'), '');
+    const { out, err, exited } = await untilUi(child);
+    expect(child.signalCode, `stderr:\n${err()}`).toBeNull(); // was: SIGHUP
+    expect(out(), `stderr:\n${err()}`).toMatch(/ui:\s+http:\/\/127\.0\.0\.1:\d+\//);
+    expect(err()).toContain('tilstand: SIGHUP while the site starts: config.json is read again once it runs');
+    const log = () => readFileSync(join(data, 'logs', 'site.log'), 'utf8');
+    for (const end = Date.now() + 10_000; !log().includes('config reloaded') && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+    expect(log()).toContain('config reloaded');
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
+    expect(code, `stdout:\n${out()}\nstderr:\n${err()}`).toBe(0);
+  }, 90_000);
 
   it('starts a headless demo site that serves the UI and /api on loopback, runs the rule <data>/rules/door-down.mts, and stops cleanly on SIGINT', async () => {
     expect(existsSync(RENDERER_INDEX), 'the renderer is built first (vite build, as npm start and npm test do)').toBe(true);

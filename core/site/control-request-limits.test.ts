@@ -63,6 +63,67 @@ describe('control socket request size', () => {
   });
 });
 
+describe('control socket request size in bytes', () => {
+  // The limit and its refusal say bytes: a line of two-byte characters (ø) is measured in bytes,
+  // not in UTF-16 units (it was: 200 "bytes" let a line of nearly 400 through).
+  const echo = () => new Map<string, ControlHandler>([['echo', (a) => a.pad]]);
+  /** A request line of exactly `bytes` bytes (its newline not counted), padded with ø (2 bytes) and one x when odd. */
+  const lineOf = (id: number, bytes: number): string => {
+    const frame = Buffer.byteLength(JSON.stringify({ id, op: 'echo', args: { pad: '' } }));
+    const pad = 'ø'.repeat(Math.floor((bytes - frame) / 2)) + ((bytes - frame) % 2 === 1 ? 'x' : '');
+    const line = JSON.stringify({ id, op: 'echo', args: { pad } });
+    expect(Buffer.byteLength(line)).toBe(bytes);
+    return line;
+  };
+
+  it('refuses a line of multi-byte characters whose bytes are over the limit, though its characters are not', async () => {
+    const path = join(dir, 'control.sock');
+    const server = await ControlServer.listen(path, echo(), { requestBytesMax: 200 });
+    closers.push(() => server.close());
+    const line = lineOf(1, 201);
+    expect(line.length).toBeLessThan(200);
+    expect(await exchange(path, `${line}\n`)).toEqual([{ id: null, ok: false, error: { kind: 'InvalidArgument', message: 'request longer than 200 bytes' } }]);
+  });
+
+  it('answers a line of exactly the limit in bytes, a character split between two writes included', async () => {
+    const path = join(dir, 'control.sock');
+    const server = await ControlServer.listen(path, echo(), { requestBytesMax: 200 });
+    closers.push(() => server.close());
+    const line = lineOf(1, 200);
+    const bytes = Buffer.from(`${line}\n${lineOf(2, 120)}\n`);
+    // Cut inside the first ø: its two bytes come in two writes.
+    const cut = bytes.indexOf(Buffer.from('ø')) + 1;
+    const answers = await new Promise<unknown[]>((resolve, reject) => {
+      const s = connect(path);
+      let got = '';
+      s.setEncoding('utf8');
+      s.once('connect', () => {
+        s.write(bytes.subarray(0, cut));
+        setTimeout(() => s.write(bytes.subarray(cut)), 20);
+      });
+      s.on('data', (c: string) => {
+        got += c;
+        if (got.split('\n').filter(Boolean).length >= 2) s.end();
+      });
+      s.once('close', () => resolve(got.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown)));
+      s.once('error', reject);
+      setTimeout(() => (s.destroy(), reject(new Error(`no answer within 5 s (got ${JSON.stringify(got)})`))), 5_000).unref();
+    });
+    expect(answers).toEqual([
+      { id: 1, ok: true, value: (JSON.parse(line) as { args: { pad: string } }).args.pad },
+      { id: 2, ok: true, value: (JSON.parse(lineOf(2, 120)) as { args: { pad: string } }).args.pad },
+    ]);
+  });
+
+  it('refuses a line still waiting for its newline once its bytes pass the limit', async () => {
+    const path = join(dir, 'control.sock');
+    const server = await ControlServer.listen(path, echo(), { requestBytesMax: 200 });
+    closers.push(() => server.close());
+    // 120 characters, 240 bytes, no newline yet.
+    expect(await exchange(path, 'ø'.repeat(120))).toEqual([{ id: null, ok: false, error: { kind: 'InvalidArgument', message: 'request longer than 200 bytes' } }]);
+  });
+});
+
 describe('control arguments of the dead-letter ops', () => {
   it('refuses negative journal positions and a list limit out of range, naming the argument', async () => {
     const data = join(dir, 'site');

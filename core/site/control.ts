@@ -173,24 +173,27 @@ export class ControlServer {
     let inFlight = 0;
     s.once('close', () => this.sockets.delete(s));
     s.on('error', () => s.destroy());
-    let buffer = '';
+    // Bytes, not text: the limit and its refusal count bytes, and a UTF-8 character never holds the
+    // newline's byte, so lines are cut before they are decoded (a character split between two
+    // reads is whole in its line). Counted as decoded text, the limit let two-byte characters
+    // through at twice the size it names.
+    let buffer: Buffer = Buffer.alloc(0);
     let chain = Promise.resolve();
-    s.setEncoding('utf8');
     // Refused, the connection is done with: nothing more it sends is read, nothing more answered.
     const tooLong = () => {
       s.off('data', onData);
-      buffer = '';
+      buffer = Buffer.alloc(0);
       s.end(`${JSON.stringify({ id: null, ok: false, error: { kind: 'InvalidArgument', message: `request longer than ${this.o.requestBytesMax} bytes` } })}\n`);
     };
-    const onData = (chunk: string) => {
-      buffer += chunk;
+    const onData = (chunk: Buffer) => {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
       let nl: number;
       while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
         // Each line, not only a buffer still waiting for its newline: a long line that came
         // together with its newline was answered.
-        if (line.length > this.o.requestBytesMax) return void tooLong();
-        buffer = buffer.slice(nl + 1);
+        if (nl > this.o.requestBytesMax) return void tooLong();
+        const line = buffer.toString('utf8', 0, nl);
+        buffer = buffer.subarray(nl + 1);
         if (line.trim() === '') continue;
         if (inFlight++ === 0) s.setTimeout(0);
         chain = chain.then(async () => {

@@ -1,4 +1,5 @@
-// The check of a scan's filters (ScanOptions.where) before any file is read: a filter names a
+// The check of a scan's filters (ScanOptions.where) before any file is read, and of a lookup's key
+// values (TableReader.get, `checkKeyValue`): a filter names a
 // column of the reader's schema, a known op, and a value of the column's in-memory form. The
 // comparators (types.ts) assume that form: a string against an INT column compared by JS coercion,
 // NaN or `true` there matched every row, a null threw a TypeError from inside a comparison.
@@ -59,4 +60,15 @@ export function checkFilters(schema: TableSchema, where: readonly Predicate[] | 
     const expected = expectedKind(t, p.value);
     if (expected !== undefined) throw invalidArgument(`filter on '${p.column}' (${type}): expected ${expected}, got ${describeValue(p.value)}`);
   }
+}
+
+/**
+ * InvalidArgument naming the column and the form expected when a lookup key's value (`get`) is not
+ * of its column's in-memory form, as for a filter: of another kind it hashed to another bucket or
+ * compared by JS coercion, a silent miss. Null and undefined are left to the lookup's own message.
+ */
+export function checkKeyValue(name: string, t: DataType, v: unknown): void {
+  if (v === null || v === undefined) return;
+  const expected = expectedKind(t, v);
+  if (expected !== undefined) throw invalidArgument(`lookup key '${name}' (${typeToString(withNullable(t, true))}): expected ${expected}, got ${describeValue(v)}`);
 }

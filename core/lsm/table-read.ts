@@ -16,7 +16,7 @@ import { bucketOf } from './bucket.ts';
 import { cell, kvAt, nextPart, PackedColumn, rowAt, rowReader, type Column, type RunData, type RunParts } from './data-file.ts';
 import { deserializeBinaryRow } from './binary-row.ts';
 import { invalidArgument } from './errors.ts';
-import { checkFilters } from './filter-check.ts';
+import { checkFilters, checkKeyValue } from './filter-check.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import type { DataFileMeta } from './manifest.ts';
 import { createMergeFunction, mergeOrder, type MergeFunction } from './merge/merge-function.ts';
@@ -28,7 +28,7 @@ import { needsRawScan, rawScan } from './raw-scan.ts';
 import type { TableSchema } from './schema.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
-import { comparatorFor, isStringType, withNullable, type Comparator, type DataType } from './types.ts';
+import { comparatorFor, isStringType, withNullable, type Comparator, type DataField, type DataType } from './types.ts';
 
 export type PredicateOp = '=' | '<' | '<=' | '>' | '>=' | 'prefix';
 
@@ -128,6 +128,8 @@ export class TableReader {
   private ownGet!: boolean;
   /** The trimmed key columns' names (a lookup's key, from its primary-key record). */
   private keyNames!: string[];
+  /** The key and partition columns whose values `get` checks (`checkKeyValue`). */
+  private keyChecks!: DataField[];
   /** Per key column, its comparator (lookups binary-search the key columns directly). */
   private keyCmps!: Comparator[];
   /** Whether a run's +I/+U rows are their own single-record fold (see `runIsFolded`; lookup tables). */
@@ -167,6 +169,7 @@ export class TableReader {
     this.anyBucket = s.keyBucketUnknown;
     this.ownGet = this.rawTable || this.lowestLevel || this.anyBucket;
     this.keyNames = s.keyIndexes.map((i) => s.fields[i]!.name);
+    this.keyChecks = [...s.keyIndexes, ...s.partitionIndexes.filter((i) => !s.keyIndexes.includes(i))].map((i) => s.fields[i]!);
     this.keyCmps = s.keyTypes.map(comparatorFor);
     this.folded = runIsFolded(s);
     this.scanKeyFast = s.keyTypes.map(isStringType);
@@ -311,6 +314,8 @@ export class TableReader {
     try {
       const schema = this.current();
       if (!schema.isPrimaryKeyTable) throw invalidArgument(`table ${this.table.name} has no primary key; use scan`);
+      const checks = this.keyChecks;
+      for (let i = 0; i < checks.length; i++) checkKeyValue(checks[i]!.name, checks[i]!.type, pk[checks[i]!.name]);
       if (this.ownGet) {
         if (!this.rawTable) return this.anyBucket ? this.getAnyBucket(pk) : this.getLowestLevel(pk);
         // Deletion-vector table: the key's row among the visible (level ≥ 1, not deleted) rows.

@@ -27,10 +27,49 @@ export function parseMemorySize(text: string, option: string): number {
   return Math.floor(Number(m[1]) * mult);
 }
 
-/** Parses Paimon's Duration text: `1 h`, `30 min`, `10 s`, `100 ms`, `2 d`, or milliseconds. */
-export function parseDuration(text: string, option: string): number {
+/** Java's duration unit labels (TimeUtils.TimeUnit: each label, and the plural of most) and their length in ns. */
+const JAVA_DURATION_UNITS: ReadonlyMap<string, bigint> = new Map(
+  (
+    [
+      [86_400_000_000_000n, 'd', 'day', 'days'],
+      [3_600_000_000_000n, 'h', 'hour', 'hours'],
+      [60_000_000_000n, 'min', 'm', 'minute', 'minutes'],
+      [1_000_000_000n, 's', 'sec', 'secs', 'second', 'seconds'],
+      [1_000_000n, 'ms', 'milli', 'millis', 'millisecond', 'milliseconds'],
+      [1_000n, '\u00b5s', 'micro', 'micros', 'microsecond', 'microseconds'],
+      [1n, 'ns', 'nano', 'nanos', 'nanosecond', 'nanoseconds'],
+    ] as const
+  ).flatMap(([ns, ...labels]) => labels.map((l) => [l, ns] as const)),
+);
+const LONG_MAX = 2n ** 63n - 1n;
+
+/** Java's String.trim: strips the characters up to U+0020 at both ends (not other whitespace). */
+const javaTrim = (text: string): string => text.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
+
+/**
+ * A duration in ms as Paimon reads it (TimeUtils.parseDuration, then Duration.toMillis, which
+ * truncates µs and ns): ASCII digits, then a unit label of JAVA_DURATION_UNITS in any case (none:
+ * ms). Undefined where Java throws: no leading digit, a sign or a fraction, an unknown label, a
+ * value past a long.
+ */
+function javaDurationMs(text: string): number | undefined {
+  const m = /^([0-9]+)(.*)$/s.exec(javaTrim(text));
+  if (!m) return undefined;
+  const value = BigInt(m[1]!);
+  const label = javaTrim(m[2]!).toLowerCase();
+  const unitNs = label === '' ? 1_000_000n : JAVA_DURATION_UNITS.get(label);
+  if (unitNs === undefined || value > LONG_MAX) return undefined;
+  const ms = (value * unitNs) / 1_000_000n;
+  return ms > LONG_MAX ? undefined : Number(ms);
+}
+
+/**
+ * What earlier versions of this store read besides Java's forms: a fraction ('1.5 h') and 'mins'.
+ * Only read (a table one of them created opens), never accepted at creation or ALTER.
+ */
+function legacyDurationMs(text: string): number | undefined {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|milli|millis|s|sec|secs|second|seconds|min|mins|minute|minutes|m|h|hour|hours|d|day|days)?\s*$/i.exec(text);
-  if (!m) throw invalidArgument(`option '${option}': expected a duration such as '1 h' or '30 s', got '${text}'`);
+  if (!m) return undefined;
   const u = (m[2] ?? 'ms').toLowerCase();
   const mult = u.startsWith('ms') || u.startsWith('milli') ? 1
     : u === 's' || u.startsWith('sec') ? 1000
@@ -38,6 +77,54 @@ export function parseDuration(text: string, option: string): number {
     : u.startsWith('h') ? 3_600_000
     : 86_400_000;
   return Math.floor(Number(m[1]) * mult);
+}
+
+/** `ms` in the largest unit that holds it whole, as Java writes it ('90 min'). */
+function javaDurationText(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['min', 60_000], ['s', 1000]] as const) {
+    if (ms !== 0 && ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  return `${ms} ms`;
+}
+
+/**
+ * Parses a duration option in ms. `strict` (creation and ALTER): only what Paimon reads (TimeUtils:
+ * `1 h`, `30 min`, `500 ms`, `1500 µs`, `7 days`…; a whole number), else InvalidArgument naming the
+ * option and the form expected — a table Java cannot open is not made here. Otherwise (opening a
+ * table) also the forms earlier versions of this store accepted at creation ('1.5 h', '5 mins').
+ */
+export function parseDuration(text: string, option: string, strict = false): number {
+  const ms = javaDurationMs(text);
+  if (ms !== undefined) return ms;
+  const legacy = legacyDurationMs(text);
+  if (strict) {
+    const hint = legacy === undefined ? '' : ` (earlier versions read it as ${legacy} ms: write '${javaDurationText(legacy)}')`;
+    throw invalidArgument(
+      `option '${option}': expected a duration as Paimon reads it, a whole number and a unit (d, h, min, s, ms, \u00b5s, ns, or names such as 'hours'; none: ms) such as '90 min', got '${text}'${hint}`,
+    );
+  }
+  if (legacy === undefined) throw invalidArgument(`option '${option}': expected a duration such as '1 h' or '30 s', got '${text}'`);
+  return legacy;
+}
+
+/**
+ * The options Paimon reads as durations (CoreOptions), checked strictly where they are set here
+ * (`checkDurationOptions`: creation, and ALTER for the ones it sets). `continuous.discovery-interval`
+ * is only stored here; Java reads it.
+ */
+export const DURATION_OPTIONS: readonly string[] = [
+  'snapshot.time-retained',
+  'changelog.time-retained',
+  'tag.default-time-retained',
+  'partition.expiration-time',
+  'partition.expiration-check-interval',
+  'consumer.expiration-time',
+  'continuous.discovery-interval',
+];
+
+/** InvalidArgument for the first of `keys` that is a duration option whose value Paimon would not read. */
+export function checkDurationOptions(raw: Readonly<Record<string, string>>, keys: Iterable<string>): void {
+  for (const k of keys) if (DURATION_OPTIONS.includes(k) && raw[k] !== undefined) parseDuration(raw[k], k, true);
 }
 
 function parseInt32(text: string, option: string, min: number, max = MAX_INT): number {
@@ -345,6 +432,8 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
     throw notSupported(`option 'partition.legacy-name': 'false' is not supported (partition directories are written with Paimon's legacy names); expected 'true' or no value`);
   }
 
+  // Read leniently below (a table an earlier version made opens); where set here, as Java reads them.
+  if (strict) checkDurationOptions(raw, Object.keys(raw));
   const retainedMin = int('snapshot.num-retained.min', 10, 1);
   const retainedMax = int('snapshot.num-retained.max', MAX_INT, 1);
   // As Paimon's SchemaValidation: a max below the min (10 unless set) would be ignored silently.

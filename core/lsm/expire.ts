@@ -185,7 +185,7 @@ function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | 
   const tags: TagInfo[] = [];
   for (const t of table.tags.list()) {
     if (t.createTimeMillis !== undefined && t.retainedMillis !== undefined && t.createTimeMillis + t.retainedMillis < localNow) {
-      table.tags.delete(t.name);
+      table.tags.removeListed(t.name);
       result.expiredTags.push(t.name);
       dying.push(t.snapshot);
     } else tags.push(t);

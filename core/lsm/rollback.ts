@@ -28,6 +28,8 @@ import { diffBuckets, type SnapshotRef } from './incremental.ts';
 import { ADD, DELETE, entryIdentifier, type ManifestEntry } from './manifest.ts';
 import type { Snapshot } from './snapshot.ts';
 import type { Table } from './table.ts';
+import { checkWritableOptions } from './write-options.ts';
+import { WriterLock } from './writer-lock.ts';
 
 export interface RollbackResult {
   /** The latest snapshot afterwards: the target, or the new OVERWRITE snapshot. */
@@ -62,7 +64,7 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
   const removed: Snapshot[] = [];
   for (const t of table.tags.list()) {
     if (t.snapshot.id > target.id) {
-      table.tags.delete(t.name);
+      table.tags.removeListed(t.name);
       result.removedTags.push(t.name);
       removed.push(t.snapshot);
     }
@@ -118,6 +120,24 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
   // writing without the writer lock (a tag, a consumer's progress; a Java writer's new files).
   result.deletedFiles = deleteRemovedFiles(table, removed, unread);
   return result;
+}
+
+/**
+ * A destructive rollback under the writer lock alone, for a table no writer opens on: its latest
+ * snapshot, or a file that snapshot names, is damaged, and a writer reads that state when it opens
+ * (`TableWriter.rollbackOnce` comes here after a writer's open failed with Corruption). The target
+ * must read; every later snapshot goes, the damaged one too (`rollbackDestructive`). A rollback is
+ * a write: the writer's option check applies, as to expiration without a writer.
+ */
+export function rollbackWithoutWriter(table: Table, ref: SnapshotRef): RollbackResult {
+  const lock = WriterLock.acquire(table.paths.lockFile, `table ${table.name}`);
+  try {
+    table.snapshots.invalidate(); // as a writer does once it holds the lock
+    checkWritableOptions(table.schema, `rolling back table ${table.name}`);
+    return rollbackDestructive(table, ref);
+  } finally {
+    lock.release();
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ import { fullCompaction, pickUniversal, type CompactUnit } from './compaction/un
 import { lookupPolicy, olderRecords } from './compaction/lookup-levels.ts';
 import { foldsLowestLevelOnly, forceLookup } from './merge/lookup-rule.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
-import { corruption, invalidArgument, LsmError, notSupported } from './errors.ts';
+import { corruption, invalidArgument, isCorruption, LsmError, notSupported } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import { bucketNumLevels, checkBucketLevels, highestNonEmptyLevel, lastFullCompactionLevel, type LevelSortedRun } from './levels.ts';
@@ -46,7 +46,7 @@ import { checkWritableOptions } from './write-options.ts';
 import { formatForLevel } from './data-file-format.ts';
 import { ChangelogWriter, type BucketChanges } from './changelog.ts';
 import { diffBuckets, type SnapshotRef } from './incremental.ts';
-import { rollbackAsLatestEntries, rollbackChanges, rollbackDestructive, type RollbackResult } from './rollback.ts';
+import { rollbackAsLatestEntries, rollbackChanges, rollbackDestructive, rollbackWithoutWriter, type RollbackResult } from './rollback.ts';
 import {
   batchesOf,
   partitionExpireConfig,
@@ -1232,6 +1232,28 @@ export class TableWriter {
     }
     this.reinitialize();
     return result;
+  }
+
+  /**
+   * Rolls the table back with a writer taken for the call (`Table.rollbackTo`). A writer cannot
+   * open on a damaged latest snapshot (it reads that state), and a rollback to an earlier intact
+   * snapshot or tag is the way past one: after a Corruption at the writer's open a destructive
+   * rollback runs under the writer lock alone (`rollbackWithoutWriter`). One that keeps history
+   * needs the damaged state (its files are the new snapshot's DELETEs): the Corruption stands.
+   */
+  static rollbackOnce(table: Table, to: SnapshotRef, o: { keepHistory?: boolean }, writerOptions: WriterOptions): RollbackResult {
+    let w: TableWriter;
+    try {
+      w = table.newWriter(writerOptions);
+    } catch (e) {
+      if (!isCorruption(e) || o.keepHistory) throw e;
+      return rollbackWithoutWriter(table, to);
+    }
+    try {
+      return w.rollbackTo(to, o);
+    } finally {
+      w.close();
+    }
   }
 
   /** InvalidArgument when the writer holds rows not committed yet: `what` re-reads its state and would lose them. */

@@ -29,6 +29,7 @@ import { SnapshotManager } from './snapshot-manager.ts';
 import { batchReadPointOf } from './scan-options.ts';
 import { localPathOf, TablePaths } from './table-paths.ts';
 import { TableReader, type ScanColumns } from './table-read.ts';
+import type { RollbackResult } from './rollback.ts';
 import { TagManager, type TagInfo } from './tags.ts';
 import { describeValue, typeToString } from './types.ts';
 import { TableWriter, type ExpirePartitionsOptions, type ExpirePartitionsResult, type WriterOptions } from './table-writer.ts';
@@ -608,6 +609,16 @@ export class Table {
    */
   expirePartitions(o: ExpirePartitionsOptions = {}, writer: WriterOptions = {}): ExpirePartitionsResult {
     return TableWriter.expirePartitionsOnce(this, o, writer);
+  }
+
+  /**
+   * Rolls the table back to a retained snapshot or a tag (TableWriter.rollbackTo) with the table's
+   * writer taken for the call (Conflict while another holds it). Also when the latest snapshot is
+   * damaged and no writer opens: destructively, the damaged snapshot removed with every later one
+   * (TableWriter.rollbackOnce).
+   */
+  rollbackTo(to: SnapshotRef, o: { keepHistory?: boolean } = {}, writer: WriterOptions = {}): RollbackResult {
+    return TableWriter.rollbackOnce(this, to, o, writer);
   }
 
   /**

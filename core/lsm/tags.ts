@@ -270,6 +270,17 @@ export class TagManager {
   delete(name: string): void {
     checkName('tag', name);
     if (!this.exists(name)) throw notFound(`tag '${name}' does not exist`);
+    this.removeListed(name);
+  }
+
+  /**
+   * Removes tag `name` as `list()` gave it (expiration, rollback), without the check `delete` makes
+   * of a caller's name: a file made by hand may carry a name `create` refuses ('..', a leading
+   * dot), and it is a tag all the same — listed, its files kept, deleted when it expires — as to
+   * Java's TagManager, which lists every `tag-*` file. The name came from `readdir`, so it holds no
+   * path separator and names a file of `tag/`. Before, such a file made every expiration throw.
+   */
+  removeListed(name: string): void {
     this.forget(name);
     this.fileIO.remove(this.paths.tagFile(name));
   }

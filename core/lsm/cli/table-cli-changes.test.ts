@@ -1,7 +1,7 @@
 // `tilstand table diff | follow | rollback`, run in-process through the command handlers with
 // the same argument parsing and output writer table-cli.ts uses.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -89,5 +89,21 @@ describe('table diff / follow / rollback', () => {
     const back = await run(dir, 'rollback', ['db.t', '--to', '2']);
     expect(back.lines[0]).toMatchObject({ snapshot: 2, removedSnapshots: [5, 4, 3] });
     expect(catalog.getTable({ database: 'db', table: 't' }).scanRows().map((r) => r.join(','))).toEqual(['a,2', 'b,1']);
+  });
+
+  it('rollback gets past a damaged latest snapshot, which stops every writer', async () => {
+    const { dir, catalog } = warehouse();
+    const t = catalog.getTable({ database: 'db', table: 't' });
+    const w = t.newWriter();
+    for (const v of [1, 2]) {
+      w.writeRecord({ k: 'a', v });
+      w.commit();
+    }
+    w.close();
+    writeFileSync(join(t.paths.snapshotDir, 'snapshot-2'), '{"id": 2');
+    expect(() => catalog.getTable({ database: 'db', table: 't' }).newWriter()).toThrow(/corruption in .*snapshot-2/);
+    const back = await run(dir, 'rollback', ['db.t', '--to', '1']);
+    expect(back.lines).toEqual([{ snapshot: 1, removedSnapshots: [2], removedTags: [], deletedFiles: 0 }]);
+    expect(catalog.getTable({ database: 'db', table: 't' }).scanRows()).toEqual([['a', 1]]);
   });
 });

@@ -8,7 +8,8 @@
 //   follow    prints the changes since the consumer's position, snapshot by snapshot, and stores
 //             the new position after each snapshot's lines are written; `--once` exits when caught
 //             up, otherwise it polls every second until SIGINT/SIGTERM.
-//   rollback  holds the writer for the call; prints a JSON summary.
+//   rollback  holds the writer for the call (also past a damaged latest snapshot: Table.rollbackTo);
+//             prints a JSON summary.
 
 import type { Catalog } from '../catalog.ts';
 import type { Change } from '../incremental.ts';
@@ -125,13 +126,9 @@ export async function followCommand(ctx: ChangesContext): Promise<number> {
 export async function rollbackCommand(ctx: ChangesContext): Promise<number> {
   const table = openTable(ctx);
   const to = ref(ctx.args.required('to'), 'to');
-  const w = table.newWriter({ commitUser: 'tilstand-cli' });
-  let r;
-  try {
-    r = w.rollbackTo(to, { keepHistory: ctx.args.boolean('keep-history') });
-  } finally {
-    w.close();
-  }
+  // Through the Table, not a writer of ours: a damaged latest snapshot stops every writer's open,
+  // and a rollback is the way past it (Table.rollbackTo).
+  const r = table.rollbackTo(to, { keepHistory: ctx.args.boolean('keep-history') }, { commitUser: 'tilstand-cli' });
   await ctx.out.line(
     JSON.stringify({ snapshot: r.snapshotId, removedSnapshots: r.removedSnapshots, removedTags: r.removedTags, deletedFiles: r.deletedFiles.length }),
   );

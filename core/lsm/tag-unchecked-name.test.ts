@@ -1,0 +1,100 @@
+// A tag file made by hand on disk (`tag/tag-<name>`) may carry a name `checkName` refuses for a tag
+// created here ('..' inside it, a leading dot, a backslash, a control character). It is a tag all
+// the same, as to Java's TagManager, which lists `tag-*` files: it keeps its snapshot's files, and
+// expiration deletes it when its retention has passed, as a rollback does when its snapshot is
+// rolled away. Before, both threw InvalidArgument from the name check meant for callers' names,
+// so one such file stopped every expiration of the table.
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { TableSchema } from './schema.ts';
+import { Table } from './table.ts';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const HOUR = 3_600_000;
+const BAD_NAMES = ['a..b', '.hidden', 'a\\b', 'tab\there'];
+
+/** A table with snapshots 1..3, each of one row, opened on a clock the test moves. */
+function tableOfThree(options: Record<string, string> = {}): { t: Table; dir: string; now: { ms: number } } {
+  const dir = mkdtempSync(join(tmpdir(), 'lsm-tag-unchecked-'));
+  dirs.push(dir);
+  const now = { ms: Date.UTC(2026, 0, 1) };
+  const t = Table.create(dir, TableSchema.fromSpec({ fields: [{ name: 'k', type: 'INT NOT NULL' }], primaryKeys: ['k'], options: { bucket: '1', 'write-only': 'true', ...options } }, 0), { clock: () => now.ms });
+  const w = t.newWriter();
+  for (let k = 1; k <= 3; k++) {
+    w.writeRecord({ k });
+    w.commit();
+  }
+  w.close();
+  return { t, dir, now };
+}
+
+/** The keys at the latest snapshot, or at tag `tag`. */
+function keys(t: Table, tag?: string): unknown[] {
+  const r = t.reader(tag === undefined ? {} : { tag });
+  try {
+    return [...r.scan()].map((row) => row[0]);
+  } finally {
+    r.close();
+  }
+}
+
+/** Copies tag `from` to the hand-made name `to`. */
+function handMade(dir: string, from: string, to: string): void {
+  copyFileSync(join(dir, 'tag', `tag-${from}`), join(dir, 'tag', `tag-${to}`));
+}
+
+it.each(BAD_NAMES)('expiration deletes the expired hand-made tag %j and keeps going', (bad) => {
+  const { t, dir, now } = tableOfThree({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '1' });
+  t.createTag('src', 1, HOUR);
+  handMade(dir, 'src', bad);
+  t.deleteTag('src');
+  now.ms += 2 * HOUR;
+  const w = t.newWriter();
+  try {
+    const r = w.expire();
+    expect(r.expiredTags).toEqual([bad]);
+    expect(r.expiredSnapshots).toEqual([1, 2]);
+  } finally {
+    w.close();
+  }
+  expect(readdirSync(join(dir, 'tag'))).toEqual([]);
+  expect(keys(t)).toEqual([1, 2, 3]);
+});
+
+it('a hand-made tag still in its retention keeps its snapshot readable after the snapshot expires', () => {
+  const { t, dir } = tableOfThree({ 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '1' });
+  t.createTag('src', 1);
+  handMade(dir, 'src', 'a..b');
+  t.deleteTag('src');
+  const w = t.newWriter();
+  try {
+    expect(w.expire().expiredSnapshots).toEqual([1, 2]);
+  } finally {
+    w.close();
+  }
+  expect(t.listTags().map((x) => x.name)).toEqual(['a..b']);
+  // Its files were kept: the tag's snapshot reads through a tag of its own.
+  t.createTag('good', 1);
+  expect(keys(t, 'good')).toEqual([1]);
+});
+
+it('a rollback past a hand-made tag removes it', () => {
+  const { t, dir } = tableOfThree();
+  t.createTag('src', 3);
+  handMade(dir, 'src', 'a..b');
+  t.deleteTag('src');
+  const w = t.newWriter();
+  try {
+    expect(w.rollbackTo(1).removedTags).toEqual(['a..b']);
+  } finally {
+    w.close();
+  }
+  expect(readdirSync(join(dir, 'tag'))).toEqual([]);
+  expect(keys(t)).toEqual([1]);
+});

@@ -25,7 +25,7 @@ import { binaryRowEncoder } from './binary-row.ts';
 import { bucketOf } from './bucket.ts';
 import { formatForLevel } from './data-file-format.ts';
 import { cell, writeDataFile, type RunData } from './data-file.ts';
-import { corruption, invalidArgument } from './errors.ts';
+import { corruption, invalidArgument, LsmError } from './errors.ts';
 import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
 import { RowKind } from './key-value.ts';
 import { randomUUID } from 'node:crypto';
@@ -34,7 +34,7 @@ import { ADD, DELETE, decodeIndexManifest, encodeIndexManifest, type DataFileMet
 import { partitionCacheKey, partitionPath } from './partition-path.ts';
 import type { Table } from './table.ts';
 import { FileNamer } from './table-paths.ts';
-import { TableWriter, type CommitResult, type PartitionExpireResult, type WriterOptions } from './table-writer.ts';
+import { keptRowsRefusal, madeSnapshots, TableWriter, type CommitResult, type WriterOptions } from './table-writer.ts';
 import { checkValue, loneSurrogateIn, typeToString } from './types.ts';
 import { estimateValueBytes } from './write-buffer.ts';
 import type { SnapshotRef } from './incremental.ts';
@@ -69,6 +69,8 @@ export class AppendWriter extends TableWriter {
   private readonly appEncodePartition: (v: readonly unknown[]) => Uint8Array;
   private readonly appEncodeBucketKey: (v: readonly unknown[]) => Uint8Array;
   private appBufferedBytes = 0;
+  /** The failure of a flush whose rows are still buffered; cleared by a flush that writes them all. */
+  private appFlushFailure: LsmError | undefined;
   private appClosed = false;
 
   constructor(table: Table, o: WriterOptions) {
@@ -85,6 +87,7 @@ export class AppendWriter extends TableWriter {
     this.appBuckets.clear();
     this.appCommitted.clear();
     this.appBufferedBytes = 0;
+    this.appFlushFailure = undefined;
     const latest = this.appTable.latestSnapshot();
     if (latest) for (const b of this.appTable.buckets(latest)) this.appCommitted.set(bucketId(b.partition, b.bucket), [...b.files]);
   }
@@ -113,6 +116,17 @@ export class AppendWriter extends TableWriter {
     const fields = table.schema.fields;
     if (kind !== RowKind.INSERT) throw invalidArgument(`append table ${table.name} takes only +I rows (it has no primary key to retract)`);
     if (row.length !== fields.length) throw invalidArgument(`row has ${row.length} values, table ${table.name} has ${fields.length} columns`);
+    // After a failed flush its rows stay buffered: once they fill the buffer they are written
+    // before the write takes its row, and the write is refused when that fails again (each took
+    // its row and tried the flush after it, without bound).
+    if (this.appFlushFailure !== undefined && this.appBufferedBytes >= table.schema.options.writeBufferBytes) {
+      try {
+        this.flush();
+      } catch (e) {
+        if (e instanceof LsmError) throw keptRowsRefusal(table, this.appBufferedBytes, e);
+        throw e;
+      }
+    }
     let bytes = 16;
     for (let i = 0; i < fields.length; i++) {
       let v = row[i];
@@ -165,8 +179,18 @@ export class AppendWriter extends TableWriter {
 
   override flush(): void {
     this.appCheck();
-    for (const b of this.appBuckets.values()) this.appFlushBucket(b);
+    try {
+      for (const b of this.appBuckets.values()) this.appFlushBucket(b);
+    } catch (e) {
+      // What is still held: the rows of the files not written (appFlushBucket).
+      let held = 0;
+      for (const b of this.appBuckets.values()) held += b.bytes;
+      this.appBufferedBytes = held;
+      if (e instanceof LsmError) this.appFlushFailure = e;
+      throw e;
+    }
     this.appBufferedBytes = 0;
+    this.appFlushFailure = undefined;
   }
 
   override get bufferedEstimateBytes(): number {
@@ -229,17 +253,18 @@ export class AppendWriter extends TableWriter {
         this.appCommitted.set(b.id, b.files);
       }
     }
-    let compactSnapshotId: number | undefined;
-    let expire: ExpireResult | undefined;
-    let partitions: PartitionExpireResult | undefined;
-    if (!table.schema.options.writeOnly) {
-      compactSnapshotId = this.appCompact(false);
+    const result: CommitResult = { snapshotId, compactSnapshotId: undefined, expire: undefined };
+    if (table.schema.options.writeOnly) return result;
+    return this.maintainAfterCommit(result, (step) => {
+      step('compaction');
+      result.compactSnapshotId = this.appCompact(false);
       // As TableWriter.commit: after the commit's own snapshots, before snapshot expiration.
       // A drop re-reads this writer's state (its reinitialize), also when a later batch failed.
-      partitions = this.expirePartitions();
-      if (snapshotId !== undefined || compactSnapshotId !== undefined || partitions?.snapshotIds.length) expire = expireSnapshots(table);
-    }
-    return partitions ? { snapshotId, compactSnapshotId, expire, partitions } : { snapshotId, compactSnapshotId, expire };
+      step('partition expiration');
+      this.expirePartitionsInto(result);
+      step('snapshot expiration');
+      if (madeSnapshots(result)) result.expire = expireSnapshots(table);
+    });
   }
 
   // ------------------------------------------------------------------------------------------

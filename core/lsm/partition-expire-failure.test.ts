@@ -1,7 +1,8 @@
 // Partition expiration when a drop fails part-way (DESIGN.md, "Partition expiration", "Crashes and
 // damage"): with `partition.expiration-batch-size` the drop is several OVERWRITE snapshots, and an
 // error in a later batch (a full disk, a damaged index manifest) leaves the earlier batches
-// dropped. The writer goes on after the failed commit; what it holds of the partitions already
+// dropped. The commit stands (its APPEND snapshot is made; the failure is its
+// `maintenanceError`) and the writer goes on; what it holds of the partitions already
 // dropped must not be written back.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,7 +70,8 @@ describe('a drop whose second batch fails', () => {
       let now = noonDec(2);
       const io = new FailingSnapshotIO(new LocalFileIO());
       const t = Table.create(freshDir(), TableSchema.fromSpec(spec, now), { clock: () => now, fileIO: io });
-      const w = t.newWriter();
+      const warnings: string[] = [];
+      const w = t.newWriter({ onWarning: (m) => warnings.push(m) });
       // Small files in 2026-12-01 (one short of a compaction), and rows in 2026-12-02.
       for (let i = 0; i < filesBefore; i++) {
         w.writeRecord({ dt: '2026-12-01', k: i, v: `old${i}` });
@@ -84,7 +86,11 @@ describe('a drop whose second batch fails', () => {
       w.writeRecord({ dt: '2026-12-06', k: 1, v: 'today' });
       const latest = t.latestSnapshot()!.id;
       io.failPath = t.paths.snapshotFile(latest + 3); // APPEND, drop of 12-01, drop of 12-02
-      expect(() => w.commit()).toThrow(/ENOSPC/);
+      // The commit's own APPEND snapshot stands; the failed drop is reported, not thrown.
+      const failed = w.commit();
+      expect(failed.snapshotId).toBe(latest + 1);
+      expect(failed.maintenanceError?.message).toMatch(/ENOSPC/);
+      expect(warnings).toEqual([expect.stringMatching(/partition expiration after it failed.*ENOSPC/s)]);
       expect([...new Set(t.scanRows().map((r) => r[0]))].sort()).toEqual(['2026-12-02', '2026-12-06']);
 
       // A late row for 12-01 (Java writes it too). Had the writer kept 12-01's dropped files, this

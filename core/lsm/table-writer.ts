@@ -83,9 +83,11 @@ export interface WriterOptions {
    */
   compaction?: 'inline' | 'deferred';
   /**
-   * Told what a commit's maintenance could not do and went on without — today a partition that
+   * Told what a commit's maintenance could not do and went on without: a partition that
    * `partition.expiration-time` would judge but whose values give no time (Java logs a warning
-   * and keeps it). Default: `process.emitWarning`. The same goes into `CommitResult.partitions`.
+   * and keeps it; the same goes into `CommitResult.partitions`), and a compaction or expiration
+   * after the commit's snapshot that failed (`CommitResult.maintenanceError`). Default:
+   * `process.emitWarning` (codes `TILSTAND_PARTITION_EXPIRE`, `TILSTAND_COMMIT_MAINTENANCE`).
    */
   onWarning?: (message: string) => void;
   /**
@@ -134,6 +136,8 @@ interface BucketState {
   pending: DataFileMeta[];
   /** Drained from the buffer, not yet written: a flush failed (a full disk); the next one writes them first. */
   drained: RunData[];
+  /** The buffer's estimated bytes when `drained` was drained: counted in the writer's buffered bytes until written. */
+  drainedBytes: number;
   nextSeq: number;
   readonly buffer: WriteBuffer;
 }
@@ -158,6 +162,32 @@ export interface CommitResult {
   expire: ExpireResult | undefined;
   /** Set when this commit checked for expired partitions (at most once per `partition.expiration-check-interval`). */
   partitions?: PartitionExpireResult;
+  /**
+   * The failure of the maintenance after the commit's own snapshot (compaction, partition or
+   * snapshot expiration), also told to the writer's `onWarning`. The commit stands: `snapshotId`
+   * and its properties are committed, and the next commit tries the maintenance again.
+   */
+  maintenanceError?: LsmError;
+}
+
+/**
+ * The refusal of a write (its row not taken) while the rows a failed flush kept (`keptBytes`,
+ * estimated) fill the table's `write-buffer-size` and cannot be written (`failure`, whose kind it
+ * takes and which it names).
+ */
+export function keptRowsRefusal(table: Table, keptBytes: number, failure: LsmError): LsmError {
+  const limit = table.schema.options.writeBufferBytes;
+  return new LsmError(
+    failure.kind,
+    `table ${table.name}: write refused, the row not taken: the rows a failed flush kept (about ${keptBytes} bytes) fill 'write-buffer-size' (${limit} bytes) ` +
+      `and could not be written: ${failure.message}`,
+    { path: failure.path, cause: failure },
+  );
+}
+
+/** Whether the commit made a snapshot of any kind (snapshot expiration runs only then). */
+export function madeSnapshots(r: CommitResult): boolean {
+  return r.snapshotId !== undefined || r.compactSnapshotId !== undefined || (r.partitions?.snapshotIds.length ?? 0) > 0;
 }
 
 /** A file smaller than this fraction of target-file-size is merged, not upgraded (Paimon's compaction.small-file-ratio). */
@@ -212,7 +242,10 @@ export class TableWriter {
   private compiledRows: CompiledRows | undefined;
   private readonly encodePartition: (v: readonly unknown[]) => Uint8Array;
   private readonly encodeBucketKey: (v: readonly unknown[]) => Uint8Array;
+  /** Estimated bytes of the rows held: the buffers' and those a failed flush kept (`drained`). */
   private bufferedBytes = 0;
+  /** The failure of a flush whose rows are still kept; cleared once a flush writes every bucket's. */
+  private flushFailure: LsmError | undefined;
   private commitIdentifier = 0;
   /** partial-update with no rule for -D/-U: refuse them at the door, before they reach a file. */
   private readonly refusesRetractions: boolean;
@@ -243,7 +276,8 @@ export class TableWriter {
   private readonly partitionExpire: { readonly config: PartitionExpireConfig; readonly clock: PartitionExpireClock } | undefined;
   /** `partition.timestamp-format.strict`: the check of a new partition's values, else undefined. */
   private readonly strictPartition: ((texts: readonly (string | null)[]) => string | undefined) | undefined;
-  private readonly onWarning: (message: string) => void;
+  /** `onWarning`, or a process warning with `code` when the writer was given none. */
+  private readonly warn: (message: string, code: string) => void;
 
   constructor(table: Table, o: WriterOptions) {
     this.table = table;
@@ -287,7 +321,8 @@ export class TableWriter {
       const expireConfig = expires ? partitionExpireConfig(so.raw, true) : undefined;
       this.partitionExpire = expireConfig && { config: expireConfig, clock: new PartitionExpireClock(expireConfig.checkIntervalMs, table.clock(), o.partitionExpireRandom) };
       this.strictPartition = strictPartitionCheck(so.raw, schema.partitionKeys);
-      this.onWarning = o.onWarning ?? ((m) => process.emitWarning(m, { code: 'TILSTAND_PARTITION_EXPIRE' }));
+      const onWarning = o.onWarning;
+      this.warn = onWarning ? (m) => onWarning(m) : (m, code) => process.emitWarning(m, { code });
       this.committed = new Map();
       if (latest) {
         for (const b of table.buckets(latest)) {
@@ -326,6 +361,7 @@ export class TableWriter {
   /** Writes a row with every column in schema order. Values in memory form (types.ts). */
   write(row: unknown[], kind: RowKind = RowKind.INSERT): void {
     this.check();
+    if (this.flushFailure !== undefined && this.bufferedBytes >= this.table.schema.options.writeBufferBytes) this.flushOrRefuse();
     const c = this.compiled();
     const schema = c.schema;
     const fields = schema.fields;
@@ -428,6 +464,7 @@ export class TableWriter {
         files: [...files],
         pending: [],
         drained: [],
+        drainedBytes: 0,
         nextSeq: maxSeq + 1,
         buffer: new WriteBuffer(schema.keyIndexes, schema.keyTypes, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => merge.resetThenAdded!() : undefined),
       };
@@ -445,25 +482,49 @@ export class TableWriter {
     this.check();
     for (const s of this.buckets.values()) this.flushBucket(s);
     this.bufferedBytes = 0;
+    this.flushFailure = undefined;
   }
 
   private flushBucket(s: BucketState): void {
-    this.changelog.onFlush(s);
-    if (!s.buffer.isEmpty) {
-      const schema = this.table.schema;
-      const before = s.buffer.estimatedBytes;
-      // Usually one run; with `sequence.field` a key whose records cannot fold as one gives its
-      // later parts to later runs (WriteBuffer.drainRuns), written as consecutive level-0 files.
-      s.drained.push(...s.buffer.drainRuns(schema.fields.length, mergeOrder(schema)));
-      this.bufferedBytes = Math.max(0, this.bufferedBytes - before);
+    try {
+      this.changelog.onFlush(s);
+      if (!s.buffer.isEmpty) {
+        const schema = this.table.schema;
+        // Still held once drained, and counted (in `bufferedBytes`) until written.
+        s.drainedBytes += s.buffer.estimatedBytes;
+        // Usually one run; with `sequence.field` a key whose records cannot fold as one gives its
+        // later parts to later runs (WriteBuffer.drainRuns), written as consecutive level-0 files.
+        s.drained.push(...s.buffer.drainRuns(schema.fields.length, mergeOrder(schema)));
+      }
+      // A run leaves `drained` only once its file is written: after a failed write the rows are
+      // still there for the next flush or commit (they were lost, and a retried commit succeeded
+      // without them).
+      while (s.drained.length > 0) {
+        s.pending.push(this.writeRun(s, s.drained[0]!, 0, 0));
+        s.drained.shift();
+      }
+    } catch (e) {
+      if (e instanceof LsmError) this.flushFailure = e;
+      throw e;
     }
-    // A run leaves `drained` only once its file is written: after a failed write the rows are
-    // still there for the next flush or commit (they were lost, and a retried commit succeeded
-    // without them).
-    while (s.drained.length > 0) {
-      s.pending.push(this.writeRun(s, s.drained[0]!, 0, 0));
-      s.drained.shift();
+    this.bufferedBytes = Math.max(0, this.bufferedBytes - s.drainedBytes);
+    s.drainedBytes = 0;
+  }
+
+  /**
+   * After a failed flush, before a write takes its row: once the rows held (those the flush kept,
+   * and any written since) fill `write-buffer-size`, they are flushed first, and the write is
+   * refused — its row not taken — when that fails again. A write took its row and only then tried
+   * the flush, so a caller that kept writing to a full disk grew memory without bound.
+   */
+  private flushOrRefuse(): void {
+    try {
+      this.flush();
+    } catch (e) {
+      if (e instanceof LsmError) throw keptRowsRefusal(this.table, this.bufferedBytes, e);
+      throw e;
     }
+    this.relieveStopTrigger();
   }
 
   private writeRun(s: BucketState, run: RunData, level: number, fileSource: 0 | 1): DataFileMeta {
@@ -517,32 +578,68 @@ export class TableWriter {
           s.pending = [];
         }
       } else this.applyPromotion();
-      let compactSnapshotId: number | undefined;
-      let expire: ExpireResult | undefined;
-      let partitions: PartitionExpireResult | undefined;
-      if (this.deferred && !this.table.schema.options.writeOnly) {
-        // Deferred: plan a compaction when none is under way; run the rest of one at once when a
-        // bucket has as many runs as the stop trigger allows.
-        if (this.round && this.atStopTrigger()) compactSnapshotId = this.runRound(Infinity);
-        // Before planning: a drop gives up a planned compaction (its inputs may be gone).
-        partitions = this.expirePartitions();
-        this.round ??= this.planRound();
-        if (snapshotId !== undefined || compactSnapshotId !== undefined || partitions?.snapshotIds.length) expire = expireSnapshots(this.table, this.uncommittedFiles());
-      } else if (!this.table.schema.options.writeOnly) {
-        // `full-compaction.delta-commits`: every N APPEND snapshots, every bucket is fully compacted.
-        const every = this.table.schema.isPrimaryKeyTable ? this.table.schema.options.fullCompactionDeltaCommits : undefined;
-        if (every !== undefined && snapshotId !== undefined) this.commitsSinceFull++;
-        const full = every !== undefined && this.commitsSinceFull >= every;
-        if (full) this.addCommittedBuckets();
-        compactSnapshotId = this.compactBuckets(full);
-        // After the commit's own snapshots and before snapshot expiration, as Java's maintain().
-        partitions = this.expirePartitions();
-        if (snapshotId !== undefined || compactSnapshotId !== undefined || partitions?.snapshotIds.length) expire = expireSnapshots(this.table);
-      }
-      return partitions ? { snapshotId, compactSnapshotId, expire, partitions } : { snapshotId, compactSnapshotId, expire };
+      const result: CommitResult = { snapshotId, compactSnapshotId: undefined, expire: undefined };
+      if (this.table.schema.options.writeOnly) return result;
+      return this.maintainAfterCommit(result, (step) => {
+        if (this.deferred) {
+          // Deferred: plan a compaction when none is under way; run the rest of one at once when a
+          // bucket has as many runs as the stop trigger allows.
+          step('compaction');
+          if (this.round && this.atStopTrigger()) result.compactSnapshotId = this.runRound(Infinity);
+          // Before planning: a drop gives up a planned compaction (its inputs may be gone).
+          step('partition expiration');
+          this.expirePartitionsInto(result);
+          step('compaction planning');
+          this.round ??= this.planRound();
+          step('snapshot expiration');
+          if (madeSnapshots(result)) result.expire = expireSnapshots(this.table, this.uncommittedFiles());
+        } else {
+          // `full-compaction.delta-commits`: every N APPEND snapshots, every bucket is fully compacted.
+          step('compaction');
+          const every = this.table.schema.isPrimaryKeyTable ? this.table.schema.options.fullCompactionDeltaCommits : undefined;
+          if (every !== undefined && snapshotId !== undefined) this.commitsSinceFull++;
+          const full = every !== undefined && this.commitsSinceFull >= every;
+          if (full) this.addCommittedBuckets();
+          result.compactSnapshotId = this.compactBuckets(full);
+          // After the commit's own snapshots and before snapshot expiration, as Java's maintain().
+          step('partition expiration');
+          this.expirePartitionsInto(result);
+          step('snapshot expiration');
+          if (madeSnapshots(result)) result.expire = expireSnapshots(this.table);
+        }
+      });
     } finally {
       this.committing = false;
     }
+  }
+
+  /**
+   * Runs the maintenance after a commit's own snapshot (`steps`, which fill `result` and name each
+   * step as it starts). The commit stands once its snapshot is made: a failure of the store's kind
+   * (an LsmError: a full disk, an unlink that fails, a lost lock) goes into
+   * `result.maintenanceError` and to `onWarning`, and the next commit tries again. Thrown, it made a
+   * caller retry or report lost rows that were committed (ingest stopped applying until a restart,
+   * over a full disk that had passed). A damaged file (Corruption) is still thrown: reads of the
+   * table fail on it too, and a caller must stop and say so rather than go on past it each commit
+   * with a warning. Anything else is a bug and is thrown.
+   */
+  protected maintainAfterCommit(result: CommitResult, steps: (step: (name: string) => void) => void): CommitResult {
+    let stage = 'maintenance';
+    try {
+      steps((name) => (stage = name));
+    } catch (e) {
+      if (!(e instanceof LsmError) || isCorruption(e)) throw e;
+      result.maintenanceError = e;
+      const made = result.snapshotId === undefined ? 'nothing new was committed' : `snapshot ${result.snapshotId} is committed`;
+      this.warn(`table ${this.table.name}: ${made}, but the ${stage} after it failed (the next commit tries again): ${e.message}`, 'TILSTAND_COMMIT_MAINTENANCE');
+    }
+    return result;
+  }
+
+  /** Partition expiration at commit (`expirePartitions`), into `result` when a check was due. */
+  protected expirePartitionsInto(result: CommitResult): void {
+    const partitions = this.expirePartitions();
+    if (partitions) result.partitions = partitions;
   }
 
   /**
@@ -908,6 +1005,7 @@ export class TableWriter {
       files: [...c.files],
       pending: [],
       drained: [],
+      drainedBytes: 0,
       nextSeq: maxSeq + 1,
       buffer: newBuffer(schema, createMergeFunction(schema)),
     };
@@ -1277,7 +1375,7 @@ export class TableWriter {
     if (!pe) return undefined;
     const now = this.table.clock();
     if (!pe.clock.due(now)) return undefined;
-    const result = this.dropExpired(pe.config, now, false, (s) => this.onWarning(`table ${this.table.name}: partition '${s.partition}' is not expired: ${s.reason}`));
+    const result = this.dropExpired(pe.config, now, false, (s) => this.warn(`table ${this.table.name}: partition '${s.partition}' is not expired: ${s.reason}`, 'TILSTAND_PARTITION_EXPIRE'));
     pe.clock.checked(now);
     return { snapshotIds: result.snapshotIds, dropped: result.partitions, skipped: result.skipped };
   }
@@ -1395,6 +1493,7 @@ export class TableWriter {
     this.committed.clear();
     this.changelog.discard();
     this.bufferedBytes = 0;
+    this.flushFailure = undefined;
     const latest = this.table.latestSnapshot();
     this.dv?.reset(latest);
     if (latest) {

@@ -168,7 +168,8 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   listProposals: object({ status: opt(arrayOf(oneOf(STATUSES), 6)), limit: opt(int(1, 1000)), order: opt(oneOf(['newest', 'urgency', 'decided'])) }),
   getProposal: object({ id: req(str(128)) }),
   decide: object({ id: req(str(128)), decision: req(oneOf(['approve', 'reject', 'defer'])), comment: opt(str(2000)) }),
-  workQueue: object({ search: opt(str(128)), limit: opt(int(1, 10_000)) }),
+  // `statuses`: the work queue's stored statuses (a handful), each as short as a status is.
+  workQueue: object({ search: opt(str(128)), statuses: opt(arrayOf(str(32), 16)), limit: opt(int(1, 10_000)) }),
   stock: object({ search: opt(str(128)), limit: opt(int(1, 10_000)), below: opt(bool) }),
   configChanges: object({ limit: opt(int(1, 1000)) }),
   setReorderPolicy: object({

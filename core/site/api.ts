@@ -491,10 +491,12 @@ export interface SiteApiMethods {
   /** `waiting`: the proposals waiting for a decision that name a job or a resource. */
   /**
    * Jobs in the screen's order (status, then priority), the first `limit` (default 1000) of those
-   * that contain `search` in their id, status, capability, item, resource or blocked reason; every
-   * resource.
+   * that contain `search` in their id, status, capability, item, resource or blocked reason, or
+   * (with a search) whose status is one of `statuses` — the stored statuses the page found the
+   * search in as its language words them ("pågår": in_progress), which the site does not know;
+   * every resource.
    */
-  workQueue: { req: { search?: string; limit?: number }; res: { jobs: JobView[]; resources: ResourceView[]; waiting: WaitingProposal[] } };
+  workQueue: { req: { search?: string; statuses?: string[]; limit?: number }; res: { jobs: JobView[]; resources: ResourceView[]; waiting: WaitingProposal[] } };
   /** `below`: only rows under their reorder point. */
   stock: { req: { search?: string; limit?: number; below?: boolean }; res: StockView[] };
   /**

@@ -358,6 +358,13 @@ describe('SiteService', () => {
     expect(blocked.length).toBeGreaterThan(0);
     expect(blocked).toEqual(wq.jobs.filter((j) => j.status === 'blocked' || (j.blocked_reason ?? '').toLowerCase().includes('blocked')));
     expect((await api.call('workQueue', { search: 'no such job' }, s)).jobs).toEqual([]);
+    // A status the page found the search in as its language words it ("pågår"): its jobs too,
+    // beside those the text is in, in the same order and cut.
+    const inProgress = wq.jobs.filter((j) => j.status === 'in_progress' || j.job_id.toLowerCase().includes('pågår'));
+    expect(inProgress.length).toBeGreaterThan(0);
+    expect((await api.call('workQueue', { search: 'pågår', statuses: ['in_progress'] }, s)).jobs).toEqual(inProgress);
+    expect((await api.call('workQueue', { search: 'pågår', statuses: ['in_progress'], limit: 1 }, s)).jobs).toEqual(inProgress.slice(0, 1));
+    expect((await api.call('workQueue', { search: 'pågår' }, s)).jobs).toEqual([]);
     expect(ids(wq.waiting)).toEqual(ids(active.filter((p) => names(p, 'job_id') || names(p, 'resource_id'))));
     for (const w of wq.waiting) {
       const p = active.find((x) => x.id === w.id)!;

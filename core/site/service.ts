@@ -222,7 +222,7 @@ export class SiteService implements SiteBackend {
       getProposal: (req) => this.proposalDetail(req.id),
       decide: (req, s) => this.decide(req, s),
       workQueue: (req) => ({
-        jobs: this.jobs(req.search, req.limit ?? JOBS_LIMIT),
+        jobs: this.jobs(req.search, req.limit ?? JOBS_LIMIT, req.statuses),
         resources: this.rows('resources') as unknown as SiteApiMethods['workQueue']['res']['resources'],
         waiting: this.waiting().filter((w) => w.job_id !== null || w.resource_id !== null),
       }),
@@ -909,13 +909,15 @@ export class SiteService implements SiteBackend {
    * The work queue's jobs in the screen's order — status (blocked, released, in progress, done; a
    * status the contract does not list first), then priority, highest first, then id — the first
    * `limit` of those whose id, status, capability, item, resource or blocked reason contains
-   * `search` (case-insensitive).
+   * `search` (case-insensitive), or whose status is one of `statuses` (the search in the page's
+   * words for a status: the site knows only the stored one).
    */
-  private jobs(search: string | undefined, limit: number): JobView[] {
+  private jobs(search: string | undefined, limit: number, statuses: readonly string[] = []): JobView[] {
     const q = search?.trim().toLowerCase() ?? '';
     const has = (v: unknown) => typeof v === 'string' && v.toLowerCase().includes(q);
     const all = this.rows('work_queue') as unknown as JobView[];
-    const picked = q ? all.filter((j) => has(j.job_id) || has(j.status) || has(j.capability) || has(j.material_item) || has(j.assigned_resource) || has(j.blocked_reason)) : all;
+    const worded = (j: JobView) => statuses.includes(j.status);
+    const picked = q ? all.filter((j) => has(j.job_id) || has(j.status) || worded(j) || has(j.capability) || has(j.material_item) || has(j.assigned_resource) || has(j.blocked_reason)) : all;
     const rank = (j: JobView) => JOB_STATUS_ORDER.indexOf(j.status);
     picked.sort((a, b) => rank(a) - rank(b) || (b.priority ?? 0) - (a.priority ?? 0) || (a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0));
     return picked.length > limit ? picked.slice(0, limit) : picked;

@@ -1811,6 +1811,18 @@ export function valueWord(lang: Lang, table: string, column: string, v: string):
   return words && Object.hasOwn(words, v) ? translate(lang, words[v]!) : undefined;
 }
 
+/**
+ * The known values of `table`'s `column` whose words in `lang` contain `search` (trimmed,
+ * case-insensitive) while the stored value does not: what a search the site matches against the
+ * stored value ("in_progress") would miss when typed as the screen shows it ("pågår", "in Arbeit").
+ */
+export function valuesWorded(lang: Lang, table: string, column: string, search: string): string[] {
+  const q = search.trim().toLowerCase();
+  const words = VALUE_WORDS[table]?.[column];
+  if (q === '' || words === undefined) return [];
+  return Object.keys(words).filter((v) => !v.toLowerCase().includes(q) && valueWord(lang, table, column, v)!.toLowerCase().includes(q));
+}
+
 /** The alarm kinds worded here; the others show the site's English message. */
 const ALARM_KEYS: Partial<Record<Alarm['kind'], (p: Record<string, string | number>) => MessageKey>> = {
   budget_breach: () => 'alarm.budget_breach',

@@ -16,7 +16,7 @@ import type {
   DeadLetterGroupView, DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
   ConfigChangeView, SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
-import { errorLine, formatDuration, refusalText, translate, type Lang, type RefusalLike } from '../i18n/messages.ts';
+import { errorLine, formatDuration, refusalText, translate, valuesWorded, type Lang, type RefusalLike } from '../i18n/messages.ts';
 import { GLOBAL_TIMERS, type IdleTimers } from '../idle.ts';
 
 export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
@@ -449,6 +449,17 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       wantedProposal = undefined;
       set(sessionStart());
     };
+    /**
+     * The work queue for `search`, at most WORK_ROWS jobs in the site's order; one more than shown
+     * tells whether there are more. The site matches a status as stored (in_progress): a status
+     * the search is part of as the screen words it ("pågår", "in Arbeit", "in progress";
+     * `valuesWorded`) is asked for by its stored value in the same request (`statuses`).
+     */
+    const readWork = async (search: string, lang: Lang) => {
+      const statuses = valuesWorded(lang, 'work_queue', 'status', search);
+      const r = await api.workQueue({ limit: WORK_ROWS + 1, ...filterBy('search', search), ...(statuses.length > 0 ? { statuses } : {}) });
+      return { ...r, jobs: r.jobs.slice(0, WORK_ROWS), jobsMore: r.jobs.length > WORK_ROWS };
+    };
     /** Runs an API call; a failure becomes the visible error, never a silent no-op. */
     const guard = async (fn: () => Promise<void>) => {
       const current = ask();
@@ -792,8 +803,8 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
         const q = search ?? get().workSearch;
         const current = ask('work');
         set({ workSearch: q });
-        const r = await api.workQueue({ limit: WORK_ROWS + 1, ...filterBy('search', q) });
-        if (current()) set({ ...r, jobs: r.jobs.slice(0, WORK_ROWS), jobsMore: r.jobs.length > WORK_ROWS, workShownSearch: q });
+        const r = await readWork(q, get().lang);
+        if (current()) set({ ...r, workShownSearch: q });
       }),
       loadStock: (search, below) => guard(async () => {
         const q = search ?? get().stockSearch;

@@ -70,7 +70,13 @@ const say = (io: CliIO, line: string) => void io.stderr.write(`${line}\n`);
 /** A subcommand's `--help`: its usage line on stdout (what was asked for, not a complaint), exit 0. */
 const help = (io: CliIO, line: string): number => (io.stdout.write(`usage:\n${line}\n`), EXIT.ok);
 
-async function runExport(argv: string[], io: CliIO): Promise<number> {
+/** What the site's `replay` command knows that core/replay may not read itself (core/site/cli site-commands.ts). */
+export interface ReplayCliContext {
+  /** The time zone the site runs in (site.db's record of its last start): the export records it, not this process's. */
+  siteTimeZone?: string;
+}
+
+async function runExport(argv: string[], io: CliIO, context: ReplayCliContext = {}): Promise<number> {
   const a = parseArgs(argv, EXPORT_FLAGS, 'replay export');
   if (a.help) return help(io, replayUsage[0]!);
   // Every option is checked before the export reads the site: a refused one tags nothing.
@@ -93,6 +99,7 @@ async function runExport(argv: string[], io: CliIO): Promise<number> {
   // Without a zone an ISO time is UTC, as every other time option of `tilstand` (lsm cli values.ts).
   const m = await exportFixture({
     data, tag, ...(until === 'now' ? {} : { untilMs: parseTime(until, 'until') }), ...(atArg ? { atMs: parseTime(atArg, 'at') } : {}), ...(retainMs !== undefined ? { retainMs } : {}), out,
+    ...(context.siteTimeZone !== undefined ? { timeZone: context.siteTimeZone } : {}),
   });
   io.stdout.write(`${exportedLine(m, out)}\n`);
   // A package a rule file imports is not its own code and does not travel: say so where it matters.
@@ -242,9 +249,9 @@ async function runDiff(argv: string[], io: CliIO): Promise<number> {
 }
 
 /** `tilstand replay <export|run|diff> …` */
-export async function runReplayCli(argv: string[], io: CliIO): Promise<number> {
+export async function runReplayCli(argv: string[], io: CliIO, context: ReplayCliContext = {}): Promise<number> {
   const [sub, ...rest] = argv;
-  const run = sub === 'export' ? runExport : sub === 'run' ? runRun : sub === 'diff' ? runDiff : undefined;
+  const run = sub === 'export' ? (a: string[], o: CliIO) => runExport(a, o, context) : sub === 'run' ? runRun : sub === 'diff' ? runDiff : undefined;
   if (!run) {
     if (sub === 'help' || sub === '--help' || sub === '-h') {
       io.stdout.write(`usage:\n${replayUsage.join('\n')}\n`);

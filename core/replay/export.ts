@@ -54,6 +54,12 @@ export interface ExportOptions {
    * someone deletes them. A cut made before keeps the retention it was made with.
    */
   retainMs?: number;
+  /**
+   * The IANA time zone the site runs in, recorded in the fixture (the replay runs in it); default
+   * this process's. The site's command passes the zone of the site's last start (site.db), which
+   * a shell in another zone than the site's service would otherwise put in its place.
+   */
+  timeZone?: string;
   clock?: () => number;
 }
 
@@ -573,9 +579,9 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
       cutMs: cut.cutMs,
       ...(cut.from !== undefined ? { cutFrom: cut.from } : {}),
       untilMs,
-      // The zone the table store's local times were taken in on the site (this machine's): the
-      // replay runs in it, so a fixture replays alike at HQ.
-      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      // The zone the table store's local times were taken in on the site: the replay runs in it,
+      // so a fixture replays alike at HQ.
+      timeZone: o.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
       tables,
       events,
       liveAgent: { baselineRunId, runIds: runIds.length, intervalMs: agentConfig(liveConfig).intervalMs, config: liveConfig, ...(ruleFiles.length > 0 ? { ruleFiles } : {}) },

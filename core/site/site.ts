@@ -1303,18 +1303,29 @@ const RELOAD_ROUNDS = 5;
 /** site.db `site_meta` key: the rule files the site last started with (`LoadedRuleFilesRecord`). */
 export const LOADED_RULE_FILES_KEY = 'rule_files_loaded';
 
-/** What `LOADED_RULE_FILES_KEY` holds: when the site started, and each rule file's path and SHA-256 as loaded then. */
+/**
+ * What `LOADED_RULE_FILES_KEY` holds: when the site started, the time zone it runs in (its
+ * process's: TZ, else the system's; absent in a record of an earlier version), and each rule
+ * file's path and SHA-256 as loaded then.
+ */
 export interface LoadedRuleFilesRecord {
   startedAtMs: number;
+  timeZone?: string;
   files: { path: string; sha256: string }[];
 }
 
 /**
  * Records the rule files the site runs from this start on, so `replay export` (which copies the
- * files as they are at the export) can say when one is not the code the site runs.
+ * files as they are at the export) can say when one is not the code the site runs; and its time
+ * zone, which the export records in the fixture (the table store's local times are the site's:
+ * an export run from a shell in another zone recorded that one, and the replay ran in it).
  */
 function recordLoadedRuleFiles(db: Database.Database, loaded: LoadedRuleFiles, nowMs: number): void {
-  const record: LoadedRuleFilesRecord = { startedAtMs: nowMs, files: loaded.files.map((f) => ({ path: f.path, sha256: f.sha256 })) };
+  const record: LoadedRuleFilesRecord = {
+    startedAtMs: nowMs,
+    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    files: loaded.files.map((f) => ({ path: f.path, sha256: f.sha256 })),
+  };
   setSiteMeta(db, LOADED_RULE_FILES_KEY, JSON.stringify(record));
 }
 

@@ -79,3 +79,18 @@ it('a start that fails at listen leaves the rule files and the agent config of t
   expect(after.ruleFiles).toMatchObject({ files: [{ path: 'rules/quiet.mts' }] });
   expect(after.agentConfig).toMatchObject({ idleMsMin: 0, ruleFiles: ['rules/quiet.mts'] });
 });
+
+it("records the time zone the site runs in (its process's), which `replay export` puts in the fixture", async () => {
+  const data = join(dir, 'west');
+  await initDataDir({ data, site: 'west', scrypt: FAST });
+  const was = process.env.TZ;
+  process.env.TZ = 'America/Los_Angeles';
+  try {
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
+    await site.stop();
+  } finally {
+    if (was === undefined) delete process.env.TZ;
+    else process.env.TZ = was;
+  }
+  expect(records(data).ruleFiles).toMatchObject({ timeZone: 'America/Los_Angeles' });
+});

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ruleFileCode } from '../../agents/rule-files.ts';
 import { initDataDir } from '../init.ts';
 import { openSiteDb, setSiteMeta } from '../site-db.ts';
@@ -84,4 +84,30 @@ it('exports all the same when the record cannot be read as one (a damaged or ano
     record(bad);
     expect(await exportErr()).not.toContain('note: rule file');
   }
+});
+
+describe('the time zone in the fixture', () => {
+  const exportedZone = async (): Promise<string> => {
+    const out = join(dir, `out-${n + 1}`);
+    await exportErr();
+    return (JSON.parse(readFileSync(join(out, 'fixture.json'), 'utf8')) as { timeZone: string }).timeZone;
+  };
+  const withZone = (timeZone: unknown) => record(JSON.stringify({ startedAtMs: Date.parse('2026-12-01T06:00:00Z'), timeZone, files: [] }));
+
+  it("is the zone the site last started in, not the exporting shell's (a service's TZ is not the admin's)", async () => {
+    ruleFilesInConfig(undefined);
+    const own = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const site = own === 'Asia/Tokyo' ? 'America/Los_Angeles' : 'Asia/Tokyo';
+    withZone(site);
+    expect(await exportedZone()).toBe(site);
+  });
+
+  it("is this process's without a record of the zone (an earlier version's start), or with one this Node does not know", async () => {
+    ruleFilesInConfig(undefined);
+    const own = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    record([]);
+    expect(await exportedZone()).toBe(own);
+    withZone('Mars/Olympus_Mons');
+    expect(await exportedZone()).toBe(own);
+  });
 });

@@ -920,9 +920,32 @@ export async function runSiteRestore(argv: string[], io: CliIO): Promise<number>
 export async function runSiteReplay(argv: string[], io: CliIO): Promise<number> {
   if (argv[0] === 'export') {
     const data = gateDataFlag(argv.slice(1));
-    if (data !== undefined) await noteRuleFilesSinceStart(data, io);
+    if (data !== undefined) {
+      const record = startRecord(data);
+      if (record) await noteRuleFilesSinceStart(data, record, io);
+      // The zone the site runs in, not this shell's (a service's TZ is not the admin's).
+      if (record?.timeZone) return runReplayCli(argv, io, { siteTimeZone: record.timeZone });
+    }
   }
   return runReplayCli(argv, io);
+}
+
+/**
+ * The site's record of its last start (site.db, `LOADED_RULE_FILES_KEY`), or undefined without one
+ * that reads as one (a site that never started with this version, or a value of another shape).
+ */
+function startRecord(data: string): LoadedRuleFilesRecord | undefined {
+  try {
+    const db = openSiteDb(join(data, 'site.db'), { readonly: true });
+    try {
+      const v = siteMeta(db, LOADED_RULE_FILES_KEY);
+      return v === undefined ? undefined : loadedRuleFilesRecord(JSON.parse(v));
+    } finally {
+      db.close();
+    }
+  } catch {
+    return undefined; // no site.db (the export says so), or none readable: nothing to compare with
+  }
 }
 
 /**
@@ -933,23 +956,9 @@ export async function runSiteReplay(argv: string[], io: CliIO): Promise<number> 
  * `LOADED_RULE_FILES_KEY`), each file config.json names that the start did not load (the fixture
  * holds code the live agent never ran) and each the start loaded that config.json no longer names
  * (the fixture lacks code the live agent ran); the export goes on: the fixture is still a fixture
- * of the files as they are, which is what a replay then tries. Nothing is said without a record
- * that reads as one (a site that never started with this version, or a value of another shape).
+ * of the files as they are, which is what a replay then tries.
  */
-async function noteRuleFilesSinceStart(data: string, io: CliIO): Promise<void> {
-  let record: LoadedRuleFilesRecord | undefined;
-  try {
-    const db = openSiteDb(join(data, 'site.db'), { readonly: true });
-    try {
-      const v = siteMeta(db, LOADED_RULE_FILES_KEY);
-      record = v === undefined ? undefined : loadedRuleFilesRecord(JSON.parse(v));
-    } finally {
-      db.close();
-    }
-  } catch {
-    return; // no site.db (the export says so), or none readable: nothing to compare with
-  }
-  if (!record) return;
+async function noteRuleFilesSinceStart(data: string, record: LoadedRuleFilesRecord, io: CliIO): Promise<void> {
   // The list the export copies; when config.json does not read, the export says why.
   let named: readonly string[] | undefined;
   try {
@@ -987,5 +996,16 @@ function loadedRuleFilesRecord(v: unknown): LoadedRuleFilesRecord | undefined {
   const r = v as Partial<LoadedRuleFilesRecord> | null;
   if (r === null || typeof r !== 'object' || typeof r.startedAtMs !== 'number' || !Number.isFinite(new Date(r.startedAtMs).getTime()) || !Array.isArray(r.files)) return undefined;
   if (!r.files.every((f: unknown) => f !== null && typeof f === 'object' && typeof (f as { path?: unknown }).path === 'string' && typeof (f as { sha256?: unknown }).sha256 === 'string')) return undefined;
-  return { startedAtMs: r.startedAtMs, files: r.files };
+  return { startedAtMs: r.startedAtMs, ...(knownTimeZone(r.timeZone) ? { timeZone: r.timeZone } : {}), files: r.files };
+}
+
+/** Whether `v` is a time zone this Node knows (one it does not would be taken as UTC without a word). */
+function knownTimeZone(v: unknown): v is string {
+  if (typeof v !== 'string') return false;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: v });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -393,9 +393,12 @@ export class TableWriter {
     const state = this.bucketState(row);
     const seq = state.nextSeq++;
     const buffer = state.buffer;
-    const before = buffer.estimatedBytes;
+    let before = buffer.estimatedBytes;
     if (!buffer.add(row, seq, kind)) {
+      // The flush takes what it drained off `bufferedBytes`: counted from the emptied buffer, not
+      // taken off twice (the count fell below what the buffer held, to 0 with a row in it).
       this.flushBucket(state);
+      before = buffer.estimatedBytes;
       buffer.add(row, seq, kind);
     }
     if (c.changelogInput) this.changelog.onInput(state, { key: schema.keyIndexes.map((i) => row[i]), seq, kind, value: row });

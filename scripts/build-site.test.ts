@@ -41,7 +41,10 @@ describe('scripts/build-site.mjs', () => {
   it("copies the demo's rule beside the site bundle, where the packaged app has it and init looks for it", () => {
     // The packaged app (build/electron-builder.json) carries dist/site but not docs/, where the
     // example is: a new demo directory's rules/door-down.mts is read from the copy there.
-    expect(BUNDLES.site.copies).toEqual([['docs/examples/rules/door-down.mts', 'dist/site/examples/rules/door-down.mts']]);
+    expect(BUNDLES.site.copies).toContainEqual(['docs/examples/rules/door-down.mts', 'dist/site/examples/rules/door-down.mts']);
+    // And the SIGHUP hold its launcher imports before the bundle (`launch`).
+    expect(BUNDLES.site.copies).toContainEqual(['bin/sighup-hold.mjs', 'dist/site/sighup-hold.mjs']);
+    expect(BUNDLES.site.launch).toBe('./sighup-hold.mjs');
     const packaged = (JSON.parse(readFileSync(join(ROOT, 'build', 'electron-builder.json'), 'utf8')) as { files: string[] }).files;
     expect(packaged).toContain('dist/site/**/*');
     expect(packaged.filter((f) => f.startsWith('docs'))).toEqual([]);

@@ -518,7 +518,10 @@ export class TableWriter {
    * After a failed flush, before a write takes its row: once the rows held (those the flush kept,
    * and any written since) fill `write-buffer-size`, they are flushed first, and the write is
    * refused — its row not taken — when that fails again. A write took its row and only then tried
-   * the flush, so a caller that kept writing to a full disk grew memory without bound.
+   * the flush, so a caller that kept writing to a full disk grew memory without bound. Nothing
+   * else may fail here: a failure of anything but the refusal, thrown before the row is taken,
+   * would read as a write that failed after taking it (the stop trigger's merge waits for the
+   * next full buffer, after its write has taken its row).
    */
   private flushOrRefuse(): void {
     try {
@@ -527,7 +530,6 @@ export class TableWriter {
       if (e instanceof LsmError) throw keptRowsRefusal(this.table, this.bufferedBytes, e);
       throw e;
     }
-    this.relieveStopTrigger();
   }
 
   private writeRun(s: BucketState, run: RunData, level: number, fileSource: 0 | 1): DataFileMeta {

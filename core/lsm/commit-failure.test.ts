@@ -214,6 +214,13 @@ describe('a commit whose snapshot cannot be created', () => {
   });
 });
 
+/**
+ * Seeds that found a bug, run every time besides two new ones. 860216: a write refused for the
+ * rows a failed flush kept ran the stop trigger's merge before taking its row, and that merge
+ * failing threw ENOSPC as if the row had been taken (deduplicate).
+ */
+const FAILED_BEFORE = [860216];
+
 describe('commits and compactions failing at random', () => {
   const VARIANTS: Record<string, Record<string, string>> = {
     deduplicate: {},
@@ -227,7 +234,7 @@ describe('commits and compactions failing at random', () => {
   for (const [name, options] of Object.entries(VARIANTS)) {
     it(`${name}: what was written reads as written, and the changelog adds up to it`, () => {
       const base = Number(process.env.COMMIT_FAILURE_SEED ?? Date.now() % 1_000_000);
-      for (let seed = base; seed < base + 2; seed++) {
+      for (const seed of [base, base + 1, ...FAILED_BEFORE]) {
         console.log(`commit-failure ${name} seed ${seed}`);
         const rnd = mulberry32(seed);
         const sum = options['merge-engine'] === 'aggregation';

@@ -637,7 +637,9 @@ export interface ApiErrorBody {
  * - first run (first-run.ts): `site.notSetUp` (any method but firstRun and initSite),
  *   `site.alreadySetUp` (initSite again), and init.ts's refusals of the data directory:
  *   `init.exists`, `init.restoredOther` (site: the restored one), `init.otherSite` (sites: the
- *   ids whose tables the warehouse holds, comma-separated), `init.restoreNote` (unreadable), `init.restoreUnfinished` (a restore killed or failed midway: run it again);
+ *   ids whose tables the warehouse holds, comma-separated), `init.restoreNote` (unreadable), `init.restoreUnfinished` (a restore killed or failed midway: run it again),
+ *   `init.adminExists` (admin: the admin an earlier init that stopped half-way added, the names
+ *   joined by ', ' if it was several), for an init run again under another admin name;
  * - `session.ended` (user, why: `disabled` | `locked` | `removed` (the user, since the sign-in),
  *   `secretReset` (their PIN or password reset since), `idle` (with idleMs, as ApiErrorBody's)):
  *   the backend ended the session at this call — service.ts `current`;
@@ -673,7 +675,7 @@ export const REFUSAL_CODES = [
   'pin.guessable', 'role.refused', 'proposal.notFound', 'proposal.notOpen',
   'user.exists', 'user.selfDisable', 'user.selfDemote',
   'session.required', 'site.notSetUp', 'site.alreadySetUp',
-  'init.exists', 'init.restoredOther', 'init.otherSite', 'init.restoreNote', 'init.restoreUnfinished',
+  'init.exists', 'init.restoredOther', 'init.otherSite', 'init.restoreNote', 'init.restoreUnfinished', 'init.adminExists',
   'session.ended',
   'user.nameInvalid', 'user.noSecret', 'user.roleInvalid', 'user.pinInvalid', 'user.passwordLength', 'user.badgeLength', 'user.badgeTaken', 'user.notFound',
   'reorder.levels', 'config.refused', 'config.file',

@@ -63,6 +63,17 @@ describe('the first run refuses with a code', () => {
     expect(String(body.params!.sites).split(',').sort()).toEqual(['east', 'south']);
   });
 
+  it('another admin name after an init that stopped half-way: init.adminExists with the admin it added', async () => {
+    const data = dataDir();
+    // Stopped once its admin was in site.db (the secrets file cannot be written: a folder in its place).
+    mkdirSync(join(data, 'secrets', 'modules.json'), { recursive: true });
+    await expect(initDataDir({ data, site: 'north', admin: { name: 'kari', pin: '4711' }, scrypt: { N: 1024, r: 8, p: 1 } })).rejects.toThrow(/EISDIR/);
+    rmSync(join(data, 'secrets', 'modules.json'), { recursive: true });
+    const body = await refused(new FirstRunBackend(data).call('initSite', { siteId: 'north', adminName: 'ola', adminPin: '5820' }, session));
+    expect(body).toMatchObject({ kind: 'conflict', code: 'init.adminExists', params: { admin: 'kari' } });
+    expect(body.message).toMatch(/added the admin 'kari'/);
+  }, 30_000);
+
   it('set up already, or not yet: site.alreadySetUp, site.notSetUp, init.exists', async () => {
     const data = dataDir();
     const b = new FirstRunBackend(data);

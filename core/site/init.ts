@@ -218,6 +218,7 @@ function refuseAnotherAdmin(users: UserStore, name: string, data: string): void 
     'AlreadyExists',
     `an earlier init of ${data} that did not finish added the admin${others.length === 1 ? '' : 's'} ${quoted}: run it again with ${others.length === 1 ? 'that admin name' : 'one of those names'} (the PIN given now is taken), so the site starts with one admin`,
     'admin',
+    { code: 'init.adminExists', params: { admin: others.join(', ') } },
   );
 }
 

@@ -65,6 +65,7 @@ const SAMPLES: Record<RefusalCode, Record<string, string | number> | undefined> 
   'init.otherSite': { sites: 'osl1,osl2' },
   'init.restoreNote': undefined,
   'init.restoreUnfinished': undefined,
+  'init.adminExists': { admin: 'kari' },
   'session.ended': { user: 'Olav', why: 'disabled' },
   'user.nameInvalid': { name: 'a..b' },
   'user.noSecret': { name: 'Per' },

@@ -391,6 +391,7 @@ const en = {
   'refusal.init.otherSite': 'This PC already holds the tables of site {sites}: set it up with that site id, or ask IT for another data directory',
   'refusal.init.restoreNote': 'This PC’s restore note (restore-note.json) cannot be read: ask IT',
   'refusal.init.restoreUnfinished': 'The restore onto this PC did not finish: ask IT to run it again',
+  'refusal.init.adminExists': 'Setting up this PC stopped after it had added the administrator {admin}: set it up again with that administrator name (the PIN given now is taken)',
   'refusal.or': ' or ',
   'refusal.session.ended.disabled': '{user} was signed out: the user has been disabled. Sign in again',
   'refusal.session.ended.locked': '{user} was signed out: the user is locked after too many wrong attempts. Sign in again',
@@ -887,6 +888,7 @@ const nb: Messages = {
   'refusal.init.otherSite': 'Denne PC-en har allerede tabellene til stedet {sites}: sett den opp med den steds-id-en, eller be IT om en annen datamappe',
   'refusal.init.restoreNote': 'Gjenopprettingsnotatet på denne PC-en (restore-note.json) kan ikke leses: si fra til IT',
   'refusal.init.restoreUnfinished': 'Gjenopprettingen til denne PC-en ble ikke fullført: be IT kjøre den på nytt',
+  'refusal.init.adminExists': 'Oppsettet av denne PC-en stoppet etter at administratoren {admin} var lagt til: sett den opp på nytt med det administratornavnet (PIN-en som gis nå, blir brukt)',
   'refusal.or': ' eller ',
   'refusal.session.ended.disabled': '{user} ble logget ut: brukeren er deaktivert. Logg inn igjen',
   'refusal.session.ended.locked': '{user} ble logget ut: brukeren er sperret etter for mange feil forsøk. Logg inn igjen',
@@ -1368,6 +1370,7 @@ const de: Messages = {
   'refusal.init.otherSite': 'Dieser PC enthält bereits die Tabellen des Standorts {sites}: mit dieser Standort-ID einrichten oder die IT um ein anderes Datenverzeichnis bitten',
   'refusal.init.restoreNote': 'Die Wiederherstellungsnotiz dieses PCs (restore-note.json) ist nicht lesbar: die IT informieren',
   'refusal.init.restoreUnfinished': 'Die Wiederherstellung auf diesen PC wurde nicht abgeschlossen: die IT bitten, sie erneut auszuführen',
+  'refusal.init.adminExists': 'Die Einrichtung dieses PCs brach ab, nachdem der Administrator {admin} angelegt war: erneut mit diesem Administratornamen einrichten (die jetzt eingegebene PIN gilt)',
   'refusal.or': ' oder ',
   'refusal.session.ended.disabled': '{user} wurde abgemeldet: der Benutzer wurde deaktiviert. Bitte erneut anmelden',
   'refusal.session.ended.locked': '{user} wurde abgemeldet: der Benutzer ist nach zu vielen Fehlversuchen gesperrt. Bitte erneut anmelden',
@@ -2040,6 +2043,11 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
       const sites = paramStr(p, 'sites');
       if (!sites) break;
       return translate(lang, 'refusal.init.otherSite', { sites: sites.split(',').join(', ') });
+    }
+    case 'init.adminExists': {
+      const admin = paramStr(p, 'admin');
+      if (!admin) break;
+      return translate(lang, 'refusal.init.adminExists', { admin });
     }
     case 'session.ended': {
       const user = paramStr(p, 'user');

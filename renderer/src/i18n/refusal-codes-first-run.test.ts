@@ -55,6 +55,12 @@ describe('the first run in the reader’s language', () => {
     expect(refusalText('de', { message: 'u', code: 'init.restoreUnfinished' })).toBe('Die Wiederherstellung auf diesen PC wurde nicht abgeschlossen: die IT bitten, sie erneut auszuführen');
     expect(refusalText('de', { message: 'not set up', code: 'site.notSetUp' })).toMatch(/^Dieser Standort ist noch nicht eingerichtet/);
     expect(refusalText('nb', { message: 'set up', code: 'site.alreadySetUp' })).toMatch(/^Dette stedet er allerede satt opp/);
+    // Run again under another admin name after a setup that stopped once it had added its admin.
+    const adminExists = { message: "an earlier init of x that did not finish added the admin 'kari'", code: 'init.adminExists', params: { admin: 'kari' } };
+    expect(refusalText('en', adminExists)).toBe('Setting up this PC stopped after it had added the administrator kari: set it up again with that administrator name (the PIN given now is taken)');
+    expect(refusalText('nb', adminExists)).toBe('Oppsettet av denne PC-en stoppet etter at administratoren kari var lagt til: sett den opp på nytt med det administratornavnet (PIN-en som gis nå, blir brukt)');
+    expect(refusalText('de', adminExists)).toBe('Die Einrichtung dieses PCs brach ab, nachdem der Administrator kari angelegt war: erneut mit diesem Administratornamen einrichten (die jetzt eingegebene PIN gilt)');
+    expect(refusalText('nb', { ...adminExists, params: {} })).toBe(adminExists.message);
     expect(refusalText('nb', { message: 'english restored', code: 'init.restoredOther' })).toBe('english restored');
     expect(refusalText('de', { message: 'english sites', code: 'init.otherSite', params: { sites: 3 } })).toBe('english sites');
   });

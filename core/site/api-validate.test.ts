@@ -13,6 +13,8 @@ describe('site API request validation', () => {
     validateCall('workQueue', {});
     validateCall('workQueue', { search: 'J-0023', limit: 501 });
     validateCall('history', { table: 'stock', at: { tag: 'agent-7' }, limit: 10, contains: 'ITEM-0' });
+    validateCall('history', { table: 'work_queue', at: { latest: true }, contains: 'pågår', worded: [{ column: 'status', values: ['in_progress'] }] });
+    validateCall('diff', { table: 'dead_letters', from: { snapshotId: 3 }, to: { latest: true }, contains: 'åpen', worded: [{ column: 'status', values: ['open'] }] });
     validateCall('diff', { table: 'stock', from: { snapshotId: 3 }, to: { latest: true } });
     validateCall('listProposals', { status: ['open', 'deferred'] });
     validateCall('listProposals', { status: ['open', 'deferred'], order: 'urgency', limit: 200 });
@@ -33,6 +35,8 @@ describe('site API request validation', () => {
     ['status', JSON.parse('{"__proto__": {"admin": true}}'), /unexpected field '__proto__'/],
     ['history', { table: '../etc', at: { latest: true } }, /not a table name/],
     ['history', { table: 'stock', at: { latest: true }, contains: 7 }, /request\.contains/],
+    ['history', { table: 'stock', at: { latest: true }, contains: 'x', worded: [{ column: 'status' }] }, /request\.worded\[0\]\.values: required/],
+    ['diff', { table: 'stock', from: { latest: true }, to: { latest: true }, contains: 'x', worded: [{ column: 'status', values: [7] }] }, /request\.worded\[0\]\.values\[0\]: expected a string/],
     ['workQueue', { limit: 0 }, /request\.limit: expected an integer/],
     ['listProposals', { order: 'risk' }, /request\.order: expected one of newest, urgency, decided/],
     ['diff', { table: 'stock', from: { latest: true }, to: { latest: true }, contains: 'x'.repeat(129) }, /request\.contains/],

@@ -147,6 +147,10 @@ const tableName: Check = (v, p) => {
   if (!/^[a-z][a-z0-9_]{0,63}$/.test(v as string)) refuse(p, 'not a table name');
 };
 
+// History's `worded`: the few columns of a table the page has words for, each with its handful of
+// known values (dead letters' reasons are the most, ten), each as short as such a value is.
+const worded = arrayOf(object({ column: req(str(128)), values: req(arrayOf(str(64), 32)) }), 16);
+
 const siteId: Check = (v, p) => {
   str(64)(v, p);
   // The first-run form checks the same pattern before it sends (FirstRun.tsx): only a hand-made request meets this.
@@ -179,8 +183,8 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   }),
   tables: empty,
   tags: object({ table: req(tableName), search: opt(str(128)), limit: opt(int(1, 10_000)) }),
-  history: object({ table: req(tableName), at: req(readPoint), limit: opt(int(1, 10_000)), contains: opt(str(128)) }),
-  diff: object({ table: req(tableName), from: req(readPoint), to: req(readPoint), limit: opt(int(1, 10_000)), contains: opt(str(128)) }),
+  history: object({ table: req(tableName), at: req(readPoint), limit: opt(int(1, 10_000)), contains: opt(str(128)), worded: opt(worded) }),
+  diff: object({ table: req(tableName), from: req(readPoint), to: req(readPoint), limit: opt(int(1, 10_000)), contains: opt(str(128)), worded: opt(worded) }),
   syncStatus: empty,
   // A dead letter's topic is any the broker took (no_binding letters too): MQTT's own bound on a
   // topic, not a pattern. A reason is one of the closed set core/ingest gives.

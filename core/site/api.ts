@@ -411,6 +411,12 @@ export interface UserView {
 
 export type ReadPointRequest = { tag: string } | { snapshotId: number } | { timestampMs: number } | { latest: true };
 
+/** A column's stored values whose words on the page contain History's search (`history`, `diff` `worded`). */
+export interface WordedValues {
+  column: string;
+  values: string[];
+}
+
 export interface HistoryResult {
   table: string;
   /** The snapshot read and when it was committed; null for a table with no snapshot yet. */
@@ -520,9 +526,14 @@ export interface SiteApiMethods {
    * contains `search` when given. A site keeps thousands (an agent run tags every minute).
    */
   tags: { req: { table: string; search?: string; limit?: number }; res: Array<{ name: string; snapshotId: number; createdMs: number | null }> };
-  /** `contains`: only rows with a cell that contains it (case-insensitive), as the screen shows the cell. */
-  history: { req: { table: string; at: ReadPointRequest; limit?: number; contains?: string }; res: HistoryResult };
-  diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number; contains?: string }; res: DiffResult };
+  /**
+   * `contains`: only rows with a cell that contains it (case-insensitive), as the API gives the
+   * cell, or (with `contains`) whose cell of a `worded` column is one of its `values` — the stored
+   * values the page found `contains` in as its language words them ("pågår": in_progress), which
+   * the site does not know.
+   */
+  history: { req: { table: string; at: ReadPointRequest; limit?: number; contains?: string; worded?: WordedValues[] }; res: HistoryResult };
+  diff: { req: { table: string; from: ReadPointRequest; to: ReadPointRequest; limit?: number; contains?: string; worded?: WordedValues[] }; res: DiffResult };
   syncStatus: { req: Record<string, never>; res: SyncStatus };
   /**
    * `topic` and `reason` (each as stored, exactly): only the letters of that topic and/or reason,

@@ -428,6 +428,17 @@ describe('SiteService', () => {
     expect(blocked.rows.length).toBeGreaterThan(0);
     expect(blocked.rows.length).toBeLessThan(h.rows.length);
     expect(blocked.rows.every((r) => r.some((v) => String(v).toLowerCase().includes('blocked')))).toBe(true);
+    // `worded`: a column's stored values the page found `contains` in as its language words them
+    // ("pågår": in_progress), which the site does not know; their rows too, beside those the text
+    // is in, before the cut. A column the table does not have names no row.
+    const statusAt = h.columns.indexOf('status');
+    const aStatus = h.rows[0]![statusAt] as string;
+    const worded = [{ column: 'status', values: [aStatus] }, { column: 'no_such_column', values: ['x'] }];
+    const ofStatus = h.rows.filter((r) => r[statusAt] === aStatus);
+    expect(ofStatus.length).toBeLessThan(h.rows.length);
+    expect((await api.call('history', { table: 'work_queue', at: { tag: tag!.name }, contains: 'no such text', worded }, s)).rows).toEqual(ofStatus);
+    expect((await api.call('history', { table: 'work_queue', at: { tag: tag!.name }, contains: 'no such text', worded, limit: 1 }, s)).rows).toEqual(ofStatus.slice(0, 1));
+    expect((await api.call('history', { table: 'work_queue', at: { tag: tag!.name }, contains: job, worded }, s)).rows).toEqual(h.rows.filter((r) => r[statusAt] === aStatus || r.includes(job)));
     // From the first snapshot: what changed since depends on the demo's timing (its first commit
     // may already hold every job), so each check is against the full comparison, and each call
     // compares with the same snapshot (the modules may still commit meanwhile).
@@ -438,6 +449,10 @@ describe('SiteService', () => {
     const dOne = await api.call('diff', { table: 'work_queue', from: { snapshotId: 1 }, to: { snapshotId: latest.id }, contains: dJob }, s);
     expect(dOne.changes.length).toBeGreaterThan(0);
     expect(dOne.changes).toEqual(fromFirst.changes.filter((c) => c.row.some((v) => String(v).includes(dJob))));
+    const dStatus = fromFirst.changes[0]!.row[statusAt] as string;
+    const dWorded = await api.call('diff', { table: 'work_queue', from: { snapshotId: 1 }, to: { snapshotId: latest.id }, contains: 'no such text', worded: [{ column: 'status', values: [dStatus] }] }, s);
+    expect(dWorded.changes.length).toBeGreaterThan(0);
+    expect(dWorded.changes).toEqual(fromFirst.changes.filter((c) => c.row[statusAt] === dStatus));
     // The cut at 1: the first change, or the first update's -U and +U.
     const firstCut = fromFirst.changes[0]!.kind === '-U' ? 2 : 1;
     expect(await api.call('diff', { table: 'work_queue', from: { snapshotId: 1 }, to: { snapshotId: latest.id }, limit: 1 }, s)).toMatchObject({

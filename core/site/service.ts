@@ -40,6 +40,7 @@ import {
   type ProposalDetail,
   type ProposalView,
   type ReadPointRequest,
+  type WordedValues,
   type Refusal,
   guessablePinRefusal,
   type InputAge,
@@ -245,8 +246,8 @@ export class SiteService implements SiteBackend {
           .sort((a, b) => b.snapshotId - a.snapshotId || (a.name < b.name ? 1 : -1))
           .slice(0, req.limit ?? TAGS_LIMIT);
       },
-      history: (req) => this.history(req.table, req.at, req.limit ?? HISTORY_LIMIT, req.contains),
-      diff: (req) => this.diff(req.table, req.from, req.to, req.limit ?? HISTORY_LIMIT, req.contains),
+      history: (req) => this.history(req.table, req.at, req.limit ?? HISTORY_LIMIT, req.contains, req.worded),
+      diff: (req) => this.diff(req.table, req.from, req.to, req.limit ?? HISTORY_LIMIT, req.contains, req.worded),
       syncStatus: () => this.syncStatus(),
       deadLetters: (req) =>
         this.deadLetters(req.status, req.limit ?? 200, { ...(req.topic !== undefined ? { topic: req.topic } : {}), ...(req.reason !== undefined ? { reason: req.reason } : {}) })
@@ -1057,16 +1058,17 @@ export class SiteService implements SiteBackend {
 
   /**
    * The table as it was at `at`: at most `limit` rows (`more` says there were others), those with
-   * a cell that contains `contains` (case-insensitive, as the cell is shown) when it is given.
+   * a cell that contains `contains` (case-insensitive, as the cell is shown) when it is given, or
+   * whose cell of a `worded` column is one of its values (`cellFilter`).
    */
-  private history(name: string, at: ReadPointRequest, limit: number, contains?: string): HistoryResult {
+  private history(name: string, at: ReadPointRequest, limit: number, contains?: string, worded?: readonly WordedValues[]): HistoryResult {
     const t = this.table(name);
     // In the columns the table had at that snapshot (time travel reads in the snapshot's schema);
     // the latest (no point) in today's.
     const r = t.reader(this.readPoint(t, at));
     const snapshot = r.snapshot;
     const fields = r.schema.fields;
-    const keep = cellFilter(contains);
+    const keep = cellFilter(contains, fields, worded);
     const rows: unknown[][] = [];
     let more = false;
     try {
@@ -1091,14 +1093,14 @@ export class SiteService implements SiteBackend {
   }
 
   /** What changed between two points of a table, as `history` filters and cuts it. */
-  private diff(name: string, from: ReadPointRequest, to: ReadPointRequest, limit: number, contains?: string): DiffResult {
+  private diff(name: string, from: ReadPointRequest, to: ReadPointRequest, limit: number, contains?: string, worded?: readonly WordedValues[]): DiffResult {
     const t = this.table(name);
     const a = t.resolve(this.readPoint(t, from));
     const b = t.resolve(this.readPoint(t, to));
     // Both states in today's columns (Table.changes compares two snapshots in the latest schema,
     // mapping older files by field id), not in either snapshot's own: one set of columns for both.
     const fields = t.schema.fields;
-    const keep = cellFilter(contains);
+    const keep = cellFilter(contains, fields, worded);
     function* kept(): Generator<DiffResult['changes'][number]> {
       if ((a?.id ?? 0) === (b?.id ?? 0)) return;
       for (const c of t.changes({ from: a?.id ?? 0, to: b?.id ?? 0, mode: 'diff' })) {
@@ -1128,11 +1130,21 @@ export function cutChanges<C extends { kind: string }>(all: Iterable<C>, limit: 
   return { changes, more: false };
 }
 
-/** History's row filter: some cell, as the API gives it (nested values as JSON), contains the text (case-insensitive). */
-function cellFilter(contains: string | undefined): (row: unknown[]) => boolean {
+/**
+ * History's row filter: some cell, as the API gives it (nested values as JSON), contains the text
+ * (case-insensitive), or a cell of a `worded` column of `fields` is one of its values — the text as
+ * the page words them ("pågår" for in_progress), which only the page knows. Without a text, every row.
+ */
+function cellFilter(contains: string | undefined, fields: readonly { name: string }[], worded: readonly WordedValues[] = []): (row: unknown[]) => boolean {
   const q = contains?.trim().toLowerCase();
   if (!q) return () => true;
-  return (row) => row.some((v) => v !== null && v !== undefined && (typeof v === 'object' ? JSON.stringify(v) : String(v)).toLowerCase().includes(q));
+  const has = (v: unknown) => v !== null && v !== undefined && (typeof v === 'object' ? JSON.stringify(v) : String(v)).toLowerCase().includes(q);
+  // By the column's place in the columns read; a column they do not have (another schema) names no cell.
+  const named = worded.flatMap((w) => {
+    const i = fields.findIndex((f) => f.name === w.column);
+    return i < 0 ? [] : [{ i, values: new Set(w.values) }];
+  });
+  return (row) => row.some(has) || named.some((w) => typeof row[w.i] === 'string' && w.values.has(row[w.i] as string));
 }
 
 // --------------------------------------------------------------------------------------------

@@ -244,7 +244,7 @@ const en = {
   'history.tagsNewest': 'The newest {n} tags are listed: type part of a name (a run id, a proposal id, a date) to find an older one.',
   'history.contains': 'Rows containing',
   'history.containsPlaceholder': 'e.g. ITEM-008 or J-0023',
-  'history.containsHint': 'Part of an item, a location, a job or a status: any cell, as stored (a status as its cell’s hover shows it: in_progress)',
+  'history.containsHint': 'Part of an item, a location, a job or a status: any cell, as stored; a status also as shown (in progress or in_progress)',
   'history.at': '{table} at snapshot #{id}, committed {time}. Rows: {n}',
   'history.atMore': '{table} at snapshot #{id}, committed {time}. Rows: the first {n}. There are more: narrow them with “Rows containing”.',
   'history.empty': '{table} has no snapshot yet: nothing has been written to it.',
@@ -753,7 +753,7 @@ const nb: Messages = {
   'history.tagsNewest': 'De {n} nyeste taggene vises: skriv en del av et navn (en kjørings-id, en forslags-id, en dato) for å finne en eldre.',
   'history.contains': 'Rader som inneholder',
   'history.containsPlaceholder': 'f.eks. ITEM-008 eller J-0023',
-  'history.containsHint': 'En del av en vare, en lokasjon, en jobb eller en status: hvilken som helst celle, slik den er lagret (en status slik cellens hjelpetekst viser den: in_progress)',
+  'history.containsHint': 'En del av en vare, en lokasjon, en jobb eller en status: hvilken som helst celle, slik den er lagret; en status også slik den vises (pågår eller in_progress)',
   'history.at': '{table} ved øyeblikksbilde #{id}, lagret {time}. Rader: {n}',
   'history.atMore': '{table} ved øyeblikksbilde #{id}, lagret {time}. Rader: de første {n}. Det finnes flere: avgrens med «Rader som inneholder».',
   'history.empty': '{table} har ikke noe øyeblikksbilde ennå: ingenting er skrevet til den.',
@@ -1235,7 +1235,7 @@ const de: Messages = {
   'history.tagsNewest': 'Die {n} neuesten Tags werden gezeigt: Geben Sie einen Teil des Namens ein (eine Lauf-ID, eine Vorschlags-ID, ein Datum), um ein älteres zu finden.',
   'history.contains': 'Zeilen mit',
   'history.containsPlaceholder': 'z. B. ITEM-008 oder J-0023',
-  'history.containsHint': 'Teil eines Artikels, eines Lagerplatzes, eines Auftrags oder eines Status: jede Zelle, wie gespeichert (ein Status so, wie ihn der Hinweis der Zelle zeigt: in_progress)',
+  'history.containsHint': 'Teil eines Artikels, eines Lagerplatzes, eines Auftrags oder eines Status: jede Zelle, wie gespeichert; ein Status auch so, wie er angezeigt wird (in Arbeit oder in_progress)',
   'history.at': '{table} bei Snapshot #{id}, geschrieben {time}. Zeilen: {n}',
   'history.atMore': '{table} bei Snapshot #{id}, geschrieben {time}. Zeilen: die ersten {n}. Es gibt weitere: mit „Zeilen mit“ eingrenzen.',
   'history.empty': '{table} hat noch keinen Snapshot: nichts wurde hineingeschrieben.',
@@ -1824,6 +1824,16 @@ export function valuesWorded(lang: Lang, table: string, column: string, search: 
   const words = VALUE_WORDS[table]?.[column];
   if (q === '' || words === undefined) return [];
   return Object.keys(words).filter((v) => !v.toLowerCase().includes(q) && valueWord(lang, table, column, v)!.toLowerCase().includes(q));
+}
+
+/**
+ * Per column of `table` that has known values, those whose words in `lang` contain `search` while
+ * the stored value does not (`valuesWorded`); columns with none left out. History's "Rows
+ * containing" sends them with the search (site API `history`, `diff` `worded`).
+ */
+export function columnsWorded(lang: Lang, table: string, search: string): { column: string; values: string[] }[] {
+  const columns = Object.hasOwn(VALUE_WORDS, table) ? Object.keys(VALUE_WORDS[table]!) : [];
+  return columns.map((column) => ({ column, values: valuesWorded(lang, table, column, search) })).filter((w) => w.values.length > 0);
 }
 
 /** The alarm kinds worded here; the others show the site's English message. */

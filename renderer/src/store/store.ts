@@ -16,7 +16,7 @@ import type {
   DeadLetterGroupView, DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
   ConfigChangeView, SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
-import { errorLine, formatDuration, refusalText, translate, valuesWorded, type Lang, type RefusalLike } from '../i18n/messages.ts';
+import { columnsWorded, errorLine, formatDuration, refusalText, translate, valuesWorded, type Lang, type RefusalLike } from '../i18n/messages.ts';
 import { GLOBAL_TIMERS, type IdleTimers } from '../idle.ts';
 
 export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
@@ -460,6 +460,15 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       const r = await api.workQueue({ limit: WORK_ROWS + 1, ...filterBy('search', search), ...(statuses.length > 0 ? { statuses } : {}) });
       return { ...r, jobs: r.jobs.slice(0, WORK_ROWS), jobsMore: r.jobs.length > WORK_ROWS };
     };
+    /**
+     * History's "Rows containing" `contains`: the site matches the cells as stored (in_progress), so
+     * the known values the search is part of as the screen words them ("pågår", "hoch"; `columnsWorded`)
+     * are asked for by their stored values in the same request (`worded`).
+     */
+    const rowsContaining = (table: string, contains: string | undefined) => {
+      const worded = columnsWorded(get().lang, table, contains ?? '');
+      return { ...filterBy('contains', contains), ...(worded.length > 0 ? { worded } : {}) };
+    };
     /** Runs an API call; a failure becomes the visible error, never a silent no-op. */
     const guard = async (fn: () => Promise<void>) => {
       const current = ask();
@@ -888,8 +897,8 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       },
       resetSecret: (name, secret) => once('usersBusy', () => succeeded(() => api.resetSecret({ name, secret }), () => get().loadUsers())),
       // A read or a comparison: the one asked for last is shown (a table picked while the last was read).
-      loadHistory: (table, at, contains) => read(() => api.history({ table, at, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), (history) => ({ history, diff: null, historyContains: contains?.trim() ?? '' }), 'history'),
-      loadDiff: (table, from, contains) => read(() => api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...filterBy('contains', contains) }), (diff) => ({ diff, historyContains: contains?.trim() ?? '' }), 'history'),
+      loadHistory: (table, at, contains) => read(() => api.history({ table, at, limit: HISTORY_ROWS, ...rowsContaining(table, contains) }), (history) => ({ history, diff: null, historyContains: contains?.trim() ?? '' }), 'history'),
+      loadDiff: (table, from, contains) => read(() => api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...rowsContaining(table, contains) }), (diff) => ({ diff, historyContains: contains?.trim() ?? '' }), 'history'),
       resync: () => {
         if (get().user === null) return;
         void get().loadStatus();

@@ -6,16 +6,20 @@
 // copy nobody wrote in goes on as before.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RowKind, Table } from '../../lsm/index.ts';
 import { runCli } from '../../lsm/testing/cli.ts';
 import { makeSite, tempDir, writeStock } from '../test-support/site-fixture.ts';
 import { shipToDirectory } from '../test-support/ship.ts';
+import { DirectoryTarget } from '../targets/directory.ts';
 import { runHq } from './hq.ts';
 
 const cleanup: string[] = [];
 afterAll(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
+});
+afterEach(() => {
+  vi.restoreAllMocks();
 });
 
 describe('hq pull into a warehouse with writes of its own', () => {
@@ -66,5 +70,71 @@ describe('hq pull into a warehouse with writes of its own', () => {
     expect(Table.open(stockDir).scanRows().some((r) => r[0] === 'item-analyst')).toBe(false);
     // What --force wrote is the pull's own: the next pull goes on.
     expect((await pull()).code).toBe(0);
+  }, 60_000);
+});
+
+describe('hq pull while the site syncs', () => {
+  it('records what the copy got, not what HQ listed first: the next pull over it goes on', async () => {
+    // The site ships a new snapshot (superseding the one listed) between the pull's first listing
+    // and its copy, which takes the new one. Recorded from the first listing, that snapshot was no
+    // pull's: the next pull refused it as the analyst's own write (exit 3), though nobody wrote.
+    const fx = makeSite('52', { rows: 20 });
+    const hqDir = tempDir('hq');
+    const dest = join(tempDir('pulled'), 'warehouse');
+    cleanup.push(fx.data, hqDir, join(dest, '..'));
+    const pull = () => runCli(runHq, ['pull', '--hq', hqDir, '--site', '52', '--out', dest]);
+    await shipToDirectory(fx.data, fx.site, hqDir);
+    const list = DirectoryTarget.prototype.list;
+    let synced = false;
+    vi.spyOn(DirectoryTarget.prototype, 'list').mockImplementation(async function (this: DirectoryTarget, prefix: string) {
+      const listed = await list.call(this, prefix);
+      if (!synced && prefix === 'site_52.db/') {
+        synced = true;
+        writeStock(fx, 20, 30, 2);
+        await shipToDirectory(fx.data, fx.site, hqDir);
+      }
+      return listed;
+    });
+    expect((await pull()).code).toBe(0);
+    expect(synced).toBe(true);
+    vi.restoreAllMocks();
+    const again = await pull();
+    expect(again.err).not.toContain('holds writes that no pull made');
+    expect(again.code).toBe(0);
+  }, 60_000);
+});
+
+describe('hq pull again after one that failed midway', () => {
+  it('goes on: what the failed pull wrote of the tables it finished is its own', async () => {
+    // The pull fails in its last table (a read from HQ fails) after it wrote the new tag of an
+    // earlier one. Recorded only once the whole pull was done, that tag was no pull's, and the
+    // pull run again refused it as the analyst's own write (exit 3), though nobody wrote.
+    const fx = makeSite('53', { rows: 20 });
+    const hqDir = tempDir('hq');
+    const dest = join(tempDir('pulled'), 'warehouse');
+    cleanup.push(fx.data, hqDir, join(dest, '..'));
+    const pull = () => runCli(runHq, ['pull', '--hq', hqDir, '--site', '53', '--out', dest]);
+    await shipToDirectory(fx.data, fx.site, hqDir);
+    expect((await pull()).code).toBe(0);
+    fx.table('approval_inbox').createTag('audit');
+    writeStock(fx, 20, 30, 2);
+    await shipToDirectory(fx.data, fx.site, hqDir);
+    const get = DirectoryTarget.prototype.get;
+    let failed = false;
+    vi.spyOn(DirectoryTarget.prototype, 'get').mockImplementation(async function (this: DirectoryTarget, key: string) {
+      if (!failed && /^site_53\.db\/stock\/bucket-/.test(key)) {
+        failed = true;
+        throw new Error('connection reset');
+      }
+      return get.call(this, key);
+    });
+    const broken = await pull();
+    expect(failed).toBe(true);
+    expect(broken.code).not.toBe(0);
+    expect(existsSync(join(dest, 'site_53.db', 'approval_inbox', 'tag', 'tag-audit'))).toBe(true);
+    vi.restoreAllMocks();
+    const again = await pull();
+    expect(again.err).not.toContain('holds writes that no pull made');
+    expect(again.code).toBe(0);
   }, 60_000);
 });

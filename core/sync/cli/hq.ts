@@ -407,8 +407,10 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           // An analyst's commits and tags in the pulled copy: removed or overwritten without a word.
           if (!args.boolean('force')) refuseOwnWrites(dest, s, ownWrites(dest, s, listed));
           const bar = progressBar(io.stderr);
-          const r = await mirrorSite(target, s, dest, { onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table) });
-          recordPull(dest, s, listed);
+          const r = await mirrorSite(target, s, dest, {
+            onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table),
+            onTableCopied: (table, copied) => recordPull(dest, s, table, copied),
+          });
           await out.line(`pulled site ${s}: ${r.tables.length} table${r.tables.length === 1 ? '' : 's'}, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);
           break;
         }

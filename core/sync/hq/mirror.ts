@@ -35,6 +35,13 @@ export interface MirrorOptions {
   onProgress?: (p: MirrorProgress) => void;
   /** Remove local tag JSON that HQ no longer has (default: local tags are kept). */
   dropGoneTags?: boolean;
+  /**
+   * Called once a table's copy is done, with the keys it now holds as HQ had them: its files and
+   * the snapshot and tag JSON written — which may be newer than a listing made before the mirror
+   * — before the next table is read (`hq pull`'s record of what it left, pull-record.ts: a pull
+   * that fails later has still recorded the tables it finished).
+   */
+  onTableCopied?: (table: string, copied: readonly string[]) => void;
 }
 
 export interface MirrorResult {
@@ -131,6 +138,7 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
     const tp = `${prefix}${t}/`;
     const local = (key: string) => join(dbDir, t, ...key.slice(tp.length).split('/'));
     const rel = (x: ObjectInfo) => x.key.slice(tp.length);
+    const copied: string[] = [];
     // The snapshot and tag JSON first, then a listing of the files: a site puts a pointer only
     // after its files, so every file a pointer read here names is in the listing that follows. The
     // site's listing above does not do: an object store lists in pages, in key order, and a site
@@ -153,11 +161,13 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
         // absent
       }
       if (have !== f.size) await fetch(f.key, path, f.size);
+      copied.push(f.key);
       result.files++;
       progress(t, f.key, f.size);
     }
     for (const [key, bytes] of pointers) {
       writeLocal(local(key), bytes);
+      copied.push(key);
       result.downloadedFiles++;
       result.downloadedBytes += bytes.length;
       result.files++;
@@ -181,6 +191,7 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
     for (const n of o.dropGoneTags && fs.existsSync(tagDir) ? fs.readdirSync(tagDir) : []) {
       if (n.startsWith('tag-') && !keep.has(`tag/${n}`)) fs.rmSync(join(tagDir, n), { force: true });
     }
+    o.onTableCopied?.(t, copied);
   }
   for (const c of contracts) {
     const rel = c.key.slice(contractsPrefix(site).length);

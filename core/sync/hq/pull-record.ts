@@ -10,7 +10,9 @@
 // would remove (any snapshot JSON) or overwrite (HQ lists the same name), is an own write
 // (`ownWrites`); `hq pull` refuses to run over them unless --force. A table without a record
 // (pulled by a version before it) holds one snapshot after a pull: its lowest snapshot is taken
-// as pulled, every other one as an own write, and its tags and schemas as HQ's.
+// as pulled, every other one as an own write, and its tags and schemas as HQ's. A table is
+// recorded as soon as the mirror has copied it (`recordPull`), so a pull that fails midway has
+// recorded what it wrote of the tables it finished.
 //
 // Concurrency: one pull per warehouse at a time (two at once may each record what the other wrote).
 
@@ -99,23 +101,24 @@ export function refuseOwnWrites(warehouse: string, site: string, own: readonly s
 }
 
 /**
- * Records what a pull of what HQ listed (`listed`) left in the local copy: per table, the files HQ
- * listed, and those an earlier pull recorded that are still as it left them (a tag HQ has dropped
- * since, which the pull keeps).
+ * Records what a pull left of one table in the local copy, once the mirror has done it (mirrorSite
+ * `onTableCopied`): the files it copied or wrote (`copied`, keys) — not those of a listing before
+ * it, which a site syncing meanwhile makes older than the copy, nor only once the whole pull is
+ * done, which a pull that fails midway never is: a snapshot or tag it wrote was then no pull's, and
+ * the next pull refused it as an own write — and those an earlier pull recorded that are still as
+ * it left them (a tag HQ has dropped since, which the pull keeps).
  */
-export function recordPull(warehouse: string, site: string, listed: readonly ObjectInfo[]): void {
+export function recordPull(warehouse: string, site: string, table: string, copied: readonly string[]): void {
   const record = readRecord(warehouse, site);
-  const atHq = new Set(listed.map((o) => o.key));
-  for (const table of tablesOf(site, listed)) {
-    const tableDir = join(siteFolder(warehouse, site), table);
-    const earlier = record[table] ?? {};
-    const now: TableRecord = {};
-    for (const rel of keptFiles(tableDir)) {
-      const hash = sha256(join(tableDir, rel));
-      if (atHq.has(`${sitePrefix(site)}${table}/${rel}`) || earlier[rel] === hash) now[rel] = hash;
-    }
-    record[table] = now;
+  const held = new Set(copied);
+  const tableDir = join(siteFolder(warehouse, site), table);
+  const earlier = record[table] ?? {};
+  const now: TableRecord = {};
+  for (const rel of keptFiles(tableDir)) {
+    const hash = sha256(join(tableDir, rel));
+    if (held.has(`${sitePrefix(site)}${table}/${rel}`) || earlier[rel] === hash) now[rel] = hash;
   }
+  record[table] = now;
   const path = recordPath(warehouse, site);
   fs.mkdirSync(dirname(path), { recursive: true });
   localFileIO.replaceAtomic(path, Buffer.from(JSON.stringify(record, null, 2) + '\n'));

@@ -10,7 +10,7 @@
 // the fixture is opened, exit 5 naming it and --scratch (it was a bare EROFS or EACCES of mkdtemp,
 // for a fixture folder after its checksums were read); a writable one is where the run scratches.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Table } from '../lsm/index.ts';
@@ -166,6 +166,21 @@ describe('replay run: an --out or --scratch that cannot be written is refused be
     });
     expect(readdirSync(scratch)).toEqual([]);
     expect(readdirSync(ro)).toEqual(['empty-run']);
+  });
+
+  it.skipIf(process.platform === 'win32')('an empty --out that links to a folder in a read-only folder: exit 2 naming that folder, not the link\'s', async () => {
+    // The run is written beside the folder the link names (run-output.ts), not beside the link:
+    // checked beside the link, the refusal came only once the whole replay had run.
+    const scratch = folder('scratch-linked-out-read-only-parent');
+    const ro = folder('read-only-linked-parent');
+    mkdirSync(join(ro, 'empty-run'));
+    const out = join(folder('writable-link-parent'), 'latest');
+    symlinkSync(join(ro, 'empty-run'), out, 'dir');
+    await readOnly(ro, async () => {
+      const r = await run(out, scratch);
+      expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot write the run into ${out}: no permission to write in ${ro}\n`, '']);
+    });
+    expect(readdirSync(scratch)).toEqual([]);
   });
 
   it('a read-only --scratch: exit 2 naming it, before the archive is extracted', async () => {

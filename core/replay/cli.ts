@@ -12,7 +12,7 @@
 // cannot be written, a diff's --out that holds a report and no --force, or that cannot be written);
 // 5 anything else (the message says what), also a default scratch place that cannot be written.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
@@ -145,8 +145,9 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
   // permission, a read-only mount), which runReplay finds only after the last event: tried now
   // by making the folder and removing it again (made for good at the end, as before, so a run
   // that fails for another reason leaves no empty folder).
-  // An empty --out's folder too: the run is written beside it and renamed into place (run-output.ts).
-  const outWhy = writeProblem(out) ?? (existsSync(out) ? writeProblem(dirname(resolve(out))) : undefined);
+  // An empty --out's folder too: the run is written beside it — beside the folder a link to it
+  // names — and renamed into place (run-output.ts).
+  const outWhy = writeProblem(out) ?? (existsSync(out) ? writeProblem(dirname(realpathSync(out))) : undefined);
   if (outWhy !== undefined) throw usageError(`option '--out': ${existsSync(out) ? `cannot write the run into ${out}` : `cannot create the run folder ${out}`}: ${outWhy}`);
   let agent: AgentSpec;
   try {

@@ -4,7 +4,7 @@
 // folder a retry refuses as not empty. A temporary folder a killed run leaves beside --out is
 // removed by the next run to that --out, never one of a live run.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -55,5 +55,35 @@ describe('the run folder', () => {
     }
     writeRunOutput(out, { 'run.json': { format: 1 } });
     expect(readdirSync(parent).sort()).toEqual([live, 'run-c']);
+  });
+
+  it.skipIf(process.platform === 'win32')('is written into the empty folder an --out link names, and the link stays', () => {
+    // A link to an empty folder was a good --out (the CLI checks it and writes into it); removing
+    // it to rename the run into place failed with ENOTDIR once the whole replay had run.
+    const parent = mkdtempSync(join(dir, 'link-'));
+    const target = join(parent, 'disk', 'run-d');
+    mkdirSync(target, { recursive: true });
+    const out = join(parent, 'latest');
+    symlinkSync(target, out, 'dir');
+    writeRunOutput(out, { 'run.json': { format: 1 } });
+    expect(lstatSync(out).isSymbolicLink()).toBe(true);
+    expect(readdirSync(target)).toEqual(['run.json']);
+    expect(readdirSync(parent).sort()).toEqual(['disk', 'latest']);
+    expect(readdirSync(join(parent, 'disk'))).toEqual(['run-d']);
+  });
+
+  it.skipIf(process.platform === 'win32')("is written into an empty --out given as '.'", () => {
+    // `--out .` in an empty folder: '.' has no name to be renamed to beside it (rmdir '.' failed
+    // with EINVAL once the whole replay had run).
+    const out = join(mkdtempSync(join(dir, 'dot-')), 'run-e');
+    mkdirSync(out);
+    const cwd = process.cwd();
+    process.chdir(out);
+    try {
+      writeRunOutput('.', { 'run.json': { format: 1 } });
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(readdirSync(out)).toEqual(['run.json']);
   });
 });

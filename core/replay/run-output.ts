@@ -11,8 +11,8 @@
 // Invariants: `out` is only ever made by rename(2) of a whole folder; after `writeRunOutput`
 // returns or throws, its temporary folder no longer exists.
 
-import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { processAlive } from '../lsm/writer-lock.ts';
 import { writeStableJson } from './json.ts';
 
@@ -39,7 +39,10 @@ function removeDeadTemps(out: string): void {
  * Writes `files` (name → value, as stable JSON) as the run folder `out`, which must not exist or
  * be empty: whole, or not at all.
  */
-export function writeRunOutput(out: string, files: Readonly<Record<string, unknown>>): void {
+export function writeRunOutput(given: string, files: Readonly<Record<string, unknown>>): void {
+  // An empty --out that exists is replaced by the folder it really is: a link to one stays a link
+  // (removed, rmdir fails with ENOTDIR), and `.` or `..` get the name and parent they stand for.
+  const out = existsSync(given) ? realpathSync(given) : resolve(given);
   removeDeadTemps(out);
   const temp = join(dirname(out), `.${basename(out)}.${process.pid}.tmp`);
   try {
@@ -48,7 +51,7 @@ export function writeRunOutput(out: string, files: Readonly<Record<string, unkno
   } catch (e) {
     // The CLI tried this before the run; still possible here for a caller of runReplay, or when
     // the folder changed during the run: said as what it is, not as a bare ENOTDIR or EACCES.
-    throw new Error(`cannot create the run folder ${out}: ${(e as Error).message}`);
+    throw new Error(`cannot create the run folder ${given}: ${(e as Error).message}`);
   }
   try {
     for (const [name, value] of Object.entries(files)) writeStableJson(join(temp, name), value);

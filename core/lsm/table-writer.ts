@@ -394,15 +394,17 @@ export class TableWriter {
     const seq = state.nextSeq++;
     const buffer = state.buffer;
     let before = buffer.estimatedBytes;
+    let flushFailure: LsmError | undefined;
     if (!buffer.add(row, seq, kind)) {
       // The flush takes what it drained off `bufferedBytes`: counted from the emptied buffer, not
       // taken off twice (the count fell below what the buffer held, to 0 with a row in it).
-      this.flushBucket(state);
+      flushFailure = this.flushToTake(state);
       before = buffer.estimatedBytes;
       buffer.add(row, seq, kind);
     }
     if (c.changelogInput) this.changelog.onInput(state, { key: schema.keyIndexes.map((i) => row[i]), seq, kind, value: row });
     this.bufferedBytes += buffer.estimatedBytes - before;
+    if (flushFailure !== undefined) throw flushFailure;
     if (this.bufferedBytes >= schema.options.writeBufferBytes) {
       this.flush();
       this.relieveStopTrigger();
@@ -512,6 +514,25 @@ export class TableWriter {
     }
     this.bufferedBytes = Math.max(0, this.bufferedBytes - s.drainedBytes);
     s.drainedBytes = 0;
+  }
+
+  /**
+   * Flushes bucket `s` for a record that cannot fold into the one its key holds in the buffer.
+   * Returns the flush's failure (a full disk) when the buffer was drained before it: the drained
+   * records are kept for the next flush and the buffer is empty, so the write takes its row and
+   * throws the failure after (it threw before taking the row, which a caller read as taken).
+   * A failure before the drain (the `input` changelog's file) leaves the key's record in the
+   * buffer: the write is refused, its row not taken.
+   */
+  private flushToTake(s: BucketState): LsmError | undefined {
+    try {
+      this.flushBucket(s);
+      return undefined;
+    } catch (e) {
+      if (!(e instanceof LsmError)) throw e;
+      if (s.buffer.isEmpty) return e;
+      throw new LsmError(e.kind, `table ${this.table.name}: write refused, the row not taken: it cannot fold into the record its key holds in the write buffer, and that record could not be written: ${e.message}`, { path: e.path, cause: e });
+    }
   }
 
   /**

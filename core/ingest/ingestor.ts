@@ -18,7 +18,7 @@
 //   - after any failure inside apply or commit, nothing more is committed (`failure()` says why);
 //     the journal keeps accepting, and reopening replays what was not committed.
 
-import { Catalog, CompactionSlicer, isWellFormedString, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
+import { Catalog, CompactionSlicer, isCorruption, isWellFormedString, LsmError, parseRowKind, RowKind, Table, TableReader, TableWriter, valueFromJson, valueToJson, type DataField } from '../lsm/index.ts';
 import { applyBinding, bindingName, bindingsFor, checkBinding, checkOrderingStreams, retractionOfMovedKey, streamOfFilter, type Binding, type BoundRecord } from './binding.ts';
 import { bindingView, checkEnvelopeContract, type ContractCheck, type ContractRegistry } from './contracts.ts';
 import {
@@ -1117,7 +1117,10 @@ export class Ingestor {
    * A deferred compaction (dead_letters') runs in slices with a turn of the event loop between:
    * the events, PUBACKs and requests that came meanwhile go first. A flood of dead letters
    * compacted inside the commit held the loop 0.7–1.0 s at a time (core/ingest DESIGN.md). A
-   * failed slice stops ingest as a failed commit does.
+   * failed slice is taken as a commit's failed maintenance is (core/lsm
+   * `CommitResult.maintenanceError`): one of the store's kind (a full disk) is a warning, the slice
+   * having given the compaction up, and the next commit plans it again (before, every failed slice
+   * stopped ingest until a restart); a damaged file, or a bug, stops ingest.
    */
   private compactLater(t: Target): void {
     this.slicer.after(t.writer, {
@@ -1125,7 +1128,10 @@ export class Ingestor {
         t.snapshotId = t.table.latestSnapshot()?.id ?? null;
         this.refreshReader(t.name);
       },
-      failed: (e) => this.fail(e, `compacting table ${t.name}`),
+      failed: (e) => {
+        if (!(e instanceof LsmError) || isCorruption(e)) this.fail(e, `compacting table ${t.name}`);
+        else this.o.onWarning?.(`ingest: compacting table ${t.table.name} failed: ${e.message}; the next commit tries again`);
+      },
     });
   }
 

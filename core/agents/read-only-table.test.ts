@@ -1,6 +1,7 @@
 // ReadOnlyTable's shortcuts give the answers of the plain reads: the per-snapshot scan cache shared
 // between runs, point lookups through the scan's index, and the empty diff of a state with itself.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { valueFromJson } from '../lsm/index.ts';
 import { readOnlyTable, type ScanCache } from './read-only-table.ts';
 import { stockOf } from './rows.ts';
 import { DB, TestSite } from './test-support.ts';
@@ -32,6 +33,32 @@ describe('read-only table shortcuts', () => {
     expect(keys.map((k) => plain.get(k))).toEqual(expected);
     // A key the index cannot take (a column missing) goes to the reader, which refuses it as before.
     expect(() => h.get({ item: 'I1' })).toThrow(/primary-key column 'location'/);
+  });
+
+  it('looks up a table keyed by a DATE, a TIMESTAMP and a DECIMAL by the JSON form rules see (they were passed as text: refused)', () => {
+    site = new TestSite();
+    const spec = {
+      fields: [
+        { name: 'day', type: 'DATE NOT NULL' },
+        { name: 'at', type: 'TIMESTAMP(3) NOT NULL' },
+        { name: 'lot', type: 'DECIMAL(10, 2) NOT NULL' },
+        { name: 'n', type: 'INT' },
+      ],
+      primaryKeys: ['day', 'at', 'lot'],
+      options: { bucket: '1' },
+    };
+    const created = site.catalog.createTable({ database: DB, table: 'shifts' }, spec);
+    const w = created.newWriter();
+    const json: Record<string, unknown> = { day: '2026-12-01', at: '2026-12-01T06:00:00', lot: '12.50', n: 7 };
+    w.writeRecord(Object.fromEntries(created.schema.fields.map((f) => [f.name, valueFromJson(f.type, json[f.name], f.name)])));
+    w.commit();
+    w.close();
+    const table = site.catalog.getTable({ database: DB, table: 'shifts' });
+    const row = readOnlyTable(table, 'shifts').scan()[0]!;
+    const key = { day: row.day!, at: row.at!, lot: row.lot! };
+    expect(readOnlyTable(table, 'shifts').get(key)).toMatchObject({ n: 7 });
+    const id = table.latestSnapshot()!.id;
+    expect(readOnlyTable(table, 'shifts').getAt(id, key)).toMatchObject({ n: 7 });
   });
 
   it('the scan cache follows the snapshot: a new commit is read anew, an old handle keeps its snapshot', () => {

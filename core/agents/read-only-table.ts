@@ -16,7 +16,7 @@
 // snapshot was committed before an ALTER no commit has followed yet (not time travel, which would
 // read in the snapshot's own: core/lsm ReadPoint). `changesSince` (Table.changes) is in them too.
 
-import { LsmError, valueToJson, type Predicate, type Table } from '../lsm/index.ts';
+import { LsmError, valueFromJson, valueToJson, type Predicate, type Table } from '../lsm/index.ts';
 import type { Json } from '../inbox/index.ts';
 import { AgentError } from './errors.ts';
 
@@ -184,12 +184,15 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
     return Object.freeze(r);
   };
   // A key in JSON forms as a reader takes it (BIGINT as bigint).
+  // Every key column from the JSON form rules see to the stored form (a BIGINT as bigint, a DATE,
+  // TIMESTAMP or DECIMAL from its text): core/lsm's get refuses a value of another kind, and only
+  // BIGINT was converted, so a lookup in a table keyed by a date failed the rule.
   const storedKey = (key: Readonly<Record<string, Json>>): Record<string, unknown> => {
     const pk: Record<string, unknown> = {};
     for (const k of schema.primaryKeys) {
       const f = fields[schema.fieldIndex.get(k)!]!;
       const v = key[k];
-      pk[k] = f.type.root === 'BIGINT' && v !== null && v !== undefined ? BigInt(v as number | string) : v;
+      pk[k] = v === null || v === undefined ? v : valueFromJson(f.type, v, k);
     }
     return pk;
   };

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Catalog } from '../lsm/index.ts';
+import { Catalog, valueFromJson } from '../lsm/index.ts';
 import { compareCited, evidenceReport, formatEvidence, sequenceColumns } from './evidence.ts';
 import { Inbox } from './inbox.ts';
 import { situationKey, type ProposalInput } from './proposal.ts';
@@ -102,6 +102,36 @@ describe('the checked state leaves the sequence columns out', () => {
       i.close();
       wqw.close();
       sw.close();
+    }
+  });
+
+  it('reads the cited rows of a table keyed by a DATE and a DECIMAL (keys recorded as JSON text; only a BIGINT key was converted, so the report failed)', async () => {
+    // The inbox makes the site's database; the table goes in it.
+    const i: Inbox = Inbox.open({ catalog, database: DB, users, clock: () => T0, onWarning: () => undefined, recheck: () => ({ holds: true, snapshots: { shifts: 1 } }) });
+    const shifts = catalog.createTable(
+      { database: DB, table: 'shifts' },
+      { fields: [{ name: 'day', type: 'DATE NOT NULL' }, { name: 'lot', type: 'DECIMAL(10, 2) NOT NULL' }, { name: 'crew', type: 'INT' }], primaryKeys: ['day', 'lot'], options: { bucket: '1' } },
+    );
+    const w = shifts.newWriter();
+    try {
+      w.writeRecord({ day: valueFromJson(shifts.schema.fields[0]!.type, '2026-12-01'), lot: valueFromJson(shifts.schema.fields[1]!.type, '12.50'), crew: 4 });
+      w.commit(); // 1
+      shifts.createTag('agent-r1', 1, 3600_000);
+      const key = { day: '2026-12-01', lot: '12.50' };
+      const [p] = i.submit({
+        runId: 'r1',
+        withdrawals: [],
+        proposals: [{
+          situationKey: situationKey('crew', 'notice', key), ruleId: 'crew', ruleVersion: '1', action: 'notice', module: null, params: key, risk: 'low', riskReason: 'a notice', explanation: 'crew', runId: 'r1',
+          evidence: [{ table: 'shifts', snapshotId: 1, tag: 'agent-r1', rows: [{ key, values: { ...key, crew: 4 } }] }],
+        }],
+      }).created;
+      expect((await i.decide(p!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('approved');
+      const r = evidenceReport(catalog, DB, p!.id);
+      expect(r.checked.map((c) => [c.table, c.matchesEvidence])).toEqual([['shifts', true]]);
+    } finally {
+      i.close();
+      w.close();
     }
   });
 

@@ -18,7 +18,7 @@
 // changes nothing the rule read, and an approval that went through was shown as "changed". The
 // report says which columns differ, per row and per table, and whether a sequence number moved.
 
-import { valueToJson, type Catalog, type Table } from '../lsm/index.ts';
+import { valueFromJson, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import { InboxError } from './errors.ts';
 import { checkedTagName, decisionTagName, openInboxTables, readProposalRow } from './inbox.ts';
@@ -227,16 +227,17 @@ function keyInMemory(reader: Pick<Table, 'schema'>, key: Record<string, Json>): 
   const out: Record<string, unknown> = {};
   for (const k of s.primaryKeys) {
     const f = s.fields[s.fieldIndex.get(k)!]!;
-    out[k] = jsonToMemory(f.type, key[k]);
+    out[k] = jsonToMemory(f.type, key[k], k);
   }
   return out;
 }
 
-// Keys are strings and integers in the seed tables; BIGINT keys come back as bigint.
-function jsonToMemory(type: Table['schema']['fields'][number]['type'], v: Json | undefined): unknown {
+// A key as evidence stores it (JSON form) to the stored form: a BIGINT as bigint, a DATE, TIMESTAMP
+// or DECIMAL from its text. Only BIGINT was converted; core/lsm's get refuses a value of another
+// kind, so the evidence of a row of a table keyed by a date failed.
+function jsonToMemory(type: Table['schema']['fields'][number]['type'], v: Json | undefined, column: string): unknown {
   if (v === null || v === undefined) return v;
-  if (type.root === 'BIGINT') return BigInt(v as number | string);
-  return v;
+  return valueFromJson(type, v, column);
 }
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : new Date(ms).toISOString());

@@ -47,12 +47,16 @@ export class DecisionLog {
   private readonly writer: TableWriter;
   private nextId: number;
 
-  /** `compaction`: the writer's (core/lsm WriterOptions); `afterCommit`: called with the writer after each commit (the Inbox runs a deferred compaction from there). */
+  /**
+   * `compaction`, `onWarning`: the writer's (core/lsm WriterOptions: what a commit's maintenance
+   * could not do); `afterCommit`: called with the writer after each commit (the Inbox runs a
+   * deferred compaction from there).
+   */
   constructor(
     private readonly table: Table,
-    private readonly o: { compaction?: 'inline' | 'deferred'; afterCommit?: (w: TableWriter) => void } = {},
+    private readonly o: { compaction?: 'inline' | 'deferred'; onWarning?: (message: string) => void; afterCommit?: (w: TableWriter) => void } = {},
   ) {
-    this.writer = table.newWriter({ commitUser: 'tilstand-inbox', ...(o.compaction ? { compaction: o.compaction } : {}) });
+    this.writer = table.newWriter({ commitUser: 'tilstand-inbox', ...(o.compaction ? { compaction: o.compaction } : {}), ...(o.onWarning ? { onWarning: o.onWarning } : {}) });
     const stored = table.committedProperties()[NEXT_ID_PROPERTY];
     this.nextId = stored === undefined ? this.scanNextId() : Number(stored);
     if (!Number.isSafeInteger(this.nextId) || this.nextId < 1) throw new Error(`assertion failed: decision_log next id ${stored}`);

@@ -359,9 +359,13 @@ export class Inbox {
     this.table = inbox;
     this.logTable = log;
     const compaction = this.compaction;
-    this.writer = inbox.newWriter({ commitUser: 'tilstand-inbox', compaction });
+    // A commit's failed maintenance (a full disk during a compaction, core/lsm
+    // `CommitResult.maintenanceError`) is told, not thrown: to the inbox's warnings (the site's
+    // log), not as a process warning nobody on a site reads.
+    const onWarning = (m: string) => this.warn(m);
+    this.writer = inbox.newWriter({ commitUser: 'tilstand-inbox', compaction, onWarning });
     try {
-      this.log = new DecisionLog(log, { compaction, afterCommit: (w) => this.compactLater(w, log.name) });
+      this.log = new DecisionLog(log, { compaction, onWarning, afterCommit: (w) => this.compactLater(w, log.name) });
     } catch (e) {
       this.writer.close();
       throw e;

@@ -10,23 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { LsmError } from './errors.ts';
-import { ForwardingFileIO, localFileIO } from './file-io.ts';
+import { localFileIO } from './file-io.ts';
 import { TableSchema } from './schema.ts';
 import { Table } from './table.ts';
+import { FullDiskIO } from './test-full-disk.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-/** While `full`, every data or changelog file write fails as on a full disk. */
-class FullDiskIO extends ForwardingFileIO {
-  full = false;
-  override writeNew(path: string, data: Uint8Array): void {
-    if (this.full && /\/(?:data|changelog)-[^/]*$/.test(path)) throw new LsmError('IOError', `write ${path} failed: ENOSPC: no space left on device`, { path });
-    super.writeNew(path, data);
-  }
-}
 
 const ROWS = 2_000; // far more than the buffer holds (about 40 of these rows per KiB)
 

@@ -210,7 +210,10 @@ describe('applyBinding: compiled path = generic path', () => {
         }
       }
     }
-    expect(rows).toBeGreaterThan(300);
+    // The fuzz must reach the row path, not only refusals: about 490 of 6,000 envelopes give rows
+    // (the median of 300 seeds; the fewest 246, FAST_PATH_SEED=5679910, under the 300 this asked
+    // for: a failure of the seed, not of the paths).
+    expect(rows).toBeGreaterThan(100);
   });
 
   it('follows a changed table field list (recompiles) and bindings with enrichment take the generic path', () => {

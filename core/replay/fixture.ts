@@ -298,7 +298,7 @@ function manifestProblem(v: Record<string, unknown>): string | undefined {
 }
 
 /** An IANA time zone name this Node knows (an unknown TZ would silently be taken as UTC). */
-function isTimeZone(v: unknown): v is string {
+export function isTimeZone(v: unknown): v is string {
   if (typeof v !== 'string' || v === '') return false;
   try {
     new Intl.DateTimeFormat('en', { timeZone: v });

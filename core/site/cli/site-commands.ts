@@ -21,6 +21,7 @@ import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { runRestore } from '../../sync/cli/sync.ts';
 import { runReplayCli } from '../../replay/cli.ts';
+import { isTimeZone } from '../../replay/fixture.ts';
 import { checkDataFormat, dataFormatPath, programDataFormat, raiseDataFormat } from '../data-format.ts';
 import { dirname, join, resolve } from 'node:path';
 import { runTableCli } from '../../lsm/cli/table-cli.ts';
@@ -996,16 +997,5 @@ function loadedRuleFilesRecord(v: unknown): LoadedRuleFilesRecord | undefined {
   const r = v as Partial<LoadedRuleFilesRecord> | null;
   if (r === null || typeof r !== 'object' || typeof r.startedAtMs !== 'number' || !Number.isFinite(new Date(r.startedAtMs).getTime()) || !Array.isArray(r.files)) return undefined;
   if (!r.files.every((f: unknown) => f !== null && typeof f === 'object' && typeof (f as { path?: unknown }).path === 'string' && typeof (f as { sha256?: unknown }).sha256 === 'string')) return undefined;
-  return { startedAtMs: r.startedAtMs, ...(knownTimeZone(r.timeZone) ? { timeZone: r.timeZone } : {}), files: r.files };
-}
-
-/** Whether `v` is a time zone this Node knows (one it does not would be taken as UTC without a word). */
-function knownTimeZone(v: unknown): v is string {
-  if (typeof v !== 'string') return false;
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: v });
-    return true;
-  } catch {
-    return false;
-  }
+  return { startedAtMs: r.startedAtMs, ...(isTimeZone(r.timeZone) ? { timeZone: r.timeZone } : {}), files: r.files };
 }

@@ -171,18 +171,21 @@ export interface CommitResult {
 }
 
 /**
+ * The refusal of a write whose row is not taken because `why` (what could not be written first),
+ * with `failure`'s kind, naming it: the one error of `write` that leaves the row out (core/lsm
+ * DESIGN.md, write path, step 3).
+ */
+function rowNotTaken(table: Table, why: string, failure: LsmError): LsmError {
+  return new LsmError(failure.kind, `table ${table.name}: write refused, the row not taken: ${why}: ${failure.message}`, { path: failure.path, cause: failure });
+}
+
+/**
  * The refusal of a write (its row not taken) while the rows a failed flush kept (`keptBytes`,
- * estimated) fill the table's `write-buffer-size` and cannot be written (`failure`, whose kind it
- * takes and which it names).
+ * estimated) fill the table's `write-buffer-size` and cannot be written (`failure`).
  */
 export function keptRowsRefusal(table: Table, keptBytes: number, failure: LsmError): LsmError {
   const limit = table.schema.options.writeBufferBytes;
-  return new LsmError(
-    failure.kind,
-    `table ${table.name}: write refused, the row not taken: the rows a failed flush kept (about ${keptBytes} bytes) fill 'write-buffer-size' (${limit} bytes) ` +
-      `and could not be written: ${failure.message}`,
-    { path: failure.path, cause: failure },
-  );
+  return rowNotTaken(table, `the rows a failed flush kept (about ${keptBytes} bytes) fill 'write-buffer-size' (${limit} bytes) and could not be written`, failure);
 }
 
 /** Whether the commit made a snapshot of any kind (snapshot expiration runs only then). */
@@ -531,7 +534,7 @@ export class TableWriter {
     } catch (e) {
       if (!(e instanceof LsmError)) throw e;
       if (s.buffer.isEmpty) return e;
-      throw new LsmError(e.kind, `table ${this.table.name}: write refused, the row not taken: it cannot fold into the record its key holds in the write buffer, and that record could not be written: ${e.message}`, { path: e.path, cause: e });
+      throw rowNotTaken(this.table, 'it cannot fold into the record its key holds in the write buffer, and that record could not be written', e);
     }
   }
 

@@ -4,7 +4,7 @@
 // expiration deletes it when its retention has passed, as a rollback does when its snapshot is
 // rolled away. Before, both threw InvalidArgument from the name check meant for callers' names,
 // so one such file stopped every expiration of the table.
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -97,4 +97,29 @@ it('a rollback past a hand-made tag removes it', () => {
   }
   expect(readdirSync(join(dir, 'tag'))).toEqual([]);
   expect(keys(t)).toEqual([1]);
+});
+
+it.each(BAD_NAMES)('tag delete removes the hand-made tag %j by the name the listing shows', (bad) => {
+  const { t, dir } = tableOfThree();
+  t.createTag('src', 2);
+  handMade(dir, 'src', bad);
+  t.deleteTag('src');
+  const shown = t.listTags().map((x) => x.name);
+  expect(shown).toEqual([bad]);
+  t.deleteTag(shown[0]!);
+  expect(readdirSync(join(dir, 'tag'))).toEqual([]);
+  expect(t.listTags()).toEqual([]);
+  // Gone, the name is again one only a listing could vouch for.
+  expect(() => t.deleteTag(bad)).toThrow(expect.objectContaining({ kind: 'InvalidArgument' }));
+});
+
+it('tag delete never reaches outside tag/: a name with a separator or .. is refused and no file goes', () => {
+  const { t, dir } = tableOfThree();
+  t.createTag('keep', 2);
+  writeFileSync(join(dir, 'victim'), 'x');
+  for (const name of ['x/../../victim', '../victim', 'x/../../tag/tag-keep', '..']) {
+    expect(() => t.deleteTag(name), name).toThrow(expect.objectContaining({ kind: 'InvalidArgument' }));
+  }
+  expect(existsSync(join(dir, 'victim'))).toBe(true);
+  expect(t.listTags().map((x) => x.name)).toEqual(['keep']);
 });

@@ -266,8 +266,18 @@ export class TagManager {
     this.sorted = undefined;
   }
 
-  /** Removes the tag file; its files are released at the next expiration. */
+  /**
+   * Removes the tag file; its files are released at the next expiration. A name `create` refuses
+   * ('a..b', a leading dot, a control character) is taken when `tag/` holds a file of exactly that
+   * name — a hand-made tag the listing shows, which the user must be able to delete by that name.
+   * A readdir entry holds no path separator, so such a name never leads outside `tag/`; any other
+   * name goes through `checkName` as before.
+   */
   delete(name: string): void {
+    if (typeof name === 'string' && this.fileIO.list(this.paths.tagDir).includes(TAG_PREFIX + name)) {
+      this.removeListed(name);
+      return;
+    }
     checkName('tag', name);
     if (!this.exists(name)) throw notFound(`tag '${name}' does not exist`);
     this.removeListed(name);

@@ -4,17 +4,38 @@
 // what `put` accepts (numbers may be written as text here: `qty>=5`).
 
 import { parseType, typeToString, valueFromJson, valueToJson, type DataField, type DataType, type Predicate, type ReadPoint, type Table } from '../index.ts';
+import { LsmError } from '../errors.ts';
 import { repeatedKey, repeatedKeyPath } from '../json-keys.ts';
+import { parseDuration as parseOptionDuration } from '../options.ts';
 import { usageError } from './args.ts';
 
 export { repeatedKey, repeatedKeyPath };
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
-/** `7d`, `12h`, `30m`, `45s`, `500ms`, `1w`, combined as `1h30m`; `0` alone is zero. */
+/**
+ * A duration flag in ms. Two forms, so that what a table's duration option takes (options.ts
+ * `parseDuration`: Java's '7 d', '90 min', '12 hours', and the '1.5 h' earlier versions wrote) is
+ * taken here too, and the command line's own compact forms keep working: `7d`, `12h`, `30m`, `45s`,
+ * `500ms`, `1w`, combined as `1h30m`. `0` alone is zero. A number without a unit is milliseconds
+ * to a table option; here it is refused, since `--retain 7` meant as 7 days would keep a tag 7 ms.
+ */
 export function parseDuration(text: string, flag: string): number {
   const t = text.trim();
   if (t === '0') return 0;
+  if (/^\d+$/.test(t)) {
+    throw usageError(`option '--${flag}': a number without a unit is milliseconds to a table option; write the unit, such as '${t}d', '${t} d' or '${t} ms', got '${text}'`);
+  }
+  const ms = compactDurationMs(t) ?? optionDurationMs(text);
+  if (ms === undefined) {
+    throw usageError(`option '--${flag}': expected a duration such as 7d, 12h, 30m, 1h30m or 1w, or as a table option takes it ('7 d', '90 min', '12 hours'), got '${text}'`);
+  }
+  if (!Number.isSafeInteger(ms)) throw usageError(`option '--${flag}': the duration '${text}' is too long to count in milliseconds`);
+  return ms;
+}
+
+/** The command line's compact form (`1h30m`), or undefined when `t` is not one. */
+function compactDurationMs(t: string): number | undefined {
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
   let total = 0;
   let end = 0;
@@ -22,10 +43,17 @@ export function parseDuration(text: string, flag: string): number {
     total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
     end = re.lastIndex;
   }
-  if (t.length === 0 || end !== t.length) {
-    throw usageError(`option '--${flag}': expected a duration such as 7d, 12h, 30m, 45s or 1h30m, got '${text}'`);
+  return t.length === 0 || end !== t.length ? undefined : Math.round(total);
+}
+
+/** The form a table's duration option takes, or undefined when `text` is not one. */
+function optionDurationMs(text: string): number | undefined {
+  try {
+    return parseOptionDuration(text, 'duration');
+  } catch (e) {
+    if (e instanceof LsmError && e.kind === 'InvalidArgument') return undefined;
+    throw e;
   }
-  return Math.round(total);
 }
 
 /** A positive snapshot id. */

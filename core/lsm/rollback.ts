@@ -62,22 +62,23 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
   const result: RollbackResult = { snapshotId: target.id, removedSnapshots: [], removedTags: [], deletedFiles: [] };
   /** The contents taken away, whose files go at the end (read before their snapshot files go). */
   const removed: Snapshot[] = [];
-  for (const t of table.tags.list()) {
-    if (t.snapshot.id > target.id) {
-      table.tags.removeListed(t.name);
-      result.removedTags.push(t.name);
-      removed.push(t.snapshot);
-    }
-  }
   // A tag of an expired snapshot: every snapshot is after it, and it is written back. The earliest
   // of them goes only after that, so a kill never leaves the table without a snapshot (it read as
-  // empty, and a rollback run again found no snapshot to start from).
+  // empty, and a rollback run again found no snapshot to start from). Its files are checked before
+  // anything is removed: a refused rollback leaves every tag (it deleted the later ones before).
   const writeBack = !table.snapshots.exists(target.id);
   const last = writeBack ? table.snapshots.earliestId() : undefined;
   if (writeBack) {
     for (const e of table.manifests.liveFiles(target)) {
       const path = table.dataFilePath(e.partition, e.bucket, e.file.fileName, e.file.externalPath);
       if (!table.fileIO.exists(path)) throw new LsmError('NotFound', `cannot restore snapshot ${target.id}: its file ${path} is gone`, { path });
+    }
+  }
+  for (const t of table.tags.list()) {
+    if (t.snapshot.id > target.id) {
+      table.tags.removeListed(t.name);
+      result.removedTags.push(t.name);
+      removed.push(t.snapshot);
     }
   }
   // LATEST first, as Paimon's RollbackHelper does: it names a snapshot that stays until the end

@@ -386,6 +386,8 @@ export class ChangeFollower {
   private position: number;
   /** Position stored in the consumer file. */
   private acked: number;
+  /** The snapshot of the batch `next` returned last, until it is acknowledged (`followRollback`). */
+  private delivered: Snapshot | undefined;
 
   constructor(
     private readonly table: Table,
@@ -448,16 +450,56 @@ export class ChangeFollower {
       // finds it gone — and gets that snapshot's state to start from.
       const changes = [...snapshotChanges(this.table, s, this.mode, true)];
       this.position++;
-      if (changes.length > 0) return changes;
+      if (changes.length > 0) {
+        this.delivered = s;
+        return changes;
+      }
     }
-    this.ack();
+    this.store();
     return undefined;
   }
 
   /** Stores the position: everything returned so far has been processed. */
   ack(): void {
+    this.followRollback();
+    this.store();
+  }
+
+  private store(): void {
     if (this.acked === this.position) return;
     writeConsumer(this.table, this.consumer, this.position);
     this.acked = this.position;
+    this.delivered = undefined;
+  }
+
+  /**
+   * A destructive rollback, here or in another process, gives the ids after its target new content
+   * and moves a consumer past target+1 back to it (rollback.ts). Stored over that, this follower's
+   * own position skipped the new snapshots up to it. So before it stores, it takes the rollback in:
+   * a stored position below the one it wrote is the rollback's, and a returned batch whose
+   * snapshot is past the latest or holds other content now was rolled away (the consumer, at or
+   * before target+1, was left as it is) — the follower goes back to its acknowledged position and
+   * delivers that batch again, as for a batch a dead process never acknowledged. The snapshots it
+   * read are dropped from the caches of this process (`invalidate`): their ids hold other content.
+   * Changes it delivered from the rolled-away snapshots are not taken back (nor are they by Paimon,
+   * whose rollback leaves consumers as they are). Costs a read of the consumer file per ack, and of
+   * one snapshot file while a batch is out.
+   */
+  private followRollback(): void {
+    const stored = readConsumer(this.table, this.consumer);
+    let back: number | undefined;
+    if (stored !== undefined && stored < this.acked) back = stored;
+    else if (this.delivered !== undefined && this.position > this.acked && this.rolledAway(this.delivered)) back = this.acked;
+    if (back === undefined) return;
+    this.table.snapshots.invalidate();
+    this.position = back;
+    this.acked = back;
+    this.delivered = undefined;
+  }
+
+  /** Whether snapshot `s`, read by this follower, is gone by a rollback: past the latest, or its id holds other content (not: expired). */
+  private rolledAway(s: Snapshot): boolean {
+    if (s.id > (this.table.snapshots.latestId() ?? 0)) return true;
+    return s.id >= (this.table.snapshots.earliestId() ?? 0) && !this.table.snapshots.isRetained(s);
   }
 }

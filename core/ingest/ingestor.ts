@@ -912,6 +912,12 @@ export class Ingestor {
         // has the same columns from an image of the same contract.
         for (const { kind, row } of r) t.writer.writeRecord(row, rowKindOf(kind));
       } catch (e) {
+        // Only a refusal of the record for what it is is the event's (and an unexpected error,
+        // `refusedRecord`). The table store's other failures (a full disk's flush, its row taken
+        // or not; a closed writer) stop ingest as a failed commit does:
+        // nothing more is committed, so a moved key's retraction never lands without its new
+        // row, and the reopen applies the journaled event once (DESIGN.md, "Failure cases").
+        if (!refusedRecord(e)) throw e;
         failures.push({ binding: bindingName(b), refusal: refuse('unfit_for_table', `binding '${bindingName(b)}': table ${t.name}: ${(e as Error).message}`) });
         continue;
       }
@@ -1754,6 +1760,20 @@ function rowKindOf(text: string): RowKind {
     default:
       return parseRowKind(text);
   }
+}
+
+/**
+ * Whether a table write's error is the event's: a refusal of the record for what it is (a value
+ * the column cannot hold, a retraction the table cannot take: InvalidArgument, the row not taken,
+ * core/lsm `LsmError.rowTaken`), or an error that is not the table store's at all (a bug met on
+ * this event's values). The refusal made because a failed flush's kept rows fill the buffer is of
+ * the disk's kind (IOError), and a flush failing after the take has `rowTaken` true: those stop
+ * ingest. An unexpected error does not: the reopen would replay the same event into it, and one
+ * event would stop the site at every start; as a dead letter it waits for a fixed version.
+ */
+function refusedRecord(e: unknown): boolean {
+  if (!(e instanceof LsmError)) return true;
+  return e.kind === 'InvalidArgument' && e.rowTaken === false;
 }
 
 /** One refusal for several failing bindings: the first's reason, every detail. */

@@ -15,12 +15,21 @@ export class LsmError extends Error {
   readonly kind: LsmErrorKind;
   /** The file the error is about, when there is one. */
   readonly path: string | undefined;
+  /**
+   * Set on an error a TableWriter `write`/`writeRecord` threw, undefined on every other: false when
+   * the write refused its row and left the writer as it was (a value that does not fit:
+   * InvalidArgument; or a refusal of the failure's kind, "write refused, the row not taken"), true
+   * when the row was taken and what ran after it failed (a flush on a full disk: the writer keeps
+   * the row, and the next flush or commit writes it). DESIGN.md, write path, step 3.
+   */
+  rowTaken: boolean | undefined;
 
   constructor(kind: LsmErrorKind, message: string, options: { path?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = `LsmError(${kind})`;
     this.kind = kind;
     this.path = options.path;
+    this.rowTaken = undefined;
   }
 }
 

@@ -361,56 +361,70 @@ export class TableWriter {
     return c;
   }
 
-  /** Writes a row with every column in schema order. Values in memory form (types.ts). */
+  /**
+   * Writes a row with every column in schema order. Values in memory form (types.ts). An LsmError
+   * it throws says whether the row was taken (`rowTaken`): a refusal leaves the writer as it was; a
+   * failure after the take (a flush on a full disk) leaves the row held for the next flush or commit.
+   */
   write(row: unknown[], kind: RowKind = RowKind.INSERT): void {
-    this.check();
-    if (this.flushFailure !== undefined && this.bufferedBytes >= this.table.schema.options.writeBufferBytes) this.flushOrRefuse();
-    const c = this.compiled();
-    const schema = c.schema;
-    const fields = schema.fields;
-    if (row.length !== fields.length) throw invalidArgument(`row has ${row.length} values, table ${this.table.name} has ${fields.length} columns`);
-    if (!(kind >= 0 && kind <= 3)) throw invalidArgument(`row kind must be 0..3 (+I, -U, +U, -D), got ${kind}`);
-    const accepts = c.accepts;
-    for (let i = 0; i < accepts.length; i++) {
-      let v = row[i];
-      if (v === undefined) row[i] = v = null;
-      if (accepts[i]!(v)) continue;
-      const problem = checkValue(fields[i]!.type, v) ?? loneSurrogateIn(fields[i]!.type, v);
-      if (problem) throw invalidArgument(`column '${fields[i]!.name}' (${typeToString(fields[i]!.type)}): ${problem}`);
-    }
-    if (kind === RowKind.DELETE || kind === RowKind.UPDATE_BEFORE) {
-      // Paimon's TableWriteImpl drops these before the writer (RowKindFilter): no file, no
-      // sequence number, and no changelog — the `input` changelog would list them, the `lookup`
-      // one a -U/+U pair of an unchanged row.
-      const o = schema.options;
-      if (o.ignoreDelete || (kind === RowKind.UPDATE_BEFORE && o.ignoreUpdateBefore)) return;
-      if (this.refusesRetractions) {
-        throw invalidArgument(
-          `partial-update table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record; ` +
-            "set 'ignore-delete', 'partial-update.remove-record-on-delete', or sequence groups ('fields.<seq>.sequence-group')",
-        );
+    let taken = false;
+    try {
+      this.check();
+      if (this.flushFailure !== undefined && this.bufferedBytes >= this.table.schema.options.writeBufferBytes) this.flushOrRefuse();
+      const c = this.compiled();
+      const schema = c.schema;
+      const fields = schema.fields;
+      if (row.length !== fields.length) throw invalidArgument(`row has ${row.length} values, table ${this.table.name} has ${fields.length} columns`);
+      if (!(kind >= 0 && kind <= 3)) throw invalidArgument(`row kind must be 0..3 (+I, -U, +U, -D), got ${kind}`);
+      const accepts = c.accepts;
+      for (let i = 0; i < accepts.length; i++) {
+        let v = row[i];
+        if (v === undefined) row[i] = v = null;
+        if (accepts[i]!(v)) continue;
+        const problem = checkValue(fields[i]!.type, v) ?? loneSurrogateIn(fields[i]!.type, v);
+        if (problem) throw invalidArgument(`column '${fields[i]!.name}' (${typeToString(fields[i]!.type)}): ${problem}`);
       }
-      const refusal = this.mergeFn.retractionRefusal?.(kind);
-      if (refusal !== undefined) throw invalidArgument(`table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record: ${refusal}`);
-    }
-    const state = this.bucketState(row);
-    const seq = state.nextSeq++;
-    const buffer = state.buffer;
-    let before = buffer.estimatedBytes;
-    let flushFailure: LsmError | undefined;
-    if (!buffer.add(row, seq, kind)) {
-      // The flush takes what it drained off `bufferedBytes`: counted from the emptied buffer, not
-      // taken off twice (the count fell below what the buffer held, to 0 with a row in it).
-      flushFailure = this.flushToTake(state);
-      before = buffer.estimatedBytes;
-      buffer.add(row, seq, kind);
-    }
-    if (c.changelogInput) this.changelog.onInput(state, { key: schema.keyIndexes.map((i) => row[i]), seq, kind, value: row });
-    this.bufferedBytes += buffer.estimatedBytes - before;
-    if (flushFailure !== undefined) throw flushFailure;
-    if (this.bufferedBytes >= schema.options.writeBufferBytes) {
-      this.flush();
-      this.relieveStopTrigger();
+      if (kind === RowKind.DELETE || kind === RowKind.UPDATE_BEFORE) {
+        // Paimon's TableWriteImpl drops these before the writer (RowKindFilter): no file, no
+        // sequence number, and no changelog — the `input` changelog would list them, the `lookup`
+        // one a -U/+U pair of an unchanged row.
+        const o = schema.options;
+        if (o.ignoreDelete || (kind === RowKind.UPDATE_BEFORE && o.ignoreUpdateBefore)) return;
+        if (this.refusesRetractions) {
+          throw invalidArgument(
+            `partial-update table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record; ` +
+              "set 'ignore-delete', 'partial-update.remove-record-on-delete', or sequence groups ('fields.<seq>.sequence-group')",
+          );
+        }
+        const refusal = this.mergeFn.retractionRefusal?.(kind);
+        if (refusal !== undefined) throw invalidArgument(`table ${this.table.name} cannot take a ${kind === RowKind.DELETE ? '-D' : '-U'} record: ${refusal}`);
+      }
+      const state = this.bucketState(row);
+      const seq = state.nextSeq++;
+      const buffer = state.buffer;
+      let before = buffer.estimatedBytes;
+      let flushFailure: LsmError | undefined;
+      if (!buffer.add(row, seq, kind)) {
+        // The flush takes what it drained off `bufferedBytes`: counted from the emptied buffer, not
+        // taken off twice (the count fell below what the buffer held, to 0 with a row in it).
+        flushFailure = this.flushToTake(state);
+        before = buffer.estimatedBytes;
+        buffer.add(row, seq, kind);
+      }
+      // The row is in the buffer: what fails from here on fails after the take (DESIGN.md, write path, step 3).
+      taken = true;
+      if (c.changelogInput) this.changelog.onInput(state, { key: schema.keyIndexes.map((i) => row[i]), seq, kind, value: row });
+      this.bufferedBytes += buffer.estimatedBytes - before;
+      if (flushFailure !== undefined) throw flushFailure;
+      if (this.bufferedBytes >= schema.options.writeBufferBytes) {
+        this.flush();
+        this.relieveStopTrigger();
+      }
+    } catch (e) {
+      // A caller must tell a row refused for what it is (or for the kept rows of a failed flush)
+      // from one the writer holds while its disk fails, without reading the message.
+      if (e instanceof LsmError) e.rowTaken = taken;
+      throw e;
     }
   }
 

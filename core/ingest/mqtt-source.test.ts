@@ -66,6 +66,8 @@ describe('reconnect backoff', () => {
 interface ServerConnection {
   sock: Socket;
   packets: mqttPacket.Packet[];
+  /** When each of `packets` arrived (performance.now()). */
+  times: number[];
   closed: boolean;
 }
 
@@ -76,13 +78,15 @@ interface ServerConnection {
 async function handBroker(): Promise<{ url: string; conns: ServerConnection[]; close: () => Promise<void> }> {
   const conns: ServerConnection[] = [];
   const server = createServer((sock) => {
-    const conn: ServerConnection = { sock, packets: [], closed: false };
+    const conn: ServerConnection = { sock, packets: [], times: [], closed: false };
     conns.push(conn);
     const parser = mqttPacket.parser({ protocolVersion: 5 });
     parser.on('packet', (p) => {
       conn.packets.push(p);
+      conn.times.push(performance.now());
       if (p.cmd === 'connect') sock.write(mqttPacket.generate({ cmd: 'connack', sessionPresent: conns.length > 1, reasonCode: 0 } as mqttPacket.IConnackPacket, { protocolVersion: 5 }));
       if (p.cmd === 'subscribe') sock.write(mqttPacket.generate({ cmd: 'suback', messageId: p.messageId, granted: p.subscriptions.map(() => 1) } as mqttPacket.ISubackPacket, { protocolVersion: 5 }));
+      if (p.cmd === 'pingreq') sock.write(mqttPacket.generate({ cmd: 'pingresp' }, { protocolVersion: 5 }));
     });
     sock.on('data', (d) => parser.parse(d));
     sock.on('error', () => undefined);
@@ -166,5 +170,49 @@ describe('a sink that answers after its connection was replaced', () => {
     await until('a PUBACK of the second event', () => broker.conns[1]!.packets.some((p) => p.cmd === 'puback' && p.messageId === 2));
     expect(broker.conns[1]!.packets.filter((p) => p.cmd === 'puback').map((p) => (p as mqttPacket.IPubackPacket).messageId)).toEqual([2]);
     expect(s.stats()[0]).toMatchObject({ connects: 2, messages: 2 });
+  });
+});
+
+describe('keepalive while the sink holds an event', () => {
+  it('a hold of most of 1.5 keepalives from the event does not trip the keepalive (PINGRESP waits behind the held event)', async () => {
+    // mqtt.js handles one inbound packet at a time and reschedules its keepalive only on an ack of
+    // its own publishes or a PINGRESP, never on a PUBLISH it receives: with the PINGREQ out while
+    // the sink held an event, the PINGRESP waited behind that event, and a hold over half a
+    // keepalive (15 s of the default 30, where a site holds up to 30 s for disk room) dropped the
+    // connection with "Keepalive timeout". A received PUBLISH now counts as the broker's sign of
+    // life: the hold has 1.5 keepalives from the event. Keepalive 2 s here: the event comes 1.2 s
+    // after the SUBACK (the last reschedule) and is held 2.4 s, past the old timeout at 3 s.
+    const KEEPALIVE_S = 2;
+    const broker = await handBroker();
+    cleanups.push(() => broker.close());
+    let release: (() => void) | undefined;
+    const s = new MqttSource({
+      url: broker.url,
+      clientId: 'til-keepalive',
+      groups: [{ name: 'inventory', topics: ['tilstand/s1/events/inventory/#'] }],
+      sink: () => new Promise((resolve) => (release = () => resolve(undefined))),
+      keepaliveS: KEEPALIVE_S,
+      backoff: { initialDelayMs: 1, maxDelayMs: 1, multiplier: 1, jitterRatio: 0 },
+    });
+    cleanups.push(() => s.stop());
+    s.start();
+    await until('subscribed', () => s.stats()[0]!.subscribes === 1);
+    await new Promise((r) => setTimeout(r, 0.6 * KEEPALIVE_S * 1000));
+    broker.conns[0]!.sock.write(publishPacket(1, 'held'));
+    await until('the event at the sink', () => release !== undefined);
+    await new Promise((r) => setTimeout(r, 1.2 * KEEPALIVE_S * 1000));
+    release!();
+    await until('the PUBACK, or the connection gone', () => broker.conns[0]!.packets.some((p) => p.cmd === 'puback') || broker.conns[0]!.closed);
+    expect(s.stats()[0]!.lastError).toBeUndefined();
+    expect(broker.conns[0]!.closed).toBe(false);
+    expect(broker.conns[0]!.packets.filter((p) => p.cmd === 'puback').map((p) => (p as mqttPacket.IPubackPacket).messageId)).toEqual([1]);
+    // The broker hears from the source at least every 1.5 keepalives (it closes a silent client
+    // then): the rescheduled PINGREQ comes a keepalive after the event, so after a quiet spell the
+    // event's arrival sends one at once.
+    const { times } = broker.conns[0]!;
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(Math.max(...gaps)).toBeLessThan(1.5 * KEEPALIVE_S * 1000);
+    expect(broker.conns[0]!.packets.some((p) => p.cmd === 'pingreq')).toBe(true);
+    expect(s.stats()[0]).toMatchObject({ connects: 1, messages: 1 });
   });
 });

@@ -10,6 +10,8 @@
 // previous `handleMessage` callback ran, so one connection can contribute only one event to a group
 // commit. Hence N connections over disjoint topic sets (`groups`, e.g. one per module; per-stream
 // order is kept because a stream belongs to one group), whose sink waits share one group commit.
+// A PINGRESP too waits behind an event the sink holds, so each event received reschedules
+// mqtt.js's keepalive (`handleMessage`): a hold may last 1.5 keepalives from its event.
 //
 // Sessions: fixed client id per group (`<clientId>-<group>`), clean start false, MQTT 5
 // sessionExpiryInterval, so the broker queues events while we are away. On CONNACK we subscribe
@@ -146,7 +148,20 @@ class GroupConnection {
   start(): void {
     const c = connect(this.o.url, this.clientOptions);
     this.client = c;
+    // When this connection last sent a packet (performance.now()), for the keepalive below.
+    let sentAtMs = performance.now();
+    c.on('packetsend', () => (sentAtMs = performance.now()));
     c.handleMessage = (packet, done) => {
+      // A PUBLISH from the broker shows it alive, as an ack of its own publishes does for mqtt.js;
+      // mqtt.js reschedules its keepalive only on those and on a PINGRESP. Without this, a PINGREQ
+      // sent while the sink held an event had its PINGRESP wait behind that event (one inbound
+      // packet at a time), and a hold over half a keepalive (15 s of 30; a site holds up to 30 s
+      // for disk room) dropped the connection with "Keepalive timeout". Now a hold has 1.5
+      // keepalives from its event. The rescheduled PINGREQ goes a keepalive after the event, and
+      // the broker closes a client silent for 1.5: after a quiet quarter keepalive a PINGREQ goes
+      // now. A dead link is still found: nothing arrives, and the keepalive runs out as before.
+      if (c.keepalive > 0 && performance.now() - sentAtMs > c.keepalive * 250) c.sendPing();
+      c.reschedulePing(true);
       const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
       // The connection the event came on: mqtt.js replaces `c.stream` when it reconnects, and a
       // sink that answers after that must not act on the connection that replaced its own.

@@ -8,7 +8,8 @@
 // language and the first-run state back to where it started); no reply applies after the session it
 // was asked in ended, and one of a numbered kind (a proposal selected, the waiting and Decided
 // lists, a work or stock search, the status, Tables and Sync reads) only when it answers the
-// newest request of that kind; one decision is on its way at
+// newest request of that kind; no status or sync state, read or pushed, over one the site made
+// after it (OVERTAKEN_MS_MAX); one decision is on its way at
 // a time (`deciding`), and one change to the dead letters or the users (`deadLettersBusy`,
 // `usersBusy`), one sign-in (`signingIn`) and one first-run setup (`settingUp`).
 import { createStore, type StoreApi } from 'zustand/vanilla';
@@ -249,6 +250,22 @@ export const FIRST_RUN_RETRY_MS = 3_000;
 /** The sign-in screen's error when the site did not answer within SIGN_IN_TIMEOUT_MS (worded by selectSignInErrorText). */
 const SIGN_IN_UNANSWERED: RefusalLike = { message: `the site did not answer the sign-in within ${SIGN_IN_TIMEOUT_MS / 1000} s` };
 
+/**
+ * A status or sync state the site made at most this long before the one shown is taken for one
+ * overtaken on its way and is not shown over it: a push and a read's reply come by two ways (the
+ * events socket, the read's request; one waits behind a lost packet). One made longer before is
+ * the site's clock stepped back, and is shown: else the screen would keep the last state until the
+ * clock had caught up, an hour for an hour. 10 s: two status pushes; a step back shorter than this
+ * holds the state shown at most as long as the step.
+ */
+export const OVERTAKEN_MS_MAX = 10_000;
+
+/** Whether a state the site made at `madeMs` may replace the one shown, made at `shownMs` (OVERTAKEN_MS_MAX); either unknown: it may. */
+function notOvertaken(madeMs: number | null | undefined, shownMs: number | null | undefined): boolean {
+  if (typeof madeMs !== 'number' || typeof shownMs !== 'number') return true;
+  return madeMs >= shownMs || shownMs - madeMs > OVERTAKEN_MS_MAX;
+}
+
 /** The Work queue and Stock screens show at most this many jobs / rows (the site sorts and cuts). */
 export const WORK_ROWS = 500;
 export const STOCK_ROWS = 500;
@@ -406,6 +423,14 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
     let session = 0;
     /** The waiting retry of the page's first `firstRun` read (`loadFirstRun`). */
     let firstRunRetry: unknown;
+    // Pushes are not numbered with the reads: what the site made last is shown, by when it made it
+    // (OVERTAKEN_MS_MAX). A status says so (`nowMs`); a sync state comes with none, so the Sync
+    // screen reads it from a status, and a pushed one is of the status the site pushed just before
+    // it (core/site service.ts `tick`: a tick's status, then its sync state).
+    /** When the site made the sync state shown (null: not known, or none shown). */
+    let syncMadeMs: number | null = null;
+    /** When the site made the status pushed last (null: none this session). */
+    let pushedMadeMs: number | null = null;
     const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, deadLetterGroups: 0, decided: 0, proposals: 0, status: 0, tables: 0, sync: 0, users: 0, configChanges: 0 };
     /** Numbers a request (of `kind`, if given): the function says whether it still counts. */
     const ask = (kind?: keyof typeof newest): (() => boolean) => {
@@ -447,6 +472,8 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
     const resetSession = () => {
       session++;
       wantedProposal = undefined;
+      syncMadeMs = null;
+      pushedMadeMs = null;
       set(sessionStart());
     };
     /**
@@ -805,7 +832,8 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       loadTags: (table, search) => read(() => api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }), (tags) => ({ tags }), 'tags'),
       // The reads asked for last (here and below, Tables and Sync): an older status answered after a
       // newer one put back the alarm a replay or dismissal here had just cleared.
-      loadStatus: () => read(() => api.status({}), (status) => ({ status }), 'status'),
+      // And not one the site made before the status shown, pushed meanwhile (OVERTAKEN_MS_MAX).
+      loadStatus: () => read(() => api.status({}), (status) => (notOvertaken(status.nowMs, get().status?.nowMs) ? { status } : {}), 'status'),
       // One row more than shown tells whether there are more. The search is the one asked for
       // last (a refresh asks for it again); the rows are those of its reply.
       loadWork: (search) => guard(async () => {
@@ -836,7 +864,13 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       },
       loadConfigChanges: () => read(() => api.configChanges({ limit: CONFIG_CHANGES_SHOWN }), (configChanges) => ({ configChanges }), 'configChanges'),
       loadTables: () => read(() => api.tables({}), (tables) => ({ tables }), 'tables'),
-      loadSync: () => read(() => api.syncStatus({}), (sync) => ({ sync }), 'sync'),
+      // From a status, not `syncStatus` (the same state): its `nowMs` says when the site made it,
+      // so a sync state pushed before it and landing after it does not replace it.
+      loadSync: () => read(() => api.status({}), (status) => {
+        if (!notOvertaken(status.nowMs, syncMadeMs)) return {};
+        syncMadeMs = typeof status.nowMs === 'number' ? status.nowMs : null;
+        return { sync: status.sync };
+      }, 'sync'),
       // The list and, beside it, where the open letters come from: a list shows the first few, all
       // of one module when it floods. Asked here only, not with the per-second status.
       // With a group chosen, the site lists that group's letters before its cut (a group of two
@@ -913,9 +947,16 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       },
       applyEvent: (e) => {
         // A status carries every table's freshness: the Tables screen's ages and budgets follow it.
-        if (e.type === 'status') set((s) => ({ status: e.status, tables: withFreshness(s.tables, e.status.tables) }));
-        else if (e.type === 'sync') set({ sync: e.sync });
-        else if (e.type === 'proposals') {
+        // Not one the site made before the status shown (a read's reply that overtook it).
+        if (e.type === 'status') {
+          pushedMadeMs = typeof e.status.nowMs === 'number' ? e.status.nowMs : null;
+          if (notOvertaken(e.status.nowMs, get().status?.nowMs)) set((s) => ({ status: e.status, tables: withFreshness(s.tables, e.status.tables) }));
+        } else if (e.type === 'sync') {
+          // Made when the status pushed just before it was.
+          if (!notOvertaken(pushedMadeMs, syncMadeMs)) return;
+          syncMadeMs = pushedMadeMs;
+          set({ sync: e.sync });
+        } else if (e.type === 'proposals') {
           void get().loadProposals();
           // A decision, or a command's progress (sent, applied…): the Decided list, while shown, follows.
           if (get().screen === 'inbox' && get().inboxView === 'decided') void get().loadDecided();
@@ -926,8 +967,14 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
           if (screen === 'work' || screen === 'stock') void refreshScreen(screen);
         } else if (e.type === 'tables') {
           const screen = get().screen;
-          // The Tables screen: a commit changes a table's snapshots, tags and size.
-          if ((screen === 'work' && e.tables.some((t) => t === 'work_queue' || t === 'resources')) || (screen === 'stock' && e.tables.includes('stock')) || screen === 'tables') {
+          // The Tables screen: a commit changes a table's snapshots, tags and size. Dead letters: a
+          // refused event arrived, or a replay or dismissal was made elsewhere (its group's count too).
+          if (
+            (screen === 'work' && e.tables.some((t) => t === 'work_queue' || t === 'resources')) ||
+            (screen === 'stock' && e.tables.includes('stock')) ||
+            (screen === 'deadLetters' && e.tables.includes('dead_letters')) ||
+            screen === 'tables'
+          ) {
             void refreshScreen(screen);
           }
         }

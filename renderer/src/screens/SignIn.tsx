@@ -1,4 +1,5 @@
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { runAfter, scanEndedBy, type KeyRun } from '../badge-scan.ts';
 import { useApp, useT } from '../context.tsx';
 import { LanguagePicker } from '../components/LanguagePicker.tsx';
 import { formatDuration } from '../i18n/messages.ts';
@@ -16,6 +17,26 @@ export function SignIn() {
   const [user, setUser] = useState('');
   const [secret, setSecret] = useState('');
   const [badge, setBadge] = useState('');
+  /** The keys typed since the last pause (badge-scan.ts): a reader's quick run is a scan. */
+  const run = useRef<KeyRun | null>(null);
+  // A scan into the PIN or name field (the focus left there by a refused PIN) or onto the button
+  // went out as a PIN, or an empty one: as quick as a reader and ending in Enter, it is a badge.
+  // The field it went into gets back what it held; into the badge field it is one already.
+  const onKeyDown = (e: KeyboardEvent<HTMLFormElement>) => {
+    if (e.key !== 'Enter') {
+      run.current = runAfter(run.current, { key: e.key, timeStamp: e.timeStamp, repeat: e.repeat, target: e.target as { name?: unknown; value?: unknown } });
+      return;
+    }
+    const scan = scanEndedBy(run.current, e.timeStamp);
+    run.current = null;
+    if (!scan || scan.field === 'badge') return;
+    e.preventDefault();
+    if (scan.field === 'secret') setSecret(scan.before);
+    else if (scan.field === 'user') setUser(scan.before);
+    // While a sign-in is answered, the scan waits in its field for the next Enter, as one there does.
+    if (busy) setBadge(scan.chars);
+    else void signInBadge(scan.chars);
+  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     // Enter pressed again while the last one is answered: the scan stays in its field, not lost.
@@ -40,7 +61,7 @@ export function SignIn() {
           {t('signIn.idle', { after: formatDuration(lang, idleMs) })}
         </p>
       )}
-      <form onSubmit={submit}>
+      <form onSubmit={submit} onKeyDown={onKeyDown}>
         <label>
           {t('signIn.user')}
           <input name="user" autoComplete="username" value={user} onChange={(e) => setUser(e.target.value)} />

@@ -1,0 +1,120 @@
+// A badge scan after a refused PIN. The badge field has the focus when the sign-in screen appears,
+// but after a refused PIN the focus sits in the PIN field (or on the Sign in button, if it was
+// pressed): a badge reader types into whatever has it, so the scan's number went out as the PIN of
+// the name still typed — one more attempt toward that name's lockout, and the person not signed
+// in. A run of keys as quick as a reader's, ending in Enter, goes out as a badge wherever it was
+// typed (badge-scan.ts); a PIN typed by hand still goes out as a PIN.
+//
+// No DOM here (as SignInSecretSent.test.ts): hooks that keep their state between renders, the
+// screen's function called; a key is its keydown on the form (where it bubbles to), then what the
+// browser does unless the handler prevented it: the character into the field, or, for Enter, the
+// form sent. Each key's time is its event's timeStamp.
+import { describe, expect, it, vi } from 'vitest';
+import type { SiteApi } from '../../../core/site/api.ts';
+import { SCAN_KEY_MEAN_MS_MAX } from '../badge-scan.ts';
+import { createAppStore, type AppStore } from '../store/store.ts';
+import { SignIn } from './SignIn.tsx';
+import { elementsOf, settle } from '../test-fake-react.ts';
+
+const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
+
+vi.mock('react', async (importOriginal) => {
+  const fake = await import('../test-fake-react.ts');
+  return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
+});
+vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+
+/** A reader's pace, and a quick hand's. */
+const SCAN_GAP_MS = 8;
+const HAND_GAP_MS = 140;
+
+/** The sign-in screen over a site that refuses every sign-in; `sent` what each carried. */
+function screen() {
+  const sent: string[] = [];
+  const api = {
+    signIn: async (req: { user?: string; secret?: string; badge?: string }) => {
+      sent.push(req.badge !== undefined ? `badge ${req.badge}` : `${req.user}/${req.secret}`);
+      throw Object.assign(new Error('wrong name, PIN or password (4 attempts left)'), { kind: 'unauthenticated', code: 'signin.wrong', params: { left: 4 } });
+    },
+  } as unknown as SiteApi;
+  const store = createAppStore(api);
+  store.setState({ lang: 'en' });
+  holder.store = store;
+  holder.slots = [];
+  const render = () => ((holder.at = 0), elementsOf(SignIn()));
+  const form = () => render().find((e) => e.type === 'form')!;
+  const field = (name: string) => render().find((e) => e.type === 'input' && e.props.name === name)!;
+  let clock = 1_000;
+  /** One key down at `clock` on the element named `on` (null: the Sign in button); true when its default went ahead. */
+  const key = (k: string, on: string | null): boolean => {
+    let prevented = false;
+    const target = on === null ? {} : { name: on, value: field(on).props.value };
+    // Without a handler (as before), the browser's default alone.
+    (form().props.onKeyDown as ((e: unknown) => void) | undefined)?.({ key: k, timeStamp: clock, repeat: false, target, preventDefault: () => void (prevented = true) });
+    if (prevented) return false;
+    if (k === 'Enter') form().props.onSubmit!({ preventDefault: () => undefined });
+    else if (on !== null) field(on).props.onChange!({ target: { value: `${field(on).props.value}${k}` } });
+    return true;
+  };
+  /** `text` and (`enter`) Enter typed into `on`, a key every `gapMs`; true when the Enter sent the form. */
+  const type = async (on: string | null, text: string, gapMs: number, enter = true) => {
+    for (const ch of text) {
+      key(ch, on);
+      clock += gapMs;
+    }
+    const sentForm = enter && key('Enter', on);
+    clock += 2_000;
+    await settle();
+    return sentForm;
+  };
+  /** Name and PIN typed by hand and refused. */
+  const refusedPin = async () => {
+    await type('user', 'Kari', HAND_GAP_MS, false);
+    await type('secret', '1235', HAND_GAP_MS);
+    expect(sent).toEqual(['Kari/1235']);
+    expect(store.getState().signInError).toMatch(/wrong/);
+  };
+  return { store, sent, field, type, refusedPin };
+}
+
+describe('sign-in screen: a badge scan after a refused PIN', () => {
+  it('scanned into the PIN field, goes out as a badge, not as the PIN; the field as it was, the name kept', async () => {
+    const s = screen();
+    await s.refusedPin();
+    expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['Kari/1235', 'badge 00421234']);
+    expect(s.field('secret').props.value).toBe('');
+    expect(s.field('user').props.value).toBe('Kari');
+    expect(s.field('badge').props.value).toBe('');
+  });
+
+  it('a PIN typed by hand after the refusal still goes out as the PIN', async () => {
+    const s = screen();
+    await s.refusedPin();
+    expect(await s.type('secret', '1234', HAND_GAP_MS)).toBe(true);
+    // Quicker than a hand goes, just slower than a reader.
+    expect(await s.type('secret', '4321', SCAN_KEY_MEAN_MS_MAX + 1)).toBe(true);
+    expect(s.sent).toEqual(['Kari/1235', 'Kari/1234', 'Kari/4321']);
+  });
+
+  it('with the Sign in button focused (pressed for the refused PIN), goes out as a badge: no empty PIN is sent', async () => {
+    const s = screen();
+    await s.refusedPin();
+    expect(await s.type(null, 'BADGE-7781', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['Kari/1235', 'badge BADGE-7781']);
+  });
+
+  it('scanned into the name field, goes out as a badge and the name typed stays', async () => {
+    const s = screen();
+    await s.refusedPin();
+    expect(await s.type('user', '00421234', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['Kari/1235', 'badge 00421234']);
+    expect(s.field('user').props.value).toBe('Kari');
+  });
+
+  it('scanned into the badge field, goes out as before: the form sent', async () => {
+    const s = screen();
+    expect(await s.type('badge', '00421234', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['badge 00421234']);
+  });
+});

@@ -8,19 +8,18 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
-import { elementsOf, settle, textOf } from '../test-fake-react.ts';
+import { settle, textOf } from '../test-fake-react.ts';
+import { deadLettersScreen, letterOf as letter, topic } from './dead-letters-testing.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
 vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store)); // effects not run: the test loads itself
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
-const topic = (module: string, stream: string) => `tilstand/demo/events/${module}/${stream}`;
 const GROUPS: DeadLetterGroupView[] = [
   { topic: topic('inventory', 'stock'), reason: 'no_contract', count: 5000 },
   { topic: topic('commerce', 'orders'), reason: 'bad_json', count: 2 },
 ];
-const letter = (id: string, g: DeadLetterGroupView): DeadLetterView => ({ id, reason: g.reason, detail: '', topic: g.topic, payload: '{', receivedMs: 0, status: 'open', dismissed: null });
 
 /** The screen for a shift lead, over a fake site that answers a filtered list as the site does. */
 async function screen() {
@@ -32,13 +31,8 @@ async function screen() {
     deadLetterGroups: async () => GROUPS,
     dismissDeadLetters: async (req: { ids: string[] }) => (sent.push(`dismiss ${req.ids.join(',')}`), { dismissed: 1, notOpen: [] }),
     replayDeadLetters: async (req: { ids?: string[]; alike?: boolean }) => (sent.push(`replay ${req.ids?.join(',')}${req.alike ? ' alike' : ''}`), { replayed: 0, failed: 1, notOpen: [], alike: 0 }),
-  } as unknown as SiteApi;
-  const store = createAppStore(api);
-  store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });
-  holder.store = store;
-  await store.getState().loadDeadLetters();
-  const { DeadLetters } = await import('./DeadLetters.tsx');
-  const tree = () => elementsOf(DeadLetters());
+  };
+  const { store, tree } = await deadLettersScreen(api, holder);
   const sources = () => tree().filter((e) => e.type === 'button' && e.props.className === 'source');
   const showAll = () => tree().find((e) => e.type === 'button' && e.props.className === 'show-all');
   return { store, asked, sent, tree, sources, showAll };

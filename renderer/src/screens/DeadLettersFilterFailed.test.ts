@@ -6,21 +6,20 @@
 // No DOM here: React's hooks are replaced by minimal ones (as in DeadLettersFilter.test.ts), the
 // screen's function is called and its buttons clicked through their onClick.
 import { describe, expect, it, vi } from 'vitest';
-import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
-import { createAppStore, type AppStore } from '../store/store.ts';
-import { elementsOf, settle, textOf } from '../test-fake-react.ts';
+import type { DeadLetterGroupView } from '../../../core/site/api.ts';
+import type { AppStore } from '../store/store.ts';
+import { settle, textOf } from '../test-fake-react.ts';
+import { deadLettersScreen, letterOf as letter, topic } from './dead-letters-testing.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
 vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
-const topic = (module: string, stream: string) => `tilstand/demo/events/${module}/${stream}`;
 const GROUPS: DeadLetterGroupView[] = [
   { topic: topic('inventory', 'stock'), reason: 'no_contract', count: 2 },
   { topic: topic('commerce', 'orders'), reason: 'bad_json', count: 1 },
 ];
-const letter = (id: string, g: DeadLetterGroupView): DeadLetterView => ({ id, reason: g.reason, detail: '', topic: g.topic, payload: '{}', receivedMs: 0, status: 'open', dismissed: null });
 
 /** The screen for a shift lead over a site whose list reads fail while `down` is set. */
 async function screen() {
@@ -32,13 +31,8 @@ async function screen() {
       return all.filter((d) => (req.topic === undefined || d.topic === req.topic) && (req.reason === undefined || d.reason === req.reason));
     },
     deadLetterGroups: async () => GROUPS,
-  } as unknown as SiteApi;
-  const store = createAppStore(api);
-  store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });
-  holder.store = store;
-  await store.getState().loadDeadLetters();
-  const { DeadLetters } = await import('./DeadLetters.tsx');
-  const tree = () => elementsOf(DeadLetters());
+  };
+  const { store, tree } = await deadLettersScreen(api, holder);
   /** What the screen says of the list's scope, and the letters it lists. */
   const said = () => {
     const els = tree();

@@ -2,18 +2,20 @@
 // the keyboard had just pressed dropped the focus to the page (Tab began again at the top), where
 // every other button of the UI that waits (a letter's Replay, Approve, Disable) stays focusable,
 // marked aria-disabled, and does nothing when pressed. No DOM: React's hooks are replaced (as in
-// DeadLettersReplayGroup.test.ts), the screen's function is called and its button pressed.
+// DeadLettersReplayGroup.test.ts, with the same set-up: dead-letters-testing.ts), the screen's
+// function is called and its button pressed.
 import { describe, expect, it, vi } from 'vitest';
-import type { DeadLetterView, SiteApi } from '../../../core/site/api.ts';
-import { createAppStore, type AppStore } from '../store/store.ts';
-import { elementsOf, settle } from '../test-fake-react.ts';
+import type { DeadLetterView } from '../../../core/site/api.ts';
+import type { AppStore } from '../store/store.ts';
+import { settle } from '../test-fake-react.ts';
+import { deadLettersScreen, letterOf, topic } from './dead-letters-testing.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
 vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
-const letter = (id: string, status: DeadLetterView['status']): DeadLetterView => ({ id, reason: 'bad_json', detail: '', topic: 'tilstand/demo/events/yard/doors', payload: '{', receivedMs: 0, status, dismissed: null });
+const letter = (id: string, status: DeadLetterView['status']): DeadLetterView => letterOf(id, { topic: topic('yard', 'doors'), reason: 'bad_json' }, status);
 
 /** The screen for a shift lead over a site holding `letters`, whose replays wait until released. */
 async function screen(letters: DeadLetterView[]) {
@@ -24,13 +26,9 @@ async function screen(letters: DeadLetterView[]) {
     deadLetterGroups: async () => [],
     status: async () => ({ alarms: [], tables: [] }),
     replayDeadLetters: (req: { ids?: string[] }) => (sent.push(`replay ${req.ids?.join(',') ?? 'all'}`), new Promise((resolve) => held.push(() => resolve({ replayed: 1, failed: 0, notOpen: [], alike: 0 })))),
-  } as unknown as SiteApi;
-  const store = createAppStore(api);
-  store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });
-  holder.store = store;
-  await store.getState().loadDeadLetters();
-  const { DeadLetters } = await import('./DeadLetters.tsx');
-  const replayAll = () => elementsOf(DeadLetters()).find((e) => e.type === 'button' && e.props.className === 'primary')!;
+  };
+  const { button } = await deadLettersScreen(api, holder);
+  const replayAll = () => button('primary')!;
   return { sent, held, replayAll };
 }
 

@@ -6,21 +6,20 @@
 // No DOM here: React's hooks are replaced by minimal ones (as in DeadLettersFilter.test.ts), the
 // screen's function is called and its buttons clicked through their onClick.
 import { describe, expect, it, vi } from 'vitest';
-import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
-import { createAppStore, type AppStore } from '../store/store.ts';
-import { elementsOf, settle, textOf } from '../test-fake-react.ts';
+import type { DeadLetterGroupView, DeadLetterView } from '../../../core/site/api.ts';
+import type { AppStore } from '../store/store.ts';
+import { settle, textOf } from '../test-fake-react.ts';
+import { deadLettersScreen, letterOf as letter, topic } from './dead-letters-testing.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
 vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
-const topic = (module: string, stream: string) => `tilstand/demo/events/${module}/${stream}`;
 const GROUPS: DeadLetterGroupView[] = [
   { topic: topic('inventory', 'stock'), reason: 'no_binding', count: 2 },
   { topic: topic('yard', 'doors'), reason: 'contract_violation', count: 1 },
 ];
-const letter = (id: string, g: DeadLetterGroupView): DeadLetterView => ({ id, reason: g.reason, detail: '', topic: g.topic, payload: '{}', receivedMs: 0, status: 'open', dismissed: null });
 
 describe('Dead letters: Replay with a group chosen, before its list came', () => {
   it("replays none of another group's letters: the button waits for a letter of the chosen group", async () => {
@@ -33,14 +32,9 @@ describe('Dead letters: Replay with a group chosen, before its list came', () =>
         req.topic === undefined ? Promise.resolve(all) : new Promise<DeadLetterView[]>((resolve) => slow.push(() => resolve(all.filter((d) => d.topic === req.topic && d.reason === req.reason)))),
       deadLetterGroups: async () => GROUPS,
       replayDeadLetters: async (req: { ids?: string[]; alike?: boolean }) => (sent.push(`replay ${req.ids?.join(',')}${req.alike ? ' alike' : ''}`), { replayed: 0, failed: 1, notOpen: [], alike: 0 }),
-    } as unknown as SiteApi;
-    const store = createAppStore(api);
-    store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });
-    holder.store = store;
-    await store.getState().loadDeadLetters();
-    const { DeadLetters } = await import('./DeadLetters.tsx');
-    const tree = () => elementsOf(DeadLetters());
-    const primary = () => tree().find((e) => e.type === 'button' && e.props.className === 'primary')!;
+    };
+    const { store, button } = await deadLettersScreen(api, holder);
+    const primary = () => button('primary')!;
 
     // The yard's group chosen; its list not come yet: the rows are still every module's.
     void store.getState().filterDeadLetters({ topic: GROUPS[1]!.topic, reason: GROUPS[1]!.reason });

@@ -14,8 +14,8 @@ import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { parseSnapshotId, parseTime, readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type ReadPoint, type Table } from '../../lsm/index.ts';
 import { checkedTagName, decisionTagName, newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
-import { mirrorSite, tablesOf } from '../hq/mirror.ts';
-import { ownWrites, recordPull, refuseOwnWrites } from '../hq/pull-record.ts';
+import { listSite, mirrorSite, tablesOf } from '../hq/mirror.ts';
+import { ownWrites, recordPull, recordUnfinished, refuseOwnWrites } from '../hq/pull-record.ts';
 import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
 import { directorySites, HqStore } from '../hq/store.ts';
@@ -398,17 +398,25 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const s = site(args);
           const dest = resolve(pathOption(args, 'out', 'a path') ?? args.required('out'));
           pullDestination(dest, target);
-          const listed = await target.list(sitePrefix(s));
+          // One listing of the site for the own-writes check and the copy (each table is listed
+          // again after its pointers are read, mirror.ts).
+          const listed = await listSite(target, s);
           // A site HQ has nothing of (a mistyped --site) would "pull" 0 tables and exit 0.
           if (tablesOf(s, listed).length === 0) {
             await knownSite(target, s);
             throw new SyncError('NotFound', `HQ has no tables of site ${s} (check --site; \`tilstand hq sites\` lists the sites that shipped)`);
           }
           // An analyst's commits and tags in the pulled copy: removed or overwritten without a word.
-          if (!args.boolean('force')) refuseOwnWrites(dest, s, ownWrites(dest, s, listed));
+          // With --force they are replaced: a schema file of theirs can have the size of HQ's,
+          // which the copy's resume check would take for HQ's file.
+          const own = ownWrites(dest, s, listed);
+          if (!args.boolean('force')) refuseOwnWrites(dest, s, own);
           const bar = progressBar(io.stderr);
           const r = await mirrorSite(target, s, dest, {
+            listed,
+            refetch: new Set(own.map((f) => `${sitePrefix(s)}${f}`)),
             onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table),
+            beforeWrite: (table, files) => recordUnfinished(dest, s, table, files),
             onTableCopied: (table, copied) => recordPull(dest, s, table, copied),
           });
           await out.line(`pulled site ${s}: ${r.tables.length} table${r.tables.length === 1 ? '' : 's'}, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);

@@ -2,7 +2,8 @@
 // cache through which S3 tables are opened. Per table: the snapshot and tag JSON are read first
 // (one gone since the listing is left out), then the table's files are listed and copied (skipped
 // when the local copy has the listed size — names are unique, so the size check is the resume
-// check), then that JSON is written and the hints with the snapshot ids it names, then local
+// check; not for a name the caller says is no file of HQ's, `refetch`), then that JSON is written
+// and the hints with the snapshot ids it names, then local
 // snapshot JSON HQ no longer has is removed, so the copy, like HQ, holds one snapshot with
 // EARLIEST = LATEST. Reading the JSON before listing the files is what keeps a copy made while
 // the site syncs whole: every file the JSON names was at HQ before it. Every file is written
@@ -42,6 +43,22 @@ export interface MirrorOptions {
    * that fails later has still recorded the tables it finished).
    */
   onTableCopied?: (table: string, copied: readonly string[]) => void;
+  /**
+   * Called with a table's schema, snapshot and tag files (key → bytes) before they are written
+   * (`hq pull` records them first, pull-record.ts `recordUnfinished`: a pull stopped between two of
+   * them has not written one it does not know of).
+   */
+  beforeWrite?: (table: string, files: ReadonlyMap<string, Uint8Array>) => void;
+  /**
+   * The site's listing the caller made (`listSite`), used instead of listing the site again
+   * (`hq pull` checks the copy for own writes against it before anything is copied).
+   */
+  listed?: readonly ObjectInfo[];
+  /**
+   * Keys fetched even when the local copy has the listed size: files not from HQ that bear its
+   * names (`hq pull --force` over an analyst's `schema-N`, which can have the size of HQ's).
+   */
+  refetch?: ReadonlySet<string>;
 }
 
 export interface MirrorResult {
@@ -55,6 +72,7 @@ const POINTER = /^(snapshot\/snapshot-\d+|tag\/tag-[^/]+)$/;
 const HINT = /^snapshot\/(EARLIEST|LATEST)$/;
 const HINT_KEY = /\/snapshot\/(EARLIEST|LATEST)$/;
 const SNAPSHOT_KEY = /\/snapshot\/snapshot-(\d+)$/;
+const SCHEMA_KEY = /^[^/]+\/[^/]+\/schema\/schema-\d+$/;
 
 /** Tables of a site at HQ: folders under `site_<id>.db/` holding a schema file. */
 export function tablesOf(site: string, keys: readonly ObjectInfo[]): string[] {
@@ -74,9 +92,17 @@ export function tablesOf(site: string, keys: readonly ObjectInfo[]): string[] {
  * outside its folder — into another site's tables, or anywhere the user running it may write.
  */
 async function listClean(target: SyncTarget, prefix: string): Promise<ObjectInfo[]> {
-  const out = await target.list(prefix);
-  for (const o of out) checkKey(o.key);
-  return out;
+  return checkedListing(await target.list(prefix));
+}
+
+function checkedListing<T extends readonly ObjectInfo[]>(listed: T): T {
+  for (const o of listed) checkKey(o.key);
+  return listed;
+}
+
+/** Everything HQ holds under a site's prefix, checked as the mirror checks it (MirrorOptions `listed`). */
+export function listSite(target: SyncTarget, site: string): Promise<ObjectInfo[]> {
+  return listClean(target, sitePrefix(site));
 }
 
 /**
@@ -108,7 +134,7 @@ function writeLocal(path: string, bytes: Uint8Array): void {
 
 export async function mirrorSite(target: SyncTarget, site: string, warehouse: string, o: MirrorOptions = {}): Promise<MirrorResult> {
   const prefix = sitePrefix(site);
-  const all = await listClean(target, prefix);
+  const all = o.listed !== undefined ? checkedListing(o.listed) : await listClean(target, prefix);
   const tables = (o.tables ?? tablesOf(site, all)).slice();
   const known = new Set(tablesOf(site, all));
   for (const t of tables) if (!known.has(t)) throw new SyncError('NotFound', `HQ has no table '${t}' for site ${site}`);
@@ -127,9 +153,10 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
     doneBytes += size;
     o.onProgress?.({ table, key, doneFiles, totalFiles, doneBytes, totalBytes });
   };
-  const fetch = async (key: string, path: string, size: number | undefined) => {
+  const fetch = async (key: string, path: string, size: number | undefined, table?: string) => {
     const bytes = await target.get(key);
     if (size !== undefined && bytes.length !== size) throw new SyncError('Verification', `${key}: got ${bytes.length} bytes, HQ lists ${size}`);
+    if (table !== undefined && SCHEMA_KEY.test(key)) o.beforeWrite?.(table, new Map([[key, bytes]]));
     writeLocal(path, bytes);
     result.downloadedFiles++;
     result.downloadedBytes += bytes.length;
@@ -160,11 +187,12 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
       } catch {
         // absent
       }
-      if (have !== f.size) await fetch(f.key, path, f.size);
+      if (have !== f.size || o.refetch?.has(f.key)) await fetch(f.key, path, f.size, t);
       copied.push(f.key);
       result.files++;
       progress(t, f.key, f.size);
     }
+    if (pointers.size > 0) o.beforeWrite?.(t, pointers);
     for (const [key, bytes] of pointers) {
       writeLocal(local(key), bytes);
       copied.push(key);

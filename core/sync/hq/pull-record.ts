@@ -12,7 +12,12 @@
 // (pulled by a version before it) holds one snapshot after a pull: its lowest snapshot is taken
 // as pulled, every other one as an own write, and its tags and schemas as HQ's. A table is
 // recorded as soon as the mirror has copied it (`recordPull`), so a pull that fails midway has
-// recorded what it wrote of the tables it finished.
+// recorded what it wrote of the tables it finished. Of the table it was copying, it has recorded
+// what it was about to write: the mirror hands a table's schema, snapshot and tag files over
+// before writing them (`recordUnfinished`, kept under `.unfinished/<table>` — no table's name
+// starts with a dot — until the table is recorded), so a pull killed between two of them (a
+// snapshot written, its tag not) left no file a rerun takes for an own write. Without it only
+// `--force` went on.
 //
 // Concurrency: one pull per warehouse at a time (two at once may each record what the other wrote).
 
@@ -66,6 +71,15 @@ function keptFiles(tableDir: string): string[] {
 
 const snapshotId = (rel: string) => Number(rel.slice('snapshot/snapshot-'.length));
 
+/** Where the record keeps what a pull was about to write of `table` (`recordUnfinished`). */
+const unfinishedOf = (table: string) => `.unfinished/${table}`;
+
+function writeRecord(warehouse: string, site: string, record: PullRecord): void {
+  const path = recordPath(warehouse, site);
+  fs.mkdirSync(dirname(path), { recursive: true });
+  localFileIO.replaceAtomic(path, Buffer.from(JSON.stringify(record, null, 2) + '\n'));
+}
+
 /**
  * The files (`<table>/<path>`) in the local copy of `site` that no pull wrote and that a pull of
  * what HQ lists (`listed`, the site's keys) would remove or overwrite.
@@ -78,12 +92,14 @@ export function ownWrites(warehouse: string, site: string, listed: readonly Obje
     const tableDir = join(siteFolder(warehouse, site), table);
     const files = keptFiles(tableDir);
     const pulled = record[table];
+    const unfinished = record[unfinishedOf(table)] ?? {};
     const snapshots = files.filter((f) => f.startsWith('snapshot/')).map(snapshotId);
     const lowest = snapshots.length > 0 ? Math.min(...snapshots) : undefined;
     for (const rel of files) {
       const isSnapshot = rel.startsWith('snapshot/');
       if (!isSnapshot && !atHq.has(`${sitePrefix(site)}${table}/${rel}`)) continue; // kept by the pull
-      const fromPull = pulled === undefined ? !isSnapshot || snapshotId(rel) === lowest : pulled[rel] === sha256(join(tableDir, rel));
+      const hash = sha256(join(tableDir, rel));
+      const fromPull = (pulled === undefined ? !isSnapshot || snapshotId(rel) === lowest : pulled[rel] === hash) || unfinished[rel] === hash;
       if (!fromPull) out.push(`${table}/${rel}`);
     }
   }
@@ -113,13 +129,30 @@ export function recordPull(warehouse: string, site: string, table: string, copie
   const held = new Set(copied);
   const tableDir = join(siteFolder(warehouse, site), table);
   const earlier = record[table] ?? {};
+  const unfinished = record[unfinishedOf(table)] ?? {};
   const now: TableRecord = {};
   for (const rel of keptFiles(tableDir)) {
     const hash = sha256(join(tableDir, rel));
-    if (held.has(`${sitePrefix(site)}${table}/${rel}`) || earlier[rel] === hash) now[rel] = hash;
+    if (held.has(`${sitePrefix(site)}${table}/${rel}`) || earlier[rel] === hash || unfinished[rel] === hash) now[rel] = hash;
   }
   record[table] = now;
-  const path = recordPath(warehouse, site);
-  fs.mkdirSync(dirname(path), { recursive: true });
-  localFileIO.replaceAtomic(path, Buffer.from(JSON.stringify(record, null, 2) + '\n'));
+  delete record[unfinishedOf(table)];
+  writeRecord(warehouse, site, record);
+}
+
+/**
+ * Records the files of `table` (key → bytes: its schema, snapshot and tag files) a pull is about
+ * to write, before it writes them (mirrorSite `beforeWrite`): a pull stopped before the table is
+ * recorded (`recordPull`) then left none that its rerun refuses as an own write. Added to what
+ * an earlier stopped pull recorded, which may have written some of its files.
+ */
+export function recordUnfinished(warehouse: string, site: string, table: string, files: ReadonlyMap<string, Uint8Array>): void {
+  const record = readRecord(warehouse, site);
+  const tablePrefix = `${sitePrefix(site)}${table}/`;
+  const unfinished: TableRecord = { ...record[unfinishedOf(table)] };
+  for (const [key, bytes] of files) {
+    if (key.startsWith(tablePrefix)) unfinished[key.slice(tablePrefix.length)] = createHash('sha256').update(bytes).digest('hex');
+  }
+  record[unfinishedOf(table)] = unfinished;
+  writeRecord(warehouse, site, record);
 }

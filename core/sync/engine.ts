@@ -1550,7 +1550,7 @@ function counted(n: number, noun: string): string {
 }
 
 /** `sync_state` key of the step failing longest while HQ answers (`noteStepFailure`). */
-const STUCK_STEP = 'stuckStep';
+export const STUCK_STEP = 'stuckStep';
 
 /** `failingOf`'s entry for a unit's pointer (keys are never empty). */
 const POINTER_STEP = '';

@@ -35,7 +35,7 @@ import { Catalog, localFileIO, type TableSchema } from '../lsm/index.ts';
 import { specDefaultOptions } from '../lsm/schema.ts';
 import { typeToString } from '../lsm/types.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
-import { SYNC_LOCK_FILE } from './engine.ts';
+import { STUCK_STEP, SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { checkHqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
 import { mirrorSite, type MirrorProgress } from './hq/mirror.ts';
@@ -225,6 +225,7 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   }
   const begun: UnfinishedRestore = { site: o.site, hq: o.target.description, startedAtMs: (o.clock ?? Date.now)() };
   localFileIO.replaceAtomic(unfinishedPath, Buffer.from(JSON.stringify(begun, null, 2) + '\n'));
+  forgetOutboxSteps(o.dataDir);
   if (redo && catalog.databaseExists(db)) fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
   fs.mkdirSync(warehouse, { recursive: true });
   const mirrored = await mirrorSite(o.target, o.site, warehouse, { contractsDir: join(o.dataDir, 'contracts'), ...(o.onProgress ? { onProgress: o.onProgress } : {}) });
@@ -269,6 +270,28 @@ export function unfinishedRestore(data: string): string | undefined {
 /** The mark of a restore that did not finish, or undefined (written whole: replaceAtomic). */
 function readUnfinished(path: string): UnfinishedRestore | undefined {
   return fs.existsSync(path) ? (JSON.parse(fs.readFileSync(path, 'utf8')) as UnfinishedRestore) : undefined;
+}
+
+/**
+ * Drops the steps of the outbox in `dataDir` (when it has one) and its record of what HQ holds, as
+ * for a new target: they are those of the tables the restore replaces. A pointer still pending (HQ
+ * unreachable when the replaced tables committed) carries their snapshot's JSON: the restored
+ * site's first sync sent it, pointed HQ's hints at it and pruned HQ's snapshot, so HQ held the
+ * replaced tables' state, not the restored one, until the site committed again
+ * (restore-over-outbox.test.ts). Planning then asks HQ, as for a fresh site.db (a `head` per unit
+ * and file; nothing HQ has is sent again). The removals of run tags the replaced tables expired go
+ * too: the restored tables have those tags again, from HQ, and expire them themselves.
+ */
+function forgetOutboxSteps(dataDir: string): void {
+  const path = join(dataDir, 'site.db');
+  if (!fs.existsSync(path)) return;
+  const outbox = new Outbox(openOutboxDb(path));
+  try {
+    outbox.forgetTarget();
+    outbox.setState(STUCK_STEP, null); // a step dropped here
+  } finally {
+    outbox.db.close();
+  }
 }
 
 /**

@@ -6,7 +6,7 @@
 
 import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SyncError } from '../errors.ts';
@@ -14,6 +14,27 @@ import { checkKey, checkPrefix } from '../names.ts';
 import { guardWrite, type ObjectInfo, type PutBody, type PutMeta, type SyncTarget, type TargetScope } from './target.ts';
 
 const TEMP = /^\..*\.tmp$/;
+
+/**
+ * Where the symbolic link at `path` leads: a folder or a file, by its real path; undefined when
+ * it leads nowhere (its disk not mounted) or in a loop: as a file gone since the folder was read,
+ * it fails no listing. Another error (EACCES) is thrown, as a folder's that cannot be read is.
+ */
+async function linkTarget(path: string): Promise<{ kind: 'dir' | 'file'; real: string } | undefined> {
+  try {
+    const [st, real] = await Promise.all([fs.promises.stat(path), fs.promises.realpath(path)]);
+    return st.isDirectory() ? { kind: 'dir', real } : st.isFile() ? { kind: 'file', real } : undefined;
+  } catch (e) {
+    if (['ENOENT', 'ENOTDIR', 'ELOOP'].includes((e as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw e;
+  }
+}
+
+/** Whether the folder `inner` is `outer` or lies below it (both real paths). */
+function within(inner: string, outer: string): boolean {
+  const rel = relative(outer, inner);
+  return rel === '' || (rel.split(sep)[0] !== '..' && !isAbsolute(rel));
+}
 
 function transport(op: string, key: string, e: unknown): SyncError {
   if ((e as NodeJS.ErrnoException)?.code === 'ENOENT') return new SyncError('NotFound', `${op} ${key}: not found`, { cause: e });
@@ -132,7 +153,12 @@ export class DirectoryTarget implements SyncTarget {
     // Start at the deepest folder the prefix names, then filter by the full prefix.
     const cut = prefix.lastIndexOf('/');
     const start = cut < 0 ? this.root : join(this.root, ...prefix.slice(0, cut).split('/'));
-    const walk = async (dir: string): Promise<void> => {
+    // A symbolic link is followed (HQ's admin moved a large table onto a disk of its own and
+    // linked it back: the site writes and `head`s through it, and a listing that went past it left
+    // the table out of `hq sites`, `hq pull` and `restore`). `chain`: the real paths of the folders
+    // walked down to `dir`; a link back to one of them or above is a loop and not followed, and a
+    // link to nothing is left out, as a file gone since the folder was read.
+    const walk = async (dir: string, chain: readonly string[]): Promise<void> => {
       let entries: fs.Dirent[];
       try {
         entries = await fs.promises.readdir(dir, { withFileTypes: true });
@@ -140,10 +166,20 @@ export class DirectoryTarget implements SyncTarget {
         if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return;
         throw transport('list', prefix, e);
       }
+      const real = chain[chain.length - 1]!;
       for (const d of entries) {
         const p = join(dir, d.name);
-        if (d.isDirectory()) await walk(p);
-        else if (d.isFile() && !TEMP.test(d.name)) {
+        let kind: 'dir' | 'file' | undefined = d.isDirectory() ? 'dir' : d.isFile() ? 'file' : undefined;
+        let realP = join(real, d.name);
+        if (d.isSymbolicLink()) {
+          const to = await linkTarget(p).catch((e: unknown) => {
+            throw transport('list', prefix, e);
+          });
+          if (to === undefined || (to.kind === 'dir' && chain.some((c) => within(c, to.real)))) continue;
+          [kind, realP] = [to.kind, to.real];
+        }
+        if (kind === 'dir') await walk(p, [...chain, realP]);
+        else if (kind === 'file' && !TEMP.test(d.name)) {
           const key = relative(this.root, p).split(sep).join('/');
           if (!key.startsWith(prefix)) continue;
           // Gone since the folder was read (a site's prune or run-tag removal, at HQ every minute;
@@ -159,7 +195,11 @@ export class DirectoryTarget implements SyncTarget {
         }
       }
     };
-    await walk(start);
+    const startReal = await fs.promises.realpath(start).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return undefined;
+      throw transport('list', prefix, e);
+    });
+    if (startReal !== undefined) await walk(start, [startReal]);
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 

@@ -26,6 +26,8 @@ class BrokenAfterArmIO extends ForwardingFileIO {
   /** Counts a snapshot file created while armed: the failures start after the commit's own snapshot. */
   snapshotsMade = 0;
   fail: 'data file' | 'snapshot unlink' | 'data read' = 'data file';
+  /** The error an unlink fails with ('snapshot unlink'). */
+  unlinkError = 'EIO: i/o error';
   private failing(): boolean {
     return this.armed && this.snapshotsMade > 0;
   }
@@ -44,7 +46,7 @@ class BrokenAfterArmIO extends ForwardingFileIO {
     return this.fail === 'data read' && this.failing() && /\/data-[^/]*$/.test(path) ? bytes.subarray(0, 20) : bytes;
   }
   override remove(path: string): void {
-    if (this.fail === 'snapshot unlink' && this.failing() && /\/snapshot\/snapshot-\d+$/.test(path)) throw new LsmError('IOError', `remove ${path} failed: EIO: i/o error`, { path });
+    if (this.fail === 'snapshot unlink' && this.failing() && /\/snapshot\/snapshot-\d+$/.test(path)) throw new LsmError('IOError', `remove ${path} failed: ${this.unlinkError}`, { path });
     super.remove(path);
   }
 }
@@ -164,4 +166,40 @@ it('a damaged data file the compaction after the APPEND snapshot reads is still 
   } finally {
     w.close();
   }
+});
+
+it('a maintenance failing the same way at every commit is warned once; again when it fails otherwise or after one went through', () => {
+  // A site commits every few seconds: a disk that refuses the unlinks filled its log with one
+  // warning per commit. Every CommitResult still carries the failure.
+  const { t, io } = table({ bucket: '1', 'write-only': 'false', 'num-sorted-run.compaction-trigger': '50', 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '1' });
+  const warnings: string[] = [];
+  const w = t.newWriter({ onWarning: (m) => warnings.push(m) });
+  let k = 0;
+  const commit = () => {
+    w.writeRecord({ k: ++k, v: k });
+    return w.commit();
+  };
+  try {
+    commit();
+    io.armed = true;
+    io.fail = 'snapshot unlink';
+    for (let i = 0; i < 3; i++) expect(commit().maintenanceError?.message).toMatch(/EIO/);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/snapshot expiration after it failed .*not warned again while it fails so.*EIO/s);
+    // Failing otherwise (another error code): warned.
+    io.unlinkError = 'EACCES: permission denied';
+    expect(commit().maintenanceError?.message).toMatch(/EACCES/);
+    expect(commit().maintenanceError?.message).toMatch(/EACCES/);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toMatch(/EACCES/);
+    // A maintenance that goes through, then the same failure again: warned again.
+    io.armed = false;
+    expect(commit().maintenanceError).toBeUndefined();
+    io.armed = true;
+    expect(commit().maintenanceError?.message).toMatch(/EACCES/);
+    expect(warnings).toHaveLength(3);
+  } finally {
+    w.close();
+  }
+  expect(t.scanRows()).toHaveLength(k);
 });

@@ -254,6 +254,8 @@ export class TableWriter {
   private readonly refusesRetractions: boolean;
   private closed = false;
   private committing = false;
+  /** The stage, kind and code of the maintenance failure warned last, until a maintenance goes through (`maintainAfterCommit`). */
+  private maintenanceWarned: string | undefined;
   /** Changelog producer (changelog.ts); inert when `changelog-producer` is none. */
   private readonly changelog: ChangelogWriter;
   /** Deletion-vector state (dv-writer.ts); undefined unless `deletion-vectors.enabled` on a primary-key table. */
@@ -670,11 +672,20 @@ export class TableWriter {
     let stage = 'maintenance';
     try {
       steps((name) => (stage = name));
+      this.maintenanceWarned = undefined;
     } catch (e) {
       if (!(e instanceof LsmError) || isCorruption(e)) throw e;
       result.maintenanceError = e;
+      // Warned once while it fails the same way: a site commits every few seconds, and an option
+      // the maintenance refuses (InvalidArgument) or a full disk filled its log with one line per
+      // commit. Again when it fails otherwise, or again after a maintenance that went through.
+      // By the stage, the kind and the error code, not the message: that names the snapshot and
+      // a manifest's random name, new at every commit.
+      const key = `${stage}\0${e.kind}\0${errorCode(e) ?? ''}`;
+      if (key === this.maintenanceWarned) return result;
+      this.maintenanceWarned = key;
       const made = result.snapshotId === undefined ? 'nothing new was committed' : `snapshot ${result.snapshotId} is committed`;
-      this.warn(`table ${this.table.name}: ${made}, but the ${stage} after it failed (the next commit tries again): ${e.message}`, 'TILSTAND_COMMIT_MAINTENANCE');
+      this.warn(`table ${this.table.name}: ${made}, but the ${stage} after it failed (the next commit tries again; not warned again while it fails so): ${e.message}`, 'TILSTAND_COMMIT_MAINTENANCE');
     }
     return result;
   }
@@ -1662,6 +1673,12 @@ function sameProperties(a: Record<string, string>, b: Record<string, string> | n
 }
 
 /** A bucket as errors name it: its number and, in a partitioned table, its partition's path. */
+/** The errno code (ENOSPC, EIO) of an I/O failure: its cause's, else the one its message names. */
+function errorCode(e: LsmError): string | undefined {
+  const code = (e.cause as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : /\b(E[A-Z0-9]{2,})\b/.exec(e.message)?.[1];
+}
+
 function bucketName(path: string, bucket: number): string {
   return path === '' ? `bucket ${bucket}` : `bucket ${bucket} of partition '${path}'`;
 }

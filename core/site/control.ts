@@ -61,11 +61,20 @@ export interface ControlServerOptions {
 export const HEARTBEAT_MS_MIN = 100;
 export const HEARTBEAT_MS_MAX = 60_000;
 
-/** Error kinds a handler may throw through (an Error with `kind` keeps it; others are 'Failed'). */
+/**
+ * Error kinds a handler may throw through (an Error with `kind` keeps it; others are 'Failed').
+ * Whatever was thrown: null or a string read as an Error threw here, and the request went unanswered.
+ */
 function errorOf(e: unknown): { kind: string; message: string } {
-  const kind = (e as { kind?: unknown }).kind;
+  const kind = e !== null && typeof e === 'object' ? (e as { kind?: unknown }).kind : undefined;
   return { kind: typeof kind === 'string' ? kind : 'Failed', message: e instanceof Error ? e.message : String(e) };
 }
+
+/** The op a request line names (it parsed once already, to be answered). */
+const opOf = (line: string): string => String((JSON.parse(line) as { op?: unknown }).op);
+
+/** An answer as its line; bigints as their digits. Throws what JSON.stringify throws (a cycle). */
+const answerLine = (answer: Record<string, unknown>): string => `${JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}\n`;
 
 /** True when a site answers on the socket. */
 export function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> {
@@ -164,6 +173,9 @@ export class ControlServer {
 
   private onConnection(s: Socket): void {
     if (this.sockets.size >= this.o.connectionsMax) {
+      // A client gone before the refusal goes out makes its write fail (EPIPE): an 'error' nobody
+      // listened to was an uncaught exception, and ended the site.
+      s.on('error', () => s.destroy());
       s.end(`${JSON.stringify({ id: null, ok: false, error: { kind: 'Failed', message: 'too many control connections' } })}\n`);
       return;
     }
@@ -199,7 +211,16 @@ export class ControlServer {
         chain = chain.then(async () => {
           try {
             const answer = await this.answer(line, s);
-            if (s.writable) s.write(`${JSON.stringify(answer, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
+            let text: string;
+            try {
+              text = answerLine(answer);
+            } catch (e) {
+              // A value JSON cannot carry (a cycle): the request is answered all the same. Thrown
+              // on, it went unanswered with every later one on the connection (the chain stays
+              // rejected), and the rejection nobody handled ended the site.
+              text = answerLine({ id: answer.id ?? null, ok: false, error: { kind: 'Failed', message: `the answer to '${opOf(line)}' cannot be sent: ${errorOf(e).message}` } });
+            }
+            if (s.writable) s.write(text);
           } finally {
             if (--inFlight === 0 && !s.destroyed) s.setTimeout(this.o.idleMs);
           }

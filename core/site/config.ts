@@ -724,15 +724,8 @@ export function reorderPolicyEdit(
   location: string | null,
   policy: { reorderPoint: number; orderUpTo: number } | null,
 ): { config: SiteConfig; key: string; before: unknown; write: () => void } {
-  const raw = readRawConfig(data);
-  const top = jsonObject(raw);
-  if (!top) throw new ConfigError('(file)', `${dataPaths(data).config}: expected a JSON object, got ${Array.isArray(raw) ? 'an array' : JSON.stringify(raw)}`);
-  const agent = jsonObject(ownMember(top, 'agent')) ?? {};
-  const items = jsonObject(ownMember(agent, 'reorderByItem')) ?? {};
-  const entry: Record<string, unknown> = { ...(jsonObject(ownMember(items, item)) ?? {}) };
+  const { top, agent, items, entry, before } = policyIn(data, item, location);
   const key = reorderPolicyKey(item, location);
-  const levelsOf = (o: Record<string, unknown>) => (o.reorderPoint === undefined && o.orderUpTo === undefined ? null : { reorderPoint: o.reorderPoint, orderUpTo: o.orderUpTo });
-  const before = location === null ? levelsOf(entry) : (ownMember(jsonObject(ownMember(entry, 'locations')) ?? {}, location) ?? null);
   if (location === null) {
     delete entry.reorderPoint;
     delete entry.orderUpTo;
@@ -749,6 +742,28 @@ export function reorderPolicyEdit(
   const parsed = filesFrom(parseConfig(next), resolve(data));
   const write = () => localFileIO.replaceAtomic(dataPaths(data).config, Buffer.from(`${JSON.stringify(next, null, 2)}\n`));
   return { config: parsed, key, before, write };
+}
+
+/**
+ * The reorder policy config.json holds for an item, or for one location of it, as the file has it
+ * (null: not set); read again after a failed `reorderPolicyEdit` write, to tell whether the file
+ * holds the change. Throws ConfigError when the file is no JSON object.
+ */
+export function reorderPolicyHeld(data: string, item: string, location: string | null): unknown {
+  return policyIn(data, item, location).before;
+}
+
+/** config.json as written, the parts of it on the way to a reorder policy, and that policy (null: not set). */
+function policyIn(data: string, item: string, location: string | null) {
+  const raw = readRawConfig(data);
+  const top = jsonObject(raw);
+  if (!top) throw new ConfigError('(file)', `${dataPaths(data).config}: expected a JSON object, got ${Array.isArray(raw) ? 'an array' : JSON.stringify(raw)}`);
+  const agent = jsonObject(ownMember(top, 'agent')) ?? {};
+  const items = jsonObject(ownMember(agent, 'reorderByItem')) ?? {};
+  const entry: Record<string, unknown> = { ...(jsonObject(ownMember(items, item)) ?? {}) };
+  const levelsOf = (o: Record<string, unknown>) => (o.reorderPoint === undefined && o.orderUpTo === undefined ? null : { reorderPoint: o.reorderPoint, orderUpTo: o.orderUpTo });
+  const before: unknown = location === null ? levelsOf(entry) : (ownMember(jsonObject(ownMember(entry, 'locations')) ?? {}, location) ?? null);
+  return { top, agent, items, entry, before };
 }
 
 /**

@@ -13,6 +13,13 @@
 // UserStore's table (core/inbox users.ts), which the site opens first.
 // Invariant: every `config_changed` entry with an id ≤ `floor_changes_through` is in
 // `floor_changes` (a change made here is added when the log has it committed).
+//
+// A change whose config.json write failed after its record (`Site.setReorderPolicy` records
+// first) is followed in the log by a correction under the same name, from the value it claimed
+// back to the one the file holds. Both are in the list, as the log has them; `floor_changes_not_made`
+// names the two, and a key's last setting skips them: the correction did not set the value the
+// file holds, whoever did is still its setter. (A site.db rebuilt from the log alone has no such
+// marks: the correction then reads as a change back by the same person.)
 
 import type Database from 'better-sqlite3';
 import { decisionLogNextId, readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
@@ -29,6 +36,7 @@ CREATE TABLE IF NOT EXISTS floor_changes (
   before_json TEXT NOT NULL,
   after_json TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS floor_changes_not_made (entry_id INTEGER PRIMARY KEY);
 `;
 const THROUGH = 'floor_changes_through';
 
@@ -43,7 +51,7 @@ export interface FloorChangeList {
 }
 
 export class FloorChanges {
-  private cached: { list: ConfigChange[]; byKey: Map<string, ConfigChange> } | undefined;
+  private cached: { list: ConfigChange[]; byKey: Map<string, ConfigChange>; notMade: Set<number> } | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -74,12 +82,13 @@ export class FloorChanges {
       after_json: string;
     }>;
     const list = rows.map((r) => ({ id: r.entry_id, atMs: r.at_ms, user: r.user, key: r.key, before: JSON.parse(r.before_json) as Json, after: JSON.parse(r.after_json) as Json }));
+    const notMade = new Set((this.db.prepare('SELECT entry_id FROM floor_changes_not_made').pluck().all() as number[]).map(Number));
     const byKey = new Map<string, ConfigChange>();
     for (const c of list) {
       const key = currentReorderPolicyKey(c.key);
-      if (!byKey.has(key)) byKey.set(key, c);
+      if (!byKey.has(key) && !notMade.has(c.id)) byKey.set(key, c);
     }
-    this.cached = { list, byKey };
+    this.cached = { list, byKey, notMade };
     return this.cached;
   }
 
@@ -90,6 +99,27 @@ export class FloorChanges {
       this.cached.list.unshift(c);
       this.cached.byKey.set(currentReorderPolicyKey(c.key), c);
     }
+  }
+
+  /**
+   * `correction`, just recorded (committed) in the log after `failed`, a change this list has whose
+   * config.json write failed: it puts the key's old value back. Neither is the key's last setting.
+   */
+  notMade(failed: ConfigChange, correction: ConfigChange): void {
+    this.db.transaction(() => {
+      this.store(correction);
+      const mark = this.db.prepare('INSERT OR IGNORE INTO floor_changes_not_made (entry_id) VALUES (?)');
+      mark.run(failed.id);
+      mark.run(correction.id);
+    })();
+    if (!this.cached) return;
+    const { list, byKey, notMade } = this.cached;
+    list.unshift(correction);
+    notMade.add(failed.id).add(correction.id);
+    const key = currentReorderPolicyKey(failed.key);
+    const last = list.find((c) => currentReorderPolicyKey(c.key) === key && !notMade.has(c.id));
+    if (last) byKey.set(key, last);
+    else byKey.delete(key);
   }
 
   private store(c: ConfigChange): void {

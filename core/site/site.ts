@@ -36,7 +36,7 @@ import { LetterNotices } from '../ingest/letter-notices.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, reorderPolicyEdit, type SiteAgentConfig, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, reorderPolicyEdit, reorderPolicyHeld, type SiteAgentConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { internalClientTls } from './internal-client-tls.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
@@ -49,6 +49,7 @@ import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, setSiteMeta, siteMet
 import { checkDataFormat, programDataFormat } from './data-format.ts';
 import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { UserStore } from '../inbox/users.ts';
 import { type ConfigChange, type Json } from '../inbox/index.ts';
 import { FloorChanges } from './floor-changes.ts';
@@ -864,7 +865,7 @@ export class Site {
     try {
       write();
     } catch (e) {
-      this.log(`config ${key}: set by ${user} in the decision log (entry ${change.id}), but config.json was not written: ${(e as Error).message}`);
+      this.recordNotWritten(change, item, location, policy, (e as Error).message);
       throw e;
     }
     this.applyConfig(config);
@@ -875,6 +876,36 @@ export class Site {
     const run = this.decisionParts.runAgent();
     if (!run.ok) this.log(`agent run after ${key} changed: ${run.message}`);
     return change.id;
+  }
+
+  /**
+   * After `change` was recorded and config.json's write failed: the record claims a change the
+   * file may not hold, and it travels to HQ. Read back, a file that kept its value gets a
+   * correction under the same name (`config_changed` from the value claimed back to the one held),
+   * which travels the same way; one that holds the change after all (the replace failed after its
+   * rename) needs none. The record stays first either way: a crash after a write that worked must
+   * not lose who made it.
+   */
+  private recordNotWritten(change: ConfigChange, item: string, location: string | null, policy: { reorderPoint: number; orderUpTo: number } | null, why: string): void {
+    const { user, key } = change;
+    let held: unknown;
+    try {
+      held = reorderPolicyHeld(this.data, item, location);
+    } catch (e) {
+      this.log(`config ${key}: set by ${user} in the decision log (entry ${change.id}), but config.json was not written: ${why}; reading it back failed too (${(e as Error).message}), so the entry may name a change it does not hold`);
+      return;
+    }
+    if (isDeepStrictEqual(held, policy)) {
+      this.log(`config ${key}: set by ${user} (entry ${change.id}); config.json holds it, but its write failed: ${why}; the site runs the old value until \`tilstand config reload\` or the next start`);
+      return;
+    }
+    try {
+      const correction = this.decisionParts!.inbox.recordConfigChange({ user, key, before: change.after, after: (held ?? null) as Json });
+      this.floorChanges?.notMade(change, correction);
+      this.log(`config ${key}: set by ${user} in the decision log (entry ${change.id}), but config.json was not written: ${why}; entry ${correction.id} records that it keeps its value`);
+    } catch (e) {
+      this.log(`config ${key}: set by ${user} in the decision log (entry ${change.id}), but config.json was not written: ${why}; recording that it keeps its value failed too (${(e as Error).message})`);
+    }
   }
 
   /**

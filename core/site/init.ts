@@ -14,7 +14,11 @@
 // Order: everything else first, config.json last, so a directory with config.json is complete;
 // an init that failed half-way can be run again (it refuses only a directory with config.json; an
 // admin an earlier run added gets the PIN given now, and another admin name is refused naming that
-// one, so the site starts with the one admin the person chose).
+// one, so the site starts with the one admin the person chose; of two admins an older init left,
+// the one named is kept and the other removed).
+// A directory without config.json whose site.db shows that a site started there (a start recorded,
+// someone signed in, a user an admin added) lost its config.json: init is refused there, whatever
+// the admin name — it would replace the modules' broker passwords under a default config.json.
 // A directory that already holds a site's tables — `tilstand restore` fills one before init, on a
 // replacement PC — is initialized only under that site's id: under another id the site would
 // start empty beside the restored state, and its restore note would ask the wrong modules.
@@ -128,6 +132,7 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   // A directory a newer program marked (its restore, or its init stopped half-way) is refused unchanged.
   checkDataFormat(data);
   refuseAnotherSitesState(data, p.warehouse, o.site, `${p.database!}.db`);
+  refuseStartedSite(data, p.siteDb);
   let config = defaultConfig(o.site);
   if (o.config) config = o.config(config);
   if (config.site !== o.site) throw new ConfigError('site', 'the config adjustment must not change the site id');
@@ -169,7 +174,7 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
   try {
     const creds = new ModuleCredentials(db, o.scrypt);
     const users = new UserStore(db, o.scrypt ? { scrypt: o.scrypt } : {});
-    if (o.admin) refuseAnotherAdmin(users, o.admin.name, data);
+    const leftOver = o.admin ? refuseAnotherAdmin(users, o.admin.name, data) : [];
     for (const m of [...new Set([...SITE_MODULES, ...(o.modules ?? [])]), TILSTAND_PRINCIPAL]) {
       const password = randomBytes(18).toString('base64url');
       await creds.set(m === TILSTAND_PRINCIPAL ? tilstandPrincipal : modulePrincipal(m), password);
@@ -181,6 +186,14 @@ export async function initDataDir(o: InitOptions): Promise<InitResult> {
       // "already exists" for good.
       if (users.get(o.admin.name)?.role === 'admin') await users.resetSecret(o.admin.name, { pin: o.admin.pin });
       else await users.add({ name: o.admin.name, role: 'admin' satisfies Role, pin: o.admin.pin });
+      // The other admins an older init added beside this one (it took every name it was run
+      // with): nobody has signed in as them (refuseStartedSite), no decision names them, and
+      // kept, the site would start with a second admin the person gave up. UserStore has no
+      // removal (a user who decided stays, disabled), hence the statement here.
+      const remove = db.prepare("DELETE FROM users WHERE name = ? AND role = 'admin' AND last_sign_in_ms IS NULL");
+      db.transaction(() => {
+        for (const n of leftOver) remove.run(n);
+      })();
     }
     admins = adminsOf(users);
   } finally {
@@ -206,19 +219,54 @@ const adminsOf = (users: UserStore): string[] => users.list().filter((u) => u.ro
  * Refuses `name` as the first admin when an earlier init of this directory that did not finish
  * (no config.json: nobody has signed in yet) added another: taking both, the site started with two
  * admins, one of them a name the person had given up. The message names the one there; run again
- * under that name, the init takes the PIN given in that run.
+ * under that name, the init takes the PIN given in that run. `name` one of several admins (an
+ * older init took each name it was run with, and each name was then refused naming the other):
+ * the others, for the caller to remove.
  */
-function refuseAnotherAdmin(users: UserStore, name: string, data: string): void {
+function refuseAnotherAdmin(users: UserStore, name: string, data: string): string[] {
   // get() finds a name by its composed form too: the same person typed it again.
-  const same = users.get(name)?.name;
-  const others = adminsOf(users).filter((n) => n !== same);
-  if (others.length === 0) return;
+  const same = users.get(name);
+  const others = adminsOf(users).filter((n) => n !== same?.name);
+  if (others.length === 0 || same?.role === 'admin') return others;
   const quoted = others.map((n) => `'${n}'`).join(', ');
   throw new InitError(
     'AlreadyExists',
     `an earlier init of ${data} that did not finish added the admin${others.length === 1 ? '' : 's'} ${quoted}: run it again with ${others.length === 1 ? 'that admin name' : 'one of those names'} (the PIN given now is taken), so the site starts with one admin`,
     'admin',
     { code: 'init.adminExists', params: { admin: others.join(', ') } },
+  );
+}
+
+/**
+ * Refuses a directory without config.json whose site.db is that of a site that started: a start
+ * recorded in `site_meta` (Site.start writes `agent_config` and `rule_files_loaded`), a user who
+ * has signed in, or a user other than an admin (only a site's admin adds them). Its config.json
+ * was lost or removed; an init there would write a default one and replace every module's broker
+ * password, and the refusal said "an earlier init … did not finish".
+ */
+function refuseStartedSite(data: string, siteDb: string): void {
+  if (!existsSync(siteDb)) return;
+  const db = openSiteDb(siteDb, { readonly: true });
+  const signs: string[] = [];
+  try {
+    const has = (table: string) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+    if (has('site_meta') && db.prepare("SELECT 1 FROM site_meta WHERE key IN ('agent_config', 'rule_files_loaded')").get() !== undefined) signs.push('it records a start');
+    if (has('users')) {
+      const signedIn = db.prepare('SELECT name FROM users WHERE last_sign_in_ms IS NOT NULL ORDER BY name').pluck().all() as string[];
+      const added = db.prepare("SELECT name FROM users WHERE role <> 'admin' ORDER BY name").pluck().all() as string[];
+      const some = (names: string[]) => `${names.slice(0, 3).map((n) => `'${n}'`).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''}`;
+      if (signedIn.length > 0) signs.push(`${some(signedIn)} signed in`);
+      if (added.length > 0) signs.push(`it has users an admin added (${some(added)})`);
+    }
+  } finally {
+    db.close();
+  }
+  if (signs.length === 0) return;
+  throw new InitError(
+    'AlreadyExists',
+    `${data} has no config.json, but its site.db is that of a site that has started here (${signs.join('; ')}): config.json was lost or removed. ` +
+      'Stop anything that runs the site, then put config.json back from a backup (docs/operations.md, "Backing up a site"), or write it again by hand as it was (bindings, budgets, broker, hq). ' +
+      'init is refused here: it would replace every module\'s broker password. To set the site up anew instead, move site.db out of the directory first (its users and module passwords go with it).',
   );
 }
 

@@ -651,6 +651,7 @@ export interface ApiErrorBody {
  *   ids whose tables the warehouse holds, comma-separated), `init.restoreNote` (unreadable), `init.restoreUnfinished` (a restore killed or failed midway: run it again),
  *   `init.adminExists` (admin: the admin an earlier init that stopped half-way added, the names
  *   joined by ', ' if it was several), for an init run again under another admin name;
+ *   `init.configLost` (a directory without config.json whose site.db shows a site started there);
  * - `session.ended` (user, why: `disabled` | `locked` | `removed` (the user, since the sign-in),
  *   `secretReset` (their PIN or password reset since), `idle` (with idleMs, as ApiErrorBody's)):
  *   the backend ended the session at this call — service.ts `current`;
@@ -686,7 +687,7 @@ export const REFUSAL_CODES = [
   'pin.guessable', 'role.refused', 'proposal.notFound', 'proposal.notOpen',
   'user.exists', 'user.selfDisable', 'user.selfDemote',
   'session.required', 'site.notSetUp', 'site.alreadySetUp',
-  'init.exists', 'init.restoredOther', 'init.otherSite', 'init.restoreNote', 'init.restoreUnfinished', 'init.adminExists',
+  'init.exists', 'init.restoredOther', 'init.otherSite', 'init.restoreNote', 'init.restoreUnfinished', 'init.adminExists', 'init.configLost',
   'session.ended',
   'user.nameInvalid', 'user.noSecret', 'user.roleInvalid', 'user.pinInvalid', 'user.passwordLength', 'user.badgeLength', 'user.badgeTaken', 'user.notFound',
   'reorder.levels', 'config.refused', 'config.file',

@@ -267,6 +267,8 @@ function refuseStartedSite(data: string, siteDb: string): void {
     `${data} has no config.json, but its site.db is that of a site that has started here (${signs.join('; ')}): config.json was lost or removed. ` +
       'Stop anything that runs the site, then put config.json back from a backup (docs/operations.md, "Backing up a site"), or write it again by hand as it was (bindings, budgets, broker, hq). ' +
       'init is refused here: it would replace every module\'s broker password. To set the site up anew instead, move site.db out of the directory first (its users and module passwords go with it).',
+    undefined,
+    { code: 'init.configLost' },
   );
 }
 

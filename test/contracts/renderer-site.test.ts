@@ -66,6 +66,7 @@ const SAMPLES: Record<RefusalCode, Record<string, string | number> | undefined> 
   'init.restoreNote': undefined,
   'init.restoreUnfinished': undefined,
   'init.adminExists': { admin: 'kari' },
+  'init.configLost': undefined,
   'session.ended': { user: 'Olav', why: 'disabled' },
   'user.nameInvalid': { name: 'a..b' },
   'user.noSecret': { name: 'Per' },

@@ -392,6 +392,7 @@ const en = {
   'refusal.init.restoreNote': 'This PC’s restore note (restore-note.json) cannot be read: ask IT',
   'refusal.init.restoreUnfinished': 'The restore onto this PC did not finish: ask IT to run it again',
   'refusal.init.adminExists': 'Setting up this PC stopped after it had added the administrator {admin}: set it up again with that administrator name (the PIN given now is taken)',
+  'refusal.init.configLost': 'This PC’s data directory has lost its config.json, but its users and module passwords are still there: put config.json back from a backup (setting the PC up again would replace every module’s password). Ask IT.',
   'refusal.or': ' or ',
   'refusal.session.ended.disabled': '{user} was signed out: the user has been disabled. Sign in again',
   'refusal.session.ended.locked': '{user} was signed out: the user is locked after too many wrong attempts. Sign in again',
@@ -889,6 +890,7 @@ const nb: Messages = {
   'refusal.init.restoreNote': 'Gjenopprettingsnotatet på denne PC-en (restore-note.json) kan ikke leses: si fra til IT',
   'refusal.init.restoreUnfinished': 'Gjenopprettingen til denne PC-en ble ikke fullført: be IT kjøre den på nytt',
   'refusal.init.adminExists': 'Oppsettet av denne PC-en stoppet etter at administratoren {admin} var lagt til: sett den opp på nytt med det administratornavnet (PIN-en som gis nå, blir brukt)',
+  'refusal.init.configLost': 'Datamappen på denne PC-en har mistet config.json, men brukerne og modulpassordene er der fortsatt: legg config.json tilbake fra en sikkerhetskopi (et nytt oppsett ville erstatte passordet til hver modul). Spør IT.',
   'refusal.or': ' eller ',
   'refusal.session.ended.disabled': '{user} ble logget ut: brukeren er deaktivert. Logg inn igjen',
   'refusal.session.ended.locked': '{user} ble logget ut: brukeren er sperret etter for mange feil forsøk. Logg inn igjen',
@@ -1371,6 +1373,7 @@ const de: Messages = {
   'refusal.init.restoreNote': 'Die Wiederherstellungsnotiz dieses PCs (restore-note.json) ist nicht lesbar: die IT informieren',
   'refusal.init.restoreUnfinished': 'Die Wiederherstellung auf diesen PC wurde nicht abgeschlossen: die IT bitten, sie erneut auszuführen',
   'refusal.init.adminExists': 'Die Einrichtung dieses PCs brach ab, nachdem der Administrator {admin} angelegt war: erneut mit diesem Administratornamen einrichten (die jetzt eingegebene PIN gilt)',
+  'refusal.init.configLost': 'Im Datenverzeichnis dieses PCs fehlt die config.json, Benutzer und Modulpasswörter sind aber noch da: config.json aus einer Sicherung zurückspielen (eine neue Einrichtung würde das Passwort jedes Moduls ersetzen). Die IT fragen.',
   'refusal.or': ' oder ',
   'refusal.session.ended.disabled': '{user} wurde abgemeldet: der Benutzer wurde deaktiviert. Bitte erneut anmelden',
   'refusal.session.ended.locked': '{user} wurde abgemeldet: der Benutzer ist nach zu vielen Fehlversuchen gesperrt. Bitte erneut anmelden',
@@ -2043,6 +2046,7 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
     case 'init.exists':
     case 'init.restoreNote':
     case 'init.restoreUnfinished':
+    case 'init.configLost':
       return translate(lang, `refusal.${r.code}`);
     case 'init.restoredOther': {
       const site = paramStr(p, 'site');

@@ -154,6 +154,26 @@ describe('diffRuns matching', () => {
   });
 });
 
+describe('diffRuns: how a proposal ended', () => {
+  it('one withdrawn later, or for another reason, is changed, not unchanged', () => {
+    // Was unchanged: only the end status was compared, so a candidate that left a proposal open
+    // half an hour longer in front of the people (or withdrew it for another reason) passed
+    // --max-changed 0.
+    const b = proposal({ id: 'P-b-1', status: 'withdrawn', closedAtMs: T + 120_000, withdrawnReason: 'qty changed' });
+    const later = proposal({ id: 'P-c-1', status: 'withdrawn', closedAtMs: T + 1_800_000, withdrawnReason: 'qty changed' });
+    const r = diffRuns(run('base', [b]), run('cand', [later]), { maxChanged: 0 });
+    expect(r.summary).toEqual({ added: 0, removed: 0, changed: 1, unchanged: 0 });
+    expect(r.examples.changed[0]!.fields).toEqual(['closedAtMs']);
+    expect(r.gate.passed).toBe(false);
+    expect(toMarkdown(r)).toContain(`  - closedAtMs: \`${T + 120_000}\` → \`${T + 1_800_000}\``);
+    const otherReason = proposal({ id: 'P-c-1', status: 'withdrawn', closedAtMs: T + 120_000, withdrawnReason: 'situation gone' });
+    const r2 = diffRuns(run('base', [b]), run('cand', [otherReason]));
+    expect(r2.examples.changed[0]?.fields).toEqual(['withdrawnReason']);
+    // The same end on both sides is unchanged.
+    expect(diffRuns(run('base', [b]), run('cand', [{ ...b, id: 'P-c-1' }])).summary.unchanged).toBe(1);
+  });
+});
+
 describe('diffRuns counts per rule', () => {
   it('counts a rule whose id is a name every object has ("constructor" is a valid rule id)', () => {
     const p = proposal({ id: 'P-b-1', ruleId: 'constructor', situationKey: 'constructor|x|{}' });

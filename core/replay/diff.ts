@@ -5,7 +5,8 @@
 // candidate proposal are the same proposal when their open intervals overlap ([createdAt,
 // closedAt), open-ended while open; two made at one instant overlap). Unmatched ones are `removed` (baseline only) or `added`
 // (candidate only); matched ones whose content differs are `changed` (the fields that differ are
-// listed: created time, rule version, action, module, params, risk, explanation, status).
+// listed: created time, rule version, action, module, params, risk, explanation, status, and how
+// it ended: when it closed, why it was withdrawn).
 // Evidence snapshot ids are not compared (they are ids of the scratch warehouse).
 //
 // Agreement with the people (per run): every recorded `approve` (approved, or stale: the person
@@ -101,6 +102,11 @@ function proposalProblem(v: unknown): string | undefined {
 }
 
 const COMPARED = ['createdAtMs', 'ruleVersion', 'action', 'module', 'params', 'risk', 'riskReason', 'explanation', 'status'] as const;
+/**
+ * How a proposal ended besides its status, compared too: when it closed (how long it stood before
+ * the people) and why it was withdrawn. Not required of a run's proposals (`null` when absent).
+ */
+const ENDING = ['closedAtMs', 'withdrawnReason'] as const;
 
 /** A proposal in the report: every field `changed` compares (the report shows both values), evidence. */
 export interface ProposalRef {
@@ -116,6 +122,8 @@ export interface ProposalRef {
   riskReason: string;
   explanation: string;
   status: string;
+  closedAtMs: number | null;
+  withdrawnReason: string | null;
   evidence: ReplayProposal['evidence'];
 }
 
@@ -224,6 +232,8 @@ const ref = (p: ReplayProposal): ProposalRef => ({
   riskReason: p.riskReason,
   explanation: p.explanation,
   status: p.status,
+  closedAtMs: p.closedAtMs ?? null,
+  withdrawnReason: p.withdrawnReason ?? null,
   evidence: p.evidence,
 });
 
@@ -306,7 +316,7 @@ export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}):
       const b = bs[i];
       const c = cs[j];
       if (b && c && overlap(b, c)) {
-        const fields = COMPARED.filter((f) => canonicalJson(b[f]) !== canonicalJson(c[f]));
+        const fields = [...COMPARED, ...ENDING].filter((f) => canonicalJson(b[f] ?? null) !== canonicalJson(c[f] ?? null));
         if (fields.length > 0) {
           changed.push({ ruleId: c.ruleId, situationKey: key, fields, baseline: ref(b), candidate: ref(c) });
           rc(c.ruleId).changed++;

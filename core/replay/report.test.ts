@@ -23,6 +23,8 @@ const proposal = (situationKey: string, item: string): ProposalRef => ({
   riskReason: 'below the reorder point',
   explanation: `${item} at DOCK: below the reorder point`,
   status: 'open',
+  closedAtMs: null,
+  withdrawnReason: null,
   evidence: [{ table: 'stock', snapshotId: 8, tag: 'agent-x', rows: [{ key: { item, location: 'DOCK' }, values: { on_hand: 33 } }] }],
 });
 

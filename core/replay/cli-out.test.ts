@@ -9,8 +9,9 @@
 // write). run without --scratch: a default scratch place that cannot be written is refused before
 // the fixture is opened, exit 5 naming it and --scratch (it was a bare EROFS or EACCES of mkdtemp,
 // for a fixture folder after its checksums were read); a writable one is where the run scratches.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Table } from '../lsm/index.ts';
@@ -155,32 +156,43 @@ describe('replay run: an --out or --scratch that cannot be written is refused be
     expect(readdirSync(emptyThere)).toEqual([]);
   });
 
-  it('an empty --out in a read-only folder: exit 2 naming that folder, where the run is written first and renamed from', async () => {
-    const scratch = folder('scratch-empty-out-read-only-parent');
+  it('an empty --out in a read-only folder is written into: its own folder need not take a new one', async () => {
+    // The run was written beside --out and renamed onto it, so a read-only parent was refused
+    // (exit 2); it is written inside the folder now (run-output.ts).
     const ro = folder('read-only-parent');
     const out = join(ro, 'empty-run');
     mkdirSync(out);
-    await readOnly(ro, async () => {
-      const r = await run(out, scratch);
-      expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot write the run into ${out}: no permission to write in ${ro}\n`, '']);
-    });
-    expect(readdirSync(scratch)).toEqual([]);
+    const r = await readOnly(ro, () => replayCli(['replay', 'run', '--fixture', fixture, '--out', out]));
+    expect(r.code, r.err).toBe(0);
+    expect(readdirSync(out)).toContain('run.json');
     expect(readdirSync(ro)).toEqual(['empty-run']);
   });
 
-  it.skipIf(process.platform === 'win32')('an empty --out that links to a folder in a read-only folder: exit 2 naming that folder, not the link\'s', async () => {
-    // The run is written beside the folder the link names (run-output.ts), not beside the link:
-    // checked beside the link, the refusal came only once the whole replay had run.
-    const scratch = folder('scratch-linked-out-read-only-parent');
+  it.skipIf(process.platform === 'win32')('an empty --out that links to a folder in a read-only folder is written into, the link kept', async () => {
     const ro = folder('read-only-linked-parent');
     mkdirSync(join(ro, 'empty-run'));
     const out = join(folder('writable-link-parent'), 'latest');
     symlinkSync(join(ro, 'empty-run'), out, 'dir');
-    await readOnly(ro, async () => {
-      const r = await run(out, scratch);
-      expect([r.code, r.err, r.out]).toEqual([2, `tilstand: option '--out': cannot write the run into ${out}: no permission to write in ${ro}\n`, '']);
-    });
-    expect(readdirSync(scratch)).toEqual([]);
+    const r = await readOnly(ro, () => replayCli(['replay', 'run', '--fixture', fixture, '--out', out]));
+    expect(r.code, r.err).toBe(0);
+    expect(lstatSync(out).isSymbolicLink()).toBe(true);
+    expect(readdirSync(join(ro, 'empty-run'))).toContain('run.json');
+  });
+
+  it("an --out holding what a run killed while it moved its files in left: refused, saying so; a killed run's temporary folder is not in the way", async () => {
+    const half = folder('half-moved');
+    for (const f of ['decisions.json', 'proposals.json']) writeFileSync(join(half, f), '[]');
+    const r = await replayCli(['replay', 'run', '--fixture', fixture, '--out', half]);
+    expect([r.code, r.err]).toEqual([2, `tilstand: option '--out': folder ${half} is not empty (it holds decisions.json, proposals.json: the files of a run stopped while they were moved in (no run.json); remove them); give a new or empty folder\n`]);
+    const withTemp = folder('killed-inside');
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    await new Promise<void>((done) => child.on('exit', () => done()));
+    const dead = `.tilstand-run.${child.pid}@${hostname().replace(/[^A-Za-z0-9-]/g, '-').slice(0, 64)}.tmp`;
+    mkdirSync(join(withTemp, dead));
+    writeFileSync(join(withTemp, dead, 'run.json'), '{');
+    const again = await replayCli(['replay', 'run', '--fixture', fixture, '--out', withTemp]);
+    expect(again.code, again.err).toBe(0);
+    expect(readdirSync(withTemp)).not.toContain(dead);
   });
 
   it('a read-only --scratch: exit 2 naming it, before the archive is extracted', async () => {

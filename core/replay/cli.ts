@@ -12,18 +12,19 @@
 // cannot be written, a diff's --out that holds a report and no --force, or that cannot be written);
 // 5 anything else (the message says what), also a default scratch place that cannot be written.
 
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
 import { parseDuration, parseTime } from '../lsm/cli/values.ts';
 import { AgentSpecRefused, openAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
-import { exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
+import { exportDataProblem, exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
 import { progressBar } from './progress.ts';
 import type { FixtureManifest, LiveRuleFile } from './fixture.ts';
-import { defaultScratchParent, FixtureRuleFilesRefused, runReplay, type ReplayResult, type RunManifest } from './replay.ts';
+import { defaultScratchParent, FixtureRuleFilesRefused, RUN_FILES, runReplay, type ReplayResult, type RunManifest } from './replay.ts';
 import { REPORT_FILES, writeReport } from './report.ts';
+import { halfMoved, removeDeadRunTemps } from './run-output.ts';
 import { writeProblem } from './writable.ts';
 
 export const replayUsage: readonly string[] = [
@@ -91,6 +92,9 @@ async function runExport(argv: string[], io: CliIO, context: ReplayCliContext = 
   const out = a.required('out');
   const outProblem = exportOutProblem(out);
   if (outProblem !== undefined) throw usageError(`option '--out': ${outProblem}`);
+  // And a data directory it cannot write in (its record, the cut's tags): a read-only copy.
+  const dataProblem = exportDataProblem(data);
+  if (dataProblem !== undefined) throw usageError(`option '--data': ${dataProblem}`);
   const atArg = a.string('at');
   const until = a.required('until');
   const retainArg = a.string('retain');
@@ -139,15 +143,19 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
   // First, before anything is opened (a large fixture takes a while to extract and check):
   // runReplay refuses a folder that is not empty too, but only once it has opened the fixture.
   const out = a.required('out');
-  const held = outFolder(out) ? readdirSync(out).sort() : [];
-  if (held.length > 0) throw usageError(`option '--out': folder ${out} is not empty (it holds ${someOf(held)}); give a new or empty folder`);
+  // What a run to this --out killed on this host left there is not in the way (run-output.ts).
+  if (outFolder(out)) removeDeadRunTemps(out);
+  const held = existsSync(out) ? readdirSync(out).sort() : [];
+  if (held.length > 0) {
+    const why = halfMoved(held, RUN_FILES);
+    throw usageError(`option '--out': folder ${out} is not empty (it holds ${someOf(held)}${why !== undefined ? `: ${why}` : ''}); give a new or empty folder`);
+  }
   // And one the run could not be written into (a file where a parent folder should be, no
   // permission, a read-only mount), which runReplay finds only after the last event: tried now
   // by making the folder and removing it again (made for good at the end, as before, so a run
-  // that fails for another reason leaves no empty folder).
-  // An empty --out's folder too: the run is written beside it — beside the folder a link to it
-  // names — and renamed into place (run-output.ts).
-  const outWhy = writeProblem(out) ?? (existsSync(out) ? writeProblem(dirname(realpathSync(out))) : undefined);
+  // that fails for another reason leaves no empty folder). An empty --out is written inside
+  // (run-output.ts): its own folder need not take a new one.
+  const outWhy = writeProblem(out);
   if (outWhy !== undefined) throw usageError(`option '--out': ${existsSync(out) ? `cannot write the run into ${out}` : `cannot create the run folder ${out}`}: ${outWhy}`);
   let agent: AgentSpec;
   try {

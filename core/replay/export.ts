@@ -12,7 +12,7 @@
 // Reading a running site is safe: tables are read from immutable files, tags are created
 // atomically, and the journal is read through its own WAL-mode connection.
 
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createWriteStream } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -324,10 +324,24 @@ export function exportOutProblem(out: string): string | undefined {
   if (existsSync(out)) {
     if (!statSync(out).isDirectory()) return `${out} exists and is not a folder`;
     if (readdirSync(out).length > 0) return `${out} exists and is not empty`;
+    // Written inside it and moved into it (exportFixture).
+    const why = writeProblem(out);
+    return why === undefined ? undefined : `cannot write the fixture into ${out}: ${why}`;
   }
   // Written beside --out and renamed onto it: its parent is what has to be writable.
   const why = writeProblem(parent);
   return why === undefined ? undefined : `cannot create the fixture folder ${out}: ${why}`;
+}
+
+/**
+ * Why the export cannot work in the data directory `data`, found before anything is made: it
+ * writes its record there and tags its cut on the site's tables (a read-only copy of a data
+ * directory cannot hold either). Undefined when it can. It failed with the bare EACCES or EROFS of
+ * the record's hidden lock file.
+ */
+export function exportDataProblem(data: string): string | undefined {
+  const why = writeProblem(data);
+  return why === undefined ? undefined : `cannot export from ${data}: an export records itself there and tags its cut on the site's tables: ${why}`;
 }
 
 function copyInto(src: string, dst: string): void {
@@ -434,6 +448,8 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
   const outProblem = exportOutProblem(o.out);
   if (outProblem !== undefined) throw new Error(outProblem);
   if (!existsSync(join(o.data, 'config.json'))) throw new Error(`${o.data} is not a Tilstand data directory (no config.json)`);
+  const dataProblem = exportDataProblem(o.data);
+  if (dataProblem !== undefined) throw new Error(dataProblem);
   const configText = readFileSync(join(o.data, 'config.json'), 'utf8');
   let rawConfig: Record<string, unknown>;
   try {
@@ -456,7 +472,11 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
   removeDeadExports(o.data, catalog, database);
   // Recorded before the cut is tagged, with the tag when this export makes it (no table has it).
   const making = !catalog.databaseExists(database) || !catalog.listTables(database).some((t) => catalog.getTable({ database, table: t }).tags.exists(tag));
-  const record = beginExport(o.data, o.out, making ? tag : undefined);
+  // An empty --out that exists is written into, never replaced (its inode, mode, a link to it, a
+  // mount point, `.` stay): the fixture is made in a folder inside it and its entries moved out of
+  // that, fixture.json last. A new one is made by renaming the fixture's folder onto it.
+  const into = !archive && existsSync(o.out) ? realpathSync(o.out) : undefined;
+  const record = beginExport(o.data, o.out, making ? tag : undefined, into);
   // `--tag hourly-…` names the fixture replay-hourly-… and, unless that cut exists, cuts at the hourly tag.
   let cut: Cut;
   try {
@@ -466,13 +486,14 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     throw e;
   }
 
-  // Written into a folder beside --out and moved there whole at the end: a failed export leaves
-  // no half-written fixture (which a retry would refuse as not empty) and no tags it made.
+  // Written into a folder beside --out (inside an empty one that exists) and moved there at the
+  // end: a failed export leaves no half-written fixture (which a retry would refuse as not empty)
+  // and no tags it made.
   let parentMade: string | undefined;
   let tmpDir: string | undefined;
   let tarTmp: string | undefined;
   try {
-    parentMade = archive ? undefined : mkdirSync(dirname(o.out), { recursive: true });
+    parentMade = archive || into !== undefined ? undefined : mkdirSync(dirname(o.out), { recursive: true });
     mkdirSync(record.tempDir);
     const dir = (tmpDir = record.tempDir);
     // Tables at the tag.
@@ -593,9 +614,22 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
     if (archive) {
       tarTmp = record.tarTemp;
       writeTar(dir, tarTmp);
+      record.delivering(tarTmp, o.out);
       renameSync(tarTmp, o.out);
+    } else if (into !== undefined) {
+      // fixture.json last: a folder without it is no fixture (openFixture), so one half moved in is
+      // never taken for one; the record names what is moved, for the next export to take back.
+      const entries = readdirSync(dir).filter((n) => n !== 'fixture.json').sort();
+      record.delivering(join(dir, 'fixture.json'), join(into, 'fixture.json'), entries);
+      try {
+        for (const n of entries) renameSync(join(dir, n), join(into, n));
+        renameSync(join(dir, 'fixture.json'), join(into, 'fixture.json'));
+      } catch (e) {
+        for (const n of [...entries, 'fixture.json']) rmSync(join(into, n), { recursive: true, force: true });
+        throw e;
+      }
     } else {
-      if (existsSync(o.out)) rmdirSync(o.out); // empty (checked above); rename onto a folder is not portable
+      record.delivering(join(dir, 'fixture.json'), join(o.out, 'fixture.json'));
       renameSync(dir, o.out);
     }
     return { ...manifest, siteTag: { reused: cut.reused, expiresMs: cut.expiresMs ?? null } };

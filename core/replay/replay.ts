@@ -38,11 +38,13 @@ import { Catalog } from '../lsm/index.ts';
 import { agentConfigFor, defaultAgentSpec, withLiveRules, type AgentBase, type AgentSpec, type RuleFile } from './agent-spec.ts';
 import { runIdMs } from './export.ts';
 import { byCreation, fixtureId, openFixture, replayProposal, RUN_FORMAT, type HumanDecision, type LiveRuleFile, type ReplayProposal } from './fixture.ts';
-import { writeRunOutput } from './run-output.ts';
+import { removeDeadRunTemps, writeRunOutput } from './run-output.ts';
 import { makeScratchFolder, removeDeadScratch } from './scratch-folder.ts';
 import { ScratchFileIO } from './scratch-io.ts';
 
 export const DEFAULT_TICK_MS = 250;
+/** The files of a run's output folder (run-output.ts writes run.json, which `replay diff` reads first, last). */
+export const RUN_FILES = ['run.json', 'proposals.json', 'agent-runs.json', 'decisions.json', 'human-decisions.json'] as const;
 /**
  * The replay's inbox commits its writes every this many agent runs (an hour of the default
  * agent): the uncommitted rows it keeps in memory stay bounded, and no commit per run is paid.
@@ -277,6 +279,8 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
   removeDeadScratch(scratchParent);
   const fx = openFixture(o.fixture, scratchParent);
   const m = fx.manifest;
+  // What a run to this --out killed on this host left in it is not in the way (run-output.ts).
+  if (existsSync(o.out)) removeDeadRunTemps(o.out);
   if (existsSync(o.out) && readdirSync(o.out).length > 0) {
     fx.close();
     throw new Error(`${o.out} exists and is not empty`);
@@ -538,13 +542,14 @@ export async function runReplay(o: ReplayOptions): Promise<ReplayResult> {
       },
       ingestFailure: ingestor.failure()?.message ?? null,
     };
-    writeRunOutput(o.out, {
+    const output: Record<(typeof RUN_FILES)[number], unknown> = {
       'run.json': manifest,
       'proposals.json': proposals,
       'agent-runs.json': runs,
       'decisions.json': outcomes,
       'human-decisions.json': decisions,
-    });
+    };
+    writeRunOutput(o.out, output);
     const wallMs = performance.now() - wall0;
     return { manifest, proposals, wallMs, eventsPerSecond: events / Math.max(wallMs / 1000, 1e-9) };
   } finally {

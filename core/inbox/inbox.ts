@@ -28,7 +28,7 @@
 
 import { CompactionSlicer, isWellFormedString, LsmError, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
-import { LOG_NEXT_PROPERTY, recoverLostLogEntries } from './log-recovery.ts';
+import { LOG_NEXT_PROPERTY, recoverLostLogEntries, SUPERSEDED_PROPERTY } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
 import {
   agentColumns,
@@ -385,6 +385,7 @@ export class Inbox {
     const now = this.clock();
     const snapshot = inbox.latestSnapshot();
     this.heldJson = snapshot?.properties?.[HELD_BASELINES_PROPERTY];
+    this.supersededInLatest = (snapshot?.properties?.[SUPERSEDED_PROPERTY] ?? '') !== '';
     const wanted: string[] = [];
     const columns = ['proposal_id', 'situation_key', 'agent_status', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail', 'action', 'command_sent_at_ms'];
     const reader = snapshot ? inbox.reader(latestAt(inbox, snapshot.id)) : undefined;
@@ -831,8 +832,18 @@ export class Inbox {
     this.check();
     if (!this.uncommitted) return;
     // The claim lets the next open rebuild this commit's log entries if the log's commit never happens.
-    this.writer.commit({ [LOG_NEXT_PROPERTY]: String(this.log.nextEntryId), ...(this.heldJson === undefined ? {} : { [HELD_BASELINES_PROPERTY]: this.heldJson }) });
+    // And the entries its rows cannot give back (appendGroupEntry); a snapshot's properties carry
+    // on to the next commits, so a commit without any says so.
+    const superseded = this.superseded.length > 0 ? JSON.stringify(this.superseded) : this.supersededInLatest ? '' : undefined;
+    this.writer.commit({
+      [LOG_NEXT_PROPERTY]: String(this.log.nextEntryId),
+      ...(this.heldJson === undefined ? {} : { [HELD_BASELINES_PROPERTY]: this.heldJson }),
+      ...(superseded === undefined ? {} : { [SUPERSEDED_PROPERTY]: superseded }),
+    });
     this.pending.clear(); // committed (isCommitted)
+    this.supersededInLatest = this.superseded.length > 0;
+    this.superseded = [];
+    this.groupEntries.clear();
     this.compactLater(this.writer, this.table.name);
     this.maintainedAtMs.inbox = this.clock();
     this.commitLog();
@@ -916,9 +927,31 @@ export class Inbox {
   private decideAs(p: Proposal, d: Decision, extra: InboxRow = {}): Proposal {
     const next = this.writeGroup(p, 'decision', { ...decisionColumns(d), ...extra });
     if (d.kind === 'approved' || d.kind === 'rejected') this.decidedAt.set(p.situationKey, d.atMs);
-    this.log.append({ atMs: d.atMs, proposalId: p.id, event: d.kind, actor: d.by, detail: entryDetail.decided(d) });
+    this.appendGroupEntry('decision', { atMs: d.atMs, proposalId: p.id, event: d.kind, actor: d.by, detail: entryDetail.decided(d) });
     return next;
   }
+
+  /**
+   * Appends the log entry of a decision or command group write. One that replaces a write of the
+   * same group still uncommitted (a commit that failed left it in the writer) is kept for the
+   * commit's properties (`superseded`): the commit's row holds only the later write, and a crash
+   * before the log's commit would lose the earlier one's entry — a deferral's user, time and
+   * comment under the approval that followed it.
+   */
+  private appendGroupEntry(group: 'decision' | 'command', e: Omit<DecisionLogEntry, 'id'>): void {
+    const key = `${group} ${e.proposalId}`;
+    const before = this.groupEntries.get(key);
+    if (before) this.superseded.push(before);
+    this.groupEntries.set(key, e);
+    this.log.append(e);
+  }
+
+  /** The last decision and command entry per proposal since the inbox's last commit (`appendGroupEntry`). */
+  private readonly groupEntries = new Map<string, Omit<DecisionLogEntry, 'id'>>();
+  /** Entries of group writes a later write of the same group replaced since the inbox's last commit (SUPERSEDED_PROPERTY). */
+  private superseded: Omit<DecisionLogEntry, 'id'>[] = [];
+  /** The latest approval_inbox commit names superseded entries: the next one clears the property (properties carry on). */
+  private supersededInLatest = false;
 
   /** Writes one group of a proposal's row with the group's sequence + 1; returns the new proposal. */
   private writeGroup(p: Proposal, group: InboxGroup, columns: InboxRow): Proposal {

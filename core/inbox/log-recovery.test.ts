@@ -95,3 +95,56 @@ it('a command sent and acknowledged in one commit gets both entries back, `comma
   ]);
   expect(second.history(p1!.id).slice(2).map((e) => e.atMs)).toEqual([test.T0 + 1_000, test.T0 + 2_000]);
 });
+
+// Two writes of one group in one commit: the commit's row holds the second only. A deferral and
+// then an approval lost the deferral (who deferred, when, why) from the trail; an acknowledgement
+// and then the effect lost the module's acknowledgement.
+it('a deferral and then an approval in one commit: both decisions come back, each under the user who made it', async () => {
+  await test.users.add({ name: 'per', role: 'shift_lead', pin: '2222' });
+  const first = test.open();
+  const [p1] = first.submit({ runId: 'r1', proposals: [proposalInput('J-1')], withdrawals: [] }).created; // entry 1
+  test.now += 60_000;
+  failNextCommit();
+  await expect(first.decide(p1!.id, 'defer', { user: 'per', pin: '2222', comment: 'ask maintenance first' })).rejects.toThrow('disk full'); // entry 2
+  vi.restoreAllMocks();
+  test.now += 60_000;
+  await killedInLogCommit(first, () => first.decide(p1!.id, 'approve', { user: 'lena', pin: '1111' })); // entry 3
+  const second = test.open();
+  expect(second.get(p1!.id)!.status).toBe('approved');
+  expect(trail(second, p1!.id)).toEqual([
+    { id: 1, event: 'proposed', recovered: false },
+    { id: 2, event: 'deferred', recovered: true },
+    { id: 3, event: 'approved', recovered: true },
+  ]);
+  const [, deferred, approved] = second.history(p1!.id);
+  expect(deferred).toMatchObject({ atMs: test.T0 + 60_000, actor: 'per', detail: { role: 'shift_lead', comment: 'ask maintenance first' } });
+  expect(approved).toMatchObject({ atMs: test.T0 + 120_000, actor: 'lena' });
+  // The record of the replaced decision goes with the commit that carried it, not with later ones.
+  const [p2] = second.submit({ runId: 'r2', proposals: [proposalInput('J-2')], withdrawals: [] }).created;
+  expect(trail(second, p2!.id)).toEqual([{ id: 4, event: 'proposed', recovered: false }]);
+  second.close();
+  expect(trail(test.open(), p1!.id).map((e) => e.id)).toEqual([1, 2, 3]);
+});
+
+it('an acknowledgement and then the effect in one commit: the acknowledgement comes back with its module and what it said', async () => {
+  const first = test.open();
+  const [p1] = first.submit({ runId: 'r1', proposals: [proposalInput('J-1')], withdrawals: [] }).created; // entry 1
+  await first.decide(p1!.id, 'approve', { user: 'lena', pin: '1111' }); // entry 2
+  test.now += 1_000;
+  first.markCommand(p1!.id, 'sent'); // entry 3
+  test.now += 1_000;
+  failNextCommit();
+  expect(() => first.markCommand(p1!.id, 'acknowledged', 'assigned to M-1', 'operations')).toThrow('disk full'); // entry 4
+  vi.restoreAllMocks();
+  test.now += 1_000;
+  await killedInLogCommit(first, () => first.markCommand(p1!.id, 'applied', 'seen in the state')); // entry 5
+  const second = test.open();
+  expect(trail(second, p1!.id)).toEqual([
+    { id: 1, event: 'proposed', recovered: false },
+    { id: 2, event: 'approved', recovered: false },
+    { id: 3, event: 'command_sent', recovered: false },
+    { id: 4, event: 'command_acknowledged', recovered: true },
+    { id: 5, event: 'command_applied', recovered: true },
+  ]);
+  expect(second.history(p1!.id)[3]).toMatchObject({ atMs: test.T0 + 2_000, actor: 'operations', detail: { detail: 'assigned to M-1' } });
+});

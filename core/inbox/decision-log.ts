@@ -70,8 +70,10 @@ export class DecisionLog {
   }
 
   append(e: Omit<DecisionLogEntry, 'id'>): number {
-    const id = this.nextId++;
+    const id = this.nextId;
     this.writer.writeRecord({ entry_id: BigInt(id), at_ms: BigInt(e.atMs), proposal_id: e.proposalId, event: e.event, actor: e.actor, detail: JSON.stringify(e.detail) });
+    // Taken once written: a write the table refuses leaves no gap in the ids.
+    this.nextId++;
     return id;
   }
 

@@ -66,6 +66,7 @@ import {
   type Proposal,
   type ProposalInput,
   type ProposalStatus,
+  wellFormedPrefix,
 } from './proposal.ts';
 import type { Role, SignInResult } from './users.ts';
 
@@ -646,7 +647,7 @@ export class Inbox {
       const reason = REFUSAL[signIn.reason] ?? 'wrong_pin';
       this.refuse(id, o.user, verb, reason);
       const extra = signIn.reason === 'locked' ? ` until ${new Date(signIn.lockedUntilMs).toISOString()}` : signIn.reason === 'wrong' && signIn.failuresLeft !== undefined ? ` (${signIn.failuresLeft} attempt${signIn.failuresLeft === 1 ? '' : 's'} left)` : '';
-      throw new InboxError('Refused', `${verb} ${id} refused: ${reason.replace('_', ' ')} for user '${o.user.slice(0, 64)}'${extra}`, reason);
+      throw new InboxError('Refused', `${verb} ${id} refused: ${reason.replace('_', ' ')} for user '${logName(o.user)}'${extra}`, reason);
     }
     const user = signIn.user;
     if (!DECIDER_ROLES.includes(user.role)) {
@@ -771,15 +772,16 @@ export class Inbox {
     const next = this.writeGroup(p, 'command', commandColumns(c));
     if (state === 'failed' || state === 'timed_out') this.ended.set(id, { id, action: p.action, state, atMs: now, detail: c.detail });
     else this.ended.delete(id);
-    this.log.append({ atMs: now, proposalId: id, event: `command_${state}`, actor, detail: entryDetail.command(c.topic, detail) });
-    this.commitBoth();
+    this.appendGroupEntry('command', { atMs: now, proposalId: id, event: `command_${state}`, actor, detail: entryDetail.command(c.topic, detail) });
     // The module did not carry it out (refused, or the command expired): the situation may be
     // proposed again, if it still holds, instead of staying quiet for resuggestAfterDecisionMs —
-    // unless its commands failed FAILURES_TO_QUIET times by now.
+    // unless its commands failed FAILURES_TO_QUIET times by now. Before the commit, as the write
+    // above: a commit that fails leaves the failure in memory and in the writer, for the next one.
     if (state === 'failed') {
       if (this.decidedAt.get(p.situationKey) === p.decision!.atMs) this.decidedAt.delete(p.situationKey);
       this.failedAgain(p.situationKey, { id, atMs: now, detail: c.detail, sent: c.sentAtMs !== null });
     }
+    this.commitBoth();
     return next;
   }
 
@@ -820,7 +822,7 @@ export class Inbox {
   recordConfigChange(c: { user: string; key: string; before: Json; after: Json }): ConfigChange {
     this.check();
     const atMs = this.clock();
-    const user = c.user.slice(0, 64);
+    const user = logName(c.user);
     const id = this.log.append({ atMs, proposalId: null, event: CONFIG_CHANGED_EVENT, actor: user, detail: entryDetail.configChanged(c.key, c.before, c.after) });
     if (this.o.deferCommits) this.uncommitted = true;
     else this.commitLog(); // nothing of the inbox table was written
@@ -918,7 +920,7 @@ export class Inbox {
   }
 
   private refuse(id: string, user: string, verb: DecisionVerb, reason: RefusalReason): void {
-    this.log.append({ atMs: this.clock(), proposalId: id, event: 'refused', actor: user.slice(0, 64), detail: { decision: verb, reason } });
+    this.log.append({ atMs: this.clock(), proposalId: id, event: 'refused', actor: logName(user), detail: { decision: verb, reason } });
     if (this.o.deferCommits) this.uncommitted = true;
     else this.commitLog(); // nothing of the inbox table was written
   }
@@ -1001,6 +1003,12 @@ export class Inbox {
 function withMessage(p: Proposal, key: 'withdrawnReason' | 'staleReason', m: Message | undefined): InboxRow {
   return m === undefined ? {} : { [AGENT_MESSAGES]: messagesColumn({ ...p.messages, [key]: m }) };
 }
+
+/** The most of a typed name the log keeps as an actor. */
+const LOG_NAME_CHARS_MAX = 64;
+
+/** A typed name as the log's actor (a refused one is whatever was typed: refused-name.test.ts). */
+const logName = (name: string): string => wellFormedPrefix(name, LOG_NAME_CHARS_MAX);
 
 /** `tilstand/<site>/commands/<module>`: the site is the database name without `site_`. */
 export function commandTopic(site: string, module: string): string {

@@ -162,3 +162,15 @@ export function situationKey(ruleId: string, action: string, keyParams: Readonly
 export function canonicalJson(v: unknown): string {
   return JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]])) : x));
 }
+
+/**
+ * The first `max` UTF-16 units of `s` as well-formed text: a character pair the cut would split is
+ * left out, and a lone surrogate becomes U+FFFD. The tables refuse text that is not well-formed,
+ * and some text the inbox stores comes from outside: a name typed at a refused decision, what a
+ * module says in its ack.
+ */
+export function wellFormedPrefix(s: string, max: number): string {
+  let cut = s.slice(0, max);
+  if (/[\uD800-\uDBFF]$/.test(cut) && /^[\uDC00-\uDFFF]/.test(s.slice(max))) cut = cut.slice(0, -1);
+  return cut.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}

@@ -32,12 +32,14 @@
 // the timeout.
 //
 // Concurrency: single-threaded; `poll` and ack handling are synchronous, `send` awaits only the
-// publish. Limits: acks larger than `ackBytesMax` are ignored; at most `pollBatchMax` commands
-// are examined per poll.
+// publish. An inbox commit that fails under an ack or a send given up is a warning, not an
+// exception (nothing awaits them: it ended the process); the write is committed with the next.
+// Limits: acks larger than `ackBytesMax` are ignored; at most `pollBatchMax` commands are
+// examined per poll.
 
 import { InboxError } from './errors.ts';
 import type { Inbox } from './inbox.ts';
-import { commandInFlight, notSentDetail, timedOutDetail, type Proposal } from './proposal.ts';
+import { commandInFlight, notSentDetail, timedOutDetail, wellFormedPrefix, type Proposal } from './proposal.ts';
 
 export interface WriteBackOptions {
   inbox: Inbox;
@@ -75,6 +77,9 @@ interface Ack {
   result?: unknown;
   error?: string;
 }
+
+/** The most of what a module says in an ack (its result or error) kept as the command's detail. */
+const ACK_DETAIL_CHARS_MAX = 2000;
 
 const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, publishTimeoutMs: 10_000, resendAfterMs: 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
 
@@ -143,7 +148,7 @@ export class WriteBack {
     if (p.module === null || p.command?.state !== 'pending' || this.sending.has(p.id)) return;
     const sinceApproval = this.clock() - p.decision!.atMs;
     if (sinceApproval >= this.limits.appliedTimeoutMs) {
-      this.o.inbox.markCommand(p.id, 'failed', notSentDetail(this.limits.appliedTimeoutMs, sinceApproval));
+      this.mark(p.id, 'failed', notSentDetail(this.limits.appliedTimeoutMs, sinceApproval));
       return;
     }
     // An approval whose commit failed (a full disk) waits for the inbox's next commit: sent before
@@ -207,14 +212,32 @@ export class WriteBack {
     const p = this.o.inbox.get(ack.command_id);
     if (!p || p.command === null) return; // not ours (another Tilstand, or a module's own test)
     if (p.module !== module) return this.warn(`ack for ${p.id} came from ${module}, but the command went to ${p.module}; ignored`);
-    const detail = ack.ok ? (ack.result === undefined ? null : JSON.stringify(ack.result).slice(0, 2000)) : String(ack.error ?? 'failed').slice(0, 2000);
+    // Well-formed: the table refuses a lone surrogate (a JSON escape, or a cut inside a pair).
+    const detail = ack.ok ? (ack.result === undefined ? null : wellFormedPrefix(JSON.stringify(ack.result), ACK_DETAIL_CHARS_MAX)) : wellFormedPrefix(String(ack.error ?? 'failed'), ACK_DETAIL_CHARS_MAX);
     // The module answered before the publish returned (its ack handled ahead of the PUBACK), or
     // answers a publish a restart forgot to mark: it was sent. Still `pending`, an ok ack would
     // find no transition (pending → acknowledged is none) and be lost; a refusal would go
     // pending → failed as one never sent, which says nothing of the module and does not count
     // toward FAILURES_TO_QUIET: a module refusing again and again was asked every minute.
-    if (p.command.state === 'pending') this.o.inbox.markCommand(p.id, 'sent', null);
-    this.o.inbox.markCommand(p.id, ack.ok ? 'acknowledged' : 'failed', detail, module);
+    if (p.command.state === 'pending') this.mark(p.id, 'sent', null);
+    this.mark(p.id, ack.ok ? 'acknowledged' : 'failed', detail, module);
+  }
+
+  /**
+   * markCommand where nothing awaits the outcome: an ack (handled inside the MQTT client's packet
+   * handling, where an exception is uncaught) and a send given up (poll and start do not await
+   * send: a rejection is unhandled). Either ended the process; a commit that fails (a full disk)
+   * is a warning instead. The inbox keeps the write in memory and in its writer, and commits it
+   * with its next commit.
+   */
+  private mark(...args: Parameters<Inbox['markCommand']>): void {
+    try {
+      this.o.inbox.markCommand(...args);
+    } catch (e) {
+      // Mostly the commit after the write (the next commit takes the write); a write refused
+      // itself is lost with this warning, as an exception here lost it with the process.
+      this.warn(`command ${args[1]} of ${args[0]} failed to be recorded (a write the inbox holds goes with its next commit): ${(e as Error).message}`);
+    }
   }
 
   /** Marks applied what the state shows, timed_out what waited too long; resends pending ones. */

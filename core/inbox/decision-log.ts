@@ -5,7 +5,7 @@
 // Concurrency: owns the table's writer (one DecisionLog per data directory). `append` buffers;
 // `commit` makes the entries durable. Readers (CLI, HQ) read the table directly.
 
-import type { Predicate, Table, TableWriter } from '../lsm/index.ts';
+import { LsmError, type Predicate, type Table, type TableWriter } from '../lsm/index.ts';
 import { rowRecord } from './inbox-tables.ts';
 import type { Decision, Json, ProposalInput } from './proposal.ts';
 
@@ -71,8 +71,16 @@ export class DecisionLog {
 
   append(e: Omit<DecisionLogEntry, 'id'>): number {
     const id = this.nextId;
-    this.writer.writeRecord({ entry_id: BigInt(id), at_ms: BigInt(e.atMs), proposal_id: e.proposalId, event: e.event, actor: e.actor, detail: JSON.stringify(e.detail) });
-    // Taken once written: a write the table refuses leaves no gap in the ids.
+    try {
+      this.writer.writeRecord({ entry_id: BigInt(id), at_ms: BigInt(e.atMs), proposal_id: e.proposalId, event: e.event, actor: e.actor, detail: JSON.stringify(e.detail) });
+    } catch (err) {
+      // Taken once the writer holds the entry: a write the table refuses leaves no gap in the ids,
+      // and one that failed after the take (a flush on a full disk; the writer keeps the entry for
+      // the next commit) keeps its id — given again, the next entry replaced it under that key.
+      if (!(err instanceof LsmError && err.rowTaken === true)) throw err;
+      this.nextId++;
+      throw err;
+    }
     this.nextId++;
     return id;
   }

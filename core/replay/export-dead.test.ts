@@ -7,7 +7,7 @@
 // naming it (a bare EACCES of its record's lock file). An empty --out that exists is written into,
 // not replaced (`--out .` failed with EINVAL, a link to an empty folder with ENOTDIR).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
@@ -178,6 +178,28 @@ describe('what an export that died left', () => {
     await exportTo('after-moving-in', join(work, 'after-moving-in'));
     expect(readdirSync(out)).toEqual([]);
     expect(tablesWithTag('replay-moving-in')).toEqual([]);
+  }, 90_000);
+
+  it('leaves a fixture put into --out since: only a folder without fixture.json loses the entries the killed export moved in', async () => {
+    // A person cleared the half-moved folder and copied another fixture into it (or its disk came
+    // back after a power cut with other inode or device numbers, so the record's fixture.json no
+    // longer matched). Was: the next export removed every entry the record named from --out, and
+    // left a fixture.json without its warehouse, events and checksums' files.
+    const source = join(work, 'replacement-source');
+    await exportTo('replacement', source);
+    const out = join(work, 'moving-in-replaced');
+    mkdirSync(out);
+    const child = await childExport('moving-in-replaced', out, 'die-moving-in');
+    expect(child.signalCode).toBe('SIGKILL');
+    expect(existsSync(join(out, 'fixture.json'))).toBe(false);
+    for (const n of readdirSync(out)) if (!n.startsWith('.')) rmSync(join(out, n), { recursive: true, force: true });
+    cpSync(source, out, { recursive: true });
+    const copied = readdirSync(out).filter((n) => !n.startsWith('.')).sort();
+    await exportTo('after-replaced', join(work, 'after-replaced'));
+    expect(readdirSync(out).sort()).toEqual(copied);
+    expect(openFixture(out, work).manifest.name).toBe('replacement');
+    // Its own fixture.json is not there: the cut it made is taken back, as before.
+    expect(tablesWithTag('replay-moving-in-replaced')).toEqual([]);
   }, 90_000);
 });
 

@@ -19,9 +19,14 @@
 // before its record was removed delivered a whole fixture: the next export finds that file at
 // --out, keeps the tags of its cut (which a later export of that name reuses, as after an export
 // that ended) and removes only the record. They were taken back, a finished fixture's cut lost.
-// An inode names the very file moved, not one put there since under the same name.
+// An inode names the very file moved, not one put there since under the same name. The entries
+// moved into an existing --out are removed only while no fixture.json is there: one that is not
+// this file (another fixture copied in since, or this one after a remount renumbered its disk's
+// devices or inodes) owns entries of the same names.
 //
-// Limits: the folder an export made for --out's parent (`mkdir -p`) stays, empty.
+// Limits: the folder an export made for --out's parent (`mkdir -p`) stays, empty. A fixture
+// delivered to a disk whose device or inode numbers change before the next export (a USB disk
+// plugged in again, NFS after a reboot) is not recognised: its cut's tags go, as before `delivered`.
 
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -149,8 +154,11 @@ function takeBack(r: ExportRecordData, catalog: Catalog, database: string): void
   rmSync(r.tarTemp, { force: true });
   // A whole fixture is at --out: its cut is kept, as an export that ended keeps it.
   if (wasDelivered(r.delivered)) return;
-  // Killed while it moved the fixture into an empty --out: what it moved there (no fixture.json).
-  if (r.delivered?.entries !== undefined) {
+  // Killed while it moved the fixture into an empty --out: what it moved there — only while no
+  // fixture.json is there. One that is, not this file, is another fixture put there since, or this
+  // one after a remount gave its disk other device or inode numbers (a USB disk, NFS): its entries
+  // bear the same names, and removing them left a fixture.json without its files.
+  if (r.delivered?.entries !== undefined && !existsSync(r.delivered.path)) {
     for (const n of r.delivered.entries) rmSync(join(dirname(r.delivered.path), n), { recursive: true, force: true });
   }
   if (r.tag === undefined || !catalog.databaseExists(database)) return;

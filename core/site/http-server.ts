@@ -6,6 +6,8 @@
 // /metrics and /healthz are answered first and stay read-only (GET/HEAD only, else 405);
 // anything nobody claims is 404. One that fails answers 500 with an error id, never the error's
 // text (paths, a decoder's complaint); `HttpEndpoints.log` gets the whole error under the id.
+// Every answer carries nosniff, no-store and a CSP under which nothing runs or frames it
+// (`GUARD_HEADERS`; the UI's answers carry the UI's own CSP instead).
 //
 // DNS rebinding: a web page of another name (evil.example) whose name is made to resolve to
 // 127.0.0.1 reaches a loopback server as "same origin" — its requests carry Origin and Host
@@ -32,6 +34,20 @@ export function loopbackHost(header: string | undefined, bindHost: string): bool
 }
 
 const MISDIRECTED = 'this site answers plain HTTP only as 127.0.0.1, localhost or [::1] (a page of another name that resolves here is refused)\n';
+
+/**
+ * Set on every answer before anything else is written: /metrics, /healthz, 404, 405, 421 and 500
+ * are never pages, so nothing may run, load or frame in them, nor a browser take them for another
+ * type or keep them. The UI's answers write their own (ui-server.ts SECURITY_HEADERS), which take
+ * precedence over these (Node merges `setHeader` under `writeHead`'s).
+ */
+const GUARD_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
 
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -63,6 +79,7 @@ export class SiteHttpServer {
     private readonly tls: { certPath: string; keyPath: string } | null = null,
   ) {
     const handler = (req: IncomingMessage, res: ServerResponse) => {
+      for (const [name, value] of Object.entries(GUARD_HEADERS)) res.setHeader(name, value);
       if (!tls && !loopbackHost(req.headers.host, host)) {
         res.writeHead(421, { 'content-type': 'text/plain', connection: 'close' }).end(MISDIRECTED);
         return;

@@ -396,7 +396,8 @@ export class UiServer {
     }
     const file = normalize(join(root, decoded));
     if (!file.startsWith(root + sep)) {
-      res.writeHead(404).end();
+      // The same answer, headers and all, as a file that is not there.
+      res.writeHead(404, { 'Content-Type': 'text/plain', ...SECURITY_HEADERS }).end('not found\n');
       return;
     }
     try {

@@ -186,6 +186,22 @@ describe('Electron shell', () => {
     expect(readFileSync(join(dir, 'index.html'), 'utf8')).toContain('doctype');
   });
 
+  it('gives every app-scheme answer the CSP and nosniff, a 404 as well as a file', async () => {
+    const { rec, shell } = setup();
+    await shell.ready;
+    for (const [url, status] of [
+      ['tilstand://app/index.html', 200],
+      ['tilstand://app/missing.html', 404],
+      ['tilstand://app/%2e%2e/secret', 404],
+      ['tilstand://other/index.html', 404],
+    ] as const) {
+      const r = await rec.protocolHandler!({ url });
+      expect(r.status, url).toBe(status);
+      expect(r.headers.get('content-security-policy'), url).toBe(CONTENT_SECURITY_POLICY);
+      expect(r.headers.get('x-content-type-options'), url).toBe('nosniff');
+    }
+  });
+
   it('refuses a backslash, a colon or a malformed escape in an app URL, whatever the host (Windows reads a backslash as a separator)', async () => {
     const { rec, shell } = setup();
     await shell.ready;

@@ -153,14 +153,18 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
     e.session.defaultSession.setPermissionRequestHandler((_wc, _permission, done) => done(false));
     // Checks too: without a handler Electron grants every check (the renderer needs no permission).
     e.session.defaultSession.setPermissionCheckHandler(() => false);
+    // Every answer of the scheme carries the CSP itself, a 404 too (onHeadersReceived above is
+    // not relied on for a scheme of our own), and nosniff: a file is only what its name says.
+    const guard = { 'Content-Security-Policy': CONTENT_SECURITY_POLICY, 'X-Content-Type-Options': 'nosniff' };
+    const notFound = () => new Response('not found', { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8', ...guard } });
     e.protocol.handle(APP_SCHEME, async (request) => {
       const file = resolveAppFile(o.rendererDir, request.url);
-      if (!file) return new Response('not found', { status: 404 });
+      if (!file) return notFound();
       try {
         const body = await readFile(file);
-        return new Response(body, { headers: { 'Content-Type': rendererContentType(file), 'Content-Security-Policy': CONTENT_SECURITY_POLICY } });
+        return new Response(body, { headers: { 'Content-Type': rendererContentType(file), ...guard } });
       } catch {
-        return new Response('not found', { status: 404 });
+        return notFound();
       }
     });
     main = new e.BrowserWindow({

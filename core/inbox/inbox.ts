@@ -615,7 +615,7 @@ export class Inbox {
       while (run.ids.has(id) || (run.usedBefore && this.storedRow(id) !== undefined));
       const entry = this.log.append({ atMs: now, proposalId: id, event: 'proposed', actor: `agent-${batch.runId}`, detail: entryDetail.proposed(input) });
       const row = { proposal_id: id, ...agentColumns(id, input, now, 'open', null, now), [LOG_FIRST_ENTRY]: BigInt(entry), [AGENT_MESSAGES]: messagesColumn(input.messages), agent_seq: 1n };
-      this.writer.writeRecord(row);
+      this.writeRow(row);
       run.ids.add(id);
       const p = proposalFromRow(row);
       this.index(p);
@@ -961,13 +961,30 @@ export class Inbox {
     const seqColumn = GROUP_SEQ[group];
     const seq = ((stored?.[seqColumn] as bigint | null | undefined) ?? 0n) + 1n;
     const row = { proposal_id: p.id, [seqColumn]: seq, ...columns };
-    this.writer.writeRecord(row);
+    this.writeRow(row);
     const mergedRow = { ...(stored ?? {}), ...row };
     const merged = proposalFromRow(mergedRow);
     this.pending.set(p.id, mergedRow);
     this.index(merged);
     if (this.active.has(p.id)) this.rows.set(p.id, mergedRow);
     return merged;
+  }
+
+  /**
+   * Writes `row` into approval_inbox's writer. A write that failed after the writer took the row
+   * (a flush on a full disk: `LsmError.rowTaken`) counts as written: the writer holds the row and
+   * commits it with the next commit, which throws the disk's error while it lasts — as for a row
+   * whose commit failed, the operation stands in memory and in the log. Thrown here, the state and
+   * the log entry were left out while the row went into the next commit: an approval the person
+   * was told had failed was committed without its log entry, and a proposal stood in the table
+   * beside the one the next run made for its situation (inbox-row-taken.test.ts).
+   */
+  private writeRow(row: InboxRow): void {
+    try {
+      this.writer.writeRecord(row);
+    } catch (e) {
+      if (!(e instanceof LsmError && e.rowTaken === true)) throw e;
+    }
   }
 
   /** Rows written but not committed yet (this operation's, or all since `commit()` with deferCommits), by id. */

@@ -67,4 +67,27 @@ describe('a badge scan told from typing', () => {
     run = runAfter(null, { key: '7', timeStamp: 0, target: {} });
     expect(run).toMatchObject({ chars: '7', field: null, before: '' });
   });
+
+  it('is not a run that began right after another key or keys into another place: a password manager typing name, Tab, password and Enter (auto-type)', () => {
+    // Auto-type: a key every 10 ms, as quick as a reader, but from one field into the next.
+    let run: KeyRun | null = null;
+    let other: number | null = null;
+    let at = 0;
+    const key = (key: string, name: string, value: string) => {
+      if (key.length === 1) run = runAfter(run, { key, timeStamp: at, target: { name, value } }, other);
+      else ((run = runAfter(run, { key, timeStamp: at, target: { name, value } }, other)), (other = at));
+      at += 10;
+    };
+    [...'Kari'].forEach((k, i) => key(k, 'user', 'Kari'.slice(0, i)));
+    key('Tab', 'user', 'Kari');
+    [...'2580'].forEach((k, i) => key(k, 'secret', '2580'.slice(0, i)));
+    expect(run).toMatchObject({ chars: '2580', field: 'secret' });
+    expect(scanEndedBy(run, at)).toBeNull();
+    // The same keys into the password field from a pause (a reader after a refused PIN): a scan.
+    const alone = typed([...'2580'], 10);
+    expect(scanEndedBy(alone.run, alone.nextMs)?.chars).toBe('2580');
+    // A key long before the run does not count.
+    const late = runAfter(null, { key: '2', timeStamp: 1_000, target: { name: 'secret', value: '' } }, 1_000 - SCAN_KEY_GAP_MS_MAX - 1);
+    expect(late?.led).toBeFalsy();
+  });
 });

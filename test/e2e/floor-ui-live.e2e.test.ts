@@ -89,9 +89,16 @@ suite('the floor UI keeps up with the site (chromium)', () => {
     await page.keyboard.press('Enter');
     await until(() => sent.length === 3, 'the scan after the refused PIN');
     expect(await page.inputValue('input[name="secret"]')).toBe('');
-    // Then her name and PIN.
-    await page.fill('input[name="secret"]', '2580');
-    await page.click('button[type="submit"]');
+    // Then her name and PIN, as a password manager types them (auto-type: name, Tab, PIN and
+    // Enter, as quick as a reader): they go out as name and PIN, not as a badge. Once the scan is
+    // answered (an Enter while it is, is not sent).
+    await page.waitForSelector('button[type="submit"]:not([disabled])');
+    await page.fill('input[name="user"]', '');
+    await page.focus('input[name="user"]');
+    await page.keyboard.type('Lena', { delay: 0 });
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('2580', { delay: 0 });
+    await page.keyboard.press('Enter');
     await page.waitForSelector('[data-proposal]');
     page.off('request', onRequest);
     expect(sent).toEqual([{ badge: '0000000042' }, { user: 'Lena', secret: '0000' }, { badge: '0000000042' }, { user: 'Lena', secret: '2580' }]);

@@ -19,12 +19,15 @@ export function SignIn() {
   const [badge, setBadge] = useState('');
   /** The keys typed since the last pause (badge-scan.ts): a reader's quick run is a scan. */
   const run = useRef<KeyRun | null>(null);
+  /** When the last key that was neither a character, Shift nor Enter came (a Tab): a run right after it is no scan. */
+  const otherKey = useRef<number | null>(null);
   // A scan into the PIN or name field (the focus left there by a refused PIN) or onto the button
   // went out as a PIN, or an empty one: as quick as a reader and ending in Enter, it is a badge.
   // The field it went into gets back what it held; into the badge field it is one already.
   const onKeyDown = (e: KeyboardEvent<HTMLFormElement>) => {
+    if (e.key !== 'Shift' && e.key !== 'Enter' && (e.key.length !== 1 || e.repeat)) otherKey.current = e.timeStamp;
     if (e.key !== 'Enter') {
-      run.current = runAfter(run.current, { key: e.key, timeStamp: e.timeStamp, repeat: e.repeat, target: e.target as { name?: unknown; value?: unknown } });
+      run.current = runAfter(run.current, { key: e.key, timeStamp: e.timeStamp, repeat: e.repeat, target: e.target as { name?: unknown; value?: unknown } }, otherKey.current);
       return;
     }
     const scan = scanEndedBy(run.current, e.timeStamp);

@@ -53,7 +53,7 @@ function screen() {
     (form().props.onKeyDown as ((e: unknown) => void) | undefined)?.({ key: k, timeStamp: clock, repeat: false, target, preventDefault: () => void (prevented = true) });
     if (prevented) return false;
     if (k === 'Enter') form().props.onSubmit!({ preventDefault: () => undefined });
-    else if (on !== null) field(on).props.onChange!({ target: { value: `${field(on).props.value}${k}` } });
+    else if (on !== null && k.length === 1) field(on).props.onChange!({ target: { value: `${field(on).props.value}${k}` } });
     return true;
   };
   /** `text` and (`enter`) Enter typed into `on`, a key every `gapMs`; true when the Enter sent the form. */
@@ -67,6 +67,17 @@ function screen() {
     await settle();
     return sentForm;
   };
+  /** Keys one after another `gapMs` apart, each into its place (no pause between places); true when the last one's default went ahead. */
+  const keys = async (seq: readonly (readonly [string, string | null])[], gapMs: number) => {
+    let went = false;
+    for (const [k, on] of seq) {
+      went = key(k, on);
+      clock += gapMs;
+    }
+    clock += 2_000;
+    await settle();
+    return went;
+  };
   /** Name and PIN typed by hand and refused. */
   const refusedPin = async () => {
     await type('user', 'Kari', HAND_GAP_MS, false);
@@ -74,7 +85,7 @@ function screen() {
     expect(sent).toEqual(['Kari/1235']);
     expect(store.getState().signInError).toMatch(/wrong/);
   };
-  return { store, sent, field, type, refusedPin };
+  return { store, sent, field, type, keys, refusedPin };
 }
 
 describe('sign-in screen: a badge scan after a refused PIN', () => {
@@ -116,5 +127,12 @@ describe('sign-in screen: a badge scan after a refused PIN', () => {
     const s = screen();
     expect(await s.type('badge', '00421234', SCAN_GAP_MS)).toBe(true);
     expect(s.sent).toEqual(['badge 00421234']);
+  });
+
+  it('a name, Tab, PIN and Enter typed by a password manager (auto-type) as quick as a reader go out as name and PIN, not as a badge', async () => {
+    const s = screen();
+    const seq = [...[...'Kari'].map((k) => [k, 'user'] as const), ['Tab', 'user'] as const, ...[...'2580'].map((k) => [k, 'secret'] as const), ['Enter', 'secret'] as const];
+    expect(await s.keys(seq, SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/2580']);
   });
 });

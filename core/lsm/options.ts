@@ -178,7 +178,7 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'aggregation.remove-record-on-delete': 'a -D removes the whole row in aggregation (default false)',
   'changelog-producer': 'none (default), input, lookup or full-compaction (see CHANGELOG-DESIGN.md)',
   'changelog-producer.row-deduplicate': 'lookup, full-compaction: no -U/+U pair when a value did not change (default false)',
-  'full-compaction.delta-commits': 'primary-key tables: a full compaction after every N commits (default none, as Paimon; Flink sinks use 1 with full-compaction)',
+  'full-compaction.delta-commits': 'primary-key tables: a full compaction after every N commits (default none, as Paimon; Flink sinks use 1 with full-compaction); not with changelog-producer lookup (Paimon refuses the pair)',
   'changelog-producer.row-deduplicate-ignore-fields': 'columns left out of the row-deduplicate comparison',
   'changelog.num-retained.min': 'checked (≥ 1, ≤ max); changelog files follow their snapshot, so a value above snapshot.num-retained.min is refused at creation and ALTER',
   'changelog.num-retained.max': 'checked; changelog files follow their snapshot, so a value above snapshot.num-retained.max is refused at creation and ALTER',
@@ -232,6 +232,21 @@ export function tagDefaultRetention(raw: Readonly<Record<string, string>>, stric
   const ms = parseDuration(text, 'tag.default-time-retained');
   if (strict && ms <= 0) throw invalidArgument(`option 'tag.default-time-retained': expected a positive duration such as '7 d', got '${text}'`);
   return ms;
+}
+
+/**
+ * InvalidArgument for `full-compaction.delta-commits` beside `changelog-producer=lookup`: Paimon 2.0+
+ * refuses the pair (SchemaValidation.validateTableSchema, #7999) at create and ALTER and in every
+ * table copy its engines make, so Flink and Spark could not use such a table. Checked where the
+ * options are set here (creation, ALTER); a table an earlier writer made with both still opens.
+ */
+export function checkLookupFullCompaction(raw: Readonly<Record<string, string>>, producer: ChangelogProducer): void {
+  if (producer === 'lookup' && raw['full-compaction.delta-commits'] !== undefined) {
+    throw invalidArgument(
+      "option 'full-compaction.delta-commits' conflicts with 'changelog-producer' = 'lookup' (Paimon refuses the pair); " +
+        "use 'changelog-producer' = 'full-compaction' for periodic full compactions with a changelog, or leave 'full-compaction.delta-commits' out",
+    );
+  }
 }
 
 /**
@@ -384,6 +399,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   if (strict && manifestCompression === 'zstd') throw notSupported(`option 'manifest.compression': zstd is not written here; use deflate, snappy or null`);
   const mergeEngine = parseEnum(get('merge-engine') ?? 'deduplicate', 'merge-engine', ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const);
   const changelogProducer = parseEnum(get('changelog-producer') ?? 'none', 'changelog-producer', ['none', 'input', 'lookup', 'full-compaction'] as const);
+  if (strict) checkLookupFullCompaction(raw, changelogProducer);
   // Paimon checks no bound (CoreOptions.numSortedRunCompactionTrigger): a table Java made with any
   // trigger opens and reads; a writer here is refused below 1 (write-options.ts), where Java's
   // universal compaction picks more runs than there are. 1 (compact whenever a bucket has two runs)

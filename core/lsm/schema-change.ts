@@ -18,8 +18,9 @@
 
 import { checkTypeChange, sameType } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
-import { checkChangelogRetention, checkDurationOptions, compressionPerLevel, DECLARED_OPTIONS, parseList, tagDefaultRetention } from './options.ts';
-import { TableSchema, type TableSchemaJson } from './schema.ts';
+import { checkChangelogRetention, checkDurationOptions, checkLookupFullCompaction, compressionPerLevel, DECLARED_OPTIONS, parseList, tagDefaultRetention } from './options.ts';
+import { partialUpdateAggregators } from './merge/partial-update.ts';
+import { checkSequenceFieldOptions, TableSchema, type TableSchemaJson } from './schema.ts';
 import type { Table } from './table.ts';
 import { parseType, typeToJson, withNullable } from './types.ts';
 import { WriterLock } from './writer-lock.ts';
@@ -302,6 +303,12 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   // Lenient above; a default tag retention set here must be one a tag can have (options.ts).
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'tag.default-time-retained')) tagDefaultRetention(schema.options.raw, true);
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'file.compression.per.level')) compressionPerLevel(schema.options.raw);
+  // Lenient above (a table an earlier version made so opens); set here, as Paimon checks it (schema.ts).
+  if (changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && (c.key === 'sequence.field' || /^fields\..+\.aggregate-function$/.test(c.key)))) checkSequenceFieldOptions(schema);
+  // And what Paimon refuses of a partial-update table's functions outside its groups (lenient at open).
+  if (schema.options.mergeEngine === 'partial-update' && changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && /^fields\.(.+\.(aggregate-function|sequence-group)|default-aggregate-function)$/.test(c.key))) partialUpdateAggregators(schema, true);
+  // Lenient above (a table Paimon 1.x made with both opens); set here, not beside 'lookup' (options.ts).
+  if (changes.some((c) => c.kind === 'setOption' && c.key === 'full-compaction.delta-commits')) checkLookupFullCompaction(schema.options.raw, schema.options.changelogProducer);
   // An ALTER may not make the table unwritable here (write-options.ts: e.g. 'tag.automatic-creation',
   // or 'write-only' turned off beside it); a Java table already refused for an option stays alterable.
   const before = new Set(writeRefusals(current).map((r) => r.key));

@@ -45,6 +45,30 @@ export interface TableSchemaJson {
   timeMillis: number;
 }
 
+/**
+ * InvalidArgument for what Paimon's SchemaValidation.validateSequenceField refuses: an aggregate
+ * function on a `sequence.field` column, and a sequence field named twice. Java checks it at create,
+ * ALTER and every table copy its engines make, so Flink and Spark could not use such a table. Also
+ * a function on a partial-update group's sequence field, which Java takes and ignores: it would do
+ * nothing, so it is not set here (a table Java made with one opens: merge/partial-update.ts).
+ */
+export function checkSequenceFieldOptions(schema: TableSchema): void {
+  const seen = new Set<string>();
+  for (const f of schema.options.sequenceFields) {
+    if (seen.has(f)) throw invalidArgument(`option 'sequence.field' names column '${f}' twice`);
+    seen.add(f);
+    if (schema.options.raw[`fields.${f}.aggregate-function`] !== undefined) {
+      throw invalidArgument(`option 'fields.${f}.aggregate-function': column '${f}' is a 'sequence.field' column, which takes no aggregate function (Paimon refuses it)`);
+    }
+  }
+  if (schema.options.mergeEngine !== 'partial-update') return;
+  for (const g of schema.options.sequenceGroups) {
+    for (const f of g.sequenceFields) {
+      if (schema.options.raw[`fields.${f}.aggregate-function`] !== undefined) throw invalidArgument(`option 'fields.${f}.aggregate-function': column '${f}' is a sequence-group sequence field`);
+    }
+  }
+}
+
 export class TableSchema {
   readonly id: number;
   readonly fields: readonly DataField[];
@@ -146,6 +170,9 @@ export class TableSchema {
     unordered('partition column', this.partitionIndexes);
     unordered('bucket-key column', this.bucketKeyIndexes);
     unordered('sequence.field column', this.sequenceFieldIndexes);
+    // Set here (creation; ALTER checks it too, schema-change.ts): what Paimon refuses. A table an
+    // earlier version made with it opens.
+    if (strict) checkSequenceFieldOptions(this);
     if (!this.isPrimaryKeyTable) return validateAppendTable(this, bucketKey); // append-table.ts
     if (this.keyIndexes.length === 0) throw invalidArgument('the primary key must contain a column that is not a partition key');
     const pk = new Set(this.primaryKeys);
@@ -172,7 +199,7 @@ export class TableSchema {
       );
     }
     const engine = this.options.mergeEngine;
-    validateMergeEngineOptions(this); // merge/engine-options.ts
+    validateMergeEngineOptions(this, strict); // merge/engine-options.ts
     validateChangelogOptions(this.options, this.fieldIndex); // changelog-options.ts
     for (const g of this.options.sequenceGroups) {
       if (engine !== 'partial-update') throw invalidArgument(`option 'fields.${g.sequenceFields.join(',')}.sequence-group' needs merge-engine 'partial-update'`);

@@ -8,7 +8,7 @@ import { aggregationColumns } from './aggregation.ts';
 import { checkFieldOptionColumns } from './field-options.ts';
 import { partialUpdateAggregators } from './partial-update.ts';
 
-export function validateMergeEngineOptions(schema: TableSchema): void {
+export function validateMergeEngineOptions(schema: TableSchema, strict = false): void {
   const o = schema.options;
   const raw = o.raw;
   const engine = o.mergeEngine;
@@ -35,7 +35,7 @@ export function validateMergeEngineOptions(schema: TableSchema): void {
       break;
     }
     case 'partial-update':
-      partialUpdateAggregators(schema);
+      partialUpdateAggregators(schema, strict);
       break;
     case 'first-row':
       if (schema.sequenceFieldIndexes.length > 0) throw invalidArgument(`option 'sequence.field' is not allowed with merge-engine 'first-row' (the first row is kept by input order)`);

@@ -6,7 +6,7 @@
 //   2. A sequence group (`fields.<s1,s2>.sequence-group = 'a,b'`) is owned by one stream: an input
 //      whose group sequence is ≥ the stored one replaces every column of the group, nulls
 //      included; an older one is ignored; an all-null group sequence leaves the group alone.
-//   3. -D / -U input: dropped with `ignore-delete`; with `partial-update.remove-record-on-delete`
+//   3. -D / -U input: dropped with `ignore-delete` (`ignore-update-before` acts at write time); with `partial-update.remove-record-on-delete`
 //      a -D removes the whole row (a lone -U is ignored: the +U after it carries the new values);
 //      with sequence groups a retraction nulls the columns of each group it is newer for, and a
 //      -D of a group listed in `partial-update.remove-record-on-sequence-group` removes the row.
@@ -21,8 +21,8 @@
 //      every record with a non-null group sequence is aggregated (with the stored value first when
 //      the record is older), the stored sequence advances only when the incoming one is larger,
 //      and a retraction retracts the function (sum subtracts, …) whatever its sequence. A column
-//      outside groups with a function aggregates every record (needs some sequence group).
-//      Columns without a function behave exactly as in 1–3.
+//      outside groups takes no function but last_non_null_value (rule 1 itself), own or the
+//      table default, as in Paimon. Columns without a function behave exactly as in 1–3.
 //
 // Group sequences compare with null as the oldest value whatever the column's declared
 // nullability: the stored sequence of a group no record has set yet is null, and any non-null
@@ -48,7 +48,7 @@ import type { TableSchema } from '../schema.ts';
 import { comparatorFor, withNullable, type Comparator } from '../types.ts';
 import { cannotRetract, type FieldAggregator } from './aggregate/field-aggregator.ts';
 import { compareInPlace, runView, isNullAt, readAt, type CellView } from './cell-view.ts';
-import { aggregatorFor } from './field-options.ts';
+import { aggregatorFor, DEFAULT_AGGREGATE_FUNCTION_OPTION } from './field-options.ts';
 import type { MergeFunction } from './merge-function.ts';
 
 interface Group {
@@ -64,11 +64,14 @@ interface Group {
 }
 
 /**
- * Aggregate function per column of a partial-update table (rule 4), undefined where none.
- * InvalidArgument for a function on a sequence field, or on a column outside groups when the
- * table has no sequence group.
+ * Aggregate function per column of a partial-update table (rule 4), undefined where none (a group's
+ * sequence field never has one). `strict` (creation, ALTER): InvalidArgument for one other than
+ * last_non_null_value (own or the table default) on a column outside groups, as Paimon 1.1+
+ * refuses it. Not strict (a table opened): such a column reads as an earlier version wrote it — its
+ * own function aggregating every record when the table has sequence groups (InvalidArgument when it
+ * has none), the table default not applied to it; last_non_null_value is rule 1 itself.
  */
-export function partialUpdateAggregators(schema: TableSchema): Array<FieldAggregator | undefined> {
+export function partialUpdateAggregators(schema: TableSchema, strict = false): Array<FieldAggregator | undefined> {
   const keyLike = new Set([...schema.primaryKeys, ...schema.partitionKeys]);
   const groups = schema.options.sequenceGroups;
   const seqFields = new Set(groups.flatMap((g) => g.sequenceFields));
@@ -76,16 +79,21 @@ export function partialUpdateAggregators(schema: TableSchema): Array<FieldAggreg
   return schema.fields.map((f, i) => {
     if (keyLike.has(f.name)) return undefined;
     const own = schema.options.raw[`fields.${f.name}.aggregate-function`];
-    if (seqFields.has(f.name)) {
-      if (own !== undefined) throw invalidArgument(`option 'fields.${f.name}.aggregate-function': column '${f.name}' is a sequence-group sequence field`);
-      return undefined;
-    }
+    // None on a group's sequence field, as Java's getAggFuncName: a table Java made with one opens
+    // (creating one here is refused: schema.ts checkSequenceFieldOptions).
+    if (seqFields.has(f.name)) return undefined;
     if (grouped.has(f.name)) return aggregatorFor(schema, i, undefined);
-    if (own === undefined) return undefined;
-    if (groups.length === 0) {
-      throw invalidArgument(`option 'fields.${f.name}.aggregate-function': partial-update needs sequence groups ('fields.<seq>.sequence-group') for aggregate functions`);
-    }
-    return aggregatorFor(schema, i, undefined); // its own function wins over the default
+    // Outside groups Java takes the column's own function, else the table default, and refuses
+    // any but last_non_null_value (PartialUpdateMergeFunction.getAggFuncName, Paimon 1.1+): it
+    // could not open the table. last_non_null_value is rule 1 itself, so the column stays plain.
+    const option = own === undefined ? DEFAULT_AGGREGATE_FUNCTION_OPTION : `fields.${f.name}.aggregate-function`;
+    const fn = strict ? (own ?? schema.options.raw[DEFAULT_AGGREGATE_FUNCTION_OPTION]) : own;
+    if (fn === undefined || fn === 'last_non_null_value') return undefined;
+    if (!strict && groups.length > 0) return aggregatorFor(schema, i, undefined); // its own function wins over the default
+    throw invalidArgument(
+      `option '${option}': column '${f.name}' is in no sequence group; partial-update needs sequence groups ('fields.<seq>.sequence-group') ` +
+        `for aggregate functions other than 'last_non_null_value' (got '${fn}')${strict ? ', as Paimon does' : ''}`,
+    );
   });
 }
 
@@ -218,7 +226,8 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     const retract = kv.kind === RowKind.DELETE || kv.kind === RowKind.UPDATE_BEFORE;
     if (retract) {
       if (this.ignoreDelete) return;
-      if (kv.kind === RowKind.UPDATE_BEFORE && this.ignoreUpdateBefore) return;
+      // Not `ignore-update-before`: applied where records are written (TableWriter.write); a -U
+      // committed before an ALTER set it retracts as written, as in Java's merge function.
       if (this.removeRecordOnDelete) {
         if (kv.kind === RowKind.DELETE) {
           this.records++;

@@ -162,7 +162,9 @@ export class TableReader {
     this.preparedFor = s;
     this.merge = createMergeFunction(s);
     this.order = mergeOrder(s);
-    this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete && !s.options.ignoreUpdateBefore;
+    // Not with `ignore-delete`, whose merge skips a newest retraction; `ignore-update-before` acts at
+    // write time only (merge/deduplicate.ts).
+    this.newestWins = s.options.mergeEngine === 'deduplicate' && s.sequenceFieldIndexes.length === 0 && !s.options.ignoreDelete;
     this.seqOrder = s.sequenceFieldIndexes.length === 0;
     this.rawTable = needsRawScan(this.table);
     this.lowestLevel = foldsLowestLevelOnly(s);

@@ -88,9 +88,11 @@ describe('AggregateMergeFunction', () => {
     const ign = new AggregateMergeFunction(schemaOf({ ...AGG, 'fields.hi.ignore-retract': 'true' }));
     expect(ign.retractionRefusal(RowKind.DELETE)).toBeUndefined();
     expect(foldAll(ign, [I(1, 10, 5, 'a'), UB(1, 4, 9, 'a')])?.value).toEqual([1, 6, 5, null]);
-    const del = new AggregateMergeFunction(schemaOf({ ...AGG, 'ignore-delete': 'true' }));
-    expect(foldAll(del, [I(1, 10, 5, 'a'), D(1, 4, 9, 'a')])?.value).toEqual([1, 10, 5, 'a']);
-    expect(foldAll(del, [D(1, 4, 9, 'a')])).toBeUndefined();
+    // ignore-delete drops a -D where it is written (TableWriter.write, nothing refused there); one
+    // already in a file still retracts, as in Java's AggregateMergeFunction (ignore-options-read.test.ts).
+    expect(new AggregateMergeFunction(schemaOf({ ...AGG, 'ignore-delete': 'true' })).retractionRefusal(RowKind.DELETE)).toBeUndefined();
+    const del = new AggregateMergeFunction(schemaOf({ ...AGG, 'ignore-delete': 'true', 'fields.hi.ignore-retract': 'true' }));
+    expect(foldAll(del, [I(1, 10, 5, 'a'), D(1, 4, 9, 'a')])?.value).toEqual([1, 6, 5, null]);
     const ub = new AggregateMergeFunction(schemaOf({ ...AGG, 'ignore-update-before': 'true' }));
     expect(ub.retractionRefusal(RowKind.UPDATE_BEFORE)).toBeUndefined();
     expect(ub.retractionRefusal(RowKind.DELETE)).toMatch(/'max' cannot retract/);

@@ -4,11 +4,14 @@
 //   1. Function per column: `fields.<f>.aggregate-function`, else
 //      `fields.default-aggregate-function`, else `last_non_null_value`. Primary-key and partition
 //      columns pass through; `sequence.field` columns are forced to `last_value`.
-//   2. -D / -U input: dropped with `ignore-delete` (-U also with `ignore-update-before`); a -D
-//      removes the row with `aggregation.remove-record-on-delete`; otherwise each column
+//   2. -D / -U input: a -D removes the row with `aggregation.remove-record-on-delete`;
+//      otherwise each column
 //      retracts (aggregate/field-aggregator.ts), and a function that cannot retract is an error
 //      naming the column, unless `fields.<f>.ignore-retract`. The table writer refuses such
-//      records at the door (`retractionRefusal`), before they reach a file.
+//      records at the door (`retractionRefusal`), before they reach a file. `ignore-delete` and
+//      `ignore-update-before` drop retractions where records are written (TableWriter.write), not
+//      here: one committed before an ALTER set them retracts as written, as Java's
+//      AggregateMergeFunction (which reads neither option) reads it (ignore-options-read.test.ts).
 //   3. The result is +I with the aggregated row (a DELETE tombstone after a removal).
 //
 // Known hazards, handled by the callers through `resetThenAdded()` exactly as partial-update's:
@@ -110,8 +113,6 @@ export class AggregateMergeFunction implements MergeFunction {
   add(kv: KeyValue): void {
     const retract = kv.kind === RowKind.DELETE || kv.kind === RowKind.UPDATE_BEFORE;
     if (retract) {
-      if (this.ignoreDelete) return;
-      if (kv.kind === RowKind.UPDATE_BEFORE && this.ignoreUpdateBefore) return;
       if (kv.kind === RowKind.DELETE && this.removeRecordOnDelete) {
         this.note(kv);
         this.row = null;

@@ -1,5 +1,7 @@
-// `deduplicate`: the newest record of a key stands for it; a newest -D removes the key.
-// `ignore-delete` drops -D and -U input; `ignore-update-before` drops -U input.
+// `deduplicate`: the newest record of a key stands for it; a newest -D (or -U) removes the key.
+// `ignore-delete` drops -D and -U input. `ignore-update-before` is applied where records are
+// written (TableWriter.write), not here: a -U committed before an ALTER set it reads as written,
+// as Java's DeduplicateMergeFunction reads it (ignore-options-read.test.ts).
 
 import { rowAt, type RunData } from '../data-file.ts';
 import { isAdd, RowKind, type KeyValue } from '../key-value.ts';
@@ -11,11 +13,9 @@ export class DeduplicateMergeFunction implements MergeFunction {
   readonly absorbsOlder = true;
   private latest: KeyValue | undefined;
   private readonly ignoreDelete: boolean;
-  private readonly ignoreUpdateBefore: boolean;
 
   constructor(options: TableOptions) {
     this.ignoreDelete = options.ignoreDelete;
-    this.ignoreUpdateBefore = options.ignoreUpdateBefore;
   }
 
   reset(): void {
@@ -23,8 +23,7 @@ export class DeduplicateMergeFunction implements MergeFunction {
   }
 
   add(kv: KeyValue): void {
-    if (kv.kind === RowKind.DELETE && this.ignoreDelete) return;
-    if (kv.kind === RowKind.UPDATE_BEFORE && (this.ignoreDelete || this.ignoreUpdateBefore)) return;
+    if (this.ignoreDelete && (kv.kind === RowKind.DELETE || kv.kind === RowKind.UPDATE_BEFORE)) return;
     this.latest = kv;
   }
 

@@ -134,8 +134,13 @@ export class ManifestStore {
     let maxBucket = -Infinity;
     let minLevel = Infinity;
     let maxLevel = -Infinity;
+    // As Java's manifest writer (ManifestAvroWriter.collectStats): the largest schema id of the
+    // files named, not the writer's schema (after an ALTER a rollback or a merged base manifest
+    // names only older files); the table's for a manifest without entries (Java writes none).
+    let schemaId = entries.length > 0 ? -Infinity : schema.id;
     for (const e of entries) {
       if (e.kind === 0) added++;
+      if (e.file.schemaId > schemaId) schemaId = e.file.schemaId;
       minBucket = Math.min(minBucket, e.bucket);
       maxBucket = Math.max(maxBucket, e.bucket);
       minLevel = Math.min(minLevel, e.file.level);
@@ -147,7 +152,7 @@ export class ManifestStore {
       numAddedFiles: added,
       numDeletedFiles: entries.length - added,
       partitionStats: partitionStats(schema, entries, this.paths.manifestFile(name)),
-      schemaId: schema.id,
+      schemaId,
       minBucket: entries.length ? minBucket : null,
       maxBucket: entries.length ? maxBucket : null,
       minLevel: entries.length ? minLevel : null,
@@ -242,12 +247,19 @@ function partitionStats(schema: TableSchema, entries: ManifestEntry[], path: str
   const mins: unknown[] = types.map(() => null);
   const maxs: unknown[] = types.map(() => null);
   const nulls = types.map(() => 0);
-  const seen = new Set<string>();
+  // Decoded once per partition; null counts count entries, as Java's collector sees every entry.
+  const seen = new Map<string, unknown[]>();
   for (const e of entries) {
     const k = Buffer.from(e.partition).toString('latin1');
-    if (seen.has(k)) continue;
-    seen.add(k);
+    const known = seen.get(k);
+    if (known !== undefined) {
+      known.forEach((v, i) => {
+        if (v === null) nulls[i]!++;
+      });
+      continue;
+    }
     const values = deserializeBinaryRow(types, e.partition, path);
+    seen.set(k, values);
     values.forEach((v, i) => {
       if (v === null) {
         nulls[i]!++;

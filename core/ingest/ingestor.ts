@@ -914,7 +914,7 @@ export class Ingestor {
       } catch (e) {
         // Only a refusal of the record for what it is is the event's (and an unexpected error,
         // `refusedRecord`). The table store's other failures (a full disk's flush, its row taken
-        // or not; a closed writer) stop ingest as a failed commit does:
+        // or not) stop ingest as a failed commit does:
         // nothing more is committed, so a moved key's retraction never lands without its new
         // row, and the reopen applies the journaled event once (DESIGN.md, "Failure cases").
         if (!refusedRecord(e)) throw e;

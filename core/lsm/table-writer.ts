@@ -256,6 +256,8 @@ export class TableWriter {
   private committing = false;
   /** The stage, kind and code of the maintenance failure warned last, until a maintenance goes through (`maintainAfterCommit`). */
   private maintenanceWarned: string | undefined;
+  /** The message of the stop trigger's merge refusal warned last, until one goes through (`relieveStopTrigger`). */
+  private stopTriggerWarned: string | undefined;
   /** Changelog producer (changelog.ts); inert when `changelog-producer` is none. */
   private readonly changelog: ChangelogWriter;
   /** Deletion-vector state (dv-writer.ts); undefined unless `deletion-vectors.enabled` on a primary-key table. */
@@ -879,7 +881,24 @@ export class TableWriter {
     for (const s of this.buckets.values()) {
       if (s.pending.length < 2) continue;
       if (this.table.runsOf(s.files).length + s.pending.length < stop) continue;
-      this.mergePending(s);
+      try {
+        this.mergePending(s);
+        this.stopTriggerWarned = undefined;
+      } catch (e) {
+        // A fold the merge engine refuses (a partial-update group's `sum` overflowing its column,
+        // a `listagg` longer than its VARCHAR) is no failure of this write, which has taken its
+        // row: thrown, ingest read it as a failing disk and stopped, and the reopen replayed the
+        // same events into the same merge. The runs stay as they are, each row held once, and the
+        // compaction after the commit meets the fold as it would have (a failed maintenance).
+        // A failing disk, a damaged file or a bug is still thrown.
+        if (!(e instanceof LsmError) || e.kind !== 'InvalidArgument') throw e;
+        if (e.message === this.stopTriggerWarned) continue;
+        this.stopTriggerWarned = e.message;
+        this.warn(
+          `table ${this.table.name}: the stop trigger's merge of ${bucketName(s.partitionPath, s.bucket)}'s pending runs failed; they stay as they are (not warned again while it fails so): ${e.message}`,
+          'TILSTAND_COMMIT_MAINTENANCE',
+        );
+      }
     }
   }
 

@@ -285,7 +285,18 @@ export class PartialUpdateMergeFunction implements MergeFunction {
     if (this.statefulAggregator) return false;
     if (kv.kind !== RowKind.INSERT && kv.kind !== RowKind.UPDATE_AFTER) return false;
     if (acc.kind !== RowKind.INSERT && acc.kind !== RowKind.UPDATE_AFTER) return false;
-    this.applyAdd(acc.value, kv.value);
+    if (this.anyAggregator) {
+      // A function may refuse the record (a sum overflowing its column) after others have folded
+      // it in: the held row goes back as it was. The write is refused with its row not taken, and
+      // the buffer kept the columns folded before the refusal (a refused event half applied).
+      const held = acc.value.slice();
+      try {
+        this.applyAdd(acc.value, kv.value);
+      } catch (e) {
+        for (let i = 0; i < held.length; i++) acc.value[i] = held[i];
+        throw e;
+      }
+    } else this.applyAdd(acc.value, kv.value);
     if (kv.seq > acc.seq) acc.seq = kv.seq;
     return true;
   }

@@ -1692,10 +1692,13 @@ function sameProperties(a: Record<string, string>, b: Record<string, string> | n
 }
 
 /** A bucket as errors name it: its number and, in a partitioned table, its partition's path. */
-/** The errno code (ENOSPC, EIO) of an I/O failure: its cause's, else the one its message names. */
+/**
+ * The errno code (ENOSPC, EIO) of an I/O failure: its cause's, else the one its message names after
+ * a colon (`… failed: ENOSPC: …`; a path's EARLIEST is no code).
+ */
 function errorCode(e: LsmError): string | undefined {
   const code = (e.cause as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? code : /\b(E[A-Z0-9]{2,})\b/.exec(e.message)?.[1];
+  return typeof code === 'string' ? code : /: (E[A-Z0-9]{2,})\b/.exec(e.message)?.[1];
 }
 
 function bucketName(path: string, bucket: number): string {

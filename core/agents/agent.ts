@@ -346,8 +346,10 @@ export class Agent {
    * tag's — so "the newest run" stays the largest id and no id is taken twice.
    */
   private nextRunId(nowMs: number): string {
-    const tags = this.table('work_queue').tags;
-    if (this.lastRunId === '') this.lastRunId = newestRunTag(this.table('work_queue').listTags().map((t) => t.name))?.slice(AGENT_TAG_PREFIX.length) ?? '';
+    // Every table a run tags: a run tags only the tables that have a snapshot, and a site whose
+    // work queue never committed (no operations module) had its run tags on stock alone — looked
+    // up on work_queue, a restart with the clock behind took ids before the newest run's.
+    if (this.lastRunId === '') this.lastRunId = newestRunTag(this.tableNames.flatMap((n) => this.table(n).listTags().map((t) => t.name)))?.slice(AGENT_TAG_PREFIX.length) ?? '';
     let base = runIdAt(nowMs);
     let n = 1;
     if (this.lastRunId !== '') {
@@ -358,7 +360,7 @@ export class Agent {
       }
     }
     let id = n === 1 ? base : `${base}-${n}`;
-    while (tags.exists(`${AGENT_TAG_PREFIX}${id}`)) id = `${base}-${++n}`;
+    while (this.tableNames.some((name) => this.table(name).tags.exists(`${AGENT_TAG_PREFIX}${id}`))) id = `${base}-${++n}`;
     this.lastRunId = id;
     return id;
   }

@@ -215,6 +215,12 @@ export class Agent {
    * suppress now (quiet): it reads from the same baseline until that draft can be proposed.
    */
   private failedBaselines = new Map<string, RuleContext['previousTags']>();
+  /**
+   * Per rule, the proposals withdrawn since the snapshots its baseline read — by `recheckChanged`,
+   * or by a run while the rule was held on an older baseline (RuleContext.withdrawnBetweenRuns);
+   * let go once a run is the rule's baseline. In memory only.
+   */
+  private readonly withdrawnBetween = new Map<string, Proposal[]>();
   /** The held baselines the inbox keeps for a restart (`recordHolds`); undefined until the first run reads them back. */
   private storedHolds: HeldBaselines | undefined;
 
@@ -315,9 +321,9 @@ export class Agent {
   /** RuleContext.quiet: made once, not per context (contexts are made per recheck and per effect). */
   private readonly quiet = (situationKey: string): boolean => this.o.inbox.isQuiet?.(situationKey) ?? false;
 
-  private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, siteTables: Record<string, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number, open: readonly Proposal[] = this.o.inbox.openProposals()): RuleContext {
+  private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, siteTables: Record<string, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number, open: readonly Proposal[] = this.o.inbox.openProposals(), withdrawnBetweenRuns: readonly Proposal[] = []): RuleContext {
     const underway = Object.freeze(this.o.inbox.commandsUnderway());
-    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet });
+    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet, withdrawnBetweenRuns: Object.freeze(withdrawnBetweenRuns) });
   }
 
   /** A context that records which tables a rule reads (state tables and site tables). */
@@ -400,7 +406,7 @@ export class Agent {
       // The flag stays until this run is the next one's baseline: a run whose submit fails with
       // nothing in the inbox leaves the baseline where it was, and its successor must read every
       // row again (else a row already under a raised reorder point is never proposed).
-      const ctx = this.context(runId, tables, siteTables, this.everyRowNext ? null : this.baseline(), nowMs);
+      const ctx = this.context(runId, tables, siteTables, this.everyRowNext ? null : this.baseline(), nowMs, undefined, [...this.withdrawnBetween.values()].flat());
       // A rule that failed in the previous run reads from the baseline it had then.
       const baselineOf = (rule: Rule): RuleContext['previousTags'] => (ctx.previousTags !== null && this.failedBaselines.has(rule.id) ? this.existingTags(this.failedBaselines.get(rule.id)!) : ctx.previousTags);
       const nextFailedBaselines = new Map<string, RuleContext['previousTags']>();
@@ -502,6 +508,9 @@ export class Agent {
           this.previousTags = Object.fromEntries(this.tableNames.filter((n) => tags[n] !== null).map((n) => [n, tag]));
           this.everyRowNext = false;
           this.failedBaselines = nextFailedBaselines;
+          // Whether the inbox took the withdrawals is not known: one it did not is still open, and
+          // a draft of it a duplicate.
+          this.letGoWithdrawn(nextFailedBaselines, open.filter((p) => kept.some((w) => w.id === p.id)));
           this.settleHolds();
         }
         throw e;
@@ -509,6 +518,7 @@ export class Agent {
       this.previousTags = Object.fromEntries(this.tableNames.filter((n) => tags[n] !== null).map((n) => [n, tag]));
       this.everyRowNext = false;
       this.failedBaselines = nextFailedBaselines;
+      this.letGoWithdrawn(nextFailedBaselines, submitted.withdrawn);
       this.settleHolds();
       this.lastRunMono = this.monotonic();
       for (const name of this.tableNames) {
@@ -554,6 +564,24 @@ export class Agent {
       else this.warn(`rule ${ruleId}'s held baseline names table ${table}, which the site no longer has; its hold on that table is dropped`);
     }
     return out;
+  }
+
+  /**
+   * Once a run is the baseline: the between-runs withdrawals it showed its rules are behind them,
+   * except a held rule's (it reads from its old baseline again, and they came after that). A held
+   * rule's proposals this run withdrew join them: its next run compares with that older baseline
+   * too, where a row that recovered in this run and falls again later was below as well.
+   */
+  private letGoWithdrawn(held: ReadonlyMap<string, unknown>, runWithdrawn: readonly Proposal[]): void {
+    for (const ruleId of [...this.withdrawnBetween.keys()]) if (!held.has(ruleId)) this.withdrawnBetween.delete(ruleId);
+    for (const p of runWithdrawn) if (held.has(p.ruleId)) this.noteWithdrawn(p);
+  }
+
+  /** Keeps a withdrawn proposal for its rule's next run (RuleContext.withdrawnBetweenRuns). */
+  private noteWithdrawn(p: Proposal): void {
+    const list = this.withdrawnBetween.get(p.ruleId);
+    if (list) list.push(p);
+    else this.withdrawnBetween.set(p.ruleId, [p]);
   }
 
   /** Has the inbox keep `held` for a restart (committed when it returns); nothing when unchanged. */
@@ -776,6 +804,9 @@ export class Agent {
       }
     }
     const submitted = withdrawals.length > 0 ? this.o.inbox.submit({ runId: `recheck-${runIdAt(nowMs)}`, proposals: [], withdrawals }) : undefined;
+    // The next run's change-reading rules compare with a baseline from before these withdrawals:
+    // a row that recovered here and fell back before the run looks unchanged to them.
+    for (const p of submitted?.withdrawn ?? []) this.noteWithdrawn(p);
     for (const name of changed) this.checked(name, latest.get(name)!, lookedMono);
     return { changed, checked: candidates.length, withdrawn: submitted?.withdrawn ?? [] };
   }

@@ -64,6 +64,16 @@ export interface RuleContext {
    * what it would have taken goes to the next situation in the same run.
    */
   readonly quiet: (situationKey: string) => boolean;
+  /**
+   * The proposals withdrawn after the snapshots the rule's baseline (`previousTags`) read — by the
+   * checks between runs (Agent.recheckChanged), or by a run while the rule was held on an older
+   * baseline (a failed run, a quiet draft): each no longer held at a commit between that baseline
+   * and now. A rule that drafts on what changed since its baseline (stock-reorder) sees the baseline and
+   * now on the same side of its threshold and drafts nothing, though the situation ended and began
+   * again in between; these tell it so. Every rule's (a rule looks at its own, by `ruleId`); empty
+   * outside a run, and after a restart (kept in memory).
+   */
+  readonly withdrawnBetweenRuns: readonly Proposal[];
 }
 
 export interface ProposalDraft {

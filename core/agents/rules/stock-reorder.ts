@@ -17,17 +17,20 @@
 // counts. Still hidden: a delivery and the order in one commit (a net step short of qty).
 // v5: a row deleted (it cannot show the order any more) is applied when procurement's versions of
 // it show the order, else on the module's ok ack; v4 answered "not yet" until the write-back gave up.
+// v6: a row whose proposal the checks between runs withdrew (it recovered) and that fell below its
+// point again before the next run is proposed (RuleContext.withdrawnBetweenRuns): its baseline and
+// its state now were both below, so v5 saw no crossing and left it below, unproposed, for good.
 
 import type { Json } from '../../inbox/index.ts';
 import { reorderPolicy } from '../config.ts';
 import type { ReadOnlyTable, Row } from '../read-only-table.ts';
 import { exact, inbound, n, position, reserved } from '../rows.ts';
 import { msg } from '../messages.ts';
-import { gone, HOLDS, moduleAcknowledged, type Rule } from '../rule.ts';
+import { gone, HOLDS, moduleAcknowledged, type ProposalDraft, type Rule, type RuleContext } from '../rule.ts';
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '5',
+  version: '6',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
   messages: {
     'stock-reorder.explanation': {
@@ -55,41 +58,27 @@ export const stockReorder: Rule = {
     const stock = ctx.tables.stock;
     const changes = stock.changesSince(ctx.previousTags?.stock ?? null);
     const before = new Map<string, number>();
-    const keyText = (r: Record<string, unknown>) => `${String(r.item)}\u0000${String(r.location)}`;
     for (const c of changes) if (c.kind === '-U') before.set(keyText(c.row), position(c.row));
     const drafts = [];
+    const drafted = new Set<string>();
     for (const c of changes) {
       if (c.kind !== '+I' && c.kind !== '+U') continue;
-      const item = String(c.row.item);
-      const { reorderPoint, orderUpTo } = reorderPolicy(ctx.config, item, String(c.row.location));
-      const now = position(c.row);
       const was = before.get(keyText(c.row));
-      if (now >= reorderPoint || (was !== undefined && was < reorderPoint)) continue;
-      const qty = exact(orderUpTo - now);
-      drafts.push({
-        action: 'replenish',
-        module: 'procurement',
-        params: { item, location: String(c.row.location), qty, position_before: now },
-        keyParams: ['item', 'location'],
-        risk: qty >= ctx.config.replenishQtyMediumMin ? ('medium' as const) : ('low' as const),
-        riskReason:
-          qty >= ctx.config.replenishQtyMediumMin ? msg('stock-reorder.riskLarge', { qty, mediumFrom: ctx.config.replenishQtyMediumMin }) : msg('stock-reorder.riskRoutine', { qty }),
-        explanation: msg('stock-reorder.explanation', {
-          item,
-          location: String(c.row.location),
-          // The quantities the position is made of (rows.ts: a negative reserved or inbound
-          // counts as 0), so the sentence adds up: "reserved -4, inbound -30 → position 2" did not.
-          onHand: n(c.row.on_hand) ?? 0,
-          reserved: reserved(c.row),
-          inbound: inbound(c.row),
-          position: now,
-          was: was === undefined ? '' : msg('stock-reorder.was', { was }),
-          reorderPoint,
-          qty,
-          orderUpTo,
-        }),
-        evidence: [{ table: 'stock' as const, rows: [c.row] }],
-      });
+      const { reorderPoint } = reorderPolicy(ctx.config, String(c.row.item), String(c.row.location));
+      if (position(c.row) >= reorderPoint || (was !== undefined && was < reorderPoint)) continue;
+      drafts.push(draft(ctx, c.row, was));
+      drafted.add(keyText(c.row));
+    }
+    // A proposal the checks between runs withdrew (the row recovered, or was deleted) whose row is
+    // below its point again: it fell below after that commit. The baseline still shows it below,
+    // so the comparison above takes it for a row that stayed there, and it went unproposed for good.
+    for (const p of ctx.withdrawnBetweenRuns) {
+      if (p.ruleId !== stockReorder.id || p.action !== 'replenish') continue;
+      const r = stock.get({ item: p.params.item!, location: p.params.location! });
+      if (r === undefined || drafted.has(keyText(r))) continue;
+      if (position(r) >= reorderPolicy(ctx.config, String(r.item), String(r.location)).reorderPoint) continue;
+      drafts.push(draft(ctx, r, undefined));
+      drafted.add(keyText(r));
     }
     return drafts;
   },
@@ -133,6 +122,40 @@ export const stockReorder: Rule = {
     return orderInVersions(stock, checked, c, key, qty) ?? moduleAcknowledged(p);
   },
 };
+
+const keyText = (r: Record<string, unknown>): string => `${String(r.item)}\u0000${String(r.location)}`;
+
+/** The replenishment of a row below its point (`was`: its position at the baseline, if it had one). */
+function draft(ctx: RuleContext, row: Row, was: number | undefined): ProposalDraft {
+  const item = String(row.item);
+  const location = String(row.location);
+  const { reorderPoint, orderUpTo } = reorderPolicy(ctx.config, item, location);
+  const now = position(row);
+  const qty = exact(orderUpTo - now);
+  return {
+    action: 'replenish',
+    module: 'procurement',
+    params: { item, location, qty, position_before: now },
+    keyParams: ['item', 'location'],
+    risk: qty >= ctx.config.replenishQtyMediumMin ? 'medium' : 'low',
+    riskReason: qty >= ctx.config.replenishQtyMediumMin ? msg('stock-reorder.riskLarge', { qty, mediumFrom: ctx.config.replenishQtyMediumMin }) : msg('stock-reorder.riskRoutine', { qty }),
+    explanation: msg('stock-reorder.explanation', {
+      item,
+      location,
+      // The quantities the position is made of (rows.ts: a negative reserved or inbound
+      // counts as 0), so the sentence adds up: "reserved -4, inbound -30 → position 2" did not.
+      onHand: n(row.on_hand) ?? 0,
+      reserved: reserved(row),
+      inbound: inbound(row),
+      position: now,
+      was: was === undefined ? '' : msg('stock-reorder.was', { was }),
+      reorderPoint,
+      qty,
+      orderUpTo,
+    }),
+    evidence: [{ table: 'stock', rows: [row] }],
+  };
+}
 
 /**
  * Whether procurement's versions of the row since the snapshot the approval checked (`c`, its row

@@ -19,7 +19,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { localFileIO } from '../lsm/file-io.ts';
-import { parseType, typeToString, valueFromJson, type DataType } from '../lsm/types.ts';
+import { isNestedType, parseType, typeToString, valueFromJson, type DataType } from '../lsm/types.ts';
 import { FORBIDDEN_KEYS, hasLoneSurrogate, joinPath, refuse, type Envelope, type Refusal, type RowImage } from './envelope.ts';
 import { fastConverter, NO_FAST, type FastConvert } from './fast-values.ts';
 
@@ -71,15 +71,19 @@ export class ContractError extends Error {
 
 const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
-/** Checks a contract's own shape (names, types, defaults, symbols); throws ContractError. */
-export function checkContract(c: Contract): void {
+/**
+ * Checks a contract's own shape (names, types, defaults, symbols); throws ContractError.
+ * `stored`: a file the registry already holds, loaded at start — a nested field type (refused
+ * since) is let through there, so a site that has one keeps starting.
+ */
+export function checkContract(c: Contract, o: { stored?: boolean } = {}): void {
   const label = `contract '${String(c?.name)}' v${String(c?.version)}`;
   const fail = (why: string, field?: string): never => {
     throw new ContractError(String(c?.name), `${label}: ${why}`, field);
   };
   if (typeof c !== 'object' || c === null) fail('expected an object');
   if (typeof c.name !== 'string' || !CONTRACT_NAME.test(c.name)) fail(`name: expected ${CONTRACT_NAME.source}`);
-  if (!Number.isSafeInteger(c.version) || c.version < 1) fail(`version: expected a positive integer, got ${String(c.version)}`);
+  if (!Number.isSafeInteger(c.version) || c.version < 1) fail(`version: expected a positive integer, got ${typeof c.version === 'string' ? `a string ${JSON.stringify(c.version)}` : String(c.version)}`);
   if (!(COMPATIBILITY_MODES as readonly string[]).includes(c.compatibility)) {
     fail(`compatibility: expected one of ${COMPATIBILITY_MODES.join(', ')}, got ${String(c.compatibility)}`);
   }
@@ -99,6 +103,11 @@ export function checkContract(c: Contract): void {
     } catch (e) {
       return fail(`field '${f.name}': ${(e as Error).message}`, f.name);
     }
+    // An event's value for it could never validate (`convert` takes scalars only): the contract
+    // registered, and every event that gave the field a value became a contract violation.
+    if (!o.stored && isNestedType(t)) {
+      fail(`field '${f.name}': type ${typeToString(t)} is nested; contracts have no nested types (expected a scalar Paimon type: STRING, INT, DECIMAL(p, s), TIMESTAMP(3), …)`, f.name);
+    }
     if (f.symbols !== undefined) {
       const ok = Array.isArray(f.symbols) && f.symbols.length > 0 && f.symbols.every((s) => typeof s === 'string' && !hasLoneSurrogate(s));
       if (!ok || !['STRING', 'VARCHAR', 'CHAR'].includes(t.root)) {
@@ -114,18 +123,24 @@ export function checkContract(c: Contract): void {
 }
 
 /** Why `json` is not a valid JSON value of the field, or undefined. Also returns the value. */
-function convert(f: ContractField, t: DataType, json: unknown): { value?: unknown; problem?: string } {
+function convert(f: ContractField, t: DataType, json: unknown, event = true): { value?: unknown; problem?: string } {
   if (json !== null && typeof json === 'object') return { problem: `expected a ${typeToString(t)} value, got an ${Array.isArray(json) ? 'array' : 'object'}` };
   // Date/time values must use their text form: a number is ambiguous (ms? µs? days?).
   if (typeof json === 'number' && ['DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ'].includes(t.root)) {
     return { problem: `expected ${t.root === 'DATE' ? 'yyyy-mm-dd' : t.root === 'TIME' ? 'hh:mm:ss' : 'ISO-8601'} text, got a number` };
   }
   if ((json === null || json === undefined) && !t.nullable) return { problem: 'must not be null' };
+  // Events only: a stored contract's default is not refused after the fact (its file would stop the start).
+  if (event && typeof json === 'number') {
+    const inexact = inexactNumber(t, json);
+    if (inexact !== undefined) return { problem: inexact };
+  }
   let value: unknown;
   try {
     value = valueFromJson(t, json, f.name);
   } catch (e) {
-    return { problem: (e as Error).message.replace(/^column '[^']*' \([^)]*\): /, '') };
+    // The type in the prefix may hold parentheses itself: `column 'd' (DECIMAL(20, 2)): `.
+    return { problem: (e as Error).message.replace(/^column '[^']*' \(.*?\): /, '') };
   }
   if (f.symbols && value !== null && !f.symbols.includes(value as string)) {
     return { problem: `expected one of ${f.symbols.join('|')}, got ${JSON.stringify(value)}` };
@@ -133,8 +148,36 @@ function convert(f: ContractField, t: DataType, json: unknown): { value?: unknow
   return { value };
 }
 
+/**
+ * Why a JSON number for a BIGINT or DECIMAL field may not be what the module wrote, or undefined.
+ * JSON.parse keeps about 15 significant digits: 12345678901234567.89 arrives as 12345678901234568
+ * and 9007199254740993 as 9007199254740992. The text is gone by now, so what is refused is every
+ * number that a longer text could have been rounded to: an integer beyond ±2^53 (BIGINT, DECIMAL)
+ * and, for DECIMAL, one whose shortest form has more than 15 significant digits. A DECIMAL applied
+ * so changed the row without a word, and a BIGINT's refusal quoted the rounded value as sent.
+ * Their JSON form beyond that is a string (CONTRACTS.md), which is read exactly.
+ */
+function inexactNumber(t: DataType, n: number): string | undefined {
+  if (!Number.isFinite(n)) return undefined;
+  const read = String(n);
+  if (t.root === 'BIGINT') {
+    if (!Number.isInteger(n) || Number.isSafeInteger(n)) return undefined;
+    return `a JSON number beyond ±${Number.MAX_SAFE_INTEGER} is not read exactly (read as ${Math.abs(n) < 1e21 ? BigInt(n) : n}); send a BIGINT beyond it as a string`;
+  }
+  if (t.root !== 'DECIMAL') return undefined;
+  const what = Math.abs(n) > Number.MAX_SAFE_INTEGER ? `beyond ±${Number.MAX_SAFE_INTEGER}` : significantDigits(read) > 15 ? 'of more than 15 significant digits' : undefined;
+  if (what !== undefined) return `a JSON number ${what} is not read exactly (read as ${read}); send ${typeToString({ ...t, nullable: true })} as a string`;
+  return undefined;
+}
+
+/** Significant digits of a number's text (`String(n)`, maybe with an exponent): 1.5e-7 has 2, 1200 has 2. */
+function significantDigits(text: string): number {
+  const mantissa = text.replace(/^-/, '').replace(/e.*$/i, '').replace('.', '');
+  return mantissa.replace(/^0+/, '').replace(/0+$/, '').length;
+}
+
 function valueProblem(f: ContractField, t: DataType, json: unknown): string | undefined {
-  return convert(f, t, json).problem;
+  return convert(f, t, json, false).problem;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,7 +597,7 @@ export class ContractRegistry {
         } catch (e) {
           throw new ContractError(name, `${file} is not valid JSON: ${jsonErrorWhere(text, e)}`);
         }
-        checkContract(c);
+        checkContract(c, { stored: true });
         if (c.name !== name || c.version !== v) throw new ContractError(name, `${file} holds contract '${c.name}' v${c.version}`);
         if (v !== list.length + 1) throw new ContractError(name, `contract '${name}' has v${v} but no v${list.length + 1} in ${dir}`);
         list.push(freeze(c));

@@ -16,7 +16,7 @@
 // against the column type, because the table's schema can move on.
 
 import { checkValue, typeToString, valueFromJson, valuesEqual, type DataField, type DataType } from '../lsm/types.ts';
-import { FORBIDDEN_KEYS, OPS, refuse, type Envelope, type Op, type Refusal } from './envelope.ts';
+import { FORBIDDEN_KEYS, NAME_PATTERN, OPS, refuse, type Envelope, type Op, type Refusal } from './envelope.ts';
 import { CONTRACT_NAME, type Contract } from './contracts.ts';
 import { fastConverter, NO_FAST, type FastConvert } from './fast-values.ts';
 import { sequenceGroups, type TableDefinition } from './seed-tables.ts';
@@ -185,6 +185,7 @@ export interface CheckBindingOptions {
 /**
  * Checks a binding against its table (and contract); throws BindingError naming the binding and
  * the column. Rules:
+ *   0. columns, kinds, sequenceGroup and enrich have their shapes (objects, a list of names);
  *   1. topic is a valid filter; contract a valid name; table the given table;
  *   2. every bound column exists; every path parses (known root) and, with a contract, names a field;
  *   3. every primary-key and partition column is bound;
@@ -213,7 +214,8 @@ export interface CheckBindingOptions {
  *      copy is the same row; the later columns only break that tie;
  *  10. a table of the site's own, with a column that orders what the binding writes (rule 9): the
  *      topic filter names one module and one stream (`checkOrderingStreams` checks that no other
- *      binding writes that column from another stream).
+ *      binding writes that column from another stream);
+ *  11. the topic filter can match an event topic (`noEventTopicProblem`).
  */
 export function checkBinding(binding: Binding, table: TableDefinition, options: CheckBindingOptions = {}): void {
   const name = bindingName(binding);
@@ -227,6 +229,7 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
   if (options.contract && options.contract.name !== binding.contract) {
     fail(`is for contract '${binding.contract}', checked against '${options.contract.name}'`);
   }
+  shapeProblems(binding, fail);
 
   const columns = new Map(table.fields.map((f) => [f.name, f]));
   const contractFields = options.contract ? new Set(options.contract.fields.map((f) => f.name)) : undefined;
@@ -347,6 +350,71 @@ export function checkBinding(binding: Binding, table: TableDefinition, options: 
       const owner = groups.find((g) => g.columns.includes(c) || g.fields.includes(c));
       if (owner) fail(`column '${c}' belongs to the sequence group of '${owner.fields.join(',')}'; declare sequenceGroup`, c);
     }
+  }
+
+  // Rule 11 (last, so the rules above name the problems they know first).
+  const never = noEventTopicProblem(binding.topic);
+  if (never !== undefined) fail(`topic filter '${binding.topic}' can match no event topic (tilstand/<site>/events/<module>/<stream>): ${never}`);
+}
+
+/**
+ * Why no event topic, `tilstand/<site>/events/<module>/<stream>` with names matching NAME_PATTERN
+ * (envelope.ts), matches the filter; undefined when one can. Such a filter is a valid MQTT filter,
+ * and its binding fed nothing: every event of the stream meant became a no_binding dead letter.
+ */
+export function noEventTopicProblem(filter: string): string | undefined {
+  const levels = filter.split('/');
+  const fixed: Record<number, string> = { 0: 'tilstand', 2: 'events' };
+  for (let i = 0; i < levels.length; i++) {
+    const level = levels[i]!;
+    // '#' matches the rest, none included (MQTT §4.7.1.2: its parent level too).
+    if (level === '#') return undefined;
+    if (i >= 5) break;
+    if (level === '+') continue;
+    const want = fixed[i];
+    if (want !== undefined && level !== want) return `level ${i + 1} is '${level}', expected '${want}'`;
+    if (want === undefined && !NAME_PATTERN.test(level)) return `level ${i + 1} is '${level}', expected a name matching ${NAME_PATTERN.source} (or + or #)`;
+  }
+  return levels.length === 5 ? undefined : `it has ${levels.length} levels, an event topic 5`;
+}
+
+/** A value as a shape message names it: `a string "x"`, `an array`, `undefined`. */
+function shapeOf(v: unknown): string {
+  if (v === undefined || v === null) return String(v);
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return `a string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 39)}…` : v)}`;
+  return typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Rule 0: the options that hold objects and lists have that shape, each refusal naming the option
+ * and what was expected. The rules below iterate them: `sequenceGroup` without `columns` stopped
+ * the start with a bare TypeError, and a string where an object or list belongs was read one
+ * character at a time ("sequence-group column 'o' is not a column", "kinds: '0' is not an op").
+ */
+function shapeProblems(b: Binding, fail: (why: string, column?: string) => never): void {
+  const objectOf = (v: unknown, option: string, of: string): void => {
+    if (!isPlainObject(v)) fail(`${option}: expected an object of ${of}, got ${shapeOf(v)}`);
+  };
+  objectOf(b.columns, 'columns', 'column → path');
+  if (b.kinds !== undefined) objectOf(b.kinds, 'kinds', 'op → row kind');
+  const sg: unknown = b.sequenceGroup;
+  if (sg !== undefined) {
+    if (!isPlainObject(sg)) fail(`sequenceGroup: expected an object {field, columns}, got ${shapeOf(sg)}`);
+    const g = sg as Record<string, unknown>;
+    if (typeof g.field !== 'string' || g.field === '') fail(`sequenceGroup.field: expected a column name, got ${shapeOf(g.field)}`);
+    if (!Array.isArray(g.columns) || !g.columns.every((c) => typeof c === 'string')) {
+      fail(`sequenceGroup.columns: expected a list of column names, got ${shapeOf(g.columns)}`);
+    }
+  }
+  const e: unknown = b.enrich;
+  if (e !== undefined) {
+    if (!isPlainObject(e)) fail(`enrich: expected an object {table, key, columns}, got ${shapeOf(e)}`);
+    const en = e as Record<string, unknown>;
+    objectOf(en.key, 'enrich.key', 'column → path');
+    objectOf(en.columns, 'enrich.columns', 'column → column');
   }
 }
 

@@ -218,9 +218,11 @@ export class Agent {
   /**
    * Per rule, the proposals withdrawn since the snapshots its baseline read — by `recheckChanged`,
    * or by a run while the rule was held on an older baseline (RuleContext.withdrawnBetweenRuns);
-   * let go once a run is the rule's baseline. In memory only.
+   * let go once a run is the rule's baseline. In memory only. The latest per situation: a rule held
+   * for days (a quiet draft) sees a row go up and down many times, and each withdrawal of it kept
+   * grew the list without bound, though the rule reads only which rows they name.
    */
-  private readonly withdrawnBetween = new Map<string, Proposal[]>();
+  private readonly withdrawnBetween = new Map<string, Map<string, Proposal>>();
   /** The held baselines the inbox keeps for a restart (`recordHolds`); undefined until the first run reads them back. */
   private storedHolds: HeldBaselines | undefined;
 
@@ -406,7 +408,7 @@ export class Agent {
       // The flag stays until this run is the next one's baseline: a run whose submit fails with
       // nothing in the inbox leaves the baseline where it was, and its successor must read every
       // row again (else a row already under a raised reorder point is never proposed).
-      const ctx = this.context(runId, tables, siteTables, this.everyRowNext ? null : this.baseline(), nowMs, undefined, [...this.withdrawnBetween.values()].flat());
+      const ctx = this.context(runId, tables, siteTables, this.everyRowNext ? null : this.baseline(), nowMs, undefined, [...this.withdrawnBetween.values()].flatMap((m) => [...m.values()]));
       // A rule that failed in the previous run reads from the baseline it had then.
       const baselineOf = (rule: Rule): RuleContext['previousTags'] => (ctx.previousTags !== null && this.failedBaselines.has(rule.id) ? this.existingTags(this.failedBaselines.get(rule.id)!) : ctx.previousTags);
       const nextFailedBaselines = new Map<string, RuleContext['previousTags']>();
@@ -579,9 +581,10 @@ export class Agent {
 
   /** Keeps a withdrawn proposal for its rule's next run (RuleContext.withdrawnBetweenRuns). */
   private noteWithdrawn(p: Proposal): void {
-    const list = this.withdrawnBetween.get(p.ruleId);
-    if (list) list.push(p);
-    else this.withdrawnBetween.set(p.ruleId, [p]);
+    let bySituation = this.withdrawnBetween.get(p.ruleId);
+    if (!bySituation) this.withdrawnBetween.set(p.ruleId, (bySituation = new Map()));
+    bySituation.delete(p.situationKey); // re-inserted: the latest withdrawal last
+    bySituation.set(p.situationKey, p);
   }
 
   /** Has the inbox keep `held` for a restart (committed when it returns); nothing when unchanged. */

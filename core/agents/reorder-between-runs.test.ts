@@ -88,6 +88,42 @@ describe('stock-reorder after a withdrawal between runs', () => {
     expect(fell.created.map((p) => p.params)).toEqual([{ item: 'X', location: 'A', qty: 19, position_before: 1 }]);
   });
 
+  it('keeps one withdrawal per situation while the rule stays held: a row going up and down for as long as a quiet draft lasts does not grow the list', async () => {
+    site = new TestSite();
+    await site.addUser('lena', 'shift_lead');
+    site.stock('Q', 'A', { on_hand: 3 });
+    site.stock('X', 'A', { on_hand: 3 });
+    site.commit();
+    const seen: number[] = [];
+    const counting: Rule = { ...stockReorder, evaluate: (ctx) => (seen.push(ctx.withdrawnBetweenRuns.length), stockReorder.evaluate(ctx)) };
+    const { agent, inbox } = site.agentAndInbox({ agent: { rules: [counting] } });
+    const first = agent.run().created;
+    await inbox.decide(first[0]!.id, 'reject', { user: 'lena', pin: '1234' });
+    const set = (item: string, onHand: number) => {
+      site.nowMs += 30_000;
+      site.stock(item, 'A', { on_hand: onHand });
+      site.commit();
+    };
+    set('Q', 12);
+    site.nowMs += 60_000;
+    agent.run();
+    set('Q', 2);
+    site.nowMs += 60_000;
+    expect(agent.run().suppressed).toHaveLength(1); // Q: quiet, the rule held on its old baseline
+    // X recovers (withdrawn between runs) and falls again (proposed again from the list), twelve times.
+    for (let i = 0; i < 12; i++) {
+      set('X', 12);
+      expect(agent.recheckChanged().withdrawn.map((p) => p.params.item)).toEqual(['X']);
+      set('X', 2);
+      site.nowMs += 60_000;
+      const run = agent.run();
+      expect(run.created.map((p) => p.params.item)).toEqual(['X']);
+      expect(run.suppressed).toHaveLength(1); // Q still quiet: still held
+    }
+    // The list the rule is shown names X once, not once per withdrawal.
+    expect(seen.at(-1)).toBe(1);
+  });
+
   it('proposes a row whose approval was found stale (it had recovered) and that fell below its point again before the next run', async () => {
     site = new TestSite();
     await site.addUser('lena', 'shift_lead');

@@ -70,8 +70,8 @@ export interface RuleContext {
    * baseline (a failed run, a quiet draft): each no longer held at a commit between that baseline
    * and now. A rule that drafts on what changed since its baseline (stock-reorder) sees the baseline and
    * now on the same side of its threshold and drafts nothing, though the situation ended and began
-   * again in between; these tell it so. Every rule's (a rule looks at its own, by `ruleId`); empty
-   * outside a run, and after a restart (kept in memory).
+   * again in between; these tell it so. Every rule's (a rule looks at its own, by `ruleId`), the
+   * latest withdrawal per situation; empty outside a run, and after a restart (kept in memory).
    */
   readonly withdrawnBetweenRuns: readonly Proposal[];
 }

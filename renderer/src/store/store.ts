@@ -700,7 +700,13 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
         // and a new one each time restarted what follows the user (App's idle timer, which then
         // never ran out).
         const same = was !== null && me !== null && me.name === was.name && me.roles.length === was.roles.length && me.roles.every((r, i) => r === was.roles[i]);
-        if (!same) set({ user: me });
+        if (same) return;
+        // An admin no longer (another admin changed the role; the site keeps the session): the
+        // users list is not theirs to read, and the Users screen, which App shows only to an
+        // admin, left the page blank under a navigation without it.
+        const admin = me?.roles.includes('admin') === true;
+        set({ user: me, ...(admin ? {} : { users: [] }) });
+        if (me !== null && !admin && get().screen === 'users') get().go('inbox');
       }),
       // ui
       lang: savedLang(),

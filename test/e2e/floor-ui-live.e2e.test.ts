@@ -80,7 +80,7 @@ suite('the floor UI keeps up with the site (chromium)', () => {
     await page.keyboard.press('Enter');
     expect((await refused).status()).toBe(401);
     // Answered: the screen takes a sign-in again (a scan while one is answered waits in its field).
-    await page.waitForSelector('button[type="submit"]:not([disabled])');
+    await page.waitForSelector('button[type="submit"]:not([aria-disabled="true"])');
     // …and, refused, the focus is still in the PIN field: a badge scan there goes out as a badge
     // (told by its pace, renderer/src/badge-scan.ts), not as her PIN — one attempt more toward
     // her lockout, the card's number sent as a PIN.
@@ -92,7 +92,7 @@ suite('the floor UI keeps up with the site (chromium)', () => {
     // Then her name and PIN, as a password manager types them (auto-type: name, Tab, PIN and
     // Enter, as quick as a reader): they go out as name and PIN, not as a badge. Once the scan is
     // answered (an Enter while it is, is not sent).
-    await page.waitForSelector('button[type="submit"]:not([disabled])');
+    await page.waitForSelector('button[type="submit"]:not([aria-disabled="true"])');
     await page.fill('input[name="user"]', '');
     await page.focus('input[name="user"]');
     await page.keyboard.type('Lena', { delay: 0 });

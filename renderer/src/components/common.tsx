@@ -104,6 +104,20 @@ export function focusAfterClose(selector: string): void {
   setTimeout(() => document.querySelector<HTMLElement>(selector)?.focus(), 0);
 }
 
+/**
+ * Puts the keyboard focus on the element `selector` finds once what was just done has been
+ * rendered, if the focus is then on the page or on `from` (a button the change disabled, which
+ * chromium drops the focus of): a focus the person put elsewhere meanwhile stays.
+ */
+export function focusIfDropped(selector: string, from: string): void {
+  if (typeof document === 'undefined') return;
+  setTimeout(() => {
+    const at = document.activeElement;
+    if (at !== null && at !== document.body && !at.matches(from)) return;
+    document.querySelector<HTMLElement>(selector)?.focus();
+  }, 0);
+}
+
 /** What of the page `focusFirstOf` uses (a fake one in the unit test). */
 export type QueryDocument = Pick<Document, 'querySelector'>;
 

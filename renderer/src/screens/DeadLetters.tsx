@@ -195,7 +195,10 @@ export function DismissRow(p: {
               <input name="dismissAlike" type="checkbox" checked={p.alike} onChange={(e) => p.setAlike(e.target.checked)} /> {t('dead.alike', { n: formatNumber(lang, p.alikeListed) })}
             </label>
           )}
-          <button className="primary" type="submit" disabled={p.busy || p.note.trim() === ''}>
+          {/* aria-disabled while a replay or dismissal is on its way (the store sends nothing then),
+              not disabled: chromium drops the focus of a button made disabled to the page, and a
+              refused dismissal left it there, not on its form. */}
+          <button className="primary" type="submit" disabled={p.note.trim() === ''} aria-disabled={p.busy || undefined}>
             {t('dead.dismiss')}
           </button>
           <button type="button" onClick={p.onCancel}>

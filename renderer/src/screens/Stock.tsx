@@ -43,6 +43,8 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
   const [busy, setBusy] = useState(false);
   const where = scope === 'location' ? row.location : null;
   const run = async (policy: { reorderPoint: number; orderUpTo: number } | null) => {
+    // One save at a time: the buttons are only marked while one is on its way.
+    if (busy) return;
     setBusy(true);
     const ok = await save(row.item, where, policy);
     setBusy(false);
@@ -79,11 +81,13 @@ function PolicyForm({ row, onDone }: { row: StockView; onDone: () => void }) {
         {t('stock.orderUpToField')}
         <input type="number" name="orderUpTo" min={1} step={1} required value={upTo} aria-invalid={upToLow || undefined} aria-describedby={upToLow ? 'policy-problem' : undefined} onChange={(e) => setUpTo(e.target.value)} />
       </label>
-      <button type="submit" className="primary" disabled={busy}>
+      {/* aria-disabled while a save is on its way, not disabled: chromium drops the focus of a
+          button made disabled to the page, and a refused save left it there, not on Save. */}
+      <button type="submit" className="primary" aria-disabled={busy || undefined}>
         {t('stock.savePolicy')}
       </button>
       {removable ? (
-        <button type="button" name="remove" disabled={busy} onClick={() => void run(null)}>
+        <button type="button" name="remove" aria-disabled={busy || undefined} onClick={() => void run(null)}>
           {t('stock.removePolicy')}
         </button>
       ) : null}

@@ -1,6 +1,6 @@
 import { useEffect, useReducer, useRef, useState, type FormEvent } from 'react';
 import type { Role } from '../../../core/site/api.ts';
-import { escapeCloses, focusAfterClose, Table } from '../components/common.tsx';
+import { escapeCloses, focusAfterClose, focusIfDropped, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 
 const ROLES: Role[] = ['viewer', 'operator', 'shift_lead', 'admin'];
@@ -126,6 +126,8 @@ export function Users() {
     if (added) {
       change({ added, sent: { name, secret, badge } });
       setAddTried(false);
+      // The emptied form disables Add, which had the focus: it goes to the name, for the next user.
+      focusIfDropped('form.add-user input[name="name"]', 'form.add-user button[type="submit"]');
     }
   };
   const submitReset = async (e: FormEvent, user: string) => {
@@ -179,7 +181,9 @@ export function Users() {
                     {t('users.newSecret')}
                     <input name="resetSecret" type="password" autoComplete="new-password" autoFocus value={newSecret} aria-invalid={resetShort || undefined} onChange={(e) => setNewSecret(e.target.value)} />
                   </label>
-                  <button type="submit" className="primary" disabled={busy || !newSecret}>
+                  {/* aria-disabled while a change is on its way (the store sends nothing then), not
+                      disabled: a refused PIN left the focus on the page, not on Set. */}
+                  <button type="submit" className="primary" disabled={!newSecret} aria-disabled={busy || undefined}>
                     {t('users.setSecret')}
                   </button>
                   <button type="button" onClick={() => cancelReset(u.name)}>
@@ -224,7 +228,8 @@ export function Users() {
           {t('users.badge')}
           <input name="badge" type="password" autoComplete="off" value={badge} onChange={(e) => change({ edit: { badge: e.target.value } })} />
         </label>
-        <button type="submit" className="primary" disabled={busy || !name || !secret}>
+        {/* aria-disabled while a change is on its way, as the Set above: a refused user left the focus on the page. */}
+        <button type="submit" className="primary" disabled={!name || !secret} aria-disabled={busy || undefined}>
           {t('users.add')}
         </button>
         {addShort ? (

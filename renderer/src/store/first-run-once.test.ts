@@ -47,14 +47,16 @@ describe('first run on its way', () => {
     expect(store.getState()).toMatchObject({ firstRunError: null, firstRun: { initialized: true } });
   });
 
-  it('its button is disabled while it is on its way', () => {
+  // aria-disabled, not disabled: chromium drops the focus of a button made disabled to the page
+  // (test/e2e/floor-ui-focus-kept.e2e.test.ts), and a refused setup left it there.
+  it('its button is marked disabled (aria-disabled) while it is on its way', () => {
     const store = createAppStore({} as SiteApi);
     const html = (settingUp: boolean) => {
       store.setState({ firstRun: { initialized: false, siteId: null }, settingUp } as never);
       store.getInitialState = store.getState;
       return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(FirstRun)));
     };
-    expect(html(true)).toMatch(/<button type="submit" class="primary" disabled="">/);
+    expect(html(true)).toMatch(/<button type="submit" class="primary" aria-disabled="true">/);
     expect(html(false)).toMatch(/<button type="submit" class="primary">/);
   });
 });

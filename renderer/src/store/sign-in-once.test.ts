@@ -62,14 +62,16 @@ describe('sign-in on its way', () => {
     expect(store.getState()).toMatchObject({ user: { name: 'Kari' }, signInError: null });
   });
 
-  it('the Sign in button is disabled while one is on its way', () => {
+  // aria-disabled, not disabled: chromium drops the focus of a button made disabled to the page, and
+  // a badge scanned after a refused PIN sent from the button went nowhere (floor-ui-focus-kept.e2e).
+  it('the Sign in button is marked disabled (aria-disabled) while one is on its way', () => {
     const store = createAppStore({} as SiteApi);
     const html = (signingIn: boolean) => {
       store.setState({ signingIn } as never);
       store.getInitialState = store.getState;
       return renderToStaticMarkup(createElement(StoreContext.Provider, { value: store }, createElement(SignIn)));
     };
-    expect(html(true)).toMatch(/<button type="submit" class="primary" disabled="">/);
+    expect(html(true)).toMatch(/<button type="submit" class="primary" aria-disabled="true">/);
     expect(html(false)).toMatch(/<button type="submit" class="primary">/);
   });
 });

@@ -1,7 +1,10 @@
 // The exit code of a site command's error (README.md: exit codes), for the dispatcher and for
 // `start`, which maps a failed start the site has already reported without printing it again.
 
+import { JournalError } from '../../ingest/journal.ts';
 import { CliError, EXIT } from '../../lsm/cli/args.ts';
+import { isCorruption } from '../../lsm/errors.ts';
+import { isSqliteCorruption } from '../../sync/cli/common.ts';
 import { ConfigError } from '../config.ts';
 import { ControlError } from '../control.ts';
 import { DataFormatError } from '../data-format.ts';
@@ -16,5 +19,9 @@ export function exitCodeOf(e: unknown): number {
   if (e instanceof DataFormatError) return e.kind === 'TooNew' ? EXIT.usage : EXIT.corruption;
   if (e instanceof SiteError) return e.kind === 'AlreadyRunning' ? EXIT.conflict : e.kind === 'NotInitialized' ? EXIT.notFound : e.kind === 'RestoreUnfinished' ? EXIT.usage : EXIT.io;
   if (e instanceof ControlError) return e.kind === 'InvalidArgument' || e.kind === 'UnknownOp' ? EXIT.usage : EXIT.io;
+  // Damage is 4 whichever file holds it, as for `tilstand table`, so a script can tell it (restore
+  // from HQ) from a disk that fails (5): a table's file, the journal, or site.db, whose SQLite
+  // errors come through unwrapped.
+  if (isCorruption(e) || (e instanceof JournalError && e.kind === 'Corruption') || isSqliteCorruption(e)) return EXIT.corruption;
   return EXIT.io;
 }

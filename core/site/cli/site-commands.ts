@@ -20,6 +20,7 @@ import { bindingConfigError, catalogOptions, checkConfigBindings, configBindings
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { runRestore } from '../../sync/cli/sync.ts';
+import { damageIn, isSqliteCorruption } from '../../sync/cli/common.ts';
 import { runReplayCli } from '../../replay/cli.ts';
 import { isTimeZone } from '../../replay/fixture.ts';
 import { checkDataFormat, dataFormatPath, programDataFormat, raiseDataFormat } from '../data-format.ts';
@@ -589,7 +590,8 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
   const a = await withSubHelp('users', sub, rest, io);
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
-  const db = openSiteDb(dataPaths(data).siteDb);
+  const siteDb = dataPaths(data).siteDb;
+  const db = openDamageNamed(siteDb);
   try {
     const users = new UserStore(db);
     if (sub === 'list') {
@@ -646,6 +648,8 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
       return EXIT.ok;
     }
     throw new CliError(EXIT.usage, `expected 'tilstand users list|add|disable|enable|reset', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+  } catch (e) {
+    throw damageIn(siteDb, e);
   } finally {
     db.close();
   }
@@ -669,7 +673,7 @@ export async function runModules(argv: string[], io: CliIO): Promise<number> {
     throw new CliError(EXIT.usage, `this site uses an external broker (config broker.mode '${config.broker.mode}'): the modules' passwords are that broker's (for mosquitto: mosquitto_passwd -b <its password file> <module> <password>, then reload mosquitto)`);
   }
   const p = dataPaths(data);
-  const db = openSiteDb(p.siteDb);
+  const db = openDamageNamed(p.siteDb);
   try {
     const creds = new ModuleCredentials(db);
     if (sub === 'list') {
@@ -696,8 +700,22 @@ export async function runModules(argv: string[], io: CliIO): Promise<number> {
     if (known) lines.push(`  the module's next connection needs it (with the old one it is refused: the module_refused alarm); a connection open now stays until it ends`);
     await print(io.stdout, lines);
     return EXIT.ok;
+  } catch (e) {
+    throw damageIn(p.siteDb, e);
   } finally {
     db.close();
+  }
+}
+
+/**
+ * site.db opened for a command that reads or changes it; one that is not SQLite's at all fails
+ * here (its journal mode set), and is said to be site.db: SQLite's own words name no file.
+ */
+function openDamageNamed(path: string): ReturnType<typeof openSiteDb> {
+  try {
+    return openSiteDb(path);
+  } catch (e) {
+    throw damageIn(path, e);
   }
 }
 
@@ -933,18 +951,22 @@ export async function runSiteReplay(argv: string[], io: CliIO): Promise<number> 
 
 /**
  * The site's record of its last start (site.db, `LOADED_RULE_FILES_KEY`), or undefined without one
- * that reads as one (a site that never started with this version, or a value of another shape).
+ * that reads as one (a site that never started with this version, or a value of another shape). A
+ * damaged site.db is refused as corruption (exit 4): taken for "no record", the export recorded
+ * this shell's time zone for the site's and said nothing.
  */
 function startRecord(data: string): LoadedRuleFilesRecord | undefined {
+  const path = join(data, 'site.db');
   try {
-    const db = openSiteDb(join(data, 'site.db'), { readonly: true });
+    const db = openSiteDb(path, { readonly: true });
     try {
       const v = siteMeta(db, LOADED_RULE_FILES_KEY);
       return v === undefined ? undefined : loadedRuleFilesRecord(JSON.parse(v));
     } finally {
       db.close();
     }
-  } catch {
+  } catch (e) {
+    if (isSqliteCorruption(e)) throw damageIn(path, e);
     return undefined; // no site.db (the export says so), or none readable: nothing to compare with
   }
 }

@@ -34,6 +34,20 @@ export function exitCodeOf(e: unknown): number {
   return lsmExitCode(e);
 }
 
+/** better-sqlite3's error for a file that is damaged (SQLITE_CORRUPT) or not a database at all (SQLITE_NOTADB). */
+export function isSqliteCorruption(e: unknown): boolean {
+  const code = e instanceof Error ? (e as Error & { code?: unknown }).code : undefined;
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB');
+}
+
+/**
+ * SQLite's words for a damaged file name none ("file is not a database"): the same error, as a
+ * corruption in `path` (exit 4); any other error as it was.
+ */
+export function damageIn(path: string, e: unknown): unknown {
+  return isSqliteCorruption(e) ? new CliError(EXIT.corruption, `corruption in ${path}: ${(e as Error).message}`) : e;
+}
+
 /** Runs a command body; prints `tilstand: <message>` and returns the exit code on failure. */
 export async function guarded(io: CliIO, body: () => Promise<number>): Promise<number> {
   try {

@@ -23,7 +23,7 @@ import type { ProgramDataFormat } from '../hq-data-format.ts';
 import { RESTORED_TABLES, restoreSite } from '../restore.ts';
 import { takeOverFor, type SenderMarker } from '../sender.ts';
 import { checkSiteId } from '../names.ts';
-import { guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
+import { damageIn, guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
 
 /**
  * The description of the target this directory's outbox last sent to (sync_state `target`), if
@@ -214,6 +214,8 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
       try {
         const outbox = existingOutbox(db);
         status = outbox ? statusOf(outbox, Date.now(), DEFAULT_HEALTH_WINDOW_MS) : { ...EMPTY_SYNC_STATUS };
+      } catch (e) {
+        throw damageIn(path, e);
       } finally {
         db.close();
       }
@@ -238,6 +240,9 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
         ran = r.rounds;
         refused = engine.refusedByHq;
         if (!args.boolean('json')) await out.line(syncNowLine(r));
+      } catch (e) {
+        // The outbox is site.db, the only SQLite file the engine opens.
+        throw damageIn(join(data, 'site.db'), e);
       } finally {
         await engine?.close();
         await target.close();

@@ -11,6 +11,9 @@
 //   - `-h` and `--help` are always recognised and set `help`;
 //   - anything else starting with `-` (except a lone `-`) is an unknown option.
 
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
 /** Exit codes of the `tilstand` command (README.md in this folder). */
 export const EXIT = {
   ok: 0,
@@ -150,6 +153,24 @@ export function pathOption(a: ParsedArgs, name: string, what: string): string | 
   const v = a.string(name);
   if (v !== undefined && v.trim().length === 0) throw usageError(`option '--${name}': expected ${what}, got '${v}'`);
   return v;
+}
+
+/**
+ * The path itself, or its nearest existing ancestor, when that is not a directory (a directory
+ * option naming a file, or a path under one); undefined otherwise. Left to the command, such a
+ * path failed as ENOTDIR or EEXIST of a scandir or mkdir deep inside, exit 5, naming no option.
+ */
+export function fileInTheWay(path: string): string | undefined {
+  for (let p = resolve(path); ; p = dirname(p)) {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      if (dirname(p) === p) return undefined;
+      continue; // not there (yet): its parent decides
+    }
+    return st.isDirectory() ? undefined : p;
+  }
 }
 
 /** Usage text of a command's flags, one per line. */

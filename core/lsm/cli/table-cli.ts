@@ -30,7 +30,7 @@ import { TablePaths, tableDir } from '../table-paths.ts';
 import type { NestedTypeJson, TypeJson } from '../types.ts';
 import { partitionExpireNowConfig, type PartitionExpireArgumentNames, type PartitionExpireArguments } from '../partition-expire.ts';
 import { WriterLock } from '../writer-lock.ts';
-import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
+import { CliError, EXIT, fileInTheWay, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
 import { inspectTable, inspectLines } from './inspect.ts';
 import { ALTER_COMMAND } from './table-cli-alter.ts';
 import { CHANGES_COMMANDS } from './table-cli-changes.ts';
@@ -764,7 +764,10 @@ export async function runTableCli(argv: readonly string[], io: CliIO): Promise<n
       throw usageError(`'table ${command.name}' needs <${missing}>: ${commandUsage(command)[0]!.slice('usage: '.length)}`);
     }
     refuseExtraArguments(args, `table ${command.name}`, command.positionals.length);
-    const catalog = new Catalog(resolve(pathOption(args, 'warehouse', 'the warehouse directory') ?? args.required('warehouse')));
+    const warehouse = resolve(pathOption(args, 'warehouse', 'the warehouse directory') ?? args.required('warehouse'));
+    const file = fileInTheWay(warehouse);
+    if (file !== undefined) throw usageError(`option '--warehouse': ${file} is a file, not a directory`);
+    const catalog = new Catalog(warehouse);
     const code = await command.run({ args, io, out, catalog });
     await out.end();
     return code;

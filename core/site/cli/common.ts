@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { CliError, EXIT, usageError, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { CliError, EXIT, fileInTheWay, usageError, type ParsedArgs } from '../../lsm/cli/args.ts';
 
 export { refuseExtraArguments } from '../../lsm/cli/args.ts';
 import { DEFAULT_DATA_DIR, dataPaths } from '../config.ts';
@@ -23,10 +23,18 @@ export async function print(out: NodeJS.WritableStream, lines: readonly string[]
 
 export const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : Buffer.isBuffer(x) ? x.toString('utf8') : x), 2);
 
-/** `--data`, or the default; an empty value (`--data "$D"` with D unset) is refused: resolved, it is the current directory. */
+/**
+ * `--data`, or the default; an empty value (`--data "$D"` with D unset) is refused: resolved, it is
+ * the current directory. So is a file, or a path under one: `init` and `start --demo` failed on
+ * it with Node's "EEXIST: …, mkdir" (exit 5, no option named), and `start` took it for a new
+ * directory and served the first-run screen.
+ */
 export function dataDir(value: string | undefined): string {
   if (value !== undefined && value.trim() === '') throw usageError(`option '--data': expected the site's data directory, got '${value}'`);
-  return resolve(value ?? DEFAULT_DATA_DIR);
+  const data = resolve(value ?? DEFAULT_DATA_DIR);
+  const file = fileInTheWay(data);
+  if (file !== undefined) throw usageError(`option '--data': ${file} is a file, not a directory${value === undefined ? ` (${DEFAULT_DATA_DIR} is the default)` : ''}`);
+  return data;
 }
 
 /**

@@ -32,10 +32,10 @@
 // never removed or replaced, and gets run.json only after every other file; after
 // `writeRunOutput` returns or throws, its temporary folder no longer exists.
 
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { tempStem } from '../lsm/temp-names.ts';
 import { processAlive } from '../lsm/writer-lock.ts';
 import { writeStableJson } from './json.ts';
 
@@ -48,36 +48,11 @@ const INSIDE_STEM = '.tilstand-run.';
 /** The file a run folder is read by first (`replay diff`): moved in last. */
 const MARKER = 'run.json';
 
-/** Bytes a file name may have: NAME_MAX of the file systems a run is written to. */
-const NAME_BYTES_MAX = 255;
 /** Bytes of the tail after the stem: a pid of up to 10 digits, `@`, the host (≤ 64), `.tmp`. */
 const TAIL_BYTES_MAX = 10 + 1 + 64 + 4;
-/** Hex digits of the name's hash in a cut stem. */
-const HASH_CHARS = 8;
 
-/** `text` cut to at most `bytes` bytes of UTF-8, at a character (never half of one). */
-function cutToBytes(text: string, bytes: number): string {
-  let cut = '';
-  let used = 0;
-  for (const ch of text) {
-    used += Buffer.byteLength(ch);
-    if (used > bytes) break;
-    cut += ch;
-  }
-  return cut;
-}
-
-/**
- * What a temporary folder beside `out` is named before its tail: `.<name>.`, or, when that would
- * leave the tail no room within NAME_BYTES_MAX, `.<name cut>~<hash of name>.`.
- */
-function besideStem(out: string): string {
-  const name = basename(out);
-  const stemBytesMax = NAME_BYTES_MAX - TAIL_BYTES_MAX;
-  if (Buffer.byteLength(name) + 2 <= stemBytesMax) return `.${name}.`;
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, HASH_CHARS);
-  return `.${cutToBytes(name, stemBytesMax - 3 - HASH_CHARS)}~${hash}.`;
-}
+/** What a temporary folder beside `out` is named before its tail (core/lsm temp-names.ts). */
+const besideStem = (out: string): string => tempStem(basename(out), TAIL_BYTES_MAX);
 
 /** The temporary folder's name for `stem`, of this process on this host. */
 const tempName = (stem: string): string => `${stem}${process.pid}@${HOST}.tmp`;

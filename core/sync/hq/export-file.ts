@@ -23,11 +23,12 @@
 // Invariants: the target path is only ever touched by rename(2); after `commit` or `abort` the
 // temporary file no longer exists.
 
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { CliError, EXIT } from '../../lsm/cli/args.ts';
+import { tempStem as stemOf } from '../../lsm/temp-names.ts';
 import { processAlive } from '../../lsm/writer-lock.ts';
 
 /** Characters gathered before one write(2): bounds the memory a CSV export holds. */
@@ -42,36 +43,11 @@ const HOST = hostname().replace(/[^A-Za-z0-9-]/g, '-').slice(0, 64);
 /** What follows `.<name>.` in a temporary file's name: owner pid, host, uuid. */
 const TEMP_TAIL = /^(\d+)@([A-Za-z0-9-]*)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
 
-/** Bytes a file name may have: NAME_MAX of the file systems an export is written to. */
-const NAME_BYTES_MAX = 255;
 /** Bytes of the tail after the stem: a pid of up to 10 digits, `@`, the host, `.`, a uuid, `.tmp`. */
 const TAIL_BYTES_MAX = 10 + 1 + 64 + 1 + 36 + 4;
-/** Hex digits of the name's hash in a cut stem. */
-const HASH_CHARS = 8;
 
-/** `text` cut to at most `bytes` bytes of UTF-8, at a character (never half of one). */
-function cutToBytes(text: string, bytes: number): string {
-  let cut = '';
-  let used = 0;
-  for (const ch of text) {
-    used += Buffer.byteLength(ch);
-    if (used > bytes) break;
-    cut += ch;
-  }
-  return cut;
-}
-
-/**
- * What a temporary file of an export to `dest` is named before its tail: `.<name>.`, or, when that
- * would leave the tail no room within NAME_BYTES_MAX, `.<name cut>~<hash of name>.`.
- */
-function tempStem(dest: string): string {
-  const name = basename(dest);
-  const stemBytesMax = NAME_BYTES_MAX - TAIL_BYTES_MAX;
-  if (Buffer.byteLength(name) + 2 <= stemBytesMax) return `.${name}.`;
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, HASH_CHARS);
-  return `.${cutToBytes(name, stemBytesMax - 3 - HASH_CHARS)}~${hash}.`;
-}
+/** What a temporary file of an export to `dest` is named before its tail (core/lsm temp-names.ts). */
+const tempStem = (dest: string): string => stemOf(basename(dest), TAIL_BYTES_MAX);
 
 /**
  * Removes the temporary files of exports to `dest` that a process of this host left when it died

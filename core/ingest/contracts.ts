@@ -130,7 +130,8 @@ function convert(f: ContractField, t: DataType, json: unknown, event = true): { 
     return { problem: `expected ${t.root === 'DATE' ? 'yyyy-mm-dd' : t.root === 'TIME' ? 'hh:mm:ss' : 'ISO-8601'} text, got a number` };
   }
   if ((json === null || json === undefined) && !t.nullable) return { problem: 'must not be null' };
-  // Events only: a stored contract's default is not refused after the fact (its file would stop the start).
+  // What a module sent only: a contract's default, checked at registration and filled in for a field
+  // an event leaves out, is not refused after the fact (its file would stop the start).
   if (event && typeof json === 'number') {
     const inexact = inexactNumber(t, json);
     if (inexact !== undefined) return { problem: inexact };
@@ -390,7 +391,8 @@ function validateFast(contract: Contract, record: unknown): ValidateResult | und
   for (let i = 0; i < fields.length; i++) {
     const f = fields[i]!;
     let json: unknown;
-    if (hasOwn(rec, f.name)) json = rec[f.name];
+    const sent = hasOwn(rec, f.name);
+    if (sent) json = rec[f.name];
     else if (f.hasDefault) json = f.default;
     else return undefined;
     let value: unknown;
@@ -402,7 +404,7 @@ function validateFast(contract: Contract, record: unknown): ValidateResult | und
       if (value === NO_FAST) {
         // Not a typed fast case: the generic conversion of this one field; a problem goes to the
         // generic path, which collects the errors.
-        const r = convert(f.field, f.type, json);
+        const r = convert(f.field, f.type, json, sent);
         if (r.problem !== undefined) return undefined;
         value = r.value;
       } else if (f.symbols !== undefined && !f.symbols.has(value as string)) return undefined;
@@ -429,13 +431,16 @@ export function validateGeneric(contract: Contract, record: unknown, pathPrefix 
     known.add(f.name);
     const path = joinPath(pathPrefix, f.name);
     let json: unknown;
-    if (hasOwn(rec, f.name)) json = rec[f.name];
+    const sent = hasOwn(rec, f.name);
+    if (sent) json = rec[f.name];
     else if (hasOwn(f, 'default')) json = f.default;
     else {
       errors.push({ path, message: 'missing (required: no default)' });
       continue;
     }
-    const { value, problem } = convert(f, cachedType(f.type), json);
+    // A default is read as registration read it (`valueProblem`): the exactness check is for what
+    // a module sends, and an event that left the field out was refused for a number it never sent.
+    const { value, problem } = convert(f, cachedType(f.type), json, sent);
     if (problem) errors.push({ path, message: problem });
     else {
       out[f.name] = json;

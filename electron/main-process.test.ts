@@ -2,7 +2,7 @@
 // among Electron's), kiosk/fullscreen reaching the window, the single-instance lock taken before
 // the site starts, quit stopping the site first, and the first run on a new data directory.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -107,6 +107,22 @@ describe('electron main process', () => {
     expect(rec.errorBoxes[0]!.content).toContain('The site\'s log: /tmp/nowhere-demo/logs/site.log');
     expect(lines).toEqual([`the site did not start: ${refused.message}`]);
     expect(rec.windows).toHaveLength(0);
+  });
+
+  it('a --data that is a file is explained in the box, and neither the site nor the first-run screen starts', async () => {
+    const { e, rec } = fakeElectron();
+    const s = fakeSite(rec);
+    const folder = mkdtempSync(join(tmpdir(), 'tilstand-electron-data-file-'));
+    const file = join(folder, 'not-a-folder');
+    writeFileSync(file, 'x');
+    try {
+      await expect(runMain(e, ['--data', file], { startSite: s.startSite, log: () => undefined })).rejects.toThrow(`--data: ${file} is a file, not a directory`);
+      expect(rec.errorBoxes).toEqual([{ title: 'Tilstand could not start', content: expect.stringContaining(`${file} is a file, not a directory`) }]);
+      expect(s.started).toEqual([]);
+      expect(rec.windows).toHaveLength(0);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it("says it in the system's language: Norwegian on a Norwegian PC, German on a German one", async () => {

@@ -14,6 +14,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SiteBackend } from '../core/site/api.ts';
+import { dataDirProblem } from '../core/site/cli/common.ts';
 import { FirstRunBackend, isInitialized, SwitchingBackend } from '../core/site/first-run.ts';
 import { DEFAULT_RENDERER_DIR, type SiteStartOptions } from '../core/site/site.ts';
 import { SITE_LAUNCH, shellWord } from '../core/site/v8-flags.ts';
@@ -211,6 +212,14 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
     const box = NOT_STARTED[boxLang(e.app.getLocale?.() ?? '')];
     e.dialog.showErrorBox(box.title, box.content(why, args.data, join(args.data, 'logs', 'site.log')));
   };
+  // A --data that is a file: said in the box, as a site that does not start. Left to go on, the
+  // window showed the first-run screen for it, whose setup then failed.
+  const problem = dataDirProblem(args.data);
+  if (problem !== undefined) {
+    const err = new Error(`--data: ${problem}`);
+    await notStarted(err, '');
+    throw err;
+  }
   let backend: SiteBackend;
   if (args.demo || isInitialized(args.data)) {
     try {

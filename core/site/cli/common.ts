@@ -32,9 +32,15 @@ export const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof
 export function dataDir(value: string | undefined): string {
   if (value !== undefined && value.trim() === '') throw usageError(`option '--data': expected the site's data directory, got '${value}'`);
   const data = resolve(value ?? DEFAULT_DATA_DIR);
-  const file = fileInTheWay(data);
-  if (file !== undefined) throw usageError(`option '--data': ${file} is a file, not a directory${value === undefined ? ` (${DEFAULT_DATA_DIR} is the default)` : ''}`);
+  const problem = dataDirProblem(data);
+  if (problem !== undefined) throw usageError(`option '--data': ${problem}${value === undefined ? ` (${DEFAULT_DATA_DIR} is the default)` : ''}`);
   return data;
+}
+
+/** Why `data` cannot be a data directory: it, or the nearest part of its path that exists, is a file (the Electron shell asks too). */
+export function dataDirProblem(data: string): string | undefined {
+  const file = fileInTheWay(data);
+  return file === undefined ? undefined : `${file} is a file, not a directory`;
 }
 
 /**

@@ -5,7 +5,7 @@
 // Concurrency: owns the table's writer (one DecisionLog per data directory). `append` buffers;
 // `commit` makes the entries durable. Readers (CLI, HQ) read the table directly.
 
-import { LsmError, type Predicate, type Table, type TableWriter } from '../lsm/index.ts';
+import { rowHeld, type Predicate, type Table, type TableWriter } from '../lsm/index.ts';
 import { rowRecord } from './inbox-tables.ts';
 import type { Decision, Json, ProposalInput } from './proposal.ts';
 
@@ -77,7 +77,7 @@ export class DecisionLog {
       // Taken once the writer holds the entry: a write the table refuses leaves no gap in the ids,
       // and one that failed after the take (a flush on a full disk; the writer keeps the entry for
       // the next commit) keeps its id — given again, the next entry replaced it under that key.
-      if (!(err instanceof LsmError && err.rowTaken === true)) throw err;
+      if (!rowHeld(err)) throw err;
       this.nextId++;
       throw err;
     }

@@ -26,7 +26,7 @@
 // (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
 // approved.
 
-import { CompactionSlicer, isWellFormedString, LsmError, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
+import { CompactionSlicer, isWellFormedString, LsmError, rowHeld, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries, SUPERSEDED_PROPERTY } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
@@ -983,7 +983,7 @@ export class Inbox {
     try {
       this.writer.writeRecord(row);
     } catch (e) {
-      if (!(e instanceof LsmError && e.rowTaken === true)) throw e;
+      if (!rowHeld(e)) throw e;
     }
   }
 
@@ -1000,7 +1000,7 @@ export class Inbox {
     try {
       return this.log.append(e);
     } catch (err) {
-      if (!(err instanceof LsmError && err.rowTaken === true)) throw err;
+      if (!rowHeld(err)) throw err;
       return id; // DecisionLog.append keeps the id of an entry its writer took
     }
   }

@@ -33,6 +33,14 @@ export class LsmError extends Error {
   }
 }
 
+/**
+ * Whether `e` is a TableWriter write's failure after it took its row (`rowTaken` true: a flush on a
+ * full disk): the writer holds the row for the next flush or commit, so a caller counts it written.
+ */
+export function rowHeld(e: unknown): e is LsmError {
+  return e instanceof LsmError && e.rowTaken === true;
+}
+
 export const invalidArgument = (message: string): LsmError => new LsmError('InvalidArgument', message);
 export const notFound = (message: string): LsmError => new LsmError('NotFound', message);
 export const notSupported = (message: string): LsmError => new LsmError('NotSupported', message);

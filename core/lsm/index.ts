@@ -1,6 +1,6 @@
 // core/lsm — the table store. This file names its public surface; everything else is private.
 export { Catalog, parseIdentifier, type Identifier } from './catalog.ts';
-export { LsmError, isCorruption, type LsmErrorKind } from './errors.ts';
+export { LsmError, isCorruption, rowHeld, type LsmErrorKind } from './errors.ts';
 export { ForwardingFileIO, LocalFileIO, localFileIO, type FileIO } from './file-io.ts';
 export { RowKind, ROW_KIND_TEXT, parseRowKind, type KeyValue, type RowKindText } from './key-value.ts';
 export { TableSchema, type SchemaSpec, type TableSchemaJson } from './schema.ts';

@@ -46,7 +46,8 @@ const NAMED_MAX = 10;
 
 const siteFolder = (warehouse: string, site: string) => join(warehouse, sitePrefix(site).slice(0, -1));
 const recordPath = (warehouse: string, site: string) => join(siteFolder(warehouse, site), '.tilstand', 'pulled.json');
-const sha256 = (path: string) => createHash('sha256').update(fs.readFileSync(path)).digest('hex');
+const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const sha256 = (path: string) => sha256Of(fs.readFileSync(path));
 
 /** The record of earlier pulls of `site` into `warehouse`; {} when there is none or it does not read. */
 function readRecord(warehouse: string, site: string): PullRecord {
@@ -98,9 +99,10 @@ export function ownWrites(warehouse: string, site: string, listed: readonly Obje
     for (const rel of files) {
       const isSnapshot = rel.startsWith('snapshot/');
       if (!isSnapshot && !atHq.has(`${sitePrefix(site)}${table}/${rel}`)) continue; // kept by the pull
+      // Hashed only when the rule for a copy without a record does not already take it as pulled.
+      if (pulled === undefined && (!isSnapshot || snapshotId(rel) === lowest)) continue;
       const hash = sha256(join(tableDir, rel));
-      const fromPull = (pulled === undefined ? !isSnapshot || snapshotId(rel) === lowest : pulled[rel] === hash) || unfinished[rel] === hash;
-      if (!fromPull) out.push(`${table}/${rel}`);
+      if ((pulled === undefined || pulled[rel] !== hash) && unfinished[rel] !== hash) out.push(`${table}/${rel}`);
     }
   }
   return out;
@@ -151,7 +153,7 @@ export function recordUnfinished(warehouse: string, site: string, table: string,
   const tablePrefix = `${sitePrefix(site)}${table}/`;
   const unfinished: TableRecord = { ...record[unfinishedOf(table)] };
   for (const [key, bytes] of files) {
-    if (key.startsWith(tablePrefix)) unfinished[key.slice(tablePrefix.length)] = createHash('sha256').update(bytes).digest('hex');
+    if (key.startsWith(tablePrefix)) unfinished[key.slice(tablePrefix.length)] = sha256Of(bytes);
   }
   record[unfinishedOf(table)] = unfinished;
   writeRecord(warehouse, site, record);

@@ -405,17 +405,23 @@ function runEngineModel(c: EngineCase, seed: number): void {
     }
     check(step);
   }
-  // Rows of existing keys over a full compaction: every engine but first-row marks some.
+  // Rows of existing keys over a full compaction: every engine but first-row marks some. A row
+  // with an older sequence value loses to the stored one and marks nothing, so with a
+  // sequence.field twelve rows can all lose (seed 467259): rounds go on until one marks, at most
+  // eight (a writer that never marks still fails below).
   dvW.compact(true);
   refW.compact(true);
-  for (let i = 0; i < 12; i++) {
-    const row = [rnd(2), rnd(25), ...c.op(rnd, 70 + i).values];
-    dvW.write([...row]);
-    refW.write([...row]);
+  const rounds = c.options['merge-engine'] === 'first-row' ? 1 : 8;
+  for (let round = 0; round < rounds && !marked; round++) {
+    for (let i = 0; i < 12; i++) {
+      const row = [rnd(2), rnd(25), ...c.op(rnd, 70 + 12 * round + i).values];
+      dvW.write([...row]);
+      refW.write([...row]);
+    }
+    dvW.commit();
+    refW.commit();
+    check(70);
   }
-  dvW.commit();
-  refW.commit();
-  check(70);
   // Earlier states: retained snapshots and tags, and the diff between consecutive tags.
   for (const s of snaps) if (dvT.snapshots.tryGet(s.id)) expect(rowText(dvT.scanRows({ snapshotId: s.id })), `${at(70)} snapshot ${s.id}`).toEqual(s.rows);
   for (const tag of tags) expect(rowText(dvT.scanRows({ tag: tag.name })), `${at(70)} tag ${tag.name}`).toEqual(tag.rows);

@@ -18,6 +18,7 @@ import { existingOutbox, openOutboxDb } from '../sync/outbox.ts';
 import { shownTarget, targetDescription } from '../sync/targets/open.ts';
 import { shownDescription } from '../sync/targets/target.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
+import { damageIn } from '../sync/cli/common.ts';
 import type { AgentRuleView, AgentStatus, StreamView, SyncStatus } from './api.ts';
 
 export interface TableState {
@@ -186,7 +187,14 @@ function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): Syn
   const configured = config.hq.target;
   const view = (target: string, s: EngineSyncStatus) => syncView(target, DEFAULT_HEALTH_WINDOW_MS, s);
   if (!existsSync(path)) return configured ? view(redactTarget(configured), EMPTY_SYNC_STATUS) : null;
-  const db = openOutboxDb(path, true);
+  // SQLite's words for a damaged site.db name no file: said as corruption in site.db (exit 4), as
+  // `users list` and `modules list` say it.
+  let db: ReturnType<typeof openOutboxDb>;
+  try {
+    db = openOutboxDb(path, true);
+  } catch (e) {
+    throw damageIn(path, e);
+  }
   try {
     const outbox = existingOutbox(db);
     const kept = outbox?.getState('target');
@@ -199,6 +207,8 @@ function syncFromDirectory(data: string, config: SiteConfig, nowMs: number): Syn
     else target = `${last} (where it last synced; config.json names ${redactTarget(configured)}, where a start without --hq syncs, sending everything again)`;
     if (target === undefined) return null;
     return view(target, outbox ? statusOf(outbox, nowMs, DEFAULT_HEALTH_WINDOW_MS) : EMPTY_SYNC_STATUS);
+  } catch (e) {
+    throw damageIn(path, e);
   } finally {
     db.close();
   }

@@ -53,6 +53,25 @@ const str = (max = STRING_MAX): Check => (v, p) => {
   if (typeof v !== 'string') fail(p, 'a string', v);
   if ((v as string).length > max) refuse(p, `longer than ${max} characters`, 'input.tooLong', { max });
 };
+/**
+ * The bidi embedding, override and isolate controls (U+202A–202E, U+2066–2069): in a decision's
+ * comment or a dismissal's note they turn the text after them around, on the floor PC and at HQ
+ * (the decision log and the dead letters are synced), so a comment can read as another.
+ */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
+/** The first bidi control in `text` as its code point ("U+202E"), or undefined (also the CLI's `--comment` and `--note`). */
+export function bidiControlIn(text: string): string | undefined {
+  const ch = BIDI_CONTROL.exec(text)?.[0];
+  return ch === undefined ? undefined : `U+${ch.codePointAt(0)!.toString(16).toUpperCase()}`;
+}
+/** What the refusal of a free text with a bidi control says after the field. */
+export const bidiControlProblem = (code: string): string => `must not contain ${code}, a direction-changing character (the text after it would show reversed)`;
+/** A free text a person types (a comment, a note): a string of at most `max`, without bidi controls. */
+const freeText = (max: number): Check => (v, p) => {
+  str(max)(v, p);
+  const code = bidiControlIn(v as string);
+  if (code !== undefined) refuse(p, bidiControlProblem(code), 'input.refused', { char: code });
+};
 // A user name is checked by the user store's own rules (core/inbox): every name `tilstand users
 // add` takes — "Kåre Ødegård", "Jürgen" — can sign in and be managed from the floor UI. A name the
 // store refuses ("Ola/Per", too long) is one refusal to the reader. A new user's name (addUser,
@@ -171,7 +190,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   status: empty,
   listProposals: object({ status: opt(arrayOf(oneOf(STATUSES), 6)), limit: opt(int(1, 1000)), order: opt(oneOf(['newest', 'urgency', 'decided'])) }),
   getProposal: object({ id: req(str(128)) }),
-  decide: object({ id: req(str(128)), decision: req(oneOf(['approve', 'reject', 'defer'])), comment: opt(str(2000)) }),
+  decide: object({ id: req(str(128)), decision: req(oneOf(['approve', 'reject', 'defer'])), comment: opt(freeText(2000)) }),
   // `statuses`: the work queue's stored statuses (a handful), each as short as a status is.
   workQueue: object({ search: opt(str(128)), statuses: opt(arrayOf(str(32), 16)), limit: opt(int(1, 10_000)) }),
   stock: object({ search: opt(str(128)), limit: opt(int(1, 10_000)), below: opt(bool) }),
@@ -191,7 +210,7 @@ const VALIDATORS: { [M in SiteMethod]: Check } = {
   deadLetters: object({ status: opt(oneOf(['open', 'replayed', 'dismissed'])), limit: opt(int(1, DEAD_LETTER_LIST_MAX)), topic: opt(str(TOPIC_MAX)), reason: opt(oneOf(DEAD_LETTER_REASONS)) }),
   deadLetterGroups: empty,
   replayDeadLetters: object({ ids: opt(arrayOf(str(32), 10_000)), alike: opt(bool) }),
-  dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(str(DISMISS_NOTE_MAX)), alike: opt(bool) }),
+  dismissDeadLetters: object({ ids: req(arrayOf(str(32), 10_000)), note: req(freeText(DISMISS_NOTE_MAX)), alike: opt(bool) }),
   users: empty,
   addUser: object({ name: req(newName), roles: req(arrayOf(oneOf(ROLES), 4)), secret: req(str(SECRET_CHARS_MAX)), badge: opt(str(SECRET_CHARS_MAX)) }),
   disableUser: object({ name: req(name) }),

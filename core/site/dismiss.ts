@@ -7,6 +7,7 @@
 //
 // Concurrency: as the Ingestor's (one thread); the PIN check counts wrong PINs in site.db.
 
+import { bidiControlIn, bidiControlProblem } from './api-validate.ts';
 import { DEAD_LETTER_SLICE, type Ingestor, type ReplayProgress, type ReplayResult } from '../ingest/ingestor.ts';
 import { DECIDER_ROLES } from '../inbox/inbox.ts';
 import type { UserStore } from '../inbox/users.ts';
@@ -102,6 +103,9 @@ function checkRequest(ids: readonly bigint[], note: unknown): string {
   if (typeof note !== 'string' || note.trim() === '') throw invalid('note: say why these dead letters are dismissed (what was looked at, what the module owner said)');
   const text = note.trim();
   if (text.length > DISMISS_NOTE_MAX) throw invalid(`note: expected at most ${DISMISS_NOTE_MAX} characters, got ${text.length}`);
+  // As the API's validation refuses it (a control-socket client, `deadletters.dismiss`, meets this).
+  const bidi = bidiControlIn(text);
+  if (bidi !== undefined) throw invalid(`note: ${bidiControlProblem(bidi)}`);
   if (ids.length === 0) throw invalid('ids: name the dead letters to dismiss (their journal positions)');
   return text;
 }

@@ -13,6 +13,7 @@
 // `pending` and is sent by the site's WriteBack.resume() at its next start.
 
 import { CliError, EXIT, parseArgs, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { bidiControlIn, bidiControlProblem } from '../api-validate.ts';
 import { Catalog } from '../../lsm/index.ts';
 import { Agent, rulesInForce, type RunResult } from '../../agents/index.ts';
 import {
@@ -197,7 +198,10 @@ export async function runDecide(argv: string[], io: CliIO): Promise<number> {
   if (proposal === undefined || verb === undefined) throw new CliError(EXIT.usage, 'expected: tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin>');
   proposalId(proposal);
   if (!(DECISIONS as readonly string[]).includes(verb)) throw new CliError(EXIT.usage, `expected approve, reject or defer, got '${verb}'`);
-  const args = { proposal, decision: verb, user: a.required('user'), pin: a.required('pin'), ...(a.string('comment') !== undefined ? { comment: a.string('comment') } : {}) };
+  const comment = a.string('comment');
+  const bidi = comment === undefined ? undefined : bidiControlIn(comment);
+  if (bidi !== undefined) throw new CliError(EXIT.usage, `option '--comment': ${bidiControlProblem(bidi)}`);
+  const args = { proposal, decision: verb, user: a.required('user'), pin: a.required('pin'), ...(comment !== undefined ? { comment } : {}) };
   const data = existingDataDir(a.string('data'));
   const socket = await runningSocket(data);
   let r: DecideResult;
@@ -265,7 +269,12 @@ export function agentControlHandlers(agent: Agent, inbox: Inbox): [string, Contr
     [
       'inbox.decide',
       // An InboxError keeps its `kind` (NotFound, InvalidArgument, Refused, Conflict) on the socket.
-      (a) => inbox.decide(String(a.proposal), String(a.decision) as DecisionVerb, { user: String(a.user), pin: String(a.pin), ...(typeof a.comment === 'string' ? { comment: a.comment } : {}) }),
+      // A comment with a bidi control is refused as the API and the CLI refuse it.
+      (a) => {
+        const bidi = typeof a.comment === 'string' ? bidiControlIn(a.comment) : undefined;
+        if (bidi !== undefined) throw Object.assign(new Error(`comment: ${bidiControlProblem(bidi)}`), { kind: 'InvalidArgument' });
+        return inbox.decide(String(a.proposal), String(a.decision) as DecisionVerb, { user: String(a.user), pin: String(a.pin), ...(typeof a.comment === 'string' ? { comment: a.comment } : {}) });
+      },
     ],
     ['inbox.list', (a) => inbox.list({ ...(typeof a.status === 'string' ? { status: a.status as ProposalStatus } : {}) })],
   ];

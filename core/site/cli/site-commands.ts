@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync, realpathSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, pathOption, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { bidiControlIn, bidiControlProblem } from '../api-validate.ts';
 import { bindingView, checkContract, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
 import { repeatedKeyPath } from '../../lsm/json-keys.ts';
 import { NAME_PATTERN } from '../../ingest/envelope.ts';
@@ -458,6 +459,8 @@ export async function runDeadLetters(argv: string[], io: CliIO): Promise<number>
     if (ids.length === 0) throw new CliError(EXIT.usage, "option '--id': name the dead letters to dismiss (one --id <position> each; 'tilstand deadletters list' shows them)");
     for (const i of ids) if (!/^\d+$/.test(i)) throw new CliError(EXIT.usage, `option '--id': expected a journal position (a whole number), got '${i}'`);
     const req = { ids, user: a.required('user'), pin: a.required('pin'), note: a.required('note'), alike: a.boolean('alike') };
+    const bidi = bidiControlIn(req.note);
+    if (bidi !== undefined) throw new CliError(EXIT.usage, `option '--note': ${bidiControlProblem(bidi)}`);
     let r: { dismissed: number; notOpen: string[]; by: string; alike: number };
     try {
       if (socket) r = (await workOnSite(socket, 'deadletters.dismiss', req, io, DISMISS_WORK)) as typeof r;

@@ -54,7 +54,20 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { logToStderr, reportInternalError } from './internal-error.ts';
+import { clientSource } from './ui-server.ts';
+
+/**
+ * Open connections a site served over TLS keeps (the site network reaches it): at most this many
+ * from one source (`clientSource`: an address; loopback as one) and in all. Without a cap a
+ * client that opened connections and sent nothing (each kept up to the TLS handshake's 120 s,
+ * and again once it had) took file descriptors until the site's process had none left for its
+ * journal, tables and broker. A browser keeps 6 and an event socket a tab; a connection over
+ * either limit is closed at once (before the TLS handshake), logged once a minute.
+ */
+export const TLS_CONNECTIONS_PER_SOURCE_MAX = 64;
+export const TLS_CONNECTIONS_MAX = 256;
 
 export interface HttpEndpoints {
   metrics(): string;
@@ -111,6 +124,7 @@ export class SiteHttpServer {
       }
     };
     this.server = tls ? createHttpsServer({ cert: readFileSync(tls.certPath), key: readFileSync(tls.keyPath) }, handler) : createServer(handler);
+    if (tls) this.capConnections(endpoints.log ?? logToStderr);
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // Node hands the socket over without its own error handling: a client that resets it (after
       // a refusal below, or ui-server's) would raise an 'error' nobody listens to, ending the process.
@@ -122,6 +136,38 @@ export class SiteHttpServer {
       if (!endpoints.ui?.upgrade(req, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
     });
     this.server.keepAliveTimeout = 5_000;
+  }
+
+  /** `TLS_CONNECTIONS_PER_SOURCE_MAX` and `TLS_CONNECTIONS_MAX` on the raw connections, before their TLS handshake. */
+  private capConnections(log: (line: string) => void): void {
+    const open = new Map<string, number>();
+    let total = 0;
+    let lastLogMs = -Infinity;
+    let refusedSinceLog = 0;
+    this.server.on('connection', (socket: Socket) => {
+      const source = clientSource(socket.remoteAddress);
+      const fromThere = open.get(source) ?? 0;
+      if (fromThere >= TLS_CONNECTIONS_PER_SOURCE_MAX || total >= TLS_CONNECTIONS_MAX) {
+        socket.destroy();
+        refusedSinceLog++;
+        const now = performance.now();
+        if (now - lastLogMs >= 60_000) {
+          lastLogMs = now;
+          const why = fromThere >= TLS_CONNECTIONS_PER_SOURCE_MAX ? `${fromThere} open from there (at most ${TLS_CONNECTIONS_PER_SOURCE_MAX} a source)` : `${total} open in all (at most ${TLS_CONNECTIONS_MAX})`;
+          log(`http: refused a connection from ${source}: ${why}; ${refusedSinceLog} refused since the last such line`);
+          refusedSinceLog = 0;
+        }
+        return;
+      }
+      open.set(source, fromThere + 1);
+      total++;
+      socket.once('close', () => {
+        total--;
+        const n = (open.get(source) ?? 1) - 1;
+        if (n === 0) open.delete(source);
+        else open.set(source, n);
+      });
+    });
   }
 
   async listen(): Promise<number> {

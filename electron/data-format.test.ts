@@ -58,7 +58,7 @@ function fakeElectron() {
     Menu: { setApplicationMenu: () => undefined },
     ipcMain: { handle: () => undefined },
     protocol: { registerSchemesAsPrivileged: () => undefined, handle: () => undefined },
-    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
+    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined, on: () => undefined } },
   };
   return { e, rec };
 }

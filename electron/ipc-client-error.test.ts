@@ -38,7 +38,7 @@ function fakeElectron() {
     Menu: { setApplicationMenu: () => undefined },
     ipcMain: { handle: (ch, fn) => void rec.handlers.set(ch, fn as never) },
     protocol: { registerSchemesAsPrivileged: () => undefined, handle: () => undefined },
-    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
+    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined, on: () => undefined } },
   };
   /** A call from window `sender` (its webContents id; the main window's is 1), from `url`. */
   const call = (method: string, req: unknown, o: { sender?: number; url?: string } = {}) =>

@@ -45,7 +45,7 @@ function fakeElectron(locked = false) {
     Menu: { setApplicationMenu: (m) => void rec.menus.push(m) },
     ipcMain: { handle: (ch, fn) => void rec.handlers.set(ch, fn as never) },
     protocol: { registerSchemesAsPrivileged: () => void rec.schemes++, handle: () => undefined },
-    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
+    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined, on: () => undefined } },
   };
   const call = (method: string, req: unknown = {}) => rec.handlers.get(CALL_CHANNEL)!({ sender: { id: 99 }, senderFrame: { url: `${APP_ORIGIN}/index.html` } }, method, req) as Promise<{ ok: boolean; value?: unknown; error?: { kind: string } }>;
   return { e, rec, call };

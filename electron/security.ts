@@ -2,7 +2,7 @@
 // (https-free: the app is served from its own `tilstand://app/` scheme, never file://).
 //   - context isolation, sandbox, no node integration, web security on, no webview, no DevTools;
 //   - a strict Content-Security-Policy on every response;
-//   - navigation and new windows blocked; permission requests and checks denied;
+//   - navigation, new windows and downloads blocked; permission requests and checks denied;
 //   - IPC answered only for frames of our own origin, every payload validated (ipc.ts).
 
 import { resolve, sep } from 'node:path';

@@ -1,8 +1,9 @@
 // The Electron shell's hardening beyond shell.test.ts: permission *checks* are answered no, as
 // permission requests are (Electron grants a check when no check handler is set, and web APIs that
 // check before they ask never reach the request handler); the window has no DevTools (on a shared
-// floor PC a script left in the page through them would act as the next person to sign in). The
-// `electron` module is replaced by a stand-in that records what the shell sets.
+// floor PC a script left in the page through them would act as the next person to sign in); a
+// download is refused (the app asks for none; Electron's default is a save dialog, a file browser on
+// a kiosk PC). The `electron` module is replaced by a stand-in that records what the shell sets.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,8 @@ function standIn() {
     check: undefined as undefined | ((wc: unknown, permission: string) => boolean),
     request: undefined as undefined | ((wc: unknown, permission: string, done: (g: boolean) => void) => void),
     windows: [] as Array<Record<string, unknown>>,
+    download: undefined as undefined | ((e: { preventDefault(): void }, item: { getURL(): string }) => void),
+    lines: [] as string[],
   };
   const contents: WebContentsLike = { id: 1, send: () => undefined, on: () => undefined, setWindowOpenHandler: () => undefined, isDestroyed: () => false };
   const e: ElectronLike = {
@@ -47,6 +50,7 @@ function standIn() {
         webRequest: { onHeadersReceived: () => undefined },
         setPermissionRequestHandler: (cb) => void (rec.request = cb),
         setPermissionCheckHandler: (cb) => void (rec.check = cb),
+        on: (event, cb) => void (event === 'will-download' && (rec.download = cb)),
       },
     },
   };
@@ -60,7 +64,7 @@ async function started(o: { kiosk?: boolean } = {}) {
   const { e, rec } = standIn();
   const backend: SiteBackend = { call: async () => null as never, subscribe: () => () => undefined };
   registerScheme(e);
-  await startShell(e, { rendererDir: dir, preloadPath: '/app/preload.cjs', backend, ...o }).ready;
+  await startShell(e, { rendererDir: dir, preloadPath: '/app/preload.cjs', backend, log: (l) => rec.lines.push(l), ...o }).ready;
   return rec;
 }
 
@@ -83,5 +87,14 @@ describe('Electron shell hardening', () => {
       rec.request!({}, p, (g) => (granted = g));
       expect(granted, p).toBe(false);
     }
+  });
+
+  it('refuses every download, logging one line a minute at most', async () => {
+    const rec = await started();
+    expect(rec.download, 'a will-download handler is set').toBeTypeOf('function');
+    let prevented = 0;
+    for (let i = 0; i < 5; i++) rec.download!({ preventDefault: () => void prevented++ }, { getURL: () => 'data:text/plain,\u202Ehi\n' });
+    expect(prevented).toBe(5);
+    expect(rec.lines).toEqual(['refused a download the app did not ask for: "data:text/plain,\\u202ehi\\n"']);
   });
 });

@@ -48,7 +48,7 @@ function standIn(locked = false) {
     Menu: { setApplicationMenu: (m) => void steps.push(`menu ${String(m)}`) },
     ipcMain: { handle: () => undefined },
     protocol: { registerSchemesAsPrivileged: () => undefined, handle: () => undefined },
-    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
+    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined, on: () => undefined } },
   };
   return { e, steps };
 }

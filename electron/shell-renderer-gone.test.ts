@@ -52,7 +52,7 @@ async function started() {
     Menu: { setApplicationMenu: () => undefined },
     ipcMain: { handle: () => undefined },
     protocol: { registerSchemesAsPrivileged: () => undefined, handle: () => undefined },
-    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
+    session: { defaultSession: { webRequest: { onHeadersReceived: () => undefined }, setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined, on: () => undefined } },
   };
   const backend: SiteBackend = { call: async () => null as never, subscribe: () => () => undefined };
   registerScheme(e);

@@ -81,6 +81,7 @@ function fakeElectron(opts: { locked?: boolean } = {}) {
         webRequest: { onHeadersReceived: (cb) => void (rec.headers = cb) },
         setPermissionRequestHandler: (cb) => void (rec.permission = cb),
         setPermissionCheckHandler: () => undefined,
+        on: () => undefined,
       },
     },
   };

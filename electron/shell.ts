@@ -5,14 +5,14 @@
 // Invariants: one instance per machine (single-instance lock; a second start focuses the first);
 // no application menu (so no accelerators: Ctrl+W, Ctrl+Q, Ctrl+R);
 // every window is sandboxed with context isolation, no node and no DevTools; every response
-// carries the CSP; navigation, new windows, webviews, permission requests and permission checks are
-// refused; IPC answers only frames of the app's own origin and validates every payload; a page
+// carries the CSP; navigation, new windows, webviews, downloads, permission requests and permission
+// checks are refused; IPC answers only frames of the app's own origin and validates every payload; a page
 // process that dies after its page loaded is replaced by loading the page again (after a wait that
 // grows when it keeps dying soon after its load).
 
 import { readFile } from 'node:fs/promises';
 import type { SessionContext, SessionUser, SiteBackend } from '../core/site/api.ts';
-import { ClientErrorLog, logToStderr } from '../core/site/internal-error.ts';
+import { ClientErrorLog, logSafe, logToStderr } from '../core/site/internal-error.ts';
 import { rendererContentType } from '../core/site/renderer-files.ts';
 import { CALL_CHANNEL, EVENT_CHANNEL, handleCall } from './ipc.ts';
 import { APP_ORIGIN, APP_SCHEME, CONTENT_SECURITY_POLICY, isAppUrl, resolveAppFile, webPreferences } from './security.ts';
@@ -62,6 +62,8 @@ export interface ElectronLike {
        * before they ask (so a denied request handler is never reached).
        */
       setPermissionCheckHandler(cb: (wc: unknown, permission: string) => boolean): void;
+      /** A download about to start (Electron's `will-download`); `preventDefault` cancels it. */
+      on(event: 'will-download', cb: (e: { preventDefault(): void }, item: { getURL(): string }) => void): void;
     };
   };
 }
@@ -153,6 +155,20 @@ export function startShell(e: ElectronLike, o: ShellOptions): { ready: Promise<B
     e.session.defaultSession.setPermissionRequestHandler((_wc, _permission, done) => done(false));
     // Checks too: without a handler Electron grants every check (the renderer needs no permission).
     e.session.defaultSession.setPermissionCheckHandler(() => false);
+    // No downloads: the app asks for none, and Electron's way with one it is not told about is a
+    // save dialog — on a kiosk floor PC, a file browser over the PC's disks — or a file written
+    // where the dialog would have put it. Logged, at most a line a minute (a page could try in a loop).
+    let downloadLoggedMs = -Infinity;
+    let downloadsRefused = 0;
+    e.session.defaultSession.on('will-download', (ev, item) => {
+      ev.preventDefault();
+      downloadsRefused++;
+      const now = performance.now();
+      if (now - downloadLoggedMs < 60_000) return;
+      downloadLoggedMs = now;
+      log(`refused a download the app did not ask for: ${logSafe(item.getURL().slice(0, 200))}${downloadsRefused > 1 ? ` (${downloadsRefused} refused since the last such line)` : ''}`);
+      downloadsRefused = 0;
+    });
     // Every answer of the scheme carries the CSP itself, a 404 too (onHeadersReceived above is
     // not relied on for a scheme of our own), and nosniff: a file is only what its name says.
     const guard = { 'Content-Security-Policy': CONTENT_SECURITY_POLICY, 'X-Content-Type-Options': 'nosniff' };

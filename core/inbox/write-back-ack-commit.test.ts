@@ -117,3 +117,67 @@ it.each([
   expect(inbox.get(p!.id)!.command).toMatchObject({ state, detail });
   wb.stop();
 });
+
+/** Table commit number `n` from now (the inbox's and the log's commits each count) fails, as on a full disk. */
+function failCommitNumber(n: number): void {
+  const original = TableWriter.prototype.commit;
+  let commits = 0;
+  vi.spyOn(TableWriter.prototype, 'commit').mockImplementation(function (this: TableWriter, ...args: Parameters<TableWriter['commit']>) {
+    if (++commits === n) throw new Error('disk full');
+    return original.apply(this, args);
+  });
+}
+
+// The broker took the command (PUBACK), and then the inbox's commit of `sent` failed. The warning
+// said "not sent (stays pending, retried on the next poll)": the command had gone out, and the
+// inbox holds `sent` (no retry comes). It says the command was sent and the state not committed.
+it('a publish the broker took whose `sent` commit fails is not reported as not sent', async () => {
+  const inbox = test.open();
+  const warnings: string[] = [];
+  let published = 0;
+  const wb = new WriteBack({
+    inbox,
+    publish: async () => {
+      published++;
+    },
+    onAck: () => undefined,
+    effectSeen: () => false,
+    clock: () => test.now,
+    onWarning: (m) => warnings.push(m),
+  });
+  const [p] = inbox.submit({ runId: 'r1', proposals: [proposalInput('J-1')], withdrawals: [] }).created;
+  // The approval commits both tables; the command's publish follows, then the `sent` commit fails.
+  failCommitNumber(3);
+  await inbox.decide(p!.id, 'approve', { user: 'lena', pin: '1111' });
+  vi.restoreAllMocks();
+  expect(published).toBe(1);
+  expect(inbox.get(p!.id)!.command!.state).toBe('sent');
+  expect(warnings.filter((w) => w.includes('disk full'))).toHaveLength(1);
+  expect(warnings.filter((w) => /not sent|stays pending/.test(w))).toEqual([]);
+  wb.stop();
+  inbox.close(); // the next commit
+  expect(test.open().get(p!.id)!.command!.state).toBe('sent');
+});
+
+// poll() marked applied and timed_out with markCommand itself: a commit failing under the first
+// threw out of the poll (start() warned "poll: disk full"), and the commands after it in the list
+// waited for the next poll, one more each second — and a timed-out command's warning named no
+// command. Marked as the ack handler marks: a warning each, and the poll goes on.
+it('a poll whose first mark fails to commit still marks the commands after it', async () => {
+  const inbox = test.open();
+  const warnings: string[] = [];
+  const wb = new WriteBack({ inbox, publish: async () => undefined, onAck: () => undefined, effectSeen: (p) => p.params['job_id'] !== 'J-3', clock: () => test.now, appliedTimeoutMs: 60_000, onWarning: (m) => warnings.push(m) });
+  const created = inbox.submit({ runId: 'r1', proposals: ['J-1', 'J-2', 'J-3'].map((j) => proposalInput(j)), withdrawals: [] }).created;
+  for (const p of created) await inbox.decide(p.id, 'approve', { user: 'lena', pin: '1111' });
+  expect(created.map((p) => inbox.get(p.id)!.command!.state)).toEqual(['sent', 'sent', 'sent']);
+  test.now += 61_000;
+  failCommits(1);
+  expect(() => wb.poll()).not.toThrow();
+  vi.restoreAllMocks();
+  expect(created.map((p) => inbox.get(p.id)!.command!.state)).toEqual(['applied', 'applied', 'timed_out']);
+  expect(warnings.filter((w) => w.includes('disk full'))).toHaveLength(1);
+  wb.stop();
+  inbox.close();
+  const again = test.open();
+  expect(created.map((p) => again.get(p.id)!.command!.state)).toEqual(['applied', 'applied', 'timed_out']);
+});

@@ -32,8 +32,10 @@
 // the timeout.
 //
 // Concurrency: single-threaded; `poll` and ack handling are synchronous, `send` awaits only the
-// publish. An inbox commit that fails under an ack or a send given up is a warning, not an
-// exception (nothing awaits them: it ended the process); the write is committed with the next.
+// publish. An inbox commit that fails under an ack, a send given up, a send the broker took (its
+// warning says the command was sent: no "not sent") or a poll's applied / timed_out is a warning,
+// not an exception (nothing awaits them: it ended the process, or the poll stopped at it); the
+// write is committed with the next.
 // Limits: acks larger than `ackBytesMax` are ignored; at most `pollBatchMax` commands are
 // examined per poll.
 
@@ -155,7 +157,7 @@ export class WriteBack {
     // it, a restart in between forgot the approval and its log entry, and the module acted on a
     // decision nobody could find.
     if (!this.o.inbox.isCommitted(p.id)) return;
-    await this.publish(p, 'not sent (stays pending, retried on the next poll)', () => this.o.inbox.markCommand(p.id, 'sent', null));
+    await this.publish(p, 'not sent (stays pending, retried on the next poll)', () => this.mark(p.id, 'sent', null));
   }
 
   /**
@@ -178,13 +180,16 @@ export class WriteBack {
         timer = setTimeout(() => reject(new Error(`the broker did not take it (no PUBACK) within ${this.limits.publishTimeoutMs} ms`)), this.limits.publishTimeoutMs);
       });
       await Promise.race([this.o.publish(p.command.topic, JSON.stringify(WriteBack.commandOf(p, now, expiresAtMs))), unanswered]);
-      then?.();
     } catch (e) {
       this.warn(`command for ${p.id} ${failed}: ${(e as Error).message}`);
+      return;
     } finally {
       clearTimeout(timer);
       this.sending.delete(p.id);
     }
+    // Outside the try: the broker took it, so a commit failing under `then` (mark's warning) is no
+    // "not sent" — the command went out, and the inbox holds `sent` for its next commit.
+    then?.();
   }
 
   /** Sends every command still pending (after a restart, or a failed publish). */
@@ -256,9 +261,11 @@ export class WriteBack {
       const pub = this.published.get(p.id);
       const sinceSent = c.sentAtMs === null ? 0 : Math.max(now - c.sentAtMs, pub?.firstMonoMs === undefined ? -Infinity : monoNow - pub.firstMonoMs);
       const sincePublished = pub ? Math.max(now - pub.wallMs, monoNow - pub.monoMs) : now - (c.sentAtMs ?? now);
-      if (seen) this.o.inbox.markCommand(p.id, 'applied', c.detail, 'state');
+      // Through mark: a commit failing under one is a warning naming it, and the poll goes on
+      // (thrown, the commands after it in the list waited for the next poll, one more a poll).
+      if (seen) this.mark(p.id, 'applied', c.detail, 'state');
       else if (c.sentAtMs !== null && sinceSent > this.limits.appliedTimeoutMs) {
-        this.o.inbox.markCommand(p.id, 'timed_out', timedOutDetail(sinceSent, c.state));
+        this.mark(p.id, 'timed_out', timedOutDetail(sinceSent, c.state));
       } else if (c.state === 'sent' && sincePublished >= this.limits.resendAfterMs) {
         // Published again; the state stays `sent`.
         void this.publish(p, 'not published again (tried again later)');
@@ -266,7 +273,7 @@ export class WriteBack {
     }
     // Timed out after the module acknowledged them: their effect may still come, and ends the wait.
     for (const p of this.o.inbox.commandsAwaitingEffect().slice(0, this.limits.pollBatchMax)) {
-      if (this.effectSeen(p)) this.o.inbox.markCommand(p.id, 'applied', p.command!.detail, 'state');
+      if (this.effectSeen(p)) this.mark(p.id, 'applied', p.command!.detail, 'state');
     }
     for (const id of this.published.keys()) if (!commandInFlight(this.o.inbox.get(id)?.command ?? null)) this.published.delete(id);
   }

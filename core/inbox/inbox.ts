@@ -767,6 +767,10 @@ export class Inbox {
     const p = this.get(id);
     if (!p || p.status !== 'approved' || p.command === null) return undefined;
     if (!NEXT[p.command.state].includes(state)) return undefined;
+    // Timed out after the module acknowledged it: an ok ack now is that one again (the module
+    // client answers a redelivered command with its stored ack), no news. Taken, the next poll
+    // timed it out again: a second command_timed_out and its alarm.
+    if (state === 'acknowledged' && timedOutAcknowledged(p.command)) return undefined;
     const now = this.clock();
     const c: CommandProgress = { state, topic: p.command.topic, sentAtMs: state === 'sent' ? now : p.command.sentAtMs, updatedAtMs: now, detail: detail ?? p.command.detail };
     const next = this.writeGroup(p, 'command', commandColumns(c));

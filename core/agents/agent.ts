@@ -30,7 +30,7 @@
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
 
 import { isWellFormedString, LsmError, RENEW_MARGIN_MS, tagTimeLeftMs, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
-import { canonicalJson, situationKey, type EvidenceTable, type HeldBaselines, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
+import { canonicalJson, RISK_LEVELS, situationKey, type EvidenceTable, type HeldBaselines, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig, type AgentConfigInput } from './config.ts';
 import { AgentError } from './errors.ts';
 import { messageCatalog, msg, renderMessage, tableList, type MessageTemplates } from './messages.ts';
@@ -688,6 +688,9 @@ export class Agent {
     }
     checkText(rule, 'action', d.action);
     if (d.module !== null) checkText(rule, 'module', d.module);
+    // A rule file is JavaScript run without a type check: a level the inbox does not know ('High',
+    // 'critical', none) was stored as drafted, and the floor UI sorted the inbox by it as NaN.
+    if (!(RISK_LEVELS as readonly unknown[]).includes(d.risk)) throw new AgentError('InvalidArgument', `rule ${rule.id}: risk: expected one of ${RISK_LEVELS.join(', ')}, got ${JSON.stringify(d.risk) ?? 'undefined'}`);
     const evidence: EvidenceTable[] = this.tableNames.filter((n) => cited.has(n)).map((n) => ({
       table: n,
       snapshotId: tables[n]!.snapshotId,

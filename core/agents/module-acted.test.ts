@@ -200,7 +200,7 @@ describe('escalate-late-job: a raise the versions cannot show', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [escalateLateJob], config: { jobDurationMsByCapability: { weld: 3 * H } } } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '5', params: { job_id: 'J-1', priority_from: 5 } });
+    expect(p).toMatchObject({ ruleVersion: '6', params: { job_id: 'J-1', priority_from: 5 } });
     const { wb, ack } = writeBack(agent, inbox);
     await approveAndSend(inbox, p);
     return { agent, inbox, p, wb, ack };

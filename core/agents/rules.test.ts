@@ -423,7 +423,7 @@ describe('escalate-late-job', () => {
     const [esc] = agent.run().created.filter((p) => p.ruleId === 'escalate-late-job');
     expect(esc!.params.reason).toBe('will finish less than a minute after its due time');
     expect(esc!.explanation).toContain('so it ends less than a minute late');
-    expect(esc!.ruleVersion).toBe('5');
+    expect(esc!.ruleVersion).toBe('6');
   });
 
   it('does not escalate a job whose priority was lowered since the proposal; the next run proposes it from its priority now', async () => {
@@ -501,7 +501,7 @@ describe('idle-resource: the waiting jobs most urgent first, and a raised idleMs
     site.commit();
     const { agent } = site.agentAndInbox({ agent: { rules: [idleResource] } });
     const [idle] = agent.run().created;
-    expect(idle!.ruleVersion).toBe('3');
+    expect(idle!.ruleVersion).toBe('4');
     expect(idle!.params.waiting_jobs).toEqual(['J-4', 'J-3', 'J-2', 'J-1']);
     expect(idle!.explanation).toMatch(/wait: J-4, J-3, J-2, J-1\.$/);
     expect(idle!.evidence.find((e) => e.table === 'work_queue')!.rows.map((r) => r.key.job_id)).toEqual(['J-4', 'J-3', 'J-2', 'J-1']);

@@ -19,7 +19,9 @@
 // a planner looks the same. v5: where the versions cannot show the raise — a lowering and the
 // raise in one commit (only the net lowering is written), a commit of the range expired (snapshot
 // retention), or the job gone from the queue — the module's ok ack counts instead; v4 timed such
-// a command out though the module had acted. A refusal is a failed ack and never counts.
+// a command out though the module had acted. A refusal is a failed ack and never counts. v6: the
+// recheck's estimate starts no earlier than the proposal was made, so a clock stepped back does
+// not withdraw it (and a later run propose it anew).
 
 import { jobDurationMs } from '../config.ts';
 import { isoMs, job } from '../rows.ts';
@@ -30,7 +32,7 @@ const PRIORITY_MAX = 9;
 
 export const escalateLateJob: Rule = {
   id: 'escalate-late-job',
-  version: '5',
+  version: '6',
   description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at), from the priority it has when approved.',
   messages: {
     'escalate-late-job.explanation': {
@@ -106,7 +108,10 @@ export const escalateLateJob: Rule = {
     const from = Number(p.params.priority_from);
     if (j.priority > from) return gone(msg('escalate-late-job.recheckPriority', { job: j.job_id, priority: j.priority }));
     if (j.priority < from) return gone(msg('escalate-late-job.recheckLowered', { job: j.job_id, priority: j.priority, from }));
-    if (ctx.nowMs + jobDurationMs(ctx.config, j.capability) <= j.due_at_ms) return gone(msg('escalate-late-job.recheckInTime', { job: j.job_id }));
+    // Estimated from no earlier than the proposal was made (v6): a clock stepped back since (an
+    // NTP correction) withdrew it as "can now make its due time", and the run that passed the same
+    // moment again proposed it anew. A shorter run time in the config still withdraws it.
+    if (Math.max(ctx.nowMs, p.createdAtMs) + jobDurationMs(ctx.config, j.capability) <= j.due_at_ms) return gone(msg('escalate-late-job.recheckInTime', { job: j.job_id }));
     return HOLDS;
   },
 

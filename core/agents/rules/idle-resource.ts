@@ -11,7 +11,8 @@
 // as assign-job and release-blocked-job serve them), so the first ten a shift lead reads are the
 // ones to start. An open notice no longer holds once the resource has been free for less than
 // `idleMsMin` (raised by a reconfigure), as a stock-reorder proposal is withdrawn once a changed
-// reorder point is no longer above the position.
+// reorder point is no longer above the position — counted from no earlier than the notice was
+// made, so a clock stepped back does not withdraw it (and a later run flag it anew).
 
 import { byQueueOrder, groupedOnce, isoMs, job, resource } from '../rows.ts';
 import { msg, resourceKind, resourceState } from '../messages.ts';
@@ -44,7 +45,7 @@ function waitingFor(ctx: RuleContext, capability: string): Row[] {
 
 export const idleResource: Rule = {
   id: 'idle-resource',
-  version: '3',
+  version: '4',
   description: 'Flag a resource idle (free for a while) while work with its capability waits, citing the waiting jobs most urgent first.',
   messages: {
     'idle-resource.explanation': {
@@ -109,8 +110,12 @@ export const idleResource: Rule = {
     if (x.state !== 'free' || x.since_ms === null || isoMs(x.since_ms) !== p.params.idle_since) {
       return gone(msg('idle-resource.recheckState', { resource: x.resource_id, state: resourceState(x.state), since: x.since_ms === null ? '?' : isoMs(x.since_ms) }));
     }
-    if (ctx.nowMs - x.since_ms < ctx.config.idleMsMin) {
-      return gone(msg('idle-resource.recheckNotIdleLong', { resource: x.resource_id, minutes: Math.round((ctx.nowMs - x.since_ms) / 60_000), threshold: Math.round(ctx.config.idleMsMin / 60_000) }));
+    // Counted from no earlier than the notice was made (v4): a clock stepped back since (an NTP
+    // correction) withdrew it as "free for less than idleMsMin", and the run that passed the same
+    // moment again flagged the same idle period anew. A raised idleMsMin still withdraws it.
+    const now = Math.max(ctx.nowMs, p.createdAtMs);
+    if (now - x.since_ms < ctx.config.idleMsMin) {
+      return gone(msg('idle-resource.recheckNotIdleLong', { resource: x.resource_id, minutes: Math.round((now - x.since_ms) / 60_000), threshold: Math.round(ctx.config.idleMsMin / 60_000) }));
     }
     const promise = promised(ctx).get(x.resource_id);
     if (promise) return gone(msg('idle-resource.recheckPromised', { resource: x.resource_id, job: promise.job, proposal: promise.proposal }));

@@ -176,7 +176,7 @@ export function Inbox() {
                         {/* A code stays whole: "ITEM-/017" broke at its hyphen at 1024 px in German. */}
                         <KeepCodes text={proposalTexts(lang, p, now).explanation} />
                       </button>
-                      {p.failedBeforeCount ? <span className="failed-tag chip-alert"> ⚠ {t('inbox.failedBefore', { n: p.failedBeforeCount })}</span> : null}
+                      {p.failedBeforeCount ? <span className="failed-tag chip-alert"> ⚠ {t('inbox.failedBefore', { n: formatNumber(lang, p.failedBeforeCount) })}</span> : null}
                     </td>
                     <td>{formatDuration(lang, Math.max(0, now - p.createdMs))}</td>
                     <td>{t(`status.${p.status}`)}</td>
@@ -355,7 +355,7 @@ function ProposalPanel() {
       {p.status === 'withdrawn' && texts.withdrawnReason !== undefined && <p className="withdrawn">{t('detail.withdrawn', { reason: texts.withdrawnReason })}</p>}
       {p.failedBefore.length > 0 && (
         <div className="failed-before alert" role="note">
-          <p>⚠ {t('detail.failedBefore', { n: p.failedBefore.length })}</p>
+          <p>⚠ {t('detail.failedBefore', { n: formatNumber(lang, p.failedBefore.length) })}</p>
           <ul>
             {p.failedBefore.map((f) => (
               <li key={f.id}>

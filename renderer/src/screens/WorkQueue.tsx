@@ -59,7 +59,7 @@ export function WorkQueue() {
                 <td className="word" data-status={j.status}>{j.status === 'blocked' ? `⊘ ${status(j.status)}` : status(j.status)}</td>
                 <td>{j.blocked_reason === null ? '' : <KeepCodes text={j.blocked_reason} />}</td>
                 <td>{j.capability ?? ''}</td>
-                <td>{j.priority ?? ''}</td>
+                <td>{j.priority === null ? '' : formatNumber(lang, j.priority)}</td>
                 <td className={overdue ? 'due overdue' : 'due'} title={j.due_at ?? undefined}>
                   {/* A time is one value ("Mon 7 Dec, 00:52" on three lines read as three); the overdue tag may go under it. */}
                   <span className="when">{when(j.due_at, due)}</span>

@@ -1,5 +1,6 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { watchIdle } from './idle.ts';
+import { errorLineFocus } from './components/common.tsx';
 import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { SyncChip } from './components/SyncChip.tsx';
@@ -35,6 +36,14 @@ export function App() {
   const go = useApp((s) => s.go);
   const error = useApp(selectErrorLine);
   const clearError = useApp((s) => s.clearError);
+  // Closing the error line gives the focus back to where the person was (`errorLineFocus`): with
+  // its button gone it fell to the page.
+  const [errorFocus] = useState(() => errorLineFocus());
+  useEffect(() => errorFocus.watch(), [errorFocus]);
+  const closeError = () => {
+    clearError();
+    errorFocus.closed();
+  };
   const alarms = useApp(selectAlarms);
   const lang = useApp((s) => s.lang);
   // The inbox heading's count (open and deferred): the two never say different numbers.
@@ -114,9 +123,9 @@ export function App() {
       {/* A click on it closes it, and so does its button, which a keyboard reaches too and which
           shows that it can be closed. */}
       {error && (
-        <p role="alert" className="error" onClick={clearError}>
+        <p role="alert" className="error" onClick={closeError}>
           <span>{error}</span>
-          <button type="button" className="close-error" aria-label={t('error.close')} title={t('error.close')} onClick={clearError}>
+          <button type="button" className="close-error" aria-label={t('error.close')} title={t('error.close')} onClick={closeError}>
             ✖
           </button>
         </p>

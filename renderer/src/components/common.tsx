@@ -118,7 +118,51 @@ export function focusIfDropped(selector: string, from: string): void {
   }, 0);
 }
 
-/** What of the page `focusFirstOf` uses (a fake one in the unit test). */
+/** What of the page `errorLineFocus` uses (a fake one in the unit test). */
+export interface FocusDocument {
+  readonly activeElement: Element | null;
+  readonly body: Element | null;
+  querySelector(selector: string): Element | null;
+  addEventListener(type: 'focusin', listener: (e: { target: EventTarget | null }) => void): void;
+  removeEventListener(type: 'focusin', listener: (e: { target: EventTarget | null }) => void): void;
+}
+
+/**
+ * Where the keyboard focus goes when the error line (`p.error`, App.tsx) is closed: its ✖ button
+ * (or the line clicked) goes with it, and chromium drops the focus to the page — a keyboard or
+ * scanner user lost their place, the next Enter or scan going nowhere. `watch` follows the last
+ * element focused outside the line (the field or button of what failed, or wherever the person
+ * went since); `closed` gives it the focus back once the line has gone, if it is still on the page,
+ * else the navigation's current screen — only while the focus is on the page or in the gone line: a
+ * focus the person put elsewhere meanwhile stays.
+ */
+export function errorLineFocus(doc: FocusDocument | undefined = typeof document === 'undefined' ? undefined : document) {
+  let last: Element | null = null;
+  const follow = (e: { target: EventTarget | null }) => {
+    const el = e.target as (Element & { closest?: (s: string) => Element | null }) | null;
+    if (el && typeof el.closest === 'function' && el.closest('p.error') === null) last = el;
+  };
+  return {
+    /** Starts following the focus; the returned function stops (an effect's cleanup). */
+    watch(): () => void {
+      if (!doc) return () => {};
+      doc.addEventListener('focusin', follow);
+      return () => doc.removeEventListener('focusin', follow);
+    },
+    closed(): void {
+      if (!doc) return;
+      setTimeout(() => {
+        const at = doc.activeElement as (Element & { isConnected?: boolean }) | null;
+        if (at !== null && at !== doc.body && at.isConnected !== false) return;
+        const back = last as (HTMLElement & { isConnected?: boolean }) | null;
+        const to = back !== null && back.isConnected !== false ? back : (doc.querySelector('nav [aria-current="page"]') as HTMLElement | null);
+        to?.focus();
+      }, 0);
+    },
+  };
+}
+
+/** What of the page `focusFirstOf` uses (a fake one in the unit test); `activeElement` and `body` with `ifDropped`. */
 export type QueryDocument = Pick<Document, 'querySelector'>;
 
 /**
@@ -126,9 +170,14 @@ export type QueryDocument = Pick<Document, 'querySelector'>;
  * done has been rendered (as `focusAfterClose`, with places to fall back to); nothing when none
  * does. `doc` is the page (a fake one in the unit test).
  */
-export function focusFirstOf(selectors: readonly string[], doc: QueryDocument | undefined = typeof document === 'undefined' ? undefined : document): void {
+export function focusFirstOf(selectors: readonly string[], doc: QueryDocument | undefined = typeof document === 'undefined' ? undefined : document, o: { ifDropped?: boolean } = {}): void {
   if (!doc) return;
   setTimeout(() => {
+    // `ifDropped`: only while the focus is on the page (its element gone): one put elsewhere stays.
+    if (o.ifDropped) {
+      const { activeElement: at, body } = doc as unknown as { activeElement?: Element | null; body?: Element | null };
+      if (at !== null && at !== undefined && at !== body) return;
+    }
     for (const s of selectors) {
       const el = doc.querySelector<HTMLElement>(s);
       if (el) return void el.focus();

@@ -80,6 +80,20 @@ export function focusAfterDismissal(rows: readonly Pick<DeadLetterView, 'id' | '
   return [...next.map((r) => `tr[data-letter=${quoted(r.id)}] button.dismiss`), 'section.dead-letters .table-wrap'];
 }
 
+/**
+ * Where the keyboard focus goes once letter `id`'s "Replay this and every open one like it" is
+ * answered, if the focus fell to the page: a replay that mends the letter closes it and its buttons
+ * go (the focus fell to the page). Its own Replay while it still fails, else the next open letter's
+ * Replay as listed before the replay (wrapping round; those it closed are no longer on the page
+ * when the focus is placed), else the list.
+ */
+export function focusAfterReplay(rows: readonly Pick<DeadLetterView, 'id' | 'status'>[], id: string): string[] {
+  const at = rows.findIndex((r) => r.id === id);
+  const order = at < 0 ? rows : [...rows.slice(at + 1), ...rows.slice(0, at)];
+  const next = order.filter((r) => r.status === 'open' && r.id !== id);
+  return [id, ...next.map((r) => r.id)].map((x) => `tr[data-letter=${quoted(x)}] button.replay-alike`).concat('section.dead-letters .table-wrap');
+}
+
 const JSON_SPACE = new Set([' ', '\t', '\n', '\r']);
 
 /**
@@ -270,6 +284,12 @@ export function DeadLetters() {
     const then = focusAfterDismissal(rows, id, alike);
     if ((await dismiss([id], note, alike)) && dismissingShown.current === id) (close(), focusFirstOf(then));
   };
+  // A letter's replay: mended, its buttons are gone, and the focus goes on (`focusAfterReplay`).
+  const replayLetter = async (id: string) => {
+    const then = focusAfterReplay(rows, id);
+    await replay([id], true);
+    focusFirstOf(then, undefined, { ifDropped: true });
+  };
   const openShown = rows.filter((r) => r.status === 'open').length;
   // With a group chosen, one of its letters: until the group's list comes, the rows are still the
   // last list's, and their first open letter was another group's, replayed with all like it.
@@ -329,7 +349,7 @@ export function DeadLetters() {
                       )}
                       {mayReplay && (
                         // aria-disabled while busy, not disabled: a letter still failing keeps its button, and the keyboard focus on it.
-                        <button className="replay-alike" title={t('dead.replayAlikeTitle')} aria-disabled={busy || undefined} onClick={() => void replay([r.id], true)}>
+                        <button className="replay-alike" title={t('dead.replayAlikeTitle')} aria-disabled={busy || undefined} onClick={() => void replayLetter(r.id)}>
                           {t('dead.replayAlike')}
                         </button>
                       )}

@@ -429,6 +429,9 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
     // it (core/site service.ts `tick`: a tick's status, then its sync state).
     /** When the site made the sync state shown (null: not known, or none shown). */
     let syncMadeMs: number | null = null;
+    // When the site made the freshness the Tables screen's rows show (the status read beside them,
+    // or the status pushed since; null: not known), as `syncMadeMs` for the Sync screen.
+    let tablesMadeMs: number | null = null;
     /** When the site made the status pushed last (null: none this session). */
     let pushedMadeMs: number | null = null;
     const newest = { select: 0, work: 0, stock: 0, history: 0, tags: 0, deadLetters: 0, deadLetterGroups: 0, decided: 0, proposals: 0, status: 0, tables: 0, sync: 0, users: 0, configChanges: 0 };
@@ -473,6 +476,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       session++;
       wantedProposal = undefined;
       syncMadeMs = null;
+      tablesMadeMs = null;
       pushedMadeMs = null;
       set(sessionStart());
     };
@@ -869,7 +873,16 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
         return saved;
       },
       loadConfigChanges: () => read(() => api.configChanges({ limit: CONFIG_CHANGES_SHOWN }), (configChanges) => ({ configChanges }), 'configChanges'),
-      loadTables: () => read(() => api.tables({}), (tables) => ({ tables }), 'tables'),
+      // The rows say no time: their freshness (age, budget, pending…) is taken from a status read
+      // beside them, which says when the site made it, so a status pushed before it and landing
+      // after it does not put older ages on them (`tablesMadeMs`). Unanswered, the rows' own.
+      loadTables: () => read(() => Promise.all([api.tables({}), api.status({}).catch(() => null)]), ([tables, status]) => {
+        const madeMs = typeof status?.nowMs === 'number' ? status.nowMs : null;
+        // A status pushed after it is already shown: the rows take that one's freshness.
+        if (madeMs !== null && !notOvertaken(madeMs, tablesMadeMs)) return { tables: withFreshness(tables, get().status?.tables ?? []) };
+        tablesMadeMs = madeMs;
+        return { tables: madeMs === null ? tables : withFreshness(tables, status?.tables ?? []) };
+      }, 'tables'),
       // From a status, not `syncStatus` (the same state): its `nowMs` says when the site made it,
       // so a sync state pushed before it and landing after it does not replace it.
       loadSync: () => read(() => api.status({}), (status) => {
@@ -956,7 +969,11 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
         // Not one the site made before the status shown (a read's reply that overtook it).
         if (e.type === 'status') {
           pushedMadeMs = typeof e.status.nowMs === 'number' ? e.status.nowMs : null;
-          if (notOvertaken(e.status.nowMs, get().status?.nowMs)) set((s) => ({ status: e.status, tables: withFreshness(s.tables, e.status.tables) }));
+          if (notOvertaken(e.status.nowMs, get().status?.nowMs)) set({ status: e.status });
+          if (notOvertaken(e.status.nowMs, tablesMadeMs)) {
+            tablesMadeMs = pushedMadeMs;
+            set((s) => ({ tables: withFreshness(s.tables, e.status.tables) }));
+          }
         } else if (e.type === 'sync') {
           // Made when the status pushed just before it was.
           if (!notOvertaken(pushedMadeMs, syncMadeMs)) return;

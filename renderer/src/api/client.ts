@@ -1,5 +1,6 @@
 // The renderer's only door to the site: the typed SiteApi over whichever transport is present —
 // the Electron preload's bridge (`window.tilstand`), or HTTP + WebSocket to the headless server.
+import { NO_ANSWER_MESSAGE } from '../i18n/messages.ts';
 import type { ApiErrorKind, ApiResult, ClientErrorReport, SiteApi, SiteApiMethods, SiteEvent, SiteMethod } from '../../../core/site/api.ts';
 
 /**
@@ -54,12 +55,15 @@ declare global {
 function httpBridge(): Bridge {
   return {
     async call(method, request, inputAge) {
+      // Never answered (the site restarting or stopped, the network down): fetch rejects with the
+      // browser's own English ("Failed to fetch"), which the error line showed as it was.
       const res = await fetch(`/api/${method}`, {
         method: 'POST',
         credentials: 'same-origin',
         headers: { 'Content-Type': 'application/json', 'X-Tilstand': '1', [INPUT_AGE_HEADER]: inputAge === null ? 'none' : String(inputAge) },
         body: JSON.stringify(request ?? {}),
-      });
+      }).catch(() => null);
+      if (res === null) return { ok: false, error: { kind: 'internal', message: NO_ANSWER_MESSAGE } };
       try {
         return (await res.json()) as ApiResult<unknown>;
       } catch {

@@ -365,6 +365,7 @@ const en = {
   'error.generic': 'Something went wrong: {message}',
   'error.internal': 'Something went wrong on the site (error {id}): if it happens again, tell IT; the site’s log has the details under that id.',
   'error.close': 'Close',
+  'error.noAnswer': 'the site did not answer (it may be restarting, or the network is down); try again in a moment',
   // The site's refusals by code (core/site/api.ts RefusalCode; refusalText), in every language:
   // the site's own message (English, for logs and the CLI) is shown only for a code this UI does not know.
   'refusal.signin.wrong': 'Wrong name, PIN or password',
@@ -865,6 +866,7 @@ const nb: Messages = {
   'error.generic': 'Noe gikk galt: {message}',
   'error.internal': 'Noe gikk galt på stedet (feil {id}): skjer det igjen, si fra til IT; stedets logg har detaljene under denne id-en.',
   'error.close': 'Lukk',
+  'error.noAnswer': 'stedet svarte ikke (det starter kanskje på nytt, eller nettverket er nede); prøv igjen om litt',
   'refusal.signin.wrong': 'Feil navn, PIN eller passord',
   'refusal.signin.badgeUnknown': 'Ukjent kort',
   'refusal.signin.left': '{left} forsøk igjen',
@@ -1348,6 +1350,7 @@ const de: Messages = {
   'error.generic': 'Etwas ist schiefgelaufen: {message}',
   'error.internal': 'Am Standort ist etwas schiefgelaufen (Fehler {id}): passiert es wieder, die IT informieren; das Protokoll des Standorts hat die Einzelheiten unter dieser Kennung.',
   'error.close': 'Schließen',
+  'error.noAnswer': 'der Standort hat nicht geantwortet (er startet vielleicht neu, oder das Netzwerk ist gestört); gleich noch einmal versuchen',
   'refusal.signin.wrong': 'Falscher Name, falsche PIN oder falsches Passwort',
   'refusal.signin.badgeUnknown': 'Unbekannter Ausweis',
   'refusal.signin.left': 'noch {left} Versuche',
@@ -2140,6 +2143,13 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
   return r.message;
 }
 
+/**
+ * The message of a call the site never answered (the transport's fetch rejected: the site
+ * restarting or stopped, the network down; api/client.ts): worded here in the reader's language,
+ * `error.noAnswer` — the browser's own words ("Failed to fetch") are English and say nothing to act on.
+ */
+export const NO_ANSWER_MESSAGE = 'the site did not answer';
+
 /** The site's text for an internal error (core/site internal-error.ts internalErrorMessage): its id. */
 const INTERNAL_ERROR_ID = /^internal error \(id ([0-9a-f]{8})\)/;
 
@@ -2152,6 +2162,7 @@ const INTERNAL_ERROR_ID = /^internal error \(id ([0-9a-f]{8})\)/;
  */
 export function errorLine(lang: Lang, text: string, kind: string | undefined): string {
   if (kind !== undefined && kind !== 'internal') return text;
+  if (text === NO_ANSWER_MESSAGE) return translate(lang, 'error.generic', { message: translate(lang, 'error.noAnswer') });
   const id = kind === 'internal' ? INTERNAL_ERROR_ID.exec(text)?.[1] : undefined;
   return id !== undefined ? translate(lang, 'error.internal', { id }) : translate(lang, 'error.generic', { message: text });
 }

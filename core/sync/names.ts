@@ -32,6 +32,20 @@ export const contractsPrefix = (site: string): string => `${sitePrefix(site)}.ti
 /** The sender marker (sender.ts): the data directory that owns the site's prefix. */
 export const senderMarkerKey = (site: string): string => `${sitePrefix(site)}.tilstand/sender.json`;
 
+const SITE_FOLDER = String.raw`site_[A-Za-z0-9][A-Za-z0-9_-]{0,63}\.db`;
+const PARTITION = String.raw`[^/=]+=[^/]*`;
+/** The folders at HQ a site's files lie in: its own, `.tilstand` (contracts at any depth), a table's, its layout folders, its partition and bucket folders. */
+const LAID_OUT = new RegExp(
+  String.raw`^${SITE_FOLDER}(/\.tilstand(/contracts(/[^/]+)*)?|/[^/.][^/]*(/(schema|snapshot|tag|manifest|statistics|index|changelog)|(/${PARTITION})*(/bucket-(\d+|postpone))?)?)?$`,
+);
+/**
+ * Whether the folder `key` (no trailing `/`) is one a site's files lie in at HQ: where a directory
+ * target follows a symbolic link (targets/directory.ts `list`). An admin links a table or a bucket
+ * folder onto a disk of its own; a link elsewhere (a large tree linked inside a table's folder) is
+ * no part of what a site sent, and walked, `hq pull` copied all of it.
+ */
+export const isSiteFolder = (key: string): boolean => LAID_OUT.test(key);
+
 /** Tags the sync engine holds on a site table while it ships a snapshot; never shipped. */
 export const HOLD_TAG_PREFIX = 'sync-';
 export const holdTagName = (snapshotId: number): string => `${HOLD_TAG_PREFIX}${snapshotId}`;

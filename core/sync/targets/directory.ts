@@ -10,7 +10,7 @@ import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SyncError } from '../errors.ts';
-import { checkKey, checkPrefix } from '../names.ts';
+import { checkKey, checkPrefix, isSiteFolder } from '../names.ts';
 import { guardWrite, type ObjectInfo, type PutBody, type PutMeta, type SyncTarget, type TargetScope } from './target.ts';
 
 const TEMP = /^\..*\.tmp$/;
@@ -176,6 +176,9 @@ export class DirectoryTarget implements SyncTarget {
             throw transport('list', prefix, e);
           });
           if (to === undefined || (to.kind === 'dir' && chain.some((c) => within(c, to.real)))) continue;
+          // Only where a site's files lie (names.ts `isSiteFolder`): a link to a large tree left
+          // inside a table's folder was walked, and `hq pull` copied all of it.
+          if (to.kind === 'dir' && !isSiteFolder(relative(this.root, p).split(sep).join('/'))) continue;
           [kind, realP] = [to.kind, to.real];
         }
         if (kind === 'dir') await walk(p, [...chain, realP]);

@@ -14,10 +14,20 @@
 
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
-import { localFileIO } from '../../lsm/index.ts';
+import { isCorruption, localFileIO, TableSchema } from '../../lsm/index.ts';
+import { snapshotFromJson, tagFromJson } from '../../lsm/snapshot.ts';
 import { SyncError } from '../errors.ts';
 import { checkKey, contractsPrefix, sitePrefix } from '../names.ts';
+import { DirectoryTarget } from '../targets/directory.ts';
 import { getIfPresent, type ObjectInfo, type SyncTarget } from '../targets/target.ts';
+
+/**
+ * A key at HQ as an operator finds it: under a directory HQ its path (a key alone is relative to
+ * nothing they typed), elsewhere the key and the target (`… at s3://hq/prefix (endpoint)`).
+ */
+export function whereAtHq(target: SyncTarget, key: string): string {
+  return target instanceof DirectoryTarget ? join(target.root, ...key.split('/')) : `${key} at ${target.description}`;
+}
 
 export interface MirrorProgress {
   table: string;
@@ -73,6 +83,7 @@ const HINT = /^snapshot\/(EARLIEST|LATEST)$/;
 const HINT_KEY = /\/snapshot\/(EARLIEST|LATEST)$/;
 const SNAPSHOT_KEY = /\/snapshot\/snapshot-(\d+)$/;
 const SCHEMA_KEY = /^[^/]+\/[^/]+\/schema\/schema-\d+$/;
+const TAG_KEY = /^[^/]+\/[^/]+\/tag\/tag-[^/]+$/;
 
 /** Tables of a site at HQ: folders under `site_<id>.db/` holding a schema file. */
 export function tablesOf(site: string, keys: readonly ObjectInfo[]): string[] {
@@ -127,6 +138,24 @@ async function getPointers(target: SyncTarget, listed: readonly ObjectInfo[], ta
   return out;
 }
 
+/**
+ * Refuses (Verification: a damaged file, exit 4) a schema, snapshot or tag JSON from HQ that does
+ * not read as one, before it is written: copied, the pulled warehouse (or a restored site) held a
+ * file no reader opens, said to be HQ's, and the command exited 0.
+ */
+function checkJson(target: SyncTarget, key: string, bytes: Uint8Array): void {
+  const text = Buffer.from(bytes).toString('utf8');
+  const where = whereAtHq(target, key);
+  try {
+    if (SCHEMA_KEY.test(key)) TableSchema.parse(text, where);
+    else if (SNAPSHOT_KEY.test(key)) snapshotFromJson(text, where);
+    else if (TAG_KEY.test(key)) tagFromJson(text, where);
+  } catch (e) {
+    if (!isCorruption(e)) throw e;
+    throw new SyncError('Verification', `HQ's file is damaged: ${(e as Error).message}`, { cause: e });
+  }
+}
+
 function writeLocal(path: string, bytes: Uint8Array): void {
   fs.mkdirSync(dirname(path), { recursive: true });
   localFileIO.replaceAtomic(path, bytes);
@@ -156,6 +185,7 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
   const fetch = async (key: string, path: string, size: number | undefined, table?: string) => {
     const bytes = await target.get(key);
     if (size !== undefined && bytes.length !== size) throw new SyncError('Verification', `${key}: got ${bytes.length} bytes, HQ lists ${size}`);
+    if (table !== undefined) checkJson(target, key, bytes);
     if (table !== undefined && SCHEMA_KEY.test(key)) o.beforeWrite?.(table, new Map([[key, bytes]]));
     writeLocal(path, bytes);
     result.downloadedFiles++;
@@ -172,6 +202,7 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
     // that syncs between two pages shows a new snapshot or tag (keys after `bucket-*/` and
     // `manifest/`) whose files came after the page that listed those.
     const pointers = await getPointers(target, work.filter((x) => x.key.startsWith(tp) && POINTER.test(rel(x))), tp);
+    for (const [key, bytes] of pointers) checkJson(target, key, bytes);
     const listed = await listClean(target, tp);
     const files = listed.filter((x) => !POINTER.test(rel(x)) && !HINT.test(rel(x)));
     for (const f of files) {

@@ -13,7 +13,7 @@ import { SyncError } from '../errors.ts';
 import { checkSiteId, sitePrefix } from '../names.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
 import { getIfPresent, type ObjectInfo, type SyncTarget } from '../targets/target.ts';
-import { mirrorSite, tablesOf } from './mirror.ts';
+import { mirrorSite, tablesOf, whereAtHq } from './mirror.ts';
 
 export interface HqStoreOptions {
   /** Where object-store tables are cached (default: `defaultHqCacheDir`). */
@@ -152,7 +152,7 @@ export class HqStore {
     for (let attempt = 0; ; attempt++) {
       const key = `${dir}snapshot/snapshot-${id}`;
       const bytes = await getIfPresent(this.target, key);
-      if (bytes !== undefined) return snapshotFromJson(bytes.toString('utf8'), key).timeMillis;
+      if (bytes !== undefined) return snapshotFromJson(bytes.toString('utf8'), whereAtHq(this.target, key)).timeMillis;
       if (attempt === 3) throw new SyncError('NotFound', `${dir}: every snapshot listed at HQ was replaced while it was read; try again`);
       const again = newestSnapshots(await this.target.list(`${dir}snapshot/`)).get(dir);
       if (again === undefined) return undefined;

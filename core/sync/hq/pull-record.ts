@@ -49,13 +49,20 @@ const recordPath = (warehouse: string, site: string) => join(siteFolder(warehous
 const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const sha256 = (path: string) => sha256Of(fs.readFileSync(path));
 
+/**
+ * A record without a prototype: tables are its members by name, and a table may be named
+ * `__proto__` (assigned on a plain object, it set the prototype and was never written) or
+ * `constructor` (read from a plain object without it, `Object`: a record that is none).
+ */
+const emptyRecord = (): PullRecord => Object.create(null) as PullRecord;
+
 /** The record of earlier pulls of `site` into `warehouse`; {} when there is none or it does not read. */
 function readRecord(warehouse: string, site: string): PullRecord {
   try {
     const r: unknown = JSON.parse(fs.readFileSync(recordPath(warehouse, site), 'utf8'));
-    return r !== null && typeof r === 'object' && !Array.isArray(r) ? (r as PullRecord) : {};
+    return r !== null && typeof r === 'object' && !Array.isArray(r) ? Object.assign(emptyRecord(), r) : emptyRecord();
   } catch {
-    return {}; // none (a first pull, or one by a version before the record): the snapshot rule holds
+    return emptyRecord(); // none (a first pull, or one by a version before the record): the snapshot rule holds
   }
 }
 

@@ -223,9 +223,12 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   if (catalog.databaseExists(db) && catalog.listTables(db).length > 0 && !redo) {
     throw new SyncError('InvalidArgument', `${join(warehouse, `${db}.db`)} already holds tables (${catalog.listTables(db).join(', ')}); restore into a fresh data directory or pass --force`);
   }
+  // Before the mark: a site.db that does not open (damaged) fails the restore with the directory
+  // as it was. After it, the mark stayed over intact tables, and the site's start, `init` and
+  // every rerun refused the directory as a half copy (sync-damaged-site-db.test.ts).
+  forgetOutboxSteps(o.dataDir);
   const begun: UnfinishedRestore = { site: o.site, hq: o.target.description, startedAtMs: (o.clock ?? Date.now)() };
   localFileIO.replaceAtomic(unfinishedPath, Buffer.from(JSON.stringify(begun, null, 2) + '\n'));
-  forgetOutboxSteps(o.dataDir);
   if (redo && catalog.databaseExists(db)) fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
   fs.mkdirSync(warehouse, { recursive: true });
   const mirrored = await mirrorSite(o.target, o.site, warehouse, { contractsDir: join(o.dataDir, 'contracts'), ...(o.onProgress ? { onProgress: o.onProgress } : {}) });

@@ -36,3 +36,27 @@ describe('tilstand sync status on a damaged site.db', () => {
     expect(readdirSync(hq)).toEqual([]);
   });
 });
+
+describe('tilstand restore --force over a damaged site.db', () => {
+  it('reports corruption in site.db, exit 4, and leaves no mark of an unfinished restore', async () => {
+    const { makeSite, tempDir } = await import('../test-support/site-fixture.ts');
+    const { shipToDirectory } = await import('../test-support/ship.ts');
+    const { runRestore } = await import('./sync.ts');
+    const fx = makeSite('rd', { rows: 5 });
+    const hq = tempDir('hq');
+    try {
+      await shipToDirectory(fx.data, fx.site, hq);
+      const siteDb = join(fx.data, 'site.db');
+      writeFileSync(siteDb, 'this is no database; '.repeat(400));
+      const r = await runCli(runRestore, ['--data', fx.data, '--hq', hq, '--site', fx.site, '--force']);
+      expect([r.code, r.out]).toEqual([4, '']);
+      expect(r.err).toContain(`corruption in ${siteDb}`);
+      // Left, it said a restore was under way: the site's start and init refused the directory,
+      // its tables untouched, and every rerun failed the same way.
+      expect(readdirSync(fx.data)).not.toContain('restore-unfinished.json');
+    } finally {
+      rmSync(fx.data, { recursive: true, force: true });
+      rmSync(hq, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -318,14 +318,20 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
     const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'), site);
     const bar = progressBar(io.stderr);
     try {
-      const note = await restoreSite({
-        dataDir: data,
-        target,
-        site,
-        force: args.boolean('force'),
-        ...(o.dataFormat ? { dataFormat: o.dataFormat } : {}),
-        onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table),
-      });
+      let note;
+      try {
+        note = await restoreSite({
+          dataDir: data,
+          target,
+          site,
+          force: args.boolean('force'),
+          ...(o.dataFormat ? { dataFormat: o.dataFormat } : {}),
+          onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table),
+        });
+      } catch (e) {
+        // The outbox in site.db is the only SQLite file a restore opens.
+        throw damageIn(join(data, 'site.db'), e);
+      }
       const out = new LineWriter(io.stdout);
       if (args.boolean('json')) await out.line(JSON.stringify(note));
       else {

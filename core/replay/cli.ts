@@ -19,7 +19,7 @@ import type { CliIO } from '../lsm/cli/output.ts';
 import { parseDuration, parseTime } from '../lsm/cli/values.ts';
 import { AgentSpecRefused, openAgentSpec, type AgentSpec } from './agent-spec.ts';
 import { diffRuns, loadRun } from './diff.ts';
-import { exportDataProblem, exportFixture, exportOutProblem, fixtureTagProblem } from './export.ts';
+import { exportDataProblem, exportFixture, exportOutProblem, fixtureTagProblem, takeBackDeadExports } from './export.ts';
 import { progressBar } from './progress.ts';
 import type { FixtureManifest, LiveRuleFile } from './fixture.ts';
 import { defaultScratchParent, FixtureRuleFilesRefused, RUN_FILES, runReplay, type ReplayResult, type RunManifest } from './replay.ts';
@@ -90,6 +90,8 @@ async function runExport(argv: string[], io: CliIO, context: ReplayCliContext = 
   // An --out the export could not finish into (in the way, or in a folder it cannot write) is
   // refused here, before the cut is made and the journal read.
   const out = a.required('out');
+  // What a dead export left goes first: entries it moved into this --out would refuse it.
+  takeBackDeadExports(data);
   const outProblem = exportOutProblem(out);
   if (outProblem !== undefined) throw usageError(`option '--out': ${outProblem}`);
   // And a data directory it cannot write in (its record, the cut's tags): a read-only copy.

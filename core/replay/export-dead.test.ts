@@ -11,6 +11,8 @@ import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readd
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
+import { runCli } from '../lsm/testing/cli.ts';
+import { runReplayCli } from './cli.ts';
 import { DemoEvents } from './demo-events.ts';
 import { exportFixture } from './export.ts';
 import { openFixture } from './fixture.ts';
@@ -178,6 +180,20 @@ describe('what an export that died left', () => {
     await exportTo('after-moving-in', join(work, 'after-moving-in'));
     expect(readdirSync(out)).toEqual([]);
     expect(tablesWithTag('replay-moving-in')).toEqual([]);
+  }, 90_000);
+
+  it('is taken back by an export retried to the same --out, which then succeeds', async () => {
+    // Was: refused, "<out> exists and is not empty" (the entries the killed export had moved in),
+    // until an export to another --out took them back.
+    const out = join(work, 'moving-in-retried');
+    mkdirSync(out);
+    const child = await childExport('moving-in-retried', out, 'die-moving-in');
+    expect(child.signalCode).toBe('SIGKILL');
+    expect(existsSync(join(out, 'fixture.json'))).toBe(false);
+    expect(readdirSync(out).filter((n) => !n.startsWith('.')).length).toBe(1);
+    const r = await runCli((argv, io) => runReplayCli(argv, io), ['export', '--data', site.dir, '--tag', 'moving-in-retried', '--at', new Date(T0 + 12_000).toISOString(), '--until', new Date(T0 + 20_000).toISOString(), '--out', out]);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(openFixture(out, work).manifest.name).toBe('moving-in-retried');
   }, 90_000);
 
   it('leaves a fixture put into --out since: only a folder without fixture.json loses the entries the killed export moved in', async () => {

@@ -334,6 +334,24 @@ export function exportOutProblem(out: string): string | undefined {
 }
 
 /**
+ * Takes back what exports from `data` that died left (export-record.ts `removeDeadExports`) before
+ * --out is judged: one killed while it moved its entries into an empty --out left them there, and
+ * the same export retried to that --out was refused as "not empty" until an export to another
+ * --out took them back. Nothing when `data` is no data directory, one an export cannot write in,
+ * or one whose config.json names no site: the checks after say so.
+ */
+export function takeBackDeadExports(data: string): void {
+  if (!existsSync(join(data, 'config.json')) || exportDataProblem(data) !== undefined) return;
+  let site: unknown;
+  try {
+    site = (JSON.parse(readFileSync(join(data, 'config.json'), 'utf8')) as { site?: unknown }).site;
+  } catch {
+    return;
+  }
+  if (typeof site === 'string') removeDeadExports(data, new Catalog(join(data, 'warehouse')), `site_${site}`);
+}
+
+/**
  * Why the export cannot work in the data directory `data`, found before anything is made: it
  * writes its record there and tags its cut on the site's tables (a read-only copy of a data
  * directory cannot hold either). Undefined when it can. It failed with the bare EACCES or EROFS of
@@ -445,6 +463,7 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
   const tag = tagName(o.tag);
   const name = tag.slice(TAG_PREFIX.length);
   const archive = o.out.endsWith('.tar');
+  takeBackDeadExports(o.data);
   const outProblem = exportOutProblem(o.out);
   if (outProblem !== undefined) throw new Error(outProblem);
   if (!existsSync(join(o.data, 'config.json'))) throw new Error(`${o.data} is not a Tilstand data directory (no config.json)`);

@@ -158,7 +158,7 @@ function convert(f: ContractField, t: DataType, json: unknown, event = true): { 
  * so changed the row without a word, and a BIGINT's refusal quoted the rounded value as sent.
  * Their JSON form beyond that is a string (CONTRACTS.md), which is read exactly.
  */
-function inexactNumber(t: DataType, n: number): string | undefined {
+export function inexactNumber(t: DataType, n: number): string | undefined {
   if (!Number.isFinite(n)) return undefined;
   const read = String(n);
   if (t.root === 'BIGINT') {

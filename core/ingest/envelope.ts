@@ -166,9 +166,38 @@ type SafeJson = { ok: true; value: unknown } | Refusal;
 const UTF8_STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 const RAW_LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * Deepest nesting of arrays and objects a payload may have (the envelope itself is 1, `source` 2).
+ * Checked before either parse below, so both agree: the plain JSON.parse takes any depth, the
+ * reviver's walk is recursive and threw at ~2,700 levels (fewer on a deeper stack).
+ */
+export const JSON_DEPTH_MAX = 512;
+
+/**
+ * Whether `text` nests arrays and objects deeper than JSON_DEPTH_MAX (brackets in strings do not
+ * count). A text of at most 2 × JSON_DEPTH_MAX characters cannot (each level takes an opening and
+ * a closing bracket), so an ordinary event is not scanned at all.
+ */
+function nestsTooDeep(text: string): boolean {
+  if (text.length <= 2 * JSON_DEPTH_MAX) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next unit is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > JSON_DEPTH_MAX) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 export function parseJsonSafely(payload: Uint8Array): SafeJson {
   const r = parseJsonChecked(payload);
-  return r.ok || r.reason !== 'unsafe_json' ? r : refusalOnly(r);
+  return r.ok ? { ok: true, value: r.value } : refusalOnly(r);
 }
 
 /** The refusal without the value parseJsonChecked keeps beside an unsafe_json one. */
@@ -181,12 +210,25 @@ function refusalOnly(r: Refusal & { value?: unknown }): Refusal {
  * parseJsonSafely, and beside an unsafe_json refusal the value with the forbidden keys dropped
  * (its `source.seq` may still read: parseEnvelope).
  */
-function parseJsonChecked(payload: Uint8Array): SafeJson | (Refusal & { value: unknown }) {
+/** A parse of parseJsonChecked: the value, its text, and whether the escape-free fast path read it. */
+type CheckedJson = { ok: true; value: unknown; text: string; fast: boolean };
+
+function parseJsonChecked(payload: Uint8Array): CheckedJson | Refusal | (Refusal & { value: unknown }) {
   let text: string;
   try {
     text = UTF8_STRICT.decode(payload);
   } catch {
     return refuse('bad_json', 'payload is not well-formed UTF-8');
+  }
+  if (nestsTooDeep(text)) {
+    // Beside it the value as the plain parse reads it (iterative: any depth, and `__proto__` an own
+    // property), so that a seq that reads sequences the refusal as an unsafe_json one is (parseEnvelope).
+    const refusal = refuse('bad_json', `payload is not JSON: nesting deeper than ${JSON_DEPTH_MAX} levels`);
+    try {
+      return { ...refusal, value: JSON.parse(text) as unknown };
+    } catch {
+      return refusal;
+    }
   }
   // Fast path for the common payload: no escape sequences (so no key or string can hide a
   // forbidden name or a surrogate behind `\u`), none of the forbidden names anywhere in the
@@ -194,7 +236,7 @@ function parseJsonChecked(payload: Uint8Array): SafeJson | (Refusal & { value: u
   // walk below, at a fraction of its cost.
   if (!text.includes('\\u') && !RAW_LONE_SURROGATE.test(text) && !FORBIDDEN_NAME_IN_TEXT.test(text)) {
     try {
-      return { ok: true, value: JSON.parse(text) };
+      return { ok: true, value: JSON.parse(text), text, fast: true };
     } catch (e) {
       const why = e instanceof RangeError ? 'nesting too deep' : (e as Error).message;
       return refuse('bad_json', `payload is not JSON: ${why}`);
@@ -220,7 +262,86 @@ function parseJsonChecked(payload: Uint8Array): SafeJson | (Refusal & { value: u
     return refuse('bad_json', `payload is not JSON: ${why}`);
   }
   if (problem) return { ...refuse('unsafe_json', problem.why, pathOf(parentOf, problem.holder, problem.key)), value };
-  return { ok: true, value };
+  return { ok: true, value, text, fast: false };
+}
+
+/** How many times `:` occurs in `s`. */
+function colonsIn(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf(':'); i !== -1; i = s.indexOf(':', i + 1)) n++;
+  return n;
+}
+
+/** The colons a JSON text of `v` holds when written without `\u` escapes: one per key, and those in keys and strings. */
+function colonsOfValue(v: unknown): number {
+  if (typeof v === 'string') return v.indexOf(':') === -1 ? 0 : colonsIn(v);
+  if (v === null || typeof v !== 'object') return 0;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) n += colonsOfValue(v[i]);
+    return n;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k in o) n += 1 + (k.indexOf(':') === -1 ? 0 : colonsIn(k)) + colonsOfValue(o[k]);
+  return n;
+}
+
+/**
+ * The path of the first key an object of the (valid JSON) text gives twice, or undefined.
+ * JSON.parse keeps the last value and says nothing. A scan of the text by its tokens, with the
+ * keys decoded (`"q\u0074y"` is `qty`).
+ */
+function findRepeatedKey(text: string): string | undefined {
+  type Frame = { keys: Set<string> | null; path: string; index: number; key: string };
+  const stack: Frame[] = [];
+  let expectKey = false;
+  const valuePath = (top: Frame | undefined) => (top === undefined ? '' : top.keys ? joinPath(top.path, top.key) : joinPath(top.path, top.index));
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let j = i + 1;
+      let escapes = false;
+      while (j < text.length && text.charCodeAt(j) !== 0x22) {
+        if (text.charCodeAt(j) === 0x5c) {
+          escapes = true;
+          j++;
+        }
+        j++;
+      }
+      const top = stack[stack.length - 1];
+      if (expectKey && top?.keys) {
+        const key = escapes ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
+        if (top.keys.has(key)) return joinPath(top.path, key);
+        top.keys.add(key);
+        top.key = key;
+        expectKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b || c === 0x5b) {
+      const path = valuePath(stack[stack.length - 1]);
+      stack.push({ keys: c === 0x7b ? new Set() : null, path, index: 0, key: '' });
+      expectKey = c === 0x7b;
+    } else if (c === 0x7d || c === 0x5d) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 0x2c) {
+      const top = stack[stack.length - 1];
+      if (top?.keys) expectKey = true;
+      else if (top) top.index++;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A key given twice in a parse of parseJsonChecked. On the fast path (no `\u` escape, nothing
+ * dropped) the text's colons are one per key plus those in keys and strings, so a count of them
+ * against the parsed value's tells whether JSON.parse let a key go (then the scan names it); the
+ * checked path's text may spell a colon as an escape, so it is scanned.
+ */
+function repeatedKey(parsed: CheckedJson): string | undefined {
+  if (parsed.fast && colonsIn(parsed.text) === colonsOfValue(parsed.value)) return undefined;
+  return findRepeatedKey(parsed.text);
 }
 
 function pathOf(parentOf: WeakMap<object, { holder: object; key: string }>, holder: object, key: string): string {
@@ -278,6 +399,9 @@ function kindOf(v: unknown): string {
  *   4. no forbidden keys, no lone surrogates           → unsafe_json
  *   5. envelope fields, op rules                       → bad_envelope (with path)
  *   6. source.module/stream equal the topic's          → topic_mismatch
+ *   7. no key given twice in an object                 → contract_violation in before/after,
+ *                                                        else bad_envelope (with path and seq)
+ * Step 3 also refuses nesting deeper than JSON_DEPTH_MAX, on either JSON path alike.
  */
 export function parseEnvelope(
   topic: string,
@@ -296,7 +420,8 @@ export function parseEnvelope(
   }
   const parsed = parseJsonChecked(payload);
   if (!parsed.ok) {
-    // Sequenced as a bad_envelope is (below), when its seq reads: a lone surrogate in a value.
+    // Sequenced as a bad_envelope is (below), when its seq reads: a lone surrogate in a value, a
+    // value nested too deep.
     const seq = 'value' in parsed ? readableSeq(parsed.value, parts) : undefined;
     return seq === undefined ? refusalOnly(parsed) : { ...refusalOnly(parsed), seq };
   }
@@ -314,8 +439,20 @@ export function parseEnvelope(
   if (source.stream !== parts.stream) {
     return refuse('topic_mismatch', `source.stream '${source.stream}' but the topic's stream is '${parts.stream}'`, 'source.stream');
   }
+  // 7. No key given twice: JSON.parse kept the last value and said nothing ({"qty":1,"qty":5}
+  // wrote 5). In a row image it is a contract_violation (no record of the contract), elsewhere a
+  // bad_envelope; sequenced by its seq, unless the seq's own source fields are the ones repeated.
+  const twice = repeatedKey(parsed);
+  if (twice !== undefined) {
+    const reason = /^(after|before)[.[]/.test(twice) ? 'contract_violation' : 'bad_envelope';
+    const r = refuse(reason, `${twice}: given twice; expected each key once (JSON would keep only the last)`, twice);
+    return SEQ_KEYS.has(twice) ? r : { ...r, seq: source.seq };
+  }
   return checked;
 }
+
+/** The keys a refusal's seq is read from: given twice, the seq is not to be trusted. */
+const SEQ_KEYS: ReadonlySet<string> = new Set(['source', 'source.seq', 'source.module', 'source.stream']);
 
 /** `source.seq` of a value checkEnvelope refused, when it reads and the source names the topic's module and stream. */
 function readableSeq(v: unknown, parts: TopicParts): number | undefined {

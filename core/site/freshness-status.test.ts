@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TABLE_BUDGETS } from '../ingest/freshness.ts';
 import { initDataDir } from './init.ts';
@@ -67,20 +68,41 @@ describe('a running site keeps a short budget', () => {
     console.log(`freshness-status: seed ${seed}`);
     let x = seed;
     const rand = () => ((x = (x * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
-    // Fifteen refused events, each its own episode (the last one committed before the next comes),
-    // at moments spread over the tick's period. With a 250 ms tick half the budget (150 ms) leaves
-    // too little for the wait until the next tick: about two in five were seen over the budget.
+    // Refused events, each its own episode (the last one committed before the next comes), at
+    // moments spread over the tick's period. With a 250 ms tick half the budget (150 ms) leaves too
+    // little for the wait until the next tick: about two in five were seen over the budget. With a
+    // tick of a quarter of the budget the margin is 75 ms, so an event loop held up longer than
+    // that (a loaded CI machine: other workers, fsyncs) makes a breach the design allows. Such an
+    // episode is told apart by the loop's delay in it and not counted. Up to fifteen clean episodes,
+    // at least ten (at 250 ms, ten clean episodes without a breach come about once in 170 runs,
+    // fifteen once in 2,000).
     const dl = () => site.ingestor.status().find((t) => t.table === 'dead_letters')!;
+    const STALL_MS = 50;
     const t0 = performance.now();
-    for (let k = 0; k < 15 && performance.now() - t0 < 30_000; k++) {
+    let sent = 0;
+    let clean = 0;
+    const stalls: string[] = [];
+    for (; clean < 15 && sent < 40 && performance.now() - t0 < 40_000; sent++) {
       await new Promise((r) => setTimeout(r, 350 + Math.floor(rand() * 250)));
-      await site.ingestor.accept('tilstand/sb/events/inventory/stock', Buffer.from(`{junk ${k}`));
+      const before = dl().breaches;
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      loop.enable();
+      await site.ingestor.accept('tilstand/sb/events/inventory/stock', Buffer.from(`{junk ${sent}`));
       for (let w = 0; w < 100 && dl().pendingEvents > 0; w++) await new Promise((r) => setTimeout(r, 10));
-      expect(dl().pendingEvents, `letter ${k} committed`).toBe(0);
+      loop.disable();
+      expect(dl().pendingEvents, `letter ${sent} committed`).toBe(0);
+      const heldMs = loop.max / 1e6 - 10; // its samples are whole intervals of the 10 ms timer
+      if (heldMs > STALL_MS) {
+        stalls.push(`letter ${sent}: loop held ${Math.round(heldMs)} ms, ${dl().breaches - before} breach(es)`);
+        continue;
+      }
+      clean++;
+      expect(dl().breaches - before, `letter ${sent}: over the budget with the event loop held at most ${Math.round(heldMs)} ms (seed ${seed})`).toBe(0);
     }
-    expect(site.ingestor.deadLetterCount()).toBe(15);
-    expect(dl().breaches).toBe(0);
-  }, 60_000);
+    if (stalls.length > 0) console.log(`freshness-status: not counted (event loop held): ${stalls.join('; ')}`);
+    expect(site.ingestor.deadLetterCount()).toBe(sent);
+    expect(clean, `clean episodes of ${sent} (${stalls.length} with the event loop held)`).toBeGreaterThanOrEqual(10);
+  }, 90_000);
 });
 
 describe("the PC's wall clock steps while a site runs", () => {

@@ -342,7 +342,7 @@ describe('transfers cut at random points', () => {
     await assertComplete(fx);
     // hold tags are released
     expect(fx.table('stock').listTags().map((t) => t.name)).toEqual(['agent-1']);
-  });
+  }, 180_000); // child processes started through tsx and a 150 KB/s cap: ~58 s on a loaded machine, over the default 60 s
 
   it('a PUT refused before its body is read (HQ answers 503) leaves no site file open, attempt after attempt', async () => {
     // HEAD: 404 (not there yet); PUT: 503 at once, body unread (a gateway in maintenance, "SlowDown").

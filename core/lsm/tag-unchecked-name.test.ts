@@ -8,8 +8,10 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { runTableCli } from './cli/table-cli.ts';
 import { TableSchema } from './schema.ts';
 import { Table } from './table.ts';
+import { runCli } from './testing/cli.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -122,4 +124,50 @@ it('tag delete never reaches outside tag/: a name with a separator or .. is refu
   }
   expect(existsSync(join(dir, 'victim'))).toBe(true);
   expect(t.listTags().map((x) => x.name)).toEqual(['keep']);
+});
+
+it.each(BAD_NAMES)('the hand-made tag %j is read by the name the listing shows (scan, changes, rollback)', (bad) => {
+  const { t, dir } = tableOfThree();
+  t.createTag('src', 2);
+  handMade(dir, 'src', bad);
+  t.deleteTag('src');
+  const shown = t.listTags().map((x) => x.name);
+  expect(shown).toEqual([bad]);
+  expect(keys(t, shown[0])).toEqual([1, 2]);
+  expect(t.resolve({ tag: shown[0]! })?.id).toBe(2);
+  // As the start of an incremental read and a rollback target too.
+  expect([...t.changes({ from: shown[0]!, to: 3 })].map((c) => c.row[0])).toEqual([3]);
+  const w = t.newWriter();
+  try {
+    expect(w.rollbackTo(shown[0]!).snapshotId).toBe(2);
+  } finally {
+    w.close();
+  }
+  expect(keys(t)).toEqual([1, 2]);
+});
+
+it('a read at a tag never reaches outside tag/: a name with a separator or .. that no tag file has is refused', () => {
+  const { t, dir } = tableOfThree();
+  t.createTag('keep', 2);
+  for (const name of ['../snapshot/snapshot-1', 'x/../../tag/tag-keep', '..', 'a..b']) {
+    expect(() => t.resolve({ tag: name }), name).toThrow(expect.objectContaining({ kind: 'InvalidArgument' }));
+  }
+  expect(readdirSync(join(dir, 'tag'))).toEqual(['tag-keep']);
+});
+
+it('tilstand table scan --tag reads a hand-made tag by the name `tags` shows', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lsm-tag-unchecked-cli-'));
+  dirs.push(dir);
+  const W = ['--warehouse', join(dir, 'wh')];
+  const schema = join(dir, 'schema.json');
+  writeFileSync(schema, JSON.stringify({ fields: [{ name: 'k', type: 'INT NOT NULL' }], primaryKeys: ['k'], options: { bucket: '1' } }));
+  expect((await runCli(runTableCli, ['create', 'd.t', '--schema', schema, ...W])).code).toBe(0);
+  expect((await runCli(runTableCli, ['put', 'd.t', ...W], '{"k":1}')).code).toBe(0);
+  expect((await runCli(runTableCli, ['tag', 'create', 'd.t', 'src', ...W])).code).toBe(0);
+  expect((await runCli(runTableCli, ['put', 'd.t', ...W], '{"k":2}')).code).toBe(0);
+  const tagDir = join(dir, 'wh', 'd.db', 't', 'tag');
+  copyFileSync(join(tagDir, 'tag-src'), join(tagDir, 'tag-a..b'));
+  expect((await runCli(runTableCli, ['tag', 'delete', 'd.t', 'src', ...W])).code).toBe(0);
+  expect((await runCli(runTableCli, ['tags', 'd.t', ...W])).out).toContain('a..b');
+  expect(await runCli(runTableCli, ['scan', 'd.t', '--tag', 'a..b', ...W])).toMatchObject({ code: 0, err: '', out: '{"k":1}\n' });
 });

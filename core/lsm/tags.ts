@@ -175,7 +175,7 @@ export class TagManager {
   }
 
   get(name: string): TagInfo {
-    checkName('tag', name);
+    this.checkCallerName(name);
     const c = this.validate(name, this.paths.tagFile(name), Date.now());
     if (c === undefined) throw notFound(`tag '${name}' does not exist`);
     return c.info;
@@ -269,18 +269,28 @@ export class TagManager {
   /**
    * Removes the tag file; its files are released at the next expiration. A name `create` refuses
    * ('a..b', a leading dot, a control character) is taken when `tag/` holds a file of exactly that
-   * name — a hand-made tag the listing shows, which the user must be able to delete by that name.
-   * A readdir entry holds no path separator, so such a name never leads outside `tag/`; any other
-   * name goes through `checkName` as before.
+   * name (`checkCallerName`).
    */
   delete(name: string): void {
-    if (typeof name === 'string' && this.fileIO.list(this.paths.tagDir).includes(TAG_PREFIX + name)) {
-      this.removeListed(name);
-      return;
-    }
-    checkName('tag', name);
+    this.checkCallerName(name);
     if (!this.exists(name)) throw notFound(`tag '${name}' does not exist`);
     this.removeListed(name);
+  }
+
+  /**
+   * A caller's name of an existing tag (`get`, so every read at a tag, `changes` and rollback from
+   * one; `delete`): `checkName`, except that a name it refuses is accepted when `tag/` holds a file
+   * of exactly that name — a hand-made tag the listing shows, which the user must be able to read
+   * and delete by that name. A readdir entry holds no path separator, so such a name never leads
+   * outside `tag/`. The readdir is paid only for a name `checkName` refuses.
+   */
+  private checkCallerName(name: string): void {
+    try {
+      checkName('tag', name);
+    } catch (e) {
+      if (typeof name === 'string' && this.fileIO.list(this.paths.tagDir).includes(TAG_PREFIX + name)) return;
+      throw e;
+    }
   }
 
   /**

@@ -18,7 +18,8 @@
 
 import { checkTypeChange, sameType } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
-import { checkChangelogRetention, checkDurationOptions, checkLookupFullCompaction, compressionPerLevel, DECLARED_OPTIONS, parseList, tagDefaultRetention } from './options.ts';
+import { checkChangelogRetention, checkDurationOptions, checkLookupFullCompaction, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention } from './options.ts';
+import { formatForLevel, formatsPerLevel, validateWritableFormats } from './data-file-format.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { checkSequenceFieldOptions, TableSchema, type TableSchemaJson } from './schema.ts';
 import type { Table } from './table.ts';
@@ -309,12 +310,48 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   if (schema.options.mergeEngine === 'partial-update' && changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && /^fields\.(.+\.(aggregate-function|sequence-group)|default-aggregate-function)$/.test(c.key))) partialUpdateAggregators(schema, true);
   // Lenient above (a table Paimon 1.x made with both opens); set here, not beside 'lookup' (options.ts).
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'full-compaction.delta-commits')) checkLookupFullCompaction(schema.options.raw, schema.options.changelogProducer);
+  // Lenient above (a table Java made with zstd, its default codec, or ORC files opens and reads); an
+  // ALTER may not make a table whose data files are written here unwritable by its codec or format,
+  // which creation refuses (the refusal came only at the next commit with rows, ingest's), nor set
+  // a manifest codec creation refuses.
+  if (changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && DATA_FILE_OPTIONS.includes(c.key))) {
+    const why = unwritableDataFiles(schema);
+    if (why !== undefined && unwritableDataFiles(current) === undefined) throw notSupported(`ALTER: ${why}`);
+  }
+  const manifestCodec = changes.some((c) => c.kind === 'setOption' && c.key === 'manifest.compression') ? schema.options.raw['manifest.compression'] : undefined;
+  if (manifestCodec !== undefined) parseOptions({ 'manifest.compression': manifestCodec }, true);
   // An ALTER may not make the table unwritable here (write-options.ts: e.g. 'tag.automatic-creation',
   // or 'write-only' turned off beside it); a Java table already refused for an option stays alterable.
   const before = new Set(writeRefusals(current).map((r) => r.key));
   const added = writeRefusals(schema).find((r) => !before.has(r.key));
   if (added) throw notSupported(`ALTER: ${describeRefusal(added, false)}`);
   return schema;
+}
+
+const DATA_FILE_OPTIONS: readonly string[] = ['file.compression', 'file.format', 'file.format.per.level'];
+
+/**
+ * Why no data file of `schema` could be written here (the codec or a format: data-file-format.ts
+ * refuses it at the first data file), as creation's strict check words it; undefined when they can.
+ */
+function unwritableDataFiles(schema: TableSchema): string | undefined {
+  const raw = schema.options.raw;
+  if (schema.options.fileCompression === 'zstd') {
+    return raw['file.compression'] === undefined
+      ? "option 'file.compression' unset: Paimon's default zstd data files cannot be written here; set snappy, gzip or none"
+      : `option 'file.compression' = '${raw['file.compression']}': data files with this codec cannot be written here; use snappy, gzip or none`;
+  }
+  try {
+    const perLevel = formatsPerLevel(raw);
+    let other = 0; // a level `file.format` itself applies to
+    while (perLevel.has(other)) other++;
+    for (const level of [...perLevel.keys(), other]) formatForLevel(schema, level);
+    validateWritableFormats(schema);
+  } catch (e) {
+    if (e instanceof LsmError) return e.message;
+    throw e;
+  }
+  return undefined;
 }
 
 const IGNORE_DELETE_SOURCES = ['ignore-delete', 'first-row.ignore-delete', 'deduplicate.ignore-delete', 'partial-update.ignore-delete'];

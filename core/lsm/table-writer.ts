@@ -826,7 +826,9 @@ export class TableWriter {
       const live = table.manifests.liveFiles(latest);
       base = live.length > 0 ? [table.manifests.writeManifest(schema, this.namer, live)] : [];
     }
-    const delta = [table.manifests.writeManifest(schema, this.namer, entries)];
+    // No entries (new properties only, a changelog only): no manifest, as Java's rolling manifest
+    // writer opens its file at the first entry; an empty one was carried by every later base list.
+    const delta = entries.length > 0 ? [table.manifests.writeManifest(schema, this.namer, entries)] : [];
     const baseList = table.manifests.writeList(schema, this.namer, base);
     const deltaList = table.manifests.writeList(schema, this.namer, delta);
     let added = 0;
@@ -834,7 +836,8 @@ export class TableWriter {
     const snapshot: Snapshot = {
       version: SNAPSHOT_VERSION,
       id,
-      schemaId: schema.id,
+      // A rollback as latest: the target's, as Java's rollbackToAsLatest (the table's schema stays).
+      schemaId: overwrite ? overwrite.target.schemaId : schema.id,
       baseManifestList: baseList.name,
       baseManifestListSize: baseList.size,
       deltaManifestList: deltaList.name,
@@ -854,7 +857,7 @@ export class TableWriter {
       // so a Java table keeps them: the watermark, the statistics file while the schema is the
       // one it was computed for, the row-id counter (never going back).
       watermark: (overwrite ? overwrite.target : latest)?.watermark ?? null,
-      statistics: inheritedStatistics(table, overwrite ? overwrite.target : latest, schema.id),
+      statistics: inheritedStatistics(table, overwrite ? overwrite.target : latest, overwrite ? overwrite.target.schemaId : schema.id),
       properties: overwrite ? overwrite.target.properties : properties ? { ...(latest?.properties ?? {}), ...properties } : (latest?.properties ?? null),
       nextRowId: maxOrNull(latest?.nextRowId ?? null, overwrite?.target.nextRowId ?? null),
     };

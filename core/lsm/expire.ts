@@ -239,11 +239,13 @@ const TEMP_FILE_TARGETS: readonly (readonly [dir: string, name: RegExp])[] = [
   ['tag', /^tag-./],
   ['schema', /^schema-\d+$/],
   ['consumer', /^consumer-./],
+  // Java's long-lived changelogs' LATEST hint, rewritten by a destructive rollback (rollback.ts).
+  ['changelog', /^LATEST$/],
 ];
 
 /**
  * Deletes the temporary files of killed atomic writes older than `minAgeMs` (by modification
- * time) in `snapshot/`, `tag/`, `schema/` and `consumer/`; only names that are exactly a
+ * time) in `snapshot/`, `tag/`, `schema/`, `consumer/` and `changelog/`; only names that are exactly a
  * temporary name of a file that directory holds. Tags and consumers are written without the
  * writer lock (another process's tag create, a follower), so a young one may be a write under
  * way: the age threshold is what keeps it, as for every other orphan.

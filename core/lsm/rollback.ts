@@ -2,7 +2,8 @@
 // holds the writer lock and re-reads its bucket state afterwards.
 //
 // Destructive (`rollbackTo(target)`): tags of later snapshots are deleted, LATEST is rewritten,
-// then the later snapshots are removed newest first; consumers positioned after the target are
+// then the later snapshots are removed newest first, then Java's long-lived changelogs after the
+// target (`removeLongLivedChangelogs`); consumers positioned after the target are
 // moved back to target+1; finally the files of the removed snapshots and tags that no remaining
 // snapshot, tag or pinned reader references are deleted (expire.ts deleteRemovedFiles) — not
 // every unreferenced file: one may be another process's write under way. A crash at any point
@@ -116,11 +117,44 @@ export function rollbackDestructive(table: Table, ref: SnapshotRef): RollbackRes
     }
     table.snapshots.writeEarliestHint(target.id);
   }
+  const changelogs = removeLongLivedChangelogs(table, target.id);
   for (const c of listConsumers(table)) if (c.nextSnapshot > target.id + 1) writeConsumer(table, c.id, target.id + 1);
   // Only the removed contents' files: orphan removal at age 0 also took what another process is
   // writing without the writer lock (a tag, a consumer's progress; a Java writer's new files).
-  result.deletedFiles = deleteRemovedFiles(table, removed, unread);
+  result.deletedFiles = [...changelogs, ...deleteRemovedFiles(table, removed, unread)];
   return result;
+}
+
+const LONG_LIVED_CHANGELOG = /^changelog-(\d+)$/;
+
+/**
+ * Java's long-lived changelogs (`changelog/changelog-N`, which its expiration writes when the
+ * changelog outlives its snapshot) after `targetId`, removed as Paimon's
+ * RollbackHelper.cleanLongLivedChangelogs removes them: `changelog/LATEST` first names the last one
+ * kept (-1 when none is: Java then lists the directory), then the files go, newest first. Left,
+ * the commits after the rollback made snapshots of their ids beside a changelog of the old
+ * history, which Java's changelog reads took for the new one. Only the JSON files go, as in Java;
+ * the files they listed are released by the mark-and-sweep that follows (this process had marked
+ * them) or are orphans for orphan removal. Returns the paths deleted.
+ */
+function removeLongLivedChangelogs(table: Table, targetId: number): string[] {
+  const dir = `${table.paths.root}/changelog`;
+  const ids: number[] = [];
+  for (const name of table.fileIO.list(dir)) {
+    const m = LONG_LIVED_CHANGELOG.exec(name);
+    if (m) ids.push(Number(m[1]));
+  }
+  const later = ids.filter((id) => id > targetId).sort((a, b) => b - a);
+  if (later.length === 0) return [];
+  const kept = ids.filter((id) => id <= targetId);
+  table.fileIO.replaceAtomic(`${dir}/LATEST`, Buffer.from(String(kept.length > 0 ? Math.max(...kept) : -1)));
+  const deleted: string[] = [];
+  for (const id of later) {
+    const path = `${dir}/changelog-${id}`;
+    table.fileIO.remove(path);
+    deleted.push(path);
+  }
+  return deleted;
 }
 
 /**

@@ -36,6 +36,19 @@ describe('tilstand table refuses values it cannot use', () => {
     expect((await table(['scan', 'd.kv', '--at', '8640000000000000'])).code).toBe(0);
   });
 
+  it('follow --consumer with an id a consumer file cannot have', async () => {
+    // Was "a consumer needs a non-empty id" / "consumer name \"a..b\" contains '..'": no option named.
+    for (const [id, why] of [
+      ['', 'a consumer needs a non-empty id'],
+      ['a..b', `consumer name "a..b" contains '..'`],
+      ['x/y', 'consumer name "x/y" contains a path separator'],
+    ]) {
+      const r = await table(['follow', 'd.kv', '--consumer', id!, '--once']);
+      expect([r.code, r.out, r.err], id).toEqual([2, '', `tilstand: option '--consumer': ${why}\n`]);
+    }
+    expect((await table(['follow', 'd.kv', '--consumer', 'ok', '--once'])).code).toBe(0);
+  });
+
   it("create --schema '' (an unset variable)", async () => {
     // Was "cannot read schema file <cwd>: is a directory".
     const r = await table(['create', 'd.other', '--schema', '']);

@@ -17,6 +17,7 @@ import type { Table } from '../table.ts';
 import { EXIT, usageError, type FlagSpecs, type ParsedArgs } from './args.ts';
 import type { CliIO, LineWriter } from './output.ts';
 import { parseIdentifier } from '../catalog.ts';
+import { checkConsumerId } from '../consumer.ts';
 import { rowToJson } from './values.ts';
 
 /** Structurally the same as table-cli.ts's Context. */
@@ -92,7 +93,13 @@ export async function followLoop(ctx: ChangesContext, o: FollowLoopOptions): Pro
   }
   const mode = ctx.args.string('mode') ?? 'auto';
   if (mode !== 'auto' && mode !== 'delta' && mode !== 'changelog') throw usageError(`option '--mode': expected auto, delta or changelog, got '${mode}'`);
-  const follower = table.follow({ consumer: ctx.args.required('consumer'), ...(from === undefined ? {} : { from }), mode });
+  const consumer = ctx.args.required('consumer');
+  try {
+    checkConsumerId(consumer);
+  } catch (e) {
+    throw usageError(`option '--consumer': ${(e as Error).message}`);
+  }
+  const follower = table.follow({ consumer, ...(from === undefined ? {} : { from }), mode });
   for (;;) {
     for (let batch = follower.next(); batch; batch = follower.next()) {
       for (const c of batch) await ctx.out.line(changeLine(table, c));

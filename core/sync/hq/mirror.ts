@@ -141,7 +141,10 @@ async function getPointers(target: SyncTarget, listed: readonly ObjectInfo[], ta
 /**
  * Refuses (Verification: a damaged file, exit 4) a schema, snapshot or tag JSON from HQ that does
  * not read as one, before it is written: copied, the pulled warehouse (or a restored site) held a
- * file no reader opens, said to be HQ's, and the command exited 0.
+ * file no reader opens, said to be HQ's, and the command exited 0. One that reads as one but holds
+ * what this program does not support (a newer site's merge engine or column type) is no damage:
+ * copied as before — rethrown, `hq pull` failed with the reader's complaint, exit 2, as if the
+ * command line were wrong (cli/hq-pull-unsupported-schema.test.ts).
  */
 function checkJson(target: SyncTarget, key: string, bytes: Uint8Array): void {
   const text = Buffer.from(bytes).toString('utf8');
@@ -151,7 +154,7 @@ function checkJson(target: SyncTarget, key: string, bytes: Uint8Array): void {
     else if (SNAPSHOT_KEY.test(key)) snapshotFromJson(text, where);
     else if (TAG_KEY.test(key)) tagFromJson(text, where);
   } catch (e) {
-    if (!isCorruption(e)) throw e;
+    if (!isCorruption(e)) return;
     throw new SyncError('Verification', `HQ's file is damaged: ${(e as Error).message}`, { cause: e });
   }
 }

@@ -55,6 +55,7 @@ export const DEAD_LETTER_REASONS = [
   'no_binding', // no binding's topic filter matches the topic
   'binding_error', // a binding could not map the event (path missing, contract mismatch, lookup failed)
   'unfit_for_table', // a mapped value does not fit the table column's type
+  'late_after_gap', // came after the sequencer gave up waiting for its seq (a skipped gap): never applied
 ] as const;
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 

@@ -61,7 +61,7 @@ import { DuplicateWatch, type DuplicateRun, type DuplicateWatchOptions } from '.
 import { Freshness, resolveBudgets, type TableBudget } from './freshness.ts';
 import type { DiskBudget, Journal } from './journal.ts';
 import { PromText } from './metrics.ts';
-import { NO_PROGRESS, progressProperties, readProgress, splitStreamKey, streamKey, type TableProgress } from './progress.ts';
+import { NO_PROGRESS, progressProperties, readProgress, readSkipped, skippedProperties, splitStreamKey, streamKey, type TableProgress } from './progress.ts';
 import { Sequencer, type Ready, type SequencerOptions } from './sequencer.ts';
 import type { TableDefinition } from './seed-tables.ts';
 import { evolveToDefinition } from './site-tables.ts';
@@ -527,12 +527,21 @@ export class Ingestor {
     const known = new Set<string>();
     for (const t of this.targets.values()) for (const k of t.recovered.hwm.keys()) known.add(k);
     const starts = this.journalStarts(known);
+    // The ranges gap skips gave up on, as dead_letters (where their late events go) committed
+    // them with its hwm; the sequencer keeps the part at or below the restored position (above
+    // it the replay offers those seqs again, and a skip gives up on them again if they stay lost).
+    const skipped = this.deadLetters.snapshotId === null ? undefined : readSkipped(this.deadLetters.table.committedProperties());
+    if (skipped !== undefined && skipped.bad.length > 0) {
+      this.o.onWarning?.(`ingest: table ${this.deadLetters.table.name}: snapshot properties ${skipped.bad.join(', ')} do not read as skipped ranges (from-to@ms,…); late events of those gaps are dropped as duplicates`);
+    }
     for (const k of known) {
       const { module, stream } = splitStreamKey(k);
       let low = Infinity;
       for (const t of this.affected(module, stream)) low = Math.min(low, t.recovered.hwm.get(k) ?? starts.get(t)?.get(k) ?? Infinity);
       if (low === Infinity) low = 0;
       if (low > 0) this.sequencer.restore(module, stream, low);
+      const ranges = skipped?.ranges.get(k);
+      if (ranges !== undefined) this.sequencer.restoreSkipped(module, stream, ranges);
       this.streamKeyOf(module, stream);
     }
     let start: bigint | undefined;
@@ -775,6 +784,18 @@ export class Ingestor {
     const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
     // Held, the event costs its payload (and the parse of it): the byte bound counts the payload.
     const offer = this.sequencer.offer(module, stream, seq, item, entry.payload.length);
+    if (offer.kind === 'late') {
+      // Behind the stream's position, in a range the gap policy gave up on: never applied, so not
+      // a duplicate. A letter (keyed by position, like an unsequenced one: the seq is below
+      // dead_letters' hwm) that moves no position and holds nothing back (CONTRACTS.md §4).
+      const { from, to, atMs } = offer.skipped;
+      const why = refuse(
+        'late_after_gap',
+        `seq ${seq} of ${module}/${stream} came after the site gave up waiting for seq ${from}..${to} at ${Number.isNaN(new Date(atMs).getTime()) ? `${atMs} ms` : new Date(atMs).toISOString()} (gap_give_up_ms) and went on with later events; it was not applied. A replay writes it where no later event of the stream changed the row (the table orders by seq); or dismiss it with a note`,
+        'source.seq',
+      );
+      return this.deadLetter(entry, why, undefined, null, seq);
+    }
     if (offer.kind === 'duplicate') {
       this.c.duplicates++;
       // Not while the journal is replayed at open: those events arrived before (their times are old).
@@ -938,7 +959,8 @@ export class Ingestor {
     return moved.ok ? [moved, r] : moved;
   }
 
-  private deadLetter(entry: Entry, why: Refusal, seq: { key: string; seq: number } | undefined, bindings: string[] | null): void {
+  /** `letterSeq`: the seq a letter of an event not sequenced here shows (a late one's). */
+  private deadLetter(entry: Entry, why: Refusal, seq: { key: string; seq: number } | undefined, bindings: string[] | null, letterSeq?: number): void {
     this.c.rejected.set(why.reason, (this.c.rejected.get(why.reason) ?? 0) + 1);
     const t = this.deadLetters;
     if (this.covered(t, entry, seq)) return;
@@ -956,7 +978,7 @@ export class Ingestor {
       topic: entry.topic,
       module: parts?.module ?? null,
       stream: parts?.stream ?? null,
-      seq: seq?.seq ?? null,
+      seq: seq?.seq ?? letterSeq ?? null,
       payload: entry.payload,
       receivedAtMs: entry.receivedAtMs,
       replayedAtMs: null,
@@ -1080,7 +1102,10 @@ export class Ingestor {
     const { position, hwm } = this.progressOf(t);
     let made: number | undefined;
     try {
-      made = t.writer.commit(progressProperties(position, hwm)).snapshotId;
+      const properties = progressProperties(position, hwm);
+      // dead_letters, where late events go, keeps the skipped ranges with its hwm (restored at open).
+      if (t === this.deadLetters) Object.assign(properties, skippedProperties(this.sequencer.skippedStreams()));
+      made = t.writer.commit(properties).snapshotId;
     } catch (e) {
       this.fail(e, `committing table ${t.name}`);
       throw e;
@@ -1161,7 +1186,7 @@ export class Ingestor {
     const at: Instant = { wallMs: nowMs ?? wallMs, elapsedMs: this.monotonic() + (nowMs === undefined ? 0 : nowMs - wallMs) };
     this.tickAt = at;
     try {
-      for (const a of this.sequencer.tick()) {
+      for (const a of this.sequencer.tick(at.wallMs)) {
         if (a.type === 'resync') this.requestResync(a.module, a.stream, a.from);
         else {
           this.c.skippedSeqs += a.to - a.from + 1;

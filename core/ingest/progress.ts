@@ -12,6 +12,18 @@
 
 export const POSITION_PROPERTY = 'tilstand.journal.position';
 export const HWM_PROPERTY_PREFIX = 'tilstand.hwm.';
+/**
+ * `tilstand.skipped.<module>/<stream>` = `from-to@atMs,…`: the ranges a gap skip gave up on
+ * (sequencer.ts `SkippedRange`), on dead_letters' snapshot only, with its hwm: a late event of one
+ * of them is a `late_after_gap` letter after a restart too (CONTRACTS.md §4).
+ */
+export const SKIPPED_PROPERTY_PREFIX = 'tilstand.skipped.';
+
+export interface SkippedRangeProperty {
+  readonly from: number;
+  readonly to: number;
+  readonly atMs: number;
+}
 
 /** `<module>/<stream>`; module and stream names never contain '/' (envelope.ts NAME_PATTERN). */
 export const streamKey = (module: string, stream: string): string => `${module}/${stream}`;
@@ -34,6 +46,41 @@ export function progressProperties(position: bigint, hwm: ReadonlyMap<string, nu
   const out: Record<string, string> = { [POSITION_PROPERTY]: position.toString() };
   for (const [k, v] of hwm) out[HWM_PROPERTY_PREFIX + k] = String(v);
   return out;
+}
+
+export function skippedProperties(streams: readonly { module: string; stream: string; ranges: readonly SkippedRangeProperty[] }[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of streams) out[SKIPPED_PROPERTY_PREFIX + streamKey(s.module, s.stream)] = s.ranges.map((r) => `${r.from}-${r.to}@${r.atMs}`).join(',');
+  return out;
+}
+
+/**
+ * The skipped ranges of dead_letters' snapshot by streamKey. A value that does not read is left
+ * out and named in `bad` (the caller warns): it only makes late events silent duplicates again,
+ * no reason to refuse the site's start.
+ */
+export function readSkipped(properties: Readonly<Record<string, string>>): { ranges: Map<string, SkippedRangeProperty[]>; bad: string[] } {
+  const ranges = new Map<string, SkippedRangeProperty[]>();
+  const bad: string[] = [];
+  for (const [key, value] of Object.entries(properties)) {
+    if (!key.startsWith(SKIPPED_PROPERTY_PREFIX)) continue;
+    const k = key.slice(SKIPPED_PROPERTY_PREFIX.length);
+    const list: SkippedRangeProperty[] = [];
+    let ok = k.includes('/') && value !== '';
+    for (const part of ok ? value.split(',') : []) {
+      const m = /^(\d{1,16})-(\d{1,16})@(\d{1,16})$/.exec(part);
+      const [from, to, atMs] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
+      // atMs: a time Date can show (±8.64e15 ms), as the letter's detail names it.
+      if (!m || !Number.isSafeInteger(to) || !(atMs <= 8.64e15) || from < 1 || to < from) {
+        ok = false;
+        break;
+      }
+      list.push({ from, to, atMs });
+    }
+    if (ok) ranges.set(k, list);
+    else bad.push(`${key}='${value.slice(0, 100)}'`);
+  }
+  return { ranges, bad };
 }
 
 /** Reads progress back from snapshot properties; throws naming the table on a malformed value. */

@@ -8,6 +8,8 @@
 //   issued     the highest seq handed out as ready; committed+1..issued are "pending".
 //   held       seqs > issued+1 waiting for the gap before them.
 // Classification of seq s:
+//   s ≤ issued, in a skipped range    → late: never applied (the gap policy gave up on it); the
+//                                       caller makes it a dead letter, and the seq leaves the range
 //   s ≤ issued, or s held             → duplicate (drop; already applied, pending or waiting)
 //   s = issued+1                      → next: ready = [s, s+1, …] as long as they are held
 //   s > issued+1, buffer has room     → gap (held)
@@ -32,6 +34,12 @@
 // missing range, the held run is released, and the caller records the loss. Events are absolute
 // row images, so later events repair the rows the lost ones touched; waiting forever would instead
 // freeze every row of the stream.
+// Skipped ranges: each skip's {from, to, atMs} is remembered per stream (the newest
+// SKIPPED_RANGES_PER_STREAM), so a late arrival of one of those seqs is told apart from a true
+// duplicate (`late`: its content was never applied; dropped silently it was lost without a trace).
+// A seq answered `late` leaves its range: a second copy is a duplicate. `restore` keeps only what
+// lies at or below the restored position (above it the events are offered again as next or gap);
+// `restoreSkipped` brings back what the caller made durable (the Ingestor: dead_letters' snapshot).
 // Clock: `now_ms` measures these ages, so it must be monotonic (the Ingestor gives its
 // `monotonicClock`, performance.now on a site). The wall clock steps: one step forward of 10 min
 // aged every open gap past gap_give_up_ms at once, skipped it, and dropped the module's resend of
@@ -67,6 +75,16 @@ export const DEFAULT_SEQUENCER_OPTIONS: Omit<SequencerOptions, 'now_ms'> = {
   reorder_buffer_bytes_max: 16 * 1024 * 1024,
 };
 
+/** Ranges remembered per stream; the oldest (lowest) go first. Bounds memory and the snapshot property. */
+export const SKIPPED_RANGES_PER_STREAM = 16;
+
+/** Seqs a skip gave up on: from..to, skipped at `atMs` (the time `tick` was given; epoch ms for the Ingestor). */
+export interface SkippedRange {
+  readonly from: number;
+  readonly to: number;
+  readonly atMs: number;
+}
+
 export interface Ready<T> {
   readonly seq: number;
   readonly item: T;
@@ -83,6 +101,8 @@ export interface GapReport {
 
 export type Offer<T> =
   | { readonly kind: 'duplicate'; readonly seq: number }
+  /** Below `issued`, in a range a skip gave up on: never applied. `skipped`: that range as it was. */
+  | { readonly kind: 'late'; readonly seq: number; readonly skipped: SkippedRange }
   | { readonly kind: 'next'; readonly ready: readonly Ready<T>[] }
   | { readonly kind: 'gap'; readonly seq: number; readonly missing: GapReport }
   /** `dropped`: the highest seqs of held ∪ {seq}, highest first (one, unless the byte bound needed more). */
@@ -110,6 +130,8 @@ interface Stream<T> {
   resync_at_ms: number | undefined;
   /** When `issued` last moved on while something was held (an in-order arrival); -Infinity: never. */
   progress_ms: number;
+  /** The ranges skips gave up on, ascending, disjoint, all ≤ issued; at most SKIPPED_RANGES_PER_STREAM. */
+  skipped: SkippedRange[];
 }
 
 function checkOptions(o: SequencerOptions): void {
@@ -150,6 +172,33 @@ export class Sequencer<T> {
     s.held_bytes = 0;
     s.resync_at_ms = undefined;
     s.progress_ms = -Infinity;
+    if (s.skipped.length > 0) s.skipped = trimmed(s.skipped, hwm);
+  }
+
+  /**
+   * Adds ranges skipped before (the caller's durable copy), as far as they lie at or below the
+   * stream's `issued` (call after `restore`); overlaps with known ranges are left out.
+   */
+  restoreSkipped(module: string, stream: string, ranges: readonly SkippedRange[]): void {
+    for (const r of ranges) {
+      if (!Number.isSafeInteger(r.from) || !Number.isSafeInteger(r.to) || r.from < 1 || r.to < r.from || !Number.isFinite(r.atMs)) {
+        throw new RangeError(`skipped range: expected 1 ≤ from ≤ to, got ${r.from}..${r.to}`);
+      }
+    }
+    const s = this.get(module, stream);
+    for (const r of trimmed(ranges, s.issued)) addSkipped(s, r);
+  }
+
+  /** The stream's remembered skipped ranges, ascending. */
+  skipped(module: string, stream: string): readonly SkippedRange[] {
+    return this.byModule.get(module)?.get(stream)?.skipped ?? [];
+  }
+
+  /** Every stream that has skipped ranges, in stream order. */
+  skippedStreams(): { module: string; stream: string; ranges: readonly SkippedRange[] }[] {
+    const out: { module: string; stream: string; ranges: readonly SkippedRange[] }[] = [];
+    for (const s of this.streams.values()) if (s.skipped.length > 0) out.push({ module: s.module, stream: s.stream, ranges: s.skipped });
+    return out;
   }
 
   /** Forgets pending and held events (after the caller failed to apply them): they will be accepted again. */
@@ -163,6 +212,10 @@ export class Sequencer<T> {
     if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError(`seq: expected a non-negative integer, got ${seq}`);
     if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`bytes: expected a non-negative integer, got ${bytes}`);
     const s = this.get(module, stream);
+    if (seq <= s.issued && s.skipped.length > 0) {
+      const skipped = takeSkipped(s, seq);
+      if (skipped !== undefined) return { kind: 'late', seq, skipped };
+    }
     if (seq <= s.issued || s.held.has(seq)) return { kind: 'duplicate', seq };
     if (seq === s.issued + 1) {
       s.issued = seq;
@@ -213,8 +266,11 @@ export class Sequencer<T> {
     s.committed = seq;
   }
 
-  /** Ages the open gaps; returns the resyncs now due and the gaps given up, in stream order. */
-  tick(): TickAction<T>[] {
+  /**
+   * Ages the open gaps; returns the resyncs now due and the gaps given up, in stream order.
+   * `atMs`: the time a skip is remembered with (`skipped`, shown to people; default now_ms).
+   */
+  tick(atMs?: number): TickAction<T>[] {
     const now = this.options.now_ms();
     const actions: TickAction<T>[] = [];
     for (const s of this.streams.values()) {
@@ -230,6 +286,7 @@ export class Sequencer<T> {
         const gap = this.gapOf(s);
         s.issued = gap.to;
         s.resync_at_ms = undefined;
+        addSkipped(s, { from: gap.from, to: gap.to, atMs: atMs ?? now });
         const ready: Ready<T>[] = [];
         this.drain(s, ready);
         actions.push({ type: 'skip', ...gap, ready });
@@ -276,7 +333,7 @@ export class Sequencer<T> {
     }
     let s = byStream.get(stream);
     if (!s) {
-      s = { module, stream, committed: 0, issued: 0, held: new Map(), held_bytes: 0, resync_at_ms: undefined, progress_ms: -Infinity };
+      s = { module, stream, committed: 0, issued: 0, held: new Map(), held_bytes: 0, resync_at_ms: undefined, progress_ms: -Infinity, skipped: [] };
       // `streams` keeps creation order for tick's "stream order".
       this.streams.set(key(module, stream), s);
       byStream.set(stream, s);
@@ -312,3 +369,45 @@ export class Sequencer<T> {
 }
 
 const key = (module: string, stream: string) => `${module}\u0000${stream}`;
+
+/** The ranges cut to seqs ≤ max. */
+function trimmed(ranges: readonly SkippedRange[], max: number): SkippedRange[] {
+  const out: SkippedRange[] = [];
+  for (const r of ranges) {
+    if (r.from > max) continue;
+    out.push(r.to > max ? { ...r, to: max } : r);
+  }
+  return out;
+}
+
+/** Adds the parts of r no known range has, keeps the list ascending, and forgets the oldest past the bound. */
+function addSkipped(s: { skipped: SkippedRange[] }, r: SkippedRange): void {
+  let pieces: SkippedRange[] = [r];
+  for (const k of s.skipped) {
+    const next: SkippedRange[] = [];
+    for (const p of pieces) {
+      if (p.to < k.from || p.from > k.to) next.push(p);
+      else {
+        if (p.from < k.from) next.push({ ...p, to: k.from - 1 });
+        if (p.to > k.to) next.push({ ...p, from: k.to + 1 });
+      }
+    }
+    pieces = next;
+  }
+  if (pieces.length === 0) return;
+  s.skipped.push(...pieces);
+  s.skipped.sort((a, b) => a.from - b.from);
+  if (s.skipped.length > SKIPPED_RANGES_PER_STREAM) s.skipped.splice(0, s.skipped.length - SKIPPED_RANGES_PER_STREAM);
+}
+
+/** The range holding seq, as it was, with seq taken out of it; undefined when none holds it. */
+function takeSkipped(s: { skipped: SkippedRange[] }, seq: number): SkippedRange | undefined {
+  const i = s.skipped.findIndex((r) => r.from <= seq && seq <= r.to);
+  if (i < 0) return undefined;
+  const r = s.skipped[i]!;
+  const rest: SkippedRange[] = [];
+  if (r.from < seq) rest.push({ ...r, to: seq - 1 });
+  if (seq < r.to) rest.push({ ...r, from: seq + 1 });
+  s.skipped.splice(i, 1, ...rest);
+  return r;
+}

@@ -1,7 +1,8 @@
 // A decision's comment and a dismissal's note are shown on the floor PC and, synced, at HQ: a bidi
 // embedding, override or isolate control (U+202A–202E, U+2066–2069) in one turned the text after
 // it around ("\u202Eevorppa" shows as "approve"). Refused at the API's boundary, naming the field
-// and the character; right-to-left text itself, and the marks U+200E/200F, are taken.
+// and the character (`input.characters`, its own code: the floor UI worded the generic
+// `input.refused` as "reload the page … tell IT" for a pasted comment); right-to-left text itself, and the marks U+200E/200F, are taken.
 import { describe, expect, it } from 'vitest';
 import { ApiValidationError, validateCall } from './api-validate.ts';
 
@@ -22,13 +23,15 @@ describe('bidi controls in free text', () => {
     const code = `U+${ch.codePointAt(0)!.toString(16).toUpperCase()}`;
     const e = refusal('decide', { id: 'P-1', decision: 'approve', comment: `ok ${ch}evorppa` });
     expect(e.message).toBe(`request.comment: must not contain ${code}, a direction-changing character (the text after it would show reversed)`);
-    expect(e.refusal).toEqual({ code: 'input.refused', params: { field: 'comment', char: code } });
+    expect(e.refusal).toEqual({ code: 'input.characters', params: { field: 'comment', char: code } });
   });
 
   it.each(BIDI)('dismissDeadLetters.note with U+%s is refused naming the field', (ch) => {
     const e = refusal('dismissDeadLetters', { ids: ['12'], note: `door was ${ch}nepo` });
     expect(e.message).toMatch(/^request\.note: must not contain U\+20[26][0-9A-F], a direction-changing character/);
+    expect(e.refusal.code).toBe('input.characters');
     expect(e.refusal.params?.field).toBe('note');
+    expect(e.refusal.params?.char).toBe(`U+${ch.codePointAt(0)!.toString(16).toUpperCase()}`);
   });
 
   it('takes right-to-left text, the direction marks, and other scripts', () => {

@@ -12,7 +12,7 @@ import { DEAD_LETTER_LIST_MAX } from '../ingest/ingestor.ts';
 
 /**
  * A request refused at the boundary: kind `invalid`, the English message naming the field, and its
- * refusal as data (`input.name`, `input.tooLong`, `input.range` for what a floor UI form can send;
+ * refusal as data (`input.name`, `input.tooLong`, `input.range`, `input.characters` for what a floor UI form can send;
  * `input.refused` for the rest, which only a hand-made request or a mismatched UI sends).
  */
 export class ApiValidationError extends SiteApiError {
@@ -70,7 +70,7 @@ export const bidiControlProblem = (code: string): string => `must not contain ${
 const freeText = (max: number): Check => (v, p) => {
   str(max)(v, p);
   const code = bidiControlIn(v as string);
-  if (code !== undefined) refuse(p, bidiControlProblem(code), 'input.refused', { char: code });
+  if (code !== undefined) refuse(p, bidiControlProblem(code), 'input.characters', { char: code });
 };
 // A user name is checked by the user store's own rules (core/inbox): every name `tilstand users
 // add` takes — "Kåre Ødegård", "Jürgen" — can sign in and be managed from the floor UI. A name the

@@ -671,7 +671,9 @@ export interface ApiErrorBody {
  *   sign-in, first-run and users forms send what was typed);
  *   `input.tooLong` (field, max: characters) a comment, search, PIN or password… too long;
  *   `input.range` (field, min, max) a number out of its range (a reorder point, a snapshot id, a
- *   time before 1970); `input.refused` (field) any other, which no floor form sends (a missing or
+ *   time before 1970); `input.characters` (field, char: the first one as "U+202E") a bidi control
+ *   (U+202A–202E, U+2066–2069) in a decision's comment or a dismissal's note — pasted with the
+ *   text, as a form can send it; `input.refused` (field) any other, which no floor form sends (a missing or
  *   mistyped field, an unknown one, an unknown method (field `method`), a bad input age (field
  *   `inputAge`));
  * - ui-server.ts's refusals of a request as a whole, before api-validate.ts sees it:
@@ -691,7 +693,7 @@ export const REFUSAL_CODES = [
   'session.ended',
   'user.nameInvalid', 'user.noSecret', 'user.roleInvalid', 'user.pinInvalid', 'user.passwordLength', 'user.badgeLength', 'user.badgeTaken', 'user.notFound',
   'reorder.levels', 'config.refused', 'config.file',
-  'input.name', 'input.tooLong', 'input.range', 'input.refused',
+  'input.name', 'input.tooLong', 'input.range', 'input.refused', 'input.characters',
   'request.tooLarge', 'request.refused',
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];

@@ -83,6 +83,7 @@ const SAMPLES: Record<RefusalCode, Record<string, string | number> | undefined> 
   'input.tooLong': { field: 'comment', max: 2000 },
   'input.range': { field: 'policy.reorderPoint', min: 0, max: Number.MAX_SAFE_INTEGER },
   'input.refused': { field: 'ids[0]' },
+  'input.characters': { field: 'comment', char: 'U+202E' },
   'request.tooLarge': { max: 65_536 },
   'request.refused': undefined,
 };

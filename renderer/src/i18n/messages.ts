@@ -420,6 +420,8 @@ const en = {
   'refusal.input.range': '{field}: a whole number from {min} to {max}',
   'refusal.input.refused': 'The site refused the request ({field}): reload the page; if it happens again, tell IT',
   'refusal.input.refused.request': 'The site refused the request: reload the page; if it happens again, tell IT',
+  // A bidi control in a comment or a note (core/site api-validate.ts `freeText`): {char} as "U+202E".
+  'refusal.input.characters': '{field}: holds a character that turns the text around ({char}, often pasted with the text); type it again or delete that part',
   // The UI server's refusals of a request as a whole (core/site ui-server.ts, `request.*`): one over
   // its size ({max}: formatBytes), which a long pasted comment can be; any other only a hand-made request meets.
   'refusal.request.tooLarge': 'The site refused this: a request may be at most {max}; shorten what you typed (a comment, say) and send it again',
@@ -918,6 +920,7 @@ const nb: Messages = {
   'refusal.input.range': '{field}: et helt tall fra {min} til {max}',
   'refusal.input.refused': 'Stedet avviste forespørselen ({field}): last inn siden på nytt; skjer det igjen, si fra til IT',
   'refusal.input.refused.request': 'Stedet avviste forespørselen: last inn siden på nytt; skjer det igjen, si fra til IT',
+  'refusal.input.characters': '{field}: inneholder et tegn som snur teksten ({char}, ofte limt inn med teksten); skriv den på nytt eller slett den delen',
   'refusal.request.tooLarge': 'Stedet avviste dette: en forespørsel kan være på høyst {max}; gjør det du skrev kortere (for eksempel en kommentar) og send igjen',
   'refusal.request.refused': 'Stedet avviste forespørselen: last inn siden på nytt; skjer det igjen, si fra til IT',
   'field.name': 'Brukernavn',
@@ -1403,6 +1406,7 @@ const de: Messages = {
   'refusal.input.range': '{field}: eine ganze Zahl von {min} bis {max}',
   'refusal.input.refused': 'Der Standort hat die Anfrage abgelehnt ({field}): die Seite neu laden; wenn es wieder passiert, die IT informieren',
   'refusal.input.refused.request': 'Der Standort hat die Anfrage abgelehnt: die Seite neu laden; wenn es wieder passiert, die IT informieren',
+  'refusal.input.characters': '{field}: enthält ein Zeichen, das den Text umdreht ({char}, oft mit dem Text eingefügt); neu tippen oder diesen Teil löschen',
   'refusal.request.tooLarge': 'Der Standort hat das abgelehnt: eine Anfrage darf höchstens {max} groß sein; das Eingegebene (etwa einen Kommentar) kürzen und erneut senden',
   'refusal.request.refused': 'Der Standort hat die Anfrage abgelehnt: die Seite neu laden; wenn es wieder passiert, die IT informieren',
   'field.name': 'Benutzername',
@@ -2130,6 +2134,12 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
       const max = paramNum(p, 'max');
       if (field === undefined || min === undefined || max === undefined) break;
       return translate(lang, 'refusal.input.range', { field: fieldName(lang, field), min: formatNumber(lang, min), max: formatNumber(lang, max) });
+    }
+    case 'input.characters': {
+      const field = paramStr(p, 'field');
+      const char = paramStr(p, 'char');
+      if (!field || !char) break;
+      return translate(lang, 'refusal.input.characters', { field: fieldName(lang, field), char });
     }
     case 'input.refused': {
       const field = paramStr(p, 'field');

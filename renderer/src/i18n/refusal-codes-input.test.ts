@@ -91,6 +91,29 @@ describe('text too long (input.tooLong) and a number out of range (input.range)'
   });
 });
 
+describe('a direction-changing character pasted into a comment or a note (input.characters)', () => {
+  // core/site api-validate.ts `freeText`: a bidi control (U+202A–202E, U+2066–2069) in a decision's
+  // comment or a dismissal's note. It was `input.refused`, worded "reload the page … tell IT": no
+  // help to a shift lead who pasted the comment from a mail.
+  it('on the inbox’s error line: the field and the character, in en, nb and de', async () => {
+    const message = 'request.comment: must not contain U+202E, a direction-changing character (the text after it would show reversed)';
+    const store = storeRefusing('decide', { kind: 'invalid', message, code: 'input.characters', params: { field: 'comment', char: 'U+202E' } }, 'shift_lead');
+    store.setState({ selected: { id: 'P-1', status: 'open' } as never });
+    expect(await store.getState().decide('approve', 'ok \u202Eevorppa')).toBe(false);
+    store.setState({ selected: null }); // the error line is the App's, not the panel's
+    expect(errorLine(store, 'en', App)).toBe('Comment: holds a character that turns the text around (U+202E, often pasted with the text); type it again or delete that part');
+    expect(errorLine(store, 'nb', App)).toBe('Kommentar: inneholder et tegn som snur teksten (U+202E, ofte limt inn med teksten); skriv den på nytt eller slett den delen');
+    expect(errorLine(store, 'de', App)).toBe('Kommentar: enthält ein Zeichen, das den Text umdreht (U+202E, oft mit dem Text eingefügt); neu tippen oder diesen Teil löschen');
+  });
+
+  it('names a dismissal’s note as its form does; without its params, the English message', () => {
+    const r = { message: 'the English text', code: 'input.characters', params: { field: 'note', char: 'U+2067' } };
+    expect(refusalText('nb', r)).toBe('Hvorfor: inneholder et tegn som snur teksten (U+2067, ofte limt inn med teksten); skriv den på nytt eller slett den delen');
+    expect(refusalText('de', r)).toMatch(/^Warum: enthält ein Zeichen, das den Text umdreht \(U\+2067/);
+    expect(refusalText('nb', { message: 'the English text', code: 'input.characters', params: { field: 'note' } })).toBe('the English text');
+  });
+});
+
 describe('what only a hand-made request sends (input.refused)', () => {
   it('says the site refused the request, naming the field as sent (or none), never the English', () => {
     const message = "request.ids[0]: expected a string, got number";

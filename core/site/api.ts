@@ -219,6 +219,12 @@ export interface StreamView {
 export interface SiteStatus {
   siteId: string;
   nowMs: number;
+  /**
+   * How often the site pushes its status (ms; core/site service.ts `statusEveryMs`, 5 s by
+   * default): the floor UI takes a few of these without one for the site not answering, and lets
+   * the ages it shows grow by its own clock (renderer README, "When the site does not answer").
+   */
+  statusEveryMs: number;
   broker: { listening: boolean; host: string; port: number; clients: number };
   tables: TableFreshness[];
   streams: StreamView[];

@@ -181,6 +181,10 @@ export class SiteService implements SiteBackend {
   private readonly handlers: { [M in SiteMethod]: Handler<M> };
   private timer: NodeJS.Timeout | undefined;
   private lastStatusMs = 0;
+  /** How often `status` is pushed (option `statusEveryMs`, 5 s by default); the status says it. */
+  private get statusEveryMs(): number {
+    return this.o.statusEveryMs ?? 5000;
+  }
   private readonly seenSnapshots = new Map<string, number | null>();
   private inboxSnapshot: number | null | undefined;
   private readonly alarmSince = new Map<string, number>();
@@ -379,7 +383,7 @@ export class SiteService implements SiteBackend {
       }
       // A wall clock stepped back (now < lastStatusMs) makes it due as well: else no status or
       // alarm went out until the clock had caught up with the last push, an hour for an hour.
-      if (now - this.lastStatusMs >= (this.o.statusEveryMs ?? 5000) || now < this.lastStatusMs) {
+      if (now - this.lastStatusMs >= this.statusEveryMs || now < this.lastStatusMs) {
         this.lastStatusMs = now;
         const status = this.status();
         emit({ type: 'status', status });
@@ -689,7 +693,7 @@ export class SiteService implements SiteBackend {
     const deadLetterClosedRetentionMs = this.site.config.deadLetters.closedRetentionMs;
     // From the decision half's memory (no table read): status comes every few seconds.
     const agent = this.site.decisions?.agentStatus(now);
-    return { siteId: this.site.config.site, nowMs: now, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs }, agentRules: this.site.agentRules(), ...(agent ? { agent } : {}) };
+    return { siteId: this.site.config.site, nowMs: now, statusEveryMs: this.statusEveryMs, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs }, agentRules: this.site.agentRules(), ...(agent ? { agent } : {}) };
   }
 
   /**

@@ -5,7 +5,7 @@ import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { SyncChip } from './components/SyncChip.tsx';
 import { useApp, useT } from './context.tsx';
-import { alarmText, formatDuration, formatNumber, signedInText, type MessageKey } from './i18n/messages.ts';
+import { alarmText, formatClock, formatDuration, formatNumber, signedInText, type MessageKey } from './i18n/messages.ts';
 import { DeadLetters } from './screens/DeadLetters.tsx';
 import { FirstRun } from './screens/FirstRun.tsx';
 import { History } from './screens/History.tsx';
@@ -16,7 +16,7 @@ import { Sync } from './screens/Sync.tsx';
 import { Tables } from './screens/Tables.tsx';
 import { Users } from './screens/Users.tsx';
 import { WorkQueue } from './screens/WorkQueue.tsx';
-import { FIRST_RUN_RETRY_MS, selectAlarms, selectErrorLine, selectIsAdmin, selectWaitingCount, type Screen } from './store/store.ts';
+import { FIRST_RUN_RETRY_MS, selectAlarms, selectErrorLine, selectIsAdmin, selectShownStatus, selectWaitingCount, SITE_CHECK_MS, type Screen } from './store/store.ts';
 
 const SCREENS: Array<{ id: Screen; label: MessageKey; admin?: boolean }> = [
   { id: 'inbox', label: 'nav.inbox' },
@@ -49,7 +49,10 @@ export function App() {
   // The inbox heading's count (open and deferred): the two never say different numbers.
   const waiting = useApp(selectWaitingCount);
   const isAdmin = useApp(selectIsAdmin);
-  const status = useApp((s) => s.status);
+  // The status as shown: aged by this page's clock while the site does not answer (selectShownStatus).
+  const status = useApp(selectShownStatus);
+  const siteQuiet = useApp((s) => s.siteQuiet);
+  const checkSite = useApp((s) => s.checkSite);
   const signOut = useApp((s) => s.signOut);
   const loadMe = useApp((s) => s.loadMe);
   const firstRun = useApp((s) => s.firstRun);
@@ -65,6 +68,13 @@ export function App() {
       void loadProposals();
     }
   }, [user, loadStatus, loadProposals]);
+  // Whether the site still speaks (a status every few seconds), asked every second while signed in:
+  // gone quiet, the header says so and the ages shown grow (store `checkSite`, `siteQuiet`).
+  useEffect(() => {
+    if (!user) return undefined;
+    const h = setInterval(checkSite, SITE_CHECK_MS);
+    return () => clearInterval(h);
+  }, [user, checkSite]);
   // A shared floor PC: no touch, click, key or pointer movement for the site's `ui.idleSignOutMs` signs out.
   const idleMs = status?.ui?.idleSignOutMs ?? 0;
   const signOutIdle = useApp((s) => s.signOutIdle);
@@ -99,6 +109,11 @@ export function App() {
           {breaches > 0 ? `⚠ ${breaches} ${t('tables.breach')}` : `● ${t('tables.within')}`}
         </span>
         <SyncChip />
+        {siteQuiet && (
+          <span className="chip chip-alert" role="status" data-testid="site-quiet" title={t('app.siteQuietHint')}>
+            ⚠ {t('app.siteQuiet', { time: formatClock(lang, siteQuiet.sinceMs) })}
+          </span>
+        )}
         <span className="spacer" />
         <LanguagePicker />
         <span className="muted">{signedInText(lang, user)}</span>

@@ -19,9 +19,14 @@ export function syncProblems(sync: SyncStatus | null | undefined): readonly stri
 export function SyncChip() {
   const t = useT();
   const sync = useApp((s) => s.status?.sync);
+  // The site does not answer (store `siteQuiet`): what it said of the line to HQ is old news.
+  const quiet = useApp((s) => s.siteQuiet !== null);
   let text = `${t('nav.sync')}: –`;
   let alert = false;
-  if (sync?.configured) {
+  if (sync?.configured && quiet) {
+    text = `⚠ ${t('nav.sync')}: ${t('sync.unknown')}`;
+    alert = true;
+  } else if (sync?.configured) {
     alert = true;
     // HQ refusing this PC or its access key: the line is up, and waiting mends neither.
     if (syncProblems(sync).some((p) => p === 'refused' || p === 'credentials')) text = `⚠ ${t('sync.refused')}`;

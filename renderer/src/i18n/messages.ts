@@ -212,6 +212,10 @@ const en = {
   'tables.debt': 'Compaction debt',
   'tables.freshness': 'Freshness',
   'tables.within': 'within budget',
+  // The header while no status has come for a few of the site's intervals (store `siteQuiet`); {time}: formatClock.
+  'app.siteQuiet': 'No word from the site since {time}',
+  'app.siteQuietHint': 'The site does not answer: the ages shown are its last ones grown by this PC’s clock',
+  'sync.unknown': 'not known',
   'tables.breach': 'OVER BUDGET',
   'tables.unfed': 'no source',
   'tables.unfedHint': 'no binding in config.json feeds this table: nothing updates it, so it has no age to show',
@@ -727,6 +731,9 @@ const nb: Messages = {
   'tables.debt': 'Kompri\u00admerings\u00adgjeld',
   'tables.freshness': 'Ferskhet',
   'tables.within': 'innenfor budsjett',
+  'app.siteQuiet': 'Ikke noe svar fra stedet siden {time}',
+  'app.siteQuietHint': 'Stedet svarer ikke: alderne som vises, er de siste, talt videre etter denne PC-ens klokke',
+  'sync.unknown': 'ukjent',
   'tables.breach': 'OVER BUDSJETT',
   'tables.unfed': 'ingen kilde',
   'tables.unfedHint': 'ingen binding i config.json fyller denne tabellen: ingenting oppdaterer den, så den har ingen alder å vise',
@@ -1213,6 +1220,9 @@ const de: Messages = {
   'tables.debt': 'Kompak\u00adtierungs\u00adrückstand',
   'tables.freshness': 'Aktualität',
   'tables.within': 'im Budget',
+  'app.siteQuiet': 'Keine Antwort vom Standort seit {time}',
+  'app.siteQuietHint': 'Der Standort antwortet nicht: die angezeigten Alter sind seine letzten, weitergezählt nach der Uhr dieses PCs',
+  'sync.unknown': 'unbekannt',
   'tables.breach': 'ÜBER BUDGET',
   'tables.unfed': 'keine Quelle',
   'tables.unfedHint': 'keine Bindung in config.json speist diese Tabelle: nichts aktualisiert sie, also hat sie kein Alter zu zeigen',
@@ -1553,6 +1563,11 @@ export function formatNumber(lang: Lang, n: number | null | undefined): string {
  * two digits ("06.12.26"), in Norwegian and English four.
  */
 const TIME_OPTIONS: Intl.DateTimeFormatOptions = { day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' };
+
+/** A time of day to the second in this PC's time zone, "08:40:27" (the header's "no word from the site since"). */
+export function formatClock(lang: Lang, ms: number): string {
+  return dateFormat(lang, 'clock', { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).format(new Date(ms));
+}
 
 export function formatTime(lang: Lang, ms: number | null | undefined): string {
   return ms === null || ms === undefined ? '–' : dateFormat(lang, 'time', TIME_OPTIONS).format(new Date(ms));

@@ -4,7 +4,7 @@ import type { ProposalDetail } from '../../../core/site/api.ts';
 import { evidenceColumns, KeepCodes, RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { actionName, columnHeading, formatDuration, KNOWN_ACTIONS, formatNumber, formatWhen, formatWhenFull, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
-import { decidedShown, selectDeferredCount, selectIsDecider, selectWaitingCount, sortByUrgency } from '../store/store.ts';
+import { decidedShown, selectDeferredCount, selectIsDecider, selectShownStatus, selectWaitingCount, sortByUrgency } from '../store/store.ts';
 import { AgentLooks } from './InboxAgentLooks.tsx';
 import { DecidedList } from './InboxDecided.tsx';
 
@@ -112,7 +112,7 @@ export function Inbox() {
   const waiting = useApp(selectWaitingCount);
   const deferred = useApp(selectDeferredCount);
   // Select the server time only: a selector returning Date.now() would change on every call (render loop).
-  const statusNow = useApp((s) => s.status?.nowMs ?? null);
+  const statusNow = useApp((s) => selectShownStatus(s)?.nowMs ?? null);
   const now = statusNow ?? Date.now();
   const afterDecision = useApp((s) => s.afterDecision);
   const view = useApp((s) => s.inboxView);
@@ -300,7 +300,7 @@ function ProposalPanel() {
     return ev === 'proposed' || ev === 'refused' ? t(`trail.${ev}`) : ev;
   };
   // The site's clock, as the list's ages (a status comes every few seconds: "… ago" follows it).
-  const statusNow = useApp((s) => s.status?.nowMs ?? null);
+  const statusNow = useApp((s) => selectShownStatus(s)?.nowMs ?? null);
   const now = statusNow ?? Date.now();
   const texts = proposalTexts(lang, p, now);
   const decider = decidedBy(p);

@@ -7,6 +7,8 @@ export function Sync() {
   const t = useT();
   const lang = useApp((s) => s.lang);
   const sync = useApp((s) => s.sync);
+  // While the site does not answer (store `siteQuiet`): its line to HQ is not known, and the oldest step's wait grows by this page's clock.
+  const quietForMs = useApp((s) => s.siteQuiet?.forMs ?? null);
   const load = useApp((s) => s.loadSync);
   useEffect(() => void load(), [load]);
   if (!sync) return null;
@@ -16,7 +18,7 @@ export function Sync() {
   const reasonKey = syncReasonKey(syncProblems(sync)[0]);
   return (
     <section className="sync">
-      <h2 className={sync.online ? '' : 'alert'}>{sync.online ? `● ${t('sync.online')}` : `⚠ ${t('sync.offline')}`}</h2>
+      <h2 className={sync.online && quietForMs === null ? '' : 'alert'}>{quietForMs !== null ? `⚠ ${t('nav.sync')}: ${t('sync.unknown')}` : sync.online ? `● ${t('sync.online')}` : `⚠ ${t('sync.offline')}`}</h2>
       {!sync.healthy && (
         <p className="alert sync-stalled">
           ⚠ {t('sync.unhealthy')}
@@ -37,7 +39,7 @@ export function Sync() {
       </p>
       <p>
         {/* An age: how long the oldest unsent step has waited. */}
-        {t('sync.oldest')}: {sync.oldestUnsyncedMs === null ? '–' : formatDuration(lang, sync.oldestUnsyncedMs)}
+        {t('sync.oldest')}: {sync.oldestUnsyncedMs === null ? '–' : formatDuration(lang, sync.oldestUnsyncedMs + (quietForMs ?? 0))}
       </p>
       {sync.lastError && (
         <p className="sync-error">

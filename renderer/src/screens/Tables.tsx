@@ -1,14 +1,16 @@
 import { useEffect } from 'react';
 import { BudgetGauge, Table } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
+import { selectShownStatus, selectShownTables } from '../store/store.ts';
 import { formatBytes, formatDuration, formatNumber, tableDecision } from '../i18n/messages.ts';
 
 export function Tables() {
   const t = useT();
   const lang = useApp((s) => s.lang);
-  const tables = useApp((s) => s.tables);
+  // Aged by this page's clock while the site does not answer (selectShownTables): no age looks younger than it is.
+  const tables = useApp(selectShownTables);
   const load = useApp((s) => s.loadTables);
-  const status = useApp((s) => s.status);
+  const status = useApp(selectShownStatus);
   const loadStatus = useApp((s) => s.loadStatus);
   useEffect(() => void load(), [load]);
   useEffect(() => void loadStatus(), [loadStatus]);

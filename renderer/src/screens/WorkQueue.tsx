@@ -5,7 +5,7 @@ import { Waiting, waitingBy } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber, formatWhen, timestampMs, valueWord, type MessageKey } from '../i18n/messages.ts';
 import { useSearchLoad } from '../search-load.ts';
-import { WORK_ROWS } from '../store/store.ts';
+import { selectShownStatus, WORK_ROWS } from '../store/store.ts';
 
 const STATUS_ORDER = ['blocked', 'released', 'in_progress', 'done'];
 
@@ -25,7 +25,7 @@ export function WorkQueue() {
   const shownSearch = useApp((s) => s.workShownSearch);
   const [q, setQ] = useState(askedSearch);
   // The site's clock when it has told it (as the inbox does), else this PC's.
-  const statusNow = useApp((s) => s.status?.nowMs ?? null);
+  const statusNow = useApp((s) => selectShownStatus(s)?.nowMs ?? null);
   const now = statusNow ?? Date.now();
   // Asks the site at once on opening; typing waits a quarter second (search-load.ts).
   useSearchLoad(() => void load(q), [q, load]);

@@ -105,7 +105,16 @@ interface InboxSlice {
   selectNext(): Promise<void>;
 }
 interface StateSlice {
+  /** The status as the site sent it last (shown through `selectShownStatus`, which ages it while the site is quiet). */
   status: SiteStatus | null;
+  /**
+   * No status for SITE_QUIET_PUSHES of the site's push intervals (at least SITE_QUIET_MIN_MS): when
+   * the last one came (this page's wall clock) and how long ago (its monotonic clock); null while
+   * the site speaks. Set by `checkSite`, cleared by the next status.
+   */
+  siteQuiet: { sinceMs: number; forMs: number } | null;
+  /** Whether the site has gone quiet, or spoken again (the header calls it every second). */
+  checkSite(): void;
   jobs: JobView[];
   resources: ResourceView[];
   /** Proposals waiting for a decision that name a job or a resource (the work queue shows them on the row). */
@@ -305,7 +314,7 @@ const savedLang = (): Lang => {
 /** The state one person's session fills in: every slice but the language and the first-run state. */
 type SessionState = Pick<
   AppState,
-  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'opening' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
+  | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'opening' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'siteQuiet' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'stockFiltered' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'deadLettersReadWith' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
   | 'history' | 'diff' | 'historyContains' | 'tags'
 >;
@@ -326,6 +335,7 @@ const sessionStart = (): SessionState => ({
   decided: null,
   showWithdrawn: false,
   status: null,
+  siteQuiet: null,
   jobs: [],
   resources: [],
   waiting: [],
@@ -413,9 +423,43 @@ export function selectFirstRunErrorText(s: Pick<AppState, 'lang' | 'firstRunErro
   return s.firstRunRefusal?.message === s.firstRunError ? errorLine(s.lang, refusalText(s.lang, s.firstRunRefusal), s.firstRunRefusal.kind) : errorLine(s.lang, s.firstRunError, undefined);
 }
 
-/** `timers`: the sign-in's timeout runs on them (tests hand in fake-timers.ts's). */
-export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS): AppStore {
+/**
+ * The site counts as not answering after this many of its status intervals without a status
+ * (`SiteStatus.statusEveryMs`, 5 s when a status does not say), and at least SITE_QUIET_MIN_MS:
+ * a push late behind a busy commit is not a site gone.
+ */
+export const SITE_QUIET_PUSHES = 3;
+export const SITE_QUIET_MIN_MS = 15_000;
+/** How often the page asks `checkSite` (App): the ages shown while the site is quiet grow by the second. */
+export const SITE_CHECK_MS = 1_000;
+/** How long without a status the site counts as not answering, by the interval `status` says. */
+export function siteQuietAfterMs(status: Pick<SiteStatus, 'statusEveryMs'> | null | undefined): number {
+  const every = typeof status?.statusEveryMs === 'number' && status.statusEveryMs > 0 ? status.statusEveryMs : 5_000;
+  return Math.max(SITE_QUIET_PUSHES * every, SITE_QUIET_MIN_MS);
+}
+
+/** The page's clocks: `mono` says how long the site has been quiet (a step of the PC's clock does not), `wall` when it last spoke. */
+export interface PageClocks {
+  mono(): number;
+  wall(): number;
+}
+export const PAGE_CLOCKS: PageClocks = { mono: () => globalThis.performance.now(), wall: () => Date.now() };
+
+/**
+ * `timers`: the sign-in's timeout runs on them (tests hand in fake-timers.ts's); `clocks`: the
+ * page's, which `checkSite` reads (tests hand in their own).
+ */
+export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS, clocks: PageClocks = PAGE_CLOCKS): AppStore {
   return createStore<AppState>()((set, get) => {
+    /** When the status shown came (the page's clocks; null: none this session). */
+    let heardMono: number | null = null;
+    let heardWall = 0;
+    /** A status was shown: the site speaks (the ages shown are its own again). */
+    const heard = () => {
+      heardMono = clocks.mono();
+      heardWall = clocks.wall();
+      if (get().siteQuiet !== null) set({ siteQuiet: null });
+    };
     // Replies can come back out of order (two quick clicks, a search typed on while the last one
     // is answered, a sign-out while a request is out): requests are numbered per kind, and a
     // reply is applied only while its request is the newest of its kind in the session it was
@@ -478,6 +522,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       syncMadeMs = null;
       tablesMadeMs = null;
       pushedMadeMs = null;
+      heardMono = null;
       set(sessionStart());
     };
     /**
@@ -843,7 +888,21 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
       // The reads asked for last (here and below, Tables and Sync): an older status answered after a
       // newer one put back the alarm a replay or dismissal here had just cleared.
       // And not one the site made before the status shown, pushed meanwhile (OVERTAKEN_MS_MAX).
-      loadStatus: () => read(() => api.status({}), (status) => (notOvertaken(status.nowMs, get().status?.nowMs) ? { status } : {}), 'status'),
+      loadStatus: () =>
+        read(() => api.status({}), (status) => {
+          if (!notOvertaken(status.nowMs, get().status?.nowMs)) return {};
+          heard();
+          return { status };
+        }, 'status'),
+      checkSite: () => {
+        if (get().user === null || get().status === null || heardMono === null) return;
+        const forMs = Math.max(0, clocks.mono() - heardMono);
+        if (forMs < siteQuietAfterMs(get().status)) {
+          if (get().siteQuiet !== null) set({ siteQuiet: null });
+          return;
+        }
+        set({ siteQuiet: { sinceMs: heardWall, forMs } });
+      },
       // One row more than shown tells whether there are more. The search is the one asked for
       // last (a refresh asks for it again); the rows are those of its reply.
       loadWork: (search) => guard(async () => {
@@ -969,7 +1028,10 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS)
         // Not one the site made before the status shown (a read's reply that overtook it).
         if (e.type === 'status') {
           pushedMadeMs = typeof e.status.nowMs === 'number' ? e.status.nowMs : null;
-          if (notOvertaken(e.status.nowMs, get().status?.nowMs)) set({ status: e.status });
+          if (notOvertaken(e.status.nowMs, get().status?.nowMs)) {
+            heard();
+            set({ status: e.status });
+          }
           if (notOvertaken(e.status.nowMs, tablesMadeMs)) {
             tablesMadeMs = pushedMadeMs;
             set((s) => ({ tables: withFreshness(s.tables, e.status.tables) }));
@@ -1026,6 +1088,38 @@ export const selectDeferredCount = (s: AppState): number => {
   const site = s.status?.proposals;
   return s.proposals.length < INBOX_ROWS || !site ? listed : Math.max(listed, site.deferred);
 };
+/** A table's freshness `forMs` older: its age grown, and over its budget once the grown age passes it (a table no binding feeds as it was). */
+function aged<T extends { ageMs: number; budgetMs: number; withinBudget: boolean; fed?: boolean }>(t: T, forMs: number): T {
+  if (t.fed === false) return t;
+  const ageMs = t.ageMs + forMs;
+  return { ...t, ageMs, withinBudget: t.withinBudget && ageMs <= t.budgetMs };
+}
+let shownStatus: { status: SiteStatus; forMs: number; shown: SiteStatus } | null = null;
+/**
+ * The status as the screens show it: as the site sent it while it speaks; while it is quiet
+ * (`siteQuiet`), every age in it grown by the time since it came, by this page's monotonic clock —
+ * its `nowMs` (from which the screens count a stream's last event, the agent's last run, a
+ * proposal's age) and each table's age, a table over its budget once the grown age passes it — so
+ * no age looks younger than it is. The same object for the same state (a selector's answer).
+ */
+export function selectShownStatus(s: Pick<AppState, 'status' | 'siteQuiet'>): SiteStatus | null {
+  if (s.status === null || s.siteQuiet === null) return s.status;
+  const forMs = s.siteQuiet.forMs;
+  if (shownStatus?.status === s.status && shownStatus.forMs === forMs) return shownStatus.shown;
+  const shown = { ...s.status, nowMs: s.status.nowMs + forMs, tables: s.status.tables.map((t) => aged(t, forMs)) };
+  shownStatus = { status: s.status, forMs, shown };
+  return shown;
+}
+let shownTables: { tables: TableInfo[]; forMs: number; shown: TableInfo[] } | null = null;
+/** The Tables screen's rows as shown: their ages grown while the site is quiet, as selectShownStatus's. */
+export function selectShownTables(s: Pick<AppState, 'tables' | 'siteQuiet'>): TableInfo[] {
+  if (s.siteQuiet === null) return s.tables;
+  const forMs = s.siteQuiet.forMs;
+  if (shownTables?.tables === s.tables && shownTables.forMs === forMs) return shownTables.shown;
+  const shown = s.tables.map((t) => aged(t, forMs));
+  shownTables = { tables: s.tables, forMs, shown };
+  return shown;
+}
 const NO_ALARMS: never[] = [];
 export const selectAlarms = (s: AppState) => s.status?.alarms ?? NO_ALARMS;
 export const selectIsDecider = (s: AppState): boolean => !!s.user?.roles.some((r) => r === 'shift_lead' || r === 'admin');

@@ -180,7 +180,7 @@ export const JSON_DEPTH_MAX = 512;
  * a closing bracket), so an ordinary event is not scanned at all.
  */
 function nestsTooDeep(text: string): boolean {
-  if (text.length <= 2 * JSON_DEPTH_MAX) return false;
+  if (text.length <= 2 * JSON_DEPTH_MAX || !openersOver(text, JSON_DEPTH_MAX)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -192,6 +192,19 @@ function nestsTooDeep(text: string): boolean {
     else if (c === 0x5b || c === 0x7b) {
       if (++depth > JSON_DEPTH_MAX) return true;
     } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Whether `text` holds more than `max` opening brackets (`{` and `[`, in strings too): with at most
+ * that many it cannot nest deeper, so nestsTooDeep's scan of every character (as costly as the
+ * parse of a long event) is skipped. indexOf skips to each one natively.
+ */
+function openersOver(text: string, max: number): boolean {
+  let n = 0;
+  for (const c of ['{', '[']) {
+    for (let i = text.indexOf(c); i !== -1; i = text.indexOf(c, i + 1)) if (++n > max) return true;
   }
   return false;
 }

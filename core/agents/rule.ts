@@ -52,7 +52,7 @@ export interface RuleContext {
   readonly underway: readonly Proposal[];
   /**
    * The open and deferred proposals of every rule (core/inbox `openProposals`) as the context was
-   * made: what waits for a person. A rule that hands something out once (assign-job: a resource)
+   * made, oldest first (the same order live, after a restart and in a replay): what waits for a person. A rule that hands something out once (assign-job: a resource)
    * leaves what an open proposal of its own names to that proposal while it still holds, so two
    * open proposals do not offer it twice.
    */

@@ -54,6 +54,7 @@ import {
   commandInFlight,
   DECISIONS,
   isActive,
+  inCreationOrder,
   PROPOSAL_STATUSES,
   statusOf,
   timedOutAcknowledged,
@@ -446,14 +447,20 @@ export class Inbox {
     return c.counts();
   }
 
-  /** Open and deferred proposals (what the agent may withdraw). */
+  /**
+   * Open and deferred proposals (what the agent may withdraw), the oldest first (`inCreationOrder`).
+   * This and the lists below are sorted: the memory they come from is filled at open in the
+   * table's key order, proposal ids as strings (`…-10` before `…-2`), and live in the order of the
+   * writes. The agent walks this list (withdrawals, claims), so a run after a restart, or a
+   * replay of a fixture's inbox, acts as the live one did.
+   */
   openProposals(): Proposal[] {
-    return [...this.active.values()].filter(isActive);
+    return inCreationOrder([...this.active.values()].filter(isActive));
   }
 
-  /** Approved proposals whose command has not reached a final state. */
+  /** Approved proposals whose command has not reached a final state, the oldest first (the write-back sends and resends in this order). */
   commandsInFlight(): Proposal[] {
-    return [...this.active.values()].filter((p) => p.status === 'approved' && commandInFlight(p.command));
+    return inCreationOrder([...this.active.values()].filter((p) => p.status === 'approved' && commandInFlight(p.command)));
   }
 
   /**
@@ -465,13 +472,13 @@ export class Inbox {
    */
   commandsUnderway(): Proposal[] {
     const now = this.clock();
-    return [...this.active.values()].filter((p) => p.status === 'approved' && (commandInFlight(p.command) || this.awaited(p, now)));
+    return inCreationOrder([...this.active.values()].filter((p) => p.status === 'approved' && (commandInFlight(p.command) || this.awaited(p, now))));
   }
 
   /** Approved commands that timed out after the module acknowledged them, still awaited (see `commandsUnderway`). */
   commandsAwaitingEffect(): Proposal[] {
     const now = this.clock();
-    return [...this.active.values()].filter((p) => p.status === 'approved' && this.awaited(p, now));
+    return inCreationOrder([...this.active.values()].filter((p) => p.status === 'approved' && this.awaited(p, now)));
   }
 
   /**

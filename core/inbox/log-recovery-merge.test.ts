@@ -8,6 +8,7 @@ import { TableWriter } from '../lsm/index.ts';
 import { readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import type { Inbox } from './inbox.ts';
 import { mergeByHead } from './log-recovery.ts';
+import { compareProposalIds } from './proposal.ts';
 import { inboxTest, proposalInput } from './test-support.ts';
 
 const test = inboxTest('tilstand-log-recovery-merge-');
@@ -90,10 +91,11 @@ const comparable = (e: DecisionLogEntry) => {
 };
 
 /**
- * One operation's withdrawals share its time, and a rebuild puts them by proposal id: the order the
- * agent gave them in is in no row.
+ * One operation's withdrawals share its time, and a rebuild puts them by proposal id in the order
+ * they were made (`compareProposalIds`, not `…-10` before `…-2`): the order the agent gave them in
+ * is in no row, and the agent gives them in that order (it walks `openProposals`).
  */
-const byId = <T extends { id: string }>(ps: readonly T[]): T[] => [...ps].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+const byId = <T extends { id: string }>(ps: readonly T[]): T[] => [...ps].sort((a, b) => compareProposalIds(a.id, b.id));
 
 it('a lost commit of many operations is rebuilt as the same operations logged without a crash', async () => {
   await test.users.add({ name: 'per', role: 'shift_lead', pin: '2222' });

@@ -40,6 +40,7 @@
 import type { Table } from '../lsm/index.ts';
 import { entryDetail, type DecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import { commandOfRow, decisionOfRow, logFirstEntryOf, proposalFromRow, rowRecord, type InboxRow } from './inbox-tables.ts';
+import { compareProposalIds } from './proposal.ts';
 
 /** approval_inbox snapshot property: the decision_log's next entry id once this commit's entries are appended. */
 export const LOG_NEXT_PROPERTY = 'tilstand.approval_inbox.log_next_id';
@@ -219,9 +220,13 @@ function entriesOf(rows: readonly InboxRow[], before: Map<string, string | null>
   return mergeByHead(chains, rebuiltOrder);
 }
 
-/** The earliest first; at one time by rank, proposals by their named id, then by proposal id. */
+/**
+ * The earliest first; at one time by rank, proposals by their named id, then by proposal id in the
+ * order the proposals were made (`compareProposalIds`; the order the inbox lists them in, so one
+ * operation's withdrawals go back in the order the agent made them, not `…-10` before `…-2`).
+ */
 const rebuiltOrder = (a: Rebuilt, b: Rebuilt): number =>
-  a.e.atMs - b.e.atMs || a.rank - b.rank || (a.first ?? Number.MAX_SAFE_INTEGER) - (b.first ?? Number.MAX_SAFE_INTEGER) || (a.e.proposalId! < b.e.proposalId! ? -1 : a.e.proposalId! > b.e.proposalId! ? 1 : 0);
+  a.e.atMs - b.e.atMs || a.rank - b.rank || (a.first ?? Number.MAX_SAFE_INTEGER) - (b.first ?? Number.MAX_SAFE_INTEGER) || compareProposalIds(a.e.proposalId!, b.e.proposalId!);
 
 /**
  * The chains merged, each kept in its own order: repeatedly the chain whose next item comes first

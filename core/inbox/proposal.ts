@@ -124,6 +124,56 @@ export function statusOf(p: Pick<Proposal, 'agentStatus' | 'decision'>): Proposa
   return d === 'deferred' ? 'deferred' : 'open';
 }
 
+/** Two texts with the numbers in them compared as numbers (`…-000-9` before `…-000-10`), a text that ends first first. */
+function compareNumbered(a: string, b: string): number {
+  const x = a.split(/(\d+)/);
+  const y = b.split(/(\d+)/);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    let p = x[i]!;
+    let q = y[i]!;
+    if (p === q) continue;
+    if (i % 2 === 1) {
+      // Digits: without leading zeros, the longer is the larger.
+      p = p.replace(/^0+/, '');
+      q = q.replace(/^0+/, '');
+      if (p.length !== q.length) return p.length - q.length;
+    }
+    if (p !== q) return p < q ? -1 : 1;
+  }
+  return x.length - y.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
+ * Proposal ids (`P-<run id>-<n>`) in the order they were made: by run id, its numbers compared as
+ * numbers (the agent's run ids increase: `…-080000-000`, `…-080000-000-2`, …), then by `n` — not
+ * as strings, which put `…-10` before `…-2`.
+ */
+export function compareProposalIds(a: string, b: string): number {
+  const x = a.slice(0, a.lastIndexOf('-'));
+  const y = b.slice(0, b.lastIndexOf('-'));
+  const run = x === y ? 0 : compareNumbered(x, y);
+  const n = Number(a.slice(a.lastIndexOf('-') + 1)) - Number(b.slice(b.lastIndexOf('-') + 1));
+  return run || (Number.isNaN(n) ? 0 : n) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
+ * The proposals in creation order, the oldest first: by `createdAtMs`, then one time's proposals
+ * as `compareProposalIds` (keyed once per proposal: the agent asks for the open ones every second).
+ * The order of the inbox's lists from memory (`openProposals`, `commandsInFlight`, …), live and
+ * after a restart alike.
+ */
+export function inCreationOrder<T extends Pick<Proposal, 'createdAtMs' | 'id'>>(ps: readonly T[]): T[] {
+  const keyed = ps.map((p) => {
+    const i = p.id.lastIndexOf('-');
+    return { p, run: p.id.slice(0, i), n: Number(p.id.slice(i + 1)) };
+  });
+  keyed.sort(
+    (a, b) =>
+      a.p.createdAtMs - b.p.createdAtMs || (a.run === b.run ? 0 : compareNumbered(a.run, b.run)) || a.n - b.n || 0 || (a.p.id < b.p.id ? -1 : a.p.id > b.p.id ? 1 : 0),
+  );
+  return keyed.map((k) => k.p);
+}
+
 /** Open or deferred: still waiting for a person, and still the agent's to withdraw. */
 export const isActive = (p: Pick<Proposal, 'status'>): boolean => p.status === 'open' || p.status === 'deferred';
 

@@ -366,6 +366,14 @@ describe('SiteService', () => {
     expect((await api.call('workQueue', { search: 'pågår', statuses: ['in_progress'], limit: 1 }, s)).jobs).toEqual(inProgress.slice(0, 1));
     expect((await api.call('workQueue', { search: 'pågår' }, s)).jobs).toEqual([]);
     expect(ids(wq.waiting)).toEqual(ids(active.filter((p) => names(p, 'job_id') || names(p, 'resource_id'))));
+    // Oldest first, one run's by their number: …-2 before …-10 (a sort by id as a string put them the other way).
+    const made = wq.waiting.map((w) => active.find((p) => p.id === w.id)!);
+    const nOf = (id: string) => Number(id.slice(id.lastIndexOf('-') + 1));
+    expect(made.some((p) => nOf(p.id) >= 10), 'a run of ten proposals or more').toBe(true);
+    for (let i = 1; i < made.length; i++) {
+      const [a, b] = [made[i - 1]!, made[i]!];
+      expect(a.createdMs < b.createdMs || (a.createdMs === b.createdMs && nOf(a.id) < nOf(b.id)), `${a.id} before ${b.id}`).toBe(true);
+    }
     for (const w of wq.waiting) {
       const p = active.find((x) => x.id === w.id)!;
       expect(w).toEqual({ id: p.id, action: p.action, status: p.status, risk: p.risk, job_id: p.params.job_id ?? null, resource_id: p.params.resource_id ?? null, item: null, location: null });

@@ -933,9 +933,9 @@ export class SiteService implements SiteBackend {
     const inbox = this.site.decisions?.inbox;
     if (!inbox) return [];
     const name = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+    // openProposals lists them in creation order (a sort by id as a string put …-10 before …-2).
     return inbox
       .openProposals()
-      .sort((a, b) => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .map((p) => ({
         id: p.id,
         action: p.action,

@@ -4,7 +4,8 @@
 // escalation ("free for 14 min, less than the 15 min…", "can now make its due time"), and once the
 // clock passed the same moment again a run proposed the same situation anew — a new proposal for
 // the shift lead, the one they were reading gone. Time does not go back for a proposal: its time
-// checks count from no earlier than when it was proposed; a raised threshold still withdraws it.
+// checks count from no earlier than when it was proposed (after a step back of up to 10 min); a
+// raised threshold still withdraws it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { escalateLateJob, idleResource } from './rules/index.ts';
 import { TestSite, T0 } from './test-support.ts';
@@ -77,5 +78,21 @@ describe('a clock stepped back under an open time-based proposal', () => {
     site.nowMs -= 5 * MIN;
     agent.reconfigure({ jobDurationMsByCapability: { pick: 30 * MIN } });
     expect(agent.run().withdrawn.map((p) => p.id)).toEqual([esc.id]);
+  });
+
+  // A step back of hours: the proposal was made under a wrong clock (a PC whose hardware clock runs
+  // in local time, 5 h ahead, until NTP corrected it). Counted from its making it stayed open until
+  // real time caught up: an escalation for a job with 3 h to spare, a notice for a resource free 1 min.
+  it('a step back of hours is no correction: the recheck counts from the clock now and withdraws', () => {
+    site.nowMs += 5 * H; // the PC runs 5 h ahead
+    site.resource('T-1', 'pack', 'free', T0 - MIN, 'team'); // free since a minute before the real now
+    site.job({ job_id: 'J-1', capability: 'pack' });
+    site.job({ job_id: 'J-2', capability: 'pick', due_at_ms: T0 + 4 * H }); // pick takes 1 h
+    site.commit();
+    const { agent } = site.agentAndInbox({ agent: { rules: [idleResource, escalateLateJob] } });
+    const made = agent.run().created;
+    expect(made.map((p) => p.ruleId).sort()).toEqual(['escalate-late-job', 'idle-resource']);
+    site.nowMs -= 5 * H; // NTP corrects it
+    expect(agent.run().withdrawn.map((p) => p.id).sort()).toEqual(made.map((p) => p.id).sort());
   });
 });

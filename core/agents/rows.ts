@@ -133,3 +133,22 @@ const byItem = new WeakMap<readonly Row[], Map<unknown, Row[]>>();
 export function stockOf(stock: ReadOnlyTable, item: string): Row[] {
   return [...(groupedOnce(stock.scan(), byItem, (r) => r.item).get(item) ?? [])];
 }
+
+/**
+ * How far a clock may have stepped back under an open proposal and still be taken for a
+ * correction of it (an NTP step of a PC that ran a little ahead): `recheckNowMs`.
+ */
+export const CLOCK_STEP_BACK_HELD_MS = 10 * 60_000;
+
+/**
+ * The time a rule's recheck counts a proposal's time condition ("free for 15 min", "finishes
+ * after its due time") from: the proposal's making, when the clock now is earlier by at most
+ * CLOCK_STEP_BACK_HELD_MS — a small correction withdrew the proposal, and the run that passed the
+ * same moment again proposed it anew —, else the clock now. A step back of hours says the
+ * proposal was made under a clock that was wrong (a PC whose hardware clock runs in local time,
+ * corrected at the next NTP sync): counted from its making, it stayed open until real time
+ * caught up.
+ */
+export function recheckNowMs(nowMs: number, createdAtMs: number): number {
+  return createdAtMs > nowMs && createdAtMs - nowMs <= CLOCK_STEP_BACK_HELD_MS ? createdAtMs : nowMs;
+}

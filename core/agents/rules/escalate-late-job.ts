@@ -24,7 +24,7 @@
 // not withdraw it (and a later run propose it anew).
 
 import { jobDurationMs } from '../config.ts';
-import { isoMs, job } from '../rows.ts';
+import { isoMs, job, recheckNowMs } from '../rows.ts';
 import { jobStatus, msg } from '../messages.ts';
 import { gone, HOLDS, moduleAcknowledged, type Rule } from '../rule.ts';
 
@@ -108,10 +108,11 @@ export const escalateLateJob: Rule = {
     const from = Number(p.params.priority_from);
     if (j.priority > from) return gone(msg('escalate-late-job.recheckPriority', { job: j.job_id, priority: j.priority }));
     if (j.priority < from) return gone(msg('escalate-late-job.recheckLowered', { job: j.job_id, priority: j.priority, from }));
-    // Estimated from no earlier than the proposal was made (v6): a clock stepped back since (an
-    // NTP correction) withdrew it as "can now make its due time", and the run that passed the same
-    // moment again proposed it anew. A shorter run time in the config still withdraws it.
-    if (Math.max(ctx.nowMs, p.createdAtMs) + jobDurationMs(ctx.config, j.capability) <= j.due_at_ms) return gone(msg('escalate-late-job.recheckInTime', { job: j.job_id }));
+    // Estimated from no earlier than the proposal was made, after a step back of up to 10 min (v6,
+    // `recheckNowMs`): a clock stepped back since (an NTP correction) withdrew it as "can now make
+    // its due time", and the run that passed the same moment again proposed it anew. A step back of
+    // hours (the proposal made under a wrong clock) and a shorter run time in the config still withdraw it.
+    if (recheckNowMs(ctx.nowMs, p.createdAtMs) + jobDurationMs(ctx.config, j.capability) <= j.due_at_ms) return gone(msg('escalate-late-job.recheckInTime', { job: j.job_id }));
     return HOLDS;
   },
 

@@ -14,7 +14,7 @@
 // reorder point is no longer above the position — counted from no earlier than the notice was
 // made, so a clock stepped back does not withdraw it (and a later run flag it anew).
 
-import { byQueueOrder, groupedOnce, isoMs, job, resource } from '../rows.ts';
+import { byQueueOrder, groupedOnce, isoMs, job, recheckNowMs, resource } from '../rows.ts';
 import { msg, resourceKind, resourceState } from '../messages.ts';
 import { gone, HOLDS, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
@@ -110,10 +110,11 @@ export const idleResource: Rule = {
     if (x.state !== 'free' || x.since_ms === null || isoMs(x.since_ms) !== p.params.idle_since) {
       return gone(msg('idle-resource.recheckState', { resource: x.resource_id, state: resourceState(x.state), since: x.since_ms === null ? '?' : isoMs(x.since_ms) }));
     }
-    // Counted from no earlier than the notice was made (v4): a clock stepped back since (an NTP
-    // correction) withdrew it as "free for less than idleMsMin", and the run that passed the same
-    // moment again flagged the same idle period anew. A raised idleMsMin still withdraws it.
-    const now = Math.max(ctx.nowMs, p.createdAtMs);
+    // Counted from no earlier than the notice was made, after a step back of up to 10 min (v4,
+    // `recheckNowMs`): a clock stepped back since (an NTP correction) withdrew it as "free for less
+    // than idleMsMin", and the run that passed the same moment again flagged the same idle period
+    // anew. A step back of hours (the notice made under a wrong clock) and a raised idleMsMin still withdraw it.
+    const now = recheckNowMs(ctx.nowMs, p.createdAtMs);
     if (now - x.since_ms < ctx.config.idleMsMin) {
       return gone(msg('idle-resource.recheckNotIdleLong', { resource: x.resource_id, minutes: Math.round((now - x.since_ms) / 60_000), threshold: Math.round(ctx.config.idleMsMin / 60_000) }));
     }

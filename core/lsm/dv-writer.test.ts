@@ -407,12 +407,12 @@ function runEngineModel(c: EngineCase, seed: number): void {
   }
   // Rows of existing keys over a full compaction: every engine but first-row marks some. A row
   // with an older sequence value loses to the stored one and marks nothing, so with a
-  // sequence.field twelve rows can all lose (seed 467259): rounds go on until one marks, at most
-  // eight (a writer that never marks still fails below).
+  // sequence.field twelve rows can all lose (seed 467259): the first round always runs, and more go
+  // on until one marks, at most eight (a writer that never marks still fails below).
   dvW.compact(true);
   refW.compact(true);
   const rounds = c.options['merge-engine'] === 'first-row' ? 1 : 8;
-  for (let round = 0; round < rounds && !marked; round++) {
+  for (let round = 0; round < rounds && (round === 0 || !marked); round++) {
     for (let i = 0; i < 12; i++) {
       const row = [rnd(2), rnd(25), ...c.op(rnd, 70 + 12 * round + i).values];
       dvW.write([...row]);

@@ -542,6 +542,28 @@ describe('evidence tags', () => {
     expect(readOnlyTable(wq, 'work_queue').get({ job_id: 'J-1' })).toMatchObject({ state: 'in_progress', priority: 9, note: 'moved' });
   });
 
+  // The agent ran after an ALTER that no commit had followed: it read (and recorded) the rows in
+  // the new columns, while its tag's snapshot has the older schema. The evidence read at the tag in
+  // the snapshot's columns alone said "does not match" of the same rows.
+  it('an ALTER before the run with no commit since: the evidence still reads as it was recorded', () => {
+    site = new TestSite();
+    site.job({ job_id: 'J-1', priority: 3 });
+    site.resource('M-1', 'pick', 'free');
+    site.commit();
+    site.writers.work_queue.close();
+    const wq = site.catalog.getTable({ database: DB, table: 'work_queue' });
+    wq.alter([{ kind: 'addColumn', name: 'note', type: 'STRING' }]);
+    site.writers.work_queue = wq.newWriter({ commitUser: 'test-ingest' });
+    const { agent } = site.agentAndInbox();
+    const p = agent.run().created.find((x) => x.ruleId === 'assign-job')!;
+    const recorded = p.evidence.find((e) => e.table === 'work_queue')!.rows;
+    expect(recorded[0]!.values).toMatchObject({ job_id: 'J-1', note: null });
+    const t = evidenceReport(site.catalog, DB, p.id).tables.find((x) => x.table === 'work_queue')!;
+    expect(t.problem).toBeUndefined();
+    expect(t.atTag).toEqual(recorded);
+    expect(t.matches).toBe(true);
+  });
+
 describe('reconfigure', () => {
   it('uses the new tunables from the next run on, reschedules the timer for a new interval, and refuses a bad one whole', () => {
     site = new TestSite();

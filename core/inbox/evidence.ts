@@ -159,16 +159,29 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
     r.tagExists = true;
     r.tagRetainedUntilMs = info.createTimeMillis !== undefined && info.retainedMillis !== undefined ? info.createTimeMillis + info.retainedMillis : null;
     if (info.snapshot.id !== e.snapshotId) r.problem = `tag '${tag}' points at snapshot ${info.snapshot.id}, the proposal recorded ${e.snapshotId}`;
-    const reader = table.reader({ tag });
-    try {
-      for (const rec of e.rows) {
-        const row = reader.get(keyInMemory(reader, rec.key));
-        r.atTag.push(row ? evidenceRows(reader, [row])[0]! : { key: rec.key, values: {} });
+    // In the tag's snapshot's columns, and — not matching there — in the table's current ones: the
+    // agent reads "now" in the current schema (read-only-table.ts), so after an ALTER that no
+    // commit had followed when it ran (or a rollback as latest across one) it recorded its rows in
+    // newer columns than the snapshot's own, and the same rows read as a mismatch.
+    const atTag = (schemaId?: number): { rows: EvidenceRow[]; all?: EvidenceRow[] } => {
+      const reader = table.reader(schemaId === undefined ? { tag } : { tag, schemaId });
+      try {
+        const rows = e.rows.map((rec) => {
+          const row = reader.get(keyInMemory(reader, rec.key));
+          return row ? evidenceRows(reader, [row])[0]! : { key: rec.key, values: {} };
+        });
+        return o.allRows ? { rows, all: evidenceRows(reader, reader.scan()) } : { rows };
+      } finally {
+        reader.close();
       }
-      if (o.allRows) r.allRows = evidenceRows(reader, reader.scan());
-    } finally {
-      reader.close();
+    };
+    let read = atTag();
+    if (canonicalJson(read.rows) !== canonicalJson(e.rows) && info.snapshot.schemaId !== table.schema.id) {
+      const now = atTag(table.schema.id);
+      if (canonicalJson(now.rows) === canonicalJson(e.rows)) read = now;
     }
+    r.atTag = read.rows;
+    if (read.all !== undefined) r.allRows = read.all;
     r.matches = r.problem === undefined && canonicalJson(r.atTag) === canonicalJson(e.rows);
   }
   return { proposal, tables, checked: checkedReport(catalog, database, proposal), trail: readDecisionLog(log, proposalId, logFirstEntryOf(row)) };

@@ -1185,6 +1185,8 @@ export class Ingestor {
     const wallMs = this.clock();
     const at: Instant = { wallMs: nowMs ?? wallMs, elapsedMs: this.monotonic() + (nowMs === undefined ? 0 : nowMs - wallMs) };
     this.tickAt = at;
+    /** The tables of the streams a skip gave up on, dead_letters first (affected's order). */
+    const skippedTables = new Set<Target>();
     try {
       for (const a of this.sequencer.tick(at.wallMs)) {
         if (a.type === 'resync') this.requestResync(a.module, a.stream, a.from);
@@ -1192,6 +1194,7 @@ export class Ingestor {
           this.c.skippedSeqs += a.to - a.from + 1;
           this.o.onWarning?.(`ingest: gave up waiting for ${a.module}/${a.stream} seq ${a.from}..${a.to}; skipped (later events repair the rows)`);
           for (const r of a.ready) this.release(r);
+          for (const t of this.affected(a.module, a.stream)) skippedTables.add(t);
         }
       }
     } catch (e) {
@@ -1200,10 +1203,19 @@ export class Ingestor {
     } finally {
       this.tickAt = undefined;
     }
+    let committed = false;
+    // A skip commits at once: dead_letters first (its snapshot keeps the skipped range with an hwm
+    // past it), then the stream's tables (the released run). Left to dead_letters' progress commit
+    // (minutes away), a kill after a table had committed past the gap lost the range: the restart
+    // held the run behind the gap again and the module's resend of a skipped seq was taken as next
+    // by dead_letters and covered by the table, dropped without a letter (CONTRACTS.md §4).
+    for (const t of this.failed ? [] : skippedTables) {
+      this.commit(t, at);
+      committed = true;
+    }
     const lagMax = BigInt(this.o.progressLagMax ?? DEFAULT_PROGRESS_LAG_MAX);
     const progressEvery = this.o.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
     const frontier = this.frontier();
-    let committed = false;
     for (const t of this.targets.values()) {
       t.freshness.observe(at.elapsedMs);
       // A table that has never committed (a new site's dead_letters) records its progress at once:

@@ -6,11 +6,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog, valueToJson } from '../lsm/index.ts';
 import { ContractRegistry } from './contracts.ts';
+import type { Binding } from './binding.ts';
 import { Ingestor, type IngestorOptions } from './ingestor.ts';
 import { Journal } from './journal.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
 import { SEED_CONTRACTS } from './seed-contracts.ts';
 import { SEED_TABLES } from './seed-tables.ts';
+import { parseTableDefinition } from './site-tables.ts';
 
 const SITE = 's1';
 const DB = 'site_s1';
@@ -128,6 +130,67 @@ describe('Ingestor: a late event after a skipped gap', () => {
     const j = start();
     j.commitAll();
     expect(j.listDeadLetters().map((d) => [d.position, d.reason, d.status])).toEqual([[late, 'late_after_gap', 'open']]);
+  });
+
+  it('a crash after the data table committed past the skip, before the next progress commit of dead_letters, still makes the letter', async () => {
+    const i = start();
+    await i.accept(TOPIC, inv(1, 'A-1', 1));
+    i.tick(); // a new site's dead_letters commits its progress at once (hwm 1)
+    i.commitAll();
+    await i.accept(TOPIC, inv(3, 'A-1', 3));
+    now += 10_000;
+    i.tick(); // the skip of seq 2: stock takes seq 3; dead_letters' idle commit is minutes away
+    i.commitAll(); // stock commits hwm 3
+    expect(stockRow('A-1')).toMatchObject({ on_hand: 3, inventory_seq: 3 });
+    i.abandon(); // kill -9
+    open.splice(open.indexOf(i), 1);
+    const j = start();
+    const late = await j.accept(TOPIC, inv(2, 'B-1', 2)); // the module's resend after the restart
+    j.commitAll();
+    expect(j.listDeadLetters().map((d) => [d.position, d.reason, d.seq])).toEqual([[late, 'late_after_gap', 2]]);
+  });
+
+  it('a crash after one table of the stream committed past the skip and before another did still makes the letter', async () => {
+    // A second table of the stream (the site's own), slower to commit than stock.
+    const counts = parseTableDefinition(
+      {
+        table: 'stock_counts',
+        columns: [
+          { name: 'item', type: 'STRING NOT NULL' },
+          { name: 'location', type: 'STRING NOT NULL' },
+          { name: 'qty', type: 'INT' },
+          { name: 'count_seq', type: 'BIGINT' },
+        ],
+        primaryKeys: ['item', 'location'],
+        options: { 'sequence.field': 'count_seq' },
+      },
+      'tables[5]',
+    )!;
+    const toCounts: Binding = { name: 'inventory.stock→stock_counts', topic: 'tilstand/+/events/inventory/stock', contract: 'inventory.stock', table: 'stock_counts', columns: { item: 'after.item', location: 'after.location', qty: 'after.qty', count_seq: 'source.seq' } };
+    const two: Partial<IngestorOptions> = {
+      tables: [...SEED_TABLES, counts],
+      bindings: [...SEED_BINDINGS, toCounts],
+      budgets: [
+        { table: 'stock', budgetMs: 2_000, decision: 'test', confirmedBy: 'test' },
+        { table: 'stock_counts', budgetMs: 3_600_000, decision: 'test', confirmedBy: 'test' },
+      ],
+    };
+    const i = start(two);
+    await i.accept(TOPIC, inv(1, 'A-1', 1));
+    i.tick();
+    i.commitAll();
+    await i.accept(TOPIC, inv(3, 'A-1', 3));
+    now += 10_000;
+    i.tick(); // the skip of seq 2
+    now += 2_000;
+    i.tick(); // stock is due, stock_counts is not
+    expect(stockRow('A-1')).toMatchObject({ on_hand: 3, inventory_seq: 3 });
+    i.abandon(); // kill -9
+    open.splice(open.indexOf(i), 1);
+    const j = start(two);
+    const late = await j.accept(TOPIC, inv(2, 'B-1', 2));
+    j.commitAll();
+    expect(j.listDeadLetters().map((d) => [d.position, d.reason, d.seq])).toEqual([[late, 'late_after_gap', 2]]);
   });
 
   it('a replay writes it where no newer event of the stream changed the row (the table orders by seq)', async () => {

@@ -105,8 +105,9 @@ export function App() {
     <div className="app">
       <header>
         <strong className="site">{status ? `${t('app.title')} · ${status.siteId}` : t('app.title')}</strong>
+        {/* No status yet this session: nothing to tell (it said "● within budget" of tables it knew nothing of). */}
         <span className={`chip ${breaches > 0 ? 'chip-alert' : ''}`} data-testid="freshness">
-          {breaches > 0 ? `⚠ ${breaches} ${t('tables.breach')}` : `● ${t('tables.within')}`}
+          {status === null ? '…' : breaches > 0 ? `⚠ ${breaches} ${t('tables.breach')}` : `● ${t('tables.within')}`}
         </span>
         <SyncChip />
         {siteQuiet && (

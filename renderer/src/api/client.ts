@@ -112,10 +112,25 @@ function httpBridge(): Bridge {
   };
 }
 
+/**
+ * Whether an IPC call's rejection (the Electron bridge: `ipcRenderer.invoke`) says main never
+ * answered it: the reply dropped ("reply was never sent": the handler never settled, the window
+ * torn down under it) or no handler to answer ("No handler registered for …"). Electron words
+ * both in English, which the error line showed as it was; they are said as the HTTP bridge says
+ * a call never answered (NO_ANSWER_MESSAGE). Any other rejection keeps its text.
+ */
+function ipcNoAnswer(e: unknown): boolean {
+  const message = e instanceof Error ? e.message : typeof e === 'string' ? e : '';
+  return /reply was never sent|No handler registered for /.test(message);
+}
+
 /** `inputAge` (idle.ts trackInput) goes with every call, so the site knows whether anyone is at the screen. */
 export function createClient(inputAge: () => number | null, bridge: Bridge = window.tilstand ?? httpBridge()): ClientApi {
   const call = async <M extends SiteMethod>(method: M | typeof CLIENT_ERROR_METHOD, req: SiteApiMethods[M]['req'] | ClientErrorReport): Promise<SiteApiMethods[M]['res']> => {
-    const r = await bridge.call(method, req, inputAge());
+    const r = await bridge.call(method, req, inputAge()).catch((e: unknown): ApiResult<unknown> => {
+      if (ipcNoAnswer(e)) return { ok: false, error: { kind: 'internal', message: NO_ANSWER_MESSAGE } };
+      throw e;
+    });
     if (!r.ok) {
       const { kind, message, idleMs, code, params } = r.error;
       throw new ApiError(kind, message, typeof idleMs === 'number' ? idleMs : undefined, typeof code === 'string' ? code : undefined, params !== null && typeof params === 'object' ? params : undefined);

@@ -70,3 +70,22 @@ describe('the header and the Tables screen while the site does not answer', () =
     expect(text(page, 'sync-chip')).toBe('Online');
   });
 });
+
+describe('the header before the first status of a session', () => {
+  it('says nothing of the freshness ("…", not "● within budget") until a status comes', async () => {
+    let answer: (s: SiteStatus) => void = () => {};
+    const api = { status: () => new Promise<SiteStatus>((r) => (answer = r)), listProposals: async () => [] } as unknown as SiteApi;
+    const store = createAppStore(api);
+    store.setState({ firstRun: { initialized: true, siteId: 'osl1' } as never, user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });
+    const read = store.getState().loadStatus();
+    for (const lang of ['en', 'nb', 'de'] as const) {
+      store.setState({ lang });
+      const chip = text(html(store, App), 'freshness');
+      expect(chip, lang).toBe('…');
+    }
+    store.setState({ lang: 'en' });
+    answer(status(AT, 2_000));
+    await read;
+    expect(text(html(store, App), 'freshness')).toBe('● within budget');
+  });
+});

@@ -18,14 +18,20 @@ const status = (nowMs: number, tables: TableFreshness[], statusEveryMs = 5_000) 
 /** A signed-in store on page clocks the test moves (`clock.mono`, `clock.wall`), its site answering `site.status`. */
 function signedIn() {
   const clock = { mono: 1_000, wall: AT };
-  const site = { status: status(AT, [fresh('stock', 1_000), fresh('yard', 0, 60_000), fresh('unfed', 0, 5_000, false)]) };
-  const api = { status: async () => site.status, tables: async () => [] as TableInfo[] } as unknown as SiteApi;
+  // `stopped`: the site answers no read either (checkSite reads the status itself after 10 s without
+  // one: site-silence-read.test.ts), as the page's fetch, never answered, would.
+  const site = { status: status(AT, [fresh('stock', 1_000), fresh('yard', 0, 60_000), fresh('unfed', 0, 5_000, false)]), stopped: false };
+  const api = { status: () => (site.stopped ? new Promise<never>(() => {}) : Promise.resolve(site.status)), tables: async () => [] as TableInfo[] } as unknown as SiteApi;
   const store = createAppStore(api, undefined, { mono: () => clock.mono, wall: () => clock.wall });
   store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });
+  /** `ms` of the page's time, the site stopped, checked every second as App does. */
   const pass = (ms: number) => {
-    clock.mono += ms;
-    clock.wall += ms;
-    store.getState().checkSite();
+    site.stopped = true;
+    for (let i = 0; i < ms / 1_000; i++) {
+      clock.mono += 1_000;
+      clock.wall += 1_000;
+      store.getState().checkSite();
+    }
   };
   return { store, site, clock, pass };
 }
@@ -78,6 +84,7 @@ describe('the site not answering', () => {
     pass(30_000);
     expect(store.getState().siteQuiet).toEqual({ sinceMs: AT + 20_000, forMs: 30_000 });
     site.status = status(AT + 50_000, [fresh('stock', 200)]);
+    site.stopped = false;
     await store.getState().loadStatus();
     expect(store.getState().siteQuiet).toBeNull();
     expect(selectShownStatus(store.getState())!.tables[0]!.ageMs).toBe(200);
@@ -105,9 +112,10 @@ describe('the site not answering', () => {
   });
 
   it('is not said before any status, nor after the session ended', async () => {
-    const { store, pass } = signedIn();
+    const { store, site, pass } = signedIn();
     pass(60_000);
     expect(store.getState().siteQuiet).toBeNull();
+    site.stopped = false;
     await store.getState().loadStatus();
     pass(20_000);
     expect(store.getState().siteQuiet).not.toBeNull();

@@ -432,11 +432,34 @@ export const SITE_QUIET_PUSHES = 3;
 export const SITE_QUIET_MIN_MS = 15_000;
 /** How often the page asks `checkSite` (App): the ages shown while the site is quiet grow by the second. */
 export const SITE_CHECK_MS = 1_000;
+/** The site's status interval as `status` says it (5 s when it does not). */
+function statusEvery(status: Pick<SiteStatus, 'statusEveryMs'> | null | undefined): number {
+  return typeof status?.statusEveryMs === 'number' && status.statusEveryMs > 0 ? status.statusEveryMs : 5_000;
+}
 /** How long without a status the site counts as not answering, by the interval `status` says. */
 export function siteQuietAfterMs(status: Pick<SiteStatus, 'statusEveryMs'> | null | undefined): number {
-  const every = typeof status?.statusEveryMs === 'number' && status.statusEveryMs > 0 ? status.statusEveryMs : 5_000;
-  return Math.max(SITE_QUIET_PUSHES * every, SITE_QUIET_MIN_MS);
+  return Math.max(SITE_QUIET_PUSHES * statusEvery(status), SITE_QUIET_MIN_MS);
 }
+/**
+ * After this many of the site's intervals without a status (at least SITE_READ_AFTER_MIN_MS, before
+ * the site counts as quiet) `checkSite` reads the status itself: the events socket may be the only
+ * thing gone (half-open, dropped by a proxy) while the site answers reads. One read out at a time,
+ * one every SITE_READ_EVERY_MS at most.
+ */
+export const SITE_READ_AFTER_PUSHES = 2;
+export const SITE_READ_AFTER_MIN_MS = 10_000;
+export const SITE_READ_EVERY_MS = 5_000;
+/** How long without a status `checkSite` reads one itself, by the interval `status` says. */
+export function siteReadAfterMs(status: Pick<SiteStatus, 'statusEveryMs'> | null | undefined): number {
+  return Math.max(SITE_READ_AFTER_PUSHES * statusEvery(status), SITE_READ_AFTER_MIN_MS);
+}
+/**
+ * Checks further apart than this mean the page did not run (a PC asleep, a page frozen, a hidden
+ * tab's timers throttled to one a minute): the silence meanwhile is not yet the site's, and the
+ * marker waits up to SITE_RESUME_GRACE_MS for the read then started (or a push) before it is said.
+ */
+export const SITE_CHECK_GAP_MS = 5_000;
+export const SITE_RESUME_GRACE_MS = 5_000;
 
 /** The page's clocks: `mono` says how long the site has been quiet (a step of the PC's clock does not), `wall` when it last spoke. */
 export interface PageClocks {
@@ -459,6 +482,38 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
       heardMono = clocks.mono();
       heardWall = clocks.wall();
       if (get().siteQuiet !== null) set({ siteQuiet: null });
+    };
+    /** When this session began waiting for a status (the page's monotonic clock): reads before the first. */
+    let waitingSinceMono = clocks.mono();
+    /** `checkSite`'s own status read: the session it is out in (null: none out), when it went. */
+    let siteReadOut: number | null = null;
+    let siteReadMono = -Infinity;
+    /** The last `checkSite` (null: none this session), and until when the marker waits after a gap. */
+    let checkedMono: number | null = null;
+    let graceUntilMono = -Infinity;
+    /**
+     * Reads the status for `checkSite` and takes it as a push (the status, the Tables rows'
+     * freshness, the sync state: ordered by when the site made it, as pushes are). A failure is on
+     * no error line (the marker says the site does not answer), but a session the site ended is.
+     */
+    const readSite = (now: number) => {
+      const s = session;
+      siteReadOut = s;
+      siteReadMono = now;
+      void guard(async () => {
+        let status: SiteStatus;
+        try {
+          status = await api.status({});
+        } catch (e) {
+          if ((e as { kind?: string }).kind === 'unauthenticated') throw e;
+          return;
+        } finally {
+          if (siteReadOut === s) siteReadOut = null;
+        }
+        if (s !== session) return;
+        get().applyEvent({ type: 'status', status });
+        if (status.sync?.configured) get().applyEvent({ type: 'sync', sync: status.sync });
+      });
     };
     // Replies can come back out of order (two quick clicks, a search typed on while the last one
     // is answered, a sign-out while a request is out): requests are numbered per kind, and a
@@ -523,6 +578,11 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
       tablesMadeMs = null;
       pushedMadeMs = null;
       heardMono = null;
+      waitingSinceMono = clocks.mono();
+      siteReadOut = null;
+      siteReadMono = -Infinity;
+      checkedMono = null;
+      graceUntilMono = -Infinity;
       set(sessionStart());
     };
     /**
@@ -895,12 +955,22 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
           return { status };
         }, 'status'),
       checkSite: () => {
-        if (get().user === null || get().status === null || heardMono === null) return;
-        const forMs = Math.max(0, clocks.mono() - heardMono);
+        if (get().user === null) return;
+        const now = clocks.mono();
+        // The page did not run since the last check (asleep, frozen, a throttled hidden tab).
+        if (checkedMono !== null && now - checkedMono > SITE_CHECK_GAP_MS) graceUntilMono = now + SITE_RESUME_GRACE_MS;
+        checkedMono = now;
+        // No status for a while, pushed or read: ask for one (the events socket may be all that is gone).
+        const silentMs = now - (heardMono ?? waitingSinceMono);
+        if (silentMs >= siteReadAfterMs(get().status) && siteReadOut !== session && now - siteReadMono >= SITE_READ_EVERY_MS) readSite(now);
+        if (get().status === null || heardMono === null) return;
+        const forMs = Math.max(0, now - heardMono);
         if (forMs < siteQuietAfterMs(get().status)) {
           if (get().siteQuiet !== null) set({ siteQuiet: null });
           return;
         }
+        // Just back from not running: the read started above (or a push) may answer in a moment.
+        if (get().siteQuiet === null && now < graceUntilMono && siteReadOut === session) return;
         set({ siteQuiet: { sinceMs: heardWall, forMs } });
       },
       // One row more than shown tells whether there are more. The search is the one asked for

@@ -53,6 +53,23 @@ describe('Sequencer: a late event after a skipped gap', () => {
     expect(s.offer('m', 's', 2 + 3 * 5, 0).kind).toBe('late');
   });
 
+  it('keeps the bound when late seqs from the middle of a range split it', () => {
+    const c = clock();
+    const s = new Sequencer<number>({ now_ms: c.now_ms, reorder_window_ms: 1_000, resync_retry_ms: 1_000, gap_give_up_ms: 10_000 });
+    s.offer('m', 's', 1, 1);
+    s.offer('m', 's', 200, 200);
+    c.advance(10_000);
+    s.tick();
+    expect(s.skipped('m', 's')).toEqual([{ from: 2, to: 199, atMs: 1_010_000 }]);
+    // Every tenth seq, highest first: each splits the range again, and the lowest pieces past the
+    // bound are forgotten (their seqs are then ordinary duplicates, as past the bound of skips).
+    const kinds = [];
+    for (let q = 190; q >= 10; q -= 10) kinds.push(s.offer('m', 's', q, q).kind);
+    expect(kinds).toEqual([...Array<string>(16).fill('late'), 'duplicate', 'duplicate', 'duplicate']);
+    expect(s.skipped('m', 's')).toHaveLength(SKIPPED_RANGES_PER_STREAM);
+    expect(s.skipped('m', 's').at(-1)).toEqual({ from: 191, to: 199, atMs: 1_010_000 }); // the highest kept
+  });
+
   it('restore keeps only what is at or below the restored position; restoreSkipped adds the committed ranges', () => {
     const s = new Sequencer<number>({ now_ms: () => 0 });
     s.restore('m', 's', 10);

@@ -409,5 +409,8 @@ function takeSkipped(s: { skipped: SkippedRange[] }, seq: number): SkippedRange 
   if (r.from < seq) rest.push({ ...r, to: seq - 1 });
   if (seq < r.to) rest.push({ ...r, from: seq + 1 });
   s.skipped.splice(i, 1, ...rest);
+  // A seq from the middle of a range splits it: late events resent out of order would grow the list
+  // (and dead_letters' snapshot property) one range each, so the bound holds here too.
+  if (s.skipped.length > SKIPPED_RANGES_PER_STREAM) s.skipped.splice(0, s.skipped.length - SKIPPED_RANGES_PER_STREAM);
   return r;
 }

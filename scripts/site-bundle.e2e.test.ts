@@ -263,7 +263,7 @@ export default {
   Menu: { setApplicationMenu: (m) => void menus.push(m) },
   ipcMain: { handle: (ch, fn) => void ipc.set(ch, fn) },
   protocol: { registerSchemesAsPrivileged() {}, handle: (_s, fn) => void (scheme = fn) },
-  session: { defaultSession: { webRequest: { onHeadersReceived() {} }, setPermissionRequestHandler() {}, setPermissionCheckHandler() {} } },
+  session: { defaultSession: { webRequest: { onHeadersReceived() {} }, setPermissionRequestHandler() {}, setPermissionCheckHandler() {}, on() {} } },
 };
 `;
 

@@ -190,8 +190,8 @@ describe('creation and ALTER cannot make a table unwritable here', () => {
       "ALTER: option 'tag.automatic-creation' = 'process-time' is not supported for writing (commits here do not create tags)",
     );
     const plain = TableSchema.fromSpec(spec({}), 0);
-    expect(() => applySchemaChanges(plain, [{ kind: 'setOption', key: 'tag.automatic-creation', value: 'daily' }], 1)).toThrow(
-      "ALTER: option 'tag.automatic-creation' = 'daily' is not supported for writing",
+    expect(() => applySchemaChanges(plain, [{ kind: 'setOption', key: 'tag.automatic-creation', value: 'process-time' }], 1)).toThrow(
+      "ALTER: option 'tag.automatic-creation' = 'process-time' is not supported for writing",
     );
     expect(applySchemaChanges(plain, [{ kind: 'setOption', key: 'tag.automatic-creation', value: 'none' }], 1).options.raw['tag.automatic-creation']).toBe('none');
   });

@@ -2,8 +2,9 @@
 // its parser and a one-line reason. Options are strings in the schema file (Paimon writes every
 // option value as a JSON string); `TableOptions` holds them parsed and validated.
 //
-// Creating a table validates strictly: an unknown option, or a value that does not parse, is an
-// InvalidArgument naming the option and what was expected. Opening a table written elsewhere is
+// Creating a table validates strictly: an unknown option, or a value that does not parse (for a
+// typed Paimon option, also one stored and not acted on here: as Java parses it, PAIMON_OPTION_TYPES),
+// is an InvalidArgument naming the option and what was expected. Opening a table written elsewhere is
 // lenient about options this store does not know (Paimon has hundreds), strict about the ones it
 // uses; the ones a write depends on and this store does not implement make its writer refuse
 // (write-options.ts).
@@ -18,8 +19,41 @@ export type SortOrder = 'ascending' | 'descending';
 
 const MAX_INT = 2147483647;
 
-/** Parses Paimon's MemorySize text: `256 mb`, `64kb`, `1 gb`, `1024` (bytes). */
+/** Java's memory unit labels (MemorySize.MemoryUnit) and their size in bytes. */
+const JAVA_MEMORY_UNITS: ReadonlyMap<string, bigint> = new Map(
+  (
+    [
+      [1n, 'b', 'bytes'],
+      [1024n, 'k', 'kb', 'kibibytes'],
+      [1024n ** 2n, 'm', 'mb', 'mebibytes'],
+      [1024n ** 3n, 'g', 'gb', 'gibibytes'],
+      [1024n ** 4n, 't', 'tb', 'tebibytes'],
+    ] as const
+  ).flatMap(([size, ...labels]) => labels.map((l) => [l, size] as const)),
+);
+
+/**
+ * A memory size in bytes as Paimon reads it (MemorySize.parseBytes): ASCII digits, then a unit
+ * label of JAVA_MEMORY_UNITS in any case (none: bytes). Undefined where Java throws: no leading
+ * digit, a fraction, an unknown label ('mib'), a value past a long.
+ */
+function javaMemoryBytes(text: string): number | undefined {
+  const m = /^([0-9]+)(.*)$/s.exec(javaTrim(text));
+  if (!m) return undefined;
+  const label = javaTrim(m[2]!).toLowerCase();
+  const size = label === '' ? 1n : JAVA_MEMORY_UNITS.get(label);
+  const bytes = size === undefined ? undefined : BigInt(m[1]!) * size;
+  return bytes === undefined || BigInt(m[1]!) > LONG_MAX || bytes > LONG_MAX ? undefined : Number(bytes);
+}
+
+/**
+ * Parses a memory size option: Paimon's forms (`256 mb`, `64kb`, `8 mebibytes`, `1024` bytes), and
+ * what earlier versions of this store also read (`1.5 mb`, `64 kib`), so a table one of them made
+ * opens. Creation and ALTER take Paimon's forms only (checkOptionValues).
+ */
 export function parseMemorySize(text: string, option: string): number {
+  const java = javaMemoryBytes(text);
+  if (java !== undefined) return java;
   const m = /^\s*(\d+(?:\.\d+)?)\s*(b|bytes?|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?\s*$/i.exec(text);
   if (!m) throw invalidArgument(`option '${option}': expected a memory size such as '64 mb', got '${text}'`);
   const unit = (m[2] ?? 'b').toLowerCase()[0];
@@ -107,28 +141,134 @@ export function parseDuration(text: string, option: string, strict = false): num
   return legacy;
 }
 
-/**
- * The options Paimon reads as durations (CoreOptions), checked strictly where they are set here
- * (`checkDurationOptions`: creation, and ALTER for the ones it sets). `continuous.discovery-interval`
- * is only stored here; Java reads it.
- */
-export const DURATION_OPTIONS: readonly string[] = [
-  'snapshot.time-retained',
-  'changelog.time-retained',
-  'tag.default-time-retained',
-  'partition.expiration-time',
-  'partition.expiration-check-interval',
-  'consumer.expiration-time',
-  'continuous.discovery-interval',
-];
+/** A Paimon option's type (CoreOptions); an enum is its values, as Java names them. */
+type OptionType = 'boolean' | 'int' | 'long' | 'duration' | 'memory' | readonly string[];
+const STARTUP_MODES = ['default', 'latest-full', 'full', 'latest', 'latest-delta', 'compacted-full', 'from-timestamp', 'from-creation-timestamp', 'from-file-creation-time', 'from-snapshot', 'from-snapshot-full', 'incremental'];
 
-/** InvalidArgument for the first of `keys` that is a duration option whose value Paimon would not read. */
-export function checkDurationOptions(raw: Readonly<Record<string, string>>, keys: Iterable<string>): void {
-  for (const k of keys) if (DURATION_OPTIONS.includes(k) && raw[k] !== undefined) parseDuration(raw[k], k, true);
+/**
+ * The type of each Paimon option (CoreOptions of the mirrored source, with its fallback keys) whose
+ * value creation and ALTER check as Java parses it (checkOptionValues): the snapshot, changelog,
+ * tag, partition, compaction, write, commit, scan, lookup, consumer and manifest options, and the
+ * other typed ones a table here may be created or altered with. Java parses a value only when it
+ * reads the option, and then fails whatever reads it (an expiration, a scan, a write), so a value
+ * it cannot parse is refused where it is set here. Opening a table does not check them (a Java
+ * table may hold a value no Java reader of it ever parsed); the options this store uses are parsed
+ * when it opens, leniently where an earlier version took looser forms.
+ */
+export const PAIMON_OPTION_TYPES: ReadonlyMap<string, OptionType> = new Map<string, OptionType>([
+  ...([
+    'compaction.force-rewrite-all-files', 'manifest.merge-optimize.enabled',
+    'partition.legacy-name', 'snapshot.clean-empty-directories',
+    'snapshot.expire.clean-empty-directories', 'ignore-delete', 'first-row.ignore-delete',
+    'deduplicate.ignore-delete', 'partial-update.ignore-delete', 'ignore-update-before',
+    'write-only', 'write.compaction-skip', 'write-buffer-spillable', 'write-buffer-for-append',
+    'commit.force-compact', 'compaction.force-up-level-0', 'changelog-producer.row-deduplicate',
+    'sequence.snapshot-ordering', 'aggregation.remove-record-on-delete',
+    'partial-update.remove-record-on-delete', 'scan.ignore-corrupt-files',
+    'scan.ignore-lost-files', 'compaction.skip-expired-partitions',
+    'partition.timestamp-format.strict', 'partition.end-input-to-done', 'scan.plan-sort-partition',
+    'lookup.blob-as-descriptor', 'lookup.cache.bloom.filter.enabled', 'lookup.remote-file.enabled',
+    'consumer.ignore-progress', 'consumer.changelog-only', 'tag.create-success-file',
+    'tag.time-expire-enabled', 'tag.automatic-completion', 'commit.force-create-snapshot',
+    'deletion-vectors.enabled', 'force-lookup', 'lookup-wait', 'changelog-producer.lookup-wait',
+    'scan.fallback-branch.read-fail-fast', 'manifest.delete-file-drop-stats',
+    'alter-column-null-to-not-null.disabled', 'snapshot.ignore-empty-commit',
+    'index-file-in-data-file-dir', 'commit.discard-duplicate-files',
+    'disable-explicit-type-casting',
+  ] as const).map((k) => [k, 'boolean'] as const),
+  ...([
+    'bucket', 'file.compression.zstd-level', 'manifest.merge-min-count',
+    'snapshot.num-retained.min', 'snapshot.num-retained.max', 'changelog.num-retained.min',
+    'changelog.num-retained.max', 'snapshot.expire.limit', 'scan.max-splits-per-task',
+    'scan.bucket', 'write-max-writers-to-spill', 'num-sorted-run.compaction-trigger',
+    'num-sorted-run.stop-trigger', 'num-levels', 'commit.max-retries',
+    'compaction.max-size-amplification-percent', 'compaction.size-ratio',
+    'compaction.offpeak.start.hour', 'compaction.offpeak.end.hour', 'compaction.offpeak-ratio',
+    'compaction.min.file-num', 'compaction.file-num-limit', 'scan.manifest.parallelism',
+    'partition.expiration-max-num', 'partition.expiration-batch-size',
+    'lookup.remote-file.level-threshold', 'write.batch-size', 'orc.write.batch-size',
+    'full-compaction.delta-commits', 'tag.num-retained-max', 'lookup-compact.max-interval',
+    'lookup.merge-records-threshold',
+  ] as const).map((k) => [k, 'int'] as const),
+  ...([
+    'scan.timestamp-millis', 'log.scan.timestamp-millis', 'scan.watermark',
+    'scan.file-creation-time-millis', 'scan.creation-time-millis', 'scan.snapshot-id',
+    'scan.bounded.watermark', 'lookup.cache-rows', 'commit.strict-mode.last-safe-snapshot',
+  ] as const).map((k) => [k, 'long'] as const),
+  ...([
+    'snapshot.time-retained', 'changelog.time-retained', 'continuous.discovery-interval',
+    'commit.timeout', 'commit.min-retry-wait', 'commit.max-retry-wait',
+    'compaction.optimization-interval', 'partition.expiration-time',
+    'partition.expiration-check-interval', 'lookup.continuous.discovery-interval',
+    'lookup.cache-file-retention', 'consumer.expiration-time', 'tag.creation-delay',
+    'tag.creation-period-duration', 'tag.default-time-retained',
+    'scan.plan-auto-tag-for-read.time-retained', 'snapshot.watermark-idle-timeout',
+    'record-level.expire-time', 'partition.idle-time-to-report-statistic',
+  ] as const).map((k) => [k, 'duration'] as const),
+  ...([
+    'manifest.target-file-size', 'manifest.full-compaction-threshold-size', 'write-buffer-size',
+    'write-buffer-spill.max-disk-size', 'target-file-size', 'compaction.total-size-threshold',
+    'compaction.incremental-size-threshold', 'lookup.cache-max-disk-size',
+    'lookup.cache-max-memory-size', 'write.batch-memory', 'lookup.merge-buffer-size',
+  ] as const).map((k) => [k, 'memory'] as const),
+  ['type', ['table', 'format-table', 'materialized-table', 'object-table', 'lance-table', 'iceberg-table']],
+  ['snapshot.expire.execution-mode', ['sync', 'async']],
+  ['merge-engine', ['deduplicate', 'partial-update', 'aggregation', 'first-row']],
+  ['write.sequence-number-init-mode', ['scan', 'snapshot']],
+  ['changelog-producer', ['none', 'input', 'full-compaction', 'lookup']],
+  ['sequence.field.sort-order', ['ascending', 'descending']],
+  ['scan.mode', STARTUP_MODES],
+  ['log.scan', STARTUP_MODES],
+  ['consumer.mode', ['exactly-once', 'at-least-once']],
+  ['tag.automatic-creation', ['none', 'process-time', 'watermark', 'batch']],
+  ['tag.creation-period', ['daily', 'hourly', 'two-hours']],
+  ['tag.period-formatter', ['with_dashes', 'without_dashes', 'without_dashes_and_spaces']],
+  ['lookup-compact', ['radical', 'gentle']],
+]);
+
+/** Whether Java's parser of an option of type `type` takes `text` (OptionsUtils.convertValue). */
+function javaParses(type: OptionType, text: string): boolean {
+  if (typeof type !== 'string') return type.some((v) => v.toUpperCase() === text.toUpperCase()); // OptionsUtils.convertToEnum
+  switch (type) {
+    case 'boolean': // OptionsUtils.convertToBoolean: no trimming
+      return text.toUpperCase() === 'TRUE' || text.toUpperCase() === 'FALSE';
+    case 'int': // Integer.parseInt: a sign, ASCII digits here (Java also takes other Unicode digits), no spaces
+      return /^[+-]?[0-9]+$/.test(text) && BigInt(text) >= -(2n ** 31n) && BigInt(text) < 2n ** 31n;
+    case 'long':
+      return /^[+-]?[0-9]+$/.test(text) && BigInt(text) >= -(2n ** 63n) && BigInt(text) <= LONG_MAX;
+    case 'duration':
+      return javaDurationMs(text) !== undefined;
+    case 'memory':
+      return javaMemoryBytes(text) !== undefined;
+  }
+}
+
+const EXPECTED: Record<Exclude<OptionType, readonly string[]>, string> = {
+  boolean: "'true' or 'false'", // any case, no spaces
+  int: 'an integer', // 32 bits, no spaces
+  long: 'an integer', // 64 bits
+  duration: '', // parseDuration words it
+  memory: "a memory size as Paimon reads it, a whole number and a unit (b, k, kb, m, mb, g, gb, t, tb, or 'mebibytes'…; none: bytes) such as '64 mb'",
+};
+
+/**
+ * InvalidArgument for the first of `keys` that PAIMON_OPTION_TYPES types and whose value in `raw`
+ * Java would not parse, naming the option and what is expected. Creation checks every option it
+ * is given, ALTER the ones it sets.
+ */
+export function checkOptionValues(raw: Readonly<Record<string, string>>, keys: Iterable<string>): void {
+  for (const k of keys) {
+    const type = PAIMON_OPTION_TYPES.get(k);
+    const text = raw[k];
+    if (type === undefined || text === undefined || javaParses(type, text)) continue;
+    if (type === 'duration') parseDuration(text, k, true); // throws, with an earlier version's reading
+    const expected = typeof type === 'string' ? EXPECTED[type] : `one of ${type.map((a) => `'${a}'`).join(', ')}`;
+    throw invalidArgument(`option '${k}': expected ${expected}, got '${text}'`);
+  }
 }
 
 function parseInt32(text: string, option: string, min: number, max = MAX_INT): number {
-  if (!/^\s*-?\d+\s*$/.test(text)) throw invalidArgument(`option '${option}': expected an integer, got '${text}'`);
+  if (!/^\s*[+-]?\d+\s*$/.test(text)) throw invalidArgument(`option '${option}': expected an integer, got '${text}'`);
   const n = Number(text);
   if (n < min || n > max) throw invalidArgument(`option '${option}': expected an integer in ${min}..${max}, got ${n}`);
   return n;
@@ -209,7 +349,8 @@ export const DECLARED_OPTIONS: Record<string, string> = {
 };
 
 /**
- * Paimon options accepted and stored but not acted upon by this store (`partition.legacy-name`
+ * Paimon options accepted and stored but not acted upon by this store, their values checked by
+ * type where PAIMON_OPTION_TYPES has them (checkOptionValues) (`partition.legacy-name`
  * only as 'true', its default: parseOptions; `type`, `manifest.format` and
  * `tag.automatic-creation` only with values a write here honours: write-options.ts, checked by
  * Table.create and ALTER).
@@ -449,7 +590,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   }
 
   // Read leniently below (a table an earlier version made opens); where set here, as Java reads them.
-  if (strict) checkDurationOptions(raw, Object.keys(raw));
+  if (strict) checkOptionValues(raw, Object.keys(raw));
   const retainedMin = int('snapshot.num-retained.min', 10, 1);
   const retainedMax = int('snapshot.num-retained.max', MAX_INT, 1);
   // As Paimon's SchemaValidation: a max below the min (10 unless set) would be ignored silently.

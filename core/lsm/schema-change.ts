@@ -18,7 +18,7 @@
 
 import { checkTypeChange, sameType } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
-import { checkChangelogRetention, checkDurationOptions, checkLookupFullCompaction, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention } from './options.ts';
+import { checkChangelogRetention, checkLookupFullCompaction, checkOptionValues, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention } from './options.ts';
 import { formatForLevel, formatsPerLevel, validateWritableFormats } from './data-file-format.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { checkSequenceFieldOptions, TableSchema, type TableSchemaJson } from './schema.ts';
@@ -299,8 +299,9 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   }
   // Lenient above; partition-expiration options set here must parse (partition-expire.ts).
   if (changes.some((c) => c.kind === 'setOption' && (PARTITION_EXPIRE_OPTIONS as readonly string[]).includes(c.key))) partitionExpireConfig(schema.options.raw, true);
-  // Lenient above (a value an earlier version accepted stays); a duration set here as Java reads it.
-  checkDurationOptions(schema.options.raw, changes.flatMap((c) => (c.kind === 'setOption' ? [c.key] : [])));
+  // Lenient above (a value an earlier version accepted stays); a typed option set here as Java
+  // parses it (options.ts PAIMON_OPTION_TYPES: a duration, memory size, boolean, integer or enum).
+  checkOptionValues(schema.options.raw, changes.flatMap((c) => (c.kind === 'setOption' ? [c.key] : [])));
   // Lenient above; a default tag retention set here must be one a tag can have (options.ts).
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'tag.default-time-retained')) tagDefaultRetention(schema.options.raw, true);
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'file.compression.per.level')) compressionPerLevel(schema.options.raw);

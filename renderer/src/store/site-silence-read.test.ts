@@ -45,6 +45,8 @@ function signedIn() {
       }
     },
     tables: async () => [] as TableInfo[],
+    // Read again with each status the page reads (the socket's other events are gone too).
+    listProposals: async () => [],
   } as unknown as SiteApi;
   const store = createAppStore(api, undefined, { mono: () => clock.mono, wall: () => clock.wall });
   store.setState({ user: { name: 'Kari', roles: ['shift_lead'] }, lang: 'en' });

@@ -513,6 +513,9 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
         if (s !== session) return;
         get().applyEvent({ type: 'status', status });
         if (status.sync?.configured) get().applyEvent({ type: 'sync', sync: status.sync });
+        // The socket's other events are gone too (the site answers, its pushes do not come): the
+        // inbox and the screen shown are read again, or they stood still with no marker saying so.
+        readPushed();
       });
     };
     // Replies can come back out of order (two quick clicks, a search typed on while the last one
@@ -708,6 +711,21 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
         },
         () => {},
       );
+    };
+    /**
+     * What the socket's events other than the status keep current (a proposal made or decided, a
+     * commit), read again: the socket's `resync` after a break, and each status `checkSite` reads
+     * while none is pushed (the socket's events are gone with its statuses).
+     */
+    const readPushed = () => {
+      void get().loadProposals();
+      if (get().inboxView === 'decided') void get().loadDecided();
+      // The open proposal may have been decided, withdrawn or found stale meanwhile; what the last
+      // decision here came to (lastOutcome) stays.
+      const sel = get().selected;
+      if (sel && isShown(sel.id)) void guard(() => show(sel.id));
+      const screen = get().screen;
+      if (screen !== 'inbox') void refreshScreen(screen);
     };
     const refreshScreen = (screen: Screen) => {
       const s = get();
@@ -1084,14 +1102,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
       resync: () => {
         if (get().user === null) return;
         void get().loadStatus();
-        void get().loadProposals();
-        if (get().inboxView === 'decided') void get().loadDecided();
-        // The open proposal may have been decided, withdrawn or found stale meanwhile; what the last
-        // decision here came to (lastOutcome) stays.
-        const sel = get().selected;
-        if (sel && isShown(sel.id)) void guard(() => show(sel.id));
-        const screen = get().screen;
-        if (screen !== 'inbox') void refreshScreen(screen);
+        readPushed();
       },
       applyEvent: (e) => {
         // A status carries every table's freshness: the Tables screen's ages and budgets follow it.

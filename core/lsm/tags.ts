@@ -181,7 +181,18 @@ export class TagManager {
     return c.info;
   }
 
+  /**
+   * Whether tag `name` exists. A name `checkName` refuses exists only as a file `tag/` lists (as
+   * `checkCallerName` takes it): joined unchecked, a name such as '/../../snapshot/snapshot-1'
+   * would name a file outside `tag/`. Such a name is no tag: false, not an error (callers test a
+   * reference that may be a tag or something else).
+   */
   exists(name: string): boolean {
+    try {
+      checkName('tag', name);
+    } catch {
+      return typeof name === 'string' && this.fileIO.list(this.paths.tagDir).includes(TAG_PREFIX + name);
+    }
     return this.fileIO.exists(this.paths.tagFile(name));
   }
 

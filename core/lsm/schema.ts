@@ -260,21 +260,25 @@ export class TableSchema {
   }
 
   static parse(text: string, path: string, strictOptions = false): TableSchema {
-    let json: Partial<TableSchemaJson>;
+    let json: unknown;
     try {
-      json = JSON.parse(text) as Partial<TableSchemaJson>;
+      json = JSON.parse(text) as unknown;
     } catch (e) {
       throw invalidArgumentOrCorrupt(path, `not JSON: ${(e as Error).message}`);
     }
-    for (const k of ['id', 'fields', 'highestFieldId', 'partitionKeys', 'primaryKeys', 'options'] as const) {
-      if (json[k] === undefined) throw invalidArgumentOrCorrupt(path, `missing '${k}'`);
-    }
+    checkShape(json, path);
     const version = json.version ?? 1;
     const options = { ...json.options! };
     // Compatibility rules of SchemaSerializer for old schema versions.
     if (version <= 1 && options.bucket === undefined) options.bucket = '1';
     if (version <= 2 && options['file.format'] === undefined) options['file.format'] = 'orc';
-    return new TableSchema({ ...(json as TableSchemaJson), version, options, timeMillis: json.timeMillis ?? 0 }, strictOptions);
+    try {
+      return new TableSchema({ ...(json as TableSchemaJson), version, options, timeMillis: json.timeMillis ?? 0 }, strictOptions);
+    } catch (e) {
+      // A nested type object of the wrong shape that `checkShape` does not look into.
+      if (e instanceof TypeError) throw invalidArgumentOrCorrupt(path, `unexpected shape: ${e.message}`);
+      throw e;
+    }
   }
 
   /** Builds schema 0 from a create-table spec, assigning field ids 0..n-1. */
@@ -320,6 +324,40 @@ export const DEFAULT_FILE_COMPRESSION = 'snappy';
  */
 export function specDefaultOptions(hasPrimaryKey: boolean): Readonly<Record<string, string>> {
   return { bucket: hasPrimaryKey ? '1' : '-1', 'file.format': 'parquet', 'file.compression': DEFAULT_FILE_COMPRESSION, 'manifest.compression': 'deflate' };
+}
+
+/**
+ * Corruption for schema JSON of the wrong shape: not an object, a key missing, or a value of the
+ * wrong JSON type (SchemaSerializer's types: ints, strings, lists of strings, a map of strings; a
+ * field's `type` a string or a type object). Optional keys may be absent or null. What the values
+ * mean (an unknown type, a key naming no column) is checked after, as InvalidArgument/NotSupported.
+ */
+function checkShape(json: unknown, path: string): asserts json is Partial<TableSchemaJson> {
+  const bad = (why: string) => invalidArgumentOrCorrupt(path, why);
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw bad(`expected a JSON object, got ${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json}`);
+  const o = json as Record<string, unknown>;
+  for (const k of ['id', 'fields', 'highestFieldId', 'partitionKeys', 'primaryKeys', 'options']) {
+    if (o[k] === undefined || o[k] === null) throw bad(`missing '${k}'`);
+  }
+  const int = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
+  const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+  for (const k of ['id', 'highestFieldId']) if (!int(o[k])) throw bad(`'${k}' is not an integer`);
+  for (const k of ['version', 'timeMillis']) if (o[k] !== undefined && o[k] !== null && !int(o[k])) throw bad(`'${k}' is not an integer`);
+  if (o['comment'] !== undefined && o['comment'] !== null && typeof o['comment'] !== 'string') throw bad(`'comment' is not a string`);
+  for (const k of ['partitionKeys', 'primaryKeys']) if (!strings(o[k])) throw bad(`'${k}' is not a list of strings`);
+  const opts = o['options'];
+  if (typeof opts !== 'object' || Array.isArray(opts) || Object.values(opts as object).some((v) => typeof v !== 'string')) throw bad(`'options' is not a map of strings`);
+  if (!Array.isArray(o['fields'])) throw bad(`'fields' is not a list`);
+  o['fields'].forEach((f: unknown, i: number) => {
+    if (f === null || typeof f !== 'object' || Array.isArray(f)) throw bad(`field ${i} is not an object`);
+    const fo = f as Record<string, unknown>;
+    if (!int(fo['id'])) throw bad(`field ${i}: 'id' is not an integer`);
+    if (typeof fo['name'] !== 'string') throw bad(`field ${i}: 'name' is not a string`);
+    const t = fo['type'];
+    if (typeof t !== 'string' && (t === null || typeof t !== 'object' || Array.isArray(t))) throw bad(`field ${i}: 'type' is neither a type string nor a type object`);
+    const d = fo['description'];
+    if (d !== undefined && d !== null && typeof d !== 'string') throw bad(`field ${i}: 'description' is not a string`);
+  });
 }
 
 function invalidArgumentOrCorrupt(path: string, why: string): Error {

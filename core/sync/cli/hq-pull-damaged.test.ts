@@ -40,3 +40,29 @@ describe('hq pull of a damaged snapshot, tag or schema JSON at HQ', () => {
     }, 60_000);
   }
 });
+
+// JSON that parses but is no schema (a file overwritten with other JSON): corruption too. It used
+// to throw a plain TypeError, which is no damage to the pull's check, and the file was copied.
+describe('hq pull of a schema JSON of the wrong shape at HQ', () => {
+  for (const [what, text] of [
+    ['null', 'null'],
+    ['fields a number', null],
+  ] as const) {
+    it(`reports a schema that is ${what} as corruption (exit 4) and does not copy it`, async () => {
+      const site = `ds${what === 'null' ? 'n' : 'f'}`;
+      const fx = makeSite(site, { rows: 5 });
+      const hqDir = tempDir('hq');
+      const dest = join(tempDir('pulled'), 'warehouse');
+      cleanup.push(fx.data, hqDir, join(dest, '..'));
+      await shipToDirectory(fx.data, fx.site, hqDir);
+      const key = `site_${site}.db/stock/schema/schema-0`;
+      const atHq = join(hqDir, ...key.split('/'));
+      const good = readFileSync(atHq, 'utf8');
+      writeFileSync(atHq, text ?? JSON.stringify({ ...(JSON.parse(good) as object), fields: 3 }));
+      const r = await runCli(runHq, ['pull', '--hq', hqDir, '--site', site, '--out', dest]);
+      expect(r.code, r.err).toBe(4);
+      expect(r.err).toContain(key);
+      expect(existsSync(join(dest, ...key.split('/')))).toBe(false);
+    }, 60_000);
+  }
+});

@@ -14,6 +14,8 @@
 // Refusals carry a reason from the closed set `DEAD_LETTER_REASONS`, a one-line detail and, when
 // the fault sits at one place in the payload, its path (`source.seq`, `after.items[2].sku`).
 
+import { repeatedKeyPath } from '../lsm/json-keys.ts';
+
 export type Op = 'c' | 'u' | 'd' | 'r';
 export const OPS: readonly Op[] = ['c', 'u', 'd', 'r'];
 
@@ -301,53 +303,6 @@ function colonsOfValue(v: unknown): number {
 }
 
 /**
- * The path of the first key an object of the (valid JSON) text gives twice, or undefined.
- * JSON.parse keeps the last value and says nothing. A scan of the text by its tokens, with the
- * keys decoded (`"q\u0074y"` is `qty`).
- */
-function findRepeatedKey(text: string): string | undefined {
-  type Frame = { keys: Set<string> | null; path: string; index: number; key: string };
-  const stack: Frame[] = [];
-  let expectKey = false;
-  const valuePath = (top: Frame | undefined) => (top === undefined ? '' : top.keys ? joinPath(top.path, top.key) : joinPath(top.path, top.index));
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      let j = i + 1;
-      let escapes = false;
-      while (j < text.length && text.charCodeAt(j) !== 0x22) {
-        if (text.charCodeAt(j) === 0x5c) {
-          escapes = true;
-          j++;
-        }
-        j++;
-      }
-      const top = stack[stack.length - 1];
-      if (expectKey && top?.keys) {
-        const key = escapes ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
-        if (top.keys.has(key)) return joinPath(top.path, key);
-        top.keys.add(key);
-        top.key = key;
-        expectKey = false;
-      }
-      i = j;
-    } else if (c === 0x7b || c === 0x5b) {
-      const path = valuePath(stack[stack.length - 1]);
-      stack.push({ keys: c === 0x7b ? new Set() : null, path, index: 0, key: '' });
-      expectKey = c === 0x7b;
-    } else if (c === 0x7d || c === 0x5d) {
-      stack.pop();
-      expectKey = false;
-    } else if (c === 0x2c) {
-      const top = stack[stack.length - 1];
-      if (top?.keys) expectKey = true;
-      else if (top) top.index++;
-    }
-  }
-  return undefined;
-}
-
-/**
  * A key given twice in a parse of parseJsonChecked. On the fast path (no `\u` escape, nothing
  * dropped) the text's colons are one per key plus those in keys and strings, so a count of them
  * against the parsed value's tells whether JSON.parse let a key go (then the scan names it); the
@@ -355,7 +310,7 @@ function findRepeatedKey(text: string): string | undefined {
  */
 function repeatedKey(parsed: CheckedJson): string | undefined {
   if (parsed.fast && colonsIn(parsed.text) === colonsOfValue(parsed.value)) return undefined;
-  return findRepeatedKey(parsed.text);
+  return repeatedKeyPath(parsed.text, joinPath);
 }
 
 function pathOf(parentOf: WeakMap<object, { holder: object; key: string }>, holder: object, key: string): string {

@@ -64,10 +64,11 @@ export function repeatedKey(text: string): { key: string; column: string | undef
 /**
  * Where the first key an object of `text` (valid JSON) gives twice is, as a path from the top:
  * `options.bucket`, `fields[1].type`, `options["merge-engine"]`… (a key that is not a plain
- * name is written as a JSON string), or undefined. For a file read once (a schema file), where
- * the path is what finds the line; put's per-line check stays `repeatedKey`, which keeps no path.
+ * name is written as a JSON string), or undefined; `join` writes a path as its caller writes
+ * paths elsewhere (ingest's envelope refusals). For a file read once (a schema file), or an event,
+ * where the path is what finds the key; put's per-line check stays `repeatedKey`, which keeps no path.
  */
-export function repeatedKeyPath(text: string): string | undefined {
+export function repeatedKeyPath(text: string, join: (path: string, key: string | number) => string = pathJoin): string | undefined {
   // Per open bracket: an object's keys, or null for an array; and where in it the scan is (the
   // object's latest key, the array's element index).
   const keys: (Set<string> | null)[] = [];
@@ -86,7 +87,7 @@ export function repeatedKeyPath(text: string): string | undefined {
         const top = keys.length - 1;
         if (keys[top]!.has(key)) {
           at[top] = key;
-          return at.map((p, d) => (typeof p === 'number' ? `[${p}]` : PLAIN_KEY.test(p) ? (d === 0 ? p : `.${p}`) : `[${JSON.stringify(p)}]`)).join('');
+          return at.reduce<string>((path, p) => join(path, p), '');
         }
         keys[top]!.add(key);
         at[top] = key;
@@ -117,3 +118,10 @@ export function repeatedKeyPath(text: string): string | undefined {
 
 /** A key a path shows as it is (`options.bucket`); any other is shown as a JSON string. */
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** `repeatedKeyPath`'s own way to add a key or an index to a path: `options.bucket`, `fields[1]`, `options["a b"]`. */
+function pathJoin(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`;
+  if (PLAIN_KEY.test(key)) return path === '' ? key : `${path}.${key}`;
+  return `${path}[${JSON.stringify(key)}]`;
+}

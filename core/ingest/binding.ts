@@ -16,7 +16,7 @@
 // against the column type, because the table's schema can move on.
 
 import { checkValue, typeToString, valueFromJson, valuesEqual, type DataField, type DataType } from '../lsm/types.ts';
-import { FORBIDDEN_KEYS, NAME_PATTERN, OPS, refuse, type Envelope, type Op, type Refusal } from './envelope.ts';
+import { FORBIDDEN_KEYS, isObject, NAME_PATTERN, OPS, refuse, type Envelope, type Op, type Refusal } from './envelope.ts';
 import { CONTRACT_NAME, inexactNumber, type Contract } from './contracts.ts';
 import { fastConverter, NO_FAST, type FastConvert } from './fast-values.ts';
 import { sequenceGroups, type TableDefinition } from './seed-tables.ts';
@@ -386,8 +386,6 @@ function shapeOf(v: unknown): string {
   return typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * Rule 0: the options that hold objects and lists have that shape, each refusal naming the option
  * and what was expected. The rules below iterate them: `sequenceGroup` without `columns` stopped
@@ -396,13 +394,13 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null &
  */
 function shapeProblems(b: Binding, fail: (why: string, column?: string) => never): void {
   const objectOf = (v: unknown, option: string, of: string): void => {
-    if (!isPlainObject(v)) fail(`${option}: expected an object of ${of}, got ${shapeOf(v)}`);
+    if (!isObject(v)) fail(`${option}: expected an object of ${of}, got ${shapeOf(v)}`);
   };
   objectOf(b.columns, 'columns', 'column → path');
   if (b.kinds !== undefined) objectOf(b.kinds, 'kinds', 'op → row kind');
   const sg: unknown = b.sequenceGroup;
   if (sg !== undefined) {
-    if (!isPlainObject(sg)) fail(`sequenceGroup: expected an object {field, columns}, got ${shapeOf(sg)}`);
+    if (!isObject(sg)) fail(`sequenceGroup: expected an object {field, columns}, got ${shapeOf(sg)}`);
     const g = sg as Record<string, unknown>;
     if (typeof g.field !== 'string' || g.field === '') fail(`sequenceGroup.field: expected a column name, got ${shapeOf(g.field)}`);
     if (!Array.isArray(g.columns) || !g.columns.every((c) => typeof c === 'string')) {
@@ -411,7 +409,7 @@ function shapeProblems(b: Binding, fail: (why: string, column?: string) => never
   }
   const e: unknown = b.enrich;
   if (e !== undefined) {
-    if (!isPlainObject(e)) fail(`enrich: expected an object {table, key, columns}, got ${shapeOf(e)}`);
+    if (!isObject(e)) fail(`enrich: expected an object {table, key, columns}, got ${shapeOf(e)}`);
     const en = e as Record<string, unknown>;
     objectOf(en.key, 'enrich.key', 'column → path');
     objectOf(en.columns, 'enrich.columns', 'column → column');

@@ -327,7 +327,7 @@ function pathOf(parentOf: WeakMap<object, { holder: object; key: string }>, hold
   return keys.reverse().reduce<string>((p, k) => joinPath(p, k), '') || '$';
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isNonNegInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');

@@ -54,6 +54,7 @@ import {
   commandInFlight,
   DECISIONS,
   isActive,
+  compareProposalIds,
   inCreationOrder,
   PROPOSAL_STATUSES,
   statusOf,
@@ -1120,15 +1121,15 @@ export function readProposalRow(table: Table, id: string): InboxRow | undefined 
 /** The id of the `n`th proposal a run made (1-based): `P-<run id>-<n>`. */
 const proposalIdOf = (runId: string, n: number): string => `P-${runId}-${n}`;
 
-/** The number of a proposal within its run (`P-<run id>-<n>` → n; NaN for another form). */
-const proposalOrdinal = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1));
-
 /**
- * Newest first. One run's proposals share their creation time: then the highest number first
- * (`…-15` before `…-9`, which a string comparison puts the other way round).
+ * Newest first. One run's proposals share their creation time, and so may two runs' (two runs in
+ * one millisecond: `…-000`, `…-000-2`): then creation order backwards (`compareProposalIds`: the
+ * newer run first, then the highest number first — `…-15` before `…-9`, which a string comparison
+ * puts the other way round). It compared the numbers before the runs: an older run's `-5` came
+ * above a newer run's `-1` (order-ties.test.ts).
  */
 export function newestFirst(a: Pick<Proposal, 'createdAtMs' | 'id'>, b: Pick<Proposal, 'createdAtMs' | 'id'>): number {
-  return b.createdAtMs - a.createdAtMs || proposalOrdinal(b.id) - proposalOrdinal(a.id) || (a.id < b.id ? 1 : -1);
+  return b.createdAtMs - a.createdAtMs || compareProposalIds(b.id, a.id);
 }
 
 /**
@@ -1159,9 +1160,12 @@ function withEndedAt(status: ProposalStatus, decidedAtMs: unknown, agentUpdatedA
 
 const RISK_RANK = { high: 0, medium: 1, low: 2 } as const;
 
-/** The inbox's order: high risk first, then the oldest, then the order its run proposed them in. */
+/**
+ * The inbox's order: high risk first, then the oldest, then the order they were made in (two runs
+ * in one millisecond: the older run's first, `compareProposalIds`, as `inCreationOrder`).
+ */
 export function mostUrgentFirst(a: Pick<Proposal, 'risk' | 'createdAtMs' | 'id'>, b: Pick<Proposal, 'risk' | 'createdAtMs' | 'id'>): number {
-  return RISK_RANK[a.risk] - RISK_RANK[b.risk] || a.createdAtMs - b.createdAtMs || proposalOrdinal(a.id) - proposalOrdinal(b.id) || (a.id < b.id ? -1 : 1);
+  return RISK_RANK[a.risk] - RISK_RANK[b.risk] || a.createdAtMs - b.createdAtMs || compareProposalIds(a.id, b.id);
 }
 
 /**

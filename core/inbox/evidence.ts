@@ -159,10 +159,12 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
     r.tagExists = true;
     r.tagRetainedUntilMs = info.createTimeMillis !== undefined && info.retainedMillis !== undefined ? info.createTimeMillis + info.retainedMillis : null;
     if (info.snapshot.id !== e.snapshotId) r.problem = `tag '${tag}' points at snapshot ${info.snapshot.id}, the proposal recorded ${e.snapshotId}`;
-    // In the tag's snapshot's columns, and — not matching there — in the table's current ones: the
-    // agent reads "now" in the current schema (read-only-table.ts), so after an ALTER that no
-    // commit had followed when it ran (or a rollback as latest across one) it recorded its rows in
-    // newer columns than the snapshot's own, and the same rows read as a mismatch.
+    // In the tag's snapshot's columns, and — not matching there — in the table's later ones, today's
+    // first: the agent reads "now" in the current schema (read-only-table.ts), so after an ALTER
+    // that no commit had followed when it ran (or a rollback as latest across one) it recorded its
+    // rows in newer columns than the snapshot's own, and the same rows read as a mismatch. Which
+    // schema was current at the run is not recorded: after a second ALTER it is neither the
+    // snapshot's nor today's, so each schema in between is tried (only while none matches).
     const atTag = (schemaId?: number): { rows: EvidenceRow[]; all?: EvidenceRow[] } => {
       const reader = table.reader(schemaId === undefined ? { tag } : { tag, schemaId });
       try {
@@ -176,9 +178,14 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
       }
     };
     let read = atTag();
-    if (canonicalJson(read.rows) !== canonicalJson(e.rows) && info.snapshot.schemaId !== table.schema.id) {
-      const now = atTag(table.schema.id);
-      if (canonicalJson(now.rows) === canonicalJson(e.rows)) read = now;
+    for (let id = table.schema.id; id > info.snapshot.schemaId && canonicalJson(read.rows) !== canonicalJson(e.rows); id--) {
+      let later: ReturnType<typeof atTag>;
+      try {
+        later = atTag(id);
+      } catch {
+        continue; // a schema file that cannot be read: the others may still match
+      }
+      if (canonicalJson(later.rows) === canonicalJson(e.rows)) read = later;
     }
     r.atTag = read.rows;
     if (read.all !== undefined) r.allRows = read.all;

@@ -62,6 +62,12 @@ export interface AgentInbox {
   heldBaselines?(): HeldBaselines;
   /** Keeps the rules' held baselines (`failedBaselines`) across a restart; committed when it returns. */
   holdBaselines?(held: HeldBaselines): void;
+  /**
+   * The proposals of these rules withdrawn at or after `sinceMs` (core/inbox `withdrawnSince`),
+   * read at a restart's first run: the withdrawals between runs the process before kept in memory
+   * (`withdrawnBetween`). An inbox without it: a restart forgets them.
+   */
+  withdrawnSince?(sinceMs: number, ruleIds: readonly string[]): readonly Proposal[];
   submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
@@ -408,9 +414,11 @@ export class Agent {
       // The flag stays until this run is the next one's baseline: a run whose submit fails with
       // nothing in the inbox leaves the baseline where it was, and its successor must read every
       // row again (else a row already under a raised reorder point is never proposed).
-      const ctx = this.context(runId, tables, siteTables, this.everyRowNext ? null : this.baseline(), nowMs, undefined, [...this.withdrawnBetween.values()].flatMap((m) => [...m.values()]));
+      const previous = this.everyRowNext ? null : this.baseline();
       // A rule that failed in the previous run reads from the baseline it had then.
-      const baselineOf = (rule: Rule): RuleContext['previousTags'] => (ctx.previousTags !== null && this.failedBaselines.has(rule.id) ? this.existingTags(this.failedBaselines.get(rule.id)!) : ctx.previousTags);
+      const baselineOf = (rule: Rule): RuleContext['previousTags'] => (previous !== null && this.failedBaselines.has(rule.id) ? this.existingTags(this.failedBaselines.get(rule.id)!) : previous);
+      this.restoreWithdrawn(baselineOf);
+      const ctx = this.context(runId, tables, siteTables, previous, nowMs, undefined, [...this.withdrawnBetween.values()].flatMap((m) => [...m.values()]));
       const nextFailedBaselines = new Map<string, RuleContext['previousTags']>();
       const snapshots = Object.fromEntries(this.tableNames.map((n) => [n, all[n]!.snapshotId])) as RunResult['snapshots'];
       const tags = Object.fromEntries(this.tableNames.map((n) => [n, all[n]!.snapshotId === null ? null : tag])) as RunResult['tags'];
@@ -552,6 +560,43 @@ export class Agent {
       else this.warn(`the held baseline of rule ${ruleId} is not a table → tag object or null (${JSON.stringify(tags)}); the rule reads from the newest run`);
     }
   }
+
+  /**
+   * At the first run of this Agent: the proposals withdrawn since each rule's baseline (its tags'
+   * creation, the earliest), read back from the inbox (`withdrawnSince`) — what the checks between
+   * runs withdrew before a restart, which `withdrawnBetween` held in memory only: a stock row that
+   * recovered (its proposal withdrawn) and fell below its point again before the restart was seen
+   * by no run as a crossing and stayed below, unproposed (withdrawn-restart.test.ts). Those the
+   * baseline run withdrew itself come back too: reading them again drafts a row only when it is
+   * below its point now, which after that run is a crossing its changes show anyway.
+   */
+  private restoreWithdrawn(baselineOf: (rule: Rule) => RuleContext['previousTags']): void {
+    if (this.withdrawnRestored) return;
+    this.withdrawnRestored = true;
+    if (!this.o.inbox.withdrawnSince) return;
+    const since = new Map<string, number>();
+    try {
+      for (const rule of this.rules) {
+        const tags = baselineOf(rule);
+        if (tags === null) continue; // every row counts as changed: nothing to add
+        let at = Infinity;
+        for (const [name, tag] of Object.entries(tags) as [string, string][]) {
+          const created = this.table(name).tags.get(tag).createTimeMillis;
+          if (created !== undefined) at = Math.min(at, created);
+        }
+        if (Number.isFinite(at)) since.set(rule.id, at);
+      }
+      if (since.size === 0) return;
+      for (const p of this.o.inbox.withdrawnSince(Math.min(...since.values()), [...since.keys()])) {
+        if (p.agentUpdatedAtMs >= since.get(p.ruleId)!) this.noteWithdrawn(p);
+      }
+    } catch (e) {
+      this.warn(`reading the proposals withdrawn before the restart failed: ${(e as Error).message}; a row that fell below again since may wait for its next change`);
+    }
+  }
+
+  /** The withdrawals before this Agent was made have been read back (`restoreWithdrawn`). */
+  private withdrawnRestored = false;
 
   /**
    * A held baseline without the tables the catalog no longer has (a site table taken out of

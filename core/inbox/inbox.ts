@@ -555,6 +555,35 @@ export class Inbox {
   }
 
   /**
+   * The proposals of `ruleIds` withdrawn at or after `sinceMs` (`agent_updated_at_ms`), in creation
+   * order: for a restarted agent, what the checks between runs withdrew after its rules' baselines
+   * (core/agents DESIGN.md, "Between runs", step 4), which the agent before the restart held in
+   * memory only. One scan of a few columns of the table, whole rows for those only; the writes
+   * not committed yet (`pending`) as this inbox holds them.
+   */
+  withdrawnSince(sinceMs: number, ruleIds: readonly string[]): Proposal[] {
+    this.check();
+    const rules = new Set(ruleIds);
+    const wanted = (agentStatus: unknown, decision: unknown, ruleId: unknown, atMs: unknown): boolean =>
+      rules.has(String(ruleId)) && lightStatus(agentStatus, decision) === 'withdrawn' && Number(atMs) >= sinceMs;
+    const out = new Map<string, Proposal>();
+    const snapshot = this.table.latestSnapshot();
+    if (snapshot) {
+      const ids: string[] = [];
+      for (const [id, agentStatus, decision, ruleId, atMs] of this.table.scanRows(latestAt(this.table, snapshot.id), {
+        projection: ['proposal_id', 'agent_status', 'decision', 'rule_id', 'agent_updated_at_ms'],
+      })) {
+        if (!this.pending.has(String(id)) && wanted(agentStatus, decision, ruleId, atMs)) ids.push(String(id));
+      }
+      for (const p of wholeProposals(this.table, snapshot.id, ids)) out.set(p.id, p);
+    }
+    for (const [id, row] of this.pending) {
+      if (wanted(row.agent_status, row.decision, row.rule_id, row.agent_updated_at_ms)) out.set(id, proposalFromRow(row));
+    }
+    return inCreationOrder([...out.values()]);
+  }
+
+  /**
    * The baselines the agent holds its rules on (`holdBaselines`), as last committed — by this
    * process or, after a restart, an earlier one; {} when none (or, said as a warning, unreadable:
    * the agent then reads every rule from its newest run, as before there was a record).

@@ -21,7 +21,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../inbox/index.ts';
-import { isObject, readJsonFile, REPORT_FORMAT, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
+import { byCreation, isObject, readJsonFile, REPORT_FORMAT, RUN_FORMAT, type HumanDecision, type ReplayProposal } from './fixture.ts';
 import type { AgentRunRecord, DecisionOutcome, RunManifest, RunRule } from './replay.ts';
 
 export interface LoadedRun {
@@ -251,7 +251,7 @@ function bySituation(ps: readonly ReplayProposal[]): Map<string, ReplayProposal[
     l.push(p);
     m.set(p.situationKey, l);
   }
-  for (const l of m.values()) l.sort((a, b) => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : 1));
+  for (const l of m.values()) l.sort(byCreation);
   return m;
 }
 
@@ -337,10 +337,9 @@ export function diffRuns(base: LoadedRun, cand: LoadedRun, o: DiffOptions = {}):
       }
     }
   }
-  const order = (a: { createdAtMs: number; id: string }, b: { createdAtMs: number; id: string }) => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : 1);
-  added.sort(order);
-  removed.sort(order);
-  changed.sort((a, b) => order(a.candidate, b.candidate));
+  added.sort(byCreation);
+  removed.sort(byCreation);
+  changed.sort((a, b) => byCreation(a.candidate, b.candidate));
   const agreement = { baseline: agreementOf(base.decisions, base.outcomes, n), candidate: agreementOf(cand.decisions, cand.outcomes, n) };
 
   const failures: string[] = [];

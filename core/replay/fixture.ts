@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import type { AgentConfigInput } from '../agents/index.ts';
 import { ruleFileHash, type RuleFileImport } from '../agents/rule-files.ts';
 import type { Decision, Json, Proposal } from '../inbox/index.ts';
+import { compareProposalIds } from '../inbox/proposal.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { sha256File } from './json.ts';
 import { makeScratchFolder, type ScratchFolder } from './scratch-folder.ts';
@@ -175,7 +176,12 @@ export function replayProposal(p: Proposal, untilMs: number): ReplayProposal {
   };
 }
 
-export const byCreation = (a: ReplayProposal, b: ReplayProposal): number => a.createdAtMs - b.createdAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/**
+ * Proposals in the order they were made: by creation time, then (one run makes all of its
+ * proposals at one instant) by id as core/inbox orders them (`compareProposalIds`: run, then n as a
+ * number) — as strings `…-10` came before `…-2`.
+ */
+export const byCreation = (a: Pick<ReplayProposal, 'createdAtMs' | 'id'>, b: Pick<ReplayProposal, 'createdAtMs' | 'id'>): number => a.createdAtMs - b.createdAtMs || compareProposalIds(a.id, b.id);
 
 export interface OpenFixture {
   dir: string;

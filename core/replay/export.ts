@@ -401,7 +401,21 @@ function exportTable(table: Table, snapshot: Snapshot, tag: string, baseline: st
 }
 
 
-/** Writes the journal entries after `after` up to `untilMs` as gzip'd NDJSON. */
+/** Why a period across a step back of the site's clock is not exported (exportEvents). */
+function clockSteppedBack(beyond: { position: bigint; receivedAtMs: number }, later: { position: bigint; receivedAtMs: number }, untilMs: number): string {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return (
+    `the site's clock stepped back: the journal's event at position ${beyond.position} was received at ${iso(beyond.receivedAtMs)}, after until (${iso(untilMs)}), ` +
+    `and a later one, at position ${later.position}, at ${iso(later.receivedAtMs)}, within the period; a fixture holds the journal in order up to until, ` +
+    `so it would end before position ${beyond.position} and leave out what came after it. Export with an until before ${iso(later.receivedAtMs)} ` +
+    `(the period before the step), or once the clock has passed ${iso(beyond.receivedAtMs)}`
+  );
+}
+
+/**
+ * Writes the journal entries after `after` up to `untilMs` as gzip'd NDJSON. Refused when one
+ * received after `untilMs` is followed by one within it (`clockSteppedBack`).
+ */
 async function exportEvents(data: string, after: bigint, untilMs: number, file: string): Promise<FixtureManifest['events']> {
   const journal = Journal.open(data);
   const out = createWriteStream(file);
@@ -420,9 +434,21 @@ async function exportEvents(data: string, after: bigint, untilMs: number, file: 
     chars = 0;
     if (!ok) await once(gz, 'drain');
   };
+  // The first event received after --until. The journal is read on past it: one received within
+  // the period after it means the site's clock stepped back (a PC that booted with a fast clock,
+  // then NTP), and a fixture that ended at the first was the journal up to the step, exported with
+  // exit 0 and its count as if nothing came later (export-clock-step.test.ts).
+  let beyond: { position: bigint; receivedAtMs: number } | undefined;
   try {
     for (const e of journal.readAfter(after)) {
-      if (e.receivedAtMs > untilMs) break;
+      if (beyond !== undefined) {
+        if (e.receivedAtMs <= untilMs) throw new Error(clockSteppedBack(beyond, e, untilMs));
+        continue;
+      }
+      if (e.receivedAtMs > untilMs) {
+        beyond = e;
+        continue;
+      }
       if (last === null && e.position !== after + 1n) {
         throw new Error(`the journal no longer holds position ${after + 1n} (its first entry after it is ${e.position}): it was pruned; export a later cut`);
       }

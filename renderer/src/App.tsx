@@ -16,7 +16,7 @@ import { Sync } from './screens/Sync.tsx';
 import { Tables } from './screens/Tables.tsx';
 import { Users } from './screens/Users.tsx';
 import { WorkQueue } from './screens/WorkQueue.tsx';
-import { FIRST_RUN_RETRY_MS, selectAlarms, selectErrorLine, selectIsAdmin, selectShownStatus, selectWaitingCount, SITE_CHECK_MS, type Screen } from './store/store.ts';
+import { FIRST_RUN_RETRY_MS, selectAlarms, selectBreaches, selectErrorLine, selectIsAdmin, selectWaitingCount, SITE_CHECK_MS, type Screen } from './store/store.ts';
 
 const SCREENS: Array<{ id: Screen; label: MessageKey; admin?: boolean }> = [
   { id: 'inbox', label: 'nav.inbox' },
@@ -49,9 +49,13 @@ export function App() {
   // The inbox heading's count (open and deferred): the two never say different numbers.
   const waiting = useApp(selectWaitingCount);
   const isAdmin = useApp(selectIsAdmin);
-  // The status as shown: aged by this page's clock while the site does not answer (selectShownStatus).
-  const status = useApp(selectShownStatus);
-  const siteQuiet = useApp((s) => s.siteQuiet);
+  // What the header shows of the status, each selected alone: the status as shown (aged by this
+  // page's clock while the site does not answer, selectShownStatus) is a new one every second then,
+  // and selected whole it rendered App and the open screen again each second.
+  const hasStatus = useApp((s) => s.status !== null);
+  const siteId = useApp((s) => s.status?.siteId ?? null);
+  const breaches = useApp(selectBreaches);
+  const quietSinceMs = useApp((s) => s.siteQuiet?.sinceMs ?? null);
   const checkSite = useApp((s) => s.checkSite);
   const signOut = useApp((s) => s.signOut);
   const loadMe = useApp((s) => s.loadMe);
@@ -76,7 +80,7 @@ export function App() {
     return () => clearInterval(h);
   }, [user, checkSite]);
   // A shared floor PC: no touch, click, key or pointer movement for the site's `ui.idleSignOutMs` signs out.
-  const idleMs = status?.ui?.idleSignOutMs ?? 0;
+  const idleMs = useApp((s) => s.status?.ui?.idleSignOutMs ?? 0);
   const signOutIdle = useApp((s) => s.signOutIdle);
   useEffect(() => {
     if (!user || idleMs <= 0) return undefined;
@@ -100,19 +104,18 @@ export function App() {
   // Set up but still starting (the first-run backend's answer): the sign-in waits for the site.
   if (!firstRun.initialized || firstRun.siteId === null || firstRun.starting === true) return <FirstRun />;
   if (!user) return <SignIn />;
-  const breaches = status?.tables.filter((x) => !x.withinBudget).length ?? 0;
   return (
     <div className="app">
       <header>
-        <strong className="site">{status ? `${t('app.title')} · ${status.siteId}` : t('app.title')}</strong>
+        <strong className="site">{siteId !== null ? `${t('app.title')} · ${siteId}` : t('app.title')}</strong>
         {/* No status yet this session: nothing to tell (it said "● within budget" of tables it knew nothing of). */}
         <span className={`chip ${breaches > 0 ? 'chip-alert' : ''}`} data-testid="freshness">
-          {status === null ? '…' : breaches > 0 ? `⚠ ${breaches} ${t('tables.breach')}` : `● ${t('tables.within')}`}
+          {!hasStatus ? '…' : breaches > 0 ? `⚠ ${breaches} ${t('tables.breach')}` : `● ${t('tables.within')}`}
         </span>
         <SyncChip />
-        {siteQuiet && (
+        {quietSinceMs !== null && (
           <span className="chip chip-alert" role="status" data-testid="site-quiet" title={t('app.siteQuietHint')}>
-            ⚠ {t('app.siteQuiet', { time: formatClock(lang, siteQuiet.sinceMs) })}
+            ⚠ {t('app.siteQuiet', { time: formatClock(lang, quietSinceMs) })}
           </span>
         )}
         <span className="spacer" />

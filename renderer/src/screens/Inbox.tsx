@@ -4,7 +4,8 @@ import type { ProposalDetail } from '../../../core/site/api.ts';
 import { evidenceColumns, KeepCodes, RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
 import { actionName, columnHeading, formatDuration, KNOWN_ACTIONS, formatNumber, formatWhen, formatWhenFull, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
-import { decidedShown, selectDeferredCount, selectIsDecider, selectShownStatus, selectWaitingCount, sortByUrgency } from '../store/store.ts';
+import { decidedShown, selectDeferredCount, selectIsDecider, selectShownNow, selectShownYear, selectWaitingCount, sortByUrgency, yearStart } from '../store/store.ts';
+import { Age } from '../components/Age.tsx';
 import { AgentLooks } from './InboxAgentLooks.tsx';
 import { DecidedList } from './InboxDecided.tsx';
 
@@ -102,6 +103,14 @@ function When({ lang, ms, now }: { lang: Lang; ms: number | null | undefined; no
   );
 }
 
+/** "As the agent read it at Sun 6 Dec, 05:12, 7 mins ago": its age on the site's clock, the one line of the panel that ticks. */
+function ReadAt({ createdMs }: { createdMs: number }) {
+  const t = useT();
+  const lang = useApp((s) => s.lang);
+  const now = useApp(selectShownNow) ?? Date.now();
+  return <p className="muted read-at">{t('detail.readAt', { time: formatWhen(lang, createdMs, now), age: formatDuration(lang, Math.max(0, now - createdMs)) })}</p>;
+}
+
 export function Inbox() {
   const t = useT();
   const lang = useApp((s) => s.lang);
@@ -111,9 +120,10 @@ export function Inbox() {
   // What waits, open and deferred as the list shows them; more than listed: a long inbox lists the most urgent.
   const waiting = useApp(selectWaitingCount);
   const deferred = useApp(selectDeferredCount);
-  // Select the server time only: a selector returning Date.now() would change on every call (render loop).
-  const statusNow = useApp((s) => selectShownStatus(s)?.nowMs ?? null);
-  const now = statusNow ?? Date.now();
+  // The site's clock to the year only (which year is "this year" for a point in time): the ages,
+  // which move each second while the site is quiet, are `Age`'s, so the list does not render again
+  // each second. (Not Date.now() in a selector: it changes on every call, a render loop.)
+  const now = useApp(selectShownYear) ?? yearStart(Date.now());
   const afterDecision = useApp((s) => s.afterDecision);
   const view = useApp((s) => s.inboxView);
   const showView = useApp((s) => s.showInboxView);
@@ -159,7 +169,7 @@ export function Inbox() {
             </h2>
             {/* Nothing waits (before the agent's first run too): how often it looks and when it last
                 did, so an empty list reads as "nothing to decide now", not as an agent that does not run. */}
-            {proposals.length === 0 && <AgentLooks now={now} />}
+            {proposals.length === 0 && <AgentLooks />}
             {waiting > proposals.length && proposals.length > 0 && (
               <p className="muted rows-cut">{t('inbox.mostUrgent', { n: formatNumber(lang, proposals.length), all: formatNumber(lang, waiting) })}</p>
             )}
@@ -178,7 +188,9 @@ export function Inbox() {
                       </button>
                       {p.failedBeforeCount ? <span className="failed-tag chip-alert"> ⚠ {t('inbox.failedBefore', { n: formatNumber(lang, p.failedBeforeCount) })}</span> : null}
                     </td>
-                    <td>{formatDuration(lang, Math.max(0, now - p.createdMs))}</td>
+                    <td>
+                      <Age fromMs={p.createdMs} />
+                    </td>
                     <td>{t(`status.${p.status}`)}</td>
                   </tr>
                 ))}
@@ -299,9 +311,9 @@ function ProposalPanel() {
     if (DECISION_EVENTS.has(ev)) return t(`status.${ev}` as MessageKey);
     return ev === 'proposed' || ev === 'refused' ? t(`trail.${ev}`) : ev;
   };
-  // The site's clock, as the list's ages (a status comes every few seconds: "… ago" follows it).
-  const statusNow = useApp((s) => selectShownStatus(s)?.nowMs ?? null);
-  const now = statusNow ?? Date.now();
+  // The site's clock to the year, for the points in time (`formatWhen`); the one age here, "… ago",
+  // is ReadAt's, which follows the site's clock (a status every few seconds, each second while it is quiet).
+  const now = useApp(selectShownYear) ?? yearStart(Date.now());
   const texts = proposalTexts(lang, p, now);
   const decider = decidedBy(p);
   // A refusal's reason and the decision it refused are codes: said in words; a withdrawal's or a
@@ -325,7 +337,7 @@ function ProposalPanel() {
       {/* The numbers in the explanation are as the agent read them when it proposed (core/inbox: a
           situation's proposal is made once, not rewritten while it waits): said with when, so a
           lead who finds other numbers on the Stock screen minutes later knows which is older. */}
-      <p className="muted read-at">{t('detail.readAt', { time: formatWhen(lang, p.createdMs, now), age: formatDuration(lang, Math.max(0, now - p.createdMs)) })}</p>
+      <ReadAt createdMs={p.createdMs} />
       <p className="muted" title={p.riskReason}>
         {texts.riskReason}
       </p>

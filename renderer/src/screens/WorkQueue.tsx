@@ -5,9 +5,20 @@ import { Waiting, waitingBy } from '../components/Waiting.tsx';
 import { useApp, useT } from '../context.tsx';
 import { formatNumber, formatWhen, timestampMs, valueWord, type MessageKey } from '../i18n/messages.ts';
 import { useSearchLoad } from '../search-load.ts';
-import { selectShownStatus, WORK_ROWS } from '../store/store.ts';
+import { selectShownNow, selectShownYear, WORK_ROWS, yearStart } from '../store/store.ts';
 
 const STATUS_ORDER = ['blocked', 'released', 'in_progress', 'done'];
+
+/** The ids of the jobs past their due time at `nowMs` and not done, one a line (a selector's stable answer). */
+export function overdueJobs(jobs: readonly { job_id: string; due_at: string | null; status: string }[], nowMs: number): string {
+  return jobs
+    .filter((j) => {
+      const due = timestampMs(j.due_at);
+      return due !== null && due < nowMs && j.status !== 'done';
+    })
+    .map((j) => j.job_id)
+    .join('\n');
+}
 
 export function WorkQueue() {
   const t = useT();
@@ -24,9 +35,13 @@ export function WorkQueue() {
   const askedSearch = useApp((s) => s.workSearch);
   const shownSearch = useApp((s) => s.workShownSearch);
   const [q, setQ] = useState(askedSearch);
-  // The site's clock when it has told it (as the inbox does), else this PC's.
-  const statusNow = useApp((s) => selectShownStatus(s)?.nowMs ?? null);
-  const now = statusNow ?? Date.now();
+  // The site's clock when it has told it (as the inbox does), else this PC's: to the year for the
+  // due times (`formatWhen`), and which jobs are overdue by it, as a key that changes only when that
+  // set does — selected as is, the clock moved each second while the site is quiet and the whole
+  // 500-row table rendered again each second.
+  const now = useApp(selectShownYear) ?? yearStart(Date.now());
+  const overdueKey = useApp((s) => overdueJobs(s.jobs, selectShownNow(s) ?? Date.now()));
+  const overdue = new Set(overdueKey === '' ? [] : overdueKey.split('\n'));
   // Asks the site at once on opening; typing waits a quarter second (search-load.ts).
   useSearchLoad(() => void load(q), [q, load]);
   // The site sends them sorted so (core/site/service.ts `jobs`), and cut after that order.
@@ -52,7 +67,7 @@ export function WorkQueue() {
         <Table label={t('work.jobs')} head={[t('work.job'), t('work.status'), t('work.blocked'), t('work.capability'), t('work.priority'), t('work.due'), t('work.assigned'), t('work.waiting')]}>
           {sorted.map((j) => {
             const due = timestampMs(j.due_at);
-            const overdue = due !== null && due < now && j.status !== 'done';
+            const isOverdue = overdue.has(j.job_id);
             return (
               <tr key={j.job_id} className={j.status === 'blocked' ? 'attention' : ''} data-job={j.job_id}>
                 <td className="code">{j.job_id}</td>
@@ -60,10 +75,10 @@ export function WorkQueue() {
                 <td>{j.blocked_reason === null ? '' : <KeepCodes text={j.blocked_reason} />}</td>
                 <td>{j.capability ?? ''}</td>
                 <td>{j.priority === null ? '' : formatNumber(lang, j.priority)}</td>
-                <td className={overdue ? 'due overdue' : 'due'} title={j.due_at ?? undefined}>
+                <td className={isOverdue ? 'due overdue' : 'due'} title={j.due_at ?? undefined}>
                   {/* A time is one value ("Mon 7 Dec, 00:52" on three lines read as three); the overdue tag may go under it. */}
                   <span className="when">{when(j.due_at, due)}</span>
-                  {overdue ? <span className="chip-alert overdue-tag"> {t('work.overdue')}</span> : null}
+                  {isOverdue ? <span className="chip-alert overdue-tag"> {t('work.overdue')}</span> : null}
                 </td>
                 <td className="assigned code">{j.assigned_resource ?? ''}</td>
                 <td className="waiting-cell">

@@ -1191,6 +1191,24 @@ export function selectShownStatus(s: Pick<AppState, 'status' | 'siteQuiet'>): Si
   shownStatus = { status: s.status, forMs, shown };
   return shown;
 }
+/**
+ * The site's clock as shown (`selectShownStatus`'s `nowMs`; null before a status): it moves with
+ * every status, and every second while the site is quiet. Selected only by what shows an age
+ * (components/Age.tsx): a screen or row that selected it rendered again each second.
+ */
+export const selectShownNow = (s: Pick<AppState, 'status' | 'siteQuiet'>): number | null => selectShownStatus(s)?.nowMs ?? null;
+/** `ms`'s year's first instant in this PC's time zone: all `formatWhen` needs of its `nowMs` (which year is "this year"). */
+export const yearStart = (ms: number): number => new Date(new Date(ms).getFullYear(), 0, 1).getTime();
+/**
+ * The site's clock to the year (`yearStart` of `selectShownNow`; null before a status), for a
+ * screen's points in time (`formatWhen`, `localizeInstants`): it changes once a year, not each second.
+ */
+export const selectShownYear = (s: Pick<AppState, 'status' | 'siteQuiet'>): number | null => {
+  const now = selectShownNow(s);
+  return now === null ? null : yearStart(now);
+};
+/** How many tables the status as shown has over their budget (the header's freshness chip). */
+export const selectBreaches = (s: Pick<AppState, 'status' | 'siteQuiet'>): number => selectShownStatus(s)?.tables.filter((x) => !x.withinBudget).length ?? 0;
 let shownTables: { tables: TableInfo[]; forMs: number; shown: TableInfo[] } | null = null;
 /** The Tables screen's rows as shown: their ages grown while the site is quiet, as selectShownStatus's. */
 export function selectShownTables(s: Pick<AppState, 'tables' | 'siteQuiet'>): TableInfo[] {

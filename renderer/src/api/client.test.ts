@@ -93,4 +93,65 @@ describe('createClient', () => {
       vi.useRealTimers();
     }
   });
+  it('opens a new socket when the open one stays silent past the site quiet limit (half-open), and reads what it missed', () => {
+    vi.useFakeTimers();
+    try {
+      const sockets: FakeSocket[] = [];
+      class FakeSocket {
+        onopen: (() => void) | null = null;
+        onmessage: ((m: { data: string }) => void) | null = null;
+        onclose: ((e: { code: number }) => void) | null = null;
+        closed = false;
+        constructor(readonly url: string) {
+          sockets.push(this);
+        }
+        close() {
+          this.closed = true; // a half-open socket's close event may come minutes later, or never
+        }
+      }
+      vi.stubGlobal('window', { dispatchEvent: () => true });
+      vi.stubGlobal('location', { protocol: 'http:', host: '127.0.0.1:8080' });
+      vi.stubGlobal('WebSocket', FakeSocket);
+      const api = createClient(() => null);
+      const events: unknown[] = [];
+      let resumed = 0;
+      const stop = api.subscribe((e) => events.push(e), () => resumed++);
+      sockets[0]!.onopen!();
+      const status = (statusEveryMs: number) => ({ data: JSON.stringify({ type: 'status', status: { statusEveryMs } }) });
+      // Statuses every 5 s: the socket lives.
+      for (let i = 0; i < 10; i++) {
+        vi.advanceTimersByTime(5_000);
+        sockets[0]!.onmessage!(status(5_000));
+      }
+      expect(sockets).toHaveLength(1);
+      // Then nothing (a network blip left it half-open): not yet at 14 s...
+      vi.advanceTimersByTime(14_000);
+      expect(sockets).toHaveLength(1);
+      // ...a new one by 3 intervals (15 s) and a check, the old one closed and deaf.
+      vi.advanceTimersByTime(2_000);
+      expect(sockets).toHaveLength(2);
+      expect(sockets[0]!.closed).toBe(true);
+      expect(sockets[0]!.onmessage).toBeNull();
+      expect(sockets[0]!.onclose).toBeNull();
+      expect(resumed).toBe(0);
+      sockets[1]!.onopen!();
+      expect(resumed).toBe(1); // what was pushed meanwhile is read again
+      // A site that says it pushes every 20 s is given 60 s.
+      sockets[1]!.onmessage!(status(20_000));
+      vi.advanceTimersByTime(55_000);
+      expect(sockets).toHaveLength(2);
+      vi.advanceTimersByTime(7_000);
+      expect(sockets).toHaveLength(3);
+      // A socket still connecting (a site stopped) is left to connect: one at a time.
+      vi.advanceTimersByTime(120_000);
+      expect(sockets).toHaveLength(3);
+      stop();
+      expect(sockets[2]!.closed).toBe(true);
+      vi.advanceTimersByTime(120_000);
+      expect(sockets).toHaveLength(3);
+      expect(events).toHaveLength(11);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -51,6 +51,18 @@ declare global {
   }
 }
 
+/**
+ * An open events socket silent for this many of the site's status intervals (a status is pushed
+ * every `statusEveryMs`, 5 s unless a status says otherwise), and at least SOCKET_SILENT_MIN_MS,
+ * is taken for half-open (a network blip, a proxy that dropped it: no close event comes, for
+ * minutes or hours) and replaced by a new one. Kept in step with the store's SITE_QUIET_PUSHES and
+ * SITE_QUIET_MIN_MS: meanwhile the store reads around it (`checkSite`), which only ever polls.
+ */
+export const SOCKET_SILENT_PUSHES = 3;
+export const SOCKET_SILENT_MIN_MS = 15_000;
+/** How often the events socket's silence is checked. */
+export const SOCKET_CHECK_MS = 1_000;
+
 /** HTTP transport: POST /api/<method>, session cookie, a header browsers will not send cross-site. */
 function httpBridge(): Bridge {
   return {
@@ -76,18 +88,29 @@ function httpBridge(): Bridge {
       let delay = 500;
       // A socket closed (or refused) since the last one that opened: the events of the break are lost.
       let broken = false;
+      // Whether the current socket opened, and when it last said anything (or opened).
+      let opened = false;
+      let heardAt = Date.now();
+      let silentMs = SOCKET_SILENT_MIN_MS;
       const open = () => {
         if (closed) return;
+        opened = false;
         ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/events`);
         ws.onopen = () => {
+          opened = true;
+          heardAt = Date.now();
           if (closed || !broken) return;
           broken = false;
           onResume?.();
         };
         ws.onmessage = (m) => {
           delay = 500;
+          heardAt = Date.now();
           try {
-            listener(JSON.parse(String(m.data)) as SiteEvent);
+            const e = JSON.parse(String(m.data)) as SiteEvent;
+            const every = e?.type === 'status' ? (e.status as { statusEveryMs?: unknown } | undefined)?.statusEveryMs : undefined;
+            if (typeof every === 'number' && every > 0) silentMs = Math.max(SOCKET_SILENT_PUSHES * every, SOCKET_SILENT_MIN_MS);
+            listener(e);
           } catch {
             // ignore a malformed frame
           }
@@ -104,8 +127,21 @@ function httpBridge(): Bridge {
         };
       };
       open();
+      // An open socket that stays silent (half-open) is replaced: without this the page only read
+      // around it (the store's `checkSite`, every 5 s the status, the inbox and the screen) for as
+      // long as the page stayed open, each push up to 5 s late. One still connecting (a site
+      // stopped) is left to connect: no second one meanwhile.
+      const watchdog = setInterval(() => {
+        if (closed || !opened || ws === undefined || Date.now() - heardAt < silentMs) return;
+        const old = ws;
+        old.onopen = old.onmessage = old.onclose = null;
+        old.close();
+        broken = true;
+        open();
+      }, SOCKET_CHECK_MS);
       return () => {
         closed = true;
+        clearInterval(watchdog);
         ws?.close();
       };
     },

@@ -173,6 +173,19 @@ export function History() {
   }, [kind, tags, fields.tag]);
   // Null while the chosen point is not filled in: Show and Compare wait for it.
   const point = readPoint(kind, fields);
+  // Why Show and Compare wait, beside them: disabled with nothing said (a tag search that finds
+  // none, a table without tags, a snapshot that is no number), they looked broken.
+  // (A tag kind with tags listed and none picked yet is the moment before the effect above picks one.)
+  const missing: string | null =
+    point !== null || (kind === 'tag' && tags.length > 0)
+      ? null
+      : kind === 'tag'
+        ? tagSearch.trim() !== ''
+          ? t('history.noTagMatch', { table, q: tagSearch.trim() })
+          : t('history.noTags', { table })
+        : kind === 'snapshot'
+          ? t('history.snapshotMissing')
+          : t('history.timeMissing');
   // Key first, sequence columns last (`columnOrder`); the rows' cells in the same order.
   const historyCols = history ? columnOrder(history) : [];
   const diffCols = diff ? columnOrder(diff) : [];
@@ -231,12 +244,13 @@ export function History() {
           {t('history.contains')}
           <input name="contains" type="search" value={contains} title={t('history.containsHint')} placeholder={t('history.containsPlaceholder')} onChange={(e) => setContains(e.target.value)} />
         </label>
-        <button type="submit" className="primary" disabled={!point}>
+        <button type="submit" className="primary" disabled={!point} aria-describedby={missing ? 'history-point-missing' : undefined}>
           {t('history.show')}
         </button>
         <button
           type="button"
           disabled={!point}
+          aria-describedby={missing ? 'history-point-missing' : undefined}
           onClick={() => {
             if (!point) return;
             void loadDiff(table, point, contains);
@@ -245,6 +259,11 @@ export function History() {
           {t('history.compare')}
         </button>
       </form>
+      {missing && (
+        <p id="history-point-missing" className="muted point-missing" role="status">
+          {missing}
+        </p>
+      )}
       {kind === 'tag' && tags.length >= TAGS_SHOWN && <p className="muted tags-cut">{t('history.tagsNewest', { n: TAGS_SHOWN })}</p>}
       {history && !diff && history.snapshotId === null && <p className="muted history-summary">{t('history.empty', { table: history.table })}</p>}
       {history && !diff && history.snapshotId !== null && (

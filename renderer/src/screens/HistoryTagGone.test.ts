@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { History } from './History.tsx';
-import { elementsOf, settle } from '../test-fake-react.ts';
+import { elementsOf, settle, textOf } from '../test-fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number; effects: Array<() => unknown> } = { store: null, slots: [], at: 0, effects: [] };
 
@@ -55,7 +55,12 @@ function screen(tagsOf: (search: string | undefined) => ReturnType<typeof tag>[]
     await settleScreen();
   };
   const buttonsDisabled = () => render().filter((e) => e.type === 'button').map((e) => e.props.disabled);
-  return { change, settle: settleScreen, buttonsDisabled, asked };
+  /** What the line beside the buttons says of why they wait (its id the buttons' aria-describedby). */
+  const hintText = () => {
+    const hint = render().find((e) => e.props.id === 'history-point-missing');
+    return hint ? textOf(hint.props.children) : '';
+  };
+  return { change, settle: settleScreen, buttonsDisabled, asked, hintText, store };
 }
 
 describe('History: a tag picker with no tag listed', () => {
@@ -72,5 +77,48 @@ describe('History: a tag picker with no tag listed', () => {
     // A search that finds one picks it again.
     await s.change('tagSearch', 'decision-');
     expect(s.buttonsDisabled()).toEqual([false, false]);
+  });
+});
+
+// Show and Compare disabled with nothing beside them said why: a lead who searched "hourly-" saw two
+// dead buttons and no tag. The screen says what is missing, in the chosen language.
+describe('History: why Show and Compare wait', () => {
+  const hint = (s: ReturnType<typeof screen>) => s.hintText();
+  it('says no tag matches the search, and that the table has none, and goes once a point is there', async () => {
+    vi.useFakeTimers();
+    let tags = [tag('agent-7', 7)];
+    const s = screen((search) => tags.filter((x) => !search || x.name.includes(search)));
+    await s.settle();
+    await s.change('kind', 'tag');
+    expect(hint(s)).toBe('');
+    await s.change('tagSearch', 'hourly-');
+    expect(s.buttonsDisabled()).toEqual([true, true]);
+    expect(hint(s)).toBe('No tag of stock has “hourly-” in its name: Show and Compare need a tag.');
+    tags = [];
+    await s.change('tagSearch', '');
+    expect(hint(s)).toBe('stock has no tags yet: Show and Compare need a tag.');
+    await s.change('kind', 'snapshot');
+    expect(hint(s)).toBe('Type a snapshot’s number (such as 42) for Show and Compare.');
+    await s.change('value', 'abc');
+    expect(hint(s)).toBe('Type a snapshot’s number (such as 42) for Show and Compare.');
+    await s.change('value', '42');
+    expect(hint(s)).toBe('');
+    expect(s.buttonsDisabled()).toEqual([false, false]);
+    await s.change('kind', 'time');
+    expect(hint(s)).toBe('Pick a date and time for Show and Compare.');
+  });
+  it('says it in nb and de', async () => {
+    vi.useFakeTimers();
+    for (const [lang, text] of [
+      ['nb', 'Ingen merker for stock har «hourly-» i navnet: Vis og Sammenlign trenger et merke.'],
+      ['de', 'Kein Tag von stock enthält „hourly-“ im Namen: Anzeigen und Vergleichen brauchen einen Tag.'],
+    ] as const) {
+      const s = screen((search) => [tag('agent-7', 7)].filter((x) => !search || x.name.includes(search)));
+      s.store.setState({ lang });
+      await s.settle();
+      await s.change('kind', 'tag');
+      await s.change('tagSearch', 'hourly-');
+      expect(hint(s)).toBe(text);
+    }
   });
 });

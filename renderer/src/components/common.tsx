@@ -105,6 +105,19 @@ export function focusAfterClose(selector: string): void {
 }
 
 /**
+ * Whether the keyboard focus has dropped, so that putting it somewhere takes nobody's place: it is
+ * on the page (`body`) or nowhere, on an element no longer on the page (a fake page's; chromium
+ * then answers the body), or on an element that `from` matches (a button the change disabled, which
+ * chromium drops the focus of). A focus the person put elsewhere is not dropped. The one test of
+ * `focusIfDropped`, `errorLineFocus`'s `closed` and `focusFirstOf`'s `ifDropped`.
+ */
+export function focusDropped(at: Element | null | undefined, body: Element | null | undefined, from?: string): boolean {
+  if (at === null || at === undefined || at === body) return true;
+  if ((at as { isConnected?: boolean }).isConnected === false) return true;
+  return from !== undefined && typeof at.matches === 'function' && at.matches(from);
+}
+
+/**
  * Puts the keyboard focus on the element `selector` finds once what was just done has been
  * rendered, if the focus is then on the page or on `from` (a button the change disabled, which
  * chromium drops the focus of): a focus the person put elsewhere meanwhile stays.
@@ -112,8 +125,7 @@ export function focusAfterClose(selector: string): void {
 export function focusIfDropped(selector: string, from: string): void {
   if (typeof document === 'undefined') return;
   setTimeout(() => {
-    const at = document.activeElement;
-    if (at !== null && at !== document.body && !at.matches(from)) return;
+    if (!focusDropped(document.activeElement, document.body, from)) return;
     document.querySelector<HTMLElement>(selector)?.focus();
   }, 0);
 }
@@ -152,8 +164,7 @@ export function errorLineFocus(doc: FocusDocument | undefined = typeof document 
     closed(): void {
       if (!doc) return;
       setTimeout(() => {
-        const at = doc.activeElement as (Element & { isConnected?: boolean }) | null;
-        if (at !== null && at !== doc.body && at.isConnected !== false) return;
+        if (!focusDropped(doc.activeElement, doc.body)) return;
         const back = last as (HTMLElement & { isConnected?: boolean }) | null;
         const to = back !== null && back.isConnected !== false ? back : (doc.querySelector('nav [aria-current="page"]') as HTMLElement | null);
         to?.focus();
@@ -176,7 +187,7 @@ export function focusFirstOf(selectors: readonly string[], doc: QueryDocument | 
     // `ifDropped`: only while the focus is on the page (its element gone): one put elsewhere stays.
     if (o.ifDropped) {
       const { activeElement: at, body } = doc as unknown as { activeElement?: Element | null; body?: Element | null };
-      if (at !== null && at !== undefined && at !== body) return;
+      if (!focusDropped(at, body)) return;
     }
     for (const s of selectors) {
       const el = doc.querySelector<HTMLElement>(s);

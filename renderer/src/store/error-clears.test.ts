@@ -48,3 +48,56 @@ describe('the error line', () => {
     expect(store.getState().error).toBeNull();
   });
 });
+
+// The site restarted (or the line dropped): the 30 s `me` check, a resync's read, failed with "the
+// site did not answer", and the error line kept saying so after the site was back and every screen
+// read again — until someone closed it. The site answering again (the events socket back, its
+// resync; a status after the "no word from the site" marker) takes that error away; any other stays.
+describe('the error line after the site was back', () => {
+  const NO_ANSWER = 'the site did not answer';
+  function site() {
+    const up = { now: false };
+    const api = new Proxy({} as SiteApi, {
+      get(_t, method: string) {
+        return async () => {
+          if (!up.now) throw Object.assign(new Error(NO_ANSWER), { kind: 'internal' });
+          if (method === 'me') return { name: 'Lena', roles: ['shift_lead'] };
+          if (method === 'status') return { nowMs: 1, statusEveryMs: 5_000, tables: [], alarms: [] };
+          return [];
+        };
+      },
+    });
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'Lena', roles: ['shift_lead'] }, screen: 'inbox' });
+    return { store, up };
+  }
+  it('goes once the events socket is back and its reads answer', async () => {
+    const { store, up } = site();
+    await store.getState().loadMe();
+    expect(store.getState().error).toBe(NO_ANSWER);
+    up.now = true;
+    store.getState().resync();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.getState().error).toBeNull();
+  });
+  it('goes with a status after the site was said quiet', async () => {
+    const { store } = site();
+    await store.getState().loadMe();
+    store.setState({ siteQuiet: { sinceMs: 0, forMs: 20_000 } });
+    store.getState().applyEvent({ type: 'status', status: { nowMs: 5, statusEveryMs: 5_000, tables: [], alarms: [] } as never });
+    expect(store.getState().siteQuiet).toBeNull();
+    expect(store.getState().error).toBeNull();
+  });
+  it('stays while the site still does not answer, and a refusal stays', async () => {
+    const { store, up } = site();
+    await store.getState().loadMe();
+    store.getState().resync();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.getState().error).toBe(NO_ANSWER);
+    up.now = true;
+    store.setState({ error: 'secret: PIN 1111: one digit repeated', errorRefusal: null });
+    store.getState().resync();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.getState().error).toBe('secret: PIN 1111: one digit repeated');
+  });
+});

@@ -17,7 +17,7 @@ import type {
   DeadLetterGroupView, DeadLetterView, FirstRunStatus, HistoryResult, JobView, ProposalDetail, ProposalStatus, ProposalView, ResourceView, SessionUser,
   ConfigChangeView, SiteApi, SiteApiMethods, SiteEvent, SiteStatus, StockView, SyncStatus, TableInfo, UserView, ReadPointRequest, DiffResult, WaitingProposal,
 } from '../../../core/site/api.ts';
-import { columnsWorded, errorLine, formatDuration, refusalText, translate, valuesWorded, type Lang, type RefusalLike } from '../i18n/messages.ts';
+import { columnsWorded, errorLine, formatDuration, NO_ANSWER_MESSAGE, refusalText, translate, valuesWorded, type Lang, type RefusalLike } from '../i18n/messages.ts';
 import { GLOBAL_TIMERS, type IdleTimers } from '../idle.ts';
 
 export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
@@ -481,8 +481,14 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
     const heard = () => {
       heardMono = clocks.mono();
       heardWall = clocks.wall();
-      if (get().siteQuiet !== null) set({ siteQuiet: null });
+      if (get().siteQuiet !== null) set({ siteQuiet: null, ...noAnswerCleared() });
     };
+    /**
+     * The site answers again (a status after the "no word" marker, the events socket back): an error
+     * line saying it did not answer (a `me` check's, a read's during a restart) is no longer true —
+     * it stood until someone closed it. Any other error stays; reads that fail again say it again.
+     */
+    const noAnswerCleared = (): Partial<AppState> => (get().error === NO_ANSWER_MESSAGE ? { error: null, errorRefusal: null } : {});
     /** When this session began waiting for a status (the page's monotonic clock): reads before the first. */
     let waitingSinceMono = clocks.mono();
     /** `checkSite`'s own status read: the session it is out in (null: none out), when it went. */
@@ -912,7 +918,21 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
           const before = sortByUrgency(get().proposals).map((p) => p.id);
           set({ deciding: true });
           try {
-            const r = await api.decide({ id: sel.id, decision, ...(comment ? { comment } : {}) });
+            let r: Awaited<ReturnType<SiteApi['decide']>>;
+            try {
+              r = await api.decide({ id: sel.id, decision, ...(comment ? { comment } : {}) });
+            } catch (e) {
+              // Decided or withdrawn meanwhile (another lead was first), or gone: the panel showed it
+              // open with its buttons, and the list listed it, until a push or the next read (none
+              // while the events socket was down). Both read again; the error line says why.
+              const code = (e as { code?: unknown }).code;
+              if (current() && isShown(sel.id) && (code === 'proposal.notOpen' || code === 'proposal.notFound')) {
+                await Promise.allSettled([show(code === 'proposal.notFound' ? null : sel.id), get().loadProposals()]);
+                // Its buttons gone with it, the focus goes on as after a decision made here (Inbox `keepPlaceAfterDecision`), N too.
+                if (current() && code === 'proposal.notOpen' && isShown(sel.id)) set({ afterDecision: { decided: sel.id, next: followingIn(before, sel.id, get().proposals) } });
+              }
+              throw e;
+            }
             taken = true;
             if (!current()) return;
             // Someone who opened another proposal meanwhile stays on it.
@@ -1101,6 +1121,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
       loadDiff: (table, from, contains) => read(() => api.diff({ table, from, to: { latest: true }, limit: HISTORY_ROWS, ...rowsContaining(table, contains) }), (diff) => ({ diff, historyContains: contains?.trim() ?? '' }), 'history'),
       resync: () => {
         if (get().user === null) return;
+        set(noAnswerCleared());
         void get().loadStatus();
         readPushed();
       },

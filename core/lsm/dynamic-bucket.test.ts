@@ -101,7 +101,7 @@ function refusal(f: () => unknown): LsmError {
 
 /** Random upserts and deletes over two partitions, commit by commit; the model after each commit. */
 function writeRandom(dir: string, seed: number, commits: number): Model[] {
-  console.log(`dynamic-bucket: seed ${seed}`);
+  console.log(`dynamic-bucket: seed ${seed} (DYNAMIC_BUCKET_SEED=${seed} to replay)`);
   const rnd = mulberry32(seed);
   const t = Table.create(dir, TableSchema.fromSpec(SPEC, 0));
   const w = t.newWriter();
@@ -130,7 +130,7 @@ function writeRandom(dir: string, seed: number, commits: number): Model[] {
 describe('dynamic bucket (-1) tables made by Java', () => {
   it('read as the model at the latest snapshot, at an older one and at a tag; get finds keys in any bucket; inspect works; writes are refused naming bucket', () => {
     const dir = freshDir();
-    const seed = (Date.now() ^ 0x5eed) >>> 0;
+    const seed = Number(process.env.DYNAMIC_BUCKET_SEED ?? (Date.now() ^ 0x5eed) >>> 0);
     const models = writeRandom(dir, seed, 4);
     Table.open(dir).createTag('t2', 2);
     rewriteAsJava(dir, { bucket: '-1' }, (e) => ({ ...e, totalBuckets: -1 }), { bucketRange: true, snapshotIndex: (s) => (s.id === 4 ? writeHashIndex(dir, 4) : (s.indexManifest as string | null)) });
@@ -202,8 +202,8 @@ describe('dynamic bucket (-1) tables made by Java', () => {
     { 'merge-engine': 'aggregation', 'fields.v.aggregate-function': 'listagg', 'num-sorted-run.compaction-trigger': '2' }] as Array<Record<string, string>>) {
     it(`reads as the same table in fixed-bucket mode did, by scan and get (${JSON.stringify(extra)})`, () => {
       const dir = freshDir();
-      const seed = (Date.now() ^ 0x77) >>> 0;
-      console.log(`dynamic-bucket ${JSON.stringify(extra)}: seed ${seed}`);
+      const seed = Number(process.env.DYNAMIC_BUCKET_SEED ?? (Date.now() ^ 0x77) >>> 0);
+      console.log(`dynamic-bucket ${JSON.stringify(extra)}: seed ${seed} (DYNAMIC_BUCKET_SEED=${seed} to replay)`);
       const rnd = mulberry32(seed);
       const t0 = Table.create(dir, TableSchema.fromSpec({ ...SPEC, options: { ...SPEC.options, ...extra } }, 0));
       const w = t0.newWriter();
@@ -424,7 +424,7 @@ describe('dynamic bucket (-1) lookup tables: a key in two or more runs above lev
 describe('postpone bucket (-2) tables made by Java', () => {
   it("skips the files in 'bucket-postpone' as Paimon's batch scan does; real buckets read; inspect lists both; writes refused", () => {
     const dir = freshDir();
-    const seed = (Date.now() ^ 0x2b2b) >>> 0;
+    const seed = Number(process.env.DYNAMIC_BUCKET_SEED ?? (Date.now() ^ 0x2b2b) >>> 0);
     const models = writeRandom(dir, seed, 2);
     // Snapshot 3: what a postpone writer committed since the last postpone compaction — an update
     // of a key that is in a real bucket and a new key; its files go to 'bucket-postpone'.

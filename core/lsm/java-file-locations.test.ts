@@ -110,7 +110,7 @@ function readAll(t: Table, keys: Array<Record<string, unknown>>, modes: Readonly
 
 /** Random upserts and deletes over partitions a and b in `commits` commits; tag t2 on snapshot 2. Returns the keys touched. */
 function writeRandom(t: Table, seed: number, commits: number): Array<Record<string, unknown>> {
-  console.log(`java-file-locations: seed ${seed}`);
+  console.log(`java-file-locations: seed ${seed} (JAVA_FILE_LOCATIONS_SEED=${seed} to replay)`);
   const rnd = mulberry32(seed);
   const w = t.newWriter();
   const keys = new Map<string, Record<string, unknown>>();
@@ -134,7 +134,7 @@ describe('data files at _EXTERNAL_PATH (data-file.external-paths)', () => {
     const dir = freshDir();
     const ext = freshDir();
     const t0 = Table.create(dir, TableSchema.fromSpec({ ...SPEC, options: { ...SPEC.options, 'changelog-producer': 'input' } }, 0));
-    const keys = writeRandom(t0, (Date.now() ^ 0xe7) >>> 0, 4);
+    const keys = writeRandom(t0, Number(process.env.JAVA_FILE_LOCATIONS_SEED ?? (Date.now() ^ 0xe7) >>> 0), 4);
     const modes = ['auto', 'delta', 'diff'] as const;
     const before = readAll(Table.open(dir), keys, modes);
     expect(before.latest.length).toBeGreaterThan(0);
@@ -248,7 +248,7 @@ describe('data-file.path-directory', () => {
   it('bucket directories under <root>/<dir>: scan, get, time travel, a tag, changes and inspect find them; writes stay refused', () => {
     const dir = freshDir();
     const t0 = Table.create(dir, TableSchema.fromSpec(SPEC, 0));
-    const keys = writeRandom(t0, (Date.now() ^ 0xd1) >>> 0, 4);
+    const keys = writeRandom(t0, Number(process.env.JAVA_FILE_LOCATIONS_SEED ?? (Date.now() ^ 0xd1) >>> 0), 4);
     const modes = ['auto', 'diff'] as const;
     const before = readAll(Table.open(dir), keys, modes);
     rewriteAsJava(dir, { 'data-file.path-directory': 'data' }, (e) => e);
@@ -268,7 +268,7 @@ describe('data-file.path-directory', () => {
 describe('deletion-vector index files outside index/', () => {
   /** A deletion-vector table with index files: keys updated after a compaction, so older files get vectors. */
   function dvTable(dir: string, seed: number): Array<Record<string, unknown>> {
-    console.log(`java-file-locations dv: seed ${seed}`);
+    console.log(`java-file-locations dv: seed ${seed} (JAVA_FILE_LOCATIONS_SEED=${seed} to replay)`);
     const rnd = mulberry32(seed);
     const t0 = Table.create(dir, TableSchema.fromSpec({ ...SPEC, options: { ...SPEC.options, 'deletion-vectors.enabled': 'true' } }, 0));
     const w = t0.newWriter();
@@ -293,7 +293,7 @@ describe('deletion-vector index files outside index/', () => {
   it.each([['index-file-in-data-file-dir: in the bucket directory'], ['_EXTERNAL_PATH of the index file']])('are read from %s', (how) => {
     const dir = freshDir();
     const ext = freshDir();
-    const keys = dvTable(dir, (Date.now() ^ 0xdf) >>> 0);
+    const keys = dvTable(dir, Number(process.env.JAVA_FILE_LOCATIONS_SEED ?? (Date.now() ^ 0xdf) >>> 0));
     const modes = ['auto', 'diff'] as const;
     const before = readAll(Table.open(dir), keys, modes);
     const indexFiles = readdirSync(join(dir, 'index')).filter((n) => n.startsWith('index-'));

@@ -43,7 +43,8 @@ describe('WriteBuffer drain order', () => {
   for (const second of ['STRING', 'INT', 'DOUBLE'] as const) {
     for (const high of [false, true]) {
       it(`two string/${second} key columns${high ? ', with first values ≥ U+D800 (generic sort)' : ''}`, () => {
-        const seed = (Date.now() ^ (second.length << 8) ^ (high ? 1 : 0)) >>> 0;
+        const seed = Number(process.env.WRITE_BUFFER_SEED ?? (Date.now() ^ (second.length << 8) ^ (high ? 1 : 0)) >>> 0);
+        console.log(`write-buffer drain order ${second}${high ? ' high' : ''}: seed ${seed} (WRITE_BUFFER_SEED=${seed} to replay)`);
         const rnd = mulberry32(seed);
         const firsts = high ? [...FIRSTS, ...HIGH] : FIRSTS;
         const seconds: unknown[] =

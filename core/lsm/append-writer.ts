@@ -39,6 +39,7 @@ import { checkValue, loneSurrogateIn, typeToString } from './types.ts';
 import { estimateValueBytes } from './write-buffer.ts';
 import type { SnapshotRef } from './incremental.ts';
 import type { RollbackResult } from './rollback.ts';
+import { rowsPerTargetFile } from './options.ts';
 
 /** Adjacent small files that trigger a compaction of a bucket (Paimon's compaction.min.file-num). */
 export const APPEND_COMPACT_MIN_FILES = 5;
@@ -199,7 +200,7 @@ export class AppendWriter extends TableWriter {
 
   private appFlushBucket(b: AppendBucket): void {
     if (b.rows === 0) return;
-    const rowsPerFile = Math.max(1, Math.floor(this.appTable.schema.options.targetFileBytes / Math.max(1, b.bytes / b.rows)));
+    const rowsPerFile = rowsPerTargetFile(this.appTable.schema.options.targetFileBytes, b.bytes, b.rows);
     let start = 0;
     try {
       for (; start < b.rows; start += rowsPerFile) {
@@ -336,7 +337,7 @@ export class AppendWriter extends TableWriter {
       const runs = picked.map((f) => table.loadRun(b.partition, b.bucket, f));
       const total = runs.reduce((n, r) => n + r.rowCount, 0);
       const bytes = picked.reduce((n, f) => n + f.fileSize, 0);
-      const rowsPerFile = Math.max(1, Math.floor(table.schema.options.targetFileBytes / Math.max(1, bytes / Math.max(1, total))));
+      const rowsPerFile = rowsPerTargetFile(table.schema.options.targetFileBytes, bytes, total);
       const added: DataFileMeta[] = [];
       const width = table.schema.fields.length;
       let cols: unknown[][] = Array.from({ length: width }, () => []);

@@ -446,6 +446,19 @@ export function changelogOutlivesSnapshots(raw: Readonly<Record<string, string>>
     : undefined;
 }
 
+/** Paimon's RollingFileWriter.CHECK_ROLLING_RECORD_CNT: it checks a file's size every this many rows. */
+const ROLLING_CHECK_ROWS = 1000;
+
+/**
+ * Rows per output file for `target-file-size` (`targetBytes`), estimated from the input's `bytes`
+ * over `rows`. A target below one row's size ('0' included, which Paimon accepts) rolls where
+ * Paimon's writer checks the size, every 1000 rows, not after every row.
+ */
+export function rowsPerTargetFile(targetBytes: number, bytes: number, rows: number): number {
+  const n = Math.floor(targetBytes / Math.max(1, bytes / Math.max(1, rows)));
+  return n >= 1 ? n : ROLLING_CHECK_ROWS;
+}
+
 const FIELD_OPTION = /^fields\.(.+)\.(sequence-group|aggregate-function|ignore-retract|list-agg-delimiter|distinct|default-value)$/;
 
 export interface TableOptions {

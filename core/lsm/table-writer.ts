@@ -43,6 +43,7 @@ import { WriterLock } from './writer-lock.ts';
 import { deletionVectorsEnabled } from './deletion-vector.ts';
 import { checkDvWritable, DeletionVectorState, promoteLevel0 } from './dv-writer.ts';
 import { checkWritableOptions } from './write-options.ts';
+import { rowsPerTargetFile } from './options.ts';
 import { formatForLevel } from './data-file-format.ts';
 import { ChangelogWriter, type BucketChanges } from './changelog.ts';
 import { diffBuckets, type SnapshotRef } from './incremental.ts';
@@ -1319,7 +1320,7 @@ export class TableWriter {
       inRows += runRows;
       largest = Math.max(largest, runRows);
     }
-    const rowsPerFile = Math.max(1, Math.floor(schema.options.targetFileBytes / Math.max(1, inBytes / Math.max(1, inRows))));
+    const rowsPerFile = rowsPerTargetFile(schema.options.targetFileBytes, inBytes, inRows);
     const out: DataFileMeta[] = [];
     // The merged records go straight into the packed columns of the next output file (RunBuilder:
     // what a decode of the file would give); a file is written every `rowsPerFile` rows. Room is

@@ -21,7 +21,8 @@ import { invalidArgument, LsmError, notSupported } from './errors.ts';
 import { checkChangelogRetention, checkLookupFullCompaction, checkOptionValues, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention } from './options.ts';
 import { formatForLevel, formatsPerLevel, validateWritableFormats } from './data-file-format.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
-import { checkSequenceFieldOptions, TableSchema, type TableSchemaJson } from './schema.ts';
+import { checkFieldOptionBooleans } from './merge/field-options.ts';
+import { checkFieldsPrefixColumns, checkSequenceFieldOptions, TableSchema, type TableSchemaJson } from './schema.ts';
 import type { Table } from './table.ts';
 import { parseType, typeToJson, withNullable } from './types.ts';
 import { WriterLock } from './writer-lock.ts';
@@ -188,7 +189,7 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
         const value = c.kind === 'setOption' ? String(c.value) : undefined;
         if (old === value) break;
         if (isImmutable(key)) throw invalidArgument(`option '${key}' cannot be changed after the table is created`);
-        if (key.startsWith('fields.') && !FIELD_OPTION.test(key)) throw invalidArgument(`unknown option '${key}'`);
+        if (key.startsWith('fields.') && !FIELD_OPTION.test(key) && !(key in DECLARED_OPTIONS)) throw invalidArgument(`unknown option '${key}'`);
         if (!key.startsWith('fields.') && !(key in DECLARED_OPTIONS) && !KNOWN_MUTABLE.has(key)) throw invalidArgument(`unknown option '${key}'`);
         if ((key === 'ignore-delete' || key === 'ignore-update-before' || key.endsWith('.ignore-delete')) && old?.trim().toLowerCase() === 'true' && value?.trim().toLowerCase() !== 'true') {
           throw invalidArgument(`option '${key}' cannot be changed from true to false (records already dropped cannot come back)`);
@@ -305,6 +306,11 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   // Lenient above; a default tag retention set here must be one a tag can have (options.ts).
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'tag.default-time-retained')) tagDefaultRetention(schema.options.raw, true);
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'file.compression.per.level')) compressionPerLevel(schema.options.raw);
+  // Lenient above (a table written elsewhere with one opens); a fields.<f>.* option set here names
+  // columns of the table, as Paimon checks it (schema.ts).
+  checkFieldsPrefixColumns(schema, changes.flatMap((c) => (c.kind === 'setOption' ? [c.key] : [])));
+  // Lenient above (a Java table whose engine never reads them opens); set here, they must parse.
+  checkFieldOptionBooleans(schema.options.raw, changes.flatMap((c) => (c.kind === 'setOption' ? [c.key] : [])));
   // Lenient above (a table an earlier version made so opens); set here, as Paimon checks it (schema.ts).
   if (changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && (c.key === 'sequence.field' || /^fields\..+\.aggregate-function$/.test(c.key)))) checkSequenceFieldOptions(schema);
   // And what Paimon refuses of a partial-update table's functions outside its groups (lenient at open).

@@ -69,6 +69,25 @@ export function checkSequenceFieldOptions(schema: TableSchema): void {
   }
 }
 
+/**
+ * InvalidArgument for the first of `keys` of the form `fields.<columns>.…` whose columns (the
+ * second dot-separated part, split at ',') are not all columns of the table, as Paimon's
+ * SchemaValidation.validateFieldsPrefix refuses them at create, ALTER and every table copy its
+ * engines make, for every table (append tables, `fields.<f>.default-value`): Flink and Spark could
+ * not use such a table. Checked where the options are set here (creation: all; ALTER: the ones it
+ * sets); a table written elsewhere with one opens.
+ */
+export function checkFieldsPrefixColumns(schema: TableSchema, keys: Iterable<string>): void {
+  for (const k of keys) {
+    if (!k.startsWith('fields.')) continue;
+    const columns = k.split('.')[1]!;
+    if (columns === 'default-aggregate-function') continue;
+    for (const c of columns.split(',')) {
+      if (!schema.fieldIndex.has(c)) throw invalidArgument(`option '${k}' names unknown column '${c}'`);
+    }
+  }
+}
+
 export class TableSchema {
   readonly id: number;
   readonly fields: readonly DataField[];
@@ -173,6 +192,7 @@ export class TableSchema {
     // Set here (creation; ALTER checks it too, schema-change.ts): what Paimon refuses. A table an
     // earlier version made with it opens.
     if (strict) checkSequenceFieldOptions(this);
+    if (strict) checkFieldsPrefixColumns(this, Object.keys(this.options.raw));
     if (!this.isPrimaryKeyTable) return validateAppendTable(this, bucketKey); // append-table.ts
     if (this.keyIndexes.length === 0) throw invalidArgument('the primary key must contain a column that is not a partition key');
     const pk = new Set(this.primaryKeys);

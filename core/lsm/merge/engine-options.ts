@@ -5,7 +5,7 @@
 import { invalidArgument, notSupported } from '../errors.ts';
 import type { TableSchema } from '../schema.ts';
 import { aggregationColumns } from './aggregation.ts';
-import { checkFieldOptionColumns } from './field-options.ts';
+import { checkFieldOptionBooleans, checkFieldOptionColumns } from './field-options.ts';
 import { partialUpdateAggregators } from './partial-update.ts';
 
 export function validateMergeEngineOptions(schema: TableSchema, strict = false): void {
@@ -13,6 +13,7 @@ export function validateMergeEngineOptions(schema: TableSchema, strict = false):
   const raw = o.raw;
   const engine = o.mergeEngine;
   checkFieldOptionColumns(schema);
+  if (strict) checkFieldOptionBooleans(raw, Object.keys(raw));
   const removeOnDelete = raw['aggregation.remove-record-on-delete'];
   if (removeOnDelete !== undefined) {
     const t = removeOnDelete.trim().toLowerCase();

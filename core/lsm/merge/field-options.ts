@@ -45,11 +45,21 @@ export function aggregatorFor(schema: TableSchema, i: number, fallback: string |
   });
 }
 
-/** Columns named by `fields.<f>.<aggregate option>` that do not exist, as messages. */
+/** InvalidArgument for a column named by `fields.<f>.<aggregate option>` that does not exist. */
 export function checkFieldOptionColumns(schema: TableSchema): void {
   for (const k of Object.keys(schema.options.raw)) {
     const m = /^fields\.(.+)\.(aggregate-function|ignore-retract|list-agg-delimiter|distinct)$/.exec(k);
     if (m && !schema.fieldIndex.has(m[1]!)) throw invalidArgument(`option '${k}' names unknown column '${m[1]}'`);
-    if (m && m[2] !== 'aggregate-function' && m[2] !== 'list-agg-delimiter') bool(schema.options.raw, k);
   }
+}
+
+/**
+ * InvalidArgument for the first of `keys` that is a `fields.<f>.ignore-retract` or `.distinct`
+ * whose value is not 'true'/'false' (any case), naming the option. Checked where the options are
+ * set here (creation: all; ALTER: the ones it sets): Paimon parses them only when it builds a
+ * column's aggregator, so a table written elsewhere whose engine builds none (deduplicate,
+ * first-row) opens with any value; an aggregator that reads one refuses it then (aggregatorFor).
+ */
+export function checkFieldOptionBooleans(raw: Readonly<Record<string, string>>, keys: Iterable<string>): void {
+  for (const k of keys) if (/^fields\..+\.(ignore-retract|distinct)$/.test(k)) bool(raw, k);
 }

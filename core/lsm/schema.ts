@@ -373,11 +373,46 @@ function checkShape(json: unknown, path: string): asserts json is Partial<TableS
     const fo = f as Record<string, unknown>;
     if (!int(fo['id'])) throw bad(`field ${i}: 'id' is not an integer`);
     if (typeof fo['name'] !== 'string') throw bad(`field ${i}: 'name' is not a string`);
-    const t = fo['type'];
-    if (typeof t !== 'string' && (t === null || typeof t !== 'object' || Array.isArray(t))) throw bad(`field ${i}: 'type' is neither a type string nor a type object`);
+    checkTypeShape(fo['type'], `field ${i}: 'type'`, bad);
     const d = fo['description'];
     if (d !== undefined && d !== null && typeof d !== 'string') throw bad(`field ${i}: 'description' is not a string`);
   });
+}
+
+/**
+ * A field's type in a schema file: a string, or a type object whose members have the JSON types
+ * Paimon's serializeJson writes (ARRAY/MULTISET 'element', MAP 'key' and 'value', ROW 'fields' of
+ * {id, name, type, description?}), nested ones too. Only the JSON shape: a type name unknown or
+ * not supported here is left to the type parser (InvalidArgument, NotSupported), which also
+ * parses what a person writes and so cannot tell a damaged file from a mistake.
+ */
+function checkTypeShape(t: unknown, where: string, bad: (why: string) => Error): void {
+  if (typeof t === 'string') return;
+  if (t === null || typeof t !== 'object' || Array.isArray(t)) throw bad(`${where} is neither a type string nor a type object`);
+  const o = t as Record<string, unknown>;
+  if (typeof o['type'] !== 'string') throw bad(`${where}: a type object without a 'type' string`);
+  const root = /^\s*([A-Za-z_]*)/.exec(o['type'])![1]!.toUpperCase();
+  const member = (k: string) => {
+    if (o[k] === undefined) throw bad(`${where}: ${root} type object without '${k}'`);
+    checkTypeShape(o[k], `${where}: ${root} '${k}'`, bad);
+  };
+  if (root === 'ARRAY' || root === 'MULTISET') member('element');
+  else if (root === 'MAP') {
+    member('key');
+    member('value');
+  } else if (root === 'ROW') {
+    const fields = o['fields'];
+    if (!Array.isArray(fields)) throw bad(`${where}: ROW 'fields' is not a list`);
+    fields.forEach((f: unknown, j: number) => {
+      if (f === null || typeof f !== 'object' || Array.isArray(f)) throw bad(`${where}: ROW field ${j} is not an object`);
+      const fo = f as Record<string, unknown>;
+      if (typeof fo['id'] !== 'number' || !Number.isInteger(fo['id'])) throw bad(`${where}: ROW field ${j}: 'id' is not an integer`);
+      if (typeof fo['name'] !== 'string') throw bad(`${where}: ROW field ${j}: 'name' is not a string`);
+      checkTypeShape(fo['type'], `${where}: ROW field ${j}: 'type'`, bad);
+      const d = fo['description'];
+      if (d !== undefined && d !== null && typeof d !== 'string') throw bad(`${where}: ROW field ${j}: 'description' is not a string`);
+    });
+  }
 }
 
 function invalidArgumentOrCorrupt(path: string, why: string): Error {

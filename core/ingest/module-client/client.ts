@@ -27,7 +27,7 @@
 // unless storing it failed, which onWarning says (flushAcks).
 
 import mqtt, { type MqttClient } from 'mqtt';
-import { checkEnvelope, eventTopic, joinPath, NAME_PATTERN, parseJsonSafely, type ContractRef, type Envelope, type Op, type RowImage } from '../envelope.ts';
+import { eventTopic, joinPath, NAME_PATTERN, parseEnvelope, parseJsonSafely, type ContractRef, type Envelope, type Op, type RowImage } from '../envelope.ts';
 import { checkLetterNotice, lettersTopic, type DeadLetterNotice } from '../letter-notices.ts';
 import { Outbox, type OutboxEvent, type OutboxKey, type OutboxOptions } from './outbox.ts';
 
@@ -158,6 +158,8 @@ export class ModuleClient {
   private readonly now: () => number;
   private readonly warn: (m: string) => void;
   private readonly limits: { payload_bytes_max: number; resync_events_max: number; request_bytes_max: number; events_inflight_max: number };
+  /** parseEnvelope's limits for publish's check (the size is checked before it, against `limits`; parseEnvelope takes ≥ 64). */
+  private readonly envelopeLimits: { payload_bytes_max: number };
   /** `stream\0seq` → callers waiting for that event's PUBACK; present while it is queued or in flight. */
   private readonly waiters = new Map<string, Waiter[]>();
   /** Events handed to mqtt.js (`stream\0seq`), at most `events_inflight_max`. */
@@ -221,6 +223,7 @@ export class ModuleClient {
     for (const [k, v] of Object.entries(this.limits)) {
       if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${k}: expected an integer ≥ 1, got ${String(v)}`);
     }
+    this.envelopeLimits = { payload_bytes_max: Math.max(64, this.limits.payload_bytes_max) };
     if (this.limits.events_inflight_max > 60_000) throw new RangeError(`events_inflight_max: expected an integer from 1 to 60000, got ${this.limits.events_inflight_max}`);
     const base = `tilstand/${this.site}`;
     this.topics = { commands: `${base}/commands/${this.module}`, acks: `${base}/acks/${this.module}`, resync: `${base}/resync/${this.module}`, letters: lettersTopic(this.site, this.module) };
@@ -279,11 +282,13 @@ export class ModuleClient {
         // refuses a cycle.)
         const nonFinite = nonFiniteNumber(before, 'before') ?? nonFiniteNumber(after, 'after');
         if (nonFinite) throw new RangeError(`event refused before sending: ${nonFinite.path} is ${nonFinite.value}, a number JSON has no form for (a FLOAT or DOUBLE field takes the text "NaN", "Infinity" or "-Infinity")`);
-        // Assert before storing: what goes out is what Tilstand will accept as an envelope.
-        const checked = checkEnvelope(JSON.parse(payload));
-        if (!checked.ok) throw new RangeError(`event refused before sending: ${checked.detail}`);
         const bytes = Buffer.byteLength(payload);
-        if (bytes > this.limits.payload_bytes_max) throw new RangeError(`event is ${bytes} bytes, more than payload_bytes_max ${this.limits.payload_bytes_max}`);
+        if (bytes > this.limits.payload_bytes_max) throw new RangeError(`event refused before sending: too_large: payload is ${bytes} bytes, more than payload_bytes_max ${this.limits.payload_bytes_max}`);
+        // Assert before storing: what goes out is what Tilstand's parseEnvelope accepts (the same
+        // function: the envelope's fields, nesting ≤ 512 levels, no forbidden key or lone
+        // surrogate), refused with the reason its dead letter would have had.
+        const checked = parseEnvelope(eventTopic(this.site, this.module, stream), Buffer.from(payload), this.envelopeLimits, { site: this.site });
+        if (!checked.ok) throw new RangeError(`event refused before sending: ${checked.reason}: ${checked.detail}`);
         return payload;
       });
     } catch (e) {
